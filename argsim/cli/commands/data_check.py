@@ -1,0 +1,35 @@
+"""`argsim data check NAME`: validate a dataset and print its statistics beside the expected figures."""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from argsim.cli.groups import console, data_app
+from argsim.errors import ArgsimError
+
+
+@data_app.command("check")
+def check(name: str = typer.Argument(..., help="Dataset: argkp, counterargs18, poliinfo, wikipedia, sick "
+                                                "(or 'all').")) -> None:
+    """Validate a dataset folder under --data-dir and print its statistics (counts per split, topics, ...)
+    next to the figures documented in its SOURCE.md; exit 2 when a figure differs or a file is missing."""
+    from argsim.data.catalog import DATASETS, check_dataset, load_catalog
+
+    load_catalog()
+    names = sorted(DATASETS) if name == "all" else [name]
+    failed = []
+    for n in names:
+        stats = check_dataset(n)
+        table = Table(title=f"{n}: {DATASETS[n].title}")
+        for col in ("statistic", "value", "expected", ""):
+            table.add_column(col)
+        for s in stats:
+            mark = {True: "[green]ok[/]", False: "[red]differs[/]", None: ""}[s.ok]
+            table.add_row(s.name, f"{s.value:,}" if isinstance(s.value, int) else str(s.value),
+                          "" if s.expected is None else (f"{s.expected:,}" if isinstance(s.expected, int)
+                                                         else str(s.expected)), mark)
+        console.print(table)
+        failed += [f"{n}: {s.name}" for s in stats if s.ok is False]
+    if failed:
+        raise ArgsimError(f"{len(failed)} statistic(s) differ from the documented figures: {'; '.join(failed)}")

@@ -1,0 +1,57 @@
+"""`argsim embed`: encode a file of texts with any backend model and save the vectors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from argsim.cli.groups import console
+
+
+def register(app: typer.Typer) -> None:
+    app.command("embed")(embed)
+    app.command("models")(models)
+
+
+def embed(
+    input: Path = typer.Argument(..., help="CSV/TSV (header row), JSONL/JSON (objects), or plain text "
+                                           "(one text a line)."),
+    column: str = typer.Option("text", help="Column/field holding the text (CSV/JSONL)."),
+    model: str = typer.Option("minilm", help="Registry name (see `argsim models`) or a local model folder."),
+    pooling: str | None = typer.Option(None, help="Transformer pooling: mean | cls | cls-last4 "
+                                                   "(default: the model's own)."),
+    max_seq_length: int | None = typer.Option(None, help="Truncate inputs to this many tokens."),
+    batch_size: int = typer.Option(64, help="Texts per forward pass."),
+    normalize: bool = typer.Option(False, help="L2-normalise the vectors."),
+    out: Path = typer.Option(Path("vectors.npy"), help="Output .npy file (float32, one row per text, "
+                                                       "input order)."),
+) -> None:
+    """Embed texts and save a float32 matrix; a second run over the same texts reads the disk cache."""
+    import time
+
+    from argsim.backend import get_encoder
+    from argsim.io import read_texts, write_npy
+
+    texts = read_texts(input, column=column)
+    encoder = get_encoder(model, pooling=pooling, max_seq_length=max_seq_length, batch_size=batch_size)
+    start = time.perf_counter()
+    vectors = encoder.encode(texts, normalize=normalize)
+    seconds = time.perf_counter() - start
+    write_npy(out, vectors)
+    console.print(f"{len(texts):,} texts -> {out} {tuple(vectors.shape)} with {encoder.name} on "
+                  f"{encoder.device} in {seconds:.2f}s")
+
+
+def models() -> None:
+    """List the named offline models and whether each is installed."""
+    from rich.table import Table
+
+    from argsim.backend import MODELS
+
+    table = Table(title="argsim models")
+    for col in ("name", "installed", "description"):
+        table.add_column(col)
+    for info in MODELS.values():
+        table.add_row(info.name, "[green]yes[/]" if info.installed else "[dim]no[/]", info.description)
+    console.print(table)

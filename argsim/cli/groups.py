@@ -1,0 +1,41 @@
+"""The command groups. Command modules in `argsim.cli.commands` attach their commands to these."""
+
+from __future__ import annotations
+
+import click
+import typer
+from rich.console import Console
+from typer.core import TyperGroup
+
+from argsim.errors import ArgsimError
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+class ArgsimGroup(TyperGroup):
+    """A typer group that turns `ArgsimError` into one red line and exit code 2 (no traceback)."""
+
+    def invoke(self, ctx: click.Context):  # noqa: ANN201
+        try:
+            return super().invoke(ctx)
+        except ArgsimError as exc:
+            err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+            raise click.exceptions.Exit(exc.exit_code) from None
+
+
+def _group(name: str, help_text: str) -> typer.Typer:
+    return typer.Typer(name=name, help=help_text, cls=ArgsimGroup, no_args_is_help=True,
+                       rich_markup_mode="rich", add_completion=False)
+
+
+data_app = _group("data", "Check the datasets and build training triplets from them.")
+train_app = _group("train", "Train a model (MTS, SBERT, thematic triplet network, bipolar encoder, "
+                   "learning-to-rank, political SBERT). Trained models are saved under --out.")
+rank_app = _group("rank", "Rank candidates for queries: key points for arguments, best counter-arguments.")
+cluster_app = _group("cluster", "Cluster sentences by theme.")
+summarize_app = _group("summarize", "Extractive summarization (EmbedRank++ MMR) of assembly minutes.")
+eval_app = _group("eval", "Official metrics: KPA mAP, counter-argument accuracy@1, triplet accuracy, "
+                  "clustering MI/AMI/RI/ARI, ROUGE-1.")
+
+GROUPS = [data_app, train_app, rank_app, cluster_app, summarize_app, eval_app]

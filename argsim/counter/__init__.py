@@ -1,0 +1,1 @@
+"""Counter-argument retrieval: similarity features, Simple-SD, learning-to-rank, bipolar encoders."""

@@ -1,0 +1,1 @@
+"""Dataset loaders (typed, validated) and the catalog behind `argsim data check`."""

@@ -1,0 +1,87 @@
+"""The dataset catalog: each loader module registers a `DatasetInfo`; `argsim data check` runs it."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from argsim.errors import ArgsimError, DataLayoutError
+from argsim.settings import RUNTIME
+
+
+@dataclass
+class Stat:
+    """One statistic of a dataset check; `expected` is the SOURCE.md figure (None = informative only)."""
+
+    name: str
+    value: int | float | str
+    expected: int | float | str | None = None
+
+    @property
+    def ok(self) -> bool | None:
+        return None if self.expected is None else self.value == self.expected
+
+
+@dataclass
+class DatasetInfo:
+    """What argsim knows about one dataset: where it is published and the layout it expects."""
+
+    name: str
+    folder: str
+    title: str
+    published: str
+    layout: list[str]
+    check: Callable[[Path], list[Stat]]
+    notes: list[str] = field(default_factory=list)
+
+
+DATASETS: dict[str, DatasetInfo] = {}
+
+
+def register_dataset(info: DatasetInfo) -> DatasetInfo:
+    DATASETS[info.name] = info
+    return info
+
+
+def load_catalog() -> dict[str, DatasetInfo]:
+    """Import every module of `argsim.data` so their datasets are registered."""
+    import argsim.data as pkg
+
+    for mod in pkgutil.iter_modules(pkg.__path__):
+        if mod.name != "catalog":
+            importlib.import_module(f"{pkg.__name__}.{mod.name}")
+    return DATASETS
+
+
+def data_root(data_dir: str | Path | None = None) -> Path:
+    """The dataset root: explicit argument, `--data-dir`, `$ARGSIM_DATA`, or ../shared/data."""
+    root = Path(data_dir) if data_dir is not None else RUNTIME.resolved_data_dir()
+    if root is None:
+        raise ArgsimError("no dataset folder: pass --data-dir or set ARGSIM_DATA (see README, 'Datasets')")
+    if not root.is_dir():
+        raise ArgsimError(f"{root}: dataset folder not found (pass --data-dir or set ARGSIM_DATA)")
+    return root
+
+
+def dataset_dir(name: str, data_dir: str | Path | None = None) -> Path:
+    """The folder of dataset `name`, with its layout verified; errors say what is missing and where to get it."""
+    catalog = load_catalog()
+    if name not in catalog:
+        raise ArgsimError(f"unknown dataset '{name}': choose one of {', '.join(sorted(catalog))}")
+    info = catalog[name]
+    folder = data_root(data_dir) / info.folder
+    missing = [p for p in info.layout if not (folder / p).exists()]
+    if missing:
+        shown = ", ".join(missing[:4]) + (f" (+{len(missing) - 4} more)" if len(missing) > 4 else "")
+        raise DataLayoutError(f"{folder}: {info.title} layout incomplete, missing {shown}; "
+                              f"get it from {info.published} and lay it out as the README's 'Datasets' says")
+    return folder
+
+
+def check_dataset(name: str, data_dir: str | Path | None = None) -> list[Stat]:
+    """Validate dataset `name` and return its statistics beside the SOURCE.md figures."""
+    folder = dataset_dir(name, data_dir)
+    return DATASETS[name].check(folder)

@@ -1,0 +1,1 @@
+"""Key point matching: MTS, Siamese SBERT/SRoBERTa, zero-shot scoring, k-fold cross-validation."""

@@ -1,0 +1,1 @@
+"""Official metrics: KPA mAP, ranking accuracy, triplet accuracy, clustering scores, ROUGE."""

@@ -1,0 +1,1 @@
+"""Assembly minutes: triplet mining, the political Sentence-BERT, EmbedRank++ summarization."""

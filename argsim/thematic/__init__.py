@@ -1,0 +1,1 @@
+"""Thematic similarity: Wikipedia-section triplets, the BiLSTM triplet network, sentence clustering."""
