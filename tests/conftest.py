@@ -1,0 +1,37 @@
+"""Shared test fixtures: offline mode, a repo-local embedding cache, the real data folder."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from argsim.settings import RUNTIME, default_data_dir  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+# A repo-local cache (git-ignored) so repeated test runs reuse embeddings of the real model.
+RUNTIME.cache_dir = Path(os.environ.get("ARGSIM_TEST_CACHE_DIR", REPO / ".cache" / "test-embeddings"))
+RUNTIME.quiet = True
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    """The real datasets (../shared/data or $ARGSIM_DATA); tests that need them skip when absent."""
+    root = default_data_dir()
+    if root is None or not root.is_dir():
+        pytest.skip("real datasets not found: set ARGSIM_DATA or place them in ../shared/data")
+    return root
+
+
+@pytest.fixture(scope="session")
+def minilm():
+    """The shipped default encoder (all-MiniLM-L6-v2), loaded once per test session."""
+    from argsim.backend import get_encoder
+
+    return get_encoder("minilm", device="cpu")
