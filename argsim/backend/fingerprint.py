@@ -9,7 +9,7 @@ from pathlib import Path
 _EDGE = 1 << 20  # hash the first and last MiB of each file plus its size: fast and specific
 
 
-def _file_digest(path: Path, h: "hashlib._Hash") -> None:
+def _file_digest(path: Path, h: hashlib._Hash) -> None:
     size = path.stat().st_size
     h.update(f"{path.name}:{size}".encode())
     with open(path, "rb") as fh:

@@ -158,8 +158,9 @@ class GinzaEncoder(Encoder):
 
     def __init__(self) -> None:
         super().__init__()
-        import spacy
         from importlib import metadata
+
+        import spacy
 
         self.nlp = spacy.load("ja_ginza")
         self.name, self.device = "ginza", "cpu"
