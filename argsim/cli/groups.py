@@ -38,4 +38,9 @@ summarize_app = _group("summarize", "Extractive summarization (EmbedRank++ MMR) 
 eval_app = _group("eval", "Official metrics: KPA mAP, counter-argument accuracy@1, triplet accuracy, "
                   "clustering MI/AMI/RI/ARI, ROUGE-1.")
 
+# `argsim data triplets <dataset>`: shared by the thematic (wikipedia) and minutes (minutes) triplet builders
+triplets_app = _group("triplets", "Build training/evaluation triplets (JSONL: anchor, positive, negative) "
+                      "from a dataset: `wikipedia` (thematic sections), `minutes` (assembly minutes).")
+data_app.add_typer(triplets_app)
+
 GROUPS = [data_app, train_app, rank_app, cluster_app, summarize_app, eval_app]
