@@ -1,0 +1,235 @@
+"""ArgKP-2021 (IBM Key Point Analysis shared task 2021, track 1): typed, validated loader.
+
+A split is three CSV files laid out as upstream: `arguments_<split>.csv` (arg_id, argument, topic, stance),
+`key_points_<split>.csv` (key_point_id, key_point, topic, stance) and `labels_<split>.csv`
+(arg_id, key_point_id, label). `load_argkp(split)` reads one split of the dataset folder (train, dev, or any
+split laid out the same way, e.g. test); `load_kpm_files(arguments, key_points, labels)` reads a user's own
+files (labels optional). Every problem is reported with file, row and column.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from argsim.data.catalog import DatasetInfo, Stat, dataset_dir, register_dataset
+from argsim.errors import InputError
+from argsim.io import read_records
+
+ARG_COLUMNS = ("arg_id", "argument", "topic", "stance")
+KP_COLUMNS = ("key_point_id", "key_point", "topic", "stance")
+LABEL_COLUMNS = ("arg_id", "key_point_id", "label")
+SPLITS = ("train", "dev")
+
+
+@dataclass(frozen=True)
+class Argument:
+    arg_id: str
+    text: str
+    topic: str
+    stance: int  # +1 pro, -1 con
+
+
+@dataclass(frozen=True)
+class KeyPoint:
+    kp_id: str
+    text: str
+    topic: str
+    stance: int
+
+
+@dataclass
+class KPMData:
+    """Arguments, key points and (optional) gold labels of one split; ids are unique."""
+
+    name: str
+    arguments: list[Argument]
+    key_points: list[KeyPoint]
+    labels: dict[tuple[str, str], int] = field(default_factory=dict)
+    files: list[Path] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.arg_by_id = {a.arg_id: a for a in self.arguments}
+        self.kp_by_id = {k.kp_id: k for k in self.key_points}
+        groups: dict[tuple[str, int], list[KeyPoint]] = defaultdict(list)
+        for kp in self.key_points:
+            groups[(kp.topic, kp.stance)].append(kp)
+        self._kps_by_group = dict(groups)
+
+    @property
+    def has_labels(self) -> bool:
+        return bool(self.labels)
+
+    @property
+    def topics(self) -> list[str]:
+        return list(dict.fromkeys(a.topic for a in self.arguments))
+
+    def candidates(self, arg: Argument) -> list[KeyPoint]:
+        """The key points of the argument's topic and stance (the ones the task scores it against)."""
+        return self._kps_by_group.get((arg.topic, arg.stance), [])
+
+    def positives(self) -> int:
+        return sum(1 for v in self.labels.values() if v == 1)
+
+    def subset(self, topics: Iterable[str], name: str | None = None) -> KPMData:
+        """Only the arguments, key points and labels of `topics` (for topic folds and small tests)."""
+        keep = set(topics)
+        args = [a for a in self.arguments if a.topic in keep]
+        kps = [k for k in self.key_points if k.topic in keep]
+        ids = {a.arg_id for a in args}
+        labels = {p: v for p, v in self.labels.items() if p[0] in ids}
+        return KPMData(name or f"{self.name}[{len(keep)} topics]", args, kps, labels, self.files)
+
+
+def merge(parts: list[KPMData], name: str) -> KPMData:
+    """Concatenate splits (ids must stay unique across them: ArgKP's are)."""
+    args = [a for p in parts for a in p.arguments]
+    kps = [k for p in parts for k in p.key_points]
+    labels = {k: v for p in parts for k, v in p.labels.items()}
+    return KPMData(name, args, kps, labels, [f for p in parts for f in p.files])
+
+
+# ------------------------------------------------------------------ parsing
+
+
+def _stance(path: Path, row: int, value: str) -> int:
+    try:
+        num = float(str(value).strip())
+    except ValueError:
+        num = None
+    if num not in (1.0, -1.0):
+        raise InputError(path, f"stance must be 1 (pro) or -1 (con), not {value!r}", row=row, column="stance")
+    return int(num)
+
+
+def _records(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict]]:
+    """Records with their 1-based file row (header = row 1) for CSV, line/item number otherwise."""
+    recs = read_records(path, required=columns)
+    first = 2 if path.suffix.lower() in (".csv", ".tsv", ".tab") else 1
+    return list(enumerate(recs, start=first))
+
+
+def read_arguments(path: str | Path, text_column: str = "argument") -> list[Argument]:
+    path = Path(path)
+    cols = ("arg_id", text_column, "topic", "stance")
+    out, seen = [], {}
+    for row, rec in _records(path, cols):
+        aid = str(rec["arg_id"]).strip()
+        if aid in seen:
+            raise InputError(path, f"duplicate arg_id {aid!r} (first at row {seen[aid]})", row=row, column="arg_id")
+        seen[aid] = row
+        out.append(Argument(aid, str(rec[text_column]), str(rec["topic"]).strip(),
+                            _stance(path, row, rec["stance"])))
+    return out
+
+
+def read_key_points(path: str | Path, text_column: str = "key_point") -> list[KeyPoint]:
+    path = Path(path)
+    cols = ("key_point_id", text_column, "topic", "stance")
+    out, seen = [], {}
+    for row, rec in _records(path, cols):
+        kid = str(rec["key_point_id"]).strip()
+        if kid in seen:
+            raise InputError(path, f"duplicate key_point_id {kid!r} (first at row {seen[kid]})", row=row,
+                             column="key_point_id")
+        seen[kid] = row
+        out.append(KeyPoint(kid, str(rec[text_column]), str(rec["topic"]).strip(),
+                            _stance(path, row, rec["stance"])))
+    return out
+
+
+def read_labels(path: str | Path, arg_ids: set[str] | None = None,
+                kp_ids: set[str] | None = None) -> dict[tuple[str, str], int]:
+    """Gold labels {(arg_id, key_point_id): 0/1}; ids are checked against the other two files when given."""
+    path = Path(path)
+    out: dict[tuple[str, str], int] = {}
+    first_row: dict[tuple[str, str], int] = {}
+    for row, rec in _records(path, LABEL_COLUMNS):
+        aid, kid = str(rec["arg_id"]).strip(), str(rec["key_point_id"]).strip()
+        if arg_ids is not None and aid not in arg_ids:
+            raise InputError(path, f"arg_id {aid!r} is not in the arguments file", row=row, column="arg_id")
+        if kp_ids is not None and kid not in kp_ids:
+            raise InputError(path, f"key_point_id {kid!r} is not in the key points file", row=row,
+                             column="key_point_id")
+        raw = str(rec["label"]).strip()
+        if raw not in ("0", "1", "0.0", "1.0"):
+            raise InputError(path, f"label must be 0 or 1, not {raw!r}", row=row, column="label")
+        if (aid, kid) in out:
+            raise InputError(path, f"duplicate pair ({aid}, {kid}) (first at row {first_row[(aid, kid)]})",
+                             row=row)
+        first_row[(aid, kid)] = row
+        out[(aid, kid)] = int(float(raw))
+    return out
+
+
+def load_kpm_files(arguments: str | Path, key_points: str | Path, labels: str | Path | None = None,
+                   name: str | None = None, argument_column: str = "argument",
+                   key_point_column: str = "key_point") -> KPMData:
+    """A user's own split: arguments and key points CSV/TSV/JSONL (with topic and stance), labels optional."""
+    args = read_arguments(arguments, argument_column)
+    kps = read_key_points(key_points, key_point_column)
+    files = [Path(arguments), Path(key_points)]
+    gold: dict[tuple[str, str], int] = {}
+    if labels is not None:
+        gold = read_labels(labels, {a.arg_id for a in args}, {k.kp_id for k in kps})
+        files.append(Path(labels))
+    return KPMData(name or Path(arguments).stem, args, kps, gold, files)
+
+
+def split_files(folder: Path, split: str) -> tuple[Path, Path, Path]:
+    return (folder / f"arguments_{split}.csv", folder / f"key_points_{split}.csv", folder / f"labels_{split}.csv")
+
+
+def load_argkp(split: str = "dev", data_dir: str | Path | None = None, labels: bool = True) -> KPMData:
+    """One ArgKP-2021 split (train, dev, or e.g. test when its files are laid out the same way);
+    `split='train+dev'` joins both (all 28 topics, for topic k-fold)."""
+    if "+" in split:
+        return merge([load_argkp(s, data_dir, labels) for s in split.split("+")], split)
+    folder = dataset_dir("argkp", data_dir)
+    a, k, lab = split_files(folder, split)
+    missing = [p.name for p in (a, k) + ((lab,) if labels else ()) if not p.is_file()]
+    if missing:
+        raise InputError(folder, f"split '{split}' not found: missing {', '.join(missing)}")
+    return load_kpm_files(a, k, lab if labels else None, name=f"argkp-{split}")
+
+
+# ------------------------------------------------------------------ catalog
+
+_EXPECTED = {
+    "train": {"topics": 24, "arguments": 5583, "pro": 2883, "con": 2700, "key points": 207, "labels": 20635,
+              "positives": 4260, "arguments with a positive": 4018, "same topic+stance pairs": 24454},
+    "dev": {"topics": 4, "arguments": 932, "pro": 472, "con": 460, "key points": 36, "labels": 3458,
+            "positives": 738, "arguments with a positive": 671, "same topic+stance pairs": 4211},
+}
+
+
+def split_stats(data: KPMData) -> dict[str, int]:
+    """Counts of one split, as SOURCE.md reports them."""
+    with_pos = {a for (a, _), v in data.labels.items() if v == 1}
+    return {"topics": len(data.topics), "arguments": len(data.arguments),
+            "pro": sum(a.stance == 1 for a in data.arguments), "con": sum(a.stance == -1 for a in data.arguments),
+            "key points": len(data.key_points), "labels": len(data.labels), "positives": data.positives(),
+            "arguments with a positive": len(with_pos),
+            "same topic+stance pairs": sum(len(data.candidates(a)) for a in data.arguments)}
+
+
+def _check(folder: Path) -> list[Stat]:
+    stats: list[Stat] = []
+    for split in SPLITS:
+        a, k, lab = split_files(folder, split)
+        data = load_kpm_files(a, k, lab, name=split)
+        for key, value in split_stats(data).items():
+            stats.append(Stat(f"{split}: {key}", value, _EXPECTED[split][key]))
+    return stats
+
+
+register_dataset(DatasetInfo(
+    name="argkp", folder="argkp", title="ArgKP-2021 (KPA shared task 2021, track 1)",
+    published="https://github.com/IBM/KPA_2021_shared_task (kpm_data/, commit 2f5e2d5)",
+    layout=[p for s in SPLITS for p in (f"arguments_{s}.csv", f"key_points_{s}.csv", f"labels_{s}.csv")],
+    check=_check,
+    notes=["the test split (arguments_test.csv, key_points_test.csv, labels_test.csv) loads the same way "
+           "when placed beside train/dev"],
+))
