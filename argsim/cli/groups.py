@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import click
 import typer
 from rich.console import Console
 from typer.core import TyperGroup
@@ -16,12 +15,12 @@ err_console = Console(stderr=True)
 class ArgsimGroup(TyperGroup):
     """A typer group that turns `ArgsimError` into one red line and exit code 2 (no traceback)."""
 
-    def invoke(self, ctx: click.Context):  # noqa: ANN201
+    def invoke(self, ctx):  # noqa: ANN001, ANN201 (typer's vendored click context)
         try:
             return super().invoke(ctx)
         except ArgsimError as exc:
             err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
-            raise click.exceptions.Exit(exc.exit_code) from None
+            raise typer.Exit(exc.exit_code) from None
 
 
 def _group(name: str, help_text: str) -> typer.Typer:

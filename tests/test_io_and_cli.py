@@ -1,0 +1,112 @@
+"""Foundation CLI and readers: real encodes through `argsim embed`, one-line errors, atomic writes."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from argsim.cli.app import app
+from argsim.errors import InputError
+from argsim.io import atomic_path, read_records, read_texts, write_json
+
+runner = CliRunner()
+
+
+def invoke(*args: str):
+    return runner.invoke(app, ["--quiet", *args])
+
+
+def test_help_lists_every_group():
+    result = invoke("--help")
+    assert result.exit_code == 0
+    for group in ("embed", "data", "train", "rank", "cluster", "summarize", "eval"):
+        assert group in result.output
+
+
+def test_embed_csv_jsonl_and_text_agree(tmp_path, minilm):
+    texts = ["We should ban whaling.", "Whaling is a tradition."]
+    (tmp_path / "a.csv").write_text("id,body\n1,We should ban whaling.\n2,Whaling is a tradition.\n")
+    (tmp_path / "a.jsonl").write_text("".join(json.dumps({"body": t}) + "\n" for t in texts))
+    (tmp_path / "a.txt").write_text("\n".join(texts) + "\n")
+    outs = []
+    for name in ("a.csv", "a.jsonl", "a.txt"):
+        out = tmp_path / f"{name}.npy"
+        result = invoke("embed", str(tmp_path / name), "--column", "body", "--out", str(out))
+        assert result.exit_code == 0, result.output
+        outs.append(np.load(out))
+    np.testing.assert_allclose(outs[0], minilm.encode(texts), atol=1e-5)
+    np.testing.assert_array_equal(outs[0], outs[1])
+    np.testing.assert_array_equal(outs[0], outs[2])
+
+
+@pytest.mark.parametrize("content,args,message", [
+    (None, [], "file not found"),
+    ("id,body\n1,fine\n", ["--column", "text"], "missing column(s) text"),
+    ("id,text\n1,fine\n2,\n", [], "row 3, column 'text': empty value"),
+    ("id,text\n1,fine\n2,too,many\n", [], "row 3: expected 2 fields, found 3"),
+    (b"id,text\n1,caf\xe9\n", [], "not valid UTF-8"),
+])
+def test_bad_input_is_one_line_exit_2(tmp_path, content, args, message):
+    path = tmp_path / "in.csv"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
+        path.write_text(content)
+    result = invoke("embed", str(path), "--out", str(tmp_path / "v.npy"), *args)
+    assert result.exit_code == 2
+    assert message in result.output and str(path) in result.output
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "v.npy").exists()
+
+
+def test_unknown_model_is_one_line_exit_2(tmp_path):
+    (tmp_path / "t.txt").write_text("hello\n")
+    result = invoke("embed", str(tmp_path / "t.txt"), "--model", "bert-huge", "--out", str(tmp_path / "v.npy"))
+    assert result.exit_code == 2 and "unknown model 'bert-huge'" in result.output
+
+
+def test_malformed_jsonl_names_the_line(tmp_path):
+    path = tmp_path / "x.jsonl"
+    path.write_text('{"text": "ok"}\n{"text": broken\n')
+    with pytest.raises(InputError, match=r"x.jsonl, row 2: malformed JSON line"):
+        read_records(path, required=["text"])
+
+
+def test_plain_text_rejects_blank_lines_inside(tmp_path):
+    path = tmp_path / "t.txt"
+    path.write_text("one\n\nthree\n")
+    with pytest.raises(InputError, match="row 2: empty text"):
+        read_texts(path)
+
+
+def test_atomic_write_keeps_old_file_on_failure(tmp_path):
+    target = tmp_path / "out.json"
+    write_json(target, {"v": 1})
+    with pytest.raises(RuntimeError):
+        with atomic_path(target) as tmp:
+            tmp.write_text('{"v": 2, "half')
+            raise RuntimeError("interrupted")
+    assert json.loads(target.read_text()) == {"v": 1}
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
+
+
+def test_data_check_explains_a_wrong_layout(tmp_path):
+    (tmp_path / "argkp").mkdir()
+    result = runner.invoke(app, ["--data-dir", str(tmp_path), "data", "check", "argkp"])
+    if "unknown dataset" in result.output:
+        pytest.skip("argkp loader not registered yet")
+    assert result.exit_code == 2 and "missing" in result.output and "Traceback" not in result.output
+
+
+def test_demo_matches_the_obvious_key_points():
+    from argsim.demo import match_examples
+
+    best = {m.arg_id: m.key_point for m in match_examples()}
+    assert best["a3"] == "Regulation threatens free speech"
+    assert best["a7"] == "Social media harms young people"
+    assert best["a5"] == "Social media spreads misinformation"
+    result = invoke("demo")
+    assert result.exit_code == 0 and "argsim demo" in result.output
