@@ -1,0 +1,288 @@
+"""Wikipedia articles in raw wikitext (IBM Debater claim-stance release): markup stripping and section structure.
+
+`parse_article(wikitext, title)` turns one raw article into an `Article`: a lead section (level 0, heading "")
+followed by one `Section` per heading (any level), each with its paragraphs, and each paragraph split into
+sentences. Stripped: HTML comments, `<ref>` notes, templates `{{...}}` (nested), tables `{|...|}`, files, images
+and category links, external-link brackets, bold/italic quotes, HTML tags and entities, list/table lines, and the
+stray " ." this dump appends to headings and paragraph ends. One non-empty line is one paragraph (the dump keeps
+editors' one-paragraph-per-line layout but drops some of the blank lines between paragraphs).
+
+`load_articles(folder)` parses the 1,056 files, keeps the 1,019 distinct titles (duplicates are byte-identical),
+and caches the parse in the argsim cache folder.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import hashlib
+import html
+import json
+import re
+import statistics
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from argsim.data.catalog import DatasetInfo, Stat, register_dataset
+from argsim.errors import InputError
+
+ROOT = "ibm_claim_stance_articles"
+PARSER_VERSION = "3"
+
+# ------------------------------------------------------------------ data classes
+
+
+@dataclass
+class Paragraph:
+    sentences: list[str]
+
+
+@dataclass
+class Section:
+    heading: str
+    level: int  # 0 = lead (text before the first heading), 2 = "==", 3 = "===", ...
+    paragraphs: list[Paragraph] = field(default_factory=list)
+
+    @property
+    def sentences(self) -> list[str]:
+        return [s for p in self.paragraphs for s in p.sentences]
+
+
+@dataclass
+class Article:
+    title: str
+    sections: list[Section]
+    source: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Article:
+        return cls(d["title"], [Section(s["heading"], s["level"], [Paragraph(p["sentences"]) for p in s["paragraphs"]])
+                                for s in d["sections"]], d.get("source", ""))
+
+
+# ------------------------------------------------------------------ markup stripping
+
+_HEADING_COUNT_RE = re.compile(r"^(={2,6})\s*(.+?)\s*\1")
+HEADING_RE = re.compile(r"^(={2,6})\s*(.+?)\s*\1\s*(?:\.\s*)?$")
+_COMMENT_RE = re.compile(r"<!--.*?(?:-->|$)", re.S)
+_REF_RE = re.compile(r"<ref\b[^>/]*/>|<ref\b[^>]*>.*?</ref\s*>", re.S | re.I)
+_DROP_TAGS_RE = re.compile(r"<(gallery|math|timeline|imagemap|score|syntaxhighlight|source|pre|references|noinclude)"
+                           r"\b[^>]*>.*?</\1\s*>", re.S | re.I)
+_TEMPLATE_RE = re.compile(r"\{\{(?:(?!\{\{|\}\}).)*\}\}", re.S)
+_TABLE_RE = re.compile(r"\{\|(?:(?!\{\|).)*?\|\}", re.S)
+_LINK_RE = re.compile(r"\[\[([^\[\]]*)\]\]")
+_EXTLINK_RE = re.compile(r"\[(?:https?:)?//[^\s\]]+\s*([^\]]*)\]")
+_URL_RE = re.compile(r"https?://\S+")
+_TAG_RE = re.compile(r"</?[a-zA-Z][^>]*>")
+_DROP_LINK_PREFIXES = ("file:", "image:", "category:", "media:", "wikipedia:", "wp:", "template:", "help:",
+                       "portal:", "user:", "special:", "wikt:")
+_INTERWIKI_RE = re.compile(r"^:?[a-z]{2,3}(?:-[a-z]+)?:")
+_LIST_LINE_RE = re.compile(r"^\s*[*#:;|!]")
+
+
+def _resolve_link(match: re.Match) -> str:
+    inner = match.group(1)
+    target, _, label = inner.partition("|")
+    t = target.strip().lower()
+    if t.startswith(_DROP_LINK_PREFIXES) or _INTERWIKI_RE.match(t):
+        return ""
+    if label:
+        return label.rsplit("|", 1)[-1]
+    return target.lstrip(":").split("#")[0] or target
+
+
+def _repeat_sub(pattern: re.Pattern, repl, text: str) -> str:  # noqa: ANN001
+    """Apply `pattern` until nothing matches (innermost-first removal of nested constructs)."""
+    while True:
+        new = pattern.sub(repl, text)
+        if new == text:
+            return text
+        text = new
+
+
+def strip_markup(text: str) -> str:
+    """Remove wiki markup from a block of wikitext, keeping line structure (headings stay as `== x ==`)."""
+    text = _COMMENT_RE.sub("", text)
+    text = _REF_RE.sub("", text)
+    text = _DROP_TAGS_RE.sub("", text)
+    text = _repeat_sub(_TEMPLATE_RE, "", text)
+    text = _repeat_sub(_TABLE_RE, "", text)
+    text = _repeat_sub(_LINK_RE, _resolve_link, text)
+    text = _EXTLINK_RE.sub(lambda m: m.group(1), text)
+    text = _URL_RE.sub("", text)
+    text = text.replace("'''", "").replace("''", "")
+    text = _TAG_RE.sub("", text)
+    text = re.sub(r"__[A-Z]+__", "", text)
+    return html.unescape(text).replace("\u00a0", " ")
+
+
+def clean_line(line: str) -> str:
+    """Tidy one stripped line: the dump's trailing " .", empty brackets, spaces before punctuation."""
+    line = re.sub(r"\s+", " ", line).strip()
+    line = re.sub(r"(?:\s\.)+$", "", line).strip()  # stray " ." appended to paragraph ends
+    line = re.sub(r"\(\s*[,;]?\s*\)", "", line)
+    line = re.sub(r"\s+([,.;:!?)])", r"\1", line)
+    line = re.sub(r"\(\s+", "(", line)
+    return re.sub(r"\s{2,}", " ", line).strip()
+
+
+# ------------------------------------------------------------------ sentences
+
+
+@lru_cache(maxsize=1)
+def _nlp():  # noqa: ANN202 (spaCy Language)
+    import spacy
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    return nlp
+
+
+def split_sentences(paragraphs: list[str]) -> list[list[str]]:
+    """Sentences of each paragraph (spaCy's rule-based English sentencizer; OpenNLP in the paper)."""
+    return [[s.text.strip() for s in doc.sents if s.text.strip()] for doc in _nlp().pipe(paragraphs, batch_size=256)]
+
+
+def count_tokens(sentence: str) -> int:
+    """Word tokens of a sentence (spaCy English tokenizer, punctuation excluded)."""
+    return sum(1 for t in _nlp().tokenizer(sentence) if not (t.is_punct or t.is_space))
+
+
+# ------------------------------------------------------------------ articles
+
+
+def parse_article(wikitext: str, title: str, source: str = "") -> Article:
+    """Parse one raw wikitext article into its lead and heading sections, markup stripped."""
+    lines = strip_markup(wikitext).splitlines()
+    sections = [Section("", 0)]
+    raw_paragraphs: list[tuple[int, str]] = []
+    for line in lines:
+        m = HEADING_RE.match(line.strip())
+        if m:
+            sections.append(Section(clean_line(m.group(2)).strip("= "), len(m.group(1))))
+            continue
+        if _LIST_LINE_RE.match(line) or line.strip().startswith(("{", "}")):
+            continue
+        cleaned = clean_line(line)
+        if len(cleaned) > 1 and re.search(r"[A-Za-z]", cleaned):
+            raw_paragraphs.append((len(sections) - 1, cleaned))
+    for (idx, _), sents in zip(raw_paragraphs, split_sentences([p for _, p in raw_paragraphs]), strict=True):
+        if sents:
+            sections[idx].paragraphs.append(Paragraph(sents))
+    return Article(title, sections, source)
+
+
+def read_article_index(folder: Path) -> list[dict]:
+    """Rows of `article_info.csv` (topic_id, raw_file, title, url)."""
+    path = folder / ROOT / "article_info.csv"
+    with open(path, encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    for i, row in enumerate(rows, start=2):
+        for col in ("raw_file", "title"):
+            if not row.get(col):
+                raise InputError(path, f"empty {col}", row=i, column=col)
+    return rows
+
+
+def _read_raw(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(path, f"not UTF-8 ({exc.reason})") from None
+    except FileNotFoundError:
+        raise InputError(path, "article file listed in article_info.csv is missing") from None
+
+
+def _cache_file(folder: Path) -> Path:
+    from argsim.settings import RUNTIME
+
+    info = folder / ROOT / "article_info.csv"
+    key = hashlib.sha256(info.read_bytes() + PARSER_VERSION.encode()).hexdigest()[:16]
+    return RUNTIME.resolved_cache_dir() / "datasets" / f"wikipedia-{key}.json.gz"
+
+
+def load_articles(folder: Path, use_cache: bool = True, limit: int | None = None) -> list[Article]:
+    """The distinct articles (first file of each title, in article_info.csv order), parsed and cached."""
+    cache = _cache_file(folder)
+    if use_cache and limit is None and cache.is_file():
+        try:
+            with gzip.open(cache, "rt", encoding="utf-8") as fh:
+                return [Article.from_dict(d) for d in json.load(fh)]
+        except (OSError, ValueError, KeyError):
+            cache.unlink(missing_ok=True)  # corrupt: rebuild
+    from argsim.progress import track
+
+    seen: set[str] = set()
+    rows = []
+    for row in read_article_index(folder):
+        if row["title"] not in seen:
+            seen.add(row["title"])
+            rows.append(row)
+    rows = rows[:limit]
+    articles = [parse_article(_read_raw(folder / ROOT / r["raw_file"]), r["title"], r["raw_file"])
+                for r in track(rows, "parsing Wikipedia articles")]
+    if use_cache and limit is None:
+        from argsim.io import atomic_path
+
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_path(cache) as tmp, gzip.open(tmp, "wt", encoding="utf-8") as fh:
+            json.dump([a.to_dict() for a in articles], fh)
+    return articles
+
+
+def iter_headings(text: str) -> Iterable[int]:
+    """Levels of the heading lines of raw wikitext (SOURCE.md's regex, line by line).
+
+    The regex also counts one commented-out "=====...{{No more links}}=====" line and one more; SOURCE.md's
+    totals differ from it by 2 (17,687 vs 17,685), so those three figures are shown, not enforced."""
+    for line in text.split("\n"):
+        m = _HEADING_COUNT_RE.match(line)
+        if m:
+            yield len(m.group(1))
+
+
+# ------------------------------------------------------------------ catalog
+
+
+def check(folder: Path) -> list[Stat]:
+    """Statistics beside SOURCE.md: files, distinct titles, bytes, topics, heading counts."""
+    rows = read_article_index(folder)
+    titles = {r["title"] for r in rows}
+    total_bytes, per_file = 0, []
+    for r in rows:
+        data = (folder / ROOT / r["raw_file"]).read_bytes()
+        total_bytes += len(data)
+        per_file.append(list(iter_headings(data.decode("utf-8"))))
+    levels = [lv for lvs in per_file for lv in lvs]
+    per_article = [len(v) for v in per_file]
+    return [
+        Stat("article files", len(rows), 1056),
+        Stat("distinct titles", len(titles), 1019),
+        Stat("bytes (all files)", total_bytes, 38_119_565),
+        Stat("debate topics", len({r["topic_id"] for r in rows}), 55),
+        Stat("headings (all files; SOURCE.md 17,685)", len(levels)),
+        Stat("level-2 headings (SOURCE.md 8,428)", sum(lv == 2 for lv in levels)),
+        Stat("level-3 headings", sum(lv == 3 for lv in levels), 7_397),
+        Stat("level-4 headings", sum(lv == 4 for lv in levels), 1_751),
+        Stat("deeper headings (SOURCE.md 109)", sum(lv > 4 for lv in levels)),
+        Stat("median headings per file", int(statistics.median(per_article)), 14),
+        Stat("max headings per file", max(per_article), 81),
+        Stat("files with >= 5 headings", sum(n >= 5 for n in per_article), 946),
+    ]
+
+
+register_dataset(DatasetInfo(
+    name="wikipedia",
+    folder="wikipedia",
+    title="Wikipedia articles of the IBM Debater Claim Stance Dataset (raw wikitext, April 2012)",
+    published="https://github.com/cchang-vassar/Semantic-Relations-in-Vector-Embeddings (corpora/IBM_EACL/, "
+              "commit 7b9d0a4); original: IBM Debater datasets, Bar-Haim et al. EACL 2017",
+    layout=[f"{ROOT}/article_info.csv", f"{ROOT}/articles"],
+    check=check,
+    notes=["stands in for the non-public triplets-sen/titles and SCB data of Ein Dor et al. 2018"],
+))
