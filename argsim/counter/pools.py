@@ -1,0 +1,43 @@
+"""Pools as index arrays into one 'universe' of unique candidates, so each text is represented once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from argsim.data.counterargs import Argument
+
+
+@dataclass
+class PoolIndex:
+    """`universe`: every distinct candidate (id order); `columns[pid]`: its pool as indices into it."""
+
+    points: list[Argument]
+    universe: list[Argument]
+    columns: dict[str, np.ndarray]
+
+    @classmethod
+    def build(cls, points: list[Argument], pools: dict[str, list[Argument]]) -> PoolIndex:
+        seen: dict[str, Argument] = {}
+        for p in points:
+            for c in pools[p.id]:
+                seen.setdefault(c.id, c)
+        universe = [seen[k] for k in sorted(seen)]
+        pos = {a.id: i for i, a in enumerate(universe)}
+        columns = {p.id: np.fromiter((pos[c.id] for c in pools[p.id]), dtype=np.int64, count=len(pools[p.id]))
+                   for p in points}
+        return cls(points=points, universe=universe, columns=columns)
+
+    @property
+    def n_pairs(self) -> int:
+        return int(sum(len(c) for c in self.columns.values()))
+
+    def gather(self, dense: np.ndarray) -> dict[str, np.ndarray]:
+        """Rows of a (n_points, n_universe) matrix -> per-point arrays aligned with the pools."""
+        return {p.id: dense[i, self.columns[p.id]] for i, p in enumerate(self.points)}
+
+
+def point_parts(point: Argument) -> tuple[str, str]:
+    """(conclusion, premise) of a query; a text without a conclusion uses its whole text as the premise."""
+    return point.conclusion, point.premise or point.text

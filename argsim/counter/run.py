@@ -1,0 +1,80 @@
+"""One ranking run: load the points and pools (counterargs-18 or a user's file), call a ranker, make records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from argsim.counter.evaluate import ranking_records
+from argsim.counter.rankers import get_ranker
+from argsim.data.counterargs import SETTINGS, SPLITS, Argument, build_pools, load_counterargs
+from argsim.errors import ArgsimError
+from argsim.results import peak_memory_mb, timed
+
+
+@dataclass
+class RankRun:
+    method: str
+    setting: str
+    split: str
+    records: list[dict]
+    seconds: float
+    peak_mb: float
+    n_points: int
+    n_pairs: int
+    options: dict = field(default_factory=dict)
+
+
+def parse_options(pairs: list[str]) -> dict:
+    """`key=value` strings -> dict, with ints, floats, booleans and comma lists of floats recognised."""
+    out: dict = {}
+    for item in pairs:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ArgsimError(f"--opt '{item}': expected key=value")
+        out[key.strip().replace("-", "_")] = _coerce(value.strip())
+    return out
+
+
+def _coerce(value: str):  # noqa: ANN202
+    low = value.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for cast in (int, float):
+        try:
+            return cast(value)
+        except ValueError:
+            pass
+    if "," in value:
+        try:
+            return [float(v) for v in value.split(",")]
+        except ValueError:
+            return value
+    return value
+
+
+def dataset_points(split: str, setting: str, limit: int | None = None, data_dir: str | Path | None = None
+                   ) -> tuple[list[Argument], dict[str, list[Argument]], dict[str, str | None]]:
+    """The first `limit` points of a counterargs-18 split (id order), their pools and gold counters."""
+    if split not in SPLITS:
+        raise ArgsimError(f"unknown split '{split}': choose one of {', '.join(SPLITS)}")
+    if setting not in SETTINGS:
+        raise ArgsimError(f"unknown setting '{setting}': choose one of {', '.join(SETTINGS)}")
+    corpus = load_counterargs(data_dir)
+    points = corpus.points(split)[:limit]
+    all_pools = build_pools(corpus, split, setting)
+    pools = {p.id: all_pools[p.id] for p in points}
+    return points, pools, {p.id: corpus.true_counter(p).id for p in points}
+
+
+def run_ranker(method: str, points: list[Argument], pools: dict[str, list[Argument]], gold: dict[str, str | None],
+               setting: str, split: str, options: dict | None = None, top_k: int = 10) -> RankRun:
+    """Score every pool with ranker `method` and turn the scores into ranking records."""
+    info = get_ranker(method)
+    options = dict(options or {})
+    with timed() as t:
+        scores = info.fn(points, pools, split=split, setting=setting, **options)
+    records = ranking_records(points, pools, scores, gold, method=method, setting=setting, split=split, top_k=top_k)
+    return RankRun(method=method, setting=setting, split=split, records=records, seconds=t["seconds"],
+                   peak_mb=peak_memory_mb(), n_points=len(points), n_pairs=sum(len(v) for v in pools.values()),
+                   options=options)

@@ -1,0 +1,154 @@
+"""Bag-of-words representations computed once per text: term-count matrices, BM25 weights, TF cosine.
+
+Tokens are `argsim.backend.models.tokenize_en` (lower-cased words and numbers, apostrophe suffixes kept),
+no stop-word removal and no stemming. Every text is tokenised once; pairs are scored with sparse matrix
+products over the whole pool, never pair by pair.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from argsim.backend.models import tokenize_en
+
+
+@dataclass
+class TermMatrix:
+    """Texts as rows of a sparse term-count matrix over one shared vocabulary."""
+
+    vocab: dict[str, int]
+    counts: sp.csr_matrix  # (n_texts, n_vocab) float64 counts
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.asarray(self.counts.sum(axis=1)).ravel()
+
+    def l1(self) -> sp.csr_matrix:
+        """Rows divided by their token count (empty rows stay zero)."""
+        return _scale_rows(self.counts, 1.0 / np.maximum(self.lengths, 1.0))
+
+    def l2(self) -> sp.csr_matrix:
+        norms = np.sqrt(np.asarray(self.counts.multiply(self.counts).sum(axis=1)).ravel())
+        return _scale_rows(self.counts, 1.0 / np.maximum(norms, 1e-300))
+
+
+def _scale_rows(m: sp.csr_matrix, factors: np.ndarray) -> sp.csr_matrix:
+    return sp.csr_matrix(sp.diags(factors) @ m)
+
+
+def term_matrix(texts: Sequence[str], vocab: dict[str, int] | None = None) -> TermMatrix:
+    """Count matrix of `texts`; with `vocab` given, unknown tokens are added to (a copy of) it."""
+    vocab = dict(vocab or {})
+    rows, cols = [], []
+    for i, text in enumerate(texts):
+        for tok in tokenize_en(text):
+            j = vocab.setdefault(tok, len(vocab))
+            rows.append(i)
+            cols.append(j)
+    data = np.ones(len(rows), dtype=np.float64)
+    counts = sp.csr_matrix((data, (rows, cols)), shape=(len(texts), len(vocab)))
+    counts.sum_duplicates()
+    return TermMatrix(vocab, counts)
+
+
+def shared_term_matrices(*groups: Sequence[str]) -> list[TermMatrix]:
+    """Term matrices of several text groups over one vocabulary (all with the final vocabulary width)."""
+    vocab: dict[str, int] = {}
+    mats = []
+    for texts in groups:
+        tm = term_matrix(texts, vocab)
+        vocab = tm.vocab
+        mats.append(tm)
+    n = len(vocab)
+    return [TermMatrix(vocab, sp.csr_matrix((m.counts.data, m.counts.indices, m.counts.indptr),
+                                            shape=(m.counts.shape[0], n))) for m in mats]
+
+
+def manhattan_distance(queries: sp.csr_matrix, docs: sp.csr_matrix) -> np.ndarray:
+    """L1 distances between rows of two L1-normalised non-negative matrices, all pairs: (n_q, n_d).
+
+    |a - b|_1 = |a|_1 + |b|_1 - 2 * sum_t min(a_t, b_t), computed per query on the query's own terms only.
+    """
+    qa = np.asarray(queries.sum(axis=1)).ravel()
+    da = np.asarray(docs.sum(axis=1)).ravel()
+    docs_csc = docs.tocsc()
+    out = np.empty((queries.shape[0], docs.shape[0]), dtype=np.float64)
+    for i in range(queries.shape[0]):
+        lo, hi = queries.indptr[i], queries.indptr[i + 1]
+        terms, weights = queries.indices[lo:hi], queries.data[lo:hi]
+        if len(terms) == 0:
+            out[i] = da
+            continue
+        sub = docs_csc[:, terms].toarray()  # (n_d, |q|)
+        overlap = np.minimum(sub, weights[None, :]).sum(axis=1)
+        out[i] = qa[i] + da - 2.0 * overlap
+    return np.maximum(out, 0.0)
+
+
+def cosine_similarity(queries: sp.csr_matrix, docs: sp.csr_matrix) -> np.ndarray:
+    """Cosine of term-frequency rows, all pairs (0 where either text is empty)."""
+    q = _unit_rows(queries)
+    d = _unit_rows(docs)
+    return np.asarray((q @ d.T).toarray())
+
+
+def _unit_rows(m: sp.csr_matrix) -> sp.csr_matrix:
+    norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
+    return _scale_rows(m, np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 0.0))
+
+
+# ---------------------------------------------------------------- BM25
+
+BM25_IDFS = ("lucene", "okapi")
+
+
+@dataclass
+class BM25Index:
+    """BM25 document weights of a document collection, so that score(query, d) = sum_t qtf_t * W[d, t].
+
+    `idf="okapi"` is rank-bm25's `BM25Okapi` exactly (idf = log((N - n + 0.5) / (n + 0.5)), negative values
+    floored to `epsilon * mean idf`); `idf="lucene"` uses log(1 + (N - n + 0.5) / (n + 0.5)), which is never
+    zero or negative, so tiny collections (a debate's few arguments) still rank by term overlap.
+    """
+
+    weights: sp.csr_matrix  # (n_docs, n_vocab)
+    vocab: dict[str, int]
+
+    @classmethod
+    def fit(cls, docs: TermMatrix, k1: float = 1.5, b: float = 0.75, idf: str = "lucene",
+            epsilon: float = 0.25) -> BM25Index:
+        if idf not in BM25_IDFS:
+            raise ValueError(f"unknown BM25 idf '{idf}': choose one of {', '.join(BM25_IDFS)}")
+        counts = docs.counts.tocsr()
+        n_docs = counts.shape[0]
+        df = np.bincount(counts.indices, minlength=counts.shape[1]).astype(np.float64)
+        if idf == "okapi":
+            present = df > 0
+            raw = np.log((n_docs - df + 0.5) / (df + 0.5))
+            # rank-bm25 averages over the collection's terms, then floors the negative ones
+            mean_idf = raw[present].sum() / max(present.sum(), 1)
+            idf_v = np.where(raw < 0, epsilon * mean_idf, raw)
+        else:
+            idf_v = np.log1p((n_docs - df + 0.5) / (df + 0.5))
+        dl = np.asarray(counts.sum(axis=1)).ravel()
+        avgdl = dl.mean() if n_docs else 1.0
+        w = counts.copy()
+        row_of = np.repeat(np.arange(n_docs), np.diff(counts.indptr))
+        tf = w.data
+        w.data = idf_v[w.indices] * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl[row_of] / avgdl))
+        return cls(weights=w, vocab=docs.vocab)
+
+    def scores(self, queries: sp.csr_matrix) -> np.ndarray:
+        """(n_queries, n_docs) BM25 scores; query rows are term counts whose vocabulary indices agree with the
+        documents' (build both with `shared_term_matrices`)."""
+        w = self.weights
+        if queries.shape[1] > w.shape[1]:  # the queries' vocabulary extends the documents' one
+            w = sp.csr_matrix((w.data, w.indices, w.indptr), shape=(w.shape[0], queries.shape[1]))
+        elif queries.shape[1] < w.shape[1]:
+            queries = sp.csr_matrix((queries.data, queries.indices, queries.indptr),
+                                    shape=(queries.shape[0], w.shape[1]))
+        return np.asarray((queries @ w.T).toarray())

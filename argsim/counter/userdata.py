@@ -1,0 +1,64 @@
+"""A user's own arguments (JSONL/CSV/JSON) as `Argument`s and pools for `argsim rank counterargs --input`.
+
+Fields: `id` and `text` (required); optional `conclusion` (then `text` is the premise of a point; without it
+a point's first line is its conclusion when followed by a blank line); optional `kind` (`point`/`counter`):
+points are the queries, every other record (with `candidates='counters'`: every counter) a candidate
+(without `kind`, every record is a query and every other record a candidate); optional `counter` (the id of
+the point's true counter, enables accuracy@1).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from argsim.data.counterargs import Argument, split_point_text
+from argsim.errors import InputError
+from argsim.io import read_records
+
+
+def load_user_arguments(path: str | Path, candidates: str = "all"
+                        ) -> tuple[list[Argument], dict[str, list[Argument]], dict[str, str | None]]:
+    """(query points, pools, gold counter ids) from a user's argument file.
+
+    `candidates="all"`: every other record; `"counters"`: only records of kind `counter`.
+    """
+    if candidates not in ("all", "counters"):
+        raise ValueError("candidates must be 'all' or 'counters'")
+    records = read_records(path, required=["id", "text"])
+    args: list[Argument] = []
+    gold: dict[str, str | None] = {}
+    seen: set[str] = set()
+    has_kind = any(r.get("kind") for r in records)
+    for row, r in enumerate(records, start=1):
+        rid = str(r["id"])
+        if rid in seen:
+            raise InputError(path, f"duplicate id '{rid}'", row=row, column="id")
+        seen.add(rid)
+        kind = str(r.get("kind") or ("point" if not has_kind else "counter"))
+        if kind not in ("point", "counter"):
+            raise InputError(path, f"kind must be 'point' or 'counter', not '{kind}'", row=row, column="kind")
+        text = str(r["text"]).strip()
+        if r.get("conclusion"):
+            conclusion, premise = str(r["conclusion"]).strip(), text
+            full = f"{conclusion}\n\n{premise}"
+        elif kind == "point" and "\n\n" in text:
+            conclusion, premise = split_point_text(text)
+            full = text
+        else:
+            conclusion, premise, full = "", text, text
+        args.append(Argument(id=rid, split="user", theme=str(r.get("theme") or ""), debate=str(r.get("debate") or ""),
+                             stance=str(r.get("stance") or ""), kind=kind, number=row, conclusion=conclusion,
+                             premise=premise, text=full))
+        gold[rid] = str(r["counter"]) if r.get("counter") not in (None, "") else None
+    for a in args:
+        if gold[a.id] is not None and gold[a.id] not in seen:
+            raise InputError(path, f"counter '{gold[a.id]}' of '{a.id}' is not an id in the file", column="counter")
+    points = [a for a in args if a.kind == "point"]
+    if not points:
+        raise InputError(path, "no points to rank counters for (no record has kind 'point')")
+    pools = {p.id: [c for c in args if c.id != p.id and (candidates == "all" or c.kind == "counter")]
+             for p in points}
+    empty = [pid for pid, cands in pools.items() if not cands]
+    if empty:
+        raise InputError(path, f"point '{empty[0]}' has no candidates")
+    return points, pools, {p.id: gold[p.id] for p in points}
