@@ -1,0 +1,119 @@
+"""Triplet mining from assembly minutes (Shirafuji et al., Sec. 3.1).
+
+A cleaned line of an utterance is the target (anchor); the next line, when the same speaker says it and
+its GiNZA cosine with the target is >= `pos_threshold` (0.5), is the positive; the negative is a line from
+a different meeting (hence a different day or meeting) of the same split, drawn at random (seeded) until
+one has cosine <= `neg_threshold` (0.9). Meetings are split 80/10/10 before mining, so no meeting feeds two
+splits and negatives never cross splits.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from argsim.data.poliinfo import Meeting
+from argsim.minutes.text import boilerplate, clean_lines
+
+SPLITS = ("train", "dev", "test")
+
+
+@dataclass(frozen=True)
+class Line:
+    """One cleaned line of the minutes with its meeting, date and speaker."""
+
+    meeting: str
+    date: str
+    speaker: str
+    text: str
+
+
+@dataclass(frozen=True)
+class MiningConfig:
+    pos_threshold: float = 0.5
+    neg_threshold: float = 0.9
+    min_chars: int = 10
+    boilerplate_min_count: int = 5  # 0 disables boilerplate removal
+    max_draws: int = 100
+    fractions: tuple[float, float, float] = (0.8, 0.1, 0.1)
+    seed: int = 42
+
+
+def corpus_lines(meetings: Sequence[Meeting], min_chars: int = 10, boilerplate_min_count: int = 5) -> list[Line]:
+    """All cleaned lines in order; the roll/agenda block (speaker 'null') and recurring procedural lines
+    (boilerplate, seen >= `boilerplate_min_count` times) are dropped."""
+    lines = [Line(m.id, m.date, u.speaker, text) for m in meetings for u in m.utterances
+             if u.speaker.strip() not in ("", "null") for text in clean_lines(u.text, min_chars)]
+    if boilerplate_min_count > 0:
+        drop = boilerplate((x.text for x in lines), boilerplate_min_count)
+        lines = [x for x in lines if x.text not in drop]
+    return lines
+
+
+def split_meetings(meeting_sizes: dict[str, int], fractions: Sequence[float] = (0.8, 0.1, 0.1),
+                   seed: int = 42) -> dict[str, str]:
+    """Assign whole meetings to train/dev/test in a seeded random order, by cumulative share of lines."""
+    ids = sorted(meeting_sizes)
+    np.random.default_rng(seed).shuffle(ids)
+    total = max(1, sum(meeting_sizes.values()))
+    bounds = np.cumsum(fractions) / np.sum(fractions)
+    out, done = {}, 0
+    for mid in ids:
+        share = done / total
+        out[mid] = SPLITS[int(np.searchsorted(bounds, share, side="right"))] if share < 1 else SPLITS[-1]
+        done += meeting_sizes[mid]
+    return out
+
+
+def mine_triplets(lines: Sequence[Line], vectors: np.ndarray, config: MiningConfig = MiningConfig(),
+                  splits: dict[str, str] | None = None) -> tuple[list[dict], Counter]:
+    """Mine (anchor, positive, negative) triplets; `vectors` are the lines' embeddings (any scale).
+
+    Returns the triplets (dicts with anchor, positive, negative, split, meeting, date, speaker, cos_pos,
+    cos_neg) and counters of what happened (pairs considered, rejected by speaker/threshold, no negative).
+    """
+    if len(lines) != len(vectors):
+        raise ValueError("one vector per line is needed")
+    unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    if splits is None:
+        splits = split_meetings(Counter(x.meeting for x in lines), config.fractions, config.seed)
+    pools = {s: np.array([i for i, x in enumerate(lines) if splits[x.meeting] == s], dtype=np.int64)
+             for s in SPLITS}
+    rng = np.random.default_rng(config.seed)
+    stats: Counter = Counter()
+    out: list[dict] = []
+    for i in range(len(lines) - 1):
+        a, p = lines[i], lines[i + 1]
+        if a.meeting != p.meeting:
+            continue
+        stats["adjacent pairs"] += 1
+        if a.speaker != p.speaker:
+            stats["other speaker"] += 1
+            continue
+        cos_pos = float(unit[i] @ unit[i + 1])
+        if cos_pos < config.pos_threshold:
+            stats["positive below threshold"] += 1
+            continue
+        split = splits[a.meeting]
+        pool = pools[split]
+        neg, cos_neg = -1, 1.0
+        for _ in range(config.max_draws):
+            j = int(pool[rng.integers(len(pool))])
+            if lines[j].meeting == a.meeting:
+                continue
+            c = float(unit[i] @ unit[j])
+            if c <= config.neg_threshold:
+                neg, cos_neg = j, c
+                break
+        if neg < 0:
+            stats["no negative found"] += 1
+            continue
+        stats[f"triplets {split}"] += 1
+        out.append({"anchor": a.text, "positive": p.text, "negative": lines[neg].text, "split": split,
+                    "meeting": a.meeting, "date": a.date, "speaker": a.speaker,
+                    "negative_meeting": lines[neg].meeting, "cos_pos": round(cos_pos, 4),
+                    "cos_neg": round(cos_neg, 4)})
+    return out, stats

@@ -1,0 +1,117 @@
+"""The political Sentence-BERT (Shirafuji et al., Sec. 3.2-3.3) with the backbones available offline.
+
+No Japanese BERT exists offline, so two backbones are offered:
+- `ginza` (default): a sentence-transformers stack WordEmbeddings(GiNZA word2vec vectors over Sudachi
+  tokens) -> Pooling(mean) -> Dense(300 -> 300, initialised to the identity). Before training it equals the
+  GiNZA document vector (cosine-wise); the dense layer (and, optionally, the word vectors) are trained.
+  Texts are segmented with GiNZA's Sudachi tokenizer and joined by spaces before the model sees them, so
+  the folder is a plain sentence-transformers model over space-separated tokens; `argsim_encoder.json`
+  makes `get_encoder(folder)` segment raw Japanese first.
+- `minilm` or any sentence-transformers folder: fine-tuned as is (its uncased English WordPiece strips
+  dakuten and maps many kanji to [UNK]; see docs/minutes.md).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from argsim.backend.encoder import Encoder
+from argsim.backend.fingerprint import fingerprint
+
+MANIFEST = {"loader": "argsim.minutes.sbert:load_encoder"}
+SEGMENTED_MARKER = "argsim_segmented.json"
+
+
+# ------------------------------------------------------------------ segmentation
+
+
+def _ginza_nlp():  # noqa: ANN202 (spaCy Language)
+    """GiNZA's pipeline, shared with the backend's `ginza` encoder (loaded once per process)."""
+    from argsim.backend import get_encoder
+
+    return get_encoder("ginza").nlp
+
+
+def segment(texts: Sequence[str], batch_size: int = 256) -> list[str]:
+    """Sudachi (GiNZA, split mode C) tokens of each text joined by single spaces."""
+    nlp = _ginza_nlp()
+    with nlp.select_pipes(enable=[]):
+        return [" ".join(t.orth_ for t in doc if t.orth_.strip())
+                for doc in nlp.pipe([t.replace(" ", "\u3000") for t in texts], batch_size=batch_size)]
+
+
+# ------------------------------------------------------------------ building
+
+
+def build_ginza_model(segmented_texts: Iterable[str], update_embeddings: bool = True,
+                      dense: bool = True):  # noqa: ANN201 (SentenceTransformer)
+    """A sentence-transformers model over GiNZA word vectors for the vocabulary of `segmented_texts`."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.models import Dense, Pooling, WordEmbeddings
+    from sentence_transformers.models.tokenizer import WhitespaceTokenizer
+
+    nlp = _ginza_nlp()
+    vectors = nlp.vocab.vectors
+    vocab, rows = ["PADDING_TOKEN"], [np.zeros(vectors.shape[1], dtype=np.float32)]
+    seen: set[str] = set()
+    for text in segmented_texts:
+        for tok in text.split():
+            if tok in seen:
+                continue
+            seen.add(tok)
+            row = vectors.find(key=nlp.vocab.strings[tok]) if tok in nlp.vocab.strings else -1
+            if row >= 0:
+                vocab.append(tok)
+                rows.append(np.asarray(vectors.data[row], dtype=np.float32))
+    tokenizer = WhitespaceTokenizer(vocab=vocab, stop_words=[], do_lower_case=False)
+    emb = WordEmbeddings(tokenizer=tokenizer, embedding_weights=np.stack(rows),
+                         update_embeddings=update_embeddings, max_seq_length=512)
+    dim = emb.get_word_embedding_dimension() if hasattr(emb, "get_word_embedding_dimension") \
+        else emb.get_embedding_dimension()
+    modules = [emb, Pooling(dim, pooling_mode="mean")]
+    if dense:
+        layer = Dense(dim, dim, bias=True, activation_function=torch.nn.Identity())
+        with torch.no_grad():
+            layer.linear.weight.copy_(torch.eye(dim))
+            layer.linear.bias.zero_()
+        modules.append(layer)
+    return SentenceTransformer(modules=modules, device="cpu")
+
+
+def mark_segmented(folder: str | Path) -> None:
+    """Write the argsim manifest: `get_encoder(folder)` will segment raw text before encoding."""
+    folder = Path(folder)
+    (folder / "argsim_encoder.json").write_text(json.dumps(MANIFEST), encoding="utf-8")
+    (folder / SEGMENTED_MARKER).write_text(json.dumps({"segmenter": "ginza-sudachi-C", "joiner": " "}),
+                                           encoding="utf-8")
+
+
+# ------------------------------------------------------------------ the backend encoder
+
+
+class SegmentedSentenceTransformerEncoder(Encoder):
+    """A sentence-transformers model over Sudachi tokens: raw Japanese in, vectors out."""
+
+    def __init__(self, folder: str | Path, device: str = "cpu", batch_size: int = 64) -> None:
+        super().__init__()
+        from sentence_transformers import SentenceTransformer
+
+        self.folder = Path(folder)
+        self.model = SentenceTransformer(str(self.folder), device=device, local_files_only=True)
+        self.name, self.device, self.batch_size = self.folder.name, device, batch_size
+        self.identity = f"minutes-sbert:{fingerprint(self.folder)}"
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        vecs = self.model.encode(segment(texts), batch_size=self.batch_size, convert_to_numpy=True,
+                                 show_progress_bar=False)
+        return vecs.astype(np.float32, copy=False)
+
+
+def load_encoder(folder: str | Path, device: str = "cpu", batch_size: int = 64) -> Encoder:
+    """Loader named in `argsim_encoder.json`."""
+    return SegmentedSentenceTransformerEncoder(folder, device=device, batch_size=batch_size)

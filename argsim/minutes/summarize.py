@@ -1,0 +1,155 @@
+"""Summarising minutes items with EmbedRank++ (Eq. 6) or baselines (lead, random).
+
+An item is a list of sentences with a main topic, a subtopic and a character budget; items come from the
+NTCIR-14 summarization files, the PoliInfo-2 segmented items mapped onto them, or a user's JSON/CSV.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from argsim.errors import InputError
+from argsim.minutes.mmr import MMRWeights, compose, key_size, select_embedrank, select_paper
+from argsim.minutes.text import clean_lines, split_sentences, strip_noise
+
+METHODS = ("embedrank-paper", "embedrank", "lead", "random")
+ITEM_SETS = ("ntcir14", "poliinfo2")
+
+
+@dataclass
+class MinutesItem:
+    id: str
+    sentences: list[str]
+    main_topic: str = ""
+    sub_topic: str = ""
+    budget: int = 100
+    gold: str = ""
+    meta: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SummarizeOptions:
+    method: str = "embedrank-paper"
+    weights: MMRWeights = MMRWeights()
+    beta: float = 0.5
+    chars_per_key: int = 50
+    cap: str = "fit"
+    seed: int = 13
+
+
+def _clean_sentences(sentences: Sequence[str]) -> list[str]:
+    return [s for s in (strip_noise(x) for x in sentences) if s]
+
+
+def topic_text(raw: str) -> str:
+    """MainTopic headlines are `<br>`-joined; join them into one text."""
+    return raw.replace("<br>", "。").strip()
+
+
+def dataset_items(folder: Path, which: str = "ntcir14", exact_only: bool = True) -> list[MinutesItem]:
+    """`ntcir14`: the 740 NTCIR-14 items with Source and gold summary; `poliinfo2`: the PoliInfo-2
+    segmented questions/answers whose spans the NTCIR-14 Sources cover (exactly, unless exact_only=False)."""
+    from argsim.data import poliinfo as P
+
+    if which == "ntcir14":
+        return [MinutesItem(it.id, _clean_sentences(it.sentences), topic_text(it.main_topic), it.sub_topic,
+                            it.length, it.summary, {"speaker": it.speaker, "date": it.date,
+                                                    "file": it.source_file})
+                for it in P.ntcir14_gold_items(folder)]
+    if which == "poliinfo2":
+        return [MinutesItem(f"{m.item_id}:{m.part}", _clean_sentences(m.sentences), topic_text(m.main_topic),
+                            m.sub_topic, m.length, m.summary, {"speaker": m.speaker, "exact": m.exact})
+                for m in P.map_dialog_items(folder) if m.exact or not exact_only]
+    raise InputError(None, f"unknown item set '{which}': choose one of {', '.join(ITEM_SETS)}")
+
+
+def user_items(path: Path, default_budget: int = 100) -> list[MinutesItem]:
+    """A user's utterances (CSV/TSV/JSONL/JSON): columns `id`, `text`, `topic`, `subtopic`, optional `length`
+    (character budget) and `summary` (gold). Rows with the same id form one item, in file order; each text
+    is cleaned and split into sentences."""
+    from argsim.io import read_records
+
+    rows = read_records(path, required=["id", "text", "topic", "subtopic"])
+    items: dict[str, MinutesItem] = {}
+    for r, row in enumerate(rows):
+        key = str(row["id"])
+        if key not in items:
+            try:
+                budget = int(row.get("length") or default_budget)
+            except ValueError:
+                raise InputError(path, f"length '{row.get('length')}' is not an integer", row=r + 1,
+                                 column="length") from None
+            items[key] = MinutesItem(key, [], topic_text(str(row["topic"] or "")), str(row["subtopic"] or ""),
+                                     budget, str(row.get("summary") or ""))
+        text = str(row["text"] or "")
+        items[key].sentences += [s for line in clean_lines(text, min_chars=1) for s in split_sentences(line)]
+    empty = [k for k, it in items.items() if not it.sentences]
+    if empty:
+        raise InputError(path, f"item '{empty[0]}' has no text after cleaning")
+    return list(items.values())
+
+
+def summarize_items(items: Sequence[MinutesItem], encoder=None, options: SummarizeOptions = SummarizeOptions(),
+                    ) -> list[dict]:  # noqa: ANN001
+    """Summarise every item; one record per item with the selected sentences, their scores and the summary."""
+    from argsim.progress import track
+
+    if options.method not in METHODS:
+        raise InputError(None, f"unknown method '{options.method}': choose one of {', '.join(METHODS)}")
+    vec_of: dict[str, np.ndarray] = {}
+    if options.method.startswith("embedrank"):
+        texts = sorted({s for it in items for s in it.sentences} | {it.main_topic for it in items}
+                       | {it.sub_topic for it in items}) - {""}
+        vecs = encoder.encode(texts, description="embedding sentences and topics")
+        vec_of = dict(zip(texts, vecs, strict=True))
+    rng = np.random.default_rng(options.seed)
+    out = []
+    for it in track(items, "summarising"):
+        n = key_size(it.budget, options.chars_per_key)
+        lengths = [len(s) for s in it.sentences]
+        budget = it.budget if options.cap == "fit" else None
+        if options.method == "lead":
+            chosen = _lead(lengths, n, budget)
+        elif options.method == "random":
+            order = rng.permutation(len(it.sentences))
+            chosen = _lead([lengths[i] for i in order], n, budget)
+            chosen = [(int(order[i]), 0.0) for i, _ in chosen]
+        else:
+            sv = np.stack([vec_of[s] for s in it.sentences]) if it.sentences else np.zeros((0, 1))
+            if options.method == "embedrank-paper":
+                chosen = select_paper(sv, n, vec_of.get(it.main_topic) if it.main_topic else None,
+                                      vec_of.get(it.sub_topic) if it.sub_topic else None, options.weights,
+                                      lengths=lengths, budget=budget)
+            else:
+                chosen = select_embedrank(sv, n, options.beta, lengths=lengths, budget=budget)
+        fallback = None
+        if not chosen and it.sentences:
+            fallback = 0 if options.method in ("lead", "random") else _best_single(it, vec_of, options)
+        summary = compose(it.sentences, chosen, it.budget, options.cap, fallback)
+        out.append({"id": it.id, "budget": it.budget, "key_size": n, "summary": summary, "gold": it.gold,
+                    "selected": [{"index": i, "sentence": it.sentences[i], "score": round(sc, 6), "rank": r + 1}
+                                 for r, (i, sc) in enumerate(chosen)],
+                    "n_sentences": len(it.sentences), **({"meta": it.meta} if it.meta else {})})
+    return out
+
+
+def _lead(lengths: Sequence[int], n: int, budget: int | None) -> list[tuple[int, float]]:
+    chosen, used = [], 0
+    for i, ln in enumerate(lengths):
+        if len(chosen) >= n:
+            break
+        if budget is None or used + ln <= budget:
+            chosen.append((i, 0.0))
+            used += ln
+    return chosen
+
+
+def _best_single(it: MinutesItem, vec_of: dict, options: SummarizeOptions) -> int:
+    sv = np.stack([vec_of[s] for s in it.sentences])
+    ranked = (select_paper(sv, 1, vec_of.get(it.main_topic), vec_of.get(it.sub_topic), options.weights)
+              if options.method == "embedrank-paper" else select_embedrank(sv, 1, options.beta))
+    return ranked[0][0]
