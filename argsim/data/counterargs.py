@@ -255,7 +255,9 @@ def _check(folder: Path) -> list[Stat]:
     stats: list[Stat] = []
     for split, (debates, points, counters) in _EXPECTED.items():
         args = corpus.split(split)
-        stats.append(Stat(f"{split} debates", len({(a.theme, a.debate) for a in args}), debates))
+        n_debates = sum(1 for d in (folder / ARGS_DIR / split).glob("*/*") if d.is_dir())
+        stats.append(Stat(f"{split} debates (folders)", n_debates, debates))
+        stats.append(Stat(f"{split} debates with arguments", len({(a.theme, a.debate) for a in args})))
         stats.append(Stat(f"{split} points", sum(a.kind == "point" for a in args), points))
         stats.append(Stat(f"{split} counters (= pairs)", sum(a.kind == "counter" for a in args), counters))
     stats.append(Stat("themes", len({a.theme for a in corpus.arguments}), 15))
