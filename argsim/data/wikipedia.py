@@ -148,6 +148,7 @@ def split_sentences(paragraphs: list[str]) -> list[list[str]]:
     return [[s.text.strip() for s in doc.sents if s.text.strip()] for doc in _nlp().pipe(paragraphs, batch_size=256)]
 
 
+@lru_cache(maxsize=200_000)
 def count_tokens(sentence: str) -> int:
     """Word tokens of a sentence (spaCy English tokenizer, punctuation excluded)."""
     return sum(1 for t in _nlp().tokenizer(sentence) if not (t.is_punct or t.is_space))

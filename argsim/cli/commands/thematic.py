@@ -1,0 +1,206 @@
+"""Thematic similarity commands: `data triplets wikipedia`, `train thematic`, `cluster sentences`,
+`eval clustering`, `eval sick`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from argsim.cli.groups import cluster_app, console, eval_app, train_app, triplets_app
+
+
+def _table(title: str, columns: list[str], rows: list[list]) -> Table:
+    table = Table(title=title)
+    for c in columns:
+        table.add_column(c)
+    for r in rows:
+        table.add_row(*[f"{v:,}" if isinstance(v, int) else (f"{v:.4f}" if isinstance(v, float) else str(v))
+                        for v in r])
+    return table
+
+
+@triplets_app.command("wikipedia")
+def triplets_wikipedia(
+    out: Path = typer.Option(Path("runs/thematic/data"), help="Output folder for the JSONL files."),
+    articles: Path | None = typer.Option(None, help="Your own articles instead of the dataset: a folder of "
+                                                    "wikitext files (*.txt/*.wiki, title = file name) or a "
+                                                    "JSONL/CSV with columns title, text."),
+    negatives: str = typer.Option("adjacent", help="Third sentence of triplets-sen: adjacent (paper: previous/"
+                                                   "next section), random-section (same article) or "
+                                                   "random-article."),
+    level: str = typer.Option("top", help="Sections: 'top' (level-2 headings, sub-sections merged in) or 'all' "
+                                          "(every heading its own section)."),
+    min_sections: int = typer.Option(5, help="Articles need at least this many sections after filtering."),
+) -> None:
+    """Build the weakly labelled thematic data of Ein Dor et al. (2018) from Wikipedia articles.
+
+    Splits the distinct articles 80/10/10 (seeded by --seed) before anything else, then writes to --out:
+    split.json, triplets-sen-{train,dev,test}.jsonl (fields anchor, positive, negative, article, section,
+    negative_section, split), triplets-titles-*.jsonl and the sentence clustering benchmark scb-*.jsonl
+    (article, section, label, text; articles with 5-12 sections). Prints the counts per split.
+    """
+    from argsim.data.catalog import dataset_dir
+    from argsim.data.wikipedia import load_articles
+    from argsim.errors import ArgsimError
+    from argsim.settings import RUNTIME
+    from argsim.thematic.build import build_datasets, read_user_articles
+    from argsim.thematic.sections import LEVELS
+    from argsim.thematic.triplets import NEGATIVES
+
+    if negatives not in NEGATIVES:
+        raise ArgsimError(f"--negatives must be one of {', '.join(NEGATIVES)}")
+    if level not in LEVELS:
+        raise ArgsimError(f"--level must be one of {', '.join(LEVELS)}")
+    docs = read_user_articles(articles) if articles else load_articles(dataset_dir("wikipedia"))
+    counts = build_datasets(docs, out, negatives=negatives, level=level, seed=RUNTIME.seed,
+                            min_sections=min_sections)
+    cols = list(next(iter(counts.values())))
+    console.print(_table(f"thematic data ({negatives} negatives, {level} sections) -> {out}", ["split", *cols],
+                         [[s, *c.values()] for s, c in counts.items()]))
+
+
+@train_app.command("thematic")
+def train_thematic(
+    triplets: Path = typer.Argument(..., help="Training triplets JSONL/CSV (anchor, positive, negative), e.g. "
+                                              "runs/thematic/data/triplets-sen-train.jsonl."),
+    out: Path = typer.Option(..., help="Model folder to write (loads with --model DIR everywhere)."),
+    arch: str = typer.Option("bilstm", help="bilstm (the paper's network) or minilm (fine-tune the backend's "
+                                            "MiniLM with sentence-transformers' TripletLoss)."),
+    dev: Path | None = typer.Option(None, help="Dev triplets: accuracy printed after training."),
+    epochs: int = typer.Option(1, help="Passes over the (sub-sampled) triplets."),
+    batch_size: int = typer.Option(64, help="Triplets per step (MiniLM: use 16)."),
+    lr: float = typer.Option(1e-3, help="Adam learning rate (paper: 1e-3 for the BiLSTM; use 2e-5 for MiniLM)."),
+    max_triplets: int | None = typer.Option(None, help="Sub-sample this many training triplets (seeded)."),
+    max_minutes: float | None = typer.Option(None, help="BiLSTM: stop after this many minutes (checkpoint kept)."),
+    dropout: float = typer.Option(0.2, help="BiLSTM dropout (the paper's '0.8' read as keep probability)."),
+    margin: float = typer.Option(1.0, help="MiniLM TripletLoss margin (Euclidean, unit vectors)."),
+) -> None:
+    """Train a thematic sentence encoder on triplets; a rerun into the same --out resumes a BiLSTM checkpoint."""
+    from argsim.errors import ArgsimError
+    from argsim.io import read_records
+    from argsim.settings import RUNTIME
+
+    rows = read_records(triplets, required=["anchor", "positive", "negative"])
+    dev_rows = read_records(dev, required=["anchor", "positive", "negative"]) if dev else None
+    if arch == "bilstm":
+        from argsim.thematic.train import TrainConfig, train_bilstm
+
+        cfg = TrainConfig(dropout=dropout, lr=lr, batch_size=batch_size, epochs=epochs, max_triplets=max_triplets,
+                          max_minutes=max_minutes, seed=RUNTIME.seed)
+        rep = train_bilstm(rows, out, cfg, dev=dev_rows, log=console.print)
+        stats = {"triplets": rep.train_triplets, "seen": rep.triplets_seen, "steps": rep.steps,
+                 "seconds": rep.seconds, "triplets/s": rep.triplets_per_second,
+                 "dev accuracy (L1)": rep.dev_accuracy if rep.dev_accuracy is not None else "-"}
+    elif arch == "minilm":
+        from argsim.thematic.finetune import finetune_sentence_transformer
+
+        stats = finetune_sentence_transformer(rows, out, epochs=epochs, batch_size=batch_size, lr=lr,
+                                              margin=margin, max_triplets=max_triplets, seed=RUNTIME.seed,
+                                              device=RUNTIME.device)
+    else:
+        raise ArgsimError(f"--arch must be bilstm or minilm, not {arch!r}")
+    console.print(_table(f"trained {arch} -> {out}", ["statistic", "value"], [[k, v] for k, v in stats.items()]))
+
+
+@cluster_app.command("sentences")
+def cluster_sentences(
+    sentences: Path = typer.Argument(..., help="JSONL/CSV with a column `text`; optional `article` (cluster each "
+                                               "article separately) and `label` (gold section; sets k)."),
+    model: str = typer.Option("minilm", "--model", "-m", help="Backend model name or folder."),
+    algorithm: str = typer.Option("kmeans", help="kmeans or agglomerative (average linkage, cosine)."),
+    k: int | None = typer.Option(None, help="Clusters per article (default: its number of gold labels)."),
+    out: Path = typer.Option(Path("runs/thematic/clusters.jsonl"), help="Output JSONL: the input rows + cluster."),
+) -> None:
+    """Cluster sentences by theme on cosine similarity, one article (group) at a time."""
+    from argsim.backend import get_encoder
+    from argsim.errors import ArgsimError
+    from argsim.io import read_records, write_jsonl
+    from argsim.settings import RUNTIME
+    from argsim.thematic.cluster import ALGORITHMS, cluster_groups
+
+    if algorithm not in ALGORITHMS:
+        raise ArgsimError(f"--algorithm must be one of {', '.join(ALGORITHMS)}")
+    rows = read_records(sentences, required=["text"])
+    if k is None and any("label" not in r for r in rows):
+        raise ArgsimError(f"{sentences}: no `label` column to take k from; pass --k")
+    vecs = get_encoder(model).encode([str(r["text"]) for r in rows])
+    labels = cluster_groups(rows, vecs, algorithm, k=k, seed=RUNTIME.seed)
+    write_jsonl(out, [{**r, "cluster": c} for r, c in zip(rows, labels, strict=True)])
+    groups: dict = {}
+    for r, c in zip(rows, labels, strict=True):
+        groups.setdefault(r.get("article", ""), set()).add(c)
+    console.print(_table(f"{algorithm} clusters ({model}) -> {out}", ["group", "sentences", "clusters"],
+                         [[g or "(all)", sum(1 for r in rows if r.get("article", "") == g), len(c)]
+                          for g, c in list(groups.items())[:15]]))
+
+
+@eval_app.command("clustering")
+def eval_clustering(
+    sentences: Path = typer.Argument(..., help="JSONL/CSV with text, label (gold section) and article; e.g. "
+                                               "runs/thematic/data/scb-test.jsonl, or the output of `argsim "
+                                               "cluster sentences` (then its `cluster` column is scored)."),
+    model: list[str] = typer.Option(["minilm"], "--model", "-m", help="Models to compare (repeatable); "
+                                                                      "ignored when the file has `cluster`."),
+    algorithm: list[str] = typer.Option(["kmeans", "agglomerative"], help="Algorithms (repeatable)."),
+    task: str | None = typer.Option(None, help="Also merge the rows into bench/results/<task>.json."),
+) -> None:
+    """MI, AMI, RI and ARI of the clustering against the gold sections, averaged over articles."""
+    from argsim.io import read_records
+    from argsim.metrics.clustering import averaged_scores
+    from argsim.results import ResultRow, environment, timed, write_results
+    from argsim.settings import RUNTIME
+    from argsim.thematic.evaluate import clustering_eval
+
+    rows = read_records(sentences, required=["text", "label"])
+    groups = [r.get("article", "") for r in rows]
+    gold = [r["label"] for r in rows]
+    table_rows, results = [], []
+    if all("cluster" in r for r in rows):
+        s, n = averaged_scores(groups, gold, [r["cluster"] for r in rows])
+        table_rows.append(["(file)", "(file)", n, *s.values()])
+    else:
+        for m in model:
+            for alg in algorithm:
+                with timed() as t:
+                    s, n = clustering_eval(rows, m, alg, seed=RUNTIME.seed)
+                table_rows.append([m, alg, n, *s.values()])
+                results += [ResultRow(method="thematic-clustering", model=m, split=sentences.stem, setting=alg,
+                                      metric=k, value=v, seconds=t["seconds"]) for k, v in s.items()]
+    console.print(_table(f"clustering: {sentences.name}", ["model", "algorithm", "articles", "MI", "AMI", "RI",
+                                                             "ARI"], table_rows))
+    if task and results:
+        write_results(task, results, env=environment(seed=RUNTIME.seed, device=RUNTIME.device,
+                                                     data_files=[sentences]), merge=True)
+
+
+@eval_app.command("sick")
+def eval_sick(
+    model: list[str] = typer.Option(["minilm"], "--model", "-m", help="Models to compare (repeatable)."),
+    folder: Path | None = typer.Option(None, help="A folder laid out like SICK (SICK_train.txt, SICK_trial.txt, "
+                                                  "SICK_test_annotated.txt); default: the `sick` dataset."),
+    task: str | None = typer.Option(None, help="Also merge the rows into bench/results/<task>.json."),
+) -> None:
+    """SICK relatedness: logistic regression on [|u-v|, u*v] from the training pairs (C picked on trial);
+    Pearson r, Spearman rho and MSE on the test pairs."""
+    from argsim.data.catalog import dataset_dir
+    from argsim.results import ResultRow, environment, timed, write_results
+    from argsim.settings import RUNTIME
+    from argsim.thematic.evaluate import sick_eval
+
+    root = folder or dataset_dir("sick")
+    table_rows, results = [], []
+    for m in model:
+        with timed() as t:
+            s = sick_eval(m, root)
+        table_rows.append([m, s.pearson, s.spearman, s.mse, s.c, t["seconds"]])
+        results += [ResultRow(method="sick-relatedness", model=m, split="test", setting="logreg",
+                              metric=k, value=v, seconds=t["seconds"])
+                    for k, v in (("pearson", s.pearson), ("spearman", s.spearman), ("mse", s.mse))]
+    console.print(_table("SICK relatedness (test)", ["model", "pearson r", "spearman rho", "MSE", "C", "seconds"],
+                         table_rows))
+    if task:
+        write_results(task, results, env=environment(seed=RUNTIME.seed, device=RUNTIME.device,
+                                                     data_files=[Path(root) / "SICK_test_annotated.txt"]),
+                      merge=True)

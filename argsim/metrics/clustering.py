@@ -1,0 +1,34 @@
+"""Clustering agreement with a gold partition: MI, AMI, RI and ARI (scikit-learn), averaged over groups."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+
+import numpy as np
+
+METRICS = ("MI", "AMI", "RI", "ARI")
+
+
+def clustering_scores(gold: Sequence, predicted: Sequence) -> dict[str, float]:
+    """MI (nats), adjusted MI, Rand index and adjusted Rand index of one clustering."""
+    from sklearn import metrics
+
+    if len(gold) != len(predicted):
+        raise ValueError(f"{len(gold)} gold labels but {len(predicted)} predicted labels")
+    if not gold:
+        raise ValueError("no items to score")
+    return {"MI": float(metrics.mutual_info_score(gold, predicted)),
+            "AMI": float(metrics.adjusted_mutual_info_score(gold, predicted)),
+            "RI": float(metrics.rand_score(gold, predicted)),
+            "ARI": float(metrics.adjusted_rand_score(gold, predicted))}
+
+
+def averaged_scores(groups: Sequence, gold: Sequence, predicted: Sequence) -> tuple[dict[str, float], int]:
+    """Scores computed per group (article) and averaged with equal weight; returns (means, number of groups)."""
+    by_group: dict = defaultdict(lambda: ([], []))
+    for g, y, p in zip(groups, gold, predicted, strict=True):
+        by_group[g][0].append(y)
+        by_group[g][1].append(p)
+    per = [clustering_scores(y, p) for y, p in by_group.values()]
+    return {m: float(np.mean([s[m] for s in per])) for m in METRICS}, len(per)

@@ -1,0 +1,191 @@
+"""The paper's sentence network: word embeddings -> BiLSTM (300 per direction) -> attention (size 200) -> 600-d.
+
+Attention as in Yang et al. (2016): u_t = tanh(W h_t + b), a_t = softmax(u_t . c), s = sum_t a_t h_t.
+Saved folders (`save_model`) hold `argsim_encoder.json`, `config.json`, `vocab.txt` and `model.pt`, and load
+through the backend: `get_encoder(folder)`. A "concatenation" folder (`save_concat`) joins several such models
+(triplets-sen-titles = [triplets-sen ; triplets-titles]).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from argsim.backend.encoder import Encoder
+from argsim.backend.fingerprint import fingerprint
+from argsim.backend.models import tokenize_en
+from argsim.errors import ModelError
+
+PAD, UNK = 0, 1
+MANIFEST = {"loader": "argsim.thematic.bilstm:load_encoder"}
+CONCAT_MANIFEST = {"loader": "argsim.thematic.bilstm:load_concat_encoder"}
+MAX_TOKENS = 80
+
+
+class AttentionBiLSTM(nn.Module):
+    """BiLSTM + word attention over (frozen) pre-trained word vectors; output size 2 x hidden."""
+
+    def __init__(self, vectors: np.ndarray, hidden: int = 300, attention: int = 200, dropout: float = 0.2,
+                 freeze_embeddings: bool = True) -> None:
+        super().__init__()
+        self.embedding = nn.Embedding.from_pretrained(torch.as_tensor(vectors, dtype=torch.float32),
+                                                      freeze=freeze_embeddings, padding_idx=PAD)
+        self.lstm = nn.LSTM(vectors.shape[1], hidden, batch_first=True, bidirectional=True)
+        self.dropout = nn.Dropout(dropout)
+        self.project = nn.Linear(2 * hidden, attention)
+        self.context = nn.Linear(attention, 1, bias=False)
+
+    def forward(self, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        x = self.dropout(self.embedding(ids))
+        packed = nn.utils.rnn.pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
+        h, _ = self.lstm(packed)
+        h, _ = nn.utils.rnn.pad_packed_sequence(h, batch_first=True, total_length=ids.shape[1])
+        h = self.dropout(h)
+        scores = self.context(torch.tanh(self.project(h))).squeeze(-1)
+        scores = scores.masked_fill(ids == PAD, float("-inf"))
+        weights = torch.softmax(scores, dim=1).unsqueeze(-1)
+        return (weights * h).sum(dim=1)
+
+
+def l1_distance(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return (a - b).abs().sum(dim=-1)
+
+
+def softmax_triplet_loss(d_pos: torch.Tensor, d_neg: torch.Tensor) -> torch.Tensor:
+    """The paper's loss: softmax over (d+, d-), then |p(d+)| + |1 - p(d-)| (mean over the batch)."""
+    p = torch.softmax(torch.stack([d_pos, d_neg], dim=-1), dim=-1)
+    return (p[..., 0].abs() + (1 - p[..., 1]).abs()).mean()
+
+
+class Vocabulary:
+    """Word -> row of the embedding matrix (0 = padding, 1 = unknown)."""
+
+    def __init__(self, words: list[str]) -> None:
+        self.words = words
+        self.index = {w: i + 2 for i, w in enumerate(words)}
+
+    def ids(self, text: str, max_tokens: int = MAX_TOKENS) -> list[int]:
+        toks = tokenize_en(text)[:max_tokens]
+        return [self.index.get(t, UNK) for t in toks] or [UNK]
+
+    def batch(self, texts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
+        seqs = [self.ids(t) for t in texts]
+        lengths = torch.tensor([len(s) for s in seqs])
+        ids = torch.zeros(len(seqs), int(lengths.max()), dtype=torch.long)
+        for i, s in enumerate(seqs):
+            ids[i, :len(s)] = torch.tensor(s)
+        return ids, lengths
+
+
+def build_vocabulary(texts: list[str], keyed_vectors, top_words: int = 100_000) -> tuple[Vocabulary, np.ndarray]:  # noqa: ANN001
+    """Words of `texts` known to the vectors plus the `top_words` most frequent vector words, and their matrix."""
+    index = keyed_vectors.key_to_index
+    words = list(keyed_vectors.index_to_key[:top_words])
+    seen = set(words)
+    for text in texts:
+        for t in tokenize_en(text):
+            if t in index and t not in seen:
+                seen.add(t)
+                words.append(t)
+    dim = keyed_vectors.vector_size
+    matrix = np.zeros((len(words) + 2, dim), dtype=np.float32)
+    matrix[2:] = keyed_vectors.vectors[[index[w] for w in words]]
+    return Vocabulary(words), matrix
+
+
+# ------------------------------------------------------------------ saving and loading
+
+
+def save_model(folder: Path, model: AttentionBiLSTM, vocab: Vocabulary, config: dict) -> Path:
+    """Write a backend-loadable model folder."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    torch.save(model.state_dict(), folder / "model.pt")
+    (folder / "vocab.txt").write_text("\n".join(vocab.words) + "\n", encoding="utf-8")
+    (folder / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+    (folder / "argsim_encoder.json").write_text(json.dumps(MANIFEST), encoding="utf-8")
+    return folder
+
+
+def load_model(folder: Path) -> tuple[AttentionBiLSTM, Vocabulary, dict]:
+    folder = Path(folder)
+    try:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        words = (folder / "vocab.txt").read_text(encoding="utf-8").split("\n")[:-1]
+        state = torch.load(folder / "model.pt", map_location="cpu", weights_only=True)
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"{folder}: not a thematic BiLSTM folder ({exc})") from None
+    vectors = state["embedding.weight"].numpy()
+    model = AttentionBiLSTM(vectors, config["hidden"], config["attention"], config["dropout"])
+    model.load_state_dict(state)
+    return model.eval(), Vocabulary(words), config
+
+
+class BiLSTMEncoder(Encoder):
+    """A trained thematic BiLSTM behind the backend's `Encoder` interface (600-d)."""
+
+    chunk_batches = 4
+
+    def __init__(self, folder: Path, device: str = "cpu", batch_size: int = 128) -> None:
+        super().__init__()
+        self.model, self.vocab, self.config = load_model(folder)
+        self.device, self.batch_size = device, batch_size
+        self.model.to(device)
+        self.name = Path(folder).name
+        self.identity = f"thematic-bilstm:{fingerprint(folder)}"
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        outs = []
+        with torch.inference_mode():
+            for start in range(0, len(texts), self.batch_size):
+                ids, lengths = self.vocab.batch(texts[start:start + self.batch_size])
+                outs.append(self.model(ids.to(self.device), lengths).float().cpu().numpy())
+        return np.concatenate(outs, axis=0)
+
+
+class ConcatEncoder(Encoder):
+    """Concatenation of several backend encoders' vectors (the paper's triplets-sen-titles)."""
+
+    def __init__(self, folder: Path, parts: list[Encoder]) -> None:
+        super().__init__()
+        self.parts = parts
+        self.name = Path(folder).name
+        self.device = parts[0].device
+        self.identity = "concat:" + "+".join(p.identity for p in parts)
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        return np.concatenate([p.encode(texts, use_cache=False, show_progress=False) for p in self.parts], axis=1)
+
+
+def load_encoder(folder: Path, device: str = "cpu", batch_size: int = 64) -> BiLSTMEncoder:
+    """Backend loader named in `argsim_encoder.json`."""
+    return BiLSTMEncoder(Path(folder), device=device, batch_size=max(batch_size, 128))
+
+
+def save_concat(folder: Path, parts: dict[str, Path]) -> Path:
+    """A folder that concatenates the given model folders (copied into `parts/<name>`)."""
+    folder = Path(folder)
+    (folder / "parts").mkdir(parents=True, exist_ok=True)
+    for name, src in parts.items():
+        dst = folder / "parts" / name
+        if dst.exists():
+            shutil.rmtree(dst)
+        shutil.copytree(src, dst, ignore=shutil.ignore_patterns("checkpoint.pt"))
+    (folder / "config.json").write_text(json.dumps({"parts": list(parts)}, indent=2), encoding="utf-8")
+    (folder / "argsim_encoder.json").write_text(json.dumps(CONCAT_MANIFEST), encoding="utf-8")
+    return folder
+
+
+def load_concat_encoder(folder: Path, device: str = "cpu", batch_size: int = 64) -> ConcatEncoder:
+    from argsim.backend import get_encoder
+
+    folder = Path(folder)
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    parts = [get_encoder(str(folder / "parts" / name), device=device, batch_size=batch_size)
+             for name in config["parts"]]
+    return ConcatEncoder(folder, parts)

@@ -1,0 +1,70 @@
+"""Build every thematic data set of one corpus into a folder: split, triplets-sen/-titles, clustering benchmark."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from argsim.data.wikipedia import Article, parse_article
+from argsim.errors import InputError
+from argsim.io import read_records, write_json, write_jsonl
+from argsim.progress import track
+from argsim.thematic.triplets import (
+    SPLITS,
+    clustering_benchmark,
+    prepare,
+    sentence_triplets,
+    split_articles,
+    title_triplets,
+)
+
+
+def read_user_articles(path: Path) -> list[Article]:
+    """A user's own articles: a folder of wikitext files (*.txt / *.wiki, title = file name) or a JSONL/CSV with
+    columns `title` and `text` (wikitext)."""
+    path = Path(path)
+    if path.is_dir():
+        files = sorted([*path.glob("*.txt"), *path.glob("*.wiki")])
+        if not files:
+            raise InputError(path, "no *.txt or *.wiki wikitext files in this folder")
+        out = []
+        for f in track(files, "parsing articles"):
+            try:
+                out.append(parse_article(f.read_text(encoding="utf-8"), f.stem.replace("_", " "), str(f)))
+            except UnicodeDecodeError as exc:
+                raise InputError(f, f"not UTF-8 ({exc.reason})") from None
+        return out
+    rows = read_records(path, required=["title", "text"])
+    return [parse_article(r["text"], str(r["title"]), str(path)) for r in track(rows, "parsing articles")]
+
+
+def build_datasets(articles: list[Article], out: Path, negatives: str = "adjacent", level: str = "top",
+                   seed: int = 13, min_sections: int = 5) -> dict[str, dict[str, int]]:
+    """Write split.json, triplets-sen-<split>.jsonl, triplets-titles-<split>.jsonl and scb-<split>.jsonl.
+
+    Returns counts per split: articles, eligible articles, sen/titles triplets, SCB articles and sentences.
+    """
+    out = Path(out)
+    unique: dict[str, Article] = {}
+    for a in articles:
+        unique.setdefault(a.title, a)
+    splits = split_articles(list(unique), seed=seed)
+    write_json(out / "split.json", {"seed": seed, "level": level, "negatives": negatives, **splits})
+    counts: dict[str, dict[str, int]] = {}
+    suffix = "" if negatives == "adjacent" else f"-{negatives}"
+    for split in SPLITS:
+        prepared = prepare([unique[t] for t in splits[split]], level=level, min_sections=min_sections)
+        sen = sentence_triplets(prepared, negatives=negatives, seed=seed)
+        titles = title_triplets(prepared)
+        scb = clustering_benchmark(prepared)
+        for rows in (sen, titles, scb):
+            for r in rows:
+                r["split"] = split
+        write_jsonl(out / f"triplets-sen{suffix}-{split}.jsonl", sen)
+        if not suffix:
+            write_jsonl(out / f"triplets-titles-{split}.jsonl", titles)
+            write_jsonl(out / f"scb-{split}.jsonl", scb)
+        counts[split] = {"articles": len(splits[split]), "eligible": len(prepared), "triplets-sen": len(sen),
+                         "triplets-titles": len(titles), "scb articles": len({r["article"] for r in scb}),
+                         "scb sentences": len(scb)}
+    write_json(out / f"counts{suffix}.json", counts)
+    return counts

@@ -1,0 +1,39 @@
+"""Sentence clustering on cosine similarity: k-means (on unit vectors) and agglomerative (average linkage on
+cosine distance, standing in for the paper's IClust), with k = the number of gold sections by default."""
+
+from __future__ import annotations
+
+import numpy as np
+
+ALGORITHMS = ("kmeans", "agglomerative")
+
+
+def cluster_vectors(vectors: np.ndarray, k: int, algorithm: str = "kmeans", seed: int = 13) -> np.ndarray:
+    """Cluster labels (0..k-1) for the rows of `vectors`."""
+    from sklearn.cluster import AgglomerativeClustering, KMeans
+
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}, not {algorithm!r}")
+    n = len(vectors)
+    k = max(1, min(k, n))
+    if n <= 1 or k == 1:
+        return np.zeros(n, dtype=int)
+    unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    if algorithm == "kmeans":
+        return KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(unit)
+    return AgglomerativeClustering(n_clusters=k, metric="cosine", linkage="average").fit_predict(unit)
+
+
+def cluster_groups(rows: list[dict], vectors: np.ndarray, algorithm: str = "kmeans", k: int | None = None,
+                   group_field: str = "article", label_field: str = "label", seed: int = 13) -> list[int]:
+    """Cluster each group (article) of `rows` separately; k per group = its number of gold labels unless given."""
+    groups: dict = {}
+    for i, r in enumerate(rows):
+        groups.setdefault(r.get(group_field, ""), []).append(i)
+    out = [0] * len(rows)
+    for idx in groups.values():
+        kk = k if k is not None else len({rows[i][label_field] for i in idx})
+        labels = cluster_vectors(vectors[idx], kk, algorithm, seed)
+        for i, lab in zip(idx, labels, strict=True):
+            out[i] = int(lab)
+    return out

@@ -1,0 +1,79 @@
+"""The paper's section filters: which sections and sentences of an article take part in triplets and clustering.
+
+Rules (Ein Dor et al. 2018, section 3.1): drop the first section (the lead) and "Background"; drop the list
+sections (External links, Further reading, References, See also, Notes, Citations, Authored books); keep
+sentences of 5-50 tokens; keep only articles with at least five remaining sections.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from argsim.data.wikipedia import Article, count_tokens
+
+DROPPED_HEADINGS = frozenset({"background", "external links", "further reading", "references", "see also",
+                              "notes", "citations", "authored books"})
+MIN_TOKENS, MAX_TOKENS = 5, 50
+MIN_SECTIONS = 5
+LEVELS = ("top", "all")
+
+
+@dataclass
+class KeptSection:
+    """One section that passed the filters: its heading and, per paragraph, the sentences of 5-50 tokens.
+
+    `openers[i]` is the opening sentence of paragraph i when it has 5-50 tokens, else None (the paragraph is
+    still counted, so paragraph distances are those of the article).
+    """
+
+    heading: str
+    paragraphs: list[list[str]] = field(default_factory=list)
+    openers: list[str | None] = field(default_factory=list)
+
+    @property
+    def sentences(self) -> list[str]:
+        return [s for p in self.paragraphs for s in p]
+
+
+def _length_ok(sentence: str, min_tokens: int, max_tokens: int) -> bool:
+    return min_tokens <= count_tokens(sentence) <= max_tokens
+
+
+def merged_sections(article: Article, level: str = "top") -> list[tuple[str, list[list[str]]]]:
+    """(heading, paragraphs as sentence lists) per section, lead included.
+
+    level 'top': a level-2 section absorbs its sub-sections (the paper's sections); 'all': every heading is a
+    section of its own.
+    """
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {LEVELS}, not {level!r}")
+    out: list[tuple[str, list[list[str]]]] = []
+    for sec in article.sections:
+        paragraphs = [list(p.sentences) for p in sec.paragraphs]
+        if level == "all" or sec.level <= 2 or not out:
+            out.append((sec.heading, paragraphs))
+        else:
+            out[-1][1].extend(paragraphs)
+    return out
+
+
+def kept_sections(article: Article, level: str = "top", min_tokens: int = MIN_TOKENS,
+                  max_tokens: int = MAX_TOKENS) -> list[KeptSection]:
+    """The article's sections after the paper's filters (lead, Background and list sections dropped; sentences
+    of min-max tokens); sections left without any sentence are dropped too."""
+    kept = []
+    for i, (heading, paragraphs) in enumerate(merged_sections(article, level)):
+        if i == 0 or heading.strip().lower() in DROPPED_HEADINGS:
+            continue
+        sec = KeptSection(heading)
+        for para in paragraphs:
+            sec.paragraphs.append([s for s in para if _length_ok(s, min_tokens, max_tokens)])
+            sec.openers.append(para[0] if para and _length_ok(para[0], min_tokens, max_tokens) else None)
+        if sec.sentences:
+            kept.append(sec)
+    return kept
+
+
+def eligible(sections: list[KeptSection], min_sections: int = MIN_SECTIONS) -> bool:
+    """Articles need at least `min_sections` remaining sections."""
+    return len(sections) >= min_sections

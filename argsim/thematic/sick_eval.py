@@ -1,0 +1,71 @@
+"""SICK relatedness with frozen sentence vectors (Kiros et al. 2015 / Tai et al. 2015 set-up).
+
+Features [|u - v|, u * v]; a multinomial logistic regression over the five integer scores trained on the
+sparse target distribution of each gold score (y between floor and ceil: weights ceil-y and y-floor, done with
+sample weights), prediction = expected score. C is chosen on the trial split; Pearson r, Spearman rho and MSE
+are reported on the test split.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+C_GRID = (0.01, 0.1, 1.0, 10.0)
+
+
+@dataclass(frozen=True)
+class SickScores:
+    pearson: float
+    spearman: float
+    mse: float
+    c: float
+    n_test: int
+
+
+def pair_features(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    return np.concatenate([np.abs(u - v), u * v], axis=1)
+
+
+def _soft_targets(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Row indices, integer classes and weights expressing each score as a distribution over 1..5."""
+    lo = np.floor(scores).astype(int)
+    hi = np.minimum(lo + 1, 5)
+    w_hi = scores - lo
+    w_lo = 1.0 - w_hi
+    idx = np.arange(len(scores))
+    rows = np.concatenate([idx, idx])
+    classes = np.concatenate([lo, hi])
+    weights = np.concatenate([w_lo, w_hi])
+    keep = weights > 1e-9
+    return rows[keep], classes[keep], weights[keep]
+
+
+def fit_predict(x_train: np.ndarray, y_train: np.ndarray, x_eval: np.ndarray, c: float) -> np.ndarray:
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    scaler = StandardScaler().fit(x_train)
+    rows, classes, weights = _soft_targets(y_train)
+    clf = LogisticRegression(C=c, max_iter=1000)
+    clf.fit(scaler.transform(x_train)[rows], classes, sample_weight=weights)
+    proba = clf.predict_proba(scaler.transform(x_eval))
+    return proba @ clf.classes_.astype(float)
+
+
+def sick_relatedness(encode, train: list, trial: list, test: list) -> SickScores:  # noqa: ANN001
+    """Train on `train` pairs, pick C on `trial`, score on `test` (lists of SickPair); `encode(texts)`->array."""
+    from scipy.stats import pearsonr, spearmanr
+
+    def feats(pairs: list) -> np.ndarray:
+        return pair_features(encode([p.sentence_a for p in pairs]), encode([p.sentence_b for p in pairs]))
+
+    xtr, xdv, xte = feats(train), feats(trial), feats(test)
+    ytr = np.array([p.relatedness for p in train])
+    ydv = np.array([p.relatedness for p in trial])
+    yte = np.array([p.relatedness for p in test])
+    best_c = max(C_GRID, key=lambda c: pearsonr(fit_predict(xtr, ytr, xdv, c), ydv)[0])
+    pred = fit_predict(xtr, ytr, xte, best_c)
+    return SickScores(float(pearsonr(pred, yte)[0]), float(spearmanr(pred, yte)[0]),
+                      float(np.mean((pred - yte) ** 2)), best_c, len(test))

@@ -1,0 +1,129 @@
+"""Weakly labelled thematic triplets from article sections (triplets-sen, triplets-titles) and the sentence
+clustering benchmark (SCB), built from Wikipedia articles the way Ein Dor et al. (2018) describe.
+
+triplets-sen: pivot and positive are paragraph-opening sentences of the same section at most three paragraphs
+apart; the negative is a paragraph-opening sentence of the previous / next section (one triplet each, so at
+most two per pair). Alternatives (the paper's section 5): `random-section` (a random other section of the same
+article, as many triplets per pair) and `random-article` (a random section of another article of the split).
+
+triplets-titles: the section's first sentence is the pivot, "article title + section title" the positive and
+"article title + previous/next section title" the negative.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from argsim.data.wikipedia import Article
+from argsim.thematic.sections import MIN_SECTIONS, KeptSection, eligible, kept_sections
+
+NEGATIVES = ("adjacent", "random-section", "random-article")
+SPLITS = ("train", "dev", "test")
+MAX_PARAGRAPH_DISTANCE = 3
+
+
+@dataclass
+class PreparedArticle:
+    title: str
+    sections: list[KeptSection]
+
+
+def split_articles(titles: list[str], seed: int = 13, fractions: tuple[float, float] = (0.8, 0.1)
+                   ) -> dict[str, list[str]]:
+    """Seeded 80/10/10 split of distinct article titles (done before any filtering)."""
+    distinct = sorted(set(titles))
+    random.Random(seed).shuffle(distinct)
+    n_train = round(len(distinct) * fractions[0])
+    n_dev = round(len(distinct) * fractions[1])
+    return {"train": distinct[:n_train], "dev": distinct[n_train:n_train + n_dev],
+            "test": distinct[n_train + n_dev:]}
+
+
+def prepare(articles: list[Article], level: str = "top", min_sections: int = MIN_SECTIONS
+            ) -> list[PreparedArticle]:
+    """Filtered sections of the articles that keep at least `min_sections` sections."""
+    out = []
+    for a in articles:
+        secs = kept_sections(a, level)
+        if eligible(secs, min_sections):
+            out.append(PreparedArticle(a.title, secs))
+    return out
+
+
+def _openers(sec: KeptSection) -> list[tuple[int, str]]:
+    return [(i, s) for i, s in enumerate(sec.openers) if s is not None]
+
+
+def _intra_pairs(sec: KeptSection, max_distance: int) -> Iterator[tuple[str, str]]:
+    ops = _openers(sec)
+    for a in range(len(ops)):
+        for b in range(a + 1, len(ops)):
+            if ops[b][0] - ops[a][0] <= max_distance:
+                yield ops[a][1], ops[b][1]
+
+
+def sentence_triplets(articles: list[PreparedArticle], negatives: str = "adjacent", seed: int = 13,
+                      max_distance: int = MAX_PARAGRAPH_DISTANCE) -> list[dict]:
+    """triplets-sen records: anchor, positive, negative, article, section, negative_section, negative_article."""
+    if negatives not in NEGATIVES:
+        raise ValueError(f"negatives must be one of {NEGATIVES}, not {negatives!r}")
+    rng = random.Random(seed)
+    out = []
+    for ai, art in enumerate(articles):
+        pools = [_openers(s) for s in art.sections]
+        for si, sec in enumerate(art.sections):
+            neighbours = [j for j in (si - 1, si + 1) if 0 <= j < len(art.sections) and pools[j]]
+            for first, second in _intra_pairs(sec, max_distance):
+                anchor, positive = (first, second) if rng.random() < 0.5 else (second, first)
+                for nj in neighbours:
+                    neg_art, neg_sec = art, nj
+                    if negatives == "random-section":
+                        neg_sec = rng.choice([j for j in range(len(art.sections)) if j != si and pools[j]])
+                    elif negatives == "random-article":
+                        if len(articles) < 2:
+                            raise ValueError("random-article negatives need at least two articles")
+                        neg_art = articles[rng.choice([k for k in range(len(articles)) if k != ai])]
+                        neg_sec = rng.choice([j for j, s in enumerate(neg_art.sections) if _openers(s)])
+                    pool = pools[neg_sec] if neg_art is art else _openers(neg_art.sections[neg_sec])
+                    out.append({"anchor": anchor, "positive": positive, "negative": rng.choice(pool)[1],
+                                "article": art.title, "section": sec.heading,
+                                "negative_article": neg_art.title,
+                                "negative_section": neg_art.sections[neg_sec].heading})
+    return out
+
+
+def section_title(article_title: str, heading: str) -> str:
+    """The paper's section title: article title + section title ("Julie Bishop Political career")."""
+    return f"{article_title} {heading}"
+
+
+def title_triplets(articles: list[PreparedArticle]) -> list[dict]:
+    """triplets-titles records: the section's first sentence, its own title, a neighbouring section's title."""
+    out = []
+    for art in articles:
+        for si, sec in enumerate(art.sections):
+            ops = _openers(sec)
+            if not ops or ops[0][0] != 0:
+                continue  # the section's first sentence must itself pass the length filter
+            for nj in (si - 1, si + 1):
+                if 0 <= nj < len(art.sections):
+                    out.append({"anchor": ops[0][1], "positive": section_title(art.title, sec.heading),
+                                "negative": section_title(art.title, art.sections[nj].heading),
+                                "article": art.title, "section": sec.heading,
+                                "negative_article": art.title, "negative_section": art.sections[nj].heading})
+    return out
+
+
+def clustering_benchmark(articles: list[PreparedArticle], min_sections: int = 5, max_sections: int = 12
+                         ) -> list[dict]:
+    """SCB rows (article, section, label, text): every kept sentence of articles with 5-12 sections."""
+    rows = []
+    for art in articles:
+        if not min_sections <= len(art.sections) <= max_sections:
+            continue
+        for label, sec in enumerate(art.sections):
+            rows += [{"article": art.title, "section": sec.heading, "label": label, "text": s}
+                     for s in sec.sentences]
+    return rows
