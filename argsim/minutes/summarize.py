@@ -102,8 +102,8 @@ def summarize_items(items: Sequence[MinutesItem], encoder=None, options: Summari
         raise InputError(None, f"unknown method '{options.method}': choose one of {', '.join(METHODS)}")
     vec_of: dict[str, np.ndarray] = {}
     if options.method.startswith("embedrank"):
-        texts = sorted({s for it in items for s in it.sentences} | {it.main_topic for it in items}
-                       | {it.sub_topic for it in items}) - {""}
+        texts = sorted(({s for it in items for s in it.sentences} | {it.main_topic for it in items}
+                        | {it.sub_topic for it in items}) - {""})
         vecs = encoder.encode(texts, description="embedding sentences and topics")
         vec_of = dict(zip(texts, vecs, strict=True))
     rng = np.random.default_rng(options.seed)
