@@ -233,3 +233,20 @@ register_dataset(DatasetInfo(
     notes=["the test split (arguments_test.csv, key_points_test.csv, labels_test.csv) loads the same way "
            "when placed beside train/dev"],
 ))
+
+
+def load_kpm_input(split: str | None = "dev", arguments: str | Path | None = None,
+                   key_points: str | Path | None = None, labels: str | Path | None = None,
+                   need_labels: bool = False, data_dir: str | Path | None = None) -> KPMData:
+    """The CLI's input rule: the user's own files when `arguments` is given, else the ArgKP `split`."""
+    if arguments is not None or key_points is not None:
+        if arguments is None or key_points is None:
+            raise InputError(arguments or key_points, "give both --arguments and --key-points")
+        if need_labels and labels is None:
+            raise InputError(arguments, "evaluation needs the gold labels: give --labels")
+        return load_kpm_files(arguments, key_points, labels)
+    split = split or "dev"
+    if need_labels or "+" in split:
+        return load_argkp(split, data_dir, labels=True)
+    has_labels = split_files(dataset_dir("argkp", data_dir), split)[2].is_file()
+    return load_argkp(split, data_dir, labels=has_labels)

@@ -1,0 +1,108 @@
+"""Backend loaders for trained MTS folders and fold ensembles (named in their `argsim_encoder.json`).
+
+MTS needs topic and stance besides the text: `encode_statements(texts, topics, stances)` packs the three
+into one string per statement and goes through `Encoder.encode`, so de-duplication, the disk cache and
+batching apply. A plain `encode(texts)` treats each text as a statement without topic (stance 0).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from argsim.backend import Encoder
+from argsim.backend.fingerprint import fingerprint
+from argsim.errors import ModelError
+
+SEP = "\x1f"
+MANIFEST = "argsim_encoder.json"
+ENSEMBLE_FILE = "ensemble.json"
+
+
+def pack(text: str, topic: str, stance: int) -> str:
+    return f"{int(stance):+d}{SEP}{topic}{SEP}{text}"
+
+
+def unpack(packed: str) -> tuple[str, str, int]:
+    parts = packed.split(SEP, 2)
+    if len(parts) != 3:
+        return packed, "", 0
+    return parts[2], parts[1], int(parts[0])
+
+
+class MTSEncoder(Encoder):
+    """A trained MTS / QA / SimAKP network as a backend encoder."""
+
+    def __init__(self, folder: Path, device: str = "cpu", batch_size: int = 64) -> None:
+        super().__init__()
+        import torch
+
+        from argsim.kpm.mts_model import load_net
+
+        self.net = load_net(folder, device)
+        self.name, self.device, self.batch_size = f"mts:{folder.name}", device, batch_size
+        self.identity = f"mts:{fingerprint(folder)}"
+        self._torch = torch
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        outs = []
+        with self._torch.inference_mode():
+            for start in range(0, len(texts), self.batch_size):
+                t, tp, s = zip(*(unpack(p) for p in texts[start:start + self.batch_size]), strict=True)
+                outs.append(self.net(list(t), list(tp), list(s)).float().cpu().numpy())
+        return np.concatenate(outs, axis=0)
+
+    def encode_statements(self, texts: Sequence[str], topics: Sequence[str], stances: Sequence[int]) -> np.ndarray:
+        return self.encode([pack(t, tp, s) for t, tp, s in zip(texts, topics, stances, strict=True)])
+
+
+class EnsembleEncoder(Encoder):
+    """Fold ensemble: concatenated L2-normalised member embeddings / sqrt(k), so cosine = mean member cosine."""
+
+    def __init__(self, members: list[Encoder], name: str) -> None:
+        super().__init__()
+        self.members, self.name = members, name
+        self.device = members[0].device
+        self.identity = "ensemble:" + "+".join(m.identity for m in members)
+
+    def _combine(self, parts: list[np.ndarray]) -> np.ndarray:
+        normed = [p / np.maximum(np.linalg.norm(p, axis=1, keepdims=True), 1e-12) for p in parts]
+        return (np.concatenate(normed, axis=1) / np.sqrt(len(parts))).astype(np.float32)
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        return self._combine([m.encode(texts, use_cache=False) for m in self.members])
+
+    def encode_statements(self, texts: Sequence[str], topics: Sequence[str], stances: Sequence[int]) -> np.ndarray:
+        from argsim.kpm.scoring import embed_statements
+
+        return self._combine([embed_statements(m, texts, topics, stances) for m in self.members])
+
+
+def load_mts_encoder(folder: str | Path, device: str = "cpu", batch_size: int = 64) -> MTSEncoder:
+    return MTSEncoder(Path(folder), device, batch_size)
+
+
+def load_ensemble(folder: str | Path, device: str = "cpu", batch_size: int = 64) -> EnsembleEncoder:
+    from argsim.backend import get_encoder
+
+    folder = Path(folder)
+    members = json.loads((folder / ENSEMBLE_FILE).read_text(encoding="utf-8"))["members"]
+    paths = [folder / m for m in members]
+    missing = [str(p) for p in paths if not p.is_dir()]
+    if missing:
+        raise ModelError(f"{folder}: ensemble member folder(s) missing: {', '.join(missing)}")
+    return EnsembleEncoder([get_encoder(str(p), device=device, batch_size=batch_size) for p in paths],
+                           f"ensemble:{folder.name}")
+
+
+def write_manifest(folder: Path, loader: str) -> None:
+    (folder / MANIFEST).write_text(json.dumps({"loader": loader}), encoding="utf-8")
+
+
+def write_ensemble(folder: Path, members: list[str]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / ENSEMBLE_FILE).write_text(json.dumps({"members": members}, indent=2), encoding="utf-8")
+    write_manifest(folder, "argsim.kpm.mts_encoder:load_ensemble")

@@ -1,0 +1,253 @@
+"""The MTS network (Phan et al. 2021, section 4) and its loss, on a shared transformer backbone.
+
+statement, topic -> transformer -> [CLS] of the last four layers (cls-last4), stance (+1/-1) -> linear
+(no activation) -> N dims; e = Linear([h_stance; h_topic; h_statement]) in D dims; cosine at inference.
+The QA variant encodes "topic [SEP] statement" as one sequence instead ([h_stance; h_pair]).
+Loss: pytorch-metric-learning TupletMarginLoss (margin in DEGREES) + w * IntraPairVarianceLoss on the pairs
+chosen by MultiSimilarityMiner, all with cosine similarity.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from argsim.backend.models import pool
+
+VARIANTS = ("mts", "qa", "simakp")
+CONFIG_FILE = "mts_config.json"
+HEAD_FILE = "mts_head.pt"
+
+
+@dataclass
+class MTSConfig:
+    model: str = "minilm"
+    variant: str = "mts"
+    pooling: str = "cls-last4"
+    stance_dim: int = 32
+    out_dim: int = 256
+    dropout: float = 0.1
+    statement_max_len: int = 50
+    topic_max_len: int = 30
+    # optimisation
+    epochs: int = 2
+    lr: float = 3e-5
+    head_lr: float = 1e-3
+    warmup_ratio: float = 0.05
+    weight_decay: float = 0.01
+    max_pos: int = 30
+    max_neg: int = 90
+    max_unmatched: int = 15
+    pair_batch_size: int = 32
+    freeze_layers: int = 0
+    train_layers: int = 0  # >0: train only the top N layers on cached lower-layer states (BERT-type backbones)
+    max_batches: int = 0  # per epoch, 0 = all
+    # loss
+    tuplet_margin_deg: float = 5.73
+    tuplet_scale: float = 64.0
+    ipv_weight: float = 0.5
+    miner_epsilon: float = 0.2
+    contrastive_pos_margin: float = 1.0
+    contrastive_neg_margin: float = 0.5
+    seed: int = 13
+
+    def save(self, folder: Path) -> None:
+        (folder / CONFIG_FILE).write_text(json.dumps(asdict(self), indent=2), encoding="utf-8")
+
+    @classmethod
+    def load(cls, folder: Path) -> MTSConfig:
+        data = json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8"))
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+
+
+class MTSNet(nn.Module):
+    """Shared transformer + stance layer + context-integration linear layer."""
+
+    def __init__(self, tokenizer, backbone, cfg: MTSConfig) -> None:  # noqa: ANN001
+        super().__init__()
+        self.tokenizer, self.backbone, self.cfg = tokenizer, backbone, cfg
+        hidden = backbone.config.hidden_size
+        feat = hidden * (4 if cfg.pooling == "cls-last4" else 1)
+        texts = 1 if cfg.variant == "qa" else 2
+        self.stance = nn.Linear(1, cfg.stance_dim)
+        self.dropout = nn.Dropout(cfg.dropout)
+        self.proj = nn.Linear(cfg.stance_dim + texts * feat, cfg.out_dim)
+        self._state_cache: dict[tuple[str, int], tuple[torch.Tensor, torch.Tensor]] | None = None
+
+    @property
+    def device(self) -> torch.device:
+        return self.proj.weight.device
+
+    def _features(self, first: list[str], second: list[str] | None, max_len: int) -> torch.Tensor:
+        if self._state_cache is not None and self.training and second is None:
+            return self._top_layer_features(first, max_len)
+        batch = self.tokenizer(first, second, padding=True, truncation=True, max_length=max_len,
+                               return_tensors="pt").to(self.device)
+        out = self.backbone(**batch, output_hidden_states=self.cfg.pooling == "cls-last4")
+        return pool(out, batch["attention_mask"], self.cfg.pooling)
+
+    def forward(self, texts: list[str], topics: list[str], stances: list[int]) -> torch.Tensor:
+        """Embeddings (len(texts), out_dim) of statements in their context."""
+        s = torch.tensor(stances, dtype=torch.float32, device=self.device).unsqueeze(1)
+        h_stance = self.stance(s)
+        if self.cfg.variant == "qa":
+            h = self._features(list(topics), list(texts), self.cfg.topic_max_len + self.cfg.statement_max_len)
+            v = torch.cat([h_stance, h], dim=1)
+        else:
+            uniq = list(dict.fromkeys(topics))
+            h_topics = self._features(uniq, None, self.cfg.topic_max_len)
+            index = torch.tensor([uniq.index(t) for t in topics], device=self.device)
+            h_text = self._features(list(texts), None, self.cfg.statement_max_len)
+            v = torch.cat([h_stance, h_topics[index], h_text], dim=1)
+        return self.proj(self.dropout(v))
+
+    def freeze_lower_layers(self, n: int) -> None:
+        """Freeze the embeddings and the first n transformer layers (cheaper CPU training)."""
+        if n <= 0:
+            return
+        for p in self.backbone.embeddings.parameters():
+            p.requires_grad = False
+        for layer in self.backbone.encoder.layer[:n]:
+            for p in layer.parameters():
+                p.requires_grad = False
+
+    # ---- CPU-friendly partial fine-tuning: cache the frozen lower layers' states once per text
+    def enable_top_layer_training(self, n: int) -> None:
+        """Train only the top `n` transformer layers; the input of layer L-n (and the frozen [CLS] vectors
+        that cls-last4 needs) is computed once per text without gradients and cached."""
+        layers = getattr(getattr(self.backbone, "encoder", None), "layer", None)
+        if layers is None or self.backbone.config.model_type != "bert":
+            raise ValueError("--train-layers needs a BERT-type backbone (e.g. minilm); use --freeze-layers")
+        n = min(n, len(layers))
+        self.freeze_lower_layers(len(layers) - n)
+        self._top_n, self._state_cache = n, {}
+
+    def _cache_states(self, texts: list[str], max_len: int) -> None:
+        missing = [t for t in dict.fromkeys(texts) if (t, max_len) not in self._state_cache]
+        n_layers, n = len(self.backbone.encoder.layer), self._top_n
+        was_training = self.backbone.training
+        self.backbone.eval()
+        with torch.no_grad():
+            for start in range(0, len(missing), 64):
+                chunk = missing[start:start + 64]
+                batch = self.tokenizer(chunk, padding=True, truncation=True, max_length=max_len,
+                                       return_tensors="pt").to(self.device)
+                hs = self.backbone(**batch, output_hidden_states=True).hidden_states
+                lengths = batch["attention_mask"].sum(dim=1).tolist()
+                frozen_last4 = range(max(n_layers - 3, 0), n_layers - n + 1)  # hidden_states indices
+                for j, text in enumerate(chunk):
+                    cls = torch.stack([hs[i][j, 0] for i in frozen_last4]) if len(frozen_last4) else \
+                        torch.zeros(0, hs[0].shape[-1])
+                    self._state_cache[(text, max_len)] = (hs[n_layers - n][j, :lengths[j]].half().cpu(), cls.cpu())
+        self.backbone.train(was_training)
+
+    def _top_layer_features(self, texts: list[str], max_len: int) -> torch.Tensor:
+        from transformers.masking_utils import create_bidirectional_mask
+
+        self._cache_states(texts, max_len)
+        states = [self._state_cache[(t, max_len)] for t in texts]
+        longest = max(s[0].shape[0] for s in states)
+        hidden = torch.zeros(len(texts), longest, states[0][0].shape[1], device=self.device)
+        mask = torch.zeros(len(texts), longest, dtype=torch.long, device=self.device)
+        for j, (h, _) in enumerate(states):
+            hidden[j, :h.shape[0]] = h.float()
+            mask[j, :h.shape[0]] = 1
+        mask4d = create_bidirectional_mask(config=self.backbone.config, inputs_embeds=hidden, attention_mask=mask)
+        cls_out = []
+        layers = self.backbone.encoder.layer
+        for layer in layers[len(layers) - self._top_n:]:
+            hidden = layer(hidden, mask4d)
+            cls_out.append(hidden[:, 0])
+        if self.cfg.pooling == "cls":
+            return cls_out[-1]
+        if self.cfg.pooling == "mean":
+            m = mask.unsqueeze(-1).to(hidden.dtype)
+            return (hidden * m).sum(dim=1) / m.sum(dim=1).clamp(min=1e-9)
+        frozen = torch.stack([s[1] for s in states]).to(self.device)  # (B, n_frozen, H)
+        parts = [frozen[:, i] for i in range(frozen.shape[1])] + cls_out
+        return torch.cat(parts[-4:], dim=-1)
+
+    # ---- persistence: the backbone as a transformers folder, the head as a state dict
+    def save(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.backbone.save_pretrained(str(folder / "backbone"))
+        self.tokenizer.save_pretrained(str(folder / "backbone"))
+        torch.save({"stance": self.stance.state_dict(), "proj": self.proj.state_dict()}, folder / HEAD_FILE)
+        self.cfg.save(folder)
+
+
+def build_net(cfg: MTSConfig) -> MTSNet:
+    """A fresh network on the backbone `cfg.model` (registry name or folder)."""
+    from argsim.backend import load_transformer
+
+    tokenizer, backbone = load_transformer(cfg.model)
+    return MTSNet(tokenizer, backbone, cfg)
+
+
+def load_net(folder: str | Path, device: str = "cpu") -> MTSNet:
+    """A trained network saved by `MTSNet.save`."""
+    from transformers import AutoModel, AutoTokenizer
+
+    folder = Path(folder)
+    cfg = MTSConfig.load(folder)
+    tokenizer = AutoTokenizer.from_pretrained(str(folder / "backbone"), local_files_only=True)
+    backbone = AutoModel.from_pretrained(str(folder / "backbone"), local_files_only=True)
+    net = MTSNet(tokenizer, backbone, cfg)
+    head = torch.load(folder / HEAD_FILE, map_location="cpu", weights_only=True)
+    net.stance.load_state_dict(head["stance"])
+    net.proj.load_state_dict(head["proj"])
+    return net.to(device).eval()
+
+
+# ------------------------------------------------------------------ losses
+
+
+class ClusterLoss(nn.Module):
+    """Tuplet margin + weighted intra-pair variance on multi-similarity-mined pairs (MTS section 4.5)."""
+
+    def __init__(self, margin_deg: float = 5.73, scale: float = 64.0, ipv_weight: float = 0.5,
+                 miner_epsilon: float = 0.2, mine: bool = True) -> None:
+        super().__init__()
+        from pytorch_metric_learning import distances, losses, miners
+
+        cos = distances.CosineSimilarity()
+        self.tuplet = losses.TupletMarginLoss(margin=margin_deg, scale=scale, distance=cos)
+        self.ipv = losses.IntraPairVarianceLoss(distance=cos)
+        self.loss = losses.MultipleLosses([self.tuplet, self.ipv], weights=[1.0, ipv_weight])
+        self.miner = miners.MultiSimilarityMiner(epsilon=miner_epsilon, distance=cos) if mine else None
+
+    def forward(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        indices = self.miner(embeddings, labels) if self.miner is not None else None
+        return self.loss(embeddings, labels, indices)
+
+
+class PairContrastiveLoss(nn.Module):
+    """SimAKP: contrastive loss on (argument, key point) pairs, keeping only the hard ones in the batch:
+    negatives with cos >= min positive cos - eps, positives with cos <= max negative cos + eps."""
+
+    def __init__(self, pos_margin: float = 1.0, neg_margin: float = 0.5, epsilon: float = 0.2,
+                 mine: bool = True) -> None:
+        super().__init__()
+        from pytorch_metric_learning import distances, losses
+
+        self.loss = losses.ContrastiveLoss(pos_margin=pos_margin, neg_margin=neg_margin,
+                                           distance=distances.CosineSimilarity())
+        self.epsilon, self.mine = epsilon, mine
+
+    def forward(self, args: torch.Tensor, kps: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        n = len(labels)
+        emb = torch.cat([args, kps], dim=0)
+        idx = torch.arange(n, device=args.device)
+        pos, neg = labels == 1, labels == 0
+        if self.mine and pos.any() and neg.any():
+            with torch.no_grad():
+                sims = nn.functional.cosine_similarity(args, kps)
+                hard_neg = neg & (sims >= sims[pos].min() - self.epsilon)
+                hard_pos = pos & (sims <= sims[neg].max() + self.epsilon)
+            pos, neg = hard_pos, hard_neg
+        indices = (idx[pos], idx[pos] + n, idx[neg], idx[neg] + n)
+        return self.loss(emb, indices_tuple=indices)

@@ -1,0 +1,123 @@
+"""Score every argument against the key points of its topic and stance (cosine of backend embeddings).
+
+Any backend `Encoder` works (zero-shot models, fine-tuned SBERT folders). Encoders that take the context
+(topic and stance) as separate inputs, like MTS, expose `encode_statements(texts, topics, stances)`; plain
+encoders embed the text alone, optionally formatted with a template such as "{topic} {text}".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from argsim.backend import Encoder
+from argsim.data.argkp import KPMData
+from argsim.errors import ArgsimError
+
+Predictions = dict[str, dict[str, float]]
+
+
+def _format(template: str, text: str, topic: str, stance: int) -> str:
+    try:
+        return template.format(text=text, topic=topic, stance="pro" if stance > 0 else "con")
+    except (KeyError, IndexError) as exc:
+        raise ArgsimError(f"template {template!r}: unknown field {exc}; use {{text}}, {{topic}}, {{stance}}") from None
+
+
+def embed_statements(encoder: Encoder, texts: Sequence[str], topics: Sequence[str], stances: Sequence[int],
+                     template: str = "{text}") -> np.ndarray:
+    """L2-normalised embeddings of statements in their context (topic, stance)."""
+    contextual = getattr(encoder, "encode_statements", None)
+    if contextual is not None:
+        vecs = contextual(list(texts), list(topics), list(stances))
+    else:
+        vecs = encoder.encode([_format(template, t, tp, s) for t, tp, s in zip(texts, topics, stances, strict=True)])
+    norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+    return (vecs / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+def score_key_points(data: KPMData, encoder: Encoder, arg_template: str = "{text}",
+                     kp_template: str = "{text}") -> Predictions:
+    """`{arg_id: {kp_id: cosine}}` for every argument and each key point of the same topic and stance."""
+    args, kps = data.arguments, data.key_points
+    if not kps:
+        raise ArgsimError(f"{data.name}: no key points to score against")
+    a_vec = embed_statements(encoder, [a.text for a in args], [a.topic for a in args], [a.stance for a in args],
+                             arg_template)
+    k_vec = embed_statements(encoder, [k.text for k in kps], [k.topic for k in kps], [k.stance for k in kps],
+                             kp_template)
+    kp_row = {k.kp_id: i for i, k in enumerate(kps)}
+    out: Predictions = {}
+    for i, arg in enumerate(args):
+        cands = data.candidates(arg)
+        if not cands:
+            continue
+        rows = [kp_row[k.kp_id] for k in cands]
+        sims = k_vec[rows] @ a_vec[i]
+        out[arg.arg_id] = {k.kp_id: round(float(s), 6) for k, s in zip(cands, sims, strict=True)}
+    return out
+
+
+def ensemble_predictions(parts: Sequence[Predictions]) -> Predictions:
+    """Mean score of several prediction sets (fold ensembles); pairs missing from one part are skipped."""
+    out: Predictions = {}
+    for arg_id in parts[0]:
+        kps = parts[0][arg_id]
+        out[arg_id] = {k: round(float(np.mean([p[arg_id][k] for p in parts if k in p.get(arg_id, {})])), 6)
+                       for k in kps}
+    return out
+
+
+@dataclass
+class BestMatch:
+    arg_id: str
+    argument: str
+    topic: str
+    stance: int
+    key_point_id: str
+    key_point: str
+    score: float
+
+
+def best_matches(data: KPMData, predictions: Predictions) -> list[BestMatch]:
+    """Each argument's highest-scoring key point (first on ties), in the arguments file's order."""
+    out = []
+    for arg in data.arguments:
+        scores = predictions.get(arg.arg_id)
+        if not scores:
+            continue
+        kp_id = max(scores.items(), key=lambda kv: kv[1])[0]
+        out.append(BestMatch(arg.arg_id, arg.text, arg.topic, arg.stance, kp_id, data.kp_by_id[kp_id].text,
+                             scores[kp_id]))
+    return out
+
+
+@dataclass
+class Coverage:
+    key_point_id: str
+    key_point: str
+    topic: str
+    stance: int
+    matched: int  # arguments whose best key point this is, with score >= threshold
+    arguments: int  # arguments of the same topic and stance
+    share: float
+
+
+def coverage(data: KPMData, matches: list[BestMatch], threshold: float) -> list[Coverage]:
+    """Per key point: how many arguments it matches (best key point, score >= threshold), KPA's summary."""
+    per_group: dict[tuple[str, int], int] = {}
+    for a in data.arguments:
+        per_group[(a.topic, a.stance)] = per_group.get((a.topic, a.stance), 0) + 1
+    counts: dict[str, int] = {}
+    for m in matches:
+        if m.score >= threshold:
+            counts[m.key_point_id] = counts.get(m.key_point_id, 0) + 1
+    rows = []
+    for kp in data.key_points:
+        n = per_group.get((kp.topic, kp.stance), 0)
+        c = counts.get(kp.kp_id, 0)
+        rows.append(Coverage(kp.kp_id, kp.text, kp.topic, kp.stance, c, n, round(c / n, 4) if n else 0.0))
+    rows.sort(key=lambda r: (r.topic, -r.stance, -r.matched))
+    return rows

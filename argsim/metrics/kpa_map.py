@@ -1,0 +1,177 @@
+"""The official KPA-2021 Track 1 metric (strict / relaxed mean average precision), reimplemented exactly.
+
+Procedure of `code/track_1_kp_matching.py` (IBM/KPA_2021_shared_task, commit 2f5e2d5), see
+`shared/data/argkp/SOURCE.md`:
+
+1. key point ids absent from the key-points file are dropped; each argument keeps its highest-scoring key
+   point (first in JSON order on ties, as Python's `max` does; or a seeded random choice);
+2. every argument of the gold file without a prediction becomes a dummy pair (score 0, label 0);
+3. pairs absent from the labels file ("undecided") get label 0 (strict) or 1 (relaxed);
+4. per (topic, stance) group: sort by score descending the way pandas' `sort_values` does (quicksort on the
+   reversed array, reversed back), keep the first `int(0.5 * n)` rows, set dummy rows' score to 0.99 *after*
+   the cut, AP = scikit-learn `average_precision_score`; formula `2021-09` multiplies it by
+   positives-in-kept / kept (the organisers' last commit), `leaderboard` does not (all published results);
+5. mAP = unweighted mean over groups. A group without any positive kept scores 0 (never NaN).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from argsim.data.argkp import KPMData
+from argsim.errors import ArgsimError, InputError
+
+FORMULAS = ("leaderboard", "2021-09")
+TIE_BREAKS = ("first", "random")
+DUMMY_ID = "dummy_id"
+DUMMY_KEPT_SCORE = 0.99
+TOP_FRACTION = 0.5
+
+Predictions = Mapping[str, Mapping[str, float]]
+
+
+@dataclass
+class GroupScore:
+    """One (topic, stance) group of the evaluation."""
+
+    topic: str
+    stance: int
+    arguments: int
+    kept: int
+    dummies_kept: int
+    undecided_kept: int
+    positives_strict: int
+    positives_relaxed: int
+    ap_strict: float
+    ap_relaxed: float
+
+
+@dataclass
+class MapResult:
+    formula: str
+    strict: float
+    relaxed: float
+    groups: list[GroupScore]
+    arguments: int
+    predicted: int
+    dummies: int
+    invalid_key_points: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class _Pair:
+    arg_id: str
+    kp_id: str
+    score: float
+    label: int | None  # None = undecided (not in the labels file)
+
+
+def read_predictions(path: str | Path) -> dict[str, dict[str, float]]:
+    """Read and validate a shared-task predictions JSON `{arg_id: {kp_id: score}}` (order preserved)."""
+    from argsim.io import read_json
+
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise InputError(path, "predictions must be a JSON object {arg_id: {key_point_id: score}}")
+    out: dict[str, dict[str, float]] = {}
+    for arg_id, kps in data.items():
+        if not isinstance(kps, dict):
+            raise InputError(path, f"arg_id {arg_id!r}: expected an object {{key_point_id: score}}")
+        scores = {}
+        for kp_id, score in kps.items():
+            if isinstance(score, bool) or not isinstance(score, (int, float)) or not np.isfinite(score):
+                raise InputError(path, f"arg_id {arg_id!r}, key point {kp_id!r}: score {score!r} is not a "
+                                       "finite number")
+            scores[kp_id] = float(score)
+        out[arg_id] = scores
+    return out
+
+
+def pandas_descending_order(scores: np.ndarray) -> np.ndarray:
+    """Row order of `DataFrame.sort_values(col, ascending=False)` (pandas' nargsort with quicksort)."""
+    idx = np.arange(len(scores))[::-1]
+    rev = np.asarray(scores, dtype=np.float64)[::-1]
+    return idx[rev.argsort(kind="quicksort")][::-1]
+
+
+def best_key_points(predictions: Predictions, valid_kp_ids: set[str], tie_break: str = "first",
+                    seed: int = 0) -> tuple[dict[str, tuple[str, float]], list[str]]:
+    """Each argument's top key point among the valid ids; also the invalid ids seen (first-seen order)."""
+    if tie_break not in TIE_BREAKS:
+        raise ArgsimError(f"unknown tie-break '{tie_break}': choose {' or '.join(TIE_BREAKS)}")
+    rng = random.Random(seed)
+    best: dict[str, tuple[str, float]] = {}
+    invalid: dict[str, None] = {}
+    for arg_id, kps in predictions.items():
+        valid = {}
+        for kp_id, score in kps.items():
+            if kp_id in valid_kp_ids:
+                valid[kp_id] = float(score)
+            else:
+                invalid[kp_id] = None
+        if not valid:
+            continue
+        top = max(valid.values())
+        if tie_break == "first":
+            kp_id = next(k for k, v in valid.items() if v == top)
+        else:
+            kp_id = rng.choice([k for k, v in valid.items() if v == top])
+        best[arg_id] = (kp_id, top)
+    return best, list(invalid)
+
+
+def group_average_precision(labels: np.ndarray, scores: np.ndarray, formula: str) -> float:
+    """scikit-learn AP of one group's kept rows (x positives/kept for `2021-09`); 0 without positives."""
+    from sklearn.metrics import average_precision_score
+
+    if len(labels) == 0 or labels.sum() == 0:
+        return 0.0
+    ap = float(average_precision_score(labels, scores))
+    if formula == "2021-09":
+        ap *= float(labels.sum()) / len(labels)
+    return ap
+
+
+def evaluate_map(predictions: Predictions, gold: KPMData, formula: str = "leaderboard",
+                 tie_break: str = "first", seed: int = 0) -> MapResult:
+    """Strict and relaxed mAP of `predictions` on the labelled split `gold`, exactly as the official script."""
+    if formula not in FORMULAS:
+        raise ArgsimError(f"unknown formula '{formula}': choose {' or '.join(FORMULAS)}")
+    if not gold.has_labels:
+        raise ArgsimError(f"{gold.name}: no gold labels to evaluate against (give the labels file)")
+    best, invalid = best_key_points(predictions, set(gold.kp_by_id), tie_break, seed)
+    groups: dict[tuple[str, int], list[_Pair]] = defaultdict(list)
+    for arg in gold.arguments:  # the gold file's order (pandas' left merge keeps it)
+        if arg.arg_id in best:
+            kp_id, score = best[arg.arg_id]
+            pair = _Pair(arg.arg_id, kp_id, score, gold.labels.get((arg.arg_id, kp_id)))
+        else:
+            pair = _Pair(arg.arg_id, DUMMY_ID, 0.0, 0)
+        groups[(arg.topic, arg.stance)].append(pair)
+    scores: list[GroupScore] = []
+    for (topic, stance), pairs in groups.items():
+        order = pandas_descending_order(np.array([p.score for p in pairs]))
+        kept = [pairs[i] for i in order[: int(TOP_FRACTION * len(pairs))]]
+        s = np.array([DUMMY_KEPT_SCORE if p.kp_id == DUMMY_ID else p.score for p in kept], dtype=np.float64)
+        strict = np.array([0 if p.label is None else p.label for p in kept], dtype=np.int64)
+        relaxed = np.array([1 if p.label is None else p.label for p in kept], dtype=np.int64)
+        scores.append(GroupScore(
+            topic=topic, stance=stance, arguments=len(pairs), kept=len(kept),
+            dummies_kept=sum(p.kp_id == DUMMY_ID for p in kept), undecided_kept=sum(p.label is None for p in kept),
+            positives_strict=int(strict.sum()), positives_relaxed=int(relaxed.sum()),
+            ap_strict=group_average_precision(strict, s, formula),
+            ap_relaxed=group_average_precision(relaxed, s, formula)))
+    return MapResult(formula=formula, strict=float(np.mean([g.ap_strict for g in scores])),
+                     relaxed=float(np.mean([g.ap_relaxed for g in scores])), groups=scores,
+                     arguments=len(gold.arguments), predicted=sum(a.arg_id in best for a in gold.arguments),
+                     dummies=sum(a.arg_id not in best for a in gold.arguments), invalid_key_points=invalid)
