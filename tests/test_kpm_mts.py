@@ -1,0 +1,109 @@
+"""MTS pieces: loss terms on small tensors with closed-form values, pseudo-label batches, topic folds."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from argsim.kpm.mts_model import ClusterLoss, PairContrastiveLoss
+
+
+def unit(deg: float) -> list[float]:
+    return [math.cos(math.radians(deg)), math.sin(math.radians(deg))]
+
+
+def test_tuplet_margin_is_in_degrees():
+    emb = torch.tensor([unit(0), unit(30), unit(60), unit(90)])
+    loss = ClusterLoss(margin_deg=10.0, scale=8.0, mine=False)
+    indices = (torch.tensor([0]), torch.tensor([1]), torch.tensor([0, 0]), torch.tensor([2, 3]))
+    got = loss.tuplet(emb, indices_tuple=indices).item()
+    cos_ap = math.cos(math.radians(30 - 10))  # cos(theta_ap - beta), beta = 10 degrees
+    want = math.log(1 + math.exp(8 * (math.cos(math.radians(60)) - cos_ap)) + math.exp(8 * (0.0 - cos_ap)))
+    assert got == pytest.approx(want, rel=1e-5)
+    as_radians = math.log(1 + math.exp(8 * (0.5 - math.cos(math.radians(30) - 10))) + math.exp(-8 * math.cos(
+        math.radians(30) - 10)))
+    assert got != pytest.approx(as_radians, rel=1e-3)
+
+
+def test_intra_pair_variance_closed_form():
+    emb = torch.tensor([unit(0), unit(30), unit(10), unit(60), unit(80)])
+    loss = ClusterLoss(mine=False)
+    indices = (torch.tensor([0, 0]), torch.tensor([1, 2]), torch.tensor([0, 0]), torch.tensor([3, 4]))
+    got = loss.ipv(emb, indices_tuple=indices).item()
+    pos = [math.cos(math.radians(d)) for d in (30, 10)]
+    neg = [math.cos(math.radians(d)) for d in (60, 80)]
+    mp, mn = sum(pos) / 2, sum(neg) / 2
+    want = (sum(max(0.0, 0.99 * mp - s) ** 2 for s in pos) / 2
+            + sum(max(0.0, s - 1.01 * mn) ** 2 for s in neg) / 2)
+    assert want > 0.01
+    assert got == pytest.approx(want, rel=1e-5)
+
+
+def test_multi_similarity_miner_rule():
+    # anchor 0 and 1 share a label; 2 is 50 degrees from 0 on the other side (90 degrees from 1)
+    emb = torch.tensor([unit(0), unit(40), unit(-50)])
+    labels = torch.tensor([0, 0, 1])
+    a1, p, a2, n = ClusterLoss(miner_epsilon=0.2).miner(emb, labels)
+    # cos50 = 0.643 > min positive cos40 - 0.2 = 0.566: hard negative of anchor 0
+    assert (0, 2) in set(zip(a2.tolist(), n.tolist()))
+    _, _, a2, n = ClusterLoss(miner_epsilon=0.05).miner(emb, labels)
+    assert len(a2) == 0  # 0.643 < 0.766 - 0.05: too easy
+
+
+def test_cluster_loss_is_tuplet_plus_weighted_ipv_on_mined_pairs():
+    torch.manual_seed(0)
+    emb = torch.nn.functional.normalize(torch.randn(12, 8), dim=1)
+    labels = torch.tensor([0, 0, 0, 1, 1, 1, 2, 2, 3, 4, 5, 6])
+    loss = ClusterLoss(margin_deg=5.73, ipv_weight=0.5, miner_epsilon=0.2)
+    indices = loss.miner(emb, labels)
+    want = loss.tuplet(emb, labels, indices) + 0.5 * loss.ipv(emb, labels, indices)
+    assert loss(emb, labels).item() == pytest.approx(want.item(), rel=1e-6)
+
+
+def test_simakp_contrastive_pairs():
+    args = torch.tensor([unit(0), unit(0), unit(0)])
+    kps = torch.tensor([unit(math.degrees(math.acos(0.8))), unit(math.degrees(math.acos(0.7))),
+                        unit(math.degrees(math.acos(0.3)))])
+    labels = torch.tensor([1, 0, 0])
+    got = PairContrastiveLoss(pos_margin=1.0, neg_margin=0.5, mine=False)(args, kps, labels).item()
+    # positive: 1 - 0.8; negatives: max(0, 0.7 - 0.5), max(0, 0.3 - 0.5) = 0; pml averages non-zero terms
+    assert got == pytest.approx(0.2 + 0.2, rel=1e-4)
+    mined = PairContrastiveLoss(pos_margin=1.0, neg_margin=0.5, epsilon=0.05)(args, kps, labels).item()
+    # mining keeps the negative with cos >= 0.8 - 0.05 only: none -> positive cos 0.8 <= 0.7 + 0.05? no -> 0
+    assert mined == pytest.approx(0.0)
+
+
+def test_cluster_batches_pseudo_labels(data_dir):
+    from argsim.data.argkp import load_argkp
+    from argsim.kpm.mts_data import cluster_batches, pseudo_labels
+
+    train = load_argkp("train", data_dir)
+    train = train.subset(train.topics[:2])
+    kp_label, arg_label, first_free = pseudo_labels(train)
+    batches = cluster_batches(train, max_pos=5, max_neg=6, max_unmatched=3, seed=1)
+    assert len(batches) == sum(1 for k in train.key_points if any(
+        v == 1 and kid == k.kp_id for (_, kid), v in train.labels.items()))
+    for b in batches:
+        kp = train.kp_by_id[b.key_point_id]
+        assert b.statements[0].text == kp.text and b.labels[0] == kp_label[kp.kp_id]
+        assert all(s.topic == kp.topic and s.stance == kp.stance for s in b.statements)
+        n_pos = b.labels.count(b.labels[0]) - 1
+        assert 1 <= n_pos <= 5 + 6  # positives, plus negatives that match the same other key point
+        unmatched = [lab for lab in b.labels if lab >= first_free]
+        assert len(unmatched) == len(set(unmatched)) <= 3
+    assert batches != cluster_batches(train, max_pos=5, max_neg=6, max_unmatched=3, seed=2)
+
+
+def test_topic_folds_fold1_is_official(data_dir):
+    from argsim.data.argkp import load_argkp
+    from argsim.kpm.mts_data import topic_folds
+
+    train, dev = load_argkp("train", data_dir), load_argkp("dev", data_dir)
+    folds = topic_folds(train, dev, 7)
+    assert len(folds) == 7 and folds[0] == (train, dev)
+    held = [set(h.topics) for _, h in folds[1:]]
+    assert all(len(h) == 4 for h in held) and set().union(*held) == set(train.topics)
+    for tr, h in folds[1:]:
+        assert not set(tr.topics) & set(h.topics) and len(tr.topics) == 24
