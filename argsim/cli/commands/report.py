@@ -1,0 +1,41 @@
+"""`argsim report`: show every bench/results/*.json as tables; `--readme` refreshes the README block."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from argsim.cli.groups import console
+
+
+def register(app: typer.Typer) -> None:
+    app.command("report")(report)
+
+
+def report(
+    task: str | None = typer.Option(None, help="Only this task (file name without .json)."),
+    readme: Path | None = typer.Option(None, help="Rewrite the block between <!-- results:start --> and "
+                                                  "<!-- results:end --> in this markdown file."),
+    markdown: bool = typer.Option(False, help="Print markdown instead of rich tables."),
+) -> None:
+    """Render the committed results files (the one schema shared by every benchmark and evaluation)."""
+    from argsim.report import COLUMNS, _fmt, load_all, markdown_table, update_readme
+
+    results = [r for r in load_all() if task is None or r["task"] == task]
+    for res in results:
+        if markdown:
+            console.print(markdown_table(res), markup=False, highlight=False)
+            continue
+        rows = res.get("rows", [])
+        cols = [c for c in COLUMNS if any(r.get(c) not in (None, "") for r in rows)]
+        table = Table(title=res["task"], caption=res.get("command"))
+        for c in cols:
+            table.add_column(c)
+        for r in rows:
+            table.add_row(*(_fmt(r.get(c)) for c in cols))
+        console.print(table)
+    if readme is not None:
+        changed = update_readme(readme)
+        console.print(f"{readme}: {'updated' if changed else 'already up to date'}")
