@@ -76,15 +76,15 @@ class MTSNet(nn.Module):
         self.stance = nn.Linear(1, cfg.stance_dim)
         self.dropout = nn.Dropout(cfg.dropout)
         self.proj = nn.Linear(cfg.stance_dim + texts * feat, cfg.out_dim)
-        self._state_cache: dict[tuple[str, int], tuple[torch.Tensor, torch.Tensor]] | None = None
+        self._top = None
 
     @property
     def device(self) -> torch.device:
         return self.proj.weight.device
 
     def _features(self, first: list[str], second: list[str] | None, max_len: int) -> torch.Tensor:
-        if self._state_cache is not None and self.training and second is None:
-            return self._top_layer_features(first, max_len)
+        if self._top is not None and self.training and second is None:
+            return self._top.features(first, max_len, self.cfg.pooling)
         batch = self.tokenizer(first, second, padding=True, truncation=True, max_length=max_len,
                                return_tensors="pt").to(self.device)
         out = self.backbone(**batch, output_hidden_states=self.cfg.pooling == "cls-last4")
@@ -115,61 +115,11 @@ class MTSNet(nn.Module):
             for p in layer.parameters():
                 p.requires_grad = False
 
-    # ---- CPU-friendly partial fine-tuning: cache the frozen lower layers' states once per text
     def enable_top_layer_training(self, n: int) -> None:
-        """Train only the top `n` transformer layers; the input of layer L-n (and the frozen [CLS] vectors
-        that cls-last4 needs) is computed once per text without gradients and cached."""
-        layers = getattr(getattr(self.backbone, "encoder", None), "layer", None)
-        if layers is None or self.backbone.config.model_type != "bert":
-            raise ValueError("--train-layers needs a BERT-type backbone (e.g. minilm); use --freeze-layers")
-        n = min(n, len(layers))
-        self.freeze_lower_layers(len(layers) - n)
-        self._top_n, self._state_cache = n, {}
+        """Train only the top `n` transformer layers on cached lower-layer states (see argsim.kpm.partial)."""
+        from argsim.kpm.partial import TopLayerTrainer
 
-    def _cache_states(self, texts: list[str], max_len: int) -> None:
-        missing = [t for t in dict.fromkeys(texts) if (t, max_len) not in self._state_cache]
-        n_layers, n = len(self.backbone.encoder.layer), self._top_n
-        was_training = self.backbone.training
-        self.backbone.eval()
-        with torch.no_grad():
-            for start in range(0, len(missing), 64):
-                chunk = missing[start:start + 64]
-                batch = self.tokenizer(chunk, padding=True, truncation=True, max_length=max_len,
-                                       return_tensors="pt").to(self.device)
-                hs = self.backbone(**batch, output_hidden_states=True).hidden_states
-                lengths = batch["attention_mask"].sum(dim=1).tolist()
-                frozen_last4 = range(max(n_layers - 3, 0), n_layers - n + 1)  # hidden_states indices
-                for j, text in enumerate(chunk):
-                    cls = torch.stack([hs[i][j, 0] for i in frozen_last4]) if len(frozen_last4) else \
-                        torch.zeros(0, hs[0].shape[-1])
-                    self._state_cache[(text, max_len)] = (hs[n_layers - n][j, :lengths[j]].half().cpu(), cls.cpu())
-        self.backbone.train(was_training)
-
-    def _top_layer_features(self, texts: list[str], max_len: int) -> torch.Tensor:
-        from transformers.masking_utils import create_bidirectional_mask
-
-        self._cache_states(texts, max_len)
-        states = [self._state_cache[(t, max_len)] for t in texts]
-        longest = max(s[0].shape[0] for s in states)
-        hidden = torch.zeros(len(texts), longest, states[0][0].shape[1], device=self.device)
-        mask = torch.zeros(len(texts), longest, dtype=torch.long, device=self.device)
-        for j, (h, _) in enumerate(states):
-            hidden[j, :h.shape[0]] = h.float()
-            mask[j, :h.shape[0]] = 1
-        mask4d = create_bidirectional_mask(config=self.backbone.config, inputs_embeds=hidden, attention_mask=mask)
-        cls_out = []
-        layers = self.backbone.encoder.layer
-        for layer in layers[len(layers) - self._top_n:]:
-            hidden = layer(hidden, mask4d)
-            cls_out.append(hidden[:, 0])
-        if self.cfg.pooling == "cls":
-            return cls_out[-1]
-        if self.cfg.pooling == "mean":
-            m = mask.unsqueeze(-1).to(hidden.dtype)
-            return (hidden * m).sum(dim=1) / m.sum(dim=1).clamp(min=1e-9)
-        frozen = torch.stack([s[1] for s in states]).to(self.device)  # (B, n_frozen, H)
-        parts = [frozen[:, i] for i in range(frozen.shape[1])] + cls_out
-        return torch.cat(parts[-4:], dim=-1)
+        self._top = TopLayerTrainer(self.backbone, self.tokenizer, n)
 
     # ---- persistence: the backbone as a transformers folder, the head as a state dict
     def save(self, folder: Path) -> None:

@@ -37,6 +37,7 @@ class SbertConfig:
     max_seq_length: int = 64
     seed: int = 13
     max_steps: int = -1
+    train_layers: int = 0  # >0: train only the top N layers on cached lower-layer states (argsim.kpm.partial)
 
 
 def pair_rows(data: KPMData, cfg: SbertConfig) -> dict[str, list]:
@@ -62,6 +63,65 @@ def _with_pooling(model, pooling: str):  # noqa: ANN001, ANN202
     return SentenceTransformer(modules=[word, pool], device=model.device)
 
 
+def _pooling_mode(model) -> str:  # noqa: ANN001
+    pool = model[1]
+    return "cls" if getattr(pool, "pooling_mode_cls_token", False) else "mean"
+
+
+def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, quiet: bool) -> int:  # noqa: ANN001
+    """The same objective on cached lower-layer states, updating only the top `cfg.train_layers` layers."""
+    import random
+
+    import torch
+    from torch.optim.lr_scheduler import LambdaLR
+
+    from argsim.kpm.partial import TopLayerTrainer
+    from argsim.progress import progress_bar
+
+    word = model[0]
+    top = TopLayerTrainer(word.auto_model, word.tokenizer, cfg.train_layers)
+    pooling = _pooling_mode(model)
+    order = list(range(len(rows["label"])))
+    steps_per_epoch = math.ceil(len(order) / cfg.batch_size)
+    total = steps_per_epoch * math.ceil(cfg.epochs)
+    if cfg.max_steps > 0:
+        total = min(total, cfg.max_steps)
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=cfg.lr)
+    warm = int(cfg.warmup_ratio * total)
+    end = cfg.lr_end / cfg.lr
+
+    def factor(step: int) -> float:
+        if step < warm:
+            return (step + 1) / max(warm, 1)
+        return 1.0 - (1.0 - end) * min(1.0, (step - warm) / max(total - warm, 1))
+
+    sched = LambdaLR(opt, factor)
+    rng = random.Random(cfg.seed)
+    model.train()
+    step = 0
+    with progress_bar(total, "sbert (top layers)", enabled=not quiet) as bar:
+        while step < total:
+            rng.shuffle(order)
+            for start in range(0, len(order), cfg.batch_size):
+                if step >= total:
+                    break
+                idx = order[start:start + cfg.batch_size]
+                e1 = top.features([rows["sentence1"][i] for i in idx], cfg.max_seq_length, pooling)
+                e2 = top.features([rows["sentence2"][i] for i in idx], cfg.max_seq_length, pooling)
+                labels = torch.tensor([rows["label"][i] for i in idx], dtype=torch.float32, device=e1.device)
+                value = loss.compute_loss_from_embeddings([e1, e2], labels)
+                opt.zero_grad()
+                value.backward()
+                torch.nn.utils.clip_grad_norm_(params, 1.0)
+                opt.step()
+                sched.step()
+                step += 1
+                bar.advance(1)
+    model.eval()
+    return step
+
+
 def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str | None = None,
                 quiet: bool = False) -> dict:
     """Fine-tune, save a sentence-transformers folder at `out`, return the training info."""
@@ -69,7 +129,6 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments, losses
 
     from argsim.backend import load_sentence_transformer
-    from argsim.results import peak_memory_mb
     from argsim.settings import seed_everything
 
     if cfg.loss not in LOSSES:
@@ -80,10 +139,15 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
     if cfg.pooling:
         model = _with_pooling(model, cfg.pooling)
     model.max_seq_length = cfg.max_seq_length
-    ds = datasets.Dataset.from_dict(pair_rows(train, cfg))
+    rows = pair_rows(train, cfg)
     loss = (losses.CosineSimilarityLoss(model) if cfg.loss == "cosine"
             else losses.ContrastiveLoss(model, margin=cfg.contrastive_margin))
-    steps_per_epoch = math.ceil(len(ds) / cfg.batch_size)
+    steps_per_epoch = math.ceil(len(rows["label"]) / cfg.batch_size)
+    if cfg.train_layers > 0:
+        start = time.perf_counter()
+        steps = _train_top_layers(model, rows, loss, cfg, quiet)
+        return _finish(model, out, cfg, train, len(rows["label"]), steps, steps_per_epoch, start)
+    ds = datasets.Dataset.from_dict(rows)
     args = SentenceTransformerTrainingArguments(
         output_dir=str(out / "checkpoints"), num_train_epochs=cfg.epochs, max_steps=cfg.max_steps,
         per_device_train_batch_size=cfg.batch_size, learning_rate=cfg.lr, warmup_ratio=cfg.warmup_ratio,
@@ -93,13 +157,18 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
     trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=ds, loss=loss)
     start = time.perf_counter()
     trainer.train()
+    return _finish(model, out, cfg, train, len(ds), trainer.state.global_step, steps_per_epoch, start)
+
+
+def _finish(model, out: Path, cfg: SbertConfig, train: KPMData, pairs: int, steps: int,  # noqa: ANN001
+            steps_per_epoch: int, start: float) -> dict:
+    from argsim.io import write_json
+    from argsim.results import peak_memory_mb
+
     seconds = time.perf_counter() - start
     model.save(str(out))
-    steps = trainer.state.global_step
-    info = {"method": "sbert", "config": asdict(cfg), "train": train.name, "pairs": len(ds), "steps": steps,
+    info = {"method": "sbert", "config": asdict(cfg), "train": train.name, "pairs": pairs, "steps": steps,
             "seconds": round(seconds, 1), "seconds_per_epoch": round(seconds * steps_per_epoch / max(steps, 1), 1),
             "peak_mb": peak_memory_mb(), "device": str(model.device)}
-    from argsim.io import write_json
-
     write_json(out / TRAIN_INFO, info)
     return info

