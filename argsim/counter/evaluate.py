@@ -7,7 +7,8 @@ A ranking record (one JSON line per point)::
      "top": [{"id": candidate id, "score": s}, ...]}            # the best `top_k`, best first
 
 `gold_better`/`gold_tied` count the candidates scoring above / equal to the gold counter, so accuracy@1 and
-MRR are exact for every pool size even though only the top k are stored.
+MRR are exact for every pool size even though only the top k are stored. `exact_rank` is false when the
+ranker pruned (scores below its top k are upper bounds): accuracy@1 is still exact, MRR is then not reported.
 """
 
 from __future__ import annotations
@@ -83,7 +84,8 @@ def summarize(records: Iterable[dict], ties: str = "expected") -> list[RankingSu
         ranks = [GoldRank(better=r["gold_better"], tied=r["gold_tied"], pool=r["pool_size"])
                  if r.get("gold_better") is not None else GoldRank(1 << 30, 0, 0) for r in recs]
         pools = [r["pool_size"] for r in recs]
+        exact = all(r.get("exact_rank", True) for r in recs)
         out.append(RankingSummary(method, setting, split, len(recs), accuracy_from_ranks(ranks, ties),
-                                  mrr_from_ranks(ranks, ties), float(np.mean([1 / n for n in pools])),
-                                  float(np.mean(pools))))
+                                  mrr_from_ranks(ranks, ties) if exact else float("nan"),
+                                  float(np.mean([1 / n for n in pools])), float(np.mean(pools))))
     return out

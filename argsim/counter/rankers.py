@@ -4,7 +4,9 @@ A ranker is a callable ``fn(points: list[Argument], pools: dict[str, list[Argume
 -> dict[str, np.ndarray]`` returning, for every point id, one score per candidate aligned with
 ``pools[point.id]`` (higher = better counter). Rankers must accept (and may ignore) unknown ``**options``;
 the CLI passes ``model`` (an encoder name / model folder, when given), ``split``/``setting`` (for
-caching), and every ``--opt key=value``.
+caching), ``top_k``, ``gold`` (point id -> true counter id; only for pruning that keeps the true counter's rank
+exact, never to score) and every ``--opt key=value``. A ranker may return a dict subclass with attribute
+``exact_rank = False`` when scores below its top-k are bounds (then MRR is not reported).
 
 Register with::
 
@@ -37,7 +39,7 @@ class RankerInfo:
 
 
 RANKERS: dict[str, RankerInfo] = {}
-_BUILTIN_MODULES = ("argsim.counter.baselines", "argsim.counter.ltr")
+_BUILTIN_MODULES = ("argsim.counter.baselines", "argsim.counter.simplesd", "argsim.counter.ltr")
 _OPTIONAL_MODULES = ("argsim.counter.neural",)
 
 

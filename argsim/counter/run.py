@@ -73,8 +73,14 @@ def run_ranker(method: str, points: list[Argument], pools: dict[str, list[Argume
     info = get_ranker(method)
     options = dict(options or {})
     with timed() as t:
-        scores = info.fn(points, pools, split=split, setting=setting, **options)
+        scores = info.fn(points, pools, split=split, setting=setting, gold=gold, top_k=top_k, **options)
     records = ranking_records(points, pools, scores, gold, method=method, setting=setting, split=split, top_k=top_k)
+    exact = bool(getattr(scores, "exact_rank", True))
+    for r in records:
+        r["exact_rank"] = exact
+    stats = getattr(scores, "stats", None)
+    if stats:
+        options = options | {"stats": stats}
     return RankRun(method=method, setting=setting, split=split, records=records, seconds=t["seconds"],
                    peak_mb=peak_memory_mb(), n_points=len(points), n_pairs=sum(len(v) for v in pools.values()),
                    options=options)

@@ -92,18 +92,20 @@ def _print_summary(records: list[dict], runs: dict, task: str | None = None, tie
     from argsim.results import ResultRow, environment, write_results
     from argsim.settings import RUNTIME
 
-    table = Table(title="best-counter retrieval (accuracy@1 = share of points whose true counter ranks first)")
-    for col in ("method", "split", "setting", "points", "mean pool", "random", "acc@1", "paper acc@1", "MRR",
-                "seconds"):
-        table.add_column(col, justify="left" if col in ("method", "split", "setting") else "right")
+    table = Table(title="best-counter retrieval: accuracy@1 (paper = Table 2 of the bipolar-encoder paper)")
+    for col in ("method", "split", "setting", "points", "pool", "random", "acc@1", "paper", "MRR", "s"):
+        left = col in ("method", "split", "setting")
+        table.add_column(col, justify="left" if left else "right", no_wrap=col == "method")
     rows = []
     for s in summarize(records, ties=ties):
         run = runs.get((s.method, s.setting, s.split))
         paper = paper_figure(s.method, s.setting)
-        table.add_row(s.method, s.split, s.setting, f"{s.points:,}", f"{s.mean_pool:,.1f}", f"{s.random_accuracy:.3f}",
-                      f"{s.accuracy_at_1:.3f}", "" if paper is None else f"{paper:.3f}", f"{s.mrr:.3f}",
-                      "" if run is None else f"{run.seconds:.1f}")
+        table.add_row(s.method, s.split, s.setting, f"{s.points:,}", f"{s.mean_pool:,.1f}",
+                      f"{s.random_accuracy:.3f}", f"{s.accuracy_at_1:.3f}", "" if paper is None else f"{paper:.3f}",
+                      "n/a" if s.mrr != s.mrr else f"{s.mrr:.3f}", "" if run is None else f"{run.seconds:.1f}")
         for metric, value, pap in (("accuracy@1", s.accuracy_at_1, paper), ("mrr", s.mrr, None)):
+            if value != value:  # MRR of a pruned ranking is not exact: not reported
+                continue
             rows.append(ResultRow(method=s.method, model=model, split=s.split, setting=s.setting, metric=metric,
                                   value=round(value, 4), paper=pap, seconds=None if run is None else run.seconds,
                                   peak_mb=None if run is None else run.peak_mb,

@@ -1,0 +1,172 @@
+"""The 20 point-candidate features of Table 1: agg[met(p_cl, c), met(p_pr, c)] for 5 metrics x 4 aggregations.
+
+Order (the paper's): metric-major, aggregation m/x/p/s inside each metric, i.e.
+x1..x4 = Manhattan {min, max, product, sum}, x5..x8 = WMD, x9..x12 = TF cosine, x13..x16 = BM25,
+x17..x20 = BERT cosine. Simple-SD and the "part" models use x1..x8, the "full" models all 20.
+
+Metrics (each a similarity, larger = more similar):
+- `manhattan`: 1 / (1 + d), d = L1 distance of the L1-normalised term-frequency vectors (d in [0, 2]);
+- `wmd`: 1 / (1 + WMD) with gensim's WMD over the chosen word vectors; WMD = inf (a text without any known
+  word) gives similarity 0, the limit of 1 / (1 + d);
+- `cosine`: cosine of the term-frequency vectors (0 for an empty text);
+- `bm25`: BM25 score of the candidate for the part as the query (`argsim.counter.textrep.BM25Index`; document
+  statistics from all distinct candidates of the run, i.e. the split's arguments for counterargs-18);
+- `bert`: cosine of the backend's [CLS] embeddings (MiniLM by default, standing in for bert-base-uncased).
+A point without a conclusion (an empty first part) gets met = that of an empty text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from argsim.counter.pools import PoolIndex
+from argsim.counter.textrep import BM25Index, cosine_similarity, manhattan_distance, shared_term_matrices
+from argsim.counter.wmd import WMDEngine
+from argsim.data.counterargs import Argument
+
+METRICS = ("manhattan", "wmd", "cosine", "bm25", "bert")
+AGGREGATIONS = ("min", "max", "prod", "sum")
+FEATURE_NAMES = tuple(f"{m}-{a}" for m in METRICS for a in AGGREGATIONS)
+N_PART, N_FULL = 8, 20
+
+
+def aggregate(cl: np.ndarray, pr: np.ndarray) -> np.ndarray:
+    """Stack the four aggregations of two metric values in the paper's m/x/p/s order: (..., 4)."""
+    cl, pr = np.asarray(cl, dtype=np.float64), np.asarray(pr, dtype=np.float64)
+    return np.stack([np.minimum(cl, pr), np.maximum(cl, pr), cl * pr, cl + pr], axis=-1)
+
+
+def inverse_distance(d: np.ndarray) -> np.ndarray:
+    """Similarity 1 / (1 + d); d = inf gives 0."""
+    d = np.asarray(d, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        return np.where(np.isinf(d), 0.0, 1.0 / (1.0 + np.where(np.isinf(d), 0.0, d)))
+
+
+def feature_count(kind: str) -> int:
+    if kind not in ("part", "full"):
+        raise ValueError("features must be 'part' (x1..x8) or 'full' (x1..x20)")
+    return N_PART if kind == "part" else N_FULL
+
+
+@dataclass
+class FeatureConfig:
+    """Choices behind the features (recorded with every model and result)."""
+
+    word_vectors: str = "glove50"  # 'glove50', 'w2v-training' or a KeyedVectors file
+    bert_model: str = "minilm"
+    bert_pooling: str = "cls"
+    bm25_idf: str = "lucene"
+    workers: int = 2
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass
+class FeatureSpace:
+    """Points, their pools and the per-text representations from which every feature is computed."""
+
+    points: list[Argument]
+    pools: dict[str, list[Argument]]
+    config: FeatureConfig = field(default_factory=FeatureConfig)
+
+    def __post_init__(self) -> None:
+        self.index = PoolIndex.build(self.points, self.pools)
+        self.cl_texts = [p.conclusion for p in self.points]
+        self.pr_texts = [p.premise or p.text for p in self.points]
+        self._dense: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._engine: WMDEngine | None = None
+        self._text_ids: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    # ------------------------------------------------------------ cheap metrics (dense over the universe)
+
+    def dense_metric(self, metric: str) -> tuple[np.ndarray, np.ndarray]:
+        """(cl, pr) similarity matrices of shape (n_points, n_universe) for a non-WMD metric."""
+        if metric in self._dense:
+            return self._dense[metric]
+        universe = [a.text for a in self.index.universe]
+        if metric in ("manhattan", "cosine", "bm25"):
+            docs, cl, pr = shared_term_matrices(universe, self.cl_texts, self.pr_texts)
+            if metric == "manhattan":
+                out = tuple(inverse_distance(manhattan_distance(q.l1(), docs.l1())) for q in (cl, pr))
+            elif metric == "cosine":
+                out = tuple(cosine_similarity(q.counts, docs.counts) for q in (cl, pr))
+            else:
+                bm25 = BM25Index.fit(docs, idf=self.config.bm25_idf)
+                out = tuple(bm25.scores(q.counts) for q in (cl, pr))
+        elif metric == "bert":
+            from argsim.backend import get_encoder
+
+            enc = get_encoder(self.config.bert_model, pooling=self.config.bert_pooling)
+            u = enc.encode(universe, normalize=True)
+            out = tuple(enc.encode([t if t else " " for t in texts], normalize=True) @ u.T
+                        for texts in (self.cl_texts, self.pr_texts))
+            out = tuple(np.where(np.asarray([bool(t) for t in texts])[:, None], m, 0.0).astype(np.float64)
+                        for m, texts in zip(out, (self.cl_texts, self.pr_texts), strict=True))
+        else:
+            raise ValueError(f"'{metric}' is not a dense metric")
+        self._dense[metric] = out
+        return out
+
+    def pooled_metric(self, metric: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        cl, pr = self.dense_metric(metric)
+        return {p.id: (cl[i, self.index.columns[p.id]], pr[i, self.index.columns[p.id]])
+                for i, p in enumerate(self.points)}
+
+    # ------------------------------------------------------------ WMD
+
+    @property
+    def engine(self) -> WMDEngine:
+        """One WMD engine over the distinct texts (conclusions, premises, candidates)."""
+        if self._engine is None:
+            from argsim.counter.wordvecs import word_vectors
+
+            texts: dict[str, int] = {}
+            ids = [np.fromiter((texts.setdefault(t, len(texts)) for t in group), dtype=np.int64, count=len(group))
+                   for group in (self.cl_texts, self.pr_texts, [a.text for a in self.index.universe])]
+            self._text_ids = (ids[0], ids[1], ids[2])
+            self._engine = WMDEngine(word_vectors(self.config.word_vectors), list(texts))
+        return self._engine
+
+    @property
+    def text_ids(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Engine text index of each point's conclusion, premise, and of each universe candidate."""
+        _ = self.engine
+        assert self._text_ids is not None
+        return self._text_ids
+
+    def wmd_distances(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Exact WMD(p_cl, c) and WMD(p_pr, c) for every pool pair (distinct text pairs solved once)."""
+        cl_ids, pr_ids, u_ids = self.text_ids
+        per_point = []
+        for i, p in enumerate(self.points):
+            c = u_ids[self.index.columns[p.id]]
+            per_point.append((np.stack([np.full(len(c), cl_ids[i]), c], 1),
+                              np.stack([np.full(len(c), pr_ids[i]), c], 1)))
+        allpairs = np.concatenate([x for pair in per_point for x in pair]) if per_point else np.zeros((0, 2), int)
+        uniq, inverse = np.unique(allpairs, axis=0, return_inverse=True)
+        dist = self.engine.distances(uniq, workers=self.config.workers)[inverse.ravel()]
+        out, pos = {}, 0
+        for p, (a, b) in zip(self.points, per_point, strict=True):
+            out[p.id] = (dist[pos:pos + len(a)], dist[pos + len(a):pos + len(a) + len(b)])
+            pos += len(a) + len(b)
+        return out
+
+    # ------------------------------------------------------------ feature matrices
+
+    def features(self, n_features: int = N_FULL) -> dict[str, np.ndarray]:
+        """Point id -> (pool size, n_features) matrix in Table 1's order (all metrics exact)."""
+        metrics = METRICS[: (n_features + 3) // 4]
+        blocks: dict[str, list[np.ndarray]] = {p.id: [] for p in self.points}
+        for metric in metrics:
+            if metric == "wmd":
+                pooled = {pid: (inverse_distance(a), inverse_distance(b))
+                          for pid, (a, b) in self.wmd_distances().items()}
+            else:
+                pooled = self.pooled_metric(metric)
+            for pid, (cl, pr) in pooled.items():
+                blocks[pid].append(aggregate(cl, pr))
+        return {pid: np.concatenate(b, axis=1)[:, :n_features] for pid, b in blocks.items()}

@@ -1,0 +1,109 @@
+"""Simple-SD (Wachsmuth et al. 2018): f(x) = sum_i alpha_i x_i over the first 8 features (Manhattan and WMD).
+
+The paper gives alpha4 = alpha8 = 0.9, alpha1 = alpha2 = -0.1, the rest 0. How these indices map onto the
+features is ambiguous; the readings compared on the validation split (docs/counterargs-ltr.md) are:
+
+- `literal`: Table 1's order (metric-major, m/x/p/s): -0.1 man-min - 0.1 man-max + 0.9 man-sum + 0.9 wmd-sum.
+  With two parts min + max = sum, so this is 0.8 man-sum + 0.9 wmd-sum: no dissimilarity term at all.
+- `interleaved`: aggregation-major order (x1 = man-min, x2 = wmd-min, x3 = man-max, x4 = wmd-max, ...,
+  x8 = wmd-sum): -0.1 man-min - 0.1 wmd-min + 0.9 wmd-max + 0.9 wmd-sum.
+- `max-min`: the method's idea, "similar to one part, dissimilar to the other": for both metrics
+  0.9 * max(part similarities) - 0.1 * min(part similarities).
+- `sum-min`: similarity = sum, dissimilarity = min for both metrics: 0.9 sum - 0.1 min (= 0.8 min + 0.9 max).
+`--tune` searches the 8 weights by coordinate ascent on a validation setting (see `tune_weights`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from argsim.counter.features import FEATURE_NAMES, N_PART, FeatureConfig, FeatureSpace
+from argsim.counter.prune import linear_scores
+from argsim.counter.rankers import register_ranker
+from argsim.metrics.ranking import accuracy_at_1
+
+
+def _weights(**named: float) -> np.ndarray:
+    w = np.zeros(N_PART)
+    for name, value in named.items():
+        w[FEATURE_NAMES.index(name.replace("_", "-"))] = value
+    return w
+
+
+READINGS: dict[str, np.ndarray] = {
+    "literal": _weights(manhattan_min=-0.1, manhattan_max=-0.1, manhattan_sum=0.9, wmd_sum=0.9),
+    "interleaved": _weights(manhattan_min=-0.1, wmd_min=-0.1, wmd_max=0.9, wmd_sum=0.9),
+    "max-min": _weights(manhattan_max=0.9, manhattan_min=-0.1, wmd_max=0.9, wmd_min=-0.1),
+    "sum-min": _weights(manhattan_sum=0.9, manhattan_min=-0.1, wmd_sum=0.9, wmd_min=-0.1),
+}
+DEFAULT_READING = "literal"
+
+
+def resolve_weights(reading: str | None = None, weights: list[float] | str | None = None) -> np.ndarray:
+    """Explicit weights (8 numbers or a JSON file from `--tune`), else a named reading."""
+    if weights is not None:
+        if isinstance(weights, str):
+            from argsim.io import read_json
+
+            weights = read_json(weights)["weights"]
+        w = np.asarray(weights, dtype=np.float64)
+        if w.shape != (N_PART,):
+            raise ValueError(f"Simple-SD needs 8 weights (x1..x8), got {w.size}")
+        return w
+    name = reading or DEFAULT_READING
+    if name not in READINGS:
+        raise ValueError(f"unknown Simple-SD reading '{name}': choose one of {', '.join(READINGS)}")
+    return READINGS[name]
+
+
+@register_ranker("simple-sd", help="Simple-SD: weighted Manhattan + WMD similarities of conclusion and premise "
+                                   "(opts: reading=literal|interleaved|max-min|sum-min, weights=8 numbers or a "
+                                   "tuned JSON, word_vectors=glove50|w2v-training, prune=top|rank|none, workers=2)")
+def simple_sd_ranker(points, pools, reading: str | None = None, weights=None, word_vectors: str = "glove50",  # noqa: ANN001, ANN201
+                     prune: str = "top", workers: int = 2, gold: dict | None = None, top_k: int = 10, **_):
+    w = resolve_weights(reading, weights)
+    space = FeatureSpace(points, pools, FeatureConfig(word_vectors=word_vectors, workers=workers))
+    scores, stats = linear_scores(space, w, gold=gold if prune == "rank" else None,
+                                  mode="none" if prune == "none" else ("rank" if prune == "rank" else "top"),
+                                  top_k=top_k, description="Simple-SD")
+    return ScoreDict(scores, exact_rank=prune in ("rank", "none"), stats=stats.__dict__)
+
+
+class ScoreDict(dict):
+    """Scores per point plus whether ranks below the top-k are exact (pruned scores are upper bounds)."""
+
+    def __init__(self, scores: dict, exact_rank: bool = True, stats: dict | None = None) -> None:
+        super().__init__(scores)
+        self.exact_rank = exact_rank
+        self.stats = stats or {}
+
+
+def accuracy_of(features: dict[str, np.ndarray], ids: dict[str, list[str]], gold: dict[str, str],
+                w: np.ndarray) -> float:
+    return accuracy_at_1({pid: (ids[pid], f @ w) for pid, f in features.items()}, gold)
+
+
+def tune_weights(features: dict[str, np.ndarray], ids: dict[str, list[str]], gold: dict[str, str],
+                 start: np.ndarray, grid: tuple[float, ...] = (-1, -0.5, -0.2, -0.1, 0, 0.1, 0.2, 0.5, 0.9, 1),
+                 rounds: int = 2) -> tuple[np.ndarray, float, list[dict]]:
+    """Coordinate ascent over the 8 weights (each over `grid`), maximising accuracy@1; keeps the first best."""
+    w = np.asarray(start, dtype=np.float64).copy()
+    best = accuracy_of(features, ids, gold, w)
+    trace = [{"round": 0, "weights": w.tolist(), "accuracy": best}]
+    for r in range(1, rounds + 1):
+        improved = False
+        for i in range(len(w)):
+            for value in grid:
+                if value == w[i]:
+                    continue
+                trial = w.copy()
+                trial[i] = value
+                if not np.any(trial):
+                    continue
+                acc = accuracy_of(features, ids, gold, trial)
+                if acc > best + 1e-12:
+                    best, w, improved = acc, trial, True
+        trace.append({"round": r, "weights": w.tolist(), "accuracy": best})
+        if not improved:
+            break
+    return w, best, trace

@@ -1,0 +1,37 @@
+"""Word vectors for WMD: GloVe 6B 50d (for ConceptNet Numberbatch) or word2vec trained on counterargs-18 training."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from argsim.backend import load_word_vectors
+from argsim.backend.models import tokenize_en
+
+W2V_DIR = Path(__file__).resolve().parents[2] / "models" / "counter"
+
+
+@lru_cache(maxsize=4)
+def word_vectors(name: str = "glove50"):  # noqa: ANN201 (gensim KeyedVectors)
+    """'glove50', 'w2v-training' (trained once with gensim on the training split, then loaded) or a file."""
+    if name == "w2v-training":
+        return train_word2vec()
+    return load_word_vectors(name)
+
+
+def train_word2vec(out_dir: str | Path = W2V_DIR, dim: int = 50, epochs: int = 10, seed: int = 13,
+                   data_dir: str | Path | None = None):  # noqa: ANN201
+    """Skip-gram word2vec (gensim) on every point and counter of the training split; cached as KeyedVectors."""
+    from gensim.models import KeyedVectors, Word2Vec
+
+    from argsim.data.counterargs import load_counterargs
+
+    path = Path(out_dir) / f"w2v-training-{dim}d-s{seed}.kv"
+    if path.exists():
+        return KeyedVectors.load(str(path))
+    corpus = load_counterargs(data_dir)
+    sentences = [tokenize_en(a.text) for a in corpus.split("training")]
+    model = Word2Vec(sentences, vector_size=dim, window=5, min_count=2, sg=1, epochs=epochs, seed=seed, workers=1)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    model.wv.save(str(path))
+    return model.wv
