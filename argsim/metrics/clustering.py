@@ -16,7 +16,7 @@ def clustering_scores(gold: Sequence, predicted: Sequence) -> dict[str, float]:
 
     if len(gold) != len(predicted):
         raise ValueError(f"{len(gold)} gold labels but {len(predicted)} predicted labels")
-    if not gold:
+    if len(gold) == 0:
         raise ValueError("no items to score")
     return {"MI": float(metrics.mutual_info_score(gold, predicted)),
             "AMI": float(metrics.adjusted_mutual_info_score(gold, predicted)),

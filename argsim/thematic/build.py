@@ -63,8 +63,8 @@ def build_datasets(articles: list[Article], out: Path, negatives: str = "adjacen
         if not suffix:
             write_jsonl(out / f"triplets-titles-{split}.jsonl", titles)
             write_jsonl(out / f"scb-{split}.jsonl", scb)
-        counts[split] = {"articles": len(splits[split]), "eligible": len(prepared), "triplets-sen": len(sen),
-                         "triplets-titles": len(titles), "scb articles": len({r["article"] for r in scb}),
-                         "scb sentences": len(scb)}
+        counts[split] = {"articles": len(splits[split]), "eligible": len(prepared), "sen": len(sen),
+                         "titles": len(titles), "scb_articles": len({r["article"] for r in scb}),
+                         "scb_sentences": len(scb)}
     write_json(out / f"counts{suffix}.json", counts)
     return counts

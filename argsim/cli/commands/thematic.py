@@ -57,7 +57,8 @@ def triplets_wikipedia(
     counts = build_datasets(docs, out, negatives=negatives, level=level, seed=RUNTIME.seed,
                             min_sections=min_sections)
     cols = list(next(iter(counts.values())))
-    console.print(_table(f"thematic data ({negatives} negatives, {level} sections) -> {out}", ["split", *cols],
+    console.print(_table(f"thematic data ({negatives} negatives, {level} sections) -> {out}\n(sen/titles = "
+                         "triplets-sen/-titles; scb = clustering benchmark)", ["split", *cols],
                          [[s, *c.values()] for s, c in counts.items()]))
 
 
@@ -76,6 +77,7 @@ def train_thematic(
     max_minutes: float | None = typer.Option(None, help="BiLSTM: stop after this many minutes (checkpoint kept)."),
     dropout: float = typer.Option(0.2, help="BiLSTM dropout (the paper's '0.8' read as keep probability)."),
     margin: float = typer.Option(1.0, help="MiniLM TripletLoss margin (Euclidean, unit vectors)."),
+    threads: int = typer.Option(1, help="Torch CPU threads (0 = torch default); 1 is fastest on a busy 2-core box."),
 ) -> None:
     """Train a thematic sentence encoder on triplets; a rerun into the same --out resumes a BiLSTM checkpoint."""
     from argsim.errors import ArgsimError
@@ -88,13 +90,19 @@ def train_thematic(
         from argsim.thematic.train import TrainConfig, train_bilstm
 
         cfg = TrainConfig(dropout=dropout, lr=lr, batch_size=batch_size, epochs=epochs, max_triplets=max_triplets,
-                          max_minutes=max_minutes, seed=RUNTIME.seed)
+                          max_minutes=max_minutes, seed=RUNTIME.seed,
+                          threads=threads or None)
         rep = train_bilstm(rows, out, cfg, dev=dev_rows, log=console.print)
         stats = {"triplets": rep.train_triplets, "seen": rep.triplets_seen, "steps": rep.steps,
                  "seconds": rep.seconds, "triplets/s": rep.triplets_per_second,
                  "dev accuracy (L1)": rep.dev_accuracy if rep.dev_accuracy is not None else "-"}
     elif arch == "minilm":
+        import torch
+
         from argsim.thematic.finetune import finetune_sentence_transformer
+
+        if threads:
+            torch.set_num_threads(threads)
 
         stats = finetune_sentence_transformer(rows, out, epochs=epochs, batch_size=batch_size, lr=lr,
                                               margin=margin, max_triplets=max_triplets, seed=RUNTIME.seed,
