@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from argsim.counter.evaluate import ranking_records
 from argsim.counter.rankers import get_ranker
 from argsim.data.counterargs import SETTINGS, SPLITS, Argument, build_pools, load_counterargs
@@ -53,15 +55,20 @@ def _coerce(value: str):  # noqa: ANN202
     return value
 
 
-def dataset_points(split: str, setting: str, limit: int | None = None, data_dir: str | Path | None = None
+def dataset_points(split: str, setting: str, limit: int | None = None, data_dir: str | Path | None = None,
+                   sample: int | None = None, seed: int = 13
                    ) -> tuple[list[Argument], dict[str, list[Argument]], dict[str, str | None]]:
-    """The first `limit` points of a counterargs-18 split (id order), their pools and gold counters."""
+    """Points of a counterargs-18 split (the first `limit` in id order, or a seeded random `sample`), their
+    pools and gold counters."""
     if split not in SPLITS:
         raise ArgsimError(f"unknown split '{split}': choose one of {', '.join(SPLITS)}")
     if setting not in SETTINGS:
         raise ArgsimError(f"unknown setting '{setting}': choose one of {', '.join(SETTINGS)}")
     corpus = load_counterargs(data_dir)
     points = corpus.points(split)[:limit]
+    if sample is not None and sample < len(points):
+        rng = np.random.default_rng(seed)
+        points = [points[i] for i in sorted(rng.choice(len(points), size=sample, replace=False))]
     all_pools = build_pools(corpus, split, setting)
     pools = {p.id: all_pools[p.id] for p in points}
     return points, pools, {p.id: corpus.true_counter(p).id for p in points}

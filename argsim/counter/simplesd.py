@@ -107,3 +107,14 @@ def tune_weights(features: dict[str, np.ndarray], ids: dict[str, list[str]], gol
         if not improved:
             break
     return w, best, trace
+
+
+def compare_readings(points, pools, gold: dict[str, str], readings: dict[str, np.ndarray] | None = None,  # noqa: ANN001
+                     word_vectors: str = "glove50", workers: int = 2) -> dict[str, float]:
+    """Exact accuracy@1 of each weight reading on the given pools (pruned search, one shared feature space)."""
+    space = FeatureSpace(points, pools, FeatureConfig(word_vectors=word_vectors, workers=workers))
+    out = {}
+    for name, w in (readings or READINGS).items():
+        scores, _ = linear_scores(space, w, mode="top", top_k=1, description=f"Simple-SD {name}")
+        out[name] = accuracy_at_1({p.id: ([c.id for c in pools[p.id]], scores[p.id]) for p in points}, gold)
+    return out

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from argsim.cli.groups import console, eval_app, rank_app
+from argsim.cli.groups import console, eval_app, rank_app, train_app
 
 SETTING_HELP = ("sdoc | sdc | sdoa | sda | stc | sta | epc | epa (same debate / same theme / entire portal; "
                 "opposing counters / counters / opposing arguments / arguments); repeat for several")
@@ -30,6 +30,7 @@ def rank_counterargs(
                                   "weights=-0.1,-0.1,0,0.9,0,0,0,0.9, bm25_idf=okapi, workers=2)."),
     top_k: int = typer.Option(10, help="Candidates stored per point in the ranking."),
     limit: int | None = typer.Option(None, help="Rank only the first N points (id order)."),
+    sample: int | None = typer.Option(None, help="Rank a random sample of N points (seeded by --seed)."),
     out: Path = typer.Option(Path("runs/counter/ranking.jsonl"), help="Ranking JSONL (one line per point)."),
     task: str | None = typer.Option(None, help="Also merge accuracy@1 / MRR into bench/results/<task>.json."),
     list_methods: bool = typer.Option(False, "--list", help="List the ranking methods and exit."),
@@ -39,6 +40,7 @@ def rank_counterargs(
     from argsim.counter.rankers import load_rankers
     from argsim.counter.run import dataset_points, parse_options, run_ranker
     from argsim.io import write_jsonl
+    from argsim.settings import RUNTIME
 
     if list_methods:
         table = Table(title="counter-argument rankers")
@@ -60,7 +62,7 @@ def rank_counterargs(
                                options=options, top_k=top_k))
     else:
         for s in setting:
-            points, pools, gold = dataset_points(split, s, limit=limit)
+            points, pools, gold = dataset_points(split, s, limit=limit, sample=sample, seed=RUNTIME.seed)
             runs.append(run_ranker(method, points, pools, gold, setting=s, split=split, options=options,
                                    top_k=top_k))
     for r in runs:
@@ -112,4 +114,107 @@ def _print_summary(records: list[dict], runs: dict, task: str | None = None, tie
                                   extra={"points": s.points} | ({"options": run.options} if run else {})))
     console.print(table)
     if task and rows:
+        write_results(task, rows, env=environment(seed=RUNTIME.seed, device=RUNTIME.device), merge=True)
+
+
+@train_app.command("ltr")
+def train_ltr_cmd(
+    setting: list[str] = typer.Option(["sdoc"], "--setting", "-s", help=SETTING_HELP + "; one model per setting, "
+                                      "trained on the training split's pools of that setting."),
+    method: list[str] = typer.Option(["logreg-part", "logreg-full", "xgboost-part", "xgboost-full"], "--method",
+                                     "-m", help="Which models to fit (share one feature extraction)."),
+    neg_per_point: int = typer.Option(10, help="False pairs sampled per training point from its pool (0 = all)."),
+    limit: int | None = typer.Option(None, help="Use a random sample of N training points."),
+    word_vectors: str = typer.Option("glove50", help="WMD word vectors: glove50, w2v-training, or a file."),
+    bert_model: str = typer.Option("minilm", help="Encoder for the BERT-cosine features (x17..x20)."),
+    workers: int = typer.Option(2, help="Processes for the WMD features."),
+    out: Path = typer.Option(Path("models/counter/ltr"), help="Models go to OUT/<setting>/<method>/."),
+) -> None:
+    """Fit logistic-regression / XGBoost rankers (appendix B.1 hyper-parameters) pointwise on counterargs-18
+    training pairs: each point's true counter plus sampled false candidates from its pool."""
+    from argsim.counter.features import FeatureConfig
+    from argsim.counter.ltr import LTR_METHODS, train_ltr
+    from argsim.data.counterargs import load_counterargs
+    from argsim.errors import ArgsimError
+    from argsim.results import timed
+    from argsim.settings import RUNTIME
+
+    bad = [m for m in method if m not in LTR_METHODS]
+    if bad:
+        raise ArgsimError(f"unknown LTR method '{bad[0]}': choose from {', '.join(LTR_METHODS)}")
+    corpus = load_counterargs()
+    table = Table(title="trained LTR models")
+    for col in ("setting", "method", "pairs", "positives", "folder", "s"):
+        table.add_column(col)
+    config = FeatureConfig(word_vectors=word_vectors, bert_model=bert_model, workers=workers)
+    for s in setting:
+        with timed() as t:
+            saved = train_ltr(corpus, s, tuple(method), config, neg_per_point=neg_per_point or None,
+                              seed=RUNTIME.seed, out_dir=out, limit=limit)
+        from argsim.io import read_json
+
+        for m, folder in saved.items():
+            samp = read_json(folder / "ltr.json")["sampling"]
+            table.add_row(s, m, f"{samp['pairs']:,}", f"{samp['positives']:,}", str(folder), f"{t['seconds']:.0f}")
+    console.print(table)
+
+
+@train_app.command("simple-sd")
+def train_simple_sd(
+    setting: list[str] = typer.Option(["sdoc", "sda"], "--setting", "-s", help=SETTING_HELP),
+    split: str = typer.Option("validation", help="Split to compare / tune on."),
+    limit: int | None = typer.Option(None, help="Random sample of N points per setting (seeded)."),
+    tune: bool = typer.Option(False, "--tune", help="Also search the 8 weights by coordinate ascent (on the "
+                              "first --setting, exact features of every pair)."),
+    word_vectors: str = typer.Option("glove50", help="WMD word vectors: glove50, w2v-training, or a file."),
+    workers: int = typer.Option(2, help="Processes for the WMD."),
+    out: Path = typer.Option(Path("models/counter/simple-sd.json"), help="JSON with the readings' accuracies "
+                             "and the tuned weights (pass it to `rank counterargs --opt weights=FILE`)."),
+    task: str | None = typer.Option(None, help="Also merge the figures into bench/results/<task>.json."),
+) -> None:
+    """Compare the readings of Simple-SD's weights (literal, interleaved, max-min, sum-min) by accuracy@1 on
+    the validation split and, with --tune, search better weights there."""
+    from argsim.counter.features import FEATURE_NAMES, FeatureConfig
+    from argsim.counter.ltr import pool_features
+    from argsim.counter.run import dataset_points
+    from argsim.counter.simplesd import READINGS, compare_readings, tune_weights
+    from argsim.io import write_json
+    from argsim.results import ResultRow, environment, timed, write_results
+    from argsim.settings import RUNTIME
+
+    report: dict = {"split": split, "word_vectors": word_vectors, "limit": limit, "seed": RUNTIME.seed,
+                    "readings": {}}
+    table = Table(title=f"Simple-SD readings, accuracy@1 on {split}")
+    table.add_column("setting")
+    for name in READINGS:
+        table.add_column(name, justify="right")
+    rows = []
+    for s in setting:
+        points, pools, gold = dataset_points(split, s, sample=limit, seed=RUNTIME.seed)
+        with timed() as t:
+            accs = compare_readings(points, pools, gold, word_vectors=word_vectors, workers=workers)
+        report["readings"][s] = accs | {"points": len(points), "seconds": t["seconds"]}
+        table.add_row(s, *[f"{accs[n]:.3f}" for n in READINGS])
+        rows += [ResultRow(method=f"simple-sd[{n}]", model=word_vectors, split=split, setting=s, metric="accuracy@1",
+                           value=round(a, 4), seconds=t["seconds"], extra={"points": len(points)})
+                 for n, a in accs.items()]
+    console.print(table)
+    if tune:
+        s = setting[0]
+        points, pools, gold = dataset_points(split, s, sample=limit, seed=RUNTIME.seed)
+        feats = pool_features(points, pools, FeatureConfig(word_vectors=word_vectors, workers=workers), 8)
+        ids = {p.id: [c.id for c in pools[p.id]] for p in points}
+        best_reading = max(report["readings"][s], key=lambda n: report["readings"][s].get(n, -1)
+                           if n in READINGS else -1)
+        w, acc, trace = tune_weights(feats, ids, gold, READINGS[best_reading])
+        report["tuned"] = {"setting": s, "start": best_reading, "weights": w.tolist(), "accuracy": acc,
+                           "trace": trace, "features": list(FEATURE_NAMES[:8])}
+        report["weights"] = w.tolist()
+        console.print(f"tuned on {split}/{s}: accuracy@1 {acc:.3f} with weights "
+                      + ", ".join(f"{FEATURE_NAMES[i]}={v:g}" for i, v in enumerate(w) if v != 0))
+        rows.append(ResultRow(method="simple-sd[tuned]", model=word_vectors, split=split, setting=s,
+                              metric="accuracy@1", value=round(acc, 4), extra={"weights": w.tolist()}))
+    write_json(out, report)
+    console.print(f"written to {out}")
+    if task:
         write_results(task, rows, env=environment(seed=RUNTIME.seed, device=RUNTIME.device), merge=True)
