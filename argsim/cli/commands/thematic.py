@@ -74,7 +74,8 @@ def train_thematic(
     batch_size: int = typer.Option(64, help="Triplets per step (MiniLM: use 16)."),
     lr: float = typer.Option(1e-3, help="Adam learning rate (paper: 1e-3 for the BiLSTM; use 2e-5 for MiniLM)."),
     max_triplets: int | None = typer.Option(None, help="Sub-sample this many training triplets (seeded)."),
-    max_minutes: float | None = typer.Option(None, help="BiLSTM: stop after this many minutes (checkpoint kept)."),
+    max_minutes: float | None = typer.Option(None, help="Stop after this many minutes (the model so far "
+                                                       "is saved; BiLSTM: checkpoint kept)."),
     dropout: float = typer.Option(0.2, help="BiLSTM dropout (the paper's '0.8' read as keep probability)."),
     margin: float = typer.Option(1.0, help="MiniLM TripletLoss margin (Euclidean, unit vectors)."),
     threads: int = typer.Option(1, help="Torch CPU threads (0 = torch default); 1 is fastest on a busy 2-core box."),
@@ -106,7 +107,7 @@ def train_thematic(
 
         stats = finetune_sentence_transformer(rows, out, epochs=epochs, batch_size=batch_size, lr=lr,
                                               margin=margin, max_triplets=max_triplets, seed=RUNTIME.seed,
-                                              device=RUNTIME.device)
+                                              device=RUNTIME.device, max_minutes=max_minutes)
     else:
         raise ArgsimError(f"--arch must be bilstm or minilm, not {arch!r}")
     console.print(_table(f"trained {arch} -> {out}", ["statistic", "value"], [[k, v] for k, v in stats.items()]))

@@ -1,0 +1,275 @@
+"""Thematic similarity benchmark (Ein Dor et al. 2018 on the substitute Wikipedia data).
+
+For every model: TDC accuracy on the test triplets (triplets-sen and triplets-titles), the sentence clustering
+benchmark of the test articles (k-means and agglomerative, MI/AMI/RI/ARI averaged over articles), SICK
+relatedness (Pearson r, Spearman rho, MSE), plus training throughput, and a PNG of one test article's sentences
+in 2-D before and after training. Writes bench/results/thematic.json (with --quick: runs/thematic-quick.json on
+small slices, no training).
+
+Models: mean-vectors (GloVe 6B 50d), MiniLM zero-shot, the BiLSTM triplet networks (triplets-sen,
+triplets-titles, their concatenation sen-titles, and the two alternative-negative variants when trained) and
+MiniLM fine-tuned with TripletLoss. Missing data and models are built first with the documented bounded
+settings (`--no-train` to skip models that are not there).
+
+    .venv/bin/python bench/bench_thematic.py            # full run
+    .venv/bin/python bench/bench_thematic.py --quick    # smoke run on slices
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from argsim.settings import RUNTIME, seed_everything  # noqa: E402
+
+DATA = REPO / "runs" / "thematic" / "data"
+MODELS = REPO / "models"
+SEED = 13
+PLOT = REPO / "docs" / "img" / "thematic_article_2d.png"
+
+# Paper Table 3 (TDC accuracy on triplets-sen test). Tables 4 (clustering) and 5 (SICK) were lost in the
+# text conversion of the paper we have, so no published figure is filled in for them.
+PAPER_TDC = {"mean-vectors": 0.65, "triplets-sen": 0.74}
+
+# name -> (model argument, L1 or cosine for TDC, training recipe or None)
+SPECS = {
+    "mean-vectors": ("glove50", "cosine", None),
+    "minilm-zero-shot": ("minilm", "cosine", None),
+    "triplets-sen": (str(MODELS / "thematic-sen"), "l1",
+                     dict(arch="bilstm", data="triplets-sen-train.jsonl", max_triplets=40000, max_minutes=20)),
+    "triplets-titles": (str(MODELS / "thematic-titles"), "l1",
+                        dict(arch="bilstm", data="triplets-titles-train.jsonl", epochs=3, max_minutes=12)),
+    "triplets-sen-titles": (str(MODELS / "thematic-sen-titles"), "l1", dict(arch="concat")),
+    "triplets-sen-rand-section": (str(MODELS / "thematic-sen-random-section"), "l1",
+                                  dict(arch="bilstm", data="triplets-sen-random-section-train.jsonl",
+                                       max_triplets=40000, max_minutes=12, optional=True)),
+    "triplets-sen-rand-art": (str(MODELS / "thematic-sen-random-article"), "l1",
+                              dict(arch="bilstm", data="triplets-sen-random-article-train.jsonl",
+                                   max_triplets=40000, max_minutes=12, optional=True)),
+    "minilm-finetuned": (str(MODELS / "thematic-minilm"), "cosine",
+                         dict(arch="minilm", data="triplets-sen-train.jsonl", max_triplets=6000, batch_size=16,
+                              max_minutes=25)),
+}
+
+
+def read_jsonl(path: Path, limit: int | None = None) -> list[dict]:
+    rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+    return rows[:limit] if limit else rows
+
+
+def ensure_data() -> None:
+    from argsim.data.catalog import dataset_dir
+    from argsim.data.wikipedia import load_articles
+    from argsim.thematic.build import build_datasets
+
+    for neg, probe in (("adjacent", "triplets-sen-test.jsonl"), ("random-section", "triplets-sen-random-section-"
+                       "train.jsonl"), ("random-article", "triplets-sen-random-article-train.jsonl")):
+        if not (DATA / probe).is_file():
+            print(f"building thematic data ({neg} negatives) -> {DATA}", flush=True)
+            build_datasets(load_articles(dataset_dir("wikipedia")), DATA, negatives=neg, seed=SEED)
+
+
+def ensure_model(name: str) -> bool:
+    """Train a missing model with its bounded recipe; False if it stays missing."""
+    path, _, recipe = SPECS[name]
+    if recipe is None or (Path(path) / ("config.json" if recipe["arch"] != "minilm" else "modules.json")).is_file():
+        return True
+    if recipe["arch"] == "concat":
+        from argsim.thematic.bilstm import save_concat
+
+        parts = {"sen": MODELS / "thematic-sen", "titles": MODELS / "thematic-titles"}
+        if all((p / "model.pt").is_file() for p in parts.values()):
+            save_concat(Path(path), parts)
+            return True
+        return False
+    if ARGS.no_train:
+        return False
+    rows = read_jsonl(DATA / recipe["data"])
+    print(f"training {name} on {len(rows):,} triplets ({recipe})", flush=True)
+    if recipe["arch"] == "bilstm":
+        from argsim.thematic.train import TrainConfig, train_bilstm
+
+        train_bilstm(rows, Path(path), TrainConfig(epochs=recipe.get("epochs", 1), seed=SEED,
+                                                   max_triplets=recipe.get("max_triplets"),
+                                                   max_minutes=recipe.get("max_minutes")))
+    else:
+        from argsim.thematic.finetune import finetune_sentence_transformer
+
+        finetune_sentence_transformer(rows, Path(path), max_triplets=recipe["max_triplets"],
+                                      batch_size=recipe["batch_size"], seed=SEED, device="cpu",
+                                      max_minutes=recipe["max_minutes"])
+    return True
+
+
+def training_rows(name: str, path: str):  # noqa: ANN201
+    from argsim.results import ResultRow
+
+    p = Path(path)
+    stats = None
+    if (p / "config.json").is_file():
+        stats = json.loads((p / "config.json").read_text()).get("training")
+    if (p / "argsim_training.json").is_file():
+        t = json.loads((p / "argsim_training.json").read_text())
+        stats = {"triplets_seen": t.get("triplets_seen", t["triplets"] * t["epochs"]), "seconds": t["seconds"],
+                 "triplets_per_second": t["triplets_per_second"]}
+    if not stats:
+        return []
+    setting = "2 shared CPU cores, 1 torch thread"
+    return [ResultRow(method="training", model=name, split="train", setting=setting, metric=m, value=float(stats[k]))
+            for m, k in (("triplets_per_second", "triplets_per_second"), ("seconds", "seconds"),
+                         ("triplets_seen", "triplets_seen"))]
+
+
+def evaluate(name: str, quick: bool) -> list:
+    from argsim.backend import get_encoder
+    from argsim.data.catalog import dataset_dir
+    from argsim.data.sick import load_sick
+    from argsim.metrics.triplets import triplet_scores
+    from argsim.results import ResultRow, peak_memory_mb, timed
+    from argsim.thematic.evaluate import clustering_eval
+    from argsim.thematic.sick_eval import sick_relatedness
+
+    model, distance, _ = SPECS[name]
+    enc = get_encoder(model)
+    rows = []
+    n_trip = 600 if quick else None
+    for kind in ("sen", "titles"):
+        trips = read_jsonl(DATA / f"triplets-{kind}-test.jsonl", n_trip)
+        with timed() as t:
+            vecs = [enc.encode([r[f] for r in trips]) for f in ("anchor", "positive", "negative")]
+            s = triplet_scores(*vecs, distance=distance, ties="wrong")
+        paper = PAPER_TDC.get(name) if kind == "sen" else None
+        rows.append(ResultRow(method="tdc-accuracy", model=name, split="test", setting=f"triplets-{kind}/{distance}",
+                              metric="accuracy", value=s.accuracy, paper=paper, seconds=t["seconds"],
+                              peak_mb=peak_memory_mb(), extra={"n": s.n}))
+        print(f"  {name} TDC {kind}: {s.accuracy:.4f} ({s.n} triplets, {t['seconds']:.0f}s)", flush=True)
+    scb = read_jsonl(DATA / "scb-test.jsonl")
+    if quick:
+        keep = list(dict.fromkeys(r["article"] for r in scb))[:6]
+        scb = [r for r in scb if r["article"] in keep]
+    for alg in ("kmeans", "agglomerative"):
+        with timed() as t:
+            scores, n = clustering_eval(scb, model, alg, seed=SEED)
+        rows += [ResultRow(method="scb-clustering", model=name, split="test", setting=alg, metric=m, value=v,
+                           seconds=t["seconds"], extra={"articles": n, "sentences": len(scb)})
+                 for m, v in scores.items()]
+        print(f"  {name} SCB {alg}: " + " ".join(f"{m} {v:.3f}" for m, v in scores.items()), flush=True)
+    folder = dataset_dir("sick")
+    lim = (1000, 200, 1000) if quick else (None, None, None)
+    with timed() as t:
+        s = sick_relatedness(enc.encode, load_sick(folder, "train")[:lim[0]], load_sick(folder, "trial")[:lim[1]],
+                             load_sick(folder, "test")[:lim[2]])
+    rows += [ResultRow(method="sick-relatedness", model=name, split="test", setting=f"logreg C={s.c}", metric=m,
+                       value=v, seconds=t["seconds"], extra={"n": s.n_test})
+             for m, v in (("pearson", s.pearson), ("spearman", s.spearman), ("mse", s.mse))]
+    print(f"  {name} SICK: r {s.pearson:.4f} rho {s.spearman:.4f} mse {s.mse:.4f}", flush=True)
+    return rows
+
+
+def plot_article(out: Path) -> None:
+    """One test article's sentences in 2-D (PCA), coloured by section: BiLSTM untrained vs trained and MiniLM
+    zero-shot vs fine-tuned."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+    import torch
+    from sklearn.decomposition import PCA
+
+    from argsim.backend import get_encoder
+    from argsim.thematic.bilstm import load_model
+
+    scb = read_jsonl(DATA / "scb-test.jsonl")
+    sizes: dict[str, int] = {}
+    for r in scb:
+        sizes[r["article"]] = sizes.get(r["article"], 0) + 1
+    article = min((a for a, n in sizes.items() if 60 <= n <= 150), key=lambda a: abs(sizes[a] - 100),
+                  default=next(iter(sizes)))
+    rows = [r for r in scb if r["article"] == article]
+    texts, labels = [r["text"] for r in rows], np.array([r["label"] for r in rows])
+    panels = []
+    sen = MODELS / "thematic-sen"
+    if (sen / "model.pt").is_file():
+        model, vocab, _ = load_model(sen)
+        torch.manual_seed(SEED)
+        for mod in (model.lstm, model.project, model.context):
+            for p in mod.parameters():
+                torch.nn.init.uniform_(p, -0.05, 0.05) if p.dim() == 1 else torch.nn.init.xavier_uniform_(p)
+        with torch.inference_mode():
+            untrained = model(*vocab.batch(texts)).numpy()
+        panels += [("BiLSTM, untrained (random init)", untrained),
+                   ("BiLSTM triplets-sen, trained", get_encoder(str(sen)).encode(texts))]
+    panels.append(("MiniLM zero-shot", get_encoder("minilm").encode(texts)))
+    if (MODELS / "thematic-minilm" / "modules.json").is_file():
+        panels.append(("MiniLM fine-tuned (TripletLoss)", get_encoder(str(MODELS / "thematic-minilm")).encode(texts)))
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 4.2))
+    cmap = plt.get_cmap("tab10" if labels.max() < 10 else "tab20")
+    sections = {r["label"]: r["section"] for r in rows}
+    for ax, (title, vecs) in zip(np.atleast_1d(axes), panels, strict=True):
+        unit = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        xy = PCA(n_components=2, random_state=SEED).fit_transform(unit)
+        for lab in sorted(sections):
+            m = labels == lab
+            ax.scatter(xy[m, 0], xy[m, 1], s=14, color=cmap(lab), label=sections[lab][:28])
+        ax.set_title(title, fontsize=10)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    np.atleast_1d(axes)[-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    fig.suptitle(f"Test article '{article}': {len(texts)} sentences, PCA of unit vectors, colour = section")
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110, bbox_inches="tight")
+    print(f"plot -> {out}", flush=True)
+
+
+def main() -> int:
+    from argsim.results import environment, write_results
+
+    RUNTIME.seed = SEED
+    RUNTIME.quiet = True
+    seed_everything(SEED)
+    began = time.perf_counter()
+    ensure_data()
+    rows = []
+    names = [n for n in (ARGS.only or SPECS) if n in SPECS]
+    for name in names:
+        if not ARGS.quick and not ensure_model(name):
+            print(f"skipping {name}: model not trained", flush=True)
+            continue
+        if SPECS[name][2] and not Path(SPECS[name][0]).exists():
+            print(f"skipping {name}: {SPECS[name][0]} missing", flush=True)
+            continue
+        rows += evaluate(name, ARGS.quick)
+        rows += training_rows(name, SPECS[name][0])
+    if not ARGS.quick and not ARGS.only:
+        plot_article(PLOT)
+    data_files = [DATA / f for f in ("split.json", "triplets-sen-test.jsonl", "triplets-titles-test.jsonl",
+                                     "scb-test.jsonl")]
+    from argsim.backend.fingerprint import fingerprint
+
+    models = {n: fingerprint(SPECS[n][0]) for n in names if Path(SPECS[n][0]).exists()}
+    env = environment(seed=SEED, device="cpu", data_files=data_files, models=models)
+    cmd = "python bench/bench_thematic.py" + (" --quick" if ARGS.quick else "") + \
+          (" --only " + " ".join(ARGS.only) if ARGS.only else "")
+    path = REPO / "runs" / "thematic-quick.json" if ARGS.quick else None
+    out = write_results("thematic", rows, command=cmd, env=env, path=path, merge=bool(ARGS.only))
+    print(f"results -> {out} ({time.perf_counter() - began:.0f}s)", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small slices, no training, runs/thematic-quick.json")
+    parser.add_argument("--no-train", action="store_true", help="skip models that are not trained yet")
+    parser.add_argument("--only", nargs="*", help=f"evaluate only these models ({', '.join(SPECS)}) and merge")
+    ARGS = parser.parse_args()
+    sys.exit(main())
