@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from argsim.data.argkp import load_argkp, load_kpm_files
 from argsim.metrics.kpa_map import best_key_points, evaluate_map, pandas_descending_order, read_predictions
-
-from pathlib import Path
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "kpm"
 
