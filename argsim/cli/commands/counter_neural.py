@@ -1,0 +1,224 @@
+"""`argsim train bipolar`, `argsim eval counter-neural`, `argsim rank counter-search`: the neural
+counter-argument models of the Bipolar-encoder paper (thin CLI; the work is in argsim.counter.neural)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from argsim.cli.groups import console, eval_app, rank_app, train_app
+
+
+def _pairs_from_file(path: Path) -> list[tuple[str, str]]:
+    from argsim.io import read_records
+
+    return [(str(r["point"]), str(r["counter"])) for r in read_records(path, required=["point", "counter"])]
+
+
+@train_app.command("bipolar")
+def train_bipolar(
+    out: Path = typer.Option(..., "--out", "-o", help="Model folder to write (config.json, heads.pt, "
+                             "checkpoint.pt, history.json, learning_curve.png)."),
+    kind: str = typer.Option("bipolar", help="bipolar | bipolar-nodiff | bi-encoder | unipolar-ret | unipolar-cls "
+                             "| cross-encoder"),
+    base_model: str = typer.Option("minilm", "--base-model", help="Starting transformer: minilm, mpnet or a folder."),
+    pooling: str = typer.Option("mean-norm", help="mean-norm (the sentence-transformers pipeline) | mean | cls "
+                                "(the paper's [CLS])"),
+    train_encoder: bool = typer.Option(False, "--train-encoder/--frozen-encoder",
+                                       help="Fine-tune the transformer (paper) or train the heads on cached "
+                                            "embeddings of the frozen encoder (CPU default)."),
+    epochs: int = typer.Option(40, help="Maximum epochs (paper: 200)."),
+    lr: float = typer.Option(1e-3, help="Adam learning rate of the heads (paper: 3e-6 for everything)."),
+    encoder_lr: float = typer.Option(2e-5, "--encoder-lr", help="Adam learning rate of the transformer "
+                                     "(--train-encoder, cross-encoder)."),
+    batch_size: int = typer.Option(32, "--batch-size", help="Triplets per step (paper: 4)."),
+    margin: float = typer.Option(1.0, help="Triplet margin (Euclidean distance)."),
+    sampling: str = typer.Option("increasing", help="random | hard | increasing (hard share min(epoch*rate, 1))."),
+    hard_rate: float = typer.Option(0.02, "--hard-rate", help="increase_rate of increasing-hard sampling."),
+    hard_pool: int = typer.Option(1, "--hard-pool", help="Draw the hard negative among the n nearest to the positive."),
+    patience: int = typer.Option(10, help="Early stopping: epochs without a better validation accuracy."),
+    k_val: int = typer.Option(30, "--k-val", help="Validation metric: accuracy@1 after reranking the top k."),
+    max_minutes: float | None = typer.Option(None, "--max-minutes", help="Stop after the epoch that crosses this "
+                                             "training-time budget."),
+    resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint.pt."),
+    train_file: Path | None = typer.Option(None, "--train", help="Your own training pairs: CSV/TSV/JSONL with "
+                                           "columns point, counter (default: counterargs-18 training split)."),
+    val_file: Path | None = typer.Option(None, "--val", help="Your own validation pairs (point, counter)."),
+    limit: int | None = typer.Option(None, help="Train on a random subset of N pairs (quick runs)."),
+    val_limit: int | None = typer.Option(None, "--val-limit", help="Validate on a random subset of N pairs."),
+    max_seq_length: int = typer.Option(256, "--max-seq-length", help="Tokens per text."),
+    seed: int | None = typer.Option(None, help="Random seed (default: the global --seed)."),
+) -> None:
+    """Train a Bipolar-encoder (or Bi-encoder, Unipolar-ret/-cls, Cross-encoder, the |u-v| ablation).
+
+    Data: counterargs-18 training pairs, validated on the validation split in the epa setting (every
+    validation argument is a candidate), or your own --train/--val files of (point, counter) rows, where each
+    file's other rows serve as negatives. Every epoch writes a checkpoint that --resume continues from; the
+    best-validation model is kept in --out and loads with `--model OUT` everywhere.
+    """
+    import json
+
+    from argsim.counter.neural.config import NeuralConfig
+    from argsim.counter.neural.plot import learning_curves
+    from argsim.errors import ArgsimError
+    from argsim.settings import RUNTIME
+
+    seed = RUNTIME.seed if seed is None else seed
+    if train_file is not None:
+        from argsim.counter.neural.data import PairData
+
+        if val_file is None:
+            raise ArgsimError("--train needs --val (a file of validation pairs point, counter)")
+        data = PairData.from_text_pairs(_pairs_from_file(train_file)[:limit], _pairs_from_file(val_file)[:val_limit])
+        data.info = {"train_file": str(train_file), "val_file": str(val_file), "train_pairs": len(data.train_pairs),
+                     "val_pairs": len(data.val_pairs)}
+    else:
+        from argsim.counter.neural.data import counterargs_data
+        from argsim.data.counterargs import load_counterargs
+
+        data = counterargs_data(load_counterargs(RUNTIME.resolved_data_dir()), limit=limit, val_limit=val_limit,
+                                seed=seed)
+
+    def log(row: dict) -> None:
+        console.print(json.dumps(row), highlight=False)
+
+    if kind == "cross-encoder":
+        from argsim.counter.neural.cross import train_cross_encoder
+
+        texts = data.texts
+        pairs = [(texts[p], texts[c]) for p, c in data.train_pairs]
+        history = train_cross_encoder(base_model, pairs, [texts[i] for i in data.train_collection], out,
+                                      epochs=epochs, lr=encoder_lr, batch_size=batch_size,
+                                      max_length=max_seq_length, seed=seed, resume=resume, max_minutes=max_minutes,
+                                      log=log)
+        console.print(f"cross-encoder saved to {out} ({history[-1]['seconds']:.0f} s)")
+        return
+    from argsim.counter.neural.training import train
+
+    config = NeuralConfig(kind=kind, base_model=base_model, pooling=pooling, train_encoder=train_encoder,
+                          max_seq_length=max_seq_length, epochs=epochs, lr=lr, encoder_lr=encoder_lr,
+                          batch_size=batch_size, margin=margin, sampling=sampling, hard_rate=hard_rate,
+                          hard_pool=hard_pool, patience=patience, k_val=k_val, seed=seed)
+    history = train(config, data, out, resume=resume, log=log, max_minutes=max_minutes)
+    learning_curves({kind: history}, out / "learning_curve.png", title=f"{kind}: validation accuracy@1/{k_val}")
+    best = max(history, key=lambda h: h["val"])
+    table = Table(title=f"{kind} on {data.info.get('train_pairs')} pairs")
+    for col in ("epochs run", "untrained val @1/K", "best val @1/K", "best epoch", "train minutes"):
+        table.add_column(col)
+    table.add_row(str(history[-1]["epoch"]), f"{history[0]['val']:.4f}", f"{best['val']:.4f}", str(best["epoch"]),
+                  f"{history[-1]['seconds'] / 60:.1f}")
+    console.print(table)
+    console.print(f"model saved to {out}")
+
+
+@eval_app.command("counter-neural")
+def eval_counter_neural(
+    bipolar: Path | None = typer.Option(None, help="Bipolar-encoder folder."),
+    bipolar_nodiff: Path | None = typer.Option(None, "--bipolar-nodiff", help="Bipolar w/o |u-v| folder."),
+    bi_encoder: Path | None = typer.Option(None, "--bi-encoder", help="Bi-encoder folder."),
+    unipolar_ret: Path | None = typer.Option(None, "--unipolar-ret", help="Unipolar-ret folder."),
+    unipolar_cls: Path | None = typer.Option(None, "--unipolar-cls", help="Unipolar-cls folder."),
+    cross_encoder: Path | None = typer.Option(None, "--cross-encoder", help="Cross-encoder folder."),
+    split: str = typer.Option("test", help="training | validation | test"),
+    settings: str = typer.Option("epa", help="Comma-separated settings (sdoc, sda, epc, epa, ...)."),
+    ks: str = typer.Option("10,30,50", help="Comma-separated rerank depths K of @1/K."),
+    bipolar_settings: str | None = typer.Option(None, "--bipolar-settings", help="Extra settings for the "
+                                                "Bipolar-encoder row only (e.g. sdoc,sda,epc)."),
+    cross_limit: int | None = typer.Option(200, "--cross-limit", help="Evaluate rows with a cross-encoder on a "
+                                           "seeded random subset of N points (CPU cost); 0 = all."),
+    base_model: str = typer.Option("minilm", "--base-model", help="Model of the zero-shot cosine row."),
+    task: str = typer.Option("counterargs-neural", help="Merge the rows into bench/results/<task>.json."),
+    budget: Path | None = typer.Option(None, help="JSON file: method -> training budget text, stored with the rows."),
+) -> None:
+    """The paper's Table 3: @1/K (accuracy@1 after reranking the first stage's top K) for every row whose model
+    is given, beside the published figures; writes bench/results/<task>.json."""
+    from argsim.counter.neural.table3 import PAPER_TABLE3, evaluate_row, table3_rows
+    from argsim.data.counterargs import load_counterargs
+    from argsim.io import read_json
+    from argsim.results import ResultRow, environment, timed, write_results
+    from argsim.settings import RUNTIME
+
+    models = {"bipolar": bipolar, "bipolar-nodiff": bipolar_nodiff, "bi-encoder": bi_encoder,
+              "unipolar-ret": unipolar_ret, "unipolar-cls": unipolar_cls, "cross-encoder": cross_encoder}
+    models = {k: str(v) if v else None for k, v in models.items()}
+    corpus = load_counterargs(RUNTIME.resolved_data_dir())
+    k_list = tuple(int(k) for k in ks.split(","))
+    budgets = read_json(budget) if budget else {}
+    rows, stages = [], {}
+    table = Table(title=f"counterargs-18 {split}: @1/K")
+    for col in ("method", "setting", "points", *[f"@1/{k}" for k in k_list], "paper", "seconds"):
+        table.add_column(col)
+    plan = [(r, s) for s in settings.split(",") for r in table3_rows(models, base_model)]
+    if bipolar and bipolar_settings:
+        plan += [(r, s) for s in bipolar_settings.split(",") for r in table3_rows({"bipolar": str(bipolar)}, base_model)
+                 if r.method == "Bipolar-encoder"]
+    for row, setting in plan:
+        limit = (cross_limit or None) if row.uses_cross else None
+        with timed() as t:
+            acc, n = evaluate_row(row, corpus, split, setting, k_list, limit=limit, seed=RUNTIME.seed, stages=stages)
+        paper = PAPER_TABLE3.get(row.method, {}) if (split, setting) == ("test", "epa") else {}
+        table.add_row(row.method, setting, str(n), *[f"{acc[k]:.4f}" for k in k_list],
+                      " / ".join(f"{paper[k]:.4f}" for k in k_list if k in paper) or "-", f"{t['seconds']:.0f}")
+        for k in k_list:
+            rows.append(ResultRow(method=row.method, model=row.second or row.first, split=split, setting=setting,
+                                  metric=f"accuracy@1/{k}", value=round(acc[k], 4), paper=paper.get(k),
+                                  seconds=t["seconds"], extra={"points": n, "first_stage": row.first,
+                                                               "reranker": row.second,
+                                                               "budget": budgets.get(row.method)}))
+    console.print(table)
+    data_dir = RUNTIME.resolved_data_dir()
+    write_results(task, rows, env=environment(seed=RUNTIME.seed, device="cpu",
+                                              data_files=[data_dir / "counterargs18" / "03-pairs-best-counter-task"
+                                                          / "test" / "00-argument-pair-type-counts.tsv"],
+                                              models={k: v for k, v in models.items() if v}), merge=True)
+
+
+@rank_app.command("counter-search")
+def counter_search(
+    model: Path = typer.Option(..., "--model", help="Trained model folder (argsim train bipolar)."),
+    candidates: Path = typer.Option(..., help="Candidate arguments: a text file (one per line) or CSV/JSONL with a "
+                                    "'text' column (and optional 'id')."),
+    queries: Path = typer.Option(..., help="Query points: same formats."),
+    k: int = typer.Option(10, help="Candidates returned per query (retrieved top k, reranked)."),
+    index: str = typer.Option("flat", help="faiss index: flat (exact inner product) | hnsw | ivf (approximate)."),
+    out: Path = typer.Option(..., "--out", "-o", help="JSONL: one line per query with its ranked candidates."),
+) -> None:
+    """Retrieve-then-rerank over your own collection through faiss: candidates are embedded once (backend cache),
+    the retrieval head picks the top k, the classification head reranks them; a query found in the collection
+    is never its own candidate."""
+    from argsim.counter.neural.rerank import RetrieveRerank
+    from argsim.counter.neural.store import load_model
+    from argsim.io import read_records, write_jsonl
+    from argsim.results import timed
+
+    def read(path: Path) -> tuple[list[str], list[str]]:
+        if path.suffix.lower() in (".txt", ".text"):
+            from argsim.io import read_texts
+
+            texts = read_texts(path)
+            return [str(i) for i in range(len(texts))], texts
+        recs = read_records(path, required=["text"])
+        return [str(r.get("id", i)) for i, r in enumerate(recs)], [str(r["text"]) for r in recs]
+
+    m = load_model(model)
+    cand_ids, cand_texts = read(candidates)
+    q_ids, q_texts = read(queries)
+    with timed() as t_build:
+        rr = RetrieveRerank(m, cand_texts, index_kind=index)
+    with timed() as t_rank:
+        ids, scores = rr.rank_texts(q_texts, k)
+    lines = [{"query_id": qid, "query": qt,
+              "results": [{"id": cand_ids[j], "text": cand_texts[j], "score": float(s)}
+                          for j, s in zip(ids[i], scores[i], strict=True) if j >= 0]}
+             for i, (qid, qt) in enumerate(zip(q_ids, q_texts, strict=True))]
+    write_jsonl(out, lines)
+    table = Table(title=f"{m.config.kind}: {len(q_texts)} queries against {len(cand_texts)} candidates")
+    for col in ("query", "top candidate", "score"):
+        table.add_column(col, overflow="fold")
+    for line in lines[:10]:
+        top = line["results"][0] if line["results"] else {"text": "-", "score": float("nan")}
+        table.add_row(line["query"][:70], top["text"][:70], f"{top['score']:.3f}")
+    console.print(table)
+    console.print(f"index {t_build['seconds']:.1f} s, ranking {t_rank['seconds']:.1f} s; wrote {out}")

@@ -1,0 +1,81 @@
+"""Training/evaluation inputs as indices into one table of unique texts (identical texts share one index)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+class TextTable:
+    """Unique texts with stable indices."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self._index: dict[str, int] = {}
+
+    def add(self, text: str) -> int:
+        if text not in self._index:
+            self._index[text] = len(self.texts)
+            self.texts.append(text)
+        return self._index[text]
+
+    def add_all(self, texts: Iterable[str]) -> np.ndarray:
+        return np.asarray([self.add(t) for t in texts], dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+
+@dataclass
+class PairData:
+    """Point–counter pairs for training and validation, plus the candidate collections of each split."""
+
+    texts: list[str]
+    train_pairs: np.ndarray                 # (n, 2) point index, counter index
+    train_collection: np.ndarray            # negatives are drawn from these
+    val_pairs: np.ndarray                   # (m, 2)
+    val_collection: np.ndarray              # validation candidates (epa: every validation argument)
+    info: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_text_pairs(cls, train: Sequence[tuple[str, str]], val: Sequence[tuple[str, str]],
+                        train_extra: Sequence[str] = (), val_extra: Sequence[str] = ()) -> PairData:
+        """Build from (point, counter) text pairs; each split's collection = its points, counters and extras."""
+        table = TextTable()
+        tp = np.stack([table.add_all(p for p, _ in train), table.add_all(c for _, c in train)], axis=1) \
+            if train else np.zeros((0, 2), np.int64)
+        vp = np.stack([table.add_all(p for p, _ in val), table.add_all(c for _, c in val)], axis=1) \
+            if val else np.zeros((0, 2), np.int64)
+        tc = np.unique(np.concatenate([tp.ravel(), table.add_all(train_extra)]))
+        vc = np.unique(np.concatenate([vp.ravel(), table.add_all(val_extra)]))
+        return cls(table.texts, tp, tc, vp, vc)
+
+
+def counterargs_data(corpus, train_split: str = "training", val_split: str = "validation",  # noqa: ANN001
+                     limit: int | None = None, val_limit: int | None = None, seed: int = 13) -> PairData:
+    """PairData from the counterargs-18 corpus: pairs of the splits, collections = every argument (epa).
+
+    `limit` / `val_limit` keep a random subset of the pairs, and then the collection is only those pairs' texts
+    (quick runs and tests).
+    """
+    rng = np.random.default_rng(seed)
+
+    def take(split: str, n: int | None) -> tuple[list, list]:
+        pairs = list(corpus.pairs(split))
+        args = list(corpus.points(split)) + list(corpus.counters(split))
+        if n is not None and n < len(pairs):
+            keep = sorted(rng.choice(len(pairs), size=n, replace=False))
+            pairs = [pairs[i] for i in keep]
+            args = []
+        return pairs, args
+
+    tr_pairs, tr_args = take(train_split, limit)
+    va_pairs, va_args = take(val_split, val_limit)
+    data = PairData.from_text_pairs([(p.text, c.text) for p, c in tr_pairs], [(p.text, c.text) for p, c in va_pairs],
+                                    [a.text for a in tr_args], [a.text for a in va_args])
+    data.info = {"train_split": train_split, "val_split": val_split, "train_pairs": len(tr_pairs),
+                 "val_pairs": len(va_pairs), "train_candidates": len(data.train_collection),
+                 "val_candidates": len(data.val_collection)}
+    return data

@@ -1,0 +1,72 @@
+"""The two heads of the Bipolar-encoder (section 5.1) and the joint loss (section 5.2)."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+
+class RetrievalHead(nn.Module):
+    """linear(u) -> retrieval embedding; f_ret(p, c) = dot(u1, v1). Initialised to the identity.
+
+    Starting from the identity makes the untrained head exactly the starting model's (cosine) ranking, so
+    training can only move away from a known baseline, never start below it.
+    """
+
+    def __init__(self, dim: int, out_dim: int | None = None, normalize: bool = True) -> None:
+        super().__init__()
+        out_dim = out_dim or dim
+        self.linear = nn.Linear(dim, out_dim)
+        self.normalize = normalize
+        with torch.no_grad():
+            if out_dim == dim:
+                self.linear.weight.copy_(torch.eye(dim))
+            self.linear.bias.zero_()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.linear(x)
+        return F.normalize(y, dim=-1) if self.normalize else y
+
+
+class ClassificationHead(nn.Module):
+    """softmax(linear(layer-norm(concat(u, v, |u - v|)))); `use_diff=False` drops |u - v| (the ablation)."""
+
+    def __init__(self, dim: int, use_diff: bool = True) -> None:
+        super().__init__()
+        self.use_diff = use_diff
+        width = dim * (3 if use_diff else 2)
+        self.norm = nn.LayerNorm(width)
+        self.linear = nn.Linear(width, 2)
+
+    def features(self, u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        u, v = torch.broadcast_tensors(u, v)
+        parts = [u, v, (u - v).abs()] if self.use_diff else [u, v]
+        return self.norm(torch.cat(parts, dim=-1))
+
+    def forward(self, u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """Logits (..., 2); class 1 = "v is the best counter of u"."""
+        return self.linear(self.features(u, v))
+
+    def score(self, u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """P(class 1) for every (u, v) pair."""
+        return self.forward(u, v).softmax(dim=-1)[..., 1]
+
+
+def triplet_loss(anchor: torch.Tensor, positive: torch.Tensor, negative: torch.Tensor,
+                 margin: float = 1.0) -> torch.Tensor:
+    """max(d(a, p) - d(a, n) + margin, 0), Euclidean distance (torch's TripletMarginLoss, p = 2)."""
+    return F.triplet_margin_loss(anchor, positive, negative, margin=margin, p=2)
+
+
+def classification_loss(logits_pos: torch.Tensor, logits_neg: torch.Tensor) -> torch.Tensor:
+    """CE(p, c+) + CE(p, c-): the positive pair has label 1, the negative pair label 0."""
+    ones = torch.ones(len(logits_pos), dtype=torch.long, device=logits_pos.device)
+    zeros = torch.zeros(len(logits_neg), dtype=torch.long, device=logits_neg.device)
+    return F.cross_entropy(logits_pos, ones) + F.cross_entropy(logits_neg, zeros)
+
+
+def bipolar_loss(u1: torch.Tensor, vp1: torch.Tensor, vn1: torch.Tensor, logits_pos: torch.Tensor,
+                 logits_neg: torch.Tensor, margin: float = 1.0) -> torch.Tensor:
+    """The joint loss of section 5.2: TL(p, c+, c-) + CE(p, c+) + CE(p, c-)."""
+    return triplet_loss(u1, vp1, vn1, margin) + classification_loss(logits_pos, logits_neg)

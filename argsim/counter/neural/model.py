@@ -1,0 +1,112 @@
+"""`CounterModel`: Bi-encoder, Unipolar-ret, Unipolar-cls and Bipolar-encoder in one module.
+
+Which parts exist follows `NeuralConfig.kind`:
+- bi-encoder: separate point and candidate towers (or, with a frozen encoder, separate linear adapters), dot product;
+- unipolar-ret: one shared tower + the retrieval head;
+- unipolar-cls: one shared tower + the classification head;
+- bipolar / bipolar-nodiff: one shared tower + both heads (nodiff: no |u - v| in the fusion layer).
+With `train_encoder=False` the towers are the frozen backend encoder and only the heads are trained on cached
+base embeddings; with `train_encoder=True` the transformer itself is fine-tuned (the paper's setting).
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import torch
+from torch import nn
+
+from argsim.counter.neural.config import NeuralConfig
+from argsim.counter.neural.heads import ClassificationHead, RetrievalHead
+from argsim.counter.neural.towers import TransformerTower, frozen_encoder
+
+
+class CounterModel(nn.Module):
+    """Towers + heads of one neural counter-argument model."""
+
+    def __init__(self, config: NeuralConfig, dim: int | None = None, tower: TransformerTower | None = None) -> None:
+        super().__init__()
+        self.config = config
+        self.point_tower: TransformerTower | None = None
+        self.cand_tower: TransformerTower | None = None
+        if config.train_encoder:
+            tower = tower or TransformerTower(config.base_model, config.pooling, config.max_seq_length)
+            self.point_tower = tower
+            self.cand_tower = copy.deepcopy(tower) if config.separate_towers else tower
+            dim = tower.dim
+        if dim is None:
+            raise ValueError("a frozen-encoder model needs the base embedding dimension")
+        self.dim = dim
+        self.ret_point: RetrievalHead | None = None
+        self.ret_cand: RetrievalHead | None = None
+        self.cls: ClassificationHead | None = None
+        if config.has_retrieval:
+            self.ret_point = RetrievalHead(dim, normalize=config.normalize_retrieval)
+            self.ret_cand = (RetrievalHead(dim, normalize=config.normalize_retrieval)
+                             if config.separate_towers else self.ret_point)
+        if config.has_classifier:
+            self.cls = ClassificationHead(dim, use_diff=config.use_diff)
+
+    # ---------------------------------------------------------------- parameters
+    def head_parameters(self) -> list[nn.Parameter]:
+        heads = [h for h in (self.ret_point, self.ret_cand, self.cls) if h is not None]
+        seen, out = set(), []
+        for h in heads:
+            for p in h.parameters():
+                if id(p) not in seen:
+                    seen.add(id(p))
+                    out.append(p)
+        return out
+
+    def tower_parameters(self) -> list[nn.Parameter]:
+        towers = [t for t in (self.point_tower, self.cand_tower) if t is not None]
+        seen, out = set(), []
+        for t in towers:
+            for p in t.parameters():
+                if id(p) not in seen:
+                    seen.add(id(p))
+                    out.append(p)
+        return out
+
+    # ---------------------------------------------------------------- base embeddings
+    def base(self, texts: list[str], side: str) -> torch.Tensor:
+        """Base embeddings with gradients (trainable towers only)."""
+        tower = self.point_tower if side == "point" else self.cand_tower
+        if tower is None:
+            raise RuntimeError("base() needs a trainable tower; a frozen model uses embed_texts()")
+        return tower(texts)
+
+    def embed_texts(self, texts: list[str], side: str = "candidate", batch_size: int = 32) -> np.ndarray:
+        """Base embeddings of texts (no gradients); the frozen encoder's come from the backend's disk cache."""
+        tower = self.point_tower if side == "point" else self.cand_tower
+        if tower is not None:
+            return tower.encode(list(texts), batch_size=batch_size)
+        enc = frozen_encoder(self.config.base_model, self.config.pooling, self.config.max_seq_length)
+        return enc.encode(list(texts))
+
+    # ---------------------------------------------------------------- heads
+    def retrieval(self, base: torch.Tensor, side: str) -> torch.Tensor:
+        """Retrieval embedding u1 / v1 (for models without a retrieval head: the base embedding)."""
+        head = self.ret_point if side == "point" else self.ret_cand
+        return base if head is None else head(base)
+
+    def classify(self, u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        if self.cls is None:
+            raise RuntimeError(f"a {self.config.kind} model has no classification head")
+        return self.cls(u, v)
+
+    @torch.no_grad()
+    def retrieval_numpy(self, base: np.ndarray, side: str, batch_size: int = 4096) -> np.ndarray:
+        """Retrieval embeddings of precomputed base embeddings, as float32 numpy."""
+        self.eval()
+        parts = [self.retrieval(torch.from_numpy(np.ascontiguousarray(base[i:i + batch_size])), side).numpy()
+                 for i in range(0, len(base), batch_size)]
+        return (np.concatenate(parts) if parts else np.zeros((0, self.dim), np.float32)).astype(np.float32)
+
+    @torch.no_grad()
+    def cls_scores_numpy(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """P(best counter) for query base embedding(s) u (d,) or (n, d) against candidates v (n, d)."""
+        self.eval()
+        return self.cls.score(torch.from_numpy(np.asarray(u, np.float32)),
+                              torch.from_numpy(np.asarray(v, np.float32))).numpy()

@@ -1,0 +1,119 @@
+"""Retrieve-then-rerank over the candidate pools of `argsim.data.counterargs.build_pools` (any setting).
+
+First stage: BM25 (`argsim.counter.baselines.bm25_scores`) or a model's retrieval head (dot product; for a
+classification-only model, the base-embedding cosine). Second stage: a model's classification head on the
+cached base embeddings, or a cross-encoder. Base embeddings of every distinct candidate are computed once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from argsim.counter.neural.rerank import order_to_scores
+from argsim.counter.pools import PoolIndex
+from argsim.data.counterargs import Argument
+
+
+@dataclass
+class StageResult:
+    """Per point: pool positions ranked by the first stage (top `kmax`), and second-stage scores of those."""
+
+    top: dict[str, np.ndarray]
+    second: dict[str, np.ndarray | None]
+    first_full: dict[str, np.ndarray]
+
+
+def load_stage(spec: str | Path | None):  # noqa: ANN201
+    """'bm25', a CounterModel folder, or a cross-encoder folder -> the stage object (None stays None)."""
+    from argsim.counter.neural.cross import CrossScorer, is_cross_folder
+    from argsim.counter.neural.store import load_model
+
+    if spec is None or spec == "none":
+        return None
+    if spec == "bm25":
+        return "bm25"
+    if is_cross_folder(spec):
+        return CrossScorer(spec)
+    return load_model(spec)
+
+
+def _first_stage(stage, points: list[Argument], pools: dict[str, list[Argument]],  # noqa: ANN001
+                 index: PoolIndex, cache: dict) -> dict[str, np.ndarray]:
+    from argsim.counter.baselines import bm25_scores
+
+    if stage == "bm25":
+        return bm25_scores(points, pools)
+    u, q = _bases(stage, points, index, cache)
+    ret_c = stage.retrieval_numpy(u, "candidate")
+    ret_q = stage.retrieval_numpy(q, "point")
+    if stage.ret_point is None:  # classification-only model: cosine of the base embeddings
+        ret_c = ret_c / np.maximum(np.linalg.norm(ret_c, axis=1, keepdims=True), 1e-12)
+        ret_q = ret_q / np.maximum(np.linalg.norm(ret_q, axis=1, keepdims=True), 1e-12)
+    return {p.id: ret_c[index.columns[p.id]] @ ret_q[i] for i, p in enumerate(points)}
+
+
+def _bases(model, points: list[Argument], index: PoolIndex, cache: dict) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
+    key = id(model)
+    if key not in cache:
+        cache[key] = (model.embed_texts([a.text for a in index.universe], side="candidate"),
+                      model.embed_texts([p.text for p in points], side="point"))
+    return cache[key]
+
+
+def run_stages(points: list[Argument], pools: dict[str, list[Argument]], first, second,  # noqa: ANN001
+               kmax: int, show_progress: bool = False) -> StageResult:
+    """First-stage scores over each whole pool; second-stage scores for the first stage's top `kmax`."""
+    from argsim.counter.neural.cross import CrossScorer
+
+    index = PoolIndex.build(points, pools)
+    cache: dict = {}
+    first_full = _first_stage(first, points, pools, index, cache)
+    top = {pid: np.argsort(-s, kind="stable")[:kmax] for pid, s in first_full.items()}
+    second_scores: dict[str, np.ndarray | None] = {p.id: None for p in points}
+    if isinstance(second, CrossScorer):
+        pairs = [(p.text, pools[p.id][j].text) for p in points for j in top[p.id]]
+        flat = second.score(pairs, show_progress=show_progress)
+        pos = 0
+        for p in points:
+            n = len(top[p.id])
+            second_scores[p.id] = flat[pos:pos + n]
+            pos += n
+    elif second is not None:
+        u, q = _bases(second, points, index, cache)
+        for i, p in enumerate(points):
+            cols = index.columns[p.id][top[p.id]]
+            second_scores[p.id] = second.cls_scores_numpy(q[i][None, :], u[cols])
+    return StageResult(top=top, second=second_scores, first_full=first_full)
+
+
+def scores_for_k(result: StageResult, k: int) -> dict[str, np.ndarray]:
+    """Pool-aligned scores: the first stage's top k reordered by the second stage, then the rest."""
+    out = {}
+    for pid, first in result.first_full.items():
+        order = np.argsort(-first, kind="stable")
+        sec = result.second[pid]
+        if sec is not None and k > 1:
+            kk = min(k, len(sec))
+            head = order[:kk][np.argsort(-sec[:kk], kind="stable")]
+            order = np.concatenate([head, order[kk:]])
+        out[pid] = order_to_scores(order)
+    return out
+
+
+def at1_over_k_pools(result: StageResult, pools: dict[str, list[Argument]], gold: dict[str, str],
+                     ks: Sequence[int]) -> dict[int, float]:
+    """@1/K for every K: is the best of the first stage's top K (by the second stage) the gold counter?"""
+    out = {}
+    for k in ks:
+        hits = 0
+        for pid, top in result.top.items():
+            sec = result.second[pid]
+            kk = min(k, len(top))
+            best = top[0] if sec is None else top[:kk][int(np.argmax(sec[:kk]))]
+            hits += pools[pid][best].id == gold[pid]
+        out[k] = hits / max(len(result.top), 1)
+    return out

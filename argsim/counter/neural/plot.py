@@ -1,0 +1,38 @@
+"""Learning-curve PNGs (matplotlib, Agg): validation accuracy@1/K and training loss against epochs/minutes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from argsim.io import atomic_path
+
+
+def learning_curves(runs: dict[str, list[dict]], path: str | Path, title: str = "validation accuracy@1/K") -> Path:
+    """One line per run (label -> history rows with epoch, val, loss, seconds); x = epoch, twin axis = minutes."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4))
+    for label, hist in runs.items():
+        ep = [h["epoch"] for h in hist]
+        ax.plot(ep, [h["val"] for h in hist], marker=".", label=label)
+        lossy = [h for h in hist if h.get("loss") is not None]
+        bx.plot([h["epoch"] for h in lossy], [h["loss"] for h in lossy], label=label)
+    ax.set_xlabel("epoch (0 = untrained)")
+    ax.set_ylabel("validation accuracy@1/K (epa)")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    bx.set_xlabel("epoch")
+    bx.set_ylabel("training loss")
+    bx.set_title("training loss")
+    bx.grid(alpha=0.3)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
+    plt.close(fig)
+    return path

@@ -1,0 +1,76 @@
+"""The neural rankers of `argsim rank counterargs --method NAME` (registered on import; no heavy work here).
+
+Options (from the CLI's `--model` and `--opt key=value`): `model` (trained model folder), `k` (rerank depth,
+default 30), `retriever` / `reranker` (folders for the two-stage methods; `retriever=bm25` for BM25).
+"""
+
+from __future__ import annotations
+
+from argsim.counter.rankers import register_ranker
+from argsim.errors import ArgsimError
+
+
+def _need(value, name: str, method: str):  # noqa: ANN001, ANN202
+    if not value:
+        raise ArgsimError(f"--method {method} needs a trained model: pass {name} (a folder written by "
+                          "`argsim train bipolar`)")
+    return value
+
+
+def _two_stage(points, pools, first, second, k) -> dict:  # noqa: ANN001
+    from argsim.counter.neural.pipeline import load_stage, run_stages, scores_for_k
+
+    first_stage, second_stage = load_stage(first), load_stage(second)
+    k = int(k)
+    return scores_for_k(run_stages(points, pools, first_stage, second_stage, kmax=k), k)
+
+
+@register_ranker("bipolar", help="Bipolar-encoder: retrieval head top-k, reranked by its classification head "
+                                 "(--model DIR; opt k=30)")
+def bipolar_ranker(points, pools, model=None, k=30, **_):  # noqa: ANN001, ANN201
+    folder = _need(model, "--model DIR", "bipolar")
+    return _two_stage(points, pools, folder, folder, k)
+
+
+@register_ranker("bi-encoder", help="Bi-encoder retrieval: dot product of the point and candidate towers (--model DIR)")
+def bi_encoder_ranker(points, pools, model=None, **_):  # noqa: ANN001, ANN201
+    return _two_stage(points, pools, _need(model, "--model DIR", "bi-encoder"), None, 1)
+
+
+@register_ranker("unipolar-ret", help="Unipolar-ret retrieval: shared tower + retrieval head (--model DIR)")
+def unipolar_ret_ranker(points, pools, model=None, **_):  # noqa: ANN001, ANN201
+    return _two_stage(points, pools, _need(model, "--model DIR", "unipolar-ret"), None, 1)
+
+
+@register_ranker("unipolar", help="alias of unipolar-ret")
+def unipolar_ranker(points, pools, model=None, **_):  # noqa: ANN001, ANN201
+    return unipolar_ret_ranker(points, pools, model=model)
+
+
+@register_ranker("cross-encoder", help="Cross-encoder reranking the BM25 top-k (--model CROSS_DIR; opt k=30)")
+def cross_encoder_ranker(points, pools, model=None, k=30, retriever="bm25", **_):  # noqa: ANN001, ANN201
+    return _two_stage(points, pools, retriever, _need(model, "--model DIR", "cross-encoder"), k)
+
+
+@register_ranker("bm25+cross-encoder", help="BM25 top-k reranked by a cross-encoder (--model CROSS_DIR; opt k=30)")
+def bm25_cross_ranker(points, pools, model=None, k=30, reranker=None, **_):  # noqa: ANN001, ANN201
+    return _two_stage(points, pools, "bm25", _need(reranker or model, "--model CROSS_DIR", "bm25+cross-encoder"), k)
+
+
+@register_ranker("bm25+unipolar-cls", help="BM25 top-k reranked by Unipolar-cls (--model CLS_DIR; opt k=30)")
+def bm25_unipolar_cls_ranker(points, pools, model=None, k=30, reranker=None, **_):  # noqa: ANN001, ANN201
+    return _two_stage(points, pools, "bm25", _need(reranker or model, "--model CLS_DIR", "bm25+unipolar-cls"), k)
+
+
+@register_ranker("bi-encoder+cross-encoder", help="Bi-encoder top-k reranked by a cross-encoder "
+                                                  "(opt retriever=BI_DIR reranker=CROSS_DIR k=30)")
+def bi_cross_ranker(points, pools, model=None, k=30, retriever=None, reranker=None, **_):  # noqa: ANN001, ANN201
+    return _two_stage(points, pools, _need(retriever or model, "--opt retriever=BI_DIR", "bi-encoder+cross-encoder"),
+                      _need(reranker, "--opt reranker=CROSS_DIR", "bi-encoder+cross-encoder"), k)
+
+
+@register_ranker("bipolar-nojoint", help="Bipolar w/o joint training: Unipolar-ret top-k reranked by Unipolar-cls "
+                                         "(opt retriever=RET_DIR reranker=CLS_DIR k=30)")
+def bipolar_nojoint_ranker(points, pools, model=None, k=30, retriever=None, reranker=None, **_):  # noqa: ANN001, ANN201
+    return _two_stage(points, pools, _need(retriever or model, "--opt retriever=RET_DIR", "bipolar-nojoint"),
+                      _need(reranker, "--opt reranker=CLS_DIR", "bipolar-nojoint"), k)

@@ -1,0 +1,83 @@
+"""Retrieve, then rerank: faiss top-K by the retrieval head, reordered by the classification head (section 5.2)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from argsim.counter.neural.index import build_index, search_excluding
+from argsim.counter.neural.model import CounterModel
+
+
+def two_stage_order(first: np.ndarray, second: Callable[[np.ndarray], np.ndarray] | None, k: int) -> np.ndarray:
+    """Candidate positions ranked: the top `k` of `first` reordered by `second(top_k)`, then the rest by `first`."""
+    order = np.argsort(-np.asarray(first, dtype=np.float64), kind="stable")
+    if second is None or k <= 1:
+        return order
+    top = order[:k]
+    rescored = np.asarray(second(top), dtype=np.float64)
+    return np.concatenate([top[np.argsort(-rescored, kind="stable")], order[k:]])
+
+
+def order_to_scores(order: np.ndarray) -> np.ndarray:
+    """Scores aligned with the pool that reproduce `order` (best = n, worst = 1)."""
+    scores = np.empty(len(order), dtype=np.float64)
+    scores[order] = np.arange(len(order), 0, -1, dtype=np.float64)
+    return scores
+
+
+class RetrieveRerank:
+    """A candidate collection embedded once (base + retrieval embeddings) behind a faiss index.
+
+    `rank(query_base, k)` returns the top-k candidate ids by the retrieval head, reranked by the classification
+    head on the cached base embeddings; ids in a query's `exclude` set (the query itself) are never returned.
+    """
+
+    def __init__(self, model: CounterModel, texts: Sequence[str] | None = None, base: np.ndarray | None = None,
+                 index_kind: str = "flat") -> None:
+        if base is None:
+            if texts is None:
+                raise ValueError("give the candidate texts or their base embeddings")
+            base = model.embed_texts(list(texts), side="candidate")
+        self.model, self.texts = model, list(texts) if texts is not None else None
+        self.base = np.ascontiguousarray(base, dtype=np.float32)
+        self.retrieval = model.retrieval_numpy(self.base, "candidate")
+        self.index = build_index(self.retrieval, index_kind)
+        self._by_text: dict[str, list[int]] = {}
+        for i, t in enumerate(self.texts or []):
+            self._by_text.setdefault(t, []).append(i)
+
+    def __len__(self) -> int:
+        return len(self.base)
+
+    def ids_of_text(self, text: str) -> set[int]:
+        """Candidate ids whose text is exactly `text` (a query found in the collection is excluded by these)."""
+        return set(self._by_text.get(text, ()))
+
+    def rank(self, query_base: np.ndarray, k: int, exclude: list[set[int]] | None = None,
+             rerank: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """(ids (n, k), scores (n, k)) per query: retrieval top-k, reranked by the classifier when it exists."""
+        query_base = np.atleast_2d(np.asarray(query_base, dtype=np.float32))
+        q_ret = self.model.retrieval_numpy(query_base, "point")
+        scores, ids = search_excluding(self.index, q_ret, k, exclude)
+        if not rerank or self.model.cls is None:
+            return ids, scores
+        out_ids, out_scores = ids.copy(), scores.copy()
+        for q in range(len(ids)):
+            valid = ids[q] >= 0
+            cand = ids[q][valid]
+            if not len(cand):
+                continue
+            p = self.model.cls_scores_numpy(query_base[q][None, :], self.base[cand])
+            order = np.argsort(-p, kind="stable")
+            out_ids[q, :len(cand)] = cand[order]
+            out_scores[q, :len(cand)] = p[order]
+        return out_ids, out_scores
+
+    def rank_texts(self, queries: Sequence[str], k: int, exclude_self: bool = True,
+                   rerank: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """Embed query texts and rank; a candidate with exactly the query's text is never returned."""
+        base = self.model.embed_texts(list(queries), side="point")
+        exclude = [self.ids_of_text(q) for q in queries] if exclude_self else None
+        return self.rank(base, k, exclude, rerank=rerank)

@@ -1,0 +1,89 @@
+"""Table 3 of the paper: @1/K of every retrieve(-then-rerank) combination on one split and setting."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from argsim.counter.neural.pipeline import at1_over_k_pools, load_stage, run_stages
+
+#: the paper's Table 3 (epa, test), as fractions: method -> {K: value}
+PAPER_TABLE3 = {
+    "Bi-encoder": {10: 0.1488, 30: 0.1488, 50: 0.1488},
+    "Unipolar-ret": {10: 0.3004, 30: 0.3004, 50: 0.3004},
+    "BM25 + Cross-encoder": {10: 0.0876, 30: 0.1557, 50: 0.1557},
+    "BM25 + Unipolar-cls": {10: 0.0128, 30: 0.0216, 50: 0.0273},
+    "Bi-encoder + Cross-encoder": {10: 0.0622, 30: 0.0244, 50: 0.0179},
+    "Bipolar-encoder": {10: 0.4886, 30: 0.4904, 50: 0.4889},
+    "Bipolar-encoder w/o |u-v|": {10: 0.1340, 30: 0.0548, 50: 0.0124},
+    "Bipolar-encoder w/o joint": {10: 0.4363, 30: 0.4202, 50: 0.4174},
+}
+
+
+@dataclass
+class RowSpec:
+    """One table row: the first stage ('bm25', 'cosine:<model>' or a folder) and an optional reranker folder."""
+
+    method: str
+    first: str
+    second: str | None = None
+    uses_cross: bool = False
+
+
+def table3_rows(models: dict[str, str | None], base_model: str = "minilm") -> list[RowSpec]:
+    """The rows whose models are given (keys: bi-encoder, unipolar-ret, unipolar-cls, cross-encoder, bipolar,
+    bipolar-nodiff); the zero-shot cosine and BM25 rows are always there as orientation."""
+    m = models
+    rows = [RowSpec(f"zero-shot cosine ({base_model})", f"cosine:{base_model}"), RowSpec("BM25", "bm25")]
+    if m.get("bi-encoder"):
+        rows.append(RowSpec("Bi-encoder", m["bi-encoder"]))
+    if m.get("unipolar-ret"):
+        rows.append(RowSpec("Unipolar-ret", m["unipolar-ret"]))
+    if m.get("cross-encoder"):
+        rows.append(RowSpec("BM25 + Cross-encoder", "bm25", m["cross-encoder"], uses_cross=True))
+    if m.get("unipolar-cls"):
+        rows.append(RowSpec("BM25 + Unipolar-cls", "bm25", m["unipolar-cls"]))
+    if m.get("bi-encoder") and m.get("cross-encoder"):
+        rows.append(RowSpec("Bi-encoder + Cross-encoder", m["bi-encoder"], m["cross-encoder"], uses_cross=True))
+    if m.get("bipolar"):
+        rows.append(RowSpec("Bipolar-encoder", m["bipolar"], m["bipolar"]))
+    if m.get("bipolar-nodiff"):
+        rows.append(RowSpec("Bipolar-encoder w/o |u-v|", m["bipolar-nodiff"], m["bipolar-nodiff"]))
+    if m.get("unipolar-ret") and m.get("unipolar-cls"):
+        rows.append(RowSpec("Bipolar-encoder w/o joint", m["unipolar-ret"], m["unipolar-cls"]))
+    return rows
+
+
+def resolve_stage(spec: str | None):  # noqa: ANN201
+    """load_stage plus 'cosine:<model>': an untrained Unipolar-ret (identity head) = the model's cosine."""
+    if spec and spec.startswith("cosine:"):
+        from argsim.counter.neural.config import NeuralConfig
+        from argsim.counter.neural.model import CounterModel
+
+        base = spec.split(":", 1)[1]
+        cfg = NeuralConfig(kind="unipolar-ret", base_model=base)
+        probe = CounterModel(cfg, dim=1)
+        return CounterModel(cfg, dim=probe.embed_texts(["dimension probe"]).shape[1])
+    return load_stage(spec)
+
+
+def evaluate_row(row: RowSpec, corpus, split: str, setting: str, ks: tuple[int, ...],  # noqa: ANN001
+                 limit: int | None = None, seed: int = 13, stages: dict | None = None) -> tuple[dict[int, float], int]:
+    """@1/K of one row on `split`/`setting` (optionally a seeded random subset of `limit` points)."""
+    from argsim.data.counterargs import build_pools
+
+    stages = stages if stages is not None else {}
+    for spec in (row.first, row.second):
+        if spec is not None and spec not in stages:
+            stages[spec] = resolve_stage(spec)
+    points = corpus.points(split)
+    if limit is not None and limit < len(points):
+        keep = sorted(np.random.default_rng(seed).choice(len(points), size=limit, replace=False))
+        points = [points[i] for i in keep]
+    pools = build_pools(corpus, split, setting)
+    pools = {p.id: pools[p.id] for p in points}
+    gold = {p.id: corpus.true_counter(p).id for p in points}
+    result = run_stages(points, pools, stages[row.first], stages.get(row.second) if row.second else None,
+                        kmax=max(ks), show_progress=row.uses_cross)
+    return at1_over_k_pools(result, pools, gold, ks), len(points)

@@ -1,0 +1,59 @@
+"""Base encoders ("BERT(p)" of the paper): a trainable transformer tower, or the frozen backend encoder."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from argsim.backend import get_encoder, load_transformer
+from argsim.backend.encoder import Encoder
+from argsim.backend.models import pool
+
+
+def backend_pooling(pooling: str) -> str | None:
+    """The backend pooling that reproduces a tower pooling (None = the sentence-transformers pipeline)."""
+    return None if pooling == "mean-norm" else pooling
+
+
+def frozen_encoder(base_model: str, pooling: str, max_seq_length: int | None = None) -> Encoder:
+    """The backend encoder that gives the base embeddings of a frozen tower (disk-cached)."""
+    return get_encoder(base_model, pooling=backend_pooling(pooling), max_seq_length=max_seq_length)
+
+
+class TransformerTower(nn.Module):
+    """A trainable transformer with pooling: texts -> base embeddings u (the paper's BERT(p))."""
+
+    def __init__(self, base_model: str, pooling: str = "mean-norm", max_seq_length: int = 256,
+                 tokenizer=None, model=None) -> None:  # noqa: ANN001
+        super().__init__()
+        if tokenizer is None or model is None:
+            tokenizer, model = load_transformer(base_model)
+        self.tokenizer, self.model = tokenizer, model
+        self.pooling, self.max_seq_length = pooling, max_seq_length
+
+    @property
+    def dim(self) -> int:
+        return int(self.model.config.hidden_size)
+
+    def forward(self, texts: list[str]) -> torch.Tensor:
+        device = next(self.model.parameters()).device
+        batch = self.tokenizer(list(texts), padding=True, truncation=True, max_length=self.max_seq_length,
+                               return_tensors="pt").to(device)
+        out = self.model(**batch)
+        vec = pool(out, batch["attention_mask"], "mean" if self.pooling == "mean-norm" else self.pooling)
+        return F.normalize(vec, dim=-1) if self.pooling == "mean-norm" else vec
+
+    @torch.no_grad()
+    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+        """Embed texts without gradients (longest first, output in input order)."""
+        was_training = self.training
+        self.eval()
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for start in range(0, len(order), batch_size):
+            idx = order[start:start + batch_size]
+            out[idx] = self.forward([texts[i] for i in idx]).float().cpu().numpy()
+        self.train(was_training)
+        return out

@@ -1,0 +1,207 @@
+"""Neural counter-argument retrieval: heads, losses, negative sampling, faiss, retrieve-then-rerank, training."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from argsim.counter.neural.config import NeuralConfig, hard_probability
+from argsim.counter.neural.heads import (
+    ClassificationHead,
+    RetrievalHead,
+    bipolar_loss,
+    classification_loss,
+    triplet_loss,
+)
+from argsim.counter.neural.index import build_index, search_excluding
+from argsim.counter.neural.model import CounterModel
+from argsim.counter.neural.sampling import NegativeSampler
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "counter_neural"
+
+
+# ------------------------------------------------------------------ heads and losses (toy tensors)
+
+
+def test_classification_head_shapes_and_fusion() -> None:
+    torch.manual_seed(0)
+    head = ClassificationHead(8)
+    u, v = torch.randn(5, 8), torch.randn(5, 8)
+    assert head(u, v).shape == (5, 2)
+    assert head.features(u, v).shape == (5, 24)  # concat(u, v, |u - v|)
+    # one query against K candidates broadcasts
+    assert head.score(u[:1], v).shape == (5,)
+    p = head.score(u, v)
+    assert torch.all((p > 0) & (p < 1))
+    # the fusion really contains |u - v|: the layer-normed features of (u, v) and (v, u) differ only by the swap
+    f = head.features(u, v)
+    assert torch.allclose(f[:, 16:], head.features(v, u)[:, 16:], atol=1e-6)
+    ablation = ClassificationHead(8, use_diff=False)
+    assert ablation.features(u, v).shape == (5, 16)
+    assert NeuralConfig(kind="bipolar-nodiff").use_diff is False
+
+
+def test_retrieval_head_starts_as_the_cosine_of_its_input() -> None:
+    x = torch.randn(4, 6)
+    head = RetrievalHead(6)
+    assert torch.allclose(head(x), torch.nn.functional.normalize(x, dim=-1), atol=1e-6)
+    raw = RetrievalHead(6, normalize=False)
+    assert torch.allclose(raw(x), x, atol=1e-6)
+
+
+def test_losses_on_toy_tensors() -> None:
+    a = torch.tensor([[0.0, 0.0]])
+    near, far = torch.tensor([[0.1, 0.0]]), torch.tensor([[3.0, 0.0]])
+    # positive much closer than the negative by more than the margin -> zero loss
+    assert float(triplet_loss(a, near, far, margin=1.0)) == pytest.approx(0.0)
+    # swapped: d(a, far) - d(a, near) + 1 = 3 - 0.1 + 1
+    assert float(triplet_loss(a, far, near, margin=1.0)) == pytest.approx(3.9, abs=1e-4)
+    pos_logits = torch.tensor([[0.0, 5.0]])   # confident "counter"
+    neg_logits = torch.tensor([[5.0, 0.0]])   # confident "not a counter"
+    good = float(classification_loss(pos_logits, neg_logits))
+    bad = float(classification_loss(neg_logits, pos_logits))
+    assert good < 0.02 < 9.0 < bad
+    total = bipolar_loss(a, far, near, pos_logits, neg_logits, margin=1.0)
+    assert float(total) == pytest.approx(3.9 + good, abs=1e-4)
+
+
+def test_model_kinds_have_the_right_parts() -> None:
+    parts = {}
+    for kind in ("bipolar", "bipolar-nodiff", "bi-encoder", "unipolar-ret", "unipolar-cls"):
+        m = CounterModel(NeuralConfig(kind=kind), dim=8)
+        parts[kind] = (m.ret_point is not None, m.cls is not None, m.ret_point is not m.ret_cand)
+    assert parts == {"bipolar": (True, True, False), "bipolar-nodiff": (True, True, False),
+                     "bi-encoder": (True, False, True), "unipolar-ret": (True, False, False),
+                     "unipolar-cls": (False, True, False)}
+    with pytest.raises(Exception, match="unknown model kind"):
+        NeuralConfig(kind="tri-polar")
+
+
+# ------------------------------------------------------------------ negative sampling
+
+
+def test_increasing_hard_negative_schedule() -> None:
+    assert [hard_probability(e, 0.02) for e in (0, 1, 10, 50, 200)] == [0.0, 0.02, 0.2, 1.0, 1.0]
+    pairs = np.array([[2 * i, 2 * i + 1] for i in range(200)])
+    rng = np.random.default_rng(0)
+    vectors = rng.normal(size=(400, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    sampler = NegativeSampler(pairs, np.arange(400), "increasing", rate=0.25, seed=1)
+    assert sampler.probability(2) == 0.5 and sampler.probability(4) == 1.0
+    negs, share = sampler.sample(2, vectors)
+    assert 0.35 < share < 0.65
+    assert not np.any(negs == pairs[:, 0]) and not np.any(negs == pairs[:, 1])
+    negs, share = sampler.sample(4, vectors)
+    assert share == 1.0
+    # all hard: each negative is the collection text nearest to the positive (other than the pair itself)
+    sims = vectors[pairs[:, 1]] @ vectors.T
+    sims[np.arange(200), pairs[:, 0]] = -np.inf
+    sims[np.arange(200), pairs[:, 1]] = -np.inf
+    assert np.array_equal(negs, sims.argmax(axis=1))
+    random_only = NegativeSampler(pairs, np.arange(400), "random", seed=1)
+    assert random_only.probability(100) == 0.0
+
+
+# ------------------------------------------------------------------ faiss
+
+
+def test_faiss_search_excludes_and_approximate_indexes_agree() -> None:
+    rng = np.random.default_rng(3)
+    base = rng.normal(size=(2000, 32)).astype(np.float32)
+    base /= np.linalg.norm(base, axis=1, keepdims=True)
+    queries = base[:50]
+    flat = build_index(base, "flat")
+    scores, ids = search_excluding(flat, queries, 10, [{i} for i in range(50)])
+    assert all(i not in row for i, row in enumerate(ids))
+    assert np.all(np.diff(scores, axis=1) <= 1e-6)
+    for kind in ("hnsw", "ivf"):
+        _, approx = search_excluding(build_index(base, kind, nprobe=32), queries, 10, [{i} for i in range(50)])
+        recall = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(approx, ids, strict=True)])
+        assert recall > 0.8, kind
+
+
+# ------------------------------------------------------------------ real model: rerank and training
+
+
+def test_reranker_never_returns_the_query(minilm) -> None:  # noqa: ANN001
+    from argsim.counter.neural.rerank import RetrieveRerank
+
+    rows = [json.loads(line) for line in (EXAMPLES / "train.jsonl").read_text().splitlines()]
+    texts = [r["point"] for r in rows] + [r["counter"] for r in rows]
+    torch.manual_seed(0)
+    model = CounterModel(NeuralConfig(kind="bipolar"), dim=minilm.dim)
+    rr = RetrieveRerank(model, texts)
+    ids, scores = rr.rank_texts(texts[:16], k=5)
+    for q in range(16):
+        assert q not in ids[q] and len(set(ids[q])) == 5
+    # without the exclusion, an identity retrieval head puts the query itself first: the exclusion matters
+    raw, _ = rr.rank_texts(texts[:16], k=5, exclude_self=False, rerank=False)
+    assert all(raw[q, 0] == q for q in range(16))
+
+
+def test_tiny_training_run_beats_untrained_and_resumes(data_dir, tmp_path) -> None:  # noqa: ANN001
+    from argsim.counter.neural.data import counterargs_data
+    from argsim.counter.neural.store import load_model
+    from argsim.counter.neural.training import read_history, train, validate
+    from argsim.data.counterargs import load_counterargs
+
+    data = counterargs_data(load_counterargs(data_dir), limit=300, val_limit=100)
+    assert data.info["train_pairs"] == 300 and data.info["val_pairs"] == 100
+    cfg = NeuralConfig(kind="bipolar", max_seq_length=64, epochs=6, lr=2e-3, batch_size=16, k_val=10, patience=50)
+    hist = train(cfg, data, tmp_path / "full")
+    untrained, best = hist[0]["val"], max(h["val"] for h in hist[1:])
+    assert best > untrained + 0.05, hist
+    # the saved folder is the best epoch, and it reproduces its validation accuracy
+    model = load_model(tmp_path / "full")
+    base = model.embed_texts(data.texts)
+    assert validate(model, data, base, 10) == pytest.approx(best)
+    # interrupted after 3 epochs, resumed to 6: the same history as the uninterrupted run
+    train(NeuralConfig(**{**cfg.as_dict(), "epochs": 3}), data, tmp_path / "split")
+    resumed = train(cfg, data, tmp_path / "split", resume=True)
+    assert [round(h["val"], 6) for h in resumed] == [round(h["val"], 6) for h in hist]
+    assert read_history(tmp_path / "split")[-1]["epoch"] == 6
+
+
+def test_cli_train_and_search_on_the_examples(tmp_path) -> None:  # noqa: ANN001
+    from typer.testing import CliRunner
+
+    from argsim.cli.app import app
+
+    runner = CliRunner()
+    out = tmp_path / "model"
+    res = runner.invoke(app, ["train", "bipolar", "--train", str(EXAMPLES / "train.jsonl"), "--val",
+                              str(EXAMPLES / "val.jsonl"), "--epochs", "3", "--k-val", "3", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert (out / "heads.pt").is_file() and (out / "learning_curve.png").stat().st_size > 1000
+    hits = tmp_path / "hits.jsonl"
+    res = runner.invoke(app, ["rank", "counter-search", "--model", str(out), "--candidates",
+                              str(EXAMPLES / "candidates.txt"), "--queries", str(EXAMPLES / "queries.txt"),
+                              "--k", "3", "--out", str(hits)])
+    assert res.exit_code == 0, res.output
+    lines = [json.loads(x) for x in hits.read_text().splitlines()]
+    assert len(lines) == 6 and all(len(line["results"]) == 3 for line in lines)
+    assert all(line["query"] not in {r["text"] for r in line["results"]} for line in lines)
+    # the saved model is also a backend encoder (retrieval embeddings)
+    from argsim.backend import get_encoder
+
+    assert get_encoder(str(out)).encode(["a point"]).shape == (1, 384)
+
+
+def test_cli_bad_input_is_one_line_error(tmp_path) -> None:  # noqa: ANN001
+    from typer.testing import CliRunner
+
+    from argsim.cli.app import app
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"point": "a", "answer": "b"}\n')
+    res = CliRunner().invoke(app, ["train", "bipolar", "--train", str(bad), "--val", str(bad), "--out",
+                                   str(tmp_path / "m")])
+    assert res.exit_code == 2
+    assert "bad.jsonl" in res.output and "counter" in res.output
+    res = CliRunner().invoke(app, ["rank", "counter-search", "--model", str(tmp_path), "--candidates", str(bad),
+                                   "--queries", str(bad), "--out", str(tmp_path / "x.jsonl")])
+    assert res.exit_code == 2 and "not a trained counter-argument model" in res.output
