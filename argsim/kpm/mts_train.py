@@ -60,7 +60,7 @@ def save_mts(net: MTSNet, folder: Path, info: dict) -> None:
 
 
 def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, device: str | None = None,
-              quiet: bool = False, log_every: int = 0) -> dict:
+              quiet: bool = False, log_every: int = 0, init: str | Path | None = None) -> dict:
     """Train one model on `train` and save it at `out` (after every epoch, so an interrupted run still
     leaves the last finished epoch). Returns the training info (timings, peak memory, losses)."""
     from argsim.backend import resolve_device
@@ -72,7 +72,18 @@ def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, device: str | Non
     seed_everything(cfg.seed)
     out = Path(out)
     dev = resolve_device(device or RUNTIME.device)
-    net = build_net(cfg).to(dev)
+    if init is not None:  # continue training a saved MTS folder (same architecture, new schedule)
+        from argsim.kpm.mts_model import load_net
+
+        net = load_net(init, dev)
+        if net.cfg.variant != cfg.variant or net.cfg.pooling != cfg.pooling:
+            raise ArgsimError(f"{init}: saved as {net.cfg.variant}/{net.cfg.pooling}, cannot continue as "
+                              f"{cfg.variant}/{cfg.pooling}")
+        for name in ("model", "stance_dim", "out_dim"):  # the architecture is the saved one
+            setattr(cfg, name, getattr(net.cfg, name))
+        net.cfg = cfg
+    else:
+        net = build_net(cfg).to(dev)
     net.freeze_lower_layers(cfg.freeze_layers)
     if cfg.train_layers:
         net.enable_top_layer_training(cfg.train_layers)
@@ -85,7 +96,7 @@ def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, device: str | Non
         raise ArgsimError(f"{train.name}: no key point with a matching argument to build batches from")
     opt, sched = _optimizer(net, cfg, steps_per_epoch * cfg.epochs)
     info: dict = {"method": cfg.variant, "config": asdict(cfg), "train": train.name, "device": dev,
-                  "steps": 0, "epochs": [], "seconds": 0.0}
+                  "steps": 0, "epochs": [], "seconds": 0.0, "init": str(init) if init else None}
     start = time.perf_counter()
     for epoch in range(cfg.epochs):
         net.train()

@@ -228,6 +228,8 @@ def train_mts_cmd(
                                      "0 = fine-tune everything (the paper)."),
     max_batches: int = typer.Option(0, help="Batches per epoch (0 = all): for quick runs."),
     log_every: int = typer.Option(10, help="Print the running loss every N steps to stderr (0 = never)."),
+    init: Path | None = typer.Option(None, help="Continue training from this saved MTS folder (e.g. more epochs); "
+                                     "the architecture options must match it."),
     folds: int = typer.Option(1, help="Topic k-fold over train+dev (7 in the paper; fold 1 = official split)."),
     fold: list[int] = typer.Option([], help="Train only these folds (repeatable); others already trained under "
                                    "OUT are kept in the ensemble."),
@@ -253,7 +255,7 @@ def train_mts_cmd(
                     seed=RUNTIME.seed)
     if folds <= 1:
         data = load_kpm_input(split, arguments, key_points, labels, need_labels=True)
-        info = train_mts(data, out, cfg, quiet=RUNTIME.quiet, log_every=log_every)
+        info = train_mts(data, out, cfg, quiet=RUNTIME.quiet, log_every=log_every, init=init)
         _print_training(_evaluate_folder(out, eval_split, info), out)
         return
     if arguments is not None:
