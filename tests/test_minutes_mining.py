@@ -20,7 +20,8 @@ def test_noise_and_wrapped_lines_are_cleaned():
     assert strip_noise("\u3000\u3000\u3000〔「異議なし」と呼ぶ者あり〕") == ""
     assert strip_noise("○議長（石川良一君）ただいまから会議を開きます。") == "ただいまから会議を開きます。"
     assert strip_noise("――") == ""
-    assert split_lines("これにご異議ありません\nか。\n\u3000次に移ります。") == ["これにご異議ありませんか。", "\u3000次に移ります。"]
+    assert split_lines("これにご異議ありません\nか。\n\u3000次に移ります。") == ["これにご異議ありませんか。",
+                                                                       "\u3000次に移ります。"]
     assert clean_lines("短い。\n\u3000十分に長い一文でございます。", min_chars=8) == ["十分に長い一文でございます。"]
 
 
@@ -29,7 +30,7 @@ def test_roll_block_and_boilerplate_are_dropped():
     meetings = [_meeting(f"m{i}", f"2012-01-0{i + 1}", utts + [("佐藤委員", f"第{i}の質問について詳しく伺います。\n")])
                 for i in range(3)]
     texts = [x.text for x in corpus_lines(meetings, min_chars=5, boilerplate_min_count=3)]
-    assert texts == ["第0の質問について詳しく伺います。", "第1の質問について詳しく伺います。", "第2の質問について詳しく伺います。"]
+    assert texts == [f"第{i}の質問について詳しく伺います。" for i in range(3)]
     kept = [x.text for x in corpus_lines(meetings, min_chars=5, boilerplate_min_count=0)]
     assert kept.count("それでは、そのようにいたします。") == 3
 

@@ -1,12 +1,12 @@
 """The political Sentence-BERT (Shirafuji et al., Sec. 3.2-3.3) with the backbones available offline.
 
 No Japanese BERT exists offline, so two backbones are offered:
-- `ginza` (default): a sentence-transformers stack WordEmbeddings(GiNZA word2vec vectors over Sudachi
-  tokens) -> Pooling(mean) -> Dense(300 -> 300, initialised to the identity). Before training it equals the
-  GiNZA document vector (cosine-wise); the dense layer (and, optionally, the word vectors) are trained.
-  Texts are segmented with GiNZA's Sudachi tokenizer and joined by spaces before the model sees them, so
-  the folder is a plain sentence-transformers model over space-separated tokens; `argsim_encoder.json`
-  makes `get_encoder(folder)` segment raw Japanese first.
+- `ginza` (default): a sentence-transformers stack WordEmbeddings(GiNZA's 20,000 x 300 word2vec table)
+  -> Pooling(mean) -> Dense(300 -> 300, initialised to the identity). Before training it equals the GiNZA
+  document vector (cosine-wise); the dense layer and (optionally) the word vectors are trained. Texts are
+  segmented with GiNZA's Sudachi tokenizer and each token is written as its vector row ("r123") before the
+  model sees it, so the folder is a plain sentence-transformers model over space-separated row tokens;
+  `argsim_encoder.json` makes `get_encoder(folder)` segment raw Japanese first.
 - `minilm` or any sentence-transformers folder: fine-tuned as is (its uncased English WordPiece strips
   dakuten and maps many kanji to [UNK]; see docs/minutes.md).
 """
@@ -14,7 +14,7 @@ No Japanese BERT exists offline, so two backbones are offered:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -37,42 +37,38 @@ def _ginza_nlp():  # noqa: ANN202 (spaCy Language)
 
 
 def segment(texts: Sequence[str], batch_size: int = 256) -> list[str]:
-    """Sudachi (GiNZA, split mode C) tokens of each text joined by single spaces."""
+    """Each text as the space-joined GiNZA vector rows of its Sudachi (split mode C) tokens: "r12 r7 ...".
+
+    GiNZA keeps 20,000 distinct vectors for 480k words (words share rows), so the row ids are the model's
+    vocabulary; tokens without a vector are dropped (GiNZA averages them as zeros: same direction).
+    """
     nlp = _ginza_nlp()
+    vectors, strings = nlp.vocab.vectors, nlp.vocab.strings
+    out = []
     with nlp.select_pipes(enable=[]):
-        return [" ".join(t.orth_ for t in doc if t.orth_.strip())
-                for doc in nlp.pipe([t.replace(" ", "\u3000") for t in texts], batch_size=batch_size)]
+        for doc in nlp.pipe(texts, batch_size=batch_size):
+            rows = (vectors.find(key=strings[t.orth_]) for t in doc if t.orth_.strip())
+            out.append(" ".join(f"r{r}" for r in rows if r >= 0))
+    return out
 
 
 # ------------------------------------------------------------------ building
 
 
-def build_ginza_model(segmented_texts: Iterable[str], update_embeddings: bool = True,
-                      dense: bool = True):  # noqa: ANN201 (SentenceTransformer)
-    """A sentence-transformers model over GiNZA word vectors for the vocabulary of `segmented_texts`."""
+def build_ginza_model(update_embeddings: bool = True, dense: bool = True):  # noqa: ANN201 (SentenceTransformer)
+    """WordEmbeddings(GiNZA's vector table, tokens "r<row>") -> mean pooling -> Dense(300, 300) = identity."""
     import torch
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.models import Dense, Pooling, WordEmbeddings
     from sentence_transformers.models.tokenizer import WhitespaceTokenizer
 
-    nlp = _ginza_nlp()
-    vectors = nlp.vocab.vectors
-    vocab, rows = ["PADDING_TOKEN"], [np.zeros(vectors.shape[1], dtype=np.float32)]
-    seen: set[str] = set()
-    for text in segmented_texts:
-        for tok in text.split():
-            if tok in seen:
-                continue
-            seen.add(tok)
-            row = vectors.find(key=nlp.vocab.strings[tok]) if tok in nlp.vocab.strings else -1
-            if row >= 0:
-                vocab.append(tok)
-                rows.append(np.asarray(vectors.data[row], dtype=np.float32))
+    table = np.asarray(_ginza_nlp().vocab.vectors.data, dtype=np.float32)
+    vocab = ["PADDING_TOKEN"] + [f"r{i}" for i in range(len(table))]
+    weights = np.concatenate([np.zeros((1, table.shape[1]), dtype=np.float32), table])
     tokenizer = WhitespaceTokenizer(vocab=vocab, stop_words=[], do_lower_case=False)
-    emb = WordEmbeddings(tokenizer=tokenizer, embedding_weights=np.stack(rows),
-                         update_embeddings=update_embeddings, max_seq_length=512)
-    dim = emb.get_word_embedding_dimension() if hasattr(emb, "get_word_embedding_dimension") \
-        else emb.get_embedding_dimension()
+    emb = WordEmbeddings(tokenizer=tokenizer, embedding_weights=weights, update_embeddings=update_embeddings,
+                         max_seq_length=512)
+    dim = emb.get_embedding_dimension()
     modules = [emb, Pooling(dim, pooling_mode="mean")]
     if dense:
         layer = Dense(dim, dim, bias=True, activation_function=torch.nn.Identity())
@@ -87,7 +83,7 @@ def mark_segmented(folder: str | Path) -> None:
     """Write the argsim manifest: `get_encoder(folder)` will segment raw text before encoding."""
     folder = Path(folder)
     (folder / "argsim_encoder.json").write_text(json.dumps(MANIFEST), encoding="utf-8")
-    (folder / SEGMENTED_MARKER).write_text(json.dumps({"segmenter": "ginza-sudachi-C", "joiner": " "}),
+    (folder / SEGMENTED_MARKER).write_text(json.dumps({"segmenter": "ginza-sudachi-C", "tokens": "r<vector row>"}),
                                            encoding="utf-8")
 
 

@@ -65,7 +65,7 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
         seg = dict(zip(texts, sbert.segment(texts), strict=True))
         train = [{k: seg[v] for k, v in r.items()} for r in train]
         dev = [{k: seg[v] for k, v in r.items()} for r in dev]
-        model = sbert.build_ginza_model((r[k] for r in train for k in r), config.update_embeddings)
+        model = sbert.build_ginza_model(config.update_embeddings)
     else:
         model = load_sentence_transformer(config.backbone, device="cpu")
     metric = {"euclidean": TripletDistanceMetric.EUCLIDEAN, "cosine": TripletDistanceMetric.COSINE}[config.distance]
@@ -85,7 +85,8 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
 
     args = SentenceTransformerTrainingArguments(
         output_dir=str(out / "checkpoints"), num_train_epochs=config.epochs,
-        per_device_train_batch_size=config.batch_size, learning_rate=config.lr, warmup_ratio=config.warmup_ratio,
+        per_device_train_batch_size=config.batch_size, learning_rate=config.lr,
+        warmup_steps=config.warmup_ratio,  # a float below 1 is a ratio of the steps in transformers 5
         lr_scheduler_type="linear", weight_decay=0.0, seed=config.seed, save_strategy="no",
         eval_strategy="epoch" if evaluator else "no", per_device_eval_batch_size=64, logging_steps=200,
         report_to=[], use_cpu=True, dataloader_num_workers=0, disable_tqdm=False)

@@ -1,0 +1,150 @@
+"""Benchmark of the minutes area: mining counts/timings, triplet accuracy per encoder, training timings,
+EmbedRank++ summarization ROUGE-1 per encoder and baselines. Writes bench/results/minutes.json.
+
+    .venv/bin/python bench/bench_minutes.py            # full (uses runs/minutes-triplets, models/minutes-sbert)
+    .venv/bin/python bench/bench_minutes.py --quick    # 500 test triplets, 100 summarization items
+
+Mining and training are not rerun when their outputs exist (their logged timings are reported); create them
+with `argsim data triplets minutes` and `argsim train minutes-sbert` (see docs/minutes.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from argsim.results import ResultRow, environment, peak_memory_mb, write_results  # noqa: E402
+
+PAPER_TRIPLETS = {"e5-multilingual": (0.8674, 0.2441), "trained": (0.9849, 0.3705)}  # USE / JPSB, Table 4
+PAPER_ROUGE = {"e5-multilingual": 0.0846, "trained": 0.0696}  # Table 6 (USE / JPSB EmbedRank++)
+BEST_TEAM_ROUGE = 0.3208
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--triplets", type=Path, default=REPO / "runs/minutes-triplets")
+    ap.add_argument("--model", type=Path, default=REPO / "models/minutes-sbert")
+    ap.add_argument("--remine", action="store_true", help="Mine again even when the triplets exist.")
+    args = ap.parse_args()
+
+    from argsim.backend import get_encoder
+    from argsim.data.catalog import dataset_dir
+    from argsim.data.poliinfo import load_meetings
+    from argsim.io import read_json, read_records
+    from argsim.metrics.rouge import rouge1_corpus
+    from argsim.metrics.triplets import triplet_scores
+    from argsim.minutes.backbone import ginza_oov_report, minilm_tokenizer_report
+    from argsim.minutes.mining import MiningConfig
+    from argsim.minutes.pipeline import mine_minutes
+    from argsim.minutes.summarize import SummarizeOptions, dataset_items, summarize_items
+    from argsim.settings import RUNTIME
+
+    RUNTIME.quiet = True
+    folder = dataset_dir("poliinfo")
+    rows: list[ResultRow] = []
+    split = "quick" if args.quick else "full"
+
+    # 1. mining
+    counts_file = args.triplets / "counts.json"
+    if args.remine or not counts_file.is_file():
+        summary = mine_minutes(load_meetings(folder), args.triplets, MiningConfig(seed=RUNTIME.seed))
+        args.triplets.mkdir(parents=True, exist_ok=True)
+        counts_file.write_text(json.dumps(summary, ensure_ascii=False, indent=2), encoding="utf-8")
+    summary = read_json(counts_file)
+    for key in ("lines", "triplets", "triplets train", "triplets dev", "triplets test"):
+        rows.append(ResultRow("mining", "ginza", "all", key, "count", float(summary["counts"].get(key, 0)),
+                              paper=27078.0 if key == "triplets" else None))
+    rows.append(ResultRow("mining", "ginza", "all", "clean+embed+mine", "seconds", summary["seconds"]["total"],
+                          seconds=summary["seconds"]["total"]))
+    print("mining", summary["counts"], summary["seconds"])
+
+    # 2. backbone readiness for Japanese
+    test = read_records(args.triplets / "test.jsonl", required=["anchor", "positive", "negative"])
+    if args.quick:
+        test = test[:500]
+    sample = [r["anchor"] for r in test[:2000]]
+    mini = minilm_tokenizer_report(sample)
+    oov = ginza_oov_report(sample)
+    for k in ("unk_rate", "chars_changed_by_normaliser", "voiced_kana_damaged"):
+        rows.append(ResultRow("backbone-check", "minilm", "test-anchors", k, k, round(mini[k], 4)))
+    rows.append(ResultRow("backbone-check", "ginza", "test-anchors", "oov_rate", "oov_rate", round(oov["oov_rate"], 4)))
+    print("minilm tokenizer", mini, "ginza", oov)
+
+    # 3. triplet accuracy on held-out (test) triplets
+    encoders = ["ginza", "e5-multilingual", "minilm"]
+    if (args.model / "modules.json").is_file():
+        encoders.append(str(args.model))
+    for name in encoders:
+        enc = get_encoder(name)
+        start = time.perf_counter()
+        vecs = [enc.encode([r[f] for r in test]) for f in ("anchor", "positive", "negative")]
+        s = triplet_scores(*vecs)
+        secs = round(time.perf_counter() - start, 2)
+        label = "trained" if name == str(args.model) else name
+        paper = PAPER_TRIPLETS.get(label, (None, None))
+        model_name = "minutes-sbert" if label == "trained" else name
+        rows.append(ResultRow("triplet-eval", model_name, f"test-{split}", f"n={s.n}", "accuracy", s.accuracy,
+                              paper=paper[0], seconds=secs))
+        rows.append(ResultRow("triplet-eval", model_name, f"test-{split}", f"n={s.n}", "mean_diff", s.mean_diff,
+                              paper=paper[1], seconds=secs))
+        print(f"triplets {name}: acc {s.accuracy:.4f} diff {s.mean_diff:.4f} ({secs}s)")
+
+    # 4. training timings (from the training log)
+    log_file = args.model / "train_log.json"
+    if log_file.is_file():
+        log = read_json(log_file)
+        for i, sec in enumerate(log["epoch_seconds"]):
+            rows.append(ResultRow("train", "minutes-sbert", "train", f"epoch {i + 1}, {log['train_triplets']} "
+                                  "triplets", "seconds", sec, seconds=sec, extra={"config": log["config"]}))
+        for d in log["dev"]:
+            acc = next((v for k, v in d.items() if "accuracy" in k), None)
+            if acc is not None:
+                rows.append(ResultRow("train", "minutes-sbert", "dev", f"epoch {d.get('epoch')}", "dev_accuracy",
+                                      acc))
+
+    # 5. summarization + ROUGE-1
+    items = dataset_items(folder, "ntcir14")
+    if args.quick:
+        items = items[:100]
+    runs = [("lead", None), ("random", None)] + [("embedrank-paper", e) for e in encoders if e != "minilm"]
+    runs += [("embedrank", "ginza")]
+    for method, enc_name in runs:
+        enc = get_encoder(enc_name) if enc_name else None
+        start = time.perf_counter()
+        out = summarize_items(items, enc, SummarizeOptions(method=method, seed=RUNTIME.seed))
+        secs = round(time.perf_counter() - start, 2)
+        label = "trained" if enc_name == str(args.model) else enc_name
+        model_name = "minutes-sbert" if label == "trained" else enc_name
+        for unit in ("content", "char"):
+            rep = rouge1_corpus([o["summary"] for o in out], [o["gold"] for o in out],
+                                [o["budget"] for o in out], unit)
+            paper = PAPER_ROUGE.get(label) if unit == "content" and method == "embedrank-paper" else None
+            extra = {"over_limit": rep.over_limit, "best_team_poliinfo2": BEST_TEAM_ROUGE,
+                     "note": "NTCIR-14 items (2011-2012), not the PoliInfo-2 2013 test items of the paper"}
+            rows.append(ResultRow(f"summarize-{method}", model_name, f"ntcir14-{len(out)}", unit, "rouge1-recall",
+                                  rep.recall, paper=paper, seconds=secs, extra=extra))
+            rows.append(ResultRow(f"summarize-{method}", model_name, f"ntcir14-{len(out)}", unit, "rouge1-f",
+                                  rep.f, seconds=secs))
+            print(f"{method:16s} {enc_name or '-':28s} {unit:8s} R {rep.recall:.4f} F {rep.f:.4f} ({secs}s)")
+    rows.append(ResultRow("bench", None, split, None, "peak_mb", peak_memory_mb()))
+    data_files = [counts_file, args.triplets / "test.jsonl"]
+    models = {"minutes-sbert": str(args.model)} if (args.model / "modules.json").is_file() else {}
+    if models:
+        from argsim.backend.fingerprint import fingerprint
+
+        models = {"minutes-sbert": fingerprint(args.model)}
+    cmd = "python bench/bench_minutes.py" + (" --quick" if args.quick else "")
+    path = write_results("minutes", rows, command=cmd,
+                         env=environment(seed=RUNTIME.seed, device="cpu", data_files=data_files, models=models))
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
