@@ -37,7 +37,8 @@ def test_ntcir14_source_split_on_literal_backslash_n(folder):
     assert len(items) == 596
     it = items[0]
     assert it.date == "2012-02-28" and it.length == 100
-    assert it.sentences[0].startswith("我々が生きている日本列島は、") and it.sentences[0].endswith("見舞われてきました。")
+    assert it.sentences[0].startswith("我々が生きている日本列島は、")
+    assert it.sentences[0].endswith("見舞われてきました。")
     assert it.sentences[1].startswith("こうした過酷な国土にありながら")
     assert all("\\n" not in s for s in it.sentences)
     assert len(P.ntcir14_gold_items(folder)) == 740  # 596 + 79 + 67 minus the 2 training items without Source
