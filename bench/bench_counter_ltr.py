@@ -1,0 +1,197 @@
+"""Benchmark of the counter-argument feature pipeline (issue 4).
+
+1. gensim `wmdistance` per pair vs argsim's WMD engine on the same sampled (point part, candidate) pairs of the
+   epa test pools: pairs/s, ratio, max |difference|, projection to the full epa test split.
+2. Cost curve: seconds per point of Simple-SD (exact search with pruning, and every pair solved) vs pool size
+   for sdoc, sda, epc, epa, next to gensim's projected cost; PNG in docs/img/counter-cost-curve.png.
+3. (without --quick) the goal: Simple-SD over the full epa test split (1,401 points, full pools), timed.
+
+Writes rows into bench/results/counterargs-ltr.json (merge). Timings on the shared 2-core machine are
+pessimistic (other jobs run at the same time); the load average is recorded with each row.
+
+    .venv/bin/python bench/bench_counter_ltr.py [--quick] [--pairs 300] [--points 16] [--workers 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from argsim.backend.models import tokenize_en  # noqa: E402
+from argsim.counter.features import FeatureConfig, FeatureSpace  # noqa: E402
+from argsim.counter.prune import linear_scores  # noqa: E402
+from argsim.counter.simplesd import DEFAULT_READING, READINGS  # noqa: E402
+from argsim.counter.wordvecs import word_vectors  # noqa: E402
+from argsim.data.counterargs import build_pools, load_counterargs  # noqa: E402
+from argsim.metrics.ranking import accuracy_at_1  # noqa: E402
+from argsim.results import ResultRow, environment, peak_memory_mb, write_results  # noqa: E402
+
+SETTINGS = ("sdoc", "sda", "epc", "epa")
+
+
+def load() -> float:
+    return round(os.getloadavg()[0], 1)
+
+
+def gensim_vs_argsim(corpus, n_pairs: int, workers: int, seed: int) -> tuple[list[ResultRow], dict]:  # noqa: ANN001
+    kv = word_vectors("glove50")
+    points = corpus.points("test")
+    pools = build_pools(corpus, "test", "epa")
+    rng = np.random.default_rng(seed)
+    pairs = []
+    for _ in range(n_pairs):
+        p = points[rng.integers(len(points))]
+        c = pools[p.id][rng.integers(len(pools[p.id]))]
+        pairs += [(p.conclusion, c.text), (p.premise, c.text)]
+    t0 = time.perf_counter()
+    ref = np.array([kv.wmdistance(tokenize_en(a), tokenize_en(b)) for a, b in pairs])
+    t_gensim = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    texts: dict[str, int] = {}
+    idx = np.array([(texts.setdefault(a, len(texts)), texts.setdefault(b, len(texts))) for a, b in pairs])
+    from argsim.counter.wmd import WMDEngine
+
+    engine = WMDEngine(kv, list(texts))
+    ours = engine.distances(idx, workers=1)
+    t_ours1 = time.perf_counter() - t0
+    ours2 = engine.distances(idx, workers=workers)  # parallel path (used from 2,000 pairs on) gives the same values
+    finite = np.isfinite(ref)
+    assert np.array_equal(finite, np.isfinite(ours)) and np.array_equal(ours, ours2)
+    diff = float(np.max(np.abs(ref[finite] - ours[finite]))) if finite.any() else 0.0
+    n_epa = sum(len(v) for v in pools.values())
+    g_rate = len(pairs) / t_gensim
+    o_rate = len(pairs) / t_ours1
+    info = {"sampled_point_pairs": n_pairs, "wmd_calls": len(pairs), "max_abs_diff": diff, "load": load(),
+            "epa_test_pairs": n_epa}
+    rows = [
+        ResultRow("bench:gensim-wmdistance", "glove50", "test", "epa", "wmd_per_second", round(g_rate, 1),
+                  seconds=round(t_gensim, 2), extra=info),
+        ResultRow("bench:argsim-wmd-exact-1proc", "glove50", "test", "epa", "wmd_per_second", round(o_rate, 1),
+                  seconds=round(t_ours1, 2), extra=info),
+        ResultRow("bench:argsim-vs-gensim", "glove50", "test", "epa", "speedup_same_pairs_1proc",
+                  round(o_rate / g_rate, 2), extra=info),
+        ResultRow("bench:gensim-wmdistance", "glove50", "test", "epa", "projected_full_epa_hours_1core",
+                  round(2 * n_epa / g_rate / 3600, 2), extra=info),
+    ]
+    return rows, info
+
+
+def cost_curve(corpus, n_points: int, workers: int, seed: int, gensim_rate: float) -> tuple[list[ResultRow], dict]:  # noqa: ANN001
+    w = READINGS[DEFAULT_READING]
+    rng = np.random.default_rng(seed)
+    allp = corpus.points("test")
+    chosen = [allp[i] for i in sorted(rng.choice(len(allp), size=n_points, replace=False))]
+    curve, rows = {}, []
+    for setting in SETTINGS:
+        pools_all = build_pools(corpus, "test", setting)
+        pools = {p.id: pools_all[p.id] for p in chosen}
+        gold = {p.id: corpus.true_counter(p).id for p in chosen}
+        mean_pool = float(np.mean([len(v) for v in pools.values()]))
+        res = {}
+        for mode in ("top", "none"):
+            pts = chosen if (mode == "top" or mean_pool < 100) else chosen[: max(2, n_points // 8)]
+            sub = {p.id: pools[p.id] for p in pts}
+            t0 = time.perf_counter()
+            space = FeatureSpace(pts, sub, FeatureConfig(workers=workers))
+            scores, stats = linear_scores(space, w, mode=mode, top_k=1, description=None)
+            secs = time.perf_counter() - t0
+            acc = accuracy_at_1({p.id: ([c.id for c in sub[p.id]], scores[p.id]) for p in pts},
+                                {p.id: gold[p.id] for p in pts})
+            res[mode] = {"points": len(pts), "seconds_per_point": secs / len(pts), "solved_share": stats.solved_share,
+                         "accuracy@1": acc}
+            rows.append(ResultRow(f"bench:simple-sd-{'pruned' if mode == 'top' else 'all-pairs'}", "glove50", "test",
+                                  setting, "seconds_per_point", round(secs / len(pts), 4), seconds=round(secs, 2),
+                                  extra={"points": len(pts), "mean_pool": mean_pool, "load": load(),
+                                         "solved_premise_share": round(stats.solved_share, 4), "workers": workers}))
+        res["gensim_seconds_per_point"] = 2 * mean_pool / gensim_rate
+        res["mean_pool"] = mean_pool
+        curve[setting] = res
+        rows.append(ResultRow("bench:gensim-projected", "glove50", "test", setting, "seconds_per_point",
+                              round(res["gensim_seconds_per_point"], 4), extra={"mean_pool": mean_pool}))
+    plot_curve(curve, REPO / "docs" / "img" / "counter-cost-curve.png")
+    return rows, curve
+
+
+def plot_curve(curve: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    xs = [curve[s]["mean_pool"] for s in SETTINGS]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(xs, [curve[s]["gensim_seconds_per_point"] for s in SETTINGS], "o--", label="gensim wmdistance per pair "
+            "(projected, 1 core)")
+    ax.plot(xs, [curve[s]["none"]["seconds_per_point"] for s in SETTINGS], "s-", label="argsim, every pair exact")
+    ax.plot(xs, [curve[s]["top"]["seconds_per_point"] for s in SETTINGS], "^-", label="argsim, exact top-1 (pruned)")
+    for s, x in zip(SETTINGS, xs, strict=True):
+        ax.annotate(s, (x, curve[s]["top"]["seconds_per_point"]), textcoords="offset points", xytext=(4, -12))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("candidates per point (mean pool size)")
+    ax.set_ylabel("seconds per point (Simple-SD)")
+    ax.set_title("Simple-SD cost vs pool size (test split, 2 workers, shared CPU)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+
+
+def full_epa(corpus, workers: int) -> list[ResultRow]:  # noqa: ANN001
+    points = corpus.points("test")
+    pools = build_pools(corpus, "test", "epa")
+    gold = {p.id: corpus.true_counter(p).id for p in points}
+    t0 = time.perf_counter()
+    space = FeatureSpace(points, pools, FeatureConfig(workers=workers))
+    scores, stats = linear_scores(space, READINGS[DEFAULT_READING], mode="top", top_k=1, description="epa")
+    secs = time.perf_counter() - t0
+    acc = accuracy_at_1({p.id: ([c.id for c in pools[p.id]], scores[p.id]) for p in points}, gold)
+    extra = {"points": len(points), "pairs": stats.pairs, "solved_premise_share": round(stats.solved_share, 4),
+             "workers": workers, "load": load(), "reading": DEFAULT_READING}
+    return [ResultRow("bench:simple-sd-full-epa", "glove50", "test", "epa", "seconds", round(secs, 1),
+                      seconds=round(secs, 1), peak_mb=peak_memory_mb(), extra=extra | {"accuracy@1": acc})]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small samples, no full-epa run")
+    ap.add_argument("--pairs", type=int, default=300)
+    ap.add_argument("--points", type=int, default=16)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--skip-full", action="store_true")
+    args = ap.parse_args()
+    if args.quick:
+        args.pairs, args.points, args.skip_full = 60, 6, True
+    from argsim.settings import RUNTIME
+
+    RUNTIME.quiet = True
+    corpus = load_counterargs()
+    rows, info = gensim_vs_argsim(corpus, args.pairs, args.workers, args.seed)
+    print(f"WMD same pairs: gensim {rows[0].value}/s, argsim {rows[1].value}/s (x{rows[2].value}), "
+          f"max |diff| {info['max_abs_diff']:.2e}, gensim full epa projected {rows[3].value} h (load {info['load']})")
+    curve_rows, curve = cost_curve(corpus, args.points, args.workers, args.seed, rows[0].value)
+    for s, r in curve.items():
+        print(f"{s:5s} pool {r['mean_pool']:7.1f}: pruned {r['top']['seconds_per_point']:.3f} s/pt "
+              f"(solved {r['top']['solved_share']:.3%}), all pairs {r['none']['seconds_per_point']:.3f} s/pt, "
+              f"gensim {r['gensim_seconds_per_point']:.3f} s/pt")
+    rows += curve_rows
+    if not args.skip_full:
+        full = full_epa(corpus, args.workers)
+        print(f"full epa Simple-SD: {full[0].value} s, acc@1 {full[0].extra['accuracy@1']:.3f}")
+        rows += full
+    cmd = "python bench/bench_counter_ltr.py" + (" --quick" if args.quick else "")
+    write_results("counterargs-ltr", rows, command=cmd, env=environment(seed=args.seed, device="cpu"), merge=True)
+    print(f"peak memory {peak_memory_mb()} MiB")
+
+
+if __name__ == "__main__":
+    main()
