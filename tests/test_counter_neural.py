@@ -205,3 +205,37 @@ def test_cli_bad_input_is_one_line_error(tmp_path) -> None:  # noqa: ANN001
     res = CliRunner().invoke(app, ["rank", "counter-search", "--model", str(tmp_path), "--candidates", str(bad),
                                    "--queries", str(bad), "--out", str(tmp_path / "x.jsonl")])
     assert res.exit_code == 2 and "not a trained counter-argument model" in res.output
+
+
+def test_rankers_on_pools_rerank_only_the_top_k(minilm, tmp_path) -> None:  # noqa: ANN001
+    """The registered rankers on build_pools: aligned scores, top-k reordered by the head, @1/K consistent."""
+    from argsim.counter.neural.pipeline import at1_over_k_pools, run_stages, scores_for_k
+    from argsim.counter.neural.store import save_model
+    from argsim.counter.rankers import get_ranker
+    from argsim.data.counterargs import build_pools, load_counterargs_folder
+
+    corpus = load_counterargs_folder(Path(__file__).parent / "fixtures" / "counter_neural" / "02-extracted-arguments")
+    points = corpus.points("test")
+    pools = build_pools(corpus, "test", "epa")
+    gold = {p.id: corpus.true_counter(p).id for p in points}
+    torch.manual_seed(0)
+    model = CounterModel(NeuralConfig(kind="bipolar"), dim=minilm.dim)
+    save_model(model, tmp_path / "bip")
+    scores = get_ranker("bipolar").fn(points, pools, model=str(tmp_path / "bip"), k=5)
+    for p in points:
+        assert len(scores[p.id]) == len(pools[p.id]) == 43
+        assert p.id not in {c.id for c in pools[p.id]}
+    result = run_stages(points, pools, model, model, kmax=5)
+    k1 = at1_over_k_pools(result, pools, gold, (1, 5))
+    first_only = np.mean([pools[p.id][int(np.argmax(result.first_full[p.id]))].id == gold[p.id] for p in points])
+    assert k1[1] == pytest.approx(first_only)
+    for p in points[:5]:
+        s5, s1 = scores_for_k(result, 5)[p.id], scores_for_k(result, 1)[p.id]
+        top5 = set(np.argsort(-s1)[:5])
+        assert set(np.argsort(-s5)[:5]) == top5                     # the same five, reordered
+        assert np.array_equal(np.argsort(-s5)[5:], np.argsort(-s1)[5:])  # the rest untouched
+        assert np.array_equal(scores[p.id], s5)
+    # BM25 as the first stage works through the same path
+    bm = get_ranker("bm25+unipolar-cls")
+    with pytest.raises(Exception, match="needs a trained model"):
+        bm.fn(points, pools)
