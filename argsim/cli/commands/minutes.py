@@ -67,7 +67,7 @@ def train_minutes_sbert(
     train: Path = typer.Option(Path("runs/minutes-triplets/train.jsonl"), help="Training triplets (JSONL/CSV "
                                "with anchor, positive, negative), e.g. from `argsim data triplets minutes`."),
     dev: Path | None = typer.Option(Path("runs/minutes-triplets/dev.jsonl"), help="Dev triplets scored after "
-                                    "each epoch (TripletEvaluator); '' to skip."),
+                                    "each epoch (TripletEvaluator); skipped when the file does not exist or is ''."),
     out: Path = typer.Option(Path("models/minutes-sbert"), help="Output folder (sentence-transformers format)."),
     backbone: str = typer.Option("ginza", help="ginza (GiNZA word vectors + trainable dense layer over Sudachi "
                                  "tokens), minilm, or a sentence-transformers folder."),
@@ -94,7 +94,7 @@ def train_minutes_sbert(
     config = TrainConfig(backbone=backbone, epochs=epochs, batch_size=batch_size, lr=lr, warmup_ratio=warmup_ratio,
                          margin=margin, distance=distance, max_train=max_train, max_dev=max_dev,
                          update_embeddings=not freeze_embeddings, seed=RUNTIME.seed)
-    log = run(train, dev if dev and str(dev) else None, out, config)
+    log = run(train, dev if dev is not None and dev.is_file() else None, out, config)
     rows = [["train triplets", log["train_triplets"]], ["seconds", log["seconds"]],
             ["seconds per epoch", ", ".join(str(s) for s in log["epoch_seconds"])]]
     rows += [[f"dev accuracy (epoch {d.get('epoch')})", next((v for k, v in d.items() if "accuracy" in k), "")]
