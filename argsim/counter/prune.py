@@ -4,9 +4,11 @@ For a linear scorer f(x) = w . x (Simple-SD; logistic regression after its scale
 except the WMD block (x5..x8) is cheap and computed exactly for all pairs. The WMD block is a sum of
 w_k * agg_k(s_cl, s_pr) with s = 1 / (1 + WMD) in [0, 1]; min, max, product and sum are non-decreasing in each
 argument, so lower bounds on the two WMDs (word-centroid distance and relaxed WMD, `argsim.counter.wmd`) give an
-upper bound on f for every candidate. Candidates are visited by decreasing upper bound; each is tightened step
-by step (exact WMD of the short conclusion, full RWMD of the premise, exact premise WMD) and dropped as soon as
-its bound falls below the threshold:
+upper bound on f for every candidate. The first bounds are computed for the whole pool at once: the full
+relaxed WMD for the short conclusion (`WMDEngine.full_relaxed_bounds`), the cheaper candidate-side RWMD and the
+word-centroid distance for the long premise (`relaxed_bounds`). Candidates are visited by decreasing upper
+bound; each is tightened step by step (full premise RWMD from the cost matrix the solver needs anyway, exact
+conclusion WMD, exact premise WMD) and dropped as soon as its bound falls below the threshold:
 
 - `mode="rank"` (default when the true counter is known): threshold = the true counter's exact score, so every
   candidate that could score >= it is exact; accuracy@1, ties and the true counter's rank (MRR) are exact;
@@ -67,8 +69,8 @@ def _rank_point(shared: tuple[WMDEngine, np.ndarray, str, int], task: _Task) -> 
         d_pr = np.array([engine.distance(task.pr, int(c)) for c in task.cands]) if np.any(w) else d_cl
         return task.base + (wmd_exact(w, d_cl, d_pr) if np.any(w) else 0.0), n, n
     s_cl_lo, s_pr_lo = np.zeros(n), np.zeros(n)
-    s_cl_hi = inverse_distance(engine.relaxed_bounds(task.cl, task.cands))
-    s_pr_hi = inverse_distance(engine.relaxed_bounds(task.pr, task.cands))
+    s_cl_hi = inverse_distance(engine.full_relaxed_bounds(task.cl, task.cands))
+    s_pr_hi = inverse_distance(engine.relaxed_bounds(task.pr, task.cands))  # long premise: the cheap half only
     ub = task.base + wmd_upper(w, s_cl_lo, s_cl_hi, s_pr_lo, s_pr_hi)
     score = ub.copy()
     solved_cl = solved_pr = 0
@@ -77,19 +79,13 @@ def _rank_point(shared: tuple[WMDEngine, np.ndarray, str, int], task: _Task) -> 
         """Tighten candidate j; True if it ended exact (score[j] exact), False if pruned below thr."""
         nonlocal solved_cl, solved_pr
         c = int(task.cands[j])
-        lb_cl, m_cl = engine.pair_bound(task.cl, c)
-        s_cl_hi = float(inverse_distance(lb_cl))
-        bound = task.base[j] + wmd_upper(w, 0.0, s_cl_hi, 0.0, s_pr_hi[j])
-        if bound < thr:
-            score[j] = bound
-            return False
-        lb_pr, m_pr = engine.pair_bound(task.pr, c)
+        lb_pr, m_pr = engine.pair_bound(task.pr, c)  # full RWMD from the cost matrix the solver needs anyway
         s_pr_hi_j = float(inverse_distance(lb_pr))
-        bound = task.base[j] + wmd_upper(w, 0.0, s_cl_hi, 0.0, s_pr_hi_j)
+        bound = task.base[j] + wmd_upper(w, 0.0, s_cl_hi[j], 0.0, s_pr_hi_j)
         if bound < thr:
             score[j] = bound
             return False
-        d_cl = engine.solve(task.cl, c, m_cl) if m_cl is not None else float("inf")
+        d_cl = engine.distance(task.cl, c)
         solved_cl += 1
         s_cl = float(inverse_distance(d_cl))
         bound = task.base[j] + wmd_upper(w, s_cl, s_cl, 0.0, s_pr_hi_j)
