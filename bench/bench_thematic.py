@@ -174,6 +174,28 @@ def evaluate(name: str, quick: bool) -> list:
     return rows
 
 
+PARTS = REPO / "runs" / "thematic-parts"
+
+
+def evaluate_cached(name: str) -> list[dict]:
+    """Rows of one model; with --reuse, taken from runs/thematic-parts/<name>.json when the model is unchanged
+    (lets several processes evaluate disjoint models with --only, then one --reuse run assembles)."""
+    from argsim.backend.fingerprint import fingerprint
+
+    path = Path(SPECS[name][0])
+    key = fingerprint(path) if path.exists() else SPECS[name][0]
+    part = PARTS / f"{name}{'-quick' if ARGS.quick else ''}.json"
+    if ARGS.reuse and part.is_file():
+        saved = json.loads(part.read_text())
+        if saved["key"] == key:
+            print(f"  {name}: reusing {part}", flush=True)
+            return saved["rows"]
+    rows = [r.as_dict() for r in evaluate(name, ARGS.quick) + training_rows(name, SPECS[name][0])]
+    PARTS.mkdir(parents=True, exist_ok=True)
+    part.write_text(json.dumps({"key": key, "rows": rows}), encoding="utf-8")
+    return rows
+
+
 def plot_article(out: Path) -> None:
     """One test article's sentences in 2-D (PCA), coloured by section: BiLSTM untrained vs trained and MiniLM
     zero-shot vs fine-tuned."""
@@ -231,9 +253,51 @@ def plot_article(out: Path) -> None:
     print(f"plot -> {out}", flush=True)
 
 
+ORDER = ["mean-vectors", "minilm-zero-shot", "triplets-sen", "triplets-titles", "triplets-sen-titles",
+         "triplets-sen-rand-section", "triplets-sen-rand-art", "minilm-finetuned"]
+
+
+def markdown_tables(rows: list[dict]) -> str:
+    """The README/docs tables from result rows: TDC + SICK, clustering, training."""
+    def get(model: str, method: str, metric: str, setting: str | None = None) -> dict | None:
+        return next((r for r in rows if r["model"] == model and r["method"] == method and r["metric"] == metric
+                     and (setting is None or r["setting"].startswith(setting))), None)
+
+    def fmt(r: dict | None, digits: int = 3) -> str:
+        if r is None:
+            return "–"
+        paper = f" ({r['paper']:.2f})" if r.get("paper") is not None else ""
+        return f"{r['value']:.{digits}f}{paper}"
+
+    models = [m for m in ORDER if any(r["model"] == m for r in rows)]
+    out = ["| model | TDC acc. triplets-sen (paper) | TDC acc. triplets-titles | SICK r | SICK ρ | SICK MSE |",
+           "|---|---|---|---|---|---|"]
+    for m in models:
+        out.append(f"| {m} | {fmt(get(m, 'tdc-accuracy', 'accuracy', 'triplets-sen'))} | "
+                   f"{fmt(get(m, 'tdc-accuracy', 'accuracy', 'triplets-titles'))} | "
+                   f"{fmt(get(m, 'sick-relatedness', 'pearson'))} | {fmt(get(m, 'sick-relatedness', 'spearman'))} | "
+                   f"{fmt(get(m, 'sick-relatedness', 'mse'))} |")
+    out += ["", "| model | k-means MI | AMI | RI | ARI | agglomerative MI | AMI | RI | ARI |",
+            "|---|---|---|---|---|---|---|---|---|"]
+    for m in models:
+        cells = [fmt(get(m, "scb-clustering", k, alg)) for alg in ("kmeans", "agglomerative")
+                 for k in ("MI", "AMI", "RI", "ARI")]
+        out.append(f"| {m} | " + " | ".join(cells) + " |")
+    out += ["", "| model | triplets seen | training seconds | triplets/s |", "|---|---|---|---|"]
+    for m in models:
+        if get(m, "training", "seconds"):
+            out.append(f"| {m} | {get(m, 'training', 'triplets_seen')['value']:,.0f} | "
+                       f"{get(m, 'training', 'seconds')['value']:,.0f} | "
+                       f"{get(m, 'training', 'triplets_per_second')['value']:.1f} |")
+    return "\n".join(out) + "\n"
+
+
 def main() -> int:
+    import torch
+
     from argsim.results import environment, write_results
 
+    torch.set_num_threads(ARGS.threads)  # one thread per process is fastest on the shared 2-core machine
     RUNTIME.seed = SEED
     RUNTIME.quiet = True
     seed_everything(SEED)
@@ -248,9 +312,8 @@ def main() -> int:
         if SPECS[name][2] and not Path(SPECS[name][0]).exists():
             print(f"skipping {name}: {SPECS[name][0]} missing", flush=True)
             continue
-        rows += evaluate(name, ARGS.quick)
-        rows += training_rows(name, SPECS[name][0])
-    if not ARGS.quick and not ARGS.only:
+        rows += evaluate_cached(name)
+    if not ARGS.quick and not ARGS.only and not ARGS.no_plot:
         plot_article(PLOT)
     data_files = [DATA / f for f in ("split.json", "triplets-sen-test.jsonl", "triplets-titles-test.jsonl",
                                      "scb-test.jsonl")]
@@ -263,13 +326,21 @@ def main() -> int:
     path = REPO / "runs" / "thematic-quick.json" if ARGS.quick else None
     out = write_results("thematic", rows, command=cmd, env=env, path=path, merge=bool(ARGS.only))
     print(f"results -> {out} ({time.perf_counter() - began:.0f}s)", flush=True)
+    table = markdown_tables(json.loads(Path(out).read_text())["rows"])
+    (REPO / "runs").mkdir(exist_ok=True)
+    (REPO / "runs" / "thematic-tables.md").write_text(table, encoding="utf-8")
+    print(table, flush=True)
     return 0
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small slices, no training, runs/thematic-quick.json")
+    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
+    parser.add_argument("--no-plot", action="store_true", help="skip the 2-D plot")
     parser.add_argument("--no-train", action="store_true", help="skip models that are not trained yet")
+    parser.add_argument("--reuse", action="store_true", help="reuse per-model rows of unchanged models "
+                        "from runs/thematic-parts/")
     parser.add_argument("--only", nargs="*", help=f"evaluate only these models ({', '.join(SPECS)}) and merge")
     ARGS = parser.parse_args()
     sys.exit(main())

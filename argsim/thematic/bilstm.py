@@ -159,7 +159,7 @@ class ConcatEncoder(Encoder):
         self.identity = "concat:" + "+".join(p.identity for p in parts)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
-        return np.concatenate([p.encode(texts, use_cache=False, show_progress=False) for p in self.parts], axis=1)
+        return np.concatenate([p.encode(texts, show_progress=False) for p in self.parts], axis=1)
 
 
 def load_encoder(folder: Path, device: str = "cpu", batch_size: int = 64) -> BiLSTMEncoder:
