@@ -160,6 +160,33 @@ def full_epa(corpus, workers: int) -> list[ResultRow]:  # noqa: ANN001
                       seconds=round(secs, 1), peak_mb=peak_memory_mb(), extra=extra | {"accuracy@1": acc})]
 
 
+def markdown_table(path: Path = REPO / "bench" / "results" / "counterargs-ltr.json") -> str:
+    """accuracy@1 per method x setting (test split) beside the paper's Table 2, from the results JSON."""
+    import json
+
+    rows = json.loads(path.read_text())["rows"]
+    acc = {}
+    for r in rows:
+        if r["metric"] == "accuracy@1" and r["split"] == "test" and not r["method"].startswith("bench:"):
+            acc[(r["method"], r["setting"])] = r
+    methods = sorted({m for m, _ in acc}, key=lambda m: (m not in ("simple-sd",), m))
+    lines = ["| method | " + " | ".join(SETTINGS) + " |", "|---|" + "---:|" * len(SETTINGS)]
+    for m in methods:
+        cells = []
+        for s in SETTINGS:
+            r = acc.get((m, s))
+            if r is None:
+                cells.append("")
+                continue
+            pts = (r.get("extra") or {}).get("points")
+            note = f" (n={pts})" if pts and pts != 1401 else ""
+            paper = f" [paper {r['paper']:.3f}]" if r.get("paper") is not None else ""
+            secs = f", {r['seconds']:.0f} s" if r.get("seconds") else ""
+            cells.append(f"{r['value']:.3f}{paper}{note}{secs}")
+        lines.append(f"| {m} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="small samples, no full-epa run")
@@ -168,7 +195,11 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--skip-full", action="store_true")
+    ap.add_argument("--table", action="store_true", help="print the markdown results table and exit")
     args = ap.parse_args()
+    if args.table:
+        print(markdown_table())
+        return
     if args.quick:
         args.pairs, args.points, args.skip_full = 60, 6, True
     from argsim.settings import RUNTIME

@@ -155,34 +155,56 @@ class TrainingSet:
 def training_set(corpus: CounterCorpus, setting: str, n_features: int, config: FeatureConfig,
                  neg_per_point: int | None = 10, seed: int = 13, split: str = "training",
                  limit: int | None = None) -> TrainingSet:
-    """Pointwise pairs of `split`: true counters (1) and sampled pool candidates (0), with their features."""
+    """Pointwise pairs of a counterargs-18 split: true counters (1) and sampled pool candidates (0)."""
     rng = np.random.default_rng(seed)
     pools = build_pools(corpus, split, setting)
     points = corpus.points(split)
     if limit is not None:
         points = [points[i] for i in sorted(rng.choice(len(points), size=min(limit, len(points)), replace=False))]
+    gold = {p.id: corpus.true_counter(p).id for p in points}
+    return training_set_from(points, pools, gold, n_features, config, neg_per_point, rng,
+                             {"split": split, "setting": setting, "seed": seed, "limit": limit})
+
+
+def training_set_from(points: list[Argument], pools: dict[str, list[Argument]], gold: dict[str, str | None],
+                      n_features: int, config: FeatureConfig, neg_per_point: int | None,
+                      rng: np.random.Generator, meta: dict) -> TrainingSet:
+    """Pairs from any points/pools with known true counters (points without one are skipped)."""
+    points = [p for p in points if gold.get(p.id) is not None]
+    if not points:
+        raise ArgsimError("no training point has a true counter")
     sampled = {}
+    points = [p for p in points if any(c.id == gold[p.id] for c in pools[p.id])]
     for p in points:
-        gold = corpus.true_counter(p)
-        negs = [c for c in pools[p.id] if c.id != gold.id]
+        pos = [c for c in pools[p.id] if c.id == gold[p.id]]
+        negs = [c for c in pools[p.id] if c.id != gold[p.id]]
         if neg_per_point is not None and len(negs) > neg_per_point:
             negs = [negs[i] for i in sorted(rng.choice(len(negs), size=neg_per_point, replace=False))]
-        sampled[p.id] = [gold, *negs]
+        sampled[p.id] = pos[:1] + negs
     feats = pool_features(points, sampled, config, n_features)
     x = np.concatenate([feats[p.id] for p in points])
-    y = np.concatenate([np.r_[1, np.zeros(len(sampled[p.id]) - 1, dtype=int)] for p in points])
-    return TrainingSet(x=x, y=y, sampling={"split": split, "setting": setting, "neg_per_point": neg_per_point,
-                                           "seed": seed, "points": len(points), "pairs": int(len(y)),
-                                           "positives": int(y.sum())})
+    y = np.concatenate([np.r_[np.ones(1, dtype=int),
+                              np.zeros(len(sampled[p.id]) - 1, dtype=int)] for p in points])
+    return TrainingSet(x=x, y=y, sampling=meta | {"neg_per_point": neg_per_point, "points": len(points),
+                                                  "pairs": int(len(y)), "positives": int(y.sum())})
 
 
-def train_ltr(corpus: CounterCorpus, setting: str, methods: tuple[str, ...] = LTR_METHODS,
+def train_ltr(corpus: CounterCorpus | None, setting: str, methods: tuple[str, ...] = LTR_METHODS,
               config: FeatureConfig | None = None, neg_per_point: int | None = 10, seed: int = 13,
-              out_dir: str | Path = MODELS_DIR, limit: int | None = None) -> dict[str, Path]:
-    """Fit the requested LTR methods for one setting on shared training features; save each under out_dir."""
+              out_dir: str | Path = MODELS_DIR, limit: int | None = None,
+              user_data: tuple | None = None) -> dict[str, Path]:
+    """Fit the requested LTR methods for one setting on shared training features; save each under out_dir.
+
+    `user_data=(points, pools, gold)` trains on a user's own arguments instead (models go to out_dir/<setting>).
+    """
     config = config or FeatureConfig()
     n = max(feature_count(m.split("-")[1]) for m in methods)
-    data = training_set(corpus, setting, n, config, neg_per_point=neg_per_point, seed=seed, limit=limit)
+    if user_data is not None:
+        points, pools, gold = user_data
+        data = training_set_from(points, pools, gold, n, config, neg_per_point, np.random.default_rng(seed),
+                                 {"split": "user", "setting": setting, "seed": seed})
+    else:
+        data = training_set(corpus, setting, n, config, neg_per_point=neg_per_point, seed=seed, limit=limit)
     saved = {}
     for method in methods:
         kind, feats = method.split("-")

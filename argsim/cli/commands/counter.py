@@ -124,6 +124,9 @@ def train_ltr_cmd(
     method: list[str] = typer.Option(["logreg-part", "logreg-full", "xgboost-part", "xgboost-full"], "--method",
                                      "-m", help="Which models to fit (share one feature extraction)."),
     neg_per_point: int = typer.Option(10, help="False pairs sampled per training point from its pool (0 = all)."),
+    input_file: Path | None = typer.Option(None, "--input", "-i", help="Train on your own arguments instead "
+                                           "(JSONL/CSV/JSON with id, text, optional conclusion, kind point|counter "
+                                           "and counter = the true counter's id); saved under OUT/user/."),
     limit: int | None = typer.Option(None, help="Use a random sample of N training points."),
     word_vectors: str = typer.Option("glove50", help="WMD word vectors: glove50, w2v-training, or a file."),
     bert_model: str = typer.Option("minilm", help="Encoder for the BERT-cosine features (x17..x20)."),
@@ -142,7 +145,13 @@ def train_ltr_cmd(
     bad = [m for m in method if m not in LTR_METHODS]
     if bad:
         raise ArgsimError(f"unknown LTR method '{bad[0]}': choose from {', '.join(LTR_METHODS)}")
-    corpus = load_counterargs()
+    corpus = None if input_file is not None else load_counterargs()
+    user_data = None
+    if input_file is not None:
+        from argsim.counter.userdata import load_user_arguments
+
+        user_data = load_user_arguments(input_file, candidates="all")
+        setting = ["user"]
     table = Table(title="trained LTR models")
     for col in ("setting", "method", "pairs", "positives", "folder", "s"):
         table.add_column(col)
@@ -150,7 +159,7 @@ def train_ltr_cmd(
     for s in setting:
         with timed() as t:
             saved = train_ltr(corpus, s, tuple(method), config, neg_per_point=neg_per_point or None,
-                              seed=RUNTIME.seed, out_dir=out, limit=limit)
+                              seed=RUNTIME.seed, out_dir=out, limit=limit, user_data=user_data)
         from argsim.io import read_json
 
         for m, folder in saved.items():
