@@ -41,6 +41,12 @@ def load() -> float:
     return round(os.getloadavg()[0], 1)
 
 
+def cpu_seconds() -> float:
+    """User + system CPU time of this process and its finished children (the forked WMD workers)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 def gensim_vs_argsim(corpus, n_pairs: int, workers: int, seed: int) -> tuple[list[ResultRow], dict]:  # noqa: ANN001
     kv = word_vectors("glove50")
     points = corpus.points("test")
@@ -51,17 +57,17 @@ def gensim_vs_argsim(corpus, n_pairs: int, workers: int, seed: int) -> tuple[lis
         p = points[rng.integers(len(points))]
         c = pools[p.id][rng.integers(len(pools[p.id]))]
         pairs += [(p.conclusion, c.text), (p.premise, c.text)]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), cpu_seconds()
     ref = np.array([kv.wmdistance(tokenize_en(a), tokenize_en(b)) for a, b in pairs])
-    t_gensim = time.perf_counter() - t0
-    t0 = time.perf_counter()
+    t_gensim, cpu_gensim = time.perf_counter() - t0, cpu_seconds() - c0
+    t0, c0 = time.perf_counter(), cpu_seconds()
     texts: dict[str, int] = {}
     idx = np.array([(texts.setdefault(a, len(texts)), texts.setdefault(b, len(texts))) for a, b in pairs])
     from argsim.counter.wmd import WMDEngine
 
     engine = WMDEngine(kv, list(texts))
     ours = engine.distances(idx, workers=1)
-    t_ours1 = time.perf_counter() - t0
+    t_ours1, cpu_ours = time.perf_counter() - t0, cpu_seconds() - c0
     ours2 = engine.distances(idx, workers=workers)  # parallel path (used from 2,000 pairs on) gives the same values
     finite = np.isfinite(ref)
     assert np.array_equal(finite, np.isfinite(ours)) and np.array_equal(ours, ours2)
@@ -70,7 +76,9 @@ def gensim_vs_argsim(corpus, n_pairs: int, workers: int, seed: int) -> tuple[lis
     g_rate = len(pairs) / t_gensim
     o_rate = len(pairs) / t_ours1
     info = {"sampled_point_pairs": n_pairs, "wmd_calls": len(pairs), "max_abs_diff": diff, "load": load(),
-            "epa_test_pairs": n_epa}
+            "epa_test_pairs": n_epa, "gensim_cpu_s": round(cpu_gensim, 2), "argsim_cpu_s": round(cpu_ours, 2),
+            "gensim_wmd_per_cpu_second": round(len(pairs) / max(cpu_gensim, 1e-9), 1),
+            "argsim_wmd_per_cpu_second": round(len(pairs) / max(cpu_ours, 1e-9), 1)}
     rows = [
         ResultRow("bench:gensim-wmdistance", "glove50", "test", "epa", "wmd_per_second", round(g_rate, 1),
                   seconds=round(t_gensim, 2), extra=info),
@@ -80,6 +88,8 @@ def gensim_vs_argsim(corpus, n_pairs: int, workers: int, seed: int) -> tuple[lis
                   round(o_rate / g_rate, 2), extra=info),
         ResultRow("bench:gensim-wmdistance", "glove50", "test", "epa", "projected_full_epa_hours_1core",
                   round(2 * n_epa / g_rate / 3600, 2), extra=info),
+        ResultRow("bench:gensim-wmdistance", "glove50", "test", "epa", "projected_full_epa_cpu_hours",
+                  round(2 * n_epa / info["gensim_wmd_per_cpu_second"] / 3600, 2), extra=info),
     ]
     return rows, info
 
@@ -99,19 +109,22 @@ def cost_curve(corpus, n_points: int, workers: int, seed: int, gensim_rate: floa
         for mode in ("top", "none"):
             pts = chosen if (mode == "top" or mean_pool < 100) else chosen[: max(2, n_points // 8)]
             sub = {p.id: pools[p.id] for p in pts}
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), cpu_seconds()
             space = FeatureSpace(pts, sub, FeatureConfig(workers=workers))
             scores, stats = linear_scores(space, w, mode=mode, top_k=1, description=None)
-            secs = time.perf_counter() - t0
+            secs, cpu = time.perf_counter() - t0, cpu_seconds() - c0
             acc = accuracy_at_1({p.id: ([c.id for c in sub[p.id]], scores[p.id]) for p in pts},
                                 {p.id: gold[p.id] for p in pts})
             res[mode] = {"points": len(pts), "seconds_per_point": secs / len(pts), "solved_share": stats.solved_share,
-                         "accuracy@1": acc}
+                         "accuracy@1": acc, "cpu_seconds_per_point": cpu / len(pts)}
             rows.append(ResultRow(f"bench:simple-sd-{'pruned' if mode == 'top' else 'all-pairs'}", "glove50", "test",
                                   setting, "seconds_per_point", round(secs / len(pts), 4), seconds=round(secs, 2),
                                   extra={"points": len(pts), "mean_pool": mean_pool, "load": load(),
-                                         "solved_premise_share": round(stats.solved_share, 4), "workers": workers}))
-        res["gensim_seconds_per_point"] = 2 * mean_pool / gensim_rate
+                                         "solved_premise_share": round(stats.solved_share, 4), "workers": workers,
+                                         "cpu_seconds_per_point": round(cpu / len(pts), 4),
+                                         "projected_full_test_minutes_on_2_idle_cores":
+                                             round(cpu / len(pts) * 1401 / 2 / 60, 1)}))
+        res["gensim_seconds_per_point"] = 2 * mean_pool / gensim_rate  # CPU seconds, 2 WMDs per pair
         res["mean_pool"] = mean_pool
         curve[setting] = res
         rows.append(ResultRow("bench:gensim-projected", "glove50", "test", setting, "seconds_per_point",
@@ -130,15 +143,16 @@ def plot_curve(curve: dict, path: Path) -> None:
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot(xs, [curve[s]["gensim_seconds_per_point"] for s in SETTINGS], "o--", label="gensim wmdistance per pair "
             "(projected, 1 core)")
-    ax.plot(xs, [curve[s]["none"]["seconds_per_point"] for s in SETTINGS], "s-", label="argsim, every pair exact")
-    ax.plot(xs, [curve[s]["top"]["seconds_per_point"] for s in SETTINGS], "^-", label="argsim, exact top-1 (pruned)")
+    ax.plot(xs, [curve[s]["none"]["cpu_seconds_per_point"] for s in SETTINGS], "s-", label="argsim, every pair exact")
+    ax.plot(xs, [curve[s]["top"]["cpu_seconds_per_point"] for s in SETTINGS], "^-",
+            label="argsim, exact top-1 (pruned)")
     for s, x in zip(SETTINGS, xs, strict=True):
-        ax.annotate(s, (x, curve[s]["top"]["seconds_per_point"]), textcoords="offset points", xytext=(4, -12))
+        ax.annotate(s, (x, curve[s]["top"]["cpu_seconds_per_point"]), textcoords="offset points", xytext=(4, -12))
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("candidates per point (mean pool size)")
-    ax.set_ylabel("seconds per point (Simple-SD)")
-    ax.set_title("Simple-SD cost vs pool size (test split, 2 workers, shared CPU)")
+    ax.set_ylabel("CPU seconds per point (Simple-SD)")
+    ax.set_title("Simple-SD feature cost vs pool size (test split)")
     ax.legend(fontsize=8)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -149,13 +163,13 @@ def full_epa(corpus, workers: int) -> list[ResultRow]:  # noqa: ANN001
     points = corpus.points("test")
     pools = build_pools(corpus, "test", "epa")
     gold = {p.id: corpus.true_counter(p).id for p in points}
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), cpu_seconds()
     space = FeatureSpace(points, pools, FeatureConfig(workers=workers))
     scores, stats = linear_scores(space, READINGS[DEFAULT_READING], mode="top", top_k=1, description="epa")
-    secs = time.perf_counter() - t0
+    secs, cpu = time.perf_counter() - t0, cpu_seconds() - c0
     acc = accuracy_at_1({p.id: ([c.id for c in pools[p.id]], scores[p.id]) for p in points}, gold)
     extra = {"points": len(points), "pairs": stats.pairs, "solved_premise_share": round(stats.solved_share, 4),
-             "workers": workers, "load": load(), "reading": DEFAULT_READING}
+             "workers": workers, "load": load(), "reading": DEFAULT_READING, "cpu_seconds": round(cpu, 1)}
     return [ResultRow("bench:simple-sd-full-epa", "glove50", "test", "epa", "seconds", round(secs, 1),
                       seconds=round(secs, 1), peak_mb=peak_memory_mb(), extra=extra | {"accuracy@1": acc})]
 
@@ -209,9 +223,10 @@ def main() -> None:
     rows, info = gensim_vs_argsim(corpus, args.pairs, args.workers, args.seed)
     print(f"WMD same pairs: gensim {rows[0].value}/s, argsim {rows[1].value}/s (x{rows[2].value}), "
           f"max |diff| {info['max_abs_diff']:.2e}, gensim full epa projected {rows[3].value} h (load {info['load']})")
-    curve_rows, curve = cost_curve(corpus, args.points, args.workers, args.seed, rows[0].value)
+    curve_rows, curve = cost_curve(corpus, args.points, args.workers, args.seed, info["gensim_wmd_per_cpu_second"])
     for s, r in curve.items():
         print(f"{s:5s} pool {r['mean_pool']:7.1f}: pruned {r['top']['seconds_per_point']:.3f} s/pt "
+              f"({r['top']['cpu_seconds_per_point']:.3f} CPU s/pt) "
               f"(solved {r['top']['solved_share']:.3%}), all pairs {r['none']['seconds_per_point']:.3f} s/pt, "
               f"gensim {r['gensim_seconds_per_point']:.3f} s/pt")
     rows += curve_rows
