@@ -29,6 +29,23 @@ from scipy.spatial.distance import cdist
 
 from argsim.backend.models import tokenize_en
 
+try:  # POT's C solver without emd2's per-call checks and backend conversions (same value, bit for bit)
+    from ot.lp._network_simplex import check_result as _check_result
+    from ot.lp._network_simplex import emd_c as _emd_c
+except ImportError:  # pragma: no cover - other POT layouts
+    _emd_c = None
+
+
+def emd_cost(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> float:
+    """Exact EMD cost, the value `ot.emd2(a, b, m)` returns (a, b > 0 with equal sums, m C-ordered float64)."""
+    if _emd_c is None:
+        return float(ot.emd2(a, b, m, check_marginals=False))
+    _, cost, _, _, code = _emd_c(a, b * (a.sum() / b.sum()), np.ascontiguousarray(m, dtype=np.float64), 100000, 1,
+                                 None, None)
+    _check_result(code)
+    return float(cost)
+
+
 _SAFETY = 1e-6  # lower bounds are shrunk by this relative margin so float rounding can never prune wrongly
 
 
@@ -86,7 +103,7 @@ class WMDEngine:
         m = self.cost_matrix(i, j)
         if m.max() <= 0.0:
             return 0.0
-        return float(ot.emd2(self.weights[i], self.weights[j], m, check_marginals=False))
+        return emd_cost(self.weights[i], self.weights[j], m)
 
     def distances(self, pairs: np.ndarray, workers: int = 1) -> np.ndarray:
         """Exact WMD of each (i, j) row of `pairs`, over `workers` processes."""
@@ -164,7 +181,7 @@ class WMDEngine:
         wi, wj = self.words[i], self.words[j]
         if (len(wi) == 1 and len(wj) == 1 and wi[0] == wj[0]) or m.max() <= 0.0:
             return 0.0
-        return float(ot.emd2(self.weights[i], self.weights[j], m, check_marginals=False))
+        return emd_cost(self.weights[i], self.weights[j], m)
 
     def _finish(self, lb: np.ndarray, i: int, js: np.ndarray) -> np.ndarray:
         lb = np.maximum(np.asarray(lb, dtype=np.float64) * (1 - _SAFETY) - _SAFETY, 0.0)
