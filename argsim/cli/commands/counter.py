@@ -173,8 +173,10 @@ def train_simple_sd(
     setting: list[str] = typer.Option(["sdoc", "sda"], "--setting", "-s", help=SETTING_HELP),
     split: str = typer.Option("validation", help="Split to compare / tune on."),
     limit: int | None = typer.Option(None, help="Random sample of N points per setting (seeded)."),
-    tune: bool = typer.Option(False, "--tune", help="Also search the 8 weights by coordinate ascent (on the "
-                              "first --setting, exact features of every pair)."),
+    tune: bool = typer.Option(False, "--tune", help="Also search the 8 weights by coordinate ascent (exact "
+                              "features of every pair) on --tune-setting."),
+    tune_setting: str | None = typer.Option(None, help="Setting to tune on (default: sda if among --setting, "
+                                            "else the first)."),
     word_vectors: str = typer.Option("glove50", help="WMD word vectors: glove50, w2v-training, or a file."),
     workers: int = typer.Option(2, help="Processes for the WMD."),
     out: Path = typer.Option(Path("models/counter/simple-sd.json"), help="JSON with the readings' accuracies "
@@ -209,12 +211,13 @@ def train_simple_sd(
                  for n, a in accs.items()]
     console.print(table)
     if tune:
-        s = setting[0]
+        s = tune_setting or ("sda" if "sda" in setting else setting[0])
         points, pools, gold = dataset_points(split, s, sample=limit, seed=RUNTIME.seed)
         feats = pool_features(points, pools, FeatureConfig(word_vectors=word_vectors, workers=workers), 8)
         ids = {p.id: [c.id for c in pools[p.id]] for p in points}
-        best_reading = max(report["readings"][s], key=lambda n: report["readings"][s].get(n, -1)
-                           if n in READINGS else -1)
+        accs = report["readings"].get(s) or compare_readings(points, pools, gold, word_vectors=word_vectors,
+                                                             workers=workers)
+        best_reading = max(READINGS, key=lambda n: accs[n])
         w, acc, trace = tune_weights(feats, ids, gold, READINGS[best_reading])
         report["tuned"] = {"setting": s, "start": best_reading, "weights": w.tolist(), "accuracy": acc,
                            "trace": trace, "features": list(FEATURE_NAMES[:8])}
