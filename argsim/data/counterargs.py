@@ -159,16 +159,6 @@ def load_counterargs_folder(folder: str | Path) -> CounterCorpus:
 # ---------------------------------------------------------------- candidate pools
 
 
-def _candidate_type(point: Argument, cand: Argument) -> str:
-    """The official type label of a (point, candidate) pair."""
-    if cand.debate == point.debate and cand.theme == point.theme:
-        side = "same" if cand.stance == point.stance else "oppo"
-        return f"debate-{side}-{cand.kind}"
-    if cand.theme == point.theme:
-        return f"theme-{cand.kind}"
-    return f"portal-{cand.kind}"
-
-
 def _in_setting(setting: str, point: Argument, cand: Argument) -> bool:
     same_debate = cand.debate == point.debate and cand.theme == point.theme
     if setting == "sdoc":
@@ -208,12 +198,21 @@ def build_pools(corpus: CounterCorpus, split: str, setting: str) -> dict[str, li
         else:
             scope[()].append(a)
     pools: dict[str, list[Argument]] = {}
+    base: dict[tuple, list[Argument]] = {}  # candidates of a scope for one kind of query, before exclusions
+    by_text: dict[tuple, dict[str, list[str]]] = {}
     for p in corpus.points(split):
         gold = corpus.true_counter(p)
         key = (p.theme, p.debate) if setting in ("sdoc", "sdc", "sdoa", "sda") else (
             (p.theme,) if setting in ("stc", "sta") else ())
-        pools[p.id] = [c for c in scope[key] if c.id != p.id and _in_setting(setting, p, c)
-                       and (c.id == gold.id or c.text != gold.text)]
+        bkey = (*key, p.theme, p.debate, p.stance) if setting in ("sdoc", "sdoa") else key
+        if bkey not in base:
+            base[bkey] = [c for c in scope[key] if _in_setting(setting, p, c)]
+        if key not in by_text:
+            by_text[key] = defaultdict(list)
+            for c in scope[key]:
+                by_text[key][c.text].append(c.id)
+        excluded = {p.id} | {cid for cid in by_text[key].get(gold.text, ()) if cid != gold.id}
+        pools[p.id] = [c for c in base[bkey] if c.id not in excluded]
     return pools
 
 
@@ -222,9 +221,14 @@ def pool_type_counts(corpus: CounterCorpus, split: str, setting: str) -> dict[st
     counts: dict[str, int] = defaultdict(int)
     for pid, cands in build_pools(corpus, split, setting).items():
         point = corpus.by_id[pid]
-        gold = corpus.true_counter(point)
+        gold_id = corpus.true_counter(point).id
         for c in cands:
-            counts["true" if c.id == gold.id else _candidate_type(point, c)] += 1
+            if c.id == gold_id:
+                counts["true"] += 1
+            elif c.debate == point.debate and c.theme == point.theme:
+                counts[f"debate-{'same' if c.stance == point.stance else 'oppo'}-{c.kind}"] += 1
+            else:
+                counts[f"{'theme' if c.theme == point.theme else 'portal'}-{c.kind}"] += 1
     return dict(counts)
 
 
