@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -107,3 +108,15 @@ def test_topic_folds_fold1_is_official(data_dir):
     assert all(len(h) == 4 for h in held) and set().union(*held) == set(train.topics)
     for tr, h in folds[1:]:
         assert not set(tr.topics) & set(h.topics) and len(tr.topics) == 24
+
+
+def test_identity_init_starts_from_the_zero_shot_encoder(minilm):
+    from argsim.kpm.mts_model import MTSConfig, build_net
+
+    net = build_net(MTSConfig(pooling="mean", out_dim=384, identity_init=True)).eval()
+    texts = ["School uniform reduces bullying", "Whaling is cruel to intelligent animals"]
+    with torch.no_grad():
+        got = net(texts, ["Uniforms", "Whaling"], [1, -1]).numpy()
+    want = minilm.encode(texts, use_cache=False)
+    cos = (got * want).sum(1) / (np.linalg.norm(got, axis=1) * np.linalg.norm(want, axis=1))
+    assert np.allclose(cos, 1.0, atol=1e-5)

@@ -44,6 +44,7 @@ class MTSConfig:
     max_unmatched: int = 15
     pair_batch_size: int = 32
     freeze_layers: int = 0
+    identity_init: bool = False  # projection starts as [0 | 0 | I]: e = the statement's own embedding
     train_layers: int = 0  # >0: train only the top N layers on cached lower-layer states (BERT-type backbones)
     max_batches: int = 0  # per epoch, 0 = all
     # loss
@@ -76,7 +77,19 @@ class MTSNet(nn.Module):
         self.stance = nn.Linear(1, cfg.stance_dim)
         self.dropout = nn.Dropout(cfg.dropout)
         self.proj = nn.Linear(cfg.stance_dim + texts * feat, cfg.out_dim)
+        if cfg.identity_init:
+            self._identity_init(feat)
         self._top = None
+
+    def _identity_init(self, feat: int) -> None:
+        """Start from the backbone's own sentence embedding: the statement block of the projection is the
+        identity, stance and topic blocks zero (they are learned from there)."""
+        if self.cfg.out_dim != feat:
+            raise ValueError(f"identity init needs out_dim = feature size ({feat}), not {self.cfg.out_dim}")
+        with torch.no_grad():
+            self.proj.weight.zero_()
+            self.proj.bias.zero_()
+            self.proj.weight[:, -feat:] = torch.eye(feat)
 
     @property
     def device(self) -> torch.device:

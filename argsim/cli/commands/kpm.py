@@ -209,7 +209,11 @@ def train_mts_cmd(
     labels: Path | None = typer.Option(None, help=LABELS_HELP + " Required with --arguments."),
     pooling: str = typer.Option("cls-last4", help="cls-last4 (paper), cls or mean."),
     stance_dim: int = typer.Option(32, help="N: stance embedding size."),
-    out_dim: int = typer.Option(256, help="D: final embedding size."),
+    out_dim: int | None = typer.Option(None, help="D: final embedding size (256; with --identity-init the "
+                                       "backbone's feature size)."),
+    identity_init: bool = typer.Option(False, help="Initialise the projection to pass the statement's own "
+                                       "embedding through (topic/stance blocks zero), so training starts from "
+                                       "the zero-shot encoder; use with --pooling mean for sentence encoders."),
     epochs: int = typer.Option(2, help="Epochs (each = one batch per key point)."),
     lr: float = typer.Option(3e-5, help="Learning rate of the transformer (linear decay after warm-up)."),
     head_lr: float = typer.Option(1e-3, help="Learning rate of the stance and projection layers."),
@@ -246,7 +250,9 @@ def train_mts_cmd(
     from argsim.kpm.mts_train import train_folds, train_mts
     from argsim.settings import RUNTIME
 
-    cfg = MTSConfig(model=model, variant=variant, pooling=pooling, stance_dim=stance_dim, out_dim=out_dim,
+    cfg = MTSConfig(model=model, variant=variant, pooling=pooling, stance_dim=stance_dim,
+                    out_dim=out_dim or (_feature_size(model, pooling) if identity_init else 256),
+                    identity_init=identity_init,
                     epochs=epochs, lr=lr, head_lr=head_lr, max_pos=max_pos, max_neg=max_neg,
                     max_unmatched=max_unmatched, pair_batch_size=pair_batch_size,
                     tuplet_margin_deg=tuplet_margin_deg, tuplet_scale=tuplet_scale, ipv_weight=ipv_weight,
@@ -269,6 +275,15 @@ def train_mts_cmd(
                         log_every=log_every)
     held = {i: h for i, (_, h) in enumerate(topic_folds(train, dev, folds), start=1)}
     _evaluate_folds(out, infos, held)
+
+
+def _feature_size(model: str, pooling: str) -> int:
+    import json
+
+    from argsim.backend import model_path
+
+    hidden = json.loads((model_path(model) / "config.json").read_text())["hidden_size"]
+    return hidden * (4 if pooling == "cls-last4" else 1)
 
 
 def _evaluate_folds(out: Path, infos: list[dict], held: dict) -> None:
