@@ -157,9 +157,10 @@ class FeatureSpace:
 
     # ------------------------------------------------------------ feature matrices
 
-    def features(self, n_features: int = N_FULL) -> dict[str, np.ndarray]:
-        """Point id -> (pool size, n_features) matrix in Table 1's order (all metrics exact)."""
-        metrics = METRICS[: (n_features + 3) // 4]
+    def features(self, n_features: int = N_FULL, first: int = 0) -> dict[str, np.ndarray]:
+        """Point id -> (pool size, n_features - first) matrix of features x[first+1..n_features] in Table 1's
+        order (all metrics exact); `first` must be a multiple of 4."""
+        metrics = METRICS[first // 4: (n_features + 3) // 4]
         blocks: dict[str, list[np.ndarray]] = {p.id: [] for p in self.points}
         for metric in metrics:
             if metric == "wmd":
@@ -169,4 +170,4 @@ class FeatureSpace:
                 pooled = self.pooled_metric(metric)
             for pid, (cl, pr) in pooled.items():
                 blocks[pid].append(aggregate(cl, pr))
-        return {pid: np.concatenate(b, axis=1)[:, :n_features] for pid, b in blocks.items()}
+        return {pid: np.concatenate(b, axis=1)[:, : n_features - first] for pid, b in blocks.items()}
