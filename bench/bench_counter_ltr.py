@@ -234,7 +234,7 @@ def main() -> None:
         full = full_epa(corpus, args.workers)
         print(f"full epa Simple-SD: {full[0].value} s, acc@1 {full[0].extra['accuracy@1']:.3f}")
         rows += full
-    cmd = "python bench/bench_counter_ltr.py" + (" --quick" if args.quick else "")
+    cmd = " ".join([".venv/bin/python bench/bench_counter_ltr.py", *sys.argv[1:]])
     write_results("counterargs-ltr", rows, command=cmd, env=environment(seed=args.seed, device="cpu"), merge=True)
     print(f"peak memory {peak_memory_mb()} MiB")
 
