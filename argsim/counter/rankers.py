@@ -67,7 +67,12 @@ def load_rankers() -> dict[str, RankerInfo]:
 
 
 def get_ranker(name: str) -> RankerInfo:
+    """The registered ranker `name`; `feature:<feature name>` (e.g. `feature:wmd-sum`) ranks by one feature."""
     rankers = load_rankers()
+    if name.startswith("feature:"):
+        from argsim.counter.simplesd import single_feature_ranker
+
+        return RankerInfo(name=name, fn=single_feature_ranker(name.split(":", 1)[1]), help="one feature")
     if name not in rankers:
         raise ArgsimError(f"unknown ranking method '{name}': choose one of {', '.join(sorted(rankers))}")
     return rankers[name]

@@ -69,6 +69,26 @@ def simple_sd_ranker(points, pools, reading: str | None = None, weights=None, wo
     return ScoreDict(scores, exact_rank=prune in ("rank", "none"), stats=stats.__dict__)
 
 
+def single_feature_ranker(feature: str):  # noqa: ANN201
+    """A ranker scoring by one of the 20 features (x_i alone), with the same exact pruned search."""
+    from argsim.counter.features import N_FULL
+
+    if feature not in FEATURE_NAMES:
+        from argsim.errors import ArgsimError
+
+        raise ArgsimError(f"unknown feature '{feature}': choose one of {', '.join(FEATURE_NAMES)}")
+    w = np.zeros(N_FULL)
+    w[FEATURE_NAMES.index(feature)] = 1.0
+    w = w[: 4 * (FEATURE_NAMES.index(feature) // 4 + 1)]
+
+    def rank(points, pools, word_vectors: str = "glove50", workers: int = 2, top_k: int = 10, **_):  # noqa: ANN001, ANN202
+        space = FeatureSpace(points, pools, FeatureConfig(word_vectors=word_vectors, workers=workers))
+        scores, stats = linear_scores(space, w, mode="top", top_k=top_k, description=feature)
+        return ScoreDict(scores, exact_rank=False, stats=stats.__dict__)
+
+    return rank
+
+
 class ScoreDict(dict):
     """Scores per point plus whether ranks below the top-k are exact (pruned scores are upper bounds)."""
 

@@ -81,8 +81,10 @@ def evaluate_row(row: RowSpec, corpus, split: str, setting: str, ks: tuple[int, 
     if limit is not None and limit < len(points):
         keep = sorted(np.random.default_rng(seed).choice(len(points), size=limit, replace=False))
         points = [points[i] for i in keep]
-    pools = build_pools(corpus, split, setting)
-    pools = {p.id: pools[p.id] for p in points}
+    key = ("pools", split, setting)
+    if key not in stages:  # building the epa pools takes a while: once per split and setting
+        stages[key] = build_pools(corpus, split, setting)
+    pools = {p.id: stages[key][p.id] for p in points}
     gold = {p.id: corpus.true_counter(p).id for p in points}
     result = run_stages(points, pools, stages[row.first], stages.get(row.second) if row.second else None,
                         kmax=max(ks), show_progress=row.uses_cross)
