@@ -180,6 +180,18 @@ def test_bilstm_trains_saves_and_loads_through_backend(prepared, tmp_path):
     assert again.steps == report.steps
 
 
+def test_time_limited_training_resumes(prepared, tmp_path):
+    from argsim.thematic.train import TrainConfig, train_bilstm
+
+    trips = sentence_triplets(prepared, seed=0)[:32]
+    cfg = TrainConfig(hidden=8, attention=4, batch_size=8, epochs=1, seed=2, max_minutes=1e-9)
+    first = train_bilstm(trips, tmp_path / "m", cfg, log=lambda *_: None)
+    assert first.stopped_by_time and first.steps == 1
+    cfg.max_minutes = None
+    rest = train_bilstm(trips, tmp_path / "m", cfg, log=lambda *_: None)
+    assert not rest.stopped_by_time and rest.steps == (len(trips) + 7) // 8 and rest.triplets_seen == len(trips)  # continued
+
+
 def test_concat_encoder(prepared, tmp_path):
     from argsim.backend import get_encoder
     from argsim.thematic.bilstm import save_concat

@@ -10,6 +10,8 @@ import shutil
 import time
 from pathlib import Path
 
+from argsim.settings import RUNTIME
+
 
 def _time_limit_callback():  # noqa: ANN202
     from transformers import TrainerCallback
@@ -54,7 +56,7 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, base: str = "
     args = SentenceTransformerTrainingArguments(
         output_dir=str(out / "trainer"), num_train_epochs=epochs, per_device_train_batch_size=batch_size,
         learning_rate=lr, warmup_ratio=0.1, seed=seed, save_strategy="no", logging_steps=50, report_to=[],
-        use_cpu=(model.device.type == "cpu"), disable_tqdm=False)
+        use_cpu=(model.device.type == "cpu"), disable_tqdm=RUNTIME.quiet)
     trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=data, loss=loss,
                                          callbacks=[_TimeLimit(max_minutes)] if max_minutes else None)
     began = time.perf_counter()

@@ -97,6 +97,7 @@ def train_bilstm(triplets: list[dict], out: Path, config: TrainConfig, dev: list
             optimizer.load_state_dict(state["optimizer"])
             start_epoch, start_batch = state["epoch"], state["batch"]
             report = TrainReport(**state["report"])
+            report.stopped_by_time = False
             log(f"resuming from {ckpt} (epoch {start_epoch + 1}, batch {start_batch})")
 
     def save_checkpoint(epoch: int, batch: int) -> None:
@@ -130,6 +131,7 @@ def train_bilstm(triplets: list[dict], out: Path, config: TrainConfig, dev: list
                     save_checkpoint(epoch, b + 1)
                 if config.max_minutes and report.seconds > config.max_minutes * 60:
                     report.stopped_by_time, stop = True, True
+                    save_checkpoint(epoch, b + 1)  # a rerun with a larger --max-minutes continues from here
                     break
         if stop:
             break
