@@ -189,7 +189,7 @@ def test_time_limited_training_resumes(prepared, tmp_path):
     assert first.stopped_by_time and first.steps == 1
     cfg.max_minutes = None
     rest = train_bilstm(trips, tmp_path / "m", cfg, log=lambda *_: None)
-    assert not rest.stopped_by_time and rest.steps == (len(trips) + 7) // 8 and rest.triplets_seen == len(trips)  # continued
+    assert not rest.stopped_by_time and rest.steps == (len(trips) + 7) // 8 and rest.triplets_seen == len(trips)
 
 
 def test_concat_encoder(prepared, tmp_path):
