@@ -128,6 +128,18 @@ def training_rows(name: str, path: str):  # noqa: ANN201
                          ("triplets_seen", "triplets_seen"))]
 
 
+def scb_slice(n_articles: int | None) -> list[dict]:
+    """The SCB test rows of a seeded random sample of `n_articles` test articles (all when None or 0)."""
+    import random
+
+    scb = read_jsonl(DATA / "scb-test.jsonl")
+    titles = sorted({r["article"] for r in scb})
+    if n_articles and n_articles < len(titles):
+        keep = set(random.Random(SEED).sample(titles, n_articles))
+        scb = [r for r in scb if r["article"] in keep]
+    return scb
+
+
 def evaluate(name: str, quick: bool) -> list:
     from argsim.backend import get_encoder
     from argsim.data.catalog import dataset_dir
@@ -151,10 +163,7 @@ def evaluate(name: str, quick: bool) -> list:
                               metric="accuracy", value=s.accuracy, paper=paper, seconds=t["seconds"],
                               peak_mb=peak_memory_mb(), extra={"n": s.n}))
         print(f"  {name} TDC {kind}: {s.accuracy:.4f} ({s.n} triplets, {t['seconds']:.0f}s)", flush=True)
-    scb = read_jsonl(DATA / "scb-test.jsonl")
-    if quick:
-        keep = list(dict.fromkeys(r["article"] for r in scb))[:6]
-        scb = [r for r in scb if r["article"] in keep]
+    scb = scb_slice(6 if quick else ARGS.scb_articles)
     for alg in ("kmeans", "agglomerative"):
         with timed() as t:
             scores, n = clustering_eval(scb, model, alg, seed=SEED)
@@ -163,7 +172,7 @@ def evaluate(name: str, quick: bool) -> list:
                  for m, v in scores.items()]
         print(f"  {name} SCB {alg}: " + " ".join(f"{m} {v:.3f}" for m, v in scores.items()), flush=True)
     folder = dataset_dir("sick")
-    lim = (1000, 200, 1000) if quick else (None, None, None)
+    lim = (300, 100, 300) if quick else (ARGS.sick_train or None, 200, ARGS.sick_test or None)
     with timed() as t:
         s = sick_relatedness(enc.encode, load_sick(folder, "train")[:lim[0]], load_sick(folder, "trial")[:lim[1]],
                              load_sick(folder, "test")[:lim[2]])
@@ -183,7 +192,8 @@ def evaluate_cached(name: str) -> list[dict]:
     from argsim.backend.fingerprint import fingerprint
 
     path = Path(SPECS[name][0])
-    key = fingerprint(path) if path.exists() else SPECS[name][0]
+    key = (f"{fingerprint(path) if path.exists() else SPECS[name][0]}:{ARGS.scb_articles}:{ARGS.sick_train}:"
+           f"{ARGS.sick_test}")
     part = PARTS / f"{name}{'-quick' if ARGS.quick else ''}.json"
     if ARGS.reuse and part.is_file():
         saved = json.loads(part.read_text())
@@ -322,6 +332,7 @@ def main() -> int:
     models = {n: fingerprint(SPECS[n][0]) for n in names if Path(SPECS[n][0]).exists()}
     env = environment(seed=SEED, device="cpu", data_files=data_files, models=models)
     cmd = "python bench/bench_thematic.py" + (" --quick" if ARGS.quick else "") + \
+          f" --scb-articles {ARGS.scb_articles} --sick-train {ARGS.sick_train} --sick-test {ARGS.sick_test}" + \
           (" --only " + " ".join(ARGS.only) if ARGS.only else "")
     path = REPO / "runs" / "thematic-quick.json" if ARGS.quick else None
     out = write_results("thematic", rows, command=cmd, env=env, path=path, merge=bool(ARGS.only))
@@ -336,6 +347,10 @@ def main() -> int:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small slices, no training, runs/thematic-quick.json")
+    parser.add_argument("--scb-articles", type=int, default=12, help="SCB test articles to cluster (seeded "
+                        "sample; 0 = all 45)")
+    parser.add_argument("--sick-train", type=int, default=1000, help="SICK training pairs (first N; 0 = 4,500)")
+    parser.add_argument("--sick-test", type=int, default=1000, help="SICK test pairs (first N; 0 = 4,927)")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
     parser.add_argument("--no-plot", action="store_true", help="skip the 2-D plot")
     parser.add_argument("--no-train", action="store_true", help="skip models that are not trained yet")
