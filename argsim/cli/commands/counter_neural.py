@@ -131,10 +131,12 @@ def eval_counter_neural(
     base_model: str = typer.Option("minilm", "--base-model", help="Model of the zero-shot cosine row."),
     task: str = typer.Option("counterargs-neural", help="Merge the rows into bench/results/<task>.json."),
     budget: Path | None = typer.Option(None, help="JSON file: method -> training budget text, stored with the rows."),
+    curves: Path | None = typer.Option(None, help="Also plot the given models' learning curves (history.json) "
+                                       "into this PNG."),
 ) -> None:
     """The paper's Table 3: @1/K (accuracy@1 after reranking the first stage's top K) for every row whose model
     is given, beside the published figures; writes bench/results/<task>.json."""
-    from argsim.counter.neural.table3 import PAPER_TABLE3, evaluate_row, table3_rows
+    from argsim.counter.neural.table3 import PAPER_TABLE3, evaluate_row, table3_rows, training_budget
     from argsim.data.counterargs import load_counterargs
     from argsim.io import read_json
     from argsim.results import ResultRow, environment, timed, write_results
@@ -143,6 +145,12 @@ def eval_counter_neural(
     models = {"bipolar": bipolar, "bipolar-nodiff": bipolar_nodiff, "bi-encoder": bi_encoder,
               "unipolar-ret": unipolar_ret, "unipolar-cls": unipolar_cls, "cross-encoder": cross_encoder}
     models = {k: str(v) if v else None for k, v in models.items()}
+    if curves:
+        from argsim.counter.neural.plot import learning_curves
+        from argsim.counter.neural.training import read_history
+
+        runs = {k: read_history(v) for k, v in models.items() if v and read_history(v)}
+        console.print(f"learning curves: {learning_curves(runs, curves)}")
     corpus = load_counterargs(RUNTIME.resolved_data_dir())
     k_list = tuple(int(k) for k in ks.split(","))
     budgets = read_json(budget) if budget else {}
@@ -166,7 +174,9 @@ def eval_counter_neural(
                                   metric=f"accuracy@1/{k}", value=round(acc[k], 4), paper=paper.get(k),
                                   seconds=t["seconds"], extra={"points": n, "first_stage": row.first,
                                                                "reranker": row.second,
-                                                               "budget": budgets.get(row.method)}))
+                                                               "budget": budgets.get(row.method) or {
+                                                                   "retriever": training_budget(row.first),
+                                                                   "reranker": training_budget(row.second)}}))
     console.print(table)
     data_dir = RUNTIME.resolved_data_dir()
     write_results(task, rows, env=environment(seed=RUNTIME.seed, device="cpu",

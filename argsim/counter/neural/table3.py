@@ -89,3 +89,29 @@ def evaluate_row(row: RowSpec, corpus, split: str, setting: str, ks: tuple[int, 
     result = run_stages(points, pools, stages[row.first], stages.get(row.second) if row.second else None,
                         kmax=max(ks), show_progress=row.uses_cross)
     return at1_over_k_pools(result, pools, gold, ks), len(points)
+
+
+def training_budget(folder: str | None) -> dict | None:
+    """What a model folder cost to train: epochs run, best epoch, minutes, options (from its own records)."""
+    import json
+    from pathlib import Path
+
+    if not folder or folder == "bm25" or folder.startswith("cosine:"):
+        return None
+    path = Path(folder)
+    if (path / "argsim_cross_encoder.json").is_file():
+        meta = json.loads((path / "argsim_cross_encoder.json").read_text(encoding="utf-8"))
+        last = meta["history"][-1]
+        return {"kind": "cross-encoder", "encoder": "fine-tuned", "examples_seen": last["examples"],
+                "train_minutes": round(last["seconds"] / 60, 1), "lr": meta["lr"], "batch_size": meta["batch_size"],
+                "train_pairs": meta["train_pairs"], "device": "cpu"}
+    hist_path = path / "history.json"
+    if not hist_path.is_file():
+        return None
+    rec = json.loads(hist_path.read_text(encoding="utf-8"))
+    hist, cfg = rec["history"], rec["config"]
+    best = max(hist, key=lambda h: h["val"])
+    return {"kind": cfg["kind"], "encoder": "fine-tuned" if cfg["train_encoder"] else "frozen " + cfg["base_model"],
+            "epochs_run": hist[-1]["epoch"], "best_epoch": best["epoch"], "val_at_best": round(best["val"], 4),
+            "val_untrained": round(hist[0]["val"], 4), "train_minutes": round(hist[-1]["seconds"] / 60, 1),
+            "lr": cfg["lr"], "batch_size": cfg["batch_size"], "sampling": cfg["sampling"], "device": "cpu"}
