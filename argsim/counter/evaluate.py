@@ -34,7 +34,8 @@ PAPER_TABLE2: dict[str, dict[str, float]] = {
 
 
 def paper_figure(method: str, setting: str) -> float | None:
-    return PAPER_TABLE2.get(method, {}).get(setting)
+    """Table 2's figure for a method label (a `[variant]` suffix is ignored: simple-sd[max-min] -> simple-sd)."""
+    return PAPER_TABLE2.get(method.split("[", 1)[0], {}).get(setting)
 
 
 def ranking_records(points: list[Argument], pools: dict[str, list[Argument]], scores: dict[str, np.ndarray],

@@ -74,20 +74,31 @@ def dataset_points(split: str, setting: str, limit: int | None = None, data_dir:
     return points, pools, {p.id: corpus.true_counter(p).id for p in points}
 
 
+def default_label(method: str, options: dict) -> str:
+    """The method name recorded in rankings: e.g. `simple-sd[max-min]` when a reading or weights are given."""
+    if options.get("reading"):
+        return f"{method}[{options['reading']}]"
+    if options.get("weights") is not None:
+        return f"{method}[weights]"
+    return method
+
+
 def run_ranker(method: str, points: list[Argument], pools: dict[str, list[Argument]], gold: dict[str, str | None],
-               setting: str, split: str, options: dict | None = None, top_k: int = 10) -> RankRun:
-    """Score every pool with ranker `method` and turn the scores into ranking records."""
+               setting: str, split: str, options: dict | None = None, top_k: int = 10,
+               label: str | None = None) -> RankRun:
+    """Score every pool with ranker `method` and turn the scores into ranking records (method = `label`)."""
     info = get_ranker(method)
     options = dict(options or {})
+    label = label or default_label(method, options)
     with timed() as t:
         scores = info.fn(points, pools, split=split, setting=setting, gold=gold, top_k=top_k, **options)
-    records = ranking_records(points, pools, scores, gold, method=method, setting=setting, split=split, top_k=top_k)
+    records = ranking_records(points, pools, scores, gold, method=label, setting=setting, split=split, top_k=top_k)
     exact = bool(getattr(scores, "exact_rank", True))
     for r in records:
         r["exact_rank"] = exact
     stats = getattr(scores, "stats", None)
     if stats:
         options = options | {"stats": stats}
-    return RankRun(method=method, setting=setting, split=split, records=records, seconds=t["seconds"],
+    return RankRun(method=label, setting=setting, split=split, records=records, seconds=t["seconds"],
                    peak_mb=peak_memory_mb(), n_points=len(points), n_pairs=sum(len(v) for v in pools.values()),
                    options=options)

@@ -29,6 +29,8 @@ def rank_counterargs(
     opt: list[str] = typer.Option([], "--opt", help="Ranker option key=value, repeatable (e.g. "
                                   "weights=-0.1,-0.1,0,0.9,0,0,0,0.9, bm25_idf=okapi, workers=2)."),
     top_k: int = typer.Option(10, help="Candidates stored per point in the ranking."),
+    label: str | None = typer.Option(None, help="Method name written into the ranking and results (default: the "
+                                     "method, with [reading] for Simple-SD readings)."),
     limit: int | None = typer.Option(None, help="Rank only the first N points (id order)."),
     sample: int | None = typer.Option(None, help="Rank a random sample of N points (seeded by --seed)."),
     out: Path = typer.Option(Path("runs/counter/ranking.jsonl"), help="Ranking JSONL (one line per point)."),
@@ -59,12 +61,12 @@ def rank_counterargs(
 
         points, pools, gold = load_user_arguments(input_file, candidates=candidates)
         runs.append(run_ranker(method, points, pools, gold, setting="user", split=input_file.stem,
-                               options=options, top_k=top_k))
+                               options=options, top_k=top_k, label=label))
     else:
         for s in setting:
             points, pools, gold = dataset_points(split, s, limit=limit, sample=sample, seed=RUNTIME.seed)
             runs.append(run_ranker(method, points, pools, gold, setting=s, split=split, options=options,
-                                   top_k=top_k))
+                                   top_k=top_k, label=label))
     for r in runs:
         records += r.records
     write_jsonl(out, records)
