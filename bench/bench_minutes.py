@@ -32,6 +32,8 @@ def main() -> None:
     ap.add_argument("--triplets", type=Path, default=REPO / "runs/minutes-triplets")
     ap.add_argument("--model", type=Path, default=REPO / "models/minutes-sbert")
     ap.add_argument("--remine", action="store_true", help="Mine again even when the triplets exist.")
+    ap.add_argument("--encoders", default="ginza,e5-multilingual,minilm",
+                    help="Comma-separated backend encoders to compare (the trained model is added when present).")
     args = ap.parse_args()
 
     from argsim.backend import get_encoder
@@ -78,7 +80,7 @@ def main() -> None:
     print("minilm tokenizer", mini, "ginza", oov)
 
     # 3. triplet accuracy on held-out (test) triplets
-    encoders = ["ginza", "e5-multilingual", "minilm"]
+    encoders = [e for e in args.encoders.split(",") if e]
     if (args.model / "modules.json").is_file():
         encoders.append(str(args.model))
     for name in encoders:
@@ -140,8 +142,8 @@ def main() -> None:
         from argsim.backend.fingerprint import fingerprint
 
         models = {"minutes-sbert": fingerprint(args.model)}
-    cmd = "python bench/bench_minutes.py" + (" --quick" if args.quick else "")
-    path = write_results("minutes", rows, command=cmd,
+    cmd = " ".join(["python bench/bench_minutes.py"] + sys.argv[1:])
+    path = write_results("minutes", rows, command=cmd, merge=True,
                          env=environment(seed=RUNTIME.seed, device="cpu", data_files=data_files, models=models))
     print(f"wrote {path}")
 
