@@ -207,14 +207,15 @@ def test_concat_encoder(prepared, tmp_path):
     assert both.shape == (1, 32) and np.allclose(both[0, :16], one[0])
 
 
-def test_sick_relatedness_minilm_on_real_slice(data_dir, minilm):
+def test_sick_relatedness_on_real_slice(data_dir):
+    from argsim.backend import get_encoder
     from argsim.data.sick import load_sick
     from argsim.thematic.sick_eval import sick_relatedness
 
     folder = data_dir / "sick"
-    s = sick_relatedness(minilm.encode, load_sick(folder, "train")[:300], load_sick(folder, "trial")[:60],
-                         load_sick(folder, "test")[:200])
-    assert s.n_test == 200 and s.pearson > 0.6 and s.spearman > 0.5 and 0 < s.mse < 1.0
+    s = sick_relatedness(get_encoder("glove50").encode, load_sick(folder, "train")[:300],
+                         load_sick(folder, "trial")[:60], load_sick(folder, "test")[:200])
+    assert s.n_test == 200 and s.pearson > 0.5 and s.spearman > 0.4 and 0 < s.mse < 1.0
 
 
 def test_cli_builds_triplets_and_clusters(tmp_path, minilm):
