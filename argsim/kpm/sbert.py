@@ -126,7 +126,12 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
                 quiet: bool = False) -> dict:
     """Fine-tune, save a sentence-transformers folder at `out`, return the training info."""
     import datasets
-    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments, losses
+    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+
+    try:  # sentence-transformers >= 6 moved the losses; 5.x has them at the top level
+        from sentence_transformers.sentence_transformer import losses
+    except ImportError:  # pragma: no cover
+        from sentence_transformers import losses
 
     from argsim.backend import load_sentence_transformer
     from argsim.settings import seed_everything
