@@ -45,6 +45,7 @@ class MTSConfig:
     pair_batch_size: int = 32
     freeze_layers: int = 0
     identity_init: bool = False  # projection starts as [0 | 0 | I]: e = the statement's own embedding
+    frozen_backbone: bool = False  # train only the stance + projection layers on cached backbone features
     train_layers: int = 0  # >0: train only the top N layers on cached lower-layer states (BERT-type backbones)
     max_batches: int = 0  # per epoch, 0 = all
     # loss
@@ -80,6 +81,7 @@ class MTSNet(nn.Module):
         if cfg.identity_init:
             self._identity_init(feat)
         self._top = None
+        self._frozen = None
 
     def _identity_init(self, feat: int) -> None:
         """Start from the backbone's own sentence embedding: the statement block of the projection is the
@@ -98,6 +100,9 @@ class MTSNet(nn.Module):
     def _features(self, first: list[str], second: list[str] | None, max_len: int) -> torch.Tensor:
         if self._top is not None and self.training and second is None:
             return self._top.features(first, max_len, self.cfg.pooling)
+        if self._frozen is not None and self.training and second is None:
+            vecs = self._frozen(max_len).encode(first, show_progress=False)
+            return torch.from_numpy(vecs).to(self.device)
         batch = self.tokenizer(first, second, padding=True, truncation=True, max_length=max_len,
                                return_tensors="pt").to(self.device)
         out = self.backbone(**batch, output_hidden_states=self.cfg.pooling == "cls-last4")
@@ -127,6 +132,17 @@ class MTSNet(nn.Module):
         for layer in self.backbone.encoder.layer[:n]:
             for p in layer.parameters():
                 p.requires_grad = False
+
+    def freeze_backbone(self) -> None:
+        """Train only the stance and projection layers; the backbone's pooled features come from the
+        backend encoder (same weights, same pooling), so they are computed once and cached on disk."""
+        from argsim.backend import get_encoder
+
+        for p in self.backbone.parameters():
+            p.requires_grad = False
+        model = str(self.cfg.model)
+        self._frozen = lambda max_len: get_encoder(model, pooling=self.cfg.pooling, max_seq_length=max_len,
+                                                   device=str(self.device))
 
     def enable_top_layer_training(self, n: int) -> None:
         """Train only the top `n` transformer layers on cached lower-layer states (see argsim.kpm.partial)."""

@@ -45,7 +45,8 @@ def _optimizer(net: MTSNet, cfg: MTSConfig, total_steps: int):  # noqa: ANN202
 
     body = [p for p in net.backbone.parameters() if p.requires_grad]
     head = list(net.stance.parameters()) + list(net.proj.parameters())
-    opt = torch.optim.AdamW([{"params": body, "lr": cfg.lr}, {"params": head, "lr": cfg.head_lr}],
+    groups = ([{"params": body, "lr": cfg.lr}] if body else []) + [{"params": head, "lr": cfg.head_lr}]
+    opt = torch.optim.AdamW(groups,
                             weight_decay=cfg.weight_decay)
     sched = get_linear_schedule_with_warmup(opt, int(cfg.warmup_ratio * total_steps), total_steps)
     return opt, sched
@@ -85,7 +86,9 @@ def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, device: str | Non
     else:
         net = build_net(cfg).to(dev)
     net.freeze_lower_layers(cfg.freeze_layers)
-    if cfg.train_layers:
+    if cfg.frozen_backbone:
+        net.freeze_backbone()
+    elif cfg.train_layers:
         net.enable_top_layer_training(cfg.train_layers)
     if cfg.variant == "simakp":
         loss_fn = PairContrastiveLoss(cfg.contrastive_pos_margin, cfg.contrastive_neg_margin, cfg.miner_epsilon)

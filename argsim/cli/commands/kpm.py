@@ -230,6 +230,8 @@ def train_mts_cmd(
     train_layers: int = typer.Option(0, help="Train only the top N transformer layers, caching the frozen lower "
                                      "layers' states once per text (BERT-type backbones; ~3x faster on CPU). "
                                      "0 = fine-tune everything (the paper)."),
+    frozen_backbone: bool = typer.Option(False, help="Train only the stance and projection layers on the frozen "
+                                         "backbone's features (encoded once through the backend cache)."),
     max_batches: int = typer.Option(0, help="Batches per epoch (0 = all): for quick runs."),
     log_every: int = typer.Option(10, help="Print the running loss every N steps to stderr (0 = never)."),
     init: Path | None = typer.Option(None, help="Continue training from this saved MTS folder (e.g. more epochs); "
@@ -257,7 +259,7 @@ def train_mts_cmd(
                     max_unmatched=max_unmatched, pair_batch_size=pair_batch_size,
                     tuplet_margin_deg=tuplet_margin_deg, tuplet_scale=tuplet_scale, ipv_weight=ipv_weight,
                     miner_epsilon=miner_epsilon, freeze_layers=freeze_layers, train_layers=train_layers,
-                    max_batches=max_batches,
+                    frozen_backbone=frozen_backbone, max_batches=max_batches,
                     seed=RUNTIME.seed)
     if folds <= 1:
         data = load_kpm_input(split, arguments, key_points, labels, need_labels=True)
