@@ -9,12 +9,13 @@ from argsim.thematic.cluster import cluster_groups
 from argsim.thematic.sick_eval import SickScores, sick_relatedness
 
 
-def clustering_eval(rows: list[dict], model: str, algorithm: str, seed: int = 13) -> tuple[dict[str, float], int]:
+def clustering_eval(rows: list[dict], model: str, algorithm: str, seed: int = 13,
+                    linkage: str = "ward") -> tuple[dict[str, float], int]:
     """Cluster every article of `rows` (text, label, article) with `model` vectors; mean MI/AMI/RI/ARI."""
     from argsim.backend import get_encoder
 
     vecs = get_encoder(model).encode([str(r["text"]) for r in rows])
-    pred = cluster_groups(rows, vecs, algorithm, seed=seed)
+    pred = cluster_groups(rows, vecs, algorithm, seed=seed, linkage=linkage)
     return averaged_scores([r.get("article", "") for r in rows], [r["label"] for r in rows], pred)
 
 

@@ -118,7 +118,9 @@ def cluster_sentences(
     sentences: Path = typer.Argument(..., help="JSONL/CSV with a column `text`; optional `article` (cluster each "
                                                "article separately) and `label` (gold section; sets k)."),
     model: str = typer.Option("minilm", "--model", "-m", help="Backend model name or folder."),
-    algorithm: str = typer.Option("kmeans", help="kmeans or agglomerative (average linkage, cosine)."),
+    algorithm: str = typer.Option("kmeans", help="kmeans or agglomerative."),
+    linkage: str = typer.Option("ward", help="Agglomerative linkage: ward (on unit vectors), average or complete "
+                                             "(on cosine distance)."),
     k: int | None = typer.Option(None, help="Clusters per article (default: its number of gold labels)."),
     out: Path = typer.Option(Path("runs/thematic/clusters.jsonl"), help="Output JSONL: the input rows + cluster."),
 ) -> None:
@@ -135,7 +137,7 @@ def cluster_sentences(
     if k is None and any("label" not in r for r in rows):
         raise ArgsimError(f"{sentences}: no `label` column to take k from; pass --k")
     vecs = get_encoder(model).encode([str(r["text"]) for r in rows])
-    labels = cluster_groups(rows, vecs, algorithm, k=k, seed=RUNTIME.seed)
+    labels = cluster_groups(rows, vecs, algorithm, k=k, seed=RUNTIME.seed, linkage=linkage)
     write_jsonl(out, [{**r, "cluster": c} for r, c in zip(rows, labels, strict=True)])
     groups: dict = {}
     for r, c in zip(rows, labels, strict=True):
@@ -153,6 +155,7 @@ def eval_clustering(
     model: list[str] = typer.Option(["minilm"], "--model", "-m", help="Models to compare (repeatable); "
                                                                       "ignored when the file has `cluster`."),
     algorithm: list[str] = typer.Option(["kmeans", "agglomerative"], help="Algorithms (repeatable)."),
+    linkage: str = typer.Option("ward", help="Agglomerative linkage: ward, average or complete."),
     task: str | None = typer.Option(None, help="Also merge the rows into bench/results/<task>.json."),
 ) -> None:
     """MI, AMI, RI and ARI of the clustering against the gold sections, averaged over articles."""
@@ -173,9 +176,10 @@ def eval_clustering(
         for m in model:
             for alg in algorithm:
                 with timed() as t:
-                    s, n = clustering_eval(rows, m, alg, seed=RUNTIME.seed)
+                    s, n = clustering_eval(rows, m, alg, seed=RUNTIME.seed, linkage=linkage)
                 table_rows.append([m, alg, n, *s.values()])
-                results += [ResultRow(method="thematic-clustering", model=m, split=sentences.stem, setting=alg,
+                setting = alg if alg == "kmeans" else f"{alg}-{linkage}"
+                results += [ResultRow(method="thematic-clustering", model=m, split=sentences.stem, setting=setting,
                                       metric=k, value=v, seconds=t["seconds"]) for k, v in s.items()]
     console.print(_table(f"clustering: {sentences.name}", ["model", "algorithm", "articles", "MI", "AMI", "RI",
                                                              "ARI"], table_rows))
