@@ -358,7 +358,7 @@ def main() -> int:
 
     models = {n: fingerprint(SPECS[n][0]) for n in names if Path(SPECS[n][0]).exists()}
     env = environment(seed=SEED, device="cpu", data_files=data_files, models=models)
-    cmd = "python bench/bench_thematic.py" + (" --quick" if ARGS.quick else "") + \
+    cmd = ".venv/bin/python bench/bench_thematic.py" + (" --quick" if ARGS.quick else "") + \
           f" --scb-articles {ARGS.scb_articles} --sick-train {ARGS.sick_train} --sick-test {ARGS.sick_test}" + \
           (" --only " + " ".join(ARGS.only) if ARGS.only else "")
     path = REPO / "runs" / "thematic-quick.json" if ARGS.quick else None
