@@ -7,8 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from argsim.data.wikipedia import (ROOT, check, clean_line, load_articles, parse_article, read_article_index,
-                                   strip_markup)
+from argsim.data.wikipedia import (
+    ROOT,
+    check,
+    clean_line,
+    load_articles,
+    parse_article,
+    read_article_index,
+    strip_markup,
+)
 from argsim.errors import InputError
 
 FIXTURE = Path(__file__).parent / "fixtures" / "thematic" / "Solar_power.txt"
