@@ -36,7 +36,7 @@ READINGS: dict[str, np.ndarray] = {
     "max-min": _weights(manhattan_max=0.9, manhattan_min=-0.1, wmd_max=0.9, wmd_min=-0.1),
     "sum-min": _weights(manhattan_sum=0.9, manhattan_min=-0.1, wmd_sum=0.9, wmd_min=-0.1),
 }
-DEFAULT_READING = "literal"
+DEFAULT_READING = "literal"  # best of the readings on validation sdoc and sda (docs/counterargs-ltr.md)
 
 
 def resolve_weights(reading: str | None = None, weights: list[float] | str | None = None) -> np.ndarray:
