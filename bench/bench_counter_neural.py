@@ -38,7 +38,7 @@ def main() -> int:
                     "(an untrained one of the same shape is timed when it is missing: same cost)")
     ap.add_argument("--cross", default="models/counter_neural/cross-encoder", help="cross-encoder folder")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--throughput-texts", type=int, default=400, help="texts of the test split embedded without "
+    ap.add_argument("--throughput-texts", type=int, default=200, help="texts of the test split embedded without "
                     "cache for the throughput figure (the split has ~2,600 distinct texts)")
     args = ap.parse_args()
 
@@ -118,7 +118,7 @@ def main() -> int:
 
     if is_cross_folder(args.cross):
         scorer = CrossScorer(args.cross, batch_size=32)
-        n_cross = 5 if args.quick else 15
+        n_cross = 3 if args.quick else 5
         for k in (10, 30):
             ms = []
             for i, p in enumerate(queries[:n_cross]):

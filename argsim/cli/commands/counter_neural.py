@@ -31,6 +31,8 @@ def train_bipolar(
                                             "embeddings of the frozen encoder (CPU default)."),
     epochs: int = typer.Option(40, help="Maximum epochs (paper: 200)."),
     lr: float = typer.Option(1e-3, help="Adam learning rate of the heads (paper: 3e-6 for everything)."),
+    cls_lr: float | None = typer.Option(None, "--cls-lr", help="Adam learning rate of the classification head "
+                                        "(default: --lr)."),
     encoder_lr: float = typer.Option(2e-5, "--encoder-lr", help="Adam learning rate of the transformer "
                                      "(--train-encoder, cross-encoder)."),
     batch_size: int = typer.Option(32, "--batch-size", help="Triplets per step (paper: 4)."),
@@ -98,7 +100,7 @@ def train_bipolar(
     from argsim.counter.neural.training import train
 
     config = NeuralConfig(kind=kind, base_model=base_model, pooling=pooling, train_encoder=train_encoder,
-                          max_seq_length=max_seq_length, epochs=epochs, lr=lr, encoder_lr=encoder_lr,
+                          max_seq_length=max_seq_length, epochs=epochs, lr=lr, cls_lr=cls_lr, encoder_lr=encoder_lr,
                           batch_size=batch_size, margin=margin, sampling=sampling, hard_rate=hard_rate,
                           hard_pool=hard_pool, patience=patience, k_val=k_val, seed=seed)
     history = train(config, data, out, resume=resume, log=log, max_minutes=max_minutes)

@@ -28,6 +28,7 @@ class NeuralConfig:
     # training
     epochs: int = 40                    # paper: 200
     lr: float = 1e-3                    # paper: 3e-6 (full BERT); heads on a frozen encoder need more
+    cls_lr: float | None = None         # learning rate of the classification head (None = lr)
     encoder_lr: float = 2e-5            # learning rate of the transformer when train_encoder
     batch_size: int = 32                # paper: 4
     margin: float = 1.0                 # triplet margin, Euclidean distance (paper: 1.0, p = 2)

@@ -49,8 +49,11 @@ class CounterModel(nn.Module):
             self.cls = ClassificationHead(dim, use_diff=config.use_diff)
 
     # ---------------------------------------------------------------- parameters
-    def head_parameters(self) -> list[nn.Parameter]:
-        heads = [h for h in (self.ret_point, self.ret_cand, self.cls) if h is not None]
+    def head_parameters(self, which: str = "all") -> list[nn.Parameter]:
+        """Parameters of the heads: 'all', 'retrieval' or 'classification'."""
+        heads = {"all": [self.ret_point, self.ret_cand, self.cls], "retrieval": [self.ret_point, self.ret_cand],
+                 "classification": [self.cls]}[which]
+        heads = [h for h in heads if h is not None]
         seen, out = set(), []
         for h in heads:
             for p in h.parameters():
