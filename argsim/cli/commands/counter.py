@@ -39,6 +39,8 @@ def rank_counterargs(
 ) -> None:
     """Rank each point's candidate pool and write the top-k counters per point as JSONL, with the rank of the
     true counter, then print accuracy@1 and MRR per setting beside the paper's Table 2."""
+    from rich.markup import escape
+
     from argsim.counter.rankers import load_rankers
     from argsim.counter.run import dataset_points, parse_options, run_ranker
     from argsim.io import write_jsonl
@@ -49,7 +51,7 @@ def rank_counterargs(
         table.add_column("method")
         table.add_column("what it does")
         for name, info in sorted(load_rankers().items()):
-            table.add_row(name, info.help)
+            table.add_row(escape(name), escape(info.help))
         console.print(table)
         return
     options = parse_options(opt)
@@ -92,6 +94,8 @@ def eval_counterargs(
 
 def _print_summary(records: list[dict], runs: dict, task: str | None = None, ties: str = "expected",
                    model: str | None = None) -> None:
+    from rich.markup import escape
+
     from argsim.counter.evaluate import paper_figure, summarize
     from argsim.results import ResultRow, environment, write_results
     from argsim.settings import RUNTIME
@@ -104,7 +108,7 @@ def _print_summary(records: list[dict], runs: dict, task: str | None = None, tie
     for s in summarize(records, ties=ties):
         run = runs.get((s.method, s.setting, s.split))
         paper = paper_figure(s.method, s.setting)
-        table.add_row(s.method, s.split, s.setting, f"{s.points:,}", f"{s.mean_pool:,.1f}",
+        table.add_row(escape(s.method), s.split, s.setting, f"{s.points:,}", f"{s.mean_pool:,.1f}",
                       f"{s.random_accuracy:.3f}", f"{s.accuracy_at_1:.3f}", "" if paper is None else f"{paper:.3f}",
                       "n/a" if s.mrr != s.mrr else f"{s.mrr:.3f}", "" if run is None else f"{run.seconds:.1f}")
         for metric, value, pap in (("accuracy@1", s.accuracy_at_1, paper), ("mrr", s.mrr, None)):
