@@ -88,6 +88,7 @@ def main() -> int:
     q_base = model.embed_texts([p.text for p in queries], side="point")
     by_id = {a.id: i for i, a in enumerate(cands)}
     latency = {}
+    faiss.omp_set_num_threads(1)  # one query = one thread (queries run in parallel across the cores)
     for k in (10, 30):
         ms = []
         for i, p in enumerate(queries):
@@ -102,6 +103,7 @@ def main() -> int:
                                   f"{metric}@K={k}", round(value, 3), extra={"candidates": len(cands),
                                                                              "queries": len(queries),
                                                                              "note": env_note}))
+    faiss.omp_set_num_threads(args.threads)
     # query encoding (not cached: a new point)
     ms = []
     for p in queries[:20]:

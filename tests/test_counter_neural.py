@@ -138,6 +138,9 @@ def test_reranker_never_returns_the_query(minilm) -> None:  # noqa: ANN001
     ids, scores = rr.rank_texts(texts[:16], k=5)
     for q in range(16):
         assert q not in ids[q] and len(set(ids[q])) == 5
+    # the numpy query path gives the torch heads' scores
+    u, v = rr.base[0], rr.base[1:8]
+    assert np.allclose(rr.heads.cls_scores(u, v), model.cls_scores_numpy(u[None, :], v), atol=1e-5)
     # without the exclusion, an identity retrieval head puts the query itself first: the exclusion matters
     raw, _ = rr.rank_texts(texts[:16], k=5, exclude_self=False, rerank=False)
     assert all(raw[q, 0] == q for q in range(16))

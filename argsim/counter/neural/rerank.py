@@ -27,6 +27,42 @@ def order_to_scores(order: np.ndarray) -> np.ndarray:
     return scores
 
 
+class NumpyHeads:
+    """The model's heads as plain numpy (no torch dispatch per query: what keeps one query under a millisecond)."""
+
+    def __init__(self, model: CounterModel) -> None:
+        def linear(head):  # noqa: ANN001, ANN202
+            if head is None:
+                return None
+            return head.linear.weight.detach().numpy().T.copy(), head.linear.bias.detach().numpy().copy()
+
+        self.ret_point, self.ret_cand = linear(model.ret_point), linear(model.ret_cand)
+        self.normalize = model.config.normalize_retrieval
+        self.cls = None
+        if model.cls is not None:
+            n = model.cls.norm
+            self.cls = (n.weight.detach().numpy().copy(), n.bias.detach().numpy().copy(), float(n.eps),
+                        *linear(model.cls), model.cls.use_diff)
+
+    def retrieval(self, x: np.ndarray, side: str) -> np.ndarray:
+        head = self.ret_point if side == "point" else self.ret_cand
+        if head is None:
+            return x
+        y = x @ head[0] + head[1]
+        if self.normalize:
+            y /= np.maximum(np.linalg.norm(y, axis=-1, keepdims=True), 1e-12)
+        return y
+
+    def cls_scores(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """P(best counter) of one query base embedding u (d,) against candidates v (k, d)."""
+        gamma, beta, eps, w, b, use_diff = self.cls
+        u = np.broadcast_to(u, v.shape)
+        x = np.concatenate([u, v, np.abs(u - v)] if use_diff else [u, v], axis=1)
+        x = (x - x.mean(axis=1, keepdims=True)) / np.sqrt(x.var(axis=1, keepdims=True) + eps) * gamma + beta
+        logits = x @ w + b
+        return 1.0 / (1.0 + np.exp(logits[:, 0] - logits[:, 1]))  # softmax(...)[:, 1]
+
+
 class RetrieveRerank:
     """A candidate collection embedded once (base + retrieval embeddings) behind a faiss index.
 
@@ -44,6 +80,7 @@ class RetrieveRerank:
         self.base = np.ascontiguousarray(base, dtype=np.float32)
         self.retrieval = model.retrieval_numpy(self.base, "candidate")
         self.index = build_index(self.retrieval, index_kind)
+        self.heads = NumpyHeads(model)
         self._by_text: dict[str, list[int]] = {}
         for i, t in enumerate(self.texts or []):
             self._by_text.setdefault(t, []).append(i)
@@ -59,9 +96,9 @@ class RetrieveRerank:
              rerank: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """(ids (n, k), scores (n, k)) per query: retrieval top-k, reranked by the classifier when it exists."""
         query_base = np.atleast_2d(np.asarray(query_base, dtype=np.float32))
-        q_ret = self.model.retrieval_numpy(query_base, "point")
+        q_ret = self.heads.retrieval(query_base, "point").astype(np.float32)
         scores, ids = search_excluding(self.index, q_ret, k, exclude)
-        if not rerank or self.model.cls is None:
+        if not rerank or self.heads.cls is None:
             return ids, scores
         out_ids, out_scores = ids.copy(), scores.copy()
         for q in range(len(ids)):
@@ -69,7 +106,7 @@ class RetrieveRerank:
             cand = ids[q][valid]
             if not len(cand):
                 continue
-            p = self.model.cls_scores_numpy(query_base[q][None, :], self.base[cand])
+            p = self.heads.cls_scores(query_base[q], self.base[cand])
             order = np.argsort(-p, kind="stable")
             out_ids[q, :len(cand)] = cand[order]
             out_scores[q, :len(cand)] = p[order]
