@@ -210,6 +210,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--skip-full", action="store_true")
     ap.add_argument("--table", action="store_true", help="print the markdown results table and exit")
+    ap.add_argument("--full-only", action="store_true", help="only the full-epa Simple-SD run")
     args = ap.parse_args()
     if args.table:
         print(markdown_table())
@@ -220,6 +221,14 @@ def main() -> None:
 
     RUNTIME.quiet = True
     corpus = load_counterargs()
+    if args.full_only:
+        full = full_epa(corpus, args.workers)
+        print(f"full epa Simple-SD: {full[0].value} s, acc@1 {full[0].extra['accuracy@1']:.3f}, "
+              f"CPU {full[0].extra['cpu_seconds']} s")
+        cmd = " ".join([".venv/bin/python bench/bench_counter_ltr.py", *sys.argv[1:]])
+        write_results("counterargs-ltr", full, command=cmd, env=environment(seed=args.seed, device="cpu"),
+                      merge=True)
+        return
     rows, info = gensim_vs_argsim(corpus, args.pairs, args.workers, args.seed)
     print(f"WMD same pairs: gensim {rows[0].value}/s, argsim {rows[1].value}/s (x{rows[2].value}), "
           f"max |diff| {info['max_abs_diff']:.2e}, gensim full epa projected {rows[3].value} h (load {info['load']})")
