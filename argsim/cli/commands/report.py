@@ -18,10 +18,12 @@ def report(
     task: str | None = typer.Option(None, help="Only this task (file name without .json)."),
     readme: Path | None = typer.Option(None, help="Rewrite the block between <!-- results:start --> and "
                                                   "<!-- results:end --> in this markdown file."),
+    full: Path | None = typer.Option(None, help="Also write every row of every task as markdown here "
+                                                "(e.g. docs/results.md)."),
     markdown: bool = typer.Option(False, help="Print markdown instead of rich tables."),
 ) -> None:
     """Render the committed results files (the one schema shared by every benchmark and evaluation)."""
-    from argsim.report import COLUMNS, _fmt, load_all, markdown_table, update_readme
+    from argsim.report import COLUMNS, _fmt, load_all, markdown_table, update_readme, write_full_results
 
     results = [r for r in load_all() if task is None or r["task"] == task]
     for res in results:
@@ -39,3 +41,5 @@ def report(
     if readme is not None:
         changed = update_readme(readme)
         console.print(f"{readme}: {'updated' if changed else 'already up to date'}")
+    if full is not None:
+        console.print(f"{write_full_results(full)}: written")
