@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test test-fast bench lint report mpnet clean
+.PHONY: install demo test bench bench-quick lint report mpnet clean
 
 install: $(STAMP)
 
@@ -28,8 +28,12 @@ test: install
 lint: install
 	$(BIN)/ruff check argsim tests bench
 
+# full benchmarks: hours on 2 CPU cores (they retrain missing models); bench-quick re-scores on slices
 bench: install
 	$(BIN)/python bench/run_all.py
+
+bench-quick: install
+	$(BIN)/python bench/run_all.py --quick
 
 report: install
 	$(BIN)/argsim report --readme README.md --full docs/results.md

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 from rich.console import Console
+from rich.table import Table
 from typer.core import TyperGroup
 
 from argsim.errors import ArgsimError
@@ -43,3 +44,14 @@ triplets_app = _group("triplets", "Build training/evaluation triplets (JSONL: an
 data_app.add_typer(triplets_app)
 
 GROUPS = [data_app, train_app, rank_app, cluster_app, summarize_app, eval_app]
+
+
+def summary_table(title: str, columns: list[str], rows: list[list]) -> Table:
+    """A rich table with thousands separators for ints and four decimals for floats."""
+    table = Table(title=title)
+    for c in columns:
+        table.add_column(c)
+    for r in rows:
+        table.add_row(*[f"{v:,}" if isinstance(v, int) and not isinstance(v, bool)
+                        else (f"{v:.4f}" if isinstance(v, float) else str(v)) for v in r])
+    return table

@@ -6,19 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
-from argsim.cli.groups import console, eval_app, summarize_app, train_app, triplets_app
-
-
-def _table(title: str, columns: list[str], rows: list[list[object]]) -> Table:
-    table = Table(title=title)
-    for c in columns:
-        table.add_column(c)
-    for r in rows:
-        table.add_row(*[f"{v:,}" if isinstance(v, int) else (f"{v:.4f}" if isinstance(v, float) else str(v))
-                        for v in r])
-    return table
+from argsim.cli.groups import console, eval_app, summarize_app, summary_table, train_app, triplets_app
 
 
 @triplets_app.command("minutes")
@@ -59,7 +48,7 @@ def triplets_minutes(
     summary = mine_minutes(meetings, out, config, model=model)
     write_json(out / "counts.json", summary)
     rows = [[k, v] for k, v in summary["counts"].items()]
-    console.print(_table(f"minutes triplets -> {out}", ["count", "value"], rows))
+    console.print(summary_table(f"minutes triplets -> {out}", ["count", "value"], rows))
 
 
 @train_app.command("minutes-sbert")
@@ -99,7 +88,7 @@ def train_minutes_sbert(
             ["seconds per epoch", ", ".join(str(s) for s in log["epoch_seconds"])]]
     rows += [[f"dev accuracy (epoch {d.get('epoch')})", next((v for k, v in d.items() if "accuracy" in k), "")]
              for d in log["dev"]]
-    console.print(_table(f"minutes-sbert -> {out}", ["", "value"], rows))
+    console.print(summary_table(f"minutes-sbert -> {out}", ["", "value"], rows))
 
 
 @summarize_app.command("minutes")
@@ -146,7 +135,7 @@ def summarize_minutes(
                      "options": {"k": k, "m": m, "s": s, "beta": beta, "chars_per_key": chars_per_key, "cap": cap},
                      "seconds": t["seconds"], "summaries": results})
     rows = [[r["id"], r["budget"], len(r["summary"]), r["summary"][:40]] for r in results[:5]]
-    console.print(_table(f"{len(results)} summaries ({method}, {t['seconds']:.1f}s) -> {out}",
+    console.print(summary_table(f"{len(results)} summaries ({method}, {t['seconds']:.1f}s) -> {out}",
                          ["id", "budget", "chars", "summary (first 5 items)"], rows))
 
 
@@ -193,7 +182,7 @@ def eval_rouge(
             results.append(ResultRow(method=meta.get("method", "summaries"), model=meta.get("model"),
                                      split=str(meta.get("items", summaries.stem)), setting=u, metric=metric,
                                      value=value))
-    console.print(_table(f"ROUGE-1: {summaries.name}", ["unit", "recall", "precision", "F", "n", "over limit"],
+    console.print(summary_table(f"ROUGE-1: {summaries.name}", ["unit", "recall", "precision", "F", "n", "over limit"],
                          table_rows))
     if out:
         write_json(out, {"summaries": str(summaries), "scores": payload})

@@ -6,19 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
-from argsim.cli.groups import cluster_app, console, eval_app, train_app, triplets_app
-
-
-def _table(title: str, columns: list[str], rows: list[list]) -> Table:
-    table = Table(title=title)
-    for c in columns:
-        table.add_column(c)
-    for r in rows:
-        table.add_row(*[f"{v:,}" if isinstance(v, int) else (f"{v:.4f}" if isinstance(v, float) else str(v))
-                        for v in r])
-    return table
+from argsim.cli.groups import cluster_app, console, eval_app, summary_table, train_app, triplets_app
 
 
 @triplets_app.command("wikipedia")
@@ -57,7 +46,7 @@ def triplets_wikipedia(
     counts = build_datasets(docs, out, negatives=negatives, level=level, seed=RUNTIME.seed,
                             min_sections=min_sections)
     cols = list(next(iter(counts.values())))
-    console.print(_table(f"thematic data ({negatives} negatives, {level} sections) -> {out}\n(sen/titles = "
+    console.print(summary_table(f"thematic data ({negatives} negatives, {level} sections) -> {out}\n(sen/titles = "
                          "triplets-sen/-titles; scb = clustering benchmark)", ["split", *cols],
                          [[s, *c.values()] for s, c in counts.items()]))
 
@@ -110,7 +99,7 @@ def train_thematic(
                                               device=RUNTIME.device, max_minutes=max_minutes)
     else:
         raise ArgsimError(f"--arch must be bilstm or minilm, not {arch!r}")
-    console.print(_table(f"trained {arch} -> {out}", ["statistic", "value"], [[k, v] for k, v in stats.items()]))
+    console.print(summary_table(f"trained {arch} -> {out}", ["statistic", "value"], [[k, v] for k, v in stats.items()]))
 
 
 @cluster_app.command("sentences")
@@ -142,7 +131,7 @@ def cluster_sentences(
     groups: dict = {}
     for r, c in zip(rows, labels, strict=True):
         groups.setdefault(r.get("article", ""), set()).add(c)
-    console.print(_table(f"{algorithm} clusters ({model}) -> {out}", ["group", "sentences", "clusters"],
+    console.print(summary_table(f"{algorithm} clusters ({model}) -> {out}", ["group", "sentences", "clusters"],
                          [[g or "(all)", sum(1 for r in rows if r.get("article", "") == g), len(c)]
                           for g, c in list(groups.items())[:15]]))
 
@@ -181,7 +170,7 @@ def eval_clustering(
                 setting = alg if alg == "kmeans" else f"{alg}-{linkage}"
                 results += [ResultRow(method="thematic-clustering", model=m, split=sentences.stem, setting=setting,
                                       metric=k, value=v, seconds=t["seconds"]) for k, v in s.items()]
-    console.print(_table(f"clustering: {sentences.name}", ["model", "algorithm", "articles", "MI", "AMI", "RI",
+    console.print(summary_table(f"clustering: {sentences.name}", ["model", "algorithm", "articles", "MI", "AMI", "RI",
                                                              "ARI"], table_rows))
     if task and results:
         write_results(task, results, env=environment(seed=RUNTIME.seed, device=RUNTIME.device,
@@ -211,8 +200,8 @@ def eval_sick(
         results += [ResultRow(method="sick-relatedness", model=m, split="test", setting="logreg",
                               metric=k, value=v, seconds=t["seconds"])
                     for k, v in (("pearson", s.pearson), ("spearman", s.spearman), ("mse", s.mse))]
-    console.print(_table("SICK relatedness (test)", ["model", "pearson r", "spearman rho", "MSE", "C", "seconds"],
-                         table_rows))
+    console.print(summary_table("SICK relatedness (test)",
+                                ["model", "pearson r", "spearman rho", "MSE", "C", "seconds"], table_rows))
     if task:
         write_results(task, results, env=environment(seed=RUNTIME.seed, device=RUNTIME.device,
                                                      data_files=[Path(root) / "SICK_test_annotated.txt"]),
