@@ -53,24 +53,10 @@ class CounterModel(nn.Module):
         """Parameters of the heads: 'all', 'retrieval' or 'classification'."""
         heads = {"all": [self.ret_point, self.ret_cand, self.cls], "retrieval": [self.ret_point, self.ret_cand],
                  "classification": [self.cls]}[which]
-        heads = [h for h in heads if h is not None]
-        seen, out = set(), []
-        for h in heads:
-            for p in h.parameters():
-                if id(p) not in seen:
-                    seen.add(id(p))
-                    out.append(p)
-        return out
+        return _unique_parameters(heads)
 
     def tower_parameters(self) -> list[nn.Parameter]:
-        towers = [t for t in (self.point_tower, self.cand_tower) if t is not None]
-        seen, out = set(), []
-        for t in towers:
-            for p in t.parameters():
-                if id(p) not in seen:
-                    seen.add(id(p))
-                    out.append(p)
-        return out
+        return _unique_parameters([self.point_tower, self.cand_tower])
 
     # ---------------------------------------------------------------- base embeddings
     def base(self, texts: list[str], side: str) -> torch.Tensor:
@@ -113,3 +99,16 @@ class CounterModel(nn.Module):
         self.eval()
         return self.cls.score(torch.from_numpy(np.asarray(u, np.float32)),
                               torch.from_numpy(np.asarray(v, np.float32))).numpy()
+
+
+def _unique_parameters(modules: list) -> list[nn.Parameter]:
+    """Parameters of the given modules (None skipped), each once even when modules share weights."""
+    seen, out = set(), []
+    for module in modules:
+        if module is None:
+            continue
+        for p in module.parameters():
+            if id(p) not in seen:
+                seen.add(id(p))
+                out.append(p)
+    return out
