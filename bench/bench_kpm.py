@@ -29,6 +29,9 @@ TRAINED = [
      "models/kpm-sbert-minilm",
      "train sbert --out models/kpm-sbert-minilm --loss cosine --lr 5e-5 --lr-end 5e-6 --batch-size 16 "
      "--max-steps 500 --train-layers 2"),
+    ("sbert-contrastive", "minilm", "all layers, ContrastiveLoss, 1 epoch (1,290 steps x 16 pairs)", (0.75, None),
+     "models/kpm-sbert-contrastive",
+     "train sbert --out models/kpm-sbert-contrastive --loss contrastive --lr 2e-5 --lr-end 0"),
     ("mts", "minilm", "top-2 layers, cls-last4, tuplet+IPV, 1 epoch", (0.840, 0.941),
      "models/kpm-mts-minilm",
      "train mts --out models/kpm-mts-minilm --train-layers 2 --epochs 1 --max-pos 15 --max-neg 30 "
