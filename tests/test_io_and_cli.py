@@ -96,9 +96,8 @@ def test_atomic_write_keeps_old_file_on_failure(tmp_path):
 def test_data_check_explains_a_wrong_layout(tmp_path):
     (tmp_path / "argkp").mkdir()
     result = runner.invoke(app, ["--data-dir", str(tmp_path), "data", "check", "argkp"])
-    if "unknown dataset" in result.output:
-        pytest.skip("argkp loader not registered yet")
-    assert result.exit_code == 2 and "missing" in result.output and "Traceback" not in result.output
+    assert result.exit_code == 2 and "layout incomplete, missing" in result.output
+    assert "arguments_train.csv" in result.output and "Traceback" not in result.output
 
 
 def test_demo_matches_the_obvious_key_points():

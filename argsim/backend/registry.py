@@ -204,6 +204,7 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
 
     if pooling is not None and pooling not in POOLINGS:
         raise ModelError(f"unknown pooling '{pooling}': choose one of {', '.join(POOLINGS)}")
+    pooling = None if pooling == "model" else pooling  # one cached instance for the model's own pooling
     dev = resolve_device(device or RUNTIME.device)
     key = (name, pooling, max_seq_length, dev, batch_size)
     if key not in _LOADED:
