@@ -97,3 +97,21 @@ def test_ranking_metrics_with_ties():
     assert mrr(scored, gold) == pytest.approx((1 + 0.5 + 0.75) / 3)
     aligned = {"p1": (["a", "b"], np.array([0.1, 0.2]))}
     assert accuracy_at_1(aligned, {"p1": "b"}) == 1.0
+
+
+def test_stop_words_are_dropped_for_bag_of_words_metrics(glove):
+    from argsim.counter.textrep import content_tokens
+
+    assert content_tokens("The cat is on the mat", "gensim") == ["cat", "mat"]
+    assert content_tokens("The cat is on the mat", "none") == ["the", "cat", "is", "on", "the", "mat"]
+    # only stop words differ: identical after removal, different with them
+    x, y = shared_term_matrices(["the cat sat on a mat"], ["a cat sat upon the mat"], stopwords="gensim")
+    assert manhattan_distance(x.l1(), y.l1())[0, 0] == pytest.approx(0.0)
+    x, y = shared_term_matrices(["the cat sat on a mat"], ["a cat sat upon the mat"], stopwords="none")
+    assert manhattan_distance(x.l1(), y.l1())[0, 0] > 0.3
+    texts = ["the cat sat on a mat", "a cat sat upon the mat", "it is what it is"]
+    assert WMDEngine(glove, texts, stopwords="gensim").distance(0, 1) == 0.0
+    assert WMDEngine(glove, texts, stopwords="none").distance(0, 1) > 0.1
+    assert WMDEngine(glove, texts, stopwords="gensim").distance(0, 2) == np.inf  # nothing left after removal
+    with pytest.raises(ValueError, match="stop-word list"):
+        content_tokens("x", "french")

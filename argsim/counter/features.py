@@ -4,6 +4,9 @@ Order (the paper's): metric-major, aggregation m/x/p/s inside each metric, i.e.
 x1..x4 = Manhattan {min, max, product, sum}, x5..x8 = WMD, x9..x12 = TF cosine, x13..x16 = BM25,
 x17..x20 = BERT cosine. Simple-SD and the "part" models use x1..x8, the "full" models all 20.
 
+Tokens: `tokenize_en` without gensim's English stop words (`FeatureConfig.stopwords`, 'gensim' by default,
+'none' keeps them) for Manhattan, WMD and TF cosine; BM25 keeps every token (its IDF already discounts them).
+
 Metrics (each a similarity, larger = more similar):
 - `manhattan`: 1 / (1 + d), d = L1 distance of the L1-normalised term-frequency vectors (d in [0, 2]);
 - `wmd`: 1 / (1 + WMD) with gensim's WMD over the chosen word vectors; WMD = inf (a text without any known
@@ -59,6 +62,7 @@ class FeatureConfig:
     bert_model: str = "minilm"
     bert_pooling: str = "cls"
     bm25_idf: str = "lucene"
+    stopwords: str = "gensim"  # stop words dropped for Manhattan, WMD and TF cosine ('none' keeps all tokens)
     workers: int = 2
 
     def as_dict(self) -> dict:
@@ -89,7 +93,8 @@ class FeatureSpace:
             return self._dense[metric]
         universe = [a.text for a in self.index.universe]
         if metric in ("manhattan", "cosine", "bm25"):
-            docs, cl, pr = shared_term_matrices(universe, self.cl_texts, self.pr_texts)
+            stopwords = "none" if metric == "bm25" else self.config.stopwords
+            docs, cl, pr = shared_term_matrices(universe, self.cl_texts, self.pr_texts, stopwords=stopwords)
             if metric == "manhattan":
                 out = tuple(inverse_distance(manhattan_distance(q.l1(), docs.l1())) for q in (cl, pr))
             elif metric == "cosine":
@@ -128,7 +133,8 @@ class FeatureSpace:
             ids = [np.fromiter((texts.setdefault(t, len(texts)) for t in group), dtype=np.int64, count=len(group))
                    for group in (self.cl_texts, self.pr_texts, [a.text for a in self.index.universe])]
             self._text_ids = (ids[0], ids[1], ids[2])
-            self._engine = WMDEngine(word_vectors(self.config.word_vectors), list(texts))
+            self._engine = WMDEngine(word_vectors(self.config.word_vectors), list(texts),
+                                     stopwords=self.config.stopwords)
         return self._engine
 
     @property

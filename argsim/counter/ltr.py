@@ -133,6 +133,7 @@ def pool_features(points: list[Argument], pools: dict[str, list[Argument]], conf
 
     def cache_path(n: int) -> Path | None:
         key = hashlib.sha1(json.dumps([config.word_vectors, config.bert_model, config.bert_pooling, config.bm25_idf,
+                                       config.stopwords,
                                        n, [(p.id, [c.id for c in pools[p.id]]) for p in points]]).encode()
                            ).hexdigest()[:16]
         return Path(cache_dir) / f"{key}.npz" if cache_dir else None
@@ -255,7 +256,8 @@ def _ltr_ranker(method: str):  # noqa: ANN202
     def rank(points, pools, model: str | None = None, setting: str | None = None, prune: str = "top",  # noqa: ANN001, ANN202
              gold: dict | None = None, top_k: int = 10, workers: int = 2, **_):
         ltr, meta = LTRModel.load(_model_folder(method, setting, model))
-        config = FeatureConfig(**(meta.get("features_config") or {}) | {"workers": workers})
+        # models saved before the stop-word option kept every token
+        config = FeatureConfig(**{"stopwords": "none"} | (meta.get("features_config") or {}) | {"workers": workers})
         if ltr.model == "logreg":
             space = FeatureSpace(points, pools, config)
             scores, stats = linear_scores(space, ltr.linear_weights(), gold=gold if prune == "rank" else None,

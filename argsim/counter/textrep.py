@@ -1,7 +1,8 @@
 """Bag-of-words representations computed once per text: term-count matrices, BM25 weights, TF cosine.
 
-Tokens are `argsim.backend.models.tokenize_en` (lower-cased words and numbers, apostrophe suffixes kept),
-no stop-word removal and no stemming. Every text is tokenised once; pairs are scored with sparse matrix
+Tokens are `argsim.backend.models.tokenize_en` (lower-cased words and numbers, apostrophe suffixes kept), no
+stemming; `stopwords="gensim"` drops gensim's English stop-word list (337 words), as the WMD literature does,
+`stopwords="none"` keeps every token. Every text is tokenised once; pairs are scored with sparse matrix
 products over the whole pool, never pair by pair.
 """
 
@@ -9,11 +10,32 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 import scipy.sparse as sp
 
 from argsim.backend.models import tokenize_en
+
+STOPWORD_LISTS = ("gensim", "none")
+
+
+@cache
+def stopword_set(stopwords: str) -> frozenset[str]:
+    """The stop words of a named list ('gensim': gensim's English list; 'none': empty)."""
+    if stopwords == "none":
+        return frozenset()
+    if stopwords == "gensim":
+        from gensim.parsing.preprocessing import STOPWORDS
+
+        return frozenset(STOPWORDS)
+    raise ValueError(f"unknown stop-word list '{stopwords}': choose one of {', '.join(STOPWORD_LISTS)}")
+
+
+def content_tokens(text: str, stopwords: str = "none") -> list[str]:
+    """`tokenize_en` tokens of a text without the stop words of the named list."""
+    drop = stopword_set(stopwords)
+    return [t for t in tokenize_en(text) if t not in drop]
 
 
 @dataclass
@@ -40,12 +62,15 @@ def _scale_rows(m: sp.csr_matrix, factors: np.ndarray) -> sp.csr_matrix:
     return sp.csr_matrix(sp.diags(factors) @ m)
 
 
-def term_matrix(texts: Sequence[str], vocab: dict[str, int] | None = None) -> TermMatrix:
+def term_matrix(texts: Sequence[str], vocab: dict[str, int] | None = None, stopwords: str = "none") -> TermMatrix:
     """Count matrix of `texts`; with `vocab` given, unknown tokens are added to (a copy of) it."""
     vocab = dict(vocab or {})
+    drop = stopword_set(stopwords)
     rows, cols = [], []
     for i, text in enumerate(texts):
         for tok in tokenize_en(text):
+            if tok in drop:
+                continue
             j = vocab.setdefault(tok, len(vocab))
             rows.append(i)
             cols.append(j)
@@ -55,12 +80,12 @@ def term_matrix(texts: Sequence[str], vocab: dict[str, int] | None = None) -> Te
     return TermMatrix(vocab, counts)
 
 
-def shared_term_matrices(*groups: Sequence[str]) -> list[TermMatrix]:
+def shared_term_matrices(*groups: Sequence[str], stopwords: str = "none") -> list[TermMatrix]:
     """Term matrices of several text groups over one vocabulary (all with the final vocabulary width)."""
     vocab: dict[str, int] = {}
     mats = []
     for texts in groups:
-        tm = term_matrix(texts, vocab)
+        tm = term_matrix(texts, vocab, stopwords=stopwords)
         vocab = tm.vocab
         mats.append(tm)
     n = len(vocab)

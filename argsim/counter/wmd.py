@@ -27,7 +27,7 @@ import ot
 import scipy.sparse as sp
 from scipy.spatial.distance import cdist
 
-from argsim.backend.models import tokenize_en
+from argsim.counter.textrep import content_tokens
 
 try:  # POT's C solver without emd2's per-call checks and backend conversions (same value, bit for bit)
     from ot.lp._network_simplex import check_result as _check_result
@@ -52,13 +52,13 @@ _SAFETY = 1e-6  # lower bounds are shrunk by this relative margin so float round
 class WMDEngine:
     """Bags of words and unit word vectors of a fixed list of texts; distances are asked for by text index."""
 
-    def __init__(self, keyed_vectors, texts: Sequence[str]) -> None:  # noqa: ANN001
+    def __init__(self, keyed_vectors, texts: Sequence[str], stopwords: str = "none") -> None:  # noqa: ANN001
         index = keyed_vectors.key_to_index
         local: dict[int, int] = {}
         self.words: list[np.ndarray] = []
         self.weights: list[np.ndarray] = []
         for text in texts:
-            ids = [index[t] for t in tokenize_en(text) if t in index]
+            ids = [index[t] for t in content_tokens(text, stopwords) if t in index]
             if not ids:
                 self.words.append(np.zeros(0, dtype=np.int64))
                 self.weights.append(np.zeros(0))

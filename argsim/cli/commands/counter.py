@@ -135,6 +135,8 @@ def train_ltr_cmd(
                                            "and counter = the true counter's id); saved under OUT/user/."),
     limit: int | None = typer.Option(None, help="Use a random sample of N training points."),
     word_vectors: str = typer.Option("glove50", help="WMD word vectors: glove50, w2v-training, or a file."),
+    stopwords: str = typer.Option("gensim", help="Stop words dropped for Manhattan, WMD and TF cosine: gensim "
+                                  "(gensim's English list) or none."),
     bert_model: str = typer.Option("minilm", help="Encoder for the BERT-cosine features (x17..x20)."),
     workers: int = typer.Option(2, help="Processes for the WMD features."),
     out: Path = typer.Option(Path("models/counter/ltr"), help="Models go to OUT/<setting>/<method>/."),
@@ -161,7 +163,7 @@ def train_ltr_cmd(
     table = Table(title="trained LTR models")
     for col in ("setting", "method", "pairs", "positives", "folder", "s"):
         table.add_column(col)
-    config = FeatureConfig(word_vectors=word_vectors, bert_model=bert_model, workers=workers)
+    config = FeatureConfig(word_vectors=word_vectors, bert_model=bert_model, workers=workers, stopwords=stopwords)
     for s in setting:
         with timed() as t:
             saved = train_ltr(corpus, s, tuple(method), config, neg_per_point=neg_per_point or None,
@@ -184,6 +186,8 @@ def train_simple_sd(
     tune_setting: str | None = typer.Option(None, help="Setting to tune on (default: sda if among --setting, "
                                             "else the first)."),
     word_vectors: str = typer.Option("glove50", help="WMD word vectors: glove50, w2v-training, or a file."),
+    stopwords: str = typer.Option("gensim", help="Stop words dropped for Manhattan, WMD and TF cosine: gensim "
+                                  "(gensim's English list) or none."),
     workers: int = typer.Option(2, help="Processes for the WMD."),
     out: Path = typer.Option(Path("models/counter/simple-sd.json"), help="JSON with the readings' accuracies "
                              "and the tuned weights (pass it to `rank counterargs --opt weights=FILE`)."),
@@ -199,7 +203,8 @@ def train_simple_sd(
     from argsim.results import ResultRow, environment, timed, write_results
     from argsim.settings import RUNTIME
 
-    report: dict = {"split": split, "word_vectors": word_vectors, "limit": limit, "seed": RUNTIME.seed,
+    report: dict = {"split": split, "word_vectors": word_vectors, "stopwords": stopwords, "limit": limit,
+                    "seed": RUNTIME.seed,
                     "readings": {}}
     table = Table(title=f"Simple-SD readings, accuracy@1 on {split}")
     table.add_column("setting")
@@ -209,7 +214,8 @@ def train_simple_sd(
     for s in setting:
         points, pools, gold = dataset_points(split, s, sample=limit, seed=RUNTIME.seed)
         with timed() as t:
-            accs = compare_readings(points, pools, gold, word_vectors=word_vectors, workers=workers)
+            accs = compare_readings(points, pools, gold, word_vectors=word_vectors, workers=workers,
+                                    stopwords=stopwords)
         report["readings"][s] = accs | {"points": len(points), "seconds": t["seconds"]}
         table.add_row(s, *[f"{accs[n]:.3f}" for n in READINGS])
         rows += [ResultRow(method=f"simple-sd[{n}]", model=word_vectors, split=split, setting=s, metric="accuracy@1",
@@ -219,10 +225,11 @@ def train_simple_sd(
     if tune:
         s = tune_setting or ("sda" if "sda" in setting else setting[0])
         points, pools, gold = dataset_points(split, s, sample=limit, seed=RUNTIME.seed)
-        feats = pool_features(points, pools, FeatureConfig(word_vectors=word_vectors, workers=workers), 8)
+        feats = pool_features(points, pools, FeatureConfig(word_vectors=word_vectors, workers=workers,
+                                                            stopwords=stopwords), 8)
         ids = {p.id: [c.id for c in pools[p.id]] for p in points}
         accs = report["readings"].get(s) or compare_readings(points, pools, gold, word_vectors=word_vectors,
-                                                             workers=workers)
+                                                             workers=workers, stopwords=stopwords)
         best_reading = max(READINGS, key=lambda n: accs[n])
         w, acc, trace = tune_weights(feats, ids, gold, READINGS[best_reading])
         report["tuned"] = {"setting": s, "start": best_reading, "weights": w.tolist(), "accuracy": acc,
