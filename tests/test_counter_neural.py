@@ -242,3 +242,23 @@ def test_rankers_on_pools_rerank_only_the_top_k(minilm, tmp_path) -> None:  # no
     bm = get_ranker("bm25+unipolar-cls")
     with pytest.raises(Exception, match="needs a trained model"):
         bm.fn(points, pools)
+
+
+def test_top_layer_fine_tuning_matches_the_full_forward_and_trains_only_the_top() -> None:
+    cfg = NeuralConfig(kind="bipolar", train_encoder=True, train_layers=1, max_seq_length=32)
+    model = CounterModel(cfg)
+    texts = ["School uniforms limit self-expression.", "Uniforms reduce bullying over clothes.", "Tax cuts"]
+    full = model.point_tower.encode(texts)
+    model.train_top_layers()
+    top = model.point_tower.encode(texts)  # cached lower layers (fp16) + the top layer
+    assert np.allclose(full, top, atol=2e-3)
+    model.train()
+    u = model.base(texts[:2], "point")
+    v = model.base(texts[1:], "candidate")
+    loss = bipolar_loss(model.retrieval(u, "point"), model.retrieval(v, "candidate"),
+                        model.retrieval(v.flip(0), "candidate"), model.classify(u, v), model.classify(u, v.flip(0)))
+    loss.backward()
+    bert = model.point_tower.model
+    assert all(p.grad is None for p in bert.embeddings.parameters())
+    assert all(p.grad is None for layer in bert.encoder.layer[:-1] for p in layer.parameters())
+    assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in bert.encoder.layer[-1].parameters())

@@ -145,8 +145,8 @@ class MTSNet(nn.Module):
                                                    device=str(self.device))
 
     def enable_top_layer_training(self, n: int) -> None:
-        """Train only the top `n` transformer layers on cached lower-layer states (see argsim.kpm.partial)."""
-        from argsim.kpm.partial import TopLayerTrainer
+        """Train only the top `n` transformer layers on cached lower-layer states (see argsim.backend.partial)."""
+        from argsim.backend.partial import TopLayerTrainer
 
         self._top = TopLayerTrainer(self.backbone, self.tokenizer, n)
 

@@ -37,7 +37,7 @@ class SbertConfig:
     max_seq_length: int = 64
     seed: int = 13
     max_steps: int = -1
-    train_layers: int = 0  # >0: train only the top N layers on cached lower-layer states (argsim.kpm.partial)
+    train_layers: int = 0  # >0: train only the top N layers on cached lower-layer states (argsim.backend.partial)
 
 
 def pair_rows(data: KPMData, cfg: SbertConfig) -> dict[str, list]:
@@ -75,7 +75,7 @@ def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, quie
     import torch
     from torch.optim.lr_scheduler import LambdaLR
 
-    from argsim.kpm.partial import TopLayerTrainer
+    from argsim.backend.partial import TopLayerTrainer
     from argsim.progress import progress_bar
 
     word = model[0]

@@ -29,6 +29,9 @@ def train_bipolar(
     train_encoder: bool = typer.Option(False, "--train-encoder/--frozen-encoder",
                                        help="Fine-tune the transformer (paper) or train the heads on cached "
                                             "embeddings of the frozen encoder (CPU default)."),
+    train_layers: int = typer.Option(0, "--train-layers", help="With --train-encoder: fine-tune only the top N "
+                                     "transformer layers on cached lower-layer states (CPU; 0 = all layers, the "
+                                     "paper)."),
     epochs: int = typer.Option(40, help="Maximum epochs (paper: 200)."),
     lr: float = typer.Option(1e-3, help="Adam learning rate of the heads (paper: 3e-6 for everything)."),
     cls_lr: float | None = typer.Option(None, "--cls-lr", help="Adam learning rate of the classification head "
@@ -100,7 +103,8 @@ def train_bipolar(
     from argsim.counter.neural.training import train
 
     config = NeuralConfig(kind=kind, base_model=base_model, pooling=pooling, train_encoder=train_encoder,
-                          max_seq_length=max_seq_length, epochs=epochs, lr=lr, cls_lr=cls_lr, encoder_lr=encoder_lr,
+                          train_layers=train_layers, max_seq_length=max_seq_length, epochs=epochs, lr=lr,
+                          cls_lr=cls_lr, encoder_lr=encoder_lr,
                           batch_size=batch_size, margin=margin, sampling=sampling, hard_rate=hard_rate,
                           hard_pool=hard_pool, patience=patience, k_val=k_val, seed=seed)
     history = train(config, data, out, resume=resume, log=log, max_minutes=max_minutes)

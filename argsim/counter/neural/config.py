@@ -22,6 +22,7 @@ class NeuralConfig:
     base_model: str = "minilm"          # paper: bert-base-uncased (not available offline)
     pooling: str = "mean-norm"          # paper: [CLS]
     train_encoder: bool = False         # paper: True (200 epochs on a V100); CPU default: frozen encoder
+    train_layers: int = 0               # with train_encoder: 0 = every layer (paper), N = only the top N
     max_seq_length: int = 256
     normalize_retrieval: bool = True    # L2-normalise retrieval embeddings (paper: raw dot product)
     use_diff: bool = True               # |u - v| in the classification head (False = ablation)

@@ -48,6 +48,12 @@ class CounterModel(nn.Module):
         if config.has_classifier:
             self.cls = ClassificationHead(dim, use_diff=config.use_diff)
 
+    def train_top_layers(self) -> None:
+        """With `config.train_layers` = N > 0: fine-tune only the towers' top N layers (cached lower layers)."""
+        if self.config.train_encoder and self.config.train_layers > 0:
+            for tower in {id(t): t for t in (self.point_tower, self.cand_tower) if t is not None}.values():
+                tower.train_top_layers(self.config.train_layers)
+
     # ---------------------------------------------------------------- parameters
     def head_parameters(self, which: str = "all") -> list[nn.Parameter]:
         """Parameters of the heads: 'all', 'retrieval' or 'classification'."""

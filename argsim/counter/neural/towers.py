@@ -32,17 +32,28 @@ class TransformerTower(nn.Module):
             tokenizer, model = load_transformer(base_model)
         self.tokenizer, self.model = tokenizer, model
         self.pooling, self.max_seq_length = pooling, max_seq_length
+        self.top = None  # a TopLayerTrainer once `train_top_layers` was called
+
+    def train_top_layers(self, n: int) -> None:
+        """Fine-tune only the top `n` layers: the lower layers' outputs are computed once per text and cached
+        (`argsim.backend.partial`), so a step and a re-encoding run `n` layers instead of all of them."""
+        from argsim.backend.partial import TopLayerTrainer
+
+        self.top = TopLayerTrainer(self.model, self.tokenizer, n)
 
     @property
     def dim(self) -> int:
         return int(self.model.config.hidden_size)
 
     def forward(self, texts: list[str]) -> torch.Tensor:
-        device = next(self.model.parameters()).device
-        batch = self.tokenizer(list(texts), padding=True, truncation=True, max_length=self.max_seq_length,
-                               return_tensors="pt").to(device)
-        out = self.model(**batch)
-        vec = pool(out, batch["attention_mask"], "mean" if self.pooling == "mean-norm" else self.pooling)
+        pooling = "mean" if self.pooling == "mean-norm" else self.pooling
+        if self.top is not None:
+            vec = self.top.features(list(texts), self.max_seq_length, pooling)
+        else:
+            device = next(self.model.parameters()).device
+            batch = self.tokenizer(list(texts), padding=True, truncation=True, max_length=self.max_seq_length,
+                                   return_tensors="pt").to(device)
+            vec = pool(self.model(**batch), batch["attention_mask"], pooling)
         return F.normalize(vec, dim=-1) if self.pooling == "mean-norm" else vec
 
     @torch.no_grad()

@@ -76,11 +76,12 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
                                               pooling=config.pooling, max_seq_length=config.max_seq_length), dim=1)
             dim = probe.embed_texts(["dimension probe"]).shape[1]
         model = CounterModel(config, dim=dim)
+    model.train_top_layers()
     groups = [{"params": model.head_parameters("retrieval"), "lr": config.lr},
               {"params": model.head_parameters("classification"), "lr": config.cls_lr or config.lr}]
     groups = [g for g in groups if g["params"]]
     if not frozen:
-        groups.append({"params": model.tower_parameters(), "lr": config.encoder_lr})
+        groups.append({"params": [p for p in model.tower_parameters() if p.requires_grad], "lr": config.encoder_lr})
     optimizer = torch.optim.Adam(groups)
     sampler = NegativeSampler(data.train_pairs, data.train_collection, config.sampling, config.hard_rate,
                               config.hard_pool, seed=config.seed)
