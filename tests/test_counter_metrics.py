@@ -58,6 +58,8 @@ def test_wmd_toy_texts_match_gensim(glove):
         assert eng.centroid_bounds(i, np.array([j]))[0] <= d
         assert eng.relaxed_bounds(i, np.array([j]))[0] <= d
         assert eng.pair_bound(i, j)[0] <= d
+        assert eng.pair_upper(i, j, eng.pair_bound(i, j)[1]) >= d  # the independent plan's cost
+        assert eng.upper_bounds(i, np.array([j]))[0] >= eng.pair_upper(i, j, eng.pair_bound(i, j)[1]) - 1e-5
     assert glove.wmdistance(tok[0], tok[3]) == np.inf
 
 

@@ -69,6 +69,15 @@ def test_pruned_ranking_equals_exact(corpus):
     feats = space.features(8)
     for pid in exact:
         assert feats[pid] @ w == pytest.approx(exact[pid], abs=1e-12)
+    # negative WMD weights (as logistic regression learns them) prune through the WMD upper bounds, still exact
+    w_neg = np.array([-0.1, -0.1, 0.0, 0.9, -0.3, 0.0, -0.2, 0.9])
+    exact, st_none = linear_scores(space, w_neg, mode="none", description=None)
+    top, st_top = linear_scores(space, w_neg, mode="top", top_k=1, description=None)
+    assert accuracy_at_1({k: (ids[k], v) for k, v in exact.items()}, gold) == accuracy_at_1(
+        {k: (ids[k], v) for k, v in top.items()}, gold)
+    for pid in exact:
+        assert np.all(top[pid] >= exact[pid] - 1e-9) and top[pid].max() == pytest.approx(exact[pid].max(), abs=1e-9)
+    assert st_top.solved_pr < st_none.solved_pr
 
 
 def test_cli_simple_sd_beats_random_and_eval_reads_it(corpus, tmp_path):

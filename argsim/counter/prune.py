@@ -4,7 +4,10 @@ For a linear scorer f(x) = w . x (Simple-SD; logistic regression after its scale
 except the WMD block (x5..x8) is cheap and computed exactly for all pairs. The WMD block is a sum of
 w_k * agg_k(s_cl, s_pr) with s = 1 / (1 + WMD) in [0, 1]; min, max, product and sum are non-decreasing in each
 argument, so lower bounds on the two WMDs (word-centroid distance and relaxed WMD, `argsim.counter.wmd`) give an
-upper bound on f for every candidate. The first bounds are computed for the whole pool at once: the full
+upper bound on f for every candidate where the WMD weights are positive; a negative weight (logistic regression)
+needs the similarity's lower bound, i.e. an upper bound on the WMD: the independent transport plan's cost, bounded
+for a whole pool by sqrt(2 - 2 <centroid_i, centroid_j>) and computed exactly per pair from its cost matrix.
+The first bounds are computed for the whole pool at once: the full
 relaxed WMD for the short conclusion (`WMDEngine.full_relaxed_bounds`), the cheaper candidate-side RWMD and the
 word-centroid distance for the long premise (`relaxed_bounds`). Candidates are visited by decreasing upper
 bound; each is tightened step by step (full premise RWMD from the cost matrix the solver needs anyway, exact
@@ -68,7 +71,12 @@ def _rank_point(shared: tuple[WMDEngine, np.ndarray, str, int], task: _Task) -> 
         d_cl = np.array([engine.distance(task.cl, int(c)) for c in task.cands])
         d_pr = np.array([engine.distance(task.pr, int(c)) for c in task.cands]) if np.any(w) else d_cl
         return task.base + (wmd_exact(w, d_cl, d_pr) if np.any(w) else 0.0), n, n
-    s_cl_lo, s_pr_lo = np.zeros(n), np.zeros(n)
+    negative = bool(np.any(w < 0))
+    if negative:  # similarity lower bounds matter only for negative weights
+        s_cl_lo = inverse_distance(engine.upper_bounds(task.cl, task.cands))
+        s_pr_lo = inverse_distance(engine.upper_bounds(task.pr, task.cands))
+    else:
+        s_cl_lo, s_pr_lo = np.zeros(n), np.zeros(n)
     s_cl_hi = inverse_distance(engine.full_relaxed_bounds(task.cl, task.cands))
     s_pr_hi = inverse_distance(engine.relaxed_bounds(task.pr, task.cands))  # long premise: the cheap half only
     ub = task.base + wmd_upper(w, s_cl_lo, s_cl_hi, s_pr_lo, s_pr_hi)
@@ -81,14 +89,16 @@ def _rank_point(shared: tuple[WMDEngine, np.ndarray, str, int], task: _Task) -> 
         c = int(task.cands[j])
         lb_pr, m_pr = engine.pair_bound(task.pr, c)  # full RWMD from the cost matrix the solver needs anyway
         s_pr_hi_j = float(inverse_distance(lb_pr))
-        bound = task.base[j] + wmd_upper(w, 0.0, s_cl_hi[j], 0.0, s_pr_hi_j)
+        s_pr_lo_j = float(inverse_distance(engine.pair_upper(task.pr, c, m_pr))) if negative else 0.0
+        s_pr_lo_j = max(s_pr_lo_j, float(s_pr_lo[j]))
+        bound = task.base[j] + wmd_upper(w, s_cl_lo[j], s_cl_hi[j], s_pr_lo_j, s_pr_hi_j)
         if bound < thr:
             score[j] = bound
             return False
         d_cl = engine.distance(task.cl, c)
         solved_cl += 1
         s_cl = float(inverse_distance(d_cl))
-        bound = task.base[j] + wmd_upper(w, s_cl, s_cl, 0.0, s_pr_hi_j)
+        bound = task.base[j] + wmd_upper(w, s_cl, s_cl, s_pr_lo_j, s_pr_hi_j)
         if bound < thr:
             score[j] = bound
             return False

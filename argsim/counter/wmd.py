@@ -168,6 +168,29 @@ class WMDEngine:
         out = np.maximum(side_q, side_c)
         return self._finish(out, i, js)
 
+    # ------------------------------------------------------------ upper bounds
+
+    def upper_bounds(self, i: int, js: np.ndarray) -> np.ndarray:
+        """WMD(i, j) <= sqrt(2 - 2 <centroid_i, centroid_j>) for many j at once (inf where a text is empty).
+
+        The independent plan T = a b^T is feasible, so WMD <= sum a_v b_w |x_v - y_w|; by Jensen that is at most
+        sqrt(sum a_v b_w |x_v - y_w|^2), and for unit vectors |x - y|^2 = 2 - 2 x.y, whose weighted sum is
+        2 - 2 <sum a_v x_v, sum b_w y_w>. Used to bound the similarity from below when a weight is negative.
+        """
+        js = np.asarray(js, dtype=np.int64)
+        ub = np.sqrt(np.maximum(2.0 - 2.0 * (self.centroids[js] @ self.centroids[i]), 0.0))
+        ub = ub * (1 + _SAFETY) + _SAFETY
+        ub[self.empty[js]] = np.inf
+        if self.empty[i]:
+            ub[:] = np.inf
+        return ub
+
+    def pair_upper(self, i: int, j: int, m: np.ndarray | None) -> float:
+        """The independent plan's cost a^T M b >= WMD(i, j), from the pair's cost matrix (inf if one is empty)."""
+        if m is None:
+            return float("inf")
+        return float(self.weights[i] @ m @ self.weights[j]) * (1 + _SAFETY) + _SAFETY
+
     def pair_bound(self, i: int, j: int) -> tuple[float, np.ndarray | None]:
         """(full RWMD lower bound, the cost matrix to reuse for the exact solve) for one pair."""
         if self.empty[i] or self.empty[j]:
