@@ -262,3 +262,23 @@ def test_top_layer_fine_tuning_matches_the_full_forward_and_trains_only_the_top(
     assert all(p.grad is None for p in bert.embeddings.parameters())
     assert all(p.grad is None for layer in bert.encoder.layer[:-1] for p in layer.parameters())
     assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in bert.encoder.layer[-1].parameters())
+
+
+def test_warm_start_copies_the_heads_and_refuses_another_kind(tmp_path) -> None:  # noqa: ANN001
+    from argsim.counter.neural.store import save_model
+    from argsim.counter.neural.training import warm_start
+    from argsim.errors import ModelError
+
+    torch.manual_seed(0)
+    trained = CounterModel(NeuralConfig(kind="bipolar"), dim=8)
+    with torch.no_grad():
+        for p in trained.parameters():
+            p.add_(torch.randn_like(p))
+    save_model(trained, tmp_path / "heads")
+    fresh = CounterModel(NeuralConfig(kind="bipolar"), dim=8)
+    assert not torch.equal(fresh.cls.linear.weight, trained.cls.linear.weight)
+    warm_start(fresh, tmp_path / "heads")
+    for (name, a), b in zip(trained.state_dict().items(), fresh.state_dict().values(), strict=True):
+        assert torch.equal(a, b), name
+    with pytest.raises(ModelError, match="cannot initialise"):
+        warm_start(CounterModel(NeuralConfig(kind="unipolar-ret"), dim=8), tmp_path / "heads")

@@ -48,6 +48,8 @@ def train_bipolar(
     max_minutes: float | None = typer.Option(None, "--max-minutes", help="Stop after the epoch that crosses this "
                                              "training-time budget."),
     resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint.pt."),
+    init: Path | None = typer.Option(None, "--init", help="Start from the heads of this trained model (same kind "
+                                     "and width), e.g. heads trained on the frozen encoder before fine-tuning it."),
     train_file: Path | None = typer.Option(None, "--train", help="Your own training pairs: CSV/TSV/JSONL with "
                                            "columns point, counter (default: counterargs-18 training split)."),
     val_file: Path | None = typer.Option(None, "--val", help="Your own validation pairs (point, counter)."),
@@ -107,7 +109,7 @@ def train_bipolar(
                           cls_lr=cls_lr, encoder_lr=encoder_lr,
                           batch_size=batch_size, margin=margin, sampling=sampling, hard_rate=hard_rate,
                           hard_pool=hard_pool, patience=patience, k_val=k_val, seed=seed)
-    history = train(config, data, out, resume=resume, log=log, max_minutes=max_minutes)
+    history = train(config, data, out, resume=resume, log=log, max_minutes=max_minutes, init=init)
     learning_curves({kind: history}, out / "learning_curve.png", title=f"{kind}: validation accuracy@1/{k_val}")
     best = max(history, key=lambda h: h["val"])
     table = Table(title=f"{kind} on {data.info.get('train_pairs')} pairs")

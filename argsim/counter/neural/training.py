@@ -57,13 +57,28 @@ def _save_checkpoint(path: Path, state: dict) -> None:
     os.replace(tmp, path)
 
 
+def warm_start(model: CounterModel, folder: str | Path) -> None:
+    """Copy the heads of a saved model of the same kind and width into `model` (e.g. heads trained on the
+    frozen encoder, before fine-tuning the encoder with them)."""
+    from argsim.counter.neural.store import load_model
+    from argsim.errors import ModelError
+
+    source = load_model(folder)
+    if source.config.kind != model.config.kind or source.dim != model.dim:
+        raise ModelError(f"{folder}: a {source.config.kind} model of width {source.dim} cannot initialise a "
+                         f"{model.config.kind} model of width {model.dim}")
+    heads = {k: v for k, v in source.state_dict().items() if not k.startswith(("point_tower.", "cand_tower."))}
+    model.load_state_dict(heads, strict=False)
+
+
 def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: bool = False,
           log: Callable[[dict], None] | None = None, max_minutes: float | None = None,
-          model: CounterModel | None = None) -> list[dict]:
+          model: CounterModel | None = None, init: str | Path | None = None) -> list[dict]:
     """Train `config.kind` on `data`; the best-validation model is saved in `out_dir`. Returns the history.
 
     History rows: epoch (0 = untrained), loss, val (accuracy@1/k_val), hard (share of hard negatives),
-    seconds (cumulative training time). `max_minutes` stops after the epoch that crosses the budget.
+    seconds (cumulative training time). `max_minutes` stops after the epoch that crosses the budget. `init`: a
+    saved model whose heads start the training (`warm_start`).
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -76,6 +91,8 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
                                               pooling=config.pooling, max_seq_length=config.max_seq_length), dim=1)
             dim = probe.embed_texts(["dimension probe"]).shape[1]
         model = CounterModel(config, dim=dim)
+    if init is not None:
+        warm_start(model, init)
     model.train_top_layers()
     groups = [{"params": model.head_parameters("retrieval"), "lr": config.lr},
               {"params": model.head_parameters("classification"), "lr": config.cls_lr or config.lr}]
