@@ -282,3 +282,16 @@ def test_warm_start_copies_the_heads_and_refuses_another_kind(tmp_path) -> None:
         assert torch.equal(a, b), name
     with pytest.raises(ModelError, match="cannot initialise"):
         warm_start(CounterModel(NeuralConfig(kind="unipolar-ret"), dim=8), tmp_path / "heads")
+
+
+def test_saved_fine_tuned_model_embeds_through_the_backend(tmp_path) -> None:  # noqa: ANN001
+    from argsim.counter.neural.store import load_model, save_model
+
+    texts = ["School uniforms limit self-expression.", "Uniforms reduce bullying over clothes."]
+    model = CounterModel(NeuralConfig(kind="bipolar", train_encoder=True, max_seq_length=32))
+    direct = model.embed_texts(texts)  # the tower itself
+    save_model(model, tmp_path / "ft")
+    loaded = load_model(tmp_path / "ft")
+    via_backend = loaded.embed_texts(texts)  # backend encoder of the saved tower (disk cache)
+    assert np.allclose(direct, via_backend, atol=1e-5)
+    assert np.allclose(np.linalg.norm(via_backend, axis=1), 1.0, atol=1e-5)

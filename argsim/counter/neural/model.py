@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from argsim.backend import get_encoder
 from argsim.counter.neural.config import NeuralConfig
 from argsim.counter.neural.heads import ClassificationHead, RetrievalHead
 from argsim.counter.neural.towers import TransformerTower, frozen_encoder
@@ -75,6 +76,14 @@ class CounterModel(nn.Module):
     def embed_texts(self, texts: list[str], side: str = "candidate", batch_size: int = 32) -> np.ndarray:
         """Base embeddings of texts (no gradients); the frozen encoder's come from the backend's disk cache."""
         tower = self.point_tower if side == "point" else self.cand_tower
+        folder = getattr(self, "folder", None)
+        if tower is not None and folder is not None and not self.training:
+            # a saved fine-tuned tower: through the backend, so its embeddings are batched and disk-cached
+            sub = "candidate_encoder" if side != "point" and tower is not self.point_tower else "point_encoder"
+            pooling = "mean" if self.config.pooling == "mean-norm" else self.config.pooling
+            vec = get_encoder(str(folder / sub), pooling=pooling, max_seq_length=self.config.max_seq_length
+                              ).encode(list(texts), normalize=self.config.pooling == "mean-norm")
+            return np.asarray(vec, dtype=np.float32)
         if tower is not None:
             return tower.encode(list(texts), batch_size=batch_size)
         enc = frozen_encoder(self.config.base_model, self.config.pooling, self.config.max_seq_length)
