@@ -28,7 +28,7 @@ sys.path.insert(0, str(REPO))
 from argsim.counter.features import FeatureConfig, FeatureSpace  # noqa: E402
 from argsim.counter.prune import linear_scores  # noqa: E402
 from argsim.counter.simplesd import DEFAULT_READING, READINGS  # noqa: E402
-from argsim.counter.textrep import content_tokens  # noqa: E402
+from argsim.counter.stopwords import content_tokens  # noqa: E402
 from argsim.counter.wordvecs import word_vectors  # noqa: E402
 from argsim.data.counterargs import build_pools, load_counterargs  # noqa: E402
 from argsim.metrics.ranking import accuracy_at_1  # noqa: E402

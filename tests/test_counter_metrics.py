@@ -102,7 +102,7 @@ def test_ranking_metrics_with_ties():
 
 
 def test_stop_words_are_dropped_for_bag_of_words_metrics(glove):
-    from argsim.counter.textrep import content_tokens
+    from argsim.counter.stopwords import content_tokens
 
     assert content_tokens("The cat is on the mat", "gensim") == ["cat", "mat"]
     assert content_tokens("The cat is on the mat", "none") == ["the", "cat", "is", "on", "the", "mat"]

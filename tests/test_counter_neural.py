@@ -295,3 +295,9 @@ def test_saved_fine_tuned_model_embeds_through_the_backend(tmp_path) -> None:  #
     via_backend = loaded.embed_texts(texts)  # backend encoder of the saved tower (disk cache)
     assert np.allclose(direct, via_backend, atol=1e-5)
     assert np.allclose(np.linalg.norm(via_backend, axis=1), 1.0, atol=1e-5)
+    # the embeddings went through the backend: they are in its cache under the tower folder's identity
+    encoder = loaded.tower_encoder("candidate")
+    assert loaded.tower_encoder("point") is encoder  # one shared tower, one encoder, weights loaded once
+    assert encoder.tower is loaded.point_tower
+    cached = encoder.cache().get_many(texts)
+    assert set(cached) == set(texts) and np.allclose(np.stack([cached[t] for t in texts]), via_backend, atol=1e-6)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from argsim.counter.pools import PoolIndex
+from argsim.counter.stopwords import DEFAULT_STOPWORDS
 from argsim.counter.textrep import BM25Index, cosine_similarity, manhattan_distance, shared_term_matrices
 from argsim.counter.wmd import WMDEngine
 from argsim.data.counterargs import Argument
@@ -62,7 +63,7 @@ class FeatureConfig:
     bert_model: str = "minilm"
     bert_pooling: str = "cls"
     bm25_idf: str = "lucene"
-    stopwords: str = "gensim"  # stop words dropped for Manhattan, WMD and TF cosine ('none' keeps all tokens)
+    stopwords: str = DEFAULT_STOPWORDS  # stop words dropped for Manhattan, WMD and TF cosine ('none' keeps all tokens)
     workers: int = 2
 
     def as_dict(self) -> dict:

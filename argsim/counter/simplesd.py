@@ -20,6 +20,7 @@ import numpy as np
 from argsim.counter.features import FEATURE_NAMES, N_PART, FeatureConfig, FeatureSpace
 from argsim.counter.prune import linear_scores
 from argsim.counter.rankers import register_ranker
+from argsim.counter.stopwords import DEFAULT_STOPWORDS
 from argsim.metrics.ranking import accuracy_at_1
 
 
@@ -56,15 +57,20 @@ def resolve_weights(reading: str | None = None, weights: list[float] | str | Non
     return READINGS[name]
 
 
+def _space(points, pools, word_vectors: str, workers: int, stopwords: str) -> FeatureSpace:  # noqa: ANN001
+    """The feature space of the first 8 features (Manhattan + WMD) with the rankers' options."""
+    return FeatureSpace(points, pools, FeatureConfig(word_vectors=word_vectors, workers=workers, stopwords=stopwords))
+
+
 @register_ranker("simple-sd", help="Simple-SD: weighted Manhattan + WMD similarities of conclusion and premise "
                                    "(opts: reading=literal|interleaved|max-min|sum-min, weights=8 numbers or a "
                                    "tuned JSON, word_vectors=glove50|w2v-training, stopwords=gensim|none, "
                                    "prune=top|rank|none, workers=2)")
 def simple_sd_ranker(points, pools, reading: str | None = None, weights=None, word_vectors: str = "glove50",  # noqa: ANN001, ANN201
                      prune: str = "top", workers: int = 2, gold: dict | None = None, top_k: int = 10,
-                     stopwords: str = "gensim", **_):
+                     stopwords: str = DEFAULT_STOPWORDS, **_):
     w = resolve_weights(reading, weights)
-    space = FeatureSpace(points, pools, FeatureConfig(word_vectors=word_vectors, workers=workers, stopwords=stopwords))
+    space = _space(points, pools, word_vectors, workers, stopwords)
     scores, stats = linear_scores(space, w, gold=gold if prune == "rank" else None,
                                   mode="none" if prune == "none" else ("rank" if prune == "rank" else "top"),
                                   top_k=top_k, description="Simple-SD")
@@ -84,9 +90,8 @@ def single_feature_ranker(feature: str):  # noqa: ANN201
     w = w[: 4 * (FEATURE_NAMES.index(feature) // 4 + 1)]
 
     def rank(points, pools, word_vectors: str = "glove50", workers: int = 2, top_k: int = 10,  # noqa: ANN001, ANN202
-             stopwords: str = "gensim", **_):
-        space = FeatureSpace(points, pools, FeatureConfig(word_vectors=word_vectors, workers=workers,
-                                                          stopwords=stopwords))
+             stopwords: str = DEFAULT_STOPWORDS, **_):
+        space = _space(points, pools, word_vectors, workers, stopwords)
         scores, stats = linear_scores(space, w, mode="top", top_k=top_k, description=feature)
         return ScoreDict(scores, exact_rank=False, stats=stats.__dict__)
 
@@ -134,9 +139,10 @@ def tune_weights(features: dict[str, np.ndarray], ids: dict[str, list[str]], gol
 
 
 def compare_readings(points, pools, gold: dict[str, str], readings: dict[str, np.ndarray] | None = None,  # noqa: ANN001
-                     word_vectors: str = "glove50", workers: int = 2, stopwords: str = "gensim") -> dict[str, float]:
+                     word_vectors: str = "glove50", workers: int = 2,
+                     stopwords: str = DEFAULT_STOPWORDS) -> dict[str, float]:
     """Exact accuracy@1 of each weight reading on the given pools (pruned search, one shared feature space)."""
-    space = FeatureSpace(points, pools, FeatureConfig(word_vectors=word_vectors, workers=workers, stopwords=stopwords))
+    space = _space(points, pools, word_vectors, workers, stopwords)
     out = {}
     for name, w in (readings or READINGS).items():
         scores, _ = linear_scores(space, w, mode="top", top_k=1, description=f"Simple-SD {name}")

@@ -10,32 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
 
 import numpy as np
 import scipy.sparse as sp
 
-from argsim.backend.models import tokenize_en
-
-STOPWORD_LISTS = ("gensim", "none")
-
-
-@cache
-def stopword_set(stopwords: str) -> frozenset[str]:
-    """The stop words of a named list ('gensim': gensim's English list; 'none': empty)."""
-    if stopwords == "none":
-        return frozenset()
-    if stopwords == "gensim":
-        from gensim.parsing.preprocessing import STOPWORDS
-
-        return frozenset(STOPWORDS)
-    raise ValueError(f"unknown stop-word list '{stopwords}': choose one of {', '.join(STOPWORD_LISTS)}")
-
-
-def content_tokens(text: str, stopwords: str = "none") -> list[str]:
-    """`tokenize_en` tokens of a text without the stop words of the named list."""
-    drop = stopword_set(stopwords)
-    return [t for t in tokenize_en(text) if t not in drop]
+from argsim.counter.stopwords import content_tokens
 
 
 @dataclass
@@ -65,12 +44,9 @@ def _scale_rows(m: sp.csr_matrix, factors: np.ndarray) -> sp.csr_matrix:
 def term_matrix(texts: Sequence[str], vocab: dict[str, int] | None = None, stopwords: str = "none") -> TermMatrix:
     """Count matrix of `texts`; with `vocab` given, unknown tokens are added to (a copy of) it."""
     vocab = dict(vocab or {})
-    drop = stopword_set(stopwords)
     rows, cols = [], []
     for i, text in enumerate(texts):
-        for tok in tokenize_en(text):
-            if tok in drop:
-                continue
+        for tok in content_tokens(text, stopwords):
             j = vocab.setdefault(tok, len(vocab))
             rows.append(i)
             cols.append(j)

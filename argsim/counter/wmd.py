@@ -27,7 +27,7 @@ import ot
 import scipy.sparse as sp
 from scipy.spatial.distance import cdist
 
-from argsim.counter.textrep import content_tokens
+from argsim.counter.stopwords import content_tokens
 
 try:  # POT's C solver without emd2's per-call checks and backend conversions (same value, bit for bit)
     from ot.lp._network_simplex import check_result as _check_result

@@ -8,7 +8,9 @@ import typer
 from rich.table import Table
 
 from argsim.cli.groups import console, eval_app, rank_app, train_app
+from argsim.counter.stopwords import DEFAULT_STOPWORDS
 
+STOPWORDS_HELP = "Stop words dropped for Manhattan, WMD and TF cosine: gensim (gensim's English list) or none."
 SETTING_HELP = ("sdoc | sdc | sdoa | sda | stc | sta | epc | epa (same debate / same theme / entire portal; "
                 "opposing counters / counters / opposing arguments / arguments); repeat for several")
 
@@ -135,8 +137,7 @@ def train_ltr_cmd(
                                            "and counter = the true counter's id); saved under OUT/user/."),
     limit: int | None = typer.Option(None, help="Use a random sample of N training points."),
     word_vectors: str = typer.Option("glove50", help="WMD word vectors: glove50, w2v-training, or a file."),
-    stopwords: str = typer.Option("gensim", help="Stop words dropped for Manhattan, WMD and TF cosine: gensim "
-                                  "(gensim's English list) or none."),
+    stopwords: str = typer.Option(DEFAULT_STOPWORDS, help=STOPWORDS_HELP),
     bert_model: str = typer.Option("minilm", help="Encoder for the BERT-cosine features (x17..x20)."),
     workers: int = typer.Option(2, help="Processes for the WMD features."),
     out: Path = typer.Option(Path("models/counter/ltr"), help="Models go to OUT/<setting>/<method>/."),
@@ -186,8 +187,7 @@ def train_simple_sd(
     tune_setting: str | None = typer.Option(None, help="Setting to tune on (default: sda if among --setting, "
                                             "else the first)."),
     word_vectors: str = typer.Option("glove50", help="WMD word vectors: glove50, w2v-training, or a file."),
-    stopwords: str = typer.Option("gensim", help="Stop words dropped for Manhattan, WMD and TF cosine: gensim "
-                                  "(gensim's English list) or none."),
+    stopwords: str = typer.Option(DEFAULT_STOPWORDS, help=STOPWORDS_HELP),
     workers: int = typer.Option(2, help="Processes for the WMD."),
     out: Path = typer.Option(Path("models/counter/simple-sd.json"), help="JSON with the readings' accuracies "
                              "and the tuned weights (pass it to `rank counterargs --opt weights=FILE`)."),

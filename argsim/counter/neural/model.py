@@ -12,15 +12,16 @@ base embeddings; with `train_encoder=True` the transformer itself is fine-tuned 
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 import numpy as np
 import torch
 from torch import nn
 
-from argsim.backend import get_encoder
+from argsim.backend.encoder import Encoder
 from argsim.counter.neural.config import NeuralConfig
 from argsim.counter.neural.heads import ClassificationHead, RetrievalHead
-from argsim.counter.neural.towers import TransformerTower, frozen_encoder
+from argsim.counter.neural.towers import TowerEncoder, TransformerTower, frozen_encoder
 
 
 class CounterModel(nn.Module):
@@ -29,6 +30,8 @@ class CounterModel(nn.Module):
     def __init__(self, config: NeuralConfig, dim: int | None = None, tower: TransformerTower | None = None) -> None:
         super().__init__()
         self.config = config
+        self.folder: Path | None = None  # set by `store.load_model`: the saved folder this model came from
+        self._tower_encoders: dict[str, Encoder] = {}
         self.point_tower: TransformerTower | None = None
         self.cand_tower: TransformerTower | None = None
         if config.train_encoder:
@@ -74,20 +77,25 @@ class CounterModel(nn.Module):
         return tower(texts)
 
     def embed_texts(self, texts: list[str], side: str = "candidate", batch_size: int = 32) -> np.ndarray:
-        """Base embeddings of texts (no gradients); the frozen encoder's come from the backend's disk cache."""
+        """Base embeddings of texts (no gradients): a frozen encoder's and a saved fine-tuned tower's through the
+        backend (disk-cached); a tower being trained encodes directly (its weights change every step)."""
         tower = self.point_tower if side == "point" else self.cand_tower
-        folder = getattr(self, "folder", None)
-        if tower is not None and folder is not None and not self.training:
-            # a saved fine-tuned tower: through the backend, so its embeddings are batched and disk-cached
-            sub = "candidate_encoder" if side != "point" and tower is not self.point_tower else "point_encoder"
-            pooling = "mean" if self.config.pooling == "mean-norm" else self.config.pooling
-            vec = get_encoder(str(folder / sub), pooling=pooling, max_seq_length=self.config.max_seq_length
-                              ).encode(list(texts), normalize=self.config.pooling == "mean-norm")
-            return np.asarray(vec, dtype=np.float32)
+        if tower is not None and self.folder is not None and not self.training:
+            return self.tower_encoder(side).encode(list(texts))
         if tower is not None:
             return tower.encode(list(texts), batch_size=batch_size)
         enc = frozen_encoder(self.config.base_model, self.config.pooling, self.config.max_seq_length)
         return enc.encode(list(texts))
+
+    def tower_encoder(self, side: str = "candidate") -> Encoder:
+        """The backend encoder (batched, disk-cached) of a saved model's fine-tuned tower on `side`."""
+        tower = self.point_tower if side == "point" else self.cand_tower
+        if tower is None or self.folder is None:
+            raise RuntimeError("tower_encoder() needs a fine-tuned model loaded from its folder")
+        sub = "point_encoder" if tower is self.point_tower else "candidate_encoder"
+        if sub not in self._tower_encoders:
+            self._tower_encoders[sub] = TowerEncoder(tower, self.folder / sub)
+        return self._tower_encoders[sub]
 
     # ---------------------------------------------------------------- heads
     def retrieval(self, base: torch.Tensor, side: str) -> torch.Tensor:

@@ -72,7 +72,7 @@ def load_model(folder: str | Path) -> CounterModel:
     if bad or unexpected:
         raise ModelError(f"{folder}: heads.pt does not match config.json ({bad or unexpected})")
     model.eval()
-    model.folder = folder  # type: ignore[attr-defined]
+    model.folder = folder
     return model
 
 

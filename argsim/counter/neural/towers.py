@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import torch
 from torch import nn
@@ -9,6 +11,7 @@ from torch.nn import functional as F
 
 from argsim.backend import get_encoder, load_transformer
 from argsim.backend.encoder import Encoder
+from argsim.backend.fingerprint import fingerprint
 from argsim.backend.models import pool
 
 
@@ -68,3 +71,16 @@ class TransformerTower(nn.Module):
             out[idx] = self.forward([texts[i] for i in idx]).float().cpu().numpy()
         self.train(was_training)
         return out
+
+
+class TowerEncoder(Encoder):
+    """A saved fine-tuned tower as a backend encoder: the weights already loaded, embeddings disk-cached under
+    the fingerprint of the tower's folder (+ pooling and length)."""
+
+    def __init__(self, tower: TransformerTower, folder: Path, batch_size: int = 32) -> None:
+        super().__init__()
+        self.tower, self.name, self.batch_size = tower, folder.name, batch_size
+        self.identity = f"counter-tower:{fingerprint(folder)}:{tower.pooling}:{tower.max_seq_length}"
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        return self.tower.encode(texts, batch_size=self.batch_size)
