@@ -301,3 +301,48 @@ def test_saved_fine_tuned_model_embeds_through_the_backend(tmp_path) -> None:  #
     assert encoder.tower is loaded.point_tower
     cached = encoder.cache().get_many(texts)
     assert set(cached) == set(texts) and np.allclose(np.stack([cached[t] for t in texts]), via_backend, atol=1e-6)
+
+
+# ------------------------------------------------------------------ cross-encoder
+
+
+def test_cross_encoder_validation_questions_and_choice_accuracy() -> None:
+    from argsim.counter.neural.cross import choice_accuracy, validation_choices
+
+    pairs = [(f"point {i}", f"counter {i}") for i in range(30)]
+    collection = [t for pc in pairs for t in pc]
+    questions = validation_choices(pairs, collection, points=10, negatives=4, seed=3)
+    assert len(questions) == 10
+    assert questions == validation_choices(pairs, collection, points=10, negatives=4, seed=3)  # seeded
+    for q in questions:
+        p, c = q[0]
+        assert c == p.replace("point", "counter") and len(q) == 5
+        assert all(a == p and b not in (p, c) for a, b in q[1:])
+    # a scorer that knows the answer gets 1.0, one that prefers the wrong candidate 0.0, ties count as misses
+    def right(prs: list) -> np.ndarray:
+        return np.asarray([float(b == a.replace("point", "counter")) for a, b in prs])
+
+    assert choice_accuracy(right, questions) == 1.0
+    assert choice_accuracy(lambda prs: 1.0 - right(prs), questions) == 0.0
+    assert choice_accuracy(lambda prs: np.zeros(len(prs)), questions) == 0.0
+
+
+def test_tiny_cross_encoder_training_learns_and_reloads(data_dir, tmp_path) -> None:  # noqa: ANN001
+    from argsim.counter.neural.cross import CrossScorer, choice_accuracy, train_cross_encoder, validation_choices
+    from argsim.counter.neural.data import counterargs_data
+    from argsim.data.counterargs import load_counterargs
+
+    data = counterargs_data(load_counterargs(data_dir), limit=200, val_limit=60)
+    t = data.texts
+    questions = validation_choices([(t[p], t[c]) for p, c in data.val_pairs], [t[i] for i in data.val_collection],
+                                   points=60, negatives=4)
+    hist = train_cross_encoder("minilm", [(t[p], t[c]) for p, c in data.train_pairs],
+                               [t[i] for i in data.train_collection], tmp_path / "ce", epochs=1, lr=1e-4,
+                               batch_size=16, max_length=64, val_questions=questions, evals_per_epoch=1)
+    assert [h["epoch"] for h in hist] == [0, 1.0]
+    assert hist[0]["val"] < 0.4 and hist[1]["val"] > hist[0]["val"] + 0.3, hist  # chance is 0.2
+    # the saved folder is a plain transformers classifier that scores like the model at the end of training
+    scorer = CrossScorer(tmp_path / "ce")
+    assert choice_accuracy(scorer.score, questions) == pytest.approx(hist[1]["val"], abs=1e-4)
+    pair = questions[0][0]
+    assert scorer.score([pair, pair])[0] == scorer.score([pair])[0]  # memoised, order kept

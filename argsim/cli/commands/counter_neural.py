@@ -57,6 +57,11 @@ def train_bipolar(
     val_limit: int | None = typer.Option(None, "--val-limit", help="Validate on a random subset of N pairs."),
     max_seq_length: int = typer.Option(256, "--max-seq-length", help="Tokens per text."),
     seed: int | None = typer.Option(None, help="Random seed (default: the global --seed)."),
+    cross_val_points: int = typer.Option(100, "--cross-val-points", help="Cross-encoder validation: questions "
+                                         "(validation points, each with its counter and random negatives)."),
+    cross_val_negatives: int = typer.Option(4, "--cross-val-negatives", help="Cross-encoder validation: random "
+                                            "negatives per question."),
+    cross_evals: int = typer.Option(4, "--cross-evals", help="Cross-encoder validations per epoch."),
 ) -> None:
     """Train a Bipolar-encoder (or Bi-encoder, Unipolar-ret/-cls, Cross-encoder, the |u-v| ablation).
 
@@ -92,14 +97,19 @@ def train_bipolar(
         console.print(json.dumps(row), highlight=False)
 
     if kind == "cross-encoder":
-        from argsim.counter.neural.cross import train_cross_encoder
+        from argsim.counter.neural.cross import train_cross_encoder, validation_choices
 
         texts = data.texts
         pairs = [(texts[p], texts[c]) for p, c in data.train_pairs]
+        questions = validation_choices([(texts[p], texts[c]) for p, c in data.val_pairs],
+                                       [texts[i] for i in data.val_collection], points=cross_val_points,
+                                       negatives=cross_val_negatives, seed=seed)
         history = train_cross_encoder(base_model, pairs, [texts[i] for i in data.train_collection], out,
                                       epochs=epochs, lr=encoder_lr, batch_size=batch_size,
                                       max_length=max_seq_length, seed=seed, resume=resume, max_minutes=max_minutes,
-                                      log=log)
+                                      log=log, val_questions=questions, evals_per_epoch=cross_evals)
+        learning_curves({kind: history}, out / "learning_curve.png",
+                        title=f"cross-encoder: validation accuracy@1 among 1 + {cross_val_negatives}")
         console.print(f"cross-encoder saved to {out} ({history[-1]['seconds']:.0f} s)")
         return
     from argsim.counter.neural.training import train
