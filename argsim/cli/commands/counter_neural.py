@@ -174,7 +174,7 @@ def eval_counter_neural(
     budgets = read_json(budget) if budget else {}
     rows, stages = [], {}
     table = Table(title=f"counterargs-18 {split}: @1/K")
-    for col in ("method", "setting", "points", *[f"@1/{k}" for k in k_list], "paper", "seconds"):
+    for col in ("method", "setting", "points", "stage-1 @1", *[f"@1/{k}" for k in k_list], "paper", "seconds"):
         table.add_column(col)
     plan = [(r, s) for s in settings.split(",") for r in table3_rows(models, base_model)]
     if bipolar and bipolar_settings:
@@ -185,12 +185,13 @@ def eval_counter_neural(
         with timed() as t:
             acc, n = evaluate_row(row, corpus, split, setting, k_list, limit=limit, seed=RUNTIME.seed, stages=stages)
         paper = PAPER_TABLE3.get(row.method, {}) if (split, setting) == ("test", "epa") else {}
-        table.add_row(row.method, setting, str(n), *[f"{acc[k]:.4f}" for k in k_list],
+        table.add_row(row.method, setting, str(n), f"{acc[1]:.4f}", *[f"{acc[k]:.4f}" for k in k_list],
                       " / ".join(f"{paper[k]:.4f}" for k in k_list if k in paper) or "-", f"{t['seconds']:.0f}")
         for k in k_list:
             rows.append(ResultRow(method=row.method, model=row.second or row.first, split=split, setting=setting,
                                   metric=f"accuracy@1/{k}", value=round(acc[k], 4), paper=paper.get(k),
                                   seconds=t["seconds"], extra={"points": n, "first_stage": row.first,
+                                                               "first_stage_at1": round(acc[1], 4),
                                                                "reranker": row.second,
                                                                "budget": budgets.get(row.method) or {
                                                                    "retriever": training_budget(row.first),

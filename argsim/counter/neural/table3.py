@@ -70,7 +70,8 @@ def resolve_stage(spec: str | None):  # noqa: ANN201
 
 def evaluate_row(row: RowSpec, corpus, split: str, setting: str, ks: tuple[int, ...],  # noqa: ANN001
                  limit: int | None = None, seed: int = 13, stages: dict | None = None) -> tuple[dict[int, float], int]:
-    """@1/K of one row on `split`/`setting` (optionally a seeded random subset of `limit` points)."""
+    """@1/K of one row on `split`/`setting` (optionally a seeded random subset of `limit` points); the result also
+    holds K = 1, the first stage's own accuracy@1 on the same points."""
     from argsim.data.counterargs import build_pools
 
     stages = stages if stages is not None else {}
@@ -88,7 +89,7 @@ def evaluate_row(row: RowSpec, corpus, split: str, setting: str, ks: tuple[int, 
     gold = {p.id: corpus.true_counter(p).id for p in points}
     result = run_stages(points, pools, stages[row.first], stages.get(row.second) if row.second else None,
                         kmax=max(ks), show_progress=row.uses_cross)
-    return at1_over_k_pools(result, pools, gold, ks), len(points)
+    return at1_over_k_pools(result, pools, gold, tuple(sorted({1, *ks}))), len(points)
 
 
 def training_budget(folder: str | None) -> dict | None:
@@ -101,10 +102,13 @@ def training_budget(folder: str | None) -> dict | None:
     path = Path(folder)
     if (path / "argsim_cross_encoder.json").is_file():
         meta = json.loads((path / "argsim_cross_encoder.json").read_text(encoding="utf-8"))
-        last = meta["history"][-1]
-        return {"kind": "cross-encoder", "encoder": "fine-tuned", "examples_seen": last["examples"],
-                "train_minutes": round(last["seconds"] / 60, 1), "lr": meta["lr"], "batch_size": meta["batch_size"],
-                "train_pairs": meta["train_pairs"], "device": "cpu"}
+        hist = meta["history"]
+        last = hist[-1]
+        return {"kind": "cross-encoder", "encoder": "fine-tuned", "epochs_run": last["epoch"],
+                "examples_seen": last["examples"], "train_minutes": round(last["seconds"] / 60, 1),
+                "lr": meta["lr"], "batch_size": meta["batch_size"], "max_length": meta.get("max_length"),
+                "train_pairs": meta["train_pairs"], "val_untrained": hist[0].get("val"), "val_last": last.get("val"),
+                "device": "cpu"}
     hist_path = path / "history.json"
     if not hist_path.is_file():
         return None
