@@ -346,3 +346,29 @@ def test_tiny_cross_encoder_training_learns_and_reloads(data_dir, tmp_path) -> N
     assert choice_accuracy(scorer.score, questions) == pytest.approx(hist[1]["val"], abs=1e-4)
     pair = questions[0][0]
     assert scorer.score([pair, pair])[0] == scorer.score([pair])[0]  # memoised, order kept
+
+
+def test_table3_rows_keep_per_point_hits_for_paired_comparison(minilm, tmp_path) -> None:  # noqa: ANN001
+    """evaluate_row: K = 1 is the first stage alone; a sampled row aligns with the full zero-shot row by id."""
+    from argsim.counter.neural.store import save_model
+    from argsim.counter.neural.table3 import RowSpec, evaluate_row
+    from argsim.data.counterargs import load_counterargs_folder
+    from argsim.metrics.paired import paired_comparison
+
+    corpus = load_counterargs_folder(Path(__file__).parent / "fixtures" / "counter_neural" / "02-extracted-arguments")
+    torch.manual_seed(0)
+    save_model(CounterModel(NeuralConfig(kind="bipolar"), dim=minilm.dim), tmp_path / "bip")
+    stages: dict = {}
+    zero = evaluate_row(RowSpec("zero-shot", "cosine:minilm"), corpus, "test", "epa", (5,), stages=stages)
+    assert len(zero.ids) == len(corpus.points("test"))
+    assert np.array_equal(zero.hits[1], zero.hits[5])  # no reranker: every K is the first stage
+    bip = str(tmp_path / "bip")
+    sample = evaluate_row(RowSpec("Bipolar", bip, bip), corpus, "test", "epa", (5,), limit=6, stages=stages)
+    full = evaluate_row(RowSpec("Bipolar", bip, bip), corpus, "test", "epa", (5,), stages=stages)
+    assert len(sample.ids) == 6 and set(sample.ids) < set(full.ids)
+    for k in (1, 5):  # the sampled row's hits are the full row's hits of the same points
+        assert np.array_equal(sample.hits[k], full.aligned(k, sample.ids))
+        assert sample.acc[k] == pytest.approx(sample.hits[k].mean())
+    versus = paired_comparison(sample.hits[5], zero.aligned(1, sample.ids))
+    assert versus["items"] == 6
+    assert versus["delta"] == pytest.approx(sample.acc[5] - zero.aligned(1, sample.ids).mean(), abs=1e-4)

@@ -157,6 +157,7 @@ def eval_counter_neural(
     from argsim.counter.neural.table3 import PAPER_TABLE3, evaluate_row, table3_rows, training_budget
     from argsim.data.counterargs import load_counterargs
     from argsim.io import read_json
+    from argsim.metrics.paired import paired_comparison
     from argsim.results import ResultRow, environment, timed, write_results
     from argsim.settings import RUNTIME
 
@@ -172,27 +173,37 @@ def eval_counter_neural(
     corpus = load_counterargs(RUNTIME.resolved_data_dir())
     k_list = tuple(int(k) for k in ks.split(","))
     budgets = read_json(budget) if budget else {}
-    rows, stages = [], {}
+    rows, stages, reference = [], {}, {}
     table = Table(title=f"counterargs-18 {split}: @1/K")
-    for col in ("method", "setting", "points", "stage-1 @1", *[f"@1/{k}" for k in k_list], "paper", "seconds"):
+    for col in ("method", "setting", "points", "stage-1 @1", *[f"@1/{k}" for k in k_list], "paper",
+                f"Δ@1/{k_list[-1]} vs zero-shot [95% CI]", "seconds"):
         table.add_column(col)
     plan = [(r, s) for s in settings.split(",") for r in table3_rows(models, base_model)]
-    if bipolar and bipolar_settings:
+    if bipolar and bipolar_settings:  # the zero-shot row comes along: it is the reference of the comparison
         plan += [(r, s) for s in bipolar_settings.split(",") for r in table3_rows({"bipolar": str(bipolar)}, base_model)
-                 if r.method == "Bipolar-encoder"]
+                 if r.method in ("Bipolar-encoder", f"zero-shot cosine ({base_model})")]
     for row, setting in plan:
         limit = (cross_limit or None) if row.uses_cross else None
         with timed() as t:
-            acc, n = evaluate_row(row, corpus, split, setting, k_list, limit=limit, seed=RUNTIME.seed, stages=stages)
+            score = evaluate_row(row, corpus, split, setting, k_list, limit=limit, seed=RUNTIME.seed, stages=stages)
+        acc, n = score.acc, len(score.ids)
+        if row.first == f"cosine:{base_model}":
+            reference[setting] = score
+        versus = {k: paired_comparison(score.hits[k], reference[setting].aligned(1, score.ids))
+                  for k in k_list} if setting in reference and row.first != f"cosine:{base_model}" else {}
         paper = PAPER_TABLE3.get(row.method, {}) if (split, setting) == ("test", "epa") else {}
+        last = versus.get(k_list[-1])
         table.add_row(row.method, setting, str(n), f"{acc[1]:.4f}", *[f"{acc[k]:.4f}" for k in k_list],
-                      " / ".join(f"{paper[k]:.4f}" for k in k_list if k in paper) or "-", f"{t['seconds']:.0f}")
+                      " / ".join(f"{paper[k]:.4f}" for k in k_list if k in paper) or "-",
+                      f"{last['delta']:+.4f} [{last['ci95'][0]:+.4f}, {last['ci95'][1]:+.4f}]" if last else "-",
+                      f"{t['seconds']:.0f}")
         for k in k_list:
             rows.append(ResultRow(method=row.method, model=row.second or row.first, split=split, setting=setting,
                                   metric=f"accuracy@1/{k}", value=round(acc[k], 4), paper=paper.get(k),
                                   seconds=t["seconds"], extra={"points": n, "first_stage": row.first,
                                                                "first_stage_at1": round(acc[1], 4),
                                                                "reranker": row.second,
+                                                               "vs_zero_shot": versus.get(k),
                                                                "budget": budgets.get(row.method) or {
                                                                    "retriever": training_budget(row.first),
                                                                    "reranker": training_budget(row.second)}}))

@@ -104,16 +104,23 @@ def scores_for_k(result: StageResult, k: int) -> dict[str, np.ndarray]:
     return out
 
 
-def at1_over_k_pools(result: StageResult, pools: dict[str, list[Argument]], gold: dict[str, str],
-                     ks: Sequence[int]) -> dict[int, float]:
-    """@1/K for every K: is the best of the first stage's top K (by the second stage) the gold counter?"""
+def hits_over_k_pools(result: StageResult, pools: dict[str, list[Argument]], gold: dict[str, str],
+                      ks: Sequence[int]) -> dict[int, np.ndarray]:
+    """Per point (in `result.top` order), for every K: is the best of the first stage's top K (by the second
+    stage) the gold counter?"""
     out = {}
     for k in ks:
-        hits = 0
+        hits = []
         for pid, top in result.top.items():
             sec = result.second[pid]
             kk = min(k, len(top))
             best = top[0] if sec is None else top[:kk][int(np.argmax(sec[:kk]))]
-            hits += pools[pid][best].id == gold[pid]
-        out[k] = hits / max(len(result.top), 1)
+            hits.append(pools[pid][best].id == gold[pid])
+        out[k] = np.asarray(hits, dtype=bool)
     return out
+
+
+def at1_over_k_pools(result: StageResult, pools: dict[str, list[Argument]], gold: dict[str, str],
+                     ks: Sequence[int]) -> dict[int, float]:
+    """@1/K for every K: the share of points whose hit `hits_over_k_pools` reports."""
+    return {k: float(h.mean()) if len(h) else 0.0 for k, h in hits_over_k_pools(result, pools, gold, ks).items()}

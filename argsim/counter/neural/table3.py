@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from argsim.counter.neural.pipeline import at1_over_k_pools, load_stage, run_stages
+from argsim.counter.neural.pipeline import hits_over_k_pools, load_stage, run_stages
 
 #: the paper's Table 3 (epa, test), as fractions: method -> {K: value}
 PAPER_TABLE3 = {
@@ -19,6 +19,23 @@ PAPER_TABLE3 = {
     "Bipolar-encoder w/o |u-v|": {10: 0.1340, 30: 0.0548, 50: 0.0124},
     "Bipolar-encoder w/o joint": {10: 0.4363, 30: 0.4202, 50: 0.4174},
 }
+
+
+@dataclass
+class RowScore:
+    """@1/K of one row: per-point hits for every K (K = 1 is the first stage alone) and the points' ids."""
+
+    ids: list[str]
+    hits: dict[int, np.ndarray]
+
+    @property
+    def acc(self) -> dict[int, float]:
+        return {k: float(h.mean()) if len(h) else 0.0 for k, h in self.hits.items()}
+
+    def aligned(self, k: int, ids: list[str]) -> np.ndarray:
+        """Hits at K for the given point ids (a subset of this row's points)."""
+        pos = {pid: i for i, pid in enumerate(self.ids)}
+        return self.hits[k][[pos[pid] for pid in ids]]
 
 
 @dataclass
@@ -69,7 +86,7 @@ def resolve_stage(spec: str | None):  # noqa: ANN201
 
 
 def evaluate_row(row: RowSpec, corpus, split: str, setting: str, ks: tuple[int, ...],  # noqa: ANN001
-                 limit: int | None = None, seed: int = 13, stages: dict | None = None) -> tuple[dict[int, float], int]:
+                 limit: int | None = None, seed: int = 13, stages: dict | None = None) -> RowScore:
     """@1/K of one row on `split`/`setting` (optionally a seeded random subset of `limit` points); the result also
     holds K = 1, the first stage's own accuracy@1 on the same points."""
     from argsim.data.counterargs import build_pools
@@ -89,7 +106,7 @@ def evaluate_row(row: RowSpec, corpus, split: str, setting: str, ks: tuple[int, 
     gold = {p.id: corpus.true_counter(p).id for p in points}
     result = run_stages(points, pools, stages[row.first], stages.get(row.second) if row.second else None,
                         kmax=max(ks), show_progress=row.uses_cross)
-    return at1_over_k_pools(result, pools, gold, tuple(sorted({1, *ks}))), len(points)
+    return RowScore(list(result.top), hits_over_k_pools(result, pools, gold, tuple(sorted({1, *ks}))))
 
 
 def training_budget(folder: str | None) -> dict | None:
