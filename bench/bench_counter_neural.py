@@ -2,8 +2,8 @@
 retrieval head + exact faiss top-K + classification-head rerank) at K = 10 and 30, the Cross-encoder reranking
 the same K as a ratio, embedding throughput, and a synthetic 1,000,000-candidate faiss test.
 
-    python bench/bench_counter_neural.py [--quick] [--model models/counter_neural/bipolar]
-        [--cross models/counter_neural/cross-encoder] [--threads 2]
+    python bench/bench_counter_neural.py [--quick] [--model models/counter_neural/bipolar-ft2]
+        [--cross models/counter_neural/cross-encoder-full] [--threads 2]
 
 Writes latency rows into bench/results/counterargs-neural.json (merged with the accuracy rows).
 """
@@ -34,9 +34,9 @@ def percentiles(ms: list[float]) -> tuple[float, float]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="fewer queries, 100k synthetic candidates")
-    ap.add_argument("--model", default="models/counter_neural/bipolar", help="trained Bipolar-encoder folder "
+    ap.add_argument("--model", default="models/counter_neural/bipolar-ft2", help="trained Bipolar-encoder folder "
                     "(an untrained one of the same shape is timed when it is missing: same cost)")
-    ap.add_argument("--cross", default="models/counter_neural/cross-encoder", help="cross-encoder folder")
+    ap.add_argument("--cross", default="models/counter_neural/cross-encoder-full", help="cross-encoder folder")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--throughput-texts", type=int, default=200, help="texts of the test split embedded without "
                     "cache for the throughput figure (the split has ~2,600 distinct texts)")
@@ -65,8 +65,7 @@ def main() -> int:
     rng = np.random.default_rng(13)
     queries = [points[i] for i in rng.choice(len(points), size=min(n_q, len(points)), replace=False)]
     rows: list[ResultRow] = []
-    env_note = (f"2 threads on a 2-core VM shared with five other engineers' jobs (load average "
-                f"{os.getloadavg()[0]:.1f}): pessimistic")
+    env_note = f"{args.threads} threads on a {os.cpu_count()}-core VM, load average {os.getloadavg()[0]:.1f} at start"
 
     # ---- embedding throughput (the split's distinct texts, cache off)
     texts = sorted({a.text for a in cands})

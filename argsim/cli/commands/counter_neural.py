@@ -186,7 +186,7 @@ def eval_counter_neural(
         limit = (cross_limit or None) if row.uses_cross else None
         with timed() as t:
             score = evaluate_row(row, corpus, split, setting, k_list, limit=limit, seed=RUNTIME.seed, stages=stages)
-        acc, n = score.acc, len(score.ids)
+        acc, n, limit_total = score.acc, len(score.ids), len(corpus.points(split))
         if row.first == f"cosine:{base_model}":
             reference[setting] = score
         versus = {k: paired_comparison(score.hits[k], reference[setting].aligned(1, score.ids))
@@ -198,7 +198,8 @@ def eval_counter_neural(
                       f"{last['delta']:+.4f} [{last['ci95'][0]:+.4f}, {last['ci95'][1]:+.4f}]" if last else "-",
                       f"{t['seconds']:.0f}")
         for k in k_list:
-            rows.append(ResultRow(method=row.method, model=row.second or row.first, split=split, setting=setting,
+            label = row.method if limit is None or n >= limit_total else f"{row.method} ({n}-point sample)"
+            rows.append(ResultRow(method=label, model=row.second or row.first, split=split, setting=setting,
                                   metric=f"accuracy@1/{k}", value=round(acc[k], 4), paper=paper.get(k),
                                   seconds=t["seconds"], extra={"points": n, "first_stage": row.first,
                                                                "first_stage_at1": round(acc[1], 4),
