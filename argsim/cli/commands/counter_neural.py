@@ -154,10 +154,9 @@ def eval_counter_neural(
 ) -> None:
     """The paper's Table 3: @1/K (accuracy@1 after reranking the first stage's top K) for every row whose model
     is given, beside the published figures; writes bench/results/<task>.json."""
-    from argsim.counter.neural.table3 import PAPER_TABLE3, evaluate_row, table3_rows, training_budget
+    from argsim.counter.neural.table3 import PAPER_TABLE3, evaluate_row, table3_rows, training_budget, versus_reference
     from argsim.data.counterargs import load_counterargs
     from argsim.io import read_json
-    from argsim.metrics.paired import paired_comparison
     from argsim.results import ResultRow, environment, timed, write_results
     from argsim.settings import RUNTIME
 
@@ -174,6 +173,7 @@ def eval_counter_neural(
     k_list = tuple(int(k) for k in ks.split(","))
     budgets = read_json(budget) if budget else {}
     rows, stages, reference = [], {}, {}
+    zero_shot, all_points = f"cosine:{base_model}", len(corpus.points(split))
     table = Table(title=f"counterargs-18 {split}: @1/K")
     for col in ("method", "setting", "points", "stage-1 @1", *[f"@1/{k}" for k in k_list], "paper",
                 f"Δ@1/{k_list[-1]} vs zero-shot [95% CI]", "seconds"):
@@ -186,11 +186,11 @@ def eval_counter_neural(
         limit = (cross_limit or None) if row.uses_cross else None
         with timed() as t:
             score = evaluate_row(row, corpus, split, setting, k_list, limit=limit, seed=RUNTIME.seed, stages=stages)
-        acc, n, limit_total = score.acc, len(score.ids), len(corpus.points(split))
-        if row.first == f"cosine:{base_model}":
+        acc, n = score.acc, len(score.ids)
+        if row.first == zero_shot:
             reference[setting] = score
-        versus = {k: paired_comparison(score.hits[k], reference[setting].aligned(1, score.ids))
-                  for k in k_list} if setting in reference and row.first != f"cosine:{base_model}" else {}
+        versus = versus_reference(score, reference[setting], k_list) \
+            if setting in reference and row.first != zero_shot else {}
         paper = PAPER_TABLE3.get(row.method, {}) if (split, setting) == ("test", "epa") else {}
         last = versus.get(k_list[-1])
         table.add_row(row.method, setting, str(n), f"{acc[1]:.4f}", *[f"{acc[k]:.4f}" for k in k_list],
@@ -198,7 +198,7 @@ def eval_counter_neural(
                       f"{last['delta']:+.4f} [{last['ci95'][0]:+.4f}, {last['ci95'][1]:+.4f}]" if last else "-",
                       f"{t['seconds']:.0f}")
         for k in k_list:
-            label = row.method if limit is None or n >= limit_total else f"{row.method} ({n}-point sample)"
+            label = row.method if n >= all_points else f"{row.method} ({n}-point sample)"
             rows.append(ResultRow(method=label, model=row.second or row.first, split=split, setting=setting,
                                   metric=f"accuracy@1/{k}", value=round(acc[k], 4), paper=paper.get(k),
                                   seconds=t["seconds"], extra={"points": n, "first_stage": row.first,

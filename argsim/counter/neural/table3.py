@@ -85,6 +85,13 @@ def resolve_stage(spec: str | None):  # noqa: ANN201
     return load_stage(spec)
 
 
+def versus_reference(score: RowScore, reference: RowScore, ks: tuple[int, ...]) -> dict[int, dict]:
+    """Paired comparison of a row's @1/K hits with the reference row's accuracy@1 on the same points, per K."""
+    from argsim.metrics.paired import paired_comparison
+
+    return {k: paired_comparison(score.hits[k], reference.aligned(1, score.ids)) for k in ks}
+
+
 def evaluate_row(row: RowSpec, corpus, split: str, setting: str, ks: tuple[int, ...],  # noqa: ANN001
                  limit: int | None = None, seed: int = 13, stages: dict | None = None) -> RowScore:
     """@1/K of one row on `split`/`setting` (optionally a seeded random subset of `limit` points); the result also
