@@ -144,7 +144,7 @@ def eval_counter_neural(
     ks: str = typer.Option("10,30,50", help="Comma-separated rerank depths K of @1/K."),
     bipolar_settings: str | None = typer.Option(None, "--bipolar-settings", help="Extra settings for the "
                                                 "Bipolar-encoder row only (e.g. sdoc,sda,epc)."),
-    cross_limit: int | None = typer.Option(200, "--cross-limit", help="Evaluate rows with a cross-encoder on a "
+    cross_limit: int | None = typer.Option(300, "--cross-limit", help="Evaluate rows with a cross-encoder on a "
                                            "seeded random subset of N points (CPU cost); 0 = all."),
     base_model: str = typer.Option("minilm", "--base-model", help="Model of the zero-shot cosine row."),
     task: str = typer.Option("counterargs-neural", help="Merge the rows into bench/results/<task>.json."),
