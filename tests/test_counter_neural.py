@@ -351,9 +351,8 @@ def test_tiny_cross_encoder_training_learns_and_reloads(data_dir, tmp_path) -> N
 def test_table3_rows_keep_per_point_hits_for_paired_comparison(minilm, tmp_path) -> None:  # noqa: ANN001
     """evaluate_row: K = 1 is the first stage alone; a sampled row aligns with the full zero-shot row by id."""
     from argsim.counter.neural.store import save_model
-    from argsim.counter.neural.table3 import RowSpec, evaluate_row
+    from argsim.counter.neural.table3 import RowSpec, evaluate_row, versus_reference
     from argsim.data.counterargs import load_counterargs_folder
-    from argsim.metrics.paired import paired_comparison
 
     corpus = load_counterargs_folder(Path(__file__).parent / "fixtures" / "counter_neural" / "02-extracted-arguments")
     torch.manual_seed(0)
@@ -369,6 +368,6 @@ def test_table3_rows_keep_per_point_hits_for_paired_comparison(minilm, tmp_path)
     for k in (1, 5):  # the sampled row's hits are the full row's hits of the same points
         assert np.array_equal(sample.hits[k], full.aligned(k, sample.ids))
         assert sample.acc[k] == pytest.approx(sample.hits[k].mean())
-    versus = paired_comparison(sample.hits[5], zero.aligned(1, sample.ids))
+    versus = versus_reference(sample, zero, (5,))[5]  # what `eval counter-neural` stores as vs_zero_shot
     assert versus["items"] == 6
     assert versus["delta"] == pytest.approx(sample.acc[5] - zero.aligned(1, sample.ids).mean(), abs=1e-4)

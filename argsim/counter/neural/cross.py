@@ -18,7 +18,8 @@ from argsim.errors import ModelError
 from argsim.io import write_json
 from argsim.progress import progress_bar
 
-CROSS_MARKER = "argsim_cross_encoder.json"
+CROSS_MARKER = "argsim_cross_encoder.json"  # options of a saved cross-encoder; its history: HISTORY
+HISTORY = "history.json"  # the same file name as the other models' (training.read_history reads both)
 
 
 def is_cross_folder(folder: str | Path) -> bool:
@@ -100,7 +101,7 @@ def choice_accuracy(score: Callable[[list[tuple[str, str]]], np.ndarray],
 
 def train_cross_encoder(base_model: str, train_pairs: Sequence[tuple[str, str]], collection: Sequence[str],
                         out_dir: str | Path, epochs: int = 1, lr: float = 2e-5, batch_size: int = 16,
-                        max_length: int = 256, max_pairs: int | None = None, seed: int = 13, resume: bool = False,
+                        max_length: int = 256, seed: int = 13, resume: bool = False,
                         max_minutes: float | None = None, log: Callable[[dict], None] | None = None,
                         val_questions: Sequence[Sequence[tuple[str, str]]] = (), evals_per_epoch: int = 4
                         ) -> list[dict]:
@@ -126,8 +127,6 @@ def train_cross_encoder(base_model: str, train_pairs: Sequence[tuple[str, str]],
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     rng = np.random.default_rng(seed)
     pairs = list(train_pairs)
-    if max_pairs is not None and max_pairs < len(pairs):
-        pairs = [pairs[i] for i in sorted(rng.choice(len(pairs), size=max_pairs, replace=False))]
     collection = list(collection)
     history, start, elapsed = [], 1, 0.0
     if resume and ckpt.is_file():
@@ -179,7 +178,8 @@ def train_cross_encoder(base_model: str, train_pairs: Sequence[tuple[str, str]],
                 stopped = max_minutes is not None and (elapsed + time.perf_counter() - t0) / 60 >= max_minutes
                 if step in checkpoints or stopped:
                     record({"epoch": round(epoch - 1 + step / steps, 3), "val": validate(),
-                            "loss": float(np.mean(losses)), "examples": (epoch - 1) * len(order) + step * batch_size,
+                            "loss": float(np.mean(losses)),
+                            "examples": (epoch - 1) * len(order) + min(step * batch_size, len(order)),
                             "seconds": round(elapsed + time.perf_counter() - t0, 2), "stopped_early": stopped})
                     losses = []
                 if stopped:
@@ -189,8 +189,8 @@ def train_cross_encoder(base_model: str, train_pairs: Sequence[tuple[str, str]],
         tokenizer.save_pretrained(out_dir)
         write_json(out_dir / CROSS_MARKER, {"kind": "cross-encoder", "base_model": base_model,
                                             "max_length": max_length, "lr": lr, "batch_size": batch_size,
-                                            "train_pairs": len(pairs), "history": history})
-        write_json(out_dir / "history.json", {"kind": "cross-encoder", "history": history})
+                                            "train_pairs": len(pairs)})
+        write_json(out_dir / HISTORY, {"kind": "cross-encoder", "history": history})
         tmp = ckpt.with_suffix(".tmp")
         torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "rng": rng.bit_generator.state,
                     "epoch": epoch, "history": history}, tmp)

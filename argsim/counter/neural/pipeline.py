@@ -123,4 +123,21 @@ def hits_over_k_pools(result: StageResult, pools: dict[str, list[Argument]], gol
 def at1_over_k_pools(result: StageResult, pools: dict[str, list[Argument]], gold: dict[str, str],
                      ks: Sequence[int]) -> dict[int, float]:
     """@1/K for every K: the share of points whose hit `hits_over_k_pools` reports."""
-    return {k: float(h.mean()) if len(h) else 0.0 for k, h in hits_over_k_pools(result, pools, gold, ks).items()}
+    return RowScore(list(result.top), hits_over_k_pools(result, pools, gold, ks)).acc
+
+
+@dataclass
+class RowScore:
+    """@1/K of one row: per-point hits for every K (K = 1 is the first stage alone) and the points' ids."""
+
+    ids: list[str]
+    hits: dict[int, np.ndarray]
+
+    @property
+    def acc(self) -> dict[int, float]:
+        return {k: float(h.mean()) if len(h) else 0.0 for k, h in self.hits.items()}
+
+    def aligned(self, k: int, ids: list[str]) -> np.ndarray:
+        """Hits at K for the given point ids (a subset of this row's points)."""
+        pos = {pid: i for i, pid in enumerate(self.ids)}
+        return self.hits[k][[pos[pid] for pid in ids]]

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from argsim.counter.neural.pipeline import hits_over_k_pools, load_stage, run_stages
+from argsim.counter.neural.pipeline import RowScore, hits_over_k_pools, load_stage, run_stages
 
 #: the paper's Table 3 (epa, test), as fractions: method -> {K: value}
 PAPER_TABLE3 = {
@@ -19,23 +19,6 @@ PAPER_TABLE3 = {
     "Bipolar-encoder w/o |u-v|": {10: 0.1340, 30: 0.0548, 50: 0.0124},
     "Bipolar-encoder w/o joint": {10: 0.4363, 30: 0.4202, 50: 0.4174},
 }
-
-
-@dataclass
-class RowScore:
-    """@1/K of one row: per-point hits for every K (K = 1 is the first stage alone) and the points' ids."""
-
-    ids: list[str]
-    hits: dict[int, np.ndarray]
-
-    @property
-    def acc(self) -> dict[int, float]:
-        return {k: float(h.mean()) if len(h) else 0.0 for k, h in self.hits.items()}
-
-    def aligned(self, k: int, ids: list[str]) -> np.ndarray:
-        """Hits at K for the given point ids (a subset of this row's points)."""
-        pos = {pid: i for i, pid in enumerate(self.ids)}
-        return self.hits[k][[pos[pid] for pid in ids]]
 
 
 @dataclass
@@ -121,18 +104,21 @@ def training_budget(folder: str | None) -> dict | None:
     import json
     from pathlib import Path
 
+    from argsim.counter.neural.cross import CROSS_MARKER, is_cross_folder
+    from argsim.counter.neural.training import read_history
+
     if not folder or folder == "bm25" or folder.startswith("cosine:"):
         return None
     path = Path(folder)
-    if (path / "argsim_cross_encoder.json").is_file():
-        meta = json.loads((path / "argsim_cross_encoder.json").read_text(encoding="utf-8"))
-        hist = meta["history"]
-        last = hist[-1]
-        return {"kind": "cross-encoder", "encoder": "fine-tuned", "epochs_run": last["epoch"],
-                "examples_seen": last["examples"], "train_minutes": round(last["seconds"] / 60, 1),
+    if is_cross_folder(path):
+        meta = json.loads((path / CROSS_MARKER).read_text(encoding="utf-8"))
+        hist = read_history(path)
+        last = hist[-1] if hist else {}
+        return {"kind": "cross-encoder", "encoder": "fine-tuned", "epochs_run": last.get("epoch"),
+                "examples_seen": last.get("examples"), "train_minutes": round(last.get("seconds", 0.0) / 60, 1),
                 "lr": meta["lr"], "batch_size": meta["batch_size"], "max_length": meta.get("max_length"),
-                "train_pairs": meta["train_pairs"], "val_untrained": hist[0].get("val"), "val_last": last.get("val"),
-                "device": "cpu"}
+                "train_pairs": meta["train_pairs"], "val_untrained": hist[0].get("val") if hist else None,
+                "val_last": last.get("val"), "device": "cpu"}
     hist_path = path / "history.json"
     if not hist_path.is_file():
         return None
