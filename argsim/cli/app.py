@@ -12,6 +12,7 @@ import typer
 from argsim.backend.device import DEVICES
 from argsim.cli import commands
 from argsim.cli.groups import GROUPS, ArgsimGroup
+from argsim.config import ENGINES, PRECISIONS, RunConfig
 from argsim.settings import RUNTIME, seed_everything
 
 app = typer.Typer(name="argsim", cls=ArgsimGroup, no_args_is_help=True, rich_markup_mode="rich",
@@ -22,6 +23,7 @@ app = typer.Typer(name="argsim", cls=ArgsimGroup, no_args_is_help=True, rich_mar
 
 @app.callback()
 def main_options(
+    ctx: typer.Context,
     device: str = typer.Option("auto", help=f"Compute device: {'|'.join(DEVICES)} (auto: CUDA, MPS, CPU)."),
     seed: int = typer.Option(13, help="Random seed for every sampler, split and initialiser."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
@@ -29,10 +31,26 @@ def main_options(
     cache_dir: Path | None = typer.Option(None, help="Embedding cache folder (default $ARGSIM_CACHE_DIR, "
                                                      "else the user's cache folder)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Bypass the embedding cache."),
+    precision: str = typer.Option("auto", help=f"Numeric precision: {'|'.join(PRECISIONS)} (auto: bf16 on GPUs "
+                                              "that support it, fp16 on older CUDA, fp32 on CPU)."),
+    threads: int | None = typer.Option(None, min=1, help="torch CPU threads (default: torch's own choice)."),
+    engine: str = typer.Option("local", help=f"Where bulk work runs: {'|'.join(ENGINES)}."),
+    ray_address: str | None = typer.Option(None, envvar="RAY_ADDRESS",
+                                           help="Ray cluster to attach to with --engine ray (default: a local one)."),
+    workdir: Path | None = typer.Option(None, envvar="ARGSIM_HOME",
+                                        help="Where runs write by default (default $ARGSIM_HOME, else the "
+                                             "working directory)."),
 ) -> None:
     """Global options, applied before any command."""
     if device not in DEVICES and not device.startswith("cuda:"):
         raise typer.BadParameter(f"choose one of {', '.join(DEVICES)}", param_hint="--device")
+    if precision not in PRECISIONS:
+        raise typer.BadParameter(f"choose one of {', '.join(PRECISIONS)}", param_hint="--precision")
+    if engine not in ENGINES:
+        raise typer.BadParameter(f"choose one of {', '.join(ENGINES)}", param_hint="--engine")
+    ctx.obj = RunConfig(device=device, precision=precision, seed=seed, quiet=quiet, data_dir=data_dir,
+                        cache_dir=cache_dir, use_cache=not no_cache, threads=threads, engine=engine,
+                        ray_address=ray_address, workdir=workdir)
     RUNTIME.device, RUNTIME.seed, RUNTIME.quiet = device, seed, quiet
     RUNTIME.data_dir, RUNTIME.cache_dir, RUNTIME.use_cache = data_dir, cache_dir, not no_cache
     seed_everything(seed)
