@@ -8,6 +8,15 @@ from pathlib import Path
 import typer
 
 from argsim.cli.groups import console, eval_app, summarize_app, summary_table, train_app, triplets_app
+from argsim.cli.training_options import (
+    CHECKPOINT_EVERY,
+    GRAD_ACCUM,
+    MAX_MINUTES,
+    MAX_STEPS,
+    RESUME,
+    budget,
+    placement,
+)
 
 
 @triplets_app.command("minutes")
@@ -53,6 +62,7 @@ def triplets_minutes(
 
 @train_app.command("minutes-sbert")
 def train_minutes_sbert(
+    ctx: typer.Context,
     train: Path = typer.Option(Path("runs/minutes-triplets/train.jsonl"), help="Training triplets (JSONL/CSV "
                                "with anchor, positive, negative), e.g. from `argsim data triplets minutes`."),
     dev: Path | None = typer.Option(Path("runs/minutes-triplets/dev.jsonl"), help="Dev triplets scored after "
@@ -69,21 +79,28 @@ def train_minutes_sbert(
     max_train: int | None = typer.Option(None, help="Subsample this many training triplets (seeded)."),
     max_dev: int | None = typer.Option(2000, help="Score at most this many dev triplets per epoch."),
     freeze_embeddings: bool = typer.Option(False, help="ginza backbone: train only the dense layer."),
+    max_steps: int | None = MAX_STEPS,
+    max_minutes: float | None = MAX_MINUTES,
+    grad_accum: int = GRAD_ACCUM,
+    checkpoint_every: int = CHECKPOINT_EVERY,
+    resume: bool = RESUME,
 ) -> None:
     """Train the political Sentence-BERT: a triplet network with mean pooling and TripletLoss.
 
     Saves a sentence-transformers model under --out (with argsim_encoder.json for the ginza backbone, so
-    `--model models/minutes-sbert` works in every argsim command) and train_log.json (config, seconds per
-    epoch, dev accuracy per epoch).
+    `--model models/minutes-sbert` works in every argsim command), train_log.json (config, seconds per
+    epoch, dev accuracy per epoch), train_config.json and a model card README.md.
     """
     from argsim.minutes.train import TrainConfig
     from argsim.minutes.train import train_minutes_sbert as run
-    from argsim.settings import RUNTIME
 
+    where = placement(ctx)
+    plan = budget(max_steps, max_minutes, grad_accum, checkpoint_every, resume)
     config = TrainConfig(backbone=backbone, epochs=epochs, batch_size=batch_size, lr=lr, warmup_ratio=warmup_ratio,
                          margin=margin, distance=distance, max_train=max_train, max_dev=max_dev,
-                         update_embeddings=not freeze_embeddings, seed=RUNTIME.seed)
-    log = run(train, dev if dev is not None and dev.is_file() else None, out, config)
+                         update_embeddings=not freeze_embeddings, seed=where.seed)
+    log = run(train, dev if dev is not None and dev.is_file() else None, out, config, placement=where, budget=plan,
+              quiet=ctx.obj.quiet if ctx.obj else False)
     rows = [["train triplets", log["train_triplets"]], ["seconds", log["seconds"]],
             ["seconds per epoch", ", ".join(str(s) for s in log["epoch_seconds"])]]
     rows += [[f"dev accuracy (epoch {d.get('epoch')})", next((v for k, v in d.items() if "accuracy" in k), "")]
