@@ -59,7 +59,8 @@ class TrainLoop:
         set_seed(placement.seed)
         self.steps = 0  # optimizer steps
         self.epoch, self.next_batch = 0, 0  # position of the next batch to train on
-        self.extras: dict = {}
+        self.extras: dict = {}  # the trainer's own state saved with a checkpoint (JSON)
+        self.extras_fn: Callable[[], dict] | None = None  # or a function giving it at save time
         self.stopped_by: str | None = None
         self._micro = 0  # batches accumulated since the last optimizer step
         self._seconds_before = 0.0
@@ -109,8 +110,10 @@ class TrainLoop:
         """True for a batch a resumed run has already trained on."""
         return epoch < self.epoch or (epoch == self.epoch and batch < self.next_batch)
 
-    def step(self, batch: Any, epoch: int, index: int, last_in_epoch: bool) -> float:
-        """Train on one batch (position `index` of epoch `epoch`); returns its loss. Check `stopped_by` after."""
+    def step(self, batch: Any, epoch: int, index: int, last_in_epoch: bool,
+             on_step: Callable[[float], None] | None = None) -> float:
+        """Train on one batch (position `index` of epoch `epoch`); returns its loss. Check `stopped_by` after.
+        `on_step(loss)` runs after each optimizer step, before a checkpoint is written."""
         self._micro += 1
         sync = self._micro >= self.budget.grad_accum or last_in_epoch
         ctx = self.accelerator.no_sync(self.module) if not sync else _nullcontext()
@@ -127,12 +130,15 @@ class TrainLoop:
             self._micro = 0
             self.steps += 1
         self.epoch, self.next_batch = epoch, index + 1
+        value = float(loss.detach())
+        if sync and on_step is not None:
+            on_step(value)
         if sync:
             self.stopped_by = self._agreed_stop()
             every = self.budget.checkpoint_every
             if self.stopped_by or (every and self.steps % every == 0):
                 self.save_checkpoint()
-        return float(loss.detach())
+        return value
 
     def _agreed_stop(self) -> str | None:
         """The budget every process agrees has run out (the time budget is decided by rank 0 for all)."""
@@ -167,6 +173,8 @@ class TrainLoop:
             shutil.rmtree(tmp, ignore_errors=True)
         self.accelerator.wait_for_everyone()
         self.accelerator.save_state(str(tmp), safe_serialization=True)
+        if self.extras_fn is not None:
+            self.extras = self.extras_fn()
         if self.is_main:
             state = {"epoch": self.epoch, "next_batch": self.next_batch, "steps": self.steps,
                      "seconds": round(self.seconds(), 3), "total_steps": self.total_steps, "extras": self.extras}

@@ -8,6 +8,15 @@ from pathlib import Path
 import typer
 
 from argsim.cli.groups import cluster_app, console, eval_app, summary_table, train_app, triplets_app
+from argsim.cli.training_options import (
+    CHECKPOINT_EVERY,
+    GRAD_ACCUM,
+    MAX_MINUTES,
+    MAX_STEPS,
+    RESUME,
+    budget,
+    placement,
+)
 
 
 @triplets_app.command("wikipedia")
@@ -53,6 +62,7 @@ def triplets_wikipedia(
 
 @train_app.command("thematic")
 def train_thematic(
+    ctx: typer.Context,
     triplets: Path = typer.Argument(..., help="Training triplets JSONL/CSV (anchor, positive, negative), e.g. "
                                               "runs/thematic/data/triplets-sen-train.jsonl."),
     out: Path = typer.Option(..., help="Model folder to write (loads with --model DIR everywhere)."),
@@ -63,42 +73,45 @@ def train_thematic(
     batch_size: int = typer.Option(64, help="Triplets per step (MiniLM: use 16)."),
     lr: float = typer.Option(1e-3, help="Adam learning rate (paper: 1e-3 for the BiLSTM; use 2e-5 for MiniLM)."),
     max_triplets: int | None = typer.Option(None, help="Sub-sample this many training triplets (seeded)."),
-    max_minutes: float | None = typer.Option(None, help="Stop after this many minutes (the model so far "
-                                                       "is saved; BiLSTM: checkpoint kept)."),
     dropout: float = typer.Option(0.2, help="BiLSTM dropout (the paper's '0.8' read as keep probability)."),
     margin: float = typer.Option(1.0, help="MiniLM TripletLoss margin (Euclidean, unit vectors)."),
-    threads: int = typer.Option(1, help="Torch CPU threads (0 = torch default); 1 is fastest on a busy 2-core box."),
+    threads: int = typer.Option(1, help="Torch CPU threads when the global --threads is not given (0 = torch "
+                                        "default); 1 is fastest on a busy 2-core box."),
+    model: str = typer.Option("minilm", "--model", help="--arch minilm: the sentence-transformers model to "
+                              "fine-tune (name, folder or Hugging Face id)."),
+    max_steps: int | None = MAX_STEPS,
+    max_minutes: float | None = MAX_MINUTES,
+    grad_accum: int = GRAD_ACCUM,
+    checkpoint_every: int = CHECKPOINT_EVERY,
+    resume: bool = RESUME,
 ) -> None:
-    """Train a thematic sentence encoder on triplets; a rerun into the same --out resumes a BiLSTM checkpoint."""
+    """Train a thematic sentence encoder on triplets (--resume continues from OUT/checkpoints)."""
     from argsim.errors import ArgsimError
     from argsim.io import read_records
-    from argsim.settings import RUNTIME
 
+    if arch not in ("bilstm", "minilm"):
+        raise ArgsimError(f"--arch must be bilstm or minilm, not {arch!r}")
+    where = placement(ctx, threads=threads or None)
+    plan = budget(max_steps, max_minutes, grad_accum, checkpoint_every, resume)
+    quiet = bool(ctx.obj and ctx.obj.quiet)
     rows = read_records(triplets, required=["anchor", "positive", "negative"])
     dev_rows = read_records(dev, required=["anchor", "positive", "negative"]) if dev else None
     if arch == "bilstm":
         from argsim.thematic.train import TrainConfig, train_bilstm
 
         cfg = TrainConfig(dropout=dropout, lr=lr, batch_size=batch_size, epochs=epochs, max_triplets=max_triplets,
-                          max_minutes=max_minutes, seed=RUNTIME.seed,
-                          threads=threads or None)
-        rep = train_bilstm(rows, out, cfg, dev=dev_rows, log=console.print)
+                          seed=where.seed, threads=where.threads)
+        rep = train_bilstm(rows, out, cfg, dev=dev_rows, log=console.print, placement=where, budget=plan)
         stats = {"triplets": rep.train_triplets, "seen": rep.triplets_seen, "steps": rep.steps,
                  "seconds": rep.seconds, "triplets/s": rep.triplets_per_second,
-                 "dev accuracy (L1)": rep.dev_accuracy if rep.dev_accuracy is not None else "-"}
-    elif arch == "minilm":
-        import torch
-
+                 "dev accuracy (L1)": rep.dev_accuracy if rep.dev_accuracy is not None else "-",
+                 "stopped by": rep.stopped_by or "-"}
+    else:
         from argsim.thematic.finetune import finetune_sentence_transformer
 
-        if threads:
-            torch.set_num_threads(threads)
-
-        stats = finetune_sentence_transformer(rows, out, epochs=epochs, batch_size=batch_size, lr=lr,
-                                              margin=margin, max_triplets=max_triplets, seed=RUNTIME.seed,
-                                              device=RUNTIME.device, max_minutes=max_minutes)
-    else:
-        raise ArgsimError(f"--arch must be bilstm or minilm, not {arch!r}")
+        stats = finetune_sentence_transformer(rows, out, base=model, epochs=epochs, batch_size=batch_size, lr=lr,
+                                              margin=margin, max_triplets=max_triplets, placement=where,
+                                              budget=plan, quiet=quiet, dev=dev_rows)
     console.print(summary_table(f"trained {arch} -> {out}", ["statistic", "value"], [[k, v] for k, v in stats.items()]))
 
 
