@@ -11,14 +11,16 @@ from collections.abc import Mapping
 
 #: where each task's figures come from (papers under /work/shared/papers)
 SOURCES: dict[str, str] = {
-    "kpm": "Reimers et al. report / KPA-2021 (SBERT ~0.75 single mAP); Phan et al. 2021 (MTS, RoBERTa, 7-fold "
-           "mean strict / relaxed mAP)",
-    "counterargs-ltr": "Bipolar-encoder paper, Table 2 (accuracy@1, test; Simple-SD is Wachsmuth et al.'s)",
-    "counterargs-neural": "Bipolar-encoder paper, Table 3 (epa, test, accuracy@1/K)",
-    "thematic": "Thematic similarity paper, Table 3 (TDC accuracy on triplets-sen test); Tables 4 and 5 were lost "
-                "in the text conversion, so no figure is given for them",
-    "minutes": "Shirafuji et al., Table 4 (triplet accuracy / mean diff: USE = e5-multilingual stand-in, JPSB = "
-               "trained) and Table 6 (ROUGE-1 recall of EmbedRank++), mining count (Sec. 3.1), best PoliInfo-2 team",
+    "kpm": "papers/kpm-siamese-transformers.txt (SBERT ~0.75 single mAP) and "
+           "papers/kpm-matching-the-statements.txt (MTS, RoBERTa, 7-fold mean strict / relaxed mAP)",
+    "counterargs-ltr": "papers/counterargs-bipolar-encoder.txt, Table 2 (accuracy@1, test; Simple-SD is "
+                       "Wachsmuth et al.'s)",
+    "counterargs-neural": "papers/counterargs-bipolar-encoder.txt, Table 3 (epa, test, accuracy@1/K)",
+    "thematic": "papers/thematic-triplet-networks.txt, Table 3 (TDC accuracy on triplets-sen test); Tables 4 and 5 "
+                "were lost in the text conversion, so no figure is given for them",
+    "minutes": "papers/minutes-political-sbert-embedrank.txt: Table 4 (triplet accuracy / mean diff; USE -> the "
+               "e5-multilingual stand-in, JPSB -> trained), Table 6 (ROUGE-1 recall of EmbedRank++), Sec. 3.1 "
+               "(27,078 mined triplets), the best PoliInfo-2 team's ROUGE-1",
 }
 
 _TABLE2 = {  # method -> setting -> accuracy@1
