@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from argsim.cli.groups import cluster_app, console, eval_app, summary_table, train_app, triplets_app
+from argsim.cli.groups import cluster_app, console, eval_app, run_config, summary_table, train_app, triplets_app
 from argsim.cli.training_options import (
     CHECKPOINT_EVERY,
     GRAD_ACCUM,
@@ -151,6 +151,7 @@ def cluster_sentences(
 
 @eval_app.command("clustering")
 def eval_clustering(
+    ctx: typer.Context,
     sentences: Path = typer.Argument(..., help="JSONL/CSV with text, label (gold section) and article; e.g. "
                                                "runs/thematic/data/scb-test.jsonl, or the output of `argsim "
                                                "cluster sentences` (then its `cluster` column is scored)."),
@@ -162,10 +163,12 @@ def eval_clustering(
 ) -> None:
     """MI, AMI, RI and ARI of the clustering against the gold sections, averaged over articles."""
     from argsim.io import read_records
-    from argsim.metrics.clustering import averaged_scores
-    from argsim.results import ResultRow, environment, timed, write_results
-    from argsim.settings import RUNTIME
+    from argsim.metrics.clustering import averaged_scores, clustering_evaluation
+    from argsim.results import environment, result_rows, timed, write_results
     from argsim.thematic.evaluate import clustering_eval
+
+    cfg = run_config(ctx)
+    env = environment(seed=cfg.seed, device=cfg.device, data_files=[sentences])
 
     rows = read_records(sentences, required=["text", "label"])
     groups = [r.get("article", "") for r in rows]
@@ -178,20 +181,20 @@ def eval_clustering(
         for m in model:
             for alg in algorithm:
                 with timed() as t:
-                    s, n = clustering_eval(rows, m, alg, seed=RUNTIME.seed, linkage=linkage)
+                    s, n = clustering_eval(rows, m, alg, seed=cfg.seed, linkage=linkage)
                 table_rows.append([m, alg, n, *s.values()])
                 setting = alg if alg == "kmeans" else f"{alg}-{linkage}"
-                results += [ResultRow(method="thematic-clustering", model=m, split=sentences.stem, setting=setting,
-                                      metric=k, value=v, seconds=t["seconds"]) for k, v in s.items()]
+                results += result_rows(clustering_evaluation(s, n, sentences.stem), method="thematic-clustering",
+                                       model=m, setting=setting, seconds=t["seconds"], env=env)
     console.print(summary_table(f"clustering: {sentences.name}", ["model", "algorithm", "articles", "MI", "AMI", "RI",
                                                              "ARI"], table_rows))
     if task and results:
-        write_results(task, results, env=environment(seed=RUNTIME.seed, device=RUNTIME.device,
-                                                     data_files=[sentences]), merge=True)
+        write_results(task, results, merge=True)
 
 
 @eval_app.command("sick")
 def eval_sick(
+    ctx: typer.Context,
     model: list[str] = typer.Option(["minilm"], "--model", "-m", help="Models to compare (repeatable)."),
     folder: Path | None = typer.Option(None, help="A folder laid out like SICK (SICK_train.txt, SICK_trial.txt, "
                                                   "SICK_test_annotated.txt); default: the `sick` dataset."),
@@ -200,22 +203,20 @@ def eval_sick(
     """SICK relatedness: logistic regression on [|u-v|, u*v] from the training pairs (C picked on trial);
     Pearson r, Spearman rho and MSE on the test pairs."""
     from argsim.data.catalog import dataset_dir
-    from argsim.results import ResultRow, environment, timed, write_results
-    from argsim.settings import RUNTIME
+    from argsim.results import environment, result_rows, timed, write_results
     from argsim.thematic.evaluate import sick_eval
 
+    cfg = run_config(ctx)
     root = folder or dataset_dir("sick")
+    env = environment(seed=cfg.seed, device=cfg.device, data_files=[Path(root) / "SICK_test_annotated.txt"])
     table_rows, results = [], []
     for m in model:
         with timed() as t:
             s = sick_eval(m, root)
         table_rows.append([m, s.pearson, s.spearman, s.mse, s.c, t["seconds"]])
-        results += [ResultRow(method="sick-relatedness", model=m, split="test", setting="logreg",
-                              metric=k, value=v, seconds=t["seconds"])
-                    for k, v in (("pearson", s.pearson), ("spearman", s.spearman), ("mse", s.mse))]
+        results += result_rows(s.evaluation("test"), method="sick-relatedness", model=m, setting="logreg",
+                               seconds=t["seconds"], env=env)
     console.print(summary_table("SICK relatedness (test)",
                                 ["model", "pearson r", "spearman rho", "MSE", "C", "seconds"], table_rows))
     if task:
-        write_results(task, results, env=environment(seed=RUNTIME.seed, device=RUNTIME.device,
-                                                     data_files=[Path(root) / "SICK_test_annotated.txt"]),
-                      merge=True)
+        write_results(task, results, merge=True)
