@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import typer
 
 from argsim.cli.groups import cluster_app, console, eval_app, run_config, summary_table, train_app, triplets_app
+from argsim.cli.params import OUT_DIR, OUT_FILE, choices
 from argsim.cli.training_options import (
     CHECKPOINT_EVERY,
     GRAD_ACCUM,
@@ -18,19 +20,24 @@ from argsim.cli.training_options import (
     placement,
 )
 
+Algorithm = Literal["kmeans", "agglomerative"]
+Linkage = Literal["ward", "average", "complete"]
+
 
 @triplets_app.command("wikipedia")
 def triplets_wikipedia(
-    out: Path = typer.Option(Path("runs/thematic/data"), help="Output folder for the JSONL files."),
+    out: Path = typer.Option(Path("runs/thematic/data"), callback=OUT_DIR, help="Output folder for the JSONL files."),
     articles: Path | None = typer.Option(None, help="Your own articles instead of the dataset: a folder of "
                                                     "wikitext files (*.txt/*.wiki, title = file name) or a "
                                                     "JSONL/CSV with columns title, text."),
-    negatives: str = typer.Option("adjacent", help="Third sentence of triplets-sen: adjacent (paper: previous/"
-                                                   "next section), random-section (same article) or "
-                                                   "random-article."),
-    level: str = typer.Option("top", help="Sections: 'top' (level-2 headings, sub-sections merged in) or 'all' "
-                                          "(every heading its own section)."),
-    min_sections: int = typer.Option(5, help="Articles need at least this many sections after filtering."),
+    negatives: Literal["adjacent", "random-section", "random-article"] = typer.Option("adjacent",
+        help="Third sentence of triplets-sen: adjacent (paper: previous/"
+             "next section), random-section (same article) or "
+             "random-article."),
+    level: Literal["top", "all"] = typer.Option("top",
+        help="Sections: 'top' (level-2 headings, sub-sections merged in) or 'all' "
+             "(every heading its own section)."),
+    min_sections: int = typer.Option(5, min=1, help="Articles need at least this many sections after filtering."),
 ) -> None:
     """Build the weakly labelled thematic data of Ein Dor et al. (2018) from Wikipedia articles.
 
@@ -65,17 +72,18 @@ def train_thematic(
     ctx: typer.Context,
     triplets: Path = typer.Argument(..., help="Training triplets JSONL/CSV (anchor, positive, negative), e.g. "
                                               "runs/thematic/data/triplets-sen-train.jsonl."),
-    out: Path = typer.Option(..., help="Model folder to write (loads with --model DIR everywhere)."),
-    arch: str = typer.Option("bilstm", help="bilstm (the paper's network) or minilm (fine-tune the backend's "
-                                            "MiniLM with sentence-transformers' TripletLoss)."),
+    out: Path = typer.Option(..., callback=OUT_DIR, help="Model folder to write (loads with --model DIR everywhere)."),
+    arch: Literal["bilstm", "minilm"] = typer.Option("bilstm",
+        help="bilstm (the paper's network) or minilm (fine-tune the backend's "
+             "MiniLM with sentence-transformers' TripletLoss)."),
     dev: Path | None = typer.Option(None, help="Dev triplets: accuracy printed after training."),
-    epochs: int = typer.Option(1, help="Passes over the (sub-sampled) triplets."),
-    batch_size: int = typer.Option(64, help="Triplets per step (MiniLM: use 16)."),
+    epochs: int = typer.Option(1, min=1, help="Passes over the (sub-sampled) triplets."),
+    batch_size: int = typer.Option(64, min=1, help="Triplets per step (MiniLM: use 16)."),
     lr: float = typer.Option(1e-3, help="Adam learning rate (paper: 1e-3 for the BiLSTM; use 2e-5 for MiniLM)."),
-    max_triplets: int | None = typer.Option(None, help="Sub-sample this many training triplets (seeded)."),
+    max_triplets: int | None = typer.Option(None, min=1, help="Sub-sample this many training triplets (seeded)."),
     dropout: float = typer.Option(0.2, help="BiLSTM dropout (the paper's '0.8' read as keep probability)."),
     margin: float = typer.Option(1.0, help="MiniLM TripletLoss margin (Euclidean, unit vectors)."),
-    threads: int = typer.Option(1, help="Torch CPU threads when the global --threads is not given (0 = torch "
+    threads: int = typer.Option(1, min=0, help="Torch CPU threads when the global --threads is not given (0 = torch "
                                         "default); 1 is fastest on a busy 2-core box."),
     model: str = typer.Option("minilm", "--model", help="--arch minilm: the sentence-transformers model to "
                               "fine-tune (name, folder or Hugging Face id)."),
@@ -120,11 +128,12 @@ def cluster_sentences(
     sentences: Path = typer.Argument(..., help="JSONL/CSV with a column `text`; optional `article` (cluster each "
                                                "article separately) and `label` (gold section; sets k)."),
     model: str = typer.Option("minilm", "--model", "-m", help="Backend model name or folder."),
-    algorithm: str = typer.Option("kmeans", help="kmeans or agglomerative."),
-    linkage: str = typer.Option("ward", help="Agglomerative linkage: ward (on unit vectors), average or complete "
+    algorithm: Algorithm = typer.Option("kmeans", help="kmeans or agglomerative."),
+    linkage: Linkage = typer.Option("ward", help="Agglomerative linkage: ward (on unit vectors), average or complete "
                                              "(on cosine distance)."),
-    k: int | None = typer.Option(None, help="Clusters per article (default: its number of gold labels)."),
-    out: Path = typer.Option(Path("runs/thematic/clusters.jsonl"), help="Output JSONL: the input rows + cluster."),
+    k: int | None = typer.Option(None, min=1, help="Clusters per article (default: its number of gold labels)."),
+    out: Path = typer.Option(Path("runs/thematic/clusters.jsonl"), callback=OUT_FILE,
+                             help="Output JSONL: the input rows + cluster."),
 ) -> None:
     """Cluster sentences by theme on cosine similarity, one article (group) at a time."""
     from argsim.backend import get_encoder
@@ -157,8 +166,9 @@ def eval_clustering(
                                                "cluster sentences` (then its `cluster` column is scored)."),
     model: list[str] = typer.Option(["minilm"], "--model", "-m", help="Models to compare (repeatable); "
                                                                       "ignored when the file has `cluster`."),
-    algorithm: list[str] = typer.Option(["kmeans", "agglomerative"], help="Algorithms (repeatable)."),
-    linkage: str = typer.Option("ward", help="Agglomerative linkage: ward, average or complete."),
+    algorithm: list[str] = typer.Option(["kmeans", "agglomerative"], callback=choices("kmeans", "agglomerative"),
+                                        help="Algorithms (repeatable)."),
+    linkage: Linkage = typer.Option("ward", help="Agglomerative linkage: ward, average or complete."),
     task: str | None = typer.Option(None, help="Also merge the rows into bench/results/<task>.json."),
 ) -> None:
     """MI, AMI, RI and ARI of the clustering against the gold sections, averaged over articles."""
