@@ -46,8 +46,9 @@ class Encoder(ABC):
 
     # -- cache
     def cache(self) -> EmbeddingCache:
-        if self._cache is None:
-            self._cache = EmbeddingCache(RUNTIME.resolved_cache_dir(), self.identity)
+        folder = RUNTIME.resolved_cache_dir()
+        if self._cache is None or self._cache.folder != folder:  # the run's cache folder may change between runs
+            self._cache = EmbeddingCache(folder, self.identity)
         return self._cache
 
     # -- the one public call
