@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from argsim.cli.groups import console
+from argsim.cli.groups import console, run_config
 
 
 def register(app: typer.Typer) -> None:
@@ -15,6 +15,7 @@ def register(app: typer.Typer) -> None:
 
 
 def embed(
+    ctx: typer.Context,
     input: Path = typer.Argument(..., help="CSV/TSV (header row), JSONL/JSON (objects), or plain text "
                                            "(one text a line)."),
     column: str = typer.Option("text", help="Column/field holding the text (CSV/JSONL)."),
@@ -34,7 +35,8 @@ def embed(
     from argsim.io import read_texts, write_npy
 
     texts = read_texts(input, column=column)
-    encoder = get_encoder(model, pooling=pooling, max_seq_length=max_seq_length, batch_size=batch_size)
+    encoder = get_encoder(model, pooling=pooling, max_seq_length=max_seq_length, batch_size=batch_size,
+                          config=run_config(ctx))
     start = time.perf_counter()
     vectors = encoder.encode(texts, normalize=normalize)
     seconds = time.perf_counter() - start
