@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import typer
 from rich.table import Table
 
 from argsim.cli.groups import console, eval_app, run_config
+from argsim.cli.params import OUT_FILE
 
 
 @eval_app.command("triplets")
@@ -17,11 +19,13 @@ def eval_triplets(
                                               "(as written by `argsim data triplets ...`)."),
     model: list[str] = typer.Option(["minilm"], "--model", "-m", help="Model name or folder; repeat to "
                                                                      "compare several."),
-    distance: str = typer.Option("cosine", help="cosine | l1 | euclidean (l1 for the thematic BiLSTM)."),
-    ties: str = typer.Option("correct", help="Count diff == 0 as 'correct' (minutes paper) or 'wrong'."),
-    limit: int | None = typer.Option(None, help="Score only the first N triplets."),
+    distance: Literal["cosine", "l1", "euclidean"] = typer.Option("cosine",
+        help="cosine | l1 | euclidean (l1 for the thematic BiLSTM)."),
+    ties: Literal["correct", "wrong"] = typer.Option("correct",
+                                                     help="Count diff == 0 as 'correct' (minutes paper) or 'wrong'."),
+    limit: int | None = typer.Option(None, min=1, help="Score only the first N triplets."),
     task: str | None = typer.Option(None, help="Also merge the rows into bench/results/<task>.json."),
-    out: Path | None = typer.Option(None, help="Write the scores as JSON here."),
+    out: Path | None = typer.Option(None, callback=OUT_FILE, help="Write the scores as JSON here."),
 ) -> None:
     """Share of triplets whose positive is closer to the anchor than the negative, and the mean diff."""
     from argsim.backend import get_encoder

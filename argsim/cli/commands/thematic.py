@@ -4,25 +4,41 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import typer
 
 from argsim.cli.groups import cluster_app, console, eval_app, run_config, summary_table, train_app, triplets_app
+from argsim.cli.params import OUT_DIR, OUT_FILE, choices
+from argsim.cli.training_options import (
+    CHECKPOINT_EVERY,
+    GRAD_ACCUM,
+    MAX_MINUTES,
+    MAX_STEPS,
+    RESUME,
+    budget,
+    placement,
+)
+
+Algorithm = Literal["kmeans", "agglomerative"]
+Linkage = Literal["ward", "average", "complete"]
 
 
 @triplets_app.command("wikipedia")
 def triplets_wikipedia(
     ctx: typer.Context,
-    out: Path = typer.Option(Path("runs/thematic/data"), help="Output folder for the JSONL files."),
+    out: Path = typer.Option(Path("runs/thematic/data"), callback=OUT_DIR, help="Output folder for the JSONL files."),
     articles: Path | None = typer.Option(None, help="Your own articles instead of the dataset: a folder of "
                                                     "wikitext files (*.txt/*.wiki, title = file name) or a "
                                                     "JSONL/CSV with columns title, text."),
-    negatives: str = typer.Option("adjacent", help="Third sentence of triplets-sen: adjacent (paper: previous/"
-                                                   "next section), random-section (same article) or "
-                                                   "random-article."),
-    level: str = typer.Option("top", help="Sections: 'top' (level-2 headings, sub-sections merged in) or 'all' "
-                                          "(every heading its own section)."),
-    min_sections: int = typer.Option(5, help="Articles need at least this many sections after filtering."),
+    negatives: Literal["adjacent", "random-section", "random-article"] = typer.Option("adjacent",
+        help="Third sentence of triplets-sen: adjacent (paper: previous/"
+             "next section), random-section (same article) or "
+             "random-article."),
+    level: Literal["top", "all"] = typer.Option("top",
+        help="Sections: 'top' (level-2 headings, sub-sections merged in) or 'all' "
+             "(every heading its own section)."),
+    min_sections: int = typer.Option(5, min=1, help="Articles need at least this many sections after filtering."),
 ) -> None:
     """Build the weakly labelled thematic data of Ein Dor et al. (2018) from Wikipedia articles.
 
@@ -59,50 +75,54 @@ def train_thematic(
     ctx: typer.Context,
     triplets: Path = typer.Argument(..., help="Training triplets JSONL/CSV (anchor, positive, negative), e.g. "
                                               "runs/thematic/data/triplets-sen-train.jsonl."),
-    out: Path = typer.Option(..., help="Model folder to write (loads with --model DIR everywhere)."),
-    arch: str = typer.Option("bilstm", help="bilstm (the paper's network) or minilm (fine-tune the backend's "
-                                            "MiniLM with sentence-transformers' TripletLoss)."),
+    out: Path = typer.Option(..., callback=OUT_DIR, help="Model folder to write (loads with --model DIR everywhere)."),
+    arch: Literal["bilstm", "minilm"] = typer.Option("bilstm",
+        help="bilstm (the paper's network) or minilm (fine-tune the backend's "
+             "MiniLM with sentence-transformers' TripletLoss)."),
     dev: Path | None = typer.Option(None, help="Dev triplets: accuracy printed after training."),
-    epochs: int = typer.Option(1, help="Passes over the (sub-sampled) triplets."),
-    batch_size: int = typer.Option(64, help="Triplets per step (MiniLM: use 16)."),
+    epochs: int = typer.Option(1, min=1, help="Passes over the (sub-sampled) triplets."),
+    batch_size: int = typer.Option(64, min=1, help="Triplets per step (MiniLM: use 16)."),
     lr: float = typer.Option(1e-3, help="Adam learning rate (paper: 1e-3 for the BiLSTM; use 2e-5 for MiniLM)."),
-    max_triplets: int | None = typer.Option(None, help="Sub-sample this many training triplets (seeded)."),
-    max_minutes: float | None = typer.Option(None, help="Stop after this many minutes (the model so far "
-                                                       "is saved; BiLSTM: checkpoint kept)."),
+    max_triplets: int | None = typer.Option(None, min=1, help="Sub-sample this many training triplets (seeded)."),
     dropout: float = typer.Option(0.2, help="BiLSTM dropout (the paper's '0.8' read as keep probability)."),
     margin: float = typer.Option(1.0, help="MiniLM TripletLoss margin (Euclidean, unit vectors)."),
-    threads: int = typer.Option(1, help="Torch CPU threads (0 = torch default); 1 is fastest on a busy 2-core box."),
+    threads: int = typer.Option(1, min=0, help="Torch CPU threads when the global --threads is not given (0 = torch "
+                                        "default); 1 is fastest on a busy 2-core box."),
+    model: str = typer.Option("minilm", "--model", help="--arch minilm: the sentence-transformers model to "
+                              "fine-tune (name, folder or Hugging Face id)."),
+    max_steps: int | None = MAX_STEPS,
+    max_minutes: float | None = MAX_MINUTES,
+    grad_accum: int = GRAD_ACCUM,
+    checkpoint_every: int = CHECKPOINT_EVERY,
+    resume: bool = RESUME,
 ) -> None:
-    """Train a thematic sentence encoder on triplets; a rerun into the same --out resumes a BiLSTM checkpoint."""
+    """Train a thematic sentence encoder on triplets (--resume continues from OUT/checkpoints)."""
     from argsim.errors import ArgsimError
     from argsim.io import read_records
 
-    run = run_config(ctx)
+    if arch not in ("bilstm", "minilm"):
+        raise ArgsimError(f"--arch must be bilstm or minilm, not {arch!r}")
+    where = placement(ctx, threads=threads or None)
+    plan = budget(max_steps, max_minutes, grad_accum, checkpoint_every, resume)
+    quiet = bool(ctx.obj and ctx.obj.quiet)
     rows = read_records(triplets, required=["anchor", "positive", "negative"])
     dev_rows = read_records(dev, required=["anchor", "positive", "negative"]) if dev else None
     if arch == "bilstm":
         from argsim.thematic.train import TrainConfig, train_bilstm
 
         cfg = TrainConfig(dropout=dropout, lr=lr, batch_size=batch_size, epochs=epochs, max_triplets=max_triplets,
-                          max_minutes=max_minutes, seed=run.seed,
-                          threads=threads or None)
-        rep = train_bilstm(rows, out, cfg, dev=dev_rows, log=console.print)
+                          seed=where.seed, threads=where.threads)
+        rep = train_bilstm(rows, out, cfg, dev=dev_rows, log=console.print, placement=where, budget=plan)
         stats = {"triplets": rep.train_triplets, "seen": rep.triplets_seen, "steps": rep.steps,
                  "seconds": rep.seconds, "triplets/s": rep.triplets_per_second,
-                 "dev accuracy (L1)": rep.dev_accuracy if rep.dev_accuracy is not None else "-"}
-    elif arch == "minilm":
-        import torch
-
+                 "dev accuracy (L1)": rep.dev_accuracy if rep.dev_accuracy is not None else "-",
+                 "stopped by": rep.stopped_by or "-"}
+    else:
         from argsim.thematic.finetune import finetune_sentence_transformer
 
-        if threads:
-            torch.set_num_threads(threads)
-
-        stats = finetune_sentence_transformer(rows, out, epochs=epochs, batch_size=batch_size, lr=lr,
-                                              margin=margin, max_triplets=max_triplets, seed=run.seed,
-                                              device=run.device, max_minutes=max_minutes)
-    else:
-        raise ArgsimError(f"--arch must be bilstm or minilm, not {arch!r}")
+        stats = finetune_sentence_transformer(rows, out, base=model, epochs=epochs, batch_size=batch_size, lr=lr,
+                                              margin=margin, max_triplets=max_triplets, placement=where,
+                                              budget=plan, quiet=quiet, dev=dev_rows)
     console.print(summary_table(f"trained {arch} -> {out}", ["statistic", "value"], [[k, v] for k, v in stats.items()]))
 
 
@@ -112,11 +132,12 @@ def cluster_sentences(
     sentences: Path = typer.Argument(..., help="JSONL/CSV with a column `text`; optional `article` (cluster each "
                                                "article separately) and `label` (gold section; sets k)."),
     model: str = typer.Option("minilm", "--model", "-m", help="Backend model name or folder."),
-    algorithm: str = typer.Option("kmeans", help="kmeans or agglomerative."),
-    linkage: str = typer.Option("ward", help="Agglomerative linkage: ward (on unit vectors), average or complete "
+    algorithm: Algorithm = typer.Option("kmeans", help="kmeans or agglomerative."),
+    linkage: Linkage = typer.Option("ward", help="Agglomerative linkage: ward (on unit vectors), average or complete "
                                              "(on cosine distance)."),
-    k: int | None = typer.Option(None, help="Clusters per article (default: its number of gold labels)."),
-    out: Path = typer.Option(Path("runs/thematic/clusters.jsonl"), help="Output JSONL: the input rows + cluster."),
+    k: int | None = typer.Option(None, min=1, help="Clusters per article (default: its number of gold labels)."),
+    out: Path = typer.Option(Path("runs/thematic/clusters.jsonl"), callback=OUT_FILE,
+                             help="Output JSONL: the input rows + cluster."),
 ) -> None:
     """Cluster sentences by theme on cosine similarity, one article (group) at a time."""
     from argsim.backend import get_encoder
@@ -149,8 +170,9 @@ def eval_clustering(
                                                "cluster sentences` (then its `cluster` column is scored)."),
     model: list[str] = typer.Option(["minilm"], "--model", "-m", help="Models to compare (repeatable); "
                                                                       "ignored when the file has `cluster`."),
-    algorithm: list[str] = typer.Option(["kmeans", "agglomerative"], help="Algorithms (repeatable)."),
-    linkage: str = typer.Option("ward", help="Agglomerative linkage: ward, average or complete."),
+    algorithm: list[str] = typer.Option(["kmeans", "agglomerative"], callback=choices("kmeans", "agglomerative"),
+                                        help="Algorithms (repeatable)."),
+    linkage: Linkage = typer.Option("ward", help="Agglomerative linkage: ward, average or complete."),
     task: str | None = typer.Option(None, help="Also merge the rows into bench/results/<task>.json."),
 ) -> None:
     """MI, AMI, RI and ARI of the clustering against the gold sections, averaged over articles."""
