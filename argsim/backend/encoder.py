@@ -12,6 +12,7 @@ from argsim.backend.cache import EmbeddingCache
 from argsim.config import default_cache_dir
 from argsim.errors import InputError
 from argsim.progress import progress_bar
+from argsim.vectors import l2_normalize
 
 PROGRESS_MIN_TEXTS = 256  # smaller encodes finish before a bar is worth drawing
 
@@ -88,8 +89,7 @@ class Encoder(ABC):
             return np.zeros((0, 0), dtype=np.float32)
         out = np.stack([found[t] for t in texts]).astype(np.float32, copy=False)
         if normalize:
-            norms = np.linalg.norm(out, axis=1, keepdims=True)
-            out = out / np.maximum(norms, 1e-12)
+            out = l2_normalize(out)
         return out
 
     def _compute(self, texts: list[str], batch_size: int, show_progress: bool | None,
