@@ -8,6 +8,15 @@ import typer
 from rich.table import Table
 
 from argsim.cli.groups import console, eval_app, rank_app, train_app
+from argsim.cli.training_options import (
+    CHECKPOINT_EVERY,
+    GRAD_ACCUM,
+    MAX_MINUTES,
+    MAX_STEPS,
+    RESUME,
+    budget,
+    placement,
+)
 
 SPLIT_HELP = ("ArgKP-2021 split under --data-dir: train, dev, train+dev, or any split laid out the same way "
               "(arguments_<split>.csv, key_points_<split>.csv, labels_<split>.csv). Ignored with --arguments.")
@@ -126,7 +135,9 @@ def rank_keypoints(
 
 def _evaluate_folder(folder: Path, eval_split: str | None, info: dict) -> dict:
     """Score `eval_split` with the freshly trained folder; add the mAPs to the training info."""
-    if not eval_split:
+    from argsim.training import is_main_process
+
+    if not eval_split or not is_main_process():
         return info
     from argsim.backend import get_encoder
     from argsim.data.argkp import load_argkp
@@ -142,10 +153,18 @@ def _evaluate_folder(folder: Path, eval_split: str | None, info: dict) -> dict:
         r = evaluate_map(preds, gold, formula=formula)
         info["eval"][formula] = {"split": eval_split, "strict": r.strict, "relaxed": r.relaxed}
     write_json(folder / "argsim_train.json", info)
+    from argsim.training.record import add_metrics
+
+    ev = info["eval"]["leaderboard"]
+    add_metrics(folder, {f"{eval_split}_strict_map": ev["strict"], f"{eval_split}_relaxed_map": ev["relaxed"]})
     return info
 
 
 def _print_training(info: dict, folder: Path) -> None:
+    from argsim.training import is_main_process
+
+    if not is_main_process():
+        return
     table = Table(title=f"trained {info['method']} -> {folder}")
     for col in ("train", "steps", "seconds", "s/epoch", "peak MB", "strict mAP", "relaxed mAP"):
         table.add_column(col, justify="right")
@@ -158,8 +177,10 @@ def _print_training(info: dict, folder: Path) -> None:
 
 @train_app.command("sbert")
 def train_sbert_cmd(
+    ctx: typer.Context,
     out: Path = typer.Option(Path("models/kpm-sbert"), help="Output folder (a sentence-transformers model)."),
-    model: str = typer.Option("minilm", help="Base model: minilm, mpnet or a sentence-transformers folder."),
+    model: str = typer.Option("minilm", help="Base model: minilm, mpnet, a sentence-transformers folder or a "
+                              "Hugging Face id (e.g. sentence-transformers/all-MiniLM-L6-v2)."),
     split: str = typer.Option("train", help="Training split of ArgKP-2021 (" + SPLIT_HELP + ")"),
     arguments: Path | None = typer.Option(None, help=ARGS_HELP),
     key_points: Path | None = typer.Option(None, help=KPS_HELP),
@@ -175,24 +196,29 @@ def train_sbert_cmd(
     lr: float = typer.Option(8e-6, help="Initial learning rate."),
     lr_end: float = typer.Option(1e-6, help="Final learning rate of the linear decay (= --lr for constant)."),
     max_seq_length: int = typer.Option(64, help="Token limit per sentence."),
-    max_steps: int = typer.Option(-1, help="Stop after this many steps (-1 = full epochs)."),
     train_layers: int = typer.Option(0, help="Train only the top N transformer layers on cached lower-layer states "
                                      "(BERT-type models; ~3x faster on CPU). 0 = the sentence-transformers "
                                      "trainer on the whole model."),
     eval_split: str | None = typer.Option("dev", help="ArgKP split to score after training ('' to skip)."),
+    max_steps: int | None = MAX_STEPS,
+    max_minutes: float | None = MAX_MINUTES,
+    grad_accum: int = GRAD_ACCUM,
+    checkpoint_every: int = CHECKPOINT_EVERY,
+    resume: bool = RESUME,
 ) -> None:
     """Fine-tune a Siamese SBERT on labelled argument/key point pairs; saves a sentence-transformers folder
     that `rank keypoints --model DIR` loads."""
     from argsim.data.argkp import load_kpm_input
     from argsim.kpm.sbert import SbertConfig, train_sbert
-    from argsim.settings import RUNTIME
 
+    where = placement(ctx)
+    plan = budget(max_steps, max_minutes, grad_accum, checkpoint_every, resume)
     data = load_kpm_input(split, arguments, key_points, labels, need_labels=True)
     cfg = SbertConfig(model=model, loss=loss, positive_target=positive_target, negative_target=negative_target,
                       contrastive_margin=contrastive_margin, pooling=pooling, epochs=epochs, batch_size=batch_size,
-                      lr=lr, lr_end=lr_end, max_seq_length=max_seq_length, seed=RUNTIME.seed, max_steps=max_steps,
-                      train_layers=train_layers)
-    info = train_sbert(data, out, cfg, quiet=RUNTIME.quiet)
+                      lr=lr, lr_end=lr_end, max_seq_length=max_seq_length, seed=where.seed,
+                      max_steps=max_steps or -1, train_layers=train_layers)
+    info = train_sbert(data, out, cfg, quiet=bool(ctx.obj and ctx.obj.quiet), placement=where, budget=plan)
     _print_training(_evaluate_folder(out, eval_split, info), out)
 
 
