@@ -224,6 +224,7 @@ def train_sbert_cmd(
 
 @train_app.command("mts")
 def train_mts_cmd(
+    ctx: typer.Context,
     out: Path = typer.Option(Path("models/kpm-mts"), help="Output folder; with --folds > 1 one sub-folder per "
                              "fold (fold_1 ... fold_k) and an ensemble manifest in OUT itself."),
     model: str = typer.Option("minilm", help="Backbone: minilm, mpnet or a transformers folder."),
@@ -268,6 +269,11 @@ def train_mts_cmd(
     eval_split: str | None = typer.Option("dev", help="With --folds 1: ArgKP split to score after training "
                                           "('' to skip). With folds: each fold model is scored on its held-out "
                                           "topics."),
+    max_steps: int | None = MAX_STEPS,
+    max_minutes: float | None = MAX_MINUTES,
+    grad_accum: int = GRAD_ACCUM,
+    checkpoint_every: int = CHECKPOINT_EVERY,
+    resume: bool = RESUME,
 ) -> None:
     """Train Matching The Statements (Phan et al. 2021): topic, statement and stance inputs, shared
     transformer with cls-last4 pooling, pseudo-label clusters in key-point-centred batches, tuplet margin +
@@ -276,7 +282,10 @@ def train_mts_cmd(
     from argsim.data.argkp import load_argkp, load_kpm_input
     from argsim.kpm.mts_model import MTSConfig
     from argsim.kpm.mts_train import train_folds, train_mts
-    from argsim.settings import RUNTIME
+
+    where = placement(ctx)
+    plan = budget(max_steps, max_minutes, grad_accum, checkpoint_every, resume)
+    quiet = bool(ctx.obj and ctx.obj.quiet)
 
     cfg = MTSConfig(model=model, variant=variant, pooling=pooling, stance_dim=stance_dim,
                     out_dim=out_dim or (_feature_size(model, pooling) if identity_init else 256),
@@ -286,10 +295,10 @@ def train_mts_cmd(
                     tuplet_margin_deg=tuplet_margin_deg, tuplet_scale=tuplet_scale, ipv_weight=ipv_weight,
                     miner_epsilon=miner_epsilon, freeze_layers=freeze_layers, train_layers=train_layers,
                     frozen_backbone=frozen_backbone, max_batches=max_batches,
-                    seed=RUNTIME.seed)
+                    seed=where.seed)
     if folds <= 1:
         data = load_kpm_input(split, arguments, key_points, labels, need_labels=True)
-        info = train_mts(data, out, cfg, quiet=RUNTIME.quiet, log_every=log_every, init=init)
+        info = train_mts(data, out, cfg, quiet=quiet, log_every=log_every, init=init, placement=where, budget=plan)
         _print_training(_evaluate_folder(out, eval_split, info), out)
         return
     if arguments is not None:
@@ -299,8 +308,12 @@ def train_mts_cmd(
     from argsim.kpm.mts_data import topic_folds
 
     train, dev = load_argkp("train"), load_argkp("dev")
-    infos = train_folds(train, dev, out, cfg, folds, only=fold or None, quiet=RUNTIME.quiet,
-                        log_every=log_every)
+    infos = train_folds(train, dev, out, cfg, folds, only=fold or None, quiet=quiet, log_every=log_every,
+                        placement=where, budget=plan)
+    from argsim.training import is_main_process
+
+    if not is_main_process():
+        return
     held = {i: h for i, (_, h) in enumerate(topic_folds(train, dev, folds), start=1)}
     _evaluate_folds(out, infos, held)
 
