@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import typer
 from rich.table import Table
 
 from argsim.cli.groups import console, eval_app, rank_app, train_app
+from argsim.cli.params import OUT_DIR, OUT_FILE
 from argsim.cli.training_options import (
     CHECKPOINT_EVERY,
     GRAD_ACCUM,
@@ -17,6 +19,11 @@ from argsim.cli.training_options import (
     budget,
     placement,
 )
+from argsim.cli.training_options import quiet as run_quiet
+
+Formula = Literal["leaderboard", "2021-09"]
+TieBreak = Literal["first", "random"]
+MtsVariant = Literal["mts", "qa", "simakp"]
 
 SPLIT_HELP = ("ArgKP-2021 split under --data-dir: train, dev, train+dev, or any split laid out the same way "
               "(arguments_<split>.csv, key_points_<split>.csv, labels_<split>.csv). Ignored with --arguments.")
@@ -51,12 +58,13 @@ def eval_map(
     arguments: Path | None = typer.Option(None, help=ARGS_HELP),
     key_points: Path | None = typer.Option(None, help=KPS_HELP),
     labels: Path | None = typer.Option(None, help=LABELS_HELP),
-    formula: str = typer.Option("leaderboard", help="leaderboard = plain AP of the kept top half (all "
+    formula: Formula = typer.Option("leaderboard", help="leaderboard = plain AP of the kept top half (all "
                                 "published results); 2021-09 = the organisers' later fix, AP x positives/kept."),
-    tie_break: str = typer.Option("first", help="An argument's best key point on tied scores: first (JSON "
+    tie_break: TieBreak = typer.Option("first", help="An argument's best key point on tied scores: first (JSON "
                                   "order, as the official code) or random (seeded by --seed)."),
     seed: int = typer.Option(0, help="Seed of --tie-break random."),
-    out: Path | None = typer.Option(None, help="Write the result (both mAPs and the per-group table) as JSON."),
+    out: Path | None = typer.Option(None, callback=OUT_FILE,
+                                    help="Write the result (both mAPs and the per-group table) as JSON."),
 ) -> None:
     """The official KPA-2021 Track 1 metric: strict and relaxed mAP over (topic, stance) groups.
 
@@ -93,8 +101,9 @@ def rank_keypoints(
     arg_template: str = typer.Option("{text}", help="The same for arguments."),
     threshold: float = typer.Option(0.5, help="Score from which an argument counts towards its best key "
                                     "point's coverage."),
-    out: Path = typer.Option(Path("out/kpm"), help="Output folder: predictions.json (eval map's input), "
-                             "best_keypoints.csv, coverage.csv, metrics.json."),
+    out: Path = typer.Option(Path("out/kpm"), callback=OUT_DIR,
+                             help="Output folder: predictions.json (eval map's input), "
+                                  "best_keypoints.csv, coverage.csv, metrics.json."),
 ) -> None:
     """Score each argument against the key points of its topic and stance; write the predictions, each
     argument's best key point and the per-key-point coverage table."""
@@ -178,27 +187,31 @@ def _print_training(info: dict, folder: Path) -> None:
 @train_app.command("sbert")
 def train_sbert_cmd(
     ctx: typer.Context,
-    out: Path = typer.Option(Path("models/kpm-sbert"), help="Output folder (a sentence-transformers model)."),
+    out: Path = typer.Option(Path("models/kpm-sbert"), callback=OUT_DIR,
+                             help="Output folder (a sentence-transformers model)."),
     model: str = typer.Option("minilm", help="Base model: minilm, mpnet, a sentence-transformers folder or a "
                               "Hugging Face id (e.g. sentence-transformers/all-MiniLM-L6-v2)."),
     split: str = typer.Option("train", help="Training split of ArgKP-2021 (" + SPLIT_HELP + ")"),
     arguments: Path | None = typer.Option(None, help=ARGS_HELP),
     key_points: Path | None = typer.Option(None, help=KPS_HELP),
     labels: Path | None = typer.Option(None, help=LABELS_HELP + " Required with --arguments."),
-    loss: str = typer.Option("cosine", help="cosine = regression of the cosine towards --positive-target / "
-                             "--negative-target (the report's best); contrastive = ContrastiveLoss."),
+    loss: Literal["cosine", "contrastive"] = typer.Option("cosine",
+        help="cosine = regression of the cosine towards --positive-target / "
+             "--negative-target (the report's best); contrastive = ContrastiveLoss."),
     positive_target: float = typer.Option(1.0, help="Cosine target of matching pairs."),
     negative_target: float = typer.Option(0.5, help="Cosine target of non-matching pairs."),
     contrastive_margin: float = typer.Option(0.5, help="Margin (cosine distance) of the contrastive loss."),
-    pooling: str | None = typer.Option(None, help="mean or cls; default keeps the model's own pooling."),
-    epochs: float = typer.Option(1.0, help="Epochs over the labelled pairs (the report: >1 overfits)."),
-    batch_size: int = typer.Option(16, help="Pairs per batch (the report used 16)."),
+    pooling: Literal["mean", "cls"] | None = typer.Option(None,
+                                                          help="mean or cls; default keeps the model's own pooling."),
+    epochs: float = typer.Option(1.0, min=0.01, help="Epochs over the labelled pairs (the report: >1 overfits)."),
+    batch_size: int = typer.Option(16, min=1, help="Pairs per batch (the report used 16)."),
     lr: float = typer.Option(8e-6, help="Initial learning rate."),
     lr_end: float = typer.Option(1e-6, help="Final learning rate of the linear decay (= --lr for constant)."),
-    max_seq_length: int = typer.Option(64, help="Token limit per sentence."),
-    train_layers: int = typer.Option(0, help="Train only the top N transformer layers on cached lower-layer states "
-                                     "(BERT-type models; ~3x faster on CPU). 0 = the sentence-transformers "
-                                     "trainer on the whole model."),
+    max_seq_length: int = typer.Option(64, min=1, help="Token limit per sentence."),
+    train_layers: int = typer.Option(0, min=0,
+                                     help="Train only the top N transformer layers on cached lower-layer states "
+                                          "(BERT-type models; ~3x faster on CPU). 0 = the sentence-transformers "
+                                          "trainer on the whole model."),
     eval_split: str | None = typer.Option("dev", help="ArgKP split to score after training ('' to skip)."),
     max_steps: int | None = MAX_STEPS,
     max_minutes: float | None = MAX_MINUTES,
@@ -218,53 +231,54 @@ def train_sbert_cmd(
                       contrastive_margin=contrastive_margin, pooling=pooling, epochs=epochs, batch_size=batch_size,
                       lr=lr, lr_end=lr_end, max_seq_length=max_seq_length, seed=where.seed,
                       max_steps=max_steps or -1, train_layers=train_layers)
-    info = train_sbert(data, out, cfg, quiet=bool(ctx.obj and ctx.obj.quiet), placement=where, budget=plan)
+    info = train_sbert(data, out, cfg, quiet=run_quiet(ctx), placement=where, budget=plan)
     _print_training(_evaluate_folder(out, eval_split, info), out)
 
 
 @train_app.command("mts")
 def train_mts_cmd(
     ctx: typer.Context,
-    out: Path = typer.Option(Path("models/kpm-mts"), help="Output folder; with --folds > 1 one sub-folder per "
-                             "fold (fold_1 ... fold_k) and an ensemble manifest in OUT itself."),
+    out: Path = typer.Option(Path("models/kpm-mts"), callback=OUT_DIR,
+                             help="Output folder; with --folds > 1 one sub-folder per "
+                                  "fold (fold_1 ... fold_k) and an ensemble manifest in OUT itself."),
     model: str = typer.Option("minilm", help="Backbone: minilm, mpnet or a transformers folder."),
-    variant: str = typer.Option("mts", help="mts (the paper's model), qa ('topic [SEP] statement' inputs, "
+    variant: MtsVariant = typer.Option("mts", help="mts (the paper's model), qa ('topic [SEP] statement' inputs, "
                                 "section 5.4) or simakp (pair-wise contrastive baseline, section 5.4)."),
     split: str = typer.Option("train", help="Training split (" + SPLIT_HELP + ")"),
     arguments: Path | None = typer.Option(None, help=ARGS_HELP),
     key_points: Path | None = typer.Option(None, help=KPS_HELP),
     labels: Path | None = typer.Option(None, help=LABELS_HELP + " Required with --arguments."),
-    pooling: str = typer.Option("cls-last4", help="cls-last4 (paper), cls or mean."),
-    stance_dim: int = typer.Option(32, help="N: stance embedding size."),
-    out_dim: int | None = typer.Option(None, help="D: final embedding size (256; with --identity-init the "
+    pooling: Literal["cls-last4", "cls", "mean"] = typer.Option("cls-last4", help="cls-last4 (paper), cls or mean."),
+    stance_dim: int = typer.Option(32, min=1, help="N: stance embedding size."),
+    out_dim: int | None = typer.Option(None, min=1, help="D: final embedding size (256; with --identity-init the "
                                        "backbone's feature size)."),
     identity_init: bool = typer.Option(False, help="Initialise the projection to pass the statement's own "
                                        "embedding through (topic/stance blocks zero), so training starts from "
                                        "the zero-shot encoder; use with --pooling mean for sentence encoders."),
-    epochs: int = typer.Option(2, help="Epochs (each = one batch per key point)."),
+    epochs: int = typer.Option(2, min=1, help="Epochs (each = one batch per key point)."),
     lr: float = typer.Option(3e-5, help="Learning rate of the transformer (linear decay after warm-up)."),
     head_lr: float = typer.Option(1e-3, help="Learning rate of the stance and projection layers."),
-    max_pos: int = typer.Option(30, help="Matching arguments per key-point batch."),
-    max_neg: int = typer.Option(90, help="Non-matching (but matched elsewhere) arguments per batch."),
-    max_unmatched: int = typer.Option(15, help="Arguments matching no key point per batch (own clusters)."),
-    pair_batch_size: int = typer.Option(32, help="Pairs per batch for --variant simakp."),
+    max_pos: int = typer.Option(30, min=1, help="Matching arguments per key-point batch."),
+    max_neg: int = typer.Option(90, min=0, help="Non-matching (but matched elsewhere) arguments per batch."),
+    max_unmatched: int = typer.Option(15, min=0, help="Arguments matching no key point per batch (own clusters)."),
+    pair_batch_size: int = typer.Option(32, min=1, help="Pairs per batch for --variant simakp."),
     tuplet_margin_deg: float = typer.Option(5.73, help="Tuplet margin beta IN DEGREES (pytorch-metric-learning "
                                             "converts to radians; 5.73 deg = 0.1 rad)."),
     tuplet_scale: float = typer.Option(64.0, help="Tuplet scale s."),
     ipv_weight: float = typer.Option(0.5, help="Weight of the intra-pair variance loss."),
     miner_epsilon: float = typer.Option(0.2, help="Multi-similarity miner epsilon (cosine)."),
-    freeze_layers: int = typer.Option(0, help="Freeze embeddings + the first N transformer layers (CPU speed)."),
-    train_layers: int = typer.Option(0, help="Train only the top N transformer layers, caching the frozen lower "
+    freeze_layers: int = typer.Option(0, min=0, help="Freeze embeddings + the first N transformer layers (CPU speed)."),
+    train_layers: int = typer.Option(0, min=0, help="Train only the top N transformer layers, caching the frozen lower "
                                      "layers' states once per text (BERT-type backbones; ~3x faster on CPU). "
                                      "0 = fine-tune everything (the paper)."),
     frozen_backbone: bool = typer.Option(False, help="Train only the stance and projection layers on the frozen "
                                          "backbone's features (encoded once through the backend cache)."),
-    max_batches: int = typer.Option(0, help="Batches per epoch (0 = all): for quick runs."),
-    log_every: int = typer.Option(10, help="Print the running loss every N steps to stderr (0 = never)."),
+    max_batches: int = typer.Option(0, min=0, help="Batches per epoch (0 = all): for quick runs."),
+    log_every: int = typer.Option(10, min=0, help="Print the running loss every N steps to stderr (0 = never)."),
     init: Path | None = typer.Option(None, help="Continue training from this saved MTS folder (e.g. more epochs); "
                                      "the architecture options must match it."),
-    folds: int = typer.Option(1, help="Topic k-fold over train+dev (7 in the paper; fold 1 = official split)."),
-    fold: list[int] = typer.Option([], help="Train only these folds (repeatable); others already trained under "
+    folds: int = typer.Option(1, min=1, help="Topic k-fold over train+dev (7 in the paper; fold 1 = official split)."),
+    fold: list[int] = typer.Option([], min=1, help="Train only these folds (repeatable); others already trained under "
                                    "OUT are kept in the ensemble."),
     eval_split: str | None = typer.Option("dev", help="With --folds 1: ArgKP split to score after training "
                                           "('' to skip). With folds: each fold model is scored on its held-out "
@@ -285,7 +299,7 @@ def train_mts_cmd(
 
     where = placement(ctx)
     plan = budget(max_steps, max_minutes, grad_accum, checkpoint_every, resume)
-    quiet = bool(ctx.obj and ctx.obj.quiet)
+    quiet = run_quiet(ctx)
 
     cfg = MTSConfig(model=model, variant=variant, pooling=pooling, stance_dim=stance_dim,
                     out_dim=out_dim or (_feature_size(model, pooling) if identity_init else 256),
