@@ -122,8 +122,8 @@ def check_input(path: Path, spec: EmbedSpec) -> None:
 # ---------------------------------------------------------------- local engine
 
 
-def embed_local(path: Path, out: Path, spec: EmbedSpec, rows_per_shard: int = 100_000) -> dict:
-    """Encode with the backend (cache, resume) and write the shard folder."""
+def embed_local(path: Path, out: Path, spec: EmbedSpec, config=None, rows_per_shard: int = 100_000) -> dict:  # noqa: ANN001
+    """Encode with the backend (the run's cache, resumable) and write the shard folder."""
     import pyarrow.parquet as pq
 
     from argsim.backend import get_encoder
@@ -137,7 +137,7 @@ def embed_local(path: Path, out: Path, spec: EmbedSpec, rows_per_shard: int = 10
         texts = read_texts(path, column=spec.column)
         ids = None
     enc = get_encoder(spec.model, pooling=spec.pooling, max_seq_length=spec.max_seq_length,
-                      batch_size=spec.batch_size, device=spec.device)
+                      batch_size=spec.batch_size, config=config)
     vectors = enc.encode(texts, normalize=spec.normalize)
     keys = text_keys(texts)
     ids = ids or [k.hex() for k in keys]
@@ -159,10 +159,12 @@ class EmbedActor:
 
     def __init__(self, spec: EmbedSpec) -> None:
         from argsim.backend import get_encoder
+        from argsim.config import RunConfig
 
         self.spec = spec
         self.encoder = get_encoder(spec.model, pooling=spec.pooling, max_seq_length=spec.max_seq_length,
-                                   batch_size=spec.batch_size, device=spec.device)
+                                   batch_size=spec.batch_size, device=spec.device,
+                                   config=RunConfig(use_cache=False, quiet=True))
 
     def __call__(self, batch):  # noqa: ANN001, ANN204 (pyarrow.Table -> pyarrow.Table)
         import pyarrow as pa
@@ -199,7 +201,7 @@ def read_dataset(path: Path, spec: EmbedSpec):  # noqa: ANN201 (ray.data.Dataset
                                  convert_options=strings, file_extensions=None, num_cpus=IO_CPUS)
     if suffix in (".jsonl", ".ndjson"):
         return ray.data.read_json(str(path), lines=True, file_extensions=None, num_cpus=IO_CPUS)
-    return ray.data.read_text(str(path), drop_empty_lines=True, file_extensions=None, num_cpus=IO_CPUS)  # one column: text
+    return ray.data.read_text(str(path), drop_empty_lines=True, file_extensions=None, num_cpus=IO_CPUS)  # "text"
 
 
 def embed_ray(path: Path, out: Path, spec: EmbedSpec, engine, batch_rows: int = 256,  # noqa: ANN001
@@ -212,6 +214,10 @@ def embed_ray(path: Path, out: Path, spec: EmbedSpec, engine, batch_rows: int = 
     ctx = ray.data.DataContext.get_current()
     ctx.enable_progress_bars = not quiet
     ctx.print_on_execution_start = not quiet
+    if quiet:
+        import logging
+
+        logging.getLogger("ray.data").setLevel(logging.WARNING)
     gpus = engine.gpus()
     actors = workers or (gpus if gpus else engine.workers)
     device = "cuda" if gpus else "cpu"
