@@ -9,7 +9,7 @@
 Writes rows into bench/results/counterargs-ltr.json (merge). Timings on the shared 2-core machine are
 pessimistic (other jobs run at the same time); the load average is recorded with each row.
 
-    .venv/bin/python bench/bench_counter_ltr.py [--quick] [--pairs 300] [--points 16] [--workers 2]
+    .venv/bin/python bench/bench_counter_ltr.py [--quick] [--pairs 300] [--points 16] [--engine local|ray]
 """
 
 from __future__ import annotations
@@ -42,12 +42,13 @@ def load() -> float:
 
 
 def cpu_seconds() -> float:
-    """User + system CPU time of this process and its finished children (the forked WMD workers)."""
+    """User + system CPU time of this process and its finished children (not Ray workers: with --engine ray
+    the wall time is the figure to compare)."""
     t = os.times()
     return t.user + t.system + t.children_user + t.children_system
 
 
-def gensim_vs_argsim(corpus, n_pairs: int, workers: int, seed: int) -> tuple[list[ResultRow], dict]:  # noqa: ANN001
+def gensim_vs_argsim(corpus, n_pairs: int, engine, seed: int) -> tuple[list[ResultRow], dict]:  # noqa: ANN001
     kv = word_vectors("glove50")
     points = corpus.points("test")
     pools = build_pools(corpus, "test", "epa")
@@ -66,10 +67,10 @@ def gensim_vs_argsim(corpus, n_pairs: int, workers: int, seed: int) -> tuple[lis
     idx = np.array([(texts.setdefault(a, len(texts)), texts.setdefault(b, len(texts))) for a, b in pairs])
     from argsim.counter.lexical.wmd import WMDEngine
 
-    engine = WMDEngine(kv, list(texts), stopwords=stop)
-    ours = engine.distances(idx, workers=1)
+    wmd = WMDEngine(kv, list(texts), stopwords=stop)
+    ours = wmd.distances(idx)
     t_ours1, cpu_ours = time.perf_counter() - t0, cpu_seconds() - c0
-    ours2 = engine.distances(idx, workers=workers)  # parallel path (used from 2,000 pairs on) gives the same values
+    ours2 = wmd.distances(idx, engine=engine)  # the engine's path (from 2,000 pairs on) gives the same values
     finite = np.isfinite(ref)
     assert np.array_equal(finite, np.isfinite(ours)) and np.array_equal(ours, ours2)
     diff = float(np.max(np.abs(ref[finite] - ours[finite]))) if finite.any() else 0.0
@@ -95,7 +96,7 @@ def gensim_vs_argsim(corpus, n_pairs: int, workers: int, seed: int) -> tuple[lis
     return rows, info
 
 
-def cost_curve(corpus, n_points: int, workers: int, seed: int, gensim_rate: float) -> tuple[list[ResultRow], dict]:  # noqa: ANN001
+def cost_curve(corpus, n_points: int, engine, seed: int, gensim_rate: float) -> tuple[list[ResultRow], dict]:  # noqa: ANN001
     w = READINGS[DEFAULT_READING]
     rng = np.random.default_rng(seed)
     allp = corpus.points("test")
@@ -111,7 +112,7 @@ def cost_curve(corpus, n_points: int, workers: int, seed: int, gensim_rate: floa
             pts = chosen if (mode == "top" or mean_pool < 100) else chosen[: max(2, n_points // 8)]
             sub = {p.id: pools[p.id] for p in pts}
             t0, c0 = time.perf_counter(), cpu_seconds()
-            space = FeatureSpace(pts, sub, FeatureConfig(workers=workers))
+            space = FeatureSpace(pts, sub, FeatureConfig(), executor=engine)
             scores, stats = linear_scores(space, w, mode=mode, top_k=1, description=None)
             secs, cpu = time.perf_counter() - t0, cpu_seconds() - c0
             acc = accuracy_at_1({p.id: ([c.id for c in sub[p.id]], scores[p.id]) for p in pts},
@@ -121,7 +122,7 @@ def cost_curve(corpus, n_points: int, workers: int, seed: int, gensim_rate: floa
             rows.append(ResultRow(f"bench:simple-sd-{'pruned' if mode == 'top' else 'all-pairs'}", "glove50", "test",
                                   setting, "seconds_per_point", round(secs / len(pts), 4), seconds=round(secs, 2),
                                   extra={"points": len(pts), "mean_pool": mean_pool, "load": load(),
-                                         "solved_premise_share": round(stats.solved_share, 4), "workers": workers,
+                                         "solved_premise_share": round(stats.solved_share, 4), **engine.describe(),
                                          "cpu_seconds_per_point": round(cpu / len(pts), 4),
                                          "projected_full_test_minutes_on_2_idle_cores":
                                              round(cpu / len(pts) * 1401 / 2 / 60, 1)}))
@@ -160,17 +161,17 @@ def plot_curve(curve: dict, path: Path) -> None:
     fig.savefig(path, dpi=120)
 
 
-def full_epa(corpus, workers: int) -> list[ResultRow]:  # noqa: ANN001
+def full_epa(corpus, engine) -> list[ResultRow]:  # noqa: ANN001
     points = corpus.points("test")
     pools = build_pools(corpus, "test", "epa")
     gold = {p.id: corpus.true_counter(p).id for p in points}
     t0, c0 = time.perf_counter(), cpu_seconds()
-    space = FeatureSpace(points, pools, FeatureConfig(workers=workers))
+    space = FeatureSpace(points, pools, FeatureConfig(), executor=engine)
     scores, stats = linear_scores(space, READINGS[DEFAULT_READING], mode="top", top_k=1, description="epa")
     secs, cpu = time.perf_counter() - t0, cpu_seconds() - c0
     acc = accuracy_at_1({p.id: ([c.id for c in pools[p.id]], scores[p.id]) for p in points}, gold)
     extra = {"points": len(points), "pairs": stats.pairs, "solved_premise_share": round(stats.solved_share, 4),
-             "workers": workers, "load": load(), "reading": DEFAULT_READING, "cpu_seconds": round(cpu, 1)}
+             **engine.describe(), "load": load(), "reading": DEFAULT_READING, "cpu_seconds": round(cpu, 1)}
     return [ResultRow("bench:simple-sd-full-epa", "glove50", "test", "epa", "seconds", round(secs, 1),
                       seconds=round(secs, 1), peak_mb=peak_memory_mb(), extra=extra | {"accuracy@1": acc})]
 
@@ -207,7 +208,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="small samples, no full-epa run")
     ap.add_argument("--pairs", type=int, default=300)
     ap.add_argument("--points", type=int, default=16)
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--engine", choices=("local", "ray"), default="local", help="where the WMD work runs")
+    ap.add_argument("--ray-address", default=None, help="Ray cluster (default $RAY_ADDRESS, else a local one)")
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--skip-full", action="store_true")
     ap.add_argument("--table", action="store_true", help="print the markdown results table and exit")
@@ -222,18 +224,21 @@ def main() -> None:
 
     RUNTIME.quiet = True
     corpus = load_counterargs()
+    from argsim.engine import get_engine
+
+    engine = get_engine(args.engine, address=args.ray_address)
     if args.full_only:
-        full = full_epa(corpus, args.workers)
+        full = full_epa(corpus, engine)
         print(f"full epa Simple-SD: {full[0].value} s, acc@1 {full[0].extra['accuracy@1']:.3f}, "
               f"CPU {full[0].extra['cpu_seconds']} s")
         cmd = " ".join([".venv/bin/python bench/bench_counter_ltr.py", *sys.argv[1:]])
         write_results("counterargs-ltr", full, command=cmd, env=environment(seed=args.seed, device="cpu"),
                       merge=True)
         return
-    rows, info = gensim_vs_argsim(corpus, args.pairs, args.workers, args.seed)
+    rows, info = gensim_vs_argsim(corpus, args.pairs, engine, args.seed)
     print(f"WMD same pairs: gensim {rows[0].value}/s, argsim {rows[1].value}/s (x{rows[2].value}), "
           f"max |diff| {info['max_abs_diff']:.2e}, gensim full epa projected {rows[3].value} h (load {info['load']})")
-    curve_rows, curve = cost_curve(corpus, args.points, args.workers, args.seed, info["gensim_wmd_per_cpu_second"])
+    curve_rows, curve = cost_curve(corpus, args.points, engine, args.seed, info["gensim_wmd_per_cpu_second"])
     for s, r in curve.items():
         print(f"{s:5s} pool {r['mean_pool']:7.1f}: pruned {r['top']['seconds_per_point']:.3f} s/pt "
               f"({r['top']['cpu_seconds_per_point']:.3f} CPU s/pt) "
@@ -241,7 +246,7 @@ def main() -> None:
               f"gensim {r['gensim_seconds_per_point']:.3f} s/pt")
     rows += curve_rows
     if not args.skip_full:
-        full = full_epa(corpus, args.workers)
+        full = full_epa(corpus, engine)
         print(f"full epa Simple-SD: {full[0].value} s, acc@1 {full[0].extra['accuracy@1']:.3f}")
         rows += full
     cmd = " ".join([".venv/bin/python bench/bench_counter_ltr.py", *sys.argv[1:]])

@@ -50,7 +50,7 @@ def test_simple_sd_weight_mapping():
 
 def test_pruned_ranking_equals_exact(corpus):
     points, pools, gold = _slice(corpus, "sda", 12)
-    space = FeatureSpace(points, pools, FeatureConfig(workers=1))
+    space = FeatureSpace(points, pools, FeatureConfig())
     w = READINGS["max-min"]
     exact, st_none = linear_scores(space, w, mode="none", description=None)
     ranked, st_rank = linear_scores(space, w, gold=gold, mode="rank", description=None)
@@ -97,7 +97,7 @@ def test_ltr_trains_and_ranks_better_than_random(corpus, tmp_path):
     from argsim.counter.ltr.model import LTRModel
     from argsim.counter.ltr.training import train_ltr
 
-    saved = train_ltr(corpus, "sdoc", ("logreg-part", "xgboost-part"), FeatureConfig(workers=1), neg_per_point=3,
+    saved = train_ltr(corpus, "sdoc", ("logreg-part", "xgboost-part"), FeatureConfig(), neg_per_point=3,
                       out_dir=tmp_path, limit=120)
     model, meta = LTRModel.load(saved["logreg-part"])
     assert meta["sampling"]["points"] == 120 and meta["sampling"]["positives"] == 120
@@ -106,7 +106,7 @@ def test_ltr_trains_and_ranks_better_than_random(corpus, tmp_path):
     from argsim.counter.core.registry import get_ranker
 
     for method in ("logreg-part", "xgboost-part"):
-        scores = get_ranker(method).fn(points, pools, model=str(saved[method]), workers=1)
+        scores = get_ranker(method).fn(points, pools, model=str(saved[method]))
         acc = accuracy_at_1({p.id: ([c.id for c in pools[p.id]], scores[p.id]) for p in points}, gold)
         assert acc > random_accuracy_at_1([len(v) for v in pools.values()]) + 0.15, method
 

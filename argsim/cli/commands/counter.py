@@ -7,8 +7,9 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from argsim.cli.groups import console, eval_app, rank_app, train_app
+from argsim.cli.groups import console, eval_app, rank_app, run_config, train_app
 from argsim.counter.lexical.stopwords import DEFAULT_STOPWORDS
+from argsim.engine import engine_from_config
 
 STOPWORDS_HELP = "Stop words dropped for Manhattan, WMD and TF cosine: gensim (gensim's English list) or none."
 SETTING_HELP = ("sdoc | sdc | sdoa | sda | stc | sta | epc | epa (same debate / same theme / entire portal; "
@@ -17,6 +18,7 @@ SETTING_HELP = ("sdoc | sdc | sdoa | sda | stc | sta | epc | epa (same debate / 
 
 @rank_app.command("counterargs")
 def rank_counterargs(
+    ctx: typer.Context,
     method: str = typer.Option("bm25", "--method", "-m", help="Ranking method: simple-sd, logreg-part, logreg-full, "
                                "xgboost-part, xgboost-full, bm25, tf-cosine, emb-cosine, feature:<name> (one "
                                "feature), or a neural ranker; `--list` shows all."),
@@ -29,7 +31,8 @@ def rank_counterargs(
     model: str | None = typer.Option(None, help="Encoder / model for rankers that need one (minilm, glove50, "
                                      "a folder, or a trained LTR model folder for logreg/xgboost)."),
     opt: list[str] = typer.Option([], "--opt", help="Ranker option key=value, repeatable (e.g. "
-                                  "weights=-0.1,-0.1,0,0.9,0,0,0,0.9, bm25_idf=okapi, workers=2)."),
+                                  "weights=-0.1,-0.1,0,0.9,0,0,0,0.9, bm25_idf=okapi); bulk work runs on the "
+                                  "global --engine."),
     top_k: int = typer.Option(10, help="Candidates stored per point in the ranking."),
     label: str | None = typer.Option(None, help="Method name written into the ranking and results (default: the "
                                      "method, with [reading] for Simple-SD readings)."),
@@ -59,18 +62,19 @@ def rank_counterargs(
     options = parse_options(opt)
     if model:
         options["model"] = model
+    engine = engine_from_config(run_config(ctx))
     runs, records = [], []
     if input_file is not None:
         from argsim.counter.core.userdata import load_user_arguments
 
         points, pools, gold = load_user_arguments(input_file, candidates=candidates)
         runs.append(run_ranker(method, points, pools, gold, setting="user", split=input_file.stem,
-                               options=options, top_k=top_k, label=label))
+                               options=options, top_k=top_k, label=label, engine=engine))
     else:
         for s in setting:
             points, pools, gold = dataset_points(split, s, limit=limit, sample=sample, seed=RUNTIME.seed)
             runs.append(run_ranker(method, points, pools, gold, setting=s, split=split, options=options,
-                                   top_k=top_k, label=label))
+                                   top_k=top_k, label=label, engine=engine))
     for r in runs:
         records += r.records
     write_jsonl(out, records)
@@ -127,6 +131,7 @@ def _print_summary(records: list[dict], runs: dict, task: str | None = None, tie
 
 @train_app.command("ltr")
 def train_ltr_cmd(
+    ctx: typer.Context,
     setting: list[str] = typer.Option(["sdoc"], "--setting", "-s", help=SETTING_HELP + "; one model per setting, "
                                       "trained on the training split's pools of that setting."),
     method: list[str] = typer.Option(["logreg-part", "logreg-full", "xgboost-part", "xgboost-full"], "--method",
@@ -139,7 +144,6 @@ def train_ltr_cmd(
     word_vectors: str = typer.Option("glove50", help="WMD word vectors: glove50, w2v-training, or a file."),
     stopwords: str = typer.Option(DEFAULT_STOPWORDS, help=STOPWORDS_HELP),
     bert_model: str = typer.Option("minilm", help="Encoder for the BERT-cosine features (x17..x20)."),
-    workers: int = typer.Option(2, help="Processes for the WMD features."),
     out: Path = typer.Option(Path("models/counter/ltr"), help="Models go to OUT/<setting>/<method>/."),
 ) -> None:
     """Fit logistic-regression / XGBoost rankers (appendix B.1 hyper-parameters) pointwise on counterargs-18
@@ -165,11 +169,12 @@ def train_ltr_cmd(
     table = Table(title="trained LTR models")
     for col in ("setting", "method", "pairs", "positives", "folder", "s"):
         table.add_column(col)
-    config = FeatureConfig(word_vectors=word_vectors, bert_model=bert_model, workers=workers, stopwords=stopwords)
+    config = FeatureConfig(word_vectors=word_vectors, bert_model=bert_model, stopwords=stopwords)
+    engine = engine_from_config(run_config(ctx))
     for s in setting:
         with timed() as t:
             saved = train_ltr(corpus, s, tuple(method), config, neg_per_point=neg_per_point or None,
-                              seed=RUNTIME.seed, out_dir=out, limit=limit, user_data=user_data)
+                              seed=RUNTIME.seed, out_dir=out, limit=limit, user_data=user_data, engine=engine)
         from argsim.io import read_json
 
         for m, folder in saved.items():
@@ -180,6 +185,7 @@ def train_ltr_cmd(
 
 @train_app.command("simple-sd")
 def train_simple_sd(
+    ctx: typer.Context,
     setting: list[str] = typer.Option(["sdoc", "sda"], "--setting", "-s", help=SETTING_HELP),
     split: str = typer.Option("validation", help="Split to compare / tune on."),
     limit: int | None = typer.Option(None, help="Random sample of N points per setting (seeded)."),
@@ -189,7 +195,6 @@ def train_simple_sd(
                                             "else the first)."),
     word_vectors: str = typer.Option("glove50", help="WMD word vectors: glove50, w2v-training, or a file."),
     stopwords: str = typer.Option(DEFAULT_STOPWORDS, help=STOPWORDS_HELP),
-    workers: int = typer.Option(2, help="Processes for the WMD."),
     out: Path = typer.Option(Path("models/counter/simple-sd.json"), help="JSON with the readings' accuracies "
                              "and the tuned weights (pass it to `rank counterargs --opt weights=FILE`)."),
     task: str | None = typer.Option(None, help="Also merge the figures into bench/results/<task>.json."),
@@ -204,6 +209,7 @@ def train_simple_sd(
     from argsim.results import ResultRow, environment, timed, write_results
     from argsim.settings import RUNTIME
 
+    engine = engine_from_config(run_config(ctx))
     report: dict = {"split": split, "word_vectors": word_vectors, "stopwords": stopwords, "limit": limit,
                     "seed": RUNTIME.seed,
                     "readings": {}}
@@ -215,7 +221,7 @@ def train_simple_sd(
     for s in setting:
         points, pools, gold = dataset_points(split, s, sample=limit, seed=RUNTIME.seed)
         with timed() as t:
-            accs = compare_readings(points, pools, gold, word_vectors=word_vectors, workers=workers,
+            accs = compare_readings(points, pools, gold, word_vectors=word_vectors, engine=engine,
                                     stopwords=stopwords)
         report["readings"][s] = accs | {"points": len(points), "seconds": t["seconds"]}
         table.add_row(s, *[f"{accs[n]:.3f}" for n in READINGS])
@@ -226,11 +232,11 @@ def train_simple_sd(
     if tune:
         s = tune_setting or ("sda" if "sda" in setting else setting[0])
         points, pools, gold = dataset_points(split, s, sample=limit, seed=RUNTIME.seed)
-        feats = pool_features(points, pools, FeatureConfig(word_vectors=word_vectors, workers=workers,
-                                                            stopwords=stopwords), 8)
+        feats = pool_features(points, pools, FeatureConfig(word_vectors=word_vectors, stopwords=stopwords), 8,
+                              engine=engine)
         ids = {p.id: [c.id for c in pools[p.id]] for p in points}
         accs = report["readings"].get(s) or compare_readings(points, pools, gold, word_vectors=word_vectors,
-                                                             workers=workers, stopwords=stopwords)
+                                                             engine=engine, stopwords=stopwords)
         best_reading = max(READINGS, key=lambda n: accs[n])
         w, acc, trace = tune_weights(feats, ids, gold, READINGS[best_reading])
         report["tuned"] = {"setting": s, "start": best_reading, "weights": w.tolist(), "accuracy": acc,

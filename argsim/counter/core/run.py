@@ -10,6 +10,7 @@ import numpy as np
 from argsim.counter.core.evaluation import ranking_records
 from argsim.counter.core.registry import get_ranker
 from argsim.data.counterargs import SETTINGS, SPLITS, Argument, build_pools, load_counterargs
+from argsim.engine.base import Engine
 from argsim.errors import ArgsimError
 from argsim.results import peak_memory_mb, timed
 
@@ -85,13 +86,18 @@ def default_label(method: str, options: dict) -> str:
 
 def run_ranker(method: str, points: list[Argument], pools: dict[str, list[Argument]], gold: dict[str, str | None],
                setting: str, split: str, options: dict | None = None, top_k: int = 10,
-               label: str | None = None) -> RankRun:
-    """Score every pool with ranker `method` and turn the scores into ranking records (method = `label`)."""
+               label: str | None = None, engine: Engine | None = None) -> RankRun:
+    """Score every pool with ranker `method` and turn the scores into ranking records (method = `label`).
+
+    `engine` (an `argsim.engine` engine; None: this process) is handed to the ranker, which runs its bulk work
+    (exact WMDs, pruned ranking) there; rankers without bulk work ignore it.
+    """
     info = get_ranker(method)
     options = dict(options or {})
     label = label or default_label(method, options)
     with timed() as t:
-        scores = info.fn(points, pools, split=split, setting=setting, gold=gold, top_k=top_k, **options)
+        scores = info.fn(points, pools, split=split, setting=setting, gold=gold, top_k=top_k, engine=engine,
+                         **options)
     records = ranking_records(points, pools, scores, gold, method=label, setting=setting, split=split, top_k=top_k)
     exact = bool(getattr(scores, "exact_rank", True))
     for r in records:

@@ -21,6 +21,7 @@ from argsim.counter.core.registry import ScoreDict, register_ranker, register_ra
 from argsim.counter.lexical.features import FEATURE_NAMES, N_PART, FeatureConfig, FeatureSpace
 from argsim.counter.lexical.prune import linear_scores
 from argsim.counter.lexical.stopwords import DEFAULT_STOPWORDS
+from argsim.engine.base import Engine, LocalEngine
 from argsim.metrics.ranking import accuracy_at_1
 
 
@@ -57,20 +58,21 @@ def resolve_weights(reading: str | None = None, weights: list[float] | str | Non
     return READINGS[name]
 
 
-def _space(points, pools, word_vectors: str, workers: int, stopwords: str) -> FeatureSpace:  # noqa: ANN001
-    """The feature space of the first 8 features (Manhattan + WMD) with the rankers' options."""
-    return FeatureSpace(points, pools, FeatureConfig(word_vectors=word_vectors, workers=workers, stopwords=stopwords))
+def _space(points, pools, word_vectors: str, engine: Engine | None, stopwords: str) -> FeatureSpace:  # noqa: ANN001
+    """The feature space of the first 8 features (Manhattan + WMD) with the rankers' options, on `engine`."""
+    return FeatureSpace(points, pools, FeatureConfig(word_vectors=word_vectors, stopwords=stopwords),
+                        executor=engine or LocalEngine())
 
 
 @register_ranker("simple-sd", help="Simple-SD: weighted Manhattan + WMD similarities of conclusion and premise "
                                    "(opts: reading=literal|interleaved|max-min|sum-min, weights=8 numbers or a "
                                    "tuned JSON, word_vectors=glove50|w2v-training, stopwords=gensim|none, "
-                                   "prune=top|rank|none, workers=2)")
+                                   "prune=top|rank|none; --engine ray spreads the pools over Ray)")
 def simple_sd_ranker(points, pools, reading: str | None = None, weights=None, word_vectors: str = "glove50",  # noqa: ANN001, ANN201
-                     prune: str = "top", workers: int = 2, gold: dict | None = None, top_k: int = 10,
+                     prune: str = "top", engine: Engine | None = None, gold: dict | None = None, top_k: int = 10,
                      stopwords: str = DEFAULT_STOPWORDS, **_):
     w = resolve_weights(reading, weights)
-    space = _space(points, pools, word_vectors, workers, stopwords)
+    space = _space(points, pools, word_vectors, engine, stopwords)
     scores, stats = linear_scores(space, w, gold=gold if prune == "rank" else None,
                                   mode="none" if prune == "none" else ("rank" if prune == "rank" else "top"),
                                   top_k=top_k, description="Simple-SD")
@@ -89,9 +91,9 @@ def single_feature_ranker(feature: str):  # noqa: ANN201
     w[FEATURE_NAMES.index(feature)] = 1.0
     w = w[: 4 * (FEATURE_NAMES.index(feature) // 4 + 1)]
 
-    def rank(points, pools, word_vectors: str = "glove50", workers: int = 2, top_k: int = 10,  # noqa: ANN001, ANN202
+    def rank(points, pools, word_vectors: str = "glove50", engine: Engine | None = None, top_k: int = 10,  # noqa: ANN001, ANN202
              stopwords: str = DEFAULT_STOPWORDS, **_):
-        space = _space(points, pools, word_vectors, workers, stopwords)
+        space = _space(points, pools, word_vectors, engine, stopwords)
         scores, stats = linear_scores(space, w, mode="top", top_k=top_k, description=feature)
         return ScoreDict(scores, exact_rank=False, stats=stats.__dict__)
 
@@ -133,10 +135,10 @@ def tune_weights(features: dict[str, np.ndarray], ids: dict[str, list[str]], gol
 
 
 def compare_readings(points, pools, gold: dict[str, str], readings: dict[str, np.ndarray] | None = None,  # noqa: ANN001
-                     word_vectors: str = "glove50", workers: int = 2,
+                     word_vectors: str = "glove50", engine: Engine | None = None,
                      stopwords: str = DEFAULT_STOPWORDS) -> dict[str, float]:
     """Exact accuracy@1 of each weight reading on the given pools (pruned search, one shared feature space)."""
-    space = _space(points, pools, word_vectors, workers, stopwords)
+    space = _space(points, pools, word_vectors, engine, stopwords)
     out = {}
     for name, w in (readings or READINGS).items():
         scores, _ = linear_scores(space, w, mode="top", top_k=1, description=f"Simple-SD {name}")
