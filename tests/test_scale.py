@@ -74,3 +74,36 @@ def test_engine_ray_needs_a_folder_and_existing_columns(tmp_path, fifty_sentence
                                  "body", "--out", str(tmp_path / "shards")])
     assert result.exit_code == 2 and "missing column(s) body" in result.output
     assert not (tmp_path / "shards").exists()
+
+
+@pytest.fixture(scope="module")
+def sda_slice(data_dir):
+    from argsim.data.counterargs import build_pools, load_counterargs
+
+    corpus = load_counterargs(data_dir)
+    points = corpus.points("test")[::280][:5]
+    pools = build_pools(corpus, "test", "sda")
+    return points, {p.id: pools[p.id] for p in points}, {p.id: corpus.true_counter(p).id for p in points}
+
+
+def test_ray_pair_work_equals_local(ray_session, sda_slice):
+    """Exact WMDs, pruned Simple-SD and a logistic-regression-like linear score with a negative WMD weight:
+    the same numbers on Ray tasks as in this process (counterargs-18 test, sda, 5 points)."""
+    from argsim.counter.lexical.features import FeatureConfig, FeatureSpace
+    from argsim.counter.lexical.prune import linear_scores
+    from argsim.counter.lexical.simplesd import READINGS
+
+    points, pools, gold = sda_slice
+    ray_engine = get_engine("ray")
+    local = FeatureSpace(points, pools, FeatureConfig())
+    remote = FeatureSpace(points, pools, FeatureConfig(), executor=ray_engine)
+    cl, _, u = local.text_ids
+    pairs = np.stack(np.meshgrid(cl, u[:30]), -1).reshape(-1, 2)
+    np.testing.assert_array_equal(local.engine.distances(pairs), local.engine.distances(pairs, ray_engine, 0))
+    mixed = np.array([0.2, -0.3, 0.1, 0.5, -0.4, 0.3, 0.2, 0.9])  # negative WMD weights use the upper bounds too
+    for w, mode in ((READINGS["literal"], "top"), (mixed, "rank")):
+        a, sa = linear_scores(local, w, gold=gold, mode=mode, description=None)
+        b, sb = linear_scores(remote, w, gold=gold, mode=mode, description=None)
+        assert sa == sb
+        for pid in a:
+            np.testing.assert_array_equal(a[pid], b[pid])

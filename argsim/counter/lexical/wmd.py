@@ -107,10 +107,11 @@ class WMDEngine:
             return 0.0
         return emd_cost(self.weights[i], self.weights[j], m)
 
-    def distances(self, pairs: np.ndarray, engine=None) -> np.ndarray:  # noqa: ANN001 (argsim.engine.Engine)
-        """Exact WMD of each (i, j) row of `pairs`, on `engine` (None: this process) in chunks of pairs."""
+    def distances(self, pairs: np.ndarray, engine=None, min_pairs: int = 2000) -> np.ndarray:  # noqa: ANN001
+        """Exact WMD of each (i, j) row of `pairs`, on `engine` (an `argsim.engine` engine; None: this process)
+        in chunks of pairs when there are at least `min_pairs`."""
         pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
-        if engine is None or engine.workers <= 1 or len(pairs) < 2000:
+        if engine is None or engine.workers <= 1 or len(pairs) < max(min_pairs, 1):
             return _distances_chunk(self, pairs)
         chunks = np.array_split(pairs, max(engine.workers * 8, len(pairs) // 5000))
         return np.concatenate(engine.map(_distances_chunk, chunks, self, description="exact WMD", block=1))
