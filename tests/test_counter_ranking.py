@@ -12,13 +12,13 @@ from argsim.cli.app import app
 from argsim.counter.lexical.features import FEATURE_NAMES, FeatureConfig, FeatureSpace
 from argsim.counter.lexical.prune import linear_scores
 from argsim.counter.lexical.simplesd import READINGS, resolve_weights
-from argsim.data.counterargs import build_pools, load_counterargs
+from argsim.data.counterargs import build_pools
 from argsim.metrics.ranking import accuracy_at_1, mrr, random_accuracy_at_1
 
 
 @pytest.fixture(scope="module")
-def corpus(data_dir):
-    return load_counterargs(data_dir)
+def corpus(counterargs_corpus):
+    return counterargs_corpus
 
 
 def _slice(corpus, setting, n, split="test"):

@@ -77,10 +77,10 @@ def test_engine_ray_needs_a_folder_and_existing_columns(tmp_path, fifty_sentence
 
 
 @pytest.fixture(scope="module")
-def sda_slice(data_dir):
-    from argsim.data.counterargs import build_pools, load_counterargs
+def sda_slice(counterargs_corpus):
+    from argsim.data.counterargs import build_pools
 
-    corpus = load_counterargs(data_dir)
+    corpus = counterargs_corpus
     points = corpus.points("test")[::280][:5]
     pools = build_pools(corpus, "test", "sda")
     return points, {p.id: pools[p.id] for p in points}, {p.id: corpus.true_counter(p).id for p in points}
