@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -95,6 +96,7 @@ def run_ranker(method: str, points: list[Argument], pools: dict[str, list[Argume
     info = get_ranker(method)
     options = dict(options or {})
     label = label or default_label(method, options)
+    load_start = os.getloadavg()[0]
     with timed() as t:
         scores = info.fn(points, pools, split=split, setting=setting, gold=gold, top_k=top_k, engine=engine,
                          **options)
@@ -105,6 +107,10 @@ def run_ranker(method: str, points: list[Argument], pools: dict[str, list[Argume
     stats = getattr(scores, "stats", None)
     if stats:
         options = options | {"stats": stats}
+    # the machine is shared: the load average beside the time says what the time means
+    options = options | {"load_average": [round(load_start, 2), round(os.getloadavg()[0], 2)]}
+    if engine is not None:
+        options = options | {"engine": engine.describe()}
     return RankRun(method=label, setting=setting, split=split, records=records, seconds=t["seconds"],
                    peak_mb=peak_memory_mb(), n_points=len(points), n_pairs=sum(len(v) for v in pools.values()),
                    options=options)
