@@ -107,3 +107,26 @@ def test_ray_pair_work_equals_local(ray_session, sda_slice):
         assert sa == sb
         for pid in a:
             np.testing.assert_array_equal(a[pid], b[pid])
+
+
+def test_ivf_recall_and_exact_rerank_of_ivfpq():
+    from argsim.counter.neural.index import build_index, exact_index, recall_at_k, rerank_exact
+
+    rng = np.random.default_rng(0)
+    centers = rng.normal(size=(16, 32))
+    x = (centers[rng.integers(0, 16, 4000)] + 0.4 * rng.normal(size=(4000, 32))).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    q = x[:40] + 0.05 * rng.normal(size=(40, 32)).astype(np.float32)
+    exact_scores, exact = exact_index(x).search(q, 10)
+    every_list = build_index(x, "ivf", nlist=16, nprobe=16)  # probing every list is exact search
+    assert recall_at_k(every_list.search(q, 10)[1], exact, 10) == 1.0
+    pq = build_index(x, "ivfpq", nlist=16, nprobe=16, pq_m=8)
+    _, candidates = pq.search(q, 40)
+    scores, reranked = rerank_exact(x, q, candidates)
+    assert np.all(np.diff(scores, axis=1) <= 0)
+    assert recall_at_k(reranked, exact, 10) >= recall_at_k(candidates, exact, 10)
+    for row in range(len(q)):  # the rerank is the exact top of the candidate set
+        cand = candidates[row][candidates[row] >= 0]
+        best = cand[np.argsort(-(x[cand] @ q[row]), kind="stable")][:10]
+        assert set(best.tolist()) == set(reranked[row, :10].tolist())
+    np.testing.assert_allclose(scores[:, 0], np.einsum("qd,qd->q", q, x[reranked[:, 0]]), rtol=1e-6)

@@ -226,7 +226,7 @@ def embed_ray(path: Path, out: Path, spec: EmbedSpec, engine, batch_rows: int = 
     worker_spec = EmbedSpec(**{**spec.__dict__, "device": device})
     ds = read_dataset(path, spec).map_batches(
         EmbedActor, fn_constructor_kwargs={"spec": worker_spec}, batch_size=batch_rows, batch_format="pyarrow",
-        concurrency=actors, num_cpus=0 if gpus else 1, num_gpus=1 if gpus else 0)
+        compute=ray.data.ActorPoolStrategy(size=actors), num_cpus=0 if gpus else 1, num_gpus=1 if gpus else 0)
     with _staging(out) as tmp:
         try:
             ds.write_parquet(str(tmp), min_rows_per_file=min(rows_per_shard, 10_000),
