@@ -196,51 +196,27 @@ def train_simple_sd(
 ) -> None:
     """Compare the readings of Simple-SD's weights (literal, interleaved, max-min, sum-min) by accuracy@1 on
     the validation split and, with --tune, search better weights there."""
-    from argsim.counter.core.run import dataset_points
-    from argsim.counter.lexical.feature_cache import pool_features
-    from argsim.counter.lexical.features import FEATURE_NAMES, FeatureConfig
-    from argsim.counter.lexical.simplesd import READINGS, compare_readings, tune_weights
+    from argsim.counter.lexical.features import FEATURE_NAMES
+    from argsim.counter.lexical.simplesd import READINGS, study_readings, study_result_rows
     from argsim.io import write_json
-    from argsim.results import ResultRow, environment, timed, write_results
+    from argsim.results import environment, write_results
     from argsim.settings import RUNTIME
 
-    report: dict = {"split": split, "word_vectors": word_vectors, "stopwords": stopwords, "limit": limit,
-                    "seed": RUNTIME.seed,
-                    "readings": {}}
+    report = study_readings(split, list(setting), limit=limit, tune=tune, tune_setting=tune_setting,
+                            word_vectors=word_vectors, stopwords=stopwords, workers=workers, seed=RUNTIME.seed)
     table = Table(title=f"Simple-SD readings, accuracy@1 on {split}")
     table.add_column("setting")
     for name in READINGS:
         table.add_column(name, justify="right")
-    rows = []
-    for s in setting:
-        points, pools, gold = dataset_points(split, s, sample=limit, seed=RUNTIME.seed)
-        with timed() as t:
-            accs = compare_readings(points, pools, gold, word_vectors=word_vectors, workers=workers,
-                                    stopwords=stopwords)
-        report["readings"][s] = accs | {"points": len(points), "seconds": t["seconds"]}
+    for s, accs in report["readings"].items():
         table.add_row(s, *[f"{accs[n]:.3f}" for n in READINGS])
-        rows += [ResultRow(method=f"simple-sd[{n}]", model=word_vectors, split=split, setting=s, metric="accuracy@1",
-                           value=round(a, 4), seconds=t["seconds"], extra={"points": len(points)})
-                 for n, a in accs.items()]
     console.print(table)
-    if tune:
-        s = tune_setting or ("sda" if "sda" in setting else setting[0])
-        points, pools, gold = dataset_points(split, s, sample=limit, seed=RUNTIME.seed)
-        feats = pool_features(points, pools, FeatureConfig(word_vectors=word_vectors, workers=workers,
-                                                            stopwords=stopwords), 8)
-        ids = {p.id: [c.id for c in pools[p.id]] for p in points}
-        accs = report["readings"].get(s) or compare_readings(points, pools, gold, word_vectors=word_vectors,
-                                                             workers=workers, stopwords=stopwords)
-        best_reading = max(READINGS, key=lambda n: accs[n])
-        w, acc, trace = tune_weights(feats, ids, gold, READINGS[best_reading])
-        report["tuned"] = {"setting": s, "start": best_reading, "weights": w.tolist(), "accuracy": acc,
-                           "trace": trace, "features": list(FEATURE_NAMES[:8])}
-        report["weights"] = w.tolist()
-        console.print(f"tuned on {split}/{s}: accuracy@1 {acc:.3f} with weights "
-                      + ", ".join(f"{FEATURE_NAMES[i]}={v:g}" for i, v in enumerate(w) if v != 0))
-        rows.append(ResultRow(method="simple-sd[tuned]", model=word_vectors, split=split, setting=s,
-                              metric="accuracy@1", value=round(acc, 4), extra={"weights": w.tolist()}))
+    if "tuned" in report:
+        t = report["tuned"]
+        console.print(f"tuned on {split}/{t['setting']}: accuracy@1 {t['accuracy']:.3f} with weights "
+                      + ", ".join(f"{FEATURE_NAMES[i]}={v:g}" for i, v in enumerate(t["weights"]) if v != 0))
     write_json(out, report)
     console.print(f"written to {out}")
     if task:
-        write_results(task, rows, env=environment(seed=RUNTIME.seed, device=RUNTIME.device), merge=True)
+        write_results(task, study_result_rows(report), env=environment(seed=RUNTIME.seed, device=RUNTIME.device),
+                      merge=True)

@@ -154,10 +154,10 @@ def eval_counter_neural(
 ) -> None:
     """The paper's Table 3: @1/K (accuracy@1 after reranking the first stage's top K) for every row whose model
     is given, beside the published figures; writes bench/results/<task>.json."""
-    from argsim.counter.neural.table3 import PAPER_TABLE3, evaluate_row, table3_rows, training_budget, versus_reference
+    from argsim.counter.neural.table3 import evaluate_table3, table3_result_rows
     from argsim.data.counterargs import load_counterargs
     from argsim.io import read_json
-    from argsim.results import ResultRow, environment, timed, write_results
+    from argsim.results import environment, write_results
     from argsim.settings import RUNTIME
 
     models = {"bipolar": bipolar, "bipolar-nodiff": bipolar_nodiff, "bi-encoder": bi_encoder,
@@ -171,44 +171,23 @@ def eval_counter_neural(
         console.print(f"learning curves: {learning_curves(runs, curves)}")
     corpus = load_counterargs(RUNTIME.resolved_data_dir())
     k_list = tuple(int(k) for k in ks.split(","))
-    budgets = read_json(budget) if budget else {}
-    rows, stages, reference = [], {}, {}
-    zero_shot, all_points = f"cosine:{base_model}", len(corpus.points(split))
+    results = evaluate_table3(corpus, models, split, settings.split(","), k_list, base_model=base_model,
+                              bipolar_settings=bipolar_settings.split(",") if bipolar_settings else (),
+                              cross_limit=cross_limit, seed=RUNTIME.seed)
     table = Table(title=f"counterargs-18 {split}: @1/K")
     for col in ("method", "setting", "points", "stage-1 @1", *[f"@1/{k}" for k in k_list], "paper",
                 f"Δ@1/{k_list[-1]} vs zero-shot [95% CI]", "seconds"):
         table.add_column(col)
-    plan = [(r, s) for s in settings.split(",") for r in table3_rows(models, base_model)]
-    if bipolar and bipolar_settings:  # the zero-shot row comes along: it is the reference of the comparison
-        plan += [(r, s) for s in bipolar_settings.split(",") for r in table3_rows({"bipolar": str(bipolar)}, base_model)
-                 if r.method in ("Bipolar-encoder", f"zero-shot cosine ({base_model})")]
-    for row, setting in plan:
-        limit = (cross_limit or None) if row.uses_cross else None
-        with timed() as t:
-            score = evaluate_row(row, corpus, split, setting, k_list, limit=limit, seed=RUNTIME.seed, stages=stages)
-        acc, n = score.acc, len(score.ids)
-        if row.first == zero_shot:
-            reference[setting] = score
-        versus = versus_reference(score, reference[setting], k_list) \
-            if setting in reference and row.first != zero_shot else {}
-        paper = PAPER_TABLE3.get(row.method, {}) if (split, setting) == ("test", "epa") else {}
-        last = versus.get(k_list[-1])
-        table.add_row(row.method, setting, str(n), f"{acc[1]:.4f}", *[f"{acc[k]:.4f}" for k in k_list],
-                      " / ".join(f"{paper[k]:.4f}" for k in k_list if k in paper) or "-",
+    for r in results:
+        acc, last = r.score.acc, r.versus.get(k_list[-1])
+        table.add_row(r.row.method, r.setting, str(len(r.score.ids)), f"{acc[1]:.4f}",
+                      *[f"{acc[k]:.4f}" for k in k_list],
+                      " / ".join(f"{r.paper[k]:.4f}" for k in k_list if k in r.paper) or "-",
                       f"{last['delta']:+.4f} [{last['ci95'][0]:+.4f}, {last['ci95'][1]:+.4f}]" if last else "-",
-                      f"{t['seconds']:.0f}")
-        for k in k_list:
-            label = row.method if n >= all_points else f"{row.method} ({n}-point sample)"
-            rows.append(ResultRow(method=label, model=row.second or row.first, split=split, setting=setting,
-                                  metric=f"accuracy@1/{k}", value=round(acc[k], 4), paper=paper.get(k),
-                                  seconds=t["seconds"], extra={"points": n, "first_stage": row.first,
-                                                               "first_stage_at1": round(acc[1], 4),
-                                                               "reranker": row.second,
-                                                               "vs_zero_shot": versus.get(k),
-                                                               "budget": budgets.get(row.method) or {
-                                                                   "retriever": training_budget(row.first),
-                                                                   "reranker": training_budget(row.second)}}))
+                      f"{r.seconds:.0f}")
     console.print(table)
+    rows = table3_result_rows(results, split, k_list, len(corpus.points(split)),
+                              read_json(budget) if budget else None)
     data_dir = RUNTIME.resolved_data_dir()
     write_results(task, rows, env=environment(seed=RUNTIME.seed, device="cpu",
                                               data_files=[data_dir / "counterargs18" / "03-pairs-best-counter-task"

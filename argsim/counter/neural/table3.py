@@ -1,12 +1,22 @@
-"""Table 3 of the paper: @1/K of every retrieve(-then-rerank) combination on one split and setting."""
+"""Table 3 of the paper (section 6.3): @1/K of every retrieve(-then-rerank) combination on one split and setting.
+
+`evaluate_table3` runs every row whose model is given on every requested setting (the zero-shot cosine and BM25
+rows always come along), compares each row's @1/K hits with the zero-shot row's accuracy@1 on the same points
+(paired, `versus_reference`), and `table3_result_rows` turns the outcome into result rows. Rows with a
+cross-encoder run on a seeded random sample of points (`cross_limit`, CPU cost); the comparison then uses the
+zero-shot row's hits of those same points.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from argsim.counter.neural.pipeline import RowScore, hits_over_k_pools, load_stage, run_stages
+from argsim.counter.core.evaluation import RowScore
+from argsim.counter.neural.pipeline import hits_over_k_pools, load_stage, run_stages
 
 #: the paper's Table 3 (epa, test), as fractions: method -> {K: value}
 PAPER_TABLE3 = {
@@ -129,3 +139,77 @@ def training_budget(folder: str | None) -> dict | None:
             "epochs_run": hist[-1]["epoch"], "best_epoch": best["epoch"], "val_at_best": round(best["val"], 4),
             "val_untrained": round(hist[0]["val"], 4), "train_minutes": round(hist[-1]["seconds"] / 60, 1),
             "lr": cfg["lr"], "batch_size": cfg["batch_size"], "sampling": cfg["sampling"], "device": "cpu"}
+
+
+@dataclass
+class Table3Result:
+    """One evaluated (row, setting): its @1/K, the paired comparison with the zero-shot row, the paper's figures."""
+
+    row: RowSpec
+    setting: str
+    score: RowScore
+    versus: dict[int, dict] = field(default_factory=dict)
+    paper: dict[int, float] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def table3_plan(models: dict[str, str | None], settings: Sequence[str], base_model: str = "minilm",
+                bipolar_settings: Sequence[str] = ()) -> list[tuple[RowSpec, str]]:
+    """(row, setting) pairs: every row on every setting, plus the Bipolar-encoder row (and its zero-shot
+    reference) on `bipolar_settings`."""
+    plan = [(r, s) for s in settings for r in table3_rows(models, base_model)]
+    if models.get("bipolar") and bipolar_settings:
+        keep = ("Bipolar-encoder", f"zero-shot cosine ({base_model})")
+        plan += [(r, s) for s in bipolar_settings for r in table3_rows({"bipolar": models["bipolar"]}, base_model)
+                 if r.method in keep]
+    return plan
+
+
+def evaluate_table3(corpus, models: dict[str, str | None], split: str, settings: Sequence[str],  # noqa: ANN001
+                    ks: tuple[int, ...], base_model: str = "minilm", bipolar_settings: Sequence[str] = (),
+                    cross_limit: int | None = 300, seed: int = 13,
+                    on_result: Callable[[Table3Result], None] | None = None) -> list[Table3Result]:
+    """Evaluate the plan of `table3_plan` (models: bi-encoder, unipolar-ret, unipolar-cls, cross-encoder, bipolar,
+    bipolar-nodiff -> folder or None); `on_result` is called after each row (progress)."""
+    zero_shot = f"cosine:{base_model}"
+    stages: dict = {}
+    reference: dict[str, RowScore] = {}
+    out = []
+    for row, setting in table3_plan(models, settings, base_model, bipolar_settings):
+        limit = (cross_limit or None) if row.uses_cross else None
+        t0 = time.perf_counter()
+        score = evaluate_row(row, corpus, split, setting, ks, limit=limit, seed=seed, stages=stages)
+        seconds = time.perf_counter() - t0
+        if row.first == zero_shot:
+            reference[setting] = score
+        versus = versus_reference(score, reference[setting], ks) \
+            if setting in reference and row.first != zero_shot else {}
+        paper = PAPER_TABLE3.get(row.method, {}) if (split, setting) == ("test", "epa") else {}
+        result = Table3Result(row, setting, score, versus, dict(paper), seconds)
+        out.append(result)
+        if on_result:
+            on_result(result)
+    return out
+
+
+def table3_result_rows(results: Sequence[Table3Result], split: str, ks: Sequence[int], all_points: int,
+                       budgets: dict | None = None) -> list:
+    """Result rows (`argsim.results.ResultRow`), one per (row, setting, K); a row evaluated on fewer than
+    `all_points` points says so in its method name."""
+    from argsim.results import ResultRow
+
+    rows = []
+    for r in results:
+        acc, n = r.score.acc, len(r.score.ids)
+        label = r.row.method if n >= all_points else f"{r.row.method} ({n}-point sample)"
+        for k in ks:
+            rows.append(ResultRow(method=label, model=r.row.second or r.row.first, split=split, setting=r.setting,
+                                  metric=f"accuracy@1/{k}", value=round(acc[k], 4), paper=r.paper.get(k),
+                                  seconds=r.seconds, extra={"points": n, "first_stage": r.row.first,
+                                                            "first_stage_at1": round(acc[1], 4),
+                                                            "reranker": r.row.second,
+                                                            "vs_zero_shot": r.versus.get(k),
+                                                            "budget": (budgets or {}).get(r.row.method) or {
+                                                                "retriever": training_budget(r.row.first),
+                                                                "reranker": training_budget(r.row.second)}}))
+    return rows
