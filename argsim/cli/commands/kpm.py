@@ -34,10 +34,14 @@ def _print_map(result, title: str) -> None:  # noqa: ANN001
     table.add_row(f"mAP ({result.formula})", "", str(result.arguments), "", str(result.dummies), "",
                   f"[bold]{result.strict:.4f}[/]", f"[bold]{result.relaxed:.4f}[/]")
     console.print(table)
+    from argsim.errors import examples, warn
+
+    if result.unknown_arguments:
+        warn(f"{len(result.unknown_arguments)} predicted argument id(s) are no argument of the gold data and were "
+             f"ignored ({examples(result.unknown_arguments)})")
     if result.invalid_key_points:
-        shown = ", ".join(result.invalid_key_points[:5])
-        console.print(f"[yellow]ignored {len(result.invalid_key_points)} key point id(s) not in the key points "
-                      f"file: {shown}[/]")
+        warn(f"ignored {len(result.invalid_key_points)} key point id(s) not in the key points file "
+             f"({examples(result.invalid_key_points)})")
 
 
 @eval_app.command("map")
