@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -20,7 +20,8 @@ class Encoder(ABC):
 
     Subclasses implement `_encode_batch(texts)` for one batch; `encode` handles validation, de-duplication,
     the disk cache, length-sorted batching, progress and optional L2 normalisation. Output rows follow the
-    input order exactly.
+    input order exactly. Cache rows are committed chunk by chunk as they finish (an interrupted encode resumes
+    with only the missing texts).
     """
 
     name: str = "encoder"
@@ -65,9 +66,8 @@ class Encoder(ABC):
         found: dict[str, np.ndarray] = self.cache().get_many(unique) if use_cache and unique else {}
         missing = [t for t in unique if t not in found]
         if missing:
-            computed = self._compute(missing, batch_size or self.batch_size, show_progress, description)
-            if use_cache:
-                self.cache().put_many(missing, computed)
+            store = self.cache().put_many if use_cache else None
+            computed = self._compute(missing, batch_size or self.batch_size, show_progress, description, store)
             found.update(zip(missing, computed, strict=True))
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
@@ -78,7 +78,9 @@ class Encoder(ABC):
         return out
 
     def _compute(self, texts: list[str], batch_size: int, show_progress: bool | None,
-                 description: str | None) -> np.ndarray:
+                 description: str | None, store: Callable[[list[str], np.ndarray], None] | None = None) -> np.ndarray:
+        """Vectors of `texts` in chunks of length-sorted batches; `store(chunk_texts, vectors)` is called as each
+        chunk finishes (the cache commits it), so an interrupted run keeps every finished chunk."""
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         step = batch_size * max(1, self.chunk_batches)
         show = (len(texts) >= PROGRESS_MIN_TEXTS) if show_progress is None else show_progress
@@ -87,6 +89,8 @@ class Encoder(ABC):
             for start in range(0, len(order), step):
                 chunk = [texts[i] for i in order[start:start + step]]
                 parts.append(np.asarray(self._encode_batch(chunk), dtype=np.float32))
+                if store is not None:
+                    store(chunk, parts[-1])
                 bar.advance(len(chunk))
         sorted_vecs = np.concatenate(parts, axis=0)
         out = np.empty_like(sorted_vecs)

@@ -107,7 +107,12 @@ def model_path(name: str) -> Path:
         return p
     if name in MODELS:
         raise ModelError(f"model '{name}' is not a transformer: it has no folder to fine-tune")
-    raise ModelError(f"unknown model '{name}': use one of {', '.join(MODELS)} or a local model folder")
+    from argsim.training.hub import looks_like_hub_id, resolve_hub_model
+
+    if looks_like_hub_id(name) and not p.exists():
+        return resolve_hub_model(name)  # a Hugging Face id, through the local HF cache
+    raise ModelError(f"unknown model '{name}': use one of {', '.join(MODELS)}, a local model folder or a "
+                     "Hugging Face model id")
 
 
 @lru_cache(maxsize=4)

@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 from typer.core import TyperGroup
 
+from argsim.config import RunConfig
 from argsim.errors import ArgsimError
 
 console = Console()
@@ -80,3 +81,9 @@ def summary_table(title: str, columns: list[str], rows: list[list]) -> Table:
         table.add_row(*[f"{v:,}" if isinstance(v, int) and not isinstance(v, bool)
                         else (f"{v:.4f}" if isinstance(v, float) else str(v)) for v in r])
     return table
+
+
+def run_config(ctx: typer.Context | None) -> RunConfig:
+    """The `RunConfig` the root command built from the global options (defaults when a command runs alone)."""
+    obj = ctx.find_object(RunConfig) if ctx is not None else None
+    return obj if obj is not None else RunConfig()

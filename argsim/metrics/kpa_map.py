@@ -27,6 +27,7 @@ import numpy as np
 
 from argsim.data.argkp import KPMData
 from argsim.errors import ArgsimError, InputError, examples
+from argsim.evaluation import Evaluation
 
 FORMULAS = ("leaderboard", "2021-09")
 TIE_BREAKS = ("first", "random")
@@ -67,6 +68,11 @@ class MapResult:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def evaluation(self, data: str | None = None) -> Evaluation:
+        """The contract view: strict_mAP (primary) and relaxed_mAP over `arguments` arguments."""
+        return Evaluation("kpa-map", {"strict_mAP": self.strict, "relaxed_mAP": self.relaxed}, "strict_mAP",
+                          data=data, n=self.arguments, details={"formula": self.formula, "dummies": self.dummies})
 
 
 @dataclass(frozen=True)

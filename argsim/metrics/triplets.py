@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from argsim.evaluation import Evaluation
+
 DISTANCES = ("cosine", "l1", "euclidean")
 
 
@@ -20,6 +22,11 @@ class TripletScores:
     mean_diff: float
     n: int
     ties: int
+
+    def evaluation(self, data: str | None = None) -> Evaluation:
+        """The contract view: accuracy (primary) and mean_diff; ties as a detail."""
+        return Evaluation("triplets", {"accuracy": self.accuracy, "mean_diff": self.mean_diff}, "accuracy",
+                          data=data, n=self.n, details={"ties": self.ties})
 
 
 def triplet_diffs(anchor: np.ndarray, positive: np.ndarray, negative: np.ndarray,

@@ -175,7 +175,7 @@ def save_concat(folder: Path, parts: dict[str, Path]) -> Path:
         dst = folder / "parts" / name
         if dst.exists():
             shutil.rmtree(dst)
-        shutil.copytree(src, dst, ignore=shutil.ignore_patterns("checkpoint.pt"))
+        shutil.copytree(src, dst, ignore=shutil.ignore_patterns("checkpoint.pt", "checkpoints"))
     (folder / "config.json").write_text(json.dumps({"parts": list(parts)}, indent=2), encoding="utf-8")
     (folder / "argsim_encoder.json").write_text(json.dumps(CONCAT_MANIFEST), encoding="utf-8")
     return folder

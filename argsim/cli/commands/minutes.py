@@ -8,8 +8,17 @@ from typing import Literal
 
 import typer
 
-from argsim.cli.groups import console, eval_app, summarize_app, summary_table, train_app, triplets_app
+from argsim.cli.groups import console, eval_app, run_config, summarize_app, summary_table, train_app, triplets_app
 from argsim.cli.params import OUT_DIR, OUT_FILE, choices
+from argsim.cli.training_options import (
+    CHECKPOINT_EVERY,
+    GRAD_ACCUM,
+    MAX_MINUTES,
+    MAX_STEPS,
+    RESUME,
+    budget,
+    placement,
+)
 
 SummaryMethod = Literal["embedrank-paper", "embedrank", "lead", "random"]
 
@@ -57,6 +66,7 @@ def triplets_minutes(
 
 @train_app.command("minutes-sbert")
 def train_minutes_sbert(
+    ctx: typer.Context,
     train: Path = typer.Option(Path("runs/minutes-triplets/train.jsonl"), help="Training triplets (JSONL/CSV "
                                "with anchor, positive, negative), e.g. from `argsim data triplets minutes`."),
     dev: Path | None = typer.Option(Path("runs/minutes-triplets/dev.jsonl"), help="Dev triplets scored after "
@@ -75,21 +85,28 @@ def train_minutes_sbert(
     max_train: int | None = typer.Option(None, min=1, help="Subsample this many training triplets (seeded)."),
     max_dev: int | None = typer.Option(2000, min=1, help="Score at most this many dev triplets per epoch."),
     freeze_embeddings: bool = typer.Option(False, help="ginza backbone: train only the dense layer."),
+    max_steps: int | None = MAX_STEPS,
+    max_minutes: float | None = MAX_MINUTES,
+    grad_accum: int = GRAD_ACCUM,
+    checkpoint_every: int = CHECKPOINT_EVERY,
+    resume: bool = RESUME,
 ) -> None:
     """Train the political Sentence-BERT: a triplet network with mean pooling and TripletLoss.
 
     Saves a sentence-transformers model under --out (with argsim_encoder.json for the ginza backbone, so
-    `--model models/minutes-sbert` works in every argsim command) and train_log.json (config, seconds per
-    epoch, dev accuracy per epoch).
+    `--model models/minutes-sbert` works in every argsim command), train_log.json (config, seconds per
+    epoch, dev accuracy per epoch), train_config.json and a model card README.md.
     """
     from argsim.minutes.train import TrainConfig
     from argsim.minutes.train import train_minutes_sbert as run
-    from argsim.settings import RUNTIME
 
+    where = placement(ctx)
+    plan = budget(max_steps, max_minutes, grad_accum, checkpoint_every, resume)
     config = TrainConfig(backbone=backbone, epochs=epochs, batch_size=batch_size, lr=lr, warmup_ratio=warmup_ratio,
                          margin=margin, distance=distance, max_train=max_train, max_dev=max_dev,
-                         update_embeddings=not freeze_embeddings, seed=RUNTIME.seed)
-    log = run(train, dev if dev is not None and dev.is_file() else None, out, config)
+                         update_embeddings=not freeze_embeddings, seed=where.seed)
+    log = run(train, dev if dev is not None and dev.is_file() else None, out, config, placement=where, budget=plan,
+              quiet=ctx.obj.quiet if ctx.obj else False)
     rows = [["train triplets", log["train_triplets"]], ["seconds", log["seconds"]],
             ["seconds per epoch", ", ".join(str(s) for s in log["epoch_seconds"])]]
     rows += [[f"dev accuracy (epoch {d.get('epoch')})", next((v for k, v in d.items() if "accuracy" in k), "")]
@@ -149,6 +166,7 @@ def summarize_minutes(
 
 @eval_app.command("rouge")
 def eval_rouge(
+    ctx: typer.Context,
     summaries: Path = typer.Argument(..., help="JSON from `argsim summarize minutes` (fields summary, gold, budget "
                                      "per item), or CSV/JSONL with columns summary, gold [, budget]."),
     unit: list[str] = typer.Option(["content", "char"], "--unit", callback=choices("content", "surface", "char"),
@@ -161,39 +179,26 @@ def eval_rouge(
     """ROUGE-1 recall, precision and F of summaries against gold summaries (macro-averaged; a summary over
     its character budget scores 0, as in the official PoliInfo-2 scoring). Japanese is tokenised offline
     with GiNZA/Sudachi."""
-    from argsim.errors import InputError
-    from argsim.io import read_json, read_records, write_json
-    from argsim.metrics.rouge import rouge1_corpus
-    from argsim.results import ResultRow, environment, write_results
-    from argsim.settings import RUNTIME
+    from argsim.io import write_json
+    from argsim.minutes.evaluate import read_summaries, score_summaries
+    from argsim.results import environment, result_rows, write_results
 
-    meta: dict = {}
-    if summaries.suffix == ".json":
-        data = read_json(summaries)
-        rows = data.get("summaries") if isinstance(data, dict) else data
-        meta = data if isinstance(data, dict) else {}
-        if not isinstance(rows, list) or not all(isinstance(r, dict) and "summary" in r and "gold" in r
-                                                 for r in rows):
-            raise InputError(summaries, "expected a list of items with 'summary' and 'gold' (or {'summaries': [...]})")
-    else:
-        rows = read_records(summaries, required=["summary", "gold"])
-    rows = [r for r in rows if str(r.get("gold") or "").strip()]
-    if not rows:
-        raise InputError(summaries, "no item has a gold summary")
-    limits = None if no_limit else [int(r["budget"]) if r.get("budget") not in (None, "") else None for r in rows]
+    cfg = run_config(ctx)
+    data = read_summaries(summaries)
+    evaluations = score_summaries(data, unit, no_limit=no_limit)
     table_rows, results, payload = [], [], []
-    for u in unit:
-        rep = rouge1_corpus([str(r["summary"]) for r in rows], [str(r["gold"]) for r in rows], limits, u)
-        table_rows.append([u, rep.recall, rep.precision, rep.f, rep.n, rep.over_limit])
-        payload.append({"unit": u, "recall": rep.recall, "precision": rep.precision, "f": rep.f, "n": rep.n,
-                        "over_limit": rep.over_limit})
-        for metric, value in (("rouge1-recall", rep.recall), ("rouge1-f", rep.f)):
-            results.append(ResultRow(method=meta.get("method", "summaries"), model=meta.get("model"),
-                                     split=str(meta.get("items", summaries.stem)), setting=u, metric=metric,
-                                     value=value))
+    for ev in evaluations:
+        u = ev.details["unit"]
+        table_rows.append([u, ev["rouge1-recall"], ev["rouge1-precision"], ev["rouge1-f"], ev.n,
+                           ev.details["over_limit"]])
+        payload.append({"unit": u, "recall": ev["rouge1-recall"], "precision": ev["rouge1-precision"],
+                        "f": ev["rouge1-f"], "n": ev.n, "over_limit": ev.details["over_limit"]})
+        results += result_rows(ev, method=data.method, model=data.model, setting=u,
+                               metrics=["rouge1-recall", "rouge1-f"],
+                               env=environment(seed=cfg.seed, device=cfg.device, data_files=[summaries]))
     console.print(summary_table(f"ROUGE-1: {summaries.name}", ["unit", "recall", "precision", "F", "n", "over limit"],
                          table_rows))
     if out:
         write_json(out, {"summaries": str(summaries), "scores": payload})
     if task:
-        write_results(task, results, env=environment(seed=RUNTIME.seed, device=RUNTIME.device), merge=True)
+        write_results(task, results, merge=True)

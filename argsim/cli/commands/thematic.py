@@ -8,8 +8,17 @@ from typing import Literal
 
 import typer
 
-from argsim.cli.groups import cluster_app, console, eval_app, summary_table, train_app, triplets_app
+from argsim.cli.groups import cluster_app, console, eval_app, run_config, summary_table, train_app, triplets_app
 from argsim.cli.params import OUT_DIR, OUT_FILE, choices
+from argsim.cli.training_options import (
+    CHECKPOINT_EVERY,
+    GRAD_ACCUM,
+    MAX_MINUTES,
+    MAX_STEPS,
+    RESUME,
+    budget,
+    placement,
+)
 
 Algorithm = Literal["kmeans", "agglomerative"]
 Linkage = Literal["ward", "average", "complete"]
@@ -60,6 +69,7 @@ def triplets_wikipedia(
 
 @train_app.command("thematic")
 def train_thematic(
+    ctx: typer.Context,
     triplets: Path = typer.Argument(..., help="Training triplets JSONL/CSV (anchor, positive, negative), e.g. "
                                               "runs/thematic/data/triplets-sen-train.jsonl."),
     out: Path = typer.Option(..., callback=OUT_DIR, help="Model folder to write (loads with --model DIR everywhere)."),
@@ -71,43 +81,45 @@ def train_thematic(
     batch_size: int = typer.Option(64, min=1, help="Triplets per step (MiniLM: use 16)."),
     lr: float = typer.Option(1e-3, help="Adam learning rate (paper: 1e-3 for the BiLSTM; use 2e-5 for MiniLM)."),
     max_triplets: int | None = typer.Option(None, min=1, help="Sub-sample this many training triplets (seeded)."),
-    max_minutes: float | None = typer.Option(None, min=0.01, help="Stop after this many minutes (the model so far "
-                                                       "is saved; BiLSTM: checkpoint kept)."),
     dropout: float = typer.Option(0.2, help="BiLSTM dropout (the paper's '0.8' read as keep probability)."),
     margin: float = typer.Option(1.0, help="MiniLM TripletLoss margin (Euclidean, unit vectors)."),
-    threads: int = typer.Option(1, min=0,
-                                help="Torch CPU threads (0 = torch default); 1 is fastest on a busy 2-core box."),
+    threads: int = typer.Option(1, min=0, help="Torch CPU threads when the global --threads is not given (0 = torch "
+                                        "default); 1 is fastest on a busy 2-core box."),
+    model: str = typer.Option("minilm", "--model", help="--arch minilm: the sentence-transformers model to "
+                              "fine-tune (name, folder or Hugging Face id)."),
+    max_steps: int | None = MAX_STEPS,
+    max_minutes: float | None = MAX_MINUTES,
+    grad_accum: int = GRAD_ACCUM,
+    checkpoint_every: int = CHECKPOINT_EVERY,
+    resume: bool = RESUME,
 ) -> None:
-    """Train a thematic sentence encoder on triplets; a rerun into the same --out resumes a BiLSTM checkpoint."""
+    """Train a thematic sentence encoder on triplets (--resume continues from OUT/checkpoints)."""
     from argsim.errors import ArgsimError
     from argsim.io import read_records
-    from argsim.settings import RUNTIME
 
+    if arch not in ("bilstm", "minilm"):
+        raise ArgsimError(f"--arch must be bilstm or minilm, not {arch!r}")
+    where = placement(ctx, threads=threads or None)
+    plan = budget(max_steps, max_minutes, grad_accum, checkpoint_every, resume)
+    quiet = bool(ctx.obj and ctx.obj.quiet)
     rows = read_records(triplets, required=["anchor", "positive", "negative"])
     dev_rows = read_records(dev, required=["anchor", "positive", "negative"]) if dev else None
     if arch == "bilstm":
         from argsim.thematic.train import TrainConfig, train_bilstm
 
         cfg = TrainConfig(dropout=dropout, lr=lr, batch_size=batch_size, epochs=epochs, max_triplets=max_triplets,
-                          max_minutes=max_minutes, seed=RUNTIME.seed,
-                          threads=threads or None)
-        rep = train_bilstm(rows, out, cfg, dev=dev_rows, log=console.print)
+                          seed=where.seed, threads=where.threads)
+        rep = train_bilstm(rows, out, cfg, dev=dev_rows, log=console.print, placement=where, budget=plan)
         stats = {"triplets": rep.train_triplets, "seen": rep.triplets_seen, "steps": rep.steps,
                  "seconds": rep.seconds, "triplets/s": rep.triplets_per_second,
-                 "dev accuracy (L1)": rep.dev_accuracy if rep.dev_accuracy is not None else "-"}
-    elif arch == "minilm":
-        import torch
-
+                 "dev accuracy (L1)": rep.dev_accuracy if rep.dev_accuracy is not None else "-",
+                 "stopped by": rep.stopped_by or "-"}
+    else:
         from argsim.thematic.finetune import finetune_sentence_transformer
 
-        if threads:
-            torch.set_num_threads(threads)
-
-        stats = finetune_sentence_transformer(rows, out, epochs=epochs, batch_size=batch_size, lr=lr,
-                                              margin=margin, max_triplets=max_triplets, seed=RUNTIME.seed,
-                                              device=RUNTIME.device, max_minutes=max_minutes)
-    else:
-        raise ArgsimError(f"--arch must be bilstm or minilm, not {arch!r}")
+        stats = finetune_sentence_transformer(rows, out, base=model, epochs=epochs, batch_size=batch_size, lr=lr,
+                                              margin=margin, max_triplets=max_triplets, placement=where,
+                                              budget=plan, quiet=quiet, dev=dev_rows)
     console.print(summary_table(f"trained {arch} -> {out}", ["statistic", "value"], [[k, v] for k, v in stats.items()]))
 
 
@@ -148,6 +160,7 @@ def cluster_sentences(
 
 @eval_app.command("clustering")
 def eval_clustering(
+    ctx: typer.Context,
     sentences: Path = typer.Argument(..., help="JSONL/CSV with text, label (gold section) and article; e.g. "
                                                "runs/thematic/data/scb-test.jsonl, or the output of `argsim "
                                                "cluster sentences` (then its `cluster` column is scored)."),
@@ -160,10 +173,12 @@ def eval_clustering(
 ) -> None:
     """MI, AMI, RI and ARI of the clustering against the gold sections, averaged over articles."""
     from argsim.io import read_records
-    from argsim.metrics.clustering import averaged_scores
-    from argsim.results import ResultRow, environment, timed, write_results
-    from argsim.settings import RUNTIME
+    from argsim.metrics.clustering import averaged_scores, clustering_evaluation
+    from argsim.results import environment, result_rows, timed, write_results
     from argsim.thematic.evaluate import clustering_eval
+
+    cfg = run_config(ctx)
+    env = environment(seed=cfg.seed, device=cfg.device, data_files=[sentences])
 
     rows = read_records(sentences, required=["text", "label"])
     groups = [r.get("article", "") for r in rows]
@@ -176,20 +191,20 @@ def eval_clustering(
         for m in model:
             for alg in algorithm:
                 with timed() as t:
-                    s, n = clustering_eval(rows, m, alg, seed=RUNTIME.seed, linkage=linkage)
+                    s, n = clustering_eval(rows, m, alg, seed=cfg.seed, linkage=linkage)
                 table_rows.append([m, alg, n, *s.values()])
                 setting = alg if alg == "kmeans" else f"{alg}-{linkage}"
-                results += [ResultRow(method="thematic-clustering", model=m, split=sentences.stem, setting=setting,
-                                      metric=k, value=v, seconds=t["seconds"]) for k, v in s.items()]
+                results += result_rows(clustering_evaluation(s, n, sentences.stem), method="thematic-clustering",
+                                       model=m, setting=setting, seconds=t["seconds"], env=env)
     console.print(summary_table(f"clustering: {sentences.name}", ["model", "algorithm", "articles", "MI", "AMI", "RI",
                                                              "ARI"], table_rows))
     if task and results:
-        write_results(task, results, env=environment(seed=RUNTIME.seed, device=RUNTIME.device,
-                                                     data_files=[sentences]), merge=True)
+        write_results(task, results, merge=True)
 
 
 @eval_app.command("sick")
 def eval_sick(
+    ctx: typer.Context,
     model: list[str] = typer.Option(["minilm"], "--model", "-m", help="Models to compare (repeatable)."),
     folder: Path | None = typer.Option(None, help="A folder laid out like SICK (SICK_train.txt, SICK_trial.txt, "
                                                   "SICK_test_annotated.txt); default: the `sick` dataset."),
@@ -198,22 +213,20 @@ def eval_sick(
     """SICK relatedness: logistic regression on [|u-v|, u*v] from the training pairs (C picked on trial);
     Pearson r, Spearman rho and MSE on the test pairs."""
     from argsim.data.catalog import dataset_dir
-    from argsim.results import ResultRow, environment, timed, write_results
-    from argsim.settings import RUNTIME
+    from argsim.results import environment, result_rows, timed, write_results
     from argsim.thematic.evaluate import sick_eval
 
+    cfg = run_config(ctx)
     root = folder or dataset_dir("sick")
+    env = environment(seed=cfg.seed, device=cfg.device, data_files=[Path(root) / "SICK_test_annotated.txt"])
     table_rows, results = [], []
     for m in model:
         with timed() as t:
             s = sick_eval(m, root)
         table_rows.append([m, s.pearson, s.spearman, s.mse, s.c, t["seconds"]])
-        results += [ResultRow(method="sick-relatedness", model=m, split="test", setting="logreg",
-                              metric=k, value=v, seconds=t["seconds"])
-                    for k, v in (("pearson", s.pearson), ("spearman", s.spearman), ("mse", s.mse))]
+        results += result_rows(s.evaluation("test"), method="sick-relatedness", model=m, setting="logreg",
+                               seconds=t["seconds"], env=env)
     console.print(summary_table("SICK relatedness (test)",
                                 ["model", "pearson r", "spearman rho", "MSE", "C", "seconds"], table_rows))
     if task:
-        write_results(task, results, env=environment(seed=RUNTIME.seed, device=RUNTIME.device,
-                                                     data_files=[Path(root) / "SICK_test_annotated.txt"]),
-                      merge=True)
+        write_results(task, results, merge=True)
