@@ -136,32 +136,51 @@ def rank_keypoints(
                   f"({len(preds):,} arguments scored in {t['seconds']:.1f}s)")
 
 
-def _evaluate_folder(folder: Path, eval_split: str | None, info: dict) -> dict:
-    """Score `eval_split` with the freshly trained folder; add the mAPs to the training info."""
+def _training_inputs(data, eval_split: str | None):  # noqa: ANN001, ANN202 (KPMData)
+    """Everything a training run needs, checked before the model loads: labelled pairs with at least one match,
+    and the evaluation split (loaded now, so a missing one fails before the first step, not after the budget)."""
+    from argsim.data.argkp import load_argkp
+    from argsim.errors import ArgsimError
+
+    if not data.has_labels:
+        raise ArgsimError(f"{data.name}: training needs gold labels (give --labels)")
+    if data.positives() == 0:
+        raise ArgsimError(f"{data.name}: the labels hold no matching pair (label 1) to train on")
     if not eval_split:
+        return None
+    try:
+        return load_argkp(eval_split)
+    except ArgsimError as exc:
+        raise ArgsimError(f"evaluation after training on ArgKP '{eval_split}': {exc} (pass --eval-split '' to "
+                          "skip it)") from None
+
+
+def _evaluate_folder(folder: Path, gold, info: dict) -> dict:  # noqa: ANN001 (KPMData | None)
+    """Score the evaluation split `gold` with the freshly trained folder; add the mAPs to the training info."""
+    if gold is None:
         return info
     from argsim.backend import get_encoder
-    from argsim.data.argkp import load_argkp
     from argsim.io import write_json
     from argsim.kpm.scoring import score_key_points
     from argsim.metrics.kpa_map import evaluate_map
 
-    gold = load_argkp(eval_split)
+    split = gold.name.removeprefix("argkp-")
     preds = score_key_points(gold, get_encoder(str(folder)))
-    write_json(folder / f"predictions_{eval_split}.json", preds)
+    write_json(folder / f"predictions_{split}.json", preds)
     info["eval"] = {}
     for formula in ("leaderboard", "2021-09"):
         r = evaluate_map(preds, gold, formula=formula)
-        info["eval"][formula] = {"split": eval_split, "strict": r.strict, "relaxed": r.relaxed}
+        info["eval"][formula] = {"split": split, "data": gold.name, "strict": r.strict, "relaxed": r.relaxed}
     write_json(folder / "argsim_train.json", info)
     return info
 
 
 def _print_training(info: dict, folder: Path) -> None:
-    table = Table(title=f"trained {info['method']} -> {folder}")
-    for col in ("train", "steps", "seconds", "s/epoch", "peak MB", "strict mAP", "relaxed mAP"):
-        table.add_column(col, justify="right")
     ev = info.get("eval", {}).get("leaderboard", {})
+    on = f" on {ev.get('data', ev['split'])}" if ev else ""
+    table = Table(title=f"trained {info['method']} -> {folder}")
+    for col in ("train", "steps", "seconds", "s/epoch", "peak MB", f"strict mAP{on}", f"relaxed mAP{on}"):
+        table.add_column(col, justify="right")
     table.add_row(info["train"], str(info["steps"]), f"{info['seconds']:.0f}", f"{info['seconds_per_epoch']:.0f}",
                   f"{info['peak_mb']:.0f}", f"{ev['strict']:.4f}" if ev else "-",
                   f"{ev['relaxed']:.4f}" if ev else "-")
@@ -204,12 +223,13 @@ def train_sbert_cmd(
     from argsim.settings import RUNTIME
 
     data = load_kpm_input(split, arguments, key_points, labels, need_labels=True)
+    gold = _training_inputs(data, eval_split)
     cfg = SbertConfig(model=model, loss=loss, positive_target=positive_target, negative_target=negative_target,
                       contrastive_margin=contrastive_margin, pooling=pooling, epochs=epochs, batch_size=batch_size,
                       lr=lr, lr_end=lr_end, max_seq_length=max_seq_length, seed=RUNTIME.seed, max_steps=max_steps,
                       train_layers=train_layers)
     info = train_sbert(data, out, cfg, quiet=RUNTIME.quiet)
-    _print_training(_evaluate_folder(out, eval_split, info), out)
+    _print_training(_evaluate_folder(out, gold, info), out)
 
 
 @train_app.command("mts")
@@ -269,6 +289,14 @@ def train_mts_cmd(
     from argsim.kpm.mts_train import train_folds, train_mts
     from argsim.settings import RUNTIME
 
+    if folds > 1 and arguments is not None:
+        from argsim.errors import ArgsimError
+
+        raise ArgsimError("--folds works on the ArgKP-2021 topics (train+dev); train on your own files with --folds 1")
+    data = gold = None
+    if folds <= 1:
+        data = load_kpm_input(split, arguments, key_points, labels, need_labels=True)
+        gold = _training_inputs(data, eval_split)
     cfg = MTSConfig(model=model, variant=variant, pooling=pooling, stance_dim=stance_dim,
                     out_dim=out_dim or (_feature_size(model, pooling) if identity_init else 256),
                     identity_init=identity_init,
@@ -279,14 +307,9 @@ def train_mts_cmd(
                     frozen_backbone=frozen_backbone, max_batches=max_batches,
                     seed=RUNTIME.seed)
     if folds <= 1:
-        data = load_kpm_input(split, arguments, key_points, labels, need_labels=True)
         info = train_mts(data, out, cfg, quiet=RUNTIME.quiet, log_every=log_every, init=init)
-        _print_training(_evaluate_folder(out, eval_split, info), out)
+        _print_training(_evaluate_folder(out, gold, info), out)
         return
-    if arguments is not None:
-        from argsim.errors import ArgsimError
-
-        raise ArgsimError("--folds works on the ArgKP-2021 topics (train+dev); train on your own files with --folds 1")
     from argsim.kpm.mts_data import topic_folds
 
     train, dev = load_argkp("train"), load_argkp("dev")
