@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	# torch first and pinned exactly: anything else would pull a multi-GB CUDA build
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e '.[ja,fast,dev]'
+	$(BIN)/python -m pip install -q -e '.[ja,fast,dev,ray]'
 	touch $(STAMP)
 
 demo: install

@@ -1,10 +1,11 @@
-"""argsim: argument-similarity research toolkit (one CLI, one embedding backend, five papers)."""
+"""argsim: argument-similarity research toolkit (one CLI, one embedding backend, five papers).
+
+Importing argsim changes no environment variable that decides where models come from: offline use
+(HF_HUB_OFFLINE=1) is the environment's choice (the Makefile and the tests set it).
+"""
 
 import os
 
-# Nothing in argsim may reach a model hub: everything is loaded from local paths.
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 __version__ = "0.1.0"

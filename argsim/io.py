@@ -19,9 +19,27 @@ from argsim.errors import InputError
 # ---------------------------------------------------------------- atomic writes
 
 
+def current_umask() -> int:
+    """The process umask (read without changing it where /proc allows)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)  # pragma: no cover - non-Linux fallback
+    os.umask(mask)
+    return mask
+
+
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary path beside `path`; on success it is renamed onto `path`, else removed."""
+    """Yield a temporary path beside `path`; on success it is renamed onto `path`, else removed.
+
+    The result gets the mode a plain `open(path, "w")` would give: an existing file keeps its mode, a new one
+    gets 0o666 minus the umask (`mkstemp` alone would make every file 0600).
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -29,10 +47,45 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        try:
+            mode = path.stat().st_mode & 0o7777
+        except FileNotFoundError:
+            mode = 0o666 & ~current_umask()
+        if tmp_path.exists():
+            os.chmod(tmp_path, mode)
         os.replace(tmp_path, path)
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
+
+
+def check_output_path(path: str | Path, kind: str = "file", suffixes: Sequence[str] = ()) -> Path:
+    """Fail early (InputError, one line) unless `path` can be written as a `kind` ('file' or 'folder').
+
+    Checked before any work: a file that is an existing folder, a folder that is an existing file, a parent
+    that is a file, a suffix outside `suffixes`, or a place where nothing can be created (probed by creating
+    and removing a temporary file in the nearest existing folder, which also catches read-only mounts).
+    """
+    path = Path(path).expanduser()
+    if kind == "file":
+        if path.is_dir():
+            raise InputError(path, "is a folder; expected a file name")
+        if suffixes and path.suffix.lower() not in suffixes:
+            raise InputError(path, f"unsupported suffix '{path.suffix}': use {', '.join(suffixes)}")
+    elif path.exists() and not path.is_dir():
+        raise InputError(path, "is a file; expected a folder")
+    probe = path if kind != "file" and path.is_dir() else path.parent
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        raise InputError(path, f"cannot be created: {probe} is a file, not a folder")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".argsim-probe.", dir=probe)
+    except OSError as exc:
+        raise InputError(path, f"not writable: cannot create files in {probe} ({exc.strerror})") from None
+    os.close(fd)
+    os.unlink(tmp)
+    return path
 
 
 def write_text(path: str | Path, text: str) -> Path:
@@ -73,6 +126,41 @@ def write_npy(path: str | Path, array: np.ndarray) -> Path:
     return Path(path)
 
 
+VECTOR_SUFFIXES = (".npy", ".csv", ".parquet")
+
+
+def write_vectors(path: str | Path, vectors: np.ndarray, ids: Sequence[str] | None = None) -> Path:
+    """Write embeddings in the format the suffix names, atomically.
+
+    .npy: the float32 matrix alone (row i = text i). .csv: a header `id,d0,d1,...`, one row per text.
+    .parquet: columns `id` (string) and `vector` (list of float32). `ids` default to the row numbers 0..n-1.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in VECTOR_SUFFIXES:
+        raise InputError(path, f"unsupported suffix '{path.suffix}': use {', '.join(VECTOR_SUFFIXES)}")
+    if suffix == ".npy":
+        return write_npy(path, vectors)
+    ids = [str(i) for i in (range(len(vectors)) if ids is None else ids)]
+    if len(ids) != len(vectors):
+        raise ValueError(f"{len(ids)} ids for {len(vectors)} vectors")
+    if suffix == ".csv":
+        buf = io.StringIO()
+        writer = csv.writer(buf)
+        writer.writerow(["id", *[f"d{j}" for j in range(vectors.shape[1] if vectors.ndim == 2 else 0)]])
+        for rid, row in zip(ids, vectors, strict=True):
+            writer.writerow([rid, *(repr(float(v)) for v in row)])
+        return write_text(path, buf.getvalue())
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({"id": pa.array(ids, pa.string()),
+                      "vector": pa.array(list(np.asarray(vectors, dtype=np.float32)), pa.list_(pa.float32()))})
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp)
+    return path
+
+
 def _json_default(obj: Any) -> Any:
     if isinstance(obj, np.generic):
         return obj.item()
@@ -98,11 +186,30 @@ def read_text_file(path: str | Path) -> str:
         raise InputError(path, f"not valid UTF-8 (byte {exc.start})", row=line) from None
 
 
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict:
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
 def read_json(path: str | Path) -> Any:
-    """Parse a JSON file; errors name the line."""
+    """Parse a JSON file; errors name the line. A key repeated within one object is refused: JSON parsers
+    silently keep the last value, so which one was meant is unknowable (e.g. two scores for one pair)."""
     text = read_text_file(path)
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique_object)
+    except _DuplicateKey as exc:
+        raise InputError(path, f"duplicate key {exc.key!r} in one JSON object (which value is meant is unknown)"
+                         ) from None
     except json.JSONDecodeError as exc:
         raise InputError(path, f"malformed JSON: {exc.msg}", row=exc.lineno) from None
 
@@ -122,7 +229,10 @@ def read_records(path: str | Path, required: Sequence[str] = (), delimiter: str 
             if not line.strip():
                 continue
             try:
-                obj = json.loads(line)
+                obj = json.loads(line, object_pairs_hook=_unique_object)
+            except _DuplicateKey as exc:
+                raise InputError(path, f"duplicate key {exc.key!r} (which value is meant is unknown)",
+                                 row=lineno) from None
             except json.JSONDecodeError as exc:
                 raise InputError(path, f"malformed JSON line: {exc.msg}", row=lineno) from None
             if not isinstance(obj, dict):

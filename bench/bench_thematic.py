@@ -35,9 +35,8 @@ MODELS = REPO / "models"
 SEED = 13
 PLOT = REPO / "docs" / "img" / "thematic_article_2d.png"
 
-# Paper Table 3 (TDC accuracy on triplets-sen test). Tables 4 (clustering) and 5 (SICK) were lost in the
-# text conversion of the paper we have, so no published figure is filled in for them.
-PAPER_TDC = {"mean-vectors": 0.65, "triplets-sen": 0.74}
+# Published figures: argsim.published (task "thematic": Table 3 TDC accuracy on triplets-sen test; Tables 4 and 5
+# were lost in the text conversion of the paper we have, so no published figure is filled in for them).
 
 # name -> (model argument, L1 or cosine for TDC, training recipe or None)
 SPECS = {
@@ -109,8 +108,29 @@ def ensure_model(name: str) -> bool:
     return True
 
 
-def training_rows(name: str, path: str):  # noqa: ANN201
-    from argsim.results import ResultRow
+def bench_command() -> str:
+    return (".venv/bin/python bench/bench_thematic.py" + (" --quick" if ARGS.quick else "")
+            + f" --scb-articles {ARGS.scb_articles} --sick-train {ARGS.sick_train} --sick-test {ARGS.sick_test}"
+            + (" --only " + " ".join(ARGS.only) if ARGS.only else ""))
+
+
+DATA_FILES = [DATA / f for f in ("split.json", "triplets-sen-test.jsonl", "triplets-titles-test.jsonl",
+                                 "scb-test.jsonl")]
+
+
+def model_env(name: str) -> dict:
+    """The environment of one model's rows: versions, seed, data hashes and that model's fingerprint."""
+    from argsim.backend.fingerprint import fingerprint
+    from argsim.results import environment
+
+    path = Path(SPECS[name][0])
+    return environment(seed=SEED, device="cpu", data_files=DATA_FILES,
+                       models={name: fingerprint(path)} if path.exists() else {})
+
+
+def training_rows(name: str, path: str, env: dict):  # noqa: ANN201
+    from argsim.evaluation import Evaluation
+    from argsim.results import result_rows
 
     p = Path(path)
     stats = None
@@ -122,10 +142,10 @@ def training_rows(name: str, path: str):  # noqa: ANN201
                  "triplets_per_second": t["triplets_per_second"]}
     if not stats:
         return []
-    setting = "2 shared CPU cores, 1 torch thread"
-    return [ResultRow(method="training", model=name, split="train", setting=setting, metric=m, value=float(stats[k]))
-            for m, k in (("triplets_per_second", "triplets_per_second"), ("seconds", "seconds"),
-                         ("triplets_seen", "triplets_seen"))]
+    ev = Evaluation("training", {m: float(stats[m]) for m in ("triplets_per_second", "seconds", "triplets_seen")},
+                    "triplets_per_second", data="train")
+    return result_rows(ev, method="training", model=name, setting="2 shared CPU cores, 1 torch thread", env=env,
+                       command=bench_command())
 
 
 def scb_slice(n_articles: int | None) -> list[dict]:
@@ -147,28 +167,30 @@ def _setting(alg: str, linkage: str) -> str:
     return alg if alg == "kmeans" else f"{alg}-{linkage}"
 
 
-def scb_rows(name: str, scb: list[dict], clusterings) -> list:  # noqa: ANN001
-    from argsim.results import ResultRow, timed
+def scb_rows(name: str, scb: list[dict], clusterings, env: dict) -> list:  # noqa: ANN001
+    from argsim.metrics.clustering import clustering_evaluation
+    from argsim.results import result_rows, timed
     from argsim.thematic.evaluate import clustering_eval
 
     rows = []
     for alg, linkage in clusterings:
         with timed() as t:
             scores, n = clustering_eval(scb, SPECS[name][0], alg, seed=SEED, linkage=linkage)
-        rows += [ResultRow(method="scb-clustering", model=name, split="test", setting=_setting(alg, linkage),
-                           metric=m, value=v, seconds=t["seconds"], extra={"articles": n, "sentences": len(scb)})
-                 for m, v in scores.items()]
+        rows += result_rows(clustering_evaluation(scores, n, "test"), method="scb-clustering", model=name,
+                            setting=_setting(alg, linkage), seconds=t["seconds"],
+                            extra={"articles": n, "sentences": len(scb)}, env=env, command=bench_command())
         print(f"  {name} SCB {_setting(alg, linkage)}: " + " ".join(f"{m} {v:.3f}" for m, v in scores.items()),
               flush=True)
     return rows
 
 
-def evaluate(name: str, quick: bool) -> list:
+def evaluate(name: str, quick: bool, env: dict) -> list:
     from argsim.backend import get_encoder
     from argsim.data.catalog import dataset_dir
     from argsim.data.sick import load_sick
     from argsim.metrics.triplets import triplet_scores
-    from argsim.results import ResultRow, peak_memory_mb, timed
+    from argsim.published import published
+    from argsim.results import peak_memory_mb, result_rows, timed
     from argsim.thematic.sick_eval import sick_relatedness
 
     model, distance, _ = SPECS[name]
@@ -180,21 +202,21 @@ def evaluate(name: str, quick: bool) -> list:
         with timed() as t:
             vecs = [enc.encode([r[f] for r in trips]) for f in ("anchor", "positive", "negative")]
             s = triplet_scores(*vecs, distance=distance, ties="wrong")
-        paper = PAPER_TDC.get(name) if kind == "sen" else None
-        rows.append(ResultRow(method="tdc-accuracy", model=name, split="test", setting=f"triplets-{kind}/{distance}",
-                              metric="accuracy", value=s.accuracy, paper=paper, seconds=t["seconds"],
-                              peak_mb=peak_memory_mb(), extra={"n": s.n}))
+        paper = published("thematic", f"tdc/{name}") if kind == "sen" else None
+        rows += result_rows(s.evaluation("test"), method="tdc-accuracy", model=name,
+                            setting=f"triplets-{kind}/{distance}", metrics=["accuracy"], paper={"accuracy": paper},
+                            seconds=t["seconds"], peak_mb=peak_memory_mb(), extra={"n": s.n}, env=env,
+                            command=bench_command())
         print(f"  {name} TDC {kind}: {s.accuracy:.4f} ({s.n} triplets, {t['seconds']:.0f}s)", flush=True)
     scb = scb_slice(6 if quick else ARGS.scb_articles)
-    rows += scb_rows(name, scb, CLUSTERINGS)
+    rows += scb_rows(name, scb, CLUSTERINGS, env)
     folder = dataset_dir("sick")
     lim = (300, 100, 300) if quick else (ARGS.sick_train or None, 200, ARGS.sick_test or None)
     with timed() as t:
         s = sick_relatedness(enc.encode, load_sick(folder, "train")[:lim[0]], load_sick(folder, "trial")[:lim[1]],
                              load_sick(folder, "test")[:lim[2]])
-    rows += [ResultRow(method="sick-relatedness", model=name, split="test", setting=f"logreg C={s.c}", metric=m,
-                       value=v, seconds=t["seconds"], extra={"n": s.n_test})
-             for m, v in (("pearson", s.pearson), ("spearman", s.spearman), ("mse", s.mse))]
+    rows += result_rows(s.evaluation("test"), method="sick-relatedness", model=name, setting=f"logreg C={s.c}",
+                        seconds=t["seconds"], extra={"n": s.n_test}, env=env, command=bench_command())
     print(f"  {name} SICK: r {s.pearson:.4f} rho {s.spearman:.4f} mse {s.mse:.4f}", flush=True)
     return rows
 
@@ -223,10 +245,11 @@ def evaluate_cached(name: str) -> list[dict]:
             missing = [c for c in CLUSTERINGS if _setting(*c) not in have]
             if missing:
                 scb = scb_slice(6 if ARGS.quick else ARGS.scb_articles)
-                rows += [r.as_dict() for r in scb_rows(name, scb, missing)]
+                rows += [r.as_dict() for r in scb_rows(name, scb, missing, model_env(name))]
                 part.write_text(json.dumps({"key": key, "rows": rows}), encoding="utf-8")
             return rows
-    rows = [r.as_dict() for r in evaluate(name, ARGS.quick) + training_rows(name, SPECS[name][0])]
+    env = model_env(name)
+    rows = [r.as_dict() for r in evaluate(name, ARGS.quick, env) + training_rows(name, SPECS[name][0], env)]
     PARTS.mkdir(parents=True, exist_ok=True)
     part.write_text(json.dumps({"key": key, "rows": rows}), encoding="utf-8")
     return rows
@@ -245,6 +268,7 @@ def plot_article(out: Path) -> None:
 
     from argsim.backend import get_encoder
     from argsim.thematic.bilstm import load_model
+    from argsim.vectors import l2_normalize
 
     scb = read_jsonl(DATA / "scb-test.jsonl")
     sizes: dict[str, int] = {}
@@ -273,7 +297,7 @@ def plot_article(out: Path) -> None:
     cmap = plt.get_cmap("tab10" if labels.max() < 10 else "tab20")
     sections = {r["label"]: r["section"] for r in rows}
     for ax, (title, vecs) in zip(np.atleast_1d(axes), panels, strict=True):
-        unit = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        unit = l2_normalize(vecs)
         xy = PCA(n_components=2, random_state=SEED).fit_transform(unit)
         for lab in sorted(sections):
             m = labels == lab
@@ -305,34 +329,31 @@ def markdown_tables(rows: list[dict]) -> str:
         paper = f" ({r['paper']:.2f})" if r.get("paper") is not None else ""
         return f"{r['value']:.{digits}f}{paper}"
 
+    from argsim.markdown import table
+
     models = [m for m in ORDER if any(r["model"] == m for r in rows)]
-    out = ["| model | TDC acc. triplets-sen (paper) | TDC acc. triplets-titles | SICK r | SICK ρ | SICK MSE |",
-           "|---|---|---|---|---|---|"]
-    for m in models:
-        out.append(f"| {m} | {fmt(get(m, 'tdc-accuracy', 'accuracy', 'triplets-sen'))} | "
-                   f"{fmt(get(m, 'tdc-accuracy', 'accuracy', 'triplets-titles'))} | "
-                   f"{fmt(get(m, 'sick-relatedness', 'pearson'))} | {fmt(get(m, 'sick-relatedness', 'spearman'))} | "
-                   f"{fmt(get(m, 'sick-relatedness', 'mse'))} |")
-    out += ["", "| model | k-means MI | AMI | RI | ARI | agglomerative (ward) MI | AMI | RI | ARI |"
-            " agglomerative (average) MI | AMI | RI | ARI |", "|---|" + "---|" * 12]
-    for m in models:
-        cells = [fmt(get(m, "scb-clustering", k, alg)) for alg in ("kmeans", "agglomerative-ward",
-                                                                    "agglomerative-average")
-                 for k in ("MI", "AMI", "RI", "ARI")]
-        out.append(f"| {m} | " + " | ".join(cells) + " |")
-    out += ["", "| model | triplets seen | training seconds | triplets/s |", "|---|---|---|---|"]
-    for m in models:
-        if get(m, "training", "seconds"):
-            out.append(f"| {m} | {get(m, 'training', 'triplets_seen')['value']:,.0f} | "
-                       f"{get(m, 'training', 'seconds')['value']:,.0f} | "
-                       f"{get(m, 'training', 'triplets_per_second')['value']:.1f} |")
-    return "\n".join(out) + "\n"
+    tdc = table(["model", "TDC acc. triplets-sen (paper)", "TDC acc. triplets-titles", "SICK r", "SICK ρ",
+                 "SICK MSE"],
+                [[m, fmt(get(m, "tdc-accuracy", "accuracy", "triplets-sen")),
+                  fmt(get(m, "tdc-accuracy", "accuracy", "triplets-titles")),
+                  *(fmt(get(m, "sick-relatedness", k)) for k in ("pearson", "spearman", "mse"))] for m in models])
+    algs = ("kmeans", "agglomerative-ward", "agglomerative-average")
+    clustering = table(["model", "k-means MI", "AMI", "RI", "ARI", "agglomerative (ward) MI", "AMI", "RI", "ARI",
+                        "agglomerative (average) MI", "AMI", "RI", "ARI"],
+                       [[m] + [fmt(get(m, "scb-clustering", k, alg)) for alg in algs
+                               for k in ("MI", "AMI", "RI", "ARI")] for m in models])
+    training = table(["model", "triplets seen", "training seconds", "triplets/s"],
+                     [[m, f"{get(m, 'training', 'triplets_seen')['value']:,.0f}",
+                       f"{get(m, 'training', 'seconds')['value']:,.0f}",
+                       f"{get(m, 'training', 'triplets_per_second')['value']:.1f}"]
+                      for m in models if get(m, "training", "seconds")])
+    return "\n\n".join([tdc, clustering, training]) + "\n"
 
 
 def main() -> int:
     import torch
 
-    from argsim.results import environment, write_results
+    from argsim.results import write_results
 
     torch.set_num_threads(ARGS.threads)  # one thread per process is fastest on the shared 2-core machine
     RUNTIME.seed = SEED
@@ -352,17 +373,8 @@ def main() -> int:
         rows += evaluate_cached(name)
     if not ARGS.quick and not ARGS.only and not ARGS.no_plot:
         plot_article(PLOT)
-    data_files = [DATA / f for f in ("split.json", "triplets-sen-test.jsonl", "triplets-titles-test.jsonl",
-                                     "scb-test.jsonl")]
-    from argsim.backend.fingerprint import fingerprint
-
-    models = {n: fingerprint(SPECS[n][0]) for n in names if Path(SPECS[n][0]).exists()}
-    env = environment(seed=SEED, device="cpu", data_files=data_files, models=models)
-    cmd = ".venv/bin/python bench/bench_thematic.py" + (" --quick" if ARGS.quick else "") + \
-          f" --scb-articles {ARGS.scb_articles} --sick-train {ARGS.sick_train} --sick-test {ARGS.sick_test}" + \
-          (" --only " + " ".join(ARGS.only) if ARGS.only else "")
     path = REPO / "runs" / "thematic-quick.json" if ARGS.quick else None
-    out = write_results("thematic", rows, command=cmd, env=env, path=path, merge=bool(ARGS.only))
+    out = write_results("thematic", rows, command=bench_command(), path=path, merge=bool(ARGS.only))
     print(f"results -> {out} ({time.perf_counter() - began:.0f}s)", flush=True)
     table = markdown_tables(json.loads(Path(out).read_text())["rows"])
     (REPO / "runs").mkdir(exist_ok=True)

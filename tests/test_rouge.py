@@ -5,6 +5,11 @@ from __future__ import annotations
 import pytest
 
 from argsim.metrics.rouge import char_units, rouge1, rouge1_corpus, token_units
+from argsim.minutes.evaluate import rouge_nlp
+
+
+def ginza_nlp():  # noqa: ANN201
+    return rouge_nlp(["content"])
 
 
 def test_rouge1_clips_counts():
@@ -32,10 +37,15 @@ def test_char_corpus_macro_average_and_length_limit():
 
 
 def test_content_words_use_sudachi_lemmas():
-    units = token_units(["被災地の復興を支援する。", "被災地を支援した"], "content")
+    units = token_units(["被災地の復興を支援する。", "被災地を支援した"], ginza_nlp(), "content")
     assert units[0] == ["被災地", "復興", "支援"]  # particles and the light verb する (AUX) are not content
     # 被災地を支援した -> 被災地, 支援: 2 of the 3 reference content words
     s = rouge1(units[1], units[0])
     assert units[1] == ["被災地", "支援"] and s.recall == pytest.approx(2 / 3) and s.precision == 1.0
-    rep = rouge1_corpus(["被災地を支援した"], ["被災地の復興を支援する。"], unit="content")
+    rep = rouge1_corpus(["被災地を支援した"], ["被災地の復興を支援する。"], unit="content", nlp=ginza_nlp())
     assert rep.recall == pytest.approx(2 / 3)
+
+
+def test_token_units_need_a_tokenizer():
+    with pytest.raises(ValueError, match="needs a tokenizer"):
+        rouge1_corpus(["a"], ["a"], unit="content")

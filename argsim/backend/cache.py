@@ -1,23 +1,67 @@
 """On-disk embedding cache: one SQLite file per model identity, rows keyed by the text's SHA-1.
 
-The file records the identity it was built for; a file whose identity, dimension or integrity does not
-match is discarded and rebuilt, never silently used.
+What is checked, so that a corrupt cache is never used:
+- the file records the identity and dimension it was built for; a file of another identity or schema, or one
+  SQLite cannot read, is discarded and rebuilt;
+- every row carries a CRC-32 of its key and vector bytes (schema 2). A row whose checksum, length or dimension
+  does not match is treated as missing: the vector is recomputed and the row replaced, never served. CRC-32
+  catches every flip of up to 3 bits and every burst of up to 32 bits in a row, and any other damage with
+  probability 1 - 2^-32. Files of schema 1 (no checksums) are upgraded in place on first open: their rows get
+  a checksum of their bytes as they are then (damage from before the upgrade cannot be recognised).
+- the folder must be a writable directory and the file a writable regular file: otherwise `CacheError` (one line,
+  exit 2) is raised when the cache is opened, i.e. before any text is encoded. Runs that cannot write a cache
+  use `--no-cache` or `--cache-dir DIR`.
+Rows are committed as they are stored (`put_many` per finished chunk of an encode), so an interrupted run keeps
+what it finished.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
-from collections.abc import Sequence
+import zlib
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
 
-SCHEMA_VERSION = "1"
+from argsim.errors import ArgsimError
+
+SCHEMA_VERSION = "2"
+
+
+class CacheError(ArgsimError):
+    """An embedding cache that cannot be used (not a folder, not writable)."""
 
 
 def text_key(text: str) -> bytes:
     return hashlib.sha1(text.encode("utf-8")).digest()
+
+
+def row_checksum(key: bytes, value: bytes) -> int:
+    """CRC-32 of a row's key and vector bytes."""
+    return zlib.crc32(value, zlib.crc32(key))
+
+
+def check_cache_folder(folder: str | Path) -> Path:
+    """`folder` as a usable cache folder (created if missing), else `CacheError` naming the problem."""
+    folder = Path(folder)
+    hint = "choose another with --cache-dir DIR or run with --no-cache"
+    if folder.exists() and not folder.is_dir():
+        raise CacheError(f"embedding cache {folder}: is a file, not a folder; {hint}")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CacheError(f"embedding cache {folder}: cannot create the folder ({exc.strerror}); {hint}") from None
+    if not _writable(folder):
+        raise CacheError(f"embedding cache {folder}: the folder is not writable; {hint}")
+    return folder
+
+
+def _writable(path: Path) -> bool:
+    """Writable by this process and not marked read-only (no write bit at all, which root would ignore)."""
+    return os.access(path, os.W_OK) and bool(path.stat().st_mode & 0o222)
 
 
 class EmbeddingCache:
@@ -25,12 +69,17 @@ class EmbeddingCache:
 
     def __init__(self, folder: str | Path, identity: str) -> None:
         self.identity = identity
-        self.folder = Path(folder)
-        self.folder.mkdir(parents=True, exist_ok=True)
+        self.folder = check_cache_folder(folder)
         digest = hashlib.sha256(identity.encode("utf-8")).hexdigest()[:24]
         self.path = self.folder / f"{digest}.sqlite"
+        hint = "choose another with --cache-dir DIR or run with --no-cache"
+        if self.path.exists() and not self.path.is_file():
+            raise CacheError(f"embedding cache {self.path}: is not a regular file; {hint}")
+        if self.path.exists() and not _writable(self.path):
+            raise CacheError(f"embedding cache {self.path}: the file is not writable; {hint}")
         self.dim: int | None = None
         self.rebuilt_reason: str | None = None
+        self.rejected = 0  # rows refused by the checks since opening
         self._conn = self._open()
 
     # -- lifecycle
@@ -44,18 +93,26 @@ class EmbeddingCache:
         try:
             conn = self._connect()
             conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
-            conn.execute("CREATE TABLE IF NOT EXISTS vectors (k BLOB PRIMARY KEY, v BLOB NOT NULL)")
             meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
             if not meta:
+                conn.execute("CREATE TABLE IF NOT EXISTS vectors (k BLOB PRIMARY KEY, v BLOB NOT NULL, "
+                             "c INTEGER NOT NULL)")
                 conn.executemany("INSERT INTO meta VALUES (?, ?)",
                                  [("identity", self.identity), ("schema", SCHEMA_VERSION)])
                 conn.commit()
-            elif meta.get("identity") != self.identity or meta.get("schema") != SCHEMA_VERSION:
+                return conn
+            if meta.get("identity") != self.identity or meta.get("schema") not in ("1", SCHEMA_VERSION):
                 conn.close()
                 return self._rebuild("built for another model identity")
-            else:
-                self.dim = int(meta["dim"]) if "dim" in meta else None
+            if meta.get("schema") == "1":
+                _upgrade_from_1(conn)
+            self.dim = int(meta["dim"]) if "dim" in meta else None
             return conn
+        except sqlite3.OperationalError as exc:
+            if "readonly" in str(exc) or "unable to open" in str(exc):
+                raise CacheError(f"embedding cache {self.path}: {exc}; choose another with --cache-dir DIR or "
+                                 "run with --no-cache") from None
+            return self._rebuild(f"unreadable ({exc})")
         except sqlite3.DatabaseError as exc:
             return self._rebuild(f"unreadable ({exc})")
 
@@ -73,38 +130,59 @@ class EmbeddingCache:
 
     # -- access
     def get_many(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
-        """Vectors for the texts that are cached (a corrupt row is treated as missing)."""
-        found: dict[str, np.ndarray] = {}
+        """Vectors for the texts that are cached and pass every check (a row that fails is missing)."""
         keys = {text_key(t): t for t in texts}
-        items = list(keys.items())
+        return {keys[k]: v for k, v in self.get_keys(list(keys)).items()}
+
+    def get_keys(self, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
+        """Vectors by text key (SHA-1 digest), checked like `get_many`."""
+        found: dict[bytes, np.ndarray] = {}
         try:
-            for start in range(0, len(items), 900):
-                chunk = items[start:start + 900]
+            for start in range(0, len(keys), 900):
+                chunk = list(keys[start:start + 900])
                 marks = ",".join("?" * len(chunk))
-                rows = self._conn.execute(f"SELECT k, v FROM vectors WHERE k IN ({marks})",
-                                          [k for k, _ in chunk]).fetchall()
-                for k, v in rows:
-                    vec = np.frombuffer(v, dtype=np.float32)
-                    if self.dim is not None and vec.shape[0] != self.dim:
+                rows = self._conn.execute(f"SELECT k, v, c FROM vectors WHERE k IN ({marks})", chunk).fetchall()
+                for k, v, c in rows:
+                    k, v = bytes(k), bytes(v)
+                    if c != row_checksum(k, v) or len(v) % 4 or (self.dim is not None and len(v) != 4 * self.dim):
+                        self.rejected += 1
                         continue
-                    found[keys[bytes(k)]] = vec
+                    found[k] = np.frombuffer(v, dtype=np.float32)
         except sqlite3.DatabaseError as exc:
             self._conn = self._rebuild(f"unreadable ({exc})")
             return {}
         return found
 
     def put_many(self, texts: Sequence[str], vectors: np.ndarray) -> None:
-        """Store vectors (float32) for texts."""
+        """Store vectors (float32) for texts, committed at once."""
+        self.put_keys([text_key(t) for t in texts], vectors)
+
+    def put_keys(self, keys: Sequence[bytes], vectors: np.ndarray) -> None:
+        """Store vectors by text key (SHA-1 digest), committed at once."""
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        if len(keys) == 0:
+            return
         if self.dim is None:
             self.dim = int(vectors.shape[1])
             self._conn.execute("INSERT OR REPLACE INTO meta VALUES ('dim', ?)", (str(self.dim),))
         elif vectors.shape[1] != self.dim:
             self._conn = self._rebuild(f"dimension changed from {self.dim} to {vectors.shape[1]}")
-            return self.put_many(texts, vectors)
-        self._conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)",
-                               [(text_key(t), v.tobytes()) for t, v in zip(texts, vectors, strict=True)])
+            return self.put_keys(keys, vectors)
+        rows = []
+        for k, v in zip(keys, vectors, strict=True):
+            b = v.tobytes()
+            rows.append((bytes(k), b, row_checksum(bytes(k), b)))
+        self._conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", rows)
         self._conn.commit()
 
     def __len__(self) -> int:
         return int(self._conn.execute("SELECT COUNT(*) FROM vectors").fetchone()[0])
+
+
+def _upgrade_from_1(conn: sqlite3.Connection) -> None:
+    """Schema 1 -> 2: add the checksum column and stamp the rows as they are."""
+    conn.execute("ALTER TABLE vectors ADD COLUMN c INTEGER NOT NULL DEFAULT -1")
+    rows: Iterable = conn.execute("SELECT k, v FROM vectors").fetchall()
+    conn.executemany("UPDATE vectors SET c=? WHERE k=?", [(row_checksum(bytes(k), bytes(v)), k) for k, v in rows])
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+    conn.commit()

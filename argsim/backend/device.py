@@ -1,33 +1,97 @@
-"""Device choice: `auto` picks CUDA, then MPS, then CPU."""
+"""Device and numeric-precision choice, resolved once before any work starts.
+
+`--device auto|cpu|cuda|cuda:N|mps`: auto picks CUDA, then MPS, then the CPU. A device the machine lacks is an
+`ArgsimError` (one line, exit 2). `--precision auto|fp32|fp16|bf16`: auto is bf16 on a GPU that supports it,
+fp16 on older CUDA GPUs, fp32 on the CPU and on MPS (reading chosen: MPS autocast is incomplete, so fp32).
+fp16 on the CPU is refused (torch's CPU autocast is bf16); bf16 on a CUDA GPU without bf16 is refused.
+
+Training runs one process per GPU: under `accelerate launch` / `torchrun` every process uses the GPU of its
+LOCAL_RANK; a single process asked for `cuda:N` pins CUDA_VISIBLE_DEVICES=N before CUDA starts (so the
+transformers Trainer neither picks cuda:0 nor spreads over every GPU with DataParallel).
+"""
 
 from __future__ import annotations
+
+import os
 
 from argsim.errors import ArgsimError
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
+PRECISIONS = ("auto", "fp32", "fp16", "bf16")
+
+
+def _mps_available() -> bool:
+    import torch
+
+    mps = getattr(torch.backends, "mps", None)
+    return bool(mps is not None and mps.is_available())
+
+
+def launched_processes() -> int:
+    """WORLD_SIZE of an `accelerate launch` / `torchrun` run (1 for a plain process)."""
+    return int(os.environ.get("WORLD_SIZE", "1") or 1)
+
+
+def check_device_name(device: str) -> str:
+    device = (device or "auto").lower()
+    if device not in DEVICES and not (device.startswith("cuda:") and device[5:].isdigit()):
+        raise ArgsimError(f"unknown device '{device}': choose one of {', '.join(DEVICES)} or cuda:N")
+    return device
+
+
+def pin_cuda_index(device: str) -> None:
+    """`cuda:N` in a single process: make GPU N the only visible one, before CUDA is initialised."""
+    device = check_device_name(device)
+    if not device.startswith("cuda:") or launched_processes() > 1 or "CUDA_VISIBLE_DEVICES" in os.environ:
+        return
+    import torch
+
+    if not torch.cuda.is_initialized():
+        os.environ["CUDA_VISIBLE_DEVICES"] = device[5:]
 
 
 def resolve_device(device: str = "auto") -> str:
-    """Return a concrete torch device string for `device`."""
+    """Return a concrete torch device string for `device` (`ArgsimError` when the machine lacks it)."""
     import torch
 
-    device = (device or "auto").lower()
-    if device not in DEVICES and not device.startswith("cuda:"):
-        raise ArgsimError(f"unknown device '{device}': choose one of {', '.join(DEVICES)}")
+    device = check_device_name(device)
     if device == "auto":
         if torch.cuda.is_available():
             return "cuda"
-        mps = getattr(torch.backends, "mps", None)
-        if mps is not None and mps.is_available():
-            return "mps"
-        return "cpu"
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise ArgsimError("device 'cuda' requested but CUDA is not available on this machine")
-    if device == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+        return "mps" if _mps_available() else "cpu"
+    if device.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise ArgsimError(f"device '{device}' requested but CUDA is not available on this machine")
+        if ":" in device and os.environ.get("CUDA_VISIBLE_DEVICES") == device[5:]:
+            return "cuda:0"  # pinned by pin_cuda_index: GPU N is the only visible one
+        if ":" in device and int(device[5:]) >= torch.cuda.device_count():
+            raise ArgsimError(f"device '{device}' requested but this machine has {torch.cuda.device_count()} "
+                              "CUDA device(s)")
+    if device == "mps" and not _mps_available():
         raise ArgsimError("device 'mps' requested but MPS is not available on this machine")
     return device
 
 
+def resolve_precision(precision: str, device: str) -> str:
+    """The precision actually used on the resolved `device`: fp32, fp16 or bf16."""
+    import torch
+
+    precision = (precision or "auto").lower()
+    if precision not in PRECISIONS:
+        raise ArgsimError(f"unknown precision '{precision}': choose one of {', '.join(PRECISIONS)}")
+    cuda = device.startswith("cuda")
+    bf16_ok = cuda and torch.cuda.is_bf16_supported()
+    if precision == "auto":
+        return ("bf16" if bf16_ok else "fp16") if cuda else "fp32"
+    if precision == "fp16" and not cuda:
+        raise ArgsimError(f"precision fp16 needs a CUDA GPU (device is {device}): use bf16 or fp32")
+    if precision == "bf16" and cuda and not bf16_ok:
+        raise ArgsimError("precision bf16 is not supported by this GPU: use fp16 or fp32")
+    if precision == "bf16" and device == "mps":
+        raise ArgsimError("precision bf16 is not supported on MPS: use fp32")
+    return precision
+
+
 def uses_half_precision(device: str) -> bool:
-    """Half precision on GPUs (CUDA); CPU and MPS stay in float32."""
+    """Inference in half precision on GPUs (CUDA); CPU and MPS stay in float32."""
     return device.startswith("cuda")

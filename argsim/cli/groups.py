@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from typer.core import TyperGroup
 
+from argsim.config import RunConfig
 from argsim.errors import ArgsimError
 
 console = Console()
@@ -20,8 +24,30 @@ class ArgsimGroup(TyperGroup):
         try:
             return super().invoke(ctx)
         except ArgsimError as exc:
-            err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+            err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
             raise typer.Exit(exc.exit_code) from None
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # noqa: ANN001, ANN201
+        """Like typer's, but a usage error (bad option value, missing argument, bad --out) is one red line."""
+        from typer._click.exceptions import ClickException, NoArgsIsHelpError
+
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except NoArgsIsHelpError as exc:  # the help was printed already
+            sys.exit(exc.exit_code)
+        except ClickException as exc:
+            ctx = getattr(exc, "ctx", None)
+            hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+            message = exc.format_message().replace("Value error, ", "")  # pydantic's prefix on choice errors
+            err_console.print(f"[bold red]error:[/] {escape(message)}{escape(hint)}", highlight=False,
+                              soft_wrap=True)
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            err_console.print("[bold red]aborted[/]", highlight=False)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
 
 
 def _group(name: str, help_text: str) -> typer.Typer:
@@ -55,3 +81,9 @@ def summary_table(title: str, columns: list[str], rows: list[list]) -> Table:
         table.add_row(*[f"{v:,}" if isinstance(v, int) and not isinstance(v, bool)
                         else (f"{v:.4f}" if isinstance(v, float) else str(v)) for v in r])
     return table
+
+
+def run_config(ctx: typer.Context | None) -> RunConfig:
+    """The `RunConfig` the root command built from the global options (defaults when a command runs alone)."""
+    obj = ctx.find_object(RunConfig) if ctx is not None else None
+    return obj if obj is not None else RunConfig()

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from argsim.evaluation import Evaluation
+
 METRICS = ("MI", "AMI", "RI", "ARI")
 
 
@@ -32,3 +34,8 @@ def averaged_scores(groups: Sequence, gold: Sequence, predicted: Sequence) -> tu
         by_group[g][1].append(p)
     per = [clustering_scores(y, p) for y, p in by_group.values()]
     return {m: float(np.mean([s[m] for s in per])) for m in METRICS}, len(per)
+
+
+def clustering_evaluation(scores: dict[str, float], groups: int, data: str | None = None) -> Evaluation:
+    """The contract view of `averaged_scores`: MI, AMI (primary), RI, ARI averaged over `groups` articles."""
+    return Evaluation("clustering", scores, "AMI", data=data, n=groups)

@@ -5,6 +5,9 @@ Units: `content` (lemmas of content words -- NOUN, PROPN, VERB, ADJ, NUM by GiNZ
 punctuation and symbols). Enumeration marks such as 〔1〕 are removed first. As in the official PoliInfo-2
 scoring, a summary longer than its character limit scores 0 (it does not count as a valid answer); the
 scores are macro-averaged over items.
+
+The metric is pure: the `content` and `surface` units need a spaCy pipeline with Sudachi tokens (GiNZA), which
+the caller passes in as `nlp` (`argsim.minutes.evaluate.rouge_nlp` gets the backend's GiNZA pipeline).
 """
 
 from __future__ import annotations
@@ -14,6 +17,9 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from argsim.evaluation import Evaluation
 
 UNITS = ("content", "surface", "char")
 CONTENT_POS = frozenset({"NOUN", "PROPN", "VERB", "ADJ", "NUM"})
@@ -37,15 +43,11 @@ def char_units(text: str) -> list[str]:
     return [c for c in text if not _is_symbol(c)]
 
 
-def _ginza():  # noqa: ANN202
-    from argsim.backend import get_encoder
+def token_units(texts: Sequence[str], nlp: Any, unit: str = "content") -> list[list[str]]:
+    """Sudachi (GiNZA) tokens of each text: content-word lemmas, or all non-punctuation surfaces.
 
-    return get_encoder("ginza").nlp
-
-
-def token_units(texts: Sequence[str], unit: str = "content") -> list[list[str]]:
-    """Sudachi (GiNZA) tokens of each text: content-word lemmas, or all non-punctuation surfaces."""
-    nlp = _ginza()
+    `nlp` is a spaCy `Language` whose tokens carry `pos_`, `lemma_` and `orth_` (GiNZA's `ja_ginza`).
+    """
     out = []
     with nlp.select_pipes(enable=[]):
         for doc in nlp.pipe([ENUM_RE.sub("", t) for t in texts], batch_size=256):
@@ -57,12 +59,15 @@ def token_units(texts: Sequence[str], unit: str = "content") -> list[list[str]]:
     return out
 
 
-def tokenizer_for(unit: str) -> Callable[[Sequence[str]], list[list[str]]]:
+def tokenizer_for(unit: str, nlp: Any = None) -> Callable[[Sequence[str]], list[list[str]]]:
+    """Texts -> unit lists for `unit`; `content` and `surface` need `nlp` (see `token_units`)."""
     if unit not in UNITS:
         raise ValueError(f"unknown ROUGE unit '{unit}': choose one of {', '.join(UNITS)}")
     if unit == "char":
         return lambda texts: [char_units(t) for t in texts]
-    return lambda texts: token_units(texts, unit)
+    if nlp is None:
+        raise ValueError(f"ROUGE unit '{unit}' needs a tokenizer pipeline (nlp); only 'char' works without one")
+    return lambda texts: token_units(texts, nlp, unit)
 
 
 def rouge1(candidate: Sequence[str], reference: Sequence[str]) -> RougeScore:
@@ -85,13 +90,22 @@ class RougeReport:
     over_limit: int
     per_item: list[RougeScore]
 
+    def evaluation(self, data: str | None = None) -> Evaluation:
+        """The contract view: rouge1-recall (primary, the PoliInfo-2 measure), rouge1-precision, rouge1-f."""
+        return Evaluation("rouge1", {"rouge1-recall": self.recall, "rouge1-precision": self.precision,
+                                     "rouge1-f": self.f}, "rouge1-recall", data=data, n=self.n,
+                          details={"unit": self.unit, "over_limit": self.over_limit})
+
 
 def rouge1_corpus(candidates: Sequence[str], references: Sequence[str], limits: Sequence[int | None] | None = None,
-                  unit: str = "content") -> RougeReport:
-    """Macro-averaged ROUGE-1; a candidate longer than its limit (characters) scores 0."""
+                  unit: str = "content", nlp: Any = None) -> RougeReport:
+    """Macro-averaged ROUGE-1; a candidate longer than its limit (characters) scores 0.
+
+    `nlp`: the tokenizer pipeline the `content` and `surface` units need (see `token_units`).
+    """
     if len(candidates) != len(references) or (limits is not None and len(limits) != len(candidates)):
         raise ValueError("candidates, references and limits must have the same length")
-    tok = tokenizer_for(unit)
+    tok = tokenizer_for(unit, nlp)
     cand_units, ref_units = tok(list(candidates)), tok(list(references))
     scores, over = [], 0
     for i, (cu, ru) in enumerate(zip(cand_units, ref_units, strict=True)):

@@ -11,6 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from argsim.evaluation import Evaluation
+from argsim.vectors import l2_normalize
+
 DISTANCES = ("cosine", "l1", "euclidean")
 
 
@@ -21,6 +24,11 @@ class TripletScores:
     n: int
     ties: int
 
+    def evaluation(self, data: str | None = None) -> Evaluation:
+        """The contract view: accuracy (primary) and mean_diff; ties as a detail."""
+        return Evaluation("triplets", {"accuracy": self.accuracy, "mean_diff": self.mean_diff}, "accuracy",
+                          data=data, n=self.n, details={"ties": self.ties})
+
 
 def triplet_diffs(anchor: np.ndarray, positive: np.ndarray, negative: np.ndarray,
                   distance: str = "cosine") -> np.ndarray:
@@ -29,10 +37,7 @@ def triplet_diffs(anchor: np.ndarray, positive: np.ndarray, negative: np.ndarray
     if not (a.shape == p.shape == n.shape) or a.ndim != 2:
         raise ValueError("anchor, positive and negative must be arrays of the same (n, dim) shape")
     if distance == "cosine":
-        def unit(x: np.ndarray) -> np.ndarray:
-            return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
-
-        a, p, n = unit(a), unit(p), unit(n)
+        a, p, n = l2_normalize(a), l2_normalize(p), l2_normalize(n)
         return (a * p).sum(1) - (a * n).sum(1)
     if distance == "l1":
         return np.abs(a - n).sum(1) - np.abs(a - p).sum(1)

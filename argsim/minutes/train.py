@@ -1,7 +1,8 @@
 """Training the political Sentence-BERT with sentence-transformers' trainer and TripletLoss.
 
 Paper settings (defaults): mean pooling, triplet loss (Euclidean distance) with margin 1, batch 16,
-Adam lr 2e-5 (weight decay 0), 10% linear warm-up, 3 epochs.
+Adam lr 2e-5 (weight decay 0), 10% linear warm-up, 3 epochs. Trains through argsim.training: the device and
+precision the user names, budgets, checkpoints and resume, DDP under `accelerate launch` / `torchrun`.
 """
 
 from __future__ import annotations
@@ -42,23 +43,41 @@ def _load_triplets(path: Path, limit: int | None, seed: int) -> list[dict]:
     return [{k: str(r[k]) for k in ("anchor", "positive", "negative")} for r in rows]
 
 
-def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, config: TrainConfig) -> dict:
-    """Train and save a sentence-transformers model under `out`; returns the training log."""
-    import torch
+def policy(config: TrainConfig):  # noqa: ANN201
+    """The paper's optimizer: Adam (weight decay 0), 10% linear warm-up, then linear decay."""
+    from argsim.training import OptimPolicy
+
+    return OptimPolicy(lr=config.lr, weight_decay=0.0, warmup_ratio=config.warmup_ratio)
+
+
+def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, config: TrainConfig,
+                        placement=None, budget=None, quiet: bool = False) -> dict:  # noqa: ANN001
+    """Train and save a sentence-transformers model under `out` (rank 0 writes); returns the training log.
+
+    `placement` (device, precision, seed; default: the CPU in fp32 with `config.seed`) and `budget` (default:
+    none) come from argsim.training."""
     from datasets import Dataset
-    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+    from sentence_transformers import SentenceTransformerTrainer
     from sentence_transformers.evaluation import TripletEvaluator
-    from sentence_transformers.losses import TripletDistanceMetric, TripletLoss
+    from sentence_transformers.sentence_transformer.losses import TripletDistanceMetric, TripletLoss
     from transformers import TrainerCallback
 
     from argsim.backend import load_sentence_transformer
     from argsim.minutes import sbert
+    from argsim.settings import seed_everything
+    from argsim.training import Budget, resolve_placement
+    from argsim.training.record import data_hash, train_config, write_records
+    from argsim.training.st import run_trainer, trainer_arguments
 
-    torch.manual_seed(config.seed)
+    placement = placement or resolve_placement("cpu", "fp32", seed=config.seed)
+    budget = budget or Budget()
+    config.seed = placement.seed
+    seed_everything(config.seed)
     train = _load_triplets(train_path, config.max_train, config.seed)
     dev = _load_triplets(dev_path, config.max_dev, config.seed) if dev_path else []
     if not train:
         raise ArgsimError(f"{train_path}: no training triplets")
+    hashes = {"train": data_hash(train), "dev": data_hash(dev) if dev else None}
     segmented = config.backbone == "ginza"
     if segmented:
         texts = sorted({r[k] for r in train + dev for k in ("anchor", "positive", "negative")})
@@ -67,7 +86,7 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
         dev = [{k: seg[v] for k, v in r.items()} for r in dev]
         model = sbert.build_ginza_model(config.update_embeddings)
     else:
-        model = load_sentence_transformer(config.backbone, device="cpu")
+        model = load_sentence_transformer(config.backbone, device=placement.device)
     metric = {"euclidean": TripletDistanceMetric.EUCLIDEAN, "cosine": TripletDistanceMetric.COSINE}[config.distance]
     loss = TripletLoss(model, distance_metric=metric, triplet_margin=config.margin)
     evaluator = None
@@ -83,29 +102,29 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
         def on_epoch_end(self, args, state, control, **kw):  # noqa: ANN001, ANN201, ANN003
             epoch_times.append(round(time.perf_counter() - self.t, 2))
 
-    args = SentenceTransformerTrainingArguments(
-        output_dir=str(out / "checkpoints"), num_train_epochs=config.epochs,
-        per_device_train_batch_size=config.batch_size, learning_rate=config.lr,
-        warmup_steps=config.warmup_ratio,  # a float below 1 is a ratio of the steps in transformers 5
-        lr_scheduler_type="linear", weight_decay=0.0, seed=config.seed, save_strategy="no",
-        eval_strategy="epoch" if evaluator else "no", per_device_eval_batch_size=64, logging_steps=200,
-        report_to=[], use_cpu=True, dataloader_num_workers=0, disable_tqdm=False)
+    opt = policy(config)
+    args = trainer_arguments(out, placement, budget, opt, epochs=config.epochs, batch_size=config.batch_size,
+                             quiet=quiet, eval_strategy="epoch" if evaluator else "no",
+                             per_device_eval_batch_size=64, logging_steps=200)
     trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=Dataset.from_list(train),
                                          eval_dataset=Dataset.from_list(dev[:64]) if dev else None, loss=loss,
                                          evaluator=evaluator, callbacks=[EpochTimer()])
-    start = time.perf_counter()
-    trainer.train()
-    seconds = round(time.perf_counter() - start, 2)
-    out.mkdir(parents=True, exist_ok=True)
-    model.save(str(out))
-    if segmented:
-        sbert.mark_segmented(out)
+    run = run_trainer(trainer, out, budget)
     dev_scores = [{k: v for k, v in h.items() if k.startswith("eval_dev")} | {"epoch": h.get("epoch")}
                   for h in trainer.state.log_history if any(k.startswith("eval_dev") for k in h)]
     log = {"config": asdict(config), "train_triplets": len(train), "dev_triplets": len(dev),
-           "seconds": seconds, "epoch_seconds": epoch_times, "dev": dev_scores,
+           "seconds": run["seconds"], "epoch_seconds": epoch_times, "dev": dev_scores, "steps": run["steps"],
+           "stopped_by": run["stopped_by"], "device": placement.device, "precision": placement.precision,
            "train_file": str(train_path), "dev_file": str(dev_path) if dev_path else None}
-    write_json(out / "train_log.json", log)
+    if trainer.is_world_process_zero():
+        out.mkdir(parents=True, exist_ok=True)
+        model.save(str(out))
+        if segmented:
+            sbert.mark_segmented(out)
+        write_json(out / "train_log.json", log)
+        metrics = dict(dev_scores[-1]) if dev_scores else {}
+        write_records(out, train_config("minutes-sbert", placement, budget, opt, asdict(config), hashes, run,
+                                        metrics, base_model=config.backbone))
     return log
 
 

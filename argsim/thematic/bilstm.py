@@ -22,8 +22,8 @@ from argsim.backend.models import tokenize_en
 from argsim.errors import ModelError
 
 PAD, UNK = 0, 1
-MANIFEST = {"loader": "argsim.thematic.bilstm:load_encoder"}
-CONCAT_MANIFEST = {"loader": "argsim.thematic.bilstm:load_concat_encoder"}
+MANIFEST = {"loader": "thematic-bilstm"}  # names in argsim.backend.registry.ENCODER_LOADERS
+CONCAT_MANIFEST = {"loader": "thematic-concat"}
 MAX_TOKENS = 80
 
 
@@ -175,7 +175,7 @@ def save_concat(folder: Path, parts: dict[str, Path]) -> Path:
         dst = folder / "parts" / name
         if dst.exists():
             shutil.rmtree(dst)
-        shutil.copytree(src, dst, ignore=shutil.ignore_patterns("checkpoint.pt"))
+        shutil.copytree(src, dst, ignore=shutil.ignore_patterns("checkpoint.pt", "checkpoints"))
     (folder / "config.json").write_text(json.dumps({"parts": list(parts)}, indent=2), encoding="utf-8")
     (folder / "argsim_encoder.json").write_text(json.dumps(CONCAT_MANIFEST), encoding="utf-8")
     return folder

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from argsim.evaluation import Evaluation
+
 C_GRID = (0.1, 1.0)
 
 
@@ -22,6 +24,11 @@ class SickScores:
     mse: float
     c: float
     n_test: int
+
+    def evaluation(self, data: str | None = "test") -> Evaluation:
+        """The contract view: pearson (primary), spearman, mse; the chosen C as a detail."""
+        return Evaluation("sick-relatedness", {"pearson": self.pearson, "spearman": self.spearman, "mse": self.mse},
+                          "pearson", data=data, n=self.n_test, details={"c": self.c})
 
 
 def pair_features(u: np.ndarray, v: np.ndarray) -> np.ndarray:

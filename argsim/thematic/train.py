@@ -1,22 +1,22 @@
 """Training the thematic triplet network (BiLSTM + attention, L1 distance, the paper's softmax loss, Adam 1e-3).
 
-Bounded runs: `max_triplets` subsamples the training triplets (seeded) and `max_minutes` stops after that
-much wall-clock time; a checkpoint is written every `checkpoint_every` steps and at the end of each epoch, and
-a rerun with the same output folder resumes from it.
+Trains through argsim.training's accelerate loop (device, precision, DDP, checkpoints under OUT/checkpoints).
+Bounded runs: `max_triplets` subsamples the training triplets (seeded); the budget (--max-steps, --max-minutes)
+stops the run with a checkpoint, written also every `checkpoint_every` steps and at the end of each epoch;
+--resume continues from it exactly (the epoch's batch order is a function of the seed and the epoch).
 """
 
 from __future__ import annotations
 
 import json
 import random
-import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from argsim.io import atomic_path
+from argsim.errors import ArgsimError
 from argsim.progress import progress_bar
 from argsim.thematic.bilstm import (
     AttentionBiLSTM,
@@ -26,6 +26,11 @@ from argsim.thematic.bilstm import (
     save_model,
     softmax_triplet_loss,
 )
+from argsim.training import Budget, OptimPolicy, Placement, resolve_placement
+from argsim.training.loop import TrainLoop
+from argsim.training.record import data_hash, train_config, write_records
+
+FIELDS = ("anchor", "positive", "negative")
 
 
 @dataclass
@@ -37,10 +42,10 @@ class TrainConfig:
     batch_size: int = 64
     epochs: int = 1
     max_triplets: int | None = None
-    max_minutes: float | None = None
+    max_minutes: float | None = None  # used when no Budget is given
     word_vectors: str = "glove50"
     seed: int = 13
-    checkpoint_every: int = 200
+    checkpoint_every: int = 200  # used when no Budget is given
     threads: int | None = 1  # one thread per run is ~3x faster than two on a shared 2-core machine
 
 
@@ -54,94 +59,114 @@ class TrainReport:
     dev_accuracy: float | None = None
     losses: list[float] = field(default_factory=list)
     stopped_by_time: bool = False
+    stopped_by: str | None = None
+
+
+def policy(config: TrainConfig) -> OptimPolicy:
+    """The paper's optimizer: Adam (= AdamW with weight decay 0) at a constant rate, no clipping."""
+    return OptimPolicy(lr=config.lr, weight_decay=0.0, schedule="constant", max_grad_norm=None)
 
 
 def _evaluate(model: AttentionBiLSTM, vocab: Vocabulary, triplets: list[dict], batch_size: int = 256) -> float:
     """TDC accuracy with L1 distance (d+ < d-)."""
     model.eval()
+    device = next(model.parameters()).device
     correct = 0
     with torch.inference_mode():
         for start in range(0, len(triplets), batch_size):
             chunk = triplets[start:start + batch_size]
-            a, p, n = (model(*vocab.batch([t[f] for t in chunk])) for f in ("anchor", "positive", "negative"))
+            a, p, n = (model(*_on(vocab.batch([t[f] for t in chunk]), device)) for f in FIELDS)
             correct += int((l1_distance(a, p) < l1_distance(a, n)).sum())
     model.train()
     return correct / max(len(triplets), 1)
 
 
+def _on(batch: tuple[torch.Tensor, torch.Tensor], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    ids, lengths = batch
+    return ids.to(device), lengths
+
+
 def train_bilstm(triplets: list[dict], out: Path, config: TrainConfig, dev: list[dict] | None = None,
-                 log: callable = print) -> TrainReport:  # type: ignore[valid-type]
-    """Train on (anchor, positive, negative) records and save a backend-loadable model folder to `out`."""
+                 log: callable = print, placement: Placement | None = None,  # type: ignore[valid-type]
+                 budget: Budget | None = None) -> TrainReport:
+    """Train on (anchor, positive, negative) records and save a backend-loadable model folder to `out`.
+
+    `placement`: device / precision / seed (default: the CPU, fp32, `config.seed`, `config.threads` threads).
+    `budget`: default `Budget(max_minutes=config.max_minutes, checkpoint_every=config.checkpoint_every,
+    resume=True)` - a library call into the same folder continues its checkpoint, as before."""
     from argsim.backend import load_word_vectors
 
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    if config.threads:
-        torch.set_num_threads(config.threads)
+    placement = placement or resolve_placement("cpu", "fp32", threads=config.threads, seed=config.seed)
+    budget = budget or Budget(max_minutes=config.max_minutes, checkpoint_every=config.checkpoint_every, resume=True)
+    config.seed = placement.seed
     rng = random.Random(config.seed)
-    torch.manual_seed(config.seed)
-    np.random.seed(config.seed)
     if config.max_triplets and len(triplets) > config.max_triplets:
         triplets = rng.sample(triplets, config.max_triplets)
-    texts = [t[f] for t in triplets for f in ("anchor", "positive", "negative")]
+    texts = [t[f] for t in triplets for f in FIELDS]
     vocab, matrix = build_vocabulary(texts, load_word_vectors(config.word_vectors))
+    identity = {"words": data_hash(vocab.words), "n": len(triplets)}
+    loop = TrainLoop(out, placement, budget, policy(config))
+    torch.manual_seed(config.seed)
+    np.random.seed(config.seed)
     model = AttentionBiLSTM(matrix, config.hidden, config.attention, config.dropout)
-    optimizer = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=config.lr)
-    report = TrainReport(train_triplets=len(triplets))
-    ckpt = out / "checkpoint.pt"
-    start_epoch, start_batch = 0, 0
-    if ckpt.is_file():
-        state = torch.load(ckpt, map_location="cpu", weights_only=False)
-        if state["words"] == vocab.words and state["n"] == len(triplets):
-            model.load_state_dict(state["model"])
-            optimizer.load_state_dict(state["optimizer"])
-            start_epoch, start_batch = state["epoch"], state["batch"]
-            report = TrainReport(**state["report"])
-            report.stopped_by_time = False
-            log(f"resuming from {ckpt} (epoch {start_epoch + 1}, batch {start_batch})")
+    device = loop.device
 
-    def save_checkpoint(epoch: int, batch: int) -> None:
-        with atomic_path(ckpt) as tmp:
-            torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch,
-                        "batch": batch, "words": vocab.words, "n": len(triplets), "report": asdict(report)}, tmp)
+    def loss_of(net: AttentionBiLSTM, chunk: list[dict]) -> torch.Tensor:
+        a, p, n = (net(*_on(vocab.batch([t[f] for t in chunk]), device)) for f in FIELDS)
+        return softmax_triplet_loss(l1_distance(a, p), l1_distance(a, n))
 
-    model.train()
-    began = time.perf_counter() - report.seconds
     n_batches = (len(triplets) + config.batch_size - 1) // config.batch_size
-    stop = False
-    for epoch in range(start_epoch, config.epochs):
+    model = loop.prepare(model, [{"params": list(model.parameters())}], loop.steps_per_epoch(n_batches) *
+                         config.epochs, loss_of)
+    report = TrainReport(train_triplets=len(triplets))
+    if loop.resume():
+        if loop.extras.get("identity") != identity:
+            raise ArgsimError(f"{loop.checkpoint_dir}: the checkpoint was trained on other triplets or another "
+                              "vocabulary; use another --out or drop --resume")
+        report = TrainReport(**loop.extras["report"])
+        report.stopped_by_time, report.stopped_by = False, None
+        log(f"resuming from {loop.checkpoint_dir} (epoch {loop.epoch + 1}, batch {loop.next_batch})")
+    def record(value: float) -> None:  # after each optimizer step, before a checkpoint
+        report.steps, report.seconds = loop.steps, loop.seconds()
+        if report.steps % 20 == 0:
+            report.losses.append(round(value, 5))
+
+    loop.extras_fn = lambda: {"identity": identity, "report": asdict(report)}
+    model.train()
+    for epoch in range(loop.epoch, config.epochs):
         order = list(range(len(triplets)))
         random.Random(config.seed + epoch).shuffle(order)
-        first = start_batch if epoch == start_epoch else 0
-        with progress_bar(n_batches - first, f"epoch {epoch + 1}/{config.epochs}") as bar:
-            for b in range(first, n_batches):
-                chunk = [triplets[i] for i in order[b * config.batch_size:(b + 1) * config.batch_size]]
-                a, p, n = (model(*vocab.batch([t[f] for t in chunk])) for f in ("anchor", "positive", "negative"))
-                loss = softmax_triplet_loss(l1_distance(a, p), l1_distance(a, n))
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-                report.steps += 1
-                report.triplets_seen += len(chunk)
-                if report.steps % 20 == 0:
-                    report.losses.append(round(loss.item(), 5))
+        mine = loop.shard([order[b * config.batch_size:(b + 1) * config.batch_size] for b in range(n_batches)])
+        todo = sum(1 for b in range(len(mine)) if not loop.skip(epoch, b))
+        with progress_bar(todo, f"epoch {epoch + 1}/{config.epochs}") as bar:
+            for b, idx in enumerate(mine):
+                if loop.skip(epoch, b):
+                    continue
+                chunk = [triplets[i] for i in idx]
+                report.triplets_seen += len(chunk) * loop.processes  # counted before a checkpoint saves it
+                loop.step(chunk, epoch, b, last_in_epoch=b == len(mine) - 1, on_step=record)
                 bar.advance(1)
-                report.seconds = time.perf_counter() - began
-                if report.steps % config.checkpoint_every == 0:
-                    save_checkpoint(epoch, b + 1)
-                if config.max_minutes and report.seconds > config.max_minutes * 60:
-                    report.stopped_by_time, stop = True, True
-                    save_checkpoint(epoch, b + 1)  # a rerun with a larger --max-minutes continues from here
+                if loop.stopped_by:
                     break
-        if stop:
+        if loop.stopped_by:
             break
-        save_checkpoint(epoch + 1, 0)
-    report.seconds = time.perf_counter() - began
+        loop.end_epoch(epoch)
+    report.stopped_by = loop.stopped_by
+    report.stopped_by_time = loop.stopped_by == "max_minutes"
+    report.seconds = loop.seconds()
     report.triplets_per_second = report.triplets_seen / max(report.seconds, 1e-9)
-    if dev:
-        report.dev_accuracy = _evaluate(model, vocab, dev)
-    model.eval()
-    save_model(out, model, vocab, {**asdict(config), "architecture": "bilstm-attention",
-                                   "output_dim": 2 * config.hidden, "training": asdict(report)})
-    log(json.dumps({k: v for k, v in asdict(report).items() if k != "losses"}))
+    if loop.is_main:
+        if dev:
+            report.dev_accuracy = _evaluate(model, vocab, dev)
+        model.eval()
+        save_model(out, model.to("cpu"), vocab, {**asdict(config), "architecture": "bilstm-attention",
+                                                 "output_dim": 2 * config.hidden, "training": asdict(report)})
+        run = {"steps": report.steps, "seconds": round(report.seconds, 2), "stopped_by": report.stopped_by,
+               "losses": report.losses}
+        metrics = {"dev_triplet_accuracy_l1": report.dev_accuracy} if report.dev_accuracy is not None else {}
+        write_records(out, train_config("thematic-bilstm", placement, budget, policy(config), asdict(config),
+                                        {"train": data_hash(triplets), "dev": data_hash(dev) if dev else None},
+                                        run, metrics, base_model=config.word_vectors))
+        log(json.dumps({k: v for k, v in asdict(report).items() if k != "losses"}))
     return report

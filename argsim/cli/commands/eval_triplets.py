@@ -3,32 +3,38 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import typer
 from rich.table import Table
 
-from argsim.cli.groups import console, eval_app
+from argsim.cli.groups import console, eval_app, run_config
+from argsim.cli.params import OUT_FILE
 
 
 @eval_app.command("triplets")
 def eval_triplets(
+    ctx: typer.Context,
     triplets: Path = typer.Argument(..., help="JSONL (or CSV) with fields anchor, positive, negative "
                                               "(as written by `argsim data triplets ...`)."),
     model: list[str] = typer.Option(["minilm"], "--model", "-m", help="Model name or folder; repeat to "
                                                                      "compare several."),
-    distance: str = typer.Option("cosine", help="cosine | l1 | euclidean (l1 for the thematic BiLSTM)."),
-    ties: str = typer.Option("correct", help="Count diff == 0 as 'correct' (minutes paper) or 'wrong'."),
-    limit: int | None = typer.Option(None, help="Score only the first N triplets."),
+    distance: Literal["cosine", "l1", "euclidean"] = typer.Option("cosine",
+        help="cosine | l1 | euclidean (l1 for the thematic BiLSTM)."),
+    ties: Literal["correct", "wrong"] = typer.Option("correct",
+                                                     help="Count diff == 0 as 'correct' (minutes paper) or 'wrong'."),
+    limit: int | None = typer.Option(None, min=1, help="Score only the first N triplets."),
     task: str | None = typer.Option(None, help="Also merge the rows into bench/results/<task>.json."),
-    out: Path | None = typer.Option(None, help="Write the scores as JSON here."),
+    out: Path | None = typer.Option(None, callback=OUT_FILE, help="Write the scores as JSON here."),
 ) -> None:
     """Share of triplets whose positive is closer to the anchor than the negative, and the mean diff."""
     from argsim.backend import get_encoder
     from argsim.io import read_records, write_json
     from argsim.metrics.triplets import triplet_scores
-    from argsim.results import ResultRow, environment, timed, write_results
-    from argsim.settings import RUNTIME
+    from argsim.results import environment, result_rows, timed, write_results
 
+    cfg = run_config(ctx)
+    env = environment(seed=cfg.seed, device=cfg.device, data_files=[triplets])
     records = read_records(triplets, required=["anchor", "positive", "negative"])[:limit]
     table = Table(title=f"triplets: {triplets.name} ({len(records):,})")
     for col in ("model", "accuracy", "mean diff", "ties", "seconds"):
@@ -42,12 +48,10 @@ def eval_triplets(
         table.add_row(name, f"{s.accuracy:.4f}", f"{s.mean_diff:.4f}", str(s.ties), f"{t['seconds']:.1f}")
         payload.append({"model": name, "accuracy": s.accuracy, "mean_diff": s.mean_diff, "n": s.n,
                         "ties": s.ties, "seconds": t["seconds"]})
-        for metric, value in (("accuracy", s.accuracy), ("mean_diff", s.mean_diff)):
-            rows.append(ResultRow(method="triplet-eval", model=name, split=triplets.stem, setting=distance,
-                                  metric=metric, value=value, seconds=t["seconds"]))
+        rows += result_rows(s.evaluation(triplets.stem), method="triplet-eval", model=name, setting=distance,
+                            seconds=t["seconds"], env=env)
     console.print(table)
     if out:
         write_json(out, {"triplets": str(triplets), "distance": distance, "results": payload})
     if task:
-        write_results(task, rows, env=environment(seed=RUNTIME.seed, device=RUNTIME.device,
-                                                  data_files=[triplets]), merge=True)
+        write_results(task, rows, merge=True)

@@ -3,11 +3,27 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import typer
 from rich.table import Table
 
-from argsim.cli.groups import console, eval_app, rank_app, train_app
+from argsim.cli.groups import console, eval_app, rank_app, run_config, train_app
+from argsim.cli.params import OUT_DIR, OUT_FILE
+from argsim.cli.training_options import (
+    CHECKPOINT_EVERY,
+    GRAD_ACCUM,
+    MAX_MINUTES,
+    MAX_STEPS,
+    RESUME,
+    budget,
+    placement,
+)
+from argsim.cli.training_options import quiet as run_quiet
+
+Formula = Literal["leaderboard", "2021-09"]
+TieBreak = Literal["first", "random"]
+MtsVariant = Literal["mts", "qa", "simakp"]
 
 SPLIT_HELP = ("ArgKP-2021 split under --data-dir: train, dev, train+dev, or any split laid out the same way "
               "(arguments_<split>.csv, key_points_<split>.csv, labels_<split>.csv). Ignored with --arguments.")
@@ -28,26 +44,32 @@ def _print_map(result, title: str) -> None:  # noqa: ANN001
     table.add_row(f"mAP ({result.formula})", "", str(result.arguments), "", str(result.dummies), "",
                   f"[bold]{result.strict:.4f}[/]", f"[bold]{result.relaxed:.4f}[/]")
     console.print(table)
+    from argsim.errors import examples, warn
+
+    if result.unknown_arguments:
+        warn(f"{len(result.unknown_arguments)} predicted argument id(s) are no argument of the gold data and were "
+             f"ignored ({examples(result.unknown_arguments)})")
     if result.invalid_key_points:
-        shown = ", ".join(result.invalid_key_points[:5])
-        console.print(f"[yellow]ignored {len(result.invalid_key_points)} key point id(s) not in the key points "
-                      f"file: {shown}[/]")
+        warn(f"ignored {len(result.invalid_key_points)} key point id(s) not in the key points file "
+             f"({examples(result.invalid_key_points)})")
 
 
 @eval_app.command("map")
 def eval_map(
+    ctx: typer.Context,
     predictions: Path = typer.Argument(..., help="Predictions JSON in the shared-task format "
                                                  "{arg_id: {key_point_id: score}} (as `rank keypoints` writes)."),
     split: str = typer.Option("dev", help=SPLIT_HELP),
     arguments: Path | None = typer.Option(None, help=ARGS_HELP),
     key_points: Path | None = typer.Option(None, help=KPS_HELP),
     labels: Path | None = typer.Option(None, help=LABELS_HELP),
-    formula: str = typer.Option("leaderboard", help="leaderboard = plain AP of the kept top half (all "
+    formula: Formula = typer.Option("leaderboard", help="leaderboard = plain AP of the kept top half (all "
                                 "published results); 2021-09 = the organisers' later fix, AP x positives/kept."),
-    tie_break: str = typer.Option("first", help="An argument's best key point on tied scores: first (JSON "
+    tie_break: TieBreak = typer.Option("first", help="An argument's best key point on tied scores: first (JSON "
                                   "order, as the official code) or random (seeded by --seed)."),
     seed: int = typer.Option(0, help="Seed of --tie-break random."),
-    out: Path | None = typer.Option(None, help="Write the result (both mAPs and the per-group table) as JSON."),
+    out: Path | None = typer.Option(None, callback=OUT_FILE,
+                                    help="Write the result (both mAPs and the per-group table) as JSON."),
 ) -> None:
     """The official KPA-2021 Track 1 metric: strict and relaxed mAP over (topic, stance) groups.
 
@@ -59,7 +81,7 @@ def eval_map(
     from argsim.io import write_json
     from argsim.metrics.kpa_map import evaluate_map, read_predictions
 
-    gold = load_kpm_input(split, arguments, key_points, labels, need_labels=True)
+    gold = load_kpm_input(split, arguments, key_points, labels, need_labels=True, data_dir=run_config(ctx).data_dir)
     result = evaluate_map(read_predictions(predictions), gold, formula=formula, tie_break=tie_break, seed=seed)
     _print_map(result, f"KPA Track 1 mAP: {predictions.name} on {gold.name}")
     if out:
@@ -70,6 +92,7 @@ def eval_map(
 
 @rank_app.command("keypoints")
 def rank_keypoints(
+    ctx: typer.Context,
     model: list[str] = typer.Option(["minilm"], "--model", "-m", help="Backend model name (minilm, mpnet, ...) "
                                     "or a folder trained by `train sbert` / `train mts`. Repeat to average "
                                     "the scores of several models (ensemble)."),
@@ -84,8 +107,9 @@ def rank_keypoints(
     arg_template: str = typer.Option("{text}", help="The same for arguments."),
     threshold: float = typer.Option(0.5, help="Score from which an argument counts towards its best key "
                                     "point's coverage."),
-    out: Path = typer.Option(Path("out/kpm"), help="Output folder: predictions.json (eval map's input), "
-                             "best_keypoints.csv, coverage.csv, metrics.json."),
+    out: Path = typer.Option(Path("out/kpm"), callback=OUT_DIR,
+                             help="Output folder: predictions.json (eval map's input), "
+                                  "best_keypoints.csv, coverage.csv, metrics.json."),
 ) -> None:
     """Score each argument against the key points of its topic and stance; write the predictions, each
     argument's best key point and the per-key-point coverage table."""
@@ -98,9 +122,10 @@ def rank_keypoints(
     from argsim.metrics.kpa_map import evaluate_map
     from argsim.results import timed
 
-    data = load_kpm_input(split, arguments, key_points, labels)
+    cfg = run_config(ctx)
+    data = load_kpm_input(split, arguments, key_points, labels, data_dir=cfg.data_dir)
     with timed() as t:
-        parts = [score_key_points(data, get_encoder(m), arg_template, kp_template) for m in model]
+        parts = [score_key_points(data, get_encoder(m, config=cfg), arg_template, kp_template) for m in model]
     preds = parts[0] if len(parts) == 1 else ensemble_predictions(parts)
     matches = best_matches(data, preds)
     cover = coverage(data, matches, threshold)
@@ -124,32 +149,16 @@ def rank_keypoints(
                   f"({len(preds):,} arguments scored in {t['seconds']:.1f}s)")
 
 
-def _evaluate_folder(folder: Path, eval_split: str | None, info: dict) -> dict:
-    """Score `eval_split` with the freshly trained folder; add the mAPs to the training info."""
-    if not eval_split:
-        return info
-    from argsim.backend import get_encoder
-    from argsim.data.argkp import load_argkp
-    from argsim.io import write_json
-    from argsim.kpm.scoring import score_key_points
-    from argsim.metrics.kpa_map import evaluate_map
-
-    gold = load_argkp(eval_split)
-    preds = score_key_points(gold, get_encoder(str(folder)))
-    write_json(folder / f"predictions_{eval_split}.json", preds)
-    info["eval"] = {}
-    for formula in ("leaderboard", "2021-09"):
-        r = evaluate_map(preds, gold, formula=formula)
-        info["eval"][formula] = {"split": eval_split, "strict": r.strict, "relaxed": r.relaxed}
-    write_json(folder / "argsim_train.json", info)
-    return info
-
-
 def _print_training(info: dict, folder: Path) -> None:
-    table = Table(title=f"trained {info['method']} -> {folder}")
-    for col in ("train", "steps", "seconds", "s/epoch", "peak MB", "strict mAP", "relaxed mAP"):
-        table.add_column(col, justify="right")
+    from argsim.training import is_main_process
+
+    if not is_main_process():
+        return
     ev = info.get("eval", {}).get("leaderboard", {})
+    on = f" on {ev.get('data', ev['split'])}" if ev else ""
+    table = Table(title=f"trained {info['method']} -> {folder}")
+    for col in ("train", "steps", "seconds", "s/epoch", "peak MB", f"strict mAP{on}", f"relaxed mAP{on}"):
+        table.add_column(col, justify="right")
     table.add_row(info["train"], str(info["steps"]), f"{info['seconds']:.0f}", f"{info['seconds_per_epoch']:.0f}",
                   f"{info['peak_mb']:.0f}", f"{ev['strict']:.4f}" if ev else "-",
                   f"{ev['relaxed']:.4f}" if ev else "-")
@@ -158,161 +167,171 @@ def _print_training(info: dict, folder: Path) -> None:
 
 @train_app.command("sbert")
 def train_sbert_cmd(
-    out: Path = typer.Option(Path("models/kpm-sbert"), help="Output folder (a sentence-transformers model)."),
-    model: str = typer.Option("minilm", help="Base model: minilm, mpnet or a sentence-transformers folder."),
+    ctx: typer.Context,
+    out: Path = typer.Option(Path("models/kpm-sbert"), callback=OUT_DIR,
+                             help="Output folder (a sentence-transformers model)."),
+    model: str = typer.Option("minilm", help="Base model: minilm, mpnet, a sentence-transformers folder or a "
+                              "Hugging Face id (e.g. sentence-transformers/all-MiniLM-L6-v2)."),
     split: str = typer.Option("train", help="Training split of ArgKP-2021 (" + SPLIT_HELP + ")"),
     arguments: Path | None = typer.Option(None, help=ARGS_HELP),
     key_points: Path | None = typer.Option(None, help=KPS_HELP),
     labels: Path | None = typer.Option(None, help=LABELS_HELP + " Required with --arguments."),
-    loss: str = typer.Option("cosine", help="cosine = regression of the cosine towards --positive-target / "
-                             "--negative-target (the report's best); contrastive = ContrastiveLoss."),
+    loss: Literal["cosine", "contrastive"] = typer.Option("cosine",
+        help="cosine = regression of the cosine towards --positive-target / "
+             "--negative-target (the report's best); contrastive = ContrastiveLoss."),
     positive_target: float = typer.Option(1.0, help="Cosine target of matching pairs."),
     negative_target: float = typer.Option(0.5, help="Cosine target of non-matching pairs."),
     contrastive_margin: float = typer.Option(0.5, help="Margin (cosine distance) of the contrastive loss."),
-    pooling: str | None = typer.Option(None, help="mean or cls; default keeps the model's own pooling."),
-    epochs: float = typer.Option(1.0, help="Epochs over the labelled pairs (the report: >1 overfits)."),
-    batch_size: int = typer.Option(16, help="Pairs per batch (the report used 16)."),
+    pooling: Literal["mean", "cls"] | None = typer.Option(None,
+                                                          help="mean or cls; default keeps the model's own pooling."),
+    epochs: float = typer.Option(1.0, min=0.01, help="Epochs over the labelled pairs (the report: >1 overfits)."),
+    batch_size: int = typer.Option(16, min=1, help="Pairs per batch (the report used 16)."),
     lr: float = typer.Option(8e-6, help="Initial learning rate."),
     lr_end: float = typer.Option(1e-6, help="Final learning rate of the linear decay (= --lr for constant)."),
-    max_seq_length: int = typer.Option(64, help="Token limit per sentence."),
-    max_steps: int = typer.Option(-1, help="Stop after this many steps (-1 = full epochs)."),
-    train_layers: int = typer.Option(0, help="Train only the top N transformer layers on cached lower-layer states "
-                                     "(BERT-type models; ~3x faster on CPU). 0 = the sentence-transformers "
-                                     "trainer on the whole model."),
+    max_seq_length: int = typer.Option(64, min=1, help="Token limit per sentence."),
+    train_layers: int = typer.Option(0, min=0,
+                                     help="Train only the top N transformer layers on cached lower-layer states "
+                                          "(BERT-type models; ~3x faster on CPU). 0 = the sentence-transformers "
+                                          "trainer on the whole model."),
     eval_split: str | None = typer.Option("dev", help="ArgKP split to score after training ('' to skip)."),
+    max_steps: int | None = MAX_STEPS,
+    max_minutes: float | None = MAX_MINUTES,
+    grad_accum: int = GRAD_ACCUM,
+    checkpoint_every: int = CHECKPOINT_EVERY,
+    resume: bool = RESUME,
 ) -> None:
     """Fine-tune a Siamese SBERT on labelled argument/key point pairs; saves a sentence-transformers folder
     that `rank keypoints --model DIR` loads."""
     from argsim.data.argkp import load_kpm_input
+    from argsim.kpm.evaluate import evaluate_trained, training_inputs
     from argsim.kpm.sbert import SbertConfig, train_sbert
-    from argsim.settings import RUNTIME
 
-    data = load_kpm_input(split, arguments, key_points, labels, need_labels=True)
+    run = run_config(ctx)
+    where = placement(ctx)
+    plan = budget(max_steps, max_minutes, grad_accum, checkpoint_every, resume)
+    data = load_kpm_input(split, arguments, key_points, labels, need_labels=True, data_dir=run.data_dir)
+    gold = training_inputs(data, eval_split, run)
     cfg = SbertConfig(model=model, loss=loss, positive_target=positive_target, negative_target=negative_target,
                       contrastive_margin=contrastive_margin, pooling=pooling, epochs=epochs, batch_size=batch_size,
-                      lr=lr, lr_end=lr_end, max_seq_length=max_seq_length, seed=RUNTIME.seed, max_steps=max_steps,
-                      train_layers=train_layers)
-    info = train_sbert(data, out, cfg, quiet=RUNTIME.quiet)
-    _print_training(_evaluate_folder(out, eval_split, info), out)
+                      lr=lr, lr_end=lr_end, max_seq_length=max_seq_length, seed=where.seed,
+                      max_steps=max_steps or -1, train_layers=train_layers)
+    info = train_sbert(data, out, cfg, quiet=run_quiet(ctx), placement=where, budget=plan)
+    _print_training(evaluate_trained(out, gold, info, run), out)
 
 
 @train_app.command("mts")
 def train_mts_cmd(
-    out: Path = typer.Option(Path("models/kpm-mts"), help="Output folder; with --folds > 1 one sub-folder per "
-                             "fold (fold_1 ... fold_k) and an ensemble manifest in OUT itself."),
+    ctx: typer.Context,
+    out: Path = typer.Option(Path("models/kpm-mts"), callback=OUT_DIR,
+                             help="Output folder; with --folds > 1 one sub-folder per "
+                                  "fold (fold_1 ... fold_k) and an ensemble manifest in OUT itself."),
     model: str = typer.Option("minilm", help="Backbone: minilm, mpnet or a transformers folder."),
-    variant: str = typer.Option("mts", help="mts (the paper's model), qa ('topic [SEP] statement' inputs, "
+    variant: MtsVariant = typer.Option("mts", help="mts (the paper's model), qa ('topic [SEP] statement' inputs, "
                                 "section 5.4) or simakp (pair-wise contrastive baseline, section 5.4)."),
     split: str = typer.Option("train", help="Training split (" + SPLIT_HELP + ")"),
     arguments: Path | None = typer.Option(None, help=ARGS_HELP),
     key_points: Path | None = typer.Option(None, help=KPS_HELP),
     labels: Path | None = typer.Option(None, help=LABELS_HELP + " Required with --arguments."),
-    pooling: str = typer.Option("cls-last4", help="cls-last4 (paper), cls or mean."),
-    stance_dim: int = typer.Option(32, help="N: stance embedding size."),
-    out_dim: int | None = typer.Option(None, help="D: final embedding size (256; with --identity-init the "
+    pooling: Literal["cls-last4", "cls", "mean"] = typer.Option("cls-last4", help="cls-last4 (paper), cls or mean."),
+    stance_dim: int = typer.Option(32, min=1, help="N: stance embedding size."),
+    out_dim: int | None = typer.Option(None, min=1, help="D: final embedding size (256; with --identity-init the "
                                        "backbone's feature size)."),
     identity_init: bool = typer.Option(False, help="Initialise the projection to pass the statement's own "
                                        "embedding through (topic/stance blocks zero), so training starts from "
                                        "the zero-shot encoder; use with --pooling mean for sentence encoders."),
-    epochs: int = typer.Option(2, help="Epochs (each = one batch per key point)."),
+    epochs: int = typer.Option(2, min=1, help="Epochs (each = one batch per key point)."),
     lr: float = typer.Option(3e-5, help="Learning rate of the transformer (linear decay after warm-up)."),
     head_lr: float = typer.Option(1e-3, help="Learning rate of the stance and projection layers."),
-    max_pos: int = typer.Option(30, help="Matching arguments per key-point batch."),
-    max_neg: int = typer.Option(90, help="Non-matching (but matched elsewhere) arguments per batch."),
-    max_unmatched: int = typer.Option(15, help="Arguments matching no key point per batch (own clusters)."),
-    pair_batch_size: int = typer.Option(32, help="Pairs per batch for --variant simakp."),
+    max_pos: int = typer.Option(30, min=1, help="Matching arguments per key-point batch."),
+    max_neg: int = typer.Option(90, min=0, help="Non-matching (but matched elsewhere) arguments per batch."),
+    max_unmatched: int = typer.Option(15, min=0, help="Arguments matching no key point per batch (own clusters)."),
+    pair_batch_size: int = typer.Option(32, min=1, help="Pairs per batch for --variant simakp."),
     tuplet_margin_deg: float = typer.Option(5.73, help="Tuplet margin beta IN DEGREES (pytorch-metric-learning "
                                             "converts to radians; 5.73 deg = 0.1 rad)."),
     tuplet_scale: float = typer.Option(64.0, help="Tuplet scale s."),
     ipv_weight: float = typer.Option(0.5, help="Weight of the intra-pair variance loss."),
     miner_epsilon: float = typer.Option(0.2, help="Multi-similarity miner epsilon (cosine)."),
-    freeze_layers: int = typer.Option(0, help="Freeze embeddings + the first N transformer layers (CPU speed)."),
-    train_layers: int = typer.Option(0, help="Train only the top N transformer layers, caching the frozen lower "
+    freeze_layers: int = typer.Option(0, min=0, help="Freeze embeddings + the first N transformer layers (CPU speed)."),
+    train_layers: int = typer.Option(0, min=0, help="Train only the top N transformer layers, caching the frozen lower "
                                      "layers' states once per text (BERT-type backbones; ~3x faster on CPU). "
                                      "0 = fine-tune everything (the paper)."),
     frozen_backbone: bool = typer.Option(False, help="Train only the stance and projection layers on the frozen "
                                          "backbone's features (encoded once through the backend cache)."),
-    max_batches: int = typer.Option(0, help="Batches per epoch (0 = all): for quick runs."),
-    log_every: int = typer.Option(10, help="Print the running loss every N steps to stderr (0 = never)."),
+    max_batches: int = typer.Option(0, min=0, help="Batches per epoch (0 = all): for quick runs."),
+    log_every: int = typer.Option(10, min=0, help="Print the running loss every N steps to stderr (0 = never)."),
     init: Path | None = typer.Option(None, help="Continue training from this saved MTS folder (e.g. more epochs); "
                                      "the architecture options must match it."),
-    folds: int = typer.Option(1, help="Topic k-fold over train+dev (7 in the paper; fold 1 = official split)."),
-    fold: list[int] = typer.Option([], help="Train only these folds (repeatable); others already trained under "
+    folds: int = typer.Option(1, min=1, help="Topic k-fold over train+dev (7 in the paper; fold 1 = official split)."),
+    fold: list[int] = typer.Option([], min=1, help="Train only these folds (repeatable); others already trained under "
                                    "OUT are kept in the ensemble."),
     eval_split: str | None = typer.Option("dev", help="With --folds 1: ArgKP split to score after training "
                                           "('' to skip). With folds: each fold model is scored on its held-out "
                                           "topics."),
+    max_steps: int | None = MAX_STEPS,
+    max_minutes: float | None = MAX_MINUTES,
+    grad_accum: int = GRAD_ACCUM,
+    checkpoint_every: int = CHECKPOINT_EVERY,
+    resume: bool = RESUME,
 ) -> None:
     """Train Matching The Statements (Phan et al. 2021): topic, statement and stance inputs, shared
     transformer with cls-last4 pooling, pseudo-label clusters in key-point-centred batches, tuplet margin +
     intra-pair variance loss with multi-similarity mining; cosine at inference. Saves a folder that
     `rank keypoints --model DIR` loads."""
     from argsim.data.argkp import load_argkp, load_kpm_input
+    from argsim.kpm.evaluate import evaluate_folds, evaluate_trained, feature_size, training_inputs
     from argsim.kpm.mts_model import MTSConfig
     from argsim.kpm.mts_train import train_folds, train_mts
-    from argsim.settings import RUNTIME
 
+    where = placement(ctx)
+    plan = budget(max_steps, max_minutes, grad_accum, checkpoint_every, resume)
+    quiet = run_quiet(ctx)
+    run = run_config(ctx)
+    if folds > 1 and arguments is not None:
+        from argsim.errors import ArgsimError
+
+        raise ArgsimError("--folds works on the ArgKP-2021 topics (train+dev); train on your own files with --folds 1")
+    data = gold = None
+    if folds <= 1:
+        data = load_kpm_input(split, arguments, key_points, labels, need_labels=True, data_dir=run.data_dir)
+        gold = training_inputs(data, eval_split, run)
     cfg = MTSConfig(model=model, variant=variant, pooling=pooling, stance_dim=stance_dim,
-                    out_dim=out_dim or (_feature_size(model, pooling) if identity_init else 256),
+                    out_dim=out_dim or (feature_size(model, pooling) if identity_init else 256),
                     identity_init=identity_init,
                     epochs=epochs, lr=lr, head_lr=head_lr, max_pos=max_pos, max_neg=max_neg,
                     max_unmatched=max_unmatched, pair_batch_size=pair_batch_size,
                     tuplet_margin_deg=tuplet_margin_deg, tuplet_scale=tuplet_scale, ipv_weight=ipv_weight,
                     miner_epsilon=miner_epsilon, freeze_layers=freeze_layers, train_layers=train_layers,
                     frozen_backbone=frozen_backbone, max_batches=max_batches,
-                    seed=RUNTIME.seed)
+                    seed=where.seed)
     if folds <= 1:
-        data = load_kpm_input(split, arguments, key_points, labels, need_labels=True)
-        info = train_mts(data, out, cfg, quiet=RUNTIME.quiet, log_every=log_every, init=init)
-        _print_training(_evaluate_folder(out, eval_split, info), out)
+        info = train_mts(data, out, cfg, quiet=quiet, log_every=log_every, init=init, placement=where, budget=plan)
+        _print_training(evaluate_trained(out, gold, info, run), out)
         return
-    if arguments is not None:
-        from argsim.errors import ArgsimError
-
-        raise ArgsimError("--folds works on the ArgKP-2021 topics (train+dev); train on your own files with --folds 1")
     from argsim.kpm.mts_data import topic_folds
 
-    train, dev = load_argkp("train"), load_argkp("dev")
-    infos = train_folds(train, dev, out, cfg, folds, only=fold or None, quiet=RUNTIME.quiet,
-                        log_every=log_every)
+    train, dev = load_argkp("train", run.data_dir), load_argkp("dev", run.data_dir)
+    infos = train_folds(train, dev, out, cfg, folds, only=fold or None, quiet=quiet, log_every=log_every,
+                        placement=where, budget=plan)
+    from argsim.training import is_main_process
+
+    if not is_main_process():
+        return
     held = {i: h for i, (_, h) in enumerate(topic_folds(train, dev, folds), start=1)}
-    _evaluate_folds(out, infos, held)
+    _print_folds(out, evaluate_folds(out, infos, held, run))
 
 
-def _feature_size(model: str, pooling: str) -> int:
-    import json
-
-    from argsim.backend import model_path
-
-    hidden = json.loads((model_path(model) / "config.json").read_text())["hidden_size"]
-    return hidden * (4 if pooling == "cls-last4" else 1)
-
-
-def _evaluate_folds(out: Path, infos: list[dict], held: dict) -> None:
-    """Score each trained fold model on its held-out topics; print the mean +- std as the paper does."""
-    import numpy as np
-
-    from argsim.backend import get_encoder
-    from argsim.io import write_json
-    from argsim.kpm.scoring import score_key_points
-    from argsim.metrics.kpa_map import evaluate_map
+def _print_folds(out: Path, scores: list) -> None:  # noqa: ANN001
+    """The per-fold table and the mean +- std line."""
+    from argsim.kpm.evaluate import fold_summary
 
     table = Table(title=f"MTS topic folds -> {out}")
     for col in ("fold", "held-out topics", "s/epoch", "strict mAP", "relaxed mAP"):
         table.add_column(col, justify="right")
-    strict, relaxed = [], []
-    for info in infos:
-        i = info["fold"]
-        folder = out / f"fold_{i}"
-        r = evaluate_map(score_key_points(held[i], get_encoder(str(folder))), held[i])
-        info["eval"] = {"leaderboard": {"split": held[i].name, "strict": r.strict, "relaxed": r.relaxed}}
-        write_json(folder / "argsim_train.json", info)
-        strict.append(r.strict)
-        relaxed.append(r.relaxed)
-        table.add_row(str(i), str(len(held[i].topics)), f"{info['seconds_per_epoch']:.0f}", f"{r.strict:.4f}",
-                      f"{r.relaxed:.4f}")
-    if strict:
+    for f in scores:
+        table.add_row(str(f.fold), str(f.held_out_topics), f"{f.seconds_per_epoch:.0f}", f"{f.strict:.4f}",
+                      f"{f.relaxed:.4f}")
+    if scores:
+        summary = fold_summary(scores)
         table.add_section()
-        table.add_row("mean", "", "", f"{np.mean(strict):.4f} ± {np.std(strict):.4f}",
-                      f"{np.mean(relaxed):.4f} ± {np.std(relaxed):.4f}")
+        table.add_row("mean", "", "", *(f"{summary[m][0]:.4f} ± {summary[m][1]:.4f}" for m in ("strict", "relaxed")))
     console.print(table)

@@ -4,15 +4,30 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import typer
 
-from argsim.cli.groups import console, eval_app, summarize_app, summary_table, train_app, triplets_app
+from argsim.cli.groups import console, eval_app, run_config, summarize_app, summary_table, train_app, triplets_app
+from argsim.cli.params import OUT_DIR, OUT_FILE, choices, from_workdir
+from argsim.cli.training_options import (
+    CHECKPOINT_EVERY,
+    GRAD_ACCUM,
+    MAX_MINUTES,
+    MAX_STEPS,
+    RESUME,
+    budget,
+    placement,
+)
+from argsim.cli.training_options import quiet as run_quiet
+
+SummaryMethod = Literal["embedrank-paper", "embedrank", "lead", "random"]
 
 
 @triplets_app.command("minutes")
 def triplets_minutes(
-    out: Path = typer.Option(Path("runs/minutes-triplets"), help="Folder for train.jsonl, dev.jsonl, "
+    ctx: typer.Context,
+    out: Path = typer.Option(Path("runs/minutes-triplets"), callback=OUT_DIR, help="Folder for train.jsonl, dev.jsonl, "
                                                                 "test.jsonl and counts.json."),
     minutes: list[Path] = typer.Option(None, "--minutes", help="Your own minutes JSON file(s) (PoliInfo layout: "
                                        "list of {Date, ProceedingTitle, Proceeding: [{Speaker, Utterance}]}); "
@@ -20,9 +35,9 @@ def triplets_minutes(
     model: str = typer.Option("ginza", help="Encoder that decides the thresholds (the paper: GiNZA)."),
     pos_threshold: float = typer.Option(0.5, help="Minimum cosine of target and next line (positive)."),
     neg_threshold: float = typer.Option(0.9, help="Maximum cosine of target and a drawn negative."),
-    min_chars: int = typer.Option(10, help="Drop cleaned lines shorter than this."),
-    boilerplate_min_count: int = typer.Option(5, help="Drop lines repeated verbatim this often (0: keep)."),
-    max_draws: int = typer.Option(100, help="Negative draws per target before giving up."),
+    min_chars: int = typer.Option(10, min=0, help="Drop cleaned lines shorter than this."),
+    boilerplate_min_count: int = typer.Option(5, min=0, help="Drop lines repeated verbatim this often (0: keep)."),
+    max_draws: int = typer.Option(100, min=1, help="Negative draws per target before giving up."),
 ) -> None:
     """Mine [target, positive, negative] triplets from assembly minutes (Shirafuji et al., Sec. 3.1).
 
@@ -37,15 +52,15 @@ def triplets_minutes(
     from argsim.io import write_json
     from argsim.minutes.mining import MiningConfig
     from argsim.minutes.pipeline import mine_minutes
-    from argsim.settings import RUNTIME
 
+    cfg = run_config(ctx)
     if minutes:
         meetings = load_meetings(Path("."), files=[p.resolve() for p in minutes])
     else:
-        meetings = load_meetings(dataset_dir("poliinfo"))
+        meetings = load_meetings(dataset_dir("poliinfo", cfg.data_dir))
     config = MiningConfig(pos_threshold=pos_threshold, neg_threshold=neg_threshold, min_chars=min_chars,
-                          boilerplate_min_count=boilerplate_min_count, max_draws=max_draws, seed=RUNTIME.seed)
-    summary = mine_minutes(meetings, out, config, model=model)
+                          boilerplate_min_count=boilerplate_min_count, max_draws=max_draws, seed=cfg.seed)
+    summary = mine_minutes(meetings, out, config, model=model, run=cfg)
     write_json(out / "counts.json", summary)
     rows = [[k, v] for k, v in summary["counts"].items()]
     console.print(summary_table(f"minutes triplets -> {out}", ["count", "value"], rows))
@@ -53,37 +68,49 @@ def triplets_minutes(
 
 @train_app.command("minutes-sbert")
 def train_minutes_sbert(
-    train: Path = typer.Option(Path("runs/minutes-triplets/train.jsonl"), help="Training triplets (JSONL/CSV "
-                               "with anchor, positive, negative), e.g. from `argsim data triplets minutes`."),
-    dev: Path | None = typer.Option(Path("runs/minutes-triplets/dev.jsonl"), help="Dev triplets scored after "
-                                    "each epoch (TripletEvaluator); skipped when the file does not exist or is ''."),
-    out: Path = typer.Option(Path("models/minutes-sbert"), help="Output folder (sentence-transformers format)."),
+    ctx: typer.Context,
+    train: Path = typer.Option(Path("runs/minutes-triplets/train.jsonl"), callback=from_workdir,
+                               help="Training triplets (JSONL/CSV "
+                                    "with anchor, positive, negative), e.g. from `argsim data triplets minutes`."),
+    dev: Path | None = typer.Option(Path("runs/minutes-triplets/dev.jsonl"), callback=from_workdir,
+        help="Dev triplets scored after "
+             "each epoch (TripletEvaluator); skipped when the file does not exist or is ''."),
+    out: Path = typer.Option(Path("models/minutes-sbert"), callback=OUT_DIR,
+                             help="Output folder (sentence-transformers format)."),
     backbone: str = typer.Option("ginza", help="ginza (GiNZA word vectors + trainable dense layer over Sudachi "
                                  "tokens), minilm, or a sentence-transformers folder."),
-    epochs: int = typer.Option(3, help="Epochs (paper: 3)."),
-    batch_size: int = typer.Option(16, help="Batch size (paper: 16)."),
+    epochs: int = typer.Option(3, min=1, help="Epochs (paper: 3)."),
+    batch_size: int = typer.Option(16, min=1, help="Batch size (paper: 16)."),
     lr: float = typer.Option(2e-5, help="Adam learning rate (paper: 2e-5)."),
     warmup_ratio: float = typer.Option(0.1, help="Linear warm-up share of the steps (paper: 10%)."),
     margin: float = typer.Option(1.0, help="Triplet margin (paper: 1)."),
-    distance: str = typer.Option("euclidean", help="Triplet distance: euclidean (paper) | cosine."),
-    max_train: int | None = typer.Option(None, help="Subsample this many training triplets (seeded)."),
-    max_dev: int | None = typer.Option(2000, help="Score at most this many dev triplets per epoch."),
+    distance: Literal["euclidean", "cosine"] = typer.Option("euclidean",
+                                                            help="Triplet distance: euclidean (paper) | cosine."),
+    max_train: int | None = typer.Option(None, min=1, help="Subsample this many training triplets (seeded)."),
+    max_dev: int | None = typer.Option(2000, min=1, help="Score at most this many dev triplets per epoch."),
     freeze_embeddings: bool = typer.Option(False, help="ginza backbone: train only the dense layer."),
+    max_steps: int | None = MAX_STEPS,
+    max_minutes: float | None = MAX_MINUTES,
+    grad_accum: int = GRAD_ACCUM,
+    checkpoint_every: int = CHECKPOINT_EVERY,
+    resume: bool = RESUME,
 ) -> None:
     """Train the political Sentence-BERT: a triplet network with mean pooling and TripletLoss.
 
     Saves a sentence-transformers model under --out (with argsim_encoder.json for the ginza backbone, so
-    `--model models/minutes-sbert` works in every argsim command) and train_log.json (config, seconds per
-    epoch, dev accuracy per epoch).
+    `--model models/minutes-sbert` works in every argsim command), train_log.json (config, seconds per
+    epoch, dev accuracy per epoch), train_config.json and a model card README.md.
     """
     from argsim.minutes.train import TrainConfig
     from argsim.minutes.train import train_minutes_sbert as run
-    from argsim.settings import RUNTIME
 
+    where = placement(ctx)
+    plan = budget(max_steps, max_minutes, grad_accum, checkpoint_every, resume)
     config = TrainConfig(backbone=backbone, epochs=epochs, batch_size=batch_size, lr=lr, warmup_ratio=warmup_ratio,
                          margin=margin, distance=distance, max_train=max_train, max_dev=max_dev,
-                         update_embeddings=not freeze_embeddings, seed=RUNTIME.seed)
-    log = run(train, dev if dev is not None and dev.is_file() else None, out, config)
+                         update_embeddings=not freeze_embeddings, seed=where.seed)
+    log = run(train, dev if dev is not None and dev.is_file() else None, out, config, placement=where, budget=plan,
+              quiet=run_quiet(ctx))
     rows = [["train triplets", log["train_triplets"]], ["seconds", log["seconds"]],
             ["seconds per epoch", ", ".join(str(s) for s in log["epoch_seconds"])]]
     rows += [[f"dev accuracy (epoch {d.get('epoch')})", next((v for k, v in d.items() if "accuracy" in k), "")]
@@ -93,24 +120,27 @@ def train_minutes_sbert(
 
 @summarize_app.command("minutes")
 def summarize_minutes(
-    items: str = typer.Option("ntcir14", help="Dataset items: ntcir14 (740 NTCIR-14 items with Source and gold) "
-                              "or poliinfo2 (PoliInfo-2 segmented parts covered by NTCIR-14 Sources)."),
+    ctx: typer.Context,
+    items: Literal["ntcir14", "poliinfo2"] = typer.Option("ntcir14",
+        help="Dataset items: ntcir14 (740 NTCIR-14 items with Source and gold) "
+             "or poliinfo2 (PoliInfo-2 segmented parts covered by NTCIR-14 Sources)."),
     input: Path | None = typer.Option(None, "--input", "-i", help="Your own CSV/TSV/JSONL/JSON of utterances "
                                       "with columns id, text, topic, subtopic [, length, summary]; rows with "
                                       "the same id form one item."),
     model: str = typer.Option("ginza", "--model", "-m", help="Backend encoder (ginza, e5-multilingual, minilm, "
                               "a trained folder such as models/minutes-sbert)."),
-    method: str = typer.Option("embedrank-paper", help="embedrank-paper (Eq. 6), embedrank (normalised MMR, "
+    method: SummaryMethod = typer.Option("embedrank-paper", help="embedrank-paper (Eq. 6), embedrank (normalised MMR, "
                                "beta), lead or random."),
     k: float = typer.Option(0.2, help="Eq. 6 weight of the MMR part."),
     m: float = typer.Option(0.3, help="Eq. 6 weight of cos(sentence, main topic)."),
     s: float = typer.Option(0.5, help="Eq. 6 weight of cos(sentence, subtopic)."),
     beta: float = typer.Option(0.5, help="embedrank: relevance/diversity trade-off."),
-    chars_per_key: int = typer.Option(50, help="Key size = budget / this (Eq. 7)."),
-    cap: str = typer.Option("fit", help="fit: skip sentences that overflow the budget; truncate: cut the text."),
-    length: int = typer.Option(100, help="Budget for --input rows without a length column."),
-    limit: int | None = typer.Option(None, help="Summarise only the first N items."),
-    out: Path = typer.Option(Path("runs/minutes-summaries.json"), help="Output JSON."),
+    chars_per_key: int = typer.Option(50, min=1, help="Key size = budget / this (Eq. 7)."),
+    cap: Literal["fit", "truncate"] = typer.Option("fit",
+        help="fit: skip sentences that overflow the budget; truncate: cut the text."),
+    length: int = typer.Option(100, min=1, help="Budget for --input rows without a length column."),
+    limit: int | None = typer.Option(None, min=1, help="Summarise only the first N items."),
+    out: Path = typer.Option(Path("runs/minutes-summaries.json"), callback=OUT_FILE, help="Output JSON."),
 ) -> None:
     """Extractive summaries with EmbedRank++ (Shirafuji et al., Eq. 6): sentences picked greedily by
     k*(0.5*cos(D,Q) - 0.5*max cos(D,S)) + m*cos(D,topic) + s*cos(D,subtopic), key size = budget/50, joined in
@@ -122,15 +152,15 @@ def summarize_minutes(
     from argsim.minutes.mmr import MMRWeights
     from argsim.minutes.summarize import SummarizeOptions, dataset_items, summarize_items, user_items
     from argsim.results import timed
-    from argsim.settings import RUNTIME
 
-    its = user_items(input, length) if input else dataset_items(dataset_dir("poliinfo"), items)
+    cfg = run_config(ctx)
+    its = user_items(input, length) if input else dataset_items(dataset_dir("poliinfo", cfg.data_dir), items)
     its = its[:limit] if limit else its
     options = SummarizeOptions(method=method, weights=MMRWeights(k, m, s), beta=beta, chars_per_key=chars_per_key,
-                               cap=cap, seed=RUNTIME.seed)
-    enc = get_encoder(model) if method.startswith("embedrank") else None
+                               cap=cap, seed=cfg.seed)
+    enc = get_encoder(model, config=cfg) if method.startswith("embedrank") else None
     with timed() as t:
-        results = summarize_items(its, enc, options)
+        results = summarize_items(its, enc, options, quiet=cfg.quiet)
     write_json(out, {"method": method, "model": model if enc else None, "items": input and str(input) or items,
                      "options": {"k": k, "m": m, "s": s, "beta": beta, "chars_per_key": chars_per_key, "cap": cap},
                      "seconds": t["seconds"], "summaries": results})
@@ -141,50 +171,39 @@ def summarize_minutes(
 
 @eval_app.command("rouge")
 def eval_rouge(
+    ctx: typer.Context,
     summaries: Path = typer.Argument(..., help="JSON from `argsim summarize minutes` (fields summary, gold, budget "
                                      "per item), or CSV/JSONL with columns summary, gold [, budget]."),
-    unit: list[str] = typer.Option(["content", "char"], "--unit", help="content (content-word lemmas), surface "
-                                   "(all tokens) or char; repeat for several."),
+    unit: list[str] = typer.Option(["content", "char"], "--unit", callback=choices("content", "surface", "char"),
+                                   help="content (content-word lemmas), surface (all tokens) or char; repeat for "
+                                        "several."),
     no_limit: bool = typer.Option(False, help="Do not zero summaries longer than their budget."),
     task: str | None = typer.Option(None, help="Also merge the rows into bench/results/<task>.json."),
-    out: Path | None = typer.Option(None, help="Write the scores as JSON here."),
+    out: Path | None = typer.Option(None, callback=OUT_FILE, help="Write the scores as JSON here."),
 ) -> None:
     """ROUGE-1 recall, precision and F of summaries against gold summaries (macro-averaged; a summary over
     its character budget scores 0, as in the official PoliInfo-2 scoring). Japanese is tokenised offline
     with GiNZA/Sudachi."""
-    from argsim.errors import InputError
-    from argsim.io import read_json, read_records, write_json
-    from argsim.metrics.rouge import rouge1_corpus
-    from argsim.results import ResultRow, environment, write_results
-    from argsim.settings import RUNTIME
+    from argsim.io import write_json
+    from argsim.minutes.evaluate import read_summaries, rouge_nlp, score_summaries
+    from argsim.results import environment, result_rows, write_results
 
-    meta: dict = {}
-    if summaries.suffix == ".json":
-        data = read_json(summaries)
-        rows = data.get("summaries") if isinstance(data, dict) else data
-        meta = data if isinstance(data, dict) else {}
-        if not isinstance(rows, list) or not all(isinstance(r, dict) and "summary" in r and "gold" in r
-                                                 for r in rows):
-            raise InputError(summaries, "expected a list of items with 'summary' and 'gold' (or {'summaries': [...]})")
-    else:
-        rows = read_records(summaries, required=["summary", "gold"])
-    rows = [r for r in rows if str(r.get("gold") or "").strip()]
-    if not rows:
-        raise InputError(summaries, "no item has a gold summary")
-    limits = None if no_limit else [int(r["budget"]) if r.get("budget") not in (None, "") else None for r in rows]
+    cfg = run_config(ctx)
+    data = read_summaries(summaries)
+    evaluations = score_summaries(data, unit, no_limit=no_limit, nlp=rouge_nlp(unit, config=cfg))
     table_rows, results, payload = [], [], []
-    for u in unit:
-        rep = rouge1_corpus([str(r["summary"]) for r in rows], [str(r["gold"]) for r in rows], limits, u)
-        table_rows.append([u, rep.recall, rep.precision, rep.f, rep.n, rep.over_limit])
-        payload.append({"unit": u, "recall": rep.recall, "precision": rep.precision, "f": rep.f, "n": rep.n,
-                        "over_limit": rep.over_limit})
-        for metric, value in (("rouge1-recall", rep.recall), ("rouge1-f", rep.f)):
-            results.append(ResultRow(method=meta.get("method", "summaries"), model=meta.get("model"),
-                                     split=str(meta.get("items", summaries.stem)), setting=u, metric=metric,
-                                     value=value))
+    for ev in evaluations:
+        u = ev.details["unit"]
+        table_rows.append([u, ev["rouge1-recall"], ev["rouge1-precision"], ev["rouge1-f"], ev.n,
+                           ev.details["over_limit"]])
+        payload.append({"unit": u, "recall": ev["rouge1-recall"], "precision": ev["rouge1-precision"],
+                        "f": ev["rouge1-f"], "n": ev.n, "over_limit": ev.details["over_limit"]})
+        results += result_rows(ev, method=data.method, model=data.model, setting=u,
+                               metrics=["rouge1-recall", "rouge1-f"],
+                               env=environment(seed=cfg.seed, device=cfg.device, data_files=[summaries]))
     console.print(summary_table(f"ROUGE-1: {summaries.name}", ["unit", "recall", "precision", "F", "n", "over limit"],
                          table_rows))
     if out:
         write_json(out, {"summaries": str(summaries), "scores": payload})
     if task:
-        write_results(task, results, env=environment(seed=RUNTIME.seed, device=RUNTIME.device), merge=True)
+        write_results(task, results, merge=True)

@@ -8,6 +8,7 @@ import typer
 from rich.table import Table
 
 from argsim.cli.groups import console
+from argsim.cli.params import OUT_FILE
 
 
 def register(app: typer.Typer) -> None:
@@ -16,10 +17,12 @@ def register(app: typer.Typer) -> None:
 
 def report(
     task: str | None = typer.Option(None, help="Only this task (file name without .json)."),
-    readme: Path | None = typer.Option(None, help="Rewrite the block between <!-- results:start --> and "
-                                                  "<!-- results:end --> in this markdown file."),
-    full: Path | None = typer.Option(None, help="Also write every row of every task as markdown here "
-                                                "(e.g. docs/results.md)."),
+    readme: Path | None = typer.Option(None, callback=OUT_FILE,
+                                       help="Rewrite the block between <!-- results:start --> and "
+                                            "<!-- results:end --> in this markdown file."),
+    full: Path | None = typer.Option(None, callback=OUT_FILE,
+                                     help="Also write every row of every task as markdown here "
+                                          "(e.g. docs/results.md)."),
     markdown: bool = typer.Option(False, help="Print markdown instead of rich tables."),
 ) -> None:
     """Render the committed results files (the one schema shared by every benchmark and evaluation)."""

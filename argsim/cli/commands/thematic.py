@@ -4,24 +4,42 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import typer
 
-from argsim.cli.groups import cluster_app, console, eval_app, summary_table, train_app, triplets_app
+from argsim.cli.groups import cluster_app, console, eval_app, run_config, summary_table, train_app, triplets_app
+from argsim.cli.params import OUT_DIR, OUT_FILE, choices
+from argsim.cli.training_options import (
+    CHECKPOINT_EVERY,
+    GRAD_ACCUM,
+    MAX_MINUTES,
+    MAX_STEPS,
+    RESUME,
+    budget,
+    placement,
+)
+from argsim.cli.training_options import quiet as run_quiet
+
+Algorithm = Literal["kmeans", "agglomerative"]
+Linkage = Literal["ward", "average", "complete"]
 
 
 @triplets_app.command("wikipedia")
 def triplets_wikipedia(
-    out: Path = typer.Option(Path("runs/thematic/data"), help="Output folder for the JSONL files."),
+    ctx: typer.Context,
+    out: Path = typer.Option(Path("runs/thematic/data"), callback=OUT_DIR, help="Output folder for the JSONL files."),
     articles: Path | None = typer.Option(None, help="Your own articles instead of the dataset: a folder of "
                                                     "wikitext files (*.txt/*.wiki, title = file name) or a "
                                                     "JSONL/CSV with columns title, text."),
-    negatives: str = typer.Option("adjacent", help="Third sentence of triplets-sen: adjacent (paper: previous/"
-                                                   "next section), random-section (same article) or "
-                                                   "random-article."),
-    level: str = typer.Option("top", help="Sections: 'top' (level-2 headings, sub-sections merged in) or 'all' "
-                                          "(every heading its own section)."),
-    min_sections: int = typer.Option(5, help="Articles need at least this many sections after filtering."),
+    negatives: Literal["adjacent", "random-section", "random-article"] = typer.Option("adjacent",
+        help="Third sentence of triplets-sen: adjacent (paper: previous/"
+             "next section), random-section (same article) or "
+             "random-article."),
+    level: Literal["top", "all"] = typer.Option("top",
+        help="Sections: 'top' (level-2 headings, sub-sections merged in) or 'all' "
+             "(every heading its own section)."),
+    min_sections: int = typer.Option(5, min=1, help="Articles need at least this many sections after filtering."),
 ) -> None:
     """Build the weakly labelled thematic data of Ein Dor et al. (2018) from Wikipedia articles.
 
@@ -33,17 +51,19 @@ def triplets_wikipedia(
     from argsim.data.catalog import dataset_dir
     from argsim.data.wikipedia import load_articles
     from argsim.errors import ArgsimError
-    from argsim.settings import RUNTIME
     from argsim.thematic.build import build_datasets, read_user_articles
     from argsim.thematic.sections import LEVELS
     from argsim.thematic.triplets import NEGATIVES
 
+    cfg = run_config(ctx)
     if negatives not in NEGATIVES:
         raise ArgsimError(f"--negatives must be one of {', '.join(NEGATIVES)}")
     if level not in LEVELS:
         raise ArgsimError(f"--level must be one of {', '.join(LEVELS)}")
-    docs = read_user_articles(articles) if articles else load_articles(dataset_dir("wikipedia"))
-    counts = build_datasets(docs, out, negatives=negatives, level=level, seed=RUNTIME.seed,
+    docs = read_user_articles(articles, quiet=cfg.quiet) if articles else load_articles(
+        dataset_dir("wikipedia", cfg.data_dir), use_cache=cfg.use_cache, cache_dir=cfg.resolved_cache_dir(),
+        quiet=cfg.quiet)
+    counts = build_datasets(docs, out, negatives=negatives, level=level, seed=cfg.seed,
                             min_sections=min_sections)
     cols = list(next(iter(counts.values())))
     console.print(summary_table(f"thematic data ({negatives} negatives, {level} sections) -> {out}\n(sen/titles = "
@@ -53,80 +73,87 @@ def triplets_wikipedia(
 
 @train_app.command("thematic")
 def train_thematic(
+    ctx: typer.Context,
     triplets: Path = typer.Argument(..., help="Training triplets JSONL/CSV (anchor, positive, negative), e.g. "
                                               "runs/thematic/data/triplets-sen-train.jsonl."),
-    out: Path = typer.Option(..., help="Model folder to write (loads with --model DIR everywhere)."),
-    arch: str = typer.Option("bilstm", help="bilstm (the paper's network) or minilm (fine-tune the backend's "
-                                            "MiniLM with sentence-transformers' TripletLoss)."),
+    out: Path = typer.Option(..., callback=OUT_DIR, help="Model folder to write (loads with --model DIR everywhere)."),
+    arch: Literal["bilstm", "minilm"] = typer.Option("bilstm",
+        help="bilstm (the paper's network) or minilm (fine-tune the backend's "
+             "MiniLM with sentence-transformers' TripletLoss)."),
     dev: Path | None = typer.Option(None, help="Dev triplets: accuracy printed after training."),
-    epochs: int = typer.Option(1, help="Passes over the (sub-sampled) triplets."),
-    batch_size: int = typer.Option(64, help="Triplets per step (MiniLM: use 16)."),
+    epochs: int = typer.Option(1, min=1, help="Passes over the (sub-sampled) triplets."),
+    batch_size: int = typer.Option(64, min=1, help="Triplets per step (MiniLM: use 16)."),
     lr: float = typer.Option(1e-3, help="Adam learning rate (paper: 1e-3 for the BiLSTM; use 2e-5 for MiniLM)."),
-    max_triplets: int | None = typer.Option(None, help="Sub-sample this many training triplets (seeded)."),
-    max_minutes: float | None = typer.Option(None, help="Stop after this many minutes (the model so far "
-                                                       "is saved; BiLSTM: checkpoint kept)."),
+    max_triplets: int | None = typer.Option(None, min=1, help="Sub-sample this many training triplets (seeded)."),
     dropout: float = typer.Option(0.2, help="BiLSTM dropout (the paper's '0.8' read as keep probability)."),
     margin: float = typer.Option(1.0, help="MiniLM TripletLoss margin (Euclidean, unit vectors)."),
-    threads: int = typer.Option(1, help="Torch CPU threads (0 = torch default); 1 is fastest on a busy 2-core box."),
+    threads: int = typer.Option(1, min=0, help="Torch CPU threads when the global --threads is not given (0 = torch "
+                                        "default); 1 is fastest on a busy 2-core box."),
+    model: str = typer.Option("minilm", "--model", help="--arch minilm: the sentence-transformers model to "
+                              "fine-tune (name, folder or Hugging Face id)."),
+    max_steps: int | None = MAX_STEPS,
+    max_minutes: float | None = MAX_MINUTES,
+    grad_accum: int = GRAD_ACCUM,
+    checkpoint_every: int = CHECKPOINT_EVERY,
+    resume: bool = RESUME,
 ) -> None:
-    """Train a thematic sentence encoder on triplets; a rerun into the same --out resumes a BiLSTM checkpoint."""
+    """Train a thematic sentence encoder on triplets (--resume continues from OUT/checkpoints)."""
     from argsim.errors import ArgsimError
     from argsim.io import read_records
-    from argsim.settings import RUNTIME
 
+    if arch not in ("bilstm", "minilm"):
+        raise ArgsimError(f"--arch must be bilstm or minilm, not {arch!r}")
+    where = placement(ctx, threads=threads or None)
+    plan = budget(max_steps, max_minutes, grad_accum, checkpoint_every, resume)
+    quiet = run_quiet(ctx)
     rows = read_records(triplets, required=["anchor", "positive", "negative"])
     dev_rows = read_records(dev, required=["anchor", "positive", "negative"]) if dev else None
     if arch == "bilstm":
         from argsim.thematic.train import TrainConfig, train_bilstm
 
         cfg = TrainConfig(dropout=dropout, lr=lr, batch_size=batch_size, epochs=epochs, max_triplets=max_triplets,
-                          max_minutes=max_minutes, seed=RUNTIME.seed,
-                          threads=threads or None)
-        rep = train_bilstm(rows, out, cfg, dev=dev_rows, log=console.print)
+                          seed=where.seed, threads=where.threads)
+        rep = train_bilstm(rows, out, cfg, dev=dev_rows, log=console.print, placement=where, budget=plan)
         stats = {"triplets": rep.train_triplets, "seen": rep.triplets_seen, "steps": rep.steps,
                  "seconds": rep.seconds, "triplets/s": rep.triplets_per_second,
-                 "dev accuracy (L1)": rep.dev_accuracy if rep.dev_accuracy is not None else "-"}
-    elif arch == "minilm":
-        import torch
-
+                 "dev accuracy (L1)": rep.dev_accuracy if rep.dev_accuracy is not None else "-",
+                 "stopped by": rep.stopped_by or "-"}
+    else:
         from argsim.thematic.finetune import finetune_sentence_transformer
 
-        if threads:
-            torch.set_num_threads(threads)
-
-        stats = finetune_sentence_transformer(rows, out, epochs=epochs, batch_size=batch_size, lr=lr,
-                                              margin=margin, max_triplets=max_triplets, seed=RUNTIME.seed,
-                                              device=RUNTIME.device, max_minutes=max_minutes)
-    else:
-        raise ArgsimError(f"--arch must be bilstm or minilm, not {arch!r}")
+        stats = finetune_sentence_transformer(rows, out, base=model, epochs=epochs, batch_size=batch_size, lr=lr,
+                                              margin=margin, max_triplets=max_triplets, placement=where,
+                                              budget=plan, quiet=quiet, dev=dev_rows)
     console.print(summary_table(f"trained {arch} -> {out}", ["statistic", "value"], [[k, v] for k, v in stats.items()]))
 
 
 @cluster_app.command("sentences")
 def cluster_sentences(
+    ctx: typer.Context,
     sentences: Path = typer.Argument(..., help="JSONL/CSV with a column `text`; optional `article` (cluster each "
                                                "article separately) and `label` (gold section; sets k)."),
     model: str = typer.Option("minilm", "--model", "-m", help="Backend model name or folder."),
-    algorithm: str = typer.Option("kmeans", help="kmeans or agglomerative."),
-    linkage: str = typer.Option("ward", help="Agglomerative linkage: ward (on unit vectors), average or complete "
+    algorithm: Algorithm = typer.Option("kmeans", help="kmeans or agglomerative."),
+    linkage: Linkage = typer.Option("ward", help="Agglomerative linkage: ward (on unit vectors), average or complete "
                                              "(on cosine distance)."),
-    k: int | None = typer.Option(None, help="Clusters per article (default: its number of gold labels)."),
-    out: Path = typer.Option(Path("runs/thematic/clusters.jsonl"), help="Output JSONL: the input rows + cluster."),
+    k: int | None = typer.Option(None, min=1, help="Clusters per article (default: its number of gold labels)."),
+    out: Path = typer.Option(Path("runs/thematic/clusters.jsonl"), callback=OUT_FILE,
+                             help="Output JSONL: the input rows + cluster."),
 ) -> None:
     """Cluster sentences by theme on cosine similarity, one article (group) at a time."""
     from argsim.backend import get_encoder
     from argsim.errors import ArgsimError
     from argsim.io import read_records, write_jsonl
-    from argsim.settings import RUNTIME
     from argsim.thematic.cluster import ALGORITHMS, cluster_groups
 
+    cfg = run_config(ctx)
     if algorithm not in ALGORITHMS:
         raise ArgsimError(f"--algorithm must be one of {', '.join(ALGORITHMS)}")
     rows = read_records(sentences, required=["text"])
     if k is None and any("label" not in r for r in rows):
         raise ArgsimError(f"{sentences}: no `label` column to take k from; pass --k")
-    vecs = get_encoder(model).encode([str(r["text"]) for r in rows])
-    labels = cluster_groups(rows, vecs, algorithm, k=k, seed=RUNTIME.seed, linkage=linkage)
+    vecs = get_encoder(model, config=cfg).encode([str(r["text"]) for r in rows])
+    labels = cluster_groups(rows, vecs, algorithm, k=k, seed=cfg.seed, linkage=linkage)
     write_jsonl(out, [{**r, "cluster": c} for r, c in zip(rows, labels, strict=True)])
     groups: dict = {}
     for r, c in zip(rows, labels, strict=True):
@@ -138,21 +165,25 @@ def cluster_sentences(
 
 @eval_app.command("clustering")
 def eval_clustering(
+    ctx: typer.Context,
     sentences: Path = typer.Argument(..., help="JSONL/CSV with text, label (gold section) and article; e.g. "
                                                "runs/thematic/data/scb-test.jsonl, or the output of `argsim "
                                                "cluster sentences` (then its `cluster` column is scored)."),
     model: list[str] = typer.Option(["minilm"], "--model", "-m", help="Models to compare (repeatable); "
                                                                       "ignored when the file has `cluster`."),
-    algorithm: list[str] = typer.Option(["kmeans", "agglomerative"], help="Algorithms (repeatable)."),
-    linkage: str = typer.Option("ward", help="Agglomerative linkage: ward, average or complete."),
+    algorithm: list[str] = typer.Option(["kmeans", "agglomerative"], callback=choices("kmeans", "agglomerative"),
+                                        help="Algorithms (repeatable)."),
+    linkage: Linkage = typer.Option("ward", help="Agglomerative linkage: ward, average or complete."),
     task: str | None = typer.Option(None, help="Also merge the rows into bench/results/<task>.json."),
 ) -> None:
     """MI, AMI, RI and ARI of the clustering against the gold sections, averaged over articles."""
     from argsim.io import read_records
-    from argsim.metrics.clustering import averaged_scores
-    from argsim.results import ResultRow, environment, timed, write_results
-    from argsim.settings import RUNTIME
+    from argsim.metrics.clustering import averaged_scores, clustering_evaluation
+    from argsim.results import environment, result_rows, timed, write_results
     from argsim.thematic.evaluate import clustering_eval
+
+    cfg = run_config(ctx)
+    env = environment(seed=cfg.seed, device=cfg.device, data_files=[sentences])
 
     rows = read_records(sentences, required=["text", "label"])
     groups = [r.get("article", "") for r in rows]
@@ -165,20 +196,20 @@ def eval_clustering(
         for m in model:
             for alg in algorithm:
                 with timed() as t:
-                    s, n = clustering_eval(rows, m, alg, seed=RUNTIME.seed, linkage=linkage)
+                    s, n = clustering_eval(rows, m, alg, seed=cfg.seed, linkage=linkage, config=cfg)
                 table_rows.append([m, alg, n, *s.values()])
                 setting = alg if alg == "kmeans" else f"{alg}-{linkage}"
-                results += [ResultRow(method="thematic-clustering", model=m, split=sentences.stem, setting=setting,
-                                      metric=k, value=v, seconds=t["seconds"]) for k, v in s.items()]
+                results += result_rows(clustering_evaluation(s, n, sentences.stem), method="thematic-clustering",
+                                       model=m, setting=setting, seconds=t["seconds"], env=env)
     console.print(summary_table(f"clustering: {sentences.name}", ["model", "algorithm", "articles", "MI", "AMI", "RI",
                                                              "ARI"], table_rows))
     if task and results:
-        write_results(task, results, env=environment(seed=RUNTIME.seed, device=RUNTIME.device,
-                                                     data_files=[sentences]), merge=True)
+        write_results(task, results, merge=True)
 
 
 @eval_app.command("sick")
 def eval_sick(
+    ctx: typer.Context,
     model: list[str] = typer.Option(["minilm"], "--model", "-m", help="Models to compare (repeatable)."),
     folder: Path | None = typer.Option(None, help="A folder laid out like SICK (SICK_train.txt, SICK_trial.txt, "
                                                   "SICK_test_annotated.txt); default: the `sick` dataset."),
@@ -187,22 +218,20 @@ def eval_sick(
     """SICK relatedness: logistic regression on [|u-v|, u*v] from the training pairs (C picked on trial);
     Pearson r, Spearman rho and MSE on the test pairs."""
     from argsim.data.catalog import dataset_dir
-    from argsim.results import ResultRow, environment, timed, write_results
-    from argsim.settings import RUNTIME
+    from argsim.results import environment, result_rows, timed, write_results
     from argsim.thematic.evaluate import sick_eval
 
-    root = folder or dataset_dir("sick")
+    cfg = run_config(ctx)
+    root = folder or dataset_dir("sick", cfg.data_dir)
+    env = environment(seed=cfg.seed, device=cfg.device, data_files=[Path(root) / "SICK_test_annotated.txt"])
     table_rows, results = [], []
     for m in model:
         with timed() as t:
-            s = sick_eval(m, root)
+            s = sick_eval(m, root, config=cfg)
         table_rows.append([m, s.pearson, s.spearman, s.mse, s.c, t["seconds"]])
-        results += [ResultRow(method="sick-relatedness", model=m, split="test", setting="logreg",
-                              metric=k, value=v, seconds=t["seconds"])
-                    for k, v in (("pearson", s.pearson), ("spearman", s.spearman), ("mse", s.mse))]
+        results += result_rows(s.evaluation("test"), method="sick-relatedness", model=m, setting="logreg",
+                               seconds=t["seconds"], env=env)
     console.print(summary_table("SICK relatedness (test)",
                                 ["model", "pearson r", "spearman rho", "MSE", "C", "seconds"], table_rows))
     if task:
-        write_results(task, results, env=environment(seed=RUNTIME.seed, device=RUNTIME.device,
-                                                     data_files=[Path(root) / "SICK_test_annotated.txt"]),
-                      merge=True)
+        write_results(task, results, merge=True)

@@ -1,0 +1,37 @@
+"""Where bulk work runs: `local` (this process, no Ray needed; the default) or `ray` (a Ray cluster).
+
+An engine maps a function over items, `fn(shared, item)`, and returns the results in the items' order. `shared`
+(e.g. a WMD engine with its word vectors) is handed to the workers once, not once per item: the local engine
+passes the object itself; the Ray engine puts it in the object store once and every task reads it from there.
+Both give the same numbers; the Ray engine only adds parallelism across the cluster's CPUs.
+
+No home-made process pools (DESIGN.md, "Scale"): parallelism past one process is Ray's.
+"""
+
+from __future__ import annotations
+
+from argsim.engine.base import Engine, LocalEngine
+from argsim.errors import ArgsimError
+
+ENGINES = ("local", "ray")
+
+
+def get_engine(name: str = "local", address: str | None = None, num_cpus: int | None = None) -> Engine:
+    """The engine `name`: `local`, or `ray` attached to `address` (else $RAY_ADDRESS, else a local instance)."""
+    if name == "local":
+        return LocalEngine()
+    if name == "ray":
+        from argsim.engine.ray_engine import RayEngine
+
+        return RayEngine(address=address, num_cpus=num_cpus)
+    raise ArgsimError(f"unknown engine '{name}': choose one of {', '.join(ENGINES)}")
+
+
+def engine_from_config(config) -> Engine:  # noqa: ANN001 (argsim.config.RunConfig)
+    """The engine a command's `RunConfig` asks for (`--engine`, `--ray-address`)."""
+    if config is None:
+        return LocalEngine()
+    return get_engine(config.engine, address=config.ray_address)
+
+
+__all__ = ["ENGINES", "Engine", "LocalEngine", "engine_from_config", "get_engine"]

@@ -1,0 +1,43 @@
+"""The engine interface and the local engine (one process, no Ray)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from argsim.progress import progress_bar
+
+
+class Engine:
+    """Maps `fn(shared, item)` over items, results in item order."""
+
+    name = "engine"
+
+    @property
+    def workers(self) -> int:
+        """How many items can run at once."""
+        return 1
+
+    def map(self, fn: Callable[[Any, Any], Any], items: Sequence[Any], shared: Any = None,
+            description: str | None = None, block: int | None = None) -> list:
+        """`[fn(shared, item) for item in items]`; `description` draws a progress bar."""
+        raise NotImplementedError
+
+    def describe(self) -> dict:
+        """What the engine is, for result rows."""
+        return {"engine": self.name, "workers": self.workers}
+
+
+class LocalEngine(Engine):
+    """Everything in this process, in order."""
+
+    name = "local"
+
+    def map(self, fn: Callable[[Any, Any], Any], items: Sequence[Any], shared: Any = None,
+            description: str | None = None, block: int | None = None) -> list:
+        out = []
+        with progress_bar(len(items), description or "working", enabled=description is not None) as bar:
+            for item in items:
+                out.append(fn(shared, item))
+                bar.advance()
+        return out

@@ -1,0 +1,15 @@
+"""The one training layer every argsim trainer goes through (see docs/training.md).
+
+- `placement`: the device and precision actually used (`--device`, `--precision`), threads, processes, seed;
+- `policy`: the optimizer / learning-rate policy, stated once (AdamW, warm-up, linear decay);
+- `budget`: --max-steps, --max-minutes, --grad-accum, --checkpoint-every, --resume;
+- `st`: sentence-transformers models through `SentenceTransformerTrainer` / `CrossEncoderTrainer`;
+- `loop`: the accelerate-based loop of the custom trainers (MTS, BiLSTM, CounterModel, top-layer SBERT);
+- `record`: train_config.json and the model card beside the weights; `hub`: Hugging Face ids for --model.
+"""
+
+from argsim.training.budget import Budget
+from argsim.training.placement import Placement, is_main_process, placement_from_run, resolve_placement
+from argsim.training.policy import OptimPolicy
+
+__all__ = ["Budget", "OptimPolicy", "Placement", "is_main_process", "placement_from_run", "resolve_placement"]

@@ -1,0 +1,44 @@
+"""Budgets every trainer takes: when to stop, how many batches per optimizer step, when to checkpoint.
+
+`max_steps` (optimizer steps) and `max_minutes` (wall-clock of this invocation) stop a run early and leave a
+checkpoint; they never change the learning-rate schedule (planned over the epochs), so `--resume` with a larger
+budget continues exactly where an uninterrupted run would be. `grad_accum` batches are accumulated per optimizer
+step (the effective batch is batch size x grad_accum x processes). `checkpoint_every` N optimizer steps (0: only
+when a budget stops the run and at the end of each epoch). `resume` continues from OUT/checkpoints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from argsim.errors import ArgsimError
+
+
+@dataclass(frozen=True)
+class Budget:
+    max_steps: int | None = None
+    max_minutes: float | None = None
+    grad_accum: int = 1
+    checkpoint_every: int = 0
+    resume: bool = False
+
+    def __post_init__(self) -> None:
+        if self.max_steps is not None and self.max_steps < 0:
+            object.__setattr__(self, "max_steps", None)  # -1 (the old default) = no limit
+        if self.grad_accum < 1:
+            raise ArgsimError(f"--grad-accum must be at least 1, not {self.grad_accum}")
+        if self.checkpoint_every < 0:
+            raise ArgsimError(f"--checkpoint-every must be 0 or more, not {self.checkpoint_every}")
+        if self.max_minutes is not None and self.max_minutes <= 0:
+            raise ArgsimError(f"--max-minutes must be positive, not {self.max_minutes}")
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def reached(self, steps: int, seconds: float) -> str | None:
+        """Which budget a run with `steps` optimizer steps after `seconds` has used up, if any."""
+        if self.max_steps is not None and steps >= self.max_steps:
+            return "max_steps"
+        if self.max_minutes is not None and seconds >= self.max_minutes * 60:
+            return "max_minutes"
+        return None

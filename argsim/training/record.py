@@ -1,0 +1,139 @@
+"""A trained model explains itself: `train_config.json` and a model card `README.md` beside the weights.
+
+train_config.json: the full command line, seed, git commit, argsim / Python / library versions, the device and
+precision actually used, processes, the options, budget and optimizer policy, hashes of the data splits, steps,
+why the run stopped, wall time and peak memory, and the metrics measured at the end.
+README.md: sentence-transformers' own model card for its models (written by `model.save`), with an argsim
+section appended; for the other models the same YAML front-matter keys (library_name, base_model, tags,
+pipeline_tag) and the same metrics table. Only rank 0 writes (the callers check `is_main`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import shlex
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+from argsim.io import write_json, write_text
+
+TRAIN_CONFIG = "train_config.json"
+CARD = "README.md"
+LIBRARIES = ("torch", "transformers", "sentence-transformers", "accelerate", "datasets", "huggingface-hub",
+             "numpy", "pytorch-metric-learning")
+CARD_MARK = "<!-- argsim training -->"
+
+
+def data_hash(rows: object) -> str:
+    """sha256 (first 16 hex digits) of a data split: JSON of its rows in order, or a file's bytes."""
+    h = hashlib.sha256()
+    if isinstance(rows, (str, Path)) and Path(rows).is_file():
+        h.update(Path(rows).read_bytes())
+    else:
+        h.update(json.dumps(rows, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8"))
+    return h.hexdigest()[:16]
+
+
+def git_commit() -> str | None:
+    """The commit of the argsim checkout (None when argsim is installed from a wheel)."""
+    root = Path(__file__).resolve().parents[2]
+    if not (root / ".git").exists():
+        return None
+    try:
+        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                             timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out + ("-dirty" if dirty else "")
+
+
+def versions() -> dict:
+    from argsim import __version__
+
+    out = {"argsim": __version__, "python": platform.python_version()}
+    for lib in LIBRARIES:
+        try:
+            out[lib] = metadata.version(lib)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def peak_memory() -> dict:
+    """Peak resident memory of this process (MiB) and, on CUDA, the peak allocated GPU memory (MiB)."""
+    from argsim.results import peak_memory_mb
+
+    out = {"cpu_rss_mb": peak_memory_mb()}
+    try:
+        import torch
+
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            out["cuda_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
+    except ImportError:  # pragma: no cover
+        pass
+    return out
+
+
+def train_config(trainer: str, placement, budget, policy, options: dict, data: dict,  # noqa: ANN001
+                 run: dict, metrics: dict | None = None, base_model: str | None = None) -> dict:
+    return {"trainer": trainer, "command": shlex.join([Path(sys.argv[0]).name, *sys.argv[1:]]),
+            "base_model": base_model, "seed": placement.seed, "git_commit": git_commit(), "versions": versions(),
+            "device": placement.device, "precision": placement.precision, "processes": placement.processes,
+            "threads": placement.threads, "options": options, "budget": budget.as_dict(),
+            "optimizer": policy.as_dict(), "data": data, **run, "peak_memory": peak_memory(),
+            "metrics": metrics or {}}
+
+
+def _metrics_table(metrics: dict) -> str:
+    flat = {k: v for k, v in metrics.items() if isinstance(v, (int, float, str)) and not isinstance(v, bool)}
+    if not flat:
+        return "No metric was measured at the end of this run.\n"
+    rows = "\n".join(f"| {k} | {v:.4f} |" if isinstance(v, float) else f"| {k} | {v} |" for k, v in flat.items())
+    return f"| metric | value |\n|---|---|\n{rows}\n"
+
+
+def _argsim_section(config: dict) -> str:
+    return (f"\n{CARD_MARK}\n## argsim training run\n\n"
+            f"Trained with `{config['command']}` (trainer `{config['trainer']}`, seed {config['seed']}, "
+            f"device {config['device']}, precision {config['precision']}, {config['processes']} process(es), "
+            f"{config.get('steps', '?')} optimizer steps, {config.get('seconds', '?')} s"
+            + (f", stopped by {config['stopped_by']}" if config.get("stopped_by") else "") + ").\n\n"
+            "Metrics measured at the end:\n\n" + _metrics_table(config.get("metrics", {}))
+            + f"\nEverything else (versions, git commit, data hashes, budgets, optimizer): `{TRAIN_CONFIG}`.\n")
+
+
+def front_matter(config: dict, pipeline_tag: str = "sentence-similarity") -> str:
+    tags = ["argsim", config["trainer"]]
+    lines = ["---", "library_name: argsim"]
+    if config.get("base_model"):
+        lines.append(f"base_model: {config['base_model']}")
+    lines += ["tags:", *[f"- {t}" for t in tags], f"pipeline_tag: {pipeline_tag}", "---", ""]
+    return "\n".join(lines)
+
+
+def write_records(out: str | Path, config: dict, pipeline_tag: str = "sentence-similarity") -> None:
+    """Write OUT/train_config.json and OUT/README.md (appending to sentence-transformers' own card)."""
+    out = Path(out)
+    write_json(out / TRAIN_CONFIG, config)
+    card = out / CARD
+    if card.is_file() and card.read_text(encoding="utf-8").startswith("---"):
+        text = card.read_text(encoding="utf-8").split(CARD_MARK)[0].rstrip() + "\n"
+    else:
+        text = front_matter(config, pipeline_tag) + f"# argsim {config['trainer']} model\n"
+    write_text(card, text + _argsim_section(config))
+
+
+def add_metrics(out: str | Path, metrics: dict) -> None:
+    """Record metrics measured after training (e.g. a dev-set evaluation) in train_config.json and the card."""
+    path = Path(out) / TRAIN_CONFIG
+    if not path.is_file():
+        return
+    config = json.loads(path.read_text(encoding="utf-8"))
+    config["metrics"] = {**config.get("metrics", {}), **metrics}
+    write_records(out, config)

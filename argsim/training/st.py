@@ -1,0 +1,95 @@
+"""sentence-transformers models train through the library's own trainers (`SentenceTransformerTrainer`,
+`CrossEncoderTrainer`): the training arguments carry the device, bf16/fp16, gradient accumulation, checkpoints
+(`save_steps`) and the policy; `BudgetCallback` stops on --max-steps / --max-minutes and saves a checkpoint there;
+`--resume` passes the last checkpoint under OUT/checkpoints to `trainer.train(resume_from_checkpoint=...)`.
+Under `accelerate launch` / `torchrun` the trainer runs DDP by itself and saves only on rank 0.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from argsim.training.budget import Budget
+from argsim.training.placement import Placement
+from argsim.training.policy import OptimPolicy
+
+CHECKPOINTS = "checkpoints"
+
+
+def budget_callback(budget: Budget):  # noqa: ANN201 (a transformers TrainerCallback)
+    """A TrainerCallback that stops the run when a budget is used up and saves a checkpoint there."""
+    from transformers import TrainerCallback
+
+    class BudgetCallback(TrainerCallback):
+        def __init__(self) -> None:
+            self.start = time.perf_counter()
+            self.stopped_by: str | None = None
+
+        def on_train_begin(self, args, state, control, **kwargs):  # noqa: ANN001, ANN003, ANN201
+            self.start = time.perf_counter()
+            return control
+
+        def on_step_end(self, args, state, control, **kwargs):  # noqa: ANN001, ANN003, ANN201
+            reason = budget.reached(state.global_step, time.perf_counter() - self.start)
+            if budget.max_minutes is not None and args.world_size > 1:  # rank 0's clock decides for all
+                agreed = _broadcast_flag(reason == "max_minutes", args.device)
+                reason = "max_minutes" if agreed else (None if reason == "max_minutes" else reason)
+            if reason:
+                self.stopped_by = reason
+                control.should_training_stop = True
+                control.should_save = True  # resume continues from here
+            return control
+
+    return BudgetCallback()
+
+
+def _broadcast_flag(flag: bool, device) -> bool:  # noqa: ANN001
+    import torch
+    import torch.distributed as dist
+
+    t = torch.tensor([1.0 if flag else 0.0], device=device)
+    dist.broadcast(t, src=0)
+    return bool(t.item() > 0)
+
+
+def trainer_arguments(out: Path, placement: Placement, budget: Budget, policy: OptimPolicy, *, epochs: float,
+                      batch_size: int, quiet: bool = False, cross_encoder: bool = False, **extra: object):
+    """(SentenceTransformer|CrossEncoder)TrainingArguments for this run; checkpoints under OUT/checkpoints."""
+    if cross_encoder:
+        from sentence_transformers.cross_encoder import CrossEncoderTrainingArguments as Args
+    else:
+        from sentence_transformers import SentenceTransformerTrainingArguments as Args
+
+    every = budget.checkpoint_every
+    kw: dict = {"output_dir": str(Path(out) / CHECKPOINTS), "num_train_epochs": epochs,
+                "per_device_train_batch_size": batch_size, "gradient_accumulation_steps": budget.grad_accum,
+                "seed": placement.seed, "data_seed": placement.seed, "use_cpu": placement.cpu,
+                "bf16": placement.precision == "bf16", "fp16": placement.precision == "fp16",
+                "save_strategy": "steps" if every else "no", "save_steps": every or 500, "save_total_limit": 1,
+                "report_to": "none", "disable_tqdm": quiet, "dataloader_num_workers": 0,
+                "ddp_find_unused_parameters": False, **policy.trainer_kwargs()}
+    if placement.processes > 1 and placement.cpu:
+        kw["ddp_backend"] = "gloo"
+    kw.update(extra)
+    return Args(**kw)
+
+
+def last_checkpoint(out: Path) -> str | None:
+    """The newest `checkpoint-N` folder under OUT/checkpoints, if any."""
+    from transformers.trainer_utils import get_last_checkpoint
+
+    folder = Path(out) / CHECKPOINTS
+    return get_last_checkpoint(str(folder)) if folder.is_dir() else None
+
+
+def run_trainer(trainer, out: Path, budget: Budget) -> dict:  # noqa: ANN001
+    """`trainer.train()` (resumed from the last checkpoint with --resume); returns steps, seconds, stop reason."""
+    callback = budget_callback(budget)
+    trainer.add_callback(callback)
+    resume_from = last_checkpoint(out) if budget.resume else None
+    began = time.perf_counter()
+    trainer.train(resume_from_checkpoint=resume_from)
+    return {"steps": trainer.state.global_step, "seconds": round(time.perf_counter() - began, 2),
+            "stopped_by": callback.stopped_by, "resumed_from": resume_from,
+            "losses": [round(h["loss"], 5) for h in trainer.state.log_history if "loss" in h]}
