@@ -32,7 +32,9 @@ def evaluate_trained(folder: Path, eval_split: str | None, info: dict, config: R
     """Score `eval_split` with the freshly trained `folder` under both formulas; the mAPs are added to the
     training info (`info["eval"][formula] = {split, strict, relaxed}`), which is written back to
     `argsim_train.json`, and the predictions to `predictions_<split>.json`. Without a split: `info` unchanged."""
-    if not eval_split:
+    from argsim.training import is_main_process
+
+    if not eval_split or not is_main_process():
         return info
     gold = load_argkp(eval_split, config.data_dir if config else None)
     preds, _ = map_of_folder(folder, gold, config)
@@ -42,6 +44,10 @@ def evaluate_trained(folder: Path, eval_split: str | None, info: dict, config: R
         r = evaluate_map(preds, gold, formula=formula)
         info["eval"][formula] = {"split": eval_split, "strict": r.strict, "relaxed": r.relaxed}
     write_json(folder / "argsim_train.json", info)
+    from argsim.training.record import add_metrics
+
+    ev = info["eval"]["leaderboard"]
+    add_metrics(folder, {f"{eval_split}_strict_map": ev["strict"], f"{eval_split}_relaxed_map": ev["relaxed"]})
     return info
 
 

@@ -10,6 +10,16 @@ from rich.table import Table
 
 from argsim.cli.groups import console, eval_app, rank_app, run_config, train_app
 from argsim.cli.params import OUT_DIR, OUT_FILE
+from argsim.cli.training_options import (
+    CHECKPOINT_EVERY,
+    GRAD_ACCUM,
+    MAX_MINUTES,
+    MAX_STEPS,
+    RESUME,
+    budget,
+    placement,
+)
+from argsim.cli.training_options import quiet as run_quiet
 
 Formula = Literal["leaderboard", "2021-09"]
 TieBreak = Literal["first", "random"]
@@ -136,6 +146,10 @@ def rank_keypoints(
 
 
 def _print_training(info: dict, folder: Path) -> None:
+    from argsim.training import is_main_process
+
+    if not is_main_process():
+        return
     table = Table(title=f"trained {info['method']} -> {folder}")
     for col in ("train", "steps", "seconds", "s/epoch", "peak MB", "strict mAP", "relaxed mAP"):
         table.add_column(col, justify="right")
@@ -151,7 +165,8 @@ def train_sbert_cmd(
     ctx: typer.Context,
     out: Path = typer.Option(Path("models/kpm-sbert"), callback=OUT_DIR,
                              help="Output folder (a sentence-transformers model)."),
-    model: str = typer.Option("minilm", help="Base model: minilm, mpnet or a sentence-transformers folder."),
+    model: str = typer.Option("minilm", help="Base model: minilm, mpnet, a sentence-transformers folder or a "
+                              "Hugging Face id (e.g. sentence-transformers/all-MiniLM-L6-v2)."),
     split: str = typer.Option("train", help="Training split of ArgKP-2021 (" + SPLIT_HELP + ")"),
     arguments: Path | None = typer.Option(None, help=ARGS_HELP),
     key_points: Path | None = typer.Option(None, help=KPS_HELP),
@@ -169,12 +184,16 @@ def train_sbert_cmd(
     lr: float = typer.Option(8e-6, help="Initial learning rate."),
     lr_end: float = typer.Option(1e-6, help="Final learning rate of the linear decay (= --lr for constant)."),
     max_seq_length: int = typer.Option(64, min=1, help="Token limit per sentence."),
-    max_steps: int = typer.Option(-1, help="Stop after this many steps (-1 = full epochs)."),
     train_layers: int = typer.Option(0, min=0,
                                      help="Train only the top N transformer layers on cached lower-layer states "
                                           "(BERT-type models; ~3x faster on CPU). 0 = the sentence-transformers "
                                           "trainer on the whole model."),
     eval_split: str | None = typer.Option("dev", help="ArgKP split to score after training ('' to skip)."),
+    max_steps: int | None = MAX_STEPS,
+    max_minutes: float | None = MAX_MINUTES,
+    grad_accum: int = GRAD_ACCUM,
+    checkpoint_every: int = CHECKPOINT_EVERY,
+    resume: bool = RESUME,
 ) -> None:
     """Fine-tune a Siamese SBERT on labelled argument/key point pairs; saves a sentence-transformers folder
     that `rank keypoints --model DIR` loads."""
@@ -183,12 +202,14 @@ def train_sbert_cmd(
     from argsim.kpm.sbert import SbertConfig, train_sbert
 
     run = run_config(ctx)
+    where = placement(ctx)
+    plan = budget(max_steps, max_minutes, grad_accum, checkpoint_every, resume)
     data = load_kpm_input(split, arguments, key_points, labels, need_labels=True, data_dir=run.data_dir)
     cfg = SbertConfig(model=model, loss=loss, positive_target=positive_target, negative_target=negative_target,
                       contrastive_margin=contrastive_margin, pooling=pooling, epochs=epochs, batch_size=batch_size,
-                      lr=lr, lr_end=lr_end, max_seq_length=max_seq_length, seed=run.seed, max_steps=max_steps,
-                      train_layers=train_layers)
-    info = train_sbert(data, out, cfg, device=run.device, quiet=run.quiet)
+                      lr=lr, lr_end=lr_end, max_seq_length=max_seq_length, seed=where.seed,
+                      max_steps=max_steps or -1, train_layers=train_layers)
+    info = train_sbert(data, out, cfg, quiet=run_quiet(ctx), placement=where, budget=plan)
     _print_training(evaluate_trained(out, eval_split, info, run), out)
 
 
@@ -240,6 +261,11 @@ def train_mts_cmd(
     eval_split: str | None = typer.Option("dev", help="With --folds 1: ArgKP split to score after training "
                                           "('' to skip). With folds: each fold model is scored on its held-out "
                                           "topics."),
+    max_steps: int | None = MAX_STEPS,
+    max_minutes: float | None = MAX_MINUTES,
+    grad_accum: int = GRAD_ACCUM,
+    checkpoint_every: int = CHECKPOINT_EVERY,
+    resume: bool = RESUME,
 ) -> None:
     """Train Matching The Statements (Phan et al. 2021): topic, statement and stance inputs, shared
     transformer with cls-last4 pooling, pseudo-label clusters in key-point-centred batches, tuplet margin +
@@ -250,6 +276,10 @@ def train_mts_cmd(
     from argsim.kpm.mts_model import MTSConfig
     from argsim.kpm.mts_train import train_folds, train_mts
 
+    where = placement(ctx)
+    plan = budget(max_steps, max_minutes, grad_accum, checkpoint_every, resume)
+    quiet = run_quiet(ctx)
+
     run = run_config(ctx)
     cfg = MTSConfig(model=model, variant=variant, pooling=pooling, stance_dim=stance_dim,
                     out_dim=out_dim or (feature_size(model, pooling) if identity_init else 256),
@@ -259,10 +289,10 @@ def train_mts_cmd(
                     tuplet_margin_deg=tuplet_margin_deg, tuplet_scale=tuplet_scale, ipv_weight=ipv_weight,
                     miner_epsilon=miner_epsilon, freeze_layers=freeze_layers, train_layers=train_layers,
                     frozen_backbone=frozen_backbone, max_batches=max_batches,
-                    seed=run.seed)
+                    seed=where.seed)
     if folds <= 1:
         data = load_kpm_input(split, arguments, key_points, labels, need_labels=True, data_dir=run.data_dir)
-        info = train_mts(data, out, cfg, device=run.device, quiet=run.quiet, log_every=log_every, init=init)
+        info = train_mts(data, out, cfg, quiet=quiet, log_every=log_every, init=init, placement=where, budget=plan)
         _print_training(evaluate_trained(out, eval_split, info, run), out)
         return
     if arguments is not None:
@@ -272,8 +302,12 @@ def train_mts_cmd(
     from argsim.kpm.mts_data import topic_folds
 
     train, dev = load_argkp("train", run.data_dir), load_argkp("dev", run.data_dir)
-    infos = train_folds(train, dev, out, cfg, folds, only=fold or None, device=run.device, quiet=run.quiet,
-                        log_every=log_every)
+    infos = train_folds(train, dev, out, cfg, folds, only=fold or None, quiet=quiet, log_every=log_every,
+                        placement=where, budget=plan)
+    from argsim.training import is_main_process
+
+    if not is_main_process():
+        return
     held = {i: h for i, (_, h) in enumerate(topic_folds(train, dev, folds), start=1)}
     _print_folds(out, evaluate_folds(out, infos, held, run))
 

@@ -19,6 +19,7 @@ from argsim.cli.training_options import (
     budget,
     placement,
 )
+from argsim.cli.training_options import quiet as run_quiet
 
 SummaryMethod = Literal["embedrank-paper", "embedrank", "lead", "random"]
 
@@ -107,7 +108,7 @@ def train_minutes_sbert(
                          margin=margin, distance=distance, max_train=max_train, max_dev=max_dev,
                          update_embeddings=not freeze_embeddings, seed=where.seed)
     log = run(train, dev if dev is not None and dev.is_file() else None, out, config, placement=where, budget=plan,
-              quiet=ctx.obj.quiet if ctx.obj else False)
+              quiet=run_quiet(ctx))
     rows = [["train triplets", log["train_triplets"]], ["seconds", log["seconds"]],
             ["seconds per epoch", ", ".join(str(s) for s in log["epoch_seconds"])]]
     rows += [[f"dev accuracy (epoch {d.get('epoch')})", next((v for k, v in d.items() if "accuracy" in k), "")]

@@ -19,6 +19,7 @@ from argsim.cli.training_options import (
     budget,
     placement,
 )
+from argsim.cli.training_options import quiet as run_quiet
 
 Algorithm = Literal["kmeans", "agglomerative"]
 Linkage = Literal["ward", "average", "complete"]
@@ -104,7 +105,7 @@ def train_thematic(
         raise ArgsimError(f"--arch must be bilstm or minilm, not {arch!r}")
     where = placement(ctx, threads=threads or None)
     plan = budget(max_steps, max_minutes, grad_accum, checkpoint_every, resume)
-    quiet = bool(ctx.obj and ctx.obj.quiet)
+    quiet = run_quiet(ctx)
     rows = read_records(triplets, required=["anchor", "positive", "negative"])
     dev_rows = read_records(dev, required=["anchor", "positive", "negative"]) if dev else None
     if arch == "bilstm":
