@@ -72,3 +72,11 @@ def test_importing_the_library_sets_no_run_state():
             "'TOKENIZERS_PARALLELISM'}; assert not new, new")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PKG.parent)
     assert res.returncode == 0, res.stderr
+
+
+def test_library_layers_do_not_import_reporting():
+    """Rows are made above the methods: no library layer imports results/report (measure.py has the timers)."""
+    pending = {"kpm/sbert.py", "kpm/mts_train.py", "training/record.py"}  # trainer modules: peak_memory_mb, to move
+    files = [p for folder in ("metrics", "data", "backend", "training", "engine", "kpm", "counter", "thematic",
+                              "minutes") for p in modules(folder) if str(p.relative_to(PKG)) not in pending]
+    assert offending(files, ("argsim.results", "argsim.report")) == []

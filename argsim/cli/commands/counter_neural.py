@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from argsim.cli.groups import console, eval_app, rank_app, train_app
+from argsim.cli.groups import console, eval_app, rank_app, run_config, train_app
 
 
 def _pairs_from_file(path: Path) -> list[tuple[str, str]]:
@@ -19,6 +19,7 @@ def _pairs_from_file(path: Path) -> list[tuple[str, str]]:
 
 @train_app.command("bipolar")
 def train_bipolar(
+    ctx: typer.Context,
     out: Path = typer.Option(..., "--out", "-o", help="Model folder to write (config.json, heads.pt, "
                              "checkpoint.pt, history.json, learning_curve.png)."),
     kind: str = typer.Option("bipolar", help="bipolar | bipolar-nodiff | bi-encoder | unipolar-ret | unipolar-cls "
@@ -75,9 +76,9 @@ def train_bipolar(
     from argsim.counter.neural.config import NeuralConfig
     from argsim.counter.neural.plot import learning_curves
     from argsim.errors import ArgsimError
-    from argsim.settings import RUNTIME
 
-    seed = RUNTIME.seed if seed is None else seed
+    run = run_config(ctx)
+    seed = run.seed if seed is None else seed
     if train_file is not None:
         from argsim.counter.neural.data import PairData
 
@@ -90,7 +91,7 @@ def train_bipolar(
         from argsim.counter.neural.data import counterargs_data
         from argsim.data.counterargs import load_counterargs
 
-        data = counterargs_data(load_counterargs(RUNTIME.resolved_data_dir()), limit=limit, val_limit=val_limit,
+        data = counterargs_data(load_counterargs(run.data_dir), limit=limit, val_limit=val_limit,
                                 seed=seed)
 
     def log(row: dict) -> None:
@@ -133,6 +134,7 @@ def train_bipolar(
 
 @eval_app.command("counter-neural")
 def eval_counter_neural(
+    ctx: typer.Context,
     bipolar: Path | None = typer.Option(None, help="Bipolar-encoder folder."),
     bipolar_nodiff: Path | None = typer.Option(None, "--bipolar-nodiff", help="Bipolar w/o |u-v| folder."),
     bi_encoder: Path | None = typer.Option(None, "--bi-encoder", help="Bi-encoder folder."),
@@ -154,11 +156,22 @@ def eval_counter_neural(
 ) -> None:
     """The paper's Table 3: @1/K (accuracy@1 after reranking the first stage's top K) for every row whose model
     is given, beside the published figures; writes bench/results/<task>.json."""
-    from argsim.counter.neural.table3 import PAPER_TABLE3, evaluate_row, table3_rows, training_budget, versus_reference
+    from argsim.config import default_data_dir
+    from argsim.counter.neural.table3 import evaluate_row, table3_rows, training_budget, versus_reference
     from argsim.data.counterargs import load_counterargs
     from argsim.io import read_json
-    from argsim.results import ResultRow, environment, timed, write_results
-    from argsim.settings import RUNTIME
+    from argsim.published import table3
+    from argsim.results import environment, result_rows, timed, write_results
+
+    cfg = run_config(ctx)
+    data_dir = cfg.data_dir or default_data_dir()
+    env = environment(seed=cfg.seed, device="cpu",
+                      data_files=[data_dir / "counterargs18" / "03-pairs-best-counter-task" / "test"
+                                  / "00-argument-pair-type-counts.tsv"] if data_dir else [],
+                      models={k: str(v) for k, v in {"bipolar": bipolar, "bipolar-nodiff": bipolar_nodiff,
+                                                     "bi-encoder": bi_encoder, "unipolar-ret": unipolar_ret,
+                                                     "unipolar-cls": unipolar_cls,
+                                                     "cross-encoder": cross_encoder}.items() if v})
 
     models = {"bipolar": bipolar, "bipolar-nodiff": bipolar_nodiff, "bi-encoder": bi_encoder,
               "unipolar-ret": unipolar_ret, "unipolar-cls": unipolar_cls, "cross-encoder": cross_encoder}
@@ -169,7 +182,7 @@ def eval_counter_neural(
 
         runs = {k: read_history(v) for k, v in models.items() if v and read_history(v)}
         console.print(f"learning curves: {learning_curves(runs, curves)}")
-    corpus = load_counterargs(RUNTIME.resolved_data_dir())
+    corpus = load_counterargs(cfg.data_dir)
     k_list = tuple(int(k) for k in ks.split(","))
     budgets = read_json(budget) if budget else {}
     rows, stages, reference = [], {}, {}
@@ -185,35 +198,31 @@ def eval_counter_neural(
     for row, setting in plan:
         limit = (cross_limit or None) if row.uses_cross else None
         with timed() as t:
-            score = evaluate_row(row, corpus, split, setting, k_list, limit=limit, seed=RUNTIME.seed, stages=stages)
+            score = evaluate_row(row, corpus, split, setting, k_list, limit=limit, seed=cfg.seed, stages=stages)
         acc, n = score.acc, len(score.ids)
         if row.first == zero_shot:
             reference[setting] = score
         versus = versus_reference(score, reference[setting], k_list) \
             if setting in reference and row.first != zero_shot else {}
-        paper = PAPER_TABLE3.get(row.method, {}) if (split, setting) == ("test", "epa") else {}
+        paper = table3(row.method) if (split, setting) == ("test", "epa") else {}
         last = versus.get(k_list[-1])
         table.add_row(row.method, setting, str(n), f"{acc[1]:.4f}", *[f"{acc[k]:.4f}" for k in k_list],
                       " / ".join(f"{paper[k]:.4f}" for k in k_list if k in paper) or "-",
                       f"{last['delta']:+.4f} [{last['ci95'][0]:+.4f}, {last['ci95'][1]:+.4f}]" if last else "-",
                       f"{t['seconds']:.0f}")
+        evaluation = score.evaluation(split)
+        label = row.method if n >= all_points else f"{row.method} ({n}-point sample)"
+        budget_of_row = budgets.get(row.method) or {"retriever": training_budget(row.first),
+                                                    "reranker": training_budget(row.second)}
         for k in k_list:
-            label = row.method if n >= all_points else f"{row.method} ({n}-point sample)"
-            rows.append(ResultRow(method=label, model=row.second or row.first, split=split, setting=setting,
-                                  metric=f"accuracy@1/{k}", value=round(acc[k], 4), paper=paper.get(k),
-                                  seconds=t["seconds"], extra={"points": n, "first_stage": row.first,
-                                                               "first_stage_at1": round(acc[1], 4),
-                                                               "reranker": row.second,
-                                                               "vs_zero_shot": versus.get(k),
-                                                               "budget": budgets.get(row.method) or {
-                                                                   "retriever": training_budget(row.first),
-                                                                   "reranker": training_budget(row.second)}}))
+            rows += result_rows(evaluation, method=label, model=row.second or row.first, setting=setting,
+                                metrics=[f"accuracy@1/{k}"], paper={f"accuracy@1/{k}": paper.get(k)},
+                                seconds=t["seconds"], env=env, digits=4,
+                                extra={"points": n, "first_stage": row.first, "first_stage_at1": round(acc[1], 4),
+                                       "reranker": row.second, "vs_zero_shot": versus.get(k),
+                                       "budget": budget_of_row})
     console.print(table)
-    data_dir = RUNTIME.resolved_data_dir()
-    write_results(task, rows, env=environment(seed=RUNTIME.seed, device="cpu",
-                                              data_files=[data_dir / "counterargs18" / "03-pairs-best-counter-task"
-                                                          / "test" / "00-argument-pair-type-counts.tsv"],
-                                              models={k: v for k, v in models.items() if v}), merge=True)
+    write_results(task, rows, merge=True)
 
 
 @rank_app.command("counter-search")

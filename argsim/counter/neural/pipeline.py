@@ -16,6 +16,8 @@ import numpy as np
 from argsim.counter.core.pools import PoolIndex
 from argsim.counter.neural.rerank import order_to_scores
 from argsim.data.counterargs import Argument
+from argsim.evaluation import Evaluation
+from argsim.vectors import l2_normalize
 
 
 @dataclass
@@ -51,8 +53,7 @@ def _first_stage(stage, points: list[Argument], pools: dict[str, list[Argument]]
     ret_c = stage.retrieval_numpy(u, "candidate")
     ret_q = stage.retrieval_numpy(q, "point")
     if stage.ret_point is None:  # classification-only model: cosine of the base embeddings
-        ret_c = ret_c / np.maximum(np.linalg.norm(ret_c, axis=1, keepdims=True), 1e-12)
-        ret_q = ret_q / np.maximum(np.linalg.norm(ret_q, axis=1, keepdims=True), 1e-12)
+        ret_c, ret_q = l2_normalize(ret_c), l2_normalize(ret_q)
     return {p.id: ret_c[index.columns[p.id]] @ ret_q[i] for i, p in enumerate(points)}
 
 
@@ -136,6 +137,12 @@ class RowScore:
     @property
     def acc(self) -> dict[int, float]:
         return {k: float(h.mean()) if len(h) else 0.0 for k, h in self.hits.items()}
+
+    def evaluation(self, data: str | None = None) -> Evaluation:
+        """The contract view: accuracy@1 (the first stage alone, K = 1) and accuracy@1/K for every other K;
+        the primary metric is the deepest rerank's @1/K."""
+        metrics = {("accuracy@1" if k == 1 else f"accuracy@1/{k}"): v for k, v in sorted(self.acc.items())}
+        return Evaluation("counter-rerank", metrics, list(metrics)[-1], data=data, n=len(self.ids))
 
     def aligned(self, k: int, ids: list[str]) -> np.ndarray:
         """Hits at K for the given point ids (a subset of this row's points)."""

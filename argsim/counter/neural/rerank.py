@@ -8,6 +8,7 @@ import numpy as np
 
 from argsim.counter.neural.index import build_index, search_excluding
 from argsim.counter.neural.model import CounterModel
+from argsim.vectors import l2_normalize
 
 
 def two_stage_order(first: np.ndarray, second: Callable[[np.ndarray], np.ndarray] | None, k: int) -> np.ndarray:
@@ -50,7 +51,7 @@ class NumpyHeads:
             return x
         y = x @ head[0] + head[1]
         if self.normalize:
-            y /= np.maximum(np.linalg.norm(y, axis=-1, keepdims=True), 1e-12)
+            y = l2_normalize(y)
         return y
 
     def cls_scores(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:

@@ -8,18 +8,6 @@ import numpy as np
 
 from argsim.counter.neural.pipeline import RowScore, hits_over_k_pools, load_stage, run_stages
 
-#: the paper's Table 3 (epa, test), as fractions: method -> {K: value}
-PAPER_TABLE3 = {
-    "Bi-encoder": {10: 0.1488, 30: 0.1488, 50: 0.1488},
-    "Unipolar-ret": {10: 0.3004, 30: 0.3004, 50: 0.3004},
-    "BM25 + Cross-encoder": {10: 0.0876, 30: 0.1557, 50: 0.1557},
-    "BM25 + Unipolar-cls": {10: 0.0128, 30: 0.0216, 50: 0.0273},
-    "Bi-encoder + Cross-encoder": {10: 0.0622, 30: 0.0244, 50: 0.0179},
-    "Bipolar-encoder": {10: 0.4886, 30: 0.4904, 50: 0.4889},
-    "Bipolar-encoder w/o |u-v|": {10: 0.1340, 30: 0.0548, 50: 0.0124},
-    "Bipolar-encoder w/o joint": {10: 0.4363, 30: 0.4202, 50: 0.4174},
-}
-
 
 @dataclass
 class RowSpec:
