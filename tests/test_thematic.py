@@ -184,7 +184,7 @@ def test_bilstm_trains_saves_and_loads_through_backend(prepared, tmp_path):
     assert report.dev_accuracy == pytest.approx(after_6.accuracy)
     # training moves the model: five more epochs widen the margin and fit every training triplet
     assert after_6.mean_diff > after_1.mean_diff and after_6.accuracy == 1.0
-    assert json.loads((tmp_path / "m" / "argsim_encoder.json").read_text())["loader"].endswith(":load_encoder")
+    assert json.loads((tmp_path / "m" / "argsim_encoder.json").read_text())["loader"] == "thematic-bilstm"
     enc = get_encoder(str(tmp_path / "m"))
     vecs = enc.encode(["Coffee prices rose.", "Solar panels are cheap now."], use_cache=False)
     assert vecs.shape == (2, 64) and np.isfinite(vecs).all()

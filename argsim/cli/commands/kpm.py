@@ -44,10 +44,14 @@ def _print_map(result, title: str) -> None:  # noqa: ANN001
     table.add_row(f"mAP ({result.formula})", "", str(result.arguments), "", str(result.dummies), "",
                   f"[bold]{result.strict:.4f}[/]", f"[bold]{result.relaxed:.4f}[/]")
     console.print(table)
+    from argsim.errors import examples, warn
+
+    if result.unknown_arguments:
+        warn(f"{len(result.unknown_arguments)} predicted argument id(s) are no argument of the gold data and were "
+             f"ignored ({examples(result.unknown_arguments)})")
     if result.invalid_key_points:
-        shown = ", ".join(result.invalid_key_points[:5])
-        console.print(f"[yellow]ignored {len(result.invalid_key_points)} key point id(s) not in the key points "
-                      f"file: {shown}[/]")
+        warn(f"ignored {len(result.invalid_key_points)} key point id(s) not in the key points file "
+             f"({examples(result.invalid_key_points)})")
 
 
 @eval_app.command("map")
@@ -150,10 +154,11 @@ def _print_training(info: dict, folder: Path) -> None:
 
     if not is_main_process():
         return
-    table = Table(title=f"trained {info['method']} -> {folder}")
-    for col in ("train", "steps", "seconds", "s/epoch", "peak MB", "strict mAP", "relaxed mAP"):
-        table.add_column(col, justify="right")
     ev = info.get("eval", {}).get("leaderboard", {})
+    on = f" on {ev.get('data', ev['split'])}" if ev else ""
+    table = Table(title=f"trained {info['method']} -> {folder}")
+    for col in ("train", "steps", "seconds", "s/epoch", "peak MB", f"strict mAP{on}", f"relaxed mAP{on}"):
+        table.add_column(col, justify="right")
     table.add_row(info["train"], str(info["steps"]), f"{info['seconds']:.0f}", f"{info['seconds_per_epoch']:.0f}",
                   f"{info['peak_mb']:.0f}", f"{ev['strict']:.4f}" if ev else "-",
                   f"{ev['relaxed']:.4f}" if ev else "-")
@@ -198,19 +203,20 @@ def train_sbert_cmd(
     """Fine-tune a Siamese SBERT on labelled argument/key point pairs; saves a sentence-transformers folder
     that `rank keypoints --model DIR` loads."""
     from argsim.data.argkp import load_kpm_input
-    from argsim.kpm.evaluate import evaluate_trained
+    from argsim.kpm.evaluate import evaluate_trained, training_inputs
     from argsim.kpm.sbert import SbertConfig, train_sbert
 
     run = run_config(ctx)
     where = placement(ctx)
     plan = budget(max_steps, max_minutes, grad_accum, checkpoint_every, resume)
     data = load_kpm_input(split, arguments, key_points, labels, need_labels=True, data_dir=run.data_dir)
+    gold = training_inputs(data, eval_split, run)
     cfg = SbertConfig(model=model, loss=loss, positive_target=positive_target, negative_target=negative_target,
                       contrastive_margin=contrastive_margin, pooling=pooling, epochs=epochs, batch_size=batch_size,
                       lr=lr, lr_end=lr_end, max_seq_length=max_seq_length, seed=where.seed,
                       max_steps=max_steps or -1, train_layers=train_layers)
     info = train_sbert(data, out, cfg, quiet=run_quiet(ctx), placement=where, budget=plan)
-    _print_training(evaluate_trained(out, eval_split, info, run), out)
+    _print_training(evaluate_trained(out, gold, info, run), out)
 
 
 @train_app.command("mts")
@@ -272,15 +278,22 @@ def train_mts_cmd(
     intra-pair variance loss with multi-similarity mining; cosine at inference. Saves a folder that
     `rank keypoints --model DIR` loads."""
     from argsim.data.argkp import load_argkp, load_kpm_input
-    from argsim.kpm.evaluate import evaluate_folds, evaluate_trained, feature_size
+    from argsim.kpm.evaluate import evaluate_folds, evaluate_trained, feature_size, training_inputs
     from argsim.kpm.mts_model import MTSConfig
     from argsim.kpm.mts_train import train_folds, train_mts
 
     where = placement(ctx)
     plan = budget(max_steps, max_minutes, grad_accum, checkpoint_every, resume)
     quiet = run_quiet(ctx)
-
     run = run_config(ctx)
+    if folds > 1 and arguments is not None:
+        from argsim.errors import ArgsimError
+
+        raise ArgsimError("--folds works on the ArgKP-2021 topics (train+dev); train on your own files with --folds 1")
+    data = gold = None
+    if folds <= 1:
+        data = load_kpm_input(split, arguments, key_points, labels, need_labels=True, data_dir=run.data_dir)
+        gold = training_inputs(data, eval_split, run)
     cfg = MTSConfig(model=model, variant=variant, pooling=pooling, stance_dim=stance_dim,
                     out_dim=out_dim or (feature_size(model, pooling) if identity_init else 256),
                     identity_init=identity_init,
@@ -291,14 +304,9 @@ def train_mts_cmd(
                     frozen_backbone=frozen_backbone, max_batches=max_batches,
                     seed=where.seed)
     if folds <= 1:
-        data = load_kpm_input(split, arguments, key_points, labels, need_labels=True, data_dir=run.data_dir)
         info = train_mts(data, out, cfg, quiet=quiet, log_every=log_every, init=init, placement=where, budget=plan)
-        _print_training(evaluate_trained(out, eval_split, info, run), out)
+        _print_training(evaluate_trained(out, gold, info, run), out)
         return
-    if arguments is not None:
-        from argsim.errors import ArgsimError
-
-        raise ArgsimError("--folds works on the ArgKP-2021 topics (train+dev); train on your own files with --folds 1")
     from argsim.kpm.mts_data import topic_folds
 
     train, dev = load_argkp("train", run.data_dir), load_argkp("dev", run.data_dir)

@@ -9,7 +9,7 @@ from typing import Literal
 import typer
 
 from argsim.cli.groups import console, eval_app, run_config, summarize_app, summary_table, train_app, triplets_app
-from argsim.cli.params import OUT_DIR, OUT_FILE, choices
+from argsim.cli.params import OUT_DIR, OUT_FILE, choices, from_workdir
 from argsim.cli.training_options import (
     CHECKPOINT_EVERY,
     GRAD_ACCUM,
@@ -69,10 +69,12 @@ def triplets_minutes(
 @train_app.command("minutes-sbert")
 def train_minutes_sbert(
     ctx: typer.Context,
-    train: Path = typer.Option(Path("runs/minutes-triplets/train.jsonl"), help="Training triplets (JSONL/CSV "
-                               "with anchor, positive, negative), e.g. from `argsim data triplets minutes`."),
-    dev: Path | None = typer.Option(Path("runs/minutes-triplets/dev.jsonl"), help="Dev triplets scored after "
-                                    "each epoch (TripletEvaluator); skipped when the file does not exist or is ''."),
+    train: Path = typer.Option(Path("runs/minutes-triplets/train.jsonl"), callback=from_workdir,
+                               help="Training triplets (JSONL/CSV "
+                                    "with anchor, positive, negative), e.g. from `argsim data triplets minutes`."),
+    dev: Path | None = typer.Option(Path("runs/minutes-triplets/dev.jsonl"), callback=from_workdir,
+        help="Dev triplets scored after "
+             "each epoch (TripletEvaluator); skipped when the file does not exist or is ''."),
     out: Path = typer.Option(Path("models/minutes-sbert"), callback=OUT_DIR,
                              help="Output folder (sentence-transformers format)."),
     backbone: str = typer.Option("ginza", help="ginza (GiNZA word vectors + trainable dense layer over Sudachi "
