@@ -54,20 +54,15 @@ def test_backend_and_data_import_no_method_package():
     assert offending(modules("backend") + modules("data"), methods) == []
 
 
-def test_library_reads_no_global_settings():
-    """RUNTIME is a legacy mirror for the trainer modules only (they move to explicit arguments)."""
-    trainers = {"kpm/sbert.py", "kpm/mts_train.py", "kpm/mts_model.py", "thematic/train.py", "thematic/finetune.py",
-                "thematic/bilstm.py", "minutes/train.py", "counter/neural/training.py", "counter/neural/cross.py",
-                "backend/device.py", "settings.py", "cli/app.py"}
-    names = [str(p.relative_to(PKG)) for p in PKG.rglob("*.py") if "RUNTIME" in p.read_text(encoding="utf-8")]
-    readers = [n for n in names if n not in trainers and n != "config.py" and not n.startswith("cli/commands/counter")]
-    assert readers == []
+def test_no_global_settings_object():
+    """The run options travel as a RunConfig: no module reads (or defines) the old RUNTIME singleton."""
+    assert [str(p.relative_to(PKG)) for p in PKG.rglob("*.py") if "RUNTIME" in p.read_text(encoding="utf-8")] == []
 
 
 def test_importing_the_library_sets_no_run_state():
     code = ("import os; before = dict(os.environ); import argsim.results, argsim.report, argsim.backend, "
             "argsim.metrics.triplets, argsim.kpm.evaluate, argsim.minutes.evaluate; "
-            "from argsim.settings import RUNTIME, Runtime; assert RUNTIME == Runtime(); "
+            "import argsim.settings; "
             "new = {k for k in os.environ if k not in before} - {'HF_HUB_OFFLINE', 'TRANSFORMERS_OFFLINE', "
             "'TOKENIZERS_PARALLELISM'}; assert not new, new")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PKG.parent)
