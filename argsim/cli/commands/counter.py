@@ -7,7 +7,8 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from argsim.cli.groups import console, eval_app, rank_app, train_app
+from argsim.cli.groups import console, eval_app, rank_app, run_config, train_app
+from argsim.config import RunConfig
 from argsim.counter.lexical.stopwords import DEFAULT_STOPWORDS
 
 STOPWORDS_HELP = "Stop words dropped for Manhattan, WMD and TF cosine: gensim (gensim's English list) or none."
@@ -17,6 +18,7 @@ SETTING_HELP = ("sdoc | sdc | sdoa | sda | stc | sta | epc | epa (same debate / 
 
 @rank_app.command("counterargs")
 def rank_counterargs(
+    ctx: typer.Context,
     method: str = typer.Option("bm25", "--method", "-m", help="Ranking method: simple-sd, logreg-part, logreg-full, "
                                "xgboost-part, xgboost-full, bm25, tf-cosine, emb-cosine, feature:<name> (one "
                                "feature), or a neural ranker; `--list` shows all."),
@@ -46,8 +48,8 @@ def rank_counterargs(
     from argsim.counter.core.registry import load_rankers
     from argsim.counter.core.run import dataset_points, parse_options, run_ranker
     from argsim.io import write_jsonl
-    from argsim.settings import RUNTIME
 
+    cfg = run_config(ctx)
     if list_methods:
         table = Table(title="counter-argument rankers")
         table.add_column("method")
@@ -68,18 +70,19 @@ def rank_counterargs(
                                options=options, top_k=top_k, label=label))
     else:
         for s in setting:
-            points, pools, gold = dataset_points(split, s, limit=limit, sample=sample, seed=RUNTIME.seed)
+            points, pools, gold = dataset_points(split, s, limit=limit, sample=sample, seed=cfg.seed)
             runs.append(run_ranker(method, points, pools, gold, setting=s, split=split, options=options,
                                    top_k=top_k, label=label))
     for r in runs:
         records += r.records
     write_jsonl(out, records)
-    _print_summary(records, {(r.method, r.setting, r.split): r for r in runs}, task=task, model=model)
+    _print_summary(records, {(r.method, r.setting, r.split): r for r in runs}, task=task, model=model, config=cfg)
     console.print(f"ranking of {len(records):,} points written to {out}")
 
 
 @eval_app.command("counterargs")
 def eval_counterargs(
+    ctx: typer.Context,
     rankings: list[Path] = typer.Argument(..., help="Ranking JSONL file(s) written by `argsim rank counterargs`."),
     ties: str = typer.Option("expected", help="Ties with the true counter: expected (1/t credit), pessimistic, "
                              "optimistic."),
@@ -91,16 +94,18 @@ def eval_counterargs(
     records = []
     for path in rankings:
         records += read_records(path, required=["point", "pool_size"])
-    _print_summary(records, {}, task=task, ties=ties)
+    _print_summary(records, {}, task=task, ties=ties, config=run_config(ctx))
 
 
 def _print_summary(records: list[dict], runs: dict, task: str | None = None, ties: str = "expected",
-                   model: str | None = None) -> None:
+                   model: str | None = None, config: RunConfig | None = None) -> None:
     from rich.markup import escape
 
     from argsim.counter.core.evaluation import paper_figure, summarize
-    from argsim.results import ResultRow, environment, write_results
-    from argsim.settings import RUNTIME
+    from argsim.results import environment, result_rows, write_results
+
+    config = config or RunConfig()
+    env = environment(seed=config.seed, device=config.device)
 
     table = Table(title="best-counter retrieval: accuracy@1 (paper = Table 2 of the bipolar-encoder paper)")
     for col in ("method", "split", "setting", "points", "pool", "random", "acc@1", "paper", "MRR", "s"):
@@ -113,20 +118,18 @@ def _print_summary(records: list[dict], runs: dict, task: str | None = None, tie
         table.add_row(escape(s.method), s.split, s.setting, f"{s.points:,}", f"{s.mean_pool:,.1f}",
                       f"{s.random_accuracy:.3f}", f"{s.accuracy_at_1:.3f}", "" if paper is None else f"{paper:.3f}",
                       "n/a" if s.mrr != s.mrr else f"{s.mrr:.3f}", "" if run is None else f"{run.seconds:.1f}")
-        for metric, value, pap in (("accuracy@1", s.accuracy_at_1, paper), ("mrr", s.mrr, None)):
-            if value != value:  # MRR of a pruned ranking is not exact: not reported
-                continue
-            rows.append(ResultRow(method=s.method, model=model, split=s.split, setting=s.setting, metric=metric,
-                                  value=round(value, 4), paper=pap, seconds=None if run is None else run.seconds,
-                                  peak_mb=None if run is None else run.peak_mb,
-                                  extra={"points": s.points} | ({"options": run.options} if run else {})))
+        rows += result_rows(s.evaluation(), method=s.method, model=model, setting=s.setting,
+                            paper={"accuracy@1": paper}, seconds=None if run is None else run.seconds,
+                            peak_mb=None if run is None else run.peak_mb,
+                            extra={"points": s.points} | ({"options": run.options} if run else {}), env=env, digits=4)
     console.print(table)
     if task and rows:
-        write_results(task, rows, env=environment(seed=RUNTIME.seed, device=RUNTIME.device), merge=True)
+        write_results(task, rows, merge=True)
 
 
 @train_app.command("ltr")
 def train_ltr_cmd(
+    ctx: typer.Context,
     setting: list[str] = typer.Option(["sdoc"], "--setting", "-s", help=SETTING_HELP + "; one model per setting, "
                                       "trained on the training split's pools of that setting."),
     method: list[str] = typer.Option(["logreg-part", "logreg-full", "xgboost-part", "xgboost-full"], "--method",
@@ -150,12 +153,11 @@ def train_ltr_cmd(
     from argsim.data.counterargs import load_counterargs
     from argsim.errors import ArgsimError
     from argsim.results import timed
-    from argsim.settings import RUNTIME
 
     bad = [m for m in method if m not in LTR_METHODS]
     if bad:
         raise ArgsimError(f"unknown LTR method '{bad[0]}': choose from {', '.join(LTR_METHODS)}")
-    corpus = None if input_file is not None else load_counterargs()
+    corpus = None if input_file is not None else load_counterargs(run_config(ctx).data_dir)
     user_data = None
     if input_file is not None:
         from argsim.counter.core.userdata import load_user_arguments
@@ -169,7 +171,7 @@ def train_ltr_cmd(
     for s in setting:
         with timed() as t:
             saved = train_ltr(corpus, s, tuple(method), config, neg_per_point=neg_per_point or None,
-                              seed=RUNTIME.seed, out_dir=out, limit=limit, user_data=user_data)
+                              seed=run_config(ctx).seed, out_dir=out, limit=limit, user_data=user_data)
         from argsim.io import read_json
 
         for m, folder in saved.items():
@@ -180,6 +182,7 @@ def train_ltr_cmd(
 
 @train_app.command("simple-sd")
 def train_simple_sd(
+    ctx: typer.Context,
     setting: list[str] = typer.Option(["sdoc", "sda"], "--setting", "-s", help=SETTING_HELP),
     split: str = typer.Option("validation", help="Split to compare / tune on."),
     limit: int | None = typer.Option(None, help="Random sample of N points per setting (seeded)."),
@@ -200,10 +203,10 @@ def train_simple_sd(
     from argsim.counter.lexical.simplesd import READINGS, study_readings, study_result_rows
     from argsim.io import write_json
     from argsim.results import environment, write_results
-    from argsim.settings import RUNTIME
 
+    cfg = run_config(ctx)
     report = study_readings(split, list(setting), limit=limit, tune=tune, tune_setting=tune_setting,
-                            word_vectors=word_vectors, stopwords=stopwords, workers=workers, seed=RUNTIME.seed)
+                            word_vectors=word_vectors, stopwords=stopwords, workers=workers, seed=cfg.seed)
     table = Table(title=f"Simple-SD readings, accuracy@1 on {split}")
     table.add_column("setting")
     for name in READINGS:
@@ -218,5 +221,5 @@ def train_simple_sd(
     write_json(out, report)
     console.print(f"written to {out}")
     if task:
-        write_results(task, study_result_rows(report), env=environment(seed=RUNTIME.seed, device=RUNTIME.device),
+        write_results(task, study_result_rows(report, env=environment(seed=cfg.seed, device=cfg.device)),
                       merge=True)

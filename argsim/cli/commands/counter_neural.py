@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from argsim.cli.groups import console, eval_app, rank_app, train_app
+from argsim.cli.groups import console, eval_app, rank_app, run_config, train_app
 
 
 def _pairs_from_file(path: Path) -> list[tuple[str, str]]:
@@ -19,6 +19,7 @@ def _pairs_from_file(path: Path) -> list[tuple[str, str]]:
 
 @train_app.command("bipolar")
 def train_bipolar(
+    ctx: typer.Context,
     out: Path = typer.Option(..., "--out", "-o", help="Model folder to write (config.json, heads.pt, "
                              "checkpoint.pt, history.json, learning_curve.png)."),
     kind: str = typer.Option("bipolar", help="bipolar | bipolar-nodiff | bi-encoder | unipolar-ret | unipolar-cls "
@@ -75,9 +76,9 @@ def train_bipolar(
     from argsim.counter.neural.config import NeuralConfig
     from argsim.counter.neural.plot import learning_curves
     from argsim.errors import ArgsimError
-    from argsim.settings import RUNTIME
 
-    seed = RUNTIME.seed if seed is None else seed
+    run = run_config(ctx)
+    seed = run.seed if seed is None else seed
     if train_file is not None:
         from argsim.counter.neural.data import PairData
 
@@ -90,7 +91,7 @@ def train_bipolar(
         from argsim.counter.neural.data import counterargs_data
         from argsim.data.counterargs import load_counterargs
 
-        data = counterargs_data(load_counterargs(RUNTIME.resolved_data_dir()), limit=limit, val_limit=val_limit,
+        data = counterargs_data(load_counterargs(run.data_dir), limit=limit, val_limit=val_limit,
                                 seed=seed)
 
     def log(row: dict) -> None:
@@ -133,6 +134,7 @@ def train_bipolar(
 
 @eval_app.command("counter-neural")
 def eval_counter_neural(
+    ctx: typer.Context,
     bipolar: Path | None = typer.Option(None, help="Bipolar-encoder folder."),
     bipolar_nodiff: Path | None = typer.Option(None, "--bipolar-nodiff", help="Bipolar w/o |u-v| folder."),
     bi_encoder: Path | None = typer.Option(None, "--bi-encoder", help="Bi-encoder folder."),
@@ -154,11 +156,13 @@ def eval_counter_neural(
 ) -> None:
     """The paper's Table 3: @1/K (accuracy@1 after reranking the first stage's top K) for every row whose model
     is given, beside the published figures; writes bench/results/<task>.json."""
+    from argsim.config import default_data_dir
     from argsim.counter.neural.table3 import evaluate_table3, table3_result_rows
     from argsim.data.counterargs import load_counterargs
     from argsim.io import read_json
     from argsim.results import environment, write_results
-    from argsim.settings import RUNTIME
+
+    cfg = run_config(ctx)
 
     models = {"bipolar": bipolar, "bipolar-nodiff": bipolar_nodiff, "bi-encoder": bi_encoder,
               "unipolar-ret": unipolar_ret, "unipolar-cls": unipolar_cls, "cross-encoder": cross_encoder}
@@ -169,11 +173,11 @@ def eval_counter_neural(
 
         runs = {k: read_history(v) for k, v in models.items() if v and read_history(v)}
         console.print(f"learning curves: {learning_curves(runs, curves)}")
-    corpus = load_counterargs(RUNTIME.resolved_data_dir())
+    corpus = load_counterargs(cfg.data_dir)
     k_list = tuple(int(k) for k in ks.split(","))
     results = evaluate_table3(corpus, models, split, settings.split(","), k_list, base_model=base_model,
                               bipolar_settings=bipolar_settings.split(",") if bipolar_settings else (),
-                              cross_limit=cross_limit, seed=RUNTIME.seed)
+                              cross_limit=cross_limit, seed=cfg.seed)
     table = Table(title=f"counterargs-18 {split}: @1/K")
     for col in ("method", "setting", "points", "stage-1 @1", *[f"@1/{k}" for k in k_list], "paper",
                 f"Δ@1/{k_list[-1]} vs zero-shot [95% CI]", "seconds"):
@@ -186,13 +190,14 @@ def eval_counter_neural(
                       f"{last['delta']:+.4f} [{last['ci95'][0]:+.4f}, {last['ci95'][1]:+.4f}]" if last else "-",
                       f"{r.seconds:.0f}")
     console.print(table)
+    data_dir = cfg.data_dir or default_data_dir()
+    env = environment(seed=cfg.seed, device="cpu",
+                      data_files=[data_dir / "counterargs18" / "03-pairs-best-counter-task" / "test"
+                                  / "00-argument-pair-type-counts.tsv"] if data_dir else [],
+                      models={k: str(v) for k, v in models.items() if v})
     rows = table3_result_rows(results, split, k_list, len(corpus.points(split)),
-                              read_json(budget) if budget else None)
-    data_dir = RUNTIME.resolved_data_dir()
-    write_results(task, rows, env=environment(seed=RUNTIME.seed, device="cpu",
-                                              data_files=[data_dir / "counterargs18" / "03-pairs-best-counter-task"
-                                                          / "test" / "00-argument-pair-type-counts.tsv"],
-                                              models={k: v for k, v in models.items() if v}), merge=True)
+                              read_json(budget) if budget else None, env=env)
+    write_results(task, rows, merge=True)
 
 
 @rank_app.command("counter-search")

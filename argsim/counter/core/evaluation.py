@@ -26,22 +26,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from argsim.data.counterargs import Argument
+from argsim.evaluation import Evaluation
 from argsim.metrics.ranking import GoldRank, accuracy_from_ranks, gold_rank, mrr_from_ranks
-
-# Table 2 of the bipolar-encoder paper (accuracy@1, test split), as fractions; Simple-SD is Wachsmuth et al.'s.
-PAPER_TABLE2: dict[str, dict[str, float]] = {
-    "simple-sd": {"sdoc": 0.745, "sda": 0.441, "epc": 0.500, "epa": 0.324},
-    "simple-sd-reimpl": {"sdoc": 0.724, "sda": 0.418, "epc": 0.447, "epa": 0.310},
-    "logreg-part": {"sdoc": 0.737, "sda": 0.423, "epc": 0.454, "epa": 0.300},
-    "logreg-full": {"sdoc": 0.736, "sda": 0.430, "epc": 0.449, "epa": 0.310},
-    "xgboost-part": {"sdoc": 0.776, "sda": 0.434, "epc": 0.442, "epa": 0.313},
-    "xgboost-full": {"sdoc": 0.797, "sda": 0.475, "epc": 0.473, "epa": 0.337},
-}
+from argsim.published import table2
 
 
 def paper_figure(method: str, setting: str) -> float | None:
-    """Table 2's figure for a method label (a `[variant]` suffix is ignored: simple-sd[max-min] -> simple-sd)."""
-    return PAPER_TABLE2.get(method.split("[", 1)[0], {}).get(setting)
+    """Table 2's figure for a method label (a `[variant]` suffix is ignored: simple-sd[max-min] -> simple-sd), from
+    the one table of published figures (`argsim.published`)."""
+    return table2(method, setting)
 
 
 def ranking_records(points: list[Argument], pools: dict[str, list[Argument]], scores: dict[str, np.ndarray],
@@ -78,6 +71,12 @@ class RankingSummary:
     mrr: float
     random_accuracy: float
     mean_pool: float
+
+    def evaluation(self) -> Evaluation:
+        """The contract view: accuracy@1 (primary) and MRR (absent when the ranking was pruned: not exact)."""
+        metrics = {"accuracy@1": self.accuracy_at_1} | ({"mrr": self.mrr} if self.mrr == self.mrr else {})
+        return Evaluation("counter-ranking", metrics, "accuracy@1", data=self.split, n=self.points,
+                          details={"random_accuracy": self.random_accuracy, "mean_pool": self.mean_pool})
 
 
 def summarize(records: Iterable[dict], ties: str = "expected") -> list[RankingSummary]:
@@ -143,6 +142,12 @@ class RowScore:
     @property
     def acc(self) -> dict[int, float]:
         return {k: float(h.mean()) if len(h) else 0.0 for k, h in self.hits.items()}
+
+    def evaluation(self, data: str | None = None) -> Evaluation:
+        """The contract view: accuracy@1 (the first stage alone, K = 1) and accuracy@1/K for every other K;
+        the primary metric is the deepest rerank's @1/K."""
+        metrics = {("accuracy@1" if k == 1 else f"accuracy@1/{k}"): v for k, v in sorted(self.acc.items())}
+        return Evaluation("counter-rerank", metrics, list(metrics)[-1], data=data, n=len(self.ids))
 
     def aligned(self, k: int, ids: list[str]) -> np.ndarray:
         """Hits at K for the given point ids (a subset of this row's points)."""

@@ -183,17 +183,22 @@ def study_readings(split: str, settings: list[str], limit: int | None = None, tu
     return report
 
 
-def study_result_rows(report: dict) -> list:
-    """Result rows (`argsim.results.ResultRow`) of a `study_readings` report: one per (setting, reading), and the
-    tuned weights' accuracy."""
-    from argsim.results import ResultRow
+def study_result_rows(report: dict, env: dict | None = None) -> list:
+    """Result rows (`argsim.results.result_rows`) of a `study_readings` report: one per (setting, reading), and
+    the tuned weights' accuracy; `env` is the run's environment (default: this process's)."""
+    from argsim.evaluation import Evaluation
+    from argsim.results import result_rows
 
     split, model = report["split"], report["word_vectors"]
-    rows = [ResultRow(method=f"simple-sd[{n}]", model=model, split=split, setting=s, metric="accuracy@1",
-                      value=round(accs[n], 4), seconds=accs["seconds"], extra={"points": accs["points"]})
-            for s, accs in report["readings"].items() for n in READINGS]
+    rows = []
+    for s, accs in report["readings"].items():
+        for n in READINGS:
+            ev = Evaluation.single("counter-ranking", "accuracy@1", accs[n], data=split, n=accs["points"])
+            rows += result_rows(ev, method=f"simple-sd[{n}]", model=model, setting=s, seconds=accs["seconds"],
+                                extra={"points": accs["points"]}, env=env, digits=4)
     if "tuned" in report:
         t = report["tuned"]
-        rows.append(ResultRow(method="simple-sd[tuned]", model=model, split=split, setting=t["setting"],
-                              metric="accuracy@1", value=round(t["accuracy"], 4), extra={"weights": t["weights"]}))
+        ev = Evaluation.single("counter-ranking", "accuracy@1", t["accuracy"], data=split)
+        rows += result_rows(ev, method="simple-sd[tuned]", model=model, setting=t["setting"],
+                            extra={"weights": t["weights"]}, env=env, digits=4)
     return rows

@@ -17,6 +17,7 @@ from argsim.counter.core.evaluation import at1_over_k_hits, rerank_order
 from argsim.counter.core.pools import PoolIndex
 from argsim.counter.neural.rerank import order_to_scores
 from argsim.data.counterargs import Argument
+from argsim.vectors import l2_normalize
 
 
 @dataclass
@@ -52,8 +53,7 @@ def _first_stage(stage, points: list[Argument], pools: dict[str, list[Argument]]
     ret_c = stage.retrieval_numpy(u, "candidate")
     ret_q = stage.retrieval_numpy(q, "point")
     if stage.ret_point is None:  # classification-only model: cosine of the base embeddings
-        ret_c = ret_c / np.maximum(np.linalg.norm(ret_c, axis=1, keepdims=True), 1e-12)
-        ret_q = ret_q / np.maximum(np.linalg.norm(ret_q, axis=1, keepdims=True), 1e-12)
+        ret_c, ret_q = l2_normalize(ret_c), l2_normalize(ret_q)
     return {p.id: ret_c[index.columns[p.id]] @ ret_q[i] for i, p in enumerate(points)}
 
 

@@ -10,6 +10,7 @@ from argsim.counter.core.evaluation import rerank_order
 from argsim.counter.neural.heads import cls_probability
 from argsim.counter.neural.index import build_index, search_excluding
 from argsim.counter.neural.model import CounterModel
+from argsim.vectors import l2_normalize
 
 
 def order_to_scores(order: np.ndarray) -> np.ndarray:
@@ -39,7 +40,7 @@ class NumpyHeads:
             return x
         y = x @ head[0] + head[1]
         if self.normalize:
-            y /= np.maximum(np.linalg.norm(y, axis=-1, keepdims=True), 1e-12)
+            y = l2_normalize(y)
         return y
 
 

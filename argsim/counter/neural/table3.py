@@ -17,18 +17,7 @@ import numpy as np
 
 from argsim.counter.core.evaluation import RowScore
 from argsim.counter.neural.pipeline import hits_over_k_pools, load_stage, run_stages
-
-#: the paper's Table 3 (epa, test), as fractions: method -> {K: value}
-PAPER_TABLE3 = {
-    "Bi-encoder": {10: 0.1488, 30: 0.1488, 50: 0.1488},
-    "Unipolar-ret": {10: 0.3004, 30: 0.3004, 50: 0.3004},
-    "BM25 + Cross-encoder": {10: 0.0876, 30: 0.1557, 50: 0.1557},
-    "BM25 + Unipolar-cls": {10: 0.0128, 30: 0.0216, 50: 0.0273},
-    "Bi-encoder + Cross-encoder": {10: 0.0622, 30: 0.0244, 50: 0.0179},
-    "Bipolar-encoder": {10: 0.4886, 30: 0.4904, 50: 0.4889},
-    "Bipolar-encoder w/o |u-v|": {10: 0.1340, 30: 0.0548, 50: 0.0124},
-    "Bipolar-encoder w/o joint": {10: 0.4363, 30: 0.4202, 50: 0.4174},
-}
+from argsim.published import table3
 
 
 @dataclass
@@ -184,7 +173,7 @@ def evaluate_table3(corpus, models: dict[str, str | None], split: str, settings:
             reference[setting] = score
         versus = versus_reference(score, reference[setting], ks) \
             if setting in reference and row.first != zero_shot else {}
-        paper = PAPER_TABLE3.get(row.method, {}) if (split, setting) == ("test", "epa") else {}
+        paper = table3(row.method) if (split, setting) == ("test", "epa") else {}
         result = Table3Result(row, setting, score, versus, dict(paper), seconds)
         out.append(result)
         if on_result:
@@ -193,23 +182,23 @@ def evaluate_table3(corpus, models: dict[str, str | None], split: str, settings:
 
 
 def table3_result_rows(results: Sequence[Table3Result], split: str, ks: Sequence[int], all_points: int,
-                       budgets: dict | None = None) -> list:
-    """Result rows (`argsim.results.ResultRow`), one per (row, setting, K); a row evaluated on fewer than
-    `all_points` points says so in its method name."""
-    from argsim.results import ResultRow
+                       budgets: dict | None = None, env: dict | None = None) -> list:
+    """Result rows (`argsim.results.result_rows` of each row's evaluation), one per (row, setting, K); a row
+    evaluated on fewer than `all_points` points says so in its method name; `env`: the run's environment."""
+    from argsim.results import result_rows
 
     rows = []
     for r in results:
         acc, n = r.score.acc, len(r.score.ids)
         label = r.row.method if n >= all_points else f"{r.row.method} ({n}-point sample)"
+        evaluation = r.score.evaluation(split)
+        budget = (budgets or {}).get(r.row.method) or {"retriever": training_budget(r.row.first),
+                                                       "reranker": training_budget(r.row.second)}
         for k in ks:
-            rows.append(ResultRow(method=label, model=r.row.second or r.row.first, split=split, setting=r.setting,
-                                  metric=f"accuracy@1/{k}", value=round(acc[k], 4), paper=r.paper.get(k),
-                                  seconds=r.seconds, extra={"points": n, "first_stage": r.row.first,
-                                                            "first_stage_at1": round(acc[1], 4),
-                                                            "reranker": r.row.second,
-                                                            "vs_zero_shot": r.versus.get(k),
-                                                            "budget": (budgets or {}).get(r.row.method) or {
-                                                                "retriever": training_budget(r.row.first),
-                                                                "reranker": training_budget(r.row.second)}}))
+            rows += result_rows(evaluation, method=label, model=r.row.second or r.row.first, setting=r.setting,
+                                metrics=[f"accuracy@1/{k}"], paper={f"accuracy@1/{k}": r.paper.get(k)},
+                                seconds=r.seconds, env=env, digits=4,
+                                extra={"points": n, "first_stage": r.row.first, "first_stage_at1": round(acc[1], 4),
+                                       "reranker": r.row.second, "vs_zero_shot": r.versus.get(k),
+                                       "budget": budget})
     return rows
