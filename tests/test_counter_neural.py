@@ -387,7 +387,6 @@ def test_table3_rows_keep_per_point_hits_for_paired_comparison(minilm, tmp_path)
     """evaluate_row: K = 1 is the first stage alone; a sampled row aligns with the full zero-shot row by id."""
     from argsim.counter.neural.store import save_model
     from argsim.counter.neural.table3 import (
-        PAPER_TABLE3,
         RowSpec,
         evaluate_row,
         evaluate_table3,
@@ -395,6 +394,7 @@ def test_table3_rows_keep_per_point_hits_for_paired_comparison(minilm, tmp_path)
         versus_reference,
     )
     from argsim.data.counterargs import load_counterargs_folder
+    from argsim.published import table3
 
     corpus = load_counterargs_folder(Path(__file__).parent / "fixtures" / "counter_neural" / "02-extracted-arguments")
     torch.manual_seed(0)
@@ -417,8 +417,7 @@ def test_table3_rows_keep_per_point_hits_for_paired_comparison(minilm, tmp_path)
     results = evaluate_table3(corpus, {"bipolar": bip}, "test", ["epa"], (5,), seed=13)
     assert [r.row.method for r in results] == ["zero-shot cosine (minilm)", "BM25", "Bipolar-encoder"]
     assert results[0].versus == {} and results[2].versus[5]["items"] == len(corpus.points("test"))
-    assert np.array_equal(results[2].score.hits[5], full.hits[5]) and results[2].paper == PAPER_TABLE3[
-        "Bipolar-encoder"]
+    assert np.array_equal(results[2].score.hits[5], full.hits[5]) and results[2].paper == table3("Bipolar-encoder")
     rows = table3_result_rows(results, "test", (5,), all_points=len(corpus.points("test")) + 1)
     assert [r.method for r in rows][2] == f"Bipolar-encoder ({len(full.ids)}-point sample)"
     assert rows[2].value == round(full.acc[5], 4) and rows[2].extra["vs_zero_shot"] == results[2].versus[5]
