@@ -186,11 +186,30 @@ def read_text_file(path: str | Path) -> str:
         raise InputError(path, f"not valid UTF-8 (byte {exc.start})", row=line) from None
 
 
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict:
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
 def read_json(path: str | Path) -> Any:
-    """Parse a JSON file; errors name the line."""
+    """Parse a JSON file; errors name the line. A key repeated within one object is refused: JSON parsers
+    silently keep the last value, so which one was meant is unknowable (e.g. two scores for one pair)."""
     text = read_text_file(path)
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique_object)
+    except _DuplicateKey as exc:
+        raise InputError(path, f"duplicate key {exc.key!r} in one JSON object (which value is meant is unknown)"
+                         ) from None
     except json.JSONDecodeError as exc:
         raise InputError(path, f"malformed JSON: {exc.msg}", row=exc.lineno) from None
 
@@ -210,7 +229,10 @@ def read_records(path: str | Path, required: Sequence[str] = (), delimiter: str 
             if not line.strip():
                 continue
             try:
-                obj = json.loads(line)
+                obj = json.loads(line, object_pairs_hook=_unique_object)
+            except _DuplicateKey as exc:
+                raise InputError(path, f"duplicate key {exc.key!r} (which value is meant is unknown)",
+                                 row=lineno) from None
             except json.JSONDecodeError as exc:
                 raise InputError(path, f"malformed JSON line: {exc.msg}", row=lineno) from None
             if not isinstance(obj, dict):

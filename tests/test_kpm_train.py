@@ -52,7 +52,7 @@ def test_mts_trains_saves_and_loads_through_the_backend(splits, tmp_path):
     folder = tmp_path / "mts"
     info = train_mts(train, folder, cfg, device="cpu", quiet=True)
     assert info["steps"] == 2 and np.isfinite(info["epochs"][0]["mean_loss"])
-    assert json.loads((folder / "argsim_encoder.json").read_text())["loader"].endswith("load_mts_encoder")
+    assert json.loads((folder / "argsim_encoder.json").read_text())["loader"] == "kpm-mts"
     enc = get_encoder(str(folder), device="cpu")
     kp = held.key_points[0]
     same = enc.encode_statements([kp.text, kp.text], [kp.topic, kp.topic], [kp.stance, kp.stance])

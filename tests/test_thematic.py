@@ -171,7 +171,7 @@ def test_bilstm_trains_saves_and_loads_through_backend(prepared, tmp_path):
     assert report.steps == 6 * ((len(trips) + 7) // 8) and report.triplets_per_second > 0
     assert report.losses == [] or all(0 <= v <= 2 for v in report.losses)
     assert report.dev_accuracy is not None and report.dev_accuracy > 0.5  # learnt its own training triplets
-    assert json.loads((tmp_path / "m" / "argsim_encoder.json").read_text())["loader"].endswith(":load_encoder")
+    assert json.loads((tmp_path / "m" / "argsim_encoder.json").read_text())["loader"] == "thematic-bilstm"
     enc = get_encoder(str(tmp_path / "m"))
     vecs = enc.encode(["Coffee prices rose.", "Solar panels are cheap now."], use_cache=False)
     assert vecs.shape == (2, 64) and np.isfinite(vecs).all()

@@ -2,7 +2,12 @@
 
 Names: minilm (default), mpnet, glove50, wordllama, e5-multilingual, ginza — each only when its package
 is installed — or any local folder: a sentence-transformers model, a transformers model, or an argsim
-model folder (a file `argsim_encoder.json` naming a loader `"module:function"` that returns an Encoder).
+model folder (a file `argsim_encoder.json` naming one of argsim's own loaders, `{"loader": "kpm-mts"}`).
+
+A model folder is data, never a program: its manifest names a loader of `ENCODER_LOADERS` (by name; the old
+manifests that named one of these functions by import path still load), a sentence-transformers folder may only
+name module classes of sentence-transformers or argsim in `modules.json`, and folders holding pickles are refused.
+Anything else ends in one line (ModelError) before anything is imported or loaded.
 """
 
 from __future__ import annotations
@@ -20,8 +25,8 @@ from pathlib import Path
 from argsim.backend.device import resolve_device
 from argsim.backend.encoder import Encoder
 from argsim.backend.fingerprint import fingerprint
+from argsim.config import RunConfig, default_cache_dir
 from argsim.errors import ModelError
-from argsim.settings import RUNTIME
 
 DEFAULT_MODEL = "minilm"
 ENCODER_MANIFEST = "argsim_encoder.json"
@@ -63,7 +68,7 @@ def _mpnet_parts() -> list[Path]:
 
 
 def _mpnet_dir() -> Path:
-    return RUNTIME.resolved_cache_dir().parent / "models" / "all-mpnet-base-v2"
+    return default_cache_dir().parent / "models" / "all-mpnet-base-v2"
 
 
 def _extract_mpnet() -> Path:
@@ -146,9 +151,76 @@ def word_vectors_identity(name: str) -> str:
 # ------------------------------------------------------------------ encoders
 
 
+#: argsim's own model-folder loaders: the name an `argsim_encoder.json` gives -> the function (trusted code)
+ENCODER_LOADERS: dict[str, str] = {
+    "kpm-mts": "argsim.kpm.mts_encoder:load_mts_encoder",
+    "kpm-mts-ensemble": "argsim.kpm.mts_encoder:load_ensemble",
+    "thematic-bilstm": "argsim.thematic.bilstm:load_encoder",
+    "thematic-concat": "argsim.thematic.bilstm:load_concat_encoder",
+    "minutes-sbert": "argsim.minutes.sbert:load_encoder",
+    "counter-neural": "argsim.counter.neural.store:load_encoder",
+}
+#: manifests written before loaders had names held these import paths; they map to the names above
+LEGACY_LOADERS: dict[str, str] = {
+    "argsim.kpm.mts_encoder:load_mts_encoder": "kpm-mts",
+    "argsim.kpm.mts_encoder:load_ensemble": "kpm-mts-ensemble",
+    "argsim.thematic.bilstm:load_encoder": "thematic-bilstm",
+    "argsim.thematic.bilstm:load_concat_encoder": "thematic-concat",
+    "argsim.minutes.sbert:load_encoder": "minutes-sbert",
+    "argsim.counter.neural.store:load_encoder": "counter-neural",
+}
+#: module classes a sentence-transformers `modules.json` may name (anything else would be imported and run)
+TRUSTED_MODULE_PREFIXES = ("sentence_transformers.", "argsim.")
+#: files that unpickle (run code) when loaded: never loaded from a model folder
+PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib")
+
+
+def encoder_manifest(loader: str) -> dict:
+    """The content of `argsim_encoder.json` for one of argsim's own loaders (by name)."""
+    if loader not in ENCODER_LOADERS:
+        raise ValueError(f"unknown loader name {loader!r}")
+    return {"loader": loader}
+
+
+def manifest_loader_name(folder: Path) -> str:
+    """The registry name of the loader that `folder/argsim_encoder.json` names; ModelError for anything else."""
+    path = folder / ENCODER_MANIFEST
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelError(f"{path}: unreadable manifest ({exc})") from None
+    value = manifest.get("loader") if isinstance(manifest, dict) else None
+    name = value if value in ENCODER_LOADERS else LEGACY_LOADERS.get(value) if isinstance(value, str) else None
+    if name is None:
+        raise ModelError(f"{path}: loader {value!r} is not one of argsim's own ({', '.join(ENCODER_LOADERS)}); "
+                         "a model folder cannot name code to run, nothing was loaded")
+    return name
+
+
+def check_model_folder(folder: Path) -> None:
+    """Refuse (ModelError) a model folder that would run code when loaded: a pickle, a foreign module class in a
+    sentence-transformers `modules.json`, or a manifest naming a loader outside the registry."""
+    pickles = sorted(p.name for p in folder.iterdir() if p.suffix.lower() in PICKLE_SUFFIXES)
+    if pickles:
+        raise ModelError(f"{folder / pickles[0]}: pickle files are not loaded (they can run code); "
+                         "save models as safetensors / JSON")
+    if (folder / ENCODER_MANIFEST).is_file():
+        manifest_loader_name(folder)
+    modules = folder / "modules.json"
+    if modules.is_file():
+        try:
+            entries = json.loads(modules.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ModelError(f"{modules}: unreadable ({exc})") from None
+        for entry in entries if isinstance(entries, list) else [None]:
+            kind = entry.get("type") if isinstance(entry, dict) else None
+            if not isinstance(kind, str) or not kind.startswith(TRUSTED_MODULE_PREFIXES):
+                raise ModelError(f"{modules}: module type {kind!r} is not a sentence-transformers or argsim "
+                                 "class; it would be imported and run, so the folder is not loaded")
+
+
 def _loader_from_manifest(folder: Path) -> Callable[..., Encoder]:
-    manifest = json.loads((folder / ENCODER_MANIFEST).read_text(encoding="utf-8"))
-    module_name, _, func = manifest["loader"].partition(":")
+    module_name, _, func = ENCODER_LOADERS[manifest_loader_name(folder)].partition(":")
     return getattr(importlib.import_module(module_name), func)
 
 
@@ -185,6 +257,8 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
         return m.StaticVectorEncoder(load_word_vectors(str(path)), path.name, word_vectors_identity(str(path)))
     folder = model_path(name)
     label = name if name in MODELS else folder.name
+    if name not in MODELS:
+        check_model_folder(folder)
     if (folder / ENCODER_MANIFEST).is_file():
         return _loader_from_manifest(folder)(folder, device=device, batch_size=batch_size)
     is_st = (folder / "modules.json").is_file()
@@ -199,33 +273,46 @@ _LOADED: dict[tuple, Encoder] = {}
 
 
 def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_length: int | None = None,
-                device: str | None = None, batch_size: int = 64) -> Encoder:
+                device: str | None = None, batch_size: int = 64, config: RunConfig | None = None) -> Encoder:
     """Load (once per process) the encoder `name` with a pooling choice, on the resolved device.
 
     pooling: None/'model' = the model's own (sentence-transformers folders), or 'mean', 'cls', 'cls-last4'
-    (plain transformer with that pooling).
+    (plain transformer with that pooling). `config`: the command's run options -- its device (unless `device`
+    is given), embedding cache folder, `use_cache` and `quiet`; None: `RunConfig()` defaults.
     """
     from argsim.backend.models import POOLINGS
 
     if pooling is not None and pooling not in POOLINGS:
         raise ModelError(f"unknown pooling '{pooling}': choose one of {', '.join(POOLINGS)}")
     pooling = None if pooling == "model" else pooling  # one cached instance for the model's own pooling
-    dev = resolve_device(device or RUNTIME.device)
-    key = (name, pooling, max_seq_length, dev, batch_size)
+    config = config or RunConfig()
+    dev = resolve_device(device or config.device)
+    run = (config.resolved_cache_dir(), config.use_cache, config.quiet)
+    key = (name, pooling, max_seq_length, dev, batch_size, *run)
     if key not in _LOADED:
-        try:
-            _LOADED[key] = _build(name, pooling, max_seq_length, dev, batch_size)
-        except (OSError, ValueError, KeyError) as exc:
-            raise ModelError(f"cannot load model '{name}': {exc}") from None
+        base = next((e for k, e in _LOADED.items() if k[:5] == key[:5]), None)
+        if base is not None:  # the same model under other run options: share its weights
+            import copy
+
+            enc = copy.copy(base)
+            enc._cache = None
+        else:
+            try:
+                enc = _build(name, pooling, max_seq_length, dev, batch_size)
+            except (OSError, ValueError, KeyError) as exc:
+                raise ModelError(f"cannot load model '{name}': {exc}") from None
+        _LOADED[key] = enc.configure(*run)
     return _LOADED[key]
 
 
 def load_sentence_transformer(name: str = DEFAULT_MODEL, device: str | None = None):  # noqa: ANN201
-    """A trainable SentenceTransformer for fine-tuning code (registry name or local folder)."""
+    """A trainable SentenceTransformer for fine-tuning code (registry name or local folder); `device` None: auto."""
     from sentence_transformers import SentenceTransformer
 
     _quiet_libraries()
-    return SentenceTransformer(str(model_path(name)), device=resolve_device(device or RUNTIME.device),
+    if name not in MODELS:
+        check_model_folder(model_path(name))
+    return SentenceTransformer(str(model_path(name)), device=resolve_device(device or "auto"),
                                local_files_only=True)
 
 
@@ -235,5 +322,7 @@ def load_transformer(name: str = DEFAULT_MODEL):  # noqa: ANN201
 
     _quiet_libraries()
     folder = model_path(name)
+    if name not in MODELS:
+        check_model_folder(folder)
     return (AutoTokenizer.from_pretrained(str(folder), local_files_only=True),
             AutoModel.from_pretrained(str(folder), local_files_only=True))

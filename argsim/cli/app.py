@@ -12,7 +12,9 @@ import typer
 from argsim.backend.device import DEVICES
 from argsim.cli import commands
 from argsim.cli.groups import GROUPS, ArgsimGroup
+from argsim.cli.params import OUT_DIR
 from argsim.config import ENGINES, PRECISIONS, RunConfig
+from argsim.paths import set_workdir
 from argsim.settings import RUNTIME, seed_everything
 
 app = typer.Typer(name="argsim", cls=ArgsimGroup, no_args_is_help=True, rich_markup_mode="rich",
@@ -37,9 +39,10 @@ def main_options(
     engine: str = typer.Option("local", help=f"Where bulk work runs: {'|'.join(ENGINES)}."),
     ray_address: str | None = typer.Option(None, envvar="RAY_ADDRESS",
                                            help="Ray cluster to attach to with --engine ray (default: a local one)."),
-    workdir: Path | None = typer.Option(None, envvar="ARGSIM_HOME",
-                                        help="Where runs write by default (default $ARGSIM_HOME, else the "
-                                             "working directory)."),
+    workdir: Path | None = typer.Option(None, envvar="ARGSIM_HOME", callback=OUT_DIR,
+                                        help="Where runs write by default: default outputs (runs/, models/), "
+                                             "bench/results, LTR models, feature caches (default $ARGSIM_HOME, "
+                                             "else the working directory)."),
 ) -> None:
     """Global options, applied before any command."""
     if device not in DEVICES and not device.startswith("cuda:"):
@@ -51,6 +54,7 @@ def main_options(
     ctx.obj = RunConfig(device=device, precision=precision, seed=seed, quiet=quiet, data_dir=data_dir,
                         cache_dir=cache_dir, use_cache=not no_cache, threads=threads, engine=engine,
                         ray_address=ray_address, workdir=workdir)
+    set_workdir(workdir)
     RUNTIME.device, RUNTIME.seed, RUNTIME.quiet = device, seed, quiet
     RUNTIME.data_dir, RUNTIME.cache_dir, RUNTIME.use_cache = data_dir, cache_dir, not no_cache
     seed_everything(seed)

@@ -3,8 +3,9 @@
 Pass `callback=OUT_FILE` (or `OUT_DIR`, or `out_file(".npy", ".csv")`) to an output option: typer runs the
 callback while it parses the options (defaults included), before the command body, so a `--out` that is an
 existing folder where a file is expected, an existing file where a folder is expected, or an unwritable place
-ends in one line and exit code 2 with nothing computed. Fixed choices are `Literal[...]` annotations (typer
-checks them and lists them in `--help`).
+ends in one line and exit code 2 with nothing computed. A default (not given) output path is placed under the
+work folder (`--workdir` / `$ARGSIM_HOME`, else the current directory; see `argsim.paths`). Fixed choices are
+`Literal[...]` annotations (typer checks them and lists them in `--help`); `choices(...)` checks repeatable ones.
 """
 
 from __future__ import annotations
@@ -24,11 +25,16 @@ def output_check(kind: str = "file", suffixes: tuple[str, ...] = ()) -> OutputCh
     if kind not in ("file", "folder"):
         raise ValueError(f"kind must be file or folder, not {kind}")
 
-    def check(value: Path | None) -> Path | None:
+    def check(ctx: typer.Context, param: typer.CallbackParam, value: Path | None) -> Path | None:
+        from typer._click.core import ParameterSource
+
         from argsim.io import check_output_path
+        from argsim.paths import under_workdir
 
         if value is None:
             return None
+        if ctx.get_parameter_source(param.name) is ParameterSource.DEFAULT:
+            value = under_workdir(value)  # defaults (runs/..., models/...) go to --workdir / $ARGSIM_HOME
         try:
             check_output_path(value, kind, suffixes)
         except ArgsimError as exc:
@@ -58,3 +64,15 @@ def choices(*values: str) -> Callable[[list[str] | None], list[str] | None]:
         return value
 
     return check
+
+
+def from_workdir(ctx: typer.Context, param: typer.CallbackParam, value: Path | None) -> Path | None:
+    """An input option whose default is an earlier run's output (`runs/...`): the default is read from the work
+    folder, a path given by the user as given."""
+    from typer._click.core import ParameterSource
+
+    from argsim.paths import under_workdir
+
+    if value is not None and ctx.get_parameter_source(param.name) is ParameterSource.DEFAULT:
+        return under_workdir(value)
+    return value

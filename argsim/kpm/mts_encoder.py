@@ -16,6 +16,7 @@ import numpy as np
 from argsim.backend import Encoder
 from argsim.backend.fingerprint import fingerprint
 from argsim.errors import ModelError
+from argsim.vectors import l2_normalize
 
 SEP = "\x1f"
 MANIFEST = "argsim_encoder.json"
@@ -69,7 +70,7 @@ class EnsembleEncoder(Encoder):
         self.identity = "ensemble:" + "+".join(m.identity for m in members)
 
     def _combine(self, parts: list[np.ndarray]) -> np.ndarray:
-        normed = [p / np.maximum(np.linalg.norm(p, axis=1, keepdims=True), 1e-12) for p in parts]
+        normed = [l2_normalize(p) for p in parts]
         return (np.concatenate(normed, axis=1) / np.sqrt(len(parts))).astype(np.float32)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
@@ -99,10 +100,11 @@ def load_ensemble(folder: str | Path, device: str = "cpu", batch_size: int = 64)
 
 
 def write_manifest(folder: Path, loader: str) -> None:
+    """Write `argsim_encoder.json` naming one of argsim's own loaders (see argsim.backend.registry)."""
     (folder / MANIFEST).write_text(json.dumps({"loader": loader}), encoding="utf-8")
 
 
 def write_ensemble(folder: Path, members: list[str]) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / ENSEMBLE_FILE).write_text(json.dumps({"members": members}, indent=2), encoding="utf-8")
-    write_manifest(folder, "argsim.kpm.mts_encoder:load_ensemble")
+    write_manifest(folder, "kpm-mts-ensemble")

@@ -18,15 +18,14 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from argsim.data.argkp import KPMData
-from argsim.errors import ArgsimError, InputError
+from argsim.errors import ArgsimError, InputError, examples
 from argsim.evaluation import Evaluation
 
 FORMULAS = ("leaderboard", "2021-09")
@@ -36,6 +35,24 @@ DUMMY_KEPT_SCORE = 0.99
 TOP_FRACTION = 0.5
 
 Predictions = Mapping[str, Mapping[str, float]]
+
+
+class GoldArgument(Protocol):
+    """What the metric needs of an argument: its id and its (topic, stance) group."""
+
+    arg_id: str
+    topic: str
+    stance: int
+
+
+class Gold(Protocol):
+    """The labelled split the metric scores against, as plain data (the ArgKP loader's `KPMData` is one):
+    the arguments in file order, the valid key point ids, and the labels {(arg_id, key_point_id): 0 | 1}."""
+
+    name: str
+    arguments: Sequence[GoldArgument]
+    kp_by_id: Mapping[str, Any]
+    labels: Mapping[tuple[str, str], int]
 
 
 @dataclass
@@ -64,6 +81,7 @@ class MapResult:
     predicted: int
     dummies: int
     invalid_key_points: list[str] = field(default_factory=list)
+    unknown_arguments: list[str] = field(default_factory=list)  # prediction ids that are no gold argument
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -148,13 +166,18 @@ def group_average_precision(labels: np.ndarray, scores: np.ndarray, formula: str
     return ap
 
 
-def evaluate_map(predictions: Predictions, gold: KPMData, formula: str = "leaderboard",
+def evaluate_map(predictions: Predictions, gold: Gold, formula: str = "leaderboard",
                  tie_break: str = "first", seed: int = 0) -> MapResult:
     """Strict and relaxed mAP of `predictions` on the labelled split `gold`, exactly as the official script."""
     if formula not in FORMULAS:
         raise ArgsimError(f"unknown formula '{formula}': choose {' or '.join(FORMULAS)}")
-    if not gold.has_labels:
+    if not gold.labels:
         raise ArgsimError(f"{gold.name}: no gold labels to evaluate against (give the labels file)")
+    known = {a.arg_id for a in gold.arguments}
+    unknown = [a for a in predictions if a not in known]
+    if predictions and len(unknown) == len(predictions):
+        raise ArgsimError(f"none of the {len(predictions)} argument ids of the predictions is an argument of "
+                          f"{gold.name} (e.g. {examples(unknown)}): predictions and gold come from different data")
     best, invalid = best_key_points(predictions, set(gold.kp_by_id), tie_break, seed)
     groups: dict[tuple[str, int], list[_Pair]] = defaultdict(list)
     for arg in gold.arguments:  # the gold file's order (pandas' left merge keeps it)
@@ -180,4 +203,5 @@ def evaluate_map(predictions: Predictions, gold: KPMData, formula: str = "leader
     return MapResult(formula=formula, strict=float(np.mean([g.ap_strict for g in scores])),
                      relaxed=float(np.mean([g.ap_relaxed for g in scores])), groups=scores,
                      arguments=len(gold.arguments), predicted=sum(a.arg_id in best for a in gold.arguments),
-                     dummies=sum(a.arg_id not in best for a in gold.arguments), invalid_key_points=invalid)
+                     dummies=sum(a.arg_id not in best for a in gold.arguments), invalid_key_points=invalid,
+                     unknown_arguments=unknown)

@@ -8,7 +8,7 @@ from typing import Literal
 import typer
 from rich.table import Table
 
-from argsim.cli.groups import console, eval_app, rank_app, train_app
+from argsim.cli.groups import console, eval_app, rank_app, run_config, train_app
 from argsim.cli.params import OUT_DIR, OUT_FILE
 from argsim.cli.training_options import (
     CHECKPOINT_EVERY,
@@ -44,14 +44,19 @@ def _print_map(result, title: str) -> None:  # noqa: ANN001
     table.add_row(f"mAP ({result.formula})", "", str(result.arguments), "", str(result.dummies), "",
                   f"[bold]{result.strict:.4f}[/]", f"[bold]{result.relaxed:.4f}[/]")
     console.print(table)
+    from argsim.errors import examples, warn
+
+    if result.unknown_arguments:
+        warn(f"{len(result.unknown_arguments)} predicted argument id(s) are no argument of the gold data and were "
+             f"ignored ({examples(result.unknown_arguments)})")
     if result.invalid_key_points:
-        shown = ", ".join(result.invalid_key_points[:5])
-        console.print(f"[yellow]ignored {len(result.invalid_key_points)} key point id(s) not in the key points "
-                      f"file: {shown}[/]")
+        warn(f"ignored {len(result.invalid_key_points)} key point id(s) not in the key points file "
+             f"({examples(result.invalid_key_points)})")
 
 
 @eval_app.command("map")
 def eval_map(
+    ctx: typer.Context,
     predictions: Path = typer.Argument(..., help="Predictions JSON in the shared-task format "
                                                  "{arg_id: {key_point_id: score}} (as `rank keypoints` writes)."),
     split: str = typer.Option("dev", help=SPLIT_HELP),
@@ -76,7 +81,7 @@ def eval_map(
     from argsim.io import write_json
     from argsim.metrics.kpa_map import evaluate_map, read_predictions
 
-    gold = load_kpm_input(split, arguments, key_points, labels, need_labels=True)
+    gold = load_kpm_input(split, arguments, key_points, labels, need_labels=True, data_dir=run_config(ctx).data_dir)
     result = evaluate_map(read_predictions(predictions), gold, formula=formula, tie_break=tie_break, seed=seed)
     _print_map(result, f"KPA Track 1 mAP: {predictions.name} on {gold.name}")
     if out:
@@ -87,6 +92,7 @@ def eval_map(
 
 @rank_app.command("keypoints")
 def rank_keypoints(
+    ctx: typer.Context,
     model: list[str] = typer.Option(["minilm"], "--model", "-m", help="Backend model name (minilm, mpnet, ...) "
                                     "or a folder trained by `train sbert` / `train mts`. Repeat to average "
                                     "the scores of several models (ensemble)."),
@@ -116,9 +122,10 @@ def rank_keypoints(
     from argsim.metrics.kpa_map import evaluate_map
     from argsim.results import timed
 
-    data = load_kpm_input(split, arguments, key_points, labels)
+    cfg = run_config(ctx)
+    data = load_kpm_input(split, arguments, key_points, labels, data_dir=cfg.data_dir)
     with timed() as t:
-        parts = [score_key_points(data, get_encoder(m), arg_template, kp_template) for m in model]
+        parts = [score_key_points(data, get_encoder(m, config=cfg), arg_template, kp_template) for m in model]
     preds = parts[0] if len(parts) == 1 else ensemble_predictions(parts)
     matches = best_matches(data, preds)
     cover = coverage(data, matches, threshold)
@@ -142,42 +149,16 @@ def rank_keypoints(
                   f"({len(preds):,} arguments scored in {t['seconds']:.1f}s)")
 
 
-def _evaluate_folder(folder: Path, eval_split: str | None, info: dict) -> dict:
-    """Score `eval_split` with the freshly trained folder; add the mAPs to the training info."""
-    from argsim.training import is_main_process
-
-    if not eval_split or not is_main_process():
-        return info
-    from argsim.backend import get_encoder
-    from argsim.data.argkp import load_argkp
-    from argsim.io import write_json
-    from argsim.kpm.scoring import score_key_points
-    from argsim.metrics.kpa_map import evaluate_map
-
-    gold = load_argkp(eval_split)
-    preds = score_key_points(gold, get_encoder(str(folder)))
-    write_json(folder / f"predictions_{eval_split}.json", preds)
-    info["eval"] = {}
-    for formula in ("leaderboard", "2021-09"):
-        r = evaluate_map(preds, gold, formula=formula)
-        info["eval"][formula] = {"split": eval_split, "strict": r.strict, "relaxed": r.relaxed}
-    write_json(folder / "argsim_train.json", info)
-    from argsim.training.record import add_metrics
-
-    ev = info["eval"]["leaderboard"]
-    add_metrics(folder, {f"{eval_split}_strict_map": ev["strict"], f"{eval_split}_relaxed_map": ev["relaxed"]})
-    return info
-
-
 def _print_training(info: dict, folder: Path) -> None:
     from argsim.training import is_main_process
 
     if not is_main_process():
         return
-    table = Table(title=f"trained {info['method']} -> {folder}")
-    for col in ("train", "steps", "seconds", "s/epoch", "peak MB", "strict mAP", "relaxed mAP"):
-        table.add_column(col, justify="right")
     ev = info.get("eval", {}).get("leaderboard", {})
+    on = f" on {ev.get('data', ev['split'])}" if ev else ""
+    table = Table(title=f"trained {info['method']} -> {folder}")
+    for col in ("train", "steps", "seconds", "s/epoch", "peak MB", f"strict mAP{on}", f"relaxed mAP{on}"):
+        table.add_column(col, justify="right")
     table.add_row(info["train"], str(info["steps"]), f"{info['seconds']:.0f}", f"{info['seconds_per_epoch']:.0f}",
                   f"{info['peak_mb']:.0f}", f"{ev['strict']:.4f}" if ev else "-",
                   f"{ev['relaxed']:.4f}" if ev else "-")
@@ -222,17 +203,20 @@ def train_sbert_cmd(
     """Fine-tune a Siamese SBERT on labelled argument/key point pairs; saves a sentence-transformers folder
     that `rank keypoints --model DIR` loads."""
     from argsim.data.argkp import load_kpm_input
+    from argsim.kpm.evaluate import evaluate_trained, training_inputs
     from argsim.kpm.sbert import SbertConfig, train_sbert
 
+    run = run_config(ctx)
     where = placement(ctx)
     plan = budget(max_steps, max_minutes, grad_accum, checkpoint_every, resume)
-    data = load_kpm_input(split, arguments, key_points, labels, need_labels=True)
+    data = load_kpm_input(split, arguments, key_points, labels, need_labels=True, data_dir=run.data_dir)
+    gold = training_inputs(data, eval_split, run)
     cfg = SbertConfig(model=model, loss=loss, positive_target=positive_target, negative_target=negative_target,
                       contrastive_margin=contrastive_margin, pooling=pooling, epochs=epochs, batch_size=batch_size,
                       lr=lr, lr_end=lr_end, max_seq_length=max_seq_length, seed=where.seed,
                       max_steps=max_steps or -1, train_layers=train_layers)
     info = train_sbert(data, out, cfg, quiet=run_quiet(ctx), placement=where, budget=plan)
-    _print_training(_evaluate_folder(out, eval_split, info), out)
+    _print_training(evaluate_trained(out, gold, info, run), out)
 
 
 @train_app.command("mts")
@@ -294,15 +278,24 @@ def train_mts_cmd(
     intra-pair variance loss with multi-similarity mining; cosine at inference. Saves a folder that
     `rank keypoints --model DIR` loads."""
     from argsim.data.argkp import load_argkp, load_kpm_input
+    from argsim.kpm.evaluate import evaluate_folds, evaluate_trained, feature_size, training_inputs
     from argsim.kpm.mts_model import MTSConfig
     from argsim.kpm.mts_train import train_folds, train_mts
 
     where = placement(ctx)
     plan = budget(max_steps, max_minutes, grad_accum, checkpoint_every, resume)
     quiet = run_quiet(ctx)
+    run = run_config(ctx)
+    if folds > 1 and arguments is not None:
+        from argsim.errors import ArgsimError
 
+        raise ArgsimError("--folds works on the ArgKP-2021 topics (train+dev); train on your own files with --folds 1")
+    data = gold = None
+    if folds <= 1:
+        data = load_kpm_input(split, arguments, key_points, labels, need_labels=True, data_dir=run.data_dir)
+        gold = training_inputs(data, eval_split, run)
     cfg = MTSConfig(model=model, variant=variant, pooling=pooling, stance_dim=stance_dim,
-                    out_dim=out_dim or (_feature_size(model, pooling) if identity_init else 256),
+                    out_dim=out_dim or (feature_size(model, pooling) if identity_init else 256),
                     identity_init=identity_init,
                     epochs=epochs, lr=lr, head_lr=head_lr, max_pos=max_pos, max_neg=max_neg,
                     max_unmatched=max_unmatched, pair_batch_size=pair_batch_size,
@@ -311,17 +304,12 @@ def train_mts_cmd(
                     frozen_backbone=frozen_backbone, max_batches=max_batches,
                     seed=where.seed)
     if folds <= 1:
-        data = load_kpm_input(split, arguments, key_points, labels, need_labels=True)
         info = train_mts(data, out, cfg, quiet=quiet, log_every=log_every, init=init, placement=where, budget=plan)
-        _print_training(_evaluate_folder(out, eval_split, info), out)
+        _print_training(evaluate_trained(out, gold, info, run), out)
         return
-    if arguments is not None:
-        from argsim.errors import ArgsimError
-
-        raise ArgsimError("--folds works on the ArgKP-2021 topics (train+dev); train on your own files with --folds 1")
     from argsim.kpm.mts_data import topic_folds
 
-    train, dev = load_argkp("train"), load_argkp("dev")
+    train, dev = load_argkp("train", run.data_dir), load_argkp("dev", run.data_dir)
     infos = train_folds(train, dev, out, cfg, folds, only=fold or None, quiet=quiet, log_every=log_every,
                         placement=where, budget=plan)
     from argsim.training import is_main_process
@@ -329,43 +317,21 @@ def train_mts_cmd(
     if not is_main_process():
         return
     held = {i: h for i, (_, h) in enumerate(topic_folds(train, dev, folds), start=1)}
-    _evaluate_folds(out, infos, held)
+    _print_folds(out, evaluate_folds(out, infos, held, run))
 
 
-def _feature_size(model: str, pooling: str) -> int:
-    import json
-
-    from argsim.backend import model_path
-
-    hidden = json.loads((model_path(model) / "config.json").read_text())["hidden_size"]
-    return hidden * (4 if pooling == "cls-last4" else 1)
-
-
-def _evaluate_folds(out: Path, infos: list[dict], held: dict) -> None:
-    """Score each trained fold model on its held-out topics; print the mean +- std as the paper does."""
-    import numpy as np
-
-    from argsim.backend import get_encoder
-    from argsim.io import write_json
-    from argsim.kpm.scoring import score_key_points
-    from argsim.metrics.kpa_map import evaluate_map
+def _print_folds(out: Path, scores: list) -> None:  # noqa: ANN001
+    """The per-fold table and the mean +- std line."""
+    from argsim.kpm.evaluate import fold_summary
 
     table = Table(title=f"MTS topic folds -> {out}")
     for col in ("fold", "held-out topics", "s/epoch", "strict mAP", "relaxed mAP"):
         table.add_column(col, justify="right")
-    strict, relaxed = [], []
-    for info in infos:
-        i = info["fold"]
-        folder = out / f"fold_{i}"
-        r = evaluate_map(score_key_points(held[i], get_encoder(str(folder))), held[i])
-        info["eval"] = {"leaderboard": {"split": held[i].name, "strict": r.strict, "relaxed": r.relaxed}}
-        write_json(folder / "argsim_train.json", info)
-        strict.append(r.strict)
-        relaxed.append(r.relaxed)
-        table.add_row(str(i), str(len(held[i].topics)), f"{info['seconds_per_epoch']:.0f}", f"{r.strict:.4f}",
-                      f"{r.relaxed:.4f}")
-    if strict:
+    for f in scores:
+        table.add_row(str(f.fold), str(f.held_out_topics), f"{f.seconds_per_epoch:.0f}", f"{f.strict:.4f}",
+                      f"{f.relaxed:.4f}")
+    if scores:
+        summary = fold_summary(scores)
         table.add_section()
-        table.add_row("mean", "", "", f"{np.mean(strict):.4f} ± {np.std(strict):.4f}",
-                      f"{np.mean(relaxed):.4f} ± {np.std(relaxed):.4f}")
+        table.add_row("mean", "", "", *(f"{summary[m][0]:.4f} ± {summary[m][1]:.4f}" for m in ("strict", "relaxed")))
     console.print(table)

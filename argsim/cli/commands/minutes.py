@@ -9,7 +9,7 @@ from typing import Literal
 import typer
 
 from argsim.cli.groups import console, eval_app, run_config, summarize_app, summary_table, train_app, triplets_app
-from argsim.cli.params import OUT_DIR, OUT_FILE, choices
+from argsim.cli.params import OUT_DIR, OUT_FILE, choices, from_workdir
 from argsim.cli.training_options import (
     CHECKPOINT_EVERY,
     GRAD_ACCUM,
@@ -26,6 +26,7 @@ SummaryMethod = Literal["embedrank-paper", "embedrank", "lead", "random"]
 
 @triplets_app.command("minutes")
 def triplets_minutes(
+    ctx: typer.Context,
     out: Path = typer.Option(Path("runs/minutes-triplets"), callback=OUT_DIR, help="Folder for train.jsonl, dev.jsonl, "
                                                                 "test.jsonl and counts.json."),
     minutes: list[Path] = typer.Option(None, "--minutes", help="Your own minutes JSON file(s) (PoliInfo layout: "
@@ -51,15 +52,15 @@ def triplets_minutes(
     from argsim.io import write_json
     from argsim.minutes.mining import MiningConfig
     from argsim.minutes.pipeline import mine_minutes
-    from argsim.settings import RUNTIME
 
+    cfg = run_config(ctx)
     if minutes:
         meetings = load_meetings(Path("."), files=[p.resolve() for p in minutes])
     else:
-        meetings = load_meetings(dataset_dir("poliinfo"))
+        meetings = load_meetings(dataset_dir("poliinfo", cfg.data_dir))
     config = MiningConfig(pos_threshold=pos_threshold, neg_threshold=neg_threshold, min_chars=min_chars,
-                          boilerplate_min_count=boilerplate_min_count, max_draws=max_draws, seed=RUNTIME.seed)
-    summary = mine_minutes(meetings, out, config, model=model)
+                          boilerplate_min_count=boilerplate_min_count, max_draws=max_draws, seed=cfg.seed)
+    summary = mine_minutes(meetings, out, config, model=model, run=cfg)
     write_json(out / "counts.json", summary)
     rows = [[k, v] for k, v in summary["counts"].items()]
     console.print(summary_table(f"minutes triplets -> {out}", ["count", "value"], rows))
@@ -68,10 +69,12 @@ def triplets_minutes(
 @train_app.command("minutes-sbert")
 def train_minutes_sbert(
     ctx: typer.Context,
-    train: Path = typer.Option(Path("runs/minutes-triplets/train.jsonl"), help="Training triplets (JSONL/CSV "
-                               "with anchor, positive, negative), e.g. from `argsim data triplets minutes`."),
-    dev: Path | None = typer.Option(Path("runs/minutes-triplets/dev.jsonl"), help="Dev triplets scored after "
-                                    "each epoch (TripletEvaluator); skipped when the file does not exist or is ''."),
+    train: Path = typer.Option(Path("runs/minutes-triplets/train.jsonl"), callback=from_workdir,
+                               help="Training triplets (JSONL/CSV "
+                                    "with anchor, positive, negative), e.g. from `argsim data triplets minutes`."),
+    dev: Path | None = typer.Option(Path("runs/minutes-triplets/dev.jsonl"), callback=from_workdir,
+        help="Dev triplets scored after "
+             "each epoch (TripletEvaluator); skipped when the file does not exist or is ''."),
     out: Path = typer.Option(Path("models/minutes-sbert"), callback=OUT_DIR,
                              help="Output folder (sentence-transformers format)."),
     backbone: str = typer.Option("ginza", help="ginza (GiNZA word vectors + trainable dense layer over Sudachi "
@@ -121,6 +124,7 @@ def train_minutes_sbert(
 
 @summarize_app.command("minutes")
 def summarize_minutes(
+    ctx: typer.Context,
     items: Literal["ntcir14", "poliinfo2"] = typer.Option("ntcir14",
         help="Dataset items: ntcir14 (740 NTCIR-14 items with Source and gold) "
              "or poliinfo2 (PoliInfo-2 segmented parts covered by NTCIR-14 Sources)."),
@@ -152,15 +156,15 @@ def summarize_minutes(
     from argsim.minutes.mmr import MMRWeights
     from argsim.minutes.summarize import SummarizeOptions, dataset_items, summarize_items, user_items
     from argsim.results import timed
-    from argsim.settings import RUNTIME
 
-    its = user_items(input, length) if input else dataset_items(dataset_dir("poliinfo"), items)
+    cfg = run_config(ctx)
+    its = user_items(input, length) if input else dataset_items(dataset_dir("poliinfo", cfg.data_dir), items)
     its = its[:limit] if limit else its
     options = SummarizeOptions(method=method, weights=MMRWeights(k, m, s), beta=beta, chars_per_key=chars_per_key,
-                               cap=cap, seed=RUNTIME.seed)
-    enc = get_encoder(model) if method.startswith("embedrank") else None
+                               cap=cap, seed=cfg.seed)
+    enc = get_encoder(model, config=cfg) if method.startswith("embedrank") else None
     with timed() as t:
-        results = summarize_items(its, enc, options)
+        results = summarize_items(its, enc, options, quiet=cfg.quiet)
     write_json(out, {"method": method, "model": model if enc else None, "items": input and str(input) or items,
                      "options": {"k": k, "m": m, "s": s, "beta": beta, "chars_per_key": chars_per_key, "cap": cap},
                      "seconds": t["seconds"], "summaries": results})
@@ -185,12 +189,12 @@ def eval_rouge(
     its character budget scores 0, as in the official PoliInfo-2 scoring). Japanese is tokenised offline
     with GiNZA/Sudachi."""
     from argsim.io import write_json
-    from argsim.minutes.evaluate import read_summaries, score_summaries
+    from argsim.minutes.evaluate import read_summaries, rouge_nlp, score_summaries
     from argsim.results import environment, result_rows, write_results
 
     cfg = run_config(ctx)
     data = read_summaries(summaries)
-    evaluations = score_summaries(data, unit, no_limit=no_limit)
+    evaluations = score_summaries(data, unit, no_limit=no_limit, nlp=rouge_nlp(unit, config=cfg))
     table_rows, results, payload = [], [], []
     for ev in evaluations:
         u = ev.details["unit"]
