@@ -3,12 +3,14 @@ counter-argument models of the Bipolar-encoder paper (thin CLI; the work is in a
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import typer
 from rich.table import Table
 
 from argsim.cli.groups import console, eval_app, rank_app, run_config, train_app
+from argsim.cli.training_options import CHECKPOINT_EVERY, GRAD_ACCUM, MAX_STEPS, budget, placement
 
 
 def _pairs_from_file(path: Path) -> list[tuple[str, str]]:
@@ -21,10 +23,11 @@ def _pairs_from_file(path: Path) -> list[tuple[str, str]]:
 def train_bipolar(
     ctx: typer.Context,
     out: Path = typer.Option(..., "--out", "-o", help="Model folder to write (config.json, heads.pt, "
-                             "checkpoint.pt, history.json, learning_curve.png)."),
+                             "checkpoints/, history.json, learning_curve.png, train_config.json, README.md)."),
     kind: str = typer.Option("bipolar", help="bipolar | bipolar-nodiff | bi-encoder | unipolar-ret | unipolar-cls "
                              "| cross-encoder"),
-    base_model: str = typer.Option("minilm", "--base-model", help="Starting transformer: minilm, mpnet or a folder."),
+    base_model: str = typer.Option("minilm", "--base-model", help="Starting transformer: minilm, mpnet, a folder or "
+                                   "a Hugging Face id (e.g. bert-base-uncased)."),
     pooling: str = typer.Option("mean-norm", help="mean-norm (the sentence-transformers pipeline) | mean | cls "
                                 "(the paper's [CLS])"),
     train_encoder: bool = typer.Option(False, "--train-encoder/--frozen-encoder",
@@ -47,8 +50,12 @@ def train_bipolar(
     patience: int = typer.Option(10, help="Early stopping: epochs without a better validation accuracy."),
     k_val: int = typer.Option(30, "--k-val", help="Validation metric: accuracy@1 after reranking the top k."),
     max_minutes: float | None = typer.Option(None, "--max-minutes", help="Stop after the epoch that crosses this "
-                                             "training-time budget."),
-    resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint.pt."),
+                                             "training-time budget (cross-encoder: at the budget, with a "
+                                             "checkpoint)."),
+    resume: bool = typer.Option(False, "--resume", help="Continue from the checkpoint under OUT/checkpoints."),
+    max_steps: int | None = MAX_STEPS,
+    grad_accum: int = GRAD_ACCUM,
+    checkpoint_every: int = CHECKPOINT_EVERY,
     init: Path | None = typer.Option(None, "--init", help="Start from the heads of this trained model (same kind "
                                      "and width), e.g. heads trained on the frozen encoder before fine-tuning it."),
     train_file: Path | None = typer.Option(None, "--train", help="Your own training pairs: CSV/TSV/JSONL with "
@@ -73,12 +80,19 @@ def train_bipolar(
     """
     import json
 
+    from argsim.cli.groups import run_config
     from argsim.counter.neural.config import NeuralConfig
     from argsim.counter.neural.plot import learning_curves
     from argsim.errors import ArgsimError
+    from argsim.training import is_main_process
 
     run = run_config(ctx)
-    seed = run.seed if seed is None else seed
+    where = placement(ctx)
+    if seed is not None:
+        where = replace(where, seed=seed)
+    seed = where.seed
+    plan = budget(max_steps, max_minutes, grad_accum, checkpoint_every, resume)
+    quiet = run.quiet
     if train_file is not None:
         from argsim.counter.neural.data import PairData
 
@@ -95,7 +109,8 @@ def train_bipolar(
                                 seed=seed)
 
     def log(row: dict) -> None:
-        console.print(json.dumps(row), highlight=False)
+        if is_main_process():
+            console.print(json.dumps(row), highlight=False)
 
     if kind == "cross-encoder":
         from argsim.counter.neural.cross import train_cross_encoder, validation_choices
@@ -107,8 +122,10 @@ def train_bipolar(
                                        negatives=cross_val_negatives, seed=seed)
         history = train_cross_encoder(base_model, pairs, [texts[i] for i in data.train_collection], out,
                                       epochs=epochs, lr=encoder_lr, batch_size=batch_size,
-                                      max_length=max_seq_length, seed=seed, resume=resume, max_minutes=max_minutes,
-                                      log=log, val_questions=questions, evals_per_epoch=cross_evals)
+                                      max_length=max_seq_length, seed=seed, log=log, val_questions=questions,
+                                      evals_per_epoch=cross_evals, placement=where, budget=plan, quiet=quiet)
+        if not is_main_process():
+            return
         learning_curves({kind: history}, out / "learning_curve.png",
                         title=f"cross-encoder: validation accuracy@1 among 1 + {cross_val_negatives}")
         console.print(f"cross-encoder saved to {out} ({history[-1]['seconds']:.0f} s)")
@@ -120,7 +137,9 @@ def train_bipolar(
                           cls_lr=cls_lr, encoder_lr=encoder_lr,
                           batch_size=batch_size, margin=margin, sampling=sampling, hard_rate=hard_rate,
                           hard_pool=hard_pool, patience=patience, k_val=k_val, seed=seed)
-    history = train(config, data, out, resume=resume, log=log, max_minutes=max_minutes, init=init)
+    history = train(config, data, out, log=log, init=init, placement=where, budget=plan)
+    if not is_main_process():
+        return
     learning_curves({kind: history}, out / "learning_curve.png", title=f"{kind}: validation accuracy@1/{k_val}")
     best = max(history, key=lambda h: h["val"])
     table = Table(title=f"{kind} on {data.info.get('train_pairs')} pairs")
