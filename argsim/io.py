@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import json
 import os
@@ -82,7 +83,8 @@ def check_output_path(path: str | Path, kind: str = "file", suffixes: Sequence[s
     try:
         fd, tmp = tempfile.mkstemp(prefix=".argsim-probe.", dir=probe)
     except OSError as exc:
-        raise InputError(path, f"not writable: cannot create files in {probe} ({exc.strerror})") from None
+        why = f" ({exc.strerror})" if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC) else ""
+        raise InputError(path, f"not writable: cannot create files in {probe}{why}") from None
     os.close(fd)
     os.unlink(tmp)
     return path
