@@ -7,10 +7,31 @@ to explicit arguments; new code must not read it.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 PRECISIONS = ("auto", "fp32", "fp16", "bf16")
+
+
+def default_data_dir() -> Path | None:
+    """`$ARGSIM_DATA`, else `../shared/data` (relative to the repo or the working directory) when it exists."""
+    env = os.environ.get("ARGSIM_DATA")
+    if env:
+        return Path(env)
+    repo = Path(__file__).resolve().parent.parent
+    for cand in (repo.parent / "shared" / "data", Path.cwd().parent / "shared" / "data"):
+        if cand.is_dir():
+            return cand
+    return None
+
+
+def default_cache_dir() -> Path:
+    """`$ARGSIM_CACHE_DIR`, else the user's cache folder."""
+    from platformdirs import user_cache_dir
+
+    env = os.environ.get("ARGSIM_CACHE_DIR")
+    return Path(env) if env else Path(user_cache_dir("argsim")) / "embeddings"
 ENGINES = ("local", "ray")
 
 
@@ -29,6 +50,14 @@ class RunConfig:
     engine: str = "local"  # local | ray
     ray_address: str | None = None  # None: $RAY_ADDRESS, else a local Ray instance
     workdir: Path | None = None  # where runs write models/results by default; None: $ARGSIM_HOME, else cwd
+
+    def resolved_data_dir(self) -> Path | None:
+        """`data_dir`, else `default_data_dir()`."""
+        return self.data_dir if self.data_dir is not None else default_data_dir()
+
+    def resolved_cache_dir(self) -> Path:
+        """`cache_dir`, else `default_cache_dir()` (the embedding cache's folder)."""
+        return self.cache_dir if self.cache_dir is not None else default_cache_dir()
 
     def with_(self, **changes: object) -> RunConfig:
         """A copy with `changes` applied."""

@@ -1,4 +1,4 @@
-"""Rich progress bars that respect `--quiet`."""
+"""Rich progress bars; the caller says whether to show one (`enabled=not quiet`), nothing global is read."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ from typing import TypeVar
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-from argsim.settings import RUNTIME
 
 T = TypeVar("T")
 console = Console(stderr=True)
@@ -29,10 +27,9 @@ class _Bar:
 
 
 @contextmanager
-def progress_bar(total: int, description: str, enabled: bool | None = None) -> Iterator[_Bar | _NullBar]:
-    """A progress bar over `total` units, shown on stderr unless quiet or disabled."""
-    show = (not RUNTIME.quiet) if enabled is None else (enabled and not RUNTIME.quiet)
-    if not show:
+def progress_bar(total: int, description: str, enabled: bool | None = True) -> Iterator[_Bar | _NullBar]:
+    """A progress bar over `total` units on stderr; none when `enabled` is false (pass `not quiet`)."""
+    if enabled is False:
         yield _NullBar()
         return
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -41,14 +38,14 @@ def progress_bar(total: int, description: str, enabled: bool | None = None) -> I
         yield _Bar(progress, progress.add_task(description, total=total))
 
 
-def track(items: Iterable[T], description: str, total: int | None = None) -> Iterator[T]:
-    """Iterate with a progress bar (quiet-aware)."""
+def track(items: Iterable[T], description: str, total: int | None = None, enabled: bool = True) -> Iterator[T]:
+    """Iterate with a progress bar (none when `enabled` is false)."""
     if total is None:
         try:
             total = len(items)  # type: ignore[arg-type]
         except TypeError:
             total = 0
-    with progress_bar(total, description) as bar:
+    with progress_bar(total, description, enabled=enabled) as bar:
         for item in items:
             yield item
             bar.advance()

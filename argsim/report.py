@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from argsim import markdown
 from argsim.io import read_json, write_text
 from argsim.paths import results_dir
 
@@ -21,10 +22,6 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
-
-
 def load_all(folder: Path | None = None) -> list[dict[str, Any]]:
     """Every results file, sorted by task name."""
     folder = results_dir() if folder is None else folder
@@ -35,9 +32,7 @@ def markdown_table(result: dict[str, Any]) -> str:
     """One task's rows as a markdown table, with the command that regenerates it."""
     rows = result.get("rows", [])
     cols = [c for c in COLUMNS if any(r.get(c) not in (None, "") for r in rows)]
-    lines = [f"#### {result['task']}", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for r in rows:
-        lines.append("| " + " | ".join(_cell(_fmt(r.get(c))) for c in cols) + " |")
+    lines = [f"#### {result['task']}", "", markdown.table(cols, [[_fmt(r.get(c)) for c in cols] for r in rows])]
     commands = result.get("commands") or [result.get("command")]
     lines += ["", "Regenerate: " + "; ".join(f"`{c}`" for c in commands if c), ""]
     return "\n".join(lines)
@@ -83,9 +78,8 @@ def headline_table(result: dict[str, Any]) -> str:
             text += f" ({_fmt(r['paper'])})"
         cells.setdefault(rk, {})[ck] = text
     header = list(row_fields) + [" ".join(c for c in ck if c != "None") for ck in columns]
-    lines = [f"#### {result['task']}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for rk, row in cells.items():
-        lines.append("| " + " | ".join(_cell(v) for v in list(rk) + [row.get(ck, "") for ck in columns]) + " |")
+    lines = [f"#### {result['task']}", "",
+             markdown.table(header, [list(rk) + [row.get(ck, "") for ck in columns] for rk, row in cells.items()])]
     commands = [c for c in (result.get("commands") or [result.get("command")]) if c]
     shown = "; ".join(f"`{c}`" for c in commands[:3])
     if len(commands) > 3:
@@ -106,9 +100,8 @@ def published_table() -> str:
     lines = ["## Published figures", "", "From `argsim/published.py`, the one table results, benchmarks and this "
              "report read (fractions).", ""]
     for task, figures in PUBLISHED.items():
-        lines += [f"#### {task}", "", f"Source: {SOURCES.get(task, '')}", "", "| figure | value |", "|---|---|"]
-        lines += [f"| {_cell(name)} | {_fmt(value)} |" for name, value in figures.items()]
-        lines.append("")
+        lines += [f"#### {task}", "", f"Source: {SOURCES.get(task, '')}", "",
+                  markdown.table(["figure", "value"], [[name, _fmt(value)] for name, value in figures.items()]), ""]
     return "\n".join(lines)
 
 

@@ -1,37 +1,20 @@
-"""Process-wide run settings (set once by the CLI's global options; library calls may override)."""
+"""Legacy process-wide run settings: `RUNTIME` is mirrored from the CLI's `RunConfig` only for the trainer modules
+that still read it (they move to explicit arguments); nothing else may read it. `seed_everything` stays here."""
 
 from __future__ import annotations
 
-import os
 import random
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from platformdirs import user_cache_dir
 
-
-def default_data_dir() -> Path | None:
-    """`$ARGSIM_DATA`, else `../shared/data` (relative to the repo or the working directory) when it exists."""
-    env = os.environ.get("ARGSIM_DATA")
-    if env:
-        return Path(env)
-    repo = Path(__file__).resolve().parent.parent
-    for cand in (repo.parent / "shared" / "data", Path.cwd().parent / "shared" / "data"):
-        if cand.is_dir():
-            return cand
-    return None
-
-
-def default_cache_dir() -> Path:
-    """`$ARGSIM_CACHE_DIR`, else the user's cache folder."""
-    env = os.environ.get("ARGSIM_CACHE_DIR")
-    return Path(env) if env else Path(user_cache_dir("argsim")) / "embeddings"
+from argsim.config import default_cache_dir, default_data_dir
 
 
 @dataclass
 class Runtime:
-    """Global options shared by every command."""
+    """Legacy mirror of the CLI's global options (see the module docstring)."""
 
     device: str = "auto"
     seed: int = 13
@@ -48,6 +31,8 @@ class Runtime:
 
 
 RUNTIME = Runtime()
+
+__all__ = ["RUNTIME", "Runtime", "default_cache_dir", "default_data_dir", "seed_everything"]
 
 
 def seed_everything(seed: int) -> None:

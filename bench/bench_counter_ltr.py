@@ -25,11 +25,11 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from argsim.counter.features import FeatureConfig, FeatureSpace  # noqa: E402
-from argsim.counter.prune import linear_scores  # noqa: E402
-from argsim.counter.simplesd import DEFAULT_READING, READINGS  # noqa: E402
-from argsim.counter.stopwords import content_tokens  # noqa: E402
-from argsim.counter.wordvecs import word_vectors  # noqa: E402
+from argsim.counter.lexical.features import FeatureConfig, FeatureSpace  # noqa: E402
+from argsim.counter.lexical.prune import linear_scores  # noqa: E402
+from argsim.counter.lexical.simplesd import DEFAULT_READING, READINGS  # noqa: E402
+from argsim.counter.lexical.stopwords import content_tokens  # noqa: E402
+from argsim.counter.lexical.wordvecs import word_vectors  # noqa: E402
 from argsim.data.counterargs import build_pools, load_counterargs  # noqa: E402
 from argsim.metrics.ranking import accuracy_at_1  # noqa: E402
 from argsim.results import ResultRow, environment, peak_memory_mb, write_results  # noqa: E402
@@ -64,7 +64,7 @@ def gensim_vs_argsim(corpus, n_pairs: int, workers: int, seed: int) -> tuple[lis
     t0, c0 = time.perf_counter(), cpu_seconds()
     texts: dict[str, int] = {}
     idx = np.array([(texts.setdefault(a, len(texts)), texts.setdefault(b, len(texts))) for a, b in pairs])
-    from argsim.counter.wmd import WMDEngine
+    from argsim.counter.lexical.wmd import WMDEngine
 
     engine = WMDEngine(kv, list(texts), stopwords=stop)
     ours = engine.distances(idx, workers=1)

@@ -18,11 +18,11 @@ from rich.console import Console
 from rich.table import Table
 
 from argsim.backend import get_encoder
+from argsim.config import RunConfig
 from argsim.data.catalog import data_root
 from argsim.evaluation import Evaluation
 from argsim.io import read_records
 from argsim.results import environment, peak_memory_mb, result_rows, write_results
-from argsim.settings import RUNTIME
 
 
 def main() -> int:
@@ -36,12 +36,11 @@ def main() -> int:
     n, repeats = (500, 1) if args.quick else (args.n, args.repeats)
     csv_path = data_root() / "argkp" / "arguments_train.csv"
     texts = [r["argument"] for r in read_records(csv_path, required=["argument"])][:n]
-    RUNTIME.quiet = True
-
+    seed = RunConfig().seed
     cache_root = Path(tempfile.mkdtemp(prefix="argsim-bench-"))
     try:
-        RUNTIME.cache_dir = cache_root / "warmup"
-        enc = get_encoder("minilm", device=args.device, batch_size=args.batch_size)
+        enc = get_encoder("minilm", device=args.device, batch_size=args.batch_size,
+                          config=RunConfig(cache_dir=cache_root / "warmup", quiet=True))
         model = enc.model
         model.encode(texts[:128], batch_size=args.batch_size)  # warm-up of both paths (same weights)
         raw_times, backend_times, cached_times = [], [], []
@@ -49,8 +48,8 @@ def main() -> int:
             start = time.perf_counter()
             raw = model.encode(texts, batch_size=args.batch_size, convert_to_numpy=True, show_progress_bar=False)
             raw_times.append(time.perf_counter() - start)
-            RUNTIME.cache_dir = cache_root / f"run{rep}"
-            enc._cache = None  # a fresh, empty cache: the cold run computes and stores every vector
+            enc.configure(cache_dir=cache_root / f"run{rep}", quiet=True)  # a fresh, empty cache: the cold run
+            # computes and stores every vector
             start = time.perf_counter()
             vecs = enc.encode(texts, show_progress=False)
             backend_times.append(time.perf_counter() - start)
@@ -79,7 +78,7 @@ def main() -> int:
                   f"(goal >= 20x); peak memory {peak:,.0f} MB")
     command = f"python bench/bench_embed.py{' --quick' if args.quick else ''}"
     common = dict(model="all-MiniLM-L6-v2", setting=f"n={n},batch={args.batch_size}", peak_mb=peak, command=command,
-                  env=environment(seed=RUNTIME.seed, device=args.device, data_files=[csv_path],
+                  env=environment(seed=seed, device=args.device, data_files=[csv_path],
                                   models={"minilm": enc.identity}))
 
     def measured(metric: str, value: float) -> Evaluation:

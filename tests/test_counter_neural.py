@@ -212,9 +212,9 @@ def test_cli_bad_input_is_one_line_error(tmp_path) -> None:  # noqa: ANN001
 
 def test_rankers_on_pools_rerank_only_the_top_k(minilm, tmp_path) -> None:  # noqa: ANN001
     """The registered rankers on build_pools: aligned scores, top-k reordered by the head, @1/K consistent."""
+    from argsim.counter.core.registry import get_ranker
     from argsim.counter.neural.pipeline import at1_over_k_pools, run_stages, scores_for_k
     from argsim.counter.neural.store import save_model
-    from argsim.counter.rankers import get_ranker
     from argsim.data.counterargs import build_pools, load_counterargs_folder
 
     corpus = load_counterargs_folder(Path(__file__).parent / "fixtures" / "counter_neural" / "02-extracted-arguments")

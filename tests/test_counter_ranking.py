@@ -9,9 +9,9 @@ import pytest
 from typer.testing import CliRunner
 
 from argsim.cli.app import app
-from argsim.counter.features import FEATURE_NAMES, FeatureConfig, FeatureSpace
-from argsim.counter.prune import linear_scores
-from argsim.counter.simplesd import READINGS, resolve_weights
+from argsim.counter.lexical.features import FEATURE_NAMES, FeatureConfig, FeatureSpace
+from argsim.counter.lexical.prune import linear_scores
+from argsim.counter.lexical.simplesd import READINGS, resolve_weights
 from argsim.data.counterargs import build_pools, load_counterargs
 from argsim.metrics.ranking import accuracy_at_1, mrr, random_accuracy_at_1
 
@@ -34,7 +34,7 @@ def test_simple_sd_weight_mapping():
     # literal reading collapses: min + max = sum, so it equals 0.8 man-sum + 0.9 wmd-sum on any features
     rng = np.random.default_rng(0)
     cl, pr = rng.random((2, 50)), rng.random((2, 50))
-    from argsim.counter.features import aggregate
+    from argsim.counter.lexical.features import aggregate
 
     x = np.concatenate([aggregate(cl[0], pr[0]), aggregate(cl[1], pr[1])], axis=1)
     assert x @ READINGS["literal"] == pytest.approx(0.8 * (cl[0] + pr[0]) + 0.9 * (cl[1] + pr[1]))
@@ -94,7 +94,8 @@ def test_cli_simple_sd_beats_random_and_eval_reads_it(corpus, tmp_path):
 
 
 def test_ltr_trains_and_ranks_better_than_random(corpus, tmp_path):
-    from argsim.counter.ltr import LTRModel, train_ltr
+    from argsim.counter.ltr.model import LTRModel
+    from argsim.counter.ltr.training import train_ltr
 
     saved = train_ltr(corpus, "sdoc", ("logreg-part", "xgboost-part"), FeatureConfig(workers=1), neg_per_point=3,
                       out_dir=tmp_path, limit=120)
@@ -102,7 +103,7 @@ def test_ltr_trains_and_ranks_better_than_random(corpus, tmp_path):
     assert meta["sampling"]["points"] == 120 and meta["sampling"]["positives"] == 120
     assert model.linear_weights().shape == (8,)
     points, pools, gold = _slice(corpus, "sdoc", 60)
-    from argsim.counter.rankers import get_ranker
+    from argsim.counter.core.registry import get_ranker
 
     for method in ("logreg-part", "xgboost-part"):
         scores = get_ranker(method).fn(points, pools, model=str(saved[method]), workers=1)

@@ -23,11 +23,16 @@ def splits(data_dir):
 
 
 def test_sbert_short_run_beats_zero_shot_on_held_out_topic(splits, minilm, tmp_path):
-    from argsim.kpm.sbert import SbertConfig, train_sbert
+    import math
+
+    from argsim.kpm.sbert import SbertConfig, pair_rows, train_sbert
 
     train, held = splits
     zero = evaluate_map(score_key_points(held, minilm), held)
-    cfg = SbertConfig(loss="contrastive", lr=2e-4, lr_end=2e-5, batch_size=32, max_steps=15, train_layers=2)
+    # the schedule follows the epochs (a --max-steps budget only stops): plan exactly 15 steps
+    per_epoch = math.ceil(len(pair_rows(train, SbertConfig(loss="contrastive"))["label"]) / 32)
+    cfg = SbertConfig(loss="contrastive", lr=2e-4, lr_end=2e-5, batch_size=32, max_steps=15, train_layers=2,
+                      epochs=15 / per_epoch)
     info = train_sbert(train, tmp_path / "sbert", cfg, device="cpu", quiet=True)
     assert info["steps"] == 15 and (tmp_path / "sbert" / "modules.json").is_file()
     tuned = evaluate_map(score_key_points(held, get_encoder(str(tmp_path / "sbert"), device="cpu")), held)

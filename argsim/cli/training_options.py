@@ -24,6 +24,13 @@ def budget(max_steps: int | None, max_minutes: float | None, grad_accum: int, ch
 
 def placement(ctx: typer.Context, threads: int | None = None):  # noqa: ANN201
     """Resolve the device / precision / threads of the global options (exit 2 on a device the machine lacks)."""
+    from argsim.cli.groups import run_config
     from argsim.training import placement_from_run
 
-    return placement_from_run(ctx.obj, threads=threads)
+    return placement_from_run(run_config(ctx), threads=threads)
+
+
+def quiet(ctx: typer.Context) -> bool:
+    from argsim.cli.groups import run_config
+
+    return run_config(ctx).quiet

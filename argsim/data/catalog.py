@@ -8,8 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from argsim.config import default_data_dir
 from argsim.errors import ArgsimError, DataLayoutError
-from argsim.settings import RUNTIME
 
 
 @dataclass
@@ -57,8 +57,9 @@ def load_catalog() -> dict[str, DatasetInfo]:
 
 
 def data_root(data_dir: str | Path | None = None) -> Path:
-    """The dataset root: explicit argument, `--data-dir`, `$ARGSIM_DATA`, or ../shared/data."""
-    root = Path(data_dir) if data_dir is not None else RUNTIME.resolved_data_dir()
+    """The dataset root: the explicit argument (a command passes `--data-dir`), else `$ARGSIM_DATA`, else
+    ../shared/data."""
+    root = Path(data_dir) if data_dir is not None else default_data_dir()
     if root is None:
         raise ArgsimError("no dataset folder: pass --data-dir or set ARGSIM_DATA (see README, 'Datasets')")
     if not root.is_dir():

@@ -199,17 +199,21 @@ def _read_raw(path: Path) -> str:
         raise InputError(path, "article file listed in article_info.csv is missing") from None
 
 
-def _cache_file(folder: Path) -> Path:
-    from argsim.settings import RUNTIME
+def _cache_file(folder: Path, cache_dir: Path | None = None) -> Path:
+    from argsim.config import default_cache_dir
 
     info = folder / ROOT / "article_info.csv"
     key = hashlib.sha256(info.read_bytes() + PARSER_VERSION.encode()).hexdigest()[:16]
-    return RUNTIME.resolved_cache_dir() / "datasets" / f"wikipedia-{key}.json.gz"
+    return (cache_dir or default_cache_dir()) / "datasets" / f"wikipedia-{key}.json.gz"
 
 
-def load_articles(folder: Path, use_cache: bool = True, limit: int | None = None) -> list[Article]:
-    """The distinct articles (first file of each title, in article_info.csv order), parsed and cached."""
-    cache = _cache_file(folder)
+def load_articles(folder: Path, use_cache: bool = True, limit: int | None = None, cache_dir: Path | None = None,
+                  quiet: bool = False) -> list[Article]:
+    """The distinct articles (first file of each title, in article_info.csv order), parsed and cached.
+
+    `cache_dir`: the cache folder (None: `default_cache_dir()`; parsed articles go under its `datasets/`).
+    """
+    cache = _cache_file(folder, cache_dir)
     if use_cache and limit is None and cache.is_file():
         try:
             with gzip.open(cache, "rt", encoding="utf-8") as fh:
@@ -226,7 +230,7 @@ def load_articles(folder: Path, use_cache: bool = True, limit: int | None = None
             rows.append(row)
     rows = rows[:limit]
     articles = [parse_article(_read_raw(folder / ROOT / r["raw_file"]), r["title"], r["raw_file"])
-                for r in track(rows, "parsing Wikipedia articles")]
+                for r in track(rows, "parsing Wikipedia articles", enabled=not quiet)]
     if use_cache and limit is None:
         from argsim.io import atomic_path
 

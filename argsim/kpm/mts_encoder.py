@@ -16,6 +16,7 @@ import numpy as np
 from argsim.backend import Encoder
 from argsim.backend.fingerprint import fingerprint
 from argsim.errors import ModelError
+from argsim.vectors import l2_normalize
 
 SEP = "\x1f"
 MANIFEST = "argsim_encoder.json"
@@ -69,7 +70,7 @@ class EnsembleEncoder(Encoder):
         self.identity = "ensemble:" + "+".join(m.identity for m in members)
 
     def _combine(self, parts: list[np.ndarray]) -> np.ndarray:
-        normed = [p / np.maximum(np.linalg.norm(p, axis=1, keepdims=True), 1e-12) for p in parts]
+        normed = [l2_normalize(p) for p in parts]
         return (np.concatenate(normed, axis=1) / np.sqrt(len(parts))).astype(np.float32)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:

@@ -1,4 +1,9 @@
-"""Train MTS (or its QA / SimAKP baselines), save a folder `get_encoder` loads, optionally over topic folds."""
+"""Train MTS (or its QA / SimAKP baselines), save a folder `get_encoder` loads, optionally over topic folds.
+
+Trains through argsim.training's accelerate loop: the device / precision / processes of the run, the MTS policy
+(AdamW, weight decay 0.01, 5% warm-up, linear decay, clipping 1; the heads at their own rate), budgets,
+checkpoints under OUT/checkpoints and --resume (an epoch's batches are a function of the seed and the epoch).
+"""
 
 from __future__ import annotations
 
@@ -40,16 +45,17 @@ def _step_loss(net: MTSNet, batch, loss_fn) -> torch.Tensor:  # noqa: ANN001
     return loss_fn(emb, torch.tensor(batch.labels, device=emb.device))
 
 
-def _optimizer(net: MTSNet, cfg: MTSConfig, total_steps: int):  # noqa: ANN202
-    from transformers import get_linear_schedule_with_warmup
+def policy(cfg: MTSConfig):  # noqa: ANN201
+    """AdamW with weight decay `cfg.weight_decay`, warm-up `cfg.warmup_ratio`, linear decay, clipping 1."""
+    from argsim.training import OptimPolicy
 
+    return OptimPolicy(lr=cfg.lr, weight_decay=cfg.weight_decay, warmup_ratio=cfg.warmup_ratio, max_grad_norm=1.0)
+
+
+def _groups(net: MTSNet, cfg: MTSConfig) -> list[dict]:
     body = [p for p in net.backbone.parameters() if p.requires_grad]
     head = list(net.stance.parameters()) + list(net.proj.parameters())
-    groups = ([{"params": body, "lr": cfg.lr}] if body else []) + [{"params": head, "lr": cfg.head_lr}]
-    opt = torch.optim.AdamW(groups,
-                            weight_decay=cfg.weight_decay)
-    sched = get_linear_schedule_with_warmup(opt, int(cfg.warmup_ratio * total_steps), total_steps)
-    return opt, sched
+    return ([{"params": body, "lr": cfg.lr}] if body else []) + [{"params": head, "lr": cfg.head_lr}]
 
 
 def save_mts(net: MTSNet, folder: Path, info: dict) -> None:
@@ -61,22 +67,29 @@ def save_mts(net: MTSNet, folder: Path, info: dict) -> None:
 
 
 def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, device: str | None = None,
-              quiet: bool = False, log_every: int = 0, init: str | Path | None = None) -> dict:
-    """Train one model on `train` and save it at `out` (after every epoch, so an interrupted run still
-    leaves the last finished epoch). Returns the training info (timings, peak memory, losses)."""
-    from argsim.backend import resolve_device
+              quiet: bool = False, log_every: int = 0, init: str | Path | None = None, placement=None,  # noqa: ANN001
+              budget=None) -> dict:  # noqa: ANN001
+    """Train one model on `train` through the accelerate loop and save it at `out` (rank 0, after every epoch,
+    so an interrupted run still leaves the last finished epoch; OUT/checkpoints for --resume). Returns the
+    training info (timings, peak memory, losses). `placement`: device / precision / seed (default: `device` or
+    the CPU, fp32, `cfg.seed`); `budget`: stops, accumulation, checkpoints (default: none)."""
     from argsim.results import peak_memory_mb
-    from argsim.settings import RUNTIME, seed_everything
+    from argsim.settings import seed_everything
+    from argsim.training import Budget, resolve_placement
+    from argsim.training.loop import TrainLoop
+    from argsim.training.record import data_hash, train_config, write_records
 
     if cfg.variant not in VARIANTS:
         raise ArgsimError(f"unknown variant '{cfg.variant}': choose one of {', '.join(VARIANTS)}")
+    placement = placement or resolve_placement(device or "cpu", "fp32", seed=cfg.seed)
+    budget = budget or Budget()
+    cfg.seed = placement.seed
     seed_everything(cfg.seed)
     out = Path(out)
-    dev = resolve_device(device or RUNTIME.device)
     if init is not None:  # continue training a saved MTS folder (same architecture, new schedule)
         from argsim.kpm.mts_model import load_net
 
-        net = load_net(init, dev)
+        net = load_net(init, "cpu")
         if net.cfg.variant != cfg.variant or net.cfg.pooling != cfg.pooling:
             raise ArgsimError(f"{init}: saved as {net.cfg.variant}/{net.cfg.pooling}, cannot continue as "
                               f"{cfg.variant}/{cfg.pooling}")
@@ -84,7 +97,7 @@ def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, device: str | Non
             setattr(cfg, name, getattr(net.cfg, name))
         net.cfg = cfg
     else:
-        net = build_net(cfg).to(dev)
+        net = build_net(cfg)
     net.freeze_lower_layers(cfg.freeze_layers)
     if cfg.frozen_backbone:
         net.freeze_backbone()
@@ -94,47 +107,68 @@ def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, device: str | Non
         loss_fn = PairContrastiveLoss(cfg.contrastive_pos_margin, cfg.contrastive_neg_margin, cfg.miner_epsilon)
     else:
         loss_fn = ClusterLoss(cfg.tuplet_margin_deg, cfg.tuplet_scale, cfg.ipv_weight, cfg.miner_epsilon)
-    steps_per_epoch = len(_epoch_batches(train, cfg, 0))
-    if steps_per_epoch == 0:
+    n_batches = len(_epoch_batches(train, cfg, 0))
+    if n_batches == 0:
         raise ArgsimError(f"{train.name}: no key point with a matching argument to build batches from")
-    opt, sched = _optimizer(net, cfg, steps_per_epoch * cfg.epochs)
-    info: dict = {"method": cfg.variant, "config": asdict(cfg), "train": train.name, "device": dev,
-                  "steps": 0, "epochs": [], "seconds": 0.0, "init": str(init) if init else None}
-    start = time.perf_counter()
-    for epoch in range(cfg.epochs):
+    loop = TrainLoop(out, placement, budget, policy(cfg))
+    net = loop.prepare(net, _groups(net, cfg), loop.steps_per_epoch(n_batches) * cfg.epochs,
+                       lambda model, batch: _step_loss(model, batch, loss_fn))
+    info: dict = {"method": cfg.variant, "config": asdict(cfg), "train": train.name, "device": placement.device,
+                  "precision": placement.precision, "processes": placement.processes, "steps": 0, "epochs": [],
+                  "seconds": 0.0, "init": str(init) if init else None}
+    losses: list[float] = []
+    loop.extras_fn = lambda: {"info": info, "losses": losses}
+    if loop.resume():
+        info, losses = loop.extras["info"], loop.extras["losses"]
+    t0 = time.perf_counter()
+    for epoch in range(loop.epoch, cfg.epochs):
         net.train()
-        batches = _epoch_batches(train, cfg, epoch)
-        t0, losses = time.perf_counter(), []
-        with progress_bar(len(batches), f"{cfg.variant} epoch {epoch + 1}/{cfg.epochs}", enabled=not quiet) as bar:
-            for batch in batches:
-                loss = _step_loss(net, batch, loss_fn)
-                opt.zero_grad()
-                if loss.requires_grad:
-                    loss.backward()
-                    torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
-                    opt.step()
-                sched.step()
-                losses.append(float(loss.detach()))
-                info["steps"] += 1
+        batches = loop.shard(_epoch_batches(train, cfg, epoch))
+        if epoch != loop.epoch or loop.next_batch == 0:
+            t0, losses = time.perf_counter(), []
+        todo = sum(1 for b in range(len(batches)) if not loop.skip(epoch, b))
+        with progress_bar(todo, f"{cfg.variant} epoch {epoch + 1}/{cfg.epochs}",
+                          enabled=not quiet and loop.is_main) as bar:
+            for b, batch in enumerate(batches):
+                if loop.skip(epoch, b):
+                    continue
+                losses.append(loop.step(batch, epoch, b, last_in_epoch=b == len(batches) - 1))
+                info["steps"] = loop.steps
                 bar.advance(1)
-                if log_every and info["steps"] % log_every == 0:
+                if log_every and loop.is_main and info["steps"] % log_every == 0:
                     print(f"[{cfg.variant}] epoch {epoch + 1} step {info['steps']} loss(last {log_every}) "
                           f"{sum(losses[-log_every:]) / log_every:.4f} {time.perf_counter() - t0:.0f}s",
                           file=sys.stderr, flush=True)
+                if loop.stopped_by:
+                    break
         net.eval()
+        if loop.stopped_by:
+            break
         mean_loss = sum(losses) / len(losses) if losses else math.nan
         info["epochs"].append({"epoch": epoch + 1, "seconds": round(time.perf_counter() - t0, 1),
                                "batches": len(batches), "mean_loss": round(mean_loss, 5)})
-        info["seconds"] = round(time.perf_counter() - start, 1)
+        info["seconds"] = round(loop.seconds(), 1)
         info["seconds_per_epoch"] = round(info["seconds"] / (epoch + 1), 1)
         info["peak_mb"] = peak_memory_mb()
+        loop.end_epoch(epoch)
+        if loop.is_main:
+            save_mts(net, out, info)
+    info["seconds"] = round(loop.seconds(), 1)
+    info.setdefault("seconds_per_epoch", info["seconds"])
+    info["peak_mb"], info["stopped_by"] = peak_memory_mb(), loop.stopped_by
+    if loop.is_main:
         save_mts(net, out, info)
+        run = {"steps": loop.steps, "seconds": info["seconds"], "stopped_by": loop.stopped_by,
+               "epochs": info["epochs"]}
+        hashes = {train.name: data_hash(sorted((str(a), str(k), int(v)) for (a, k), v in train.labels.items()))}
+        write_records(out, train_config(f"kpm-{cfg.variant}", placement, budget, policy(cfg), asdict(cfg), hashes,
+                                        run, base_model=str(cfg.model)))
     return info
 
 
 def train_folds(train: KPMData, dev: KPMData, out: str | Path, cfg: MTSConfig, folds: int,
                 only: list[int] | None = None, device: str | None = None, quiet: bool = False,
-                log_every: int = 0) -> list[dict]:
+                log_every: int = 0, placement=None, budget=None) -> list[dict]:  # noqa: ANN001
     """Topic k-fold (fold 1 = the official split): one model per fold under out/fold_<i>, plus an ensemble
     folder `out` whose `argsim_encoder.json` averages the cosine of every trained fold model."""
     out = Path(out)
@@ -146,9 +180,12 @@ def train_folds(train: KPMData, dev: KPMData, out: str | Path, cfg: MTSConfig, f
             if (folder / TRAIN_INFO).is_file():
                 members.append(folder.name)
             continue
-        info = train_mts(tr, folder, cfg, device, quiet, log_every)
+        info = train_mts(tr, folder, cfg, device, quiet, log_every, placement=placement, budget=budget)
         info["fold"] = i
         infos.append(info)
         members.append(folder.name)
-    write_ensemble(out, members)
+    from argsim.training import is_main_process
+
+    if is_main_process():
+        write_ensemble(out, members)
     return infos

@@ -4,7 +4,9 @@ A shared sentence-transformers encoder (mean or CLS pooling); the loss is either
 towards target 1 for matches and 0.5 for non-matches (the report's best setting), or sentence-transformers'
 ContrastiveLoss. The learning rate decays linearly from `lr` to `lr_end` (the report's "(8e-6, 1e-6)"
 schedules). The result is a plain sentence-transformers folder: `get_encoder(folder)` and
-`SentenceTransformer(folder)` load it.
+`SentenceTransformer(folder)` load it. Both paths train through argsim.training: the full model with
+SentenceTransformerTrainer, the top-layer variant (`train_layers`) with the accelerate loop; one policy
+(AdamW, weight decay 0 - the top-layer path used 0.01 before - linear from `lr` to `lr_end`).
 """
 
 from __future__ import annotations
@@ -68,65 +70,77 @@ def _pooling_mode(model) -> str:  # noqa: ANN001
     return "cls" if getattr(pool, "pooling_mode_cls_token", False) else "mean"
 
 
-def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, quiet: bool) -> int:  # noqa: ANN001
-    """The same objective on cached lower-layer states, updating only the top `cfg.train_layers` layers."""
+def policy(cfg: SbertConfig):  # noqa: ANN201
+    """The report's schedule: AdamW with weight decay 0, linear from `lr` to `lr_end` (both paths alike)."""
+    from argsim.training import OptimPolicy
+
+    return OptimPolicy(lr=cfg.lr, weight_decay=0.0, warmup_ratio=cfg.warmup_ratio, lr_end=cfg.lr_end)
+
+
+def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, placement, budget,  # noqa: ANN001
+                      out: Path, quiet: bool) -> tuple[int, str | None, list[float], bool]:
+    """The same objective on cached lower-layer states, updating only the top `cfg.train_layers` layers, through
+    the accelerate loop. Returns (optimizer steps, budget that stopped it, losses, is rank 0)."""
     import random
 
     import torch
-    from torch.optim.lr_scheduler import LambdaLR
 
     from argsim.backend.partial import TopLayerTrainer
     from argsim.progress import progress_bar
+    from argsim.training.loop import TrainLoop
 
     word = model[0]
     top = TopLayerTrainer(word.auto_model, word.tokenizer, cfg.train_layers)
     pooling = _pooling_mode(model)
-    order = list(range(len(rows["label"])))
-    steps_per_epoch = math.ceil(len(order) / cfg.batch_size)
-    total = steps_per_epoch * math.ceil(cfg.epochs)
-    if cfg.max_steps > 0:
-        total = min(total, cfg.max_steps)
+    n = len(rows["label"])
+    loop = TrainLoop(out, placement, budget, policy(cfg))
+    batches_per_epoch = math.ceil(n / cfg.batch_size)
+    planned = max(1, math.ceil(loop.steps_per_epoch(batches_per_epoch) * cfg.epochs))
+
+    def loss_of(_net, idx: list[int]) -> torch.Tensor:  # noqa: ANN001
+        e1 = top.features([rows["sentence1"][i] for i in idx], cfg.max_seq_length, pooling)
+        e2 = top.features([rows["sentence2"][i] for i in idx], cfg.max_seq_length, pooling)
+        labels = torch.tensor([rows["label"][i] for i in idx], dtype=torch.float32, device=e1.device)
+        return loss.compute_loss_from_embeddings([e1, e2], labels)
+
     params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=cfg.lr)
-    warm = int(cfg.warmup_ratio * total)
-    end = cfg.lr_end / cfg.lr
-
-    def factor(step: int) -> float:
-        if step < warm:
-            return (step + 1) / max(warm, 1)
-        return 1.0 - (1.0 - end) * min(1.0, (step - warm) / max(total - warm, 1))
-
-    sched = LambdaLR(opt, factor)
-    rng = random.Random(cfg.seed)
+    loop.prepare(model, [{"params": params}], planned, loss_of)
+    losses: list[float] = []
+    loop.extras_fn = lambda: {"losses": losses}
+    if loop.resume():
+        losses[:] = loop.extras.get("losses", [])
     model.train()
-    step = 0
-    with progress_bar(total, "sbert (top layers)", enabled=not quiet) as bar:
-        while step < total:
-            rng.shuffle(order)
-            for start in range(0, len(order), cfg.batch_size):
-                if step >= total:
-                    break
-                idx = order[start:start + cfg.batch_size]
-                e1 = top.features([rows["sentence1"][i] for i in idx], cfg.max_seq_length, pooling)
-                e2 = top.features([rows["sentence2"][i] for i in idx], cfg.max_seq_length, pooling)
-                labels = torch.tensor([rows["label"][i] for i in idx], dtype=torch.float32, device=e1.device)
-                value = loss.compute_loss_from_embeddings([e1, e2], labels)
-                opt.zero_grad()
-                value.backward()
-                torch.nn.utils.clip_grad_norm_(params, 1.0)
-                opt.step()
-                sched.step()
-                step += 1
+    epoch = loop.epoch
+    with progress_bar(planned - loop.steps, "sbert (top layers)", enabled=not quiet) as bar:
+        while loop.steps < planned and not loop.stopped_by:
+            order = list(range(n))
+            random.Random(cfg.seed + epoch).shuffle(order)  # a function of the epoch: resumable
+            mine = loop.shard([order[s:s + cfg.batch_size] for s in range(0, n, cfg.batch_size)])
+            for b, idx in enumerate(mine):
+                if loop.skip(epoch, b):
+                    continue
+                losses.append(round(loop.step(idx, epoch, b, last_in_epoch=b == len(mine) - 1), 5))
                 bar.advance(1)
+                if loop.stopped_by or loop.steps >= planned:
+                    break
+            if loop.stopped_by or loop.steps >= planned:
+                break
+            loop.end_epoch(epoch)
+            epoch += 1
+    if not loop.stopped_by:
+        loop.save_checkpoint()
     model.eval()
-    return step
+    return loop.steps, loop.stopped_by, losses, loop.is_main
 
 
 def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str | None = None,
-                quiet: bool = False) -> dict:
-    """Fine-tune, save a sentence-transformers folder at `out`, return the training info."""
+                quiet: bool = False, placement=None, budget=None) -> dict:  # noqa: ANN001
+    """Fine-tune, save a sentence-transformers folder at `out` (rank 0), return the training info.
+
+    `placement` (argsim.training) gives the device, precision and seed (default: `device` or the CPU, fp32,
+    `cfg.seed`); `budget` the stops and checkpoints (default: `cfg.max_steps`)."""
     import datasets
-    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+    from sentence_transformers import SentenceTransformerTrainer
 
     try:  # sentence-transformers >= 6 moved the losses; 5.x has them at the top level
         from sentence_transformers.sentence_transformer import losses
@@ -135,12 +149,17 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
 
     from argsim.backend import load_sentence_transformer
     from argsim.settings import seed_everything
+    from argsim.training import Budget, resolve_placement
+    from argsim.training.st import run_trainer, trainer_arguments
 
     if cfg.loss not in LOSSES:
         raise ArgsimError(f"unknown loss '{cfg.loss}': choose {' or '.join(LOSSES)}")
+    placement = placement or resolve_placement(device or "cpu", "fp32", seed=cfg.seed)
+    budget = budget or Budget(max_steps=cfg.max_steps)
+    cfg.seed = placement.seed
     seed_everything(cfg.seed)
     out = Path(out)
-    model = load_sentence_transformer(cfg.model, device=device)
+    model = load_sentence_transformer(cfg.model, device=placement.device)
     if cfg.pooling:
         model = _with_pooling(model, cfg.pooling)
     model.max_seq_length = cfg.max_seq_length
@@ -148,32 +167,37 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
     loss = (losses.CosineSimilarityLoss(model) if cfg.loss == "cosine"
             else losses.ContrastiveLoss(model, margin=cfg.contrastive_margin))
     steps_per_epoch = math.ceil(len(rows["label"]) / cfg.batch_size)
-    if cfg.train_layers > 0:
-        start = time.perf_counter()
-        steps = _train_top_layers(model, rows, loss, cfg, quiet)
-        return _finish(model, out, cfg, train, len(rows["label"]), steps, steps_per_epoch, start)
-    ds = datasets.Dataset.from_dict(rows)
-    args = SentenceTransformerTrainingArguments(
-        output_dir=str(out / "checkpoints"), num_train_epochs=cfg.epochs, max_steps=cfg.max_steps,
-        per_device_train_batch_size=cfg.batch_size, learning_rate=cfg.lr, warmup_ratio=cfg.warmup_ratio,
-        lr_scheduler_type="polynomial", lr_scheduler_kwargs={"lr_end": cfg.lr_end, "power": 1.0},
-        seed=cfg.seed, data_seed=cfg.seed, save_strategy="no", report_to="none", logging_steps=50,
-        disable_tqdm=quiet, use_cpu=(str(model.device) == "cpu"), dataloader_drop_last=False)
-    trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=ds, loss=loss)
     start = time.perf_counter()
-    trainer.train()
-    return _finish(model, out, cfg, train, len(ds), trainer.state.global_step, steps_per_epoch, start)
+    if cfg.train_layers > 0:
+        steps, stopped_by, curve, is_main = _train_top_layers(model, rows, loss, cfg, placement, budget, out, quiet)
+        run = {"steps": steps, "stopped_by": stopped_by, "losses": curve}
+    else:
+        ds = datasets.Dataset.from_dict(rows)
+        args = trainer_arguments(out, placement, budget, policy(cfg), epochs=cfg.epochs, batch_size=cfg.batch_size,
+                                 quiet=quiet, logging_steps=50, dataloader_drop_last=False)
+        trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=ds, loss=loss)
+        run = run_trainer(trainer, out, budget)
+        is_main = trainer.is_world_process_zero()
+    return _finish(model, out, cfg, train, rows, run, steps_per_epoch, start, placement, budget, is_main)
 
 
-def _finish(model, out: Path, cfg: SbertConfig, train: KPMData, pairs: int, steps: int,  # noqa: ANN001
-            steps_per_epoch: int, start: float) -> dict:
+def _finish(model, out: Path, cfg: SbertConfig, train: KPMData, rows: dict, run: dict,  # noqa: ANN001
+            steps_per_epoch: int, start: float, placement, budget, is_main: bool) -> dict:  # noqa: ANN001
     from argsim.io import write_json
     from argsim.results import peak_memory_mb
+    from argsim.training.record import data_hash, train_config, write_records
 
     seconds = time.perf_counter() - start
-    model.save(str(out))
-    info = {"method": "sbert", "config": asdict(cfg), "train": train.name, "pairs": pairs, "steps": steps,
-            "seconds": round(seconds, 1), "seconds_per_epoch": round(seconds * steps_per_epoch / max(steps, 1), 1),
-            "peak_mb": peak_memory_mb(), "device": str(model.device)}
-    write_json(out / TRAIN_INFO, info)
+    steps = run["steps"]
+    info = {"method": "sbert", "config": asdict(cfg), "train": train.name, "pairs": len(rows["label"]),
+            "steps": steps, "seconds": round(seconds, 1),
+            "seconds_per_epoch": round(seconds * steps_per_epoch / max(steps, 1), 1),
+            "peak_mb": peak_memory_mb(), "device": placement.device, "precision": placement.precision,
+            "stopped_by": run.get("stopped_by")}
+    if is_main:
+        model.save(str(out))
+        write_json(out / TRAIN_INFO, info)
+        run = {**run, "seconds": round(seconds, 2)}
+        write_records(out, train_config("kpm-sbert", placement, budget, policy(cfg), asdict(cfg),
+                                        {train.name: data_hash(rows)}, run, base_model=cfg.model))
     return info

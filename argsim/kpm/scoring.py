@@ -15,6 +15,7 @@ import numpy as np
 from argsim.backend import Encoder
 from argsim.data.argkp import KPMData
 from argsim.errors import ArgsimError
+from argsim.vectors import l2_normalize
 
 Predictions = dict[str, dict[str, float]]
 
@@ -34,8 +35,7 @@ def embed_statements(encoder: Encoder, texts: Sequence[str], topics: Sequence[st
         vecs = contextual(list(texts), list(topics), list(stances))
     else:
         vecs = encoder.encode([_format(template, t, tp, s) for t, tp, s in zip(texts, topics, stances, strict=True)])
-    norms = np.linalg.norm(vecs, axis=1, keepdims=True)
-    return (vecs / np.maximum(norms, 1e-12)).astype(np.float32)
+    return l2_normalize(vecs).astype(np.float32)
 
 
 def score_key_points(data: KPMData, encoder: Encoder, arg_template: str = "{text}",

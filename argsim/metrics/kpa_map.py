@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from argsim.data.argkp import KPMData
 from argsim.errors import ArgsimError, InputError, examples
 from argsim.evaluation import Evaluation
 
@@ -36,6 +35,24 @@ DUMMY_KEPT_SCORE = 0.99
 TOP_FRACTION = 0.5
 
 Predictions = Mapping[str, Mapping[str, float]]
+
+
+class GoldArgument(Protocol):
+    """What the metric needs of an argument: its id and its (topic, stance) group."""
+
+    arg_id: str
+    topic: str
+    stance: int
+
+
+class Gold(Protocol):
+    """The labelled split the metric scores against, as plain data (the ArgKP loader's `KPMData` is one):
+    the arguments in file order, the valid key point ids, and the labels {(arg_id, key_point_id): 0 | 1}."""
+
+    name: str
+    arguments: Sequence[GoldArgument]
+    kp_by_id: Mapping[str, Any]
+    labels: Mapping[tuple[str, str], int]
 
 
 @dataclass
@@ -149,12 +166,12 @@ def group_average_precision(labels: np.ndarray, scores: np.ndarray, formula: str
     return ap
 
 
-def evaluate_map(predictions: Predictions, gold: KPMData, formula: str = "leaderboard",
+def evaluate_map(predictions: Predictions, gold: Gold, formula: str = "leaderboard",
                  tie_break: str = "first", seed: int = 0) -> MapResult:
     """Strict and relaxed mAP of `predictions` on the labelled split `gold`, exactly as the official script."""
     if formula not in FORMULAS:
         raise ArgsimError(f"unknown formula '{formula}': choose {' or '.join(FORMULAS)}")
-    if not gold.has_labels:
+    if not gold.labels:
         raise ArgsimError(f"{gold.name}: no gold labels to evaluate against (give the labels file)")
     unknown = [a for a in predictions if a not in gold.arg_by_id]
     if predictions and len(unknown) == len(predictions):

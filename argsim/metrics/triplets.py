@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from argsim.evaluation import Evaluation
+from argsim.vectors import l2_normalize
 
 DISTANCES = ("cosine", "l1", "euclidean")
 
@@ -36,10 +37,7 @@ def triplet_diffs(anchor: np.ndarray, positive: np.ndarray, negative: np.ndarray
     if not (a.shape == p.shape == n.shape) or a.ndim != 2:
         raise ValueError("anchor, positive and negative must be arrays of the same (n, dim) shape")
     if distance == "cosine":
-        def unit(x: np.ndarray) -> np.ndarray:
-            return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
-
-        a, p, n = unit(a), unit(p), unit(n)
+        a, p, n = l2_normalize(a), l2_normalize(p), l2_normalize(n)
         return (a * p).sum(1) - (a * n).sum(1)
     if distance == "l1":
         return np.abs(a - n).sum(1) - np.abs(a - p).sum(1)

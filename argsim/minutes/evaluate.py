@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from argsim.config import RunConfig
 from argsim.errors import InputError
 from argsim.evaluation import Evaluation
 from argsim.io import read_json, read_records
@@ -49,13 +50,13 @@ def read_summaries(path: Path) -> SummaryFile:
                        data=str(meta.get("items", path.stem)), meta=meta)
 
 
-def rouge_nlp(units: Sequence[str]) -> Any:
+def rouge_nlp(units: Sequence[str], config: RunConfig | None = None) -> Any:
     """The backend's GiNZA pipeline when a unit needs Sudachi tokens, else None."""
     if all(u == "char" for u in units):
         return None
     from argsim.backend import get_encoder
 
-    return get_encoder("ginza").nlp
+    return get_encoder("ginza", config=config).nlp
 
 
 def score_summaries(summaries: SummaryFile, units: Sequence[str] = ("content", "char"), no_limit: bool = False,

@@ -17,6 +17,7 @@ import numpy as np
 
 from argsim.data.poliinfo import Meeting
 from argsim.minutes.text import boilerplate, clean_lines
+from argsim.vectors import l2_normalize
 
 SPLITS = ("train", "dev", "test")
 
@@ -77,7 +78,7 @@ def mine_triplets(lines: Sequence[Line], vectors: np.ndarray, config: MiningConf
     """
     if len(lines) != len(vectors):
         raise ValueError("one vector per line is needed")
-    unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    unit = l2_normalize(vectors)
     if splits is None:
         splits = split_meetings(Counter(x.meeting for x in lines), config.fractions, config.seed)
     pools = {s: np.array([i for i, x in enumerate(lines) if splits[x.meeting] == s], dtype=np.int64)

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from argsim.vectors import l2_normalize
+
 CAP_MODES = ("fit", "truncate")
 
 
@@ -26,8 +28,7 @@ class MMRWeights:
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
-    x = np.asarray(x, dtype=np.float64)
-    return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-12)
+    return l2_normalize(np.asarray(x, dtype=np.float64))
 
 
 def key_size(budget: int, chars_per_key: int = 50) -> int:

@@ -6,15 +6,16 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from argsim.config import RunConfig
 from argsim.data.poliinfo import Meeting
 from argsim.io import write_jsonl
 from argsim.minutes.mining import SPLITS, MiningConfig, corpus_lines, mine_triplets, split_meetings
 
 
 def mine_minutes(meetings: list[Meeting], out: Path, config: MiningConfig = MiningConfig(),
-                 model: str = "ginza") -> dict:
+                 model: str = "ginza", run: RunConfig | None = None) -> dict:
     """Clean, embed (backend encoder `model`, cached), split by meeting, mine and write
-    `<out>/{train,dev,test}.jsonl`; returns counts and timings."""
+    `<out>/{train,dev,test}.jsonl`; returns counts and timings. `run`: the encoder's run options."""
     from argsim.backend import get_encoder
 
     start = time.perf_counter()
@@ -24,7 +25,7 @@ def mine_minutes(meetings: list[Meeting], out: Path, config: MiningConfig = Mini
 
         raise ArgsimError("no usable lines in the minutes (after noise and boilerplate removal)")
     t_clean = time.perf_counter() - start
-    enc = get_encoder(model)
+    enc = get_encoder(model, config=run)
     vectors = enc.encode([x.text for x in lines], description=f"embedding minutes lines ({model})")
     t_embed = time.perf_counter() - start - t_clean
     splits = split_meetings(Counter(x.meeting for x in lines), config.fractions, config.seed)

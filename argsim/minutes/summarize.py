@@ -106,8 +106,10 @@ def user_items(path: Path, default_budget: int = 100) -> list[MinutesItem]:
 
 
 def summarize_items(items: Sequence[MinutesItem], encoder=None, options: SummarizeOptions = SummarizeOptions(),
-                    ) -> list[dict]:  # noqa: ANN001
-    """Summarise every item; one record per item with the selected sentences, their scores and the summary."""
+                    quiet: bool = False) -> list[dict]:  # noqa: ANN001
+    """Summarise every item; one record per item with the selected sentences, their scores and the summary.
+
+    `quiet`: no progress bar."""
     from argsim.progress import track
 
     if options.method not in METHODS:
@@ -120,7 +122,7 @@ def summarize_items(items: Sequence[MinutesItem], encoder=None, options: Summari
         vec_of = dict(zip(texts, vecs, strict=True))
     rng = np.random.default_rng(options.seed)
     out = []
-    for it in track(items, "summarising"):
+    for it in track(items, "summarising", enabled=not quiet):
         n = key_size(it.budget, options.chars_per_key)
         lengths = [len(s) for s in it.sentences]
         budget = it.budget if options.cap == "fit" else None

@@ -18,23 +18,24 @@ from argsim.thematic.triplets import (
 )
 
 
-def read_user_articles(path: Path) -> list[Article]:
+def read_user_articles(path: Path, quiet: bool = False) -> list[Article]:
     """A user's own articles: a folder of wikitext files (*.txt / *.wiki, title = file name) or a JSONL/CSV with
-    columns `title` and `text` (wikitext)."""
+    columns `title` and `text` (wikitext); `quiet`: no progress bar."""
     path = Path(path)
     if path.is_dir():
         files = sorted([*path.glob("*.txt"), *path.glob("*.wiki")])
         if not files:
             raise InputError(path, "no *.txt or *.wiki wikitext files in this folder")
         out = []
-        for f in track(files, "parsing articles"):
+        for f in track(files, "parsing articles", enabled=not quiet):
             try:
                 out.append(parse_article(f.read_text(encoding="utf-8"), f.stem.replace("_", " "), str(f)))
             except UnicodeDecodeError as exc:
                 raise InputError(f, f"not UTF-8 ({exc.reason})") from None
         return out
     rows = read_records(path, required=["title", "text"])
-    return [parse_article(r["text"], str(r["title"]), str(path)) for r in track(rows, "parsing articles")]
+    return [parse_article(r["text"], str(r["title"]), str(path))
+            for r in track(rows, "parsing articles", enabled=not quiet)]
 
 
 def build_datasets(articles: list[Article], out: Path, negatives: str = "adjacent", level: str = "top",

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from argsim.vectors import l2_normalize
+
 ALGORITHMS = ("kmeans", "agglomerative")
 LINKAGES = ("ward", "average", "complete")
 
@@ -24,7 +26,7 @@ def cluster_vectors(vectors: np.ndarray, k: int, algorithm: str = "kmeans", seed
     k = max(1, min(k, n))
     if n <= 1 or k == 1:
         return np.zeros(n, dtype=int)
-    unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    unit = l2_normalize(vectors)
     if algorithm == "kmeans":
         return KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(unit)
     if linkage not in LINKAGES:

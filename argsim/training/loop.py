@@ -119,8 +119,9 @@ class TrainLoop:
         ctx = self.accelerator.no_sync(self.module) if not sync else _nullcontext()
         with ctx:
             loss = self.module(batch)
-            if loss.requires_grad:
-                self.accelerator.backward(loss / self.budget.grad_accum)
+            if not loss.requires_grad:  # nothing to learn from this batch: keep every process's backward in step
+                loss = loss + 0.0 * sum(p.sum() for p in self.params)
+            self.accelerator.backward(loss / self.budget.grad_accum)
         if sync:
             if self.policy.max_grad_norm:
                 self.accelerator.clip_grad_norm_(self.params, self.policy.max_grad_norm)

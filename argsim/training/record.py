@@ -127,3 +127,13 @@ def write_records(out: str | Path, config: dict, pipeline_tag: str = "sentence-s
     else:
         text = front_matter(config, pipeline_tag) + f"# argsim {config['trainer']} model\n"
     write_text(card, text + _argsim_section(config))
+
+
+def add_metrics(out: str | Path, metrics: dict) -> None:
+    """Record metrics measured after training (e.g. a dev-set evaluation) in train_config.json and the card."""
+    path = Path(out) / TRAIN_CONFIG
+    if not path.is_file():
+        return
+    config = json.loads(path.read_text(encoding="utf-8"))
+    config["metrics"] = {**config.get("metrics", {}), **metrics}
+    write_records(out, config)

@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 
 from argsim.cli.groups import console, eval_app, rank_app, train_app
-from argsim.counter.stopwords import DEFAULT_STOPWORDS
+from argsim.counter.lexical.stopwords import DEFAULT_STOPWORDS
 
 STOPWORDS_HELP = "Stop words dropped for Manhattan, WMD and TF cosine: gensim (gensim's English list) or none."
 SETTING_HELP = ("sdoc | sdc | sdoa | sda | stc | sta | epc | epa (same debate / same theme / entire portal; "
@@ -43,8 +43,8 @@ def rank_counterargs(
     true counter, then print accuracy@1 and MRR per setting beside the paper's Table 2."""
     from rich.markup import escape
 
-    from argsim.counter.rankers import load_rankers
-    from argsim.counter.run import dataset_points, parse_options, run_ranker
+    from argsim.counter.core.registry import load_rankers
+    from argsim.counter.core.run import dataset_points, parse_options, run_ranker
     from argsim.io import write_jsonl
     from argsim.settings import RUNTIME
 
@@ -61,7 +61,7 @@ def rank_counterargs(
         options["model"] = model
     runs, records = [], []
     if input_file is not None:
-        from argsim.counter.userdata import load_user_arguments
+        from argsim.counter.core.userdata import load_user_arguments
 
         points, pools, gold = load_user_arguments(input_file, candidates=candidates)
         runs.append(run_ranker(method, points, pools, gold, setting="user", split=input_file.stem,
@@ -98,7 +98,7 @@ def _print_summary(records: list[dict], runs: dict, task: str | None = None, tie
                    model: str | None = None) -> None:
     from rich.markup import escape
 
-    from argsim.counter.evaluate import paper_figure, summarize
+    from argsim.counter.core.evaluation import paper_figure, summarize
     from argsim.results import ResultRow, environment, write_results
     from argsim.settings import RUNTIME
 
@@ -144,8 +144,9 @@ def train_ltr_cmd(
 ) -> None:
     """Fit logistic-regression / XGBoost rankers (appendix B.1 hyper-parameters) pointwise on counterargs-18
     training pairs: each point's true counter plus sampled false candidates from its pool."""
-    from argsim.counter.features import FeatureConfig
-    from argsim.counter.ltr import LTR_METHODS, train_ltr
+    from argsim.counter.lexical.features import FeatureConfig
+    from argsim.counter.ltr.model import LTR_METHODS
+    from argsim.counter.ltr.training import train_ltr
     from argsim.data.counterargs import load_counterargs
     from argsim.errors import ArgsimError
     from argsim.results import timed
@@ -157,7 +158,7 @@ def train_ltr_cmd(
     corpus = None if input_file is not None else load_counterargs()
     user_data = None
     if input_file is not None:
-        from argsim.counter.userdata import load_user_arguments
+        from argsim.counter.core.userdata import load_user_arguments
 
         user_data = load_user_arguments(input_file, candidates="all")
         setting = ["user"]
@@ -195,10 +196,10 @@ def train_simple_sd(
 ) -> None:
     """Compare the readings of Simple-SD's weights (literal, interleaved, max-min, sum-min) by accuracy@1 on
     the validation split and, with --tune, search better weights there."""
-    from argsim.counter.features import FEATURE_NAMES, FeatureConfig
-    from argsim.counter.ltr import pool_features
-    from argsim.counter.run import dataset_points
-    from argsim.counter.simplesd import READINGS, compare_readings, tune_weights
+    from argsim.counter.core.run import dataset_points
+    from argsim.counter.lexical.feature_cache import pool_features
+    from argsim.counter.lexical.features import FEATURE_NAMES, FeatureConfig
+    from argsim.counter.lexical.simplesd import READINGS, compare_readings, tune_weights
     from argsim.io import write_json
     from argsim.results import ResultRow, environment, timed, write_results
     from argsim.settings import RUNTIME

@@ -5,12 +5,13 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from argsim.cli.groups import console, data_app
+from argsim.cli.groups import console, data_app, run_config
 from argsim.errors import ArgsimError
 
 
 @data_app.command("check")
-def check(name: str = typer.Argument(..., help="Dataset: argkp, counterargs18, poliinfo, wikipedia, sick "
+def check(ctx: typer.Context,
+          name: str = typer.Argument(..., help="Dataset: argkp, counterargs18, poliinfo, wikipedia, sick "
                                                 "(or 'all').")) -> None:
     """Validate a dataset folder under --data-dir and print its statistics (counts per split, topics, ...)
     next to the figures documented in its SOURCE.md; exit 2 when a figure differs or a file is missing."""
@@ -20,7 +21,7 @@ def check(name: str = typer.Argument(..., help="Dataset: argkp, counterargs18, p
     names = sorted(DATASETS) if name == "all" else [name]
     failed = []
     for n in names:
-        stats = check_dataset(n)
+        stats = check_dataset(n, run_config(ctx).data_dir)
         table = Table(title=f"{n}: {DATASETS[n].title}")
         for col in ("statistic", "value", "expected", ""):
             table.add_column(col)

@@ -7,7 +7,7 @@ from typing import Literal
 
 import typer
 
-from argsim.cli.groups import console
+from argsim.cli.groups import console, run_config
 from argsim.cli.params import out_file
 
 
@@ -17,6 +17,7 @@ def register(app: typer.Typer) -> None:
 
 
 def embed(
+    ctx: typer.Context,
     input: Path = typer.Argument(..., help="CSV/TSV (header row), JSONL/JSON (objects), or plain text "
                                            "(one text a line)."),
     column: str = typer.Option("text", help="Column/field holding the text (CSV/JSONL)."),
@@ -45,7 +46,8 @@ def embed(
         if input.suffix.lower() not in (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".json"):
             raise InputError(input, "--id-column needs a CSV/TSV/JSON/JSONL input (plain text has no columns)")
         ids = [str(r[id_column]) for r in read_records(input, required=[column, id_column])]
-    encoder = get_encoder(model, pooling=pooling, max_seq_length=max_seq_length, batch_size=batch_size)
+    encoder = get_encoder(model, pooling=pooling, max_seq_length=max_seq_length, batch_size=batch_size,
+                          config=run_config(ctx))
     start = time.perf_counter()
     vectors = encoder.encode(texts, normalize=normalize)
     seconds = time.perf_counter() - start

@@ -8,8 +8,18 @@ from typing import Literal
 import typer
 from rich.table import Table
 
-from argsim.cli.groups import console, eval_app, rank_app, train_app
+from argsim.cli.groups import console, eval_app, rank_app, run_config, train_app
 from argsim.cli.params import OUT_DIR, OUT_FILE
+from argsim.cli.training_options import (
+    CHECKPOINT_EVERY,
+    GRAD_ACCUM,
+    MAX_MINUTES,
+    MAX_STEPS,
+    RESUME,
+    budget,
+    placement,
+)
+from argsim.cli.training_options import quiet as run_quiet
 
 Formula = Literal["leaderboard", "2021-09"]
 TieBreak = Literal["first", "random"]
@@ -46,6 +56,7 @@ def _print_map(result, title: str) -> None:  # noqa: ANN001
 
 @eval_app.command("map")
 def eval_map(
+    ctx: typer.Context,
     predictions: Path = typer.Argument(..., help="Predictions JSON in the shared-task format "
                                                  "{arg_id: {key_point_id: score}} (as `rank keypoints` writes)."),
     split: str = typer.Option("dev", help=SPLIT_HELP),
@@ -70,7 +81,7 @@ def eval_map(
     from argsim.io import write_json
     from argsim.metrics.kpa_map import evaluate_map, read_predictions
 
-    gold = load_kpm_input(split, arguments, key_points, labels, need_labels=True)
+    gold = load_kpm_input(split, arguments, key_points, labels, need_labels=True, data_dir=run_config(ctx).data_dir)
     result = evaluate_map(read_predictions(predictions), gold, formula=formula, tie_break=tie_break, seed=seed)
     _print_map(result, f"KPA Track 1 mAP: {predictions.name} on {gold.name}")
     if out:
@@ -81,6 +92,7 @@ def eval_map(
 
 @rank_app.command("keypoints")
 def rank_keypoints(
+    ctx: typer.Context,
     model: list[str] = typer.Option(["minilm"], "--model", "-m", help="Backend model name (minilm, mpnet, ...) "
                                     "or a folder trained by `train sbert` / `train mts`. Repeat to average "
                                     "the scores of several models (ensemble)."),
@@ -110,9 +122,10 @@ def rank_keypoints(
     from argsim.metrics.kpa_map import evaluate_map
     from argsim.results import timed
 
-    data = load_kpm_input(split, arguments, key_points, labels)
+    cfg = run_config(ctx)
+    data = load_kpm_input(split, arguments, key_points, labels, data_dir=cfg.data_dir)
     with timed() as t:
-        parts = [score_key_points(data, get_encoder(m), arg_template, kp_template) for m in model]
+        parts = [score_key_points(data, get_encoder(m, config=cfg), arg_template, kp_template) for m in model]
     preds = parts[0] if len(parts) == 1 else ensemble_predictions(parts)
     matches = best_matches(data, preds)
     cover = coverage(data, matches, threshold)
@@ -136,46 +149,11 @@ def rank_keypoints(
                   f"({len(preds):,} arguments scored in {t['seconds']:.1f}s)")
 
 
-def _training_inputs(data, eval_split: str | None):  # noqa: ANN001, ANN202 (KPMData)
-    """Everything a training run needs, checked before the model loads: labelled pairs with at least one match,
-    and the evaluation split (loaded now, so a missing one fails before the first step, not after the budget)."""
-    from argsim.data.argkp import load_argkp
-    from argsim.errors import ArgsimError
-
-    if not data.has_labels:
-        raise ArgsimError(f"{data.name}: training needs gold labels (give --labels)")
-    if data.positives() == 0:
-        raise ArgsimError(f"{data.name}: the labels hold no matching pair (label 1) to train on")
-    if not eval_split:
-        return None
-    try:
-        return load_argkp(eval_split)
-    except ArgsimError as exc:
-        raise ArgsimError(f"evaluation after training on ArgKP '{eval_split}': {exc} (pass --eval-split '' to "
-                          "skip it)") from None
-
-
-def _evaluate_folder(folder: Path, gold, info: dict) -> dict:  # noqa: ANN001 (KPMData | None)
-    """Score the evaluation split `gold` with the freshly trained folder; add the mAPs to the training info."""
-    if gold is None:
-        return info
-    from argsim.backend import get_encoder
-    from argsim.io import write_json
-    from argsim.kpm.scoring import score_key_points
-    from argsim.metrics.kpa_map import evaluate_map
-
-    split = gold.name.removeprefix("argkp-")
-    preds = score_key_points(gold, get_encoder(str(folder)))
-    write_json(folder / f"predictions_{split}.json", preds)
-    info["eval"] = {}
-    for formula in ("leaderboard", "2021-09"):
-        r = evaluate_map(preds, gold, formula=formula)
-        info["eval"][formula] = {"split": split, "data": gold.name, "strict": r.strict, "relaxed": r.relaxed}
-    write_json(folder / "argsim_train.json", info)
-    return info
-
-
 def _print_training(info: dict, folder: Path) -> None:
+    from argsim.training import is_main_process
+
+    if not is_main_process():
+        return
     ev = info.get("eval", {}).get("leaderboard", {})
     on = f" on {ev.get('data', ev['split'])}" if ev else ""
     table = Table(title=f"trained {info['method']} -> {folder}")
@@ -189,9 +167,11 @@ def _print_training(info: dict, folder: Path) -> None:
 
 @train_app.command("sbert")
 def train_sbert_cmd(
+    ctx: typer.Context,
     out: Path = typer.Option(Path("models/kpm-sbert"), callback=OUT_DIR,
                              help="Output folder (a sentence-transformers model)."),
-    model: str = typer.Option("minilm", help="Base model: minilm, mpnet or a sentence-transformers folder."),
+    model: str = typer.Option("minilm", help="Base model: minilm, mpnet, a sentence-transformers folder or a "
+                              "Hugging Face id (e.g. sentence-transformers/all-MiniLM-L6-v2)."),
     split: str = typer.Option("train", help="Training split of ArgKP-2021 (" + SPLIT_HELP + ")"),
     arguments: Path | None = typer.Option(None, help=ARGS_HELP),
     key_points: Path | None = typer.Option(None, help=KPS_HELP),
@@ -209,31 +189,39 @@ def train_sbert_cmd(
     lr: float = typer.Option(8e-6, help="Initial learning rate."),
     lr_end: float = typer.Option(1e-6, help="Final learning rate of the linear decay (= --lr for constant)."),
     max_seq_length: int = typer.Option(64, min=1, help="Token limit per sentence."),
-    max_steps: int = typer.Option(-1, help="Stop after this many steps (-1 = full epochs)."),
     train_layers: int = typer.Option(0, min=0,
                                      help="Train only the top N transformer layers on cached lower-layer states "
                                           "(BERT-type models; ~3x faster on CPU). 0 = the sentence-transformers "
                                           "trainer on the whole model."),
     eval_split: str | None = typer.Option("dev", help="ArgKP split to score after training ('' to skip)."),
+    max_steps: int | None = MAX_STEPS,
+    max_minutes: float | None = MAX_MINUTES,
+    grad_accum: int = GRAD_ACCUM,
+    checkpoint_every: int = CHECKPOINT_EVERY,
+    resume: bool = RESUME,
 ) -> None:
     """Fine-tune a Siamese SBERT on labelled argument/key point pairs; saves a sentence-transformers folder
     that `rank keypoints --model DIR` loads."""
     from argsim.data.argkp import load_kpm_input
+    from argsim.kpm.evaluate import check_training_inputs, evaluate_trained
     from argsim.kpm.sbert import SbertConfig, train_sbert
-    from argsim.settings import RUNTIME
 
-    data = load_kpm_input(split, arguments, key_points, labels, need_labels=True)
-    gold = _training_inputs(data, eval_split)
+    run = run_config(ctx)
+    where = placement(ctx)
+    plan = budget(max_steps, max_minutes, grad_accum, checkpoint_every, resume)
+    data = load_kpm_input(split, arguments, key_points, labels, need_labels=True, data_dir=run.data_dir)
+    check_training_inputs(data, eval_split, run)
     cfg = SbertConfig(model=model, loss=loss, positive_target=positive_target, negative_target=negative_target,
                       contrastive_margin=contrastive_margin, pooling=pooling, epochs=epochs, batch_size=batch_size,
-                      lr=lr, lr_end=lr_end, max_seq_length=max_seq_length, seed=RUNTIME.seed, max_steps=max_steps,
-                      train_layers=train_layers)
-    info = train_sbert(data, out, cfg, quiet=RUNTIME.quiet)
-    _print_training(_evaluate_folder(out, gold, info), out)
+                      lr=lr, lr_end=lr_end, max_seq_length=max_seq_length, seed=where.seed,
+                      max_steps=max_steps or -1, train_layers=train_layers)
+    info = train_sbert(data, out, cfg, quiet=run_quiet(ctx), placement=where, budget=plan)
+    _print_training(evaluate_trained(out, eval_split, info, run), out)
 
 
 @train_app.command("mts")
 def train_mts_cmd(
+    ctx: typer.Context,
     out: Path = typer.Option(Path("models/kpm-mts"), callback=OUT_DIR,
                              help="Output folder; with --folds > 1 one sub-folder per "
                                   "fold (fold_1 ... fold_k) and an ensemble manifest in OUT itself."),
@@ -279,80 +267,72 @@ def train_mts_cmd(
     eval_split: str | None = typer.Option("dev", help="With --folds 1: ArgKP split to score after training "
                                           "('' to skip). With folds: each fold model is scored on its held-out "
                                           "topics."),
+    max_steps: int | None = MAX_STEPS,
+    max_minutes: float | None = MAX_MINUTES,
+    grad_accum: int = GRAD_ACCUM,
+    checkpoint_every: int = CHECKPOINT_EVERY,
+    resume: bool = RESUME,
 ) -> None:
     """Train Matching The Statements (Phan et al. 2021): topic, statement and stance inputs, shared
     transformer with cls-last4 pooling, pseudo-label clusters in key-point-centred batches, tuplet margin +
     intra-pair variance loss with multi-similarity mining; cosine at inference. Saves a folder that
     `rank keypoints --model DIR` loads."""
     from argsim.data.argkp import load_argkp, load_kpm_input
+    from argsim.kpm.evaluate import check_training_inputs, evaluate_folds, evaluate_trained, feature_size
     from argsim.kpm.mts_model import MTSConfig
     from argsim.kpm.mts_train import train_folds, train_mts
-    from argsim.settings import RUNTIME
 
+    where = placement(ctx)
+    plan = budget(max_steps, max_minutes, grad_accum, checkpoint_every, resume)
+    quiet = run_quiet(ctx)
+
+    run = run_config(ctx)
     if folds > 1 and arguments is not None:
         from argsim.errors import ArgsimError
 
         raise ArgsimError("--folds works on the ArgKP-2021 topics (train+dev); train on your own files with --folds 1")
-    data = gold = None
-    if folds <= 1:
-        data = load_kpm_input(split, arguments, key_points, labels, need_labels=True)
-        gold = _training_inputs(data, eval_split)
+    data = None
+    if folds <= 1:  # everything the run needs, checked before the model loads
+        data = load_kpm_input(split, arguments, key_points, labels, need_labels=True, data_dir=run.data_dir)
+        check_training_inputs(data, eval_split, run)
     cfg = MTSConfig(model=model, variant=variant, pooling=pooling, stance_dim=stance_dim,
-                    out_dim=out_dim or (_feature_size(model, pooling) if identity_init else 256),
+                    out_dim=out_dim or (feature_size(model, pooling) if identity_init else 256),
                     identity_init=identity_init,
                     epochs=epochs, lr=lr, head_lr=head_lr, max_pos=max_pos, max_neg=max_neg,
                     max_unmatched=max_unmatched, pair_batch_size=pair_batch_size,
                     tuplet_margin_deg=tuplet_margin_deg, tuplet_scale=tuplet_scale, ipv_weight=ipv_weight,
                     miner_epsilon=miner_epsilon, freeze_layers=freeze_layers, train_layers=train_layers,
                     frozen_backbone=frozen_backbone, max_batches=max_batches,
-                    seed=RUNTIME.seed)
+                    seed=where.seed)
     if folds <= 1:
-        info = train_mts(data, out, cfg, quiet=RUNTIME.quiet, log_every=log_every, init=init)
-        _print_training(_evaluate_folder(out, gold, info), out)
+        info = train_mts(data, out, cfg, quiet=quiet, log_every=log_every, init=init, placement=where, budget=plan)
+        _print_training(evaluate_trained(out, eval_split, info, run), out)
         return
     from argsim.kpm.mts_data import topic_folds
 
-    train, dev = load_argkp("train"), load_argkp("dev")
-    infos = train_folds(train, dev, out, cfg, folds, only=fold or None, quiet=RUNTIME.quiet,
-                        log_every=log_every)
+    train, dev = load_argkp("train", run.data_dir), load_argkp("dev", run.data_dir)
+    infos = train_folds(train, dev, out, cfg, folds, only=fold or None, quiet=quiet, log_every=log_every,
+                        placement=where, budget=plan)
+    from argsim.training import is_main_process
+
+    if not is_main_process():
+        return
     held = {i: h for i, (_, h) in enumerate(topic_folds(train, dev, folds), start=1)}
-    _evaluate_folds(out, infos, held)
+    _print_folds(out, evaluate_folds(out, infos, held, run))
 
 
-def _feature_size(model: str, pooling: str) -> int:
-    import json
-
-    from argsim.backend import model_path
-
-    hidden = json.loads((model_path(model) / "config.json").read_text())["hidden_size"]
-    return hidden * (4 if pooling == "cls-last4" else 1)
-
-
-def _evaluate_folds(out: Path, infos: list[dict], held: dict) -> None:
-    """Score each trained fold model on its held-out topics; print the mean +- std as the paper does."""
-    import numpy as np
-
-    from argsim.backend import get_encoder
-    from argsim.io import write_json
-    from argsim.kpm.scoring import score_key_points
-    from argsim.metrics.kpa_map import evaluate_map
+def _print_folds(out: Path, scores: list) -> None:  # noqa: ANN001
+    """The per-fold table and the mean +- std line."""
+    from argsim.kpm.evaluate import fold_summary
 
     table = Table(title=f"MTS topic folds -> {out}")
     for col in ("fold", "held-out topics", "s/epoch", "strict mAP", "relaxed mAP"):
         table.add_column(col, justify="right")
-    strict, relaxed = [], []
-    for info in infos:
-        i = info["fold"]
-        folder = out / f"fold_{i}"
-        r = evaluate_map(score_key_points(held[i], get_encoder(str(folder))), held[i])
-        info["eval"] = {"leaderboard": {"split": held[i].name, "strict": r.strict, "relaxed": r.relaxed}}
-        write_json(folder / "argsim_train.json", info)
-        strict.append(r.strict)
-        relaxed.append(r.relaxed)
-        table.add_row(str(i), str(len(held[i].topics)), f"{info['seconds_per_epoch']:.0f}", f"{r.strict:.4f}",
-                      f"{r.relaxed:.4f}")
-    if strict:
+    for f in scores:
+        table.add_row(str(f.fold), str(f.held_out_topics), f"{f.seconds_per_epoch:.0f}", f"{f.strict:.4f}",
+                      f"{f.relaxed:.4f}")
+    if scores:
+        summary = fold_summary(scores)
         table.add_section()
-        table.add_row("mean", "", "", f"{np.mean(strict):.4f} ± {np.std(strict):.4f}",
-                      f"{np.mean(relaxed):.4f} ± {np.std(relaxed):.4f}")
+        table.add_row("mean", "", "", *(f"{summary[m][0]:.4f} ± {summary[m][1]:.4f}" for m in ("strict", "relaxed")))
     console.print(table)

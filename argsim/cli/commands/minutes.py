@@ -19,12 +19,14 @@ from argsim.cli.training_options import (
     budget,
     placement,
 )
+from argsim.cli.training_options import quiet as run_quiet
 
 SummaryMethod = Literal["embedrank-paper", "embedrank", "lead", "random"]
 
 
 @triplets_app.command("minutes")
 def triplets_minutes(
+    ctx: typer.Context,
     out: Path = typer.Option(Path("runs/minutes-triplets"), callback=OUT_DIR, help="Folder for train.jsonl, dev.jsonl, "
                                                                 "test.jsonl and counts.json."),
     minutes: list[Path] = typer.Option(None, "--minutes", help="Your own minutes JSON file(s) (PoliInfo layout: "
@@ -50,15 +52,15 @@ def triplets_minutes(
     from argsim.io import write_json
     from argsim.minutes.mining import MiningConfig
     from argsim.minutes.pipeline import mine_minutes
-    from argsim.settings import RUNTIME
 
+    cfg = run_config(ctx)
     if minutes:
         meetings = load_meetings(Path("."), files=[p.resolve() for p in minutes])
     else:
-        meetings = load_meetings(dataset_dir("poliinfo"))
+        meetings = load_meetings(dataset_dir("poliinfo", cfg.data_dir))
     config = MiningConfig(pos_threshold=pos_threshold, neg_threshold=neg_threshold, min_chars=min_chars,
-                          boilerplate_min_count=boilerplate_min_count, max_draws=max_draws, seed=RUNTIME.seed)
-    summary = mine_minutes(meetings, out, config, model=model)
+                          boilerplate_min_count=boilerplate_min_count, max_draws=max_draws, seed=cfg.seed)
+    summary = mine_minutes(meetings, out, config, model=model, run=cfg)
     write_json(out / "counts.json", summary)
     rows = [[k, v] for k, v in summary["counts"].items()]
     console.print(summary_table(f"minutes triplets -> {out}", ["count", "value"], rows))
@@ -108,7 +110,7 @@ def train_minutes_sbert(
                          margin=margin, distance=distance, max_train=max_train, max_dev=max_dev,
                          update_embeddings=not freeze_embeddings, seed=where.seed)
     log = run(train, dev if dev is not None and dev.is_file() else None, out, config, placement=where, budget=plan,
-              quiet=ctx.obj.quiet if ctx.obj else False)
+              quiet=run_quiet(ctx))
     rows = [["train triplets", log["train_triplets"]], ["seconds", log["seconds"]],
             ["seconds per epoch", ", ".join(str(s) for s in log["epoch_seconds"])]]
     rows += [[f"dev accuracy (epoch {d.get('epoch')})", next((v for k, v in d.items() if "accuracy" in k), "")]
@@ -118,6 +120,7 @@ def train_minutes_sbert(
 
 @summarize_app.command("minutes")
 def summarize_minutes(
+    ctx: typer.Context,
     items: Literal["ntcir14", "poliinfo2"] = typer.Option("ntcir14",
         help="Dataset items: ntcir14 (740 NTCIR-14 items with Source and gold) "
              "or poliinfo2 (PoliInfo-2 segmented parts covered by NTCIR-14 Sources)."),
@@ -149,15 +152,15 @@ def summarize_minutes(
     from argsim.minutes.mmr import MMRWeights
     from argsim.minutes.summarize import SummarizeOptions, dataset_items, summarize_items, user_items
     from argsim.results import timed
-    from argsim.settings import RUNTIME
 
-    its = user_items(input, length) if input else dataset_items(dataset_dir("poliinfo"), items)
+    cfg = run_config(ctx)
+    its = user_items(input, length) if input else dataset_items(dataset_dir("poliinfo", cfg.data_dir), items)
     its = its[:limit] if limit else its
     options = SummarizeOptions(method=method, weights=MMRWeights(k, m, s), beta=beta, chars_per_key=chars_per_key,
-                               cap=cap, seed=RUNTIME.seed)
-    enc = get_encoder(model) if method.startswith("embedrank") else None
+                               cap=cap, seed=cfg.seed)
+    enc = get_encoder(model, config=cfg) if method.startswith("embedrank") else None
     with timed() as t:
-        results = summarize_items(its, enc, options)
+        results = summarize_items(its, enc, options, quiet=cfg.quiet)
     write_json(out, {"method": method, "model": model if enc else None, "items": input and str(input) or items,
                      "options": {"k": k, "m": m, "s": s, "beta": beta, "chars_per_key": chars_per_key, "cap": cap},
                      "seconds": t["seconds"], "summaries": results})
@@ -182,12 +185,12 @@ def eval_rouge(
     its character budget scores 0, as in the official PoliInfo-2 scoring). Japanese is tokenised offline
     with GiNZA/Sudachi."""
     from argsim.io import write_json
-    from argsim.minutes.evaluate import read_summaries, score_summaries
+    from argsim.minutes.evaluate import read_summaries, rouge_nlp, score_summaries
     from argsim.results import environment, result_rows, write_results
 
     cfg = run_config(ctx)
     data = read_summaries(summaries)
-    evaluations = score_summaries(data, unit, no_limit=no_limit)
+    evaluations = score_summaries(data, unit, no_limit=no_limit, nlp=rouge_nlp(unit, config=cfg))
     table_rows, results, payload = [], [], []
     for ev in evaluations:
         u = ev.details["unit"]

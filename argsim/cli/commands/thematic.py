@@ -19,6 +19,7 @@ from argsim.cli.training_options import (
     budget,
     placement,
 )
+from argsim.cli.training_options import quiet as run_quiet
 
 Algorithm = Literal["kmeans", "agglomerative"]
 Linkage = Literal["ward", "average", "complete"]
@@ -26,6 +27,7 @@ Linkage = Literal["ward", "average", "complete"]
 
 @triplets_app.command("wikipedia")
 def triplets_wikipedia(
+    ctx: typer.Context,
     out: Path = typer.Option(Path("runs/thematic/data"), callback=OUT_DIR, help="Output folder for the JSONL files."),
     articles: Path | None = typer.Option(None, help="Your own articles instead of the dataset: a folder of "
                                                     "wikitext files (*.txt/*.wiki, title = file name) or a "
@@ -49,17 +51,19 @@ def triplets_wikipedia(
     from argsim.data.catalog import dataset_dir
     from argsim.data.wikipedia import load_articles
     from argsim.errors import ArgsimError
-    from argsim.settings import RUNTIME
     from argsim.thematic.build import build_datasets, read_user_articles
     from argsim.thematic.sections import LEVELS
     from argsim.thematic.triplets import NEGATIVES
 
+    cfg = run_config(ctx)
     if negatives not in NEGATIVES:
         raise ArgsimError(f"--negatives must be one of {', '.join(NEGATIVES)}")
     if level not in LEVELS:
         raise ArgsimError(f"--level must be one of {', '.join(LEVELS)}")
-    docs = read_user_articles(articles) if articles else load_articles(dataset_dir("wikipedia"))
-    counts = build_datasets(docs, out, negatives=negatives, level=level, seed=RUNTIME.seed,
+    docs = read_user_articles(articles, quiet=cfg.quiet) if articles else load_articles(
+        dataset_dir("wikipedia", cfg.data_dir), use_cache=cfg.use_cache, cache_dir=cfg.resolved_cache_dir(),
+        quiet=cfg.quiet)
+    counts = build_datasets(docs, out, negatives=negatives, level=level, seed=cfg.seed,
                             min_sections=min_sections)
     cols = list(next(iter(counts.values())))
     console.print(summary_table(f"thematic data ({negatives} negatives, {level} sections) -> {out}\n(sen/titles = "
@@ -101,7 +105,7 @@ def train_thematic(
         raise ArgsimError(f"--arch must be bilstm or minilm, not {arch!r}")
     where = placement(ctx, threads=threads or None)
     plan = budget(max_steps, max_minutes, grad_accum, checkpoint_every, resume)
-    quiet = bool(ctx.obj and ctx.obj.quiet)
+    quiet = run_quiet(ctx)
     rows = read_records(triplets, required=["anchor", "positive", "negative"])
     dev_rows = read_records(dev, required=["anchor", "positive", "negative"]) if dev else None
     if arch == "bilstm":
@@ -125,6 +129,7 @@ def train_thematic(
 
 @cluster_app.command("sentences")
 def cluster_sentences(
+    ctx: typer.Context,
     sentences: Path = typer.Argument(..., help="JSONL/CSV with a column `text`; optional `article` (cluster each "
                                                "article separately) and `label` (gold section; sets k)."),
     model: str = typer.Option("minilm", "--model", "-m", help="Backend model name or folder."),
@@ -139,16 +144,16 @@ def cluster_sentences(
     from argsim.backend import get_encoder
     from argsim.errors import ArgsimError
     from argsim.io import read_records, write_jsonl
-    from argsim.settings import RUNTIME
     from argsim.thematic.cluster import ALGORITHMS, cluster_groups
 
+    cfg = run_config(ctx)
     if algorithm not in ALGORITHMS:
         raise ArgsimError(f"--algorithm must be one of {', '.join(ALGORITHMS)}")
     rows = read_records(sentences, required=["text"])
     if k is None and any("label" not in r for r in rows):
         raise ArgsimError(f"{sentences}: no `label` column to take k from; pass --k")
-    vecs = get_encoder(model).encode([str(r["text"]) for r in rows])
-    labels = cluster_groups(rows, vecs, algorithm, k=k, seed=RUNTIME.seed, linkage=linkage)
+    vecs = get_encoder(model, config=cfg).encode([str(r["text"]) for r in rows])
+    labels = cluster_groups(rows, vecs, algorithm, k=k, seed=cfg.seed, linkage=linkage)
     write_jsonl(out, [{**r, "cluster": c} for r, c in zip(rows, labels, strict=True)])
     groups: dict = {}
     for r, c in zip(rows, labels, strict=True):
@@ -191,7 +196,7 @@ def eval_clustering(
         for m in model:
             for alg in algorithm:
                 with timed() as t:
-                    s, n = clustering_eval(rows, m, alg, seed=cfg.seed, linkage=linkage)
+                    s, n = clustering_eval(rows, m, alg, seed=cfg.seed, linkage=linkage, config=cfg)
                 table_rows.append([m, alg, n, *s.values()])
                 setting = alg if alg == "kmeans" else f"{alg}-{linkage}"
                 results += result_rows(clustering_evaluation(s, n, sentences.stem), method="thematic-clustering",
@@ -217,12 +222,12 @@ def eval_sick(
     from argsim.thematic.evaluate import sick_eval
 
     cfg = run_config(ctx)
-    root = folder or dataset_dir("sick")
+    root = folder or dataset_dir("sick", cfg.data_dir)
     env = environment(seed=cfg.seed, device=cfg.device, data_files=[Path(root) / "SICK_test_annotated.txt"])
     table_rows, results = [], []
     for m in model:
         with timed() as t:
-            s = sick_eval(m, root)
+            s = sick_eval(m, root, config=cfg)
         table_rows.append([m, s.pearson, s.spearman, s.mse, s.c, t["seconds"]])
         results += result_rows(s.evaluation("test"), method="sick-relatedness", model=m, setting="logreg",
                                seconds=t["seconds"], env=env)

@@ -1,6 +1,6 @@
 """Retrieve-then-rerank over the candidate pools of `argsim.data.counterargs.build_pools` (any setting).
 
-First stage: BM25 (`argsim.counter.baselines.bm25_scores`) or a model's retrieval head (dot product; for a
+First stage: BM25 (`argsim.counter.lexical.baselines.bm25_scores`) or a model's retrieval head (dot product; for a
 classification-only model, the base-embedding cosine). Second stage: a model's classification head on the
 cached base embeddings, or a cross-encoder. Base embeddings of every distinct candidate are computed once.
 """
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from argsim.counter.core.pools import PoolIndex
 from argsim.counter.neural.rerank import order_to_scores
-from argsim.counter.pools import PoolIndex
 from argsim.data.counterargs import Argument
 
 
@@ -43,7 +43,7 @@ def load_stage(spec: str | Path | None):  # noqa: ANN201
 
 def _first_stage(stage, points: list[Argument], pools: dict[str, list[Argument]],  # noqa: ANN001
                  index: PoolIndex, cache: dict) -> dict[str, np.ndarray]:
-    from argsim.counter.baselines import bm25_scores
+    from argsim.counter.lexical.baselines import bm25_scores
 
     if stage == "bm25":
         return bm25_scores(points, pools)

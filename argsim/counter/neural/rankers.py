@@ -6,7 +6,7 @@ default 30), `retriever` / `reranker` (folders for the two-stage methods; `retri
 
 from __future__ import annotations
 
-from argsim.counter.rankers import register_ranker
+from argsim.counter.core.registry import register_ranker
 from argsim.errors import ArgsimError
 
 

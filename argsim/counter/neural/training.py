@@ -14,11 +14,11 @@ import torch
 
 from argsim.counter.neural.config import NeuralConfig
 from argsim.counter.neural.data import PairData
-from argsim.counter.neural.evaluate import at1_over_k
 from argsim.counter.neural.heads import classification_loss, triplet_loss
 from argsim.counter.neural.model import CounterModel
 from argsim.counter.neural.sampling import NegativeSampler
 from argsim.counter.neural.store import save_model
+from argsim.counter.neural.validation import at1_over_k
 from argsim.io import write_json
 from argsim.progress import progress_bar
 from argsim.settings import seed_everything

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from argsim.counter.evaluate import ranking_records
-from argsim.counter.rankers import get_ranker
+from argsim.counter.core.evaluation import ranking_records
+from argsim.counter.core.registry import get_ranker
 from argsim.data.counterargs import SETTINGS, SPLITS, Argument, build_pools, load_counterargs
 from argsim.errors import ArgsimError
 from argsim.results import peak_memory_mb, timed

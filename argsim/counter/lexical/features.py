@@ -12,7 +12,7 @@ Metrics (each a similarity, larger = more similar):
 - `wmd`: 1 / (1 + WMD) with gensim's WMD over the chosen word vectors; WMD = inf (a text without any known
   word) gives similarity 0, the limit of 1 / (1 + d);
 - `cosine`: cosine of the term-frequency vectors (0 for an empty text);
-- `bm25`: BM25 score of the candidate for the part as the query (`argsim.counter.textrep.BM25Index`; document
+- `bm25`: BM25 score of the candidate for the part as the query (`argsim.counter.lexical.textrep.BM25Index`; document
   statistics from all distinct candidates of the run, i.e. the split's arguments for counterargs-18);
 - `bert`: cosine of the backend's [CLS] embeddings (MiniLM by default, standing in for bert-base-uncased).
 A point without a conclusion (an empty first part) gets met = that of an empty text.
@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from argsim.counter.pools import PoolIndex
-from argsim.counter.stopwords import DEFAULT_STOPWORDS
-from argsim.counter.textrep import BM25Index, cosine_similarity, manhattan_distance, shared_term_matrices
-from argsim.counter.wmd import WMDEngine
+from argsim.counter.core.pools import PoolIndex
+from argsim.counter.lexical.stopwords import DEFAULT_STOPWORDS
+from argsim.counter.lexical.textrep import BM25Index, cosine_similarity, manhattan_distance, shared_term_matrices
+from argsim.counter.lexical.wmd import WMDEngine
 from argsim.data.counterargs import Argument
 
 METRICS = ("manhattan", "wmd", "cosine", "bm25", "bert")
@@ -128,7 +128,7 @@ class FeatureSpace:
     def engine(self) -> WMDEngine:
         """One WMD engine over the distinct texts (conclusions, premises, candidates)."""
         if self._engine is None:
-            from argsim.counter.wordvecs import word_vectors
+            from argsim.counter.lexical.wordvecs import word_vectors
 
             texts: dict[str, int] = {}
             ids = [np.fromiter((texts.setdefault(t, len(texts)) for t in group), dtype=np.int64, count=len(group))

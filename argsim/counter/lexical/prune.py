@@ -3,7 +3,7 @@
 For a linear scorer f(x) = w . x (Simple-SD; logistic regression after its scaler, which is affine) every feature
 except the WMD block (x5..x8) is cheap and computed exactly for all pairs. The WMD block is a sum of
 w_k * agg_k(s_cl, s_pr) with s = 1 / (1 + WMD) in [0, 1]; min, max, product and sum are non-decreasing in each
-argument, so lower bounds on the two WMDs (word-centroid distance and relaxed WMD, `argsim.counter.wmd`) give an
+argument, so lower bounds on the two WMDs (word-centroid distance and relaxed WMD, `argsim.counter.lexical.wmd`) give an
 upper bound on f for every candidate where the WMD weights are positive; a negative weight (logistic regression)
 needs the similarity's lower bound, i.e. an upper bound on the WMD: the independent transport plan's cost, bounded
 for a whole pool by sqrt(2 - 2 <centroid_i, centroid_j>) and computed exactly per pair from its cost matrix.
@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from argsim.counter.features import METRICS, FeatureSpace, aggregate, inverse_distance
-from argsim.counter.wmd import WMDEngine, parallel_map
+from argsim.counter.lexical.features import METRICS, FeatureSpace, aggregate, inverse_distance
+from argsim.counter.lexical.wmd import WMDEngine, parallel_map
 
 MODES = ("rank", "top", "none")
 

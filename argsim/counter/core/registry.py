@@ -13,8 +13,12 @@ Register with::
     @register_ranker("my-method", help="one line for --help")
     def my_ranker(points, pools, **options): ...
 
-`get_ranker(name)` imports the built-in rankers (`argsim.counter.baselines`, `argsim.counter.ltr`) and,
-when installed, `argsim.counter.neural` (whose modules register themselves on import), then looks the name up.
+A family of rankers named `<prefix>:<argument>` (e.g. `feature:wmd-sum`) registers a factory with
+`register_ranker_family(prefix, factory)`; `factory(argument)` returns the ranker.
+
+`get_ranker(name)` imports the built-in rankers (`argsim.counter.lexical.baselines`, `argsim.counter.lexical.simplesd`,
+`argsim.counter.ltr.rankers`) and, when installed, `argsim.counter.neural` (whose modules register themselves on
+import), then looks the name up. This module imports no ranker module at its top, so rankers import it freely.
 """
 
 from __future__ import annotations
@@ -39,7 +43,8 @@ class RankerInfo:
 
 
 RANKERS: dict[str, RankerInfo] = {}
-_BUILTIN_MODULES = ("argsim.counter.baselines", "argsim.counter.simplesd", "argsim.counter.ltr")
+RANKER_FAMILIES: dict[str, Callable[[str], Ranker]] = {}
+_BUILTIN_MODULES = ("argsim.counter.lexical.baselines", "argsim.counter.lexical.simplesd", "argsim.counter.ltr.rankers")
 _OPTIONAL_MODULES = ("argsim.counter.neural",)
 
 
@@ -51,6 +56,20 @@ def register_ranker(name: str, help: str = "") -> Callable[[Ranker], Ranker]:  #
         return fn
 
     return deco
+
+
+def register_ranker_family(prefix: str, factory: Callable[[str], Ranker]) -> None:
+    """Register `factory` for the ranker names `<prefix>:<argument>`."""
+    RANKER_FAMILIES[prefix] = factory
+
+
+class ScoreDict(dict):
+    """Scores per point plus whether ranks below the top-k are exact (pruned scores are upper bounds)."""
+
+    def __init__(self, scores: dict, exact_rank: bool = True, stats: dict | None = None) -> None:
+        super().__init__(scores)
+        self.exact_rank = exact_rank
+        self.stats = stats or {}
 
 
 def load_rankers() -> dict[str, RankerInfo]:
@@ -69,10 +88,9 @@ def load_rankers() -> dict[str, RankerInfo]:
 def get_ranker(name: str) -> RankerInfo:
     """The registered ranker `name`; `feature:<feature name>` (e.g. `feature:wmd-sum`) ranks by one feature."""
     rankers = load_rankers()
-    if name.startswith("feature:"):
-        from argsim.counter.simplesd import single_feature_ranker
-
-        return RankerInfo(name=name, fn=single_feature_ranker(name.split(":", 1)[1]), help="one feature")
+    prefix, sep, argument = name.partition(":")
+    if sep and prefix in RANKER_FAMILIES:
+        return RankerInfo(name=name, fn=RANKER_FAMILIES[prefix](argument), help=f"one {prefix}")
     if name not in rankers:
         raise ArgsimError(f"unknown ranking method '{name}': choose one of {', '.join(sorted(rankers))}")
     return rankers[name]

@@ -8,7 +8,7 @@ from pathlib import Path
 from argsim.backend import load_word_vectors
 from argsim.backend.models import tokenize_en
 
-W2V_DIR = Path(__file__).resolve().parents[2] / "models" / "counter"
+W2V_DIR = Path(__file__).resolve().parents[3] / "models" / "counter"
 
 
 @lru_cache(maxsize=4)

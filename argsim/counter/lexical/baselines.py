@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from argsim.counter.pools import PoolIndex
-from argsim.counter.rankers import register_ranker
-from argsim.counter.textrep import BM25Index, cosine_similarity, shared_term_matrices
+from argsim.counter.core.pools import PoolIndex
+from argsim.counter.core.registry import register_ranker
+from argsim.counter.lexical.textrep import BM25Index, cosine_similarity, shared_term_matrices
 from argsim.data.counterargs import Argument
 
 

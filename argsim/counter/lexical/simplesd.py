@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from argsim.counter.features import FEATURE_NAMES, N_PART, FeatureConfig, FeatureSpace
-from argsim.counter.prune import linear_scores
-from argsim.counter.rankers import register_ranker
-from argsim.counter.stopwords import DEFAULT_STOPWORDS
+from argsim.counter.core.registry import ScoreDict, register_ranker, register_ranker_family
+from argsim.counter.lexical.features import FEATURE_NAMES, N_PART, FeatureConfig, FeatureSpace
+from argsim.counter.lexical.prune import linear_scores
+from argsim.counter.lexical.stopwords import DEFAULT_STOPWORDS
 from argsim.metrics.ranking import accuracy_at_1
 
 
@@ -79,7 +79,7 @@ def simple_sd_ranker(points, pools, reading: str | None = None, weights=None, wo
 
 def single_feature_ranker(feature: str):  # noqa: ANN201
     """A ranker scoring by one of the 20 features (x_i alone), with the same exact pruned search."""
-    from argsim.counter.features import N_FULL
+    from argsim.counter.lexical.features import N_FULL
 
     if feature not in FEATURE_NAMES:
         from argsim.errors import ArgsimError
@@ -98,13 +98,7 @@ def single_feature_ranker(feature: str):  # noqa: ANN201
     return rank
 
 
-class ScoreDict(dict):
-    """Scores per point plus whether ranks below the top-k are exact (pruned scores are upper bounds)."""
-
-    def __init__(self, scores: dict, exact_rank: bool = True, stats: dict | None = None) -> None:
-        super().__init__(scores)
-        self.exact_rank = exact_rank
-        self.stats = stats or {}
+register_ranker_family("feature", single_feature_ranker)
 
 
 def accuracy_of(features: dict[str, np.ndarray], ids: dict[str, list[str]], gold: dict[str, str],

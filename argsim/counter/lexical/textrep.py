@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from argsim.counter.stopwords import content_tokens
+from argsim.counter.lexical.stopwords import content_tokens
 
 
 @dataclass

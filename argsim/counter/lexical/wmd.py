@@ -10,7 +10,7 @@ guard against the solver stalling; that only happens for identical single-word t
 What makes it fast compared to `wmdistance` per pair:
 - every text is tokenised and turned into (word ids, weights, centroid) once, not once per pair;
 - the ground-cost matrix of a pair is a slice of precomputed unit vectors, no dictionary building;
-- two lower bounds prune pairs that cannot matter (used by the pruned rankers in `argsim.counter.prune`):
+- two lower bounds prune pairs that cannot matter (used by the pruned rankers in `argsim.counter.lexical.prune`):
   the word-centroid distance WCD = |X a - Y b| and the relaxed WMD (RWMD) of Kusner et al. (2015), whose
   candidate-side half is computed for a whole pool with one matrix product;
 - pairs are spread over worker processes (fork; the engine is inherited, not pickled).
@@ -27,7 +27,7 @@ import ot
 import scipy.sparse as sp
 from scipy.spatial.distance import cdist
 
-from argsim.counter.stopwords import content_tokens
+from argsim.counter.lexical.stopwords import content_tokens
 
 try:  # POT's C solver without emd2's per-call checks and backend conversions (same value, bit for bit)
     from ot.lp._network_simplex import check_result as _check_result

@@ -1,0 +1,59 @@
+"""The 20 features of every pool pair (`argsim.counter.lexical.features`) with an on-disk cache, shared by the
+LTR training (`argsim.counter.ltr.training`), XGBoost ranking and Simple-SD weight tuning."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+
+from argsim.counter.lexical.features import FeatureConfig, FeatureSpace
+from argsim.data.counterargs import Argument
+
+FEATURE_CACHE = Path(__file__).resolve().parents[3] / "runs" / "counter" / "features"
+
+
+def pool_features(points: list[Argument], pools: dict[str, list[Argument]], config: FeatureConfig,
+                  n_features: int, cache_dir: str | Path | None = FEATURE_CACHE) -> dict[str, np.ndarray]:
+    """Exact features of every pool pair, cached on disk by (points, pools, config, n_features).
+
+    A 'full' request reuses a cached 'part' block (the expensive WMDs) and a 'part' request a cached full one.
+    """
+
+    def cache_path(n: int) -> Path | None:
+        key = hashlib.sha1(json.dumps([config.word_vectors, config.bert_model, config.bert_pooling, config.bm25_idf,
+                                       config.stopwords,
+                                       n, [(p.id, [c.id for c in pools[p.id]]) for p in points]]).encode()
+                           ).hexdigest()[:16]
+        return Path(cache_dir) / f"{key}.npz" if cache_dir else None
+
+    def load(path: Path | None) -> dict[str, np.ndarray] | None:
+        if path is None or not path.exists():
+            return None
+        data = np.load(path)
+        return {p.id: data[f"f{i}"] for i, p in enumerate(points)}
+
+    cached = load(cache_path(n_features))
+    if cached is not None:
+        return cached
+    other = load(cache_path(20 if n_features <= 8 else 8))
+    if other is not None and n_features <= 8:
+        return {pid: f[:, :n_features] for pid, f in other.items()}
+    space = FeatureSpace(points, pools, config)
+    if other is not None:  # full request, part block cached: add x9..x20
+        rest = space.features(n_features, first=8)
+        feats = {pid: np.concatenate([other[pid], rest[pid]], axis=1) for pid in other}
+    else:
+        feats = space.features(n_features)
+    path = cache_path(n_features)
+    if path is not None:
+        from argsim.io import atomic_path
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_path(path) as tmp:
+            with open(tmp, "wb") as fh:
+                np.savez(fh, **{f"f{i}": feats[p.id] for i, p in enumerate(points)})
+    return feats
+

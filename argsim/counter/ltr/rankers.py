@@ -1,0 +1,53 @@
+"""The LTR rankers of `argsim rank counterargs --method logreg-part|logreg-full|xgboost-part|xgboost-full`.
+
+Logistic regression is linear in the features after an affine scaler, so it ranks with the same exact
+bound-and-prune search as Simple-SD (`argsim.counter.lexical.prune`); XGBoost needs every feature of every pair.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from argsim.counter.core.registry import ScoreDict, register_ranker
+from argsim.counter.lexical.feature_cache import pool_features
+from argsim.counter.lexical.features import FeatureConfig, FeatureSpace
+from argsim.counter.lexical.prune import linear_scores
+from argsim.counter.ltr.model import LTR_METHODS, LTRModel
+from argsim.counter.ltr.training import MODELS_DIR
+from argsim.errors import ArgsimError
+
+
+def _model_folder(method: str, setting: str | None, model: str | None) -> Path:
+    if model:
+        return Path(model)
+    if not setting or setting == "user":
+        raise ArgsimError(f"{method}: pass --model <folder of a model from `argsim train ltr`>")
+    folder = MODELS_DIR / setting / method
+    if not folder.is_dir():
+        raise ArgsimError(f"{method}: no trained model at {folder}; run `argsim train ltr --setting {setting}` "
+                          "or pass --model")
+    return folder
+
+
+def _ltr_ranker(method: str):  # noqa: ANN202
+    def rank(points, pools, model: str | None = None, setting: str | None = None, prune: str = "top",  # noqa: ANN001, ANN202
+             gold: dict | None = None, top_k: int = 10, workers: int = 2, **_):
+        ltr, meta = LTRModel.load(_model_folder(method, setting, model))
+        # models saved before the stop-word option kept every token
+        config = FeatureConfig(**{"stopwords": "none"} | (meta.get("features_config") or {}) | {"workers": workers})
+        if ltr.model == "logreg":
+            space = FeatureSpace(points, pools, config)
+            scores, stats = linear_scores(space, ltr.linear_weights(), gold=gold if prune == "rank" else None,
+                                          mode={"rank": "rank", "none": "none"}.get(prune, "top"), top_k=top_k,
+                                          description=method)
+            return ScoreDict(scores, exact_rank=prune in ("rank", "none"), stats=stats.__dict__)
+        feats = pool_features(points, pools, config, ltr.n_features)
+        return {p.id: ltr.decision_function(feats[p.id]) for p in points}
+
+    return rank
+
+
+for _m in LTR_METHODS:
+    register_ranker(_m, help=f"{_m.replace('-', ' on ')} features (trained by `argsim train ltr`; opt "
+                             "model=<folder>, prune=top|rank|none for logreg)")(_ltr_ranker(_m))
+

@@ -1,0 +1,90 @@
+"""Training the pointwise LTR models (section 3.2, appendix B.1).
+
+Training pairs: every training-split point with its true counter (label 1) and up to `neg_per_point`
+candidates sampled uniformly (seeded) from the point's pool in the chosen setting (label 0);
+`neg_per_point=None` takes the whole pool. The models fitted on them: `argsim.counter.ltr.model.LTRModel`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from argsim.counter.lexical.feature_cache import pool_features
+from argsim.counter.lexical.features import FeatureConfig, feature_count
+from argsim.counter.ltr.model import LTR_METHODS, LTRModel
+from argsim.data.counterargs import Argument, CounterCorpus, build_pools
+from argsim.errors import ArgsimError
+
+MODELS_DIR = Path(__file__).resolve().parents[3] / "models" / "counter" / "ltr"
+
+@dataclass
+class TrainingSet:
+    x: np.ndarray
+    y: np.ndarray
+    sampling: dict = field(default_factory=dict)
+
+
+def training_set(corpus: CounterCorpus, setting: str, n_features: int, config: FeatureConfig,
+                 neg_per_point: int | None = 10, seed: int = 13, split: str = "training",
+                 limit: int | None = None) -> TrainingSet:
+    """Pointwise pairs of a counterargs-18 split: true counters (1) and sampled pool candidates (0)."""
+    rng = np.random.default_rng(seed)
+    pools = build_pools(corpus, split, setting)
+    points = corpus.points(split)
+    if limit is not None:
+        points = [points[i] for i in sorted(rng.choice(len(points), size=min(limit, len(points)), replace=False))]
+    gold = {p.id: corpus.true_counter(p).id for p in points}
+    return training_set_from(points, pools, gold, n_features, config, neg_per_point, rng,
+                             {"split": split, "setting": setting, "seed": seed, "limit": limit})
+
+
+def training_set_from(points: list[Argument], pools: dict[str, list[Argument]], gold: dict[str, str | None],
+                      n_features: int, config: FeatureConfig, neg_per_point: int | None,
+                      rng: np.random.Generator, meta: dict) -> TrainingSet:
+    """Pairs from any points/pools with known true counters (points without one are skipped)."""
+    points = [p for p in points if gold.get(p.id) is not None]
+    if not points:
+        raise ArgsimError("no training point has a true counter")
+    sampled = {}
+    points = [p for p in points if any(c.id == gold[p.id] for c in pools[p.id])]
+    for p in points:
+        pos = [c for c in pools[p.id] if c.id == gold[p.id]]
+        negs = [c for c in pools[p.id] if c.id != gold[p.id]]
+        if neg_per_point is not None and len(negs) > neg_per_point:
+            negs = [negs[i] for i in sorted(rng.choice(len(negs), size=neg_per_point, replace=False))]
+        sampled[p.id] = pos[:1] + negs
+    feats = pool_features(points, sampled, config, n_features)
+    x = np.concatenate([feats[p.id] for p in points])
+    y = np.concatenate([np.r_[np.ones(1, dtype=int),
+                              np.zeros(len(sampled[p.id]) - 1, dtype=int)] for p in points])
+    return TrainingSet(x=x, y=y, sampling=meta | {"neg_per_point": neg_per_point, "points": len(points),
+                                                  "pairs": int(len(y)), "positives": int(y.sum())})
+
+
+def train_ltr(corpus: CounterCorpus | None, setting: str, methods: tuple[str, ...] = LTR_METHODS,
+              config: FeatureConfig | None = None, neg_per_point: int | None = 10, seed: int = 13,
+              out_dir: str | Path = MODELS_DIR, limit: int | None = None,
+              user_data: tuple | None = None) -> dict[str, Path]:
+    """Fit the requested LTR methods for one setting on shared training features; save each under out_dir.
+
+    `user_data=(points, pools, gold)` trains on a user's own arguments instead (models go to out_dir/<setting>).
+    """
+    config = config or FeatureConfig()
+    n = max(feature_count(m.split("-")[1]) for m in methods)
+    if user_data is not None:
+        points, pools, gold = user_data
+        data = training_set_from(points, pools, gold, n, config, neg_per_point, np.random.default_rng(seed),
+                                 {"split": "user", "setting": setting, "seed": seed})
+    else:
+        data = training_set(corpus, setting, n, config, neg_per_point=neg_per_point, seed=seed, limit=limit)
+    saved = {}
+    for method in methods:
+        kind, feats = method.split("-")
+        model = LTRModel(kind, feats, seed=seed).fit(data.x, data.y)
+        folder = Path(out_dir) / setting / method
+        saved[method] = model.save(folder, meta={"features_config": asdict(config), "sampling": data.sampling,
+                                                 "method": method})
+    return saved

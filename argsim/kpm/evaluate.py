@@ -1,0 +1,107 @@
+"""Scoring trained key point matching models: a saved folder on an ArgKP split, topic folds on their held-out
+topics (MTS section 5: mean +- std over the folds), and the feature size an identity-initialised MTS head needs.
+
+The official metric is `argsim.metrics.kpa_map.evaluate_map`; this module only loads, scores and records.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from argsim.config import RunConfig
+from argsim.data.argkp import KPMData, load_argkp
+from argsim.io import write_json
+from argsim.kpm.scoring import score_key_points
+from argsim.metrics.kpa_map import FORMULAS, MapResult, evaluate_map
+
+
+def map_of_folder(folder: Path, gold: KPMData, config: RunConfig | None = None,
+                  formula: str = "leaderboard") -> tuple[dict[str, dict[str, float]], MapResult]:
+    """Score `gold` with the saved model in `folder`; the predictions and the mAP under `formula`."""
+    from argsim.backend import get_encoder
+
+    preds = score_key_points(gold, get_encoder(str(folder), config=config))
+    return preds, evaluate_map(preds, gold, formula=formula)
+
+
+def check_training_inputs(data: KPMData, eval_split: str | None, config: RunConfig | None = None) -> None:
+    """Everything a training run needs, checked before the model loads (ArgsimError, one line): labels with at
+    least one matching pair, and the ArgKP split evaluated after training (so a missing one fails now, not after
+    the whole budget)."""
+    from argsim.errors import ArgsimError
+
+    if not data.has_labels:
+        raise ArgsimError(f"{data.name}: training needs gold labels (give --labels)")
+    if data.positives() == 0:
+        raise ArgsimError(f"{data.name}: the labels hold no matching pair (label 1) to train on")
+    if eval_split:
+        try:
+            load_argkp(eval_split, config.data_dir if config else None)
+        except ArgsimError as exc:
+            raise ArgsimError(f"evaluation after training on ArgKP '{eval_split}': {exc} (pass --eval-split '' "
+                              "to skip it)") from None
+
+
+def evaluate_trained(folder: Path, eval_split: str | None, info: dict, config: RunConfig | None = None) -> dict:
+    """Score `eval_split` with the freshly trained `folder` under both formulas; the mAPs are added to the
+    training info (`info["eval"][formula] = {split, strict, relaxed}`), which is written back to
+    `argsim_train.json`, and the predictions to `predictions_<split>.json`. Without a split: `info` unchanged."""
+    from argsim.training import is_main_process
+
+    if not eval_split or not is_main_process():
+        return info
+    gold = load_argkp(eval_split, config.data_dir if config else None)
+    preds, _ = map_of_folder(folder, gold, config)
+    write_json(folder / f"predictions_{eval_split}.json", preds)
+    info["eval"] = {}
+    for formula in FORMULAS:
+        r = evaluate_map(preds, gold, formula=formula)
+        info["eval"][formula] = {"split": eval_split, "data": gold.name, "strict": r.strict, "relaxed": r.relaxed}
+    write_json(folder / "argsim_train.json", info)
+    from argsim.training.record import add_metrics
+
+    ev = info["eval"]["leaderboard"]
+    add_metrics(folder, {f"{eval_split}_strict_map": ev["strict"], f"{eval_split}_relaxed_map": ev["relaxed"]})
+    return info
+
+
+@dataclass
+class FoldScore:
+    fold: int
+    held_out_topics: int
+    seconds_per_epoch: float
+    strict: float
+    relaxed: float
+
+
+def evaluate_folds(out: Path, infos: list[dict], held: dict[int, KPMData],
+                   config: RunConfig | None = None) -> list[FoldScore]:
+    """Score each trained fold model `out/fold_<i>` on its held-out topics `held[i]`; the leaderboard mAPs are
+    written into the fold's `argsim_train.json`."""
+    scores = []
+    for info in infos:
+        i = info["fold"]
+        folder = out / f"fold_{i}"
+        _, r = map_of_folder(folder, held[i], config)
+        info["eval"] = {"leaderboard": {"split": held[i].name, "strict": r.strict, "relaxed": r.relaxed}}
+        write_json(folder / "argsim_train.json", info)
+        scores.append(FoldScore(i, len(held[i].topics), info["seconds_per_epoch"], r.strict, r.relaxed))
+    return scores
+
+
+def fold_summary(scores: list[FoldScore]) -> dict[str, tuple[float, float]]:
+    """Mean and (population) standard deviation of the strict and relaxed mAP over the folds, as the paper."""
+    return {m: (float(np.mean([getattr(s, m) for s in scores])), float(np.std([getattr(s, m) for s in scores])))
+            for m in ("strict", "relaxed")}
+
+
+def feature_size(model: str, pooling: str) -> int:
+    """The size of a model's pooled features: hidden size (config.json), x 4 for `cls-last4`."""
+    from argsim.backend import model_path
+
+    hidden = json.loads((model_path(model) / "config.json").read_text())["hidden_size"]
+    return hidden * (4 if pooling == "cls-last4" else 1)
