@@ -43,7 +43,9 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    # the temporary name ends like the target (x.json -> .x.json.<random>.tmp.json): writers that pick a format
+    # from the suffix (xgboost, numpy) write the target's format
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".tmp{path.suffix}", dir=path.parent)
     os.close(fd)
     tmp_path = Path(tmp)
     try:
