@@ -285,3 +285,31 @@ def test_legacy_manifests_naming_argsim_functions_still_resolve(tmp_path):
     for old, name in LEGACY_LOADERS.items():
         (tmp_path / "argsim_encoder.json").write_text(json.dumps({"loader": old}))
         assert manifest_loader_name(tmp_path) == name
+
+
+def _commands(typer_app, path=""):
+    for c in typer_app.registered_commands:
+        yield f"{path} {c.name or c.callback.__name__}".strip(), c.callback
+    for g in typer_app.registered_groups:
+        yield from _commands(g.typer_instance, f"{path} {g.name or g.typer_instance.info.name}")
+
+
+def test_every_output_is_checked_and_every_number_bounded():
+    """The general mechanisms cover every command: each output path option has the output check, each numeric
+    option a lower bound (only seeds may be anything)."""
+    import inspect
+
+    import typer
+
+    unchecked, unbounded = [], []
+    for name, fn in _commands(app):
+        for p in inspect.signature(fn).parameters.values():
+            info, ann = p.default, str(p.annotation)
+            if not isinstance(info, typer.models.ParameterInfo):
+                continue
+            if "Path" in ann and (p.name == "out" or p.name in ("readme", "full")) \
+                    and not getattr(info.callback, "argsim_output", None):
+                unchecked.append(f"{name} --{p.name}")
+            if ann.split(" ")[0] in ("int", "float", "list[int]") and info.min is None and p.name != "seed":
+                unbounded.append(f"{name} --{p.name}")
+    assert not unchecked and not unbounded, (unchecked, unbounded)

@@ -38,16 +38,16 @@ def train_bipolar(
                                      "transformer layers on cached lower-layer states (CPU; 0 = all layers, the "
                                      "paper)."),
     epochs: int = typer.Option(40, min=1, help="Maximum epochs (paper: 200)."),
-    lr: float = typer.Option(1e-3, help="Adam learning rate of the heads (paper: 3e-6 for everything)."),
-    cls_lr: float | None = typer.Option(None, "--cls-lr", help="Adam learning rate of the classification head "
+    lr: float = typer.Option(1e-3, min=0, help="Adam learning rate of the heads (paper: 3e-6 for everything)."),
+    cls_lr: float | None = typer.Option(None, "--cls-lr", min=0, help="Adam learning rate of the classification head "
                                         "(default: --lr)."),
-    encoder_lr: float = typer.Option(2e-5, "--encoder-lr", help="Adam learning rate of the transformer "
+    encoder_lr: float = typer.Option(2e-5, "--encoder-lr", min=0, help="Adam learning rate of the transformer "
                                      "(--train-encoder, cross-encoder)."),
     batch_size: int = typer.Option(32, "--batch-size", min=1, help="Triplets per step (paper: 4)."),
-    margin: float = typer.Option(1.0, help="Triplet margin (Euclidean distance)."),
+    margin: float = typer.Option(1.0, min=0, help="Triplet margin (Euclidean distance)."),
     sampling: Literal["random", "hard", "increasing"] = typer.Option("increasing",
         help="random | hard | increasing (hard share min(epoch*rate, 1))."),
-    hard_rate: float = typer.Option(0.02, "--hard-rate", help="increase_rate of increasing-hard sampling."),
+    hard_rate: float = typer.Option(0.02, "--hard-rate", min=0, help="increase_rate of increasing-hard sampling."),
     hard_pool: int = typer.Option(1, "--hard-pool", min=1,
                                   help="Draw the hard negative among the n nearest to the positive."),
     patience: int = typer.Option(10, min=1, help="Early stopping: epochs without a better validation accuracy."),
