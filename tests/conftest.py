@@ -37,3 +37,15 @@ def minilm():
     from argsim.backend import get_encoder
 
     return get_encoder("minilm", device="cpu")
+
+
+@pytest.fixture(scope="session")
+def ray_session():
+    """One local Ray instance (2 CPUs, no dashboard) shared by every Ray test; skipped without Ray."""
+    ray = pytest.importorskip("ray")
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="warning")
+    yield ray
+    if started:
+        ray.shutdown()

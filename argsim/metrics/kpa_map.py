@@ -173,7 +173,8 @@ def evaluate_map(predictions: Predictions, gold: Gold, formula: str = "leaderboa
         raise ArgsimError(f"unknown formula '{formula}': choose {' or '.join(FORMULAS)}")
     if not gold.labels:
         raise ArgsimError(f"{gold.name}: no gold labels to evaluate against (give the labels file)")
-    unknown = [a for a in predictions if a not in gold.arg_by_id]
+    known = {a.arg_id for a in gold.arguments}
+    unknown = [a for a in predictions if a not in known]
     if predictions and len(unknown) == len(predictions):
         raise ArgsimError(f"none of the {len(predictions)} argument ids of the predictions is an argument of "
                           f"{gold.name} (e.g. {examples(unknown)}): predictions and gold come from different data")

@@ -16,6 +16,28 @@ def register(app: typer.Typer) -> None:
     app.command("models")(models)
 
 
+def _is_folder(out: Path) -> bool:
+    return out.is_dir() or out.suffix == ""
+
+
+def _out_check(value: Path | None) -> Path | None:
+    """A .npy/.csv/.parquet file, or a new (or empty) folder for shards: one line before any work otherwise."""
+    from argsim.errors import ArgsimError
+
+    if value is None or not _is_folder(value):
+        return out_file(".npy", ".csv", ".parquet")(value)
+    from argsim.engine.embedding import check_shard_out
+
+    try:
+        check_shard_out(value)
+    except ArgsimError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    return value
+
+
+_out_check.argsim_output = "file"  # type: ignore[attr-defined]  # lets a test find every output option
+
+
 def embed(
     ctx: typer.Context,
     input: Path = typer.Argument(..., help="CSV/TSV (header row), JSONL/JSON (objects), or plain text "
@@ -29,12 +51,20 @@ def embed(
     normalize: bool = typer.Option(False, help="L2-normalise the vectors."),
     id_column: str | None = typer.Option(None, help="Column/field holding each text's id, written into .csv and "
                                          ".parquet outputs (default: the row number, 0-based)."),
-    out: Path = typer.Option(Path("vectors.npy"), callback=out_file(".npy", ".csv", ".parquet"),
+    out: Path = typer.Option(Path("vectors.npy"), callback=_out_check,
                              help="Output file, format by suffix: .npy (float32, one row per text, input order), "
-                                  ".csv (id, then one column per dimension), .parquet (columns id, vector)."),
+                                  ".csv (id, then one column per dimension), .parquet (columns id, vector); or a "
+                                  "new folder (no suffix) for sharded Parquet (id, key, vector), which "
+                                  "`--engine ray` always writes and `argsim embed-import` merges into the cache."),
 ) -> None:
     """Embed texts and save a float32 matrix; a second run over the same texts reads the disk cache."""
     import time
+
+    config = run_config(ctx)
+    if config.engine == "ray" or _is_folder(out):
+        return _embed_shards(input, out, config, column=column, id_column=id_column, model=model,
+                             pooling=pooling, max_seq_length=max_seq_length, batch_size=batch_size,
+                             normalize=normalize)
 
     from argsim.backend import get_encoder
     from argsim.errors import InputError
@@ -54,6 +84,27 @@ def embed(
     write_vectors(out, vectors, ids)
     console.print(f"{len(texts):,} texts -> {out} {tuple(vectors.shape)} with {encoder.name} on "
                   f"{encoder.device} in {seconds:.2f}s")
+
+
+def _embed_shards(input: Path, out: Path, config, **options) -> None:  # noqa: ANN001 (RunConfig)
+    """`embed` into a shard folder, on the configured engine (local, or a Ray Data actor pool)."""
+    import time
+
+    from argsim.engine import engine_from_config
+    from argsim.engine.embedding import EmbedSpec, check_input, embed_local, embed_ray
+    from argsim.errors import ArgsimError
+
+    if not _is_folder(out):
+        raise ArgsimError(f"{out}: --engine ray writes sharded Parquet; give --out a new folder (no suffix)")
+    spec = EmbedSpec(**options)
+    check_input(input, spec)
+    start = time.perf_counter()
+    if config.engine == "ray":
+        manifest = embed_ray(input, out, spec, engine_from_config(config), quiet=config.quiet)
+    else:
+        manifest = embed_local(input, out, spec, config=config)
+    console.print(f"{manifest['rows']:,} texts -> {out}/ (dim {manifest['dim']}, {manifest['engine']} engine) "
+                  f"in {time.perf_counter() - start:.2f}s")
 
 
 def models() -> None:

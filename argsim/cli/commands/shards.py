@@ -1,0 +1,30 @@
+"""`argsim embed-import`: merge a folder of embedding shards (from `embed --out DIR`) into the embedding cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from argsim.cli.groups import console, run_config
+
+
+def register(app: typer.Typer) -> None:
+    app.command("embed-import")(embed_import)
+
+
+def embed_import(
+    ctx: typer.Context,
+    folder: Path = typer.Argument(..., help="A shard folder written by `argsim embed ... --out DIR` "
+                                            "(part-*.parquet + _argsim_embeddings.json)."),
+) -> None:
+    """Store the vectors of a shard folder in the embedding cache of their model, so later runs read them."""
+    from argsim.backend.cache import check_cache_folder
+    from argsim.config import default_cache_dir
+    from argsim.engine.embedding import import_shards, read_manifest
+
+    config = run_config(ctx)
+    read_manifest(folder)
+    cache_dir = check_cache_folder(config.cache_dir or default_cache_dir())
+    rows, manifest = import_shards(folder, cache_dir)
+    console.print(f"{rows:,} vectors of {manifest['model']} ({manifest['identity']}) -> cache {cache_dir}")

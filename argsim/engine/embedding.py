@@ -1,0 +1,330 @@
+"""Embedding a file of texts into sharded Parquet (ids + vectors), locally or with a Ray Data actor pool.
+
+Shard format (one folder): `part-*.parquet` files with columns `id` (string: the `--id-column` value, else the
+text's SHA-1 in hex), `key` (binary(20): SHA-1 of the text, the embedding cache's key) and `vector`
+(fixed_size_list<float32>[dim]), plus `_argsim_embeddings.json` (model, identity, dim, rows, normalised or not,
+engine). Row order inside the folder is not the input order (Ray streams blocks); `id`/`key` say which row is
+which. `read_shards` reads a folder back; `import_shards` merges one into the embedding cache.
+
+- `local`: the backend's `Encoder.encode` (de-duplicated, length-sorted, cached, resumable), then shards.
+- `ray`: `ray.data.read_csv/read_json/read_parquet/read_text` stream the input; `map_batches` runs a callable
+  class on an actor pool: one model per actor, one actor per CPU of the cluster (or one per GPU, with
+  `num_gpus=1`, when the cluster has GPUs); the result is written by Ray as Parquet shards. Workers do not use
+  the local cache (they may be other machines): import the shards to cache them.
+The folder appears only when the run finished (written under a temporary name, then renamed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from argsim.errors import ArgsimError, InputError
+
+MANIFEST = "_argsim_embeddings.json"
+#: CPUs reserved by the read and write tasks: none, so that an actor per CPU can never starve them (they are I/O)
+IO_CPUS = 0
+TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".parquet")
+
+
+@dataclass(frozen=True)
+class EmbedSpec:
+    """What to embed and with which model (everything the workers need to rebuild the encoder)."""
+
+    column: str = "text"
+    id_column: str | None = None
+    model: str = "minilm"
+    pooling: str | None = None
+    max_seq_length: int | None = None
+    batch_size: int = 64
+    normalize: bool = False
+    device: str = "cpu"
+
+
+def is_shard_folder(out: Path) -> bool:
+    """`--out` names a shard folder: an existing folder, or a path without a file suffix."""
+    return out.is_dir() or out.suffix == ""
+
+
+def check_shard_out(out: Path) -> None:
+    """One line before the work if `out` cannot become a new shard folder."""
+    if out.exists() and not out.is_dir():
+        raise ArgsimError(f"{out}: exists and is not a folder (shards need a folder)")
+    if out.is_dir() and any(out.iterdir()):
+        raise ArgsimError(f"{out}: folder is not empty (choose a new folder for the shards)")
+    parent = out.parent if out.parent != Path("") else Path(".")
+    probe = parent
+    while not probe.exists():
+        probe = probe.parent
+    if not os.access(probe, os.W_OK):
+        raise ArgsimError(f"{out}: cannot write into {probe}")
+
+
+def text_keys(texts: list[str]) -> list[bytes]:
+    return [hashlib.sha1(t.encode("utf-8")).digest() for t in texts]
+
+
+def shard_table(ids: list[str], keys: list[bytes], vectors: np.ndarray):  # noqa: ANN201 (pyarrow.Table)
+    """The Parquet table of one shard."""
+    import pyarrow as pa
+
+    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    flat = pa.array(vectors.reshape(-1), type=pa.float32())
+    return pa.table({"id": pa.array(ids, type=pa.string()), "key": pa.array(keys, type=pa.binary(20)),
+                     "vector": pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1])})
+
+
+# ---------------------------------------------------------------- input checks (before any work)
+
+
+def input_columns(path: Path) -> list[str]:
+    """Column names of a CSV/TSV/JSONL/Parquet file (read from its header / first record / schema)."""
+    suffix = path.suffix.lower()
+    if not path.exists():
+        raise InputError(path, "file not found")
+    if suffix == ".parquet" or path.is_dir():
+        import pyarrow.dataset as pads
+
+        return list(pads.dataset(str(path), format="parquet").schema.names)
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        if suffix in (".jsonl", ".ndjson"):
+            for line in fh:
+                if line.strip():
+                    try:
+                        obj = json.loads(line)
+                    except json.JSONDecodeError as exc:
+                        raise InputError(path, f"malformed JSON line: {exc.msg}", row=1) from None
+                    return list(obj) if isinstance(obj, dict) else []
+            return []
+        delim = "\t" if suffix in (".tsv", ".tab") else ","
+        return [h.strip().lstrip("\ufeff") for h in fh.readline().rstrip("\r\n").split(delim)]
+
+
+def check_input(path: Path, spec: EmbedSpec) -> None:
+    """The columns the run needs exist (plain text files have one implicit column)."""
+    if path.suffix.lower() not in TABLE_SUFFIXES and not path.is_dir():
+        if not path.is_file():
+            raise InputError(path, "file not found")
+        return
+    found = input_columns(path)
+    for col in (spec.column, spec.id_column):
+        if col is not None and col not in found:
+            raise InputError(path, f"missing column(s) {col}; found {', '.join(found)}", column=col)
+
+
+# ---------------------------------------------------------------- local engine
+
+
+def embed_local(path: Path, out: Path, spec: EmbedSpec, config=None, rows_per_shard: int = 100_000) -> dict:  # noqa: ANN001
+    """Encode with the backend (the run's cache, resumable) and write the shard folder."""
+    import pyarrow.parquet as pq
+
+    from argsim.backend import get_encoder
+    from argsim.io import read_records, read_texts
+
+    if spec.id_column is not None:
+        records = read_records(path, required=[spec.column, spec.id_column])
+        texts = [str(r[spec.column]) for r in records]
+        ids = [str(r[spec.id_column]) for r in records]
+    else:
+        texts = read_texts(path, column=spec.column)
+        ids = None
+    enc = get_encoder(spec.model, pooling=spec.pooling, max_seq_length=spec.max_seq_length,
+                      batch_size=spec.batch_size, config=config)
+    vectors = enc.encode(texts, normalize=spec.normalize)
+    keys = text_keys(texts)
+    ids = ids or [k.hex() for k in keys]
+    with _staging(out) as tmp:
+        for n, start in enumerate(range(0, len(texts), rows_per_shard)):
+            stop = start + rows_per_shard
+            pq.write_table(shard_table(ids[start:stop], keys[start:stop], vectors[start:stop]),
+                           tmp / f"part-{n:05d}.parquet")
+        manifest = _manifest(spec, enc.identity, int(vectors.shape[1]), len(texts), "local", path)
+        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+    return manifest
+
+
+# ---------------------------------------------------------------- Ray engine
+
+
+class EmbedActor:
+    """One model per actor: `__call__` turns a pyarrow batch of texts into a shard batch (id, key, vector)."""
+
+    def __init__(self, spec: EmbedSpec) -> None:
+        from argsim.backend import get_encoder
+        from argsim.config import RunConfig
+
+        self.spec = spec
+        self.encoder = get_encoder(spec.model, pooling=spec.pooling, max_seq_length=spec.max_seq_length,
+                                   batch_size=spec.batch_size, device=spec.device,
+                                   config=RunConfig(use_cache=False, quiet=True))
+
+    def __call__(self, batch):  # noqa: ANN001, ANN204 (pyarrow.Table -> pyarrow.Table)
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        column = batch.column(self.spec.column)
+        if column.null_count:
+            raise InputError(None, f"{column.null_count} empty value(s) in column '{self.spec.column}'")
+        texts = pc.cast(column, pa.string()).to_pylist()
+        vectors = self.encoder.encode(texts, normalize=self.spec.normalize, use_cache=False, show_progress=False)
+        keys = text_keys(texts)
+        if self.spec.id_column is not None:
+            ids = pc.cast(batch.column(self.spec.id_column), pa.string()).to_pylist()
+        else:
+            ids = [k.hex() for k in keys]
+        table = shard_table(ids, keys, vectors)
+        return table.append_column("identity", pa.array([self.encoder.identity] * len(ids)).dictionary_encode())
+
+
+def read_dataset(path: Path, spec: EmbedSpec):  # noqa: ANN201 (ray.data.Dataset)
+    """A streaming Ray dataset of the input's text (and id) columns."""
+    import ray.data
+
+    suffix = path.suffix.lower()
+    columns = [spec.column] + ([spec.id_column] if spec.id_column else [])
+    if suffix == ".parquet" or path.is_dir():
+        return ray.data.read_parquet(str(path), columns=columns, num_cpus=IO_CPUS)
+    if suffix in (".csv", ".tsv", ".tab"):
+        import pyarrow.csv as pacsv
+
+        delim = "\t" if suffix in (".tsv", ".tab") else ","
+        strings = pacsv.ConvertOptions(column_types={c: "string" for c in columns}, include_columns=columns)
+        return ray.data.read_csv(str(path), parse_options=pacsv.ParseOptions(delimiter=delim),
+                                 convert_options=strings, file_extensions=None, num_cpus=IO_CPUS)
+    if suffix in (".jsonl", ".ndjson"):
+        return ray.data.read_json(str(path), lines=True, file_extensions=None, num_cpus=IO_CPUS)
+    return ray.data.read_text(str(path), drop_empty_lines=True, file_extensions=None, num_cpus=IO_CPUS)  # "text"
+
+
+def embed_ray(path: Path, out: Path, spec: EmbedSpec, engine, batch_rows: int = 256,  # noqa: ANN001
+              rows_per_shard: int = 100_000, workers: int | None = None, quiet: bool = True) -> dict:
+    """Embed with a Ray Data actor pool and write the shard folder (the engine's cluster does the work)."""
+    import pyarrow.dataset as pads
+    import ray.data
+
+    ray = engine._ray()  # connect first (the dataset needs a session)
+    ctx = ray.data.DataContext.get_current()
+    ctx.enable_progress_bars = not quiet
+    ctx.print_on_execution_start = not quiet
+    if quiet:
+        import logging
+
+        logging.getLogger("ray.data").setLevel(logging.WARNING)
+    gpus = engine.gpus()
+    actors = workers or (gpus if gpus else engine.workers)
+    device = "cuda" if gpus else "cpu"
+    if path.suffix.lower() not in TABLE_SUFFIXES and not path.is_dir():  # plain text: one text a line
+        spec = EmbedSpec(**{**spec.__dict__, "column": "text", "id_column": None})
+    worker_spec = EmbedSpec(**{**spec.__dict__, "device": device})
+    ds = read_dataset(path, spec).map_batches(
+        EmbedActor, fn_constructor_kwargs={"spec": worker_spec}, batch_size=batch_rows, batch_format="pyarrow",
+        concurrency=actors, num_cpus=0 if gpus else 1, num_gpus=1 if gpus else 0)
+    with _staging(out) as tmp:
+        try:
+            ds.write_parquet(str(tmp), min_rows_per_file=min(rows_per_shard, 10_000),
+                             ray_remote_args={"num_cpus": IO_CPUS})
+        except ray.exceptions.RayTaskError as exc:
+            cause = getattr(exc, "cause", None)
+            if isinstance(cause, ArgsimError):
+                raise ArgsimError(f"{path}: {cause}") from None
+            raise
+        files = sorted(tmp.glob("*.parquet"))
+        if not files:
+            raise InputError(path, "no texts")
+        table = pads.dataset([str(f) for f in files], format="parquet").to_table(columns=["identity"])
+        identities = set(table.column("identity").to_pylist())
+        if len(identities) != 1:
+            raise ArgsimError(f"{path}: workers embedded with different model identities {sorted(identities)}")
+        first = pads.dataset(str(files[0]), format="parquet").schema.field("vector").type.list_size
+        manifest = _manifest(spec, identities.pop(), int(first), table.num_rows, "ray", path, actors=actors)
+        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+    return manifest
+
+
+# ---------------------------------------------------------------- reading shards back
+
+
+def read_manifest(folder: Path) -> dict:
+    path = Path(folder) / MANIFEST
+    if not path.is_file():
+        raise InputError(folder, f"not an argsim shard folder (no {MANIFEST})")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def read_shards(folder: str | Path) -> tuple[list[str], list[bytes], np.ndarray, dict]:
+    """(ids, text keys, float32 vectors (n, dim), manifest) of a shard folder, in file order."""
+    import pyarrow as pa
+    import pyarrow.dataset as pads
+
+    folder = Path(folder)
+    manifest = read_manifest(folder)
+    files = sorted(str(f) for f in folder.glob("*.parquet"))
+    table = pads.dataset(files, format="parquet").to_table(columns=["id", "key", "vector"])
+    col = table.column("vector")
+    dim = int(manifest["dim"])
+    flat = pa.concat_arrays([c.flatten() for c in col.chunks]) if col.num_chunks else pa.array([], pa.float32())
+    vectors = np.asarray(flat.to_numpy(zero_copy_only=False), dtype=np.float32).reshape(-1, dim)
+    return table.column("id").to_pylist(), table.column("key").to_pylist(), vectors, manifest
+
+
+def import_shards(folder: str | Path, cache_dir: str | Path, chunk: int = 50_000) -> tuple[int, dict]:
+    """Merge a shard folder into the embedding cache of its model identity; returns (rows stored, manifest)."""
+    from argsim.backend.cache import EmbeddingCache
+
+    folder = Path(folder)
+    manifest = read_manifest(folder)
+    if manifest.get("normalize"):
+        raise ArgsimError(f"{folder}: shards hold L2-normalised vectors; the cache stores the model's raw vectors "
+                          "(embed again without --normalize to import)")
+    _, keys, vectors, _ = read_shards(folder)
+    cache = EmbeddingCache(cache_dir, manifest["identity"])
+    try:
+        for start in range(0, len(keys), chunk):
+            cache.put_keys(keys[start:start + chunk], vectors[start:start + chunk])
+    finally:
+        cache.close()
+    return len(keys), manifest
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _manifest(spec: EmbedSpec, identity: str, dim: int, rows: int, engine: str, source: Path, **extra) -> dict:
+    return {"model": spec.model, "identity": identity, "pooling": spec.pooling, "max_seq_length": spec.max_seq_length,
+            "normalize": spec.normalize, "dim": dim, "rows": rows, "engine": engine, "source": str(source),
+            "column": spec.column, "id_column": spec.id_column, **extra}
+
+
+class _staging:
+    """A temporary folder beside `out`, renamed onto it when the block finishes (removed on failure)."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = Path(out)
+
+    def __enter__(self) -> Path:
+        self.out.parent.mkdir(parents=True, exist_ok=True)
+        self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.", dir=self.out.parent))
+        os.chmod(self.tmp, 0o777 & ~_umask())
+        return self.tmp
+
+    def __exit__(self, exc_type, exc, tb) -> None:  # noqa: ANN001
+        if exc_type is None:
+            if self.out.is_dir():
+                self.out.rmdir()  # empty (checked before the work)
+            os.replace(self.tmp, self.out)
+        else:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
