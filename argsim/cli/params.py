@@ -25,7 +25,8 @@ def output_check(kind: str = "file", suffixes: tuple[str, ...] = ()) -> OutputCh
     if kind not in ("file", "folder"):
         raise ValueError(f"kind must be file or folder, not {kind}")
 
-    def check(ctx: typer.Context, param: typer.CallbackParam, value: Path | None) -> Path | None:
+    def check(value: Path | None, ctx: typer.Context = None, param: typer.CallbackParam = None) -> Path | None:
+        """As a typer callback (ctx and param given) or called directly with a value (no default rebasing)."""
         from typer._click.core import ParameterSource
 
         from argsim.io import check_output_path
@@ -33,7 +34,7 @@ def output_check(kind: str = "file", suffixes: tuple[str, ...] = ()) -> OutputCh
 
         if value is None:
             return None
-        if ctx.get_parameter_source(param.name) is ParameterSource.DEFAULT:
+        if ctx is not None and param is not None and ctx.get_parameter_source(param.name) is ParameterSource.DEFAULT:
             value = under_workdir(value)  # defaults (runs/..., models/...) go to --workdir / $ARGSIM_HOME
         try:
             check_output_path(value, kind, suffixes)
