@@ -91,6 +91,9 @@ UNWRITABLE = "/proc/argsim-no-such/out.json"
 CASES: list[tuple[str, list[str], str, bool]] = [
     # global options
     ("global-workdir-is-file", ["--workdir", "old.json", "embed", "texts.txt"], "expected a folder", False),
+    ("global-cache-dir-is-file", ["--cache-dir", "old.json", "embed", "texts.txt"], "expected a folder", False),
+    ("global-cache-dir-unwritable", ["--cache-dir", "/proc/argsim-none/cache", "embed", "texts.txt"],
+     "not writable", False),
     ("global-threads-zero", ["--threads", "0", "embed", "texts.txt"], "--threads", False),
     ("global-device", ["--device", "tpu", "embed", "texts.txt"], "--device", False),
     # embed
