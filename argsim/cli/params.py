@@ -77,3 +77,23 @@ def from_workdir(ctx: typer.Context, param: typer.CallbackParam, value: Path | N
     if value is not None and ctx.get_parameter_source(param.name) is ParameterSource.DEFAULT:
         return under_workdir(value)
     return value
+
+
+def comma_choices(*values: str) -> Callable[[str | None], str | None]:
+    """A typer option callback for a comma-separated list whose every item must be one of `values`."""
+
+    def check(value: str | None) -> str | None:
+        for item in (value or "").split(","):
+            if item.strip() and item.strip() not in values:
+                raise typer.BadParameter(f"'{item.strip()}' is not one of {', '.join(repr(v) for v in values)}")
+        return value
+
+    return check
+
+
+def comma_positive_ints(value: str | None) -> str | None:
+    """A typer option callback for a comma-separated list of positive integers (e.g. rerank depths 10,30,50)."""
+    for item in (value or "").split(","):
+        if item.strip() and (not item.strip().isdigit() or int(item) < 1):
+            raise typer.BadParameter(f"'{item.strip()}' is not a positive integer")
+    return value

@@ -10,7 +10,9 @@ import typer
 from rich.table import Table
 
 from argsim.cli.groups import console, eval_app, rank_app, train_app
-from argsim.cli.params import OUT_DIR, OUT_FILE
+from argsim.cli.params import OUT_DIR, OUT_FILE, comma_choices, comma_positive_ints
+
+SETTINGS = ("sdoc", "sdc", "sdoa", "sda", "stc", "sta", "epc", "epa")  # argsim.data.counterargs.SETTINGS
 
 Kind = Literal["bipolar", "bipolar-nodiff", "bi-encoder", "unipolar-ret", "unipolar-cls", "cross-encoder"]
 
@@ -148,10 +150,12 @@ def eval_counter_neural(
     unipolar_cls: Path | None = typer.Option(None, "--unipolar-cls", help="Unipolar-cls folder."),
     cross_encoder: Path | None = typer.Option(None, "--cross-encoder", help="Cross-encoder folder."),
     split: Literal["training", "validation", "test"] = typer.Option("test", help="training | validation | test"),
-    settings: str = typer.Option("epa", help="Comma-separated settings (sdoc, sda, epc, epa, ...)."),
-    ks: str = typer.Option("10,30,50", help="Comma-separated rerank depths K of @1/K."),
-    bipolar_settings: str | None = typer.Option(None, "--bipolar-settings", help="Extra settings for the "
-                                                "Bipolar-encoder row only (e.g. sdoc,sda,epc)."),
+    settings: str = typer.Option("epa", callback=comma_choices(*SETTINGS),
+                                 help="Comma-separated settings (sdoc, sda, epc, epa, ...)."),
+    ks: str = typer.Option("10,30,50", callback=comma_positive_ints, help="Comma-separated rerank depths K of @1/K."),
+    bipolar_settings: str | None = typer.Option(None, "--bipolar-settings", callback=comma_choices(*SETTINGS),
+                                                help="Extra settings for the "
+                                                     "Bipolar-encoder row only (e.g. sdoc,sda,epc)."),
     cross_limit: int | None = typer.Option(300, "--cross-limit", min=0, help="Evaluate rows with a cross-encoder on a "
                                            "seeded random subset of N points (CPU cost); 0 = all."),
     base_model: str = typer.Option("minilm", "--base-model", help="Model of the zero-shot cosine row."),
