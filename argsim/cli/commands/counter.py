@@ -8,7 +8,7 @@ from typing import Literal
 import typer
 from rich.table import Table
 
-from argsim.cli.groups import console, eval_app, rank_app, train_app
+from argsim.cli.groups import console, eval_app, rank_app, run_config, train_app
 from argsim.cli.params import OUT_DIR, OUT_FILE, choices
 from argsim.counter.lexical.stopwords import DEFAULT_STOPWORDS
 
@@ -25,6 +25,7 @@ SETTING_HELP = ("sdoc | sdc | sdoa | sda | stc | sta | epc | epa (same debate / 
 
 @rank_app.command("counterargs")
 def rank_counterargs(
+    ctx: typer.Context,
     method: str = typer.Option("bm25", "--method", "-m", help="Ranking method: simple-sd, logreg-part, logreg-full, "
                                "xgboost-part, xgboost-full, bm25, tf-cosine, emb-cosine, feature:<name> (one "
                                "feature), or a neural ranker; `--list` shows all."),
@@ -91,7 +92,8 @@ def rank_counterargs(
                 records += kept[s]
                 console.print(f"kept {len(kept[s]):,} ranked points of {s} from {out} (--resume)")
                 continue
-            points, pools, gold = dataset_points(split, s, limit=limit, sample=sample, seed=RUNTIME.seed)
+            points, pools, gold = dataset_points(split, s, limit=limit, sample=sample, seed=RUNTIME.seed,
+                                                 data_dir=run_config(ctx).data_dir)
             runs.append(run_ranker(method, points, pools, gold, setting=s, split=split, options=options,
                                    top_k=top_k, label=label))
             records += runs[-1].records
@@ -153,6 +155,7 @@ def _print_summary(records: list[dict], runs: dict, task: str | None = None, tie
 
 @train_app.command("ltr")
 def train_ltr_cmd(
+    ctx: typer.Context,
     setting: list[str] = typer.Option(["sdoc"], "--setting", "-s", callback=choices(*SETTINGS),
                                       help=SETTING_HELP + "; one model per setting, "
                                            "trained on the training split's pools of that setting."),
@@ -184,7 +187,7 @@ def train_ltr_cmd(
     bad = [m for m in method if m not in LTR_METHODS]
     if bad:
         raise ArgsimError(f"unknown LTR method '{bad[0]}': choose from {', '.join(LTR_METHODS)}")
-    corpus = None if input_file is not None else load_counterargs()
+    corpus = None if input_file is not None else load_counterargs(run_config(ctx).data_dir)
     user_data = None
     if input_file is not None:
         from argsim.counter.core.userdata import load_user_arguments
@@ -209,6 +212,7 @@ def train_ltr_cmd(
 
 @train_app.command("simple-sd")
 def train_simple_sd(
+    ctx: typer.Context,
     setting: list[str] = typer.Option(["sdoc", "sda"], "--setting", "-s", callback=choices(*SETTINGS),
                                       help=SETTING_HELP),
     split: Split = typer.Option("validation", help="Split to compare / tune on."),
@@ -242,9 +246,10 @@ def train_simple_sd(
     table.add_column("setting")
     for name in READINGS:
         table.add_column(name, justify="right")
+    data_dir = run_config(ctx).data_dir
     rows = []
     for s in setting:
-        points, pools, gold = dataset_points(split, s, sample=limit, seed=RUNTIME.seed)
+        points, pools, gold = dataset_points(split, s, sample=limit, seed=RUNTIME.seed, data_dir=data_dir)
         with timed() as t:
             accs = compare_readings(points, pools, gold, word_vectors=word_vectors, workers=workers,
                                     stopwords=stopwords)
@@ -256,7 +261,7 @@ def train_simple_sd(
     console.print(table)
     if tune:
         s = tune_setting or ("sda" if "sda" in setting else setting[0])
-        points, pools, gold = dataset_points(split, s, sample=limit, seed=RUNTIME.seed)
+        points, pools, gold = dataset_points(split, s, sample=limit, seed=RUNTIME.seed, data_dir=data_dir)
         feats = pool_features(points, pools, FeatureConfig(word_vectors=word_vectors, workers=workers,
                                                             stopwords=stopwords), 8)
         ids = {p.id: [c.id for c in pools[p.id]] for p in points}
