@@ -30,8 +30,9 @@ def main_options(
     seed: int = typer.Option(13, help="Random seed for every sampler, split and initialiser."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
     data_dir: Path | None = typer.Option(None, help="Dataset root (default $ARGSIM_DATA, else ../shared/data)."),
-    cache_dir: Path | None = typer.Option(None, help="Embedding cache folder (default $ARGSIM_CACHE_DIR, "
-                                                     "else the user's cache folder)."),
+    cache_dir: Path | None = typer.Option(None, callback=OUT_DIR,
+                                          help="Embedding cache folder (default $ARGSIM_CACHE_DIR, "
+                                               "else the user's cache folder)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Bypass the embedding cache."),
     precision: str = typer.Option("auto", help=f"Numeric precision: {'|'.join(PRECISIONS)} (auto: bf16 on GPUs "
                                               "that support it, fp16 on older CUDA, fp32 on CPU)."),

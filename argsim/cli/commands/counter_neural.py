@@ -5,12 +5,18 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Literal
 
 import typer
 from rich.table import Table
 
 from argsim.cli.groups import console, eval_app, rank_app, run_config, train_app
+from argsim.cli.params import OUT_DIR, OUT_FILE, comma_choices, comma_positive_ints
 from argsim.cli.training_options import CHECKPOINT_EVERY, GRAD_ACCUM, MAX_STEPS, budget, placement
+
+SETTINGS = ("sdoc", "sdc", "sdoa", "sda", "stc", "sta", "epc", "epa")  # argsim.data.counterargs.SETTINGS
+
+Kind = Literal["bipolar", "bipolar-nodiff", "bi-encoder", "unipolar-ret", "unipolar-cls", "cross-encoder"]
 
 
 def _pairs_from_file(path: Path) -> list[tuple[str, str]]:
@@ -22,36 +28,40 @@ def _pairs_from_file(path: Path) -> list[tuple[str, str]]:
 @train_app.command("bipolar")
 def train_bipolar(
     ctx: typer.Context,
-    out: Path = typer.Option(..., "--out", "-o", help="Model folder to write (config.json, heads.pt, "
-                             "checkpoints/, history.json, learning_curve.png, train_config.json, README.md)."),
-    kind: str = typer.Option("bipolar", help="bipolar | bipolar-nodiff | bi-encoder | unipolar-ret | unipolar-cls "
+    out: Path = typer.Option(..., "--out", "-o", callback=OUT_DIR, help="Model folder to write (config.json, "
+                             "heads.pt, checkpoints/, history.json, learning_curve.png, train_config.json, "
+                             "README.md)."),
+    kind: Kind = typer.Option("bipolar", help="bipolar | bipolar-nodiff | bi-encoder | unipolar-ret | unipolar-cls "
                              "| cross-encoder"),
     base_model: str = typer.Option("minilm", "--base-model", help="Starting transformer: minilm, mpnet, a folder or "
                                    "a Hugging Face id (e.g. bert-base-uncased)."),
-    pooling: str = typer.Option("mean-norm", help="mean-norm (the sentence-transformers pipeline) | mean | cls "
-                                "(the paper's [CLS])"),
+    pooling: Literal["mean-norm", "mean", "cls"] = typer.Option("mean-norm",
+        help="mean-norm (the sentence-transformers pipeline) | mean | cls "
+             "(the paper's [CLS])"),
     train_encoder: bool = typer.Option(False, "--train-encoder/--frozen-encoder",
                                        help="Fine-tune the transformer (paper) or train the heads on cached "
                                             "embeddings of the frozen encoder (CPU default)."),
-    train_layers: int = typer.Option(0, "--train-layers", help="With --train-encoder: fine-tune only the top N "
+    train_layers: int = typer.Option(0, "--train-layers", min=0, help="With --train-encoder: fine-tune only the top N "
                                      "transformer layers on cached lower-layer states (CPU; 0 = all layers, the "
                                      "paper)."),
-    epochs: int = typer.Option(40, help="Maximum epochs (paper: 200)."),
-    lr: float = typer.Option(1e-3, help="Adam learning rate of the heads (paper: 3e-6 for everything)."),
-    cls_lr: float | None = typer.Option(None, "--cls-lr", help="Adam learning rate of the classification head "
+    epochs: int = typer.Option(40, min=1, help="Maximum epochs (paper: 200)."),
+    lr: float = typer.Option(1e-3, min=0, help="Adam learning rate of the heads (paper: 3e-6 for everything)."),
+    cls_lr: float | None = typer.Option(None, "--cls-lr", min=0, help="Adam learning rate of the classification head "
                                         "(default: --lr)."),
-    encoder_lr: float = typer.Option(2e-5, "--encoder-lr", help="Adam learning rate of the transformer "
+    encoder_lr: float = typer.Option(2e-5, "--encoder-lr", min=0, help="Adam learning rate of the transformer "
                                      "(--train-encoder, cross-encoder)."),
-    batch_size: int = typer.Option(32, "--batch-size", help="Triplets per step (paper: 4)."),
-    margin: float = typer.Option(1.0, help="Triplet margin (Euclidean distance)."),
-    sampling: str = typer.Option("increasing", help="random | hard | increasing (hard share min(epoch*rate, 1))."),
-    hard_rate: float = typer.Option(0.02, "--hard-rate", help="increase_rate of increasing-hard sampling."),
-    hard_pool: int = typer.Option(1, "--hard-pool", help="Draw the hard negative among the n nearest to the positive."),
-    patience: int = typer.Option(10, help="Early stopping: epochs without a better validation accuracy."),
-    k_val: int = typer.Option(30, "--k-val", help="Validation metric: accuracy@1 after reranking the top k."),
-    max_minutes: float | None = typer.Option(None, "--max-minutes", help="Stop after the epoch that crosses this "
-                                             "training-time budget (cross-encoder: at the budget, with a "
-                                             "checkpoint)."),
+    batch_size: int = typer.Option(32, "--batch-size", min=1, help="Triplets per step (paper: 4)."),
+    margin: float = typer.Option(1.0, min=0, help="Triplet margin (Euclidean distance)."),
+    sampling: Literal["random", "hard", "increasing"] = typer.Option("increasing",
+        help="random | hard | increasing (hard share min(epoch*rate, 1))."),
+    hard_rate: float = typer.Option(0.02, "--hard-rate", min=0, help="increase_rate of increasing-hard sampling."),
+    hard_pool: int = typer.Option(1, "--hard-pool", min=1,
+                                  help="Draw the hard negative among the n nearest to the positive."),
+    patience: int = typer.Option(10, min=1, help="Early stopping: epochs without a better validation accuracy."),
+    k_val: int = typer.Option(30, "--k-val", min=1, help="Validation metric: accuracy@1 after reranking the top k."),
+    max_minutes: float | None = typer.Option(None, "--max-minutes", min=0.01, help="Stop after the epoch that "
+                                             "crosses this training-time budget (cross-encoder: at the budget, "
+                                             "with a checkpoint)."),
     resume: bool = typer.Option(False, "--resume", help="Continue from the checkpoint under OUT/checkpoints."),
     max_steps: int | None = MAX_STEPS,
     grad_accum: int = GRAD_ACCUM,
@@ -61,15 +71,15 @@ def train_bipolar(
     train_file: Path | None = typer.Option(None, "--train", help="Your own training pairs: CSV/TSV/JSONL with "
                                            "columns point, counter (default: counterargs-18 training split)."),
     val_file: Path | None = typer.Option(None, "--val", help="Your own validation pairs (point, counter)."),
-    limit: int | None = typer.Option(None, help="Train on a random subset of N pairs (quick runs)."),
-    val_limit: int | None = typer.Option(None, "--val-limit", help="Validate on a random subset of N pairs."),
-    max_seq_length: int = typer.Option(256, "--max-seq-length", help="Tokens per text."),
+    limit: int | None = typer.Option(None, min=1, help="Train on a random subset of N pairs (quick runs)."),
+    val_limit: int | None = typer.Option(None, "--val-limit", min=1, help="Validate on a random subset of N pairs."),
+    max_seq_length: int = typer.Option(256, "--max-seq-length", min=1, help="Tokens per text."),
     seed: int | None = typer.Option(None, help="Random seed (default: the global --seed)."),
-    cross_val_points: int = typer.Option(100, "--cross-val-points", help="Cross-encoder validation: questions "
+    cross_val_points: int = typer.Option(100, "--cross-val-points", min=1, help="Cross-encoder validation: questions "
                                          "(validation points, each with its counter and random negatives)."),
-    cross_val_negatives: int = typer.Option(4, "--cross-val-negatives", help="Cross-encoder validation: random "
+    cross_val_negatives: int = typer.Option(4, "--cross-val-negatives", min=0, help="Cross-encoder validation: random "
                                             "negatives per question."),
-    cross_evals: int = typer.Option(4, "--cross-evals", help="Cross-encoder validations per epoch."),
+    cross_evals: int = typer.Option(4, "--cross-evals", min=1, help="Cross-encoder validations per epoch."),
 ) -> None:
     """Train a Bipolar-encoder (or Bi-encoder, Unipolar-ret/-cls, Cross-encoder, the |u-v| ablation).
 
@@ -160,12 +170,14 @@ def eval_counter_neural(
     unipolar_ret: Path | None = typer.Option(None, "--unipolar-ret", help="Unipolar-ret folder."),
     unipolar_cls: Path | None = typer.Option(None, "--unipolar-cls", help="Unipolar-cls folder."),
     cross_encoder: Path | None = typer.Option(None, "--cross-encoder", help="Cross-encoder folder."),
-    split: str = typer.Option("test", help="training | validation | test"),
-    settings: str = typer.Option("epa", help="Comma-separated settings (sdoc, sda, epc, epa, ...)."),
-    ks: str = typer.Option("10,30,50", help="Comma-separated rerank depths K of @1/K."),
-    bipolar_settings: str | None = typer.Option(None, "--bipolar-settings", help="Extra settings for the "
-                                                "Bipolar-encoder row only (e.g. sdoc,sda,epc)."),
-    cross_limit: int | None = typer.Option(300, "--cross-limit", help="Evaluate rows with a cross-encoder on a "
+    split: Literal["training", "validation", "test"] = typer.Option("test", help="training | validation | test"),
+    settings: str = typer.Option("epa", callback=comma_choices(*SETTINGS),
+                                 help="Comma-separated settings (sdoc, sda, epc, epa, ...)."),
+    ks: str = typer.Option("10,30,50", callback=comma_positive_ints, help="Comma-separated rerank depths K of @1/K."),
+    bipolar_settings: str | None = typer.Option(None, "--bipolar-settings", callback=comma_choices(*SETTINGS),
+                                                help="Extra settings for the "
+                                                     "Bipolar-encoder row only (e.g. sdoc,sda,epc)."),
+    cross_limit: int | None = typer.Option(300, "--cross-limit", min=0, help="Evaluate rows with a cross-encoder on a "
                                            "seeded random subset of N points (CPU cost); 0 = all."),
     base_model: str = typer.Option("minilm", "--base-model", help="Model of the zero-shot cosine row."),
     task: str = typer.Option("counterargs-neural", help="Merge the rows into bench/results/<task>.json."),
@@ -225,9 +237,11 @@ def counter_search(
     candidates: Path = typer.Option(..., help="Candidate arguments: a text file (one per line) or CSV/JSONL with a "
                                     "'text' column (and optional 'id')."),
     queries: Path = typer.Option(..., help="Query points: same formats."),
-    k: int = typer.Option(10, help="Candidates returned per query (retrieved top k, reranked)."),
-    index: str = typer.Option("flat", help="faiss index: flat (exact inner product) | hnsw | ivf (approximate)."),
-    out: Path = typer.Option(..., "--out", "-o", help="JSONL: one line per query with its ranked candidates."),
+    k: int = typer.Option(10, min=1, help="Candidates returned per query (retrieved top k, reranked)."),
+    index: Literal["flat", "hnsw", "ivf"] = typer.Option("flat",
+        help="faiss index: flat (exact inner product) | hnsw | ivf (approximate)."),
+    out: Path = typer.Option(..., "--out", "-o", callback=OUT_FILE,
+                             help="JSONL: one line per query with its ranked candidates."),
 ) -> None:
     """Retrieve-then-rerank over your own collection through faiss: candidates are embedded once (backend cache),
     the retrieval head picks the top k, the classification head reranks them; a query found in the collection
