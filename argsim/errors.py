@@ -31,3 +31,16 @@ class ModelError(ArgsimError):
 
 class DataLayoutError(ArgsimError):
     """A dataset folder that does not have the expected layout."""
+
+
+def warn(message: str) -> None:
+    """A one-line warning on stderr for input that is valid but suspicious (counts and a few example ids)."""
+    import sys
+
+    print(f"warning: {message}", file=sys.stderr, flush=True)
+
+
+def examples(ids: list, n: int = 3) -> str:
+    """`a, b, c, ...`: the first `n` ids for a warning line."""
+    shown = ", ".join(str(i) for i in ids[:n])
+    return shown + (", ..." if len(ids) > n else "")

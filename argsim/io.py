@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import json
 import os
@@ -42,7 +43,9 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    # the temporary name ends like the target (x.json -> .x.json.<random>.tmp.json): writers that pick a format
+    # from the suffix (xgboost, numpy) write the target's format
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".tmp{path.suffix}", dir=path.parent)
     os.close(fd)
     tmp_path = Path(tmp)
     try:
@@ -82,7 +85,8 @@ def check_output_path(path: str | Path, kind: str = "file", suffixes: Sequence[s
     try:
         fd, tmp = tempfile.mkstemp(prefix=".argsim-probe.", dir=probe)
     except OSError as exc:
-        raise InputError(path, f"not writable: cannot create files in {probe} ({exc.strerror})") from None
+        why = f" ({exc.strerror})" if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC) else ""
+        raise InputError(path, f"not writable: cannot create files in {probe}{why}") from None
     os.close(fd)
     os.unlink(tmp)
     return path
@@ -186,11 +190,30 @@ def read_text_file(path: str | Path) -> str:
         raise InputError(path, f"not valid UTF-8 (byte {exc.start})", row=line) from None
 
 
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict:
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
 def read_json(path: str | Path) -> Any:
-    """Parse a JSON file; errors name the line."""
+    """Parse a JSON file; errors name the line. A key repeated within one object is refused: JSON parsers
+    silently keep the last value, so which one was meant is unknowable (e.g. two scores for one pair)."""
     text = read_text_file(path)
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique_object)
+    except _DuplicateKey as exc:
+        raise InputError(path, f"duplicate key {exc.key!r} in one JSON object (which value is meant is unknown)"
+                         ) from None
     except json.JSONDecodeError as exc:
         raise InputError(path, f"malformed JSON: {exc.msg}", row=exc.lineno) from None
 
@@ -210,7 +233,10 @@ def read_records(path: str | Path, required: Sequence[str] = (), delimiter: str 
             if not line.strip():
                 continue
             try:
-                obj = json.loads(line)
+                obj = json.loads(line, object_pairs_hook=_unique_object)
+            except _DuplicateKey as exc:
+                raise InputError(path, f"duplicate key {exc.key!r} (which value is meant is unknown)",
+                                 row=lineno) from None
             except json.JSONDecodeError as exc:
                 raise InputError(path, f"malformed JSON line: {exc.msg}", row=lineno) from None
             if not isinstance(obj, dict):

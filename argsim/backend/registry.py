@@ -2,7 +2,12 @@
 
 Names: minilm (default), mpnet, glove50, wordllama, e5-multilingual, ginza — each only when its package
 is installed — or any local folder: a sentence-transformers model, a transformers model, or an argsim
-model folder (a file `argsim_encoder.json` naming a loader `"module:function"` that returns an Encoder).
+model folder (a file `argsim_encoder.json` naming one of argsim's own loaders, `{"loader": "kpm-mts"}`).
+
+A model folder is data, never a program: its manifest names a loader of `ENCODER_LOADERS` (by name; the old
+manifests that named one of these functions by import path still load), a sentence-transformers folder may only
+name module classes of sentence-transformers or argsim in `modules.json`, and folders holding pickles are refused.
+Anything else ends in one line (ModelError) before anything is imported or loaded.
 """
 
 from __future__ import annotations
@@ -112,7 +117,8 @@ def model_path(name: str) -> Path:
 
 @lru_cache(maxsize=4)
 def load_word_vectors(name: str = "glove50"):  # noqa: ANN201 (gensim KeyedVectors)
-    """Static word vectors as gensim KeyedVectors: 'glove50' or a saved KeyedVectors / word2vec file."""
+    """Static word vectors as gensim KeyedVectors: 'glove50' or a word2vec file (text, or binary when it ends in
+    .bin). gensim's own `KeyedVectors.save` format is a pickle and is refused: loading it could run code."""
     import numpy as np
     from gensim.models import KeyedVectors
 
@@ -129,10 +135,14 @@ def load_word_vectors(name: str = "glove50"):  # noqa: ANN201 (gensim KeyedVecto
     p = Path(name)
     if not p.is_file():
         raise ModelError(f"unknown word vectors '{name}': use 'glove50' or a KeyedVectors/word2vec file")
+    with open(p, "rb") as fh:
+        if fh.read(1) == b"\x80":  # pickle protocol 2+
+            raise ModelError(f"{p}: a pickled KeyedVectors file is not loaded (it could run code); save the vectors "
+                             "with save_word2vec_format")
     try:
-        return KeyedVectors.load(str(p))
-    except Exception:  # noqa: BLE001 - fall back to the word2vec text/binary formats
         return KeyedVectors.load_word2vec_format(str(p), binary=p.suffix == ".bin")
+    except (ValueError, UnicodeDecodeError, EOFError) as exc:
+        raise ModelError(f"{p}: not a word2vec text/binary file ({exc})") from None
 
 
 def word_vectors_identity(name: str) -> str:
@@ -146,9 +156,76 @@ def word_vectors_identity(name: str) -> str:
 # ------------------------------------------------------------------ encoders
 
 
+#: argsim's own model-folder loaders: the name an `argsim_encoder.json` gives -> the function (trusted code)
+ENCODER_LOADERS: dict[str, str] = {
+    "kpm-mts": "argsim.kpm.mts_encoder:load_mts_encoder",
+    "kpm-mts-ensemble": "argsim.kpm.mts_encoder:load_ensemble",
+    "thematic-bilstm": "argsim.thematic.bilstm:load_encoder",
+    "thematic-concat": "argsim.thematic.bilstm:load_concat_encoder",
+    "minutes-sbert": "argsim.minutes.sbert:load_encoder",
+    "counter-neural": "argsim.counter.neural.store:load_encoder",
+}
+#: manifests written before loaders had names held these import paths; they map to the names above
+LEGACY_LOADERS: dict[str, str] = {
+    "argsim.kpm.mts_encoder:load_mts_encoder": "kpm-mts",
+    "argsim.kpm.mts_encoder:load_ensemble": "kpm-mts-ensemble",
+    "argsim.thematic.bilstm:load_encoder": "thematic-bilstm",
+    "argsim.thematic.bilstm:load_concat_encoder": "thematic-concat",
+    "argsim.minutes.sbert:load_encoder": "minutes-sbert",
+    "argsim.counter.neural.store:load_encoder": "counter-neural",
+}
+#: module classes a sentence-transformers `modules.json` may name (anything else would be imported and run)
+TRUSTED_MODULE_PREFIXES = ("sentence_transformers.", "argsim.")
+#: files that unpickle (run code) when loaded: never loaded from a model folder
+PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib")
+
+
+def encoder_manifest(loader: str) -> dict:
+    """The content of `argsim_encoder.json` for one of argsim's own loaders (by name)."""
+    if loader not in ENCODER_LOADERS:
+        raise ValueError(f"unknown loader name {loader!r}")
+    return {"loader": loader}
+
+
+def manifest_loader_name(folder: Path) -> str:
+    """The registry name of the loader that `folder/argsim_encoder.json` names; ModelError for anything else."""
+    path = folder / ENCODER_MANIFEST
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelError(f"{path}: unreadable manifest ({exc})") from None
+    value = manifest.get("loader") if isinstance(manifest, dict) else None
+    name = value if value in ENCODER_LOADERS else LEGACY_LOADERS.get(value) if isinstance(value, str) else None
+    if name is None:
+        raise ModelError(f"{path}: loader {value!r} is not one of argsim's own ({', '.join(ENCODER_LOADERS)}); "
+                         "a model folder cannot name code to run, nothing was loaded")
+    return name
+
+
+def check_model_folder(folder: Path) -> None:
+    """Refuse (ModelError) a model folder that would run code when loaded: a pickle, a foreign module class in a
+    sentence-transformers `modules.json`, or a manifest naming a loader outside the registry."""
+    pickles = sorted(p.name for p in folder.iterdir() if p.suffix.lower() in PICKLE_SUFFIXES)
+    if pickles:
+        raise ModelError(f"{folder / pickles[0]}: pickle files are not loaded (they can run code); "
+                         "save models as safetensors / JSON")
+    if (folder / ENCODER_MANIFEST).is_file():
+        manifest_loader_name(folder)
+    modules = folder / "modules.json"
+    if modules.is_file():
+        try:
+            entries = json.loads(modules.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ModelError(f"{modules}: unreadable ({exc})") from None
+        for entry in entries if isinstance(entries, list) else [None]:
+            kind = entry.get("type") if isinstance(entry, dict) else None
+            if not isinstance(kind, str) or not kind.startswith(TRUSTED_MODULE_PREFIXES):
+                raise ModelError(f"{modules}: module type {kind!r} is not a sentence-transformers or argsim "
+                                 "class; it would be imported and run, so the folder is not loaded")
+
+
 def _loader_from_manifest(folder: Path) -> Callable[..., Encoder]:
-    manifest = json.loads((folder / ENCODER_MANIFEST).read_text(encoding="utf-8"))
-    module_name, _, func = manifest["loader"].partition(":")
+    module_name, _, func = ENCODER_LOADERS[manifest_loader_name(folder)].partition(":")
     return getattr(importlib.import_module(module_name), func)
 
 
@@ -185,6 +262,8 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
         return m.StaticVectorEncoder(load_word_vectors(str(path)), path.name, word_vectors_identity(str(path)))
     folder = model_path(name)
     label = name if name in MODELS else folder.name
+    if name not in MODELS:
+        check_model_folder(folder)
     if (folder / ENCODER_MANIFEST).is_file():
         return _loader_from_manifest(folder)(folder, device=device, batch_size=batch_size)
     is_st = (folder / "modules.json").is_file()
@@ -236,6 +315,8 @@ def load_sentence_transformer(name: str = DEFAULT_MODEL, device: str | None = No
     from sentence_transformers import SentenceTransformer
 
     _quiet_libraries()
+    if name not in MODELS:
+        check_model_folder(model_path(name))
     return SentenceTransformer(str(model_path(name)), device=resolve_device(device or "auto"),
                                local_files_only=True)
 
@@ -246,5 +327,7 @@ def load_transformer(name: str = DEFAULT_MODEL):  # noqa: ANN201
 
     _quiet_libraries()
     folder = model_path(name)
+    if name not in MODELS:
+        check_model_folder(folder)
     return (AutoTokenizer.from_pretrained(str(folder), local_files_only=True),
             AutoModel.from_pretrained(str(folder), local_files_only=True))

@@ -12,8 +12,10 @@ import typer
 from argsim.backend.device import DEVICES
 from argsim.cli import commands
 from argsim.cli.groups import GROUPS, ArgsimGroup
+from argsim.cli.params import OUT_DIR
 from argsim.config import ENGINES, PRECISIONS, RunConfig
-from argsim.settings import RUNTIME, seed_everything
+from argsim.paths import set_workdir
+from argsim.settings import seed_everything
 
 app = typer.Typer(name="argsim", cls=ArgsimGroup, no_args_is_help=True, rich_markup_mode="rich",
                   add_completion=False,
@@ -28,8 +30,9 @@ def main_options(
     seed: int = typer.Option(13, help="Random seed for every sampler, split and initialiser."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
     data_dir: Path | None = typer.Option(None, help="Dataset root (default $ARGSIM_DATA, else ../shared/data)."),
-    cache_dir: Path | None = typer.Option(None, help="Embedding cache folder (default $ARGSIM_CACHE_DIR, "
-                                                     "else the user's cache folder)."),
+    cache_dir: Path | None = typer.Option(None, callback=OUT_DIR,
+                                          help="Embedding cache folder (default $ARGSIM_CACHE_DIR, "
+                                               "else the user's cache folder)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Bypass the embedding cache."),
     precision: str = typer.Option("auto", help=f"Numeric precision: {'|'.join(PRECISIONS)} (auto: bf16 on GPUs "
                                               "that support it, fp16 on older CUDA, fp32 on CPU)."),
@@ -37,9 +40,10 @@ def main_options(
     engine: str = typer.Option("local", help=f"Where bulk work runs: {'|'.join(ENGINES)}."),
     ray_address: str | None = typer.Option(None, envvar="RAY_ADDRESS",
                                            help="Ray cluster to attach to with --engine ray (default: a local one)."),
-    workdir: Path | None = typer.Option(None, envvar="ARGSIM_HOME",
-                                        help="Where runs write by default (default $ARGSIM_HOME, else the "
-                                             "working directory)."),
+    workdir: Path | None = typer.Option(None, envvar="ARGSIM_HOME", callback=OUT_DIR,
+                                        help="Where runs write by default: default outputs (runs/, models/), "
+                                             "bench/results, LTR models, feature caches (default $ARGSIM_HOME, "
+                                             "else the working directory)."),
 ) -> None:
     """Global options, applied before any command."""
     if device not in DEVICES and not device.startswith("cuda:"):
@@ -51,8 +55,7 @@ def main_options(
     ctx.obj = RunConfig(device=device, precision=precision, seed=seed, quiet=quiet, data_dir=data_dir,
                         cache_dir=cache_dir, use_cache=not no_cache, threads=threads, engine=engine,
                         ray_address=ray_address, workdir=workdir)
-    RUNTIME.device, RUNTIME.seed, RUNTIME.quiet = device, seed, quiet
-    RUNTIME.data_dir, RUNTIME.cache_dir, RUNTIME.use_cache = data_dir, cache_dir, not no_cache
+    set_workdir(workdir)
     seed_everything(seed)
 
 

@@ -3,8 +3,9 @@
 Pass `callback=OUT_FILE` (or `OUT_DIR`, or `out_file(".npy", ".csv")`) to an output option: typer runs the
 callback while it parses the options (defaults included), before the command body, so a `--out` that is an
 existing folder where a file is expected, an existing file where a folder is expected, or an unwritable place
-ends in one line and exit code 2 with nothing computed. Fixed choices are `Literal[...]` annotations (typer
-checks them and lists them in `--help`).
+ends in one line and exit code 2 with nothing computed. A default (not given) output path is placed under the
+work folder (`--workdir` / `$ARGSIM_HOME`, else the current directory; see `argsim.paths`). Fixed choices are
+`Literal[...]` annotations (typer checks them and lists them in `--help`); `choices(...)` checks repeatable ones.
 """
 
 from __future__ import annotations
@@ -24,11 +25,17 @@ def output_check(kind: str = "file", suffixes: tuple[str, ...] = ()) -> OutputCh
     if kind not in ("file", "folder"):
         raise ValueError(f"kind must be file or folder, not {kind}")
 
-    def check(value: Path | None) -> Path | None:
+    def check(value: Path | None, ctx: typer.Context = None, param: typer.CallbackParam = None) -> Path | None:
+        """As a typer callback (ctx and param given) or called directly with a value (no default rebasing)."""
+        from typer._click.core import ParameterSource
+
         from argsim.io import check_output_path
+        from argsim.paths import under_workdir
 
         if value is None:
             return None
+        if ctx is not None and param is not None and ctx.get_parameter_source(param.name) is ParameterSource.DEFAULT:
+            value = under_workdir(value)  # defaults (runs/..., models/...) go to --workdir / $ARGSIM_HOME
         try:
             check_output_path(value, kind, suffixes)
         except ArgsimError as exc:
@@ -58,3 +65,35 @@ def choices(*values: str) -> Callable[[list[str] | None], list[str] | None]:
         return value
 
     return check
+
+
+def from_workdir(ctx: typer.Context, param: typer.CallbackParam, value: Path | None) -> Path | None:
+    """An input option whose default is an earlier run's output (`runs/...`): the default is read from the work
+    folder, a path given by the user as given."""
+    from typer._click.core import ParameterSource
+
+    from argsim.paths import under_workdir
+
+    if value is not None and ctx.get_parameter_source(param.name) is ParameterSource.DEFAULT:
+        return under_workdir(value)
+    return value
+
+
+def comma_choices(*values: str) -> Callable[[str | None], str | None]:
+    """A typer option callback for a comma-separated list whose every item must be one of `values`."""
+
+    def check(value: str | None) -> str | None:
+        for item in (value or "").split(","):
+            if item.strip() and item.strip() not in values:
+                raise typer.BadParameter(f"'{item.strip()}' is not one of {', '.join(repr(v) for v in values)}")
+        return value
+
+    return check
+
+
+def comma_positive_ints(value: str | None) -> str | None:
+    """A typer option callback for a comma-separated list of positive integers (e.g. rerank depths 10,30,50)."""
+    for item in (value or "").split(","):
+        if item.strip() and (not item.strip().isdigit() or int(item) < 1):
+            raise typer.BadParameter(f"'{item.strip()}' is not a positive integer")
+    return value

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import typer
 
-MAX_STEPS = typer.Option(None, "--max-steps", help="Stop after this many optimizer steps (a checkpoint is kept; "
-                         "the learning-rate schedule still follows the epochs, so --resume continues it).")
-MAX_MINUTES = typer.Option(None, "--max-minutes", help="Stop after this many minutes of this run (a checkpoint is "
-                           "kept for --resume).")
+MAX_STEPS = typer.Option(None, "--max-steps", min=1, help="Stop after this many optimizer steps (a checkpoint is "
+                         "kept; the learning-rate schedule still follows the epochs, so --resume continues it).")
+MAX_MINUTES = typer.Option(None, "--max-minutes", min=0.01, help="Stop after this many minutes of this run (a "
+                           "checkpoint is kept for --resume).")
 GRAD_ACCUM = typer.Option(1, "--grad-accum", min=1, help="Batches accumulated per optimizer step.")
 CHECKPOINT_EVERY = typer.Option(0, "--checkpoint-every", min=0, help="Save a checkpoint every N optimizer steps "
                                 "under OUT/checkpoints (0: at budget stops and epoch ends only).")

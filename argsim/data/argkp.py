@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from argsim.data.catalog import DatasetInfo, Stat, dataset_dir, register_dataset
-from argsim.errors import InputError
+from argsim.errors import InputError, examples, warn
 from argsim.io import read_records
 
 ARG_COLUMNS = ("arg_id", "argument", "topic", "stance")
@@ -69,6 +69,10 @@ class KPMData:
     def candidates(self, arg: Argument) -> list[KeyPoint]:
         """The key points of the argument's topic and stance (the ones the task scores it against)."""
         return self._kps_by_group.get((arg.topic, arg.stance), [])
+
+    def unscorable(self) -> list[Argument]:
+        """Arguments whose (topic, stance) has no key point: no method can score them."""
+        return [a for a in self.arguments if (a.topic, a.stance) not in self._kps_by_group]
 
     def positives(self) -> int:
         return sum(1 for v in self.labels.values() if v == 1)
@@ -175,7 +179,24 @@ def load_kpm_files(arguments: str | Path, key_points: str | Path, labels: str | 
     if labels is not None:
         gold = read_labels(labels, {a.arg_id for a in args}, {k.kp_id for k in kps})
         files.append(Path(labels))
-    return KPMData(name or Path(arguments).stem, args, kps, gold, files)
+    data = KPMData(name or Path(arguments).stem, args, kps, gold, files)
+    warn_unscorable(data, Path(arguments))
+    return data
+
+
+def warn_unscorable(data: KPMData, source: Path | str) -> None:
+    """One warning line when arguments have no key point of their (topic, stance): they are not scored, and the
+    evaluation counts them as misses. Names topics that match a key point topic only up to case or spaces."""
+    lost = data.unscorable()
+    if not lost:
+        return
+    kp_topics = {" ".join(k.topic.split()).casefold(): k.topic for k in data.key_points}
+    near = sorted({a.topic for a in lost if a.topic not in {k.topic for k in data.key_points}
+                   and " ".join(a.topic.split()).casefold() in kp_topics})
+    hint = (f"; topic {near[0]!r} differs from the key points' {kp_topics[' '.join(near[0].split()).casefold()]!r} "
+            "only in case or spacing" if near else "")
+    warn(f"{source}: {len(lost)} of {len(data.arguments)} arguments have no key point of their topic and stance "
+         f"and are not scored ({examples([a.arg_id for a in lost])}){hint}")
 
 
 def split_files(folder: Path, split: str) -> tuple[Path, Path, Path]:

@@ -28,26 +28,45 @@ def map_of_folder(folder: Path, gold: KPMData, config: RunConfig | None = None,
     return preds, evaluate_map(preds, gold, formula=formula)
 
 
-def evaluate_trained(folder: Path, eval_split: str | None, info: dict, config: RunConfig | None = None) -> dict:
-    """Score `eval_split` with the freshly trained `folder` under both formulas; the mAPs are added to the
-    training info (`info["eval"][formula] = {split, strict, relaxed}`), which is written back to
-    `argsim_train.json`, and the predictions to `predictions_<split>.json`. Without a split: `info` unchanged."""
-    from argsim.training import is_main_process
+def training_inputs(data: KPMData, eval_split: str | None, config: RunConfig | None = None) -> KPMData | None:
+    """Everything a training run needs, checked before the model loads: labelled pairs with at least one match,
+    and the evaluation split (loaded now, so a missing one fails before the first step, not after the budget).
+    Returns the evaluation split (None without one)."""
+    from argsim.errors import ArgsimError
 
-    if not eval_split or not is_main_process():
+    if not data.has_labels:
+        raise ArgsimError(f"{data.name}: training needs gold labels (give --labels)")
+    if data.positives() == 0:
+        raise ArgsimError(f"{data.name}: the labels hold no matching pair (label 1) to train on")
+    if not eval_split:
+        return None
+    try:
+        return load_argkp(eval_split, config.data_dir if config else None)
+    except ArgsimError as exc:
+        raise ArgsimError(f"evaluation after training on ArgKP '{eval_split}': {exc} (pass --eval-split '' to "
+                          "skip it)") from None
+
+
+def evaluate_trained(folder: Path, gold: KPMData | None, info: dict, config: RunConfig | None = None) -> dict:
+    """Score the evaluation split `gold` (see `training_inputs`) with the freshly trained `folder` under both
+    formulas; the mAPs are added to the training info (`info["eval"][formula] = {split, data, strict, relaxed}`),
+    written back to `argsim_train.json` and into the model's record, and the predictions to
+    `predictions_<split>.json`. Without a split, or off the main process: `info` unchanged."""
+    from argsim.training import is_main_process
+    from argsim.training.record import add_metrics
+
+    if gold is None or not is_main_process():
         return info
-    gold = load_argkp(eval_split, config.data_dir if config else None)
+    split = gold.name.removeprefix("argkp-")
     preds, _ = map_of_folder(folder, gold, config)
-    write_json(folder / f"predictions_{eval_split}.json", preds)
+    write_json(folder / f"predictions_{split}.json", preds)
     info["eval"] = {}
     for formula in FORMULAS:
         r = evaluate_map(preds, gold, formula=formula)
-        info["eval"][formula] = {"split": eval_split, "strict": r.strict, "relaxed": r.relaxed}
+        info["eval"][formula] = {"split": split, "data": gold.name, "strict": r.strict, "relaxed": r.relaxed}
     write_json(folder / "argsim_train.json", info)
-    from argsim.training.record import add_metrics
-
     ev = info["eval"]["leaderboard"]
-    add_metrics(folder, {f"{eval_split}_strict_map": ev["strict"], f"{eval_split}_relaxed_map": ev["relaxed"]})
+    add_metrics(folder, {f"{split}_strict_map": ev["strict"], f"{split}_relaxed_map": ev["relaxed"]})
     return info
 
 

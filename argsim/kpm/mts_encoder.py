@@ -100,10 +100,11 @@ def load_ensemble(folder: str | Path, device: str = "cpu", batch_size: int = 64)
 
 
 def write_manifest(folder: Path, loader: str) -> None:
+    """Write `argsim_encoder.json` naming one of argsim's own loaders (see argsim.backend.registry)."""
     (folder / MANIFEST).write_text(json.dumps({"loader": loader}), encoding="utf-8")
 
 
 def write_ensemble(folder: Path, members: list[str]) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / ENSEMBLE_FILE).write_text(json.dumps({"members": members}, indent=2), encoding="utf-8")
-    write_manifest(folder, "argsim.kpm.mts_encoder:load_ensemble")
+    write_manifest(folder, "kpm-mts-ensemble")

@@ -62,7 +62,7 @@ def save_mts(net: MTSNet, folder: Path, info: dict) -> None:
     from argsim.io import write_json
 
     net.save(folder)
-    write_manifest(folder, "argsim.kpm.mts_encoder:load_mts_encoder")
+    write_manifest(folder, "kpm-mts")
     write_json(folder / TRAIN_INFO, info)
 
 

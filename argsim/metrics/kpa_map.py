@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from argsim.errors import ArgsimError, InputError
+from argsim.errors import ArgsimError, InputError, examples
 from argsim.evaluation import Evaluation
 
 FORMULAS = ("leaderboard", "2021-09")
@@ -81,6 +81,7 @@ class MapResult:
     predicted: int
     dummies: int
     invalid_key_points: list[str] = field(default_factory=list)
+    unknown_arguments: list[str] = field(default_factory=list)  # prediction ids that are no gold argument
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -172,6 +173,11 @@ def evaluate_map(predictions: Predictions, gold: Gold, formula: str = "leaderboa
         raise ArgsimError(f"unknown formula '{formula}': choose {' or '.join(FORMULAS)}")
     if not gold.labels:
         raise ArgsimError(f"{gold.name}: no gold labels to evaluate against (give the labels file)")
+    known = {a.arg_id for a in gold.arguments}
+    unknown = [a for a in predictions if a not in known]
+    if predictions and len(unknown) == len(predictions):
+        raise ArgsimError(f"none of the {len(predictions)} argument ids of the predictions is an argument of "
+                          f"{gold.name} (e.g. {examples(unknown)}): predictions and gold come from different data")
     best, invalid = best_key_points(predictions, set(gold.kp_by_id), tie_break, seed)
     groups: dict[tuple[str, int], list[_Pair]] = defaultdict(list)
     for arg in gold.arguments:  # the gold file's order (pandas' left merge keeps it)
@@ -197,4 +203,5 @@ def evaluate_map(predictions: Predictions, gold: Gold, formula: str = "leaderboa
     return MapResult(formula=formula, strict=float(np.mean([g.ap_strict for g in scores])),
                      relaxed=float(np.mean([g.ap_relaxed for g in scores])), groups=scores,
                      arguments=len(gold.arguments), predicted=sum(a.arg_id in best for a in gold.arguments),
-                     dummies=sum(a.arg_id not in best for a in gold.arguments), invalid_key_points=invalid)
+                     dummies=sum(a.arg_id not in best for a in gold.arguments), invalid_key_points=invalid,
+                     unknown_arguments=unknown)

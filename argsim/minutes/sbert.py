@@ -22,7 +22,7 @@ import numpy as np
 from argsim.backend.encoder import Encoder
 from argsim.backend.fingerprint import fingerprint
 
-MANIFEST = {"loader": "argsim.minutes.sbert:load_encoder"}
+MANIFEST = {"loader": "minutes-sbert"}  # a name in argsim.backend.registry.ENCODER_LOADERS
 SEGMENTED_MARKER = "argsim_segmented.json"
 
 

@@ -69,22 +69,34 @@ def dataset_items(folder: Path, which: str = "ntcir14", exact_only: bool = True)
 
 def user_items(path: Path, default_budget: int = 100) -> list[MinutesItem]:
     """A user's utterances (CSV/TSV/JSONL/JSON): columns `id`, `text`, `topic`, `subtopic`, optional `length`
-    (character budget) and `summary` (gold). Rows with the same id form one item, in file order; each text
-    is cleaned and split into sentences."""
+    (character budget, at least 1) and `summary` (gold). Rows with the same id form one item, in file order, and
+    must agree on topic, subtopic, length and summary (a later row may leave them blank); each text is cleaned
+    and split into sentences. Errors name the record (1-based, in file order)."""
     from argsim.io import read_records
 
     rows = read_records(path, required=["id", "text", "topic", "subtopic"])
     items: dict[str, MinutesItem] = {}
-    for r, row in enumerate(rows):
+    first: dict[str, tuple[int, dict]] = {}
+    for r, row in enumerate(rows, start=1):
         key = str(row["id"])
         if key not in items:
+            raw = row.get("length")
             try:
-                budget = int(row.get("length") or default_budget)
-            except ValueError:
-                raise InputError(path, f"length '{row.get('length')}' is not an integer", row=r + 1,
-                                 column="length") from None
+                budget = int(raw) if raw not in (None, "") else default_budget
+            except (TypeError, ValueError):
+                raise InputError(path, f"length {raw!r} is not an integer", row=r, column="length") from None
+            if budget < 1:
+                raise InputError(path, f"length {budget} must be at least 1 character", row=r, column="length")
             items[key] = MinutesItem(key, [], topic_text(str(row["topic"] or "")), str(row["subtopic"] or ""),
                                      budget, str(row.get("summary") or ""))
+            first[key] = (r, row)
+        else:  # one item, one context: rows that disagree would silently lose all but the first value
+            r0, row0 = first[key]
+            for col in ("topic", "subtopic", "length", "summary"):
+                a, b = str(row0.get(col) or "").strip(), str(row.get(col) or "").strip()
+                if b and a != b:
+                    raise InputError(path, f"item '{key}' has {col} {b!r} here but {a!r} in record {r0}; rows of "
+                                           "one item must agree", row=r, column=col)
         text = str(row["text"] or "")
         items[key].sentences += [s for line in clean_lines(text, min_chars=1) for s in split_sentences(line)]
     empty = [k for k, it in items.items() if not it.sentences]

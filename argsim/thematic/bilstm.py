@@ -22,8 +22,8 @@ from argsim.backend.models import tokenize_en
 from argsim.errors import ModelError
 
 PAD, UNK = 0, 1
-MANIFEST = {"loader": "argsim.thematic.bilstm:load_encoder"}
-CONCAT_MANIFEST = {"loader": "argsim.thematic.bilstm:load_concat_encoder"}
+MANIFEST = {"loader": "thematic-bilstm"}  # names in argsim.backend.registry.ENCODER_LOADERS
+CONCAT_MANIFEST = {"loader": "thematic-concat"}
 MAX_TOKENS = 80
 
 

@@ -44,10 +44,14 @@ def _print_map(result, title: str) -> None:  # noqa: ANN001
     table.add_row(f"mAP ({result.formula})", "", str(result.arguments), "", str(result.dummies), "",
                   f"[bold]{result.strict:.4f}[/]", f"[bold]{result.relaxed:.4f}[/]")
     console.print(table)
+    from argsim.errors import examples, warn
+
+    if result.unknown_arguments:
+        warn(f"{len(result.unknown_arguments)} predicted argument id(s) are no argument of the gold data and were "
+             f"ignored ({examples(result.unknown_arguments)})")
     if result.invalid_key_points:
-        shown = ", ".join(result.invalid_key_points[:5])
-        console.print(f"[yellow]ignored {len(result.invalid_key_points)} key point id(s) not in the key points "
-                      f"file: {shown}[/]")
+        warn(f"ignored {len(result.invalid_key_points)} key point id(s) not in the key points file "
+             f"({examples(result.invalid_key_points)})")
 
 
 @eval_app.command("map")
@@ -101,7 +105,7 @@ def rank_keypoints(
                                     "{topic}, {stance}; e.g. '{topic} {text}'. Context-aware models (MTS) "
                                     "take topic and stance as inputs and ignore templates."),
     arg_template: str = typer.Option("{text}", help="The same for arguments."),
-    threshold: float = typer.Option(0.5, help="Score from which an argument counts towards its best key "
+    threshold: float = typer.Option(0.5, min=-1, max=1, help="Score from which an argument counts towards its best key "
                                     "point's coverage."),
     out: Path = typer.Option(Path("out/kpm"), callback=OUT_DIR,
                              help="Output folder: predictions.json (eval map's input), "
@@ -150,10 +154,11 @@ def _print_training(info: dict, folder: Path) -> None:
 
     if not is_main_process():
         return
-    table = Table(title=f"trained {info['method']} -> {folder}")
-    for col in ("train", "steps", "seconds", "s/epoch", "peak MB", "strict mAP", "relaxed mAP"):
-        table.add_column(col, justify="right")
     ev = info.get("eval", {}).get("leaderboard", {})
+    on = f" on {ev.get('data', ev['split'])}" if ev else ""
+    table = Table(title=f"trained {info['method']} -> {folder}")
+    for col in ("train", "steps", "seconds", "s/epoch", "peak MB", f"strict mAP{on}", f"relaxed mAP{on}"):
+        table.add_column(col, justify="right")
     table.add_row(info["train"], str(info["steps"]), f"{info['seconds']:.0f}", f"{info['seconds_per_epoch']:.0f}",
                   f"{info['peak_mb']:.0f}", f"{ev['strict']:.4f}" if ev else "-",
                   f"{ev['relaxed']:.4f}" if ev else "-")
@@ -174,15 +179,15 @@ def train_sbert_cmd(
     loss: Literal["cosine", "contrastive"] = typer.Option("cosine",
         help="cosine = regression of the cosine towards --positive-target / "
              "--negative-target (the report's best); contrastive = ContrastiveLoss."),
-    positive_target: float = typer.Option(1.0, help="Cosine target of matching pairs."),
-    negative_target: float = typer.Option(0.5, help="Cosine target of non-matching pairs."),
-    contrastive_margin: float = typer.Option(0.5, help="Margin (cosine distance) of the contrastive loss."),
+    positive_target: float = typer.Option(1.0, min=-1, max=1, help="Cosine target of matching pairs."),
+    negative_target: float = typer.Option(0.5, min=-1, max=1, help="Cosine target of non-matching pairs."),
+    contrastive_margin: float = typer.Option(0.5, min=0, help="Margin (cosine distance) of the contrastive loss."),
     pooling: Literal["mean", "cls"] | None = typer.Option(None,
                                                           help="mean or cls; default keeps the model's own pooling."),
     epochs: float = typer.Option(1.0, min=0.01, help="Epochs over the labelled pairs (the report: >1 overfits)."),
     batch_size: int = typer.Option(16, min=1, help="Pairs per batch (the report used 16)."),
-    lr: float = typer.Option(8e-6, help="Initial learning rate."),
-    lr_end: float = typer.Option(1e-6, help="Final learning rate of the linear decay (= --lr for constant)."),
+    lr: float = typer.Option(8e-6, min=0, help="Initial learning rate."),
+    lr_end: float = typer.Option(1e-6, min=0, help="Final learning rate of the linear decay (= --lr for constant)."),
     max_seq_length: int = typer.Option(64, min=1, help="Token limit per sentence."),
     train_layers: int = typer.Option(0, min=0,
                                      help="Train only the top N transformer layers on cached lower-layer states "
@@ -198,19 +203,20 @@ def train_sbert_cmd(
     """Fine-tune a Siamese SBERT on labelled argument/key point pairs; saves a sentence-transformers folder
     that `rank keypoints --model DIR` loads."""
     from argsim.data.argkp import load_kpm_input
-    from argsim.kpm.evaluate import evaluate_trained
+    from argsim.kpm.evaluate import evaluate_trained, training_inputs
     from argsim.kpm.sbert import SbertConfig, train_sbert
 
     run = run_config(ctx)
     where = placement(ctx)
     plan = budget(max_steps, max_minutes, grad_accum, checkpoint_every, resume)
     data = load_kpm_input(split, arguments, key_points, labels, need_labels=True, data_dir=run.data_dir)
+    gold = training_inputs(data, eval_split, run)
     cfg = SbertConfig(model=model, loss=loss, positive_target=positive_target, negative_target=negative_target,
                       contrastive_margin=contrastive_margin, pooling=pooling, epochs=epochs, batch_size=batch_size,
                       lr=lr, lr_end=lr_end, max_seq_length=max_seq_length, seed=where.seed,
                       max_steps=max_steps or -1, train_layers=train_layers)
     info = train_sbert(data, out, cfg, quiet=run_quiet(ctx), placement=where, budget=plan)
-    _print_training(evaluate_trained(out, eval_split, info, run), out)
+    _print_training(evaluate_trained(out, gold, info, run), out)
 
 
 @train_app.command("mts")
@@ -234,17 +240,17 @@ def train_mts_cmd(
                                        "embedding through (topic/stance blocks zero), so training starts from "
                                        "the zero-shot encoder; use with --pooling mean for sentence encoders."),
     epochs: int = typer.Option(2, min=1, help="Epochs (each = one batch per key point)."),
-    lr: float = typer.Option(3e-5, help="Learning rate of the transformer (linear decay after warm-up)."),
-    head_lr: float = typer.Option(1e-3, help="Learning rate of the stance and projection layers."),
+    lr: float = typer.Option(3e-5, min=0, help="Learning rate of the transformer (linear decay after warm-up)."),
+    head_lr: float = typer.Option(1e-3, min=0, help="Learning rate of the stance and projection layers."),
     max_pos: int = typer.Option(30, min=1, help="Matching arguments per key-point batch."),
     max_neg: int = typer.Option(90, min=0, help="Non-matching (but matched elsewhere) arguments per batch."),
     max_unmatched: int = typer.Option(15, min=0, help="Arguments matching no key point per batch (own clusters)."),
     pair_batch_size: int = typer.Option(32, min=1, help="Pairs per batch for --variant simakp."),
-    tuplet_margin_deg: float = typer.Option(5.73, help="Tuplet margin beta IN DEGREES (pytorch-metric-learning "
+    tuplet_margin_deg: float = typer.Option(5.73, min=0, help="Tuplet margin beta IN DEGREES (pytorch-metric-learning "
                                             "converts to radians; 5.73 deg = 0.1 rad)."),
-    tuplet_scale: float = typer.Option(64.0, help="Tuplet scale s."),
-    ipv_weight: float = typer.Option(0.5, help="Weight of the intra-pair variance loss."),
-    miner_epsilon: float = typer.Option(0.2, help="Multi-similarity miner epsilon (cosine)."),
+    tuplet_scale: float = typer.Option(64.0, min=0, help="Tuplet scale s."),
+    ipv_weight: float = typer.Option(0.5, min=0, help="Weight of the intra-pair variance loss."),
+    miner_epsilon: float = typer.Option(0.2, min=0, help="Multi-similarity miner epsilon (cosine)."),
     freeze_layers: int = typer.Option(0, min=0, help="Freeze embeddings + the first N transformer layers (CPU speed)."),
     train_layers: int = typer.Option(0, min=0, help="Train only the top N transformer layers, caching the frozen lower "
                                      "layers' states once per text (BERT-type backbones; ~3x faster on CPU). "
@@ -272,15 +278,22 @@ def train_mts_cmd(
     intra-pair variance loss with multi-similarity mining; cosine at inference. Saves a folder that
     `rank keypoints --model DIR` loads."""
     from argsim.data.argkp import load_argkp, load_kpm_input
-    from argsim.kpm.evaluate import evaluate_folds, evaluate_trained, feature_size
+    from argsim.kpm.evaluate import evaluate_folds, evaluate_trained, feature_size, training_inputs
     from argsim.kpm.mts_model import MTSConfig
     from argsim.kpm.mts_train import train_folds, train_mts
 
     where = placement(ctx)
     plan = budget(max_steps, max_minutes, grad_accum, checkpoint_every, resume)
     quiet = run_quiet(ctx)
-
     run = run_config(ctx)
+    if folds > 1 and arguments is not None:
+        from argsim.errors import ArgsimError
+
+        raise ArgsimError("--folds works on the ArgKP-2021 topics (train+dev); train on your own files with --folds 1")
+    data = gold = None
+    if folds <= 1:
+        data = load_kpm_input(split, arguments, key_points, labels, need_labels=True, data_dir=run.data_dir)
+        gold = training_inputs(data, eval_split, run)
     cfg = MTSConfig(model=model, variant=variant, pooling=pooling, stance_dim=stance_dim,
                     out_dim=out_dim or (feature_size(model, pooling) if identity_init else 256),
                     identity_init=identity_init,
@@ -291,14 +304,9 @@ def train_mts_cmd(
                     frozen_backbone=frozen_backbone, max_batches=max_batches,
                     seed=where.seed)
     if folds <= 1:
-        data = load_kpm_input(split, arguments, key_points, labels, need_labels=True, data_dir=run.data_dir)
         info = train_mts(data, out, cfg, quiet=quiet, log_every=log_every, init=init, placement=where, budget=plan)
-        _print_training(evaluate_trained(out, eval_split, info, run), out)
+        _print_training(evaluate_trained(out, gold, info, run), out)
         return
-    if arguments is not None:
-        from argsim.errors import ArgsimError
-
-        raise ArgsimError("--folds works on the ArgKP-2021 topics (train+dev); train on your own files with --folds 1")
     from argsim.kpm.mts_data import topic_folds
 
     train, dev = load_argkp("train", run.data_dir), load_argkp("dev", run.data_dir)
