@@ -52,7 +52,7 @@ def test_simple_sd_weight_mapping():
 def test_simple_sd_study_compares_readings_and_tuning_only_improves(corpus, data_dir, tmp_path):
     from argsim.counter.lexical.simplesd import study_readings, study_result_rows
 
-    report = study_readings("validation", ["sdoc"], limit=10, tune=True, workers=1, seed=3, data_dir=data_dir,
+    report = study_readings("validation", ["sdoc"], limit=10, tune=True, seed=3, data_dir=data_dir,
                             cache_dir=tmp_path)
     accs = report["readings"]["sdoc"]
     assert accs["points"] == 10 and set(READINGS) <= set(accs)
@@ -61,7 +61,7 @@ def test_simple_sd_study_compares_readings_and_tuning_only_improves(corpus, data
     assert tuned["accuracy"] >= accs[tuned["start"]] and report["weights"] == tuned["weights"]
     # the tuned weights score what the report says on the same points
     points, pools, gold = dataset_points("validation", "sdoc", sample=10, seed=3, data_dir=data_dir)
-    scores, _ = linear_scores(FeatureSpace(points, pools, FeatureConfig(workers=1)), np.array(tuned["weights"]),
+    scores, _ = linear_scores(FeatureSpace(points, pools, FeatureConfig()), np.array(tuned["weights"]),
                               mode="none", description=None)
     assert accuracy_at_1({p.id: ([c.id for c in pools[p.id]], scores[p.id]) for p in points}, gold) == \
         pytest.approx(tuned["accuracy"])
