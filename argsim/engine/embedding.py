@@ -207,7 +207,7 @@ def embed_ray(path: Path, out: Path, spec: EmbedSpec, engine, batch_rows: int = 
     import pyarrow.dataset as pads
     import ray.data
 
-    ray = engine._ray()  # connect first (the dataset needs a session)
+    ray = engine.session()  # connect first (the dataset needs a session)
     ctx = ray.data.DataContext.get_current()
     ctx.enable_progress_bars = not quiet
     ctx.print_on_execution_start = not quiet
