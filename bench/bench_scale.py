@@ -124,8 +124,10 @@ def ray_embed(texts: list[str], workers: int, shard_rows: int) -> tuple[float, d
     from argsim.engine.embedding import EmbedSpec, embed_ray
 
     with tempfile.TemporaryDirectory(prefix="argsim-scale-") as tmp:
-        src = Path(tmp) / "texts.parquet"
-        pq.write_table(pa.table({"text": texts}), src, row_group_size=shard_rows)
+        src = Path(tmp) / "texts"  # one Parquet file per shard: Ray reads one block per file
+        src.mkdir()
+        for n, a in enumerate(range(0, len(texts), shard_rows)):
+            pq.write_table(pa.table({"text": texts[a:a + shard_rows]}), src / f"part-{n:05d}.parquet")
         engine = get_engine("ray")
         _ = engine.workers  # start Ray before the clock
         start = time.perf_counter()
