@@ -15,7 +15,7 @@ from argsim.cli.groups import GROUPS, ArgsimGroup
 from argsim.cli.params import OUT_DIR
 from argsim.config import ENGINES, PRECISIONS, RunConfig
 from argsim.paths import set_workdir
-from argsim.settings import RUNTIME, seed_everything
+from argsim.settings import seed_everything
 
 app = typer.Typer(name="argsim", cls=ArgsimGroup, no_args_is_help=True, rich_markup_mode="rich",
                   add_completion=False,
@@ -56,8 +56,6 @@ def main_options(
                         cache_dir=cache_dir, use_cache=not no_cache, threads=threads, engine=engine,
                         ray_address=ray_address, workdir=workdir)
     set_workdir(workdir)
-    RUNTIME.device, RUNTIME.seed, RUNTIME.quiet = device, seed, quiet
-    RUNTIME.data_dir, RUNTIME.cache_dir, RUNTIME.use_cache = data_dir, cache_dir, not no_cache
     seed_everything(seed)
 
 

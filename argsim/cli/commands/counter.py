@@ -10,6 +10,7 @@ from rich.table import Table
 
 from argsim.cli.groups import console, eval_app, rank_app, run_config, train_app
 from argsim.cli.params import OUT_DIR, OUT_FILE, choices
+from argsim.config import RunConfig
 from argsim.counter.lexical.stopwords import DEFAULT_STOPWORDS
 
 SETTINGS = ("sdoc", "sdc", "sdoa", "sda", "stc", "sta", "epc", "epa")  # argsim.data.counterargs.SETTINGS
@@ -60,8 +61,8 @@ def rank_counterargs(
     from argsim.counter.core.registry import get_ranker, load_rankers, ranker_options
     from argsim.counter.core.run import dataset_points, default_label, parse_options, run_ranker
     from argsim.io import read_records, write_jsonl
-    from argsim.settings import RUNTIME
 
+    cfg = run_config(ctx)
     if list_methods:
         table = Table(title="counter-argument rankers")
         table.add_column("method")
@@ -92,8 +93,8 @@ def rank_counterargs(
                 records += kept[s]
                 console.print(f"kept {len(kept[s]):,} ranked points of {s} from {out} (--resume)")
                 continue
-            points, pools, gold = dataset_points(split, s, limit=limit, sample=sample, seed=RUNTIME.seed,
-                                                 data_dir=run_config(ctx).data_dir)
+            points, pools, gold = dataset_points(split, s, limit=limit, sample=sample, seed=cfg.seed,
+                                                 data_dir=cfg.data_dir)
             runs.append(run_ranker(method, points, pools, gold, setting=s, split=split, options=options,
                                    top_k=top_k, label=label))
             records += runs[-1].records
@@ -101,12 +102,13 @@ def rank_counterargs(
     if input_file is not None:
         records = runs[0].records
     write_jsonl(out, records)
-    _print_summary(records, {(r.method, r.setting, r.split): r for r in runs}, task=task, model=model)
+    _print_summary(records, {(r.method, r.setting, r.split): r for r in runs}, task=task, model=model, config=cfg)
     console.print(f"ranking of {len(records):,} points written to {out}")
 
 
 @eval_app.command("counterargs")
 def eval_counterargs(
+    ctx: typer.Context,
     rankings: list[Path] = typer.Argument(..., help="Ranking JSONL file(s) written by `argsim rank counterargs`."),
     ties: Literal["expected", "pessimistic", "optimistic"] = typer.Option("expected",
         help="Ties with the true counter: expected (1/t credit), pessimistic, "
@@ -119,16 +121,18 @@ def eval_counterargs(
     records = []
     for path in rankings:
         records += read_records(path, required=["point", "pool_size"])
-    _print_summary(records, {}, task=task, ties=ties)
+    _print_summary(records, {}, task=task, ties=ties, config=run_config(ctx))
 
 
 def _print_summary(records: list[dict], runs: dict, task: str | None = None, ties: str = "expected",
-                   model: str | None = None) -> None:
+                   model: str | None = None, config: RunConfig | None = None) -> None:
     from rich.markup import escape
 
     from argsim.counter.core.evaluation import paper_figure, summarize
-    from argsim.results import ResultRow, environment, write_results
-    from argsim.settings import RUNTIME
+    from argsim.results import environment, result_rows, write_results
+
+    config = config or RunConfig()
+    env = environment(seed=config.seed, device=config.device)
 
     table = Table(title="best-counter retrieval: accuracy@1 (paper = Table 2 of the bipolar-encoder paper)")
     for col in ("method", "split", "setting", "points", "pool", "random", "acc@1", "paper", "MRR", "s"):
@@ -141,16 +145,13 @@ def _print_summary(records: list[dict], runs: dict, task: str | None = None, tie
         table.add_row(escape(s.method), s.split, s.setting, f"{s.points:,}", f"{s.mean_pool:,.1f}",
                       f"{s.random_accuracy:.3f}", f"{s.accuracy_at_1:.3f}", "" if paper is None else f"{paper:.3f}",
                       "n/a" if s.mrr != s.mrr else f"{s.mrr:.3f}", "" if run is None else f"{run.seconds:.1f}")
-        for metric, value, pap in (("accuracy@1", s.accuracy_at_1, paper), ("mrr", s.mrr, None)):
-            if value != value:  # MRR of a pruned ranking is not exact: not reported
-                continue
-            rows.append(ResultRow(method=s.method, model=model, split=s.split, setting=s.setting, metric=metric,
-                                  value=round(value, 4), paper=pap, seconds=None if run is None else run.seconds,
-                                  peak_mb=None if run is None else run.peak_mb,
-                                  extra={"points": s.points} | ({"options": run.options} if run else {})))
+        rows += result_rows(s.evaluation(), method=s.method, model=model, setting=s.setting,
+                            paper={"accuracy@1": paper}, seconds=None if run is None else run.seconds,
+                            peak_mb=None if run is None else run.peak_mb,
+                            extra={"points": s.points} | ({"options": run.options} if run else {}), env=env, digits=4)
     console.print(table)
     if task and rows:
-        write_results(task, rows, env=environment(seed=RUNTIME.seed, device=RUNTIME.device), merge=True)
+        write_results(task, rows, merge=True)
 
 
 @train_app.command("ltr")
@@ -182,7 +183,6 @@ def train_ltr_cmd(
     from argsim.data.counterargs import load_counterargs
     from argsim.errors import ArgsimError
     from argsim.results import timed
-    from argsim.settings import RUNTIME
 
     bad = [m for m in method if m not in LTR_METHODS]
     if bad:
@@ -201,7 +201,7 @@ def train_ltr_cmd(
     for s in setting:
         with timed() as t:
             saved = train_ltr(corpus, s, tuple(method), config, neg_per_point=neg_per_point or None,
-                              seed=RUNTIME.seed, out_dir=out, limit=limit, user_data=user_data)
+                              seed=run_config(ctx).seed, out_dir=out, limit=limit, user_data=user_data)
         from argsim.io import read_json
 
         for m, folder in saved.items():
@@ -231,52 +231,28 @@ def train_simple_sd(
 ) -> None:
     """Compare the readings of Simple-SD's weights (literal, interleaved, max-min, sum-min) by accuracy@1 on
     the validation split and, with --tune, search better weights there."""
-    from argsim.counter.core.run import dataset_points
-    from argsim.counter.lexical.feature_cache import pool_features
-    from argsim.counter.lexical.features import FEATURE_NAMES, FeatureConfig
-    from argsim.counter.lexical.simplesd import READINGS, compare_readings, tune_weights
+    from argsim.counter.lexical.features import FEATURE_NAMES
+    from argsim.counter.lexical.simplesd import READINGS, study_readings, study_result_rows
     from argsim.io import write_json
-    from argsim.results import ResultRow, environment, timed, write_results
-    from argsim.settings import RUNTIME
+    from argsim.results import environment, write_results
 
-    report: dict = {"split": split, "word_vectors": word_vectors, "stopwords": stopwords, "limit": limit,
-                    "seed": RUNTIME.seed,
-                    "readings": {}}
+    cfg = run_config(ctx)
+    report = study_readings(split, list(setting), limit=limit, tune=tune, tune_setting=tune_setting,
+                            word_vectors=word_vectors, stopwords=stopwords, workers=workers, seed=cfg.seed,
+                            data_dir=cfg.data_dir)
     table = Table(title=f"Simple-SD readings, accuracy@1 on {split}")
     table.add_column("setting")
     for name in READINGS:
         table.add_column(name, justify="right")
-    data_dir = run_config(ctx).data_dir
-    rows = []
-    for s in setting:
-        points, pools, gold = dataset_points(split, s, sample=limit, seed=RUNTIME.seed, data_dir=data_dir)
-        with timed() as t:
-            accs = compare_readings(points, pools, gold, word_vectors=word_vectors, workers=workers,
-                                    stopwords=stopwords)
-        report["readings"][s] = accs | {"points": len(points), "seconds": t["seconds"]}
+    for s, accs in report["readings"].items():
         table.add_row(s, *[f"{accs[n]:.3f}" for n in READINGS])
-        rows += [ResultRow(method=f"simple-sd[{n}]", model=word_vectors, split=split, setting=s, metric="accuracy@1",
-                           value=round(a, 4), seconds=t["seconds"], extra={"points": len(points)})
-                 for n, a in accs.items()]
     console.print(table)
-    if tune:
-        s = tune_setting or ("sda" if "sda" in setting else setting[0])
-        points, pools, gold = dataset_points(split, s, sample=limit, seed=RUNTIME.seed, data_dir=data_dir)
-        feats = pool_features(points, pools, FeatureConfig(word_vectors=word_vectors, workers=workers,
-                                                            stopwords=stopwords), 8)
-        ids = {p.id: [c.id for c in pools[p.id]] for p in points}
-        accs = report["readings"].get(s) or compare_readings(points, pools, gold, word_vectors=word_vectors,
-                                                             workers=workers, stopwords=stopwords)
-        best_reading = max(READINGS, key=lambda n: accs[n])
-        w, acc, trace = tune_weights(feats, ids, gold, READINGS[best_reading])
-        report["tuned"] = {"setting": s, "start": best_reading, "weights": w.tolist(), "accuracy": acc,
-                           "trace": trace, "features": list(FEATURE_NAMES[:8])}
-        report["weights"] = w.tolist()
-        console.print(f"tuned on {split}/{s}: accuracy@1 {acc:.3f} with weights "
-                      + ", ".join(f"{FEATURE_NAMES[i]}={v:g}" for i, v in enumerate(w) if v != 0))
-        rows.append(ResultRow(method="simple-sd[tuned]", model=word_vectors, split=split, setting=s,
-                              metric="accuracy@1", value=round(acc, 4), extra={"weights": w.tolist()}))
+    if "tuned" in report:
+        t = report["tuned"]
+        console.print(f"tuned on {split}/{t['setting']}: accuracy@1 {t['accuracy']:.3f} with weights "
+                      + ", ".join(f"{FEATURE_NAMES[i]}={v:g}" for i, v in enumerate(t["weights"]) if v != 0))
     write_json(out, report)
     console.print(f"written to {out}")
     if task:
-        write_results(task, rows, env=environment(seed=RUNTIME.seed, device=RUNTIME.device), merge=True)
+        write_results(task, study_result_rows(report, env=environment(seed=cfg.seed, device=cfg.device)),
+                      merge=True)

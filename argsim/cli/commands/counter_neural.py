@@ -3,14 +3,16 @@ counter-argument models of the Bipolar-encoder paper (thin CLI; the work is in a
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
 import typer
 from rich.table import Table
 
-from argsim.cli.groups import console, eval_app, rank_app, train_app
+from argsim.cli.groups import console, eval_app, rank_app, run_config, train_app
 from argsim.cli.params import OUT_DIR, OUT_FILE, comma_choices, comma_positive_ints
+from argsim.cli.training_options import CHECKPOINT_EVERY, GRAD_ACCUM, MAX_STEPS, budget, placement
 
 SETTINGS = ("sdoc", "sdc", "sdoa", "sda", "stc", "sta", "epc", "epa")  # argsim.data.counterargs.SETTINGS
 
@@ -25,11 +27,14 @@ def _pairs_from_file(path: Path) -> list[tuple[str, str]]:
 
 @train_app.command("bipolar")
 def train_bipolar(
-    out: Path = typer.Option(..., "--out", "-o", callback=OUT_DIR, help="Model folder to write (config.json, heads.pt, "
-                             "checkpoint.pt, history.json, learning_curve.png)."),
+    ctx: typer.Context,
+    out: Path = typer.Option(..., "--out", "-o", callback=OUT_DIR, help="Model folder to write (config.json, "
+                             "heads.pt, checkpoints/, history.json, learning_curve.png, train_config.json, "
+                             "README.md)."),
     kind: Kind = typer.Option("bipolar", help="bipolar | bipolar-nodiff | bi-encoder | unipolar-ret | unipolar-cls "
                              "| cross-encoder"),
-    base_model: str = typer.Option("minilm", "--base-model", help="Starting transformer: minilm, mpnet or a folder."),
+    base_model: str = typer.Option("minilm", "--base-model", help="Starting transformer: minilm, mpnet, a folder or "
+                                   "a Hugging Face id (e.g. bert-base-uncased)."),
     pooling: Literal["mean-norm", "mean", "cls"] = typer.Option("mean-norm",
         help="mean-norm (the sentence-transformers pipeline) | mean | cls "
              "(the paper's [CLS])"),
@@ -54,10 +59,13 @@ def train_bipolar(
                                   help="Draw the hard negative among the n nearest to the positive."),
     patience: int = typer.Option(10, min=1, help="Early stopping: epochs without a better validation accuracy."),
     k_val: int = typer.Option(30, "--k-val", min=1, help="Validation metric: accuracy@1 after reranking the top k."),
-    max_minutes: float | None = typer.Option(None, "--max-minutes", min=0.01,
-                                             help="Stop after the epoch that crosses this "
-                                                  "training-time budget."),
-    resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint.pt."),
+    max_minutes: float | None = typer.Option(None, "--max-minutes", min=0.01, help="Stop after the epoch that "
+                                             "crosses this training-time budget (cross-encoder: at the budget, "
+                                             "with a checkpoint)."),
+    resume: bool = typer.Option(False, "--resume", help="Continue from the checkpoint under OUT/checkpoints."),
+    max_steps: int | None = MAX_STEPS,
+    grad_accum: int = GRAD_ACCUM,
+    checkpoint_every: int = CHECKPOINT_EVERY,
     init: Path | None = typer.Option(None, "--init", help="Start from the heads of this trained model (same kind "
                                      "and width), e.g. heads trained on the frozen encoder before fine-tuning it."),
     train_file: Path | None = typer.Option(None, "--train", help="Your own training pairs: CSV/TSV/JSONL with "
@@ -82,12 +90,19 @@ def train_bipolar(
     """
     import json
 
+    from argsim.cli.groups import run_config
     from argsim.counter.neural.config import NeuralConfig
     from argsim.counter.neural.plot import learning_curves
     from argsim.errors import ArgsimError
-    from argsim.settings import RUNTIME
+    from argsim.training import is_main_process
 
-    seed = RUNTIME.seed if seed is None else seed
+    run = run_config(ctx)
+    where = placement(ctx)
+    if seed is not None:
+        where = replace(where, seed=seed)
+    seed = where.seed
+    plan = budget(max_steps, max_minutes, grad_accum, checkpoint_every, resume)
+    quiet = run.quiet
     if train_file is not None:
         from argsim.counter.neural.data import PairData
 
@@ -100,11 +115,12 @@ def train_bipolar(
         from argsim.counter.neural.data import counterargs_data
         from argsim.data.counterargs import load_counterargs
 
-        data = counterargs_data(load_counterargs(RUNTIME.resolved_data_dir()), limit=limit, val_limit=val_limit,
+        data = counterargs_data(load_counterargs(run.data_dir), limit=limit, val_limit=val_limit,
                                 seed=seed)
 
     def log(row: dict) -> None:
-        console.print(json.dumps(row), highlight=False)
+        if is_main_process():
+            console.print(json.dumps(row), highlight=False)
 
     if kind == "cross-encoder":
         from argsim.counter.neural.cross import train_cross_encoder, validation_choices
@@ -116,8 +132,10 @@ def train_bipolar(
                                        negatives=cross_val_negatives, seed=seed)
         history = train_cross_encoder(base_model, pairs, [texts[i] for i in data.train_collection], out,
                                       epochs=epochs, lr=encoder_lr, batch_size=batch_size,
-                                      max_length=max_seq_length, seed=seed, resume=resume, max_minutes=max_minutes,
-                                      log=log, val_questions=questions, evals_per_epoch=cross_evals)
+                                      max_length=max_seq_length, seed=seed, log=log, val_questions=questions,
+                                      evals_per_epoch=cross_evals, placement=where, budget=plan, quiet=quiet)
+        if not is_main_process():
+            return
         learning_curves({kind: history}, out / "learning_curve.png",
                         title=f"cross-encoder: validation accuracy@1 among 1 + {cross_val_negatives}")
         console.print(f"cross-encoder saved to {out} ({history[-1]['seconds']:.0f} s)")
@@ -129,7 +147,9 @@ def train_bipolar(
                           cls_lr=cls_lr, encoder_lr=encoder_lr,
                           batch_size=batch_size, margin=margin, sampling=sampling, hard_rate=hard_rate,
                           hard_pool=hard_pool, patience=patience, k_val=k_val, seed=seed)
-    history = train(config, data, out, resume=resume, log=log, max_minutes=max_minutes, init=init)
+    history = train(config, data, out, log=log, init=init, placement=where, budget=plan)
+    if not is_main_process():
+        return
     learning_curves({kind: history}, out / "learning_curve.png", title=f"{kind}: validation accuracy@1/{k_val}")
     best = max(history, key=lambda h: h["val"])
     table = Table(title=f"{kind} on {data.info.get('train_pairs')} pairs")
@@ -143,6 +163,7 @@ def train_bipolar(
 
 @eval_app.command("counter-neural")
 def eval_counter_neural(
+    ctx: typer.Context,
     bipolar: Path | None = typer.Option(None, help="Bipolar-encoder folder."),
     bipolar_nodiff: Path | None = typer.Option(None, "--bipolar-nodiff", help="Bipolar w/o |u-v| folder."),
     bi_encoder: Path | None = typer.Option(None, "--bi-encoder", help="Bi-encoder folder."),
@@ -166,11 +187,13 @@ def eval_counter_neural(
 ) -> None:
     """The paper's Table 3: @1/K (accuracy@1 after reranking the first stage's top K) for every row whose model
     is given, beside the published figures; writes bench/results/<task>.json."""
-    from argsim.counter.neural.table3 import PAPER_TABLE3, evaluate_row, table3_rows, training_budget, versus_reference
+    from argsim.config import default_data_dir
+    from argsim.counter.neural.table3 import evaluate_table3, table3_result_rows
     from argsim.data.counterargs import load_counterargs
     from argsim.io import read_json
-    from argsim.results import ResultRow, environment, timed, write_results
-    from argsim.settings import RUNTIME
+    from argsim.results import environment, write_results
+
+    cfg = run_config(ctx)
 
     models = {"bipolar": bipolar, "bipolar-nodiff": bipolar_nodiff, "bi-encoder": bi_encoder,
               "unipolar-ret": unipolar_ret, "unipolar-cls": unipolar_cls, "cross-encoder": cross_encoder}
@@ -181,51 +204,31 @@ def eval_counter_neural(
 
         runs = {k: read_history(v) for k, v in models.items() if v and read_history(v)}
         console.print(f"learning curves: {learning_curves(runs, curves)}")
-    corpus = load_counterargs(RUNTIME.resolved_data_dir())
+    corpus = load_counterargs(cfg.data_dir)
     k_list = tuple(int(k) for k in ks.split(","))
-    budgets = read_json(budget) if budget else {}
-    rows, stages, reference = [], {}, {}
-    zero_shot, all_points = f"cosine:{base_model}", len(corpus.points(split))
+    results = evaluate_table3(corpus, models, split, settings.split(","), k_list, base_model=base_model,
+                              bipolar_settings=bipolar_settings.split(",") if bipolar_settings else (),
+                              cross_limit=cross_limit, seed=cfg.seed)
     table = Table(title=f"counterargs-18 {split}: @1/K")
     for col in ("method", "setting", "points", "stage-1 @1", *[f"@1/{k}" for k in k_list], "paper",
                 f"Δ@1/{k_list[-1]} vs zero-shot [95% CI]", "seconds"):
         table.add_column(col)
-    plan = [(r, s) for s in settings.split(",") for r in table3_rows(models, base_model)]
-    if bipolar and bipolar_settings:  # the zero-shot row comes along: it is the reference of the comparison
-        plan += [(r, s) for s in bipolar_settings.split(",") for r in table3_rows({"bipolar": str(bipolar)}, base_model)
-                 if r.method in ("Bipolar-encoder", f"zero-shot cosine ({base_model})")]
-    for row, setting in plan:
-        limit = (cross_limit or None) if row.uses_cross else None
-        with timed() as t:
-            score = evaluate_row(row, corpus, split, setting, k_list, limit=limit, seed=RUNTIME.seed, stages=stages)
-        acc, n = score.acc, len(score.ids)
-        if row.first == zero_shot:
-            reference[setting] = score
-        versus = versus_reference(score, reference[setting], k_list) \
-            if setting in reference and row.first != zero_shot else {}
-        paper = PAPER_TABLE3.get(row.method, {}) if (split, setting) == ("test", "epa") else {}
-        last = versus.get(k_list[-1])
-        table.add_row(row.method, setting, str(n), f"{acc[1]:.4f}", *[f"{acc[k]:.4f}" for k in k_list],
-                      " / ".join(f"{paper[k]:.4f}" for k in k_list if k in paper) or "-",
+    for r in results:
+        acc, last = r.score.acc, r.versus.get(k_list[-1])
+        table.add_row(r.row.method, r.setting, str(len(r.score.ids)), f"{acc[1]:.4f}",
+                      *[f"{acc[k]:.4f}" for k in k_list],
+                      " / ".join(f"{r.paper[k]:.4f}" for k in k_list if k in r.paper) or "-",
                       f"{last['delta']:+.4f} [{last['ci95'][0]:+.4f}, {last['ci95'][1]:+.4f}]" if last else "-",
-                      f"{t['seconds']:.0f}")
-        for k in k_list:
-            label = row.method if n >= all_points else f"{row.method} ({n}-point sample)"
-            rows.append(ResultRow(method=label, model=row.second or row.first, split=split, setting=setting,
-                                  metric=f"accuracy@1/{k}", value=round(acc[k], 4), paper=paper.get(k),
-                                  seconds=t["seconds"], extra={"points": n, "first_stage": row.first,
-                                                               "first_stage_at1": round(acc[1], 4),
-                                                               "reranker": row.second,
-                                                               "vs_zero_shot": versus.get(k),
-                                                               "budget": budgets.get(row.method) or {
-                                                                   "retriever": training_budget(row.first),
-                                                                   "reranker": training_budget(row.second)}}))
+                      f"{r.seconds:.0f}")
     console.print(table)
-    data_dir = RUNTIME.resolved_data_dir()
-    write_results(task, rows, env=environment(seed=RUNTIME.seed, device="cpu",
-                                              data_files=[data_dir / "counterargs18" / "03-pairs-best-counter-task"
-                                                          / "test" / "00-argument-pair-type-counts.tsv"],
-                                              models={k: v for k, v in models.items() if v}), merge=True)
+    data_dir = cfg.data_dir or default_data_dir()
+    env = environment(seed=cfg.seed, device="cpu",
+                      data_files=[data_dir / "counterargs18" / "03-pairs-best-counter-task" / "test"
+                                  / "00-argument-pair-type-counts.tsv"] if data_dir else [],
+                      models={k: str(v) for k, v in models.items() if v})
+    rows = table3_result_rows(results, split, k_list, len(corpus.points(split)),
+                              read_json(budget) if budget else None, env=env)
+    write_results(task, rows, merge=True)
 
 
 @rank_app.command("counter-search")

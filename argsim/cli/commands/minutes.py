@@ -111,6 +111,10 @@ def train_minutes_sbert(
                          update_embeddings=not freeze_embeddings, seed=where.seed)
     log = run(train, dev if dev is not None and dev.is_file() else None, out, config, placement=where, budget=plan,
               quiet=run_quiet(ctx))
+    from argsim.training import is_main_process
+
+    if not is_main_process():
+        return
     rows = [["train triplets", log["train_triplets"]], ["seconds", log["seconds"]],
             ["seconds per epoch", ", ".join(str(s) for s in log["epoch_seconds"])]]
     rows += [[f"dev accuracy (epoch {d.get('epoch')})", next((v for k, v in d.items() if "accuracy" in k), "")]

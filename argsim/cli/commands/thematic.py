@@ -101,6 +101,7 @@ def train_thematic(
     """Train a thematic sentence encoder on triplets (--resume continues from OUT/checkpoints)."""
     from argsim.errors import ArgsimError
     from argsim.io import read_records
+    from argsim.training import is_main_process
 
     if arch not in ("bilstm", "minilm"):
         raise ArgsimError(f"--arch must be bilstm or minilm, not {arch!r}")
@@ -125,7 +126,9 @@ def train_thematic(
         stats = finetune_sentence_transformer(rows, out, base=model, epochs=epochs, batch_size=batch_size, lr=lr,
                                               margin=margin, max_triplets=max_triplets, placement=where,
                                               budget=plan, quiet=quiet, dev=dev_rows)
-    console.print(summary_table(f"trained {arch} -> {out}", ["statistic", "value"], [[k, v] for k, v in stats.items()]))
+    if where.processes == 1 or is_main_process():
+        console.print(summary_table(f"trained {arch} -> {out}", ["statistic", "value"],
+                                    [[k, v] for k, v in stats.items()]))
 
 
 @cluster_app.command("sentences")

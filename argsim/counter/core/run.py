@@ -12,7 +12,7 @@ from argsim.counter.core.evaluation import ranking_records
 from argsim.counter.core.registry import get_ranker
 from argsim.data.counterargs import SETTINGS, SPLITS, Argument, build_pools, load_counterargs
 from argsim.errors import ArgsimError
-from argsim.results import peak_memory_mb, timed
+from argsim.measure import peak_memory_mb, timed
 
 
 @dataclass

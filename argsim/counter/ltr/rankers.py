@@ -1,4 +1,4 @@
-"""The LTR rankers of `argsim rank counterargs --method logreg-part|logreg-full|xgboost-part|xgboost-full`.
+"""The LTR rankers (section 3.2, appendix B.1): `argsim rank counterargs --method logreg-part|xgboost-full|...`.
 
 Logistic regression is linear in the features after an affine scaler, so it ranks with the same exact
 bound-and-prune search as Simple-SD (`argsim.counter.lexical.prune`); XGBoost needs every feature of every pair.
