@@ -176,6 +176,7 @@ class TrainLoop:
             shutil.rmtree(tmp, ignore_errors=True)
         self.accelerator.wait_for_everyone()
         self.accelerator.save_state(str(tmp), safe_serialization=True)
+        self.accelerator.wait_for_everyone()  # every rank's random states are in tmp before it is renamed
         if self.extras_fn is not None:
             self.extras = self.extras_fn()
         if self.is_main:
