@@ -53,8 +53,8 @@ def tiny_vectors(tmp_path) -> str:
     words = sorted({w for texts in TOPICS.values() for t in texts for w in tokenize_en(t)})
     kv = KeyedVectors(vector_size=16)
     kv.add_vectors(words, np.random.default_rng(0).normal(size=(len(words), 16)).astype(np.float32))
-    kv.save(str(tmp_path / "tiny.kv"))
-    return str(tmp_path / "tiny.kv")
+    kv.save_word2vec_format(str(tmp_path / "tiny.txt"))
+    return str(tmp_path / "tiny.txt")
 
 
 def cpu(seed: int = 13, precision: str = "fp32"):  # noqa: ANN201
