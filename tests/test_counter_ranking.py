@@ -50,7 +50,8 @@ def test_simple_sd_weight_mapping():
 
 
 def test_simple_sd_study_compares_readings_and_tuning_only_improves(corpus, data_dir, tmp_path):
-    from argsim.counter.lexical.simplesd import study_readings, study_result_rows
+    from argsim.counter.lexical.simplesd import study_readings, study_row_specs
+    from argsim.results import rows_from_specs
 
     report = study_readings("validation", ["sdoc"], limit=10, tune=True, seed=3, data_dir=data_dir,
                             cache_dir=tmp_path)
@@ -65,7 +66,7 @@ def test_simple_sd_study_compares_readings_and_tuning_only_improves(corpus, data
                               mode="none", description=None)
     assert accuracy_at_1({p.id: ([c.id for c in pools[p.id]], scores[p.id]) for p in points}, gold) == \
         pytest.approx(tuned["accuracy"])
-    rows = study_result_rows(report)
+    rows = rows_from_specs(study_row_specs(report))
     assert [r.method for r in rows] == [f"simple-sd[{n}]" for n in READINGS] + ["simple-sd[tuned]"]
 
 

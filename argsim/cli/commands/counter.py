@@ -234,9 +234,9 @@ def train_simple_sd(
     """Compare the readings of Simple-SD's weights (literal, interleaved, max-min, sum-min) by accuracy@1 on
     the validation split and, with --tune, search better weights there."""
     from argsim.counter.lexical.features import FEATURE_NAMES
-    from argsim.counter.lexical.simplesd import READINGS, study_readings, study_result_rows
+    from argsim.counter.lexical.simplesd import READINGS, study_readings, study_row_specs
     from argsim.io import write_json
-    from argsim.results import environment, write_results
+    from argsim.results import environment, rows_from_specs, write_results
 
     cfg = run_config(ctx)
     report = study_readings(split, list(setting), limit=limit, tune=tune, tune_setting=tune_setting,
@@ -256,5 +256,5 @@ def train_simple_sd(
     write_json(out, report)
     console.print(f"written to {out}")
     if task:
-        write_results(task, study_result_rows(report, env=environment(seed=cfg.seed, device=cfg.device)),
+        write_results(task, rows_from_specs(study_row_specs(report), env=environment(seed=cfg.seed, device=cfg.device)),
                       merge=True)

@@ -185,22 +185,21 @@ def study_readings(split: str, settings: list[str], limit: int | None = None, tu
     return report
 
 
-def study_result_rows(report: dict, env: dict | None = None) -> list:
-    """Result rows (`argsim.results.result_rows`) of a `study_readings` report: one per (setting, reading), and
-    the tuned weights' accuracy; `env` is the run's environment (default: this process's)."""
+def study_row_specs(report: dict) -> list[tuple]:
+    """The result rows of a `study_readings` report as (Evaluation, labels) pairs for `argsim.results.rows_from_specs`
+    (rows are made above the methods): one per (setting, reading), and the tuned weights' accuracy."""
     from argsim.evaluation import Evaluation
-    from argsim.results import result_rows
 
     split, model = report["split"], report["word_vectors"]
-    rows = []
+    specs = []
     for s, accs in report["readings"].items():
         for n in READINGS:
             ev = Evaluation.single("counter-ranking", "accuracy@1", accs[n], data=split, n=accs["points"])
-            rows += result_rows(ev, method=f"simple-sd[{n}]", model=model, setting=s, seconds=accs["seconds"],
-                                extra={"points": accs["points"]}, env=env, digits=4)
+            specs.append((ev, {"method": f"simple-sd[{n}]", "model": model, "setting": s, "seconds": accs["seconds"],
+                               "extra": {"points": accs["points"]}, "digits": 4}))
     if "tuned" in report:
         t = report["tuned"]
         ev = Evaluation.single("counter-ranking", "accuracy@1", t["accuracy"], data=split)
-        rows += result_rows(ev, method="simple-sd[tuned]", model=model, setting=t["setting"],
-                            extra={"weights": t["weights"]}, env=env, digits=4)
-    return rows
+        specs.append((ev, {"method": "simple-sd[tuned]", "model": model, "setting": t["setting"],
+                           "extra": {"weights": t["weights"]}, "digits": 4}))
+    return specs
