@@ -183,9 +183,11 @@ def train_sbert_cmd(
     arguments: Path | None = typer.Option(None, help=ARGS_HELP),
     key_points: Path | None = typer.Option(None, help=KPS_HELP),
     labels: Path | None = typer.Option(None, help=LABELS_HELP + " Required with --arguments."),
-    loss: Literal["cosine", "contrastive"] = typer.Option("cosine",
+    loss: Literal["cosine", "contrastive", "mnrl"] = typer.Option("cosine",
         help="cosine = regression of the cosine towards --positive-target / "
-             "--negative-target (the report's best); contrastive = ContrastiveLoss."),
+             "--negative-target (the report's best); contrastive = ContrastiveLoss; mnrl = "
+             "MultipleNegativesRankingLoss on (argument, matching key point, other key point of the topic and "
+             "stance) with in-batch negatives (no-duplicates batches)."),
     positive_target: float = typer.Option(1.0, help="Cosine target of matching pairs."),
     negative_target: float = typer.Option(0.5, help="Cosine target of non-matching pairs."),
     contrastive_margin: float = typer.Option(0.5, help="Margin (cosine distance) of the contrastive loss."),
