@@ -11,12 +11,13 @@ export TOKENIZERS_PARALLELISM := false
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints/cpu.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	# torch first and pinned exactly: anything else would pull a multi-GB CUDA build
-	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e '.[ja,fast,dev,ray]'
+	# this machine's exact CPU builds (constraints/cpu.txt: torch, xgboost-cpu); pyproject.toml gives only ranges,
+	# so a GPU machine installs argsim next to its own CUDA torch (see docs/training.md)
+	$(BIN)/python -m pip install -q -c constraints/cpu.txt torch
+	$(BIN)/python -m pip install -q -c constraints/cpu.txt -e '.[ja,fast,dev,ray]'
 	touch $(STAMP)
 
 demo: install

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import json
 import os
@@ -42,7 +43,9 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    # the temporary name ends like the target (x.json -> .x.json.<random>.tmp.json): writers that pick a format
+    # from the suffix (xgboost, numpy) write the target's format
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".tmp{path.suffix}", dir=path.parent)
     os.close(fd)
     tmp_path = Path(tmp)
     try:
@@ -82,7 +85,8 @@ def check_output_path(path: str | Path, kind: str = "file", suffixes: Sequence[s
     try:
         fd, tmp = tempfile.mkstemp(prefix=".argsim-probe.", dir=probe)
     except OSError as exc:
-        raise InputError(path, f"not writable: cannot create files in {probe} ({exc.strerror})") from None
+        why = f" ({exc.strerror})" if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC) else ""
+        raise InputError(path, f"not writable: cannot create files in {probe}{why}") from None
     os.close(fd)
     os.unlink(tmp)
     return path

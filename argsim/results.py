@@ -9,13 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import platform
-import resource
 import shlex
 import subprocess
 import sys
-import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -24,6 +21,7 @@ from typing import Any
 from argsim import __version__
 from argsim.evaluation import Evaluation
 from argsim.io import read_json, write_json
+from argsim.measure import peak_memory_mb, timed  # noqa: F401 -- re-exported (callers import them from here)
 from argsim.paths import results_dir
 
 TRACKED_PACKAGES = ("torch", "sentence-transformers", "transformers", "numpy", "scikit-learn", "xgboost-cpu",
@@ -61,13 +59,14 @@ def result_rows(evaluation: Evaluation, *, method: str, model: str | None = None
                 setting: str | None = None, metrics: Sequence[str] | Mapping[str, str] | None = None,
                 paper: Mapping[str, float | None] | None = None, seconds: float | None = None,
                 peak_mb: float | None = None, extra: Mapping[str, Any] | None = None,
-                env: Mapping[str, Any] | None = None, command: str | None = None) -> list[ResultRow]:
+                env: Mapping[str, Any] | None = None, command: str | None = None,
+                digits: int | None = None) -> list[ResultRow]:
     """The rows of one evaluation: one per metric, each with its own `env` and `command`.
 
     `split` defaults to the evaluation's `data`; `metrics` picks (a sequence) or picks and renames (a mapping
     evaluation name -> row name) the metrics to report, default all in the evaluation's order; `paper` maps a
     row's metric name to its published figure; `env` defaults to `environment()`, `command` to this process's
-    command line.
+    command line; `digits` rounds the values as stored.
     """
     names = dict(metrics) if isinstance(metrics, Mapping) else {m: m for m in (metrics or evaluation)}
     missing = [m for m in names if m not in evaluation]
@@ -77,27 +76,11 @@ def result_rows(evaluation: Evaluation, *, method: str, model: str | None = None
     command = command or command_line()
     paper = paper or {}
     return [ResultRow(method=method, model=model, split=split if split is not None else evaluation.data,
-                      setting=setting, metric=name, value=evaluation[m], paper=paper.get(name), seconds=seconds,
+                      setting=setting, metric=name,
+                      value=evaluation[m] if digits is None else round(evaluation[m], digits), paper=paper.get(name),
+                      seconds=seconds,
                       peak_mb=peak_mb, extra=dict(extra or {}), env=env, command=command)
             for m, name in names.items()]
-
-
-def peak_memory_mb() -> float:
-    """Peak resident memory of this process (and waited-for children) in MiB."""
-    self_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    child_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return round(max(self_kb, child_kb) / 1024, 1)
-
-
-@contextmanager
-def timed() -> Iterator[dict[str, float]]:
-    """`with timed() as t: ...` then `t["seconds"]`."""
-    out: dict[str, float] = {}
-    start = time.perf_counter()
-    try:
-        yield out
-    finally:
-        out["seconds"] = round(time.perf_counter() - start, 3)
 
 
 def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:

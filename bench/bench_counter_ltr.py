@@ -31,8 +31,9 @@ from argsim.counter.lexical.simplesd import DEFAULT_READING, READINGS  # noqa: E
 from argsim.counter.lexical.stopwords import content_tokens  # noqa: E402
 from argsim.counter.lexical.wordvecs import word_vectors  # noqa: E402
 from argsim.data.counterargs import build_pools, load_counterargs  # noqa: E402
+from argsim.evaluation import Evaluation  # noqa: E402
 from argsim.metrics.ranking import accuracy_at_1  # noqa: E402
-from argsim.results import ResultRow, environment, peak_memory_mb, write_results  # noqa: E402
+from argsim.results import ResultRow, environment, peak_memory_mb, result_rows, write_results  # noqa: E402
 
 SETTINGS = ("sdoc", "sda", "epc", "epa")
 
@@ -47,7 +48,13 @@ def cpu_seconds() -> float:
     return t.user + t.system + t.children_user + t.children_system
 
 
-def gensim_vs_argsim(corpus, n_pairs: int, workers: int, seed: int) -> tuple[list[ResultRow], dict]:  # noqa: ANN001
+def measured(method: str, setting: str, metric: str, value: float, prov: dict, **kw) -> list[ResultRow]:  # noqa: ANN003
+    """The row of one measured figure (test split, GloVe 50-d), with the run's env and command (`prov`)."""
+    return result_rows(Evaluation.single("counterargs-ltr-bench", metric, value, data="test"), method=method,
+                       model="glove50", setting=setting, env=prov["env"], command=prov["command"], **kw)
+
+
+def gensim_vs_argsim(corpus, n_pairs: int, workers: int, seed: int, prov: dict) -> tuple[list[ResultRow], dict]:  # noqa: ANN001
     kv = word_vectors("glove50")
     points = corpus.points("test")
     pools = build_pools(corpus, "test", "epa")
@@ -80,22 +87,22 @@ def gensim_vs_argsim(corpus, n_pairs: int, workers: int, seed: int) -> tuple[lis
             "epa_test_pairs": n_epa, "gensim_cpu_s": round(cpu_gensim, 2), "argsim_cpu_s": round(cpu_ours, 2),
             "gensim_wmd_per_cpu_second": round(len(pairs) / max(cpu_gensim, 1e-9), 1),
             "argsim_wmd_per_cpu_second": round(len(pairs) / max(cpu_ours, 1e-9), 1)}
-    rows = [
-        ResultRow("bench:gensim-wmdistance", "glove50", "test", "epa", "wmd_per_second", round(g_rate, 1),
-                  seconds=round(t_gensim, 2), extra=info),
-        ResultRow("bench:argsim-wmd-exact-1proc", "glove50", "test", "epa", "wmd_per_second", round(o_rate, 1),
-                  seconds=round(t_ours1, 2), extra=info),
-        ResultRow("bench:argsim-vs-gensim", "glove50", "test", "epa", "speedup_same_pairs_1proc",
-                  round(o_rate / g_rate, 2), extra=info),
-        ResultRow("bench:gensim-wmdistance", "glove50", "test", "epa", "projected_full_epa_hours_1core",
-                  round(2 * n_epa / g_rate / 3600, 2), extra=info),
-        ResultRow("bench:gensim-wmdistance", "glove50", "test", "epa", "projected_full_epa_cpu_hours",
-                  round(2 * n_epa / info["gensim_wmd_per_cpu_second"] / 3600, 2), extra=info),
-    ]
+    rows = (
+        measured("bench:gensim-wmdistance", "epa", "wmd_per_second", round(g_rate, 1), prov,
+                 seconds=round(t_gensim, 2), extra=info)
+        + measured("bench:argsim-wmd-exact-1proc", "epa", "wmd_per_second", round(o_rate, 1), prov,
+                   seconds=round(t_ours1, 2), extra=info)
+        + measured("bench:argsim-vs-gensim", "epa", "speedup_same_pairs_1proc", round(o_rate / g_rate, 2), prov,
+                   extra=info)
+        + measured("bench:gensim-wmdistance", "epa", "projected_full_epa_hours_1core",
+                   round(2 * n_epa / g_rate / 3600, 2), prov, extra=info)
+        + measured("bench:gensim-wmdistance", "epa", "projected_full_epa_cpu_hours",
+                   round(2 * n_epa / info["gensim_wmd_per_cpu_second"] / 3600, 2), prov, extra=info))
     return rows, info
 
 
-def cost_curve(corpus, n_points: int, workers: int, seed: int, gensim_rate: float) -> tuple[list[ResultRow], dict]:  # noqa: ANN001
+def cost_curve(corpus, n_points: int, workers: int, seed: int, gensim_rate: float,  # noqa: ANN001
+               prov: dict) -> tuple[list[ResultRow], dict]:
     w = READINGS[DEFAULT_READING]
     rng = np.random.default_rng(seed)
     allp = corpus.points("test")
@@ -118,18 +125,18 @@ def cost_curve(corpus, n_points: int, workers: int, seed: int, gensim_rate: floa
                                 {p.id: gold[p.id] for p in pts})
             res[mode] = {"points": len(pts), "seconds_per_point": secs / len(pts), "solved_share": stats.solved_share,
                          "accuracy@1": acc, "cpu_seconds_per_point": cpu / len(pts)}
-            rows.append(ResultRow(f"bench:simple-sd-{'pruned' if mode == 'top' else 'all-pairs'}", "glove50", "test",
-                                  setting, "seconds_per_point", round(secs / len(pts), 4), seconds=round(secs, 2),
-                                  extra={"points": len(pts), "mean_pool": mean_pool, "load": load(),
-                                         "solved_premise_share": round(stats.solved_share, 4), "workers": workers,
-                                         "cpu_seconds_per_point": round(cpu / len(pts), 4),
-                                         "projected_full_test_minutes_on_2_idle_cores":
-                                             round(cpu / len(pts) * 1401 / 2 / 60, 1)}))
+            rows += measured(f"bench:simple-sd-{'pruned' if mode == 'top' else 'all-pairs'}", setting,
+                             "seconds_per_point", round(secs / len(pts), 4), prov, seconds=round(secs, 2),
+                             extra={"points": len(pts), "mean_pool": mean_pool, "load": load(),
+                                    "solved_premise_share": round(stats.solved_share, 4), "workers": workers,
+                                    "cpu_seconds_per_point": round(cpu / len(pts), 4),
+                                    "projected_full_test_minutes_on_2_idle_cores":
+                                        round(cpu / len(pts) * 1401 / 2 / 60, 1)})
         res["gensim_seconds_per_point"] = 2 * mean_pool / gensim_rate  # CPU seconds, 2 WMDs per pair
         res["mean_pool"] = mean_pool
         curve[setting] = res
-        rows.append(ResultRow("bench:gensim-projected", "glove50", "test", setting, "seconds_per_point",
-                              round(res["gensim_seconds_per_point"], 4), extra={"mean_pool": mean_pool}))
+        rows += measured("bench:gensim-projected", setting, "seconds_per_point",
+                         round(res["gensim_seconds_per_point"], 4), prov, extra={"mean_pool": mean_pool})
     plot_curve(curve, REPO / "docs" / "img" / "counter-cost-curve.png")
     return rows, curve
 
@@ -160,7 +167,7 @@ def plot_curve(curve: dict, path: Path) -> None:
     fig.savefig(path, dpi=120)
 
 
-def full_epa(corpus, workers: int) -> list[ResultRow]:  # noqa: ANN001
+def full_epa(corpus, workers: int, prov: dict) -> list[ResultRow]:  # noqa: ANN001
     points = corpus.points("test")
     pools = build_pools(corpus, "test", "epa")
     gold = {p.id: corpus.true_counter(p).id for p in points}
@@ -171,8 +178,8 @@ def full_epa(corpus, workers: int) -> list[ResultRow]:  # noqa: ANN001
     acc = accuracy_at_1({p.id: ([c.id for c in pools[p.id]], scores[p.id]) for p in points}, gold)
     extra = {"points": len(points), "pairs": stats.pairs, "solved_premise_share": round(stats.solved_share, 4),
              "workers": workers, "load": load(), "reading": DEFAULT_READING, "cpu_seconds": round(cpu, 1)}
-    return [ResultRow("bench:simple-sd-full-epa", "glove50", "test", "epa", "seconds", round(secs, 1),
-                      seconds=round(secs, 1), peak_mb=peak_memory_mb(), extra=extra | {"accuracy@1": acc})]
+    return measured("bench:simple-sd-full-epa", "epa", "seconds", round(secs, 1), prov, seconds=round(secs, 1),
+                    peak_mb=peak_memory_mb(), extra=extra | {"accuracy@1": acc})
 
 
 def markdown_table(path: Path = REPO / "bench" / "results" / "counterargs-ltr.json") -> str:
@@ -184,10 +191,12 @@ def markdown_table(path: Path = REPO / "bench" / "results" / "counterargs-ltr.js
     for r in rows:
         if r["metric"] == "accuracy@1" and r["split"] == "test" and not r["method"].startswith("bench:"):
             acc[(r["method"], r["setting"])] = r
+    from argsim.markdown import table
+
     methods = sorted({m for m, _ in acc}, key=lambda m: (m not in ("simple-sd",), m))
-    lines = ["| method | " + " | ".join(SETTINGS) + " |", "|---|" + "---:|" * len(SETTINGS)]
+    lines = []
     for m in methods:
-        cells = []
+        cells = [m]
         for s in SETTINGS:
             r = acc.get((m, s))
             if r is None:
@@ -198,8 +207,8 @@ def markdown_table(path: Path = REPO / "bench" / "results" / "counterargs-ltr.js
             paper = f" [paper {r['paper']:.3f}]" if r.get("paper") is not None else ""
             secs = f", {r['seconds']:.0f} s" if r.get("seconds") else ""
             cells.append(f"{r['value']:.3f}{paper}{note}{secs}")
-        lines.append(f"| {m} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        lines.append(cells)
+    return table(["method", *SETTINGS], lines, align=["", *["right"] * len(SETTINGS)])
 
 
 def main() -> None:
@@ -218,22 +227,20 @@ def main() -> None:
         return
     if args.quick:
         args.pairs, args.points, args.skip_full = 60, 6, True
-    from argsim.settings import RUNTIME
-
-    RUNTIME.quiet = True
     corpus = load_counterargs()
+    cmd = " ".join([".venv/bin/python bench/bench_counter_ltr.py", *sys.argv[1:]])
+    prov = {"env": environment(seed=args.seed, device="cpu"), "command": cmd}
     if args.full_only:
-        full = full_epa(corpus, args.workers)
+        full = full_epa(corpus, args.workers, prov)
         print(f"full epa Simple-SD: {full[0].value} s, acc@1 {full[0].extra['accuracy@1']:.3f}, "
               f"CPU {full[0].extra['cpu_seconds']} s")
-        cmd = " ".join([".venv/bin/python bench/bench_counter_ltr.py", *sys.argv[1:]])
-        write_results("counterargs-ltr", full, command=cmd, env=environment(seed=args.seed, device="cpu"),
-                      merge=True)
+        write_results("counterargs-ltr", full, command=cmd, merge=True)
         return
-    rows, info = gensim_vs_argsim(corpus, args.pairs, args.workers, args.seed)
+    rows, info = gensim_vs_argsim(corpus, args.pairs, args.workers, args.seed, prov)
     print(f"WMD same pairs: gensim {rows[0].value}/s, argsim {rows[1].value}/s (x{rows[2].value}), "
           f"max |diff| {info['max_abs_diff']:.2e}, gensim full epa projected {rows[3].value} h (load {info['load']})")
-    curve_rows, curve = cost_curve(corpus, args.points, args.workers, args.seed, info["gensim_wmd_per_cpu_second"])
+    curve_rows, curve = cost_curve(corpus, args.points, args.workers, args.seed, info["gensim_wmd_per_cpu_second"],
+                                   prov)
     for s, r in curve.items():
         print(f"{s:5s} pool {r['mean_pool']:7.1f}: pruned {r['top']['seconds_per_point']:.3f} s/pt "
               f"({r['top']['cpu_seconds_per_point']:.3f} CPU s/pt) "
@@ -241,11 +248,10 @@ def main() -> None:
               f"gensim {r['gensim_seconds_per_point']:.3f} s/pt")
     rows += curve_rows
     if not args.skip_full:
-        full = full_epa(corpus, args.workers)
+        full = full_epa(corpus, args.workers, prov)
         print(f"full epa Simple-SD: {full[0].value} s, acc@1 {full[0].extra['accuracy@1']:.3f}")
         rows += full
-    cmd = " ".join([".venv/bin/python bench/bench_counter_ltr.py", *sys.argv[1:]])
-    write_results("counterargs-ltr", rows, command=cmd, env=environment(seed=args.seed, device="cpu"), merge=True)
+    write_results("counterargs-ltr", rows, command=cmd, merge=True)
     print(f"peak memory {peak_memory_mb()} MiB")
 
 

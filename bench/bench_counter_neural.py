@@ -21,8 +21,10 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from argsim.results import ResultRow, environment, write_results  # noqa: E402
-from argsim.settings import RUNTIME  # noqa: E402
+from argsim.config import default_data_dir  # noqa: E402
+from argsim.evaluation import Evaluation  # noqa: E402
+from argsim.results import ResultRow, environment, result_rows, write_results  # noqa: E402
+from argsim.vectors import l2_normalize  # noqa: E402
 
 TASK = "counterargs-neural"
 
@@ -47,7 +49,6 @@ def main() -> int:
 
     torch.set_num_threads(args.threads)
     faiss.omp_set_num_threads(args.threads)
-    RUNTIME.quiet = True
     from argsim.counter.neural.config import NeuralConfig
     from argsim.counter.neural.index import build_index, search_excluding
     from argsim.counter.neural.model import CounterModel
@@ -58,13 +59,21 @@ def main() -> int:
     trained = is_model_folder(args.model)
     model = load_model(args.model) if trained else CounterModel(NeuralConfig(kind="bipolar"), dim=384)
     model_label = args.model if trained else "untrained bipolar (same cost)"
-    corpus = load_counterargs(RUNTIME.resolved_data_dir())
+    corpus = load_counterargs(default_data_dir())
     cands = [a for a in corpus.split("test") if a.kind == "counter" or corpus.true_counter(a) is not None]
     points = corpus.points("test")
     n_q = 100 if args.quick else 500
     rng = np.random.default_rng(13)
     queries = [points[i] for i in rng.choice(len(points), size=min(n_q, len(points)), replace=False)]
     rows: list[ResultRow] = []
+    prov = {"env": environment(seed=13, device="cpu", models={"bipolar": model_label}),
+            "command": "python bench/bench_counter_neural.py" + (" --quick" if args.quick else "")}
+
+    def measured(method: str, model: str, split: str | None, setting: str | None, metric: str, value: float,
+                 extra: dict) -> None:
+        rows.extend(result_rows(Evaluation.single(TASK, metric, value, data=split), method=method, model=model,
+                                setting=setting, extra=extra, **prov))
+
     env_note = f"{args.threads} threads on a {os.cpu_count()}-core VM, load average {os.getloadavg()[0]:.1f} at start"
 
     # ---- embedding throughput (the split's distinct texts, cache off)
@@ -76,10 +85,9 @@ def main() -> int:
     t0 = time.perf_counter()
     enc.encode(sample, use_cache=False)
     tput = len(sample) / (time.perf_counter() - t0)
-    rows.append(ResultRow("embedding throughput", model.config.base_model, "test", None, "texts_per_second",
-                          round(tput, 1), extra={"texts": len(sample), "split_texts": len(texts),
-                                                 "split_minutes_at_this_rate": round(len(texts) / tput / 60, 1),
-                                                 "note": env_note}))
+    measured("embedding throughput", model.config.base_model, "test", None, "texts_per_second", round(tput, 1),
+             extra={"texts": len(sample), "split_texts": len(texts),
+                    "split_minutes_at_this_rate": round(len(texts) / tput / 60, 1), "note": env_note})
     print(f"embedding throughput: {tput:.1f} texts/s over {len(sample)} texts")
 
     # ---- per-query latency with cached candidates
@@ -98,10 +106,9 @@ def main() -> int:
         latency[k] = med
         print(f"bipolar retrieve+rerank K={k}: median {med:.2f} ms, p95 {p95:.2f} ms ({len(cands)} candidates)")
         for metric, value in (("latency_ms_median", med), ("latency_ms_p95", p95)):
-            rows.append(ResultRow("Bipolar-encoder retrieve+rerank (cached candidates)", model_label, "test", "epa",
-                                  f"{metric}@K={k}", round(value, 3), extra={"candidates": len(cands),
-                                                                             "queries": len(queries),
-                                                                             "note": env_note}))
+            measured("Bipolar-encoder retrieve+rerank (cached candidates)", model_label, "test", "epa",
+                     f"{metric}@K={k}", round(value, 3),
+                     extra={"candidates": len(cands), "queries": len(queries), "note": env_note})
     faiss.omp_set_num_threads(args.threads)
     # query encoding (not cached: a new point)
     ms = []
@@ -111,8 +118,8 @@ def main() -> int:
         ms.append((time.perf_counter() - t) * 1000)
     med, p95 = percentiles(ms)
     print(f"encoding one new query: median {med:.1f} ms, p95 {p95:.1f} ms")
-    rows.append(ResultRow("query encoding (one new point)", model.config.base_model, "test", "epa",
-                          "latency_ms_median", round(med, 2), extra={"p95": round(p95, 2), "note": env_note}))
+    measured("query encoding (one new point)", model.config.base_model, "test", "epa", "latency_ms_median",
+             round(med, 2), extra={"p95": round(p95, 2), "note": env_note})
 
     # ---- cross-encoder reranking the same K
     from argsim.counter.neural.cross import CrossScorer, is_cross_folder
@@ -131,10 +138,9 @@ def main() -> int:
                 ms.append((time.perf_counter() - t) * 1000)
             med, p95 = percentiles(ms)
             print(f"cross-encoder rerank K={k}: median {med:.0f} ms ({med / latency[k]:.0f}x the bipolar query)")
-            rows.append(ResultRow("Cross-encoder rerank of the same K", args.cross, "test", "epa",
-                                  f"latency_ms_median@K={k}", round(med, 2),
-                                  extra={"p95": round(p95, 2), "ratio_to_bipolar": round(med / latency[k], 1),
-                                         "queries": n_cross, "note": env_note}))
+            measured("Cross-encoder rerank of the same K", args.cross, "test", "epa", f"latency_ms_median@K={k}",
+                     round(med, 2), extra={"p95": round(p95, 2), "ratio_to_bipolar": round(med / latency[k], 1),
+                                           "queries": n_cross, "note": env_note})
     else:
         print(f"no cross-encoder at {args.cross}: train one with `argsim train bipolar --kind cross-encoder`")
 
@@ -142,7 +148,7 @@ def main() -> int:
     n = 100_000 if args.quick else 1_000_000
     gen = np.random.default_rng(0)
     vecs = gen.standard_normal((n, model.dim), dtype=np.float32)
-    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    vecs = l2_normalize(vecs)
     qs = model.retrieval_numpy(q_base[:50], "point")
     for kind in ("flat", "ivf"):
         t = time.perf_counter()
@@ -161,13 +167,11 @@ def main() -> int:
         recall = float(np.mean([len(set(a) & set(b)) / 30 for a, b in zip(found, exact, strict=True)]))
         print(f"synthetic {n:,} candidates, {kind}: build {build_s:.1f} s, top-30 median {med:.2f} ms, "
               f"p95 {p95:.2f} ms, recall@30 vs exact {recall:.3f}")
-        rows.append(ResultRow(f"synthetic faiss {kind} top-30", "random unit vectors", None, f"{n} candidates",
-                              "latency_ms_median", round(med, 3),
-                              extra={"p95": round(p95, 3), "build_seconds": round(build_s, 1),
-                                     "recall@30_vs_exact": round(recall, 3), "note": env_note}))
-    cmd = "python bench/bench_counter_neural.py" + (" --quick" if args.quick else "")
-    write_results(TASK, rows, command=cmd, env=environment(seed=13, device="cpu", models={"bipolar": model_label}),
-                  merge=True)
+        measured(f"synthetic faiss {kind} top-30", "random unit vectors", None, f"{n} candidates",
+                 "latency_ms_median", round(med, 3),
+                 extra={"p95": round(p95, 3), "build_seconds": round(build_s, 1),
+                        "recall@30_vs_exact": round(recall, 3), "note": env_note})
+    write_results(TASK, rows, command=prov["command"], merge=True)
     return 0
 
 

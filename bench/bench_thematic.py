@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from argsim.settings import RUNTIME, seed_everything  # noqa: E402
+from argsim.settings import seed_everything  # noqa: E402
 
 DATA = REPO / "runs" / "thematic" / "data"
 MODELS = REPO / "models"
@@ -356,8 +356,6 @@ def main() -> int:
     from argsim.results import write_results
 
     torch.set_num_threads(ARGS.threads)  # one thread per process is fastest on the shared 2-core machine
-    RUNTIME.seed = SEED
-    RUNTIME.quiet = True
     seed_everything(SEED)
     began = time.perf_counter()
     ensure_data()

@@ -11,7 +11,6 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from argsim.config import default_data_dir  # noqa: E402
-from argsim.settings import RUNTIME  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -19,7 +18,6 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 # A repo-local cache (git-ignored) so repeated test runs reuse embeddings of the real model: the documented
 # default of every encoder's cache folder ($ARGSIM_CACHE_DIR) and of the CLI's --cache-dir.
 os.environ["ARGSIM_CACHE_DIR"] = str(Path(os.environ.get("ARGSIM_TEST_CACHE_DIR", REPO / ".cache" / "test-embeddings")))
-RUNTIME.quiet = True  # legacy: trainer modules still read it until they take `quiet` as an argument
 
 
 @pytest.fixture(scope="session")

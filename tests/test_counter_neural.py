@@ -15,6 +15,7 @@ from argsim.counter.neural.heads import (
     RetrievalHead,
     bipolar_loss,
     classification_loss,
+    cls_probability,
     triplet_loss,
 )
 from argsim.counter.neural.index import build_index, search_excluding
@@ -33,16 +34,40 @@ def test_classification_head_shapes_and_fusion() -> None:
     u, v = torch.randn(5, 8), torch.randn(5, 8)
     assert head(u, v).shape == (5, 2)
     assert head.features(u, v).shape == (5, 24)  # concat(u, v, |u - v|)
-    # one query against K candidates broadcasts
-    assert head.score(u[:1], v).shape == (5,)
-    p = head.score(u, v)
-    assert torch.all((p > 0) & (p < 1))
+    # the one scorer is the head's two-class softmax; one query against K candidates broadcasts
+    p = cls_probability(head.params(), u.numpy(), v.numpy())
+    assert np.allclose(p, head(u, v).softmax(-1)[:, 1].detach().numpy(), atol=1e-6)
+    assert cls_probability(head.params(), u[0].numpy(), v.numpy()).shape == (5,)
+    batched = cls_probability(head.params(), u.numpy()[:2, None, :], np.stack([v.numpy()] * 2))  # (2,1,d), (2,5,d)
+    assert batched.shape == (2, 5) and np.allclose(batched[1], cls_probability(head.params(), u[1].numpy(),
+                                                                               v.numpy()))
     # the fusion really contains |u - v|: the layer-normed features of (u, v) and (v, u) differ only by the swap
     f = head.features(u, v)
     assert torch.allclose(f[:, 16:], head.features(v, u)[:, 16:], atol=1e-6)
     ablation = ClassificationHead(8, use_diff=False)
     assert ablation.features(u, v).shape == (5, 16)
     assert NeuralConfig(kind="bipolar-nodiff").use_diff is False
+
+
+def test_cls_probability_on_a_hand_built_case() -> None:
+    """u = (1, 0), v = (0, 1): fusion x = (1, 0, 0, 1, 1, 1), mean 2/3, variance 2/9; with gamma = 1, beta = 0,
+    eps = 0 and only x_1 weighted for class 1, l1 = (1 - 2/3) / sqrt(2/9) = 1/sqrt(2), l0 = bias 0.3."""
+    head = ClassificationHead(2)
+    head.norm.eps = 0.0
+    with torch.no_grad():
+        head.norm.weight.fill_(1.0)
+        head.norm.bias.zero_()
+        head.linear.weight.zero_()
+        head.linear.weight[1, 0] = 1.0
+        head.linear.bias.copy_(torch.tensor([0.3, 0.0]))
+    u, v = np.array([1.0, 0.0], np.float32), np.array([[0.0, 1.0], [1.0, 0.0]], np.float32)
+    p = cls_probability(head.params(), u, v)
+    assert p[0] == pytest.approx(1.0 / (1.0 + np.exp(0.3 - 2 ** -0.5)), abs=1e-6)
+    # v = u: x = (1, 0, 1, 0, 0, 0), mean 1/3, variance 2/9, l1 = (2/3) / sqrt(2/9) = sqrt(2)
+    assert p[1] == pytest.approx(1.0 / (1.0 + np.exp(0.3 - 2 ** 0.5)), abs=1e-6)
+    model = CounterModel(NeuralConfig(kind="unipolar-cls"), dim=2)
+    model.cls = head
+    assert np.allclose(model.cls_scores_numpy(u, v), p)
 
 
 def test_retrieval_head_starts_as_the_cosine_of_its_input() -> None:
@@ -138,9 +163,9 @@ def test_reranker_never_returns_the_query(minilm) -> None:  # noqa: ANN001
     ids, scores = rr.rank_texts(texts[:16], k=5)
     for q in range(16):
         assert q not in ids[q] and len(set(ids[q])) == 5
-    # the numpy query path gives the torch heads' scores
-    u, v = rr.base[0], rr.base[1:8]
-    assert np.allclose(rr.heads.cls_scores(u, v), model.cls_scores_numpy(u[None, :], v), atol=1e-5)
+    # the reranked top 5 are in decreasing order of the one head scorer, and their scores are its values
+    reranked, p = rr.rank(rr.base[:1], k=5, exclude=[{0}])
+    assert np.allclose(p[0], model.cls_scores_numpy(rr.base[0], rr.base[reranked[0]])) and np.all(np.diff(p[0]) <= 0)
     # without the exclusion, an identity retrieval head puts the query itself first: the exclusion matters
     raw, _ = rr.rank_texts(texts[:16], k=5, exclude_self=False, rerank=False)
     assert all(raw[q, 0] == q for q in range(16))
@@ -212,9 +237,11 @@ def test_cli_bad_input_is_one_line_error(tmp_path) -> None:  # noqa: ANN001
 
 def test_rankers_on_pools_rerank_only_the_top_k(minilm, tmp_path) -> None:  # noqa: ANN001
     """The registered rankers on build_pools: aligned scores, top-k reordered by the head, @1/K consistent."""
+    from argsim.counter.core.evaluation import RowScore
     from argsim.counter.core.registry import get_ranker
-    from argsim.counter.neural.pipeline import at1_over_k_pools, run_stages, scores_for_k
+    from argsim.counter.neural.pipeline import hits_over_k_pools, run_stages, scores_for_k
     from argsim.counter.neural.store import save_model
+    from argsim.counter.neural.validation import at1_over_k
     from argsim.data.counterargs import build_pools, load_counterargs_folder
 
     corpus = load_counterargs_folder(Path(__file__).parent / "fixtures" / "counter_neural" / "02-extracted-arguments")
@@ -228,10 +255,18 @@ def test_rankers_on_pools_rerank_only_the_top_k(minilm, tmp_path) -> None:  # no
     for p in points:
         assert len(scores[p.id]) == len(pools[p.id]) == 43
         assert p.id not in {c.id for c in pools[p.id]}
-    result = run_stages(points, pools, model, model, kmax=5)
-    k1 = at1_over_k_pools(result, pools, gold, (1, 5))
+    result = run_stages(points, pools, model, model, kmax=10)
+    k1 = RowScore(list(result.top), hits_over_k_pools(result, pools, gold, (1, 5, 10))).acc
     first_only = np.mean([pools[p.id][int(np.argmax(result.first_full[p.id]))].id == gold[p.id] for p in points])
     assert k1[1] == pytest.approx(first_only)
+    # the training validation's @1/K over the same texts (every pool = every other text of the fixture) agrees
+    universe = sorted({c.id: c for p in points for c in pools[p.id]}.values(), key=lambda a: a.id)
+    row = {a.text: i for i, a in enumerate(universe)}
+    assert all({c.id for c in pools[p.id]} | {p.id} == {a.id for a in universe} for p in points)
+    base = model.embed_texts([a.text for a in universe])
+    val = at1_over_k(model, base, np.array([row[p.text] for p in points]), np.array([row[corpus.true_counter(p).text]
+                     for p in points]), np.arange(len(universe)), ks=(1, 5, 10))
+    assert val == pytest.approx(k1)
     for p in points[:5]:
         s5, s1 = scores_for_k(result, 5)[p.id], scores_for_k(result, 1)[p.id]
         top5 = set(np.argsort(-s1)[:5])
@@ -351,8 +386,15 @@ def test_tiny_cross_encoder_training_learns_and_reloads(data_dir, tmp_path) -> N
 def test_table3_rows_keep_per_point_hits_for_paired_comparison(minilm, tmp_path) -> None:  # noqa: ANN001
     """evaluate_row: K = 1 is the first stage alone; a sampled row aligns with the full zero-shot row by id."""
     from argsim.counter.neural.store import save_model
-    from argsim.counter.neural.table3 import RowSpec, evaluate_row, versus_reference
+    from argsim.counter.neural.table3 import (
+        RowSpec,
+        evaluate_row,
+        evaluate_table3,
+        table3_result_rows,
+        versus_reference,
+    )
     from argsim.data.counterargs import load_counterargs_folder
+    from argsim.published import table3
 
     corpus = load_counterargs_folder(Path(__file__).parent / "fixtures" / "counter_neural" / "02-extracted-arguments")
     torch.manual_seed(0)
@@ -371,3 +413,11 @@ def test_table3_rows_keep_per_point_hits_for_paired_comparison(minilm, tmp_path)
     versus = versus_reference(sample, zero, (5,))[5]  # what `eval counter-neural` stores as vs_zero_shot
     assert versus["items"] == 6
     assert versus["delta"] == pytest.approx(sample.acc[5] - zero.aligned(1, sample.ids).mean(), abs=1e-4)
+    # the whole table as `eval counter-neural` runs it: zero-shot and BM25 rows always, compared with zero-shot
+    results = evaluate_table3(corpus, {"bipolar": bip}, "test", ["epa"], (5,), seed=13)
+    assert [r.row.method for r in results] == ["zero-shot cosine (minilm)", "BM25", "Bipolar-encoder"]
+    assert results[0].versus == {} and results[2].versus[5]["items"] == len(corpus.points("test"))
+    assert np.array_equal(results[2].score.hits[5], full.hits[5]) and results[2].paper == table3("Bipolar-encoder")
+    rows = table3_result_rows(results, "test", (5,), all_points=len(corpus.points("test")) + 1)
+    assert [r.method for r in rows][2] == f"Bipolar-encoder ({len(full.ids)}-point sample)"
+    assert rows[2].value == round(full.acc[5], 4) and rows[2].extra["vs_zero_shot"] == results[2].versus[5]

@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from argsim.cli.app import app
+from argsim.counter.core.run import dataset_points
 from argsim.counter.lexical.features import FEATURE_NAMES, FeatureConfig, FeatureSpace
 from argsim.counter.lexical.prune import linear_scores
 from argsim.counter.lexical.simplesd import READINGS, resolve_weights
@@ -46,6 +47,26 @@ def test_simple_sd_weight_mapping():
     assert resolve_weights(weights=[0, 0, 0, 1, 0, 0, 0, 1]).tolist() == [0, 0, 0, 1, 0, 0, 0, 1]
     with pytest.raises(ValueError):
         resolve_weights(weights=[1, 2])
+
+
+def test_simple_sd_study_compares_readings_and_tuning_only_improves(corpus, data_dir, tmp_path):
+    from argsim.counter.lexical.simplesd import study_readings, study_result_rows
+
+    report = study_readings("validation", ["sdoc"], limit=10, tune=True, workers=1, seed=3, data_dir=data_dir,
+                            cache_dir=tmp_path)
+    accs = report["readings"]["sdoc"]
+    assert accs["points"] == 10 and set(READINGS) <= set(accs)
+    tuned = report["tuned"]
+    assert tuned["setting"] == "sdoc" and tuned["start"] == max(READINGS, key=lambda n: accs[n])
+    assert tuned["accuracy"] >= accs[tuned["start"]] and report["weights"] == tuned["weights"]
+    # the tuned weights score what the report says on the same points
+    points, pools, gold = dataset_points("validation", "sdoc", sample=10, seed=3, data_dir=data_dir)
+    scores, _ = linear_scores(FeatureSpace(points, pools, FeatureConfig(workers=1)), np.array(tuned["weights"]),
+                              mode="none", description=None)
+    assert accuracy_at_1({p.id: ([c.id for c in pools[p.id]], scores[p.id]) for p in points}, gold) == \
+        pytest.approx(tuned["accuracy"])
+    rows = study_result_rows(report)
+    assert [r.method for r in rows] == [f"simple-sd[{n}]" for n in READINGS] + ["simple-sd[tuned]"]
 
 
 def test_pruned_ranking_equals_exact(corpus):

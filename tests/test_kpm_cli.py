@@ -6,6 +6,8 @@ import csv
 import json
 from pathlib import Path
 
+import numpy as np
+import pytest
 from typer.testing import CliRunner
 
 from argsim.cli.app import app
@@ -64,5 +66,17 @@ def test_rank_keypoints_on_own_files(tmp_path, minilm):
     matched = sum(1 for b in best if float(b["score"]) >= 0.3)
     assert sum(int(c["matched"]) for c in cover.values()) == matched
     assert int(cover["k3"]["arguments"]) == 4
+    # every score is the cosine of the two texts' MiniLM vectors, computed here independently
+    with open(EX / "key_points.csv") as fh:
+        kp_text = {r["key_point_id"]: r["key_point"] for r in csv.DictReader(fh)}
+    with open(EX / "arguments.csv") as fh:
+        arg_text = {r["arg_id"]: r["argument"] for r in csv.DictReader(fh)}
+    for aid, kid in (("a1", "k1"), ("a1", "k2")):
+        u, v = minilm.encode([arg_text[aid], kp_text[kid]])
+        assert preds[aid][kid] == pytest.approx(float(u @ v / np.linalg.norm(u) / np.linalg.norm(v)), abs=1e-5)
+    # the printed/written mAP is the official metric of exactly these predictions (= `eval map` on the file)
     metrics = json.loads((out / "metrics.json").read_text())
-    assert 0.0 <= metrics["map"]["leaderboard"]["strict"] <= 1.0
+    res = invoke("eval", "map", str(out / "predictions.json"), *FILES, "--labels", str(EX / "labels.csv"),
+                 "--out", str(tmp_path / "map.json"))
+    official = json.loads((tmp_path / "map.json").read_text())
+    assert metrics["map"]["leaderboard"] == {"strict": official["strict"], "relaxed": official["relaxed"]}

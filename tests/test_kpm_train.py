@@ -71,4 +71,13 @@ def test_mts_trains_saves_and_loads_through_the_backend(splits, tmp_path):
                                    str(args_csv), "--key-points", str(kps_csv), "--out", str(out)])
     assert res.exit_code == 0, res.output
     preds = json.loads((out / "predictions.json").read_text())
-    assert len(preds) == 20 and all(-1.0 <= s <= 1.0 for p in preds.values() for s in p.values())
+    assert len(preds) == 20
+    # each score is the cosine of the two statements' MTS vectors (topic and stance as inputs), computed here
+    kps = {k.kp_id: k for k in held.key_points}
+    for a in held.arguments[:3]:
+        u = enc.encode_statements([a.text], [a.topic], [a.stance])[0]
+        assert set(preds[a.arg_id]) == {k.kp_id for k in held.key_points if (k.topic, k.stance) == (a.topic, a.stance)}
+        for kid, score in preds[a.arg_id].items():
+            k = kps[kid]
+            v = enc.encode_statements([k.text], [k.topic], [k.stance])[0]
+            assert score == pytest.approx(float(u @ v / np.linalg.norm(u) / np.linalg.norm(v)), abs=1e-4)

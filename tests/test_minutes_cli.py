@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from argsim.cli.app import app
@@ -28,7 +29,27 @@ def test_summarize_and_rouge_on_user_csv(tmp_path):
                               "--out", str(tmp_path / "r.json")])
     assert res.exit_code == 0, res.output
     score = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["scores"][0]
-    assert score["n"] == 3 and 0 < score["recall"] < 1
+    assert score["n"] == 3 and score["recall"] == pytest.approx(_char_recall(list(items.values())), abs=1e-12)
+
+
+def _char_recall(items: list[dict]) -> float:
+    """Independent character ROUGE-1 recall: clipped character overlap / gold characters (letters and digits
+    only, NFKC), 0 for a summary over its budget, averaged over items."""
+    import unicodedata
+    from collections import Counter
+
+    def chars(text: str) -> Counter:
+        text = unicodedata.normalize("NFKC", text)
+        return Counter(c for c in text if unicodedata.category(c)[0] in "LN")
+
+    recalls = []
+    for r in items:
+        if len(r["summary"]) > r["budget"]:
+            recalls.append(0.0)
+            continue
+        gold, cand = chars(r["gold"]), chars(r["summary"])
+        recalls.append(sum((gold & cand).values()) / sum(gold.values()))
+    return sum(recalls) / len(recalls)
 
 
 def test_bad_input_is_one_line_error(tmp_path):

@@ -117,7 +117,8 @@ def model_path(name: str) -> Path:
 
 @lru_cache(maxsize=4)
 def load_word_vectors(name: str = "glove50"):  # noqa: ANN201 (gensim KeyedVectors)
-    """Static word vectors as gensim KeyedVectors: 'glove50' or a saved KeyedVectors / word2vec file."""
+    """Static word vectors as gensim KeyedVectors: 'glove50' or a word2vec file (text, or binary when it ends in
+    .bin). gensim's own `KeyedVectors.save` format is a pickle and is refused: loading it could run code."""
     import numpy as np
     from gensim.models import KeyedVectors
 
@@ -134,10 +135,14 @@ def load_word_vectors(name: str = "glove50"):  # noqa: ANN201 (gensim KeyedVecto
     p = Path(name)
     if not p.is_file():
         raise ModelError(f"unknown word vectors '{name}': use 'glove50' or a KeyedVectors/word2vec file")
+    with open(p, "rb") as fh:
+        if fh.read(1) == b"\x80":  # pickle protocol 2+
+            raise ModelError(f"{p}: a pickled KeyedVectors file is not loaded (it could run code); save the vectors "
+                             "with save_word2vec_format")
     try:
-        return KeyedVectors.load(str(p))
-    except Exception:  # noqa: BLE001 - fall back to the word2vec text/binary formats
         return KeyedVectors.load_word2vec_format(str(p), binary=p.suffix == ".bin")
+    except (ValueError, UnicodeDecodeError, EOFError) as exc:
+        raise ModelError(f"{p}: not a word2vec text/binary file ({exc})") from None
 
 
 def word_vectors_identity(name: str) -> str:

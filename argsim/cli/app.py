@@ -15,7 +15,7 @@ from argsim.cli.groups import GROUPS, ArgsimGroup
 from argsim.cli.params import OUT_DIR
 from argsim.config import ENGINES, PRECISIONS, RunConfig
 from argsim.paths import set_workdir
-from argsim.settings import RUNTIME, seed_everything
+from argsim.settings import seed_everything
 
 app = typer.Typer(name="argsim", cls=ArgsimGroup, no_args_is_help=True, rich_markup_mode="rich",
                   add_completion=False,
@@ -30,8 +30,9 @@ def main_options(
     seed: int = typer.Option(13, help="Random seed for every sampler, split and initialiser."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
     data_dir: Path | None = typer.Option(None, help="Dataset root (default $ARGSIM_DATA, else ../shared/data)."),
-    cache_dir: Path | None = typer.Option(None, help="Embedding cache folder (default $ARGSIM_CACHE_DIR, "
-                                                     "else the user's cache folder)."),
+    cache_dir: Path | None = typer.Option(None, callback=OUT_DIR,
+                                          help="Embedding cache folder (default $ARGSIM_CACHE_DIR, "
+                                               "else the user's cache folder)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Bypass the embedding cache."),
     precision: str = typer.Option("auto", help=f"Numeric precision: {'|'.join(PRECISIONS)} (auto: bf16 on GPUs "
                                               "that support it, fp16 on older CUDA, fp32 on CPU)."),
@@ -55,8 +56,6 @@ def main_options(
                         cache_dir=cache_dir, use_cache=not no_cache, threads=threads, engine=engine,
                         ray_address=ray_address, workdir=workdir)
     set_workdir(workdir)
-    RUNTIME.device, RUNTIME.seed, RUNTIME.quiet = device, seed, quiet
-    RUNTIME.data_dir, RUNTIME.cache_dir, RUNTIME.use_cache = data_dir, cache_dir, not no_cache
     seed_everything(seed)
 
 

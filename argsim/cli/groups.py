@@ -47,6 +47,9 @@ class ArgsimGroup(TyperGroup):
         except typer.Abort:
             err_console.print("[bold red]aborted[/]", highlight=False)
             sys.exit(1)
+        if rv == 130:  # typer's answer to Ctrl-C: what was written atomically is whole, the rest not written
+            err_console.print("[bold red]interrupted[/]: finished outputs are kept, nothing is half-written",
+                              highlight=False)
         sys.exit(rv if isinstance(rv, int) else 0)
 
 

@@ -25,7 +25,8 @@ def output_check(kind: str = "file", suffixes: tuple[str, ...] = ()) -> OutputCh
     if kind not in ("file", "folder"):
         raise ValueError(f"kind must be file or folder, not {kind}")
 
-    def check(ctx: typer.Context, param: typer.CallbackParam, value: Path | None) -> Path | None:
+    def check(value: Path | None, ctx: typer.Context = None, param: typer.CallbackParam = None) -> Path | None:
+        """As a typer callback (ctx and param given) or called directly with a value (no default rebasing)."""
         from typer._click.core import ParameterSource
 
         from argsim.io import check_output_path
@@ -33,7 +34,7 @@ def output_check(kind: str = "file", suffixes: tuple[str, ...] = ()) -> OutputCh
 
         if value is None:
             return None
-        if ctx.get_parameter_source(param.name) is ParameterSource.DEFAULT:
+        if ctx is not None and param is not None and ctx.get_parameter_source(param.name) is ParameterSource.DEFAULT:
             value = under_workdir(value)  # defaults (runs/..., models/...) go to --workdir / $ARGSIM_HOME
         try:
             check_output_path(value, kind, suffixes)
@@ -75,4 +76,24 @@ def from_workdir(ctx: typer.Context, param: typer.CallbackParam, value: Path | N
 
     if value is not None and ctx.get_parameter_source(param.name) is ParameterSource.DEFAULT:
         return under_workdir(value)
+    return value
+
+
+def comma_choices(*values: str) -> Callable[[str | None], str | None]:
+    """A typer option callback for a comma-separated list whose every item must be one of `values`."""
+
+    def check(value: str | None) -> str | None:
+        for item in (value or "").split(","):
+            if item.strip() and item.strip() not in values:
+                raise typer.BadParameter(f"'{item.strip()}' is not one of {', '.join(repr(v) for v in values)}")
+        return value
+
+    return check
+
+
+def comma_positive_ints(value: str | None) -> str | None:
+    """A typer option callback for a comma-separated list of positive integers (e.g. rerank depths 10,30,50)."""
+    for item in (value or "").split(","):
+        if item.strip() and (not item.strip().isdigit() or int(item) < 1):
+            raise typer.BadParameter(f"'{item.strip()}' is not a positive integer")
     return value

@@ -104,11 +104,6 @@ def load_meetings(folder: str | Path, files: list[Path] | None = None) -> list[M
     return meetings
 
 
-def load_utterances(folder: str | Path) -> list[Utterance]:
-    """All utterances of the available minutes (25,892 in the shared copy)."""
-    return [u for m in load_meetings(folder) for u in m.utterances]
-
-
 # ------------------------------------------------------------------ PoliInfo-2 dialog summarization
 
 

@@ -59,12 +59,9 @@ def check_shard_out(out: Path) -> None:
         raise ArgsimError(f"{out}: exists and is not a folder (shards need a folder)")
     if out.is_dir() and any(out.iterdir()):
         raise ArgsimError(f"{out}: folder is not empty (choose a new folder for the shards)")
-    parent = out.parent if out.parent != Path("") else Path(".")
-    probe = parent
-    while not probe.exists():
-        probe = probe.parent
-    if not os.access(probe, os.W_OK):
-        raise ArgsimError(f"{out}: cannot write into {probe}")
+    from argsim.io import check_output_path
+
+    check_output_path(out, "folder")  # creatable: no file on the way, a folder we can write into (root included)
 
 
 def text_keys(texts: list[str]) -> list[bytes]:

@@ -191,7 +191,7 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
     from argsim.backend import load_sentence_transformer
     from argsim.settings import seed_everything
     from argsim.training import Budget, resolve_placement
-    from argsim.training.st import run_trainer, trainer_arguments
+    from argsim.training.st import logging_steps, run_trainer, trainer_arguments
 
     if cfg.loss not in LOSSES:
         raise ArgsimError(f"unknown loss '{cfg.loss}': choose {' or '.join(LOSSES)}")
@@ -226,7 +226,9 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
     else:
         ds = datasets.Dataset.from_dict(rows)
         args = trainer_arguments(out, placement, budget, policy(cfg), epochs=cfg.epochs, batch_size=cfg.batch_size,
-                                 quiet=quiet, logging_steps=50, dataloader_drop_last=False, **extra)
+                                 quiet=quiet, dataloader_drop_last=False,
+                                 logging_steps=logging_steps(len(ds), cfg.batch_size, cfg.epochs, budget,
+                                                             placement.processes), **extra)
         trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=ds, loss=loss)
         run = run_trainer(trainer, out, budget)
         is_main = trainer.is_world_process_zero()

@@ -67,7 +67,7 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
     from argsim.settings import seed_everything
     from argsim.training import Budget, resolve_placement
     from argsim.training.record import data_hash, train_config, write_records
-    from argsim.training.st import run_trainer, trainer_arguments
+    from argsim.training.st import logging_steps, run_trainer, trainer_arguments
 
     placement = placement or resolve_placement("cpu", "fp32", seed=config.seed)
     budget = budget or Budget()
@@ -105,7 +105,9 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
     opt = policy(config)
     args = trainer_arguments(out, placement, budget, opt, epochs=config.epochs, batch_size=config.batch_size,
                              quiet=quiet, eval_strategy="epoch" if evaluator else "no",
-                             per_device_eval_batch_size=64, logging_steps=200)
+                             per_device_eval_batch_size=64,
+                             logging_steps=min(200, logging_steps(len(train), config.batch_size, config.epochs,
+                                                                  budget, placement.processes)))
     trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=Dataset.from_list(train),
                                          eval_dataset=Dataset.from_list(dev[:64]) if dev else None, loss=loss,
                                          evaluator=evaluator, callbacks=[EpochTimer()])

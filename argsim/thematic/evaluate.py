@@ -27,6 +27,6 @@ def sick_eval(model: str, folder: Path, config: RunConfig | None = None) -> Sick
     from argsim.backend import get_encoder
     from argsim.data.sick import load_sick
 
+    splits = [load_sick(folder, name) for name in ("train", "trial", "test")]  # bad input fails before the model
     enc = get_encoder(model, config=config)
-    return sick_relatedness(enc.encode, load_sick(folder, "train"), load_sick(folder, "trial"),
-                            load_sick(folder, "test"))
+    return sick_relatedness(enc.encode, *splits)

@@ -29,7 +29,7 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, base: str = "
     from argsim.settings import seed_everything
     from argsim.training import Budget, OptimPolicy, resolve_placement
     from argsim.training.record import data_hash, train_config, write_records
-    from argsim.training.st import run_trainer, trainer_arguments
+    from argsim.training.st import logging_steps, run_trainer, trainer_arguments
 
     placement = placement or resolve_placement("cpu", "fp32", seed=seed)
     budget = budget or Budget()
@@ -48,7 +48,8 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, base: str = "
     out = Path(out)
     policy = OptimPolicy(lr=lr, weight_decay=0.0, warmup_ratio=0.1)
     args = trainer_arguments(out, placement, budget, policy, epochs=epochs, batch_size=batch_size, quiet=quiet,
-                             logging_steps=50)
+                             logging_steps=logging_steps(len(triplets), batch_size, epochs, budget,
+                                                         placement.processes))
     trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=data, loss=loss)
     run = run_trainer(trainer, out, budget)
     seconds = run["seconds"]

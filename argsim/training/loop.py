@@ -51,8 +51,10 @@ class TrainLoop:
 
     def __init__(self, out: str | Path, placement: Placement, budget: Budget, policy: OptimPolicy) -> None:
         from accelerate import Accelerator
+        from accelerate.state import AcceleratorState
         from accelerate.utils import DistributedDataParallelKwargs, set_seed
 
+        AcceleratorState._reset_state()  # one process may run several trainings (folds, tests) with other options
         self.out, self.placement, self.budget, self.policy = Path(out), placement, budget, policy
         self.accelerator = Accelerator(cpu=placement.cpu, mixed_precision=placement.mixed_precision,
                                        kwargs_handlers=[DistributedDataParallelKwargs(find_unused_parameters=True)])

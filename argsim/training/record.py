@@ -80,9 +80,17 @@ def peak_memory() -> dict:
     return out
 
 
+def command_line() -> str:
+    """The command as typed: `argsim ...` also when run as `python -m argsim.cli.app` or under a launcher."""
+    prog = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python"
+    if sys.argv and sys.argv[0].replace("\\", "/").endswith(("argsim/cli/app.py", "/argsim")):
+        prog = "argsim"
+    return shlex.join([prog, *sys.argv[1:]])
+
+
 def train_config(trainer: str, placement, budget, policy, options: dict, data: dict,  # noqa: ANN001
                  run: dict, metrics: dict | None = None, base_model: str | None = None) -> dict:
-    return {"trainer": trainer, "command": shlex.join([Path(sys.argv[0]).name, *sys.argv[1:]]),
+    return {"trainer": trainer, "command": command_line(),
             "base_model": base_model, "seed": placement.seed, "git_commit": git_commit(), "versions": versions(),
             "device": placement.device, "precision": placement.precision, "processes": placement.processes,
             "threads": placement.threads, "options": options, "budget": budget.as_dict(),

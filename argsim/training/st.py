@@ -68,11 +68,21 @@ def trainer_arguments(out: Path, placement: Placement, budget: Budget, policy: O
                 "bf16": placement.precision == "bf16", "fp16": placement.precision == "fp16",
                 "save_strategy": "steps" if every else "no", "save_steps": every or 500, "save_total_limit": 1,
                 "report_to": "none", "disable_tqdm": quiet, "dataloader_num_workers": 0,
-                "ddp_find_unused_parameters": False, **policy.trainer_kwargs()}
+                "ddp_find_unused_parameters": True, **policy.trainer_kwargs()}
     if placement.processes > 1 and placement.cpu:
         kw["ddp_backend"] = "gloo"
     kw.update(extra)
     return Args(**kw)
+
+
+def logging_steps(examples: int, batch_size: int, epochs: float, budget: Budget, processes: int = 1) -> int:
+    """Log the loss about ten times per run (at most every 50 steps, at least every step)."""
+    import math
+
+    total = math.ceil(math.ceil(examples / (batch_size * processes)) / budget.grad_accum * epochs)
+    if budget.max_steps:
+        total = min(total, budget.max_steps)
+    return max(1, min(50, total // 10))
 
 
 def last_checkpoint(out: Path) -> str | None:

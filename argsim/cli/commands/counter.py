@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import typer
 from rich.table import Table
 
-from argsim.cli.groups import console, eval_app, rank_app, train_app
+from argsim.cli.groups import console, eval_app, rank_app, run_config, train_app
+from argsim.cli.params import OUT_DIR, OUT_FILE, choices
+from argsim.config import RunConfig
 from argsim.counter.lexical.stopwords import DEFAULT_STOPWORDS
+
+SETTINGS = ("sdoc", "sdc", "sdoa", "sda", "stc", "sta", "epc", "epa")  # argsim.data.counterargs.SETTINGS
+LTR_METHOD_NAMES = ("logreg-part", "logreg-full", "xgboost-part", "xgboost-full")
+Split = Literal["training", "validation", "test"]
+Setting = Literal["sdoc", "sdc", "sdoa", "sda", "stc", "sta", "epc", "epa"]
+Stopwords = Literal["gensim", "none"]
 
 STOPWORDS_HELP = "Stop words dropped for Manhattan, WMD and TF cosine: gensim (gensim's English list) or none."
 SETTING_HELP = ("sdoc | sdc | sdoa | sda | stc | sta | epc | epa (same debate / same theme / entire portal; "
@@ -17,37 +26,43 @@ SETTING_HELP = ("sdoc | sdc | sdoa | sda | stc | sta | epc | epa (same debate / 
 
 @rank_app.command("counterargs")
 def rank_counterargs(
+    ctx: typer.Context,
     method: str = typer.Option("bm25", "--method", "-m", help="Ranking method: simple-sd, logreg-part, logreg-full, "
                                "xgboost-part, xgboost-full, bm25, tf-cosine, emb-cosine, feature:<name> (one "
                                "feature), or a neural ranker; `--list` shows all."),
-    setting: list[str] = typer.Option(["sdoc"], "--setting", "-s", help=SETTING_HELP),
-    split: str = typer.Option("test", help="counterargs-18 split: training | validation | test."),
+    setting: list[str] = typer.Option(["sdoc"], "--setting", "-s", callback=choices(*SETTINGS), help=SETTING_HELP),
+    split: Split = typer.Option("test", help="counterargs-18 split: training | validation | test."),
     input_file: Path | None = typer.Option(None, "--input", "-i", help="Your own arguments instead of "
                                            "counterargs-18: JSONL/CSV/JSON with id, text, optional conclusion, "
                                            "kind (point|counter) and counter (gold id)."),
-    candidates: str = typer.Option("all", help="With --input: 'all' other records or only 'counters'."),
+    candidates: Literal["all", "counters"] = typer.Option("all",
+                                                          help="With --input: 'all' other records or only 'counters'."),
     model: str | None = typer.Option(None, help="Encoder / model for rankers that need one (minilm, glove50, "
                                      "a folder, or a trained LTR model folder for logreg/xgboost)."),
     opt: list[str] = typer.Option([], "--opt", help="Ranker option key=value, repeatable (e.g. "
                                   "weights=-0.1,-0.1,0,0.9,0,0,0,0.9, bm25_idf=okapi, workers=2)."),
-    top_k: int = typer.Option(10, help="Candidates stored per point in the ranking."),
+    top_k: int = typer.Option(10, min=1, help="Candidates stored per point in the ranking."),
     label: str | None = typer.Option(None, help="Method name written into the ranking and results (default: the "
                                      "method, with [reading] for Simple-SD readings)."),
-    limit: int | None = typer.Option(None, help="Rank only the first N points (id order)."),
-    sample: int | None = typer.Option(None, help="Rank a random sample of N points (seeded by --seed)."),
-    out: Path = typer.Option(Path("runs/counter/ranking.jsonl"), help="Ranking JSONL (one line per point)."),
+    limit: int | None = typer.Option(None, min=1, help="Rank only the first N points (id order)."),
+    sample: int | None = typer.Option(None, min=1, help="Rank a random sample of N points (seeded by --seed)."),
+    out: Path = typer.Option(Path("runs/counter/ranking.jsonl"), callback=OUT_FILE,
+                             help="Ranking JSONL (one line per point)."),
     task: str | None = typer.Option(None, help="Also merge accuracy@1 / MRR into bench/results/<task>.json."),
     list_methods: bool = typer.Option(False, "--list", help="List the ranking methods and exit."),
+    resume: bool = typer.Option(False, "--resume", help="Keep the settings OUT already holds for this method and "
+                                "split (written as each setting finished) and rank only the others."),
 ) -> None:
     """Rank each point's candidate pool and write the top-k counters per point as JSONL, with the rank of the
-    true counter, then print accuracy@1 and MRR per setting beside the paper's Table 2."""
+    true counter, then print accuracy@1 and MRR per setting beside the paper's Table 2. OUT is rewritten
+    (atomically) after every finished setting, so an interrupted run keeps them; `--resume` continues it."""
     from rich.markup import escape
 
-    from argsim.counter.core.registry import load_rankers
-    from argsim.counter.core.run import dataset_points, parse_options, run_ranker
-    from argsim.io import write_jsonl
-    from argsim.settings import RUNTIME
+    from argsim.counter.core.registry import get_ranker, load_rankers, ranker_options
+    from argsim.counter.core.run import dataset_points, default_label, parse_options, run_ranker
+    from argsim.io import read_records, write_jsonl
 
+    cfg = run_config(ctx)
     if list_methods:
         table = Table(title="counter-argument rankers")
         table.add_column("method")
@@ -56,9 +71,15 @@ def rank_counterargs(
             table.add_row(escape(name), escape(info.help))
         console.print(table)
         return
-    options = parse_options(opt)
+    options = parse_options(opt, allowed=ranker_options(get_ranker(method)), method=method)
     if model:
         options["model"] = model
+    label = label or default_label(method, options)
+    kept: dict[str, list[dict]] = {}
+    if resume and out.is_file():
+        for rec in read_records(out, required=["point", "setting"]):
+            if rec.get("method") == label and rec.get("split") == split:
+                kept.setdefault(rec["setting"], []).append(rec)
     runs, records = [], []
     if input_file is not None:
         from argsim.counter.core.userdata import load_user_arguments
@@ -68,21 +89,30 @@ def rank_counterargs(
                                options=options, top_k=top_k, label=label))
     else:
         for s in setting:
-            points, pools, gold = dataset_points(split, s, limit=limit, sample=sample, seed=RUNTIME.seed)
+            if s in kept:
+                records += kept[s]
+                console.print(f"kept {len(kept[s]):,} ranked points of {s} from {out} (--resume)")
+                continue
+            points, pools, gold = dataset_points(split, s, limit=limit, sample=sample, seed=cfg.seed,
+                                                 data_dir=cfg.data_dir)
             runs.append(run_ranker(method, points, pools, gold, setting=s, split=split, options=options,
                                    top_k=top_k, label=label))
-    for r in runs:
-        records += r.records
+            records += runs[-1].records
+            write_jsonl(out, records)  # finished settings survive an interrupted later one
+    if input_file is not None:
+        records = runs[0].records
     write_jsonl(out, records)
-    _print_summary(records, {(r.method, r.setting, r.split): r for r in runs}, task=task, model=model)
+    _print_summary(records, {(r.method, r.setting, r.split): r for r in runs}, task=task, model=model, config=cfg)
     console.print(f"ranking of {len(records):,} points written to {out}")
 
 
 @eval_app.command("counterargs")
 def eval_counterargs(
+    ctx: typer.Context,
     rankings: list[Path] = typer.Argument(..., help="Ranking JSONL file(s) written by `argsim rank counterargs`."),
-    ties: str = typer.Option("expected", help="Ties with the true counter: expected (1/t credit), pessimistic, "
-                             "optimistic."),
+    ties: Literal["expected", "pessimistic", "optimistic"] = typer.Option("expected",
+        help="Ties with the true counter: expected (1/t credit), pessimistic, "
+             "optimistic."),
     task: str | None = typer.Option(None, help="Also merge the figures into bench/results/<task>.json."),
 ) -> None:
     """accuracy@1 and MRR per method and setting from ranking JSONL files, beside the paper's Table 2."""
@@ -91,16 +121,18 @@ def eval_counterargs(
     records = []
     for path in rankings:
         records += read_records(path, required=["point", "pool_size"])
-    _print_summary(records, {}, task=task, ties=ties)
+    _print_summary(records, {}, task=task, ties=ties, config=run_config(ctx))
 
 
 def _print_summary(records: list[dict], runs: dict, task: str | None = None, ties: str = "expected",
-                   model: str | None = None) -> None:
+                   model: str | None = None, config: RunConfig | None = None) -> None:
     from rich.markup import escape
 
     from argsim.counter.core.evaluation import paper_figure, summarize
-    from argsim.results import ResultRow, environment, write_results
-    from argsim.settings import RUNTIME
+    from argsim.results import environment, result_rows, write_results
+
+    config = config or RunConfig()
+    env = environment(seed=config.seed, device=config.device)
 
     table = Table(title="best-counter retrieval: accuracy@1 (paper = Table 2 of the bipolar-encoder paper)")
     for col in ("method", "split", "setting", "points", "pool", "random", "acc@1", "paper", "MRR", "s"):
@@ -113,34 +145,35 @@ def _print_summary(records: list[dict], runs: dict, task: str | None = None, tie
         table.add_row(escape(s.method), s.split, s.setting, f"{s.points:,}", f"{s.mean_pool:,.1f}",
                       f"{s.random_accuracy:.3f}", f"{s.accuracy_at_1:.3f}", "" if paper is None else f"{paper:.3f}",
                       "n/a" if s.mrr != s.mrr else f"{s.mrr:.3f}", "" if run is None else f"{run.seconds:.1f}")
-        for metric, value, pap in (("accuracy@1", s.accuracy_at_1, paper), ("mrr", s.mrr, None)):
-            if value != value:  # MRR of a pruned ranking is not exact: not reported
-                continue
-            rows.append(ResultRow(method=s.method, model=model, split=s.split, setting=s.setting, metric=metric,
-                                  value=round(value, 4), paper=pap, seconds=None if run is None else run.seconds,
-                                  peak_mb=None if run is None else run.peak_mb,
-                                  extra={"points": s.points} | ({"options": run.options} if run else {})))
+        rows += result_rows(s.evaluation(), method=s.method, model=model, setting=s.setting,
+                            paper={"accuracy@1": paper}, seconds=None if run is None else run.seconds,
+                            peak_mb=None if run is None else run.peak_mb,
+                            extra={"points": s.points} | ({"options": run.options} if run else {}), env=env, digits=4)
     console.print(table)
     if task and rows:
-        write_results(task, rows, env=environment(seed=RUNTIME.seed, device=RUNTIME.device), merge=True)
+        write_results(task, rows, merge=True)
 
 
 @train_app.command("ltr")
 def train_ltr_cmd(
-    setting: list[str] = typer.Option(["sdoc"], "--setting", "-s", help=SETTING_HELP + "; one model per setting, "
-                                      "trained on the training split's pools of that setting."),
-    method: list[str] = typer.Option(["logreg-part", "logreg-full", "xgboost-part", "xgboost-full"], "--method",
-                                     "-m", help="Which models to fit (share one feature extraction)."),
-    neg_per_point: int = typer.Option(10, help="False pairs sampled per training point from its pool (0 = all)."),
+    ctx: typer.Context,
+    setting: list[str] = typer.Option(["sdoc"], "--setting", "-s", callback=choices(*SETTINGS),
+                                      help=SETTING_HELP + "; one model per setting, "
+                                           "trained on the training split's pools of that setting."),
+    method: list[str] = typer.Option(list(LTR_METHOD_NAMES), "--method", "-m", callback=choices(*LTR_METHOD_NAMES),
+                                     help="Which models to fit (share one feature extraction)."),
+    neg_per_point: int = typer.Option(10, min=0,
+                                      help="False pairs sampled per training point from its pool (0 = all)."),
     input_file: Path | None = typer.Option(None, "--input", "-i", help="Train on your own arguments instead "
                                            "(JSONL/CSV/JSON with id, text, optional conclusion, kind point|counter "
                                            "and counter = the true counter's id); saved under OUT/user/."),
-    limit: int | None = typer.Option(None, help="Use a random sample of N training points."),
+    limit: int | None = typer.Option(None, min=1, help="Use a random sample of N training points."),
     word_vectors: str = typer.Option("glove50", help="WMD word vectors: glove50, w2v-training, or a file."),
-    stopwords: str = typer.Option(DEFAULT_STOPWORDS, help=STOPWORDS_HELP),
+    stopwords: Stopwords = typer.Option(DEFAULT_STOPWORDS, help=STOPWORDS_HELP),
     bert_model: str = typer.Option("minilm", help="Encoder for the BERT-cosine features (x17..x20)."),
-    workers: int = typer.Option(2, help="Processes for the WMD features."),
-    out: Path = typer.Option(Path("models/counter/ltr"), help="Models go to OUT/<setting>/<method>/."),
+    workers: int = typer.Option(2, min=1, help="Processes for the WMD features."),
+    out: Path = typer.Option(Path("models/counter/ltr"), callback=OUT_DIR,
+                             help="Models go to OUT/<setting>/<method>/."),
 ) -> None:
     """Fit logistic-regression / XGBoost rankers (appendix B.1 hyper-parameters) pointwise on counterargs-18
     training pairs: each point's true counter plus sampled false candidates from its pool."""
@@ -150,12 +183,11 @@ def train_ltr_cmd(
     from argsim.data.counterargs import load_counterargs
     from argsim.errors import ArgsimError
     from argsim.results import timed
-    from argsim.settings import RUNTIME
 
     bad = [m for m in method if m not in LTR_METHODS]
     if bad:
         raise ArgsimError(f"unknown LTR method '{bad[0]}': choose from {', '.join(LTR_METHODS)}")
-    corpus = None if input_file is not None else load_counterargs()
+    corpus = None if input_file is not None else load_counterargs(run_config(ctx).data_dir)
     user_data = None
     if input_file is not None:
         from argsim.counter.core.userdata import load_user_arguments
@@ -169,7 +201,7 @@ def train_ltr_cmd(
     for s in setting:
         with timed() as t:
             saved = train_ltr(corpus, s, tuple(method), config, neg_per_point=neg_per_point or None,
-                              seed=RUNTIME.seed, out_dir=out, limit=limit, user_data=user_data)
+                              seed=run_config(ctx).seed, out_dir=out, limit=limit, user_data=user_data)
         from argsim.io import read_json
 
         for m, folder in saved.items():
@@ -180,67 +212,47 @@ def train_ltr_cmd(
 
 @train_app.command("simple-sd")
 def train_simple_sd(
-    setting: list[str] = typer.Option(["sdoc", "sda"], "--setting", "-s", help=SETTING_HELP),
-    split: str = typer.Option("validation", help="Split to compare / tune on."),
-    limit: int | None = typer.Option(None, help="Random sample of N points per setting (seeded)."),
+    ctx: typer.Context,
+    setting: list[str] = typer.Option(["sdoc", "sda"], "--setting", "-s", callback=choices(*SETTINGS),
+                                      help=SETTING_HELP),
+    split: Split = typer.Option("validation", help="Split to compare / tune on."),
+    limit: int | None = typer.Option(None, min=1, help="Random sample of N points per setting (seeded)."),
     tune: bool = typer.Option(False, "--tune", help="Also search the 8 weights by coordinate ascent (exact "
                               "features of every pair) on --tune-setting."),
-    tune_setting: str | None = typer.Option(None, help="Setting to tune on (default: sda if among --setting, "
+    tune_setting: Setting | None = typer.Option(None, help="Setting to tune on (default: sda if among --setting, "
                                             "else the first)."),
     word_vectors: str = typer.Option("glove50", help="WMD word vectors: glove50, w2v-training, or a file."),
-    stopwords: str = typer.Option(DEFAULT_STOPWORDS, help=STOPWORDS_HELP),
-    workers: int = typer.Option(2, help="Processes for the WMD."),
-    out: Path = typer.Option(Path("models/counter/simple-sd.json"), help="JSON with the readings' accuracies "
-                             "and the tuned weights (pass it to `rank counterargs --opt weights=FILE`)."),
+    stopwords: Stopwords = typer.Option(DEFAULT_STOPWORDS, help=STOPWORDS_HELP),
+    workers: int = typer.Option(2, min=1, help="Processes for the WMD."),
+    out: Path = typer.Option(Path("models/counter/simple-sd.json"), callback=OUT_FILE,
+                             help="JSON with the readings' accuracies "
+                                  "and the tuned weights (pass it to `rank counterargs --opt weights=FILE`)."),
     task: str | None = typer.Option(None, help="Also merge the figures into bench/results/<task>.json."),
 ) -> None:
     """Compare the readings of Simple-SD's weights (literal, interleaved, max-min, sum-min) by accuracy@1 on
     the validation split and, with --tune, search better weights there."""
-    from argsim.counter.core.run import dataset_points
-    from argsim.counter.lexical.feature_cache import pool_features
-    from argsim.counter.lexical.features import FEATURE_NAMES, FeatureConfig
-    from argsim.counter.lexical.simplesd import READINGS, compare_readings, tune_weights
+    from argsim.counter.lexical.features import FEATURE_NAMES
+    from argsim.counter.lexical.simplesd import READINGS, study_readings, study_result_rows
     from argsim.io import write_json
-    from argsim.results import ResultRow, environment, timed, write_results
-    from argsim.settings import RUNTIME
+    from argsim.results import environment, write_results
 
-    report: dict = {"split": split, "word_vectors": word_vectors, "stopwords": stopwords, "limit": limit,
-                    "seed": RUNTIME.seed,
-                    "readings": {}}
+    cfg = run_config(ctx)
+    report = study_readings(split, list(setting), limit=limit, tune=tune, tune_setting=tune_setting,
+                            word_vectors=word_vectors, stopwords=stopwords, workers=workers, seed=cfg.seed,
+                            data_dir=cfg.data_dir)
     table = Table(title=f"Simple-SD readings, accuracy@1 on {split}")
     table.add_column("setting")
     for name in READINGS:
         table.add_column(name, justify="right")
-    rows = []
-    for s in setting:
-        points, pools, gold = dataset_points(split, s, sample=limit, seed=RUNTIME.seed)
-        with timed() as t:
-            accs = compare_readings(points, pools, gold, word_vectors=word_vectors, workers=workers,
-                                    stopwords=stopwords)
-        report["readings"][s] = accs | {"points": len(points), "seconds": t["seconds"]}
+    for s, accs in report["readings"].items():
         table.add_row(s, *[f"{accs[n]:.3f}" for n in READINGS])
-        rows += [ResultRow(method=f"simple-sd[{n}]", model=word_vectors, split=split, setting=s, metric="accuracy@1",
-                           value=round(a, 4), seconds=t["seconds"], extra={"points": len(points)})
-                 for n, a in accs.items()]
     console.print(table)
-    if tune:
-        s = tune_setting or ("sda" if "sda" in setting else setting[0])
-        points, pools, gold = dataset_points(split, s, sample=limit, seed=RUNTIME.seed)
-        feats = pool_features(points, pools, FeatureConfig(word_vectors=word_vectors, workers=workers,
-                                                            stopwords=stopwords), 8)
-        ids = {p.id: [c.id for c in pools[p.id]] for p in points}
-        accs = report["readings"].get(s) or compare_readings(points, pools, gold, word_vectors=word_vectors,
-                                                             workers=workers, stopwords=stopwords)
-        best_reading = max(READINGS, key=lambda n: accs[n])
-        w, acc, trace = tune_weights(feats, ids, gold, READINGS[best_reading])
-        report["tuned"] = {"setting": s, "start": best_reading, "weights": w.tolist(), "accuracy": acc,
-                           "trace": trace, "features": list(FEATURE_NAMES[:8])}
-        report["weights"] = w.tolist()
-        console.print(f"tuned on {split}/{s}: accuracy@1 {acc:.3f} with weights "
-                      + ", ".join(f"{FEATURE_NAMES[i]}={v:g}" for i, v in enumerate(w) if v != 0))
-        rows.append(ResultRow(method="simple-sd[tuned]", model=word_vectors, split=split, setting=s,
-                              metric="accuracy@1", value=round(acc, 4), extra={"weights": w.tolist()}))
+    if "tuned" in report:
+        t = report["tuned"]
+        console.print(f"tuned on {split}/{t['setting']}: accuracy@1 {t['accuracy']:.3f} with weights "
+                      + ", ".join(f"{FEATURE_NAMES[i]}={v:g}" for i, v in enumerate(t["weights"]) if v != 0))
     write_json(out, report)
     console.print(f"written to {out}")
     if task:
-        write_results(task, rows, env=environment(seed=RUNTIME.seed, device=RUNTIME.device), merge=True)
+        write_results(task, study_result_rows(report, env=environment(seed=cfg.seed, device=cfg.device)),
+                      merge=True)

@@ -3,12 +3,20 @@ counter-argument models of the Bipolar-encoder paper (thin CLI; the work is in a
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
+from typing import Literal
 
 import typer
 from rich.table import Table
 
-from argsim.cli.groups import console, eval_app, rank_app, train_app
+from argsim.cli.groups import console, eval_app, rank_app, run_config, train_app
+from argsim.cli.params import OUT_DIR, OUT_FILE, comma_choices, comma_positive_ints
+from argsim.cli.training_options import CHECKPOINT_EVERY, GRAD_ACCUM, MAX_STEPS, budget, placement
+
+SETTINGS = ("sdoc", "sdc", "sdoa", "sda", "stc", "sta", "epc", "epa")  # argsim.data.counterargs.SETTINGS
+
+Kind = Literal["bipolar", "bipolar-nodiff", "bi-encoder", "unipolar-ret", "unipolar-cls", "cross-encoder"]
 
 
 def _pairs_from_file(path: Path) -> list[tuple[str, str]]:
@@ -19,49 +27,59 @@ def _pairs_from_file(path: Path) -> list[tuple[str, str]]:
 
 @train_app.command("bipolar")
 def train_bipolar(
-    out: Path = typer.Option(..., "--out", "-o", help="Model folder to write (config.json, heads.pt, "
-                             "checkpoint.pt, history.json, learning_curve.png)."),
-    kind: str = typer.Option("bipolar", help="bipolar | bipolar-nodiff | bi-encoder | unipolar-ret | unipolar-cls "
+    ctx: typer.Context,
+    out: Path = typer.Option(..., "--out", "-o", callback=OUT_DIR, help="Model folder to write (config.json, "
+                             "heads.pt, checkpoints/, history.json, learning_curve.png, train_config.json, "
+                             "README.md)."),
+    kind: Kind = typer.Option("bipolar", help="bipolar | bipolar-nodiff | bi-encoder | unipolar-ret | unipolar-cls "
                              "| cross-encoder"),
-    base_model: str = typer.Option("minilm", "--base-model", help="Starting transformer: minilm, mpnet or a folder."),
-    pooling: str = typer.Option("mean-norm", help="mean-norm (the sentence-transformers pipeline) | mean | cls "
-                                "(the paper's [CLS])"),
+    base_model: str = typer.Option("minilm", "--base-model", help="Starting transformer: minilm, mpnet, a folder or "
+                                   "a Hugging Face id (e.g. bert-base-uncased)."),
+    pooling: Literal["mean-norm", "mean", "cls"] = typer.Option("mean-norm",
+        help="mean-norm (the sentence-transformers pipeline) | mean | cls "
+             "(the paper's [CLS])"),
     train_encoder: bool = typer.Option(False, "--train-encoder/--frozen-encoder",
                                        help="Fine-tune the transformer (paper) or train the heads on cached "
                                             "embeddings of the frozen encoder (CPU default)."),
-    train_layers: int = typer.Option(0, "--train-layers", help="With --train-encoder: fine-tune only the top N "
+    train_layers: int = typer.Option(0, "--train-layers", min=0, help="With --train-encoder: fine-tune only the top N "
                                      "transformer layers on cached lower-layer states (CPU; 0 = all layers, the "
                                      "paper)."),
-    epochs: int = typer.Option(40, help="Maximum epochs (paper: 200)."),
-    lr: float = typer.Option(1e-3, help="Adam learning rate of the heads (paper: 3e-6 for everything)."),
-    cls_lr: float | None = typer.Option(None, "--cls-lr", help="Adam learning rate of the classification head "
+    epochs: int = typer.Option(40, min=1, help="Maximum epochs (paper: 200)."),
+    lr: float = typer.Option(1e-3, min=0, help="Adam learning rate of the heads (paper: 3e-6 for everything)."),
+    cls_lr: float | None = typer.Option(None, "--cls-lr", min=0, help="Adam learning rate of the classification head "
                                         "(default: --lr)."),
-    encoder_lr: float = typer.Option(2e-5, "--encoder-lr", help="Adam learning rate of the transformer "
+    encoder_lr: float = typer.Option(2e-5, "--encoder-lr", min=0, help="Adam learning rate of the transformer "
                                      "(--train-encoder, cross-encoder)."),
-    batch_size: int = typer.Option(32, "--batch-size", help="Triplets per step (paper: 4)."),
-    margin: float = typer.Option(1.0, help="Triplet margin (Euclidean distance)."),
-    sampling: str = typer.Option("increasing", help="random | hard | increasing (hard share min(epoch*rate, 1))."),
-    hard_rate: float = typer.Option(0.02, "--hard-rate", help="increase_rate of increasing-hard sampling."),
-    hard_pool: int = typer.Option(1, "--hard-pool", help="Draw the hard negative among the n nearest to the positive."),
-    patience: int = typer.Option(10, help="Early stopping: epochs without a better validation accuracy."),
-    k_val: int = typer.Option(30, "--k-val", help="Validation metric: accuracy@1 after reranking the top k."),
-    max_minutes: float | None = typer.Option(None, "--max-minutes", help="Stop after the epoch that crosses this "
-                                             "training-time budget."),
-    resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint.pt."),
+    batch_size: int = typer.Option(32, "--batch-size", min=1, help="Triplets per step (paper: 4)."),
+    margin: float = typer.Option(1.0, min=0, help="Triplet margin (Euclidean distance)."),
+    sampling: Literal["random", "hard", "increasing"] = typer.Option("increasing",
+        help="random | hard | increasing (hard share min(epoch*rate, 1))."),
+    hard_rate: float = typer.Option(0.02, "--hard-rate", min=0, help="increase_rate of increasing-hard sampling."),
+    hard_pool: int = typer.Option(1, "--hard-pool", min=1,
+                                  help="Draw the hard negative among the n nearest to the positive."),
+    patience: int = typer.Option(10, min=1, help="Early stopping: epochs without a better validation accuracy."),
+    k_val: int = typer.Option(30, "--k-val", min=1, help="Validation metric: accuracy@1 after reranking the top k."),
+    max_minutes: float | None = typer.Option(None, "--max-minutes", min=0.01, help="Stop after the epoch that "
+                                             "crosses this training-time budget (cross-encoder: at the budget, "
+                                             "with a checkpoint)."),
+    resume: bool = typer.Option(False, "--resume", help="Continue from the checkpoint under OUT/checkpoints."),
+    max_steps: int | None = MAX_STEPS,
+    grad_accum: int = GRAD_ACCUM,
+    checkpoint_every: int = CHECKPOINT_EVERY,
     init: Path | None = typer.Option(None, "--init", help="Start from the heads of this trained model (same kind "
                                      "and width), e.g. heads trained on the frozen encoder before fine-tuning it."),
     train_file: Path | None = typer.Option(None, "--train", help="Your own training pairs: CSV/TSV/JSONL with "
                                            "columns point, counter (default: counterargs-18 training split)."),
     val_file: Path | None = typer.Option(None, "--val", help="Your own validation pairs (point, counter)."),
-    limit: int | None = typer.Option(None, help="Train on a random subset of N pairs (quick runs)."),
-    val_limit: int | None = typer.Option(None, "--val-limit", help="Validate on a random subset of N pairs."),
-    max_seq_length: int = typer.Option(256, "--max-seq-length", help="Tokens per text."),
+    limit: int | None = typer.Option(None, min=1, help="Train on a random subset of N pairs (quick runs)."),
+    val_limit: int | None = typer.Option(None, "--val-limit", min=1, help="Validate on a random subset of N pairs."),
+    max_seq_length: int = typer.Option(256, "--max-seq-length", min=1, help="Tokens per text."),
     seed: int | None = typer.Option(None, help="Random seed (default: the global --seed)."),
-    cross_val_points: int = typer.Option(100, "--cross-val-points", help="Cross-encoder validation: questions "
+    cross_val_points: int = typer.Option(100, "--cross-val-points", min=1, help="Cross-encoder validation: questions "
                                          "(validation points, each with its counter and random negatives)."),
-    cross_val_negatives: int = typer.Option(4, "--cross-val-negatives", help="Cross-encoder validation: random "
+    cross_val_negatives: int = typer.Option(4, "--cross-val-negatives", min=0, help="Cross-encoder validation: random "
                                             "negatives per question."),
-    cross_evals: int = typer.Option(4, "--cross-evals", help="Cross-encoder validations per epoch."),
+    cross_evals: int = typer.Option(4, "--cross-evals", min=1, help="Cross-encoder validations per epoch."),
 ) -> None:
     """Train a Bipolar-encoder (or Bi-encoder, Unipolar-ret/-cls, Cross-encoder, the |u-v| ablation).
 
@@ -72,12 +90,19 @@ def train_bipolar(
     """
     import json
 
+    from argsim.cli.groups import run_config
     from argsim.counter.neural.config import NeuralConfig
     from argsim.counter.neural.plot import learning_curves
     from argsim.errors import ArgsimError
-    from argsim.settings import RUNTIME
+    from argsim.training import is_main_process
 
-    seed = RUNTIME.seed if seed is None else seed
+    run = run_config(ctx)
+    where = placement(ctx)
+    if seed is not None:
+        where = replace(where, seed=seed)
+    seed = where.seed
+    plan = budget(max_steps, max_minutes, grad_accum, checkpoint_every, resume)
+    quiet = run.quiet
     if train_file is not None:
         from argsim.counter.neural.data import PairData
 
@@ -90,11 +115,12 @@ def train_bipolar(
         from argsim.counter.neural.data import counterargs_data
         from argsim.data.counterargs import load_counterargs
 
-        data = counterargs_data(load_counterargs(RUNTIME.resolved_data_dir()), limit=limit, val_limit=val_limit,
+        data = counterargs_data(load_counterargs(run.data_dir), limit=limit, val_limit=val_limit,
                                 seed=seed)
 
     def log(row: dict) -> None:
-        console.print(json.dumps(row), highlight=False)
+        if is_main_process():
+            console.print(json.dumps(row), highlight=False)
 
     if kind == "cross-encoder":
         from argsim.counter.neural.cross import train_cross_encoder, validation_choices
@@ -106,8 +132,10 @@ def train_bipolar(
                                        negatives=cross_val_negatives, seed=seed)
         history = train_cross_encoder(base_model, pairs, [texts[i] for i in data.train_collection], out,
                                       epochs=epochs, lr=encoder_lr, batch_size=batch_size,
-                                      max_length=max_seq_length, seed=seed, resume=resume, max_minutes=max_minutes,
-                                      log=log, val_questions=questions, evals_per_epoch=cross_evals)
+                                      max_length=max_seq_length, seed=seed, log=log, val_questions=questions,
+                                      evals_per_epoch=cross_evals, placement=where, budget=plan, quiet=quiet)
+        if not is_main_process():
+            return
         learning_curves({kind: history}, out / "learning_curve.png",
                         title=f"cross-encoder: validation accuracy@1 among 1 + {cross_val_negatives}")
         console.print(f"cross-encoder saved to {out} ({history[-1]['seconds']:.0f} s)")
@@ -119,7 +147,9 @@ def train_bipolar(
                           cls_lr=cls_lr, encoder_lr=encoder_lr,
                           batch_size=batch_size, margin=margin, sampling=sampling, hard_rate=hard_rate,
                           hard_pool=hard_pool, patience=patience, k_val=k_val, seed=seed)
-    history = train(config, data, out, resume=resume, log=log, max_minutes=max_minutes, init=init)
+    history = train(config, data, out, log=log, init=init, placement=where, budget=plan)
+    if not is_main_process():
+        return
     learning_curves({kind: history}, out / "learning_curve.png", title=f"{kind}: validation accuracy@1/{k_val}")
     best = max(history, key=lambda h: h["val"])
     table = Table(title=f"{kind} on {data.info.get('train_pairs')} pairs")
@@ -133,18 +163,21 @@ def train_bipolar(
 
 @eval_app.command("counter-neural")
 def eval_counter_neural(
+    ctx: typer.Context,
     bipolar: Path | None = typer.Option(None, help="Bipolar-encoder folder."),
     bipolar_nodiff: Path | None = typer.Option(None, "--bipolar-nodiff", help="Bipolar w/o |u-v| folder."),
     bi_encoder: Path | None = typer.Option(None, "--bi-encoder", help="Bi-encoder folder."),
     unipolar_ret: Path | None = typer.Option(None, "--unipolar-ret", help="Unipolar-ret folder."),
     unipolar_cls: Path | None = typer.Option(None, "--unipolar-cls", help="Unipolar-cls folder."),
     cross_encoder: Path | None = typer.Option(None, "--cross-encoder", help="Cross-encoder folder."),
-    split: str = typer.Option("test", help="training | validation | test"),
-    settings: str = typer.Option("epa", help="Comma-separated settings (sdoc, sda, epc, epa, ...)."),
-    ks: str = typer.Option("10,30,50", help="Comma-separated rerank depths K of @1/K."),
-    bipolar_settings: str | None = typer.Option(None, "--bipolar-settings", help="Extra settings for the "
-                                                "Bipolar-encoder row only (e.g. sdoc,sda,epc)."),
-    cross_limit: int | None = typer.Option(300, "--cross-limit", help="Evaluate rows with a cross-encoder on a "
+    split: Literal["training", "validation", "test"] = typer.Option("test", help="training | validation | test"),
+    settings: str = typer.Option("epa", callback=comma_choices(*SETTINGS),
+                                 help="Comma-separated settings (sdoc, sda, epc, epa, ...)."),
+    ks: str = typer.Option("10,30,50", callback=comma_positive_ints, help="Comma-separated rerank depths K of @1/K."),
+    bipolar_settings: str | None = typer.Option(None, "--bipolar-settings", callback=comma_choices(*SETTINGS),
+                                                help="Extra settings for the "
+                                                     "Bipolar-encoder row only (e.g. sdoc,sda,epc)."),
+    cross_limit: int | None = typer.Option(300, "--cross-limit", min=0, help="Evaluate rows with a cross-encoder on a "
                                            "seeded random subset of N points (CPU cost); 0 = all."),
     base_model: str = typer.Option("minilm", "--base-model", help="Model of the zero-shot cosine row."),
     task: str = typer.Option("counterargs-neural", help="Merge the rows into bench/results/<task>.json."),
@@ -154,11 +187,13 @@ def eval_counter_neural(
 ) -> None:
     """The paper's Table 3: @1/K (accuracy@1 after reranking the first stage's top K) for every row whose model
     is given, beside the published figures; writes bench/results/<task>.json."""
-    from argsim.counter.neural.table3 import PAPER_TABLE3, evaluate_row, table3_rows, training_budget, versus_reference
+    from argsim.config import default_data_dir
+    from argsim.counter.neural.table3 import evaluate_table3, table3_result_rows
     from argsim.data.counterargs import load_counterargs
     from argsim.io import read_json
-    from argsim.results import ResultRow, environment, timed, write_results
-    from argsim.settings import RUNTIME
+    from argsim.results import environment, write_results
+
+    cfg = run_config(ctx)
 
     models = {"bipolar": bipolar, "bipolar-nodiff": bipolar_nodiff, "bi-encoder": bi_encoder,
               "unipolar-ret": unipolar_ret, "unipolar-cls": unipolar_cls, "cross-encoder": cross_encoder}
@@ -169,51 +204,31 @@ def eval_counter_neural(
 
         runs = {k: read_history(v) for k, v in models.items() if v and read_history(v)}
         console.print(f"learning curves: {learning_curves(runs, curves)}")
-    corpus = load_counterargs(RUNTIME.resolved_data_dir())
+    corpus = load_counterargs(cfg.data_dir)
     k_list = tuple(int(k) for k in ks.split(","))
-    budgets = read_json(budget) if budget else {}
-    rows, stages, reference = [], {}, {}
-    zero_shot, all_points = f"cosine:{base_model}", len(corpus.points(split))
+    results = evaluate_table3(corpus, models, split, settings.split(","), k_list, base_model=base_model,
+                              bipolar_settings=bipolar_settings.split(",") if bipolar_settings else (),
+                              cross_limit=cross_limit, seed=cfg.seed)
     table = Table(title=f"counterargs-18 {split}: @1/K")
     for col in ("method", "setting", "points", "stage-1 @1", *[f"@1/{k}" for k in k_list], "paper",
                 f"Δ@1/{k_list[-1]} vs zero-shot [95% CI]", "seconds"):
         table.add_column(col)
-    plan = [(r, s) for s in settings.split(",") for r in table3_rows(models, base_model)]
-    if bipolar and bipolar_settings:  # the zero-shot row comes along: it is the reference of the comparison
-        plan += [(r, s) for s in bipolar_settings.split(",") for r in table3_rows({"bipolar": str(bipolar)}, base_model)
-                 if r.method in ("Bipolar-encoder", f"zero-shot cosine ({base_model})")]
-    for row, setting in plan:
-        limit = (cross_limit or None) if row.uses_cross else None
-        with timed() as t:
-            score = evaluate_row(row, corpus, split, setting, k_list, limit=limit, seed=RUNTIME.seed, stages=stages)
-        acc, n = score.acc, len(score.ids)
-        if row.first == zero_shot:
-            reference[setting] = score
-        versus = versus_reference(score, reference[setting], k_list) \
-            if setting in reference and row.first != zero_shot else {}
-        paper = PAPER_TABLE3.get(row.method, {}) if (split, setting) == ("test", "epa") else {}
-        last = versus.get(k_list[-1])
-        table.add_row(row.method, setting, str(n), f"{acc[1]:.4f}", *[f"{acc[k]:.4f}" for k in k_list],
-                      " / ".join(f"{paper[k]:.4f}" for k in k_list if k in paper) or "-",
+    for r in results:
+        acc, last = r.score.acc, r.versus.get(k_list[-1])
+        table.add_row(r.row.method, r.setting, str(len(r.score.ids)), f"{acc[1]:.4f}",
+                      *[f"{acc[k]:.4f}" for k in k_list],
+                      " / ".join(f"{r.paper[k]:.4f}" for k in k_list if k in r.paper) or "-",
                       f"{last['delta']:+.4f} [{last['ci95'][0]:+.4f}, {last['ci95'][1]:+.4f}]" if last else "-",
-                      f"{t['seconds']:.0f}")
-        for k in k_list:
-            label = row.method if n >= all_points else f"{row.method} ({n}-point sample)"
-            rows.append(ResultRow(method=label, model=row.second or row.first, split=split, setting=setting,
-                                  metric=f"accuracy@1/{k}", value=round(acc[k], 4), paper=paper.get(k),
-                                  seconds=t["seconds"], extra={"points": n, "first_stage": row.first,
-                                                               "first_stage_at1": round(acc[1], 4),
-                                                               "reranker": row.second,
-                                                               "vs_zero_shot": versus.get(k),
-                                                               "budget": budgets.get(row.method) or {
-                                                                   "retriever": training_budget(row.first),
-                                                                   "reranker": training_budget(row.second)}}))
+                      f"{r.seconds:.0f}")
     console.print(table)
-    data_dir = RUNTIME.resolved_data_dir()
-    write_results(task, rows, env=environment(seed=RUNTIME.seed, device="cpu",
-                                              data_files=[data_dir / "counterargs18" / "03-pairs-best-counter-task"
-                                                          / "test" / "00-argument-pair-type-counts.tsv"],
-                                              models={k: v for k, v in models.items() if v}), merge=True)
+    data_dir = cfg.data_dir or default_data_dir()
+    env = environment(seed=cfg.seed, device="cpu",
+                      data_files=[data_dir / "counterargs18" / "03-pairs-best-counter-task" / "test"
+                                  / "00-argument-pair-type-counts.tsv"] if data_dir else [],
+                      models={k: str(v) for k, v in models.items() if v})
+    rows = table3_result_rows(results, split, k_list, len(corpus.points(split)),
+                              read_json(budget) if budget else None, env=env)
+    write_results(task, rows, merge=True)
 
 
 @rank_app.command("counter-search")
@@ -222,9 +237,11 @@ def counter_search(
     candidates: Path = typer.Option(..., help="Candidate arguments: a text file (one per line) or CSV/JSONL with a "
                                     "'text' column (and optional 'id')."),
     queries: Path = typer.Option(..., help="Query points: same formats."),
-    k: int = typer.Option(10, help="Candidates returned per query (retrieved top k, reranked)."),
-    index: str = typer.Option("flat", help="faiss index: flat (exact inner product) | hnsw | ivf (approximate)."),
-    out: Path = typer.Option(..., "--out", "-o", help="JSONL: one line per query with its ranked candidates."),
+    k: int = typer.Option(10, min=1, help="Candidates returned per query (retrieved top k, reranked)."),
+    index: Literal["flat", "hnsw", "ivf"] = typer.Option("flat",
+        help="faiss index: flat (exact inner product) | hnsw | ivf (approximate)."),
+    out: Path = typer.Option(..., "--out", "-o", callback=OUT_FILE,
+                             help="JSONL: one line per query with its ranked candidates."),
 ) -> None:
     """Retrieve-then-rerank over your own collection through faiss: candidates are embedded once (backend cache),
     the retrieval head picks the top k, the classification head reranks them; a query found in the collection

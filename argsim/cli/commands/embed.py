@@ -19,12 +19,12 @@ def _is_folder(out: Path) -> bool:
     return out.is_dir() or out.suffix == ""
 
 
-def _out_check(value: Path | None) -> Path | None:
+def _out_check(value: Path | None, ctx: typer.Context = None, param: typer.CallbackParam = None) -> Path | None:
     """A .npy/.csv/.parquet file, or a new (or empty) folder for shards: one line before any work otherwise."""
     from argsim.errors import ArgsimError
 
     if value is None or not _is_folder(value):
-        return out_file(".npy", ".csv", ".parquet")(value)
+        return out_file(".npy", ".csv", ".parquet")(value, ctx, param)
     from argsim.engine.embedding import check_shard_out
 
     try:

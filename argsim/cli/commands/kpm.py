@@ -111,7 +111,7 @@ def rank_keypoints(
                                     "{topic}, {stance}; e.g. '{topic} {text}'. Context-aware models (MTS) "
                                     "take topic and stance as inputs and ignore templates."),
     arg_template: str = typer.Option("{text}", help="The same for arguments."),
-    threshold: float = typer.Option(0.5, help="Score from which an argument counts towards its best key "
+    threshold: float = typer.Option(0.5, min=-1, max=1, help="Score from which an argument counts towards its best key "
                                     "point's coverage."),
     out: Path = typer.Option(Path("out/kpm"), callback=OUT_DIR,
                              help="Output folder: predictions.json (eval map's input), "
@@ -188,15 +188,15 @@ def train_sbert_cmd(
              "--negative-target (the report's best); contrastive = ContrastiveLoss; mnrl = "
              "MultipleNegativesRankingLoss on (argument, matching key point, other key point of the topic and "
              "stance) with in-batch negatives (no-duplicates batches)."),
-    positive_target: float = typer.Option(1.0, help="Cosine target of matching pairs."),
-    negative_target: float = typer.Option(0.5, help="Cosine target of non-matching pairs."),
-    contrastive_margin: float = typer.Option(0.5, help="Margin (cosine distance) of the contrastive loss."),
+    positive_target: float = typer.Option(1.0, min=-1, max=1, help="Cosine target of matching pairs."),
+    negative_target: float = typer.Option(0.5, min=-1, max=1, help="Cosine target of non-matching pairs."),
+    contrastive_margin: float = typer.Option(0.5, min=0, help="Margin (cosine distance) of the contrastive loss."),
     pooling: Literal["mean", "cls"] | None = typer.Option(None,
                                                           help="mean or cls; default keeps the model's own pooling."),
     epochs: float = typer.Option(1.0, min=0.01, help="Epochs over the labelled pairs (the report: >1 overfits)."),
     batch_size: int = typer.Option(16, min=1, help="Pairs per batch (the report used 16)."),
-    lr: float = typer.Option(8e-6, help="Initial learning rate."),
-    lr_end: float = typer.Option(1e-6, help="Final learning rate of the linear decay (= --lr for constant)."),
+    lr: float = typer.Option(8e-6, min=0, help="Initial learning rate."),
+    lr_end: float = typer.Option(1e-6, min=0, help="Final learning rate of the linear decay (= --lr for constant)."),
     max_seq_length: int = typer.Option(64, min=1, help="Token limit per sentence."),
     train_layers: int = typer.Option(0, min=0,
                                      help="Train only the top N transformer layers on cached lower-layer states "
@@ -249,17 +249,17 @@ def train_mts_cmd(
                                        "embedding through (topic/stance blocks zero), so training starts from "
                                        "the zero-shot encoder; use with --pooling mean for sentence encoders."),
     epochs: int = typer.Option(2, min=1, help="Epochs (each = one batch per key point)."),
-    lr: float = typer.Option(3e-5, help="Learning rate of the transformer (linear decay after warm-up)."),
-    head_lr: float = typer.Option(1e-3, help="Learning rate of the stance and projection layers."),
+    lr: float = typer.Option(3e-5, min=0, help="Learning rate of the transformer (linear decay after warm-up)."),
+    head_lr: float = typer.Option(1e-3, min=0, help="Learning rate of the stance and projection layers."),
     max_pos: int = typer.Option(30, min=1, help="Matching arguments per key-point batch."),
     max_neg: int = typer.Option(90, min=0, help="Non-matching (but matched elsewhere) arguments per batch."),
     max_unmatched: int = typer.Option(15, min=0, help="Arguments matching no key point per batch (own clusters)."),
     pair_batch_size: int = typer.Option(32, min=1, help="Pairs per batch for --variant simakp."),
-    tuplet_margin_deg: float = typer.Option(5.73, help="Tuplet margin beta IN DEGREES (pytorch-metric-learning "
+    tuplet_margin_deg: float = typer.Option(5.73, min=0, help="Tuplet margin beta IN DEGREES (pytorch-metric-learning "
                                             "converts to radians; 5.73 deg = 0.1 rad)."),
-    tuplet_scale: float = typer.Option(64.0, help="Tuplet scale s."),
-    ipv_weight: float = typer.Option(0.5, help="Weight of the intra-pair variance loss."),
-    miner_epsilon: float = typer.Option(0.2, help="Multi-similarity miner epsilon (cosine)."),
+    tuplet_scale: float = typer.Option(64.0, min=0, help="Tuplet scale s."),
+    ipv_weight: float = typer.Option(0.5, min=0, help="Weight of the intra-pair variance loss."),
+    miner_epsilon: float = typer.Option(0.2, min=0, help="Multi-similarity miner epsilon (cosine)."),
     freeze_layers: int = typer.Option(0, min=0, help="Freeze embeddings + the first N transformer layers (CPU speed)."),
     train_layers: int = typer.Option(0, min=0, help="Train only the top N transformer layers, caching the frozen lower "
                                      "layers' states once per text (BERT-type backbones; ~3x faster on CPU). "

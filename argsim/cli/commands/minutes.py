@@ -33,8 +33,8 @@ def triplets_minutes(
                                        "list of {Date, ProceedingTitle, Proceeding: [{Speaker, Utterance}]}); "
                                        "default: every file of the poliinfo dataset."),
     model: str = typer.Option("ginza", help="Encoder that decides the thresholds (the paper: GiNZA)."),
-    pos_threshold: float = typer.Option(0.5, help="Minimum cosine of target and next line (positive)."),
-    neg_threshold: float = typer.Option(0.9, help="Maximum cosine of target and a drawn negative."),
+    pos_threshold: float = typer.Option(0.5, min=-1, max=1, help="Minimum cosine of target and next line (positive)."),
+    neg_threshold: float = typer.Option(0.9, min=-1, max=1, help="Maximum cosine of target and a drawn negative."),
     min_chars: int = typer.Option(10, min=0, help="Drop cleaned lines shorter than this."),
     boilerplate_min_count: int = typer.Option(5, min=0, help="Drop lines repeated verbatim this often (0: keep)."),
     max_draws: int = typer.Option(100, min=1, help="Negative draws per target before giving up."),
@@ -81,9 +81,9 @@ def train_minutes_sbert(
                                  "tokens), minilm, or a sentence-transformers folder."),
     epochs: int = typer.Option(3, min=1, help="Epochs (paper: 3)."),
     batch_size: int = typer.Option(16, min=1, help="Batch size (paper: 16)."),
-    lr: float = typer.Option(2e-5, help="Adam learning rate (paper: 2e-5)."),
-    warmup_ratio: float = typer.Option(0.1, help="Linear warm-up share of the steps (paper: 10%)."),
-    margin: float = typer.Option(1.0, help="Triplet margin (paper: 1)."),
+    lr: float = typer.Option(2e-5, min=0, help="Adam learning rate (paper: 2e-5)."),
+    warmup_ratio: float = typer.Option(0.1, min=0, max=1, help="Linear warm-up share of the steps (paper: 10%)."),
+    margin: float = typer.Option(1.0, min=0, help="Triplet margin (paper: 1)."),
     distance: Literal["euclidean", "cosine"] = typer.Option("euclidean",
                                                             help="Triplet distance: euclidean (paper) | cosine."),
     max_train: int | None = typer.Option(None, min=1, help="Subsample this many training triplets (seeded)."),
@@ -111,6 +111,10 @@ def train_minutes_sbert(
                          update_embeddings=not freeze_embeddings, seed=where.seed)
     log = run(train, dev if dev is not None and dev.is_file() else None, out, config, placement=where, budget=plan,
               quiet=run_quiet(ctx))
+    from argsim.training import is_main_process
+
+    if not is_main_process():
+        return
     rows = [["train triplets", log["train_triplets"]], ["seconds", log["seconds"]],
             ["seconds per epoch", ", ".join(str(s) for s in log["epoch_seconds"])]]
     rows += [[f"dev accuracy (epoch {d.get('epoch')})", next((v for k, v in d.items() if "accuracy" in k), "")]
@@ -131,10 +135,10 @@ def summarize_minutes(
                               "a trained folder such as models/minutes-sbert)."),
     method: SummaryMethod = typer.Option("embedrank-paper", help="embedrank-paper (Eq. 6), embedrank (normalised MMR, "
                                "beta), lead or random."),
-    k: float = typer.Option(0.2, help="Eq. 6 weight of the MMR part."),
-    m: float = typer.Option(0.3, help="Eq. 6 weight of cos(sentence, main topic)."),
-    s: float = typer.Option(0.5, help="Eq. 6 weight of cos(sentence, subtopic)."),
-    beta: float = typer.Option(0.5, help="embedrank: relevance/diversity trade-off."),
+    k: float = typer.Option(0.2, min=0, help="Eq. 6 weight of the MMR part."),
+    m: float = typer.Option(0.3, min=0, help="Eq. 6 weight of cos(sentence, main topic)."),
+    s: float = typer.Option(0.5, min=0, help="Eq. 6 weight of cos(sentence, subtopic)."),
+    beta: float = typer.Option(0.5, min=0, max=1, help="embedrank: relevance/diversity trade-off."),
     chars_per_key: int = typer.Option(50, min=1, help="Key size = budget / this (Eq. 7)."),
     cap: Literal["fit", "truncate"] = typer.Option("fit",
         help="fit: skip sentences that overflow the budget; truncate: cut the text."),

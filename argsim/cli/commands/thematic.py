@@ -83,10 +83,11 @@ def train_thematic(
     dev: Path | None = typer.Option(None, help="Dev triplets: accuracy printed after training."),
     epochs: int = typer.Option(1, min=1, help="Passes over the (sub-sampled) triplets."),
     batch_size: int = typer.Option(64, min=1, help="Triplets per step (MiniLM: use 16)."),
-    lr: float = typer.Option(1e-3, help="Adam learning rate (paper: 1e-3 for the BiLSTM; use 2e-5 for MiniLM)."),
+    lr: float = typer.Option(1e-3, min=0, help="Adam learning rate (paper: 1e-3 for the BiLSTM; use 2e-5 for MiniLM)."),
     max_triplets: int | None = typer.Option(None, min=1, help="Sub-sample this many training triplets (seeded)."),
-    dropout: float = typer.Option(0.2, help="BiLSTM dropout (the paper's '0.8' read as keep probability)."),
-    margin: float = typer.Option(1.0, help="MiniLM TripletLoss margin (Euclidean, unit vectors)."),
+    dropout: float = typer.Option(0.2, min=0, max=0.99,
+                                  help="BiLSTM dropout (the paper's '0.8' read as keep probability)."),
+    margin: float = typer.Option(1.0, min=0, help="MiniLM TripletLoss margin (Euclidean, unit vectors)."),
     threads: int = typer.Option(1, min=0, help="Torch CPU threads when the global --threads is not given (0 = torch "
                                         "default); 1 is fastest on a busy 2-core box."),
     model: str = typer.Option("minilm", "--model", help="--arch minilm: the sentence-transformers model to "
@@ -100,6 +101,7 @@ def train_thematic(
     """Train a thematic sentence encoder on triplets (--resume continues from OUT/checkpoints)."""
     from argsim.errors import ArgsimError
     from argsim.io import read_records
+    from argsim.training import is_main_process
 
     if arch not in ("bilstm", "minilm"):
         raise ArgsimError(f"--arch must be bilstm or minilm, not {arch!r}")
@@ -124,7 +126,9 @@ def train_thematic(
         stats = finetune_sentence_transformer(rows, out, base=model, epochs=epochs, batch_size=batch_size, lr=lr,
                                               margin=margin, max_triplets=max_triplets, placement=where,
                                               budget=plan, quiet=quiet, dev=dev_rows)
-    console.print(summary_table(f"trained {arch} -> {out}", ["statistic", "value"], [[k, v] for k, v in stats.items()]))
+    if where.processes == 1 or is_main_process():
+        console.print(summary_table(f"trained {arch} -> {out}", ["statistic", "value"],
+                                    [[k, v] for k, v in stats.items()]))
 
 
 @cluster_app.command("sentences")

@@ -1,4 +1,4 @@
-"""Run a ranker over pools, turn its scores into ranking records (JSONL), and score rankings.
+"""Scoring counter-argument rankings: ranking records (JSONL) with accuracy@1 / MRR, and accuracy@1/K.
 
 A ranking record (one JSON line per point)::
 
@@ -9,33 +9,32 @@ A ranking record (one JSON line per point)::
 `gold_better`/`gold_tied` count the candidates scoring above / equal to the gold counter, so accuracy@1 and
 MRR are exact for every pool size even though only the top k are stored. `exact_rank` is false when the
 ranker pruned (scores below its top k are upper bounds): accuracy@1 is still exact, MRR is then not reported.
+
+accuracy@1/K (section 6.3 of the bipolar-encoder paper): the first stage ranks a point's candidates, the second
+stage (a classification head or cross-encoder) rescores the first K, and the point is a hit when the best of
+those K is the true counter. `rerank_order` is the one reordering, `at1_over_k_hits` the one @1/K, used by the
+training validation, Table 3, the pool rankers and the faiss search alike. Ties go to the earlier candidate
+(the first stage's order); with K = 1 or no second stage, the hit is the first stage's top candidate.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from argsim.data.counterargs import Argument
+from argsim.evaluation import Evaluation
 from argsim.metrics.ranking import GoldRank, accuracy_from_ranks, gold_rank, mrr_from_ranks
-
-# Table 2 of the bipolar-encoder paper (accuracy@1, test split), as fractions; Simple-SD is Wachsmuth et al.'s.
-PAPER_TABLE2: dict[str, dict[str, float]] = {
-    "simple-sd": {"sdoc": 0.745, "sda": 0.441, "epc": 0.500, "epa": 0.324},
-    "simple-sd-reimpl": {"sdoc": 0.724, "sda": 0.418, "epc": 0.447, "epa": 0.310},
-    "logreg-part": {"sdoc": 0.737, "sda": 0.423, "epc": 0.454, "epa": 0.300},
-    "logreg-full": {"sdoc": 0.736, "sda": 0.430, "epc": 0.449, "epa": 0.310},
-    "xgboost-part": {"sdoc": 0.776, "sda": 0.434, "epc": 0.442, "epa": 0.313},
-    "xgboost-full": {"sdoc": 0.797, "sda": 0.475, "epc": 0.473, "epa": 0.337},
-}
+from argsim.published import table2
 
 
 def paper_figure(method: str, setting: str) -> float | None:
-    """Table 2's figure for a method label (a `[variant]` suffix is ignored: simple-sd[max-min] -> simple-sd)."""
-    return PAPER_TABLE2.get(method.split("[", 1)[0], {}).get(setting)
+    """Table 2's figure for a method label (a `[variant]` suffix is ignored: simple-sd[max-min] -> simple-sd), from
+    the one table of published figures (`argsim.published`)."""
+    return table2(method, setting)
 
 
 def ranking_records(points: list[Argument], pools: dict[str, list[Argument]], scores: dict[str, np.ndarray],
@@ -73,6 +72,12 @@ class RankingSummary:
     random_accuracy: float
     mean_pool: float
 
+    def evaluation(self) -> Evaluation:
+        """The contract view: accuracy@1 (primary) and MRR (absent when the ranking was pruned: not exact)."""
+        metrics = {"accuracy@1": self.accuracy_at_1} | ({"mrr": self.mrr} if self.mrr == self.mrr else {})
+        return Evaluation("counter-ranking", metrics, "accuracy@1", data=self.split, n=self.points,
+                          details={"random_accuracy": self.random_accuracy, "mean_pool": self.mean_pool})
+
 
 def summarize(records: Iterable[dict], ties: str = "expected") -> list[RankingSummary]:
     """accuracy@1 and MRR per (method, setting, split) over the records that have a gold counter."""
@@ -90,3 +95,61 @@ def summarize(records: Iterable[dict], ties: str = "expected") -> list[RankingSu
                                   mrr_from_ranks(ranks, ties) if exact else float("nan"),
                                   float(np.mean([1 / n for n in pools])), float(np.mean(pools))))
     return out
+
+
+# ---------------------------------------------------------------- accuracy@1/K (retrieve, then rerank the top K)
+
+
+def rerank_order(second: np.ndarray) -> np.ndarray:
+    """Positions of a first-stage top list reordered by second-stage scores, best first; ties keep the first
+    stage's order (a stable sort)."""
+    return np.argsort(-np.asarray(second, dtype=np.float64), kind="stable")
+
+
+def reranked_best(top: np.ndarray, second: np.ndarray | None, k: int) -> int:
+    """The candidate chosen at depth K: the first of `top` (first-stage order, best first) when there is no
+    second stage or K = 1, else the one of `top[:K]` with the highest second-stage score (`second` aligned with
+    `top`)."""
+    if second is None or k <= 1 or len(top) <= 1:
+        return top[0]
+    kk = min(k, len(top))
+    return top[rerank_order(second[:kk])[0]]
+
+
+def at1_over_k_hits(ranked: Iterable[tuple[np.ndarray, np.ndarray | None]], gold: Sequence,
+                    ks: Sequence[int]) -> dict[int, np.ndarray]:
+    """Per point and K, whether `reranked_best` is the gold candidate.
+
+    `ranked` yields, per point, (candidate ids of the first stage's top list, best first; the second stage's
+    scores of those, or None); `gold` holds the true counter's id per point, in the same order. A point with an
+    empty top list is a miss.
+    """
+    ks = tuple(ks)
+    hits: dict[int, list[bool]] = {k: [] for k in ks}
+    for (top, second), g in zip(ranked, gold, strict=True):
+        for k in ks:
+            hits[k].append(bool(len(top)) and reranked_best(top, second, k) == g)
+    return {k: np.asarray(h, dtype=bool) for k, h in hits.items()}
+
+
+@dataclass
+class RowScore:
+    """@1/K of one row: per-point hits for every K (K = 1 is the first stage alone) and the points' ids."""
+
+    ids: list[str]
+    hits: dict[int, np.ndarray]
+
+    @property
+    def acc(self) -> dict[int, float]:
+        return {k: float(h.mean()) if len(h) else 0.0 for k, h in self.hits.items()}
+
+    def evaluation(self, data: str | None = None) -> Evaluation:
+        """The contract view: accuracy@1 (the first stage alone, K = 1) and accuracy@1/K for every other K;
+        the primary metric is the deepest rerank's @1/K."""
+        metrics = {("accuracy@1" if k == 1 else f"accuracy@1/{k}"): v for k, v in sorted(self.acc.items())}
+        return Evaluation("counter-rerank", metrics, list(metrics)[-1], data=data, n=len(self.ids))
+
+    def aligned(self, k: int, ids: list[str]) -> np.ndarray:
+        """Hits at K for the given point ids (a subset of this row's points)."""
+        pos = {pid: i for i, pid in enumerate(self.ids)}
+        return self.hits[k][[pos[pid] for pid in ids]]

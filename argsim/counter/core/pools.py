@@ -37,7 +37,3 @@ class PoolIndex:
         """Rows of a (n_points, n_universe) matrix -> per-point arrays aligned with the pools."""
         return {p.id: dense[i, self.columns[p.id]] for i, p in enumerate(self.points)}
 
-
-def point_parts(point: Argument) -> tuple[str, str]:
-    """(conclusion, premise) of a query; a text without a conclusion uses its whole text as the premise."""
-    return point.conclusion, point.premise or point.text

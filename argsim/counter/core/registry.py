@@ -24,6 +24,7 @@ import), then looks the name up. This module imports no ranker module at its top
 from __future__ import annotations
 
 import importlib
+import inspect
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -70,6 +71,18 @@ class ScoreDict(dict):
         super().__init__(scores)
         self.exact_rank = exact_rank
         self.stats = stats or {}
+
+
+#: options `run_ranker` passes itself; not `--opt` keys
+RUN_OPTIONS = ("split", "setting", "gold", "top_k")
+
+
+def ranker_options(info: RankerInfo) -> list[str]:
+    """The `--opt` keys a ranker understands: the keyword parameters of its function after (points, pools), less
+    those `run_ranker` passes itself. Rankers swallow unknown keys (`**_`), so this list is what catches typos."""
+    params = list(inspect.signature(info.fn).parameters.values())[2:]
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return [p.name for p in params if p.kind in kinds and p.name not in RUN_OPTIONS]
 
 
 def load_rankers() -> dict[str, RankerInfo]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -11,7 +12,7 @@ from argsim.counter.core.evaluation import ranking_records
 from argsim.counter.core.registry import get_ranker
 from argsim.data.counterargs import SETTINGS, SPLITS, Argument, build_pools, load_counterargs
 from argsim.errors import ArgsimError
-from argsim.results import peak_memory_mb, timed
+from argsim.measure import peak_memory_mb, timed
 
 
 @dataclass
@@ -27,14 +28,21 @@ class RankRun:
     options: dict = field(default_factory=dict)
 
 
-def parse_options(pairs: list[str]) -> dict:
-    """`key=value` strings -> dict, with ints, floats, booleans and comma lists of floats recognised."""
+def parse_options(pairs: list[str], allowed: Sequence[str] | None = None, method: str = "the ranker") -> dict:
+    """`key=value` strings -> dict, with ints, floats, booleans and comma lists of floats recognised. With
+    `allowed`, a key outside it (a typo such as `bm25_idff`) is an error naming the valid keys."""
     out: dict = {}
     for item in pairs:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise ArgsimError(f"--opt '{item}': expected key=value")
-        out[key.strip().replace("-", "_")] = _coerce(value.strip())
+        key = key.strip().replace("-", "_")
+        if allowed is not None and key not in allowed:
+            valid = ", ".join(allowed) if allowed else "none"
+            raise ArgsimError(f"--opt '{key}' is not an option of {method}; valid keys: {valid}")
+        if key in out:
+            raise ArgsimError(f"--opt '{key}' given twice")
+        out[key] = _coerce(value.strip())
     return out
 
 

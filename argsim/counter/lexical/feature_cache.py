@@ -11,8 +11,9 @@ import numpy as np
 
 from argsim.counter.lexical.features import FeatureConfig, FeatureSpace
 from argsim.data.counterargs import Argument
+from argsim.paths import under_workdir
 
-FEATURE_CACHE = Path(__file__).resolve().parents[3] / "runs" / "counter" / "features"
+FEATURE_CACHE = Path("runs/counter/features")  # relative: placed in the work folder (argsim.paths) when used
 
 
 def pool_features(points: list[Argument], pools: dict[str, list[Argument]], config: FeatureConfig,
@@ -27,7 +28,7 @@ def pool_features(points: list[Argument], pools: dict[str, list[Argument]], conf
                                        config.stopwords,
                                        n, [(p.id, [c.id for c in pools[p.id]]) for p in points]]).encode()
                            ).hexdigest()[:16]
-        return Path(cache_dir) / f"{key}.npz" if cache_dir else None
+        return under_workdir(cache_dir) / f"{key}.npz" if cache_dir else None
 
     def load(path: Path | None) -> dict[str, np.ndarray] | None:
         if path is None or not path.exists():

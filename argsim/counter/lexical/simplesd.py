@@ -15,9 +15,12 @@ features is ambiguous; the readings compared on the validation split (docs/count
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from argsim.counter.core.registry import ScoreDict, register_ranker, register_ranker_family
+from argsim.counter.lexical.feature_cache import FEATURE_CACHE, pool_features
 from argsim.counter.lexical.features import FEATURE_NAMES, N_PART, FeatureConfig, FeatureSpace
 from argsim.counter.lexical.prune import linear_scores
 from argsim.counter.lexical.stopwords import DEFAULT_STOPWORDS
@@ -142,3 +145,60 @@ def compare_readings(points, pools, gold: dict[str, str], readings: dict[str, np
         scores, _ = linear_scores(space, w, mode="top", top_k=1, description=f"Simple-SD {name}")
         out[name] = accuracy_at_1({p.id: ([c.id for c in pools[p.id]], scores[p.id]) for p in points}, gold)
     return out
+
+
+def study_readings(split: str, settings: list[str], limit: int | None = None, tune: bool = False,
+                   tune_setting: str | None = None, word_vectors: str = "glove50",
+                   stopwords: str = DEFAULT_STOPWORDS, workers: int = 2, seed: int = 13,
+                   data_dir: str | Path | None = None, cache_dir: str | Path | None = FEATURE_CACHE) -> dict:
+    """`argsim train simple-sd`: accuracy@1 of every reading on each setting of a split (a seeded sample of
+    `limit` points per setting) and, with `tune`, `tune_weights` on `tune_setting` (default: sda if among the
+    settings, else the first) starting from its best reading, on features cached in `cache_dir` (None: no
+    cache). Returns the report written as JSON: `readings`
+    (setting -> reading -> accuracy, plus points and seconds) and, when tuned, `tuned` and `weights`."""
+    import time
+
+    from argsim.counter.core.run import dataset_points
+
+    report: dict = {"split": split, "word_vectors": word_vectors, "stopwords": stopwords, "limit": limit,
+                    "seed": seed, "readings": {}}
+    for s in settings:
+        points, pools, gold = dataset_points(split, s, sample=limit, seed=seed, data_dir=data_dir)
+        t0 = time.perf_counter()
+        accs = compare_readings(points, pools, gold, word_vectors=word_vectors, workers=workers, stopwords=stopwords)
+        report["readings"][s] = accs | {"points": len(points), "seconds": time.perf_counter() - t0}
+    if tune:
+        s = tune_setting or ("sda" if "sda" in settings else settings[0])
+        points, pools, gold = dataset_points(split, s, sample=limit, seed=seed, data_dir=data_dir)
+        feats = pool_features(points, pools, FeatureConfig(word_vectors=word_vectors, workers=workers,
+                                                            stopwords=stopwords), N_PART, cache_dir=cache_dir)
+        ids = {p.id: [c.id for c in pools[p.id]] for p in points}
+        accs = report["readings"].get(s) or compare_readings(points, pools, gold, word_vectors=word_vectors,
+                                                             workers=workers, stopwords=stopwords)
+        best_reading = max(READINGS, key=lambda n: accs[n])
+        w, acc, trace = tune_weights(feats, ids, gold, READINGS[best_reading])
+        report["tuned"] = {"setting": s, "start": best_reading, "weights": w.tolist(), "accuracy": acc,
+                           "trace": trace, "features": list(FEATURE_NAMES[:N_PART])}
+        report["weights"] = w.tolist()
+    return report
+
+
+def study_result_rows(report: dict, env: dict | None = None) -> list:
+    """Result rows (`argsim.results.result_rows`) of a `study_readings` report: one per (setting, reading), and
+    the tuned weights' accuracy; `env` is the run's environment (default: this process's)."""
+    from argsim.evaluation import Evaluation
+    from argsim.results import result_rows
+
+    split, model = report["split"], report["word_vectors"]
+    rows = []
+    for s, accs in report["readings"].items():
+        for n in READINGS:
+            ev = Evaluation.single("counter-ranking", "accuracy@1", accs[n], data=split, n=accs["points"])
+            rows += result_rows(ev, method=f"simple-sd[{n}]", model=model, setting=s, seconds=accs["seconds"],
+                                extra={"points": accs["points"]}, env=env, digits=4)
+    if "tuned" in report:
+        t = report["tuned"]
+        ev = Evaluation.single("counter-ranking", "accuracy@1", t["accuracy"], data=split)
+        rows += result_rows(ev, method="simple-sd[tuned]", model=model, setting=t["setting"],
+                            extra={"weights": t["weights"]}, env=env, digits=4)
+    return rows

@@ -32,10 +32,6 @@ class TermMatrix:
         """Rows divided by their token count (empty rows stay zero)."""
         return _scale_rows(self.counts, 1.0 / np.maximum(self.lengths, 1.0))
 
-    def l2(self) -> sp.csr_matrix:
-        norms = np.sqrt(np.asarray(self.counts.multiply(self.counts).sum(axis=1)).ravel())
-        return _scale_rows(self.counts, 1.0 / np.maximum(norms, 1e-300))
-
 
 def _scale_rows(m: sp.csr_matrix, factors: np.ndarray) -> sp.csr_matrix:
     return sp.csr_matrix(sp.diags(factors) @ m)

@@ -3,8 +3,8 @@
 The distance is gensim's `KeyedVectors.wmdistance` (gensim 4, `norm=True`): tokens not in the vocabulary are
 dropped; each text is a normalised bag of words (count / number of known tokens); the ground cost is the
 Euclidean distance between L2-normalised word vectors; the value is the exact earth mover's distance solved
-by POT's network simplex (`ot.emd2`). Special cases, as in gensim: a text with no known word gives `inf`;
-two texts made of the same single word give 0. (gensim also returns `inf` when every ground cost is 0, a
+by POT's network simplex (`ot.emd2`, see `emd_cost`). Special cases, as in gensim: a text with no known word gives
+`inf`; two texts made of the same single word give 0. (gensim also returns `inf` when every ground cost is 0, a
 guard against the solver stalling; that only happens for identical single-word texts, which give 0 here.)
 
 What makes it fast compared to `wmdistance` per pair:
@@ -29,21 +29,16 @@ from scipy.spatial.distance import cdist
 
 from argsim.counter.lexical.stopwords import content_tokens
 
-try:  # POT's C solver without emd2's per-call checks and backend conversions (same value, bit for bit)
-    from ot.lp._network_simplex import check_result as _check_result
-    from ot.lp._network_simplex import emd_c as _emd_c
-except ImportError:  # pragma: no cover - other POT layouts
-    _emd_c = None
-
 
 def emd_cost(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> float:
-    """Exact EMD cost, the value `ot.emd2(a, b, m)` returns (a, b > 0 with equal sums, m C-ordered float64)."""
-    if _emd_c is None:
-        return float(ot.emd2(a, b, m, check_marginals=False))
-    _, cost, _, _, code = _emd_c(a, b * (a.sum() / b.sum()), np.ascontiguousarray(m, dtype=np.float64), 100000, 1,
-                                 None, None)
-    _check_result(code)
-    return float(cost)
+    """Exact EMD cost by POT's public `ot.emd2` (the call gensim's `wmdistance` makes; a, b > 0 with equal sums).
+
+    POT's private `ot.lp._network_simplex.emd_c` skips emd2's backend conversions and is faster per call
+    (measured on the shared 2-core machine: 20 vs 150 us of CPU for a 5 x 30-word pair, 110 vs 274 us for
+    40 x 30), but a whole Simple-SD ranking (sdoc, 300 points, every pair solved) takes 1.5-1.6 vs 1.7-2.1 s of
+    CPU (about 20 %): not worth depending on a private module. The values agree to 4e-16, the accuracy is equal.
+    """
+    return float(ot.emd2(a, b, m, check_marginals=False))
 
 
 _SAFETY = 1e-6  # lower bounds are shrunk by this relative margin so float rounding can never prune wrongly

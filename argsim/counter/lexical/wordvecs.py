@@ -8,8 +8,6 @@ from pathlib import Path
 from argsim.backend import load_word_vectors
 from argsim.backend.models import tokenize_en
 
-W2V_DIR = Path(__file__).resolve().parents[3] / "models" / "counter"
-
 
 @lru_cache(maxsize=4)
 def word_vectors(name: str = "glove50"):  # noqa: ANN201 (gensim KeyedVectors)
@@ -19,19 +17,22 @@ def word_vectors(name: str = "glove50"):  # noqa: ANN201 (gensim KeyedVectors)
     return load_word_vectors(name)
 
 
-def train_word2vec(out_dir: str | Path = W2V_DIR, dim: int = 50, epochs: int = 10, seed: int = 13,
+def train_word2vec(out_dir: str | Path | None = None, dim: int = 50, epochs: int = 10, seed: int = 13,
                    data_dir: str | Path | None = None):  # noqa: ANN201
-    """Skip-gram word2vec (gensim) on every point and counter of the training split; cached as KeyedVectors."""
+    """Skip-gram word2vec (gensim) on every point and counter of the training split; cached in word2vec's binary
+    format (never a pickle) under `out_dir`, by default `<workdir>/models/counter` (see `argsim.paths`)."""
     from gensim.models import KeyedVectors, Word2Vec
 
     from argsim.data.counterargs import load_counterargs
+    from argsim.io import atomic_path
+    from argsim.paths import workdir
 
-    path = Path(out_dir) / f"w2v-training-{dim}d-s{seed}.kv"
+    path = Path(out_dir or workdir() / "models" / "counter") / f"w2v-training-{dim}d-s{seed}.bin"
     if path.exists():
-        return KeyedVectors.load(str(path))
+        return KeyedVectors.load_word2vec_format(str(path), binary=True)
     corpus = load_counterargs(data_dir)
     sentences = [tokenize_en(a.text) for a in corpus.split("training")]
     model = Word2Vec(sentences, vector_size=dim, window=5, min_count=2, sg=1, epochs=epochs, seed=seed, workers=1)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    model.wv.save(str(path))
+    with atomic_path(path) as tmp:
+        model.wv.save_word2vec_format(str(tmp), binary=True)
     return model.wv

@@ -23,6 +23,7 @@ XGB_PARAMS = dict(max_depth=8, learning_rate=0.01, n_estimators=1000, min_child_
                   subsample=0.8, colsample_bytree=0.7, reg_alpha=0, reg_lambda=0.4, scale_pos_weight=0.8,
                   objective="binary:logistic", eval_metric="auc", gamma=0, n_jobs=1)
 LOGREG_PARAMS = dict(class_weight="balanced", C=50, max_iter=1000)
+MODEL_FORMAT = "argsim-ltr-1"  # model.json: scaler (+ logistic regression) as numbers; xgboost.json: XGBoost's own
 
 
 class LTRModel:
@@ -81,28 +82,69 @@ class LTRModel:
         return clf.coef_.ravel() / scaler.scale_
 
     def save(self, folder: str | Path, meta: dict | None = None) -> Path:
-        import joblib
-
+        """Save as data, never a pickle: the scaler (and logistic regression) as JSON numbers in `model.json`,
+        XGBoost's trees in its own JSON format (`xgboost.json`); `ltr.json` holds the metadata."""
         from argsim.io import atomic_path, write_json
 
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        with atomic_path(folder / "model.joblib") as tmp:
-            joblib.dump(self.pipeline, tmp)
+        scaler, clf = self.pipeline[0], self.pipeline[-1]
+        params: dict = {"format": MODEL_FORMAT,
+                        "scaler": {"mean": scaler.mean_.tolist(), "scale": scaler.scale_.tolist(),
+                                   "var": scaler.var_.tolist(), "n_samples_seen": int(scaler.n_samples_seen_)}}
+        if self.model == "logreg":
+            params["logreg"] = {"coef": clf.coef_.tolist(), "intercept": clf.intercept_.tolist(),
+                                "classes": clf.classes_.tolist()}
+        else:
+            with atomic_path(folder / "xgboost.json") as tmp:  # the temporary name keeps .json: xgboost's format
+                clf.save_model(str(tmp))
+        write_json(folder / "model.json", params)
+        stale = folder / "model.joblib"
+        if stale.exists():  # an old pickle beside the new model would only mislead
+            stale.unlink()
         write_json(folder / "ltr.json", {"model": self.model, "features": self.features, "seed": self.seed,
                                          "n_features": self.n_features} | (meta or {}))
         return folder
 
     @classmethod
     def load(cls, folder: str | Path) -> tuple[LTRModel, dict]:
-        import joblib
+        """Load a folder saved by `save`; a folder holding only a pickle (`model.joblib`, older argsim) is refused:
+        unpickling runs code, so retrain it with `argsim train ltr`."""
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
 
         from argsim.io import read_json
 
         folder = Path(folder)
         if not (folder / "ltr.json").is_file():
             raise ArgsimError(f"{folder}: not a trained LTR model (no ltr.json); train one with `argsim train ltr`")
+        if not (folder / "model.json").is_file():
+            hint = " (it holds a pickle, model.joblib, which is never loaded: it could run code)" \
+                if (folder / "model.joblib").exists() else ""
+            raise ArgsimError(f"{folder}: no model.json{hint}; retrain it with `argsim train ltr`")
         meta = read_json(folder / "ltr.json")
         m = cls(meta["model"], meta["features"], meta.get("seed", 13))
-        m.pipeline = joblib.load(folder / "model.joblib")
+        params = read_json(folder / "model.json")
+        try:
+            scaler = StandardScaler()
+            scaler.mean_ = np.asarray(params["scaler"]["mean"], dtype=np.float64)
+            scaler.scale_ = np.asarray(params["scaler"]["scale"], dtype=np.float64)
+            scaler.var_ = np.asarray(params["scaler"]["var"], dtype=np.float64)
+            scaler.n_samples_seen_ = params["scaler"]["n_samples_seen"]
+            scaler.n_features_in_ = len(scaler.mean_)
+            if m.model == "logreg":
+                clf = LogisticRegression(**LOGREG_PARAMS)
+                clf.coef_ = np.asarray(params["logreg"]["coef"], dtype=np.float64)
+                clf.intercept_ = np.asarray(params["logreg"]["intercept"], dtype=np.float64)
+                clf.classes_ = np.asarray(params["logreg"]["classes"])
+                clf.n_features_in_ = clf.coef_.shape[1]
+            else:
+                from xgboost import XGBClassifier
+
+                clf = XGBClassifier()
+                clf.load_model(str(folder / "xgboost.json"))
+        except (KeyError, TypeError, ValueError, OSError) as exc:
+            raise ArgsimError(f"{folder}: unreadable LTR model ({exc})") from None
+        m.pipeline = make_pipeline(scaler, clf)
         return m, meta

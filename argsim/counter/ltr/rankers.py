@@ -1,4 +1,4 @@
-"""The LTR rankers of `argsim rank counterargs --method logreg-part|logreg-full|xgboost-part|xgboost-full`.
+"""The LTR rankers (section 3.2, appendix B.1): `argsim rank counterargs --method logreg-part|xgboost-full|...`.
 
 Logistic regression is linear in the features after an affine scaler, so it ranks with the same exact
 bound-and-prune search as Simple-SD (`argsim.counter.lexical.prune`); XGBoost needs every feature of every pair.
@@ -15,6 +15,7 @@ from argsim.counter.lexical.prune import linear_scores
 from argsim.counter.ltr.model import LTR_METHODS, LTRModel
 from argsim.counter.ltr.training import MODELS_DIR
 from argsim.errors import ArgsimError
+from argsim.paths import under_workdir
 
 
 def _model_folder(method: str, setting: str | None, model: str | None) -> Path:
@@ -22,7 +23,7 @@ def _model_folder(method: str, setting: str | None, model: str | None) -> Path:
         return Path(model)
     if not setting or setting == "user":
         raise ArgsimError(f"{method}: pass --model <folder of a model from `argsim train ltr`>")
-    folder = MODELS_DIR / setting / method
+    folder = under_workdir(MODELS_DIR) / setting / method
     if not folder.is_dir():
         raise ArgsimError(f"{method}: no trained model at {folder}; run `argsim train ltr --setting {setting}` "
                           "or pass --model")

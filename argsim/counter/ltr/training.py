@@ -17,8 +17,9 @@ from argsim.counter.lexical.features import FeatureConfig, feature_count
 from argsim.counter.ltr.model import LTR_METHODS, LTRModel
 from argsim.data.counterargs import Argument, CounterCorpus, build_pools
 from argsim.errors import ArgsimError
+from argsim.paths import under_workdir
 
-MODELS_DIR = Path(__file__).resolve().parents[3] / "models" / "counter" / "ltr"
+MODELS_DIR = Path("models/counter/ltr")  # relative: placed in the work folder (argsim.paths) when used
 
 @dataclass
 class TrainingSet:
@@ -84,7 +85,7 @@ def train_ltr(corpus: CounterCorpus | None, setting: str, methods: tuple[str, ..
     for method in methods:
         kind, feats = method.split("-")
         model = LTRModel(kind, feats, seed=seed).fit(data.x, data.y)
-        folder = Path(out_dir) / setting / method
+        folder = under_workdir(out_dir) / setting / method
         saved[method] = model.save(folder, meta={"features_config": asdict(config), "sampling": data.sampling,
                                                  "method": method})
     return saved

@@ -1,13 +1,14 @@
 """Cross-encoder (section 4.2): "[CLS] p [SEP] c" -> linear -> softmax over 2 classes, cross-entropy loss.
 
-Built on transformers' AutoModelForSequenceClassification (num_labels=2) from the backend's model folder; the
-saved folder is a plain transformers classifier that sentence-transformers' `CrossEncoder` also loads.
+Trained as a sentence-transformers `CrossEncoder` (num_labels=2) with `CrossEncoderTrainer` and
+`CrossEntropyLoss` through argsim.training (device, precision, DDP, budgets, checkpoints, resume); the saved
+folder is a sentence-transformers CrossEncoder whose weights are also a plain transformers classifier
+(`AutoModelForSequenceClassification`), which `CrossScorer` loads.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -99,102 +100,147 @@ def choice_accuracy(score: Callable[[list[tuple[str, str]]], np.ndarray],
     return hits / max(len(questions), 1)
 
 
-def train_cross_encoder(base_model: str, train_pairs: Sequence[tuple[str, str]], collection: Sequence[str],
-                        out_dir: str | Path, epochs: int = 1, lr: float = 2e-5, batch_size: int = 16,
-                        max_length: int = 256, seed: int = 13, resume: bool = False,
-                        max_minutes: float | None = None, log: Callable[[dict], None] | None = None,
-                        val_questions: Sequence[Sequence[tuple[str, str]]] = (), evals_per_epoch: int = 4
-                        ) -> list[dict]:
-    """Pointwise training: each pair gives (p, c, 1) and (p, random negative, 0); Adam; saved every epoch.
+def _choice_evaluator(questions: Sequence[Sequence[tuple[str, str]]], batch_size: int = 32):  # noqa: ANN202
+    """A sentence-transformers evaluator: accuracy of picking the true counter among each question's pairs."""
+    from sentence_transformers.base.evaluation.evaluator import BaseEvaluator
 
-    With `val_questions` (see `validation_choices`) the model is validated before training (epoch 0) and
-    `evals_per_epoch` times per epoch: history rows carry fractional epochs, the mean training loss since the
-    previous row and `val` = accuracy of picking the true counter among its question's candidates.
-    """
-    import torch
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    class ChoiceEvaluator(BaseEvaluator):
+        def __init__(self) -> None:
+            super().__init__()
+            self.name, self.primary_metric = "val", "choice_accuracy"
 
-    from argsim.backend import model_path
-    from argsim.settings import seed_everything
+        def __call__(self, model, output_path=None, epoch: int = -1, steps: int = -1) -> dict:  # noqa: ANN001
+            acc = choice_accuracy(lambda prs: probabilities(model, prs, batch_size), questions)
+            metrics = self.prefix_name_to_metrics({"choice_accuracy": round(acc, 4)}, self.name)
+            self.store_metrics_in_model_card_data(model, metrics, epoch, steps)
+            return metrics
 
-    seed_everything(seed)
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    ckpt = out_dir / "checkpoint.pt"
-    src = str(model_path(base_model))
-    tokenizer = AutoTokenizer.from_pretrained(src, local_files_only=True)
-    model = AutoModelForSequenceClassification.from_pretrained(src, num_labels=2, local_files_only=True)
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    return ChoiceEvaluator()
+
+
+def probabilities(model, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> np.ndarray:  # noqa: ANN001
+    """P(class 1) of every pair under a sentence-transformers CrossEncoder with two labels."""
+    if not pairs:
+        return np.zeros(0, dtype=np.float64)
+    probs = model.predict(list(pairs), batch_size=batch_size, show_progress_bar=False, apply_softmax=True,
+                          convert_to_numpy=True)
+    return np.asarray(probs, dtype=np.float64)[:, 1]
+
+
+def pointwise_examples(pairs: Sequence[tuple[str, str]], collection: Sequence[str], epochs: int,
+                       seed: int) -> dict[str, list]:
+    """Each epoch: (p, c, 1) and (p, a random other text of the collection, 0) for every pair (fresh negatives
+    per epoch, drawn in order from one seeded generator); the epochs are concatenated."""
     rng = np.random.default_rng(seed)
-    pairs = list(train_pairs)
-    collection = list(collection)
-    history, start, elapsed = [], 1, 0.0
-    if resume and ckpt.is_file():
-        state = torch.load(ckpt, map_location="cpu", weights_only=False)
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        rng.bit_generator.state = state["rng"]
-        history, start = state["history"], state["epoch"] + 1
-        elapsed = history[-1]["seconds"] if history else 0.0
-
-    def validate() -> float | None:
-        if not val_questions:
-            return None
-        return round(choice_accuracy(lambda prs: score_pairs(model, tokenizer, prs, max_length), val_questions), 4)
-
-    def record(row: dict) -> None:
-        history.append(row)
-        if log:
-            log(row)
-
-    if not history:
-        record({"epoch": 0, "val": validate(), "loss": None, "examples": 0, "seconds": 0.0})
-    for epoch in range(start, epochs + 1):
-        t0 = time.perf_counter()
-        examples = []
+    s1, s2, y = [], [], []
+    for _ in range(epochs):
         for p, c in pairs:
             n = c
             while n == c or n == p:
                 n = collection[int(rng.integers(0, len(collection)))]
-            examples += [(p, c, 1), (p, n, 0)]
-        order = rng.permutation(len(examples))
-        steps = -(-len(order) // batch_size)
-        checkpoints = {round(steps * (j + 1) / max(evals_per_epoch, 1)) for j in range(max(evals_per_epoch, 1))}
-        model.train()
-        losses: list[float] = []
-        stopped = False
-        with progress_bar(len(order), f"cross-encoder epoch {epoch}/{epochs}") as bar:
-            for step in range(1, steps + 1):
-                batch = [examples[i] for i in order[(step - 1) * batch_size:step * batch_size]]
-                enc = tokenizer([a for a, _, _ in batch], [b for _, b, _ in batch], padding=True, truncation=True,
-                                max_length=max_length, return_tensors="pt")
-                labels = torch.tensor([y for _, _, y in batch])
-                loss = torch.nn.functional.cross_entropy(model(**enc).logits, labels)
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-                losses.append(loss.item())
-                bar.advance(len(batch))
-                stopped = max_minutes is not None and (elapsed + time.perf_counter() - t0) / 60 >= max_minutes
-                if step in checkpoints or stopped:
-                    record({"epoch": round(epoch - 1 + step / steps, 3), "val": validate(),
-                            "loss": float(np.mean(losses)),
-                            "examples": (epoch - 1) * len(order) + min(step * batch_size, len(order)),
-                            "seconds": round(elapsed + time.perf_counter() - t0, 2), "stopped_early": stopped})
-                    losses = []
-                if stopped:
-                    break
-        elapsed += time.perf_counter() - t0
-        model.save_pretrained(out_dir)
-        tokenizer.save_pretrained(out_dir)
+            s1 += [p, p]
+            s2 += [c, n]
+            y += [1, 0]
+    return {"sentence1": s1, "sentence2": s2, "label": y}
+
+
+def train_cross_encoder(base_model: str, train_pairs: Sequence[tuple[str, str]], collection: Sequence[str],
+                        out_dir: str | Path, epochs: int = 1, lr: float = 2e-5, batch_size: int = 16,
+                        max_length: int = 256, seed: int = 13, resume: bool = False,
+                        max_minutes: float | None = None, log: Callable[[dict], None] | None = None,
+                        val_questions: Sequence[Sequence[tuple[str, str]]] = (), evals_per_epoch: int = 4,
+                        placement=None, budget=None, quiet: bool = True) -> list[dict]:  # noqa: ANN001
+    """Pointwise training with sentence-transformers' `CrossEncoder` (2 labels) + `CrossEncoderTrainer` and
+    `CrossEntropyLoss`: each pair gives (p, c, 1) and (p, random negative, 0), fresh negatives every epoch;
+    Adam at a constant rate (argsim.training policy), the device / precision / DDP of `placement`, the budget's
+    stops, checkpoints under OUT/checkpoints and `resume`.
+
+    With `val_questions` (see `validation_choices`) the model is validated before training (epoch 0) and
+    `evals_per_epoch` times per epoch (and where a budget stops it): history rows carry fractional epochs, the
+    mean training loss since the previous row and `val` = accuracy of picking the true counter among its
+    question's candidates.
+    """
+    import math
+
+    from datasets import Dataset
+    from sentence_transformers.cross_encoder import CrossEncoder, CrossEncoderTrainer
+    from sentence_transformers.cross_encoder.losses import CrossEntropyLoss
+    from transformers import TrainerCallback
+
+    from argsim.backend import model_path
+    from argsim.settings import seed_everything
+    from argsim.training import Budget, OptimPolicy, is_main_process, resolve_placement
+    from argsim.training.record import data_hash, train_config, write_records
+    from argsim.training.st import run_trainer, trainer_arguments
+
+    placement = placement or resolve_placement("cpu", "fp32", seed=seed)
+    budget = budget or Budget(max_minutes=max_minutes, resume=resume)
+    seed = placement.seed
+    seed_everything(seed)
+    out_dir = Path(out_dir)
+    pairs, collection = list(train_pairs), list(collection)
+    model = CrossEncoder(str(model_path(base_model)), num_labels=2, max_length=max_length, device=placement.device,
+                         local_files_only=True)
+    data = Dataset.from_dict(pointwise_examples(pairs, collection, epochs, seed))
+    per_epoch = math.ceil(2 * len(pairs) / (batch_size * placement.processes * budget.grad_accum))
+    every = max(1, round(per_epoch / max(evals_per_epoch, 1)))
+    evaluator = _choice_evaluator(val_questions) if val_questions else None
+    policy = OptimPolicy(lr=lr, weight_decay=0.0, schedule="constant", max_grad_norm=None)
+    args = trainer_arguments(out_dir, placement, budget, policy, epochs=1, batch_size=batch_size, quiet=quiet,
+                             cross_encoder=True, logging_steps=every,
+                             eval_strategy="steps" if evaluator else "no", eval_steps=every)
+    old = json.loads((out_dir / HISTORY).read_text(encoding="utf-8"))["history"] \
+        if budget.resume and (out_dir / HISTORY).is_file() else []
+    history: list[dict] = list(old)
+    offset = history[-1]["seconds"] if history else 0.0
+    examples_per_step = batch_size * placement.processes * budget.grad_accum
+
+    def record(row: dict) -> None:
+        history.append(row)
+        if log and is_main_process():
+            log(row)
+
+    class History(TrainerCallback):
+        def __init__(self) -> None:
+            self.start, self.losses, self.step = time.perf_counter(), [], 0
+
+        def on_log(self, args, state, control, logs=None, **kw):  # noqa: ANN001, ANN003, ANN201
+            if logs and "loss" in logs:
+                self.losses.append(float(logs["loss"]))
+
+        def on_evaluate(self, args, state, control, metrics=None, **kw):  # noqa: ANN001, ANN003, ANN201
+            self.row(state.global_step, (metrics or {}).get("eval_val_choice_accuracy"), False)
+
+        def row(self, step: int, val: float | None, stopped: bool) -> None:
+            if step == self.step and not stopped:
+                return
+            self.step = step
+            record({"epoch": round(step / per_epoch, 3), "val": val,
+                    "loss": float(np.mean(self.losses)) if self.losses else None,
+                    "examples": min(step * examples_per_step, len(data)),
+                    "seconds": round(offset + time.perf_counter() - self.start, 2), "stopped_early": stopped})
+            self.losses = []
+
+    tracker = History()
+    if not history:
+        record({"epoch": 0, "val": evaluator(model)["val_choice_accuracy"] if evaluator else None, "loss": None,
+                "examples": 0, "seconds": 0.0})
+    trainer = CrossEncoderTrainer(model=model, args=args, train_dataset=data, loss=CrossEntropyLoss(model),
+                                  evaluator=evaluator, callbacks=[tracker])
+    run = run_trainer(trainer, out_dir, budget)
+    if run["stopped_by"] or tracker.step != trainer.state.global_step:  # validate where the run ended
+        val = evaluator(model)["val_choice_accuracy"] if evaluator else None
+        tracker.row(trainer.state.global_step, val, bool(run["stopped_by"]))
+    if trainer.is_world_process_zero():
+        model.save(str(out_dir))
         write_json(out_dir / CROSS_MARKER, {"kind": "cross-encoder", "base_model": base_model,
                                             "max_length": max_length, "lr": lr, "batch_size": batch_size,
                                             "train_pairs": len(pairs)})
         write_json(out_dir / HISTORY, {"kind": "cross-encoder", "history": history})
-        tmp = ckpt.with_suffix(".tmp")
-        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "rng": rng.bit_generator.state,
-                    "epoch": epoch, "history": history}, tmp)
-        os.replace(tmp, ckpt)
-        if stopped:
-            break
+        metrics = {"val_choice_accuracy_untrained": history[0]["val"], "val_choice_accuracy": history[-1]["val"]}
+        write_records(out_dir, train_config("counter-cross-encoder", placement, budget, policy,
+                                            {"epochs": epochs, "lr": lr, "batch_size": batch_size,
+                                             "max_length": max_length, "evals_per_epoch": evals_per_epoch},
+                                            {"train": data_hash(pairs)}, run, metrics, base_model=base_model),
+                      pipeline_tag="text-classification")
     return history

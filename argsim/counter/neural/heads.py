@@ -1,7 +1,16 @@
-"""The two heads of the Bipolar-encoder (section 5.1) and the joint loss (section 5.2)."""
+"""The two heads of the Bipolar-encoder (section 5.1) and the joint loss (section 5.2).
+
+The classification head is trained as a torch module (`ClassificationHead`, logits for the loss) and scored by
+one function, `cls_probability` (numpy, on a snapshot of the head's weights): training validation, Table 3,
+the pool rankers and the faiss search all call it. Numpy rather than torch so that one query's rerank costs no
+per-call torch dispatch (section 6.4's latency).
+"""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
@@ -48,9 +57,36 @@ class ClassificationHead(nn.Module):
         """Logits (..., 2); class 1 = "v is the best counter of u"."""
         return self.linear(self.features(u, v))
 
-    def score(self, u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        """P(class 1) for every (u, v) pair."""
-        return self.forward(u, v).softmax(dim=-1)[..., 1]
+    def params(self) -> ClsParams:
+        """A numpy snapshot of the weights for `cls_probability`."""
+        def numpy(t: torch.Tensor) -> np.ndarray:
+            return t.detach().cpu().numpy().copy()
+
+        return ClsParams(gamma=numpy(self.norm.weight), beta=numpy(self.norm.bias), eps=float(self.norm.eps),
+                         weight=numpy(self.linear.weight).T.copy(), bias=numpy(self.linear.bias),
+                         use_diff=self.use_diff)
+
+
+class ClsParams(NamedTuple):
+    """The classification head's weights: layer norm (gamma, beta, eps), linear (weight (width, 2), bias (2,))."""
+
+    gamma: np.ndarray
+    beta: np.ndarray
+    eps: float
+    weight: np.ndarray
+    bias: np.ndarray
+    use_diff: bool
+
+
+def cls_probability(params: ClsParams, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """P(v is the best counter of u) = softmax(linear(layer-norm(concat(u, v, |u - v|))))[1] for base embeddings
+    u (..., d) and v (..., d) broadcast against each other (one query (d,) against candidates (k, d), or batches
+    (b, 1, d) against (b, k, d)). Computed as 1 / (1 + exp(l0 - l1)), the two-class softmax."""
+    u, v = np.broadcast_arrays(np.asarray(u), np.asarray(v))
+    x = np.concatenate([u, v, np.abs(u - v)] if params.use_diff else [u, v], axis=-1)
+    x = (x - x.mean(axis=-1, keepdims=True)) / np.sqrt(x.var(axis=-1, keepdims=True) + params.eps)
+    logits = (x * params.gamma + params.beta) @ params.weight + params.bias
+    return 1.0 / (1.0 + np.exp(logits[..., 0] - logits[..., 1]))
 
 
 def triplet_loss(anchor: torch.Tensor, positive: torch.Tensor, negative: torch.Tensor,

@@ -20,7 +20,7 @@ from torch import nn
 
 from argsim.backend.encoder import Encoder
 from argsim.counter.neural.config import NeuralConfig
-from argsim.counter.neural.heads import ClassificationHead, RetrievalHead
+from argsim.counter.neural.heads import ClassificationHead, RetrievalHead, cls_probability
 from argsim.counter.neural.towers import TowerEncoder, TransformerTower, frozen_encoder
 
 
@@ -116,12 +116,11 @@ class CounterModel(nn.Module):
                  for i in range(0, len(base), batch_size)]
         return (np.concatenate(parts) if parts else np.zeros((0, self.dim), np.float32)).astype(np.float32)
 
-    @torch.no_grad()
     def cls_scores_numpy(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """P(best counter) for query base embedding(s) u (d,) or (n, d) against candidates v (n, d)."""
-        self.eval()
-        return self.cls.score(torch.from_numpy(np.asarray(u, np.float32)),
-                              torch.from_numpy(np.asarray(v, np.float32))).numpy()
+        """P(best counter) for query base embedding(s) u against candidates v (`heads.cls_probability`)."""
+        if self.cls is None:
+            raise RuntimeError(f"a {self.config.kind} model has no classification head")
+        return cls_probability(self.cls.params(), np.asarray(u, np.float32), np.asarray(v, np.float32))
 
 
 def _unique_parameters(modules: list) -> list[nn.Parameter]:

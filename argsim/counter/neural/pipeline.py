@@ -13,9 +13,11 @@ from pathlib import Path
 
 import numpy as np
 
+from argsim.counter.core.evaluation import at1_over_k_hits, rerank_order
 from argsim.counter.core.pools import PoolIndex
 from argsim.counter.neural.rerank import order_to_scores
 from argsim.data.counterargs import Argument
+from argsim.vectors import l2_normalize
 
 
 @dataclass
@@ -51,8 +53,7 @@ def _first_stage(stage, points: list[Argument], pools: dict[str, list[Argument]]
     ret_c = stage.retrieval_numpy(u, "candidate")
     ret_q = stage.retrieval_numpy(q, "point")
     if stage.ret_point is None:  # classification-only model: cosine of the base embeddings
-        ret_c = ret_c / np.maximum(np.linalg.norm(ret_c, axis=1, keepdims=True), 1e-12)
-        ret_q = ret_q / np.maximum(np.linalg.norm(ret_q, axis=1, keepdims=True), 1e-12)
+        ret_c, ret_q = l2_normalize(ret_c), l2_normalize(ret_q)
     return {p.id: ret_c[index.columns[p.id]] @ ret_q[i] for i, p in enumerate(points)}
 
 
@@ -98,8 +99,7 @@ def scores_for_k(result: StageResult, k: int) -> dict[str, np.ndarray]:
         sec = result.second[pid]
         if sec is not None and k > 1:
             kk = min(k, len(sec))
-            head = order[:kk][np.argsort(-sec[:kk], kind="stable")]
-            order = np.concatenate([head, order[kk:]])
+            order = np.concatenate([order[:kk][rerank_order(sec[:kk])], order[kk:]])
         out[pid] = order_to_scores(order)
     return out
 
@@ -107,37 +107,7 @@ def scores_for_k(result: StageResult, k: int) -> dict[str, np.ndarray]:
 def hits_over_k_pools(result: StageResult, pools: dict[str, list[Argument]], gold: dict[str, str],
                       ks: Sequence[int]) -> dict[int, np.ndarray]:
     """Per point (in `result.top` order), for every K: is the best of the first stage's top K (by the second
-    stage) the gold counter?"""
-    out = {}
-    for k in ks:
-        hits = []
-        for pid, top in result.top.items():
-            sec = result.second[pid]
-            kk = min(k, len(top))
-            best = top[0] if sec is None else top[:kk][int(np.argmax(sec[:kk]))]
-            hits.append(pools[pid][best].id == gold[pid])
-        out[k] = np.asarray(hits, dtype=bool)
-    return out
-
-
-def at1_over_k_pools(result: StageResult, pools: dict[str, list[Argument]], gold: dict[str, str],
-                     ks: Sequence[int]) -> dict[int, float]:
-    """@1/K for every K: the share of points whose hit `hits_over_k_pools` reports."""
-    return RowScore(list(result.top), hits_over_k_pools(result, pools, gold, ks)).acc
-
-
-@dataclass
-class RowScore:
-    """@1/K of one row: per-point hits for every K (K = 1 is the first stage alone) and the points' ids."""
-
-    ids: list[str]
-    hits: dict[int, np.ndarray]
-
-    @property
-    def acc(self) -> dict[int, float]:
-        return {k: float(h.mean()) if len(h) else 0.0 for k, h in self.hits.items()}
-
-    def aligned(self, k: int, ids: list[str]) -> np.ndarray:
-        """Hits at K for the given point ids (a subset of this row's points)."""
-        pos = {pid: i for i, pid in enumerate(self.ids)}
-        return self.hits[k][[pos[pid] for pid in ids]]
+    stage) the gold counter? (`argsim.counter.core.evaluation.at1_over_k_hits`)"""
+    ranked = (([pools[pid][j].id for j in top], result.second[pid])
+              for pid, top in result.top.items())
+    return at1_over_k_hits(ranked, [gold[pid] for pid in result.top], ks)

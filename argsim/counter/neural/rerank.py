@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
+from argsim.counter.core.evaluation import rerank_order
+from argsim.counter.neural.heads import cls_probability
 from argsim.counter.neural.index import build_index, search_excluding
 from argsim.counter.neural.model import CounterModel
-
-
-def two_stage_order(first: np.ndarray, second: Callable[[np.ndarray], np.ndarray] | None, k: int) -> np.ndarray:
-    """Candidate positions ranked: the top `k` of `first` reordered by `second(top_k)`, then the rest by `first`."""
-    order = np.argsort(-np.asarray(first, dtype=np.float64), kind="stable")
-    if second is None or k <= 1:
-        return order
-    top = order[:k]
-    rescored = np.asarray(second(top), dtype=np.float64)
-    return np.concatenate([top[np.argsort(-rescored, kind="stable")], order[k:]])
+from argsim.vectors import l2_normalize
 
 
 def order_to_scores(order: np.ndarray) -> np.ndarray:
@@ -28,7 +21,8 @@ def order_to_scores(order: np.ndarray) -> np.ndarray:
 
 
 class NumpyHeads:
-    """The model's heads as plain numpy (no torch dispatch per query: what keeps one query under a millisecond)."""
+    """The model's heads as plain numpy (no torch dispatch per query: what keeps one query under a millisecond);
+    `cls` is the classification head's snapshot for `heads.cls_probability`."""
 
     def __init__(self, model: CounterModel) -> None:
         def linear(head):  # noqa: ANN001, ANN202
@@ -38,11 +32,7 @@ class NumpyHeads:
 
         self.ret_point, self.ret_cand = linear(model.ret_point), linear(model.ret_cand)
         self.normalize = model.config.normalize_retrieval
-        self.cls = None
-        if model.cls is not None:
-            n = model.cls.norm
-            self.cls = (n.weight.detach().numpy().copy(), n.bias.detach().numpy().copy(), float(n.eps),
-                        *linear(model.cls), model.cls.use_diff)
+        self.cls = model.cls.params() if model.cls is not None else None
 
     def retrieval(self, x: np.ndarray, side: str) -> np.ndarray:
         head = self.ret_point if side == "point" else self.ret_cand
@@ -50,17 +40,8 @@ class NumpyHeads:
             return x
         y = x @ head[0] + head[1]
         if self.normalize:
-            y /= np.maximum(np.linalg.norm(y, axis=-1, keepdims=True), 1e-12)
+            y = l2_normalize(y)
         return y
-
-    def cls_scores(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """P(best counter) of one query base embedding u (d,) against candidates v (k, d)."""
-        gamma, beta, eps, w, b, use_diff = self.cls
-        u = np.broadcast_to(u, v.shape)
-        x = np.concatenate([u, v, np.abs(u - v)] if use_diff else [u, v], axis=1)
-        x = (x - x.mean(axis=1, keepdims=True)) / np.sqrt(x.var(axis=1, keepdims=True) + eps) * gamma + beta
-        logits = x @ w + b
-        return 1.0 / (1.0 + np.exp(logits[:, 0] - logits[:, 1]))  # softmax(...)[:, 1]
 
 
 class RetrieveRerank:
@@ -106,8 +87,8 @@ class RetrieveRerank:
             cand = ids[q][valid]
             if not len(cand):
                 continue
-            p = self.heads.cls_scores(query_base[q], self.base[cand])
-            order = np.argsort(-p, kind="stable")
+            p = cls_probability(self.heads.cls, query_base[q], self.base[cand])
+            order = rerank_order(p)
             out_ids[q, :len(cand)] = cand[order]
             out_scores[q, :len(cand)] = p[order]
         return out_ids, out_scores

@@ -21,7 +21,7 @@ from argsim.counter.neural.towers import TransformerTower, frozen_encoder
 from argsim.errors import ModelError
 from argsim.io import write_json
 
-MANIFEST = {"loader": "argsim.counter.neural.store:load_encoder"}
+MANIFEST = {"loader": "counter-neural"}  # a name in argsim.backend.registry.ENCODER_LOADERS
 
 
 def _head_state(model: CounterModel) -> dict[str, torch.Tensor]:

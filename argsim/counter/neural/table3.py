@@ -1,24 +1,23 @@
-"""Table 3 of the paper: @1/K of every retrieve(-then-rerank) combination on one split and setting."""
+"""Table 3 of the paper (section 6.3): @1/K of every retrieve(-then-rerank) combination on one split and setting.
+
+`evaluate_table3` runs every row whose model is given on every requested setting (the zero-shot cosine and BM25
+rows always come along), compares each row's @1/K hits with the zero-shot row's accuracy@1 on the same points
+(paired, `versus_reference`), and `table3_result_rows` turns the outcome into result rows. Rows with a
+cross-encoder run on a seeded random sample of points (`cross_limit`, CPU cost); the comparison then uses the
+zero-shot row's hits of those same points.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from argsim.counter.neural.pipeline import RowScore, hits_over_k_pools, load_stage, run_stages
-
-#: the paper's Table 3 (epa, test), as fractions: method -> {K: value}
-PAPER_TABLE3 = {
-    "Bi-encoder": {10: 0.1488, 30: 0.1488, 50: 0.1488},
-    "Unipolar-ret": {10: 0.3004, 30: 0.3004, 50: 0.3004},
-    "BM25 + Cross-encoder": {10: 0.0876, 30: 0.1557, 50: 0.1557},
-    "BM25 + Unipolar-cls": {10: 0.0128, 30: 0.0216, 50: 0.0273},
-    "Bi-encoder + Cross-encoder": {10: 0.0622, 30: 0.0244, 50: 0.0179},
-    "Bipolar-encoder": {10: 0.4886, 30: 0.4904, 50: 0.4889},
-    "Bipolar-encoder w/o |u-v|": {10: 0.1340, 30: 0.0548, 50: 0.0124},
-    "Bipolar-encoder w/o joint": {10: 0.4363, 30: 0.4202, 50: 0.4174},
-}
+from argsim.counter.core.evaluation import RowScore
+from argsim.counter.neural.pipeline import hits_over_k_pools, load_stage, run_stages
+from argsim.published import table3
 
 
 @dataclass
@@ -129,3 +128,77 @@ def training_budget(folder: str | None) -> dict | None:
             "epochs_run": hist[-1]["epoch"], "best_epoch": best["epoch"], "val_at_best": round(best["val"], 4),
             "val_untrained": round(hist[0]["val"], 4), "train_minutes": round(hist[-1]["seconds"] / 60, 1),
             "lr": cfg["lr"], "batch_size": cfg["batch_size"], "sampling": cfg["sampling"], "device": "cpu"}
+
+
+@dataclass
+class Table3Result:
+    """One evaluated (row, setting): its @1/K, the paired comparison with the zero-shot row, the paper's figures."""
+
+    row: RowSpec
+    setting: str
+    score: RowScore
+    versus: dict[int, dict] = field(default_factory=dict)
+    paper: dict[int, float] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def table3_plan(models: dict[str, str | None], settings: Sequence[str], base_model: str = "minilm",
+                bipolar_settings: Sequence[str] = ()) -> list[tuple[RowSpec, str]]:
+    """(row, setting) pairs: every row on every setting, plus the Bipolar-encoder row (and its zero-shot
+    reference) on `bipolar_settings`."""
+    plan = [(r, s) for s in settings for r in table3_rows(models, base_model)]
+    if models.get("bipolar") and bipolar_settings:
+        keep = ("Bipolar-encoder", f"zero-shot cosine ({base_model})")
+        plan += [(r, s) for s in bipolar_settings for r in table3_rows({"bipolar": models["bipolar"]}, base_model)
+                 if r.method in keep]
+    return plan
+
+
+def evaluate_table3(corpus, models: dict[str, str | None], split: str, settings: Sequence[str],  # noqa: ANN001
+                    ks: tuple[int, ...], base_model: str = "minilm", bipolar_settings: Sequence[str] = (),
+                    cross_limit: int | None = 300, seed: int = 13,
+                    on_result: Callable[[Table3Result], None] | None = None) -> list[Table3Result]:
+    """Evaluate the plan of `table3_plan` (models: bi-encoder, unipolar-ret, unipolar-cls, cross-encoder, bipolar,
+    bipolar-nodiff -> folder or None); `on_result` is called after each row (progress)."""
+    zero_shot = f"cosine:{base_model}"
+    stages: dict = {}
+    reference: dict[str, RowScore] = {}
+    out = []
+    for row, setting in table3_plan(models, settings, base_model, bipolar_settings):
+        limit = (cross_limit or None) if row.uses_cross else None
+        t0 = time.perf_counter()
+        score = evaluate_row(row, corpus, split, setting, ks, limit=limit, seed=seed, stages=stages)
+        seconds = time.perf_counter() - t0
+        if row.first == zero_shot:
+            reference[setting] = score
+        versus = versus_reference(score, reference[setting], ks) \
+            if setting in reference and row.first != zero_shot else {}
+        paper = table3(row.method) if (split, setting) == ("test", "epa") else {}
+        result = Table3Result(row, setting, score, versus, dict(paper), seconds)
+        out.append(result)
+        if on_result:
+            on_result(result)
+    return out
+
+
+def table3_result_rows(results: Sequence[Table3Result], split: str, ks: Sequence[int], all_points: int,
+                       budgets: dict | None = None, env: dict | None = None) -> list:
+    """Result rows (`argsim.results.result_rows` of each row's evaluation), one per (row, setting, K); a row
+    evaluated on fewer than `all_points` points says so in its method name; `env`: the run's environment."""
+    from argsim.results import result_rows
+
+    rows = []
+    for r in results:
+        acc, n = r.score.acc, len(r.score.ids)
+        label = r.row.method if n >= all_points else f"{r.row.method} ({n}-point sample)"
+        evaluation = r.score.evaluation(split)
+        budget = (budgets or {}).get(r.row.method) or {"retriever": training_budget(r.row.first),
+                                                       "reranker": training_budget(r.row.second)}
+        for k in ks:
+            rows += result_rows(evaluation, method=label, model=r.row.second or r.row.first, setting=r.setting,
+                                metrics=[f"accuracy@1/{k}"], paper={f"accuracy@1/{k}": r.paper.get(k)},
+                                seconds=r.seconds, env=env, digits=4,
+                                extra={"points": n, "first_stage": r.row.first, "first_stage_at1": round(acc[1], 4),
+                                       "reranker": r.row.second, "vs_zero_shot": r.versus.get(k),
+                                       "budget": budget})
+    return rows

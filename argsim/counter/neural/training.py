@@ -1,12 +1,15 @@
 """Training loop: Adam, one sampled negative per pair and epoch, validation @1/K after every epoch,
-a checkpoint every epoch (`resume=True` continues from it), early stopping, and the best model saved."""
+early stopping, and the best model saved - through argsim.training's accelerate loop (the device, precision and
+processes of the run, checkpoints under OUT/checkpoints at every epoch end and every --checkpoint-every steps,
+`resume` continuing them exactly: the epoch's negatives, batch order and every random state are saved)."""
 
 from __future__ import annotations
 
 import json
-import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -22,8 +25,10 @@ from argsim.counter.neural.validation import at1_over_k
 from argsim.io import write_json
 from argsim.progress import progress_bar
 from argsim.settings import seed_everything
+from argsim.training import Budget, OptimPolicy, Placement, resolve_placement
+from argsim.training.loop import TrainLoop
+from argsim.training.record import data_hash, train_config, write_records
 
-CHECKPOINT = "checkpoint.pt"
 HISTORY = "history.json"
 
 
@@ -35,7 +40,7 @@ def base_table(model: CounterModel, texts: list[str]) -> np.ndarray:
 def batch_loss(model: CounterModel, u: torch.Tensor, vp: torch.Tensor, vn: torch.Tensor) -> torch.Tensor:
     """The model kind's loss on base embeddings: triplet (retrieval) + CE on both pairs (classification)."""
     cfg = model.config
-    loss = torch.zeros((), dtype=u.dtype)
+    loss = torch.zeros((), dtype=u.dtype, device=u.device)
     if cfg.has_retrieval:
         loss = loss + triplet_loss(model.retrieval(u, "point"), model.retrieval(vp, "candidate"),
                                    model.retrieval(vn, "candidate"), cfg.margin)
@@ -45,16 +50,27 @@ def batch_loss(model: CounterModel, u: torch.Tensor, vp: torch.Tensor, vn: torch
 
 
 def validate(model: CounterModel, data: PairData, base: np.ndarray, k: int) -> float:
-    """Validation accuracy@1/k against the whole validation collection."""
+    """Validation accuracy@1/k against the whole validation collection (the heads run on the CPU: they score
+    precomputed NumPy embeddings)."""
     if not len(data.val_pairs):
         return float("nan")
-    return at1_over_k(model, base, data.val_pairs[:, 0], data.val_pairs[:, 1], data.val_collection, ks=(k,))[k]
+    with heads_on_cpu(model):
+        return at1_over_k(model, base, data.val_pairs[:, 0], data.val_pairs[:, 1], data.val_collection,
+                          ks=(k,))[k]
 
 
-def _save_checkpoint(path: Path, state: dict) -> None:
-    tmp = path.with_suffix(".tmp")
-    torch.save(state, tmp)
-    os.replace(tmp, path)
+@contextmanager
+def heads_on_cpu(model: CounterModel) -> Iterator[None]:
+    """Run the (small) heads on the CPU for NumPy scoring, then put them back (a no-op on the CPU)."""
+    heads = [h for h in {id(h): h for h in (model.ret_point, model.ret_cand, model.cls) if h is not None}.values()]
+    devices = [next(h.parameters()).device for h in heads]
+    for h in heads:
+        h.to("cpu")
+    try:
+        yield
+    finally:
+        for h, d in zip(heads, devices, strict=True):
+            h.to(d)
 
 
 def warm_start(model: CounterModel, folder: str | Path) -> None:
@@ -71,17 +87,30 @@ def warm_start(model: CounterModel, folder: str | Path) -> None:
     model.load_state_dict(heads, strict=False)
 
 
+def policy(config: NeuralConfig) -> OptimPolicy:
+    """Adam (= AdamW with weight decay 0) at constant rates per parameter group, no clipping (as before)."""
+    return OptimPolicy(lr=config.lr, weight_decay=0.0, schedule="constant", max_grad_norm=None)
+
+
 def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: bool = False,
           log: Callable[[dict], None] | None = None, max_minutes: float | None = None,
-          model: CounterModel | None = None, init: str | Path | None = None) -> list[dict]:
-    """Train `config.kind` on `data`; the best-validation model is saved in `out_dir`. Returns the history.
+          model: CounterModel | None = None, init: str | Path | None = None, placement: Placement | None = None,
+          budget: Budget | None = None) -> list[dict]:
+    """Train `config.kind` on `data` through the accelerate loop; the best-validation model is saved in
+    `out_dir` (rank 0). Returns the history.
 
     History rows: epoch (0 = untrained), loss, val (accuracy@1/k_val), hard (share of hard negatives),
-    seconds (cumulative training time). `max_minutes` stops after the epoch that crosses the budget. `init`: a
-    saved model whose heads start the training (`warm_start`).
+    seconds (cumulative training time). `budget.max_minutes` (or `max_minutes`) stops after the epoch that
+    crosses it (its validation decides the saved model); `budget.max_steps` stops mid-epoch with a checkpoint
+    that `resume` continues exactly (the epoch's negatives and batch order are in the checkpoint). `init`: a
+    saved model whose heads start the training (`warm_start`). `placement`: device / precision / seed
+    (default: the CPU, fp32, `config.seed`).
     """
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    placement = placement or resolve_placement("cpu", "fp32", seed=config.seed)
+    budget = budget or Budget(max_minutes=max_minutes, resume=resume)
+    epoch_minutes = budget.max_minutes  # checked at epoch ends, as the documented recipes expect
+    loop_budget = replace(budget, max_minutes=None)
     seed_everything(config.seed)
     frozen = not config.train_encoder
     if model is None:
@@ -99,84 +128,121 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
     groups = [g for g in groups if g["params"]]
     if not frozen:
         groups.append({"params": [p for p in model.tower_parameters() if p.requires_grad], "lr": config.encoder_lr})
-    optimizer = torch.optim.Adam(groups)
     sampler = NegativeSampler(data.train_pairs, data.train_collection, config.sampling, config.hard_rate,
                               config.hard_pool, seed=config.seed)
     base = base_table(model, data.texts) if frozen else None
     texts = np.asarray(data.texts, dtype=object)
+    loop = TrainLoop(out_dir, placement, loop_budget, policy(config))
+    device = loop.device
 
+    def loss_of(net: CounterModel, rows: tuple[np.ndarray, np.ndarray, np.ndarray]) -> torch.Tensor:
+        p_idx, c_idx, n_idx = rows
+        if frozen:
+            u, vp, vn = (torch.from_numpy(base[i]).to(device) for i in (p_idx, c_idx, n_idx))
+        else:
+            u = net.base(list(texts[p_idx]), "point")
+            vp = net.base(list(texts[c_idx]), "candidate")
+            vn = net.base(list(texts[n_idx]), "candidate")
+        return batch_loss(net, u, vp, vn)
+
+    n_batches = -(-len(data.train_pairs) // config.batch_size)
+    model = loop.prepare(model, groups, loop.steps_per_epoch(n_batches) * config.epochs, loss_of)
     history: list[dict] = []
-    best, bad_epochs, start, elapsed = -1.0, 0, 1, 0.0
-    ckpt = out_dir / CHECKPOINT
-    if resume and ckpt.is_file():
-        state = torch.load(ckpt, map_location="cpu", weights_only=False)
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        sampler.rng.bit_generator.state = state["sampler_rng"]
-        torch.set_rng_state(state["torch_rng"])
+    best, bad_epochs, elapsed = -1.0, 0, 0.0
+    order_rng = np.random.default_rng(config.seed + 1)
+    current: dict = {}  # the epoch in progress: its negatives, order, hard share and losses (for mid-epoch resume)
+
+    def extras() -> dict:
+        return {"history": history, "best": best, "bad_epochs": bad_epochs, "elapsed": elapsed,
+                "sampler_rng": sampler.rng.bit_generator.state, "order_rng": order_rng.bit_generator.state,
+                "current": current, "config": config.as_dict()}
+
+    loop.extras_fn = extras
+    if loop.resume():
+        state = loop.extras
         history, best, bad_epochs = state["history"], state["best"], state["bad_epochs"]
-        start, elapsed = state["epoch"] + 1, history[-1]["seconds"] if history else 0.0
+        elapsed, current = state["elapsed"], state["current"]
+        sampler.rng.bit_generator.state = state["sampler_rng"]
+        order_rng.bit_generator.state = state["order_rng"]
     else:
         val_base = base if frozen else base_table(model, data.texts)
         v0 = validate(model, data, val_base, config.k_val)
         history.append({"epoch": 0, "loss": None, "val": v0, "hard": 0.0, "seconds": 0.0})
         best = v0
-        save_model(model, out_dir, info={"epoch": 0, "val": v0, "data": data.info})
-        if log:
+        if loop.is_main:
+            save_model(model, out_dir, info={"epoch": 0, "val": v0, "data": data.info})
+        if log and loop.is_main:
             log(history[-1])
-
-    rng = np.random.default_rng(config.seed + 1)
-    for _ in range(start - 1):  # keep the batch order of a resumed run identical to an uninterrupted one
-        rng.permutation(len(data.train_pairs))
-    for epoch in range(start, config.epochs + 1):
+    for epoch in range(loop.epoch + 1, config.epochs + 1):  # loop.epoch: epochs done (0-based index of the next)
         t0 = time.perf_counter()
         model.train()
-        vectors = None
-        if sampler.probability(epoch) > 0:
-            table = base if frozen else base_table(model, data.texts)
-            vectors = model.retrieval_numpy(table, "candidate") if config.has_retrieval else table
-        negatives, hard_share = sampler.sample(epoch, vectors)
-        order = rng.permutation(len(data.train_pairs))
-        losses = []
-        with progress_bar(len(order), f"epoch {epoch}/{config.epochs}") as bar:
-            for s in range(0, len(order), config.batch_size):
-                rows = order[s:s + config.batch_size]
-                p_idx, c_idx, n_idx = data.train_pairs[rows, 0], data.train_pairs[rows, 1], negatives[rows]
-                if frozen:
-                    u, vp, vn = (torch.from_numpy(base[i]) for i in (p_idx, c_idx, n_idx))
-                else:
-                    u = model.base(list(texts[p_idx]), "point")
-                    vp = model.base(list(texts[c_idx]), "candidate")
-                    vn = model.base(list(texts[n_idx]), "candidate")
-                loss = batch_loss(model, u, vp, vn)
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-                losses.append(loss.item())
-                bar.advance(len(rows))
+        if current.get("epoch") == epoch:  # resumed in the middle of this epoch
+            negatives, order = np.asarray(current["negatives"]), np.asarray(current["order"])
+            hard_share, losses = current["hard"], list(current["losses"])
+        else:
+            vectors = None
+            if sampler.probability(epoch) > 0:
+                table = base if frozen else base_table(model, data.texts)
+                with heads_on_cpu(model):
+                    vectors = model.retrieval_numpy(table, "candidate") if config.has_retrieval else table
+            negatives, hard_share = sampler.sample(epoch, vectors)
+            order = order_rng.permutation(len(data.train_pairs))
+            losses = []
+            current = {"epoch": epoch, "negatives": negatives.tolist(), "order": order.tolist(), "hard": hard_share,
+                       "losses": losses}
+        current["losses"] = losses
+        batches = loop.shard([order[s:s + config.batch_size] for s in range(0, len(order), config.batch_size)])
+        idx = epoch - 1  # the loop counts epochs from 0
+        with progress_bar(len(order), f"epoch {epoch}/{config.epochs}", enabled=loop.is_main) as bar:
+            for b, rows in enumerate(batches):
+                if loop.skip(idx, b):
+                    bar.advance(len(rows))
+                    continue
+                batch = (data.train_pairs[rows, 0], data.train_pairs[rows, 1], negatives[rows])
+                losses.append(loop.step(batch, idx, b, last_in_epoch=b == len(batches) - 1))
+                bar.advance(len(rows) * loop.processes)
+                if loop.stopped_by:
+                    break
+        elapsed += time.perf_counter() - t0
+        if loop.stopped_by:  # --max-steps: a checkpoint mid-epoch, no validation
+            break
         val_base = base if frozen else base_table(model, data.texts)
         val = validate(model, data, val_base, config.k_val)
-        elapsed += time.perf_counter() - t0
-        history.append({"epoch": epoch, "loss": float(np.mean(losses)), "val": val, "hard": hard_share,
-                        "seconds": round(elapsed, 2)})
-        if log:
+        history.append({"epoch": epoch, "loss": float(np.mean(losses)) if losses else None, "val": val,
+                        "hard": hard_share, "seconds": round(elapsed, 2)})
+        if log and loop.is_main:
             log(history[-1])
         if val > best:
             best, bad_epochs = val, 0
-            save_model(model, out_dir, info={"epoch": epoch, "val": val, "data": data.info})
+            if loop.is_main:
+                save_model(model, out_dir, info={"epoch": epoch, "val": val, "data": data.info})
         else:
             bad_epochs += 1
-        _save_checkpoint(ckpt, {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch,
-                                "sampler_rng": sampler.rng.bit_generator.state, "torch_rng": torch.get_rng_state(),
-                                "history": history, "best": best, "bad_epochs": bad_epochs,
-                                "config": config.as_dict()})
-        write_json(out_dir / HISTORY, {"config": config.as_dict(), "data": data.info, "history": history})
+        current = {}
+        loop.end_epoch(idx)
+        if loop.is_main:
+            write_json(out_dir / HISTORY, {"config": config.as_dict(), "data": data.info, "history": history})
         if bad_epochs >= config.patience:
             break
-        if max_minutes is not None and elapsed / 60 >= max_minutes:
+        if epoch_minutes is not None and elapsed / 60 >= epoch_minutes:
             break
-    write_json(out_dir / HISTORY, {"config": config.as_dict(), "data": data.info, "history": history})
+    if loop.is_main:
+        write_json(out_dir / HISTORY, {"config": config.as_dict(), "data": data.info, "history": history})
+        best_row = max(history, key=lambda h: h["val"] if h["val"] == h["val"] else -1.0)
+        run = {"steps": loop.steps, "seconds": round(elapsed, 2), "stopped_by": loop.stopped_by,
+               "epochs_run": history[-1]["epoch"], "losses": [h["loss"] for h in history[1:]]}
+        metrics = {f"val_at1_over_{config.k_val}_best": best_row["val"], "best_epoch": best_row["epoch"],
+                   f"val_at1_over_{config.k_val}_untrained": history[0]["val"]}
+        write_records(out_dir, train_config(f"counter-{config.kind}", placement, budget, policy(config),
+                                            config.as_dict(), _data_hashes(data), run, metrics,
+                                            base_model=config.base_model))
     return history
+
+
+def _data_hashes(data: PairData) -> dict:
+    texts = data.texts
+    return {"train": data_hash([(texts[p], texts[c]) for p, c in data.train_pairs]),
+            "val": data_hash([(texts[p], texts[c]) for p, c in data.val_pairs])}
 
 
 def read_history(folder: str | Path) -> list[dict]:

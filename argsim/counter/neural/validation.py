@@ -1,16 +1,17 @@
-"""Accuracy@1/K (section 6.3): accuracy@1 after (re)ranking the K candidates that the first stage retrieved."""
+"""Validation accuracy@1/K (section 6.3) of a model being trained: its retrieval head ranks one shared collection
+of text indices, its classification head reranks the top K; the hits are `core.evaluation.at1_over_k_hits`, the
+same @1/K as Table 3's."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 import numpy as np
-import torch
 
+from argsim.counter.core.evaluation import at1_over_k_hits
 from argsim.counter.neural.model import CounterModel
 
 
-@torch.no_grad()
 def at1_over_k(model: CounterModel, base: np.ndarray, queries: np.ndarray, golds: np.ndarray,
                collection: np.ndarray, ks: Sequence[int] = (10, 30, 50), chunk: int = 128) -> dict[int, float]:
     """@1/K of `model` for index-based queries against one shared collection (the epa-style setting).
@@ -32,18 +33,10 @@ def at1_over_k(model: CounterModel, base: np.ndarray, queries: np.ndarray, golds
         top_scores = np.take_along_axis(scores, top, axis=1)
         top = np.take_along_axis(top, np.argsort(-top_scores, axis=1, kind="stable"), axis=1)
         cand = collection[top]                                     # (b, kmax) text indices
-        gold = golds[s:s + chunk, None]
-        if model.cls is None:
-            first_hit = cand[:, 0] == gold[:, 0]
-            for k in ks:
-                hits[k] += int(first_hit.sum())
-            continue
-        u = torch.from_numpy(base[q])[:, None, :]
-        v = torch.from_numpy(base[cand])
-        p = model.cls.score(u, v).numpy()                          # (b, kmax)
+        second = (model.cls_scores_numpy(base[q][:, None, :], base[cand]) if model.cls is not None
+                  else [None] * len(q))                            # (b, kmax) P(best counter)
+        batch = at1_over_k_hits(zip(cand, second, strict=True), golds[s:s + chunk], ks)
         for k in ks:
-            kk = min(k, kmax)
-            best = np.argmax(p[:, :kk], axis=1)
-            hits[k] += int((cand[np.arange(len(q)), best] == gold[:, 0]).sum())
+            hits[k] += int(batch[k].sum())
     n = max(len(queries), 1)
     return {k: hits[k] / n for k in ks}

@@ -1,0 +1,77 @@
+"""The layer rules of docs/ARCHITECTURE.md, checked on the source (imports anywhere in a module count)."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parent.parent / "argsim"
+
+
+def imports(path: Path) -> set[str]:
+    """Every module an argsim source file imports (top level or inside functions)."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.add(node.module)
+            out |= {f"{node.module}.{a.name}" for a in node.names}
+    return out
+
+
+def modules(folder: str) -> list[Path]:
+    return sorted((PKG / folder).rglob("*.py")) if (PKG / folder).is_dir() else [PKG / f"{folder}.py"]
+
+
+def offending(files: list[Path], forbidden: tuple[str, ...]) -> list[str]:
+    return [f"{p.relative_to(PKG.parent)} imports {m}" for p in files for m in sorted(imports(p))
+            if any(m == f or m.startswith(f + ".") for f in forbidden)]
+
+
+def test_metrics_import_no_loader_backend_or_method():
+    forbidden = ("argsim.data", "argsim.backend", "argsim.kpm", "argsim.counter", "argsim.thematic",
+                 "argsim.minutes", "argsim.cli", "argsim.settings", "torch", "transformers", "sentence_transformers")
+    assert offending(modules("metrics"), forbidden) == []
+
+
+@pytest.mark.parametrize("leaf", ["evaluation", "vectors", "markdown", "published", "config", "errors"])
+def test_leaf_modules_import_no_argsim(leaf):
+    assert [m for m in imports(PKG / f"{leaf}.py") if m.startswith("argsim")] == []
+
+
+def test_nothing_below_the_cli_imports_it():
+    files = [p for p in PKG.rglob("*.py") if "cli" not in p.relative_to(PKG).parts]
+    assert offending(files, ("argsim.cli",)) == []
+
+
+def test_backend_and_data_import_no_method_package():
+    methods = ("argsim.kpm", "argsim.counter", "argsim.thematic", "argsim.minutes", "argsim.cli")
+    assert offending(modules("backend") + modules("data"), methods) == []
+
+
+def test_no_global_settings_object():
+    """The run options travel as a RunConfig: no module reads (or defines) the old RUNTIME singleton."""
+    assert [str(p.relative_to(PKG)) for p in PKG.rglob("*.py") if "RUNTIME" in p.read_text(encoding="utf-8")] == []
+
+
+def test_importing_the_library_sets_no_run_state():
+    code = ("import os; before = dict(os.environ); import argsim.results, argsim.report, argsim.backend, "
+            "argsim.metrics.triplets, argsim.kpm.evaluate, argsim.minutes.evaluate; "
+            "import argsim.settings; "
+            "new = {k for k in os.environ if k not in before} - {'HF_HUB_OFFLINE', 'TRANSFORMERS_OFFLINE', "
+            "'TOKENIZERS_PARALLELISM'}; assert not new, new")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PKG.parent)
+    assert res.returncode == 0, res.stderr
+
+
+def test_library_layers_do_not_import_reporting():
+    """Rows are made above the methods: no library layer imports results/report (measure.py has the timers)."""
+    pending = {"kpm/sbert.py", "kpm/mts_train.py", "training/record.py"}  # trainer modules: peak_memory_mb, to move
+    files = [p for folder in ("metrics", "data", "backend", "training", "engine", "kpm", "counter", "thematic",
+                              "minutes") for p in modules(folder) if str(p.relative_to(PKG)) not in pending]
+    assert offending(files, ("argsim.results", "argsim.report")) == []

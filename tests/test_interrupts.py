@@ -1,0 +1,85 @@
+"""Interrupted work: a real SIGINT (Ctrl-C) to `argsim rank counterargs` running in a subprocess leaves no
+partial file, keeps the settings that finished, exits 130 with one line; `--resume` then ranks only the rest."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from argsim.cli.app import app
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURE = REPO / "tests" / "fixtures" / "counter_neural" / "02-extracted-arguments"
+runner = CliRunner()
+
+# BM25 under another name that stalls in the setting `sda` (after writing a marker), so the interrupt lands there
+SLOW_RANKER = """
+import sys, time
+from pathlib import Path
+from argsim.counter.core.registry import register_ranker
+from argsim.counter.lexical.baselines import bm25_scores
+
+@register_ranker("bm25-stalling")
+def stalling(points, pools, setting=None, marker=None, **_):
+    if setting == "sda" and marker:
+        Path(marker).write_text("in sda")
+        time.sleep(120)
+    return bm25_scores(points, pools)
+"""
+
+
+def _tiny_corpus(root: Path) -> Path:
+    """The fixture tree laid out as counterargs-18 (its test split; empty training/validation)."""
+    base = root / "counterargs18"
+    shutil.copytree(FIXTURE, base / "02-extracted-arguments")
+    for split in ("training", "validation"):
+        (base / "02-extracted-arguments" / split).mkdir()
+    counts = base / "03-pairs-best-counter-task" / "test" / "00-argument-pair-type-counts.tsv"
+    counts.parent.mkdir(parents=True)
+    counts.touch()
+    return root
+
+
+def test_sigint_keeps_finished_settings_and_resume_continues(tmp_path, monkeypatch):
+    data = _tiny_corpus(tmp_path / "data")
+    out, marker = tmp_path / "ranking.jsonl", tmp_path / "in-sda"
+    args = ["--quiet", "rank", "counterargs", "-m", "bm25-stalling", "-s", "sdoc", "-s", "sda", "-s", "sdc",
+            "--out", str(out)]
+    code = SLOW_RANKER + "from argsim.cli.app import main\nsys.argv = ['argsim', *sys.argv[1:]]\nmain()\n"
+    env = os.environ | {"ARGSIM_DATA": str(data), "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-c", code, *args, "--opt", f"marker={marker}"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while not marker.exists() and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.1)
+    assert marker.exists(), proc.communicate()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert len([ln for ln in err.splitlines() if ln.strip()]) == 1 and "interrupted" in err and "Traceback" not in err
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert rows and {r["setting"] for r in rows} == {"sdoc"}  # the finished setting, whole; nothing of sda
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "in-sda", "ranking.jsonl"]  # no temp file left
+    n_sdoc = len(rows)
+
+    # the rerun, in this process, with the same method name (not stalling): sdoc is kept, not ranked again
+    exec(compile(SLOW_RANKER, "slow_ranker", "exec"), {})  # noqa: S102 - registers bm25-stalling here too
+    from argsim.counter.core import run as run_module
+
+    monkeypatch.setenv("ARGSIM_DATA", str(data))
+    real, calls = run_module.run_ranker, []
+    monkeypatch.setattr(run_module, "run_ranker", lambda *a, **kw: calls.append(kw["setting"]) or real(*a, **kw))
+    result = runner.invoke(app, [*args, "--resume"])
+    assert result.exit_code == 0, result.output
+    assert calls == ["sda", "sdc"]
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["setting"] for r in rows].count("sdoc") == n_sdoc and {r["setting"] for r in rows} == {"sdoc", "sda",
+                                                                                                    "sdc"}

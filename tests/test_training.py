@@ -1,0 +1,342 @@
+"""The training layer: policy vs transformers' schedules, device/precision resolution, budgets, every trainer's
+parameters on the resolved device, same seed -> same weights, resume == uninterrupted, records, HF ids."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from argsim.errors import ArgsimError
+from argsim.training import Budget, OptimPolicy, resolve_placement
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+REPO = Path(__file__).resolve().parent.parent
+TOPICS = {
+    "coffee": ["Coffee is brewed from roasted beans.", "Espresso is a strong coffee drink.",
+               "Coffee plants grow in the tropics.", "Many people drink coffee in the morning.",
+               "Arabica beans have a mild taste.", "Coffee houses spread across Europe."],
+    "solar": ["Solar panels turn sunlight into electricity.", "Photovoltaic cells are made of silicon.",
+              "Solar power grows quickly worldwide.", "The sun provides energy for panels on roofs.",
+              "Solar farms cover large desert areas.", "Batteries store solar energy for the night."],
+    "football": ["The striker scored a late goal.", "Football matches last ninety minutes.",
+                 "The goalkeeper saved a penalty.", "The team won the league title.", "Fans sang in the stadium.",
+                 "The coach changed the formation."],
+}
+
+
+def tiny_triplets(n: int = 24) -> list[dict]:
+    import random
+
+    rng, names, rows = random.Random(0), list(TOPICS), []
+    for i in range(n):
+        same, other = names[i % 3], names[(i + 1) % 3]
+        a, p = rng.sample(TOPICS[same], 2)
+        rows.append({"anchor": a, "positive": p, "negative": rng.choice(TOPICS[other])})
+    return rows
+
+
+@pytest.fixture
+def tiny_vectors(tmp_path) -> str:
+    """16-d random word vectors for the tiny corpus (keeps the BiLSTM tests fast)."""
+    import numpy as np
+    from gensim.models import KeyedVectors
+
+    from argsim.backend.models import tokenize_en
+
+    words = sorted({w for texts in TOPICS.values() for t in texts for w in tokenize_en(t)})
+    kv = KeyedVectors(vector_size=16)
+    kv.add_vectors(words, np.random.default_rng(0).normal(size=(len(words), 16)).astype(np.float32))
+    kv.save(str(tmp_path / "tiny.kv"))
+    return str(tmp_path / "tiny.kv")
+
+
+def cpu(seed: int = 13, precision: str = "fp32"):  # noqa: ANN201
+    return resolve_placement("cpu", precision, threads=1, seed=seed)  # one thread: fastest on a busy machine
+
+
+def state(folder: Path) -> dict[str, torch.Tensor]:
+    """Every weight tensor saved in a model folder (safetensors or torch state dicts)."""
+    from safetensors.torch import load_file
+
+    out: dict[str, torch.Tensor] = {}
+    for f in sorted(folder.rglob("*")):
+        if "checkpoints" in f.parts:
+            continue
+        if f.suffix == ".safetensors":
+            out.update({f"{f.relative_to(folder)}:{k}": v for k, v in load_file(f).items()})
+        elif f.suffix == ".pt":
+            loaded = torch.load(f, map_location="cpu", weights_only=True)
+            flat = loaded if all(isinstance(v, torch.Tensor) for v in loaded.values()) else {
+                f"{k}.{kk}": vv for k, v in loaded.items() for kk, vv in v.items()}
+            out.update({f"{f.relative_to(folder)}:{k}": v for k, v in flat.items()})
+    assert out, f"no weights under {folder}"
+    return out
+
+
+def same_weights(a: Path, b: Path) -> bool:
+    sa, sb = state(a), state(b)
+    return sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
+
+
+@pytest.fixture
+def devices_seen(monkeypatch):
+    """Record the devices of the trained parameters at every step of both training paths."""
+    import argsim.training.st as st
+    from argsim.training.loop import TrainLoop
+
+    seen: set[str] = set()
+    step = TrainLoop.step
+
+    def loop_step(self, *a, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202
+        seen.update(p.device.type for p in self.model.parameters() if p.requires_grad)
+        return step(self, *a, **kw)
+
+    monkeypatch.setattr(TrainLoop, "step", loop_step)
+    run = st.run_trainer
+
+    def run_trainer(trainer, out, budget):  # noqa: ANN001, ANN202
+        from transformers import TrainerCallback
+
+        class Spy(TrainerCallback):
+            def on_step_end(self, args, state, control, model=None, **kw):  # noqa: ANN001, ANN003, ANN201
+                seen.update(p.device.type for p in model.parameters() if p.requires_grad)
+
+        trainer.add_callback(Spy())
+        return run(trainer, out, budget)
+
+    monkeypatch.setattr(st, "run_trainer", run_trainer)
+    return seen
+
+
+# ------------------------------------------------------------------ policy, placement, budgets
+
+
+def test_policy_equals_transformers_schedules():
+    from transformers import (
+        get_constant_schedule_with_warmup,
+        get_linear_schedule_with_warmup,
+        get_polynomial_decay_schedule_with_warmup,
+    )
+
+    total = 40
+    cases = [(OptimPolicy(lr=1e-3, warmup_ratio=0.1), lambda o: get_linear_schedule_with_warmup(o, 4, total)),
+             (OptimPolicy(lr=8e-6, lr_end=1e-6), lambda o: get_polynomial_decay_schedule_with_warmup(
+                 o, 0, total, lr_end=1e-6, power=1.0)),
+             (OptimPolicy(lr=2e-5, warmup_ratio=0.05, schedule="constant"),
+              lambda o: get_constant_schedule_with_warmup(o, 2))]
+    for policy, reference in cases:
+        p = torch.nn.Parameter(torch.zeros(1))
+        ours = torch.optim.AdamW([p], lr=policy.lr)
+        theirs = torch.optim.AdamW([torch.nn.Parameter(torch.zeros(1))], lr=policy.lr)
+        from argsim.training.policy import build_scheduler
+
+        s1, s2 = build_scheduler(ours, policy, total), reference(theirs)
+        for _ in range(total + 2):
+            assert ours.param_groups[0]["lr"] == pytest.approx(theirs.param_groups[0]["lr"], rel=1e-9, abs=1e-15)
+            ours.step(), theirs.step(), s1.step(), s2.step()
+    kw = OptimPolicy(lr=8e-6, lr_end=1e-6).trainer_kwargs()
+    assert kw["lr_scheduler_type"] == "polynomial" and kw["weight_decay"] == 0.0 and kw["optim"] == "adamw_torch"
+
+
+def test_precision_and_device_resolution(monkeypatch):
+    from argsim.backend.device import resolve_device, resolve_precision
+
+    assert resolve_precision("auto", "cpu") == "fp32" and resolve_precision("bf16", "cpu") == "bf16"
+    assert resolve_precision("auto", "mps") == "fp32"
+    with pytest.raises(ArgsimError, match="fp16 needs a CUDA GPU"):
+        resolve_precision("fp16", "cpu")
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
+    assert resolve_precision("auto", "cuda") == "bf16"
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: False)
+    assert resolve_precision("auto", "cuda:1") == "fp16"
+    with pytest.raises(ArgsimError, match="bf16 is not supported"):
+        resolve_precision("bf16", "cuda")
+    if not torch.cuda.is_available():
+        for bad in ("cuda", "cuda:1"):
+            with pytest.raises(ArgsimError, match="CUDA is not available"):
+                resolve_device(bad)
+    with pytest.raises(ArgsimError, match="unknown device"):
+        resolve_device("cuda:x")
+    assert Budget(max_steps=-1).max_steps is None
+    assert Budget(max_steps=3).reached(3, 0.0) == "max_steps" and Budget(max_minutes=1).reached(0, 61) == "max_minutes"
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+@pytest.mark.parametrize("args", [["sbert"], ["mts"], ["minutes-sbert"], ["thematic", "x.jsonl"], ["bipolar"]])
+def test_missing_device_is_one_line_and_exit_2_before_any_work(args, tmp_path):
+    from argsim.cli.app import app
+
+    out = tmp_path / "never"
+    result = CliRunner().invoke(app, ["--device", "cuda:1", "train", *args, "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert "CUDA is not available" in result.output and len(result.output.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+# ------------------------------------------------------------------ every trainer: device, seeds, resume, records
+
+
+def test_sentence_transformer_trainer_device_seed_resume_and_records(devices_seen, tmp_path):
+    """MiniLM thematic fine-tune: on the resolved device; a run stopped by --max-steps and resumed equals the
+    uninterrupted run with the same seed, weight for weight (so two runs with one seed are identical too);
+    train_config.json + model card beside the weights."""
+    from argsim.thematic.finetune import finetune_sentence_transformer
+
+    trips = tiny_triplets(16)
+    kw = {"batch_size": 4, "lr": 1e-4, "max_seq_length": 16}
+    finetune_sentence_transformer(trips, tmp_path / "a", placement=cpu(), **kw)
+    assert devices_seen == {"cpu"}
+    stopped = finetune_sentence_transformer(trips, tmp_path / "r", placement=cpu(), budget=Budget(max_steps=2), **kw)
+    assert stopped["steps"] == 2 and stopped["stopped_by"] == "max_steps"
+    assert not same_weights(tmp_path / "a", tmp_path / "r")
+    done = finetune_sentence_transformer(trips, tmp_path / "r", placement=cpu(), budget=Budget(resume=True), **kw)
+    assert done["steps"] == 4 and same_weights(tmp_path / "a", tmp_path / "r")
+    config = json.loads((tmp_path / "a" / "train_config.json").read_text())
+    for key in ("command", "seed", "git_commit", "versions", "device", "precision", "data", "seconds",
+                "peak_memory", "optimizer", "budget"):
+        assert key in config
+    assert config["device"] == "cpu" and config["precision"] == "fp32" and config["versions"]["torch"]
+    card = (tmp_path / "a" / "README.md").read_text()
+    assert card.startswith("---") and "argsim training run" in card and "sentence-transformers" in card
+
+
+def test_custom_loop_device_seed_resume_and_bf16(devices_seen, tiny_vectors, tmp_path):
+    """Thematic BiLSTM through the accelerate loop: resolved device, same seed -> same weights, a run stopped
+    mid-epoch by --max-steps and resumed equals the uninterrupted run (dropout RNG included); bf16 autocast."""
+    from argsim.thematic.train import TrainConfig, train_bilstm
+
+    trips = tiny_triplets(32)
+    cfg = {"hidden": 8, "attention": 4, "batch_size": 8, "epochs": 2, "seed": 5, "word_vectors": tiny_vectors}
+    quiet = {"log": lambda *_: None}
+    a = train_bilstm(trips, tmp_path / "a", TrainConfig(**cfg), placement=cpu(5), budget=Budget(), **quiet)
+    train_bilstm(trips, tmp_path / "b", TrainConfig(**cfg), placement=cpu(5), budget=Budget(), **quiet)
+    assert devices_seen == {"cpu"} and a.steps == 8
+    assert same_weights(tmp_path / "a", tmp_path / "b")
+    first = train_bilstm(trips, tmp_path / "r", TrainConfig(**cfg), placement=cpu(5), budget=Budget(max_steps=3),
+                         **quiet)
+    assert first.steps == 3 and first.stopped_by == "max_steps" and not same_weights(tmp_path / "a", tmp_path / "r")
+    rest = train_bilstm(trips, tmp_path / "r", TrainConfig(**cfg), placement=cpu(5), budget=Budget(resume=True),
+                        **quiet)
+    assert rest.steps == 8 and rest.triplets_seen == a.triplets_seen
+    assert same_weights(tmp_path / "a", tmp_path / "r")
+    half = train_bilstm(trips, tmp_path / "h", TrainConfig(**cfg), placement=cpu(5, "bf16"),
+                        budget=Budget(max_steps=1, grad_accum=2), **quiet)
+    config = json.loads((tmp_path / "h" / "train_config.json").read_text())
+    assert half.steps == 1 and config["precision"] == "bf16" and config["budget"]["grad_accum"] == 2
+    assert (tmp_path / "h" / "README.md").read_text().startswith("---\nlibrary_name: argsim")
+
+
+def test_kpm_trainers_train_on_the_resolved_device(devices_seen, tmp_path):
+    """Siamese SBERT (full and top-layer) and MTS: one or two steps each, parameters on the resolved device."""
+    from argsim.data.argkp import load_kpm_files
+    from argsim.kpm.mts_model import MTSConfig
+    from argsim.kpm.mts_train import train_mts
+    from argsim.kpm.sbert import SbertConfig, train_sbert
+
+    data = load_kpm_files(FIXTURES / "kpm" / "arguments.csv", FIXTURES / "kpm" / "key_points.csv",
+                          FIXTURES / "kpm" / "labels.csv")
+    for layers in (0, 2):
+        info = train_sbert(data, tmp_path / f"sbert{layers}", SbertConfig(batch_size=8, max_seq_length=16,
+                                                                       train_layers=layers),
+                           placement=cpu(), budget=Budget(max_steps=1), quiet=True)
+        assert info["steps"] == 1 and info["device"] == "cpu"
+    cfg = MTSConfig(epochs=1, max_batches=1, max_pos=2, max_neg=2, max_unmatched=1, train_layers=1,
+                    statement_max_len=16, topic_max_len=8)
+    info = train_mts(data, tmp_path / "mts", cfg, placement=cpu(), quiet=True)
+    assert info["steps"] == 1 and json.loads((tmp_path / "mts" / "train_config.json").read_text())["device"] == "cpu"
+    assert devices_seen == {"cpu"}
+
+
+def test_minutes_trainer_honours_the_placement(devices_seen, tmp_path):
+    from argsim.io import write_jsonl
+    from argsim.minutes.train import TrainConfig, train_minutes_sbert
+
+    write_jsonl(tmp_path / "t.jsonl", tiny_triplets(8))
+    log = train_minutes_sbert(tmp_path / "t.jsonl", None, tmp_path / "m", TrainConfig(backbone="minilm",
+                              batch_size=4), placement=cpu(), budget=Budget(max_steps=1), quiet=True)
+    assert log["steps"] == 1 and log["device"] == "cpu" and devices_seen == {"cpu"}
+    assert json.loads((tmp_path / "m" / "train_config.json").read_text())["optimizer"]["weight_decay"] == 0.0
+
+
+# ------------------------------------------------------------------ Hugging Face ids
+
+
+def _hf_cache_with_minilm(root: Path, repo: str) -> Path:
+    """A model saved into huggingface_hub's own cache layout: models--org--name/snapshots/<rev>/ + refs/main."""
+    import shutil
+
+    from argsim.backend import model_path
+
+    rev = "0123456789abcdef0123456789abcdef01234567"
+    folder = root / f"models--{repo.replace('/', '--')}"
+    shutil.copytree(model_path("minilm"), folder / "snapshots" / rev)
+    (folder / "refs").mkdir()
+    (folder / "refs" / "main").write_text(rev)
+    return folder / "snapshots" / rev
+
+
+def test_model_accepts_a_hugging_face_id_from_the_local_cache(tmp_path, monkeypatch):
+    from argsim.backend import load_sentence_transformer, model_path
+    from argsim.errors import ModelError
+
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    snapshot = _hf_cache_with_minilm(tmp_path / "hub", "acme/tiny-minilm")
+    assert model_path("acme/tiny-minilm") == snapshot
+    model = load_sentence_transformer("acme/tiny-minilm", device="cpu")
+    assert model.encode(["a sentence"]).shape == (1, 384)
+    with pytest.raises(ModelError, match="unknown model 'FacebookAI/roberta-base'.*HF_HUB_OFFLINE is set"):
+        model_path("FacebookAI/roberta-base")
+    from argsim.cli.app import app
+
+    result = CliRunner().invoke(app, ["train", "sbert", "--model", "FacebookAI/roberta-base", "--arguments",
+                                      str(FIXTURES / "kpm" / "arguments.csv"), "--key-points",
+                                      str(FIXTURES / "kpm" / "key_points.csv"), "--labels",
+                                      str(FIXTURES / "kpm" / "labels.csv"), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
+    assert "roberta-base" in result.output
+
+
+def test_importing_argsim_leaves_hf_offline_to_the_environment():
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
+    env["PYTHONPATH"] = str(REPO)
+    code = "import os, argsim; print(os.environ.get('HF_HUB_OFFLINE'), os.environ.get('TRANSFORMERS_OFFLINE'))"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "None None"
+
+
+# ------------------------------------------------------------------ many processes (DDP over gloo)
+
+
+def _launch(tmp_path: Path, launcher: list[str], args: list[str]) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    return subprocess.run([*launcher, "-m", "argsim.cli.app", "-q", "--threads", "1", *args], env=env,
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+
+
+def _bin(name: str) -> str:
+    return str(Path(sys.executable).parent / name)
+
+
+@pytest.mark.slow
+def test_ddp_sentence_transformer_trainer_two_processes(tmp_path):
+    """`accelerate launch --multi_gpu --num_processes 2` on a CPU-only machine = torchrun + gloo DDP."""
+    from argsim.io import write_jsonl
+
+    write_jsonl(tmp_path / "t.jsonl", tiny_triplets(48))
+    run = _launch(tmp_path, [_bin("accelerate"), "launch", "--multi_gpu", "--num_processes", "2"],
+                  ["train", "thematic", "t.jsonl", "--out", "m", "--arch", "minilm", "--batch-size", "4",
+                   "--lr", "1e-4"])
+    assert run.returncode == 0, run.stderr[-3000:]
+    config = json.loads((tmp_path / "m" / "train_config.json").read_text())
+    assert config["processes"] == 2 and config["steps"] == 6  # 48 triplets / (4 per batch x 2 processes)
+    assert config["losses"][-1] < config["losses"][0]
+    assert len(list(tmp_path.rglob("model.safetensors"))) == 1
+    assert run.stdout.count("trained minilm") == 1  # only rank 0 reports
