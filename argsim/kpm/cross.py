@@ -119,7 +119,7 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
 
     from argsim.settings import seed_everything
     from argsim.training import Budget, resolve_placement
-    from argsim.training.st import run_trainer, trainer_arguments
+    from argsim.training.st import logging_steps, run_trainer, trainer_arguments
 
     if cfg.context not in CONTEXTS:
         raise ArgsimError(f"unknown context '{cfg.context}': choose {', '.join(CONTEXTS)}")
@@ -132,7 +132,9 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
     sep = model.tokenizer.sep_token or "[SEP]"
     rows = pair_rows(train, cfg.context, sep)
     args = trainer_arguments(out, placement, budget, policy(cfg), epochs=cfg.epochs, batch_size=cfg.batch_size,
-                             quiet=quiet, cross_encoder=True, logging_steps=10, dataloader_drop_last=False)
+                             quiet=quiet, cross_encoder=True, dataloader_drop_last=False,
+                             logging_steps=logging_steps(len(rows["label"]), cfg.batch_size, cfg.epochs, budget,
+                                                         placement.processes))
     trainer = CrossEncoderTrainer(model=model, args=args, train_dataset=datasets.Dataset.from_dict(rows),
                                   loss=BinaryCrossEntropyLoss(model))
     start = time.perf_counter()
