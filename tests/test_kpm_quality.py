@@ -206,3 +206,24 @@ def test_models_build_skips_finished_recipes_and_resumes_interrupted_ones(tmp_pa
                                                                                ("models/two", "acc", 0.75)}
     assert [m.folder.name for m in trained_models(tmp_path / "models")] == ["one", "two"]
     assert "two: done" in (tmp_path / "build.log").read_text()
+
+
+def test_fold_splits_load_back_and_kpm_folds_scores_fold_one_as_the_dev_split(data_dir, minilm, tmp_path):
+    from typer.testing import CliRunner
+
+    from argsim.cli.app import app
+    from argsim.kpm.mts_data import topic_folds
+    from argsim.kpm.scoring import score_key_points
+    from argsim.metrics.kpa_map import evaluate_map
+
+    train, dev = load_argkp("train", data_dir), load_argkp("dev", data_dir)
+    res = CliRunner().invoke(app, ["--quiet", "data", "kpm-folds", "--folds", "2", "--out", str(tmp_path / "f")])
+    assert res.exit_code == 0, res.output
+    held = load_argkp("fold2-dev", tmp_path / "f")
+    want = topic_folds(train, dev, 2)[1][1]
+    assert held.labels == want.labels and [a.arg_id for a in held.arguments] == [a.arg_id for a in want.arguments]
+    res = CliRunner().invoke(app, ["--quiet", "eval", "kpm-folds", "-m", "minilm", "--fold", "1", "--out",
+                                   str(tmp_path / "sel")])
+    assert res.exit_code == 0, res.output
+    got = json.loads((tmp_path / "sel" / "folds.json").read_text())["candidates"][0]
+    assert got["strict"] == [pytest.approx(evaluate_map(score_key_points(dev, minilm), dev).strict)]
