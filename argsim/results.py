@@ -83,6 +83,13 @@ def result_rows(evaluation: Evaluation, *, method: str, model: str | None = None
             for m, name in names.items()]
 
 
+def rows_from_specs(specs: Sequence[tuple[Evaluation, Mapping[str, Any]]],
+                    env: Mapping[str, Any] | None = None, command: str | None = None) -> list[ResultRow]:
+    """The rows of (evaluation, labels) pairs that a method package describes (`labels`: the keyword arguments
+    of `result_rows` but `env` / `command`, which are the run's)."""
+    return [row for ev, labels in specs for row in result_rows(ev, env=env, command=command, **labels)]
+
+
 def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:

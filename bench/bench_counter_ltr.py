@@ -9,7 +9,7 @@
 Writes rows into bench/results/counterargs-ltr.json (merge). Timings on the shared 2-core machine are
 pessimistic (other jobs run at the same time); the load average is recorded with each row.
 
-    .venv/bin/python bench/bench_counter_ltr.py [--quick] [--pairs 300] [--points 16] [--workers 2]
+    .venv/bin/python bench/bench_counter_ltr.py [--quick] [--pairs 300] [--points 16] [--engine local|ray]
 """
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ def load() -> float:
 
 
 def cpu_seconds() -> float:
-    """User + system CPU time of this process and its finished children (the forked WMD workers)."""
+    """User + system CPU time of this process and its finished children (not Ray workers: with --engine ray
+    the wall time is the figure to compare)."""
     t = os.times()
     return t.user + t.system + t.children_user + t.children_system
 
@@ -54,7 +55,7 @@ def measured(method: str, setting: str, metric: str, value: float, prov: dict, *
                        model="glove50", setting=setting, env=prov["env"], command=prov["command"], **kw)
 
 
-def gensim_vs_argsim(corpus, n_pairs: int, workers: int, seed: int, prov: dict) -> tuple[list[ResultRow], dict]:  # noqa: ANN001
+def gensim_vs_argsim(corpus, n_pairs: int, engine, seed: int, prov: dict) -> tuple[list[ResultRow], dict]:  # noqa: ANN001
     kv = word_vectors("glove50")
     points = corpus.points("test")
     pools = build_pools(corpus, "test", "epa")
@@ -73,10 +74,10 @@ def gensim_vs_argsim(corpus, n_pairs: int, workers: int, seed: int, prov: dict) 
     idx = np.array([(texts.setdefault(a, len(texts)), texts.setdefault(b, len(texts))) for a, b in pairs])
     from argsim.counter.lexical.wmd import WMDEngine
 
-    engine = WMDEngine(kv, list(texts), stopwords=stop)
-    ours = engine.distances(idx, workers=1)
+    wmd = WMDEngine(kv, list(texts), stopwords=stop)
+    ours = wmd.distances(idx)
     t_ours1, cpu_ours = time.perf_counter() - t0, cpu_seconds() - c0
-    ours2 = engine.distances(idx, workers=workers)  # parallel path (used from 2,000 pairs on) gives the same values
+    ours2 = wmd.distances(idx, engine=engine)  # the engine's path (from 2,000 pairs on) gives the same values
     finite = np.isfinite(ref)
     assert np.array_equal(finite, np.isfinite(ours)) and np.array_equal(ours, ours2)
     diff = float(np.max(np.abs(ref[finite] - ours[finite]))) if finite.any() else 0.0
@@ -101,7 +102,7 @@ def gensim_vs_argsim(corpus, n_pairs: int, workers: int, seed: int, prov: dict) 
     return rows, info
 
 
-def cost_curve(corpus, n_points: int, workers: int, seed: int, gensim_rate: float,  # noqa: ANN001
+def cost_curve(corpus, n_points: int, engine, seed: int, gensim_rate: float,  # noqa: ANN001
                prov: dict) -> tuple[list[ResultRow], dict]:
     w = READINGS[DEFAULT_READING]
     rng = np.random.default_rng(seed)
@@ -118,7 +119,7 @@ def cost_curve(corpus, n_points: int, workers: int, seed: int, gensim_rate: floa
             pts = chosen if (mode == "top" or mean_pool < 100) else chosen[: max(2, n_points // 8)]
             sub = {p.id: pools[p.id] for p in pts}
             t0, c0 = time.perf_counter(), cpu_seconds()
-            space = FeatureSpace(pts, sub, FeatureConfig(workers=workers))
+            space = FeatureSpace(pts, sub, FeatureConfig(), executor=engine)
             scores, stats = linear_scores(space, w, mode=mode, top_k=1, description=None)
             secs, cpu = time.perf_counter() - t0, cpu_seconds() - c0
             acc = accuracy_at_1({p.id: ([c.id for c in sub[p.id]], scores[p.id]) for p in pts},
@@ -128,7 +129,7 @@ def cost_curve(corpus, n_points: int, workers: int, seed: int, gensim_rate: floa
             rows += measured(f"bench:simple-sd-{'pruned' if mode == 'top' else 'all-pairs'}", setting,
                              "seconds_per_point", round(secs / len(pts), 4), prov, seconds=round(secs, 2),
                              extra={"points": len(pts), "mean_pool": mean_pool, "load": load(),
-                                    "solved_premise_share": round(stats.solved_share, 4), "workers": workers,
+                                    "solved_premise_share": round(stats.solved_share, 4), **engine.describe(),
                                     "cpu_seconds_per_point": round(cpu / len(pts), 4),
                                     "projected_full_test_minutes_on_2_idle_cores":
                                         round(cpu / len(pts) * 1401 / 2 / 60, 1)})
@@ -167,17 +168,17 @@ def plot_curve(curve: dict, path: Path) -> None:
     fig.savefig(path, dpi=120)
 
 
-def full_epa(corpus, workers: int, prov: dict) -> list[ResultRow]:  # noqa: ANN001
+def full_epa(corpus, engine, prov: dict) -> list[ResultRow]:  # noqa: ANN001
     points = corpus.points("test")
     pools = build_pools(corpus, "test", "epa")
     gold = {p.id: corpus.true_counter(p).id for p in points}
     t0, c0 = time.perf_counter(), cpu_seconds()
-    space = FeatureSpace(points, pools, FeatureConfig(workers=workers))
+    space = FeatureSpace(points, pools, FeatureConfig(), executor=engine)
     scores, stats = linear_scores(space, READINGS[DEFAULT_READING], mode="top", top_k=1, description="epa")
     secs, cpu = time.perf_counter() - t0, cpu_seconds() - c0
     acc = accuracy_at_1({p.id: ([c.id for c in pools[p.id]], scores[p.id]) for p in points}, gold)
     extra = {"points": len(points), "pairs": stats.pairs, "solved_premise_share": round(stats.solved_share, 4),
-             "workers": workers, "load": load(), "reading": DEFAULT_READING, "cpu_seconds": round(cpu, 1)}
+             **engine.describe(), "load": load(), "reading": DEFAULT_READING, "cpu_seconds": round(cpu, 1)}
     return measured("bench:simple-sd-full-epa", "epa", "seconds", round(secs, 1), prov, seconds=round(secs, 1),
                     peak_mb=peak_memory_mb(), extra=extra | {"accuracy@1": acc})
 
@@ -216,7 +217,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="small samples, no full-epa run")
     ap.add_argument("--pairs", type=int, default=300)
     ap.add_argument("--points", type=int, default=16)
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--engine", choices=("local", "ray"), default="local", help="where the WMD work runs")
+    ap.add_argument("--ray-address", default=None, help="Ray cluster (default $RAY_ADDRESS, else a local one)")
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--skip-full", action="store_true")
     ap.add_argument("--table", action="store_true", help="print the markdown results table and exit")
@@ -228,18 +230,21 @@ def main() -> None:
     if args.quick:
         args.pairs, args.points, args.skip_full = 60, 6, True
     corpus = load_counterargs()
+    from argsim.engine import get_engine
+
+    engine = get_engine(args.engine, address=args.ray_address)
     cmd = " ".join([".venv/bin/python bench/bench_counter_ltr.py", *sys.argv[1:]])
     prov = {"env": environment(seed=args.seed, device="cpu"), "command": cmd}
     if args.full_only:
-        full = full_epa(corpus, args.workers, prov)
+        full = full_epa(corpus, engine, prov)
         print(f"full epa Simple-SD: {full[0].value} s, acc@1 {full[0].extra['accuracy@1']:.3f}, "
               f"CPU {full[0].extra['cpu_seconds']} s")
         write_results("counterargs-ltr", full, command=cmd, merge=True)
         return
-    rows, info = gensim_vs_argsim(corpus, args.pairs, args.workers, args.seed, prov)
+    rows, info = gensim_vs_argsim(corpus, args.pairs, engine, args.seed, prov)
     print(f"WMD same pairs: gensim {rows[0].value}/s, argsim {rows[1].value}/s (x{rows[2].value}), "
           f"max |diff| {info['max_abs_diff']:.2e}, gensim full epa projected {rows[3].value} h (load {info['load']})")
-    curve_rows, curve = cost_curve(corpus, args.points, args.workers, args.seed, info["gensim_wmd_per_cpu_second"],
+    curve_rows, curve = cost_curve(corpus, args.points, engine, args.seed, info["gensim_wmd_per_cpu_second"],
                                    prov)
     for s, r in curve.items():
         print(f"{s:5s} pool {r['mean_pool']:7.1f}: pruned {r['top']['seconds_per_point']:.3f} s/pt "
@@ -248,7 +253,7 @@ def main() -> None:
               f"gensim {r['gensim_seconds_per_point']:.3f} s/pt")
     rows += curve_rows
     if not args.skip_full:
-        full = full_epa(corpus, args.workers, prov)
+        full = full_epa(corpus, engine, prov)
         print(f"full epa Simple-SD: {full[0].value} s, acc@1 {full[0].extra['accuracy@1']:.3f}")
         rows += full
     write_results("counterargs-ltr", rows, command=cmd, merge=True)

@@ -47,3 +47,11 @@ def ray_session():
     yield ray
     if started:
         ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def counterargs_corpus(data_dir):
+    """counterargs-18, loaded once per test session (about 10-20 s on the shared machine)."""
+    from argsim.data.counterargs import load_counterargs
+
+    return load_counterargs(data_dir)

@@ -211,7 +211,7 @@ CASES: list[tuple[str, list[str], str, bool]] = [
     ("eval-ca-ties", ["eval", "counterargs", "counter.jsonl", "--ties", "random"], "--ties", False),
     ("ltr-method", ["train", "ltr", "-m", "svm-part"], "--method", False),
     ("ltr-out-is-file", ["train", "ltr", "--out", "old.json"], "expected a folder", False),
-    ("ltr-workers-zero", ["train", "ltr", "--workers", "0"], "--workers", False),
+    ("engine-unknown", ["--engine", "spark", "train", "ltr"], "--engine", False),
     ("ltr-stopwords", ["train", "ltr", "--stopwords", "nltk"], "--stopwords", False),
     ("simple-sd-out-is-dir", ["train", "simple-sd", "--out", "adir"], "is a folder", False),
     ("simple-sd-split", ["train", "simple-sd", "--split", "dev"], "--split", False),

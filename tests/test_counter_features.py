@@ -90,7 +90,7 @@ def test_all_twenty_features_of_hand_built_pairs(glove) -> None:  # noqa: ANN001
     point = _arg("p1", CONCLUSION, PREMISE)
     headless = _arg("p2", "", PREMISE)  # no conclusion: its first part is an empty text
     cands = [_arg(f"c{i}", "", t, kind="counter") for i, t in enumerate(CANDIDATES)]
-    space = FeatureSpace([point, headless], {"p1": cands, "p2": cands}, FeatureConfig(workers=1))
+    space = FeatureSpace([point, headless], {"p1": cands, "p2": cands}, FeatureConfig())
     got = space.features(20)
 
     cls_vecs = _cls_vectors([CONCLUSION, PREMISE, *CANDIDATES])

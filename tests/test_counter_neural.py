@@ -390,11 +390,12 @@ def test_table3_rows_keep_per_point_hits_for_paired_comparison(minilm, tmp_path)
         RowSpec,
         evaluate_row,
         evaluate_table3,
-        table3_result_rows,
+        table3_row_specs,
         versus_reference,
     )
     from argsim.data.counterargs import load_counterargs_folder
     from argsim.published import table3
+    from argsim.results import rows_from_specs
 
     corpus = load_counterargs_folder(Path(__file__).parent / "fixtures" / "counter_neural" / "02-extracted-arguments")
     torch.manual_seed(0)
@@ -418,6 +419,6 @@ def test_table3_rows_keep_per_point_hits_for_paired_comparison(minilm, tmp_path)
     assert [r.row.method for r in results] == ["zero-shot cosine (minilm)", "BM25", "Bipolar-encoder"]
     assert results[0].versus == {} and results[2].versus[5]["items"] == len(corpus.points("test"))
     assert np.array_equal(results[2].score.hits[5], full.hits[5]) and results[2].paper == table3("Bipolar-encoder")
-    rows = table3_result_rows(results, "test", (5,), all_points=len(corpus.points("test")) + 1)
+    rows = rows_from_specs(table3_row_specs(results, "test", (5,), all_points=len(corpus.points("test")) + 1))
     assert [r.method for r in rows][2] == f"Bipolar-encoder ({len(full.ids)}-point sample)"
     assert rows[2].value == round(full.acc[5], 4) and rows[2].extra["vs_zero_shot"] == results[2].versus[5]

@@ -13,13 +13,13 @@ from argsim.counter.core.run import dataset_points
 from argsim.counter.lexical.features import FEATURE_NAMES, FeatureConfig, FeatureSpace
 from argsim.counter.lexical.prune import linear_scores
 from argsim.counter.lexical.simplesd import READINGS, resolve_weights
-from argsim.data.counterargs import build_pools, load_counterargs
+from argsim.data.counterargs import build_pools
 from argsim.metrics.ranking import accuracy_at_1, mrr, random_accuracy_at_1
 
 
 @pytest.fixture(scope="module")
-def corpus(data_dir):
-    return load_counterargs(data_dir)
+def corpus(counterargs_corpus):
+    return counterargs_corpus
 
 
 def _slice(corpus, setting, n, split="test"):
@@ -50,9 +50,10 @@ def test_simple_sd_weight_mapping():
 
 
 def test_simple_sd_study_compares_readings_and_tuning_only_improves(corpus, data_dir, tmp_path):
-    from argsim.counter.lexical.simplesd import study_readings, study_result_rows
+    from argsim.counter.lexical.simplesd import study_readings, study_row_specs
+    from argsim.results import rows_from_specs
 
-    report = study_readings("validation", ["sdoc"], limit=10, tune=True, workers=1, seed=3, data_dir=data_dir,
+    report = study_readings("validation", ["sdoc"], limit=10, tune=True, seed=3, data_dir=data_dir,
                             cache_dir=tmp_path)
     accs = report["readings"]["sdoc"]
     assert accs["points"] == 10 and set(READINGS) <= set(accs)
@@ -61,17 +62,17 @@ def test_simple_sd_study_compares_readings_and_tuning_only_improves(corpus, data
     assert tuned["accuracy"] >= accs[tuned["start"]] and report["weights"] == tuned["weights"]
     # the tuned weights score what the report says on the same points
     points, pools, gold = dataset_points("validation", "sdoc", sample=10, seed=3, data_dir=data_dir)
-    scores, _ = linear_scores(FeatureSpace(points, pools, FeatureConfig(workers=1)), np.array(tuned["weights"]),
+    scores, _ = linear_scores(FeatureSpace(points, pools, FeatureConfig()), np.array(tuned["weights"]),
                               mode="none", description=None)
     assert accuracy_at_1({p.id: ([c.id for c in pools[p.id]], scores[p.id]) for p in points}, gold) == \
         pytest.approx(tuned["accuracy"])
-    rows = study_result_rows(report)
+    rows = rows_from_specs(study_row_specs(report))
     assert [r.method for r in rows] == [f"simple-sd[{n}]" for n in READINGS] + ["simple-sd[tuned]"]
 
 
 def test_pruned_ranking_equals_exact(corpus):
     points, pools, gold = _slice(corpus, "sda", 12)
-    space = FeatureSpace(points, pools, FeatureConfig(workers=1))
+    space = FeatureSpace(points, pools, FeatureConfig())
     w = READINGS["max-min"]
     exact, st_none = linear_scores(space, w, mode="none", description=None)
     ranked, st_rank = linear_scores(space, w, gold=gold, mode="rank", description=None)
@@ -118,7 +119,7 @@ def test_ltr_trains_and_ranks_better_than_random(corpus, tmp_path):
     from argsim.counter.ltr.model import LTRModel
     from argsim.counter.ltr.training import train_ltr
 
-    saved = train_ltr(corpus, "sdoc", ("logreg-part", "xgboost-part"), FeatureConfig(workers=1), neg_per_point=3,
+    saved = train_ltr(corpus, "sdoc", ("logreg-part", "xgboost-part"), FeatureConfig(), neg_per_point=3,
                       out_dir=tmp_path, limit=120)
     model, meta = LTRModel.load(saved["logreg-part"])
     assert meta["sampling"]["points"] == 120 and meta["sampling"]["positives"] == 120
@@ -127,7 +128,7 @@ def test_ltr_trains_and_ranks_better_than_random(corpus, tmp_path):
     from argsim.counter.core.registry import get_ranker
 
     for method in ("logreg-part", "xgboost-part"):
-        scores = get_ranker(method).fn(points, pools, model=str(saved[method]), workers=1)
+        scores = get_ranker(method).fn(points, pools, model=str(saved[method]))
         acc = accuracy_at_1({p.id: ([c.id for c in pools[p.id]], scores[p.id]) for p in points}, gold)
         assert acc > random_accuracy_at_1([len(v) for v in pools.values()]) + 0.15, method
 

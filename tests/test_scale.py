@@ -74,3 +74,59 @@ def test_engine_ray_needs_a_folder_and_existing_columns(tmp_path, fifty_sentence
                                  "body", "--out", str(tmp_path / "shards")])
     assert result.exit_code == 2 and "missing column(s) body" in result.output
     assert not (tmp_path / "shards").exists()
+
+
+@pytest.fixture(scope="module")
+def sda_slice(counterargs_corpus):
+    from argsim.data.counterargs import build_pools
+
+    corpus = counterargs_corpus
+    points = corpus.points("test")[::280][:5]
+    pools = build_pools(corpus, "test", "sda")
+    return points, {p.id: pools[p.id] for p in points}, {p.id: corpus.true_counter(p).id for p in points}
+
+
+def test_ray_pair_work_equals_local(ray_session, sda_slice):
+    """Exact WMDs, pruned Simple-SD and a logistic-regression-like linear score with a negative WMD weight:
+    the same numbers on Ray tasks as in this process (counterargs-18 test, sda, 5 points)."""
+    from argsim.counter.lexical.features import FeatureConfig, FeatureSpace
+    from argsim.counter.lexical.prune import linear_scores
+    from argsim.counter.lexical.simplesd import READINGS
+
+    points, pools, gold = sda_slice
+    ray_engine = get_engine("ray")
+    local = FeatureSpace(points, pools, FeatureConfig())
+    remote = FeatureSpace(points, pools, FeatureConfig(), executor=ray_engine)
+    cl, _, u = local.text_ids
+    pairs = np.stack(np.meshgrid(cl, u[:30]), -1).reshape(-1, 2)
+    np.testing.assert_array_equal(local.engine.distances(pairs), local.engine.distances(pairs, ray_engine, 0))
+    mixed = np.array([0.2, -0.3, 0.1, 0.5, -0.4, 0.3, 0.2, 0.9])  # negative WMD weights use the upper bounds too
+    for w, mode in ((READINGS["literal"], "top"), (mixed, "rank")):
+        a, sa = linear_scores(local, w, gold=gold, mode=mode, description=None)
+        b, sb = linear_scores(remote, w, gold=gold, mode=mode, description=None)
+        assert sa == sb
+        for pid in a:
+            np.testing.assert_array_equal(a[pid], b[pid])
+
+
+def test_ivf_recall_and_exact_rerank_of_ivfpq():
+    from argsim.counter.neural.index import build_index, exact_index, recall_at_k, rerank_exact
+
+    rng = np.random.default_rng(0)
+    centers = rng.normal(size=(16, 32))
+    x = (centers[rng.integers(0, 16, 4000)] + 0.4 * rng.normal(size=(4000, 32))).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    q = x[:40] + 0.05 * rng.normal(size=(40, 32)).astype(np.float32)
+    exact_scores, exact = exact_index(x).search(q, 10)
+    every_list = build_index(x, "ivf", nlist=16, nprobe=16)  # probing every list is exact search
+    assert recall_at_k(every_list.search(q, 10)[1], exact, 10) == 1.0
+    pq = build_index(x, "ivfpq", nlist=16, nprobe=16, pq_m=8)
+    _, candidates = pq.search(q, 40)
+    scores, reranked = rerank_exact(x, q, candidates)
+    assert np.all(np.diff(scores, axis=1) <= 0)
+    assert recall_at_k(reranked, exact, 10) >= recall_at_k(candidates, exact, 10)
+    for row in range(len(q)):  # the rerank is the exact top of the candidate set
+        cand = candidates[row][candidates[row] >= 0]
+        best = cand[np.argsort(-(x[cand] @ q[row]), kind="stable")][:10]
+        assert set(best.tolist()) == set(reranked[row, :10].tolist())
+    np.testing.assert_allclose(scores[:, 0], np.einsum("qd,qd->q", q, x[reranked[:, 0]]), rtol=1e-6)

@@ -53,8 +53,8 @@ def tiny_vectors(tmp_path) -> str:
     words = sorted({w for texts in TOPICS.values() for t in texts for w in tokenize_en(t)})
     kv = KeyedVectors(vector_size=16)
     kv.add_vectors(words, np.random.default_rng(0).normal(size=(len(words), 16)).astype(np.float32))
-    kv.save(str(tmp_path / "tiny.kv"))
-    return str(tmp_path / "tiny.kv")
+    kv.save_word2vec_format(str(tmp_path / "tiny.txt"))  # word2vec text: argsim refuses pickled vectors
+    return str(tmp_path / "tiny.txt")
 
 
 def cpu(seed: int = 13, precision: str = "fp32"):  # noqa: ANN201
@@ -254,6 +254,28 @@ def test_kpm_trainers_train_on_the_resolved_device(devices_seen, tmp_path):
     assert devices_seen == {"cpu"}
 
 
+def test_counter_trainers_train_on_the_resolved_device(devices_seen, tmp_path):
+    """Bipolar-encoder with the top transformer layer fine-tuned (accelerate loop; a --max-steps stop mid-epoch
+    leaves a checkpoint) and the Cross-encoder (CrossEncoderTrainer): parameters on the resolved device."""
+    from argsim.counter.neural.config import NeuralConfig
+    from argsim.counter.neural.cross import train_cross_encoder
+    from argsim.counter.neural.data import PairData
+    from argsim.counter.neural.training import train
+
+    pairs = [(a, b) for texts in TOPICS.values() for a, b in zip(texts[:3], texts[3:], strict=True)]
+    data = PairData.from_text_pairs(pairs[:6], pairs[6:])
+    config = NeuralConfig(kind="bipolar", train_encoder=True, train_layers=1, max_seq_length=16, epochs=1,
+                          batch_size=2, k_val=2)
+    hist = train(config, data, tmp_path / "bp", placement=cpu(), budget=Budget(max_steps=2))
+    assert hist[0]["epoch"] == 0 and (tmp_path / "bp" / "checkpoints" / "last" / "loop.json").is_file()
+    loop_state = json.loads((tmp_path / "bp" / "checkpoints" / "last" / "loop.json").read_text())
+    assert loop_state["steps"] == 2 and loop_state["next_batch"] == 2 and loop_state["extras"]["current"]
+    hist = train_cross_encoder("minilm", pairs[:6], [t for p in pairs for t in p], tmp_path / "ce", max_length=16,
+                               batch_size=4, placement=cpu(), budget=Budget(max_steps=1))
+    assert hist[-1]["stopped_early"] and json.loads((tmp_path / "ce" / "train_config.json").read_text())["steps"] == 1
+    assert devices_seen == {"cpu"}
+
+
 def test_minutes_trainer_honours_the_placement(devices_seen, tmp_path):
     from argsim.io import write_jsonl
     from argsim.minutes.train import TrainConfig, train_minutes_sbert
@@ -340,3 +362,21 @@ def test_ddp_sentence_transformer_trainer_two_processes(tmp_path):
     assert config["losses"][-1] < config["losses"][0]
     assert len(list(tmp_path.rglob("model.safetensors"))) == 1
     assert run.stdout.count("trained minilm") == 1  # only rank 0 reports
+
+
+@pytest.mark.slow
+def test_ddp_custom_loop_bipolar_two_processes(tmp_path):
+    """`torchrun --nproc_per_node 2` (gloo on the CPU): the Bipolar-encoder's accelerate loop splits every epoch
+    between the processes, its loss falls, and rank 0 alone writes one model."""
+    examples = REPO / "examples" / "counter_neural"
+    run = _launch(tmp_path, [_bin("torchrun"), "--nproc_per_node", "2"],
+                  ["--no-cache", "train", "bipolar", "--train", str(examples / "train.jsonl"), "--val",
+                   str(examples / "val.jsonl"), "--epochs", "3", "--batch-size", "4", "--k-val", "3", "--out", "m"])
+    assert run.returncode == 0, run.stderr[-3000:]
+    config = json.loads((tmp_path / "m" / "train_config.json").read_text())
+    assert config["processes"] == 2 and config["steps"] == 6  # 16 pairs / (4 per batch x 2 processes) x 3 epochs
+    assert config["losses"][-1] < config["losses"][0]
+    assert len(list(tmp_path.rglob("heads.pt"))) == 1 and len(list(tmp_path.rglob("train_config.json"))) == 1
+    assert sorted(p.name for p in (tmp_path / "m" / "checkpoints" / "last").glob("random_states_*")) == [
+        "random_states_0.pkl", "random_states_1.pkl"]
+    assert run.stdout.count("model saved to") == 1  # only rank 0 reports

@@ -107,7 +107,7 @@ def model_path(name: str) -> Path:
         return p
     if name in MODELS:
         raise ModelError(f"model '{name}' is not a transformer: it has no folder to fine-tune")
-    from argsim.training.hub import looks_like_hub_id, resolve_hub_model
+    from argsim.backend.hub import looks_like_hub_id, resolve_hub_model
 
     if looks_like_hub_id(name) and not p.exists():
         return resolve_hub_model(name)  # a Hugging Face id, through the local HF cache

@@ -29,15 +29,15 @@ class ArgsimGroup(TyperGroup):
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # noqa: ANN001, ANN201
         """Like typer's, but a usage error (bad option value, missing argument, bad --out) is one red line."""
-        from typer._click.exceptions import ClickException, NoArgsIsHelpError
-
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-        except NoArgsIsHelpError as exc:  # the help was printed already
-            sys.exit(exc.exit_code)
-        except ClickException as exc:
+        except typer.TyperException as exc:  # click's usage errors (typer vendors click)
+            if type(exc).__name__ == "NoArgsIsHelpError":  # the help was printed already
+                sys.exit(exc.exit_code)
+            if not hasattr(exc, "format_message"):  # not one of click's errors
+                raise
             ctx = getattr(exc, "ctx", None)
             hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
             message = exc.format_message().replace("Value error, ", "")  # pydantic's prefix on choice errors

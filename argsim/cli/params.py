@@ -20,6 +20,12 @@ from argsim.errors import ArgsimError
 OutputCheck = Callable[[Path | None], Path | None]
 
 
+def _is_default(ctx: typer.Context, param: typer.CallbackParam) -> bool:
+    """Whether the option kept its default (not given on the command line or by an environment variable)."""
+    source = ctx.get_parameter_source(param.name)
+    return source is not None and source.name in ("DEFAULT", "DEFAULT_MAP")
+
+
 def output_check(kind: str = "file", suffixes: tuple[str, ...] = ()) -> OutputCheck:
     """A typer option callback checking an output `kind` ('file' or 'folder') with optional `suffixes`."""
     if kind not in ("file", "folder"):
@@ -27,14 +33,12 @@ def output_check(kind: str = "file", suffixes: tuple[str, ...] = ()) -> OutputCh
 
     def check(value: Path | None, ctx: typer.Context = None, param: typer.CallbackParam = None) -> Path | None:
         """As a typer callback (ctx and param given) or called directly with a value (no default rebasing)."""
-        from typer._click.core import ParameterSource
-
         from argsim.io import check_output_path
         from argsim.paths import under_workdir
 
         if value is None:
             return None
-        if ctx is not None and param is not None and ctx.get_parameter_source(param.name) is ParameterSource.DEFAULT:
+        if ctx is not None and param is not None and _is_default(ctx, param):
             value = under_workdir(value)  # defaults (runs/..., models/...) go to --workdir / $ARGSIM_HOME
         try:
             check_output_path(value, kind, suffixes)
@@ -70,11 +74,9 @@ def choices(*values: str) -> Callable[[list[str] | None], list[str] | None]:
 def from_workdir(ctx: typer.Context, param: typer.CallbackParam, value: Path | None) -> Path | None:
     """An input option whose default is an earlier run's output (`runs/...`): the default is read from the work
     folder, a path given by the user as given."""
-    from typer._click.core import ParameterSource
-
     from argsim.paths import under_workdir
 
-    if value is not None and ctx.get_parameter_source(param.name) is ParameterSource.DEFAULT:
+    if value is not None and _is_default(ctx, param):
         return under_workdir(value)
     return value
 

@@ -9,7 +9,8 @@ which. `read_shards` reads a folder back; `import_shards` merges one into the em
 - `local`: the backend's `Encoder.encode` (de-duplicated, length-sorted, cached, resumable), then shards.
 - `ray`: `ray.data.read_csv/read_json/read_parquet/read_text` stream the input; `map_batches` runs a callable
   class on an actor pool: one model per actor, one actor per CPU of the cluster (or one per GPU, with
-  `num_gpus=1`, when the cluster has GPUs); the result is written by Ray as Parquet shards. Workers do not use
+  `num_gpus=1`, when the cluster has GPUs; a CPU actor runs one torch thread and reserves half a CPU, see
+  `ACTOR_CPUS`); the result is written by Ray as Parquet shards. Workers do not use
   the local cache (they may be other machines): import the shards to cache them.
 The folder appears only when the run finished (written under a temporary name, then renamed).
 """
@@ -31,6 +32,10 @@ from argsim.errors import ArgsimError, InputError
 MANIFEST = "_argsim_embeddings.json"
 #: CPUs reserved by the read and write tasks: none, so that an actor per CPU can never starve them (they are I/O)
 IO_CPUS = 0
+#: CPUs reserved per CPU actor. Each actor runs torch with one thread, but reserves half a CPU: Ray Data's own
+#: file-listing task asks for a whole CPU, and with one full CPU per actor on every CPU it would never be
+#: scheduled (a deadlock seen with Parquet input on 2 CPUs and 2 actors).
+ACTOR_CPUS = 0.5
 TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".parquet")
 
 
@@ -159,6 +164,10 @@ class EmbedActor:
         from argsim.config import RunConfig
 
         self.spec = spec
+        if spec.device == "cpu":
+            import torch
+
+            torch.set_num_threads(1)  # one actor per CPU
         self.encoder = get_encoder(spec.model, pooling=spec.pooling, max_seq_length=spec.max_seq_length,
                                    batch_size=spec.batch_size, device=spec.device,
                                    config=RunConfig(use_cache=False, quiet=True))
@@ -207,7 +216,7 @@ def embed_ray(path: Path, out: Path, spec: EmbedSpec, engine, batch_rows: int = 
     import pyarrow.dataset as pads
     import ray.data
 
-    ray = engine._ray()  # connect first (the dataset needs a session)
+    ray = engine.session()  # connect first (the dataset needs a session)
     ctx = ray.data.DataContext.get_current()
     ctx.enable_progress_bars = not quiet
     ctx.print_on_execution_start = not quiet
@@ -223,7 +232,8 @@ def embed_ray(path: Path, out: Path, spec: EmbedSpec, engine, batch_rows: int = 
     worker_spec = EmbedSpec(**{**spec.__dict__, "device": device})
     ds = read_dataset(path, spec).map_batches(
         EmbedActor, fn_constructor_kwargs={"spec": worker_spec}, batch_size=batch_rows, batch_format="pyarrow",
-        concurrency=actors, num_cpus=0 if gpus else 1, num_gpus=1 if gpus else 0)
+        compute=ray.data.ActorPoolStrategy(size=actors), num_cpus=0 if gpus else ACTOR_CPUS,
+        num_gpus=1 if gpus else 0)
     with _staging(out) as tmp:
         try:
             ds.write_parquet(str(tmp), min_rows_per_file=min(rows_per_shard, 10_000),

@@ -58,23 +58,24 @@ class RayEngine(Engine):
         self.address, self.num_cpus = address, num_cpus
         self._remote = None
 
-    def _ray(self):  # noqa: ANN202
+    def session(self):  # noqa: ANN201
+        """The connected `ray` module (connecting on first use)."""
         return ensure_ray(self.address, self.num_cpus)
 
     @property
     def workers(self) -> int:
-        return max(1, int(self._ray().cluster_resources().get("CPU", 1)))
+        return max(1, int(self.session().cluster_resources().get("CPU", 1)))
 
     def gpus(self) -> int:
         """GPUs in the cluster (0 on CPU-only clusters)."""
-        return int(self._ray().cluster_resources().get("GPU", 0))
+        return int(self.session().cluster_resources().get("GPU", 0))
 
     def map(self, fn: Callable[[Any, Any], Any], items: Sequence[Any], shared: Any = None,
             description: str | None = None, block: int | None = None) -> list:
         items = list(items)
         if not items:
             return []
-        ray = self._ray()
+        ray = self.session()
         if self._remote is None:
             self._remote = ray.remote(_run_block)
         block = block or max(1, -(-len(items) // (4 * self.workers)))
@@ -94,7 +95,7 @@ class RayEngine(Engine):
         return [r for part in results for r in part]  # type: ignore[union-attr]
 
     def describe(self) -> dict:
-        ray = self._ray()
+        ray = self.session()
         return {"engine": self.name, "workers": self.workers, "ray": ray.__version__,
                 "address": self.address or os.environ.get("RAY_ADDRESS") or "local"}
 

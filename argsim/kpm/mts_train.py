@@ -73,7 +73,7 @@ def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, device: str | Non
     so an interrupted run still leaves the last finished epoch; OUT/checkpoints for --resume). Returns the
     training info (timings, peak memory, losses). `placement`: device / precision / seed (default: `device` or
     the CPU, fp32, `cfg.seed`); `budget`: stops, accumulation, checkpoints (default: none)."""
-    from argsim.results import peak_memory_mb
+    from argsim.measure import peak_memory_mb
     from argsim.settings import seed_everything
     from argsim.training import Budget, resolve_placement
     from argsim.training.loop import TrainLoop

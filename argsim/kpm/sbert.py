@@ -238,7 +238,7 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
 def _finish(model, out: Path, cfg: SbertConfig, train: KPMData, rows: dict, run: dict,  # noqa: ANN001
             steps_per_epoch: int, start: float, placement, budget, is_main: bool) -> dict:  # noqa: ANN001
     from argsim.io import write_json
-    from argsim.results import peak_memory_mb
+    from argsim.measure import peak_memory_mb
     from argsim.training.record import data_hash, train_config, write_records
 
     seconds = time.perf_counter() - start

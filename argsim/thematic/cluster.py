@@ -44,6 +44,12 @@ def cluster_groups(rows: list[dict], vectors: np.ndarray, algorithm: str = "kmea
     for i, r in enumerate(rows):
         groups.setdefault(r.get(group_field, ""), []).append(i)
     out = [0] * len(rows)
+    capped = [g for g, idx in groups.items() if k is not None and k > len(idx)]
+    if capped:  # more clusters asked than sentences: each such group gets one cluster per sentence
+        from argsim.errors import examples, warn
+
+        warn(f"k={k} exceeds the sentences of {len(capped)} of {len(groups)} group(s) ({examples(capped)}); "
+             "those get one cluster per sentence")
     for idx in groups.values():
         kk = k if k is not None else len({rows[i][label_field] for i in idx})
         labels = cluster_vectors(vectors[idx], kk, algorithm, seed, linkage)

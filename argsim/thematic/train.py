@@ -143,6 +143,8 @@ def train_bilstm(triplets: list[dict], out: Path, config: TrainConfig, dev: list
             for b, idx in enumerate(mine):
                 if loop.skip(epoch, b):
                     continue
+                if loop.stopped_by:  # resumed with its budget already used up
+                    break
                 chunk = [triplets[i] for i in idx]
                 report.triplets_seen += len(chunk) * loop.processes  # counted before a checkpoint saves it
                 loop.step(chunk, epoch, b, last_in_epoch=b == len(mine) - 1, on_step=record)

@@ -5,7 +5,8 @@
 - `budget`: --max-steps, --max-minutes, --grad-accum, --checkpoint-every, --resume;
 - `st`: sentence-transformers models through `SentenceTransformerTrainer` / `CrossEncoderTrainer`;
 - `loop`: the accelerate-based loop of the custom trainers (MTS, BiLSTM, CounterModel, top-layer SBERT);
-- `record`: train_config.json and the model card beside the weights; `hub`: Hugging Face ids for --model.
+- `record`: train_config.json and the model card beside the weights (Hugging Face ids for --model resolve in
+  `argsim.backend.hub`).
 """
 
 from argsim.training.budget import Budget

@@ -115,7 +115,10 @@ class TrainLoop:
     def step(self, batch: Any, epoch: int, index: int, last_in_epoch: bool,
              on_step: Callable[[float], None] | None = None) -> float:
         """Train on one batch (position `index` of epoch `epoch`); returns its loss. Check `stopped_by` after.
-        `on_step(loss)` runs after each optimizer step, before a checkpoint is written."""
+        `on_step(loss)` runs after each optimizer step, before a checkpoint is written. A run resumed with its
+        budget already used up trains nothing (NaN is returned and `stopped_by` is set)."""
+        if self.stopped_by:
+            return float("nan")
         self._micro += 1
         sync = self._micro >= self.budget.grad_accum or last_in_epoch
         ctx = self.accelerator.no_sync(self.module) if not sync else _nullcontext()
@@ -176,6 +179,7 @@ class TrainLoop:
             shutil.rmtree(tmp, ignore_errors=True)
         self.accelerator.wait_for_everyone()
         self.accelerator.save_state(str(tmp), safe_serialization=True)
+        self.accelerator.wait_for_everyone()  # every rank's random states are in tmp before it is renamed
         if self.extras_fn is not None:
             self.extras = self.extras_fn()
         if self.is_main:
@@ -200,6 +204,8 @@ class TrainLoop:
         self.epoch, self.next_batch, self.steps = state["epoch"], state["next_batch"], state["steps"]
         self._seconds_before, self.extras = float(state["seconds"]), state.get("extras", {})
         self._started = time.perf_counter()
+        if self.budget.max_steps is not None and self.steps >= self.budget.max_steps:
+            self.stopped_by = "max_steps"
         import warnings
 
         with warnings.catch_warnings():

@@ -67,7 +67,7 @@ def versions() -> dict:
 
 def peak_memory() -> dict:
     """Peak resident memory of this process (MiB) and, on CUDA, the peak allocated GPU memory (MiB)."""
-    from argsim.results import peak_memory_mb
+    from argsim.measure import peak_memory_mb
 
     out = {"cpu_rss_mb": peak_memory_mb()}
     try:

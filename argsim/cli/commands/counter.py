@@ -12,6 +12,7 @@ from argsim.cli.groups import console, eval_app, rank_app, run_config, train_app
 from argsim.cli.params import OUT_DIR, OUT_FILE, choices
 from argsim.config import RunConfig
 from argsim.counter.lexical.stopwords import DEFAULT_STOPWORDS
+from argsim.engine import engine_from_config
 
 SETTINGS = ("sdoc", "sdc", "sdoa", "sda", "stc", "sta", "epc", "epa")  # argsim.data.counterargs.SETTINGS
 LTR_METHOD_NAMES = ("logreg-part", "logreg-full", "xgboost-part", "xgboost-full")
@@ -40,7 +41,8 @@ def rank_counterargs(
     model: str | None = typer.Option(None, help="Encoder / model for rankers that need one (minilm, glove50, "
                                      "a folder, or a trained LTR model folder for logreg/xgboost)."),
     opt: list[str] = typer.Option([], "--opt", help="Ranker option key=value, repeatable (e.g. "
-                                  "weights=-0.1,-0.1,0,0.9,0,0,0,0.9, bm25_idf=okapi, workers=2)."),
+                                  "weights=-0.1,-0.1,0,0.9,0,0,0,0.9, bm25_idf=okapi); bulk work runs on the "
+                                  "global --engine."),
     top_k: int = typer.Option(10, min=1, help="Candidates stored per point in the ranking."),
     label: str | None = typer.Option(None, help="Method name written into the ranking and results (default: the "
                                      "method, with [reading] for Simple-SD readings)."),
@@ -74,6 +76,7 @@ def rank_counterargs(
     options = parse_options(opt, allowed=ranker_options(get_ranker(method)), method=method)
     if model:
         options["model"] = model
+    engine = engine_from_config(cfg)
     label = label or default_label(method, options)
     kept: dict[str, list[dict]] = {}
     if resume and out.is_file():
@@ -86,7 +89,7 @@ def rank_counterargs(
 
         points, pools, gold = load_user_arguments(input_file, candidates=candidates)
         runs.append(run_ranker(method, points, pools, gold, setting="user", split=input_file.stem,
-                               options=options, top_k=top_k, label=label))
+                               options=options, top_k=top_k, label=label, engine=engine))
     else:
         for s in setting:
             if s in kept:
@@ -96,7 +99,7 @@ def rank_counterargs(
             points, pools, gold = dataset_points(split, s, limit=limit, sample=sample, seed=cfg.seed,
                                                  data_dir=cfg.data_dir)
             runs.append(run_ranker(method, points, pools, gold, setting=s, split=split, options=options,
-                                   top_k=top_k, label=label))
+                                   top_k=top_k, label=label, engine=engine))
             records += runs[-1].records
             write_jsonl(out, records)  # finished settings survive an interrupted later one
     if input_file is not None:
@@ -171,7 +174,6 @@ def train_ltr_cmd(
     word_vectors: str = typer.Option("glove50", help="WMD word vectors: glove50, w2v-training, or a file."),
     stopwords: Stopwords = typer.Option(DEFAULT_STOPWORDS, help=STOPWORDS_HELP),
     bert_model: str = typer.Option("minilm", help="Encoder for the BERT-cosine features (x17..x20)."),
-    workers: int = typer.Option(2, min=1, help="Processes for the WMD features."),
     out: Path = typer.Option(Path("models/counter/ltr"), callback=OUT_DIR,
                              help="Models go to OUT/<setting>/<method>/."),
 ) -> None:
@@ -197,11 +199,12 @@ def train_ltr_cmd(
     table = Table(title="trained LTR models")
     for col in ("setting", "method", "pairs", "positives", "folder", "s"):
         table.add_column(col)
-    config = FeatureConfig(word_vectors=word_vectors, bert_model=bert_model, workers=workers, stopwords=stopwords)
+    config = FeatureConfig(word_vectors=word_vectors, bert_model=bert_model, stopwords=stopwords)
     for s in setting:
         with timed() as t:
             saved = train_ltr(corpus, s, tuple(method), config, neg_per_point=neg_per_point or None,
-                              seed=run_config(ctx).seed, out_dir=out, limit=limit, user_data=user_data)
+                              seed=run_config(ctx).seed, out_dir=out, limit=limit, user_data=user_data,
+                              engine=engine_from_config(run_config(ctx)))
         from argsim.io import read_json
 
         for m, folder in saved.items():
@@ -223,7 +226,6 @@ def train_simple_sd(
                                             "else the first)."),
     word_vectors: str = typer.Option("glove50", help="WMD word vectors: glove50, w2v-training, or a file."),
     stopwords: Stopwords = typer.Option(DEFAULT_STOPWORDS, help=STOPWORDS_HELP),
-    workers: int = typer.Option(2, min=1, help="Processes for the WMD."),
     out: Path = typer.Option(Path("models/counter/simple-sd.json"), callback=OUT_FILE,
                              help="JSON with the readings' accuracies "
                                   "and the tuned weights (pass it to `rank counterargs --opt weights=FILE`)."),
@@ -232,14 +234,14 @@ def train_simple_sd(
     """Compare the readings of Simple-SD's weights (literal, interleaved, max-min, sum-min) by accuracy@1 on
     the validation split and, with --tune, search better weights there."""
     from argsim.counter.lexical.features import FEATURE_NAMES
-    from argsim.counter.lexical.simplesd import READINGS, study_readings, study_result_rows
+    from argsim.counter.lexical.simplesd import READINGS, study_readings, study_row_specs
     from argsim.io import write_json
-    from argsim.results import environment, write_results
+    from argsim.results import environment, rows_from_specs, write_results
 
     cfg = run_config(ctx)
     report = study_readings(split, list(setting), limit=limit, tune=tune, tune_setting=tune_setting,
-                            word_vectors=word_vectors, stopwords=stopwords, workers=workers, seed=cfg.seed,
-                            data_dir=cfg.data_dir)
+                            word_vectors=word_vectors, stopwords=stopwords, engine=engine_from_config(cfg),
+                            seed=cfg.seed, data_dir=cfg.data_dir)
     table = Table(title=f"Simple-SD readings, accuracy@1 on {split}")
     table.add_column("setting")
     for name in READINGS:
@@ -254,5 +256,5 @@ def train_simple_sd(
     write_json(out, report)
     console.print(f"written to {out}")
     if task:
-        write_results(task, study_result_rows(report, env=environment(seed=cfg.seed, device=cfg.device)),
+        write_results(task, rows_from_specs(study_row_specs(report), env=environment(seed=cfg.seed, device=cfg.device)),
                       merge=True)

@@ -188,10 +188,10 @@ def eval_counter_neural(
     """The paper's Table 3: @1/K (accuracy@1 after reranking the first stage's top K) for every row whose model
     is given, beside the published figures; writes bench/results/<task>.json."""
     from argsim.config import default_data_dir
-    from argsim.counter.neural.table3 import evaluate_table3, table3_result_rows
+    from argsim.counter.neural.table3 import evaluate_table3, table3_row_specs
     from argsim.data.counterargs import load_counterargs
     from argsim.io import read_json
-    from argsim.results import environment, write_results
+    from argsim.results import environment, rows_from_specs, write_results
 
     cfg = run_config(ctx)
 
@@ -226,8 +226,8 @@ def eval_counter_neural(
                       data_files=[data_dir / "counterargs18" / "03-pairs-best-counter-task" / "test"
                                   / "00-argument-pair-type-counts.tsv"] if data_dir else [],
                       models={k: str(v) for k, v in models.items() if v})
-    rows = table3_result_rows(results, split, k_list, len(corpus.points(split)),
-                              read_json(budget) if budget else None, env=env)
+    rows = rows_from_specs(table3_row_specs(results, split, k_list, len(corpus.points(split)),
+                                            read_json(budget) if budget else None), env=env)
     write_results(task, rows, merge=True)
 
 

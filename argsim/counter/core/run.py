@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,6 +12,7 @@ import numpy as np
 from argsim.counter.core.evaluation import ranking_records
 from argsim.counter.core.registry import get_ranker
 from argsim.data.counterargs import SETTINGS, SPLITS, Argument, build_pools, load_counterargs
+from argsim.engine.base import Engine
 from argsim.errors import ArgsimError
 from argsim.measure import peak_memory_mb, timed
 
@@ -93,13 +95,19 @@ def default_label(method: str, options: dict) -> str:
 
 def run_ranker(method: str, points: list[Argument], pools: dict[str, list[Argument]], gold: dict[str, str | None],
                setting: str, split: str, options: dict | None = None, top_k: int = 10,
-               label: str | None = None) -> RankRun:
-    """Score every pool with ranker `method` and turn the scores into ranking records (method = `label`)."""
+               label: str | None = None, engine: Engine | None = None) -> RankRun:
+    """Score every pool with ranker `method` and turn the scores into ranking records (method = `label`).
+
+    `engine` (an `argsim.engine` engine; None: this process) is handed to the ranker, which runs its bulk work
+    (exact WMDs, pruned ranking) there; rankers without bulk work ignore it.
+    """
     info = get_ranker(method)
     options = dict(options or {})
     label = label or default_label(method, options)
+    load_start = os.getloadavg()[0]
     with timed() as t:
-        scores = info.fn(points, pools, split=split, setting=setting, gold=gold, top_k=top_k, **options)
+        scores = info.fn(points, pools, split=split, setting=setting, gold=gold, top_k=top_k, engine=engine,
+                         **options)
     records = ranking_records(points, pools, scores, gold, method=label, setting=setting, split=split, top_k=top_k)
     exact = bool(getattr(scores, "exact_rank", True))
     for r in records:
@@ -107,6 +115,10 @@ def run_ranker(method: str, points: list[Argument], pools: dict[str, list[Argume
     stats = getattr(scores, "stats", None)
     if stats:
         options = options | {"stats": stats}
+    # the machine is shared: the load average beside the time says what the time means
+    options = options | {"load_average": [round(load_start, 2), round(os.getloadavg()[0], 2)]}
+    if engine is not None:
+        options = options | {"engine": engine.describe()}
     return RankRun(method=label, setting=setting, split=split, records=records, seconds=t["seconds"],
                    peak_mb=peak_memory_mb(), n_points=len(points), n_pairs=sum(len(v) for v in pools.values()),
                    options=options)

@@ -11,14 +11,17 @@ import numpy as np
 
 from argsim.counter.lexical.features import FeatureConfig, FeatureSpace
 from argsim.data.counterargs import Argument
+from argsim.engine.base import Engine, LocalEngine
 from argsim.paths import under_workdir
 
 FEATURE_CACHE = Path("runs/counter/features")  # relative: placed in the work folder (argsim.paths) when used
 
 
 def pool_features(points: list[Argument], pools: dict[str, list[Argument]], config: FeatureConfig,
-                  n_features: int, cache_dir: str | Path | None = FEATURE_CACHE) -> dict[str, np.ndarray]:
-    """Exact features of every pool pair, cached on disk by (points, pools, config, n_features).
+                  n_features: int, cache_dir: str | Path | None = FEATURE_CACHE,
+                  engine: Engine | None = None) -> dict[str, np.ndarray]:
+    """Exact features of every pool pair, cached on disk by (points, pools, config, n_features); the exact WMDs
+    run on `engine` (None: this process).
 
     A 'full' request reuses a cached 'part' block (the expensive WMDs) and a 'part' request a cached full one.
     """
@@ -42,7 +45,7 @@ def pool_features(points: list[Argument], pools: dict[str, list[Argument]], conf
     other = load(cache_path(20 if n_features <= 8 else 8))
     if other is not None and n_features <= 8:
         return {pid: f[:, :n_features] for pid, f in other.items()}
-    space = FeatureSpace(points, pools, config)
+    space = FeatureSpace(points, pools, config, executor=engine or LocalEngine())
     if other is not None:  # full request, part block cached: add x9..x20
         rest = space.features(n_features, first=8)
         feats = {pid: np.concatenate([other[pid], rest[pid]], axis=1) for pid in other}

@@ -29,6 +29,7 @@ from argsim.counter.lexical.stopwords import DEFAULT_STOPWORDS
 from argsim.counter.lexical.textrep import BM25Index, cosine_similarity, manhattan_distance, shared_term_matrices
 from argsim.counter.lexical.wmd import WMDEngine
 from argsim.data.counterargs import Argument
+from argsim.engine.base import Engine, LocalEngine
 
 METRICS = ("manhattan", "wmd", "cosine", "bm25", "bert")
 AGGREGATIONS = ("min", "max", "prod", "sum")
@@ -64,10 +65,14 @@ class FeatureConfig:
     bert_pooling: str = "cls"
     bm25_idf: str = "lucene"
     stopwords: str = DEFAULT_STOPWORDS  # stop words dropped for Manhattan, WMD and TF cosine ('none' keeps all tokens)
-    workers: int = 2
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
+
+    @classmethod
+    def from_dict(cls, values: dict) -> FeatureConfig:
+        """From a saved config; keys that are not feature choices (e.g. `workers` of older models) are ignored."""
+        return cls(**{k: v for k, v in values.items() if k in cls.__dataclass_fields__})
 
 
 @dataclass
@@ -77,6 +82,8 @@ class FeatureSpace:
     points: list[Argument]
     pools: dict[str, list[Argument]]
     config: FeatureConfig = field(default_factory=FeatureConfig)
+    #: where the bulk work (exact WMD, pruned ranking) runs: an `argsim.engine` engine (default: this process)
+    executor: Engine = field(default_factory=LocalEngine)
 
     def __post_init__(self) -> None:
         self.index = PoolIndex.build(self.points, self.pools)
@@ -155,7 +162,7 @@ class FeatureSpace:
                               np.stack([np.full(len(c), pr_ids[i]), c], 1)))
         allpairs = np.concatenate([x for pair in per_point for x in pair]) if per_point else np.zeros((0, 2), int)
         uniq, inverse = np.unique(allpairs, axis=0, return_inverse=True)
-        dist = self.engine.distances(uniq, workers=self.config.workers)[inverse.ravel()]
+        dist = self.engine.distances(uniq, engine=self.executor)[inverse.ravel()]
         out, pos = {}, 0
         for p, (a, b) in zip(self.points, per_point, strict=True):
             out[p.id] = (dist[pos:pos + len(a)], dist[pos + len(a):pos + len(a) + len(b)])

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from argsim.counter.lexical.features import METRICS, FeatureSpace, aggregate, inverse_distance
-from argsim.counter.lexical.wmd import WMDEngine, parallel_map
+from argsim.counter.lexical.wmd import PoolView, WMDEngine, pool_blocks
 
 MODES = ("rank", "top", "none")
 
@@ -64,7 +64,16 @@ class _Task:
     gold: int  # position of the true counter in the pool, -1 if unknown
 
 
-def _rank_point(shared: tuple[WMDEngine, np.ndarray, str, int], task: _Task) -> tuple[np.ndarray, int, int]:
+def _rank_block(shared: tuple[WMDEngine, np.ndarray, str, int], block: tuple[np.ndarray, list[_Task]]
+                ) -> list[tuple[np.ndarray, int, int]]:
+    """Rank the points of one (pool union, points) block: the pool view is built once for all of them."""
+    union, tasks = block
+    view = shared[0].pool_view(union) if len(union) else None
+    return [_rank_point(shared, task, view) for task in tasks]
+
+
+def _rank_point(shared: tuple[WMDEngine, np.ndarray, str, int], task: _Task, view: PoolView | None = None
+                ) -> tuple[np.ndarray, int, int]:
     engine, w, mode, top_k = shared
     n = len(task.cands)
     if mode == "none" or not np.any(w):
@@ -77,8 +86,8 @@ def _rank_point(shared: tuple[WMDEngine, np.ndarray, str, int], task: _Task) -> 
         s_pr_lo = inverse_distance(engine.upper_bounds(task.pr, task.cands))
     else:
         s_cl_lo, s_pr_lo = np.zeros(n), np.zeros(n)
-    s_cl_hi = inverse_distance(engine.full_relaxed_bounds(task.cl, task.cands))
-    s_pr_hi = inverse_distance(engine.relaxed_bounds(task.pr, task.cands))  # long premise: the cheap half only
+    s_cl_hi = inverse_distance(engine.full_relaxed_bounds(task.cl, task.cands, view=view))
+    s_pr_hi = inverse_distance(engine.relaxed_bounds(task.pr, task.cands, view=view))  # long premise: cheap half
     ub = task.base + wmd_upper(w, s_cl_lo, s_cl_hi, s_pr_lo, s_pr_hi)
     score = ub.copy()
     solved_cl = solved_pr = 0
@@ -128,9 +137,13 @@ def _rank_point(shared: tuple[WMDEngine, np.ndarray, str, int], task: _Task) -> 
 
 
 def linear_scores(space: FeatureSpace, weights: np.ndarray, gold: dict[str, str | None] | None = None,
-                  mode: str = "rank", top_k: int = 10, workers: int | None = None,
+                  mode: str = "rank", top_k: int = 10,
                   description: str | None = "ranking") -> tuple[dict[str, np.ndarray], PruneStats]:
-    """Scores w . x (x = the first len(weights) features) for every pool, solving only the WMDs that matter."""
+    """Scores w . x (x = the first len(weights) features) for every pool, solving only the WMDs that matter.
+
+    Points are grouped into (pool union, points) blocks (`pool_blocks`); each block is one unit of work on the
+    space's engine (`space.executor`), split further so that every worker has several blocks.
+    """
     if mode not in MODES:
         raise ValueError(f"unknown pruning mode '{mode}': choose one of {', '.join(MODES)}")
     weights = np.asarray(weights, dtype=np.float64)
@@ -155,8 +168,14 @@ def linear_scores(space: FeatureSpace, weights: np.ndarray, gold: dict[str, str 
         g = (gold or {}).get(p.id)
         pos = [c.id for c in space.pools[p.id]].index(g) if g is not None and mode != "none" else -1
         tasks.append(_Task(cl=int(cl_ids[i]), pr=int(pr_ids[i]), cands=u_ids[cols], base=base[p.id], gold=pos))
-    results = parallel_map(_rank_point, tasks, (space.engine, w_wmd, mode, top_k),
-                           workers=space.config.workers if workers is None else workers, description=description)
+    items = []
+    per_worker = 4 * space.executor.workers
+    for union, members in pool_blocks([t.cands for t in tasks]):
+        size = len(members) if space.executor.workers <= 1 else max(1, -(-len(tasks) // per_worker))
+        items += [(union, [tasks[k] for k in members[a:a + size]]) for a in range(0, len(members), size)]
+    done = space.executor.map(_rank_block, items, (space.engine, w_wmd, mode, top_k), description=description,
+                              block=1)
+    results = [r for part in done for r in part]  # blocks keep the points' order
     out = {}
     for p, (score, s_cl, s_pr) in zip(space.points, results, strict=True):
         out[p.id] = score

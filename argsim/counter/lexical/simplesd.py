@@ -24,6 +24,7 @@ from argsim.counter.lexical.feature_cache import FEATURE_CACHE, pool_features
 from argsim.counter.lexical.features import FEATURE_NAMES, N_PART, FeatureConfig, FeatureSpace
 from argsim.counter.lexical.prune import linear_scores
 from argsim.counter.lexical.stopwords import DEFAULT_STOPWORDS
+from argsim.engine.base import Engine, LocalEngine
 from argsim.metrics.ranking import accuracy_at_1
 
 
@@ -60,20 +61,21 @@ def resolve_weights(reading: str | None = None, weights: list[float] | str | Non
     return READINGS[name]
 
 
-def _space(points, pools, word_vectors: str, workers: int, stopwords: str) -> FeatureSpace:  # noqa: ANN001
-    """The feature space of the first 8 features (Manhattan + WMD) with the rankers' options."""
-    return FeatureSpace(points, pools, FeatureConfig(word_vectors=word_vectors, workers=workers, stopwords=stopwords))
+def _space(points, pools, word_vectors: str, engine: Engine | None, stopwords: str) -> FeatureSpace:  # noqa: ANN001
+    """The feature space of the first 8 features (Manhattan + WMD) with the rankers' options, on `engine`."""
+    return FeatureSpace(points, pools, FeatureConfig(word_vectors=word_vectors, stopwords=stopwords),
+                        executor=engine or LocalEngine())
 
 
 @register_ranker("simple-sd", help="Simple-SD: weighted Manhattan + WMD similarities of conclusion and premise "
                                    "(opts: reading=literal|interleaved|max-min|sum-min, weights=8 numbers or a "
                                    "tuned JSON, word_vectors=glove50|w2v-training, stopwords=gensim|none, "
-                                   "prune=top|rank|none, workers=2)")
+                                   "prune=top|rank|none; --engine ray spreads the pools over Ray)")
 def simple_sd_ranker(points, pools, reading: str | None = None, weights=None, word_vectors: str = "glove50",  # noqa: ANN001, ANN201
-                     prune: str = "top", workers: int = 2, gold: dict | None = None, top_k: int = 10,
+                     prune: str = "top", engine: Engine | None = None, gold: dict | None = None, top_k: int = 10,
                      stopwords: str = DEFAULT_STOPWORDS, **_):
     w = resolve_weights(reading, weights)
-    space = _space(points, pools, word_vectors, workers, stopwords)
+    space = _space(points, pools, word_vectors, engine, stopwords)
     scores, stats = linear_scores(space, w, gold=gold if prune == "rank" else None,
                                   mode="none" if prune == "none" else ("rank" if prune == "rank" else "top"),
                                   top_k=top_k, description="Simple-SD")
@@ -92,9 +94,9 @@ def single_feature_ranker(feature: str):  # noqa: ANN201
     w[FEATURE_NAMES.index(feature)] = 1.0
     w = w[: 4 * (FEATURE_NAMES.index(feature) // 4 + 1)]
 
-    def rank(points, pools, word_vectors: str = "glove50", workers: int = 2, top_k: int = 10,  # noqa: ANN001, ANN202
+    def rank(points, pools, word_vectors: str = "glove50", engine: Engine | None = None, top_k: int = 10,  # noqa: ANN001, ANN202
              stopwords: str = DEFAULT_STOPWORDS, **_):
-        space = _space(points, pools, word_vectors, workers, stopwords)
+        space = _space(points, pools, word_vectors, engine, stopwords)
         scores, stats = linear_scores(space, w, mode="top", top_k=top_k, description=feature)
         return ScoreDict(scores, exact_rank=False, stats=stats.__dict__)
 
@@ -136,10 +138,10 @@ def tune_weights(features: dict[str, np.ndarray], ids: dict[str, list[str]], gol
 
 
 def compare_readings(points, pools, gold: dict[str, str], readings: dict[str, np.ndarray] | None = None,  # noqa: ANN001
-                     word_vectors: str = "glove50", workers: int = 2,
+                     word_vectors: str = "glove50", engine: Engine | None = None,
                      stopwords: str = DEFAULT_STOPWORDS) -> dict[str, float]:
     """Exact accuracy@1 of each weight reading on the given pools (pruned search, one shared feature space)."""
-    space = _space(points, pools, word_vectors, workers, stopwords)
+    space = _space(points, pools, word_vectors, engine, stopwords)
     out = {}
     for name, w in (readings or READINGS).items():
         scores, _ = linear_scores(space, w, mode="top", top_k=1, description=f"Simple-SD {name}")
@@ -149,7 +151,7 @@ def compare_readings(points, pools, gold: dict[str, str], readings: dict[str, np
 
 def study_readings(split: str, settings: list[str], limit: int | None = None, tune: bool = False,
                    tune_setting: str | None = None, word_vectors: str = "glove50",
-                   stopwords: str = DEFAULT_STOPWORDS, workers: int = 2, seed: int = 13,
+                   stopwords: str = DEFAULT_STOPWORDS, engine: Engine | None = None, seed: int = 13,
                    data_dir: str | Path | None = None, cache_dir: str | Path | None = FEATURE_CACHE) -> dict:
     """`argsim train simple-sd`: accuracy@1 of every reading on each setting of a split (a seeded sample of
     `limit` points per setting) and, with `tune`, `tune_weights` on `tune_setting` (default: sda if among the
@@ -165,16 +167,16 @@ def study_readings(split: str, settings: list[str], limit: int | None = None, tu
     for s in settings:
         points, pools, gold = dataset_points(split, s, sample=limit, seed=seed, data_dir=data_dir)
         t0 = time.perf_counter()
-        accs = compare_readings(points, pools, gold, word_vectors=word_vectors, workers=workers, stopwords=stopwords)
+        accs = compare_readings(points, pools, gold, word_vectors=word_vectors, engine=engine, stopwords=stopwords)
         report["readings"][s] = accs | {"points": len(points), "seconds": time.perf_counter() - t0}
     if tune:
         s = tune_setting or ("sda" if "sda" in settings else settings[0])
         points, pools, gold = dataset_points(split, s, sample=limit, seed=seed, data_dir=data_dir)
-        feats = pool_features(points, pools, FeatureConfig(word_vectors=word_vectors, workers=workers,
-                                                            stopwords=stopwords), N_PART, cache_dir=cache_dir)
+        feats = pool_features(points, pools, FeatureConfig(word_vectors=word_vectors, stopwords=stopwords), N_PART,
+                              cache_dir=cache_dir, engine=engine)
         ids = {p.id: [c.id for c in pools[p.id]] for p in points}
         accs = report["readings"].get(s) or compare_readings(points, pools, gold, word_vectors=word_vectors,
-                                                             workers=workers, stopwords=stopwords)
+                                                             engine=engine, stopwords=stopwords)
         best_reading = max(READINGS, key=lambda n: accs[n])
         w, acc, trace = tune_weights(feats, ids, gold, READINGS[best_reading])
         report["tuned"] = {"setting": s, "start": best_reading, "weights": w.tolist(), "accuracy": acc,
@@ -183,22 +185,21 @@ def study_readings(split: str, settings: list[str], limit: int | None = None, tu
     return report
 
 
-def study_result_rows(report: dict, env: dict | None = None) -> list:
-    """Result rows (`argsim.results.result_rows`) of a `study_readings` report: one per (setting, reading), and
-    the tuned weights' accuracy; `env` is the run's environment (default: this process's)."""
+def study_row_specs(report: dict) -> list[tuple]:
+    """The result rows of a `study_readings` report as (Evaluation, labels) pairs for `argsim.results.rows_from_specs`
+    (rows are made above the methods): one per (setting, reading), and the tuned weights' accuracy."""
     from argsim.evaluation import Evaluation
-    from argsim.results import result_rows
 
     split, model = report["split"], report["word_vectors"]
-    rows = []
+    specs = []
     for s, accs in report["readings"].items():
         for n in READINGS:
             ev = Evaluation.single("counter-ranking", "accuracy@1", accs[n], data=split, n=accs["points"])
-            rows += result_rows(ev, method=f"simple-sd[{n}]", model=model, setting=s, seconds=accs["seconds"],
-                                extra={"points": accs["points"]}, env=env, digits=4)
+            specs.append((ev, {"method": f"simple-sd[{n}]", "model": model, "setting": s, "seconds": accs["seconds"],
+                               "extra": {"points": accs["points"]}, "digits": 4}))
     if "tuned" in report:
         t = report["tuned"]
         ev = Evaluation.single("counter-ranking", "accuracy@1", t["accuracy"], data=split)
-        rows += result_rows(ev, method="simple-sd[tuned]", model=model, setting=t["setting"],
-                            extra={"weights": t["weights"]}, env=env, digits=4)
-    return rows
+        specs.append((ev, {"method": "simple-sd[tuned]", "model": model, "setting": t["setting"],
+                           "extra": {"weights": t["weights"]}, "digits": 4}))
+    return specs

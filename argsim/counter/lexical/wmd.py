@@ -13,14 +13,16 @@ What makes it fast compared to `wmdistance` per pair:
 - two lower bounds prune pairs that cannot matter (used by the pruned rankers in `argsim.counter.lexical.prune`):
   the word-centroid distance WCD = |X a - Y b| and the relaxed WMD (RWMD) of Kusner et al. (2015), whose
   candidate-side half is computed for a whole pool with one matrix product;
-- pairs are spread over worker processes (fork; the engine is inherited, not pickled).
+- bound computations that do not depend on the query (the candidates' bags, the distinct words they use and
+  their vectors, row boundaries) are made once per pool block (`PoolView`), not once per query: points whose
+  pools overlap (all of epa, one debate of sdoc) share one view of the union of their pools;
+- many pairs or pools run on an `argsim.engine` (local, or Ray tasks); no process pool of its own.
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import ot
@@ -100,13 +102,25 @@ class WMDEngine:
             return 0.0
         return emd_cost(self.weights[i], self.weights[j], m)
 
-    def distances(self, pairs: np.ndarray, workers: int = 1) -> np.ndarray:
-        """Exact WMD of each (i, j) row of `pairs`, over `workers` processes."""
+    def distances(self, pairs: np.ndarray, engine=None, min_pairs: int = 2000) -> np.ndarray:  # noqa: ANN001
+        """Exact WMD of each (i, j) row of `pairs`, on `engine` (an `argsim.engine` engine; None: this process)
+        in chunks of pairs when there are at least `min_pairs`."""
         pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
-        if workers <= 1 or len(pairs) < 2000:
-            return np.array([self.distance(int(i), int(j)) for i, j in pairs], dtype=np.float64)
-        chunks = np.array_split(pairs, max(workers * 8, len(pairs) // 5000))
-        return np.concatenate(parallel_map(_distances_chunk, chunks, self, workers, description="exact WMD"))
+        if engine is None or engine.workers <= 1 or len(pairs) < max(min_pairs, 1):
+            return _distances_chunk(self, pairs)
+        chunks = np.array_split(pairs, max(engine.workers * 8, len(pairs) // 5000))
+        return np.concatenate(engine.map(_distances_chunk, chunks, self, description="exact WMD", block=1))
+
+    # ------------------------------------------------------------ per-pool work, shared by the pool's queries
+
+    def pool_view(self, js: np.ndarray) -> PoolView:
+        """What the bounds need of the candidates `js` (sorted, distinct) regardless of the query."""
+        js = np.asarray(js, dtype=np.int64)
+        bags = self.bags[js]
+        used, col = np.unique(bags.indices, return_inverse=True)
+        return PoolView(js=js, bags=bags, used=used, col=col.ravel(), used_vectors=self.vectors[used],
+                        used_sq=self.sq_norms[used], centroids=self.centroids[js], empty=self.empty[js],
+                        lengths=np.diff(bags.indptr))
 
     # ------------------------------------------------------------ lower bounds
 
@@ -115,43 +129,44 @@ class WMDEngine:
         lb = np.linalg.norm(self.centroids[js] - self.centroids[i][None, :], axis=1)
         return self._finish(lb, i, js)
 
-    def relaxed_bounds(self, i: int, js: np.ndarray) -> np.ndarray:
-        """max(WCD, candidate-side RWMD) for many j: sum_w b_w * min_{v in text i} cost(w, v) <= WMD(i, j)."""
+    def relaxed_bounds(self, i: int, js: np.ndarray, view: PoolView | None = None) -> np.ndarray:
+        """max(WCD, candidate-side RWMD) for many j: sum_w b_w * min_{v in text i} cost(w, v) <= WMD(i, j).
+
+        With `view` (a `PoolView` whose `js` contain these js), the query-independent work comes from the view.
+        """
+        js = np.asarray(js, dtype=np.int64)
         if self.empty[i]:
             return np.full(len(js), np.inf)
+        view = view if view is not None else self.pool_view(js)
         q = self.vectors[self.words[i]]
-        bags = self.bags[js]
-        used = np.unique(bags.indices)  # only the words that occur in these candidates
-        sq = self.sq_norms[used][:, None] + self.sq_norms[self.words[i]][None, :] - 2.0 * (self.vectors[used] @ q.T)
-        nearest = np.zeros(self.bags.shape[1])
-        nearest[used] = np.sqrt(np.maximum(sq, 0.0)).min(axis=1)  # per word: cost to the closest word of text i
-        rwmd = bags @ nearest
+        # only the words that occur in the view's candidates; per word: cost to the closest word of text i
+        # min_v |w - v|^2 = |w|^2 + min_v (|v|^2 - 2 w.v): one product, the root taken after the minimum
+        part = view.used_vectors @ (-2.0 * q.T)
+        part += self.sq_norms[self.words[i]][None, :]
+        nearest = np.sqrt(np.maximum(view.used_sq + part.min(axis=1), 0.0))
+        rwmd = view.row_sums(nearest[view.col])[view.rows(js)]
         return np.maximum(self._finish(rwmd, i, js), self.centroid_bounds(i, js))
 
-    def full_relaxed_bounds(self, i: int, js: np.ndarray, chunk_nnz: int = 40000) -> np.ndarray:
+    def full_relaxed_bounds(self, i: int, js: np.ndarray, chunk_nnz: int = 40000,
+                            view: PoolView | None = None) -> np.ndarray:
         """The full RWMD, max of both relaxed halves, for many j at once (Kusner et al.: WCD <= RWMD <= WMD).
 
         Query side: sum_v a_v min_{w in j} cost(v, w), with per-candidate minima taken by `np.minimum.reduceat`
         over the candidates' concatenated word lists; candidate side: sum_w b_w min_{v in i} cost(v, w).
-        The costs are the same `cdist` values the exact solver uses.
+        The costs are the same `cdist` values the exact solver uses. `view`: as in `relaxed_bounds`.
         """
         js = np.asarray(js, dtype=np.int64)
         out = np.full(len(js), np.inf)
         if self.empty[i] or len(js) == 0:
             return out
+        view = view if view is not None else self.pool_view(js)
         a, q = self.weights[i], self.vectors[self.words[i]]
-        bags = self.bags[js]
-        used, col = np.unique(bags.indices, return_inverse=True)
-        dist = cdist(q, self.vectors[used])  # (|i|, |used|)
-        side_c = np.asarray(sp.csr_matrix((bags.data * dist.min(axis=0)[col], bags.indices, bags.indptr),
-                                          shape=bags.shape).sum(axis=1)).ravel()
-        lengths = np.diff(bags.indptr)
-        side_q = np.full(len(js), np.inf)
-        start = 0
-        while start < len(js):  # chunks of candidates bounded by their total word count
-            stop = start + 1
-            while stop < len(js) and bags.indptr[stop + 1] - bags.indptr[start] <= chunk_nnz:
-                stop += 1
+        bags, col, lengths = view.bags, view.col, view.lengths
+        dist = cdist(q, view.used_vectors)  # (|i|, |used|)
+        side_c = view.row_sums(dist.min(axis=0)[col])
+        n = len(view.js)
+        side_q = np.full(n, np.inf)
+        for start, stop in view.chunks(chunk_nnz):  # chunks of candidates bounded by their total word count
             lo, hi = bags.indptr[start], bags.indptr[stop]
             rows = np.arange(start, stop)
             nonempty = rows[lengths[start:stop] > 0]
@@ -159,8 +174,7 @@ class WMDEngine:
                 block = dist[:, col[lo:hi]]
                 minima = np.minimum.reduceat(block, bags.indptr[nonempty] - lo, axis=1)
                 side_q[nonempty] = a @ minima
-            start = stop
-        out = np.maximum(side_q, side_c)
+        out = np.maximum(side_q, side_c)[view.rows(js)]
         return self._finish(out, i, js)
 
     # ------------------------------------------------------------ upper bounds
@@ -213,39 +227,58 @@ def _distances_chunk(engine: WMDEngine, chunk: np.ndarray) -> np.ndarray:
     return np.array([engine.distance(int(i), int(j)) for i, j in chunk], dtype=np.float64)
 
 
-# ---------------------------------------------------------------- process pool sharing one object by fork
+@dataclass
+class PoolView:
+    """The query-independent part of the bounds for candidates `js` (engine text ids, sorted, distinct)."""
 
-_SHARED: object | None = None
+    js: np.ndarray
+    bags: sp.csr_matrix  # the candidates' bags of words (rows aligned with js)
+    used: np.ndarray  # the distinct words of these candidates
+    col: np.ndarray  # position in `used` of each stored entry of `bags`
+    used_vectors: np.ndarray
+    used_sq: np.ndarray
+    centroids: np.ndarray
+    empty: np.ndarray
+    lengths: np.ndarray  # words per candidate
+
+    def rows(self, js: np.ndarray) -> np.ndarray:
+        """Positions of `js` (a subset of the view's candidates) in the view."""
+        pos = np.searchsorted(self.js, js)
+        if len(js) and (pos.max() >= len(self.js) or np.any(self.js[pos] != js)):
+            raise ValueError("candidates outside the pool view")
+        return pos
+
+    def row_sums(self, per_entry: np.ndarray) -> np.ndarray:
+        """sum over each candidate's words of bag weight * per_entry (per_entry aligned with bags.data)."""
+        return np.add.reduceat(np.append(self.bags.data * per_entry, 0.0),
+                               np.minimum(self.bags.indptr[:-1], len(per_entry)))[: len(self.js)] * (self.lengths > 0)
+
+    def chunks(self, chunk_nnz: int) -> list[tuple[int, int]]:
+        """(start, stop) row ranges whose total word count stays within chunk_nnz (at least one row each)."""
+        out, start, indptr, n = [], 0, self.bags.indptr, len(self.js)
+        while start < n:
+            stop = int(np.searchsorted(indptr, indptr[start] + chunk_nnz, side="right")) - 1
+            stop = min(max(stop, start + 1), n)
+            out.append((start, stop))
+            start = stop
+        return out
 
 
-def _call(args):  # noqa: ANN001, ANN202
-    fn, item = args
-    return fn(_SHARED, item)
+def pool_blocks(pools: list[np.ndarray], slack: float = 1.25) -> list[tuple[np.ndarray, list[int]]]:
+    """Group pools (arrays of engine text ids) in order into blocks whose union is at most `slack` times the
+    largest pool in it: (sorted union, pool indices). All of epa is one block; sdoc, one per debate."""
+    blocks: list[tuple[np.ndarray, list[int]]] = []
+    union, members, largest = np.zeros(0, dtype=np.int64), [], 0
+    for k, pool in enumerate(pools):
+        pool = np.unique(np.asarray(pool, dtype=np.int64))
+        merged = np.union1d(union, pool)
+        if members and len(merged) > slack * max(largest, len(pool)):
+            blocks.append((union, members))
+            merged, members, largest = pool, [], 0
+        union, largest = merged, max(largest, len(pool))
+        members.append(k)
+    if members:
+        blocks.append((union, members))
+    return blocks
 
 
-def parallel_map(fn, items: list, shared: object, workers: int, description: str | None = None) -> list:  # noqa: ANN001
-    """`[fn(shared, item) for item in items]` over `workers` forked processes (order kept), with a progress bar.
-
-    `shared` (e.g. a `WMDEngine`) is inherited by the children through fork, never pickled.
-    """
-    global _SHARED
-    from argsim.progress import progress_bar
-
-    workers = max(1, min(workers, len(items), os.cpu_count() or 1))
-    with progress_bar(len(items), description or "WMD", enabled=description is not None) as bar:
-        if workers == 1 or "fork" not in mp.get_all_start_methods():
-            out = []
-            for item in items:
-                out.append(fn(shared, item))
-                bar.advance()
-            return out
-        _SHARED = shared
-        try:
-            with mp.get_context("fork").Pool(workers) as pool:
-                out = []
-                for res in pool.imap(_call, [(fn, item) for item in items], chunksize=1):
-                    out.append(res)
-                    bar.advance()
-                return out
-        finally:
-            _SHARED = None

@@ -4,7 +4,7 @@
 a `StandardScaler` + `LogisticRegression(class_weight="balanced", C=50, max_iter=1000)` or
 `StandardScaler` + `XGBClassifier` with the appendix's hyper-parameters, except n_jobs = 1 instead of 20: on the
 shared 2-core machine two OpenMP threads made a 480-pair fit take 334 s instead of 1.1 s (threads spinning
-under contention); the WMD workers already use the second core. `features="part"` uses x1..x8, `"full"`
+under contention); parallel work belongs to the engine (`--engine ray`). `features="part"` uses x1..x8, `"full"`
 all 20 (`argsim.counter.lexical.features`). Training pairs: `argsim.counter.ltr.training`; rankers:
 `argsim.counter.ltr.rankers`.
 """

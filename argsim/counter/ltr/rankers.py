@@ -14,6 +14,7 @@ from argsim.counter.lexical.features import FeatureConfig, FeatureSpace
 from argsim.counter.lexical.prune import linear_scores
 from argsim.counter.ltr.model import LTR_METHODS, LTRModel
 from argsim.counter.ltr.training import MODELS_DIR
+from argsim.engine.base import Engine, LocalEngine
 from argsim.errors import ArgsimError
 from argsim.paths import under_workdir
 
@@ -32,17 +33,17 @@ def _model_folder(method: str, setting: str | None, model: str | None) -> Path:
 
 def _ltr_ranker(method: str):  # noqa: ANN202
     def rank(points, pools, model: str | None = None, setting: str | None = None, prune: str = "top",  # noqa: ANN001, ANN202
-             gold: dict | None = None, top_k: int = 10, workers: int = 2, **_):
+             gold: dict | None = None, top_k: int = 10, engine: Engine | None = None, **_):
         ltr, meta = LTRModel.load(_model_folder(method, setting, model))
         # models saved before the stop-word option kept every token
-        config = FeatureConfig(**{"stopwords": "none"} | (meta.get("features_config") or {}) | {"workers": workers})
+        config = FeatureConfig.from_dict({"stopwords": "none"} | (meta.get("features_config") or {}))
         if ltr.model == "logreg":
-            space = FeatureSpace(points, pools, config)
+            space = FeatureSpace(points, pools, config, executor=engine or LocalEngine())
             scores, stats = linear_scores(space, ltr.linear_weights(), gold=gold if prune == "rank" else None,
                                           mode={"rank": "rank", "none": "none"}.get(prune, "top"), top_k=top_k,
                                           description=method)
             return ScoreDict(scores, exact_rank=prune in ("rank", "none"), stats=stats.__dict__)
-        feats = pool_features(points, pools, config, ltr.n_features)
+        feats = pool_features(points, pools, config, ltr.n_features, engine=engine)
         return {p.id: ltr.decision_function(feats[p.id]) for p in points}
 
     return rank

@@ -16,6 +16,7 @@ from argsim.counter.lexical.feature_cache import pool_features
 from argsim.counter.lexical.features import FeatureConfig, feature_count
 from argsim.counter.ltr.model import LTR_METHODS, LTRModel
 from argsim.data.counterargs import Argument, CounterCorpus, build_pools
+from argsim.engine.base import Engine
 from argsim.errors import ArgsimError
 from argsim.paths import under_workdir
 
@@ -30,7 +31,7 @@ class TrainingSet:
 
 def training_set(corpus: CounterCorpus, setting: str, n_features: int, config: FeatureConfig,
                  neg_per_point: int | None = 10, seed: int = 13, split: str = "training",
-                 limit: int | None = None) -> TrainingSet:
+                 limit: int | None = None, engine: Engine | None = None) -> TrainingSet:
     """Pointwise pairs of a counterargs-18 split: true counters (1) and sampled pool candidates (0)."""
     rng = np.random.default_rng(seed)
     pools = build_pools(corpus, split, setting)
@@ -39,12 +40,12 @@ def training_set(corpus: CounterCorpus, setting: str, n_features: int, config: F
         points = [points[i] for i in sorted(rng.choice(len(points), size=min(limit, len(points)), replace=False))]
     gold = {p.id: corpus.true_counter(p).id for p in points}
     return training_set_from(points, pools, gold, n_features, config, neg_per_point, rng,
-                             {"split": split, "setting": setting, "seed": seed, "limit": limit})
+                             {"split": split, "setting": setting, "seed": seed, "limit": limit}, engine=engine)
 
 
 def training_set_from(points: list[Argument], pools: dict[str, list[Argument]], gold: dict[str, str | None],
                       n_features: int, config: FeatureConfig, neg_per_point: int | None,
-                      rng: np.random.Generator, meta: dict) -> TrainingSet:
+                      rng: np.random.Generator, meta: dict, engine: Engine | None = None) -> TrainingSet:
     """Pairs from any points/pools with known true counters (points without one are skipped)."""
     points = [p for p in points if gold.get(p.id) is not None]
     if not points:
@@ -57,7 +58,7 @@ def training_set_from(points: list[Argument], pools: dict[str, list[Argument]], 
         if neg_per_point is not None and len(negs) > neg_per_point:
             negs = [negs[i] for i in sorted(rng.choice(len(negs), size=neg_per_point, replace=False))]
         sampled[p.id] = pos[:1] + negs
-    feats = pool_features(points, sampled, config, n_features)
+    feats = pool_features(points, sampled, config, n_features, engine=engine)
     x = np.concatenate([feats[p.id] for p in points])
     y = np.concatenate([np.r_[np.ones(1, dtype=int),
                               np.zeros(len(sampled[p.id]) - 1, dtype=int)] for p in points])
@@ -68,7 +69,7 @@ def training_set_from(points: list[Argument], pools: dict[str, list[Argument]], 
 def train_ltr(corpus: CounterCorpus | None, setting: str, methods: tuple[str, ...] = LTR_METHODS,
               config: FeatureConfig | None = None, neg_per_point: int | None = 10, seed: int = 13,
               out_dir: str | Path = MODELS_DIR, limit: int | None = None,
-              user_data: tuple | None = None) -> dict[str, Path]:
+              user_data: tuple | None = None, engine: Engine | None = None) -> dict[str, Path]:
     """Fit the requested LTR methods for one setting on shared training features; save each under out_dir.
 
     `user_data=(points, pools, gold)` trains on a user's own arguments instead (models go to out_dir/<setting>).
@@ -78,9 +79,10 @@ def train_ltr(corpus: CounterCorpus | None, setting: str, methods: tuple[str, ..
     if user_data is not None:
         points, pools, gold = user_data
         data = training_set_from(points, pools, gold, n, config, neg_per_point, np.random.default_rng(seed),
-                                 {"split": "user", "setting": setting, "seed": seed})
+                                 {"split": "user", "setting": setting, "seed": seed}, engine=engine)
     else:
-        data = training_set(corpus, setting, n, config, neg_per_point=neg_per_point, seed=seed, limit=limit)
+        data = training_set(corpus, setting, n, config, neg_per_point=neg_per_point, seed=seed, limit=limit,
+                            engine=engine)
     saved = {}
     for method in methods:
         kind, feats = method.split("-")

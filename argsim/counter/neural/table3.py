@@ -2,7 +2,7 @@
 
 `evaluate_table3` runs every row whose model is given on every requested setting (the zero-shot cosine and BM25
 rows always come along), compares each row's @1/K hits with the zero-shot row's accuracy@1 on the same points
-(paired, `versus_reference`), and `table3_result_rows` turns the outcome into result rows. Rows with a
+(paired, `versus_reference`), and `table3_row_specs` describes the result rows. Rows with a
 cross-encoder run on a seeded random sample of points (`cross_limit`, CPU cost); the comparison then uses the
 zero-shot row's hits of those same points.
 """
@@ -181,13 +181,12 @@ def evaluate_table3(corpus, models: dict[str, str | None], split: str, settings:
     return out
 
 
-def table3_result_rows(results: Sequence[Table3Result], split: str, ks: Sequence[int], all_points: int,
-                       budgets: dict | None = None, env: dict | None = None) -> list:
-    """Result rows (`argsim.results.result_rows` of each row's evaluation), one per (row, setting, K); a row
-    evaluated on fewer than `all_points` points says so in its method name; `env`: the run's environment."""
-    from argsim.results import result_rows
-
-    rows = []
+def table3_row_specs(results: Sequence[Table3Result], split: str, ks: Sequence[int], all_points: int,
+                     budgets: dict | None = None) -> list[tuple]:
+    """The result rows as (Evaluation, labels) pairs for `argsim.results.rows_from_specs` (rows are made above
+    the methods), one per (row, setting, K); a row evaluated on fewer than `all_points` points says so in its
+    method name."""
+    specs = []
     for r in results:
         acc, n = r.score.acc, len(r.score.ids)
         label = r.row.method if n >= all_points else f"{r.row.method} ({n}-point sample)"
@@ -195,10 +194,10 @@ def table3_result_rows(results: Sequence[Table3Result], split: str, ks: Sequence
         budget = (budgets or {}).get(r.row.method) or {"retriever": training_budget(r.row.first),
                                                        "reranker": training_budget(r.row.second)}
         for k in ks:
-            rows += result_rows(evaluation, method=label, model=r.row.second or r.row.first, setting=r.setting,
-                                metrics=[f"accuracy@1/{k}"], paper={f"accuracy@1/{k}": r.paper.get(k)},
-                                seconds=r.seconds, env=env, digits=4,
-                                extra={"points": n, "first_stage": r.row.first, "first_stage_at1": round(acc[1], 4),
+            specs.append((evaluation, {
+                "method": label, "model": r.row.second or r.row.first, "setting": r.setting,
+                "metrics": [f"accuracy@1/{k}"], "paper": {f"accuracy@1/{k}": r.paper.get(k)}, "seconds": r.seconds,
+                "digits": 4, "extra": {"points": n, "first_stage": r.row.first, "first_stage_at1": round(acc[1], 4),
                                        "reranker": r.row.second, "vs_zero_shot": r.versus.get(k),
-                                       "budget": budget})
-    return rows
+                                       "budget": budget}}))
+    return specs

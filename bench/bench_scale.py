@@ -1,0 +1,300 @@
+"""Scale benchmark (issue 13): embed, index 1M vectors, retrieve top-30 for 1,000 queries, rerank; local vs Ray.
+
+Synthetic corpus, built from real sentences: every argument of counterargs-18 (all splits) is split into sentences
+(at . ! ? followed by a space); a synthetic text is two distinct real sentences joined by a space, drawn with a
+fixed seed, so texts are realistic in length and vocabulary and there are as many distinct ones as needed.
+
+Stages (each with wall time, throughput and the stage's peak resident memory, VmHWM reset before the stage):
+1. embed: the local engine encodes synthetic texts (minilm, batch 64, no cache) for `--embed-seconds`;
+2. local vs Ray: the same `--ratio-texts` texts embedded by the local engine (one process, torch's threads) and by
+   a Ray Data actor pool of 2 workers here (one model and one thread per actor), as a ratio of wall times; the
+   per-shard cost (one worker, one shard of `--shard-rows` texts) and the fixed cost (actor start + model load)
+   project the wall time of N workers: fixed + ceil(texts / shard_rows) / N * shard_cost;
+3. index: `--index-size` vectors. The first ones are the vectors of stage 1; every further synthetic text (two real
+   sentences, drawn from the first `--compose-sentences` of the corpus sentences) gets the normalised sum of its
+   two sentences' vectors (those sentences are embedded for real): a stand-in for embedding 1M texts, which this
+   2-core machine cannot do in the time (the rows say how many vectors were embedded and how many composed).
+   faiss exact (IndexFlatIP), IVF-Flat and IVF-PQ (48 bytes a vector) are built;
+4. retrieve: top-30 for `--queries` real sentences (not in the index as such): recall@30 of IVF / IVF-PQ against
+   exact search, batched throughput, and per-query latency of one query at a time including its encoding;
+5. rerank: IVF-PQ's top `--rerank-depth` (100) re-scored exactly from the stored vectors, cut to the top-30
+   (recall@30 after the rerank).
+
+    /work/shared/bin/heavy .venv/bin/python bench/bench_scale.py [--embed-seconds 1200] [--index-size 1000000]
+
+Writes bench/results/scale.json (rows labelled `scale:*`; the load average at the start and end in each row).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from argsim.results import ResultRow, environment, write_results  # noqa: E402
+
+TASK = "scale"
+MODEL = "minilm"
+
+
+def load() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+class Stage:
+    """Wall time and peak RSS of one stage (VmHWM reset at the start, where the kernel allows it)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __enter__(self) -> Stage:
+        try:
+            Path("/proc/self/clear_refs").write_text("5")
+        except OSError:
+            pass
+        self.load_start = load()
+        self.start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.seconds = time.perf_counter() - self.start
+        self.peak_mb = _vm("VmHWM")
+        self.load_end = load()
+
+    def extra(self, **values: object) -> dict:
+        return {"load_start": self.load_start, "load_end": self.load_end, **values}
+
+
+def _vm(key: str) -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return float("nan")
+
+
+def real_sentences() -> list[str]:
+    """Distinct sentences (>= 4 words) of every counterargs-18 argument."""
+    from argsim.data.counterargs import load_counterargs
+
+    corpus = load_counterargs()
+    seen: dict[str, None] = {}
+    for split in ("training", "validation", "test"):
+        for arg in corpus.split(split):
+            for s in re.split(r"(?<=[.!?])\s+", arg.text):
+                s = s.strip()
+                if len(s.split()) >= 4:
+                    seen.setdefault(s, None)
+    return list(seen)
+
+
+def synthetic_pairs(n_sentences: int, n: int, seed: int) -> np.ndarray:
+    """n (i, j) pairs of distinct sentence indices."""
+    rng = np.random.default_rng(seed)
+    i = rng.integers(0, n_sentences, size=n)
+    j = (i + rng.integers(1, n_sentences, size=n)) % n_sentences
+    return np.stack([i, j], 1)
+
+
+def embed_for(encoder, texts: list[str], seconds: float, chunk: int = 512) -> tuple[np.ndarray, float]:  # noqa: ANN001
+    """Encode texts chunk by chunk until `seconds` have passed; (vectors, seconds taken)."""
+    parts, start = [], time.perf_counter()
+    for a in range(0, len(texts), chunk):
+        parts.append(encoder.encode(texts[a:a + chunk], use_cache=False, show_progress=False))
+        if time.perf_counter() - start >= seconds:
+            break
+    return np.concatenate(parts), time.perf_counter() - start
+
+
+def ray_embed(texts: list[str], workers: int, shard_rows: int) -> tuple[float, dict]:
+    """Embed `texts` with a Ray Data actor pool of `workers`; (wall seconds, manifest)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from argsim.engine import get_engine
+    from argsim.engine.embedding import EmbedSpec, embed_ray
+
+    with tempfile.TemporaryDirectory(prefix="argsim-scale-") as tmp:
+        src = Path(tmp) / "texts"  # one Parquet file per shard: Ray reads one block per file
+        src.mkdir()
+        for n, a in enumerate(range(0, len(texts), shard_rows)):
+            pq.write_table(pa.table({"text": texts[a:a + shard_rows]}), src / f"part-{n:05d}.parquet")
+        engine = get_engine("ray")
+        _ = engine.workers  # start Ray before the clock
+        start = time.perf_counter()
+        manifest = embed_ray(src, Path(tmp) / "shards", EmbedSpec(model=MODEL), engine, batch_rows=shard_rows,
+                             workers=workers)
+        return time.perf_counter() - start, manifest
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--embed-seconds", type=float, default=1200, help="budget of stage 1 (default ~20 min)")
+    ap.add_argument("--index-size", type=int, default=1_000_000)
+    ap.add_argument("--queries", type=int, default=1000)
+    ap.add_argument("--k", type=int, default=30)
+    ap.add_argument("--ratio-texts", type=int, default=2048, help="texts embedded by local and by Ray (stage 2)")
+    ap.add_argument("--shard-rows", type=int, default=256)
+    ap.add_argument("--rerank-depth", type=int, default=100, help="IVF-PQ candidates re-scored exactly")
+    ap.add_argument("--latency-queries", type=int, default=100, help="queries timed one at a time")
+    ap.add_argument("--compose-sentences", type=int, default=5000, help="sentences whose pairs make the vectors "
+                    "beyond the embedded texts")
+    ap.add_argument("--nlist", type=int, default=1024)
+    ap.add_argument("--nprobe", type=int, default=32)
+    ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--skip-ray", action="store_true")
+    args = ap.parse_args()
+
+    import faiss
+
+    from argsim.backend import get_encoder
+    from argsim.config import RunConfig
+    from argsim.counter.neural.index import build_index, exact_index, recall_at_k, rerank_exact
+
+    rows: list[ResultRow] = []
+    cfg = RunConfig(use_cache=False, quiet=True, device="cpu")
+    sentences = real_sentences()
+    rng = np.random.default_rng(args.seed)
+    order = rng.permutation(len(sentences))
+    query_ids, index_sentence_ids = order[: args.queries], order[args.queries:]
+    queries = [sentences[i] for i in query_ids]
+    pool = [sentences[i] for i in index_sentence_ids]
+    pairs = synthetic_pairs(len(pool), 200_000, args.seed)
+    texts = [f"{pool[i]} {pool[j]}" for i, j in pairs]
+    encoder = get_encoder(MODEL, config=cfg)
+    encoder.encode(["warm up"], use_cache=False)
+    print(f"{len(sentences):,} real sentences; {len(pool):,} for the corpus, {len(queries):,} queries", flush=True)
+
+    # 1. embedding throughput (local engine)
+    with Stage("embed") as st:
+        emb, secs = embed_for(encoder, texts, args.embed_seconds)
+    rate = len(emb) / secs
+    rows.append(ResultRow("scale:embed-local", MODEL, None, "synthetic", "texts_per_second", round(rate, 1),
+                          seconds=round(secs, 1), peak_mb=st.peak_mb,
+                          extra=st.extra(texts=len(emb), budget_seconds=args.embed_seconds, torch_threads=
+                                         __import__("torch").get_num_threads())))
+    print(f"embed: {len(emb):,} texts in {secs:.0f} s = {rate:.1f}/s (load {st.load_end})", flush=True)
+
+    # 2. local vs Ray (2 workers) on the same texts; per-shard costs
+    if not args.skip_ray:
+        import ray
+
+        sample = texts[len(emb): len(emb) + args.ratio_texts]
+        with Stage("ratio-local") as st_l:
+            encoder.encode(sample, use_cache=False, show_progress=False)
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="warning")
+        with Stage("ratio-ray") as st_r:
+            ray_secs, _ = ray_embed(sample, 2, args.shard_rows)
+        one = sample[: args.shard_rows]
+        fixed_secs, _ = ray_embed(one[:8], 1, args.shard_rows)  # actor start + model load + one tiny batch
+        shard1_secs, _ = ray_embed(one, 1, args.shard_rows)
+        shard_cost = max(shard1_secs - fixed_secs, 1e-3)
+        ray.shutdown()
+        ratio = st_l.seconds / ray_secs
+        n_shards = -(-args.index_size // args.shard_rows)
+        projection = {str(n): round(fixed_secs + n_shards / n * shard_cost, 1) for n in (2, 8, 32, 128)}
+        rows.append(ResultRow("scale:embed-local-vs-ray2", MODEL, None, "synthetic", "speedup_ray2_over_local",
+                              round(ratio, 3), seconds=round(ray_secs, 1), peak_mb=max(st_l.peak_mb, st_r.peak_mb),
+                              extra=st_r.extra(texts=len(sample), local_seconds=round(st_l.seconds, 1),
+                                               ray_seconds=round(ray_secs, 1), ray_workers=2,
+                                               shard_rows=args.shard_rows,
+                                               shard_seconds_one_worker=round(shard_cost, 2),
+                                               fixed_seconds=round(fixed_secs, 1),
+                                               projected_seconds_for_index_size_by_workers=projection,
+                                               note="Ray wall time includes starting 2 actors and loading 2 models")))
+        print(f"local {st_l.seconds:.1f} s vs Ray(2) {ray_secs:.1f} s on {len(sample)} texts: x{ratio:.2f}; "
+              f"shard {shard_cost:.1f} s, fixed {fixed_secs:.1f} s", flush=True)
+
+    # 3. index 1M vectors
+    with Stage("compose") as st:
+        n_real = min(len(emb), args.index_size)
+        n_compose = min(args.compose_sentences, len(pool))
+        composed = synthetic_pairs(n_compose, args.index_size - n_real, args.seed + 1)
+        used = np.unique(composed.ravel())
+        sent_vecs = np.zeros((n_compose, emb.shape[1]), dtype=np.float32)
+        if len(used):
+            sent_vecs[used] = encoder.encode([pool[i] for i in used], use_cache=False, show_progress=False)
+        vectors = np.empty((args.index_size, emb.shape[1]), dtype=np.float32)
+        vectors[:n_real] = emb[:n_real]
+        for a in range(0, len(composed), 100_000):
+            c = composed[a:a + 100_000]
+            vectors[n_real + a:n_real + a + len(c)] = sent_vecs[c[:, 0]] + sent_vecs[c[:, 1]]
+        faiss.normalize_L2(vectors)
+    rows.append(ResultRow("scale:compose-vectors", MODEL, None, "synthetic", "seconds", round(st.seconds, 1),
+                          seconds=round(st.seconds, 1), peak_mb=st.peak_mb,
+                          extra=st.extra(vectors=args.index_size, embedded_texts=n_real,
+                                         embedded_sentences=int(len(used)),
+                                         composed=int(args.index_size - n_real))))
+    print(f"vectors: {args.index_size:,} ({n_real:,} embedded texts, {len(used):,} sentences embedded) in "
+          f"{st.seconds:.0f} s", flush=True)
+    indexes = {}
+    for kind in ("flat", "ivf", "ivfpq"):
+        with Stage(kind) as st:
+            indexes[kind] = (exact_index(vectors) if kind == "flat" else
+                             build_index(vectors, kind, nlist=args.nlist, nprobe=args.nprobe, seed=args.seed,
+                                         train_size=min(args.index_size, 40 * args.nlist)))
+        rows.append(ResultRow(f"scale:index-{kind}", MODEL, None, "synthetic", "build_seconds", round(st.seconds, 1),
+                              seconds=round(st.seconds, 1), peak_mb=st.peak_mb,
+                              extra=st.extra(vectors=args.index_size, nlist=args.nlist, nprobe=args.nprobe)))
+        print(f"index {kind}: {st.seconds:.0f} s, peak {st.peak_mb} MiB", flush=True)
+
+    # 4. retrieve top-k for the queries
+    with Stage("encode-queries") as st:
+        q = encoder.encode(queries, normalize=True, use_cache=False, show_progress=False)
+    q_encode = st.seconds
+    results = {}
+    for kind, index in indexes.items():
+        with Stage(kind) as st:
+            scores, ids = index.search(q, args.k)
+        results[kind] = (scores, ids, st)
+    exact_ids = results["flat"][1]
+    lat_n = min(args.latency_queries, len(queries))
+    for kind, (_, ids, st) in results.items():
+        lat = []
+        for text in queries[:lat_n]:
+            t0 = time.perf_counter()
+            v = encoder.encode([text], normalize=True, use_cache=False, show_progress=False)
+            indexes[kind].search(v, args.k)
+            lat.append((time.perf_counter() - t0) * 1000)
+        rec = recall_at_k(ids, exact_ids, args.k)
+        rows.append(ResultRow(f"scale:retrieve-{kind}", MODEL, None, "synthetic", f"recall@{args.k}", round(rec, 4),
+                              seconds=round(st.seconds + q_encode, 2), peak_mb=st.peak_mb,
+                              extra=st.extra(queries=len(queries), candidates=args.index_size,
+                                             search_seconds=round(st.seconds, 2),
+                                             queries_per_second_batched=round(len(queries) / (st.seconds + q_encode),
+                                                                              1),
+                                             latency_ms_median=round(float(np.median(lat)), 2),
+                                             latency_ms_p95=round(float(np.percentile(lat, 95)), 2),
+                                             latency_queries=lat_n, latency_includes_query_encoding=True,
+                                             nprobe=args.nprobe if kind != "flat" else None)))
+        print(f"retrieve {kind}: recall@{args.k} {rec:.4f}, batched {st.seconds:.2f} s + encode {q_encode:.2f} s, "
+              f"latency median {np.median(lat):.1f} ms", flush=True)
+
+    # 5. rerank IVF-PQ's top-k exactly
+    with Stage("rerank") as st:
+        _, deep = indexes["ivfpq"].search(q, args.rerank_depth)
+        _, reranked = rerank_exact(vectors, q, deep)
+        reranked = reranked[:, : args.k]
+    rec = recall_at_k(reranked, exact_ids, args.k)
+    rows.append(ResultRow("scale:rerank-ivfpq-exact", MODEL, None, "synthetic", f"recall@{args.k}", round(rec, 4),
+                          seconds=round(st.seconds, 3), peak_mb=st.peak_mb,
+                          extra=st.extra(queries=len(queries), k=args.k, depth=args.rerank_depth,
+                                         queries_per_second=round(len(queries) / max(st.seconds, 1e-9), 1))))
+    print(f"rerank: recall@{args.k} {rec:.4f} in {st.seconds:.3f} s", flush=True)
+    cmd = " ".join(["python bench/bench_scale.py", *sys.argv[1:]])
+    write_results(TASK, rows, command=cmd, env=environment(seed=args.seed, device="cpu"), merge=True)
+    print(f"written bench/results/{TASK}.json ({len(rows)} rows)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
