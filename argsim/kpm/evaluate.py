@@ -15,16 +15,16 @@ import numpy as np
 from argsim.config import RunConfig
 from argsim.data.argkp import KPMData, load_argkp
 from argsim.io import write_json
-from argsim.kpm.scoring import score_key_points
 from argsim.metrics.kpa_map import FORMULAS, MapResult, evaluate_map
 
 
 def map_of_folder(folder: Path, gold: KPMData, config: RunConfig | None = None,
                   formula: str = "leaderboard") -> tuple[dict[str, dict[str, float]], MapResult]:
-    """Score `gold` with the saved model in `folder`; the predictions and the mAP under `formula`."""
-    from argsim.backend import get_encoder
+    """Score `gold` with the saved model in `folder` (any encoder or a cross-encoder); the predictions and the
+    mAP under `formula`."""
+    from argsim.kpm.ensemble import score_model
 
-    preds = score_key_points(gold, get_encoder(str(folder), config=config))
+    preds = score_model(gold, str(folder), config)
     return preds, evaluate_map(preds, gold, formula=formula)
 
 

@@ -2,7 +2,8 @@
 
 A shared sentence-transformers encoder (mean or CLS pooling); the loss is either a cosine-similarity regression
 towards target 1 for matches and 0.5 for non-matches (the report's best setting), or sentence-transformers'
-ContrastiveLoss. The learning rate decays linearly from `lr` to `lr_end` (the report's "(8e-6, 1e-6)"
+ContrastiveLoss, or (`mnrl`) MultipleNegativesRankingLoss with in-batch and hard negatives (`mnrl_rows`).
+The learning rate decays linearly from `lr` to `lr_end` (the report's "(8e-6, 1e-6)"
 schedules). The result is a plain sentence-transformers folder: `get_encoder(folder)` and
 `SentenceTransformer(folder)` load it. Both paths train through argsim.training: the full model with
 SentenceTransformerTrainer, the top-layer variant (`train_layers`) with the accelerate loop; one policy
@@ -19,7 +20,7 @@ from pathlib import Path
 from argsim.data.argkp import KPMData
 from argsim.errors import ArgsimError
 
-LOSSES = ("cosine", "contrastive")
+LOSSES = ("cosine", "contrastive", "mnrl")
 TRAIN_INFO = "argsim_train.json"
 
 
@@ -55,6 +56,46 @@ def pair_rows(data: KPMData, cfg: SbertConfig) -> dict[str, list]:
     if not s1:
         raise ArgsimError(f"{data.name}: no labelled pairs to train on")
     return {"sentence1": s1, "sentence2": s2, "label": y}
+
+
+def mnrl_rows(data: KPMData, seed: int = 13) -> dict[str, list]:
+    """Columns (anchor, positive, negative) for MultipleNegativesRankingLoss: one row per labelled matching
+    (argument, key point) pair; the hard negative is another key point of the same topic and stance that the
+    argument does not match - drawn (seeded) among its labelled non-matches, else among the unlabelled ones;
+    a pair whose topic and stance has no other key point is dropped (ArgKP train: 4,161 of 4,260 pairs kept).
+
+    Every other text in the batch is an in-batch negative of an anchor. False negatives in a batch are handled
+    so: the trainer uses the no-duplicates batch sampler (no text twice in a batch, across all columns), so a key
+    point never appears as both a row's positive and another row's negative, and an argument never twice; what
+    remains is an argument matching several key points of its topic meeting one of its other matches as another
+    row's positive (in ArgKP train 240 of 4,018 matched arguments match more than one key point); that pair
+    counts as a negative (a limitation the library shares; GISTEmbedLoss would need a guide model)."""
+    import random
+
+    rng = random.Random(seed)
+    matched: dict[str, set[str]] = {}
+    for (aid, kid), y in data.labels.items():
+        if y == 1:
+            matched.setdefault(aid, set()).add(kid)
+    labelled_neg: dict[str, list[str]] = {}
+    for (aid, kid), y in data.labels.items():
+        if y == 0:
+            labelled_neg.setdefault(aid, []).append(kid)
+    anchor, positive, negative = [], [], []
+    for (aid, kid), y in data.labels.items():
+        if y != 1:
+            continue
+        arg = data.arg_by_id[aid]
+        pool = labelled_neg.get(aid) or [k.kp_id for k in data.candidates(arg) if k.kp_id not in matched[aid]]
+        if not pool:
+            continue
+        anchor.append(arg.text)
+        positive.append(data.kp_by_id[kid].text)
+        negative.append(data.kp_by_id[pool[rng.randrange(len(pool))]].text)
+    if not anchor:
+        raise ArgsimError(f"{data.name}: no matching pair has another key point of its topic and stance to "
+                          "serve as a hard negative")
+    return {"anchor": anchor, "positive": positive, "negative": negative}
 
 
 def _with_pooling(model, pooling: str):  # noqa: ANN001, ANN202
@@ -154,6 +195,8 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
 
     if cfg.loss not in LOSSES:
         raise ArgsimError(f"unknown loss '{cfg.loss}': choose {' or '.join(LOSSES)}")
+    if cfg.loss == "mnrl" and cfg.train_layers > 0:
+        raise ArgsimError("--loss mnrl trains the whole model (sentence-transformers trainer): drop --train-layers")
     placement = placement or resolve_placement(device or "cpu", "fp32", seed=cfg.seed)
     budget = budget or Budget(max_steps=cfg.max_steps)
     cfg.seed = placement.seed
@@ -163,10 +206,19 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
     if cfg.pooling:
         model = _with_pooling(model, cfg.pooling)
     model.max_seq_length = cfg.max_seq_length
-    rows = pair_rows(train, cfg)
-    loss = (losses.CosineSimilarityLoss(model) if cfg.loss == "cosine"
-            else losses.ContrastiveLoss(model, margin=cfg.contrastive_margin))
-    steps_per_epoch = math.ceil(len(rows["label"]) / cfg.batch_size)
+    extra: dict = {}
+    if cfg.loss == "mnrl":
+        from sentence_transformers.base.sampler import BatchSamplers
+
+        rows = mnrl_rows(train, cfg.seed)
+        loss = losses.MultipleNegativesRankingLoss(model)
+        extra["batch_sampler"] = BatchSamplers.NO_DUPLICATES  # no text twice in a batch: see mnrl_rows
+    else:
+        rows = pair_rows(train, cfg)
+        loss = (losses.CosineSimilarityLoss(model) if cfg.loss == "cosine"
+                else losses.ContrastiveLoss(model, margin=cfg.contrastive_margin))
+    n_rows = len(next(iter(rows.values())))
+    steps_per_epoch = math.ceil(n_rows / cfg.batch_size)
     start = time.perf_counter()
     if cfg.train_layers > 0:
         steps, stopped_by, curve, is_main = _train_top_layers(model, rows, loss, cfg, placement, budget, out, quiet)
@@ -176,7 +228,7 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
         args = trainer_arguments(out, placement, budget, policy(cfg), epochs=cfg.epochs, batch_size=cfg.batch_size,
                                  quiet=quiet, dataloader_drop_last=False,
                                  logging_steps=logging_steps(len(ds), cfg.batch_size, cfg.epochs, budget,
-                                                             placement.processes))
+                                                             placement.processes), **extra)
         trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=ds, loss=loss)
         run = run_trainer(trainer, out, budget)
         is_main = trainer.is_world_process_zero()
@@ -191,7 +243,7 @@ def _finish(model, out: Path, cfg: SbertConfig, train: KPMData, rows: dict, run:
 
     seconds = time.perf_counter() - start
     steps = run["steps"]
-    info = {"method": "sbert", "config": asdict(cfg), "train": train.name, "pairs": len(rows["label"]),
+    info = {"method": "sbert", "config": asdict(cfg), "train": train.name, "pairs": len(next(iter(rows.values()))),
             "steps": steps, "seconds": round(seconds, 1),
             "seconds_per_epoch": round(seconds * steps_per_epoch / max(steps, 1), 1),
             "peak_mb": peak_memory_mb(), "device": placement.device, "precision": placement.precision,

@@ -12,8 +12,7 @@ from argsim.cli.params import out_file
 
 
 def register(app: typer.Typer) -> None:
-    app.command("embed")(embed)
-    app.command("models")(models)
+    app.command("embed")(embed)  # `argsim models` (listing these models too): argsim.cli.commands.models
 
 
 def _is_folder(out: Path) -> bool:

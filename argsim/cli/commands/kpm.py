@@ -94,8 +94,14 @@ def eval_map(
 def rank_keypoints(
     ctx: typer.Context,
     model: list[str] = typer.Option(["minilm"], "--model", "-m", help="Backend model name (minilm, mpnet, ...) "
-                                    "or a folder trained by `train sbert` / `train mts`. Repeat to average "
-                                    "the scores of several models (ensemble)."),
+                                    "or a folder trained by `train sbert` / `train mts` / `train kpm-cross` (a "
+                                    "cross-encoder). Repeat to combine several models' scores (ensemble)."),
+    weight: list[float] = typer.Option([], "--weight", "-w", help="Ensemble weight of each --model, in order "
+                                       "(default equal), e.g. --weight 0.7 --weight 0.3."),
+    combine: Literal["zscore", "mean"] = typer.Option("zscore", help="zscore: standardise each model's scores "
+                                                      "over all scored pairs, then the weighted sum (models on "
+                                                      "different scales: cosine + cross-encoder); mean: the "
+                                                      "weighted mean of the raw scores."),
     split: str = typer.Option("dev", help=SPLIT_HELP),
     arguments: Path | None = typer.Option(None, help=ARGS_HELP),
     key_points: Path | None = typer.Option(None, help=KPS_HELP),
@@ -115,18 +121,18 @@ def rank_keypoints(
     argument's best key point and the per-key-point coverage table."""
     from dataclasses import asdict
 
-    from argsim.backend import get_encoder
     from argsim.data.argkp import load_kpm_input
     from argsim.io import write_csv, write_json
-    from argsim.kpm.scoring import best_matches, coverage, ensemble_predictions, score_key_points
+    from argsim.kpm.ensemble import check_weights, score_models
+    from argsim.kpm.scoring import best_matches, coverage
     from argsim.metrics.kpa_map import evaluate_map
     from argsim.results import timed
 
     cfg = run_config(ctx)
+    check_weights(model, weight)
     data = load_kpm_input(split, arguments, key_points, labels, data_dir=cfg.data_dir)
     with timed() as t:
-        parts = [score_key_points(data, get_encoder(m, config=cfg), arg_template, kp_template) for m in model]
-    preds = parts[0] if len(parts) == 1 else ensemble_predictions(parts)
+        preds, _ = score_models(data, model, weight, combine, cfg, arg_template, kp_template)
     matches = best_matches(data, preds)
     cover = coverage(data, matches, threshold)
     write_json(out / "predictions.json", preds)
@@ -138,7 +144,8 @@ def rank_keypoints(
     for c in cover:
         table.add_row(c.topic[:40], f"{c.stance:+d}", c.key_point[:70], str(c.matched), f"{c.share:.1%}")
     console.print(table)
-    summary = {"models": model, "data": data.name, "arguments": len(data.arguments),
+    summary = {"models": model, "weights": weight or None, "combine": combine if len(model) > 1 else None,
+               "data": data.name, "arguments": len(data.arguments),
                "key_points": len(data.key_points), "scored_arguments": len(preds), "seconds": t["seconds"]}
     if data.has_labels:
         res = {f: evaluate_map(preds, data, formula=f) for f in ("leaderboard", "2021-09")}
@@ -176,9 +183,11 @@ def train_sbert_cmd(
     arguments: Path | None = typer.Option(None, help=ARGS_HELP),
     key_points: Path | None = typer.Option(None, help=KPS_HELP),
     labels: Path | None = typer.Option(None, help=LABELS_HELP + " Required with --arguments."),
-    loss: Literal["cosine", "contrastive"] = typer.Option("cosine",
+    loss: Literal["cosine", "contrastive", "mnrl"] = typer.Option("cosine",
         help="cosine = regression of the cosine towards --positive-target / "
-             "--negative-target (the report's best); contrastive = ContrastiveLoss."),
+             "--negative-target (the report's best); contrastive = ContrastiveLoss; mnrl = "
+             "MultipleNegativesRankingLoss on (argument, matching key point, other key point of the topic and "
+             "stance) with in-batch negatives (no-duplicates batches)."),
     positive_target: float = typer.Option(1.0, min=-1, max=1, help="Cosine target of matching pairs."),
     negative_target: float = typer.Option(0.5, min=-1, max=1, help="Cosine target of non-matching pairs."),
     contrastive_margin: float = typer.Option(0.5, min=0, help="Margin (cosine distance) of the contrastive loss."),

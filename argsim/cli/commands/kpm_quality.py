@@ -1,0 +1,144 @@
+"""Key point matching beyond SBERT: `train kpm-cross` (cross-encoder), `eval kpm-folds` (model / ensemble
+selection on topic folds) and `data kpm-folds` (the folds as ArgKP splits that every trainer reads)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import typer
+from rich.table import Table
+
+from argsim.cli.commands.kpm import ARGS_HELP, KPS_HELP, LABELS_HELP, SPLIT_HELP, _print_training
+from argsim.cli.groups import console, data_app, eval_app, run_config, train_app
+from argsim.cli.params import OUT_DIR
+from argsim.cli.training_options import (
+    CHECKPOINT_EVERY,
+    GRAD_ACCUM,
+    MAX_MINUTES,
+    MAX_STEPS,
+    RESUME,
+    budget,
+    placement,
+)
+from argsim.cli.training_options import quiet as run_quiet
+
+
+@train_app.command("kpm-cross")
+def train_kpm_cross(
+    ctx: typer.Context,
+    out: Path = typer.Option(Path("models/kpm-cross"), callback=OUT_DIR,
+                             help="Output folder (a sentence-transformers CrossEncoder)."),
+    model: str = typer.Option("minilm", help="Backbone: minilm, mpnet, a transformers / sentence-transformers "
+                              "folder or a Hugging Face id (e.g. FacebookAI/roberta-base)."),
+    split: str = typer.Option("train", help="Training split (" + SPLIT_HELP + ")"),
+    arguments: Path | None = typer.Option(None, help=ARGS_HELP),
+    key_points: Path | None = typer.Option(None, help=KPS_HELP),
+    labels: Path | None = typer.Option(None, help=LABELS_HELP + " Required with --arguments."),
+    context: Literal["none", "topic", "topic-stance"] = typer.Option(
+        "none", help="What precedes the argument: none, topic ('topic [SEP] argument') or topic-stance "
+                     "('topic [SEP] pro [SEP] argument'); the key point side is the key point alone."),
+    epochs: float = typer.Option(1.0, min=0.01, help="Epochs over the labelled pairs."),
+    batch_size: int = typer.Option(16, min=1, help="Pairs per batch."),
+    lr: float = typer.Option(2e-5, help="Peak learning rate (AdamW, linear warm-up then linear decay to 0)."),
+    warmup_ratio: float = typer.Option(0.1, min=0.0, max=1.0, help="Share of the planned steps spent warming up."),
+    max_length: int = typer.Option(96, min=8, help="Token limit of the (argument, key point) pair."),
+    eval_split: str | None = typer.Option("dev", help="ArgKP split to score after training ('' to skip)."),
+    max_steps: int | None = MAX_STEPS,
+    max_minutes: float | None = MAX_MINUTES,
+    grad_accum: int = GRAD_ACCUM,
+    checkpoint_every: int = CHECKPOINT_EVERY,
+    resume: bool = RESUME,
+) -> None:
+    """Fine-tune a cross-encoder key point matcher (BinaryCrossEntropyLoss on the labelled pairs); saves a
+    CrossEncoder folder that `rank keypoints --model DIR` loads (alone or in an ensemble)."""
+    from argsim.data.argkp import load_kpm_input
+    from argsim.kpm.cross import CrossConfig, train_cross
+    from argsim.kpm.evaluate import evaluate_trained, training_inputs
+
+    run = run_config(ctx)
+    where = placement(ctx)
+    plan = budget(max_steps, max_minutes, grad_accum, checkpoint_every, resume)
+    data = load_kpm_input(split, arguments, key_points, labels, need_labels=True, data_dir=run.data_dir)
+    gold = training_inputs(data, eval_split, run)
+    cfg = CrossConfig(model=model, context=context, epochs=epochs, batch_size=batch_size, lr=lr,
+                      warmup_ratio=warmup_ratio, max_length=max_length, seed=where.seed)
+    info = train_cross(data, out, cfg, placement=where, budget=plan, quiet=run_quiet(ctx))
+    _print_training(evaluate_trained(out, gold, info, run), out)
+
+
+@eval_app.command("kpm-folds")
+def eval_kpm_folds(
+    ctx: typer.Context,
+    model: list[str] = typer.Option(["minilm"], "--model", "-m", help="A model (name, folder, cross-encoder "
+                                    "folder) or a per-fold pattern with {fold}, e.g. models/kpm-cross-f/fold{fold} "
+                                    "(fold 1 = the official split). Repeat for an ensemble."),
+    weight: list[float] = typer.Option([], "--weight", "-w", help="Score only these ensemble weights (one per "
+                                       "--model); default: search the grid of --weight-step."),
+    weight_step: float = typer.Option(0.1, min=0.01, max=1.0, help="Grid step of the weight search."),
+    combine: Literal["zscore", "mean"] = typer.Option("zscore", help="How the models' scores combine."),
+    folds: int = typer.Option(7, min=1, help="Topic folds of train+dev (7 in the MTS paper)."),
+    fold: list[int] = typer.Option([], min=1, help="Score only these folds (repeatable)."),
+    kp_template: str = typer.Option("{text}", help="Key point template of plain encoders (see rank keypoints)."),
+    top: int = typer.Option(5, min=1, help="Weight vectors to print."),
+    out: Path | None = typer.Option(None, callback=OUT_DIR, help="Write folds.json (every candidate's per-fold "
+                                    "mAPs) into this folder."),
+) -> None:
+    """Score a model or an ensemble on k topic folds of train+dev and choose ensemble weights on the mean over
+    the folds (strict mAP, leaderboard formula), not on the 4 dev topics alone."""
+    from argsim.data.argkp import load_argkp
+    from argsim.errors import ArgsimError, warn
+    from argsim.io import write_json
+    from argsim.kpm.ensemble import check_weights
+    from argsim.kpm.folds import in_sample_models, rank_candidates, score_folds, weight_grid
+
+    run = run_config(ctx)
+    check_weights(model, weight)
+    if len(model) > 3 and not weight:
+        raise ArgsimError("a weight search takes at most 3 models; give --weight for more")
+    leaky = in_sample_models(model)
+    if leaky and folds > 1:
+        warn(f"{len(leaky)} trained model(s) given without {{fold}} ({', '.join(leaky)}): on folds 2..{folds} "
+             "they score training topics they saw; train one model per fold (`argsim data kpm-folds`) for a fair "
+             "selection")
+    train, dev = load_argkp("train", run.data_dir), load_argkp("dev", run.data_dir)
+    per_fold, golds = score_folds(model, train, dev, folds, run, fold or None, kp_template)
+    grid = [tuple(weight)] if weight else weight_grid(len(model), weight_step)
+    ranked = rank_candidates(per_fold, golds, grid, combine)
+    table = Table(title=f"{' + '.join(model)} on {len(golds)} topic fold(s) ({combine})")
+    table.add_column("weights")
+    for g in golds:
+        table.add_column(g.name, justify="right")
+    table.add_column("mean strict", justify="right")
+    table.add_column("mean relaxed", justify="right")
+    for c in ranked[:top]:
+        table.add_row(" / ".join(f"{w:.2f}" for w in c.weights), *(f"{s:.4f}" for s in c.strict),
+                      f"[bold]{c.mean_strict:.4f}[/]", f"{c.mean_relaxed:.4f}")
+    console.print(table)
+    best = ranked[0]
+    console.print("best: " + " ".join(f"--model {m} --weight {w:g}" for m, w in zip(model, best.weights,
+                                                                                    strict=True))
+                  + f" --combine {combine}")
+    if out:
+        write_json(out / "folds.json", {"models": model, "combine": combine, "folds": [g.name for g in golds],
+                                        "candidates": [{"weights": c.weights, "strict": c.strict,
+                                                        "relaxed": c.relaxed, "mean_strict": c.mean_strict,
+                                                        "mean_relaxed": c.mean_relaxed} for c in ranked]})
+        console.print(f"wrote {out}/folds.json")
+
+
+@data_app.command("kpm-folds")
+def data_kpm_folds(
+    ctx: typer.Context,
+    out: Path = typer.Option(Path("runs/kpm-folds"), callback=OUT_DIR, help="Folder that becomes a --data-dir: "
+                             "OUT/argkp/{arguments,key_points,labels}_fold<i>-{train,dev}.csv."),
+    folds: int = typer.Option(7, min=2, help="Topic folds of train+dev (fold 1 = the official split)."),
+) -> None:
+    """Lay the topic folds out as ArgKP splits, so any trainer trains a model per fold, e.g.
+    `argsim --data-dir runs/kpm-folds train kpm-cross --split fold3-train --eval-split fold3-dev --out M/fold3`."""
+    from argsim.data.argkp import load_argkp
+    from argsim.kpm.folds import write_fold_splits
+
+    run = run_config(ctx)
+    names = write_fold_splits(load_argkp("train", run.data_dir), load_argkp("dev", run.data_dir), folds, out)
+    console.print(f"wrote {len(names)} splits ({names[0]} ... {names[-1]}) under {out}/argkp")

@@ -1,0 +1,89 @@
+"""`argsim models` (the named offline models and the trained models under the models folder) and
+`argsim models build` (the recommended model of each task, in sequence, resumable)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from argsim.cli.groups import ArgsimGroup, console, run_config
+
+models_app = typer.Typer(name="models", cls=ArgsimGroup, invoke_without_command=True, rich_markup_mode="rich",
+                         add_completion=False, help="The named offline models, the trained ones, and "
+                                                    "`models build` (the recommended model of each task).")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(models_app)
+
+
+def _root(ctx: typer.Context) -> Path:
+    from argsim.paths import workdir
+
+    return workdir(run_config(ctx).workdir)
+
+
+@models_app.callback()
+def models(
+    ctx: typer.Context,
+    folder: Path = typer.Option(Path("models"), help="Where trained models live (under the work folder)."),
+) -> None:
+    """List the named offline models (installed or not) and the trained models under --folder with the figure
+    each reached (from its train_config.json / models_build.json)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from argsim.cli.commands.embed import models as named_models
+    from argsim.modelbuild.inventory import trained_models
+
+    named_models()
+    root = folder if folder.is_absolute() else _root(ctx) / folder
+    found = trained_models(root)
+    table = Table(title=f"trained models under {root}")
+    for col in ("folder", "trainer", "steps", "minutes", "stopped by", "figures"):
+        table.add_column(col)
+    for m in found:
+        figs = ", ".join(f"{k} {v:.4f}" for k, v in list(m.metrics.items())[:4]) or "-"
+        table.add_row(str(m.folder.relative_to(root)), m.trainer, "-" if m.steps is None else f"{m.steps:,}",
+                      "-" if m.seconds is None else f"{m.seconds / 60:.1f}", m.stopped_by or "-", figs)
+    console.print(table if found else f"no trained models under {root} yet (`argsim models build`)")
+
+
+@models_app.command("build")
+def models_build(
+    ctx: typer.Context,
+    names: list[str] = typer.Argument(None, help="Recipes to build (default: all); the recipes they need are "
+                                      "added. `--list` shows them."),
+    list_only: bool = typer.Option(False, "--list", help="Show the recipes, their state and times; build nothing."),
+    log: Path = typer.Option(Path("runs/models-build.log"), help="Log file (appended; every step's output)."),
+) -> None:
+    """Train the recommended model of each task in sequence: a total time estimate first, one progress bar,
+    resumable (finished recipes are skipped by their records, an interrupted one continues with --resume), then
+    each is scored and bench/results/<task>.json updated."""
+    from argsim.modelbuild.runner import build, plan
+
+    run = run_config(ctx)
+    root = _root(ctx)
+    the_plan = plan(names or [], root)
+    table = Table(title="models build")
+    for col in ("recipe", "state", "2 CPUs (min)", "1 GPU (min, est.)", "output"):
+        table.add_column(col)
+    for r in the_plan.recipes:
+        table.add_row(r.name, the_plan.states[r.name], f"{r.cpu_minutes:g}", f"{r.gpu_minutes:g}", r.out)
+    console.print(table)
+    if list_only:
+        for r in the_plan.recipes:
+            console.print(f"[bold]{r.name}[/] ({r.description}; {r.basis}):\n  " + "\n  ".join(
+                [line for line, _ in r.prepare] + ([r.train] if r.train else []) + list(r.score)), soft_wrap=True)
+    console.print(f"to do: ~{the_plan.minutes / 60:.1f} h on 2 idle CPU cores "
+                  f"(~{the_plan.gpu_minutes:.0f} min on one GPU, estimated from step costs)")
+    if list_only:
+        return
+    options = ["--seed", str(run.seed), "--device", run.device, "--precision", run.precision]
+    if run.data_dir:
+        options += ["--data-dir", str(run.data_dir)]
+    log = log if log.is_absolute() else root / log
+    summaries = build(the_plan, root, log, options, quiet=run.quiet, echo=console.print)
+    built = [s for s in summaries if s["status"] == "built"]
+    console.print(f"models build: {len(built)} built, {len(summaries) - len(built)} already finished; log {log}")

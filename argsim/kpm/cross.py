@@ -1,0 +1,194 @@
+"""Cross-encoder key point matcher: one transformer reads the (argument, key point) pair and outputs a match logit.
+
+The approach of the KPA-2021 leaderboard's best system (RoBERTa-base cross-encoder; the MTS paper's section 2
+lists it as the strongest Track 1 entry), built on sentence-transformers' `CrossEncoder` (one output label,
+sigmoid at inference) and trained with `CrossEncoderTrainer` + `BinaryCrossEntropyLoss` on the labelled pairs of
+the labels file (label 1 match, 0 no match), through argsim.training (device, precision, budgets, records).
+
+Readings chosen where the sources leave it open:
+- input: the first text is the argument, the second the key point. `context` puts the topic (and the stance) in
+  front of the argument, joined with the tokenizer's own separator token: "topic [SEP] argument" /
+  "topic [SEP] pro [SEP] argument" (RoBERTa: "</s>"). The key point side is the key point alone.
+- optimizer: AdamW lr 2e-5, weight decay 0, 10% linear warm-up then linear decay to 0, gradients clipped at 1
+  (sentence-transformers' defaults apart from the weight decay); batch 16, max length 96 tokens for the pair.
+- score: the sigmoid probability; `rank keypoints` ranks each argument's candidates by it (ties as any score).
+- a saved folder is a plain CrossEncoder folder (`config_sentence_transformers.json` says model_type
+  "CrossEncoder": that is how argsim recognises one); `argsim_kpm_cross.json` beside it holds the input format.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from argsim.data.argkp import KPMData
+from argsim.errors import ArgsimError, ModelError
+
+CONTEXTS = ("none", "topic", "topic-stance")
+CROSS_INFO = "argsim_kpm_cross.json"
+TRAIN_INFO = "argsim_train.json"
+ST_CONFIG = "config_sentence_transformers.json"
+
+
+@dataclass
+class CrossConfig:
+    model: str = "minilm"
+    context: str = "none"  # none | topic | topic-stance
+    epochs: float = 1.0
+    batch_size: int = 16
+    lr: float = 2e-5
+    warmup_ratio: float = 0.1
+    weight_decay: float = 0.0
+    max_length: int = 96
+    seed: int = 13
+
+
+def format_argument(text: str, topic: str, stance: int, context: str, sep: str = "[SEP]") -> str:
+    """The argument side of a pair: the text alone, or preceded by the topic (and stance) and separators."""
+    if context == "none":
+        return text
+    if context == "topic":
+        return f"{topic} {sep} {text}"
+    if context == "topic-stance":
+        return f"{topic} {sep} {'pro' if stance > 0 else 'con'} {sep} {text}"
+    raise ArgsimError(f"unknown context '{context}': choose {', '.join(CONTEXTS)}")
+
+
+def pair_rows(data: KPMData, context: str = "none", sep: str = "[SEP]") -> dict[str, list]:
+    """Columns (argument, key_point, label) of the labelled pairs, in the labels file's order."""
+    s1, s2, y = [], [], []
+    for (aid, kid), label in data.labels.items():
+        a = data.arg_by_id[aid]
+        s1.append(format_argument(a.text, a.topic, a.stance, context, sep))
+        s2.append(data.kp_by_id[kid].text)
+        y.append(float(label))
+    if not s1:
+        raise ArgsimError(f"{data.name}: no labelled pairs to train on")
+    return {"argument": s1, "key_point": s2, "label": y}
+
+
+def policy(cfg: CrossConfig):  # noqa: ANN201
+    from argsim.training import OptimPolicy
+
+    return OptimPolicy(lr=cfg.lr, weight_decay=cfg.weight_decay, warmup_ratio=cfg.warmup_ratio)
+
+
+def is_cross_encoder(name: str | Path) -> bool:
+    """True for a folder that sentence-transformers saved as a CrossEncoder (its config's model_type)."""
+    path = Path(name).expanduser() / ST_CONFIG
+    if not path.is_file():
+        return False
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get("model_type") == "CrossEncoder"
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+        return False
+
+
+def load_cross_encoder(name: str, device: str = "cpu", max_length: int | None = None, num_labels: int | None = None):  # noqa: ANN201
+    """A CrossEncoder from a registry name, folder or Hugging Face id (the backend's resolution), checked first."""
+    from sentence_transformers import CrossEncoder
+
+    from argsim.backend.registry import MODELS, _quiet_libraries, check_model_folder, model_path
+
+    _quiet_libraries()
+    folder = model_path(name)
+    if name not in MODELS:
+        check_model_folder(folder)
+    try:
+        return CrossEncoder(str(folder), num_labels=num_labels, max_length=max_length, device=device,
+                            local_files_only=True)
+    except (OSError, ValueError, KeyError) as exc:
+        raise ModelError(f"cannot load cross-encoder '{name}': {exc}") from None
+
+
+def train_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None, budget=None,  # noqa: ANN001
+                quiet: bool = False) -> dict:
+    """Fine-tune a cross-encoder on the labelled pairs of `train`; save it at `out` (rank 0); the training info."""
+    return fit_cross(train, out, cfg, placement, budget, quiet)[1]
+
+
+def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None, budget=None,  # noqa: ANN001
+              quiet: bool = False) -> tuple[object, dict]:
+    """`train_cross`, also returning the trained CrossEncoder in memory."""
+    import datasets
+    from sentence_transformers.cross_encoder import CrossEncoderTrainer
+    from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
+
+    from argsim.settings import seed_everything
+    from argsim.training import Budget, resolve_placement
+    from argsim.training.st import logging_steps, run_trainer, trainer_arguments
+
+    if cfg.context not in CONTEXTS:
+        raise ArgsimError(f"unknown context '{cfg.context}': choose {', '.join(CONTEXTS)}")
+    placement = placement or resolve_placement("cpu", "fp32", seed=cfg.seed)
+    budget = budget or Budget()
+    cfg.seed = placement.seed
+    seed_everything(cfg.seed)
+    out = Path(out)
+    model = load_cross_encoder(cfg.model, placement.device, cfg.max_length, num_labels=1)
+    sep = model.tokenizer.sep_token or "[SEP]"
+    rows = pair_rows(train, cfg.context, sep)
+    args = trainer_arguments(out, placement, budget, policy(cfg), epochs=cfg.epochs, batch_size=cfg.batch_size,
+                             quiet=quiet, cross_encoder=True, dataloader_drop_last=False,
+                             logging_steps=logging_steps(len(rows["label"]), cfg.batch_size, cfg.epochs, budget,
+                                                         placement.processes))
+    trainer = CrossEncoderTrainer(model=model, args=args, train_dataset=datasets.Dataset.from_dict(rows),
+                                  loss=BinaryCrossEntropyLoss(model))
+    start = time.perf_counter()
+    run = run_trainer(trainer, out, budget)
+    seconds = time.perf_counter() - start
+    steps_per_epoch = math.ceil(len(rows["label"]) / (cfg.batch_size * budget.grad_accum * placement.processes))
+    info = {"method": "kpm-cross", "config": asdict(cfg), "train": train.name, "pairs": len(rows["label"]),
+            "steps": run["steps"], "seconds": round(seconds, 1),
+            "seconds_per_step": round(seconds / max(run["steps"], 1), 3),
+            "seconds_per_epoch": round(seconds * steps_per_epoch / max(run["steps"], 1), 1),
+            "device": placement.device, "precision": placement.precision, "stopped_by": run.get("stopped_by"),
+            "losses": run.get("losses", [])}
+    if trainer.is_world_process_zero():
+        from argsim.io import write_json
+        from argsim.results import peak_memory_mb
+        from argsim.training.record import data_hash, train_config, write_records
+
+        info["peak_mb"] = peak_memory_mb()
+        model.save(str(out))
+        write_json(out / CROSS_INFO, {"context": cfg.context, "sep": sep, "max_length": cfg.max_length})
+        write_json(out / TRAIN_INFO, info)
+        write_records(out, train_config("kpm-cross", placement, budget, policy(cfg), asdict(cfg),
+                                        {train.name: data_hash(rows)}, {**run, "seconds": round(seconds, 2)},
+                                        base_model=cfg.model), pipeline_tag="text-ranking")
+    info.setdefault("peak_mb", 0.0)
+    return model, info
+
+
+class CrossScorer:
+    """Scores (argument, key point) pairs with a saved cross-encoder folder, in the input format it was trained on."""
+
+    def __init__(self, folder: str | Path, device: str = "cpu", batch_size: int = 64) -> None:
+        folder = Path(folder)
+        meta_path = folder / CROSS_INFO
+        meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
+        self.context = meta.get("context", "none")
+        self.model = load_cross_encoder(str(folder), device, meta.get("max_length"))
+        self.sep = meta.get("sep") or self.model.tokenizer.sep_token or "[SEP]"
+        self.batch_size = batch_size
+        self.name = folder.name
+
+    def score(self, data: KPMData, quiet: bool = True) -> dict[str, dict[str, float]]:
+        """`{arg_id: {kp_id: P(match)}}` for every argument and each key point of its topic and stance."""
+        pairs, keys = [], []
+        for a in data.arguments:
+            text = format_argument(a.text, a.topic, a.stance, self.context, self.sep)
+            for k in data.candidates(a):
+                pairs.append((text, k.text))
+                keys.append((a.arg_id, k.kp_id))
+        if not pairs:
+            raise ArgsimError(f"{data.name}: no argument has a key point of its topic and stance to score")
+        scores = self.model.predict(pairs, batch_size=self.batch_size, show_progress_bar=not quiet,
+                                    convert_to_numpy=True)
+        out: dict[str, dict[str, float]] = {}
+        for (aid, kid), s in zip(keys, scores, strict=True):
+            out.setdefault(aid, {})[kid] = round(float(s), 6)
+        return out

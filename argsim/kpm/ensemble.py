@@ -1,0 +1,100 @@
+"""Score key points with any model (bi-encoder, MTS, cross-encoder folder) and combine several models' scores.
+
+`combine_predictions` is the pure core: per model, `zscore` standardises the scores over all the pairs that model
+scored ((s - mean) / population std; a constant model contributes 0), then sums them with the weights;
+`mean` is the weighted mean of the raw scores (equal weights: the plain mean of the fold ensembles).
+Readings: the z-score is taken over every scored (argument, key point) pair of the data at hand, not per topic
+or per argument (a per-argument standardisation would erase the between-argument differences that the mAP's
+top-half cut ranks on); weights are used as given (a weighted sum), so only their ratio matters to rankings.
+A pair missing from some model is combined over the models that scored it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from argsim.data.argkp import KPMData
+from argsim.errors import ArgsimError
+
+Predictions = dict[str, dict[str, float]]
+COMBINES = ("zscore", "mean")
+_SCORERS: dict[tuple[str, str], object] = {}  # loaded cross-encoders, once per process
+
+
+def check_weights(models: Sequence[str], weights: Sequence[float] | None) -> list[float]:
+    """Equal weights when none are given; otherwise one non-negative weight per model, not all zero."""
+    if not weights:
+        return [1.0 / len(models)] * len(models)
+    if len(weights) != len(models):
+        raise ArgsimError(f"--weight given {len(weights)} time(s) for {len(models)} --model(s): give one per model")
+    if any(w < 0 for w in weights) or not any(w > 0 for w in weights):
+        raise ArgsimError(f"--weight values must be non-negative and not all zero, not {list(weights)}")
+    return [float(w) for w in weights]
+
+
+def standardise(preds: Predictions) -> Predictions:
+    """z-scores of one model's scores over all its scored pairs (population std; constant scores -> 0)."""
+    values = np.asarray([s for kps in preds.values() for s in kps.values()], dtype=np.float64)
+    if values.size == 0:
+        return {a: {} for a in preds}
+    mean, std = float(values.mean()), float(values.std())
+    scale = 1.0 / std if std > 0 else 0.0
+    return {a: {k: (s - mean) * scale for k, s in kps.items()} for a, kps in preds.items()}
+
+
+def combine_predictions(parts: Sequence[Predictions], weights: Sequence[float] | None = None,
+                        method: str = "zscore") -> Predictions:
+    """Weighted combination of several models' predictions (see the module docstring)."""
+    if method not in COMBINES:
+        raise ArgsimError(f"unknown --combine '{method}': choose {' or '.join(COMBINES)}")
+    if not parts:
+        raise ArgsimError("no predictions to combine")
+    w = check_weights([str(i) for i in range(len(parts))], weights)
+    if method == "zscore":
+        parts = [standardise(p) for p in parts]
+    out: Predictions = {}
+    for arg_id in dict.fromkeys(a for p in parts for a in p):
+        kps = dict.fromkeys(k for p in parts for k in p.get(arg_id, {}))
+        row = {}
+        for k in kps:
+            got = [(wi, p[arg_id][k]) for wi, p in zip(w, parts, strict=True) if k in p.get(arg_id, {})]
+            total = sum(wi * s for wi, s in got)
+            if method == "mean":
+                norm = sum(wi for wi, _ in got)
+                total = total / norm if norm else 0.0
+            row[k] = round(float(total), 6)
+        out[arg_id] = row
+    return out
+
+
+def score_model(data: KPMData, model: str, config=None, arg_template: str = "{text}",  # noqa: ANN001
+                kp_template: str = "{text}") -> Predictions:
+    """`{arg_id: {kp_id: score}}` of one model: a cross-encoder folder (its sigmoid probability) or any backend
+    encoder (cosine; MTS takes topic and stance itself, plain encoders the templates)."""
+    from argsim.kpm.cross import is_cross_encoder
+
+    if is_cross_encoder(model):
+        from argsim.backend.device import resolve_device
+        from argsim.config import RunConfig
+        from argsim.kpm.cross import CrossScorer
+
+        cfg = config or RunConfig()
+        key = (str(model), resolve_device(cfg.device))
+        if key not in _SCORERS:
+            _SCORERS[key] = CrossScorer(model, device=key[1])
+        return _SCORERS[key].score(data, quiet=cfg.quiet)
+    from argsim.backend import get_encoder
+    from argsim.kpm.scoring import score_key_points
+
+    return score_key_points(data, get_encoder(model, config=config), arg_template, kp_template)
+
+
+def score_models(data: KPMData, models: Sequence[str], weights: Sequence[float] | None = None,
+                 combine: str = "zscore", config=None, arg_template: str = "{text}",  # noqa: ANN001
+                 kp_template: str = "{text}") -> tuple[Predictions, list[Predictions]]:
+    """The combined predictions of `models` on `data` and each model's own."""
+    check_weights(models, weights)
+    parts = [score_model(data, m, config, arg_template, kp_template) for m in models]
+    return (parts[0] if len(parts) == 1 else combine_predictions(parts, weights, combine)), parts

@@ -1,0 +1,125 @@
+"""Model and ensemble selection on topic folds of train+dev (MTS section 5's topic k-fold), not on dev alone.
+
+Dev holds 4 topics; choosing ensemble weights (or a model) on it fits those 4 topics. Here every candidate is
+scored on the k folds of `argsim.kpm.mts_data.topic_folds` (fold 1 = the official train/dev split, folds 2..k
+hold out groups of training topics) and ranked by the mean strict mAP over the folds (relaxed breaks ties).
+
+A trained model is only fair on topics it never saw: give a model as a pattern with `{fold}` (e.g.
+`models/kpm-cross-folds/fold{fold}`), one model per fold trained on that fold's training topics -
+`write_fold_splits` lays the folds out as ArgKP splits (`fold<i>-train`, `fold<i>-dev`) that every trainer reads
+with `--data-dir DIR --split fold<i>-train`. A plain trained folder (trained on the official train split) is
+in-sample on folds 2..k: `in_sample_models` names those so the command can warn. Zero-shot models are fair
+everywhere.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from argsim.data.argkp import KPMData
+from argsim.errors import ArgsimError
+from argsim.kpm.ensemble import Predictions, combine_predictions
+from argsim.kpm.mts_data import topic_folds
+from argsim.metrics.kpa_map import evaluate_map
+
+FOLD_FIELD = "{fold}"
+
+
+def fold_model(spec: str, fold: int) -> str:
+    """The model of fold `fold`: `spec` with `{fold}` replaced (a spec without it is the same model on every fold)."""
+    return spec.replace(FOLD_FIELD, str(fold))
+
+
+def in_sample_models(specs: Sequence[str]) -> list[str]:
+    """Trained folders given without `{fold}`: trained on the official train topics, in-sample on folds 2..k."""
+    records = ("train_config.json", "argsim_train.json", "argsim_training.json")
+    return [s for s in specs if FOLD_FIELD not in s and any((Path(s) / r).is_file() for r in records)]
+
+
+def write_fold_splits(train: KPMData, dev: KPMData, k: int, folder: str | Path) -> list[str]:
+    """Write folds 2..k as ArgKP splits under `folder/argkp/` (fold 1 is the official train/dev split) and the
+    official splits' own files next to them; returns the split names written."""
+    from argsim.io import write_csv
+
+    root = Path(folder) / "argkp"
+    names = []
+    splits = [(f"fold{i}-{part}", data) for i, (tr, te) in enumerate(topic_folds(train, dev, k), start=1)
+              for part, data in (("train", tr), ("dev", te))]
+    for name, data in [("train", train), ("dev", dev), *splits]:  # train/dev: the dataset layout needs them
+        write_csv(root / f"arguments_{name}.csv",
+                  [{"arg_id": a.arg_id, "argument": a.text, "topic": a.topic, "stance": a.stance}
+                   for a in data.arguments])
+        write_csv(root / f"key_points_{name}.csv",
+                  [{"key_point_id": p.kp_id, "key_point": p.text, "topic": p.topic, "stance": p.stance}
+                   for p in data.key_points])
+        write_csv(root / f"labels_{name}.csv",
+                  [{"arg_id": a, "key_point_id": kp, "label": y} for (a, kp), y in data.labels.items()])
+        names.append(name)
+    return names[2:]
+
+
+def weight_grid(n: int, step: float = 0.1) -> list[tuple[float, ...]]:
+    """Every weight vector of `n` models on a grid of `step` that sums to 1 (n=2, 0.1: 11 vectors)."""
+    if n < 1 or not 0 < step <= 1:
+        raise ArgsimError(f"a weight grid needs at least one model and 0 < step <= 1 (got {n}, {step})")
+    ticks = round(1 / step)
+    if abs(ticks * step - 1) > 1e-9:
+        raise ArgsimError(f"--weight-step {step} does not divide 1")
+    return [tuple(c / ticks for c in combo) for combo in itertools.product(range(ticks + 1), repeat=n)
+            if sum(combo) == ticks]
+
+
+@dataclass
+class Candidate:
+    weights: tuple[float, ...]
+    strict: list[float]  # per fold
+    relaxed: list[float]
+
+    @property
+    def mean_strict(self) -> float:
+        return float(np.mean(self.strict))
+
+    @property
+    def mean_relaxed(self) -> float:
+        return float(np.mean(self.relaxed))
+
+
+def rank_candidates(per_fold: Sequence[Sequence[Predictions]], golds: Sequence[KPMData],
+                    grid: Sequence[Sequence[float]], combine: str = "zscore",
+                    formula: str = "leaderboard") -> list[Candidate]:
+    """Score each weight vector of `grid` on every fold (`per_fold[i]`: each model's predictions on fold i's
+    held-out topics `golds[i]`); best first (mean strict mAP over the folds, then mean relaxed)."""
+    out = []
+    for w in grid:
+        strict, relaxed = [], []
+        for parts, gold in zip(per_fold, golds, strict=True):
+            preds = parts[0] if len(parts) == 1 else combine_predictions(parts, w, combine)
+            r = evaluate_map(preds, gold, formula=formula)
+            strict.append(r.strict)
+            relaxed.append(r.relaxed)
+        out.append(Candidate(tuple(w), strict, relaxed))
+    return sorted(out, key=lambda c: (-c.mean_strict, -c.mean_relaxed))
+
+
+def score_folds(models: Sequence[str], train: KPMData, dev: KPMData, k: int, config=None,  # noqa: ANN001
+                folds: Sequence[int] | None = None, kp_template: str = "{text}",
+                arg_template: str = "{text}") -> tuple[list[list[Predictions]], list[KPMData]]:
+    """Each model's predictions on each fold's held-out topics (fold i scored with `fold_model(spec, i)`)."""
+    from argsim.kpm.ensemble import score_model
+
+    splits = topic_folds(train, dev, k)
+    chosen = list(folds) if folds else list(range(1, len(splits) + 1))
+    bad = [f for f in chosen if not 1 <= f <= len(splits)]
+    if bad:
+        raise ArgsimError(f"--fold {bad[0]}: there are {len(splits)} folds")
+    per_fold, golds = [], []
+    for i in chosen:
+        held = splits[i - 1][1]
+        per_fold.append([score_model(held, fold_model(m, i), config, arg_template, kp_template) for m in models])
+        golds.append(held)
+    return per_fold, golds

@@ -1,0 +1,115 @@
+"""The recommended model of each task as a recipe: argsim command lines, the output folder, the time it takes.
+
+A recipe's steps are argsim command lines (the documented ones: docs/kpm.md, docs/counterargs-neural.md,
+docs/thematic.md, docs/minutes.md, issue 16): `prepare` builds data once (skipped when `creates` exists),
+`train` trains into `out` (resumable: the build adds --resume when a checkpoint is there), `score` lines run
+after training (eval commands that merge their rows into bench/results themselves). `figures` name where the
+figure the model reached is read: {row metric: "file-in-out:dotted.key"}; the build turns them into
+bench/results/<task>.json rows and `argsim models` shows them.
+
+`cpu_minutes`: the wall time on 2 idle CPU cores - measured where `basis` says so, else estimated from a
+measured step cost times the steps; `gpu_minutes`: ESTIMATED for one GPU (H100-class) from the same step costs
+(transformer steps taken as 25x faster than on the 2 cores, the word-vector/BiLSTM ones 10x; no GPU measured it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Recipe:
+    name: str
+    task: str  # bench/results/<task>.json
+    description: str
+    out: str
+    train: str  # an argsim command line (may be "" for a score-only recipe)
+    cpu_minutes: float
+    gpu_minutes: float
+    basis: str
+    prepare: tuple[tuple[str, str], ...] = ()  # (command line, path it creates)
+    score: tuple[str, ...] = ()
+    figures: dict[str, str] = field(default_factory=dict)
+    method: str = ""
+    setting: str = ""
+    split: str = ""
+    needs: tuple[str, ...] = ()  # recipes whose models this one uses
+
+
+KPM_SBERT = "models/kpm-sbert-contrastive"
+KPM_CROSS = "models/kpm-cross"
+THEMATIC_DATA = "runs/thematic/data"
+MINUTES_DATA = "runs/minutes-triplets"
+
+RECIPES: tuple[Recipe, ...] = (
+    Recipe("kpm-sbert", "kpm", "key point matching: contrastive Siamese SBERT (MiniLM), 1 epoch", KPM_SBERT,
+           f"argsim train sbert --loss contrastive --lr 2e-5 --lr-end 0 --checkpoint-every 200 --out {KPM_SBERT}",
+           cpu_minutes=25, gpu_minutes=1,
+           basis="estimated: 1,290 steps; MPNet measured 3.2 s/step at load ~10, MiniLM ~4x cheaper",
+           figures={"strict_map": "train_config.json:metrics.dev_strict_map",
+                    "relaxed_map": "train_config.json:metrics.dev_relaxed_map"},
+           method="sbert-contrastive", setting="all layers, ContrastiveLoss, 1 epoch (models build)", split="dev"),
+    Recipe("kpm-cross", "kpm", "key point matching: MiniLM cross-encoder, BCE, 3 epochs", KPM_CROSS,
+           f"argsim train kpm-cross --epochs 3 --checkpoint-every 200 --out {KPM_CROSS}",
+           cpu_minutes=26, gpu_minutes=1,
+           basis="measured (issue 16): 3 epochs in 26 min on 2 idle cores",
+           figures={"strict_map": "train_config.json:metrics.dev_strict_map",
+                    "relaxed_map": "train_config.json:metrics.dev_relaxed_map"},
+           method="cross-encoder", setting="MiniLM, BCE, lr 2e-5, batch 16, max length 96, 3 epochs", split="dev"),
+    Recipe("kpm-ensemble", "kpm", "key point matching: z-score ensemble 0.7 SBERT + 0.3 cross-encoder",
+           "runs/kpm-ensemble",
+           f"argsim rank keypoints -m {KPM_SBERT} -m {KPM_CROSS} --weight 0.7 --weight 0.3 --combine zscore "
+           "--out runs/kpm-ensemble",
+           cpu_minutes=3, gpu_minutes=0.2, basis="estimated: scoring dev (4,211 pairs) with both models",
+           figures={"strict_map": "metrics.json:map.leaderboard.strict",
+                    "relaxed_map": "metrics.json:map.leaderboard.relaxed"},
+           method="ensemble (z-score)", setting="0.7 contrastive SBERT + 0.3 cross-encoder", split="dev",
+           needs=("kpm-sbert", "kpm-cross")),
+    Recipe("counter-bipolar", "counterargs-neural", "counter-argument: Bipolar-encoder, every layer trained",
+           "models/counter_neural/bipolar-full",
+           "argsim train bipolar --kind bipolar --train-encoder --train-layers 0 "
+           "--init models/counter_neural/bipolar-random --sampling random --lr 1e-4 --cls-lr 1e-4 "
+           "--encoder-lr 2e-5 --batch-size 32 --epochs 5 --patience 2 --max-minutes 120 "
+           "--out models/counter_neural/bipolar-full",
+           cpu_minutes=126, gpu_minutes=8,
+           basis="budget: --max-minutes 120 (as many epochs as fit) after the 6-minute frozen-encoder heads",
+           prepare=(("argsim train bipolar --kind bipolar --sampling random --epochs 40 --max-minutes 6 "
+                     "--out models/counter_neural/bipolar-random", "models/counter_neural/bipolar-random"),),
+           score=("argsim eval counter-neural --bipolar models/counter_neural/bipolar-full --split test "
+                  "--settings epa --bipolar-settings sdoc,sda,epc",)),
+    Recipe("thematic-bilstm", "thematic", "thematic similarity: BiLSTM triplet network, 1 full epoch",
+           "models/thematic-sen-full",
+           f"argsim train thematic {THEMATIC_DATA}/triplets-sen-train.jsonl --out models/thematic-sen-full "
+           f"--dev {THEMATIC_DATA}/triplets-sen-dev.jsonl --epochs 1 --checkpoint-every 100",
+           cpu_minutes=30, gpu_minutes=3,
+           basis="measured step cost (issue 16): 1.6 s per 64 triplets single-threaded, 66,159 triplets",
+           prepare=((f"argsim data triplets wikipedia --out {THEMATIC_DATA}",
+                     f"{THEMATIC_DATA}/triplets-sen-train.jsonl"),),
+           score=(f"argsim eval triplets {THEMATIC_DATA}/triplets-sen-test.jsonl --model models/thematic-sen-full "
+                  "--distance l1 --task thematic",),
+           figures={"dev_accuracy": "train_config.json:metrics.dev_triplet_accuracy_l1"}),
+    Recipe("thematic-minilm", "thematic", "thematic similarity: MiniLM fine-tune on all training triplets",
+           "models/thematic-minilm-full",
+           f"argsim train thematic {THEMATIC_DATA}/triplets-sen-train.jsonl --out models/thematic-minilm-full "
+           f"--arch minilm --batch-size 16 --lr 2e-5 --dev {THEMATIC_DATA}/triplets-sen-dev.jsonl "
+           "--checkpoint-every 500",
+           cpu_minutes=90, gpu_minutes=4,
+           basis="estimated: 4,135 steps of 16 triplets at ~1.3 s/step idle (6,000 triplets took 25 min at load ~15)",
+           prepare=((f"argsim data triplets wikipedia --out {THEMATIC_DATA}",
+                     f"{THEMATIC_DATA}/triplets-sen-train.jsonl"),),
+           score=(f"argsim eval triplets {THEMATIC_DATA}/triplets-sen-test.jsonl "
+                  "--model models/thematic-minilm-full --task thematic",),
+           figures={"dev_accuracy": "train_config.json:metrics.dev_triplet_accuracy"}),
+    Recipe("minutes-sbert", "minutes", "minutes: political SBERT on all mined training triplets, 3 epochs",
+           "models/minutes-sbert-full",
+           "argsim train minutes-sbert --epochs 3 --lr 1e-3 --distance cosine --margin 0.5 --checkpoint-every 500 "
+           "--out models/minutes-sbert-full",
+           cpu_minutes=45, gpu_minutes=5,
+           basis="estimated: 7,900 steps of 16; 1,125 steps took 2,128 s at load 15-26 (~0.3 s/step idle)",
+           prepare=((f"argsim data triplets minutes --out {MINUTES_DATA}", f"{MINUTES_DATA}/train.jsonl"),),
+           score=(f"argsim eval triplets {MINUTES_DATA}/test.jsonl -m models/minutes-sbert-full --task minutes",)),
+)
+
+
+def recipe_names(recipes: tuple[Recipe, ...] = RECIPES) -> list[str]:
+    return [r.name for r in recipes]

@@ -1,0 +1,196 @@
+"""`argsim models build`: run recipes in sequence, resumable, with one progress bar (also into a log file).
+
+State lives in the recipes' own folders: a recipe is finished when `OUT/models_build.json` says so for the same
+command line (written after its training and scoring succeeded) or, for a training recipe, when its
+`train_config.json` shows a run that was not stopped by a budget; an interrupted recipe (a checkpoint under OUT:
+`checkpoints/` of the sentence-transformers trainers and the accelerate loop, `checkpoint.pt` of the counter
+models) is continued with `--resume`. Steps run as child processes (`python -m argsim.cli.app ...`, the same
+global options), their output appended to the log; the bar advances by each recipe's estimated minutes.
+After each recipe its figures (see `Recipe.figures`) become rows of bench/results/<task>.json
+(`argsim.results.write_results`, merged).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from argsim.errors import ArgsimError
+from argsim.modelbuild.recipes import RECIPES, Recipe
+
+MARKER = "models_build.json"
+BUDGET_STOPS = ("max_steps", "max_minutes")
+
+
+def select(names: Sequence[str], recipes: Sequence[Recipe] = RECIPES) -> list[Recipe]:
+    """The recipes named (all when none), in registry order, with the recipes they need."""
+    by_name = {r.name: r for r in recipes}
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        raise ArgsimError(f"unknown recipe '{unknown[0]}': choose from {', '.join(by_name)}")
+    wanted = set(names or by_name)
+    todo = list(wanted)
+    while todo:
+        for need in by_name[todo.pop()].needs:
+            if need not in wanted:
+                wanted.add(need)
+                todo.append(need)
+    return [r for r in recipes if r.name in wanted]
+
+
+def read_figure(out: Path, spec: str) -> float | None:
+    """The number at `file:dotted.key` under `out` (None when the file or key is missing)."""
+    file, _, key = spec.partition(":")
+    path = out / file
+    if not path.is_file():
+        return None
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    for part in key.split(".") if key else []:
+        if not isinstance(value, dict) or part not in value:
+            return None
+        value = value[part]
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def figures(recipe: Recipe, root: Path) -> dict[str, float]:
+    out = root / recipe.out
+    return {m: v for m, spec in recipe.figures.items() if (v := read_figure(out, spec)) is not None}
+
+
+def state(recipe: Recipe, root: Path) -> str:
+    """finished | interrupted | new."""
+    out = root / recipe.out
+    marker = out / MARKER
+    if marker.is_file():
+        try:
+            done = json.loads(marker.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            done = {}
+        if done.get("finished") and done.get("train") == recipe.train:
+            return "finished"
+    config = out / "train_config.json"
+    if recipe.train and config.is_file():
+        try:
+            stopped = json.loads(config.read_text(encoding="utf-8")).get("stopped_by")
+        except (OSError, json.JSONDecodeError):
+            stopped = "unreadable"
+        if stopped not in BUDGET_STOPS and stopped != "unreadable":
+            return "trained"
+    if (out / "checkpoints").is_dir() or (out / "checkpoint.pt").is_file():
+        return "interrupted"
+    return "new"
+
+
+def argv(line: str, global_options: Sequence[str] = (), python: str = sys.executable) -> list[str]:
+    """A command line as a child process: `argsim ...` runs this argsim (`python -m argsim.cli.app`) with the
+    build's global options; anything else runs as written."""
+    parts = shlex.split(line)
+    if parts and parts[0] == "argsim":
+        return [python, "-m", "argsim.cli.app", *global_options, *parts[1:]]
+    return parts
+
+
+@dataclass
+class Plan:
+    recipes: list[Recipe]
+    states: dict[str, str]
+
+    @property
+    def minutes(self) -> float:
+        return sum(r.cpu_minutes for r in self.recipes if self.states[r.name] != "finished")
+
+    @property
+    def gpu_minutes(self) -> float:
+        return sum(r.gpu_minutes for r in self.recipes if self.states[r.name] != "finished")
+
+
+def plan(names: Sequence[str], root: Path, recipes: Sequence[Recipe] = RECIPES) -> Plan:
+    chosen = select(names, recipes)
+    return Plan(chosen, {r.name: state(r, root) for r in chosen})
+
+
+def _run(cmd: list[str], log: Path, cwd: Path, tick: Callable[[], None]) -> int:
+    with open(log, "a", encoding="utf-8") as fh:
+        fh.write(f"$ {shlex.join(cmd)}\n")
+        fh.flush()
+        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=cwd)
+        while proc.poll() is None:
+            time.sleep(1.0)
+            tick()
+        return proc.returncode
+
+
+def build(the_plan: Plan, root: Path, log: Path, global_options: Sequence[str] = (), quiet: bool = False,
+          echo: Callable[[str], None] = print) -> list[dict]:
+    """Run the plan's unfinished recipes in order; returns one summary per recipe. A failed step stops the build
+    (ArgsimError naming the recipe and the log) after recording what finished."""
+    from argsim.progress import progress_bar
+
+    log.parent.mkdir(parents=True, exist_ok=True)
+    summaries = []
+
+    def note(text: str) -> None:
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write(f"[{time.strftime('%Y-%m-%d %H:%M:%S')}] {text}\n")
+        echo(text)
+
+    total = max(1, round(the_plan.minutes * 60))
+    with progress_bar(total, "models build", enabled=not quiet) as bar:
+        for recipe in the_plan.recipes:
+            status = the_plan.states[recipe.name]
+            if status == "finished":
+                note(f"{recipe.name}: finished already ({root / recipe.out}), skipped")
+                summaries.append({"recipe": recipe.name, "status": "skipped", **figures(recipe, root)})
+                continue
+            budget_s = recipe.cpu_minutes * 60
+            used = [0.0]
+
+            def tick(budget_s: float = budget_s, used: list = used) -> None:
+                if used[0] + 1 < budget_s:  # never run past the recipe's share of the bar
+                    used[0] += 1
+                    bar.advance(1)
+
+            note(f"{recipe.name}: {status}, ~{recipe.cpu_minutes:g} min on 2 CPU cores ({recipe.description})")
+            began = time.perf_counter()
+            steps = [line for line, creates in recipe.prepare if not (root / creates).exists()]
+            if recipe.train and status != "trained":
+                steps.append(recipe.train + (" --resume" if status == "interrupted" else ""))
+            steps += list(recipe.score)
+            for line in steps:
+                note(f"{recipe.name}: {line}")
+                rc = _run(argv(line, global_options), log, root, tick)
+                if rc != 0:
+                    note(f"{recipe.name}: failed (exit {rc}); see {log}; rerun `argsim models build` to continue")
+                    raise ArgsimError(f"recipe {recipe.name}: `{line}` exited {rc} (log: {log})")
+            seconds = round(time.perf_counter() - began, 1)
+            bar.advance(max(0, round(budget_s - used[0])))
+            got = figures(recipe, root)
+            finish(recipe, root, seconds, got)
+            note(f"{recipe.name}: done in {seconds / 60:.1f} min" + "".join(f", {k} {v:.4f}" for k, v in got.items()))
+            summaries.append({"recipe": recipe.name, "status": "built", "seconds": seconds, **got})
+    return summaries
+
+
+def finish(recipe: Recipe, root: Path, seconds: float, got: dict[str, float]) -> None:
+    """Mark the recipe finished (OUT/models_build.json) and merge its figures into bench/results/<task>.json."""
+    from argsim.io import write_json
+
+    out = root / recipe.out
+    write_json(out / MARKER, {"recipe": recipe.name, "train": recipe.train, "finished": True, "seconds": seconds,
+                              "figures": got, "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S")})
+    if got and recipe.method:
+        from argsim.results import ResultRow, environment, write_results
+
+        rows = [ResultRow(method=recipe.method, model=recipe.out, split=recipe.split or None,
+                          setting=recipe.setting or None, metric=m, value=v, seconds=seconds,
+                          command=recipe.train) for m, v in got.items()]
+        write_results(recipe.task, rows, env=environment(), merge=True)

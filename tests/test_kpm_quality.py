@@ -1,0 +1,244 @@
+"""Key point matching beyond SBERT, on tiny real slices of ArgKP with the real MiniLM: a cross-encoder learns and
+reloads to identical scores, `rank keypoints` scores cross-encoder folders and weighted ensembles, the z-score
+combination equals a hand computation, MNRL rows hold true hard negatives, MTS starts from an SBERT folder, and
+`models build` resumes (a finished recipe is skipped by its records, an interrupted one gets --resume)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+import pytest
+
+from argsim.data.argkp import KPMData, load_argkp
+
+
+def _cut(data: KPMData, n: int, name: str) -> KPMData:
+    labels = dict(list(data.labels.items())[:n])
+    ids = {a for a, _ in labels}
+    return KPMData(name, [a for a in data.arguments if a.arg_id in ids], data.key_points, labels)
+
+
+@pytest.fixture(scope="module")
+def tiny(data_dir):
+    train = load_argkp("train", data_dir)
+    held = _cut(train.subset([train.topics[4]]), 60, "tiny-held")
+    return _cut(train.subset([train.topics[1]]), 192, "tiny-train"), held
+
+
+def _balanced(data: KPMData, n: int) -> KPMData:
+    """n matching and n non-matching labelled pairs (so the label prior alone teaches nothing)."""
+    pos = [p for p, y in data.labels.items() if y == 1][:n]
+    neg = [p for p, y in data.labels.items() if y == 0][:n]
+    labels = {p: data.labels[p] for p in pos + neg}
+    ids = {a for a, _ in labels}
+    return KPMData("balanced", [a for a in data.arguments if a.arg_id in ids], data.key_points, labels)
+
+
+@pytest.fixture(scope="module")
+def cross(data_dir, tmp_path_factory):
+    """A cross-encoder trained for 12 steps of 16 balanced pairs (2 epochs of 96, lr 2e-4, max length 64) and
+    its BCE loss and AUC on those pairs before and after."""
+    from sklearn.metrics import log_loss, roc_auc_score
+
+    from argsim.kpm.cross import CrossConfig, fit_cross, load_cross_encoder, pair_rows
+
+    full = load_argkp("train", data_dir)
+    train = _balanced(full.subset([full.topics[1]]), 48)
+    rows = pair_rows(train)
+    pairs = list(zip(rows["argument"], rows["key_point"], strict=True))
+    from argsim.settings import seed_everything
+
+    seed_everything(13)
+    fresh = load_cross_encoder("minilm", "cpu", 64, num_labels=1).predict(pairs)
+    folder = tmp_path_factory.mktemp("kpm") / "cross"
+    cfg = CrossConfig(lr=2e-4, batch_size=16, epochs=2, warmup_ratio=0.0, max_length=64)
+    model, info = fit_cross(train, folder, cfg, quiet=True)
+    trained = model.predict(pairs)
+    before = (log_loss(rows["label"], fresh), roc_auc_score(rows["label"], fresh))
+    after = (log_loss(rows["label"], trained), roc_auc_score(rows["label"], trained))
+    return folder, model, info, before, after
+
+
+def test_cross_encoder_learns_and_reloads_to_identical_scores(cross, tiny):
+    from argsim.kpm.cross import CrossScorer, format_argument, is_cross_encoder
+
+    folder, model, info, before, after = cross
+    assert info["steps"] == 12 and is_cross_encoder(folder)
+    assert after[0] < min(before[0], np.log(2)) - 0.05, (before, after)  # balanced pairs: ln 2 = chance
+    assert after[1] > max(before[1], 0.5) + 0.1, (before, after)
+    config = json.loads((folder / "train_config.json").read_text())
+    assert config["trainer"] == "kpm-cross" and config["optimizer"]["lr"] == 2e-4
+    _, held = tiny
+    scores = CrossScorer(folder).score(held)
+    a = held.arguments[0]
+    kps = held.candidates(a)
+    direct = model.predict([(format_argument(a.text, a.topic, a.stance, "none"), k.text) for k in kps])
+    assert np.allclose([scores[a.arg_id][k.kp_id] for k in kps], direct, atol=1e-5)
+
+
+def test_context_formats_use_the_tokenizers_separator():
+    from argsim.kpm.cross import format_argument
+
+    assert format_argument("x", "T", 1, "topic", "</s>") == "T </s> x"
+    assert format_argument("x", "T", -1, "topic-stance") == "T [SEP] con [SEP] x"
+
+
+def test_rank_keypoints_with_a_cross_encoder_and_an_ensemble(cross, tiny, tmp_path):
+    from typer.testing import CliRunner
+
+    from argsim.cli.app import app
+    from argsim.io import write_csv
+    from argsim.kpm.ensemble import combine_predictions
+
+    folder = cross[0]
+    _, held = tiny
+    args_csv, kps_csv = tmp_path / "a.csv", tmp_path / "k.csv"
+    write_csv(args_csv, [{"arg_id": a.arg_id, "argument": a.text, "topic": a.topic, "stance": a.stance}
+                         for a in held.arguments[:12]])
+    write_csv(kps_csv, [{"key_point_id": k.kp_id, "key_point": k.text, "topic": k.topic, "stance": k.stance}
+                        for k in held.key_points])
+    base = ["--quiet", "rank", "keypoints", "--arguments", str(args_csv), "--key-points", str(kps_csv)]
+    runs = {}
+    for name, extra in (("cross", ["-m", str(folder)]), ("bi", ["-m", "minilm"]),
+                        ("ens", ["-m", "minilm", "-m", str(folder), "--weight", "0.7", "--weight", "0.3"])):
+        res = CliRunner().invoke(app, [*base, *extra, "--out", str(tmp_path / name)])
+        assert res.exit_code == 0, res.output
+        runs[name] = json.loads((tmp_path / name / "predictions.json").read_text())
+    assert len(runs["cross"]) == 12 and all(0 <= s <= 1 for p in runs["cross"].values() for s in p.values())
+    expected = combine_predictions([runs["bi"], runs["cross"]], [0.7, 0.3], "zscore")
+    assert runs["ens"].keys() == expected.keys()
+    for arg_id, kps in expected.items():
+        assert np.allclose([runs["ens"][arg_id][k] for k in kps], list(kps.values()), atol=1e-5)
+    bad = CliRunner().invoke(app, [*base, "-m", "minilm", "-m", str(folder), "--weight", "1",
+                                   "--out", str(tmp_path / "bad")])
+    assert bad.exit_code == 2 and "one per model" in bad.output
+
+
+def test_zscore_combination_equals_a_hand_computation():
+    from argsim.kpm.ensemble import combine_predictions
+
+    a = {"x": {"k1": 1.0, "k2": 3.0}, "y": {"k3": 2.0}}  # mean 2, population std sqrt(2/3)
+    b = {"x": {"k1": 10.0, "k2": 10.0}, "y": {"k3": 40.0}}  # mean 20, std sqrt(200)
+    sa, sb = np.sqrt(2 / 3), np.sqrt(200)
+    got = combine_predictions([a, b], [0.7, 0.3], "zscore")
+    want = {"x": {"k1": 0.7 * (1 - 2) / sa + 0.3 * (10 - 20) / sb, "k2": 0.7 * (3 - 2) / sa + 0.3 * (10 - 20) / sb},
+            "y": {"k3": 0.7 * 0 + 0.3 * (40 - 20) / sb}}
+    for arg, kps in want.items():
+        assert got[arg] == pytest.approx(kps, abs=1e-6)
+    mean = combine_predictions([a, b], [1, 3], "mean")
+    assert mean["x"]["k1"] == pytest.approx((1 * 1 + 3 * 10) / 4)
+    const = combine_predictions([a, {"x": {"k1": 5.0, "k2": 5.0}, "y": {"k3": 5.0}}], [1, 1], "zscore")
+    assert const["x"]["k1"] == pytest.approx((1 - 2) / sa, abs=1e-6)  # a constant model adds nothing
+
+
+def test_weight_grid_and_fold_selection_prefer_the_better_model(tiny):
+    from argsim.kpm.folds import rank_candidates, weight_grid
+
+    assert len(weight_grid(2, 0.1)) == 11 and all(sum(w) == pytest.approx(1) for w in weight_grid(3, 0.25))
+    _, held = tiny
+    gold = {a: {k: float(v) for (aa, k), v in held.labels.items() if aa == a} for a in {a for a, _ in held.labels}}
+    noise = {a: {k: float(np.random.default_rng(len(a) + len(k)).random()) for k in kps} for a, kps in gold.items()}
+    ranked = rank_candidates([[gold, noise]], [held], weight_grid(2, 0.5))
+    by_weights = {c.weights: c for c in ranked}
+    assert ranked[0].mean_strict == pytest.approx(1.0) == by_weights[(1.0, 0.0)].mean_strict
+    assert by_weights[(0.0, 1.0)].mean_strict < 1.0 and ranked[-1].weights == (0.0, 1.0)
+
+
+def test_mnrl_rows_pair_each_match_with_a_non_matching_key_point_of_its_topic_and_stance(tiny):
+    from argsim.kpm.sbert import mnrl_rows
+
+    train, _ = tiny
+    rows = mnrl_rows(train, seed=1)
+    by_text = {k.text: k for k in train.key_points}
+    args = {a.text: a for a in train.arguments}
+    assert len(rows["anchor"]) == train.positives()
+    for anchor, pos, neg in zip(rows["anchor"], rows["positive"], rows["negative"], strict=True):
+        a, p, n = args[anchor], by_text[pos], by_text[neg]
+        assert (n.topic, n.stance) == (a.topic, a.stance) and p.kp_id != n.kp_id
+        assert train.labels.get((a.arg_id, n.kp_id), 0) == 0 and train.labels[(a.arg_id, p.kp_id)] == 1
+
+
+def test_mts_starts_from_a_sentence_transformers_folder(tiny, tmp_path):
+    import torch
+    from safetensors.torch import load_file
+
+    from argsim.backend import load_sentence_transformer
+    from argsim.kpm.mts_model import MTSConfig
+    from argsim.kpm.mts_train import train_mts
+
+    sbert = load_sentence_transformer("minilm", device="cpu")
+    emb = sbert[0].auto_model.embeddings.word_embeddings.weight
+    with torch.no_grad():
+        emb.mul_(1.5)  # a different model than the registry's MiniLM
+    sbert.save(str(tmp_path / "sbert"))
+    train, _ = tiny
+    cfg = MTSConfig(model=str(tmp_path / "sbert"), epochs=1, max_batches=1, max_pos=4, max_neg=4, max_unmatched=1,
+                    train_layers=2, pooling="mean", identity_init=True, out_dim=384)
+    info = train_mts(train, tmp_path / "mts", cfg, device="cpu", quiet=True)
+    assert info["steps"] == 1
+    saved = load_file(str(tmp_path / "mts" / "backbone" / "model.safetensors"))
+    key = next(k for k in saved if k.endswith("word_embeddings.weight"))
+    assert torch.allclose(saved[key], emb.detach())  # the frozen lower part is the SBERT folder's
+
+
+FAKE_TRAIN = """
+import json, pathlib, sys
+out = pathlib.Path(sys.argv[1]); out.mkdir(parents=True, exist_ok=True)
+with open(out.parent / "calls.txt", "a") as fh: fh.write(" ".join(sys.argv[1:]) + "\\n")
+if (out.parent / f"fail-{out.name}").exists(): (out / "checkpoints").mkdir(exist_ok=True); sys.exit(3)
+(out / "train_config.json").write_text(json.dumps({"trainer": "fake", "steps": 2, "stopped_by": None,
+                                                   "metrics": {"dev_acc": 0.75}}))
+"""
+
+
+def test_models_build_skips_finished_recipes_and_resumes_interrupted_ones(tmp_path, monkeypatch):
+    from argsim.errors import ArgsimError
+    from argsim.modelbuild.inventory import trained_models
+    from argsim.modelbuild.recipes import Recipe
+    from argsim.modelbuild.runner import build, plan
+
+    monkeypatch.chdir(tmp_path)
+    script = tmp_path / "fake_train.py"
+    script.write_text(FAKE_TRAIN)
+    recipes = [Recipe(n, "fake", n, f"models/{n}", f"{sys.executable} {script} models/{n}", 0.01, 0.01, "test",
+                      figures={"acc": "train_config.json:metrics.dev_acc"}, method="fake", split="dev")
+               for n in ("one", "two")]
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "fail-two").touch()
+    with pytest.raises(ArgsimError, match="recipe two"):
+        build(plan([], tmp_path, recipes), tmp_path, tmp_path / "build.log", quiet=True, echo=lambda s: None)
+    again = plan([], tmp_path, recipes)
+    assert again.states == {"one": "finished", "two": "interrupted"}
+    (tmp_path / "models" / "fail-two").unlink()
+    done = build(again, tmp_path, tmp_path / "build.log", quiet=True, echo=lambda s: None)
+    assert [d["status"] for d in done] == ["skipped", "built"] and done[1]["acc"] == 0.75
+    calls = (tmp_path / "models" / "calls.txt").read_text().splitlines()
+    assert calls == ["models/one", "models/two", "models/two --resume"]  # one ran once; two resumed
+    results = json.loads((tmp_path / "bench" / "results" / "fake.json").read_text())
+    assert {(r["model"], r["metric"], r["value"]) for r in results["rows"]} == {("models/one", "acc", 0.75),
+                                                                               ("models/two", "acc", 0.75)}
+    assert [m.folder.name for m in trained_models(tmp_path / "models")] == ["one", "two"]
+    assert "two: done" in (tmp_path / "build.log").read_text()
+
+
+def test_fold_splits_load_back_and_kpm_folds_scores_fold_one_as_the_dev_split(data_dir, minilm, tmp_path):
+    from typer.testing import CliRunner
+
+    from argsim.cli.app import app
+    from argsim.kpm.mts_data import topic_folds
+    from argsim.kpm.scoring import score_key_points
+    from argsim.metrics.kpa_map import evaluate_map
+
+    train, dev = load_argkp("train", data_dir), load_argkp("dev", data_dir)
+    res = CliRunner().invoke(app, ["--quiet", "data", "kpm-folds", "--folds", "2", "--out", str(tmp_path / "f")])
+    assert res.exit_code == 0, res.output
+    held = load_argkp("fold2-dev", tmp_path / "f")
+    want = topic_folds(train, dev, 2)[1][1]
+    assert held.labels == want.labels and [a.arg_id for a in held.arguments] == [a.arg_id for a in want.arguments]
+    res = CliRunner().invoke(app, ["--quiet", "eval", "kpm-folds", "-m", "minilm", "--fold", "1", "--out",
+                                   str(tmp_path / "sel")])
+    assert res.exit_code == 0, res.output
+    got = json.loads((tmp_path / "sel" / "folds.json").read_text())["candidates"][0]
+    assert got["strict"] == [pytest.approx(evaluate_map(score_key_points(dev, minilm), dev).strict)]
