@@ -149,7 +149,7 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
             "losses": run.get("losses", [])}
     if trainer.is_world_process_zero():
         from argsim.io import write_json
-        from argsim.results import peak_memory_mb
+        from argsim.measure import peak_memory_mb
         from argsim.training.record import data_hash, train_config, write_records
 
         info["peak_mb"] = peak_memory_mb()

@@ -188,9 +188,10 @@ def finish(recipe: Recipe, root: Path, seconds: float, got: dict[str, float]) ->
     write_json(out / MARKER, {"recipe": recipe.name, "train": recipe.train, "finished": True, "seconds": seconds,
                               "figures": got, "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S")})
     if got and recipe.method:
-        from argsim.results import ResultRow, environment, write_results
+        from argsim.evaluation import Evaluation
+        from argsim.results import result_rows, write_results
 
-        rows = [ResultRow(method=recipe.method, model=recipe.out, split=recipe.split or None,
-                          setting=recipe.setting or None, metric=m, value=v, seconds=seconds,
-                          command=recipe.train) for m, v in got.items()]
-        write_results(recipe.task, rows, env=environment(), merge=True)
+        evaluation = Evaluation(recipe.task, dict(got), next(iter(got)), data=recipe.split or None)
+        rows = result_rows(evaluation, method=recipe.method, model=recipe.out, setting=recipe.setting or None,
+                           seconds=seconds, command=recipe.train)
+        write_results(recipe.task, rows, merge=True)

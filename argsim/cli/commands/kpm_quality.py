@@ -40,7 +40,7 @@ def train_kpm_cross(
                      "('topic [SEP] pro [SEP] argument'); the key point side is the key point alone."),
     epochs: float = typer.Option(1.0, min=0.01, help="Epochs over the labelled pairs."),
     batch_size: int = typer.Option(16, min=1, help="Pairs per batch."),
-    lr: float = typer.Option(2e-5, help="Peak learning rate (AdamW, linear warm-up then linear decay to 0)."),
+    lr: float = typer.Option(2e-5, min=0, help="Peak learning rate (AdamW, linear warm-up then linear decay to 0)."),
     warmup_ratio: float = typer.Option(0.1, min=0.0, max=1.0, help="Share of the planned steps spent warming up."),
     max_length: int = typer.Option(96, min=8, help="Token limit of the (argument, key point) pair."),
     eval_split: str | None = typer.Option("dev", help="ArgKP split to score after training ('' to skip)."),
