@@ -41,7 +41,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from argsim.results import ResultRow, environment, write_results  # noqa: E402
+from argsim.evaluation import Evaluation  # noqa: E402
+from argsim.results import ResultRow, environment, result_rows, write_results  # noqa: E402
 
 TASK = "scale"
 MODEL = "minilm"
@@ -136,6 +137,16 @@ def ray_embed(texts: list[str], workers: int, shard_rows: int) -> tuple[float, d
         return time.perf_counter() - start, manifest
 
 
+
+def measured(method: str, model: str, split: str | None, setting: str, metric: str, value: float,
+             **labels) -> ResultRow:  # noqa: ANN003
+    """The row of one measured figure, through the one row maker (`argsim.results.result_rows`); its env and
+    command are left for `write_results`, which gives every row of this run the run's own."""
+    row = result_rows(Evaluation.single("scale", metric, value, data=split), method=method, model=model,
+                      split=split, setting=setting, env={}, command="-", **labels)[0]
+    row.env = row.command = None
+    return row
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--embed-seconds", type=float, default=1200, help="budget of stage 1 (default ~20 min)")
@@ -178,7 +189,7 @@ def main() -> int:
     with Stage("embed") as st:
         emb, secs = embed_for(encoder, texts, args.embed_seconds)
     rate = len(emb) / secs
-    rows.append(ResultRow("scale:embed-local", MODEL, None, "synthetic", "texts_per_second", round(rate, 1),
+    rows.append(measured("scale:embed-local", MODEL, None, "synthetic", "texts_per_second", round(rate, 1),
                           seconds=round(secs, 1), peak_mb=st.peak_mb,
                           extra=st.extra(texts=len(emb), budget_seconds=args.embed_seconds, torch_threads=
                                          __import__("torch").get_num_threads())))
@@ -202,7 +213,7 @@ def main() -> int:
         ratio = st_l.seconds / ray_secs
         n_shards = -(-args.index_size // args.shard_rows)
         projection = {str(n): round(fixed_secs + n_shards / n * shard_cost, 1) for n in (2, 8, 32, 128)}
-        rows.append(ResultRow("scale:embed-local-vs-ray2", MODEL, None, "synthetic", "speedup_ray2_over_local",
+        rows.append(measured("scale:embed-local-vs-ray2", MODEL, None, "synthetic", "speedup_ray2_over_local",
                               round(ratio, 3), seconds=round(ray_secs, 1), peak_mb=max(st_l.peak_mb, st_r.peak_mb),
                               extra=st_r.extra(texts=len(sample), local_seconds=round(st_l.seconds, 1),
                                                ray_seconds=round(ray_secs, 1), ray_workers=2,
@@ -229,7 +240,7 @@ def main() -> int:
             c = composed[a:a + 100_000]
             vectors[n_real + a:n_real + a + len(c)] = sent_vecs[c[:, 0]] + sent_vecs[c[:, 1]]
         faiss.normalize_L2(vectors)
-    rows.append(ResultRow("scale:compose-vectors", MODEL, None, "synthetic", "seconds", round(st.seconds, 1),
+    rows.append(measured("scale:compose-vectors", MODEL, None, "synthetic", "seconds", round(st.seconds, 1),
                           seconds=round(st.seconds, 1), peak_mb=st.peak_mb,
                           extra=st.extra(vectors=args.index_size, embedded_texts=n_real,
                                          embedded_sentences=int(len(used)),
@@ -242,7 +253,7 @@ def main() -> int:
             indexes[kind] = (exact_index(vectors) if kind == "flat" else
                              build_index(vectors, kind, nlist=args.nlist, nprobe=args.nprobe, seed=args.seed,
                                          train_size=min(args.index_size, 40 * args.nlist)))
-        rows.append(ResultRow(f"scale:index-{kind}", MODEL, None, "synthetic", "build_seconds", round(st.seconds, 1),
+        rows.append(measured(f"scale:index-{kind}", MODEL, None, "synthetic", "build_seconds", round(st.seconds, 1),
                               seconds=round(st.seconds, 1), peak_mb=st.peak_mb,
                               extra=st.extra(vectors=args.index_size, nlist=args.nlist, nprobe=args.nprobe)))
         print(f"index {kind}: {st.seconds:.0f} s, peak {st.peak_mb} MiB", flush=True)
@@ -266,7 +277,7 @@ def main() -> int:
             indexes[kind].search(v, args.k)
             lat.append((time.perf_counter() - t0) * 1000)
         rec = recall_at_k(ids, exact_ids, args.k)
-        rows.append(ResultRow(f"scale:retrieve-{kind}", MODEL, None, "synthetic", f"recall@{args.k}", round(rec, 4),
+        rows.append(measured(f"scale:retrieve-{kind}", MODEL, None, "synthetic", f"recall@{args.k}", round(rec, 4),
                               seconds=round(st.seconds + q_encode, 2), peak_mb=st.peak_mb,
                               extra=st.extra(queries=len(queries), candidates=args.index_size,
                                              search_seconds=round(st.seconds, 2),
@@ -285,7 +296,7 @@ def main() -> int:
         _, reranked = rerank_exact(vectors, q, deep)
         reranked = reranked[:, : args.k]
     rec = recall_at_k(reranked, exact_ids, args.k)
-    rows.append(ResultRow("scale:rerank-ivfpq-exact", MODEL, None, "synthetic", f"recall@{args.k}", round(rec, 4),
+    rows.append(measured("scale:rerank-ivfpq-exact", MODEL, None, "synthetic", f"recall@{args.k}", round(rec, 4),
                           seconds=round(st.seconds, 3), peak_mb=st.peak_mb,
                           extra=st.extra(queries=len(queries), k=args.k, depth=args.rerank_depth,
                                          queries_per_second=round(len(queries) / max(st.seconds, 1e-9), 1))))

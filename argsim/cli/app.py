@@ -74,6 +74,9 @@ for _g in GROUPS:
 
 def main() -> None:
     """Console-script entry point."""
+    import os
+
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # the application's choice, not the library's
     sys.exit(app())
 
 
