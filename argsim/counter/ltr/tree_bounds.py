@@ -211,6 +211,15 @@ class _LeafMasks:
                 self._tables[key] = out
         return self._tables[key]
 
+    def prepare(self, interval: Any = ()) -> _LeafMasks:
+        """Build the tables now (e.g. before the object is shipped to workers): 'lo' and 'hi' for the features
+        that will be intervals, 'both' for the others."""
+        interval = {int(f) for f in interval}
+        for f in self.features:
+            for kind in (("lo", "hi") if int(f) in interval else ("both",)):
+                self.table(int(f), kind)
+        return self
+
     def upper(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         acc = np.full((len(lo), self.n_words), ALL_BITS)
         tmp = np.empty_like(acc)
@@ -218,7 +227,7 @@ class _LeafMasks:
             f = int(f)
             cuts = self.cuts[f]
             at_lo = np.searchsorted(cuts, lo[:, f], side="right")
-            if np.array_equal(lo[:, f], hi[:, f]):
+            if np.array_equal(lo[:, f], hi[:, f]) and ((f, "both") in self._tables or (f, "lo") not in self._tables):
                 np.take(self.table(f, "both"), at_lo, axis=0, out=tmp)
                 acc &= tmp
                 continue
