@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import pickle
 
 import numpy as np
 import pytest
@@ -153,3 +154,87 @@ def test_bound_equals_the_true_maximum_on_hand_built_trees(small_booster):
     lo, hi = _random_boxes(rng, 30)
     np.testing.assert_allclose(margin_upper_bound(parse_xgboost(single), lo, hi),
                                _grid_max(single, parse_xgboost(single), lo, hi), atol=1e-6)
+
+
+@pytest.fixture(scope="module")
+def epa_cut(counterargs_corpus):
+    """A tiny XGBoost-part model trained on 24 test points (true counter + 9 sampled candidates each), and 3 other
+    test points ranked against their epa pool cut to 80 of its shorter candidates (true counter included); short
+    points, to keep every-pair WMD cheap."""
+    from argsim.counter.lexical.features import FeatureConfig, FeatureSpace
+    from argsim.counter.ltr.model import LTRModel
+    from argsim.data.counterargs import build_pools
+
+    corpus = counterargs_corpus
+    pools = build_pools(corpus, "test", "epa")
+    rng = np.random.default_rng(5)
+    everyone = sorted(corpus.points("test"), key=lambda p: len(p.text))[:600]
+
+    def cut(p, size):
+        gold = corpus.true_counter(p).id
+        others = [c for c in pools[p.id] if c.id != gold and len(c.text) < 600]
+        pick = sorted(rng.choice(len(others), size=size - 1, replace=False))
+        return [c for c in pools[p.id] if c.id == gold] + [others[i] for i in pick]
+
+    train = everyone[7::25][:24]
+    train_pools = {p.id: cut(p, 10) for p in train}
+    x = np.concatenate([m for m in FeatureSpace(train, train_pools, FeatureConfig()).features(8).values()])
+    y = np.concatenate([[1] + [0] * 9 for _ in train])
+    ltr = LTRModel("xgboost", "part").fit(x, y)
+    points = everyone[100::200][:3]
+    ranked = {p.id: cut(p, 80) for p in points}
+    return ltr, points, ranked, {p.id: corpus.true_counter(p).id for p in points}
+
+
+def test_cascade_equals_scoring_every_pair(epa_cut):
+    from argsim.counter.lexical.features import FeatureConfig, FeatureSpace
+    from argsim.counter.lexical.prune import pruned_scores
+    from argsim.counter.ltr.cascade import TreeScore, cheap_features, tree_scores
+    from argsim.metrics.ranking import accuracy_at_1, mrr
+
+    ltr, points, pools, gold = epa_cut
+    space = FeatureSpace(points, pools, FeatureConfig())
+    brute = {pid: ltr.decision_function(x) for pid, x in space.features(8).items()}
+    ids = {p.id: [c.id for c in pools[p.id]] for p in points}
+    top, st_top = tree_scores(space, ltr, mode="top", top_k=1, description=None)
+    model, cheap = pickle.loads(pickle.dumps(TreeScore(ltr))), cheap_features(space, 8)  # as shipped to workers
+    rank, st_rank = pruned_scores(space, model, cheap, gold=gold, mode="rank", description=None)
+    for name, run in (("top", top), ("rank", rank)):
+        assert accuracy_at_1({k: (ids[k], v) for k, v in run.items()}, gold) == \
+            accuracy_at_1({k: (ids[k], v) for k, v in brute.items()}, gold), name
+        for pid, exact in brute.items():
+            assert np.all(run[pid] >= exact), name  # pruned candidates keep an upper bound
+            solved = run[pid] == exact
+            assert run[pid][solved].max() == exact.max()  # the best candidates are solved, with XGBoost's numbers
+            assert np.all(run[pid][~solved] < exact.max()), name
+    assert mrr({k: (ids[k], v) for k, v in rank.items()}, gold) == mrr({k: (ids[k], v) for k, v in brute.items()},
+                                                                         gold)
+    for pid, exact in brute.items():  # rank: every candidate at least as good as the true counter is exact
+        g = ids[pid].index(gold[pid])
+        assert np.array_equal(rank[pid][exact >= exact[g]], exact[exact >= exact[g]])
+    assert st_top.pairs == 240 and 0 < st_top.solved_pr < st_top.pairs / 2  # it prunes
+    assert st_rank.solved_pr < st_rank.pairs
+
+    # a bound that ignores the WMD interval (the box's lower corner) is not a bound: the same checks catch it
+    class Corner(TreeScore):
+        def upper(self, data, rows, s_cl_lo, s_cl_hi, s_pr_lo, s_pr_hi):  # noqa: ANN001, ANN201
+            return super().upper(data, rows, s_cl_lo, s_cl_lo, s_pr_lo, s_pr_lo)
+
+    broken, _ = pruned_scores(space, Corner(ltr), cheap, mode="top", top_k=1, description=None)
+    assert any(np.any(broken[pid] < exact - 1e-6) for pid, exact in brute.items())
+
+
+def test_cascade_on_ray_equals_local(ray_session, epa_cut):
+    from argsim.counter.lexical.features import FeatureConfig, FeatureSpace
+    from argsim.counter.ltr.cascade import tree_scores
+    from argsim.engine import get_engine
+
+    ltr, points, pools, gold = epa_cut
+    small = {p.id: pools[p.id][:40] for p in points[:2]}
+    local, st_local = tree_scores(FeatureSpace(points[:2], small, FeatureConfig()), ltr, mode="top", top_k=1,
+                                  description=None)
+    remote, st_remote = tree_scores(FeatureSpace(points[:2], small, FeatureConfig(), executor=get_engine("ray")),
+                                    ltr, mode="top", top_k=1, description=None)
+    assert st_local == st_remote
+    for pid in local:
+        np.testing.assert_array_equal(local[pid], remote[pid])
