@@ -1,4 +1,9 @@
-"""Exact ranking by a linear score over the features without solving every WMD: bound, prune, solve the rest.
+"""Exact ranking by a learned score over the features without solving every WMD: bound, prune, solve the rest.
+
+The search is generic over a `PoolScore`, anything that can bound its score from above over a box of the two WMD
+similarities and score a candidate exactly: `LinearScore` below (Simple-SD, logistic regression) and the tree
+ensembles' `argsim.counter.ltr.cascade.TreeScore` (XGBoost, bounded by `argsim.counter.ltr.tree_bounds`). The
+linear case, as the first one written:
 
 For a linear scorer f(x) = w . x (Simple-SD; logistic regression after its scaler, which is affine) every feature
 except the WMD block (x5..x8) is cheap and computed exactly for all pairs. The WMD block is a sum of
@@ -18,7 +23,9 @@ conclusion WMD, exact premise WMD) and dropped as soon as its bound falls below 
 - `mode="top"`: threshold = the best exact score so far (k = 1; or the k-th best with `top_k`); accuracy@1
   and ties are exact (the true counter is always solved), the rank below the top is not;
 - `mode="none"`: every pair is solved exactly.
-Candidates that were pruned keep their upper bound as score (always below the threshold).
+Candidates that were pruned keep their upper bound as score (always below the threshold). A score may solve
+`batch` candidates at a time (the threshold then moves after each batch), and report through `final` numbers it
+only bounds from below during the search (XGBoost: its own float32 predictions, one call per point).
 """
 
 from __future__ import annotations
