@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from argsim import __version__
+from argsim.config import RunConfig
 from argsim.evaluation import Evaluation
 from argsim.io import read_json, write_json
 from argsim.measure import peak_memory_mb, timed  # noqa: F401 -- re-exported (callers import them from here)
@@ -115,8 +116,8 @@ def git_commit(repo: Path = Path(__file__).resolve().parent.parent) -> str | Non
 
 
 def environment(seed: int | None = None, device: str | None = None, data_files: list[Path] | None = None,
-                models: dict[str, str] | None = None) -> dict[str, Any]:
-    """The `env` of a row: versions, git commit, seed, device, data file hashes, model fingerprints."""
+                models: dict[str, str] | None = None, precision: str | None = None) -> dict[str, Any]:
+    """The `env` of a row: versions, git commit, seed, device, precision, data file hashes, model fingerprints."""
     packages = {}
     for name in TRACKED_PACKAGES:
         try:
@@ -129,8 +130,19 @@ def environment(seed: int | None = None, device: str | None = None, data_files: 
         if p.is_file():
             data[p.name if len(p.parts) < 3 else "/".join(p.parts[-3:])] = file_sha256(p)
     return {"argsim": __version__, "commit": git_commit(), "python": platform.python_version(),
-            "platform": platform.platform(), "packages": packages, "seed": seed, "device": device, "data": data,
-            "models": models or {}}
+            "platform": platform.platform(), "packages": packages, "seed": seed, "device": device,
+            "precision": precision, "data": data, "models": models or {}}
+
+
+def run_environment(config: RunConfig, data_files: list[Path] | None = None,
+                    models: dict[str, str] | None = None) -> dict[str, Any]:
+    """The `env` of an inference command's rows: the run's seed, and the device and precision its encoders
+    actually compute in (`--device` resolved; `argsim.backend.device.inference_precision` of `--precision`)."""
+    from argsim.backend.device import inference_precision, resolve_device
+
+    device = resolve_device(config.device)
+    return environment(seed=config.seed, device=device, precision=inference_precision(config.precision, device),
+                       data_files=data_files, models=models)
 
 
 def command_line() -> str:

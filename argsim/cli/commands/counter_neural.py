@@ -221,7 +221,7 @@ def eval_counter_neural(
                       f"{r.seconds:.0f}")
     console.print(table)
     data_dir = cfg.data_dir or default_data_dir()
-    env = environment(seed=cfg.seed, device="cpu",
+    env = environment(seed=cfg.seed, device="cpu", precision="fp32",  # the counter models score on the CPU in fp32
                       data_files=[data_dir / "counterargs18" / "03-pairs-best-counter-task" / "test"
                                   / "00-argument-pair-type-counts.tsv"] if data_dir else [],
                       models={k: str(v) for k, v in models.items() if v})

@@ -174,11 +174,11 @@ def eval_clustering(
     """MI, AMI, RI and ARI of the clustering against the gold sections, averaged over articles."""
     from argsim.io import read_records
     from argsim.metrics.clustering import averaged_scores, clustering_evaluation
-    from argsim.results import environment, result_rows, timed, write_results
+    from argsim.results import result_rows, run_environment, timed, write_results
     from argsim.thematic.evaluate import clustering_eval
 
     cfg = run_config(ctx)
-    env = environment(seed=cfg.seed, device=cfg.device, data_files=[sentences])
+    env = run_environment(cfg, data_files=[sentences])
 
     rows = read_records(sentences, required=["text", "label"])
     groups = [r.get("article", "") for r in rows]
@@ -213,12 +213,12 @@ def eval_sick(
     """SICK relatedness: logistic regression on [|u-v|, u*v] from the training pairs (C picked on trial);
     Pearson r, Spearman rho and MSE on the test pairs."""
     from argsim.data.catalog import dataset_dir
-    from argsim.results import environment, result_rows, timed, write_results
+    from argsim.results import result_rows, run_environment, timed, write_results
     from argsim.thematic.evaluate import sick_eval
 
     cfg = run_config(ctx)
     root = folder or dataset_dir("sick", cfg.data_dir)
-    env = environment(seed=cfg.seed, device=cfg.device, data_files=[Path(root) / "SICK_test_annotated.txt"])
+    env = run_environment(cfg, data_files=[Path(root) / "SICK_test_annotated.txt"])
     table_rows, results = [], []
     for m in model:
         with timed() as t:
