@@ -89,7 +89,7 @@ def rank_counterargs(
 
         points, pools, gold = load_user_arguments(input_file, candidates=candidates)
         runs.append(run_ranker(method, points, pools, gold, setting="user", split=input_file.stem,
-                               options=options, top_k=top_k, label=label, engine=engine))
+                               options=options, top_k=top_k, label=label, engine=engine, precision=cfg.precision))
     else:
         for s in setting:
             if s in kept:
@@ -99,7 +99,7 @@ def rank_counterargs(
             points, pools, gold = dataset_points(split, s, limit=limit, sample=sample, seed=cfg.seed,
                                                  data_dir=cfg.data_dir)
             runs.append(run_ranker(method, points, pools, gold, setting=s, split=split, options=options,
-                                   top_k=top_k, label=label, engine=engine))
+                                   top_k=top_k, label=label, engine=engine, precision=cfg.precision))
             records += runs[-1].records
             write_jsonl(out, records)  # finished settings survive an interrupted later one
     if input_file is not None:
