@@ -10,7 +10,9 @@ but casts the weights themselves (no autocast): auto is fp16 on CUDA (the backen
 on GPU"; bf16 only when asked), fp32 on the CPU and MPS. Reading chosen for an explicit bf16 on the CPU: allowed
 (torch runs bf16 matmuls on the CPU; vectors differ from fp32 in the 2nd-3rd digit), fp16 on the CPU and bf16 on
 MPS are refused as in training (one line, exit 2). Encoders that run no transformer (static word vectors,
-WordLlama, e5 C engine, GiNZA, the thematic BiLSTM) stay fp32 whatever is asked and say so in their `precision`.
+WordLlama, e5 C engine, GiNZA, the thematic BiLSTM) stay fp32 whatever is asked and say so in their `precision`;
+so do the counter-argument CounterModels (their heads take fp32 cached embeddings) and `eval counter-neural`. The
+counter-argument cross-encoder stage of `rank counterargs` runs on the CPU: it resolves the option for the CPU.
 A non-fp32 encoder keys its embedding cache by its precision too, so fp16/bf16 vectors never answer an fp32 request.
 
 Training runs one process per GPU: under `accelerate launch` / `torchrun` every process uses the GPU of its
