@@ -1,7 +1,9 @@
 """`--engine ray` on `rank keypoints` and `rank counter-search`, and the engine-aware `argsim.engine.encode` under
 them: the same output files as `local`, new vectors merged into the cache, a second run (ray or local) encodes
 nothing. The Ray runs use the session's one local Ray (the `ray_session` fixture); the merging logic of
-`encode` is also tested without Ray, on a stand-in for the actor pool."""
+`encode` is tested without Ray, on the real `EmbedActor` run in this process (`InProcessPool`), and so is
+`rank counter-search`: the Ray Data plumbing is the same for every caller and runs for real (once: every Ray
+start-up of model actors costs seconds) under `rank keypoints`."""
 
 from __future__ import annotations
 
@@ -49,21 +51,30 @@ def forbid_encoding(monkeypatch) -> None:  # noqa: ANN001
     monkeypatch.setattr(Encoder, "_compute", refuse)
 
 
-class FakePool:
-    """Stands in for `embedding.embed_texts_ray`: embeds each block with the local encoder, yields the blocks in
-    reverse order (Ray returns them in no fixed order) and records what it was asked."""
+class InProcessPool:
+    """Stands in for `embedding.embed_texts_ray` without Ray: the real `EmbedActor`, rebuilt from the spec it is
+    given (as a Ray actor is), embeds blocks of 2 texts in this process; the blocks come back in reverse order
+    (Ray returns them in no fixed order). Records what it was asked. `identity` fakes the workers' identity."""
 
-    def __init__(self, encoder, identity: str | None = None) -> None:  # noqa: ANN001
-        self.encoder, self.identity, self.calls = encoder, identity, []
+    def __init__(self, identity: str | None = None) -> None:
+        self.identity, self.calls = identity, []
 
     def __call__(self, engine, spec, texts, chunk_rows, workers=None, quiet=True):  # noqa: ANN001, ANN204
-        from argsim.engine.embedding import text_keys
+        import pyarrow as pa
+        import torch
+
+        from argsim.engine.embedding import EmbedActor
 
         self.calls.append((spec, list(texts), chunk_rows))
+        threads = torch.get_num_threads()
+        actor = EmbedActor(spec)  # sets one torch thread, as in a Ray worker: restored below
+        torch.set_num_threads(threads)
         blocks = [texts[i:i + 2] for i in range(0, len(texts), 2)]
         for block in reversed(blocks):
-            vectors = self.encoder.encode(block, use_cache=False)
-            yield text_keys(block), vectors, self.identity or self.encoder.identity
+            out = actor(pa.table({spec.column: pa.array(block, type=pa.string())}))
+            vectors = np.stack(out.column("vector").to_pylist()).astype(np.float32)
+            identity = self.identity or out.column("identity").to_pylist()[0]
+            yield out.column("key").to_pylist(), vectors, identity
 
 
 class FakeRay:
@@ -78,7 +89,7 @@ def test_encode_merges_blocks_into_the_cache_in_input_order(minilm, tmp_path, mo
     expected = minilm.encode(texts, use_cache=False)
     enc = fresh_minilm(tmp_path / "cache")
     enc.encode(texts[:1])  # already cached: not sent to the pool
-    pool = FakePool(minilm)
+    pool = InProcessPool()
     monkeypatch.setattr(embedding, "embed_texts_ray", pool)
     np.testing.assert_allclose(encode(FakeRay(), enc, texts), expected, atol=1e-6)
     spec, sent, chunk = pool.calls[0]
@@ -93,7 +104,7 @@ def test_encode_merges_blocks_into_the_cache_in_input_order(minilm, tmp_path, mo
     np.testing.assert_allclose(encode(FakeRay(), no_cache, texts), expected, atol=1e-6)  # blocks kept in memory
     assert len(pool.calls[1][1]) == 6
 
-    monkeypatch.setattr(embedding, "embed_texts_ray", FakePool(minilm, identity="another-model"))
+    monkeypatch.setattr(embedding, "embed_texts_ray", InProcessPool(identity="another-model"))
     other = fresh_minilm(tmp_path / "other")
     from argsim.errors import ArgsimError
 
@@ -177,19 +188,35 @@ def frozen_bipolar(tmp_path) -> Path:
     return save_model(CounterModel(NeuralConfig(kind="bipolar", base_model="minilm"), dim=384), tmp_path / "model")
 
 
-def _counter_search(model: Path, out: Path, *globals_: str) -> list[dict]:
+@pytest.fixture()
+def collection(tmp_path) -> tuple[Path, Path]:
+    """16 candidates and 6 queries of the example collection, as text files (the queries are not candidates)."""
+    queries = (COUNTER / "queries.txt").read_text(encoding="utf-8").splitlines()
+    lines = (COUNTER / "candidates.txt").read_text(encoding="utf-8").splitlines()
+    candidates = [t for t in lines if t.strip() and t not in queries][:16]
+    (tmp_path / "candidates.txt").write_text("\n".join(candidates) + "\n", encoding="utf-8")
+    (tmp_path / "queries.txt").write_text("\n".join(queries) + "\n", encoding="utf-8")
+    return tmp_path / "candidates.txt", tmp_path / "queries.txt"
+
+
+def _counter_search(model: Path, files: tuple[Path, Path], out: Path, *globals_: str) -> list[dict]:
     res = runner.invoke(app, ["--quiet", *globals_, "rank", "counter-search", "--model", str(model), "--candidates",
-                              str(COUNTER / "candidates.txt"), "--queries", str(COUNTER / "queries.txt"), "--k", "5",
-                              "--out", str(out)])
+                              str(files[0]), "--queries", str(files[1]), "--k", "5", "--out", str(out)])
     assert res.exit_code == 0, res.output
     return [json.loads(x) for x in out.read_text().splitlines()]
 
 
-def test_counter_search_on_ray_equals_local_and_a_second_run_encodes_nothing(ray_session, frozen_bipolar,
-                                                                             tmp_path, minilm, monkeypatch):
+def test_counter_search_on_the_engine_equals_local_and_a_second_run_encodes_nothing(frozen_bipolar, collection,
+                                                                                    tmp_path, minilm, monkeypatch):
+    from argsim.engine import embedding
+
     cache = tmp_path / "cache"
-    local = _counter_search(frozen_bipolar, tmp_path / "local.jsonl", "--no-cache")
-    remote = _counter_search(frozen_bipolar, tmp_path / "ray.jsonl", "--engine", "ray", "--cache-dir", str(cache))
+    local = _counter_search(frozen_bipolar, collection, tmp_path / "local.jsonl", "--no-cache")
+    pool = InProcessPool()
+    monkeypatch.setattr(embedding, "embed_texts_ray", pool)
+    remote = _counter_search(frozen_bipolar, collection, tmp_path / "ray.jsonl", "--engine", "ray", "--cache-dir",
+                             str(cache))
+    assert [len(c[1]) for c in pool.calls] == [16, 6] and pool.calls[0][0].model == "minilm"  # candidates, queries
     assert len(local) == len(remote) == 6
     for a, b in zip(local, remote, strict=True):
         assert (a["query_id"], a["query"]) == (b["query_id"], b["query"])
@@ -199,15 +226,13 @@ def test_counter_search_on_ray_equals_local_and_a_second_run_encodes_nothing(ray
     from argsim.backend.cache import EmbeddingCache
 
     stored = EmbeddingCache(cache, minilm.identity)
-    rows = len(stored)
+    assert len(stored) == 22  # every candidate and query, merged into the run's cache
     stored.close()
-    texts = [t for t in (COUNTER / "candidates.txt").read_text(encoding="utf-8").splitlines() if t.strip()]
-    assert rows == len(set(texts))
 
     forbid_encoding(monkeypatch)
-    assert _counter_search(frozen_bipolar, tmp_path / "again.jsonl", "--engine", "ray", "--cache-dir",
+    assert _counter_search(frozen_bipolar, collection, tmp_path / "again.jsonl", "--engine", "ray", "--cache-dir",
                            str(cache)) == remote
-    assert _counter_search(frozen_bipolar, tmp_path / "local2.jsonl", "--cache-dir", str(cache)) == remote
+    assert _counter_search(frozen_bipolar, collection, tmp_path / "local2.jsonl", "--cache-dir", str(cache)) == remote
 
 
 def test_the_default_engine_needs_no_ray():
