@@ -1,7 +1,8 @@
 """`--engine ray` on `rank keypoints` and `rank counter-search`, and the engine-aware `argsim.engine.encode` under
 them: the same output files as `local`, new vectors merged into the cache, a second run (ray or local) encodes
 nothing. The Ray runs use the session's one local Ray (the `ray_session` fixture); the merging logic of
-`encode` is tested without Ray, on the real `EmbedActor` run in this process (`InProcessPool`), and so is
+`encode` is tested without Ray, on the real `EmbedActor` run in this process (conftest's
+`in_process_actor_pool`), and so is
 `rank counter-search`: the Ray Data plumbing is the same for every caller and runs for real (once: every Ray
 start-up of model actors costs seconds) under `rank keypoints`."""
 
@@ -51,46 +52,19 @@ def forbid_encoding(monkeypatch) -> None:  # noqa: ANN001
     monkeypatch.setattr(Encoder, "_compute", refuse)
 
 
-class InProcessPool:
-    """Stands in for `embedding.embed_texts_ray` without Ray: the real `EmbedActor`, rebuilt from the spec it is
-    given (as a Ray actor is), embeds blocks of 2 texts in this process; the blocks come back in reverse order
-    (Ray returns them in no fixed order). Records what it was asked. `identity` fakes the workers' identity."""
-
-    def __init__(self, identity: str | None = None) -> None:
-        self.identity, self.calls = identity, []
-
-    def __call__(self, engine, spec, texts, chunk_rows, workers=None, quiet=True):  # noqa: ANN001, ANN204
-        import pyarrow as pa
-        import torch
-
-        from argsim.engine.embedding import EmbedActor
-
-        self.calls.append((spec, list(texts), chunk_rows))
-        threads = torch.get_num_threads()
-        actor = EmbedActor(spec)  # sets one torch thread, as in a Ray worker: restored below
-        torch.set_num_threads(threads)
-        blocks = [texts[i:i + 2] for i in range(0, len(texts), 2)]
-        for block in reversed(blocks):
-            out = actor(pa.table({spec.column: pa.array(block, type=pa.string())}))
-            vectors = np.stack(out.column("vector").to_pylist()).astype(np.float32)
-            identity = self.identity or out.column("identity").to_pylist()[0]
-            yield out.column("key").to_pylist(), vectors, identity
-
-
 class FakeRay:
     name = "ray"
 
 
-def test_encode_merges_blocks_into_the_cache_in_input_order(minilm, tmp_path, monkeypatch):
-    from argsim.engine import embedding, encode
+def test_encode_merges_blocks_into_the_cache_in_input_order(minilm, tmp_path, in_process_actor_pool):
+    from argsim.engine import encode
 
     texts = example_arguments()[:6]
     texts = texts + texts[:2]  # repeats are embedded once
     expected = minilm.encode(texts, use_cache=False)
     enc = fresh_minilm(tmp_path / "cache")
     enc.encode(texts[:1])  # already cached: not sent to the pool
-    pool = InProcessPool()
-    monkeypatch.setattr(embedding, "embed_texts_ray", pool)
+    pool = in_process_actor_pool
     np.testing.assert_allclose(encode(FakeRay(), enc, texts), expected, atol=1e-6)
     spec, sent, chunk = pool.calls[0]
     assert sent == sorted(dict.fromkeys(texts[1:6]), key=len, reverse=True)  # missing, distinct, longest first
@@ -104,7 +78,7 @@ def test_encode_merges_blocks_into_the_cache_in_input_order(minilm, tmp_path, mo
     np.testing.assert_allclose(encode(FakeRay(), no_cache, texts), expected, atol=1e-6)  # blocks kept in memory
     assert len(pool.calls[1][1]) == 6
 
-    monkeypatch.setattr(embedding, "embed_texts_ray", InProcessPool(identity="another-model"))
+    in_process_actor_pool.identity = "another-model"
     other = fresh_minilm(tmp_path / "other")
     from argsim.errors import ArgsimError
 
@@ -207,13 +181,11 @@ def _counter_search(model: Path, files: tuple[Path, Path], out: Path, *globals_:
 
 
 def test_counter_search_on_the_engine_equals_local_and_a_second_run_encodes_nothing(frozen_bipolar, collection,
-                                                                                    tmp_path, minilm, monkeypatch):
-    from argsim.engine import embedding
-
+                                                                                    tmp_path, minilm, monkeypatch,
+                                                                                    in_process_actor_pool):
     cache = tmp_path / "cache"
     local = _counter_search(frozen_bipolar, collection, tmp_path / "local.jsonl", "--no-cache")
-    pool = InProcessPool()
-    monkeypatch.setattr(embedding, "embed_texts_ray", pool)
+    pool = in_process_actor_pool
     remote = _counter_search(frozen_bipolar, collection, tmp_path / "ray.jsonl", "--engine", "ray", "--cache-dir",
                              str(cache))
     assert [len(c[1]) for c in pool.calls] == [16, 6] and pool.calls[0][0].model == "minilm"  # candidates, queries
