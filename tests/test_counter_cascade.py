@@ -76,6 +76,16 @@ def test_box_bounds_contain_every_prediction_inside(small_booster):
     # a box bound from the corners only is not a bound: the random points inside find its misses
     corners = np.maximum(margins(trees, lo), margins(trees, hi))
     assert np.any(pred.max(axis=1) > corners + 1e-3)
+    # trees with more than 64 leaves span several bit words
+    deep = xgb.XGBClassifier(n_estimators=4, max_depth=9, min_child_weight=0, learning_rate=0.5, n_jobs=1,
+                             random_state=0).fit(np.concatenate([x, x + 0.01]), rng.integers(0, 2, size=800))
+    deep = deep.get_booster()
+    trees = parse_xgboost(deep)
+    assert trees.masks(1.0).multiword
+    np.testing.assert_allclose(margins(trees, x), _predict(deep, x), rtol=0, atol=1e-5)
+    pred = _predict(deep, inside.reshape(-1, 6)).reshape(40, 200)
+    assert np.all(pred <= margin_upper_bound(trees, lo, hi)[:, None] + 1e-5)
+    assert np.all(pred >= margin_lower_bound(trees, lo, hi)[:, None] - 1e-5)
 
 
 def _grid_max(booster, trees, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:

@@ -131,7 +131,7 @@ def _rank_point(shared: tuple[WMDEngine, PoolScore, str, int], task: _Task, view
     if mode == "none":
         d_cl = np.array([engine.distance(task.cl, int(c)) for c in task.cands])
         d_pr = np.array([engine.distance(task.pr, int(c)) for c in task.cands])
-        return model.exact(task.data, rows, d_cl, d_pr), n, n
+        return model.final(task.data, rows, d_cl, d_pr), n, n
     if model.needs_lower:
         s_cl_lo = inverse_distance(engine.upper_bounds(task.cl, task.cands))
         s_pr_lo = inverse_distance(engine.upper_bounds(task.pr, task.cands))
