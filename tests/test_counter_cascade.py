@@ -3,6 +3,7 @@ every pair (counterargs-18 test, epa pools cut to a few hundred candidates)."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import itertools
 import json
@@ -230,7 +231,9 @@ def test_cascade_equals_scoring_every_pair(epa_cut):
         def upper(self, data, rows, s_cl_lo, s_cl_hi, s_pr_lo, s_pr_hi):  # noqa: ANN001, ANN201
             return super().upper(data, rows, s_cl_lo, s_cl_lo, s_pr_lo, s_pr_lo)
 
-    broken, _ = pruned_scores(space, Corner(ltr), cheap, mode="top", top_k=1, description=None)
+    broken_model = copy.copy(model)  # the same parsed trees and tables
+    broken_model.__class__ = Corner
+    broken, _ = pruned_scores(space, broken_model, cheap, mode="top", top_k=1, description=None)
     assert any(np.any(broken[pid] < exact - 1e-6) for pid, exact in brute.items())
 
 
