@@ -236,18 +236,3 @@ def test_cascade_equals_scoring_every_pair(epa_cut):
     broken, _ = pruned_scores(space, broken_model, cheap, mode="top", top_k=1, description=None)
     assert any(np.any(broken[pid] < exact - 1e-6) for pid, exact in brute.items())
 
-
-def test_cascade_on_ray_equals_local(ray_session, epa_cut):
-    from argsim.counter.lexical.features import FeatureConfig, FeatureSpace
-    from argsim.counter.ltr.cascade import tree_scores
-    from argsim.engine import get_engine
-
-    ltr, points, pools, gold = epa_cut
-    small = {p.id: pools[p.id][:40] for p in points[:2]}
-    local, st_local = tree_scores(FeatureSpace(points[:2], small, FeatureConfig()), ltr, mode="top", top_k=1,
-                                  description=None)
-    remote, st_remote = tree_scores(FeatureSpace(points[:2], small, FeatureConfig(), executor=get_engine("ray")),
-                                    ltr, mode="top", top_k=1, description=None)
-    assert st_local == st_remote
-    for pid in local:
-        np.testing.assert_array_equal(local[pid], remote[pid])
