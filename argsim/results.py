@@ -1,6 +1,7 @@
 """The one results format: `bench/results/<task>.json`, rendered into README tables by `argsim report`.
 
-`result_rows` is the one function that turns an evaluation (`argsim.evaluation.Evaluation`) into rows; every
+`result_rows` is the one function that turns an evaluation (`argsim.evaluation.Evaluation`, or a plain
+{metric: value} mapping of figures a benchmark measured) into rows; every
 row carries its own environment (versions, device, seed, data/model fingerprints, git commit) and the command
 that made it, so merging rows from several runs into one file keeps each row's provenance.
 """
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from argsim import __version__
+from argsim.config import RunConfig
 from argsim.evaluation import Evaluation
 from argsim.io import read_json, write_json
 from argsim.measure import peak_memory_mb, timed  # noqa: F401 -- re-exported (callers import them from here)
@@ -55,31 +57,34 @@ class ResultRow:
         return d
 
 
-def result_rows(evaluation: Evaluation, *, method: str, model: str | None = None, split: str | None = None,
-                setting: str | None = None, metrics: Sequence[str] | Mapping[str, str] | None = None,
+def result_rows(evaluation: Evaluation | Mapping[str, float], *, method: str, model: str | None = None,
+                split: str | None = None, setting: str | None = None,
+                metrics: Sequence[str] | Mapping[str, str] | None = None,
                 paper: Mapping[str, float | None] | None = None, seconds: float | None = None,
                 peak_mb: float | None = None, extra: Mapping[str, Any] | None = None,
                 env: Mapping[str, Any] | None = None, command: str | None = None,
                 digits: int | None = None) -> list[ResultRow]:
     """The rows of one evaluation: one per metric, each with its own `env` and `command`.
 
-    `split` defaults to the evaluation's `data`; `metrics` picks (a sequence) or picks and renames (a mapping
-    evaluation name -> row name) the metrics to report, default all in the evaluation's order; `paper` maps a
-    row's metric name to its published figure; `env` defaults to `environment()`, `command` to this process's
-    command line; `digits` rounds the values as stored.
+    `evaluation`: an `Evaluation`, or a plain {metric: value} mapping (figures measured outside an evaluator,
+    e.g. a benchmark's timings). `split` defaults to the evaluation's `data` (None for a plain mapping);
+    `metrics` picks (a sequence) or picks and renames (a mapping evaluation name -> row name) the metrics to
+    report, default all in the evaluation's order; `paper` maps a row's metric name to its published figure;
+    `env` defaults to `environment()`, `command` to this process's command line; `digits` rounds the values as
+    stored.
     """
     names = dict(metrics) if isinstance(metrics, Mapping) else {m: m for m in (metrics or evaluation)}
     missing = [m for m in names if m not in evaluation]
     if missing:
-        raise KeyError(f"{evaluation.task}: no metric {', '.join(missing)} (has {', '.join(evaluation)})")
+        task = getattr(evaluation, "task", "figures")
+        raise KeyError(f"{task}: no metric {', '.join(missing)} (has {', '.join(evaluation)})")
+    split = split if split is not None else getattr(evaluation, "data", None)
     env = dict(env) if env is not None else environment()
     command = command or command_line()
     paper = paper or {}
-    return [ResultRow(method=method, model=model, split=split if split is not None else evaluation.data,
-                      setting=setting, metric=name,
+    return [ResultRow(method=method, model=model, split=split, setting=setting, metric=name,
                       value=evaluation[m] if digits is None else round(evaluation[m], digits), paper=paper.get(name),
-                      seconds=seconds,
-                      peak_mb=peak_mb, extra=dict(extra or {}), env=env, command=command)
+                      seconds=seconds, peak_mb=peak_mb, extra=dict(extra or {}), env=env, command=command)
             for m, name in names.items()]
 
 
@@ -111,8 +116,8 @@ def git_commit(repo: Path = Path(__file__).resolve().parent.parent) -> str | Non
 
 
 def environment(seed: int | None = None, device: str | None = None, data_files: list[Path] | None = None,
-                models: dict[str, str] | None = None) -> dict[str, Any]:
-    """The `env` of a row: versions, git commit, seed, device, data file hashes, model fingerprints."""
+                models: dict[str, str] | None = None, precision: str | None = None) -> dict[str, Any]:
+    """The `env` of a row: versions, git commit, seed, device, precision, data file hashes, model fingerprints."""
     packages = {}
     for name in TRACKED_PACKAGES:
         try:
@@ -125,8 +130,19 @@ def environment(seed: int | None = None, device: str | None = None, data_files: 
         if p.is_file():
             data[p.name if len(p.parts) < 3 else "/".join(p.parts[-3:])] = file_sha256(p)
     return {"argsim": __version__, "commit": git_commit(), "python": platform.python_version(),
-            "platform": platform.platform(), "packages": packages, "seed": seed, "device": device, "data": data,
-            "models": models or {}}
+            "platform": platform.platform(), "packages": packages, "seed": seed, "device": device,
+            "precision": precision, "data": data, "models": models or {}}
+
+
+def run_environment(config: RunConfig, data_files: list[Path] | None = None,
+                    models: dict[str, str] | None = None) -> dict[str, Any]:
+    """The `env` of an inference command's rows: the run's seed, and the device and precision its encoders
+    actually compute in (`--device` resolved; `argsim.backend.device.inference_precision` of `--precision`)."""
+    from argsim.backend.device import inference_precision, resolve_device
+
+    device = resolve_device(config.device)
+    return environment(seed=config.seed, device=device, precision=inference_precision(config.precision, device),
+                       data_files=data_files, models=models)
 
 
 def command_line() -> str:

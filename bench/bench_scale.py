@@ -41,7 +41,6 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from argsim.evaluation import Evaluation  # noqa: E402
 from argsim.results import ResultRow, environment, result_rows, write_results  # noqa: E402
 
 TASK = "scale"
@@ -137,16 +136,6 @@ def ray_embed(texts: list[str], workers: int, shard_rows: int) -> tuple[float, d
         return time.perf_counter() - start, manifest
 
 
-
-def measured(method: str, model: str, split: str | None, setting: str, metric: str, value: float,
-             **labels) -> ResultRow:  # noqa: ANN003
-    """The row of one measured figure, through the one row maker (`argsim.results.result_rows`); its env and
-    command are left for `write_results`, which gives every row of this run the run's own."""
-    row = result_rows(Evaluation.single("scale", metric, value, data=split), method=method, model=model,
-                      split=split, setting=setting, env={}, command="-", **labels)[0]
-    row.env = row.command = None
-    return row
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--embed-seconds", type=float, default=1200, help="budget of stage 1 (default ~20 min)")
@@ -172,6 +161,8 @@ def main() -> int:
     from argsim.counter.neural.index import build_index, exact_index, recall_at_k, rerank_exact
 
     rows: list[ResultRow] = []
+    cmd = " ".join(["python bench/bench_scale.py", *sys.argv[1:]])
+    run = {"model": MODEL, "setting": "synthetic", "env": environment(seed=args.seed, device="cpu"), "command": cmd}
     cfg = RunConfig(use_cache=False, quiet=True, device="cpu")
     sentences = real_sentences()
     rng = np.random.default_rng(args.seed)
@@ -189,10 +180,10 @@ def main() -> int:
     with Stage("embed") as st:
         emb, secs = embed_for(encoder, texts, args.embed_seconds)
     rate = len(emb) / secs
-    rows.append(measured("scale:embed-local", MODEL, None, "synthetic", "texts_per_second", round(rate, 1),
-                          seconds=round(secs, 1), peak_mb=st.peak_mb,
-                          extra=st.extra(texts=len(emb), budget_seconds=args.embed_seconds, torch_threads=
-                                         __import__("torch").get_num_threads())))
+    rows += result_rows({"texts_per_second": round(rate, 1)}, method="scale:embed-local",
+                         seconds=round(secs, 1), peak_mb=st.peak_mb,
+                         extra=st.extra(texts=len(emb), budget_seconds=args.embed_seconds, torch_threads=
+                                        __import__("torch").get_num_threads()), **run)
     print(f"embed: {len(emb):,} texts in {secs:.0f} s = {rate:.1f}/s (load {st.load_end})", flush=True)
 
     # 2. local vs Ray (2 workers) on the same texts; per-shard costs
@@ -213,15 +204,16 @@ def main() -> int:
         ratio = st_l.seconds / ray_secs
         n_shards = -(-args.index_size // args.shard_rows)
         projection = {str(n): round(fixed_secs + n_shards / n * shard_cost, 1) for n in (2, 8, 32, 128)}
-        rows.append(measured("scale:embed-local-vs-ray2", MODEL, None, "synthetic", "speedup_ray2_over_local",
-                              round(ratio, 3), seconds=round(ray_secs, 1), peak_mb=max(st_l.peak_mb, st_r.peak_mb),
-                              extra=st_r.extra(texts=len(sample), local_seconds=round(st_l.seconds, 1),
-                                               ray_seconds=round(ray_secs, 1), ray_workers=2,
-                                               shard_rows=args.shard_rows,
-                                               shard_seconds_one_worker=round(shard_cost, 2),
-                                               fixed_seconds=round(fixed_secs, 1),
-                                               projected_seconds_for_index_size_by_workers=projection,
-                                               note="Ray wall time includes starting 2 actors and loading 2 models")))
+        rows += result_rows({"speedup_ray2_over_local": round(ratio, 3)}, method="scale:embed-local-vs-ray2",
+                            seconds=round(ray_secs, 1), peak_mb=max(st_l.peak_mb, st_r.peak_mb),
+                            extra=st_r.extra(texts=len(sample), local_seconds=round(st_l.seconds, 1),
+                                             ray_seconds=round(ray_secs, 1), ray_workers=2,
+                                             shard_rows=args.shard_rows,
+                                             shard_seconds_one_worker=round(shard_cost, 2),
+                                             fixed_seconds=round(fixed_secs, 1),
+                                             projected_seconds_for_index_size_by_workers=projection,
+                                             note="Ray wall time includes starting 2 actors and loading 2 "
+                                                  "models"), **run)
         print(f"local {st_l.seconds:.1f} s vs Ray(2) {ray_secs:.1f} s on {len(sample)} texts: x{ratio:.2f}; "
               f"shard {shard_cost:.1f} s, fixed {fixed_secs:.1f} s", flush=True)
 
@@ -240,11 +232,11 @@ def main() -> int:
             c = composed[a:a + 100_000]
             vectors[n_real + a:n_real + a + len(c)] = sent_vecs[c[:, 0]] + sent_vecs[c[:, 1]]
         faiss.normalize_L2(vectors)
-    rows.append(measured("scale:compose-vectors", MODEL, None, "synthetic", "seconds", round(st.seconds, 1),
-                          seconds=round(st.seconds, 1), peak_mb=st.peak_mb,
-                          extra=st.extra(vectors=args.index_size, embedded_texts=n_real,
-                                         embedded_sentences=int(len(used)),
-                                         composed=int(args.index_size - n_real))))
+    rows += result_rows({"seconds": round(st.seconds, 1)}, method="scale:compose-vectors",
+                         seconds=round(st.seconds, 1), peak_mb=st.peak_mb,
+                         extra=st.extra(vectors=args.index_size, embedded_texts=n_real,
+                                        embedded_sentences=int(len(used)),
+                                        composed=int(args.index_size - n_real)), **run)
     print(f"vectors: {args.index_size:,} ({n_real:,} embedded texts, {len(used):,} sentences embedded) in "
           f"{st.seconds:.0f} s", flush=True)
     indexes = {}
@@ -253,9 +245,9 @@ def main() -> int:
             indexes[kind] = (exact_index(vectors) if kind == "flat" else
                              build_index(vectors, kind, nlist=args.nlist, nprobe=args.nprobe, seed=args.seed,
                                          train_size=min(args.index_size, 40 * args.nlist)))
-        rows.append(measured(f"scale:index-{kind}", MODEL, None, "synthetic", "build_seconds", round(st.seconds, 1),
-                              seconds=round(st.seconds, 1), peak_mb=st.peak_mb,
-                              extra=st.extra(vectors=args.index_size, nlist=args.nlist, nprobe=args.nprobe)))
+        rows += result_rows({"build_seconds": round(st.seconds, 1)}, method=f"scale:index-{kind}",
+                             seconds=round(st.seconds, 1), peak_mb=st.peak_mb,
+                             extra=st.extra(vectors=args.index_size, nlist=args.nlist, nprobe=args.nprobe), **run)
         print(f"index {kind}: {st.seconds:.0f} s, peak {st.peak_mb} MiB", flush=True)
 
     # 4. retrieve top-k for the queries
@@ -277,16 +269,16 @@ def main() -> int:
             indexes[kind].search(v, args.k)
             lat.append((time.perf_counter() - t0) * 1000)
         rec = recall_at_k(ids, exact_ids, args.k)
-        rows.append(measured(f"scale:retrieve-{kind}", MODEL, None, "synthetic", f"recall@{args.k}", round(rec, 4),
-                              seconds=round(st.seconds + q_encode, 2), peak_mb=st.peak_mb,
-                              extra=st.extra(queries=len(queries), candidates=args.index_size,
-                                             search_seconds=round(st.seconds, 2),
-                                             queries_per_second_batched=round(len(queries) / (st.seconds + q_encode),
-                                                                              1),
-                                             latency_ms_median=round(float(np.median(lat)), 2),
-                                             latency_ms_p95=round(float(np.percentile(lat, 95)), 2),
-                                             latency_queries=lat_n, latency_includes_query_encoding=True,
-                                             nprobe=args.nprobe if kind != "flat" else None)))
+        rows += result_rows({f"recall@{args.k}": round(rec, 4)}, method=f"scale:retrieve-{kind}",
+                             seconds=round(st.seconds + q_encode, 2), peak_mb=st.peak_mb,
+                             extra=st.extra(queries=len(queries), candidates=args.index_size,
+                                            search_seconds=round(st.seconds, 2),
+                                            queries_per_second_batched=round(len(queries) / (st.seconds + q_encode),
+                                                                             1),
+                                            latency_ms_median=round(float(np.median(lat)), 2),
+                                            latency_ms_p95=round(float(np.percentile(lat, 95)), 2),
+                                            latency_queries=lat_n, latency_includes_query_encoding=True,
+                                            nprobe=args.nprobe if kind != "flat" else None), **run)
         print(f"retrieve {kind}: recall@{args.k} {rec:.4f}, batched {st.seconds:.2f} s + encode {q_encode:.2f} s, "
               f"latency median {np.median(lat):.1f} ms", flush=True)
 
@@ -296,13 +288,12 @@ def main() -> int:
         _, reranked = rerank_exact(vectors, q, deep)
         reranked = reranked[:, : args.k]
     rec = recall_at_k(reranked, exact_ids, args.k)
-    rows.append(measured("scale:rerank-ivfpq-exact", MODEL, None, "synthetic", f"recall@{args.k}", round(rec, 4),
-                          seconds=round(st.seconds, 3), peak_mb=st.peak_mb,
-                          extra=st.extra(queries=len(queries), k=args.k, depth=args.rerank_depth,
-                                         queries_per_second=round(len(queries) / max(st.seconds, 1e-9), 1))))
+    rows += result_rows({f"recall@{args.k}": round(rec, 4)}, method="scale:rerank-ivfpq-exact",
+                         seconds=round(st.seconds, 3), peak_mb=st.peak_mb,
+                         extra=st.extra(queries=len(queries), k=args.k, depth=args.rerank_depth,
+                                        queries_per_second=round(len(queries) / max(st.seconds, 1e-9), 1)), **run)
     print(f"rerank: recall@{args.k} {rec:.4f} in {st.seconds:.3f} s", flush=True)
-    cmd = " ".join(["python bench/bench_scale.py", *sys.argv[1:]])
-    write_results(TASK, rows, command=cmd, env=environment(seed=args.seed, device="cpu"), merge=True)
+    write_results(TASK, rows, command=cmd, env=run["env"], merge=True)
     print(f"written bench/results/{TASK}.json ({len(rows)} rows)")
     return 0
 

@@ -381,6 +381,14 @@ def test_tiny_cross_encoder_training_learns_and_reloads(data_dir, tmp_path) -> N
     assert choice_accuracy(scorer.score, questions) == pytest.approx(hist[1]["val"], abs=1e-4)
     pair = questions[0][0]
     assert scorer.score([pair, pair])[0] == scorer.score([pair])[0]  # memoised, order kept
+    # a ranking stage under --precision bf16 scores in bf16 (the CPU allows it), close to fp32
+    from argsim.counter.neural.pipeline import load_stage
+
+    half = load_stage(tmp_path / "ce", "bf16")
+    assert half.precision == "bf16" and next(half.model.parameters()).dtype == torch.bfloat16
+    assert load_stage(tmp_path / "ce", "auto").precision == "fp32"
+    pairs = [q[0] for q in questions[:8]]
+    assert np.abs(half.score(pairs) - scorer.score(pairs)).max() < 0.05
 
 
 def test_table3_rows_keep_per_point_hits_for_paired_comparison(minilm, tmp_path) -> None:  # noqa: ANN001

@@ -10,6 +10,7 @@ import sys
 
 import numpy as np
 import pytest
+import torch
 
 from argsim.data.argkp import KPMData, load_argkp
 
@@ -76,6 +77,10 @@ def test_cross_encoder_learns_and_reloads_to_identical_scores(cross, tiny):
     kps = held.candidates(a)
     direct = model.predict([(format_argument(a.text, a.topic, a.stance, "none"), k.text) for k in kps])
     assert np.allclose([scores[a.arg_id][k.kp_id] for k in kps], direct, atol=1e-5)
+    half = CrossScorer(folder, precision="bf16")  # --precision bf16: the ranking cross-encoder computes in bf16
+    assert half.precision == "bf16" and next(half.model.model.parameters()).dtype == torch.bfloat16
+    half_scores = half.score(held)
+    assert np.allclose([half_scores[a.arg_id][k.kp_id] for k in kps], direct, atol=0.03)
 
 
 def test_context_formats_use_the_tokenizers_separator():
@@ -181,6 +186,17 @@ def test_mts_starts_from_a_sentence_transformers_folder(tiny, tmp_path):
     saved = load_file(str(tmp_path / "mts" / "backbone" / "model.safetensors"))
     key = next(k for k in saved if k.endswith("word_embeddings.weight"))
     assert torch.allclose(saved[key], emb.detach())  # the frozen lower part is the SBERT folder's
+    from argsim.backend import get_encoder
+    from argsim.config import RunConfig
+
+    run = RunConfig(device="cpu", use_cache=False, quiet=True)
+    full, half = (get_encoder(str(tmp_path / "mts"), config=run.with_(precision=p)) for p in ("fp32", "bf16"))
+    assert half.precision == "bf16" and next(half.net.parameters()).dtype == torch.bfloat16
+    a = train.arguments[:3]
+    v32, v16 = (e.encode_statements([x.text for x in a], [x.topic for x in a], [x.stance for x in a])
+                for e in (full, half))
+    cos = (v16 * v32).sum(1) / np.linalg.norm(v16, axis=1) / np.linalg.norm(v32, axis=1)
+    assert cos.min() > 0.98 and half.cache_key == full.cache_key + ":bf16"
 
 
 FAKE_TRAIN = """

@@ -38,6 +38,15 @@ def test_result_rows_one_row_per_metric_each_with_its_env_and_command():
         result_rows(ev(0.9, 0.2), method="m", metrics=["f1"], env=ENV_NEW, command="c")
 
 
+def test_result_rows_of_plain_measured_figures():
+    rows = result_rows({"texts_per_second": 12.5}, method="scale", model="minilm", seconds=3.0, env=ENV_NEW,
+                       command="bench")
+    assert [(r.metric, r.value, r.split, r.seconds, r.env, r.command) for r in rows] == [
+        ("texts_per_second", 12.5, None, 3.0, ENV_NEW, "bench")]
+    with pytest.raises(KeyError, match="figures: no metric"):
+        result_rows({"a": 1.0}, method="m", metrics=["b"], env=ENV_NEW, command="c")
+
+
 def test_merge_keeps_each_rows_own_env(tmp_path):
     path = tmp_path / "task.json"
     old = result_rows(ev(0.5, 0.1), method="old", env=ENV_OLD, command="cmd-old")

@@ -30,9 +30,11 @@ class Encoder(ABC):
     """
 
     name: str = "encoder"
-    #: model fingerprint + pooling + max length; keys the cache
+    #: model fingerprint + pooling + max length; keys the cache (with `precision` when not fp32: `cache_key`)
     identity: str = ""
     device: str = "cpu"
+    #: the precision the encoder actually computes in (fp32, fp16, bf16; see argsim.backend.device)
+    precision: str = "fp32"
     batch_size: int = 64
     #: how many batches one call of `_encode_batch` may receive (larger chunks amortise Python overhead)
     chunk_batches: int = 8
@@ -64,9 +66,14 @@ class Encoder(ABC):
         return int(self.encode(["dimension probe"], use_cache=False).shape[1])
 
     # -- cache
+    @property
+    def cache_key(self) -> str:
+        """What keys the embedding cache: `identity`, plus the precision when it is not fp32 (its vectors differ)."""
+        return self.identity if self.precision == "fp32" else f"{self.identity}:{self.precision}"
+
     def cache(self) -> EmbeddingCache:
         if self._cache is None:
-            self._cache = EmbeddingCache(self.cache_dir or default_cache_dir(), self.identity)
+            self._cache = EmbeddingCache(self.cache_dir or default_cache_dir(), self.cache_key)
         return self._cache
 
     # -- the one public call
@@ -116,4 +123,4 @@ class Encoder(ABC):
         return out
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(name={self.name!r}, device={self.device!r})"
+        return f"{type(self).__name__}(name={self.name!r}, device={self.device!r}, precision={self.precision!r})"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from argsim.backend.device import uses_half_precision
+from argsim.backend.device import cast_for_inference
 from argsim.backend.encoder import Encoder
 from argsim.backend.fingerprint import fingerprint
 
@@ -18,14 +18,13 @@ class SentenceTransformerEncoder(Encoder):
     """A sentence-transformers model used as saved (its own pooling and normalisation)."""
 
     def __init__(self, path: str | Path, name: str, device: str, batch_size: int = 64,
-                 max_seq_length: int | None = None) -> None:
+                 max_seq_length: int | None = None, precision: str = "fp32") -> None:
         super().__init__()
         from sentence_transformers import SentenceTransformer
 
-        self.name, self.device, self.batch_size = name, device, batch_size
-        self.model = SentenceTransformer(str(path), device=device, local_files_only=True)
-        if uses_half_precision(device):
-            self.model.half()
+        self.name, self.device, self.batch_size, self.precision = name, device, batch_size, precision
+        self.model = cast_for_inference(SentenceTransformer(str(path), device=device, local_files_only=True),
+                                        precision)
         if max_seq_length:
             self.model.max_seq_length = max_seq_length
         self.identity = f"st:{fingerprint(path)}:model:{self.model.max_seq_length}"
@@ -44,7 +43,7 @@ class TransformerEncoder(Encoder):
     """
 
     def __init__(self, path: str | Path, name: str, device: str, pooling: str = "mean",
-                 batch_size: int = 64, max_seq_length: int | None = None) -> None:
+                 batch_size: int = 64, max_seq_length: int | None = None, precision: str = "fp32") -> None:
         super().__init__()
         import torch
         from transformers import AutoModel, AutoTokenizer
@@ -52,10 +51,10 @@ class TransformerEncoder(Encoder):
         if pooling not in ("mean", "cls", "cls-last4"):
             raise ValueError(f"pooling must be mean, cls or cls-last4, not {pooling}")
         self.name, self.device, self.batch_size, self.pooling = name, device, batch_size, pooling
+        self.precision = precision
         self.tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
-        self.model = AutoModel.from_pretrained(str(path), local_files_only=True).to(device).eval()
-        if uses_half_precision(device):
-            self.model.half()
+        self.model = cast_for_inference(AutoModel.from_pretrained(str(path), local_files_only=True).to(device),
+                                        precision)
         limit = getattr(self.model.config, "max_position_embeddings", 512)
         self.max_seq_length = min(max_seq_length or 256, limit)
         self.identity = f"hf:{fingerprint(path)}:{pooling}:{self.max_seq_length}"

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from argsim.backend.device import resolve_device
+from argsim.backend.device import inference_precision, resolve_device
 from argsim.backend.encoder import Encoder
 from argsim.backend.fingerprint import fingerprint
 from argsim.config import RunConfig, default_cache_dir
@@ -241,7 +241,7 @@ def _quiet_libraries() -> None:
 
 
 def _build(name: str, pooling: str | None, max_seq_length: int | None, device: str,
-           batch_size: int) -> Encoder:
+           batch_size: int, precision: str = "fp32") -> Encoder:
     from argsim.backend import models as m
 
     _quiet_libraries()
@@ -265,25 +265,27 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
     if name not in MODELS:
         check_model_folder(folder)
     if (folder / ENCODER_MANIFEST).is_file():
-        return _loader_from_manifest(folder)(folder, device=device, batch_size=batch_size)
+        return _loader_from_manifest(folder)(folder, device=device, batch_size=batch_size, precision=precision)
     is_st = (folder / "modules.json").is_file()
     if not is_st and not (folder / "config.json").is_file():
         raise ModelError(f"{folder}: not a sentence-transformers, transformers or argsim model folder")
     if is_st and pooling in (None, "model"):
-        return m.SentenceTransformerEncoder(folder, label, device, batch_size, max_seq_length)
-    return m.TransformerEncoder(folder, label, device, pooling or "mean", batch_size, max_seq_length)
+        return m.SentenceTransformerEncoder(folder, label, device, batch_size, max_seq_length, precision)
+    return m.TransformerEncoder(folder, label, device, pooling or "mean", batch_size, max_seq_length, precision)
 
 
 _LOADED: dict[tuple, Encoder] = {}
 
 
 def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_length: int | None = None,
-                device: str | None = None, batch_size: int = 64, config: RunConfig | None = None) -> Encoder:
-    """Load (once per process) the encoder `name` with a pooling choice, on the resolved device.
+                device: str | None = None, batch_size: int = 64, config: RunConfig | None = None,
+                precision: str | None = None) -> Encoder:
+    """Load (once per process) the encoder `name` with a pooling choice, on the resolved device and precision.
 
     pooling: None/'model' = the model's own (sentence-transformers folders), or 'mean', 'cls', 'cls-last4'
-    (plain transformer with that pooling). `config`: the command's run options -- its device (unless `device`
-    is given), embedding cache folder, `use_cache` and `quiet`; None: `RunConfig()` defaults.
+    (plain transformer with that pooling). `config`: the command's run options -- its device and precision
+    (unless `device` / `precision` are given; `argsim.backend.device.inference_precision`), embedding cache
+    folder, `use_cache` and `quiet`; None: `RunConfig()` defaults.
     """
     from argsim.backend.models import POOLINGS
 
@@ -292,10 +294,11 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
     pooling = None if pooling == "model" else pooling  # one cached instance for the model's own pooling
     config = config or RunConfig()
     dev = resolve_device(device or config.device)
+    prec = inference_precision(precision or config.precision, dev)
     run = (config.resolved_cache_dir(), config.use_cache, config.quiet)
-    key = (name, pooling, max_seq_length, dev, batch_size, *run)
+    key = (name, pooling, max_seq_length, dev, prec, batch_size, *run)
     if key not in _LOADED:
-        base = next((e for k, e in _LOADED.items() if k[:5] == key[:5]), None)
+        base = next((e for k, e in _LOADED.items() if k[:6] == key[:6]), None)
         if base is not None:  # the same model under other run options: share its weights
             import copy
 
@@ -303,7 +306,7 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
             enc._cache = None
         else:
             try:
-                enc = _build(name, pooling, max_seq_length, dev, batch_size)
+                enc = _build(name, pooling, max_seq_length, dev, batch_size, prec)
             except (OSError, ValueError, KeyError) as exc:
                 raise ModelError(f"cannot load model '{name}': {exc}") from None
         enc.recipe = {"name": _portable_name(name), "pooling": pooling, "max_seq_length": max_seq_length,

@@ -14,6 +14,7 @@ from argsim.cli import commands
 from argsim.cli.groups import GROUPS, ArgsimGroup
 from argsim.cli.params import OUT_DIR
 from argsim.config import ENGINES, PRECISIONS, RunConfig
+from argsim.errors import ArgsimError
 from argsim.paths import set_workdir
 from argsim.settings import seed_everything
 
@@ -34,8 +35,9 @@ def main_options(
                                           help="Embedding cache folder (default $ARGSIM_CACHE_DIR, "
                                                "else the user's cache folder)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Bypass the embedding cache."),
-    precision: str = typer.Option("auto", help=f"Numeric precision: {'|'.join(PRECISIONS)} (auto: bf16 on GPUs "
-                                              "that support it, fp16 on older CUDA, fp32 on CPU)."),
+    precision: str = typer.Option("auto", help=f"Numeric precision: {'|'.join(PRECISIONS)}. auto: training in bf16 "
+                                  "on GPUs that support it, fp16 on older CUDA; inference in fp16 on CUDA; fp32 on "
+                                  "CPU and MPS. bf16 runs on the CPU too; fp16 needs CUDA."),
     threads: int | None = typer.Option(None, min=1, help="torch CPU threads (default: torch's own choice)."),
     engine: str = typer.Option("local", help=f"Where bulk work runs: {'|'.join(ENGINES)} (embed, rank "
                                "counterargs / keypoints / counter-search, train ltr / simple-sd)."),
@@ -51,6 +53,15 @@ def main_options(
         raise typer.BadParameter(f"choose one of {', '.join(DEVICES)}", param_hint="--device")
     if precision not in PRECISIONS:
         raise typer.BadParameter(f"choose one of {', '.join(PRECISIONS)}", param_hint="--precision")
+    if precision in ("fp16", "bf16"):  # an explicit half precision the device cannot run: refused before any work
+        from argsim.backend.device import inference_precision, pin_cuda_index, resolve_device
+
+        pin_cuda_index(device)  # as training does, before anything asks CUDA
+        resolved = resolve_device(device)  # a device the machine lacks: its own one line (ArgsimGroup)
+        try:
+            inference_precision(precision, resolved)
+        except ArgsimError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--precision") from None
     if engine not in ENGINES:
         raise typer.BadParameter(f"choose one of {', '.join(ENGINES)}", param_hint="--engine")
     ctx.obj = RunConfig(device=device, precision=precision, seed=seed, quiet=quiet, data_dir=data_dir,

@@ -6,18 +6,26 @@ existing folder where a file is expected, an existing file where a folder is exp
 ends in one line and exit code 2 with nothing computed. A default (not given) output path is placed under the
 work folder (`--workdir` / `$ARGSIM_HOME`, else the current directory; see `argsim.paths`). Fixed choices are
 `Literal[...]` annotations (typer checks them and lists them in `--help`); `choices(...)` checks repeatable ones.
+
+Options that several commands share are defined here once and added by a decorator (`option_group`): the ArgKP
+input options of the key point commands (`argkp_input`); the training budget (`training_options.budget_options`).
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 import typer
 
 from argsim.errors import ArgsimError
 
 OutputCheck = Callable[[Path | None], Path | None]
+Command = TypeVar("Command", bound=Callable[..., Any])
 
 
 def _is_default(ctx: typer.Context, param: typer.CallbackParam) -> bool:
@@ -99,3 +107,67 @@ def comma_positive_ints(value: str | None) -> str | None:
         if item.strip() and (not item.strip().isdigit() or int(item) < 1):
             raise typer.BadParameter(f"'{item.strip()}' is not a positive integer")
     return value
+
+
+def option_group(name: str, build: Callable[..., Any],
+                 **options: tuple[Any, typer.models.OptionInfo]) -> Callable[[Command], Command]:
+    """A decorator adding `options` ({parameter: (annotation, typer.Option(...))}) to a typer command after its own
+    parameters and passing `build(**their values)` to the command as the keyword argument `name`.
+
+    typer reads the command's signature, so the options are parsed, checked and listed in `--help` exactly as if
+    the command declared them; the command declares `name` (e.g. `plan: Budget`) instead.
+    """
+
+    def decorate(command: Command) -> Command:
+        signature = inspect.signature(command)
+        own = [p for p in signature.parameters.values() if p.name != name]
+        added = [inspect.Parameter(opt, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation)
+                 for opt, (annotation, info) in options.items()]
+
+        @functools.wraps(command)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            values = {opt: kwargs.pop(opt) for opt in options}
+            return command(*args, **kwargs, **{name: build(**values)})
+
+        params = own + added
+        wrapper.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {p.name: p.annotation for p in params} | {"return": signature.return_annotation}
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+SPLIT_HELP = ("ArgKP-2021 split under --data-dir: train, dev, train+dev, or any split laid out the same way "
+              "(arguments_<split>.csv, key_points_<split>.csv, labels_<split>.csv). Ignored with --arguments.")
+ARGS_HELP = ("Your own arguments file (CSV/TSV/JSONL) with columns arg_id, argument, topic, stance (1 pro / "
+             "-1 con). Use with --key-points.")
+KPS_HELP = "Your own key points file with columns key_point_id, key_point, topic, stance."
+LABELS_HELP = "Gold labels file with columns arg_id, key_point_id, label (1 match / 0 no match)."
+
+
+@dataclass(frozen=True)
+class ArgkpInput:
+    """The key point commands' input: an ArgKP `split`, or the user's own `arguments` / `key_points` / `labels`."""
+
+    split: str
+    arguments: Path | None = None
+    key_points: Path | None = None
+    labels: Path | None = None
+
+    def load(self, data_dir: Path | None, need_labels: bool = False):  # noqa: ANN201 (argsim.data.argkp.KPMData)
+        """The data (`argsim.data.argkp.load_kpm_input`: the user's files when given, else the split)."""
+        from argsim.data.argkp import load_kpm_input
+
+        return load_kpm_input(self.split, self.arguments, self.key_points, self.labels, need_labels=need_labels,
+                              data_dir=data_dir)
+
+
+def argkp_input(split: str = "dev", split_help: str = SPLIT_HELP,
+                labels_help: str = LABELS_HELP) -> Callable[[Command], Command]:
+    """A decorator giving a command the options --split (default `split`), --arguments, --key-points, --labels,
+    passed to it as `source: ArgkpInput`."""
+    return option_group("source", ArgkpInput,
+                        split=(str, typer.Option(split, help=split_help)),
+                        arguments=(Path | None, typer.Option(None, help=ARGS_HELP)),
+                        key_points=(Path | None, typer.Option(None, help=KPS_HELP)),
+                        labels=(Path | None, typer.Option(None, help=labels_help)))

@@ -1,8 +1,18 @@
-"""The options every `argsim train ...` command shares (budgets), and the run's placement from the globals."""
+"""The options every `argsim train ...` command shares (budgets), and the run's placement from the globals.
+
+`@budget_options()` adds --max-steps, --max-minutes, --grad-accum, --checkpoint-every and --resume to a train
+command (after its own options) and passes them as one `plan: argsim.training.Budget`; a command whose budget
+means something else overrides an option's definition, e.g. `@budget_options(max_minutes=typer.Option(...))`.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import typer
+
+from argsim.cli.params import Command, option_group
 
 MAX_STEPS = typer.Option(None, "--max-steps", min=1, help="Stop after this many optimizer steps (a checkpoint is "
                          "kept; the learning-rate schedule still follows the epochs, so --resume continues it).")
@@ -15,11 +25,23 @@ RESUME = typer.Option(False, "--resume", help="Continue from the checkpoint unde
 
 
 def budget(max_steps: int | None, max_minutes: float | None, grad_accum: int, checkpoint_every: int,
-           resume: bool):  # noqa: ANN201
+           resume: bool):  # noqa: ANN201 (argsim.training.Budget, imported when a command runs)
+    """The `Budget` of the budget options' values."""
     from argsim.training import Budget
 
     return Budget(max_steps=max_steps, max_minutes=max_minutes, grad_accum=grad_accum,
                   checkpoint_every=checkpoint_every, resume=resume)
+
+
+def budget_options(**overrides: Any) -> Callable[[Command], Command]:
+    """A decorator adding the budget options to a train command, passed to it as `plan` (see the module doc);
+    `overrides`: {option parameter: typer.Option} replacing a shared definition."""
+    shared = {"max_steps": (int | None, MAX_STEPS), "max_minutes": (float | None, MAX_MINUTES),
+              "grad_accum": (int, GRAD_ACCUM), "checkpoint_every": (int, CHECKPOINT_EVERY), "resume": (bool, RESUME)}
+    unknown = set(overrides) - set(shared)
+    if unknown:
+        raise ValueError(f"no budget option {', '.join(sorted(unknown))}")
+    return option_group("plan", budget, **{k: (kind, overrides.get(k, info)) for k, (kind, info) in shared.items()})
 
 
 def placement(ctx: typer.Context, threads: int | None = None):  # noqa: ANN201

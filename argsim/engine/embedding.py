@@ -149,7 +149,7 @@ def embed_local(path: Path, out: Path, spec: EmbedSpec, config=None, rows_per_sh
             stop = start + rows_per_shard
             pq.write_table(shard_table(ids[start:stop], keys[start:stop], vectors[start:stop]),
                            tmp / f"part-{n:05d}.parquet")
-        manifest = _manifest(spec, enc.identity, int(vectors.shape[1]), len(texts), "local", path)
+        manifest = _manifest(spec, enc.cache_key, int(vectors.shape[1]), len(texts), "local", path)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
 
@@ -188,7 +188,7 @@ class EmbedActor:
         else:
             ids = [k.hex() for k in keys]
         table = shard_table(ids, keys, vectors)
-        return table.append_column("identity", pa.array([self.encoder.identity] * len(ids)).dictionary_encode())
+        return table.append_column("identity", pa.array([self.encoder.cache_key] * len(ids)).dictionary_encode())
 
 
 def read_dataset(path: Path, spec: EmbedSpec):  # noqa: ANN201 (ray.data.Dataset)

@@ -166,12 +166,15 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
 class CrossScorer:
     """Scores (argument, key point) pairs with a saved cross-encoder folder, in the input format it was trained on."""
 
-    def __init__(self, folder: str | Path, device: str = "cpu", batch_size: int = 64) -> None:
+    def __init__(self, folder: str | Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32") -> None:
+        from argsim.backend.device import cast_for_inference
+
         folder = Path(folder)
         meta_path = folder / CROSS_INFO
         meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
         self.context = meta.get("context", "none")
-        self.model = load_cross_encoder(str(folder), device, meta.get("max_length"))
+        self.model = cast_for_inference(load_cross_encoder(str(folder), device, meta.get("max_length")), precision)
+        self.precision = precision  # the precision it scores in (argsim.backend.device.inference_precision)
         self.sep = meta.get("sep") or self.model.tokenizer.sep_token or "[SEP]"
         self.batch_size = batch_size
         self.name = folder.name

@@ -79,14 +79,15 @@ def score_model(data: KPMData, model: str, config=None, arg_template: str = "{te
     from argsim.kpm.cross import is_cross_encoder
 
     if is_cross_encoder(model):
-        from argsim.backend.device import resolve_device
+        from argsim.backend.device import inference_precision, resolve_device
         from argsim.config import RunConfig
         from argsim.kpm.cross import CrossScorer
 
         cfg = config or RunConfig()
-        key = (str(model), resolve_device(cfg.device))
+        device = resolve_device(cfg.device)
+        key = (str(model), device, inference_precision(cfg.precision, device))
         if key not in _SCORERS:
-            _SCORERS[key] = CrossScorer(model, device=key[1])
+            _SCORERS[key] = CrossScorer(model, device=device, precision=key[2])
         return _SCORERS[key].score(data, quiet=cfg.quiet)
     from argsim.backend import get_encoder
     from argsim.kpm.scoring import score_key_points

@@ -40,14 +40,15 @@ def unpack(packed: str) -> tuple[str, str, int]:
 class MTSEncoder(Encoder):
     """A trained MTS / QA / SimAKP network as a backend encoder."""
 
-    def __init__(self, folder: Path, device: str = "cpu", batch_size: int = 64) -> None:
+    def __init__(self, folder: Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32") -> None:
         super().__init__()
         import torch
 
+        from argsim.backend.device import cast_for_inference
         from argsim.kpm.mts_model import load_net
 
-        self.net = load_net(folder, device)
-        self.name, self.device, self.batch_size = f"mts:{folder.name}", device, batch_size
+        self.net = cast_for_inference(load_net(folder, device), precision)
+        self.name, self.device, self.batch_size, self.precision = f"mts:{folder.name}", device, batch_size, precision
         self.identity = f"mts:{fingerprint(folder)}"
         self._torch = torch
 
@@ -73,7 +74,7 @@ class EnsembleEncoder(Encoder):
     def __init__(self, members: list[Encoder], name: str) -> None:
         super().__init__()
         self.members, self.name = members, name
-        self.device = members[0].device
+        self.device, self.precision = members[0].device, members[0].precision
         self.identity = "ensemble:" + "+".join(m.identity for m in members)
 
     def _combine(self, parts: list[np.ndarray]) -> np.ndarray:
@@ -91,11 +92,13 @@ class EnsembleEncoder(Encoder):
         return self._combine([embed_statements(m, texts, topics, stances, engine=engine) for m in self.members])
 
 
-def load_mts_encoder(folder: str | Path, device: str = "cpu", batch_size: int = 64) -> MTSEncoder:
-    return MTSEncoder(Path(folder), device, batch_size)
+def load_mts_encoder(folder: str | Path, device: str = "cpu", batch_size: int = 64,
+                     precision: str = "fp32") -> MTSEncoder:
+    return MTSEncoder(Path(folder), device, batch_size, precision)
 
 
-def load_ensemble(folder: str | Path, device: str = "cpu", batch_size: int = 64) -> EnsembleEncoder:
+def load_ensemble(folder: str | Path, device: str = "cpu", batch_size: int = 64,
+                  precision: str = "fp32") -> EnsembleEncoder:
     from argsim.backend import get_encoder
 
     folder = Path(folder)
@@ -104,7 +107,8 @@ def load_ensemble(folder: str | Path, device: str = "cpu", batch_size: int = 64)
     missing = [str(p) for p in paths if not p.is_dir()]
     if missing:
         raise ModelError(f"{folder}: ensemble member folder(s) missing: {', '.join(missing)}")
-    return EnsembleEncoder([get_encoder(str(p), device=device, batch_size=batch_size) for p in paths],
+    return EnsembleEncoder([get_encoder(str(p), device=device, batch_size=batch_size, precision=precision)
+                            for p in paths],
                            f"ensemble:{folder.name}")
 
 

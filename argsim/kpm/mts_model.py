@@ -110,7 +110,7 @@ class MTSNet(nn.Module):
 
     def forward(self, texts: list[str], topics: list[str], stances: list[int]) -> torch.Tensor:
         """Embeddings (len(texts), out_dim) of statements in their context."""
-        s = torch.tensor(stances, dtype=torch.float32, device=self.device).unsqueeze(1)
+        s = torch.tensor(stances, dtype=next(self.stance.parameters()).dtype, device=self.device).unsqueeze(1)
         h_stance = self.stance(s)
         if self.cfg.variant == "qa":
             h = self._features(list(topics), list(texts), self.cfg.topic_max_len + self.cfg.statement_max_len)

@@ -93,13 +93,16 @@ def mark_segmented(folder: str | Path) -> None:
 class SegmentedSentenceTransformerEncoder(Encoder):
     """A sentence-transformers model over Sudachi tokens: raw Japanese in, vectors out."""
 
-    def __init__(self, folder: str | Path, device: str = "cpu", batch_size: int = 64) -> None:
+    def __init__(self, folder: str | Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32") -> None:
         super().__init__()
         from sentence_transformers import SentenceTransformer
 
+        from argsim.backend.device import cast_for_inference
+
         self.folder = Path(folder)
-        self.model = SentenceTransformer(str(self.folder), device=device, local_files_only=True)
-        self.name, self.device, self.batch_size = self.folder.name, device, batch_size
+        self.model = cast_for_inference(SentenceTransformer(str(self.folder), device=device, local_files_only=True),
+                                        precision)
+        self.name, self.device, self.batch_size, self.precision = self.folder.name, device, batch_size, precision
         self.identity = f"minutes-sbert:{fingerprint(self.folder)}"
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
@@ -108,6 +111,6 @@ class SegmentedSentenceTransformerEncoder(Encoder):
         return vecs.astype(np.float32, copy=False)
 
 
-def load_encoder(folder: str | Path, device: str = "cpu", batch_size: int = 64) -> Encoder:
+def load_encoder(folder: str | Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32") -> Encoder:
     """Loader named in `argsim_encoder.json`."""
-    return SegmentedSentenceTransformerEncoder(folder, device=device, batch_size=batch_size)
+    return SegmentedSentenceTransformerEncoder(folder, device=device, batch_size=batch_size, precision=precision)

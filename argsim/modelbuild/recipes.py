@@ -41,21 +41,41 @@ KPM_CROSS = "models/kpm-cross"
 THEMATIC_DATA = "runs/thematic/data"
 MINUTES_DATA = "runs/minutes-triplets"
 
+
+def kpm_recipe(name: str, description: str, out: str, train: str, cpu_minutes: float, gpu_minutes: float,
+               basis: str, method: str, setting: str) -> Recipe:
+    """A key point matcher trained on ArgKP train; its training run records the dev mAPs it reached."""
+    return Recipe(name, "kpm", description, out, train, cpu_minutes=cpu_minutes, gpu_minutes=gpu_minutes,
+                  basis=basis, figures={"strict_map": "train_config.json:metrics.dev_strict_map",
+                                        "relaxed_map": "train_config.json:metrics.dev_relaxed_map"},
+                  method=method, setting=setting, split="dev")
+
+
+def thematic_recipe(name: str, description: str, out: str, arch_options: str, run_options: str, cpu_minutes: float,
+                    gpu_minutes: float, basis: str, eval_options: str, accuracy_key: str) -> Recipe:
+    """A thematic encoder trained on the Wikipedia sentence triplets (built once), scored on their test split:
+    `arch_options` choose the network, `run_options` the budget, `eval_options` the test's distance."""
+    data = THEMATIC_DATA
+    return Recipe(name, "thematic", description, out,
+                  f"argsim train thematic {data}/triplets-sen-train.jsonl --out {out} {arch_options}"
+                  f"--dev {data}/triplets-sen-dev.jsonl {run_options}",
+                  cpu_minutes=cpu_minutes, gpu_minutes=gpu_minutes, basis=basis,
+                  prepare=((f"argsim data triplets wikipedia --out {data}", f"{data}/triplets-sen-train.jsonl"),),
+                  score=(f"argsim eval triplets {data}/triplets-sen-test.jsonl --model {out} {eval_options}"
+                         "--task thematic",),
+                  figures={"dev_accuracy": f"train_config.json:metrics.{accuracy_key}"})
+
+
 RECIPES: tuple[Recipe, ...] = (
-    Recipe("kpm-sbert", "kpm", "key point matching: contrastive Siamese SBERT (MiniLM), 1 epoch", KPM_SBERT,
-           f"argsim train sbert --loss contrastive --lr 2e-5 --lr-end 0 --checkpoint-every 200 --out {KPM_SBERT}",
-           cpu_minutes=25, gpu_minutes=1,
-           basis="estimated: 1,290 steps; MPNet measured 3.2 s/step at load ~10, MiniLM ~4x cheaper",
-           figures={"strict_map": "train_config.json:metrics.dev_strict_map",
-                    "relaxed_map": "train_config.json:metrics.dev_relaxed_map"},
-           method="sbert-contrastive", setting="all layers, ContrastiveLoss, 1 epoch (models build)", split="dev"),
-    Recipe("kpm-cross", "kpm", "key point matching: MiniLM cross-encoder, BCE, 3 epochs", KPM_CROSS,
-           f"argsim train kpm-cross --epochs 3 --checkpoint-every 200 --out {KPM_CROSS}",
-           cpu_minutes=26, gpu_minutes=1,
-           basis="measured (issue 16): 3 epochs in 26 min on 2 idle cores",
-           figures={"strict_map": "train_config.json:metrics.dev_strict_map",
-                    "relaxed_map": "train_config.json:metrics.dev_relaxed_map"},
-           method="cross-encoder", setting="MiniLM, BCE, lr 2e-5, batch 16, max length 96, 3 epochs", split="dev"),
+    kpm_recipe("kpm-sbert", "key point matching: contrastive Siamese SBERT (MiniLM), 1 epoch", KPM_SBERT,
+               f"argsim train sbert --loss contrastive --lr 2e-5 --lr-end 0 --checkpoint-every 200 --out {KPM_SBERT}",
+               cpu_minutes=25, gpu_minutes=1,
+               basis="estimated: 1,290 steps; MPNet measured 3.2 s/step at load ~10, MiniLM ~4x cheaper",
+               method="sbert-contrastive", setting="all layers, ContrastiveLoss, 1 epoch (models build)"),
+    kpm_recipe("kpm-cross", "key point matching: MiniLM cross-encoder, BCE, 3 epochs", KPM_CROSS,
+               f"argsim train kpm-cross --epochs 3 --checkpoint-every 200 --out {KPM_CROSS}",
+               cpu_minutes=26, gpu_minutes=1, basis="measured (issue 16): 3 epochs in 26 min on 2 idle cores",
+               method="cross-encoder", setting="MiniLM, BCE, lr 2e-5, batch 16, max length 96, 3 epochs"),
     Recipe("kpm-ensemble", "kpm", "key point matching: z-score ensemble 0.7 SBERT + 0.3 cross-encoder",
            "runs/kpm-ensemble",
            f"argsim rank keypoints -m {KPM_SBERT} -m {KPM_CROSS} --weight 0.7 --weight 0.3 --combine zscore "
@@ -77,29 +97,17 @@ RECIPES: tuple[Recipe, ...] = (
                      "--out models/counter_neural/bipolar-random", "models/counter_neural/bipolar-random"),),
            score=("argsim eval counter-neural --bipolar models/counter_neural/bipolar-full --split test "
                   "--settings epa --bipolar-settings sdoc,sda,epc",)),
-    Recipe("thematic-bilstm", "thematic", "thematic similarity: BiLSTM triplet network, 1 full epoch",
-           "models/thematic-sen-full",
-           f"argsim train thematic {THEMATIC_DATA}/triplets-sen-train.jsonl --out models/thematic-sen-full "
-           f"--dev {THEMATIC_DATA}/triplets-sen-dev.jsonl --epochs 1 --checkpoint-every 100",
-           cpu_minutes=30, gpu_minutes=3,
-           basis="measured step cost (issue 16): 1.6 s per 64 triplets single-threaded, 66,159 triplets",
-           prepare=((f"argsim data triplets wikipedia --out {THEMATIC_DATA}",
-                     f"{THEMATIC_DATA}/triplets-sen-train.jsonl"),),
-           score=(f"argsim eval triplets {THEMATIC_DATA}/triplets-sen-test.jsonl --model models/thematic-sen-full "
-                  "--distance l1 --task thematic",),
-           figures={"dev_accuracy": "train_config.json:metrics.dev_triplet_accuracy_l1"}),
-    Recipe("thematic-minilm", "thematic", "thematic similarity: MiniLM fine-tune on all training triplets",
-           "models/thematic-minilm-full",
-           f"argsim train thematic {THEMATIC_DATA}/triplets-sen-train.jsonl --out models/thematic-minilm-full "
-           f"--arch minilm --batch-size 16 --lr 2e-5 --dev {THEMATIC_DATA}/triplets-sen-dev.jsonl "
-           "--checkpoint-every 500",
-           cpu_minutes=90, gpu_minutes=4,
-           basis="estimated: 4,135 steps of 16 triplets at ~1.3 s/step idle (6,000 triplets took 25 min at load ~15)",
-           prepare=((f"argsim data triplets wikipedia --out {THEMATIC_DATA}",
-                     f"{THEMATIC_DATA}/triplets-sen-train.jsonl"),),
-           score=(f"argsim eval triplets {THEMATIC_DATA}/triplets-sen-test.jsonl "
-                  "--model models/thematic-minilm-full --task thematic",),
-           figures={"dev_accuracy": "train_config.json:metrics.dev_triplet_accuracy"}),
+    thematic_recipe("thematic-bilstm", "thematic similarity: BiLSTM triplet network, 1 full epoch",
+                    "models/thematic-sen-full", "", "--epochs 1 --checkpoint-every 100", cpu_minutes=30,
+                    gpu_minutes=3,
+                    basis="measured step cost (issue 16): 1.6 s per 64 triplets single-threaded, 66,159 triplets",
+                    eval_options="--distance l1 ", accuracy_key="dev_triplet_accuracy_l1"),
+    thematic_recipe("thematic-minilm", "thematic similarity: MiniLM fine-tune on all training triplets",
+                    "models/thematic-minilm-full", "--arch minilm --batch-size 16 --lr 2e-5 ", "--checkpoint-every 500",
+                    cpu_minutes=90, gpu_minutes=4,
+                    basis="estimated: 4,135 steps of 16 triplets at ~1.3 s/step idle (6,000 triplets took 25 min at "
+                          "load ~15)",
+                    eval_options="", accuracy_key="dev_triplet_accuracy"),
     Recipe("minutes-sbert", "minutes", "minutes: political SBERT on all mined training triplets, 3 epochs",
            "models/minutes-sbert-full",
            "argsim train minutes-sbert --epochs 3 --lr 1e-3 --distance cosine --margin 0.5 --checkpoint-every 500 "

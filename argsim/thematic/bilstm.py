@@ -155,15 +155,16 @@ class ConcatEncoder(Encoder):
         super().__init__()
         self.parts = parts
         self.name = Path(folder).name
-        self.device = parts[0].device
+        self.device, self.precision = parts[0].device, parts[0].precision
         self.identity = "concat:" + "+".join(p.identity for p in parts)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         return np.concatenate([p.encode(texts, show_progress=False) for p in self.parts], axis=1)
 
 
-def load_encoder(folder: Path, device: str = "cpu", batch_size: int = 64) -> BiLSTMEncoder:
-    """Backend loader named in `argsim_encoder.json`."""
+def load_encoder(folder: Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32") -> BiLSTMEncoder:
+    """Backend loader named in `argsim_encoder.json`. The BiLSTM runs no transformer and computes in fp32 whatever
+    `precision` asks (its `precision` says so)."""
     return BiLSTMEncoder(Path(folder), device=device, batch_size=max(batch_size, 128))
 
 
@@ -181,11 +182,12 @@ def save_concat(folder: Path, parts: dict[str, Path]) -> Path:
     return folder
 
 
-def load_concat_encoder(folder: Path, device: str = "cpu", batch_size: int = 64) -> ConcatEncoder:
+def load_concat_encoder(folder: Path, device: str = "cpu", batch_size: int = 64,
+                        precision: str = "fp32") -> ConcatEncoder:
     from argsim.backend import get_encoder
 
     folder = Path(folder)
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    parts = [get_encoder(str(folder / "parts" / name), device=device, batch_size=batch_size)
+    parts = [get_encoder(str(folder / "parts" / name), device=device, batch_size=batch_size, precision=precision)
              for name in config["parts"]]
     return ConcatEncoder(folder, parts)

@@ -89,7 +89,7 @@ def rank_counterargs(
 
         points, pools, gold = load_user_arguments(input_file, candidates=candidates)
         runs.append(run_ranker(method, points, pools, gold, setting="user", split=input_file.stem,
-                               options=options, top_k=top_k, label=label, engine=engine))
+                               options=options, top_k=top_k, label=label, engine=engine, precision=cfg.precision))
     else:
         for s in setting:
             if s in kept:
@@ -99,7 +99,7 @@ def rank_counterargs(
             points, pools, gold = dataset_points(split, s, limit=limit, sample=sample, seed=cfg.seed,
                                                  data_dir=cfg.data_dir)
             runs.append(run_ranker(method, points, pools, gold, setting=s, split=split, options=options,
-                                   top_k=top_k, label=label, engine=engine))
+                                   top_k=top_k, label=label, engine=engine, precision=cfg.precision))
             records += runs[-1].records
             write_jsonl(out, records)  # finished settings survive an interrupted later one
     if input_file is not None:
@@ -132,10 +132,10 @@ def _print_summary(records: list[dict], runs: dict, task: str | None = None, tie
     from rich.markup import escape
 
     from argsim.counter.core.evaluation import paper_figure, summarize
-    from argsim.results import environment, result_rows, write_results
+    from argsim.results import result_rows, run_environment, write_results
 
     config = config or RunConfig()
-    env = environment(seed=config.seed, device=config.device)
+    env = run_environment(config)
 
     table = Table(title="best-counter retrieval: accuracy@1 (paper = Table 2 of the bipolar-encoder paper)")
     for col in ("method", "split", "setting", "points", "pool", "random", "acc@1", "paper", "MRR", "s"):
@@ -236,7 +236,7 @@ def train_simple_sd(
     from argsim.counter.lexical.features import FEATURE_NAMES
     from argsim.counter.lexical.simplesd import READINGS, study_readings, study_row_specs
     from argsim.io import write_json
-    from argsim.results import environment, rows_from_specs, write_results
+    from argsim.results import rows_from_specs, run_environment, write_results
 
     cfg = run_config(ctx)
     report = study_readings(split, list(setting), limit=limit, tune=tune, tune_setting=tune_setting,
@@ -256,5 +256,5 @@ def train_simple_sd(
     write_json(out, report)
     console.print(f"written to {out}")
     if task:
-        write_results(task, rows_from_specs(study_row_specs(report), env=environment(seed=cfg.seed, device=cfg.device)),
+        write_results(task, rows_from_specs(study_row_specs(report), env=run_environment(cfg)),
                       merge=True)

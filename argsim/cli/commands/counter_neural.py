@@ -5,14 +5,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import typer
 from rich.table import Table
 
 from argsim.cli.groups import console, eval_app, rank_app, run_config, train_app
 from argsim.cli.params import OUT_DIR, OUT_FILE, comma_choices, comma_positive_ints
-from argsim.cli.training_options import CHECKPOINT_EVERY, GRAD_ACCUM, MAX_STEPS, budget, placement
+from argsim.cli.training_options import budget_options, placement
+
+if TYPE_CHECKING:
+    from argsim.training import Budget
 
 SETTINGS = ("sdoc", "sdc", "sdoa", "sda", "stc", "sta", "epc", "epa")  # argsim.data.counterargs.SETTINGS
 
@@ -26,8 +29,12 @@ def _pairs_from_file(path: Path) -> list[tuple[str, str]]:
 
 
 @train_app.command("bipolar")
+@budget_options(max_minutes=typer.Option(None, "--max-minutes", min=0.01, help="Stop after the epoch that crosses "
+                                         "this training-time budget (cross-encoder: at the budget, with a "
+                                         "checkpoint)."))
 def train_bipolar(
     ctx: typer.Context,
+    plan: Budget,
     out: Path = typer.Option(..., "--out", "-o", callback=OUT_DIR, help="Model folder to write (config.json, "
                              "heads.pt, checkpoints/, history.json, learning_curve.png, train_config.json, "
                              "README.md)."),
@@ -59,13 +66,6 @@ def train_bipolar(
                                   help="Draw the hard negative among the n nearest to the positive."),
     patience: int = typer.Option(10, min=1, help="Early stopping: epochs without a better validation accuracy."),
     k_val: int = typer.Option(30, "--k-val", min=1, help="Validation metric: accuracy@1 after reranking the top k."),
-    max_minutes: float | None = typer.Option(None, "--max-minutes", min=0.01, help="Stop after the epoch that "
-                                             "crosses this training-time budget (cross-encoder: at the budget, "
-                                             "with a checkpoint)."),
-    resume: bool = typer.Option(False, "--resume", help="Continue from the checkpoint under OUT/checkpoints."),
-    max_steps: int | None = MAX_STEPS,
-    grad_accum: int = GRAD_ACCUM,
-    checkpoint_every: int = CHECKPOINT_EVERY,
     init: Path | None = typer.Option(None, "--init", help="Start from the heads of this trained model (same kind "
                                      "and width), e.g. heads trained on the frozen encoder before fine-tuning it."),
     train_file: Path | None = typer.Option(None, "--train", help="Your own training pairs: CSV/TSV/JSONL with "
@@ -101,7 +101,6 @@ def train_bipolar(
     if seed is not None:
         where = replace(where, seed=seed)
     seed = where.seed
-    plan = budget(max_steps, max_minutes, grad_accum, checkpoint_every, resume)
     quiet = run.quiet
     if train_file is not None:
         from argsim.counter.neural.data import PairData
@@ -222,7 +221,7 @@ def eval_counter_neural(
                       f"{r.seconds:.0f}")
     console.print(table)
     data_dir = cfg.data_dir or default_data_dir()
-    env = environment(seed=cfg.seed, device="cpu",
+    env = environment(seed=cfg.seed, device="cpu", precision="fp32",  # the counter models score on the CPU in fp32
                       data_files=[data_dir / "counterargs18" / "03-pairs-best-counter-task" / "test"
                                   / "00-argument-pair-type-counts.tsv"] if data_dir else [],
                       models={k: str(v) for k, v in models.items() if v})

@@ -82,7 +82,7 @@ def embed(
     seconds = time.perf_counter() - start
     write_vectors(out, vectors, ids)
     console.print(f"{len(texts):,} texts -> {out} {tuple(vectors.shape)} with {encoder.name} on "
-                  f"{encoder.device} in {seconds:.2f}s")
+                  f"{encoder.device} ({encoder.precision}) in {seconds:.2f}s")
 
 
 def _embed_shards(input: Path, out: Path, config, **options) -> None:  # noqa: ANN001 (RunConfig)

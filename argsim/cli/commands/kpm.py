@@ -3,34 +3,25 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import typer
 from rich.table import Table
 
 from argsim.cli.groups import console, eval_app, rank_app, run_config, train_app
-from argsim.cli.params import OUT_DIR, OUT_FILE
-from argsim.cli.training_options import (
-    CHECKPOINT_EVERY,
-    GRAD_ACCUM,
-    MAX_MINUTES,
-    MAX_STEPS,
-    RESUME,
-    budget,
-    placement,
-)
+from argsim.cli.params import LABELS_HELP, OUT_DIR, OUT_FILE, SPLIT_HELP, ArgkpInput, argkp_input
+from argsim.cli.training_options import budget_options, placement
 from argsim.cli.training_options import quiet as run_quiet
+
+if TYPE_CHECKING:
+    from argsim.training import Budget
 
 Formula = Literal["leaderboard", "2021-09"]
 TieBreak = Literal["first", "random"]
 MtsVariant = Literal["mts", "qa", "simakp"]
 
-SPLIT_HELP = ("ArgKP-2021 split under --data-dir: train, dev, train+dev, or any split laid out the same way "
-              "(arguments_<split>.csv, key_points_<split>.csv, labels_<split>.csv). Ignored with --arguments.")
-ARGS_HELP = ("Your own arguments file (CSV/TSV/JSONL) with columns arg_id, argument, topic, stance (1 pro / "
-             "-1 con). Use with --key-points.")
-KPS_HELP = "Your own key points file with columns key_point_id, key_point, topic, stance."
-LABELS_HELP = "Gold labels file with columns arg_id, key_point_id, label (1 match / 0 no match)."
+TRAIN_SPLIT_HELP = "Training split (" + SPLIT_HELP + ")"
+TRAIN_LABELS_HELP = LABELS_HELP + " Required with --arguments."
 
 
 def _print_map(result, title: str) -> None:  # noqa: ANN001
@@ -55,14 +46,12 @@ def _print_map(result, title: str) -> None:  # noqa: ANN001
 
 
 @eval_app.command("map")
+@argkp_input("dev")
 def eval_map(
     ctx: typer.Context,
+    source: ArgkpInput,
     predictions: Path = typer.Argument(..., help="Predictions JSON in the shared-task format "
                                                  "{arg_id: {key_point_id: score}} (as `rank keypoints` writes)."),
-    split: str = typer.Option("dev", help=SPLIT_HELP),
-    arguments: Path | None = typer.Option(None, help=ARGS_HELP),
-    key_points: Path | None = typer.Option(None, help=KPS_HELP),
-    labels: Path | None = typer.Option(None, help=LABELS_HELP),
     formula: Formula = typer.Option("leaderboard", help="leaderboard = plain AP of the kept top half (all "
                                 "published results); 2021-09 = the organisers' later fix, AP x positives/kept."),
     tie_break: TieBreak = typer.Option("first", help="An argument's best key point on tied scores: first (JSON "
@@ -77,11 +66,10 @@ def eval_map(
     pairs absent from the labels (undecided) count as non-match (strict) or match (relaxed); AP is computed
     on the top half of each group by score. Prints a per-group table.
     """
-    from argsim.data.argkp import load_kpm_input
     from argsim.io import write_json
     from argsim.metrics.kpa_map import evaluate_map, read_predictions
 
-    gold = load_kpm_input(split, arguments, key_points, labels, need_labels=True, data_dir=run_config(ctx).data_dir)
+    gold = source.load(run_config(ctx).data_dir, need_labels=True)
     result = evaluate_map(read_predictions(predictions), gold, formula=formula, tie_break=tie_break, seed=seed)
     _print_map(result, f"KPA Track 1 mAP: {predictions.name} on {gold.name}")
     if out:
@@ -91,8 +79,11 @@ def eval_map(
 
 
 @rank_app.command("keypoints")
+@argkp_input("dev", labels_help=LABELS_HELP + " Optional: when given (or in the dataset split), the mAP is "
+             "printed too.")
 def rank_keypoints(
     ctx: typer.Context,
+    source: ArgkpInput,
     model: list[str] = typer.Option(["minilm"], "--model", "-m", help="Backend model name (minilm, mpnet, ...) "
                                     "or a folder trained by `train sbert` / `train mts` / `train kpm-cross` (a "
                                     "cross-encoder). Repeat to combine several models' scores (ensemble)."),
@@ -102,11 +93,6 @@ def rank_keypoints(
                                                       "over all scored pairs, then the weighted sum (models on "
                                                       "different scales: cosine + cross-encoder); mean: the "
                                                       "weighted mean of the raw scores."),
-    split: str = typer.Option("dev", help=SPLIT_HELP),
-    arguments: Path | None = typer.Option(None, help=ARGS_HELP),
-    key_points: Path | None = typer.Option(None, help=KPS_HELP),
-    labels: Path | None = typer.Option(None, help=LABELS_HELP + " Optional: when given (or in the "
-                                       "dataset split), the mAP is printed too."),
     kp_template: str = typer.Option("{text}", help="How a key point is shown to plain encoders: fields {text}, "
                                     "{topic}, {stance}; e.g. '{topic} {text}'. Context-aware models (MTS) "
                                     "take topic and stance as inputs and ignore templates."),
@@ -124,7 +110,6 @@ def rank_keypoints(
     pool (and cached); scoring, and cross-encoder models, run in this process (see argsim.kpm.scoring)."""
     from dataclasses import asdict
 
-    from argsim.data.argkp import load_kpm_input
     from argsim.engine import engine_from_config
     from argsim.io import write_csv, write_json
     from argsim.kpm.ensemble import check_weights, score_models
@@ -134,7 +119,7 @@ def rank_keypoints(
 
     cfg = run_config(ctx)
     check_weights(model, weight)
-    data = load_kpm_input(split, arguments, key_points, labels, data_dir=cfg.data_dir)
+    data = source.load(cfg.data_dir)
     with timed() as t:
         preds, _ = score_models(data, model, weight, combine, cfg, arg_template, kp_template,
                                 engine_from_config(cfg))
@@ -178,16 +163,16 @@ def _print_training(info: dict, folder: Path) -> None:
 
 
 @train_app.command("sbert")
+@argkp_input("train", "Training split of ArgKP-2021 (" + SPLIT_HELP + ")", TRAIN_LABELS_HELP)
+@budget_options()
 def train_sbert_cmd(
     ctx: typer.Context,
+    source: ArgkpInput,
+    plan: Budget,
     out: Path = typer.Option(Path("models/kpm-sbert"), callback=OUT_DIR,
                              help="Output folder (a sentence-transformers model)."),
     model: str = typer.Option("minilm", help="Base model: minilm, mpnet, a sentence-transformers folder or a "
                               "Hugging Face id (e.g. sentence-transformers/all-MiniLM-L6-v2)."),
-    split: str = typer.Option("train", help="Training split of ArgKP-2021 (" + SPLIT_HELP + ")"),
-    arguments: Path | None = typer.Option(None, help=ARGS_HELP),
-    key_points: Path | None = typer.Option(None, help=KPS_HELP),
-    labels: Path | None = typer.Option(None, help=LABELS_HELP + " Required with --arguments."),
     loss: Literal["cosine", "contrastive", "mnrl"] = typer.Option("cosine",
         help="cosine = regression of the cosine towards --positive-target / "
              "--negative-target (the report's best); contrastive = ContrastiveLoss; mnrl = "
@@ -208,44 +193,37 @@ def train_sbert_cmd(
                                           "(BERT-type models; ~3x faster on CPU). 0 = the sentence-transformers "
                                           "trainer on the whole model."),
     eval_split: str | None = typer.Option("dev", help="ArgKP split to score after training ('' to skip)."),
-    max_steps: int | None = MAX_STEPS,
-    max_minutes: float | None = MAX_MINUTES,
-    grad_accum: int = GRAD_ACCUM,
-    checkpoint_every: int = CHECKPOINT_EVERY,
-    resume: bool = RESUME,
 ) -> None:
     """Fine-tune a Siamese SBERT on labelled argument/key point pairs; saves a sentence-transformers folder
     that `rank keypoints --model DIR` loads."""
-    from argsim.data.argkp import load_kpm_input
     from argsim.kpm.evaluate import evaluate_trained, training_inputs
     from argsim.kpm.sbert import SbertConfig, train_sbert
 
     run = run_config(ctx)
     where = placement(ctx)
-    plan = budget(max_steps, max_minutes, grad_accum, checkpoint_every, resume)
-    data = load_kpm_input(split, arguments, key_points, labels, need_labels=True, data_dir=run.data_dir)
+    data = source.load(run.data_dir, need_labels=True)
     gold = training_inputs(data, eval_split, run)
     cfg = SbertConfig(model=model, loss=loss, positive_target=positive_target, negative_target=negative_target,
                       contrastive_margin=contrastive_margin, pooling=pooling, epochs=epochs, batch_size=batch_size,
                       lr=lr, lr_end=lr_end, max_seq_length=max_seq_length, seed=where.seed,
-                      max_steps=max_steps or -1, train_layers=train_layers)
+                      max_steps=plan.max_steps or -1, train_layers=train_layers)
     info = train_sbert(data, out, cfg, quiet=run_quiet(ctx), placement=where, budget=plan)
     _print_training(evaluate_trained(out, gold, info, run), out)
 
 
 @train_app.command("mts")
+@argkp_input("train", TRAIN_SPLIT_HELP, TRAIN_LABELS_HELP)
+@budget_options()
 def train_mts_cmd(
     ctx: typer.Context,
+    source: ArgkpInput,
+    plan: Budget,
     out: Path = typer.Option(Path("models/kpm-mts"), callback=OUT_DIR,
                              help="Output folder; with --folds > 1 one sub-folder per "
                                   "fold (fold_1 ... fold_k) and an ensemble manifest in OUT itself."),
     model: str = typer.Option("minilm", help="Backbone: minilm, mpnet or a transformers folder."),
     variant: MtsVariant = typer.Option("mts", help="mts (the paper's model), qa ('topic [SEP] statement' inputs, "
                                 "section 5.4) or simakp (pair-wise contrastive baseline, section 5.4)."),
-    split: str = typer.Option("train", help="Training split (" + SPLIT_HELP + ")"),
-    arguments: Path | None = typer.Option(None, help=ARGS_HELP),
-    key_points: Path | None = typer.Option(None, help=KPS_HELP),
-    labels: Path | None = typer.Option(None, help=LABELS_HELP + " Required with --arguments."),
     pooling: Literal["cls-last4", "cls", "mean"] = typer.Option("cls-last4", help="cls-last4 (paper), cls or mean."),
     stance_dim: int = typer.Option(32, min=1, help="N: stance embedding size."),
     out_dim: int | None = typer.Option(None, min=1, help="D: final embedding size (256; with --identity-init the "
@@ -281,32 +259,26 @@ def train_mts_cmd(
     eval_split: str | None = typer.Option("dev", help="With --folds 1: ArgKP split to score after training "
                                           "('' to skip). With folds: each fold model is scored on its held-out "
                                           "topics."),
-    max_steps: int | None = MAX_STEPS,
-    max_minutes: float | None = MAX_MINUTES,
-    grad_accum: int = GRAD_ACCUM,
-    checkpoint_every: int = CHECKPOINT_EVERY,
-    resume: bool = RESUME,
 ) -> None:
     """Train Matching The Statements (Phan et al. 2021): topic, statement and stance inputs, shared
     transformer with cls-last4 pooling, pseudo-label clusters in key-point-centred batches, tuplet margin +
     intra-pair variance loss with multi-similarity mining; cosine at inference. Saves a folder that
     `rank keypoints --model DIR` loads."""
-    from argsim.data.argkp import load_argkp, load_kpm_input
+    from argsim.data.argkp import load_argkp
     from argsim.kpm.evaluate import evaluate_folds, evaluate_trained, feature_size, training_inputs
     from argsim.kpm.mts_model import MTSConfig
     from argsim.kpm.mts_train import train_folds, train_mts
 
     where = placement(ctx)
-    plan = budget(max_steps, max_minutes, grad_accum, checkpoint_every, resume)
     quiet = run_quiet(ctx)
     run = run_config(ctx)
-    if folds > 1 and arguments is not None:
+    if folds > 1 and source.arguments is not None:
         from argsim.errors import ArgsimError
 
         raise ArgsimError("--folds works on the ArgKP-2021 topics (train+dev); train on your own files with --folds 1")
     data = gold = None
     if folds <= 1:
-        data = load_kpm_input(split, arguments, key_points, labels, need_labels=True, data_dir=run.data_dir)
+        data = source.load(run.data_dir, need_labels=True)
         gold = training_inputs(data, eval_split, run)
     cfg = MTSConfig(model=model, variant=variant, pooling=pooling, stance_dim=stance_dim,
                     out_dim=out_dim or (feature_size(model, pooling) if identity_init else 256),

@@ -4,37 +4,32 @@ selection on topic folds) and `data kpm-folds` (the folds as ArgKP splits that e
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import typer
 from rich.table import Table
 
-from argsim.cli.commands.kpm import ARGS_HELP, KPS_HELP, LABELS_HELP, SPLIT_HELP, _print_training
+from argsim.cli.commands.kpm import TRAIN_LABELS_HELP, TRAIN_SPLIT_HELP, _print_training
 from argsim.cli.groups import console, data_app, eval_app, run_config, train_app
-from argsim.cli.params import OUT_DIR
-from argsim.cli.training_options import (
-    CHECKPOINT_EVERY,
-    GRAD_ACCUM,
-    MAX_MINUTES,
-    MAX_STEPS,
-    RESUME,
-    budget,
-    placement,
-)
+from argsim.cli.params import OUT_DIR, ArgkpInput, argkp_input
+from argsim.cli.training_options import budget_options, placement
 from argsim.cli.training_options import quiet as run_quiet
+
+if TYPE_CHECKING:
+    from argsim.training import Budget
 
 
 @train_app.command("kpm-cross")
+@argkp_input("train", TRAIN_SPLIT_HELP, TRAIN_LABELS_HELP)
+@budget_options()
 def train_kpm_cross(
     ctx: typer.Context,
+    source: ArgkpInput,
+    plan: Budget,
     out: Path = typer.Option(Path("models/kpm-cross"), callback=OUT_DIR,
                              help="Output folder (a sentence-transformers CrossEncoder)."),
     model: str = typer.Option("minilm", help="Backbone: minilm, mpnet, a transformers / sentence-transformers "
                               "folder or a Hugging Face id (e.g. FacebookAI/roberta-base)."),
-    split: str = typer.Option("train", help="Training split (" + SPLIT_HELP + ")"),
-    arguments: Path | None = typer.Option(None, help=ARGS_HELP),
-    key_points: Path | None = typer.Option(None, help=KPS_HELP),
-    labels: Path | None = typer.Option(None, help=LABELS_HELP + " Required with --arguments."),
     context: Literal["none", "topic", "topic-stance"] = typer.Option(
         "none", help="What precedes the argument: none, topic ('topic [SEP] argument') or topic-stance "
                      "('topic [SEP] pro [SEP] argument'); the key point side is the key point alone."),
@@ -44,22 +39,15 @@ def train_kpm_cross(
     warmup_ratio: float = typer.Option(0.1, min=0.0, max=1.0, help="Share of the planned steps spent warming up."),
     max_length: int = typer.Option(96, min=8, help="Token limit of the (argument, key point) pair."),
     eval_split: str | None = typer.Option("dev", help="ArgKP split to score after training ('' to skip)."),
-    max_steps: int | None = MAX_STEPS,
-    max_minutes: float | None = MAX_MINUTES,
-    grad_accum: int = GRAD_ACCUM,
-    checkpoint_every: int = CHECKPOINT_EVERY,
-    resume: bool = RESUME,
 ) -> None:
     """Fine-tune a cross-encoder key point matcher (BinaryCrossEntropyLoss on the labelled pairs); saves a
     CrossEncoder folder that `rank keypoints --model DIR` loads (alone or in an ensemble)."""
-    from argsim.data.argkp import load_kpm_input
     from argsim.kpm.cross import CrossConfig, train_cross
     from argsim.kpm.evaluate import evaluate_trained, training_inputs
 
     run = run_config(ctx)
     where = placement(ctx)
-    plan = budget(max_steps, max_minutes, grad_accum, checkpoint_every, resume)
-    data = load_kpm_input(split, arguments, key_points, labels, need_labels=True, data_dir=run.data_dir)
+    data = source.load(run.data_dir, need_labels=True)
     gold = training_inputs(data, eval_split, run)
     cfg = CrossConfig(model=model, context=context, epochs=epochs, batch_size=batch_size, lr=lr,
                       warmup_ratio=warmup_ratio, max_length=max_length, seed=where.seed)

@@ -4,22 +4,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import typer
 
 from argsim.cli.groups import console, eval_app, run_config, summarize_app, summary_table, train_app, triplets_app
 from argsim.cli.params import OUT_DIR, OUT_FILE, choices, from_workdir
-from argsim.cli.training_options import (
-    CHECKPOINT_EVERY,
-    GRAD_ACCUM,
-    MAX_MINUTES,
-    MAX_STEPS,
-    RESUME,
-    budget,
-    placement,
-)
+from argsim.cli.training_options import budget_options, placement
 from argsim.cli.training_options import quiet as run_quiet
+
+if TYPE_CHECKING:
+    from argsim.training import Budget
 
 SummaryMethod = Literal["embedrank-paper", "embedrank", "lead", "random"]
 
@@ -67,8 +62,10 @@ def triplets_minutes(
 
 
 @train_app.command("minutes-sbert")
+@budget_options()
 def train_minutes_sbert(
     ctx: typer.Context,
+    plan: Budget,
     train: Path = typer.Option(Path("runs/minutes-triplets/train.jsonl"), callback=from_workdir,
                                help="Training triplets (JSONL/CSV "
                                     "with anchor, positive, negative), e.g. from `argsim data triplets minutes`."),
@@ -89,11 +86,6 @@ def train_minutes_sbert(
     max_train: int | None = typer.Option(None, min=1, help="Subsample this many training triplets (seeded)."),
     max_dev: int | None = typer.Option(2000, min=1, help="Score at most this many dev triplets per epoch."),
     freeze_embeddings: bool = typer.Option(False, help="ginza backbone: train only the dense layer."),
-    max_steps: int | None = MAX_STEPS,
-    max_minutes: float | None = MAX_MINUTES,
-    grad_accum: int = GRAD_ACCUM,
-    checkpoint_every: int = CHECKPOINT_EVERY,
-    resume: bool = RESUME,
 ) -> None:
     """Train the political Sentence-BERT: a triplet network with mean pooling and TripletLoss.
 
@@ -105,7 +97,6 @@ def train_minutes_sbert(
     from argsim.minutes.train import train_minutes_sbert as run
 
     where = placement(ctx)
-    plan = budget(max_steps, max_minutes, grad_accum, checkpoint_every, resume)
     config = TrainConfig(backbone=backbone, epochs=epochs, batch_size=batch_size, lr=lr, warmup_ratio=warmup_ratio,
                          margin=margin, distance=distance, max_train=max_train, max_dev=max_dev,
                          update_embeddings=not freeze_embeddings, seed=where.seed)

@@ -4,22 +4,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import typer
 
 from argsim.cli.groups import cluster_app, console, eval_app, run_config, summary_table, train_app, triplets_app
 from argsim.cli.params import OUT_DIR, OUT_FILE, choices
-from argsim.cli.training_options import (
-    CHECKPOINT_EVERY,
-    GRAD_ACCUM,
-    MAX_MINUTES,
-    MAX_STEPS,
-    RESUME,
-    budget,
-    placement,
-)
+from argsim.cli.training_options import budget_options, placement
 from argsim.cli.training_options import quiet as run_quiet
+
+if TYPE_CHECKING:
+    from argsim.training import Budget
 
 Algorithm = Literal["kmeans", "agglomerative"]
 Linkage = Literal["ward", "average", "complete"]
@@ -72,8 +67,10 @@ def triplets_wikipedia(
 
 
 @train_app.command("thematic")
+@budget_options()
 def train_thematic(
     ctx: typer.Context,
+    plan: Budget,
     triplets: Path = typer.Argument(..., help="Training triplets JSONL/CSV (anchor, positive, negative), e.g. "
                                               "runs/thematic/data/triplets-sen-train.jsonl."),
     out: Path = typer.Option(..., callback=OUT_DIR, help="Model folder to write (loads with --model DIR everywhere)."),
@@ -92,11 +89,6 @@ def train_thematic(
                                         "default); 1 is fastest on a busy 2-core box."),
     model: str = typer.Option("minilm", "--model", help="--arch minilm: the sentence-transformers model to "
                               "fine-tune (name, folder or Hugging Face id)."),
-    max_steps: int | None = MAX_STEPS,
-    max_minutes: float | None = MAX_MINUTES,
-    grad_accum: int = GRAD_ACCUM,
-    checkpoint_every: int = CHECKPOINT_EVERY,
-    resume: bool = RESUME,
 ) -> None:
     """Train a thematic sentence encoder on triplets (--resume continues from OUT/checkpoints)."""
     from argsim.errors import ArgsimError
@@ -106,7 +98,6 @@ def train_thematic(
     if arch not in ("bilstm", "minilm"):
         raise ArgsimError(f"--arch must be bilstm or minilm, not {arch!r}")
     where = placement(ctx, threads=threads or None)
-    plan = budget(max_steps, max_minutes, grad_accum, checkpoint_every, resume)
     quiet = run_quiet(ctx)
     rows = read_records(triplets, required=["anchor", "positive", "negative"])
     dev_rows = read_records(dev, required=["anchor", "positive", "negative"]) if dev else None
@@ -183,11 +174,11 @@ def eval_clustering(
     """MI, AMI, RI and ARI of the clustering against the gold sections, averaged over articles."""
     from argsim.io import read_records
     from argsim.metrics.clustering import averaged_scores, clustering_evaluation
-    from argsim.results import environment, result_rows, timed, write_results
+    from argsim.results import result_rows, run_environment, timed, write_results
     from argsim.thematic.evaluate import clustering_eval
 
     cfg = run_config(ctx)
-    env = environment(seed=cfg.seed, device=cfg.device, data_files=[sentences])
+    env = run_environment(cfg, data_files=[sentences])
 
     rows = read_records(sentences, required=["text", "label"])
     groups = [r.get("article", "") for r in rows]
@@ -222,12 +213,12 @@ def eval_sick(
     """SICK relatedness: logistic regression on [|u-v|, u*v] from the training pairs (C picked on trial);
     Pearson r, Spearman rho and MSE on the test pairs."""
     from argsim.data.catalog import dataset_dir
-    from argsim.results import environment, result_rows, timed, write_results
+    from argsim.results import result_rows, run_environment, timed, write_results
     from argsim.thematic.evaluate import sick_eval
 
     cfg = run_config(ctx)
     root = folder or dataset_dir("sick", cfg.data_dir)
-    env = environment(seed=cfg.seed, device=cfg.device, data_files=[Path(root) / "SICK_test_annotated.txt"])
+    env = run_environment(cfg, data_files=[Path(root) / "SICK_test_annotated.txt"])
     table_rows, results = [], []
     for m in model:
         with timed() as t:

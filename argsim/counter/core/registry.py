@@ -74,7 +74,7 @@ class ScoreDict(dict):
 
 
 #: options `run_ranker` passes itself; not `--opt` keys
-RUN_OPTIONS = ("split", "setting", "gold", "top_k", "engine")
+RUN_OPTIONS = ("split", "setting", "gold", "top_k", "engine", "precision")
 
 
 def ranker_options(info: RankerInfo) -> list[str]:

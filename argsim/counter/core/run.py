@@ -95,11 +95,12 @@ def default_label(method: str, options: dict) -> str:
 
 def run_ranker(method: str, points: list[Argument], pools: dict[str, list[Argument]], gold: dict[str, str | None],
                setting: str, split: str, options: dict | None = None, top_k: int = 10,
-               label: str | None = None, engine: Engine | None = None) -> RankRun:
+               label: str | None = None, engine: Engine | None = None, precision: str = "auto") -> RankRun:
     """Score every pool with ranker `method` and turn the scores into ranking records (method = `label`).
 
     `engine` (an `argsim.engine` engine; None: this process) is handed to the ranker, which runs its bulk work
-    (exact WMDs, pruned ranking) there; rankers without bulk work ignore it.
+    (exact WMDs, pruned ranking) there; rankers without bulk work ignore it. `precision` (the run's `--precision`)
+    is handed on the same way: rankers with a transformer stage compute in it, the others ignore it.
     """
     info = get_ranker(method)
     options = dict(options or {})
@@ -107,7 +108,7 @@ def run_ranker(method: str, points: list[Argument], pools: dict[str, list[Argume
     load_start = os.getloadavg()[0]
     with timed() as t:
         scores = info.fn(points, pools, split=split, setting=setting, gold=gold, top_k=top_k, engine=engine,
-                         **options)
+                         precision=precision, **options)
     records = ranking_records(points, pools, scores, gold, method=label, setting=setting, split=split, top_k=top_k)
     exact = bool(getattr(scores, "exact_rank", True))
     for r in records:

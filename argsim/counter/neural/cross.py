@@ -30,8 +30,11 @@ def is_cross_folder(folder: str | Path) -> bool:
 class CrossScorer:
     """P(c is the best counter of p) from a trained cross-encoder folder; pair scores memoised in memory."""
 
-    def __init__(self, folder: str | Path, batch_size: int = 32, max_length: int | None = None) -> None:
+    def __init__(self, folder: str | Path, batch_size: int = 32, max_length: int | None = None,
+                 precision: str = "fp32") -> None:
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        from argsim.backend.device import cast_for_inference
 
         folder = Path(folder)
         if not is_cross_folder(folder):
@@ -40,7 +43,9 @@ class CrossScorer:
         meta = json.loads((folder / CROSS_MARKER).read_text(encoding="utf-8"))
         self.max_length = max_length or int(meta.get("max_length", 256))
         self.tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
-        self.model = AutoModelForSequenceClassification.from_pretrained(str(folder), local_files_only=True).eval()
+        self.model = cast_for_inference(
+            AutoModelForSequenceClassification.from_pretrained(str(folder), local_files_only=True), precision)
+        self.precision = precision  # what it scores in (a resolved precision; the CPU)
         self.batch_size, self._memo = batch_size, {}
 
     def score(self, pairs: Sequence[tuple[str, str]], show_progress: bool = False) -> np.ndarray:

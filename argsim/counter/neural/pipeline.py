@@ -29,8 +29,12 @@ class StageResult:
     first_full: dict[str, np.ndarray]
 
 
-def load_stage(spec: str | Path | None):  # noqa: ANN201
-    """'bm25', a CounterModel folder, or a cross-encoder folder -> the stage object (None stays None)."""
+def load_stage(spec: str | Path | None, precision: str = "auto"):  # noqa: ANN201
+    """'bm25', a CounterModel folder, or a cross-encoder folder -> the stage object (None stays None).
+
+    A cross-encoder scores on the CPU in `precision` (`--precision`, resolved for the CPU: auto = fp32, bf16 when
+    asked); CounterModel stages compute in fp32."""
+    from argsim.backend.device import inference_precision
     from argsim.counter.neural.cross import CrossScorer, is_cross_folder
     from argsim.counter.neural.store import load_model
 
@@ -39,7 +43,7 @@ def load_stage(spec: str | Path | None):  # noqa: ANN201
     if spec == "bm25":
         return "bm25"
     if is_cross_folder(spec):
-        return CrossScorer(spec)
+        return CrossScorer(spec, precision=inference_precision(precision, "cpu"))
     return load_model(spec)
 
 

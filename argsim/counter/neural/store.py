@@ -93,6 +93,7 @@ class RetrievalEncoder(Encoder):
         return self.model.retrieval_numpy(base, "candidate")
 
 
-def load_encoder(folder: str | Path, device: str = "cpu", batch_size: int = 64) -> Encoder:
-    """The `argsim_encoder.json` loader."""
+def load_encoder(folder: str | Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32") -> Encoder:
+    """The `argsim_encoder.json` loader. The model computes in fp32 whatever `precision` asks (its `precision`
+    says so, and its cache key stays the fp32 one)."""
     return RetrievalEncoder(Path(folder), device=device, batch_size=batch_size)

@@ -1,0 +1,69 @@
+"""Inference honours `--precision` (argsim.backend.device.inference_precision): a bf16 encoder really computes in
+bf16 on the CPU, its vectors are close to fp32 but cached under their own key, impossible or unknown precisions
+are one line and exit 2 before any work, and inference rows record the precision used."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from argsim.backend import get_encoder
+from argsim.backend.device import inference_precision
+from argsim.config import RunConfig
+from argsim.errors import ArgsimError
+
+TEXTS = ["Social media should be regulated.", "We should ban whaling.", "Homeschooling harms social skills."]
+
+
+def _dtype(module: torch.nn.Module) -> torch.dtype:
+    return next(module.parameters()).dtype
+
+
+def test_inference_precision_reading():
+    assert inference_precision("auto", "cpu") == "fp32" and inference_precision("auto", "mps") == "fp32"
+    assert inference_precision("auto", "cuda") == "fp16"  # half precision on GPU; bf16 only when asked
+    assert inference_precision("bf16", "cpu") == "bf16" and inference_precision("fp32", "cpu") == "fp32"
+    for precision, device in (("fp16", "cpu"), ("bf16", "mps"), ("fp8", "cpu")):
+        with pytest.raises(ArgsimError):
+            inference_precision(precision, device)
+
+
+@pytest.mark.parametrize("pooling", [None, "mean"])  # sentence-transformers folder / plain transformer path
+def test_bf16_inference_runs_in_bf16_close_to_fp32_under_its_own_cache_key(minilm, tmp_path, pooling):
+    run = RunConfig(device="cpu", cache_dir=tmp_path, quiet=True)
+    full = get_encoder("minilm", pooling=pooling, config=run.with_(precision="fp32"))
+    half = get_encoder("minilm", pooling=pooling, config=run.with_(precision="bf16"))
+    assert (full.precision, half.precision) == ("fp32", "bf16")
+    assert _dtype(full.model) == torch.float32 and _dtype(half.model) == torch.bfloat16
+    assert full.cache_key == full.identity and half.cache_key == f"{full.identity}:bf16"
+    v32 = full.encode(TEXTS)  # cached first: a bf16 request must not be answered from it
+    v16 = half.encode(TEXTS)
+    assert v16.dtype == np.float32 and v16.shape == v32.shape
+    cos = (v16 * v32).sum(1) / np.linalg.norm(v16, axis=1) / np.linalg.norm(v32, axis=1)
+    assert cos.min() > 0.99, cos
+    assert np.abs(v16 - v32).max() > 1e-4  # really computed in bf16, not read from the fp32 cache
+    np.testing.assert_array_equal(full.encode(TEXTS), v32)  # and each precision reads back its own rows
+    np.testing.assert_array_equal(half.encode(TEXTS), v16)
+
+
+@pytest.mark.parametrize("precision,message", [("fp16", "needs a CUDA GPU"), ("fp8", "choose one of")])
+def test_bad_precision_is_one_line_and_exit_2_before_any_work(tmp_path, precision, message):
+    from argsim.cli.app import app
+
+    (tmp_path / "t.txt").write_text("one text\n", encoding="utf-8")
+    out = tmp_path / "v.npy"
+    result = CliRunner().invoke(app, ["--device", "cpu", "--precision", precision, "embed", str(tmp_path / "t.txt"),
+                                      "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert message in result.output and len(result.output.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_inference_rows_record_the_precision_used():
+    from argsim.results import run_environment
+
+    assert run_environment(RunConfig(device="cpu"))["precision"] == "fp32"
+    env = run_environment(RunConfig(device="cpu", precision="bf16"))
+    assert (env["device"], env["precision"]) == ("cpu", "bf16")
