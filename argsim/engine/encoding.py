@@ -73,7 +73,7 @@ def encode(engine: Engine | None, encoder: Encoder, texts: Sequence[str], normal
         for keys, vectors, identity in embedding.embed_texts_ray(engine, spec, ordered, chunk, quiet=encoder.quiet):
             if identity != encoder.identity:
                 raise ArgsimError(f"engine workers built model identity {identity}, this process {encoder.identity}"
-                                  " (a different model or library version on the workers); nothing was stored")
+                                  " (another model or library version on the workers); their vectors were not stored")
             if encoder.use_cache:
                 encoder.cache().put_keys(keys, vectors)
             else:
