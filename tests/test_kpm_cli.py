@@ -46,8 +46,8 @@ def test_eval_map_cli_bad_input_is_one_line(tmp_path):
 
 def test_rank_keypoints_on_own_files(tmp_path, minilm):
     out = tmp_path / "rank"
-    res = invoke("rank", "keypoints", *FILES, "--labels", str(EX / "labels.csv"), "--threshold", "0.3",
-                 "--out", str(out))
+    res = runner.invoke(app, ["--quiet", "--workdir", str(tmp_path), "rank", "keypoints", *FILES, "--labels",
+                              str(EX / "labels.csv"), "--threshold", "0.3", "--out", str(out), "--task", "kpm-test"])
     assert res.exit_code == 0, res.output
     preds = json.loads((out / "predictions.json").read_text())
     kp_group = {"k1": ("Uniforms", 1), "k2": ("Uniforms", 1), "k3": ("Uniforms", -1), "k4": ("Whaling", 1)}
@@ -80,3 +80,8 @@ def test_rank_keypoints_on_own_files(tmp_path, minilm):
                  "--out", str(tmp_path / "map.json"))
     official = json.loads((tmp_path / "map.json").read_text())
     assert metrics["map"]["leaderboard"] == {"strict": official["strict"], "relaxed": official["relaxed"]}
+    # --task: the same two figures as result rows, each with its own env and command, under the work folder
+    rows = json.loads((tmp_path / "bench" / "results" / "kpm-test.json").read_text())["rows"]
+    assert {r["metric"]: r["value"] for r in rows} == {"strict_mAP": official["strict"],
+                                                      "relaxed_mAP": official["relaxed"]}
+    assert all(r["env"]["device"] == "cpu" and r["env"]["seed"] is not None and r["command"] for r in rows)

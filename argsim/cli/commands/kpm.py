@@ -102,6 +102,8 @@ def rank_keypoints(
     out: Path = typer.Option(Path("out/kpm"), callback=OUT_DIR,
                              help="Output folder: predictions.json (eval map's input), "
                                   "best_keypoints.csv, coverage.csv, metrics.json."),
+    task: str | None = typer.Option(None, help="With gold labels: also merge the mAP rows into "
+                                    "bench/results/<task>.json."),
 ) -> None:
     """Score each argument against the key points of its topic and stance; write the predictions, each
     argument's best key point and the per-key-point coverage table.
@@ -115,11 +117,13 @@ def rank_keypoints(
     from argsim.kpm.ensemble import check_weights, score_models
     from argsim.kpm.scoring import best_matches, coverage
     from argsim.metrics.kpa_map import evaluate_map
-    from argsim.results import timed
+    from argsim.results import result_rows, run_environment, timed, write_results
 
     cfg = run_config(ctx)
     check_weights(model, weight)
     data = source.load(cfg.data_dir)
+    if task and not data.has_labels:
+        console.print(f"[yellow]warning: {data.name} has no gold labels; --task will write no rows[/yellow]")
     with timed() as t:
         preds, _ = score_models(data, model, weight, combine, cfg, arg_template, kp_template,
                                 engine_from_config(cfg))
@@ -141,6 +145,13 @@ def rank_keypoints(
         res = {f: evaluate_map(preds, data, formula=f) for f in ("leaderboard", "2021-09")}
         summary["map"] = {f: {"strict": r.strict, "relaxed": r.relaxed} for f, r in res.items()}
         _print_map(res["leaderboard"], f"mAP of {', '.join(model)} on {data.name}")
+        if task:
+            setting = (f"{combine} ensemble, weights {', '.join(f'{w:g}' for w in weight or [1.0] * len(model))}"
+                       if len(model) > 1 else None)
+            method = "ensemble" if len(model) > 1 else "rank-keypoints"
+            write_results(task, result_rows(res["leaderboard"].evaluation(data.name), method=method,
+                                            model=" + ".join(model), setting=setting, seconds=t["seconds"],
+                                            env=run_environment(cfg)), merge=True)
     write_json(out / "metrics.json", summary)
     console.print(f"wrote {out}/predictions.json, best_keypoints.csv, coverage.csv, metrics.json "
                   f"({len(preds):,} arguments scored in {t['seconds']:.1f}s)")
