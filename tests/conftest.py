@@ -55,3 +55,41 @@ def counterargs_corpus(data_dir):
     from argsim.data.counterargs import load_counterargs
 
     return load_counterargs(data_dir)
+
+
+class InProcessActorPool:
+    """Stands in for `embedding.embed_texts_ray` without Ray: the real `EmbedActor`, rebuilt from the spec it is
+    given (as a Ray actor is), embeds blocks of 2 texts in this process; the blocks come back in reverse order
+    (Ray returns them in no fixed order). Records what it was asked. `identity` fakes the workers' identity."""
+
+    def __init__(self, identity: str | None = None) -> None:
+        self.identity, self.calls = identity, []
+
+    def __call__(self, engine, spec, texts, chunk_rows, workers=None, quiet=True):  # noqa: ANN001, ANN204
+        import numpy as np
+        import pyarrow as pa
+        import torch
+
+        from argsim.engine.embedding import EmbedActor
+
+        self.calls.append((spec, list(texts), chunk_rows))
+        threads = torch.get_num_threads()
+        actor = EmbedActor(spec)  # sets one torch thread, as in a Ray worker: restored below
+        torch.set_num_threads(threads)
+        blocks = [texts[i:i + 2] for i in range(0, len(texts), 2)]
+        for block in reversed(blocks):
+            out = actor(pa.table({spec.column: pa.array(block, type=pa.string())}))
+            vectors = np.stack(out.column("vector").to_pylist()).astype(np.float32)
+            identity = self.identity or out.column("identity").to_pylist()[0]
+            yield out.column("key").to_pylist(), vectors, identity
+
+
+@pytest.fixture()
+def in_process_actor_pool(monkeypatch):  # noqa: ANN001, ANN201
+    """`argsim.engine.embedding.embed_texts_ray` replaced by an `InProcessActorPool` (returned): `--engine ray`
+    embedding through the real actor code without starting Ray."""
+    from argsim.engine import embedding
+
+    pool = InProcessActorPool()
+    monkeypatch.setattr(embedding, "embed_texts_ray", pool)
+    return pool

@@ -1,5 +1,6 @@
 """Short real training runs: SBERT on two ArgKP training topics beats zero-shot MiniLM on a held-out dev topic;
-an MTS model trains, saves and loads back through the backend for `rank keypoints --model DIR`."""
+an MTS model trains, saves and loads back through the backend for `rank keypoints --model DIR`, also with
+`--engine ray` (the engine's actor code rebuilds the MTS folder and embeds the packed statements)."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ def test_sbert_short_run_beats_zero_shot_on_held_out_topic(splits, minilm, tmp_p
     assert tuned.relaxed > zero.relaxed + 0.02
 
 
-def test_mts_trains_saves_and_loads_through_the_backend(splits, tmp_path):
+def test_mts_trains_saves_and_loads_through_the_backend(splits, tmp_path, in_process_actor_pool):
     from typer.testing import CliRunner
 
     from argsim.cli.app import app
@@ -81,3 +82,14 @@ def test_mts_trains_saves_and_loads_through_the_backend(splits, tmp_path):
             k = kps[kid]
             v = enc.encode_statements([k.text], [k.topic], [k.stance])[0]
             assert score == pytest.approx(float(u @ v / np.linalg.norm(u) / np.linalg.norm(v)), abs=1e-4)
+    # --engine ray: the statements the (fresh) cache lacks go to the actors, packed with topic and stance
+    res = CliRunner().invoke(app, ["--quiet", "--engine", "ray", "--cache-dir", str(tmp_path / "cache"), "rank",
+                                   "keypoints", "--model", str(folder), "--arguments", str(args_csv), "--key-points",
+                                   str(kps_csv), "--out", str(tmp_path / "rank-ray")])
+    assert res.exit_code == 0, res.output
+    spec, sent, _ = in_process_actor_pool.calls[0]
+    assert spec.model == str(folder.resolve()) and len(sent) == 20 and all(t.count("\x1f") == 2 for t in sent)
+    on_ray = json.loads((tmp_path / "rank-ray" / "predictions.json").read_text())
+    assert on_ray.keys() == preds.keys()
+    for aid, scores in preds.items():
+        assert on_ray[aid] == pytest.approx(scores, abs=1e-5)

@@ -41,6 +41,9 @@ class Encoder(ABC):
     cache_dir: Path | None = None
     use_cache: bool = True
     quiet: bool = False
+    #: how another process rebuilds this encoder, `get_encoder(**recipe)` (set by `get_encoder`); None: it cannot
+    #: (an encoder built around weights held in memory), so engine workers cannot embed for it
+    recipe: dict | None = None
 
     def __init__(self) -> None:
         self._cache: EmbeddingCache | None = None

@@ -309,8 +309,16 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
                 enc = _build(name, pooling, max_seq_length, dev, batch_size, prec)
             except (OSError, ValueError, KeyError) as exc:
                 raise ModelError(f"cannot load model '{name}': {exc}") from None
+        enc.recipe = {"name": _portable_name(name), "pooling": pooling, "max_seq_length": max_seq_length,
+                      "batch_size": batch_size}
         _LOADED[key] = enc.configure(*run)
     return _LOADED[key]
+
+
+def _portable_name(name: str) -> str:
+    """`name` as another process in another folder finds it: a registry name as it is, a local path absolute."""
+    path = Path(name).expanduser()
+    return name if name in MODELS or not path.exists() else str(path.resolve())
 
 
 def load_sentence_transformer(name: str = DEFAULT_MODEL, device: str | None = None):  # noqa: ANN201

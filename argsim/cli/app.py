@@ -39,7 +39,8 @@ def main_options(
                                   "on GPUs that support it, fp16 on older CUDA; inference in fp16 on CUDA; fp32 on "
                                   "CPU and MPS. bf16 runs on the CPU too; fp16 needs CUDA."),
     threads: int | None = typer.Option(None, min=1, help="torch CPU threads (default: torch's own choice)."),
-    engine: str = typer.Option("local", help=f"Where bulk work runs: {'|'.join(ENGINES)}."),
+    engine: str = typer.Option("local", help=f"Where bulk work runs: {'|'.join(ENGINES)} (embed, rank "
+                               "counterargs / keypoints / counter-search, train ltr / simple-sd)."),
     ray_address: str | None = typer.Option(None, envvar="RAY_ADDRESS",
                                            help="Ray cluster to attach to with --engine ray (default: a local one)."),
     workdir: Path | None = typer.Option(None, envvar="ARGSIM_HOME", callback=OUT_DIR,

@@ -10,10 +10,26 @@ No home-made process pools (DESIGN.md, "Scale"): parallelism past one process is
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from argsim.engine.base import Engine, LocalEngine
 from argsim.errors import ArgsimError
 
+if TYPE_CHECKING:
+    import numpy as np
+
+    from argsim.backend.encoder import Encoder
+
 ENGINES = ("local", "ray")
+
+
+def encode(engine: Engine | None, encoder: Encoder, texts: Sequence[str], normalize: bool = False) -> np.ndarray:
+    """`encoder.encode(texts)` on `engine` (local: the encoder itself; ray: what the cache lacks, on Ray's actor
+    pool, merged into the encoder's cache): see `argsim.engine.encoding` (imported on first use)."""
+    from argsim.engine.encoding import encode as _encode
+
+    return _encode(engine, encoder, texts, normalize=normalize)
 
 
 def get_engine(name: str = "local", address: str | None = None, num_cpus: int | None = None) -> Engine:
@@ -34,4 +50,4 @@ def engine_from_config(config) -> Engine:  # noqa: ANN001 (argsim.config.RunConf
     return get_engine(config.engine, address=config.ray_address)
 
 
-__all__ = ["ENGINES", "Engine", "LocalEngine", "engine_from_config", "get_engine"]
+__all__ = ["ENGINES", "Engine", "LocalEngine", "encode", "engine_from_config", "get_engine"]

@@ -22,6 +22,7 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -210,13 +211,8 @@ def read_dataset(path: Path, spec: EmbedSpec):  # noqa: ANN201 (ray.data.Dataset
     return ray.data.read_text(str(path), drop_empty_lines=True, file_extensions=None, num_cpus=IO_CPUS)  # "text"
 
 
-def embed_ray(path: Path, out: Path, spec: EmbedSpec, engine, batch_rows: int = 256,  # noqa: ANN001
-              rows_per_shard: int = 100_000, workers: int | None = None, quiet: bool = True) -> dict:
-    """Embed with a Ray Data actor pool and write the shard folder (the engine's cluster does the work)."""
-    import pyarrow.dataset as pads
-    import ray.data
-
-    ray = engine.session()  # connect first (the dataset needs a session)
+def quiet_data(ray, quiet: bool) -> None:  # noqa: ANN001
+    """Ray Data's progress bars and start-up lines off when `quiet`."""
     ctx = ray.data.DataContext.get_current()
     ctx.enable_progress_bars = not quiet
     ctx.print_on_execution_start = not quiet
@@ -224,16 +220,33 @@ def embed_ray(path: Path, out: Path, spec: EmbedSpec, engine, batch_rows: int = 
         import logging
 
         logging.getLogger("ray.data").setLevel(logging.WARNING)
+
+
+def actor_pool(ds, spec: EmbedSpec, engine, batch_rows: int, workers: int | None = None):  # noqa: ANN001, ANN201
+    """`ds` (a text column `spec.column`) mapped by `EmbedActor` on an actor pool: one actor per GPU of the
+    cluster, else one per CPU (at most `workers`); returns (dataset of shard batches, actors)."""
+    import ray.data
+
     gpus = engine.gpus()
     actors = workers or (gpus if gpus else engine.workers)
-    device = "cuda" if gpus else "cpu"
-    if path.suffix.lower() not in TABLE_SUFFIXES and not path.is_dir():  # plain text: one text a line
-        spec = EmbedSpec(**{**spec.__dict__, "column": "text", "id_column": None})
-    worker_spec = EmbedSpec(**{**spec.__dict__, "device": device})
-    ds = read_dataset(path, spec).map_batches(
+    worker_spec = EmbedSpec(**{**spec.__dict__, "device": "cuda" if gpus else "cpu"})
+    ds = ds.map_batches(
         EmbedActor, fn_constructor_kwargs={"spec": worker_spec}, batch_size=batch_rows, batch_format="pyarrow",
         compute=ray.data.ActorPoolStrategy(size=actors), num_cpus=0 if gpus else ACTOR_CPUS,
         num_gpus=1 if gpus else 0)
+    return ds, actors
+
+
+def embed_ray(path: Path, out: Path, spec: EmbedSpec, engine, batch_rows: int = 256,  # noqa: ANN001
+              rows_per_shard: int = 100_000, workers: int | None = None, quiet: bool = True) -> dict:
+    """Embed with a Ray Data actor pool and write the shard folder (the engine's cluster does the work)."""
+    import pyarrow.dataset as pads
+
+    ray = engine.session()  # connect first (the dataset needs a session)
+    quiet_data(ray, quiet)
+    if path.suffix.lower() not in TABLE_SUFFIXES and not path.is_dir():  # plain text: one text a line
+        spec = EmbedSpec(**{**spec.__dict__, "column": "text", "id_column": None})
+    ds, actors = actor_pool(read_dataset(path, spec), spec, engine, batch_rows, workers)
     with _staging(out) as tmp:
         try:
             ds.write_parquet(str(tmp), min_rows_per_file=min(rows_per_shard, 10_000),
@@ -254,6 +267,40 @@ def embed_ray(path: Path, out: Path, spec: EmbedSpec, engine, batch_rows: int = 
         manifest = _manifest(spec, identities.pop(), int(first), table.num_rows, "ray", path, actors=actors)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
+
+
+def embed_texts_ray(engine, spec: EmbedSpec, texts: list[str], chunk_rows: int,  # noqa: ANN001
+                    workers: int | None = None, quiet: bool = True) -> Iterator[tuple[list[bytes], np.ndarray, str]]:
+    """Embed in-memory `texts` on the engine's actor pool (`actor_pool`, the same actors as `embed_ray`); yields
+    (text keys, float32 vectors, model identity) per finished block of `chunk_rows` texts, in no fixed order.
+
+    Each block is one batch of one actor, so the actor's `Encoder.encode` sees exactly the texts of a block
+    (the caller passes them length-sorted: the same batches as the local encoder's chunks)."""
+    import pyarrow as pa
+
+    ray = engine.session()
+    quiet_data(ray, quiet)
+    blocks = [pa.table({spec.column: pa.array(texts[i:i + chunk_rows], type=pa.string())})
+              for i in range(0, len(texts), chunk_rows)]
+    if not blocks:
+        return
+    want = min(workers or engine.workers, len(blocks))
+    ds, _ = actor_pool(ray.data.from_arrow(blocks), spec, engine, chunk_rows, want)
+    try:
+        for batch in ds.iter_batches(batch_format="pyarrow", batch_size=None, prefetch_batches=0):
+            if batch.num_rows == 0:
+                continue
+            flat = pa.concat_arrays([c.flatten() for c in batch.column("vector").chunks])
+            vectors = np.asarray(flat.to_numpy(zero_copy_only=False), dtype=np.float32).reshape(batch.num_rows, -1)
+            identities = set(batch.column("identity").to_pylist())
+            if len(identities) != 1:
+                raise ArgsimError(f"workers embedded with different model identities {sorted(identities)}")
+            yield batch.column("key").to_pylist(), vectors, identities.pop()
+    except ray.exceptions.RayTaskError as exc:
+        cause = getattr(exc, "cause", None)
+        if isinstance(cause, ArgsimError):
+            raise ArgsimError(str(cause)) from None
+        raise
 
 
 # ---------------------------------------------------------------- reading shards back

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from argsim.data.argkp import KPMData
+from argsim.engine import Engine
 from argsim.errors import ArgsimError
 
 Predictions = dict[str, dict[str, float]]
@@ -70,9 +71,11 @@ def combine_predictions(parts: Sequence[Predictions], weights: Sequence[float] |
 
 
 def score_model(data: KPMData, model: str, config=None, arg_template: str = "{text}",  # noqa: ANN001
-                kp_template: str = "{text}") -> Predictions:
+                kp_template: str = "{text}", engine: Engine | None = None) -> Predictions:
     """`{arg_id: {kp_id: score}}` of one model: a cross-encoder folder (its sigmoid probability) or any backend
-    encoder (cosine; MTS takes topic and stance itself, plain encoders the templates)."""
+    encoder (cosine; MTS takes topic and stance itself, plain encoders the templates), its embedding on `engine`
+    (None: this process). A cross-encoder scores in this process on every engine: each pair is one forward pass
+    of the pair (nothing to cache or share), and on a CPU machine its torch threads already use every core."""
     from argsim.kpm.cross import is_cross_encoder
 
     if is_cross_encoder(model):
@@ -89,13 +92,13 @@ def score_model(data: KPMData, model: str, config=None, arg_template: str = "{te
     from argsim.backend import get_encoder
     from argsim.kpm.scoring import score_key_points
 
-    return score_key_points(data, get_encoder(model, config=config), arg_template, kp_template)
+    return score_key_points(data, get_encoder(model, config=config), arg_template, kp_template, engine)
 
 
 def score_models(data: KPMData, models: Sequence[str], weights: Sequence[float] | None = None,
                  combine: str = "zscore", config=None, arg_template: str = "{text}",  # noqa: ANN001
-                 kp_template: str = "{text}") -> tuple[Predictions, list[Predictions]]:
-    """The combined predictions of `models` on `data` and each model's own."""
+                 kp_template: str = "{text}", engine: Engine | None = None) -> tuple[Predictions, list[Predictions]]:
+    """The combined predictions of `models` on `data` and each model's own (bi-encoders embedded on `engine`)."""
     check_weights(models, weights)
-    parts = [score_model(data, m, config, arg_template, kp_template) for m in models]
+    parts = [score_model(data, m, config, arg_template, kp_template, engine) for m in models]
     return (parts[0] if len(parts) == 1 else combine_predictions(parts, weights, combine)), parts

@@ -1,8 +1,10 @@
 """Backend loaders for trained MTS folders and fold ensembles (named in their `argsim_encoder.json`).
 
-MTS needs topic and stance besides the text: `encode_statements(texts, topics, stances)` packs the three
-into one string per statement and goes through `Encoder.encode`, so de-duplication, the disk cache and
-batching apply. A plain `encode(texts)` treats each text as a statement without topic (stance 0).
+MTS needs topic and stance besides the text: `encode_statements(texts, topics, stances, engine)` packs the
+three into one string per statement and goes through `argsim.engine.encode` (locally `Encoder.encode`), so
+de-duplication, the disk cache and batching apply, and `--engine ray` embeds the packed strings on Ray's actor
+pool (an actor rebuilds the MTS folder through its manifest). A plain `encode(texts)` treats each text as a
+statement without topic (stance 0). A fold ensemble embeds member by member, each on the engine.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import numpy as np
 
 from argsim.backend import Encoder
 from argsim.backend.fingerprint import fingerprint
+from argsim.engine import Engine
 from argsim.errors import ModelError
 from argsim.vectors import l2_normalize
 
@@ -57,8 +60,12 @@ class MTSEncoder(Encoder):
                 outs.append(self.net(list(t), list(tp), list(s)).float().cpu().numpy())
         return np.concatenate(outs, axis=0)
 
-    def encode_statements(self, texts: Sequence[str], topics: Sequence[str], stances: Sequence[int]) -> np.ndarray:
-        return self.encode([pack(t, tp, s) for t, tp, s in zip(texts, topics, stances, strict=True)])
+    def encode_statements(self, texts: Sequence[str], topics: Sequence[str], stances: Sequence[int],
+                          engine: Engine | None = None) -> np.ndarray:
+        """Embeddings of statements in their context, on `engine` (None: this process)."""
+        from argsim.engine import encode
+
+        return encode(engine, self, [pack(t, tp, s) for t, tp, s in zip(texts, topics, stances, strict=True)])
 
 
 class EnsembleEncoder(Encoder):
@@ -77,10 +84,12 @@ class EnsembleEncoder(Encoder):
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         return self._combine([m.encode(texts, use_cache=False) for m in self.members])
 
-    def encode_statements(self, texts: Sequence[str], topics: Sequence[str], stances: Sequence[int]) -> np.ndarray:
+    def encode_statements(self, texts: Sequence[str], topics: Sequence[str], stances: Sequence[int],
+                          engine: Engine | None = None) -> np.ndarray:
+        """The members' embeddings of the statements (each on `engine`), combined."""
         from argsim.kpm.scoring import embed_statements
 
-        return self._combine([embed_statements(m, texts, topics, stances) for m in self.members])
+        return self._combine([embed_statements(m, texts, topics, stances, engine=engine) for m in self.members])
 
 
 def load_mts_encoder(folder: str | Path, device: str = "cpu", batch_size: int = 64,

@@ -232,6 +232,7 @@ def eval_counter_neural(
 
 @rank_app.command("counter-search")
 def counter_search(
+    ctx: typer.Context,
     model: Path = typer.Option(..., "--model", help="Trained model folder (argsim train bipolar)."),
     candidates: Path = typer.Option(..., help="Candidate arguments: a text file (one per line) or CSV/JSONL with a "
                                     "'text' column (and optional 'id')."),
@@ -244,9 +245,13 @@ def counter_search(
 ) -> None:
     """Retrieve-then-rerank over your own collection through faiss: candidates are embedded once (backend cache),
     the retrieval head picks the top k, the classification head reranks them; a query found in the collection
-    is never its own candidate."""
+    is never its own candidate.
+
+    With `--engine ray` the candidate and query embeddings that the cache lacks are computed on Ray's actor pool
+    (and cached); the faiss search and the rerank run in this process (see argsim.counter.neural.rerank)."""
     from argsim.counter.neural.rerank import RetrieveRerank
     from argsim.counter.neural.store import load_model
+    from argsim.engine import engine_from_config
     from argsim.io import read_records, write_jsonl
     from argsim.results import timed
 
@@ -262,8 +267,9 @@ def counter_search(
     m = load_model(model)
     cand_ids, cand_texts = read(candidates)
     q_ids, q_texts = read(queries)
+    cfg = run_config(ctx)
     with timed() as t_build:
-        rr = RetrieveRerank(m, cand_texts, index_kind=index)
+        rr = RetrieveRerank(m, cand_texts, index_kind=index, engine=engine_from_config(cfg), config=cfg)
     with timed() as t_rank:
         ids, scores = rr.rank_texts(q_texts, k)
     lines = [{"query_id": qid, "query": qt,

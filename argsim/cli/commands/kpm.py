@@ -104,9 +104,13 @@ def rank_keypoints(
                                   "best_keypoints.csv, coverage.csv, metrics.json."),
 ) -> None:
     """Score each argument against the key points of its topic and stance; write the predictions, each
-    argument's best key point and the per-key-point coverage table."""
+    argument's best key point and the per-key-point coverage table.
+
+    With `--engine ray` the bi-encoder / SBERT / MTS embeddings that the cache lacks are computed on Ray's actor
+    pool (and cached); scoring, and cross-encoder models, run in this process (see argsim.kpm.scoring)."""
     from dataclasses import asdict
 
+    from argsim.engine import engine_from_config
     from argsim.io import write_csv, write_json
     from argsim.kpm.ensemble import check_weights, score_models
     from argsim.kpm.scoring import best_matches, coverage
@@ -117,7 +121,8 @@ def rank_keypoints(
     check_weights(model, weight)
     data = source.load(cfg.data_dir)
     with timed() as t:
-        preds, _ = score_models(data, model, weight, combine, cfg, arg_template, kp_template)
+        preds, _ = score_models(data, model, weight, combine, cfg, arg_template, kp_template,
+                                engine_from_config(cfg))
     matches = best_matches(data, preds)
     cover = coverage(data, matches, threshold)
     write_json(out / "predictions.json", preds)

@@ -1,4 +1,9 @@
-"""Exact ranking by a linear score over the features without solving every WMD: bound, prune, solve the rest.
+"""Exact ranking by a learned score over the features without solving every WMD: bound, prune, solve the rest.
+
+The search is generic over a `PoolScore`, anything that can bound its score from above over a box of the two WMD
+similarities and score a candidate exactly: `LinearScore` below (Simple-SD, logistic regression) and the tree
+ensembles' `argsim.counter.ltr.cascade.TreeScore` (XGBoost, bounded by `argsim.counter.ltr.tree_bounds`). The
+linear case, as the first one written:
 
 For a linear scorer f(x) = w . x (Simple-SD; logistic regression after its scaler, which is affine) every feature
 except the WMD block (x5..x8) is cheap and computed exactly for all pairs. The WMD block is a sum of
@@ -18,12 +23,15 @@ conclusion WMD, exact premise WMD) and dropped as soon as its bound falls below 
 - `mode="top"`: threshold = the best exact score so far (k = 1; or the k-th best with `top_k`); accuracy@1
   and ties are exact (the true counter is always solved), the rank below the top is not;
 - `mode="none"`: every pair is solved exactly.
-Candidates that were pruned keep their upper bound as score (always below the threshold).
+Candidates that were pruned keep their upper bound as score (always below the threshold). A score may solve
+`batch` candidates at a time (the threshold then moves after each batch), and report through `final` numbers it
+only bounds from below during the search (XGBoost: its own float32 predictions, one call per point).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -55,16 +63,59 @@ def wmd_exact(w: np.ndarray, d_cl: np.ndarray, d_pr: np.ndarray) -> np.ndarray:
     return (aggregate(inverse_distance(d_cl), inverse_distance(d_pr)) * w).sum(axis=-1)
 
 
+class PoolScore:
+    """A learned score of a point's candidates whose WMD block (x5..x8) is known only through bounds on the two
+    WMD similarities s_cl, s_pr. `data` is the score's per-point part (the exact non-WMD features or their
+    contribution), `rows` positions in the pool. Implementations: `LinearScore` here, the XGBoost cascade's
+    `argsim.counter.ltr.cascade.TreeScore`."""
+
+    #: whether lower bounds of the similarities narrow the upper bound (else they are taken as 0)
+    needs_lower: bool = True
+    #: candidates tightened and solved together (1: the threshold moves after every solved candidate)
+    batch: int = 1
+
+    def upper(self, data: Any, rows: np.ndarray, s_cl_lo: np.ndarray, s_cl_hi: np.ndarray, s_pr_lo: np.ndarray,
+              s_pr_hi: np.ndarray) -> np.ndarray:
+        """An upper bound of the score of each row over the box s_cl in [s_cl_lo, s_cl_hi], s_pr in [...]."""
+        raise NotImplementedError
+
+    def exact(self, data: Any, rows: np.ndarray, d_cl: np.ndarray, d_pr: np.ndarray) -> np.ndarray:
+        """The score of each row given its exact WMDs to the conclusion and the premise, as the search uses it
+        for its threshold: the score itself or a lower bound of what `final` reports."""
+        raise NotImplementedError
+
+    def final(self, data: Any, rows: np.ndarray, d_cl: np.ndarray, d_pr: np.ndarray) -> np.ndarray:
+        """The reported scores of the solved rows (once per point, at the end); by default `exact`."""
+        return self.exact(data, rows, d_cl, d_pr)
+
+
+@dataclass
+class LinearScore(PoolScore):
+    """base + w . agg(s_cl, s_pr): `data` = base, the exact non-WMD part of w . x."""
+
+    w: np.ndarray  # the 4 WMD weights
+
+    def __post_init__(self) -> None:
+        self.needs_lower = bool(np.any(self.w < 0))  # similarity lower bounds matter only for negative weights
+
+    def upper(self, data: np.ndarray, rows: np.ndarray, s_cl_lo: np.ndarray, s_cl_hi: np.ndarray,
+              s_pr_lo: np.ndarray, s_pr_hi: np.ndarray) -> np.ndarray:
+        return data[rows] + wmd_upper(self.w, s_cl_lo, s_cl_hi, s_pr_lo, s_pr_hi)
+
+    def exact(self, data: np.ndarray, rows: np.ndarray, d_cl: np.ndarray, d_pr: np.ndarray) -> np.ndarray:
+        return data[rows] + wmd_exact(self.w, d_cl, d_pr)
+
+
 @dataclass
 class _Task:
     cl: int
     pr: int
     cands: np.ndarray  # engine text ids of the pool
-    base: np.ndarray  # exact non-WMD part of the score
+    data: Any  # the score's per-point part (PoolScore)
     gold: int  # position of the true counter in the pool, -1 if unknown
 
 
-def _rank_block(shared: tuple[WMDEngine, np.ndarray, str, int], block: tuple[np.ndarray, list[_Task]]
+def _rank_block(shared: tuple[WMDEngine, PoolScore, str, int], block: tuple[np.ndarray, list[_Task]]
                 ) -> list[tuple[np.ndarray, int, int]]:
     """Rank the points of one (pool union, points) block: the pool view is built once for all of them."""
     union, tasks = block
@@ -72,78 +123,124 @@ def _rank_block(shared: tuple[WMDEngine, np.ndarray, str, int], block: tuple[np.
     return [_rank_point(shared, task, view) for task in tasks]
 
 
-def _rank_point(shared: tuple[WMDEngine, np.ndarray, str, int], task: _Task, view: PoolView | None = None
+def _rank_point(shared: tuple[WMDEngine, PoolScore, str, int], task: _Task, view: PoolView | None = None
                 ) -> tuple[np.ndarray, int, int]:
-    engine, w, mode, top_k = shared
+    engine, model, mode, top_k = shared
     n = len(task.cands)
-    if mode == "none" or not np.any(w):
+    rows = np.arange(n)
+    if mode == "none":
         d_cl = np.array([engine.distance(task.cl, int(c)) for c in task.cands])
-        d_pr = np.array([engine.distance(task.pr, int(c)) for c in task.cands]) if np.any(w) else d_cl
-        return task.base + (wmd_exact(w, d_cl, d_pr) if np.any(w) else 0.0), n, n
-    negative = bool(np.any(w < 0))
-    if negative:  # similarity lower bounds matter only for negative weights
+        d_pr = np.array([engine.distance(task.pr, int(c)) for c in task.cands])
+        return model.final(task.data, rows, d_cl, d_pr), n, n
+    if model.needs_lower:
         s_cl_lo = inverse_distance(engine.upper_bounds(task.cl, task.cands))
         s_pr_lo = inverse_distance(engine.upper_bounds(task.pr, task.cands))
     else:
         s_cl_lo, s_pr_lo = np.zeros(n), np.zeros(n)
     s_cl_hi = inverse_distance(engine.full_relaxed_bounds(task.cl, task.cands, view=view))
     s_pr_hi = inverse_distance(engine.relaxed_bounds(task.pr, task.cands, view=view))  # long premise: cheap half
-    ub = task.base + wmd_upper(w, s_cl_lo, s_cl_hi, s_pr_lo, s_pr_hi)
+    ub = model.upper(task.data, rows, s_cl_lo, s_cl_hi, s_pr_lo, s_pr_hi)
     score = ub.copy()
     solved_cl = solved_pr = 0
 
-    def solve(j: int, thr: float) -> bool:
-        """Tighten candidate j; True if it ended exact (score[j] exact), False if pruned below thr."""
+    def solve(js: np.ndarray, thr: float) -> np.ndarray:
+        """Tighten candidates js; return those that ended exact (score exact), the others are pruned below thr
+        and keep their last bound."""
         nonlocal solved_cl, solved_pr
-        c = int(task.cands[j])
-        lb_pr, m_pr = engine.pair_bound(task.pr, c)  # full RWMD from the cost matrix the solver needs anyway
-        s_pr_hi_j = float(inverse_distance(lb_pr))
-        s_pr_lo_j = float(inverse_distance(engine.pair_upper(task.pr, c, m_pr))) if negative else 0.0
-        s_pr_lo_j = max(s_pr_lo_j, float(s_pr_lo[j]))
-        bound = task.base[j] + wmd_upper(w, s_cl_lo[j], s_cl_hi[j], s_pr_lo_j, s_pr_hi_j)
-        if bound < thr:
-            score[j] = bound
-            return False
-        d_cl = engine.distance(task.cl, c)
-        solved_cl += 1
-        s_cl = float(inverse_distance(d_cl))
-        bound = task.base[j] + wmd_upper(w, s_cl, s_cl, s_pr_lo_j, s_pr_hi_j)
-        if bound < thr:
-            score[j] = bound
-            return False
-        d_pr = engine.solve(task.pr, c, m_pr) if m_pr is not None else float("inf")
-        solved_pr += 1
-        score[j] = task.base[j] + wmd_exact(w, np.array([d_cl]), np.array([d_pr]))[0]
-        return True
+        cs = [int(task.cands[j]) for j in js]
+        pr_hi, pr_lo, mats = np.empty(len(js)), np.empty(len(js)), []
+        for k, (j, c) in enumerate(zip(js, cs, strict=True)):
+            lb_pr, m_pr = engine.pair_bound(task.pr, c)  # full RWMD from the cost matrix the solver needs anyway
+            pr_hi[k] = float(inverse_distance(lb_pr))
+            lo_k = float(inverse_distance(engine.pair_upper(task.pr, c, m_pr))) if model.needs_lower else 0.0
+            pr_lo[k] = max(lo_k, float(s_pr_lo[j]))
+            mats.append(m_pr)
+        bound = model.upper(task.data, js, s_cl_lo[js], s_cl_hi[js], pr_lo, pr_hi)
+        keep = bound >= thr
+        score[js[~keep]] = bound[~keep]
+        js, cs, pr_lo, pr_hi = js[keep], [c for c, k in zip(cs, keep, strict=True) if k], pr_lo[keep], pr_hi[keep]
+        mats = [m for m, k in zip(mats, keep, strict=True) if k]
+        d_cl = np.array([engine.distance(task.cl, c) for c in cs], dtype=np.float64)
+        solved_cl += len(js)
+        s_cl = inverse_distance(d_cl)
+        bound = model.upper(task.data, js, s_cl, s_cl, pr_lo, pr_hi)
+        keep = bound >= thr
+        score[js[~keep]] = bound[~keep]
+        js, d_cl = js[keep], d_cl[keep]
+        d_pr = np.array([engine.solve(task.pr, c, m) if m is not None else float("inf")
+                         for c, m, k in zip(cs, mats, keep, strict=True) if k], dtype=np.float64)
+        solved_pr += len(js)
+        if len(js):
+            score[js] = model.exact(task.data, js, d_cl, d_pr)
+            done.append((js, d_cl, d_pr))
+        return js
 
+    done: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     exact: list[float] = []
     thr = -np.inf
     if task.gold >= 0:
-        solve(task.gold, -np.inf)
+        solve(np.array([task.gold]), -np.inf)
         exact.append(score[task.gold])
         thr = score[task.gold]
-    for j in np.argsort(-ub, kind="stable"):
-        if j == task.gold:
-            continue
-        if ub[j] < thr:
+    order = np.argsort(-ub, kind="stable")
+    order = order[order != task.gold]
+    step = max(1, int(model.batch))
+    for start in range(0, len(order), step):
+        js = order[start:start + step]
+        js = js[ub[js] >= thr]  # decreasing: what is cut here ends the search
+        if not len(js):
             break
-        if solve(int(j), thr):
-            exact.append(score[j])
-            if mode == "top" or task.gold < 0:
-                k = 1 if task.gold >= 0 else top_k
-                if len(exact) >= k:
-                    thr = max(thr, float(np.sort(exact)[-k]))
+        solved = solve(js, thr)
+        exact.extend(score[solved].tolist())
+        if len(solved) and (mode == "top" or task.gold < 0):
+            k = 1 if task.gold >= 0 else top_k
+            if len(exact) >= k:
+                thr = max(thr, float(np.sort(exact)[-k]))
+    if done:
+        js, d_cl, d_pr = (np.concatenate(part) for part in zip(*done, strict=True))
+        score[js] = model.final(task.data, js, d_cl, d_pr)
     return score, solved_cl, solved_pr
+
+
+def pruned_scores(space: FeatureSpace, model: PoolScore, data: dict[str, Any],
+                  gold: dict[str, str | None] | None = None, mode: str = "rank", top_k: int = 10,
+                  description: str | None = "ranking") -> tuple[dict[str, np.ndarray], PruneStats]:
+    """The exact search for any `PoolScore`: scores of every pool, solving only the WMDs that matter.
+
+    `data[point id]` is the score's per-point part. Points are grouped into (pool union, points) blocks
+    (`pool_blocks`); each block is one unit of work on the space's engine (`space.executor`), split further so
+    that every worker has several blocks.
+    """
+    if mode not in MODES:
+        raise ValueError(f"unknown pruning mode '{mode}': choose one of {', '.join(MODES)}")
+    stats = PruneStats(pairs=sum(len(space.pools[p.id]) for p in space.points))
+    cl_ids, pr_ids, u_ids = space.text_ids
+    tasks = []
+    for i, p in enumerate(space.points):
+        cols = space.index.columns[p.id]
+        g = (gold or {}).get(p.id)
+        pos = [c.id for c in space.pools[p.id]].index(g) if g is not None and mode != "none" else -1
+        tasks.append(_Task(cl=int(cl_ids[i]), pr=int(pr_ids[i]), cands=u_ids[cols], data=data[p.id], gold=pos))
+    items = []
+    per_worker = 4 * space.executor.workers
+    for union, members in pool_blocks([t.cands for t in tasks]):
+        size = len(members) if space.executor.workers <= 1 else max(1, -(-len(tasks) // per_worker))
+        items += [(union, [tasks[k] for k in members[a:a + size]]) for a in range(0, len(members), size)]
+    done = space.executor.map(_rank_block, items, (space.engine, model, mode, top_k), description=description,
+                              block=1)
+    results = [r for part in done for r in part]  # blocks keep the points' order
+    out = {}
+    for p, (score, s_cl, s_pr) in zip(space.points, results, strict=True):
+        out[p.id] = score
+        stats.solved_cl += s_cl
+        stats.solved_pr += s_pr
+    return out, stats
 
 
 def linear_scores(space: FeatureSpace, weights: np.ndarray, gold: dict[str, str | None] | None = None,
                   mode: str = "rank", top_k: int = 10,
                   description: str | None = "ranking") -> tuple[dict[str, np.ndarray], PruneStats]:
-    """Scores w . x (x = the first len(weights) features) for every pool, solving only the WMDs that matter.
-
-    Points are grouped into (pool union, points) blocks (`pool_blocks`); each block is one unit of work on the
-    space's engine (`space.executor`), split further so that every worker has several blocks.
-    """
+    """Scores w . x (x = the first len(weights) features) for every pool, solving only the WMDs that matter."""
     if mode not in MODES:
         raise ValueError(f"unknown pruning mode '{mode}': choose one of {', '.join(MODES)}")
     weights = np.asarray(weights, dtype=np.float64)
@@ -158,27 +255,7 @@ def linear_scores(space: FeatureSpace, weights: np.ndarray, gold: dict[str, str 
         for pid, (cl, pr) in space.pooled_metric(metric).items():
             base[pid] += (aggregate(cl, pr) * wk).sum(axis=-1)
     w_wmd = w[4:8] if n_metrics >= 2 else np.zeros(4)
-    stats = PruneStats(pairs=sum(len(v) for v in base.values()))
     if not np.any(w_wmd):
-        return base, stats
-    cl_ids, pr_ids, u_ids = space.text_ids
-    tasks = []
-    for i, p in enumerate(space.points):
-        cols = space.index.columns[p.id]
-        g = (gold or {}).get(p.id)
-        pos = [c.id for c in space.pools[p.id]].index(g) if g is not None and mode != "none" else -1
-        tasks.append(_Task(cl=int(cl_ids[i]), pr=int(pr_ids[i]), cands=u_ids[cols], base=base[p.id], gold=pos))
-    items = []
-    per_worker = 4 * space.executor.workers
-    for union, members in pool_blocks([t.cands for t in tasks]):
-        size = len(members) if space.executor.workers <= 1 else max(1, -(-len(tasks) // per_worker))
-        items += [(union, [tasks[k] for k in members[a:a + size]]) for a in range(0, len(members), size)]
-    done = space.executor.map(_rank_block, items, (space.engine, w_wmd, mode, top_k), description=description,
-                              block=1)
-    results = [r for part in done for r in part]  # blocks keep the points' order
-    out = {}
-    for p, (score, s_cl, s_pr) in zip(space.points, results, strict=True):
-        out[p.id] = score
-        stats.solved_cl += s_cl
-        stats.solved_pr += s_pr
-    return out, stats
+        return base, PruneStats(pairs=sum(len(v) for v in base.values()))
+    return pruned_scores(space, LinearScore(w_wmd), base, gold=gold, mode=mode, top_k=top_k,
+                         description=description)

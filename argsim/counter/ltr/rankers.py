@@ -1,7 +1,9 @@
 """The LTR rankers (section 3.2, appendix B.1): `argsim rank counterargs --method logreg-part|xgboost-full|...`.
 
 Logistic regression is linear in the features after an affine scaler, so it ranks with the same exact
-bound-and-prune search as Simple-SD (`argsim.counter.lexical.prune`); XGBoost needs every feature of every pair.
+bound-and-prune search as Simple-SD (`argsim.counter.lexical.prune`); XGBoost with the same search over box
+bounds of its trees (`argsim.counter.ltr.cascade`). `prune=none` scores every pair exactly (for XGBoost through
+the on-disk feature cache, `argsim.counter.lexical.feature_cache`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from pathlib import Path
 from argsim.counter.core.registry import ScoreDict, register_ranker
 from argsim.counter.lexical.feature_cache import pool_features
 from argsim.counter.lexical.features import FeatureConfig, FeatureSpace
-from argsim.counter.lexical.prune import linear_scores
+from argsim.counter.lexical.prune import MODES, linear_scores
+from argsim.counter.ltr.cascade import tree_scores
 from argsim.counter.ltr.model import LTR_METHODS, LTRModel
 from argsim.counter.ltr.training import MODELS_DIR
 from argsim.engine.base import Engine, LocalEngine
@@ -34,6 +37,8 @@ def _model_folder(method: str, setting: str | None, model: str | None) -> Path:
 def _ltr_ranker(method: str):  # noqa: ANN202
     def rank(points, pools, model: str | None = None, setting: str | None = None, prune: str = "top",  # noqa: ANN001, ANN202
              gold: dict | None = None, top_k: int = 10, engine: Engine | None = None, **_):
+        if prune not in MODES:
+            raise ArgsimError(f"{method}: unknown prune mode '{prune}': choose one of {', '.join(MODES)}")
         ltr, meta = LTRModel.load(_model_folder(method, setting, model))
         # models saved before the stop-word option kept every token
         config = FeatureConfig.from_dict({"stopwords": "none"} | (meta.get("features_config") or {}))
@@ -43,13 +48,18 @@ def _ltr_ranker(method: str):  # noqa: ANN202
                                           mode={"rank": "rank", "none": "none"}.get(prune, "top"), top_k=top_k,
                                           description=method)
             return ScoreDict(scores, exact_rank=prune in ("rank", "none"), stats=stats.__dict__)
-        feats = pool_features(points, pools, config, ltr.n_features, engine=engine)
-        return {p.id: ltr.decision_function(feats[p.id]) for p in points}
+        if prune == "none":
+            feats = pool_features(points, pools, config, ltr.n_features, engine=engine)
+            return ScoreDict({p.id: ltr.decision_function(feats[p.id]) for p in points}, exact_rank=True)
+        space = FeatureSpace(points, pools, config, executor=engine or LocalEngine())
+        scores, stats = tree_scores(space, ltr, gold=gold if prune == "rank" else None,
+                                    mode="rank" if prune == "rank" else "top", top_k=top_k, description=method)
+        return ScoreDict(scores, exact_rank=prune == "rank", stats=stats.__dict__)
 
     return rank
 
 
 for _m in LTR_METHODS:
     register_ranker(_m, help=f"{_m.replace('-', ' on ')} features (trained by `argsim train ltr`; opt "
-                             "model=<folder>, prune=top|rank|none for logreg)")(_ltr_ranker(_m))
+                             "model=<folder>, prune=top|rank|none)")(_ltr_ranker(_m))
 

@@ -19,9 +19,11 @@ import torch
 from torch import nn
 
 from argsim.backend.encoder import Encoder
+from argsim.config import RunConfig
 from argsim.counter.neural.config import NeuralConfig
 from argsim.counter.neural.heads import ClassificationHead, RetrievalHead, cls_probability
 from argsim.counter.neural.towers import TowerEncoder, TransformerTower, frozen_encoder
+from argsim.engine import Engine
 
 
 class CounterModel(nn.Module):
@@ -76,16 +78,24 @@ class CounterModel(nn.Module):
             raise RuntimeError("base() needs a trainable tower; a frozen model uses embed_texts()")
         return tower(texts)
 
-    def embed_texts(self, texts: list[str], side: str = "candidate", batch_size: int = 32) -> np.ndarray:
+    def embed_texts(self, texts: list[str], side: str = "candidate", batch_size: int = 32,
+                    engine: Engine | None = None, config: RunConfig | None = None) -> np.ndarray:
         """Base embeddings of texts (no gradients): a frozen encoder's and a saved fine-tuned tower's through the
-        backend (disk-cached); a tower being trained encodes directly (its weights change every step)."""
+        backend (disk-cached; `config`: the run's cache folder, --no-cache, --quiet) and `argsim.engine.encode`
+        on `engine` (None: this process; a fine-tuned tower cannot be rebuilt on Ray workers and is encoded
+        here); a tower being trained encodes directly (its weights change every step)."""
+        from argsim.engine import encode
+
         tower = self.point_tower if side == "point" else self.cand_tower
         if tower is not None and self.folder is not None and not self.training:
-            return self.tower_encoder(side).encode(list(texts))
+            enc = self.tower_encoder(side)
+            if config is not None:
+                enc.configure(config.resolved_cache_dir(), config.use_cache, config.quiet)
+            return encode(engine, enc, list(texts))
         if tower is not None:
             return tower.encode(list(texts), batch_size=batch_size)
-        enc = frozen_encoder(self.config.base_model, self.config.pooling, self.config.max_seq_length)
-        return enc.encode(list(texts))
+        enc = frozen_encoder(self.config.base_model, self.config.pooling, self.config.max_seq_length, config)
+        return encode(engine, enc, list(texts))
 
     def tower_encoder(self, side: str = "candidate") -> Encoder:
         """The backend encoder (batched, disk-cached) of a saved model's fine-tuned tower on `side`."""

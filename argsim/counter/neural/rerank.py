@@ -6,10 +6,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from argsim.config import RunConfig
 from argsim.counter.core.evaluation import rerank_order
 from argsim.counter.neural.heads import cls_probability
 from argsim.counter.neural.index import build_index, search_excluding
 from argsim.counter.neural.model import CounterModel
+from argsim.engine import Engine
 from argsim.vectors import l2_normalize
 
 
@@ -49,14 +51,21 @@ class RetrieveRerank:
 
     `rank(query_base, k)` returns the top-k candidate ids by the retrieval head, reranked by the classification
     head on the cached base embeddings; ids in a query's `exclude` set (the query itself) are never returned.
+
+    `engine` (None: this process): where the candidate and query texts are embedded (`argsim.engine.encode`:
+    with Ray, what the cache lacks runs on the actor pool). The search and the rerank stay in this process on
+    every engine: faiss already searches a block of queries on all cores (OpenMP), the rerank of a query is a
+    few numpy operations (`NumpyHeads`), and a Ray task would first have to receive the whole index (1.5 GB at
+    1M x 384 flat) and the base embeddings; per-query work that small does not pay for that transfer.
     """
 
     def __init__(self, model: CounterModel, texts: Sequence[str] | None = None, base: np.ndarray | None = None,
-                 index_kind: str = "flat") -> None:
+                 index_kind: str = "flat", engine: Engine | None = None, config: RunConfig | None = None) -> None:
+        self.engine, self.config = engine, config
         if base is None:
             if texts is None:
                 raise ValueError("give the candidate texts or their base embeddings")
-            base = model.embed_texts(list(texts), side="candidate")
+            base = model.embed_texts(list(texts), side="candidate", engine=engine, config=config)
         self.model, self.texts = model, list(texts) if texts is not None else None
         self.base = np.ascontiguousarray(base, dtype=np.float32)
         self.retrieval = model.retrieval_numpy(self.base, "candidate")
@@ -96,6 +105,6 @@ class RetrieveRerank:
     def rank_texts(self, queries: Sequence[str], k: int, exclude_self: bool = True,
                    rerank: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """Embed query texts and rank; a candidate with exactly the query's text is never returned."""
-        base = self.model.embed_texts(list(queries), side="point")
+        base = self.model.embed_texts(list(queries), side="point", engine=self.engine, config=self.config)
         exclude = [self.ids_of_text(q) for q in queries] if exclude_self else None
         return self.rank(base, k, exclude, rerank=rerank)

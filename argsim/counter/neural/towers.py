@@ -13,6 +13,7 @@ from argsim.backend import get_encoder, load_transformer
 from argsim.backend.encoder import Encoder
 from argsim.backend.fingerprint import fingerprint
 from argsim.backend.models import pool
+from argsim.config import RunConfig
 
 
 def backend_pooling(pooling: str) -> str | None:
@@ -20,9 +21,11 @@ def backend_pooling(pooling: str) -> str | None:
     return None if pooling == "mean-norm" else pooling
 
 
-def frozen_encoder(base_model: str, pooling: str, max_seq_length: int | None = None) -> Encoder:
-    """The backend encoder that gives the base embeddings of a frozen tower (disk-cached)."""
-    return get_encoder(base_model, pooling=backend_pooling(pooling), max_seq_length=max_seq_length)
+def frozen_encoder(base_model: str, pooling: str, max_seq_length: int | None = None,
+                   config: RunConfig | None = None) -> Encoder:
+    """The backend encoder that gives the base embeddings of a frozen tower (disk-cached; `config`: the run's
+    options, None: the defaults)."""
+    return get_encoder(base_model, pooling=backend_pooling(pooling), max_seq_length=max_seq_length, config=config)
 
 
 class TransformerTower(nn.Module):

@@ -1,0 +1,117 @@
+"""Exact XGBoost ranking over full pools without solving every WMD (section 3.2 / appendix B.1 models, unchanged).
+
+The XGBoost LTR score of a pair is the positive-class probability p = sigmoid(m(z)) of the margin of its trees
+(`argsim.counter.ltr.tree_bounds`) at z = StandardScaler(x), x = the pair's features (Table 1). Every feature
+except the WMD block x5..x8 is cheap and computed exactly for the whole pool. The WMD block is
+agg(s_cl, s_pr) with s = 1 / (1 + WMD); min, max, product and sum are non-decreasing in both arguments, so bounds
+s in [s_lo, s_hi] on the two similarities (from the WMD bounds the linear search already computes,
+`argsim.counter.lexical.prune`) give the box agg(s_cl_lo, s_pr_lo) <= x5..8 <= agg(s_cl_hi, s_pr_hi); the
+scaler is increasing, so the box maps to a box of z, and `margin_upper_bound` bounds m over it (exact per tree).
+The search is prune.py's, with this score as its `PoolScore`: candidates visited by decreasing bound, tightened
+(the pair's full premise RWMD and independent-plan cost, then the exact conclusion WMD) and solved in batches of
+`TreeScore.batch`, stopped when the next bound is below the threshold; modes rank / top / none as there
+(`--opt prune=...`), exact scores of solved candidates from the model itself (the same numbers as scoring every
+pair), the others keep their bound.
+
+Readings and choices:
+- The trees are not monotone in the WMD features (no monotone constraints: the trained models are used as they
+  are), so both similarity bounds matter: lower bounds always come from upper bounds on the WMD (centroid bound
+  for the pool, the independent transport plan per pair, as for negative linear weights).
+- Bounds in margin space are turned into bounds of the ranking score (XGBoost's float32 probability): the margin
+  bound plus `rounding_slack` (XGBoost sums its leaves in float32), through the float64 sigmoid, times
+  (1 + 1e-6) against the float32 sigmoid's rounding; the threshold comparisons are then safe.
+- Only `binary:logistic` / `reg:logistic` models (what `argsim train ltr` fits) are accepted.
+- Batches of 16: one bound evaluation costs about as much for 16 candidates as for one, and a threshold that moves
+  after every candidate saves little once a few exact scores are known.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from argsim.counter.lexical.features import METRICS, FeatureSpace, aggregate, inverse_distance
+from argsim.counter.lexical.prune import PoolScore, PruneStats, pruned_scores
+from argsim.counter.ltr.model import LTRModel
+from argsim.counter.ltr.tree_bounds import TreeEnsemble, margin_upper_bound, margins, parse_xgboost
+
+WMD_BLOCK = slice(4, 8)  # x5..x8
+LOGISTIC = ("binary:logistic", "reg:logistic")
+
+
+@dataclass
+class TreeScore(PoolScore):
+    """An XGBoost `LTRModel`'s ranking score with the WMD block bounded; `data` = the point's (pool, n_features)
+    feature matrix with every non-WMD feature exact (the WMD block is filled in here)."""
+
+    ltr: LTRModel
+    batch: int = 16
+    trees: TreeEnsemble = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.ltr.model != "xgboost":
+            raise ValueError("TreeScore needs an XGBoost model")
+        self.needs_lower = True
+        scaler, clf = self.ltr.pipeline[0], self.ltr.pipeline[-1]
+        self.mean, self.scale = np.asarray(scaler.mean_, np.float64), np.asarray(scaler.scale_, np.float64)
+        self.trees = parse_xgboost(clf.get_booster())
+        if self.trees.objective not in LOGISTIC:
+            raise ValueError(f"unsupported XGBoost objective {self.trees.objective}: only {', '.join(LOGISTIC)}")
+        self.slack = self.trees.rounding_slack()
+        self.trees.masks(+1.0).prepare(interval=range(WMD_BLOCK.start, WMD_BLOCK.stop))  # shipped built
+
+    def _inputs(self, x: np.ndarray) -> np.ndarray:
+        """What XGBoost sees: StandardScaler's (x - mean) / scale in float64, stored as float32 by the DMatrix."""
+        return ((x - self.mean) / self.scale).astype(np.float32)
+
+    def margin_upper(self, x_lo: np.ndarray, x_hi: np.ndarray) -> np.ndarray:
+        """Upper bound of XGBoost's float32 margin over the feature box [x_lo, x_hi] (raw features)."""
+        return margin_upper_bound(self.trees, self._inputs(x_lo), self._inputs(x_hi)) + self.slack
+
+    def upper(self, data: np.ndarray, rows: np.ndarray, s_cl_lo: np.ndarray, s_cl_hi: np.ndarray,
+              s_pr_lo: np.ndarray, s_pr_hi: np.ndarray) -> np.ndarray:
+        lo, hi = data[rows], data[rows].copy()
+        lo[:, WMD_BLOCK] = aggregate(s_cl_lo, s_pr_lo)
+        hi[:, WMD_BLOCK] = aggregate(s_cl_hi, s_pr_hi)
+        with np.errstate(over="ignore"):
+            return 1.0 / (1.0 + np.exp(-self.margin_upper(lo, hi))) * (1 + 1e-6)
+
+    def _filled(self, data: np.ndarray, rows: np.ndarray, d_cl: np.ndarray, d_pr: np.ndarray) -> np.ndarray:
+        x = data[rows]  # a copy
+        x[:, WMD_BLOCK] = aggregate(inverse_distance(d_cl), inverse_distance(d_pr))
+        return x
+
+    def exact(self, data: np.ndarray, rows: np.ndarray, d_cl: np.ndarray, d_pr: np.ndarray) -> np.ndarray:
+        """A lower bound of XGBoost's score from the trees' own exact margin (one XGBoost call costs ~30 ms, so it
+        is made once per point, in `final`)."""
+        z = self._inputs(self._filled(data, rows, d_cl, d_pr))
+        return 1.0 / (1.0 + np.exp(-(margins(self.trees, z) - self.slack))) * (1 - 1e-6)
+
+    def final(self, data: np.ndarray, rows: np.ndarray, d_cl: np.ndarray, d_pr: np.ndarray) -> np.ndarray:
+        return self.ltr.decision_function(self._filled(data, rows, d_cl, d_pr))
+
+
+def cheap_features(space: FeatureSpace, n_features: int) -> dict[str, np.ndarray]:
+    """Point id -> (pool, n_features) features with every metric but WMD exact and the WMD block 0."""
+    out = {p.id: np.zeros((len(space.pools[p.id]), n_features)) for p in space.points}
+    for k, metric in enumerate(METRICS[: (n_features + 3) // 4]):
+        if metric == "wmd":
+            continue
+        for pid, (cl, pr) in space.pooled_metric(metric).items():
+            block = aggregate(cl, pr)
+            out[pid][:, 4 * k: min(4 * k + 4, n_features)] = block[:, : min(4, n_features - 4 * k)]
+    return out
+
+
+def tree_scores(space: FeatureSpace, ltr: LTRModel, gold: dict[str, str | None] | None = None,
+                mode: str = "top", top_k: int = 10, description: str | None = "ranking"
+                ) -> tuple[dict[str, np.ndarray], PruneStats]:
+    """XGBoost ranking scores of every pool by the bound-and-prune search (see the module docstring)."""
+    model = TreeScore(ltr)
+    data = cheap_features(space, ltr.n_features)
+    if ltr.n_features <= WMD_BLOCK.start or not np.isin(model.trees.feature[model.trees.left >= 0],
+                                                         np.arange(WMD_BLOCK.start, WMD_BLOCK.stop)).any():
+        return {pid: ltr.decision_function(x) for pid, x in data.items()}, \
+            PruneStats(pairs=sum(len(x) for x in data.values()))
+    return pruned_scores(space, model, data, gold=gold, mode=mode, top_k=top_k, description=description)

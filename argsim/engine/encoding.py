@@ -1,0 +1,84 @@
+"""One engine-aware embedding call: `encode(engine, encoder, texts)`, the same vectors on every engine.
+
+- `local` (or no engine): the backend `Encoder.encode` itself (de-duplication, length-sorted batches, the disk
+  cache, resumable), unchanged.
+- `ray`: the texts NOT already in the encoder's cache are embedded on the engine's Ray Data actor pool
+  (`embedding.embed_texts_ray`: `EmbedActor`, one model per actor, the path `argsim embed --engine ray` takes);
+  each finished block is merged into the encoder's own disk cache as it arrives (an interrupted run keeps its
+  finished blocks), then the vectors are read back from the cache in input order. A second run, on either
+  engine, encodes nothing. With `--no-cache` the blocks are kept in memory instead.
+
+Equality with `local`: the missing texts are sent length-sorted in blocks of the local encoder's chunk size
+(`batch_size * chunk_batches`), so every actor runs the same batches as the local encoder would; the vectors
+agree to float tolerance (an actor runs torch with one thread, so sums may round differently).
+Workers rebuild the encoder from its `recipe` (`get_encoder` arguments); the model identity they report must
+equal the local one, otherwise nothing is stored. An encoder without a recipe (one wrapping weights held in
+memory, e.g. a fine-tuned counter-argument tower) cannot be rebuilt on a worker: it is encoded locally, with a
+one-line warning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from argsim.backend.cache import text_key
+from argsim.backend.encoder import Encoder
+from argsim.engine.base import Engine
+from argsim.errors import ArgsimError, InputError, warn
+from argsim.vectors import l2_normalize
+
+
+def worker_spec(encoder: Encoder):  # noqa: ANN201 (argsim.engine.embedding.EmbedSpec | None)
+    """The `EmbedSpec` an actor rebuilds `encoder` from (raw vectors, as the cache stores them), or None."""
+    from argsim.engine.embedding import EmbedSpec
+
+    recipe = encoder.recipe
+    if recipe is None:
+        return None
+    return EmbedSpec(column="text", model=recipe["name"], pooling=recipe["pooling"],
+                     max_seq_length=recipe["max_seq_length"], batch_size=recipe["batch_size"], normalize=False)
+
+
+def missing_texts(encoder: Encoder, texts: Sequence[str]) -> list[str]:
+    """The distinct texts of `texts` that the encoder's cache does not hold, in first-seen order."""
+    unique = list(dict.fromkeys(texts))
+    if not encoder.use_cache or not unique:
+        return unique
+    found = encoder.cache().get_many(unique)
+    return [t for t in unique if t not in found]
+
+
+def encode(engine: Engine | None, encoder: Encoder, texts: Sequence[str], normalize: bool = False) -> np.ndarray:
+    """`encoder.encode(texts)` on `engine` (see the module docstring): float32 (len(texts), dim), input order."""
+    texts = [texts] if isinstance(texts, str) else list(texts)
+    if engine is None or engine.name == "local" or not texts:
+        return encoder.encode(texts, normalize=normalize)
+    for i, t in enumerate(texts):
+        if not isinstance(t, str):
+            raise InputError(None, f"text {i} is {type(t).__name__}, not a string")
+    missing = missing_texts(encoder, texts)
+    spec = worker_spec(encoder) if missing else None
+    if missing and spec is None:
+        warn(f"{encoder.name}: this encoder cannot be rebuilt on engine workers; {len(missing):,} text(s) are "
+             "encoded in this process")
+        return encoder.encode(texts, normalize=normalize)
+    computed: dict[bytes, np.ndarray] = {}
+    if missing:
+        from argsim.engine import embedding
+
+        chunk = encoder.batch_size * max(1, encoder.chunk_batches)
+        ordered = sorted(missing, key=len, reverse=True)  # longest first (stable), as Encoder._compute orders them
+        for keys, vectors, identity in embedding.embed_texts_ray(engine, spec, ordered, chunk, quiet=encoder.quiet):
+            if identity != encoder.identity:
+                raise ArgsimError(f"engine workers built model identity {identity}, this process {encoder.identity}"
+                                  " (another model or library version on the workers); their vectors were not stored")
+            if encoder.use_cache:
+                encoder.cache().put_keys(keys, vectors)
+            else:
+                computed.update(zip(keys, vectors, strict=True))
+    if encoder.use_cache:
+        return encoder.encode(texts, normalize=normalize, show_progress=False)  # every text is cached now
+    out = np.stack([computed[text_key(t)] for t in texts]).astype(np.float32, copy=False)
+    return l2_normalize(out) if normalize else out
