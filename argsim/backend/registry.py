@@ -310,7 +310,7 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
             except (OSError, ValueError, KeyError) as exc:
                 raise ModelError(f"cannot load model '{name}': {exc}") from None
         enc.recipe = {"name": _portable_name(name), "pooling": pooling, "max_seq_length": max_seq_length,
-                      "batch_size": batch_size}
+                      "batch_size": batch_size, "precision": prec}
         _LOADED[key] = enc.configure(*run)
     return _LOADED[key]
 

@@ -52,6 +52,7 @@ class EmbedSpec:
     batch_size: int = 64
     normalize: bool = False
     device: str = "cpu"
+    precision: str = "auto"  # --precision, resolved by each worker for its device (its identity then says so)
 
 
 def is_shard_folder(out: Path) -> bool:
@@ -170,7 +171,7 @@ class EmbedActor:
 
             torch.set_num_threads(1)  # one actor per CPU
         self.encoder = get_encoder(spec.model, pooling=spec.pooling, max_seq_length=spec.max_seq_length,
-                                   batch_size=spec.batch_size, device=spec.device,
+                                   batch_size=spec.batch_size, device=spec.device, precision=spec.precision,
                                    config=RunConfig(use_cache=False, quiet=True))
 
     def __call__(self, batch):  # noqa: ANN001, ANN204 (pyarrow.Table -> pyarrow.Table)

@@ -11,8 +11,9 @@
 Equality with `local`: the missing texts are sent length-sorted in blocks of the local encoder's chunk size
 (`batch_size * chunk_batches`), so every actor runs the same batches as the local encoder would; the vectors
 agree to float tolerance (an actor runs torch with one thread, so sums may round differently).
-Workers rebuild the encoder from its `recipe` (`get_encoder` arguments); the model identity they report must
-equal the local one, otherwise nothing is stored. An encoder without a recipe (one wrapping weights held in
+Workers rebuild the encoder from its `recipe` (`get_encoder` arguments, precision included); the model identity
+they report (`Encoder.cache_key`: with the precision when not fp32) must equal the local one, otherwise nothing is
+stored. An encoder without a recipe (one wrapping weights held in
 memory, e.g. a fine-tuned counter-argument tower) cannot be rebuilt on a worker: it is encoded locally, with a
 one-line warning.
 """
@@ -38,7 +39,8 @@ def worker_spec(encoder: Encoder):  # noqa: ANN201 (argsim.engine.embedding.Embe
     if recipe is None:
         return None
     return EmbedSpec(column="text", model=recipe["name"], pooling=recipe["pooling"],
-                     max_seq_length=recipe["max_seq_length"], batch_size=recipe["batch_size"], normalize=False)
+                     max_seq_length=recipe["max_seq_length"], batch_size=recipe["batch_size"], normalize=False,
+                     precision=recipe.get("precision", "auto"))
 
 
 def missing_texts(encoder: Encoder, texts: Sequence[str]) -> list[str]:
@@ -71,8 +73,8 @@ def encode(engine: Engine | None, encoder: Encoder, texts: Sequence[str], normal
         chunk = encoder.batch_size * max(1, encoder.chunk_batches)
         ordered = sorted(missing, key=len, reverse=True)  # longest first (stable), as Encoder._compute orders them
         for keys, vectors, identity in embedding.embed_texts_ray(engine, spec, ordered, chunk, quiet=encoder.quiet):
-            if identity != encoder.identity:
-                raise ArgsimError(f"engine workers built model identity {identity}, this process {encoder.identity}"
+            if identity != encoder.cache_key:  # model identity, and precision when not fp32
+                raise ArgsimError(f"engine workers built model identity {identity}, this process {encoder.cache_key}"
                                   " (another model or library version on the workers); their vectors were not stored")
             if encoder.use_cache:
                 encoder.cache().put_keys(keys, vectors)

@@ -95,7 +95,7 @@ def _embed_shards(input: Path, out: Path, config, **options) -> None:  # noqa: A
 
     if not _is_folder(out):
         raise ArgsimError(f"{out}: --engine ray writes sharded Parquet; give --out a new folder (no suffix)")
-    spec = EmbedSpec(**options)
+    spec = EmbedSpec(**options, precision=config.precision)
     check_input(input, spec)
     start = time.perf_counter()
     if config.engine == "ray":
