@@ -367,7 +367,7 @@ def test_tiny_cross_encoder_training_learns_and_reloads(data_dir, tmp_path) -> N
     from argsim.counter.neural.data import counterargs_data
     from argsim.data.counterargs import load_counterargs
 
-    data = counterargs_data(load_counterargs(data_dir), limit=200, val_limit=60)
+    data = counterargs_data(load_counterargs(data_dir), limit=128, val_limit=60)
     t = data.texts
     questions = validation_choices([(t[p], t[c]) for p, c in data.val_pairs], [t[i] for i in data.val_collection],
                                    points=60, negatives=4)

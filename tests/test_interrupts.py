@@ -55,8 +55,12 @@ def test_sigint_keeps_finished_settings_and_resume_continues(tmp_path, monkeypat
             "--out", str(out)]
     code = SLOW_RANKER + "from argsim.cli.app import main\nsys.argv = ['argsim', *sys.argv[1:]]\nmain()\n"
     env = os.environ | {"ARGSIM_DATA": str(data), "PYTHONPATH": str(REPO)}
+    # the child gets Ctrl-C's default action, as from a shell: a local Ray started by an earlier test leaves
+    # SIGINT ignored in this process, and an ignored signal is inherited (Python then never raises
+    # KeyboardInterrupt)
     proc = subprocess.Popen([sys.executable, "-c", code, *args, "--opt", f"marker={marker}"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.time() + 120
     while not marker.exists() and proc.poll() is None and time.time() < deadline:
         time.sleep(0.1)
