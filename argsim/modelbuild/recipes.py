@@ -112,8 +112,9 @@ RECIPES: tuple[Recipe, ...] = (
            "models/minutes-sbert-full",
            "argsim train minutes-sbert --epochs 3 --lr 1e-3 --distance cosine --margin 0.5 --checkpoint-every 500 "
            "--out models/minutes-sbert-full",
-           cpu_minutes=45, gpu_minutes=5,
-           basis="estimated: 7,900 steps of 16; 1,125 steps took 2,128 s at load 15-26 (~0.3 s/step idle)",
+           cpu_minutes=9, gpu_minutes=2,
+           basis="measured step cost: 1,125 steps of 16 (6,000 triplets x 3 epochs) in 71.5 s on 2 cores "
+                 "(session 5); all 42,130 training triplets x 3 epochs = 7,900 steps",
            prepare=((f"argsim data triplets minutes --out {MINUTES_DATA}", f"{MINUTES_DATA}/train.jsonl"),),
            score=(f"argsim eval triplets {MINUTES_DATA}/test.jsonl -m models/minutes-sbert-full --task minutes",)),
 )
