@@ -24,7 +24,7 @@ demo: install
 	$(BIN)/argsim demo
 
 test: install
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest tests --durations=15
 
 lint: install
 	$(BIN)/ruff check argsim tests bench

@@ -370,7 +370,7 @@ def test_tiny_cross_encoder_training_learns_and_reloads(data_dir, tmp_path) -> N
     data = counterargs_data(load_counterargs(data_dir), limit=128, val_limit=60)
     t = data.texts
     questions = validation_choices([(t[p], t[c]) for p, c in data.val_pairs], [t[i] for i in data.val_collection],
-                                   points=60, negatives=4)
+                                   points=30, negatives=4)
     hist = train_cross_encoder("minilm", [(t[p], t[c]) for p, c in data.train_pairs],
                                [t[i] for i in data.train_collection], tmp_path / "ce", epochs=1, lr=1e-4,
                                batch_size=16, max_length=64, val_questions=questions, evals_per_epoch=1)

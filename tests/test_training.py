@@ -205,6 +205,10 @@ def test_sentence_transformer_trainer_device_seed_resume_and_records(devices_see
     assert config["device"] == "cpu" and config["precision"] == "fp32" and config["versions"]["torch"]
     card = (tmp_path / "a" / "README.md").read_text()
     assert card.startswith("---") and "argsim training run" in card and "sentence-transformers" in card
+    # the losses the trainer logged, at the steps it logged them, drawn as the learning curve beside the weights
+    assert len(config["loss_steps"]) == len(config["losses"]) > 0 and config["loss_steps"][-1] <= config["steps"]
+    assert config["loss_steps"] == sorted(config["loss_steps"])
+    assert (tmp_path / "a" / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_custom_loop_device_seed_resume_and_bf16(devices_seen, tiny_vectors, tmp_path):

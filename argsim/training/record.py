@@ -3,6 +3,9 @@
 train_config.json: the full command line, seed, git commit, argsim / Python / library versions, the device and
 precision actually used, processes, the options, budget and optimizer policy, hashes of the data splits, steps,
 why the run stopped, wall time and peak memory, and the metrics measured at the end.
+learning_curve.png: the training loss (and any evaluation logged during training) against steps
+(`argsim.training.curve`), unless the trainer keeps its own per-epoch validation history (history.json, the
+counter trainers), which it draws as that PNG itself.
 README.md: sentence-transformers' own model card for its models (written by `model.save`), with an argsim
 section appended; for the other models the same YAML front-matter keys (library_name, base_model, tags,
 pipeline_tag) and the same metrics table. Only rank 0 writes (the callers check `is_main`).
@@ -135,6 +138,10 @@ def write_records(out: str | Path, config: dict, pipeline_tag: str = "sentence-s
     else:
         text = front_matter(config, pipeline_tag) + f"# argsim {config['trainer']} model\n"
     write_text(card, text + _argsim_section(config))
+    from argsim.training.curve import CURVE, OWN_HISTORY, draw_learning_curve
+
+    if not (out / OWN_HISTORY).is_file():  # the counter trainers draw their validation curve from it themselves
+        draw_learning_curve(config, out / CURVE)
 
 
 def add_metrics(out: str | Path, metrics: dict) -> None:

@@ -102,4 +102,7 @@ def run_trainer(trainer, out: Path, budget: Budget) -> dict:  # noqa: ANN001
     trainer.train(resume_from_checkpoint=resume_from)
     return {"steps": trainer.state.global_step, "seconds": round(time.perf_counter() - began, 2),
             "stopped_by": callback.stopped_by, "resumed_from": resume_from,
-            "losses": [round(h["loss"], 5) for h in trainer.state.log_history if "loss" in h]}
+            "losses": [round(h["loss"], 5) for h in trainer.state.log_history if "loss" in h],
+            "loss_steps": [h["step"] for h in trainer.state.log_history if "loss" in h],
+            "evals": [{k: v for k, v in h.items() if k == "step" or (k.startswith("eval_") and k != "eval_loss")}
+                      for h in trainer.state.log_history if any(k.startswith("eval_") for k in h)]}

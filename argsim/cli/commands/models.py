@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import typer
@@ -87,3 +88,27 @@ def models_build(
     summaries = build(the_plan, root, log, options, quiet=run.quiet, echo=console.print)
     built = [s for s in summaries if s["status"] == "built"]
     console.print(f"models build: {len(built)} built, {len(summaries) - len(built)} already finished; log {log}")
+
+
+@models_app.command("curve")
+def models_curve(
+    folders: list[Path] = typer.Argument(..., help="Trained model folders (each with a train_config.json)."),
+) -> None:
+    """(Re)draw FOLDER/learning_curve.png from FOLDER/train_config.json: the training loss against steps and
+    any evaluation logged during training (a counter model: its validation accuracy per epoch, from
+    history.json). New training runs draw it themselves."""
+    from argsim.counter.neural.plot import learning_curves
+    from argsim.counter.neural.training import read_history
+    from argsim.errors import InputError
+    from argsim.training.curve import CURVE, OWN_HISTORY, redraw
+
+    missing = [f for f in folders if not (f / "train_config.json").is_file()]
+    if missing:
+        raise InputError(missing[0], "no train_config.json here (not a folder argsim trained)")
+    for folder in folders:
+        if (folder / OWN_HISTORY).is_file():
+            config = json.loads((folder / "train_config.json").read_text(encoding="utf-8"))
+            png = learning_curves({config.get("trainer", folder.name): read_history(folder)}, folder / CURVE)
+        else:
+            png = redraw(folder)
+        console.print(f"{folder}: " + (f"learning curve written to {png}" if png else "no loss was logged"))

@@ -1,0 +1,112 @@
+"""The learning curve of a training run, drawn from its `train_config.json` as `learning_curve.png` beside it.
+
+Left: the training loss against optimizer steps - the losses the run logged (`losses`, at `loss_steps` when the
+trainer recorded them, else spread evenly over the run's `steps`), with a moving average once there are more
+than 40 points. Right: the evaluations logged during training (`evals`: [{"step": N, "<metric>": value}], e.g. the
+sentence-transformers evaluator's `eval_*` rows), one line per metric; without any, the end-of-run `metrics`
+are listed instead. The title names the trainer, the steps, the wall time and why the run stopped, so a PNG
+read alone still says what it shows. matplotlib's Agg backend: no display needed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from argsim.io import atomic_path
+
+CURVE = "learning_curve.png"
+OWN_HISTORY = "history.json"  # trainers with a per-epoch validation history draw CURVE from it themselves
+
+
+def loss_points(config: dict) -> tuple[list[float], list[float]]:
+    """(steps, losses): the logged losses at the steps they were logged (evenly spread when not recorded)."""
+    losses = [float(v) for v in config.get("losses") or []]
+    steps = config.get("loss_steps")
+    if steps and len(steps) == len(losses):
+        return [float(s) for s in steps], losses
+    total = float(config.get("steps") or len(losses))
+    n = len(losses)
+    return [total * (i + 1) / n for i in range(n)], losses
+
+
+def moving_average(values: list[float], window: int) -> list[float]:
+    """Trailing mean over the last `window` values (shorter at the start)."""
+    out, acc = [], 0.0
+    for i, v in enumerate(values):
+        acc += v
+        if i >= window:
+            acc -= values[i - window]
+        out.append(acc / min(i + 1, window))
+    return out
+
+
+def eval_series(config: dict) -> dict[str, tuple[list[float], list[float]]]:
+    """metric -> (steps, values) from the run's `evals` rows (numbers only; runtimes left out)."""
+    series: dict[str, tuple[list[float], list[float]]] = {}
+    for row in config.get("evals") or []:
+        step = row.get("step")
+        if step is None:
+            continue
+        for key, value in row.items():
+            if key == "step" or not isinstance(value, (int, float)) or isinstance(value, bool):
+                continue
+            if key.endswith(("runtime", "per_second", "epoch")):
+                continue
+            xs, ys = series.setdefault(key, ([], []))
+            xs.append(float(step))
+            ys.append(float(value))
+    return series
+
+
+def _title(config: dict) -> str:
+    minutes = (config.get("seconds") or 0) / 60
+    stop = f", stopped by {config['stopped_by']}" if config.get("stopped_by") else ""
+    return f"{config.get('trainer', '?')}: {config.get('steps', '?')} steps, {minutes:.1f} min{stop}"
+
+
+def draw_learning_curve(config: dict, path: str | Path) -> Path | None:
+    """Write the PNG for one run's config; None (nothing written) when the run logged no loss."""
+    steps, losses = loss_points(config)
+    if not losses:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4))
+    ax.plot(steps, losses, color="0.7" if len(losses) > 40 else "C0", lw=0.8, label="logged loss")
+    if len(losses) > 40:
+        ax.plot(steps, moving_average(losses, max(5, len(losses) // 20)), color="C0", label="moving average")
+    ax.set_xlabel("optimizer step")
+    ax.set_ylabel("training loss")
+    ax.set_title(_title(config), fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    series = eval_series(config)
+    for name, (xs, ys) in series.items():
+        bx.plot(xs, ys, marker="o", label=name)
+    if series:
+        bx.set_xlabel("optimizer step")
+        bx.set_title("evaluated during training", fontsize=10)
+        bx.grid(alpha=0.3)
+        bx.legend(fontsize=8)
+    else:
+        metrics = {k: v for k, v in (config.get("metrics") or {}).items()
+                   if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        text = "\n".join(f"{k} = {v:.4f}" for k, v in metrics.items()) or "no metric recorded"
+        bx.axis("off")
+        bx.text(0.02, 0.95, "measured at the end:\n" + text, va="top", family="monospace", fontsize=9)
+    fig.tight_layout()
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
+    plt.close(fig)
+    return path
+
+
+def redraw(folder: str | Path) -> Path | None:
+    """(Re)draw FOLDER/learning_curve.png from FOLDER/train_config.json (models trained before the PNG existed)."""
+    config = json.loads((Path(folder) / "train_config.json").read_text(encoding="utf-8"))
+    return draw_learning_curve(config, Path(folder) / CURVE)
