@@ -98,9 +98,10 @@ RECIPES: tuple[Recipe, ...] = (
            score=("argsim eval counter-neural --bipolar models/counter_neural/bipolar-full --split test "
                   "--settings epa --bipolar-settings sdoc,sda,epc",)),
     thematic_recipe("thematic-bilstm", "thematic similarity: BiLSTM triplet network, 1 full epoch",
-                    "models/thematic-sen-full", "", "--epochs 1 --checkpoint-every 100", cpu_minutes=30,
+                    "models/thematic-sen-full", "", "--epochs 1 --checkpoint-every 100", cpu_minutes=26,
                     gpu_minutes=3,
-                    basis="measured step cost (issue 16): 1.6 s per 64 triplets single-threaded, 66,159 triplets",
+                    basis="measured (session 6): 1,034 steps of 64 triplets in 24.5 min on 1 thread, 25.4 min with "
+                          "the scoring",
                     eval_options="--distance l1 ", accuracy_key="dev_triplet_accuracy_l1"),
     thematic_recipe("thematic-minilm", "thematic similarity: MiniLM fine-tune on all training triplets",
                     "models/thematic-minilm-full", "--arch minilm --batch-size 16 --lr 2e-5 ", "--checkpoint-every 500",
@@ -112,9 +113,9 @@ RECIPES: tuple[Recipe, ...] = (
            "models/minutes-sbert-full",
            "argsim train minutes-sbert --epochs 3 --lr 1e-3 --distance cosine --margin 0.5 --checkpoint-every 500 "
            "--out models/minutes-sbert-full",
-           cpu_minutes=9, gpu_minutes=2,
-           basis="measured step cost: 1,125 steps of 16 (6,000 triplets x 3 epochs) in 71.5 s on 2 cores "
-                 "(session 5); all 42,130 training triplets x 3 epochs = 7,900 steps",
+           cpu_minutes=10, gpu_minutes=2,
+           basis="measured (session 6): 7,902 steps of 16 (42,130 triplets x 3 epochs) in 7.6 min on 2 idle "
+                 "cores, 9.6 min with the scoring",
            prepare=((f"argsim data triplets minutes --out {MINUTES_DATA}", f"{MINUTES_DATA}/train.jsonl"),),
            score=(f"argsim eval triplets {MINUTES_DATA}/test.jsonl -m models/minutes-sbert-full --task minutes",)),
 )
