@@ -69,8 +69,8 @@ def thematic_recipe(name: str, description: str, out: str, arch_options: str, ru
 RECIPES: tuple[Recipe, ...] = (
     kpm_recipe("kpm-sbert", "key point matching: contrastive Siamese SBERT (MiniLM), 1 epoch", KPM_SBERT,
                f"argsim train sbert --loss contrastive --lr 2e-5 --lr-end 0 --checkpoint-every 200 --out {KPM_SBERT}",
-               cpu_minutes=25, gpu_minutes=1,
-               basis="estimated: 1,290 steps; MPNet measured 3.2 s/step at load ~10, MiniLM ~4x cheaper",
+               cpu_minutes=22, gpu_minutes=1,
+               basis="measured (session 4): 1,290 steps in 21 min at load 2-3 (150 steps in 146 s, session 5)",
                method="sbert-contrastive", setting="all layers, ContrastiveLoss, 1 epoch (models build)"),
     kpm_recipe("kpm-cross", "key point matching: MiniLM cross-encoder, BCE, 3 epochs", KPM_CROSS,
                f"argsim train kpm-cross --epochs 3 --checkpoint-every 200 --out {KPM_CROSS}",
