@@ -5,7 +5,7 @@ ArgKP-2021 training pairs: (1) a bare loop - tokenizer, forward, BCEWithLogits, 
 `train_cross` through `CrossEncoderTrainer` with the engine's records. Reports seconds per step of both; the
 engine's includes the trainer's own start-up inside `train()`. Merges rows into
 bench/results/no-regression.json.
-Run: `../shared/bin/heavy .venv/bin/python bench/bench_cross_step.py [--steps 30]`
+Run: `../shared/bin/heavy .venv/bin/python bench/bench_cross_step.py [--steps 30] [--quick]`
 """
 
 from __future__ import annotations
@@ -48,7 +48,10 @@ def plain_loop(rows: dict, steps: int, batch: int, max_length: int) -> tuple[flo
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--quick", action="store_true", help="10 steps")
     args = ap.parse_args()
+    if args.quick:
+        args.steps = 10
     from argsim.kpm.cross import CrossConfig, fit_cross, pair_rows
     from argsim.training import Budget
 
