@@ -206,7 +206,7 @@ out = pathlib.Path(sys.argv[1]); out.mkdir(parents=True, exist_ok=True)
 with open(out.parent / "calls.txt", "a") as fh: fh.write(" ".join(sys.argv[1:]) + "\\n")
 if (out.parent / f"fail-{out.name}").exists(): (out / "checkpoints").mkdir(exist_ok=True); sys.exit(3)
 (out / "train_config.json").write_text(json.dumps({"trainer": "fake", "steps": 2, "stopped_by": None,
-                                                   "metrics": {"dev_acc": 0.75}}))
+                                                   "seconds": 123.5, "metrics": {"dev_acc": 0.75}}))
 """
 
 
@@ -236,6 +236,8 @@ def test_models_build_skips_finished_recipes_and_resumes_interrupted_ones(tmp_pa
     results = json.loads((tmp_path / "bench" / "results" / "fake.json").read_text())
     assert {(r["model"], r["metric"], r["value"]) for r in results["rows"]} == {("models/one", "acc", 0.75),
                                                                                ("models/two", "acc", 0.75)}
+    # a row's command is the training command: its seconds are that training run's, not the build's wall time
+    assert {r["seconds"] for r in results["rows"]} == {123.5}
     assert [m.folder.name for m in trained_models(tmp_path / "models")] == ["one", "two"]
     assert "two: done" in (tmp_path / "build.log").read_text()
 

@@ -63,7 +63,8 @@ def thematic_recipe(name: str, description: str, out: str, arch_options: str, ru
                   prepare=((f"argsim data triplets wikipedia --out {data}", f"{data}/triplets-sen-train.jsonl"),),
                   score=(f"argsim eval triplets {data}/triplets-sen-test.jsonl --model {out} {eval_options}"
                          "--task thematic",),
-                  figures={"dev_accuracy": f"train_config.json:metrics.{accuracy_key}"})
+                  figures={"dev_accuracy": f"train_config.json:metrics.{accuracy_key}"}, method=name,
+                  setting=run_options.strip(), split="triplets-sen-dev")
 
 
 RECIPES: tuple[Recipe, ...] = (
@@ -120,7 +121,9 @@ RECIPES: tuple[Recipe, ...] = (
            basis="measured (session 6): 7,902 steps of 16 (42,130 triplets x 3 epochs) in 7.6 min on 2 idle "
                  "cores, 9.6 min with the scoring",
            prepare=((f"argsim data triplets minutes --out {MINUTES_DATA}", f"{MINUTES_DATA}/train.jsonl"),),
-           score=(f"argsim eval triplets {MINUTES_DATA}/test.jsonl -m models/minutes-sbert-full --task minutes",)),
+           score=(f"argsim eval triplets {MINUTES_DATA}/test.jsonl -m models/minutes-sbert-full --task minutes",),
+           figures={"dev_accuracy": "train_config.json:metrics.eval_dev_cosine_accuracy"}, method="minutes-sbert",
+           setting="all mined training triplets, 3 epochs, cosine distance, margin 0.5", split="dev"),
 )
 
 

@@ -191,7 +191,11 @@ def finish(recipe: Recipe, root: Path, seconds: float, got: dict[str, float]) ->
         from argsim.evaluation import Evaluation
         from argsim.results import result_rows, write_results
 
+        # the row's command is the training command, so its seconds are that run's own (train_config.json; a
+        # model trained before this build, or resumed, keeps its real training time); the build's wall time
+        # (prepare + train + score) is in OUT/models_build.json
+        trained = read_figure(out, "train_config.json:seconds")
         evaluation = Evaluation(recipe.task, dict(got), next(iter(got)), data=recipe.split or None)
         rows = result_rows(evaluation, method=recipe.method, model=recipe.out, setting=recipe.setting or None,
-                           seconds=seconds, command=recipe.train)
+                           seconds=trained if trained is not None else seconds, command=recipe.train)
         write_results(recipe.task, rows, merge=True)

@@ -113,6 +113,7 @@ def rank_keypoints(
     from dataclasses import asdict
 
     from argsim.engine import engine_from_config
+    from argsim.errors import warn
     from argsim.io import write_csv, write_json
     from argsim.kpm.ensemble import check_weights, score_models
     from argsim.kpm.scoring import best_matches, coverage
@@ -123,7 +124,7 @@ def rank_keypoints(
     check_weights(model, weight)
     data = source.load(cfg.data_dir)
     if task and not data.has_labels:
-        console.print(f"[yellow]warning: {data.name} has no gold labels; --task will write no rows[/yellow]")
+        warn(f"{data.name} has no gold labels; --task will write no rows")
     with timed() as t:
         preds, _ = score_models(data, model, weight, combine, cfg, arg_template, kp_template,
                                 engine_from_config(cfg))
