@@ -84,7 +84,7 @@ RECIPES: tuple[Recipe, ...] = (
            f"argsim rank keypoints -m {KPM_SBERT} -m {KPM_CROSS} --weight 0.7 --weight 0.3 --combine zscore "
            "--out runs/kpm-ensemble",
            cpu_minutes=1, gpu_minutes=0.1,
-           basis="measured (session 6): dev (932 arguments) scored by both models in 47 s",
+           basis="measured (session 6): dev (932 arguments) scored by both models, 52 s with start-up",
            figures={"strict_map": "metrics.json:map.leaderboard.strict",
                     "relaxed_map": "metrics.json:map.leaderboard.relaxed"},
            method="ensemble (z-score)", setting="0.7 contrastive SBERT + 0.3 cross-encoder", split="dev",
@@ -104,8 +104,8 @@ RECIPES: tuple[Recipe, ...] = (
     thematic_recipe("thematic-bilstm", "thematic similarity: BiLSTM triplet network, 1 full epoch",
                     "models/thematic-sen-full", "", "--epochs 1 --checkpoint-every 100", cpu_minutes=26,
                     gpu_minutes=3,
-                    basis="measured (session 6): 1,034 steps of 64 triplets in 24.5 min on 1 thread, 25.4 min with "
-                          "the scoring",
+                    basis="measured (session 6): 1,034 steps of 64 triplets in 24.5 min on 1 thread (the other core "
+                          "was partly busy: an upper bound), 25.4 min with the scoring",
                     eval_options="--distance l1 ", accuracy_key="dev_triplet_accuracy_l1"),
     thematic_recipe("thematic-minilm", "thematic similarity: MiniLM fine-tune on all training triplets",
                     "models/thematic-minilm-full", "--arch minilm --batch-size 16 --lr 2e-5 ", "--checkpoint-every 500",
