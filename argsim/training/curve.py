@@ -65,17 +65,31 @@ def _title(config: dict) -> str:
     return f"{config.get('trainer', '?')}: {config.get('steps', '?')} steps, {minutes:.1f} min{stop}"
 
 
-def draw_learning_curve(config: dict, path: str | Path) -> Path | None:
-    """Write the PNG for one run's config; None (nothing written) when the run logged no loss."""
-    steps, losses = loss_points(config)
-    if not losses:
-        return None
+def pyplot():  # noqa: ANN201
+    """matplotlib.pyplot on the Agg backend (no display needed)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4))
+    return plt
+
+
+def save_png(fig, path: str | Path) -> Path:  # noqa: ANN001
+    """Write a figure as a PNG atomically (parents created) and close it."""
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
+    pyplot().close(fig)
+    return path
+
+
+def draw_learning_curve(config: dict, path: str | Path) -> Path | None:
+    """Write the PNG for one run's config; None (nothing written) when the run logged no loss."""
+    steps, losses = loss_points(config)
+    if not losses:
+        return None
+    fig, (ax, bx) = pyplot().subplots(1, 2, figsize=(11, 4))
     ax.plot(steps, losses, color="0.7" if len(losses) > 40 else "C0", lw=0.8, label="logged loss")
     if len(losses) > 40:
         ax.plot(steps, moving_average(losses, max(5, len(losses) // 20)), color="C0", label="moving average")
@@ -99,11 +113,7 @@ def draw_learning_curve(config: dict, path: str | Path) -> Path | None:
         bx.axis("off")
         bx.text(0.02, 0.95, "measured at the end:\n" + text, va="top", family="monospace", fontsize=9)
     fig.tight_layout()
-    path = Path(path)
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110, format="png")
-    plt.close(fig)
-    return path
+    return save_png(fig, path)
 
 
 def redraw(folder: str | Path) -> Path | None:

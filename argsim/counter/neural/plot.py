@@ -4,17 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from argsim.io import atomic_path
+from argsim.training.curve import pyplot, save_png
 
 
 def learning_curves(runs: dict[str, list[dict]], path: str | Path, title: str = "validation accuracy@1/K") -> Path:
     """One line per run (label -> history rows with epoch, val, loss, seconds); x = epoch, twin axis = minutes."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4))
+    fig, (ax, bx) = pyplot().subplots(1, 2, figsize=(11, 4))
     for label, hist in runs.items():
         ep = [h["epoch"] for h in hist]
         ax.plot(ep, [h["val"] for h in hist], marker=".", label=label)
@@ -30,9 +25,4 @@ def learning_curves(runs: dict[str, list[dict]], path: str | Path, title: str = 
     bx.set_title("training loss")
     bx.grid(alpha=0.3)
     fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110, format="png")
-    plt.close(fig)
-    return path
+    return save_png(fig, path)
