@@ -108,7 +108,9 @@ def test_rank_keypoints_with_a_cross_encoder_and_an_ensemble(cross, tiny, tmp_pa
     base = ["--quiet", "rank", "keypoints", "--arguments", str(args_csv), "--key-points", str(kps_csv)]
     runs = {}
     for name, extra in (("cross", ["-m", str(folder)]), ("bi", ["-m", "minilm"]),
-                        ("ens", ["-m", "minilm", "-m", str(folder), "--weight", "0.7", "--weight", "0.3"])):
+                        ("ens", ["-m", "minilm", "-m", str(folder), "--weight", "0.7", "--weight", "0.3"]),
+                        ("logit", ["-m", "minilm", "-m", str(folder), "--weight", "0.7", "--weight", "0.3",
+                                   "--combine", "zlogit"])):
         res = CliRunner().invoke(app, [*base, *extra, "--out", str(tmp_path / name)])
         assert res.exit_code == 0, res.output
         runs[name] = json.loads((tmp_path / name / "predictions.json").read_text())
@@ -117,6 +119,10 @@ def test_rank_keypoints_with_a_cross_encoder_and_an_ensemble(cross, tiny, tmp_pa
     assert runs["ens"].keys() == expected.keys()
     for arg_id, kps in expected.items():
         assert np.allclose([runs["ens"][arg_id][k] for k in kps], list(kps.values()), atol=1e-5)
+    logit = combine_predictions([runs["bi"], runs["cross"]], [0.7, 0.3], "zlogit", probability_parts=[1])
+    flat = [(a, k) for a, kps in logit.items() for k in kps]
+    assert np.allclose([runs["logit"][a][k] for a, k in flat], [logit[a][k] for a, k in flat], atol=1e-5)
+    assert not np.allclose([runs["logit"][a][k] for a, k in flat], [expected[a][k] for a, k in flat], atol=1e-3)
     bad = CliRunner().invoke(app, [*base, "-m", "minilm", "-m", str(folder), "--weight", "1",
                                    "--out", str(tmp_path / "bad")])
     assert bad.exit_code == 2 and "one per model" in bad.output
@@ -139,8 +145,23 @@ def test_zscore_combination_equals_a_hand_computation():
     assert const["x"]["k1"] == pytest.approx((1 - 2) / sa, abs=1e-6)  # a constant model adds nothing
 
 
+def test_zlogit_standardises_a_probability_model_s_logits():
+    from argsim.kpm.ensemble import LOGIT_CLIP, combine_predictions
+
+    cos = {"x": {"k1": 1.0, "k2": 3.0}, "y": {"k3": 2.0}}
+    prob = {"x": {"k1": 0.5, "k2": 0.9}, "y": {"k3": 1.0}}  # 1.0 is clipped to 1 - 1e-6
+    logits = np.array([0.0, np.log(9.0), np.log((1 - LOGIT_CLIP) / LOGIT_CLIP)])
+    z_logit = (logits - logits.mean()) / logits.std()
+    z_cos = (np.array([1.0, 3.0, 2.0]) - 2.0) / np.sqrt(2 / 3)
+    got = combine_predictions([cos, prob], [0.6, 0.4], "zlogit", probability_parts=[1])
+    want = 0.6 * z_cos + 0.4 * z_logit
+    assert [got["x"]["k1"], got["x"]["k2"], got["y"]["k3"]] == pytest.approx(list(want), abs=1e-6)
+    # without probability models zlogit is zscore
+    assert combine_predictions([cos, prob], [0.6, 0.4], "zlogit") == combine_predictions([cos, prob], [0.6, 0.4])
+
+
 def test_weight_grid_and_fold_selection_prefer_the_better_model(tiny):
-    from argsim.kpm.folds import rank_candidates, weight_grid
+    from argsim.kpm.folds import rank_candidates, selection_rows, weight_grid
 
     assert len(weight_grid(2, 0.1)) == 11 and all(sum(w) == pytest.approx(1) for w in weight_grid(3, 0.25))
     _, held = tiny
@@ -150,6 +171,13 @@ def test_weight_grid_and_fold_selection_prefer_the_better_model(tiny):
     by_weights = {c.weights: c for c in ranked}
     assert ranked[0].mean_strict == pytest.approx(1.0) == by_weights[(1.0, 0.0)].mean_strict
     assert by_weights[(0.0, 1.0)].mean_strict < 1.0 and ranked[-1].weights == (0.0, 1.0)
+    both = rank_candidates([[gold, noise]], [held], weight_grid(2, 0.5), ["zscore", "mean"])
+    assert len(both) == 6 and {c.combine for c in both} == {"zscore", "mean"}
+    rows = {(r.model, r.setting, r.metric): r for r in selection_rows(both, ["gold", "noise"], [held], 7)}
+    assert rows[("gold", "model alone", "strict_mAP")].value == pytest.approx(1.0)
+    assert rows[("noise", "model alone", "strict_mAP")].value == by_weights[(0.0, 1.0)].mean_strict
+    best = [r for (m, s, _), r in rows.items() if m == "gold + noise"]
+    assert len(best) == 4 and {r.setting.split()[1] for r in best} == {"zscore", "mean"}
 
 
 def test_mnrl_rows_pair_each_match_with_a_non_matching_key_point_of_its_topic_and_stance(tiny):

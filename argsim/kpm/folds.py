@@ -79,6 +79,7 @@ class Candidate:
     weights: tuple[float, ...]
     strict: list[float]  # per fold
     relaxed: list[float]
+    combine: str = "zscore"
 
     @property
     def mean_strict(self) -> float:
@@ -90,19 +91,21 @@ class Candidate:
 
 
 def rank_candidates(per_fold: Sequence[Sequence[Predictions]], golds: Sequence[KPMData],
-                    grid: Sequence[Sequence[float]], combine: str = "zscore",
-                    formula: str = "leaderboard") -> list[Candidate]:
+                    grid: Sequence[Sequence[float]], combine: str | Sequence[str] = "zscore",
+                    formula: str = "leaderboard", probability_parts: Sequence[int] = ()) -> list[Candidate]:
     """Score each weight vector of `grid` on every fold (`per_fold[i]`: each model's predictions on fold i's
-    held-out topics `golds[i]`); best first (mean strict mAP over the folds, then mean relaxed)."""
+    held-out topics `golds[i]`); best first (mean strict mAP over the folds, then mean relaxed).
+    `combine`: one method or several (every weight vector is then scored with each); `probability_parts`: the
+    models whose scores are probabilities (see `combine_predictions`)."""
     out = []
-    for w in grid:
+    for method, w in itertools.product([combine] if isinstance(combine, str) else combine, grid):
         strict, relaxed = [], []
         for parts, gold in zip(per_fold, golds, strict=True):
-            preds = parts[0] if len(parts) == 1 else combine_predictions(parts, w, combine)
+            preds = parts[0] if len(parts) == 1 else combine_predictions(parts, w, method, probability_parts)
             r = evaluate_map(preds, gold, formula=formula)
             strict.append(r.strict)
             relaxed.append(r.relaxed)
-        out.append(Candidate(tuple(w), strict, relaxed))
+        out.append(Candidate(tuple(w), strict, relaxed, method))
     return sorted(out, key=lambda c: (-c.mean_strict, -c.mean_relaxed))
 
 
@@ -123,3 +126,28 @@ def score_folds(models: Sequence[str], train: KPMData, dev: KPMData, k: int, con
         per_fold.append([score_model(held, fold_model(m, i), config, arg_template, kp_template) for m in models])
         golds.append(held)
     return per_fold, golds
+
+
+def selection_rows(ranked: Sequence[Candidate], models: Sequence[str], golds: Sequence[KPMData], k: int,
+                   env=None) -> list:  # noqa: ANN001
+    """bench/results rows of a fold selection: the best candidate of each combine method and each model alone
+    (its one-hot weights), mean strict / relaxed mAP over the folds, per-fold figures in `extra`."""
+    from argsim.results import result_rows
+
+    picked: dict[tuple, Candidate] = {}
+    for c in ranked:  # best first
+        alone = [i for i, w in enumerate(c.weights) if w > 0]
+        key = ("alone", alone[0]) if len(alone) == 1 else ("best", c.combine)
+        picked.setdefault(key, c)
+    split = f"topic folds {', '.join(g.name for g in golds)} of {k}"
+    rows = []
+    for (kind, which), c in picked.items():
+        if kind == "alone":
+            model, setting = models[which], "model alone"
+        else:
+            model = " + ".join(models)
+            setting = f"best {which} weights {', '.join(f'{w:g}' for w in c.weights)} on the folds"
+        rows += result_rows({"strict_mAP": c.mean_strict, "relaxed_mAP": c.mean_relaxed}, method="fold-selection",
+                            model=model, split=split, setting=setting, env=env,
+                            extra={"strict_per_fold": c.strict, "relaxed_per_fold": c.relaxed})
+    return rows

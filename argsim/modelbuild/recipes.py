@@ -79,15 +79,16 @@ RECIPES: tuple[Recipe, ...] = (
                basis="measured (session 6): 3,870 steps (3 epochs) in 44.8 min on 2 idle cores; the issue's plain "
                      "script took 26 min",
                method="cross-encoder", setting="MiniLM, BCE, lr 2e-5, batch 16, max length 96, 3 epochs"),
-    Recipe("kpm-ensemble", "kpm", "key point matching: z-score ensemble 0.7 SBERT + 0.3 cross-encoder",
+    Recipe("kpm-ensemble", "kpm", "key point matching: z-score ensemble 0.7 SBERT + 0.3 cross-encoder logits",
            "runs/kpm-ensemble",
-           f"argsim rank keypoints -m {KPM_SBERT} -m {KPM_CROSS} --weight 0.7 --weight 0.3 --combine zscore "
+           f"argsim rank keypoints -m {KPM_SBERT} -m {KPM_CROSS} --weight 0.7 --weight 0.3 --combine zlogit "
            "--out runs/kpm-ensemble",
            cpu_minutes=1, gpu_minutes=0.1,
            basis="measured (session 6): dev (932 arguments) scored by both models, 52 s with start-up",
            figures={"strict_map": "metrics.json:map.leaderboard.strict",
                     "relaxed_map": "metrics.json:map.leaderboard.relaxed"},
-           method="ensemble (z-score)", setting="0.7 contrastive SBERT + 0.3 cross-encoder", split="dev",
+           method="ensemble (z-score)", setting="0.7 contrastive SBERT + 0.3 cross-encoder (its logits)",
+           split="dev",
            needs=("kpm-sbert", "kpm-cross")),
     Recipe("counter-bipolar", "counterargs-neural", "counter-argument: Bipolar-encoder, every layer trained",
            "models/counter_neural/bipolar-full",

@@ -89,10 +89,13 @@ def rank_keypoints(
                                     "cross-encoder). Repeat to combine several models' scores (ensemble)."),
     weight: list[float] = typer.Option([], "--weight", "-w", help="Ensemble weight of each --model, in order "
                                        "(default equal), e.g. --weight 0.7 --weight 0.3."),
-    combine: Literal["zscore", "mean"] = typer.Option("zscore", help="zscore: standardise each model's scores "
-                                                      "over all scored pairs, then the weighted sum (models on "
-                                                      "different scales: cosine + cross-encoder); mean: the "
-                                                      "weighted mean of the raw scores."),
+    combine: Literal["zscore", "zlogit", "mean"] = typer.Option("zscore", help="zscore: standardise each "
+                                                                "model's scores over all scored pairs, then the "
+                                                                "weighted sum (models on different scales: "
+                                                                "cosine + cross-encoder); zlogit: the same with "
+                                                                "a cross-encoder's logit in place of its "
+                                                                "probability; mean: the weighted mean of the raw "
+                                                                "scores."),
     kp_template: str = typer.Option("{text}", help="How a key point is shown to plain encoders: fields {text}, "
                                     "{topic}, {stance}; e.g. '{topic} {text}'. Context-aware models (MTS) "
                                     "take topic and stance as inputs and ignore templates."),

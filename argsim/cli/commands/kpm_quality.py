@@ -55,6 +55,15 @@ def train_kpm_cross(
     _print_training(evaluate_trained(out, gold, info, run), out)
 
 
+def _combines(values: list[str]) -> list[str]:
+    from argsim.kpm.ensemble import COMBINES
+
+    bad = [v for v in values if v not in COMBINES]
+    if bad:
+        raise typer.BadParameter(f"'{bad[0]}' is not one of {', '.join(COMBINES)}")
+    return list(dict.fromkeys(values))
+
+
 @eval_app.command("kpm-folds")
 def eval_kpm_folds(
     ctx: typer.Context,
@@ -64,21 +73,25 @@ def eval_kpm_folds(
     weight: list[float] = typer.Option([], "--weight", "-w", help="Score only these ensemble weights (one per "
                                        "--model); default: search the grid of --weight-step."),
     weight_step: float = typer.Option(0.1, min=0.01, max=1.0, help="Grid step of the weight search."),
-    combine: Literal["zscore", "mean"] = typer.Option("zscore", help="How the models' scores combine."),
+    combine: list[str] = typer.Option(["zscore"], callback=_combines, help="How the models' scores combine: "
+                                      "zscore, zlogit or mean (see rank keypoints); repeat to choose among "
+                                      "several."),
     folds: int = typer.Option(7, min=1, help="Topic folds of train+dev (7 in the MTS paper)."),
     fold: list[int] = typer.Option([], min=1, help="Score only these folds (repeatable)."),
     kp_template: str = typer.Option("{text}", help="Key point template of plain encoders (see rank keypoints)."),
     top: int = typer.Option(5, min=1, help="Weight vectors to print."),
     out: Path | None = typer.Option(None, callback=OUT_DIR, help="Write folds.json (every candidate's per-fold "
                                     "mAPs) into this folder."),
+    task: str | None = typer.Option(None, help="Merge rows into bench/results/TASK.json: the best weights of each "
+                                    "--combine and each model alone (mean strict / relaxed mAP over the folds)."),
 ) -> None:
     """Score a model or an ensemble on k topic folds of train+dev and choose ensemble weights on the mean over
     the folds (strict mAP, leaderboard formula), not on the 4 dev topics alone."""
     from argsim.data.argkp import load_argkp
     from argsim.errors import ArgsimError, warn
     from argsim.io import write_json
-    from argsim.kpm.ensemble import check_weights
-    from argsim.kpm.folds import in_sample_models, rank_candidates, score_folds, weight_grid
+    from argsim.kpm.ensemble import check_weights, probability_models
+    from argsim.kpm.folds import fold_model, in_sample_models, rank_candidates, score_folds, weight_grid
 
     run = run_config(ctx)
     check_weights(model, weight)
@@ -92,27 +105,35 @@ def eval_kpm_folds(
     train, dev = load_argkp("train", run.data_dir), load_argkp("dev", run.data_dir)
     per_fold, golds = score_folds(model, train, dev, folds, run, fold or None, kp_template)
     grid = [tuple(weight)] if weight else weight_grid(len(model), weight_step)
-    ranked = rank_candidates(per_fold, golds, grid, combine)
-    table = Table(title=f"{' + '.join(model)} on {len(golds)} topic fold(s) ({combine})")
+    probability = probability_models([fold_model(m, fold[0] if fold else 1) for m in model])
+    ranked = rank_candidates(per_fold, golds, grid, combine, probability_parts=probability)
+    table = Table(title=f"{' + '.join(model)} on {len(golds)} topic fold(s)")
+    table.add_column("combine")
     table.add_column("weights")
     for g in golds:
         table.add_column(g.name, justify="right")
     table.add_column("mean strict", justify="right")
     table.add_column("mean relaxed", justify="right")
     for c in ranked[:top]:
-        table.add_row(" / ".join(f"{w:.2f}" for w in c.weights), *(f"{s:.4f}" for s in c.strict),
+        table.add_row(c.combine, " / ".join(f"{w:.2f}" for w in c.weights), *(f"{s:.4f}" for s in c.strict),
                       f"[bold]{c.mean_strict:.4f}[/]", f"{c.mean_relaxed:.4f}")
     console.print(table)
     best = ranked[0]
     console.print("best: " + " ".join(f"--model {m} --weight {w:g}" for m, w in zip(model, best.weights,
                                                                                     strict=True))
-                  + f" --combine {combine}")
+                  + f" --combine {best.combine}")
     if out:
         write_json(out / "folds.json", {"models": model, "combine": combine, "folds": [g.name for g in golds],
-                                        "candidates": [{"weights": c.weights, "strict": c.strict,
+                                        "candidates": [{"combine": c.combine, "weights": c.weights,
+                                                        "strict": c.strict,
                                                         "relaxed": c.relaxed, "mean_strict": c.mean_strict,
                                                         "mean_relaxed": c.mean_relaxed} for c in ranked]})
         console.print(f"wrote {out}/folds.json")
+    if task:
+        from argsim.kpm.folds import selection_rows
+        from argsim.results import run_environment, write_results
+
+        write_results(task, selection_rows(ranked, model, golds, folds, run_environment(run)), merge=True)
 
 
 @data_app.command("kpm-folds")
