@@ -161,7 +161,7 @@ def test_zlogit_standardises_a_probability_model_s_logits():
 
 
 def test_weight_grid_and_fold_selection_prefer_the_better_model(tiny):
-    from argsim.kpm.folds import rank_candidates, selection_rows, weight_grid
+    from argsim.kpm.folds import rank_candidates, selection_specs, weight_grid
 
     assert len(weight_grid(2, 0.1)) == 11 and all(sum(w) == pytest.approx(1) for w in weight_grid(3, 0.25))
     _, held = tiny
@@ -173,7 +173,10 @@ def test_weight_grid_and_fold_selection_prefer_the_better_model(tiny):
     assert by_weights[(0.0, 1.0)].mean_strict < 1.0 and ranked[-1].weights == (0.0, 1.0)
     both = rank_candidates([[gold, noise]], [held], weight_grid(2, 0.5), ["zscore", "mean"])
     assert len(both) == 6 and {c.combine for c in both} == {"zscore", "mean"}
-    rows = {(r.model, r.setting, r.metric): r for r in selection_rows(both, ["gold", "noise"], [held], 7)}
+    from argsim.results import rows_from_specs
+
+    specs = selection_specs(both, ["gold", "noise"], [held], 7)
+    rows = {(r.model, r.setting, r.metric): r for r in rows_from_specs(specs)}
     assert rows[("gold", "model alone", "strict_mAP")].value == pytest.approx(1.0)
     assert rows[("noise", "model alone", "strict_mAP")].value == by_weights[(0.0, 1.0)].mean_strict
     best = [r for (m, s, _), r in rows.items() if m == "gold + noise"]

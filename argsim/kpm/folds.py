@@ -128,26 +128,25 @@ def score_folds(models: Sequence[str], train: KPMData, dev: KPMData, k: int, con
     return per_fold, golds
 
 
-def selection_rows(ranked: Sequence[Candidate], models: Sequence[str], golds: Sequence[KPMData], k: int,
-                   env=None) -> list:  # noqa: ANN001
-    """bench/results rows of a fold selection: the best candidate of each combine method and each model alone
-    (its one-hot weights), mean strict / relaxed mAP over the folds, per-fold figures in `extra`."""
-    from argsim.results import result_rows
-
+def selection_specs(ranked: Sequence[Candidate], models: Sequence[str], golds: Sequence[KPMData],
+                    k: int) -> list[tuple[dict[str, float], dict]]:
+    """(figures, row labels) of a fold selection for `argsim.results.rows_from_specs`: the best candidate of each
+    combine method and each model alone (its one-hot weights), mean strict / relaxed mAP over the folds, per-fold
+    figures in `extra`."""
     picked: dict[tuple, Candidate] = {}
     for c in ranked:  # best first
         alone = [i for i, w in enumerate(c.weights) if w > 0]
         key = ("alone", alone[0]) if len(alone) == 1 else ("best", c.combine)
         picked.setdefault(key, c)
     split = f"topic folds {', '.join(g.name for g in golds)} of {k}"
-    rows = []
+    specs = []
     for (kind, which), c in picked.items():
         if kind == "alone":
             model, setting = models[which], "model alone"
         else:
             model = " + ".join(models)
             setting = f"best {which} weights {', '.join(f'{w:g}' for w in c.weights)} on the folds"
-        rows += result_rows({"strict_mAP": c.mean_strict, "relaxed_mAP": c.mean_relaxed}, method="fold-selection",
-                            model=model, split=split, setting=setting, env=env,
-                            extra={"strict_per_fold": c.strict, "relaxed_per_fold": c.relaxed})
-    return rows
+        specs.append(({"strict_mAP": c.mean_strict, "relaxed_mAP": c.mean_relaxed},
+                      {"method": "fold-selection", "model": model, "split": split, "setting": setting,
+                       "extra": {"strict_per_fold": c.strict, "relaxed_per_fold": c.relaxed}}))
+    return specs

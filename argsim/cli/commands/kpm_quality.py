@@ -130,10 +130,11 @@ def eval_kpm_folds(
                                                         "mean_relaxed": c.mean_relaxed} for c in ranked]})
         console.print(f"wrote {out}/folds.json")
     if task:
-        from argsim.kpm.folds import selection_rows
-        from argsim.results import run_environment, write_results
+        from argsim.kpm.folds import selection_specs
+        from argsim.results import rows_from_specs, run_environment, write_results
 
-        write_results(task, selection_rows(ranked, model, golds, folds, run_environment(run)), merge=True)
+        write_results(task, rows_from_specs(selection_specs(ranked, model, golds, folds), env=run_environment(run)),
+                      merge=True)
 
 
 @data_app.command("kpm-folds")
