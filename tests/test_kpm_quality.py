@@ -160,6 +160,52 @@ def test_zlogit_standardises_a_probability_model_s_logits():
     assert combine_predictions([cos, prob], [0.6, 0.4], "zlogit") == combine_predictions([cos, prob], [0.6, 0.4])
 
 
+def _fake_cross_folder(path):
+    path.mkdir()
+    (path / "config_sentence_transformers.json").write_text('{"model_type": "CrossEncoder"}')
+    return str(path)
+
+
+def test_score_models_and_kpm_folds_hand_the_cross_encoder_to_zlogit(monkeypatch, tmp_path):
+    """The wiring, not the arithmetic: rank keypoints (score_models) and eval kpm-folds tell zlogit which model
+    is the cross-encoder; bimodal probabilities make zlogit and zscore differ."""
+    from typer.testing import CliRunner
+
+    import argsim.kpm.ensemble as ensemble
+    import argsim.kpm.folds as folds
+    from argsim.cli.app import app
+
+    cross = _fake_cross_folder(tmp_path / "ce")
+    canned = {"minilm": {"a": {"k1": 0.2, "k2": 0.6}, "b": {"k3": 0.4}},
+              cross: {"a": {"k1": 0.97, "k2": 0.02}, "b": {"k3": 0.999}}}
+    monkeypatch.setattr(ensemble, "score_model", lambda data, model, *a, **k: canned[model])
+    got, _ = ensemble.score_models(None, ["minilm", cross], [0.5, 0.5], "zlogit")
+    parts = [canned["minilm"], canned[cross]]
+    assert got == ensemble.combine_predictions(parts, [0.5, 0.5], "zlogit", probability_parts=[1])
+    assert got != ensemble.combine_predictions(parts, [0.5, 0.5], "zscore")
+
+    seen = {}
+    real = folds.rank_candidates
+
+    def spy(*args, **kwargs):
+        seen["probability_parts"] = kwargs.get("probability_parts")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(folds, "rank_candidates", spy)
+    def fake_folds(models, train, dev, *a, **k):  # a cosine-like and a bimodal model on the dev pairs
+        bi, ce = {}, {}
+        for i, ((arg, kp), y) in enumerate(sorted(dev.labels.items())):
+            bi.setdefault(arg, {})[kp] = (i % 7) / 7
+            ce.setdefault(arg, {})[kp] = 0.97 if y else 0.02
+        return [[bi, ce]], [dev]
+
+    monkeypatch.setattr(folds, "score_folds", fake_folds)
+    res = CliRunner().invoke(app, ["--quiet", "eval", "kpm-folds", "-m", "minilm", "-m", cross, "--weight", "0.5",
+                                   "--weight", "0.5", "--combine", "zlogit", "--fold", "1"])
+    assert res.exit_code == 0, res.output
+    assert list(seen["probability_parts"]) == [1]
+
+
 def test_weight_grid_and_fold_selection_prefer_the_better_model(tiny):
     from argsim.kpm.folds import rank_candidates, selection_specs, weight_grid
 

@@ -18,7 +18,6 @@ the same footing as a bi-encoder's cosine. Probabilities are stored to 6 decimal
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -56,11 +55,10 @@ def standardise(preds: Predictions) -> Predictions:
 
 def to_logits(preds: Predictions) -> Predictions:
     """log(p / (1 - p)) of probability scores, p clipped to [LOGIT_CLIP, 1 - LOGIT_CLIP]."""
-    def logit(p: float) -> float:
-        p = min(max(p, LOGIT_CLIP), 1 - LOGIT_CLIP)
-        return math.log(p / (1 - p))
+    from scipy.special import logit
 
-    return {a: {k: logit(s) for k, s in kps.items()} for a, kps in preds.items()}
+    return {a: {k: float(logit(min(max(s, LOGIT_CLIP), 1 - LOGIT_CLIP))) for k, s in kps.items()}
+            for a, kps in preds.items()}
 
 
 def combine_predictions(parts: Sequence[Predictions], weights: Sequence[float] | None = None,
@@ -73,7 +71,8 @@ def combine_predictions(parts: Sequence[Predictions], weights: Sequence[float] |
         raise ArgsimError("no predictions to combine")
     w = check_weights([str(i) for i in range(len(parts))], weights)
     if method == "zlogit":
-        parts = [to_logits(p) if i in set(probability_parts) else p for i, p in enumerate(parts)]
+        probability = set(probability_parts)
+        parts = [to_logits(p) if i in probability else p for i, p in enumerate(parts)]
     if method in ("zscore", "zlogit"):
         parts = [standardise(p) for p in parts]
     out: Predictions = {}
