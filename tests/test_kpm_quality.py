@@ -319,6 +319,40 @@ def test_models_build_skips_finished_recipes_and_resumes_interrupted_ones(tmp_pa
     assert "two: done" in (tmp_path / "build.log").read_text()
 
 
+def _parse_command_line(line: str):  # noqa: ANN202
+    """Parse an `argsim ...` line through the CLI's own parser (options, types, callbacks), invoking nothing."""
+    import shlex
+
+    from typer.main import get_command
+
+    from argsim.cli.app import app
+
+    argv = shlex.split(line)
+    assert argv[0] == "argsim", line
+    cmd, args, parent, name = get_command(app), argv[1:], None, "argsim"
+    while True:
+        ctx = cmd.make_context(name, list(args), parent=parent)
+        if not hasattr(cmd, "resolve_command"):
+            return ctx
+        name, cmd, args = cmd.resolve_command(ctx, [*getattr(ctx, "_protected_args", []), *ctx.args])
+        parent = ctx
+
+
+def test_every_recipe_command_line_parses_with_the_cli(tmp_path, monkeypatch):
+    """A recipe's lines run only in hours-long builds: each must name a real command with real options."""
+    from argsim.modelbuild.recipes import RECIPES
+
+    monkeypatch.chdir(tmp_path)
+    seen = set()
+    for recipe in RECIPES:
+        for line in [*(command for command, _ in recipe.prepare), recipe.train, *recipe.score]:
+            if line:
+                seen.add(_parse_command_line(line).command_path)
+    assert {"argsim train thematic", "argsim train bipolar", "argsim rank keypoints"} <= seen
+    with pytest.raises(Exception, match="No such option"):
+        _parse_command_line("argsim train thematic x.jsonl --out m --eval-evry 250")
+
+
 def test_fold_splits_load_back_and_kpm_folds_scores_fold_one_as_the_dev_split(data_dir, minilm, tmp_path):
     from typer.testing import CliRunner
 

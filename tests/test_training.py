@@ -211,6 +211,39 @@ def test_sentence_transformer_trainer_device_seed_resume_and_records(devices_see
     assert (tmp_path / "a" / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_thematic_finetune_keeps_the_best_dev_step_not_the_last(tmp_path):
+    """--eval-every: the dev sample is scored at every N-th step, and the saved model is the checkpoint of the best
+    score (weight for weight), which here is not the last step; the run records that step and its score."""
+    from safetensors.torch import load_file
+
+    from argsim.io import read_records
+    from argsim.thematic.finetune import SELECTION_METRIC, finetune_sentence_transformer
+
+    dev = read_records(REPO / "examples" / "thematic" / "triplets.jsonl", required=["anchor", "positive", "negative"])
+    out = tmp_path / "m"
+    stats = finetune_sentence_transformer(tiny_triplets(16), out, placement=cpu(), batch_size=4, lr=3e-4,
+                                          max_seq_length=16, epochs=3, dev=dev, eval_every=2, dev_sample=30)
+    config = json.loads((out / "train_config.json").read_text())
+    scores = {e["step"]: e[SELECTION_METRIC] for e in config["evals"] if SELECTION_METRIC in e}
+    assert sorted(scores) == [2, 4, 6, 8, 10, 12] and stats["dev_sample"] == 30
+    best = max(scores, key=lambda step: (scores[step], -step))  # the first of equal scores, as the trainer keeps it
+    assert stats["best_step"] == best < 12 and stats["best_dev_sample_accuracy"] == scores[best]
+    saved = load_file(out / "model.safetensors")
+    kept = load_file(out / "checkpoints" / f"checkpoint-{best}" / "model.safetensors")
+    assert saved.keys() == kept.keys() and all(torch.equal(saved[k], kept[k]) for k in saved)
+
+
+def test_eval_every_options_are_checked_before_any_work(tmp_path):
+    from argsim.cli.app import app
+
+    for extra in (["--eval-every", "2"], ["--eval-every", "2", "--dev", "d.jsonl", "--checkpoint-every", "3"]):
+        out = tmp_path / "never"
+        result = CliRunner().invoke(app, ["train", "thematic", "missing.jsonl", "--arch", "minilm", "--out", str(out),
+                                          *extra])
+        assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1, result.output
+        assert "--eval-every" in result.output and not out.exists()
+
+
 def test_custom_loop_device_seed_resume_and_bf16(devices_seen, tiny_vectors, tmp_path):
     """Thematic BiLSTM through the accelerate loop: resolved device, same seed -> same weights, a run stopped
     mid-epoch by --max-steps and resumed equals the uninterrupted run (dropout RNG included); bf16 autocast."""

@@ -109,10 +109,11 @@ RECIPES: tuple[Recipe, ...] = (
                           "was partly busy: an upper bound), 25.4 min with the scoring",
                     eval_options="--distance l1 ", accuracy_key="dev_triplet_accuracy_l1"),
     thematic_recipe("thematic-minilm", "thematic similarity: MiniLM fine-tune on all training triplets",
-                    "models/thematic-minilm-full", "--arch minilm --batch-size 16 --lr 2e-5 ", "--checkpoint-every 500",
+                    "models/thematic-minilm-full", "--arch minilm --batch-size 16 --lr 2e-5 --threads 2 ",
+                    "--eval-every 250 --checkpoint-every 500",
                     cpu_minutes=90, gpu_minutes=4,
                     basis="estimated: 4,135 steps of 16 triplets at ~1.3 s/step idle (6,000 triplets took 25 min at "
-                          "load ~15)",
+                          "load ~15); the best of its 2,000-triplet dev evaluations every 250 steps is kept",
                     eval_options="", accuracy_key="dev_triplet_accuracy"),
     Recipe("minutes-sbert", "minutes", "minutes: political SBERT on all mined training triplets, 3 epochs",
            "models/minutes-sbert-full",

@@ -78,6 +78,9 @@ def train_thematic(
         help="bilstm (the paper's network) or minilm (fine-tune the backend's "
              "MiniLM with sentence-transformers' TripletLoss)."),
     dev: Path | None = typer.Option(None, help="Dev triplets: accuracy printed after training."),
+    eval_every: int = typer.Option(0, min=0, help="--arch minilm: score a dev sample every N steps and keep the "
+                                   "best step's model (0 = keep the last)."),
+    dev_sample: int = typer.Option(2000, min=1, help="--eval-every: dev triplets sampled (seeded) for the choice."),
     epochs: int = typer.Option(1, min=1, help="Passes over the (sub-sampled) triplets."),
     batch_size: int = typer.Option(64, min=1, help="Triplets per step (MiniLM: use 16)."),
     lr: float = typer.Option(1e-3, min=0, help="Adam learning rate (paper: 1e-3 for the BiLSTM; use 2e-5 for MiniLM)."),
@@ -97,6 +100,11 @@ def train_thematic(
 
     if arch not in ("bilstm", "minilm"):
         raise ArgsimError(f"--arch must be bilstm or minilm, not {arch!r}")
+    if eval_every and (arch != "minilm" or dev is None):
+        raise ArgsimError("--eval-every needs --arch minilm and --dev (the triplets the best step is chosen on)")
+    if eval_every and plan.checkpoint_every % eval_every:
+        raise ArgsimError(f"--checkpoint-every {plan.checkpoint_every} must be a multiple of --eval-every "
+                          f"{eval_every} (the best step must be a saved checkpoint)")
     where = placement(ctx, threads=threads or None)
     quiet = run_quiet(ctx)
     rows = read_records(triplets, required=["anchor", "positive", "negative"])
@@ -116,7 +124,8 @@ def train_thematic(
 
         stats = finetune_sentence_transformer(rows, out, base=model, epochs=epochs, batch_size=batch_size, lr=lr,
                                               margin=margin, max_triplets=max_triplets, placement=where,
-                                              budget=plan, quiet=quiet, dev=dev_rows)
+                                              budget=plan, quiet=quiet, dev=dev_rows, eval_every=eval_every,
+                                              dev_sample=dev_sample)
     if where.processes == 1 or is_main_process():
         console.print(summary_table(f"trained {arch} -> {out}", ["statistic", "value"],
                                     [[k, v] for k, v in stats.items()]))
