@@ -1,7 +1,15 @@
-"""Rich progress bars; the caller says whether to show one (`enabled=not quiet`), nothing global is read."""
+"""Rich progress bars; the caller says whether to show one (`enabled=not quiet`).
+
+On a terminal the bar is live. When stderr is not a terminal (a log file: `nohup ... > log`, `models build`'s
+log, a batch scheduler) a live bar would print nothing until the end, so the bar writes a plain line instead,
+"description: n/total (p%) elapsed, ~left", at most every ARGSIM_PROGRESS_SECONDS seconds (default 60), and a
+last line at the end when it wrote any: short work stays silent, hours-long work is visible in the log.
+"""
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
@@ -26,11 +34,61 @@ class _Bar:
         self._progress.advance(self._task, n)
 
 
+class _LogBar:
+    """Plain progress lines for a non-terminal stderr, at most one per `every` seconds."""
+
+    def __init__(self, total: int, description: str, every: float) -> None:
+        self.total, self.description, self.every = total, description, every
+        self.done, self.start, self.wrote = 0, time.monotonic(), False
+        self.last = self.start
+
+    def advance(self, n: int = 1) -> None:
+        self.done += n
+        now = time.monotonic()
+        if now - self.last >= self.every:
+            self.last = now
+            self.write(now)
+
+    def write(self, now: float) -> None:
+        elapsed = now - self.start
+        share = self.done / self.total if self.total else 0.0
+        left = f", ~{_clock(elapsed / share - elapsed)} left" if 0 < share < 1 else ""
+        of = f"/{self.total} ({share:.0%})" if self.total else ""
+        console.print(f"{self.description}: {self.done}{of} {_clock(elapsed)} elapsed{left}", highlight=False,
+                      markup=False)
+        self.wrote = True
+
+    def close(self) -> None:
+        if self.wrote:
+            self.write(time.monotonic())
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}"
+
+
+def log_interval() -> float:
+    """Seconds between two plain progress lines (ARGSIM_PROGRESS_SECONDS, default 60)."""
+    try:
+        return max(0.0, float(os.environ.get("ARGSIM_PROGRESS_SECONDS", "60")))
+    except ValueError:
+        return 60.0
+
+
 @contextmanager
-def progress_bar(total: int, description: str, enabled: bool | None = True) -> Iterator[_Bar | _NullBar]:
+def progress_bar(total: int, description: str, enabled: bool | None = True) -> Iterator[_Bar | _NullBar | _LogBar]:
     """A progress bar over `total` units on stderr; none when `enabled` is false (pass `not quiet`)."""
     if enabled is False:
         yield _NullBar()
+        return
+    if not console.is_terminal:
+        bar = _LogBar(total, description, log_interval())
+        try:
+            yield bar
+        finally:
+            bar.close()
         return
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=True)
