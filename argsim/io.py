@@ -34,6 +34,26 @@ def current_umask() -> int:
     return mask
 
 
+def widen_private_files(folder: str | Path) -> int:
+    """Give files that a library wrote as 0600 under `folder` the mode a new file gets from the umask.
+
+    safetensors writes every weights file through a private temporary file, so a saved model (and each trainer
+    checkpoint) would be 0600 whatever the umask; argsim's own writes already respect it. Only 0600 files are
+    touched (a mode someone chose stays), symlinks are not followed. Returns the number of files changed.
+    """
+    mode = 0o666 & ~current_umask()
+    if mode == 0o600:
+        return 0
+    changed = 0
+    for root, _dirs, files in os.walk(folder):
+        for name in files:
+            path = os.path.join(root, name)
+            if not os.path.islink(path) and os.stat(path).st_mode & 0o777 == 0o600:
+                os.chmod(path, mode)
+                changed += 1
+    return changed
+
+
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path beside `path`; on success it is renamed onto `path`, else removed.

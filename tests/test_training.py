@@ -191,7 +191,14 @@ def test_sentence_transformer_trainer_device_seed_resume_and_records(devices_see
 
     trips = tiny_triplets(16)
     kw = {"batch_size": 4, "lr": 1e-4, "max_seq_length": 16}
-    finetune_sentence_transformer(trips, tmp_path / "a", placement=cpu(), **kw)
+    old_umask = os.umask(0o002)
+    try:
+        finetune_sentence_transformer(trips, tmp_path / "a", placement=cpu(), **kw)
+    finally:
+        os.umask(old_umask)
+    # every file follows the umask, the weights safetensors writes privately (0600) included
+    modes = {f.name: f.stat().st_mode & 0o777 for f in (tmp_path / "a").rglob("*") if f.is_file()}
+    assert "model.safetensors" in modes and set(modes.values()) == {0o664}, modes
     assert devices_seen == {"cpu"}
     stopped = finetune_sentence_transformer(trips, tmp_path / "r", placement=cpu(), budget=Budget(max_steps=2), **kw)
     assert stopped["steps"] == 2 and stopped["stopped_by"] == "max_steps"

@@ -22,7 +22,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from argsim.io import write_json, write_text
+from argsim.io import widen_private_files, write_json, write_text
 
 TRAIN_CONFIG = "train_config.json"
 CARD = "README.md"
@@ -142,6 +142,7 @@ def write_records(out: str | Path, config: dict, pipeline_tag: str = "sentence-s
 
     if not (out / OWN_HISTORY).is_file():  # the counter trainers draw their validation curve from it themselves
         draw_learning_curve(config, out / CURVE)
+    widen_private_files(out)  # the weights safetensors wrote as 0600, the checkpoints included
 
 
 def add_metrics(out: str | Path, metrics: dict) -> None:
