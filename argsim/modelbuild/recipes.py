@@ -101,7 +101,10 @@ RECIPES: tuple[Recipe, ...] = (
            prepare=(("argsim train bipolar --kind bipolar --sampling random --epochs 40 --max-minutes 6 "
                      "--out models/counter_neural/bipolar-random", "models/counter_neural/bipolar-random"),),
            score=("argsim eval counter-neural --bipolar models/counter_neural/bipolar-full --split test "
-                  "--settings epa --bipolar-settings sdoc,sda,epc",)),
+                  "--settings epa --bipolar-settings sdoc,sda,epc",),
+           figures={"accuracy@1/30": "train_config.json:metrics.val_at1_over_30_best"},
+           method="Bipolar-encoder", setting="every layer trained, best epoch on validation (models build)",
+           split="validation"),
     thematic_recipe("thematic-bilstm", "thematic similarity: BiLSTM triplet network, 1 full epoch",
                     "models/thematic-sen-full", "", "--epochs 1 --checkpoint-every 100", cpu_minutes=26,
                     gpu_minutes=3,
