@@ -240,6 +240,20 @@ def test_thematic_finetune_keeps_the_best_dev_step_not_the_last(tmp_path):
     assert saved.keys() == kept.keys() and all(torch.equal(saved[k], kept[k]) for k in saved)
 
 
+def test_thematic_finetune_with_eval_every_keeps_the_budget_stop_checkpoint(tmp_path):
+    """A --max-steps/--max-minutes stop with --eval-every leaves its own checkpoint beside the best one, so --resume
+    continues from the stop (the trainer's end-of-run clean-up must not delete it)."""
+    from argsim.io import read_records
+    from argsim.thematic.finetune import finetune_sentence_transformer
+
+    dev = read_records(REPO / "examples" / "thematic" / "triplets.jsonl", required=["anchor", "positive", "negative"])
+    out = tmp_path / "m"
+    finetune_sentence_transformer(tiny_triplets(16), out, placement=cpu(), batch_size=4, lr=3e-4, max_seq_length=16,
+                                  epochs=3, dev=dev, eval_every=2, dev_sample=10, budget=Budget(max_steps=5))
+    assert (out / "checkpoints" / "checkpoint-5").is_dir()
+    assert json.loads((out / "train_config.json").read_text())["stopped_by"] == "max_steps"
+
+
 def test_eval_every_options_are_checked_before_any_work(tmp_path):
     from argsim.cli.app import app
 

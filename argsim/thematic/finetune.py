@@ -116,4 +116,7 @@ def selection_arguments(dev: list[dict], eval_every: int, dev_sample: int | None
                                  batch_size=64, show_progress_bar=False, write_csv=False)
     return {"evaluator": evaluator, "eval_strategy": "steps", "eval_steps": eval_every, "save_strategy": "steps",
             "save_steps": every, "load_best_model_at_end": True, "metric_for_best_model": SELECTION_METRIC,
-            "greater_is_better": True}
+            "greater_is_better": True,
+            # 2, not 1: with a limit of 1 the trainer deletes every checkpoint but the best when training ends,
+            # which would throw away the checkpoint a --max-minutes stop writes for --resume
+            "save_total_limit": 2}
