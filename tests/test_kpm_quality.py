@@ -319,6 +319,51 @@ def test_models_build_skips_finished_recipes_and_resumes_interrupted_ones(tmp_pa
     assert "two: done" in (tmp_path / "build.log").read_text()
 
 
+FAKE_BUDGETED_TRAIN = """
+import json, pathlib, sys
+out = pathlib.Path(sys.argv[1]); out.mkdir(parents=True, exist_ok=True)
+with open(out.parent / "calls.txt", "a") as fh: fh.write(" ".join(sys.argv[1:]) + "\\n")
+limit = float(sys.argv[sys.argv.index("--max-minutes") + 1]) if "--max-minutes" in sys.argv else None
+stopped = "max_minutes" if limit is not None and limit < 5 else None  # the full run needs 5 minutes
+if stopped: (out / "checkpoints").mkdir(exist_ok=True)
+(out / "train_config.json").write_text(json.dumps({"trainer": "fake", "stopped_by": stopped, "seconds": 1.0,
+                                                   "metrics": {"dev_acc": 0.5 if stopped else 0.75}}))
+"""
+
+
+def test_models_build_max_minutes_stops_the_running_recipe_and_the_next_build_resumes_it(tmp_path, monkeypatch):
+    from argsim.modelbuild.recipes import Recipe
+    from argsim.modelbuild.runner import build, plan, with_budget
+
+    assert with_budget("argsim train x --out m", 3.456) == ("argsim train x --out m --max-minutes 3.46", True)
+    assert with_budget("argsim train x --max-minutes 120 --out m", 30) == ("argsim train x --max-minutes 30 --out m",
+                                                                          True)
+    assert with_budget("argsim train x --max-minutes=2 --out m", 30) == ("argsim train x --max-minutes=2 --out m",
+                                                                         False)
+    monkeypatch.chdir(tmp_path)
+    script = tmp_path / "fake_train.py"
+    script.write_text(FAKE_BUDGETED_TRAIN)
+    # "own" carries its own 1-minute limit, smaller than the build's: that stop is the recipe's design, so it is
+    # scored and finished; "long" is stopped by the build's budget; "later" never starts
+    recipes = [Recipe(n, "fake", n, f"models/{n}", f"{sys.executable} {script} models/{n}{extra}", 0.01, 0.01,
+                      "test", figures={"acc": "train_config.json:metrics.dev_acc"}, method="fake", split="dev")
+               for n, extra in (("own", " --max-minutes 1"), ("long", ""), ("later", ""))]
+    (tmp_path / "models").mkdir()
+    first = build(plan([], tmp_path, recipes), tmp_path, tmp_path / "build.log", quiet=True, echo=lambda s: None,
+                  max_minutes=3)
+    assert [d["status"] for d in first] == ["built", "stopped", "pending"]
+    assert plan([], tmp_path, recipes).states == {"own": "finished", "long": "interrupted", "later": "new"}
+    results = json.loads((tmp_path / "bench" / "results" / "fake.json").read_text())
+    assert {r["model"] for r in results["rows"]} == {"models/own"}  # the stopped model's figure is not recorded
+    second = build(plan([], tmp_path, recipes), tmp_path, tmp_path / "build.log", quiet=True, echo=lambda s: None)
+    assert [d["status"] for d in second] == ["skipped", "built", "built"] and second[1]["acc"] == 0.75
+    calls = (tmp_path / "models" / "calls.txt").read_text().splitlines()
+    assert calls[0] == "models/own --max-minutes 1"
+    assert calls[1].startswith("models/long --max-minutes ") and 2.5 <= float(calls[1].split()[-1]) <= 3
+    assert calls[2:] == ["models/long --resume", "models/later"]
+    assert "stopped by the build's --max-minutes" in (tmp_path / "build.log").read_text()
+
+
 def _parse_command_line(line: str):  # noqa: ANN202
     """Parse an `argsim ...` line through the CLI's own parser (options, types, callbacks), invoking nothing."""
     import shlex

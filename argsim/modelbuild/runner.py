@@ -8,6 +8,10 @@ models) is continued with `--resume`. Steps run as child processes (`python -m a
 global options), their output appended to the log; the bar advances by each recipe's estimated minutes.
 After each recipe its figures (see `Recipe.figures`) become rows of bench/results/<task>.json
 (`argsim.results.write_results`, merged).
+
+`max_minutes` bounds the whole build: each training line gets `--max-minutes` set to what is left of it (or keeps
+its own, smaller, limit), so a run stops cleanly at its trainer's next budget check with a checkpoint; a recipe
+stopped by the build's budget is neither scored nor marked finished, and the next `argsim models build` resumes it.
 """
 
 from __future__ import annotations
@@ -118,6 +122,33 @@ def plan(names: Sequence[str], root: Path, recipes: Sequence[Recipe] = RECIPES) 
     return Plan(chosen, {r.name: state(r, root) for r in chosen})
 
 
+def with_budget(line: str, minutes: float) -> tuple[str, bool]:
+    """`line` with `--max-minutes` at most `minutes` (floored to 0.01); True when the build's budget is the binding
+    one, False when the line's own smaller limit stays."""
+    parts = shlex.split(line)
+    minutes = max(0.01, round(minutes, 2))
+    for i, part in enumerate(parts):
+        own = None
+        if part == "--max-minutes" and i + 1 < len(parts):
+            own, rest = parts[i + 1], parts[i + 2:]
+        elif part.startswith("--max-minutes="):
+            own, rest = part.partition("=")[2], parts[i + 1:]
+        if own is not None:
+            if float(own) <= minutes:
+                return line, False
+            return shlex.join([*parts[:i], "--max-minutes", f"{minutes:g}", *rest]), True
+    return shlex.join([*parts, "--max-minutes", f"{minutes:g}"]), True
+
+
+def stopped_by(out: Path) -> str | None:
+    """What stopped the training run recorded under `out` (train_config.json's `stopped_by`), if anything."""
+    path = out / "train_config.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get("stopped_by") if path.is_file() else None
+    except (OSError, json.JSONDecodeError, AttributeError):
+        return None
+
+
 def _run(cmd: list[str], log: Path, cwd: Path, tick: Callable[[], None]) -> int:
     with open(log, "a", encoding="utf-8") as fh:
         fh.write(f"$ {shlex.join(cmd)}\n")
@@ -130,9 +161,10 @@ def _run(cmd: list[str], log: Path, cwd: Path, tick: Callable[[], None]) -> int:
 
 
 def build(the_plan: Plan, root: Path, log: Path, global_options: Sequence[str] = (), quiet: bool = False,
-          echo: Callable[[str], None] = print) -> list[dict]:
-    """Run the plan's unfinished recipes in order; returns one summary per recipe. A failed step stops the build
-    (ArgsimError naming the recipe and the log) after recording what finished."""
+          echo: Callable[[str], None] = print, max_minutes: float | None = None) -> list[dict]:
+    """Run the plan's unfinished recipes in order; returns one summary per recipe (status skipped, built, stopped
+    or pending). A failed step stops the build (ArgsimError naming the recipe and the log) after recording what
+    finished; `max_minutes` bounds the build (see the module docstring)."""
     from argsim.progress import progress_bar
 
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -143,10 +175,17 @@ def build(the_plan: Plan, root: Path, log: Path, global_options: Sequence[str] =
             fh.write(f"[{time.strftime('%Y-%m-%d %H:%M:%S')}] {text}\n")
         echo(text)
 
+    deadline = None if max_minutes is None else time.monotonic() + max_minutes * 60
+    spent = False
     total = max(1, round(the_plan.minutes * 60))
     with progress_bar(total, "models build", enabled=not quiet) as bar:
         for recipe in the_plan.recipes:
             status = the_plan.states[recipe.name]
+            if status != "finished" and (spent or (deadline is not None and time.monotonic() >= deadline)):
+                spent = True
+                note(f"{recipe.name}: not started, the build's --max-minutes is spent; rerun to continue")
+                summaries.append({"recipe": recipe.name, "status": "pending"})
+                continue
             if status == "finished":
                 note(f"{recipe.name}: finished already ({root / recipe.out}), skipped")
                 summaries.append({"recipe": recipe.name, "status": "skipped", **figures(recipe, root)})
@@ -161,16 +200,29 @@ def build(the_plan: Plan, root: Path, log: Path, global_options: Sequence[str] =
 
             note(f"{recipe.name}: {status}, ~{recipe.cpu_minutes:g} min on 2 CPU cores ({recipe.description})")
             began = time.perf_counter()
-            steps = [line for line, creates in recipe.prepare if not (root / creates).exists()]
+            steps = [(line, False) for line, creates in recipe.prepare if not (root / creates).exists()]
             if recipe.train and status != "trained":
-                steps.append(recipe.train + (" --resume" if status == "interrupted" else ""))
-            steps += list(recipe.score)
-            for line in steps:
+                steps.append((recipe.train + (" --resume" if status == "interrupted" else ""), True))
+            steps += [(line, False) for line in recipe.score]
+            stopped = False
+            for line, is_training in steps:
+                bounded = False
+                if is_training and deadline is not None:
+                    line, bounded = with_budget(line, (deadline - time.monotonic()) / 60)
                 note(f"{recipe.name}: {line}")
                 rc = _run(argv(line, global_options), log, root, tick)
                 if rc != 0:
                     note(f"{recipe.name}: failed (exit {rc}); see {log}; rerun `argsim models build` to continue")
                     raise ArgsimError(f"recipe {recipe.name}: `{line}` exited {rc} (log: {log})")
+                if bounded and stopped_by(root / recipe.out) == "max_minutes":
+                    stopped = True
+                    break
+            if stopped:
+                spent = True
+                note(f"{recipe.name}: stopped by the build's --max-minutes with a checkpoint; rerun "
+                     "`argsim models build` to resume it")
+                summaries.append({"recipe": recipe.name, "status": "stopped"})
+                continue
             seconds = round(time.perf_counter() - began, 1)
             bar.advance(max(0, round(budget_s - used[0])))
             got = figures(recipe, root)

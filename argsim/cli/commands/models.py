@@ -58,6 +58,10 @@ def models_build(
                                       "added. `--list` shows them."),
     list_only: bool = typer.Option(False, "--list", help="Show the recipes, their state and times; build nothing."),
     log: Path = typer.Option(Path("runs/models-build.log"), help="Log file (appended; every step's output)."),
+    max_minutes: float = typer.Option(None, "--max-minutes", min=0.01, help="Stop the build after this many "
+                                      "minutes: the running training stops at its next budget check with a "
+                                      "checkpoint (a counter model: after the epoch that crosses it), recipes not "
+                                      "started wait; the next build resumes."),
 ) -> None:
     """Train the recommended model of each task in sequence: a total time estimate first, one progress bar,
     resumable (finished recipes are skipped by their records, an interrupted one continues with --resume), then
@@ -85,9 +89,11 @@ def models_build(
     if run.data_dir:
         options += ["--data-dir", str(run.data_dir)]
     log = log if log.is_absolute() else root / log
-    summaries = build(the_plan, root, log, options, quiet=run.quiet, echo=console.print)
-    built = [s for s in summaries if s["status"] == "built"]
-    console.print(f"models build: {len(built)} built, {len(summaries) - len(built)} already finished; log {log}")
+    summaries = build(the_plan, root, log, options, quiet=run.quiet, echo=console.print, max_minutes=max_minutes)
+    count = {k: sum(s["status"] == k for s in summaries) for k in ("built", "skipped", "stopped", "pending")}
+    console.print(f"models build: {count['built']} built, {count['skipped']} already finished"
+                  + (f", {count['stopped']} stopped by --max-minutes, {count['pending']} not started (rerun to "
+                     "continue)" if count["stopped"] or count["pending"] else "") + f"; log {log}")
 
 
 @models_app.command("curve")
