@@ -61,3 +61,55 @@ def test_training_saves_a_backend_loadable_model(bank_triplets, tmp_path):
     enc = get_encoder(str(tmp_path / "m"))
     vecs = enc.encode(["都は帰宅困難者対策を進めてまいります。", "保育所の整備を加速すべきです。"], use_cache=False)
     assert vecs.shape == (2, 300) and np.isfinite(vecs).all() and not np.allclose(vecs[0], vecs[1])
+
+
+def test_own_word_vectors_start_at_ginza_cosines_and_include_words_ginza_lacks():
+    from collections import Counter
+
+    from argsim.backend import get_encoder
+    from argsim.minutes.sbert import build_ginza_model, frequent_words, model_words, segment, tokenize
+
+    texts = ["都は帰宅困難者対策を進めてまいります。", "保育所の整備を加速すべきです。",
+             "帰宅困難者の一時滞在施設を確保します。", "ぴえんぱおん対策を進めます。"]
+    tokens = tokenize(texts)
+    words = frequent_words(tokens, 1)
+    counts = Counter(w for toks in tokens for w, _ in toks)
+    twice = frequent_words(tokens, 2)
+    assert set(twice) == {w for w, n in counts.items() if n >= 2} and len(twice) < len(words) == len(counts)
+    assert [counts[w] for w in twice] == sorted((counts[w] for w in twice), reverse=True)
+    unknown = [w for toks in tokens for w, r in toks if r < 0]
+    assert unknown, "the slice should hold a word GiNZA has no vector for"
+    model = build_ginza_model(words=words)
+    assert model_words(model) == frozenset(words)
+    seg = segment(texts, frozenset(words))
+    assert all(tok.startswith("w:") for line in seg for tok in line.split())  # every token its own word
+    assert set(unknown) <= {tok[2:] for line in seg for tok in line.split()}  # kept, not dropped
+
+    def cos(x: np.ndarray) -> np.ndarray:
+        x = x / np.linalg.norm(x, axis=1, keepdims=True)
+        return x @ x.T
+
+    np.testing.assert_allclose(cos(model.encode(seg)), cos(get_encoder("ginza").encode(texts)), atol=1e-4)
+
+
+def test_training_with_own_words_counts_them_on_train_and_the_loader_uses_them(bank_triplets, tmp_path):
+    import json
+
+    from argsim.backend import get_encoder
+    from argsim.minutes.sbert import frequent_words, segment, tokenize
+    from argsim.minutes.train import TrainConfig, _load_triplets, train_minutes_sbert
+
+    out, _ = bank_triplets
+    config = TrainConfig(epochs=1, max_train=64, max_dev=32, lr=1e-3, word_min_count=3)
+    log = train_minutes_sbert(out / "train.jsonl", out / "dev.jsonl", tmp_path / "w", config)
+    train = _load_triplets(out / "train.jsonl", 64, config.seed)
+    texts = sorted({r[k] for r in train for k in ("anchor", "positive", "negative")})
+    want = frequent_words(tokenize(texts), 3)
+    assert log["own_words"] == len(want) > 50
+    assert json.loads((tmp_path / "w" / "argsim_segmented.json").read_text())["own_words"] == len(want)
+    enc = get_encoder(str(tmp_path / "w"))
+    assert enc.words == frozenset(want)
+    raw = ["都は帰宅困難者対策を進めてまいります。", "保育所の整備を加速すべきです。"]
+    np.testing.assert_allclose(enc.encode(raw, use_cache=False),
+                               enc.model.encode(segment(raw, enc.words)), atol=1e-6)
+    assert not np.allclose(enc.encode(raw, use_cache=False), enc.model.encode(segment(raw)), atol=1e-3)

@@ -6,7 +6,13 @@ No Japanese BERT exists offline, so two backbones are offered:
   document vector (cosine-wise); the dense layer and (optionally) the word vectors are trained. Texts are
   segmented with GiNZA's Sudachi tokenizer and each token is written as its vector row ("r123") before the
   model sees it, so the folder is a plain sentence-transformers model over space-separated row tokens;
-  `argsim_encoder.json` makes `get_encoder(folder)` segment raw Japanese first.
+  `argsim_encoder.json` makes `get_encoder(folder)` segment raw Japanese first. GiNZA maps 480k words onto
+  those 20,000 rows, so words that share a row cannot be told apart however long the model trains; with
+  `words` (`train minutes-sbert --word-min-count N`: the surface forms seen at least N times in the training
+  texts) each such word gets a vector of its own ("w:<word>"), initialised to its row's vector, or to zero
+  for a word GiNZA has no vector for (dropped before, and averaged as zero by GiNZA: same direction). Before
+  training the model still equals the GiNZA document vector cosine-wise. This is a deviation from the paper
+  (which fine-tunes a Japanese BERT with its own sub-word vocabulary), and closer to it than shared rows.
 - `minilm` or any sentence-transformers folder: fine-tuned as is (its uncased English WordPiece strips
   dakuten and maps many kanji to [UNK]; see docs/minutes.md).
 """
@@ -36,35 +42,63 @@ def _ginza_nlp():  # noqa: ANN202 (spaCy Language)
     return get_encoder("ginza").nlp
 
 
-def segment(texts: Sequence[str], batch_size: int = 256) -> list[str]:
-    """Each text as the space-joined GiNZA vector rows of its Sudachi (split mode C) tokens: "r12 r7 ...".
-
-    GiNZA keeps 20,000 distinct vectors for 480k words (words share rows), so the row ids are the model's
-    vocabulary; tokens without a vector are dropped (GiNZA averages them as zeros: same direction).
-    """
+def tokenize(texts: Sequence[str], batch_size: int = 256) -> list[list[tuple[str, int]]]:
+    """Each text's Sudachi (split mode C) tokens as (surface form, GiNZA vector row or -1); spaces dropped."""
     nlp = _ginza_nlp()
     vectors, strings = nlp.vocab.vectors, nlp.vocab.strings
     out = []
     with nlp.select_pipes(enable=[]):
         for doc in nlp.pipe(texts, batch_size=batch_size):
-            rows = (vectors.find(key=strings[t.orth_]) for t in doc if t.orth_.strip())
-            out.append(" ".join(f"r{r}" for r in rows if r >= 0))
+            out.append([(t.orth_, int(vectors.find(key=strings[t.orth_]))) for t in doc if t.orth_.strip()])
     return out
+
+
+def render(tokens: Sequence[Sequence[tuple[str, int]]], words: frozenset[str] | set[str] = frozenset()) -> list[str]:
+    """Token lists as the model's space-separated tokens: "w:<word>" for a word of `words`, else "r<row>";
+    a token with neither is dropped."""
+    return [" ".join(f"w:{w}" if w in words else f"r{r}" for w, r in toks if w in words or r >= 0)
+            for toks in tokens]
+
+
+def frequent_words(tokens: Sequence[Sequence[tuple[str, int]]], min_count: int) -> list[str]:
+    """Surface forms seen at least `min_count` times, most frequent first (ties by first appearance); a form with
+    whitespace inside, which the whitespace tokenizer could not keep whole, is left out."""
+    from collections import Counter
+
+    counts = Counter(w for toks in tokens for w, _ in toks if not any(c.isspace() for c in w))
+    return [w for w, n in counts.most_common() if n >= min_count]
+
+
+def segment(texts: Sequence[str], words: frozenset[str] | set[str] = frozenset(), batch_size: int = 256) -> list[str]:
+    """Each text as the model's tokens: "r12 w:予算 r7 ..." (see `render`).
+
+    Without `words`, the space-joined GiNZA vector rows of its tokens (GiNZA keeps 20,000 distinct vectors for
+    480k words: words share rows); tokens without a vector are dropped (GiNZA averages them as zeros: same
+    direction).
+    """
+    return render(tokenize(texts, batch_size), words)
 
 
 # ------------------------------------------------------------------ building
 
 
-def build_ginza_model(update_embeddings: bool = True, dense: bool = True):  # noqa: ANN201 (SentenceTransformer)
-    """WordEmbeddings(GiNZA's vector table, tokens "r<row>") -> mean pooling -> Dense(300, 300) = identity."""
+def build_ginza_model(update_embeddings: bool = True, dense: bool = True,  # noqa: ANN201 (SentenceTransformer)
+                      words: Sequence[str] = ()):
+    """WordEmbeddings(GiNZA's vector table, tokens "r<row>", and "w:<word>" for each of `words`, initialised
+    to its row or zero) -> mean pooling -> Dense(300, 300) = identity."""
     import torch
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.models import Dense, Pooling, WordEmbeddings
     from sentence_transformers.models.tokenizer import WhitespaceTokenizer
 
-    table = np.asarray(_ginza_nlp().vocab.vectors.data, dtype=np.float32)
-    vocab = ["PADDING_TOKEN"] + [f"r{i}" for i in range(len(table))]
-    weights = np.concatenate([np.zeros((1, table.shape[1]), dtype=np.float32), table])
+    nlp = _ginza_nlp()
+    table = np.asarray(nlp.vocab.vectors.data, dtype=np.float32)
+    rows = [int(nlp.vocab.vectors.find(key=nlp.vocab.strings[w])) for w in words]
+    word_vectors = np.zeros((len(rows), table.shape[1]), dtype=np.float32)
+    known = [i for i, r in enumerate(rows) if r >= 0]
+    word_vectors[known] = table[[rows[i] for i in known]]
+    vocab = ["PADDING_TOKEN"] + [f"r{i}" for i in range(len(table))] + [f"w:{w}" for w in words]
+    weights = np.concatenate([np.zeros((1, table.shape[1]), dtype=np.float32), table, word_vectors])
     tokenizer = WhitespaceTokenizer(vocab=vocab, stop_words=[], do_lower_case=False)
     emb = WordEmbeddings(tokenizer=tokenizer, embedding_weights=weights, update_embeddings=update_embeddings,
                          max_seq_length=512)
@@ -79,12 +113,19 @@ def build_ginza_model(update_embeddings: bool = True, dense: bool = True):  # no
     return SentenceTransformer(modules=modules, device="cpu")
 
 
-def mark_segmented(folder: str | Path) -> None:
+def mark_segmented(folder: str | Path, words: int = 0) -> None:
     """Write the argsim manifest: `get_encoder(folder)` will segment raw text before encoding."""
     folder = Path(folder)
     (folder / "argsim_encoder.json").write_text(json.dumps(MANIFEST), encoding="utf-8")
-    (folder / SEGMENTED_MARKER).write_text(json.dumps({"segmenter": "ginza-sudachi-C", "tokens": "r<vector row>"}),
-                                           encoding="utf-8")
+    tokens = "w:<word> for the model's own words, else r<vector row>" if words else "r<vector row>"
+    (folder / SEGMENTED_MARKER).write_text(json.dumps({"segmenter": "ginza-sudachi-C", "tokens": tokens,
+                                                       "own_words": words}), encoding="utf-8")
+
+
+def model_words(model) -> frozenset[str]:  # noqa: ANN001 (SentenceTransformer)
+    """The words with a vector of their own in a ginza-backbone model (its "w:<word>" tokens)."""
+    vocab = getattr(getattr(model[0], "tokenizer", None), "vocab", None) or []
+    return frozenset(t[2:] for t in vocab if t.startswith("w:"))
 
 
 # ------------------------------------------------------------------ the backend encoder
@@ -104,9 +145,10 @@ class SegmentedSentenceTransformerEncoder(Encoder):
                                         precision)
         self.name, self.device, self.batch_size, self.precision = self.folder.name, device, batch_size, precision
         self.identity = f"minutes-sbert:{fingerprint(self.folder)}"
+        self.words = model_words(self.model)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
-        vecs = self.model.encode(segment(texts), batch_size=self.batch_size, convert_to_numpy=True,
+        vecs = self.model.encode(segment(texts, self.words), batch_size=self.batch_size, convert_to_numpy=True,
                                  show_progress_bar=False)
         return vecs.astype(np.float32, copy=False)
 

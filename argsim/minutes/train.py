@@ -30,6 +30,7 @@ class TrainConfig:
     max_train: int | None = None  # subsample the training triplets (seeded)
     max_dev: int | None = 2000
     update_embeddings: bool = True  # ginza backbone: train the word vectors too
+    word_min_count: int = 0  # ginza backbone: training words seen this often get their own vector (0: rows only)
     seed: int = 13
 
 
@@ -81,10 +82,15 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
     segmented = config.backbone == "ginza"
     if segmented:
         texts = sorted({r[k] for r in train + dev for k in ("anchor", "positive", "negative")})
-        seg = dict(zip(texts, sbert.segment(texts), strict=True))
+        tokens = dict(zip(texts, sbert.tokenize(texts), strict=True))
+        words: list[str] = []
+        if config.word_min_count > 0:  # counted over the training texts only
+            train_texts = sorted({r[k] for r in train for k in ("anchor", "positive", "negative")})
+            words = sbert.frequent_words([tokens[t] for t in train_texts], config.word_min_count)
+        seg = dict(zip(texts, sbert.render([tokens[t] for t in texts], frozenset(words)), strict=True))
         train = [{k: seg[v] for k, v in r.items()} for r in train]
         dev = [{k: seg[v] for k, v in r.items()} for r in dev]
-        model = sbert.build_ginza_model(config.update_embeddings)
+        model = sbert.build_ginza_model(config.update_embeddings, words=words)
     else:
         model = load_sentence_transformer(config.backbone, device=placement.device)
     metric = {"euclidean": TripletDistanceMetric.EUCLIDEAN, "cosine": TripletDistanceMetric.COSINE}[config.distance]
@@ -115,6 +121,7 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
     dev_scores = [{k: v for k, v in h.items() if k.startswith("eval_dev")} | {"epoch": h.get("epoch")}
                   for h in trainer.state.log_history if any(k.startswith("eval_dev") for k in h)]
     log = {"config": asdict(config), "train_triplets": len(train), "dev_triplets": len(dev),
+           "own_words": len(words) if segmented else None,
            "seconds": run["seconds"], "epoch_seconds": epoch_times, "dev": dev_scores, "steps": run["steps"],
            "stopped_by": run["stopped_by"], "device": placement.device, "precision": placement.precision,
            "train_file": str(train_path), "dev_file": str(dev_path) if dev_path else None}
@@ -122,7 +129,7 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
         out.mkdir(parents=True, exist_ok=True)
         model.save(str(out))
         if segmented:
-            sbert.mark_segmented(out)
+            sbert.mark_segmented(out, words=len(words))
         write_json(out / "train_log.json", log)
         metrics = dict(dev_scores[-1]) if dev_scores else {}
         write_records(out, train_config("minutes-sbert", placement, budget, opt, asdict(config), hashes, run,

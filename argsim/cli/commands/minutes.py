@@ -86,6 +86,9 @@ def train_minutes_sbert(
     max_train: int | None = typer.Option(None, min=1, help="Subsample this many training triplets (seeded)."),
     max_dev: int | None = typer.Option(2000, min=1, help="Score at most this many dev triplets per epoch."),
     freeze_embeddings: bool = typer.Option(False, help="ginza backbone: train only the dense layer."),
+    word_min_count: int = typer.Option(0, min=0, help="ginza backbone: words seen at least this often in the "
+                                       "training texts get a vector of their own (initialised from GiNZA's shared "
+                                       "row); 0 keeps GiNZA's 20,000 shared rows only."),
 ) -> None:
     """Train the political Sentence-BERT: a triplet network with mean pooling and TripletLoss.
 
@@ -99,7 +102,7 @@ def train_minutes_sbert(
     where = placement(ctx)
     config = TrainConfig(backbone=backbone, epochs=epochs, batch_size=batch_size, lr=lr, warmup_ratio=warmup_ratio,
                          margin=margin, distance=distance, max_train=max_train, max_dev=max_dev,
-                         update_embeddings=not freeze_embeddings, seed=where.seed)
+                         update_embeddings=not freeze_embeddings, word_min_count=word_min_count, seed=where.seed)
     log = run(train, dev if dev is not None and dev.is_file() else None, out, config, placement=where, budget=plan,
               quiet=run_quiet(ctx))
     from argsim.training import is_main_process
