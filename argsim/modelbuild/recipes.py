@@ -107,6 +107,20 @@ RECIPES: tuple[Recipe, ...] = (
            figures={"accuracy@1/30": "train_config.json:metrics.val_at1_over_30_best"},
            method="Bipolar-encoder", setting="every layer trained, best epoch on validation (models build)",
            split="validation"),
+    Recipe("counter-bi-encoder", "counterargs-neural",
+           "counter-argument: Bi-encoder (frozen MiniLM, two adapters, increasing-hard negatives) to convergence",
+           "models/counter_neural/bi-encoder-200",
+           "argsim train bipolar --kind bi-encoder --sampling increasing --lr 1e-4 --epochs 200 --patience 20 "
+           "--out models/counter_neural/bi-encoder-200",
+           cpu_minutes=16, gpu_minutes=2,
+           basis="measured (session 10): embedding the training texts once took ~12 min on 2 idle cores (a 40-epoch "
+                 "run, 12.7 min in all), then 100 epochs (best 80 on validation, early stop after 20 more) in 2.1 "
+                 "min; scoring the 4 test settings 2 min",
+           score=("argsim eval counter-neural --bi-encoder models/counter_neural/bi-encoder-200 --split test "
+                  "--settings sdoc,sda,epc,epa",),
+           figures={"accuracy@1/30": "train_config.json:metrics.val_at1_over_30_best"},
+           method="Bi-encoder", setting="frozen MiniLM, increasing-hard, best epoch on validation (models build)",
+           split="validation"),
     thematic_recipe("thematic-bilstm", "thematic similarity: BiLSTM triplet network, 1 full epoch",
                     "models/thematic-sen-full", "", "--epochs 1 --checkpoint-every 100", cpu_minutes=26,
                     gpu_minutes=3,
