@@ -19,12 +19,13 @@ class TrainedModel:
     metrics: dict[str, float]
 
 
-def _read(path: Path) -> dict:
+def read_json_object(path: Path) -> dict | None:
+    """A JSON object a run wrote (train_config.json, the build's marker); None when missing or unreadable."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return {}
-    return data if isinstance(data, dict) else {}
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def _numbers(d: dict) -> dict[str, float]:
@@ -45,8 +46,8 @@ def trained_models(root: Path, depth: int = 3) -> list[TrainedModel]:
                 if "checkpoints" in path.parts:
                     continue
                 folder = path.parent
-                config = _read(folder / "train_config.json")
-                build = _read(folder / "models_build.json")
+                config = read_json_object(folder / "train_config.json") or {}
+                build = read_json_object(folder / "models_build.json") or {}
                 found[folder] = TrainedModel(folder, config.get("trainer") or build.get("recipe", "?"),
                                              config.get("steps"), config.get("seconds") or build.get("seconds"),
                                              config.get("stopped_by"),

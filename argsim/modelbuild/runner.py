@@ -16,7 +16,6 @@ stopped by the build's budget is neither scored nor marked finished, and the nex
 
 from __future__ import annotations
 
-import json
 import shlex
 import subprocess
 import sys
@@ -26,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from argsim.errors import ArgsimError
+from argsim.modelbuild.inventory import read_json_object
 from argsim.modelbuild.recipes import RECIPES, Recipe
 
 MARKER = "models_build.json"
@@ -51,12 +51,8 @@ def select(names: Sequence[str], recipes: Sequence[Recipe] = RECIPES) -> list[Re
 def read_figure(out: Path, spec: str) -> float | None:
     """The number at `file:dotted.key` under `out` (None when the file or key is missing)."""
     file, _, key = spec.partition(":")
-    path = out / file
-    if not path.is_file():
-        return None
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+    value = read_json_object(out / file)
+    if value is None:
         return None
     for part in key.split(".") if key else []:
         if not isinstance(value, dict) or part not in value:
@@ -73,22 +69,12 @@ def figures(recipe: Recipe, root: Path) -> dict[str, float]:
 def state(recipe: Recipe, root: Path) -> str:
     """finished | interrupted | new."""
     out = root / recipe.out
-    marker = out / MARKER
-    if marker.is_file():
-        try:
-            done = json.loads(marker.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            done = {}
-        if done.get("finished") and done.get("train") == recipe.train:
-            return "finished"
-    config = out / "train_config.json"
-    if recipe.train and config.is_file():
-        try:
-            stopped = json.loads(config.read_text(encoding="utf-8")).get("stopped_by")
-        except (OSError, json.JSONDecodeError):
-            stopped = "unreadable"
-        if stopped not in BUDGET_STOPS and stopped != "unreadable":
-            return "trained"
+    done = read_json_object(out / MARKER) or {}
+    if done.get("finished") and done.get("train") == recipe.train:
+        return "finished"
+    config = read_json_object(out / "train_config.json") if recipe.train else None
+    if config is not None and config.get("stopped_by") not in BUDGET_STOPS:
+        return "trained"
     if (out / "checkpoints").is_dir() or (out / "checkpoint.pt").is_file():
         return "interrupted"
     return "new"
@@ -138,15 +124,6 @@ def with_budget(line: str, minutes: float) -> tuple[str, bool]:
                 return line, False
             return shlex.join([*parts[:i], "--max-minutes", f"{minutes:g}", *rest]), True
     return shlex.join([*parts, "--max-minutes", f"{minutes:g}"]), True
-
-
-def stopped_by(out: Path) -> str | None:
-    """What stopped the training run recorded under `out` (train_config.json's `stopped_by`), if anything."""
-    path = out / "train_config.json"
-    try:
-        return json.loads(path.read_text(encoding="utf-8")).get("stopped_by") if path.is_file() else None
-    except (OSError, json.JSONDecodeError, AttributeError):
-        return None
 
 
 def _run(cmd: list[str], log: Path, cwd: Path, tick: Callable[[], None]) -> int:
@@ -214,7 +191,8 @@ def build(the_plan: Plan, root: Path, log: Path, global_options: Sequence[str] =
                 if rc != 0:
                     note(f"{recipe.name}: failed (exit {rc}); see {log}; rerun `argsim models build` to continue")
                     raise ArgsimError(f"recipe {recipe.name}: `{line}` exited {rc} (log: {log})")
-                if bounded and stopped_by(root / recipe.out) == "max_minutes":
+                if bounded and (read_json_object(root / recipe.out / "train_config.json") or {}).get(
+                        "stopped_by") == "max_minutes":
                     stopped = True
                     break
             if stopped:
