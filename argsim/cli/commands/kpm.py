@@ -84,9 +84,10 @@ def eval_map(
 def rank_keypoints(
     ctx: typer.Context,
     source: ArgkpInput,
-    model: list[str] = typer.Option(["minilm"], "--model", "-m", help="Backend model name (minilm, mpnet, ...) "
-                                    "or a folder trained by `train sbert` / `train mts` / `train kpm-cross` (a "
-                                    "cross-encoder). Repeat to combine several models' scores (ensemble)."),
+    model: list[str] = typer.Option([], "--model", "-m", help="Backend model name: kpm (the shipped key point "
+                                    "matcher, the default), minilm (zero-shot), mpnet, ...; or a folder trained by "
+                                    "`train sbert` / `train mts` / `train kpm-cross` (a cross-encoder). Repeat to "
+                                    "combine several models' scores (ensemble)."),
     weight: list[float] = typer.Option([], "--weight", "-w", help="Ensemble weight of each --model, in order "
                                        "(default equal), e.g. --weight 0.7 --weight 0.3."),
     combine: Literal["zscore", "zlogit", "mean"] = typer.Option("zscore", help="zscore: standardise each "
@@ -119,11 +120,12 @@ def rank_keypoints(
     from argsim.errors import warn
     from argsim.io import write_csv, write_json
     from argsim.kpm.ensemble import check_weights, score_models
-    from argsim.kpm.scoring import best_matches, coverage
+    from argsim.kpm.scoring import best_matches, coverage, default_model
     from argsim.metrics.kpa_map import evaluate_map
     from argsim.results import result_rows, run_environment, timed, write_results
 
     cfg = run_config(ctx)
+    model = model or [default_model()]
     check_weights(model, weight)
     data = source.load(cfg.data_dir)
     if task and not data.has_labels:
@@ -207,10 +209,20 @@ def train_sbert_cmd(
                                      help="Train only the top N transformer layers on cached lower-layer states "
                                           "(BERT-type models; ~3x faster on CPU). 0 = the sentence-transformers "
                                           "trainer on the whole model."),
+    lora_rank: int = typer.Option(0, min=0, help="Train a LoRA adapter of this rank over the attention and "
+                                  "feed-forward layers instead of the weights (e.g. 16); OUT then holds only the "
+                                  "adapter (a few MB), loaded over the installed base. 0 = train the weights."),
+    lora_alpha: float = typer.Option(32.0, min=0, help="LoRA scale numerator (the update is x alpha / rank)."),
+    lora_dropout: float = typer.Option(0.1, min=0, max=1, help="Dropout on the LoRA adapter's input."),
+    init: str | None = typer.Option(None, help="Continue training an adapter: a shipped model's name (e.g. kpm, "
+                                    "see `argsim models`) or a folder trained with --lora-rank; its base and "
+                                    "rank replace --model / --lora-rank."),
+    eval_every: int = typer.Option(0, min=0, help="Score --eval-split with the official mAP every N steps and "
+                                   "keep the weights with the best strict mAP (0: only after training)."),
     eval_split: str | None = typer.Option("dev", help="ArgKP split to score after training ('' to skip)."),
 ) -> None:
     """Fine-tune a Siamese SBERT on labelled argument/key point pairs; saves a sentence-transformers folder
-    that `rank keypoints --model DIR` loads."""
+    (with --lora-rank or --init: an adapter folder) that `rank keypoints --model DIR` loads."""
     from argsim.kpm.evaluate import evaluate_trained, training_inputs
     from argsim.kpm.sbert import SbertConfig, train_sbert
 
@@ -221,8 +233,9 @@ def train_sbert_cmd(
     cfg = SbertConfig(model=model, loss=loss, positive_target=positive_target, negative_target=negative_target,
                       contrastive_margin=contrastive_margin, pooling=pooling, epochs=epochs, batch_size=batch_size,
                       lr=lr, lr_end=lr_end, max_seq_length=max_seq_length, seed=where.seed,
-                      max_steps=plan.max_steps or -1, train_layers=train_layers)
-    info = train_sbert(data, out, cfg, quiet=run_quiet(ctx), placement=where, budget=plan)
+                      max_steps=plan.max_steps or -1, train_layers=train_layers, lora_rank=lora_rank,
+                      lora_alpha=lora_alpha, lora_dropout=lora_dropout, init=init, eval_every=eval_every)
+    info = train_sbert(data, out, cfg, quiet=run_quiet(ctx), placement=where, budget=plan, eval_data=gold)
     _print_training(evaluate_trained(out, gold, info, run), out)
 
 
