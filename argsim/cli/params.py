@@ -181,10 +181,11 @@ MODEL_DECLS = ("--model", "-m")
 
 
 def model_option(default: Any = "minilm", help: str = "Backend model name (minilm, mpnet, ...), a folder "  # noqa: A002
-                 "trained by argsim, a sentence-transformers folder or a Hugging Face id.",
+                 "trained by argsim, a sentence-transformers folder or a Hugging Face id.", short: bool = True,
                  **kwargs: Any) -> typer.models.OptionInfo:
-    """The one `--model` / `-m` option (a model name or folder); `default` a list for a repeatable one."""
-    return typer.Option(default, *MODEL_DECLS, help=help, **kwargs)
+    """The one `--model` / `-m` option (a model name or folder); `default` a list for a repeatable one, `short`
+    False where the command's `-m` is taken."""
+    return typer.Option(default, *(MODEL_DECLS if short else MODEL_DECLS[:1]), help=help, **kwargs)
 
 
 def _field_option(f: dataclasses.Field) -> typer.models.OptionInfo:

@@ -123,10 +123,11 @@ def mnrl_rows(data: KPMData, seed: int = 13) -> dict[str, list]:
 
 
 def _with_pooling(model, pooling: str):  # noqa: ANN001, ANN202
-    from sentence_transformers import SentenceTransformer, models
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Pooling
 
     word = model[0]
-    pool = models.Pooling(word.get_word_embedding_dimension(), pooling_mode=pooling)
+    pool = Pooling(word.get_word_embedding_dimension(), pooling_mode=pooling)
     return SentenceTransformer(modules=[word, pool], device=model.device)
 
 
@@ -206,11 +207,7 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
     `cfg.seed`); `budget` the stops and checkpoints (default: `cfg.max_steps`)."""
     import datasets
     from sentence_transformers import SentenceTransformerTrainer
-
-    try:  # sentence-transformers >= 6 moved the losses; 5.x has them at the top level
-        from sentence_transformers.sentence_transformer import losses
-    except ImportError:  # pragma: no cover
-        from sentence_transformers import losses
+    from sentence_transformers.sentence_transformer import losses
 
     from argsim.backend import load_sentence_transformer
     from argsim.settings import seed_everything

@@ -78,7 +78,7 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
     none) come from argsim.training."""
     from datasets import Dataset
     from sentence_transformers import SentenceTransformerTrainer
-    from sentence_transformers.evaluation import TripletEvaluator
+    from sentence_transformers.sentence_transformer.evaluation import TripletEvaluator
     from sentence_transformers.sentence_transformer.losses import TripletDistanceMetric, TripletLoss
     from transformers import TrainerCallback
 

@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from argsim.cli.groups import console, eval_app, rank_app, run_config, train_app
-from argsim.cli.params import OUT_DIR, OUT_FILE, comma_choices, comma_positive_ints, config_options
+from argsim.cli.params import OUT_DIR, OUT_FILE, comma_choices, comma_positive_ints, config_options, model_option
 from argsim.cli.training_options import budget_options, placement
 from argsim.counter.neural.config import NeuralConfig
 
@@ -200,7 +200,7 @@ def eval_counter_neural(
 @rank_app.command("counter-search")
 def counter_search(
     ctx: typer.Context,
-    model: Path = typer.Option(..., "--model", help="Trained model folder (argsim train bipolar)."),
+    model: Path = model_option(..., short=False, help="Trained model folder (argsim train bipolar)."),
     candidates: Path = typer.Option(..., help="Candidate arguments: a text file (one per line) or CSV/JSONL with a "
                                     "'text' column (and optional 'id')."),
     queries: Path = typer.Option(..., help="Query points: same formats."),

@@ -10,7 +10,16 @@ import typer
 from rich.table import Table
 
 from argsim.cli.groups import console, eval_app, rank_app, run_config, train_app
-from argsim.cli.params import LABELS_HELP, OUT_DIR, OUT_FILE, SPLIT_HELP, ArgkpInput, argkp_input, config_options
+from argsim.cli.params import (
+    LABELS_HELP,
+    OUT_DIR,
+    OUT_FILE,
+    SPLIT_HELP,
+    ArgkpInput,
+    argkp_input,
+    config_options,
+    model_option,
+)
 from argsim.cli.training_options import budget_options, placement
 from argsim.cli.training_options import quiet as run_quiet
 from argsim.kpm.mts_config import MTSConfig
@@ -86,7 +95,7 @@ def eval_map(
 def rank_keypoints(
     ctx: typer.Context,
     source: ArgkpInput,
-    model: list[str] = typer.Option(["minilm"], "--model", "-m", help="Backend model name (minilm, mpnet, ...) "
+    model: list[str] = model_option(["minilm"], help="Backend model name (minilm, mpnet, ...) "
                                     "or a folder trained by `train sbert` / `train mts` / `train kpm-cross` (a "
                                     "cross-encoder). Repeat to combine several models' scores (ensemble)."),
     weight: list[float] = typer.Option([], "--weight", "-w", help="Ensemble weight of each --model, in order "

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from argsim.cli.commands.kpm import TRAIN_LABELS_HELP, TRAIN_SPLIT_HELP, _print_training
 from argsim.cli.groups import console, data_app, eval_app, run_config, train_app
-from argsim.cli.params import OUT_DIR, ArgkpInput, argkp_input, config_options
+from argsim.cli.params import OUT_DIR, ArgkpInput, argkp_input, config_options, model_option
 from argsim.cli.training_options import budget_options, placement
 from argsim.cli.training_options import quiet as run_quiet
 from argsim.kpm.cross import CrossConfig
@@ -62,7 +62,7 @@ def _combines(values: list[str]) -> list[str]:
 @eval_app.command("kpm-folds")
 def eval_kpm_folds(
     ctx: typer.Context,
-    model: list[str] = typer.Option(["minilm"], "--model", "-m", help="A model (name, folder, cross-encoder "
+    model: list[str] = model_option(["minilm"], help="A model (name, folder, cross-encoder "
                                     "folder) or a per-fold pattern with {fold}, e.g. models/kpm-cross-f/fold{fold} "
                                     "(fold 1 = the official split). Repeat for an ensemble."),
     weight: list[float] = typer.Option([], "--weight", "-w", help="Score only these ensemble weights (one per "

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Literal
 import typer
 
 from argsim.cli.groups import console, eval_app, run_config, summarize_app, summary_table, train_app, triplets_app
-from argsim.cli.params import OUT_DIR, OUT_FILE, choices, config_options, from_workdir
+from argsim.cli.params import OUT_DIR, OUT_FILE, choices, config_options, from_workdir, model_option
 from argsim.cli.training_options import budget_options, placement
 from argsim.cli.training_options import quiet as run_quiet
 from argsim.minutes.train import MinutesTrainConfig
@@ -28,7 +28,7 @@ def triplets_minutes(
     minutes: list[Path] = typer.Option(None, "--minutes", help="Your own minutes JSON file(s) (PoliInfo layout: "
                                        "list of {Date, ProceedingTitle, Proceeding: [{Speaker, Utterance}]}); "
                                        "default: every file of the poliinfo dataset."),
-    model: str = typer.Option("ginza", help="Encoder that decides the thresholds (the paper: GiNZA)."),
+    model: str = model_option("ginza", help="Encoder that decides the thresholds (the paper: GiNZA)."),
     pos_threshold: float = typer.Option(0.5, min=-1, max=1, help="Minimum cosine of target and next line (positive)."),
     neg_threshold: float = typer.Option(0.9, min=-1, max=1, help="Maximum cosine of target and a drawn negative."),
     min_chars: int = typer.Option(10, min=0, help="Drop cleaned lines shorter than this."),
@@ -112,7 +112,7 @@ def summarize_minutes(
     input: Path | None = typer.Option(None, "--input", "-i", help="Your own CSV/TSV/JSONL/JSON of utterances "
                                       "with columns id, text, topic, subtopic [, length, summary]; rows with "
                                       "the same id form one item."),
-    model: str = typer.Option("ginza", "--model", "-m", help="Backend encoder (ginza, e5-multilingual, minilm, "
+    model: str = model_option("ginza", help="Backend encoder (ginza, e5-multilingual, minilm, "
                               "a trained folder such as models/minutes-sbert)."),
     method: SummaryMethod = typer.Option("embedrank-paper", help="embedrank-paper (Eq. 6), embedrank (normalised MMR, "
                                "beta), lead or random."),

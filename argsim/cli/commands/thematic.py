@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Literal
 import typer
 
 from argsim.cli.groups import cluster_app, console, eval_app, run_config, summary_table, train_app, triplets_app
-from argsim.cli.params import OUT_DIR, OUT_FILE, choices, config_options
+from argsim.cli.params import OUT_DIR, OUT_FILE, choices, config_options, model_option
 from argsim.cli.training_options import budget_options, placement
 from argsim.cli.training_options import quiet as run_quiet
 from argsim.thematic.config import ThematicTrainConfig
@@ -127,7 +127,7 @@ def cluster_sentences(
     ctx: typer.Context,
     sentences: Path = typer.Argument(..., help="JSONL/CSV with a column `text`; optional `article` (cluster each "
                                                "article separately) and `label` (gold section; sets k)."),
-    model: str = typer.Option("minilm", "--model", "-m", help="Backend model name or folder."),
+    model: str = model_option("minilm", help="Backend model name or folder."),
     algorithm: Algorithm = typer.Option("kmeans", help="kmeans or agglomerative."),
     linkage: Linkage = typer.Option("ward", help="Agglomerative linkage: ward (on unit vectors), average or complete "
                                              "(on cosine distance)."),
@@ -164,7 +164,7 @@ def eval_clustering(
     sentences: Path = typer.Argument(..., help="JSONL/CSV with text, label (gold section) and article; e.g. "
                                                "runs/thematic/data/scb-test.jsonl, or the output of `argsim "
                                                "cluster sentences` (then its `cluster` column is scored)."),
-    model: list[str] = typer.Option(["minilm"], "--model", "-m", help="Models to compare (repeatable); "
+    model: list[str] = model_option(["minilm"], help="Models to compare (repeatable); "
                                                                       "ignored when the file has `cluster`."),
     algorithm: list[str] = typer.Option(["kmeans", "agglomerative"], callback=choices("kmeans", "agglomerative"),
                                         help="Algorithms (repeatable)."),
@@ -205,7 +205,7 @@ def eval_clustering(
 @eval_app.command("sick")
 def eval_sick(
     ctx: typer.Context,
-    model: list[str] = typer.Option(["minilm"], "--model", "-m", help="Models to compare (repeatable)."),
+    model: list[str] = model_option(["minilm"], help="Models to compare (repeatable)."),
     folder: Path | None = typer.Option(None, help="A folder laid out like SICK (SICK_train.txt, SICK_trial.txt, "
                                                   "SICK_test_annotated.txt); default: the `sick` dataset."),
     task: str | None = typer.Option(None, help="Also merge the rows into bench/results/<task>.json."),
