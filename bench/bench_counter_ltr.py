@@ -7,7 +7,7 @@
 3. (without --quick) the goal: Simple-SD over the full epa test split (1,401 points, full pools), timed.
 
 Writes rows into bench/results/counterargs-ltr.json (merge). Each row's `env["conditions"]` records the CPU, its
-threads and the load average when the timing started: timings on a machine that runs other work are pessimistic.
+threads and the load average when the timing started.
 
     .venv/bin/python bench/bench_counter_ltr.py [--quick] [--pairs 300] [--points 16] [--engine local|ray]
 """
