@@ -37,6 +37,7 @@ WORDS: list[tuple[str, re.Pattern[str]]] = [(name, re.compile(rx, re.I)) for nam
     ("development round", r"\bround \d"),
     ("development tooling", r"\bfarm\b"),
     ("development tooling", r"\bcoordinator\b"),
+    ("development tooling", r"\bthe lead'?s? (?!(time|paragraph|sentences?|section|and|baselines?)\b)\w+"),
     ("development tooling", r"\b(a|another|other|niced|the) helpers?\b(?! (function|module|class|method)s?\b)"),
     ("development tooling", r"\bhelper (sessions?|jobs?|agents?)\b"),
     ("development path", r"\bpapers/[\w.-]+\.txt\b"),
@@ -110,10 +111,11 @@ def test_patterns_catch_and_spare():
     caught = ["as in session 10's run", "issue 16 asked", "see #12", "the issue's 0.88", "at load 2-3",
               "five other engineers' jobs", "jobs shared the machine", "../shared/data", "/work/shared/papers",
               "shared/bin/heavy argsim", "wrapped in heavy", "development round 3", "in round 4",
-              "the farm's machine", "ask the coordinator", "a helper ran it", "niced helper sessions",
+              "the farm's machine", "ask the coordinator", "the lead's metric", "a helper ran it", "niced helper sessions",
               "papers/kpm-siamese-transformers.txt"]
     spared = ["heavy tails of the distribution", "topic 12", "a round trip", "helper function", "loaded once",
-              "&#39;", "the shared task", "File helpers: atomic writes", "no heavy work here", "a helper function"]
+              "&#39;", "the shared task", "File helpers: atomic writes", "no heavy work here", "a helper function", "the lead baseline",
+              "drop the first section (the lead) and", "beat the lead and random baselines"]
     for text in caught:
         assert list(hits_in(iter([(1, text)]))), text
     assert [(t, h) for t in spared for h in hits_in(iter([(1, t)]))] == []
