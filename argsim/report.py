@@ -40,7 +40,7 @@ def markdown_table(result: dict[str, Any], conditions: bool = False) -> str:
     return "\n".join(lines)
 
 
-#: the headline view of each task for the README: which metrics (and splits), and what becomes a column
+#: the headline view of each task (docs/results.md): which metrics (and splits), and what becomes a column
 HEADLINES: dict[str, dict[str, Any]] = {
     "embed": {"metrics": ["sentences_per_s", "throughput_ratio_vs_raw", "cached_speedup"], "columns": ("metric",)},
     "kpm": {"metrics": ["strict_mAP", "relaxed_mAP"], "columns": ("metric",)},
