@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import platform
+import re
 import shlex
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from typing import Any
 
 from argsim import __version__
 from argsim.config import RunConfig
+from argsim.errors import ArgsimError
 from argsim.evaluation import Evaluation
 from argsim.io import read_json, write_json
 from argsim.measure import peak_memory_mb, timed  # noqa: F401 -- re-exported (callers import them from here)
@@ -187,6 +189,30 @@ def command_line() -> str:
     return " ".join(shlex.quote(a) for a in argv)
 
 
+TASK_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
+
+
+def check_task_name(task: str, option: str = "task") -> str:
+    """`task` if it is a results task name (lowercase letters, digits, '-' and '_'), else ArgsimError (one line):
+    the name becomes `bench/results/<task>.json`, so a path (`../../x`) would write outside the results folder.
+
+    Args:
+        task: the name given.
+        option: how the message names it (e.g. '--task').
+
+    Returns:
+        `task` unchanged.
+
+    Example:
+        >>> check_task_name("kpm")
+        'kpm'
+    """
+    if not isinstance(task, str) or not TASK_NAME.fullmatch(task) or len(task) > 100:
+        raise ArgsimError(f"{option} {task!r}: a task name is lowercase letters, digits, '-' and '_' (it names "
+                          "bench/results/<task>.json)")
+    return task
+
+
 def write_results(task: str, rows: list[ResultRow | dict], command: str | None = None,
                   env: dict[str, Any] | None = None, path: str | Path | None = None,
                   merge: bool = False) -> Path:
@@ -197,7 +223,7 @@ def write_results(task: str, rows: list[ResultRow | dict], command: str | None =
     metric) key is not in the new rows are kept unchanged, their own env included; `commands` lists every
     command that wrote into the file, oldest first.
     """
-    path = Path(path) if path is not None else results_dir() / f"{task}.json"
+    path = Path(path) if path is not None else results_dir() / f"{check_task_name(task)}.json"
     command = command or command_line()
     file_env: dict[str, Any] | None = None
     new_rows = []
