@@ -31,6 +31,7 @@ WORDS: list[tuple[str, re.Pattern[str]]] = [(name, re.compile(rx, re.I)) for nam
     ("shared the machine", r"\bshared the machine\b"),
     ("development path", r"\.\./shared\b"),
     ("development path", r"/work/"),
+    ("development path", r"\bshared/data\b"),
     ("job wrapper", r"shared/bin"),
     ("job wrapper", r"`heavy\b|\bheavy (argsim|python|bash|make|\.venv|\.?/|CMD)|^heavy$|\b(in|under|through) heavy\b"),
     ("development round", r"\bdevelopment rounds?\b"),
