@@ -1,9 +1,9 @@
 """What ships speaks only of argsim: no trace of how it was developed.
 
 Scanned: every string and docstring of the package (comments are not shipped text and are skipped), the README,
-docs/ and the examples' notes, the bench scripts' strings and the prose fields of every results row. A results row's `env` (where a
-timing's conditions belong) and `command` (what reproduces it) are not prose and are not scanned. A hit fails
-the test with file:line and the word found.
+docs/ and the examples' notes, the bench scripts' strings and the prose fields of every results row. A results
+row's `env` (where a timing's conditions belong) and `command` (what reproduces it) are not prose and are not
+scanned. A hit fails the test with file:line and the word found.
 """
 
 from __future__ import annotations
