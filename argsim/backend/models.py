@@ -10,6 +10,7 @@ import numpy as np
 from argsim.backend.device import cast_for_inference
 from argsim.backend.encoder import Encoder
 from argsim.backend.fingerprint import fingerprint
+from argsim.backend.safety import HF_LOAD
 
 POOLINGS = ("model", "mean", "cls", "cls-last4")
 
@@ -23,11 +24,16 @@ class SentenceTransformerEncoder(Encoder):
         from sentence_transformers import SentenceTransformer
 
         self.name, self.device, self.batch_size, self.precision = name, device, batch_size, precision
-        self.model = cast_for_inference(SentenceTransformer(str(path), device=device, local_files_only=True),
+        self.model = cast_for_inference(SentenceTransformer(str(path), device=device, **HF_LOAD),
                                         precision)
         if max_seq_length:
             self.model.max_seq_length = max_seq_length
         self.identity = f"st:{fingerprint(path)}:model:{self.model.max_seq_length}"
+
+    def known_dim(self) -> int | None:
+        get = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        dim = get()
+        return int(dim) if dim else None
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         vecs = self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
@@ -52,13 +58,16 @@ class TransformerEncoder(Encoder):
             raise ValueError(f"pooling must be mean, cls or cls-last4, not {pooling}")
         self.name, self.device, self.batch_size, self.pooling = name, device, batch_size, pooling
         self.precision = precision
-        self.tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
-        self.model = cast_for_inference(AutoModel.from_pretrained(str(path), local_files_only=True).to(device),
-                                        precision)
+        self.tokenizer = AutoTokenizer.from_pretrained(str(path), **HF_LOAD)
+        model = AutoModel.from_pretrained(str(path), use_safetensors=True, **HF_LOAD)
+        self.model = cast_for_inference(model.to(device), precision)
         limit = getattr(self.model.config, "max_position_embeddings", 512)
         self.max_seq_length = min(max_seq_length or 256, limit)
         self.identity = f"hf:{fingerprint(path)}:{pooling}:{self.max_seq_length}"
         self._torch = torch
+
+    def known_dim(self) -> int | None:
+        return int(self.model.config.hidden_size) * (4 if self.pooling == "cls-last4" else 1)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         torch = self._torch
@@ -108,6 +117,9 @@ class StaticVectorEncoder(Encoder):
     def __init__(self, keyed_vectors, name: str, identity: str) -> None:  # noqa: ANN001
         super().__init__()
         self.kv, self.name, self.identity, self.device = keyed_vectors, name, identity, "cpu"
+
+    def known_dim(self) -> int | None:
+        return int(self.kv.vector_size)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.kv.vector_size), dtype=np.float32)

@@ -76,7 +76,7 @@ def dataset_dir(name: str, data_dir: str | Path | None = None) -> Path:
     if missing:
         shown = ", ".join(missing[:4]) + (f" (+{len(missing) - 4} more)" if len(missing) > 4 else "")
         raise DataLayoutError(f"{folder}: {info.title} layout incomplete, missing {shown}; "
-                              f"get it from {info.published} and lay it out as the README's 'Datasets' says")
+                              f"get it from {info.published} and lay it out as docs/usage.md's 'Datasets' says")
     return folder
 
 

@@ -62,6 +62,7 @@ def rank_counterargs(
 
     from argsim.counter.core.registry import get_ranker, load_rankers, ranker_options
     from argsim.counter.core.run import dataset_points, default_label, parse_options, run_ranker
+    from argsim.errors import ArgsimError, warn
     from argsim.io import read_records, write_jsonl
 
     cfg = run_config(ctx)
@@ -79,11 +80,18 @@ def rank_counterargs(
     engine = engine_from_config(cfg)
     label = label or default_label(method, options)
     kept: dict[str, list[dict]] = {}
+    others: list[dict] = []  # --resume only adds: rows of other methods / splits in OUT are written back
+    if resume and input_file is not None:
+        raise ArgsimError("--resume continues counterargs-18 settings; it does not apply to --input")
+    if resume and not out.is_file():
+        warn(f"--resume: {out} does not exist yet, so every setting is ranked")
     if resume and out.is_file():
         for rec in read_records(out, required=["point", "setting"]):
-            if rec.get("method") == label and rec.get("split") == split:
+            if rec.get("method") == label and rec.get("split") == split and rec.get("setting") in setting:
                 kept.setdefault(rec["setting"], []).append(rec)
-    runs, records = [], []
+            else:
+                others.append(rec)
+    runs, records = [], list(others)
     if input_file is not None:
         from argsim.counter.core.userdata import load_user_arguments
 
@@ -105,6 +113,8 @@ def rank_counterargs(
     if input_file is not None:
         records = runs[0].records
     write_jsonl(out, records)
+    other_ids = {id(o) for o in others}
+    records = [r for r in records if id(r) not in other_ids]  # the summary: this method's rows only
     _print_summary(records, {(r.method, r.setting, r.split): r for r in runs}, task=task, model=model, config=cfg)
     console.print(f"ranking of {len(records):,} points written to {out}")
 

@@ -74,6 +74,8 @@ def dataset_points(split: str, setting: str, limit: int | None = None, data_dir:
         raise ArgsimError(f"unknown split '{split}': choose one of {', '.join(SPLITS)}")
     if setting not in SETTINGS:
         raise ArgsimError(f"unknown setting '{setting}': choose one of {', '.join(SETTINGS)}")
+    if limit is not None and sample is not None:
+        raise ArgsimError("--limit and --sample both choose the points: give one of them")
     corpus = load_counterargs(data_dir)
     points = corpus.points(split)[:limit]
     if sample is not None and sample < len(points):
