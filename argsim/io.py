@@ -112,6 +112,53 @@ def check_output_path(path: str | Path, kind: str = "file", suffixes: Sequence[s
     return path
 
 
+def same_file(a: str | Path, b: str | Path) -> bool:
+    """Whether two paths name one file: the same real path (symlinks resolved), or one inode (hard links).
+
+    Args:
+        a: a path (need not exist).
+        b: another path.
+
+    Returns:
+        True when writing `a` would replace or change `b`.
+
+    Example:
+        >>> same_file("x.json", "./x.json")
+        True
+    """
+    try:
+        if os.path.realpath(os.path.expanduser(a)) == os.path.realpath(os.path.expanduser(b)):
+            return True
+        sa, sb = os.stat(os.path.expanduser(a)), os.stat(os.path.expanduser(b))
+    except (OSError, ValueError):
+        return False
+    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
+
+
+def check_distinct_outputs(outputs: Sequence[tuple[str, Path]], inputs: Sequence[tuple[str, Path]]) -> None:
+    """Refuse (InputError, one line) an output that is an input, or one file named by two outputs.
+
+    Run before any work: `outputs` and `inputs` are (option name, path) pairs. An output counts as an input when
+    `same_file` says so (through symlinks and hard links); a folder output equal to an input folder too.
+
+    Args:
+        outputs: the paths the command will write.
+        inputs: the paths it will read.
+
+    Example:
+        >>> check_distinct_outputs([("--out", Path("a.npy"))], [("TEXTS", Path("t.txt"))])
+    """
+    for i, (oname, opath) in enumerate(outputs):
+        for iname, ipath in inputs:
+            if same_file(opath, ipath):
+                raise InputError(opath, f"{oname} names the input {iname} ({ipath}); writing it would destroy "
+                                        "the input: choose another output path")
+        for oname2, opath2 in outputs[i + 1:]:
+            if same_file(opath, opath2):
+                raise InputError(opath, f"given to both {oname} and {oname2}; one would overwrite the other: "
+                                        "choose two paths")
+
+
 def write_text(path: str | Path, text: str) -> Path:
     """Write text atomically."""
     with atomic_path(path) as tmp:

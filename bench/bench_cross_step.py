@@ -5,7 +5,7 @@ ArgKP-2021 training pairs: (1) a bare loop - tokenizer, forward, BCEWithLogits, 
 `train_cross` through `CrossEncoderTrainer` with the engine's records. Reports seconds per step of both; the
 engine's includes the trainer's own start-up inside `train()`. Merges rows into
 bench/results/no-regression.json.
-Run: `../shared/bin/heavy .venv/bin/python bench/bench_cross_step.py [--steps 30] [--quick]`
+Run: `.venv/bin/python bench/bench_cross_step.py [--steps 30] [--quick]`
 """
 
 from __future__ import annotations

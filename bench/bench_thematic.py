@@ -144,7 +144,7 @@ def training_rows(name: str, path: str, env: dict):  # noqa: ANN201
         return []
     ev = Evaluation("training", {m: float(stats[m]) for m in ("triplets_per_second", "seconds", "triplets_seen")},
                     "triplets_per_second", data="train")
-    return result_rows(ev, method="training", model=name, setting="2 shared CPU cores, 1 torch thread", env=env,
+    return result_rows(ev, method="training", model=name, setting="1 torch thread", env=env,
                        command=bench_command())
 
 

@@ -10,6 +10,7 @@ import numpy as np
 from argsim.backend.device import cast_for_inference
 from argsim.backend.encoder import Encoder
 from argsim.backend.fingerprint import fingerprint
+from argsim.backend.safety import HF_LOAD
 
 POOLINGS = ("model", "mean", "cls", "cls-last4")
 
@@ -23,7 +24,7 @@ class SentenceTransformerEncoder(Encoder):
         from sentence_transformers import SentenceTransformer
 
         self.name, self.device, self.batch_size, self.precision = name, device, batch_size, precision
-        self.model = cast_for_inference(SentenceTransformer(str(path), device=device, local_files_only=True),
+        self.model = cast_for_inference(SentenceTransformer(str(path), device=device, **HF_LOAD),
                                         precision)
         if max_seq_length:
             self.model.max_seq_length = max_seq_length
@@ -52,9 +53,9 @@ class TransformerEncoder(Encoder):
             raise ValueError(f"pooling must be mean, cls or cls-last4, not {pooling}")
         self.name, self.device, self.batch_size, self.pooling = name, device, batch_size, pooling
         self.precision = precision
-        self.tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
-        self.model = cast_for_inference(AutoModel.from_pretrained(str(path), local_files_only=True).to(device),
-                                        precision)
+        self.tokenizer = AutoTokenizer.from_pretrained(str(path), **HF_LOAD)
+        model = AutoModel.from_pretrained(str(path), use_safetensors=True, **HF_LOAD)
+        self.model = cast_for_inference(model.to(device), precision)
         limit = getattr(self.model.config, "max_position_embeddings", 512)
         self.max_seq_length = min(max_seq_length or 256, limit)
         self.identity = f"hf:{fingerprint(path)}:{pooling}:{self.max_seq_length}"

@@ -91,7 +91,7 @@ def load_cross_encoder(name: str, device: str = "cpu", max_length: int | None = 
     """A CrossEncoder from a registry name, folder or Hugging Face id (the backend's resolution), checked first."""
     from sentence_transformers import CrossEncoder
 
-    from argsim.backend.registry import MODELS, _quiet_libraries, check_model_folder, model_path
+    from argsim.backend.registry import HF_LOAD, MODELS, _quiet_libraries, check_model_folder, model_path
 
     _quiet_libraries()
     folder = model_path(name)
@@ -99,7 +99,7 @@ def load_cross_encoder(name: str, device: str = "cpu", max_length: int | None = 
         check_model_folder(folder)
     try:
         return CrossEncoder(str(folder), num_labels=num_labels, max_length=max_length, device=device,
-                            local_files_only=True)
+                            **HF_LOAD)
     except (OSError, ValueError, KeyError) as exc:
         raise ModelError(f"cannot load cross-encoder '{name}': {exc}") from None
 

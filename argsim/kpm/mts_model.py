@@ -171,12 +171,15 @@ def load_net(folder: str | Path, device: str = "cpu") -> MTSNet:
     """A trained network saved by `MTSNet.save`."""
     from transformers import AutoModel, AutoTokenizer
 
+    from argsim.backend.safety import HF_LOAD, check_model_folder, load_torch_weights
+
     folder = Path(folder)
     cfg = MTSConfig.load(folder)
-    tokenizer = AutoTokenizer.from_pretrained(str(folder / "backbone"), local_files_only=True)
-    backbone = AutoModel.from_pretrained(str(folder / "backbone"), local_files_only=True)
+    check_model_folder(folder / "backbone")
+    tokenizer = AutoTokenizer.from_pretrained(str(folder / "backbone"), **HF_LOAD)
+    backbone = AutoModel.from_pretrained(str(folder / "backbone"), use_safetensors=True, **HF_LOAD)
     net = MTSNet(tokenizer, backbone, cfg)
-    head = torch.load(folder / HEAD_FILE, map_location="cpu", weights_only=True)
+    head = load_torch_weights(folder / HEAD_FILE)
     net.stance.load_state_dict(head["stance"])
     net.proj.load_state_dict(head["proj"])
     return net.to(device).eval()

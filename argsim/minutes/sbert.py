@@ -139,9 +139,10 @@ class SegmentedSentenceTransformerEncoder(Encoder):
         from sentence_transformers import SentenceTransformer
 
         from argsim.backend.device import cast_for_inference
+        from argsim.backend.safety import HF_LOAD
 
         self.folder = Path(folder)
-        self.model = cast_for_inference(SentenceTransformer(str(self.folder), device=device, local_files_only=True),
+        self.model = cast_for_inference(SentenceTransformer(str(self.folder), device=device, **HF_LOAD),
                                         precision)
         self.name, self.device, self.batch_size, self.precision = self.folder.name, device, batch_size, precision
         self.identity = f"minutes-sbert:{fingerprint(self.folder)}"

@@ -62,6 +62,7 @@ def rank_counterargs(
 
     from argsim.counter.core.registry import get_ranker, load_rankers, ranker_options
     from argsim.counter.core.run import default_label, parse_options, rank_counterargs, read_kept
+    from argsim.errors import ArgsimError, warn
 
     cfg = run_config(ctx)
     if list_methods:
@@ -76,14 +77,18 @@ def rank_counterargs(
     if model:
         options["model"] = model
     label = label or default_label(method, options)
-    kept = read_kept(out, label, split) if resume and input_file is None else {}
+    if resume and input_file is not None:
+        raise ArgsimError("--resume continues counterargs-18 settings; it does not apply to --input")
+    if resume and not out.is_file():
+        warn(f"--resume: {out} does not exist yet, so every setting is ranked")
+    kept, others = read_kept(out, label, split, setting) if resume else ({}, [])
     for s in setting:
         if s in kept:
             console.print(f"kept {len(kept[s]):,} ranked points of {s} from {out} (--resume)")
     runs, records = rank_counterargs(method, setting, split, options, top_k=top_k, label=label, limit=limit,
                                      sample=sample, seed=cfg.seed, data_dir=cfg.data_dir,
                                      engine=engine_from_config(cfg), precision=cfg.precision, user_file=input_file,
-                                     candidates=candidates, out=out, kept=kept)
+                                     candidates=candidates, out=out, kept=kept, others=others)
     _print_summary(records, {(r.method, r.setting, r.split): r for r in runs}, task=task, model=model, config=cfg)
     console.print(f"ranking of {len(records):,} points written to {out}")
 
