@@ -1,9 +1,9 @@
 """What ships speaks only of argsim: no trace of how it was developed.
 
 Scanned: every string and docstring of the package (comments are not shipped text and are skipped), the README,
-docs/, the bench scripts' strings and the prose fields of every results row. A results row's `env` (where a
-timing's conditions belong) and `command` (what reproduces it) are not prose and are not scanned. A hit fails
-the test with file:line and the word found.
+docs/ and the examples' notes, the bench scripts' strings and the prose fields of every results row. A results
+row's `env` (where a timing's conditions belong) and `command` (what reproduces it) are not prose and are not
+scanned. A hit fails the test with file:line and the word found.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ WORDS: list[tuple[str, re.Pattern[str]]] = [(name, re.compile(rx, re.I)) for nam
     ("shared the machine", r"\bshared the machine\b"),
     ("development path", r"\.\./shared\b"),
     ("development path", r"/work/"),
+    ("development path", r"\bshared/data\b"),
     ("job wrapper", r"shared/bin"),
     ("job wrapper", r"`heavy\b|\bheavy (argsim|python|bash|make|\.venv|\.?/|CMD)|^heavy$|\b(in|under|through) heavy\b"),
     ("development round", r"\bdevelopment rounds?\b"),
@@ -95,7 +96,8 @@ def _results_lines(path: Path) -> Iterator[tuple[int, str]]:
 def scanned() -> Iterator[tuple[Path, Iterator[tuple[int, str]]]]:
     for path in sorted((ROOT / "argsim").rglob("*.py")) + sorted((ROOT / "bench").glob("*.py")):
         yield path, _python_strings(path)
-    for path in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+    markdown = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")), *sorted((ROOT / "examples").rglob("*.md"))]
+    for path in markdown:
         if path.exists():
             yield path, _text_lines(path)
     for path in sorted((ROOT / "bench" / "results").glob("*.json")):
