@@ -30,6 +30,11 @@ class SentenceTransformerEncoder(Encoder):
             self.model.max_seq_length = max_seq_length
         self.identity = f"st:{fingerprint(path)}:model:{self.model.max_seq_length}"
 
+    def known_dim(self) -> int | None:
+        get = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        dim = get()
+        return int(dim) if dim else None
+
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         vecs = self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
                                  show_progress_bar=False)
@@ -60,6 +65,9 @@ class TransformerEncoder(Encoder):
         self.max_seq_length = min(max_seq_length or 256, limit)
         self.identity = f"hf:{fingerprint(path)}:{pooling}:{self.max_seq_length}"
         self._torch = torch
+
+    def known_dim(self) -> int | None:
+        return int(self.model.config.hidden_size) * (4 if self.pooling == "cls-last4" else 1)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         torch = self._torch
@@ -109,6 +117,9 @@ class StaticVectorEncoder(Encoder):
     def __init__(self, keyed_vectors, name: str, identity: str) -> None:  # noqa: ANN001
         super().__init__()
         self.kv, self.name, self.identity, self.device = keyed_vectors, name, identity, "cpu"
+
+    def known_dim(self) -> int | None:
+        return int(self.kv.vector_size)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.kv.vector_size), dtype=np.float32)
