@@ -61,9 +61,8 @@ def rank_counterargs(
     from rich.markup import escape
 
     from argsim.counter.core.registry import get_ranker, load_rankers, ranker_options
-    from argsim.counter.core.run import dataset_points, default_label, parse_options, run_ranker
+    from argsim.counter.core.run import default_label, parse_options, rank_counterargs, read_kept
     from argsim.errors import ArgsimError, warn
-    from argsim.io import read_records, write_jsonl
 
     cfg = run_config(ctx)
     if list_methods:
@@ -77,44 +76,19 @@ def rank_counterargs(
     options = parse_options(opt, allowed=ranker_options(get_ranker(method)), method=method)
     if model:
         options["model"] = model
-    engine = engine_from_config(cfg)
     label = label or default_label(method, options)
-    kept: dict[str, list[dict]] = {}
-    others: list[dict] = []  # --resume only adds: rows of other methods / splits in OUT are written back
     if resume and input_file is not None:
         raise ArgsimError("--resume continues counterargs-18 settings; it does not apply to --input")
     if resume and not out.is_file():
         warn(f"--resume: {out} does not exist yet, so every setting is ranked")
-    if resume and out.is_file():
-        for rec in read_records(out, required=["point", "setting"]):
-            if rec.get("method") == label and rec.get("split") == split and rec.get("setting") in setting:
-                kept.setdefault(rec["setting"], []).append(rec)
-            else:
-                others.append(rec)
-    runs, records = [], list(others)
-    if input_file is not None:
-        from argsim.counter.core.userdata import load_user_arguments
-
-        points, pools, gold = load_user_arguments(input_file, candidates=candidates)
-        runs.append(run_ranker(method, points, pools, gold, setting="user", split=input_file.stem,
-                               options=options, top_k=top_k, label=label, engine=engine, precision=cfg.precision))
-    else:
-        for s in setting:
-            if s in kept:
-                records += kept[s]
-                console.print(f"kept {len(kept[s]):,} ranked points of {s} from {out} (--resume)")
-                continue
-            points, pools, gold = dataset_points(split, s, limit=limit, sample=sample, seed=cfg.seed,
-                                                 data_dir=cfg.data_dir)
-            runs.append(run_ranker(method, points, pools, gold, setting=s, split=split, options=options,
-                                   top_k=top_k, label=label, engine=engine, precision=cfg.precision))
-            records += runs[-1].records
-            write_jsonl(out, records)  # finished settings survive an interrupted later one
-    if input_file is not None:
-        records = runs[0].records
-    write_jsonl(out, records)
-    other_ids = {id(o) for o in others}
-    records = [r for r in records if id(r) not in other_ids]  # the summary: this method's rows only
+    kept, others = read_kept(out, label, split, setting) if resume else ({}, [])
+    for s in setting:
+        if s in kept:
+            console.print(f"kept {len(kept[s]):,} ranked points of {s} from {out} (--resume)")
+    runs, records = rank_counterargs(method, setting, split, options, top_k=top_k, label=label, limit=limit,
+                                     sample=sample, seed=cfg.seed, data_dir=cfg.data_dir,
+                                     engine=engine_from_config(cfg), precision=cfg.precision, user_file=input_file,
+                                     candidates=candidates, out=out, kept=kept, others=others)
     _print_summary(records, {(r.method, r.setting, r.split): r for r in runs}, task=task, model=model, config=cfg)
     console.print(f"ranking of {len(records):,} points written to {out}")
 

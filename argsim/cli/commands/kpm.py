@@ -77,11 +77,11 @@ def eval_map(
     pairs absent from the labels (undecided) count as non-match (strict) or match (relaxed); AP is computed
     on the top half of each group by score. Prints a per-group table.
     """
+    from argsim.api.metrics import map_result
     from argsim.io import write_json
-    from argsim.metrics.kpa_map import evaluate_map, read_predictions
 
     gold = source.load(run_config(ctx).data_dir, need_labels=True)
-    result = evaluate_map(read_predictions(predictions), gold, formula=formula, tie_break=tie_break, seed=seed)
+    result = map_result(predictions, gold, formula=formula, tie_break=tie_break, seed=seed)
     _print_map(result, f"KPA Track 1 mAP: {predictions.name} on {gold.name}")
     if out:
         write_json(out, {"predictions": str(predictions), "gold": gold.name, "tie_break": tie_break, "seed": seed,
@@ -124,52 +124,34 @@ def rank_keypoints(
 
     With `--engine ray` the bi-encoder / SBERT / MTS embeddings that the cache lacks are computed on Ray's actor
     pool (and cached); scoring, and cross-encoder models, run in this process (see argsim.kpm.scoring)."""
-    from dataclasses import asdict
-
-    from argsim.engine import engine_from_config
     from argsim.errors import warn
-    from argsim.io import write_csv, write_json
-    from argsim.kpm.ensemble import check_weights, score_models
-    from argsim.kpm.scoring import best_matches, coverage
-    from argsim.metrics.kpa_map import evaluate_map
-    from argsim.results import result_rows, run_environment, timed, write_results
+    from argsim.kpm.ensemble import check_weights
+    from argsim.kpm.rank import rank_keypoints as rank
+    from argsim.results import result_rows, run_environment, write_results
 
     cfg = run_config(ctx)
     check_weights(model, weight)
     data = source.load(cfg.data_dir)
     if task and not data.has_labels:
         warn(f"{data.name} has no gold labels; --task will write no rows")
-    with timed() as t:
-        preds, _ = score_models(data, model, weight, combine, cfg, arg_template, kp_template,
-                                engine_from_config(cfg))
-    matches = best_matches(data, preds)
-    cover = coverage(data, matches, threshold)
-    write_json(out / "predictions.json", preds)
-    write_csv(out / "best_keypoints.csv", [asdict(m) for m in matches])
-    write_csv(out / "coverage.csv", [asdict(c) for c in cover])
+    ranking = rank(data, model, weight, combine, cfg, arg_template, kp_template, threshold, out=out)
     table = Table(title=f"key point coverage on {data.name} (score >= {threshold})")
     for col in ("topic", "stance", "key point", "matched", "share"):
         table.add_column(col, justify="right" if col in ("matched", "share") else "left")
-    for c in cover:
+    for c in ranking.coverage:
         table.add_row(c.topic[:40], f"{c.stance:+d}", c.key_point[:70], str(c.matched), f"{c.share:.1%}")
     console.print(table)
-    summary = {"models": model, "weights": weight or None, "combine": combine if len(model) > 1 else None,
-               "data": data.name, "arguments": len(data.arguments),
-               "key_points": len(data.key_points), "scored_arguments": len(preds), "seconds": t["seconds"]}
-    if data.has_labels:
-        res = {f: evaluate_map(preds, data, formula=f) for f in ("leaderboard", "2021-09")}
-        summary["map"] = {f: {"strict": r.strict, "relaxed": r.relaxed} for f, r in res.items()}
-        _print_map(res["leaderboard"], f"mAP of {', '.join(model)} on {data.name}")
+    if ranking.maps:
+        _print_map(ranking.maps["leaderboard"], f"mAP of {', '.join(model)} on {data.name}")
         if task:
             setting = (f"{combine} ensemble, weights {', '.join(f'{w:g}' for w in weight or [1.0] * len(model))}"
                        if len(model) > 1 else None)
             method = "ensemble" if len(model) > 1 else "rank-keypoints"
-            write_results(task, result_rows(res["leaderboard"].evaluation(data.name), method=method,
-                                            model=" + ".join(model), setting=setting, seconds=t["seconds"],
+            write_results(task, result_rows(ranking.maps["leaderboard"].evaluation(data.name), method=method,
+                                            model=" + ".join(model), setting=setting, seconds=ranking.seconds,
                                             env=run_environment(cfg)), merge=True)
-    write_json(out / "metrics.json", summary)
     console.print(f"wrote {out}/predictions.json, best_keypoints.csv, coverage.csv, metrics.json "
-                  f"({len(preds):,} arguments scored in {t['seconds']:.1f}s)")
+                  f"({len(ranking.predictions):,} arguments scored in {ranking.seconds:.1f}s)")
 
 
 def _print_training(info: dict, folder: Path) -> None:

@@ -131,26 +131,23 @@ def summarize_minutes(
     k*(0.5*cos(D,Q) - 0.5*max cos(D,S)) + m*cos(D,topic) + s*cos(D,subtopic), key size = budget/50, joined in
     document order within the character budget. Writes JSON: per item the selected sentences (index, score,
     rank), the summary and the gold summary when known."""
-    from argsim.backend import get_encoder
     from argsim.data.catalog import dataset_dir
     from argsim.io import write_json
     from argsim.minutes.mmr import MMRWeights
-    from argsim.minutes.summarize import SummarizeOptions, dataset_items, summarize_items, user_items
-    from argsim.results import timed
+    from argsim.minutes.summarize import SummarizeOptions, dataset_items, run_summaries, user_items
 
     cfg = run_config(ctx)
     its = user_items(input, length) if input else dataset_items(dataset_dir("poliinfo", cfg.data_dir), items)
     its = its[:limit] if limit else its
     options = SummarizeOptions(method=method, weights=MMRWeights(k, m, s), beta=beta, chars_per_key=chars_per_key,
                                cap=cap, seed=cfg.seed)
-    enc = get_encoder(model, config=cfg) if method.startswith("embedrank") else None
-    with timed() as t:
-        results = summarize_items(its, enc, options, quiet=cfg.quiet)
-    write_json(out, {"method": method, "model": model if enc else None, "items": input and str(input) or items,
+    results, seconds = run_summaries(its, model, options, cfg)
+    embeds = method.startswith("embedrank")
+    write_json(out, {"method": method, "model": model if embeds else None, "items": input and str(input) or items,
                      "options": {"k": k, "m": m, "s": s, "beta": beta, "chars_per_key": chars_per_key, "cap": cap},
-                     "seconds": t["seconds"], "summaries": results})
+                     "seconds": seconds, "summaries": results})
     rows = [[r["id"], r["budget"], len(r["summary"]), r["summary"][:40]] for r in results[:5]]
-    console.print(summary_table(f"{len(results)} summaries ({method}, {t['seconds']:.1f}s) -> {out}",
+    console.print(summary_table(f"{len(results)} summaries ({method}, {seconds:.1f}s) -> {out}",
                          ["id", "budget", "chars", "summary (first 5 items)"], rows))
 
 

@@ -136,10 +136,10 @@ def cluster_sentences(
                              help="Output JSONL: the input rows + cluster."),
 ) -> None:
     """Cluster sentences by theme on cosine similarity, one article (group) at a time."""
-    from argsim.backend import get_encoder
+    from argsim.api.thematic import cluster_sentences as cluster
     from argsim.errors import ArgsimError
     from argsim.io import read_records, write_jsonl
-    from argsim.thematic.cluster import ALGORITHMS, cluster_groups
+    from argsim.thematic.cluster import ALGORITHMS
 
     cfg = run_config(ctx)
     if algorithm not in ALGORITHMS:
@@ -147,8 +147,9 @@ def cluster_sentences(
     rows = read_records(sentences, required=["text"])
     if k is None and any("label" not in r for r in rows):
         raise ArgsimError(f"{sentences}: no `label` column to take k from; pass --k")
-    vecs = get_encoder(model, config=cfg).encode([str(r["text"]) for r in rows])
-    labels = cluster_groups(rows, vecs, algorithm, k=k, seed=cfg.seed, linkage=linkage)
+    labels = cluster([str(r["text"]) for r in rows], model, k, algorithm, linkage,
+                     groups=[r.get("article", "") for r in rows],
+                     labels=None if k is not None else [r["label"] for r in rows], config=cfg).tolist()
     write_jsonl(out, [{**r, "cluster": c} for r, c in zip(rows, labels, strict=True)])
     groups: dict = {}
     for r, c in zip(rows, labels, strict=True):
