@@ -167,3 +167,18 @@ def _best_single(it: MinutesItem, vec_of: dict, options: SummarizeOptions) -> in
     ranked = (select_paper(sv, 1, vec_of.get(it.main_topic), vec_of.get(it.sub_topic), options.weights)
               if options.method == "embedrank-paper" else select_embedrank(sv, 1, options.beta))
     return ranked[0][0]
+
+
+def run_summaries(items: Sequence[MinutesItem], model: str = "ginza", options: SummarizeOptions = SummarizeOptions(),
+                  config=None) -> tuple[list[dict], float]:  # noqa: ANN001 (RunConfig)
+    """`summarize_items` with the backend encoder `model` (only the EmbedRank methods embed); the records and
+    the seconds the summarising took (`argsim summarize minutes` and `argsim.summarize_minutes` call this)."""
+    from argsim.backend import get_encoder
+    from argsim.config import RunConfig
+    from argsim.measure import timed
+
+    config = config or RunConfig()
+    enc = get_encoder(model, config=config) if options.method.startswith("embedrank") else None
+    with timed() as t:
+        results = summarize_items(items, enc, options, quiet=config.quiet)
+    return results, t["seconds"]

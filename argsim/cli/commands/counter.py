@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from argsim.cli.groups import console, eval_app, rank_app, run_config, train_app
-from argsim.cli.params import OUT_DIR, OUT_FILE, choices
+from argsim.cli.params import OUT_DIR, OUT_FILE, choices, model_option
 from argsim.config import RunConfig
 from argsim.counter.lexical.stopwords import DEFAULT_STOPWORDS
 from argsim.engine import engine_from_config
@@ -38,8 +38,8 @@ def rank_counterargs(
                                            "kind (point|counter) and counter (gold id)."),
     candidates: Literal["all", "counters"] = typer.Option("all",
                                                           help="With --input: 'all' other records or only 'counters'."),
-    model: str | None = typer.Option(None, help="Encoder / model for rankers that need one (minilm, glove50, "
-                                     "a folder, or a trained LTR model folder for logreg/xgboost)."),
+    model: str | None = model_option(None, short=False, help="Encoder / model for rankers that need one (minilm, "
+                                     "glove50, a folder, or a trained LTR model folder for logreg/xgboost)."),
     opt: list[str] = typer.Option([], "--opt", help="Ranker option key=value, repeatable (e.g. "
                                   "weights=-0.1,-0.1,0,0.9,0,0,0,0.9, bm25_idf=okapi); bulk work runs on the "
                                   "global --engine."),
@@ -61,9 +61,8 @@ def rank_counterargs(
     from rich.markup import escape
 
     from argsim.counter.core.registry import get_ranker, load_rankers, ranker_options
-    from argsim.counter.core.run import dataset_points, default_label, parse_options, run_ranker
+    from argsim.counter.core.run import default_label, parse_options, rank_counterargs, read_kept
     from argsim.errors import ArgsimError, warn
-    from argsim.io import read_records, write_jsonl
 
     cfg = run_config(ctx)
     if list_methods:
@@ -77,44 +76,19 @@ def rank_counterargs(
     options = parse_options(opt, allowed=ranker_options(get_ranker(method)), method=method)
     if model:
         options["model"] = model
-    engine = engine_from_config(cfg)
     label = label or default_label(method, options)
-    kept: dict[str, list[dict]] = {}
-    others: list[dict] = []  # --resume only adds: rows of other methods / splits in OUT are written back
     if resume and input_file is not None:
         raise ArgsimError("--resume continues counterargs-18 settings; it does not apply to --input")
     if resume and not out.is_file():
         warn(f"--resume: {out} does not exist yet, so every setting is ranked")
-    if resume and out.is_file():
-        for rec in read_records(out, required=["point", "setting"]):
-            if rec.get("method") == label and rec.get("split") == split and rec.get("setting") in setting:
-                kept.setdefault(rec["setting"], []).append(rec)
-            else:
-                others.append(rec)
-    runs, records = [], list(others)
-    if input_file is not None:
-        from argsim.counter.core.userdata import load_user_arguments
-
-        points, pools, gold = load_user_arguments(input_file, candidates=candidates)
-        runs.append(run_ranker(method, points, pools, gold, setting="user", split=input_file.stem,
-                               options=options, top_k=top_k, label=label, engine=engine, precision=cfg.precision))
-    else:
-        for s in setting:
-            if s in kept:
-                records += kept[s]
-                console.print(f"kept {len(kept[s]):,} ranked points of {s} from {out} (--resume)")
-                continue
-            points, pools, gold = dataset_points(split, s, limit=limit, sample=sample, seed=cfg.seed,
-                                                 data_dir=cfg.data_dir)
-            runs.append(run_ranker(method, points, pools, gold, setting=s, split=split, options=options,
-                                   top_k=top_k, label=label, engine=engine, precision=cfg.precision))
-            records += runs[-1].records
-            write_jsonl(out, records)  # finished settings survive an interrupted later one
-    if input_file is not None:
-        records = runs[0].records
-    write_jsonl(out, records)
-    other_ids = {id(o) for o in others}
-    records = [r for r in records if id(r) not in other_ids]  # the summary: this method's rows only
+    kept, others = read_kept(out, label, split, setting) if resume else ({}, [])
+    for s in setting:
+        if s in kept:
+            console.print(f"kept {len(kept[s]):,} ranked points of {s} from {out} (--resume)")
+    runs, records = rank_counterargs(method, setting, split, options, top_k=top_k, label=label, limit=limit,
+                                     sample=sample, seed=cfg.seed, data_dir=cfg.data_dir,
+                                     engine=engine_from_config(cfg), precision=cfg.precision, user_file=input_file,
+                                     candidates=candidates, out=out, kept=kept, others=others)
     _print_summary(records, {(r.method, r.setting, r.split): r for r in runs}, task=task, model=model, config=cfg)
     console.print(f"ranking of {len(records):,} points written to {out}")
 
