@@ -94,9 +94,9 @@ def ensure_model(name: str) -> bool:
     rows = read_jsonl(DATA / recipe["data"])
     print(f"training {name} on {len(rows):,} triplets ({recipe})", flush=True)
     if recipe["arch"] == "bilstm":
-        from argsim.thematic.train import TrainConfig, train_bilstm
+        from argsim.thematic.train import ThematicTrainConfig, train_bilstm
 
-        train_bilstm(rows, Path(path), TrainConfig(epochs=recipe.get("epochs", 1), seed=SEED,
+        train_bilstm(rows, Path(path), ThematicTrainConfig(epochs=recipe.get("epochs", 1), seed=SEED,
                                                    max_triplets=recipe.get("max_triplets"),
                                                    max_minutes=recipe.get("max_minutes")))
     else:

@@ -39,7 +39,7 @@ def test_metrics_import_no_loader_backend_or_method():
     assert offending(modules("metrics"), forbidden) == []
 
 
-@pytest.mark.parametrize("leaf", ["evaluation", "vectors", "markdown", "published", "config", "errors"])
+@pytest.mark.parametrize("leaf", ["evaluation", "vectors", "markdown", "published", "config", "errors", "options"])
 def test_leaf_modules_import_no_argsim(leaf):
     assert [m for m in imports(PKG / f"{leaf}.py") if m.startswith("argsim")] == []
 
@@ -74,6 +74,18 @@ def test_library_layers_do_not_import_reporting():
     files = [p for folder in ("metrics", "data", "backend", "training", "engine", "kpm", "counter", "thematic",
                               "minutes") for p in modules(folder)]
     assert offending(files, ("argsim.results", "argsim.report")) == []
+
+
+def test_no_deprecated_sentence_transformers_paths():
+    """sentence-transformers 6 moved `models` / `evaluation` / `losses` under `sentence_transformer` (and `base`);
+    the old paths still import with a DeprecationWarning (an error under pytest for argsim's code)."""
+    old = ("sentence_transformers.models", "sentence_transformers.evaluation", "sentence_transformers.losses")
+    found = offending(sorted(PKG.rglob("*.py")), old)
+    found += [f"{p.relative_to(PKG.parent)} imports sentence_transformers.{name}" for p in sorted(PKG.rglob("*.py"))
+              for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+              if isinstance(node, ast.ImportFrom) and node.module == "sentence_transformers"
+              for name in [a.name for a in node.names] if name in ("models", "evaluation", "losses")]
+    assert found == []
 
 
 def test_only_the_cli_imports_the_api():

@@ -21,10 +21,6 @@ from argsim.errors import ArgsimError
 MATCH_COLUMNS = ["arg_id", "argument", "topic", "stance", "key_point_id", "key_point", "score"]
 #: the recommended training recipe (the `kpm-sbert` model of `argsim models build`): ContrastiveLoss, lr 2e-5
 #: decaying linearly to 0, one epoch, batch 16, 64 tokens
-RECOMMENDED_SBERT = {"loss": "contrastive", "lr": 2e-5, "lr_end": 0.0, "epochs": 1.0, "batch_size": 16,
-                     "max_seq_length": 64, "contrastive_margin": 0.5}
-
-
 def _frame(items: Any, text_col: str, id_col: str, prefix: str, topic: str | None, stance: int) -> pd.DataFrame:
     """A list of texts or a DataFrame -> a frame with columns id, text, topic, stance."""
     if isinstance(items, str):
@@ -215,7 +211,7 @@ class KeyPointMatcher:
     # -------------------------------------------------------------- training
 
     def fit(self, split: str | pd.DataFrame = "train", out: str | Path = "models/kpm-sbert",
-            epochs: float = RECOMMENDED_SBERT["epochs"], max_steps: int = -1,
+            epochs: float = 1.0, max_steps: int = -1,
             data_dir: str | Path | None = None) -> KeyPointMatcher:
         """Fine-tune this matcher's (first) model as a Siamese SBERT with the recommended recipe
         (ContrastiveLoss, lr 2e-5 decaying to 0, batch 16; what `argsim models build kpm-sbert` trains) on the
@@ -250,8 +246,8 @@ class KeyPointMatcher:
         else:
             data = kpm_data_from_frame(split, name="training frame")
         training_inputs(data, None, self.config)
-        cfg = SbertConfig(model=self.models[0], seed=self.config.seed, epochs=epochs, max_steps=max_steps,
-                          **{k: v for k, v in RECOMMENDED_SBERT.items() if k != "epochs"})
+        # SbertConfig's defaults are the recommended recipe (the one source of those settings)
+        cfg = SbertConfig(model=self.models[0], seed=self.config.seed, epochs=epochs, max_steps=max_steps)
         where = resolve_placement(self.config.device, self.config.precision, self.config.threads,
                                   seed=self.config.seed)
         self.training_info_ = train_sbert(data, Path(out), cfg, quiet=self.config.quiet, placement=where)

@@ -31,7 +31,8 @@ def main_options(
     seed: int = typer.Option(13, min=0, max=2**32 - 1, help="Random seed for every sampler, split and "
                              "initialiser (0 to 2**32-1, numpy's range)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
-    data_dir: Path | None = typer.Option(None, help="Dataset root (default $ARGSIM_DATA, else ../shared/data)."),
+    data_dir: Path | None = typer.Option(None, help="Dataset root (default $ARGSIM_DATA, else the per-user data "
+                                  "folder, e.g. ~/.local/share/argsim/data)."),
     cache_dir: Path | None = typer.Option(None, callback=OUT_DIR,
                                           help="Embedding cache folder (default $ARGSIM_CACHE_DIR, "
                                                "else the user's cache folder)."),

@@ -8,14 +8,18 @@ work folder (`--workdir` / `$ARGSIM_HOME`, else the current directory; see `args
 `Literal[...]` annotations (typer checks them and lists them in `--help`); `choices(...)` checks repeatable ones.
 
 Options that several commands share are defined here once and added by a decorator (`option_group`): the ArgKP
-input options of the key point commands (`argkp_input`); the training budget (`training_options.budget_options`).
+input options of the key point commands (`argkp_input`); the training budget (`training_options.budget_options`);
+the options of a trainer's config dataclass (`config_options`: each field's type, default and help, declared once
+in the library, see `argsim.options`); the model option (`model_option`: one name, `--model` / `-m`, everywhere).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import os
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -256,3 +260,60 @@ def argkp_input(split: str = "dev", split_help: str = SPLIT_HELP,
                         arguments=(Path | None, typer.Option(None, help=ARGS_HELP)),
                         key_points=(Path | None, typer.Option(None, help=KPS_HELP)),
                         labels=(Path | None, typer.Option(None, help=labels_help)))
+
+
+MODEL_DECLS = ("--model", "-m")
+
+
+def model_option(default: Any = "minilm", help: str = "Backend model name (minilm, mpnet, ...), a folder "  # noqa: A002
+                 "trained by argsim, a sentence-transformers folder or a Hugging Face id.", short: bool = True,
+                 **kwargs: Any) -> typer.models.OptionInfo:
+    """The one `--model` / `-m` option (a model name or folder); `default` a list for a repeatable one, `short`
+    False where the command's `-m` is taken."""
+    return typer.Option(default, *(MODEL_DECLS if short else MODEL_DECLS[:1]), help=help, **kwargs)
+
+
+def _field_option(f: dataclasses.Field) -> typer.models.OptionInfo:
+    from argsim.options import field_default, option_name
+
+    meta = f.metadata
+    bounds = {k: meta[k] for k in ("min", "max") if k in meta}
+    name = option_name(f)
+    if name == "--model":
+        return model_option(field_default(f), help=meta.get("help", ""), **bounds)
+    return typer.Option(field_default(f), name, help=meta.get("help", ""), **bounds)
+
+
+def config_options(cls: type, name: str = "config", exclude: tuple[str, ...] = ()) -> Callable[[Command], Command]:
+    """A decorator giving a command one option per field of the config dataclass `cls` (its type, default, help,
+    bounds and name from the field, see `argsim.options`) and passing `cls(**their values)` as `name`.
+
+    Fields in `exclude` or marked `cli=False` keep their dataclass default (the command may `replace` them, e.g.
+    the seed from the global `--seed`); a field's `aliases` are accepted as hidden options.
+
+    Example:
+        `@config_options(SbertConfig)` above `def train_sbert_cmd(ctx, config: SbertConfig, ...)`.
+    """
+    from argsim.options import is_option
+
+    hints = typing.get_type_hints(cls)
+    options: dict[str, tuple[Any, typer.models.OptionInfo]] = {}
+    aliases: dict[str, str] = {}
+    for f in dataclasses.fields(cls):
+        if f.name in exclude or not is_option(f):
+            continue
+        options[f.name] = (hints[f.name], _field_option(f))
+        for i, alias in enumerate(f.metadata.get("aliases", ())):
+            key = f"{f.name}__alias{i}"
+            aliases[key] = f.name
+            bounds = {k: f.metadata[k] for k in ("min", "max") if k in f.metadata}
+            options[key] = (hints[f.name] | None, typer.Option(None, alias, hidden=True, **bounds))
+
+    def build(**values: Any) -> Any:
+        for key, target in aliases.items():
+            value = values.pop(key)
+            if value is not None:
+                values[target] = value
+        return cls(**values)
+
+    return option_group(name, build, **options)

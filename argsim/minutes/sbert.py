@@ -88,8 +88,8 @@ def build_ginza_model(update_embeddings: bool = True, dense: bool = True,  # noq
     to its row or zero) -> mean pooling -> Dense(300, 300) = identity."""
     import torch
     from sentence_transformers import SentenceTransformer
-    from sentence_transformers.models import Dense, Pooling, WordEmbeddings
-    from sentence_transformers.models.tokenizer import WhitespaceTokenizer
+    from sentence_transformers.sentence_transformer.modules import Dense, Pooling, WordEmbeddings
+    from sentence_transformers.sentence_transformer.modules.tokenizer import WhitespaceTokenizer
 
     nlp = _ginza_nlp()
     table = np.asarray(nlp.vocab.vectors.data, dtype=np.float32)

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from argsim.cli.groups import console, eval_app, rank_app, run_config, train_app
-from argsim.cli.params import OUT_DIR, OUT_FILE, choices
+from argsim.cli.params import OUT_DIR, OUT_FILE, choices, model_option
 from argsim.config import RunConfig
 from argsim.counter.lexical.stopwords import DEFAULT_STOPWORDS
 from argsim.engine import engine_from_config
@@ -38,8 +38,8 @@ def rank_counterargs(
                                            "kind (point|counter) and counter (gold id)."),
     candidates: Literal["all", "counters"] = typer.Option("all",
                                                           help="With --input: 'all' other records or only 'counters'."),
-    model: str | None = typer.Option(None, help="Encoder / model for rankers that need one (minilm, glove50, "
-                                     "a folder, or a trained LTR model folder for logreg/xgboost)."),
+    model: str | None = model_option(None, short=False, help="Encoder / model for rankers that need one (minilm, "
+                                     "glove50, a folder, or a trained LTR model folder for logreg/xgboost)."),
     opt: list[str] = typer.Option([], "--opt", help="Ranker option key=value, repeatable (e.g. "
                                   "weights=-0.1,-0.1,0,0.9,0,0,0,0.9, bm25_idf=okapi); bulk work runs on the "
                                   "global --engine."),

@@ -8,7 +8,7 @@ from typing import Literal
 import typer
 
 from argsim.cli.groups import console, run_config
-from argsim.cli.params import out_file
+from argsim.cli.params import model_option, out_file
 
 
 def register(app: typer.Typer) -> None:
@@ -42,7 +42,7 @@ def embed(
     input: Path = typer.Argument(..., help="CSV/TSV (header row), JSONL/JSON (objects), or plain text "
                                            "(one text a line)."),
     column: str = typer.Option("text", help="Column/field holding the text (CSV/JSONL)."),
-    model: str = typer.Option("minilm", help="Registry name (see `argsim models`) or a local model folder."),
+    model: str = model_option("minilm", help="Registry name (see `argsim models`) or a local model folder."),
     pooling: Literal["model", "mean", "cls", "cls-last4"] | None = typer.Option(
         None, help="Transformer pooling (default: the model's own)."),
     max_seq_length: int | None = typer.Option(None, min=1, help="Truncate inputs to this many tokens."),
