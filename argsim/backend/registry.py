@@ -288,8 +288,10 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
         else:
             try:
                 enc = _build(name, pooling, max_seq_length, dev, batch_size, prec)
-            except (OSError, ValueError, KeyError) as exc:
-                raise ModelError(f"cannot load model '{name}': {exc}") from None
+            except (OSError, ValueError, KeyError, TypeError, IndexError, RecursionError) as exc:
+                # a model folder's files are input: a malformed config is one line, not a traceback
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise ModelError(f"cannot load model '{name}': {first[:200]}") from None
         enc.recipe = {"name": _portable_name(name), "pooling": pooling, "max_seq_length": max_seq_length,
                       "batch_size": batch_size, "precision": prec}
         _LOADED[key] = enc.configure(*run)

@@ -94,32 +94,36 @@ def shard_table(ids: list[str], keys: list[bytes], vectors: np.ndarray):  # noqa
 
 def input_columns(path: Path) -> list[str]:
     """Column names of a CSV/TSV/JSONL/Parquet file (read from its header / first record / schema)."""
+    from argsim.io import check_input_file
+
     suffix = path.suffix.lower()
-    if not path.exists():
-        raise InputError(path, "file not found")
+    if not path.is_dir():
+        check_input_file(path)  # a FIFO is never opened; the message names what the path is
     if suffix == ".parquet" or path.is_dir():
         import pyarrow.dataset as pads
 
         return list(pads.dataset(str(path), format="parquet").schema.names)
-    with open(path, encoding="utf-8", errors="replace") as fh:
+    from argsim.io import parse_json
+
+    with open(path, "rb") as fh:  # binary lines end at \n only (a U+2028 or lone CR stays inside its line)
         if suffix in (".jsonl", ".ndjson"):
-            for line in fh:
+            for n, raw in enumerate(fh, start=1):
+                line = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
                 if line.strip():
-                    try:
-                        obj = json.loads(line)
-                    except json.JSONDecodeError as exc:
-                        raise InputError(path, f"malformed JSON line: {exc.msg}", row=1) from None
+                    obj = parse_json(line, path, n)
                     return list(obj) if isinstance(obj, dict) else []
             return []
         delim = "\t" if suffix in (".tsv", ".tab") else ","
-        return [h.strip().lstrip("\ufeff") for h in fh.readline().rstrip("\r\n").split(delim)]
+        first = fh.readline().decode("utf-8", errors="replace")
+        return [h.strip().lstrip("\ufeff") for h in first.rstrip("\r\n").split(delim)]
 
 
 def check_input(path: Path, spec: EmbedSpec) -> None:
     """The columns the run needs exist (plain text files have one implicit column)."""
     if path.suffix.lower() not in TABLE_SUFFIXES and not path.is_dir():
-        if not path.is_file():
-            raise InputError(path, "file not found")
+        from argsim.io import check_input_file
+
+        check_input_file(path)
         return
     found = input_columns(path)
     for col in (spec.column, spec.id_column):
