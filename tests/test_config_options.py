@@ -137,3 +137,14 @@ def test_one_name_per_concept_across_commands():
     assert shown == []
     assert parse("argsim eval counter-neural --base-model mpnet").params["base_model_alias"] == "mpnet"
     assert parse("argsim train ltr --bert-model mpnet").params["bert_model_alias"] == "mpnet"
+
+
+@pytest.mark.parametrize("module", ["argsim.options", "argsim.config", "argsim.demo", "argsim.kpm.sbert",
+                                    "argsim.kpm.cross", "argsim.kpm.mts_config", "argsim.counter.neural.config",
+                                    "argsim.thematic.config", "argsim.minutes.train", "argsim.modelbuild.recipes"])
+def test_docstring_examples_of_the_settings_run(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
