@@ -164,6 +164,12 @@ class CounterRetriever:
         Returns:
             ``{"accuracy_at_1": float, "mrr": float (NaN when the ranker's lower ranks are bounds),
             "random_accuracy": float, "points": int}``.
+
+        Example:
+            >>> import argsim
+            >>> scores = argsim.CounterRetriever("bm25").evaluate("test", "sdoc", limit=20)
+            >>> round(scores["accuracy_at_1"], 3), scores["points"]
+            (0.65, 20)
         """
         from argsim.counter.core.evaluation import summarize
         from argsim.counter.core.run import rank_counterargs

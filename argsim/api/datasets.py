@@ -69,9 +69,11 @@ def load_dataset(name: str, split: str | None = None, data_dir: str | Path | Non
 
     Example:
         >>> import argsim
-        >>> dev = argsim.load_dataset("argkp", split="dev")  # doctest: +SKIP
-        >>> len(dev), int(dev["label"].sum()), dev["arg_id"].nunique()  # doctest: +SKIP
-        (3458, 738, 932)
+        >>> dev = argsim.load_dataset("argkp", split="dev")
+        >>> len(dev), int(dev["label"].sum()), dev["arg_id"].nunique(), dev["topic"].nunique()
+        (3458, 738, 932, 4)
+        >>> dev.columns.tolist()
+        ['arg_id', 'key_point_id', 'topic', 'stance', 'argument', 'key_point', 'label', 'split']
     """
     key = ALIASES.get(str(name).lower())
     if key is None:

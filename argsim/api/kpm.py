@@ -183,6 +183,13 @@ class KeyPointMatcher:
 
         Returns:
             ``{"strict_map": float, "relaxed_map": float}``.
+
+        Example:
+            >>> import argsim
+            >>> scores = argsim.KeyPointMatcher("minilm").evaluate(
+            ...     "dev", topics=["We should abandon the use of school uniform"])
+            >>> {name: round(value, 4) for name, value in scores.items()}
+            {'strict_map': 0.8882, 'relaxed_map': 0.9581}
         """
         from argsim.api.metrics import kpm_data_from_frame
         from argsim.data.argkp import load_argkp
@@ -219,6 +226,12 @@ class KeyPointMatcher:
 
         Returns:
             self, matching with the trained model; `training_info_` holds the run's record (steps, seconds).
+
+        Example:
+            >>> import argsim
+            >>> matcher = argsim.KeyPointMatcher("minilm").fit("train", out="models/kpm-sbert")  # doctest: +SKIP
+            >>> matcher.models  # doctest: +SKIP
+            ['models/kpm-sbert']
         """
         from argsim.api.metrics import kpm_data_from_frame
         from argsim.data.argkp import load_argkp

@@ -21,22 +21,32 @@ from argsim.errors import ArgsimError
 
 def kpm_data_from_frame(pairs: Any, name: str = "dataframe"):  # noqa: ANN201 (argsim.data.argkp.KPMData)
     """Labelled (argument, key point) pairs as `load_dataset("argkp")` returns them -> the loader's `KPMData`:
-    the arguments and key points in order of first appearance, the labels when a `label` column is present."""
+    the arguments and key points in order of first appearance, the labels when a `label` column is present
+    (NaN: unlabelled). The text columns `argument` and `key_point` are optional (the metric needs no text)."""
     from argsim.data.argkp import Argument, KeyPoint, KPMData
 
-    need = ["arg_id", "key_point_id", "topic", "stance", "argument", "key_point"]
+    need = ["arg_id", "key_point_id", "topic", "stance"]
     missing = [c for c in need if c not in pairs.columns]
     if missing:
         raise ArgsimError(f"{name}: the frame lacks column(s) {', '.join(missing)} (load_dataset('argkp') has them)")
+    frame = pairs.assign(**{c: pairs[c] if c in pairs.columns else "" for c in ("argument", "key_point")})
     args: dict[str, Argument] = {}
     kps: dict[str, KeyPoint] = {}
     labels: dict[tuple[str, str], int] = {}
-    has_label = "label" in pairs.columns
-    for row in pairs.itertuples(index=False):
-        aid, kid, topic, stance = str(row.arg_id), str(row.key_point_id), str(row.topic), int(row.stance)
+    has_label = "label" in frame.columns
+    for i, row in enumerate(frame.itertuples(index=False), start=1):
+        aid, kid, topic = str(row.arg_id), str(row.key_point_id), str(row.topic)
+        try:
+            stance = int(float(row.stance))
+        except (TypeError, ValueError):
+            stance = 0
+        if stance not in (1, -1):
+            raise ArgsimError(f"{name}: row {i}, column stance: must be 1 (pro) or -1 (con), not {row.stance!r}")
         args.setdefault(aid, Argument(aid, str(row.argument), topic, stance))
         kps.setdefault(kid, KeyPoint(kid, str(row.key_point), topic, stance))
         if has_label and row.label == row.label:  # NaN: unlabelled
+            if row.label not in (0, 1):
+                raise ArgsimError(f"{name}: row {i}, column label: must be 0 or 1, not {row.label!r}")
             labels[(aid, kid)] = int(row.label)
     return KPMData(name, list(args.values()), list(kps.values()), labels)
 

@@ -44,7 +44,7 @@ def summarize_minutes(sentences: str | Sequence[str], topic: str = "", subtopic:
         >>> argsim.summarize_minutes(
         ...     "保育所の待機児童が増えています。本日は晴天です。区は保育所を三か所新設します。",
         ...     topic="待機児童対策", subtopic="保育所の整備", budget=30)
-        ['区は保育所を三か所新設します。']
+        ['保育所の待機児童が増えています。']
     """
     from argsim.minutes.mmr import MMRWeights
     from argsim.minutes.summarize import MinutesItem, SummarizeOptions, run_summaries, topic_text
