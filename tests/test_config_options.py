@@ -120,3 +120,31 @@ def test_old_spellings_still_set_the_field(tmp_path, monkeypatch):
     assert "--max-seq-length" in help_text and "--max-length" not in help_text
     assert parse("argsim train bipolar --base-model mpnet --out m").params["base_model__alias0"] == "mpnet"
     assert parse("argsim train minutes-sbert --backbone minilm").params["backbone__alias0"] == "minilm"
+
+
+def _commands(group, path=()):  # noqa: ANN001, ANN202
+    for name, cmd in getattr(group, "commands", {}).items():
+        yield (*path, name), cmd
+        yield from _commands(cmd, (*path, name))
+
+
+def test_one_name_per_concept_across_commands():
+    """A model is `--model` and a token limit `--max-seq-length` in every command; the older spellings are
+    accepted but hidden."""
+    old = {"--base-model", "--backbone", "--bert-model", "--max-length", "--max-len", "--statement-max-len"}
+    shown = [(" ".join(path), opt) for path, cmd in _commands(get_command(app)) for p in cmd.params
+             if not getattr(p, "hidden", False) for opt in p.opts if opt in old]
+    assert shown == []
+    assert parse("argsim eval counter-neural --base-model mpnet").params["base_model_alias"] == "mpnet"
+    assert parse("argsim train ltr --bert-model mpnet").params["bert_model_alias"] == "mpnet"
+
+
+@pytest.mark.parametrize("module", ["argsim.options", "argsim.config", "argsim.demo", "argsim.kpm.sbert",
+                                    "argsim.kpm.cross", "argsim.kpm.mts_config", "argsim.counter.neural.config",
+                                    "argsim.thematic.config", "argsim.minutes.train", "argsim.modelbuild.recipes"])
+def test_docstring_examples_of_the_settings_run(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0

@@ -157,7 +157,8 @@ def train_ltr_cmd(
     limit: int | None = typer.Option(None, min=1, help="Use a random sample of N training points."),
     word_vectors: str = typer.Option("glove50", help="WMD word vectors: glove50, w2v-training, or a file."),
     stopwords: Stopwords = typer.Option(DEFAULT_STOPWORDS, help=STOPWORDS_HELP),
-    bert_model: str = typer.Option("minilm", help="Encoder for the BERT-cosine features (x17..x20)."),
+    bert_model: str = model_option("minilm", short=False, help="Encoder for the BERT-cosine features (x17..x20)."),
+    bert_model_alias: str | None = typer.Option(None, "--bert-model", hidden=True),  # the option's older name
     out: Path = typer.Option(Path("models/counter/ltr"), callback=OUT_DIR,
                              help="Models go to OUT/<setting>/<method>/."),
 ) -> None:
@@ -183,7 +184,7 @@ def train_ltr_cmd(
     table = Table(title="trained LTR models")
     for col in ("setting", "method", "pairs", "positives", "folder", "s"):
         table.add_column(col)
-    config = FeatureConfig(word_vectors=word_vectors, bert_model=bert_model, stopwords=stopwords)
+    config = FeatureConfig(word_vectors=word_vectors, bert_model=bert_model_alias or bert_model, stopwords=stopwords)
     for s in setting:
         with timed() as t:
             saved = train_ltr(corpus, s, tuple(method), config, neg_per_point=neg_per_point or None,

@@ -145,7 +145,8 @@ def eval_counter_neural(
                                                      "Bipolar-encoder row only (e.g. sdoc,sda,epc)."),
     cross_limit: int | None = typer.Option(300, "--cross-limit", min=0, help="Evaluate rows with a cross-encoder on a "
                                            "seeded random subset of N points (CPU cost); 0 = all."),
-    base_model: str = typer.Option("minilm", "--base-model", help="Model of the zero-shot cosine row."),
+    base_model: str = model_option("minilm", help="Model of the zero-shot cosine row."),
+    base_model_alias: str | None = typer.Option(None, "--base-model", hidden=True),  # the option's older name
     task: str = typer.Option("counterargs-neural", help="Merge the rows into bench/results/<task>.json."),
     budget: Path | None = typer.Option(None, help="JSON file: method -> training budget text, stored with the rows."),
     curves: Path | None = typer.Option(None, help="Also plot the given models' learning curves (history.json) "
@@ -160,7 +161,7 @@ def eval_counter_neural(
     from argsim.results import environment, rows_from_specs, write_results
 
     cfg = run_config(ctx)
-
+    base_model = base_model_alias or base_model
     models = {"bipolar": bipolar, "bipolar-nodiff": bipolar_nodiff, "bi-encoder": bi_encoder,
               "unipolar-ret": unipolar_ret, "unipolar-cls": unipolar_cls, "cross-encoder": cross_encoder}
     models = {k: str(v) if v else None for k, v in models.items()}
