@@ -19,8 +19,8 @@ from argsim.config import RunConfig
 from argsim.errors import ArgsimError
 
 MATCH_COLUMNS = ["arg_id", "argument", "topic", "stance", "key_point_id", "key_point", "score"]
-#: the recommended training recipe (the `kpm-sbert` model of `argsim models build`): ContrastiveLoss, lr 2e-5
-#: decaying linearly to 0, one epoch, batch 16, 64 tokens
+
+
 def _frame(items: Any, text_col: str, id_col: str, prefix: str, topic: str | None, stance: int) -> pd.DataFrame:
     """A list of texts or a DataFrame -> a frame with columns id, text, topic, stance."""
     if isinstance(items, str):

@@ -103,11 +103,14 @@ def eval_counterargs(
     task: str | None = typer.Option(None, help="Also merge the figures into bench/results/<task>.json."),
 ) -> None:
     """accuracy@1 and MRR per method and setting from ranking JSONL files, beside the paper's Table 2."""
+    from argsim.counter.core.evaluation import check_ranking_records
     from argsim.io import read_records
 
     records = []
     for path in rankings:
-        records += read_records(path, required=["point", "pool_size"])
+        found = read_records(path, required=["point", "pool_size"])
+        check_ranking_records(found, path)
+        records += found
     _print_summary(records, {}, task=task, ties=ties, config=run_config(ctx))
 
 
