@@ -28,9 +28,10 @@ demo: install
 test: install
 	$(BIN)/python -m pytest tests --durations=15
 
-# the wheel as a user installs it (non-editable, into a folder of its own), run from another folder (also in `test`)
+# the wheel as a user installs it (non-editable, into a folder of its own), run from another folder: argsim --help,
+# demo, data check (also in `test`) and the README's Python examples (here only: about a minute more)
 wheel-check: install
-	$(BIN)/python -m pytest tests/test_wheel.py
+	ARGSIM_WHEEL_CHECK=1 $(BIN)/python -m pytest tests/test_wheel.py
 
 lint: install
 	$(BIN)/ruff check argsim tests bench

@@ -544,6 +544,39 @@ def _json_kind(value: Any) -> str:
     return type(value).__name__
 
 
+def parse_count(value: Any, path: str | Path | None = None, row: int | None = None, column: str | None = None,
+                minimum: int = 1) -> int:
+    """A whole number >= `minimum` from a record field (JSON 3 or 3.0, CSV "3"); anything else (true, 2.5, -1,
+    "x", nan) is InputError naming file, row and column.
+
+    Args:
+        value: the field's value.
+        path: the file (for messages).
+        row: the record's row.
+        column: the field's name.
+        minimum: the smallest count accepted.
+
+    Returns:
+        The count.
+
+    Example:
+        >>> parse_count("12")
+        12
+    """
+    number: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str) and value.strip().lstrip("+-").isdigit() and value.strip().isascii():
+        number = int(value.strip())
+    if number is None:
+        raise InputError(path, f"{value!r} is not a whole number", row=row, column=column)
+    if number < minimum:
+        raise InputError(path, f"{number} must be at least {minimum}", row=row, column=column)
+    return number
+
+
 def read_texts(path: str | Path, column: str = "text") -> list[str]:
     """Texts from CSV/TSV/JSON/JSONL (`column`) or a plain text file (one non-empty text a line)."""
     path = Path(path)

@@ -11,10 +11,12 @@ import pytest
 from typer.main import get_command
 
 from argsim.cli.app import app
+from argsim.counter.lexical.feature_config import FeatureConfig
 from argsim.counter.neural.config import NeuralConfig
 from argsim.kpm.cross import CrossConfig
 from argsim.kpm.mts_config import MTSConfig
 from argsim.kpm.sbert import SbertConfig
+from argsim.minutes.mining import MiningConfig
 from argsim.minutes.train import MinutesTrainConfig
 from argsim.modelbuild.recipes import RECIPES, Step
 from argsim.options import config_argv, is_option, option_name, setting
@@ -23,7 +25,8 @@ from argsim.thematic.config import ThematicTrainConfig
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "kpm"
 COMMANDS = {"train sbert": SbertConfig, "train kpm-cross": CrossConfig, "train mts": MTSConfig,
             "train bipolar": NeuralConfig, "train thematic": ThematicTrainConfig,
-            "train minutes-sbert": MinutesTrainConfig}
+            "train minutes-sbert": MinutesTrainConfig, "data triplets minutes": MiningConfig,
+            "train ltr": FeatureConfig}
 RECIPE = {r.name: r for r in RECIPES}
 
 
@@ -66,8 +69,10 @@ def test_every_config_field_is_an_option_of_its_command_with_the_same_default(co
     ctx = parse(f"argsim {command}{extra}")
     want = {f.name: getattr(cls(), f.name) for f in fields(cls) if is_option(f) and f.name != "out_dim"}
     assert {k: v for k, v in option_values(ctx, cls).items() if k != "out_dim"} == want
-    names = {n for p in get_command(app).commands[command.split()[0]].commands[command.split()[1]].params
-             for n in p.opts + p.secondary_opts}
+    cmd = get_command(app)
+    for part in command.split():
+        cmd = cmd.commands[part]
+    names = {n for p in cmd.params for n in p.opts + p.secondary_opts}
     assert {option_name(f).split("/")[0] for f in fields(cls) if is_option(f)} <= names
 
 
@@ -136,12 +141,13 @@ def test_one_name_per_concept_across_commands():
              if not getattr(p, "hidden", False) for opt in p.opts if opt in old]
     assert shown == []
     assert parse("argsim eval counter-neural --base-model mpnet").params["base_model_alias"] == "mpnet"
-    assert parse("argsim train ltr --bert-model mpnet").params["bert_model_alias"] == "mpnet"
+    assert parse("argsim train ltr --bert-model mpnet").params["bert_model__alias0"] == "mpnet"
 
 
 @pytest.mark.parametrize("module", ["argsim.options", "argsim.config", "argsim.demo", "argsim.kpm.sbert",
                                     "argsim.kpm.cross", "argsim.kpm.mts_config", "argsim.counter.neural.config",
-                                    "argsim.thematic.config", "argsim.minutes.train", "argsim.modelbuild.recipes"])
+                                    "argsim.thematic.config", "argsim.minutes.train", "argsim.minutes.mining",
+                                    "argsim.counter.lexical.feature_config", "argsim.modelbuild.recipes"])
 def test_docstring_examples_of_the_settings_run(module):
     import doctest
     import importlib

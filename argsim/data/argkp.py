@@ -111,7 +111,8 @@ def _stance(path: Path, row: int, value: str) -> int:
 
 def _records(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict]]:
     """Records with their 1-based file row (header = row 1) for CSV, line/item number otherwise."""
-    recs = read_records(path, required=columns)
+    text = tuple(c for c in columns if c not in ("arg_id", "key_point_id", "stance", "label"))
+    recs = read_records(path, required=columns, text=text)
     first = 2 if path.suffix.lower() in (".csv", ".tsv", ".tab") else 1
     return list(enumerate(recs, start=first))
 

@@ -226,7 +226,9 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
     model = load_sentence_transformer(cfg.model, device=placement.device)
     if cfg.pooling:
         model = _with_pooling(model, cfg.pooling)
-    model.max_seq_length = cfg.max_seq_length
+    from argsim.backend.models import set_st_max_seq_length
+
+    set_st_max_seq_length(model, str(cfg.model), cfg.max_seq_length)
     extra: dict = {}
     if cfg.loss == "mnrl":
         from sentence_transformers.base.sampler import BatchSamplers

@@ -119,6 +119,9 @@ def read_predictions(path: str | Path) -> dict[str, dict[str, float]]:
                                        "finite number")
             scores[kp_id] = float(score)
         out[arg_id] = scores
+    if not any(out.values()):
+        raise InputError(path, "no predictions: not one (argument, key point) score; an empty file would score "
+                               "mAP 0 for every group")
     return out
 
 

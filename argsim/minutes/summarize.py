@@ -72,19 +72,17 @@ def user_items(path: Path, default_budget: int = 100) -> list[MinutesItem]:
     (character budget, at least 1) and `summary` (gold). Rows with the same id form one item, in file order, and
     must agree on topic, subtopic, length and summary (a later row may leave them blank); each text is cleaned
     and split into sentences. Errors name the record (1-based, in file order)."""
-    from argsim.io import read_records
+    from argsim.io import parse_count, read_records
 
-    rows = read_records(path, required=["id", "text", "topic", "subtopic"])
+    rows = read_records(path, required=["id", "text", "topic", "subtopic"],
+                        text=["text", "topic", "subtopic", "summary"])
     items: dict[str, MinutesItem] = {}
     first: dict[str, tuple[int, dict]] = {}
     for r, row in enumerate(rows, start=1):
         key = str(row["id"])
         if key not in items:
             raw = row.get("length")
-            try:
-                budget = int(raw) if raw not in (None, "") else default_budget
-            except (TypeError, ValueError):
-                raise InputError(path, f"length {raw!r} is not an integer", row=r, column="length") from None
+            budget = parse_count(raw, path, r, "length") if raw not in (None, "") else default_budget
             if budget < 1:
                 raise InputError(path, f"length {budget} must be at least 1 character", row=r, column="length")
             items[key] = MinutesItem(key, [], topic_text(str(row["topic"] or "")), str(row["subtopic"] or ""),

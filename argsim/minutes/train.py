@@ -56,7 +56,7 @@ class MinutesTrainConfig:
 def _load_triplets(path: Path, limit: int | None, seed: int) -> list[dict]:
     import numpy as np
 
-    rows = read_records(path, required=["anchor", "positive", "negative"])
+    rows = read_records(path, required=["anchor", "positive", "negative"], text=["anchor", "positive", "negative"])
     if limit is not None and len(rows) > limit:
         idx = np.sort(np.random.default_rng(seed).choice(len(rows), size=limit, replace=False))
         rows = [rows[i] for i in idx]

@@ -35,7 +35,8 @@ def eval_triplets(
 
     cfg = run_config(ctx)
     env = environment(seed=cfg.seed, device=cfg.device, data_files=[triplets])
-    records = read_records(triplets, required=["anchor", "positive", "negative"])[:limit]
+    abc = ["anchor", "positive", "negative"]
+    records = read_records(triplets, required=abc, text=abc)[:limit]
     table = Table(title=f"triplets: {triplets.name} ({len(records):,})")
     for col in ("model", "accuracy", "mean diff", "ties", "seconds"):
         table.add_column(col)

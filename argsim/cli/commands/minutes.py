@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -12,6 +13,7 @@ from argsim.cli.groups import console, eval_app, run_config, summarize_app, summ
 from argsim.cli.params import OUT_DIR, OUT_FILE, choices, config_options, from_workdir, model_option
 from argsim.cli.training_options import budget_options, placement
 from argsim.cli.training_options import quiet as run_quiet
+from argsim.minutes.mining import MiningConfig
 from argsim.minutes.train import MinutesTrainConfig
 
 if TYPE_CHECKING:
@@ -21,19 +23,16 @@ SummaryMethod = Literal["embedrank-paper", "embedrank", "lead", "random"]
 
 
 @triplets_app.command("minutes")
+@config_options(MiningConfig)
 def triplets_minutes(
     ctx: typer.Context,
+    config: MiningConfig,
     out: Path = typer.Option(Path("runs/minutes-triplets"), callback=OUT_DIR, help="Folder for train.jsonl, dev.jsonl, "
                                                                 "test.jsonl and counts.json."),
     minutes: list[Path] = typer.Option(None, "--minutes", help="Your own minutes JSON file(s) (PoliInfo layout: "
                                        "list of {Date, ProceedingTitle, Proceeding: [{Speaker, Utterance}]}); "
                                        "default: every file of the poliinfo dataset."),
     model: str = model_option("ginza", help="Encoder that decides the thresholds (the paper: GiNZA)."),
-    pos_threshold: float = typer.Option(0.5, min=-1, max=1, help="Minimum cosine of target and next line (positive)."),
-    neg_threshold: float = typer.Option(0.9, min=-1, max=1, help="Maximum cosine of target and a drawn negative."),
-    min_chars: int = typer.Option(10, min=0, help="Drop cleaned lines shorter than this."),
-    boilerplate_min_count: int = typer.Option(5, min=0, help="Drop lines repeated verbatim this often (0: keep)."),
-    max_draws: int = typer.Option(100, min=1, help="Negative draws per target before giving up."),
 ) -> None:
     """Mine [target, positive, negative] triplets from assembly minutes (Shirafuji et al., Sec. 3.1).
 
@@ -46,7 +45,6 @@ def triplets_minutes(
     from argsim.data.catalog import dataset_dir
     from argsim.data.poliinfo import load_meetings
     from argsim.io import write_json
-    from argsim.minutes.mining import MiningConfig
     from argsim.minutes.pipeline import mine_minutes
 
     cfg = run_config(ctx)
@@ -54,8 +52,7 @@ def triplets_minutes(
         meetings = load_meetings(Path("."), files=[p.resolve() for p in minutes])
     else:
         meetings = load_meetings(dataset_dir("poliinfo", cfg.data_dir))
-    config = MiningConfig(pos_threshold=pos_threshold, neg_threshold=neg_threshold, min_chars=min_chars,
-                          boilerplate_min_count=boilerplate_min_count, max_draws=max_draws, seed=cfg.seed)
+    config = replace(config, seed=cfg.seed)
     summary = mine_minutes(meetings, out, config, model=model, run=cfg)
     write_json(out / "counts.json", summary)
     rows = [[k, v] for k, v in summary["counts"].items()]
@@ -84,8 +81,6 @@ def train_minutes_sbert(
     `--model models/minutes-sbert` works in every argsim command), train_log.json (config, seconds per
     epoch, dev accuracy per epoch), train_config.json and a model card README.md.
     """
-    from dataclasses import replace
-
     from argsim.minutes.train import train_minutes_sbert as run
 
     where = placement(ctx)

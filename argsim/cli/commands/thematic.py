@@ -97,8 +97,9 @@ def train_thematic(
                           f"{eval_every} (the best step must be a saved checkpoint)")
     where = placement(ctx, threads=config.threads or None)
     quiet = run_quiet(ctx)
-    rows = read_records(triplets, required=["anchor", "positive", "negative"])
-    dev_rows = read_records(dev, required=["anchor", "positive", "negative"]) if dev else None
+    abc = ["anchor", "positive", "negative"]
+    rows = read_records(triplets, required=abc, text=abc)
+    dev_rows = read_records(dev, required=abc, text=abc) if dev else None
     if arch == "bilstm":
         from argsim.thematic.train import train_bilstm
 
@@ -144,7 +145,7 @@ def cluster_sentences(
     cfg = run_config(ctx)
     if algorithm not in ALGORITHMS:
         raise ArgsimError(f"--algorithm must be one of {', '.join(ALGORITHMS)}")
-    rows = read_records(sentences, required=["text"])
+    rows = read_records(sentences, required=["text"], text=["text"])
     if k is None and any("label" not in r for r in rows):
         raise ArgsimError(f"{sentences}: no `label` column to take k from; pass --k")
     labels = cluster([str(r["text"]) for r in rows], model, k, algorithm, linkage,
@@ -181,7 +182,7 @@ def eval_clustering(
     cfg = run_config(ctx)
     env = run_environment(cfg, data_files=[sentences])
 
-    rows = read_records(sentences, required=["text", "label"])
+    rows = read_records(sentences, required=["text", "label"], text=["text"])
     groups = [r.get("article", "") for r in rows]
     gold = [r["label"] for r in rows]
     table_rows, results = [], []
