@@ -85,7 +85,7 @@ def headline_table(result: dict[str, Any]) -> str:
     commands = [c for c in (result.get("commands") or [result.get("command")]) if c]
     shown = "; ".join(f"`{c}`" for c in commands[:3])
     if len(commands) > 3:
-        shown += f"; and {len(commands) - 3} more (docs/results.md)"
+        shown += f"; and {len(commands) - 3} more (under \"Every row\")"
     lines += ["", f"Published figures in parentheses. Regenerate: {shown}", ""]
     return "\n".join(lines)
 

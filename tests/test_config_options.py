@@ -11,6 +11,7 @@ import pytest
 from typer.main import get_command
 
 from argsim.cli.app import app
+from argsim.counter.lexical.feature_config import FeatureConfig
 from argsim.counter.neural.config import NeuralConfig
 from argsim.kpm.cross import CrossConfig
 from argsim.kpm.mts_config import MTSConfig
@@ -24,7 +25,8 @@ from argsim.thematic.config import ThematicTrainConfig
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "kpm"
 COMMANDS = {"train sbert": SbertConfig, "train kpm-cross": CrossConfig, "train mts": MTSConfig,
             "train bipolar": NeuralConfig, "train thematic": ThematicTrainConfig,
-            "train minutes-sbert": MinutesTrainConfig, "data triplets minutes": MiningConfig}
+            "train minutes-sbert": MinutesTrainConfig, "data triplets minutes": MiningConfig,
+            "train ltr": FeatureConfig}
 RECIPE = {r.name: r for r in RECIPES}
 
 
@@ -139,13 +141,13 @@ def test_one_name_per_concept_across_commands():
              if not getattr(p, "hidden", False) for opt in p.opts if opt in old]
     assert shown == []
     assert parse("argsim eval counter-neural --base-model mpnet").params["base_model_alias"] == "mpnet"
-    assert parse("argsim train ltr --bert-model mpnet").params["bert_model_alias"] == "mpnet"
+    assert parse("argsim train ltr --bert-model mpnet").params["bert_model__alias0"] == "mpnet"
 
 
 @pytest.mark.parametrize("module", ["argsim.options", "argsim.config", "argsim.demo", "argsim.kpm.sbert",
                                     "argsim.kpm.cross", "argsim.kpm.mts_config", "argsim.counter.neural.config",
                                     "argsim.thematic.config", "argsim.minutes.train", "argsim.minutes.mining",
-                                    "argsim.modelbuild.recipes"])
+                                    "argsim.counter.lexical.feature_config", "argsim.modelbuild.recipes"])
 def test_docstring_examples_of_the_settings_run(module):
     import doctest
     import importlib

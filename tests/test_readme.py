@@ -35,3 +35,19 @@ def test_readme_python_blocks_run(data_dir, tmp_path, monkeypatch):
             exec(compile(block, f"README.md python block {i}", "exec"), namespace)  # noqa: S102
         except Exception as exc:  # the block's number and its first line say which example broke
             raise AssertionError(f"README python block {i} ({block.splitlines()[0]!r}) failed: {exc!r}") from exc
+
+
+def test_links_of_readme_and_docs_resolve():
+    """Every relative link of the README and docs/ names a file that exists (and a heading, with `#anchor`)."""
+    broken = []
+    for page in [README, *sorted((ROOT / "docs").glob("*.md"))]:
+        for target, anchor in re.findall(r"\]\(([^)#\s:]+)(?:#([^)\s]+))?\)", page.read_text(encoding="utf-8")):
+            path = (page.parent / target).resolve()
+            if not path.exists():
+                broken.append(f"{page.name}: {target}")
+            elif anchor and path.suffix == ".md":
+                headings = {re.sub(r"[^\w\- ]", "", h).strip().lower().replace(" ", "-")
+                            for h in re.findall(r"^#+ (.+)$", path.read_text(encoding="utf-8"), flags=re.M)}
+                if anchor not in headings:
+                    broken.append(f"{page.name}: {target}#{anchor}")
+    assert not broken, broken
