@@ -36,13 +36,16 @@ def current_umask() -> int:
     return mask
 
 
-def widen_private_files(folder: str | Path) -> int:
+def widen_private_files(folder: str | Path, since: float | None = None) -> int:
     """Give files that a library wrote as 0600 under `folder` the mode a new file gets from the umask.
 
     safetensors writes every weights file through a private temporary file, so a saved model (and each trainer
-    checkpoint) would be 0600 whatever the umask; argsim's own writes already respect it. Only 0600 files are
-    touched (a mode someone chose stays), symlinks are not followed. Returns the number of files changed.
+    checkpoint) would be 0600 whatever the umask; argsim's own writes already respect it. Only 0600 regular files
+    are touched (a mode someone chose stays), and with `since` (a `time.time()`) only those modified since then;
+    symlinks are not followed. Returns the number of files changed.
     """
+    import stat
+
     mode = 0o666 & ~current_umask()
     if mode == 0o600:
         return 0
@@ -50,7 +53,11 @@ def widen_private_files(folder: str | Path) -> int:
     for root, _dirs, files in os.walk(folder):
         for name in files:
             path = os.path.join(root, name)
-            if not os.path.islink(path) and os.stat(path).st_mode & 0o777 == 0o600:
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode) and st.st_mode & 0o777 == 0o600 and (since is None or st.st_mtime >= since):
                 os.chmod(path, mode)
                 changed += 1
     return changed
