@@ -423,16 +423,18 @@ def _parse_constant(name: str) -> float:
     raise _BadNumber(f"{name} is not a JSON number")
 
 
-def parse_json(text: str, path: str | Path | None = None, row: int | None = None) -> Any:
+def parse_json(text: str, path: str | Path | None = None, row: int | None = None, allow_nan: bool = True) -> Any:
     """`json.loads` with argsim's rules, every failure one InputError naming `path` (and `row`, else the line):
-    a key repeated within one object is refused (which value is meant is unknowable), so are NaN / Infinity,
-    integers of more than MAX_JSON_INT_DIGITS digits, floats that overflow, and nesting deeper than Python's
-    recursion limit.
+    a key repeated within one object is refused (which value is meant is unknowable), so are integers of more
+    than MAX_JSON_INT_DIGITS digits, floats that overflow (`1e400`), nesting deeper than Python's recursion limit,
+    and with `allow_nan=False` NaN / Infinity (Python's json writes them for non-finite floats, so argsim's own
+    files may hold them; readers of scores check finiteness themselves).
 
     Args:
         text: the JSON text.
         path: the file, for messages.
         row: the line of a JSONL file, for messages.
+        allow_nan: accept NaN / Infinity / -Infinity.
 
     Returns:
         The parsed value.
@@ -443,7 +445,7 @@ def parse_json(text: str, path: str | Path | None = None, row: int | None = None
     """
     try:
         return json.loads(text, object_pairs_hook=_unique_object, parse_int=_parse_int, parse_float=_parse_float,
-                          parse_constant=_parse_constant)
+                          parse_constant=float if allow_nan else _parse_constant)
     except _DuplicateKey as exc:
         raise InputError(path, f"duplicate key {exc.key!r} in one JSON object (which value is meant is unknown)",
                          row=row) from None
