@@ -70,6 +70,11 @@ def main_options(
         from argsim.engine.ray_engine import check_reachable
 
         check_reachable(ray_address)
+    from argsim.cli.groups import fit_tables_to_output
+    from argsim.progress import library_output
+
+    library_output(quiet)  # libraries' warnings one line each (none under --quiet), their bars off under --quiet
+    fit_tables_to_output()
     ctx.obj = RunConfig(device=device, precision=precision, seed=seed, quiet=quiet, data_dir=data_dir,
                         cache_dir=cache_dir, use_cache=not no_cache, threads=threads, engine=engine,
                         ray_address=ray_address, workdir=workdir)
