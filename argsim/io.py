@@ -36,13 +36,16 @@ def current_umask() -> int:
     return mask
 
 
-def widen_private_files(folder: str | Path) -> int:
+def widen_private_files(folder: str | Path, since: float | None = None) -> int:
     """Give files that a library wrote as 0600 under `folder` the mode a new file gets from the umask.
 
     safetensors writes every weights file through a private temporary file, so a saved model (and each trainer
-    checkpoint) would be 0600 whatever the umask; argsim's own writes already respect it. Only 0600 files are
-    touched (a mode someone chose stays), symlinks are not followed. Returns the number of files changed.
+    checkpoint) would be 0600 whatever the umask; argsim's own writes already respect it. Only 0600 regular files
+    are touched (a mode someone chose stays), and with `since` (a `time.time()`) only those modified since then;
+    symlinks are not followed. Returns the number of files changed.
     """
+    import stat
+
     mode = 0o666 & ~current_umask()
     if mode == 0o600:
         return 0
@@ -50,7 +53,11 @@ def widen_private_files(folder: str | Path) -> int:
     for root, _dirs, files in os.walk(folder):
         for name in files:
             path = os.path.join(root, name)
-            if not os.path.islink(path) and os.stat(path).st_mode & 0o777 == 0o600:
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode) and st.st_mode & 0o777 == 0o600 and (since is None or st.st_mtime >= since):
                 os.chmod(path, mode)
                 changed += 1
     return changed
@@ -416,16 +423,18 @@ def _parse_constant(name: str) -> float:
     raise _BadNumber(f"{name} is not a JSON number")
 
 
-def parse_json(text: str, path: str | Path | None = None, row: int | None = None) -> Any:
+def parse_json(text: str, path: str | Path | None = None, row: int | None = None, allow_nan: bool = True) -> Any:
     """`json.loads` with argsim's rules, every failure one InputError naming `path` (and `row`, else the line):
-    a key repeated within one object is refused (which value is meant is unknowable), so are NaN / Infinity,
-    integers of more than MAX_JSON_INT_DIGITS digits, floats that overflow, and nesting deeper than Python's
-    recursion limit.
+    a key repeated within one object is refused (which value is meant is unknowable), so are integers of more
+    than MAX_JSON_INT_DIGITS digits, floats that overflow (`1e400`), nesting deeper than Python's recursion limit,
+    and with `allow_nan=False` NaN / Infinity (Python's json writes them for non-finite floats, so argsim's own
+    files may hold them; readers of scores check finiteness themselves).
 
     Args:
         text: the JSON text.
         path: the file, for messages.
         row: the line of a JSONL file, for messages.
+        allow_nan: accept NaN / Infinity / -Infinity.
 
     Returns:
         The parsed value.
@@ -436,7 +445,7 @@ def parse_json(text: str, path: str | Path | None = None, row: int | None = None
     """
     try:
         return json.loads(text, object_pairs_hook=_unique_object, parse_int=_parse_int, parse_float=_parse_float,
-                          parse_constant=_parse_constant)
+                          parse_constant=float if allow_nan else _parse_constant)
     except _DuplicateKey as exc:
         raise InputError(path, f"duplicate key {exc.key!r} in one JSON object (which value is meant is unknown)",
                          row=row) from None

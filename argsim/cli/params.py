@@ -293,8 +293,8 @@ def _field_option(f: dataclasses.Field) -> typer.models.OptionInfo:
     meta = f.metadata
     bounds = {k: meta[k] for k in ("min", "max") if k in meta}
     name = option_name(f)
-    if name == "--model":
-        return model_option(field_default(f), help=meta.get("help", ""), **bounds)
+    if name == "--model":  # no -m: several train commands use it for something else (train ltr: --method)
+        return model_option(field_default(f), help=meta.get("help", ""), short=False, **bounds)
     return typer.Option(field_default(f), name, help=meta.get("help", ""), **bounds)
 
 
