@@ -94,14 +94,21 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
 def check_output_path(path: str | Path, kind: str = "file", suffixes: Sequence[str] = ()) -> Path:
     """Fail early (InputError, one line) unless `path` can be written as a `kind` ('file' or 'folder').
 
-    Checked before any work: a file that is an existing folder, a folder that is an existing file, a parent
-    that is a file, a suffix outside `suffixes`, or a place where nothing can be created (probed by creating
+    Checked before any work: a file that is an existing folder or another non-regular file (a FIFO, a device
+    such as /dev/null: the atomic rename would replace it), a folder that is an existing file, a parent that is a
+    file, a suffix outside `suffixes`, or a place where nothing can be created (probed by creating
     and removing a temporary file in the nearest existing folder, which also catches read-only mounts).
     """
     path = Path(path).expanduser()
+    if os.path.lexists(path) and not path.exists():  # a broken symlink or a symlink loop
+        raise InputError(path, f"{describe_path(path)}; choose another output path")
     if kind == "file":
         if path.is_dir():
             raise InputError(path, "is a folder; expected a file name")
+        if path.exists() and not path.is_file():  # replacing it would remove a FIFO, socket or device node
+            problem = describe_path(path) or "is not a regular file"
+            raise InputError(path, f"{problem.split(';')[0].split(',')[0]}; an output must be a regular file "
+                                   "(it would be replaced)")
         if suffixes and path.suffix.lower() not in suffixes:
             raise InputError(path, f"unsupported suffix '{path.suffix}': use {', '.join(suffixes)}")
     elif path.exists() and not path.is_dir():
@@ -473,12 +480,13 @@ def read_jsonl(path: str | Path) -> list[tuple[int, Any]]:
 
 
 def read_records(path: str | Path, required: Sequence[str] = (), delimiter: str | None = None,
-                 text: Sequence[str] = ()) -> list[dict]:
+                 text: Sequence[str] = (), scalar: Sequence[str] = ()) -> list[dict]:
     """Read CSV/TSV (header row), JSONL or JSON (a list of objects) into dicts.
 
-    Every record must have the `required` columns with non-empty values, and the `text` columns (where present)
-    must hold strings: in JSON a number, list or object where text is expected is refused, not embedded as its
-    `str()`. Errors name file, row (1-based data row; for CSV the header is row 1) and column.
+    Every record must have the `required` columns with non-empty single values (in JSON not a list or object;
+    the `scalar` columns neither, where present), and the `text` columns (where present) must hold strings: in
+    JSON a number, list or object where text is expected is refused, not embedded as its `str()`. Errors name
+    file, row (1-based data row; for CSV the header is row 1) and column.
     """
     path = Path(path)
     suffix = path.suffix.lower()
@@ -535,6 +543,10 @@ def read_records(path: str | Path, required: Sequence[str] = (), delimiter: str 
             val = rec[col]
             if val is None or (isinstance(val, str) and not val.strip()):
                 raise InputError(path, "empty value", row=lineno, column=col)
+        for col in (*required, *scalar):
+            if isinstance(rec.get(col), list | dict):
+                raise InputError(path, f"expected a single value, found {_json_kind(rec[col])}", row=lineno,
+                                 column=col)
         for col in text:
             if col in rec and rec[col] is not None and not isinstance(rec[col], str):
                 raise InputError(path, f"expected text, found {_json_kind(rec[col])}", row=lineno, column=col)

@@ -193,9 +193,13 @@ def write_full_results(path: Path, folder: Path | None = None) -> Path:
 def update_readme(readme: Path, folder: Path | None = None, render: Any = None) -> bool:
     """Replace the README's results block (between the markers) with `render(folder)` (default `papers_table`);
     returns whether it changed."""
-    text = readme.read_text(encoding="utf-8")
+    from argsim.errors import InputError
+    from argsim.io import read_text_file
+
+    text = read_text_file(readme)
     if START not in text or END not in text:
-        raise ValueError(f"{readme}: no {START} ... {END} block")
+        raise InputError(readme, f"no {START} ... {END} block: only that block is rewritten, so nothing was "
+                                 "written")
     new = re.sub(re.escape(START) + r".*?" + re.escape(END),
                  lambda _: f"{START}\n{(render or papers_table)(folder)}\n{END}", text, flags=re.S)
     if new != text:
