@@ -126,6 +126,21 @@ def load_adapter_tensors(model, folder: Path) -> None:  # noqa: ANN001
         raise ModelError(f"{folder / ADAPTER_WEIGHTS}: tensors the model has no place for ({unexpected[0]}, ...)")
 
 
+def adapter_checkpoint_loader(model):  # noqa: ANN001, ANN201
+    """A replacement for the sentence-transformers trainer's `_load_from_checkpoint` for a LoRA-wrapped model:
+    its checkpoints (`checkpoint-N/`, written by the model's own `save_pretrained`) hold only the adapter, which
+    this puts back into the wrapped model (the optimizer, scheduler and random states the trainer restores
+    itself)."""
+
+    def load(checkpoint_path: str) -> None:
+        found = sorted(Path(checkpoint_path).rglob(ADAPTER_WEIGHTS))
+        if not found:
+            raise ModelError(f"{checkpoint_path}: no {ADAPTER_WEIGHTS} to resume the adapter from")
+        load_adapter_tensors(model, found[0].parent)
+
+    return load
+
+
 def save_adapter(model, folder: Path, base: str, extra: dict | None = None) -> Path:  # noqa: ANN001
     """Write only the adapter of a LoRA-wrapped SentenceTransformer into `folder`: its tensors, peft's config,
     card.json (base, base_sha256, pooling, max_seq_length, `extra`) and the loader manifest. Returns `folder`.

@@ -309,6 +309,11 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
         trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=ds, loss=loss, evaluator=evaluator)
         if keeper is not None:
             trainer.add_callback(keeper)
+        if adapter:
+            from argsim.backend.adapters import adapter_checkpoint_loader
+
+            # the trainer's own reload expects the full model's keys; a LoRA checkpoint holds the adapter
+            trainer._load_from_checkpoint = adapter_checkpoint_loader(model)
         run = run_trainer(trainer, out, budget)
         is_main = trainer.is_world_process_zero()
         if keeper is not None:
