@@ -6,8 +6,10 @@ STAMP := $(VENV)/.installed
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
+# this repository's datasets (argsim itself reads --data-dir, else $ARGSIM_DATA, else the per-user data folder)
+export ARGSIM_DATA ?= $(abspath ../shared/data)
 
-.PHONY: install demo test bench bench-quick lint report mpnet models clean
+.PHONY: install demo test wheel-check bench bench-quick lint report mpnet models clean
 
 install: $(STAMP)
 
@@ -25,6 +27,11 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest tests --durations=15
+
+# the wheel as a user installs it (non-editable, into a folder of its own), run from another folder: argsim --help,
+# demo, data check (also in `test`) and the README's Python examples (here only: about a minute more)
+wheel-check: install
+	ARGSIM_WHEEL_CHECK=1 $(BIN)/python -m pytest tests/test_wheel.py
 
 lint: install
 	$(BIN)/ruff check argsim tests bench

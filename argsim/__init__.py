@@ -1,7 +1,65 @@
 """argsim: argument-similarity research toolkit (one CLI, one embedding backend, five papers).
 
+The Python API takes and returns plain lists, pandas DataFrames and numpy arrays:
+
+    >>> import argsim
+    >>> argsim.encode(["Tax the rich.", "Lower taxes."]).shape
+    (2, 384)
+
+Public names (see docs/python-api.md): `load_dataset`, `encode`, `KeyPointMatcher`, `CounterRetriever`,
+`cluster_sentences`, `summarize_minutes`, the metrics `kpa_map`, `accuracy_at_1`, `triplet_accuracy`, `rouge1`,
+and `RunConfig` (device, seed, cache folder, ... of a run). They load on first use: `import argsim` itself
+imports neither torch nor pandas.
+
 Importing argsim changes nothing global: offline use (HF_HUB_OFFLINE=1) is the environment's choice (the Makefile
 and the tests set it); the `argsim` command itself sets TOKENIZERS_PARALLELISM=false unless it is set.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
+
+#: public name -> the module that defines it (imported on first access)
+_EXPORTS = {
+    "load_dataset": "argsim.api.datasets",
+    "encode": "argsim.api.encode",
+    "KeyPointMatcher": "argsim.api.kpm",
+    "CounterRetriever": "argsim.api.counter",
+    "cluster_sentences": "argsim.api.thematic",
+    "summarize_minutes": "argsim.api.minutes",
+    "kpa_map": "argsim.api.metrics",
+    "accuracy_at_1": "argsim.api.metrics",
+    "triplet_accuracy": "argsim.api.metrics",
+    "rouge1": "argsim.api.metrics",
+    "RunConfig": "argsim.config",
+}
+
+__all__ = ["CounterRetriever", "KeyPointMatcher", "RunConfig", "__version__", "accuracy_at_1", "cluster_sentences",
+           "encode", "kpa_map", "load_dataset", "rouge1", "summarize_minutes", "triplet_accuracy"]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from argsim.api.counter import CounterRetriever
+    from argsim.api.datasets import load_dataset
+    from argsim.api.encode import encode
+    from argsim.api.kpm import KeyPointMatcher
+    from argsim.api.metrics import accuracy_at_1, kpa_map, rouge1, triplet_accuracy
+    from argsim.api.minutes import summarize_minutes
+    from argsim.api.thematic import cluster_sentences
+    from argsim.config import RunConfig
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's module on first access (PEP 562), so `import argsim` stays cheap."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'argsim' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -18,16 +18,22 @@ BACKENDS = ("torch", "onnx", "openvino")
 QUANTIZATIONS = ("none", "int8")
 
 
-def default_data_dir() -> Path | None:
-    """`$ARGSIM_DATA`, else `../shared/data` (relative to the repo or the working directory) when it exists."""
+def default_data_dir() -> Path:
+    """The dataset root when no `--data-dir` is given: `$ARGSIM_DATA`, else the per-user data folder
+    (`platformdirs.user_data_dir("argsim")/data`: ~/.local/share/argsim/data on Linux, ~/Library/Application
+    Support/argsim/data on macOS, %LOCALAPPDATA%\\argsim\\data on Windows), whether or not it exists yet.
+
+    Example:
+        >>> folder = default_data_dir()  # $ARGSIM_DATA when set, else e.g. ~/.local/share/argsim/data
+        >>> isinstance(folder, Path)
+        True
+    """
     env = os.environ.get("ARGSIM_DATA")
     if env:
         return Path(env)
-    repo = Path(__file__).resolve().parent.parent
-    for cand in (repo.parent / "shared" / "data", Path.cwd().parent / "shared" / "data"):
-        if cand.is_dir():
-            return cand
-    return None
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("argsim")) / "data"
 
 
 def default_cache_dir() -> Path:
@@ -47,7 +53,7 @@ class RunConfig:
     precision: str = "auto"  # auto | fp32 | fp16 | bf16
     seed: int = 13
     quiet: bool = False
-    data_dir: Path | None = None  # None: $ARGSIM_DATA, else ../shared/data
+    data_dir: Path | None = None  # None: $ARGSIM_DATA, else the per-user data folder (default_data_dir)
     cache_dir: Path | None = None  # None: $ARGSIM_CACHE_DIR, else the user's cache folder
     use_cache: bool = True
     threads: int | None = None  # CPU threads of inference / torch; None: the cores argsim may use (ONNX, OpenVINO)
@@ -58,7 +64,7 @@ class RunConfig:
     ray_address: str | None = None  # None: $RAY_ADDRESS, else a local Ray instance
     workdir: Path | None = None  # where runs write models/results by default; None: $ARGSIM_HOME, else cwd
 
-    def resolved_data_dir(self) -> Path | None:
+    def resolved_data_dir(self) -> Path:
         """`data_dir`, else `default_data_dir()`."""
         return self.data_dir if self.data_dir is not None else default_data_dir()
 

@@ -1,20 +1,55 @@
 """The built-in demo: match the example arguments to their key points with the default model.
 
-It runs the same code as `argsim rank keypoints` (loader, zero-shot scoring, best match), on examples/demo.
+It runs the same code as `argsim rank keypoints` (loader, zero-shot scoring, best match) on the demo files that
+ship inside the package (`argsim/demo_data`: arguments.csv, key_points.csv, sentences.txt), read through
+`importlib.resources`, so it works from any folder after `pip install`.
 """
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from importlib import resources
 from pathlib import Path
 
 from argsim.backend import DEFAULT_MODEL, get_encoder
 from argsim.data.argkp import load_kpm_files
 from argsim.kpm.scoring import BestMatch, best_matches, score_key_points
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "demo"
+DEMO_FILES = ("arguments.csv", "key_points.csv", "sentences.txt")
 
 
-def match_examples(folder: Path = EXAMPLES, model: str = DEFAULT_MODEL) -> list[BestMatch]:
-    """Each argument's best key point of the same topic and stance, by cosine of backend embeddings."""
+def demo_folder() -> Path:
+    """The folder of the demo files that ship with argsim (copied to a temporary folder when the package is not
+    installed as plain files, e.g. inside a zip).
+
+    Returns:
+        A folder holding arguments.csv, key_points.csv and sentences.txt.
+
+    Example:
+        >>> sorted(p.name for p in demo_folder().iterdir() if p.suffix in (".csv", ".txt"))
+        ['arguments.csv', 'key_points.csv', 'sentences.txt']
+    """
+    data = resources.files("argsim").joinpath("demo_data")
+    if isinstance(data, Path):
+        return data
+    folder = Path(tempfile.mkdtemp(prefix="argsim-demo-"))
+    for name in DEMO_FILES:
+        with resources.as_file(data.joinpath(name)) as path:
+            shutil.copyfile(path, folder / name)
+    return folder
+
+
+def match_examples(folder: Path | None = None, model: str = DEFAULT_MODEL) -> list[BestMatch]:
+    """Each argument's best key point of the same topic and stance, by cosine of backend embeddings.
+
+    Args:
+        folder: a folder with arguments.csv and key_points.csv (default: the demo files, `demo_folder()`).
+        model: a backend model name or folder.
+
+    Returns:
+        One `BestMatch` per argument.
+    """
+    folder = demo_folder() if folder is None else folder
     data = load_kpm_files(folder / "arguments.csv", folder / "key_points.csv", name="demo")
     return best_matches(data, score_key_points(data, get_encoder(model)))

@@ -6,7 +6,9 @@ import csv
 import errno
 import io
 import json
+import math
 import os
+import sys
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -112,6 +114,53 @@ def check_output_path(path: str | Path, kind: str = "file", suffixes: Sequence[s
     return path
 
 
+def same_file(a: str | Path, b: str | Path) -> bool:
+    """Whether two paths name one file: the same real path (symlinks resolved), or one inode (hard links).
+
+    Args:
+        a: a path (need not exist).
+        b: another path.
+
+    Returns:
+        True when writing `a` would replace or change `b`.
+
+    Example:
+        >>> same_file("x.json", "./x.json")
+        True
+    """
+    try:
+        if os.path.realpath(os.path.expanduser(a)) == os.path.realpath(os.path.expanduser(b)):
+            return True
+        sa, sb = os.stat(os.path.expanduser(a)), os.stat(os.path.expanduser(b))
+    except (OSError, ValueError):
+        return False
+    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
+
+
+def check_distinct_outputs(outputs: Sequence[tuple[str, Path]], inputs: Sequence[tuple[str, Path]]) -> None:
+    """Refuse (InputError, one line) an output that is an input, or one file named by two outputs.
+
+    Run before any work: `outputs` and `inputs` are (option name, path) pairs. An output counts as an input when
+    `same_file` says so (through symlinks and hard links); a folder output equal to an input folder too.
+
+    Args:
+        outputs: the paths the command will write.
+        inputs: the paths it will read.
+
+    Example:
+        >>> check_distinct_outputs([("--out", Path("a.npy"))], [("TEXTS", Path("t.txt"))])
+    """
+    for i, (oname, opath) in enumerate(outputs):
+        for iname, ipath in inputs:
+            if same_file(opath, ipath):
+                raise InputError(opath, f"{oname} names the input {iname} ({ipath}); writing it would destroy "
+                                        "the input: choose another output path")
+        for oname2, opath2 in outputs[i + 1:]:
+            if same_file(opath, opath2):
+                raise InputError(opath, f"given to both {oname} and {oname2}; one would overwrite the other: "
+                                        "choose two paths")
+
+
 def write_text(path: str | Path, text: str) -> Path:
     """Write text atomically."""
     with atomic_path(path) as tmp:
@@ -197,23 +246,148 @@ def _json_default(obj: Any) -> Any:
 
 # ---------------------------------------------------------------- validated readers
 
+#: the csv module's per-field limit (131,072 characters by default) raised once for every reader: a long text in
+#: one CSV cell is valid input. The limit stays finite (the largest C long on this platform, at most 2**31 - 1).
+CSV_FIELD_LIMIT = min(sys.maxsize, 2**31 - 1)
+csv.field_size_limit(CSV_FIELD_LIMIT)
+#: JSON numbers argsim reads are counts, ids and scores: an integer of more digits, or a float that overflows
+#: to infinity, is refused (a 400-digit score would fail deep inside a metric or turn into inf)
+MAX_JSON_INT_DIGITS = 30
+
+
+def describe_path(path: str | Path) -> str | None:
+    """What is at `path` when it is not a regular file one can read: 'file not found', 'is a folder', 'is a FIFO
+    (named pipe)', 'is a socket', 'is a device', 'is a symlink loop', 'is a broken symlink'; None for a regular
+    file (after symlinks). Never opens the path (a FIFO would block).
+
+    Args:
+        path: the path given.
+
+    Returns:
+        The problem, or None.
+
+    Example:
+        >>> describe_path("/")
+        'is a folder; expected a file'
+    """
+    import stat
+
+    path = os.fspath(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return "is a broken symlink" if os.path.islink(path) else "file not found"
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "is a symlink loop"
+        if exc.errno == errno.ENAMETOOLONG:
+            return "name too long"
+        if exc.errno in (errno.EACCES, errno.EPERM):
+            return "permission denied"
+        if exc.errno == errno.ENOTDIR:
+            return "file not found (a part of the path is a file)"
+        return f"cannot be read ({exc.strerror})"
+    except ValueError:
+        return "not a valid path"
+    mode = st.st_mode
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "is a folder; expected a file"
+    if stat.S_ISFIFO(mode):
+        return "is a FIFO (named pipe), not a regular file; it is not read"
+    if stat.S_ISSOCK(mode):
+        return "is a socket, not a regular file"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "is a device, not a regular file"
+    return "is not a regular file"
+
+
+def check_input_file(path: str | Path) -> Path:
+    """`path` if it is a regular file (symlinks followed), else InputError naming what it is (`describe_path`)."""
+    problem = describe_path(path)
+    if problem is not None:
+        raise InputError(path, problem)
+    return Path(path)
+
+
+def regular_files(paths: Iterable[str | Path], folder: str | Path, what: str = "files") -> list[Path]:
+    """The regular files among `paths` (a folder's glob), in order; anything else (a FIFO, a socket, a device, a
+    folder, a broken symlink, a symlink loop) is skipped, never opened, with one warning line giving the count
+    and an example.
+
+    Args:
+        paths: the glob's matches.
+        folder: the folder globbed (for the warning).
+        what: what the files are (for the warning).
+
+    Returns:
+        The regular files.
+
+    Example:
+        >>> regular_files(Path("articles").glob("*.txt"), "articles")  # doctest: +SKIP
+    """
+    from argsim.errors import examples, warn
+
+    kept, skipped = [], []
+    for p in paths:
+        problem = describe_path(p)
+        (skipped if problem is not None else kept).append((Path(p), problem))
+    if skipped:
+        first, problem = skipped[0]
+        warn(f"{folder}: {len(skipped)} of the {what} are not regular files and are skipped "
+             f"({examples([q.name for q, _ in skipped])}; {first.name} {problem})")
+    return [p for p, _ in kept]
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines of `text` split at `\\n` only, a `\\r` before it dropped: the line ends files use (LF, CRLF).
+
+    `str.splitlines` also splits at form feed, vertical tab, U+0085, U+2028, U+2029 and a lone CR, which are
+    characters *inside* a line of text (and valid inside a JSON string): splitting there would shift every later
+    row. A final line end does not start another (empty) line.
+
+    Args:
+        text: the file's content.
+
+    Returns:
+        The lines, without their line ends.
+
+    Example:
+        >>> split_lines("a\\x0cb\\r\\nc\\n")
+        ['a\\x0cb', 'c']
+    """
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
 
 def read_text_file(path: str | Path) -> str:
-    """Read a UTF-8 file, with a one-line error for a missing or non-UTF-8 file."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "file not found")
+    """Read a UTF-8 file (a leading BOM dropped) exactly as stored: no newline translation, so a lone CR or any
+    other character stays inside its line (`split_lines` splits). One-line errors for a path that is not a
+    readable regular file (FIFOs are never opened) and for bytes that are not UTF-8."""
+    path = check_input_file(path)
     try:
-        return path.read_text(encoding="utf-8")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(path, f"cannot be read ({exc.strerror})") from None
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        line = data[: exc.start].count(b"\n") + 1
         raise InputError(path, f"not valid UTF-8 (byte {exc.start})", row=line) from None
+    return text[1:] if text.startswith("\ufeff") else text
 
 
 class _DuplicateKey(ValueError):
     def __init__(self, key: str) -> None:
         super().__init__(key)
         self.key = key
+
+
+class _BadNumber(ValueError):
+    pass
 
 
 def _unique_object(pairs: list[tuple[str, Any]]) -> dict:
@@ -225,40 +399,84 @@ def _unique_object(pairs: list[tuple[str, Any]]) -> dict:
     return out
 
 
-def read_json(path: str | Path) -> Any:
-    """Parse a JSON file; errors name the line. A key repeated within one object is refused: JSON parsers
-    silently keep the last value, so which one was meant is unknowable (e.g. two scores for one pair)."""
-    text = read_text_file(path)
+def _parse_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_JSON_INT_DIGITS:
+        raise _BadNumber(f"a number of {len(text.lstrip('-'))} digits (at most {MAX_JSON_INT_DIGITS} are read)")
+    return int(text)
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _BadNumber(f"the number {text[:40]} is beyond the range of a float")
+    return value
+
+
+def _parse_constant(name: str) -> float:
+    raise _BadNumber(f"{name} is not a JSON number")
+
+
+def parse_json(text: str, path: str | Path | None = None, row: int | None = None) -> Any:
+    """`json.loads` with argsim's rules, every failure one InputError naming `path` (and `row`, else the line):
+    a key repeated within one object is refused (which value is meant is unknowable), so are NaN / Infinity,
+    integers of more than MAX_JSON_INT_DIGITS digits, floats that overflow, and nesting deeper than Python's
+    recursion limit.
+
+    Args:
+        text: the JSON text.
+        path: the file, for messages.
+        row: the line of a JSONL file, for messages.
+
+    Returns:
+        The parsed value.
+
+    Example:
+        >>> parse_json('{"a": [1, 2.5]}')
+        {'a': [1, 2.5]}
+    """
     try:
-        return json.loads(text, object_pairs_hook=_unique_object)
+        return json.loads(text, object_pairs_hook=_unique_object, parse_int=_parse_int, parse_float=_parse_float,
+                          parse_constant=_parse_constant)
     except _DuplicateKey as exc:
-        raise InputError(path, f"duplicate key {exc.key!r} in one JSON object (which value is meant is unknown)"
-                         ) from None
+        raise InputError(path, f"duplicate key {exc.key!r} in one JSON object (which value is meant is unknown)",
+                         row=row) from None
+    except _BadNumber as exc:
+        raise InputError(path, str(exc), row=row) from None
     except json.JSONDecodeError as exc:
-        raise InputError(path, f"malformed JSON: {exc.msg}", row=exc.lineno) from None
+        raise InputError(path, f"malformed JSON{' line' if row else ''}: {exc.msg}",
+                         row=row if row is not None else exc.lineno) from None
+    except RecursionError:
+        raise InputError(path, "JSON nested too deeply", row=row) from None
+    except ValueError as exc:  # e.g. Python's limit on the digits of an int conversion
+        raise InputError(path, f"malformed JSON: {str(exc)[:120]}", row=row) from None
 
 
-def read_records(path: str | Path, required: Sequence[str] = (), delimiter: str | None = None) -> list[dict]:
+def read_json(path: str | Path) -> Any:
+    """Parse a JSON file with `parse_json`'s rules; errors name the file and line."""
+    return parse_json(read_text_file(path), path)
+
+
+def read_jsonl(path: str | Path) -> list[tuple[int, Any]]:
+    """(line number, value) of each non-blank line of a JSONL file, lines split by `split_lines` (a U+2028 inside
+    a JSON string stays in its line) and parsed by `parse_json`."""
+    return [(n, parse_json(line, path, n)) for n, line in enumerate(split_lines(read_text_file(path)), start=1)
+            if line.strip()]
+
+
+def read_records(path: str | Path, required: Sequence[str] = (), delimiter: str | None = None,
+                 text: Sequence[str] = ()) -> list[dict]:
     """Read CSV/TSV (header row), JSONL or JSON (a list of objects) into dicts.
 
-    Every record must have the `required` columns with non-empty values; the error names file, row
-    (1-based data row; for CSV the header is row 1) and column.
+    Every record must have the `required` columns with non-empty values, and the `text` columns (where present)
+    must hold strings: in JSON a number, list or object where text is expected is refused, not embedded as its
+    `str()`. Errors name file, row (1-based data row; for CSV the header is row 1) and column.
     """
     path = Path(path)
-    text = read_text_file(path)
     suffix = path.suffix.lower()
+    content = read_text_file(path) if suffix not in (".jsonl", ".ndjson", ".json") else ""
     rows: list[tuple[int, dict]] = []
     if suffix in (".jsonl", ".ndjson"):
-        for lineno, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line, object_pairs_hook=_unique_object)
-            except _DuplicateKey as exc:
-                raise InputError(path, f"duplicate key {exc.key!r} (which value is meant is unknown)",
-                                 row=lineno) from None
-            except json.JSONDecodeError as exc:
-                raise InputError(path, f"malformed JSON line: {exc.msg}", row=lineno) from None
+        for lineno, obj in read_jsonl(path):
             if not isinstance(obj, dict):
                 raise InputError(path, "each line must be a JSON object", row=lineno)
             rows.append((lineno, obj))
@@ -269,13 +487,27 @@ def read_records(path: str | Path, required: Sequence[str] = (), delimiter: str 
         rows = list(enumerate(data, start=1))
     else:
         delim = delimiter or ("\t" if suffix in (".tsv", ".tab") else ",")
-        reader = csv.reader(io.StringIO(text), delimiter=delim)
+        reader = csv.reader(io.StringIO(content, newline=""), delimiter=delim)
         try:
             header = next(reader)
         except StopIteration:
             raise InputError(path, "empty file (no header row)") from None
+        except csv.Error as exc:
+            raise InputError(path, f"malformed CSV: {exc}", row=1) from None
         header = [h.strip().lstrip("\ufeff") for h in header]
-        for lineno, values in enumerate(reader, start=2):
+        dup = next((h for h in [*required, *text] if header.count(h) > 1), None)
+        if dup is not None:
+            raise InputError(path, f"column {dup!r} appears twice in the header (which one is meant is unknown)",
+                             row=1, column=dup)
+        lineno = 1
+        while True:
+            try:
+                values = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as exc:
+                raise InputError(path, f"malformed CSV: {exc}", row=reader.line_num) from None
+            lineno += 1
             if not values or all(not v.strip() for v in values):
                 continue
             if len(values) != len(header):
@@ -294,15 +526,63 @@ def read_records(path: str | Path, required: Sequence[str] = (), delimiter: str 
             val = rec[col]
             if val is None or (isinstance(val, str) and not val.strip()):
                 raise InputError(path, "empty value", row=lineno, column=col)
+        for col in text:
+            if col in rec and rec[col] is not None and not isinstance(rec[col], str):
+                raise InputError(path, f"expected text, found {_json_kind(rec[col])}", row=lineno, column=col)
     return [rec for _, rec in rows]
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def parse_count(value: Any, path: str | Path | None = None, row: int | None = None, column: str | None = None,
+                minimum: int = 1) -> int:
+    """A whole number >= `minimum` from a record field (JSON 3 or 3.0, CSV "3"); anything else (true, 2.5, -1,
+    "x", nan) is InputError naming file, row and column.
+
+    Args:
+        value: the field's value.
+        path: the file (for messages).
+        row: the record's row.
+        column: the field's name.
+        minimum: the smallest count accepted.
+
+    Returns:
+        The count.
+
+    Example:
+        >>> parse_count("12")
+        12
+    """
+    number: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str) and value.strip().lstrip("+-").isdigit() and value.strip().isascii():
+        number = int(value.strip())
+    if number is None:
+        raise InputError(path, f"{value!r} is not a whole number", row=row, column=column)
+    if number < minimum:
+        raise InputError(path, f"{number} must be at least {minimum}", row=row, column=column)
+    return number
 
 
 def read_texts(path: str | Path, column: str = "text") -> list[str]:
     """Texts from CSV/TSV/JSON/JSONL (`column`) or a plain text file (one non-empty text a line)."""
     path = Path(path)
     if path.suffix.lower() in (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".json"):
-        return [str(r[column]) for r in read_records(path, required=[column])]
-    lines = read_text_file(path).splitlines()
+        return [r[column] for r in read_records(path, required=[column], text=[column])]
+    lines = split_lines(read_text_file(path))
     texts = []
     for lineno, line in enumerate(lines, start=1):
         if not line.strip():

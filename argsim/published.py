@@ -1,7 +1,7 @@
 """The published figures every comparison is made against: one table, read by results, benchmarks and the report.
 
 All values are fractions (a paper's percentages / 100), keyed by results task, then by a figure name. A figure
-that a paper does not give (or that was lost in the text conversion we have) is simply absent: `published`
+that a paper does not give (or that argsim does not hold) is simply absent: `published`
 returns None for it, and nothing is filled in by guess.
 """
 
@@ -9,18 +9,36 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-#: where each task's figures come from (papers under /work/shared/papers)
+#: the papers, cited by authors, title, venue and year
+PAPERS: dict[str, str] = {
+    "siamese-kpa": "Valerio Mariani and Alberto Roberto Marinelli, \"Siamese Transformer Networks for Key-Point "
+                   "Analysis\", HLT course project report, University of Pisa, 2023",
+    "mts": "Viet Hoang Phan, Long Tien Nguyen, Long Duc Nguyen and Khanh Ngoc Doan, \"Matching The Statements: "
+           "A Simple and Accurate Model for Key Point Analysis\", Proceedings of the 8th Workshop on Argument "
+           "Mining (ArgMining), EMNLP 2021",
+    "bipolar": "Hongguang Shi, Shuirong Cao and Cam-Tu Nguyen, \"Revisiting the Role of Similarity and "
+               "Dissimilarity in Best Counter Argument Retrieval\", arXiv preprint, 2023",
+    "simple-sd": "Henning Wachsmuth, Shahbaz Syed and Benno Stein, \"Retrieval of the Best Counterargument without "
+                 "Prior Topic Knowledge\", ACL 2018",
+    "thematic": "Liat Ein Dor, Yosi Mass, Alon Halfon, Elad Venezian, Ilya Shnayderman, Ranit Aharonov and Noam "
+                "Slonim, \"Learning Thematic Similarity Metric from Article Sections Using Triplet Networks\", "
+                "ACL 2018",
+    "minutes": "Daiki Shirafuji and Rafal Rzepka, \"Summarizing Utterances from Japanese Assembly Minutes using "
+               "Political Sentence-BERT-based Method for QA Lab-PoliInfo-2 Task of NTCIR-15\", Proceedings of the "
+               "15th NTCIR Conference, 2020",
+}
+
+#: where each task's figures come from: the paper and its table or section
 SOURCES: dict[str, str] = {
-    "kpm": "papers/kpm-siamese-transformers.txt (SBERT ~0.75 single mAP) and "
-           "papers/kpm-matching-the-statements.txt (MTS, RoBERTa, 7-fold mean strict / relaxed mAP)",
-    "counterargs-ltr": "papers/counterargs-bipolar-encoder.txt, Table 2 (accuracy@1, test; Simple-SD is "
-                       "Wachsmuth et al.'s)",
-    "counterargs-neural": "papers/counterargs-bipolar-encoder.txt, Table 3 (epa, test, accuracy@1/K)",
-    "thematic": "papers/thematic-triplet-networks.txt, Table 3 (TDC accuracy on triplets-sen test); Tables 4 and 5 "
-                "were lost in the text conversion, so no figure is given for them",
-    "minutes": "papers/minutes-political-sbert-embedrank.txt: Table 4 (triplet accuracy / mean diff; USE -> the "
-               "e5-multilingual stand-in, JPSB -> trained), Table 6 (ROUGE-1 recall of EmbedRank++), Sec. 3.1 "
-               "(27,078 mined triplets), the best PoliInfo-2 team's ROUGE-1",
+    "kpm": f"{PAPERS['siamese-kpa']} (SBERT, about 0.75 strict mAP for a single model); {PAPERS['mts']} (MTS, "
+           "RoBERTa, mean strict / relaxed mAP over 7 folds)",
+    "counterargs-ltr": f"{PAPERS['bipolar']}, Table 2 (accuracy@1, test; Simple-SD is that of {PAPERS['simple-sd']})",
+    "counterargs-neural": f"{PAPERS['bipolar']}, Table 3 (epa, test, accuracy@1/K)",
+    "thematic": f"{PAPERS['thematic']}, Table 3 (accuracy on the sentence triplets' test set); argsim holds no "
+                "figure of its Tables 4 and 5",
+    "minutes": f"{PAPERS['minutes']}: Table 4 (triplet accuracy / mean diff; USE -> the e5-multilingual stand-in, "
+               "JPSB -> trained), Table 6 (ROUGE-1 recall of EmbedRank++), Sec. 3.1 (27,078 mined triplets), the "
+               "best PoliInfo-2 team's ROUGE-1",
 }
 
 _TABLE2 = {  # method -> setting -> accuracy@1

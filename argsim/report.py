@@ -1,4 +1,4 @@
-"""Render `bench/results/*.json` as markdown tables (for the README) and rich tables (for the terminal)."""
+"""Render `bench/results/*.json` as markdown (the README's one table, docs/results.md) and rich tables (terminal)."""
 
 from __future__ import annotations
 
@@ -28,17 +28,19 @@ def load_all(folder: Path | None = None) -> list[dict[str, Any]]:
     return [read_json(p) for p in sorted(folder.glob("*.json"))]
 
 
-def markdown_table(result: dict[str, Any]) -> str:
-    """One task's rows as a markdown table, with the command that regenerates it."""
+def markdown_table(result: dict[str, Any], conditions: bool = False) -> str:
+    """One task's rows as a markdown table, with the command that regenerates it (`conditions`: a last column
+    with each row's timing conditions, `conditions_text`)."""
     rows = result.get("rows", [])
     cols = [c for c in COLUMNS if any(r.get(c) not in (None, "") for r in rows)]
-    lines = [f"#### {result['task']}", "", markdown.table(cols, [[_fmt(r.get(c)) for c in cols] for r in rows])]
+    body = [[_fmt(r.get(c)) for c in cols] + ([conditions_text(r)] if conditions else []) for r in rows]
+    lines = [f"#### {result['task']}", "", markdown.table(cols + (["conditions"] if conditions else []), body)]
     commands = result.get("commands") or [result.get("command")]
     lines += ["", "Regenerate: " + "; ".join(f"`{c}`" for c in commands if c), ""]
     return "\n".join(lines)
 
 
-#: the headline view of each task for the README: which metrics (and splits), and what becomes a column
+#: the headline view of each task (docs/results.md): which metrics (and splits), and what becomes a column
 HEADLINES: dict[str, dict[str, Any]] = {
     "embed": {"metrics": ["sentences_per_s", "throughput_ratio_vs_raw", "cached_speedup"], "columns": ("metric",)},
     "kpm": {"metrics": ["strict_mAP", "relaxed_mAP"], "columns": ("metric",)},
@@ -83,9 +85,82 @@ def headline_table(result: dict[str, Any]) -> str:
     commands = [c for c in (result.get("commands") or [result.get("command")]) if c]
     shown = "; ".join(f"`{c}`" for c in commands[:3])
     if len(commands) > 3:
-        shown += f"; and {len(commands) - 3} more (docs/results.md)"
+        shown += f"; and {len(commands) - 3} more (under \"Every row\")"
     lines += ["", f"Published figures in parentheses. Regenerate: {shown}", ""]
     return "\n".join(lines)
+
+
+#: the README's one table: the best model of each task beside the paper. `value` (and `also`) select a results
+#: row by its fields (the last match counts); `train` lists rows whose `seconds` add up to the training time, or
+#: gives it as text where no row holds it; `paper` is the published figure (`argsim.published`) it is compared with.
+VS_PAPERS: list[dict[str, Any]] = [
+    {"task": "Key point matching", "model": "MTS initialised from the contrastive SBERT (MiniLM)",
+     "data": "ArgKP-2021 dev, strict / relaxed mAP", "results": "kpm",
+     "value": {"model": "models/kpm-mts-sbert", "metric": "strict_map"},
+     "also": {"model": "models/kpm-mts-sbert", "metric": "relaxed_map"},
+     "paper": [("kpm", "mts/strict_mAP"), ("kpm", "mts/relaxed_mAP")], "paper_model": "MTS, RoBERTa, mean of 7 folds",
+     "train": [{"method": "sbert-contrastive", "model": "minilm", "metric": "strict_mAP",
+                "setting": "all layers, ContrastiveLoss, 1 epoch (1,290 steps x 16 pairs)"},
+               {"model": "models/kpm-mts-sbert", "metric": "strict_map"}]},
+    {"task": "Best counter-argument retrieval", "model": "Bi-encoder (frozen MiniLM, increasing-hard negatives)",
+     "data": "counterargs-18 test, epa, accuracy@1", "results": "counterargs-neural",
+     "value": {"model": "models/counter_neural/bi-encoder-200", "split": "test", "setting": "epa",
+               "metric": "accuracy@1/30"},
+     "paper": [("counterargs-neural", "Bipolar-encoder/accuracy@1/10")],
+     "paper_model": "Bipolar-encoder, BERT; its Bi-encoder: 0.149",
+     "train": [{"model": "models/counter_neural/bi-encoder-200", "split": "validation"}],
+     "train_note": "once the texts' embeddings are cached"},
+    {"task": "Thematic similarity", "model": "MiniLM fine-tuned on sentence triplets",
+     "data": "Wikipedia sentence triplets test, accuracy", "results": "thematic",
+     "value": {"model": "models/thematic-minilm-full", "metric": "accuracy"},
+     "paper": [("thematic", "tdc/triplets-sen")], "paper_model": "BiLSTM triplet network",
+     "train": "28 min (971 steps of 16)"},
+    {"task": "Minutes: political Sentence-BERT", "model": "GiNZA vectors + trained layer, all mined triplets",
+     "data": "PoliInfo mined triplets test, accuracy", "results": "minutes",
+     "value": {"model": "models/minutes-sbert-full", "metric": "accuracy"},
+     "paper": [("minutes", "triplets-trained-accuracy")], "paper_model": "Japanese Political SBERT",
+     "train": [{"model": "models/minutes-sbert-full", "metric": "dev_accuracy"}]},
+]
+
+
+def conditions_text(row: dict[str, Any]) -> str:
+    """A row's timing conditions (`env["conditions"]`: CPU, flags, cores, threads, load) as one short line."""
+    cond = (row.get("env") or {}).get("conditions") or {}
+    return "; ".join(f"{k} {', '.join(map(str, v)) if isinstance(v, list) else v}" for k, v in cond.items()
+                     if v not in (None, "", []))
+
+
+def _select(rows: list[dict[str, Any]], fields: dict[str, Any]) -> dict[str, Any] | None:
+    hits = [r for r in rows if all(r.get(k) == v for k, v in fields.items())]
+    return hits[-1] if hits else None
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min" if seconds < 600 else f"{seconds / 60:.0f} min"
+
+
+def papers_table(folder: Path | None = None) -> str:
+    """The README's table: each task's best model in argsim beside the paper's figure (`VS_PAPERS`)."""
+    from argsim.published import published
+
+    by_task = {r["task"]: r.get("rows", []) for r in load_all(folder)}
+    out = []
+    for spec in VS_PAPERS:
+        rows = by_task.get(spec["results"], [])
+        found = [_select(rows, spec["value"])] + ([_select(rows, spec["also"])] if "also" in spec else [])
+        ours = " / ".join(f"{r['value']:.3f}" if r else "?" for r in found)
+        paper = " / ".join(f"{v:.3f}" if (v := published(t, n)) is not None else "?" for t, n in spec["paper"])
+        if isinstance(spec["train"], str):
+            train = spec["train"]
+        else:
+            secs = [(_select(rows, sel) or {}).get("seconds") for sel in spec["train"]]
+            train = _minutes(sum(secs)) if all(isinstance(x, int | float) for x in secs) else "?"
+            if spec.get("train_note"):
+                train += f" ({spec['train_note']})"
+        out.append([spec["task"], spec["model"], spec["data"], f"**{ours}**", f"{paper} ({spec['paper_model']})",
+                    train])
+    return markdown.table(["task", "argsim's best model", "data, metric", "argsim", "paper", "training, 2 CPU cores"],
+                          out)
 
 
 def render_markdown(folder: Path | None = None, headline: bool = True) -> str:
@@ -106,20 +181,25 @@ def published_table() -> str:
 
 
 def write_full_results(path: Path, folder: Path | None = None) -> Path:
-    """Every row of every results file, as markdown (generated; the README shows the headline view), then the
-    published figures."""
-    head = ("# All results\n\nGenerated by `argsim report --readme README.md --full docs/results.md` from "
-            "`bench/results/*.json`; do not edit by hand.\n\n")
-    return write_text(path, head + render_markdown(folder, headline=False) + "\n" + published_table())
+    """The results page: each task's headline view (one line per method/model), then every row of every results
+    file, then the published figures (generated; the README shows only `papers_table`)."""
+    head = ("# Results\n\nGenerated by `argsim report --readme README.md --full docs/results.md` from "
+            "`bench/results/*.json`; do not edit by hand. Metrics are fractions in [0, 1]; published figures are "
+            "in parentheses. Every row in the JSON also carries its `env` (versions, git commit, device, seed and "
+            "the conditions of its timings: CPU, threads, load) and the `command` that produced it; "
+            "`argsim report --conditions` prints the conditions.\n\n## Headline view per task\n\n")
+    return write_text(path, head + render_markdown(folder, headline=True) + "\n## Every row\n\n"
+                      + render_markdown(folder, headline=False) + "\n" + published_table())
 
 
-def update_readme(readme: Path, folder: Path | None = None) -> bool:
-    """Replace the README's results block (between the markers); returns whether it changed."""
+def update_readme(readme: Path, folder: Path | None = None, render: Any = None) -> bool:
+    """Replace the README's results block (between the markers) with `render(folder)` (default `papers_table`);
+    returns whether it changed."""
     text = readme.read_text(encoding="utf-8")
     if START not in text or END not in text:
         raise ValueError(f"{readme}: no {START} ... {END} block")
     new = re.sub(re.escape(START) + r".*?" + re.escape(END),
-                 lambda _: f"{START}\n{render_markdown(folder, headline=True)}\n{END}", text, flags=re.S)
+                 lambda _: f"{START}\n{(render or papers_table)(folder)}\n{END}", text, flags=re.S)
     if new != text:
         write_text(readme, new)
     return new != text

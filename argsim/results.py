@@ -9,7 +9,9 @@ that made it, so merging rows from several runs into one file keeps each row's p
 from __future__ import annotations
 
 import hashlib
+import os
 import platform
+import re
 import shlex
 import subprocess
 import sys
@@ -21,6 +23,7 @@ from typing import Any
 
 from argsim import __version__
 from argsim.config import RunConfig
+from argsim.errors import ArgsimError
 from argsim.evaluation import Evaluation
 from argsim.io import read_json, write_json
 from argsim.measure import peak_memory_mb, timed  # noqa: F401 -- re-exported (callers import them from here)
@@ -116,9 +119,42 @@ def git_commit(repo: Path = Path(__file__).resolve().parent.parent) -> str | Non
     return head + ("+dirty" if dirty else "") if head else None
 
 
+#: keys of a row's `extra` that describe the conditions of a timing, not the figure; moved into `env["conditions"]`
+CONDITION_KEYS = ("load", "load_start", "load_end", "load_at_start", "load_average", "machine")
+#: CPU features that change transformer and int8 kernel speed (reported when the CPU has them)
+CPU_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_int8")
+
+
+def conditions() -> dict[str, Any]:
+    """The conditions a timing ran under: CPU model and speed-relevant flags, usable cores, torch threads (when
+    torch is loaded) and the 1-minute load average now (i.e. at the start of what is measured)."""
+    cpu, flags = platform.processor() or None, []
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name":
+                    cpu = value.strip()
+                elif key.strip() == "flags":
+                    have = set(value.split())
+                    flags = [f for f in CPU_FLAGS if f in have]
+                    break
+    except OSError:
+        pass
+    out: dict[str, Any] = {"cpu": cpu, "cpu_flags": flags,
+                           "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                           else os.cpu_count()}
+    if "torch" in sys.modules:
+        out["threads"] = sys.modules["torch"].get_num_threads()
+    if hasattr(os, "getloadavg"):
+        out["load_average"] = round(os.getloadavg()[0], 2)
+    return out
+
+
 def environment(seed: int | None = None, device: str | None = None, data_files: list[Path] | None = None,
                 models: dict[str, str] | None = None, precision: str | None = None) -> dict[str, Any]:
-    """The `env` of a row: versions, git commit, seed, device, precision, data file hashes, model fingerprints."""
+    """The `env` of a row: versions, git commit, seed, device, precision, data file hashes, model fingerprints, and
+    the `conditions` of its timings (`conditions()`)."""
     packages = {}
     for name in TRACKED_PACKAGES:
         try:
@@ -130,11 +166,9 @@ def environment(seed: int | None = None, device: str | None = None, data_files: 
         p = Path(p)
         if p.is_file():
             data[p.name if len(p.parts) < 3 else "/".join(p.parts[-3:])] = file_sha256(p)
-    from argsim.backend.runtime import cpu_info
-
     return {"argsim": __version__, "commit": git_commit(), "python": platform.python_version(),
-            "platform": platform.platform(), "cpu": cpu_info(), "packages": packages, "seed": seed,
-            "device": device, "precision": precision, "data": data, "models": models or {}}
+            "platform": platform.platform(), "packages": packages, "seed": seed, "device": device,
+            "precision": precision, "data": data, "models": models or {}, "conditions": conditions()}
 
 
 def run_environment(config: RunConfig, data_files: list[Path] | None = None,
@@ -159,6 +193,30 @@ def command_line() -> str:
     return " ".join(shlex.quote(a) for a in argv)
 
 
+TASK_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
+
+
+def check_task_name(task: str, option: str = "task") -> str:
+    """`task` if it is a results task name (lowercase letters, digits, '-' and '_'), else ArgsimError (one line):
+    the name becomes `bench/results/<task>.json`, so a path (`../../x`) would write outside the results folder.
+
+    Args:
+        task: the name given.
+        option: how the message names it (e.g. '--task').
+
+    Returns:
+        `task` unchanged.
+
+    Example:
+        >>> check_task_name("kpm")
+        'kpm'
+    """
+    if not isinstance(task, str) or not TASK_NAME.fullmatch(task) or len(task) > 100:
+        raise ArgsimError(f"{option} {task!r}: a task name is lowercase letters, digits, '-' and '_' (it names "
+                          "bench/results/<task>.json)")
+    return task
+
+
 def write_results(task: str, rows: list[ResultRow | dict], command: str | None = None,
                   env: dict[str, Any] | None = None, path: str | Path | None = None,
                   merge: bool = False) -> Path:
@@ -169,7 +227,7 @@ def write_results(task: str, rows: list[ResultRow | dict], command: str | None =
     metric) key is not in the new rows are kept unchanged, their own env included; `commands` lists every
     command that wrote into the file, oldest first.
     """
-    path = Path(path) if path is not None else results_dir() / f"{task}.json"
+    path = Path(path) if path is not None else results_dir() / f"{check_task_name(task)}.json"
     command = command or command_line()
     file_env: dict[str, Any] | None = None
     new_rows = []
@@ -180,6 +238,14 @@ def write_results(task: str, rows: list[ResultRow | dict], command: str | None =
             d["env"] = file_env
         if not d.get("command"):
             d["command"] = command
+        extra = dict(d.get("extra") or {})
+        moved = {k: extra.pop(k) for k in CONDITION_KEYS if k in extra}
+        if isinstance(extra.get("options"), dict) and "load_average" in extra["options"]:
+            extra["options"] = dict(extra["options"])
+            moved["load_average_start_end"] = extra["options"].pop("load_average")
+        if moved:
+            d["extra"] = extra
+            d["env"] = {**d["env"], "conditions": {**(d["env"].get("conditions") or {}), **moved}}
         new_rows.append(d)
     commands: list[str] = []
     if merge and path.exists():

@@ -1,4 +1,4 @@
-"""Benchmark of the counter-argument feature pipeline (issue 4).
+"""Benchmark of the counter-argument feature pipeline.
 
 1. gensim `wmdistance` per pair vs argsim's WMD engine on the same sampled (point part, candidate) pairs of the
    epa test pools: pairs/s, ratio, max |difference|, projection to the full epa test split.
@@ -6,8 +6,8 @@
    for sdoc, sda, epc, epa, next to gensim's projected cost; PNG in docs/img/counter-cost-curve.png.
 3. (without --quick) the goal: Simple-SD over the full epa test split (1,401 points, full pools), timed.
 
-Writes rows into bench/results/counterargs-ltr.json (merge). Timings on the shared 2-core machine are
-pessimistic (other jobs run at the same time); the load average is recorded with each row.
+Writes rows into bench/results/counterargs-ltr.json (merge). Each row's `env["conditions"]` records the CPU, its
+threads and the load average when the timing started.
 
     .venv/bin/python bench/bench_counter_ltr.py [--quick] [--pairs 300] [--points 16] [--engine local|ray]
 """

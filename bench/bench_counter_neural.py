@@ -1,4 +1,4 @@
-"""Speed of neural counter-argument retrieval (issue 5): per-query latency with cached candidates (epa test,
+"""Speed of neural counter-argument retrieval: per-query latency with cached candidates (epa test,
 retrieval head + exact faiss top-K + classification-head rerank) at K = 10 and 30, the Cross-encoder reranking
 the same K as a ratio, embedding throughput, and a synthetic 1,000,000-candidate faiss test.
 
@@ -74,7 +74,7 @@ def main() -> int:
         rows.extend(result_rows(Evaluation.single(TASK, metric, value, data=split), method=method, model=model,
                                 setting=setting, extra=extra, **prov))
 
-    env_note = f"{args.threads} threads on a {os.cpu_count()}-core VM, load average {os.getloadavg()[0]:.1f} at start"
+    load_at_start = round(os.getloadavg()[0], 1)  # the row's env["conditions"] (argsim.results.CONDITION_KEYS)
 
     # ---- embedding throughput (the split's distinct texts, cache off)
     texts = sorted({a.text for a in cands})
@@ -87,7 +87,7 @@ def main() -> int:
     tput = len(sample) / (time.perf_counter() - t0)
     measured("embedding throughput", model.config.base_model, "test", None, "texts_per_second", round(tput, 1),
              extra={"texts": len(sample), "split_texts": len(texts),
-                    "split_minutes_at_this_rate": round(len(texts) / tput / 60, 1), "note": env_note})
+                    "split_minutes_at_this_rate": round(len(texts) / tput / 60, 1), "load_at_start": load_at_start})
     print(f"embedding throughput: {tput:.1f} texts/s over {len(sample)} texts")
 
     # ---- per-query latency with cached candidates
@@ -108,7 +108,7 @@ def main() -> int:
         for metric, value in (("latency_ms_median", med), ("latency_ms_p95", p95)):
             measured("Bipolar-encoder retrieve+rerank (cached candidates)", model_label, "test", "epa",
                      f"{metric}@K={k}", round(value, 3),
-                     extra={"candidates": len(cands), "queries": len(queries), "note": env_note})
+                     extra={"candidates": len(cands), "queries": len(queries), "load_at_start": load_at_start})
     faiss.omp_set_num_threads(args.threads)
     # query encoding (not cached: a new point)
     ms = []
@@ -119,7 +119,7 @@ def main() -> int:
     med, p95 = percentiles(ms)
     print(f"encoding one new query: median {med:.1f} ms, p95 {p95:.1f} ms")
     measured("query encoding (one new point)", model.config.base_model, "test", "epa", "latency_ms_median",
-             round(med, 2), extra={"p95": round(p95, 2), "note": env_note})
+             round(med, 2), extra={"p95": round(p95, 2), "load_at_start": load_at_start})
 
     # ---- cross-encoder reranking the same K
     from argsim.counter.neural.cross import CrossScorer, is_cross_folder
@@ -140,7 +140,7 @@ def main() -> int:
             print(f"cross-encoder rerank K={k}: median {med:.0f} ms ({med / latency[k]:.0f}x the bipolar query)")
             measured("Cross-encoder rerank of the same K", args.cross, "test", "epa", f"latency_ms_median@K={k}",
                      round(med, 2), extra={"p95": round(p95, 2), "ratio_to_bipolar": round(med / latency[k], 1),
-                                           "queries": n_cross, "note": env_note})
+                                           "queries": n_cross, "load_at_start": load_at_start})
     else:
         print(f"no cross-encoder at {args.cross}: train one with `argsim train bipolar --kind cross-encoder`")
 
@@ -170,7 +170,7 @@ def main() -> int:
         measured(f"synthetic faiss {kind} top-30", "random unit vectors", None, f"{n} candidates",
                  "latency_ms_median", round(med, 3),
                  extra={"p95": round(p95, 3), "build_seconds": round(build_s, 1),
-                        "recall@30_vs_exact": round(recall, 3), "note": env_note})
+                        "recall@30_vs_exact": round(recall, 3), "load_at_start": load_at_start})
     write_results(TASK, rows, command=prov["command"], merge=True)
     return 0
 

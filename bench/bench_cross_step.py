@@ -5,7 +5,7 @@ ArgKP-2021 training pairs: (1) a bare loop - tokenizer, forward, BCEWithLogits, 
 `train_cross` through `CrossEncoderTrainer` with the engine's records. Reports seconds per step of both; the
 engine's includes the trainer's own start-up inside `train()`. Merges rows into
 bench/results/no-regression.json.
-Run: `../shared/bin/heavy .venv/bin/python bench/bench_cross_step.py [--steps 30] [--quick]`
+Run: `.venv/bin/python bench/bench_cross_step.py [--steps 30] [--quick]`
 """
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ def main() -> int:
     rows = pair_rows(train, "none", "[SEP]")
     plain, padded = plain_loop(rows, args.steps, 16, 96)
     with tempfile.TemporaryDirectory() as tmp:
-        _, info = fit_cross(train, Path(tmp) / "ce", CrossConfig(), budget=Budget(max_steps=args.steps), quiet=True)
+        _, info = fit_cross(train, Path(tmp) / "ce", CrossConfig(epochs=1.0), budget=Budget(max_steps=args.steps),
+                            quiet=True)
     engine = info["seconds"] / info["steps"]
     print(f"plain loop {plain:.3f} s/step (mean padded length {padded:.1f}); engine {engine:.3f} s/step")
     base = {"model": "minilm", "split": "argkp-train", "metric": "seconds_per_step", "paper": None,

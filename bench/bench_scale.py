@@ -1,4 +1,4 @@
-"""Scale benchmark (issue 13): embed, index 1M vectors, retrieve top-30 for 1,000 queries, rerank; local vs Ray.
+"""Scale benchmark: embed, index 1M vectors, retrieve top-30 for 1,000 queries, rerank; local vs Ray.
 
 Synthetic corpus, built from real sentences: every argument of counterargs-18 (all splits) is split into sentences
 (at . ! ? followed by a space); a synthetic text is two distinct real sentences joined by a space, drawn with a
@@ -20,9 +20,10 @@ Stages (each with wall time, throughput and the stage's peak resident memory, Vm
 5. rerank: IVF-PQ's top `--rerank-depth` (100) re-scored exactly from the stored vectors, cut to the top-30
    (recall@30 after the rerank).
 
-    /work/shared/bin/heavy .venv/bin/python bench/bench_scale.py [--embed-seconds 1200] [--index-size 1000000]
+    .venv/bin/python bench/bench_scale.py [--embed-seconds 1200] [--index-size 1000000]
 
-Writes bench/results/scale.json (rows labelled `scale:*`; the load average at the start and end in each row).
+Writes bench/results/scale.json (rows labelled `scale:*`; the load average at the start and end in each row's
+`env["conditions"]`).
 """
 
 from __future__ import annotations

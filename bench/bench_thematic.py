@@ -94,9 +94,9 @@ def ensure_model(name: str) -> bool:
     rows = read_jsonl(DATA / recipe["data"])
     print(f"training {name} on {len(rows):,} triplets ({recipe})", flush=True)
     if recipe["arch"] == "bilstm":
-        from argsim.thematic.train import TrainConfig, train_bilstm
+        from argsim.thematic.train import ThematicTrainConfig, train_bilstm
 
-        train_bilstm(rows, Path(path), TrainConfig(epochs=recipe.get("epochs", 1), seed=SEED,
+        train_bilstm(rows, Path(path), ThematicTrainConfig(epochs=recipe.get("epochs", 1), seed=SEED,
                                                    max_triplets=recipe.get("max_triplets"),
                                                    max_minutes=recipe.get("max_minutes")))
     else:
@@ -144,7 +144,7 @@ def training_rows(name: str, path: str, env: dict):  # noqa: ANN201
         return []
     ev = Evaluation("training", {m: float(stats[m]) for m in ("triplets_per_second", "seconds", "triplets_seen")},
                     "triplets_per_second", data="train")
-    return result_rows(ev, method="training", model=name, setting="2 shared CPU cores, 1 torch thread", env=env,
+    return result_rows(ev, method="training", model=name, setting="1 torch thread", env=env,
                        command=bench_command())
 
 

@@ -10,9 +10,13 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
+REPO = Path(__file__).resolve().parent.parent
+# this repository's datasets live beside the checkout (../shared/data); the library has no such guess
+if not os.environ.get("ARGSIM_DATA") and (REPO.parent / "shared" / "data").is_dir():
+    os.environ["ARGSIM_DATA"] = str(REPO.parent / "shared" / "data")
+
 from argsim.config import default_data_dir  # noqa: E402
 
-REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 # A repo-local cache (git-ignored) so repeated test runs reuse embeddings of the real model: the documented
@@ -24,7 +28,7 @@ os.environ["ARGSIM_CACHE_DIR"] = str(Path(os.environ.get("ARGSIM_TEST_CACHE_DIR"
 def data_dir() -> Path:
     """The real datasets (../shared/data or $ARGSIM_DATA); tests that need them skip when absent."""
     root = default_data_dir()
-    if root is None or not root.is_dir():
+    if not root.is_dir():
         pytest.skip("real datasets not found: set ARGSIM_DATA or place them in ../shared/data")
     return root
 

@@ -39,7 +39,7 @@ def test_metrics_import_no_loader_backend_or_method():
     assert offending(modules("metrics"), forbidden) == []
 
 
-@pytest.mark.parametrize("leaf", ["evaluation", "vectors", "markdown", "published", "config", "errors"])
+@pytest.mark.parametrize("leaf", ["evaluation", "vectors", "markdown", "published", "config", "errors", "options"])
 def test_leaf_modules_import_no_argsim(leaf):
     assert [m for m in imports(PKG / f"{leaf}.py") if m.startswith("argsim")] == []
 
@@ -62,6 +62,7 @@ def test_no_global_settings_object():
 def test_importing_the_library_sets_no_run_state():
     code = ("import os; before = dict(os.environ); import argsim.results, argsim.report, argsim.backend, "
             "argsim.metrics.triplets, argsim.kpm.evaluate, argsim.minutes.evaluate; "
+            "import argsim.api.kpm, argsim.api.counter, argsim.api.datasets, argsim.api.metrics; "
             "import argsim.settings; "
             "new = {k for k in os.environ if k not in before}; assert not new, new")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PKG.parent)
@@ -73,3 +74,33 @@ def test_library_layers_do_not_import_reporting():
     files = [p for folder in ("metrics", "data", "backend", "training", "engine", "kpm", "counter", "thematic",
                               "minutes") for p in modules(folder)]
     assert offending(files, ("argsim.results", "argsim.report")) == []
+
+
+def test_no_deprecated_sentence_transformers_paths():
+    """sentence-transformers 6 moved `models` / `evaluation` / `losses` under `sentence_transformer` (and `base`);
+    the old paths still import with a DeprecationWarning (an error under pytest for argsim's code)."""
+    old = ("sentence_transformers.models", "sentence_transformers.evaluation", "sentence_transformers.losses")
+    found = offending(sorted(PKG.rglob("*.py")), old)
+    found += [f"{p.relative_to(PKG.parent)} imports sentence_transformers.{name}" for p in sorted(PKG.rglob("*.py"))
+              for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+              if isinstance(node, ast.ImportFrom) and node.module == "sentence_transformers"
+              for name in [a.name for a in node.names] if name in ("models", "evaluation", "losses")]
+    assert found == []
+
+
+def test_only_the_cli_imports_the_api():
+    """`argsim.api` sits on top of the method packages: no library layer imports it back (the CLI may)."""
+    files = [p for p in PKG.rglob("*.py") if p.relative_to(PKG).parts[0] not in ("cli", "api", "__init__.py")]
+    assert offending(files, ("argsim.api",)) == []
+
+
+def test_api_imports_no_cli():
+    assert offending(modules("api"), ("argsim.cli",)) == []
+
+
+def test_import_argsim_is_cheap():
+    """`import argsim` loads the public names lazily: neither torch nor pandas (nor the API modules) on import."""
+    code = ("import sys, argsim; heavy = [m for m in ('torch', 'pandas', 'argsim.api.kpm') if m in sys.modules]; "
+            "assert not heavy, heavy; assert callable(argsim.encode) and 'argsim.api.encode' in sys.modules")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PKG.parent)
+    assert res.returncode == 0, res.stderr

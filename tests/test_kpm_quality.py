@@ -390,7 +390,7 @@ def test_every_recipe_command_line_parses_with_the_cli(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     seen = set()
     for recipe in RECIPES:
-        for line in [*(command for command, _ in recipe.prepare), recipe.train, *recipe.score]:
+        for line in recipe.lines:
             if line:
                 seen.add(_parse_command_line(line).command_path)
     assert {"argsim train thematic", "argsim train bipolar", "argsim rank keypoints"} <= seen

@@ -50,11 +50,12 @@ def test_untrained_ginza_model_reproduces_ginza_cosines():
 
 def test_training_saves_a_backend_loadable_model(bank_triplets, tmp_path):
     from argsim.backend import get_encoder
-    from argsim.minutes.train import TrainConfig, train_minutes_sbert
+    from argsim.minutes.train import MinutesTrainConfig, train_minutes_sbert
 
     out, _ = bank_triplets
     log = train_minutes_sbert(out / "train.jsonl", out / "dev.jsonl", tmp_path / "m",
-                              TrainConfig(epochs=1, max_train=64, max_dev=32, lr=1e-3))
+                              MinutesTrainConfig(epochs=1, max_train=64, max_dev=32, lr=1e-3, distance="euclidean",
+                                                 margin=1.0))
     assert log["train_triplets"] == 64 and len(log["epoch_seconds"]) == 1 and log["dev"]
     for name in ("modules.json", "argsim_encoder.json", "train_log.json"):
         assert (tmp_path / "m" / name).is_file()
@@ -97,10 +98,11 @@ def test_training_with_own_words_counts_them_on_train_and_the_loader_uses_them(b
 
     from argsim.backend import get_encoder
     from argsim.minutes.sbert import frequent_words, segment, tokenize
-    from argsim.minutes.train import TrainConfig, _load_triplets, train_minutes_sbert
+    from argsim.minutes.train import MinutesTrainConfig, _load_triplets, train_minutes_sbert
 
     out, _ = bank_triplets
-    config = TrainConfig(epochs=1, max_train=64, max_dev=32, lr=1e-3, word_min_count=3)
+    config = MinutesTrainConfig(epochs=1, max_train=64, max_dev=32, lr=1e-3, word_min_count=3,
+                                distance="euclidean", margin=1.0)
     log = train_minutes_sbert(out / "train.jsonl", out / "dev.jsonl", tmp_path / "w", config)
     train = _load_triplets(out / "train.jsonl", 64, config.seed)
     texts = sorted({r[k] for r in train for k in ("anchor", "positive", "negative")})

@@ -7,7 +7,14 @@ import json
 import pytest
 
 from argsim.markdown import table
-from argsim.report import headline_table, markdown_table, render_markdown, update_readme
+from argsim.report import (
+    headline_table,
+    markdown_table,
+    papers_table,
+    render_markdown,
+    update_readme,
+    write_full_results,
+)
 
 RESULT = {"task": "kpm", "commands": ["argsim one", "argsim two"], "rows": [
     {"method": "zero-shot", "model": "minilm", "split": "dev", "setting": "a|b", "metric": "strict_mAP",
@@ -51,9 +58,38 @@ def test_readme_block_replaced_and_idempotent(tmp_path):
     readme = tmp_path / "README.md"
     readme.write_text("intro\n<!-- results:start -->\nold\n<!-- results:end -->\nend\n")
     assert update_readme(readme, folder) is True
-    assert readme.read_text() == ("intro\n<!-- results:start -->\n" + render_markdown(folder) +
+    assert readme.read_text() == ("intro\n<!-- results:start -->\n" + papers_table(folder) +
                                   "\n<!-- results:end -->\nend\n")
     assert update_readme(readme, folder) is False
     (tmp_path / "bad.md").write_text("no markers")
     with pytest.raises(ValueError, match="results:start"):
         update_readme(tmp_path / "bad.md", folder)
+
+
+def test_full_results_hold_headline_views_and_every_row(tmp_path):
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / "kpm.json").write_text(json.dumps(RESULT))
+    text = write_full_results(tmp_path / "results.md", folder).read_text()
+    assert render_markdown(folder) in text and render_markdown(folder, headline=False) in text
+
+
+def test_conditions_column():
+    result = {"task": "t", "rows": [{"method": "m", "metric": "seconds", "value": 2.0,
+                                     "env": {"conditions": {"cpu": "X", "cpu_flags": ["avx2"], "load_average": 1.5}}}]}
+    assert markdown_table(result, conditions=True).splitlines()[2:5] == [
+        "| method | metric | value | conditions |", "|---|---|---|---|",
+        "| m | seconds | 2 | cpu X; cpu_flags avx2; load_average 1.5 |"]
+
+
+def test_papers_table_reads_the_rows(tmp_path):
+    """The README's table takes argsim's figure from the selected row and the paper's from argsim.published."""
+    folder = tmp_path / "results"
+    folder.mkdir()
+    rows = [{"method": "x", "model": "models/minutes-sbert-full", "split": "test", "metric": "accuracy",
+             "value": 0.9123},
+            {"method": "y", "model": "models/minutes-sbert-full", "split": "dev", "metric": "dev_accuracy",
+             "value": 0.9, "seconds": 480.0}]
+    (folder / "minutes.json").write_text(json.dumps({"task": "minutes", "rows": rows}))
+    line = next(t for t in papers_table(folder).splitlines() if t.startswith("| Minutes"))
+    assert "**0.912**" in line and "0.985 (" in line and "| 8.0 min |" in line

@@ -80,3 +80,19 @@ def test_published_figures_from_one_table():
     assert table2("simple-sd[literal]", "epa") == 0.324 and table2("bm25", "sdoc") is None
     assert table3("Bipolar-encoder") == {10: 0.4886, 30: 0.4904, 50: 0.4889} and table3("nope") == {}
     assert published("thematic", "tdc/mean-vectors") == 0.65 and published("thematic", "tdc/minilm") is None
+
+
+def test_timing_conditions_move_into_env(tmp_path):
+    """Load and machine notes are conditions of a timing: they land in env["conditions"], not in the row's extra."""
+    row = {"method": "m", "model": None, "split": "s", "setting": None, "metric": "seconds", "value": 3.0,
+           "extra": {"load": 2.4, "points": 7, "options": {"k": 1, "load_average": [1.0, 2.0]}}}
+    path = write_results("t", [row], command="c", env=dict(ENV_NEW), path=tmp_path / "t.json")
+    out = json.loads(path.read_text())["rows"][0]
+    assert out["extra"] == {"points": 7, "options": {"k": 1}}
+    assert out["env"]["conditions"] == {"load": 2.4, "load_average_start_end": [1.0, 2.0]}
+    assert row["extra"]["options"] == {"k": 1, "load_average": [1.0, 2.0]}  # the caller's row is left as it was
+
+
+def test_environment_records_conditions():
+    cond = environment()["conditions"]
+    assert cond["cores"] >= 1 and isinstance(cond["cpu_flags"], list)

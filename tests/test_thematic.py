@@ -164,7 +164,7 @@ def test_cluster_vectors_separates_themes():
 def test_bilstm_trains_saves_and_loads_through_backend(prepared, tmp_path):
     from argsim.backend import get_encoder
     from argsim.metrics.triplets import triplet_scores
-    from argsim.thematic.train import TrainConfig, train_bilstm
+    from argsim.thematic.train import ThematicTrainConfig, train_bilstm
 
     trips = sentence_triplets(prepared, seed=0)
 
@@ -173,9 +173,10 @@ def test_bilstm_trains_saves_and_loads_through_backend(prepared, tmp_path):
         vecs = [enc.encode([t[f] for t in trips], use_cache=False) for f in ("anchor", "positive", "negative")]
         return triplet_scores(*vecs, distance="l1", ties="wrong")
 
-    short = train_bilstm(trips, tmp_path / "m1", TrainConfig(hidden=32, attention=16, batch_size=8, epochs=1, seed=0),
+    short = train_bilstm(trips, tmp_path / "m1",
+                         ThematicTrainConfig(hidden=32, attention=16, batch_size=8, epochs=1, seed=0),
                          dev=trips, log=lambda *_: None)
-    cfg = TrainConfig(hidden=32, attention=16, batch_size=8, epochs=6, seed=0)
+    cfg = ThematicTrainConfig(hidden=32, attention=16, batch_size=8, epochs=6, seed=0)
     report = train_bilstm(trips, tmp_path / "m", cfg, dev=trips, log=lambda *_: None)
     assert report.steps == 6 * ((len(trips) + 7) // 8) and report.triplets_per_second > 0
     # the trainer's own dev accuracy (torch, L1, d+ < d-) equals the saved model's accuracy from the metric
@@ -194,10 +195,10 @@ def test_bilstm_trains_saves_and_loads_through_backend(prepared, tmp_path):
 
 
 def test_time_limited_training_resumes(prepared, tmp_path):
-    from argsim.thematic.train import TrainConfig, train_bilstm
+    from argsim.thematic.train import ThematicTrainConfig, train_bilstm
 
     trips = sentence_triplets(prepared, seed=0)[:32]
-    cfg = TrainConfig(hidden=8, attention=4, batch_size=8, epochs=1, seed=2, max_minutes=1e-9)
+    cfg = ThematicTrainConfig(hidden=8, attention=4, batch_size=8, epochs=1, seed=2, max_minutes=1e-9)
     first = train_bilstm(trips, tmp_path / "m", cfg, log=lambda *_: None)
     assert first.stopped_by_time and first.steps == 1
     cfg.max_minutes = None
@@ -208,11 +209,11 @@ def test_time_limited_training_resumes(prepared, tmp_path):
 def test_concat_encoder(prepared, tmp_path):
     from argsim.backend import get_encoder
     from argsim.thematic.bilstm import save_concat
-    from argsim.thematic.train import TrainConfig, train_bilstm
+    from argsim.thematic.train import ThematicTrainConfig, train_bilstm
 
     trips = sentence_triplets(prepared, seed=0)[:8]
     for name in ("a", "b"):
-        train_bilstm(trips, tmp_path / name, TrainConfig(hidden=8, attention=4, batch_size=8, seed=1),
+        train_bilstm(trips, tmp_path / name, ThematicTrainConfig(hidden=8, attention=4, batch_size=8, seed=1),
                      log=lambda *_: None)
     save_concat(tmp_path / "ab", {"a": tmp_path / "a", "b": tmp_path / "b"})
     both = get_encoder(str(tmp_path / "ab")).encode(["a sentence"], use_cache=False)

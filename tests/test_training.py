@@ -268,23 +268,23 @@ def test_eval_every_options_are_checked_before_any_work(tmp_path):
 def test_custom_loop_device_seed_resume_and_bf16(devices_seen, tiny_vectors, tmp_path):
     """Thematic BiLSTM through the accelerate loop: resolved device, same seed -> same weights, a run stopped
     mid-epoch by --max-steps and resumed equals the uninterrupted run (dropout RNG included); bf16 autocast."""
-    from argsim.thematic.train import TrainConfig, train_bilstm
+    from argsim.thematic.train import ThematicTrainConfig, train_bilstm
 
     trips = tiny_triplets(32)
     cfg = {"hidden": 8, "attention": 4, "batch_size": 8, "epochs": 2, "seed": 5, "word_vectors": tiny_vectors}
     quiet = {"log": lambda *_: None}
-    a = train_bilstm(trips, tmp_path / "a", TrainConfig(**cfg), placement=cpu(5), budget=Budget(), **quiet)
-    train_bilstm(trips, tmp_path / "b", TrainConfig(**cfg), placement=cpu(5), budget=Budget(), **quiet)
+    a = train_bilstm(trips, tmp_path / "a", ThematicTrainConfig(**cfg), placement=cpu(5), budget=Budget(), **quiet)
+    train_bilstm(trips, tmp_path / "b", ThematicTrainConfig(**cfg), placement=cpu(5), budget=Budget(), **quiet)
     assert devices_seen == {"cpu"} and a.steps == 8
     assert same_weights(tmp_path / "a", tmp_path / "b")
-    first = train_bilstm(trips, tmp_path / "r", TrainConfig(**cfg), placement=cpu(5), budget=Budget(max_steps=3),
-                         **quiet)
+    first = train_bilstm(trips, tmp_path / "r", ThematicTrainConfig(**cfg), placement=cpu(5),
+                         budget=Budget(max_steps=3), **quiet)
     assert first.steps == 3 and first.stopped_by == "max_steps" and not same_weights(tmp_path / "a", tmp_path / "r")
-    rest = train_bilstm(trips, tmp_path / "r", TrainConfig(**cfg), placement=cpu(5), budget=Budget(resume=True),
+    rest = train_bilstm(trips, tmp_path / "r", ThematicTrainConfig(**cfg), placement=cpu(5), budget=Budget(resume=True),
                         **quiet)
     assert rest.steps == 8 and rest.triplets_seen == a.triplets_seen
     assert same_weights(tmp_path / "a", tmp_path / "r")
-    half = train_bilstm(trips, tmp_path / "h", TrainConfig(**cfg), placement=cpu(5, "bf16"),
+    half = train_bilstm(trips, tmp_path / "h", ThematicTrainConfig(**cfg), placement=cpu(5, "bf16"),
                         budget=Budget(max_steps=1, grad_accum=2), **quiet)
     config = json.loads((tmp_path / "h" / "train_config.json").read_text())
     assert half.steps == 1 and config["precision"] == "bf16" and config["budget"]["grad_accum"] == 2
@@ -302,7 +302,8 @@ def test_kpm_trainers_train_on_the_resolved_device(devices_seen, tmp_path):
                           FIXTURES / "kpm" / "labels.csv")
     for layers in (0, 2):
         info = train_sbert(data, tmp_path / f"sbert{layers}", SbertConfig(batch_size=8, max_seq_length=16,
-                                                                       train_layers=layers),
+                                                                       train_layers=layers, loss="cosine",
+                                                                       lr=8e-6, lr_end=1e-6),
                            placement=cpu(), budget=Budget(max_steps=1), quiet=True)
         assert info["steps"] == 1 and info["device"] == "cpu"
     cfg = MTSConfig(epochs=1, max_batches=1, max_pos=2, max_neg=2, max_unmatched=1, train_layers=1,
@@ -323,7 +324,7 @@ def test_counter_trainers_train_on_the_resolved_device(devices_seen, tmp_path):
     pairs = [(a, b) for texts in TOPICS.values() for a, b in zip(texts[:3], texts[3:], strict=True)]
     data = PairData.from_text_pairs(pairs[:6], pairs[6:])
     config = NeuralConfig(kind="bipolar", train_encoder=True, train_layers=1, max_seq_length=16, epochs=1,
-                          batch_size=2, k_val=2)
+                          batch_size=2, k_val=2, lr=1e-3)
     hist = train(config, data, tmp_path / "bp", placement=cpu(), budget=Budget(max_steps=2))
     assert hist[0]["epoch"] == 0 and (tmp_path / "bp" / "checkpoints" / "last" / "loop.json").is_file()
     loop_state = json.loads((tmp_path / "bp" / "checkpoints" / "last" / "loop.json").read_text())
@@ -336,11 +337,12 @@ def test_counter_trainers_train_on_the_resolved_device(devices_seen, tmp_path):
 
 def test_minutes_trainer_honours_the_placement(devices_seen, tmp_path):
     from argsim.io import write_jsonl
-    from argsim.minutes.train import TrainConfig, train_minutes_sbert
+    from argsim.minutes.train import MinutesTrainConfig, train_minutes_sbert
 
     write_jsonl(tmp_path / "t.jsonl", tiny_triplets(8))
-    log = train_minutes_sbert(tmp_path / "t.jsonl", None, tmp_path / "m", TrainConfig(backbone="minilm",
-                              batch_size=4), placement=cpu(), budget=Budget(max_steps=1), quiet=True)
+    config = MinutesTrainConfig(backbone="minilm", batch_size=4, lr=2e-5, distance="euclidean", margin=1.0)
+    log = train_minutes_sbert(tmp_path / "t.jsonl", None, tmp_path / "m", config, placement=cpu(),
+                              budget=Budget(max_steps=1), quiet=True)
     assert log["steps"] == 1 and log["device"] == "cpu" and devices_seen == {"cpu"}
     assert json.loads((tmp_path / "m" / "train_config.json").read_text())["optimizer"]["weight_decay"] == 0.0
 
@@ -413,7 +415,7 @@ def test_ddp_sentence_transformer_trainer_two_processes(tmp_path):
     write_jsonl(tmp_path / "t.jsonl", tiny_triplets(48))
     run = _launch(tmp_path, [_bin("accelerate"), "launch", "--multi_gpu", "--num_processes", "2"],
                   ["train", "thematic", "t.jsonl", "--out", "m", "--arch", "minilm", "--batch-size", "4",
-                   "--lr", "1e-4"])
+                   "--lr", "1e-4", "--margin", "1.0"])
     assert run.returncode == 0, run.stderr[-3000:]
     config = json.loads((tmp_path / "m" / "train_config.json").read_text())
     assert config["processes"] == 2 and config["steps"] == 6  # 48 triplets / (4 per batch x 2 processes)
@@ -429,7 +431,8 @@ def test_ddp_custom_loop_bipolar_two_processes(tmp_path):
     examples = REPO / "examples" / "counter_neural"
     run = _launch(tmp_path, [_bin("torchrun"), "--nproc_per_node", "2"],
                   ["--no-cache", "train", "bipolar", "--train", str(examples / "train.jsonl"), "--val",
-                   str(examples / "val.jsonl"), "--epochs", "3", "--batch-size", "4", "--k-val", "3", "--out", "m"])
+                   str(examples / "val.jsonl"), "--epochs", "3", "--batch-size", "4", "--k-val", "3", "--lr", "1e-3",
+                   "--out", "m"])
     assert run.returncode == 0, run.stderr[-3000:]
     config = json.loads((tmp_path / "m" / "train_config.json").read_text())
     assert config["processes"] == 2 and config["steps"] == 6  # 16 pairs / (4 per batch x 2 processes) x 3 epochs

@@ -51,7 +51,6 @@ class Encoder(ABC):
     #: how another process rebuilds this encoder, `get_encoder(**recipe)` (set by `get_encoder`); None: it cannot
     #: (an encoder built around weights held in memory), so engine workers cannot embed for it
     recipe: dict | None = None
-
     def __init__(self) -> None:
         self._cache: EmbeddingCache | None = None
 
@@ -99,10 +98,18 @@ class Encoder(ABC):
         use_cache = self.use_cache if use_cache is None else use_cache
         unique = list(dict.fromkeys(texts))
         found: dict[str, np.ndarray] = self.cache().get_many(unique) if use_cache and unique else {}
+        if found:
+            self._drop_foreign(found)
         missing = [t for t in unique if t not in found]
         if missing:
             store = self.cache().put_many if use_cache else None
             computed = self._compute(missing, batch_size or self.batch_size, show_progress, description, store)
+            if found:
+                self._drop_foreign(found, computed)
+                if len(found) + len(missing) < len(unique):  # foreign rows: computed now, their rows replaced
+                    again = [t for t in unique if t not in found and t not in set(missing)]
+                    found.update(zip(again, self._compute(again, batch_size or self.batch_size, show_progress,
+                                                          description, store), strict=True))
             found.update(zip(missing, computed, strict=True))
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
@@ -110,6 +117,25 @@ class Encoder(ABC):
         if normalize:
             out = l2_normalize(out)
         return out
+
+    def known_dim(self) -> int | None:
+        """The dimension of this model's vectors when the model states it without encoding (None: unknown)."""
+        return None
+
+    def _drop_foreign(self, found: dict[str, np.ndarray], computed: np.ndarray | None = None) -> None:
+        """Serve from the cache only vectors of this model's dimension (`known_dim`, else that of the vectors just
+        computed); others are dropped with a warning (and computed again by the caller)."""
+        from argsim.errors import warn
+
+        dim = self.known_dim() if computed is None or not len(computed) else int(computed.shape[-1])
+        if dim is None:
+            return
+        wrong = [t for t, v in found.items() if v.shape[-1] != dim]
+        if wrong:
+            warn(f"embedding cache {self.cache().path}: {len(wrong)} stored vector(s) are not {dim}-d as "
+                 f"{self.name}'s are; they are computed again")
+            for t in wrong:
+                del found[t]
 
     def _compute(self, texts: list[str], batch_size: int, show_progress: bool | None,
                  description: str | None, store: Callable[[list[str], np.ndarray], None] | None = None) -> np.ndarray:

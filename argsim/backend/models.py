@@ -10,8 +10,42 @@ import numpy as np
 from argsim.backend.device import cast_for_inference
 from argsim.backend.encoder import Encoder
 from argsim.backend.fingerprint import fingerprint
+from argsim.backend.safety import HF_LOAD
+from argsim.errors import ModelError
 
 POOLINGS = ("model", "mean", "cls", "cls-last4")
+
+
+#: model types whose position table keeps 2 rows for the padding offset (514 positions: 512 tokens)
+OFFSET_POSITIONS = frozenset({"roberta", "xlm-roberta", "camembert", "mpnet", "longformer", "bart", "ibert",
+                              "data2vec-text", "xmod", "roberta-prelayernorm"})
+
+
+def position_limit(config) -> int | None:  # noqa: ANN001 (a transformers config)
+    """The most tokens a transformers model takes: its position embeddings (less the 2 padding-offset rows of
+    RoBERTa-style models); None when the config does not say."""
+    positions = getattr(config, "max_position_embeddings", None)
+    if not isinstance(positions, int) or positions <= 0:
+        return None
+    return positions - 2 if getattr(config, "model_type", "") in OFFSET_POSITIONS else positions
+
+
+def check_max_seq_length(name: str, requested: int | None, limit: int | None) -> None:
+    """ModelError (one line) for a --max-seq-length the model cannot take: beyond its positions it would fail on
+    the first long text (an index error deep in the model), so it is refused when the model loads."""
+    if requested is not None and limit is not None and requested > limit:
+        raise ModelError(f"--max-seq-length {requested}: model '{name}' takes at most {limit} tokens")
+
+
+def set_st_max_seq_length(model, name: str, requested: int | None) -> None:  # noqa: ANN001 (SentenceTransformer)
+    """Set a SentenceTransformer's max_seq_length after `check_max_seq_length` against its transformer's
+    positions (None: keep the model's own)."""
+    if not requested:
+        return
+    first = model[0] if len(model) else None
+    auto = getattr(first, "auto_model", None)
+    check_max_seq_length(name, requested, position_limit(getattr(auto, "config", None)))
+    model.max_seq_length = requested
 
 
 class SentenceTransformerEncoder(Encoder):
@@ -23,11 +57,15 @@ class SentenceTransformerEncoder(Encoder):
         from sentence_transformers import SentenceTransformer
 
         self.name, self.device, self.batch_size, self.precision = name, device, batch_size, precision
-        self.model = cast_for_inference(SentenceTransformer(str(path), device=device, local_files_only=True),
+        self.model = cast_for_inference(SentenceTransformer(str(path), device=device, **HF_LOAD),
                                         precision)
-        if max_seq_length:
-            self.model.max_seq_length = max_seq_length
+        set_st_max_seq_length(self.model, name, max_seq_length)
         self.identity = f"st:{fingerprint(path)}:model:{self.model.max_seq_length}"
+
+    def known_dim(self) -> int | None:
+        get = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        dim = get()
+        return int(dim) if dim else None
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         vecs = self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
@@ -52,13 +90,17 @@ class TransformerEncoder(Encoder):
             raise ValueError(f"pooling must be mean, cls or cls-last4, not {pooling}")
         self.name, self.device, self.batch_size, self.pooling = name, device, batch_size, pooling
         self.precision = precision
-        self.tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
-        self.model = cast_for_inference(AutoModel.from_pretrained(str(path), local_files_only=True).to(device),
-                                        precision)
-        limit = getattr(self.model.config, "max_position_embeddings", 512)
+        self.tokenizer = AutoTokenizer.from_pretrained(str(path), **HF_LOAD)
+        model = AutoModel.from_pretrained(str(path), use_safetensors=True, **HF_LOAD)
+        self.model = cast_for_inference(model.to(device), precision)
+        limit = position_limit(self.model.config) or 512
+        check_max_seq_length(name, max_seq_length, limit)
         self.max_seq_length = min(max_seq_length or 256, limit)
         self.identity = f"hf:{fingerprint(path)}:{pooling}:{self.max_seq_length}"
         self._torch = torch
+
+    def known_dim(self) -> int | None:
+        return int(self.model.config.hidden_size) * (4 if self.pooling == "cls-last4" else 1)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         torch = self._torch
@@ -188,6 +230,9 @@ class StaticVectorEncoder(Encoder):
     def __init__(self, keyed_vectors, name: str, identity: str) -> None:  # noqa: ANN001
         super().__init__()
         self.kv, self.name, self.identity, self.device = keyed_vectors, name, identity, "cpu"
+
+    def known_dim(self) -> int | None:
+        return int(self.kv.vector_size)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.kv.vector_size), dtype=np.float32)

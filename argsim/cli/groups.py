@@ -8,7 +8,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from argsim.config import RunConfig
 from argsim.errors import ArgsimError
@@ -17,8 +17,26 @@ console = Console()
 err_console = Console(stderr=True)
 
 
+class ArgsimCommand(TyperCommand):
+    """A typer command whose parsed inputs and outputs pass the one output guard before its body runs
+    (`argsim.cli.params.check_inputs_and_outputs`: no output is an input, no file is two outputs)."""
+
+    def invoke(self, ctx):  # noqa: ANN001, ANN201 (typer's vendored click context)
+        from argsim.cli.params import check_inputs_and_outputs
+
+        check_inputs_and_outputs(ctx)
+        return super().invoke(ctx)
+
+
 class ArgsimGroup(TyperGroup):
-    """A typer group that turns `ArgsimError` into one red line and exit code 2 (no traceback)."""
+    """A typer group that turns `ArgsimError` into one red line and exit code 2 (no traceback); every command it
+    runs is an `ArgsimCommand` (the output guard)."""
+
+    def resolve_command(self, ctx, args):  # noqa: ANN001, ANN201
+        name, cmd, rest = super().resolve_command(ctx, args)
+        if type(cmd) is TyperCommand:
+            cmd.__class__ = ArgsimCommand  # typer built it; the guard is added to every command in one place
+        return name, cmd, rest
 
     def invoke(self, ctx):  # noqa: ANN001, ANN201 (typer's vendored click context)
         try:

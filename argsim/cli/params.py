@@ -8,13 +8,19 @@ work folder (`--workdir` / `$ARGSIM_HOME`, else the current directory; see `args
 `Literal[...]` annotations (typer checks them and lists them in `--help`); `choices(...)` checks repeatable ones.
 
 Options that several commands share are defined here once and added by a decorator (`option_group`): the ArgKP
-input options of the key point commands (`argkp_input`); the training budget (`training_options.budget_options`).
+input options of the key point commands (`argkp_input`); the training budget (`training_options.budget_options`);
+the options of a trainer's config dataclass (`config_options`: each field's type, default and help, declared once
+in the library, see `argsim.options`); the model option (`model_option`: one name, `--model` / `-m`, everywhere).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
+import math
+import os
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,10 +58,95 @@ def output_check(kind: str = "file", suffixes: tuple[str, ...] = ()) -> OutputCh
             check_output_path(value, kind, suffixes)
         except ArgsimError as exc:
             raise typer.BadParameter(str(exc)) from None
+        if ctx is not None and param is not None:  # for `check_inputs_and_outputs`, run before the command
+            _outputs(ctx).append((_option_name(param), value))
         return value
 
     check.argsim_output = kind  # type: ignore[attr-defined]  # lets a test find every output option
     return check
+
+
+def _outputs(ctx: typer.Context) -> list[tuple[str, Path]]:
+    found = getattr(ctx, "argsim_outputs", None)
+    if found is None:
+        found = []
+        ctx.argsim_outputs = found  # type: ignore[attr-defined]
+    return found
+
+
+def _option_name(param: typer.CallbackParam) -> str:
+    opts = [o for o in getattr(param, "opts", []) if o.startswith("--")]
+    return opts[0] if opts else str(param.name).upper()
+
+
+def _paths(value: Any) -> list[Path]:
+    """The existing paths a parameter value names (a Path, a str naming an existing path, or a list of them)."""
+    items = value if isinstance(value, list | tuple) else [value]
+    out = []
+    for item in items:
+        if isinstance(item, Path) or (isinstance(item, str) and item and "\x00" not in item and len(item) < 4096):
+            try:
+                if os.path.lexists(os.path.expanduser(item)):
+                    out.append(Path(item))
+            except (OSError, ValueError):
+                continue
+    return out
+
+
+SEED_MAX = 2**32 - 1  # numpy's RandomState / np.random.seed accept 0 .. 2**32 - 1
+
+
+def check_seed(name: str, value: int) -> None:
+    """A seed numpy accepts (0 .. 2**32-1), else one line: a seed outside it fails deep inside the first sampler."""
+    if not isinstance(value, int) or not 0 <= value <= SEED_MAX:
+        raise ArgsimError(f"{name} {value}: a seed is an integer from 0 to {SEED_MAX} (numpy's range)")
+
+
+def check_task(name: str, value: str) -> None:
+    """A results task name (`argsim.results.check_task_name`): the file stays inside bench/results."""
+    from argsim.results import check_task_name
+
+    check_task_name(value, name)
+
+
+def check_statement_template(name: str, value: str) -> None:
+    """A key point / argument template (`argsim.kpm.scoring.check_template`): plain {text}, {topic}, {stance}."""
+    from argsim.kpm.scoring import check_template
+
+    check_template(value, name)
+
+
+NAMED_CHECKS: dict[str, Callable[[str, Any], None]] = {
+    "seed": check_seed, "task": check_task, "kp_template": check_statement_template,
+    "arg_template": check_statement_template}
+
+
+def check_inputs_and_outputs(ctx: typer.Context) -> None:
+    """The one output guard, run after a command's options are parsed and before its body (by `ArgsimGroup`):
+    an output (an option with an `output_check` callback) that is an input (any other option or argument naming
+    an existing path, through symlinks and hard links), or one path given to two outputs, is one line and exit 2
+    (`argsim.io.check_distinct_outputs`)."""
+    from argsim.io import check_distinct_outputs
+
+    for param in ctx.command.params:  # options whose meaning is the same in every command
+        value = ctx.params.get(param.name)
+        check = NAMED_CHECKS.get(str(param.name))
+        if check is not None and value is not None:
+            check(_option_name(param), value)
+        for item in value if isinstance(value, list | tuple) else [value]:
+            if isinstance(item, float) and not math.isfinite(item):  # click's ranges let nan through
+                raise ArgsimError(f"{_option_name(param)} {item}: not a finite number")
+    outputs = list(getattr(ctx, "argsim_outputs", []))
+    if not outputs:
+        return
+    out_names = {name for name, _ in outputs}
+    inputs = []
+    for param in ctx.command.params:
+        name = _option_name(param)
+        if name in out_names or param.name not in ctx.params:
+            continue
+        inputs += [(name, p) for p in _paths(ctx.params[param.name])]
+    check_distinct_outputs(outputs, inputs)
 
 
 OUT_FILE = output_check("file")
@@ -74,6 +165,7 @@ def choices(*values: str) -> Callable[[list[str] | None], list[str] | None]:
         for item in value or []:
             if item not in values:
                 raise typer.BadParameter(f"'{item}' is not one of {', '.join(repr(v) for v in values)}")
+        _no_repeats(value or [])
         return value
 
     return check
@@ -96,16 +188,27 @@ def comma_choices(*values: str) -> Callable[[str | None], str | None]:
         for item in (value or "").split(","):
             if item.strip() and item.strip() not in values:
                 raise typer.BadParameter(f"'{item.strip()}' is not one of {', '.join(repr(v) for v in values)}")
+        _no_repeats([item.strip() for item in (value or "").split(",") if item.strip()])
         return value
 
     return check
 
 
+def _no_repeats(items: list[str]) -> None:
+    """A list naming one value twice would run (and count) it twice: refused."""
+    seen: set[str] = set()
+    for item in items:
+        if item in seen:
+            raise typer.BadParameter(f"'{item}' is given twice")
+        seen.add(item)
+
+
 def comma_positive_ints(value: str | None) -> str | None:
     """A typer option callback for a comma-separated list of positive integers (e.g. rerank depths 10,30,50)."""
     for item in (value or "").split(","):
-        if item.strip() and (not item.strip().isdigit() or int(item) < 1):
+        if item.strip() and (not item.strip().isascii() or not item.strip().isdigit() or int(item) < 1):
             raise typer.BadParameter(f"'{item.strip()}' is not a positive integer")
+    _no_repeats([str(int(i)) for i in (value or "").split(",") if i.strip()])
     return value
 
 
@@ -171,3 +274,60 @@ def argkp_input(split: str = "dev", split_help: str = SPLIT_HELP,
                         arguments=(Path | None, typer.Option(None, help=ARGS_HELP)),
                         key_points=(Path | None, typer.Option(None, help=KPS_HELP)),
                         labels=(Path | None, typer.Option(None, help=labels_help)))
+
+
+MODEL_DECLS = ("--model", "-m")
+
+
+def model_option(default: Any = "minilm", help: str = "Backend model name (minilm, mpnet, ...), a folder "  # noqa: A002
+                 "trained by argsim, a sentence-transformers folder or a Hugging Face id.", short: bool = True,
+                 **kwargs: Any) -> typer.models.OptionInfo:
+    """The one `--model` / `-m` option (a model name or folder); `default` a list for a repeatable one, `short`
+    False where the command's `-m` is taken."""
+    return typer.Option(default, *(MODEL_DECLS if short else MODEL_DECLS[:1]), help=help, **kwargs)
+
+
+def _field_option(f: dataclasses.Field) -> typer.models.OptionInfo:
+    from argsim.options import field_default, option_name
+
+    meta = f.metadata
+    bounds = {k: meta[k] for k in ("min", "max") if k in meta}
+    name = option_name(f)
+    if name == "--model":
+        return model_option(field_default(f), help=meta.get("help", ""), **bounds)
+    return typer.Option(field_default(f), name, help=meta.get("help", ""), **bounds)
+
+
+def config_options(cls: type, name: str = "config", exclude: tuple[str, ...] = ()) -> Callable[[Command], Command]:
+    """A decorator giving a command one option per field of the config dataclass `cls` (its type, default, help,
+    bounds and name from the field, see `argsim.options`) and passing `cls(**their values)` as `name`.
+
+    Fields in `exclude` or marked `cli=False` keep their dataclass default (the command may `replace` them, e.g.
+    the seed from the global `--seed`); a field's `aliases` are accepted as hidden options.
+
+    Example:
+        `@config_options(SbertConfig)` above `def train_sbert_cmd(ctx, config: SbertConfig, ...)`.
+    """
+    from argsim.options import is_option
+
+    hints = typing.get_type_hints(cls)
+    options: dict[str, tuple[Any, typer.models.OptionInfo]] = {}
+    aliases: dict[str, str] = {}
+    for f in dataclasses.fields(cls):
+        if f.name in exclude or not is_option(f):
+            continue
+        options[f.name] = (hints[f.name], _field_option(f))
+        for i, alias in enumerate(f.metadata.get("aliases", ())):
+            key = f"{f.name}__alias{i}"
+            aliases[key] = f.name
+            bounds = {k: f.metadata[k] for k in ("min", "max") if k in f.metadata}
+            options[key] = (hints[f.name] | None, typer.Option(None, alias, hidden=True, **bounds))
+
+    def build(**values: Any) -> Any:
+        for key, target in aliases.items():
+            value = values.pop(key)
+            if value is not None:
+                values[target] = value
+        return cls(**values)
+
+    return option_group(name, build, **options)

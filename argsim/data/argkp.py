@@ -9,13 +9,14 @@ files (labels optional). Every problem is reported with file, row and column.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from argsim.data.catalog import DatasetInfo, Stat, dataset_dir, register_dataset
-from argsim.errors import InputError, examples, warn
+from argsim.errors import ArgsimError, InputError, examples, warn
 from argsim.io import read_records
 
 ARG_COLUMNS = ("arg_id", "argument", "topic", "stance")
@@ -110,7 +111,8 @@ def _stance(path: Path, row: int, value: str) -> int:
 
 def _records(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict]]:
     """Records with their 1-based file row (header = row 1) for CSV, line/item number otherwise."""
-    recs = read_records(path, required=columns)
+    text = tuple(c for c in columns if c not in ("arg_id", "key_point_id", "stance", "label"))
+    recs = read_records(path, required=columns, text=text)
     first = 2 if path.suffix.lower() in (".csv", ".tsv", ".tab") else 1
     return list(enumerate(recs, start=first))
 
@@ -206,8 +208,15 @@ def split_files(folder: Path, split: str) -> tuple[Path, Path, Path]:
 def load_argkp(split: str = "dev", data_dir: str | Path | None = None, labels: bool = True) -> KPMData:
     """One ArgKP-2021 split (train, dev, or e.g. test when its files are laid out the same way);
     `split='train+dev'` joins both (all 28 topics, for topic k-fold)."""
-    if "+" in split:
-        return merge([load_argkp(s, data_dir, labels) for s in split.split("+")], split)
+    parts = split.split("+")
+    bad = next((p for p in parts if not re.fullmatch(r"[A-Za-z0-9_-]+", p)), None)
+    if bad is not None:
+        raise ArgsimError(f"split {split!r}: {bad!r} is not a split name (letters, digits, '-', '_'; '+' joins "
+                          "splits)")
+    if len(set(parts)) != len(parts):
+        raise ArgsimError(f"split {split!r} names one split twice (its rows would count twice)")
+    if len(parts) > 1:
+        return merge([load_argkp(s, data_dir, labels) for s in parts], split)
     folder = dataset_dir("argkp", data_dir)
     a, k, lab = split_files(folder, split)
     missing = [p.name for p in (a, k) + ((lab,) if labels else ()) if not p.is_file()]

@@ -57,11 +57,9 @@ def load_catalog() -> dict[str, DatasetInfo]:
 
 
 def data_root(data_dir: str | Path | None = None) -> Path:
-    """The dataset root: the explicit argument (a command passes `--data-dir`), else `$ARGSIM_DATA`, else
-    ../shared/data."""
+    """The dataset root: the explicit argument (a command passes `--data-dir`), else `$ARGSIM_DATA`, else the
+    per-user data folder (`argsim.config.default_data_dir`)."""
     root = Path(data_dir) if data_dir is not None else default_data_dir()
-    if root is None:
-        raise ArgsimError("no dataset folder: pass --data-dir or set ARGSIM_DATA (see README, 'Datasets')")
     if not root.is_dir():
         raise ArgsimError(f"{root}: dataset folder not found (pass --data-dir or set ARGSIM_DATA)")
     return root
@@ -78,7 +76,7 @@ def dataset_dir(name: str, data_dir: str | Path | None = None) -> Path:
     if missing:
         shown = ", ".join(missing[:4]) + (f" (+{len(missing) - 4} more)" if len(missing) > 4 else "")
         raise DataLayoutError(f"{folder}: {info.title} layout incomplete, missing {shown}; "
-                              f"get it from {info.published} and lay it out as the README's 'Datasets' says")
+                              f"get it from {info.published} and lay it out as docs/usage.md's 'Datasets' says")
     return folder
 
 

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from argsim.data.catalog import DatasetInfo, Stat, dataset_dir, register_dataset
+from argsim.io import read_text_file, regular_files, split_lines
 
 SPLITS = ("training", "validation", "test")
 SETTINGS = ("sdoc", "sdc", "sdoa", "sda", "stc", "sta", "epc", "epa")
@@ -152,7 +153,9 @@ def load_counterargs(data_dir: str | Path | None = None) -> CounterCorpus:
 def load_counterargs_folder(folder: str | Path) -> CounterCorpus:
     """Load an `02-extracted-arguments`-style folder (also used for small fixture trees)."""
     folder = Path(folder)
-    args = [read_argument(p, folder) for p in sorted(folder.glob("*/*/*/*/*.txt")) if _FILE_RE.match(p.name)]
+    files = regular_files(sorted(p for p in folder.glob("*/*/*/*/*.txt") if _FILE_RE.match(p.name)), folder,
+                          "argument files")
+    args = [read_argument(p, folder) for p in files]
     return CounterCorpus(args, root=folder)
 
 
@@ -235,7 +238,7 @@ def pool_type_counts(corpus: CounterCorpus, split: str, setting: str) -> dict[st
 def read_type_counts(path: str | Path) -> dict[str, dict[str, int]]:
     """Parse the ragged `00-argument-pair-type-counts.tsv`: file stem -> {type: count}."""
     out: dict[str, dict[str, int]] = {}
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    lines = split_lines(read_text_file(path))
     for line in lines[1:]:
         cells = [c for c in line.split("\t") if c.strip()]
         if not cells:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from argsim.data.catalog import DatasetInfo, Stat, register_dataset
 from argsim.errors import DataLayoutError, InputError
-from argsim.io import read_json
+from argsim.io import read_json, regular_files
 
 DIALOG_PREFIX = "dialog_summarization/PoliInfo2-DialogSummarization-JA-Formal-"
 DIALOG_SPLITS = {"training-segmented": "Training-Segmented", "training-unsegmented": "Training-Unsegmented",
@@ -74,7 +74,7 @@ def heisei_date(raw: str) -> str:
 
 
 def minutes_files(folder: Path) -> list[Path]:
-    files = sorted((folder / "minutes").glob("*/*.json"))
+    files = regular_files(sorted((folder / "minutes").glob("*/*.json")), folder / "minutes", "minutes files")
     if not files:
         raise DataLayoutError(f"{folder / 'minutes'}: no minutes JSON files (expected committees/*.json, "
                               "proceedings/*.json)")

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from argsim.data.catalog import DatasetInfo, Stat, register_dataset
 from argsim.errors import InputError
+from argsim.io import read_text_file, split_lines
 
 SPLIT_FILES = {"train": "SICK_train.txt", "trial": "SICK_trial.txt", "test": "SICK_test_annotated.txt"}
 LABELS = ("NEUTRAL", "ENTAILMENT", "CONTRADICTION")
@@ -30,12 +31,7 @@ class SickPair:
 
 def _read_tsv(path: Path, required: tuple[str, ...]) -> list[dict[str, str]]:
     """Rows of a header-first, unquoted TSV file, with file/row/column errors."""
-    if not path.is_file():
-        raise InputError(path, "file not found")
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"not UTF-8 ({exc.reason})") from None
+    lines = split_lines(read_text_file(path))
     if not lines:
         raise InputError(path, "empty file")
     header = lines[0].split("\t")

@@ -5,7 +5,7 @@ An engine maps a function over items, `fn(shared, item)`, and returns the result
 passes the object itself; the Ray engine puts it in the object store once and every task reads it from there.
 Both give the same numbers; the Ray engine only adds parallelism across the cluster's CPUs.
 
-No home-made process pools (DESIGN.md, "Scale"): parallelism past one process is Ray's.
+No home-made process pools: parallelism past one process is Ray's (the CLI's `--engine ray`, `--ray-address`).
 """
 
 from __future__ import annotations

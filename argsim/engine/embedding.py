@@ -25,10 +25,14 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from argsim.errors import ArgsimError, InputError
+
+if TYPE_CHECKING:
+    from argsim.backend.encoder import Encoder
 
 MANIFEST = "_argsim_embeddings.json"
 #: CPUs reserved by the read and write tasks: none, so that an actor per CPU can never starve them (they are I/O)
@@ -90,32 +94,36 @@ def shard_table(ids: list[str], keys: list[bytes], vectors: np.ndarray):  # noqa
 
 def input_columns(path: Path) -> list[str]:
     """Column names of a CSV/TSV/JSONL/Parquet file (read from its header / first record / schema)."""
+    from argsim.io import check_input_file
+
     suffix = path.suffix.lower()
-    if not path.exists():
-        raise InputError(path, "file not found")
+    if not path.is_dir():
+        check_input_file(path)  # a FIFO is never opened; the message names what the path is
     if suffix == ".parquet" or path.is_dir():
         import pyarrow.dataset as pads
 
         return list(pads.dataset(str(path), format="parquet").schema.names)
-    with open(path, encoding="utf-8", errors="replace") as fh:
+    from argsim.io import parse_json
+
+    with open(path, "rb") as fh:  # binary lines end at \n only (a U+2028 or lone CR stays inside its line)
         if suffix in (".jsonl", ".ndjson"):
-            for line in fh:
+            for n, raw in enumerate(fh, start=1):
+                line = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
                 if line.strip():
-                    try:
-                        obj = json.loads(line)
-                    except json.JSONDecodeError as exc:
-                        raise InputError(path, f"malformed JSON line: {exc.msg}", row=1) from None
+                    obj = parse_json(line, path, n)
                     return list(obj) if isinstance(obj, dict) else []
             return []
         delim = "\t" if suffix in (".tsv", ".tab") else ","
-        return [h.strip().lstrip("\ufeff") for h in fh.readline().rstrip("\r\n").split(delim)]
+        first = fh.readline().decode("utf-8", errors="replace")
+        return [h.strip().lstrip("\ufeff") for h in first.rstrip("\r\n").split(delim)]
 
 
 def check_input(path: Path, spec: EmbedSpec) -> None:
     """The columns the run needs exist (plain text files have one implicit column)."""
     if path.suffix.lower() not in TABLE_SUFFIXES and not path.is_dir():
-        if not path.is_file():
-            raise InputError(path, "file not found")
+        from argsim.io import check_input_file
+
+        check_input_file(path)
         return
     found = input_columns(path)
     for col in (spec.column, spec.id_column):
@@ -308,10 +316,24 @@ def embed_texts_ray(engine, spec: EmbedSpec, texts: list[str], chunk_rows: int, 
 
 
 def read_manifest(folder: Path) -> dict:
-    path = Path(folder) / MANIFEST
+    """The shard folder's manifest, its fields typed (InputError, one line, otherwise)."""
+    from argsim.io import read_json
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise InputError(folder, "not a folder" if folder.exists() else "folder not found")
+    path = folder / MANIFEST
     if not path.is_file():
         raise InputError(folder, f"not an argsim shard folder (no {MANIFEST})")
-    return json.loads(path.read_text(encoding="utf-8"))
+    manifest = read_json(path)
+    if not isinstance(manifest, dict):
+        raise InputError(path, "expected a JSON object")
+    for key, kind in (("model", str), ("identity", str), ("dim", int), ("rows", int)):
+        value = manifest.get(key)
+        if not isinstance(value, kind) or isinstance(value, bool) or (kind is int and value < 0):
+            raise InputError(path, f"'{key}' must be {'a string' if kind is str else 'a non-negative integer'}",
+                             column=key)
+    return manifest
 
 
 def read_shards(folder: str | Path) -> tuple[list[str], list[bytes], np.ndarray, dict]:
@@ -321,17 +343,97 @@ def read_shards(folder: str | Path) -> tuple[list[str], list[bytes], np.ndarray,
 
     folder = Path(folder)
     manifest = read_manifest(folder)
-    files = sorted(str(f) for f in folder.glob("*.parquet"))
-    table = pads.dataset(files, format="parquet").to_table(columns=["id", "key", "vector"])
+    files = sorted(str(f) for f in folder.glob("*.parquet") if f.is_file())
+    try:
+        table = pads.dataset(files, format="parquet").to_table(columns=["id", "key", "vector"])
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise InputError(folder, f"unreadable shards ({str(exc).splitlines()[0][:160]})") from None
     col = table.column("vector")
     dim = int(manifest["dim"])
+    size = getattr(col.type, "list_size", None)
+    if size != dim:
+        raise InputError(folder, f"the shards hold {size}-d vectors but the manifest says {dim}")
     flat = pa.concat_arrays([c.flatten() for c in col.chunks]) if col.num_chunks else pa.array([], pa.float32())
     vectors = np.asarray(flat.to_numpy(zero_copy_only=False), dtype=np.float32).reshape(-1, dim)
     return table.column("id").to_pylist(), table.column("key").to_pylist(), vectors, manifest
 
 
-def import_shards(folder: str | Path, cache_dir: str | Path, chunk: int = 50_000) -> tuple[int, dict]:
-    """Merge a shard folder into the embedding cache of its model identity; returns (rows stored, manifest)."""
+#: how many imported rows are encoded again and compared; the smallest cosine accepted
+VERIFY_ROWS = 16
+VERIFY_MIN_COSINE = 0.99
+
+
+def _source_texts(path: Path, manifest: dict) -> list[str]:
+    """The texts of the file the shards were made from, read as `embed` read them."""
+    from argsim.io import read_texts
+
+    column = manifest.get("column") or "text"
+    if path.suffix.lower() == ".parquet" or path.is_dir():
+        import pyarrow.dataset as pads
+
+        return [str(t) for t in pads.dataset(str(path), format="parquet").to_table(columns=[column])
+                .column(column).to_pylist()]
+    return read_texts(path, column=column)
+
+
+def verify_shards(folder: Path, keys: list[bytes], vectors: np.ndarray, manifest: dict, encoder: Encoder,
+                  source: Path, rows: int = VERIFY_ROWS, seed: int = 0) -> None:
+    """Refuse (ArgsimError, one line) shards whose vectors are not `encoder`'s: the identity and dimension must be
+    the encoder's, every vector finite, and `rows` seeded random rows, encoded again from their texts in `source`
+    (without the cache), must agree with the stored ones (cosine >= VERIFY_MIN_COSINE).
+
+    A manifest is a label anyone can edit; only vectors computed here are trusted.
+
+    Args:
+        folder: the shard folder (for messages).
+        keys: the rows' text keys (SHA-1).
+        vectors: the rows' vectors.
+        manifest: the folder's manifest.
+        encoder: the model the manifest names, loaded here.
+        source: the file the shards were made from.
+        rows: how many rows to encode again.
+        seed: the sample's seed.
+
+    Example:
+        >>> verify_shards(folder, keys, vectors, manifest, get_encoder("minilm"), Path("texts.txt"))  # doctest: +SKIP
+    """
+    if manifest["identity"] != encoder.cache_key:
+        raise ArgsimError(f"{folder}: the shards were made by {manifest['identity']!r}, but model "
+                          f"{manifest['model']!r} here is {encoder.cache_key!r}; nothing was imported")
+    if len(vectors) and not np.isfinite(vectors).all():
+        raise ArgsimError(f"{folder}: the shards hold non-finite values; nothing was imported")
+    if not len(keys):
+        return
+    if not source.exists():
+        raise ArgsimError(f"{folder}: the source file {source} is not here, so the vectors cannot be checked "
+                          "against the model; give it with --source FILE; nothing was imported")
+    src = _source_texts(source, manifest)
+    texts = dict(zip(text_keys(src), src, strict=True))
+    pick = np.random.default_rng(seed).choice(len(keys), size=min(rows, len(keys)), replace=False)
+    missing = [int(i) for i in pick if bytes(keys[i]) not in texts]
+    if missing:
+        raise ArgsimError(f"{folder}: row {missing[0] + 1}'s text is not in the source {source}; nothing was "
+                          "imported")
+    fresh = encoder.encode([texts[bytes(keys[i])] for i in pick], use_cache=False, show_progress=False)
+    if fresh.shape[1] != vectors.shape[1]:
+        raise ArgsimError(f"{folder}: the shards hold {vectors.shape[1]}-d vectors; {manifest['model']!r} makes "
+                          f"{fresh.shape[1]}-d ones; nothing was imported")
+    stored = vectors[pick]
+    norms = np.linalg.norm(stored, axis=1) * np.linalg.norm(fresh, axis=1)
+    cos = np.where(norms > 0, (stored * fresh).sum(axis=1) / np.maximum(norms, 1e-30), 0.0)
+    worst = int(np.argmin(cos))
+    if cos[worst] < VERIFY_MIN_COSINE:
+        raise ArgsimError(f"{folder}: row {int(pick[worst]) + 1} is not {manifest['model']!r}'s vector of its text "
+                          f"(cosine {cos[worst]:.4f} with the vector computed now); nothing was imported")
+
+
+def import_shards(folder: str | Path, cache_dir: str | Path, chunk: int = 50_000, config=None,  # noqa: ANN001
+                  source: str | Path | None = None) -> tuple[int, dict]:
+    """Merge a shard folder into the embedding cache of its model identity; returns (rows stored, manifest).
+
+    The rows enter the cache only after `verify_shards` accepts them (the model the manifest names is loaded
+    with `config`'s options; `source` overrides the manifest's source file)."""
+    from argsim.backend import get_encoder
     from argsim.backend.cache import EmbeddingCache
 
     folder = Path(folder)
@@ -340,6 +442,12 @@ def import_shards(folder: str | Path, cache_dir: str | Path, chunk: int = 50_000
         raise ArgsimError(f"{folder}: shards hold L2-normalised vectors; the cache stores the model's raw vectors "
                           "(embed again without --normalize to import)")
     _, keys, vectors, _ = read_shards(folder)
+    pooling, length = manifest.get("pooling"), manifest.get("max_seq_length")
+    if pooling is not None and not isinstance(pooling, str) or length is not None and not isinstance(length, int):
+        raise InputError(folder / MANIFEST, "'pooling' must be a string and 'max_seq_length' an integer")
+    encoder = get_encoder(manifest["model"], pooling=pooling, max_seq_length=length, config=config)
+    verify_shards(folder, keys, vectors, manifest, encoder,
+                  Path(source) if source is not None else Path(str(manifest.get("source", ""))))
     cache = EmbeddingCache(cache_dir, manifest["identity"])
     try:
         for start in range(0, len(keys), chunk):
@@ -354,7 +462,8 @@ def import_shards(folder: str | Path, cache_dir: str | Path, chunk: int = 50_000
 
 def _manifest(spec: EmbedSpec, identity: str, dim: int, rows: int, engine: str, source: Path, **extra) -> dict:
     return {"model": spec.model, "identity": identity, "pooling": spec.pooling, "max_seq_length": spec.max_seq_length,
-            "normalize": spec.normalize, "dim": dim, "rows": rows, "engine": engine, "source": str(source),
+            "normalize": spec.normalize, "dim": dim, "rows": rows, "engine": engine,
+            "source": str(Path(source).resolve()),
             "column": spec.column, "id_column": spec.id_column, **extra}
 
 

@@ -10,7 +10,8 @@ Readings chosen where the sources leave it open:
   front of the argument, joined with the tokenizer's own separator token: "topic [SEP] argument" /
   "topic [SEP] pro [SEP] argument" (RoBERTa: "</s>"). The key point side is the key point alone.
 - optimizer: AdamW lr 2e-5, weight decay 0, 10% linear warm-up then linear decay to 0, gradients clipped at 1
-  (sentence-transformers' defaults apart from the weight decay); batch 16, max length 96 tokens for the pair.
+  (sentence-transformers' defaults apart from the weight decay); batch 16, max length 96 tokens for the pair;
+  3 epochs (the recommended recipe).
 - score: the sigmoid probability; `rank keypoints` ranks each argument's candidates by it (ties as any score).
 - a saved folder is a plain CrossEncoder folder (`config_sentence_transformers.json` says model_type
   "CrossEncoder": that is how argsim recognises one); `argsim_kpm_cross.json` beside it holds the input format.
@@ -23,9 +24,11 @@ import math
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Literal
 
 from argsim.data.argkp import KPMData
 from argsim.errors import ArgsimError, ModelError
+from argsim.options import setting
 
 CONTEXTS = ("none", "topic", "topic-stance")
 CROSS_INFO = "argsim_kpm_cross.json"
@@ -35,15 +38,27 @@ ST_CONFIG = "config_sentence_transformers.json"
 
 @dataclass
 class CrossConfig:
-    model: str = "minilm"
-    context: str = "none"  # none | topic | topic-stance
-    epochs: float = 1.0
-    batch_size: int = 16
-    lr: float = 2e-5
-    warmup_ratio: float = 0.1
-    weight_decay: float = 0.0
-    max_length: int = 96
-    seed: int = 13
+    """The settings of `train_cross`; the defaults are the recommended recipe (`argsim models build kpm-cross`:
+    MiniLM, BCE, 3 epochs). Each field is one option of `argsim train kpm-cross` (see `argsim.options`).
+
+    Example:
+        >>> CrossConfig().epochs, CrossConfig(context="topic").context
+        (3.0, 'topic')
+    """
+
+    model: str = setting("minilm", "Backbone: minilm, mpnet, a transformers / sentence-transformers folder or a "
+                         "Hugging Face id (e.g. FacebookAI/roberta-base).")
+    context: Literal["none", "topic", "topic-stance"] = setting(
+        "none", "What precedes the argument: none, topic ('topic [SEP] argument') or topic-stance "
+        "('topic [SEP] pro [SEP] argument'); the key point side is the key point alone.")
+    epochs: float = setting(3.0, "Epochs over the labelled pairs.", min=0.01)
+    batch_size: int = setting(16, "Pairs per batch.", min=1)
+    lr: float = setting(2e-5, "Peak learning rate (AdamW, linear warm-up then linear decay to 0).", min=0)
+    warmup_ratio: float = setting(0.1, "Share of the planned steps spent warming up.", min=0, max=1)
+    weight_decay: float = setting(0.0, "AdamW weight decay.", min=0)
+    max_length: int = setting(96, "Token limit of the (argument, key point) pair.", min=8, option="--max-seq-length",
+                              aliases=("--max-length",))
+    seed: int = setting(13, "Random seed (the global --seed).", cli=False)
 
 
 def format_argument(text: str, topic: str, stance: int, context: str, sep: str = "[SEP]") -> str:
@@ -91,7 +106,7 @@ def load_cross_encoder(name: str, device: str = "cpu", max_length: int | None = 
     """A CrossEncoder from a registry name, folder or Hugging Face id (the backend's resolution), checked first."""
     from sentence_transformers import CrossEncoder
 
-    from argsim.backend.registry import MODELS, _quiet_libraries, check_model_folder, model_path
+    from argsim.backend.registry import HF_LOAD, MODELS, _quiet_libraries, check_model_folder, model_path
 
     _quiet_libraries()
     folder = model_path(name)
@@ -99,7 +114,7 @@ def load_cross_encoder(name: str, device: str = "cpu", max_length: int | None = 
         check_model_folder(folder)
     try:
         return CrossEncoder(str(folder), num_labels=num_labels, max_length=max_length, device=device,
-                            local_files_only=True)
+                            **HF_LOAD)
     except (OSError, ValueError, KeyError) as exc:
         raise ModelError(f"cannot load cross-encoder '{name}': {exc}") from None
 

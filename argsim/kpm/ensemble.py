@@ -18,6 +18,7 @@ the same footing as a bi-encoder's cosine. Probabilities are stored to 6 decimal
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -33,12 +34,12 @@ _SCORERS: dict[tuple[str, str], object] = {}  # loaded cross-encoders, once per 
 
 
 def check_weights(models: Sequence[str], weights: Sequence[float] | None) -> list[float]:
-    """Equal weights when none are given; otherwise one non-negative weight per model, not all zero."""
+    """Equal weights when none are given; otherwise one finite non-negative weight per model, not all zero."""
     if not weights:
         return [1.0 / len(models)] * len(models)
     if len(weights) != len(models):
         raise ArgsimError(f"--weight given {len(weights)} time(s) for {len(models)} --model(s): give one per model")
-    if any(w < 0 for w in weights) or not any(w > 0 for w in weights):
+    if not all(math.isfinite(w) for w in weights) or any(w < 0 for w in weights) or not any(w > 0 for w in weights):
         raise ArgsimError(f"--weight values must be non-negative and not all zero, not {list(weights)}")
     return [float(w) for w in weights]
 

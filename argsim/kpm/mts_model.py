@@ -9,61 +9,17 @@ chosen by MultiSimilarityMiner, all with cosine similarity.
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
 from torch import nn
 
 from argsim.backend.models import pool
+from argsim.kpm.mts_config import CONFIG_FILE, VARIANTS, MTSConfig  # noqa: F401 (imported from here too)
 
-VARIANTS = ("mts", "qa", "simakp")
-CONFIG_FILE = "mts_config.json"
 HEAD_FILE = "mts_head.pt"
 
 
-@dataclass
-class MTSConfig:
-    model: str = "minilm"
-    variant: str = "mts"
-    pooling: str = "cls-last4"
-    stance_dim: int = 32
-    out_dim: int = 256
-    dropout: float = 0.1
-    statement_max_len: int = 50
-    topic_max_len: int = 30
-    # optimisation
-    epochs: int = 2
-    lr: float = 3e-5
-    head_lr: float = 1e-3
-    warmup_ratio: float = 0.05
-    weight_decay: float = 0.01
-    max_pos: int = 30
-    max_neg: int = 90
-    max_unmatched: int = 15
-    pair_batch_size: int = 32
-    freeze_layers: int = 0
-    identity_init: bool = False  # projection starts as [0 | 0 | I]: e = the statement's own embedding
-    frozen_backbone: bool = False  # train only the stance + projection layers on cached backbone features
-    train_layers: int = 0  # >0: train only the top N layers on cached lower-layer states (BERT-type backbones)
-    max_batches: int = 0  # per epoch, 0 = all
-    # loss
-    tuplet_margin_deg: float = 5.73
-    tuplet_scale: float = 64.0
-    ipv_weight: float = 0.5
-    miner_epsilon: float = 0.2
-    contrastive_pos_margin: float = 1.0
-    contrastive_neg_margin: float = 0.5
-    seed: int = 13
-
-    def save(self, folder: Path) -> None:
-        (folder / CONFIG_FILE).write_text(json.dumps(asdict(self), indent=2), encoding="utf-8")
-
-    @classmethod
-    def load(cls, folder: Path) -> MTSConfig:
-        data = json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8"))
-        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
 
 
 class MTSNet(nn.Module):
@@ -171,12 +127,15 @@ def load_net(folder: str | Path, device: str = "cpu") -> MTSNet:
     """A trained network saved by `MTSNet.save`."""
     from transformers import AutoModel, AutoTokenizer
 
+    from argsim.backend.safety import HF_LOAD, check_model_folder, load_torch_weights
+
     folder = Path(folder)
     cfg = MTSConfig.load(folder)
-    tokenizer = AutoTokenizer.from_pretrained(str(folder / "backbone"), local_files_only=True)
-    backbone = AutoModel.from_pretrained(str(folder / "backbone"), local_files_only=True)
+    check_model_folder(folder / "backbone")
+    tokenizer = AutoTokenizer.from_pretrained(str(folder / "backbone"), **HF_LOAD)
+    backbone = AutoModel.from_pretrained(str(folder / "backbone"), use_safetensors=True, **HF_LOAD)
     net = MTSNet(tokenizer, backbone, cfg)
-    head = torch.load(folder / HEAD_FILE, map_location="cpu", weights_only=True)
+    head = load_torch_weights(folder / HEAD_FILE)
     net.stance.load_state_dict(head["stance"])
     net.proj.load_state_dict(head["proj"])
     return net.to(device).eval()

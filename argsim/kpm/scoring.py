@@ -26,11 +26,51 @@ from argsim.vectors import l2_normalize
 Predictions = dict[str, dict[str, float]]
 
 
-def _format(template: str, text: str, topic: str, stance: int) -> str:
+TEMPLATE_FIELDS = ("text", "topic", "stance")
+
+
+def check_template(template: str, option: str = "template", fields: Sequence[str] = TEMPLATE_FIELDS) -> str:
+    """`template` if every replacement field in it is a plain `{name}` of `fields`, else ArgsimError (one line).
+
+    Parsed with `string.Formatter`: attribute or index access (`{topic.__class__}`, `{text[0]}`), conversions
+    (`!r`), nested fields in a format spec, unknown names and unbalanced braces are refused before anything is
+    formatted, so a template can only place the statement's own strings. `{{` and `}}` stay literal braces.
+
+    Args:
+        template: e.g. "{topic}: {text}".
+        option: how messages name it (e.g. '--kp-template').
+        fields: the names allowed.
+
+    Returns:
+        `template` unchanged.
+
+    Example:
+        >>> check_template("{topic} | {text}")
+        '{topic} | {text}'
+    """
+    import string
+
     try:
-        return template.format(text=text, topic=topic, stance="pro" if stance > 0 else "con")
-    except (KeyError, IndexError) as exc:
-        raise ArgsimError(f"template {template!r}: unknown field {exc}; use {{text}}, {{topic}}, {{stance}}") from None
+        parts = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise ArgsimError(f"{option} {template!r}: {exc}") from None
+    allowed = ", ".join("{" + f + "}" for f in fields)
+    for _literal, name, spec, conversion in parts:
+        if name is None:
+            continue
+        if name not in fields or conversion is not None or (spec and ("{" in spec or "}" in spec)):
+            shown = "{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+            raise ArgsimError(f"{option} {template!r}: {shown} is not a plain field; use {allowed}")
+        try:
+            format("x", spec)
+        except ValueError as exc:
+            raise ArgsimError(f"{option} {template!r}: format spec {spec!r} of {{{name}}}: {exc}") from None
+    return template
+
+
+def _format(template: str, text: str, topic: str, stance: int) -> str:
+    check_template(template)
+    return template.format(text=text, topic=topic, stance="pro" if stance > 0 else "con")
 
 
 def embed_statements(encoder: Encoder, texts: Sequence[str], topics: Sequence[str], stances: Sequence[int],
@@ -41,7 +81,9 @@ def embed_statements(encoder: Encoder, texts: Sequence[str], topics: Sequence[st
     if contextual is not None:
         vecs = contextual(list(texts), list(topics), list(stances), engine=engine)
     else:
-        formatted = [_format(template, t, tp, s) for t, tp, s in zip(texts, topics, stances, strict=True)]
+        check_template(template)
+        formatted = [template.format(text=t, topic=tp, stance="pro" if s > 0 else "con")
+                     for t, tp, s in zip(texts, topics, stances, strict=True)]
         vecs = encode(engine, encoder, formatted)
     return l2_normalize(vecs).astype(np.float32)
 

@@ -1,7 +1,8 @@
 """The official KPA-2021 Track 1 metric (strict / relaxed mean average precision), reimplemented exactly.
 
-Procedure of `code/track_1_kp_matching.py` (IBM/KPA_2021_shared_task, commit 2f5e2d5), see
-`shared/data/argkp/SOURCE.md`:
+Procedure of the organisers' evaluation script, `code/track_1_kp_matching.py` in the GitHub repository
+IBM/KPA_2021_shared_task (commit 2f5e2d5; Friedman et al., "Overview of the 2021 Key Point Analysis Shared
+Task", ArgMining 2021):
 
 1. key point ids absent from the key-points file are dropped; each argument keeps its highest-scoring key
    point (first in JSON order on ties, as Python's `max` does; or a seeded random choice);
@@ -118,6 +119,9 @@ def read_predictions(path: str | Path) -> dict[str, dict[str, float]]:
                                        "finite number")
             scores[kp_id] = float(score)
         out[arg_id] = scores
+    if not any(out.values()):
+        raise InputError(path, "no predictions: not one (argument, key point) score; an empty file would score "
+                               "mAP 0 for every group")
     return out
 
 

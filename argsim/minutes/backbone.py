@@ -17,8 +17,9 @@ def minilm_tokenizer_report(texts: Sequence[str], model: str = "minilm") -> dict
     from transformers import AutoTokenizer
 
     from argsim.backend import model_path
+    from argsim.backend.safety import HF_LOAD
 
-    tok = AutoTokenizer.from_pretrained(str(model_path(model)), local_files_only=True)
+    tok = AutoTokenizer.from_pretrained(str(model_path(model)), **HF_LOAD)
     normalizer = tok.backend_tokenizer.normalizer if getattr(tok, "backend_tokenizer", None) else None
     n_tok = n_unk = n_chars = n_changed = n_voiced = n_voiced_changed = 0
     for text in texts:

@@ -42,7 +42,7 @@ def read_summaries(path: Path) -> SummaryFile:
                                                  for r in rows):
             raise InputError(path, "expected a list of items with 'summary' and 'gold' (or {'summaries': [...]})")
     else:
-        rows = read_records(path, required=["summary", "gold"])
+        rows = read_records(path, required=["summary", "gold"], text=["summary", "gold"])
     rows = [r for r in rows if str(r.get("gold") or "").strip()]
     if not rows:
         raise InputError(path, "no item has a gold summary")

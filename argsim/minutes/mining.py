@@ -17,6 +17,7 @@ import numpy as np
 
 from argsim.data.poliinfo import Meeting
 from argsim.minutes.text import boilerplate, clean_lines
+from argsim.options import setting
 from argsim.vectors import l2_normalize
 
 SPLITS = ("train", "dev", "test")
@@ -34,13 +35,22 @@ class Line:
 
 @dataclass(frozen=True)
 class MiningConfig:
-    pos_threshold: float = 0.5
-    neg_threshold: float = 0.9
-    min_chars: int = 10
-    boilerplate_min_count: int = 5  # 0 disables boilerplate removal
-    max_draws: int = 100
-    fractions: tuple[float, float, float] = (0.8, 0.1, 0.1)
-    seed: int = 42
+    """The mining settings (Shirafuji et al., Sec. 3.1); each field but `fractions` and `seed` is one option of
+    `argsim data triplets minutes` (see `argsim.options`).
+
+    Example:
+        >>> MiningConfig().pos_threshold, MiningConfig(max_draws=10).max_draws
+        (0.5, 10)
+    """
+
+    pos_threshold: float = setting(0.5, "Minimum cosine of target and next line (positive).", min=-1, max=1)
+    neg_threshold: float = setting(0.9, "Maximum cosine of target and a drawn negative.", min=-1, max=1)
+    min_chars: int = setting(10, "Drop cleaned lines shorter than this.", min=0)
+    boilerplate_min_count: int = setting(5, "Drop lines repeated verbatim this often (0: keep).", min=0)
+    max_draws: int = setting(100, "Negative draws per target before giving up.", min=1)
+    fractions: tuple[float, float, float] = setting((0.8, 0.1, 0.1), "Train / dev / test shares of the meetings.",
+                                                    cli=False)
+    seed: int = setting(42, "Random seed (the global --seed).", cli=False)
 
 
 def corpus_lines(meetings: Sequence[Meeting], min_chars: int = 10, boilerplate_min_count: int = 5) -> list[Line]:

@@ -88,8 +88,8 @@ def build_ginza_model(update_embeddings: bool = True, dense: bool = True,  # noq
     to its row or zero) -> mean pooling -> Dense(300, 300) = identity."""
     import torch
     from sentence_transformers import SentenceTransformer
-    from sentence_transformers.models import Dense, Pooling, WordEmbeddings
-    from sentence_transformers.models.tokenizer import WhitespaceTokenizer
+    from sentence_transformers.sentence_transformer.modules import Dense, Pooling, WordEmbeddings
+    from sentence_transformers.sentence_transformer.modules.tokenizer import WhitespaceTokenizer
 
     nlp = _ginza_nlp()
     table = np.asarray(nlp.vocab.vectors.data, dtype=np.float32)
@@ -139,9 +139,10 @@ class SegmentedSentenceTransformerEncoder(Encoder):
         from sentence_transformers import SentenceTransformer
 
         from argsim.backend.device import cast_for_inference
+        from argsim.backend.safety import HF_LOAD
 
         self.folder = Path(folder)
-        self.model = cast_for_inference(SentenceTransformer(str(self.folder), device=device, local_files_only=True),
+        self.model = cast_for_inference(SentenceTransformer(str(self.folder), device=device, **HF_LOAD),
                                         precision)
         self.name, self.device, self.batch_size, self.precision = self.folder.name, device, batch_size, precision
         self.identity = f"minutes-sbert:{fingerprint(self.folder)}"

@@ -72,19 +72,17 @@ def user_items(path: Path, default_budget: int = 100) -> list[MinutesItem]:
     (character budget, at least 1) and `summary` (gold). Rows with the same id form one item, in file order, and
     must agree on topic, subtopic, length and summary (a later row may leave them blank); each text is cleaned
     and split into sentences. Errors name the record (1-based, in file order)."""
-    from argsim.io import read_records
+    from argsim.io import parse_count, read_records
 
-    rows = read_records(path, required=["id", "text", "topic", "subtopic"])
+    rows = read_records(path, required=["id", "text", "topic", "subtopic"],
+                        text=["text", "topic", "subtopic", "summary"])
     items: dict[str, MinutesItem] = {}
     first: dict[str, tuple[int, dict]] = {}
     for r, row in enumerate(rows, start=1):
         key = str(row["id"])
         if key not in items:
             raw = row.get("length")
-            try:
-                budget = int(raw) if raw not in (None, "") else default_budget
-            except (TypeError, ValueError):
-                raise InputError(path, f"length {raw!r} is not an integer", row=r, column="length") from None
+            budget = parse_count(raw, path, r, "length") if raw not in (None, "") else default_budget
             if budget < 1:
                 raise InputError(path, f"length {budget} must be at least 1 character", row=r, column="length")
             items[key] = MinutesItem(key, [], topic_text(str(row["topic"] or "")), str(row["subtopic"] or ""),
@@ -167,3 +165,18 @@ def _best_single(it: MinutesItem, vec_of: dict, options: SummarizeOptions) -> in
     ranked = (select_paper(sv, 1, vec_of.get(it.main_topic), vec_of.get(it.sub_topic), options.weights)
               if options.method == "embedrank-paper" else select_embedrank(sv, 1, options.beta))
     return ranked[0][0]
+
+
+def run_summaries(items: Sequence[MinutesItem], model: str = "ginza", options: SummarizeOptions = SummarizeOptions(),
+                  config=None) -> tuple[list[dict], float]:  # noqa: ANN001 (RunConfig)
+    """`summarize_items` with the backend encoder `model` (only the EmbedRank methods embed); the records and
+    the seconds the summarising took (`argsim summarize minutes` and `argsim.summarize_minutes` call this)."""
+    from argsim.backend import get_encoder
+    from argsim.config import RunConfig
+    from argsim.measure import timed
+
+    config = config or RunConfig()
+    enc = get_encoder(model, config=config) if options.method.startswith("embedrank") else None
+    with timed() as t:
+        results = summarize_items(items, enc, options, quiet=config.quiet)
+    return results, t["seconds"]

@@ -1,20 +1,71 @@
-"""The recommended model of each task as a recipe: argsim command lines, the output folder, the time it takes.
+"""The recommended model of each task as a recipe: presets over the trainers' config dataclasses.
 
-A recipe's steps are argsim command lines (the documented ones: docs/kpm.md, docs/counterargs-neural.md,
-docs/thematic.md, docs/minutes.md, issue 16): `prepare` builds data once (skipped when `creates` exists),
-`train` trains into `out` (resumable: the build adds --resume when a checkpoint is there), `score` lines run
-after training (eval commands that merge their rows into bench/results themselves). `figures` name where the
-figure the model reached is read: {row metric: "file-in-out:dotted.key"}; the build turns them into
-bench/results/<task>.json rows and `argsim models` shows them.
+A recipe's steps are argsim commands (`Step`): a train step is the command plus a preset of its config dataclass
+(`SbertConfig`, `CrossConfig`, `NeuralConfig`, `ThematicTrainConfig`, `MinutesTrainConfig`): the command line is
+built from it (`argsim.options.config_argv`: only the fields that differ from the defaults become options, so
+a recipe whose preset is the default trains what the command trains with no option). `prepare` builds data once
+(skipped when `creates` exists), `train` trains into `out` (resumable: the build adds --resume when a checkpoint
+is there), `score` lines run after training (eval commands that merge their rows into bench/results
+themselves). `figures` name where the figure the model reached is read: {row metric: "file-in-out:dotted.key"};
+the build turns them into bench/results/<task>.json rows and `argsim models` shows them.
 
-`cpu_minutes`: the wall time on 2 idle CPU cores - measured where `basis` says so, else estimated from a
-measured step cost times the steps; `gpu_minutes`: ESTIMATED for one GPU (H100-class) from the same step costs
+`cpu_minutes`: the wall time on 2 CPU cores - measured where `basis` says so, else estimated from a measured
+step cost times the steps; `gpu_minutes`: ESTIMATED for one GPU (H100-class) from the same step costs
 (transformer steps taken as 25x faster than on the 2 cores, the word-vector/BiLSTM ones 10x; no GPU measured it).
 """
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
+from typing import Any
+
+from argsim.counter.neural.config import NeuralConfig
+from argsim.kpm.cross import CrossConfig
+from argsim.kpm.sbert import SbertConfig
+from argsim.minutes.train import MinutesTrainConfig
+from argsim.options import config_argv
+from argsim.thematic.config import ThematicTrainConfig
+
+
+@dataclass(frozen=True)
+class Step:
+    """One argsim command: `command` ("train sbert"), a `config` preset (its non-default fields become options),
+    positional `args` and other `options` ((flag, value) pairs in order; True: a bare flag).
+
+    Example:
+        >>> Step("train kpm-cross", CrossConfig(epochs=1), options=(("--out", "models/x"),)).line
+        'argsim train kpm-cross --epochs 1 --out models/x'
+    """
+
+    command: str
+    config: Any = None
+    args: tuple[str, ...] = ()
+    options: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def line(self) -> str:
+        parts = ["argsim", *self.command.split(), *self.args]
+        if self.config is not None:
+            parts += config_argv(self.config)
+        for flag, value in self.options:
+            parts += [flag] if value is True else [flag, str(value)]
+        return shlex.join(parts)
+
+
+def step(command: str, config: Any = None, *args: str, **options: Any) -> Step:
+    """A `Step` whose options are keyword arguments (`checkpoint_every=200` -> `--checkpoint-every 200`; a list
+    value repeats the option)."""
+    pairs: list[tuple[str, Any]] = []
+    for name, value in options.items():
+        flag = "--" + name.replace("_", "-")
+        pairs += [(flag, v) for v in value] if isinstance(value, list) else [(flag, value)]
+    return Step(command, config, tuple(args), tuple(pairs))
+
+
+def line(command: Step | str) -> str:
+    """A step's command line (a string is one already)."""
+    return command if isinstance(command, str) else command.line
 
 
 @dataclass(frozen=True)
@@ -23,17 +74,35 @@ class Recipe:
     task: str  # bench/results/<task>.json
     description: str
     out: str
-    train: str  # an argsim command line (may be "" for a score-only recipe)
+    train: Step | str | None  # the training command (None for a score-only recipe)
     cpu_minutes: float
     gpu_minutes: float
     basis: str
-    prepare: tuple[tuple[str, str], ...] = ()  # (command line, path it creates)
-    score: tuple[str, ...] = ()
+    prepare: tuple[tuple[Step | str, str], ...] = ()  # (command, path it creates)
+    score: tuple[Step | str, ...] = ()
     figures: dict[str, str] = field(default_factory=dict)
     method: str = ""
     setting: str = ""
     split: str = ""
     needs: tuple[str, ...] = ()  # recipes whose models this one uses
+
+    @property
+    def train_line(self) -> str:
+        """The training command line ("" when the recipe trains nothing)."""
+        return line(self.train) if self.train else ""
+
+    @property
+    def prepare_lines(self) -> tuple[tuple[str, str], ...]:
+        return tuple((line(command), creates) for command, creates in self.prepare)
+
+    @property
+    def score_lines(self) -> tuple[str, ...]:
+        return tuple(line(command) for command in self.score)
+
+    @property
+    def lines(self) -> list[str]:
+        """Every command line in the order the build runs them."""
+        return [c for c, _ in self.prepare_lines] + ([self.train_line] if self.train else []) + list(self.score_lines)
 
 
 KPM_SBERT = "models/kpm-sbert-contrastive"
@@ -42,7 +111,7 @@ THEMATIC_DATA = "runs/thematic/data"
 MINUTES_DATA = "runs/minutes-triplets"
 
 
-def kpm_recipe(name: str, description: str, out: str, train: str, cpu_minutes: float, gpu_minutes: float,
+def kpm_recipe(name: str, description: str, out: str, train: Step, cpu_minutes: float, gpu_minutes: float,
                basis: str, method: str, setting: str) -> Recipe:
     """A key point matcher trained on ArgKP train; its training run records the dev mAPs it reached."""
     return Recipe(name, "kpm", description, out, train, cpu_minutes=cpu_minutes, gpu_minutes=gpu_minutes,
@@ -51,100 +120,106 @@ def kpm_recipe(name: str, description: str, out: str, train: str, cpu_minutes: f
                   method=method, setting=setting, split="dev")
 
 
-def thematic_recipe(name: str, description: str, out: str, arch_options: str, run_options: str, cpu_minutes: float,
-                    gpu_minutes: float, basis: str, eval_options: str, accuracy_key: str) -> Recipe:
+def thematic_recipe(name: str, description: str, out: str, config: ThematicTrainConfig, budget: dict[str, Any],
+                    cpu_minutes: float, gpu_minutes: float, basis: str, distance: str | None,
+                    accuracy_key: str, setting: str) -> Recipe:
     """A thematic encoder trained on the Wikipedia sentence triplets (built once), scored on their test split:
-    `arch_options` choose the network, `run_options` the budget, `eval_options` the test's distance."""
+    `config` the network and its settings, `budget` the budget options, `distance` the test's distance, `setting`
+    the result rows' setting."""
     data = THEMATIC_DATA
-    return Recipe(name, "thematic", description, out,
-                  f"argsim train thematic {data}/triplets-sen-train.jsonl --out {out} {arch_options}"
-                  f"--dev {data}/triplets-sen-dev.jsonl {run_options}",
-                  cpu_minutes=cpu_minutes, gpu_minutes=gpu_minutes, basis=basis,
-                  prepare=((f"argsim data triplets wikipedia --out {data}", f"{data}/triplets-sen-train.jsonl"),),
-                  score=(f"argsim eval triplets {data}/triplets-sen-test.jsonl --model {out} {eval_options}"
-                         "--task thematic",),
+    train = step("train thematic", config, f"{data}/triplets-sen-train.jsonl", out=out,
+                 dev=f"{data}/triplets-sen-dev.jsonl", **budget)
+    score = step("eval triplets", None, f"{data}/triplets-sen-test.jsonl", model=out,
+                 **({"distance": distance} if distance else {}), task="thematic")
+    prepare = step("data triplets wikipedia", out=data)
+    return Recipe(name, "thematic", description, out, train, cpu_minutes=cpu_minutes, gpu_minutes=gpu_minutes,
+                  basis=basis, prepare=((prepare, f"{data}/triplets-sen-train.jsonl"),), score=(score,),
                   figures={"dev_accuracy": f"train_config.json:metrics.{accuracy_key}"}, method=name,
-                  setting=run_options.strip(), split="triplets-sen-dev")
+                  setting=setting, split="triplets-sen-dev")
 
+
+BIPOLAR_RANDOM = "models/counter_neural/bipolar-random"
+BIPOLAR_FULL = "models/counter_neural/bipolar-full"
+BI_ENCODER = "models/counter_neural/bi-encoder-200"
 
 RECIPES: tuple[Recipe, ...] = (
     kpm_recipe("kpm-sbert", "key point matching: contrastive Siamese SBERT (MiniLM), 1 epoch", KPM_SBERT,
-               f"argsim train sbert --loss contrastive --lr 2e-5 --lr-end 0 --checkpoint-every 200 --out {KPM_SBERT}",
+               step("train sbert", SbertConfig(), checkpoint_every=200, out=KPM_SBERT),
                cpu_minutes=22, gpu_minutes=1,
-               basis="measured (session 4): 1,290 steps in 21 min at load 2-3 (150 steps in 146 s, session 5)",
+               basis="measured: 1,290 steps in 21 min on 2 CPU cores (150 steps in 146 s)",
                method="sbert-contrastive", setting="all layers, ContrastiveLoss, 1 epoch (models build)"),
     kpm_recipe("kpm-cross", "key point matching: MiniLM cross-encoder, BCE, 3 epochs", KPM_CROSS,
-               f"argsim train kpm-cross --epochs 3 --checkpoint-every 200 --out {KPM_CROSS}",
+               step("train kpm-cross", CrossConfig(), checkpoint_every=200, out=KPM_CROSS),
                cpu_minutes=45, gpu_minutes=2,
-               basis="measured (session 6): 3,870 steps (3 epochs) in 44.8 min on 2 idle cores; the issue's plain "
-                     "script took 26 min",
+               basis="measured: 3,870 steps (3 epochs) in 44.8 min on 2 CPU cores",
                method="cross-encoder", setting="MiniLM, BCE, lr 2e-5, batch 16, max length 96, 3 epochs"),
     Recipe("kpm-ensemble", "kpm", "key point matching: z-score ensemble 0.7 SBERT + 0.3 cross-encoder logits",
            "runs/kpm-ensemble",
-           f"argsim rank keypoints -m {KPM_SBERT} -m {KPM_CROSS} --weight 0.7 --weight 0.3 --combine zlogit "
-           "--out runs/kpm-ensemble",
+           step("rank keypoints", model=[KPM_SBERT, KPM_CROSS], weight=[0.7, 0.3], combine="zlogit",
+                out="runs/kpm-ensemble"),
            cpu_minutes=1, gpu_minutes=0.1,
-           basis="measured (session 6): dev (932 arguments) scored by both models, 52 s with start-up",
+           basis="measured: dev (932 arguments) scored by both models, 52 s with start-up",
            figures={"strict_map": "metrics.json:map.leaderboard.strict",
                     "relaxed_map": "metrics.json:map.leaderboard.relaxed"},
            method="ensemble (z-score)", setting="0.7 contrastive SBERT + 0.3 cross-encoder (its logits)",
            split="dev",
            needs=("kpm-sbert", "kpm-cross")),
     Recipe("counter-bipolar", "counterargs-neural", "counter-argument: Bipolar-encoder, every layer trained",
-           "models/counter_neural/bipolar-full",
-           "argsim train bipolar --kind bipolar --train-encoder --train-layers 0 "
-           "--init models/counter_neural/bipolar-random --sampling random --lr 1e-4 --cls-lr 1e-4 "
-           "--encoder-lr 2e-5 --batch-size 32 --epochs 5 --patience 2 --max-minutes 120 "
-           "--out models/counter_neural/bipolar-full",
+           BIPOLAR_FULL,
+           step("train bipolar", NeuralConfig(kind="bipolar", train_encoder=True, train_layers=0, sampling="random",
+                                              lr=1e-4, cls_lr=1e-4, encoder_lr=2e-5, batch_size=32, epochs=5,
+                                              patience=2),
+                init=BIPOLAR_RANDOM, max_minutes=120, out=BIPOLAR_FULL),
            cpu_minutes=130, gpu_minutes=8,
-           basis="measured (sessions 8-9): an epoch of 128 steps of 32 pairs takes 54.5 min on 2 idle cores, so "
-                 "--max-minutes 120 fits 2 epochs (the best on validation; a 3rd, resumed, fell from 0.472 to "
-                 "0.448), after the 6-minute frozen-encoder heads; scoring 2 min",
-           prepare=(("argsim train bipolar --kind bipolar --sampling random --epochs 40 --max-minutes 6 "
-                     "--out models/counter_neural/bipolar-random", "models/counter_neural/bipolar-random"),),
-           score=("argsim eval counter-neural --bipolar models/counter_neural/bipolar-full --split test "
-                  "--settings epa --bipolar-settings sdoc,sda,epc",),
+           basis="measured: an epoch of 128 steps of 32 pairs takes 54.5 min on 2 CPU cores, so --max-minutes 120 "
+                 "fits 2 epochs (the best on validation; a 3rd, resumed, fell from 0.472 to 0.448), after the "
+                 "6-minute frozen-encoder heads; scoring 2 min",
+           prepare=((step("train bipolar", NeuralConfig(kind="bipolar", sampling="random", lr=1e-3, epochs=40,
+                                                        patience=10),
+                          max_minutes=6, out=BIPOLAR_RANDOM), BIPOLAR_RANDOM),),
+           score=(step("eval counter-neural", bipolar=BIPOLAR_FULL, split="test", settings="epa",
+                       bipolar_settings="sdoc,sda,epc"),),
            figures={"accuracy@1/30": "train_config.json:metrics.val_at1_over_30_best"},
            method="Bipolar-encoder", setting="every layer trained, best epoch on validation (models build)",
            split="validation"),
     Recipe("counter-bi-encoder", "counterargs-neural",
            "counter-argument: Bi-encoder (frozen MiniLM, two adapters, increasing-hard negatives) to convergence",
-           "models/counter_neural/bi-encoder-200",
-           "argsim train bipolar --kind bi-encoder --sampling increasing --lr 1e-4 --epochs 200 --patience 20 "
-           "--out models/counter_neural/bi-encoder-200",
+           BI_ENCODER,
+           step("train bipolar", NeuralConfig(kind="bi-encoder"), out=BI_ENCODER),
            cpu_minutes=16, gpu_minutes=2,
-           basis="measured (session 10): embedding the training texts once took ~12 min on 2 idle cores (a 40-epoch "
-                 "run, 12.7 min in all), then 100 epochs (best 80 on validation, early stop after 20 more) in 2.1 "
-                 "min; scoring the 4 test settings 2 min",
-           score=("argsim eval counter-neural --bi-encoder models/counter_neural/bi-encoder-200 --split test "
-                  "--settings sdoc,sda,epc,epa",),
+           basis="measured: embedding the training texts once took ~12 min on 2 CPU cores (a 40-epoch run, 12.7 "
+                 "min in all), then 100 epochs (best 80 on validation, early stop after 20 more) in 2.1 min; "
+                 "scoring the 4 test settings 2 min",
+           score=(step("eval counter-neural", bi_encoder=BI_ENCODER, split="test", settings="sdoc,sda,epc,epa"),),
            figures={"accuracy@1/30": "train_config.json:metrics.val_at1_over_30_best"},
            method="Bi-encoder", setting="frozen MiniLM, increasing-hard, best epoch on validation (models build)",
            split="validation"),
     thematic_recipe("thematic-bilstm", "thematic similarity: BiLSTM triplet network, 1 full epoch",
-                    "models/thematic-sen-full", "", "--epochs 1 --checkpoint-every 100", cpu_minutes=26,
-                    gpu_minutes=3,
-                    basis="measured (session 6): 1,034 steps of 64 triplets in 24.5 min on 1 thread (the other core "
-                          "was partly busy: an upper bound), 25.4 min with the scoring",
-                    eval_options="--distance l1 ", accuracy_key="dev_triplet_accuracy_l1"),
+                    "models/thematic-sen-full", ThematicTrainConfig(), {"checkpoint_every": 100},
+                    cpu_minutes=26, gpu_minutes=3,
+                    basis="measured: 1,034 steps of 64 triplets in 24.5 min on 1 thread (an upper bound), 25.4 min "
+                          "with the scoring",
+                    distance="l1", accuracy_key="dev_triplet_accuracy_l1", setting="--epochs 1 --checkpoint-every 100"),
     thematic_recipe("thematic-minilm", "thematic similarity: MiniLM fine-tune on all training triplets",
-                    "models/thematic-minilm-full", "--arch minilm --batch-size 16 --lr 2e-5 --margin 0.3 --threads 2 ",
-                    "--eval-every 250 --checkpoint-every 500",
+                    "models/thematic-minilm-full",
+                    ThematicTrainConfig(arch="minilm", batch_size=16, lr=2e-5, margin=0.3, threads=2, eval_every=250),
+                    {"checkpoint_every": 500},
                     cpu_minutes=125, gpu_minutes=5,
-                    basis="estimated from a measured step cost: 375 steps of 16 triplets took 707 s on 2 idle cores "
-                          "with a 1,000-triplet dev evaluation every 75 steps (session 9), so 4,135 steps ~2 h; the "
-                          "best of its 2,000-triplet dev evaluations every 250 steps is kept; margin 0.3 (375 steps "
-                          "gave test 0.7320 with 0.3 against 0.6852 with 1.0)",
-                    eval_options="", accuracy_key="dev_triplet_accuracy"),
+                    basis="estimated from a measured step cost: 375 steps of 16 triplets took 707 s on 2 CPU cores "
+                          "with a 1,000-triplet dev evaluation every 75 steps, so 4,135 steps ~2 h; the best of its "
+                          "2,000-triplet dev evaluations every 250 steps is kept; margin 0.3 (375 steps gave test "
+                          "0.7320 with 0.3 against 0.6852 with 1.0)",
+                    distance=None, accuracy_key="dev_triplet_accuracy",
+                    setting="--eval-every 250 --checkpoint-every 500"),
     Recipe("minutes-sbert", "minutes", "minutes: political SBERT on all mined training triplets, 3 epochs",
            "models/minutes-sbert-full",
-           "argsim train minutes-sbert --epochs 3 --lr 1e-3 --distance cosine --margin 0.5 --checkpoint-every 500 "
-           "--out models/minutes-sbert-full",
+           step("train minutes-sbert", MinutesTrainConfig(), checkpoint_every=500, out="models/minutes-sbert-full"),
            cpu_minutes=10, gpu_minutes=2,
-           basis="measured (session 6): 7,902 steps of 16 (42,130 triplets x 3 epochs) in 7.6 min on 2 idle "
-                 "cores, 9.6 min with the scoring",
-           prepare=((f"argsim data triplets minutes --out {MINUTES_DATA}", f"{MINUTES_DATA}/train.jsonl"),),
-           score=(f"argsim eval triplets {MINUTES_DATA}/test.jsonl -m models/minutes-sbert-full --task minutes",),
+           basis="measured: 7,902 steps of 16 (42,130 triplets x 3 epochs) in 7.6 min on 2 CPU cores, 9.6 min with "
+                 "the scoring",
+           prepare=((step("data triplets minutes", out=MINUTES_DATA), f"{MINUTES_DATA}/train.jsonl"),),
+           score=(step("eval triplets", None, f"{MINUTES_DATA}/test.jsonl", model="models/minutes-sbert-full",
+                       task="minutes"),),
            figures={"dev_accuracy": "train_config.json:metrics.eval_dev_cosine_accuracy"}, method="minutes-sbert",
            setting="all mined training triplets, 3 epochs, cosine distance, margin 0.5", split="dev"),
 )

@@ -70,7 +70,7 @@ def state(recipe: Recipe, root: Path) -> str:
     """finished | interrupted | new."""
     out = root / recipe.out
     done = read_json_object(out / MARKER) or {}
-    if done.get("finished") and done.get("train") == recipe.train:
+    if done.get("finished") and done.get("train") == recipe.train_line:
         return "finished"
     config = read_json_object(out / "train_config.json") if recipe.train else None
     if config is not None and config.get("stopped_by") not in BUDGET_STOPS:
@@ -177,10 +177,10 @@ def build(the_plan: Plan, root: Path, log: Path, global_options: Sequence[str] =
 
             note(f"{recipe.name}: {status}, ~{recipe.cpu_minutes:g} min on 2 CPU cores ({recipe.description})")
             began = time.perf_counter()
-            steps = [(line, False) for line, creates in recipe.prepare if not (root / creates).exists()]
+            steps = [(line, False) for line, creates in recipe.prepare_lines if not (root / creates).exists()]
             if recipe.train and status != "trained":
-                steps.append((recipe.train + (" --resume" if status == "interrupted" else ""), True))
-            steps += [(line, False) for line in recipe.score]
+                steps.append((recipe.train_line + (" --resume" if status == "interrupted" else ""), True))
+            steps += [(line, False) for line in recipe.score_lines]
             stopped = False
             for line, is_training in steps:
                 bounded = False
@@ -215,7 +215,7 @@ def finish(recipe: Recipe, root: Path, seconds: float, got: dict[str, float]) ->
     from argsim.io import write_json
 
     out = root / recipe.out
-    write_json(out / MARKER, {"recipe": recipe.name, "train": recipe.train, "finished": True, "seconds": seconds,
+    write_json(out / MARKER, {"recipe": recipe.name, "train": recipe.train_line, "finished": True, "seconds": seconds,
                               "figures": got, "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S")})
     if got and recipe.method:
         from argsim.evaluation import Evaluation
@@ -227,5 +227,5 @@ def finish(recipe: Recipe, root: Path, seconds: float, got: dict[str, float]) ->
         trained = read_figure(out, "train_config.json:seconds")
         evaluation = Evaluation(recipe.task, dict(got), next(iter(got)), data=recipe.split or None)
         rows = result_rows(evaluation, method=recipe.method, model=recipe.out, setting=recipe.setting or None,
-                           seconds=trained if trained is not None else seconds, command=recipe.train)
+                           seconds=trained if trained is not None else seconds, command=recipe.train_line)
         write_results(recipe.task, rows, merge=True)

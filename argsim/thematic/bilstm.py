@@ -19,6 +19,7 @@ from torch import nn
 from argsim.backend.encoder import Encoder
 from argsim.backend.fingerprint import fingerprint
 from argsim.backend.models import tokenize_en
+from argsim.backend.safety import load_torch_weights
 from argsim.errors import ModelError
 
 PAD, UNK = 0, 1
@@ -117,7 +118,7 @@ def load_model(folder: Path) -> tuple[AttentionBiLSTM, Vocabulary, dict]:
     try:
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         words = (folder / "vocab.txt").read_text(encoding="utf-8").split("\n")[:-1]
-        state = torch.load(folder / "model.pt", map_location="cpu", weights_only=True)
+        state = load_torch_weights(folder / "model.pt")
     except (OSError, ValueError) as exc:
         raise ModelError(f"{folder}: not a thematic BiLSTM folder ({exc})") from None
     vectors = state["embedding.weight"].numpy()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from argsim.data.wikipedia import Article, parse_article
 from argsim.errors import InputError
-from argsim.io import read_records, write_json, write_jsonl
+from argsim.io import read_records, read_text_file, regular_files, write_json, write_jsonl
 from argsim.progress import track
 from argsim.thematic.triplets import (
     SPLITS,
@@ -23,17 +23,12 @@ def read_user_articles(path: Path, quiet: bool = False) -> list[Article]:
     columns `title` and `text` (wikitext); `quiet`: no progress bar."""
     path = Path(path)
     if path.is_dir():
-        files = sorted([*path.glob("*.txt"), *path.glob("*.wiki")])
+        files = regular_files(sorted([*path.glob("*.txt"), *path.glob("*.wiki")]), path, "wikitext files")
         if not files:
             raise InputError(path, "no *.txt or *.wiki wikitext files in this folder")
-        out = []
-        for f in track(files, "parsing articles", enabled=not quiet):
-            try:
-                out.append(parse_article(f.read_text(encoding="utf-8"), f.stem.replace("_", " "), str(f)))
-            except UnicodeDecodeError as exc:
-                raise InputError(f, f"not UTF-8 ({exc.reason})") from None
-        return out
-    rows = read_records(path, required=["title", "text"])
+        return [parse_article(read_text_file(f), f.stem.replace("_", " "), str(f))
+                for f in track(files, "parsing articles", enabled=not quiet)]
+    rows = read_records(path, required=["title", "text"], text=["title", "text"])
     return [parse_article(r["text"], str(r["title"]), str(path))
             for r in track(rows, "parsing articles", enabled=not quiet)]
 

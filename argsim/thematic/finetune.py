@@ -50,7 +50,9 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, base: str = "
     if max_triplets and len(triplets) > max_triplets:
         triplets = rng.sample(triplets, max_triplets)
     model = load_sentence_transformer(base, device=placement.device)
-    model.max_seq_length = max_seq_length
+    from argsim.backend.models import set_st_max_seq_length
+
+    set_st_max_seq_length(model, str(base), max_seq_length)
     fields = ("anchor", "positive", "negative")
     data = Dataset.from_dict({f: [t[f] for t in triplets] for f in fields})
     loss = TripletLoss(model, distance_metric=TripletDistanceMetric.EUCLIDEAN, triplet_margin=margin)

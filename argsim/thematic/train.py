@@ -26,27 +26,12 @@ from argsim.thematic.bilstm import (
     save_model,
     softmax_triplet_loss,
 )
+from argsim.thematic.config import ThematicTrainConfig
 from argsim.training import Budget, OptimPolicy, Placement, resolve_placement
 from argsim.training.loop import TrainLoop
 from argsim.training.record import data_hash, train_config, write_records
 
 FIELDS = ("anchor", "positive", "negative")
-
-
-@dataclass
-class TrainConfig:
-    hidden: int = 300
-    attention: int = 200
-    dropout: float = 0.2
-    lr: float = 1e-3
-    batch_size: int = 64
-    epochs: int = 1
-    max_triplets: int | None = None
-    max_minutes: float | None = None  # used when no Budget is given
-    word_vectors: str = "glove50"
-    seed: int = 13
-    checkpoint_every: int = 200  # used when no Budget is given
-    threads: int | None = 1  # one thread per run is ~3x faster than two on a shared 2-core machine
 
 
 @dataclass
@@ -62,7 +47,7 @@ class TrainReport:
     stopped_by: str | None = None
 
 
-def policy(config: TrainConfig) -> OptimPolicy:
+def policy(config: ThematicTrainConfig) -> OptimPolicy:
     """The paper's optimizer: Adam (= AdamW with weight decay 0) at a constant rate, no clipping."""
     return OptimPolicy(lr=config.lr, weight_decay=0.0, schedule="constant", max_grad_norm=None)
 
@@ -86,7 +71,7 @@ def _on(batch: tuple[torch.Tensor, torch.Tensor], device: torch.device) -> tuple
     return ids.to(device), lengths
 
 
-def train_bilstm(triplets: list[dict], out: Path, config: TrainConfig, dev: list[dict] | None = None,
+def train_bilstm(triplets: list[dict], out: Path, config: ThematicTrainConfig, dev: list[dict] | None = None,
                  log: callable = print, placement: Placement | None = None,  # type: ignore[valid-type]
                  budget: Budget | None = None) -> TrainReport:
     """Train on (anchor, positive, negative) records and save a backend-loadable model folder to `out`.

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from argsim.cli.groups import console, eval_app, rank_app, run_config, train_app
-from argsim.cli.params import OUT_DIR, OUT_FILE, choices
+from argsim.cli.params import OUT_DIR, OUT_FILE, choices, model_option
 from argsim.config import RunConfig
 from argsim.counter.lexical.stopwords import DEFAULT_STOPWORDS
 from argsim.engine import engine_from_config
@@ -38,8 +38,8 @@ def rank_counterargs(
                                            "kind (point|counter) and counter (gold id)."),
     candidates: Literal["all", "counters"] = typer.Option("all",
                                                           help="With --input: 'all' other records or only 'counters'."),
-    model: str | None = typer.Option(None, help="Encoder / model for rankers that need one (minilm, glove50, "
-                                     "a folder, or a trained LTR model folder for logreg/xgboost)."),
+    model: str | None = model_option(None, short=False, help="Encoder / model for rankers that need one (minilm, "
+                                     "glove50, a folder, or a trained LTR model folder for logreg/xgboost)."),
     opt: list[str] = typer.Option([], "--opt", help="Ranker option key=value, repeatable (e.g. "
                                   "weights=-0.1,-0.1,0,0.9,0,0,0,0.9, bm25_idf=okapi); bulk work runs on the "
                                   "global --engine."),
@@ -61,8 +61,8 @@ def rank_counterargs(
     from rich.markup import escape
 
     from argsim.counter.core.registry import get_ranker, load_rankers, ranker_options
-    from argsim.counter.core.run import dataset_points, default_label, parse_options, run_ranker
-    from argsim.io import read_records, write_jsonl
+    from argsim.counter.core.run import default_label, parse_options, rank_counterargs, read_kept
+    from argsim.errors import ArgsimError, warn
 
     cfg = run_config(ctx)
     if list_methods:
@@ -76,35 +76,19 @@ def rank_counterargs(
     options = parse_options(opt, allowed=ranker_options(get_ranker(method)), method=method)
     if model:
         options["model"] = model
-    engine = engine_from_config(cfg)
     label = label or default_label(method, options)
-    kept: dict[str, list[dict]] = {}
-    if resume and out.is_file():
-        for rec in read_records(out, required=["point", "setting"]):
-            if rec.get("method") == label and rec.get("split") == split:
-                kept.setdefault(rec["setting"], []).append(rec)
-    runs, records = [], []
-    if input_file is not None:
-        from argsim.counter.core.userdata import load_user_arguments
-
-        points, pools, gold = load_user_arguments(input_file, candidates=candidates)
-        runs.append(run_ranker(method, points, pools, gold, setting="user", split=input_file.stem,
-                               options=options, top_k=top_k, label=label, engine=engine, precision=cfg.precision))
-    else:
-        for s in setting:
-            if s in kept:
-                records += kept[s]
-                console.print(f"kept {len(kept[s]):,} ranked points of {s} from {out} (--resume)")
-                continue
-            points, pools, gold = dataset_points(split, s, limit=limit, sample=sample, seed=cfg.seed,
-                                                 data_dir=cfg.data_dir)
-            runs.append(run_ranker(method, points, pools, gold, setting=s, split=split, options=options,
-                                   top_k=top_k, label=label, engine=engine, precision=cfg.precision))
-            records += runs[-1].records
-            write_jsonl(out, records)  # finished settings survive an interrupted later one
-    if input_file is not None:
-        records = runs[0].records
-    write_jsonl(out, records)
+    if resume and input_file is not None:
+        raise ArgsimError("--resume continues counterargs-18 settings; it does not apply to --input")
+    if resume and not out.is_file():
+        warn(f"--resume: {out} does not exist yet, so every setting is ranked")
+    kept, others = read_kept(out, label, split, setting) if resume else ({}, [])
+    for s in setting:
+        if s in kept:
+            console.print(f"kept {len(kept[s]):,} ranked points of {s} from {out} (--resume)")
+    runs, records = rank_counterargs(method, setting, split, options, top_k=top_k, label=label, limit=limit,
+                                     sample=sample, seed=cfg.seed, data_dir=cfg.data_dir,
+                                     engine=engine_from_config(cfg), precision=cfg.precision, user_file=input_file,
+                                     candidates=candidates, out=out, kept=kept, others=others)
     _print_summary(records, {(r.method, r.setting, r.split): r for r in runs}, task=task, model=model, config=cfg)
     console.print(f"ranking of {len(records):,} points written to {out}")
 
@@ -119,11 +103,14 @@ def eval_counterargs(
     task: str | None = typer.Option(None, help="Also merge the figures into bench/results/<task>.json."),
 ) -> None:
     """accuracy@1 and MRR per method and setting from ranking JSONL files, beside the paper's Table 2."""
+    from argsim.counter.core.evaluation import check_ranking_records
     from argsim.io import read_records
 
     records = []
     for path in rankings:
-        records += read_records(path, required=["point", "pool_size"])
+        found = read_records(path, required=["point", "pool_size"])
+        check_ranking_records(found, path)
+        records += found
     _print_summary(records, {}, task=task, ties=ties, config=run_config(ctx))
 
 
@@ -173,7 +160,8 @@ def train_ltr_cmd(
     limit: int | None = typer.Option(None, min=1, help="Use a random sample of N training points."),
     word_vectors: str = typer.Option("glove50", help="WMD word vectors: glove50, w2v-training, or a file."),
     stopwords: Stopwords = typer.Option(DEFAULT_STOPWORDS, help=STOPWORDS_HELP),
-    bert_model: str = typer.Option("minilm", help="Encoder for the BERT-cosine features (x17..x20)."),
+    bert_model: str = model_option("minilm", short=False, help="Encoder for the BERT-cosine features (x17..x20)."),
+    bert_model_alias: str | None = typer.Option(None, "--bert-model", hidden=True),  # the option's older name
     out: Path = typer.Option(Path("models/counter/ltr"), callback=OUT_DIR,
                              help="Models go to OUT/<setting>/<method>/."),
 ) -> None:
@@ -199,7 +187,7 @@ def train_ltr_cmd(
     table = Table(title="trained LTR models")
     for col in ("setting", "method", "pairs", "positives", "folder", "s"):
         table.add_column(col)
-    config = FeatureConfig(word_vectors=word_vectors, bert_model=bert_model, stopwords=stopwords)
+    config = FeatureConfig(word_vectors=word_vectors, bert_model=bert_model_alias or bert_model, stopwords=stopwords)
     for s in setting:
         with timed() as t:
             saved = train_ltr(corpus, s, tuple(method), config, neg_per_point=neg_per_point or None,

@@ -11,16 +11,14 @@ import typer
 from rich.table import Table
 
 from argsim.cli.groups import console, eval_app, rank_app, run_config, train_app
-from argsim.cli.params import OUT_DIR, OUT_FILE, comma_choices, comma_positive_ints
+from argsim.cli.params import OUT_DIR, OUT_FILE, comma_choices, comma_positive_ints, config_options, model_option
 from argsim.cli.training_options import budget_options, placement
+from argsim.counter.neural.config import NeuralConfig
 
 if TYPE_CHECKING:
     from argsim.training import Budget
 
 SETTINGS = ("sdoc", "sdc", "sdoa", "sda", "stc", "sta", "epc", "epa")  # argsim.data.counterargs.SETTINGS
-
-Kind = Literal["bipolar", "bipolar-nodiff", "bi-encoder", "unipolar-ret", "unipolar-cls", "cross-encoder"]
-
 
 def _pairs_from_file(path: Path) -> list[tuple[str, str]]:
     from argsim.io import read_records
@@ -32,40 +30,14 @@ def _pairs_from_file(path: Path) -> list[tuple[str, str]]:
 @budget_options(max_minutes=typer.Option(None, "--max-minutes", min=0.01, help="Stop after the epoch that crosses "
                                          "this training-time budget (cross-encoder: at the budget, with a "
                                          "checkpoint)."))
+@config_options(NeuralConfig)
 def train_bipolar(
     ctx: typer.Context,
+    config: NeuralConfig,
     plan: Budget,
     out: Path = typer.Option(..., "--out", "-o", callback=OUT_DIR, help="Model folder to write (config.json, "
                              "heads.pt, checkpoints/, history.json, learning_curve.png, train_config.json, "
                              "README.md)."),
-    kind: Kind = typer.Option("bipolar", help="bipolar | bipolar-nodiff | bi-encoder | unipolar-ret | unipolar-cls "
-                             "| cross-encoder"),
-    base_model: str = typer.Option("minilm", "--base-model", help="Starting transformer: minilm, mpnet, a folder or "
-                                   "a Hugging Face id (e.g. bert-base-uncased)."),
-    pooling: Literal["mean-norm", "mean", "cls"] = typer.Option("mean-norm",
-        help="mean-norm (the sentence-transformers pipeline) | mean | cls "
-             "(the paper's [CLS])"),
-    train_encoder: bool = typer.Option(False, "--train-encoder/--frozen-encoder",
-                                       help="Fine-tune the transformer (paper) or train the heads on cached "
-                                            "embeddings of the frozen encoder (CPU default)."),
-    train_layers: int = typer.Option(0, "--train-layers", min=0, help="With --train-encoder: fine-tune only the top N "
-                                     "transformer layers on cached lower-layer states (CPU; 0 = all layers, the "
-                                     "paper)."),
-    epochs: int = typer.Option(40, min=1, help="Maximum epochs (paper: 200)."),
-    lr: float = typer.Option(1e-3, min=0, help="Adam learning rate of the heads (paper: 3e-6 for everything)."),
-    cls_lr: float | None = typer.Option(None, "--cls-lr", min=0, help="Adam learning rate of the classification head "
-                                        "(default: --lr)."),
-    encoder_lr: float = typer.Option(2e-5, "--encoder-lr", min=0, help="Adam learning rate of the transformer "
-                                     "(--train-encoder, cross-encoder)."),
-    batch_size: int = typer.Option(32, "--batch-size", min=1, help="Triplets per step (paper: 4)."),
-    margin: float = typer.Option(1.0, min=0, help="Triplet margin (Euclidean distance)."),
-    sampling: Literal["random", "hard", "increasing"] = typer.Option("increasing",
-        help="random | hard | increasing (hard share min(epoch*rate, 1))."),
-    hard_rate: float = typer.Option(0.02, "--hard-rate", min=0, help="increase_rate of increasing-hard sampling."),
-    hard_pool: int = typer.Option(1, "--hard-pool", min=1,
-                                  help="Draw the hard negative among the n nearest to the positive."),
-    patience: int = typer.Option(10, min=1, help="Early stopping: epochs without a better validation accuracy."),
-    k_val: int = typer.Option(30, "--k-val", min=1, help="Validation metric: accuracy@1 after reranking the top k."),
     init: Path | None = typer.Option(None, "--init", help="Start from the heads of this trained model (same kind "
                                      "and width), e.g. heads trained on the frozen encoder before fine-tuning it."),
     train_file: Path | None = typer.Option(None, "--train", help="Your own training pairs: CSV/TSV/JSONL with "
@@ -73,7 +45,6 @@ def train_bipolar(
     val_file: Path | None = typer.Option(None, "--val", help="Your own validation pairs (point, counter)."),
     limit: int | None = typer.Option(None, min=1, help="Train on a random subset of N pairs (quick runs)."),
     val_limit: int | None = typer.Option(None, "--val-limit", min=1, help="Validate on a random subset of N pairs."),
-    max_seq_length: int = typer.Option(256, "--max-seq-length", min=1, help="Tokens per text."),
     seed: int | None = typer.Option(None, help="Random seed (default: the global --seed)."),
     cross_val_points: int = typer.Option(100, "--cross-val-points", min=1, help="Cross-encoder validation: questions "
                                          "(validation points, each with its counter and random negatives)."),
@@ -91,7 +62,6 @@ def train_bipolar(
     import json
 
     from argsim.cli.groups import run_config
-    from argsim.counter.neural.config import NeuralConfig
     from argsim.counter.neural.plot import learning_curves
     from argsim.errors import ArgsimError
     from argsim.training import is_main_process
@@ -121,6 +91,7 @@ def train_bipolar(
         if is_main_process():
             console.print(json.dumps(row), highlight=False)
 
+    kind = config.kind
     if kind == "cross-encoder":
         from argsim.counter.neural.cross import train_cross_encoder, validation_choices
 
@@ -129,9 +100,9 @@ def train_bipolar(
         questions = validation_choices([(texts[p], texts[c]) for p, c in data.val_pairs],
                                        [texts[i] for i in data.val_collection], points=cross_val_points,
                                        negatives=cross_val_negatives, seed=seed)
-        history = train_cross_encoder(base_model, pairs, [texts[i] for i in data.train_collection], out,
-                                      epochs=epochs, lr=encoder_lr, batch_size=batch_size,
-                                      max_length=max_seq_length, seed=seed, log=log, val_questions=questions,
+        history = train_cross_encoder(config.base_model, pairs, [texts[i] for i in data.train_collection], out,
+                                      epochs=config.epochs, lr=config.encoder_lr, batch_size=config.batch_size,
+                                      max_length=config.max_seq_length, seed=seed, log=log, val_questions=questions,
                                       evals_per_epoch=cross_evals, placement=where, budget=plan, quiet=quiet)
         if not is_main_process():
             return
@@ -141,15 +112,11 @@ def train_bipolar(
         return
     from argsim.counter.neural.training import train
 
-    config = NeuralConfig(kind=kind, base_model=base_model, pooling=pooling, train_encoder=train_encoder,
-                          train_layers=train_layers, max_seq_length=max_seq_length, epochs=epochs, lr=lr,
-                          cls_lr=cls_lr, encoder_lr=encoder_lr,
-                          batch_size=batch_size, margin=margin, sampling=sampling, hard_rate=hard_rate,
-                          hard_pool=hard_pool, patience=patience, k_val=k_val, seed=seed)
+    config = replace(config, seed=seed)
     history = train(config, data, out, log=log, init=init, placement=where, budget=plan)
     if not is_main_process():
         return
-    learning_curves({kind: history}, out / "learning_curve.png", title=f"{kind}: validation accuracy@1/{k_val}")
+    learning_curves({kind: history}, out / "learning_curve.png", title=f"{kind}: validation accuracy@1/{config.k_val}")
     best = max(history, key=lambda h: h["val"])
     table = Table(title=f"{kind} on {data.info.get('train_pairs')} pairs")
     for col in ("epochs run", "untrained val @1/K", "best val @1/K", "best epoch", "train minutes"):
@@ -178,7 +145,8 @@ def eval_counter_neural(
                                                      "Bipolar-encoder row only (e.g. sdoc,sda,epc)."),
     cross_limit: int | None = typer.Option(300, "--cross-limit", min=0, help="Evaluate rows with a cross-encoder on a "
                                            "seeded random subset of N points (CPU cost); 0 = all."),
-    base_model: str = typer.Option("minilm", "--base-model", help="Model of the zero-shot cosine row."),
+    base_model: str = model_option("minilm", help="Model of the zero-shot cosine row."),
+    base_model_alias: str | None = typer.Option(None, "--base-model", hidden=True),  # the option's older name
     task: str = typer.Option("counterargs-neural", help="Merge the rows into bench/results/<task>.json."),
     budget: Path | None = typer.Option(None, help="JSON file: method -> training budget text, stored with the rows."),
     curves: Path | None = typer.Option(None, help="Also plot the given models' learning curves (history.json) "
@@ -193,7 +161,7 @@ def eval_counter_neural(
     from argsim.results import environment, rows_from_specs, write_results
 
     cfg = run_config(ctx)
-
+    base_model = base_model_alias or base_model
     models = {"bipolar": bipolar, "bipolar-nodiff": bipolar_nodiff, "bi-encoder": bi_encoder,
               "unipolar-ret": unipolar_ret, "unipolar-cls": unipolar_cls, "cross-encoder": cross_encoder}
     models = {k: str(v) if v else None for k, v in models.items()}
@@ -233,7 +201,7 @@ def eval_counter_neural(
 @rank_app.command("counter-search")
 def counter_search(
     ctx: typer.Context,
-    model: Path = typer.Option(..., "--model", help="Trained model folder (argsim train bipolar)."),
+    model: Path = model_option(..., short=False, help="Trained model folder (argsim train bipolar)."),
     candidates: Path = typer.Option(..., help="Candidate arguments: a text file (one per line) or CSV/JSONL with a "
                                     "'text' column (and optional 'id')."),
     queries: Path = typer.Option(..., help="Query points: same formats."),

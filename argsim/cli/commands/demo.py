@@ -1,4 +1,4 @@
-"""`argsim demo`: a short end-to-end run on the files in examples/demo with the default model."""
+"""`argsim demo`: a short end-to-end run on the demo files that ship with argsim, with the default model."""
 
 from __future__ import annotations
 
@@ -6,24 +6,25 @@ import typer
 from rich.table import Table
 
 from argsim.cli.groups import console
+from argsim.cli.params import model_option
 
 
 def register(app: typer.Typer) -> None:
     app.command("demo")(demo)
 
 
-def demo(model: str = typer.Option("minilm", help="Backend model to use.")) -> None:
+def demo(model: str = model_option("minilm", help="Backend model to use.")) -> None:
     """Match eight example arguments to four key points (cosine of embeddings) and print the table."""
     import time
 
-    from argsim.demo import EXAMPLES, match_examples
+    from argsim.demo import match_examples
 
     start = time.perf_counter()
-    matches = match_examples(EXAMPLES, model)
+    matches = match_examples(model=model)
     table = Table(title=f"argsim demo: key point matching with {model} ({time.perf_counter() - start:.1f}s)")
     for col in ("arg", "argument", "best key point", "cosine"):
         table.add_column(col)
     for m in matches:
         table.add_row(m.arg_id, m.argument, m.key_point, f"{m.score:.3f}")
     console.print(table)
-    console.print("Next: `argsim --help`, `argsim data check all`, and the method guides in docs/.")
+    console.print("Next: `argsim --help` (every command) and `argsim data check all` (the datasets under --data-dir).")

@@ -8,7 +8,7 @@ from typing import Literal
 import typer
 
 from argsim.cli.groups import console, run_config
-from argsim.cli.params import out_file
+from argsim.cli.params import model_option, out_file
 
 
 def register(app: typer.Typer) -> None:
@@ -42,7 +42,7 @@ def embed(
     input: Path = typer.Argument(..., help="CSV/TSV (header row), JSONL/JSON (objects), or plain text "
                                            "(one text a line)."),
     column: str = typer.Option("text", help="Column/field holding the text (CSV/JSONL)."),
-    model: str = typer.Option("minilm", help="Registry name (see `argsim models`) or a local model folder."),
+    model: str = model_option("minilm", help="Registry name (see `argsim models`) or a local model folder."),
     pooling: Literal["model", "mean", "cls", "cls-last4"] | None = typer.Option(
         None, help="Transformer pooling (default: the model's own)."),
     max_seq_length: int | None = typer.Option(None, min=1, help="Truncate inputs to this many tokens."),
@@ -57,39 +57,18 @@ def embed(
                                   "`--engine ray` always writes and `argsim embed-import` merges into the cache."),
 ) -> None:
     """Embed texts and save a float32 matrix; a second run over the same texts reads the disk cache."""
-    import time
-
     config = run_config(ctx)
     if config.engine == "ray" or _is_folder(out):
         return _embed_shards(input, out, config, column=column, id_column=id_column, model=model,
                              pooling=pooling, max_seq_length=max_seq_length, batch_size=batch_size,
                              normalize=normalize)
 
-    from argsim.backend import get_encoder
-    from argsim.errors import InputError
-    from argsim.io import read_records, read_texts, write_vectors
+    from argsim.api.encode import embed_file
 
-    texts = read_texts(input, column=column)
-    ids = None
-    if id_column is not None:
-        if input.suffix.lower() not in (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".json"):
-            raise InputError(input, "--id-column needs a CSV/TSV/JSON/JSONL input (plain text has no columns)")
-        ids = [str(r[id_column]) for r in read_records(input, required=[column, id_column])]
-    encoder = get_encoder(model, pooling=pooling, max_seq_length=max_seq_length, batch_size=batch_size,
-                          config=run_config(ctx))
-    start = time.perf_counter()
-    vectors = encoder.encode(texts, normalize=normalize)
-    seconds = time.perf_counter() - start
-    write_vectors(out, vectors, ids)
-    console.print(f"{len(texts):,} texts -> {out} {tuple(vectors.shape)} with {encoder.name} on "
-                  f"{encoder.device} ({encoder.precision}{_runtime(encoder)}) in {seconds:.2f}s")
-
-
-def _runtime(encoder) -> str:  # noqa: ANN001 (Encoder)
-    """`, onnx int8` for an encoder off the torch backend, else nothing."""
-    if encoder.backend == "torch":
-        return ""
-    return f", {encoder.backend}" + ("" if encoder.quantize == "none" else f" {encoder.quantize}")
+    r = embed_file(input, out, column=column, id_column=id_column, model=model, pooling=pooling,
+                   max_seq_length=max_seq_length, batch_size=batch_size, normalize=normalize, config=config)
+    console.print(f"{r.texts:,} texts -> {r.out} {r.shape} with {r.model} on {r.device} ({r.precision}) in "
+                  f"{r.seconds:.2f}s")
 
 
 def _embed_shards(input: Path, out: Path, config, **options) -> None:  # noqa: ANN001 (RunConfig)

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from argsim.cli.groups import console, eval_app, run_config
-from argsim.cli.params import OUT_FILE
+from argsim.cli.params import OUT_FILE, model_option
 
 
 @eval_app.command("triplets")
@@ -17,7 +17,7 @@ def eval_triplets(
     ctx: typer.Context,
     triplets: Path = typer.Argument(..., help="JSONL (or CSV) with fields anchor, positive, negative "
                                               "(as written by `argsim data triplets ...`)."),
-    model: list[str] = typer.Option(["minilm"], "--model", "-m", help="Model name or folder; repeat to "
+    model: list[str] = model_option(["minilm"], help="Model name or folder; repeat to "
                                                                      "compare several."),
     distance: Literal["cosine", "l1", "euclidean"] = typer.Option("cosine",
         help="cosine | l1 | euclidean (l1 for the thematic BiLSTM)."),
@@ -35,7 +35,8 @@ def eval_triplets(
 
     cfg = run_config(ctx)
     env = environment(seed=cfg.seed, device=cfg.device, data_files=[triplets])
-    records = read_records(triplets, required=["anchor", "positive", "negative"])[:limit]
+    abc = ["anchor", "positive", "negative"]
+    records = read_records(triplets, required=abc, text=abc)[:limit]
     table = Table(title=f"triplets: {triplets.name} ({len(records):,})")
     for col in ("model", "accuracy", "mean diff", "ties", "seconds"):
         table.add_column(col)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -9,16 +10,26 @@ import typer
 from rich.table import Table
 
 from argsim.cli.groups import console, eval_app, rank_app, run_config, train_app
-from argsim.cli.params import LABELS_HELP, OUT_DIR, OUT_FILE, SPLIT_HELP, ArgkpInput, argkp_input
+from argsim.cli.params import (
+    LABELS_HELP,
+    OUT_DIR,
+    OUT_FILE,
+    SPLIT_HELP,
+    ArgkpInput,
+    argkp_input,
+    config_options,
+    model_option,
+)
 from argsim.cli.training_options import budget_options, placement
 from argsim.cli.training_options import quiet as run_quiet
+from argsim.kpm.mts_config import MTSConfig
+from argsim.kpm.sbert import SbertConfig
 
 if TYPE_CHECKING:
     from argsim.training import Budget
 
 Formula = Literal["leaderboard", "2021-09"]
 TieBreak = Literal["first", "random"]
-MtsVariant = Literal["mts", "qa", "simakp"]
 
 TRAIN_SPLIT_HELP = "Training split (" + SPLIT_HELP + ")"
 TRAIN_LABELS_HELP = LABELS_HELP + " Required with --arguments."
@@ -66,11 +77,11 @@ def eval_map(
     pairs absent from the labels (undecided) count as non-match (strict) or match (relaxed); AP is computed
     on the top half of each group by score. Prints a per-group table.
     """
+    from argsim.api.metrics import map_result
     from argsim.io import write_json
-    from argsim.metrics.kpa_map import evaluate_map, read_predictions
 
     gold = source.load(run_config(ctx).data_dir, need_labels=True)
-    result = evaluate_map(read_predictions(predictions), gold, formula=formula, tie_break=tie_break, seed=seed)
+    result = map_result(predictions, gold, formula=formula, tie_break=tie_break, seed=seed)
     _print_map(result, f"KPA Track 1 mAP: {predictions.name} on {gold.name}")
     if out:
         write_json(out, {"predictions": str(predictions), "gold": gold.name, "tie_break": tie_break, "seed": seed,
@@ -84,7 +95,7 @@ def eval_map(
 def rank_keypoints(
     ctx: typer.Context,
     source: ArgkpInput,
-    model: list[str] = typer.Option(["minilm"], "--model", "-m", help="Backend model name (minilm, mpnet, ...) "
+    model: list[str] = model_option(["minilm"], help="Backend model name (minilm, mpnet, ...) "
                                     "or a folder trained by `train sbert` / `train mts` / `train kpm-cross` (a "
                                     "cross-encoder). Repeat to combine several models' scores (ensemble)."),
     weight: list[float] = typer.Option([], "--weight", "-w", help="Ensemble weight of each --model, in order "
@@ -113,52 +124,34 @@ def rank_keypoints(
 
     With `--engine ray` the bi-encoder / SBERT / MTS embeddings that the cache lacks are computed on Ray's actor
     pool (and cached); scoring, and cross-encoder models, run in this process (see argsim.kpm.scoring)."""
-    from dataclasses import asdict
-
-    from argsim.engine import engine_from_config
     from argsim.errors import warn
-    from argsim.io import write_csv, write_json
-    from argsim.kpm.ensemble import check_weights, score_models
-    from argsim.kpm.scoring import best_matches, coverage
-    from argsim.metrics.kpa_map import evaluate_map
-    from argsim.results import result_rows, run_environment, timed, write_results
+    from argsim.kpm.ensemble import check_weights
+    from argsim.kpm.rank import rank_keypoints as rank
+    from argsim.results import result_rows, run_environment, write_results
 
     cfg = run_config(ctx)
     check_weights(model, weight)
     data = source.load(cfg.data_dir)
     if task and not data.has_labels:
         warn(f"{data.name} has no gold labels; --task will write no rows")
-    with timed() as t:
-        preds, _ = score_models(data, model, weight, combine, cfg, arg_template, kp_template,
-                                engine_from_config(cfg))
-    matches = best_matches(data, preds)
-    cover = coverage(data, matches, threshold)
-    write_json(out / "predictions.json", preds)
-    write_csv(out / "best_keypoints.csv", [asdict(m) for m in matches])
-    write_csv(out / "coverage.csv", [asdict(c) for c in cover])
+    ranking = rank(data, model, weight, combine, cfg, arg_template, kp_template, threshold, out=out)
     table = Table(title=f"key point coverage on {data.name} (score >= {threshold})")
     for col in ("topic", "stance", "key point", "matched", "share"):
         table.add_column(col, justify="right" if col in ("matched", "share") else "left")
-    for c in cover:
+    for c in ranking.coverage:
         table.add_row(c.topic[:40], f"{c.stance:+d}", c.key_point[:70], str(c.matched), f"{c.share:.1%}")
     console.print(table)
-    summary = {"models": model, "weights": weight or None, "combine": combine if len(model) > 1 else None,
-               "data": data.name, "arguments": len(data.arguments),
-               "key_points": len(data.key_points), "scored_arguments": len(preds), "seconds": t["seconds"]}
-    if data.has_labels:
-        res = {f: evaluate_map(preds, data, formula=f) for f in ("leaderboard", "2021-09")}
-        summary["map"] = {f: {"strict": r.strict, "relaxed": r.relaxed} for f, r in res.items()}
-        _print_map(res["leaderboard"], f"mAP of {', '.join(model)} on {data.name}")
+    if ranking.maps:
+        _print_map(ranking.maps["leaderboard"], f"mAP of {', '.join(model)} on {data.name}")
         if task:
             setting = (f"{combine} ensemble, weights {', '.join(f'{w:g}' for w in weight or [1.0] * len(model))}"
                        if len(model) > 1 else None)
             method = "ensemble" if len(model) > 1 else "rank-keypoints"
-            write_results(task, result_rows(res["leaderboard"].evaluation(data.name), method=method,
-                                            model=" + ".join(model), setting=setting, seconds=t["seconds"],
+            write_results(task, result_rows(ranking.maps["leaderboard"].evaluation(data.name), method=method,
+                                            model=" + ".join(model), setting=setting, seconds=ranking.seconds,
                                             env=run_environment(cfg)), merge=True)
-    write_json(out / "metrics.json", summary)
     console.print(f"wrote {out}/predictions.json, best_keypoints.csv, coverage.csv, metrics.json "
-                  f"({len(preds):,} arguments scored in {t['seconds']:.1f}s)")
+                  f"({len(ranking.predictions):,} arguments scored in {ranking.seconds:.1f}s)")
 
 
 def _print_training(info: dict, folder: Path) -> None:
@@ -180,48 +173,26 @@ def _print_training(info: dict, folder: Path) -> None:
 @train_app.command("sbert")
 @argkp_input("train", "Training split of ArgKP-2021 (" + SPLIT_HELP + ")", TRAIN_LABELS_HELP)
 @budget_options()
+@config_options(SbertConfig)
 def train_sbert_cmd(
     ctx: typer.Context,
     source: ArgkpInput,
+    config: SbertConfig,
     plan: Budget,
     out: Path = typer.Option(Path("models/kpm-sbert"), callback=OUT_DIR,
                              help="Output folder (a sentence-transformers model)."),
-    model: str = typer.Option("minilm", help="Base model: minilm, mpnet, a sentence-transformers folder or a "
-                              "Hugging Face id (e.g. sentence-transformers/all-MiniLM-L6-v2)."),
-    loss: Literal["cosine", "contrastive", "mnrl"] = typer.Option("cosine",
-        help="cosine = regression of the cosine towards --positive-target / "
-             "--negative-target (the report's best); contrastive = ContrastiveLoss; mnrl = "
-             "MultipleNegativesRankingLoss on (argument, matching key point, other key point of the topic and "
-             "stance) with in-batch negatives (no-duplicates batches)."),
-    positive_target: float = typer.Option(1.0, min=-1, max=1, help="Cosine target of matching pairs."),
-    negative_target: float = typer.Option(0.5, min=-1, max=1, help="Cosine target of non-matching pairs."),
-    contrastive_margin: float = typer.Option(0.5, min=0, help="Margin (cosine distance) of the contrastive loss."),
-    pooling: Literal["mean", "cls"] | None = typer.Option(None,
-                                                          help="mean or cls; default keeps the model's own pooling."),
-    epochs: float = typer.Option(1.0, min=0.01, help="Epochs over the labelled pairs (the report: >1 overfits)."),
-    batch_size: int = typer.Option(16, min=1, help="Pairs per batch (the report used 16)."),
-    lr: float = typer.Option(8e-6, min=0, help="Initial learning rate."),
-    lr_end: float = typer.Option(1e-6, min=0, help="Final learning rate of the linear decay (= --lr for constant)."),
-    max_seq_length: int = typer.Option(64, min=1, help="Token limit per sentence."),
-    train_layers: int = typer.Option(0, min=0,
-                                     help="Train only the top N transformer layers on cached lower-layer states "
-                                          "(BERT-type models; ~3x faster on CPU). 0 = the sentence-transformers "
-                                          "trainer on the whole model."),
     eval_split: str | None = typer.Option("dev", help="ArgKP split to score after training ('' to skip)."),
 ) -> None:
     """Fine-tune a Siamese SBERT on labelled argument/key point pairs; saves a sentence-transformers folder
-    that `rank keypoints --model DIR` loads."""
+    that `rank keypoints --model DIR` loads. The defaults are the recommended recipe (contrastive loss)."""
     from argsim.kpm.evaluate import evaluate_trained, training_inputs
-    from argsim.kpm.sbert import SbertConfig, train_sbert
+    from argsim.kpm.sbert import train_sbert
 
     run = run_config(ctx)
     where = placement(ctx)
     data = source.load(run.data_dir, need_labels=True)
     gold = training_inputs(data, eval_split, run)
-    cfg = SbertConfig(model=model, loss=loss, positive_target=positive_target, negative_target=negative_target,
-                      contrastive_margin=contrastive_margin, pooling=pooling, epochs=epochs, batch_size=batch_size,
-                      lr=lr, lr_end=lr_end, max_seq_length=max_seq_length, seed=where.seed,
-                      max_steps=plan.max_steps or -1, train_layers=train_layers)
+    cfg = replace(config, seed=where.seed, max_steps=plan.max_steps or -1)
     info = train_sbert(data, out, cfg, quiet=run_quiet(ctx), placement=where, budget=plan)
     _print_training(evaluate_trained(out, gold, info, run), out)
 
@@ -229,42 +200,17 @@ def train_sbert_cmd(
 @train_app.command("mts")
 @argkp_input("train", TRAIN_SPLIT_HELP, TRAIN_LABELS_HELP)
 @budget_options()
+@config_options(MTSConfig, exclude=("out_dim",))
 def train_mts_cmd(
     ctx: typer.Context,
     source: ArgkpInput,
+    config: MTSConfig,
     plan: Budget,
     out: Path = typer.Option(Path("models/kpm-mts"), callback=OUT_DIR,
                              help="Output folder; with --folds > 1 one sub-folder per "
                                   "fold (fold_1 ... fold_k) and an ensemble manifest in OUT itself."),
-    model: str = typer.Option("minilm", help="Backbone: minilm, mpnet or a transformers folder."),
-    variant: MtsVariant = typer.Option("mts", help="mts (the paper's model), qa ('topic [SEP] statement' inputs, "
-                                "section 5.4) or simakp (pair-wise contrastive baseline, section 5.4)."),
-    pooling: Literal["cls-last4", "cls", "mean"] = typer.Option("cls-last4", help="cls-last4 (paper), cls or mean."),
-    stance_dim: int = typer.Option(32, min=1, help="N: stance embedding size."),
     out_dim: int | None = typer.Option(None, min=1, help="D: final embedding size (256; with --identity-init the "
                                        "backbone's feature size)."),
-    identity_init: bool = typer.Option(False, help="Initialise the projection to pass the statement's own "
-                                       "embedding through (topic/stance blocks zero), so training starts from "
-                                       "the zero-shot encoder; use with --pooling mean for sentence encoders."),
-    epochs: int = typer.Option(2, min=1, help="Epochs (each = one batch per key point)."),
-    lr: float = typer.Option(3e-5, min=0, help="Learning rate of the transformer (linear decay after warm-up)."),
-    head_lr: float = typer.Option(1e-3, min=0, help="Learning rate of the stance and projection layers."),
-    max_pos: int = typer.Option(30, min=1, help="Matching arguments per key-point batch."),
-    max_neg: int = typer.Option(90, min=0, help="Non-matching (but matched elsewhere) arguments per batch."),
-    max_unmatched: int = typer.Option(15, min=0, help="Arguments matching no key point per batch (own clusters)."),
-    pair_batch_size: int = typer.Option(32, min=1, help="Pairs per batch for --variant simakp."),
-    tuplet_margin_deg: float = typer.Option(5.73, min=0, help="Tuplet margin beta IN DEGREES (pytorch-metric-learning "
-                                            "converts to radians; 5.73 deg = 0.1 rad)."),
-    tuplet_scale: float = typer.Option(64.0, min=0, help="Tuplet scale s."),
-    ipv_weight: float = typer.Option(0.5, min=0, help="Weight of the intra-pair variance loss."),
-    miner_epsilon: float = typer.Option(0.2, min=0, help="Multi-similarity miner epsilon (cosine)."),
-    freeze_layers: int = typer.Option(0, min=0, help="Freeze embeddings + the first N transformer layers (CPU speed)."),
-    train_layers: int = typer.Option(0, min=0, help="Train only the top N transformer layers, caching the frozen lower "
-                                     "layers' states once per text (BERT-type backbones; ~3x faster on CPU). "
-                                     "0 = fine-tune everything (the paper)."),
-    frozen_backbone: bool = typer.Option(False, help="Train only the stance and projection layers on the frozen "
-                                         "backbone's features (encoded once through the backend cache)."),
-    max_batches: int = typer.Option(0, min=0, help="Batches per epoch (0 = all): for quick runs."),
     log_every: int = typer.Option(10, min=0, help="Print the running loss every N steps to stderr (0 = never)."),
     init: Path | None = typer.Option(None, help="Continue training from this saved MTS folder (e.g. more epochs); "
                                      "the architecture options must match it."),
@@ -281,7 +227,6 @@ def train_mts_cmd(
     `rank keypoints --model DIR` loads."""
     from argsim.data.argkp import load_argkp
     from argsim.kpm.evaluate import evaluate_folds, evaluate_trained, feature_size, training_inputs
-    from argsim.kpm.mts_model import MTSConfig
     from argsim.kpm.mts_train import train_folds, train_mts
 
     where = placement(ctx)
@@ -295,15 +240,8 @@ def train_mts_cmd(
     if folds <= 1:
         data = source.load(run.data_dir, need_labels=True)
         gold = training_inputs(data, eval_split, run)
-    cfg = MTSConfig(model=model, variant=variant, pooling=pooling, stance_dim=stance_dim,
-                    out_dim=out_dim or (feature_size(model, pooling) if identity_init else 256),
-                    identity_init=identity_init,
-                    epochs=epochs, lr=lr, head_lr=head_lr, max_pos=max_pos, max_neg=max_neg,
-                    max_unmatched=max_unmatched, pair_batch_size=pair_batch_size,
-                    tuplet_margin_deg=tuplet_margin_deg, tuplet_scale=tuplet_scale, ipv_weight=ipv_weight,
-                    miner_epsilon=miner_epsilon, freeze_layers=freeze_layers, train_layers=train_layers,
-                    frozen_backbone=frozen_backbone, max_batches=max_batches,
-                    seed=where.seed)
+    cfg = replace(config, seed=where.seed,
+                  out_dim=out_dim or (feature_size(config.model, config.pooling) if config.identity_init else 256))
     if folds <= 1:
         info = train_mts(data, out, cfg, quiet=quiet, log_every=log_every, init=init, placement=where, budget=plan)
         _print_training(evaluate_trained(out, gold, info, run), out)

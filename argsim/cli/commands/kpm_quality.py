@@ -4,16 +4,17 @@ selection on topic folds) and `data kpm-folds` (the folds as ArgKP splits that e
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
 
 from argsim.cli.commands.kpm import TRAIN_LABELS_HELP, TRAIN_SPLIT_HELP, _print_training
 from argsim.cli.groups import console, data_app, eval_app, run_config, train_app
-from argsim.cli.params import OUT_DIR, ArgkpInput, argkp_input
+from argsim.cli.params import OUT_DIR, ArgkpInput, argkp_input, config_options, model_option
 from argsim.cli.training_options import budget_options, placement
 from argsim.cli.training_options import quiet as run_quiet
+from argsim.kpm.cross import CrossConfig
 
 if TYPE_CHECKING:
     from argsim.training import Budget
@@ -22,36 +23,30 @@ if TYPE_CHECKING:
 @train_app.command("kpm-cross")
 @argkp_input("train", TRAIN_SPLIT_HELP, TRAIN_LABELS_HELP)
 @budget_options()
+@config_options(CrossConfig)
 def train_kpm_cross(
     ctx: typer.Context,
     source: ArgkpInput,
+    config: CrossConfig,
     plan: Budget,
     out: Path = typer.Option(Path("models/kpm-cross"), callback=OUT_DIR,
                              help="Output folder (a sentence-transformers CrossEncoder)."),
-    model: str = typer.Option("minilm", help="Backbone: minilm, mpnet, a transformers / sentence-transformers "
-                              "folder or a Hugging Face id (e.g. FacebookAI/roberta-base)."),
-    context: Literal["none", "topic", "topic-stance"] = typer.Option(
-        "none", help="What precedes the argument: none, topic ('topic [SEP] argument') or topic-stance "
-                     "('topic [SEP] pro [SEP] argument'); the key point side is the key point alone."),
-    epochs: float = typer.Option(1.0, min=0.01, help="Epochs over the labelled pairs."),
-    batch_size: int = typer.Option(16, min=1, help="Pairs per batch."),
-    lr: float = typer.Option(2e-5, min=0, help="Peak learning rate (AdamW, linear warm-up then linear decay to 0)."),
-    warmup_ratio: float = typer.Option(0.1, min=0.0, max=1.0, help="Share of the planned steps spent warming up."),
-    max_length: int = typer.Option(96, min=8, help="Token limit of the (argument, key point) pair."),
     eval_split: str | None = typer.Option("dev", help="ArgKP split to score after training ('' to skip)."),
 ) -> None:
     """Fine-tune a cross-encoder key point matcher (BinaryCrossEntropyLoss on the labelled pairs); saves a
-    CrossEncoder folder that `rank keypoints --model DIR` loads (alone or in an ensemble)."""
-    from argsim.kpm.cross import CrossConfig, train_cross
+    CrossEncoder folder that `rank keypoints --model DIR` loads (alone or in an ensemble). The defaults are the
+    recommended recipe."""
+    from dataclasses import replace
+
+    from argsim.kpm.cross import train_cross
     from argsim.kpm.evaluate import evaluate_trained, training_inputs
 
     run = run_config(ctx)
     where = placement(ctx)
     data = source.load(run.data_dir, need_labels=True)
     gold = training_inputs(data, eval_split, run)
-    cfg = CrossConfig(model=model, context=context, epochs=epochs, batch_size=batch_size, lr=lr,
-                      warmup_ratio=warmup_ratio, max_length=max_length, seed=where.seed)
-    info = train_cross(data, out, cfg, placement=where, budget=plan, quiet=run_quiet(ctx))
+    info = train_cross(data, out, replace(config, seed=where.seed), placement=where, budget=plan,
+                       quiet=run_quiet(ctx))
     _print_training(evaluate_trained(out, gold, info, run), out)
 
 
@@ -67,7 +62,7 @@ def _combines(values: list[str]) -> list[str]:
 @eval_app.command("kpm-folds")
 def eval_kpm_folds(
     ctx: typer.Context,
-    model: list[str] = typer.Option(["minilm"], "--model", "-m", help="A model (name, folder, cross-encoder "
+    model: list[str] = model_option(["minilm"], help="A model (name, folder, cross-encoder "
                                     "folder) or a per-fold pattern with {fold}, e.g. models/kpm-cross-f/fold{fold} "
                                     "(fold 1 = the official split). Repeat for an ensemble."),
     weight: list[float] = typer.Option([], "--weight", "-w", help="Score only these ensemble weights (one per "

@@ -3,15 +3,18 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import typer
 
 from argsim.cli.groups import console, eval_app, run_config, summarize_app, summary_table, train_app, triplets_app
-from argsim.cli.params import OUT_DIR, OUT_FILE, choices, from_workdir
+from argsim.cli.params import OUT_DIR, OUT_FILE, choices, config_options, from_workdir, model_option
 from argsim.cli.training_options import budget_options, placement
 from argsim.cli.training_options import quiet as run_quiet
+from argsim.minutes.mining import MiningConfig
+from argsim.minutes.train import MinutesTrainConfig
 
 if TYPE_CHECKING:
     from argsim.training import Budget
@@ -20,19 +23,16 @@ SummaryMethod = Literal["embedrank-paper", "embedrank", "lead", "random"]
 
 
 @triplets_app.command("minutes")
+@config_options(MiningConfig)
 def triplets_minutes(
     ctx: typer.Context,
+    config: MiningConfig,
     out: Path = typer.Option(Path("runs/minutes-triplets"), callback=OUT_DIR, help="Folder for train.jsonl, dev.jsonl, "
                                                                 "test.jsonl and counts.json."),
     minutes: list[Path] = typer.Option(None, "--minutes", help="Your own minutes JSON file(s) (PoliInfo layout: "
                                        "list of {Date, ProceedingTitle, Proceeding: [{Speaker, Utterance}]}); "
                                        "default: every file of the poliinfo dataset."),
-    model: str = typer.Option("ginza", help="Encoder that decides the thresholds (the paper: GiNZA)."),
-    pos_threshold: float = typer.Option(0.5, min=-1, max=1, help="Minimum cosine of target and next line (positive)."),
-    neg_threshold: float = typer.Option(0.9, min=-1, max=1, help="Maximum cosine of target and a drawn negative."),
-    min_chars: int = typer.Option(10, min=0, help="Drop cleaned lines shorter than this."),
-    boilerplate_min_count: int = typer.Option(5, min=0, help="Drop lines repeated verbatim this often (0: keep)."),
-    max_draws: int = typer.Option(100, min=1, help="Negative draws per target before giving up."),
+    model: str = model_option("ginza", help="Encoder that decides the thresholds (the paper: GiNZA)."),
 ) -> None:
     """Mine [target, positive, negative] triplets from assembly minutes (Shirafuji et al., Sec. 3.1).
 
@@ -45,7 +45,6 @@ def triplets_minutes(
     from argsim.data.catalog import dataset_dir
     from argsim.data.poliinfo import load_meetings
     from argsim.io import write_json
-    from argsim.minutes.mining import MiningConfig
     from argsim.minutes.pipeline import mine_minutes
 
     cfg = run_config(ctx)
@@ -53,8 +52,7 @@ def triplets_minutes(
         meetings = load_meetings(Path("."), files=[p.resolve() for p in minutes])
     else:
         meetings = load_meetings(dataset_dir("poliinfo", cfg.data_dir))
-    config = MiningConfig(pos_threshold=pos_threshold, neg_threshold=neg_threshold, min_chars=min_chars,
-                          boilerplate_min_count=boilerplate_min_count, max_draws=max_draws, seed=cfg.seed)
+    config = replace(config, seed=cfg.seed)
     summary = mine_minutes(meetings, out, config, model=model, run=cfg)
     write_json(out / "counts.json", summary)
     rows = [[k, v] for k, v in summary["counts"].items()]
@@ -63,8 +61,10 @@ def triplets_minutes(
 
 @train_app.command("minutes-sbert")
 @budget_options()
+@config_options(MinutesTrainConfig)
 def train_minutes_sbert(
     ctx: typer.Context,
+    config: MinutesTrainConfig,
     plan: Budget,
     train: Path = typer.Option(Path("runs/minutes-triplets/train.jsonl"), callback=from_workdir,
                                help="Training triplets (JSONL/CSV "
@@ -74,21 +74,6 @@ def train_minutes_sbert(
              "each epoch (TripletEvaluator); skipped when the file does not exist or is ''."),
     out: Path = typer.Option(Path("models/minutes-sbert"), callback=OUT_DIR,
                              help="Output folder (sentence-transformers format)."),
-    backbone: str = typer.Option("ginza", help="ginza (GiNZA word vectors + trainable dense layer over Sudachi "
-                                 "tokens), minilm, or a sentence-transformers folder."),
-    epochs: int = typer.Option(3, min=1, help="Epochs (paper: 3)."),
-    batch_size: int = typer.Option(16, min=1, help="Batch size (paper: 16)."),
-    lr: float = typer.Option(2e-5, min=0, help="Adam learning rate (paper: 2e-5)."),
-    warmup_ratio: float = typer.Option(0.1, min=0, max=1, help="Linear warm-up share of the steps (paper: 10%)."),
-    margin: float = typer.Option(1.0, min=0, help="Triplet margin (paper: 1)."),
-    distance: Literal["euclidean", "cosine"] = typer.Option("euclidean",
-                                                            help="Triplet distance: euclidean (paper) | cosine."),
-    max_train: int | None = typer.Option(None, min=1, help="Subsample this many training triplets (seeded)."),
-    max_dev: int | None = typer.Option(2000, min=1, help="Score at most this many dev triplets per epoch."),
-    freeze_embeddings: bool = typer.Option(False, help="ginza backbone: train only the dense layer."),
-    word_min_count: int = typer.Option(0, min=0, help="ginza backbone: words seen at least this often in the "
-                                       "training texts get a vector of their own (initialised from GiNZA's shared "
-                                       "row); 0 keeps GiNZA's 20,000 shared rows only."),
 ) -> None:
     """Train the political Sentence-BERT: a triplet network with mean pooling and TripletLoss.
 
@@ -96,13 +81,10 @@ def train_minutes_sbert(
     `--model models/minutes-sbert` works in every argsim command), train_log.json (config, seconds per
     epoch, dev accuracy per epoch), train_config.json and a model card README.md.
     """
-    from argsim.minutes.train import TrainConfig
     from argsim.minutes.train import train_minutes_sbert as run
 
     where = placement(ctx)
-    config = TrainConfig(backbone=backbone, epochs=epochs, batch_size=batch_size, lr=lr, warmup_ratio=warmup_ratio,
-                         margin=margin, distance=distance, max_train=max_train, max_dev=max_dev,
-                         update_embeddings=not freeze_embeddings, word_min_count=word_min_count, seed=where.seed)
+    config = replace(config, seed=where.seed)
     log = run(train, dev if dev is not None and dev.is_file() else None, out, config, placement=where, budget=plan,
               quiet=run_quiet(ctx))
     from argsim.training import is_main_process
@@ -125,7 +107,7 @@ def summarize_minutes(
     input: Path | None = typer.Option(None, "--input", "-i", help="Your own CSV/TSV/JSONL/JSON of utterances "
                                       "with columns id, text, topic, subtopic [, length, summary]; rows with "
                                       "the same id form one item."),
-    model: str = typer.Option("ginza", "--model", "-m", help="Backend encoder (ginza, e5-multilingual, minilm, "
+    model: str = model_option("ginza", help="Backend encoder (ginza, e5-multilingual, minilm, "
                               "a trained folder such as models/minutes-sbert)."),
     method: SummaryMethod = typer.Option("embedrank-paper", help="embedrank-paper (Eq. 6), embedrank (normalised MMR, "
                                "beta), lead or random."),
@@ -144,26 +126,23 @@ def summarize_minutes(
     k*(0.5*cos(D,Q) - 0.5*max cos(D,S)) + m*cos(D,topic) + s*cos(D,subtopic), key size = budget/50, joined in
     document order within the character budget. Writes JSON: per item the selected sentences (index, score,
     rank), the summary and the gold summary when known."""
-    from argsim.backend import get_encoder
     from argsim.data.catalog import dataset_dir
     from argsim.io import write_json
     from argsim.minutes.mmr import MMRWeights
-    from argsim.minutes.summarize import SummarizeOptions, dataset_items, summarize_items, user_items
-    from argsim.results import timed
+    from argsim.minutes.summarize import SummarizeOptions, dataset_items, run_summaries, user_items
 
     cfg = run_config(ctx)
     its = user_items(input, length) if input else dataset_items(dataset_dir("poliinfo", cfg.data_dir), items)
     its = its[:limit] if limit else its
     options = SummarizeOptions(method=method, weights=MMRWeights(k, m, s), beta=beta, chars_per_key=chars_per_key,
                                cap=cap, seed=cfg.seed)
-    enc = get_encoder(model, config=cfg) if method.startswith("embedrank") else None
-    with timed() as t:
-        results = summarize_items(its, enc, options, quiet=cfg.quiet)
-    write_json(out, {"method": method, "model": model if enc else None, "items": input and str(input) or items,
+    results, seconds = run_summaries(its, model, options, cfg)
+    embeds = method.startswith("embedrank")
+    write_json(out, {"method": method, "model": model if embeds else None, "items": input and str(input) or items,
                      "options": {"k": k, "m": m, "s": s, "beta": beta, "chars_per_key": chars_per_key, "cap": cap},
-                     "seconds": t["seconds"], "summaries": results})
+                     "seconds": seconds, "summaries": results})
     rows = [[r["id"], r["budget"], len(r["summary"]), r["summary"][:40]] for r in results[:5]]
-    console.print(summary_table(f"{len(results)} summaries ({method}, {t['seconds']:.1f}s) -> {out}",
+    console.print(summary_table(f"{len(results)} summaries ({method}, {seconds:.1f}s) -> {out}",
                          ["id", "budget", "chars", "summary (first 5 items)"], rows))
 
 

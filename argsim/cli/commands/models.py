@@ -80,8 +80,8 @@ def models_build(
     if list_only:
         for r in the_plan.recipes:
             console.print(f"[bold]{r.name}[/] ({r.description}; {r.basis}):\n  " + "\n  ".join(
-                [line for line, _ in r.prepare] + ([r.train] if r.train else []) + list(r.score)), soft_wrap=True)
-    console.print(f"to do: ~{the_plan.minutes / 60:.1f} h on 2 idle CPU cores "
+                r.lines), soft_wrap=True)
+    console.print(f"to do: ~{the_plan.minutes / 60:.1f} h on 2 CPU cores "
                   f"(~{the_plan.gpu_minutes:.0f} min on one GPU, estimated from step costs)")
     if list_only:
         return

@@ -1,4 +1,5 @@
-"""`argsim report`: show every bench/results/*.json as tables; `--readme` refreshes the README block."""
+"""`argsim report`: show every bench/results/*.json as tables; `--readme` refreshes the README's table of argsim
+vs the papers, `--full` writes every row (docs/results.md)."""
 
 from __future__ import annotations
 
@@ -24,22 +25,32 @@ def report(
                                      help="Also write every row of every task as markdown here "
                                           "(e.g. docs/results.md)."),
     markdown: bool = typer.Option(False, help="Print markdown instead of rich tables."),
+    conditions: bool = typer.Option(False, help="Add a column with each row's timing conditions (CPU, its flags, "
+                                                "cores, threads, load average; the row's env)."),
 ) -> None:
     """Render the committed results files (the one schema shared by every benchmark and evaluation)."""
-    from argsim.report import COLUMNS, _fmt, load_all, markdown_table, update_readme, write_full_results
+    from argsim.report import (
+        COLUMNS,
+        _fmt,
+        conditions_text,
+        load_all,
+        markdown_table,
+        update_readme,
+        write_full_results,
+    )
 
     results = [r for r in load_all() if task is None or r["task"] == task]
     for res in results:
         if markdown:
-            console.print(markdown_table(res), markup=False, highlight=False)
+            console.print(markdown_table(res, conditions=conditions), markup=False, highlight=False)
             continue
         rows = res.get("rows", [])
         cols = [c for c in COLUMNS if any(r.get(c) not in (None, "") for r in rows)]
         table = Table(title=res["task"], caption=res.get("command"))
-        for c in cols:
+        for c in cols + (["conditions"] if conditions else []):
             table.add_column(c)
         for r in rows:
-            table.add_row(*(_fmt(r.get(c)) for c in cols))
+            table.add_row(*(_fmt(r.get(c)) for c in cols), *([conditions_text(r)] if conditions else []))
         console.print(table)
     if readme is not None:
         changed = update_readme(readme)

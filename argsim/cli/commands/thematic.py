@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Literal
 import typer
 
 from argsim.cli.groups import cluster_app, console, eval_app, run_config, summary_table, train_app, triplets_app
-from argsim.cli.params import OUT_DIR, OUT_FILE, choices
+from argsim.cli.params import OUT_DIR, OUT_FILE, choices, config_options, model_option
 from argsim.cli.training_options import budget_options, placement
 from argsim.cli.training_options import quiet as run_quiet
+from argsim.thematic.config import ThematicTrainConfig
 
 if TYPE_CHECKING:
     from argsim.training import Budget
@@ -68,36 +69,25 @@ def triplets_wikipedia(
 
 @train_app.command("thematic")
 @budget_options()
+@config_options(ThematicTrainConfig)
 def train_thematic(
     ctx: typer.Context,
+    config: ThematicTrainConfig,
     plan: Budget,
     triplets: Path = typer.Argument(..., help="Training triplets JSONL/CSV (anchor, positive, negative), e.g. "
                                               "runs/thematic/data/triplets-sen-train.jsonl."),
     out: Path = typer.Option(..., callback=OUT_DIR, help="Model folder to write (loads with --model DIR everywhere)."),
-    arch: Literal["bilstm", "minilm"] = typer.Option("bilstm",
-        help="bilstm (the paper's network) or minilm (fine-tune the backend's "
-             "MiniLM with sentence-transformers' TripletLoss)."),
     dev: Path | None = typer.Option(None, help="Dev triplets: accuracy printed after training."),
-    eval_every: int = typer.Option(0, min=0, help="--arch minilm: score a dev sample every N steps and keep the "
-                                   "best step's model (0 = keep the last)."),
-    dev_sample: int = typer.Option(2000, min=1, help="--eval-every: dev triplets sampled (seeded) for the choice."),
-    epochs: int = typer.Option(1, min=1, help="Passes over the (sub-sampled) triplets."),
-    batch_size: int = typer.Option(64, min=1, help="Triplets per step (MiniLM: use 16)."),
-    lr: float = typer.Option(1e-3, min=0, help="Adam learning rate (paper: 1e-3 for the BiLSTM; use 2e-5 for MiniLM)."),
-    max_triplets: int | None = typer.Option(None, min=1, help="Sub-sample this many training triplets (seeded)."),
-    dropout: float = typer.Option(0.2, min=0, max=0.99,
-                                  help="BiLSTM dropout (the paper's '0.8' read as keep probability)."),
-    margin: float = typer.Option(1.0, min=0, help="MiniLM TripletLoss margin (Euclidean, unit vectors)."),
-    threads: int = typer.Option(1, min=0, help="Torch CPU threads when the global --threads is not given (0 = torch "
-                                        "default); 1 is fastest on a busy 2-core box."),
-    model: str = typer.Option("minilm", "--model", help="--arch minilm: the sentence-transformers model to "
-                              "fine-tune (name, folder or Hugging Face id)."),
 ) -> None:
-    """Train a thematic sentence encoder on triplets (--resume continues from OUT/checkpoints)."""
+    """Train a thematic sentence encoder on triplets (--resume continues from OUT/checkpoints). The defaults are
+    the recommended recipe (the paper's BiLSTM)."""
+    from dataclasses import replace
+
     from argsim.errors import ArgsimError
     from argsim.io import read_records
     from argsim.training import is_main_process
 
+    arch, eval_every = config.arch, config.eval_every
     if arch not in ("bilstm", "minilm"):
         raise ArgsimError(f"--arch must be bilstm or minilm, not {arch!r}")
     if eval_every and (arch != "minilm" or dev is None):
@@ -105,15 +95,15 @@ def train_thematic(
     if eval_every and plan.checkpoint_every % eval_every:
         raise ArgsimError(f"--checkpoint-every {plan.checkpoint_every} must be a multiple of --eval-every "
                           f"{eval_every} (the best step must be a saved checkpoint)")
-    where = placement(ctx, threads=threads or None)
+    where = placement(ctx, threads=config.threads or None)
     quiet = run_quiet(ctx)
-    rows = read_records(triplets, required=["anchor", "positive", "negative"])
-    dev_rows = read_records(dev, required=["anchor", "positive", "negative"]) if dev else None
+    abc = ["anchor", "positive", "negative"]
+    rows = read_records(triplets, required=abc, text=abc)
+    dev_rows = read_records(dev, required=abc, text=abc) if dev else None
     if arch == "bilstm":
-        from argsim.thematic.train import TrainConfig, train_bilstm
+        from argsim.thematic.train import train_bilstm
 
-        cfg = TrainConfig(dropout=dropout, lr=lr, batch_size=batch_size, epochs=epochs, max_triplets=max_triplets,
-                          seed=where.seed, threads=where.threads)
+        cfg = replace(config, seed=where.seed, threads=where.threads)
         rep = train_bilstm(rows, out, cfg, dev=dev_rows, log=console.print, placement=where, budget=plan)
         stats = {"triplets": rep.train_triplets, "seen": rep.triplets_seen, "steps": rep.steps,
                  "seconds": rep.seconds, "triplets/s": rep.triplets_per_second,
@@ -122,10 +112,12 @@ def train_thematic(
     else:
         from argsim.thematic.finetune import finetune_sentence_transformer
 
-        stats = finetune_sentence_transformer(rows, out, base=model, epochs=epochs, batch_size=batch_size, lr=lr,
-                                              margin=margin, max_triplets=max_triplets, placement=where,
+        stats = finetune_sentence_transformer(rows, out, base=config.model, epochs=config.epochs,
+                                              batch_size=config.batch_size, lr=config.lr, margin=config.margin,
+                                              max_triplets=config.max_triplets,
+                                              max_seq_length=config.max_seq_length, placement=where,
                                               budget=plan, quiet=quiet, dev=dev_rows, eval_every=eval_every,
-                                              dev_sample=dev_sample)
+                                              dev_sample=config.dev_sample)
     if where.processes == 1 or is_main_process():
         console.print(summary_table(f"trained {arch} -> {out}", ["statistic", "value"],
                                     [[k, v] for k, v in stats.items()]))
@@ -136,7 +128,7 @@ def cluster_sentences(
     ctx: typer.Context,
     sentences: Path = typer.Argument(..., help="JSONL/CSV with a column `text`; optional `article` (cluster each "
                                                "article separately) and `label` (gold section; sets k)."),
-    model: str = typer.Option("minilm", "--model", "-m", help="Backend model name or folder."),
+    model: str = model_option("minilm", help="Backend model name or folder."),
     algorithm: Algorithm = typer.Option("kmeans", help="kmeans or agglomerative."),
     linkage: Linkage = typer.Option("ward", help="Agglomerative linkage: ward (on unit vectors), average or complete "
                                              "(on cosine distance)."),
@@ -145,19 +137,20 @@ def cluster_sentences(
                              help="Output JSONL: the input rows + cluster."),
 ) -> None:
     """Cluster sentences by theme on cosine similarity, one article (group) at a time."""
-    from argsim.backend import get_encoder
+    from argsim.api.thematic import cluster_sentences as cluster
     from argsim.errors import ArgsimError
     from argsim.io import read_records, write_jsonl
-    from argsim.thematic.cluster import ALGORITHMS, cluster_groups
+    from argsim.thematic.cluster import ALGORITHMS
 
     cfg = run_config(ctx)
     if algorithm not in ALGORITHMS:
         raise ArgsimError(f"--algorithm must be one of {', '.join(ALGORITHMS)}")
-    rows = read_records(sentences, required=["text"])
+    rows = read_records(sentences, required=["text"], text=["text"])
     if k is None and any("label" not in r for r in rows):
         raise ArgsimError(f"{sentences}: no `label` column to take k from; pass --k")
-    vecs = get_encoder(model, config=cfg).encode([str(r["text"]) for r in rows])
-    labels = cluster_groups(rows, vecs, algorithm, k=k, seed=cfg.seed, linkage=linkage)
+    labels = cluster([str(r["text"]) for r in rows], model, k, algorithm, linkage,
+                     groups=[r.get("article", "") for r in rows],
+                     labels=None if k is not None else [r["label"] for r in rows], config=cfg).tolist()
     write_jsonl(out, [{**r, "cluster": c} for r, c in zip(rows, labels, strict=True)])
     groups: dict = {}
     for r, c in zip(rows, labels, strict=True):
@@ -173,7 +166,7 @@ def eval_clustering(
     sentences: Path = typer.Argument(..., help="JSONL/CSV with text, label (gold section) and article; e.g. "
                                                "runs/thematic/data/scb-test.jsonl, or the output of `argsim "
                                                "cluster sentences` (then its `cluster` column is scored)."),
-    model: list[str] = typer.Option(["minilm"], "--model", "-m", help="Models to compare (repeatable); "
+    model: list[str] = model_option(["minilm"], help="Models to compare (repeatable); "
                                                                       "ignored when the file has `cluster`."),
     algorithm: list[str] = typer.Option(["kmeans", "agglomerative"], callback=choices("kmeans", "agglomerative"),
                                         help="Algorithms (repeatable)."),
@@ -189,7 +182,7 @@ def eval_clustering(
     cfg = run_config(ctx)
     env = run_environment(cfg, data_files=[sentences])
 
-    rows = read_records(sentences, required=["text", "label"])
+    rows = read_records(sentences, required=["text", "label"], text=["text"])
     groups = [r.get("article", "") for r in rows]
     gold = [r["label"] for r in rows]
     table_rows, results = [], []
@@ -214,7 +207,7 @@ def eval_clustering(
 @eval_app.command("sick")
 def eval_sick(
     ctx: typer.Context,
-    model: list[str] = typer.Option(["minilm"], "--model", "-m", help="Models to compare (repeatable)."),
+    model: list[str] = model_option(["minilm"], help="Models to compare (repeatable)."),
     folder: Path | None = typer.Option(None, help="A folder laid out like SICK (SICK_train.txt, SICK_trial.txt, "
                                                   "SICK_test_annotated.txt); default: the `sick` dataset."),
     task: str | None = typer.Option(None, help="Also merge the rows into bench/results/<task>.json."),

@@ -19,13 +19,16 @@ training validation, Table 3, the pool rankers and the faiss search alike. Ties 
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from argsim.data.counterargs import Argument
+from argsim.errors import InputError
 from argsim.evaluation import Evaluation
 from argsim.metrics.ranking import GoldRank, accuracy_from_ranks, gold_rank, mrr_from_ranks
 from argsim.published import table2
@@ -79,17 +82,62 @@ class RankingSummary:
                           details={"random_accuracy": self.random_accuracy, "mean_pool": self.mean_pool})
 
 
+def _count(value: object) -> int | None:
+    """`value` as a count if it is a whole non-negative number (JSON 3 or 3.0), else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, float) and (not math.isfinite(value) or not value.is_integer()):
+        return None
+    return int(value) if value >= 0 else None
+
+
+def check_ranking_records(records: Sequence[dict], path: str | Path | None = None) -> None:
+    """Refuse (InputError naming file, row, column) ranking records whose fields have the wrong type or range:
+    `pool_size` a whole number >= 1, `gold_better` / `gold_tied` whole numbers >= 0 with better + tied < pool
+    (the gold is one of the pool), `method` / `setting` / `split` / `point` text. Such records would print
+    accuracies outside [0, 1].
+
+    Args:
+        records: the records, in file order (row = index + 1).
+        path: the file (for messages).
+
+    Example:
+        >>> check_ranking_records([{"point": "p1", "pool_size": 3, "gold": "c", "gold_better": 0, "gold_tied": 0}])
+    """
+    for row, r in enumerate(records, start=1):
+        pool = _count(r.get("pool_size"))
+        if pool is None or pool < 1:
+            raise InputError(path, f"pool_size must be a whole number >= 1, not {r.get('pool_size')!r}", row=row,
+                             column="pool_size")
+        for col in ("point", "method", "setting", "split"):
+            if col in r and r[col] is not None and not isinstance(r[col], str):
+                raise InputError(path, "expected text", row=row, column=col)
+        if r.get("gold") is None or r.get("gold_better") is None:
+            continue
+        better, tied = _count(r.get("gold_better")), _count(r.get("gold_tied", 0))
+        for col, value in (("gold_better", better), ("gold_tied", tied)):
+            if value is None:
+                raise InputError(path, f"{col} must be a whole number >= 0, not {r.get(col)!r}", row=row,
+                                 column=col)
+        if better + tied >= pool:
+            raise InputError(path, f"gold_better + gold_tied = {better + tied} must be below pool_size {pool} (the "
+                                   "gold counter is in the pool)", row=row, column="gold_better")
+
+
 def summarize(records: Iterable[dict], ties: str = "expected") -> list[RankingSummary]:
-    """accuracy@1 and MRR per (method, setting, split) over the records that have a gold counter."""
+    """accuracy@1 and MRR per (method, setting, split) over the records that have a gold counter (checked by
+    `check_ranking_records` first)."""
+    records = list(records)
+    check_ranking_records(records)
     groups: dict[tuple[str, str, str], list[dict]] = defaultdict(list)
     for r in records:
         if r.get("gold") is not None:
             groups[(r.get("method", "?"), r.get("setting", "?"), r.get("split", "?"))].append(r)
     out = []
     for (method, setting, split), recs in groups.items():
-        ranks = [GoldRank(better=r["gold_better"], tied=r["gold_tied"], pool=r["pool_size"])
+        ranks = [GoldRank(better=int(r["gold_better"]), tied=int(r.get("gold_tied") or 0), pool=int(r["pool_size"]))
                  if r.get("gold_better") is not None else GoldRank(1 << 30, 0, 0) for r in recs]
-        pools = [r["pool_size"] for r in recs]
+        pools = [int(r["pool_size"]) for r in recs]
         exact = all(r.get("exact_rank", True) for r in recs)
         out.append(RankingSummary(method, setting, split, len(recs), accuracy_from_ranks(ranks, ties),
                                   mrr_from_ranks(ranks, ties) if exact else float("nan"),

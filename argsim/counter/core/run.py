@@ -74,6 +74,8 @@ def dataset_points(split: str, setting: str, limit: int | None = None, data_dir:
         raise ArgsimError(f"unknown split '{split}': choose one of {', '.join(SPLITS)}")
     if setting not in SETTINGS:
         raise ArgsimError(f"unknown setting '{setting}': choose one of {', '.join(SETTINGS)}")
+    if limit is not None and sample is not None:
+        raise ArgsimError("--limit and --sample both choose the points: give one of them")
     corpus = load_counterargs(data_dir)
     points = corpus.points(split)[:limit]
     if sample is not None and sample < len(points):
@@ -123,3 +125,63 @@ def run_ranker(method: str, points: list[Argument], pools: dict[str, list[Argume
     return RankRun(method=label, setting=setting, split=split, records=records, seconds=t["seconds"],
                    peak_mb=peak_memory_mb(), n_points=len(points), n_pairs=sum(len(v) for v in pools.values()),
                    options=options)
+
+
+def read_kept(out: str | Path, label: str, split: str, settings: Sequence[str]
+              ) -> tuple[dict[str, list[dict]], list[dict]]:
+    """What an earlier (possibly interrupted) ranking in `out` holds: the records of method `label` on `split` in
+    each of `settings` (reused by `rank_counterargs(..., kept=...)` instead of ranking again), and every other
+    record (other methods, splits or settings; written back unchanged)."""
+    from argsim.io import read_records
+
+    kept: dict[str, list[dict]] = {}
+    others: list[dict] = []
+    if Path(out).is_file():
+        for rec in read_records(out, required=["point", "setting"]):
+            if rec.get("method") == label and rec.get("split") == split and rec.get("setting") in settings:
+                kept.setdefault(rec["setting"], []).append(rec)
+            else:
+                others.append(rec)
+    return kept, others
+
+
+def rank_counterargs(method: str, settings: Sequence[str] = ("sdoc",), split: str = "test",
+                     options: dict | None = None, top_k: int = 10, label: str | None = None,
+                     limit: int | None = None, sample: int | None = None, seed: int = 13,
+                     data_dir: str | Path | None = None, engine: Engine | None = None, precision: str = "auto",
+                     user_file: str | Path | None = None, candidates: str = "all", out: str | Path | None = None,
+                     kept: dict[str, list[dict]] | None = None, others: Sequence[dict] = ()
+                     ) -> tuple[list[RankRun], list[dict]]:
+    """Rank the pools of counterargs-18 `split` in each of `settings` (or of a user's argument file, `user_file`,
+    whose records are the `candidates`) with ranker `method`: the runs and this method's ranking records.
+
+    `kept` (from `read_kept`): settings already ranked, whose records are reused. With `out`, the JSONL ranking
+    (`others` first, then this method's records) is rewritten atomically after every finished setting, so an
+    interrupted run keeps them.
+    """
+    from argsim.io import write_jsonl
+
+    label = label or default_label(method, dict(options or {}))
+    runs: list[RankRun] = []
+    records: list[dict] = []
+    if user_file is not None:
+        from argsim.counter.core.userdata import load_user_arguments
+
+        points, pools, gold = load_user_arguments(user_file, candidates=candidates)
+        runs.append(run_ranker(method, points, pools, gold, setting="user", split=Path(user_file).stem,
+                               options=options, top_k=top_k, label=label, engine=engine, precision=precision))
+        records = runs[0].records
+    else:
+        for s in settings:
+            if kept and s in kept:
+                records += kept[s]
+                continue
+            points, pools, gold = dataset_points(split, s, limit=limit, sample=sample, seed=seed, data_dir=data_dir)
+            runs.append(run_ranker(method, points, pools, gold, setting=s, split=split, options=options,
+                                   top_k=top_k, label=label, engine=engine, precision=precision))
+            records += runs[-1].records
+            if out is not None:
+                write_jsonl(out, [*others, *records])  # finished settings survive an interrupted later one
+    if out is not None:
+        write_jsonl(out, [*others, *records])
+    return runs, records

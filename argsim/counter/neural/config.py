@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
-from typing import Any
+from typing import Any, Literal
 
 from argsim.errors import ArgsimError
+from argsim.options import setting
 
 #: model kinds: which towers and heads a model has
 KINDS = ("bipolar", "bipolar-nodiff", "bi-encoder", "unipolar-ret", "unipolar-cls", "cross-encoder")
@@ -16,29 +17,49 @@ SAMPLINGS = ("random", "hard", "increasing")
 
 @dataclass
 class NeuralConfig:
-    """Architecture and training options of one model (paper defaults in the comments)."""
+    """Architecture and training options of one model (the paper's values in the help texts).
 
-    kind: str = "bipolar"
-    base_model: str = "minilm"          # paper: bert-base-uncased (not available offline)
-    pooling: str = "mean-norm"          # paper: [CLS]
-    train_encoder: bool = False         # paper: True (200 epochs on a V100); CPU default: frozen encoder
-    train_layers: int = 0               # with train_encoder: 0 = every layer (paper), N = only the top N
-    max_seq_length: int = 256
-    normalize_retrieval: bool = True    # L2-normalise retrieval embeddings (paper: raw dot product)
-    use_diff: bool = True               # |u - v| in the classification head (False = ablation)
+    The defaults are the recommended recipe's settings for the heads (`argsim models build counter-bi-encoder`:
+    lr 1e-4, increasing-hard sampling, up to 200 epochs with early stopping after 20 without gain); each field is
+    one option of `argsim train bipolar` (see `argsim.options`).
+
+    Example:
+        >>> NeuralConfig().lr, NeuralConfig(kind="bipolar-nodiff").use_diff
+        (0.0001, False)
+    """
+
+    kind: Literal["bipolar", "bipolar-nodiff", "bi-encoder", "unipolar-ret", "unipolar-cls", "cross-encoder"] = \
+        setting("bipolar", "bipolar | bipolar-nodiff | bi-encoder | unipolar-ret | unipolar-cls | cross-encoder")
+    base_model: str = setting("minilm", "Starting transformer: minilm, mpnet, a folder or a Hugging Face id (e.g. "
+                              "bert-base-uncased; the paper's).", option="--model", aliases=("--base-model",))
+    pooling: Literal["mean-norm", "mean", "cls"] = setting(
+        "mean-norm", "mean-norm (the sentence-transformers pipeline) | mean | cls (the paper's [CLS])")
+    train_encoder: bool = setting(False, "Fine-tune the transformer (the paper: 200 epochs on a V100) or train the "
+                                  "heads on cached embeddings of the frozen encoder (CPU default).",
+                                  option="--train-encoder/--frozen-encoder")
+    train_layers: int = setting(0, "With --train-encoder: fine-tune only the top N transformer layers on cached "
+                                "lower-layer states (CPU; 0 = all layers, the paper).", min=0)
+    max_seq_length: int = setting(256, "Tokens per text.", min=1)
+    normalize_retrieval: bool = setting(True, "L2-normalise the retrieval embeddings (the paper: raw dot "
+                                        "product).")
+    use_diff: bool = setting(True, "|u - v| in the classification head (False: the ablation, kind "
+                             "bipolar-nodiff).", cli=False)
     # training
-    epochs: int = 40                    # paper: 200
-    lr: float = 1e-3                    # paper: 3e-6 (full BERT); heads on a frozen encoder need more
-    cls_lr: float | None = None         # learning rate of the classification head (None = lr)
-    encoder_lr: float = 2e-5            # learning rate of the transformer when train_encoder
-    batch_size: int = 32                # paper: 4
-    margin: float = 1.0                 # triplet margin, Euclidean distance (paper: 1.0, p = 2)
-    sampling: str = "increasing"        # paper: increasing (Bi-encoder), random (the others)
-    hard_rate: float = 0.02             # paper: increase_rate 0.02
-    hard_pool: int = 1                  # pick the negative among the n nearest to the positive
-    patience: int = 10                  # early stopping on validation accuracy (epochs without gain)
-    k_val: int = 30                     # validation metric: accuracy@1 after reranking the top k
-    seed: int = 13
+    epochs: int = setting(200, "Maximum epochs (the paper: 200).", min=1)
+    lr: float = setting(1e-4, "Adam learning rate of the heads (the paper: 3e-6 for everything).", min=0)
+    cls_lr: float | None = setting(None, "Adam learning rate of the classification head (default: --lr).", min=0)
+    encoder_lr: float = setting(2e-5, "Adam learning rate of the transformer (--train-encoder, cross-encoder).",
+                                min=0)
+    batch_size: int = setting(32, "Triplets per step (the paper: 4).", min=1)
+    margin: float = setting(1.0, "Triplet margin (Euclidean distance; the paper: 1.0, p = 2).", min=0)
+    sampling: Literal["random", "hard", "increasing"] = setting(
+        "increasing", "random | hard | increasing (hard share min(epoch*rate, 1); the paper: increasing for the "
+        "Bi-encoder, random for the others).")
+    hard_rate: float = setting(0.02, "increase_rate of increasing-hard sampling (the paper: 0.02).", min=0)
+    hard_pool: int = setting(1, "Draw the hard negative among the n nearest to the positive.", min=1)
+    patience: int = setting(20, "Early stopping: epochs without a better validation accuracy.", min=1)
+    k_val: int = setting(30, "Validation metric: accuracy@1 after reranking the top k.", min=1)
+    seed: int = setting(13, "Random seed.", cli=False)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

@@ -35,16 +35,18 @@ class CrossScorer:
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         from argsim.backend.device import cast_for_inference
+        from argsim.backend.safety import HF_LOAD, check_model_folder
 
         folder = Path(folder)
         if not is_cross_folder(folder):
             raise ModelError(f"{folder}: not a trained cross-encoder (train one with `argsim train bipolar "
                              "--kind cross-encoder`)")
+        check_model_folder(folder)
         meta = json.loads((folder / CROSS_MARKER).read_text(encoding="utf-8"))
         self.max_length = max_length or int(meta.get("max_length", 256))
-        self.tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+        self.tokenizer = AutoTokenizer.from_pretrained(str(folder), **HF_LOAD)
         self.model = cast_for_inference(
-            AutoModelForSequenceClassification.from_pretrained(str(folder), local_files_only=True), precision)
+            AutoModelForSequenceClassification.from_pretrained(str(folder), use_safetensors=True, **HF_LOAD), precision)
         self.precision = precision  # what it scores in (a resolved precision; the CPU)
         self.batch_size, self._memo = batch_size, {}
 
@@ -173,6 +175,7 @@ def train_cross_encoder(base_model: str, train_pairs: Sequence[tuple[str, str]],
     from transformers import TrainerCallback
 
     from argsim.backend import model_path
+    from argsim.backend.safety import HF_LOAD
     from argsim.settings import seed_everything
     from argsim.training import Budget, OptimPolicy, is_main_process, resolve_placement
     from argsim.training.record import data_hash, train_config, write_records
@@ -185,7 +188,7 @@ def train_cross_encoder(base_model: str, train_pairs: Sequence[tuple[str, str]],
     out_dir = Path(out_dir)
     pairs, collection = list(train_pairs), list(collection)
     model = CrossEncoder(str(model_path(base_model)), num_labels=2, max_length=max_length, device=placement.device,
-                         local_files_only=True)
+                         **HF_LOAD)
     data = Dataset.from_dict(pointwise_examples(pairs, collection, epochs, seed))
     per_epoch = math.ceil(2 * len(pairs) / (batch_size * placement.processes * budget.grad_accum))
     every = max(1, round(per_epoch / max(evals_per_epoch, 1)))

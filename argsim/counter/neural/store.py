@@ -15,6 +15,7 @@ import torch
 
 from argsim.backend.encoder import Encoder
 from argsim.backend.fingerprint import fingerprint
+from argsim.backend.safety import check_model_folder, load_torch_weights
 from argsim.counter.neural.config import NeuralConfig
 from argsim.counter.neural.model import CounterModel
 from argsim.counter.neural.towers import TransformerTower, frozen_encoder
@@ -57,6 +58,7 @@ def load_model(folder: str | Path) -> CounterModel:
     if not is_model_folder(folder):
         raise ModelError(f"{folder}: not a trained counter-argument model (needs config.json and heads.pt; "
                          "train one with `argsim train bipolar`)")
+    check_model_folder(folder)
     raw = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     config = NeuralConfig.from_dict(raw)
     tower = None
@@ -66,7 +68,7 @@ def load_model(folder: str | Path) -> CounterModel:
     if config.train_encoder and config.separate_towers:
         model.cand_tower = TransformerTower(str(folder / "candidate_encoder"), config.pooling,
                                             config.max_seq_length)
-    state = torch.load(folder / "heads.pt", map_location="cpu", weights_only=True)
+    state = load_torch_weights(folder / "heads.pt")
     missing, unexpected = model.load_state_dict(state, strict=False)
     bad = [m for m in missing if not m.startswith(("point_tower.", "cand_tower."))]
     if bad or unexpected:

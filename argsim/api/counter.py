@@ -1,0 +1,184 @@
+"""`CounterRetriever`: best-counter retrieval (Wachsmuth et al. 2018) with any registered ranker.
+
+The rankers are those of `argsim rank counterargs --list` (`argsim.counter.core.registry`): BM25, TF cosine,
+embedding cosine, Simple-SD, the learning-to-rank models, single features (`feature:<name>`) and the neural
+rankers. A retriever holds an index of candidate texts; `retrieve` ranks every candidate for each query through
+`argsim.counter.core.run.run_ranker`, the function `argsim rank counterargs` runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from argsim.config import RunConfig
+from argsim.errors import ArgsimError
+
+RETRIEVE_COLUMNS = ["query", "rank", "candidate", "score", "query_id", "candidate_id"]
+
+
+def _argument(aid: str, text: str, kind: str, number: int):  # noqa: ANN202 (argsim.data.counterargs.Argument)
+    """A query (`point`) or candidate (`counter`) as the rankers take it; a point's first line is its conclusion
+    when a blank line follows it (as in counterargs-18 and `argsim rank counterargs --input`)."""
+    from argsim.data.counterargs import Argument, split_point_text
+
+    text = str(text).strip()
+    if kind == "point" and "\n\n" in text:
+        conclusion, premise = split_point_text(text)
+    else:
+        conclusion, premise = "", text
+    return Argument(id=aid, split="user", theme="", debate="", stance="", kind=kind, number=number,
+                    conclusion=conclusion, premise=premise, text=text)
+
+
+def _key(prefix: str, i: int, text: str) -> str:
+    """An internal id that also names the text, so rankers' on-disk caches never mix two calls' texts."""
+    return f"{prefix}{i}-{hashlib.sha1(text.encode('utf-8')).hexdigest()[:12]}"
+
+
+class CounterRetriever:
+    """Index candidate arguments, then retrieve the best counter-arguments for queries.
+
+    Args:
+        ranker: A registered ranker (``"emb-cosine"``, ``"bm25"``, ``"tf-cosine"``, ``"simple-sd"``,
+            ``"logreg-part"``, ..., ``"feature:<name>"``, neural rankers; `argsim rank counterargs --list`).
+        model: The encoder or model folder of rankers that need one (emb-cosine: minilm by default; the
+            learning-to-rank and neural rankers: their trained folder).
+        options: The ranker's further options (as `--opt key=value`), e.g. ``{"bm25_idf": "okapi"}``.
+        config: The run options (engine, precision, seed, data folder); None: the defaults.
+
+    Example:
+        >>> import argsim
+        >>> r = argsim.CounterRetriever("bm25").index(
+        ...     ["School uniforms do not stop bullying.", "Taxes fund public schools."])
+        >>> r.retrieve(["School uniforms stop bullying."], k=1)[["rank", "candidate"]]
+           rank                              candidate
+        0     1  School uniforms do not stop bullying.
+    """
+
+    def __init__(self, ranker: str = "emb-cosine", model: str | Path | None = None, options: dict | None = None,
+                 config: RunConfig | None = None) -> None:
+        from argsim.counter.core.registry import get_ranker, ranker_options
+
+        info = get_ranker(ranker)
+        allowed = ranker_options(info)
+        self.options = dict(options or {})
+        bad = [k for k in self.options if k not in allowed]
+        if bad:
+            raise ArgsimError(f"'{bad[0]}' is not an option of {ranker}; valid keys: {', '.join(allowed) or 'none'}")
+        if model is not None:
+            self.options["model"] = str(model)
+        self.ranker = ranker
+        self.config = config or RunConfig()
+        self.candidates: list[str] = []
+        self.candidate_ids: list[str] = []
+
+    def __repr__(self) -> str:
+        return f"CounterRetriever(ranker={self.ranker!r}, candidates={len(self.candidates)})"
+
+    def index(self, candidates: Sequence[str] | pd.DataFrame, ids: Sequence[str] | None = None) -> CounterRetriever:
+        """Set the candidate arguments every query is ranked against.
+
+        Args:
+            candidates: Candidate texts, or a DataFrame with a ``text`` column (and an ``id`` column).
+            ids: The candidates' ids (None: the frame's ``id`` column, else ``0, 1, ...``).
+
+        Returns:
+            self.
+        """
+        if hasattr(candidates, "columns"):
+            if "text" not in candidates.columns:
+                raise ArgsimError("the candidates frame needs a 'text' column")
+            if ids is None and "id" in candidates.columns:
+                ids = candidates["id"].astype(str).tolist()
+            candidates = candidates["text"].tolist()
+        texts = [str(t) for t in candidates]
+        if not texts:
+            raise ArgsimError("no candidates to index")
+        ids = [str(i) for i in ids] if ids is not None else [str(i) for i in range(len(texts))]
+        if len(ids) != len(texts):
+            raise ArgsimError(f"{len(ids)} ids for {len(texts)} candidates")
+        if len(set(ids)) != len(ids):
+            raise ArgsimError("candidate ids must be unique")
+        self.candidates, self.candidate_ids = texts, ids
+        return self
+
+    def _run(self, queries: str | Sequence[str], top_k: int) -> tuple[list, Any]:
+        """Rank every candidate for each query with `run_ranker`; the query arguments and the `RankRun`."""
+        from argsim.counter.core.run import run_ranker
+        from argsim.engine import engine_from_config
+
+        if not self.candidates:
+            raise ArgsimError("index candidates first: CounterRetriever(...).index(texts)")
+        if isinstance(queries, str):
+            queries = [queries]
+        queries = [str(q) for q in queries]
+        points = [_argument(_key("q", i, q), q, "point", i) for i, q in enumerate(queries)]
+        cands = [_argument(_key("c", i, t), t, "counter", i) for i, t in enumerate(self.candidates)]
+        pools = {p.id: cands for p in points}
+        run = run_ranker(self.ranker, points, pools, {p.id: None for p in points}, setting="user", split="user",
+                         options=self.options, top_k=top_k, engine=engine_from_config(self.config),
+                         precision=self.config.precision)
+        return points, run
+
+    def retrieve(self, queries: str | Sequence[str], k: int = 10) -> pd.DataFrame:
+        """The k best candidates for each query, best first.
+
+        Args:
+            queries: Query arguments (a point: a conclusion line, a blank line, then its premise; or plain text).
+            k: Candidates kept per query.
+
+        Returns:
+            A DataFrame, one row per (query, rank): ``query, rank (1 = best), candidate, score, query_id (the
+            query's position), candidate_id (its index id)``.
+        """
+        if k < 1:
+            raise ArgsimError("k must be at least 1")
+        points, run = self._run(queries, top_k=k)
+        pos = {_key("c", i, t): i for i, t in enumerate(self.candidates)}
+        qpos = {p.id: i for i, p in enumerate(points)}
+        rows = []
+        for rec in run.records:
+            qi = qpos[rec["point"]]
+            for r, top in enumerate(rec["top"], start=1):
+                ci = pos[top["id"]]
+                rows.append((points[qi].text, r, self.candidates[ci], top["score"], qi, self.candidate_ids[ci]))
+        return pd.DataFrame(rows, columns=RETRIEVE_COLUMNS)
+
+    def evaluate(self, split: str = "test", setting: str = "sdoc", limit: int | None = None,
+                 sample: int | None = None, data_dir: str | Path | None = None) -> dict[str, float]:
+        """accuracy@1 and MRR of this ranker on counterargs-18 (each point ranked against its pool of `setting`),
+        as `argsim rank counterargs` reports them. The index is not used: the pools come from the dataset.
+
+        Args:
+            split: ``"training"``, ``"validation"`` or ``"test"``.
+            setting: The candidate pools: ``sdoc``, ``sdc``, ``sdoa``, ``sda``, ``stc``, ``sta``, ``epc``, ``epa``.
+            limit: Rank only the first N points (id order).
+            sample: Rank a seeded random sample of N points (the config's seed).
+            data_dir: The dataset root (None: the config's, else ``$ARGSIM_DATA``).
+
+        Returns:
+            ``{"accuracy_at_1": float, "mrr": float (NaN when the ranker's lower ranks are bounds),
+            "random_accuracy": float, "points": int}``.
+
+        Example:
+            >>> import argsim
+            >>> scores = argsim.CounterRetriever("bm25").evaluate("test", "sdoc", limit=20)
+            >>> round(scores["accuracy_at_1"], 3), scores["points"]
+            (0.65, 20)
+        """
+        from argsim.counter.core.evaluation import summarize
+        from argsim.counter.core.run import rank_counterargs
+        from argsim.engine import engine_from_config
+
+        _, records = rank_counterargs(self.ranker, [setting], split, self.options, limit=limit, sample=sample,
+                                      seed=self.config.seed,
+                                      data_dir=data_dir if data_dir is not None else self.config.data_dir,
+                                      engine=engine_from_config(self.config), precision=self.config.precision)
+        (s,) = summarize(records)
+        return {"accuracy_at_1": s.accuracy_at_1, "mrr": s.mrr, "random_accuracy": s.random_accuracy,
+                "points": s.points}

@@ -1,0 +1,98 @@
+"""`encode`: texts to vectors with any backend model (a registry name or a model folder)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from argsim.config import RunConfig
+
+
+def encoder(model: str = "minilm", pooling: str | None = None, max_seq_length: int | None = None,
+            batch_size: int = 64, config: RunConfig | None = None):  # noqa: ANN201 (argsim.backend.Encoder)
+    """The backend encoder `model` (loaded once per process; see `argsim.backend.get_encoder`)."""
+    from argsim.backend import get_encoder
+
+    return get_encoder(model, pooling=pooling, max_seq_length=max_seq_length, batch_size=batch_size, config=config)
+
+
+def encode(texts: str | Sequence[str], model: str = "minilm", batch_size: int = 64, normalize: bool = False,
+           pooling: str | None = None, max_seq_length: int | None = None,
+           config: RunConfig | None = None) -> np.ndarray:
+    """Embed texts with a backend model; vectors are cached on disk, so a second call over the same texts is fast.
+
+    Args:
+        texts: A list of strings (or one string).
+        model: A registry name (`argsim models` lists them: minilm, e5-multilingual, ginza, ...) or a model
+            folder (sentence-transformers, transformers, or one that `argsim train ...` wrote).
+        batch_size: Texts per forward pass.
+        normalize: L2-normalise each vector (then a dot product is the cosine).
+        pooling: None (the model's own), or "mean", "cls", "cls-last4" for a plain transformer.
+        max_seq_length: Truncate inputs to this many tokens (None: the model's limit).
+        config: The run options (device, precision, cache folder, quiet); None: the defaults.
+
+    Returns:
+        A float32 array of shape (len(texts), dim), rows in input order; for one string, shape (dim,).
+
+    Example:
+        >>> import argsim
+        >>> v = argsim.encode(["Nuclear power is clean.", "Reactors emit no CO2."], normalize=True)
+        >>> v.shape, v.dtype
+        ((2, 384), dtype('float32'))
+        >>> round(float(v[0] @ v[1]), 2) > 0.3
+        True
+    """
+    single = isinstance(texts, str)
+    enc = encoder(model, pooling, max_seq_length, batch_size, config)
+    vectors = enc.encode([texts] if single else list(texts), normalize=normalize)
+    return vectors[0] if single else vectors
+
+
+@dataclass
+class EmbedFileResult:
+    """What `embed_file` did: the number of texts, the output, the vectors' shape and the encoder used."""
+
+    texts: int
+    out: Path
+    shape: tuple[int, ...]
+    model: str
+    device: str
+    precision: str
+    seconds: float
+
+
+def embed_file(input: str | Path, out: str | Path, column: str = "text", id_column: str | None = None,
+               model: str = "minilm", pooling: str | None = None, max_seq_length: int | None = None,
+               batch_size: int = 64, normalize: bool = False, config: RunConfig | None = None) -> EmbedFileResult:
+    """Embed the texts of a file (CSV/TSV, JSONL/JSON or plain text) and save the vectors (`argsim embed`).
+
+    Args:
+        input: The file; `column` holds the text (CSV/JSONL), plain text has one text a line.
+        out: A .npy (float32, input order), .csv (id, one column per dimension) or .parquet (id, vector) file.
+        column: The text column.
+        id_column: The column of each text's id for .csv/.parquet outputs (None: the 0-based row number).
+        model, pooling, max_seq_length, batch_size, normalize, config: as `encode`.
+
+    Returns:
+        An `EmbedFileResult`.
+    """
+    from argsim.errors import InputError
+    from argsim.io import read_records, read_texts, write_vectors
+
+    input, out = Path(input), Path(out)
+    texts = read_texts(input, column=column)
+    ids = None
+    if id_column is not None:
+        if input.suffix.lower() not in (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".json"):
+            raise InputError(input, "--id-column needs a CSV/TSV/JSON/JSONL input (plain text has no columns)")
+        ids = [str(r[id_column]) for r in read_records(input, required=[column, id_column])]
+    enc = encoder(model, pooling, max_seq_length, batch_size, config)
+    start = time.perf_counter()
+    vectors = enc.encode(texts, normalize=normalize)
+    seconds = time.perf_counter() - start
+    write_vectors(out, vectors, ids)
+    return EmbedFileResult(len(texts), out, tuple(vectors.shape), enc.name, enc.device, enc.precision, seconds)

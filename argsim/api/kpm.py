@@ -1,0 +1,255 @@
+"""`KeyPointMatcher`: key point matching (KPA-2021 Track 1) as a library object.
+
+Scoring is the cosine of backend embeddings between an argument and each key point of its topic and stance (or a
+cross-encoder's probability, or an ensemble of several models), as `argsim rank keypoints` scores; training is
+the recommended Siamese SBERT recipe; evaluation is the official mAP. The run itself is
+`argsim.kpm.rank.rank_keypoints`, the function the command calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from argsim.config import RunConfig
+from argsim.errors import ArgsimError
+
+MATCH_COLUMNS = ["arg_id", "argument", "topic", "stance", "key_point_id", "key_point", "score"]
+
+
+def _frame(items: Any, text_col: str, id_col: str, prefix: str, topic: str | None, stance: int) -> pd.DataFrame:
+    """A list of texts or a DataFrame -> a frame with columns id, text, topic, stance."""
+    if isinstance(items, str):
+        items = [items]
+    if hasattr(items, "columns"):
+        df = items
+        if text_col not in df.columns:
+            raise ArgsimError(f"the {prefix} frame needs a '{text_col}' column (has {', '.join(map(str, df.columns))})")
+        n = len(df)
+        ids = df[id_col].astype(str).tolist() if id_col in df.columns else [f"{prefix}{i}" for i in range(n)]
+        topics = df["topic"].astype(str).tolist() if "topic" in df.columns else [topic or ""] * n
+        stances = [int(s) for s in df["stance"]] if "stance" in df.columns else [stance] * n
+        texts = df[text_col].astype(str).tolist()
+    else:
+        texts = [str(t) for t in items]
+        n = len(texts)
+        ids, topics, stances = [f"{prefix}{i}" for i in range(n)], [topic or ""] * n, [stance] * n
+    return pd.DataFrame({"id": ids, "text": texts, "topic": topics, "stance": stances})
+
+
+def kpm_data(arguments: Any, key_points: Any, topic: str | None = None, stance: int = 1, name: str = "input"):  # noqa: ANN201
+    """Arguments and key points (lists of texts or DataFrames) -> the loader's `KPMData` (no labels).
+
+    Lists: every argument is matched against every key point (one topic `topic`, one stance `stance`).
+    DataFrames: columns ``argument`` / ``key_point``, optional ``arg_id`` / ``key_point_id``, ``topic`` and
+    ``stance`` (an argument is matched against the key points of its topic and stance, as in ArgKP).
+    """
+    from argsim.data.argkp import Argument, KeyPoint, KPMData
+
+    a = _frame(arguments, "argument", "arg_id", "a", topic, stance)
+    k = _frame(key_points, "key_point", "key_point_id", "k", topic, stance)
+    for frame, what in ((a, "argument"), (k, "key point")):
+        dup = frame["id"][frame["id"].duplicated()].tolist()
+        if dup:
+            raise ArgsimError(f"duplicate {what} id {dup[0]!r}")
+        bad = [s for s in frame["stance"] if s not in (1, -1)]
+        if bad:
+            raise ArgsimError(f"{what} stance must be 1 (pro) or -1 (con), not {bad[0]!r}")
+    return KPMData(name, [Argument(*r) for r in a.itertuples(index=False)],
+                   [KeyPoint(*r) for r in k.itertuples(index=False)])
+
+
+class KeyPointMatcher:
+    """Match arguments to key points with a model name or folder (or an ensemble of several); train the
+    recommended recipe; score with the official mAP.
+
+    Args:
+        model: A backend model name (``"minilm"``, or a shipped key point matcher such as ``"kpm"`` where
+            installed), a model folder (trained by `fit`, `argsim train sbert`, `train mts` or
+            `train kpm-cross`), or a list of them for an ensemble.
+        weights: Ensemble weights, one per model (None: equal).
+        combine: How an ensemble combines scores: ``"zscore"``, ``"zlogit"`` or ``"mean"`` (see
+            `argsim rank keypoints --help`).
+        arg_template, kp_template: How plain encoders see a statement: fields ``{text}``, ``{topic}``,
+            ``{stance}`` (e.g. ``"{topic} {text}"``); context-aware models (MTS) ignore them.
+        threshold: The score from which an argument counts towards its best key point's coverage.
+        config: The run options (device, precision, seed, cache, quiet, data folder); None: the defaults.
+
+    Example:
+        >>> import argsim
+        >>> m = argsim.KeyPointMatcher("minilm")
+        >>> m.match(["Nuclear plants emit no CO2.", "Reactors can melt down."],
+        ...         ["Nuclear power is clean", "Nuclear power is dangerous"])[["argument", "key_point"]]
+                              argument                   key_point
+        0  Nuclear plants emit no CO2.      Nuclear power is clean
+        1      Reactors can melt down.  Nuclear power is dangerous
+    """
+
+    def __init__(self, model: str | Path | Sequence[str | Path] = "minilm", weights: Sequence[float] | None = None,
+                 combine: str = "zscore", arg_template: str = "{text}", kp_template: str = "{text}",
+                 threshold: float = 0.5, config: RunConfig | None = None) -> None:
+        self.models = [str(m) for m in ([model] if isinstance(model, (str, Path)) else model)]
+        if not self.models:
+            raise ArgsimError("give at least one model")
+        from argsim.kpm.ensemble import check_weights
+
+        check_weights(self.models, weights)
+        self.weights = list(weights) if weights else None
+        self.combine = combine
+        self.arg_template, self.kp_template = arg_template, kp_template
+        self.threshold = threshold
+        self.config = config or RunConfig()
+        self.training_info_: dict | None = None
+
+    def __repr__(self) -> str:
+        model = self.models[0] if len(self.models) == 1 else self.models
+        return f"KeyPointMatcher(model={model!r})"
+
+    # -------------------------------------------------------------- scoring
+
+    def rank(self, data, out: str | Path | None = None):  # noqa: ANN001, ANN201 (KPMData -> KeypointRanking)
+        """The whole run on a loaded split (`argsim.kpm.rank.rank_keypoints`): predictions, best matches,
+        coverage, the mAPs when `data` has labels; with `out`, its four files."""
+        from argsim.kpm.rank import rank_keypoints
+
+        return rank_keypoints(data, self.models, self.weights, self.combine, self.config, self.arg_template,
+                              self.kp_template, self.threshold, out=out)
+
+    def match(self, arguments: Any, key_points: Any, topic: str | None = None, stance: int = 1,
+              all_pairs: bool = False) -> pd.DataFrame:
+        """Each argument's best key point and its score.
+
+        Args:
+            arguments: A list of argument texts, or a DataFrame with column ``argument`` (optional ``arg_id``,
+                ``topic``, ``stance``).
+            key_points: A list of key point texts, or a DataFrame with column ``key_point`` (optional
+                ``key_point_id``, ``topic``, ``stance``).
+            topic: The topic of list inputs (shown to templates that use ``{topic}``, and to MTS models).
+            stance: The stance of list inputs: 1 (pro) or -1 (con).
+            all_pairs: Return every scored (argument, key point) pair instead, with a column ``best``.
+
+        Returns:
+            A DataFrame, one row per argument in input order: ``arg_id, argument, topic, stance, key_point_id,
+            key_point, score`` (ids ``a0, a1, ...`` / ``k0, k1, ...`` for lists). An argument without a key
+            point of its topic and stance has an empty key point and a NaN score.
+        """
+        data = kpm_data(arguments, key_points, topic, stance)
+        ranking = self.rank(data)
+        if all_pairs:
+            best = {(m.arg_id, m.key_point_id) for m in ranking.matches}
+            rows = [(a.arg_id, a.text, a.topic, a.stance, kid, data.kp_by_id[kid].text, score, (a.arg_id, kid) in best)
+                    for a in data.arguments for kid, score in ranking.predictions.get(a.arg_id, {}).items()]
+            return pd.DataFrame(rows, columns=[*MATCH_COLUMNS, "best"])
+        by_arg = {m.arg_id: m for m in ranking.matches}
+        rows = []
+        for a in data.arguments:
+            m = by_arg.get(a.arg_id)
+            rows.append((a.arg_id, a.text, a.topic, a.stance, m.key_point_id if m else None,
+                         m.key_point if m else None, m.score if m else np.nan))
+        return pd.DataFrame(rows, columns=MATCH_COLUMNS)
+
+    def match_df(self, pairs: pd.DataFrame) -> pd.DataFrame:
+        """`match` on a frame of (argument, key point) pairs as `load_dataset("argkp")` returns it: its distinct
+        arguments against its distinct key points of the same topic and stance.
+
+        Returns:
+            As `match`: one row per distinct argument with its best key point and score.
+        """
+        from argsim.api.metrics import kpm_data_from_frame
+
+        data = kpm_data_from_frame(pairs)
+        a = pd.DataFrame([(x.arg_id, x.text, x.topic, x.stance) for x in data.arguments],
+                         columns=["arg_id", "argument", "topic", "stance"])
+        k = pd.DataFrame([(x.kp_id, x.text, x.topic, x.stance) for x in data.key_points],
+                         columns=["key_point_id", "key_point", "topic", "stance"])
+        return self.match(a, k)
+
+    # -------------------------------------------------------------- evaluation
+
+    def evaluate(self, split: str | pd.DataFrame = "dev", topics: Sequence[str] | None = None,
+                 formula: str = "leaderboard", data_dir: str | Path | None = None) -> dict[str, float]:
+        """The official mAP (`argsim.kpa_map`) of this matcher on a labelled ArgKP split.
+
+        Args:
+            split: An ArgKP split name (``"dev"``, ``"train"``), or a DataFrame of labelled pairs as
+                ``load_dataset("argkp")`` returns.
+            topics: Score only these topics of the split (None: all).
+            formula: ``"leaderboard"`` (every published result) or ``"2021-09"``.
+            data_dir: The dataset root (None: the config's, else ``$ARGSIM_DATA``).
+
+        Returns:
+            ``{"strict_map": float, "relaxed_map": float}``.
+
+        Example:
+            >>> import argsim
+            >>> scores = argsim.KeyPointMatcher("minilm").evaluate(
+            ...     "dev", topics=["We should abandon the use of school uniform"])
+            >>> {name: round(value, 4) for name, value in scores.items()}
+            {'strict_map': 0.8882, 'relaxed_map': 0.9581}
+        """
+        from argsim.api.metrics import kpm_data_from_frame
+        from argsim.data.argkp import load_argkp
+        from argsim.metrics.kpa_map import FORMULAS
+
+        if formula not in FORMULAS:
+            raise ArgsimError(f"unknown formula '{formula}': choose {' or '.join(FORMULAS)}")
+        if isinstance(split, str):
+            data = load_argkp(split, data_dir if data_dir is not None else self.config.data_dir)
+        else:
+            data = kpm_data_from_frame(split)
+        if topics is not None:
+            data = data.subset(topics)
+        if not data.has_labels:
+            raise ArgsimError(f"{data.name}: no gold labels to evaluate against")
+        r = self.rank(data).maps[formula]
+        return {"strict_map": r.strict, "relaxed_map": r.relaxed}
+
+    # -------------------------------------------------------------- training
+
+    def fit(self, split: str | pd.DataFrame = "train", out: str | Path = "models/kpm-sbert",
+            epochs: float = 1.0, max_steps: int = -1,
+            data_dir: str | Path | None = None) -> KeyPointMatcher:
+        """Fine-tune this matcher's (first) model as a Siamese SBERT with the recommended recipe
+        (ContrastiveLoss, lr 2e-5 decaying to 0, batch 16; what `argsim models build kpm-sbert` trains) on the
+        labelled pairs of an ArgKP split, and match with the trained folder from now on.
+
+        Args:
+            split: An ArgKP split name, or a DataFrame of labelled pairs (`load_dataset("argkp")`).
+            out: The folder to save the sentence-transformers model in.
+            epochs: Epochs over the labelled pairs (one: more overfits).
+            max_steps: Stop after this many optimiser steps (-1: the whole `epochs`).
+            data_dir: The dataset root for a split name.
+
+        Returns:
+            self, matching with the trained model; `training_info_` holds the run's record (steps, seconds).
+
+        Example:
+            >>> import argsim
+            >>> matcher = argsim.KeyPointMatcher("minilm").fit("train", out="models/kpm-sbert")  # doctest: +SKIP
+            >>> matcher.models  # doctest: +SKIP
+            ['models/kpm-sbert']
+        """
+        from argsim.api.metrics import kpm_data_from_frame
+        from argsim.data.argkp import load_argkp
+        from argsim.kpm.evaluate import training_inputs
+        from argsim.kpm.sbert import SbertConfig, train_sbert
+        from argsim.training import resolve_placement
+
+        if len(self.models) != 1:
+            raise ArgsimError("fit trains one model: give KeyPointMatcher a single model")
+        if isinstance(split, str):
+            data = load_argkp(split, data_dir if data_dir is not None else self.config.data_dir)
+        else:
+            data = kpm_data_from_frame(split, name="training frame")
+        training_inputs(data, None, self.config)
+        # SbertConfig's defaults are the recommended recipe (the one source of those settings)
+        cfg = SbertConfig(model=self.models[0], seed=self.config.seed, epochs=epochs, max_steps=max_steps)
+        where = resolve_placement(self.config.device, self.config.precision, self.config.threads,
+                                  seed=self.config.seed)
+        self.training_info_ = train_sbert(data, Path(out), cfg, quiet=self.config.quiet, placement=where)
+        self.models = [str(out)]
+        return self

@@ -1,0 +1,235 @@
+"""The metrics of the papers on plain data: `kpa_map` (KPA-2021 Track 1), `accuracy_at_1` (best-counter
+retrieval), `triplet_accuracy` (thematic and minutes triplets) and `rouge1` (minutes summaries).
+
+Each is a thin wrapper over `argsim.metrics`, whose exact implementations the tests check against independent
+references; these add the conversions from lists, dicts and DataFrames.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from argsim.config import RunConfig
+from argsim.errors import ArgsimError
+
+# ------------------------------------------------------------------ key point matching
+
+
+def kpm_data_from_frame(pairs: Any, name: str = "dataframe"):  # noqa: ANN201 (argsim.data.argkp.KPMData)
+    """Labelled (argument, key point) pairs as `load_dataset("argkp")` returns them -> the loader's `KPMData`:
+    the arguments and key points in order of first appearance, the labels when a `label` column is present
+    (NaN: unlabelled). The text columns `argument` and `key_point` are optional (the metric needs no text)."""
+    from argsim.data.argkp import Argument, KeyPoint, KPMData
+
+    need = ["arg_id", "key_point_id", "topic", "stance"]
+    missing = [c for c in need if c not in pairs.columns]
+    if missing:
+        raise ArgsimError(f"{name}: the frame lacks column(s) {', '.join(missing)} (load_dataset('argkp') has them)")
+    frame = pairs.assign(**{c: pairs[c] if c in pairs.columns else "" for c in ("argument", "key_point")})
+    args: dict[str, Argument] = {}
+    kps: dict[str, KeyPoint] = {}
+    labels: dict[tuple[str, str], int] = {}
+    has_label = "label" in frame.columns
+    for i, row in enumerate(frame.itertuples(index=False), start=1):
+        aid, kid, topic = str(row.arg_id), str(row.key_point_id), str(row.topic)
+        try:
+            stance = int(float(row.stance))
+        except (TypeError, ValueError):
+            stance = 0
+        if stance not in (1, -1):
+            raise ArgsimError(f"{name}: row {i}, column stance: must be 1 (pro) or -1 (con), not {row.stance!r}")
+        args.setdefault(aid, Argument(aid, str(row.argument), topic, stance))
+        kps.setdefault(kid, KeyPoint(kid, str(row.key_point), topic, stance))
+        if has_label and row.label == row.label:  # NaN: unlabelled
+            if row.label not in (0, 1):
+                raise ArgsimError(f"{name}: row {i}, column label: must be 0 or 1, not {row.label!r}")
+            labels[(aid, kid)] = int(row.label)
+    return KPMData(name, list(args.values()), list(kps.values()), labels)
+
+
+def _predictions(predictions: Any) -> dict[str, dict[str, float]]:
+    """{arg_id: {key_point_id: score}} from that dict, a JSON file of it, or a frame (arg_id, key_point_id, score)."""
+    if isinstance(predictions, (str, Path)):
+        from argsim.metrics.kpa_map import read_predictions
+
+        return read_predictions(predictions)
+    if hasattr(predictions, "columns"):
+        out: dict[str, dict[str, float]] = {}
+        for row in predictions.itertuples(index=False):
+            out.setdefault(str(row.arg_id), {})[str(row.key_point_id)] = float(row.score)
+        return out
+    return {str(a): {str(k): float(s) for k, s in kps.items()} for a, kps in predictions.items()}
+
+
+def _gold(gold: Any, data_dir: str | Path | None = None):  # noqa: ANN202
+    if isinstance(gold, str):
+        from argsim.data.argkp import load_argkp
+
+        return load_argkp(gold, data_dir)
+    if hasattr(gold, "columns"):
+        return kpm_data_from_frame(gold)
+    return gold
+
+
+def map_result(predictions: Any, gold: Any, formula: str = "leaderboard", tie_break: str = "first", seed: int = 0,
+               data_dir: str | Path | None = None):  # noqa: ANN201 (argsim.metrics.kpa_map.MapResult)
+    """The full result of the official metric (per-group table, dummies, ignored ids); see `kpa_map`."""
+    from argsim.metrics.kpa_map import evaluate_map
+
+    return evaluate_map(_predictions(predictions), _gold(gold, data_dir), formula=formula, tie_break=tie_break,
+                        seed=seed)
+
+
+def kpa_map(predictions: Any, gold: Any, formula: str = "leaderboard", tie_break: str = "first", seed: int = 0,
+            data_dir: str | Path | None = None) -> dict[str, float]:
+    """The official KPA-2021 Track 1 metric (Friedman et al. 2021): strict and relaxed mean average precision.
+
+    Each argument keeps its best key point; per (topic, stance) the top half by score is kept and its average
+    precision taken, unlabelled pairs counting as non-matches (strict) or matches (relaxed); arguments without a
+    prediction count as misses. Reimplemented exactly (see `argsim.metrics.kpa_map`).
+
+    Args:
+        predictions: ``{arg_id: {key_point_id: score}}``, a JSON file of it (as `argsim rank keypoints`
+            writes), or a DataFrame with columns ``arg_id, key_point_id, score``.
+        gold: The labelled split: an ArgKP split name (``"dev"``), a DataFrame of labelled pairs as
+            ``load_dataset("argkp", split=...)`` returns, or a loaded `KPMData`.
+        formula: ``"leaderboard"`` (every published result) or ``"2021-09"`` (the organisers' later fix).
+        tie_break: An argument's best key point on tied scores: ``"first"`` (the official code) or ``"random"``.
+        seed: The seed of ``tie_break="random"``.
+        data_dir: The dataset root when `gold` is a split name (None: ``$ARGSIM_DATA``).
+
+    Returns:
+        ``{"strict_map": float, "relaxed_map": float}``.
+
+    Example:
+        >>> import pandas as pd
+        >>> import argsim
+        >>> gold = pd.DataFrame({"arg_id": ["a1", "a2"], "key_point_id": ["k1", "k1"], "topic": ["t", "t"],
+        ...                      "stance": [1, 1], "argument": ["x", "y"], "key_point": ["K", "K"],
+        ...                      "label": [1, 0]})
+        >>> argsim.kpa_map({"a1": {"k1": 0.9}, "a2": {"k1": 0.2}}, gold)
+        {'strict_map': 1.0, 'relaxed_map': 1.0}
+    """
+    r = map_result(predictions, gold, formula, tie_break, seed, data_dir)
+    return {"strict_map": r.strict, "relaxed_map": r.relaxed}
+
+
+# ------------------------------------------------------------------ counter-argument retrieval
+
+
+def accuracy_at_1(scores: Any, gold: Mapping[str, str], ties: str = "expected") -> float:
+    """accuracy@1 of best-counter retrieval (Wachsmuth et al. 2018): the share of queries whose true counter
+    scores highest; ties with it earn the expected credit 1/t (or see `ties`).
+
+    Args:
+        scores: A DataFrame with columns ``query, candidate, score`` (as `CounterRetriever.retrieve` returns;
+            every candidate, or the top k: a true counter outside them counts as a miss), or
+            ``{query: [(candidate, score), ...]}``.
+        gold: ``{query: its true counter}``; queries without a gold entry count as misses.
+        ties: ``"expected"`` (1/t credit), ``"pessimistic"`` or ``"optimistic"``.
+
+    Returns:
+        accuracy@1 in [0, 1].
+
+    Example:
+        >>> import argsim
+        >>> scores = {"q1": [("c1", 0.9), ("c2", 0.1)], "q2": [("c1", 0.5), ("c2", 0.5)]}
+        >>> argsim.accuracy_at_1(scores, {"q1": "c1", "q2": "c2"})
+        0.75
+    """
+    from argsim.metrics.ranking import accuracy_at_1 as acc
+
+    if hasattr(scores, "columns"):
+        grouped: dict[str, list[tuple[str, float]]] = {}
+        for row in scores.itertuples(index=False):
+            grouped.setdefault(str(row.query), []).append((str(row.candidate), float(row.score)))
+        scores = grouped
+    return acc(scores, gold, ties=ties)
+
+
+# ------------------------------------------------------------------ triplets
+
+
+def triplet_accuracy(anchor: Any, positive: Any, negative: Any, model: str | None = None,
+                     distance: str = "cosine", ties: str = "correct", config: RunConfig | None = None) -> float:
+    """Triplet accuracy: the share of (anchor, positive, negative) triplets whose positive is closer to the
+    anchor than the negative (Ein Dor et al. 2018; Shirafuji et al., Table 4).
+
+    Args:
+        anchor, positive, negative: Aligned lists of sentences (embedded with `model`), or arrays of shape
+            (n, dim) of their embeddings.
+        model: The encoder for sentences (None: minilm); ignored for arrays.
+        distance: ``"cosine"``, ``"l1"`` or ``"euclidean"``.
+        ties: An exactly tied triplet is ``"correct"`` (the minutes paper's rule) or ``"wrong"``.
+        config: The run options of the encoder.
+
+    Returns:
+        The accuracy in [0, 1].
+
+    Example:
+        >>> import numpy as np
+        >>> import argsim
+        >>> a = np.array([[1.0, 0.0], [0.0, 1.0]])
+        >>> argsim.triplet_accuracy(a, a + 0.1, -a)
+        1.0
+        >>> argsim.triplet_accuracy(["The cat sat on the mat."], ["A kitten lay on the rug."],
+        ...                         ["Stocks fell sharply today."])
+        1.0
+    """
+    from argsim.metrics.triplets import triplet_scores
+
+    parts = [anchor, positive, negative]
+    if not all(isinstance(p, np.ndarray) for p in parts):
+        from argsim.api.encode import encode
+
+        texts = [list(p) for p in parts]
+        if not len(texts[0]) == len(texts[1]) == len(texts[2]):
+            raise ArgsimError("anchor, positive and negative must have the same length")
+        parts = [encode(t, model=model or "minilm", config=config) for t in texts]
+    return triplet_scores(*parts, distance=distance, ties=ties).accuracy
+
+
+# ------------------------------------------------------------------ ROUGE-1
+
+
+def rouge1(summaries: str | Sequence[str], references: str | Sequence[str], unit: str = "content",
+           limits: int | Sequence[int | None] | None = None, config: RunConfig | None = None) -> dict[str, float]:
+    """ROUGE-1 recall, precision and F of summaries against references, macro-averaged; a summary longer than
+    its character limit scores 0 (the PoliInfo-2 scoring, Kimura et al. 2020).
+
+    Args:
+        summaries: One summary or a list.
+        references: The gold summary or summaries, aligned.
+        unit: ``"content"`` (content-word lemmas, GiNZA/Sudachi: the official measure), ``"surface"`` (every
+            token) or ``"char"`` (characters, no tokenizer).
+        limits: Character budget(s) (None: no limit).
+        config: The run options (GiNZA's device) for the token units.
+
+    Returns:
+        ``{"recall": float, "precision": float, "f": float, "n": int, "over_limit": int}``.
+
+    Example:
+        >>> import argsim
+        >>> r = argsim.rouge1("消費税を上げる", "消費税を引き上げる", unit="char")
+        >>> round(r["recall"], 4), round(r["precision"], 4)
+        (0.7778, 1.0)
+    """
+    from argsim.metrics.rouge import rouge1_corpus
+    from argsim.minutes.evaluate import rouge_nlp
+
+    single = isinstance(summaries, str)
+    cands = [summaries] if single else list(summaries)
+    refs = [references] if isinstance(references, str) else list(references)
+    lims = [limits] * len(cands) if isinstance(limits, int) or limits is None else list(limits)
+    if all(lim is None for lim in lims):
+        lims = None
+    try:
+        report = rouge1_corpus(cands, refs, lims, unit=unit, nlp=rouge_nlp([unit], config=config))
+    except ValueError as exc:
+        raise ArgsimError(str(exc)) from None
+    return {"recall": report.recall, "precision": report.precision, "f": report.f, "n": report.n,
+            "over_limit": report.over_limit}

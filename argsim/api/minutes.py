@@ -1,0 +1,69 @@
+"""`summarize_minutes`: extractive summaries of assembly minutes with EmbedRank++ (Shirafuji et al., Eq. 6) or
+the baselines, as `argsim summarize minutes` makes them (`argsim.minutes.summarize.run_summaries`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from argsim.config import RunConfig
+from argsim.errors import ArgsimError
+
+
+def summarize_minutes(sentences: str | Sequence[str], topic: str = "", subtopic: str = "", budget: int = 100,
+                      model: str | Path = "ginza", method: str = "embedrank-paper", k: float = 0.2, m: float = 0.3,
+                      s: float = 0.5, beta: float = 0.5, chars_per_key: int = 50, cap: str = "fit",
+                      config: RunConfig | None = None) -> list[str]:
+    """Pick the sentences of an utterance that summarise it within a character budget.
+
+    EmbedRank++ as the minutes paper's Eq. 6: sentences are picked greedily by
+    k*(0.5*cos(D,Q) - 0.5*max cos(D,S)) + m*cos(D,topic) + s*cos(D,subtopic) (D a sentence, Q the utterance,
+    S the sentences already picked), key size = budget / chars_per_key (Eq. 7), while they fit the budget.
+
+    Args:
+        sentences: The utterance: a text (cleaned of speaker tags and stage directions and split into sentences
+            after 。！？) or a list of its sentences.
+        topic: The main topic (headline) of the item.
+        subtopic: Its subtopic.
+        budget: The summary's character budget.
+        model: The encoder (``"ginza"``, ``"e5-multilingual"``, a folder trained by `argsim train minutes-sbert`).
+        method: ``"embedrank-paper"`` (Eq. 6), ``"embedrank"`` (normalised MMR with `beta`), ``"lead"`` or
+            ``"random"``.
+        k, m, s: The Eq. 6 weights of the MMR part, the topic and the subtopic.
+        beta: The relevance/diversity trade-off of ``"embedrank"``.
+        chars_per_key: Key size = budget / this.
+        cap: ``"fit"`` (skip sentences that overflow the budget) or ``"truncate"``.
+        config: The run options (device, seed of ``"random"``, cache); None: the defaults.
+
+    Returns:
+        The selected sentences in document order (joined, they are the summary; if none fits, the best
+        sentence cut to the budget).
+
+    Example:
+        >>> import argsim
+        >>> argsim.summarize_minutes(
+        ...     "保育所の待機児童が増えています。本日は晴天です。区は保育所を三か所新設します。",
+        ...     topic="待機児童対策", subtopic="保育所の整備", budget=30)
+        ['保育所の待機児童が増えています。']
+    """
+    from argsim.minutes.mmr import MMRWeights
+    from argsim.minutes.summarize import MinutesItem, SummarizeOptions, run_summaries, topic_text
+    from argsim.minutes.text import clean_lines, split_sentences
+
+    if budget < 1:
+        raise ArgsimError("budget must be at least 1 character")
+    if isinstance(sentences, str):
+        sents = [x for line in clean_lines(sentences, min_chars=1) for x in split_sentences(line)]
+    else:
+        sents = [str(x) for x in sentences if str(x).strip()]
+    if not sents:
+        raise ArgsimError("no sentences to summarise")
+    config = config or RunConfig()
+    item = MinutesItem("input", sents, topic_text(topic), subtopic, budget)
+    options = SummarizeOptions(method=method, weights=MMRWeights(k, m, s), beta=beta, chars_per_key=chars_per_key,
+                               cap=cap, seed=config.seed)
+    (record,), _ = run_summaries([item], str(model), options, config)
+    chosen = sorted(sel["index"] for sel in record["selected"])
+    if not chosen:
+        return [record["summary"]] if record["summary"] else []
+    return [sents[i] for i in chosen]

@@ -1,0 +1,123 @@
+"""Settings declared once: a trainer's config dataclass is the single source of its options.
+
+Each field of a config dataclass (`argsim.kpm.sbert.SbertConfig`, `argsim.minutes.train.MinutesTrainConfig`,
+...) carries its type, its default (the recommended setting) and, in its metadata, its help text, bounds and
+command-line name. The CLI turns the fields into the options of the train command (`argsim.cli.params.
+config_options`), and `argsim models build` turns a recipe's config (a preset over the same dataclass) back into
+a command line (`config_argv`), so a setting is written in one place.
+
+Metadata keys: `help` (text), `min` / `max` (bounds checked by the parser), `option` (the option's name when it
+differs from `--field-name`, e.g. "--max-seq-length"; a boolean's is "--on/--off"), `aliases` (older spellings
+still accepted, hidden from `--help`), `cli` (False: not an option; set from elsewhere, e.g. the seed from the
+global `--seed`).
+
+Example:
+    >>> from dataclasses import dataclass
+    >>> @dataclass
+    ... class Demo:
+    ...     lr: float = setting(2e-5, "Learning rate.", min=0)
+    ...     shuffle: bool = setting(True, "Shuffle the pairs.", option="--shuffle/--no-shuffle")
+    >>> config_argv(Demo(lr=1e-3, shuffle=False))
+    ['--lr', '0.001', '--no-shuffle']
+"""
+
+from __future__ import annotations
+
+from dataclasses import MISSING, Field, field, fields
+from typing import Any
+
+
+def setting(default: Any, help: str, **metadata: Any) -> Any:  # noqa: A002 (the name typer and click use)
+    """A dataclass field with its default and its option's metadata (see the module docstring).
+
+    Args:
+        default: the default value (the recommended setting); a list default is copied per instance.
+        help: the option's help text.
+        **metadata: `min`, `max`, `option`, `aliases`, `cli` (see the module docstring).
+
+    Returns:
+        A `dataclasses.field`.
+
+    Example:
+        >>> from dataclasses import dataclass, fields
+        >>> @dataclass
+        ... class Demo:
+        ...     epochs: int = setting(3, "Passes over the data.", min=1)
+        >>> fields(Demo)[0].metadata["help"]
+        'Passes over the data.'
+    """
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata={"help": help, **metadata})
+    return field(default=default, metadata={"help": help, **metadata})
+
+
+def is_option(f: Field) -> bool:
+    """Whether a config field is a command-line option (metadata `cli` is not False)."""
+    return f.init and f.metadata.get("cli", True) is not False
+
+
+def option_name(f: Field) -> str:
+    """The field's option: metadata `option`, else `--field-name` (`--name/--no-name` for a boolean)."""
+    name = f.metadata.get("option")
+    if name:
+        return name
+    flag = "--" + f.name.replace("_", "-")
+    if f.type in (bool, "bool"):
+        return f"{flag}/--no-{f.name.replace('_', '-')}"
+    return flag
+
+
+def field_default(f: Field) -> Any:
+    """A field's default value (`MISSING` when it has none)."""
+    if f.default is not MISSING:
+        return f.default
+    if f.default_factory is not MISSING:
+        return f.default_factory()
+    return MISSING
+
+
+def _text(value: Any) -> str:
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def config_argv(config: Any, exclude: tuple[str, ...] = ()) -> list[str]:
+    """The command-line arguments that set `config`'s fields that differ from their defaults.
+
+    Args:
+        config: a config dataclass instance (a preset).
+        exclude: fields left out (e.g. ones the command sets itself).
+
+    Returns:
+        Arguments in field order: `--name value`, the on/off flag of a boolean, one `--name value` per list item.
+
+    Raises:
+        ValueError: a changed field that no option can express (not an option, or None where the default is not).
+
+    Example:
+        >>> from dataclasses import dataclass
+        >>> @dataclass
+        ... class Demo:
+        ...     epochs: int = setting(3, "Passes.")
+        ...     distance: str = setting("cosine", "Distance.")
+        >>> config_argv(Demo(epochs=1))
+        ['--epochs', '1']
+    """
+    argv: list[str] = []
+    for f in fields(config):
+        value = getattr(config, f.name)
+        if f.name in exclude or value == field_default(f):
+            continue
+        if not is_option(f):
+            raise ValueError(f"{type(config).__name__}.{f.name} is no command-line option; it cannot be preset")
+        flag = option_name(f)
+        if isinstance(value, bool):
+            on, _, off = flag.partition("/")
+            argv.append(on if value else off)
+        elif value is None:
+            raise ValueError(f"{type(config).__name__}.{f.name}: None cannot be given on the command line")
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                argv += [flag, _text(item)]
+        else:
+            argv += [flag, _text(value)]
+    return argv

@@ -1,0 +1,50 @@
+"""Every Example in the public API's docstrings runs under doctest (real MiniLM; those that read a dataset skip
+where the datasets are absent)."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = ["argsim", "argsim.api.datasets", "argsim.api.encode", "argsim.api.kpm", "argsim.api.counter",
+           "argsim.api.thematic", "argsim.api.minutes", "argsim.api.metrics"]
+#: examples that read $ARGSIM_DATA
+NEEDS_DATA = {"argsim.api.datasets.load_dataset", "argsim.api.kpm.KeyPointMatcher.evaluate",
+              "argsim.api.counter.CounterRetriever.evaluate"}
+FLAGS = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
+
+
+def examples() -> list:
+    finder = doctest.DocTestFinder(exclude_empty=True)
+    out = []
+    for name in MODULES:
+        module = importlib.import_module(name)
+        for test in finder.find(module, name):
+            if test.examples and test.name.startswith(name) and not all(
+                    ex.options.get(doctest.SKIP) for ex in test.examples):
+                out.append(pytest.param(test, id=test.name))
+    return out
+
+
+@pytest.mark.parametrize("test", examples())
+def test_docstring_example(test, request, tmp_path, monkeypatch):
+    if test.name in NEEDS_DATA:
+        request.getfixturevalue("data_dir")
+    monkeypatch.chdir(tmp_path)  # an example that writes, writes here
+    report: list[str] = []
+    runner = doctest.DocTestRunner(optionflags=FLAGS)
+    runner.run(test, out=report.append)
+    assert runner.failures == 0, "".join(report)
+
+
+def test_every_public_name_has_a_running_example():
+    import argsim
+
+    names = {p.id for p in examples()}
+    for name in argsim.__all__:
+        if name in ("__version__", "RunConfig"):
+            continue
+        module = argsim._EXPORTS[name]
+        assert f"{module}.{name}" in names, f"{name} has no docstring example that runs"

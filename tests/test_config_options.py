@@ -1,0 +1,154 @@
+"""One source for every setting: the train commands' options are the config dataclasses' fields, the recommended
+recipes are presets over them, and with no option a train command trains its recipe."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+import pytest
+from typer.main import get_command
+
+from argsim.cli.app import app
+from argsim.counter.neural.config import NeuralConfig
+from argsim.kpm.cross import CrossConfig
+from argsim.kpm.mts_config import MTSConfig
+from argsim.kpm.sbert import SbertConfig
+from argsim.minutes.mining import MiningConfig
+from argsim.minutes.train import MinutesTrainConfig
+from argsim.modelbuild.recipes import RECIPES, Step
+from argsim.options import config_argv, is_option, option_name, setting
+from argsim.thematic.config import ThematicTrainConfig
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "kpm"
+COMMANDS = {"train sbert": SbertConfig, "train kpm-cross": CrossConfig, "train mts": MTSConfig,
+            "train bipolar": NeuralConfig, "train thematic": ThematicTrainConfig,
+            "train minutes-sbert": MinutesTrainConfig, "data triplets minutes": MiningConfig}
+RECIPE = {r.name: r for r in RECIPES}
+
+
+def parse(line: str):  # noqa: ANN201
+    """The click context of an `argsim ...` line, parsed (types, bounds, callbacks) but not run."""
+    argv = shlex.split(line)
+    cmd, args, parent, name = get_command(app), argv[1:], None, "argsim"
+    while True:
+        ctx = cmd.make_context(name, list(args), parent=parent)
+        if not hasattr(cmd, "resolve_command"):
+            return ctx
+        name, cmd, args = cmd.resolve_command(ctx, [*getattr(ctx, "_protected_args", []), *ctx.args])
+        parent = ctx
+
+
+def option_values(ctx, cls: type) -> dict:  # noqa: ANN001
+    return {f.name: ctx.params[f.name] for f in fields(cls) if is_option(f) and f.name in ctx.params}
+
+
+def test_config_argv_writes_only_the_changed_fields_and_flags_booleans():
+    @dataclass
+    class Demo:
+        lr: float = setting(2e-5, "Learning rate.")
+        encoder: bool = setting(False, "Train it.", option="--train-encoder/--frozen-encoder")
+        tags: list = setting([], "Tags.")
+        seed: int = setting(13, "Seed.", cli=False)
+
+    assert config_argv(Demo()) == []
+    assert config_argv(Demo(lr=1e-3, encoder=True, tags=["a", "b"])) == ["--lr", "0.001", "--train-encoder", "--tags",
+                                                                       "a", "--tags", "b"]
+    with pytest.raises(ValueError, match="seed is no command-line option"):
+        config_argv(Demo(seed=1))
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_config_field_is_an_option_of_its_command_with_the_same_default(command, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    cls = COMMANDS[command]
+    extra = " x.jsonl --out m" if command == "train thematic" else " --out m"
+    ctx = parse(f"argsim {command}{extra}")
+    want = {f.name: getattr(cls(), f.name) for f in fields(cls) if is_option(f) and f.name != "out_dim"}
+    assert {k: v for k, v in option_values(ctx, cls).items() if k != "out_dim"} == want
+    cmd = get_command(app)
+    for part in command.split():
+        cmd = cmd.commands[part]
+    names = {n for p in cmd.params for n in p.opts + p.secondary_opts}
+    assert {option_name(f).split("/")[0] for f in fields(cls) if is_option(f)} <= names
+
+
+def test_the_recommended_recipes_are_the_defaults():
+    """`argsim train sbert` with no option trains what `models build kpm-sbert` trains (and so on)."""
+    assert RECIPE["kpm-sbert"].train.config == SbertConfig()
+    assert (SbertConfig().loss, SbertConfig().lr, SbertConfig().lr_end) == ("contrastive", 2e-5, 0.0)
+    assert RECIPE["kpm-cross"].train.config == CrossConfig() and CrossConfig().epochs == 3
+    assert RECIPE["minutes-sbert"].train.config == MinutesTrainConfig()
+    assert (MinutesTrainConfig().lr, MinutesTrainConfig().distance, MinutesTrainConfig().margin) == (1e-3, "cosine",
+                                                                                                    0.5)
+    assert RECIPE["thematic-bilstm"].train.config == ThematicTrainConfig()
+    assert RECIPE["counter-bi-encoder"].train.config == NeuralConfig(kind="bi-encoder")
+    line = "argsim train sbert --checkpoint-every 200 --out models/kpm-sbert-contrastive"
+    assert RECIPE["kpm-sbert"].train_line == line
+
+
+@pytest.mark.parametrize("recipe", [r for r in RECIPES if isinstance(r.train, Step) and r.train.config is not None],
+                         ids=lambda r: r.name)
+def test_a_recipe_line_parses_back_to_its_preset(recipe, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config = recipe.train.config
+    ctx = parse(recipe.train_line)
+    assert option_values(ctx, type(config)) == {f.name: getattr(config, f.name) for f in fields(config)
+                                                if is_option(f)}
+
+
+def test_old_spellings_still_set_the_field(tmp_path, monkeypatch):
+    """--max-length (train kpm-cross), --base-model (train bipolar) and --backbone (train minutes-sbert) are hidden
+    aliases of --max-seq-length and --model."""
+    from typer.testing import CliRunner
+
+    import argsim.kpm.cross as cross
+
+    seen = {}
+
+    def fake_train(data, out, cfg, **_):  # noqa: ANN001, ANN202
+        seen["cfg"] = cfg
+        raise SystemExit(0)
+
+    monkeypatch.setattr(cross, "train_cross", fake_train)
+    monkeypatch.chdir(tmp_path)
+    files = ["--arguments", str(FIXTURES / "arguments.csv"), "--key-points", str(FIXTURES / "key_points.csv"),
+             "--labels", str(FIXTURES / "labels.csv")]
+    res = CliRunner().invoke(app, ["--seed", "7", "train", "kpm-cross", *files, "--max-length", "32",
+                                   "--eval-split", "", "--out", "m"])
+    assert res.exit_code == 0, res.output
+    assert seen["cfg"] == CrossConfig(max_length=32, seed=7)
+    help_text = CliRunner().invoke(app, ["train", "kpm-cross", "--help"], terminal_width=200).output
+    assert "--max-seq-length" in help_text and "--max-length" not in help_text
+    assert parse("argsim train bipolar --base-model mpnet --out m").params["base_model__alias0"] == "mpnet"
+    assert parse("argsim train minutes-sbert --backbone minilm").params["backbone__alias0"] == "minilm"
+
+
+def _commands(group, path=()):  # noqa: ANN001, ANN202
+    for name, cmd in getattr(group, "commands", {}).items():
+        yield (*path, name), cmd
+        yield from _commands(cmd, (*path, name))
+
+
+def test_one_name_per_concept_across_commands():
+    """A model is `--model` and a token limit `--max-seq-length` in every command; the older spellings are
+    accepted but hidden."""
+    old = {"--base-model", "--backbone", "--bert-model", "--max-length", "--max-len", "--statement-max-len"}
+    shown = [(" ".join(path), opt) for path, cmd in _commands(get_command(app)) for p in cmd.params
+             if not getattr(p, "hidden", False) for opt in p.opts if opt in old]
+    assert shown == []
+    assert parse("argsim eval counter-neural --base-model mpnet").params["base_model_alias"] == "mpnet"
+    assert parse("argsim train ltr --bert-model mpnet").params["bert_model_alias"] == "mpnet"
+
+
+@pytest.mark.parametrize("module", ["argsim.options", "argsim.config", "argsim.demo", "argsim.kpm.sbert",
+                                    "argsim.kpm.cross", "argsim.kpm.mts_config", "argsim.counter.neural.config",
+                                    "argsim.thematic.config", "argsim.minutes.train", "argsim.minutes.mining",
+                                    "argsim.modelbuild.recipes"])
+def test_docstring_examples_of_the_settings_run(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0

@@ -1,0 +1,82 @@
+"""The package as a user installs it: the wheel built from this tree, installed non-editable into a folder of its
+own, runs `argsim --help`, `argsim demo` and `argsim data check` from another folder (no access to the source
+tree: the demo files are package data). The wheel's dependencies are the test environment's own."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Path:  # noqa: ANN001
+    """The wheel of a copy of the sources (pyproject.toml, README.md, argsim/), installed with `pip install
+    --no-deps --target`; returns the target folder."""
+    root = tmp_path_factory.mktemp("wheel")
+    src = root / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, src / name)
+    shutil.copytree(REPO / "argsim", src / "argsim", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    pip = [sys.executable, "-m", "pip", "-q", "--disable-pip-version-check"]
+    subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(root / "dist"), str(src)],
+                   check=True, capture_output=True, cwd=root)
+    wheel = next((root / "dist").glob("argsim-*.whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "argsim/demo_data/arguments.csv" in names and not any(n.startswith("examples/") for n in names)
+    subprocess.run([*pip, "install", "--no-deps", "--no-compile", "--target", str(root / "site"), str(wheel)],
+                   check=True, capture_output=True, cwd=root)
+    return root / "site"
+
+
+def run_installed(site: Path, cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    """`python -m argsim.cli.app ARGS` with only the installed wheel on PYTHONPATH (the test environment's
+    dependencies come from its site-packages), run in `cwd`."""
+    environ = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ARGSIM_DATA")}
+    environ.update({"PYTHONPATH": str(site), "COLUMNS": "200", **env})
+    return subprocess.run([sys.executable, "-m", "argsim.cli.app", *args], cwd=cwd, env=environ,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_the_installed_wheel_runs_from_another_folder(installed, tmp_path, data_dir):  # noqa: ANN001
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    where = subprocess.run([sys.executable, "-c", "import argsim; print(argsim.__file__)"], cwd=elsewhere,
+                           env={**os.environ, "PYTHONPATH": str(installed)}, capture_output=True, text=True,
+                           check=True).stdout.strip()
+    assert Path(where).is_relative_to(installed), where  # the wheel's argsim, not the source tree's
+    res = run_installed(installed, elsewhere, "--help")
+    assert res.returncode == 0 and "demo" in res.stdout, res.stderr[-2000:]
+    res = run_installed(installed, elsewhere, "-q", "demo")
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert "Social media harms young people" in res.stdout
+    res = run_installed(installed, elsewhere, "data", "check", "argkp", ARGSIM_DATA=str(data_dir))
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    # without --data-dir or $ARGSIM_DATA the per-user data folder is used, and named when it is missing
+    res = run_installed(installed, elsewhere, "data", "check", "argkp", XDG_DATA_HOME=str(tmp_path / "xdg"))
+    assert res.returncode == 2 and str(tmp_path / "xdg" / "argsim" / "data") in res.stderr.replace("\n", "")
+
+
+@pytest.mark.skipif(not os.environ.get("ARGSIM_WHEEL_CHECK"), reason="about a minute: `make wheel-check` runs it")
+def test_the_readme_python_examples_run_from_the_installed_wheel(installed, tmp_path, data_dir):  # noqa: ANN001
+    """The README's ```python blocks, in order in one namespace, with the installed wheel's argsim."""
+    from test_readme import python_blocks
+
+    blocks = python_blocks((REPO / "README.md").read_text(encoding="utf-8"))
+    script = tmp_path / "readme_blocks.py"
+    script.write_text("import argsim, pathlib, sys\n"
+                      f"assert pathlib.Path(argsim.__file__).is_relative_to({str(installed)!r}), argsim.__file__\n"
+                      + "\n".join(blocks), encoding="utf-8")
+    environ = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    environ.update({"PYTHONPATH": str(installed), "ARGSIM_DATA": str(Path(data_dir).resolve())})
+    res = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=environ, capture_output=True, text=True,
+                         timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
