@@ -108,7 +108,10 @@ def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
 
 
 def git_commit(repo: Path = Path(__file__).resolve().parent.parent) -> str | None:
-    """The checkout's commit (with `+dirty` when tracked files changed), or None outside a git checkout."""
+    """The checkout's commit (with `+dirty` when tracked files changed), or None outside a git checkout (argsim
+    installed from a wheel: its folder's parent is site-packages, never asked, even inside another repository)."""
+    if not (repo / ".git").exists():
+        return None
     try:
         head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
                               timeout=10, check=True).stdout.strip()

@@ -11,6 +11,7 @@ import pytest
 from typer.main import get_command
 
 from argsim.cli.app import app
+from argsim.counter.lexical.feature_config import FeatureConfig
 from argsim.counter.neural.config import NeuralConfig
 from argsim.kpm.cross import CrossConfig
 from argsim.kpm.mts_config import MTSConfig
@@ -24,7 +25,8 @@ from argsim.thematic.config import ThematicTrainConfig
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "kpm"
 COMMANDS = {"train sbert": SbertConfig, "train kpm-cross": CrossConfig, "train mts": MTSConfig,
             "train bipolar": NeuralConfig, "train thematic": ThematicTrainConfig,
-            "train minutes-sbert": MinutesTrainConfig, "data triplets minutes": MiningConfig}
+            "train minutes-sbert": MinutesTrainConfig, "data triplets minutes": MiningConfig,
+            "train ltr": FeatureConfig}
 RECIPE = {r.name: r for r in RECIPES}
 
 
@@ -118,7 +120,7 @@ def test_old_spellings_still_set_the_field(tmp_path, monkeypatch):
     res = CliRunner().invoke(app, ["--seed", "7", "train", "kpm-cross", *files, "--max-length", "32",
                                    "--eval-split", "", "--out", "m"])
     assert res.exit_code == 0, res.output
-    assert seen["cfg"] == CrossConfig(max_length=32, seed=7)
+    assert seen["cfg"] == CrossConfig(max_seq_length=32, seed=7)
     help_text = CliRunner().invoke(app, ["train", "kpm-cross", "--help"], terminal_width=200).output
     assert "--max-seq-length" in help_text and "--max-length" not in help_text
     assert parse("argsim train bipolar --base-model mpnet --out m").params["base_model__alias0"] == "mpnet"
@@ -139,16 +141,28 @@ def test_one_name_per_concept_across_commands():
              if not getattr(p, "hidden", False) for opt in p.opts if opt in old]
     assert shown == []
     assert parse("argsim eval counter-neural --base-model mpnet").params["base_model_alias"] == "mpnet"
-    assert parse("argsim train ltr --bert-model mpnet").params["bert_model_alias"] == "mpnet"
+    assert parse("argsim train ltr --bert-model mpnet").params["bert_model__alias0"] == "mpnet"
 
 
 @pytest.mark.parametrize("module", ["argsim.options", "argsim.config", "argsim.demo", "argsim.kpm.sbert",
                                     "argsim.kpm.cross", "argsim.kpm.mts_config", "argsim.counter.neural.config",
                                     "argsim.thematic.config", "argsim.minutes.train", "argsim.minutes.mining",
-                                    "argsim.modelbuild.recipes"])
+                                    "argsim.counter.lexical.feature_config", "argsim.modelbuild.recipes"])
 def test_docstring_examples_of_the_settings_run(module):
     import doctest
     import importlib
 
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_mts_folders_saved_with_the_older_token_limit_names_load(tmp_path):
+    import json
+
+    from argsim.kpm.mts_config import CONFIG_FILE
+
+    (tmp_path / CONFIG_FILE).write_text(json.dumps({"statement_max_len": 40, "topic_max_len": 20, "pooling": "mean"}))
+    loaded = MTSConfig.load(tmp_path)
+    assert (loaded.max_seq_length, loaded.topic_max_seq_length, loaded.pooling) == (40, 20, "mean")
+    MTSConfig(max_seq_length=12).save(tmp_path)
+    assert MTSConfig.load(tmp_path) == MTSConfig(max_seq_length=12)

@@ -37,6 +37,9 @@ def ws(tmp_path, monkeypatch):
                                           encoding="utf-8")
     (tmp_path / "numtext.jsonl").write_text('{"id": "a", "text": 5, "kind": "point"}\n'
                                             '{"id": "b", "text": "x", "kind": "counter"}\n', encoding="utf-8")
+    shutil.copy(REPO / "examples" / "counter" / "arguments.jsonl", tmp_path / "counter.jsonl")
+    (tmp_path / "badlabel.jsonl").write_text('{"text": "a", "label": [1]}\n{"text": "b", "label": 2}\n',
+                                             encoding="utf-8")
     return tmp_path
 
 
@@ -70,6 +73,16 @@ CASES = [
      "column 'length': '2.5' is not a whole number"),
     ("number-as-text", ["rank", "counterargs", "-i", "numtext.jsonl", "--out", "r.jsonl"],
      "row 1, column 'text': expected text"),
+    ("simple-sd-short-weights", ["rank", "counterargs", "-i", "counter.jsonl", "-m", "simple-sd", "--opt",
+                                 "weights=1,2", "--out", "r.jsonl"], "8 weights"),
+    ("simple-sd-nan-weights", ["rank", "counterargs", "-i", "counter.jsonl", "-m", "simple-sd", "--opt",
+                               "weights=nan,1,1,1,1,1,1,1", "--out", "r.jsonl"], "finite"),
+    ("model-twice", ["rank", "keypoints", *KPM, "--out", "r", "--model", "minilm", "--model", "minilm"],
+     "given twice"),
+    ("fold-twice", ["eval", "kpm-folds", "--fold", "1", "--fold", "1"], "given twice"),
+    ("readme-without-block", ["report", "--readme", "arguments.csv"], "results:start"),
+    ("label-list", ["cluster", "sentences", "badlabel.jsonl", "--out", "c.jsonl"],
+     "column 'label': expected a single value"),
 ]
 
 
@@ -99,3 +112,17 @@ def test_plain_templates_format_only_the_statement(ws):
     assert check_template("{topic} ({stance}): {text} {{literal}}") == "{topic} ({stance}): {text} {{literal}}"
     with pytest.raises(ArgsimError):
         check_template("{text.upper}")
+
+
+def test_more_folds_than_topics_are_refused_and_every_fold_asked_for_is_made(ws, data_dir):
+    from argsim.data.argkp import load_argkp
+    from argsim.kpm.mts_data import topic_folds
+
+    result = runner.invoke(app, ["--quiet", "data", "kpm-folds", "--folds", "1000", "--out", "f"])
+    assert result.exit_code == 2 and "at most" in result.stderr and not (ws / "f" / "argkp").exists()
+    train, dev = load_argkp("train", data_dir), load_argkp("dev", data_dir)
+    for k in (7, 8, 20):
+        folds = topic_folds(train, dev, k)
+        assert len(folds) == k and all(len(te.topics) >= 1 for _, te in folds[1:])
+        held = [t for _, te in folds[1:] for t in te.topics]
+        assert sorted(held) == sorted(train.topics)  # each training topic held out exactly once

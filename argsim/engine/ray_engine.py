@@ -1,10 +1,11 @@
 """The Ray engine: tasks over blocks of items on a Ray cluster (attached by address, or started locally).
 
-`RayEngine(address)` attaches to `address` (a `ray://` or `host:port` address, or `auto`); without one it starts
-a local Ray instance with this machine's cores (dashboard off). An already initialised Ray session (a test
-fixture, a notebook) is reused as it is. The shared object is put in the object store once per `map` call;
-items are grouped into blocks (several per worker, so a slow block does not hold the rest back) and each block
-is one Ray task; results come back in the items' order.
+`RayEngine(address)` attaches to `address` (a `ray://` or `host:port` address, or `auto`; checked with a
+3-second TCP connection first); without one it starts a local Ray instance on the loopback address with the cores
+this process may use, or `--threads` (dashboard off, worker logs kept from the terminal). An already initialised
+Ray session (a test fixture, a notebook) is reused as it is. The shared object is put in the object store once
+per `map` call; items are grouped into blocks (several per worker, so a slow block does not hold the rest back)
+and each block is one Ray task; results come back in the items' order.
 """
 
 from __future__ import annotations
@@ -27,21 +28,107 @@ def import_ray():  # noqa: ANN201
     return ray
 
 
-def ensure_ray(address: str | None = None, num_cpus: int | None = None):  # noqa: ANN201
-    """Connect to (or start) Ray once per process; returns the `ray` module."""
+#: seconds a --ray-address gets to accept a TCP connection before argsim gives up (one line, no Ray start-up)
+CONNECT_SECONDS = 3.0
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity, e.g. under taskset or a container's cpuset)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - non-Linux
+        return os.cpu_count() or 1
+
+
+def _host_port(address: str) -> tuple[str, int] | None:
+    """(host, port) of a `host:port` or `ray://host:port` address; None for `auto`, `local` or no port."""
+    rest = address.split("://", 1)[1] if "://" in address else address
+    host, sep, port = rest.rpartition(":")
+    if not sep or not port.isdigit():
+        return None
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def check_reachable(address: str, seconds: float = CONNECT_SECONDS) -> None:
+    """ArgsimError (one line) when nothing accepts a TCP connection at `address` within `seconds`: Ray itself
+    would retry for tens of seconds and print its own C++ logs before failing."""
+    import socket
+
+    target = _host_port(address)
+    if target is None:
+        return
+    hint = "start it or drop --ray-address to run a local instance"
+    try:
+        socket.create_connection(target, timeout=seconds).close()
+    except (OSError, ValueError) as exc:
+        why = "timed out" if isinstance(exc, TimeoutError) else (getattr(exc, "strerror", None) or str(exc))
+        raise ArgsimError(f"cannot reach the Ray cluster at {address}: {why} (checked for {seconds:g} s); "
+                          f"{hint}") from None
+    if "://" in address:
+        return  # a Ray Client address: its server speaks another protocol
+    problem = _gcs_problem(f"{target[0]}:{target[1]}", seconds)
+    if problem:
+        raise ArgsimError(f"cannot reach the Ray cluster at {address}: something listens there but it is not a "
+                          f"Ray head node ({problem}); {hint}")
+
+
+_GCS_PROBE = """
+import sys
+try:
+    from ray._raylet import InnerGcsClient
+except ImportError:
+    sys.exit(0)
+try:
+    InnerGcsClient.standalone(sys.argv[1], None, int(float(sys.argv[2]) * 1000))
+except TypeError:
+    sys.exit(0)
+except Exception as exc:
+    print((str(exc).strip().splitlines() or [type(exc).__name__])[0][:160])
+    sys.exit(3)
+"""
+
+
+def _gcs_problem(address: str, seconds: float) -> str | None:
+    """Ask the head node's GCS for its cluster id with Ray's own client, in a child process that is stopped after
+    `seconds` + 7 s (Ray's client retries for longer and logs from C++ onto stderr); the failure's first line, or
+    None when it answered (or this Ray version lacks that client)."""
+    import subprocess
+    import sys
+
+    try:
+        done = subprocess.run([sys.executable, "-c", _GCS_PROBE, address, str(seconds)], capture_output=True,
+                              text=True, timeout=seconds + 7, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return f"no answer within {seconds + 7:g} s"
+    if done.returncode == 0:
+        return None
+    return done.stdout.strip() or f"probe exit code {done.returncode}"
+
+
+def ensure_ray(address: str | None = None, num_cpus: int | None = None, quiet: bool = False):  # noqa: ANN201
+    """Connect to (or start) Ray once per process; returns the `ray` module.
+
+    An address is checked with a TCP connection first (`check_reachable`). A local instance advertises the
+    loopback address (`_node_ip_address`), has no dashboard, takes `num_cpus` CPUs (default: the cores this
+    process may use) and logs only warnings (errors under `quiet`); worker output never reaches the terminal."""
+    import logging
+
     ray = import_ray()
     if ray.is_initialized():
         return ray
     address = address or os.environ.get("RAY_ADDRESS") or None
+    level = logging.ERROR if quiet else logging.WARNING
     try:
         if address:
-            ray.init(address=address, logging_level="warning", log_to_driver=False)
+            check_reachable(address)
+            ray.init(address=address, logging_level=level, log_to_driver=False)
         else:
-            ray.init(num_cpus=num_cpus or os.cpu_count() or 1, include_dashboard=False, logging_level="warning",
-                     log_to_driver=False)
-    except (ConnectionError, RuntimeError, ValueError) as exc:
+            ray.init(num_cpus=num_cpus or usable_cores(), include_dashboard=False, logging_level=level,
+                     log_to_driver=False, _node_ip_address="127.0.0.1")
+    except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
         where = f"the Ray cluster at {address}" if address else "a local Ray instance"
-        raise ArgsimError(f"cannot start or reach {where}: {str(exc).splitlines()[0]}") from None
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ArgsimError(f"cannot start or reach {where}: {first}") from None
     return ray
 
 
@@ -54,13 +141,13 @@ class RayEngine(Engine):
 
     name = "ray"
 
-    def __init__(self, address: str | None = None, num_cpus: int | None = None) -> None:
-        self.address, self.num_cpus = address, num_cpus
+    def __init__(self, address: str | None = None, num_cpus: int | None = None, quiet: bool = False) -> None:
+        self.address, self.num_cpus, self.quiet = address, num_cpus, quiet
         self._remote = None
 
     def session(self):  # noqa: ANN201
         """The connected `ray` module (connecting on first use)."""
-        return ensure_ray(self.address, self.num_cpus)
+        return ensure_ray(self.address, self.num_cpus, self.quiet)
 
     @property
     def workers(self) -> int:

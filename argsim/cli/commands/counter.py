@@ -9,18 +9,16 @@ import typer
 from rich.table import Table
 
 from argsim.cli.groups import console, eval_app, rank_app, run_config, train_app
-from argsim.cli.params import OUT_DIR, OUT_FILE, choices, model_option
+from argsim.cli.params import OUT_DIR, OUT_FILE, choices, config_options, model_option
 from argsim.config import RunConfig
-from argsim.counter.lexical.stopwords import DEFAULT_STOPWORDS
+from argsim.counter.lexical.feature_config import FeatureConfig
 from argsim.engine import engine_from_config
 
 SETTINGS = ("sdoc", "sdc", "sdoa", "sda", "stc", "sta", "epc", "epa")  # argsim.data.counterargs.SETTINGS
 LTR_METHOD_NAMES = ("logreg-part", "logreg-full", "xgboost-part", "xgboost-full")
 Split = Literal["training", "validation", "test"]
 Setting = Literal["sdoc", "sdc", "sdoa", "sda", "stc", "sta", "epc", "epa"]
-Stopwords = Literal["gensim", "none"]
 
-STOPWORDS_HELP = "Stop words dropped for Manhattan, WMD and TF cosine: gensim (gensim's English list) or none."
 SETTING_HELP = ("sdoc | sdc | sdoa | sda | stc | sta | epc | epa (same debate / same theme / entire portal; "
                 "opposing counters / counters / opposing arguments / arguments); repeat for several")
 
@@ -145,8 +143,10 @@ def _print_summary(records: list[dict], runs: dict, task: str | None = None, tie
 
 
 @train_app.command("ltr")
+@config_options(FeatureConfig)
 def train_ltr_cmd(
     ctx: typer.Context,
+    config: FeatureConfig,
     setting: list[str] = typer.Option(["sdoc"], "--setting", "-s", callback=choices(*SETTINGS),
                                       help=SETTING_HELP + "; one model per setting, "
                                            "trained on the training split's pools of that setting."),
@@ -158,16 +158,11 @@ def train_ltr_cmd(
                                            "(JSONL/CSV/JSON with id, text, optional conclusion, kind point|counter "
                                            "and counter = the true counter's id); saved under OUT/user/."),
     limit: int | None = typer.Option(None, min=1, help="Use a random sample of N training points."),
-    word_vectors: str = typer.Option("glove50", help="WMD word vectors: glove50, w2v-training, or a file."),
-    stopwords: Stopwords = typer.Option(DEFAULT_STOPWORDS, help=STOPWORDS_HELP),
-    bert_model: str = model_option("minilm", short=False, help="Encoder for the BERT-cosine features (x17..x20)."),
-    bert_model_alias: str | None = typer.Option(None, "--bert-model", hidden=True),  # the option's older name
     out: Path = typer.Option(Path("models/counter/ltr"), callback=OUT_DIR,
                              help="Models go to OUT/<setting>/<method>/."),
 ) -> None:
     """Fit logistic-regression / XGBoost rankers (appendix B.1 hyper-parameters) pointwise on counterargs-18
     training pairs: each point's true counter plus sampled false candidates from its pool."""
-    from argsim.counter.lexical.features import FeatureConfig
     from argsim.counter.ltr.model import LTR_METHODS
     from argsim.counter.ltr.training import train_ltr
     from argsim.data.counterargs import load_counterargs
@@ -187,7 +182,6 @@ def train_ltr_cmd(
     table = Table(title="trained LTR models")
     for col in ("setting", "method", "pairs", "positives", "folder", "s"):
         table.add_column(col)
-    config = FeatureConfig(word_vectors=word_vectors, bert_model=bert_model_alias or bert_model, stopwords=stopwords)
     for s in setting:
         with timed() as t:
             saved = train_ltr(corpus, s, tuple(method), config, neg_per_point=neg_per_point or None,
@@ -202,8 +196,10 @@ def train_ltr_cmd(
 
 
 @train_app.command("simple-sd")
+@config_options(FeatureConfig, exclude=("bert_model", "bert_pooling", "bm25_idf"))  # Simple-SD: x1..x8 only
 def train_simple_sd(
     ctx: typer.Context,
+    config: FeatureConfig,
     setting: list[str] = typer.Option(["sdoc", "sda"], "--setting", "-s", callback=choices(*SETTINGS),
                                       help=SETTING_HELP),
     split: Split = typer.Option("validation", help="Split to compare / tune on."),
@@ -212,8 +208,6 @@ def train_simple_sd(
                               "features of every pair) on --tune-setting."),
     tune_setting: Setting | None = typer.Option(None, help="Setting to tune on (default: sda if among --setting, "
                                             "else the first)."),
-    word_vectors: str = typer.Option("glove50", help="WMD word vectors: glove50, w2v-training, or a file."),
-    stopwords: Stopwords = typer.Option(DEFAULT_STOPWORDS, help=STOPWORDS_HELP),
     out: Path = typer.Option(Path("models/counter/simple-sd.json"), callback=OUT_FILE,
                              help="JSON with the readings' accuracies "
                                   "and the tuned weights (pass it to `rank counterargs --opt weights=FILE`)."),
@@ -228,7 +222,8 @@ def train_simple_sd(
 
     cfg = run_config(ctx)
     report = study_readings(split, list(setting), limit=limit, tune=tune, tune_setting=tune_setting,
-                            word_vectors=word_vectors, stopwords=stopwords, engine=engine_from_config(cfg),
+                            word_vectors=config.word_vectors, stopwords=config.stopwords,
+                            engine=engine_from_config(cfg),
                             seed=cfg.seed, data_dir=cfg.data_dir)
     table = Table(title=f"Simple-SD readings, accuracy@1 on {split}")
     table.add_column("setting")

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from argsim.counter.core.pools import PoolIndex
-from argsim.counter.lexical.stopwords import DEFAULT_STOPWORDS
+from argsim.counter.lexical.feature_config import FeatureConfig  # noqa: F401 (imported from here too)
 from argsim.counter.lexical.textrep import BM25Index, cosine_similarity, manhattan_distance, shared_term_matrices
 from argsim.counter.lexical.wmd import WMDEngine
 from argsim.data.counterargs import Argument
@@ -54,25 +54,6 @@ def feature_count(kind: str) -> int:
     if kind not in ("part", "full"):
         raise ValueError("features must be 'part' (x1..x8) or 'full' (x1..x20)")
     return N_PART if kind == "part" else N_FULL
-
-
-@dataclass
-class FeatureConfig:
-    """Choices behind the features (recorded with every model and result)."""
-
-    word_vectors: str = "glove50"  # 'glove50', 'w2v-training' or a KeyedVectors file
-    bert_model: str = "minilm"
-    bert_pooling: str = "cls"
-    bm25_idf: str = "lucene"
-    stopwords: str = DEFAULT_STOPWORDS  # stop words dropped for Manhattan, WMD and TF cosine ('none' keeps all tokens)
-
-    def as_dict(self) -> dict:
-        return dict(self.__dict__)
-
-    @classmethod
-    def from_dict(cls, values: dict) -> FeatureConfig:
-        """From a saved config; keys that are not feature choices (e.g. `workers` of older models) are ignored."""
-        return cls(**{k: v for k, v in values.items() if k in cls.__dataclass_fields__})
 
 
 @dataclass
