@@ -36,13 +36,16 @@ def current_umask() -> int:
     return mask
 
 
-def widen_private_files(folder: str | Path) -> int:
+def widen_private_files(folder: str | Path, since: float | None = None) -> int:
     """Give files that a library wrote as 0600 under `folder` the mode a new file gets from the umask.
 
     safetensors writes every weights file through a private temporary file, so a saved model (and each trainer
-    checkpoint) would be 0600 whatever the umask; argsim's own writes already respect it. Only 0600 files are
-    touched (a mode someone chose stays), symlinks are not followed. Returns the number of files changed.
+    checkpoint) would be 0600 whatever the umask; argsim's own writes already respect it. Only 0600 regular files
+    are touched (a mode someone chose stays), and with `since` (a `time.time()`) only those modified since then;
+    symlinks are not followed. Returns the number of files changed.
     """
+    import stat
+
     mode = 0o666 & ~current_umask()
     if mode == 0o600:
         return 0
@@ -50,7 +53,11 @@ def widen_private_files(folder: str | Path) -> int:
     for root, _dirs, files in os.walk(folder):
         for name in files:
             path = os.path.join(root, name)
-            if not os.path.islink(path) and os.stat(path).st_mode & 0o777 == 0o600:
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode) and st.st_mode & 0o777 == 0o600 and (since is None or st.st_mtime >= since):
                 os.chmod(path, mode)
                 changed += 1
     return changed
@@ -87,14 +94,21 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
 def check_output_path(path: str | Path, kind: str = "file", suffixes: Sequence[str] = ()) -> Path:
     """Fail early (InputError, one line) unless `path` can be written as a `kind` ('file' or 'folder').
 
-    Checked before any work: a file that is an existing folder, a folder that is an existing file, a parent
-    that is a file, a suffix outside `suffixes`, or a place where nothing can be created (probed by creating
+    Checked before any work: a file that is an existing folder or another non-regular file (a FIFO, a device
+    such as /dev/null: the atomic rename would replace it), a folder that is an existing file, a parent that is a
+    file, a suffix outside `suffixes`, or a place where nothing can be created (probed by creating
     and removing a temporary file in the nearest existing folder, which also catches read-only mounts).
     """
     path = Path(path).expanduser()
+    if os.path.lexists(path) and not path.exists():  # a broken symlink or a symlink loop
+        raise InputError(path, f"{describe_path(path)}; choose another output path")
     if kind == "file":
         if path.is_dir():
             raise InputError(path, "is a folder; expected a file name")
+        if path.exists() and not path.is_file():  # replacing it would remove a FIFO, socket or device node
+            problem = describe_path(path) or "is not a regular file"
+            raise InputError(path, f"{problem.split(';')[0].split(',')[0]}; an output must be a regular file "
+                                   "(it would be replaced)")
         if suffixes and path.suffix.lower() not in suffixes:
             raise InputError(path, f"unsupported suffix '{path.suffix}': use {', '.join(suffixes)}")
     elif path.exists() and not path.is_dir():
@@ -416,16 +430,18 @@ def _parse_constant(name: str) -> float:
     raise _BadNumber(f"{name} is not a JSON number")
 
 
-def parse_json(text: str, path: str | Path | None = None, row: int | None = None) -> Any:
+def parse_json(text: str, path: str | Path | None = None, row: int | None = None, allow_nan: bool = True) -> Any:
     """`json.loads` with argsim's rules, every failure one InputError naming `path` (and `row`, else the line):
-    a key repeated within one object is refused (which value is meant is unknowable), so are NaN / Infinity,
-    integers of more than MAX_JSON_INT_DIGITS digits, floats that overflow, and nesting deeper than Python's
-    recursion limit.
+    a key repeated within one object is refused (which value is meant is unknowable), so are integers of more
+    than MAX_JSON_INT_DIGITS digits, floats that overflow (`1e400`), nesting deeper than Python's recursion limit,
+    and with `allow_nan=False` NaN / Infinity (Python's json writes them for non-finite floats, so argsim's own
+    files may hold them; readers of scores check finiteness themselves).
 
     Args:
         text: the JSON text.
         path: the file, for messages.
         row: the line of a JSONL file, for messages.
+        allow_nan: accept NaN / Infinity / -Infinity.
 
     Returns:
         The parsed value.
@@ -436,7 +452,7 @@ def parse_json(text: str, path: str | Path | None = None, row: int | None = None
     """
     try:
         return json.loads(text, object_pairs_hook=_unique_object, parse_int=_parse_int, parse_float=_parse_float,
-                          parse_constant=_parse_constant)
+                          parse_constant=float if allow_nan else _parse_constant)
     except _DuplicateKey as exc:
         raise InputError(path, f"duplicate key {exc.key!r} in one JSON object (which value is meant is unknown)",
                          row=row) from None
@@ -464,12 +480,13 @@ def read_jsonl(path: str | Path) -> list[tuple[int, Any]]:
 
 
 def read_records(path: str | Path, required: Sequence[str] = (), delimiter: str | None = None,
-                 text: Sequence[str] = ()) -> list[dict]:
+                 text: Sequence[str] = (), scalar: Sequence[str] = ()) -> list[dict]:
     """Read CSV/TSV (header row), JSONL or JSON (a list of objects) into dicts.
 
-    Every record must have the `required` columns with non-empty values, and the `text` columns (where present)
-    must hold strings: in JSON a number, list or object where text is expected is refused, not embedded as its
-    `str()`. Errors name file, row (1-based data row; for CSV the header is row 1) and column.
+    Every record must have the `required` columns with non-empty single values (in JSON not a list or object;
+    the `scalar` columns neither, where present), and the `text` columns (where present) must hold strings: in
+    JSON a number, list or object where text is expected is refused, not embedded as its `str()`. Errors name
+    file, row (1-based data row; for CSV the header is row 1) and column.
     """
     path = Path(path)
     suffix = path.suffix.lower()
@@ -526,6 +543,10 @@ def read_records(path: str | Path, required: Sequence[str] = (), delimiter: str 
             val = rec[col]
             if val is None or (isinstance(val, str) and not val.strip()):
                 raise InputError(path, "empty value", row=lineno, column=col)
+        for col in (*required, *scalar):
+            if isinstance(rec.get(col), list | dict):
+                raise InputError(path, f"expected a single value, found {_json_kind(rec[col])}", row=lineno,
+                                 column=col)
         for col in text:
             if col in rec and rec[col] is not None and not isinstance(rec[col], str):
                 raise InputError(path, f"expected text, found {_json_kind(rec[col])}", row=lineno, column=col)
@@ -542,6 +563,29 @@ def _json_kind(value: Any) -> str:
     if isinstance(value, dict):
         return "an object"
     return type(value).__name__
+
+
+def warn_duplicate_ids(ids: Sequence[str], path: str | Path, column: str) -> int:
+    """One warning line when `ids` repeat (rows keyed by them would be ambiguous); returns how many repeat.
+
+    Args:
+        ids: the ids in file order.
+        path: the file (for the warning).
+        column: the id column.
+
+    Example:
+        >>> warn_duplicate_ids(["a", "b"], "in.csv", "id")
+        0
+    """
+    from collections import Counter
+
+    from argsim.errors import examples, warn
+
+    repeated = [i for i, n in Counter(ids).items() if n > 1]
+    if repeated:
+        warn(f"{path}: {len(repeated)} value(s) of column '{column}' repeat ({examples(repeated)}); the rows are "
+             "kept as given, so those ids name several vectors")
+    return len(repeated)
 
 
 def parse_count(value: Any, path: str | Path | None = None, row: int | None = None, column: str | None = None,

@@ -107,3 +107,50 @@ def track(items: Iterable[T], description: str, total: int | None = None, enable
         for item in items:
             yield item
             bar.advance()
+
+
+#: loggers of the libraries argsim drives (model loading, training, indexes, Ray): warnings and above only, errors
+#: only under --quiet; their own progress bars (tqdm) are off under --quiet
+LIBRARY_LOGGERS = ("transformers", "sentence_transformers", "huggingface_hub", "datasets", "accelerate", "faiss",
+                   "faiss.loader", "sklearn", "gensim", "torch", "ray", "ray.data", "urllib3", "filelock",
+                   "safetensors", "peft", "onnxruntime", "openvino", "nncf", "numexpr", "matplotlib")
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+    """`warnings.showwarning` replacement: a library's warning as argsim's one line (no source line)."""
+    import sys
+
+    text = str(message).strip().splitlines()
+    print(f"warning: {category.__name__}: {text[0] if text else ''}", file=file or sys.stderr, flush=True)
+
+
+def library_output(quiet: bool) -> None:
+    """What the libraries argsim uses may print, set once by the CLI from --quiet: Python warnings become one line
+    each (`warning: Category: first line`), or are not shown under `quiet`; library loggers report warnings, or
+    errors only under `quiet`; tqdm, huggingface and transformers progress bars are off under `quiet`.
+
+    Args:
+        quiet: --quiet.
+
+    Example:
+        >>> library_output(quiet=True)  # doctest: +SKIP
+    """
+    import logging
+    import warnings
+
+    warnings.showwarning = _one_line_warning
+    import sys
+
+    if quiet:
+        warnings.simplefilter("ignore")
+        for var in ("TQDM_DISABLE", "HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS"):
+            os.environ[var] = "1"  # read when those libraries are imported (after this, in a CLI run)
+        os.environ["TRANSFORMERS_VERBOSITY"] = "error"
+    level = logging.ERROR if quiet else logging.WARNING
+    for name in LIBRARY_LOGGERS:
+        logging.getLogger(name).setLevel(level)
+    if quiet and "transformers" in sys.modules:  # already imported (a library caller): its own switches
+        import transformers.utils.logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()

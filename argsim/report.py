@@ -94,14 +94,12 @@ def headline_table(result: dict[str, Any]) -> str:
 #: row by its fields (the last match counts); `train` lists rows whose `seconds` add up to the training time, or
 #: gives it as text where no row holds it; `paper` is the published figure (`argsim.published`) it is compared with.
 VS_PAPERS: list[dict[str, Any]] = [
-    {"task": "Key point matching", "model": "MTS initialised from the contrastive SBERT (MiniLM)",
+    {"task": "Key point matching", "model": "`kpm`: a LoRA adapter over MiniLM that ships with argsim",
      "data": "ArgKP-2021 dev, strict / relaxed mAP", "results": "kpm",
-     "value": {"model": "models/kpm-mts-sbert", "metric": "strict_map"},
-     "also": {"model": "models/kpm-mts-sbert", "metric": "relaxed_map"},
+     "value": {"method": "sbert-lora", "metric": "strict_mAP"},
+     "also": {"method": "sbert-lora", "metric": "relaxed_mAP"},
      "paper": [("kpm", "mts/strict_mAP"), ("kpm", "mts/relaxed_mAP")], "paper_model": "MTS, RoBERTa, mean of 7 folds",
-     "train": [{"method": "sbert-contrastive", "model": "minilm", "metric": "strict_mAP",
-                "setting": "all layers, ContrastiveLoss, 1 epoch (1,290 steps x 16 pairs)"},
-               {"model": "models/kpm-mts-sbert", "metric": "strict_map"}]},
+     "train": [{"method": "sbert-lora", "metric": "strict_mAP"}]},
     {"task": "Best counter-argument retrieval", "model": "Bi-encoder (frozen MiniLM, increasing-hard negatives)",
      "data": "counterargs-18 test, epa, accuracy@1", "results": "counterargs-neural",
      "value": {"model": "models/counter_neural/bi-encoder-200", "split": "test", "setting": "epa",
@@ -195,9 +193,13 @@ def write_full_results(path: Path, folder: Path | None = None) -> Path:
 def update_readme(readme: Path, folder: Path | None = None, render: Any = None) -> bool:
     """Replace the README's results block (between the markers) with `render(folder)` (default `papers_table`);
     returns whether it changed."""
-    text = readme.read_text(encoding="utf-8")
+    from argsim.errors import InputError
+    from argsim.io import read_text_file
+
+    text = read_text_file(readme)
     if START not in text or END not in text:
-        raise ValueError(f"{readme}: no {START} ... {END} block")
+        raise InputError(readme, f"no {START} ... {END} block: only that block is rewritten, so nothing was "
+                                 "written")
     new = re.sub(re.escape(START) + r".*?" + re.escape(END),
                  lambda _: f"{START}\n{(render or papers_table)(folder)}\n{END}", text, flags=re.S)
     if new != text:

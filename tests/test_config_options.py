@@ -120,7 +120,7 @@ def test_old_spellings_still_set_the_field(tmp_path, monkeypatch):
     res = CliRunner().invoke(app, ["--seed", "7", "train", "kpm-cross", *files, "--max-length", "32",
                                    "--eval-split", "", "--out", "m"])
     assert res.exit_code == 0, res.output
-    assert seen["cfg"] == CrossConfig(max_length=32, seed=7)
+    assert seen["cfg"] == CrossConfig(max_seq_length=32, seed=7)
     help_text = CliRunner().invoke(app, ["train", "kpm-cross", "--help"], terminal_width=200).output
     assert "--max-seq-length" in help_text and "--max-length" not in help_text
     assert parse("argsim train bipolar --base-model mpnet --out m").params["base_model__alias0"] == "mpnet"
@@ -154,3 +154,15 @@ def test_docstring_examples_of_the_settings_run(module):
 
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_mts_folders_saved_with_the_older_token_limit_names_load(tmp_path):
+    import json
+
+    from argsim.kpm.mts_config import CONFIG_FILE
+
+    (tmp_path / CONFIG_FILE).write_text(json.dumps({"statement_max_len": 40, "topic_max_len": 20, "pooling": "mean"}))
+    loaded = MTSConfig.load(tmp_path)
+    assert (loaded.max_seq_length, loaded.topic_max_seq_length, loaded.pooling) == (40, 20, "mean")
+    MTSConfig(max_seq_length=12).save(tmp_path)
+    assert MTSConfig.load(tmp_path) == MTSConfig(max_seq_length=12)

@@ -14,6 +14,7 @@ from argsim.counter.lexical.features import FEATURE_NAMES, FeatureConfig, Featur
 from argsim.counter.lexical.prune import linear_scores
 from argsim.counter.lexical.simplesd import READINGS, resolve_weights
 from argsim.data.counterargs import build_pools
+from argsim.errors import ArgsimError
 from argsim.metrics.ranking import accuracy_at_1, mrr, random_accuracy_at_1
 
 
@@ -45,8 +46,10 @@ def test_simple_sd_weight_mapping():
     assert x @ READINGS["max-min"] == pytest.approx(0.9 * np.maximum(cl[0], pr[0]) - 0.1 * np.minimum(cl[0], pr[0])
                                                     + 0.9 * np.maximum(cl[1], pr[1]) - 0.1 * np.minimum(cl[1], pr[1]))
     assert resolve_weights(weights=[0, 0, 0, 1, 0, 0, 0, 1]).tolist() == [0, 0, 0, 1, 0, 0, 0, 1]
-    with pytest.raises(ValueError):
+    with pytest.raises(ArgsimError, match="8 weights"):
         resolve_weights(weights=[1, 2])
+    with pytest.raises(ArgsimError, match="finite"):
+        resolve_weights(weights=[float("nan")] + [1.0] * 7)
 
 
 def test_simple_sd_study_compares_readings_and_tuning_only_improves(corpus, data_dir, tmp_path):

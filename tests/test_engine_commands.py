@@ -101,7 +101,8 @@ def test_an_encoder_without_a_recipe_encodes_here_with_a_warning(minilm, tmp_pat
 
 
 def _rank_keypoints(out: Path, *globals_: str):  # noqa: ANN202
-    res = runner.invoke(app, ["--quiet", *globals_, "rank", "keypoints", "--arguments", str(KPM / "arguments.csv"),
+    res = runner.invoke(app, ["--quiet", *globals_, "rank", "keypoints", "--model", "minilm",
+                              "--arguments", str(KPM / "arguments.csv"),
                               "--key-points", str(KPM / "key_points.csv"), "--labels", str(KPM / "labels.csv"),
                               "--threshold", "0.3", "--out", str(out)])
     assert res.exit_code == 0, res.output

@@ -46,8 +46,9 @@ def test_eval_map_cli_bad_input_is_one_line(tmp_path):
 
 def test_rank_keypoints_on_own_files(tmp_path, minilm):
     out = tmp_path / "rank"
-    res = runner.invoke(app, ["--quiet", "--workdir", str(tmp_path), "rank", "keypoints", *FILES, "--labels",
-                              str(EX / "labels.csv"), "--threshold", "0.3", "--out", str(out), "--task", "kpm-test"])
+    res = runner.invoke(app, ["--quiet", "--workdir", str(tmp_path), "rank", "keypoints", "--model", "minilm", *FILES,
+                              "--labels", str(EX / "labels.csv"), "--threshold", "0.3", "--out", str(out), "--task",
+                              "kpm-test"])
     assert res.exit_code == 0, res.output
     preds = json.loads((out / "predictions.json").read_text())
     kp_group = {"k1": ("Uniforms", 1), "k2": ("Uniforms", 1), "k3": ("Uniforms", -1), "k4": ("Whaling", 1)}

@@ -54,7 +54,7 @@ def cross(data_dir, tmp_path_factory):
     seed_everything(13)
     fresh = load_cross_encoder("minilm", "cpu", 64, num_labels=1).predict(pairs)
     folder = tmp_path_factory.mktemp("kpm") / "cross"
-    cfg = CrossConfig(lr=2e-4, batch_size=16, epochs=2, warmup_ratio=0.0, max_length=64)
+    cfg = CrossConfig(lr=2e-4, batch_size=16, epochs=2, warmup_ratio=0.0, max_seq_length=64)
     model, info = fit_cross(train, folder, cfg, quiet=True)
     trained = model.predict(pairs)
     before = (log_loss(rows["label"], fresh), roc_auc_score(rows["label"], fresh))

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from argsim.errors import ArgsimError
 from argsim.markdown import table
 from argsim.report import (
     headline_table,
@@ -62,7 +63,7 @@ def test_readme_block_replaced_and_idempotent(tmp_path):
                                   "\n<!-- results:end -->\nend\n")
     assert update_readme(readme, folder) is False
     (tmp_path / "bad.md").write_text("no markers")
-    with pytest.raises(ValueError, match="results:start"):
+    with pytest.raises(ArgsimError, match="results:start"):
         update_readme(tmp_path / "bad.md", folder)
 
 

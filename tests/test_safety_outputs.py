@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,9 @@ def ws(tmp_path, monkeypatch):
     os.symlink("in.csv", tmp_path / "link.csv")
     os.link(tmp_path / "in.csv", tmp_path / "hard.csv")
     os.symlink("preds.json", tmp_path / "plink.json")
+    os.mkfifo(tmp_path / "pipe.npy")
+    os.symlink("loop-b.npy", tmp_path / "loop-a.npy")
+    os.symlink("loop-a.npy", tmp_path / "loop-b.npy")
     return tmp_path
 
 
@@ -61,6 +65,8 @@ CASES = [
                         "utterances.csv"], "destroy"),
     ("rank-ca-same", ["rank", "counterargs", "-i", "counter.jsonl", "--out", "counter.jsonl"], "destroy"),
     ("rank-kp-out-is-model", ["rank", "keypoints", *KPM_L[:4], "--model", "sub", "--out", "sub"], "destroy"),
+    ("out-fifo", ["embed", "in.csv", "--out", "pipe.npy"], "FIFO"),
+    ("out-symlink-loop", ["embed", "in.csv", "--out", "loop-a.npy"], "symlink loop"),
     ("task-path", ["rank", "counterargs", "-i", "counter.jsonl", "--out", "r.jsonl", "--task", "../../x"],
      "task name"),
     ("task-upper", ["eval", "triplets", "in.csv", "--task", "KPM/x"], "task name"),
@@ -83,7 +89,7 @@ CASES = [
 def test_output_guard_one_line_nothing_changed(ws, no_model_loads, argv, phrase):
     (ws / "sub").mkdir()
     (ws / "sub" / "config.json").write_text("{}")
-    before = {p: p.read_bytes() for p in ws.rglob("*") if p.is_file()}
+    before = {p: p.read_bytes() for p in ws.rglob("*") if p.is_file()}  # is_file: not the FIFO, not the loop
     result = runner.invoke(app, ["--quiet", *argv])
     assert result.exit_code == 2, (result.output, repr(result.exception))
     lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
@@ -91,7 +97,8 @@ def test_output_guard_one_line_nothing_changed(ws, no_model_loads, argv, phrase)
     assert phrase in lines[0], lines[0]
     after = {p: p.read_bytes() for p in ws.rglob("*") if p.is_file()}
     assert after == before
-    assert (ws / "link.csv").is_symlink()
+    assert (ws / "link.csv").is_symlink() and (ws / "loop-a.npy").is_symlink()
+    assert stat.S_ISFIFO(os.lstat(ws / "pipe.npy").st_mode)
 
 
 def test_distinct_paths_still_run(ws, no_model_loads):

@@ -31,12 +31,17 @@ def ws(tmp_path, monkeypatch):
            "gold_better": 0, "gold_tied": 0, "top": []}
     for name, change in {"neg": {"gold_better": -3}, "frac": {"gold_better": 1.5}, "pool0": {"pool_size": 0},
                          "over": {"gold_better": 10}, "strpool": {"pool_size": "ten"}}.items():
-        (tmp_path / f"rank-{name}.jsonl").write_text(json.dumps(rec) + "\n" + json.dumps({**rec, **change}) + "\n")
+        (tmp_path / f"rank-{name}.jsonl").write_text(json.dumps(rec) + "\n"
+                                                     + json.dumps({**rec, "point": "p2", **change}) + "\n")
+    (tmp_path / "rank-twice.jsonl").write_text(json.dumps(rec) + "\n" + json.dumps(rec) + "\n")
     header = "id,text,topic,subtopic,length\n"
     (tmp_path / "fraclen.csv").write_text(header + "q1,保育所について伺います。,子育て,待機児童,2.5\n",
                                           encoding="utf-8")
     (tmp_path / "numtext.jsonl").write_text('{"id": "a", "text": 5, "kind": "point"}\n'
                                             '{"id": "b", "text": "x", "kind": "counter"}\n', encoding="utf-8")
+    shutil.copy(REPO / "examples" / "counter" / "arguments.jsonl", tmp_path / "counter.jsonl")
+    (tmp_path / "badlabel.jsonl").write_text('{"text": "a", "label": [1]}\n{"text": "b", "label": 2}\n',
+                                             encoding="utf-8")
     return tmp_path
 
 
@@ -66,10 +71,22 @@ CASES = [
     ("rank-pool-zero", ["eval", "counterargs", "rank-pool0.jsonl"], "row 2, column 'pool_size'"),
     ("rank-beyond-pool", ["eval", "counterargs", "rank-over.jsonl"], "below pool_size"),
     ("rank-pool-text", ["eval", "counterargs", "rank-strpool.jsonl"], "column 'pool_size'"),
+    ("rank-point-twice", ["eval", "counterargs", "rank-twice.jsonl"], "ranked twice (first at row 1)"),
+    ("id-column-for-npy", ["embed", "counter.jsonl", "--id-column", "id", "--out", "v.npy"], "--id-column applies"),
     ("length-fractional", ["summarize", "minutes", "--input", "fraclen.csv", "--method", "lead"],
      "column 'length': '2.5' is not a whole number"),
     ("number-as-text", ["rank", "counterargs", "-i", "numtext.jsonl", "--out", "r.jsonl"],
      "row 1, column 'text': expected text"),
+    ("simple-sd-short-weights", ["rank", "counterargs", "-i", "counter.jsonl", "-m", "simple-sd", "--opt",
+                                 "weights=1,2", "--out", "r.jsonl"], "8 weights"),
+    ("simple-sd-nan-weights", ["rank", "counterargs", "-i", "counter.jsonl", "-m", "simple-sd", "--opt",
+                               "weights=nan,1,1,1,1,1,1,1", "--out", "r.jsonl"], "finite"),
+    ("model-twice", ["rank", "keypoints", *KPM, "--out", "r", "--model", "minilm", "--model", "minilm"],
+     "given twice"),
+    ("fold-twice", ["eval", "kpm-folds", "--fold", "1", "--fold", "1"], "given twice"),
+    ("readme-without-block", ["report", "--readme", "arguments.csv"], "results:start"),
+    ("label-list", ["cluster", "sentences", "badlabel.jsonl", "--out", "c.jsonl"],
+     "column 'label': expected a single value"),
 ]
 
 
@@ -99,3 +116,17 @@ def test_plain_templates_format_only_the_statement(ws):
     assert check_template("{topic} ({stance}): {text} {{literal}}") == "{topic} ({stance}): {text} {{literal}}"
     with pytest.raises(ArgsimError):
         check_template("{text.upper}")
+
+
+def test_more_folds_than_topics_are_refused_and_every_fold_asked_for_is_made(ws, data_dir):
+    from argsim.data.argkp import load_argkp
+    from argsim.kpm.mts_data import topic_folds
+
+    result = runner.invoke(app, ["--quiet", "data", "kpm-folds", "--folds", "1000", "--out", "f"])
+    assert result.exit_code == 2 and "at most" in result.stderr and not (ws / "f" / "argkp").exists()
+    train, dev = load_argkp("train", data_dir), load_argkp("dev", data_dir)
+    for k in (7, 8, 20):
+        folds = topic_folds(train, dev, k)
+        assert len(folds) == k and all(len(te.topics) >= 1 for _, te in folds[1:])
+        held = [t for _, te in folds[1:] for t in te.topics]
+        assert sorted(held) == sorted(train.topics)  # each training topic held out exactly once

@@ -307,7 +307,7 @@ def test_kpm_trainers_train_on_the_resolved_device(devices_seen, tmp_path):
                            placement=cpu(), budget=Budget(max_steps=1), quiet=True)
         assert info["steps"] == 1 and info["device"] == "cpu"
     cfg = MTSConfig(epochs=1, max_batches=1, max_pos=2, max_neg=2, max_unmatched=1, train_layers=1,
-                    statement_max_len=16, topic_max_len=8)
+                    max_seq_length=16, topic_max_seq_length=8)
     info = train_mts(data, tmp_path / "mts", cfg, placement=cpu(), quiet=True)
     assert info["steps"] == 1 and json.loads((tmp_path / "mts" / "train_config.json").read_text())["device"] == "cpu"
     assert devices_seen == {"cpu"}

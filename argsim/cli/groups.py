@@ -15,17 +15,37 @@ from argsim.errors import ArgsimError
 
 console = Console()
 err_console = Console(stderr=True)
+#: the width of tables when stdout is a file or a pipe: wide enough that no column is cut (rich's default is 80)
+FILE_WIDTH = 400
+
+
+def fit_tables_to_output() -> None:
+    """Tables as wide as their content when stdout is not a terminal (a file, a pipe, a test runner): rich would
+    otherwise cut every column to fit 80 characters. On a terminal the terminal's width stays."""
+    console.width = FILE_WIDTH if not console.is_terminal else None  # type: ignore[assignment]
 
 
 class ArgsimCommand(TyperCommand):
     """A typer command whose parsed inputs and outputs pass the one output guard before its body runs
-    (`argsim.cli.params.check_inputs_and_outputs`: no output is an input, no file is two outputs)."""
+    (`argsim.cli.params.check_inputs_and_outputs`: no output is an input, no file is two outputs); however it ends
+    (done, failed, interrupted), files that libraries wrote as 0600 in its output folders during the run get the
+    umask's mode."""
 
     def invoke(self, ctx):  # noqa: ANN001, ANN201 (typer's vendored click context)
+        import time
+
         from argsim.cli.params import check_inputs_and_outputs
 
         check_inputs_and_outputs(ctx)
-        return super().invoke(ctx)
+        start = time.time() - 1  # file times have coarse resolution on some file systems
+        try:
+            return super().invoke(ctx)
+        finally:  # also after an error or Ctrl-C: what libraries left 0600 in the output folders gets the umask's mode
+            from argsim.io import widen_private_files
+
+            for _name, path in getattr(ctx, "argsim_outputs", []):
+                if path is not None and path.is_dir():
+                    widen_private_files(path, since=start)
 
 
 class ArgsimGroup(TyperGroup):

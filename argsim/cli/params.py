@@ -116,6 +116,9 @@ def check_statement_template(name: str, value: str) -> None:
     check_template(value, name)
 
 
+#: repeatable options whose items may repeat (two models may have equal ensemble weights)
+REPEATS_ALLOWED = frozenset({"weight"})
+
 NAMED_CHECKS: dict[str, Callable[[str, Any], None]] = {
     "seed": check_seed, "task": check_task, "kp_template": check_statement_template,
     "arg_template": check_statement_template}
@@ -136,6 +139,12 @@ def check_inputs_and_outputs(ctx: typer.Context) -> None:
         for item in value if isinstance(value, list | tuple) else [value]:
             if isinstance(item, float) and not math.isfinite(item):  # click's ranges let nan through
                 raise ArgsimError(f"{_option_name(param)} {item}: not a finite number")
+        if isinstance(value, list | tuple) and param.name not in REPEATS_ALLOWED:
+            seen: set = set()
+            for item in value:
+                if isinstance(item, int | str) and item in seen:
+                    raise ArgsimError(f"{_option_name(param)} {item} is given twice (it would count twice)")
+                seen.add(item)
     outputs = list(getattr(ctx, "argsim_outputs", []))
     if not outputs:
         return

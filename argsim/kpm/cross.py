@@ -56,8 +56,8 @@ class CrossConfig:
     lr: float = setting(2e-5, "Peak learning rate (AdamW, linear warm-up then linear decay to 0).", min=0)
     warmup_ratio: float = setting(0.1, "Share of the planned steps spent warming up.", min=0, max=1)
     weight_decay: float = setting(0.0, "AdamW weight decay.", min=0)
-    max_length: int = setting(96, "Token limit of the (argument, key point) pair.", min=8, option="--max-seq-length",
-                              aliases=("--max-length",))
+    max_seq_length: int = setting(96, "Token limit of the (argument, key point) pair.", min=8,
+                                  aliases=("--max-length",))
     seed: int = setting(13, "Random seed (the global --seed).", cli=False)
 
 
@@ -143,7 +143,7 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
     cfg.seed = placement.seed
     seed_everything(cfg.seed)
     out = Path(out)
-    model = load_cross_encoder(cfg.model, placement.device, cfg.max_length, num_labels=1)
+    model = load_cross_encoder(cfg.model, placement.device, cfg.max_seq_length, num_labels=1)
     sep = model.tokenizer.sep_token or "[SEP]"
     rows = pair_rows(train, cfg.context, sep)
     args = trainer_arguments(out, placement, budget, policy(cfg), epochs=cfg.epochs, batch_size=cfg.batch_size,
@@ -169,7 +169,7 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
 
         info["peak_mb"] = peak_memory_mb()
         model.save(str(out))
-        write_json(out / CROSS_INFO, {"context": cfg.context, "sep": sep, "max_length": cfg.max_length})
+        write_json(out / CROSS_INFO, {"context": cfg.context, "sep": sep, "max_length": cfg.max_seq_length})
         write_json(out / TRAIN_INFO, info)
         write_records(out, train_config("kpm-cross", placement, budget, policy(cfg), asdict(cfg),
                                         {train.name: data_hash(rows)}, {**run, "seconds": round(seconds, 2)},

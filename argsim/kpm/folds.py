@@ -36,9 +36,14 @@ def fold_model(spec: str, fold: int) -> str:
 
 
 def in_sample_models(specs: Sequence[str]) -> list[str]:
-    """Trained folders given without `{fold}`: trained on the official train topics, in-sample on folds 2..k."""
+    """Trained folders and shipped models given without `{fold}`: trained on the official train topics, in-sample
+    on folds 2..k."""
+    from argsim.backend.adapters import shipped_models
+
     records = ("train_config.json", "argsim_train.json", "argsim_training.json")
-    return [s for s in specs if FOLD_FIELD not in s and any((Path(s) / r).is_file() for r in records)]
+    shipped = shipped_models()
+    return [s for s in specs if FOLD_FIELD not in s and (s in shipped or any((Path(s) / r).is_file()
+                                                                             for r in records))]
 
 
 def write_fold_splits(train: KPMData, dev: KPMData, k: int, folder: str | Path) -> list[str]:

@@ -15,6 +15,8 @@ from argsim.options import setting
 
 VARIANTS = ("mts", "qa", "simakp")
 CONFIG_FILE = "mts_config.json"
+#: field names of older saved configs -> today's
+OLD_NAMES = {"statement_max_len": "max_seq_length", "topic_max_len": "topic_max_seq_length"}
 
 
 @dataclass
@@ -35,9 +37,8 @@ class MTSConfig:
     out_dim: int = setting(256, "D: final embedding size (with --identity-init: the backbone's feature size).",
                            min=1)
     dropout: float = setting(0.1, "Dropout before the projection.", min=0, max=0.99)
-    statement_max_len: int = setting(50, "Token limit of a statement (argument or key point).", min=1,
-                                     option="--max-seq-length")
-    topic_max_len: int = setting(30, "Token limit of a topic.", min=1, option="--topic-max-seq-length")
+    max_seq_length: int = setting(50, "Token limit of a statement (argument or key point).", min=1)
+    topic_max_seq_length: int = setting(30, "Token limit of a topic.", min=1)
     # optimisation
     epochs: int = setting(2, "Epochs (each = one batch per key point).", min=1)
     lr: float = setting(3e-5, "Learning rate of the transformer (linear decay after warm-up).", min=0)
@@ -74,6 +75,11 @@ class MTSConfig:
 
     @classmethod
     def load(cls, folder: Path) -> MTSConfig:
-        """The settings saved under `folder` (unknown keys ignored, missing ones at their defaults)."""
+        """The settings saved under `folder` (unknown keys ignored, missing ones at their defaults; the token
+        limits' older names, `statement_max_len` / `topic_max_len`, read as `max_seq_length` /
+        `topic_max_seq_length`)."""
         data = json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8"))
+        for old, new in OLD_NAMES.items():
+            if old in data:
+                data.setdefault(new, data.pop(old))
         return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})

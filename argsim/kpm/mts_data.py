@@ -118,13 +118,19 @@ def topic_folds(train: KPMData, dev: KPMData, k: int = 7) -> list[tuple[KPMData,
     folds = [(train, dev)]
     if k == 1:
         return folds
+    if k - 1 > len(train.topics):
+        raise ArgsimError(f"--folds {k}: the training split has {len(train.topics)} topics, so at most "
+                          f"{len(train.topics) + 1} folds (fold 1 is the official split)")
     everything = merge([train, dev], "argkp-train+dev")
     topics = train.topics
-    size = -(-len(topics) // (k - 1))
+    # k-1 consecutive groups whose sizes differ by at most one (as numpy.array_split): exactly the folds asked
+    # for (a fixed group size of ceil(n / (k-1)) would leave later folds empty, e.g. 12 folds when 20 are asked)
+    base, extra = divmod(len(topics), k - 1)
+    bounds = [0]
     for i in range(k - 1):
-        held = topics[i * size:(i + 1) * size]
-        if not held:
-            break
+        bounds.append(bounds[-1] + base + (1 if i < extra else 0))
+    for i in range(k - 1):
+        held = topics[bounds[i]:bounds[i + 1]]
         rest = [t for t in everything.topics if t not in held]
         folds.append((everything.subset(rest, f"fold{i + 2}-train"), everything.subset(held, f"fold{i + 2}-dev")))
     return folds

@@ -69,13 +69,13 @@ class MTSNet(nn.Module):
         s = torch.tensor(stances, dtype=next(self.stance.parameters()).dtype, device=self.device).unsqueeze(1)
         h_stance = self.stance(s)
         if self.cfg.variant == "qa":
-            h = self._features(list(topics), list(texts), self.cfg.topic_max_len + self.cfg.statement_max_len)
+            h = self._features(list(topics), list(texts), self.cfg.topic_max_seq_length + self.cfg.max_seq_length)
             v = torch.cat([h_stance, h], dim=1)
         else:
             uniq = list(dict.fromkeys(topics))
-            h_topics = self._features(uniq, None, self.cfg.topic_max_len)
+            h_topics = self._features(uniq, None, self.cfg.topic_max_seq_length)
             index = torch.tensor([uniq.index(t) for t in topics], device=self.device)
-            h_text = self._features(list(texts), None, self.cfg.statement_max_len)
+            h_text = self._features(list(texts), None, self.cfg.max_seq_length)
             v = torch.cat([h_stance, h_topics[index], h_text], dim=1)
         return self.proj(self.dropout(v))
 

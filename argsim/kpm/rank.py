@@ -44,7 +44,7 @@ class KeypointRanking:
         return out
 
 
-def rank_keypoints(data: KPMData, models: Sequence[str] = ("minilm",), weights: Sequence[float] | None = None,
+def rank_keypoints(data: KPMData, models: Sequence[str] | None = None, weights: Sequence[float] | None = None,
                    combine: str = "zscore", config: RunConfig | None = None, arg_template: str = "{text}",
                    kp_template: str = "{text}", threshold: float = 0.5,
                    out: str | Path | None = None) -> KeypointRanking:
@@ -60,7 +60,11 @@ def rank_keypoints(data: KPMData, models: Sequence[str] = ("minilm",), weights: 
     from argsim.measure import timed
 
     config = config or RunConfig()
-    models = list(models)
+    models = list(models or [])
+    if not models:
+        from argsim.kpm.scoring import default_model
+
+        models = [default_model()]  # the shipped key point matcher when the package carries it
     check_weights(models, weights)
     with timed() as t:
         preds, _ = score_models(data, models, weights, combine, config, arg_template, kp_template,

@@ -9,6 +9,12 @@ schedules). The result is a plain sentence-transformers folder: `get_encoder(fol
 `SentenceTransformer(folder)` load it. Both paths train through argsim.training: the full model with
 SentenceTransformerTrainer, the top-layer variant (`train_layers`) with the accelerate loop; one policy
 (AdamW, weight decay 0 - the top-layer path used 0.01 before - linear from `lr` to `lr_end`).
+
+`lora_rank` > 0 trains a LoRA adapter (peft) over the attention and feed-forward linear layers instead of the
+weights, and the folder then holds only the adapter (`argsim.backend.adapters`: a few MB, loaded over the
+installed base, whose hash it records); `init` continues a shipped adapter (`--init kpm`). `eval_every` > 0 scores
+the evaluation split with the official mAP every N steps (`argsim.kpm.st_evaluator.KPAMapEvaluator`) and keeps
+the weights that scored best on its strict mAP.
 """
 
 from __future__ import annotations
@@ -65,6 +71,16 @@ class SbertConfig:
     train_layers: int = setting(0, "Train only the top N transformer layers on cached lower-layer states "
                                 "(BERT-type models; ~3x faster on CPU). 0 = the sentence-transformers trainer on "
                                 "the whole model.", min=0)
+    lora_rank: int = setting(0, "Train a LoRA adapter of this rank over the attention and feed-forward layers "
+                             "instead of the weights (e.g. 16); OUT then holds only the adapter (a few MB), loaded "
+                             "over the installed base. 0 = train the weights.", min=0)
+    lora_alpha: float = setting(32.0, "LoRA scale numerator (the update is multiplied by alpha / rank).", min=0)
+    lora_dropout: float = setting(0.1, "Dropout on the LoRA adapter's input.", min=0, max=1)
+    init: str | None = setting(None, "Continue training an adapter: a shipped model's name (e.g. kpm, see `argsim "
+                               "models`) or a folder trained with --lora-rank; its base and rank replace --model / "
+                               "--lora-rank.")
+    eval_every: int = setting(0, "Score --eval-split with the official mAP every N steps and keep the weights with "
+                              "the best strict mAP (0: only after training).", min=0)
 
 
 def pair_rows(data: KPMData, cfg: SbertConfig) -> dict[str, list]:
@@ -199,17 +215,44 @@ def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, plac
     return loop.steps, loop.stopped_by, losses, loop.is_main
 
 
+def _load_model(cfg: SbertConfig, device: str):  # noqa: ANN202
+    """The model to train: the base (optionally re-pooled, optionally LoRA-wrapped) or, with `cfg.init`, a shipped
+    adapter kept trainable (its base and adapter shape replace `cfg.model` / `cfg.lora_*`)."""
+    from argsim.backend import load_sentence_transformer, model_path
+    from argsim.backend.adapters import add_lora, apply_adapter, is_adapter_folder, read_card
+
+    if cfg.init:
+        folder = model_path(cfg.init)
+        if not is_adapter_folder(folder):
+            raise ArgsimError(f"--init {cfg.init}: not an adapter (a shipped model or a folder trained with "
+                              "--lora-rank)")
+        if cfg.pooling:
+            raise ArgsimError("--init keeps the adapter's own pooling: drop --pooling")
+        card = read_card(folder)
+        model = apply_adapter(folder, device=device, trainable=True)
+        peft_cfg = model[0].model.peft_config["default"]
+        cfg.model, cfg.lora_rank, cfg.lora_alpha = card["base"], int(peft_cfg.r), float(peft_cfg.lora_alpha)
+        return model
+    model = load_sentence_transformer(cfg.model, device=device)
+    if cfg.pooling:
+        model = _with_pooling(model, cfg.pooling)
+    if cfg.lora_rank > 0:
+        add_lora(model, cfg.lora_rank, cfg.lora_alpha, cfg.lora_dropout)
+    return model
+
+
 def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str | None = None,
-                quiet: bool = False, placement=None, budget=None) -> dict:  # noqa: ANN001
-    """Fine-tune, save a sentence-transformers folder at `out` (rank 0), return the training info.
+                quiet: bool = False, placement=None, budget=None, eval_data: KPMData | None = None) -> dict:  # noqa: ANN001
+    """Fine-tune, save a sentence-transformers folder (with `cfg.lora_rank` or `cfg.init`: an adapter folder) at
+    `out` (rank 0), return the training info.
 
     `placement` (argsim.training) gives the device, precision and seed (default: `device` or the CPU, fp32,
-    `cfg.seed`); `budget` the stops and checkpoints (default: `cfg.max_steps`)."""
+    `cfg.seed`); `budget` the stops and checkpoints (default: `cfg.max_steps`); `eval_data` the labelled split
+    that `cfg.eval_every` scores during training."""
     import datasets
     from sentence_transformers import SentenceTransformerTrainer
     from sentence_transformers.sentence_transformer import losses
 
-    from argsim.backend import load_sentence_transformer
     from argsim.settings import seed_everything
     from argsim.training import Budget, resolve_placement
     from argsim.training.st import logging_steps, run_trainer, trainer_arguments
@@ -218,14 +261,18 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
         raise ArgsimError(f"unknown loss '{cfg.loss}': choose {' or '.join(LOSSES)}")
     if cfg.loss == "mnrl" and cfg.train_layers > 0:
         raise ArgsimError("--loss mnrl trains the whole model (sentence-transformers trainer): drop --train-layers")
+    adapter = cfg.lora_rank > 0 or bool(cfg.init)
+    if adapter and cfg.train_layers > 0:
+        raise ArgsimError("--lora-rank / --init train an adapter over every layer: drop --train-layers")
+    if cfg.eval_every > 0 and (cfg.train_layers > 0 or eval_data is None):
+        raise ArgsimError("--eval-every needs an evaluation split (--eval-split) and the sentence-transformers "
+                          "trainer (no --train-layers)")
     placement = placement or resolve_placement(device or "cpu", "fp32", seed=cfg.seed)
     budget = budget or Budget(max_steps=cfg.max_steps)
     cfg.seed = placement.seed
     seed_everything(cfg.seed)
     out = Path(out)
-    model = load_sentence_transformer(cfg.model, device=placement.device)
-    if cfg.pooling:
-        model = _with_pooling(model, cfg.pooling)
+    model = _load_model(cfg, placement.device)
     from argsim.backend.models import set_st_max_seq_length
 
     set_st_max_seq_length(model, str(cfg.model), cfg.max_seq_length)
@@ -248,14 +295,41 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
         run = {"steps": steps, "stopped_by": stopped_by, "losses": curve}
     else:
         ds = datasets.Dataset.from_dict(rows)
+        evaluator = keeper = None
+        if cfg.eval_every > 0:
+            from argsim.kpm.st_evaluator import KPAMapEvaluator, keep_best
+
+            evaluator = KPAMapEvaluator(eval_data, name=eval_data.name.removeprefix("argkp-"))
+            extra.update(eval_strategy="steps", eval_steps=cfg.eval_every)
+            keeper = keep_best(model, f"eval_{evaluator.name}_strict_map")
         args = trainer_arguments(out, placement, budget, policy(cfg), epochs=cfg.epochs, batch_size=cfg.batch_size,
                                  quiet=quiet, dataloader_drop_last=False,
                                  logging_steps=logging_steps(len(ds), cfg.batch_size, cfg.epochs, budget,
                                                              placement.processes), **extra)
-        trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=ds, loss=loss)
+        trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=ds, loss=loss, evaluator=evaluator)
+        if keeper is not None:
+            trainer.add_callback(keeper)
+        if adapter:
+            from argsim.backend.adapters import adapter_checkpoint_loader
+
+            # the trainer's own reload expects the full model's keys; a LoRA checkpoint holds the adapter
+            trainer._load_from_checkpoint = adapter_checkpoint_loader(model)
         run = run_trainer(trainer, out, budget)
         is_main = trainer.is_world_process_zero()
+        if keeper is not None:
+            run["best"] = _keep_best_or_last(model, evaluator, keeper, run["steps"])
     return _finish(model, out, cfg, train, rows, run, steps_per_epoch, start, placement, budget, is_main)
+
+
+def _keep_best_or_last(model, evaluator, keeper, steps: int) -> dict:  # noqa: ANN001
+    """After training with evaluations: score the last weights too, and keep them only when they beat the best
+    evaluated ones (else restore those). Returns {"step", "value"} of the weights kept."""
+    metric = f"{evaluator.name}_strict_map"
+    last = evaluator(model)[metric]
+    if keeper.best is None or last >= keeper.best["value"] or keeper.best["step"] == steps:
+        return {"step": steps, "value": float(last)}
+    keeper.restore()
+    return dict(keeper.best)
 
 
 def _finish(model, out: Path, cfg: SbertConfig, train: KPMData, rows: dict, run: dict,  # noqa: ANN001
@@ -271,8 +345,17 @@ def _finish(model, out: Path, cfg: SbertConfig, train: KPMData, rows: dict, run:
             "seconds_per_epoch": round(seconds * steps_per_epoch / max(steps, 1), 1),
             "peak_mb": peak_memory_mb(), "device": placement.device, "precision": placement.precision,
             "stopped_by": run.get("stopped_by")}
+    if run.get("best"):
+        info["best"] = run["best"]
     if is_main:
-        model.save(str(out))
+        from argsim.backend.adapters import is_lora, save_adapter
+
+        if is_lora(model):
+            info["trainable_parameters"] = sum(p.numel() for p in model.parameters() if p.requires_grad)
+            save_adapter(model, out, cfg.model, extra={"data": train.name, "steps": steps,
+                                                       "seconds": round(seconds, 1)})
+        else:
+            model.save(str(out))
         write_json(out / TRAIN_INFO, info)
         run = {**run, "seconds": round(seconds, 2)}
         write_records(out, train_config("kpm-sbert", placement, budget, policy(cfg), asdict(cfg),

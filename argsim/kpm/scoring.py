@@ -26,6 +26,18 @@ from argsim.vectors import l2_normalize
 Predictions = dict[str, dict[str, float]]
 
 
+#: the shipped key point matcher (`argsim models`): the default model of the key point commands once it ships
+SHIPPED_KPM = "kpm"
+
+
+def default_model() -> str:
+    """The default model of `rank keypoints`: the shipped key point matcher `kpm` when the package carries it,
+    else zero-shot MiniLM."""
+    from argsim.backend.adapters import shipped_models
+
+    return SHIPPED_KPM if SHIPPED_KPM in shipped_models() else "minilm"
+
+
 TEMPLATE_FIELDS = ("text", "topic", "stance")
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from argsim.config import RunConfig
 from argsim.errors import InputError
 from argsim.evaluation import Evaluation
-from argsim.io import read_json, read_records
+from argsim.io import parse_count, read_json, read_records
 from argsim.metrics.rouge import rouge1_corpus
 
 
@@ -41,8 +41,15 @@ def read_summaries(path: Path) -> SummaryFile:
         if not isinstance(rows, list) or not all(isinstance(r, dict) and "summary" in r and "gold" in r
                                                  for r in rows):
             raise InputError(path, "expected a list of items with 'summary' and 'gold' (or {'summaries': [...]})")
+        for n, r in enumerate(rows, start=1):
+            for col in ("summary", "gold"):
+                if r[col] is not None and not isinstance(r[col], str):
+                    raise InputError(path, f"item {n}: expected text, found {type(r[col]).__name__}", column=col)
     else:
         rows = read_records(path, required=["summary", "gold"], text=["summary", "gold"])
+    for n, r in enumerate(rows, start=1):
+        if r.get("budget") not in (None, ""):
+            r["budget"] = parse_count(r["budget"], path, n, "budget")
     rows = [r for r in rows if str(r.get("gold") or "").strip()]
     if not rows:
         raise InputError(path, "no item has a gold summary")

@@ -107,6 +107,7 @@ class Recipe:
 
 KPM_SBERT = "models/kpm-sbert-contrastive"
 KPM_CROSS = "models/kpm-cross"
+KPM_LORA = "models/kpm-lora"
 THEMATIC_DATA = "runs/thematic/data"
 MINUTES_DATA = "runs/minutes-triplets"
 
@@ -148,6 +149,15 @@ RECIPES: tuple[Recipe, ...] = (
                cpu_minutes=22, gpu_minutes=1,
                basis="measured: 1,290 steps in 21 min on 2 CPU cores (150 steps in 146 s)",
                method="sbert-contrastive", setting="all layers, ContrastiveLoss, 1 epoch (models build)"),
+    kpm_recipe("kpm-lora", "key point matching: LoRA adapter (r=16) over MiniLM, contrastive, 301 steps (the "
+               "shipped `kpm`: `argsim models publish kpm models/kpm-lora` after it)", KPM_LORA,
+               step("train sbert", SbertConfig(lora_rank=16, lr=2e-4, lr_end=0.0, epochs=0.2326), checkpoint_every=100,
+                    out=KPM_LORA),
+               cpu_minutes=16, gpu_minutes=0.5,
+               basis="measured: 301 steps in 948 s on 2 shared CPU cores with 1 torch thread (the row's env holds "
+                     "the conditions); the same steps took about 2 minutes on 2 idle cores in a plain script",
+               method="sbert-lora", setting="LoRA r=16 alpha 32, ContrastiveLoss, lr 2e-4 -> 0, 301 steps x 16 "
+                                            "(models build)"),
     kpm_recipe("kpm-cross", "key point matching: MiniLM cross-encoder, BCE, 3 epochs", KPM_CROSS,
                step("train kpm-cross", CrossConfig(), checkpoint_every=200, out=KPM_CROSS),
                cpu_minutes=45, gpu_minutes=2,

@@ -95,9 +95,10 @@ def eval_map(
 def rank_keypoints(
     ctx: typer.Context,
     source: ArgkpInput,
-    model: list[str] = model_option(["minilm"], help="Backend model name (minilm, mpnet, ...) "
-                                    "or a folder trained by `train sbert` / `train mts` / `train kpm-cross` (a "
-                                    "cross-encoder). Repeat to combine several models' scores (ensemble)."),
+    model: list[str] = model_option([], help="Backend model name: kpm (the shipped key point matcher, the "
+                                    "default), minilm (zero-shot), mpnet, ...; or a folder trained by `train sbert` / "
+                                    "`train mts` / `train kpm-cross` (a cross-encoder). Repeat to combine several "
+                                    "models' scores (ensemble)."),
     weight: list[float] = typer.Option([], "--weight", "-w", help="Ensemble weight of each --model, in order "
                                        "(default equal), e.g. --weight 0.7 --weight 0.3."),
     combine: Literal["zscore", "zlogit", "mean"] = typer.Option("zscore", help="zscore: standardise each "
@@ -127,9 +128,11 @@ def rank_keypoints(
     from argsim.errors import warn
     from argsim.kpm.ensemble import check_weights
     from argsim.kpm.rank import rank_keypoints as rank
+    from argsim.kpm.scoring import default_model
     from argsim.results import result_rows, run_environment, write_results
 
     cfg = run_config(ctx)
+    model = model or [default_model()]
     check_weights(model, weight)
     data = source.load(cfg.data_dir)
     if task and not data.has_labels:
@@ -193,7 +196,7 @@ def train_sbert_cmd(
     data = source.load(run.data_dir, need_labels=True)
     gold = training_inputs(data, eval_split, run)
     cfg = replace(config, seed=where.seed, max_steps=plan.max_steps or -1)
-    info = train_sbert(data, out, cfg, quiet=run_quiet(ctx), placement=where, budget=plan)
+    info = train_sbert(data, out, cfg, quiet=run_quiet(ctx), placement=where, budget=plan, eval_data=gold)
     _print_training(evaluate_trained(out, gold, info, run), out)
 
 

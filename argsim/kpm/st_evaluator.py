@@ -1,0 +1,109 @@
+"""The official KPA-2021 Track 1 mAP as a sentence-transformers evaluator, and keeping the best weights by it.
+
+`KPAMapEvaluator(gold)` is a callable on a SentenceTransformer that returns `{"<name>_strict_map": ...,
+"<name>_relaxed_map": ...}` with `primary_metric` = the strict mAP: every argument scored against the key points
+of its topic and stance by cosine (as `rank keypoints` scores a bi-encoder), then `argsim.metrics.kpa_map`
+(leaderboard formula). Handed to `SentenceTransformerTrainer(evaluator=...)` with `eval_strategy="steps"`, it
+runs every `eval_steps`; `KeepBest` keeps the weights that scored best.
+
+Why not transformers' `load_best_model_at_end`: it reloads the best checkpoint folder, and the checkpoint of a
+model whose transformer peft wraps holds only the adapter; `KeepBest` copies the trainable tensors (the adapter:
+about 2.6 MB; every weight when the whole model trains) in memory at each new best and puts them back at the end.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sentence_transformers.base.evaluation import BaseEvaluator
+
+from argsim.backend.encoder import Encoder
+from argsim.data.argkp import KPMData
+from argsim.metrics.kpa_map import evaluate_map
+
+
+class _LiveEncoder(Encoder):
+    """An Encoder over a model being trained: no disk cache (its weights change), no progress bars."""
+
+    def __init__(self, model, batch_size: int = 64) -> None:  # noqa: ANN001
+        super().__init__()
+        self.model, self.batch_size, self.name, self.identity = model, batch_size, "training", ""
+        self.configure(use_cache=False, quiet=True)
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        return self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
+                                 show_progress_bar=False).astype(np.float32, copy=False)
+
+
+class KPAMapEvaluator(BaseEvaluator):
+    """Official KPA Track 1 mAP (leaderboard formula) of a bi-encoder on labelled ArgKP data.
+
+    Args:
+        gold: the labelled split to score (e.g. ArgKP dev).
+        name: the metrics' prefix.
+        batch_size: encoding batch size.
+
+    Returns (when called on a model):
+        {"<name>_strict_map": float, "<name>_relaxed_map": float}; `primary_metric` is the strict mAP.
+
+    Example:
+        >>> ev = KPAMapEvaluator(load_argkp("dev"))  # doctest: +SKIP
+        >>> ev(SentenceTransformer(folder))["dev_strict_map"]  # doctest: +SKIP
+        0.82...
+    """
+
+    def __init__(self, gold: KPMData, name: str = "dev", batch_size: int = 64) -> None:
+        super().__init__()
+        if not gold.has_labels:
+            from argsim.errors import ArgsimError
+
+            raise ArgsimError(f"{gold.name}: the evaluator needs gold labels")
+        self.gold, self.name, self.batch_size = gold, name, batch_size
+        self.primary_metric = "strict_map"
+
+    def __call__(self, model, output_path: str | None = None, epoch: int = -1,  # noqa: ANN001
+                 steps: int = -1) -> dict[str, float]:
+        from argsim.kpm.scoring import score_key_points
+
+        was_training = model.training
+        preds = score_key_points(self.gold, _LiveEncoder(model, self.batch_size))
+        if was_training:
+            model.train()
+        result = evaluate_map(preds, self.gold)
+        metrics = self.prefix_name_to_metrics({"strict_map": result.strict, "relaxed_map": result.relaxed},
+                                              self.name)
+        self.store_metrics_in_model_card_data(model, metrics, epoch, steps)
+        return metrics
+
+    def get_config_dict(self) -> dict:
+        return {"gold": self.gold.name, "formula": "leaderboard"}
+
+
+def keep_best(model, metric: str):  # noqa: ANN001, ANN201 (a transformers TrainerCallback)
+    """A TrainerCallback that copies `model`'s trainable tensors whenever the evaluation metric `metric` (as the
+    trainer logs it, e.g. "eval_dev_strict_map") reaches a new best, and restores the best copy when training
+    ends. `best` holds {"step", "value"} of the kept weights (None before any evaluation)."""
+    from transformers import TrainerCallback
+
+    class KeepBest(TrainerCallback):
+        def __init__(self) -> None:
+            self.best: dict | None = None
+            self.state: dict | None = None
+
+        def on_evaluate(self, args, state, control, metrics=None, **kwargs):  # noqa: ANN001, ANN003, ANN201
+            value = (metrics or {}).get(metric)
+            if value is not None and (self.best is None or value > self.best["value"]):
+                self.best = {"step": state.global_step, "value": float(value)}
+                self.state = {k: p.detach().clone() for k, p in model.named_parameters() if p.requires_grad}
+            return control
+
+        def restore(self) -> None:
+            import torch
+
+            if self.state is None:
+                return
+            with torch.no_grad():
+                for k, p in model.named_parameters():
+                    if k in self.state:
+                        p.copy_(self.state[k])
+
+    return KeepBest()

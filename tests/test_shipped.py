@@ -1,0 +1,78 @@
+"""The models that ship inside the package: each loads offline by name over its installed base (whose hash its
+card records), reproduces the figure its card recorded on a fixed slice of the evaluation split, is listed by
+`argsim models`, and is the default of the key point commands; `models publish` refuses a model whose recorded
+figure is below the shipped one's and writes the card (with the slice figure) otherwise."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from typer.testing import CliRunner
+
+from argsim.backend import get_encoder
+from argsim.backend.adapters import ADAPTER_WEIGHTS, base_sha256, read_card, sha256_file, shipped_models
+from argsim.cli.app import app
+from argsim.errors import ArgsimError
+from argsim.kpm.scoring import score_key_points
+from argsim.metrics.kpa_map import evaluate_map
+from argsim.modelbuild.publish import kpm_slice, publish
+
+
+def test_the_key_point_matcher_ships_small_with_its_card():
+    folder = shipped_models()["kpm"]
+    card = read_card(folder)
+    assert card["base"] == "minilm" and card["base_sha256"] == base_sha256("minilm")
+    assert card["adapter_sha256"] == sha256_file(folder / ADAPTER_WEIGHTS)
+    assert (folder / ADAPTER_WEIGHTS).stat().st_size < 10 * 2**20
+    assert sum(p.stat().st_size for p in folder.iterdir()) < 10 * 2**20
+    assert card["command"].startswith("argsim ") and "--lora-rank" in card["command"]
+    assert card["figures"]["dev_strict_map"] >= 0.8 and card["training_seconds"] > 0
+    assert "cdla.io/sharing-1-0" in card["data_licence"]
+
+
+def test_kpm_loads_by_name_and_reproduces_its_slice_figure(data_dir):
+    card = read_card(shipped_models()["kpm"])
+    gold = kpm_slice()
+    assert gold.name == "argkp-dev[topic 1]" and len(gold.arguments) == 238
+    enc = get_encoder("kpm", device="cpu")
+    assert enc.identity.startswith(f"lora:{card['base_sha256'][:16]}:{card['adapter_sha256'][:16]}")
+    result = evaluate_map(score_key_points(gold, enc), gold)
+    assert result.strict == pytest.approx(card["slice"]["strict_map"], abs=1e-4)
+    assert result.relaxed == pytest.approx(card["slice"]["relaxed_map"], abs=1e-4)
+    # and it is not zero-shot MiniLM: the adapter changes the ranking
+    zero = evaluate_map(score_key_points(gold, get_encoder("minilm", device="cpu")), gold)
+    assert result.strict != pytest.approx(zero.strict, abs=1e-3)
+
+
+def test_models_lists_the_shipped_models_and_rank_keypoints_defaults_to_kpm():
+    from argsim.kpm.scoring import default_model
+
+    res = CliRunner().invoke(app, ["models"], env={"COLUMNS": "250"})
+    assert res.exit_code == 0, res.output
+    assert "kpm" in res.output and "dev_strict_map" in res.output
+    assert default_model() == "kpm"
+
+
+def test_publish_gate_and_card(tmp_path):
+    shipped = shipped_models()["kpm"]
+    card = read_card(shipped)
+    dest = tmp_path / "shipped"
+    shutil.copytree(shipped, dest / "kpm")
+    trained = tmp_path / "trained"
+    shutil.copytree(shipped, trained)
+    record = {"command": "argsim train sbert --lora-rank 16 --out x", "seed": 13, "steps": 3, "seconds": 9.0,
+              "metrics": {"dev_strict_map": card["figures"]["dev_strict_map"] - 0.01,
+                          "dev_relaxed_map": card["figures"]["dev_relaxed_map"]}}
+    (trained / "train_config.json").write_text(json.dumps(record))
+    with pytest.raises(ArgsimError, match="below the shipped 'kpm'"):
+        publish("kpm", trained, dest=dest)
+    assert read_card(dest / "kpm") == card  # nothing was written
+    record["metrics"]["dev_strict_map"] = card["figures"]["dev_strict_map"]  # equal passes the gate
+    (trained / "train_config.json").write_text(json.dumps(record))
+    new = publish("kpm", trained, dest=dest)
+    assert read_card(dest / "kpm") == new and new["command"] == record["command"]
+    assert new["slice"]["strict_map"] == pytest.approx(card["slice"]["strict_map"], abs=1e-4)  # same adapter
+    assert sorted(p.name for p in (dest / "kpm").iterdir()) == sorted(
+        ["adapter_config.json", ADAPTER_WEIGHTS, "argsim_encoder.json", "card.json"])
