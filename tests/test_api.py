@@ -266,6 +266,18 @@ def test_summarize_minutes_equals_the_command(tmp_path):
     assert lead == ["保育所の待機児童が増えています。", "本日は晴天です。"]
 
 
+def test_summarize_minutes_frames_equal_one_item_at_a_time(data_dir):
+    items = argsim.load_dataset("minutes", split="single-testgs", data_dir=data_dir).head(4)
+    out = argsim.summarize_minutes(items, method="embedrank")
+    assert out["id"].tolist() == items["id"].tolist() and out["gold"].tolist() == items["summary"].tolist()
+    for row, got in zip(items.itertuples(), out.itertuples(), strict=True):
+        one = argsim.summarize_minutes(row.sentences, topic=row.main_topic, subtopic=row.sub_topic,
+                                       budget=row.length, method="embedrank")
+        assert got.selected == one and got.summary == "".join(one)[:row.length] and len(got.summary) <= row.length
+    with pytest.raises(ArgsimError, match="'sentences'"):
+        argsim.summarize_minutes(items.drop(columns=["sentences"]))
+
+
 def test_triplet_accuracy_and_rouge1_by_hand():
     rng = np.random.default_rng(1)
     a, p, n = (rng.normal(size=(50, 8)) for _ in range(3))
