@@ -12,6 +12,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 PRECISIONS = ("auto", "fp32", "fp16", "bf16")
+#: inference runtimes of transformer encoders (argsim.backend.runtime): PyTorch, ONNX Runtime, OpenVINO
+BACKENDS = ("torch", "onnx", "openvino")
+#: weight/activation quantization of the ONNX Runtime (dynamic int8) and OpenVINO (static int8) backends
+QUANTIZATIONS = ("none", "int8")
 
 
 def default_data_dir() -> Path:
@@ -52,7 +56,10 @@ class RunConfig:
     data_dir: Path | None = None  # None: $ARGSIM_DATA, else the per-user data folder (default_data_dir)
     cache_dir: Path | None = None  # None: $ARGSIM_CACHE_DIR, else the user's cache folder
     use_cache: bool = True
-    threads: int | None = None  # torch intra-op threads; None: torch's default
+    threads: int | None = None  # CPU threads of inference / torch; None: the cores argsim may use (ONNX, OpenVINO)
+    backend: str = "torch"  # torch | onnx | openvino: the runtime of transformer encoders
+    quantize: str = "none"  # none | int8 (onnx: dynamic; openvino: static, calibrated)
+    calibration: Path | None = None  # texts (one per line) that calibrate OpenVINO int8; None: the texts encoded
     engine: str = "local"  # local | ray
     ray_address: str | None = None  # None: $RAY_ADDRESS, else a local Ray instance
     workdir: Path | None = None  # where runs write models/results by default; None: $ARGSIM_HOME, else cwd

@@ -29,6 +29,10 @@ class ModelError(ArgsimError):
     """Unknown or unloadable model."""
 
 
+class BackendError(ArgsimError):
+    """An inference backend / quantization / device / precision combination that cannot run."""
+
+
 class DataLayoutError(ArgsimError):
     """A dataset folder that does not have the expected layout."""
 

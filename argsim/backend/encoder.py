@@ -30,11 +30,18 @@ class Encoder(ABC):
     """
 
     name: str = "encoder"
-    #: model fingerprint + pooling + max length; keys the cache (with `precision` when not fp32: `cache_key`)
+    #: model fingerprint + pooling + max length; keys the cache (with `precision` when not fp32 and `runtime`
+    #: when not torch: `cache_key`)
     identity: str = ""
     device: str = "cpu"
     #: the precision the encoder actually computes in (fp32, fp16, bf16; see argsim.backend.device)
     precision: str = "fp32"
+    #: the runtime it computes in (torch, onnx, openvino; argsim.backend.runtime) and its quantization (none, int8)
+    backend: str = "torch"
+    quantize: str = "none"
+    #: what else changes its vectors besides `identity` and `precision` (backend, quantization, calibration
+    #: digest); empty for torch
+    runtime: str = ""
     batch_size: int = 64
     #: how many batches one call of `_encode_batch` may receive (larger chunks amortise Python overhead)
     chunk_batches: int = 8
@@ -67,8 +74,10 @@ class Encoder(ABC):
     # -- cache
     @property
     def cache_key(self) -> str:
-        """What keys the embedding cache: `identity`, plus the precision when it is not fp32 (its vectors differ)."""
-        return self.identity if self.precision == "fp32" else f"{self.identity}:{self.precision}"
+        """What keys the embedding cache: `identity`, plus the precision when it is not fp32 and the runtime when it
+        is not torch (their vectors differ), so vectors of one backend never answer another's request."""
+        key = self.identity if self.precision == "fp32" else f"{self.identity}:{self.precision}"
+        return f"{key}:{self.runtime}" if self.runtime else key
 
     def cache(self) -> EmbeddingCache:
         if self._cache is None:
@@ -149,4 +158,5 @@ class Encoder(ABC):
         return out
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(name={self.name!r}, device={self.device!r}, precision={self.precision!r})"
+        return (f"{type(self).__name__}(name={self.name!r}, device={self.device!r}, precision={self.precision!r}, "
+                f"backend={self.backend!r}, quantize={self.quantize!r})")

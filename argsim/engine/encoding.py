@@ -36,7 +36,7 @@ def worker_spec(encoder: Encoder):  # noqa: ANN201 (argsim.engine.embedding.Embe
     from argsim.engine.embedding import EmbedSpec
 
     recipe = encoder.recipe
-    if recipe is None:
+    if recipe is None or encoder.backend != "torch":  # actors run torch; ONNX / OpenVINO encode in this process
         return None
     return EmbedSpec(column="text", model=recipe["name"], pooling=recipe["pooling"],
                      max_seq_length=recipe["max_seq_length"], batch_size=recipe["batch_size"], normalize=False,

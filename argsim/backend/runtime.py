@@ -1,0 +1,424 @@
+"""CPU inference runtimes of transformer encoders: ONNX Runtime and OpenVINO, fp32 or int8; thread defaults.
+
+`--backend torch|onnx|openvino` picks the runtime a transformer encoder (a named transformer model, a
+sentence-transformers folder, a plain transformers folder with explicit pooling) computes in; `--quantize int8`
+quantizes it:
+
+- **onnx**: the model's whole embedding pipeline (transformer, the folder's own pooling, Dense and Normalize
+  modules, or argsim's `mean` / `cls` / `cls-last4` pooling) traced once with `torch.onnx.export` (the
+  TorchScript exporter, opset 17, dynamic batch and length) and run by ONNX Runtime's CPU provider. int8:
+  `onnxruntime.quantization.quantize_dynamic` of the MatMul weights, per output channel (signed int8 weights,
+  activations quantized on the fly). Reading chosen: MatMul only and per channel, because quantizing every
+  operator (embedding Gathers included) or per tensor lowered the mean cosine to fp32 of MiniLM on ArgKP
+  arguments from 0.993 to 0.96.
+- **openvino**: the same ONNX graph converted with `openvino.convert_model`, compiled for the CPU with
+  `INFERENCE_PRECISION_HINT` f32 (`--precision auto|fp32`) or bf16 (`--precision bf16`): without the hint
+  OpenVINO's CPU plugin silently computes in bf16 on CPUs with AVX512_BF16 or AMX. int8: NNCF post-training
+  static quantization (`nncf.quantize`, transformer model type: SmoothQuant + fast bias correction), calibrated
+  on `CALIBRATION_SIZE` texts: the calibration texts given (`--calibration FILE`, the API's `calibration=`), else
+  the texts of the encoder's first `encode` call. The texts chosen are the first `CALIBRATION_SIZE` distinct ones
+  in SHA-1 order (a fixed choice whatever their order), and their digest keys the model and its vectors.
+
+Exported models are built once and kept in `<cache folder>/exported/`, one folder per source model under a key of
+its fingerprint (`argsim.backend.fingerprint`), the pooling, the export format and the torch / transformers /
+sentence-transformers versions; the runtime's own files sit inside it under the backend, the quantization, the
+calibration digest and the runtime's versions (onnxruntime, openvino, nncf). A later run loads them without
+loading torch weights. Builds write into a temporary folder and rename it, so a crash leaves no half model.
+
+Threads: `default_threads()` is the number of cores argsim may use: the process's CPU affinity, capped by a
+cgroup v2 `cpu.max` quota (a container's share). `--threads N` overrides it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import math
+import os
+import shutil
+import tempfile
+import warnings
+from collections.abc import Iterator, Sequence
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+
+from argsim.backend.safety import HF_LOAD, check_model_folder
+from argsim.config import BACKENDS, QUANTIZATIONS
+from argsim.errors import BackendError, ModelError
+
+#: how many distinct texts calibrate an OpenVINO int8 model (NNCF's default subset size)
+CALIBRATION_SIZE = 300
+EXPORT_FORMAT = "1"  # bump when the exported graph changes (its folders are then rebuilt)
+#: what each backend needs installed (`pip install 'argsim[cpu]'`)
+BACKEND_PACKAGES = {"onnx": ("onnxruntime", "onnx"), "openvino": ("openvino", "onnx")}
+MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+# ------------------------------------------------------------------ threads
+
+
+def cgroup_cpu_quota(root: Path = Path("/sys/fs/cgroup")) -> float | None:
+    """CPUs the cgroup v2 `cpu.max` quota allows (quota / period), None when unlimited or not readable."""
+    try:
+        quota, period = (root / "cpu.max").read_text().split()[:2]
+    except (OSError, ValueError):
+        return None
+    if quota == "max":
+        return None
+    try:
+        return int(quota) / int(period)
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+def usable_cores(root: Path = Path("/sys/fs/cgroup")) -> int:
+    """The cores this process may run on: its CPU affinity, capped by the cgroup quota (rounded up), at least 1.
+
+    Example:
+        >>> usable_cores() >= 1
+        True
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        cores = os.cpu_count() or 1
+    quota = cgroup_cpu_quota(root)
+    if quota is not None:
+        cores = min(cores, max(1, math.ceil(quota)))
+    return max(1, cores)
+
+
+def default_threads() -> int:
+    """Intra-op threads of the ONNX Runtime and OpenVINO backends when `--threads` is not given: `usable_cores()`."""
+    return usable_cores()
+
+
+#: CPU features that decide which kernels the backends use (int8 dot products, native bf16)
+CPU_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_bf16", "amx_int8")
+
+
+def cpu_info() -> dict:
+    """The CPU a timing ran on: model name, the `CPU_FLAGS` it has, logical CPUs and the cores argsim may use.
+
+    Example:
+        >>> sorted(cpu_info())
+        ['cores_usable', 'flags', 'logical_cpus', 'model']
+    """
+    model, flags = "", set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name" and not model:
+                model = value.strip()
+            elif key.strip() == "flags" and not flags:
+                flags = set(value.split())
+    except OSError:
+        import platform
+
+        model = platform.processor()
+    return {"model": model, "flags": [f for f in CPU_FLAGS if f in flags], "logical_cpus": os.cpu_count(),
+            "cores_usable": usable_cores()}
+
+
+def has_native_bf16() -> bool:
+    """Whether the CPU computes bf16 natively (AVX512_BF16 or AMX)."""
+    return any(f in cpu_info()["flags"] for f in ("avx512_bf16", "amx_bf16"))
+
+
+# ------------------------------------------------------------------ checks
+
+
+def check_backend(backend: str, quantize: str = "none", device: str = "auto", precision: str = "auto") -> None:
+    """Refuse (BackendError, one line) a combination that cannot run, before any model is loaded.
+
+    onnx and openvino run on the CPU only (`--device cpu` or `auto`); int8 needs onnx or openvino; onnx computes
+    in fp32 (`--precision auto|fp32`), openvino in fp32 or bf16; a backend's packages must be installed.
+
+    Example:
+        >>> check_backend("onnx", "int8", "cpu")
+    """
+    if backend not in BACKENDS:
+        raise BackendError(f"unknown backend '{backend}': choose one of {', '.join(BACKENDS)}")
+    if quantize not in QUANTIZATIONS:
+        raise BackendError(f"unknown quantization '{quantize}': choose one of {', '.join(QUANTIZATIONS)}")
+    if backend == "torch":
+        if quantize != "none":
+            raise BackendError(f"--quantize {quantize} needs --backend onnx or openvino (torch runs unquantized)")
+        return
+    device = (device or "auto").lower()
+    if device not in ("auto", "cpu"):
+        raise BackendError(f"--backend {backend} runs on the CPU only, not on device '{device}': use --device cpu "
+                           "or --backend torch")
+    precision = (precision or "auto").lower()
+    allowed = ("auto", "fp32", "bf16") if backend == "openvino" else ("auto", "fp32")
+    if precision not in allowed:
+        raise BackendError(f"--backend {backend} computes in {' or '.join(p for p in allowed if p != 'auto')}, "
+                           f"not {precision}")
+    if quantize != "none" and precision == "bf16":
+        raise BackendError("--quantize int8 runs its unquantized operators in fp32: drop --precision bf16")
+    missing = [p for p in BACKEND_PACKAGES[backend] if not _installed(p)]
+    if missing:
+        raise BackendError(f"--backend {backend} needs {', '.join(missing)}: pip install 'argsim[cpu]'")
+
+
+def _installed(package: str) -> bool:
+    try:
+        metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+def _version(package: str) -> str:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "none"
+
+
+# ------------------------------------------------------------------ calibration
+
+
+def calibration_choice(texts: Sequence[str], size: int = CALIBRATION_SIZE) -> tuple[list[str], str]:
+    """The calibration texts picked from `texts` (the first `size` distinct non-empty ones in SHA-1 order) and
+    their digest (16 hex digits).
+
+    Example:
+        >>> calibration_choice(["b", "a", "a"])[0]
+        ['b', 'a']
+    """
+    distinct = {t for t in texts if t.strip()}
+    chosen = sorted(distinct, key=lambda t: hashlib.sha1(t.encode("utf-8")).digest())[:size]
+    digest = hashlib.sha256("\n".join(chosen).encode("utf-8")).hexdigest()[:16]
+    return chosen, digest
+
+
+def read_calibration(path: Path) -> list[str]:
+    """The texts of a calibration file: UTF-8, one text per line, blank lines skipped."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BackendError(f"{path}: unreadable calibration file ({exc})") from None
+    texts = [line.strip() for line in lines if line.strip()]
+    if not texts:
+        raise BackendError(f"{path}: the calibration file holds no text")
+    return texts
+
+
+# ------------------------------------------------------------------ export
+
+
+@contextlib.contextmanager
+def _silenced() -> Iterator[None]:
+    """No output from a library call: its progress bars (stdout / stderr) and its root-logger warnings."""
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)
+    try:
+        with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            yield
+    finally:
+        root.setLevel(level)
+
+
+
+def _atomic_build(target: Path, build) -> Path:  # noqa: ANN001 (callable(tmp_folder))
+    """Build `target` (a folder) by `build(tmp)` in a sibling temporary folder, then rename; kept if it exists."""
+    if target.is_dir():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        build(tmp)
+        try:
+            tmp.rename(target)
+        except OSError:  # another process built it meanwhile
+            if not target.is_dir():
+                raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+class _Pipeline:
+    """The torch module traced by the export: token ids in, sentence embedding out (built lazily: torch)."""
+
+    @staticmethod
+    def build(folder: Path, pooling: str | None):  # noqa: ANN205 (torch module, tokenizer, meta)
+        import torch
+
+        if pooling is None:  # the folder's own sentence-transformers pipeline
+            from sentence_transformers import SentenceTransformer
+
+            check_model_folder(folder)
+            st = SentenceTransformer(str(folder), device="cpu", **HF_LOAD).eval()
+            first = st[0]
+            tokenizer = getattr(first, "tokenizer", None)
+            if tokenizer is None:
+                raise ModelError(f"{folder}: its first module {type(first).__name__} is not a transformer; "
+                                 "it runs with --backend torch only")
+            names = [n for n in MODEL_INPUTS if n in tokenizer("probe")]
+
+            class STPipeline(torch.nn.Module):
+                def __init__(self) -> None:
+                    super().__init__()
+                    self.st = st
+
+                def forward(self, *inputs):  # noqa: ANN002, ANN202
+                    return self.st(dict(zip(names, inputs, strict=True)))["sentence_embedding"]
+
+            meta = {"max_seq_length": int(st.max_seq_length or 512), "dim": int(st.get_sentence_embedding_dimension()),
+                    "lowercase": bool(getattr(first, "do_lower_case", False))}
+            return STPipeline().eval(), tokenizer, names, meta
+
+        from transformers import AutoModel, AutoTokenizer
+
+        from argsim.backend.models import pool
+
+        check_model_folder(folder)
+        tokenizer = AutoTokenizer.from_pretrained(str(folder), **HF_LOAD)
+        model = AutoModel.from_pretrained(str(folder), use_safetensors=True, **HF_LOAD).eval()
+        names = [n for n in MODEL_INPUTS if n in tokenizer("probe")]
+        hidden = int(model.config.hidden_size)
+
+        class PooledPipeline(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.model = model
+
+            def forward(self, *inputs):  # noqa: ANN002, ANN202
+                feats = dict(zip(names, inputs, strict=True))
+                out = self.model(**feats, output_hidden_states=pooling == "cls-last4")
+                return pool(out, feats["attention_mask"], pooling)
+
+        limit = int(getattr(model.config, "max_position_embeddings", 512))
+        meta = {"max_seq_length": limit, "dim": hidden * (4 if pooling == "cls-last4" else 1), "lowercase": False}
+        return PooledPipeline().eval(), tokenizer, names, meta
+
+
+def _export_onnx(folder: Path, pooling: str | None, out: Path) -> None:
+    """Trace the pipeline of `folder` into `out/model.onnx`, save its tokenizer and `argsim_export.json`."""
+    import torch
+
+    with warnings.catch_warnings(), torch.inference_mode():
+        warnings.simplefilter("ignore")  # the exporter's and the libraries' deprecation notes
+        module, tokenizer, names, meta = _Pipeline.build(folder, pooling)
+        sample = tokenizer(["an argument to trace the graph with", "a shorter one"], padding=True,
+                           return_tensors="pt")
+        args = tuple(sample[n] for n in names)
+        axes = {n: {0: "batch", 1: "tokens"} for n in names} | {"embedding": {0: "batch"}}
+        torch.onnx.export(module, args, str(out / "model.onnx"), input_names=names, output_names=["embedding"],
+                          dynamic_axes=axes, opset_version=17, dynamo=False)
+    tokenizer.save_pretrained(str(out))
+    (out / "argsim_export.json").write_text(json.dumps({**meta, "inputs": names, "pooling": pooling or "model",
+                                                        "format": EXPORT_FORMAT}), encoding="utf-8")
+
+
+def base_export(folder: Path, pooling: str | None, cache_root: Path) -> Path:
+    """The fp32 ONNX export of `folder` with `pooling` (None: the folder's own), built once under `cache_root`."""
+    from argsim.backend.fingerprint import fingerprint
+
+    source = fingerprint(folder)
+    key = {"source": source, "pooling": pooling or "model", "format": EXPORT_FORMAT,
+           **{p: _version(p) for p in ("torch", "transformers", "sentence-transformers", "onnx")}}
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+    return _atomic_build(Path(cache_root) / "exported" / f"{source}-{digest}",
+                         lambda tmp: _export_onnx(folder, pooling, tmp))
+
+
+def export_meta(base: Path) -> dict:
+    """The `argsim_export.json` of an export folder (inputs, max_seq_length, dim, pooling)."""
+    return json.loads((base / "argsim_export.json").read_text(encoding="utf-8"))
+
+
+def runtime_model(base: Path, backend: str, quantize: str, calibration: Sequence[dict] | None = None,
+                  calibration_digest: str = "") -> Path:
+    """The model file `backend` runs for the export `base`, built once: `model.onnx` (onnx fp32), an int8 ONNX
+    file, or an OpenVINO IR (`model.xml`), fp32 or int8 calibrated on `calibration` (tokenized feature dicts)."""
+    if backend == "onnx" and quantize == "none":
+        return base / "model.onnx"
+    if backend == "onnx":
+        tag = f"onnx-int8-ort{_version('onnxruntime')}"
+
+        def build(tmp: Path) -> None:
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+
+            with warnings.catch_warnings(), _silenced():
+                warnings.simplefilter("ignore")
+                quantize_dynamic(str(base / "model.onnx"), str(tmp / "model.onnx"), weight_type=QuantType.QInt8,
+                                 per_channel=True, op_types_to_quantize=["MatMul"])
+
+        return _atomic_build(base / tag, build) / "model.onnx"
+    tag = f"openvino-{quantize if quantize != 'none' else 'fp32'}-ov{_version('openvino')}"
+    if quantize != "none":
+        tag += f"-nncf{_version('nncf')}-cal{calibration_digest}"
+
+    def build_ov(tmp: Path) -> None:
+        import openvino as ov
+
+        model = ov.convert_model(str(base / "model.onnx"))
+        if quantize != "none":
+            import nncf
+
+            nncf.set_log_level(logging.ERROR)
+            if not calibration:
+                raise BackendError("OpenVINO int8 needs calibration texts (--calibration FILE)")
+            with _silenced():  # NNCF draws its own progress bars
+                model = nncf.quantize(model, nncf.Dataset(list(calibration)), model_type=nncf.ModelType.TRANSFORMER,
+                                      subset_size=len(calibration))
+        ov.save_model(model, str(tmp / "model.xml"), compress_to_fp16=False)
+
+    return _atomic_build(base / tag, build_ov) / "model.xml"
+
+
+# ------------------------------------------------------------------ runners
+
+
+class OnnxRunner:
+    """ONNX Runtime CPU session: `runner(features) -> (batch, dim) float32`."""
+
+    def __init__(self, path: Path, threads: int) -> None:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self.inputs = [i.name for i in self.session.get_inputs()]
+
+    def __call__(self, features: dict[str, np.ndarray]) -> np.ndarray:
+        return self.session.run(None, {n: features[n] for n in self.inputs})[0]
+
+
+class OpenVINORunner:
+    """OpenVINO CPU compiled model (latency hint, one stream): `runner(features) -> (batch, dim) float32`."""
+
+    def __init__(self, path: Path, threads: int, precision: str = "fp32") -> None:
+        import openvino as ov
+
+        core = ov.Core()
+        config = {"INFERENCE_PRECISION_HINT": "bf16" if precision == "bf16" else "f32",
+                  "INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY"}
+        self.compiled = core.compile_model(str(path), "CPU", config)
+        self.request = self.compiled.create_infer_request()
+        self.inputs = [i.get_any_name() for i in self.compiled.inputs]
+
+    def __call__(self, features: dict[str, np.ndarray]) -> np.ndarray:
+        self.request.infer({n: features[n] for n in self.inputs})
+        return np.array(self.request.get_output_tensor(0).data, dtype=np.float32, copy=True)
+
+
+def runner(path: Path, backend: str, threads: int, precision: str = "fp32") -> OnnxRunner | OpenVINORunner:
+    """The runner of a model file built by `runtime_model`."""
+    return OnnxRunner(path, threads) if backend == "onnx" else OpenVINORunner(path, threads, precision)
+
+
+def runtime_versions() -> dict[str, str]:
+    """Versions of the runtime packages (for result rows' env)."""
+    return {p: _version(p) for p in ("onnxruntime", "onnx", "openvino", "nncf")}
