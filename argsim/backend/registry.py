@@ -273,6 +273,10 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
         check_model_folder(folder)
     if (folder / ENCODER_MANIFEST).is_file():
         return _loader_from_manifest(folder)(folder, device=device, batch_size=batch_size, precision=precision)
+    from argsim.backend.static import Model2VecEncoder, is_model2vec_folder
+
+    if is_model2vec_folder(folder):  # static embeddings (`argsim distill`): no transformer, any backend
+        return Model2VecEncoder(folder, label)
     is_st = (folder / "modules.json").is_file()
     if not is_st and not (folder / "config.json").is_file():
         raise ModelError(f"{folder}: not a sentence-transformers, transformers or argsim model folder")
