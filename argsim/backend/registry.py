@@ -361,10 +361,13 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
         calibration = read_calibration(config.calibration)
     cal = tuple(calibration) if calibration is not None and backend == "openvino" and quantize != "none" else None
     threads = config.threads or default_threads()
-    if backend == "torch" and config.threads:
+    if backend == "torch":
         import torch
 
-        torch.set_num_threads(config.threads)
+        if config.threads:
+            torch.set_num_threads(config.threads)
+        elif torch.get_num_threads() > threads:  # torch counts the affinity's CPUs, not a container's quota
+            torch.set_num_threads(threads)
     run = (config.resolved_cache_dir(), config.use_cache, config.quiet)
     opts = (backend, quantize, cal, threads if backend != "torch" else None)
     key = (name, pooling, max_seq_length, dev, prec, batch_size, *opts, *run)
