@@ -565,6 +565,29 @@ def _json_kind(value: Any) -> str:
     return type(value).__name__
 
 
+def warn_duplicate_ids(ids: Sequence[str], path: str | Path, column: str) -> int:
+    """One warning line when `ids` repeat (rows keyed by them would be ambiguous); returns how many repeat.
+
+    Args:
+        ids: the ids in file order.
+        path: the file (for the warning).
+        column: the id column.
+
+    Example:
+        >>> warn_duplicate_ids(["a", "b"], "in.csv", "id")
+        0
+    """
+    from collections import Counter
+
+    from argsim.errors import examples, warn
+
+    repeated = [i for i, n in Counter(ids).items() if n > 1]
+    if repeated:
+        warn(f"{path}: {len(repeated)} value(s) of column '{column}' repeat ({examples(repeated)}); the rows are "
+             "kept as given, so those ids name several vectors")
+    return len(repeated)
+
+
 def parse_count(value: Any, path: str | Path | None = None, row: int | None = None, column: str | None = None,
                 minimum: int = 1) -> int:
     """A whole number >= `minimum` from a record field (JSON 3 or 3.0, CSV "3"); anything else (true, 2.5, -1,

@@ -127,7 +127,7 @@ def test_evaluate_equals_the_rank_keypoints_and_eval_map_commands(data_dir, mini
         src[cols].drop_duplicates(cols[:1] if name != "labels" else cols[:2]).to_csv(files[name], index=False)
     inputs = ["--arguments", str(files["arguments"]), "--key-points", str(files["key_points"]),
               "--labels", str(files["labels"])]
-    invoke("rank", "keypoints", *inputs, "--out", str(tmp_path / "run"))
+    invoke("rank", "keypoints", *inputs, "-m", "minilm", "--out", str(tmp_path / "run"))
     invoke("eval", "map", str(tmp_path / "run" / "predictions.json"), *inputs, "--out", str(tmp_path / "m.json"))
     cli = json.loads((tmp_path / "m.json").read_text())
     matcher = argsim.KeyPointMatcher("minilm")
@@ -264,6 +264,18 @@ def test_summarize_minutes_equals_the_command(tmp_path):
     assert got == [s["sentence"] for s in sorted(rec["selected"], key=lambda s: s["index"])]
     lead = argsim.summarize_minutes(text, budget=100, method="lead")  # key size 100 / 50 = 2 sentences
     assert lead == ["保育所の待機児童が増えています。", "本日は晴天です。"]
+
+
+def test_summarize_minutes_frames_equal_one_item_at_a_time(data_dir):
+    items = argsim.load_dataset("minutes", split="single-testgs", data_dir=data_dir).head(4)
+    out = argsim.summarize_minutes(items, method="embedrank")
+    assert out["id"].tolist() == items["id"].tolist() and out["gold"].tolist() == items["summary"].tolist()
+    for row, got in zip(items.itertuples(), out.itertuples(), strict=True):
+        one = argsim.summarize_minutes(row.sentences, topic=row.main_topic, subtopic=row.sub_topic,
+                                       budget=row.length, method="embedrank")
+        assert got.selected == one and got.summary == "".join(one)[:row.length] and len(got.summary) <= row.length
+    with pytest.raises(ArgsimError, match="'sentences'"):
+        argsim.summarize_minutes(items.drop(columns=["sentences"]))
 
 
 def test_triplet_accuracy_and_rouge1_by_hand():

@@ -31,7 +31,9 @@ def ws(tmp_path, monkeypatch):
            "gold_better": 0, "gold_tied": 0, "top": []}
     for name, change in {"neg": {"gold_better": -3}, "frac": {"gold_better": 1.5}, "pool0": {"pool_size": 0},
                          "over": {"gold_better": 10}, "strpool": {"pool_size": "ten"}}.items():
-        (tmp_path / f"rank-{name}.jsonl").write_text(json.dumps(rec) + "\n" + json.dumps({**rec, **change}) + "\n")
+        (tmp_path / f"rank-{name}.jsonl").write_text(json.dumps(rec) + "\n"
+                                                     + json.dumps({**rec, "point": "p2", **change}) + "\n")
+    (tmp_path / "rank-twice.jsonl").write_text(json.dumps(rec) + "\n" + json.dumps(rec) + "\n")
     header = "id,text,topic,subtopic,length\n"
     (tmp_path / "fraclen.csv").write_text(header + "q1,保育所について伺います。,子育て,待機児童,2.5\n",
                                           encoding="utf-8")
@@ -69,6 +71,8 @@ CASES = [
     ("rank-pool-zero", ["eval", "counterargs", "rank-pool0.jsonl"], "row 2, column 'pool_size'"),
     ("rank-beyond-pool", ["eval", "counterargs", "rank-over.jsonl"], "below pool_size"),
     ("rank-pool-text", ["eval", "counterargs", "rank-strpool.jsonl"], "column 'pool_size'"),
+    ("rank-point-twice", ["eval", "counterargs", "rank-twice.jsonl"], "ranked twice (first at row 1)"),
+    ("id-column-for-npy", ["embed", "counter.jsonl", "--id-column", "id", "--out", "v.npy"], "--id-column applies"),
     ("length-fractional", ["summarize", "minutes", "--input", "fraclen.csv", "--method", "lead"],
      "column 'length': '2.5' is not a whole number"),
     ("number-as-text", ["rank", "counterargs", "-i", "numtext.jsonl", "--out", "r.jsonl"],

@@ -81,7 +81,7 @@ def embed_file(input: str | Path, out: str | Path, column: str = "text", id_colu
         An `EmbedFileResult`.
     """
     from argsim.errors import InputError
-    from argsim.io import read_records, read_texts, write_vectors
+    from argsim.io import read_records, read_texts, warn_duplicate_ids, write_vectors
 
     input, out = Path(input), Path(out)
     texts = read_texts(input, column=column)
@@ -89,7 +89,11 @@ def embed_file(input: str | Path, out: str | Path, column: str = "text", id_colu
     if id_column is not None:
         if input.suffix.lower() not in (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".json"):
             raise InputError(input, "--id-column needs a CSV/TSV/JSON/JSONL input (plain text has no columns)")
+        if out.suffix.lower() == ".npy":
+            raise InputError(out, "--id-column applies to .csv / .parquet outputs and shard folders; a .npy file "
+                                  "holds the vectors alone (row i = text i)")
         ids = [str(r[id_column]) for r in read_records(input, required=[column, id_column])]
+        warn_duplicate_ids(ids, input, id_column)
     enc = encoder(model, pooling, max_seq_length, batch_size, config)
     start = time.perf_counter()
     vectors = enc.encode(texts, normalize=normalize)

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from argsim.config import RunConfig
 from argsim.errors import ArgsimError
 
+if TYPE_CHECKING:
+    import pandas as pd
 
-def summarize_minutes(sentences: str | Sequence[str], topic: str = "", subtopic: str = "", budget: int = 100,
-                      model: str | Path = "ginza", method: str = "embedrank-paper", k: float = 0.2, m: float = 0.3,
-                      s: float = 0.5, beta: float = 0.5, chars_per_key: int = 50, cap: str = "fit",
-                      config: RunConfig | None = None) -> list[str]:
+
+def summarize_minutes(sentences: str | Sequence[str] | pd.DataFrame, topic: str = "", subtopic: str = "",
+                      budget: int = 100, model: str | Path = "ginza", method: str = "embedrank-paper",
+                      k: float = 0.2, m: float = 0.3, s: float = 0.5, beta: float = 0.5, chars_per_key: int = 50,
+                      cap: str = "fit", config: RunConfig | None = None) -> list[str] | pd.DataFrame:
     """Pick the sentences of an utterance that summarise it within a character budget.
 
     EmbedRank++ as the minutes paper's Eq. 6: sentences are picked greedily by
@@ -22,7 +26,10 @@ def summarize_minutes(sentences: str | Sequence[str], topic: str = "", subtopic:
 
     Args:
         sentences: The utterance: a text (cleaned of speaker tags and stage directions and split into sentences
-            after 。！？) or a list of its sentences.
+            after 。！？) or a list of its sentences. Or many items at once: a DataFrame as
+            ``load_dataset("poliinfo")`` returns it (columns ``id``, ``sentences`` or ``text``, and optional
+            ``main_topic``/``topic``, ``sub_topic``/``subtopic``, ``length``/``budget``, ``summary``), whose own
+            columns replace `topic`, `subtopic` and `budget`.
         topic: The main topic (headline) of the item.
         subtopic: Its subtopic.
         budget: The summary's character budget.
@@ -37,7 +44,8 @@ def summarize_minutes(sentences: str | Sequence[str], topic: str = "", subtopic:
 
     Returns:
         The selected sentences in document order (joined, they are the summary; if none fits, the best
-        sentence cut to the budget).
+        sentence cut to the budget). For a DataFrame: a DataFrame, one row per item, with columns ``id, summary,
+        budget, gold`` (the item's ``summary`` column, "" without one) and ``selected`` (the sentences).
 
     Example:
         >>> import argsim
@@ -52,18 +60,58 @@ def summarize_minutes(sentences: str | Sequence[str], topic: str = "", subtopic:
 
     if budget < 1:
         raise ArgsimError("budget must be at least 1 character")
+    config = config or RunConfig()
+    options = SummarizeOptions(method=method, weights=MMRWeights(k, m, s), beta=beta, chars_per_key=chars_per_key,
+                               cap=cap, seed=config.seed)
+    if hasattr(sentences, "columns"):
+        return _summarize_frame(sentences, budget, str(model), options, config)
     if isinstance(sentences, str):
         sents = [x for line in clean_lines(sentences, min_chars=1) for x in split_sentences(line)]
     else:
         sents = [str(x) for x in sentences if str(x).strip()]
     if not sents:
         raise ArgsimError("no sentences to summarise")
-    config = config or RunConfig()
     item = MinutesItem("input", sents, topic_text(topic), subtopic, budget)
-    options = SummarizeOptions(method=method, weights=MMRWeights(k, m, s), beta=beta, chars_per_key=chars_per_key,
-                               cap=cap, seed=config.seed)
     (record,), _ = run_summaries([item], str(model), options, config)
     chosen = sorted(sel["index"] for sel in record["selected"])
     if not chosen:
         return [record["summary"]] if record["summary"] else []
     return [sents[i] for i in chosen]
+
+
+def _column(frame: pd.DataFrame, *names: str) -> str | None:
+    return next((n for n in names if n in frame.columns), None)
+
+
+def _summarize_frame(frame: pd.DataFrame, budget: int, model: str, options, config: RunConfig) -> pd.DataFrame:  # noqa: ANN001
+    """`summarize_minutes` over the items of a frame (one embedding pass for all of them)."""
+    import pandas as pd
+
+    from argsim.minutes.summarize import MinutesItem, run_summaries, topic_text
+    from argsim.minutes.text import clean_lines, split_sentences
+
+    text_col = _column(frame, "sentences", "text")
+    if text_col is None:
+        raise ArgsimError("the items frame needs a 'sentences' (list) or 'text' column")
+    topic_col, sub_col = _column(frame, "main_topic", "topic"), _column(frame, "sub_topic", "subtopic")
+    len_col, gold_col = _column(frame, "length", "budget"), _column(frame, "summary")
+    items = []
+    for i, row in enumerate(frame.to_dict("records")):
+        raw = row[text_col]
+        if isinstance(raw, str):
+            sents = [x for line in clean_lines(raw, min_chars=1) for x in split_sentences(line)]
+        else:
+            sents = [str(x) for x in raw if str(x).strip()]
+        if not sents:
+            raise ArgsimError(f"item {row.get('id', i)!r} (row {i + 1}) has no sentences")
+        b = int(row[len_col]) if len_col and row[len_col] == row[len_col] else budget
+        if b < 1:
+            raise ArgsimError(f"item {row.get('id', i)!r} (row {i + 1}): budget {b} must be at least 1 character")
+        items.append(MinutesItem(str(row.get("id", i)), sents, topic_text(str(row[topic_col] or "")) if topic_col
+                                 else "", str(row[sub_col] or "") if sub_col else "", b,
+                                 str(row[gold_col] or "") if gold_col else ""))
+    records, _ = run_summaries(items, model, options, config)
+    return pd.DataFrame({"id": [r["id"] for r in records], "summary": [r["summary"] for r in records],
+                         "budget": [r["budget"] for r in records], "gold": [r["gold"] for r in records],
+                         "selected": [[x["sentence"] for x in sorted(r["selected"], key=lambda x: x["index"])]
+                                      for r in records]})

@@ -138,7 +138,8 @@ class ExportedEncoder(Encoder):
         self.backend, self.quantize = backend, quantize
         self.base = runtime.base_export(self.folder, pooling, self.cache_root)
         self.meta = runtime.export_meta(self.base)
-        self.tokenizer = AutoTokenizer.from_pretrained(str(self.base), local_files_only=True)
+        self.tokenizer = AutoTokenizer.from_pretrained(str(self.base), **HF_LOAD)
+        check_max_seq_length(name, max_seq_length, self.meta["max_seq_length"])
         self.max_seq_length = min(max_seq_length or self.meta["max_seq_length"], self.meta["max_seq_length"])
         if pooling is None:
             self.identity = f"st:{fingerprint(folder)}:model:{self.max_seq_length}"

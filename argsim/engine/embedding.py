@@ -139,12 +139,13 @@ def embed_local(path: Path, out: Path, spec: EmbedSpec, config=None, rows_per_sh
     import pyarrow.parquet as pq
 
     from argsim.backend import get_encoder
-    from argsim.io import read_records, read_texts
+    from argsim.io import read_records, read_texts, warn_duplicate_ids
 
     if spec.id_column is not None:
-        records = read_records(path, required=[spec.column, spec.id_column])
-        texts = [str(r[spec.column]) for r in records]
+        records = read_records(path, required=[spec.column, spec.id_column], text=[spec.column])
+        texts = [r[spec.column] for r in records]
         ids = [str(r[spec.id_column]) for r in records]
+        warn_duplicate_ids(ids, path, spec.id_column)
     else:
         texts = read_texts(path, column=spec.column)
         ids = None

@@ -197,7 +197,12 @@ class TrainLoop:
     def resume(self) -> bool:
         """Load OUT/checkpoints/last when the budget asks to resume and it exists; True when it did."""
         path = self.checkpoint_dir
-        if not self.budget.resume or not (path / STATE_FILE).is_file():
+        if not self.budget.resume:
+            return False
+        if not (path / STATE_FILE).is_file():
+            from argsim.errors import warn
+
+            warn(f"--resume: no checkpoint under {path}, so the training starts from the beginning")
             return False
         self.accelerator.load_state(str(path))
         state = json.loads((path / STATE_FILE).read_text(encoding="utf-8"))

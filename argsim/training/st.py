@@ -98,6 +98,10 @@ def run_trainer(trainer, out: Path, budget: Budget) -> dict:  # noqa: ANN001
     callback = budget_callback(budget)
     trainer.add_callback(callback)
     resume_from = last_checkpoint(out) if budget.resume else None
+    if budget.resume and resume_from is None:
+        from argsim.errors import warn
+
+        warn(f"--resume: no checkpoint under {Path(out) / CHECKPOINTS}, so the training starts from the beginning")
     began = time.perf_counter()
     trainer.train(resume_from_checkpoint=resume_from)
     return {"steps": trainer.state.global_step, "seconds": round(time.perf_counter() - began, 2),

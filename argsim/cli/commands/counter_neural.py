@@ -23,7 +23,8 @@ SETTINGS = ("sdoc", "sdc", "sdoa", "sda", "stc", "sta", "epc", "epa")  # argsim.
 def _pairs_from_file(path: Path) -> list[tuple[str, str]]:
     from argsim.io import read_records
 
-    return [(str(r["point"]), str(r["counter"])) for r in read_records(path, required=["point", "counter"])]
+    return [(str(r["point"]), str(r["counter"])) for r in read_records(path, required=["point", "counter"],
+                                                                      text=["point", "counter"])]
 
 
 @train_app.command("bipolar")
@@ -229,8 +230,8 @@ def counter_search(
 
             texts = read_texts(path)
             return [str(i) for i in range(len(texts))], texts
-        recs = read_records(path, required=["text"])
-        return [str(r.get("id", i)) for i, r in enumerate(recs)], [str(r["text"]) for r in recs]
+        recs = read_records(path, required=["text"], text=["text"], scalar=["id"])
+        return [str(r.get("id", i)) for i, r in enumerate(recs)], [r["text"] for r in recs]
 
     m = load_model(model)
     cand_ids, cand_texts = read(candidates)

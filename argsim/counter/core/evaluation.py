@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from argsim.data.counterargs import Argument
-from argsim.errors import InputError
+from argsim.errors import ArgsimError, InputError
 from argsim.evaluation import Evaluation
 from argsim.metrics.ranking import GoldRank, accuracy_from_ranks, gold_rank, mrr_from_ranks
 from argsim.published import table2
@@ -94,8 +94,8 @@ def _count(value: object) -> int | None:
 def check_ranking_records(records: Sequence[dict], path: str | Path | None = None) -> None:
     """Refuse (InputError naming file, row, column) ranking records whose fields have the wrong type or range:
     `pool_size` a whole number >= 1, `gold_better` / `gold_tied` whole numbers >= 0 with better + tied < pool
-    (the gold is one of the pool), `method` / `setting` / `split` / `point` text. Such records would print
-    accuracies outside [0, 1].
+    (the gold is one of the pool), `method` / `setting` / `split` / `point` text, and no point ranked twice by
+    one method in one setting and split. Such records would print accuracies outside [0, 1], or count twice.
 
     Args:
         records: the records, in file order (row = index + 1).
@@ -104,7 +104,14 @@ def check_ranking_records(records: Sequence[dict], path: str | Path | None = Non
     Example:
         >>> check_ranking_records([{"point": "p1", "pool_size": 3, "gold": "c", "gold_better": 0, "gold_tied": 0}])
     """
+    seen: dict[tuple, int] = {}
     for row, r in enumerate(records, start=1):
+        key = (r.get("method"), r.get("setting"), r.get("split"), r.get("point"))
+        if key in seen:  # it would count twice in accuracy@1 and MRR
+            where = f"{path}, row {row}" if path is not None else f"ranking record {row}"
+            raise ArgsimError(f"{where}: point {key[3]!r} of {key[0]!r} ({key[1]}, {key[2]}) is ranked twice "
+                              f"(first at {'row' if path is not None else 'record'} {seen[key]})")
+        seen[key] = row
         pool = _count(r.get("pool_size"))
         if pool is None or pool < 1:
             raise InputError(path, f"pool_size must be a whole number >= 1, not {r.get('pool_size')!r}", row=row,

@@ -24,7 +24,8 @@ def load_user_arguments(path: str | Path, candidates: str = "all"
     """
     if candidates not in ("all", "counters"):
         raise ValueError("candidates must be 'all' or 'counters'")
-    records = read_records(path, required=["id", "text"], text=["text", "conclusion", "kind"])
+    records = read_records(path, required=["id", "text"], text=["text", "conclusion", "kind"],
+                           scalar=["counter", "theme", "debate", "stance"])
     args: list[Argument] = []
     gold: dict[str, str | None] = {}
     seen: set[str] = set()
