@@ -127,7 +127,7 @@ def test_evaluate_equals_the_rank_keypoints_and_eval_map_commands(data_dir, mini
         src[cols].drop_duplicates(cols[:1] if name != "labels" else cols[:2]).to_csv(files[name], index=False)
     inputs = ["--arguments", str(files["arguments"]), "--key-points", str(files["key_points"]),
               "--labels", str(files["labels"])]
-    invoke("rank", "keypoints", *inputs, "--out", str(tmp_path / "run"))
+    invoke("rank", "keypoints", *inputs, "-m", "minilm", "--out", str(tmp_path / "run"))
     invoke("eval", "map", str(tmp_path / "run" / "predictions.json"), *inputs, "--out", str(tmp_path / "m.json"))
     cli = json.loads((tmp_path / "m.json").read_text())
     matcher = argsim.KeyPointMatcher("minilm")

@@ -68,8 +68,9 @@ class KeyPointMatcher:
     recommended recipe; score with the official mAP.
 
     Args:
-        model: A backend model name (``"minilm"``, or a shipped key point matcher such as ``"kpm"`` where
-            installed), a model folder (trained by `fit`, `argsim train sbert`, `train mts` or
+        model: None (the default of `argsim rank keypoints`: the shipped key point matcher ``"kpm"`` where the
+            package carries it, else ``"minilm"``), a backend model name (``"minilm"`` zero-shot, ``"kpm"``), a
+            model folder (trained by `fit`, `argsim train sbert`, `train mts` or
             `train kpm-cross`), or a list of them for an ensemble.
         weights: Ensemble weights, one per model (None: equal).
         combine: How an ensemble combines scores: ``"zscore"``, ``"zlogit"`` or ``"mean"`` (see
@@ -89,9 +90,13 @@ class KeyPointMatcher:
         1      Reactors can melt down.  Nuclear power is dangerous
     """
 
-    def __init__(self, model: str | Path | Sequence[str | Path] = "minilm", weights: Sequence[float] | None = None,
-                 combine: str = "zscore", arg_template: str = "{text}", kp_template: str = "{text}",
-                 threshold: float = 0.5, config: RunConfig | None = None) -> None:
+    def __init__(self, model: str | Path | Sequence[str | Path] | None = None,
+                 weights: Sequence[float] | None = None, combine: str = "zscore", arg_template: str = "{text}",
+                 kp_template: str = "{text}", threshold: float = 0.5, config: RunConfig | None = None) -> None:
+        if model is None:
+            from argsim.kpm.scoring import default_model
+
+            model = default_model()
         self.models = [str(m) for m in ([model] if isinstance(model, (str, Path)) else model)]
         if not self.models:
             raise ArgsimError("give at least one model")

@@ -75,7 +75,14 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
     """Train and save a sentence-transformers model under `out` (rank 0 writes); returns the training log.
 
     `placement` (device, precision, seed; default: the CPU in fp32 with `config.seed`) and `budget` (default:
-    none) come from argsim.training."""
+    none) come from argsim.training.
+
+    Model selection: with dev triplets, sentence-transformers' `TripletEvaluator` scores them (triplet accuracy
+    by cosine, the task's metric: `argsim eval triplets` reports the minutes figure with it, whichever distance
+    the loss uses) before training and at every saved checkpoint (each epoch, or each `--checkpoint-every`
+    steps), and the saved model is the checkpoint with the best dev accuracy, not the last (the first of equal
+    scores). The log records the untrained and the best dev accuracy and the kept step; `train_config.json`'s
+    metrics are the kept checkpoint's."""
     from datasets import Dataset
     from sentence_transformers import SentenceTransformerTrainer
     from sentence_transformers.sentence_transformer.evaluation import TripletEvaluator
@@ -115,9 +122,10 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
     metric = {"euclidean": TripletDistanceMetric.EUCLIDEAN, "cosine": TripletDistanceMetric.COSINE}[config.distance]
     loss = TripletLoss(model, distance_metric=metric, triplet_margin=config.margin)
     evaluator = None
-    if dev:
+    if dev:  # the task's metric: triplet accuracy by cosine, as `argsim eval triplets` scores the minutes figure
         evaluator = TripletEvaluator([r["anchor"] for r in dev], [r["positive"] for r in dev],
-                                     [r["negative"] for r in dev], name="dev", show_progress_bar=False)
+                                     [r["negative"] for r in dev], name="dev", similarity_fn_names=["cosine"],
+                                     show_progress_bar=False, write_csv=False)
     epoch_times: list[float] = []
 
     class EpochTimer(TrainerCallback):
@@ -128,18 +136,23 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
             epoch_times.append(round(time.perf_counter() - self.t, 2))
 
     opt = policy(config)
+    untrained = evaluator(model)[SELECTION_METRIC.removeprefix("eval_")] if evaluator and not budget.resume else None
     args = trainer_arguments(out, placement, budget, opt, epochs=config.epochs, batch_size=config.batch_size,
-                             quiet=quiet, eval_strategy="epoch" if evaluator else "no",
-                             per_device_eval_batch_size=64,
+                             quiet=quiet, per_device_eval_batch_size=64, **selection_arguments(evaluator, budget),
                              logging_steps=min(200, logging_steps(len(train), config.batch_size, config.epochs,
                                                                   budget, placement.processes)))
     trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=Dataset.from_list(train),
                                          eval_dataset=Dataset.from_list(dev[:64]) if dev else None, loss=loss,
                                          evaluator=evaluator, callbacks=[EpochTimer()])
     run = run_trainer(trainer, out, budget)
-    dev_scores = [{k: v for k, v in h.items() if k.startswith("eval_dev")} | {"epoch": h.get("epoch")}
+    dev_scores = [{k: v for k, v in h.items() if k.startswith("eval_dev")} | {"epoch": h.get("epoch"),
+                                                                               "step": h.get("step")}
                   for h in trainer.state.log_history if any(k.startswith("eval_dev") for k in h)]
+    best = trainer.state.best_model_checkpoint if evaluator else None
+    best_row = max(dev_scores, key=lambda h: h.get(SELECTION_METRIC, -1.0)) if dev_scores else {}
     log = {"config": asdict(config), "train_triplets": len(train), "dev_triplets": len(dev),
+           "dev_untrained": untrained, "best_step": int(best.rsplit("-", 1)[1]) if best else None,
+           "best_dev": best_row.get(SELECTION_METRIC),
            "own_words": len(words) if segmented else None,
            "seconds": run["seconds"], "epoch_seconds": epoch_times, "dev": dev_scores, "steps": run["steps"],
            "stopped_by": run["stopped_by"], "device": placement.device, "precision": placement.precision,
@@ -150,10 +163,41 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
         if segmented:
             sbert.mark_segmented(out, words=len(words))
         write_json(out / "train_log.json", log)
-        metrics = dict(dev_scores[-1]) if dev_scores else {}
+        metrics = dict(best_row)  # the kept checkpoint's dev scores
+        if untrained is not None:
+            metrics[f"{SELECTION_METRIC}_untrained"] = untrained
         write_records(out, train_config("minutes-sbert", placement, budget, opt, asdict(config), hashes, run,
                                         metrics, base_model=config.backbone))
     return log
+
+
+SELECTION_METRIC = "eval_dev_cosine_accuracy"
+
+
+def selection_arguments(evaluator, budget) -> dict:  # noqa: ANN001
+    """Trainer arguments that score the dev triplets at every saved checkpoint (each `--checkpoint-every` steps,
+    else each epoch) and load the best one by `SELECTION_METRIC` when training ends; none without dev triplets.
+
+    Args:
+        evaluator: the dev `TripletEvaluator`, or None.
+        budget: the run's `Budget` (its `checkpoint_every` sets the cadence).
+
+    Returns:
+        keyword arguments for `trainer_arguments`.
+
+    Example:
+        >>> from argsim.training import Budget
+        >>> selection_arguments(None, Budget())
+        {'eval_strategy': 'no'}
+    """
+    if evaluator is None:
+        return {"eval_strategy": "no"}
+    every = budget.checkpoint_every
+    cadence = {"eval_strategy": "steps", "eval_steps": every, "save_strategy": "steps", "save_steps": every} \
+        if every else {"eval_strategy": "epoch", "save_strategy": "epoch"}
+    # a limit of 2, not 1: the trainer keeps the best and the newest checkpoint, so a budget stop can resume
+    return cadence | {"load_best_model_at_end": True, "metric_for_best_model": SELECTION_METRIC,
+                      "greater_is_better": True, "save_total_limit": 2}
 
 
 def read_log(folder: Path) -> dict:
