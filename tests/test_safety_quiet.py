@@ -31,6 +31,9 @@ def noisy_rank(*args, out=None, **kwargs):
     from tqdm import tqdm
     for _ in tqdm(range(3), desc="library bar"):
         pass
+    from argsim.progress import progress_bar
+    with progress_bar(3, "an argsim bar deep in a library call", enabled=True) as bar:
+        bar.advance(3)
     raise SystemExit(0)
 
 rank_module.rank_keypoints = noisy_rank
@@ -50,7 +53,7 @@ def ws(tmp_path, monkeypatch):
 
 
 def _noisy(ws: Path, *global_options: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": str(REPO), "ARGSIM_PROGRESS_SECONDS": "0"}  # log-file bars write at once
     for var in ("TQDM_DISABLE", "HF_HUB_DISABLE_PROGRESS_BARS", "TRANSFORMERS_VERBOSITY"):
         env.pop(var, None)
     return subprocess.run([sys.executable, "noisy.py", *global_options, "rank", "keypoints", "--arguments",
@@ -70,6 +73,7 @@ def test_without_quiet_a_library_warning_is_one_line(ws):
     lines = [ln for ln in done.stderr.splitlines() if "deprecation" in ln or "second line" in ln]
     assert lines == ["warning: FutureWarning: a library deprecation"], done.stderr
     assert "Removed shared tensor" in done.stderr  # a library's warning-level log line is still shown
+    assert "an argsim bar deep in a library call" in done.stderr  # bars show without --quiet
 
 
 def test_tables_are_whole_when_stdout_is_a_file(ws):

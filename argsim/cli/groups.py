@@ -66,7 +66,24 @@ class ArgsimGroup(TyperGroup):
             raise typer.Exit(exc.exit_code) from None
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # noqa: ANN001, ANN201
-        """Like typer's, but a usage error (bad option value, missing argument, bad --out) is one red line."""
+        """Like typer's, but a usage error (bad option value, missing argument, bad --out) is one red line; the
+        environment that --quiet set for the libraries is restored when the command ends (a caller running
+        several commands in one process, e.g. tests, gets each its own)."""
+        import os
+
+        from argsim.progress import QUIET_ENV
+
+        saved = {var: os.environ.get(var) for var in QUIET_ENV}
+        try:
+            return self._main(args, prog_name, complete_var, standalone_mode, **extra)
+        finally:
+            for var, value in saved.items():
+                if value is None:
+                    os.environ.pop(var, None)
+                else:
+                    os.environ[var] = value
+
+    def _main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # noqa: ANN001, ANN201
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:
