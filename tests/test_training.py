@@ -240,6 +240,43 @@ def test_thematic_finetune_keeps_the_best_dev_step_not_the_last(tmp_path):
     assert saved.keys() == kept.keys() and all(torch.equal(saved[k], kept[k]) for k in saved)
 
 
+HELD_OUT = {  # sentences no training triplet holds, on the same three topics
+    "coffee": ["Coffee beans are roasted before brewing.", "A cup of coffee has caffeine.",
+               "Coffee shops sell espresso and latte.", "Farmers harvest coffee cherries by hand."],
+    "solar": ["Solar energy comes from the sun.", "Rooftop solar panels produce power.",
+              "Solar cells convert light into electricity.", "Solar farms need sunny land."],
+    "football": ["The football team scored two goals.", "The goalkeeper caught the ball.",
+                 "The striker missed a penalty.", "Football fans filled the stadium."],
+}
+
+
+def held_out_triplets() -> list[dict]:
+    """36 triplets of HELD_OUT: every ordered pair of a topic's sentences, a sentence of the next topic."""
+    names, rows = list(HELD_OUT), []
+    for i, topic in enumerate(names):
+        for a in HELD_OUT[topic]:
+            for p in HELD_OUT[topic]:
+                if p != a:
+                    rows.append({"anchor": a, "positive": p, "negative": HELD_OUT[names[(i + 1) % 3]][len(rows) % 4]})
+    return rows
+
+
+def test_thematic_finetune_raises_held_out_triplet_accuracy(tiny_bert, tmp_path):
+    """The transformer fine-tune (a tiny random BERT) on 24 triplets for 3 epochs raises triplet accuracy on
+    sentences it never saw above the same run at a learning rate of 0 (the untrained model)."""
+    from argsim.thematic.finetune import finetune_sentence_transformer
+
+    dev = held_out_triplets()
+    assert not {t[f] for t in dev for f in ("anchor", "positive", "negative")} & {
+        t[f] for t in tiny_triplets(24) for f in ("anchor", "positive", "negative")}
+    kw = {"base": str(tiny_bert), "placement": cpu(), "batch_size": 8, "epochs": 3, "max_seq_length": 16,
+          "dev": dev, "quiet": True}
+    zero = finetune_sentence_transformer(tiny_triplets(24), tmp_path / "zero", lr=0.0, **kw)
+    tuned = finetune_sentence_transformer(tiny_triplets(24), tmp_path / "tuned", lr=3e-3, **kw)
+    assert tuned["steps"] == zero["steps"] == 9
+    assert tuned["dev_accuracy"] > zero["dev_accuracy"] + 0.15, (zero["dev_accuracy"], tuned["dev_accuracy"])
+
+
 def test_thematic_finetune_with_eval_every_keeps_the_budget_stop_checkpoint(tmp_path):
     """A --max-steps/--max-minutes stop with --eval-every leaves its own checkpoint beside the best one, so --resume
     continues from the stop (the trainer's end-of-run clean-up must not delete it)."""

@@ -290,6 +290,10 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
         check_model_folder(folder)
     if (folder / ENCODER_MANIFEST).is_file():
         return _loader_from_manifest(folder)(folder, device=device, batch_size=batch_size, precision=precision)
+    from argsim.backend.static import Model2VecEncoder, is_model2vec_folder
+
+    if is_model2vec_folder(folder):  # static embeddings (`argsim distill`): no transformer, any backend
+        return Model2VecEncoder(folder, label)
     is_st = (folder / "modules.json").is_file()
     if not is_st and not (folder / "config.json").is_file():
         raise ModelError(f"{folder}: not a sentence-transformers, transformers or argsim model folder")
@@ -376,10 +380,13 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
         calibration = read_calibration(config.calibration)
     cal = tuple(calibration) if calibration is not None and backend == "openvino" and quantize != "none" else None
     threads = config.threads or default_threads()
-    if backend == "torch" and config.threads:
+    if backend == "torch":
         import torch
 
-        torch.set_num_threads(config.threads)
+        if config.threads:
+            torch.set_num_threads(config.threads)
+        elif torch.get_num_threads() > threads:  # torch counts the affinity's CPUs, not a container's quota
+            torch.set_num_threads(threads)
     run = (config.resolved_cache_dir(), config.use_cache, config.quiet)
     opts = (backend, quantize, cal, threads if backend != "torch" else None)
     key = (name, pooling, max_seq_length, dev, prec, batch_size, *opts, *run)

@@ -166,6 +166,17 @@ def eval_counter_neural(
     models = {"bipolar": bipolar, "bipolar-nodiff": bipolar_nodiff, "bi-encoder": bi_encoder,
               "unipolar-ret": unipolar_ret, "unipolar-cls": unipolar_cls, "cross-encoder": cross_encoder}
     models = {k: str(v) if v else None for k, v in models.items()}
+    from argsim.counter.neural.pipeline import check_stage
+
+    for name, folder in models.items():  # every folder checked before the long work starts
+        if folder:
+            check_stage(folder, f"--{name}")
+    budgets = read_json(budget) if budget else None
+    if budgets is not None and not (isinstance(budgets, dict) and all(isinstance(v, str | int | float)
+                                                                       for v in budgets.values())):
+        from argsim.errors import InputError
+
+        raise InputError(budget, "expected a JSON object: method -> training budget text")
     if curves:
         from argsim.counter.neural.plot import learning_curves
         from argsim.counter.neural.training import read_history
@@ -195,7 +206,7 @@ def eval_counter_neural(
                                   / "00-argument-pair-type-counts.tsv"] if data_dir else [],
                       models={k: str(v) for k, v in models.items() if v})
     rows = rows_from_specs(table3_row_specs(results, split, k_list, len(corpus.points(split)),
-                                            read_json(budget) if budget else None), env=env)
+                                            budgets), env=env)
     write_results(task, rows, merge=True)
 
 

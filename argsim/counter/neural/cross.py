@@ -42,8 +42,11 @@ class CrossScorer:
             raise ModelError(f"{folder}: not a trained cross-encoder (train one with `argsim train bipolar "
                              "--kind cross-encoder`)")
         check_model_folder(folder)
-        meta = json.loads((folder / CROSS_MARKER).read_text(encoding="utf-8"))
-        self.max_length = max_length or int(meta.get("max_length", 256))
+        from argsim.backend.safety import model_files
+
+        with model_files(folder, "cross-encoder"):
+            meta = json.loads((folder / CROSS_MARKER).read_text(encoding="utf-8"))
+            self.max_length = max_length or int(meta.get("max_length", 256))
         self.tokenizer = AutoTokenizer.from_pretrained(str(folder), **HF_LOAD)
         self.model = cast_for_inference(
             AutoModelForSequenceClassification.from_pretrained(str(folder), use_safetensors=True, **HF_LOAD), precision)
