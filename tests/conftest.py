@@ -9,6 +9,7 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("ARGSIM_DEBUG", "1")  # an unexpected exception in a CLI test keeps its traceback
 
 REPO = Path(__file__).resolve().parent.parent
 # this repository's datasets live beside the checkout (../shared/data); the library has no such guess

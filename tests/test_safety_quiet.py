@@ -113,3 +113,34 @@ def test_files_left_private_get_the_umask_mode_however_the_run_ends(ws, monkeypa
         os.umask(mask)
     assert (ws / "r" / "model.safetensors").stat().st_mode & 0o777 == 0o644
     assert (ws / "r" / "chosen.txt").stat().st_mode & 0o777 == 0o600  # older than the run: its mode was chosen
+
+
+BUGGY = r'''
+import sys
+from argsim.cli.app import app
+import argsim.kpm.rank as rank_module
+
+def buggy_rank(*args, **kwargs):
+    return {}["a key that is not there"]
+
+rank_module.rank_keypoints = buggy_rank
+sys.argv = ["argsim", *sys.argv[1:]]
+app()
+'''
+
+
+def test_an_unexpected_exception_is_one_line_exit_1(ws):
+    (ws / "buggy.py").write_text(BUGGY, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("ARGSIM_DEBUG", None)
+    done = subprocess.run([sys.executable, "buggy.py", "--quiet", "rank", "keypoints", "--arguments", "arguments.csv",
+                           "--key-points", "key_points.csv", "--out", "r"], cwd=ws, env=env, capture_output=True,
+                          text=True, timeout=300)
+    lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
+    assert done.returncode == 1 and len(lines) == 1, done.stderr
+    assert lines[0].startswith("error: unexpected KeyError") and "Traceback" not in done.stderr
+    env["ARGSIM_DEBUG"] = "1"
+    done = subprocess.run([sys.executable, "buggy.py", "--quiet", "rank", "keypoints", "--arguments", "arguments.csv",
+                           "--key-points", "key_points.csv", "--out", "r"], cwd=ws, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert "Traceback" in done.stderr

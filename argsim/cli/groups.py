@@ -49,8 +49,9 @@ class ArgsimCommand(TyperCommand):
 
 
 class ArgsimGroup(TyperGroup):
-    """A typer group that turns `ArgsimError` into one red line and exit code 2 (no traceback); every command it
-    runs is an `ArgsimCommand` (the output guard)."""
+    """A typer group that turns `ArgsimError` into one red line and exit code 2 (no traceback), and any other
+    exception into one red line and exit code 1 naming it as a bug (the traceback with ARGSIM_DEBUG=1, which the
+    test suite sets); every command it runs is an `ArgsimCommand` (the output guard)."""
 
     def resolve_command(self, ctx, args):  # noqa: ANN001, ANN201
         name, cmd, rest = super().resolve_command(ctx, args)
@@ -64,6 +65,21 @@ class ArgsimGroup(TyperGroup):
         except ArgsimError as exc:
             err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
             raise typer.Exit(exc.exit_code) from None
+        except MemoryError:
+            err_console.print("[bold red]error:[/] out of memory (try a smaller --batch-size, fewer texts, or "
+                              "--limit)", highlight=False, soft_wrap=True)
+            raise typer.Exit(1) from None
+        except Exception as exc:  # noqa: BLE001 - the last resort: one line, never a traceback for a user
+            import os
+
+            if type(exc).__module__.split(".")[0] in ("click", "typer") or os.environ.get("ARGSIM_DEBUG"):
+                raise  # click's own control flow; ARGSIM_DEBUG=1 (the test suite sets it): the full traceback
+            text = str(exc).strip().splitlines()
+            where = f"{text[0][:300]}" if text else ""
+            err_console.print(f"[bold red]error:[/] unexpected {type(exc).__name__}{': ' + where if where else ''}"
+                              " (this is a bug in argsim; ARGSIM_DEBUG=1 shows where)", highlight=False,
+                              soft_wrap=True)
+            raise typer.Exit(1) from None
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # noqa: ANN001, ANN201
         """Like typer's, but a usage error (bad option value, missing argument, bad --out) is one red line; the
