@@ -130,3 +130,27 @@ def test_lora_run_stopped_and_resumed_equals_the_uninterrupted_run(small, tmp_pa
     assert done["steps"] == 4
     a, r = (load_file(str(tmp_path / f / "adapter_model.safetensors")) for f in ("a", "r"))
     assert a.keys() == r.keys() and all(np.allclose(a[k], r[k], atol=1e-6) for k in a)
+
+
+def test_thematic_minilm_lora_learns_and_saves_only_the_adapter(tmp_path):
+    """`train thematic --arch minilm --lora-rank N`: the triplet margin d(a, n) - d(a, p) on its training triplets
+    grows, the folder holds only the adapter, and it loads through the backend."""
+    from test_training import tiny_triplets
+
+    from argsim.backend import load_sentence_transformer
+    from argsim.thematic.finetune import finetune_sentence_transformer
+
+    trips = tiny_triplets(32)
+
+    def margin(model) -> float:  # noqa: ANN001
+        a, p, n = (model.encode([t[f] for t in trips], normalize_embeddings=True)
+                   for f in ("anchor", "positive", "negative"))
+        return float(np.mean(np.linalg.norm(a - n, axis=1) - np.linalg.norm(a - p, axis=1)))
+
+    before = margin(load_sentence_transformer("minilm", device="cpu"))
+    stats = finetune_sentence_transformer(trips, tmp_path / "t", batch_size=8, lr=2e-3, margin=1.0, epochs=2,
+                                          max_seq_length=32, lora_rank=8, lora_alpha=16, quiet=True)
+    assert stats["steps"] == 8 and stats["lora_rank"] == 8
+    names = {p.name for p in (tmp_path / "t").iterdir()}
+    assert "adapter_model.safetensors" in names and "model.safetensors" not in names
+    assert margin(get_encoder(str(tmp_path / "t"), device="cpu").model) > before + 0.02
