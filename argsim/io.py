@@ -99,7 +99,7 @@ def check_output_path(path: str | Path, kind: str = "file", suffixes: Sequence[s
     file, a suffix outside `suffixes`, or a place where nothing can be created (probed by creating
     and removing a temporary file in the nearest existing folder, which also catches read-only mounts).
     """
-    if str(path) == "-" :
+    if str(path) == "-":
         raise InputError(path, "writing to standard output is not supported: give a file name")
     path = Path(path).expanduser()
     if os.path.lexists(path) and not path.exists():  # a broken symlink or a symlink loop
