@@ -631,12 +631,12 @@ def read_texts(path: str | Path, column: str = "text") -> list[str]:
     if path.suffix.lower() in (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".json"):
         return [r[column] for r in read_records(path, required=[column], text=[column])]
     lines = split_lines(read_text_file(path))
+    while lines and not lines[-1].strip():  # blank lines at the end of a file hold no text
+        lines.pop()
     texts = []
     for lineno, line in enumerate(lines, start=1):
         if not line.strip():
-            if lineno < len(lines):
-                raise InputError(path, "empty text", row=lineno)
-            continue
+            raise InputError(path, "empty text (a blank line between texts would shift the rows)", row=lineno)
         texts.append(line)
     if not texts:
         raise InputError(path, "no texts")
