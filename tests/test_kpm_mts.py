@@ -192,3 +192,15 @@ def test_mts_keeps_the_epoch_with_the_best_dev_map(fit_and_held, tiny_bert, tmp_
     assert kept.strict == pytest.approx(max(strict), abs=1e-4)
     metrics = json.loads((tmp_path / "m" / "train_config.json").read_text())["metrics"]
     assert metrics["best_epoch"] == info["best_epoch"] and metrics["dev_strict_map"] == max(strict)
+
+
+def test_keep_best_needs_one_fold_and_an_evaluation_split(data_dir, tmp_path):
+    from typer.testing import CliRunner
+
+    from argsim.cli.app import app
+
+    for extra, words in ((["--folds", "2"], "--folds 1"), (["--eval-split", ""], "evaluation split")):
+        out = tmp_path / "never"
+        res = CliRunner().invoke(app, ["train", "mts", "--keep-best", "--out", str(out), *extra])
+        assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1, res.output
+        assert words in res.output and "--keep-best" in res.output and not out.exists()
