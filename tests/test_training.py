@@ -277,6 +277,26 @@ def test_thematic_finetune_raises_held_out_triplet_accuracy(tiny_bert, tmp_path)
     assert tuned["dev_accuracy"] > zero["dev_accuracy"] + 0.15, (zero["dev_accuracy"], tuned["dev_accuracy"])
 
 
+def test_counter_cross_encoder_keeps_the_best_validated_weights_not_the_last(tiny_bert, tmp_path):
+    """Validated twice per epoch, a tiny random cross-encoder at lr 3e-3 peaks early and ends lower: the saved model
+    is the peak (it scores the best row's choice accuracy again), the records name it, and OUT/best is removed."""
+    from argsim.counter.neural.cross import BEST, CrossScorer, choice_accuracy, train_cross_encoder, validation_choices
+
+    pairs = [(a, b) for texts in TOPICS.values() for a, b in zip(texts[:3], texts[3:], strict=True)]
+    collection = [t for p in pairs for t in p]
+    questions = validation_choices(pairs, collection, points=9, negatives=3)
+    hist = train_cross_encoder(str(tiny_bert), pairs, collection, tmp_path / "ce", epochs=2, lr=3e-3, batch_size=4,
+                               max_length=32, val_questions=questions, evals_per_epoch=2, placement=cpu())
+    vals = [h["val"] for h in hist[1:]]
+    best = max(vals)
+    assert vals[-1] < best, hist  # the premise: the last row is not the best
+    metrics = json.loads((tmp_path / "ce" / "train_config.json").read_text())["metrics"]
+    assert metrics["val_choice_accuracy"] == best and metrics["val_choice_accuracy_last"] == vals[-1]
+    assert metrics["best_epoch"] == hist[1 + vals.index(best)]["epoch"]
+    assert choice_accuracy(CrossScorer(tmp_path / "ce").score, questions) == pytest.approx(best, abs=1e-4)
+    assert not (tmp_path / "ce" / BEST).exists()
+
+
 def test_thematic_finetune_with_eval_every_keeps_the_budget_stop_checkpoint(tmp_path):
     """A --max-steps/--max-minutes stop with --eval-every leaves its own checkpoint beside the best one, so --resume
     continues from the stop (the trainer's end-of-run clean-up must not delete it)."""

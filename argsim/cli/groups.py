@@ -25,11 +25,38 @@ def fit_tables_to_output() -> None:
     console.width = FILE_WIDTH if not console.is_terminal else None  # type: ignore[assignment]
 
 
+def refuse_repeated_options(command, args: list[str]) -> None:  # noqa: ANN001 (a click command)
+    """A single-valued option given twice (`--out a.json --out b.json`) is a usage error: click would keep the
+    last value and drop the first silently. Flags and repeatable options may repeat."""
+    seen: dict[str, str] = {}
+    for param in command.params:  # typer's own (vendored) click options: recognised by their kind, not class
+        if getattr(param, "param_type_name", "") == "option" and not param.multiple \
+                and not getattr(param, "is_flag", False) and not getattr(param, "count", False):
+            for opt in [*param.opts, *param.secondary_opts]:
+                seen[opt] = param.opts[0]
+    counts: dict[str, int] = {}
+    for arg in args:
+        if arg == "--":
+            break
+        name = arg.split("=", 1)[0] if arg.startswith("--") else arg
+        if name in seen:
+            counts[seen[name]] = counts.get(seen[name], 0) + 1
+            if counts[seen[name]] > 1:
+                from typer._click.exceptions import UsageError  # typer's click: one line, exit code 2
+
+                raise UsageError(f"{seen[name]} is given twice; it takes one value (the first would be "
+                                        "dropped silently)")
+
+
 class ArgsimCommand(TyperCommand):
     """A typer command whose parsed inputs and outputs pass the one output guard before its body runs
     (`argsim.cli.params.check_inputs_and_outputs`: no output is an input, no file is two outputs); however it ends
     (done, failed, interrupted), files that libraries wrote as 0600 in its output folders during the run get the
     umask's mode."""
+
+    def parse_args(self, ctx, args):  # noqa: ANN001, ANN201
+        refuse_repeated_options(self, list(args))
+        return super().parse_args(ctx, args)
 
     def invoke(self, ctx):  # noqa: ANN001, ANN201 (typer's vendored click context)
         import time
@@ -52,6 +79,12 @@ class ArgsimGroup(TyperGroup):
     """A typer group that turns `ArgsimError` into one red line and exit code 2 (no traceback), and any other
     exception into one red line and exit code 1 naming it as a bug (the traceback with ARGSIM_DEBUG=1, which the
     test suite sets); every command it runs is an `ArgsimCommand` (the output guard)."""
+
+    def parse_args(self, ctx, args):  # noqa: ANN001, ANN201
+        # the group's own options come before the subcommand's name: only those are checked here
+        first = next((i for i, a in enumerate(args) if a in self.commands), len(args))
+        refuse_repeated_options(self, list(args[:first]))
+        return super().parse_args(ctx, args)
 
     def resolve_command(self, ctx, args):  # noqa: ANN001, ANN201
         name, cmd, rest = super().resolve_command(ctx, args)

@@ -11,7 +11,15 @@ import typer
 from rich.table import Table
 
 from argsim.cli.groups import console, eval_app, rank_app, run_config, train_app
-from argsim.cli.params import OUT_DIR, OUT_FILE, comma_choices, comma_positive_ints, config_options, model_option
+from argsim.cli.params import (
+    OUT_DIR,
+    OUT_FILE,
+    comma_choices,
+    comma_positive_ints,
+    config_options,
+    model_option,
+    out_file,
+)
 from argsim.cli.training_options import budget_options, placement
 from argsim.counter.neural.config import NeuralConfig
 
@@ -150,8 +158,8 @@ def eval_counter_neural(
     base_model_alias: str | None = typer.Option(None, "--base-model", hidden=True),  # the option's older name
     task: str = typer.Option("counterargs-neural", help="Merge the rows into bench/results/<task>.json."),
     budget: Path | None = typer.Option(None, help="JSON file: method -> training budget text, stored with the rows."),
-    curves: Path | None = typer.Option(None, help="Also plot the given models' learning curves (history.json) "
-                                       "into this PNG."),
+    curves: Path | None = typer.Option(None, callback=out_file(".png"), help="Also plot the given models' "
+                                       "learning curves (history.json) into this PNG."),
 ) -> None:
     """The paper's Table 3: @1/K (accuracy@1 after reranking the first stage's top K) for every row whose model
     is given, beside the published figures; writes bench/results/<task>.json."""
