@@ -171,13 +171,12 @@ def test_reranker_never_returns_the_query(minilm) -> None:  # noqa: ANN001
     assert all(raw[q, 0] == q for q in range(16))
 
 
-def test_tiny_training_run_beats_untrained_and_resumes(data_dir, tmp_path) -> None:  # noqa: ANN001
+def test_tiny_training_run_beats_untrained_and_resumes(counterargs_corpus, tmp_path) -> None:  # noqa: ANN001
     from argsim.counter.neural.data import counterargs_data
     from argsim.counter.neural.store import load_model
     from argsim.counter.neural.training import read_history, train, validate
-    from argsim.data.counterargs import load_counterargs
 
-    data = counterargs_data(load_counterargs(data_dir), limit=300, val_limit=100)
+    data = counterargs_data(counterargs_corpus, limit=300, val_limit=100)
     assert data.info["train_pairs"] == 300 and data.info["val_pairs"] == 100
     cfg = NeuralConfig(kind="bipolar", max_seq_length=64, epochs=6, lr=2e-3, batch_size=16, k_val=10, patience=50)
     hist = train(cfg, data, tmp_path / "full")
@@ -362,12 +361,11 @@ def test_cross_encoder_validation_questions_and_choice_accuracy() -> None:
     assert choice_accuracy(lambda prs: np.zeros(len(prs)), questions) == 0.0
 
 
-def test_tiny_cross_encoder_training_learns_and_reloads(data_dir, tmp_path) -> None:  # noqa: ANN001
+def test_tiny_cross_encoder_training_learns_and_reloads(counterargs_corpus, tmp_path) -> None:  # noqa: ANN001
     from argsim.counter.neural.cross import CrossScorer, choice_accuracy, train_cross_encoder, validation_choices
     from argsim.counter.neural.data import counterargs_data
-    from argsim.data.counterargs import load_counterargs
 
-    data = counterargs_data(load_counterargs(data_dir), limit=128, val_limit=60)
+    data = counterargs_data(counterargs_corpus, limit=128, val_limit=60)
     t = data.texts
     questions = validation_choices([(t[p], t[c]) for p, c in data.val_pairs], [t[i] for i in data.val_collection],
                                    points=30, negatives=4)
