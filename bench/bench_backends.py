@@ -140,13 +140,18 @@ def main() -> int:
     reference: dict[str, np.ndarray] = {}
     wanted = [v for v in VARIANTS if v[0] in args.variants.split(",")]
     distill_seconds = None
-    if any(v[0] == "model2vec" for v in wanted) and not STATIC.is_dir():
-        from argsim.backend.static import distill
-
-        distill_seconds = distill("minilm", STATIC).seconds
-        print(f"distilled minilm -> {STATIC} in {distill_seconds:.0f}s", flush=True)
     try:
         for name, backend, quantize, precision in wanted:
+            if name == "model2vec" and not STATIC.is_dir():
+                from argsim.backend.static import distill
+                from argsim.errors import ArgsimError
+
+                try:
+                    distill_seconds = distill("minilm", STATIC).seconds
+                except (ArgsimError, ImportError, RuntimeError, ValueError) as exc:
+                    print(f"skip model2vec: {exc}", file=sys.stderr, flush=True)
+                    continue
+                print(f"distilled minilm -> {STATIC} in {distill_seconds:.0f}s", flush=True)
             registry._LOADED.clear()
             gc.collect()
             reset_peak()
