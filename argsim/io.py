@@ -99,6 +99,8 @@ def check_output_path(path: str | Path, kind: str = "file", suffixes: Sequence[s
     file, a suffix outside `suffixes`, or a place where nothing can be created (probed by creating
     and removing a temporary file in the nearest existing folder, which also catches read-only mounts).
     """
+    if str(path) == "-":
+        raise InputError(path, "writing to standard output is not supported: give a file name")
     path = Path(path).expanduser()
     if os.path.lexists(path) and not path.exists():  # a broken symlink or a symlink loop
         raise InputError(path, f"{describe_path(path)}; choose another output path")
@@ -290,6 +292,8 @@ def describe_path(path: str | Path) -> str | None:
     try:
         st = os.stat(path)
     except FileNotFoundError:
+        if path == "-":
+            return "standard input is not read: give a file"
         return "is a broken symlink" if os.path.islink(path) else "file not found"
     except OSError as exc:
         if exc.errno == errno.ELOOP:
@@ -627,12 +631,12 @@ def read_texts(path: str | Path, column: str = "text") -> list[str]:
     if path.suffix.lower() in (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".json"):
         return [r[column] for r in read_records(path, required=[column], text=[column])]
     lines = split_lines(read_text_file(path))
+    while lines and not lines[-1].strip():  # blank lines at the end of a file hold no text
+        lines.pop()
     texts = []
     for lineno, line in enumerate(lines, start=1):
         if not line.strip():
-            if lineno < len(lines):
-                raise InputError(path, "empty text", row=lineno)
-            continue
+            raise InputError(path, "empty text (a blank line between texts would shift the rows)", row=lineno)
         texts.append(line)
     if not texts:
         raise InputError(path, "no texts")

@@ -79,8 +79,9 @@ def log_interval() -> float:
 
 @contextmanager
 def progress_bar(total: int, description: str, enabled: bool | None = True) -> Iterator[_Bar | _NullBar | _LogBar]:
-    """A progress bar over `total` units on stderr; none when `enabled` is false (pass `not quiet`)."""
-    if enabled is False:
+    """A progress bar over `total` units on stderr; none when `enabled` is false (pass `not quiet`), or when
+    ARGSIM_QUIET=1 (what `argsim --quiet` sets for the run, so a bar deep in a library call stays off too)."""
+    if enabled is False or os.environ.get("ARGSIM_QUIET") == "1":
         yield _NullBar()
         return
     if not console.is_terminal:
@@ -116,6 +117,11 @@ LIBRARY_LOGGERS = ("transformers", "sentence_transformers", "huggingface_hub", "
                    "safetensors", "peft", "onnxruntime", "openvino", "nncf", "numexpr", "matplotlib")
 
 
+#: environment variables `library_output(quiet=True)` sets (the CLI restores them when the command ends)
+QUIET_ENV = ("ARGSIM_QUIET", "TQDM_DISABLE", "HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS",
+             "TRANSFORMERS_VERBOSITY")
+
+
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
     """`warnings.showwarning` replacement: a library's warning as argsim's one line (no source line)."""
     import sys
@@ -143,9 +149,8 @@ def library_output(quiet: bool) -> None:
 
     if quiet:
         warnings.simplefilter("ignore")
-        for var in ("TQDM_DISABLE", "HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS"):
-            os.environ[var] = "1"  # read when those libraries are imported (after this, in a CLI run)
-        os.environ["TRANSFORMERS_VERBOSITY"] = "error"
+        for var in QUIET_ENV:
+            os.environ[var] = "error" if var == "TRANSFORMERS_VERBOSITY" else "1"  # read by those libraries
     level = logging.ERROR if quiet else logging.WARNING
     for name in LIBRARY_LOGGERS:
         logging.getLogger(name).setLevel(level)

@@ -93,15 +93,15 @@ def headline_table(result: dict[str, Any]) -> str:
 #: the README's one table: the best model of each task beside the paper. `value` (and `also`) select a results
 #: row by its fields (the last match counts); `train` lists rows whose `seconds` add up to the training time, or
 #: gives it as text where no row holds it; `paper` is the published figure (`argsim.published`) it is compared with.
-KPM_SHIPPED = ("LoRA r=16 alpha=32 on q/k/v/dense of 6 layers (663,552 parameters), contrastive loss, lr 0.0002 -> 0, "
-               "301 steps x 16 pairs")  # the run of the adapter that ships as `kpm` (argsim/shipped/kpm/card.json)
+#: a selector value that stands for the command that trained a shipped model (its card's `command`)
+KPM_SHIPPED = ("shipped", "kpm")
 VS_PAPERS: list[dict[str, Any]] = [
     {"task": "Key point matching", "model": "`kpm`: a LoRA adapter over MiniLM that ships with argsim",
      "data": "ArgKP-2021 dev, strict / relaxed mAP", "results": "kpm",
-     "value": {"method": "sbert-lora", "metric": "strict_mAP", "setting": KPM_SHIPPED},
-     "also": {"method": "sbert-lora", "metric": "relaxed_mAP", "setting": KPM_SHIPPED},
+     "value": {"method": "sbert-lora", "metric": "strict_mAP", "command": KPM_SHIPPED},
+     "also": {"method": "sbert-lora", "metric": "relaxed_mAP", "command": KPM_SHIPPED},
      "paper": [("kpm", "mts/strict_mAP"), ("kpm", "mts/relaxed_mAP")], "paper_model": "MTS, RoBERTa, mean of 7 folds",
-     "train": [{"method": "sbert-lora", "metric": "strict_mAP", "setting": KPM_SHIPPED}]},
+     "train": [{"method": "sbert-lora", "metric": "strict_mAP", "command": KPM_SHIPPED}]},
     {"task": "Best counter-argument retrieval", "model": "Bi-encoder (frozen MiniLM, increasing-hard negatives)",
      "data": "counterargs-18 test, epa, accuracy@1", "results": "counterargs-neural",
      "value": {"model": "models/counter_neural/bi-encoder-200", "split": "test", "setting": "epa",
@@ -130,7 +130,18 @@ def conditions_text(row: dict[str, Any]) -> str:
                      if v not in (None, "", []))
 
 
+def _shipped_command(name: str) -> str | None:
+    """The command that trained the shipped model `name` (its card in argsim/shipped/NAME/card.json), or None."""
+    card = Path(__file__).resolve().parent / "shipped" / name / "card.json"
+    try:
+        return read_json(card).get("command")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 def _select(rows: list[dict[str, Any]], fields: dict[str, Any]) -> dict[str, Any] | None:
+    fields = {k: _shipped_command(v[1]) if isinstance(v, tuple) and v[:1] == ("shipped",) else v
+              for k, v in fields.items()}
     hits = [r for r in rows if all(r.get(k) == v for k, v in fields.items())]
     return hits[-1] if hits else None
 

@@ -51,7 +51,7 @@ def rows_of(folder: Path, env_base: dict) -> list:
     best = info.get("best")
     setting = (f"LoRA r={card['rank']} alpha={card['alpha']:g} on q/k/v/dense of 6 layers "
                f"({card['trainable_parameters']:,} parameters), {opts['loss']} loss, lr {opts['lr']:g} -> "
-               f"{opts['lr_end']:g}, {record['steps']} steps x {opts['batch_size']} pairs"
+               f"{opts['lr_end']:g}, {record['steps']} steps x {opts['batch_size']} pairs, seed {record['seed']}"
                + (f", best of dev evaluations every {opts['eval_every']} steps (step {best['step']})" if best
                   else ""))
     env = {**env_base, "device": record["device"], "precision": record["precision"], "seed": record["seed"],

@@ -9,6 +9,7 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("ARGSIM_DEBUG", "1")  # an unexpected exception in a CLI test keeps its traceback
 
 REPO = Path(__file__).resolve().parent.parent
 # this repository's datasets live beside the checkout (../shared/data); the library has no such guess
@@ -39,6 +40,30 @@ def minilm():
     from argsim.backend import get_encoder
 
     return get_encoder("minilm", device="cpu")
+
+
+@pytest.fixture(scope="session")
+def tiny_bert(tmp_path_factory) -> Path:
+    """A randomly initialised 2-layer BERT (hidden size 32) with MiniLM's tokenizer, saved as a safetensors folder
+    that transformers (`AutoModel`) and sentence-transformers (mean pooling) both load: trainers' learning tests
+    run on it in seconds."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from argsim.backend import model_path
+
+    folder = tmp_path_factory.mktemp("tiny-bert")
+    torch.manual_seed(0)
+    tokenizer = AutoTokenizer.from_pretrained(str(model_path("minilm")))
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=128)
+    BertModel(config).save_pretrained(str(folder))
+    tokenizer.save_pretrained(str(folder))
+    SentenceTransformer(modules=[Transformer(str(folder), max_seq_length=64), Pooling(32, "mean")],
+                        device="cpu").save(str(folder))
+    return folder
 
 
 @pytest.fixture(scope="session")

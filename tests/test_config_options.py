@@ -166,3 +166,18 @@ def test_mts_folders_saved_with_the_older_token_limit_names_load(tmp_path):
     assert (loaded.max_seq_length, loaded.topic_max_seq_length, loaded.pooling) == (40, 20, "mean")
     MTSConfig(max_seq_length=12).save(tmp_path)
     assert MTSConfig.load(tmp_path) == MTSConfig(max_seq_length=12)
+
+
+def test_lr_end_equal_to_lr_is_a_constant_rate_and_above_it_is_refused_before_work(tmp_path):
+    """The help's promise: --lr-end = --lr keeps the rate constant (transformers' polynomial schedule raises on
+    it); an end rate above the start is one line and exit 2 before any data is read."""
+    from typer.testing import CliRunner
+
+    from argsim.training.policy import OptimPolicy
+
+    assert OptimPolicy(lr=1e-4, lr_end=1e-4).trainer_kwargs()["lr_scheduler_type"] == "constant_with_warmup"
+    assert OptimPolicy(lr=1e-4, lr_end=1e-5).trainer_kwargs()["lr_scheduler_type"] == "polynomial"
+    assert OptimPolicy(lr=1e-4, lr_end=1e-4).factor(5, 10) == pytest.approx(1.0)
+    res = CliRunner().invoke(app, ["--data-dir", str(tmp_path / "absent"), "train", "sbert", "--lr", "1e-5",
+                                   "--lr-end", "1e-4", "--out", str(tmp_path / "m")])
+    assert res.exit_code == 2 and "--lr-end" in res.output and not (tmp_path / "m").exists()

@@ -417,3 +417,31 @@ def test_fold_splits_load_back_and_kpm_folds_scores_fold_one_as_the_dev_split(da
     assert res.exit_code == 0, res.output
     got = json.loads((tmp_path / "sel" / "folds.json").read_text())["candidates"][0]
     assert got["strict"] == [pytest.approx(evaluate_map(score_key_points(dev, minilm), dev).strict)]
+
+
+def test_cross_encoder_eval_every_keeps_the_best_dev_map_checkpoint(data_dir, tiny_bert, tmp_path):
+    """--eval-every 2: the official strict mAP of held-out arguments (same topic, never trained on) is scored every 2
+    steps; a tiny random cross-encoder at lr 1e-3 peaks before the last step, and the saved folder is that checkpoint:
+    `rank keypoints`' scorer reproduces the best score, and the records name its step."""
+    from argsim.kpm.cross import SELECTION_METRIC, CrossConfig, CrossScorer, train_cross
+    from argsim.metrics.kpa_map import evaluate_map
+    from argsim.training import resolve_placement
+
+    full = load_argkp("train", data_dir)
+    train = _balanced(full.subset([full.topics[1]]), 48)
+    seen = {a.arg_id for a in train.arguments}
+    pool = _cut(full.subset([full.topics[1]]), 400, "pool")
+    held = KPMData("held", [a for a in pool.arguments if a.arg_id not in seen], pool.key_points,
+                   {p: y for p, y in pool.labels.items() if p[0] not in seen})
+    cfg = CrossConfig(model=str(tiny_bert), lr=1e-3, batch_size=16, epochs=2, warmup_ratio=0.0, max_seq_length=64,
+                      eval_every=2)
+    info = train_cross(train, tmp_path / "ce", cfg, placement=resolve_placement("cpu", "fp32", threads=1, seed=13),
+                       quiet=True, dev=held)
+    scores = {e["step"]: e[SELECTION_METRIC] for e in info["dev"]}
+    assert sorted(scores) == [2, 4, 6, 8, 10, 12] and info["steps"] == 12
+    best = min(step for step, v in scores.items() if v == max(scores.values()))
+    assert info["best_step"] == best < 12 and scores[12] < scores[best], scores
+    kept = evaluate_map(CrossScorer(tmp_path / "ce").score(held), held)
+    assert kept.strict == pytest.approx(scores[best], abs=1e-4)
+    metrics = json.loads((tmp_path / "ce" / "train_config.json").read_text())["metrics"]
+    assert metrics["best_step"] == best and metrics[SELECTION_METRIC] == pytest.approx(scores[best])

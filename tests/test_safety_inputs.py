@@ -137,3 +137,11 @@ def test_a_fifo_inside_an_input_folder_is_skipped_with_a_warning(ws):
     warnings = [ln for ln in result.stderr.splitlines() if ln.startswith("warning:")]
     assert len(warnings) == 1 and "1 of the wikitext files" in warnings[0] and "FIFO" in warnings[0]
     assert "Traceback" not in result.output
+
+
+def test_trailing_blank_lines_end_a_text_file_and_inner_ones_are_refused(ws, glove):
+    (ws / "t.txt").write_text("a cat\r\na dog\n\n  \n\n", encoding="utf-8")
+    vectors = _embed(ws, "t.txt")
+    assert vectors.shape == (2, 50)
+    (ws / "u.txt").write_text("a cat\n\na dog\n", encoding="utf-8")
+    _one_error(["embed", "u.txt", "--model", "glove50", "--out", "v.npy"], "row 2")

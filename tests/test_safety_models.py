@@ -179,3 +179,34 @@ def test_the_check_passes_the_shipped_model_and_a_clean_copy(tmp_path):
     shutil.copytree(_minilm_folder(), folder, symlinks=True)
     (folder / "training_args.bin").write_bytes(b"\x80\x04K\x01.")  # saved by trainers, read by no loader
     check_model_folder(folder)
+
+
+MALFORMED = {  # argsim's own model folders whose files have the wrong shape: one line naming the folder
+    "ltr-list": ({"ltr.json": "[1]", "model.json": "{}"}, None, ["rank", "counterargs", "-i", "counter.jsonl", "-m",
+                                                               "logreg-part", "--out", "r.jsonl", "--model"]),
+    "ensemble-list": ({"ensemble.json": "[1]"}, "kpm-mts-ensemble", None),
+    "ensemble-of-itself": ({"ensemble.json": '{"members": ["../m"]}'}, "kpm-mts-ensemble", None),
+    "mts-config-list": ({"mts_config.json": "[]"}, "kpm-mts", None),
+    "counter-dim-text": ({"config.json": '{"dim": "x"}', "heads.pt": "PK"}, "counter-neural",
+                         ["rank", "counter-search", "--candidates", "texts.txt", "--queries", "texts.txt", "--out",
+                          "s.jsonl", "--model"]),
+    "bilstm-config-text": ({"config.json": '{"hidden": "x"}', "vocab.txt": "a\n"}, "thematic-bilstm", None),
+}
+
+
+@pytest.mark.parametrize("kind", list(MALFORMED))
+def test_malformed_model_files_are_one_line(ws, kind):
+    files, loader, argv = MALFORMED[kind]
+    folder = ws / "m"
+    folder.mkdir()
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    if loader:
+        (folder / "argsim_encoder.json").write_text(json.dumps({"loader": loader}))
+    shutil.copy(Path(__file__).resolve().parent.parent / "examples" / "counter" / "arguments.jsonl",
+                ws / "counter.jsonl")
+    argv = argv or ["embed", "texts.txt", "--out", "v.npy", "--model"]
+    result = runner.invoke(app, ["--quiet", *argv, "m"])
+    assert result.exit_code == 2, (result.output, repr(result.exception))
+    lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:") and "m" in lines[0], result.stderr

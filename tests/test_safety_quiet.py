@@ -31,6 +31,9 @@ def noisy_rank(*args, out=None, **kwargs):
     from tqdm import tqdm
     for _ in tqdm(range(3), desc="library bar"):
         pass
+    from argsim.progress import progress_bar
+    with progress_bar(3, "an argsim bar deep in a library call", enabled=True) as bar:
+        bar.advance(3)
     raise SystemExit(0)
 
 rank_module.rank_keypoints = noisy_rank
@@ -50,7 +53,7 @@ def ws(tmp_path, monkeypatch):
 
 
 def _noisy(ws: Path, *global_options: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": str(REPO), "ARGSIM_PROGRESS_SECONDS": "0"}  # log-file bars write at once
     for var in ("TQDM_DISABLE", "HF_HUB_DISABLE_PROGRESS_BARS", "TRANSFORMERS_VERBOSITY"):
         env.pop(var, None)
     return subprocess.run([sys.executable, "noisy.py", *global_options, "rank", "keypoints", "--arguments",
@@ -70,6 +73,7 @@ def test_without_quiet_a_library_warning_is_one_line(ws):
     lines = [ln for ln in done.stderr.splitlines() if "deprecation" in ln or "second line" in ln]
     assert lines == ["warning: FutureWarning: a library deprecation"], done.stderr
     assert "Removed shared tensor" in done.stderr  # a library's warning-level log line is still shown
+    assert "an argsim bar deep in a library call" in done.stderr  # bars show without --quiet
 
 
 def test_tables_are_whole_when_stdout_is_a_file(ws):
@@ -109,3 +113,34 @@ def test_files_left_private_get_the_umask_mode_however_the_run_ends(ws, monkeypa
         os.umask(mask)
     assert (ws / "r" / "model.safetensors").stat().st_mode & 0o777 == 0o644
     assert (ws / "r" / "chosen.txt").stat().st_mode & 0o777 == 0o600  # older than the run: its mode was chosen
+
+
+BUGGY = r'''
+import sys
+from argsim.cli.app import app
+import argsim.kpm.rank as rank_module
+
+def buggy_rank(*args, **kwargs):
+    return {}["a key that is not there"]
+
+rank_module.rank_keypoints = buggy_rank
+sys.argv = ["argsim", *sys.argv[1:]]
+app()
+'''
+
+
+def test_an_unexpected_exception_is_one_line_exit_1(ws):
+    (ws / "buggy.py").write_text(BUGGY, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("ARGSIM_DEBUG", None)
+    done = subprocess.run([sys.executable, "buggy.py", "--quiet", "rank", "keypoints", "--arguments", "arguments.csv",
+                           "--key-points", "key_points.csv", "--out", "r"], cwd=ws, env=env, capture_output=True,
+                          text=True, timeout=300)
+    lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
+    assert done.returncode == 1 and len(lines) == 1, done.stderr
+    assert lines[0].startswith("error: unexpected KeyError") and "Traceback" not in done.stderr
+    env["ARGSIM_DEBUG"] = "1"
+    done = subprocess.run([sys.executable, "buggy.py", "--quiet", "rank", "keypoints", "--arguments", "arguments.csv",
+                           "--key-points", "key_points.csv", "--out", "r"], cwd=ws, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert "Traceback" in done.stderr

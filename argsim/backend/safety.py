@@ -21,6 +21,8 @@ the terminal whether to run a folder's code (it raises instead), so stdin is nev
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -186,3 +188,26 @@ def load_torch_weights(path: str | Path) -> Any:
     except (RuntimeError, EOFError, OSError, ValueError, AttributeError, TypeError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ModelError(f"{path}: not a weights file argsim wrote ({first[:160]})") from None
+
+
+@contextmanager
+def model_files(folder: str | Path, what: str = "model") -> Iterator[None]:
+    """Read a model folder's own files inside this block: a file of the wrong shape or value (a list where an
+    object is expected, text where a number is, a missing key, nesting without end) ends in one ModelError line
+    naming the folder, not a traceback. argsim's own loaders (LTR, MTS, BiLSTM, counter models, ensembles) use it.
+
+    Args:
+        folder: the folder being loaded.
+        what: what it should be (for the message), e.g. 'LTR model'.
+
+    Example:
+        >>> with model_files("models/ltr", "LTR model"):  # doctest: +SKIP
+        ...     meta = read_json("models/ltr/ltr.json")["model"]
+    """
+    try:
+        yield
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError, OSError,
+            RuntimeError) as exc:  # RuntimeError: torch's load_state_dict on weights of the wrong shape
+        first = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else ""
+        raise ModelError(f"{folder}: not a valid {what} folder ({type(exc).__name__}"
+                         f"{': ' + first if first else ''})") from None

@@ -25,11 +25,38 @@ def fit_tables_to_output() -> None:
     console.width = FILE_WIDTH if not console.is_terminal else None  # type: ignore[assignment]
 
 
+def refuse_repeated_options(command, args: list[str]) -> None:  # noqa: ANN001 (a click command)
+    """A single-valued option given twice (`--out a.json --out b.json`) is a usage error: click would keep the
+    last value and drop the first silently. Flags and repeatable options may repeat."""
+    seen: dict[str, str] = {}
+    for param in command.params:  # typer's own (vendored) click options: recognised by their kind, not class
+        if getattr(param, "param_type_name", "") == "option" and not param.multiple \
+                and not getattr(param, "is_flag", False) and not getattr(param, "count", False):
+            for opt in [*param.opts, *param.secondary_opts]:
+                seen[opt] = param.opts[0]
+    counts: dict[str, int] = {}
+    for arg in args:
+        if arg == "--":
+            break
+        name = arg.split("=", 1)[0] if arg.startswith("--") else arg
+        if name in seen:
+            counts[seen[name]] = counts.get(seen[name], 0) + 1
+            if counts[seen[name]] > 1:
+                from typer._click.exceptions import UsageError  # typer's click: one line, exit code 2
+
+                raise UsageError(f"{seen[name]} is given twice; it takes one value (the first would be "
+                                        "dropped silently)")
+
+
 class ArgsimCommand(TyperCommand):
     """A typer command whose parsed inputs and outputs pass the one output guard before its body runs
     (`argsim.cli.params.check_inputs_and_outputs`: no output is an input, no file is two outputs); however it ends
     (done, failed, interrupted), files that libraries wrote as 0600 in its output folders during the run get the
     umask's mode."""
+
+    def parse_args(self, ctx, args):  # noqa: ANN001, ANN201
+        refuse_repeated_options(self, list(args))
+        return super().parse_args(ctx, args)
 
     def invoke(self, ctx):  # noqa: ANN001, ANN201 (typer's vendored click context)
         import time
@@ -49,8 +76,15 @@ class ArgsimCommand(TyperCommand):
 
 
 class ArgsimGroup(TyperGroup):
-    """A typer group that turns `ArgsimError` into one red line and exit code 2 (no traceback); every command it
-    runs is an `ArgsimCommand` (the output guard)."""
+    """A typer group that turns `ArgsimError` into one red line and exit code 2 (no traceback), and any other
+    exception into one red line and exit code 1 naming it as a bug (the traceback with ARGSIM_DEBUG=1, which the
+    test suite sets); every command it runs is an `ArgsimCommand` (the output guard)."""
+
+    def parse_args(self, ctx, args):  # noqa: ANN001, ANN201
+        # the group's own options come before the subcommand's name: only those are checked here
+        first = next((i for i, a in enumerate(args) if a in self.commands), len(args))
+        refuse_repeated_options(self, list(args[:first]))
+        return super().parse_args(ctx, args)
 
     def resolve_command(self, ctx, args):  # noqa: ANN001, ANN201
         name, cmd, rest = super().resolve_command(ctx, args)
@@ -64,9 +98,41 @@ class ArgsimGroup(TyperGroup):
         except ArgsimError as exc:
             err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
             raise typer.Exit(exc.exit_code) from None
+        except MemoryError:
+            err_console.print("[bold red]error:[/] out of memory (try a smaller --batch-size, fewer texts, or "
+                              "--limit)", highlight=False, soft_wrap=True)
+            raise typer.Exit(1) from None
+        except Exception as exc:  # noqa: BLE001 - the last resort: one line, never a traceback for a user
+            import os
+
+            if type(exc).__module__.split(".")[0] in ("click", "typer") or os.environ.get("ARGSIM_DEBUG"):
+                raise  # click's own control flow; ARGSIM_DEBUG=1 (the test suite sets it): the full traceback
+            text = str(exc).strip().splitlines()
+            where = f"{text[0][:300]}" if text else ""
+            err_console.print(f"[bold red]error:[/] unexpected {type(exc).__name__}{': ' + where if where else ''}"
+                              " (this is a bug in argsim; ARGSIM_DEBUG=1 shows where)", highlight=False,
+                              soft_wrap=True)
+            raise typer.Exit(1) from None
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # noqa: ANN001, ANN201
-        """Like typer's, but a usage error (bad option value, missing argument, bad --out) is one red line."""
+        """Like typer's, but a usage error (bad option value, missing argument, bad --out) is one red line; the
+        environment that --quiet set for the libraries is restored when the command ends (a caller running
+        several commands in one process, e.g. tests, gets each its own)."""
+        import os
+
+        from argsim.progress import QUIET_ENV
+
+        saved = {var: os.environ.get(var) for var in QUIET_ENV}
+        try:
+            return self._main(args, prog_name, complete_var, standalone_mode, **extra)
+        finally:
+            for var, value in saved.items():
+                if value is None:
+                    os.environ.pop(var, None)
+                else:
+                    os.environ[var] = value
+
+    def _main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # noqa: ANN001, ANN201
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:

@@ -17,7 +17,9 @@ import csv
 import gzip
 import hashlib
 import html
+import io
 import json
+import os
 import re
 import statistics
 from collections.abc import Iterable
@@ -27,6 +29,7 @@ from pathlib import Path
 
 from argsim.data.catalog import DatasetInfo, Stat, register_dataset
 from argsim.errors import InputError
+from argsim.io import check_input_file, read_text_file
 
 ROOT = "ibm_claim_stance_articles"
 PARSER_VERSION = "3"
@@ -181,8 +184,7 @@ def parse_article(wikitext: str, title: str, source: str = "") -> Article:
 def read_article_index(folder: Path) -> list[dict]:
     """Rows of `article_info.csv` (topic_id, raw_file, title, url)."""
     path = folder / ROOT / "article_info.csv"
-    with open(path, encoding="utf-8", newline="") as fh:
-        rows = list(csv.DictReader(fh))
+    rows = list(csv.DictReader(io.StringIO(read_text_file(path), newline="")))
     for i, row in enumerate(rows, start=2):
         for col in ("raw_file", "title"):
             if not row.get(col):
@@ -191,12 +193,9 @@ def read_article_index(folder: Path) -> list[dict]:
 
 
 def _read_raw(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"not UTF-8 ({exc.reason})") from None
-    except FileNotFoundError:
-        raise InputError(path, "article file listed in article_info.csv is missing") from None
+    if not os.path.lexists(path):
+        raise InputError(path, "article file listed in article_info.csv is missing")
+    return read_text_file(path)  # a FIFO or folder is named, never opened
 
 
 def _cache_file(folder: Path, cache_dir: Path | None = None) -> Path:
@@ -260,7 +259,7 @@ def check(folder: Path) -> list[Stat]:
     titles = {r["title"] for r in rows}
     total_bytes, per_file = 0, []
     for r in rows:
-        data = (folder / ROOT / r["raw_file"]).read_bytes()
+        data = check_input_file(folder / ROOT / r["raw_file"]).read_bytes()  # a FIFO is named, never opened
         total_bytes += len(data)
         per_file.append(list(iter_headings(data.decode("utf-8"))))
     levels = [lv for lvs in per_file for lv in lvs]

@@ -58,6 +58,8 @@ class CrossConfig:
     weight_decay: float = setting(0.0, "AdamW weight decay.", min=0)
     max_seq_length: int = setting(96, "Token limit of the (argument, key point) pair.", min=8,
                                   aliases=("--max-length",))
+    eval_every: int = setting(0, "Score the evaluation split's official mAP every N steps and keep the best "
+                              "checkpoint, not the last (0: keep the last step).", min=0)
     seed: int = setting(13, "Random seed (the global --seed).", cli=False)
 
 
@@ -119,14 +121,83 @@ def load_cross_encoder(name: str, device: str = "cpu", max_length: int | None = 
         raise ModelError(f"cannot load cross-encoder '{name}': {exc}") from None
 
 
+def score_pairs_of(model, data: KPMData, context: str, sep: str, batch_size: int = 64,  # noqa: ANN001
+                   quiet: bool = True) -> dict[str, dict[str, float]]:
+    """`{arg_id: {kp_id: P(match)}}` of a CrossEncoder in memory, for every argument and each key point of its
+    topic and stance (the argument side formatted by `context`)."""
+    pairs, keys = [], []
+    for a in data.arguments:
+        text = format_argument(a.text, a.topic, a.stance, context, sep)
+        for k in data.candidates(a):
+            pairs.append((text, k.text))
+            keys.append((a.arg_id, k.kp_id))
+    if not pairs:
+        raise ArgsimError(f"{data.name}: no argument has a key point of its topic and stance to score")
+    scores = model.predict(pairs, batch_size=batch_size, show_progress_bar=not quiet, convert_to_numpy=True)
+    out: dict[str, dict[str, float]] = {}
+    for (aid, kid), s in zip(keys, scores, strict=True):
+        out.setdefault(aid, {})[kid] = round(float(s), 6)
+    return out
+
+
+def map_evaluator(gold: KPMData, context: str, sep: str, name: str = "dev", batch_size: int = 64):  # noqa: ANN201
+    """The official KPA Track 1 mAP (leaderboard formula) of a key point cross-encoder, as a sentence-transformers
+    evaluator: called on a CrossEncoder it returns `{"<name>_strict_map": ..., "<name>_relaxed_map": ...}`;
+    `primary_metric` is the strict mAP. The pairs are scored as `rank keypoints --model DIR` scores a saved
+    folder (`score_pairs_of`).
+
+    Args:
+        gold: the labelled split to score (e.g. ArgKP dev).
+        context: the argument side's format (`CrossConfig.context`).
+        sep: the tokenizer's separator token.
+        name: the metrics' prefix.
+        batch_size: pairs per batch.
+
+    Returns:
+        the evaluator.
+
+    Example:
+        >>> ev = map_evaluator(load_argkp("dev"), "none", "[SEP]")  # doctest: +SKIP
+        >>> ev(cross_encoder)["dev_strict_map"]  # doctest: +SKIP
+        0.80...
+    """
+    from sentence_transformers.base.evaluation import BaseEvaluator
+
+    from argsim.metrics.kpa_map import evaluate_map
+
+    if not gold.has_labels:
+        raise ArgsimError(f"{gold.name}: the evaluator needs gold labels")
+
+    class CrossMapEvaluator(BaseEvaluator):
+        def __init__(self) -> None:
+            super().__init__()
+            self.name, self.primary_metric = name, "strict_map"
+
+        def __call__(self, model, output_path=None, epoch: int = -1, steps: int = -1) -> dict:  # noqa: ANN001
+            was_training = model.training
+            result = evaluate_map(score_pairs_of(model, gold, context, sep, batch_size), gold)
+            model.train(was_training)
+            metrics = self.prefix_name_to_metrics({"strict_map": result.strict, "relaxed_map": result.relaxed},
+                                                  self.name)
+            self.store_metrics_in_model_card_data(model, metrics, epoch, steps)
+            return metrics
+
+    return CrossMapEvaluator()
+
+
 def train_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None, budget=None,  # noqa: ANN001
-                quiet: bool = False) -> dict:
-    """Fine-tune a cross-encoder on the labelled pairs of `train`; save it at `out` (rank 0); the training info."""
-    return fit_cross(train, out, cfg, placement, budget, quiet)[1]
+                quiet: bool = False, dev: KPMData | None = None) -> dict:
+    """Fine-tune a cross-encoder on the labelled pairs of `train`; save it at `out` (rank 0); the training info.
+
+    Model selection: with `cfg.eval_every` > 0 and `dev` (labelled), `map_evaluator` (the official strict mAP,
+    the task's metric) scores `dev` every `eval_every` steps, a checkpoint is saved at each evaluation (the
+    budget's --checkpoint-every must be a multiple) and the saved model is the best one (transformers'
+    `load_best_model_at_end`; the first of equal scores), not the last step."""
+    return fit_cross(train, out, cfg, placement, budget, quiet, dev)[1]
 
 
 def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None, budget=None,  # noqa: ANN001
-              quiet: bool = False) -> tuple[object, dict]:
+              quiet: bool = False, dev: KPMData | None = None) -> tuple[object, dict]:
     """`train_cross`, also returning the trained CrossEncoder in memory."""
     import datasets
     from sentence_transformers.cross_encoder import CrossEncoderTrainer
@@ -146,12 +217,22 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
     model = load_cross_encoder(cfg.model, placement.device, cfg.max_seq_length, num_labels=1)
     sep = model.tokenizer.sep_token or "[SEP]"
     rows = pair_rows(train, cfg.context, sep)
+    evaluator, selection = None, {}
+    if cfg.eval_every and dev is not None:
+        every = budget.checkpoint_every or cfg.eval_every
+        if every % cfg.eval_every:
+            raise ArgsimError(f"--checkpoint-every {every} must be a multiple of --eval-every {cfg.eval_every} "
+                              "(the best step must be a saved checkpoint)")
+        evaluator = map_evaluator(dev, cfg.context, sep)
+        selection = {"eval_strategy": "steps", "eval_steps": cfg.eval_every, "save_strategy": "steps",
+                     "save_steps": every, "load_best_model_at_end": True, "metric_for_best_model": SELECTION_METRIC,
+                     "greater_is_better": True, "save_total_limit": 2}  # 2: the best and a budget stop's
     args = trainer_arguments(out, placement, budget, policy(cfg), epochs=cfg.epochs, batch_size=cfg.batch_size,
                              quiet=quiet, cross_encoder=True, dataloader_drop_last=False,
                              logging_steps=logging_steps(len(rows["label"]), cfg.batch_size, cfg.epochs, budget,
-                                                         placement.processes))
+                                                         placement.processes), **selection)
     trainer = CrossEncoderTrainer(model=model, args=args, train_dataset=datasets.Dataset.from_dict(rows),
-                                  loss=BinaryCrossEntropyLoss(model))
+                                  loss=BinaryCrossEntropyLoss(model), evaluator=evaluator)
     start = time.perf_counter()
     run = run_trainer(trainer, out, budget)
     seconds = time.perf_counter() - start
@@ -162,6 +243,10 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
             "seconds_per_epoch": round(seconds * steps_per_epoch / max(run["steps"], 1), 1),
             "device": placement.device, "precision": placement.precision, "stopped_by": run.get("stopped_by"),
             "losses": run.get("losses", [])}
+    if evaluator is not None:
+        best = trainer.state.best_model_checkpoint
+        info |= {"dev": [e for e in run["evals"] if SELECTION_METRIC in e],
+                 "best_step": int(best.rsplit("-", 1)[1]) if best else None, "best_dev": trainer.state.best_metric}
     if trainer.is_world_process_zero():
         from argsim.io import write_json
         from argsim.measure import peak_memory_mb
@@ -171,11 +256,15 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
         model.save(str(out))
         write_json(out / CROSS_INFO, {"context": cfg.context, "sep": sep, "max_length": cfg.max_seq_length})
         write_json(out / TRAIN_INFO, info)
+        metrics = {SELECTION_METRIC: info["best_dev"], "best_step": info["best_step"]} if evaluator else None
         write_records(out, train_config("kpm-cross", placement, budget, policy(cfg), asdict(cfg),
                                         {train.name: data_hash(rows)}, {**run, "seconds": round(seconds, 2)},
-                                        base_model=cfg.model), pipeline_tag="text-ranking")
+                                        metrics, base_model=cfg.model), pipeline_tag="text-ranking")
     info.setdefault("peak_mb", 0.0)
     return model, info
+
+
+SELECTION_METRIC = "eval_dev_strict_map"
 
 
 class CrossScorer:
@@ -196,17 +285,4 @@ class CrossScorer:
 
     def score(self, data: KPMData, quiet: bool = True) -> dict[str, dict[str, float]]:
         """`{arg_id: {kp_id: P(match)}}` for every argument and each key point of its topic and stance."""
-        pairs, keys = [], []
-        for a in data.arguments:
-            text = format_argument(a.text, a.topic, a.stance, self.context, self.sep)
-            for k in data.candidates(a):
-                pairs.append((text, k.text))
-                keys.append((a.arg_id, k.kp_id))
-        if not pairs:
-            raise ArgsimError(f"{data.name}: no argument has a key point of its topic and stance to score")
-        scores = self.model.predict(pairs, batch_size=self.batch_size, show_progress_bar=not quiet,
-                                    convert_to_numpy=True)
-        out: dict[str, dict[str, float]] = {}
-        for (aid, kid), s in zip(keys, scores, strict=True):
-            out.setdefault(aid, {})[kid] = round(float(s), 6)
-        return out
+        return score_pairs_of(self.model, data, self.context, self.sep, self.batch_size, quiet)

@@ -100,10 +100,18 @@ def load_mts_encoder(folder: str | Path, device: str = "cpu", batch_size: int = 
 def load_ensemble(folder: str | Path, device: str = "cpu", batch_size: int = 64,
                   precision: str = "fp32") -> EnsembleEncoder:
     from argsim.backend import get_encoder
+    from argsim.backend.safety import model_files
 
     folder = Path(folder)
-    members = json.loads((folder / ENSEMBLE_FILE).read_text(encoding="utf-8"))["members"]
+    with model_files(folder, "MTS ensemble"):
+        members = json.loads((folder / ENSEMBLE_FILE).read_text(encoding="utf-8"))["members"]
+        if not isinstance(members, list) or not members or not all(isinstance(m, str) and m for m in members):
+            raise TypeError(f"{ENSEMBLE_FILE}: 'members' must be a list of folder names")
     paths = [folder / m for m in members]
+    for p in paths:  # an ensemble of ensembles, or one naming itself, would load without end
+        if (p / ENSEMBLE_FILE).exists() or p.resolve() in (folder.resolve(), *folder.resolve().parents):
+            raise ModelError(f"{folder}: member {p.name or p} is an ensemble or contains this one; members are "
+                             "single trained models")
     missing = [str(p) for p in paths if not p.is_dir()]
     if missing:
         raise ModelError(f"{folder}: ensemble member folder(s) missing: {', '.join(missing)}")

@@ -127,17 +127,18 @@ def load_net(folder: str | Path, device: str = "cpu") -> MTSNet:
     """A trained network saved by `MTSNet.save`."""
     from transformers import AutoModel, AutoTokenizer
 
-    from argsim.backend.safety import HF_LOAD, check_model_folder, load_torch_weights
+    from argsim.backend.safety import HF_LOAD, check_model_folder, load_torch_weights, model_files
 
     folder = Path(folder)
-    cfg = MTSConfig.load(folder)
-    check_model_folder(folder / "backbone")
-    tokenizer = AutoTokenizer.from_pretrained(str(folder / "backbone"), **HF_LOAD)
-    backbone = AutoModel.from_pretrained(str(folder / "backbone"), use_safetensors=True, **HF_LOAD)
-    net = MTSNet(tokenizer, backbone, cfg)
-    head = load_torch_weights(folder / HEAD_FILE)
-    net.stance.load_state_dict(head["stance"])
-    net.proj.load_state_dict(head["proj"])
+    with model_files(folder, "MTS model"):
+        cfg = MTSConfig.load(folder)
+        check_model_folder(folder / "backbone")
+        tokenizer = AutoTokenizer.from_pretrained(str(folder / "backbone"), **HF_LOAD)
+        backbone = AutoModel.from_pretrained(str(folder / "backbone"), use_safetensors=True, **HF_LOAD)
+        net = MTSNet(tokenizer, backbone, cfg)
+        head = load_torch_weights(folder / HEAD_FILE)
+        net.stance.load_state_dict(head["stance"])
+        net.proj.load_state_dict(head["proj"])
     return net.to(device).eval()
 
 

@@ -17,6 +17,7 @@ import torch
 
 from argsim.data.argkp import KPMData
 from argsim.errors import ArgsimError
+from argsim.io import write_json
 from argsim.kpm.mts_data import cluster_batches, pair_batches, topic_folds
 from argsim.kpm.mts_encoder import write_ensemble, write_manifest
 from argsim.kpm.mts_model import VARIANTS, ClusterLoss, MTSConfig, MTSNet, PairContrastiveLoss, build_net
@@ -58,9 +59,70 @@ def _groups(net: MTSNet, cfg: MTSConfig) -> list[dict]:
     return ([{"params": body, "lr": cfg.lr}] if body else []) + [{"params": head, "lr": cfg.head_lr}]
 
 
-def save_mts(net: MTSNet, folder: Path, info: dict) -> None:
-    from argsim.io import write_json
+class MTSMapEvaluator:
+    """The official KPA Track 1 mAP (leaderboard formula) of an MTS network in memory, in the
+    sentence-transformers evaluator style: called on the network, it returns `{"<name>_strict_map": ...,
+    "<name>_relaxed_map": ...}`; `primary_metric` is the strict mAP. Every argument is scored against the key
+    points of its topic and stance by the cosine of the two statements' vectors (topic and stance as inputs),
+    as `rank keypoints --model DIR` scores a saved MTS folder.
 
+    Args:
+        gold: the labelled split to score (e.g. ArgKP dev).
+        name: the metrics' prefix.
+        batch_size: statements per forward pass.
+
+    Returns (when called on a network): the two mAPs.
+
+    Example:
+        >>> ev = MTSMapEvaluator(load_argkp("dev"))  # doctest: +SKIP
+        >>> ev(net)["dev_strict_map"]  # doctest: +SKIP
+        0.79...
+    """
+
+    def __init__(self, gold: KPMData, name: str = "dev", batch_size: int = 64) -> None:
+        if not gold.has_labels:
+            raise ArgsimError(f"{gold.name}: the evaluator needs gold labels")
+        self.gold, self.name, self.batch_size = gold, name, batch_size
+        self.primary_metric = f"{name}_strict_map"
+        self.greater_is_better = True
+
+    def __call__(self, net: MTSNet, output_path: str | None = None, epoch: int = -1,
+                 steps: int = -1) -> dict[str, float]:
+        import numpy as np
+
+        from argsim.backend.encoder import Encoder
+        from argsim.kpm.scoring import score_key_points
+        from argsim.metrics.kpa_map import evaluate_map
+
+        batch_size = self.batch_size
+
+        class Live(Encoder):  # the network being trained: no disk cache, no progress bars
+            def __init__(self) -> None:
+                super().__init__()
+                self.name, self.identity = "training", ""
+                self.configure(use_cache=False, quiet=True)
+
+            def _encode_batch(self, texts: list[str]) -> np.ndarray:
+                raise NotImplementedError("MTS encodes statements with their topic and stance")
+
+            def encode_statements(self, texts, topics, stances, engine=None) -> np.ndarray:  # noqa: ANN001
+                outs = []
+                with torch.inference_mode():
+                    for i in range(0, len(texts), batch_size):
+                        outs.append(net(list(texts[i:i + batch_size]), list(topics[i:i + batch_size]),
+                                        list(stances[i:i + batch_size])).float().cpu().numpy())
+                return np.concatenate(outs, axis=0) if outs else np.zeros((0, net.cfg.out_dim), np.float32)
+
+        was_training = net.training
+        net.eval()
+        try:
+            result = evaluate_map(score_key_points(self.gold, Live()), self.gold)
+        finally:
+            net.train(was_training)
+        return {self.primary_metric: result.strict, f"{self.name}_relaxed_map": result.relaxed}
+
+
+def save_mts(net: MTSNet, folder: Path, info: dict) -> None:
     net.save(folder)
     write_manifest(folder, "kpm-mts")
     write_json(folder / TRAIN_INFO, info)
@@ -68,11 +130,17 @@ def save_mts(net: MTSNet, folder: Path, info: dict) -> None:
 
 def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, device: str | None = None,
               quiet: bool = False, log_every: int = 0, init: str | Path | None = None, placement=None,  # noqa: ANN001
-              budget=None) -> dict:  # noqa: ANN001
+              budget=None, dev: KPMData | None = None) -> dict:  # noqa: ANN001
     """Train one model on `train` through the accelerate loop and save it at `out` (rank 0, after every epoch,
     so an interrupted run still leaves the last finished epoch; OUT/checkpoints for --resume). Returns the
     training info (timings, peak memory, losses). `placement`: device / precision / seed (default: `device` or
-    the CPU, fp32, `cfg.seed`); `budget`: stops, accumulation, checkpoints (default: none)."""
+    the CPU, fp32, `cfg.seed`); `budget`: stops, accumulation, checkpoints (default: none).
+
+    Model selection: with `dev` (labelled), `MTSMapEvaluator` (the official strict mAP, the task's metric)
+    scores the network after every epoch and the folder keeps the best epoch (the first of equal scores), not
+    the last; `info["dev"]` lists the scores, `info["best_epoch"]` the kept one. A run stopped by a budget
+    mid-epoch leaves the best finished epoch (or, before any, the stopped weights); --resume continues the
+    checkpoint under OUT/checkpoints as without `dev`."""
     from argsim.measure import peak_memory_mb
     from argsim.settings import seed_everything
     from argsim.training import Budget, resolve_placement
@@ -117,6 +185,9 @@ def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, device: str | Non
                   "precision": placement.precision, "processes": placement.processes, "steps": 0, "epochs": [],
                   "seconds": 0.0, "init": str(init) if init else None}
     losses: list[float] = []
+    evaluator = MTSMapEvaluator(dev) if dev is not None else None
+    if evaluator is not None:
+        info["dev"], info["best_epoch"] = [], None
     loop.extras_fn = lambda: {"info": info, "losses": losses}
     if loop.resume():
         info, losses = loop.extras["info"], loop.extras["losses"]
@@ -150,19 +221,37 @@ def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, device: str | Non
         info["seconds"] = round(loop.seconds(), 1)
         info["seconds_per_epoch"] = round(info["seconds"] / (epoch + 1), 1)
         info["peak_mb"] = peak_memory_mb()
+        improved = True
+        if evaluator is not None:
+            scores = evaluator(net)
+            info.setdefault("dev", []).append({"epoch": epoch + 1, **{k: round(v, 5) for k, v in scores.items()}})
+            best = max(info["dev"], key=lambda row: row[evaluator.primary_metric])  # the first of equal scores
+            improved = best["epoch"] == epoch + 1
+            if improved:
+                info["best_epoch"] = epoch + 1
         loop.end_epoch(epoch)
         if loop.is_main:
-            save_mts(net, out, info)
+            if improved:
+                save_mts(net, out, info)
+            else:
+                write_json(out / TRAIN_INFO, info)
     info["seconds"] = round(loop.seconds(), 1)
     info.setdefault("seconds_per_epoch", info["seconds"])
     info["peak_mb"], info["stopped_by"] = peak_memory_mb(), loop.stopped_by
     if loop.is_main:
-        save_mts(net, out, info)
+        if evaluator is not None and info.get("best_epoch") is not None:
+            write_json(out / TRAIN_INFO, info)  # the folder holds the best epoch's weights
+        else:
+            save_mts(net, out, info)
         run = {"steps": loop.steps, "seconds": info["seconds"], "stopped_by": loop.stopped_by,
                "epochs": info["epochs"]}
         hashes = {train.name: data_hash(sorted((str(a), str(k), int(v)) for (a, k), v in train.labels.items()))}
+        metrics = {}
+        if evaluator is not None and info.get("best_epoch") is not None:
+            metrics = {k: v for k, v in info["dev"][info["best_epoch"] - 1].items() if k != "epoch"}
+            metrics["best_epoch"] = info["best_epoch"]
         write_records(out, train_config(f"kpm-{cfg.variant}", placement, budget, policy(cfg), asdict(cfg), hashes,
-                                        run, base_model=str(cfg.model)))
+                                        run, metrics, base_model=str(cfg.model)))
     return info
 
 

@@ -82,6 +82,11 @@ class SbertConfig:
     eval_every: int = setting(0, "Score --eval-split with the official mAP every N steps and keep the weights with "
                               "the best strict mAP (0: only after training).", min=0)
 
+    def __post_init__(self) -> None:
+        if self.lr_end > self.lr:
+            raise ArgsimError(f"--lr-end {self.lr_end:g} is above --lr {self.lr:g}: the rate decays from --lr to "
+                              "--lr-end (equal values keep it constant)")
+
 
 def pair_rows(data: KPMData, cfg: SbertConfig) -> dict[str, list]:
     """Columns (sentence1, sentence2, score|label) from the labelled pairs, in the labels file's order."""

@@ -121,9 +121,12 @@ def load_model(folder: Path) -> tuple[AttentionBiLSTM, Vocabulary, dict]:
         state = load_torch_weights(folder / "model.pt")
     except (OSError, ValueError) as exc:
         raise ModelError(f"{folder}: not a thematic BiLSTM folder ({exc})") from None
-    vectors = state["embedding.weight"].numpy()
-    model = AttentionBiLSTM(vectors, config["hidden"], config["attention"], config["dropout"])
-    model.load_state_dict(state)
+    from argsim.backend.safety import model_files
+
+    with model_files(folder, "thematic BiLSTM"):
+        vectors = state["embedding.weight"].numpy()
+        model = AttentionBiLSTM(vectors, config["hidden"], config["attention"], config["dropout"])
+        model.load_state_dict(state)
     return model.eval(), Vocabulary(words), config
 
 

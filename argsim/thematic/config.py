@@ -41,6 +41,10 @@ class ThematicTrainConfig:
     max_triplets: int | None = setting(None, "Sub-sample this many training triplets (seeded).", min=1)
     eval_every: int = setting(0, "--arch minilm: score a dev sample every N steps and keep the best step's model "
                               "(0 = keep the last).", min=0)
+    lora_rank: int = setting(0, "--arch minilm: train a LoRA adapter of this rank instead of the weights (OUT then "
+                             "holds only the adapter, loaded over the installed base; see docs/models.md).", min=0)
+    lora_alpha: float = setting(32.0, "--lora-rank: the scale numerator (the update is multiplied by alpha / rank).",
+                                min=0)
     dev_sample: int = setting(2000, "--eval-every: dev triplets sampled (seeded) for the choice.", min=1)
     threads: int | None = setting(1, "Torch CPU threads when the global --threads is not given (0 = torch "
                                   "default); 1 is fastest when the other cores are busy.", min=0)

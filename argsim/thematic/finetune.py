@@ -28,8 +28,9 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, base: str = "
                                   max_triplets: int | None = None, max_seq_length: int = 64, seed: int = 13,
                                   placement=None, budget=None, max_minutes: float | None = None,  # noqa: ANN001
                                   quiet: bool = False, dev: list[dict] | None = None, eval_every: int = 0,
-                                  dev_sample: int | None = 2000) -> dict:
-    """Fine-tune `base` on (anchor, positive, negative) and save a sentence-transformers folder to `out`."""
+                                  dev_sample: int | None = 2000, lora_rank: int = 0, lora_alpha: float = 32.0) -> dict:
+    """Fine-tune `base` on (anchor, positive, negative) and save a sentence-transformers folder to `out`; with
+    `lora_rank` > 0 train a LoRA adapter instead and save only it (`argsim.backend.adapters`)."""
     from datasets import Dataset
     from sentence_transformers import SentenceTransformerTrainer
     from sentence_transformers.sentence_transformer.losses import TripletDistanceMetric, TripletLoss
@@ -53,6 +54,10 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, base: str = "
     from argsim.backend.models import set_st_max_seq_length
 
     set_st_max_seq_length(model, str(base), max_seq_length)
+    if lora_rank > 0:
+        from argsim.backend.adapters import add_lora
+
+        add_lora(model, lora_rank, lora_alpha)
     fields = ("anchor", "positive", "negative")
     data = Dataset.from_dict({f: [t[f] for t in triplets] for f in fields})
     loss = TripletLoss(model, distance_metric=TripletDistanceMetric.EUCLIDEAN, triplet_margin=margin)
@@ -64,6 +69,10 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, base: str = "
                              logging_steps=logging_steps(len(triplets), batch_size, epochs, budget,
                                                          placement.processes), **selection)
     trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=data, loss=loss, evaluator=evaluator)
+    if lora_rank > 0:  # --resume and the best-step reload read the adapter of a checkpoint
+        from argsim.backend.adapters import adapter_checkpoint_loader
+
+        trainer._load_from_checkpoint = adapter_checkpoint_loader(model)
     run = run_trainer(trainer, out, budget)
     seconds = run["seconds"]
     seen = min(trainer.state.global_step * batch_size * budget.grad_accum * placement.processes,
@@ -71,7 +80,8 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, base: str = "
     stats = {"base": base, "triplets": len(triplets), "triplets_seen": seen, "epochs": epochs,
              "batch_size": batch_size, "lr": lr, "margin": margin, "max_seq_length": max_seq_length,
              "seconds": seconds, "triplets_per_second": seen / max(seconds, 1e-9), "steps": run["steps"],
-             "stopped_by": run["stopped_by"], "device": placement.device, "precision": placement.precision}
+             "stopped_by": run["stopped_by"], "device": placement.device, "precision": placement.precision,
+             "lora_rank": lora_rank}
     if evaluator is not None:
         best = trainer.state.best_model_checkpoint
         stats |= {"eval_every": eval_every, "dev_sample": len(evaluator.anchors),
@@ -86,7 +96,12 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, base: str = "
                     for f in fields]
             metrics["dev_triplet_accuracy"] = triplet_scores(*vecs, distance="euclidean", ties="wrong").accuracy
             stats["dev_accuracy"] = metrics["dev_triplet_accuracy"]
-        model.save(str(out))
+        if lora_rank > 0:
+            from argsim.backend.adapters import save_adapter
+
+            save_adapter(model, out, base, extra={"steps": run["steps"], "seconds": round(seconds, 1)})
+        else:
+            model.save(str(out))
         if not run["stopped_by"]:
             shutil.rmtree(out / "trainer", ignore_errors=True)  # the old trainer folder of earlier versions
         from argsim.io import write_json

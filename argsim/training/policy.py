@@ -59,7 +59,7 @@ class OptimPolicy:
             raise ValueError(f"schedule must be one of {SCHEDULES}")
         kw: dict = {"optim": "adamw_torch", "learning_rate": self.lr, "weight_decay": self.weight_decay,
                     "warmup_steps": self.warmup_ratio, "max_grad_norm": self.max_grad_norm or 0.0}
-        if self.schedule == "constant":
+        if self.schedule == "constant" or (self.lr_end and self.lr_end >= self.lr):  # lr_end = lr: constant
             kw["lr_scheduler_type"] = "constant_with_warmup"
         elif self.lr_end:
             kw["lr_scheduler_type"] = "polynomial"

@@ -11,7 +11,15 @@ import typer
 from rich.table import Table
 
 from argsim.cli.groups import console, eval_app, rank_app, run_config, train_app
-from argsim.cli.params import OUT_DIR, OUT_FILE, comma_choices, comma_positive_ints, config_options, model_option
+from argsim.cli.params import (
+    OUT_DIR,
+    OUT_FILE,
+    comma_choices,
+    comma_positive_ints,
+    config_options,
+    model_option,
+    out_file,
+)
 from argsim.cli.training_options import budget_options, placement
 from argsim.counter.neural.config import NeuralConfig
 
@@ -150,8 +158,8 @@ def eval_counter_neural(
     base_model_alias: str | None = typer.Option(None, "--base-model", hidden=True),  # the option's older name
     task: str = typer.Option("counterargs-neural", help="Merge the rows into bench/results/<task>.json."),
     budget: Path | None = typer.Option(None, help="JSON file: method -> training budget text, stored with the rows."),
-    curves: Path | None = typer.Option(None, help="Also plot the given models' learning curves (history.json) "
-                                       "into this PNG."),
+    curves: Path | None = typer.Option(None, callback=out_file(".png"), help="Also plot the given models' "
+                                       "learning curves (history.json) into this PNG."),
 ) -> None:
     """The paper's Table 3: @1/K (accuracy@1 after reranking the first stage's top K) for every row whose model
     is given, beside the published figures; writes bench/results/<task>.json."""
@@ -166,6 +174,17 @@ def eval_counter_neural(
     models = {"bipolar": bipolar, "bipolar-nodiff": bipolar_nodiff, "bi-encoder": bi_encoder,
               "unipolar-ret": unipolar_ret, "unipolar-cls": unipolar_cls, "cross-encoder": cross_encoder}
     models = {k: str(v) if v else None for k, v in models.items()}
+    from argsim.counter.neural.pipeline import check_stage
+
+    for name, folder in models.items():  # every folder checked before the long work starts
+        if folder:
+            check_stage(folder, f"--{name}")
+    budgets = read_json(budget) if budget else None
+    if budgets is not None and not (isinstance(budgets, dict) and all(isinstance(v, str | int | float)
+                                                                       for v in budgets.values())):
+        from argsim.errors import InputError
+
+        raise InputError(budget, "expected a JSON object: method -> training budget text")
     if curves:
         from argsim.counter.neural.plot import learning_curves
         from argsim.counter.neural.training import read_history
@@ -195,7 +214,7 @@ def eval_counter_neural(
                                   / "00-argument-pair-type-counts.tsv"] if data_dir else [],
                       models={k: str(v) for k, v in models.items() if v})
     rows = rows_from_specs(table3_row_specs(results, split, k_list, len(corpus.points(split)),
-                                            read_json(budget) if budget else None), env=env)
+                                            budgets), env=env)
     write_results(task, rows, merge=True)
 
 

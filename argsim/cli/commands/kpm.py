@@ -223,6 +223,9 @@ def train_mts_cmd(
     eval_split: str | None = typer.Option("dev", help="With --folds 1: ArgKP split to score after training "
                                           "('' to skip). With folds: each fold model is scored on its held-out "
                                           "topics."),
+    keep_best: bool = typer.Option(False, "--keep-best", help="With --folds 1: score the evaluation split's "
+                                   "official mAP after every epoch and keep the best epoch, not the last (the "
+                                   "printed figure is then the one that chose it)."),
 ) -> None:
     """Train Matching The Statements (Phan et al. 2021): topic, statement and stance inputs, shared
     transformer with cls-last4 pooling, pseudo-label clusters in key-point-centred batches, tuplet margin +
@@ -239,6 +242,10 @@ def train_mts_cmd(
         from argsim.errors import ArgsimError
 
         raise ArgsimError("--folds works on the ArgKP-2021 topics (train+dev); train on your own files with --folds 1")
+    if keep_best and folds > 1:
+        from argsim.errors import ArgsimError
+
+        raise ArgsimError("--keep-best works with --folds 1 (each fold model is scored on its held-out topics)")
     data = gold = None
     if folds <= 1:
         data = source.load(run.data_dir, need_labels=True)
@@ -246,7 +253,12 @@ def train_mts_cmd(
     cfg = replace(config, seed=where.seed,
                   out_dim=out_dim or (feature_size(config.model, config.pooling) if config.identity_init else 256))
     if folds <= 1:
-        info = train_mts(data, out, cfg, quiet=quiet, log_every=log_every, init=init, placement=where, budget=plan)
+        if keep_best and gold is None:
+            from argsim.errors import ArgsimError
+
+            raise ArgsimError("--keep-best needs an evaluation split with labels (--eval-split)")
+        info = train_mts(data, out, cfg, quiet=quiet, log_every=log_every, init=init, placement=where, budget=plan,
+                         dev=gold if keep_best else None)
         _print_training(evaluate_trained(out, gold, info, run), out)
         return
     from argsim.kpm.mts_data import topic_folds

@@ -45,8 +45,12 @@ def train_kpm_cross(
     where = placement(ctx)
     data = source.load(run.data_dir, need_labels=True)
     gold = training_inputs(data, eval_split, run)
+    if config.eval_every and gold is None:
+        from argsim.errors import ArgsimError
+
+        raise ArgsimError("--eval-every needs an evaluation split with labels (--eval-split)")
     info = train_cross(data, out, replace(config, seed=where.seed), placement=where, budget=plan,
-                       quiet=run_quiet(ctx))
+                       quiet=run_quiet(ctx), dev=gold)
     _print_training(evaluate_trained(out, gold, info, run), out)
 
 

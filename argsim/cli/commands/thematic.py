@@ -117,7 +117,8 @@ def train_thematic(
                                               max_triplets=config.max_triplets,
                                               max_seq_length=config.max_seq_length, placement=where,
                                               budget=plan, quiet=quiet, dev=dev_rows, eval_every=eval_every,
-                                              dev_sample=config.dev_sample)
+                                              dev_sample=config.dev_sample, lora_rank=config.lora_rank,
+                                              lora_alpha=config.lora_alpha)
     if where.processes == 1 or is_main_process():
         console.print(summary_table(f"trained {arch} -> {out}", ["statistic", "value"],
                                     [[k, v] for k, v in stats.items()]))

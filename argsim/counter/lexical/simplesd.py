@@ -51,7 +51,10 @@ def resolve_weights(reading: str | None = None, weights: list[float] | str | Non
         if isinstance(weights, str):
             from argsim.io import read_json
 
-            weights = read_json(weights)["weights"]
+            data = read_json(weights)
+            if not isinstance(data, dict) or "weights" not in data:
+                raise ArgsimError(f"{weights}: expected a JSON object with 'weights' (8 numbers), as --tune writes")
+            weights = data["weights"]
         try:
             w = np.asarray(weights, dtype=np.float64)
         except (TypeError, ValueError):

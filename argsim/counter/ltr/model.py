@@ -123,9 +123,14 @@ class LTRModel:
             hint = " (it holds a pickle, model.joblib, which is never loaded: it could run code)" \
                 if (folder / "model.joblib").exists() else ""
             raise ArgsimError(f"{folder}: no model.json{hint}; retrain it with `argsim train ltr`")
-        meta = read_json(folder / "ltr.json")
-        m = cls(meta["model"], meta["features"], meta.get("seed", 13))
-        params = read_json(folder / "model.json")
+        from argsim.backend.safety import model_files
+
+        with model_files(folder, "LTR model"):
+            meta = read_json(folder / "ltr.json")
+            m = cls(meta["model"], meta["features"], meta.get("seed", 13))
+            params = read_json(folder / "model.json")
+            if not isinstance(params, dict):
+                raise TypeError("model.json must hold an object")
         try:
             scaler = StandardScaler()
             scaler.mean_ = np.asarray(params["scaler"]["mean"], dtype=np.float64)

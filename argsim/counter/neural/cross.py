@@ -42,8 +42,11 @@ class CrossScorer:
             raise ModelError(f"{folder}: not a trained cross-encoder (train one with `argsim train bipolar "
                              "--kind cross-encoder`)")
         check_model_folder(folder)
-        meta = json.loads((folder / CROSS_MARKER).read_text(encoding="utf-8"))
-        self.max_length = max_length or int(meta.get("max_length", 256))
+        from argsim.backend.safety import model_files
+
+        with model_files(folder, "cross-encoder"):
+            meta = json.loads((folder / CROSS_MARKER).read_text(encoding="utf-8"))
+            self.max_length = max_length or int(meta.get("max_length", 256))
         self.tokenizer = AutoTokenizer.from_pretrained(str(folder), **HF_LOAD)
         self.model = cast_for_inference(
             AutoModelForSequenceClassification.from_pretrained(str(folder), use_safetensors=True, **HF_LOAD), precision)
@@ -151,6 +154,40 @@ def pointwise_examples(pairs: Sequence[tuple[str, str]], collection: Sequence[st
     return {"sentence1": s1, "sentence2": s2, "label": y}
 
 
+BEST = "best"  # OUT/best: the best validated weights so far, while training runs
+
+
+class _KeepBest:
+    """Keeps the weights of the best validation score seen (first of equal scores) in OUT/best (rank 0 writes)
+    and puts them back at the end; a resumed run knows the earlier rows' best from the history."""
+
+    def __init__(self, model, folder: Path, earlier: list) -> None:  # noqa: ANN001
+        self.model, self.folder = model, folder
+        seen = [v for v in earlier if v is not None]
+        self.best = max(seen) if seen and folder.is_dir() else None
+
+    def offer(self, val: float | None) -> None:
+        from argsim.training import is_main_process
+
+        if val is None or (self.best is not None and val <= self.best):
+            return
+        self.best = val
+        if is_main_process():
+            self.model.save(str(self.folder))
+
+    def restore(self, history: list[dict]) -> dict | None:
+        """Load the best row's weights into the model where a later row scored lower; returns the best row."""
+        rows = [h for h in history[1:] if h.get("val") is not None]
+        if not rows:
+            return None
+        best = max(rows, key=lambda h: h["val"])  # the first of equal scores
+        if best is not rows[-1] and (self.folder / "model.safetensors").is_file():
+            from safetensors.torch import load_file
+
+            self.model.model.load_state_dict(load_file(str(self.folder / "model.safetensors")))
+        return best
+
+
 def train_cross_encoder(base_model: str, train_pairs: Sequence[tuple[str, str]], collection: Sequence[str],
                         out_dir: str | Path, epochs: int = 1, lr: float = 2e-5, batch_size: int = 16,
                         max_length: int = 256, seed: int = 13, resume: bool = False,
@@ -165,7 +202,12 @@ def train_cross_encoder(base_model: str, train_pairs: Sequence[tuple[str, str]],
     With `val_questions` (see `validation_choices`) the model is validated before training (epoch 0) and
     `evals_per_epoch` times per epoch (and where a budget stops it): history rows carry fractional epochs, the
     mean training loss since the previous row and `val` = accuracy of picking the true counter among its
-    question's candidates.
+    question's candidates (the `val_choice_accuracy` evaluator).
+
+    Model selection: that validation accuracy, the task's own metric, chooses the saved model: the weights of
+    the best validated row of training (the first of equal scores; the untrained row is the baseline, not a
+    candidate) are kept in OUT/best while training runs and saved as the model at the end, which may be
+    earlier than the last step. Without `val_questions` the last step is saved.
     """
     import math
 
@@ -223,12 +265,14 @@ def train_cross_encoder(base_model: str, train_pairs: Sequence[tuple[str, str]],
             if step == self.step and not stopped:
                 return
             self.step = step
+            keep.offer(val)
             record({"epoch": round(step / per_epoch, 3), "val": val,
                     "loss": float(np.mean(self.losses)) if self.losses else None,
                     "examples": min(step * examples_per_step, len(data)),
                     "seconds": round(offset + time.perf_counter() - self.start, 2), "stopped_early": stopped})
             self.losses = []
 
+    keep = _KeepBest(model, out_dir / BEST, [h["val"] for h in history[1:]])
     tracker = History()
     if not history:
         record({"epoch": 0, "val": evaluator(model)["val_choice_accuracy"] if evaluator else None, "loss": None,
@@ -239,13 +283,20 @@ def train_cross_encoder(base_model: str, train_pairs: Sequence[tuple[str, str]],
     if run["stopped_by"] or tracker.step != trainer.state.global_step:  # validate where the run ended
         val = evaluator(model)["val_choice_accuracy"] if evaluator else None
         tracker.row(trainer.state.global_step, val, bool(run["stopped_by"]))
+    best = keep.restore(history)  # the saved model: the validation's best row, not necessarily the last
     if trainer.is_world_process_zero():
         model.save(str(out_dir))
+        if not run["stopped_by"]:
+            import shutil
+
+            shutil.rmtree(out_dir / BEST, ignore_errors=True)  # kept only while a stopped run may resume
         write_json(out_dir / CROSS_MARKER, {"kind": "cross-encoder", "base_model": base_model,
                                             "max_length": max_length, "lr": lr, "batch_size": batch_size,
                                             "train_pairs": len(pairs)})
         write_json(out_dir / HISTORY, {"kind": "cross-encoder", "history": history})
-        metrics = {"val_choice_accuracy_untrained": history[0]["val"], "val_choice_accuracy": history[-1]["val"]}
+        metrics = {"val_choice_accuracy_untrained": history[0]["val"],
+                   "val_choice_accuracy": best["val"] if best else history[-1]["val"],
+                   "val_choice_accuracy_last": history[-1]["val"], "best_epoch": best["epoch"] if best else None}
         write_records(out_dir, train_config("counter-cross-encoder", placement, budget, policy,
                                             {"epochs": epochs, "lr": lr, "batch_size": batch_size,
                                              "max_length": max_length, "evals_per_epoch": evals_per_epoch},

@@ -29,6 +29,28 @@ class StageResult:
     first_full: dict[str, np.ndarray]
 
 
+def check_stage(folder: str | Path, option: str = "model") -> None:
+    """Before any work: `folder` is a trained counter model or cross-encoder folder that is data (the one model
+    folder check) with a readable config; ModelError (one line) otherwise."""
+    import json
+
+    from argsim.backend.safety import check_model_folder, model_files
+    from argsim.counter.neural.cross import is_cross_folder
+    from argsim.counter.neural.store import is_model_folder
+    from argsim.errors import ModelError
+
+    folder = Path(folder)
+    if not (is_model_folder(folder) or is_cross_folder(folder)):
+        raise ModelError(f"{option} {folder}: not a trained counter-argument model or cross-encoder folder (train "
+                         "one with `argsim train bipolar`)")
+    check_model_folder(folder)
+    if is_model_folder(folder):
+        with model_files(folder, "counter-argument model"):
+            raw = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+            if not isinstance(raw, dict) or isinstance(raw.get("dim"), bool) or int(raw["dim"]) < 1:
+                raise ValueError("config.json: 'dim' must be a positive integer")
+
+
 def load_stage(spec: str | Path | None, precision: str = "auto"):  # noqa: ANN201
     """'bm25', a CounterModel folder, or a cross-encoder folder -> the stage object (None stays None).
 

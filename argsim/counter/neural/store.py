@@ -15,7 +15,7 @@ import torch
 
 from argsim.backend.encoder import Encoder
 from argsim.backend.fingerprint import fingerprint
-from argsim.backend.safety import check_model_folder, load_torch_weights
+from argsim.backend.safety import check_model_folder, load_torch_weights, model_files
 from argsim.counter.neural.config import NeuralConfig
 from argsim.counter.neural.model import CounterModel
 from argsim.counter.neural.towers import TransformerTower, frozen_encoder
@@ -59,20 +59,21 @@ def load_model(folder: str | Path) -> CounterModel:
         raise ModelError(f"{folder}: not a trained counter-argument model (needs config.json and heads.pt; "
                          "train one with `argsim train bipolar`)")
     check_model_folder(folder)
-    raw = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    config = NeuralConfig.from_dict(raw)
-    tower = None
-    if config.train_encoder:
-        tower = TransformerTower(str(folder / "point_encoder"), config.pooling, config.max_seq_length)
-    model = CounterModel(config, dim=int(raw["dim"]), tower=tower)
-    if config.train_encoder and config.separate_towers:
-        model.cand_tower = TransformerTower(str(folder / "candidate_encoder"), config.pooling,
-                                            config.max_seq_length)
-    state = load_torch_weights(folder / "heads.pt")
-    missing, unexpected = model.load_state_dict(state, strict=False)
-    bad = [m for m in missing if not m.startswith(("point_tower.", "cand_tower."))]
-    if bad or unexpected:
-        raise ModelError(f"{folder}: heads.pt does not match config.json ({bad or unexpected})")
+    with model_files(folder, "counter-argument model"):
+        raw = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        config = NeuralConfig.from_dict(raw)
+        tower = None
+        if config.train_encoder:
+            tower = TransformerTower(str(folder / "point_encoder"), config.pooling, config.max_seq_length)
+        model = CounterModel(config, dim=int(raw["dim"]), tower=tower)
+        if config.train_encoder and config.separate_towers:
+            model.cand_tower = TransformerTower(str(folder / "candidate_encoder"), config.pooling,
+                                                config.max_seq_length)
+        state = load_torch_weights(folder / "heads.pt")
+        missing, unexpected = model.load_state_dict(state, strict=False)
+        bad = [m for m in missing if not m.startswith(("point_tower.", "cand_tower."))]
+        if bad or unexpected:
+            raise ModelError(f"{folder}: heads.pt does not match config.json ({bad or unexpected})")
     model.eval()
     model.folder = folder
     return model

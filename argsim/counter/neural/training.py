@@ -1,5 +1,6 @@
 """Training loop: Adam, one sampled negative per pair and epoch, validation @1/K after every epoch,
-early stopping, and the best model saved - through argsim.training's accelerate loop (the device, precision and
+early stopping, and the best model saved (the task's own metric chooses it: `AtOneOverKEvaluator`, accuracy@1/K
+on the validation pairs) - through argsim.training's accelerate loop (the device, precision and
 processes of the run, checkpoints under OUT/checkpoints at every epoch end and every --checkpoint-every steps,
 `resume` continuing them exactly: the epoch's negatives, batch order and every random state are saved)."""
 
@@ -7,8 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -21,7 +21,7 @@ from argsim.counter.neural.heads import classification_loss, triplet_loss
 from argsim.counter.neural.model import CounterModel
 from argsim.counter.neural.sampling import NegativeSampler
 from argsim.counter.neural.store import save_model
-from argsim.counter.neural.validation import at1_over_k
+from argsim.counter.neural.validation import AtOneOverKEvaluator, heads_on_cpu  # noqa: F401 (heads_on_cpu: API)
 from argsim.io import write_json
 from argsim.progress import progress_bar
 from argsim.settings import seed_everything
@@ -50,27 +50,10 @@ def batch_loss(model: CounterModel, u: torch.Tensor, vp: torch.Tensor, vn: torch
 
 
 def validate(model: CounterModel, data: PairData, base: np.ndarray, k: int) -> float:
-    """Validation accuracy@1/k against the whole validation collection (the heads run on the CPU: they score
-    precomputed NumPy embeddings)."""
-    if not len(data.val_pairs):
-        return float("nan")
-    with heads_on_cpu(model):
-        return at1_over_k(model, base, data.val_pairs[:, 0], data.val_pairs[:, 1], data.val_collection,
-                          ks=(k,))[k]
-
-
-@contextmanager
-def heads_on_cpu(model: CounterModel) -> Iterator[None]:
-    """Run the (small) heads on the CPU for NumPy scoring, then put them back (a no-op on the CPU)."""
-    heads = [h for h in {id(h): h for h in (model.ret_point, model.ret_cand, model.cls) if h is not None}.values()]
-    devices = [next(h.parameters()).device for h in heads]
-    for h in heads:
-        h.to("cpu")
-    try:
-        yield
-    finally:
-        for h, d in zip(heads, devices, strict=True):
-            h.to(d)
+    """Validation accuracy@1/k against the whole validation collection (`AtOneOverKEvaluator`; the heads run on
+    the CPU: they score precomputed NumPy embeddings)."""
+    evaluator = AtOneOverKEvaluator(data, k)
+    return evaluator(model, base=base)[evaluator.primary_metric]
 
 
 def warm_start(model: CounterModel, folder: str | Path) -> None:
@@ -98,6 +81,11 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
           budget: Budget | None = None) -> list[dict]:
     """Train `config.kind` on `data` through the accelerate loop; the best-validation model is saved in
     `out_dir` (rank 0). Returns the history.
+
+    Model selection: `AtOneOverKEvaluator` (validation accuracy@1/`config.k_val`, section 6.3's figure) scores
+    the untrained model and every epoch; the saved model is the epoch with the best score (strictly better than
+    every earlier one, so the first of equal scores), and `config.patience` epochs without a better score stop
+    the run.
 
     History rows: epoch (0 = untrained), loss, val (accuracy@1/k_val), hard (share of hard negatives),
     seconds (cumulative training time). `budget.max_minutes` (or `max_minutes`) stops after the epoch that
@@ -133,6 +121,7 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
     base = base_table(model, data.texts) if frozen else None
     texts = np.asarray(data.texts, dtype=object)
     loop = TrainLoop(out_dir, placement, loop_budget, policy(config))
+    evaluator = AtOneOverKEvaluator(data, config.k_val)  # chooses the saved epoch
     device = loop.device
 
     def loss_of(net: CounterModel, rows: tuple[np.ndarray, np.ndarray, np.ndarray]) -> torch.Tensor:
@@ -166,7 +155,7 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
         order_rng.bit_generator.state = state["order_rng"]
     else:
         val_base = base if frozen else base_table(model, data.texts)
-        v0 = validate(model, data, val_base, config.k_val)
+        v0 = evaluator(model, base=val_base)[evaluator.primary_metric]
         history.append({"epoch": 0, "loss": None, "val": v0, "hard": 0.0, "seconds": 0.0})
         best = v0
         if loop.is_main:
@@ -207,7 +196,7 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
         if loop.stopped_by:  # --max-steps: a checkpoint mid-epoch, no validation
             break
         val_base = base if frozen else base_table(model, data.texts)
-        val = validate(model, data, val_base, config.k_val)
+        val = evaluator(model, base=val_base)[evaluator.primary_metric]
         history.append({"epoch": epoch, "loss": float(np.mean(losses)) if losses else None, "val": val,
                         "hard": hard_share, "seconds": round(elapsed, 2)})
         if log and loop.is_main:

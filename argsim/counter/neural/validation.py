@@ -1,12 +1,16 @@
 """Validation accuracy@1/K (section 6.3) of a model being trained: its retrieval head ranks one shared collection
 of text indices, its classification head reranks the top K; the hits are `core.evaluation.at1_over_k_hits`, the
-same @1/K as Table 3's."""
+same @1/K as Table 3's. `AtOneOverKEvaluator` is the same figure as a sentence-transformers-style evaluator (a
+callable on a model returning a dict with a primary metric): the metric the counter trainer keeps its best epoch
+by."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import numpy as np
+from sentence_transformers.base.evaluation import BaseEvaluator
 
 from argsim.counter.core.evaluation import at1_over_k_hits
 from argsim.counter.neural.model import CounterModel
@@ -40,3 +44,63 @@ def at1_over_k(model: CounterModel, base: np.ndarray, queries: np.ndarray, golds
             hits[k] += int(batch[k].sum())
     n = max(len(queries), 1)
     return {k: hits[k] / n for k in ks}
+
+
+@contextmanager
+def heads_on_cpu(model: CounterModel) -> Iterator[None]:
+    """Run the (small) heads on the CPU for NumPy scoring, then put them back (a no-op on the CPU)."""
+    heads = [h for h in {id(h): h for h in (model.ret_point, model.ret_cand, model.cls) if h is not None}.values()]
+    devices = [next(h.parameters()).device for h in heads]
+    for h in heads:
+        h.to("cpu")
+    try:
+        yield
+    finally:
+        for h, d in zip(heads, devices, strict=True):
+            h.to(d)
+
+
+class AtOneOverKEvaluator(BaseEvaluator):
+    """Validation accuracy@1/K (section 6.3) of a `CounterModel`, in the sentence-transformers evaluator style.
+
+    Every validation pair's point is a query against the whole validation collection (itself masked); the
+    retrieval head ranks, the classification head (where the model has one) reranks the top K; a hit is the
+    point's own counter ranked first (`at1_over_k`). Models without a classification head score their
+    retrieval accuracy@1 for every K.
+
+    Args:
+        data: the `PairData` whose `val_pairs` and `val_collection` are scored.
+        k: K, the reranked depth (the trainer's `k_val`).
+        name: the metrics' prefix.
+
+    Returns (when called on a model, optionally with the base embeddings of `data.texts`, which a frozen-encoder
+    trainer already holds): `{"<name>_at1_over_<k>": float}`; `primary_metric` is that key. NaN without
+    validation pairs.
+
+    Example:
+        >>> ev = AtOneOverKEvaluator(data, k=10)  # doctest: +SKIP
+        >>> ev(model)  # doctest: +SKIP
+        {'val_at1_over_10': 0.41}
+    """
+
+    def __init__(self, data, k: int = 10, name: str = "val") -> None:  # noqa: ANN001 (a PairData)
+        super().__init__()
+        self.data, self.k, self.name = data, k, name
+        self.primary_metric = f"{name}_at1_over_{k}"
+
+    def __call__(self, model: CounterModel, output_path: str | None = None, epoch: int = -1, steps: int = -1,
+                 base: np.ndarray | None = None) -> dict[str, float]:
+        data = self.data
+        if not len(data.val_pairs):
+            return {self.primary_metric: float("nan")}
+        was_training = model.training
+        if base is None:
+            base = model.embed_texts(data.texts, side="candidate")
+        with heads_on_cpu(model):
+            acc = at1_over_k(model, base, data.val_pairs[:, 0], data.val_pairs[:, 1], data.val_collection,
+                             ks=(self.k,))[self.k]
+        model.train(was_training)
+        return {self.primary_metric: acc}
+
+    def get_config_dict(self) -> dict:
+        return {"k": self.k, "pairs": len(self.data.val_pairs), "collection": len(self.data.val_collection)}
