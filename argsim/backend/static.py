@@ -98,8 +98,8 @@ def distill(model: str, out: str | Path, pca_dims: int | None = 256, device: str
         raise ModelError(f"{out}: already exists; choose a new folder for the static model")
     try:
         from model2vec.distill import distill as m2v_distill
-    except ImportError:
-        raise ModelError("argsim distill needs model2vec: pip install 'argsim[cpu]'") from None
+    except ImportError as exc:
+        raise ModelError(f"argsim distill needs model2vec and skeletoken ({exc}): pip install 'argsim[cpu]'") from None
     source = model_path(model)
     start = time.perf_counter()
     static = m2v_distill(model_name=str(source), pca_dims=pca_dims, device=device)
