@@ -159,3 +159,22 @@ def test_calibration_choice_is_independent_of_order_and_duplicates():
     a, da = runtime.calibration_choice(["x", "y", "z", "y", " "], size=2)
     b, db = runtime.calibration_choice(["z", "y", "x"], size=2)
     assert a == b and da == db and len(a) == 2 and " " not in a
+
+
+def test_the_backend_is_named_in_embed_and_never_silently_ignored(tmp_path):
+    """`embed` names the runtime that made the vectors; a --backend that cannot apply to the model (static
+    vectors) is a one-line warning, not silence."""
+    from typer.testing import CliRunner
+
+    from argsim.cli.app import app
+
+    texts = tmp_path / "t.txt"
+    texts.write_text("Uniforms stop bullying.\nUniforms limit expression.\n")
+    runner = CliRunner()
+    res = runner.invoke(app, ["--backend", "onnx", "--quantize", "int8", "--no-cache", "embed", str(texts),
+                              "--out", str(tmp_path / "a.npy")])
+    assert res.exit_code == 0 and "(onnx int8)" in res.output
+    res = runner.invoke(app, ["--backend", "onnx", "--no-cache", "embed", str(texts), "--model", "glove50",
+                              "--out", str(tmp_path / "b.npy")])
+    assert res.exit_code == 0
+    assert "warning: --backend onnx applies to transformer encoders only: 'glove50' runs as it is" in res.output

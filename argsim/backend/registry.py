@@ -407,6 +407,13 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
                 # a model folder's files are input: a malformed config is one line, not a traceback
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise ModelError(f"cannot load model '{name}': {first[:200]}") from None
+            if spec is not None:
+                from argsim.backend.models import ExportedEncoder
+
+                if not isinstance(enc, ExportedEncoder):  # said once per model, never silently ignored
+                    from argsim.errors import warn
+
+                    warn(f"--backend {backend} applies to transformer encoders only: '{name}' runs as it is")
         enc.recipe = {"name": _portable_name(name), "pooling": pooling, "max_seq_length": max_seq_length,
                       "batch_size": batch_size, "precision": prec}
         if backend != "torch":

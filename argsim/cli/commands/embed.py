@@ -67,7 +67,9 @@ def embed(
 
     r = embed_file(input, out, column=column, id_column=id_column, model=model, pooling=pooling,
                    max_seq_length=max_seq_length, batch_size=batch_size, normalize=normalize, config=config)
-    console.print(f"{r.texts:,} texts -> {r.out} {r.shape} with {r.model} on {r.device} ({r.precision}) in "
+    runtime = r.precision if config.backend == "torch" else (
+        f"{config.backend} {config.quantize if config.quantize != 'none' else r.precision}")
+    console.print(f"{r.texts:,} texts -> {r.out} {r.shape} with {r.model} on {r.device} ({runtime}) in "
                   f"{r.seconds:.2f}s")
 
 
