@@ -309,3 +309,21 @@ def test_paths_are_accepted_for_models(minilm, tmp_path):
     folder = Path(model_path("minilm"))
     out = argsim.KeyPointMatcher(folder).match(["a"], ["b"])
     assert len(out) == 1
+
+
+def test_empty_or_non_finite_predictions_are_refused_not_scored_zero():
+    """As `eval map` on an empty file: no scores, or a NaN score, is an error, never a silent mAP."""
+    import pandas as pd
+
+    from argsim.errors import ArgsimError
+
+    gold = pd.DataFrame({"arg_id": ["a1", "a2"], "key_point_id": ["k1", "k1"], "topic": ["t", "t"],
+                         "stance": [1, 1], "argument": ["x", "y"], "key_point": ["K", "K"], "label": [1, 0]})
+    for bad in ({}, {"a1": {}}, {"a1": {"k1": float("nan")}, "a2": {"k1": 0.2}}):
+        with pytest.raises(ArgsimError):
+            argsim.kpa_map(bad, gold)
+    assert argsim.kpa_map({"a1": {"k1": 0.9}, "a2": {"k1": 0.2}}, gold) == {"strict_map": 1.0, "relaxed_map": 1.0}
+
+
+def test_encoding_no_texts_gives_no_rows_of_the_models_width():
+    assert argsim.encode([], model="minilm").shape == (0, 384)

@@ -78,10 +78,18 @@ def _gold(gold: Any, data_dir: str | Path | None = None):  # noqa: ANN202
 def map_result(predictions: Any, gold: Any, formula: str = "leaderboard", tie_break: str = "first", seed: int = 0,
                data_dir: str | Path | None = None):  # noqa: ANN201 (argsim.metrics.kpa_map.MapResult)
     """The full result of the official metric (per-group table, dummies, ignored ids); see `kpa_map`."""
+    import math
+
     from argsim.metrics.kpa_map import evaluate_map
 
-    return evaluate_map(_predictions(predictions), _gold(gold, data_dir), formula=formula, tie_break=tie_break,
-                        seed=seed)
+    preds = _predictions(predictions)
+    if not any(preds.values()):  # as `eval map` on an empty file: not a silent 0 for every group
+        raise ArgsimError("no predictions: not one (argument, key point) score; an empty set would score mAP 0 for "
+                          "every group")
+    bad = [a for a, kps in preds.items() if any(not math.isfinite(v) for v in kps.values())]
+    if bad:
+        raise ArgsimError(f"{len(bad)} argument(s) with a score that is not a finite number, e.g. {bad[0]}")
+    return evaluate_map(preds, _gold(gold, data_dir), formula=formula, tie_break=tie_break, seed=seed)
 
 
 def kpa_map(predictions: Any, gold: Any, formula: str = "leaderboard", tie_break: str = "first", seed: int = 0,

@@ -111,8 +111,8 @@ class Encoder(ABC):
                     found.update(zip(again, self._compute(again, batch_size or self.batch_size, show_progress,
                                                           description, store), strict=True))
             found.update(zip(missing, computed, strict=True))
-        if not texts:
-            return np.zeros((0, 0), dtype=np.float32)
+        if not texts:  # as sentence-transformers: no rows, the model's width
+            return np.zeros((0, self.dim), dtype=np.float32)
         out = np.stack([found[t] for t in texts]).astype(np.float32, copy=False)
         if normalize:
             out = l2_normalize(out)
