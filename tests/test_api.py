@@ -327,3 +327,15 @@ def test_empty_or_non_finite_predictions_are_refused_not_scored_zero():
 
 def test_encoding_no_texts_gives_no_rows_of_the_models_width():
     assert argsim.encode([], model="minilm").shape == (0, 384)
+
+
+def test_metrics_of_nothing_or_of_non_finite_scores_are_refused():
+    """accuracy@1 of no queries (it was NaN), a NaN score (it counted as a miss) and ROUGE-1 of no summaries (it
+    was 0) are one-line errors."""
+    with pytest.raises(ArgsimError):
+        argsim.accuracy_at_1({}, {})
+    with pytest.raises(ArgsimError):
+        argsim.accuracy_at_1({"q": [("c", float("nan")), ("d", 0.1)]}, {"q": "c"})
+    with pytest.raises(ArgsimError):
+        argsim.rouge1([], [])
+    assert argsim.accuracy_at_1({"q1": [("c1", 0.9), ("c2", 0.1)]}, {"q1": "c1"}) == 1.0

@@ -156,6 +156,13 @@ def accuracy_at_1(scores: Any, gold: Mapping[str, str], ties: str = "expected") 
         for row in scores.itertuples(index=False):
             grouped.setdefault(str(row.query), []).append((str(row.candidate), float(row.score)))
         scores = grouped
+    import math
+
+    if not scores:
+        raise ArgsimError("no queries to score: accuracy@1 of nothing is undefined")
+    bad = [q for q, ranked in scores.items() if any(not math.isfinite(float(s)) for _, s in ranked)]
+    if bad:
+        raise ArgsimError(f"{len(bad)} quer(ies) with a score that is not a finite number, e.g. {bad[0]}")
     return acc(scores, gold, ties=ties)
 
 
@@ -233,6 +240,8 @@ def rouge1(summaries: str | Sequence[str], references: str | Sequence[str], unit
     cands = [summaries] if single else list(summaries)
     refs = [references] if isinstance(references, str) else list(references)
     lims = [limits] * len(cands) if isinstance(limits, int) or limits is None else list(limits)
+    if not cands:
+        raise ArgsimError("no summaries to score: ROUGE-1 of nothing is undefined")
     if all(lim is None for lim in lims):
         lims = None
     try:
