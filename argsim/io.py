@@ -485,7 +485,15 @@ def read_jsonl(path: str | Path) -> list[tuple[int, Any]]:
 
 def read_records(path: str | Path, required: Sequence[str] = (), delimiter: str | None = None,
                  text: Sequence[str] = (), scalar: Sequence[str] = ()) -> list[dict]:
-    """Read CSV/TSV (header row), JSONL or JSON (a list of objects) into dicts.
+    """Read CSV/TSV (header row), JSONL or JSON (a list of objects) into dicts: `read_numbered_records` without
+    the row numbers (see there)."""
+    return [rec for _, rec in read_numbered_records(path, required, delimiter, text, scalar)]
+
+
+def read_numbered_records(path: str | Path, required: Sequence[str] = (), delimiter: str | None = None,
+                          text: Sequence[str] = (), scalar: Sequence[str] = ()) -> list[tuple[int, dict]]:
+    """Read CSV/TSV (header row), JSONL or JSON (a list of objects) into (row, dict) pairs, the row being the one
+    argsim's errors name, so a caller's own checks name the same row as the reader's.
 
     Every record must have the `required` columns with non-empty single values (in JSON not a list or object;
     the `scalar` columns neither, where present), and the `text` columns (where present) must hold strings: in
@@ -554,7 +562,7 @@ def read_records(path: str | Path, required: Sequence[str] = (), delimiter: str 
         for col in text:
             if col in rec and rec[col] is not None and not isinstance(rec[col], str):
                 raise InputError(path, f"expected text, found {_json_kind(rec[col])}", row=lineno, column=col)
-    return [rec for _, rec in rows]
+    return rows
 
 
 def _json_kind(value: Any) -> str:

@@ -145,3 +145,20 @@ def test_trailing_blank_lines_end_a_text_file_and_inner_ones_are_refused(ws, glo
     assert vectors.shape == (2, 50)
     (ws / "u.txt").write_text("a cat\n\na dog\n", encoding="utf-8")
     _one_error(["embed", "u.txt", "--model", "glove50", "--out", "v.npy"], "row 2")
+
+
+def test_a_commands_own_checks_name_the_same_row_as_the_reader(tmp_path):
+    """In a CSV the header is row 1: a bad budget in the first data row is row 2, as an empty text there is (the
+    command's own check once counted records instead)."""
+    from typer.testing import CliRunner
+
+    from argsim.cli.app import app
+
+    head = "id,topic,subtopic,length,text,summary\n"
+    bad_length, empty_text = tmp_path / "a.csv", tmp_path / "b.csv"
+    bad_length.write_text(head + 'q1,t,s,-5,"本日は晴天です。",\n', encoding="utf-8")
+    empty_text.write_text(head + 'q1,t,s,10,"",\n', encoding="utf-8")
+    runner = CliRunner()
+    for path, column in ((bad_length, "length"), (empty_text, "text")):
+        res = runner.invoke(app, ["-q", "summarize", "minutes", "-i", str(path), "--out", str(tmp_path / "o.json")])
+        assert res.exit_code == 2 and f"row 2, column '{column}'" in res.output, res.output

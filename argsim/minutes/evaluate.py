@@ -16,7 +16,7 @@ from typing import Any
 from argsim.config import RunConfig
 from argsim.errors import InputError
 from argsim.evaluation import Evaluation
-from argsim.io import parse_count, read_json, read_records
+from argsim.io import parse_count, read_json, read_numbered_records
 from argsim.metrics.rouge import rouge1_corpus
 
 
@@ -45,9 +45,11 @@ def read_summaries(path: Path) -> SummaryFile:
             for col in ("summary", "gold"):
                 if r[col] is not None and not isinstance(r[col], str):
                     raise InputError(path, f"item {n}: expected text, found {type(r[col]).__name__}", column=col)
-    else:
-        rows = read_records(path, required=["summary", "gold"], text=["summary", "gold"])
-    for n, r in enumerate(rows, start=1):
+        numbered = list(enumerate(rows, start=1))
+    else:  # the rows the reader's own errors name (for CSV the header is row 1)
+        numbered = read_numbered_records(path, required=["summary", "gold"], text=["summary", "gold"])
+        rows = [r for _, r in numbered]
+    for n, r in numbered:
         if r.get("budget") not in (None, ""):
             r["budget"] = parse_count(r["budget"], path, n, "budget")
     rows = [r for r in rows if str(r.get("gold") or "").strip()]

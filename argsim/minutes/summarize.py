@@ -71,14 +71,14 @@ def user_items(path: Path, default_budget: int = 100) -> list[MinutesItem]:
     """A user's utterances (CSV/TSV/JSONL/JSON): columns `id`, `text`, `topic`, `subtopic`, optional `length`
     (character budget, at least 1) and `summary` (gold). Rows with the same id form one item, in file order, and
     must agree on topic, subtopic, length and summary (a later row may leave them blank); each text is cleaned
-    and split into sentences. Errors name the record (1-based, in file order)."""
-    from argsim.io import parse_count, read_records
+    and split into sentences. Errors name the file's row as the reader does (for CSV the header is row 1)."""
+    from argsim.io import parse_count, read_numbered_records
 
-    rows = read_records(path, required=["id", "text", "topic", "subtopic"],
+    rows = read_numbered_records(path, required=["id", "text", "topic", "subtopic"],
                         text=["text", "topic", "subtopic", "summary"])
     items: dict[str, MinutesItem] = {}
     first: dict[str, tuple[int, dict]] = {}
-    for r, row in enumerate(rows, start=1):
+    for r, row in rows:
         key = str(row["id"])
         if key not in items:
             raw = row.get("length")
@@ -93,7 +93,7 @@ def user_items(path: Path, default_budget: int = 100) -> list[MinutesItem]:
             for col in ("topic", "subtopic", "length", "summary"):
                 a, b = str(row0.get(col) or "").strip(), str(row.get(col) or "").strip()
                 if b and a != b:
-                    raise InputError(path, f"item '{key}' has {col} {b!r} here but {a!r} in record {r0}; rows of "
+                    raise InputError(path, f"item '{key}' has {col} {b!r} here but {a!r} in row {r0}; rows of "
                                            "one item must agree", row=r, column=col)
         text = str(row["text"] or "")
         items[key].sentences += [s for line in clean_lines(text, min_chars=1) for s in split_sentences(line)]

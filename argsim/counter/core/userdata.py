@@ -13,7 +13,7 @@ from pathlib import Path
 
 from argsim.data.counterargs import Argument, split_point_text
 from argsim.errors import InputError
-from argsim.io import read_records
+from argsim.io import read_numbered_records
 
 
 def load_user_arguments(path: str | Path, candidates: str = "all"
@@ -24,13 +24,14 @@ def load_user_arguments(path: str | Path, candidates: str = "all"
     """
     if candidates not in ("all", "counters"):
         raise ValueError("candidates must be 'all' or 'counters'")
-    records = read_records(path, required=["id", "text"], text=["text", "conclusion", "kind"],
+    numbered = read_numbered_records(path, required=["id", "text"], text=["text", "conclusion", "kind"],
                            scalar=["counter", "theme", "debate", "stance"])
+    records = [r for _, r in numbered]
     args: list[Argument] = []
     gold: dict[str, str | None] = {}
     seen: set[str] = set()
     has_kind = any(r.get("kind") for r in records)
-    for row, r in enumerate(records, start=1):
+    for row, r in numbered:
         rid = str(r["id"])
         if rid in seen:
             raise InputError(path, f"duplicate id '{rid}'", row=row, column="id")
