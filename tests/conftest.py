@@ -34,6 +34,18 @@ def data_dir() -> Path:
     return root
 
 
+@pytest.fixture
+def kpm_workspace(tmp_path, monkeypatch) -> Path:
+    """The working folder of a CLI test: `tmp_path`, made the current directory, holding the small ArgKP-format
+    files of tests/fixtures/kpm (arguments.csv, key_points.csv, labels.csv)."""
+    import shutil
+
+    monkeypatch.chdir(tmp_path)
+    for name in ("arguments.csv", "key_points.csv", "labels.csv"):
+        shutil.copy(FIXTURES / "kpm" / name, tmp_path / name)
+    return tmp_path
+
+
 @pytest.fixture(scope="session")
 def minilm():
     """The shipped default encoder (all-MiniLM-L6-v2), loaded once per test session."""

@@ -3,11 +3,11 @@ recipes are presets over them, and with no option a train command trains its rec
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass, fields
 from pathlib import Path
 
 import pytest
+from test_kpm_quality import _parse_command_line as parse
 from typer.main import get_command
 
 from argsim.cli.app import app
@@ -28,18 +28,6 @@ COMMANDS = {"train sbert": SbertConfig, "train kpm-cross": CrossConfig, "train m
             "train minutes-sbert": MinutesTrainConfig, "data triplets minutes": MiningConfig,
             "train ltr": FeatureConfig}
 RECIPE = {r.name: r for r in RECIPES}
-
-
-def parse(line: str):  # noqa: ANN201
-    """The click context of an `argsim ...` line, parsed (types, bounds, callbacks) but not run."""
-    argv = shlex.split(line)
-    cmd, args, parent, name = get_command(app), argv[1:], None, "argsim"
-    while True:
-        ctx = cmd.make_context(name, list(args), parent=parent)
-        if not hasattr(cmd, "resolve_command"):
-            return ctx
-        name, cmd, args = cmd.resolve_command(ctx, [*getattr(ctx, "_protected_args", []), *ctx.args])
-        parent = ctx
 
 
 def option_values(ctx, cls: type) -> dict:  # noqa: ANN001

@@ -27,10 +27,8 @@ runner = CliRunner()
 
 
 @pytest.fixture
-def ws(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    for name in ("arguments.csv", "key_points.csv", "labels.csv"):
-        shutil.copy(FIXTURES / "kpm" / name, tmp_path / name)
+def ws(kpm_workspace):
+    tmp_path = kpm_workspace
     return tmp_path
 
 

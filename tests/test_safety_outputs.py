@@ -22,10 +22,8 @@ runner = CliRunner()
 
 
 @pytest.fixture
-def ws(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    for name in ("arguments.csv", "key_points.csv", "labels.csv"):
-        shutil.copy(FIXTURES / "kpm" / name, tmp_path / name)
+def ws(kpm_workspace):
+    tmp_path = kpm_workspace
     shutil.copy(REPO / "examples" / "thematic" / "sentences.jsonl", tmp_path / "sentences.jsonl")
     shutil.copy(REPO / "examples" / "counter" / "arguments.jsonl", tmp_path / "counter.jsonl")
     shutil.copy(FIXTURES / "minutes" / "utterances.csv", tmp_path / "utterances.csv")

@@ -43,10 +43,8 @@ app()
 
 
 @pytest.fixture
-def ws(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    for name in ("arguments.csv", "key_points.csv", "labels.csv"):
-        shutil.copy(FIXTURES / "kpm" / name, tmp_path / name)
+def ws(kpm_workspace):
+    tmp_path = kpm_workspace
     shutil.copy(REPO / "examples" / "counter" / "arguments.jsonl", tmp_path / "counter.jsonl")
     (tmp_path / "noisy.py").write_text(NOISY, encoding="utf-8")
     return tmp_path

@@ -19,10 +19,8 @@ runner = CliRunner()
 
 
 @pytest.fixture
-def ws(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    for name in ("arguments.csv", "key_points.csv", "labels.csv"):
-        shutil.copy(FIXTURES / "kpm" / name, tmp_path / name)
+def ws(kpm_workspace):
+    tmp_path = kpm_workspace
     shutil.copy(FIXTURES / "minutes" / "utterances.csv", tmp_path / "utterances.csv")
     (tmp_path / "t.txt").write_text("a cat\na dog\n", encoding="utf-8")
     (tmp_path / "empty.json").write_text("{}", encoding="utf-8")

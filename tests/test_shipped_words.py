@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: (name, pattern): words of a development process, its tools and its machines
 WORDS: list[tuple[str, re.Pattern[str]]] = [(name, re.compile(rx, re.I)) for name, rx in [
     ("session number", r"\bsessions? \d"),
-    ("session", r"\b(this|that|next|previous|earlier|later|a|one) session\b"),
+    ("session", r"\b(this|that|the|next|previous|earlier|later|a|one) session('s)?\b(?! (fixture|scope)\b)"),
     ("issue number", r"\bissues? \d"),
     ("ticket reference", r"(?<![\w&/])#\d+\b"),
     ("the issue", r"\bthe issue'?s?\b"),
@@ -115,11 +115,11 @@ def test_patterns_catch_and_spare():
               "shared/bin/heavy argsim", "wrapped in heavy", "development round 3", "in round 4",
               "the farm's machine", "ask the coordinator", "the lead's metric", "a helper ran it",
               "niced helper sessions", "papers/kpm-siamese-transformers.txt", "on 2 busy cores",
-              "while other work ran"]
+              "while other work ran", "to fit the session's CPU budget"]
     spared = ["heavy tails of the distribution", "topic 12", "a round trip", "helper function", "loaded once",
               "&#39;", "the shared task", "File helpers: atomic writes", "no heavy work here", "a helper function",
               "the lead baseline", "drop the first section (the lead) and", "beat the lead and random baselines",
-              "on 2 idle CPU cores"]
+              "on 2 idle CPU cores", "a Ray session fixture", "the extraordinary-session utterances"]
     for text in caught:
         assert list(hits_in(iter([(1, text)]))), text
     assert [(t, h) for t in spared for h in hits_in(iter([(1, t)]))] == []
