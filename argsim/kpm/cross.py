@@ -161,28 +161,10 @@ def map_evaluator(gold: KPMData, context: str, sep: str, name: str = "dev", batc
         >>> ev(cross_encoder)["dev_strict_map"]  # doctest: +SKIP
         0.80...
     """
-    from sentence_transformers.base.evaluation import BaseEvaluator
+    from argsim.kpm.st_evaluator import KPAMapEvaluator
 
-    from argsim.metrics.kpa_map import evaluate_map
-
-    if not gold.has_labels:
-        raise ArgsimError(f"{gold.name}: the evaluator needs gold labels")
-
-    class CrossMapEvaluator(BaseEvaluator):
-        def __init__(self) -> None:
-            super().__init__()
-            self.name, self.primary_metric = name, "strict_map"
-
-        def __call__(self, model, output_path=None, epoch: int = -1, steps: int = -1) -> dict:  # noqa: ANN001
-            was_training = model.training
-            result = evaluate_map(score_pairs_of(model, gold, context, sep, batch_size), gold)
-            model.train(was_training)
-            metrics = self.prefix_name_to_metrics({"strict_map": result.strict, "relaxed_map": result.relaxed},
-                                                  self.name)
-            self.store_metrics_in_model_card_data(model, metrics, epoch, steps)
-            return metrics
-
-    return CrossMapEvaluator()
+    return KPAMapEvaluator(gold, name=name, batch_size=batch_size,
+                           score=lambda model: score_pairs_of(model, gold, context, sep, batch_size))
 
 
 def train_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None, budget=None,  # noqa: ANN001

@@ -13,6 +13,9 @@ about 2.6 MB; every weight when the whole model trains) in memory at each new be
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 from sentence_transformers.base.evaluation import BaseEvaluator
 
@@ -35,12 +38,15 @@ class _LiveEncoder(Encoder):
 
 
 class KPAMapEvaluator(BaseEvaluator):
-    """Official KPA Track 1 mAP (leaderboard formula) of a bi-encoder on labelled ArgKP data.
+    """Official KPA Track 1 mAP (leaderboard formula) of a model being trained, on labelled ArgKP data.
 
     Args:
         gold: the labelled split to score (e.g. ArgKP dev).
         name: the metrics' prefix.
-        batch_size: encoding batch size.
+        batch_size: encoding batch size (of the default bi-encoder scoring).
+        score: how a model scores the (argument, key point) pairs of `gold`, as `{arg_id: {kp_id: score}}`;
+            None: a bi-encoder's cosine within each topic and stance (as `rank keypoints` scores one). The key point
+            cross-encoder passes its own pair scorer (`argsim.kpm.cross.map_evaluator`).
 
     Returns (when called on a model):
         {"<name>_strict_map": float, "<name>_relaxed_map": float}; `primary_metric` is the strict mAP.
@@ -51,24 +57,29 @@ class KPAMapEvaluator(BaseEvaluator):
         0.82...
     """
 
-    def __init__(self, gold: KPMData, name: str = "dev", batch_size: int = 64) -> None:
+    def __init__(self, gold: KPMData, name: str = "dev", batch_size: int = 64,
+                 score: Callable[[Any], dict[str, dict[str, float]]] | None = None) -> None:
         super().__init__()
         if not gold.has_labels:
             from argsim.errors import ArgsimError
 
             raise ArgsimError(f"{gold.name}: the evaluator needs gold labels")
         self.gold, self.name, self.batch_size = gold, name, batch_size
+        self.score = score or self._bi_encoder_scores
         self.primary_metric = "strict_map"
+
+    def _bi_encoder_scores(self, model) -> dict[str, dict[str, float]]:  # noqa: ANN001
+        from argsim.kpm.scoring import score_key_points
+
+        return score_key_points(self.gold, _LiveEncoder(model, self.batch_size))
 
     def __call__(self, model, output_path: str | None = None, epoch: int = -1,  # noqa: ANN001
                  steps: int = -1) -> dict[str, float]:
-        from argsim.kpm.scoring import score_key_points
-
         was_training = model.training
-        preds = score_key_points(self.gold, _LiveEncoder(model, self.batch_size))
-        if was_training:
-            model.train()
-        result = evaluate_map(preds, self.gold)
+        try:
+            result = evaluate_map(self.score(model), self.gold)
+        finally:
+            model.train(was_training)
         metrics = self.prefix_name_to_metrics({"strict_map": result.strict, "relaxed_map": result.relaxed},
                                               self.name)
         self.store_metrics_in_model_card_data(model, metrics, epoch, steps)
