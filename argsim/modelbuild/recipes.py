@@ -153,9 +153,9 @@ RECIPES: tuple[Recipe, ...] = (
                "shipped `kpm`: `argsim models publish kpm models/kpm-lora` after it)", KPM_LORA,
                step("train sbert", SbertConfig(lora_rank=16, lr=2e-4, lr_end=0.0, epochs=0.2326), checkpoint_every=100,
                     out=KPM_LORA),
-               cpu_minutes=16, gpu_minutes=0.5,
-               basis="measured: 301 steps in 948 s on 2 CPU cores with 1 torch thread (the row's env holds "
-                     "the conditions); the same steps took about 2 minutes on 2 idle cores in a plain script",
+               cpu_minutes=4.5, gpu_minutes=0.5,
+               basis="measured: 301 steps in 258 s on 2 idle CPU cores with 1 torch thread (the row's env "
+                     "holds the conditions)",
                method="sbert-lora", setting="LoRA r=16 alpha 32, ContrastiveLoss, lr 2e-4 -> 0, 301 steps x 16 "
                                             "(models build)"),
     kpm_recipe("kpm-cross", "key point matching: MiniLM cross-encoder, BCE, 3 epochs", KPM_CROSS,
