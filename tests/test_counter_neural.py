@@ -203,7 +203,8 @@ def test_cli_train_and_search_on_the_examples(tmp_path) -> None:  # noqa: ANN001
     res = runner.invoke(app, ["train", "bipolar", "--train", str(EXAMPLES / "train.jsonl"), "--val",
                               str(EXAMPLES / "val.jsonl"), "--epochs", "3", "--k-val", "3", "--out", str(out)])
     assert res.exit_code == 0, res.output
-    assert (out / "heads.pt").is_file() and (out / "learning_curve.png").stat().st_size > 1000
+    assert (out / "heads.safetensors").is_file() and not (out / "heads.pt").exists()
+    assert (out / "learning_curve.png").stat().st_size > 1000
     hits = tmp_path / "hits.jsonl"
     res = runner.invoke(app, ["rank", "counter-search", "--model", str(out), "--candidates",
                               str(EXAMPLES / "candidates.txt"), "--queries", str(EXAMPLES / "queries.txt"),
