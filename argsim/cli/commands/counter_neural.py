@@ -228,8 +228,9 @@ def counter_search(
                                     "'text' column (and optional 'id')."),
     queries: Path = typer.Option(..., help="Query points: same formats."),
     k: int = typer.Option(10, min=1, help="Candidates returned per query (retrieved top k, reranked)."),
-    index: Literal["flat", "hnsw", "ivf"] = typer.Option("flat",
-        help="faiss index: flat (exact inner product) | hnsw | ivf (approximate)."),
+    index: Literal["auto", "flat", "hnsw", "ivf", "ivfsq8", "ivfpqfs"] = typer.Option("auto",
+        help="faiss index: auto (flat up to 100,000 candidates, ivfsq8 above) | flat (exact inner product) | hnsw "
+             "| ivf | ivfsq8 (8-bit codes, exact re-score) | ivfpqfs (4-bit fast-scan PQ, exact re-score)."),
     out: Path = typer.Option(..., "--out", "-o", callback=OUT_FILE,
                              help="JSONL: one line per query with its ranked candidates."),
 ) -> None:
