@@ -63,13 +63,16 @@ COUNTER_SLICE = {"split": "validation", "setting": "sda", "limit": 60}
 
 
 def _counter_slice_figures(folder: Path, config=None) -> dict[str, float]:  # noqa: ANN001
-    """accuracy@1 and MRR on `COUNTER_SLICE`, through the Python API users rank with (`CounterRetriever`)."""
-    from argsim.api.counter import CounterRetriever
+    """accuracy@1 and MRR on `COUNTER_SLICE` with the `bi-encoder` ranker, through the function that
+    `argsim rank counterargs` and `CounterRetriever.evaluate` run (`argsim.counter.core.run.rank_counterargs`)."""
+    from argsim.counter.core.evaluation import summarize
+    from argsim.counter.core.run import rank_counterargs
 
-    scores = CounterRetriever("bi-encoder", model=str(folder), config=config).evaluate(
-        COUNTER_SLICE["split"], COUNTER_SLICE["setting"], limit=COUNTER_SLICE["limit"],
-        data_dir=config.data_dir if config else None)
-    return {"accuracy_at_1": scores["accuracy_at_1"], "mrr": scores["mrr"], "points": scores["points"]}
+    _, records = rank_counterargs("bi-encoder", [COUNTER_SLICE["setting"]], COUNTER_SLICE["split"],
+                                  {"model": str(folder)}, limit=COUNTER_SLICE["limit"],
+                                  data_dir=config.data_dir if config else None)
+    (summary,) = summarize(records)
+    return {"accuracy_at_1": summary.accuracy_at_1, "mrr": summary.mrr, "points": summary.points}
 
 
 COUNTERARGS_LICENCE = ("counterargs-18 (the ArguAna Counterargs Corpus; idebate.org points and counters): no licence "
