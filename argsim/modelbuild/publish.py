@@ -56,6 +56,42 @@ ARGKP_LICENCE = ("ArgKP-2021 (IBM Debater ArgKP v1 and the KPA 2021 shared task)
                  "Agreement - Sharing 1.0 (https://cdla.io/sharing-1-0/); Bar-Haim et al., From Arguments to Key "
                  "Points: Towards Automatic Argument Summarization, ACL 2020")
 
+THEMATIC_SLICE_SIZE = 300
+
+
+def thematic_slice(config=None) -> list[dict]:  # noqa: ANN001
+    """The fixed slice of the thematic test triplets a shipped thematic encoder is checked on: the first
+    `THEMATIC_SLICE_SIZE` triplets-sen test triplets, built exactly as `argsim data triplets wikipedia` writes them
+    (article split and triplets with seed 13, adjacent-section negatives)."""
+    from argsim.data.catalog import dataset_dir
+    from argsim.data.wikipedia import load_articles
+    from argsim.thematic.triplets import prepare, sentence_triplets, split_articles
+
+    articles = load_articles(dataset_dir("wikipedia", config.data_dir if config else None),
+                             use_cache=config.use_cache if config else True,
+                             cache_dir=config.resolved_cache_dir() if config else None)
+    unique: dict = {}
+    for a in articles:
+        unique.setdefault(a.title, a)
+    test = split_articles(list(unique), seed=13)["test"]
+    return sentence_triplets(prepare([unique[t] for t in test]), seed=13)[:THEMATIC_SLICE_SIZE]
+
+
+def _thematic_slice_figures(folder: Path, config=None) -> dict[str, float]:  # noqa: ANN001
+    """Triplet accuracy on the slice with cosine distance, ties correct (what `argsim eval triplets` reports)."""
+    from argsim.backend import get_encoder
+    from argsim.metrics.triplets import triplet_scores
+
+    rows = thematic_slice(config)
+    enc = get_encoder(str(folder), config=config, device=None if config else "cpu")
+    vecs = [enc.encode([r[f] for r in rows]) for f in ("anchor", "positive", "negative")]
+    return {"triplet_accuracy": triplet_scores(*vecs, distance="cosine").accuracy}
+
+
+WIKIPEDIA_LICENCE = ("Wikipedia articles of the IBM Debater Claim Stance Dataset (April 2012 dump), CC BY-SA 3.0 "
+                     "(https://creativecommons.org/licenses/by-sa/3.0/); Bar-Haim et al., Stance Classification of "
+                     "Context-Dependent Claims, EACL 2017")
+
 TASKS: dict[str, ShippedTask] = {
     "kpm": ShippedTask("kpm", "kpm", "key point matching bi-encoder: LoRA adapter over MiniLM, contrastive loss",
                        primary="dev_strict_map", figures=("dev_strict_map", "dev_relaxed_map"),
@@ -63,6 +99,15 @@ TASKS: dict[str, ShippedTask] = {
                        licence=ARGKP_LICENCE,
                        slice_description="ArgKP-2021 dev, first topic (both stances), leaderboard mAP",
                        slice_figures=_kpm_slice_figures),
+    "thematic": ShippedTask("thematic", "thematic",
+                            "thematic similarity encoder: LoRA adapter over MiniLM, triplet loss on Wikipedia "
+                            "section triplets",
+                            primary="dev_triplet_accuracy", figures=("dev_triplet_accuracy",),
+                            data="Wikipedia section triplets, triplets-sen train (66,159 triplets from 815 articles)",
+                            licence=WIKIPEDIA_LICENCE,
+                            slice_description=f"the first {THEMATIC_SLICE_SIZE} triplets-sen test triplets, cosine "
+                                              "triplet accuracy",
+                            slice_figures=_thematic_slice_figures),
 }
 
 
@@ -129,7 +174,8 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
         "name": name, "task": spec.task, "description": spec.description, "data": spec.data,
         "data_licence": spec.licence, "command": record.get("command"), "seed": record.get("seed"),
         "steps": record.get("steps"), "training_seconds": record.get("seconds"),
-        "training_device": record.get("device"), "training_threads": record.get("threads"),
+        "training_device": record.get("device"), "training_precision": record.get("precision"),
+        "training_threads": record.get("threads"),
         "git_commit": record.get("git_commit"), "figures": figures,
         "slice": {"data": spec.slice_description, **spec.slice_figures(folder, config)},
         "adapter_sha256": sha256_file(folder / ADAPTER_WEIGHTS),
