@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from functools import lru_cache
 from pathlib import Path
 
@@ -103,8 +104,11 @@ def add_lora(model, rank: int, alpha: float, dropout: float = 0.0, targets: str 
     word = model[0]
     config = LoraConfig(r=rank, lora_alpha=alpha, lora_dropout=dropout, target_modules=targets, bias="none")
     # sentence-transformers' Transformer keeps the transformers model as `model` (`auto_model` is a read-only
-    # property over it): the peft wrapper replaces `model`
-    word.model = get_peft_model(word.model, config)
+    # property over it): the peft wrapper replaces `model`. peft reads transformers' deprecated
+    # `is_gradient_checkpointing` while wrapping; that FutureWarning concerns peft, not the user, so it is not shown.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+        word.model = get_peft_model(word.model, config)
     return sum(p.numel() for p in word.model.parameters() if p.requires_grad)
 
 
