@@ -63,6 +63,9 @@ def test_thematic_loads_by_name_and_reproduces_its_slice_figure(data_dir):
 
     assert accuracy("thematic") == pytest.approx(card["slice"]["triplet_accuracy"], abs=1e-9)
     assert accuracy("thematic") > accuracy("minilm") + 0.01  # the adapter learned the task
+    from argsim.thematic.cluster import default_model
+
+    assert default_model() == "thematic"  # the default of `cluster sentences` and argsim.cluster_sentences
 
 
 def test_models_lists_the_shipped_models_and_rank_keypoints_defaults_to_kpm():

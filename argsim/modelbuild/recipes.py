@@ -224,16 +224,16 @@ RECIPES: tuple[Recipe, ...] = (
     thematic_recipe("thematic-lora", "thematic similarity: LoRA adapter (r=16) over MiniLM, triplet loss, best of "
                     "its dev evaluations (the shipped `thematic`: `argsim models publish thematic "
                     "models/thematic-lora` after it)", "models/thematic-lora",
-                    ThematicTrainConfig(arch="minilm", batch_size=16, lr=2e-4, margin=0.3, eval_every=250,
+                    ThematicTrainConfig(arch="minilm", batch_size=16, lr=1e-4, margin=0.3, eval_every=250,
                                         lora_rank=16),
                     {"checkpoint_every": 250},
                     cpu_minutes=125, gpu_minutes=5.5,
-                    basis="measured: on one NVIDIA H200, 1,958 of the epoch's 4,135 steps of 16 triplets in 156 s "
+                    basis="measured: on one NVIDIA H200, 2,038 of the epoch's 4,135 steps of 16 triplets in 205 s "
                           "with a 2,000-triplet dev evaluation every 250 steps (the shipped adapter: that run "
-                          "stopped by --max-minutes 2.6; its best step, 1,000, comes before the stop); on 2 CPU "
-                          "cores the full fine-tune's steps took 1.7 s, so the epoch ~2 h",
+                          "stopped by --max-minutes 3.4 and kept its best step, 1,500); on 2 CPU cores the full "
+                          "fine-tune's steps took 1.7 s, so the epoch ~2 h",
                     distance=None, accuracy_key="dev_triplet_accuracy",
-                    setting="LoRA r=16 alpha 32, TripletLoss margin 0.3, lr 2e-4, --eval-every 250"),
+                    setting="LoRA r=16 alpha 32, TripletLoss margin 0.3, lr 1e-4, --eval-every 250"),
     Recipe("minutes-sbert", "minutes", "minutes: political SBERT on all mined training triplets, 3 epochs",
            "models/minutes-sbert-full",
            step("train minutes-sbert", MinutesTrainConfig(), checkpoint_every=500, out="models/minutes-sbert-full"),
