@@ -198,11 +198,18 @@ def read_card(folder: Path) -> dict:
     return card
 
 
+def is_shipped_folder(folder: Path) -> bool:
+    """A shipped model's folder: a card and a loader manifest (an adapter, or another artifact over a base)."""
+    return (folder / CARD).is_file() and (folder / "argsim_encoder.json").is_file()
+
+
 def shipped_models() -> dict[str, Path]:
-    """The models that ship with argsim: {name: folder} (every `argsim/shipped/<name>/` with an adapter)."""
+    """The models that ship with argsim: {name: folder} (every `argsim/shipped/<name>/` with a card and a
+    loader manifest; a name starting with "." is a publish in progress)."""
     if not SHIPPED_DIR.is_dir():
         return {}
-    return {p.name: p for p in sorted(SHIPPED_DIR.iterdir()) if p.is_dir() and is_adapter_folder(p)}
+    return {p.name: p for p in sorted(SHIPPED_DIR.iterdir())
+            if p.is_dir() and not p.name.startswith(".") and is_shipped_folder(p)}
 
 
 def check_base(folder: Path, card: dict) -> str:

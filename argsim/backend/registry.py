@@ -210,6 +210,7 @@ ENCODER_LOADERS: dict[str, str] = {
     "minutes-sbert": "argsim.minutes.sbert:load_encoder",
     "counter-neural": "argsim.counter.neural.store:load_encoder",
     "sbert-lora": "argsim.backend.adapters:load_adapter_encoder",
+    "minutes-delta": "argsim.minutes.shipped:load_encoder",
 }
 #: manifests written before loaders had names held these import paths; they map to the names above
 LEGACY_LOADERS: dict[str, str] = {
@@ -282,10 +283,9 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
     folder = model_path(name)
     shipped = shipped_folder(name) is not None
     label = name if name in MODELS or shipped else folder.name
-    if shipped:
-        from argsim.backend.adapters import load_adapter_encoder
-
-        return load_adapter_encoder(folder, device, batch_size, precision, max_seq_length, name=name)
+    if shipped:  # its manifest names the loader (a LoRA adapter, a minutes delta, ...)
+        return _loader_from_manifest(folder)(folder, device=device, batch_size=batch_size, precision=precision,
+                                             max_seq_length=max_seq_length, name=name)
     if name not in MODELS:
         check_model_folder(folder)
     if (folder / ENCODER_MANIFEST).is_file():

@@ -34,6 +34,10 @@ class ShippedTask:
     licence: str
     slice_description: str
     slice_figures: Callable[[Path, object], dict[str, float]]  # (adapter folder, RunConfig) -> figures
+    #: (trained folder, staging folder) -> card entries: writes the artifact that ships (None: the folder is a
+    #: LoRA adapter and its files are copied); the slice is then measured on the written artifact
+    pack: Callable[[Path, Path], dict] | None = None
+    weights_file: str = "adapter_model.safetensors"  # the file whose hash and size the card and listing show
 
 
 def kpm_slice(config=None):  # noqa: ANN001, ANN201
@@ -56,6 +60,49 @@ ARGKP_LICENCE = ("ArgKP-2021 (IBM Debater ArgKP v1 and the KPA 2021 shared task)
                  "Agreement - Sharing 1.0 (https://cdla.io/sharing-1-0/); Bar-Haim et al., From Arguments to Key "
                  "Points: Towards Automatic Argument Summarization, ACL 2020")
 
+MINUTES_TEST = "runs/minutes-triplets/test.jsonl"
+MINUTES_SLICE = 300
+
+
+def minutes_slice(config=None) -> list[dict]:  # noqa: ANN001
+    """The fixed slice of the minutes test triplets a shipped political SBERT is checked on: the first 300 test
+    triplets (file order) that `argsim data triplets minutes` wrote (runs/minutes-triplets/test.jsonl)."""
+    from argsim.io import read_records
+    from argsim.paths import under_workdir
+
+    rows = read_records(under_workdir(MINUTES_TEST), required=["anchor", "positive", "negative"],
+                        text=["anchor", "positive", "negative"])
+    return [{k: str(r.get(k, "")) for k in ("anchor", "positive", "negative", "meeting", "negative_meeting")}
+            for r in rows[:MINUTES_SLICE]]
+
+
+def _minutes_slice_figures(folder: Path, config=None) -> dict:  # noqa: ANN001
+    """The slice's accuracy through the shipped loader, and where its triplets are in the minutes (line numbers
+    of `argsim.minutes.shipped.corpus`, not their text) with the texts' hash, so a test rebuilds it offline."""
+    from argsim.minutes import shipped
+
+    data_dir = config.data_dir if config else None
+    rows = minutes_slice(config)
+    pairs = shipped.locate_triplets(rows, data_dir)
+    rebuilt = shipped.slice_triplets(pairs, data_dir)
+    texts = [{k: r[k] for k in ("anchor", "positive", "negative")} for r in rows]
+    if rebuilt != texts:
+        raise ArgsimError(f"{MINUTES_TEST}: its triplets are not the ones the PoliInfo minutes rebuild")
+    encoder = shipped.load_encoder(folder).configure(None, False, True)
+    return {"accuracy": shipped.slice_accuracy(encoder, rebuilt), "triplets": len(rebuilt),
+            "texts_sha256": shipped.slice_sha256(rebuilt), "lines": pairs}
+
+
+def _minutes_pack(trained: Path, staging: Path) -> dict:
+    from argsim.minutes.shipped import pack
+
+    return pack(trained, staging, precision=MINUTES_PRECISION)
+
+
+MINUTES_PRECISION = "fp16"
+POLIINFO_LICENCE = ("PoliInfo (NTCIR-14 QA Lab-PoliInfo / NTCIR-15 QA Lab-PoliInfo-2): Tokyo Metropolitan "
+                    "Assembly minutes, distributed by NTCIR for research use under its user agreement")
+
 TASKS: dict[str, ShippedTask] = {
     "kpm": ShippedTask("kpm", "kpm", "key point matching bi-encoder: LoRA adapter over MiniLM, contrastive loss",
                        primary="dev_strict_map", figures=("dev_strict_map", "dev_relaxed_map"),
@@ -63,6 +110,16 @@ TASKS: dict[str, ShippedTask] = {
                        licence=ARGKP_LICENCE,
                        slice_description="ArgKP-2021 dev, first topic (both stances), leaderboard mAP",
                        slice_figures=_kpm_slice_figures),
+    "minutes": ShippedTask("minutes", "minutes", "political Sentence-BERT (Shirafuji et al.): GiNZA word vectors "
+                           "with own word vectors + dense layer, triplet loss; a sparse delta over GiNZA's table",
+                           primary="eval_dev_cosine_accuracy", figures=("eval_dev_cosine_accuracy",),
+                           data="triplets mined from the PoliInfo Tokyo Metropolitan Assembly minutes "
+                                "(`argsim data triplets minutes`: 42,130 train, 5,046 dev, split by meeting)",
+                           licence=POLIINFO_LICENCE,
+                           slice_description=f"the first {MINUTES_SLICE} test triplets of `argsim data triplets "
+                                             "minutes`, triplet accuracy by cosine",
+                           slice_figures=_minutes_slice_figures, pack=_minutes_pack,
+                           weights_file="minutes_delta.safetensors"),
 }
 
 
@@ -106,7 +163,7 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
         raise ArgsimError(f"unknown shipped model '{name}': choose from {', '.join(TASKS)}")
     spec = TASKS[name]
     folder = Path(folder)
-    if not is_adapter_folder(folder):
+    if spec.pack is None and not is_adapter_folder(folder):
         raise ArgsimError(f"{folder}: not an adapter folder (train with --lora-rank; it holds "
                           f"{ADAPTER_WEIGHTS} and card.json)")
     record = read_json_object(folder / "train_config.json") or {}
@@ -124,23 +181,30 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
         if isinstance(have, (int, float)) and figures[spec.primary] < have:
             raise ArgsimError(f"{folder}: {spec.primary} {figures[spec.primary]:.4f} is below the shipped '{name}' "
                               f"({have:.4f}); nothing was published")
-    card = read_card(folder)
+    staging = dest / f".{name}.publishing"
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
+    if spec.pack is None:
+        card = read_card(folder)
+        for file in (ADAPTER_WEIGHTS, ADAPTER_CONFIG, "argsim_encoder.json"):
+            shutil.copyfile(folder / file, staging / file)
+    else:
+        card = spec.pack(folder, staging)
     card.update({
         "name": name, "task": spec.task, "description": spec.description, "data": spec.data,
         "data_licence": spec.licence, "command": record.get("command"), "seed": record.get("seed"),
         "steps": record.get("steps"), "training_seconds": record.get("seconds"),
         "training_device": record.get("device"), "training_threads": record.get("threads"),
         "git_commit": record.get("git_commit"), "figures": figures,
-        "slice": {"data": spec.slice_description, **spec.slice_figures(folder, config)},
-        "adapter_sha256": sha256_file(folder / ADAPTER_WEIGHTS),
         "published_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     })
-    staging = dest / f".{name}.publishing"
-    if staging.exists():
-        shutil.rmtree(staging)
-    staging.mkdir(parents=True)
-    for file in (ADAPTER_WEIGHTS, ADAPTER_CONFIG, "argsim_encoder.json"):
-        shutil.copyfile(folder / file, staging / file)
+    if spec.pack is None:
+        card["adapter_sha256"] = sha256_file(folder / ADAPTER_WEIGHTS)
+        card["slice"] = {"data": spec.slice_description, **spec.slice_figures(folder, config)}
+    else:  # measured on the artifact written, through the loader users get
+        write_json(staging / "card.json", card)
+        card["slice"] = {"data": spec.slice_description, **spec.slice_figures(staging, config)}
     write_json(staging / "card.json", card)
     if target.exists():
         old = dest / f".{name}.replaced"
@@ -156,14 +220,15 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
 
 def shipped_summaries() -> list[dict]:
     """One line per shipped model for `argsim models`: name, task, base, adapter size, figures, slice figures."""
-    from argsim.backend.adapters import ADAPTER_WEIGHTS, read_card, shipped_models
+    from argsim.backend.adapters import read_card, shipped_models
 
     rows = []
     for name, folder in shipped_models().items():
         card = read_card(folder)
+        weights = folder / (TASKS[name].weights_file if name in TASKS else "adapter_model.safetensors")
         rows.append({"name": name, "task": card.get("task", "?"), "base": card["base"],
                      "description": card.get("description", ""),
-                     "megabytes": round((folder / ADAPTER_WEIGHTS).stat().st_size / 2**20, 2),
+                     "megabytes": round(weights.stat().st_size / 2**20, 2),
                      "figures": card.get("figures") or {}, "slice": card.get("slice") or {},
                      "command": card.get("command"), "training_seconds": card.get("training_seconds")})
     return rows

@@ -40,7 +40,7 @@ def models(
     from argsim.modelbuild.publish import shipped_summaries
 
     named_models()
-    shipped = Table(title="models that ship with argsim (--model NAME; adapters over an installed base)")
+    shipped = Table(title="models that ship with argsim (--model NAME; small artifacts over an installed base)")
     for col in ("name", "task", "base", "MB", "figures", "trained with"):
         shipped.add_column(col)
     for s in shipped_summaries():
@@ -109,11 +109,12 @@ def models_build(
 @models_app.command("publish")
 def models_publish(
     ctx: typer.Context,
-    name: str = typer.Argument(..., help="The shipped model to replace or add, e.g. kpm."),
-    folder: Path = typer.Argument(..., help="An adapter folder trained with --lora-rank (e.g. `argsim train sbert "
-                                  "--lora-rank 16 ...`), with its figures in train_config.json."),
+    name: str = typer.Argument(..., help="The shipped model to replace or add: kpm or minutes."),
+    folder: Path = typer.Argument(..., help="kpm: an adapter folder trained with --lora-rank (e.g. `argsim train "
+                                  "sbert --lora-rank 16 ...`); minutes: a folder of `argsim train minutes-sbert` "
+                                  "(stored as a delta over GiNZA's table); its figures in train_config.json."),
 ) -> None:
-    """Put a trained adapter into the argsim package as the shipped model NAME, only when its recorded figure on
+    """Put a trained model into the argsim package as the shipped model NAME, only when its recorded figure on
     the task's own metric is at least the shipped one's; writes its card (base and the hash of its weights, data
     and licence, command, figures, training time, the figure on a fixed slice of the evaluation split)."""
     from argsim.modelbuild.publish import publish
