@@ -96,10 +96,12 @@ def _minutes_slice_figures(folder: Path, config=None) -> dict:  # noqa: ANN001
 def _minutes_pack(trained: Path, staging: Path) -> dict:
     from argsim.minutes.shipped import pack
 
-    return pack(trained, staging, precision=MINUTES_PRECISION)
+    return pack(trained, staging, precision=MINUTES_PRECISION, delta_rows=MINUTES_DELTA_ROWS)
 
 
-MINUTES_PRECISION = "fp16"
+#: how the shipped minutes model stores its deltas (chosen by dev accuracy and size; docs/models.md)
+MINUTES_PRECISION = "int8"
+MINUTES_DELTA_ROWS: int | None = None
 POLIINFO_LICENCE = ("PoliInfo (NTCIR-14 QA Lab-PoliInfo / NTCIR-15 QA Lab-PoliInfo-2): Tokyo Metropolitan "
                     "Assembly minutes, distributed by NTCIR for research use under its user agreement")
 
