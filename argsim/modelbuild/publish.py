@@ -155,6 +155,7 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
         ADAPTER_WEIGHTS,
         SHIPPED_DIR,
         is_adapter_folder,
+        is_shipped_folder,
         read_card,
         sha256_file,
     )
@@ -177,7 +178,7 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
     figures = {m: float(metrics[m]) for m in spec.figures}
     dest = Path(dest) if dest else SHIPPED_DIR
     target = dest / name
-    current = read_card(target) if is_adapter_folder(target) else None
+    current = read_card(target) if is_shipped_folder(target) else None
     if current is not None:
         have = (current.get("figures") or {}).get(spec.primary)
         if isinstance(have, (int, float)) and figures[spec.primary] < have:
