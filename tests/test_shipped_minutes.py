@@ -33,7 +33,8 @@ def card(folder) -> dict:
 def test_minutes_ships_small_over_ginza_with_its_card(folder, card):
     assert card["base"] == "ginza" and card["base_files"] == ms.base_hashes()
     assert card["base_sha256"] == card["base_files"]["vocab/vectors"]
-    assert card["delta_sha256"] == sha256_file(folder / ms.DELTA_FILE)
+    assert card["artifact"] == "delta" and card["weights"] == ms.DELTA_FILE
+    assert card["weights_sha256"] == sha256_file(folder / ms.DELTA_FILE)
     assert sum(p.stat().st_size for p in folder.iterdir()) < 10 * 2**20  # the table alone is 24 MB
     assert card["command"].startswith("argsim ") and "train minutes-sbert" in card["command"]
     assert card["figures"]["eval_dev_cosine_accuracy"] >= 0.97 and card["training_seconds"] > 0

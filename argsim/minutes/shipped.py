@@ -10,7 +10,8 @@ folder copies all of it. Training changes only the rows its texts use, so the ar
                                 rows, in fp32, fp16 or int8 (int8: delta.scale, one fp32 scale per row, absmax/127)
     words.json                  the own words, in vocabulary order (the model's "w:<word>" tokens)
     card.json                   base "ginza", base_sha256 (SHA-256 of ja-ginza's vocab/vectors), base_files (the
-                                vectors and key2row hashes), base_version, precision, rows stored
+                                vectors and key2row hashes), base_version, artifact "delta", weights (the file
+                                above) and its weights_sha256, precision, rows stored
     argsim_encoder.json         {"loader": "minutes-delta"}
 
 Loading checks the installed GiNZA files against the card (another or a missing base: one line, ModelError),
@@ -34,6 +35,7 @@ DELTA_FILE = "minutes_delta.safetensors"
 WORDS_FILE = "words.json"
 CARD = "card.json"
 LOADER_NAME = "minutes-delta"
+ARTIFACT = "delta"  # the card's `artifact` (argsim.backend.adapters): a sparse delta over the base's table
 BASE = "ginza"
 BASE_FILES = ("vocab/vectors", "vocab/key2row")
 PRECISIONS = ("fp32", "fp16", "int8")
@@ -114,7 +116,8 @@ def pack(trained: Path, out: Path, precision: str = "fp16", delta_rows: int | No
             row; a dropped row falls back to its start value).
 
     Returns:
-        The card entries: base, base_sha256, base_files, base_version, precision, rows, own words, file hash.
+        The card entries: base, base_sha256, base_files, base_version, artifact, weights, precision, rows, own
+        words, the weights file's hash.
 
     Example:
         >>> pack(Path("models/minutes-sbert-words"), Path("runs/minutes-pack"))["precision"]  # doctest: +SKIP
@@ -161,9 +164,9 @@ def pack(trained: Path, out: Path, precision: str = "fp16", delta_rows: int | No
     write_json(out / "argsim_encoder.json", encoder_manifest(LOADER_NAME))
     hashes = base_hashes()
     card = {"base": BASE, "base_sha256": hashes["vocab/vectors"], "base_files": hashes,
-            "base_version": metadata.version("ja-ginza"), "artifact": "sparse embedding delta + dense layer",
+            "base_version": metadata.version("ja-ginza"), "artifact": ARTIFACT, "weights": DELTA_FILE,
             "precision": precision, "rows_changed": int((norms > 0).sum()), "rows_stored": int(len(index)),
-            "rows_total": int(len(vocab)), "own_words": len(words), "delta_sha256": sha256_file(out / DELTA_FILE)}
+            "rows_total": int(len(vocab)), "own_words": len(words), "weights_sha256": sha256_file(out / DELTA_FILE)}
     existing = json.loads((out / CARD).read_text(encoding="utf-8")) if (out / CARD).is_file() else {}
     write_json(out / CARD, existing | card)
     return card

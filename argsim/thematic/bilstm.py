@@ -20,6 +20,7 @@ from argsim.backend.encoder import Encoder
 from argsim.backend.fingerprint import fingerprint
 from argsim.backend.models import tokenize_en
 from argsim.backend.safety import load_torch_weights
+from argsim.backend.static_words import cover_words
 from argsim.errors import ModelError
 
 PAD, UNK = 0, 1
@@ -84,12 +85,17 @@ class Vocabulary:
 
 
 def build_vocabulary(texts: list[str], keyed_vectors, top_words: int = 100_000) -> tuple[Vocabulary, np.ndarray]:  # noqa: ANN001
-    """Words of `texts` known to the vectors plus the `top_words` most frequent vector words, and their matrix."""
+    """Words of `texts` known to the vectors plus the `top_words` most frequent vector words, and their matrix.
+
+    Static-model word vectors (`argsim.backend.static_words`) first compose the texts' words from sub-word tokens;
+    the `top_words` come from the model's own whole words only, whatever was composed before."""
+    tokens = [tokenize_en(text) for text in texts]
+    cover_words(keyed_vectors, (t for toks in tokens for t in toks))
     index = keyed_vectors.key_to_index
-    words = list(keyed_vectors.index_to_key[:top_words])
+    words = list(keyed_vectors.index_to_key[:min(top_words, getattr(keyed_vectors, "vocabulary_size", top_words))])
     seen = set(words)
-    for text in texts:
-        for t in tokenize_en(text):
+    for toks in tokens:
+        for t in toks:
             if t in index and t not in seen:
                 seen.add(t)
                 words.append(t)

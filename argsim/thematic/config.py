@@ -29,7 +29,8 @@ class ThematicTrainConfig:
     hidden: int = setting(300, "BiLSTM hidden size per direction.", min=1)
     attention: int = setting(200, "BiLSTM attention size.", min=1)
     dropout: float = setting(0.2, "BiLSTM dropout (the paper's '0.8' read as keep probability).", min=0, max=0.99)
-    word_vectors: str = setting("glove50", "BiLSTM word vectors (the backend's word-vector models).")
+    word_vectors: str = setting("glove50", "BiLSTM word vectors: glove50, a word2vec file, or a static model "
+                                "folder (argsim distill).")
     model: str = setting("minilm", "--arch minilm: the sentence-transformers model to fine-tune (name, folder or "
                          "Hugging Face id).")
     margin: float = setting(0.3, "--arch minilm: TripletLoss margin (Euclidean, unit vectors; 0.3 beat 1.0 on the "

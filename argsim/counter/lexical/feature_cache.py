@@ -17,6 +17,16 @@ from argsim.paths import under_workdir
 FEATURE_CACHE = Path("runs/counter/features")  # relative: placed in the work folder (argsim.paths) when used
 
 
+def _vectors_key(name: str) -> str:
+    """The word vectors' part of the cache key: the name of a named source, the content fingerprint of a file or
+    static model folder (a folder rewritten under the same path gets new features)."""
+    if name in ("glove50", "w2v-training") or not Path(name).expanduser().exists():
+        return name
+    from argsim.backend.registry import word_vectors_identity
+
+    return word_vectors_identity(name)
+
+
 def pool_features(points: list[Argument], pools: dict[str, list[Argument]], config: FeatureConfig,
                   n_features: int, cache_dir: str | Path | None = FEATURE_CACHE,
                   engine: Engine | None = None) -> dict[str, np.ndarray]:
@@ -27,8 +37,8 @@ def pool_features(points: list[Argument], pools: dict[str, list[Argument]], conf
     """
 
     def cache_path(n: int) -> Path | None:
-        key = hashlib.sha1(json.dumps([config.word_vectors, config.bert_model, config.bert_pooling, config.bm25_idf,
-                                       config.stopwords,
+        key = hashlib.sha1(json.dumps([_vectors_key(config.word_vectors), config.bert_model, config.bert_pooling,
+                                       config.bm25_idf, config.stopwords,
                                        n, [(p.id, [c.id for c in pools[p.id]]) for p in points]]).encode()
                            ).hexdigest()[:16]
         return under_workdir(cache_dir) / f"{key}.npz" if cache_dir else None

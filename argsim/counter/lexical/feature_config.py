@@ -22,7 +22,8 @@ class FeatureConfig:
         ('gensim', 'okapi')
     """
 
-    word_vectors: str = setting("glove50", "WMD word vectors: glove50, w2v-training, or a file.")
+    word_vectors: str = setting("glove50", "WMD word vectors: glove50, w2v-training, a word2vec file, or a "
+                                "static model folder (argsim distill).")
     bert_model: str = setting("minilm", "Encoder for the BERT-cosine features (x17..x20).", option="--model",
                               aliases=("--bert-model",))
     bert_pooling: Literal["cls", "mean"] = setting("cls", "Pooling of the BERT-cosine features' encoder (cls: the "

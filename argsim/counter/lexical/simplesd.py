@@ -78,8 +78,9 @@ def _space(points, pools, word_vectors: str, engine: Engine | None, stopwords: s
 
 @register_ranker("simple-sd", help="Simple-SD: weighted Manhattan + WMD similarities of conclusion and premise "
                                    "(opts: reading=literal|interleaved|max-min|sum-min, weights=8 numbers or a "
-                                   "tuned JSON, word_vectors=glove50|w2v-training, stopwords=gensim|none, "
-                                   "prune=top|rank|none; --engine ray spreads the pools over Ray)")
+                                   "tuned JSON, word_vectors=glove50|w2v-training|<static model folder>, "
+                                   "stopwords=gensim|none, prune=top|rank|none; --engine ray spreads the pools over "
+                                   "Ray)")
 def simple_sd_ranker(points, pools, reading: str | None = None, weights=None, word_vectors: str = "glove50",  # noqa: ANN001, ANN201
                      prune: str = "top", engine: Engine | None = None, gold: dict | None = None, top_k: int = 10,
                      stopwords: str = DEFAULT_STOPWORDS, **_):

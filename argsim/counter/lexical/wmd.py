@@ -29,6 +29,7 @@ import ot
 import scipy.sparse as sp
 from scipy.spatial.distance import cdist
 
+from argsim.backend.static_words import cover_words
 from argsim.counter.lexical.stopwords import content_tokens
 
 
@@ -50,12 +51,14 @@ class WMDEngine:
     """Bags of words and unit word vectors of a fixed list of texts; distances are asked for by text index."""
 
     def __init__(self, keyed_vectors, texts: Sequence[str], stopwords: str = "none") -> None:  # noqa: ANN001
+        tokens = [content_tokens(text, stopwords) for text in texts]
+        cover_words(keyed_vectors, (t for toks in tokens for t in toks))  # static models compose sub-word words
         index = keyed_vectors.key_to_index
         local: dict[int, int] = {}
         self.words: list[np.ndarray] = []
         self.weights: list[np.ndarray] = []
-        for text in texts:
-            ids = [index[t] for t in content_tokens(text, stopwords) if t in index]
+        for toks in tokens:
+            ids = [index[t] for t in toks if t in index]
             if not ids:
                 self.words.append(np.zeros(0, dtype=np.int64))
                 self.weights.append(np.zeros(0))

@@ -1,4 +1,5 @@
-"""Word vectors for WMD: GloVe 6B 50d (for ConceptNet Numberbatch) or word2vec trained on counterargs-18 training."""
+"""Word vectors for WMD: GloVe 6B 50d (for ConceptNet Numberbatch), word2vec trained on counterargs-18 training, a
+word2vec file, or the word vectors of a model2vec static model folder (`argsim.backend.static_words`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from argsim.backend.models import tokenize_en
 
 @lru_cache(maxsize=4)
 def word_vectors(name: str = "glove50"):  # noqa: ANN201 (gensim KeyedVectors)
-    """'glove50', 'w2v-training' (trained once with gensim on the training split, then loaded) or a file."""
+    """'glove50', 'w2v-training' (trained once with gensim on the training split, then loaded), a word2vec file or
+    a static model folder (`argsim distill`)."""
     if name == "w2v-training":
         return train_word2vec()
     return load_word_vectors(name)

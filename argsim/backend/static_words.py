@@ -1,0 +1,135 @@
+"""A model2vec static model's word vectors as gensim KeyedVectors: the word-vector source of WMD, Simple-SD, the
+learning-to-rank features and the thematic BiLSTM, beside GloVe 6B 50d.
+
+`argsim distill MODEL` (`argsim.backend.static`) writes a model2vec folder (Tulkens and van Dongen, "Model2Vec:
+fast state-of-the-art static embeddings", 2024): one static vector per token of the teacher's WordPiece
+vocabulary. `load_word_vectors(FOLDER)` (`argsim.backend.registry`, the one place word vectors are chosen) reads
+such a folder through `static_word_vectors`, so `--word-vectors FOLDER` (or `word_vectors=FOLDER`) works wherever
+`glove50` does.
+
+A word's vector is **the static model's own encoding of the word**: `StaticModel.encode([word])`, i.e. the mean
+of the static vectors of the WordPiece tokens the word splits into, L2-normalised when the model's config says
+`normalize` (what `argsim distill` writes). The readings considered:
+
+- *whole-word tokens only* (every other word unknown, as GloVe drops unknown words): WordPiece keeps about 24k
+  whole words, so rarer words of the arguments ("vaccination" = va ##cci ##nation) would vanish from the bags;
+- *each sub-word token its own bag entry* (WMD over WordPiece tokens): changes the bags, so a comparison with
+  GloVe would no longer hold the texts fixed and vary only the vectors;
+- *the model's encoding of the word* (chosen): argsim's own word tokens (`tokenize_en`) stay the bags' words for
+  every word-vector source; every word the tokenizer covers gets a vector, and it is exactly the vector
+  `--model FOLDER` gives the one-word text, so the word vectors and the sentence encoder agree.
+
+The KeyedVectors start with the vocabulary's whole-word tokens (no `##` continuation pieces, no `[SPECIAL]`
+tokens), each mapped to its encoding (for a one-token word: its row, normalised); words outside that list are
+composed in one batch when a method first meets them (`cover_words`, called by the WMD engine and the BiLSTM's
+vocabulary), and a word whose tokens are all unknown stays unknown (dropped, as GloVe drops it). Composed words
+come after the `vocabulary_size` whole words, so a list taken from the start of `index_to_key` does not depend on
+what was composed before. Loading reads `model.safetensors` and `tokenizer.json` only (the folder passes
+`argsim.backend.safety.check_model_folder` first: model folders are data, never code).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+from gensim.models import KeyedVectors
+
+from argsim.errors import ModelError
+
+
+class StaticWordVectors(KeyedVectors):
+    """gensim KeyedVectors over a model2vec static model: whole-word tokens at load, other words on request.
+
+    Args:
+        model: a loaded `model2vec.StaticModel`.
+
+    Example:
+        >>> kv = static_word_vectors("models/minilm-static")  # doctest: +SKIP
+        >>> kv.cover_words(["vaccination"]); kv["vaccination"].shape  # doctest: +SKIP
+        (256,)
+    """
+
+    def __init__(self, model) -> None:  # noqa: ANN001 (model2vec.StaticModel)
+        super().__init__(vector_size=int(model.dim))
+        self.model = model
+        words = [t for t in model.tokens if not t.startswith("##") and not (t.startswith("[") and t.endswith("]"))]
+        self.add_words(words)
+        #: the whole-word tokens come first; words composed later follow them
+        self.vocabulary_size = len(self.index_to_key)
+
+    def encode_words(self, words: list[str]) -> tuple[list[str], np.ndarray]:
+        """The static model's encoding of each word (float32), leaving out words whose tokens are all unknown.
+
+        Args:
+            words: distinct words.
+
+        Returns:
+            The words kept and their vectors (one row each).
+        """
+        known = [w for w, ids in zip(words, self.model.tokenize(words), strict=True) if ids]
+        if not known:
+            return [], np.zeros((0, self.vector_size), dtype=np.float32)
+        vectors = self.model.encode(known, show_progress_bar=False, use_multiprocessing=False, batch_size=4096)
+        return known, np.asarray(vectors, dtype=np.float32)
+
+    def add_words(self, words: Iterable[str]) -> int:
+        """Add the vectors of `words` not yet present (one batch); returns how many were added.
+
+        Args:
+            words: any words (repeats and present ones are skipped).
+
+        Returns:
+            The number of words added.
+        """
+        new = [w for w in dict.fromkeys(words) if isinstance(w, str) and w and w not in self.key_to_index]
+        kept, vectors = self.encode_words(new)
+        if kept:
+            self.add_vectors(kept, vectors)
+            self.norms = None  # gensim caches the norms; the new rows need theirs
+        return len(kept)
+
+
+def cover_words(keyed_vectors, words: Iterable[str]) -> None:  # noqa: ANN001 (gensim KeyedVectors)
+    """Let `keyed_vectors` hold a vector for each of `words` it can make (a `StaticWordVectors` composes them from
+    sub-word tokens); fixed vocabularies (GloVe, word2vec files) are left as they are.
+
+    Args:
+        keyed_vectors: gensim KeyedVectors.
+        words: the words a method is about to look up.
+
+    Example:
+        >>> cover_words(load_word_vectors("models/minilm-static"), ["counterargument"])  # doctest: +SKIP
+    """
+    add = getattr(keyed_vectors, "add_words", None)
+    if add is not None:
+        add(words)
+
+
+def static_word_vectors(folder: str | Path) -> StaticWordVectors:
+    """The word vectors of the model2vec static model in `folder` (checked as data first).
+
+    Args:
+        folder: a folder `argsim distill` wrote (or any model2vec folder).
+
+    Returns:
+        A `StaticWordVectors`.
+
+    Example:
+        >>> static_word_vectors("models/minilm-static").vector_size  # doctest: +SKIP
+        256
+    """
+    from argsim.backend.safety import check_model_folder
+    from argsim.backend.static import is_model2vec_folder
+
+    folder = Path(folder)
+    check_model_folder(folder)
+    if not is_model2vec_folder(folder):
+        raise ModelError(f"{folder}: not a model2vec static model folder (model.safetensors, tokenizer.json and a "
+                         "model2vec config.json); word vectors come from glove50, a word2vec file or such a folder")
+    try:
+        from model2vec import StaticModel
+    except ImportError:
+        raise ModelError("model2vec word vectors need model2vec: pip install 'argsim[cpu]'") from None
+    return StaticWordVectors(StaticModel.from_pretrained(str(folder)))
