@@ -115,11 +115,12 @@ VS_PAPERS: list[dict[str, Any]] = [
      "value": {"model": "thematic", "method": "triplet-eval", "metric": "accuracy"},
      "paper": [("thematic", "tdc/triplets-sen")], "paper_model": "BiLSTM triplet network",
      "train": "~2 h for the epoch (the shipped adapter: 2,038 steps in 3.4 min on one GPU)"},
-    {"task": "Minutes: political Sentence-BERT", "model": "GiNZA vectors + trained layer, all mined triplets",
+    {"task": "Minutes: political Sentence-BERT",
+     "model": "`minutes`: GiNZA vectors, own word vectors + trained layer, that ships with argsim",
      "data": "PoliInfo mined triplets test, accuracy", "results": "minutes",
-     "value": {"model": "models/minutes-sbert-full", "metric": "accuracy"},
+     "value": {"method": "triplet-eval", "model": "minutes", "split": "test", "metric": "accuracy"},
      "paper": [("minutes", "triplets-trained-accuracy")], "paper_model": "Japanese Political SBERT",
-     "train": [{"model": "models/minutes-sbert-full", "metric": "dev_accuracy"}]},
+     "train": [{"method": "minutes-sbert-words", "metric": "dev_accuracy"}]},
 ]
 
 
