@@ -474,3 +474,39 @@ def test_table3_rows_keep_per_point_hits_for_paired_comparison(minilm, tmp_path)
     rows = rows_from_specs(table3_row_specs(results, "test", (5,), all_points=len(corpus.points("test")) + 1))
     assert [r.method for r in rows][2] == f"Bipolar-encoder ({len(full.ids)}-point sample)"
     assert rows[2].value == round(full.acc[5], 4) and rows[2].extra["vs_zero_shot"] == results[2].versus[5]
+
+
+def test_lora_towers_learn_and_the_folder_keeps_only_adapters_and_heads(tiny_bert, tmp_path) -> None:  # noqa: ANN001
+    """`train bipolar --train-encoder --lora-rank 4`: the loss falls, the adapters move the base's embeddings, the
+    folder holds peft adapters (no transformer weights) and the heads, and the reloaded model (adapters merged into
+    the installed base) embeds as the trained towers do."""
+    from safetensors.torch import load_file
+    from typer.testing import CliRunner
+
+    from argsim.cli.app import app
+    from argsim.counter.neural.store import load_model
+    from argsim.counter.neural.towers import TransformerTower
+
+    out = tmp_path / "lora"
+    res = CliRunner().invoke(app, ["--no-cache", "train", "bipolar", "--kind", "bipolar", "--train",
+                                   str(EXAMPLES / "train.jsonl"), "--val", str(EXAMPLES / "val.jsonl"),
+                                   "--model", str(tiny_bert), "--train-encoder", "--lora-rank", "4",
+                                   "--lora-alpha", "8", "--encoder-lr", "1e-2", "--lr", "1e-2", "--epochs", "6",
+                                   "--patience", "6", "--k-val", "3", "--max-seq-length", "32", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    record = json.loads((out / "train_config.json").read_text())
+    assert record["losses"][-1] < record["losses"][0]
+    files = sorted(p.name for p in (out / "point_encoder").iterdir())
+    assert files == ["adapter_config.json", "adapter_model.safetensors"]
+    assert not (out / "candidate_encoder").exists()  # bipolar: one shared tower
+    adapter = load_file(str(out / "point_encoder" / "adapter_model.safetensors"))
+    assert adapter and all("lora_" in k for k in adapter)  # only the adapter's tensors, no base weight
+    assert any(k.endswith("lora_B.weight") and v.abs().sum() > 0 for k, v in adapter.items())  # it moved (B starts 0)
+    texts = ["School uniforms limit self-expression.", "Uniforms reduce bullying over clothes."]
+    model = load_model(out)
+    got = model.embed_texts(texts)
+    base = TransformerTower(str(tiny_bert), "mean-norm", 32).encode(texts)
+    assert not np.allclose(got, base, atol=1e-3)
+    assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+    with pytest.raises(Exception, match="--train-encoder"):
+        NeuralConfig(lora_rank=4)

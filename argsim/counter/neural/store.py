@@ -1,5 +1,6 @@
 """Saving and loading trained models: a folder with config.json, heads.safetensors, card.json and (if fine-tuned)
-the towers.
+the towers, or with `--lora-rank` only the towers' LoRA adapters (`point_encoder/`, `candidate_encoder/`: peft's
+adapter_model.safetensors and adapter_config.json), applied to the installed base when loading.
 
     config.json          the `NeuralConfig` and the base embedding width (`dim`)
     heads.safetensors    the heads' tensors (safetensors: loading runs no code)
@@ -46,15 +47,18 @@ def _head_state(model: CounterModel) -> dict[str, torch.Tensor]:
 
 def model_card(model: CounterModel) -> dict | None:
     """The card of a heads-over-a-frozen-base model: base (registry name), its weights' SHA-256, what the folder
-    adds (`artifact: heads`, `weights: heads.safetensors`), pooling and length; None when the base is fine-tuned
-    (the towers are in the folder) or not a registry model (no hash to check against)."""
+    adds (`artifact: heads`, or `lora+heads` with LoRA adapters of the towers; `weights: heads.safetensors`),
+    pooling and length; None when the base is fine-tuned (the towers are in the folder) or not a registry model
+    (no hash to check against)."""
     from argsim.backend.adapters import base_sha256
     from argsim.backend.registry import MODELS
 
     cfg = model.config
-    if cfg.train_encoder or cfg.base_model not in MODELS or MODELS[cfg.base_model].kind != "sentence-transformers":
+    if (cfg.train_encoder and not cfg.lora) or cfg.base_model not in MODELS \
+            or MODELS[cfg.base_model].kind != "sentence-transformers":
         return None
-    return {"base": cfg.base_model, "base_sha256": base_sha256(cfg.base_model), "artifact": "heads",
+    artifact = "lora+heads" if cfg.lora else "heads"
+    return {"base": cfg.base_model, "base_sha256": base_sha256(cfg.base_model), "artifact": artifact,
             "weights": HEADS, "kind": cfg.kind, "pooling": cfg.pooling, "max_seq_length": cfg.max_seq_length,
             "trainable_parameters": sum(t.numel() for t in _head_state(model).values())}
 
@@ -82,6 +86,9 @@ def save_model(model: CounterModel, folder: str | Path, info: dict | None = None
     if model.point_tower is not None:
         for name, tower in (("point_encoder", model.point_tower), ("candidate_encoder", model.cand_tower)):
             if name == "candidate_encoder" and tower is model.point_tower:
+                continue
+            if model.config.lora:  # only the adapter: the base is the installed one
+                tower.save_lora(folder / name)
                 continue
             tower.model.save_pretrained(folder / name)
             tower.tokenizer.save_pretrained(folder / name)
@@ -152,10 +159,15 @@ def load_model(folder: str | Path) -> CounterModel:
         config = NeuralConfig.from_dict(raw)
         check_frozen_base(folder, config)
         tower = None
-        if config.train_encoder:
-            tower = TransformerTower(str(folder / "point_encoder"), config.pooling, config.max_seq_length)
+        if config.train_encoder:  # LoRA: the base, whose adapters are loaded below; else the saved tower
+            source = config.base_model if config.lora else str(folder / "point_encoder")
+            tower = TransformerTower(source, config.pooling, config.max_seq_length)
         model = CounterModel(config, dim=int(raw["dim"]), tower=tower)
-        if config.train_encoder and config.separate_towers:
+        if config.lora:
+            model.point_tower.load_lora(folder / "point_encoder")
+            if model.cand_tower is not model.point_tower:
+                model.cand_tower.load_lora(folder / "candidate_encoder")
+        elif config.train_encoder and config.separate_towers:
             model.cand_tower = TransformerTower(str(folder / "candidate_encoder"), config.pooling,
                                                 config.max_seq_length)
         state = _read_heads(weights)
@@ -169,12 +181,12 @@ def load_model(folder: str | Path) -> CounterModel:
 
 
 def check_frozen_base(folder: Path, config: NeuralConfig) -> None:
-    """With a card.json and a frozen encoder: the card's base is config.json's and the installed base's weights
-    are the ones the heads were trained on (`argsim.backend.adapters.check_base`); ModelError, one line,
-    otherwise."""
+    """With a card.json and a frozen encoder (or LoRA adapters over it): the card's base is config.json's and the
+    installed base's weights are the ones the heads were trained on (`argsim.backend.adapters.check_base`);
+    ModelError, one line, otherwise."""
     from argsim.backend.adapters import CARD, check_base, read_card
 
-    if config.train_encoder or not (folder / CARD).is_file():
+    if (config.train_encoder and not config.lora) or not (folder / CARD).is_file():
         return
     card = read_card(folder)
     if card["base"] != config.base_model:
