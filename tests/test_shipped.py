@@ -17,7 +17,7 @@ from argsim.cli.app import app
 from argsim.errors import ArgsimError
 from argsim.kpm.scoring import score_key_points
 from argsim.metrics.kpa_map import evaluate_map
-from argsim.modelbuild.publish import kpm_slice, publish
+from argsim.modelbuild.publish import THEMATIC_SLICE_SIZE, kpm_slice, publish, thematic_slice
 
 
 def test_the_key_point_matcher_ships_small_with_its_card():
@@ -44,6 +44,28 @@ def test_kpm_loads_by_name_and_reproduces_its_slice_figure(data_dir):
     # and it is not zero-shot MiniLM: the adapter changes the ranking
     zero = evaluate_map(score_key_points(gold, get_encoder("minilm", device="cpu")), gold)
     assert result.strict != pytest.approx(zero.strict, abs=1e-3)
+
+
+def test_thematic_loads_by_name_and_reproduces_its_slice_figure(data_dir):
+    from argsim.metrics.triplets import triplet_scores
+
+    folder = shipped_models()["thematic"]
+    card = read_card(folder)
+    assert card["base_sha256"] == base_sha256("minilm") and (folder / ADAPTER_WEIGHTS).stat().st_size < 10 * 2**20
+    assert card["figures"]["dev_triplet_accuracy"] >= 0.72 and "by-sa/3.0" in card["data_licence"]
+    rows = thematic_slice()
+    assert len(rows) == THEMATIC_SLICE_SIZE and set(rows[0]) >= {"anchor", "positive", "negative"}
+
+    def accuracy(name: str) -> float:
+        enc = get_encoder(name, device="cpu")
+        vecs = [enc.encode([r[f] for r in rows]) for f in ("anchor", "positive", "negative")]
+        return triplet_scores(*vecs, distance="cosine").accuracy
+
+    assert accuracy("thematic") == pytest.approx(card["slice"]["triplet_accuracy"], abs=1e-9)
+    assert accuracy("thematic") > accuracy("minilm") + 0.01  # the adapter learned the task
+    from argsim.thematic.cluster import default_model
+
+    assert default_model() == "thematic"  # the default of `cluster sentences` and argsim.cluster_sentences
 
 
 def test_models_lists_the_shipped_models_and_rank_keypoints_defaults_to_kpm():

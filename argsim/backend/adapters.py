@@ -26,6 +26,9 @@ the base, and `weights` names the file that holds it:
     "lora"    a LoRA adapter (this module; weights adapter_model.safetensors), e.g. `kpm`
     "heads"   small heads over the frozen base (`argsim.counter.neural.store`; weights heads.safetensors), e.g.
               `counter-bi-encoder`
+    "delta"   the rows of GiNZA's word table that training changed, own word vectors and a dense layer
+              (`argsim.minutes.shipped`; weights minutes_delta.safetensors; its loader checks the hashes of the
+              installed GiNZA's table and word map), e.g. `minutes`
 
 Every artifact loads through its folder's `argsim_encoder.json` loader, which checks the base with `check_base`
 first (another base: one line, ModelError, nothing loaded).
@@ -35,6 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from functools import lru_cache
 from pathlib import Path
 
@@ -112,8 +116,11 @@ def add_lora(model, rank: int, alpha: float, dropout: float = 0.0, targets: str 
     word = model[0]
     config = LoraConfig(r=rank, lora_alpha=alpha, lora_dropout=dropout, target_modules=targets, bias="none")
     # sentence-transformers' Transformer keeps the transformers model as `model` (`auto_model` is a read-only
-    # property over it): the peft wrapper replaces `model`
-    word.model = get_peft_model(word.model, config)
+    # property over it): the peft wrapper replaces `model`. peft reads transformers' deprecated
+    # `is_gradient_checkpointing` while wrapping; that FutureWarning concerns peft, not the user, so it is not shown.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+        word.model = get_peft_model(word.model, config)
     return sum(p.numel() for p in word.model.parameters() if p.requires_grad)
 
 

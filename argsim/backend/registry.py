@@ -219,6 +219,7 @@ ENCODER_LOADERS: dict[str, str] = {
     "minutes-sbert": "argsim.minutes.sbert:load_encoder",
     "counter-neural": "argsim.counter.neural.store:load_encoder",
     "sbert-lora": "argsim.backend.adapters:load_adapter_encoder",
+    "minutes-delta": "argsim.minutes.shipped:load_encoder",
 }
 #: manifests written before loaders had names held these import paths; they map to the names above
 LEGACY_LOADERS: dict[str, str] = {

@@ -1,7 +1,8 @@
 """`argsim models publish NAME FOLDER`: put a trained model into the package as a shipped model, behind a gate.
 
 A shipped model (`argsim/shipped/<name>/`, package data) is a small artifact over an installed base
-(`argsim.backend.adapters`): a LoRA adapter (`kpm`) or heads over the frozen base (`counter-bi-encoder`). Its
+(`argsim.backend.adapters`): a LoRA adapter (`kpm`), heads over the frozen base (`counter-bi-encoder`), or a delta
+over GiNZA's word table (`minutes`: a task with `pack` writes its artifact from the trained folder). Its
 card.json names the base and the hash of the base's weights, and also records what it is and how well it does:
 task, the data it was trained on and that data's licence, the training command and time, its figures on the
 task's own metric (from the training run's train_config.json), and its figure on a fixed small slice of the
@@ -39,6 +40,9 @@ class ShippedTask:
     artifact: str = "lora"  # the card's artifact: "lora" (an adapter) or "heads" (heads over the frozen base)
     files: tuple[str, ...] = ("adapter_model.safetensors", "adapter_config.json", "argsim_encoder.json")
     trained_with: str = "train with --lora-rank"  # how a folder of this kind is made (for the refusal)
+    #: (trained folder, staging folder) -> card entries: writes the artifact that ships from a trained folder that is
+    #: not one itself (None: the folder holds `files`, which are copied); the slice is then measured on what it wrote
+    pack: Callable[[Path, Path], dict] | None = None
 
 
 def kpm_slice(config=None):  # noqa: ANN001, ANN201
@@ -75,6 +79,51 @@ def _counter_slice_figures(folder: Path, config=None) -> dict[str, float]:  # no
     return {"accuracy_at_1": summary.accuracy_at_1, "mrr": summary.mrr, "points": summary.points}
 
 
+MINUTES_TEST = "runs/minutes-triplets/test.jsonl"
+MINUTES_SLICE = 300
+
+
+def minutes_slice(config=None) -> list[dict]:  # noqa: ANN001
+    """The fixed slice of the minutes test triplets a shipped political SBERT is checked on: the first 300 test
+    triplets (file order) that `argsim data triplets minutes` wrote (runs/minutes-triplets/test.jsonl)."""
+    from argsim.io import read_records
+    from argsim.paths import under_workdir
+
+    rows = read_records(under_workdir(MINUTES_TEST), required=["anchor", "positive", "negative"],
+                        text=["anchor", "positive", "negative"])
+    return [{k: str(r.get(k, "")) for k in ("anchor", "positive", "negative", "meeting", "negative_meeting")}
+            for r in rows[:MINUTES_SLICE]]
+
+
+def _minutes_slice_figures(folder: Path, config=None) -> dict:  # noqa: ANN001
+    """The slice's accuracy through the shipped loader, and where its triplets are in the minutes (line numbers
+    of `argsim.minutes.shipped.corpus`, not their text) with the texts' hash, so a test rebuilds it offline."""
+    from argsim.minutes import shipped
+
+    data_dir = config.data_dir if config else None
+    rows = minutes_slice(config)
+    pairs = shipped.locate_triplets(rows, data_dir)
+    rebuilt = shipped.slice_triplets(pairs, data_dir)
+    texts = [{k: r[k] for k in ("anchor", "positive", "negative")} for r in rows]
+    if rebuilt != texts:
+        raise ArgsimError(f"{MINUTES_TEST}: its triplets are not the ones the PoliInfo minutes rebuild")
+    encoder = shipped.load_encoder(folder).configure(None, False, True)
+    return {"accuracy": shipped.slice_accuracy(encoder, rebuilt), "triplets": len(rebuilt),
+            "texts_sha256": shipped.slice_sha256(rebuilt), "lines": pairs}
+
+
+def _minutes_pack(trained: Path, staging: Path) -> dict:
+    from argsim.minutes.shipped import pack
+
+    return pack(trained, staging, precision=MINUTES_PRECISION, delta_rows=MINUTES_DELTA_ROWS)
+
+
+#: how the shipped minutes model stores its deltas (chosen on dev accuracy within the size limit; docs/models.md)
+MINUTES_PRECISION = "int8"
+MINUTES_DELTA_ROWS: int | None = None
+POLIINFO_LICENCE = ("PoliInfo (NTCIR-14 QA Lab-PoliInfo / NTCIR-15 QA Lab-PoliInfo-2): Tokyo Metropolitan "
+                    "Assembly minutes, distributed by NTCIR for research use under its user agreement")
+
 COUNTERARGS_LICENCE = ("counterargs-18 (the ArguAna Counterargs Corpus; idebate.org points and counters): no licence "
                        "text accompanies the corpus, whose readme asks to cite Wachsmuth, Syed and Stein, Retrieval "
                        "of the Best Counterargument without Prior Topic Knowledge, ACL 2018; the shipped heads hold "
@@ -84,6 +133,47 @@ ARGKP_LICENCE = ("ArgKP-2021 (IBM Debater ArgKP v1 and the KPA 2021 shared task)
                  "Agreement - Sharing 1.0 (https://cdla.io/sharing-1-0/); Bar-Haim et al., From Arguments to Key "
                  "Points: Towards Automatic Argument Summarization, ACL 2020")
 
+THEMATIC_SLICE_SIZE = 300
+
+
+def thematic_slice(config=None) -> list[dict]:  # noqa: ANN001
+    """The fixed slice of the thematic test triplets a shipped thematic encoder is checked on: the first
+    `THEMATIC_SLICE_SIZE` triplets-sen test triplets, exactly as `argsim data triplets wikipedia` writes them
+    (article split and triplets with seed 13, adjacent-section negatives). Triplets are drawn article by article
+    from one seeded generator, so the first ones need only the first test articles: only those are parsed."""
+    from argsim.data.catalog import dataset_dir
+    from argsim.data.wikipedia import ROOT, _read_raw, parse_article, read_article_index
+    from argsim.thematic.triplets import prepare, sentence_triplets, split_articles
+
+    folder = dataset_dir("wikipedia", config.data_dir if config else None)
+    rows: dict[str, dict] = {}
+    for row in read_article_index(folder):
+        rows.setdefault(row["title"], row)
+    prepared: list = []
+    for title in split_articles(list(rows), seed=13)["test"]:
+        row = rows[title]
+        prepared += prepare([parse_article(_read_raw(folder / ROOT / row["raw_file"]), title, row["raw_file"])])
+        triplets = sentence_triplets(prepared, seed=13)
+        if len(triplets) >= THEMATIC_SLICE_SIZE:
+            return triplets[:THEMATIC_SLICE_SIZE]
+    return sentence_triplets(prepared, seed=13)
+
+
+def _thematic_slice_figures(folder: Path, config=None) -> dict[str, float]:  # noqa: ANN001
+    """Triplet accuracy on the slice with cosine distance, ties correct (what `argsim eval triplets` reports)."""
+    from argsim.backend import get_encoder
+    from argsim.metrics.triplets import triplet_scores
+
+    rows = thematic_slice(config)
+    enc = get_encoder(str(folder), config=config, device=None if config else "cpu")
+    vecs = [enc.encode([r[f] for r in rows]) for f in ("anchor", "positive", "negative")]
+    return {"triplet_accuracy": triplet_scores(*vecs, distance="cosine").accuracy}
+
+
+WIKIPEDIA_LICENCE = ("Wikipedia articles of the IBM Debater Claim Stance Dataset (April 2012 dump), CC BY-SA 3.0 "
+                     "(https://creativecommons.org/licenses/by-sa/3.0/); Bar-Haim et al., Stance Classification of "
+                     "Context-Dependent Claims, EACL 2017")
+
 TASKS: dict[str, ShippedTask] = {
     "kpm": ShippedTask("kpm", "kpm", "key point matching bi-encoder: LoRA adapter over MiniLM, contrastive loss",
                        primary="dev_strict_map", figures=("dev_strict_map", "dev_relaxed_map"),
@@ -91,6 +181,15 @@ TASKS: dict[str, ShippedTask] = {
                        licence=ARGKP_LICENCE,
                        slice_description="ArgKP-2021 dev, first topic (both stances), leaderboard mAP",
                        slice_figures=_kpm_slice_figures),
+    "thematic": ShippedTask("thematic", "thematic",
+                            "thematic similarity encoder: LoRA adapter over MiniLM, triplet loss on Wikipedia "
+                            "section triplets",
+                            primary="dev_triplet_accuracy", figures=("dev_triplet_accuracy",),
+                            data="Wikipedia section triplets, triplets-sen train (66,159 triplets from 815 articles)",
+                            licence=WIKIPEDIA_LICENCE,
+                            slice_description=f"the first {THEMATIC_SLICE_SIZE} triplets-sen test triplets, cosine "
+                                              "triplet accuracy",
+                            slice_figures=_thematic_slice_figures),
     "counter-bi-encoder": ShippedTask(
         "counter-bi-encoder", "counterargs-neural",
         "best counter-argument retrieval Bi-encoder: two linear heads over frozen MiniLM, increasing-hard negatives",
@@ -103,6 +202,18 @@ TASKS: dict[str, ShippedTask] = {
         slice_figures=_counter_slice_figures, artifact="heads",
         files=("heads.safetensors", "config.json", "argsim_encoder.json"),
         trained_with="train with `argsim train bipolar --kind bi-encoder` (frozen encoder)"),
+    "minutes": ShippedTask(
+        "minutes", "minutes", "political Sentence-BERT (Shirafuji et al.): GiNZA word vectors with own word vectors "
+        "+ dense layer, triplet loss; a sparse delta over GiNZA's table",
+        primary="eval_dev_cosine_accuracy", figures=("eval_dev_cosine_accuracy",),
+        data="triplets mined from the PoliInfo Tokyo Metropolitan Assembly minutes (`argsim data triplets "
+             "minutes`: 42,130 train, 5,046 dev, split by meeting)",
+        licence=POLIINFO_LICENCE,
+        slice_description=f"the first {MINUTES_SLICE} test triplets of `argsim data triplets minutes`, triplet "
+                          "accuracy by cosine",
+        slice_figures=_minutes_slice_figures, artifact="delta",
+        files=("minutes_delta.safetensors", "words.json", "argsim_encoder.json"),
+        trained_with="train with `argsim train minutes-sbert` (ginza backbone)", pack=_minutes_pack),
 }
 
 
@@ -151,7 +262,8 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
     spec = TASKS[name]
     folder = Path(folder)
     card = read_card(folder) if is_shipped_folder(folder) else None
-    if card is None or artifact_of(card) != spec.artifact or any(not (folder / f).is_file() for f in spec.files):
+    if spec.pack is None and (card is None or artifact_of(card) != spec.artifact
+                              or any(not (folder / f).is_file() for f in spec.files)):
         raise ArgsimError(f"{folder}: not a folder that can ship as '{name}' ({spec.trained_with}; it holds "
                           f"{', '.join(spec.files)} and card.json)")
     record = read_json_object(folder / "train_config.json") or {}
@@ -169,22 +281,28 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
         if isinstance(have, (int, float)) and figures[spec.primary] < have:
             raise ArgsimError(f"{folder}: {spec.primary} {figures[spec.primary]:.4f} is below the shipped '{name}' "
                               f"({have:.4f}); nothing was published")
-    card.update({
-        "name": name, "task": spec.task, "description": spec.description, "data": spec.data,
-        "data_licence": spec.licence, "command": record.get("command"), "seed": record.get("seed"),
-        "steps": record.get("steps"), "training_seconds": record.get("seconds"),
-        "training_device": record.get("device"), "training_threads": record.get("threads"),
-        "git_commit": record.get("git_commit"), "figures": figures,
-        "slice": {"data": spec.slice_description, **spec.slice_figures(folder, config)},
-        _hash_key(spec.artifact): sha256_file(weights_file(folder, card)),
-        "published_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    })
     staging = dest / f".{name}.publishing"
     if staging.exists():
         shutil.rmtree(staging)
     staging.mkdir(parents=True)
-    for file in spec.files:
-        shutil.copyfile(folder / file, staging / file)
+    if spec.pack is not None:  # the artifact is written from the trained folder; its slice is measured on it
+        card, source = spec.pack(folder, staging), staging
+    else:
+        source = folder
+        for file in spec.files:
+            shutil.copyfile(folder / file, staging / file)
+    card.update({
+        "name": name, "task": spec.task, "description": spec.description, "data": spec.data,
+        "data_licence": spec.licence, "command": record.get("command"), "seed": record.get("seed"),
+        "steps": record.get("steps"), "training_seconds": record.get("seconds"),
+        "training_device": record.get("device"), "training_precision": record.get("precision"),
+        "training_threads": record.get("threads"),
+        "git_commit": record.get("git_commit"), "figures": figures,
+        _hash_key(spec.artifact): sha256_file(weights_file(source, card)),
+        "published_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    })
+    write_json(staging / "card.json", card)
+    card["slice"] = {"data": spec.slice_description, **spec.slice_figures(source, config)}
     write_json(staging / "card.json", card)
     if target.exists():
         old = dest / f".{name}.replaced"
