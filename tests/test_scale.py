@@ -157,10 +157,12 @@ def test_quantised_ivf_with_exact_refine_matches_numpy_exact_search_on_real_vect
     assert recall_at_k(index.search(q, 10)[1], exact, 10) >= 0.6
 
 
-def test_auto_index_is_exact_for_small_collections_and_ivfsq8_above():
+def test_auto_index_is_exact_for_small_collections_and_ivf_above():
     from argsim.counter.neural.index import AUTO_FLAT_MAX, auto_kind, build_index
 
-    assert auto_kind(AUTO_FLAT_MAX) == "flat" and auto_kind(AUTO_FLAT_MAX + 1) == "ivfsq8"
+    assert auto_kind(AUTO_FLAT_MAX)[0] == "flat"
+    assert auto_kind(1_000_000) == ("ivf", 4096, 128)  # the configuration bench_scale measured at 1M
+    assert auto_kind(AUTO_FLAT_MAX + 1)[0] == "ivf"
     rng = np.random.default_rng(1)
     x = rng.normal(size=(500, 16)).astype(np.float32)
     _, ids = build_index(x, "auto").search(x[:5], 3)

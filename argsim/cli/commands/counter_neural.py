@@ -229,8 +229,9 @@ def counter_search(
     queries: Path = typer.Option(..., help="Query points: same formats."),
     k: int = typer.Option(10, min=1, help="Candidates returned per query (retrieved top k, reranked)."),
     index: Literal["auto", "flat", "hnsw", "ivf", "ivfsq8", "ivfpqfs"] = typer.Option("auto",
-        help="faiss index: auto (flat up to 100,000 candidates, ivfsq8 above) | flat (exact inner product) | hnsw "
-             "| ivf | ivfsq8 (8-bit codes, exact re-score) | ivfpqfs (4-bit fast-scan PQ, exact re-score)."),
+        help="faiss index: auto (flat up to 50,000 candidates, ivf above: 4,096 lists, 128 probed at 1M) | flat "
+             "(exact inner product) | hnsw | ivf | ivfsq8 (8-bit codes, exact re-score) | ivfpqfs (4-bit "
+             "fast-scan PQ, exact re-score)."),
     out: Path = typer.Option(..., "--out", "-o", callback=OUT_FILE,
                              help="JSONL: one line per query with its ranked candidates."),
 ) -> None:

@@ -7,9 +7,12 @@ lists), `ivfpq` (product-quantised codes, m sub-vectors of 8 bits: 48 bytes a ve
 4-bit product-quantised codes, dim / 4 sub-vectors: 48 bytes at 384 dimensions, scanned with faiss's SIMD
 "fast scan" kernels; Andre et al., "Quicker ADC", IEEE TPAMI 2019) - both re-score their top k x `refine`
 candidates exactly from the float vectors (faiss `IndexRefineFlat`) - and `auto`: `flat` up to `AUTO_FLAT_MAX`
-candidates, `ivfsq8` above (nlist about 4 sqrt(n), nprobe `AUTO_NPROBE`), the fastest configuration that kept
-recall@30 >= 0.9 against exact search at 1M candidates in bench/bench_scale.py. `rerank_exact` re-scores any
-candidate list exactly; `recall_at_k` measures an index against the exact top-k of `exact_index`.
+candidates, `ivf` above with nlist = 4 sqrt(n) rounded to a power of two and nprobe = nlist / 32 (4,096 / 128 at
+1M): at 1M candidates the fastest configuration of bench/bench_scale.py that kept recall@30 >= 0.9 against exact
+search (0.941, 8.4 ms a query with its encoding; the 8-bit and 4-bit kinds scanned faster in batches but answered
+one query at a time more slowly there, 12 and 18 ms at the same recall, bench/results/scale.json).
+`rerank_exact` re-scores any candidate list exactly; `recall_at_k` measures an index against the exact top-k of
+`exact_index`.
 """
 
 from __future__ import annotations
@@ -17,10 +20,11 @@ from __future__ import annotations
 import numpy as np
 
 INDEX_KINDS = ("auto", "flat", "hnsw", "ivf", "ivfpq", "ivfsq8", "ivfpqfs")
-#: `auto` searches exactly up to this many candidates (a flat scan of 100,000 x 384 floats is a few ms a query)
-AUTO_FLAT_MAX = 100_000
-#: lists `auto` probes in its `ivfsq8` index
-AUTO_NPROBE = 64
+#: `auto` searches exactly up to this many candidates (a flat scan of 1M x 384 floats took 178 ms a query, so
+#: about 9 ms at 50,000)
+AUTO_FLAT_MAX = 50_000
+#: the share of its lists `auto`'s IVF index probes (1 / 32: 128 of 4,096 at 1M)
+AUTO_PROBE_SHARE = 32
 #: candidates re-scored exactly per result wanted, by kind (`build_index(refine=None)`)
 DEFAULT_REFINE = {"ivfsq8": 4, "ivfpqfs": 10}
 
@@ -40,14 +44,18 @@ def exact_index(vectors: np.ndarray):  # noqa: ANN201 (faiss.Index)
     return index
 
 
-def auto_kind(n: int) -> str:
-    """The index kind `auto` picks for `n` candidates: `flat` up to `AUTO_FLAT_MAX`, else `ivfsq8`.
+def auto_kind(n: int) -> tuple[str, int | None, int | None]:
+    """(kind, nlist, nprobe) that `auto` picks for `n` candidates: `flat` up to `AUTO_FLAT_MAX`, else `ivf` with
+    nlist = 4 sqrt(n) rounded to a power of two and nprobe = nlist / `AUTO_PROBE_SHARE`.
 
     Example:
         >>> auto_kind(1_000), auto_kind(1_000_000)
-        ('flat', 'ivfsq8')
+        (('flat', None, None), ('ivf', 4096, 128))
     """
-    return "flat" if n <= AUTO_FLAT_MAX else "ivfsq8"
+    if n <= AUTO_FLAT_MAX:
+        return "flat", None, None
+    nlist = 2 ** round(np.log2(4 * np.sqrt(n)))
+    return "ivf", nlist, max(1, nlist // AUTO_PROBE_SHARE)
 
 
 def build_index(vectors: np.ndarray, kind: str = "flat", nlist: int | None = None, nprobe: int = 16,
@@ -61,7 +69,7 @@ def build_index(vectors: np.ndarray, kind: str = "flat", nlist: int | None = Non
             product-quantised codes, `pq_m` bytes a vector; dim must be a multiple of pq_m), `ivfsq8` (inverted
             lists of 8-bit scalar codes), `ivfpqfs` (inverted lists of 4-bit fast-scan PQ codes, dim / 4
             sub-vectors; dim must be a multiple of 8) - these two re-score their top k x `refine` exactly - or
-            `auto` (`auto_kind`; its IVF index probes `AUTO_NPROBE` lists whatever `nprobe` says).
+            `auto` (`auto_kind` chooses the kind, nlist and nprobe; `nlist` and `nprobe` are ignored).
         nlist: inverted lists (default: sqrt(n) for ivf / ivfpq, 4 sqrt(n) for ivfsq8 / ivfpqfs, at most 4,096 /
             16,384).
         nprobe: lists searched per query (IVF kinds).
@@ -81,8 +89,8 @@ def build_index(vectors: np.ndarray, kind: str = "flat", nlist: int | None = Non
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
     n, dim = vectors.shape
     if kind == "auto":
-        kind = auto_kind(n)
-        nprobe = AUTO_NPROBE
+        kind, auto_nlist, auto_nprobe = auto_kind(n)
+        nlist, nprobe = auto_nlist, auto_nprobe or nprobe
     if kind == "flat":
         return exact_index(vectors)
     if kind == "hnsw":
