@@ -47,10 +47,10 @@ class CounterRetriever:
     two linear heads over frozen MiniLM: the Bi-encoder of Shi, Cao and Nguyen, "Revisiting the Role of Similarity
     and Dissimilarity in Best Counter Argument Retrieval", arXiv 2023, trained with increasing-hard negatives).
     `retrieve` ranks every indexed candidate, as the counterargs-18 setting epa ranks every argument of the test
-    split; there the Bi-encoder recipe is the best measured method (accuracy@1 0.424 against 0.283 for MiniLM
+    split; there the shipped Bi-encoder is the best measured method (accuracy@1 0.434 against 0.283 for MiniLM
     cosine and 0.260 for the learning-to-rank XGBoost-full; bench/results/counterargs-neural.json and
     counterargs-ltr.json), and also in sda and epc. Within one debate's opposing counters (sdoc) XGBoost-full is
-    better (0.760 against 0.730): pass ``ranker="xgboost-full"`` with its trained folder there.
+    better (0.760 against 0.720): pass ``ranker="xgboost-full"`` with its trained folder there.
 
     Args:
         ranker: A registered ranker (``"bi-encoder"``, ``"emb-cosine"``, ``"bm25"``, ``"tf-cosine"``,
