@@ -99,7 +99,7 @@ def test_wrong_base_is_refused_in_one_line(trained, tmp_path):
     (copy / "card.json").write_text(json.dumps(card))
     with pytest.raises(ModelError) as err:
         get_encoder(str(copy), device="cpu")
-    assert "\n" not in str(err.value) and "not the one this adapter was trained on" in str(err.value)
+    assert "\n" not in str(err.value) and "not the one this model was trained on" in str(err.value)
 
 
 def test_init_continues_an_adapter(trained, small, tmp_path):

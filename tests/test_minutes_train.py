@@ -126,3 +126,13 @@ def test_training_with_own_words_counts_them_on_train_and_the_loader_uses_them(b
     np.testing.assert_allclose(enc.encode(raw, use_cache=False),
                                enc.model.encode(segment(raw, enc.words)), atol=1e-6)
     assert not np.allclose(enc.encode(raw, use_cache=False), enc.model.encode(segment(raw)), atol=1e-3)
+    # it learned: the own words' vectors and the dense layer moved from where they started (a learning rate of 0
+    # leaves both), and the dev accuracy did not fall below the untrained model's
+    from argsim.minutes.sbert import build_ginza_model
+
+    start = build_ginza_model(words=[t[2:] for t in enc.model[0].tokenizer.vocab if t.startswith("w:")])
+    moved = (enc.model[0].emb_layer.weight - start[0].emb_layer.weight).norm(dim=1)
+    first_word = 1 + 20000
+    assert int((moved[first_word:] > 1e-4).sum()) > len(want) // 2, "the own words' vectors did not train"
+    assert not np.allclose(enc.model[2].linear.weight.detach().numpy(), np.eye(300), atol=1e-4)
+    assert log["best_dev"] >= log["dev_untrained"], log["dev"]

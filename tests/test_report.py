@@ -87,10 +87,10 @@ def test_papers_table_reads_the_rows(tmp_path):
     """The README's table takes argsim's figure from the selected row and the paper's from argsim.published."""
     folder = tmp_path / "results"
     folder.mkdir()
-    rows = [{"method": "x", "model": "models/minutes-sbert-full", "split": "test", "metric": "accuracy",
-             "value": 0.9123},
-            {"method": "y", "model": "models/minutes-sbert-full", "split": "dev", "metric": "dev_accuracy",
-             "value": 0.9, "seconds": 480.0}]
+    rows = [{"method": "triplet-eval", "model": "minutes", "split": "test", "metric": "accuracy", "value": 0.9123},
+            {"method": "triplet-eval", "model": "minutes", "split": "dev", "metric": "accuracy", "value": 0.95},
+            {"method": "minutes-sbert-words", "model": "models/minutes-sbert-words", "split": "dev",
+             "metric": "dev_accuracy", "value": 0.9, "seconds": 480.0}]
     (folder / "minutes.json").write_text(json.dumps({"task": "minutes", "rows": rows}))
     line = next(t for t in papers_table(folder).splitlines() if t.startswith("| Minutes"))
     assert "**0.912**" in line and "0.985 (" in line and "| 8.0 min |" in line

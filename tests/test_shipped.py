@@ -17,7 +17,7 @@ from argsim.cli.app import app
 from argsim.errors import ArgsimError
 from argsim.kpm.scoring import score_key_points
 from argsim.metrics.kpa_map import evaluate_map
-from argsim.modelbuild.publish import kpm_slice, publish
+from argsim.modelbuild.publish import THEMATIC_SLICE_SIZE, kpm_slice, publish, thematic_slice
 
 
 def test_the_key_point_matcher_ships_small_with_its_card():
@@ -44,6 +44,28 @@ def test_kpm_loads_by_name_and_reproduces_its_slice_figure(data_dir):
     # and it is not zero-shot MiniLM: the adapter changes the ranking
     zero = evaluate_map(score_key_points(gold, get_encoder("minilm", device="cpu")), gold)
     assert result.strict != pytest.approx(zero.strict, abs=1e-3)
+
+
+def test_thematic_loads_by_name_and_reproduces_its_slice_figure(data_dir):
+    from argsim.metrics.triplets import triplet_scores
+
+    folder = shipped_models()["thematic"]
+    card = read_card(folder)
+    assert card["base_sha256"] == base_sha256("minilm") and (folder / ADAPTER_WEIGHTS).stat().st_size < 10 * 2**20
+    assert card["figures"]["dev_triplet_accuracy"] >= 0.72 and "by-sa/3.0" in card["data_licence"]
+    rows = thematic_slice()
+    assert len(rows) == THEMATIC_SLICE_SIZE and set(rows[0]) >= {"anchor", "positive", "negative"}
+
+    def accuracy(name: str) -> float:
+        enc = get_encoder(name, device="cpu")
+        vecs = [enc.encode([r[f] for r in rows]) for f in ("anchor", "positive", "negative")]
+        return triplet_scores(*vecs, distance="cosine").accuracy
+
+    assert accuracy("thematic") == pytest.approx(card["slice"]["triplet_accuracy"], abs=1e-9)
+    assert accuracy("thematic") > accuracy("minilm") + 0.01  # the adapter learned the task
+    from argsim.thematic.cluster import default_model
+
+    assert default_model() == "thematic"  # the default of `cluster sentences` and argsim.cluster_sentences
 
 
 def test_models_lists_the_shipped_models_and_rank_keypoints_defaults_to_kpm():
@@ -93,3 +115,116 @@ def test_the_shipped_adapter_is_a_standard_peft_adapter():
     ours = dict(apply_adapter(folder, device="cpu", trainable=True)[0].model.named_parameters())
     lora = {k: p for k, p in theirs.named_parameters() if "lora_" in k}
     assert len(lora) == 72 and all(torch.equal(p, ours[k]) for k, p in lora.items())
+
+
+# ------------------------------------------------------------------ counter-bi-encoder: heads over frozen MiniLM
+
+
+def test_the_counter_bi_encoder_ships_small_with_its_card():
+    """Heads over the frozen base, not a model copy: safetensors heads, a card naming the base and both hashes."""
+    from safetensors.torch import load_file
+
+    folder = shipped_models()["counter-bi-encoder"]
+    card = read_card(folder)
+    assert sorted(p.name for p in folder.iterdir()) == ["argsim_encoder.json", "card.json", "config.json",
+                                                        "heads.safetensors"]
+    assert card["base"] == "minilm" and card["base_sha256"] == base_sha256("minilm")
+    assert card["artifact"] == "heads" and card["weights"] == "heads.safetensors"
+    assert card["weights_sha256"] == sha256_file(folder / "heads.safetensors")
+    assert sum(p.stat().st_size for p in folder.iterdir()) < 10 * 2**20
+    heads = load_file(str(folder / "heads.safetensors"))
+    assert not any(k.startswith(("point_tower.", "cand_tower.")) for k in heads)  # no transformer weights
+    assert sum(t.numel() for t in heads.values()) == card["trainable_parameters"] == 2 * (384 * 384 + 384)
+    assert card["command"].startswith("argsim ") and "train bipolar --kind bi-encoder" in card["command"]
+    assert card["figures"]["val_at1_over_30_best"] > card["figures"]["val_at1_over_30_untrained"]
+    assert card["training_seconds"] > 0 and "Wachsmuth" in card["data_licence"]
+
+
+def test_counter_bi_encoder_loads_by_name_and_reproduces_its_slice_figure(data_dir):
+    """The default `CounterRetriever` is the shipped Bi-encoder: on the card's slice it gives the recorded figure;
+    its ranking is the dot product of the two heads' embeddings (computed here from the heads' tensors with
+    NumPy), and it is not zero-shot MiniLM's."""
+    import numpy as np
+    from safetensors.numpy import load_file
+
+    import argsim
+    from argsim.counter.neural.store import load_model
+    from argsim.modelbuild.publish import COUNTER_SLICE
+
+    folder = shipped_models()["counter-bi-encoder"]
+    card = read_card(folder)
+    retriever = argsim.CounterRetriever()
+    assert retriever.ranker == "bi-encoder"
+    got = retriever.evaluate(COUNTER_SLICE["split"], COUNTER_SLICE["setting"], limit=COUNTER_SLICE["limit"],
+                             data_dir=data_dir)
+    assert got["points"] == card["slice"]["points"] == COUNTER_SLICE["limit"]
+    assert got["accuracy_at_1"] == pytest.approx(card["slice"]["accuracy_at_1"], abs=1e-9)
+    assert got["mrr"] == pytest.approx(card["slice"]["mrr"], abs=1e-4)
+    zero = argsim.CounterRetriever("emb-cosine", model="minilm").evaluate(
+        COUNTER_SLICE["split"], COUNTER_SLICE["setting"], limit=COUNTER_SLICE["limit"], data_dir=data_dir)
+    assert got["mrr"] != pytest.approx(zero["mrr"], abs=1e-3)
+
+    texts = ["School uniforms stop bullying.", "Uniforms do nothing against bullying; children find other targets.",
+             "Taxes fund public schools."]
+    base = get_encoder("minilm", device="cpu").encode(texts, use_cache=False, normalize=True)
+    w = load_file(str(folder / "heads.safetensors"))
+
+    def head(prefix: str) -> np.ndarray:
+        v = base @ w[f"{prefix}.linear.weight"].T + w[f"{prefix}.linear.bias"]
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+    want = head("ret_point")[:1] @ head("ret_cand").T
+    model = load_model("counter-bi-encoder")
+    assert model.folder == folder and model.config.kind == "bi-encoder"
+    q = model.retrieval_numpy(model.embed_texts(texts[:1], side="point"), "point")
+    c = model.retrieval_numpy(model.embed_texts(texts, side="candidate"), "candidate")
+    np.testing.assert_allclose(q @ c.T, want, atol=1e-5)
+    # `--model counter-bi-encoder`: the backend gives the candidate-side retrieval embeddings
+    enc = get_encoder("counter-bi-encoder", device="cpu")
+    np.testing.assert_allclose(enc.encode(texts, use_cache=False), head("ret_cand"), atol=1e-5)
+
+
+def test_a_counter_bi_encoder_over_another_base_is_refused_in_one_line(tmp_path, data_dir):
+    """A copy whose card records another base's hash: the CLI stops before any work, one line, exit 2."""
+    folder = tmp_path / "other-base"
+    shutil.copytree(shipped_models()["counter-bi-encoder"], folder)
+    card = read_card(folder)
+    card["base_sha256"] = "0" * 64
+    (folder / "card.json").write_text(json.dumps(card))
+    texts = tmp_path / "texts.txt"
+    texts.write_text("School uniforms stop bullying.\nTaxes fund public schools.\n")
+    runner = CliRunner()
+    for argv in (["rank", "counter-search", "--model", str(folder), "--candidates", str(texts), "--queries",
+                  str(texts), "--out", str(tmp_path / "hits.jsonl")],
+                 ["eval", "counter-neural", "--bi-encoder", str(folder), "--settings", "sda", "--task",
+                  "scratch-never-written"],
+                 ["embed", str(texts), "--model", str(folder), "--out", str(tmp_path / "v.npy")]):
+        res = runner.invoke(app, argv, env={"COLUMNS": "250"})
+        assert res.exit_code == 2, (argv, res.output)
+        lines = [line for line in res.output.splitlines() if line.strip()]
+        assert len(lines) == 1 and "not the one this model was trained on" in lines[0], res.output
+    assert not (tmp_path / "hits.jsonl").exists()
+
+
+def test_models_lists_both_artifact_kinds_and_the_counter_publish_gate(tmp_path):
+    from argsim.modelbuild.publish import TASKS
+
+    res = CliRunner().invoke(app, ["models"], env={"COLUMNS": "250"})
+    assert res.exit_code == 0, res.output
+    assert "counter-bi-encoder" in res.output and "heads" in res.output and "lora" in res.output
+    shipped = shipped_models()["counter-bi-encoder"]
+    card = read_card(shipped)
+    dest = tmp_path / "shipped"
+    shutil.copytree(shipped, dest / "counter-bi-encoder")
+    trained = tmp_path / "trained"
+    shutil.copytree(shipped, trained)
+    best = card["figures"]["val_at1_over_30_best"]
+    record = {"command": card["command"], "seconds": 1.0,
+              "metrics": {"val_at1_over_30_best": best - 0.001, "val_at1_over_30_untrained": 0.3}}
+    (trained / "train_config.json").write_text(json.dumps(record))
+    with pytest.raises(ArgsimError, match="below the shipped 'counter-bi-encoder'"):
+        publish("counter-bi-encoder", trained, dest=dest)
+    assert read_card(dest / "counter-bi-encoder") == card  # nothing was written
+    with pytest.raises(ArgsimError, match="not a folder that can ship as 'kpm'"):
+        publish("kpm", trained, dest=dest)  # heads are not an adapter
+    assert TASKS["counter-bi-encoder"].artifact == "heads"

@@ -494,7 +494,7 @@ def test_ddp_custom_loop_bipolar_two_processes(tmp_path):
     config = json.loads((tmp_path / "m" / "train_config.json").read_text())
     assert config["processes"] == 2 and config["steps"] == 6  # 16 pairs / (4 per batch x 2 processes) x 3 epochs
     assert config["losses"][-1] < config["losses"][0]
-    assert len(list(tmp_path.rglob("heads.pt"))) == 1 and len(list(tmp_path.rglob("train_config.json"))) == 1
+    assert len(list(tmp_path.rglob("heads.safetensors"))) == 1 and len(list(tmp_path.rglob("train_config.json"))) == 1
     assert sorted(p.name for p in (tmp_path / "m" / "checkpoints" / "last").glob("random_states_*")) == [
         "random_states_0.pkl", "random_states_1.pkl"]
     assert run.stdout.count("model saved to") == 1  # only rank 0 reports

@@ -86,27 +86,38 @@ def test_the_readme_python_examples_run_from_the_installed_wheel(installed, tmp_
 
 
 def test_the_installed_wheel_carries_the_shipped_models(installed, tmp_path):  # noqa: ANN001
-    """The shipped adapters are package data: the non-editable install lists and loads `kpm` by name (its base
-    checked against the card), embedding the same vectors as the source tree's."""
+    """The shipped models are package data: the non-editable install lists and loads `kpm` and `thematic` (LoRA
+    adapters), `counter-bi-encoder` (heads over the frozen base) and `minutes` (a delta over GiNZA's table) by name
+    (each base checked against its card), embedding the same vectors as the source tree's."""
     import json
 
     import numpy as np
 
-    shipped = installed / "argsim" / "shipped" / "kpm"
-    assert {p.name for p in shipped.iterdir()} >= {"adapter_model.safetensors", "adapter_config.json", "card.json",
-                                                   "argsim_encoder.json"}
-    assert json.loads((shipped / "card.json").read_text()) == json.loads(
-        (REPO / "argsim" / "shipped" / "kpm" / "card.json").read_text())
+    lora = {"adapter_model.safetensors", "adapter_config.json", "card.json", "argsim_encoder.json"}
+    files = {"kpm": lora, "thematic": lora,
+             "counter-bi-encoder": {"heads.safetensors", "config.json", "card.json", "argsim_encoder.json"},
+             "minutes": {"minutes_delta.safetensors", "words.json", "card.json", "argsim_encoder.json"}}
+    for name, want_files in files.items():
+        shipped = installed / "argsim" / "shipped" / name
+        assert {p.name for p in shipped.iterdir()} >= want_files
+        assert json.loads((shipped / "card.json").read_text()) == json.loads(
+            (REPO / "argsim" / "shipped" / name / "card.json").read_text())
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     res = run_installed(installed, elsewhere, "models")
-    assert res.returncode == 0 and "dev_strict_map" in res.stdout, res.stderr[-2000:]
+    assert res.returncode == 0 and "dev_strict_map" in res.stdout and "val_at1_over_30_best" in res.stdout, \
+        res.stderr[-2000:]
+    assert "eval_dev_cosine_accuracy" in res.stdout and "dev_triplet_accuracy" in res.stdout, res.stdout[-2000:]
     texts = elsewhere / "texts.txt"
     texts.write_text("School uniforms stop bullying.\n")
-    res = run_installed(installed, elsewhere, "-q", "--no-cache", "embed", str(texts), "--model", "kpm", "--out",
-                        str(elsewhere / "v.npy"))
-    assert res.returncode == 0, res.stderr[-2000:]
+    sentence = {"minutes": "保育所の整備を加速すべきです。"}
     from argsim.backend import get_encoder
 
-    want = get_encoder("kpm", device="cpu").encode(["School uniforms stop bullying."], use_cache=False)
-    np.testing.assert_allclose(np.load(elsewhere / "v.npy"), want, atol=1e-5)
+    for name in files:
+        text = sentence.get(name, "School uniforms stop bullying.")
+        (elsewhere / f"{name}.txt").write_text(text + "\n", encoding="utf-8")
+        res = run_installed(installed, elsewhere, "-q", "--no-cache", "embed", str(elsewhere / f"{name}.txt"),
+                            "--model", name, "--out", str(elsewhere / f"{name}.npy"))
+        assert res.returncode == 0, res.stderr[-2000:]
+        want = get_encoder(name, device="cpu").encode([text], use_cache=False)
+        np.testing.assert_allclose(np.load(elsewhere / f"{name}.npy"), want, atol=1e-5)

@@ -18,14 +18,27 @@ Loading checks the installed base's weights against `base_sha256` (another base:
 the adapter and merges it into the weights (`merge_and_unload`: inference costs what the base costs). The
 encoder's cache identity is the base hash plus the adapter file's hash.
 
-Shipped models are adapter folders under `argsim/shipped/<name>/` (package data); `get_encoder("kpm")` loads one
-by name (`shipped_models()` lists them).
+Shipped models live under `argsim/shipped/<name>/` (package data); `get_encoder("kpm")` loads one by name
+(`shipped_models()` lists them). Each is a small artifact over an installed base, never a copy of the base: its
+card.json names the base (registry name) and the base's weights hash, `artifact` says what the folder adds to
+the base, and `weights` names the file that holds it:
+
+    "lora"    a LoRA adapter (this module; weights adapter_model.safetensors), e.g. `kpm`
+    "heads"   small heads over the frozen base (`argsim.counter.neural.store`; weights heads.safetensors), e.g.
+              `counter-bi-encoder`
+    "delta"   the rows of GiNZA's word table that training changed, own word vectors and a dense layer
+              (`argsim.minutes.shipped`; weights minutes_delta.safetensors; its loader checks the hashes of the
+              installed GiNZA's table and word map), e.g. `minutes`
+
+Every artifact loads through its folder's `argsim_encoder.json` loader, which checks the base with `check_base`
+first (another base: one line, ModelError, nothing loaded).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from functools import lru_cache
 from pathlib import Path
 
@@ -103,8 +116,11 @@ def add_lora(model, rank: int, alpha: float, dropout: float = 0.0, targets: str 
     word = model[0]
     config = LoraConfig(r=rank, lora_alpha=alpha, lora_dropout=dropout, target_modules=targets, bias="none")
     # sentence-transformers' Transformer keeps the transformers model as `model` (`auto_model` is a read-only
-    # property over it): the peft wrapper replaces `model`
-    word.model = get_peft_model(word.model, config)
+    # property over it): the peft wrapper replaces `model`. peft reads transformers' deprecated
+    # `is_gradient_checkpointing` while wrapping; that FutureWarning concerns peft, not the user, so it is not shown.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+        word.model = get_peft_model(word.model, config)
     return sum(p.numel() for p in word.model.parameters() if p.requires_grad)
 
 
@@ -186,8 +202,35 @@ def is_adapter_folder(folder: Path) -> bool:
     return (folder / ADAPTER_WEIGHTS).is_file() and (folder / CARD).is_file()
 
 
+def is_shipped_folder(folder: Path) -> bool:
+    """A folder that can ship: a card.json beside an `argsim_encoder.json` (its loader) and the card's weights
+    file (a LoRA adapter, or heads over a frozen base; see the module docstring)."""
+    folder = Path(folder)
+    if not ((folder / CARD).is_file() and (folder / "argsim_encoder.json").is_file()):
+        return False
+    try:
+        return weights_file(folder).is_file()
+    except ModelError:
+        return False
+
+
+def weights_file(folder: Path, card: dict | None = None) -> Path:
+    """The file that holds what a shipped folder adds to its base: the card's `weights` (a LoRA adapter's
+    adapter_model.safetensors when the card names none).
+
+    Example:
+        >>> weights_file(shipped_models()["kpm"]).name  # doctest: +SKIP
+        'adapter_model.safetensors'
+    """
+    card = read_card(folder) if card is None else card
+    name = card.get("weights", ADAPTER_WEIGHTS)
+    if not isinstance(name, str) or not name or "/" in name or "\\" in name or name.startswith("."):
+        raise ModelError(f"{Path(folder) / CARD}: 'weights' must be a file name in the folder, not {name!r}")
+    return Path(folder) / name
+
+
 def read_card(folder: Path) -> dict:
-    """The card.json of an adapter folder (ModelError when missing or unreadable)."""
+    """The card.json of a shipped or adapter folder (ModelError when missing or unreadable)."""
     path = Path(folder) / CARD
     try:
         card = json.loads(path.read_text(encoding="utf-8"))
@@ -199,14 +242,22 @@ def read_card(folder: Path) -> dict:
 
 
 def shipped_models() -> dict[str, Path]:
-    """The models that ship with argsim: {name: folder} (every `argsim/shipped/<name>/` with an adapter)."""
+    """The models that ship with argsim: {name: folder} (every `argsim/shipped/<name>/` that `is_shipped_folder`:
+    LoRA adapters and heads over a frozen base alike).
+
+    Example:
+        >>> sorted(shipped_models())  # doctest: +SKIP
+        ['counter-bi-encoder', 'kpm']
+    """
     if not SHIPPED_DIR.is_dir():
         return {}
-    return {p.name: p for p in sorted(SHIPPED_DIR.iterdir()) if p.is_dir() and is_adapter_folder(p)}
+    return {p.name: p for p in sorted(SHIPPED_DIR.iterdir())
+            if p.is_dir() and not p.name.startswith(".") and is_shipped_folder(p)}
 
 
 def check_base(folder: Path, card: dict) -> str:
-    """The base's registry name after checking that the installed base is the one the adapter was trained on."""
+    """The base's registry name after checking that the installed base is the one the artifact (adapter or heads)
+    was trained on: its weights' SHA-256 against the card's `base_sha256` (ModelError, one line, otherwise)."""
     from argsim.backend.registry import MODELS
 
     base = card["base"]
@@ -217,7 +268,7 @@ def check_base(folder: Path, card: dict) -> str:
     have = base_sha256(base)
     if want != have:
         raise ModelError(f"{folder / CARD}: the installed base '{base}' ({base_weights_file(base).name} sha256 "
-                         f"{have[:12]}) is not the one this adapter was trained on ({str(want)[:12]}); "
+                         f"{have[:12]}) is not the one this model was trained on ({str(want)[:12]}); "
                          "nothing was loaded")
     return base
 

@@ -219,6 +219,7 @@ ENCODER_LOADERS: dict[str, str] = {
     "minutes-sbert": "argsim.minutes.sbert:load_encoder",
     "counter-neural": "argsim.counter.neural.store:load_encoder",
     "sbert-lora": "argsim.backend.adapters:load_adapter_encoder",
+    "minutes-delta": "argsim.minutes.shipped:load_encoder",
 }
 #: manifests written before loaders had names held these import paths; they map to the names above
 LEGACY_LOADERS: dict[str, str] = {
@@ -291,10 +292,10 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
     folder = model_path(name)
     shipped = shipped_folder(name) is not None
     label = name if name in MODELS or shipped else folder.name
-    if shipped:
-        from argsim.backend.adapters import load_adapter_encoder
-
-        return load_adapter_encoder(folder, device, batch_size, precision, max_seq_length, name=name)
+    if shipped:  # package data: its manifest's loader (an adapter, or heads over a frozen base) checks the base
+        loader = _loader_from_manifest(folder)
+        extra = {"max_seq_length": max_seq_length} if max_seq_length else {}
+        return loader(folder, device=device, batch_size=batch_size, precision=precision, name=name, **extra)
     if name not in MODELS:
         check_model_folder(folder)
     if (folder / ENCODER_MANIFEST).is_file():
@@ -320,6 +321,9 @@ def _transformer_name(name: str) -> bool:
     a folder that is a sentence-transformers / transformers model, not one of argsim's own)."""
     if name in MODELS:
         return MODELS[name].kind == "sentence-transformers"
+    shipped = shipped_folder(name)
+    if shipped is not None:  # a LoRA adapter is a transformer; heads over a frozen base keep the base's options
+        return manifest_loader_name(shipped) == "sbert-lora"
     path = Path(name).expanduser()
     if path.is_file():
         return False  # word vectors

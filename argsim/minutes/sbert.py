@@ -134,7 +134,10 @@ def model_words(model) -> frozenset[str]:  # noqa: ANN001 (SentenceTransformer)
 class SegmentedSentenceTransformerEncoder(Encoder):
     """A sentence-transformers model over Sudachi tokens: raw Japanese in, vectors out."""
 
-    def __init__(self, folder: str | Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32") -> None:
+    def __init__(self, folder: str | Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32",
+                 model=None, identity: str | None = None, name: str | None = None) -> None:  # noqa: ANN001
+        """`model` (a SentenceTransformer built elsewhere, e.g. `argsim.minutes.shipped.build_model`) with its
+        cache `identity` replaces loading `folder` as a sentence-transformers folder."""
         super().__init__()
         from sentence_transformers import SentenceTransformer
 
@@ -142,10 +145,12 @@ class SegmentedSentenceTransformerEncoder(Encoder):
         from argsim.backend.safety import HF_LOAD
 
         self.folder = Path(folder)
-        self.model = cast_for_inference(SentenceTransformer(str(self.folder), device=device, **HF_LOAD),
-                                        precision)
-        self.name, self.device, self.batch_size, self.precision = self.folder.name, device, batch_size, precision
-        self.identity = f"minutes-sbert:{fingerprint(self.folder)}"
+        if model is None:
+            model = SentenceTransformer(str(self.folder), device=device, **HF_LOAD)
+        self.model = cast_for_inference(model.to(device), precision)
+        self.name, self.device, self.batch_size, self.precision = name or self.folder.name, device, batch_size, \
+            precision
+        self.identity = identity or f"minutes-sbert:{fingerprint(self.folder)}"
         self.words = model_words(self.model)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:

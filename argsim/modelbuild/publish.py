@@ -1,10 +1,13 @@
-"""`argsim models publish NAME FOLDER`: put a trained adapter into the package as a shipped model, behind a gate.
+"""`argsim models publish NAME FOLDER`: put a trained model into the package as a shipped model, behind a gate.
 
-A shipped model (`argsim/shipped/<name>/`, package data) is an adapter folder (`argsim.backend.adapters`) whose
-card.json also records what it is and how well it does: task, the data it was trained on and that data's
-licence, the training command and time, its figures on the task's own metric (from the training run's
-train_config.json), and its figure on a fixed small slice of the evaluation split (`slice`), measured when
-publishing through the same loader users get, so a test can check offline that the shipped file reproduces it.
+A shipped model (`argsim/shipped/<name>/`, package data) is a small artifact over an installed base
+(`argsim.backend.adapters`): a LoRA adapter (`kpm`), heads over the frozen base (`counter-bi-encoder`), or a delta
+over GiNZA's word table (`minutes`: a task with `pack` writes its artifact from the trained folder). Its
+card.json names the base and the hash of the base's weights, and also records what it is and how well it does:
+task, the data it was trained on and that data's licence, the training command and time, its figures on the
+task's own metric (from the training run's train_config.json), and its figure on a fixed small slice of the
+evaluation split (`slice`), measured when publishing through the same loader users get, so a test can check
+offline that the shipped file reproduces it.
 
 The gate: a model replaces the shipped one only when its recorded figure (the task's primary metric) is at least
 the shipped one's; otherwise nothing is written (ArgsimError, exit 2).
@@ -33,7 +36,13 @@ class ShippedTask:
     data: str
     licence: str
     slice_description: str
-    slice_figures: Callable[[Path, object], dict[str, float]]  # (adapter folder, RunConfig) -> figures
+    slice_figures: Callable[[Path, object], dict[str, float]]  # (trained folder, RunConfig) -> figures
+    artifact: str = "lora"  # the card's artifact: "lora" (an adapter) or "heads" (heads over the frozen base)
+    files: tuple[str, ...] = ("adapter_model.safetensors", "adapter_config.json", "argsim_encoder.json")
+    trained_with: str = "train with --lora-rank"  # how a folder of this kind is made (for the refusal)
+    #: (trained folder, staging folder) -> card entries: writes the artifact that ships from a trained folder that is
+    #: not one itself (None: the folder holds `files`, which are copied); the slice is then measured on what it wrote
+    pack: Callable[[Path, Path], dict] | None = None
 
 
 def kpm_slice(config=None):  # noqa: ANN001, ANN201
@@ -52,9 +61,118 @@ def _kpm_slice_figures(folder: Path, config=None) -> dict[str, float]:  # noqa: 
     return {"strict_map": result.strict, "relaxed_map": result.relaxed}
 
 
+#: the fixed slice a shipped counter-argument retriever is checked on: counterargs-18 validation, the first points
+#: in id order, each ranked against every argument of its debate (setting sda)
+COUNTER_SLICE = {"split": "validation", "setting": "sda", "limit": 60}
+
+
+def _counter_slice_figures(folder: Path, config=None) -> dict[str, float]:  # noqa: ANN001
+    """accuracy@1 and MRR on `COUNTER_SLICE` with the `bi-encoder` ranker, through the function that
+    `argsim rank counterargs` and `CounterRetriever.evaluate` run (`argsim.counter.core.run.rank_counterargs`)."""
+    from argsim.counter.core.evaluation import summarize
+    from argsim.counter.core.run import rank_counterargs
+
+    _, records = rank_counterargs("bi-encoder", [COUNTER_SLICE["setting"]], COUNTER_SLICE["split"],
+                                  {"model": str(folder)}, limit=COUNTER_SLICE["limit"],
+                                  data_dir=config.data_dir if config else None)
+    (summary,) = summarize(records)
+    return {"accuracy_at_1": summary.accuracy_at_1, "mrr": summary.mrr, "points": summary.points}
+
+
+MINUTES_TEST = "runs/minutes-triplets/test.jsonl"
+MINUTES_SLICE = 300
+
+
+def minutes_slice(config=None) -> list[dict]:  # noqa: ANN001
+    """The fixed slice of the minutes test triplets a shipped political SBERT is checked on: the first 300 test
+    triplets (file order) that `argsim data triplets minutes` wrote (runs/minutes-triplets/test.jsonl)."""
+    from argsim.io import read_records
+    from argsim.paths import under_workdir
+
+    rows = read_records(under_workdir(MINUTES_TEST), required=["anchor", "positive", "negative"],
+                        text=["anchor", "positive", "negative"])
+    return [{k: str(r.get(k, "")) for k in ("anchor", "positive", "negative", "meeting", "negative_meeting")}
+            for r in rows[:MINUTES_SLICE]]
+
+
+def _minutes_slice_figures(folder: Path, config=None) -> dict:  # noqa: ANN001
+    """The slice's accuracy through the shipped loader, and where its triplets are in the minutes (line numbers
+    of `argsim.minutes.shipped.corpus`, not their text) with the texts' hash, so a test rebuilds it offline."""
+    from argsim.minutes import shipped
+
+    data_dir = config.data_dir if config else None
+    rows = minutes_slice(config)
+    pairs = shipped.locate_triplets(rows, data_dir)
+    rebuilt = shipped.slice_triplets(pairs, data_dir)
+    texts = [{k: r[k] for k in ("anchor", "positive", "negative")} for r in rows]
+    if rebuilt != texts:
+        raise ArgsimError(f"{MINUTES_TEST}: its triplets are not the ones the PoliInfo minutes rebuild")
+    encoder = shipped.load_encoder(folder).configure(None, False, True)
+    return {"accuracy": shipped.slice_accuracy(encoder, rebuilt), "triplets": len(rebuilt),
+            "texts_sha256": shipped.slice_sha256(rebuilt), "lines": pairs}
+
+
+def _minutes_pack(trained: Path, staging: Path) -> dict:
+    from argsim.minutes.shipped import pack
+
+    return pack(trained, staging, precision=MINUTES_PRECISION, delta_rows=MINUTES_DELTA_ROWS)
+
+
+#: how the shipped minutes model stores its deltas (chosen on dev accuracy within the size limit; docs/models.md)
+MINUTES_PRECISION = "int8"
+MINUTES_DELTA_ROWS: int | None = None
+POLIINFO_LICENCE = ("PoliInfo (NTCIR-14 QA Lab-PoliInfo / NTCIR-15 QA Lab-PoliInfo-2): Tokyo Metropolitan "
+                    "Assembly minutes, distributed by NTCIR for research use under its user agreement")
+
+COUNTERARGS_LICENCE = ("counterargs-18 (the ArguAna Counterargs Corpus; idebate.org points and counters): no licence "
+                       "text accompanies the corpus, whose readme asks to cite Wachsmuth, Syed and Stein, Retrieval "
+                       "of the Best Counterargument without Prior Topic Knowledge, ACL 2018; the shipped heads hold "
+                       "no text of it")
+
 ARGKP_LICENCE = ("ArgKP-2021 (IBM Debater ArgKP v1 and the KPA 2021 shared task), Community Data License "
                  "Agreement - Sharing 1.0 (https://cdla.io/sharing-1-0/); Bar-Haim et al., From Arguments to Key "
                  "Points: Towards Automatic Argument Summarization, ACL 2020")
+
+THEMATIC_SLICE_SIZE = 300
+
+
+def thematic_slice(config=None) -> list[dict]:  # noqa: ANN001
+    """The fixed slice of the thematic test triplets a shipped thematic encoder is checked on: the first
+    `THEMATIC_SLICE_SIZE` triplets-sen test triplets, exactly as `argsim data triplets wikipedia` writes them
+    (article split and triplets with seed 13, adjacent-section negatives). Triplets are drawn article by article
+    from one seeded generator, so the first ones need only the first test articles: only those are parsed."""
+    from argsim.data.catalog import dataset_dir
+    from argsim.data.wikipedia import ROOT, _read_raw, parse_article, read_article_index
+    from argsim.thematic.triplets import prepare, sentence_triplets, split_articles
+
+    folder = dataset_dir("wikipedia", config.data_dir if config else None)
+    rows: dict[str, dict] = {}
+    for row in read_article_index(folder):
+        rows.setdefault(row["title"], row)
+    prepared: list = []
+    for title in split_articles(list(rows), seed=13)["test"]:
+        row = rows[title]
+        prepared += prepare([parse_article(_read_raw(folder / ROOT / row["raw_file"]), title, row["raw_file"])])
+        triplets = sentence_triplets(prepared, seed=13)
+        if len(triplets) >= THEMATIC_SLICE_SIZE:
+            return triplets[:THEMATIC_SLICE_SIZE]
+    return sentence_triplets(prepared, seed=13)
+
+
+def _thematic_slice_figures(folder: Path, config=None) -> dict[str, float]:  # noqa: ANN001
+    """Triplet accuracy on the slice with cosine distance, ties correct (what `argsim eval triplets` reports)."""
+    from argsim.backend import get_encoder
+    from argsim.metrics.triplets import triplet_scores
+
+    rows = thematic_slice(config)
+    enc = get_encoder(str(folder), config=config, device=None if config else "cpu")
+    vecs = [enc.encode([r[f] for r in rows]) for f in ("anchor", "positive", "negative")]
+    return {"triplet_accuracy": triplet_scores(*vecs, distance="cosine").accuracy}
+
+
+WIKIPEDIA_LICENCE = ("Wikipedia articles of the IBM Debater Claim Stance Dataset (April 2012 dump), CC BY-SA 3.0 "
+                     "(https://creativecommons.org/licenses/by-sa/3.0/); Bar-Haim et al., Stance Classification of "
+                     "Context-Dependent Claims, EACL 2017")
 
 TASKS: dict[str, ShippedTask] = {
     "kpm": ShippedTask("kpm", "kpm", "key point matching bi-encoder: LoRA adapter over MiniLM, contrastive loss",
@@ -63,7 +181,50 @@ TASKS: dict[str, ShippedTask] = {
                        licence=ARGKP_LICENCE,
                        slice_description="ArgKP-2021 dev, first topic (both stances), leaderboard mAP",
                        slice_figures=_kpm_slice_figures),
+    "thematic": ShippedTask("thematic", "thematic",
+                            "thematic similarity encoder: LoRA adapter over MiniLM, triplet loss on Wikipedia "
+                            "section triplets",
+                            primary="dev_triplet_accuracy", figures=("dev_triplet_accuracy",),
+                            data="Wikipedia section triplets, triplets-sen train (66,159 triplets from 815 articles)",
+                            licence=WIKIPEDIA_LICENCE,
+                            slice_description=f"the first {THEMATIC_SLICE_SIZE} triplets-sen test triplets, cosine "
+                                              "triplet accuracy",
+                            slice_figures=_thematic_slice_figures),
+    "counter-bi-encoder": ShippedTask(
+        "counter-bi-encoder", "counterargs-neural",
+        "best counter-argument retrieval Bi-encoder: two linear heads over frozen MiniLM, increasing-hard negatives",
+        primary="val_at1_over_30_best", figures=("val_at1_over_30_best", "val_at1_over_30_untrained"),
+        data="counterargs-18 training split (4,065 point-counter pairs; validation: 1,287 pairs, every "
+             "validation argument a candidate)",
+        licence=COUNTERARGS_LICENCE,
+        slice_description=(f"counterargs-18 {COUNTER_SLICE['split']}, first {COUNTER_SLICE['limit']} points "
+                           f"(id order), setting {COUNTER_SLICE['setting']}: accuracy@1 and MRR"),
+        slice_figures=_counter_slice_figures, artifact="heads",
+        files=("heads.safetensors", "config.json", "argsim_encoder.json"),
+        trained_with="train with `argsim train bipolar --kind bi-encoder` (frozen encoder)"),
+    "minutes": ShippedTask(
+        "minutes", "minutes", "political Sentence-BERT (Shirafuji et al.): GiNZA word vectors with own word vectors "
+        "+ dense layer, triplet loss; a sparse delta over GiNZA's table",
+        primary="eval_dev_cosine_accuracy", figures=("eval_dev_cosine_accuracy",),
+        data="triplets mined from the PoliInfo Tokyo Metropolitan Assembly minutes (`argsim data triplets "
+             "minutes`: 42,130 train, 5,046 dev, split by meeting)",
+        licence=POLIINFO_LICENCE,
+        slice_description=f"the first {MINUTES_SLICE} test triplets of `argsim data triplets minutes`, triplet "
+                          "accuracy by cosine",
+        slice_figures=_minutes_slice_figures, artifact="delta",
+        files=("minutes_delta.safetensors", "words.json", "argsim_encoder.json"),
+        trained_with="train with `argsim train minutes-sbert` (ginza backbone)", pack=_minutes_pack),
 }
+
+
+def artifact_of(card: dict) -> str:
+    """What a card's folder adds to its base: "lora" or "heads" (cards written before `artifact` say
+    `adapter: lora`)."""
+    return str(card.get("artifact") or ("lora" if card.get("adapter") == "lora" else "?"))
+
+
+def _hash_key(artifact: str) -> str:
+    return "adapter_sha256" if artifact == "lora" else "weights_sha256"
 
 
 def shipped_card(name: str) -> dict | None:
@@ -75,12 +236,13 @@ def shipped_card(name: str) -> dict | None:
 
 
 def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> dict:  # noqa: ANN001
-    """Copy the adapter in `folder` into the package as the shipped model `name` when its recorded primary figure
-    is at least the shipped one's; returns the card written. ArgsimError (nothing written) otherwise.
+    """Copy the trained model in `folder` into the package as the shipped model `name` when its recorded primary
+    figure is at least the shipped one's; returns the card written. ArgsimError (nothing written) otherwise.
 
     Args:
-        name: a shipped model name of `TASKS` (e.g. "kpm").
-        folder: an adapter folder trained with `--lora-rank` (its train_config.json holds the figures).
+        name: a shipped model name of `TASKS` (e.g. "kpm", "counter-bi-encoder").
+        folder: a folder of the task's artifact (an adapter trained with `--lora-rank`, or a frozen-encoder
+            counter model of `argsim train bipolar`) whose train_config.json holds the figures.
         config: the RunConfig (data folder for the slice, device).
         dest: the shipped models' folder (default: the package's `argsim/shipped`).
 
@@ -91,14 +253,7 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
         >>> publish("kpm", Path("models/kpm-lora"))["figures"]["dev_strict_map"]  # doctest: +SKIP
         0.83...
     """
-    from argsim.backend.adapters import (
-        ADAPTER_CONFIG,
-        ADAPTER_WEIGHTS,
-        SHIPPED_DIR,
-        is_adapter_folder,
-        read_card,
-        sha256_file,
-    )
+    from argsim.backend.adapters import SHIPPED_DIR, is_shipped_folder, read_card, sha256_file, weights_file
     from argsim.io import write_json
     from argsim.modelbuild.inventory import read_json_object
 
@@ -106,9 +261,11 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
         raise ArgsimError(f"unknown shipped model '{name}': choose from {', '.join(TASKS)}")
     spec = TASKS[name]
     folder = Path(folder)
-    if not is_adapter_folder(folder):
-        raise ArgsimError(f"{folder}: not an adapter folder (train with --lora-rank; it holds "
-                          f"{ADAPTER_WEIGHTS} and card.json)")
+    card = read_card(folder) if is_shipped_folder(folder) else None
+    if spec.pack is None and (card is None or artifact_of(card) != spec.artifact
+                              or any(not (folder / f).is_file() for f in spec.files)):
+        raise ArgsimError(f"{folder}: not a folder that can ship as '{name}' ({spec.trained_with}; it holds "
+                          f"{', '.join(spec.files)} and card.json)")
     record = read_json_object(folder / "train_config.json") or {}
     metrics = record.get("metrics") or {}
     missing = [m for m in spec.figures if not isinstance(metrics.get(m), (int, float))]
@@ -118,29 +275,34 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
     figures = {m: float(metrics[m]) for m in spec.figures}
     dest = Path(dest) if dest else SHIPPED_DIR
     target = dest / name
-    current = read_card(target) if is_adapter_folder(target) else None
+    current = read_card(target) if is_shipped_folder(target) else None
     if current is not None:
         have = (current.get("figures") or {}).get(spec.primary)
         if isinstance(have, (int, float)) and figures[spec.primary] < have:
             raise ArgsimError(f"{folder}: {spec.primary} {figures[spec.primary]:.4f} is below the shipped '{name}' "
                               f"({have:.4f}); nothing was published")
-    card = read_card(folder)
-    card.update({
-        "name": name, "task": spec.task, "description": spec.description, "data": spec.data,
-        "data_licence": spec.licence, "command": record.get("command"), "seed": record.get("seed"),
-        "steps": record.get("steps"), "training_seconds": record.get("seconds"),
-        "training_device": record.get("device"), "training_threads": record.get("threads"),
-        "git_commit": record.get("git_commit"), "figures": figures,
-        "slice": {"data": spec.slice_description, **spec.slice_figures(folder, config)},
-        "adapter_sha256": sha256_file(folder / ADAPTER_WEIGHTS),
-        "published_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    })
     staging = dest / f".{name}.publishing"
     if staging.exists():
         shutil.rmtree(staging)
     staging.mkdir(parents=True)
-    for file in (ADAPTER_WEIGHTS, ADAPTER_CONFIG, "argsim_encoder.json"):
-        shutil.copyfile(folder / file, staging / file)
+    if spec.pack is not None:  # the artifact is written from the trained folder; its slice is measured on it
+        card, source = spec.pack(folder, staging), staging
+    else:
+        source = folder
+        for file in spec.files:
+            shutil.copyfile(folder / file, staging / file)
+    card.update({
+        "name": name, "task": spec.task, "description": spec.description, "data": spec.data,
+        "data_licence": spec.licence, "command": record.get("command"), "seed": record.get("seed"),
+        "steps": record.get("steps"), "training_seconds": record.get("seconds"),
+        "training_device": record.get("device"), "training_precision": record.get("precision"),
+        "training_threads": record.get("threads"),
+        "git_commit": record.get("git_commit"), "figures": figures,
+        _hash_key(spec.artifact): sha256_file(weights_file(source, card)),
+        "published_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    })
+    write_json(staging / "card.json", card)
+    card["slice"] = {"data": spec.slice_description, **spec.slice_figures(source, config)}
     write_json(staging / "card.json", card)
     if target.exists():
         old = dest / f".{name}.replaced"
@@ -155,15 +317,16 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
 
 
 def shipped_summaries() -> list[dict]:
-    """One line per shipped model for `argsim models`: name, task, base, adapter size, figures, slice figures."""
-    from argsim.backend.adapters import ADAPTER_WEIGHTS, read_card, shipped_models
+    """One line per shipped model for `argsim models`: name, task, base, artifact (lora / heads) and its size,
+    figures, slice figures."""
+    from argsim.backend.adapters import read_card, shipped_models, weights_file
 
     rows = []
     for name, folder in shipped_models().items():
         card = read_card(folder)
         rows.append({"name": name, "task": card.get("task", "?"), "base": card["base"],
-                     "description": card.get("description", ""),
-                     "megabytes": round((folder / ADAPTER_WEIGHTS).stat().st_size / 2**20, 2),
+                     "artifact": artifact_of(card), "description": card.get("description", ""),
+                     "megabytes": round(weights_file(folder, card).stat().st_size / 2**20, 2),
                      "figures": card.get("figures") or {}, "slice": card.get("slice") or {},
                      "command": card.get("command"), "training_seconds": card.get("training_seconds")})
     return rows

@@ -139,6 +139,11 @@ def thematic_recipe(name: str, description: str, out: str, config: ThematicTrain
                   setting=setting, split="triplets-sen-dev")
 
 
+MINUTES_WORDS = "models/minutes-sbert-words"
+MINUTES_WORDS_CPU_MINUTES = 24
+MINUTES_WORDS_BASIS = ("measured: 7,902 steps of 16 (42,130 triplets x 3 epochs) with 19,630 own word vectors in "
+                       "21.6 min on 2 idle CPU cores")
+
 BIPOLAR_RANDOM = "models/counter_neural/bipolar-random"
 BIPOLAR_FULL = "models/counter_neural/bipolar-full"
 BI_ENCODER = "models/counter_neural/bi-encoder-200"
@@ -221,6 +226,19 @@ RECIPES: tuple[Recipe, ...] = (
                           "0.7320 with 0.3 against 0.6852 with 1.0)",
                     distance=None, accuracy_key="dev_triplet_accuracy",
                     setting="--eval-every 250 --checkpoint-every 500"),
+    thematic_recipe("thematic-lora", "thematic similarity: LoRA adapter (r=16) over MiniLM, triplet loss, best of "
+                    "its dev evaluations (the shipped `thematic`: `argsim models publish thematic "
+                    "models/thematic-lora` after it)", "models/thematic-lora",
+                    ThematicTrainConfig(arch="minilm", batch_size=16, lr=1e-4, margin=0.3, eval_every=250,
+                                        lora_rank=16),
+                    {"checkpoint_every": 250},
+                    cpu_minutes=125, gpu_minutes=5.5,
+                    basis="measured: on one NVIDIA H200, 2,038 of the epoch's 4,135 steps of 16 triplets in 205 s "
+                          "with a 2,000-triplet dev evaluation every 250 steps (the shipped adapter: that run "
+                          "stopped by --max-minutes 3.4 and kept its best step, 1,500); on 2 CPU cores the full "
+                          "fine-tune's steps took 1.7 s, so the epoch ~2 h",
+                    distance=None, accuracy_key="dev_triplet_accuracy",
+                    setting="LoRA r=16 alpha 32, TripletLoss margin 0.3, lr 1e-4, --eval-every 250"),
     Recipe("minutes-sbert", "minutes", "minutes: political SBERT on all mined training triplets, 3 epochs",
            "models/minutes-sbert-full",
            step("train minutes-sbert", MinutesTrainConfig(), checkpoint_every=500, out="models/minutes-sbert-full"),
@@ -232,6 +250,18 @@ RECIPES: tuple[Recipe, ...] = (
                        task="minutes"),),
            figures={"dev_accuracy": "train_config.json:metrics.eval_dev_cosine_accuracy"}, method="minutes-sbert",
            setting="all mined training triplets, 3 epochs, cosine distance, margin 0.5", split="dev"),
+    Recipe("minutes-sbert-words", "minutes", "minutes: the shipped political SBERT (`minutes`): the recipe above with "
+           "own vectors for the words seen twice in training",
+           MINUTES_WORDS,
+           step("train minutes-sbert", MinutesTrainConfig(word_min_count=2), checkpoint_every=500, out=MINUTES_WORDS),
+           cpu_minutes=MINUTES_WORDS_CPU_MINUTES, gpu_minutes=4,
+           basis=MINUTES_WORDS_BASIS,
+           prepare=((step("data triplets minutes", out=MINUTES_DATA), f"{MINUTES_DATA}/train.jsonl"),),
+           score=(step("eval triplets", None, f"{MINUTES_DATA}/test.jsonl", model=MINUTES_WORDS, task="minutes"),),
+           figures={"dev_accuracy": "train_config.json:metrics.eval_dev_cosine_accuracy"},
+           method="minutes-sbert-words",
+           setting="all mined training triplets, own vectors for words seen twice, 3 epochs, cosine, margin 0.5",
+           split="dev"),
 )
 
 

@@ -45,8 +45,8 @@ def train_bipolar(
     config: NeuralConfig,
     plan: Budget,
     out: Path = typer.Option(..., "--out", "-o", callback=OUT_DIR, help="Model folder to write (config.json, "
-                             "heads.pt, checkpoints/, history.json, learning_curve.png, train_config.json, "
-                             "README.md)."),
+                             "heads.safetensors, card.json, checkpoints/, history.json, learning_curve.png, "
+                             "train_config.json, README.md)."),
     init: Path | None = typer.Option(None, "--init", help="Start from the heads of this trained model (same kind "
                                      "and width), e.g. heads trained on the frozen encoder before fine-tuning it."),
     train_file: Path | None = typer.Option(None, "--train", help="Your own training pairs: CSV/TSV/JSONL with "
@@ -141,7 +141,8 @@ def eval_counter_neural(
     ctx: typer.Context,
     bipolar: Path | None = typer.Option(None, help="Bipolar-encoder folder."),
     bipolar_nodiff: Path | None = typer.Option(None, "--bipolar-nodiff", help="Bipolar w/o |u-v| folder."),
-    bi_encoder: Path | None = typer.Option(None, "--bi-encoder", help="Bi-encoder folder."),
+    bi_encoder: Path | None = typer.Option(None, "--bi-encoder", help="Bi-encoder folder, or counter-bi-encoder "
+                                           "(the one that ships with argsim)."),
     unipolar_ret: Path | None = typer.Option(None, "--unipolar-ret", help="Unipolar-ret folder."),
     unipolar_cls: Path | None = typer.Option(None, "--unipolar-cls", help="Unipolar-cls folder."),
     cross_encoder: Path | None = typer.Option(None, "--cross-encoder", help="Cross-encoder folder."),
@@ -221,13 +222,16 @@ def eval_counter_neural(
 @rank_app.command("counter-search")
 def counter_search(
     ctx: typer.Context,
-    model: Path = model_option(..., short=False, help="Trained model folder (argsim train bipolar)."),
+    model: Path = model_option(..., short=False, help="Trained model folder (argsim train bipolar), or "
+                               "counter-bi-encoder (the Bi-encoder that ships with argsim)."),
     candidates: Path = typer.Option(..., help="Candidate arguments: a text file (one per line) or CSV/JSONL with a "
                                     "'text' column (and optional 'id')."),
     queries: Path = typer.Option(..., help="Query points: same formats."),
     k: int = typer.Option(10, min=1, help="Candidates returned per query (retrieved top k, reranked)."),
-    index: Literal["flat", "hnsw", "ivf"] = typer.Option("flat",
-        help="faiss index: flat (exact inner product) | hnsw | ivf (approximate)."),
+    index: Literal["auto", "flat", "hnsw", "ivf", "ivfsq8", "ivfpqfs"] = typer.Option("auto",
+        help="faiss index: auto (flat up to 50,000 candidates, ivf above: 4,096 lists, 128 probed at 1M) | flat "
+             "(exact inner product) | hnsw | ivf | ivfsq8 (8-bit codes, exact re-score) | ivfpqfs (4-bit "
+             "fast-scan PQ, exact re-score)."),
     out: Path = typer.Option(..., "--out", "-o", callback=OUT_FILE,
                              help="JSONL: one line per query with its ranked candidates."),
 ) -> None:

@@ -107,8 +107,8 @@ def summarize_minutes(
     input: Path | None = typer.Option(None, "--input", "-i", help="Your own CSV/TSV/JSONL/JSON of utterances "
                                       "with columns id, text, topic, subtopic [, length, summary]; rows with "
                                       "the same id form one item."),
-    model: str = model_option("ginza", help="Backend encoder (ginza, e5-multilingual, minilm, "
-                              "a trained folder such as models/minutes-sbert)."),
+    model: str = model_option("ginza", help="Backend encoder (ginza, minutes: the shipped political SBERT, "
+                              "e5-multilingual, minilm, a trained folder such as models/minutes-sbert)."),
     method: SummaryMethod = typer.Option("embedrank-paper", help="embedrank-paper (Eq. 6), embedrank (normalised MMR, "
                                "beta), lead or random."),
     k: float = typer.Option(0.2, min=0, help="Eq. 6 weight of the MMR part."),

@@ -40,13 +40,14 @@ def models(
     from argsim.modelbuild.publish import shipped_summaries
 
     named_models()
-    shipped = Table(title="models that ship with argsim (--model NAME; adapters over an installed base)")
-    for col in ("name", "task", "base", "MB", "figures", "trained with"):
+    shipped = Table(title="models that ship with argsim (--model NAME; a LoRA adapter, heads or a delta over an "
+                          "installed base)")
+    for col in ("name", "task", "base", "artifact", "MB", "figures", "trained with"):
         shipped.add_column(col)
     for s in shipped_summaries():
         figs = ", ".join(f"{k} {v:.4f}" for k, v in s["figures"].items()) or "-"
         minutes = f" ({s['training_seconds'] / 60:.0f} min)" if s["training_seconds"] else ""
-        shipped.add_row(s["name"], s["task"], s["base"], f"{s['megabytes']:.1f}", figs,
+        shipped.add_row(s["name"], s["task"], s["base"], s["artifact"], f"{s['megabytes']:.2f}", figs,
                         f"{s['command'] or '-'}{minutes}")
     console.print(shipped)
     root = folder if folder.is_absolute() else _root(ctx) / folder
@@ -109,13 +110,16 @@ def models_build(
 @models_app.command("publish")
 def models_publish(
     ctx: typer.Context,
-    name: str = typer.Argument(..., help="The shipped model to replace or add, e.g. kpm."),
-    folder: Path = typer.Argument(..., help="An adapter folder trained with --lora-rank (e.g. `argsim train sbert "
-                                  "--lora-rank 16 ...`), with its figures in train_config.json."),
+    name: str = typer.Argument(..., help="The shipped model to replace or add: kpm, counter-bi-encoder, minutes."),
+    folder: Path = typer.Argument(..., help="The trained folder, with its figures in train_config.json: kpm, an "
+                                  "adapter of `argsim train sbert --lora-rank 16 ...`; counter-bi-encoder, a "
+                                  "frozen-encoder model of `argsim train bipolar --kind bi-encoder ...`; minutes, a "
+                                  "model of `argsim train minutes-sbert` (stored as a delta over GiNZA's table)."),
 ) -> None:
-    """Put a trained adapter into the argsim package as the shipped model NAME, only when its recorded figure on
-    the task's own metric is at least the shipped one's; writes its card (base and the hash of its weights, data
-    and licence, command, figures, training time, the figure on a fixed slice of the evaluation split)."""
+    """Put a trained model (a LoRA adapter, heads over a frozen base, or the political SBERT's delta over GiNZA's
+    table) into the argsim package as the shipped model NAME, only when its recorded figure on the task's own
+    metric is at least the shipped one's; writes its card (base and the hash of its weights, data and licence,
+    command, figures, training time, the figure on a fixed slice of the evaluation split)."""
     from argsim.modelbuild.publish import publish
 
     card = publish(name, folder, run_config(ctx))

@@ -129,7 +129,8 @@ def cluster_sentences(
     ctx: typer.Context,
     sentences: Path = typer.Argument(..., help="JSONL/CSV with a column `text`; optional `article` (cluster each "
                                                "article separately) and `label` (gold section; sets k)."),
-    model: str = model_option("minilm", help="Backend model name or folder."),
+    model: str | None = model_option(None, help="Backend model name or folder (default: the shipped thematic "
+                                                "encoder `thematic`; `--model minilm` for zero-shot MiniLM)."),
     algorithm: Algorithm = typer.Option("kmeans", help="kmeans or agglomerative."),
     linkage: Linkage = typer.Option("ward", help="Agglomerative linkage: ward (on unit vectors), average or complete "
                                              "(on cosine distance)."),
@@ -141,9 +142,10 @@ def cluster_sentences(
     from argsim.api.thematic import cluster_sentences as cluster
     from argsim.errors import ArgsimError
     from argsim.io import read_records, write_jsonl
-    from argsim.thematic.cluster import ALGORITHMS
+    from argsim.thematic.cluster import ALGORITHMS, default_model
 
     cfg = run_config(ctx)
+    model = model or default_model()
     if algorithm not in ALGORITHMS:
         raise ArgsimError(f"--algorithm must be one of {', '.join(ALGORITHMS)}")
     rows = read_records(sentences, required=["text"], text=["text"], scalar=["label", "article"])

@@ -39,6 +39,10 @@ class NeuralConfig:
                                   option="--train-encoder/--frozen-encoder")
     train_layers: int = setting(0, "With --train-encoder: fine-tune only the top N transformer layers on cached "
                                 "lower-layer states (CPU; 0 = all layers, the paper).", min=0)
+    lora_rank: int = setting(0, "With --train-encoder: train a LoRA adapter of this rank on every layer's "
+                             "attention and feed-forward layers instead of the layers themselves; the folder "
+                             "keeps only the adapters and the heads (0 = no adapter).", min=0)
+    lora_alpha: float = setting(32.0, "LoRA scale numerator (the update is multiplied by alpha / rank).", min=0)
     max_seq_length: int = setting(256, "Tokens per text.", min=1)
     normalize_retrieval: bool = setting(True, "L2-normalise the retrieval embeddings (the paper: raw dot "
                                         "product).")
@@ -70,6 +74,17 @@ class NeuralConfig:
             raise ArgsimError(f"unknown sampling '{self.sampling}': choose one of {', '.join(SAMPLINGS)}")
         if self.kind == "bipolar-nodiff":
             self.use_diff = False
+        if self.lora_rank and not self.train_encoder:
+            raise ArgsimError("--lora-rank trains an adapter of the encoder: add --train-encoder")
+        if self.lora_rank and self.train_layers:
+            raise ArgsimError("--lora-rank adapts every layer: leave --train-layers at 0")
+        if self.lora_rank and self.kind == "cross-encoder":
+            raise ArgsimError("--lora-rank applies to the bi-encoder, unipolar and bipolar kinds, not cross-encoder")
+
+    @property
+    def lora(self) -> bool:
+        """The towers are LoRA adapters over the frozen base (`lora_rank` > 0)."""
+        return self.train_encoder and self.lora_rank > 0
 
     @property
     def has_retrieval(self) -> bool:

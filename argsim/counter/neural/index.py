@@ -1,16 +1,32 @@
-"""faiss indexes over retrieval embeddings: exact inner product by default, HNSW / IVF / IVF-PQ for large collections.
+"""faiss indexes over retrieval embeddings: exact inner product for small collections, IVF with 8-bit codes for
+large ones.
 
-At a million candidates and more (bench/bench_scale.py): `ivf` (inverted lists of full vectors, exact scores
-inside the probed lists) or `ivfpq` (product-quantised codes, m sub-vectors of 8 bits: 48 bytes a vector for
-m = 48 instead of 1,536) with an exact re-score of the returned candidates (`rerank_exact`). `recall_at_k`
-measures either against the exact top-k of `exact_index`.
+Kinds: `flat` (exact), `hnsw` (graph), `ivf` (inverted lists of full vectors, exact scores inside the probed
+lists), `ivfpq` (product-quantised codes, m sub-vectors of 8 bits: 48 bytes a vector for m = 48 instead of 1,536),
+`ivfsq8` (inverted lists of 8-bit scalar-quantised codes, one byte a dimension), `ivfpqfs` (inverted lists of
+4-bit product-quantised codes, dim / 4 sub-vectors: 48 bytes at 384 dimensions, scanned with faiss's SIMD
+"fast scan" kernels; Andre et al., "Quicker ADC", IEEE TPAMI 2019) - both re-score their top k x `refine`
+candidates exactly from the float vectors (faiss `IndexRefineFlat`) - and `auto`: `flat` up to `AUTO_FLAT_MAX`
+candidates, `ivf` above with nlist = 4 sqrt(n) rounded to a power of two and nprobe = nlist / 32 (4,096 / 128 at
+1M): at 1M candidates the fastest configuration of bench/bench_scale.py that kept recall@30 >= 0.9 against exact
+search (0.941, 8.4 ms a query with its encoding; the 8-bit and 4-bit kinds scanned faster in batches but answered
+one query at a time more slowly there, 12 and 18 ms at the same recall, bench/results/scale.json).
+`rerank_exact` re-scores any candidate list exactly; `recall_at_k` measures an index against the exact top-k of
+`exact_index`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-INDEX_KINDS = ("flat", "hnsw", "ivf", "ivfpq")
+INDEX_KINDS = ("auto", "flat", "hnsw", "ivf", "ivfpq", "ivfsq8", "ivfpqfs")
+#: `auto` searches exactly up to this many candidates (a flat scan of 1M x 384 floats took 178 ms a query, so
+#: about 9 ms at 50,000)
+AUTO_FLAT_MAX = 50_000
+#: the share of its lists `auto`'s IVF index probes (1 / 32: 128 of 4,096 at 1M)
+AUTO_PROBE_SHARE = 32
+#: candidates re-scored exactly per result wanted, by kind (`build_index(refine=None)`)
+DEFAULT_REFINE = {"ivfsq8": 4, "ivfpqfs": 10}
 
 
 def _faiss():  # noqa: ANN202
@@ -28,15 +44,53 @@ def exact_index(vectors: np.ndarray):  # noqa: ANN201 (faiss.Index)
     return index
 
 
+def auto_kind(n: int) -> tuple[str, int | None, int | None]:
+    """(kind, nlist, nprobe) that `auto` picks for `n` candidates: `flat` up to `AUTO_FLAT_MAX`, else `ivf` with
+    nlist = 4 sqrt(n) rounded to a power of two and nprobe = nlist / `AUTO_PROBE_SHARE`.
+
+    Example:
+        >>> auto_kind(1_000), auto_kind(1_000_000)
+        (('flat', None, None), ('ivf', 4096, 128))
+    """
+    if n <= AUTO_FLAT_MAX:
+        return "flat", None, None
+    nlist = 2 ** round(np.log2(4 * np.sqrt(n)))
+    return "ivf", nlist, max(1, nlist // AUTO_PROBE_SHARE)
+
+
 def build_index(vectors: np.ndarray, kind: str = "flat", nlist: int | None = None, nprobe: int = 16,
                 hnsw_m: int = 32, ef_search: int = 128, seed: int = 13, pq_m: int = 48,
-                train_size: int | None = None):  # noqa: ANN201
-    """An inner-product index of `kind`: flat (exact), hnsw (graph), ivf (inverted lists, trained here) or
-    ivfpq (inverted lists of product-quantised codes, `pq_m` bytes a vector; dim must be a multiple of pq_m).
-    `train_size`: vectors sampled to train the coarse quantiser (default 64 per list)."""
+                train_size: int | None = None, refine: int | None = None):  # noqa: ANN201
+    """An inner-product faiss index of `kind` holding `vectors`.
+
+    Args:
+        vectors: (n, dim) float vectors (unit length for cosine).
+        kind: `flat` (exact), `hnsw` (graph), `ivf` (inverted lists, trained here), `ivfpq` (inverted lists of
+            product-quantised codes, `pq_m` bytes a vector; dim must be a multiple of pq_m), `ivfsq8` (inverted
+            lists of 8-bit scalar codes), `ivfpqfs` (inverted lists of 4-bit fast-scan PQ codes, dim / 4
+            sub-vectors; dim must be a multiple of 8) - these two re-score their top k x `refine` exactly - or
+            `auto` (`auto_kind` chooses the kind, nlist and nprobe; `nlist` and `nprobe` are ignored).
+        nlist: inverted lists (default: sqrt(n) for ivf / ivfpq, 4 sqrt(n) for ivfsq8 / ivfpqfs, at most 4,096 /
+            16,384).
+        nprobe: lists searched per query (IVF kinds).
+        train_size: vectors sampled to train the coarse quantiser (default 64 per list).
+        refine: ivfsq8 / ivfpqfs: candidates re-scored exactly per result wanted (0: none, the codes' scores
+            stand; None: `DEFAULT_REFINE` of the kind - 4-bit codes need a deeper re-score than 8-bit ones).
+
+    Returns:
+        A faiss index; `index.search(queries, k)` gives (scores, ids).
+
+    Example:
+        >>> x = np.eye(4, dtype=np.float32)
+        >>> build_index(x, "flat").search(x[:1], 1)[1].tolist()
+        [[0]]
+    """
     faiss = _faiss()
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
     n, dim = vectors.shape
+    if kind == "auto":
+        kind, auto_nlist, auto_nprobe = auto_kind(n)
+        nlist, nprobe = auto_nlist, auto_nprobe or nprobe
     if kind == "flat":
         return exact_index(vectors)
     if kind == "hnsw":
@@ -44,19 +98,32 @@ def build_index(vectors: np.ndarray, kind: str = "flat", nlist: int | None = Non
         index.hnsw.efSearch = ef_search
         index.add(vectors)
         return index
-    if kind in ("ivf", "ivfpq"):
-        nlist = nlist or max(1, min(4096, int(np.sqrt(n))))
+    if kind in ("ivf", "ivfpq", "ivfsq8", "ivfpqfs"):
+        if kind in ("ivfsq8", "ivfpqfs"):
+            nlist = nlist or max(1, min(16384, int(4 * np.sqrt(n))))
+        else:
+            nlist = nlist or max(1, min(4096, int(np.sqrt(n))))
+        nlist = min(nlist, n)
         quantizer = faiss.IndexFlatIP(dim)
         if kind == "ivf":
             index = faiss.IndexIVFFlat(quantizer, dim, nlist, faiss.METRIC_INNER_PRODUCT)
-        else:
+        elif kind == "ivfpq":
             index = faiss.IndexIVFPQ(quantizer, dim, nlist, pq_m, 8, faiss.METRIC_INNER_PRODUCT)
+        elif kind == "ivfsq8":
+            index = faiss.IndexIVFScalarQuantizer(quantizer, dim, nlist, faiss.ScalarQuantizer.QT_8bit,
+                                                  faiss.METRIC_INNER_PRODUCT)
+        else:
+            index = faiss.IndexIVFPQFastScan(quantizer, dim, nlist, dim // 4, 4, faiss.METRIC_INNER_PRODUCT)
         rng = np.random.default_rng(seed)
         sample = vectors[np.sort(rng.choice(n, size=min(n, train_size or 64 * nlist), replace=False))]
         index.train(sample)
+        index.nprobe = nprobe
+        refine = DEFAULT_REFINE.get(kind, 0) if refine is None else refine
+        if kind in DEFAULT_REFINE and refine > 0:
+            index = faiss.IndexRefineFlat(index)  # keeps the float vectors; re-scores k x k_factor candidates
+            index.k_factor = float(refine)
         for start in range(0, n, 200_000):  # add in slices: no second full copy of a large matrix
             index.add(vectors[start:start + 200_000])
-        index.nprobe = nprobe
         return index
     raise ValueError(f"unknown index kind '{kind}': choose one of {', '.join(INDEX_KINDS)}")
 

@@ -40,6 +40,9 @@ class CounterModel(nn.Module):
             tower = tower or TransformerTower(config.base_model, config.pooling, config.max_seq_length)
             self.point_tower = tower
             self.cand_tower = copy.deepcopy(tower) if config.separate_towers else tower
+            if config.lora:  # trainable adapters over the frozen base (a saved model loads its tensors into them)
+                for t in {id(t): t for t in (self.point_tower, self.cand_tower)}.values():
+                    t.add_lora(config.lora_rank, config.lora_alpha)
             dim = tower.dim
         if dim is None:
             raise ValueError("a frozen-encoder model needs the base embedding dimension")

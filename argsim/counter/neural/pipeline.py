@@ -30,16 +30,18 @@ class StageResult:
 
 
 def check_stage(folder: str | Path, option: str = "model") -> None:
-    """Before any work: `folder` is a trained counter model or cross-encoder folder that is data (the one model
-    folder check) with a readable config; ModelError (one line) otherwise."""
+    """Before any work: `folder` is a trained counter model or cross-encoder folder (or a shipped counter model's
+    name, e.g. `counter-bi-encoder`) that is data (the one model folder check) with a readable config; ModelError
+    (one line) otherwise."""
     import json
 
     from argsim.backend.safety import check_model_folder, model_files
+    from argsim.counter.neural.config import NeuralConfig
     from argsim.counter.neural.cross import is_cross_folder
-    from argsim.counter.neural.store import is_model_folder
+    from argsim.counter.neural.store import check_frozen_base, is_model_folder, resolve_folder
     from argsim.errors import ModelError
 
-    folder = Path(folder)
+    folder = resolve_folder(folder)
     if not (is_model_folder(folder) or is_cross_folder(folder)):
         raise ModelError(f"{option} {folder}: not a trained counter-argument model or cross-encoder folder (train "
                          "one with `argsim train bipolar`)")
@@ -49,10 +51,12 @@ def check_stage(folder: str | Path, option: str = "model") -> None:
             raw = json.loads((folder / "config.json").read_text(encoding="utf-8"))
             if not isinstance(raw, dict) or isinstance(raw.get("dim"), bool) or int(raw["dim"]) < 1:
                 raise ValueError("config.json: 'dim' must be a positive integer")
+            check_frozen_base(folder, NeuralConfig.from_dict(raw))
 
 
 def load_stage(spec: str | Path | None, precision: str = "auto"):  # noqa: ANN201
-    """'bm25', a CounterModel folder, or a cross-encoder folder -> the stage object (None stays None).
+    """'bm25', a CounterModel folder (or a shipped counter model's name), or a cross-encoder folder -> the stage
+    object (None stays None).
 
     A cross-encoder scores on the CPU in `precision` (`--precision`, resolved for the CPU: auto = fp32, bf16 when
     asked); CounterModel stages compute in fp32."""

@@ -1,6 +1,7 @@
 """The neural rankers of `argsim rank counterargs --method NAME` (registered on import; no heavy work here).
 
-Options (from the CLI's `--model` and `--opt key=value`): `model` (trained model folder), `k` (rerank depth,
+Options (from the CLI's `--model` and `--opt key=value`): `model` (trained model folder, or a shipped counter
+model's name; `bi-encoder` without one uses the shipped `counter-bi-encoder`), `k` (rerank depth,
 default 30), `retriever` / `reranker` (folders for the two-stage methods; `retriever=bm25` for BM25); `precision`
 (the run's `--precision`, passed by `run_ranker`) is what a cross-encoder stage computes in.
 """
@@ -33,9 +34,14 @@ def bipolar_ranker(points, pools, model=None, k=30, precision="auto", **_):  # n
     return _two_stage(points, pools, folder, folder, k, precision=precision)
 
 
-@register_ranker("bi-encoder", help="Bi-encoder retrieval: dot product of the point and candidate towers (--model DIR)")
+#: the shipped Bi-encoder (`argsim models`): the `bi-encoder` ranker's model when none is given
+SHIPPED_BI_ENCODER = "counter-bi-encoder"
+
+
+@register_ranker("bi-encoder", help="Bi-encoder retrieval: dot product of the point and candidate towers (--model DIR; "
+                                    "default: the shipped counter-bi-encoder)")
 def bi_encoder_ranker(points, pools, model=None, precision="auto", **_):  # noqa: ANN001, ANN201
-    return _two_stage(points, pools, _need(model, "--model DIR", "bi-encoder"), None, 1, precision=precision)
+    return _two_stage(points, pools, model or SHIPPED_BI_ENCODER, None, 1, precision=precision)
 
 
 @register_ranker("unipolar-ret", help="Unipolar-ret retrieval: shared tower + retrieval head (--model DIR)")

@@ -60,7 +60,7 @@ class RetrieveRerank:
     """
 
     def __init__(self, model: CounterModel, texts: Sequence[str] | None = None, base: np.ndarray | None = None,
-                 index_kind: str = "flat", engine: Engine | None = None, config: RunConfig | None = None) -> None:
+                 index_kind: str = "auto", engine: Engine | None = None, config: RunConfig | None = None) -> None:
         self.engine, self.config = engine, config
         if base is None:
             if texts is None:

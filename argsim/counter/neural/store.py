@@ -1,13 +1,24 @@
-"""Saving and loading trained models: a folder with config.json, heads.pt and (if fine-tuned) the towers.
+"""Saving and loading trained models: a folder with config.json, heads.safetensors, card.json and (if fine-tuned)
+the towers, or with `--lora-rank` only the towers' LoRA adapters (`point_encoder/`, `candidate_encoder/`: peft's
+adapter_model.safetensors and adapter_config.json), applied to the installed base when loading.
 
-The folder also carries `argsim_encoder.json`, so `argsim.backend.get_encoder(folder)` (and every command that
-takes `--model`) gives the model's candidate-side retrieval embeddings, disk-cached by the backend.
+    config.json          the `NeuralConfig` and the base embedding width (`dim`)
+    heads.safetensors    the heads' tensors (safetensors: loading runs no code)
+    card.json            with a frozen base from the registry: the base (registry name) and its weights' SHA-256
+                         (`argsim.backend.adapters.base_sha256`), so loading refuses another base in one line;
+                         `artifact: heads` makes the folder a shippable model (`argsim models publish
+                         counter-bi-encoder FOLDER`), like a LoRA adapter
+    argsim_encoder.json  `argsim.backend.get_encoder(folder)` (and every command that takes `--model`) gives the
+                         model's candidate-side retrieval embeddings, disk-cached by the backend
+
+Folders written before the heads moved to safetensors hold `heads.pt` (a torch state dict, read with
+`torch.load(weights_only=True)`); they still load. A shipped model loads by its name wherever a folder is taken:
+`load_model("counter-bi-encoder")`.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -20,72 +31,189 @@ from argsim.counter.neural.config import NeuralConfig
 from argsim.counter.neural.model import CounterModel
 from argsim.counter.neural.towers import TransformerTower, frozen_encoder
 from argsim.errors import ModelError
-from argsim.io import write_json
+from argsim.io import atomic_path, write_json
 
+HEADS = "heads.safetensors"
+#: the heads file of folders written before safetensors (still read, never written)
+LEGACY_HEADS = "heads.pt"
 MANIFEST = {"loader": "counter-neural"}  # a name in argsim.backend.registry.ENCODER_LOADERS
 
 
 def _head_state(model: CounterModel) -> dict[str, torch.Tensor]:
-    return {k: v for k, v in model.state_dict().items() if not k.startswith(("point_tower.", "cand_tower."))}
+    # cloned: a shared head (Unipolar's one retrieval head under two names) is two tensors in the file
+    return {k: v.detach().cpu().clone().contiguous() for k, v in model.state_dict().items()
+            if not k.startswith(("point_tower.", "cand_tower."))}
+
+
+def model_card(model: CounterModel) -> dict | None:
+    """The card of a heads-over-a-frozen-base model: base (registry name), its weights' SHA-256, what the folder
+    adds (`artifact: heads`, or `lora+heads` with LoRA adapters of the towers; `weights: heads.safetensors`),
+    pooling and length; None when the base is fine-tuned (the towers are in the folder) or not a registry model
+    (no hash to check against)."""
+    from argsim.backend.adapters import base_sha256
+    from argsim.backend.registry import MODELS
+
+    cfg = model.config
+    if (cfg.train_encoder and not cfg.lora) or cfg.base_model not in MODELS \
+            or MODELS[cfg.base_model].kind != "sentence-transformers":
+        return None
+    artifact = "lora+heads" if cfg.lora else "heads"
+    return {"base": cfg.base_model, "base_sha256": base_sha256(cfg.base_model), "artifact": artifact,
+            "weights": HEADS, "kind": cfg.kind, "pooling": cfg.pooling, "max_seq_length": cfg.max_seq_length,
+            "trainable_parameters": sum(t.numel() for t in _head_state(model).values())}
 
 
 def save_model(model: CounterModel, folder: str | Path, info: dict | None = None) -> Path:
-    """Write the model folder atomically enough: heads to a temporary file first, then renamed."""
+    """Write the model folder (see the module docstring); each file atomically.
+
+    Args:
+        model: the trained model.
+        folder: the folder to write (created).
+        info: what config.json records beside the configuration (epoch, validation figure, data).
+
+    Returns:
+        `folder`.
+
+    Example:
+        >>> save_model(model, "models/counter_neural/bi-encoder")  # doctest: +SKIP
+    """
+    from safetensors.torch import save_file
+
+    from argsim.backend.adapters import CARD, sha256_file
+
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     if model.point_tower is not None:
         for name, tower in (("point_encoder", model.point_tower), ("candidate_encoder", model.cand_tower)):
             if name == "candidate_encoder" and tower is model.point_tower:
                 continue
+            if model.config.lora:  # only the adapter: the base is the installed one
+                tower.save_lora(folder / name)
+                continue
             tower.model.save_pretrained(folder / name)
             tower.tokenizer.save_pretrained(folder / name)
-    tmp = folder / "heads.pt.tmp"
-    torch.save(_head_state(model), tmp)
-    os.replace(tmp, folder / "heads.pt")
+    with atomic_path(folder / HEADS) as tmp:
+        save_file(_head_state(model), str(tmp), metadata={"format": "pt"})
+    (folder / LEGACY_HEADS).unlink(missing_ok=True)  # an older run's heads would not match these
     write_json(folder / "config.json", {**model.config.as_dict(), "dim": model.dim, "info": info or {}})
+    card = model_card(model)
+    if card is not None:
+        write_json(folder / CARD, {**card, "weights_sha256": sha256_file(folder / HEADS)})
+    else:
+        (folder / CARD).unlink(missing_ok=True)
     write_json(folder / "argsim_encoder.json", MANIFEST)
     return folder
 
 
+def resolve_folder(spec: str | Path) -> Path:
+    """The folder of a model given as a folder or as the name of a shipped counter model (`counter-bi-encoder`).
+
+    Example:
+        >>> resolve_folder("counter-bi-encoder").name  # doctest: +SKIP
+        'counter-bi-encoder'
+    """
+    from argsim.backend.registry import manifest_loader_name, shipped_folder
+
+    shipped = shipped_folder(str(spec))
+    if shipped is not None and manifest_loader_name(shipped) == MANIFEST["loader"]:
+        return shipped
+    return Path(spec)
+
+
+def heads_file(folder: Path) -> Path | None:
+    """heads.safetensors, else an older folder's heads.pt, else None."""
+    for name in (HEADS, LEGACY_HEADS):
+        if (folder / name).is_file():
+            return folder / name
+    return None
+
+
 def is_model_folder(folder: str | Path) -> bool:
-    folder = Path(folder)
-    return (folder / "config.json").is_file() and (folder / "heads.pt").is_file()
+    """A trained counter model folder (or a shipped counter model's name)."""
+    folder = resolve_folder(folder)
+    return (folder / "config.json").is_file() and heads_file(folder) is not None
 
 
 def load_model(folder: str | Path) -> CounterModel:
-    """Load a folder written by `save_model`; a clear ModelError when it is not one."""
-    folder = Path(folder)
+    """Load a folder written by `save_model` (or a shipped counter model by name); a clear ModelError when it is
+    not one, or when the card's base is not the installed one.
+
+    Args:
+        folder: the model folder, or a shipped model's name (`counter-bi-encoder`).
+
+    Returns:
+        The `CounterModel` in eval mode, `folder` set.
+
+    Example:
+        >>> load_model("counter-bi-encoder").config.kind  # doctest: +SKIP
+        'bi-encoder'
+    """
+    folder = resolve_folder(folder)
     if not is_model_folder(folder):
-        raise ModelError(f"{folder}: not a trained counter-argument model (needs config.json and heads.pt; "
+        raise ModelError(f"{folder}: not a trained counter-argument model (needs config.json and {HEADS}; "
                          "train one with `argsim train bipolar`)")
     check_model_folder(folder)
+    weights = heads_file(folder)
     with model_files(folder, "counter-argument model"):
         raw = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         config = NeuralConfig.from_dict(raw)
+        check_frozen_base(folder, config)
         tower = None
-        if config.train_encoder:
-            tower = TransformerTower(str(folder / "point_encoder"), config.pooling, config.max_seq_length)
+        if config.train_encoder:  # LoRA: the base, whose adapters are loaded below; else the saved tower
+            source = config.base_model if config.lora else str(folder / "point_encoder")
+            tower = TransformerTower(source, config.pooling, config.max_seq_length)
         model = CounterModel(config, dim=int(raw["dim"]), tower=tower)
-        if config.train_encoder and config.separate_towers:
+        if config.lora:
+            model.point_tower.load_lora(folder / "point_encoder")
+            if model.cand_tower is not model.point_tower:
+                model.cand_tower.load_lora(folder / "candidate_encoder")
+        elif config.train_encoder and config.separate_towers:
             model.cand_tower = TransformerTower(str(folder / "candidate_encoder"), config.pooling,
                                                 config.max_seq_length)
-        state = load_torch_weights(folder / "heads.pt")
+        state = _read_heads(weights)
         missing, unexpected = model.load_state_dict(state, strict=False)
         bad = [m for m in missing if not m.startswith(("point_tower.", "cand_tower."))]
         if bad or unexpected:
-            raise ModelError(f"{folder}: heads.pt does not match config.json ({bad or unexpected})")
+            raise ModelError(f"{folder}: {weights.name} does not match config.json ({bad or unexpected})")
     model.eval()
     model.folder = folder
     return model
 
 
+def check_frozen_base(folder: Path, config: NeuralConfig) -> None:
+    """With a card.json and a frozen encoder (or LoRA adapters over it): the card's base is config.json's and the
+    installed base's weights are the ones the heads were trained on (`argsim.backend.adapters.check_base`);
+    ModelError, one line, otherwise."""
+    from argsim.backend.adapters import CARD, check_base, read_card
+
+    if (config.train_encoder and not config.lora) or not (folder / CARD).is_file():
+        return
+    card = read_card(folder)
+    if card["base"] != config.base_model:
+        raise ModelError(f"{folder / CARD}: base '{card['base']}' is not config.json's base_model "
+                         f"'{config.base_model}'")
+    check_base(folder, card)
+
+
+def _read_heads(path: Path) -> dict[str, torch.Tensor]:
+    if path.name == LEGACY_HEADS:
+        return load_torch_weights(path)
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    try:
+        return load_file(str(path))
+    except (SafetensorError, OSError) as exc:
+        raise ModelError(f"{path}: not a safetensors file ({str(exc).splitlines()[0][:160]})") from None
+
+
 class RetrievalEncoder(Encoder):
     """Backend encoder of a saved model: candidate-side retrieval embeddings (base embeddings for cls-only)."""
 
-    def __init__(self, folder: Path, device: str = "cpu", batch_size: int = 64) -> None:
+    def __init__(self, folder: Path, device: str = "cpu", batch_size: int = 64, name: str | None = None) -> None:
         super().__init__()
         self.model = load_model(folder)
-        self.name, self.device, self.batch_size = folder.name, device, batch_size
+        self.name, self.device, self.batch_size = name or Path(folder).name, device, batch_size
         self.identity = f"counter-neural:{fingerprint(folder)}:candidate-retrieval"
         if not self.model.config.train_encoder:
             self.base_encoder = frozen_encoder(self.model.config.base_model, self.model.config.pooling,
@@ -96,7 +224,8 @@ class RetrievalEncoder(Encoder):
         return self.model.retrieval_numpy(base, "candidate")
 
 
-def load_encoder(folder: str | Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32") -> Encoder:
-    """The `argsim_encoder.json` loader. The model computes in fp32 whatever `precision` asks (its `precision`
-    says so, and its cache key stays the fp32 one)."""
-    return RetrievalEncoder(Path(folder), device=device, batch_size=batch_size)
+def load_encoder(folder: str | Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32",
+                 name: str | None = None) -> Encoder:
+    """The `argsim_encoder.json` loader (`name`: the shipped model's name, for a shipped folder). The model
+    computes in fp32 whatever `precision` asks (its `precision` says so, and its cache key stays the fp32 one)."""
+    return RetrievalEncoder(Path(folder), device=device, batch_size=batch_size, name=name)

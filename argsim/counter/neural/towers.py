@@ -47,6 +47,41 @@ class TransformerTower(nn.Module):
 
         self.top = TopLayerTrainer(self.model, self.tokenizer, n)
 
+    def add_lora(self, rank: int, alpha: float) -> int:
+        """Wrap the transformer in a trainable LoRA adapter (peft, the targets of
+        `argsim.backend.adapters.LORA_TARGETS`: every layer's attention and feed-forward layers); the base weights
+        are frozen. Returns the number of trainable parameters."""
+        from peft import LoraConfig, get_peft_model
+
+        from argsim.backend.adapters import LORA_TARGETS
+
+        config = LoraConfig(r=rank, lora_alpha=alpha, lora_dropout=0.0, target_modules=LORA_TARGETS, bias="none")
+        self.model = get_peft_model(self.model, config)
+        return sum(p.numel() for p in self.model.parameters() if p.requires_grad)
+
+    def load_lora(self, folder: Path) -> None:
+        """Set the adapter tensors from `folder/adapter_model.safetensors` (written by `save_lora`) and merge them
+        into the weights (inference costs what the base costs)."""
+        from peft import set_peft_model_state_dict
+        from safetensors.torch import load_file
+
+        from argsim.backend.adapters import ADAPTER_WEIGHTS, PEFT_PREFIX
+        from argsim.errors import ModelError
+
+        tensors = {k if k.startswith(PEFT_PREFIX) else PEFT_PREFIX + k: v
+                   for k, v in load_file(str(folder / ADAPTER_WEIGHTS)).items()}
+        result = set_peft_model_state_dict(self.model, tensors)
+        if getattr(result, "unexpected_keys", []):
+            raise ModelError(f"{folder / ADAPTER_WEIGHTS}: tensors the model has no place for "
+                             f"({result.unexpected_keys[0]}, ...)")
+        self.model = self.model.merge_and_unload()
+
+    def save_lora(self, folder: Path) -> None:
+        """Write only the adapter (peft's adapter_model.safetensors and adapter_config.json), never the base (nor
+        peft's README template, which would name this machine's base folder)."""
+        self.model.save_pretrained(str(folder))
+        (folder / "README.md").unlink(missing_ok=True)
+
     @property
     def dim(self) -> int:
         return int(self.model.config.hidden_size)

@@ -1,0 +1,353 @@
+"""CPU inference backends against PyTorch fp32: speed, memory, vector agreement and every task's figure.
+
+Variants of all-MiniLM-L6-v2 (`VARIANTS`): torch fp32, torch bf16, onnx fp32, onnx int8 (dynamic), openvino fp32,
+openvino int8 (static, calibrated on 300 ArgKP training arguments outside the throughput slice) and a model2vec
+static model distilled from MiniLM. For each one:
+
+- throughput: sentences/s on the first `n` ArgKP training arguments, batch 64, no cache, at each thread count of
+  `threads` (torch: `torch.set_num_threads`; ONNX Runtime / OpenVINO: intra-op threads), best of `repeats`;
+- one-query latency: median ms of 30 single short key points encoded one at a time;
+- peak memory: the process's peak resident set while the variant loads and runs (VmHWM reset before it);
+- cosine to torch fp32 of every ArgKP dev argument and key point (mean and minimum);
+- task figures, each also as the difference to torch fp32: KPM strict / relaxed mAP on ArgKP dev (zero-shot,
+  argument vs key point), counterargs-18 accuracy@1 (emb-cosine) on the first `counter_points` test points of
+  the sdoc, sda, epc and epa settings, thematic triplet accuracy (cosine, ties wrong) on the first `triplets`
+  test triplets of triplets-sen, and minutes triplet accuracy (cosine, ties wrong) on the first
+  `minutes_triplets` test triplets mined from the assembly minutes (`argsim data triplets minutes`, GiNZA
+  thresholds, seed 13; the encoder scored is MiniLM, as on every other task).
+
+Gates (docs/backends.md): a variant may become the CPU default when every task figure is within `GATE_DELTA`
+(0.005) of torch fp32 and its throughput is >= `GATE_SPEEDUP` (5x) torch fp32's, each at its best thread count.
+Rows go to `<results folder>/backends.json` (merged).
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from argsim.config import RunConfig
+from argsim.errors import ArgsimError
+
+#: (name, backend, quantize, precision)
+VARIANTS = [("torch-fp32", "torch", "none", "fp32"), ("torch-bf16", "torch", "none", "bf16"),
+            ("onnx-fp32", "onnx", "none", "fp32"), ("onnx-int8", "onnx", "int8", "fp32"),
+            ("openvino-fp32", "openvino", "none", "fp32"), ("openvino-int8", "openvino", "int8", "fp32"),
+            ("model2vec", "torch", "none", "fp32")]
+COUNTER_SETTINGS = ("sdoc", "sda", "epc", "epa")
+TASK_METRICS = ("kpm_strict_mAP", "kpm_relaxed_mAP", *(f"counter_{s}_acc1" for s in COUNTER_SETTINGS),
+                "triplet_accuracy", "minutes_triplet_accuracy")
+GATE_DELTA, GATE_SPEEDUP = 0.005, 5.0
+
+
+@dataclass(frozen=True)
+class BackendBenchOptions:
+    """What `run_backends_benchmark` measures (the defaults are the documented run).
+
+    Args:
+        n: ArgKP training arguments timed for throughput.
+        batch_size: encoding batch.
+        repeats: throughput passes (the best counts).
+        threads: thread counts timed.
+        quality_threads: threads of the latency and task passes.
+        counter_points: first test points of each counterargs-18 setting.
+        triplets: first thematic test triplets.
+        minutes_triplets: first mined minutes test triplets.
+        minutes_dir: the folder `argsim data triplets minutes --out` wrote (its test.jsonl).
+        variants: names of `VARIANTS` to run.
+        static_model: the model2vec folder of the `model2vec` variant (distilled from minilm when missing).
+    """
+
+    n: int = 2000
+    batch_size: int = 64
+    repeats: int = 1
+    threads: tuple[int, ...] = (1, 2)
+    quality_threads: int = 1
+    counter_points: int = 50
+    triplets: int = 500
+    minutes_triplets: int = 500
+    minutes_dir: Path = Path("runs") / "minutes-triplets"
+    variants: tuple[str, ...] = tuple(v[0] for v in VARIANTS)
+    static_model: Path = Path("models") / "minilm-static"
+
+    @classmethod
+    def quick(cls, **changes: Any) -> BackendBenchOptions:
+        """A short run: 300 texts, 20 points a setting, 200 triplets of each kind."""
+        return cls(**{"n": 300, "counter_points": 20, "triplets": 200, "minutes_triplets": 200, **changes})
+
+
+def reset_peak() -> None:
+    """Reset this process's peak resident set (Linux: VmHWM := VmRSS)."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pass
+
+
+def peak_rss_mb() -> float | None:
+    """This process's peak resident set in MiB (Linux), else None."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return None
+
+
+def throughput(enc: Any, texts: list[str], repeats: int) -> float:
+    """Sentences per second of `enc` on `texts` (no cache), the best of `repeats` passes."""
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        enc.encode(texts, use_cache=False, show_progress=False)
+        best = min(best, time.perf_counter() - start)
+    return len(texts) / best
+
+
+def latency_ms(enc: Any, queries: list[str]) -> float:
+    """Median milliseconds of encoding each query alone (no cache)."""
+    times = []
+    for q in queries:
+        start = time.perf_counter()
+        enc.encode([q], use_cache=False, show_progress=False)
+        times.append(time.perf_counter() - start)
+    return 1000 * statistics.median(times)
+
+
+def counter_accuracy(enc: Any, slices: dict) -> dict[str, float]:
+    """accuracy@1 of the cosine of `enc`'s embeddings (point vs candidate) per setting (texts encoded once)."""
+    texts = sorted({p.text for points, pools, _ in slices.values() for p in points}
+                   | {c.text for _, pools, _ in slices.values() for pool in pools.values() for c in pool})
+    vec = dict(zip(texts, enc.encode(texts, normalize=True, show_progress=False), strict=True))
+    out = {}
+    for setting, (points, pools, gold) in slices.items():
+        hits = 0
+        for p in points:
+            pool = pools[p.id]
+            scores = np.stack([vec[c.text] for c in pool]) @ vec[p.text]
+            hits += pool[int(np.argmax(scores))].id == gold[p.id]
+        out[f"counter_{setting}_acc1"] = hits / len(points)
+    return out
+
+
+def gate_verdict(variant: dict[str, float], fp32: dict[str, float], thread_counts: Sequence[int]
+                 ) -> tuple[float, dict[str, float], bool]:
+    """(speed-up, task deltas, passes) of a variant's figures against torch fp32's.
+
+    The speed-up compares each one's best `sentences_per_s@T` over `thread_counts`; the deltas are every
+    `TASK_METRICS` figure minus fp32's (rounded to 4 decimals, as the rows store them); it passes when every
+    |delta| <= `GATE_DELTA` and the speed-up >= `GATE_SPEEDUP`.
+
+    Example:
+        >>> fig = {m: 0.5 for m in TASK_METRICS}
+        >>> gate_verdict(fig | {"sentences_per_s@1": 600.0}, fig | {"sentences_per_s@1": 100.0}, [1])[2]
+        True
+    """
+    speed = (max(variant[f"sentences_per_s@{t}"] for t in thread_counts)
+             / max(fp32[f"sentences_per_s@{t}"] for t in thread_counts))
+    deltas = {m: round(variant[m] - fp32[m], 4) for m in TASK_METRICS}
+    passes = all(abs(d) <= GATE_DELTA for d in deltas.values()) and speed >= GATE_SPEEDUP
+    return speed, deltas, passes
+
+
+def thematic_test_triplets(limit: int, data_dir: str | Path | None = None) -> list[dict]:
+    """The first `limit` test triplets of triplets-sen as `argsim data triplets wikipedia` builds them with its
+    defaults (articles split with seed 13, top-level sections, adjacent-section negatives)."""
+    from argsim.data.catalog import dataset_dir
+    from argsim.data.wikipedia import load_articles
+    from argsim.thematic.triplets import prepare, sentence_triplets, split_articles
+
+    unique: dict = {}
+    for a in load_articles(dataset_dir("wikipedia", data_dir), quiet=True):
+        unique.setdefault(a.title, a)
+    parts = split_articles(list(unique), seed=13)
+    prepared = prepare([unique[t] for t in parts["test"]], level="top")
+    return sentence_triplets(prepared, negatives="adjacent", seed=13)[:limit]
+
+
+def run_backends_benchmark(options: BackendBenchOptions = BackendBenchOptions(), command: str | None = None,
+                           log: Callable[[str], None] = lambda line: None,
+                           results_path: str | Path | None = None) -> list:
+    """Measure every variant of `options` and write (merge) its rows into backends.json; the rows are returned.
+
+    Each variant's rows are written as soon as it is measured (kept if a later one fails). A variant's speed-up
+    compares its best thread count with torch fp32's best (torch oversubscribed at 2 threads must not flatter the
+    others); `passes_gates` in a row's extra applies `GATE_DELTA` and `GATE_SPEEDUP` to it.
+
+    Args:
+        options: the run (`BackendBenchOptions`).
+        command: the command line stored in the rows (default: this process's).
+        log: receives one line per measurement.
+        results_path: the results file (default: `<results folder>/backends.json`).
+
+    Returns:
+        The `ResultRow`s of the variants measured.
+
+    Raises:
+        ArgsimError: the mined minutes triplets are missing, or a variant name is unknown.
+
+    Example:
+        >>> run_backends_benchmark(BackendBenchOptions.quick(variants=("torch-fp32",)))  # doctest: +SKIP
+    """
+    import torch
+
+    from argsim.backend import get_encoder, registry
+    from argsim.backend.runtime import calibration_choice, default_threads
+    from argsim.counter.core.run import dataset_points
+    from argsim.data.argkp import load_argkp
+    from argsim.data.catalog import data_root
+    from argsim.evaluation import Evaluation
+    from argsim.io import read_records
+    from argsim.kpm.scoring import score_key_points
+    from argsim.metrics.kpa_map import evaluate_map
+    from argsim.metrics.triplets import triplet_scores
+    from argsim.results import environment, result_rows, write_results
+
+    unknown = [v for v in options.variants if v not in {name for name, *_ in VARIANTS}]
+    if unknown:
+        raise ArgsimError(f"unknown variant(s) {', '.join(unknown)}: choose from "
+                          f"{', '.join(v[0] for v in VARIANTS)}")
+    minutes_test = Path(options.minutes_dir) / "test.jsonl"
+    if not minutes_test.is_file():
+        raise ArgsimError(f"{minutes_test} is missing: run `argsim data triplets minutes --out "
+                          f"{options.minutes_dir}` first")
+    train_csv = data_root() / "argkp" / "arguments_train.csv"
+    train = [r["argument"] for r in read_records(train_csv, required=["argument"])]
+    texts, calibration = train[:options.n], calibration_choice(train[options.n:])[0]
+    dev = load_argkp("dev")
+    slices = {s: dataset_points("test", s, limit=options.counter_points) for s in COUNTER_SETTINGS}
+    trips = thematic_test_triplets(options.triplets)
+    minutes = read_records(minutes_test, required=["anchor", "positive", "negative"])[:options.minutes_triplets]
+    thread_counts = list(options.threads)
+    default = default_threads()
+    results: dict[str, dict] = {}
+    reference: dict[str, np.ndarray] = {}
+    wanted = [v for v in VARIANTS if v[0] in options.variants]
+    distill_seconds = None
+
+    def rows_of(results: dict) -> list:  # the rows of the variants measured so far
+        fp32 = results.get("torch-fp32")
+        rows = []
+        for name, r in results.items():
+            backend, quantize, precision = next(v[1:] for v in VARIANTS if v[0] == name)
+            env = environment(seed=13, device="cpu", precision=precision, data_files=[train_csv, minutes_test])
+            env["conditions"] |= {"load_start": r["load_average_start"], "load_end": r["load_average_end"],
+                                  "threads_timed": thread_counts, "threads_default": default}
+            env |= {"backend": backend, "quantize": quantize}
+            figures = {k: round(v, 4) for k, v in r.items() if not k.startswith("load_average") and v is not None}
+            extra: dict = {"n": options.n, "batch": options.batch_size, "counter_points": options.counter_points,
+                           "latency_and_task_threads": options.quality_threads, "triplets": len(trips),
+                           "minutes_triplets": len(minutes),
+                           "calibration": f"{len(calibration)} ArgKP train arguments"
+                           if quantize == "int8" and backend == "openvino" else None}
+            if name == "model2vec":
+                extra |= {"static_model": f"argsim distill minilm --out {Path(options.static_model).name} "
+                                          "(PCA 256)",
+                          "distill_seconds": distill_seconds}
+            if fp32 is not None:
+                speed, deltas, passes = gate_verdict(r, fp32, thread_counts)
+                figures["speedup_vs_torch_fp32"] = round(speed, 3)
+                extra |= {"delta_vs_torch_fp32": deltas, "passes_gates": passes}
+                log(f"{name}: {speed:.2f}x torch fp32, max |task delta| {max(abs(d) for d in deltas.values()):.4f}, "
+                    f"gates {'PASS' if passes else 'fail'}")
+            primary = "sentences_per_s@2" if "sentences_per_s@2" in figures else next(iter(figures))
+            rows += result_rows(Evaluation("backends", figures, primary_metric=primary,
+                                           data="argkp+counterargs18+wikipedia+minutes", n=options.n),
+                                method=name, model="all-MiniLM-L6-v2" if name != "model2vec" else "minilm-static",
+                                split="mixed", setting=f"batch={options.batch_size}", extra=extra, env=env,
+                                command=command, peak_mb=r.get("peak_mb"))
+        return rows
+
+    try:
+        for name, backend, quantize, precision in wanted:
+            static = Path(options.static_model)
+            if name == "model2vec" and not static.is_dir():
+                from argsim.backend.static import distill
+
+                try:
+                    distill_seconds = distill("minilm", static).seconds
+                except (ArgsimError, ImportError, RuntimeError, ValueError) as exc:
+                    log(f"skip model2vec: {exc}")
+                    continue
+                log(f"distilled minilm -> {static} in {distill_seconds:.0f}s")
+            registry._LOADED.clear()
+            gc.collect()
+            reset_peak()
+            r: dict = {"load_average_start": round(os.getloadavg()[0], 2)}
+            model = str(static) if name == "model2vec" else "minilm"
+            # no embedding cache (every figure computed); the exports stay in the cache folder for the next run
+            base = RunConfig(device="cpu", precision=precision, backend=backend, quantize=quantize, quiet=True,
+                             use_cache=False)
+            cal = calibration if quantize != "none" else None
+            for threads in thread_counts:
+                torch.set_num_threads(threads)
+                enc = get_encoder(model, batch_size=options.batch_size, config=base.with_(threads=threads),
+                                  calibration=cal)
+                enc.encode(texts[:64], use_cache=False, show_progress=False)  # warm-up (and any lazy build)
+                r[f"sentences_per_s@{threads}"] = throughput(enc, texts, options.repeats)
+                log(f"{name}: {r[f'sentences_per_s@{threads}']:.1f} sentences/s at {threads} thread(s)")
+            torch.set_num_threads(options.quality_threads)
+            enc = get_encoder(model, batch_size=options.batch_size,
+                              config=base.with_(threads=options.quality_threads), calibration=cal)
+            kp_texts = list(dict.fromkeys(str(k.text) for k in dev.key_points))
+            latency_ms(enc, kp_texts[-5:])  # warm-up of the one-text path
+            r["latency_ms"] = latency_ms(enc, kp_texts[:30])
+            r["peak_mb"] = peak_rss_mb()
+            arg_texts = list(dict.fromkeys(str(a.text) for a in dev.arguments))
+            vecs = enc.encode(arg_texts + kp_texts, show_progress=False)
+            if name == "torch-fp32":
+                reference["dev"] = vecs
+            if name != "model2vec" and "dev" in reference:  # a static model's vectors live in another space
+                ref = reference["dev"]
+                cos = (ref * vecs).sum(1) / np.linalg.norm(ref, axis=1) / np.linalg.norm(vecs, axis=1)
+                r["cosine_mean"], r["cosine_min"] = float(cos.mean()), float(cos.min())
+            kpm = evaluate_map(score_key_points(dev, enc), dev)
+            r["kpm_strict_mAP"], r["kpm_relaxed_mAP"] = kpm.strict, kpm.relaxed
+            r |= counter_accuracy(enc, slices)
+            tv = [enc.encode([t[f] for t in trips], show_progress=False) for f in ("anchor", "positive", "negative")]
+            r["triplet_accuracy"] = triplet_scores(*tv, distance="cosine", ties="wrong").accuracy
+            mv = [enc.encode([t[f] for t in minutes], show_progress=False) for f in ("anchor", "positive", "negative")]
+            r["minutes_triplet_accuracy"] = triplet_scores(*mv, distance="cosine", ties="wrong").accuracy
+            r["load_average_end"] = round(os.getloadavg()[0], 2)
+            results[name] = r
+            write_results("backends", rows_of(results), command=command, merge=True, path=results_path)
+            log(f"{name}: " + ", ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
+                                        for k, v in r.items()))
+    finally:
+        registry._LOADED.clear()
+    return rows_of(results)
+
+
+def parse_threads(text: str) -> tuple[int, ...]:
+    """'1,2' -> (1, 2).
+
+    Example:
+        >>> parse_threads("1,2")
+        (1, 2)
+    """
+    try:
+        out = tuple(int(t) for t in text.split(",") if t.strip())
+    except ValueError:
+        raise ArgsimError(f"--threads: '{text}' is not a comma list of thread counts") from None
+    if not out or min(out) < 1:
+        raise ArgsimError(f"--threads: '{text}' is not a comma list of thread counts >= 1")
+    return out
+
+
+def variant_names(text: str | Sequence[str]) -> tuple[str, ...]:
+    """A comma list (or sequence) of variant names, checked against `VARIANTS`."""
+    names = tuple(v.strip() for v in (text.split(",") if isinstance(text, str) else text) if v.strip())
+    unknown = [v for v in names if v not in {name for name, *_ in VARIANTS}]
+    if unknown or not names:
+        raise ArgsimError(f"--variants: unknown variant(s) {', '.join(unknown) or '(none given)'}: choose from "
+                          f"{', '.join(v[0] for v in VARIANTS)}")
+    return names

@@ -1,0 +1,302 @@
+"""The political Sentence-BERT as a small artifact over the installed GiNZA table: what ships as `minutes`.
+
+A trained ginza-backbone model (`argsim.minutes.sbert`, `train minutes-sbert`) is WordEmbeddings -> mean pooling
+-> Dense. Its embedding matrix is GiNZA's 20,000 x 300 word2vec table (24 MB in fp32, installed with ja-ginza)
+plus, with `--word-min-count`, one row per own word ("w:<word>", initialised from its GiNZA row or zero); a saved
+folder copies all of it. Training changes only the rows its texts use, so the artifact keeps:
+
+    minutes_delta.safetensors   dense.weight, dense.bias (fp32); delta.index (int32): the embedding rows whose
+                                trained value differs from their start; delta.values: trained - start for those
+                                rows, in fp32, fp16 or int8 (int8: delta.scale, one fp32 scale per row, absmax/127)
+    words.json                  the own words, in vocabulary order (the model's "w:<word>" tokens)
+    card.json                   base "ginza", base_sha256 (SHA-256 of ja-ginza's vocab/vectors), base_files (the
+                                vectors and key2row hashes), base_version, artifact "delta", weights (the file
+                                above) and its weights_sha256, precision, rows stored
+    argsim_encoder.json         {"loader": "minutes-delta"}
+
+Loading checks the installed GiNZA files against the card (another or a missing base: one line, ModelError),
+rebuilds the start matrix exactly as training did (`build_ginza_model(words=...)`), adds the deltas and sets the
+dense layer. `delta_rows` (pruning: only the rows with the largest delta norms) is offered for size; the shipped
+model's card records what was kept and the figure it reaches.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+
+from argsim.backend.encoder import Encoder
+from argsim.errors import ModelError
+
+DELTA_FILE = "minutes_delta.safetensors"
+WORDS_FILE = "words.json"
+CARD = "card.json"
+LOADER_NAME = "minutes-delta"
+ARTIFACT = "delta"  # the card's `artifact` (argsim.backend.adapters): a sparse delta over the base's table
+BASE = "ginza"
+BASE_FILES = ("vocab/vectors", "vocab/key2row")
+PRECISIONS = ("fp32", "fp16", "int8")
+
+
+# ------------------------------------------------------------------ the base
+
+
+def ginza_folder() -> Path:
+    """The installed ja_ginza model folder (the one holding vocab/vectors); ModelError when none is installed."""
+    spec = importlib.util.find_spec("ja_ginza")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelError("model 'ginza' is not installed (pip install ja-ginza)")
+    root = Path(next(iter(spec.submodule_search_locations)))
+    found = sorted(p.parent.parent for p in root.glob("*/vocab/vectors"))
+    if not found:
+        raise ModelError(f"{root}: the installed ja-ginza has no vocab/vectors")
+    return found[-1]
+
+
+def base_hashes() -> dict[str, str]:
+    """SHA-256 of the installed GiNZA word table and its word-to-row map ({"vocab/vectors": ..., ...})."""
+    from argsim.backend.adapters import _sha256_cached
+
+    folder = ginza_folder()
+    out = {}
+    for name in BASE_FILES:
+        st = (folder / name).stat()
+        out[name] = _sha256_cached(str(folder / name), st.st_size, st.st_mtime)
+    return out
+
+
+def check_base(folder: Path, card: dict) -> None:
+    """The installed GiNZA must be the one the model was trained over (both files' hashes); one line otherwise."""
+    if card.get("base") != BASE:
+        raise ModelError(f"{folder / CARD}: base {card.get('base')!r} is not '{BASE}'; nothing was loaded")
+    try:
+        have = base_hashes()
+    except ModelError:
+        raise ModelError(f"{folder}: its base model '{BASE}' is not installed (pip install ja-ginza); nothing "
+                         "was loaded") from None
+    want = card.get("base_files") or {}
+    for name in BASE_FILES:
+        if want.get(name) != have[name]:
+            raise ModelError(f"{folder / CARD}: the installed base '{BASE}' ({name} sha256 {have[name][:12]}) is "
+                             f"not the one this model was trained on ({str(want.get(name))[:12]}); nothing was "
+                             "loaded")
+
+
+# ------------------------------------------------------------------ packing
+
+
+def _quantize(delta: np.ndarray, precision: str) -> dict[str, np.ndarray]:
+    if precision == "fp32":
+        return {"delta.values": delta.astype(np.float32)}
+    if precision == "fp16":
+        return {"delta.values": delta.astype(np.float16)}
+    scale = np.abs(delta).max(axis=1) / 127.0
+    scale[scale == 0] = 1.0
+    return {"delta.values": np.round(delta / scale[:, None]).astype(np.int8), "delta.scale": scale.astype(np.float32)}
+
+
+def _dequantize(tensors: dict[str, np.ndarray]) -> np.ndarray:
+    values = tensors["delta.values"].astype(np.float32)
+    if "delta.scale" in tensors:
+        values = values * tensors["delta.scale"].astype(np.float32)[:, None]
+    return values
+
+
+def pack(trained: Path, out: Path, precision: str = "fp16", delta_rows: int | None = None) -> dict:
+    """Write the artifact of a trained ginza-backbone minutes model into `out`; returns its card entries.
+
+    Args:
+        trained: a folder saved by `train minutes-sbert` (ginza backbone).
+        out: the folder to write (created).
+        precision: fp32 | fp16 | int8, the stored deltas' precision (the dense layer stays fp32).
+        delta_rows: keep only this many changed rows, those with the largest delta norms (None: every changed
+            row; a dropped row falls back to its start value).
+
+    Returns:
+        The card entries: base, base_sha256, base_files, base_version, artifact, weights, precision, rows, own
+        words, the weights file's hash.
+
+    Example:
+        >>> pack(Path("models/minutes-sbert-words"), Path("runs/minutes-pack"))["precision"]  # doctest: +SKIP
+        'fp16'
+    """
+    from importlib import metadata
+
+    from safetensors.numpy import save_file
+    from sentence_transformers import SentenceTransformer
+
+    from argsim.backend.adapters import sha256_file
+    from argsim.backend.registry import encoder_manifest
+    from argsim.backend.safety import HF_LOAD, check_model_folder
+    from argsim.io import atomic_path, write_json
+    from argsim.minutes import sbert
+
+    if precision not in PRECISIONS:
+        raise ModelError(f"precision {precision!r}: choose one of {', '.join(PRECISIONS)}")
+    trained, out = Path(trained), Path(out)
+    check_model_folder(trained)
+    if not (trained / sbert.SEGMENTED_MARKER).is_file():
+        raise ModelError(f"{trained}: not a ginza-backbone minutes model (no {sbert.SEGMENTED_MARKER})")
+    model = SentenceTransformer(str(trained), device="cpu", **HF_LOAD)
+    vocab = list(model[0].tokenizer.vocab)
+    words = [t[2:] for t in vocab if t.startswith("w:")]
+    start = sbert.build_ginza_model(update_embeddings=False, words=words)
+    if list(start[0].tokenizer.vocab) != vocab or len(model) != 3:
+        raise ModelError(f"{trained}: its vocabulary or modules are not those of the installed GiNZA table with "
+                         "its own words; it cannot be stored as a delta over it")
+    weights = model[0].emb_layer.weight.detach().float().numpy()
+    delta = weights - start[0].emb_layer.weight.detach().float().numpy()
+    norms = np.linalg.norm(delta, axis=1)
+    index = np.flatnonzero(norms > 0)
+    if delta_rows is not None and len(index) > delta_rows:
+        index = np.sort(index[np.argsort(-norms[index], kind="stable")[:delta_rows]])
+    dense = model[2].linear
+    tensors = {"dense.weight": dense.weight.detach().float().numpy(),
+               "dense.bias": dense.bias.detach().float().numpy(),
+               "delta.index": index.astype(np.int32), **_quantize(delta[index], precision)}
+    out.mkdir(parents=True, exist_ok=True)
+    with atomic_path(out / DELTA_FILE) as tmp:
+        save_file({k: np.ascontiguousarray(v) for k, v in tensors.items()}, str(tmp))
+    write_json(out / WORDS_FILE, words)
+    write_json(out / "argsim_encoder.json", encoder_manifest(LOADER_NAME))
+    hashes = base_hashes()
+    card = {"base": BASE, "base_sha256": hashes["vocab/vectors"], "base_files": hashes,
+            "base_version": metadata.version("ja-ginza"), "artifact": ARTIFACT, "weights": DELTA_FILE,
+            "precision": precision, "rows_changed": int((norms > 0).sum()), "rows_stored": int(len(index)),
+            "rows_total": int(len(vocab)), "own_words": len(words), "weights_sha256": sha256_file(out / DELTA_FILE)}
+    existing = json.loads((out / CARD).read_text(encoding="utf-8")) if (out / CARD).is_file() else {}
+    write_json(out / CARD, existing | card)
+    return card
+
+
+# ------------------------------------------------------------------ loading
+
+
+def read_card(folder: Path) -> dict:
+    path = Path(folder) / CARD
+    try:
+        card = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelError(f"{path}: unreadable model card ({exc})") from None
+    if not isinstance(card, dict):
+        raise ModelError(f"{path}: not a model card")
+    return card
+
+
+def build_model(folder: Path):  # noqa: ANN201 (SentenceTransformer)
+    """The SentenceTransformer of an artifact folder: the start matrix over the installed GiNZA table, the deltas
+    added, the dense layer set (after the base check).
+
+    Example:
+        >>> model = build_model(Path("argsim/shipped/minutes"))  # doctest: +SKIP
+    """
+    import torch
+    from safetensors.numpy import load_file
+
+    from argsim.minutes import sbert
+
+    folder = Path(folder)
+    card = read_card(folder)
+    check_base(folder, card)
+    try:
+        words = json.loads((folder / WORDS_FILE).read_text(encoding="utf-8"))
+        tensors = load_file(str(folder / DELTA_FILE))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, ValueError) as exc:
+        raise ModelError(f"{folder}: unreadable model files ({str(exc)[:160]})") from None
+    if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
+        raise ModelError(f"{folder / WORDS_FILE}: not a list of words")
+    model = sbert.build_ginza_model(update_embeddings=False, words=words)
+    emb = model[0].emb_layer.weight
+    index = tensors["delta.index"].astype(np.int64)
+    values = _dequantize(tensors)
+    if index.size and (index.min() < 0 or index.max() >= emb.shape[0] or values.shape != (len(index), emb.shape[1])):
+        raise ModelError(f"{folder / DELTA_FILE}: its deltas do not fit the {emb.shape[0]} x {emb.shape[1]} table")
+    with torch.no_grad():
+        emb[torch.from_numpy(index)] += torch.from_numpy(values)
+        model[2].linear.weight.copy_(torch.from_numpy(tensors["dense.weight"]))
+        model[2].linear.bias.copy_(torch.from_numpy(tensors["dense.bias"]))
+    return model.eval()
+
+
+def load_encoder(folder: str | Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32",
+                 name: str | None = None, max_seq_length: int | None = None) -> Encoder:
+    """The loader named `minutes-delta` in `argsim_encoder.json` (`get_encoder("minutes")` for the shipped one).
+
+    Example:
+        >>> enc = load_encoder(Path("argsim/shipped/minutes"), name="minutes")  # doctest: +SKIP
+    """
+    from argsim.backend.adapters import sha256_file
+    from argsim.minutes.sbert import SegmentedSentenceTransformerEncoder
+
+    if max_seq_length is not None:
+        raise ModelError(f"--max-seq-length {max_seq_length}: model '{name or Path(folder).name}' is an argsim "
+                         "model; --max-seq-length applies to transformer models")
+    folder = Path(folder)
+    model = build_model(folder)
+    card = read_card(folder)
+    identity = f"minutes-delta:{card['base_sha256'][:16]}:{sha256_file(folder / DELTA_FILE)[:16]}"
+    return SegmentedSentenceTransformerEncoder(folder, device=device, batch_size=batch_size, precision=precision,
+                                               model=model, identity=identity, name=name)
+
+
+# ------------------------------------------------------------------ the card's slice
+
+
+def corpus(data_dir: str | Path | None = None) -> list:
+    """The cleaned lines of every PoliInfo minutes file, in the order `data triplets minutes` mines them (its
+    default cleaning settings)."""
+    from argsim.data.catalog import dataset_dir
+    from argsim.data.poliinfo import load_meetings
+    from argsim.minutes.mining import MiningConfig, corpus_lines
+
+    config = MiningConfig()
+    return corpus_lines(load_meetings(dataset_dir("poliinfo", data_dir)), config.min_chars,
+                        config.boilerplate_min_count)
+
+
+def locate_triplets(rows: list[dict], data_dir: str | Path | None = None) -> list[list[int]]:
+    """[anchor line, negative line] in `corpus()` for each mined triplet (its positive is the line after the
+    anchor): how a card names its slice without copying the minutes' text. InputError for a triplet the corpus
+    does not hold (other data, other cleaning settings)."""
+    from argsim.errors import InputError
+
+    lines = corpus(data_dir)
+    where: dict[tuple[str, str], int] = {}
+    for i, line in enumerate(lines):
+        where.setdefault((line.meeting, line.text), i)
+    anchors: dict[tuple[str, str, str], int] = {}
+    for i in range(len(lines) - 1):
+        anchors.setdefault((lines[i].meeting, lines[i].text, lines[i + 1].text), i)
+    out = []
+    for n, row in enumerate(rows, start=1):
+        a = anchors.get((row.get("meeting"), row["anchor"], row["positive"]))
+        j = where.get((row.get("negative_meeting"), row["negative"]))
+        if a is None or j is None:
+            raise InputError(None, "a triplet the PoliInfo minutes do not hold (other data or cleaning)", row=n)
+        out.append([a, j])
+    return out
+
+
+def slice_triplets(pairs: list[list[int]], data_dir: str | Path | None = None) -> list[dict]:
+    """The triplets a card's slice names (see `locate_triplets`), rebuilt from the PoliInfo minutes."""
+    lines = corpus(data_dir)
+    return [{"anchor": lines[a].text, "positive": lines[a + 1].text, "negative": lines[j].text} for a, j in pairs]
+
+
+def slice_sha256(rows: list[dict]) -> str:
+    """SHA-256 of the slice's texts (anchor, positive, negative of each triplet, tab- and newline-joined)."""
+    import hashlib
+
+    text = "\n".join("\t".join(r[k] for k in ("anchor", "positive", "negative")) for r in rows)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def slice_accuracy(encoder: Encoder, rows: list[dict]) -> float:
+    """Triplet accuracy by cosine of `encoder` on `rows`, ties counted correct (as `argsim eval triplets`)."""
+    from argsim.metrics.triplets import triplet_scores
+
+    vecs = [encoder.encode([r[k] for r in rows], use_cache=False) for k in ("anchor", "positive", "negative")]
+    return float(triplet_scores(*vecs, distance="cosine", ties="correct").accuracy)

@@ -1,0 +1,52 @@
+"""`argsim bench backends` and its library function: the gates' arithmetic against hand-computed verdicts, the
+thematic slice against the Python API's dataset, and bad options as one line with exit code 2 before any work."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from argsim.benchmarks.backends import GATE_DELTA, TASK_METRICS, gate_verdict
+from argsim.cli.app import app
+
+runner = CliRunner()
+
+
+def _figures(tps: dict[int, float], **task: float) -> dict[str, float]:
+    return {**{m: 0.7 for m in TASK_METRICS}, **task, **{f"sentences_per_s@{t}": v for t, v in tps.items()}}
+
+
+def test_gates_compare_best_thread_counts_and_every_task_figure():
+    fp32 = _figures({1: 60.0, 2: 30.0})  # torch slower at 2 threads: its best (60) is the base
+    speed, deltas, passes = gate_verdict(_figures({1: 200.0, 2: 300.0}), fp32, [1, 2])
+    assert speed == pytest.approx(5.0) and passes and set(deltas) == set(TASK_METRICS)
+    assert not gate_verdict(_figures({1: 200.0, 2: 299.0}), fp32, [1, 2])[2]  # 4.98x
+    assert gate_verdict(_figures({1: 60.0, 2: 300.0}, minutes_triplet_accuracy=0.7 + GATE_DELTA), fp32, [1, 2])[2]
+    speed, deltas, passes = gate_verdict(_figures({1: 600.0, 2: 600.0}, minutes_triplet_accuracy=0.694), fp32,
+                                         [1, 2])
+    assert speed == pytest.approx(10.0) and deltas["minutes_triplet_accuracy"] == -0.006 and not passes
+    assert not gate_verdict(_figures({1: 600.0}, kpm_relaxed_mAP=0.7051), _figures({1: 60.0}), [1])[2]
+
+
+def test_thematic_slice_is_the_api_test_split(data_dir):
+    from argsim.api.datasets import load_dataset
+    from argsim.benchmarks.backends import thematic_test_triplets
+
+    ours = thematic_test_triplets(25)
+    api = load_dataset("wikipedia-triplets", split="test").head(25)
+    assert [(t["anchor"], t["positive"], t["negative"]) for t in ours] == \
+        list(zip(api["anchor"], api["positive"], api["negative"], strict=True))
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["--variants", "torch-fp32,lsh"], "--variants: unknown variant(s) lsh"),
+    (["--threads", "1,x"], "--threads: '1,x' is not a comma list"),
+    (["--threads", "0"], "thread counts >= 1"),
+    (["--minutes-dir", "no-such-folder"], "no-such-folder/test.jsonl is missing: run `argsim data triplets minutes"),
+])
+def test_bad_options_are_one_line_and_exit_2(argv, says, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(app, ["bench", "backends", *argv])
+    assert res.exit_code == 2, res.output
+    assert says in res.output and len(res.output.strip().splitlines()) == 1
+    assert not (tmp_path / "bench").exists()  # nothing written
