@@ -161,17 +161,11 @@ def gate_verdict(variant: dict[str, float], fp32: dict[str, float], thread_count
 
 def thematic_test_triplets(limit: int, data_dir: str | Path | None = None) -> list[dict]:
     """The first `limit` test triplets of triplets-sen as `argsim data triplets wikipedia` builds them with its
-    defaults (articles split with seed 13, top-level sections, adjacent-section negatives)."""
+    defaults (`argsim.thematic.build.first_test_triplets`)."""
     from argsim.data.catalog import dataset_dir
-    from argsim.data.wikipedia import load_articles
-    from argsim.thematic.triplets import prepare, sentence_triplets, split_articles
+    from argsim.thematic.build import first_test_triplets
 
-    unique: dict = {}
-    for a in load_articles(dataset_dir("wikipedia", data_dir), quiet=True):
-        unique.setdefault(a.title, a)
-    parts = split_articles(list(unique), seed=13)
-    prepared = prepare([unique[t] for t in parts["test"]], level="top")
-    return sentence_triplets(prepared, negatives="adjacent", seed=13)[:limit]
+    return first_test_triplets(dataset_dir("wikipedia", data_dir), limit)
 
 
 def run_backends_benchmark(options: BackendBenchOptions = BackendBenchOptions(), command: str | None = None,

@@ -192,7 +192,8 @@ def read_article_index(folder: Path) -> list[dict]:
     return rows
 
 
-def _read_raw(path: Path) -> str:
+def read_raw_article(path: Path) -> str:
+    """The raw wikitext of one article file (a missing file: InputError naming it)."""
     if not os.path.lexists(path):
         raise InputError(path, "article file listed in article_info.csv is missing")
     return read_text_file(path)  # a FIFO or folder is named, never opened
@@ -228,7 +229,7 @@ def load_articles(folder: Path, use_cache: bool = True, limit: int | None = None
             seen.add(row["title"])
             rows.append(row)
     rows = rows[:limit]
-    articles = [parse_article(_read_raw(folder / ROOT / r["raw_file"]), r["title"], r["raw_file"])
+    articles = [parse_article(read_raw_article(folder / ROOT / r["raw_file"]), r["title"], r["raw_file"])
                 for r in track(rows, "parsing Wikipedia articles", enabled=not quiet)]
     if use_cache and limit is None:
         from argsim.io import atomic_path

@@ -139,24 +139,11 @@ THEMATIC_SLICE_SIZE = 300
 def thematic_slice(config=None) -> list[dict]:  # noqa: ANN001
     """The fixed slice of the thematic test triplets a shipped thematic encoder is checked on: the first
     `THEMATIC_SLICE_SIZE` triplets-sen test triplets, exactly as `argsim data triplets wikipedia` writes them
-    (article split and triplets with seed 13, adjacent-section negatives). Triplets are drawn article by article
-    from one seeded generator, so the first ones need only the first test articles: only those are parsed."""
+    (`argsim.thematic.build.first_test_triplets`)."""
     from argsim.data.catalog import dataset_dir
-    from argsim.data.wikipedia import ROOT, _read_raw, parse_article, read_article_index
-    from argsim.thematic.triplets import prepare, sentence_triplets, split_articles
+    from argsim.thematic.build import first_test_triplets
 
-    folder = dataset_dir("wikipedia", config.data_dir if config else None)
-    rows: dict[str, dict] = {}
-    for row in read_article_index(folder):
-        rows.setdefault(row["title"], row)
-    prepared: list = []
-    for title in split_articles(list(rows), seed=13)["test"]:
-        row = rows[title]
-        prepared += prepare([parse_article(_read_raw(folder / ROOT / row["raw_file"]), title, row["raw_file"])])
-        triplets = sentence_triplets(prepared, seed=13)
-        if len(triplets) >= THEMATIC_SLICE_SIZE:
-            return triplets[:THEMATIC_SLICE_SIZE]
-    return sentence_triplets(prepared, seed=13)
+    return first_test_triplets(dataset_dir("wikipedia", config.data_dir if config else None), THEMATIC_SLICE_SIZE)
 
 
 def _thematic_slice_figures(folder: Path, config=None) -> dict[str, float]:  # noqa: ANN001

@@ -33,6 +33,41 @@ def read_user_articles(path: Path, quiet: bool = False) -> list[Article]:
             for r in track(rows, "parsing articles", enabled=not quiet)]
 
 
+def first_test_triplets(folder: Path, limit: int, seed: int = 13) -> list[dict]:
+    """The first `limit` triplets-sen test triplets of the Wikipedia corpus in `folder`, exactly as
+    `build_datasets` writes them with its defaults (articles split with `seed`, top-level sections,
+    adjacent-section negatives), parsing only the test articles they come from: `sentence_triplets` draws
+    article by article from one seeded generator, so the first triplets depend on the first test articles alone.
+
+    Args:
+        folder: the `wikipedia` dataset folder (`argsim.data.catalog.dataset_dir("wikipedia")`).
+        limit: how many triplets (all test triplets if there are fewer).
+        seed: the split and triplet seed (`argsim data triplets wikipedia`'s default: 13).
+
+    Returns:
+        Triplet records (anchor, positive, negative, article, section, negative_article, negative_section).
+
+    Example:
+        >>> from argsim.data.catalog import dataset_dir
+        >>> len(first_test_triplets(dataset_dir("wikipedia"), 5))  # doctest: +SKIP
+        5
+    """
+    from argsim.data.wikipedia import ROOT, parse_article, read_article_index, read_raw_article
+
+    rows: dict[str, dict] = {}
+    for row in read_article_index(folder):
+        rows.setdefault(row["title"], row)  # the first file of each title, as load_articles keeps
+    prepared: list = []
+    triplets: list[dict] = []
+    for title in split_articles(list(rows), seed=seed)["test"]:
+        row = rows[title]
+        prepared += prepare([parse_article(read_raw_article(folder / ROOT / row["raw_file"]), title, row["raw_file"])])
+        triplets = sentence_triplets(prepared, seed=seed)
+        if len(triplets) >= limit:
+            break
+    return triplets[:limit]
+
+
 def build_datasets(articles: list[Article], out: Path, negatives: str = "adjacent", level: str = "top",
                    seed: int = 13, min_sections: int = 5) -> dict[str, dict[str, int]]:
     """Write split.json, triplets-sen-<split>.jsonl, triplets-titles-<split>.jsonl and scb-<split>.jsonl.
