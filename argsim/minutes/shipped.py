@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from argsim.backend.adapters import read_card
 from argsim.backend.encoder import Encoder
 from argsim.errors import ModelError
 
@@ -173,17 +174,6 @@ def pack(trained: Path, out: Path, precision: str = "fp16", delta_rows: int | No
 
 
 # ------------------------------------------------------------------ loading
-
-
-def read_card(folder: Path) -> dict:
-    path = Path(folder) / CARD
-    try:
-        card = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ModelError(f"{path}: unreadable model card ({exc})") from None
-    if not isinstance(card, dict):
-        raise ModelError(f"{path}: not a model card")
-    return card
 
 
 def build_model(folder: Path):  # noqa: ANN201 (SentenceTransformer)
