@@ -77,13 +77,19 @@ def test_models_lists_the_shipped_models_and_rank_keypoints_defaults_to_kpm():
     assert default_model() == "kpm"
 
 
-def test_publish_gate_and_card(tmp_path):
-    shipped = shipped_models()["kpm"]
-    card = read_card(shipped)
+def shipped_and_trained_copies(name: str, tmp_path):  # noqa: ANN001, ANN201
+    """The card of the shipped model `name`, a copy of the shipped folder (`dest/<name>`) to publish into, and a
+    second copy standing for a trained folder."""
+    shipped = shipped_models()[name]
     dest = tmp_path / "shipped"
-    shutil.copytree(shipped, dest / "kpm")
+    shutil.copytree(shipped, dest / name)
     trained = tmp_path / "trained"
     shutil.copytree(shipped, trained)
+    return read_card(shipped), dest, trained
+
+
+def test_publish_gate_and_card(tmp_path):
+    card, dest, trained = shipped_and_trained_copies("kpm", tmp_path)
     record = {"command": "argsim train sbert --lora-rank 16 --out x", "seed": 13, "steps": 3, "seconds": 9.0,
               "metrics": {"dev_strict_map": card["figures"]["dev_strict_map"] - 0.01,
                           "dev_relaxed_map": card["figures"]["dev_relaxed_map"]}}
@@ -212,12 +218,7 @@ def test_models_lists_both_artifact_kinds_and_the_counter_publish_gate(tmp_path)
     res = CliRunner().invoke(app, ["models"], env={"COLUMNS": "250"})
     assert res.exit_code == 0, res.output
     assert "counter-bi-encoder" in res.output and "heads" in res.output and "lora" in res.output
-    shipped = shipped_models()["counter-bi-encoder"]
-    card = read_card(shipped)
-    dest = tmp_path / "shipped"
-    shutil.copytree(shipped, dest / "counter-bi-encoder")
-    trained = tmp_path / "trained"
-    shutil.copytree(shipped, trained)
+    card, dest, trained = shipped_and_trained_copies("counter-bi-encoder", tmp_path)
     best = card["figures"]["val_at1_over_30_best"]
     record = {"command": card["command"], "seconds": 1.0,
               "metrics": {"val_at1_over_30_best": best - 0.001, "val_at1_over_30_untrained": 0.3}}

@@ -203,7 +203,7 @@ def run_backends_benchmark(options: BackendBenchOptions = BackendBenchOptions(),
     from argsim.io import read_records
     from argsim.kpm.scoring import score_key_points
     from argsim.metrics.kpa_map import evaluate_map
-    from argsim.metrics.triplets import triplet_scores
+    from argsim.metrics.triplets import encoded_triplet_scores
     from argsim.results import environment, result_rows, write_results
 
     unknown = [v for v in options.variants if v not in {name for name, *_ in VARIANTS}]
@@ -307,10 +307,9 @@ def run_backends_benchmark(options: BackendBenchOptions = BackendBenchOptions(),
             kpm = evaluate_map(score_key_points(dev, enc), dev)
             r["kpm_strict_mAP"], r["kpm_relaxed_mAP"] = kpm.strict, kpm.relaxed
             r |= counter_accuracy(enc, slices)
-            tv = [enc.encode([t[f] for t in trips], show_progress=False) for f in ("anchor", "positive", "negative")]
-            r["triplet_accuracy"] = triplet_scores(*tv, distance="cosine", ties="wrong").accuracy
-            mv = [enc.encode([t[f] for t in minutes], show_progress=False) for f in ("anchor", "positive", "negative")]
-            r["minutes_triplet_accuracy"] = triplet_scores(*mv, distance="cosine", ties="wrong").accuracy
+            r["triplet_accuracy"] = encoded_triplet_scores(enc, trips, ties="wrong", show_progress=False).accuracy
+            r["minutes_triplet_accuracy"] = encoded_triplet_scores(enc, minutes, ties="wrong",
+                                                                   show_progress=False).accuracy
             r["load_average_end"] = round(os.getloadavg()[0], 2)
             results[name] = r
             write_results("backends", rows_of(results), command=command, merge=True, path=results_path)

@@ -55,3 +55,36 @@ def triplet_scores(anchor: np.ndarray, positive: np.ndarray, negative: np.ndarra
     correct = diffs >= 0 if ties == "correct" else diffs > 0
     return TripletScores(accuracy=float(correct.mean()), mean_diff=float(diffs.mean()), n=int(diffs.size),
                          ties=int((diffs == 0).sum()))
+
+
+TRIPLET_FIELDS = ("anchor", "positive", "negative")
+
+
+def encoded_triplet_scores(encoder, rows, distance: str = "cosine", ties: str = "correct",  # noqa: ANN001
+                           **encode_options) -> TripletScores:
+    """`triplet_scores` of (anchor, positive, negative) records embedded by `encoder`: one `encode` call over
+    all their texts, so a sentence that is an anchor here and a negative there is embedded once (the backend
+    de-duplicates within a call and caches across calls).
+
+    Args:
+        encoder: anything with `encode(texts, **encode_options) -> array` (an argsim `Encoder`, or a
+            sentence-transformers model with e.g. `convert_to_numpy=True, show_progress_bar=False`).
+        rows: records with the fields anchor, positive and negative.
+        distance: ``"cosine"``, ``"l1"`` or ``"euclidean"``.
+        ties: an exactly tied triplet is ``"correct"`` or ``"wrong"``.
+        **encode_options: passed to `encode` (e.g. ``use_cache=False``).
+
+    Returns:
+        The TripletScores (accuracy, mean diff, n, ties).
+
+    Example:
+        >>> class Letters:
+        ...     def encode(self, texts):
+        ...         return np.array([[1.0, 0.0] if t.startswith("a") else [0.0, 1.0] for t in texts])
+        >>> encoded_triplet_scores(Letters(), [{"anchor": "ant", "positive": "ape", "negative": "bee"}]).accuracy
+        1.0
+    """
+    rows = list(rows)
+    n = len(rows)
+    vectors = np.asarray(encoder.encode([str(r[f]) for f in TRIPLET_FIELDS for r in rows], **encode_options))
+    return triplet_scores(vectors[:n], vectors[n:2 * n], vectors[2 * n:], distance=distance, ties=ties)

@@ -286,7 +286,6 @@ def slice_sha256(rows: list[dict]) -> str:
 
 def slice_accuracy(encoder: Encoder, rows: list[dict]) -> float:
     """Triplet accuracy by cosine of `encoder` on `rows`, ties counted correct (as `argsim eval triplets`)."""
-    from argsim.metrics.triplets import triplet_scores
+    from argsim.metrics.triplets import encoded_triplet_scores
 
-    vecs = [encoder.encode([r[k] for r in rows], use_cache=False) for k in ("anchor", "positive", "negative")]
-    return float(triplet_scores(*vecs, distance="cosine", ties="correct").accuracy)
+    return encoded_triplet_scores(encoder, rows, use_cache=False).accuracy

@@ -149,12 +149,10 @@ def thematic_slice(config=None) -> list[dict]:  # noqa: ANN001
 def _thematic_slice_figures(folder: Path, config=None) -> dict[str, float]:  # noqa: ANN001
     """Triplet accuracy on the slice with cosine distance, ties correct (what `argsim eval triplets` reports)."""
     from argsim.backend import get_encoder
-    from argsim.metrics.triplets import triplet_scores
+    from argsim.metrics.triplets import encoded_triplet_scores
 
-    rows = thematic_slice(config)
     enc = get_encoder(str(folder), config=config, device=None if config else "cpu")
-    vecs = [enc.encode([r[f] for r in rows]) for f in ("anchor", "positive", "negative")]
-    return {"triplet_accuracy": triplet_scores(*vecs, distance="cosine").accuracy}
+    return {"triplet_accuracy": encoded_triplet_scores(enc, thematic_slice(config)).accuracy}
 
 
 WIKIPEDIA_LICENCE = ("Wikipedia articles of the IBM Debater Claim Stance Dataset (April 2012 dump), CC BY-SA 3.0 "

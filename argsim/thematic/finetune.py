@@ -90,11 +90,10 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, base: str = "
     metrics = {}
     if trainer.is_world_process_zero():
         if dev:  # TDC accuracy with the Euclidean distance the loss uses (ties count as wrong)
-            from argsim.metrics.triplets import triplet_scores
+            from argsim.metrics.triplets import encoded_triplet_scores
 
-            vecs = [model.encode([t[f] for t in dev], convert_to_numpy=True, show_progress_bar=False)
-                    for f in fields]
-            metrics["dev_triplet_accuracy"] = triplet_scores(*vecs, distance="euclidean", ties="wrong").accuracy
+            metrics["dev_triplet_accuracy"] = encoded_triplet_scores(
+                model, dev, distance="euclidean", ties="wrong", convert_to_numpy=True, show_progress_bar=False).accuracy
             stats["dev_accuracy"] = metrics["dev_triplet_accuracy"]
         if lora_rank > 0:
             from argsim.backend.adapters import save_adapter

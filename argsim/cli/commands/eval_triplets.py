@@ -30,7 +30,7 @@ def eval_triplets(
     """Share of triplets whose positive is closer to the anchor than the negative, and the mean diff."""
     from argsim.backend import get_encoder
     from argsim.io import read_records, write_json
-    from argsim.metrics.triplets import triplet_scores
+    from argsim.metrics.triplets import encoded_triplet_scores
     from argsim.results import environment, result_rows, timed, write_results
 
     cfg = run_config(ctx)
@@ -44,8 +44,7 @@ def eval_triplets(
     for name in model:
         enc = get_encoder(name)
         with timed() as t:
-            vecs = [enc.encode([r[f] for r in records]) for f in ("anchor", "positive", "negative")]
-            s = triplet_scores(*vecs, distance=distance, ties=ties)
+            s = encoded_triplet_scores(enc, records, distance=distance, ties=ties)
         table.add_row(name, f"{s.accuracy:.4f}", f"{s.mean_diff:.4f}", str(s.ties), f"{t['seconds']:.1f}")
         payload.append({"model": name, "accuracy": s.accuracy, "mean_diff": s.mean_diff, "n": s.n,
                         "ties": s.ties, "seconds": t["seconds"]})
