@@ -33,6 +33,9 @@ class CounterModel(nn.Module):
         super().__init__()
         self.config = config
         self.folder: Path | None = None  # set by `store.load_model`: the saved folder this model came from
+        #: the run's options its base embeddings are computed under when `embed_texts` gets none (the runtime:
+        #: `--backend`, `--quantize`; the cache folder); None: the defaults (PyTorch)
+        self.run_config: RunConfig | None = None
         self._tower_encoders: dict[str, Encoder] = {}
         self.point_tower: TransformerTower | None = None
         self.cand_tower: TransformerTower | None = None
@@ -89,9 +92,10 @@ class CounterModel(nn.Module):
         here); a tower being trained encodes directly (its weights change every step)."""
         from argsim.engine import encode
 
+        config = config or self.run_config
         tower = self.point_tower if side == "point" else self.cand_tower
         if tower is not None and self.folder is not None and not self.training:
-            enc = self.tower_encoder(side)
+            enc = self.tower_encoder(side, config)
             if config is not None:
                 enc.configure(config.resolved_cache_dir(), config.use_cache, config.quiet)
             return encode(engine, enc, list(texts))
@@ -100,15 +104,22 @@ class CounterModel(nn.Module):
         enc = frozen_encoder(self.config.base_model, self.config.pooling, self.config.max_seq_length, config)
         return encode(engine, enc, list(texts))
 
-    def tower_encoder(self, side: str = "candidate") -> Encoder:
-        """The backend encoder (batched, disk-cached) of a saved model's fine-tuned tower on `side`."""
+    def tower_encoder(self, side: str = "candidate", config: RunConfig | None = None) -> Encoder:
+        """The backend encoder (batched, disk-cached) of a saved model's fine-tuned tower on `side`, its transformer
+        in the runtime of `config` (`--backend`, `--quantize`; None: `run_config`, else PyTorch)."""
+        from argsim.backend.registry import runtime_spec
+
         tower = self.point_tower if side == "point" else self.cand_tower
         if tower is None or self.folder is None:
             raise RuntimeError("tower_encoder() needs a fine-tuned model loaded from its folder")
         sub = "point_encoder" if tower is self.point_tower else "candidate_encoder"
-        if sub not in self._tower_encoders:
-            self._tower_encoders[sub] = TowerEncoder(tower, self.folder / sub)
-        return self._tower_encoders[sub]
+        runtime = runtime_spec(config or self.run_config)
+        key = (sub, None if runtime is None else (runtime["backend"], runtime["quantize"], runtime["threads"],
+                                                  str(runtime["cache_root"])))
+        if key not in self._tower_encoders:
+            base = self.config.base_model if self.config.lora else None
+            self._tower_encoders[key] = TowerEncoder(tower, self.folder / sub, runtime=runtime, lora_base=base)
+        return self._tower_encoders[key]
 
     # ---------------------------------------------------------------- heads
     def retrieval(self, base: torch.Tensor, side: str) -> torch.Tensor:
