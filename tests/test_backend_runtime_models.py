@@ -234,3 +234,109 @@ def test_cross_encoder_calibration_file_must_hold_pairs(counter_cross, tmp_path)
     spec = runtime_spec(RunConfig(backend="openvino", quantize="int8", cache_dir=tmp_path, calibration=cal))
     with pytest.raises(BackendError, match="first text<TAB>second text"):
         CrossScorer(counter_cross, runtime=spec)
+
+
+# ------------------------------------------------------------------ MTS and the counter-argument models
+
+
+@pytest.fixture(scope="module")
+def mts_folder(tmp_path_factory):
+    """An MTS network over MiniLM (cls-last4, seeded stance and projection layers), saved as training saves one."""
+    import torch
+
+    from argsim.kpm.mts_encoder import write_manifest
+    from argsim.kpm.mts_model import MTSConfig, build_net
+
+    folder = tmp_path_factory.mktemp("mts")
+    torch.manual_seed(13)
+    build_net(MTSConfig(model="minilm", pooling="cls-last4")).save(folder)
+    write_manifest(folder, "kpm-mts")
+    return folder
+
+
+def _statements(data_dir, n: int = 32) -> tuple[list[str], list[str], list[int]]:
+    with open(data_dir / "argkp" / "arguments_dev.csv", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))[:n]
+    return [r["argument"] for r in rows], [r["topic"] for r in rows], [int(r["stance"]) for r in rows]
+
+
+@pytest.mark.parametrize(("backend", "quantize"), VARIANTS)
+def test_mts_backbone_runs_in_the_backend_and_its_heads_in_torch(data_dir, mts_folder, backend, quantize):
+    from argsim.backend import get_encoder
+    from argsim.kpm.mts_encoder import MTSEncoder
+
+    texts, topics, stances = _statements(data_dir)
+    reference = get_encoder(str(mts_folder), device="cpu")
+    reference.configure(use_cache=False, quiet=True)
+    calibration = _arguments(data_dir, "train", TEST_CALIBRATION) if quantize == "int8" else None
+    enc = get_encoder(str(mts_folder), backend=backend, quantize=quantize, calibration=calibration)
+    enc.configure(use_cache=False, quiet=True)
+    assert isinstance(enc, MTSEncoder) and enc.backend == backend and enc.net.exported is not None
+    _check_vectors(reference.encode_statements(texts, topics, stances), enc.encode_statements(texts, topics, stances),
+                   quantize)
+
+
+def test_mts_vectors_are_cached_apart_per_backend(mts_folder, tmp_path):
+    from argsim.backend import get_encoder
+    from argsim.config import RunConfig
+
+    torch_enc = get_encoder(str(mts_folder), config=RunConfig(device="cpu", cache_dir=tmp_path))
+    onnx_enc = get_encoder(str(mts_folder), config=RunConfig(backend="onnx", quantize="int8", cache_dir=tmp_path))
+    assert torch_enc.identity == onnx_enc.identity and torch_enc.cache_key != onnx_enc.cache_key
+
+
+@pytest.mark.parametrize(("backend", "quantize"), VARIANTS)
+def test_shipped_counter_bi_encoder_runs_its_base_in_the_backend(data_dir, backend, quantize):
+    """The shipped counter-bi-encoder: the frozen MiniLM in the backend, the retrieval heads in torch."""
+    from argsim.backend import get_encoder
+
+    texts = _arguments(data_dir, "dev", 32)
+    reference = get_encoder("counter-bi-encoder", device="cpu").encode(texts, use_cache=False)
+    calibration = _arguments(data_dir, "train", TEST_CALIBRATION) if quantize == "int8" else None
+    enc = get_encoder("counter-bi-encoder", backend=backend, quantize=quantize, calibration=calibration)
+    assert (enc.backend, enc.quantize) == (backend, quantize)
+    assert enc.model.embed_texts(["probe"]).shape == (1, 384)  # its base encoder is the backend's
+    _check_vectors(reference, enc.encode(texts, use_cache=False), quantize)
+    assert get_encoder("counter-bi-encoder", device="cpu").cache_key != enc.cache_key
+
+
+@pytest.fixture(scope="module")
+def lora_counter_model(tmp_path_factory):
+    """A Bipolar model whose shared tower is a LoRA adapter over MiniLM (seeded, non-zero update), saved."""
+    import torch
+
+    from argsim.counter.neural.config import NeuralConfig
+    from argsim.counter.neural.model import CounterModel
+    from argsim.counter.neural.store import save_model
+
+    torch.manual_seed(13)
+    model = CounterModel(NeuralConfig(kind="bipolar", base_model="minilm", train_encoder=True, lora_rank=4,
+                                      max_seq_length=64))
+    with torch.no_grad():
+        for name, p in model.point_tower.model.named_parameters():
+            if "lora_B" in name:
+                p.normal_(0, 0.02)
+    folder = tmp_path_factory.mktemp("bipolar-lora")
+    save_model(model, folder)
+    return folder
+
+
+@pytest.mark.parametrize(("backend", "quantize"), [("onnx", "none"), ("openvino", "none"), ("onnx", "int8")])
+def test_lora_towers_run_merged_in_the_backend(data_dir, lora_counter_model, tmp_path, backend, quantize):
+    """Bipolar with LoRA towers: the merged tower in the backend, its export keyed by the adapter, heads in torch;
+    the rankers' stage (`load_stage`) gets the runtime from the run's options."""
+    from argsim.config import RunConfig
+    from argsim.counter.neural.pipeline import load_stage
+
+    texts = _arguments(data_dir, "dev", 32)
+    torch_model = load_stage(str(lora_counter_model))
+    reference = torch_model.embed_texts(texts, side="point", config=RunConfig(cache_dir=tmp_path, use_cache=False))
+    config = RunConfig(backend=backend, quantize=quantize, cache_dir=tmp_path, use_cache=False)
+    model = load_stage(str(lora_counter_model), config=config)
+    enc = model.tower_encoder("point")
+    assert (enc.backend, enc.quantize) == (backend, quantize) and enc.exported is not None
+    _check_vectors(reference, model.embed_texts(texts, side="point"), quantize)
+    from argsim.backend.registry import model_path
+
+    plain = runtime.base_export(model_path("minilm"), "mean", tmp_path)  # the base alone: another export
+    assert enc.exported.base != plain and enc.exported.base.parent == plain.parent

@@ -36,6 +36,8 @@ class CounterModel(nn.Module):
         #: the run's options its base embeddings are computed under when `embed_texts` gets none (the runtime:
         #: `--backend`, `--quantize`; the cache folder); None: the defaults (PyTorch)
         self.run_config: RunConfig | None = None
+        #: texts that calibrate OpenVINO int8 under `run_config` (None: its calibration file, else the first texts)
+        self.run_calibration: list[str] | None = None
         self._tower_encoders: dict[str, Encoder] = {}
         self.point_tower: TransformerTower | None = None
         self.cand_tower: TransformerTower | None = None
@@ -101,7 +103,8 @@ class CounterModel(nn.Module):
             return encode(engine, enc, list(texts))
         if tower is not None:
             return tower.encode(list(texts), batch_size=batch_size)
-        enc = frozen_encoder(self.config.base_model, self.config.pooling, self.config.max_seq_length, config)
+        enc = frozen_encoder(self.config.base_model, self.config.pooling, self.config.max_seq_length, config,
+                             self.run_calibration)
         return encode(engine, enc, list(texts))
 
     def tower_encoder(self, side: str = "candidate", config: RunConfig | None = None) -> Encoder:
@@ -114,6 +117,8 @@ class CounterModel(nn.Module):
             raise RuntimeError("tower_encoder() needs a fine-tuned model loaded from its folder")
         sub = "point_encoder" if tower is self.point_tower else "candidate_encoder"
         runtime = runtime_spec(config or self.run_config)
+        if runtime is not None and runtime["calibration"] is None and self.run_calibration:
+            runtime["calibration"] = list(self.run_calibration)
         key = (sub, None if runtime is None else (runtime["backend"], runtime["quantize"], runtime["threads"],
                                                   str(runtime["cache_root"])))
         if key not in self._tower_encoders:

@@ -224,11 +224,13 @@ class RetrievalEncoder(Encoder):
 
             self.model.run_config = RunConfig(cache_dir=Path(runtime["cache_root"]), backend=runtime["backend"],
                                               quantize=runtime["quantize"], threads=runtime["threads"])
+            self.model.run_calibration = runtime.get("calibration")
             self.backend, self.quantize = runtime["backend"], runtime["quantize"]
             self.runtime = self.backend if self.quantize == "none" else f"{self.backend}:{self.quantize}"
         if not self.model.config.train_encoder:
             self.base_encoder = frozen_encoder(self.model.config.base_model, self.model.config.pooling,
-                                               self.model.config.max_seq_length, self.model.run_config)
+                                               self.model.config.max_seq_length, self.model.run_config,
+                                               self.model.run_calibration)
 
     def encode(self, texts, *args, **kwargs) -> np.ndarray:  # noqa: ANN001, ANN002, ANN003 (Encoder.encode's)
         if self.quantize != "none":  # the transformer's runtime keys these vectors (OpenVINO: its calibration)

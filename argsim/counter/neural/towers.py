@@ -23,10 +23,13 @@ def backend_pooling(pooling: str) -> str | None:
 
 
 def frozen_encoder(base_model: str, pooling: str, max_seq_length: int | None = None,
-                   config: RunConfig | None = None) -> Encoder:
+                   config: RunConfig | None = None, calibration: list[str] | None = None) -> Encoder:
     """The backend encoder that gives the base embeddings of a frozen tower (disk-cached; `config`: the run's
-    options, None: the defaults)."""
-    return get_encoder(base_model, pooling=backend_pooling(pooling), max_seq_length=max_seq_length, config=config)
+    options, None: the defaults; `calibration`: texts that calibrate OpenVINO int8, None: `config`'s file, else
+    the first texts encoded)."""
+    cal = calibration if config is not None and config.backend == "openvino" and config.quantize != "none" else None
+    return get_encoder(base_model, pooling=backend_pooling(pooling), max_seq_length=max_seq_length, config=config,
+                       calibration=cal)
 
 
 class TransformerTower(nn.Module):
