@@ -5,6 +5,7 @@
 - `budget`: --max-steps, --max-minutes, --grad-accum, --checkpoint-every, --resume;
 - `st`: sentence-transformers models through `SentenceTransformerTrainer` / `CrossEncoderTrainer`;
 - `loop`: the accelerate-based loop of the custom trainers (MTS, BiLSTM, CounterModel, top-layer SBERT);
+- `fit`: their one epoch loop (batches per epoch, resume, budgets, evaluator, best model, early stopping);
 - `record`: train_config.json and the model card beside the weights (Hugging Face ids for --model resolve in
   `argsim.backend.hub`).
 """

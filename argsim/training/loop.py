@@ -10,8 +10,8 @@ of an epoch (`shard`, equal counts so every process steps together); only rank 0
 Checkpoints: `OUT/checkpoints/last/` = `accelerator.save_state` (weights as safetensors, optimizer, every RNG)
 + `loop.json` (epoch, next batch, optimizer steps, seconds, the trainer's extras), written atomically every
 `checkpoint_every` optimizer steps, at the end of every epoch and when a budget stops the run. `resume()` loads
-it; the trainer rebuilds the epoch's batches from its seeds and skips the ones already done, so a resumed run
-equals an uninterrupted one.
+it; `argsim.training.fit.fit` (the epoch loop every custom trainer runs on this one) rebuilds the epoch's
+batches from the trainer's seeds and skips the ones already done, so a resumed run equals an uninterrupted one.
 """
 
 from __future__ import annotations
