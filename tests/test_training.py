@@ -562,3 +562,31 @@ def test_fit_evaluates_every_n_steps_and_a_stopped_run_resumes_to_the_same_weigh
     assert all(torch.equal(a, b) for a, b in zip(net.state_dict().values(), again.state_dict().values(), strict=True))
     assert [r["loss"] for r in rest.history] == [r["loss"] for r in full.history]
     assert [r["step"] for r in rest.evals] == [r["step"] for r in full.evals]
+
+
+def test_tied_heads_are_checkpointed_once_silently_and_resume_exactly(tmp_path, capfd, caplog):
+    """The Bipolar-encoder's point and candidate retrieval heads are one module: its checkpoints hold the tied
+    tensors once (no "Removed shared tensor" warning from accelerate on any save), and a run stopped mid-epoch and
+    resumed ends with the uninterrupted run's heads and history."""
+    from safetensors import safe_open
+
+    from argsim.counter.neural.config import NeuralConfig
+    from argsim.counter.neural.data import PairData
+    from argsim.counter.neural.model import CounterModel
+    from argsim.counter.neural.training import train
+
+    pairs = [(a, b) for texts in TOPICS.values() for a, b in zip(texts[:3], texts[3:], strict=True)]
+    data = PairData.from_text_pairs(pairs[:6], pairs[6:])
+    config = NeuralConfig(kind="bipolar", epochs=3, batch_size=2, k_val=2, lr=3e-3)
+    tied = CounterModel(config, dim=4)
+    assert tied.ret_cand is tied.ret_point  # the premise: one head under two names
+    full = train(config, data, tmp_path / "a", placement=cpu())
+    train(config, data, tmp_path / "r", placement=cpu(), budget=Budget(max_steps=4))
+    rest = train(config, data, tmp_path / "r", placement=cpu(), budget=Budget(resume=True))
+    assert [(h["loss"], h["val"]) for h in rest] == [(h["loss"], h["val"]) for h in full]
+    assert same_weights(tmp_path / "a", tmp_path / "r")
+    printed = capfd.readouterr()
+    assert "Removed shared tensor" not in printed.out + printed.err + caplog.text
+    with safe_open(str(tmp_path / "r" / "checkpoints" / "last" / "model.safetensors"), "pt") as f:
+        heads = sorted(k for k in f.keys() if ".ret_" in k)
+    assert heads == ["model.ret_point.linear.bias", "model.ret_point.linear.weight"], heads
