@@ -551,10 +551,11 @@ def test_fit_keeps_the_first_best_stops_on_patience_and_logs_the_history(tmp_pat
 
 def test_fit_evaluates_every_n_steps_and_a_stopped_run_resumes_to_the_same_weights(tmp_path):
     """eval_every=2 over 3 epochs of 3 steps: evaluations at steps 2, 4, 6, 8 and at the epoch ends 3 and 9 (step 6
-    is both, evaluated once); a run stopped by --max-steps 4 and resumed ends with the uninterrupted run's weights
-    and loss history."""
-    full, _, net = _fit_toy(tmp_path / "full", _Scripted([0.1] * 20), epochs=3, eval_every=2)
+    is both, evaluated and kept once); a run stopped by --max-steps 4 and resumed ends with the uninterrupted run's
+    weights and loss history."""
+    full, kept, net = _fit_toy(tmp_path / "full", _Scripted([0.1, 0.2, 0.3, 0.4, 0.4, 0.4]), epochs=3, eval_every=2)
     assert [r["step"] for r in full.evals] == [2, 3, 4, 6, 8, 9]
+    assert [r["step"] for r in kept] == [2, 3, 4, 6] and full.best == {"epoch": 2, "step": 6, "value": 0.4}
     first, _, _ = _fit_toy(tmp_path / "r", _Scripted([0.1] * 20), budget=Budget(max_steps=4), epochs=3, eval_every=2)
     assert first.stopped_by == "max_steps" and [r["epoch"] for r in first.history] == [1]
     rest, _, again = _fit_toy(tmp_path / "r", _Scripted([0.1] * 20), budget=Budget(resume=True), epochs=3,

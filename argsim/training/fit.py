@@ -159,11 +159,11 @@ def fit(loop: TrainLoop, model: nn.Module, groups: list[dict], loss: Callable[[n
         return {"epoch": epoch, "step": loop.steps, "loss": mean, **metrics, "seconds": round(fs.elapsed, 2),
                 "epoch_seconds": round(fs.elapsed - fs.epoch_began, 2) if epoch else 0.0}
 
-    def finish_row(r: dict, kept: bool) -> None:
+    def finish_row(r: dict, kept: bool, save: bool = True) -> None:
         fs.history.append(r)
         if on_epoch_end is not None:
             on_epoch_end(r, kept)
-        if kept and keep is not None and loop.is_main:
+        if kept and save and keep is not None and loop.is_main:
             keep(r)
 
     if not resumed and evaluator is not None and evaluate_untrained:
@@ -222,17 +222,17 @@ def fit(loop: TrainLoop, model: nn.Module, groups: list[dict], loss: Callable[[n
         fs.elapsed += time.perf_counter() - t0
         if loop.stopped_by or (planned_done() and loop.next_batch < len(mine)):
             break
-        kept = True
+        kept, save = True, True
         metrics: dict = {}
         if evaluator is not None:
-            if evaluated_at == loop.steps and fs.evals:
+            if evaluated_at == loop.steps and fs.evals:  # this step was just evaluated (and kept if better)
                 metrics = {k: v for k, v in fs.evals[-1].items() if k != "step"}
-                kept = fs.best is not None and fs.best["step"] == loop.steps
+                kept, save = fs.best is not None and fs.best["step"] == loop.steps, False
                 if kept and fs.best["epoch"] is None:
                     fs.best["epoch"] = epoch + 1
             else:
                 metrics, kept = evaluate(epoch + 1)
-        finish_row(row(epoch + 1, metrics), kept)
+        finish_row(row(epoch + 1, metrics), kept, save)
         if planned_done():  # the plan ends with this epoch: the final checkpoint is written below
             break
         loop.end_epoch(epoch)
