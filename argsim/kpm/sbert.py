@@ -173,7 +173,7 @@ def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, plac
     import torch
 
     from argsim.backend.partial import TopLayerTrainer
-    from argsim.progress import progress_bar
+    from argsim.training.fit import fit
     from argsim.training.loop import TrainLoop
 
     word = model[0]
@@ -190,32 +190,21 @@ def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, plac
         labels = torch.tensor([rows["label"][i] for i in idx], dtype=torch.float32, device=e1.device)
         return loss.compute_loss_from_embeddings([e1, e2], labels)
 
-    params = [p for p in model.parameters() if p.requires_grad]
-    loop.prepare(model, [{"params": params}], planned, loss_of)
+    def epoch_batches(epoch: int) -> list[list[int]]:
+        order = list(range(n))
+        random.Random(cfg.seed + epoch).shuffle(order)  # a function of the epoch: resumable
+        return [order[s:s + cfg.batch_size] for s in range(0, n, cfg.batch_size)]
+
     losses: list[float] = []
-    loop.extras_fn = lambda: {"losses": losses}
-    if loop.resume():
-        losses[:] = loop.extras.get("losses", [])
-    model.train()
-    epoch = loop.epoch
-    with progress_bar(planned - loop.steps, "sbert (top layers)", enabled=not quiet) as bar:
-        while loop.steps < planned and not loop.stopped_by:
-            order = list(range(n))
-            random.Random(cfg.seed + epoch).shuffle(order)  # a function of the epoch: resumable
-            mine = loop.shard([order[s:s + cfg.batch_size] for s in range(0, n, cfg.batch_size)])
-            for b, idx in enumerate(mine):
-                if loop.skip(epoch, b):
-                    continue
-                losses.append(round(loop.step(idx, epoch, b, last_in_epoch=b == len(mine) - 1), 5))
-                bar.advance(1)
-                if loop.stopped_by or loop.steps >= planned:
-                    break
-            if loop.stopped_by or loop.steps >= planned:
-                break
-            loop.end_epoch(epoch)
-            epoch += 1
-    if not loop.stopped_by:
-        loop.save_checkpoint()
+
+    def restore(saved: dict) -> None:
+        losses[:] = saved.get("losses", [])
+
+    params = [p for p in model.parameters() if p.requires_grad]
+    fit(loop, model, [{"params": params}], loss_of, epoch_batches, epochs=math.ceil(cfg.epochs),
+        batches_per_epoch=batches_per_epoch, max_steps=planned, on_loss=lambda v: losses.append(round(v, 5)),
+        state=lambda: {"losses": losses}, on_resume=restore,
+        progress=None if quiet else lambda epoch: f"sbert (top layers) epoch {epoch + 1}")
     model.eval()
     return loop.steps, loop.stopped_by, losses, loop.is_main
 

@@ -110,3 +110,46 @@ def run_trainer(trainer, out: Path, budget: Budget) -> dict:  # noqa: ANN001
             "loss_steps": [h["step"] for h in trainer.state.log_history if "loss" in h],
             "evals": [{k: v for k, v in h.items() if k == "step" or (k.startswith("eval_") and k != "eval_loss")}
                       for h in trainer.state.log_history if any(k.startswith("eval_") for k in h)]}
+
+
+def fit_cross_encoder(model, rows: dict[str, list], loss, out: Path, placement: Placement, budget: Budget,  # noqa: ANN001
+                      policy: OptimPolicy, *, epochs: float, batch_size: int, evaluator=None, eval_every: int = 0,  # noqa: ANN001
+                      quiet: bool = True, callbacks: tuple = (), log_every: int | None = None,
+                      **extra: object) -> tuple[object, dict]:
+    """Train a sentence-transformers `CrossEncoder` with `CrossEncoderTrainer`: the one training function of the
+    cross-encoders (key point matching, counter-arguments), each calling it with its loss, data and evaluator.
+
+    Args:
+        model: the CrossEncoder.
+        rows: the training columns (two texts and a label), in the order the loss reads them.
+        loss: a `sentence_transformers.cross_encoder.losses` loss over `model`.
+        out, placement, budget, policy: the run's folder (checkpoints under OUT/checkpoints), device and
+            precision, budgets and optimizer policy (`trainer_arguments`).
+        epochs, batch_size: passes over `rows` and pairs per device batch.
+        evaluator: a sentence-transformers evaluator; with `eval_every` > 0 it runs every `eval_every` steps.
+        quiet: no progress bar.
+        callbacks: more TrainerCallbacks (e.g. a history recorder).
+        log_every: log the loss every N steps (default: about ten times per run, `logging_steps`).
+        extra: more training arguments (e.g. `load_best_model_at_end`, `metric_for_best_model`).
+
+    Returns:
+        (the trainer, `run_trainer`'s record: steps, seconds, stop reason, logged losses and evaluations).
+
+    Example:
+        >>> trainer, run = fit_cross_encoder(model, rows, BinaryCrossEntropyLoss(model), out, placement, Budget(),
+        ...                                  OptimPolicy(lr=2e-5), epochs=1, batch_size=16)  # doctest: +SKIP
+        >>> run["steps"]  # doctest: +SKIP
+        42
+    """
+    import datasets
+    from sentence_transformers.cross_encoder import CrossEncoderTrainer
+
+    data = datasets.Dataset.from_dict(rows)
+    if evaluator is not None and eval_every:
+        extra = {"eval_strategy": "steps", "eval_steps": eval_every, **extra}
+    every = log_every or logging_steps(len(data), batch_size, epochs, budget, placement.processes)
+    args = trainer_arguments(out, placement, budget, policy, epochs=epochs, batch_size=batch_size, quiet=quiet,
+                             cross_encoder=True, logging_steps=every, **extra)
+    trainer = CrossEncoderTrainer(model=model, args=args, train_dataset=data, loss=loss, evaluator=evaluator,
+                                  callbacks=list(callbacks) or None)
+    return trainer, run_trainer(trainer, out, budget)
