@@ -185,7 +185,7 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
 
     from argsim.settings import seed_everything
     from argsim.training import Budget, resolve_placement
-    from argsim.training.st import fit_cross_encoder
+    from argsim.training.st import fit_st
 
     if cfg.context not in CONTEXTS:
         raise ArgsimError(f"unknown context '{cfg.context}': choose {', '.join(CONTEXTS)}")
@@ -208,9 +208,9 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
                      "metric_for_best_model": SELECTION_METRIC, "greater_is_better": True,
                      "save_total_limit": 2}  # 2: the best and a budget stop's
     start = time.perf_counter()
-    trainer, run = fit_cross_encoder(model, rows, BinaryCrossEntropyLoss(model), out, placement, budget, policy(cfg),
-                                     epochs=cfg.epochs, batch_size=cfg.batch_size, evaluator=evaluator,
-                                     eval_every=cfg.eval_every, quiet=quiet, dataloader_drop_last=False, **selection)
+    trainer, run = fit_st(model, rows, BinaryCrossEntropyLoss(model), out, placement, budget, policy(cfg),
+                          epochs=cfg.epochs, batch_size=cfg.batch_size, evaluator=evaluator,
+                          eval_every=cfg.eval_every, quiet=quiet, dataloader_drop_last=False, **selection)
     seconds = time.perf_counter() - start
     steps_per_epoch = math.ceil(len(rows["label"]) / (cfg.batch_size * budget.grad_accum * placement.processes))
     info = {"method": "kpm-cross", "config": asdict(cfg), "train": train.name, "pairs": len(rows["label"]),

@@ -243,13 +243,11 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
     `placement` (argsim.training) gives the device, precision and seed (default: `device` or the CPU, fp32,
     `cfg.seed`); `budget` the stops and checkpoints (default: `cfg.max_steps`); `eval_data` the labelled split
     that `cfg.eval_every` scores during training."""
-    import datasets
-    from sentence_transformers import SentenceTransformerTrainer
     from sentence_transformers.sentence_transformer import losses
 
     from argsim.settings import seed_everything
     from argsim.training import Budget, resolve_placement
-    from argsim.training.st import logging_steps, run_trainer, trainer_arguments
+    from argsim.training.st import fit_st
 
     if cfg.loss not in LOSSES:
         raise ArgsimError(f"unknown loss '{cfg.loss}': choose {' or '.join(LOSSES)}")
@@ -288,27 +286,16 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
         steps, stopped_by, curve, is_main = _train_top_layers(model, rows, loss, cfg, placement, budget, out, quiet)
         run = {"steps": steps, "stopped_by": stopped_by, "losses": curve}
     else:
-        ds = datasets.Dataset.from_dict(rows)
         evaluator = keeper = None
         if cfg.eval_every > 0:
             from argsim.kpm.st_evaluator import KPAMapEvaluator, keep_best
 
             evaluator = KPAMapEvaluator(eval_data, name=eval_data.name.removeprefix("argkp-"))
-            extra.update(eval_strategy="steps", eval_steps=cfg.eval_every)
             keeper = keep_best(model, f"eval_{evaluator.name}_strict_map")
-        args = trainer_arguments(out, placement, budget, policy(cfg), epochs=cfg.epochs, batch_size=cfg.batch_size,
-                                 quiet=quiet, dataloader_drop_last=False,
-                                 logging_steps=logging_steps(len(ds), cfg.batch_size, cfg.epochs, budget,
-                                                             placement.processes), **extra)
-        trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=ds, loss=loss, evaluator=evaluator)
-        if keeper is not None:
-            trainer.add_callback(keeper)
-        if adapter:
-            from argsim.backend.adapters import adapter_checkpoint_loader
-
-            # the trainer's own reload expects the full model's keys; a LoRA checkpoint holds the adapter
-            trainer._load_from_checkpoint = adapter_checkpoint_loader(model)
-        run = run_trainer(trainer, out, budget)
+        trainer, run = fit_st(model, rows, loss, out, placement, budget, policy(cfg), epochs=cfg.epochs,
+                              batch_size=cfg.batch_size, evaluator=evaluator, eval_every=cfg.eval_every, quiet=quiet,
+                              callbacks=(keeper,) if keeper is not None else (), adapter=adapter,
+                              dataloader_drop_last=False, **extra)
         is_main = trainer.is_world_process_zero()
         if keeper is not None:
             run["best"] = _keep_best_or_last(model, evaluator, keeper, run["steps"])

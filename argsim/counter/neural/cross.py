@@ -220,7 +220,7 @@ def train_cross_encoder(base_model: str, train_pairs: Sequence[tuple[str, str]],
     from argsim.settings import seed_everything
     from argsim.training import Budget, OptimPolicy, is_main_process, resolve_placement
     from argsim.training.record import data_hash, train_config, write_records
-    from argsim.training.st import fit_cross_encoder
+    from argsim.training.st import fit_st
 
     placement = placement or resolve_placement("cpu", "fp32", seed=seed)
     budget = budget or Budget(max_minutes=max_minutes, resume=resume)
@@ -273,9 +273,9 @@ def train_cross_encoder(base_model: str, train_pairs: Sequence[tuple[str, str]],
     if not history:
         record({"epoch": 0, "val": evaluator(model)["val_choice_accuracy"] if evaluator else None, "loss": None,
                 "examples": 0, "seconds": 0.0})
-    trainer, run = fit_cross_encoder(model, data, CrossEntropyLoss(model), out_dir, placement, budget, policy,
-                                     epochs=1, batch_size=batch_size, evaluator=evaluator, eval_every=every,
-                                     quiet=quiet, callbacks=(tracker,), log_every=every)
+    trainer, run = fit_st(model, data, CrossEntropyLoss(model), out_dir, placement, budget, policy,
+                          epochs=1, batch_size=batch_size, evaluator=evaluator, eval_every=every,
+                          quiet=quiet, callbacks=(tracker,), log_every=every)
     if run["stopped_by"] or tracker.step != trainer.state.global_step:  # validate where the run ended
         val = evaluator(model)["val_choice_accuracy"] if evaluator else None
         tracker.row(trainer.state.global_step, val, bool(run["stopped_by"]))
