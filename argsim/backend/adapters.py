@@ -111,17 +111,29 @@ def add_lora(model, rank: int, alpha: float, dropout: float = 0.0, targets: str 
     Example:
         >>> n = add_lora(load_sentence_transformer("minilm"), rank=16, alpha=32)  # doctest: +SKIP
     """
+    word = model[0]
+    # sentence-transformers' Transformer keeps the transformers model as `model` (`auto_model` is a read-only
+    # property over it): the peft wrapper replaces `model`
+    word.model = wrap_lora(word.model, rank, alpha, dropout, targets)
+    return sum(p.numel() for p in word.model.parameters() if p.requires_grad)
+
+
+def wrap_lora(transformer, rank: int, alpha: float, dropout: float = 0.0,  # noqa: ANN001, ANN201
+              targets: str | list[str] = LORA_TARGETS):
+    """A transformers model wrapped in a trainable peft LoRA adapter on `targets` (base weights frozen).
+
+    peft reads transformers' deprecated `is_gradient_checkpointing` while wrapping; that FutureWarning concerns
+    peft, not the user, so it is not shown.
+
+    Example:
+        >>> peft_model = wrap_lora(AutoModel.from_pretrained(path), rank=16, alpha=32)  # doctest: +SKIP
+    """
     from peft import LoraConfig, get_peft_model
 
-    word = model[0]
     config = LoraConfig(r=rank, lora_alpha=alpha, lora_dropout=dropout, target_modules=targets, bias="none")
-    # sentence-transformers' Transformer keeps the transformers model as `model` (`auto_model` is a read-only
-    # property over it): the peft wrapper replaces `model`. peft reads transformers' deprecated
-    # `is_gradient_checkpointing` while wrapping; that FutureWarning concerns peft, not the user, so it is not shown.
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
-        word.model = get_peft_model(word.model, config)
-    return sum(p.numel() for p in word.model.parameters() if p.requires_grad)
+        return get_peft_model(transformer, config)
 
 
 def is_lora(model) -> bool:  # noqa: ANN001
