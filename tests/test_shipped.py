@@ -229,3 +229,44 @@ def test_models_lists_both_artifact_kinds_and_the_counter_publish_gate(tmp_path)
     with pytest.raises(ArgsimError, match="not a folder that can ship as 'kpm'"):
         publish("kpm", trained, dest=dest)  # heads are not an adapter
     assert TASKS["counter-bi-encoder"].artifact == "heads"
+
+
+def test_a_lora_bipolar_encoder_publishes_its_adapter_and_heads_and_loads_from_the_package(tmp_path, data_dir):
+    """`counter-bipolar` ships LoRA adapters of the tower and the heads (`lora+heads`): publish copies exactly
+    those files (no base weight), hashes the adapter, measures the slice through the `bipolar` ranker, and the
+    published folder embeds as the trained one; a lower figure is refused and leaves the shipped model alone."""
+    import numpy as np
+    import torch
+
+    from argsim.counter.neural.config import NeuralConfig
+    from argsim.counter.neural.model import CounterModel
+    from argsim.counter.neural.store import load_model, save_model
+    from argsim.modelbuild.publish import TASKS
+
+    torch.manual_seed(0)
+    model = CounterModel(NeuralConfig(kind="bipolar", train_encoder=True, lora_rank=4, max_seq_length=16))
+    with torch.no_grad():  # an adapter that moved (lora_B starts at zero)
+        for name, p in model.point_tower.model.named_parameters():
+            if "lora_B" in name:
+                p.normal_(0, 0.02)
+    trained = save_model(model, tmp_path / "trained")
+    record = {"command": "argsim train bipolar --kind bipolar --train-encoder --lora-rank 4", "seconds": 1.0,
+              "metrics": {"val_at1_over_30_best": 0.2, "val_at1_over_30_untrained": 0.1}}
+    (trained / "train_config.json").write_text(json.dumps(record))
+    dest = tmp_path / "shipped"
+    card = publish("counter-bipolar", trained, dest=dest)
+    shipped = dest / "counter-bipolar"
+    assert sorted(str(p.relative_to(shipped)) for p in shipped.rglob("*") if p.is_file()) == sorted(
+        [*TASKS["counter-bipolar"].files, "card.json"])
+    assert card["artifact"] == "lora+heads" and card["base"] == "minilm"
+    assert card["base_sha256"] == base_sha256("minilm")
+    adapter = "point_encoder/adapter_model.safetensors"
+    assert card["adapters_sha256"] == {adapter: sha256_file(trained / adapter)}
+    assert card["slice"]["points"] == 60 and 0 <= card["slice"]["accuracy_at_1"] <= 1
+    texts = ["School uniforms limit self-expression.", "Uniforms reduce bullying over clothes."]
+    assert np.allclose(load_model(shipped).embed_texts(texts), load_model(trained).embed_texts(texts), atol=1e-6)
+    record["metrics"]["val_at1_over_30_best"] = 0.19
+    (trained / "train_config.json").write_text(json.dumps(record))
+    with pytest.raises(ArgsimError, match="below the shipped 'counter-bipolar'"):
+        publish("counter-bipolar", trained, dest=dest)
+    assert read_card(shipped) == card

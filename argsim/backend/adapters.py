@@ -111,17 +111,29 @@ def add_lora(model, rank: int, alpha: float, dropout: float = 0.0, targets: str 
     Example:
         >>> n = add_lora(load_sentence_transformer("minilm"), rank=16, alpha=32)  # doctest: +SKIP
     """
+    word = model[0]
+    # sentence-transformers' Transformer keeps the transformers model as `model` (`auto_model` is a read-only
+    # property over it): the peft wrapper replaces `model`
+    word.model = wrap_lora(word.model, rank, alpha, dropout, targets)
+    return sum(p.numel() for p in word.model.parameters() if p.requires_grad)
+
+
+def wrap_lora(transformer, rank: int, alpha: float, dropout: float = 0.0,  # noqa: ANN001, ANN201
+              targets: str | list[str] = LORA_TARGETS):
+    """A transformers model wrapped in a trainable peft LoRA adapter on `targets` (base weights frozen).
+
+    peft reads transformers' deprecated `is_gradient_checkpointing` while wrapping; that FutureWarning concerns
+    peft, not the user, so it is not shown.
+
+    Example:
+        >>> peft_model = wrap_lora(AutoModel.from_pretrained(path), rank=16, alpha=32)  # doctest: +SKIP
+    """
     from peft import LoraConfig, get_peft_model
 
-    word = model[0]
     config = LoraConfig(r=rank, lora_alpha=alpha, lora_dropout=dropout, target_modules=targets, bias="none")
-    # sentence-transformers' Transformer keeps the transformers model as `model` (`auto_model` is a read-only
-    # property over it): the peft wrapper replaces `model`. peft reads transformers' deprecated
-    # `is_gradient_checkpointing` while wrapping; that FutureWarning concerns peft, not the user, so it is not shown.
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
-        word.model = get_peft_model(word.model, config)
-    return sum(p.numel() for p in word.model.parameters() if p.requires_grad)
+        return get_peft_model(transformer, config)
 
 
 def is_lora(model) -> bool:  # noqa: ANN001
@@ -325,6 +337,30 @@ class AdapterEncoder(Encoder):
 
 
 def load_adapter_encoder(folder: Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32",
-                         max_seq_length: int | None = None, name: str | None = None) -> Encoder:
-    """The encoder of an adapter folder (the `sbert-lora` loader of `argsim_encoder.json`)."""
-    return AdapterEncoder(Path(folder), name or Path(folder).name, device, batch_size, max_seq_length, precision)
+                         max_seq_length: int | None = None, name: str | None = None,
+                         runtime: dict | None = None) -> Encoder:
+    """The encoder of an adapter folder (the `sbert-lora` loader of `argsim_encoder.json`).
+
+    With `runtime` (`--backend onnx|openvino`, the spec `get_encoder` passes: backend, quantize, threads,
+    cache_root, calibration) the base with the adapter merged into its weights (`apply_adapter`, peft's
+    `merge_and_unload`) is exported once, keyed by the base's and the adapter folder's fingerprints, and runs in
+    that runtime (`argsim.backend.models.ExportedEncoder`); its cache identity is the torch encoder's, its
+    `runtime` keys the vectors apart.
+
+    Example:
+        >>> enc = load_adapter_encoder(shipped_models()["kpm"], runtime=None)  # doctest: +SKIP
+    """
+    folder = Path(folder)
+    name = name or folder.name
+    if runtime is None:
+        return AdapterEncoder(folder, name, device, batch_size, max_seq_length, precision)
+    from argsim.backend.models import ExportedEncoder
+    from argsim.backend.registry import model_path
+    from argsim.backend.runtime import sentence_pipeline
+
+    card = read_card(folder)
+    base = check_base(folder, card)
+    prefix = f"lora:{card['base_sha256'][:16]}:{sha256_file(folder / ADAPTER_WEIGHTS)[:16]}:model"
+    return ExportedEncoder(model_path(base), name, None, batch_size=batch_size, max_seq_length=max_seq_length,
+                           precision=precision, identity=prefix, adapter=folder,
+                           build=lambda: sentence_pipeline(apply_adapter(folder, "cpu"), folder), **runtime)

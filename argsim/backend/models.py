@@ -118,81 +118,72 @@ class ExportedEncoder(Encoder):
     """A transformer encoder run by ONNX Runtime or OpenVINO (argsim.backend.runtime), fp32 or int8.
 
     The exported graph is the whole embedding pipeline of the torch encoder it replaces (a sentence-transformers
-    folder's own modules, or a transformer with argsim's `pool`), and the texts are tokenized as
-    sentence-transformers does (padding to the longest, truncation to the max length), so its `identity` is the
-    torch encoder's; `runtime` (backend, quantization, calibration digest) keys its cache apart. OpenVINO int8
-    without calibration texts calibrates on the texts of its first `encode` call (module doc of
-    argsim.backend.runtime) and is built then.
+    folder's own modules, a transformer with argsim's `pool`, or, with `adapter` and `build`, a base with a LoRA
+    adapter merged in), and the texts are tokenized as sentence-transformers does (padding to the longest,
+    truncation to the max length), so its `identity` is the torch encoder's; `runtime` (backend, quantization,
+    calibration digest) keys its cache apart. OpenVINO int8 without calibration texts calibrates on the texts of
+    its first `encode` call (module doc of argsim.backend.runtime) and is built then.
+
+    `identity`: the torch encoder's identity without its max length (None: that of `folder` with `pooling`).
     """
 
     def __init__(self, folder: str | Path, name: str, pooling: str | None, backend: str, quantize: str,
                  cache_root: Path, threads: int, batch_size: int = 64, max_seq_length: int | None = None,
-                 precision: str = "fp32", calibration: list[str] | None = None) -> None:
+                 precision: str = "fp32", calibration: list[str] | None = None, identity: str | None = None,
+                 adapter: Path | None = None, build=None) -> None:  # noqa: ANN001 (callable() -> pipeline)
         super().__init__()
-        from transformers import AutoTokenizer
-
         from argsim.backend import runtime
 
         self.folder, self.pooling, self.cache_root, self.threads = Path(folder), pooling, Path(cache_root), threads
         self.name, self.device, self.batch_size, self.precision = name, "cpu", batch_size, precision
         self.backend, self.quantize = backend, quantize
-        self.base = runtime.base_export(self.folder, pooling, self.cache_root)
-        self.meta = runtime.export_meta(self.base)
-        self.tokenizer = AutoTokenizer.from_pretrained(str(self.base), **HF_LOAD)
+        spec = {"backend": backend, "quantize": quantize, "threads": threads, "cache_root": cache_root}
+        self.model = runtime.exported_model(self.folder, pooling, spec, precision, adapter=adapter, build=build)
+        self.base, self.meta, self.tokenizer = self.model.base, self.model.meta, self.model.tokenizer
         check_max_seq_length(name, max_seq_length, self.meta["max_seq_length"])
-        self.max_seq_length = min(max_seq_length or self.meta["max_seq_length"], self.meta["max_seq_length"])
         if pooling is None:
-            self.identity = f"st:{fingerprint(folder)}:model:{self.max_seq_length}"
+            self.max_seq_length = min(max_seq_length or self.meta["max_seq_length"], self.meta["max_seq_length"])
+            prefix = f"st:{fingerprint(folder)}:model"
         else:
             self.max_seq_length = min(max_seq_length or 256, self.meta["max_seq_length"])
-            self.identity = f"hf:{fingerprint(folder)}:{pooling}:{self.max_seq_length}"
-        self._runner = None
-        self.calibration_digest = ""
-        self.runtime = backend if quantize == "none" else f"{backend}:{quantize}"
-        if backend == "onnx" or quantize == "none" or calibration:
-            self._prepare(calibration or [])
+            prefix = f"hf:{fingerprint(folder)}:{pooling}"
+        self.identity = f"{identity or prefix}:{self.max_seq_length}"
+        self.runtime = self.model.runtime
+        if calibration:
+            self._prepare(calibration)
+
+    @property
+    def calibration_digest(self) -> str:
+        return self.model.calibration_digest
 
     def _features(self, texts: list[str]) -> dict[str, np.ndarray]:
-        if self.meta.get("lowercase"):
-            texts = [t.lower() for t in texts]
-        return dict(self.tokenizer(texts, padding=True, truncation="longest_first", max_length=self.max_seq_length,
-                                   return_tensors="np"))
+        return self.model.features(texts, max_length=self.max_seq_length)
 
     def _prepare(self, calibration: list[str]) -> None:
         """Build (once) and load the runtime model; OpenVINO int8 calibrates on `calibration`."""
-        from argsim.backend import runtime
-
-        items = None
-        if self.backend == "openvino" and self.quantize != "none":
-            chosen, self.calibration_digest = runtime.calibration_choice(calibration)
-            if not chosen:
-                from argsim.errors import BackendError
-
-                raise BackendError("OpenVINO int8 needs calibration texts: pass --calibration FILE")
-            self.runtime = f"openvino:{self.quantize}:cal={self.calibration_digest}"
+        self.model.prepare(calibration, max_length=self.max_seq_length)
+        if self.runtime != self.model.runtime:  # calibrated now: the digest keys the vectors
+            self.runtime = self.model.runtime
             if self._cache is not None and self._cache.identity != self.cache_key:  # opened before calibrating
                 self._cache.close()
                 self._cache = None
             if self.recipe is not None:
-                self.recipe["calibration"] = chosen
-            names = self.meta["inputs"]
-            items = [{n: f[n] for n in names} for f in (self._features([t]) for t in chosen)]
-        path = runtime.runtime_model(self.base, self.backend, self.quantize, items, self.calibration_digest)
-        self._runner = runtime.runner(path, self.backend, self.threads, self.precision)
+                self.recipe["calibration"] = self.model.calibration
 
     @property
     def dim(self) -> int:
         return int(self.meta["dim"])
 
+    def known_dim(self) -> int | None:
+        return int(self.meta["dim"])
+
     def encode(self, texts, *args, **kwargs) -> np.ndarray:  # noqa: ANN001, ANN002, ANN003 (Encoder.encode's)
-        if self._runner is None:  # OpenVINO int8 without calibration texts: the first texts asked for
+        if self.model.needs_calibration:  # OpenVINO int8 without calibration texts: the first texts asked for
             self._prepare([texts] if isinstance(texts, str) else list(texts))
         return super().encode(texts, *args, **kwargs)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
-        outs = [self._runner(self._features(texts[start:start + self.batch_size]))
-                for start in range(0, len(texts), self.batch_size)]
-        return np.concatenate(outs, axis=0).astype(np.float32, copy=False)
+        return self.model.run(texts, max_length=self.max_seq_length, batch_size=self.batch_size)
 
 
 def pool(model_output, attention_mask, pooling: str):  # noqa: ANN001, ANN201 (torch types)

@@ -295,11 +295,14 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
     if shipped:  # package data: its manifest's loader (an adapter, or heads over a frozen base) checks the base
         loader = _loader_from_manifest(folder)
         extra = {"max_seq_length": max_seq_length} if max_seq_length else {}
-        return loader(folder, device=device, batch_size=batch_size, precision=precision, name=name, **extra)
+        return loader(folder, device=device, batch_size=batch_size, precision=precision, name=name,
+                      **extra, **_runtime_argument(loader, runtime))
     if name not in MODELS:
         check_model_folder(folder)
     if (folder / ENCODER_MANIFEST).is_file():
-        return _loader_from_manifest(folder)(folder, device=device, batch_size=batch_size, precision=precision)
+        loader = _loader_from_manifest(folder)
+        return loader(folder, device=device, batch_size=batch_size, precision=precision,
+                      **_runtime_argument(loader, runtime))
     from argsim.backend.static import Model2VecEncoder, is_model2vec_folder
 
     if is_model2vec_folder(folder):  # static embeddings (`argsim distill`): no transformer, any backend
@@ -314,6 +317,16 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
     if is_st and pooling in (None, "model"):
         return m.SentenceTransformerEncoder(folder, label, device, batch_size, max_seq_length, precision)
     return m.TransformerEncoder(folder, label, device, pooling or "mean", batch_size, max_seq_length, precision)
+
+
+def _runtime_argument(loader: Callable[..., Encoder], runtime: dict | None) -> dict:
+    """`{"runtime": spec}` for a model-folder loader that runs its transformer in ONNX Runtime / OpenVINO (it takes
+    a `runtime` parameter), else nothing (the loader's model runs as it is, and `get_encoder` says so)."""
+    import inspect
+
+    if runtime is None or "runtime" not in inspect.signature(loader).parameters:
+        return {}
+    return {"runtime": runtime}
 
 
 def _transformer_name(name: str) -> bool:
@@ -420,13 +433,10 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
                 # a model folder's files are input: a malformed config is one line, not a traceback
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise ModelError(f"cannot load model '{name}': {first[:200]}") from None
-            if spec is not None:
-                from argsim.backend.models import ExportedEncoder
+            if spec is not None and enc.backend != backend:  # said once per model, never silently ignored
+                from argsim.errors import warn
 
-                if not isinstance(enc, ExportedEncoder):  # said once per model, never silently ignored
-                    from argsim.errors import warn
-
-                    warn(f"--backend {backend} applies to transformer encoders only: '{name}' runs as it is")
+                warn(f"--backend {backend} applies to transformer encoders only: '{name}' runs as it is")
         enc.recipe = {"name": _portable_name(name), "pooling": pooling, "max_seq_length": max_seq_length,
                       "batch_size": batch_size, "precision": prec}
         if backend != "torch":

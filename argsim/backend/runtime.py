@@ -245,90 +245,153 @@ def _atomic_build(target: Path, build) -> Path:  # noqa: ANN001 (callable(tmp_fo
     return target
 
 
-class _Pipeline:
-    """The torch module traced by the export: token ids in, sentence embedding out (built lazily: torch)."""
-
-    @staticmethod
-    def build(folder: Path, pooling: str | None):  # noqa: ANN205 (torch module, tokenizer, meta)
-        import torch
-
-        if pooling is None:  # the folder's own sentence-transformers pipeline
-            from sentence_transformers import SentenceTransformer
-
-            check_model_folder(folder)
-            st = SentenceTransformer(str(folder), device="cpu", **HF_LOAD).eval()
-            first = st[0]
-            tokenizer = getattr(first, "tokenizer", None)
-            if tokenizer is None:
-                raise ModelError(f"{folder}: its first module {type(first).__name__} is not a transformer; "
-                                 "it runs with --backend torch only")
-            names = [n for n in MODEL_INPUTS if n in tokenizer("probe")]
-
-            class STPipeline(torch.nn.Module):
-                def __init__(self) -> None:
-                    super().__init__()
-                    self.st = st
-
-                def forward(self, *inputs):  # noqa: ANN002, ANN202
-                    return self.st(dict(zip(names, inputs, strict=True)))["sentence_embedding"]
-
-            meta = {"max_seq_length": int(st.max_seq_length or 512), "dim": int(st.get_sentence_embedding_dimension()),
-                    "lowercase": bool(getattr(first, "do_lower_case", False))}
-            return STPipeline().eval(), tokenizer, names, meta
-
-        from transformers import AutoModel, AutoTokenizer
-
-        from argsim.backend.models import pool
-
-        check_model_folder(folder)
-        tokenizer = AutoTokenizer.from_pretrained(str(folder), **HF_LOAD)
-        model = AutoModel.from_pretrained(str(folder), use_safetensors=True, **HF_LOAD).eval()
-        names = [n for n in MODEL_INPUTS if n in tokenizer("probe")]
-        hidden = int(model.config.hidden_size)
-
-        class PooledPipeline(torch.nn.Module):
-            def __init__(self) -> None:
-                super().__init__()
-                self.model = model
-
-            def forward(self, *inputs):  # noqa: ANN002, ANN202
-                feats = dict(zip(names, inputs, strict=True))
-                out = self.model(**feats, output_hidden_states=pooling == "cls-last4")
-                return pool(out, feats["attention_mask"], pooling)
-
-        limit = int(getattr(model.config, "max_position_embeddings", 512))
-        meta = {"max_seq_length": limit, "dim": hidden * (4 if pooling == "cls-last4" else 1), "lowercase": False}
-        return PooledPipeline().eval(), tokenizer, names, meta
+def _input_names(tokenizer) -> list[str]:  # noqa: ANN001
+    return [n for n in MODEL_INPUTS if n in tokenizer("probe")]
 
 
-def _export_onnx(folder: Path, pooling: str | None, out: Path) -> None:
-    """Trace the pipeline of `folder` into `out/model.onnx`, save its tokenizer and `argsim_export.json`."""
+def sentence_pipeline(st, folder: Path | str = "") -> tuple:  # noqa: ANN001
+    """The export pipeline of a sentence-transformers model in memory (its own modules: transformer, pooling, Dense,
+    Normalize): `(module, tokenizer, input names, meta)`; its output is `sentence_embedding`.
+
+    Example:
+        >>> module, tokenizer, names, meta = sentence_pipeline(SentenceTransformer("..."))  # doctest: +SKIP
+    """
+    import torch
+
+    first = st[0]
+    tokenizer = getattr(first, "tokenizer", None)
+    if tokenizer is None:
+        raise ModelError(f"{folder}: its first module {type(first).__name__} is not a transformer; "
+                         "it runs with --backend torch only")
+    names = _input_names(tokenizer)
+
+    class STPipeline(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.st = st
+
+        def forward(self, *inputs):  # noqa: ANN002, ANN202
+            return self.st(dict(zip(names, inputs, strict=True)))["sentence_embedding"]
+
+    meta = {"max_seq_length": int(st.max_seq_length or 512), "dim": int(st.get_sentence_embedding_dimension()),
+            "lowercase": bool(getattr(first, "do_lower_case", False))}
+    return STPipeline().eval(), tokenizer, names, meta
+
+
+def pooled_pipeline(model, tokenizer, pooling: str) -> tuple:  # noqa: ANN001
+    """The export pipeline of a transformers model in memory with argsim's pooling (`mean`, `cls`, `cls-last4`;
+    `argsim.backend.models.pool`): `(module, tokenizer, input names, meta)`."""
+    import torch
+
+    from argsim.backend.models import pool
+
+    names = _input_names(tokenizer)
+    hidden = int(model.config.hidden_size)
+
+    class PooledPipeline(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, *inputs):  # noqa: ANN002, ANN202
+            feats = dict(zip(names, inputs, strict=True))
+            out = self.model(**feats, output_hidden_states=pooling == "cls-last4")
+            return pool(out, feats["attention_mask"], pooling)
+
+    limit = int(getattr(model.config, "max_position_embeddings", 512))
+    meta = {"max_seq_length": limit, "dim": hidden * (4 if pooling == "cls-last4" else 1), "lowercase": False}
+    return PooledPipeline().eval(), tokenizer, names, meta
+
+
+def logits_pipeline(model, tokenizer, scores=None) -> tuple:  # noqa: ANN001
+    """The export pipeline of a sequence classifier (a cross-encoder) in memory: token ids of a text pair in, its
+    logits (batch, labels) out; `scores(features) -> logits` replaces `model(**features).logits` (a
+    sentence-transformers CrossEncoder's own forward). `(module, tokenizer, input names, meta)`."""
+    import torch
+
+    names = _input_names(tokenizer)
+    call = scores or (lambda feats: model(**feats).logits)
+
+    class LogitsPipeline(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, *inputs):  # noqa: ANN002, ANN202
+            return call(dict(zip(names, inputs, strict=True)))
+
+    config = getattr(model, "config", None)
+    limit = int(getattr(config, "max_position_embeddings", 512) or 512)
+    labels = int(getattr(config, "num_labels", 1) or 1)
+    meta = {"max_seq_length": limit, "dim": labels, "lowercase": False}
+    return LogitsPipeline().eval(), tokenizer, names, meta
+
+
+def folder_pipeline(folder: Path, pooling: str | None) -> tuple:
+    """The export pipeline of a model folder: its own sentence-transformers modules (`pooling` None), a transformers
+    model with argsim's pooling, or (`pooling` 'logits') a sequence classifier."""
+    check_model_folder(folder)
+    if pooling is None:
+        from sentence_transformers import SentenceTransformer
+
+        return sentence_pipeline(SentenceTransformer(str(folder), device="cpu", **HF_LOAD).eval(), folder)
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(folder), **HF_LOAD)
+    if pooling == "logits":
+        from transformers import AutoModelForSequenceClassification
+
+        model = AutoModelForSequenceClassification.from_pretrained(str(folder), use_safetensors=True, **HF_LOAD)
+        return logits_pipeline(model.eval(), tokenizer)
+    from transformers import AutoModel
+
+    model = AutoModel.from_pretrained(str(folder), use_safetensors=True, **HF_LOAD).eval()
+    return pooled_pipeline(model, tokenizer, pooling)
+
+
+def _export_onnx(build, pooling: str | None, out: Path) -> None:  # noqa: ANN001 (callable() -> pipeline)
+    """Trace the pipeline `build()` gives into `out/model.onnx`, save its tokenizer and `argsim_export.json`."""
     import torch
 
     with warnings.catch_warnings(), torch.inference_mode():
         warnings.simplefilter("ignore")  # the exporter's and the libraries' deprecation notes
-        module, tokenizer, names, meta = _Pipeline.build(folder, pooling)
+        module, tokenizer, names, meta = build()
         sample = tokenizer(["an argument to trace the graph with", "a shorter one"], padding=True,
                            return_tensors="pt")
         args = tuple(sample[n] for n in names)
-        axes = {n: {0: "batch", 1: "tokens"} for n in names} | {"embedding": {0: "batch"}}
-        torch.onnx.export(module, args, str(out / "model.onnx"), input_names=names, output_names=["embedding"],
+        output = "logits" if pooling == "logits" else "embedding"
+        axes = {n: {0: "batch", 1: "tokens"} for n in names} | {output: {0: "batch"}}
+        torch.onnx.export(module, args, str(out / "model.onnx"), input_names=names, output_names=[output],
                           dynamic_axes=axes, opset_version=17, dynamo=False)
     tokenizer.save_pretrained(str(out))
     (out / "argsim_export.json").write_text(json.dumps({**meta, "inputs": names, "pooling": pooling or "model",
                                                         "format": EXPORT_FORMAT}), encoding="utf-8")
 
 
-def base_export(folder: Path, pooling: str | None, cache_root: Path) -> Path:
-    """The fp32 ONNX export of `folder` with `pooling` (None: the folder's own), built once under `cache_root`."""
+def base_export(folder: Path, pooling: str | None, cache_root: Path, adapter: Path | None = None,
+                build=None) -> Path:  # noqa: ANN001 (callable() -> pipeline)
+    """The fp32 ONNX export of `folder` with `pooling` (None: the folder's own modules; 'logits': a sequence
+    classifier's logits), built once under `cache_root`.
+
+    `adapter`: a LoRA adapter folder merged into the weights of `folder` (its fingerprint keys the export beside the
+    base's, so two adapters over one base never share one); `build()` then gives the merged pipeline
+    (`sentence_pipeline`, `pooled_pipeline`, `logits_pipeline` of the model in memory), and so does it for a model
+    whose folder needs its own loader. Without `build` the folder is loaded by `folder_pipeline`.
+
+    Example:
+        >>> base_export(model_path("minilm"), None, default_cache_dir())  # doctest: +SKIP
+    """
     from argsim.backend.fingerprint import fingerprint
 
     source = fingerprint(folder)
     key = {"source": source, "pooling": pooling or "model", "format": EXPORT_FORMAT,
            **{p: _version(p) for p in ("torch", "transformers", "sentence-transformers", "onnx")}}
+    if adapter is not None:
+        key["adapter"] = fingerprint(adapter)
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+    builder = build or (lambda: folder_pipeline(Path(folder), pooling))
     return _atomic_build(Path(cache_root) / "exported" / f"{source}-{digest}",
-                         lambda tmp: _export_onnx(folder, pooling, tmp))
+                         lambda tmp: _export_onnx(builder, pooling, tmp))
 
 
 def export_meta(base: Path) -> dict:
@@ -422,3 +485,104 @@ def runner(path: Path, backend: str, threads: int, precision: str = "fp32") -> O
 def runtime_versions() -> dict[str, str]:
     """Versions of the runtime packages (for result rows' env)."""
     return {p: _version(p) for p in ("onnxruntime", "onnx", "openvino", "nncf")}
+
+
+class ExportedModel:
+    """An export (`base_export`) run by ONNX Runtime or OpenVINO, fp32 or int8: texts (or text pairs) in, the
+    graph's output (pooled embeddings, or a classifier's logits) out. Tokenized as sentence-transformers does
+    (padding to the longest in the batch, `longest_first` truncation to the max length). OpenVINO int8 is built
+    when `prepare` gets its calibration inputs (the caller's first texts, or a calibration file's).
+
+    Args:
+        base: the export folder (`base_export`).
+        backend: onnx | openvino.
+        quantize: none | int8.
+        threads: intra-op threads.
+        precision: fp32 | bf16 (OpenVINO's inference precision hint).
+
+    Example:
+        >>> model = ExportedModel(base_export(folder, "logits", cache), "onnx", "int8", 2)  # doctest: +SKIP
+        >>> model.prepare([]); model.run(["a claim"], ["its counter"], max_length=128)  # doctest: +SKIP
+    """
+
+    def __init__(self, base: Path, backend: str, quantize: str, threads: int, precision: str = "fp32") -> None:
+        from transformers import AutoTokenizer
+
+        self.base, self.backend, self.quantize, self.threads = Path(base), backend, quantize, threads
+        self.precision = precision
+        self.meta = export_meta(self.base)
+        self.tokenizer = AutoTokenizer.from_pretrained(str(self.base), **HF_LOAD)
+        self.calibration_digest = ""
+        self._runner: OnnxRunner | OpenVINORunner | None = None
+
+    @property
+    def needs_calibration(self) -> bool:
+        """OpenVINO int8 not built yet: `prepare` needs calibration texts."""
+        return self._runner is None and self.backend == "openvino" and self.quantize != "none"
+
+    @property
+    def runtime(self) -> str:
+        """What keys vectors apart from PyTorch's: the backend, its quantization and the calibration digest."""
+        if self.quantize == "none":
+            return self.backend
+        tag = f"{self.backend}:{self.quantize}"
+        return f"{tag}:cal={self.calibration_digest}" if self.backend == "openvino" else tag
+
+    def features(self, first: Sequence[str], second: Sequence[str] | None = None,
+                 max_length: int | None = None) -> dict[str, np.ndarray]:
+        """The graph's inputs for texts (or text pairs), as sentence-transformers tokenizes them."""
+        first = list(first)
+        second = list(second) if second is not None else None
+        if self.meta.get("lowercase"):
+            first = [t.lower() for t in first]
+            second = [t.lower() for t in second] if second is not None else None
+        limit = min(max_length or self.meta["max_seq_length"], self.meta["max_seq_length"])
+        feats = self.tokenizer(first, second, padding=True, truncation="longest_first", max_length=limit,
+                               return_tensors="np")
+        return {n: feats[n] for n in self.meta["inputs"]}
+
+    def prepare(self, first: Sequence[str] = (), second: Sequence[str] | None = None,
+                max_length: int | None = None) -> ExportedModel:
+        """Build (once) and load the runtime model; OpenVINO int8 calibrates on up to `CALIBRATION_SIZE` of the
+        texts (pairs) given, chosen by `calibration_choice`. Returns self."""
+        if self._runner is not None:
+            return self
+        items = None
+        if self.backend == "openvino" and self.quantize != "none":
+            sep = "\x1f"
+            joined = list(first) if second is None else [f"{a}{sep}{b}" for a, b in zip(first, second, strict=True)]
+            chosen, self.calibration_digest = calibration_choice(joined)
+            if not chosen:
+                raise BackendError("OpenVINO int8 needs calibration texts: pass --calibration FILE")
+            pairs = [c.split(sep, 1) if second is not None else (c, None) for c in chosen]
+            items = [self.features([a], [b] if b is not None else None, max_length) for a, b in pairs]
+            self.calibration = chosen
+        path = runtime_model(self.base, self.backend, self.quantize, items, self.calibration_digest)
+        self._runner = runner(path, self.backend, self.threads, self.precision)
+        return self
+
+    def run(self, first: Sequence[str], second: Sequence[str] | None = None, max_length: int | None = None,
+            batch_size: int = 64) -> np.ndarray:
+        """The graph's output for `first` (and `second`, pairs), in batches of `batch_size` in the given order
+        (callers sort by length). OpenVINO int8 not yet built calibrates on these texts."""
+        if self._runner is None:
+            self.prepare(first, second, max_length)
+        first = list(first)
+        outs = [self._runner(self.features(first[s:s + batch_size],
+                                           None if second is None else list(second[s:s + batch_size]), max_length))
+                for s in range(0, len(first), batch_size)]
+        if not outs:
+            return np.zeros((0, int(self.meta["dim"])), dtype=np.float32)
+        return np.concatenate(outs, axis=0).astype(np.float32, copy=False)
+
+
+def exported_model(folder: Path, pooling: str | None, spec: dict, precision: str = "fp32",
+                   adapter: Path | None = None, build=None) -> ExportedModel:  # noqa: ANN001
+    """`ExportedModel` of `base_export(folder, pooling, ...)` under a run's runtime spec (`spec`: backend, quantize,
+    threads, cache_root, as `argsim.backend.get_encoder` makes it); loaded at once unless OpenVINO int8 waits for
+    its calibration texts (`ExportedModel.prepare`)."""
+    base = base_export(Path(folder), pooling, Path(spec["cache_root"]), adapter=adapter, build=build)
+    model = ExportedModel(base, spec["backend"], spec["quantize"], int(spec["threads"]), precision)
+    if not model.needs_calibration:
+        model.prepare()
+    return model

@@ -181,13 +181,11 @@ def train_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=Non
 def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None, budget=None,  # noqa: ANN001
               quiet: bool = False, dev: KPMData | None = None) -> tuple[object, dict]:
     """`train_cross`, also returning the trained CrossEncoder in memory."""
-    import datasets
-    from sentence_transformers.cross_encoder import CrossEncoderTrainer
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
 
     from argsim.settings import seed_everything
     from argsim.training import Budget, resolve_placement
-    from argsim.training.st import logging_steps, run_trainer, trainer_arguments
+    from argsim.training.st import fit_st
 
     if cfg.context not in CONTEXTS:
         raise ArgsimError(f"unknown context '{cfg.context}': choose {', '.join(CONTEXTS)}")
@@ -206,17 +204,13 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
             raise ArgsimError(f"--checkpoint-every {every} must be a multiple of --eval-every {cfg.eval_every} "
                               "(the best step must be a saved checkpoint)")
         evaluator = map_evaluator(dev, cfg.context, sep)
-        selection = {"eval_strategy": "steps", "eval_steps": cfg.eval_every, "save_strategy": "steps",
-                     "save_steps": every, "load_best_model_at_end": True, "metric_for_best_model": SELECTION_METRIC,
-                     "greater_is_better": True, "save_total_limit": 2}  # 2: the best and a budget stop's
-    args = trainer_arguments(out, placement, budget, policy(cfg), epochs=cfg.epochs, batch_size=cfg.batch_size,
-                             quiet=quiet, cross_encoder=True, dataloader_drop_last=False,
-                             logging_steps=logging_steps(len(rows["label"]), cfg.batch_size, cfg.epochs, budget,
-                                                         placement.processes), **selection)
-    trainer = CrossEncoderTrainer(model=model, args=args, train_dataset=datasets.Dataset.from_dict(rows),
-                                  loss=BinaryCrossEntropyLoss(model), evaluator=evaluator)
+        selection = {"save_strategy": "steps", "save_steps": every, "load_best_model_at_end": True,
+                     "metric_for_best_model": SELECTION_METRIC, "greater_is_better": True,
+                     "save_total_limit": 2}  # 2: the best and a budget stop's
     start = time.perf_counter()
-    run = run_trainer(trainer, out, budget)
+    trainer, run = fit_st(model, rows, BinaryCrossEntropyLoss(model), out, placement, budget, policy(cfg),
+                          epochs=cfg.epochs, batch_size=cfg.batch_size, evaluator=evaluator,
+                          eval_every=cfg.eval_every, quiet=quiet, dataloader_drop_last=False, **selection)
     seconds = time.perf_counter() - start
     steps_per_epoch = math.ceil(len(rows["label"]) / (cfg.batch_size * budget.grad_accum * placement.processes))
     info = {"method": "kpm-cross", "config": asdict(cfg), "train": train.name, "pairs": len(rows["label"]),

@@ -21,7 +21,7 @@ from argsim.io import write_json
 from argsim.kpm.mts_data import cluster_batches, pair_batches, topic_folds
 from argsim.kpm.mts_encoder import write_ensemble, write_manifest
 from argsim.kpm.mts_model import VARIANTS, ClusterLoss, MTSConfig, MTSNet, PairContrastiveLoss, build_net
-from argsim.progress import progress_bar
+from argsim.training.fit import fit
 
 TRAIN_INFO = "argsim_train.json"
 
@@ -179,62 +179,69 @@ def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, device: str | Non
     if n_batches == 0:
         raise ArgsimError(f"{train.name}: no key point with a matching argument to build batches from")
     loop = TrainLoop(out, placement, budget, policy(cfg))
-    net = loop.prepare(net, _groups(net, cfg), loop.steps_per_epoch(n_batches) * cfg.epochs,
-                       lambda model, batch: _step_loss(model, batch, loss_fn))
     info: dict = {"method": cfg.variant, "config": asdict(cfg), "train": train.name, "device": placement.device,
                   "precision": placement.precision, "processes": placement.processes, "steps": 0, "epochs": [],
                   "seconds": 0.0, "init": str(init) if init else None}
-    losses: list[float] = []
+    losses: list[float] = []  # the epoch in progress's (for --log-every)
     evaluator = MTSMapEvaluator(dev) if dev is not None else None
     if evaluator is not None:
         info["dev"], info["best_epoch"] = [], None
-    loop.extras_fn = lambda: {"info": info, "losses": losses}
-    if loop.resume():
-        info, losses = loop.extras["info"], loop.extras["losses"]
-    t0 = time.perf_counter()
-    for epoch in range(loop.epoch, cfg.epochs):
-        net.train()
-        batches = loop.shard(_epoch_batches(train, cfg, epoch))
+    clock = {"t0": time.perf_counter(), "batches": 0}  # the epoch in progress: its start (--log-every), batches
+
+    def epoch_batches(epoch: int) -> list:
         if epoch != loop.epoch or loop.next_batch == 0:
-            t0, losses = time.perf_counter(), []
-        todo = sum(1 for b in range(len(batches)) if not loop.skip(epoch, b))
-        with progress_bar(todo, f"{cfg.variant} epoch {epoch + 1}/{cfg.epochs}",
-                          enabled=not quiet and loop.is_main) as bar:
-            for b, batch in enumerate(batches):
-                if loop.skip(epoch, b):
-                    continue
-                losses.append(loop.step(batch, epoch, b, last_in_epoch=b == len(batches) - 1))
-                info["steps"] = loop.steps
-                bar.advance(1)
-                if log_every and loop.is_main and info["steps"] % log_every == 0:
-                    print(f"[{cfg.variant}] epoch {epoch + 1} step {info['steps']} loss(last {log_every}) "
-                          f"{sum(losses[-log_every:]) / log_every:.4f} {time.perf_counter() - t0:.0f}s",
-                          file=sys.stderr, flush=True)
-                if loop.stopped_by:
-                    break
-        net.eval()
-        if loop.stopped_by:
-            break
-        mean_loss = sum(losses) / len(losses) if losses else math.nan
-        info["epochs"].append({"epoch": epoch + 1, "seconds": round(time.perf_counter() - t0, 1),
-                               "batches": len(batches), "mean_loss": round(mean_loss, 5)})
+            clock["t0"] = time.perf_counter()
+            losses.clear()
+        batches = _epoch_batches(train, cfg, epoch)
+        clock["batches"] = len(loop.shard(batches))
+        return batches
+
+    def on_loss(value: float) -> None:
+        losses.append(value)
+        info["steps"] = loop.steps
+        if log_every and loop.is_main and info["steps"] % log_every == 0:
+            print(f"[{cfg.variant}] epoch {loop.epoch + 1} step {info['steps']} loss(last {log_every}) "
+                  f"{sum(losses[-log_every:]) / log_every:.4f} {time.perf_counter() - clock['t0']:.0f}s",
+                  file=sys.stderr, flush=True)
+
+    def on_epoch_end(row: dict, kept: bool) -> None:
+        epoch = row["epoch"]
+        info["epochs"].append({"epoch": epoch, "seconds": round(row["epoch_seconds"], 1),
+                               "batches": clock["batches"],
+                               "mean_loss": round(math.nan if row["loss"] is None else row["loss"], 5)})
         info["seconds"] = round(loop.seconds(), 1)
-        info["seconds_per_epoch"] = round(info["seconds"] / (epoch + 1), 1)
+        info["seconds_per_epoch"] = round(info["seconds"] / epoch, 1)
         info["peak_mb"] = peak_memory_mb()
-        improved = True
         if evaluator is not None:
-            scores = evaluator(net)
-            info.setdefault("dev", []).append({"epoch": epoch + 1, **{k: round(v, 5) for k, v in scores.items()}})
-            best = max(info["dev"], key=lambda row: row[evaluator.primary_metric])  # the first of equal scores
-            improved = best["epoch"] == epoch + 1
-            if improved:
-                info["best_epoch"] = epoch + 1
-        loop.end_epoch(epoch)
-        if loop.is_main:
-            if improved:
-                save_mts(net, out, info)
-            else:
-                write_json(out / TRAIN_INFO, info)
+            info["dev"].append({"epoch": epoch, **{k: round(v, 5) for k, v in row.items()
+                                                   if k.startswith(f"{evaluator.name}_")}})
+            if kept:
+                info["best_epoch"] = epoch
+        if not kept and loop.is_main:
+            write_json(out / TRAIN_INFO, info)
+
+    def state() -> dict:
+        info["steps"] = loop.steps
+        return {"info": info, "losses": losses}
+
+    def restore(saved: dict) -> None:
+        nonlocal info
+        info = saved["info"]
+        losses[:] = saved["losses"]
+
+    def legacy_state(extras: dict) -> dict:  # a checkpoint written before fit kept its own state
+        old = extras["info"]
+        best = [r for r in old.get("dev") or [] if r["epoch"] == old.get("best_epoch")]
+        return {"elapsed": sum(e["seconds"] for e in old["epochs"]), "epoch_losses": list(extras["losses"]),
+                "best": {"epoch": best[0]["epoch"], "step": None, "value": best[0][evaluator.primary_metric]}
+                if best and evaluator is not None else None}
+
+    result = fit(loop, net, _groups(net, cfg), lambda model, batch: _step_loss(model, batch, loss_fn), epoch_batches,
+                 epochs=cfg.epochs, batches_per_epoch=n_batches, evaluator=evaluator,
+                 keep=lambda row: save_mts(net, out, info), on_epoch_end=on_epoch_end, on_loss=on_loss, state=state,
+                 on_resume=restore, legacy_state=legacy_state,
+                 progress=None if quiet else lambda epoch: f"{cfg.variant} epoch {epoch + 1}/{cfg.epochs}")
+    net.eval()
     info["seconds"] = round(loop.seconds(), 1)
     info.setdefault("seconds_per_epoch", info["seconds"])
     info["peak_mb"], info["stopped_by"] = peak_memory_mb(), loop.stopped_by
@@ -244,7 +251,8 @@ def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, device: str | Non
         else:
             save_mts(net, out, info)
         run = {"steps": loop.steps, "seconds": info["seconds"], "stopped_by": loop.stopped_by,
-               "epochs": info["epochs"]}
+               "epochs": info["epochs"], "losses": [r["loss"] for r in result.history],  # the learning curve
+               "loss_steps": [r["step"] for r in result.history], "evals": result.evals}
         hashes = {train.name: data_hash(sorted((str(a), str(k), int(v)) for (a, k), v in train.labels.items()))}
         metrics = {}
         if evaluator is not None and info.get("best_epoch") is not None:

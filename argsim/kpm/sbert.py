@@ -173,7 +173,7 @@ def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, plac
     import torch
 
     from argsim.backend.partial import TopLayerTrainer
-    from argsim.progress import progress_bar
+    from argsim.training.fit import fit
     from argsim.training.loop import TrainLoop
 
     word = model[0]
@@ -190,32 +190,21 @@ def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, plac
         labels = torch.tensor([rows["label"][i] for i in idx], dtype=torch.float32, device=e1.device)
         return loss.compute_loss_from_embeddings([e1, e2], labels)
 
-    params = [p for p in model.parameters() if p.requires_grad]
-    loop.prepare(model, [{"params": params}], planned, loss_of)
+    def epoch_batches(epoch: int) -> list[list[int]]:
+        order = list(range(n))
+        random.Random(cfg.seed + epoch).shuffle(order)  # a function of the epoch: resumable
+        return [order[s:s + cfg.batch_size] for s in range(0, n, cfg.batch_size)]
+
     losses: list[float] = []
-    loop.extras_fn = lambda: {"losses": losses}
-    if loop.resume():
-        losses[:] = loop.extras.get("losses", [])
-    model.train()
-    epoch = loop.epoch
-    with progress_bar(planned - loop.steps, "sbert (top layers)", enabled=not quiet) as bar:
-        while loop.steps < planned and not loop.stopped_by:
-            order = list(range(n))
-            random.Random(cfg.seed + epoch).shuffle(order)  # a function of the epoch: resumable
-            mine = loop.shard([order[s:s + cfg.batch_size] for s in range(0, n, cfg.batch_size)])
-            for b, idx in enumerate(mine):
-                if loop.skip(epoch, b):
-                    continue
-                losses.append(round(loop.step(idx, epoch, b, last_in_epoch=b == len(mine) - 1), 5))
-                bar.advance(1)
-                if loop.stopped_by or loop.steps >= planned:
-                    break
-            if loop.stopped_by or loop.steps >= planned:
-                break
-            loop.end_epoch(epoch)
-            epoch += 1
-    if not loop.stopped_by:
-        loop.save_checkpoint()
+
+    def restore(saved: dict) -> None:
+        losses[:] = saved.get("losses", [])
+
+    params = [p for p in model.parameters() if p.requires_grad]
+    fit(loop, model, [{"params": params}], loss_of, epoch_batches, epochs=math.ceil(cfg.epochs),
+        batches_per_epoch=batches_per_epoch, max_steps=planned, on_loss=lambda v: losses.append(round(v, 5)),
+        state=lambda: {"losses": losses}, on_resume=restore,
+        progress=None if quiet else lambda epoch: f"sbert (top layers) epoch {epoch + 1}")
     model.eval()
     return loop.steps, loop.stopped_by, losses, loop.is_main
 
@@ -254,13 +243,11 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
     `placement` (argsim.training) gives the device, precision and seed (default: `device` or the CPU, fp32,
     `cfg.seed`); `budget` the stops and checkpoints (default: `cfg.max_steps`); `eval_data` the labelled split
     that `cfg.eval_every` scores during training."""
-    import datasets
-    from sentence_transformers import SentenceTransformerTrainer
     from sentence_transformers.sentence_transformer import losses
 
     from argsim.settings import seed_everything
     from argsim.training import Budget, resolve_placement
-    from argsim.training.st import logging_steps, run_trainer, trainer_arguments
+    from argsim.training.st import fit_st
 
     if cfg.loss not in LOSSES:
         raise ArgsimError(f"unknown loss '{cfg.loss}': choose {' or '.join(LOSSES)}")
@@ -299,27 +286,16 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
         steps, stopped_by, curve, is_main = _train_top_layers(model, rows, loss, cfg, placement, budget, out, quiet)
         run = {"steps": steps, "stopped_by": stopped_by, "losses": curve}
     else:
-        ds = datasets.Dataset.from_dict(rows)
         evaluator = keeper = None
         if cfg.eval_every > 0:
             from argsim.kpm.st_evaluator import KPAMapEvaluator, keep_best
 
             evaluator = KPAMapEvaluator(eval_data, name=eval_data.name.removeprefix("argkp-"))
-            extra.update(eval_strategy="steps", eval_steps=cfg.eval_every)
             keeper = keep_best(model, f"eval_{evaluator.name}_strict_map")
-        args = trainer_arguments(out, placement, budget, policy(cfg), epochs=cfg.epochs, batch_size=cfg.batch_size,
-                                 quiet=quiet, dataloader_drop_last=False,
-                                 logging_steps=logging_steps(len(ds), cfg.batch_size, cfg.epochs, budget,
-                                                             placement.processes), **extra)
-        trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=ds, loss=loss, evaluator=evaluator)
-        if keeper is not None:
-            trainer.add_callback(keeper)
-        if adapter:
-            from argsim.backend.adapters import adapter_checkpoint_loader
-
-            # the trainer's own reload expects the full model's keys; a LoRA checkpoint holds the adapter
-            trainer._load_from_checkpoint = adapter_checkpoint_loader(model)
-        run = run_trainer(trainer, out, budget)
+        trainer, run = fit_st(model, rows, loss, out, placement, budget, policy(cfg), epochs=cfg.epochs,
+                              batch_size=cfg.batch_size, evaluator=evaluator, eval_every=cfg.eval_every, quiet=quiet,
+                              callbacks=(keeper,) if keeper is not None else (), adapter=adapter,
+                              dataloader_drop_last=False, **extra)
         is_main = trainer.is_world_process_zero()
         if keeper is not None:
             run["best"] = _keep_best_or_last(model, evaluator, keeper, run["steps"])

@@ -83,8 +83,6 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
     steps), and the saved model is the checkpoint with the best dev accuracy, not the last (the first of equal
     scores). The log records the untrained and the best dev accuracy and the kept step; `train_config.json`'s
     metrics are the kept checkpoint's."""
-    from datasets import Dataset
-    from sentence_transformers import SentenceTransformerTrainer
     from sentence_transformers.sentence_transformer.evaluation import TripletEvaluator
     from sentence_transformers.sentence_transformer.losses import TripletDistanceMetric, TripletLoss
     from transformers import TrainerCallback
@@ -94,7 +92,7 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
     from argsim.settings import seed_everything
     from argsim.training import Budget, resolve_placement
     from argsim.training.record import data_hash, train_config, write_records
-    from argsim.training.st import logging_steps, run_trainer, trainer_arguments
+    from argsim.training.st import fit_st, logging_steps
 
     placement = placement or resolve_placement("cpu", "fp32", seed=config.seed)
     budget = budget or Budget()
@@ -137,14 +135,12 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
 
     opt = policy(config)
     untrained = evaluator(model)[SELECTION_METRIC.removeprefix("eval_")] if evaluator and not budget.resume else None
-    args = trainer_arguments(out, placement, budget, opt, epochs=config.epochs, batch_size=config.batch_size,
-                             quiet=quiet, per_device_eval_batch_size=64, **selection_arguments(evaluator, budget),
-                             logging_steps=min(200, logging_steps(len(train), config.batch_size, config.epochs,
-                                                                  budget, placement.processes)))
-    trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=Dataset.from_list(train),
-                                         eval_dataset=Dataset.from_list(dev[:64]) if dev else None, loss=loss,
-                                         evaluator=evaluator, callbacks=[EpochTimer()])
-    run = run_trainer(trainer, out, budget)
+    trainer, run = fit_st(model, train, loss, out, placement, budget, opt, epochs=config.epochs,
+                          batch_size=config.batch_size, evaluator=evaluator, quiet=quiet, callbacks=(EpochTimer(),),
+                          log_every=min(200, logging_steps(len(train), config.batch_size, config.epochs, budget,
+                                                           placement.processes)),
+                          eval_rows=dev[:64] if dev else None, per_device_eval_batch_size=64,
+                          **selection_arguments(evaluator, budget))
     dev_scores = [{k: v for k, v in h.items() if k.startswith("eval_dev")} | {"epoch": h.get("epoch"),
                                                                                "step": h.get("step")}
                   for h in trainer.state.log_history if any(k.startswith("eval_dev") for k in h)]

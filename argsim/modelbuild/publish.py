@@ -37,7 +37,8 @@ class ShippedTask:
     licence: str
     slice_description: str
     slice_figures: Callable[[Path, object], dict[str, float]]  # (trained folder, RunConfig) -> figures
-    artifact: str = "lora"  # the card's artifact: "lora" (an adapter) or "heads" (heads over the frozen base)
+    artifact: str = "lora"  # the card's artifact: "lora" (an adapter), "heads" (heads over the frozen base) or
+    # "lora+heads" (heads over the base with LoRA adapters of its towers)
     files: tuple[str, ...] = ("adapter_model.safetensors", "adapter_config.json", "argsim_encoder.json")
     trained_with: str = "train with --lora-rank"  # how a folder of this kind is made (for the refusal)
     #: (trained folder, staging folder) -> card entries: writes the artifact that ships from a trained folder that is
@@ -66,17 +67,21 @@ def _kpm_slice_figures(folder: Path, config=None) -> dict[str, float]:  # noqa: 
 COUNTER_SLICE = {"split": "validation", "setting": "sda", "limit": 60}
 
 
-def _counter_slice_figures(folder: Path, config=None) -> dict[str, float]:  # noqa: ANN001
-    """accuracy@1 and MRR on `COUNTER_SLICE` with the `bi-encoder` ranker, through the function that
+def _counter_slice(ranker: str) -> Callable[[Path, object], dict[str, float]]:
+    """accuracy@1 and MRR on `COUNTER_SLICE` with `ranker` (`bi-encoder`, `bipolar`), through the function that
     `argsim rank counterargs` and `CounterRetriever.evaluate` run (`argsim.counter.core.run.rank_counterargs`)."""
-    from argsim.counter.core.evaluation import summarize
-    from argsim.counter.core.run import rank_counterargs
 
-    _, records = rank_counterargs("bi-encoder", [COUNTER_SLICE["setting"]], COUNTER_SLICE["split"],
-                                  {"model": str(folder)}, limit=COUNTER_SLICE["limit"],
-                                  data_dir=config.data_dir if config else None)
-    (summary,) = summarize(records)
-    return {"accuracy_at_1": summary.accuracy_at_1, "mrr": summary.mrr, "points": summary.points}
+    def figures(folder: Path, config=None) -> dict[str, float]:  # noqa: ANN001
+        from argsim.counter.core.evaluation import summarize
+        from argsim.counter.core.run import rank_counterargs
+
+        _, records = rank_counterargs(ranker, [COUNTER_SLICE["setting"]], COUNTER_SLICE["split"],
+                                      {"model": str(folder)}, limit=COUNTER_SLICE["limit"],
+                                      data_dir=config.data_dir if config else None)
+        (summary,) = summarize(records)
+        return {"accuracy_at_1": summary.accuracy_at_1, "mrr": summary.mrr, "points": summary.points}
+
+    return figures
 
 
 MINUTES_TEST = "runs/minutes-triplets/test.jsonl"
@@ -184,9 +189,24 @@ TASKS: dict[str, ShippedTask] = {
         licence=COUNTERARGS_LICENCE,
         slice_description=(f"counterargs-18 {COUNTER_SLICE['split']}, first {COUNTER_SLICE['limit']} points "
                            f"(id order), setting {COUNTER_SLICE['setting']}: accuracy@1 and MRR"),
-        slice_figures=_counter_slice_figures, artifact="heads",
+        slice_figures=_counter_slice("bi-encoder"), artifact="heads",
         files=("heads.safetensors", "config.json", "argsim_encoder.json"),
         trained_with="train with `argsim train bipolar --kind bi-encoder` (frozen encoder)"),
+    "counter-bipolar": ShippedTask(
+        "counter-bipolar", "counterargs-neural",
+        "best counter-argument Bipolar-encoder: a LoRA adapter over MiniLM (one tower for points and candidates) "
+        "and its retrieval and classification heads, trained jointly",
+        primary="val_at1_over_30_best", figures=("val_at1_over_30_best", "val_at1_over_30_untrained"),
+        data="counterargs-18 training split (4,065 point-counter pairs; validation: 1,287 pairs, every "
+             "validation argument a candidate)",
+        licence=COUNTERARGS_LICENCE,
+        slice_description=(f"counterargs-18 {COUNTER_SLICE['split']}, first {COUNTER_SLICE['limit']} points "
+                           f"(id order), setting {COUNTER_SLICE['setting']}: accuracy@1 and MRR of the retrieval "
+                           "top 30 reranked by the classification head"),
+        slice_figures=_counter_slice("bipolar"), artifact="lora+heads",
+        files=("heads.safetensors", "config.json", "argsim_encoder.json", "point_encoder/adapter_model.safetensors",
+               "point_encoder/adapter_config.json"),
+        trained_with="train with `argsim train bipolar --kind bipolar --train-encoder --lora-rank 16`"),
     "minutes": ShippedTask(
         "minutes", "minutes", "political Sentence-BERT (Shirafuji et al.): GiNZA word vectors with own word vectors "
         "+ dense layer, triplet loss; a sparse delta over GiNZA's table",
@@ -203,8 +223,8 @@ TASKS: dict[str, ShippedTask] = {
 
 
 def artifact_of(card: dict) -> str:
-    """What a card's folder adds to its base: "lora" or "heads" (cards written before `artifact` say
-    `adapter: lora`)."""
+    """What a card's folder adds to its base: "lora", "heads" or "lora+heads" (cards written before `artifact`
+    say `adapter: lora`)."""
     return str(card.get("artifact") or ("lora" if card.get("adapter") == "lora" else "?"))
 
 
@@ -227,7 +247,8 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
     Args:
         name: a shipped model name of `TASKS` (e.g. "kpm", "counter-bi-encoder").
         folder: a folder of the task's artifact (an adapter trained with `--lora-rank`, or a frozen-encoder
-            counter model of `argsim train bipolar`) whose train_config.json holds the figures.
+            counter model of `argsim train bipolar`, or one with `--train-encoder --lora-rank N`) whose
+            train_config.json holds the figures.
         config: the RunConfig (data folder for the slice, device).
         dest: the shipped models' folder (default: the package's `argsim/shipped`).
 
@@ -275,6 +296,7 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
     else:
         source = folder
         for file in spec.files:
+            (staging / file).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(folder / file, staging / file)
     card.update({
         "name": name, "task": spec.task, "description": spec.description, "data": spec.data,
@@ -284,6 +306,8 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
         "training_threads": record.get("threads"),
         "git_commit": record.get("git_commit"), "figures": figures,
         _hash_key(spec.artifact): sha256_file(weights_file(source, card)),
+        **({"adapters_sha256": {f: sha256_file(source / f) for f in spec.files if f.endswith(".safetensors")
+                                and "/" in f}} if spec.artifact == "lora+heads" else {}),
         "published_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     })
     write_json(staging / "card.json", card)

@@ -31,15 +31,13 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, base: str = "
                                   dev_sample: int | None = 2000, lora_rank: int = 0, lora_alpha: float = 32.0) -> dict:
     """Fine-tune `base` on (anchor, positive, negative) and save a sentence-transformers folder to `out`; with
     `lora_rank` > 0 train a LoRA adapter instead and save only it (`argsim.backend.adapters`)."""
-    from datasets import Dataset
-    from sentence_transformers import SentenceTransformerTrainer
     from sentence_transformers.sentence_transformer.losses import TripletDistanceMetric, TripletLoss
 
     from argsim.backend import load_sentence_transformer
     from argsim.settings import seed_everything
     from argsim.training import Budget, OptimPolicy, resolve_placement
     from argsim.training.record import data_hash, train_config, write_records
-    from argsim.training.st import logging_steps, run_trainer, trainer_arguments
+    from argsim.training.st import fit_st
 
     placement = placement or resolve_placement("cpu", "fp32", seed=seed)
     budget = budget or Budget()
@@ -59,21 +57,15 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, base: str = "
 
         add_lora(model, lora_rank, lora_alpha)
     fields = ("anchor", "positive", "negative")
-    data = Dataset.from_dict({f: [t[f] for t in triplets] for f in fields})
+    rows = {f: [t[f] for t in triplets] for f in fields}
     loss = TripletLoss(model, distance_metric=TripletDistanceMetric.EUCLIDEAN, triplet_margin=margin)
     out = Path(out)
     policy = OptimPolicy(lr=lr, weight_decay=0.0, warmup_ratio=0.1)
     selection = selection_arguments(dev, eval_every, dev_sample, budget, seed) if eval_every and dev else {}
     evaluator = selection.pop("evaluator", None)
-    args = trainer_arguments(out, placement, budget, policy, epochs=epochs, batch_size=batch_size, quiet=quiet,
-                             logging_steps=logging_steps(len(triplets), batch_size, epochs, budget,
-                                                         placement.processes), **selection)
-    trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=data, loss=loss, evaluator=evaluator)
-    if lora_rank > 0:  # --resume and the best-step reload read the adapter of a checkpoint
-        from argsim.backend.adapters import adapter_checkpoint_loader
-
-        trainer._load_from_checkpoint = adapter_checkpoint_loader(model)
-    run = run_trainer(trainer, out, budget)
+    # --lora-rank: --resume and the best-step reload read the adapter of a checkpoint
+    trainer, run = fit_st(model, rows, loss, out, placement, budget, policy, epochs=epochs, batch_size=batch_size,
+                          evaluator=evaluator, quiet=quiet, adapter=lora_rank > 0, **selection)
     seconds = run["seconds"]
     seen = min(trainer.state.global_step * batch_size * budget.grad_accum * placement.processes,
                len(triplets) * epochs)

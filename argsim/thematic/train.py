@@ -17,7 +17,6 @@ import numpy as np
 import torch
 
 from argsim.errors import ArgsimError
-from argsim.progress import progress_bar
 from argsim.thematic.bilstm import (
     AttentionBiLSTM,
     Vocabulary,
@@ -28,6 +27,7 @@ from argsim.thematic.bilstm import (
 )
 from argsim.thematic.config import ThematicTrainConfig
 from argsim.training import Budget, OptimPolicy, Placement, resolve_placement
+from argsim.training.fit import fit
 from argsim.training.loop import TrainLoop
 from argsim.training.record import data_hash, train_config, write_records
 
@@ -102,43 +102,35 @@ def train_bilstm(triplets: list[dict], out: Path, config: ThematicTrainConfig, d
         return softmax_triplet_loss(l1_distance(a, p), l1_distance(a, n))
 
     n_batches = (len(triplets) + config.batch_size - 1) // config.batch_size
-    model = loop.prepare(model, [{"params": list(model.parameters())}], loop.steps_per_epoch(n_batches) *
-                         config.epochs, loss_of)
     report = TrainReport(train_triplets=len(triplets))
-    if loop.resume():
-        if loop.extras.get("identity") != identity:
+
+    def epoch_batches(epoch: int) -> list[list[dict]]:
+        order = list(range(len(triplets)))
+        random.Random(config.seed + epoch).shuffle(order)
+        return [[triplets[i] for i in order[b * config.batch_size:(b + 1) * config.batch_size]]
+                for b in range(n_batches)]
+
+    def on_resume(saved: dict) -> None:
+        nonlocal report
+        if saved.get("identity") != identity:
             raise ArgsimError(f"{loop.checkpoint_dir}: the checkpoint was trained on other triplets or another "
                               "vocabulary; use another --out or drop --resume")
-        report = TrainReport(**loop.extras["report"])
+        report = TrainReport(**saved["report"])
         report.stopped_by_time, report.stopped_by = False, None
         log(f"resuming from {loop.checkpoint_dir} (epoch {loop.epoch + 1}, batch {loop.next_batch})")
+
+    def on_batch(chunk: list[dict]) -> None:
+        report.triplets_seen += len(chunk) * loop.processes  # counted before a checkpoint saves it
+
     def record(value: float) -> None:  # after each optimizer step, before a checkpoint
         report.steps, report.seconds = loop.steps, loop.seconds()
         if report.steps % 20 == 0:
             report.losses.append(round(value, 5))
 
-    loop.extras_fn = lambda: {"identity": identity, "report": asdict(report)}
-    model.train()
-    for epoch in range(loop.epoch, config.epochs):
-        order = list(range(len(triplets)))
-        random.Random(config.seed + epoch).shuffle(order)
-        mine = loop.shard([order[b * config.batch_size:(b + 1) * config.batch_size] for b in range(n_batches)])
-        todo = sum(1 for b in range(len(mine)) if not loop.skip(epoch, b))
-        with progress_bar(todo, f"epoch {epoch + 1}/{config.epochs}") as bar:
-            for b, idx in enumerate(mine):
-                if loop.skip(epoch, b):
-                    continue
-                if loop.stopped_by:  # resumed with its budget already used up
-                    break
-                chunk = [triplets[i] for i in idx]
-                report.triplets_seen += len(chunk) * loop.processes  # counted before a checkpoint saves it
-                loop.step(chunk, epoch, b, last_in_epoch=b == len(mine) - 1, on_step=record)
-                bar.advance(1)
-                if loop.stopped_by:
-                    break
-        if loop.stopped_by:
-            break
-        loop.end_epoch(epoch)
+    fit(loop, model, [{"params": list(model.parameters())}], loss_of, epoch_batches, epochs=config.epochs,
+        batches_per_epoch=n_batches, on_batch=on_batch, on_step=record, on_resume=on_resume,
+        state=lambda: {"identity": identity, "report": asdict(report)},
+        progress=lambda epoch: f"epoch {epoch + 1}/{config.epochs}")
     report.stopped_by = loop.stopped_by
     report.stopped_by_time = loop.stopped_by == "max_minutes"
     report.seconds = loop.seconds()

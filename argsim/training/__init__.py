@@ -3,8 +3,10 @@
 - `placement`: the device and precision actually used (`--device`, `--precision`), threads, processes, seed;
 - `policy`: the optimizer / learning-rate policy, stated once (AdamW, warm-up, linear decay);
 - `budget`: --max-steps, --max-minutes, --grad-accum, --checkpoint-every, --resume;
-- `st`: sentence-transformers models through `SentenceTransformerTrainer` / `CrossEncoderTrainer`;
+- `st`: sentence-transformers models through `SentenceTransformerTrainer` / `CrossEncoderTrainer` (`fit_st`:
+  their one training function);
 - `loop`: the accelerate-based loop of the custom trainers (MTS, BiLSTM, CounterModel, top-layer SBERT);
+- `fit`: their one epoch loop (batches per epoch, resume, budgets, evaluator, best model, early stopping);
 - `record`: train_config.json and the model card beside the weights (Hugging Face ids for --model resolve in
   `argsim.backend.hub`).
 """

@@ -7,11 +7,12 @@ trainer's model. Each step: forward -> `accelerator.backward` -> (every `grad_ac
 AdamW step, scheduler step. Under `accelerate launch` / `torchrun` each process takes every WORLD_SIZE-th batch
 of an epoch (`shard`, equal counts so every process steps together); only rank 0 writes.
 
-Checkpoints: `OUT/checkpoints/last/` = `accelerator.save_state` (weights as safetensors, optimizer, every RNG)
+Checkpoints: `OUT/checkpoints/last/` = `accelerator.save_state` (weights as safetensors, a tied tensor once:
+`save_tied_once`; optimizer, every RNG)
 + `loop.json` (epoch, next batch, optimizer steps, seconds, the trainer's extras), written atomically every
 `checkpoint_every` optimizer steps, at the end of every epoch and when a budget stops the run. `resume()` loads
-it; the trainer rebuilds the epoch's batches from its seeds and skips the ones already done, so a resumed run
-equals an uninterrupted one.
+it; `argsim.training.fit.fit` (the epoch loop every custom trainer runs on this one) rebuilds the epoch's
+batches from the trainer's seeds and skips the ones already done, so a resumed run equals an uninterrupted one.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class TrainLoop:
         self.out, self.placement, self.budget, self.policy = Path(out), placement, budget, policy
         self.accelerator = Accelerator(cpu=placement.cpu, mixed_precision=placement.mixed_precision,
                                        kwargs_handlers=[DistributedDataParallelKwargs(find_unused_parameters=True)])
+        self.accelerator.register_save_state_pre_hook(save_tied_once)
         set_seed(placement.seed)
         self.steps = 0  # optimizer steps
         self.epoch, self.next_batch = 0, 0  # position of the next batch to train on
@@ -221,6 +223,44 @@ class TrainLoop:
 
     def unwrapped(self) -> nn.Module:
         return self.model
+
+
+def save_tied_once(models: list[nn.Module], weights: list[dict], output_dir: str) -> None:
+    """accelerate's `save_state` pre-hook: a tensor held under several names (a tied head, e.g. the one retrieval
+    head a Bi-/Bipolar-encoder applies to points and candidates, `model.ret_point` = `model.ret_cand`) is written
+    once, under its first name, so the safetensors file holds no aliased tensors (accelerate would otherwise drop
+    the other names itself and warn on every checkpoint). The file is the one accelerate wrote before; loading
+    re-ties it: the names share one parameter, which `load_state` (safetensors' `load_model`, which knows the
+    model's shared names) fills through the saved one.
+
+    Args:
+        models: the prepared models (unused).
+        weights: their state dicts, edited in place.
+        output_dir: the checkpoint folder (unused).
+
+    Returns:
+        None.
+
+    Example:
+        >>> lin = torch.nn.Linear(2, 2)
+        >>> state = {"a.weight": lin.weight, "b.weight": lin.weight, "a.bias": lin.bias}
+        >>> save_tied_once([], [state], "")
+        >>> sorted(state)
+        ['a.bias', 'a.weight']
+    """
+    from accelerate.utils import id_tensor_storage
+
+    for state in weights:
+        seen: set = set()
+        for name in list(state):
+            tensor = state[name]
+            if not isinstance(tensor, torch.Tensor):
+                continue
+            same = (id_tensor_storage(tensor), tensor.data_ptr(), tuple(tensor.shape), tensor.stride())
+            if same in seen:  # the very tensor again (other views of one storage are left to accelerate)
+                del state[name]
+            else:
+                seen.add(same)
 
 
 class _nullcontext:  # noqa: N801 (a context manager)

@@ -110,3 +110,66 @@ def run_trainer(trainer, out: Path, budget: Budget) -> dict:  # noqa: ANN001
             "loss_steps": [h["step"] for h in trainer.state.log_history if "loss" in h],
             "evals": [{k: v for k, v in h.items() if k == "step" or (k.startswith("eval_") and k != "eval_loss")}
                       for h in trainer.state.log_history if any(k.startswith("eval_") for k in h)]}
+
+
+def fit_st(model, rows: dict[str, list] | list[dict], loss, out: Path, placement: Placement, budget: Budget,  # noqa: ANN001
+           policy: OptimPolicy, *, epochs: float, batch_size: int, evaluator=None, eval_every: int = 0,  # noqa: ANN001
+           quiet: bool = True, callbacks: tuple = (), log_every: int | None = None,
+           eval_rows: list[dict] | None = None, adapter: bool = False, **extra: object) -> tuple[object, dict]:
+    """Train a sentence-transformers model with the library's own trainer: `SentenceTransformerTrainer` for a
+    SentenceTransformer, `CrossEncoderTrainer` for a CrossEncoder. The one training function of every
+    sentence-transformers trainer (key point SBERT and cross-encoder, counter-argument cross-encoder, MiniLM
+    thematic fine-tune, political SBERT), each calling it with its loss, data and evaluator.
+
+    Args:
+        model: the SentenceTransformer or CrossEncoder.
+        rows: the training columns (`{column: values}`, in the order the loss reads them) or records.
+        loss: a sentence-transformers loss over `model`.
+        out, placement, budget, policy: the run's folder (checkpoints under OUT/checkpoints), device and
+            precision, budgets and optimizer policy (`trainer_arguments`).
+        epochs, batch_size: passes over `rows` and examples per device batch.
+        evaluator: a sentence-transformers evaluator; with `eval_every` > 0 it runs every `eval_every` steps
+            (else when `extra`'s `eval_strategy` says).
+        quiet: no progress bar.
+        callbacks: more TrainerCallbacks (e.g. a history recorder, a best-weights keeper).
+        log_every: log the loss every N steps (default: about ten times per run, `logging_steps`).
+        eval_rows: records of an evaluation dataset (the trainer's eval loss), if any.
+        adapter: the model's transformer is a peft (LoRA) model: checkpoints hold only the adapter, and resuming
+            or reloading the best checkpoint reads it (`argsim.backend.adapters.adapter_checkpoint_loader`).
+        extra: more training arguments (e.g. `load_best_model_at_end`, `metric_for_best_model`).
+
+    Returns:
+        (the trainer, `run_trainer`'s record: steps, seconds, stop reason, logged losses and evaluations).
+
+    Example:
+        >>> trainer, run = fit_st(model, rows, BinaryCrossEntropyLoss(model), out, placement, Budget(),
+        ...                       OptimPolicy(lr=2e-5), epochs=1, batch_size=16)  # doctest: +SKIP
+        >>> run["steps"]  # doctest: +SKIP
+        42
+    """
+    import datasets
+    from sentence_transformers.cross_encoder import CrossEncoder
+
+    def dataset(data: dict[str, list] | list[dict]):  # noqa: ANN202
+        return datasets.Dataset.from_list(data) if isinstance(data, list) else datasets.Dataset.from_dict(data)
+
+    cross = isinstance(model, CrossEncoder)
+    if cross:
+        from sentence_transformers.cross_encoder import CrossEncoderTrainer as Trainer
+    else:
+        from sentence_transformers import SentenceTransformerTrainer as Trainer
+    data = dataset(rows)
+    if evaluator is not None and eval_every:
+        extra = {"eval_strategy": "steps", "eval_steps": eval_every, **extra}
+    every = log_every or logging_steps(len(data), batch_size, epochs, budget, placement.processes)
+    args = trainer_arguments(out, placement, budget, policy, epochs=epochs, batch_size=batch_size, quiet=quiet,
+                             cross_encoder=cross, logging_steps=every, **extra)
+    kw = {"eval_dataset": dataset(eval_rows)} if eval_rows else {}
+    trainer = Trainer(model=model, args=args, train_dataset=data, loss=loss, evaluator=evaluator,
+                      callbacks=list(callbacks) or None, **kw)
+    if adapter:
+        from argsim.backend.adapters import adapter_checkpoint_loader
+
+        # the trainer's own reload expects the full model's keys; a LoRA checkpoint holds the adapter
+        trainer._load_from_checkpoint = adapter_checkpoint_loader(model)
+    return trainer, run_trainer(trainer, out, budget)

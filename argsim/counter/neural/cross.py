@@ -211,8 +211,7 @@ def train_cross_encoder(base_model: str, train_pairs: Sequence[tuple[str, str]],
     """
     import math
 
-    from datasets import Dataset
-    from sentence_transformers.cross_encoder import CrossEncoder, CrossEncoderTrainer
+    from sentence_transformers.cross_encoder import CrossEncoder
     from sentence_transformers.cross_encoder.losses import CrossEntropyLoss
     from transformers import TrainerCallback
 
@@ -221,7 +220,7 @@ def train_cross_encoder(base_model: str, train_pairs: Sequence[tuple[str, str]],
     from argsim.settings import seed_everything
     from argsim.training import Budget, OptimPolicy, is_main_process, resolve_placement
     from argsim.training.record import data_hash, train_config, write_records
-    from argsim.training.st import run_trainer, trainer_arguments
+    from argsim.training.st import fit_st
 
     placement = placement or resolve_placement("cpu", "fp32", seed=seed)
     budget = budget or Budget(max_minutes=max_minutes, resume=resume)
@@ -231,14 +230,11 @@ def train_cross_encoder(base_model: str, train_pairs: Sequence[tuple[str, str]],
     pairs, collection = list(train_pairs), list(collection)
     model = CrossEncoder(str(model_path(base_model)), num_labels=2, max_length=max_length, device=placement.device,
                          **HF_LOAD)
-    data = Dataset.from_dict(pointwise_examples(pairs, collection, epochs, seed))
+    data = pointwise_examples(pairs, collection, epochs, seed)
     per_epoch = math.ceil(2 * len(pairs) / (batch_size * placement.processes * budget.grad_accum))
     every = max(1, round(per_epoch / max(evals_per_epoch, 1)))
     evaluator = _choice_evaluator(val_questions) if val_questions else None
     policy = OptimPolicy(lr=lr, weight_decay=0.0, schedule="constant", max_grad_norm=None)
-    args = trainer_arguments(out_dir, placement, budget, policy, epochs=1, batch_size=batch_size, quiet=quiet,
-                             cross_encoder=True, logging_steps=every,
-                             eval_strategy="steps" if evaluator else "no", eval_steps=every)
     old = json.loads((out_dir / HISTORY).read_text(encoding="utf-8"))["history"] \
         if budget.resume and (out_dir / HISTORY).is_file() else []
     history: list[dict] = list(old)
@@ -268,7 +264,7 @@ def train_cross_encoder(base_model: str, train_pairs: Sequence[tuple[str, str]],
             keep.offer(val)
             record({"epoch": round(step / per_epoch, 3), "val": val,
                     "loss": float(np.mean(self.losses)) if self.losses else None,
-                    "examples": min(step * examples_per_step, len(data)),
+                    "examples": min(step * examples_per_step, len(data["label"])),
                     "seconds": round(offset + time.perf_counter() - self.start, 2), "stopped_early": stopped})
             self.losses = []
 
@@ -277,9 +273,9 @@ def train_cross_encoder(base_model: str, train_pairs: Sequence[tuple[str, str]],
     if not history:
         record({"epoch": 0, "val": evaluator(model)["val_choice_accuracy"] if evaluator else None, "loss": None,
                 "examples": 0, "seconds": 0.0})
-    trainer = CrossEncoderTrainer(model=model, args=args, train_dataset=data, loss=CrossEntropyLoss(model),
-                                  evaluator=evaluator, callbacks=[tracker])
-    run = run_trainer(trainer, out_dir, budget)
+    trainer, run = fit_st(model, data, CrossEntropyLoss(model), out_dir, placement, budget, policy,
+                          epochs=1, batch_size=batch_size, evaluator=evaluator, eval_every=every,
+                          quiet=quiet, callbacks=(tracker,), log_every=every)
     if run["stopped_by"] or tracker.step != trainer.state.global_step:  # validate where the run ended
         val = evaluator(model)["val_choice_accuracy"] if evaluator else None
         tracker.row(trainer.state.global_step, val, bool(run["stopped_by"]))

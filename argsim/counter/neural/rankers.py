@@ -1,9 +1,10 @@
 """The neural rankers of `argsim rank counterargs --method NAME` (registered on import; no heavy work here).
 
 Options (from the CLI's `--model` and `--opt key=value`): `model` (trained model folder, or a shipped counter
-model's name; `bi-encoder` without one uses the shipped `counter-bi-encoder`), `k` (rerank depth,
-default 30), `retriever` / `reranker` (folders for the two-stage methods; `retriever=bm25` for BM25); `precision`
-(the run's `--precision`, passed by `run_ranker`) is what a cross-encoder stage computes in.
+model's name; `bi-encoder` without one uses the shipped `counter-bi-encoder`, `bipolar` the shipped
+`counter-bipolar` when one ships), `k` (rerank depth, default 30), `retriever` / `reranker` (folders for the
+two-stage methods; `retriever=bm25` for BM25); `precision` (the run's `--precision`, passed by `run_ranker`) is
+what a cross-encoder stage computes in.
 """
 
 from __future__ import annotations
@@ -27,15 +28,20 @@ def _two_stage(points, pools, first, second, k, precision: str = "auto") -> dict
     return scores_for_k(run_stages(points, pools, first_stage, second_stage, kmax=k), k)
 
 
-@register_ranker("bipolar", help="Bipolar-encoder: retrieval head top-k, reranked by its classification head "
-                                 "(--model DIR; opt k=30)")
-def bipolar_ranker(points, pools, model=None, k=30, precision="auto", **_):  # noqa: ANN001, ANN201
-    folder = _need(model, "--model DIR", "bipolar")
-    return _two_stage(points, pools, folder, folder, k, precision=precision)
-
-
-#: the shipped Bi-encoder (`argsim models`): the `bi-encoder` ranker's model when none is given
+#: the shipped Bi-encoder and Bipolar-encoder (`argsim models`): the `bi-encoder` / `bipolar` rankers' model when
+#: none is given
 SHIPPED_BI_ENCODER = "counter-bi-encoder"
+SHIPPED_BIPOLAR = "counter-bipolar"
+
+
+@register_ranker("bipolar", help="Bipolar-encoder: retrieval head top-k, reranked by its classification head "
+                                 "(--model DIR, or the shipped counter-bipolar when one ships; opt k=30)")
+def bipolar_ranker(points, pools, model=None, k=30, precision="auto", **_):  # noqa: ANN001, ANN201
+    from argsim.backend.adapters import shipped_models
+
+    folder = model or (SHIPPED_BIPOLAR if SHIPPED_BIPOLAR in shipped_models() else _need(model, "--model DIR",
+                                                                                          "bipolar"))
+    return _two_stage(points, pools, folder, folder, k, precision=precision)
 
 
 @register_ranker("bi-encoder", help="Bi-encoder retrieval: dot product of the point and candidate towers (--model DIR; "

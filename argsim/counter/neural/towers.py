@@ -51,12 +51,9 @@ class TransformerTower(nn.Module):
         """Wrap the transformer in a trainable LoRA adapter (peft, the targets of
         `argsim.backend.adapters.LORA_TARGETS`: every layer's attention and feed-forward layers); the base weights
         are frozen. Returns the number of trainable parameters."""
-        from peft import LoraConfig, get_peft_model
+        from argsim.backend.adapters import wrap_lora
 
-        from argsim.backend.adapters import LORA_TARGETS
-
-        config = LoraConfig(r=rank, lora_alpha=alpha, lora_dropout=0.0, target_modules=LORA_TARGETS, bias="none")
-        self.model = get_peft_model(self.model, config)
+        self.model = wrap_lora(self.model, rank, alpha)
         return sum(p.numel() for p in self.model.parameters() if p.requires_grad)
 
     def load_lora(self, folder: Path) -> None:

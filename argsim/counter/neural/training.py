@@ -7,7 +7,6 @@ processes of the run, checkpoints under OUT/checkpoints at every epoch end and e
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -23,9 +22,9 @@ from argsim.counter.neural.sampling import NegativeSampler
 from argsim.counter.neural.store import save_model
 from argsim.counter.neural.validation import AtOneOverKEvaluator, heads_on_cpu  # noqa: F401 (heads_on_cpu: API)
 from argsim.io import write_json
-from argsim.progress import progress_bar
 from argsim.settings import seed_everything
 from argsim.training import Budget, OptimPolicy, Placement, resolve_placement
+from argsim.training.fit import fit
 from argsim.training.loop import TrainLoop
 from argsim.training.record import data_hash, train_config, write_records
 
@@ -121,7 +120,7 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
     base = base_table(model, data.texts) if frozen else None
     texts = np.asarray(data.texts, dtype=object)
     loop = TrainLoop(out_dir, placement, loop_budget, policy(config))
-    evaluator = AtOneOverKEvaluator(data, config.k_val)  # chooses the saved epoch
+    evaluator = AtOneOverKEvaluator(data, config.k_val, base=base)  # chooses the saved epoch
     device = loop.device
 
     def loss_of(net: CounterModel, rows: tuple[np.ndarray, np.ndarray, np.ndarray]) -> torch.Tensor:
@@ -134,41 +133,16 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
             vn = net.base(list(texts[n_idx]), "candidate")
         return batch_loss(net, u, vp, vn)
 
-    n_batches = -(-len(data.train_pairs) // config.batch_size)
-    model = loop.prepare(model, groups, loop.steps_per_epoch(n_batches) * config.epochs, loss_of)
     history: list[dict] = []
-    best, bad_epochs, elapsed = -1.0, 0, 0.0
     order_rng = np.random.default_rng(config.seed + 1)
-    current: dict = {}  # the epoch in progress: its negatives, order, hard share and losses (for mid-epoch resume)
+    current: dict = {}  # the epoch in progress: its negatives, order and hard share (for mid-epoch resume)
 
-    def extras() -> dict:
-        return {"history": history, "best": best, "bad_epochs": bad_epochs, "elapsed": elapsed,
-                "sampler_rng": sampler.rng.bit_generator.state, "order_rng": order_rng.bit_generator.state,
-                "current": current, "config": config.as_dict()}
-
-    loop.extras_fn = extras
-    if loop.resume():
-        state = loop.extras
-        history, best, bad_epochs = state["history"], state["best"], state["bad_epochs"]
-        elapsed, current = state["elapsed"], state["current"]
-        sampler.rng.bit_generator.state = state["sampler_rng"]
-        order_rng.bit_generator.state = state["order_rng"]
-    else:
-        val_base = base if frozen else base_table(model, data.texts)
-        v0 = evaluator(model, base=val_base)[evaluator.primary_metric]
-        history.append({"epoch": 0, "loss": None, "val": v0, "hard": 0.0, "seconds": 0.0})
-        best = v0
-        if loop.is_main:
-            save_model(model, out_dir, info={"epoch": 0, "val": v0, "data": data.info})
-        if log and loop.is_main:
-            log(history[-1])
-    for epoch in range(loop.epoch + 1, config.epochs + 1):  # loop.epoch: epochs done (0-based index of the next)
-        t0 = time.perf_counter()
-        model.train()
-        if current.get("epoch") == epoch:  # resumed in the middle of this epoch
-            negatives, order = np.asarray(current["negatives"]), np.asarray(current["order"])
-            hard_share, losses = current["hard"], list(current["losses"])
-        else:
+    def epoch_batches(idx: int) -> list:
+        """Epoch idx + 1's batches: fresh negatives (hard ones from the current model) and a fresh order, drawn
+        from the trainer's seeded generators; a resumed run takes the epoch in progress from its checkpoint."""
+        nonlocal current
+        epoch = idx + 1
+        if current.get("epoch") != epoch:
             vectors = None
             if sampler.probability(epoch) > 0:
                 table = base if frozen else base_table(model, data.texts)
@@ -176,45 +150,52 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
                     vectors = model.retrieval_numpy(table, "candidate") if config.has_retrieval else table
             negatives, hard_share = sampler.sample(epoch, vectors)
             order = order_rng.permutation(len(data.train_pairs))
-            losses = []
-            current = {"epoch": epoch, "negatives": negatives.tolist(), "order": order.tolist(), "hard": hard_share,
-                       "losses": losses}
-        current["losses"] = losses
-        batches = loop.shard([order[s:s + config.batch_size] for s in range(0, len(order), config.batch_size)])
-        idx = epoch - 1  # the loop counts epochs from 0
-        with progress_bar(len(order), f"epoch {epoch}/{config.epochs}", enabled=loop.is_main) as bar:
-            for b, rows in enumerate(batches):
-                if loop.skip(idx, b):
-                    bar.advance(len(rows))
-                    continue
-                batch = (data.train_pairs[rows, 0], data.train_pairs[rows, 1], negatives[rows])
-                losses.append(loop.step(batch, idx, b, last_in_epoch=b == len(batches) - 1))
-                bar.advance(len(rows) * loop.processes)
-                if loop.stopped_by:
-                    break
-        elapsed += time.perf_counter() - t0
-        if loop.stopped_by:  # --max-steps: a checkpoint mid-epoch, no validation
-            break
-        val_base = base if frozen else base_table(model, data.texts)
-        val = evaluator(model, base=val_base)[evaluator.primary_metric]
-        history.append({"epoch": epoch, "loss": float(np.mean(losses)) if losses else None, "val": val,
-                        "hard": hard_share, "seconds": round(elapsed, 2)})
+            current = {"epoch": epoch, "negatives": negatives.tolist(), "order": order.tolist(), "hard": hard_share}
+        negatives, order = np.asarray(current["negatives"]), np.asarray(current["order"])
+        return [(data.train_pairs[rows, 0], data.train_pairs[rows, 1], negatives[rows])
+                for rows in (order[s:s + config.batch_size] for s in range(0, len(order), config.batch_size))]
+
+    def on_epoch_end(row: dict, kept: bool) -> None:
+        nonlocal current
+        history.append({"epoch": row["epoch"], "loss": row["loss"], "val": row[evaluator.primary_metric],
+                        "hard": current.get("hard", 0.0) if row["epoch"] else 0.0, "seconds": row["seconds"]})
+        current = {}
         if log and loop.is_main:
             log(history[-1])
-        if val > best:
-            best, bad_epochs = val, 0
-            if loop.is_main:
-                save_model(model, out_dir, info={"epoch": epoch, "val": val, "data": data.info})
-        else:
-            bad_epochs += 1
-        current = {}
-        loop.end_epoch(idx)
-        if loop.is_main:
+        if row["epoch"] and loop.is_main:
             write_json(out_dir / HISTORY, {"config": config.as_dict(), "data": data.info, "history": history})
-        if bad_epochs >= config.patience:
-            break
-        if epoch_minutes is not None and elapsed / 60 >= epoch_minutes:
-            break
+
+    def keep(row: dict) -> None:
+        save_model(model, out_dir, info={"epoch": row["epoch"], "val": row[evaluator.primary_metric],
+                                         "data": data.info})
+
+    def state() -> dict:
+        return {"history": history, "sampler_rng": sampler.rng.bit_generator.state,
+                "order_rng": order_rng.bit_generator.state, "current": current, "config": config.as_dict()}
+
+    def restore(saved: dict) -> None:
+        nonlocal history, current
+        history, current = saved["history"], saved["current"]
+        sampler.rng.bit_generator.state = saved["sampler_rng"]
+        order_rng.bit_generator.state = saved["order_rng"]
+
+    def legacy_state(extras: dict) -> dict:  # a checkpoint written before fit kept its own state
+        rows = [{"epoch": h["epoch"], "loss": h["loss"], evaluator.primary_metric: h["val"],
+                 "seconds": h["seconds"]} for h in extras["history"]]
+        vals = [h["val"] for h in extras["history"]]
+        best = max(range(len(vals)), key=lambda i: (vals[i] if vals[i] == vals[i] else -1.0, -i)) if vals else None
+        return {"history": rows, "bad": extras["bad_epochs"], "elapsed": extras["elapsed"],
+                "best": None if best is None else {"epoch": rows[best]["epoch"], "step": None,
+                                                   "value": extras["best"]},
+                "epoch_losses": list(extras.get("current", {}).get("losses", []))}
+
+    n_batches = -(-len(data.train_pairs) // config.batch_size)
+    run = fit(loop, model, groups, loss_of, epoch_batches, epochs=config.epochs, batches_per_epoch=n_batches,
+              evaluator=evaluator, evaluate_untrained=True, patience=config.patience,
+              max_epoch_minutes=epoch_minutes, keep=keep, on_epoch_end=on_epoch_end, state=state,
+              legacy_state=legacy_state, on_resume=restore,
+              progress=lambda idx: f"epoch {idx + 1}/{config.epochs}")
+    elapsed = run.elapsed
     if loop.is_main:
         write_json(out_dir / HISTORY, {"config": config.as_dict(), "data": data.info, "history": history})
         best_row = max(history, key=lambda h: h["val"] if h["val"] == h["val"] else -1.0)

@@ -72,10 +72,11 @@ class AtOneOverKEvaluator(BaseEvaluator):
         data: the `PairData` whose `val_pairs` and `val_collection` are scored.
         k: K, the reranked depth (the trainer's `k_val`).
         name: the metrics' prefix.
+        base: the base embeddings of `data.texts` when training does not change them (a frozen encoder: the
+            trainer already holds them); None: the model computes them at each call.
 
-    Returns (when called on a model, optionally with the base embeddings of `data.texts`, which a frozen-encoder
-    trainer already holds): `{"<name>_at1_over_<k>": float}`; `primary_metric` is that key. NaN without
-    validation pairs.
+    Returns (when called on a model, optionally with the base embeddings of `data.texts` for this call):
+    `{"<name>_at1_over_<k>": float}`; `primary_metric` is that key. NaN without validation pairs.
 
     Example:
         >>> ev = AtOneOverKEvaluator(data, k=10)  # doctest: +SKIP
@@ -83,9 +84,9 @@ class AtOneOverKEvaluator(BaseEvaluator):
         {'val_at1_over_10': 0.41}
     """
 
-    def __init__(self, data, k: int = 10, name: str = "val") -> None:  # noqa: ANN001 (a PairData)
+    def __init__(self, data, k: int = 10, name: str = "val", base: np.ndarray | None = None) -> None:  # noqa: ANN001
         super().__init__()
-        self.data, self.k, self.name = data, k, name
+        self.data, self.k, self.name, self.base = data, k, name, base
         self.primary_metric = f"{name}_at1_over_{k}"
 
     def __call__(self, model: CounterModel, output_path: str | None = None, epoch: int = -1, steps: int = -1,
@@ -94,6 +95,8 @@ class AtOneOverKEvaluator(BaseEvaluator):
         if not len(data.val_pairs):
             return {self.primary_metric: float("nan")}
         was_training = model.training
+        if base is None:
+            base = self.base
         if base is None:
             base = model.embed_texts(data.texts, side="candidate")
         with heads_on_cpu(model):
