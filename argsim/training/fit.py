@@ -50,6 +50,10 @@ class FitState:
     `epoch_losses`: the losses of the epoch in progress, `epoch_began`: `elapsed` when it began; `stopped_by`:
     the budget that stopped the run, if any; `early_stop`: "patience" or "max_epoch_minutes" when the run
     ended before its epochs did.
+
+    Example:
+        >>> FitState.from_dict({"bad": 2, "unknown": 1}).bad
+        2
     """
 
     history: list[dict] = field(default_factory=list)
@@ -71,7 +75,21 @@ class FitState:
 
 
 def primary_value(evaluator: Any, metrics: dict) -> float:
-    """The evaluator's primary metric in `metrics` (after the call, as sentence-transformers prefixes it)."""
+    """The evaluator's primary metric in `metrics` (after the call, as sentence-transformers prefixes it).
+
+    Args:
+        evaluator: an evaluator with `primary_metric` (and, for a prefixed one, `name`).
+        metrics: what it returned.
+
+    Returns:
+        the primary metric's value.
+
+    Example:
+        >>> class Ev:
+        ...     name, primary_metric = "dev", "strict_map"
+        >>> primary_value(Ev(), {"dev_strict_map": 0.5, "dev_relaxed_map": 0.7})
+        0.5
+    """
     name = evaluator.primary_metric
     if name not in metrics and getattr(evaluator, "name", None):
         name = f"{evaluator.name}_{name}"

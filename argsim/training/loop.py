@@ -231,7 +231,23 @@ def save_tied_once(models: list[nn.Module], weights: list[dict], output_dir: str
     once, under its first name, so the safetensors file holds no aliased tensors (accelerate would otherwise drop
     the other names itself and warn on every checkpoint). The file is the one accelerate wrote before; loading
     re-ties it: the names share one parameter, which `load_state` (safetensors' `load_model`, which knows the
-    model's shared names) fills through the saved one."""
+    model's shared names) fills through the saved one.
+
+    Args:
+        models: the prepared models (unused).
+        weights: their state dicts, edited in place.
+        output_dir: the checkpoint folder (unused).
+
+    Returns:
+        None.
+
+    Example:
+        >>> lin = torch.nn.Linear(2, 2)
+        >>> state = {"a.weight": lin.weight, "b.weight": lin.weight, "a.bias": lin.bias}
+        >>> save_tied_once([], [state], "")
+        >>> sorted(state)
+        ['a.bias', 'a.weight']
+    """
     from accelerate.utils import id_tensor_storage
 
     for state in weights:
