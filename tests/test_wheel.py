@@ -4,6 +4,7 @@ tree: the demo files are package data). The wheel's dependencies are the test en
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -46,26 +47,87 @@ def run_installed(site: Path, cwd: Path, *args: str, **env: str) -> subprocess.C
                           capture_output=True, text=True, timeout=300)
 
 
-def test_the_installed_wheel_runs_from_another_folder(installed, tmp_path, request):  # noqa: ANN001
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    where = subprocess.run([sys.executable, "-c", "import argsim; print(argsim.__file__)"], cwd=elsewhere,
-                           env={**os.environ, "PYTHONPATH": str(installed)}, capture_output=True, text=True,
-                           check=True).stdout.strip()
-    assert Path(where).is_relative_to(installed), where  # the wheel's argsim, not the source tree's
-    res = run_installed(installed, elsewhere, "--help")
+# One process of the installed wheel runs several commands in turn through the CLI's own app (as the console script
+# does), so the heavy imports (torch, transformers) are paid once, not once per command.
+DRIVER = """
+import json, sys
+from pathlib import Path
+
+import argsim
+from typer.testing import CliRunner
+
+from argsim.cli.app import app
+
+site, commands, out = sys.argv[1], json.loads(Path(sys.argv[2]).read_text()), Path(sys.argv[3])
+assert Path(argsim.__file__).is_relative_to(site), argsim.__file__  # the wheel's argsim, not the source tree's
+results = []
+for args, env in commands:
+    res = CliRunner().invoke(app, args, env=env)
+    results.append({"code": res.exit_code, "stdout": res.stdout, "stderr": res.stderr,
+                    "error": None if res.exception is None or isinstance(res.exception, SystemExit)
+                    else repr(res.exception)})
+out.write_text(json.dumps(results))
+"""
+
+
+def run_installed_many(site: Path, cwd: Path, commands: list[tuple[list[str], dict[str, str]]]) -> list[dict]:
+    """Each (arguments, environment variables) of `commands` run in turn, in one `python` process with only the
+    installed wheel on PYTHONPATH, in `cwd`; one {code, stdout, stderr, error} per command."""
+    script, todo, out = cwd / "driver.py", cwd / "commands.json", cwd / "results.json"
+    script.write_text(DRIVER)
+    todo.write_text(json.dumps(commands))
+    environ = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ARGSIM_DATA")}
+    environ.update({"PYTHONPATH": str(site), "COLUMNS": "200"})
+    res = subprocess.run([sys.executable, str(script), str(site), str(todo), str(out)], cwd=cwd, env=environ,
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    return json.loads(out.read_text())
+
+
+# every shipped model with the files it ships, and the sentence embedded with it
+SHIPPED_LORA = {"adapter_model.safetensors", "adapter_config.json", "card.json", "argsim_encoder.json"}
+SHIPPED = {"kpm": SHIPPED_LORA, "thematic": SHIPPED_LORA,
+           "counter-bi-encoder": {"heads.safetensors", "config.json", "card.json", "argsim_encoder.json"},
+           "minutes": {"minutes_delta.safetensors", "words.json", "card.json", "argsim_encoder.json"}}
+SENTENCE = {"minutes": "保育所の整備を加速すべきです。"}
+
+
+@pytest.fixture(scope="module")
+def elsewhere_runs(installed, tmp_path_factory) -> tuple[Path, dict[str, dict]]:  # noqa: ANN001
+    """`-q demo`, `data check argkp` ($ARGSIM_DATA set), `models` and `-q --no-cache embed FILE --model NAME --out
+    NAME.npy` for every shipped model, run by the installed wheel in a folder outside the source tree; returns the
+    folder and each run's result by name."""
+    from argsim.config import default_data_dir
+
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    commands = {"demo": (["-q", "demo"], {}), "models": (["models"], {})}
+    if default_data_dir().is_dir():  # the real datasets (conftest's data_dir), where present
+        commands["data check"] = (["data", "check", "argkp"], {"ARGSIM_DATA": str(default_data_dir())})
+    for name in SHIPPED:
+        (elsewhere / f"{name}.txt").write_text(SENTENCE.get(name, "School uniforms stop bullying.") + "\n",
+                                               encoding="utf-8")
+        commands[name] = (["-q", "--no-cache", "embed", str(elsewhere / f"{name}.txt"), "--model", name, "--out",
+                           str(elsewhere / f"{name}.npy")], {})
+    results = run_installed_many(installed, elsewhere, list(commands.values()))
+    return elsewhere, dict(zip(commands, results, strict=True))
+
+
+def test_the_installed_wheel_runs_from_another_folder(installed, elsewhere_runs, tmp_path):  # noqa: ANN001
+    # elsewhere_runs' process checks that it imports the wheel's argsim, not the source tree's
+    runs = elsewhere_runs[1]
+    res = run_installed(installed, tmp_path, "--help")
     assert res.returncode == 0 and "demo" in res.stdout, res.stderr[-2000:]
-    res = run_installed(installed, elsewhere, "-q", "demo")
-    assert res.returncode == 0, res.stderr[-2000:]
-    assert "Social media harms young people" in res.stdout
+    assert runs["demo"]["code"] == 0 and runs["demo"]["error"] is None, runs["demo"]["stderr"][-2000:]
+    assert "Social media harms young people" in runs["demo"]["stdout"]
     # without --data-dir or $ARGSIM_DATA the per-user data folder is used, and named when it is missing
-    res = run_installed(installed, elsewhere, "data", "check", "argkp", XDG_DATA_HOME=str(tmp_path / "xdg"))
+    res = run_installed(installed, tmp_path, "data", "check", "argkp", XDG_DATA_HOME=str(tmp_path / "xdg"))
     assert res.returncode == 2
     if sys.platform.startswith("linux"):  # platformdirs follows $XDG_DATA_HOME on Linux
         assert str(tmp_path / "xdg" / "argsim" / "data") in res.stderr.replace("\n", "")
-    data_dir = request.getfixturevalue("data_dir")  # skips here where the datasets are absent
-    res = run_installed(installed, elsewhere, "data", "check", "argkp", ARGSIM_DATA=str(data_dir))
-    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    if "data check" not in runs:
+        pytest.skip("real datasets not found: set ARGSIM_DATA or place them in ../shared/data")
+    res = runs["data check"]  # with $ARGSIM_DATA
+    assert res["code"] == 0 and res["error"] is None, res["stdout"][-2000:] + res["stderr"][-2000:]
 
 
 @pytest.mark.skipif(not os.environ.get("ARGSIM_WHEEL_CHECK"), reason="about a minute: `make wheel-check` runs it")
@@ -85,39 +147,28 @@ def test_the_readme_python_examples_run_from_the_installed_wheel(installed, tmp_
     assert res.returncode == 0, res.stderr[-3000:]
 
 
-def test_the_installed_wheel_carries_the_shipped_models(installed, tmp_path):  # noqa: ANN001
+def test_the_installed_wheel_carries_the_shipped_models(installed, elsewhere_runs):  # noqa: ANN001
     """The shipped models are package data: the non-editable install lists and loads `kpm` and `thematic` (LoRA
     adapters), `counter-bi-encoder` (heads over the frozen base) and `minutes` (a delta over GiNZA's table) by name
     (each base checked against its card), embedding the same vectors as the source tree's."""
-    import json
-
     import numpy as np
 
-    lora = {"adapter_model.safetensors", "adapter_config.json", "card.json", "argsim_encoder.json"}
-    files = {"kpm": lora, "thematic": lora,
-             "counter-bi-encoder": {"heads.safetensors", "config.json", "card.json", "argsim_encoder.json"},
-             "minutes": {"minutes_delta.safetensors", "words.json", "card.json", "argsim_encoder.json"}}
-    for name, want_files in files.items():
+    from argsim.backend import get_encoder
+
+    for name, want_files in SHIPPED.items():
         shipped = installed / "argsim" / "shipped" / name
         assert {p.name for p in shipped.iterdir()} >= want_files
         assert json.loads((shipped / "card.json").read_text()) == json.loads(
             (REPO / "argsim" / "shipped" / name / "card.json").read_text())
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    res = run_installed(installed, elsewhere, "models")
-    assert res.returncode == 0 and "dev_strict_map" in res.stdout and "val_at1_over_30_best" in res.stdout, \
-        res.stderr[-2000:]
-    assert "eval_dev_cosine_accuracy" in res.stdout and "dev_triplet_accuracy" in res.stdout, res.stdout[-2000:]
-    texts = elsewhere / "texts.txt"
-    texts.write_text("School uniforms stop bullying.\n")
-    sentence = {"minutes": "保育所の整備を加速すべきです。"}
-    from argsim.backend import get_encoder
-
-    for name in files:
-        text = sentence.get(name, "School uniforms stop bullying.")
-        (elsewhere / f"{name}.txt").write_text(text + "\n", encoding="utf-8")
-        res = run_installed(installed, elsewhere, "-q", "--no-cache", "embed", str(elsewhere / f"{name}.txt"),
-                            "--model", name, "--out", str(elsewhere / f"{name}.npy"))
-        assert res.returncode == 0, res.stderr[-2000:]
-        want = get_encoder(name, device="cpu").encode([text], use_cache=False)
+    elsewhere, runs = elsewhere_runs
+    res = runs["models"]
+    assert res["code"] == 0 and res["error"] is None, res["stderr"][-2000:]
+    assert "dev_strict_map" in res["stdout"] and "val_at1_over_30_best" in res["stdout"], res["stdout"][-2000:]
+    assert "eval_dev_cosine_accuracy" in res["stdout"] and "dev_triplet_accuracy" in res["stdout"], \
+        res["stdout"][-2000:]
+    for name in SHIPPED:
+        res = runs[name]
+        assert res["code"] == 0 and res["error"] is None, res["stderr"][-2000:]
+        want = get_encoder(name, device="cpu").encode([SENTENCE.get(name, "School uniforms stop bullying.")],
+                                                      use_cache=False)
         np.testing.assert_allclose(np.load(elsewhere / f"{name}.npy"), want, atol=1e-5)
