@@ -510,3 +510,21 @@ def test_lora_towers_learn_and_the_folder_keeps_only_adapters_and_heads(tiny_ber
     assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
     with pytest.raises(Exception, match="--train-encoder"):
         NeuralConfig(lora_rank=4)
+
+
+def test_a_tower_being_trained_reports_its_embedding_progress_in_a_log(tiny_bert, monkeypatch, capsys) -> None:  # noqa: ANN001
+    """Re-embedding every text with a tower under training takes minutes on a CPU: with a description, the
+    tower's `encode` writes progress lines to a non-terminal stderr (a log file), counting texts, and the vectors
+    are the ones it gives without a bar."""
+    from argsim.counter.neural.towers import TransformerTower
+
+    monkeypatch.setenv("ARGSIM_PROGRESS_SECONDS", "0")
+    monkeypatch.delenv("ARGSIM_QUIET", raising=False)
+    tower = TransformerTower(str(tiny_bert), "mean-norm", 16)
+    texts = ["School uniforms limit self-expression.", "Uniforms reduce bullying.", "Homework helps."]
+    plain = tower.encode(texts, batch_size=2)
+    capsys.readouterr()
+    with_bar = tower.encode(texts, batch_size=2, progress="embedding the texts")
+    err = capsys.readouterr().err
+    assert "embedding the texts: 2/3 (67%)" in err and "embedding the texts: 3/3 (100%)" in err, err
+    assert np.allclose(with_bar, plain)

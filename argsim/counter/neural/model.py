@@ -87,11 +87,13 @@ class CounterModel(nn.Module):
         return tower(texts)
 
     def embed_texts(self, texts: list[str], side: str = "candidate", batch_size: int = 32,
-                    engine: Engine | None = None, config: RunConfig | None = None) -> np.ndarray:
+                    engine: Engine | None = None, config: RunConfig | None = None,
+                    progress: str | None = None) -> np.ndarray:
         """Base embeddings of texts (no gradients): a frozen encoder's and a saved fine-tuned tower's through the
         backend (disk-cached; `config`: the run's cache folder, --no-cache, --quiet) and `argsim.engine.encode`
         on `engine` (None: this process; a fine-tuned tower cannot be rebuilt on Ray workers and is encoded
-        here); a tower being trained encodes directly (its weights change every step)."""
+        here); a tower being trained encodes directly (its weights change every step), with a progress bar
+        described by `progress` when given."""
         from argsim.engine import encode
 
         config = config or self.run_config
@@ -102,7 +104,7 @@ class CounterModel(nn.Module):
                 enc.configure(config.resolved_cache_dir(), config.use_cache, config.quiet)
             return encode(engine, enc, list(texts))
         if tower is not None:
-            return tower.encode(list(texts), batch_size=batch_size)
+            return tower.encode(list(texts), batch_size=batch_size, progress=progress)
         enc = frozen_encoder(self.config.base_model, self.config.pooling, self.config.max_seq_length, config,
                              self.run_calibration)
         return encode(engine, enc, list(texts))

@@ -99,15 +99,20 @@ class TransformerTower(nn.Module):
         return F.normalize(vec, dim=-1) if self.pooling == "mean-norm" else vec
 
     @torch.no_grad()
-    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
-        """Embed texts without gradients (longest first, output in input order)."""
+    def encode(self, texts: list[str], batch_size: int = 32, progress: str | None = None) -> np.ndarray:
+        """Embed texts without gradients (longest first, output in input order); `progress`: the description of
+        a progress bar over the texts (a tower being trained re-embeds thousands of texts: minutes on a CPU)."""
+        from argsim.progress import progress_bar
+
         was_training = self.training
         self.eval()
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for start in range(0, len(order), batch_size):
-            idx = order[start:start + batch_size]
-            out[idx] = self.forward([texts[i] for i in idx]).float().cpu().numpy()
+        with progress_bar(len(texts), progress or "", enabled=progress is not None) as bar:
+            for start in range(0, len(order), batch_size):
+                idx = order[start:start + batch_size]
+                out[idx] = self.forward([texts[i] for i in idx]).float().cpu().numpy()
+                bar.advance(len(idx))
         self.train(was_training)
         return out
 

@@ -98,7 +98,7 @@ class AtOneOverKEvaluator(BaseEvaluator):
         if base is None:
             base = self.base
         if base is None:
-            base = model.embed_texts(data.texts, side="candidate")
+            base = model.embed_texts(data.texts, side="candidate", progress=f"{self.name}: embedding the texts")
         with heads_on_cpu(model):
             acc = at1_over_k(model, base, data.val_pairs[:, 0], data.val_pairs[:, 1], data.val_collection,
                              ks=(self.k,))[self.k]
