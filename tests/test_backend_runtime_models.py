@@ -203,7 +203,7 @@ def test_a_cross_encoder_ranks_through_the_run_options(kpm_workspace, kpm_cross,
     from argsim.kpm import ensemble
 
     data = load_kpm_files("arguments.csv", "key_points.csv", "labels.csv")
-    config = RunConfig(backend="onnx", cache_dir=tmp_path, quiet=True)
+    config = RunConfig(backend="onnx", quiet=True)  # exports: the tests' cache folder
     reference = ensemble.score_model(data, str(kpm_cross), config=RunConfig(device="cpu", quiet=True))
     got = ensemble.score_model(data, str(kpm_cross), config=config)
     assert got.keys() == reference.keys()
@@ -331,12 +331,26 @@ def test_lora_towers_run_merged_in_the_backend(data_dir, lora_counter_model, tmp
     texts = _arguments(data_dir, "dev", 32)
     torch_model = load_stage(str(lora_counter_model))
     reference = torch_model.embed_texts(texts, side="point", config=RunConfig(cache_dir=tmp_path, use_cache=False))
-    config = RunConfig(backend=backend, quantize=quantize, cache_dir=tmp_path, use_cache=False)
+    config = RunConfig(backend=backend, quantize=quantize, use_cache=False)  # exports: the tests' cache folder
     model = load_stage(str(lora_counter_model), config=config)
     enc = model.tower_encoder("point")
     assert (enc.backend, enc.quantize) == (backend, quantize) and enc.exported is not None
     _check_vectors(reference, model.embed_texts(texts, side="point"), quantize)
     from argsim.backend.registry import model_path
 
-    plain = runtime.base_export(model_path("minilm"), "mean", tmp_path)  # the base alone: another export
+    plain = runtime.base_export(model_path("minilm"), "mean", config.resolved_cache_dir())  # the base alone
     assert enc.exported.base != plain and enc.exported.base.parent == plain.parent
+
+
+def test_an_mts_fold_ensemble_runs_its_members_in_the_backend(data_dir, mts_folder, tmp_path):
+    from argsim.backend import get_encoder
+    from argsim.kpm.mts_encoder import write_ensemble
+
+    (tmp_path / "ens").mkdir()
+    (tmp_path / "ens" / "fold0").symlink_to(mts_folder, target_is_directory=True)
+    write_ensemble(tmp_path / "ens", ["fold0"])
+    texts, topics, stances = _statements(data_dir, 8)
+    reference = get_encoder(str(mts_folder), device="cpu").encode_statements(texts, topics, stances)
+    enc = get_encoder(str(tmp_path / "ens"), backend="onnx")
+    assert enc.backend == "onnx" and all(m.backend == "onnx" for m in enc.members) and enc.runtime == "onnx"
+    _check_vectors(reference, enc.encode_statements(texts, topics, stances), "none")

@@ -468,6 +468,21 @@ def runtime_spec(config: RunConfig | None = None) -> dict | None:
             "cache_root": config.resolved_cache_dir(), "calibration": calibration}
 
 
+def member_options(runtime: dict | None) -> dict:
+    """The `get_encoder` keywords that load a composite model's members (an MTS fold ensemble, a concatenation) in
+    the runtime a loader was given (`{}` for torch): backend, quantization, calibration texts, threads, cache
+    folder.
+
+    Example:
+        >>> member_options(None)
+        {}
+    """
+    if runtime is None:
+        return {}
+    return {"backend": runtime["backend"], "quantize": runtime["quantize"], "calibration": runtime.get("calibration"),
+            "config": RunConfig(cache_dir=Path(runtime["cache_root"]), threads=runtime["threads"])}
+
+
 def _portable_name(name: str) -> str:
     """`name` as another process in another folder finds it: a registry name as it is, a local path absolute."""
     path = Path(name).expanduser()

@@ -168,13 +168,9 @@ def load_ensemble(folder: str | Path, device: str = "cpu", batch_size: int = 64,
     missing = [str(p) for p in paths if not p.is_dir()]
     if missing:
         raise ModelError(f"{folder}: ensemble member folder(s) missing: {', '.join(missing)}")
-    options: dict = {}
-    if runtime is not None:  # every member's backbone in the run's runtime
-        from argsim.config import RunConfig
+    from argsim.backend.registry import member_options
 
-        options = {"backend": runtime["backend"], "quantize": runtime["quantize"],
-                   "calibration": runtime.get("calibration"),
-                   "config": RunConfig(cache_dir=Path(runtime["cache_root"]), threads=runtime["threads"])}
+    options = member_options(runtime)  # every member's backbone in the run's runtime
     ensemble = EnsembleEncoder([get_encoder(str(p), device=device if runtime is None else None,
                                             batch_size=batch_size, precision=precision, **options)
                                 for p in paths], f"ensemble:{folder.name}")
