@@ -19,6 +19,14 @@ quantizes it:
   the texts of the encoder's first `encode` call. The texts chosen are the first `CALIBRATION_SIZE` distinct ones
   in SHA-1 order (a fixed choice whatever their order), and their digest keys the model and its vectors.
 
+What is exported (`base_export`; `*_pipeline` build the traced module): a model folder's own
+sentence-transformers pipeline or a transformer with argsim's pooling (`folder_pipeline`); a base with a LoRA
+adapter merged into its weights in memory (`sentence_pipeline` / `pooled_pipeline` of the merged model; the adapter
+folder's fingerprint keys the export); a cross-encoder's logits (`logits_pipeline`, pooling key `logits`; the
+activation is applied outside the graph by `cross_scores`). `ExportedModel` runs any of them on texts or text pairs;
+`ExportedEncoder` (argsim.backend.models), `ExportedCrossEncoder` and the loaders of MTS and the counter-argument
+models use it, their heads staying in torch.
+
 Exported models are built once and kept in `<cache folder>/exported/`, one folder per source model under a key of
 its fingerprint (`argsim.backend.fingerprint`), the pooling, the export format and the torch / transformers /
 sentence-transformers versions; the runtime's own files sit inside it under the backend, the quantization, the
