@@ -446,6 +446,28 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
     return _LOADED[key]
 
 
+def runtime_spec(config: RunConfig | None = None) -> dict | None:
+    """The runtime a model that scores outside `get_encoder` (a cross-encoder) runs in under the run's options: None
+    for `--backend torch`, else `{backend, quantize, threads, cache_root, calibration}` as `get_encoder` hands it to
+    the model-folder loaders (combinations that cannot run refused first, one line).
+
+    Example:
+        >>> runtime_spec(RunConfig(backend="onnx"))["backend"]  # doctest: +SKIP
+        'onnx'
+    """
+    from argsim.backend.runtime import check_backend, default_threads, read_calibration
+
+    config = config or RunConfig()
+    check_backend(config.backend, config.quantize, config.device, config.precision)
+    if config.backend == "torch":
+        return None
+    calibration = None
+    if config.calibration is not None and config.backend == "openvino" and config.quantize != "none":
+        calibration = read_calibration(config.calibration)
+    return {"backend": config.backend, "quantize": config.quantize, "threads": config.threads or default_threads(),
+            "cache_root": config.resolved_cache_dir(), "calibration": calibration}
+
+
 def _portable_name(name: str) -> str:
     """`name` as another process in another folder finds it: a registry name as it is, a local path absolute."""
     path = Path(name).expanduser()
