@@ -276,6 +276,28 @@ def test_mts_backbone_runs_in_the_backend_and_its_heads_in_torch(data_dir, mts_f
                    quantize)
 
 
+def test_mts_second_load_exports_nothing_and_reads_no_backbone_weights(mts_folder, monkeypatch):
+    from argsim.backend import get_encoder, registry
+
+    enc = get_encoder(str(mts_folder), backend="onnx", quantize="int8").configure(use_cache=False, quiet=True)
+    first = enc.encode_statements(["a claim"], ["t"], [1])
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("exported or loaded again")
+
+    import torch
+    from transformers import AutoModel
+
+    monkeypatch.setattr(runtime, "_export_onnx", refuse)
+    monkeypatch.setattr(torch.onnx, "export", refuse)
+    monkeypatch.setattr(AutoModel, "from_pretrained", refuse)
+    for key in [k for k in registry._LOADED if k[6] != "torch"]:
+        monkeypatch.delitem(registry._LOADED, key)
+    again = get_encoder(str(mts_folder), backend="onnx", quantize="int8").configure(use_cache=False, quiet=True)
+    assert again is not enc and again.net.backbone is None
+    assert np.allclose(again.encode_statements(["a claim"], ["t"], [1]), first, atol=1e-6)
+
+
 def test_mts_vectors_are_cached_apart_per_backend(mts_folder, tmp_path):
     from argsim.backend import get_encoder
     from argsim.config import RunConfig

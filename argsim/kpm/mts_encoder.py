@@ -55,8 +55,8 @@ class MTSEncoder(Encoder):
         from argsim.backend.device import cast_for_inference
         from argsim.kpm.mts_model import load_net
 
-        self.net = cast_for_inference(load_net(folder, device if runtime is None else "cpu"),
-                                      precision if runtime is None else "fp32")
+        self.net = cast_for_inference(load_net(folder, device), precision) if runtime is None else \
+            load_net(folder, "cpu", backbone=False)  # the backbone runs in the export
         self.name, self.device, self.batch_size, self.precision = f"mts:{folder.name}", device, batch_size, precision
         self.identity = f"mts:{fingerprint(folder)}"
         self._torch = torch

@@ -128,9 +128,11 @@ def build_net(cfg: MTSConfig) -> MTSNet:
     return MTSNet(tokenizer, backbone, cfg)
 
 
-def load_net(folder: str | Path, device: str = "cpu") -> MTSNet:
-    """A trained network saved by `MTSNet.save`."""
-    from transformers import AutoModel, AutoTokenizer
+def load_net(folder: str | Path, device: str = "cpu", backbone: bool = True) -> MTSNet:
+    """A trained network saved by `MTSNet.save`; `backbone=False`: its stance and projection layers only (the
+    backbone's weights are not read: its features come from an ONNX Runtime / OpenVINO export, `MTSNet.exported`).
+    """
+    from transformers import AutoConfig, AutoModel, AutoTokenizer
 
     from argsim.backend.safety import HF_LOAD, check_model_folder, load_torch_weights, model_files
 
@@ -139,8 +141,14 @@ def load_net(folder: str | Path, device: str = "cpu") -> MTSNet:
         cfg = MTSConfig.load(folder)
         check_model_folder(folder / "backbone")
         tokenizer = AutoTokenizer.from_pretrained(str(folder / "backbone"), **HF_LOAD)
-        backbone = AutoModel.from_pretrained(str(folder / "backbone"), use_safetensors=True, **HF_LOAD)
-        net = MTSNet(tokenizer, backbone, cfg)
+        if backbone:
+            model = AutoModel.from_pretrained(str(folder / "backbone"), use_safetensors=True, **HF_LOAD)
+        else:  # the architecture without weights (meta tensors), dropped once the heads are built
+            with torch.device("meta"):
+                model = AutoModel.from_config(AutoConfig.from_pretrained(str(folder / "backbone"), **HF_LOAD))
+        net = MTSNet(tokenizer, model, cfg)
+        if not backbone:
+            net.backbone = None
         head = load_torch_weights(folder / HEAD_FILE)
         net.stance.load_state_dict(head["stance"])
         net.proj.load_state_dict(head["proj"])
