@@ -98,3 +98,259 @@ def test_the_adapter_export_is_built_once(monkeypatch):
         monkeypatch.delitem(registry._LOADED, key)
     again = get_encoder("kpm", backend="onnx", quantize="int8")
     assert np.allclose(again.encode(["a claim"], use_cache=False), first, atol=1e-6)
+
+
+# ------------------------------------------------------------------ cross-encoders that rank
+
+#: cross-encoder scores against PyTorch fp32 (docs/backends.md): fp32 backends every score within 1e-5; int8 the
+#: Spearman correlation of the scores >= 0.9 (the test's classifier head is untrained: its scores spread little,
+#: so int8's rounding moves ranks more than a trained head's would)
+CROSS_FP32_ATOL, CROSS_INT8_SPEARMAN = 1e-5, 0.9
+
+
+def _save_cross(folder, num_labels: int) -> None:
+    """A MiniLM cross-encoder with a seeded classification head, saved as argsim's trainers save one."""
+    import json
+
+    import torch
+
+    from argsim.kpm.cross import CROSS_INFO, load_cross_encoder
+
+    torch.manual_seed(13)
+    model = load_cross_encoder("minilm", "cpu", 96, num_labels=num_labels)
+    model.save(str(folder))
+    if num_labels == 1:
+        (folder / CROSS_INFO).write_text(json.dumps({"context": "none", "sep": "[SEP]", "max_length": 96}))
+    else:
+        from argsim.counter.neural.cross import CROSS_MARKER
+
+        (folder / CROSS_MARKER).write_text(json.dumps({"kind": "cross-encoder", "base_model": "minilm",
+                                                        "max_length": 96}))
+
+
+@pytest.fixture(scope="module")
+def kpm_cross(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("kpm-cross")
+    _save_cross(folder, 1)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def counter_cross(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("counter-cross")
+    _save_cross(folder, 2)
+    return folder
+
+
+def _pairs(data_dir, n: int = 96) -> list[tuple[str, str]]:
+    args = _arguments(data_dir, "dev", 24)
+    with open(data_dir / "argkp" / "key_points_dev.csv", encoding="utf-8") as fh:
+        kps = [r["key_point"] for r in csv.DictReader(fh)][:4]
+    return [(a, k) for a in args for k in kps][:n]
+
+
+def _check_scores(reference: np.ndarray, scores: np.ndarray, quantize: str) -> None:
+    from scipy.stats import spearmanr
+
+    assert scores.shape == reference.shape
+    if quantize == "none":
+        assert np.abs(scores - reference).max() <= CROSS_FP32_ATOL, np.abs(scores - reference).max()
+    else:
+        rho = spearmanr(scores, reference)[0]
+        assert rho >= CROSS_INT8_SPEARMAN and np.abs(scores - reference).max() > 0, rho
+
+
+def _spec(backend: str, quantize: str):
+    """The runtime of the run's options; exports in the tests' cache folder (reused by later runs)."""
+    from argsim.backend.registry import runtime_spec
+    from argsim.config import RunConfig
+
+    return runtime_spec(RunConfig(backend=backend, quantize=quantize))
+
+
+@pytest.mark.parametrize(("backend", "quantize"), VARIANTS)
+def test_kpm_cross_encoder_scores_in_the_backend(data_dir, kpm_cross, backend, quantize):
+    from argsim.kpm.cross import CrossScorer
+
+    pairs = _pairs(data_dir)
+    reference = CrossScorer(kpm_cross).model.predict(pairs, batch_size=16, convert_to_numpy=True)
+    scorer = CrossScorer(kpm_cross, runtime=_spec(backend, quantize))
+    assert (scorer.backend, scorer.quantize) == (backend, quantize)
+    scores = scorer.model.predict(pairs, batch_size=16)
+    assert ((scores > 0) & (scores < 1)).all()  # the sigmoid, outside the graph
+    _check_scores(reference, scores, quantize)
+
+
+@pytest.mark.parametrize(("backend", "quantize"), VARIANTS)
+def test_counter_cross_encoder_scores_in_the_backend(data_dir, counter_cross, backend, quantize):
+    from argsim.counter.neural.cross import CrossScorer
+
+    pairs = _pairs(data_dir)
+    reference = CrossScorer(counter_cross).score(pairs)
+    scorer = CrossScorer(counter_cross, runtime=_spec(backend, quantize))
+    assert (scorer.backend, scorer.quantize, scorer.model) == (backend, quantize, None)
+    _check_scores(reference, scorer.score(pairs), quantize)
+
+
+def test_a_cross_encoder_ranks_through_the_run_options(kpm_workspace, kpm_cross, counter_cross, tmp_path,
+                                                        monkeypatch):
+    """`--backend` reaches the cross-encoders from the run's options: key point matching (`score_model`) and the
+    counter-argument rankers (`load_stage`); the second load of each exports nothing."""
+    from argsim.config import RunConfig
+    from argsim.counter.neural.cross import CrossScorer
+    from argsim.counter.neural.pipeline import load_stage
+    from argsim.data.argkp import load_kpm_files
+    from argsim.kpm import ensemble
+
+    data = load_kpm_files("arguments.csv", "key_points.csv", "labels.csv")
+    config = RunConfig(backend="onnx", quiet=True)  # exports: the tests' cache folder
+    reference = ensemble.score_model(data, str(kpm_cross), config=RunConfig(device="cpu", quiet=True))
+    got = ensemble.score_model(data, str(kpm_cross), config=config)
+    assert got.keys() == reference.keys()
+    assert max(abs(got[a][k] - reference[a][k]) for a in got for k in got[a]) <= CROSS_FP32_ATOL
+    stage = load_stage(str(counter_cross), config=config)
+    assert isinstance(stage, CrossScorer) and stage.backend == "onnx"
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("exported again")
+
+    import torch
+
+    monkeypatch.setattr(runtime, "_export_onnx", refuse)
+    monkeypatch.setattr(torch.onnx, "export", refuse)
+    ensemble._SCORERS.clear()
+    assert ensemble.score_model(data, str(kpm_cross), config=config) == got
+    assert load_stage(str(counter_cross), config=config).backend == "onnx"
+
+
+def test_cross_encoder_calibration_file_must_hold_pairs(counter_cross, tmp_path):
+    from argsim.backend.registry import runtime_spec
+    from argsim.config import RunConfig
+    from argsim.counter.neural.cross import CrossScorer
+    from argsim.errors import BackendError
+
+    cal = tmp_path / "cal.txt"
+    cal.write_text("a text without its pair\n", encoding="utf-8")
+    spec = runtime_spec(RunConfig(backend="openvino", quantize="int8", cache_dir=tmp_path, calibration=cal))
+    with pytest.raises(BackendError, match="first text<TAB>second text"):
+        CrossScorer(counter_cross, runtime=spec)
+
+
+# ------------------------------------------------------------------ MTS and the counter-argument models
+
+
+@pytest.fixture(scope="module")
+def mts_folder(tmp_path_factory):
+    """An MTS network over MiniLM (cls-last4, seeded stance and projection layers), saved as training saves one."""
+    import torch
+
+    from argsim.kpm.mts_encoder import write_manifest
+    from argsim.kpm.mts_model import MTSConfig, build_net
+
+    folder = tmp_path_factory.mktemp("mts")
+    torch.manual_seed(13)
+    build_net(MTSConfig(model="minilm", pooling="cls-last4")).save(folder)
+    write_manifest(folder, "kpm-mts")
+    return folder
+
+
+def _statements(data_dir, n: int = 32) -> tuple[list[str], list[str], list[int]]:
+    with open(data_dir / "argkp" / "arguments_dev.csv", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))[:n]
+    return [r["argument"] for r in rows], [r["topic"] for r in rows], [int(r["stance"]) for r in rows]
+
+
+@pytest.mark.parametrize(("backend", "quantize"), VARIANTS)
+def test_mts_backbone_runs_in_the_backend_and_its_heads_in_torch(data_dir, mts_folder, backend, quantize):
+    from argsim.backend import get_encoder
+    from argsim.kpm.mts_encoder import MTSEncoder
+
+    texts, topics, stances = _statements(data_dir)
+    reference = get_encoder(str(mts_folder), device="cpu")
+    reference.configure(use_cache=False, quiet=True)
+    calibration = _arguments(data_dir, "train", TEST_CALIBRATION) if quantize == "int8" else None
+    enc = get_encoder(str(mts_folder), backend=backend, quantize=quantize, calibration=calibration)
+    enc.configure(use_cache=False, quiet=True)
+    assert isinstance(enc, MTSEncoder) and enc.backend == backend and enc.net.exported is not None
+    _check_vectors(reference.encode_statements(texts, topics, stances), enc.encode_statements(texts, topics, stances),
+                   quantize)
+
+
+def test_mts_vectors_are_cached_apart_per_backend(mts_folder, tmp_path):
+    from argsim.backend import get_encoder
+    from argsim.config import RunConfig
+
+    torch_enc = get_encoder(str(mts_folder), config=RunConfig(device="cpu", cache_dir=tmp_path))
+    onnx_enc = get_encoder(str(mts_folder), config=RunConfig(backend="onnx", quantize="int8", cache_dir=tmp_path))
+    assert torch_enc.identity == onnx_enc.identity and torch_enc.cache_key != onnx_enc.cache_key
+
+
+@pytest.mark.parametrize(("backend", "quantize"), VARIANTS)
+def test_shipped_counter_bi_encoder_runs_its_base_in_the_backend(data_dir, backend, quantize):
+    """The shipped counter-bi-encoder: the frozen MiniLM in the backend, the retrieval heads in torch."""
+    from argsim.backend import get_encoder
+
+    texts = _arguments(data_dir, "dev", 32)
+    reference = get_encoder("counter-bi-encoder", device="cpu").encode(texts, use_cache=False)
+    calibration = _arguments(data_dir, "train", TEST_CALIBRATION) if quantize == "int8" else None
+    enc = get_encoder("counter-bi-encoder", backend=backend, quantize=quantize, calibration=calibration)
+    assert (enc.backend, enc.quantize) == (backend, quantize)
+    assert enc.model.embed_texts(["probe"]).shape == (1, 384)  # its base encoder is the backend's
+    _check_vectors(reference, enc.encode(texts, use_cache=False), quantize)
+    assert get_encoder("counter-bi-encoder", device="cpu").cache_key != enc.cache_key
+
+
+@pytest.fixture(scope="module")
+def lora_counter_model(tmp_path_factory):
+    """A Bipolar model whose shared tower is a LoRA adapter over MiniLM (seeded, non-zero update), saved."""
+    import torch
+
+    from argsim.counter.neural.config import NeuralConfig
+    from argsim.counter.neural.model import CounterModel
+    from argsim.counter.neural.store import save_model
+
+    torch.manual_seed(13)
+    model = CounterModel(NeuralConfig(kind="bipolar", base_model="minilm", train_encoder=True, lora_rank=4,
+                                      max_seq_length=64))
+    with torch.no_grad():
+        for name, p in model.point_tower.model.named_parameters():
+            if "lora_B" in name:
+                p.normal_(0, 0.02)
+    folder = tmp_path_factory.mktemp("bipolar-lora")
+    save_model(model, folder)
+    return folder
+
+
+@pytest.mark.parametrize(("backend", "quantize"), [("onnx", "none"), ("openvino", "none"), ("onnx", "int8")])
+def test_lora_towers_run_merged_in_the_backend(data_dir, lora_counter_model, tmp_path, backend, quantize):
+    """Bipolar with LoRA towers: the merged tower in the backend, its export keyed by the adapter, heads in torch;
+    the rankers' stage (`load_stage`) gets the runtime from the run's options."""
+    from argsim.config import RunConfig
+    from argsim.counter.neural.pipeline import load_stage
+
+    texts = _arguments(data_dir, "dev", 32)
+    torch_model = load_stage(str(lora_counter_model))
+    reference = torch_model.embed_texts(texts, side="point", config=RunConfig(cache_dir=tmp_path, use_cache=False))
+    config = RunConfig(backend=backend, quantize=quantize, use_cache=False)  # exports: the tests' cache folder
+    model = load_stage(str(lora_counter_model), config=config)
+    enc = model.tower_encoder("point")
+    assert (enc.backend, enc.quantize) == (backend, quantize) and enc.exported is not None
+    _check_vectors(reference, model.embed_texts(texts, side="point"), quantize)
+    from argsim.backend.registry import model_path
+
+    plain = runtime.base_export(model_path("minilm"), "mean", config.resolved_cache_dir())  # the base alone
+    assert enc.exported.base != plain and enc.exported.base.parent == plain.parent
+
+
+def test_an_mts_fold_ensemble_runs_its_members_in_the_backend(data_dir, mts_folder, tmp_path):
+    from argsim.backend import get_encoder
+    from argsim.kpm.mts_encoder import write_ensemble
+
+    (tmp_path / "ens").mkdir()
+    (tmp_path / "ens" / "fold0").symlink_to(mts_folder, target_is_directory=True)
+    write_ensemble(tmp_path / "ens", ["fold0"])
+    texts, topics, stances = _statements(data_dir, 8)
+    reference = get_encoder(str(mts_folder), device="cpu").encode_statements(texts, topics, stances)
+    enc = get_encoder(str(tmp_path / "ens"), backend="onnx")
+    assert enc.backend == "onnx" and all(m.backend == "onnx" for m in enc.members) and enc.runtime == "onnx"
+    _check_vectors(reference, enc.encode_statements(texts, topics, stances), "none")

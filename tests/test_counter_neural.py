@@ -510,3 +510,51 @@ def test_lora_towers_learn_and_the_folder_keeps_only_adapters_and_heads(tiny_ber
     assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
     with pytest.raises(Exception, match="--train-encoder"):
         NeuralConfig(lora_rank=4)
+
+
+def test_a_tower_being_trained_reports_its_embedding_progress_in_a_log(tiny_bert, monkeypatch, capsys) -> None:  # noqa: ANN001
+    """Re-embedding every text with a tower under training takes minutes on a CPU: with a description, the
+    tower's `encode` writes progress lines to a non-terminal stderr (a log file), counting texts, and the vectors
+    are the ones it gives without a bar."""
+    from argsim.counter.neural.towers import TransformerTower
+
+    monkeypatch.setenv("ARGSIM_PROGRESS_SECONDS", "0")
+    monkeypatch.delenv("ARGSIM_QUIET", raising=False)
+    tower = TransformerTower(str(tiny_bert), "mean-norm", 16)
+    texts = ["School uniforms limit self-expression.", "Uniforms reduce bullying.", "Homework helps."]
+    plain = tower.encode(texts, batch_size=2)
+    capsys.readouterr()
+    with_bar = tower.encode(texts, batch_size=2, progress="embedding the texts")
+    err = capsys.readouterr().err
+    assert "embedding the texts: 2/3 (67%)" in err and "embedding the texts: 3/3 (100%)" in err, err
+    assert np.allclose(with_bar, plain)
+
+
+def test_validation_of_a_tower_under_training_embeds_only_the_validation_texts(tiny_bert) -> None:  # noqa: ANN001
+    """A tower being trained re-embeds what validation reads every epoch: only the validation points, counters
+    and candidates (not the training texts), and the figure is the one of the whole table's embeddings."""
+    from argsim.counter.neural.data import PairData
+    from argsim.counter.neural.validation import AtOneOverKEvaluator, at1_over_k
+    from argsim.io import read_records
+
+    rows = {name: [(r["point"], r["counter"]) for r in read_records(EXAMPLES / f"{name}.jsonl")]
+            for name in ("train", "val")}
+    data = PairData.from_text_pairs(rows["train"], rows["val"])
+    torch.manual_seed(0)
+    model = CounterModel(NeuralConfig(kind="bipolar", train_encoder=True, base_model=str(tiny_bert),
+                                      max_seq_length=16))
+    seen: list[str] = []
+    original = model.embed_texts
+
+    def spy(texts, **kw):  # noqa: ANN001, ANN003, ANN202
+        seen.extend(texts)
+        return original(texts, **kw)
+
+    model.embed_texts = spy
+    evaluator = AtOneOverKEvaluator(data, k=3)
+    got = evaluator(model)[evaluator.primary_metric]
+    val_texts = {t for pair in rows["val"] for t in pair}
+    assert set(seen) == val_texts and len(seen) == len(val_texts) < len(data.texts)
+    full = original(data.texts)
+    assert got == at1_over_k(model, full, data.val_pairs[:, 0], data.val_pairs[:, 1], data.val_collection,
+                             ks=(3,))[3]

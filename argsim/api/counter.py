@@ -133,7 +133,7 @@ class CounterRetriever:
         pools = {p.id: cands for p in points}
         run = run_ranker(self.ranker, points, pools, {p.id: None for p in points}, setting="user", split="user",
                          options=self.options, top_k=top_k, engine=engine_from_config(self.config),
-                         precision=self.config.precision)
+                         precision=self.config.precision, config=self.config)
         return points, run
 
     def retrieve(self, queries: str | Sequence[str], k: int = 10) -> pd.DataFrame:
@@ -189,7 +189,8 @@ class CounterRetriever:
         _, records = rank_counterargs(self.ranker, [setting], split, self.options, limit=limit, sample=sample,
                                       seed=self.config.seed,
                                       data_dir=data_dir if data_dir is not None else self.config.data_dir,
-                                      engine=engine_from_config(self.config), precision=self.config.precision)
+                                      engine=engine_from_config(self.config), precision=self.config.precision,
+                                      config=self.config)
         (s,) = summarize(records)
         return {"accuracy_at_1": s.accuracy_at_1, "mrr": s.mrr, "random_accuracy": s.random_accuracy,
                 "points": s.points}

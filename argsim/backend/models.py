@@ -177,9 +177,13 @@ class ExportedEncoder(Encoder):
     def known_dim(self) -> int | None:
         return int(self.meta["dim"])
 
-    def encode(self, texts, *args, **kwargs) -> np.ndarray:  # noqa: ANN001, ANN002, ANN003 (Encoder.encode's)
-        if self.model.needs_calibration:  # OpenVINO int8 without calibration texts: the first texts asked for
+    def calibrate(self, texts: str | list[str]) -> None:
+        """OpenVINO int8 not built yet: build it calibrated on `texts` (nothing otherwise)."""
+        if self.model.needs_calibration:
             self._prepare([texts] if isinstance(texts, str) else list(texts))
+
+    def encode(self, texts, *args, **kwargs) -> np.ndarray:  # noqa: ANN001, ANN002, ANN003 (Encoder.encode's)
+        self.calibrate(texts)  # OpenVINO int8 without calibration texts: the first texts asked for
         return super().encode(texts, *args, **kwargs)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:

@@ -375,8 +375,9 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
         config: the command's run options -- device, precision, backend, quantization, calibration file and
             threads (unless given here), embedding cache folder, `use_cache` and `quiet`; None: `RunConfig()`.
         backend: torch | onnx | openvino (None: `config.backend`): the runtime of a transformer encoder
-            (`argsim.backend.runtime`); encoders that run no transformer, and argsim's own model folders (MTS,
-            BiLSTM, counter towers, minutes SBERT), run as they are whatever the backend.
+            (`argsim.backend.runtime`), argsim's own model folders included (shipped LoRA adapters merged, MTS
+            backbones, counter-argument towers; their heads stay torch); encoders that run no transformer (static
+            vectors, the BiLSTM, the minutes model over GiNZA) run as they are, with one warning line.
         quantize: none | int8 (None: `config.quantize`): ONNX dynamic or OpenVINO static int8.
         calibration: texts that calibrate OpenVINO int8 (None: `config.calibration`'s file, else the texts of
             the encoder's first `encode`).
@@ -444,6 +445,43 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
                            "calibration": list(cal) if cal is not None else None}
         _LOADED[key] = enc.configure(*run)
     return _LOADED[key]
+
+
+def runtime_spec(config: RunConfig | None = None) -> dict | None:
+    """The runtime a model that scores outside `get_encoder` (a cross-encoder) runs in under the run's options: None
+    for `--backend torch`, else `{backend, quantize, threads, cache_root, calibration}` as `get_encoder` hands it to
+    the model-folder loaders (combinations that cannot run refused first, one line).
+
+    Example:
+        >>> runtime_spec(RunConfig(backend="onnx"))["backend"]  # doctest: +SKIP
+        'onnx'
+    """
+    from argsim.backend.runtime import check_backend, default_threads, read_calibration
+
+    config = config or RunConfig()
+    check_backend(config.backend, config.quantize, config.device, config.precision)
+    if config.backend == "torch":
+        return None
+    calibration = None
+    if config.calibration is not None and config.backend == "openvino" and config.quantize != "none":
+        calibration = read_calibration(config.calibration)
+    return {"backend": config.backend, "quantize": config.quantize, "threads": config.threads or default_threads(),
+            "cache_root": config.resolved_cache_dir(), "calibration": calibration}
+
+
+def member_options(runtime: dict | None) -> dict:
+    """The `get_encoder` keywords that load a composite model's members (an MTS fold ensemble, a concatenation) in
+    the runtime a loader was given (`{}` for torch): backend, quantization, calibration texts, threads, cache
+    folder.
+
+    Example:
+        >>> member_options(None)
+        {}
+    """
+    if runtime is None:
+        return {}
+    return {"backend": runtime["backend"], "quantize": runtime["quantize"], "calibration": runtime.get("calibration"),
+            "config": RunConfig(cache_dir=Path(runtime["cache_root"]), threads=runtime["threads"])}
 
 
 def _portable_name(name: str) -> str:

@@ -19,6 +19,14 @@ quantizes it:
   the texts of the encoder's first `encode` call. The texts chosen are the first `CALIBRATION_SIZE` distinct ones
   in SHA-1 order (a fixed choice whatever their order), and their digest keys the model and its vectors.
 
+What is exported (`base_export`; `*_pipeline` build the traced module): a model folder's own
+sentence-transformers pipeline or a transformer with argsim's pooling (`folder_pipeline`); a base with a LoRA
+adapter merged into its weights in memory (`sentence_pipeline` / `pooled_pipeline` of the merged model; the adapter
+folder's fingerprint keys the export); a cross-encoder's logits (`logits_pipeline`, pooling key `logits`; the
+activation is applied outside the graph by `cross_scores`). `ExportedModel` runs any of them on texts or text pairs;
+`ExportedEncoder` (argsim.backend.models), `ExportedCrossEncoder` and the loaders of MTS and the counter-argument
+models use it, their heads staying in torch.
+
 Exported models are built once and kept in `<cache folder>/exported/`, one folder per source model under a key of
 its fingerprint (`argsim.backend.fingerprint`), the pooling, the export format and the torch / transformers /
 sentence-transformers versions; the runtime's own files sit inside it under the backend, the quantization, the
@@ -303,12 +311,17 @@ def pooled_pipeline(model, tokenizer, pooling: str) -> tuple:  # noqa: ANN001
     return PooledPipeline().eval(), tokenizer, names, meta
 
 
-def logits_pipeline(model, tokenizer, scores=None) -> tuple:  # noqa: ANN001
+def logits_pipeline(model, tokenizer, scores=None, activation: str = "identity",  # noqa: ANN001
+                    max_length: int | None = None) -> tuple:
     """The export pipeline of a sequence classifier (a cross-encoder) in memory: token ids of a text pair in, its
     logits (batch, labels) out; `scores(features) -> logits` replaces `model(**features).logits` (a
-    sentence-transformers CrossEncoder's own forward). `(module, tokenizer, input names, meta)`."""
+    sentence-transformers CrossEncoder's own forward). `activation` (identity, sigmoid, softmax) is what turns the
+    logits into scores (`cross_scores`), applied outside the graph; `max_length` the pair's token limit (None: the
+    model's positions). Returns `(module, tokenizer, input names, meta)`."""
     import torch
 
+    if activation not in ACTIVATIONS:
+        raise ModelError(f"a cross-encoder whose activation is {activation} runs with --backend torch only")
     names = _input_names(tokenizer)
     call = scores or (lambda feats: model(**feats).logits)
 
@@ -322,9 +335,28 @@ def logits_pipeline(model, tokenizer, scores=None) -> tuple:  # noqa: ANN001
 
     config = getattr(model, "config", None)
     limit = int(getattr(config, "max_position_embeddings", 512) or 512)
-    labels = int(getattr(config, "num_labels", 1) or 1)
-    meta = {"max_seq_length": limit, "dim": labels, "lowercase": False}
+    labels = int(getattr(model, "num_labels", None) or getattr(config, "num_labels", 1) or 1)
+    meta = {"max_seq_length": min(max_length or limit, limit), "dim": labels, "lowercase": False,
+            "activation": activation}
     return LogitsPipeline().eval(), tokenizer, names, meta
+
+
+#: what turns a cross-encoder's logits into its scores (`cross_scores`)
+ACTIVATIONS = ("identity", "sigmoid", "softmax")
+
+
+def cross_scores(logits: np.ndarray, activation: str) -> np.ndarray:
+    """A cross-encoder's scores from its logits (batch, labels): sigmoid (one label: P(match)), softmax over the
+    labels, or the logits themselves; one label comes back as a vector."""
+    logits = np.asarray(logits, dtype=np.float64)
+    if activation == "sigmoid":
+        out = 1.0 / (1.0 + np.exp(-logits))
+    elif activation == "softmax":
+        shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
+        out = shifted / shifted.sum(axis=1, keepdims=True)
+    else:
+        out = logits
+    return out[:, 0] if out.ndim == 2 and out.shape[1] == 1 else out
 
 
 def folder_pipeline(folder: Path, pooling: str | None) -> tuple:
@@ -577,12 +609,57 @@ class ExportedModel:
 
 
 def exported_model(folder: Path, pooling: str | None, spec: dict, precision: str = "fp32",
-                   adapter: Path | None = None, build=None) -> ExportedModel:  # noqa: ANN001
+                   adapter: Path | None = None, build=None,  # noqa: ANN001 (callable() -> pipeline)
+                   max_length: int | None = None) -> ExportedModel:
     """`ExportedModel` of `base_export(folder, pooling, ...)` under a run's runtime spec (`spec`: backend, quantize,
-    threads, cache_root, as `argsim.backend.get_encoder` makes it); loaded at once unless OpenVINO int8 waits for
-    its calibration texts (`ExportedModel.prepare`)."""
+    threads, cache_root and calibration texts, as `argsim.backend.get_encoder` makes it); loaded at once unless
+    OpenVINO int8 waits for its calibration texts (`ExportedModel.prepare`: the first texts it runs). A cross-encoder
+    (`pooling` 'logits') calibrates on pairs: each calibration line 'first text<TAB>second text'; `max_length`: the
+    token limit the calibration texts are cut to."""
     base = base_export(Path(folder), pooling, Path(spec["cache_root"]), adapter=adapter, build=build)
     model = ExportedModel(base, spec["backend"], spec["quantize"], int(spec["threads"]), precision)
     if not model.needs_calibration:
         model.prepare()
+    elif spec.get("calibration") and pooling == "logits":  # a calibration file of pairs: first<TAB>second
+        pairs = [line.split("\t", 1) for line in spec["calibration"]]
+        if not all(len(p) == 2 for p in pairs):
+            raise BackendError("a cross-encoder calibrates on text pairs: each --calibration line must be "
+                               "'first text<TAB>second text'")
+        model.prepare([a for a, _ in pairs], [b for _, b in pairs], max_length)
+    elif spec.get("calibration"):
+        model.prepare(spec["calibration"], max_length=max_length)
     return model
+
+
+class ExportedCrossEncoder:
+    """A cross-encoder export (`base_export(folder, "logits", ...)`) behind sentence-transformers'
+    `CrossEncoder.predict`: pairs in, scores out (the model's activation: sigmoid for one label, or `apply_softmax`
+    over the labels), pairs scored in length-sorted batches and returned in input order. OpenVINO int8 not yet
+    built calibrates on the first pairs it scores (the task's own pairs).
+
+    Example:
+        >>> ce = ExportedCrossEncoder(exported_model(folder, "logits", spec))  # doctest: +SKIP
+        >>> ce.predict([("an argument", "a key point")])  # doctest: +SKIP
+    """
+
+    def __init__(self, model: ExportedModel, max_length: int | None = None) -> None:
+        self.model, self.max_length = model, max_length  # the pair's token limit (None: the export's)
+        self.num_labels = int(model.meta["dim"])
+        self.tokenizer = model.tokenizer
+
+    def logits(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> np.ndarray:
+        """The logits (len(pairs), labels) of every pair, in input order."""
+        pairs = list(pairs)
+        if not pairs:
+            return np.zeros((0, self.num_labels), dtype=np.float32)
+        order = sorted(range(len(pairs)), key=lambda i: -(len(pairs[i][0]) + len(pairs[i][1])))
+        got = self.model.run([pairs[i][0] for i in order], [pairs[i][1] for i in order], self.max_length,
+                             batch_size=batch_size)
+        out = np.empty_like(got)
+        out[np.asarray(order)] = got
+        return out
+
+    def predict(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32, show_progress_bar: bool = False,
+                apply_softmax: bool = False, convert_to_numpy: bool = True, **_: object) -> np.ndarray:
+        activation = "softmax" if apply_softmax else self.model.meta.get("activation", "identity")
+        return cross_scores(self.logits(pairs, batch_size), activation)

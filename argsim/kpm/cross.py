@@ -244,17 +244,33 @@ SELECTION_METRIC = "eval_dev_strict_map"
 
 
 class CrossScorer:
-    """Scores (argument, key point) pairs with a saved cross-encoder folder, in the input format it was trained on."""
+    """Scores (argument, key point) pairs with a saved cross-encoder folder, in the input format it was trained on.
 
-    def __init__(self, folder: str | Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32") -> None:
+    `runtime` (`argsim.backend.registry.runtime_spec` of the run's options: `--backend onnx|openvino`, `--quantize
+    int8`): the CrossEncoder's logits are exported once (`argsim.backend.runtime.base_export(folder, "logits")`)
+    and computed by ONNX Runtime / OpenVINO, its sigmoid applied outside the graph; OpenVINO int8 calibrates on the
+    first pairs it scores (the task's own pairs) unless the calibration file holds pairs. None: PyTorch.
+    """
+
+    def __init__(self, folder: str | Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32",
+                 runtime: dict | None = None) -> None:
         from argsim.backend.device import cast_for_inference
 
         folder = Path(folder)
         meta_path = folder / CROSS_INFO
         meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
         self.context = meta.get("context", "none")
-        self.model = cast_for_inference(load_cross_encoder(str(folder), device, meta.get("max_length")), precision)
         self.precision = precision  # the precision it scores in (argsim.backend.device.inference_precision)
+        self.backend, self.quantize = "torch", "none"
+        if runtime is None:
+            self.model = cast_for_inference(load_cross_encoder(str(folder), device, meta.get("max_length")),
+                                            precision)
+        else:
+            from argsim.backend.runtime import ExportedCrossEncoder, exported_model
+
+            self.model = ExportedCrossEncoder(exported_model(folder, "logits", runtime, precision,
+                                                             build=lambda: _pipeline(folder, meta.get("max_length"))))
+            self.backend, self.quantize = runtime["backend"], runtime["quantize"]
         self.sep = meta.get("sep") or self.model.tokenizer.sep_token or "[SEP]"
         self.batch_size = batch_size
         self.name = folder.name
@@ -262,3 +278,13 @@ class CrossScorer:
     def score(self, data: KPMData, quiet: bool = True) -> dict[str, dict[str, float]]:
         """`{arg_id: {kp_id: P(match)}}` for every argument and each key point of its topic and stance."""
         return score_pairs_of(self.model, data, self.context, self.sep, self.batch_size, quiet)
+
+
+def _pipeline(folder: Path, max_length: int | None) -> tuple:
+    """The export pipeline of a saved CrossEncoder: its own forward's logits, its activation's name."""
+    from argsim.backend.runtime import logits_pipeline
+
+    model = load_cross_encoder(str(folder), "cpu", max_length).eval()
+    activation = type(model.activation_fn).__name__.lower()
+    return logits_pipeline(model, model.tokenizer, scores=lambda feats: model(feats)["scores"],
+                           activation=activation, max_length=model.max_length)

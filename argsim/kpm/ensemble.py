@@ -18,6 +18,7 @@ the same footing as a bi-encoder's cosine. Probabilities are stored to 6 decimal
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 
@@ -101,14 +102,17 @@ def score_model(data: KPMData, model: str, config=None, arg_template: str = "{te
 
     if is_cross_encoder(model):
         from argsim.backend.device import inference_precision, resolve_device
+        from argsim.backend.registry import runtime_spec
         from argsim.config import RunConfig
         from argsim.kpm.cross import CrossScorer
 
         cfg = config or RunConfig()
-        device = resolve_device(cfg.device)
-        key = (str(model), device, inference_precision(cfg.precision, device))
+        runtime = runtime_spec(cfg)  # --backend onnx|openvino: the cross-encoder's logits in that runtime
+        device = resolve_device(cfg.device) if runtime is None else "cpu"
+        key = (str(model), device, inference_precision(cfg.precision, device),
+               json.dumps(runtime, sort_keys=True, default=str))
         if key not in _SCORERS:
-            _SCORERS[key] = CrossScorer(model, device=device, precision=key[2])
+            _SCORERS[key] = CrossScorer(model, device=device, precision=key[2], runtime=runtime)
         return _SCORERS[key].score(data, quiet=cfg.quiet)
     from argsim.backend import get_encoder
     from argsim.kpm.scoring import score_key_points

@@ -38,19 +38,58 @@ def unpack(packed: str) -> tuple[str, str, int]:
 
 
 class MTSEncoder(Encoder):
-    """A trained MTS / QA / SimAKP network as a backend encoder."""
+    """A trained MTS / QA / SimAKP network as a backend encoder.
 
-    def __init__(self, folder: Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32") -> None:
+    `runtime` (`--backend onnx|openvino`, `--quantize int8`; the spec `get_encoder` passes): the backbone with its
+    pooling (the saved `backbone/` folder, `cls-last4` or the trained pooling) is exported once and computes the
+    features in that runtime; the stance layer and the projection stay torch. OpenVINO int8 calibrates on the
+    statements (QA: the topic-statement pairs) of the first `encode` call unless calibration texts were given.
+    Vectors are cached apart per runtime.
+    """
+
+    def __init__(self, folder: Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32",
+                 runtime: dict | None = None) -> None:
         super().__init__()
         import torch
 
         from argsim.backend.device import cast_for_inference
         from argsim.kpm.mts_model import load_net
 
-        self.net = cast_for_inference(load_net(folder, device), precision)
+        self.net = cast_for_inference(load_net(folder, device if runtime is None else "cpu"),
+                                      precision if runtime is None else "fp32")
         self.name, self.device, self.batch_size, self.precision = f"mts:{folder.name}", device, batch_size, precision
         self.identity = f"mts:{fingerprint(folder)}"
         self._torch = torch
+        self.exported = None
+        if runtime is not None:
+            from argsim.backend.runtime import exported_model
+
+            cfg = self.net.cfg
+            self.exported = exported_model(folder / "backbone", cfg.pooling, runtime, precision,
+                                           max_length=cfg.max_seq_length)
+            self.net.exported = lambda first, second, max_len: self.exported.run(first, second, max_len,
+                                                                               batch_size=self.batch_size)
+            self.device, self.backend, self.quantize = "cpu", runtime["backend"], runtime["quantize"]
+            self.runtime = self.exported.runtime
+
+    def calibrate(self, texts: str | Sequence[str]) -> None:
+        """OpenVINO int8 not built yet: build it calibrated on the statements of `texts` (packed; nothing
+        otherwise)."""
+        if self.exported is not None and self.exported.needs_calibration and len(texts):
+            t, tp, _ = zip(*(unpack(p) for p in ([texts] if isinstance(texts, str) else texts)), strict=True)
+            cfg = self.net.cfg
+            if cfg.variant == "qa":
+                self.exported.prepare(list(tp), list(t), cfg.topic_max_seq_length + cfg.max_seq_length)
+            else:
+                self.exported.prepare(list(t), max_length=cfg.max_seq_length)
+            self.runtime = self.exported.runtime
+            if self._cache is not None:
+                self._cache.close()
+                self._cache = None
+
+    def encode(self, texts, *args, **kwargs) -> np.ndarray:  # noqa: ANN001, ANN002, ANN003 (Encoder.encode's)
+        self.calibrate(texts)  # OpenVINO int8: the first statements
+        return super().encode(texts, *args, **kwargs)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         outs = []
@@ -77,6 +116,19 @@ class EnsembleEncoder(Encoder):
         self.device, self.precision = members[0].device, members[0].precision
         self.identity = "ensemble:" + "+".join(m.identity for m in members)
 
+    @property
+    def runtime(self) -> str:  # the members' runtimes (their calibration digests included); empty for torch
+        return "+".join(m.runtime for m in self.members) if any(m.runtime for m in self.members) else ""
+
+    def encode(self, texts, *args, **kwargs) -> np.ndarray:  # noqa: ANN001, ANN002, ANN003 (Encoder.encode's)
+        key = self.cache_key
+        for m in self.members:  # OpenVINO int8 members calibrate first: their digests key these vectors
+            getattr(m, "calibrate", lambda _texts: None)(texts)
+        if key != self.cache_key and self._cache is not None:
+            self._cache.close()
+            self._cache = None
+        return super().encode(texts, *args, **kwargs)
+
     def _combine(self, parts: list[np.ndarray]) -> np.ndarray:
         normed = [l2_normalize(p) for p in parts]
         return (np.concatenate(normed, axis=1) / np.sqrt(len(parts))).astype(np.float32)
@@ -93,12 +145,13 @@ class EnsembleEncoder(Encoder):
 
 
 def load_mts_encoder(folder: str | Path, device: str = "cpu", batch_size: int = 64,
-                     precision: str = "fp32") -> MTSEncoder:
-    return MTSEncoder(Path(folder), device, batch_size, precision)
+                     precision: str = "fp32", runtime: dict | None = None) -> MTSEncoder:
+    """The `kpm-mts` loader of `argsim_encoder.json` (`runtime`: the backbone's runtime, `MTSEncoder`)."""
+    return MTSEncoder(Path(folder), device, batch_size, precision, runtime)
 
 
 def load_ensemble(folder: str | Path, device: str = "cpu", batch_size: int = 64,
-                  precision: str = "fp32") -> EnsembleEncoder:
+                  precision: str = "fp32", runtime: dict | None = None) -> EnsembleEncoder:
     from argsim.backend import get_encoder
     from argsim.backend.safety import model_files
 
@@ -115,9 +168,15 @@ def load_ensemble(folder: str | Path, device: str = "cpu", batch_size: int = 64,
     missing = [str(p) for p in paths if not p.is_dir()]
     if missing:
         raise ModelError(f"{folder}: ensemble member folder(s) missing: {', '.join(missing)}")
-    return EnsembleEncoder([get_encoder(str(p), device=device, batch_size=batch_size, precision=precision)
-                            for p in paths],
-                           f"ensemble:{folder.name}")
+    from argsim.backend.registry import member_options
+
+    options = member_options(runtime)  # every member's backbone in the run's runtime
+    ensemble = EnsembleEncoder([get_encoder(str(p), device=device if runtime is None else None,
+                                            batch_size=batch_size, precision=precision, **options)
+                                for p in paths], f"ensemble:{folder.name}")
+    if runtime is not None:
+        ensemble.backend, ensemble.quantize = runtime["backend"], runtime["quantize"]
+    return ensemble
 
 
 def write_manifest(folder: Path, loader: str) -> None:

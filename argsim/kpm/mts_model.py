@@ -38,6 +38,9 @@ class MTSNet(nn.Module):
             self._identity_init(feat)
         self._top = None
         self._frozen = None
+        #: the backbone's pooled features from ONNX Runtime / OpenVINO at inference (`MTSEncoder` sets it):
+        #: `(first, second, max_len) -> float32 array`; None: the torch backbone
+        self.exported = None
 
     def _identity_init(self, feat: int) -> None:
         """Start from the backbone's own sentence embedding: the statement block of the projection is the
@@ -54,6 +57,8 @@ class MTSNet(nn.Module):
         return self.proj.weight.device
 
     def _features(self, first: list[str], second: list[str] | None, max_len: int) -> torch.Tensor:
+        if self.exported is not None and not self.training:
+            return torch.from_numpy(self.exported(first, second, max_len)).to(self.device)
         if self._top is not None and self.training and second is None:
             return self._top.features(first, max_len, self.cfg.pooling)
         if self._frozen is not None and self.training and second is None:

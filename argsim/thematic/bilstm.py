@@ -167,6 +167,22 @@ class ConcatEncoder(Encoder):
         self.name = Path(folder).name
         self.device, self.precision = parts[0].device, parts[0].precision
         self.identity = "concat:" + "+".join(p.identity for p in parts)
+        ran = [p for p in parts if p.backend != "torch"]
+        if ran:  # a part's transformer runs in ONNX Runtime / OpenVINO
+            self.backend, self.quantize = ran[0].backend, ran[0].quantize
+
+    @property
+    def runtime(self) -> str:  # the parts' runtimes (their calibration digests included); empty for torch
+        return "+".join(p.runtime for p in self.parts) if any(p.runtime for p in self.parts) else ""
+
+    def encode(self, texts, *args, **kwargs) -> np.ndarray:  # noqa: ANN001, ANN002, ANN003 (Encoder.encode's)
+        key = self.cache_key
+        for p in self.parts:  # OpenVINO int8 parts calibrate first: their digests key these vectors
+            getattr(p, "calibrate", lambda _texts: None)(texts)
+        if key != self.cache_key and self._cache is not None:
+            self._cache.close()
+            self._cache = None
+        return super().encode(texts, *args, **kwargs)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         return np.concatenate([p.encode(texts, show_progress=False) for p in self.parts], axis=1)
@@ -193,11 +209,15 @@ def save_concat(folder: Path, parts: dict[str, Path]) -> Path:
 
 
 def load_concat_encoder(folder: Path, device: str = "cpu", batch_size: int = 64,
-                        precision: str = "fp32") -> ConcatEncoder:
+                        precision: str = "fp32", runtime: dict | None = None) -> ConcatEncoder:
+    """The `thematic-concat` loader; `runtime` (`--backend onnx|openvino`): every transformer part runs there."""
     from argsim.backend import get_encoder
+    from argsim.backend.registry import member_options
 
     folder = Path(folder)
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    parts = [get_encoder(str(folder / "parts" / name), device=device, batch_size=batch_size, precision=precision)
+    options = member_options(runtime)
+    parts = [get_encoder(str(folder / "parts" / name), device=device if runtime is None else None,
+                         batch_size=batch_size, precision=precision, **options)
              for name in config["parts"]]
     return ConcatEncoder(folder, parts)

@@ -66,7 +66,8 @@ def cluster_groups(rows: list[dict], vectors: np.ndarray, algorithm: str = "kmea
     if capped:  # more clusters asked than sentences: each such group gets one cluster per sentence
         from argsim.errors import examples, warn
 
-        warn(f"k={k} exceeds the sentences of {len(capped)} of {len(groups)} group(s) ({examples(capped)}); "
+        names = [g if g != "" else "(all)" for g in capped]  # rows without a group form one group, shown as (all)
+        warn(f"k={k} exceeds the sentences of {len(capped)} of {len(groups)} group(s) ({examples(names)}); "
              "those get one cluster per sentence")
     for idx in groups.values():
         kk = k if k is not None else len({rows[i][label_field] for i in idx})

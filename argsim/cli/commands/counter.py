@@ -86,7 +86,7 @@ def rank_counterargs(
     runs, records = rank_counterargs(method, setting, split, options, top_k=top_k, label=label, limit=limit,
                                      sample=sample, seed=cfg.seed, data_dir=cfg.data_dir,
                                      engine=engine_from_config(cfg), precision=cfg.precision, user_file=input_file,
-                                     candidates=candidates, out=out, kept=kept, others=others)
+                                     candidates=candidates, out=out, kept=kept, others=others, config=cfg)
     _print_summary(records, {(r.method, r.setting, r.split): r for r in runs}, task=task, model=model, config=cfg)
     console.print(f"ranking of {len(records):,} points written to {out}")
 

@@ -196,7 +196,7 @@ def eval_counter_neural(
     k_list = tuple(int(k) for k in ks.split(","))
     results = evaluate_table3(corpus, models, split, settings.split(","), k_list, base_model=base_model,
                               bipolar_settings=bipolar_settings.split(",") if bipolar_settings else (),
-                              cross_limit=cross_limit, seed=cfg.seed)
+                              cross_limit=cross_limit, seed=cfg.seed, config=cfg)
     table = Table(title=f"counterargs-18 {split}: @1/K")
     for col in ("method", "setting", "points", "stage-1 @1", *[f"@1/{k}" for k in k_list], "paper",
                 f"Δ@1/{k_list[-1]} vs zero-shot [95% CI]", "seconds"):

@@ -74,7 +74,7 @@ class ScoreDict(dict):
 
 
 #: options `run_ranker` passes itself; not `--opt` keys
-RUN_OPTIONS = ("split", "setting", "gold", "top_k", "engine", "precision")
+RUN_OPTIONS = ("split", "setting", "gold", "top_k", "engine", "precision", "config")
 
 
 def ranker_options(info: RankerInfo) -> list[str]:

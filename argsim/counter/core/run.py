@@ -97,20 +97,23 @@ def default_label(method: str, options: dict) -> str:
 
 def run_ranker(method: str, points: list[Argument], pools: dict[str, list[Argument]], gold: dict[str, str | None],
                setting: str, split: str, options: dict | None = None, top_k: int = 10,
-               label: str | None = None, engine: Engine | None = None, precision: str = "auto") -> RankRun:
+               label: str | None = None, engine: Engine | None = None, precision: str = "auto",
+               config=None) -> RankRun:  # noqa: ANN001 (argsim.config.RunConfig)
     """Score every pool with ranker `method` and turn the scores into ranking records (method = `label`).
 
     `engine` (an `argsim.engine` engine; None: this process) is handed to the ranker, which runs its bulk work
     (exact WMDs, pruned ranking) there; rankers without bulk work ignore it. `precision` (the run's `--precision`)
-    is handed on the same way: rankers with a transformer stage compute in it, the others ignore it.
+    is handed on the same way: rankers with a transformer stage compute in it, the others ignore it; and so is
+    `config` (the run's `RunConfig`, when given): the runtime (`--backend`, `--quantize`) of a transformer stage.
     """
     info = get_ranker(method)
     options = dict(options or {})
     label = label or default_label(method, options)
     load_start = os.getloadavg()[0]
     with timed() as t:
+        extra = {"config": config} if config is not None else {}
         scores = info.fn(points, pools, split=split, setting=setting, gold=gold, top_k=top_k, engine=engine,
-                         precision=precision, **options)
+                         precision=precision, **extra, **options)
     records = ranking_records(points, pools, scores, gold, method=label, setting=setting, split=split, top_k=top_k)
     exact = bool(getattr(scores, "exact_rank", True))
     for r in records:
@@ -150,14 +153,14 @@ def rank_counterargs(method: str, settings: Sequence[str] = ("sdoc",), split: st
                      limit: int | None = None, sample: int | None = None, seed: int = 13,
                      data_dir: str | Path | None = None, engine: Engine | None = None, precision: str = "auto",
                      user_file: str | Path | None = None, candidates: str = "all", out: str | Path | None = None,
-                     kept: dict[str, list[dict]] | None = None, others: Sequence[dict] = ()
-                     ) -> tuple[list[RankRun], list[dict]]:
+                     kept: dict[str, list[dict]] | None = None, others: Sequence[dict] = (),
+                     config=None) -> tuple[list[RankRun], list[dict]]:  # noqa: ANN001 (RunConfig)
     """Rank the pools of counterargs-18 `split` in each of `settings` (or of a user's argument file, `user_file`,
     whose records are the `candidates`) with ranker `method`: the runs and this method's ranking records.
 
     `kept` (from `read_kept`): settings already ranked, whose records are reused. With `out`, the JSONL ranking
     (`others` first, then this method's records) is rewritten atomically after every finished setting, so an
-    interrupted run keeps them.
+    interrupted run keeps them. `config`: the run's options, handed to the ranker (`run_ranker`).
     """
     from argsim.io import write_jsonl
 
@@ -169,7 +172,8 @@ def rank_counterargs(method: str, settings: Sequence[str] = ("sdoc",), split: st
 
         points, pools, gold = load_user_arguments(user_file, candidates=candidates)
         runs.append(run_ranker(method, points, pools, gold, setting="user", split=Path(user_file).stem,
-                               options=options, top_k=top_k, label=label, engine=engine, precision=precision))
+                               options=options, top_k=top_k, label=label, engine=engine, precision=precision,
+                               config=config))
         records = runs[0].records
     else:
         for s in settings:
@@ -178,7 +182,8 @@ def rank_counterargs(method: str, settings: Sequence[str] = ("sdoc",), split: st
                 continue
             points, pools, gold = dataset_points(split, s, limit=limit, sample=sample, seed=seed, data_dir=data_dir)
             runs.append(run_ranker(method, points, pools, gold, setting=s, split=split, options=options,
-                                   top_k=top_k, label=label, engine=engine, precision=precision))
+                                   top_k=top_k, label=label, engine=engine, precision=precision,
+                                   config=config))
             records += runs[-1].records
             if out is not None:
                 write_jsonl(out, [*others, *records])  # finished settings survive an interrupted later one

@@ -28,10 +28,16 @@ def is_cross_folder(folder: str | Path) -> bool:
 
 
 class CrossScorer:
-    """P(c is the best counter of p) from a trained cross-encoder folder; pair scores memoised in memory."""
+    """P(c is the best counter of p) from a trained cross-encoder folder; pair scores memoised in memory.
+
+    `runtime` (`argsim.backend.registry.runtime_spec` of the run's options: `--backend onnx|openvino`, `--quantize
+    int8`): the classifier's logits are exported once (`argsim.backend.runtime.base_export(folder, "logits")`) and
+    computed by ONNX Runtime / OpenVINO, the softmax taken outside the graph; OpenVINO int8 calibrates on the first
+    pairs it scores (the task's own pairs) unless the calibration file holds pairs. None: PyTorch.
+    """
 
     def __init__(self, folder: str | Path, batch_size: int = 32, max_length: int | None = None,
-                 precision: str = "fp32") -> None:
+                 precision: str = "fp32", runtime: dict | None = None) -> None:
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         from argsim.backend.device import cast_for_inference
@@ -47,18 +53,45 @@ class CrossScorer:
         with model_files(folder, "cross-encoder"):
             meta = json.loads((folder / CROSS_MARKER).read_text(encoding="utf-8"))
             self.max_length = max_length or int(meta.get("max_length", 256))
+        self.precision = precision  # what it scores in (a resolved precision; the CPU)
+        self.batch_size, self._memo = batch_size, {}
+        self.backend, self.quantize, self.exported = "torch", "none", None
+        if runtime is not None:
+            from argsim.backend.runtime import ExportedCrossEncoder, exported_model, logits_pipeline
+
+            def build() -> tuple:
+                model = AutoModelForSequenceClassification.from_pretrained(str(folder), use_safetensors=True,
+                                                                           **HF_LOAD).eval()
+                return logits_pipeline(model, AutoTokenizer.from_pretrained(str(folder), **HF_LOAD),
+                                       activation="softmax")
+
+            self.exported = ExportedCrossEncoder(exported_model(folder, "logits", runtime, precision, build=build),
+                                                 self.max_length)
+            self.backend, self.quantize = runtime["backend"], runtime["quantize"]
+            self.model, self.tokenizer = None, self.exported.tokenizer
+            return
         self.tokenizer = AutoTokenizer.from_pretrained(str(folder), **HF_LOAD)
         self.model = cast_for_inference(
             AutoModelForSequenceClassification.from_pretrained(str(folder), use_safetensors=True, **HF_LOAD), precision)
-        self.precision = precision  # what it scores in (a resolved precision; the CPU)
-        self.batch_size, self._memo = batch_size, {}
 
     def score(self, pairs: Sequence[tuple[str, str]], show_progress: bool = False) -> np.ndarray:
         todo = list(dict.fromkeys(p for p in pairs if p not in self._memo))
         with progress_bar(len(todo), "cross-encoder", enabled=show_progress) as bar:
-            probs = score_pairs(self.model, self.tokenizer, todo, self.max_length, self.batch_size, bar.advance)
+            if self.exported is not None:  # length-sorted batches inside; progress chunk by chunk
+                step = self.batch_size * 8
+                probs = np.concatenate([np.zeros(0)] + [
+                    _advanced(self.exported.predict(todo[s:s + step], self.batch_size)[:, 1], bar.advance)
+                    for s in range(0, len(todo), step)])
+            else:
+                probs = score_pairs(self.model, self.tokenizer, todo, self.max_length, self.batch_size,
+                                    bar.advance)
         self._memo.update(zip(todo, probs.tolist(), strict=True))
         return np.asarray([self._memo[p] for p in pairs], dtype=np.float64)
+
+
+def _advanced(scores: np.ndarray, advance: Callable[[int], None]) -> np.ndarray:
+    advance(len(scores))
+    return scores
 
 
 def score_pairs(model, tokenizer, pairs: Sequence[tuple[str, str]], max_length: int,  # noqa: ANN001

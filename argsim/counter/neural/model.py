@@ -33,6 +33,11 @@ class CounterModel(nn.Module):
         super().__init__()
         self.config = config
         self.folder: Path | None = None  # set by `store.load_model`: the saved folder this model came from
+        #: the run's options its base embeddings are computed under when `embed_texts` gets none (the runtime:
+        #: `--backend`, `--quantize`; the cache folder); None: the defaults (PyTorch)
+        self.run_config: RunConfig | None = None
+        #: texts that calibrate OpenVINO int8 under `run_config` (None: its calibration file, else the first texts)
+        self.run_calibration: list[str] | None = None
         self._tower_encoders: dict[str, Encoder] = {}
         self.point_tower: TransformerTower | None = None
         self.cand_tower: TransformerTower | None = None
@@ -82,33 +87,46 @@ class CounterModel(nn.Module):
         return tower(texts)
 
     def embed_texts(self, texts: list[str], side: str = "candidate", batch_size: int = 32,
-                    engine: Engine | None = None, config: RunConfig | None = None) -> np.ndarray:
+                    engine: Engine | None = None, config: RunConfig | None = None,
+                    progress: str | None = None) -> np.ndarray:
         """Base embeddings of texts (no gradients): a frozen encoder's and a saved fine-tuned tower's through the
         backend (disk-cached; `config`: the run's cache folder, --no-cache, --quiet) and `argsim.engine.encode`
         on `engine` (None: this process; a fine-tuned tower cannot be rebuilt on Ray workers and is encoded
-        here); a tower being trained encodes directly (its weights change every step)."""
+        here); a tower being trained encodes directly (its weights change every step), with a progress bar
+        described by `progress` when given."""
         from argsim.engine import encode
 
+        config = config or self.run_config
         tower = self.point_tower if side == "point" else self.cand_tower
         if tower is not None and self.folder is not None and not self.training:
-            enc = self.tower_encoder(side)
+            enc = self.tower_encoder(side, config)
             if config is not None:
                 enc.configure(config.resolved_cache_dir(), config.use_cache, config.quiet)
             return encode(engine, enc, list(texts))
         if tower is not None:
-            return tower.encode(list(texts), batch_size=batch_size)
-        enc = frozen_encoder(self.config.base_model, self.config.pooling, self.config.max_seq_length, config)
+            return tower.encode(list(texts), batch_size=batch_size, progress=progress)
+        enc = frozen_encoder(self.config.base_model, self.config.pooling, self.config.max_seq_length, config,
+                             self.run_calibration)
         return encode(engine, enc, list(texts))
 
-    def tower_encoder(self, side: str = "candidate") -> Encoder:
-        """The backend encoder (batched, disk-cached) of a saved model's fine-tuned tower on `side`."""
+    def tower_encoder(self, side: str = "candidate", config: RunConfig | None = None) -> Encoder:
+        """The backend encoder (batched, disk-cached) of a saved model's fine-tuned tower on `side`, its transformer
+        in the runtime of `config` (`--backend`, `--quantize`; None: `run_config`, else PyTorch)."""
+        from argsim.backend.registry import runtime_spec
+
         tower = self.point_tower if side == "point" else self.cand_tower
         if tower is None or self.folder is None:
             raise RuntimeError("tower_encoder() needs a fine-tuned model loaded from its folder")
         sub = "point_encoder" if tower is self.point_tower else "candidate_encoder"
-        if sub not in self._tower_encoders:
-            self._tower_encoders[sub] = TowerEncoder(tower, self.folder / sub)
-        return self._tower_encoders[sub]
+        runtime = runtime_spec(config or self.run_config)
+        if runtime is not None and runtime["calibration"] is None and self.run_calibration:
+            runtime["calibration"] = list(self.run_calibration)
+        key = (sub, None if runtime is None else (runtime["backend"], runtime["quantize"], runtime["threads"],
+                                                  str(runtime["cache_root"])))
+        if key not in self._tower_encoders:
+            base = self.config.base_model if self.config.lora else None
+            self._tower_encoders[key] = TowerEncoder(tower, self.folder / sub, runtime=runtime, lora_base=base)
+        return self._tower_encoders[key]
 
     # ---------------------------------------------------------------- heads
     def retrieval(self, base: torch.Tensor, side: str) -> torch.Tensor:

@@ -54,12 +54,13 @@ def check_stage(folder: str | Path, option: str = "model") -> None:
             check_frozen_base(folder, NeuralConfig.from_dict(raw))
 
 
-def load_stage(spec: str | Path | None, precision: str = "auto"):  # noqa: ANN201
+def load_stage(spec: str | Path | None, precision: str = "auto", config=None):  # noqa: ANN001, ANN201
     """'bm25', a CounterModel folder (or a shipped counter model's name), or a cross-encoder folder -> the stage
     object (None stays None).
 
     A cross-encoder scores on the CPU in `precision` (`--precision`, resolved for the CPU: auto = fp32, bf16 when
-    asked); CounterModel stages compute in fp32."""
+    asked), in the runtime of `config` (`--backend`, `--quantize`; None: PyTorch); CounterModel stages compute in
+    fp32, their transformer in `config`'s runtime."""
     from argsim.backend.device import inference_precision
     from argsim.counter.neural.cross import CrossScorer, is_cross_folder
     from argsim.counter.neural.store import load_model
@@ -69,8 +70,12 @@ def load_stage(spec: str | Path | None, precision: str = "auto"):  # noqa: ANN20
     if spec == "bm25":
         return "bm25"
     if is_cross_folder(spec):
-        return CrossScorer(spec, precision=inference_precision(precision, "cpu"))
-    return load_model(spec)
+        from argsim.backend.registry import runtime_spec
+
+        return CrossScorer(spec, precision=inference_precision(precision, "cpu"), runtime=runtime_spec(config))
+    model = load_model(spec)
+    model.run_config = config
+    return model
 
 
 def _first_stage(stage, points: list[Argument], pools: dict[str, list[Argument]],  # noqa: ANN001

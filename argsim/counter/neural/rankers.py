@@ -4,7 +4,8 @@ Options (from the CLI's `--model` and `--opt key=value`): `model` (trained model
 model's name; `bi-encoder` without one uses the shipped `counter-bi-encoder`, `bipolar` the shipped
 `counter-bipolar` when one ships), `k` (rerank depth, default 30), `retriever` / `reranker` (folders for the
 two-stage methods; `retriever=bm25` for BM25); `precision` (the run's `--precision`, passed by `run_ranker`) is
-what a cross-encoder stage computes in.
+what a cross-encoder stage computes in, and `config` (the run's options, passed by `run_ranker`) the runtime of every
+stage's transformer (`--backend`, `--quantize`).
 """
 
 from __future__ import annotations
@@ -20,10 +21,10 @@ def _need(value, name: str, method: str):  # noqa: ANN001, ANN202
     return value
 
 
-def _two_stage(points, pools, first, second, k, precision: str = "auto") -> dict:  # noqa: ANN001
+def _two_stage(points, pools, first, second, k, precision: str = "auto", config=None) -> dict:  # noqa: ANN001
     from argsim.counter.neural.pipeline import load_stage, run_stages, scores_for_k
 
-    first_stage, second_stage = load_stage(first, precision), load_stage(second, precision)
+    first_stage, second_stage = load_stage(first, precision, config), load_stage(second, precision, config)
     k = int(k)
     return scores_for_k(run_stages(points, pools, first_stage, second_stage, kmax=k), k)
 
@@ -36,56 +37,65 @@ SHIPPED_BIPOLAR = "counter-bipolar"
 
 @register_ranker("bipolar", help="Bipolar-encoder: retrieval head top-k, reranked by its classification head "
                                  "(--model DIR, or the shipped counter-bipolar when one ships; opt k=30)")
-def bipolar_ranker(points, pools, model=None, k=30, precision="auto", **_):  # noqa: ANN001, ANN201
+def bipolar_ranker(points, pools, model=None, k=30, precision="auto", config=None, **_):  # noqa: ANN001, ANN201
     from argsim.backend.adapters import shipped_models
 
     folder = model or (SHIPPED_BIPOLAR if SHIPPED_BIPOLAR in shipped_models() else _need(model, "--model DIR",
                                                                                           "bipolar"))
-    return _two_stage(points, pools, folder, folder, k, precision=precision)
+    return _two_stage(points, pools, folder, folder, k, precision=precision, config=config)
 
 
 @register_ranker("bi-encoder", help="Bi-encoder retrieval: dot product of the point and candidate towers (--model DIR; "
                                     "default: the shipped counter-bi-encoder)")
-def bi_encoder_ranker(points, pools, model=None, precision="auto", **_):  # noqa: ANN001, ANN201
-    return _two_stage(points, pools, model or SHIPPED_BI_ENCODER, None, 1, precision=precision)
+def bi_encoder_ranker(points, pools, model=None, precision="auto", config=None, **_):  # noqa: ANN001, ANN201
+    return _two_stage(points, pools, model or SHIPPED_BI_ENCODER, None, 1, precision=precision, config=config)
 
 
 @register_ranker("unipolar-ret", help="Unipolar-ret retrieval: shared tower + retrieval head (--model DIR)")
-def unipolar_ret_ranker(points, pools, model=None, precision="auto", **_):  # noqa: ANN001, ANN201
-    return _two_stage(points, pools, _need(model, "--model DIR", "unipolar-ret"), None, 1, precision=precision)
+def unipolar_ret_ranker(points, pools, model=None, precision="auto", config=None, **_):  # noqa: ANN001, ANN201
+    return _two_stage(points, pools, _need(model, "--model DIR", "unipolar-ret"), None, 1,
+                      precision=precision, config=config)
 
 
 @register_ranker("unipolar", help="alias of unipolar-ret")
-def unipolar_ranker(points, pools, model=None, precision="auto", **_):  # noqa: ANN001, ANN201
-    return unipolar_ret_ranker(points, pools, model=model, precision=precision)
+def unipolar_ranker(points, pools, model=None, precision="auto", config=None, **_):  # noqa: ANN001, ANN201
+    return unipolar_ret_ranker(points, pools, model=model, precision=precision, config=config)
 
 
 @register_ranker("cross-encoder", help="Cross-encoder reranking the BM25 top-k (--model CROSS_DIR; opt k=30)")
-def cross_encoder_ranker(points, pools, model=None, k=30, retriever="bm25", precision="auto", **_):  # noqa: ANN001, ANN201
-    return _two_stage(points, pools, retriever, _need(model, "--model DIR", "cross-encoder"), k, precision=precision)
+def cross_encoder_ranker(points, pools, model=None, k=30, retriever="bm25",
+                         precision="auto", config=None, **_):  # noqa: ANN001, ANN201
+    return _two_stage(points, pools, retriever, _need(model, "--model DIR", "cross-encoder"), k,
+                      precision=precision, config=config)
 
 
 @register_ranker("bm25+cross-encoder", help="BM25 top-k reranked by a cross-encoder (--model CROSS_DIR; opt k=30)")
-def bm25_cross_ranker(points, pools, model=None, k=30, reranker=None, precision="auto", **_):  # noqa: ANN001, ANN201
+def bm25_cross_ranker(points, pools, model=None, k=30, reranker=None,
+                      precision="auto", config=None, **_):  # noqa: ANN001, ANN201
     return _two_stage(points, pools, "bm25", _need(reranker or model, "--model CROSS_DIR", "bm25+cross-encoder"), k,
-                      precision=precision)
+                      precision=precision, config=config)
 
 
 @register_ranker("bm25+unipolar-cls", help="BM25 top-k reranked by Unipolar-cls (--model CLS_DIR; opt k=30)")
-def bm25_unipolar_cls_ranker(points, pools, model=None, k=30, reranker=None, precision="auto", **_):  # noqa: ANN001, ANN201
+def bm25_unipolar_cls_ranker(points, pools, model=None, k=30, reranker=None,
+                             precision="auto", config=None, **_):  # noqa: ANN001, ANN201
     return _two_stage(points, pools, "bm25", _need(reranker or model, "--model CLS_DIR", "bm25+unipolar-cls"), k,
-                      precision=precision)
+                      precision=precision, config=config)
 
 
 @register_ranker("bi-encoder+cross-encoder", help="Bi-encoder top-k reranked by a cross-encoder "
                                                   "(opt retriever=BI_DIR reranker=CROSS_DIR k=30)")
-def bi_cross_ranker(points, pools, model=None, k=30, retriever=None, reranker=None, precision="auto", **_):  # noqa: ANN001, ANN201
+def bi_cross_ranker(points, pools, model=None, k=30, retriever=None, reranker=None,
+                    precision="auto", config=None, **_):  # noqa: ANN001, ANN201
     return _two_stage(points, pools, _need(retriever or model, "--opt retriever=BI_DIR", "bi-encoder+cross-encoder"),
-                      _need(reranker, "--opt reranker=CROSS_DIR", "bi-encoder+cross-encoder"), k, precision=precision)
+                      _need(reranker, "--opt reranker=CROSS_DIR", "bi-encoder+cross-encoder"), k,
+                      precision=precision, config=config)
 
 
 @register_ranker("bipolar-nojoint", help="Bipolar w/o joint training: Unipolar-ret top-k reranked by Unipolar-cls "
                                          "(opt retriever=RET_DIR reranker=CLS_DIR k=30)")
-def bipolar_nojoint_ranker(points, pools, model=None, k=30, retriever=None, reranker=None, precision="auto", **_):  # noqa: ANN001, ANN201
+def bipolar_nojoint_ranker(points, pools, model=None, k=30, retriever=None, reranker=None,
+                           precision="auto", config=None, **_):  # noqa: ANN001, ANN201
     return _two_stage(points, pools, _need(retriever or model, "--opt retriever=RET_DIR", "bipolar-nojoint"),
-                      _need(reranker, "--opt reranker=CLS_DIR", "bipolar-nojoint"), k, precision=precision)
+                      _need(reranker, "--opt reranker=CLS_DIR", "bipolar-nojoint"), k,
+                      precision=precision, config=config)

@@ -208,16 +208,37 @@ def _read_heads(path: Path) -> dict[str, torch.Tensor]:
 
 
 class RetrievalEncoder(Encoder):
-    """Backend encoder of a saved model: candidate-side retrieval embeddings (base embeddings for cls-only)."""
+    """Backend encoder of a saved model: candidate-side retrieval embeddings (base embeddings for cls-only).
 
-    def __init__(self, folder: Path, device: str = "cpu", batch_size: int = 64, name: str | None = None) -> None:
+    `runtime` (`--backend onnx|openvino`, `--quantize int8`; the spec `get_encoder` passes): the transformer (the
+    frozen base, or the saved towers) runs there, the heads in torch; the vectors are cached apart per runtime."""
+
+    def __init__(self, folder: Path, device: str = "cpu", batch_size: int = 64, name: str | None = None,
+                 runtime: dict | None = None) -> None:
         super().__init__()
         self.model = load_model(folder)
         self.name, self.device, self.batch_size = name or Path(folder).name, device, batch_size
         self.identity = f"counter-neural:{fingerprint(folder)}:candidate-retrieval"
+        if runtime is not None:
+            from argsim.config import RunConfig
+
+            self.model.run_config = RunConfig(cache_dir=Path(runtime["cache_root"]), backend=runtime["backend"],
+                                              quantize=runtime["quantize"], threads=runtime["threads"])
+            self.model.run_calibration = runtime.get("calibration")
+            self.backend, self.quantize = runtime["backend"], runtime["quantize"]
+            self.runtime = self.backend if self.quantize == "none" else f"{self.backend}:{self.quantize}"
         if not self.model.config.train_encoder:
             self.base_encoder = frozen_encoder(self.model.config.base_model, self.model.config.pooling,
-                                               self.model.config.max_seq_length)
+                                               self.model.config.max_seq_length, self.model.run_config,
+                                               self.model.run_calibration)
+
+    def encode(self, texts, *args, **kwargs) -> np.ndarray:  # noqa: ANN001, ANN002, ANN003 (Encoder.encode's)
+        if self.quantize != "none":  # the transformer's runtime keys these vectors (OpenVINO: its calibration)
+            inner = self.base_encoder if not self.model.config.train_encoder else self.model.tower_encoder("candidate")
+            getattr(inner, "calibrate", lambda _texts: None)([texts] if isinstance(texts, str) else list(texts))
+            if inner.runtime != self.runtime:
+                self.runtime, self._cache = inner.runtime, None
+        return super().encode(texts, *args, **kwargs)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         base = self.model.embed_texts(texts, side="candidate")
@@ -225,7 +246,8 @@ class RetrievalEncoder(Encoder):
 
 
 def load_encoder(folder: str | Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32",
-                 name: str | None = None) -> Encoder:
+                 name: str | None = None, runtime: dict | None = None) -> Encoder:
     """The `argsim_encoder.json` loader (`name`: the shipped model's name, for a shipped folder). The model
-    computes in fp32 whatever `precision` asks (its `precision` says so, and its cache key stays the fp32 one)."""
-    return RetrievalEncoder(Path(folder), device=device, batch_size=batch_size, name=name)
+    computes in fp32 whatever `precision` asks (its `precision` says so, and its cache key stays the fp32 one);
+    `runtime`: the transformer's runtime (`RetrievalEncoder`)."""
+    return RetrievalEncoder(Path(folder), device=device, batch_size=batch_size, name=name, runtime=runtime)

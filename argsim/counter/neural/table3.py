@@ -54,8 +54,9 @@ def table3_rows(models: dict[str, str | None], base_model: str = "minilm") -> li
     return rows
 
 
-def resolve_stage(spec: str | None):  # noqa: ANN201
-    """load_stage plus 'cosine:<model>': an untrained Unipolar-ret (identity head) = the model's cosine."""
+def resolve_stage(spec: str | None, config=None):  # noqa: ANN001, ANN201
+    """load_stage plus 'cosine:<model>': an untrained Unipolar-ret (identity head) = the model's cosine; `config`:
+    the run's options (the transformers' runtime, `--backend`, `--quantize`)."""
     if spec and spec.startswith("cosine:"):
         from argsim.counter.neural.config import NeuralConfig
         from argsim.counter.neural.model import CounterModel
@@ -63,8 +64,10 @@ def resolve_stage(spec: str | None):  # noqa: ANN201
         base = spec.split(":", 1)[1]
         cfg = NeuralConfig(kind="unipolar-ret", base_model=base)
         probe = CounterModel(cfg, dim=1)
-        return CounterModel(cfg, dim=probe.embed_texts(["dimension probe"]).shape[1])
-    return load_stage(spec)
+        model = CounterModel(cfg, dim=probe.embed_texts(["dimension probe"]).shape[1])
+        model.run_config = config
+        return model
+    return load_stage(spec, config=config)
 
 
 def versus_reference(score: RowScore, reference: RowScore, ks: tuple[int, ...]) -> dict[int, dict]:
@@ -75,7 +78,8 @@ def versus_reference(score: RowScore, reference: RowScore, ks: tuple[int, ...]) 
 
 
 def evaluate_row(row: RowSpec, corpus, split: str, setting: str, ks: tuple[int, ...],  # noqa: ANN001
-                 limit: int | None = None, seed: int = 13, stages: dict | None = None) -> RowScore:
+                 limit: int | None = None, seed: int = 13, stages: dict | None = None,
+                 config=None) -> RowScore:  # noqa: ANN001 (RunConfig)
     """@1/K of one row on `split`/`setting` (optionally a seeded random subset of `limit` points); the result also
     holds K = 1, the first stage's own accuracy@1 on the same points."""
     from argsim.data.counterargs import build_pools
@@ -83,7 +87,7 @@ def evaluate_row(row: RowSpec, corpus, split: str, setting: str, ks: tuple[int, 
     stages = stages if stages is not None else {}
     for spec in (row.first, row.second):
         if spec is not None and spec not in stages:
-            stages[spec] = resolve_stage(spec)
+            stages[spec] = resolve_stage(spec, config)
     points = corpus.points(split)
     if limit is not None and limit < len(points):
         keep = sorted(np.random.default_rng(seed).choice(len(points), size=limit, replace=False))
@@ -157,9 +161,11 @@ def table3_plan(models: dict[str, str | None], settings: Sequence[str], base_mod
 def evaluate_table3(corpus, models: dict[str, str | None], split: str, settings: Sequence[str],  # noqa: ANN001
                     ks: tuple[int, ...], base_model: str = "minilm", bipolar_settings: Sequence[str] = (),
                     cross_limit: int | None = 300, seed: int = 13,
-                    on_result: Callable[[Table3Result], None] | None = None) -> list[Table3Result]:
+                    on_result: Callable[[Table3Result], None] | None = None,
+                    config=None) -> list[Table3Result]:  # noqa: ANN001 (RunConfig)
     """Evaluate the plan of `table3_plan` (models: bi-encoder, unipolar-ret, unipolar-cls, cross-encoder, bipolar,
-    bipolar-nodiff -> folder or None); `on_result` is called after each row (progress)."""
+    bipolar-nodiff -> folder or None); `on_result` is called after each row (progress); `config`: the run's
+    options (the runtime of every stage's transformer)."""
     zero_shot = f"cosine:{base_model}"
     stages: dict = {}
     reference: dict[str, RowScore] = {}
@@ -167,7 +173,7 @@ def evaluate_table3(corpus, models: dict[str, str | None], split: str, settings:
     for row, setting in table3_plan(models, settings, base_model, bipolar_settings):
         limit = (cross_limit or None) if row.uses_cross else None
         t0 = time.perf_counter()
-        score = evaluate_row(row, corpus, split, setting, ks, limit=limit, seed=seed, stages=stages)
+        score = evaluate_row(row, corpus, split, setting, ks, limit=limit, seed=seed, stages=stages, config=config)
         seconds = time.perf_counter() - t0
         if row.first == zero_shot:
             reference[setting] = score

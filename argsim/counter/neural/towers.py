@@ -14,6 +14,7 @@ from argsim.backend.encoder import Encoder
 from argsim.backend.fingerprint import fingerprint
 from argsim.backend.models import pool
 from argsim.config import RunConfig
+from argsim.vectors import l2_normalize
 
 
 def backend_pooling(pooling: str) -> str | None:
@@ -22,10 +23,13 @@ def backend_pooling(pooling: str) -> str | None:
 
 
 def frozen_encoder(base_model: str, pooling: str, max_seq_length: int | None = None,
-                   config: RunConfig | None = None) -> Encoder:
+                   config: RunConfig | None = None, calibration: list[str] | None = None) -> Encoder:
     """The backend encoder that gives the base embeddings of a frozen tower (disk-cached; `config`: the run's
-    options, None: the defaults)."""
-    return get_encoder(base_model, pooling=backend_pooling(pooling), max_seq_length=max_seq_length, config=config)
+    options, None: the defaults; `calibration`: texts that calibrate OpenVINO int8, None: `config`'s file, else
+    the first texts encoded)."""
+    cal = calibration if config is not None and config.backend == "openvino" and config.quantize != "none" else None
+    return get_encoder(base_model, pooling=backend_pooling(pooling), max_seq_length=max_seq_length, config=config,
+                       calibration=cal)
 
 
 class TransformerTower(nn.Module):
@@ -95,27 +99,66 @@ class TransformerTower(nn.Module):
         return F.normalize(vec, dim=-1) if self.pooling == "mean-norm" else vec
 
     @torch.no_grad()
-    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
-        """Embed texts without gradients (longest first, output in input order)."""
+    def encode(self, texts: list[str], batch_size: int = 32, progress: str | None = None) -> np.ndarray:
+        """Embed texts without gradients (longest first, output in input order); `progress`: the description of
+        a progress bar over the texts (a tower being trained re-embeds thousands of texts: minutes on a CPU)."""
+        from argsim.progress import progress_bar
+
         was_training = self.training
         self.eval()
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for start in range(0, len(order), batch_size):
-            idx = order[start:start + batch_size]
-            out[idx] = self.forward([texts[i] for i in idx]).float().cpu().numpy()
+        with progress_bar(len(texts), progress or "", enabled=progress is not None) as bar:
+            for start in range(0, len(order), batch_size):
+                idx = order[start:start + batch_size]
+                out[idx] = self.forward([texts[i] for i in idx]).float().cpu().numpy()
+                bar.advance(len(idx))
         self.train(was_training)
         return out
 
 
 class TowerEncoder(Encoder):
     """A saved fine-tuned tower as a backend encoder: the weights already loaded, embeddings disk-cached under
-    the fingerprint of the tower's folder (+ pooling and length)."""
+    the fingerprint of the tower's folder (+ pooling and length).
 
-    def __init__(self, tower: TransformerTower, folder: Path, batch_size: int = 32) -> None:
+    `runtime` (`argsim.backend.registry.runtime_spec`: `--backend onnx|openvino`, `--quantize int8`): the tower's
+    transformer with its pooling is exported once and runs there (`mean-norm` normalised after it); a fine-tuned
+    tower's folder is exported as it is, LoRA adapters (`lora_base`: the base they adapt) merged into the base's
+    weights in memory, the export keyed by the adapter folder's fingerprint. Vectors are cached apart per runtime.
+    """
+
+    def __init__(self, tower: TransformerTower, folder: Path, batch_size: int = 32, runtime: dict | None = None,
+                 lora_base: str | None = None) -> None:
         super().__init__()
         self.tower, self.name, self.batch_size = tower, folder.name, batch_size
         self.identity = f"counter-tower:{fingerprint(folder)}:{tower.pooling}:{tower.max_seq_length}"
+        self.exported = None
+        if runtime is not None:
+            from argsim.backend.registry import model_path
+            from argsim.backend.runtime import exported_model, pooled_pipeline
+
+            pooling = "mean" if tower.pooling == "mean-norm" else tower.pooling
+            if lora_base is not None:  # the base with the (already merged) adapter of `folder`
+                self.exported = exported_model(model_path(lora_base), pooling, runtime, adapter=folder,
+                                               build=lambda: pooled_pipeline(tower.model.eval(), tower.tokenizer,
+                                                                             pooling), max_length=tower.max_seq_length)
+            else:
+                self.exported = exported_model(folder, pooling, runtime, max_length=tower.max_seq_length)
+            self.backend, self.quantize, self.runtime = runtime["backend"], runtime["quantize"], self.exported.runtime
+
+    def calibrate(self, texts: str | list[str]) -> None:
+        """OpenVINO int8 not built yet: build it calibrated on `texts` (nothing otherwise)."""
+        if self.exported is not None and self.exported.needs_calibration:
+            self.exported.prepare([texts] if isinstance(texts, str) else list(texts),
+                                  max_length=self.tower.max_seq_length)
+            self.runtime, self._cache = self.exported.runtime, None
+
+    def encode(self, texts, *args, **kwargs) -> np.ndarray:  # noqa: ANN001, ANN002, ANN003 (Encoder.encode's)
+        self.calibrate(texts)  # OpenVINO int8 without calibration texts: the first texts asked for
+        return super().encode(texts, *args, **kwargs)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
-        return self.tower.encode(texts, batch_size=self.batch_size)
+        if self.exported is None:
+            return self.tower.encode(texts, batch_size=self.batch_size)
+        vecs = self.exported.run(texts, max_length=self.tower.max_seq_length, batch_size=self.batch_size)
+        return l2_normalize(vecs) if self.tower.pooling == "mean-norm" else vecs

@@ -33,7 +33,7 @@ HISTORY = "history.json"
 
 def base_table(model: CounterModel, texts: list[str]) -> np.ndarray:
     """Base embeddings of every text (frozen: backend, disk-cached; trainable: the current towers)."""
-    return model.embed_texts(texts, side="candidate")
+    return model.embed_texts(texts, side="candidate", progress="embedding the texts")
 
 
 def batch_loss(model: CounterModel, u: torch.Tensor, vp: torch.Tensor, vn: torch.Tensor) -> torch.Tensor:

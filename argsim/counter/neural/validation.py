@@ -98,12 +98,23 @@ class AtOneOverKEvaluator(BaseEvaluator):
         if base is None:
             base = self.base
         if base is None:
-            base = model.embed_texts(data.texts, side="candidate")
+            base = self.embed_needed(model)
         with heads_on_cpu(model):
             acc = at1_over_k(model, base, data.val_pairs[:, 0], data.val_pairs[:, 1], data.val_collection,
                              ks=(self.k,))[self.k]
         model.train(was_training)
         return {self.primary_metric: acc}
+
+    def embed_needed(self, model: CounterModel) -> np.ndarray:
+        """Base embeddings of the texts validation reads (its points, counters and candidates; the other rows of
+        the table, the training texts, stay zero): a tower under training re-embeds only these every epoch."""
+        data = self.data
+        needed = np.unique(np.concatenate([data.val_pairs[:, 0], data.val_pairs[:, 1], data.val_collection]))
+        vectors = model.embed_texts([data.texts[i] for i in needed], side="candidate",
+                                    progress=f"{self.name}: embedding the texts")
+        base = np.zeros((len(data.texts), vectors.shape[1]), dtype=vectors.dtype)
+        base[needed] = vectors
+        return base
 
     def get_config_dict(self) -> dict:
         return {"k": self.k, "pairs": len(self.data.val_pairs), "collection": len(self.data.val_collection)}
