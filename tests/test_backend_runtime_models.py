@@ -354,3 +354,35 @@ def test_an_mts_fold_ensemble_runs_its_members_in_the_backend(data_dir, mts_fold
     enc = get_encoder(str(tmp_path / "ens"), backend="onnx")
     assert enc.backend == "onnx" and all(m.backend == "onnx" for m in enc.members) and enc.runtime == "onnx"
     _check_vectors(reference, enc.encode_statements(texts, topics, stances), "none")
+
+
+def test_embed_with_a_shipped_adapter_names_the_backend_and_warns_nothing(tmp_path):
+    from typer.testing import CliRunner
+
+    from argsim.cli.app import app
+
+    texts = tmp_path / "t.txt"
+    texts.write_text("Uniforms stop bullying.\nUniforms limit expression.\n")
+    res = CliRunner().invoke(app, ["--backend", "onnx", "--quantize", "int8", "--no-cache", "embed", str(texts),
+                                   "--model", "kpm", "--out", str(tmp_path / "a.npy")])
+    assert res.exit_code == 0 and "(onnx int8)" in res.output and "warning" not in res.output, res.output
+    assert np.load(tmp_path / "a.npy").shape == (2, 384)
+
+
+def test_rank_keypoints_with_a_cross_encoder_in_the_backend(kpm_workspace, kpm_cross):
+    """`rank keypoints --model CROSS_DIR` under `--backend onnx` scores in ONNX Runtime; an OpenVINO int8
+    calibration file without pairs is one line and exit 2."""
+    from typer.testing import CliRunner
+
+    from argsim.cli.app import app
+
+    files = ["--arguments", "arguments.csv", "--key-points", "key_points.csv"]
+    runner = CliRunner()
+    res = runner.invoke(app, ["--quiet", "--backend", "onnx", "rank", "keypoints", "--model", str(kpm_cross), *files,
+                              "--out", "rank-onnx"])
+    assert res.exit_code == 0 and (kpm_workspace / "rank-onnx" / "predictions.json").is_file(), res.output
+    (kpm_workspace / "cal.txt").write_text("a text without its pair\n", encoding="utf-8")
+    res = runner.invoke(app, ["--quiet", "--backend", "openvino", "--quantize", "int8", "--calibration", "cal.txt",
+                              "rank", "keypoints", "--model", str(kpm_cross), *files, "--out", "rank-ov"])
+    lines = [line for line in res.output.splitlines() if line.strip()]
+    assert res.exit_code == 2 and len(lines) == 1 and "TAB" in lines[0], res.output
