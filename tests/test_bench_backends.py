@@ -28,14 +28,30 @@ def test_gates_compare_best_thread_counts_and_every_task_figure():
     assert not gate_verdict(_figures({1: 600.0}, kpm_relaxed_mAP=0.7051), _figures({1: 60.0}), [1])[2]
 
 
-def test_thematic_slice_is_the_api_test_split(data_dir):
+def test_thematic_slice_is_the_api_test_split(data_dir, tmp_path):
+    """On the first 120 rows of the real article index (a dataset folder of its own: the whole corpus takes the
+    API's reference seconds to parse), the slice is the head of the API's test split, which it builds from a few
+    test articles only."""
+    import csv
+
     from argsim.api.datasets import load_dataset
     from argsim.benchmarks.backends import thematic_test_triplets
+    from argsim.data.wikipedia import ROOT
 
-    ours = thematic_test_triplets(25)
-    api = load_dataset("wikipedia-triplets", split="test").head(25)
+    real, small = data_dir / "wikipedia" / ROOT, tmp_path / "wikipedia" / ROOT
+    small.mkdir(parents=True)
+    (small / "articles").symlink_to(real / "articles", target_is_directory=True)
+    with open(real / "article_info.csv", encoding="utf-8", newline="") as fh:
+        lines = fh.read().splitlines(keepends=True)
+    (small / "article_info.csv").write_text("".join(lines[:121]), encoding="utf-8")
+    with open(small / "article_info.csv", encoding="utf-8", newline="") as fh:
+        assert len(list(csv.DictReader(fh))) == 120  # no row spans lines
+
+    ours = thematic_test_triplets(25, data_dir=tmp_path)
+    api = load_dataset("wikipedia-triplets", split="test", data_dir=tmp_path)
+    assert len(ours) == 25 and len(api) > 25 and api["article"].nunique() > len({t["article"] for t in ours})
     assert [(t["anchor"], t["positive"], t["negative"]) for t in ours] == \
-        list(zip(api["anchor"], api["positive"], api["negative"], strict=True))
+        list(zip(api["anchor"], api["positive"], api["negative"], strict=True))[:25]
 
 
 @pytest.mark.parametrize(("argv", "says"), [

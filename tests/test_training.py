@@ -183,14 +183,14 @@ def test_missing_device_is_one_line_and_exit_2_before_any_work(args, tmp_path):
 # ------------------------------------------------------------------ every trainer: device, seeds, resume, records
 
 
-def test_sentence_transformer_trainer_device_seed_resume_and_records(devices_seen, tmp_path):
-    """MiniLM thematic fine-tune: on the resolved device; a run stopped by --max-steps and resumed equals the
-    uninterrupted run with the same seed, weight for weight (so two runs with one seed are identical too);
-    train_config.json + model card beside the weights."""
+def test_sentence_transformer_trainer_device_seed_resume_and_records(devices_seen, tiny_bert, tmp_path):
+    """Thematic fine-tune (the mechanics do not depend on the base: a tiny random BERT): on the resolved device; a
+    run stopped by --max-steps and resumed equals the uninterrupted run with the same seed, weight for weight (so
+    two runs with one seed are identical too); train_config.json + model card beside the weights."""
     from argsim.thematic.finetune import finetune_sentence_transformer
 
     trips = tiny_triplets(16)
-    kw = {"batch_size": 4, "lr": 1e-4, "max_seq_length": 16}
+    kw = {"base": str(tiny_bert), "batch_size": 4, "lr": 1e-4, "max_seq_length": 16}
     old_umask = os.umask(0o002)
     try:
         finetune_sentence_transformer(trips, tmp_path / "a", placement=cpu(), **kw)
@@ -218,9 +218,10 @@ def test_sentence_transformer_trainer_device_seed_resume_and_records(devices_see
     assert (tmp_path / "a" / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_thematic_finetune_keeps_the_best_dev_step_not_the_last(tmp_path):
+def test_thematic_finetune_keeps_the_best_dev_step_not_the_last(tiny_bert, tmp_path):
     """--eval-every: the dev sample is scored at every N-th step, and the saved model is the checkpoint of the best
-    score (weight for weight), which here is not the last step; the run records that step and its score."""
+    score (weight for weight), which here is not the last step; the run records that step and its score. A tiny
+    random BERT at a high learning rate makes the dev scores rise, then fall."""
     from safetensors.torch import load_file
 
     from argsim.io import read_records
@@ -228,11 +229,12 @@ def test_thematic_finetune_keeps_the_best_dev_step_not_the_last(tmp_path):
 
     dev = read_records(REPO / "examples" / "thematic" / "triplets.jsonl", required=["anchor", "positive", "negative"])
     out = tmp_path / "m"
-    stats = finetune_sentence_transformer(tiny_triplets(16), out, placement=cpu(), batch_size=4, lr=3e-4,
-                                          max_seq_length=16, epochs=3, dev=dev, eval_every=2, dev_sample=30)
+    stats = finetune_sentence_transformer(tiny_triplets(16), out, base=str(tiny_bert), placement=cpu(), batch_size=4,
+                                          lr=1e-2, max_seq_length=16, epochs=3, dev=dev, eval_every=2, dev_sample=30)
     config = json.loads((out / "train_config.json").read_text())
     scores = {e["step"]: e[SELECTION_METRIC] for e in config["evals"] if SELECTION_METRIC in e}
     assert sorted(scores) == [2, 4, 6, 8, 10, 12] and stats["dev_sample"] == 30
+    assert len(set(scores.values())) > 1, scores  # the premise: the scores differ, so the choice is a real one
     best = max(scores, key=lambda step: (scores[step], -step))  # the first of equal scores, as the trainer keeps it
     assert stats["best_step"] == best < 12 and stats["best_dev_sample_accuracy"] == scores[best]
     saved = load_file(out / "model.safetensors")
@@ -297,16 +299,17 @@ def test_counter_cross_encoder_keeps_the_best_validated_weights_not_the_last(tin
     assert not (tmp_path / "ce" / BEST).exists()
 
 
-def test_thematic_finetune_with_eval_every_keeps_the_budget_stop_checkpoint(tmp_path):
+def test_thematic_finetune_with_eval_every_keeps_the_budget_stop_checkpoint(tiny_bert, tmp_path):
     """A --max-steps/--max-minutes stop with --eval-every leaves its own checkpoint beside the best one, so --resume
-    continues from the stop (the trainer's end-of-run clean-up must not delete it)."""
+    continues from the stop (the trainer's end-of-run clean-up must not delete it). A tiny random BERT."""
     from argsim.io import read_records
     from argsim.thematic.finetune import finetune_sentence_transformer
 
     dev = read_records(REPO / "examples" / "thematic" / "triplets.jsonl", required=["anchor", "positive", "negative"])
     out = tmp_path / "m"
-    finetune_sentence_transformer(tiny_triplets(16), out, placement=cpu(), batch_size=4, lr=3e-4, max_seq_length=16,
-                                  epochs=3, dev=dev, eval_every=2, dev_sample=10, budget=Budget(max_steps=5))
+    finetune_sentence_transformer(tiny_triplets(16), out, base=str(tiny_bert), placement=cpu(), batch_size=4, lr=3e-4,
+                                  max_seq_length=16, epochs=3, dev=dev, eval_every=2, dev_sample=10,
+                                  budget=Budget(max_steps=5))
     assert (out / "checkpoints" / "checkpoint-5").is_dir()
     assert json.loads((out / "train_config.json").read_text())["stopped_by"] == "max_steps"
 
