@@ -183,7 +183,9 @@ def test_kpm_cross_encoder_scores_in_the_backend(data_dir, kpm_cross, backend, q
     _check_scores(reference, scores, quantize)
 
 
-@pytest.mark.parametrize(("backend", "quantize"), VARIANTS)
+# OpenVINO int8 of a MiniLM cross-encoder (NNCF calibrated on the first pairs scored) is checked on the key point
+# cross-encoder above: the same graph but for the head's width, quantized by the same code
+@pytest.mark.parametrize(("backend", "quantize"), [v for v in VARIANTS if v != ("openvino", "int8")])
 def test_counter_cross_encoder_scores_in_the_backend(data_dir, counter_cross, backend, quantize):
     from argsim.counter.neural.cross import CrossScorer
 
