@@ -80,7 +80,8 @@ def tiny_bert(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def ray_session():
-    """One local Ray instance (2 CPUs, no dashboard) shared by every Ray test; skipped without Ray."""
+    """One local Ray instance (2 CPUs, no dashboard) shared by every Ray test of the process (of each pytest-xdist
+    worker under `make test`); skipped without Ray."""
     ray = pytest.importorskip("ray")
     started = not ray.is_initialized()
     if started:
