@@ -413,3 +413,16 @@ def test_rank_keypoints_with_a_cross_encoder_in_the_backend(kpm_workspace, kpm_c
                               "rank", "keypoints", "--model", str(kpm_cross), *files, "--out", "rank-ov"])
     lines = [line for line in res.output.splitlines() if line.strip()]
     assert res.exit_code == 2 and len(lines) == 1 and "TAB" in lines[0], res.output
+
+
+def test_counter_model_openvino_int8_keys_its_vectors_by_the_calibration(tmp_path):
+    """Without calibration texts the frozen base calibrates on the first texts encoded; their digest keys the
+    model's vectors (another set of texts: another cache)."""
+    from argsim.backend import get_encoder
+    from argsim.config import RunConfig
+
+    enc = get_encoder("counter-bi-encoder", config=RunConfig(cache_dir=tmp_path, backend="openvino", quantize="int8"))
+    texts = ["Homeschooling should be banned", "We should ban fast food", "Cannabis should be legal"]
+    enc.encode(texts)
+    _, digest = runtime.calibration_choice(texts)
+    assert enc.cache_key.endswith(f"openvino:int8:cal={digest}") and len(enc.cache()) == 3
