@@ -426,3 +426,23 @@ def test_counter_model_openvino_int8_keys_its_vectors_by_the_calibration(tmp_pat
     enc.encode(texts)
     _, digest = runtime.calibration_choice(texts)
     assert enc.cache_key.endswith(f"openvino:int8:cal={digest}") and len(enc.cache()) == 3
+
+
+def test_a_thematic_concatenation_runs_its_transformer_parts_in_the_backend(data_dir, tmp_path):
+    import json
+
+    from argsim.backend import get_encoder, model_path
+    from argsim.backend.adapters import shipped_models
+    from argsim.thematic.bilstm import CONCAT_MANIFEST
+
+    folder = tmp_path / "concat"
+    (folder / "parts").mkdir(parents=True)
+    (folder / "parts" / "base").symlink_to(model_path("minilm"), target_is_directory=True)
+    (folder / "parts" / "kpm").symlink_to(shipped_models()["kpm"], target_is_directory=True)
+    (folder / "config.json").write_text(json.dumps({"parts": ["base", "kpm"]}), encoding="utf-8")
+    (folder / "argsim_encoder.json").write_text(json.dumps(CONCAT_MANIFEST), encoding="utf-8")
+    texts = _arguments(data_dir, "dev", 8)
+    reference = get_encoder(str(folder), device="cpu").encode(texts, use_cache=False)
+    enc = get_encoder(str(folder), backend="onnx")
+    assert enc.backend == "onnx" and enc.runtime == "onnx+onnx" and reference.shape == (8, 768)
+    _check_vectors(reference, enc.encode(texts, use_cache=False), "none")
