@@ -413,3 +413,36 @@ def test_rank_keypoints_with_a_cross_encoder_in_the_backend(kpm_workspace, kpm_c
                               "rank", "keypoints", "--model", str(kpm_cross), *files, "--out", "rank-ov"])
     lines = [line for line in res.output.splitlines() if line.strip()]
     assert res.exit_code == 2 and len(lines) == 1 and "TAB" in lines[0], res.output
+
+
+def test_counter_model_openvino_int8_keys_its_vectors_by_the_calibration(tmp_path):
+    """Without calibration texts the frozen base calibrates on the first texts encoded; their digest keys the
+    model's vectors (another set of texts: another cache)."""
+    from argsim.backend import get_encoder
+    from argsim.config import RunConfig
+
+    enc = get_encoder("counter-bi-encoder", config=RunConfig(cache_dir=tmp_path, backend="openvino", quantize="int8"))
+    texts = ["Homeschooling should be banned", "We should ban fast food", "Cannabis should be legal"]
+    enc.encode(texts)
+    _, digest = runtime.calibration_choice(texts)
+    assert enc.cache_key.endswith(f"openvino:int8:cal={digest}") and len(enc.cache()) == 3
+
+
+def test_a_thematic_concatenation_runs_its_transformer_parts_in_the_backend(data_dir, tmp_path):
+    import json
+
+    from argsim.backend import get_encoder, model_path
+    from argsim.backend.adapters import shipped_models
+    from argsim.thematic.bilstm import CONCAT_MANIFEST
+
+    folder = tmp_path / "concat"
+    (folder / "parts").mkdir(parents=True)
+    (folder / "parts" / "base").symlink_to(model_path("minilm"), target_is_directory=True)
+    (folder / "parts" / "kpm").symlink_to(shipped_models()["kpm"], target_is_directory=True)
+    (folder / "config.json").write_text(json.dumps({"parts": ["base", "kpm"]}), encoding="utf-8")
+    (folder / "argsim_encoder.json").write_text(json.dumps(CONCAT_MANIFEST), encoding="utf-8")
+    texts = _arguments(data_dir, "dev", 8)
+    reference = get_encoder(str(folder), device="cpu").encode(texts, use_cache=False)
+    enc = get_encoder(str(folder), backend="onnx")
+    assert enc.backend == "onnx" and enc.runtime == "onnx+onnx" and reference.shape == (8, 768)
+    _check_vectors(reference, enc.encode(texts, use_cache=False), "none")

@@ -79,6 +79,16 @@ class Encoder(ABC):
         key = self.identity if self.precision == "fp32" else f"{self.identity}:{self.precision}"
         return f"{key}:{self.runtime}" if self.runtime else key
 
+    def set_runtime(self, runtime: str) -> None:
+        """Set `runtime` (an OpenVINO int8 model calibrated now: its digest keys the vectors); a cache opened under
+        the former key is closed, and opens again under the new one."""
+        if runtime == self.runtime:
+            return
+        self.runtime = runtime
+        if self._cache is not None and self._cache.identity != self.cache_key:
+            self._cache.close()
+            self._cache = None
+
     def cache(self) -> EmbeddingCache:
         if self._cache is None:
             self._cache = EmbeddingCache(self.cache_dir or default_cache_dir(), self.cache_key)

@@ -163,10 +163,7 @@ class ExportedEncoder(Encoder):
         """Build (once) and load the runtime model; OpenVINO int8 calibrates on `calibration`."""
         self.model.prepare(calibration, max_length=self.max_seq_length)
         if self.runtime != self.model.runtime:  # calibrated now: the digest keys the vectors
-            self.runtime = self.model.runtime
-            if self._cache is not None and self._cache.identity != self.cache_key:  # opened before calibrating
-                self._cache.close()
-                self._cache = None
+            self.set_runtime(self.model.runtime)
             if self.recipe is not None:
                 self.recipe["calibration"] = self.model.calibration
 

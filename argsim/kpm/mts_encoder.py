@@ -82,10 +82,7 @@ class MTSEncoder(Encoder):
                 self.exported.prepare(list(tp), list(t), cfg.topic_max_seq_length + cfg.max_seq_length)
             else:
                 self.exported.prepare(list(t), max_length=cfg.max_seq_length)
-            self.runtime = self.exported.runtime
-            if self._cache is not None:
-                self._cache.close()
-                self._cache = None
+            self.set_runtime(self.exported.runtime)
 
     def encode(self, texts, *args, **kwargs) -> np.ndarray:  # noqa: ANN001, ANN002, ANN003 (Encoder.encode's)
         self.calibrate(texts)  # OpenVINO int8: the first statements

@@ -170,7 +170,8 @@ TASKS: dict[str, ShippedTask] = {
                        data="ArgKP-2021 train (5,583 arguments, 207 key points, 20,635 labelled pairs)",
                        licence=ARGKP_LICENCE,
                        slice_description="ArgKP-2021 dev, first topic (both stances), leaderboard mAP",
-                       slice_figures=_kpm_slice_figures),
+                       slice_figures=_kpm_slice_figures,
+                       trained_with="train with `argsim train sbert --lora-rank 16`"),
     "thematic": ShippedTask("thematic", "thematic",
                             "thematic similarity encoder: LoRA adapter over MiniLM, triplet loss on Wikipedia "
                             "section triplets",
@@ -179,7 +180,8 @@ TASKS: dict[str, ShippedTask] = {
                             licence=WIKIPEDIA_LICENCE,
                             slice_description=f"the first {THEMATIC_SLICE_SIZE} triplets-sen test triplets, cosine "
                                               "triplet accuracy",
-                            slice_figures=_thematic_slice_figures),
+                            slice_figures=_thematic_slice_figures,
+                            trained_with="train with `argsim train thematic --arch minilm --lora-rank 16`"),
     "counter-bi-encoder": ShippedTask(
         "counter-bi-encoder", "counterargs-neural",
         "best counter-argument retrieval Bi-encoder: two linear heads over frozen MiniLM, increasing-hard negatives",
@@ -218,7 +220,8 @@ TASKS: dict[str, ShippedTask] = {
                           "accuracy by cosine",
         slice_figures=_minutes_slice_figures, artifact="delta",
         files=("minutes_delta.safetensors", "words.json", "argsim_encoder.json"),
-        trained_with="train with `argsim train minutes-sbert` (ginza backbone)", pack=_minutes_pack),
+        trained_with="train with `argsim train minutes-sbert` (ginza backbone; it ships as a delta over GiNZA's "
+                     "table)", pack=_minutes_pack),
 }
 
 

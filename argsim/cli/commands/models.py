@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from argsim.cli.groups import ArgsimGroup, console, run_config
+from argsim.modelbuild.publish import TASKS
 
 models_app = typer.Typer(name="models", cls=ArgsimGroup, invoke_without_command=True, rich_markup_mode="rich",
                          add_completion=False, help="The named offline models, the trained ones, and "
@@ -110,16 +111,16 @@ def models_build(
 @models_app.command("publish")
 def models_publish(
     ctx: typer.Context,
-    name: str = typer.Argument(..., help="The shipped model to replace or add: kpm, counter-bi-encoder, minutes."),
-    folder: Path = typer.Argument(..., help="The trained folder, with its figures in train_config.json: kpm, an "
-                                  "adapter of `argsim train sbert --lora-rank 16 ...`; counter-bi-encoder, a "
-                                  "frozen-encoder model of `argsim train bipolar --kind bi-encoder ...`; minutes, a "
-                                  "model of `argsim train minutes-sbert` (stored as a delta over GiNZA's table)."),
+    name: str = typer.Argument(..., help=f"The shipped model to replace or add: {', '.join(TASKS)}."),
+    folder: Path = typer.Argument(..., help="The trained folder, with its figures in train_config.json: "
+                                  + "; ".join(f"{n}: {t.trained_with}" for n, t in TASKS.items())
+                                  + "."),
 ) -> None:
-    """Put a trained model (a LoRA adapter, heads over a frozen base, or the political SBERT's delta over GiNZA's
-    table) into the argsim package as the shipped model NAME, only when its recorded figure on the task's own
-    metric is at least the shipped one's; writes its card (base and the hash of its weights, data and licence,
-    command, figures, training time, the figure on a fixed slice of the evaluation split)."""
+    """Put a trained model (a LoRA adapter, heads over a frozen base, LoRA adapters with heads, or the political
+    SBERT's delta over GiNZA's table) into the argsim package as the shipped model NAME, only when its recorded
+    figure on the task's own metric is at least the shipped one's; writes its card (base and the hash of its
+    weights, data and licence, command, figures, training time, the figure on a fixed slice of the evaluation
+    split)."""
     from argsim.modelbuild.publish import publish
 
     card = publish(name, folder, run_config(ctx))

@@ -236,8 +236,7 @@ class RetrievalEncoder(Encoder):
         if self.quantize != "none":  # the transformer's runtime keys these vectors (OpenVINO: its calibration)
             inner = self.base_encoder if not self.model.config.train_encoder else self.model.tower_encoder("candidate")
             getattr(inner, "calibrate", lambda _texts: None)([texts] if isinstance(texts, str) else list(texts))
-            if inner.runtime != self.runtime:
-                self.runtime, self._cache = inner.runtime, None
+            self.set_runtime(inner.runtime)
         return super().encode(texts, *args, **kwargs)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:

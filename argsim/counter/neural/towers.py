@@ -151,7 +151,7 @@ class TowerEncoder(Encoder):
         if self.exported is not None and self.exported.needs_calibration:
             self.exported.prepare([texts] if isinstance(texts, str) else list(texts),
                                   max_length=self.tower.max_seq_length)
-            self.runtime, self._cache = self.exported.runtime, None
+            self.set_runtime(self.exported.runtime)
 
     def encode(self, texts, *args, **kwargs) -> np.ndarray:  # noqa: ANN001, ANN002, ANN003 (Encoder.encode's)
         self.calibrate(texts)  # OpenVINO int8 without calibration texts: the first texts asked for
