@@ -132,3 +132,33 @@ def test_cli_cache_path_that_is_a_file_is_one_line_exit_2(tmp_path, monkeypatch)
     assert result.exit_code == 2, result.output
     assert "--cache-dir" in result.output and "is a file" in result.output and "Traceback" not in result.output
     assert len(result.output.strip().splitlines()) == 1 and not out.exists()
+
+
+def test_two_processes_creating_one_cache_at_once_both_keep_it(tmp_path, monkeypatch):
+    """Two argsim processes open a brand-new cache file at the same moment: each reads an empty meta table, then
+    the other's meta rows are there when it writes its own. Neither may take that for a broken file and delete
+    the cache the other has open: both use the one file and see each other's vectors."""
+    first = EmbeddingCache(tmp_path, "counting:v1")
+    first.put_many(["a"], np.ones((1, 4), dtype=np.float32))
+    real_connect = EmbeddingCache._connect
+
+    class EmptyMetaOnce:  # the second process read the meta table just before the first one wrote it
+        def __init__(self, conn: sqlite3.Connection) -> None:
+            self.conn, self.hidden = conn, False
+
+        def execute(self, sql: str, *args):  # noqa: ANN002, ANN202
+            cursor = self.conn.execute(sql, *args)
+            if sql.startswith("SELECT key, value FROM meta") and not self.hidden:
+                self.hidden = True
+                return self.conn.execute("SELECT key, value FROM meta WHERE 0")
+            return cursor
+
+        def __getattr__(self, name: str):  # noqa: ANN204
+            return getattr(self.conn, name)
+
+    monkeypatch.setattr(EmbeddingCache, "_connect", lambda self: EmptyMetaOnce(real_connect(self)))
+    second = EmbeddingCache(tmp_path, "counting:v1")
+    assert second.rebuilt_reason is None
+    assert np.array_equal(second.get_many(["a"])["a"], np.ones(4, dtype=np.float32))
+    second.put_many(["b"], np.full((1, 4), 2, dtype=np.float32))
+    assert set(first.get_many(["a", "b"])) == {"a", "b"}

@@ -94,13 +94,14 @@ class EmbeddingCache:
             conn = self._connect()
             conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
             meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-            if not meta:
+            if not meta:  # a new file; another process may be creating it at the same moment: whichever writes
+                # first, both read back the same meta rows (never an error that would delete the other's file)
                 conn.execute("CREATE TABLE IF NOT EXISTS vectors (k BLOB PRIMARY KEY, v BLOB NOT NULL, "
                              "c INTEGER NOT NULL)")
-                conn.executemany("INSERT INTO meta VALUES (?, ?)",
+                conn.executemany("INSERT OR IGNORE INTO meta VALUES (?, ?)",
                                  [("identity", self.identity), ("schema", SCHEMA_VERSION)])
                 conn.commit()
-                return conn
+                meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
             if meta.get("identity") != self.identity or meta.get("schema") not in ("1", SCHEMA_VERSION):
                 conn.close()
                 return self._rebuild("built for another model identity")
