@@ -85,6 +85,10 @@ class Encoder(ABC):
         if runtime == self.runtime:
             return
         self.runtime = runtime
+        self._close_stale_cache()
+
+    def _close_stale_cache(self) -> None:
+        """Close a cache opened under a key that is no longer `cache_key` (it opens again under the new one)."""
         if self._cache is not None and self._cache.identity != self.cache_key:
             self._cache.close()
             self._cache = None
@@ -170,3 +174,21 @@ class Encoder(ABC):
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(name={self.name!r}, device={self.device!r}, precision={self.precision!r}, "
                 f"backend={self.backend!r}, quantize={self.quantize!r})")
+
+
+class CompositeEncoder(Encoder):
+    """An encoder whose vectors combine those of other encoders, its `parts` (an MTS fold ensemble, a thematic
+    concatenation): its runtime is the parts' runtimes, and OpenVINO int8 parts calibrate on the texts before its
+    cache key is read, since their calibration digests key the combined vectors."""
+
+    parts: Sequence[Encoder] = ()
+
+    @property
+    def runtime(self) -> str:  # the parts' runtimes (their calibration digests included); empty for torch
+        return "+".join(p.runtime for p in self.parts) if any(p.runtime for p in self.parts) else ""
+
+    def encode(self, texts, *args, **kwargs) -> np.ndarray:  # noqa: ANN001, ANN002, ANN003 (Encoder.encode's)
+        for p in self.parts:
+            getattr(p, "calibrate", lambda _texts: None)(texts)
+        self._close_stale_cache()
+        return super().encode(texts, *args, **kwargs)

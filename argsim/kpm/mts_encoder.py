@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from argsim.backend import Encoder
+from argsim.backend.encoder import CompositeEncoder
 from argsim.backend.fingerprint import fingerprint
 from argsim.engine import Engine
 from argsim.errors import ModelError
@@ -104,27 +105,15 @@ class MTSEncoder(Encoder):
         return encode(engine, self, [pack(t, tp, s) for t, tp, s in zip(texts, topics, stances, strict=True)])
 
 
-class EnsembleEncoder(Encoder):
+class EnsembleEncoder(CompositeEncoder):
     """Fold ensemble: concatenated L2-normalised member embeddings / sqrt(k), so cosine = mean member cosine."""
 
     def __init__(self, members: list[Encoder], name: str) -> None:
         super().__init__()
         self.members, self.name = members, name
+        self.parts = members
         self.device, self.precision = members[0].device, members[0].precision
         self.identity = "ensemble:" + "+".join(m.identity for m in members)
-
-    @property
-    def runtime(self) -> str:  # the members' runtimes (their calibration digests included); empty for torch
-        return "+".join(m.runtime for m in self.members) if any(m.runtime for m in self.members) else ""
-
-    def encode(self, texts, *args, **kwargs) -> np.ndarray:  # noqa: ANN001, ANN002, ANN003 (Encoder.encode's)
-        key = self.cache_key
-        for m in self.members:  # OpenVINO int8 members calibrate first: their digests key these vectors
-            getattr(m, "calibrate", lambda _texts: None)(texts)
-        if key != self.cache_key and self._cache is not None:
-            self._cache.close()
-            self._cache = None
-        return super().encode(texts, *args, **kwargs)
 
     def _combine(self, parts: list[np.ndarray]) -> np.ndarray:
         normed = [l2_normalize(p) for p in parts]

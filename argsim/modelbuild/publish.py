@@ -164,6 +164,14 @@ WIKIPEDIA_LICENCE = ("Wikipedia articles of the IBM Debater Claim Stance Dataset
                      "(https://creativecommons.org/licenses/by-sa/3.0/); Bar-Haim et al., Stance Classification of "
                      "Context-Dependent Claims, EACL 2017")
 
+#: what the shipped counter-argument models share: gate, figures, data and licence
+COUNTER_TASK = {"primary": "val_at1_over_30_best", "figures": ("val_at1_over_30_best", "val_at1_over_30_untrained"),
+                "data": "counterargs-18 training split (4,065 point-counter pairs; validation: 1,287 pairs, every "
+                        "validation argument a candidate)",
+                "licence": COUNTERARGS_LICENCE}
+COUNTER_SLICE_TEXT = (f"counterargs-18 {COUNTER_SLICE['split']}, first {COUNTER_SLICE['limit']} points (id order), "
+                      f"setting {COUNTER_SLICE['setting']}")
+
 TASKS: dict[str, ShippedTask] = {
     "kpm": ShippedTask("kpm", "kpm", "key point matching bi-encoder: LoRA adapter over MiniLM, contrastive loss",
                        primary="dev_strict_map", figures=("dev_strict_map", "dev_relaxed_map"),
@@ -185,12 +193,7 @@ TASKS: dict[str, ShippedTask] = {
     "counter-bi-encoder": ShippedTask(
         "counter-bi-encoder", "counterargs-neural",
         "best counter-argument retrieval Bi-encoder: two linear heads over frozen MiniLM, increasing-hard negatives",
-        primary="val_at1_over_30_best", figures=("val_at1_over_30_best", "val_at1_over_30_untrained"),
-        data="counterargs-18 training split (4,065 point-counter pairs; validation: 1,287 pairs, every "
-             "validation argument a candidate)",
-        licence=COUNTERARGS_LICENCE,
-        slice_description=(f"counterargs-18 {COUNTER_SLICE['split']}, first {COUNTER_SLICE['limit']} points "
-                           f"(id order), setting {COUNTER_SLICE['setting']}: accuracy@1 and MRR"),
+        **COUNTER_TASK, slice_description=f"{COUNTER_SLICE_TEXT}: accuracy@1 and MRR",
         slice_figures=_counter_slice("bi-encoder"), artifact="heads",
         files=("heads.safetensors", "config.json", "argsim_encoder.json"),
         trained_with="train with `argsim train bipolar --kind bi-encoder` (frozen encoder)"),
@@ -198,13 +201,8 @@ TASKS: dict[str, ShippedTask] = {
         "counter-bipolar", "counterargs-neural",
         "best counter-argument Bipolar-encoder: a LoRA adapter over MiniLM (one tower for points and candidates) "
         "and its retrieval and classification heads, trained jointly",
-        primary="val_at1_over_30_best", figures=("val_at1_over_30_best", "val_at1_over_30_untrained"),
-        data="counterargs-18 training split (4,065 point-counter pairs; validation: 1,287 pairs, every "
-             "validation argument a candidate)",
-        licence=COUNTERARGS_LICENCE,
-        slice_description=(f"counterargs-18 {COUNTER_SLICE['split']}, first {COUNTER_SLICE['limit']} points "
-                           f"(id order), setting {COUNTER_SLICE['setting']}: accuracy@1 and MRR of the retrieval "
-                           "top 30 reranked by the classification head"),
+        **COUNTER_TASK, slice_description=f"{COUNTER_SLICE_TEXT}: accuracy@1 and MRR of the retrieval top 30 "
+                                          "reranked by the classification head",
         slice_figures=_counter_slice("bipolar"), artifact="lora+heads",
         files=("heads.safetensors", "config.json", "argsim_encoder.json", "point_encoder/adapter_model.safetensors",
                "point_encoder/adapter_config.json"),

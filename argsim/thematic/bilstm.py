@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from argsim.backend.encoder import Encoder
+from argsim.backend.encoder import CompositeEncoder, Encoder
 from argsim.backend.fingerprint import fingerprint
 from argsim.backend.models import tokenize_en
 from argsim.backend.safety import load_torch_weights
@@ -158,7 +158,7 @@ class BiLSTMEncoder(Encoder):
         return np.concatenate(outs, axis=0)
 
 
-class ConcatEncoder(Encoder):
+class ConcatEncoder(CompositeEncoder):
     """Concatenation of several backend encoders' vectors (the paper's triplets-sen-titles)."""
 
     def __init__(self, folder: Path, parts: list[Encoder]) -> None:
@@ -170,19 +170,6 @@ class ConcatEncoder(Encoder):
         ran = [p for p in parts if p.backend != "torch"]
         if ran:  # a part's transformer runs in ONNX Runtime / OpenVINO
             self.backend, self.quantize = ran[0].backend, ran[0].quantize
-
-    @property
-    def runtime(self) -> str:  # the parts' runtimes (their calibration digests included); empty for torch
-        return "+".join(p.runtime for p in self.parts) if any(p.runtime for p in self.parts) else ""
-
-    def encode(self, texts, *args, **kwargs) -> np.ndarray:  # noqa: ANN001, ANN002, ANN003 (Encoder.encode's)
-        key = self.cache_key
-        for p in self.parts:  # OpenVINO int8 parts calibrate first: their digests key these vectors
-            getattr(p, "calibrate", lambda _texts: None)(texts)
-        if key != self.cache_key and self._cache is not None:
-            self._cache.close()
-            self._cache = None
-        return super().encode(texts, *args, **kwargs)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         return np.concatenate([p.encode(texts, show_progress=False) for p in self.parts], axis=1)
