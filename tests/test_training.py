@@ -351,6 +351,59 @@ def test_custom_loop_device_seed_resume_and_bf16(devices_seen, tiny_vectors, tmp
     assert (tmp_path / "h" / "README.md").read_text().startswith("---\nlibrary_name: argsim")
 
 
+def test_bilstm_keeps_the_epoch_with_the_best_dev_triplet_accuracy(tiny_vectors, tmp_path):
+    """With dev triplets the BiLSTM is scored after every epoch (L1 triplet accuracy, ties wrong) and OUT holds the
+    best epoch's model, not the last: at lr 1e-2 the tiny run peaks after epoch 1 and ends lower. The saved folder,
+    reloaded through the backend and scored by the numpy metric, reaches the best recorded evaluation, and its
+    weights are those of a one-epoch run without dev (evaluating draws no random numbers)."""
+    from argsim.backend import get_encoder
+    from argsim.metrics.triplets import encoded_triplet_scores
+    from argsim.thematic.train import ThematicTrainConfig, train_bilstm
+
+    trips, dev = tiny_triplets(32), held_out_triplets()
+    cfg = {"hidden": 8, "attention": 4, "batch_size": 8, "seed": 5, "word_vectors": tiny_vectors, "lr": 1e-2}
+    quiet = {"log": lambda *_: None, "placement": cpu(5), "budget": Budget()}
+    report = train_bilstm(trips, tmp_path / "m", ThematicTrainConfig(epochs=3, **cfg), dev=dev, **quiet)
+    records = json.loads((tmp_path / "m" / "train_config.json").read_text())
+    key = "dev_l1_accuracy"
+    assert [e["step"] for e in records["evals"]] == [4, 8, 12]  # one evaluation per epoch
+    assert [h["epoch"] for h in records["history"]] == [1, 2, 3]
+    values = [e[key] for e in records["evals"]]
+    best = max(values)
+    assert values[-1] < best, values  # the premise: the last epoch is not the best
+    first_best = values.index(best) + 1
+    metrics = records["metrics"]
+    assert metrics["best_epoch"] == first_best and metrics["best_step"] == 4 * first_best
+    assert metrics["best_dev_sample_accuracy_l1"] == best and report.best_step == 4 * first_best
+    saved = encoded_triplet_scores(get_encoder(str(tmp_path / "m")), dev, distance="l1", ties="wrong",
+                                   use_cache=False)
+    assert saved.accuracy == pytest.approx(best) and report.dev_accuracy == pytest.approx(best)
+    assert metrics["dev_triplet_accuracy_l1"] == pytest.approx(best)
+    train_bilstm(trips, tmp_path / "one", ThematicTrainConfig(epochs=first_best, **cfg), **quiet)
+    assert same_weights(tmp_path / "m", tmp_path / "one")
+
+
+def test_bilstm_eval_every_resumes_exactly(tiny_vectors, tmp_path):
+    """--eval-every 3 with dev: a run stopped by --max-steps between evaluations and resumed records the same
+    evaluations and keeps the same best model as the uninterrupted run."""
+    from argsim.thematic.train import ThematicTrainConfig, train_bilstm
+
+    trips, dev = tiny_triplets(32), held_out_triplets()
+    cfg = {"hidden": 8, "attention": 4, "batch_size": 8, "epochs": 3, "seed": 5, "word_vectors": tiny_vectors,
+           "lr": 1e-2, "eval_every": 3}
+    quiet = {"log": lambda *_: None, "placement": cpu(5)}
+    whole = train_bilstm(trips, tmp_path / "a", ThematicTrainConfig(**cfg), dev=dev, budget=Budget(), **quiet)
+    first = train_bilstm(trips, tmp_path / "r", ThematicTrainConfig(**cfg), dev=dev, budget=Budget(max_steps=5),
+                         **quiet)
+    assert first.stopped_by == "max_steps" and first.best_step in (3, 4)  # evaluated at steps 3 and 4
+    rest = train_bilstm(trips, tmp_path / "r", ThematicTrainConfig(**cfg), dev=dev, budget=Budget(resume=True),
+                        **quiet)
+    a, r = (json.loads((tmp_path / x / "train_config.json").read_text()) for x in ("a", "r"))
+    assert [e["step"] for e in a["evals"]] == [3, 4, 6, 8, 9, 12]  # every 3 steps and at each epoch end (4 steps)
+    assert r["evals"] == a["evals"] and r["metrics"] == a["metrics"]
+    assert rest.best_step == whole.best_step and same_weights(tmp_path / "a", tmp_path / "r")
+
+
 def test_kpm_trainers_train_on_the_resolved_device(devices_seen, tmp_path):
     """Siamese SBERT (full and top-layer) and MTS: one or two steps each, parameters on the resolved device."""
     from argsim.data.argkp import load_kpm_files

@@ -112,7 +112,7 @@ def save_model(folder: Path, model: AttentionBiLSTM, vocab: Vocabulary, config: 
     """Write a backend-loadable model folder."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    torch.save(model.state_dict(), folder / "model.pt")
+    torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()}, folder / "model.pt")
     (folder / "vocab.txt").write_text("\n".join(vocab.words) + "\n", encoding="utf-8")
     (folder / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
     (folder / "argsim_encoder.json").write_text(json.dumps(MANIFEST), encoding="utf-8")

@@ -40,13 +40,14 @@ class ThematicTrainConfig:
     batch_size: int = setting(64, "Triplets per step (MiniLM: use 16).", min=1)
     epochs: int = setting(1, "Passes over the (sub-sampled) triplets.", min=1)
     max_triplets: int | None = setting(None, "Sub-sample this many training triplets (seeded).", min=1)
-    eval_every: int = setting(0, "--arch minilm: score a dev sample every N steps and keep the best step's model "
-                              "(0 = keep the last).", min=0)
+    eval_every: int = setting(0, "Score a sample of the --dev triplets every N optimizer steps too and keep the "
+                              "best-scoring model (0: the BiLSTM at epoch ends only; MiniLM keeps the last).",
+                              min=0)
     lora_rank: int = setting(0, "--arch minilm: train a LoRA adapter of this rank instead of the weights (OUT then "
                              "holds only the adapter, loaded over the installed base; see docs/models.md).", min=0)
     lora_alpha: float = setting(32.0, "--lora-rank: the scale numerator (the update is multiplied by alpha / rank).",
                                 min=0)
-    dev_sample: int = setting(2000, "--eval-every: dev triplets sampled (seeded) for the choice.", min=1)
+    dev_sample: int = setting(2000, "--dev: dev triplets sampled (seeded) to choose the saved model on.", min=1)
     threads: int | None = setting(1, "Torch CPU threads when the global --threads is not given (0 = torch "
                                   "default); 1 is fastest when the other cores are busy.", min=0)
     seed: int = setting(13, "Random seed (the global --seed).", cli=False)

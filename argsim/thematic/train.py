@@ -1,9 +1,19 @@
 """Training the thematic triplet network (BiLSTM + attention, L1 distance, the paper's softmax loss, Adam 1e-3).
 
-Trains through argsim.training's accelerate loop (device, precision, DDP, checkpoints under OUT/checkpoints).
-Bounded runs: `max_triplets` subsamples the training triplets (seeded); the budget (--max-steps, --max-minutes)
-stops the run with a checkpoint, written also every `checkpoint_every` steps and at the end of each epoch;
---resume continues from it exactly (the epoch's batch order is a function of the seed and the epoch).
+Trains through argsim.training's accelerate loop (`argsim.training.fit.fit`: device, precision, DDP, checkpoints
+under OUT/checkpoints). Bounded runs: `max_triplets` subsamples the training triplets (seeded); the budget
+(--max-steps, --max-minutes) stops the run with a checkpoint, written also every `checkpoint_every` steps and at
+the end of each epoch; --resume continues from it exactly (the epoch's batch order is a function of the seed and
+the epoch).
+
+Model selection (with dev triplets): the task's own metric chooses the saved model. `TripletAccuracyEvaluator`
+(the TDC accuracy of Ein Dor et al. (2018): L1 distance, a triplet is right when d(a, p) < d(a, n), ties wrong)
+scores a seeded sample of `dev_sample` dev triplets after every epoch and, with `eval_every` > 0, every
+`eval_every` optimizer steps; OUT holds the best-scoring model (the first of equal scores), not the last. The
+paper trains one epoch and does not say how it picked its model; with one epoch and no `eval_every` the saved
+model is the last, as before. The reported `dev_accuracy` is then measured on all dev triplets (a sample of which
+chose the model: mildly optimistic), and every evaluation is recorded (`evals` and `history` of
+train_config.json).
 """
 
 from __future__ import annotations
@@ -32,6 +42,7 @@ from argsim.training.loop import TrainLoop
 from argsim.training.record import data_hash, train_config, write_records
 
 FIELDS = ("anchor", "positive", "negative")
+LOSS_EVERY = 20  # a training loss recorded every N optimizer steps
 
 
 @dataclass
@@ -42,6 +53,9 @@ class TrainReport:
     triplets_per_second: float = 0.0
     train_triplets: int = 0
     dev_accuracy: float | None = None
+    best_step: int | None = None
+    best_epoch: float | None = None
+    best_dev_sample_accuracy: float | None = None
     losses: list[float] = field(default_factory=list)
     stopped_by_time: bool = False
     stopped_by: str | None = None
@@ -52,18 +66,68 @@ def policy(config: ThematicTrainConfig) -> OptimPolicy:
     return OptimPolicy(lr=config.lr, weight_decay=0.0, schedule="constant", max_grad_norm=None)
 
 
+class TripletAccuracyEvaluator:
+    """The TDC accuracy of a BiLSTM in training, in the sentence-transformers evaluator style: called on the
+    network, it returns `{"<name>_l1_accuracy": ..., "<name>_l1_mean_diff": ...}`; `primary_metric` is the
+    accuracy (the share of triplets with d(a, p) < d(a, n) under the L1 distance the network is trained with; a tie
+    counts as wrong, as `argsim eval triplets --distance l1 --ties wrong`). The network runs in eval mode (no
+    dropout) and goes back to its former mode after; it draws no random numbers, so evaluating does not change
+    the run.
+
+    Args:
+        triplets: the (anchor, positive, negative) records to score.
+        vocab: the run's vocabulary (words to embedding rows).
+        name: the metrics' prefix.
+        sample: score a seeded sample of this many triplets (None or more than there are: all of them).
+        seed: the sample's seed.
+        batch_size: sentences per forward pass.
+
+    Returns (when called on a network): the two metrics.
+
+    Example:
+        >>> ev = TripletAccuracyEvaluator(dev_rows, vocab, sample=2000)  # doctest: +SKIP
+        >>> ev(net)["dev_l1_accuracy"]  # doctest: +SKIP
+        0.61...
+    """
+
+    def __init__(self, triplets: list[dict], vocab: Vocabulary, name: str = "dev", sample: int | None = None,
+                 seed: int = 13, batch_size: int = 256) -> None:
+        if sample and len(triplets) > sample:
+            triplets = random.Random(seed).sample(triplets, sample)
+        self.triplets, self.vocab, self.name, self.batch_size = list(triplets), vocab, name, batch_size
+        self.primary_metric = f"{name}_l1_accuracy"
+        self.greater_is_better = True
+
+    def __call__(self, model: AttentionBiLSTM, output_path: str | None = None, epoch: int = -1,
+                 steps: int = -1) -> dict[str, float]:
+        from argsim.metrics.triplets import encoded_triplet_scores
+
+        vocab, batch_size = self.vocab, self.batch_size
+        device = next(model.parameters()).device
+
+        class Live:  # the network being trained, behind `encode`
+            @staticmethod
+            def encode(texts: list[str]) -> np.ndarray:
+                outs = []
+                with torch.inference_mode():
+                    for start in range(0, len(texts), batch_size):
+                        outs.append(model(*_on(vocab.batch(texts[start:start + batch_size]), device))
+                                    .float().cpu().numpy())
+                return np.concatenate(outs, axis=0)
+
+        was_training = model.training
+        model.eval()
+        try:
+            scores = encoded_triplet_scores(Live(), self.triplets, distance="l1", ties="wrong")
+        finally:
+            model.train(was_training)
+        return {self.primary_metric: scores.accuracy, f"{self.name}_l1_mean_diff": scores.mean_diff}
+
+
 def _evaluate(model: AttentionBiLSTM, vocab: Vocabulary, triplets: list[dict], batch_size: int = 256) -> float:
-    """TDC accuracy with L1 distance (d+ < d-)."""
-    model.eval()
-    device = next(model.parameters()).device
-    correct = 0
-    with torch.inference_mode():
-        for start in range(0, len(triplets), batch_size):
-            chunk = triplets[start:start + batch_size]
-            a, p, n = (model(*_on(vocab.batch([t[f] for t in chunk]), device)) for f in FIELDS)
-            correct += int((l1_distance(a, p) < l1_distance(a, n)).sum())
-    model.train()
-    return correct / max(len(triplets), 1)
+    """TDC accuracy with L1 distance (d+ < d-) on all `triplets`."""
+    evaluator = TripletAccuracyEvaluator(triplets, vocab, batch_size=batch_size)
+    return evaluator(model)[evaluator.primary_metric]
 
 
 def _on(batch: tuple[torch.Tensor, torch.Tensor], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
@@ -76,10 +140,29 @@ def train_bilstm(triplets: list[dict], out: Path, config: ThematicTrainConfig, d
                  budget: Budget | None = None) -> TrainReport:
     """Train on (anchor, positive, negative) records and save a backend-loadable model folder to `out`.
 
-    `placement`: device / precision / seed (default: the CPU, fp32, `config.seed`, `config.threads` threads).
-    `budget`: default `Budget(max_minutes=config.max_minutes, checkpoint_every=config.checkpoint_every,
-    resume=True)` - a library call into the same folder continues its checkpoint, as before."""
+    Args:
+        triplets: the training records.
+        out: the model folder (checkpoints under OUT/checkpoints).
+        config: the settings (the BiLSTM's fields; `arch` is not read).
+        dev: dev triplets: `TripletAccuracyEvaluator` scores a sample of `config.dev_sample` of them after every
+            epoch (and every `config.eval_every` steps) and OUT keeps the best-scoring model; its accuracy on all
+            of them is reported. None: OUT holds the last model.
+        log: prints the run's messages.
+        placement: device / precision / seed (default: the CPU, fp32, `config.seed`, `config.threads` threads).
+        budget: default `Budget(max_minutes=config.max_minutes, checkpoint_every=config.checkpoint_every,
+            resume=True)` - a library call into the same folder continues its checkpoint, as before.
+
+    Returns:
+        the `TrainReport` (steps, speed, the dev accuracy of the saved model, the best evaluation's step).
+
+    Example:
+        >>> rep = train_bilstm(rows, Path("models/thematic-sen"), ThematicTrainConfig(arch="bilstm"),
+        ...                    dev=dev_rows)  # doctest: +SKIP
+        >>> rep.best_step, rep.dev_accuracy  # doctest: +SKIP
+        (1034, 0.6057)
+    """
     from argsim.backend import load_word_vectors
+    from argsim.backend.safety import load_torch_weights
 
     out = Path(out)
     placement = placement or resolve_placement("cpu", "fp32", threads=config.threads, seed=config.seed)
@@ -96,6 +179,8 @@ def train_bilstm(triplets: list[dict], out: Path, config: ThematicTrainConfig, d
     np.random.seed(config.seed)
     model = AttentionBiLSTM(matrix, config.hidden, config.attention, config.dropout)
     device = loop.device
+    evaluator = (TripletAccuracyEvaluator(dev, vocab, sample=config.dev_sample, seed=config.seed)
+                 if dev else None)
 
     def loss_of(net: AttentionBiLSTM, chunk: list[dict]) -> torch.Tensor:
         a, p, n = (net(*_on(vocab.batch([t[f] for t in chunk]), device)) for f in FIELDS)
@@ -124,28 +209,55 @@ def train_bilstm(triplets: list[dict], out: Path, config: ThematicTrainConfig, d
 
     def record(value: float) -> None:  # after each optimizer step, before a checkpoint
         report.steps, report.seconds = loop.steps, loop.seconds()
-        if report.steps % 20 == 0:
+        if report.steps % LOSS_EVERY == 0:
             report.losses.append(round(value, 5))
 
-    fit(loop, model, [{"params": list(model.parameters())}], loss_of, epoch_batches, epochs=config.epochs,
-        batches_per_epoch=n_batches, on_batch=on_batch, on_step=record, on_resume=on_resume,
-        state=lambda: {"identity": identity, "report": asdict(report)},
-        progress=lambda epoch: f"epoch {epoch + 1}/{config.epochs}")
+    def info() -> dict:
+        return {**asdict(config), "architecture": "bilstm-attention", "output_dim": 2 * config.hidden,
+                "training": asdict(report)}
+
+    def keep(row: dict) -> None:  # rank 0: the best evaluation so far; OUT holds its model
+        report.best_step, report.best_epoch = row["step"], row["epoch"]
+        report.best_dev_sample_accuracy = row[evaluator.primary_metric]
+        save_model(out, model, vocab, info())
+
+    def on_epoch_end(row: dict, kept: bool) -> None:
+        if evaluator is not None and loop.is_main:
+            log(f"epoch {row['epoch']}: dev sample L1 accuracy {row[evaluator.primary_metric]:.4f}"
+                + (" (best so far: kept)" if kept else ""))
+
+    run = fit(loop, model, [{"params": list(model.parameters())}], loss_of, epoch_batches, epochs=config.epochs,
+              batches_per_epoch=n_batches, evaluator=evaluator, eval_every=config.eval_every if evaluator else 0,
+              keep=keep if evaluator else None, on_epoch_end=on_epoch_end, on_batch=on_batch, on_step=record,
+              on_resume=on_resume,
+              state=lambda: {"identity": identity, "report": asdict(report)},
+              progress=lambda epoch: f"epoch {epoch + 1}/{config.epochs}")
     report.stopped_by = loop.stopped_by
     report.stopped_by_time = loop.stopped_by == "max_minutes"
     report.seconds = loop.seconds()
     report.triplets_per_second = report.triplets_seen / max(report.seconds, 1e-9)
+    if run.best is not None:
+        report.best_step, report.best_epoch = run.best["step"], run.best["epoch"]
+        report.best_dev_sample_accuracy = run.best["value"]
     if loop.is_main:
+        model.eval()
+        if run.best is not None and (out / "model.pt").is_file():  # OUT holds the best evaluation's model
+            model.load_state_dict(load_torch_weights(out / "model.pt"))
         if dev:
             report.dev_accuracy = _evaluate(model, vocab, dev)
-        model.eval()
-        save_model(out, model.to("cpu"), vocab, {**asdict(config), "architecture": "bilstm-attention",
-                                                 "output_dim": 2 * config.hidden, "training": asdict(report)})
-        run = {"steps": report.steps, "seconds": round(report.seconds, 2), "stopped_by": report.stopped_by,
-               "losses": report.losses}
-        metrics = {"dev_triplet_accuracy_l1": report.dev_accuracy} if report.dev_accuracy is not None else {}
+        save_model(out, model.to("cpu"), vocab, info())
+        record_run = {"steps": report.steps, "seconds": round(report.seconds, 2), "stopped_by": report.stopped_by,
+                      "losses": report.losses,
+                      "loss_steps": [LOSS_EVERY * (i + 1) for i in range(len(report.losses))],
+                      "history": run.history, "evals": run.evals}
+        metrics: dict = {}
+        if report.dev_accuracy is not None:
+            metrics["dev_triplet_accuracy_l1"] = report.dev_accuracy
+        if run.best is not None:
+            metrics |= {"best_step": run.best["step"], "best_epoch": run.best["epoch"],
+                        "best_dev_sample_accuracy_l1": run.best["value"]}
         write_records(out, train_config("thematic-bilstm", placement, budget, policy(config), asdict(config),
                                         {"train": data_hash(triplets), "dev": data_hash(dev) if dev else None},
-                                        run, metrics, base_model=config.word_vectors))
+                                        record_run, metrics, base_model=config.word_vectors))
         log(json.dumps({k: v for k, v in asdict(report).items() if k != "losses"}))
     return report

@@ -77,7 +77,9 @@ def train_thematic(
     triplets: Path = typer.Argument(..., help="Training triplets JSONL/CSV (anchor, positive, negative), e.g. "
                                               "runs/thematic/data/triplets-sen-train.jsonl."),
     out: Path = typer.Option(..., callback=OUT_DIR, help="Model folder to write (loads with --model DIR everywhere)."),
-    dev: Path | None = typer.Option(None, help="Dev triplets: accuracy printed after training."),
+    dev: Path | None = typer.Option(None, help="Dev triplets: a sample of them chooses the saved model (the "
+                                               "BiLSTM: after every epoch; --eval-every N: every N steps); the "
+                                               "saved model's accuracy on all of them is printed."),
 ) -> None:
     """Train a thematic sentence encoder on triplets (--resume continues from OUT/checkpoints). The defaults are
     the recommended recipe (the paper's BiLSTM)."""
@@ -90,9 +92,9 @@ def train_thematic(
     arch, eval_every = config.arch, config.eval_every
     if arch not in ("bilstm", "minilm"):
         raise ArgsimError(f"--arch must be bilstm or minilm, not {arch!r}")
-    if eval_every and (arch != "minilm" or dev is None):
-        raise ArgsimError("--eval-every needs --arch minilm and --dev (the triplets the best step is chosen on)")
-    if eval_every and plan.checkpoint_every % eval_every:
+    if eval_every and dev is None:
+        raise ArgsimError("--eval-every needs --dev (the triplets the best step is chosen on)")
+    if arch == "minilm" and eval_every and plan.checkpoint_every % eval_every:
         raise ArgsimError(f"--checkpoint-every {plan.checkpoint_every} must be a multiple of --eval-every "
                           f"{eval_every} (the best step must be a saved checkpoint)")
     where = placement(ctx, threads=config.threads or None)
@@ -108,6 +110,7 @@ def train_thematic(
         stats = {"triplets": rep.train_triplets, "seen": rep.triplets_seen, "steps": rep.steps,
                  "seconds": rep.seconds, "triplets/s": rep.triplets_per_second,
                  "dev accuracy (L1)": rep.dev_accuracy if rep.dev_accuracy is not None else "-",
+                 "best step": rep.best_step if rep.best_step is not None else "-",
                  "stopped by": rep.stopped_by or "-"}
     else:
         from argsim.thematic.finetune import finetune_sentence_transformer
