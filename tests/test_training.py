@@ -281,8 +281,8 @@ def test_thematic_finetune_raises_held_out_triplet_accuracy(tiny_bert, tmp_path)
 
 def test_counter_cross_encoder_keeps_the_best_validated_weights_not_the_last(tiny_bert, tmp_path):
     """Validated twice per epoch, a tiny random cross-encoder at lr 3e-3 peaks early and ends lower: the saved model
-    is the peak (it scores the best row's choice accuracy again), the records name it, and OUT/best is removed."""
-    from argsim.counter.neural.cross import BEST, CrossScorer, choice_accuracy, train_cross_encoder, validation_choices
+    is the peak (it scores the best row's choice accuracy again) and the records name it."""
+    from argsim.counter.neural.cross import CrossScorer, choice_accuracy, train_cross_encoder, validation_choices
 
     pairs = [(a, b) for texts in TOPICS.values() for a, b in zip(texts[:3], texts[3:], strict=True)]
     collection = [t for p in pairs for t in p]
@@ -296,7 +296,29 @@ def test_counter_cross_encoder_keeps_the_best_validated_weights_not_the_last(tin
     assert metrics["val_choice_accuracy"] == best and metrics["val_choice_accuracy_last"] == vals[-1]
     assert metrics["best_epoch"] == hist[1 + vals.index(best)]["epoch"]
     assert choice_accuracy(CrossScorer(tmp_path / "ce").score, questions) == pytest.approx(best, abs=1e-4)
-    assert not (tmp_path / "ce" / BEST).exists()
+
+
+def test_counter_cross_encoder_resumed_keeps_the_best_validated_before_the_stop(tiny_bert, tmp_path):
+    """The same run stopped by --max-steps 5 (the stopped weights are validated too, their row marked) and resumed:
+    the best validated row comes before the stop, and the resumed run still saves its weights (the best of the
+    whole history, the first of equal scores), not the last ones."""
+    from argsim.counter.neural.cross import CrossScorer, choice_accuracy, train_cross_encoder, validation_choices
+
+    pairs = [(a, b) for texts in TOPICS.values() for a, b in zip(texts[:3], texts[3:], strict=True)]
+    collection = [t for p in pairs for t in p]
+    questions = validation_choices(pairs, collection, points=9, negatives=3)
+    kw = {"epochs": 2, "lr": 3e-3, "batch_size": 4, "max_length": 32, "val_questions": questions,
+          "evals_per_epoch": 2, "placement": cpu()}
+    first = train_cross_encoder(str(tiny_bert), pairs, collection, tmp_path / "ce", budget=Budget(max_steps=5), **kw)
+    assert first[-1]["stopped_early"] and first[-1]["examples"] == 20
+    hist = train_cross_encoder(str(tiny_bert), pairs, collection, tmp_path / "ce", budget=Budget(resume=True), **kw)
+    assert hist[:len(first)] == first and len(hist) > len(first)
+    vals = [h["val"] for h in hist[1:]]
+    at = vals.index(max(vals))  # the first of equal scores
+    assert at < len(first) - 1 and max(vals[len(first) - 1:]) < vals[at], hist  # the premise: the best is earlier
+    metrics = json.loads((tmp_path / "ce" / "train_config.json").read_text())["metrics"]
+    assert metrics["val_choice_accuracy"] == vals[at] and metrics["best_epoch"] == hist[1 + at]["epoch"]
+    assert choice_accuracy(CrossScorer(tmp_path / "ce").score, questions) == pytest.approx(vals[at], abs=1e-4)
 
 
 def test_thematic_finetune_with_eval_every_keeps_the_budget_stop_checkpoint(tiny_bert, tmp_path):

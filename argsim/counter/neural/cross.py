@@ -187,38 +187,7 @@ def pointwise_examples(pairs: Sequence[tuple[str, str]], collection: Sequence[st
     return {"sentence1": s1, "sentence2": s2, "label": y}
 
 
-BEST = "best"  # OUT/best: the best validated weights so far, while training runs
-
-
-class _KeepBest:
-    """Keeps the weights of the best validation score seen (first of equal scores) in OUT/best (rank 0 writes)
-    and puts them back at the end; a resumed run knows the earlier rows' best from the history."""
-
-    def __init__(self, model, folder: Path, earlier: list) -> None:  # noqa: ANN001
-        self.model, self.folder = model, folder
-        seen = [v for v in earlier if v is not None]
-        self.best = max(seen) if seen and folder.is_dir() else None
-
-    def offer(self, val: float | None) -> None:
-        from argsim.training import is_main_process
-
-        if val is None or (self.best is not None and val <= self.best):
-            return
-        self.best = val
-        if is_main_process():
-            self.model.save(str(self.folder))
-
-    def restore(self, history: list[dict]) -> dict | None:
-        """Load the best row's weights into the model where a later row scored lower; returns the best row."""
-        rows = [h for h in history[1:] if h.get("val") is not None]
-        if not rows:
-            return None
-        best = max(rows, key=lambda h: h["val"])  # the first of equal scores
-        if best is not rows[-1] and (self.folder / "model.safetensors").is_file():
-            from safetensors.torch import load_file
-
-            self.model.model.load_state_dict(load_file(str(self.folder / "model.safetensors")))
-        return best
+SELECTION_METRIC = "eval_val_choice_accuracy"  # the validation choice accuracy, as the trainer logs it
 
 
 def train_cross_encoder(base_model: str, train_pairs: Sequence[tuple[str, str]], collection: Sequence[str],
@@ -239,8 +208,9 @@ def train_cross_encoder(base_model: str, train_pairs: Sequence[tuple[str, str]],
 
     Model selection: that validation accuracy, the task's own metric, chooses the saved model: the weights of
     the best validated row of training (the first of equal scores; the untrained row is the baseline, not a
-    candidate) are kept in OUT/best while training runs and saved as the model at the end, which may be
-    earlier than the last step. Without `val_questions` the last step is saved.
+    candidate), which may be earlier than the last step (`argsim.training.st.fit_st`'s selection: a checkpoint at
+    each validation, transformers' `load_best_model_at_end`; a `--resume`d run keeps the best of the rows before
+    its stop, which `trainer_state.json` records). Without `val_questions` the last step is saved.
     """
     import math
 
@@ -288,44 +258,40 @@ def train_cross_encoder(base_model: str, train_pairs: Sequence[tuple[str, str]],
                 self.losses.append(float(logs["loss"]))
 
         def on_evaluate(self, args, state, control, metrics=None, **kw):  # noqa: ANN001, ANN003, ANN201
-            self.row(state.global_step, (metrics or {}).get("eval_val_choice_accuracy"), False)
+            stopped = control.should_training_stop and state.global_step < state.max_steps  # a budget's stop
+            self.row(state.global_step, (metrics or {}).get(SELECTION_METRIC), stopped)
 
         def row(self, step: int, val: float | None, stopped: bool) -> None:
-            if step == self.step and not stopped:
+            if step == self.step:
                 return
             self.step = step
-            keep.offer(val)
             record({"epoch": round(step / per_epoch, 3), "val": val,
                     "loss": float(np.mean(self.losses)) if self.losses else None,
                     "examples": min(step * examples_per_step, len(data["label"])),
                     "seconds": round(offset + time.perf_counter() - self.start, 2), "stopped_early": stopped})
             self.losses = []
 
-    keep = _KeepBest(model, out_dir / BEST, [h["val"] for h in history[1:]])
     tracker = History()
     if not history:
         record({"epoch": 0, "val": evaluator(model)["val_choice_accuracy"] if evaluator else None, "loss": None,
                 "examples": 0, "seconds": 0.0})
     trainer, run = fit_st(model, data, CrossEntropyLoss(model), out_dir, placement, budget, policy,
                           epochs=1, batch_size=batch_size, evaluator=evaluator, eval_every=every,
-                          quiet=quiet, callbacks=(tracker,), log_every=every)
-    if run["stopped_by"] or tracker.step != trainer.state.global_step:  # validate where the run ended
-        val = evaluator(model)["val_choice_accuracy"] if evaluator else None
-        tracker.row(trainer.state.global_step, val, bool(run["stopped_by"]))
-    best = keep.restore(history)  # the saved model: the validation's best row, not necessarily the last
+                          select=SELECTION_METRIC if evaluator else None, quiet=quiet, callbacks=(tracker,),
+                          log_every=every)
+    if tracker.step != trainer.state.global_step:  # no validation: a row where the run ended
+        tracker.row(trainer.state.global_step, None, bool(run["stopped_by"]))
+    best = run["best"]  # the model holds the best validated row's weights, not necessarily the last
     if trainer.is_world_process_zero():
         model.save(str(out_dir))
-        if not run["stopped_by"]:
-            import shutil
-
-            shutil.rmtree(out_dir / BEST, ignore_errors=True)  # kept only while a stopped run may resume
         write_json(out_dir / CROSS_MARKER, {"kind": "cross-encoder", "base_model": base_model,
                                             "max_length": max_length, "lr": lr, "batch_size": batch_size,
                                             "train_pairs": len(pairs)})
         write_json(out_dir / HISTORY, {"kind": "cross-encoder", "history": history})
         metrics = {"val_choice_accuracy_untrained": history[0]["val"],
-                   "val_choice_accuracy": best["val"] if best else history[-1]["val"],
-                   "val_choice_accuracy_last": history[-1]["val"], "best_epoch": best["epoch"] if best else None}
+                   "val_choice_accuracy": best["value"] if best else history[-1]["val"],
+                   "val_choice_accuracy_last": history[-1]["val"],
+                   "best_epoch": round(best["step"] / per_epoch, 3) if best else None}
         write_records(out_dir, train_config("counter-cross-encoder", placement, budget, policy,
                                             {"epochs": epochs, "lr": lr, "batch_size": batch_size,
                                              "max_length": max_length, "evals_per_epoch": evals_per_epoch},
