@@ -527,8 +527,8 @@ def test_ddp_sentence_transformer_trainer_two_processes(tmp_path):
 
     write_jsonl(tmp_path / "t.jsonl", tiny_triplets(48))
     run = _launch(tmp_path, [_bin("accelerate"), "launch", "--multi_gpu", "--num_processes", "2"],
-                  ["train", "thematic", "t.jsonl", "--out", "m", "--arch", "minilm", "--batch-size", "4",
-                   "--lr", "1e-4", "--margin", "1.0"])
+                  ["train", "thematic", "t.jsonl", "--out", "m", "--arch", "minilm", "--lora-rank", "0",
+                   "--batch-size", "4", "--lr", "1e-4", "--margin", "1.0"])
     assert run.returncode == 0, run.stderr[-3000:]
     config = json.loads((tmp_path / "m" / "train_config.json").read_text())
     assert config["processes"] == 2 and config["steps"] == 6  # 48 triplets / (4 per batch x 2 processes)
