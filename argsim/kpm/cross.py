@@ -58,8 +58,8 @@ class CrossConfig:
     weight_decay: float = setting(0.0, "AdamW weight decay.", min=0)
     max_seq_length: int = setting(96, "Token limit of the (argument, key point) pair.", min=8,
                                   aliases=("--max-length",))
-    eval_every: int = setting(0, "Score the evaluation split's official mAP every N steps and keep the best "
-                              "checkpoint, not the last (0: keep the last step).", min=0)
+    eval_every: int = setting(0, "Score the evaluation split's official mAP every N steps and where the run ends, "
+                              "and keep the best checkpoint, not the last (0: keep the last step).", min=0)
     seed: int = setting(13, "Random seed (the global --seed).", cli=False)
 
 
@@ -172,9 +172,10 @@ def train_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=Non
     """Fine-tune a cross-encoder on the labelled pairs of `train`; save it at `out` (rank 0); the training info.
 
     Model selection: with `cfg.eval_every` > 0 and `dev` (labelled), `map_evaluator` (the official strict mAP,
-    the task's metric) scores `dev` every `eval_every` steps, a checkpoint is saved at each evaluation (the
-    budget's --checkpoint-every must be a multiple) and the saved model is the best one (transformers'
-    `load_best_model_at_end`; the first of equal scores), not the last step."""
+    the task's metric) scores `dev` every `eval_every` steps and where the run ends, a checkpoint is saved at each
+    evaluation (the budget's --checkpoint-every must be a multiple) and the saved model is the best one, not the
+    last step (`argsim.training.st.fit_st`'s selection: transformers' `load_best_model_at_end`, the first of
+    equal scores, kept across --resume)."""
     return fit_cross(train, out, cfg, placement, budget, quiet, dev)[1]
 
 
@@ -185,32 +186,28 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
 
     from argsim.settings import seed_everything
     from argsim.training import Budget, resolve_placement
-    from argsim.training.st import fit_st
+    from argsim.training.st import check_cadence, fit_st
 
     if cfg.context not in CONTEXTS:
         raise ArgsimError(f"unknown context '{cfg.context}': choose {', '.join(CONTEXTS)}")
     placement = placement or resolve_placement("cpu", "fp32", seed=cfg.seed)
     budget = budget or Budget()
+    if dev is not None:
+        check_cadence(cfg.eval_every, budget)
     cfg.seed = placement.seed
     seed_everything(cfg.seed)
     out = Path(out)
     model = load_cross_encoder(cfg.model, placement.device, cfg.max_seq_length, num_labels=1)
     sep = model.tokenizer.sep_token or "[SEP]"
     rows = pair_rows(train, cfg.context, sep)
-    evaluator, selection = None, {}
+    evaluator = None
     if cfg.eval_every and dev is not None:
-        every = budget.checkpoint_every or cfg.eval_every
-        if every % cfg.eval_every:
-            raise ArgsimError(f"--checkpoint-every {every} must be a multiple of --eval-every {cfg.eval_every} "
-                              "(the best step must be a saved checkpoint)")
         evaluator = map_evaluator(dev, cfg.context, sep)
-        selection = {"save_strategy": "steps", "save_steps": every, "load_best_model_at_end": True,
-                     "metric_for_best_model": SELECTION_METRIC, "greater_is_better": True,
-                     "save_total_limit": 2}  # 2: the best and a budget stop's
     start = time.perf_counter()
     trainer, run = fit_st(model, rows, BinaryCrossEntropyLoss(model), out, placement, budget, policy(cfg),
                           epochs=cfg.epochs, batch_size=cfg.batch_size, evaluator=evaluator,
-                          eval_every=cfg.eval_every, quiet=quiet, dataloader_drop_last=False, **selection)
+                          eval_every=cfg.eval_every, select=SELECTION_METRIC if evaluator is not None else None,
+                          quiet=quiet, dataloader_drop_last=False)
     seconds = time.perf_counter() - start
     steps_per_epoch = math.ceil(len(rows["label"]) / (cfg.batch_size * budget.grad_accum * placement.processes))
     info = {"method": "kpm-cross", "config": asdict(cfg), "train": train.name, "pairs": len(rows["label"]),
@@ -220,9 +217,9 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
             "device": placement.device, "precision": placement.precision, "stopped_by": run.get("stopped_by"),
             "losses": run.get("losses", [])}
     if evaluator is not None:
-        best = trainer.state.best_model_checkpoint
-        info |= {"dev": [e for e in run["evals"] if SELECTION_METRIC in e],
-                 "best_step": int(best.rsplit("-", 1)[1]) if best else None, "best_dev": trainer.state.best_metric}
+        best = run["best"] or {}
+        info |= {"dev": [e for e in run["evals"] if SELECTION_METRIC in e], "best_step": best.get("step"),
+                 "best_dev": best.get("value")}
     if trainer.is_world_process_zero():
         from argsim.io import write_json
         from argsim.measure import peak_memory_mb

@@ -13,8 +13,9 @@ SentenceTransformerTrainer, the top-layer variant (`train_layers`) with the acce
 `lora_rank` > 0 trains a LoRA adapter (peft) over the attention and feed-forward linear layers instead of the
 weights, and the folder then holds only the adapter (`argsim.backend.adapters`: a few MB, loaded over the
 installed base, whose hash it records); `init` continues a shipped adapter (`--init kpm`). `eval_every` > 0 scores
-the evaluation split with the official mAP every N steps (`argsim.kpm.st_evaluator.KPAMapEvaluator`) and keeps
-the weights that scored best on its strict mAP.
+the evaluation split with the official mAP every N steps and where the run ends
+(`argsim.kpm.st_evaluator.KPAMapEvaluator`) and keeps the weights that scored best on its strict mAP (the first of
+equal scores; `argsim.training.st.fit_st`'s selection: the best checkpoint, also across --resume).
 """
 
 from __future__ import annotations
@@ -79,8 +80,9 @@ class SbertConfig:
     init: str | None = setting(None, "Continue training an adapter: a shipped model's name (e.g. kpm, see `argsim "
                                "models`) or a folder trained with --lora-rank; its base and rank replace --model / "
                                "--lora-rank.")
-    eval_every: int = setting(0, "Score --eval-split with the official mAP every N steps and keep the weights with "
-                              "the best strict mAP (0: only after training).", min=0)
+    eval_every: int = setting(0, "Score --eval-split with the official mAP every N steps and where the run ends, and "
+                              "keep the weights with the best strict mAP, the first of equal scores (0: keep the "
+                              "last weights).", min=0)
 
     def __post_init__(self) -> None:
         if self.lr_end > self.lr:
@@ -247,7 +249,7 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
 
     from argsim.settings import seed_everything
     from argsim.training import Budget, resolve_placement
-    from argsim.training.st import fit_st
+    from argsim.training.st import check_cadence, fit_st
 
     if cfg.loss not in LOSSES:
         raise ArgsimError(f"unknown loss '{cfg.loss}': choose {' or '.join(LOSSES)}")
@@ -261,6 +263,7 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
                           "trainer (no --train-layers)")
     placement = placement or resolve_placement(device or "cpu", "fp32", seed=cfg.seed)
     budget = budget or Budget(max_steps=cfg.max_steps)
+    check_cadence(cfg.eval_every, budget)
     cfg.seed = placement.seed
     seed_everything(cfg.seed)
     out = Path(out)
@@ -286,31 +289,17 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
         steps, stopped_by, curve, is_main = _train_top_layers(model, rows, loss, cfg, placement, budget, out, quiet)
         run = {"steps": steps, "stopped_by": stopped_by, "losses": curve}
     else:
-        evaluator = keeper = None
+        evaluator = None
         if cfg.eval_every > 0:
-            from argsim.kpm.st_evaluator import KPAMapEvaluator, keep_best
+            from argsim.kpm.st_evaluator import KPAMapEvaluator
 
             evaluator = KPAMapEvaluator(eval_data, name=eval_data.name.removeprefix("argkp-"))
-            keeper = keep_best(model, f"eval_{evaluator.name}_strict_map")
         trainer, run = fit_st(model, rows, loss, out, placement, budget, policy(cfg), epochs=cfg.epochs,
-                              batch_size=cfg.batch_size, evaluator=evaluator, eval_every=cfg.eval_every, quiet=quiet,
-                              callbacks=(keeper,) if keeper is not None else (), adapter=adapter,
-                              dataloader_drop_last=False, **extra)
+                              batch_size=cfg.batch_size, evaluator=evaluator, eval_every=cfg.eval_every,
+                              select=f"eval_{evaluator.name}_strict_map" if evaluator is not None else None,
+                              quiet=quiet, adapter=adapter, dataloader_drop_last=False, **extra)
         is_main = trainer.is_world_process_zero()
-        if keeper is not None:
-            run["best"] = _keep_best_or_last(model, evaluator, keeper, run["steps"])
     return _finish(model, out, cfg, train, rows, run, steps_per_epoch, start, placement, budget, is_main)
-
-
-def _keep_best_or_last(model, evaluator, keeper, steps: int) -> dict:  # noqa: ANN001
-    """After training with evaluations: score the last weights too, and keep them only when they beat the best
-    evaluated ones (else restore those). Returns {"step", "value"} of the weights kept."""
-    metric = f"{evaluator.name}_strict_map"
-    last = evaluator(model)[metric]
-    if keeper.best is None or last >= keeper.best["value"] or keeper.best["step"] == steps:
-        return {"step": steps, "value": float(last)}
-    keeper.restore()
-    return dict(keeper.best)
 
 
 def _finish(model, out: Path, cfg: SbertConfig, train: KPMData, rows: dict, run: dict,  # noqa: ANN001

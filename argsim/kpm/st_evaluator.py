@@ -1,14 +1,12 @@
-"""The official KPA-2021 Track 1 mAP as a sentence-transformers evaluator, and keeping the best weights by it.
+"""The official KPA-2021 Track 1 mAP as a sentence-transformers evaluator.
 
 `KPAMapEvaluator(gold)` is a callable on a SentenceTransformer that returns `{"<name>_strict_map": ...,
 "<name>_relaxed_map": ...}` with `primary_metric` = the strict mAP: every argument scored against the key points
 of its topic and stance by cosine (as `rank keypoints` scores a bi-encoder), then `argsim.metrics.kpa_map`
 (leaderboard formula). Handed to `SentenceTransformerTrainer(evaluator=...)` with `eval_strategy="steps"`, it
-runs every `eval_steps`; `KeepBest` keeps the weights that scored best.
-
-Why not transformers' `load_best_model_at_end`: it reloads the best checkpoint folder, and the checkpoint of a
-model whose transformer peft wraps holds only the adapter; `KeepBest` copies the trainable tensors (the adapter:
-about 2.6 MB; every weight when the whole model trains) in memory at each new best and puts them back at the end.
+runs every `eval_steps`; `argsim.training.st.fit_st(select="eval_<name>_strict_map")` keeps the weights that
+scored best, by transformers' own `load_best_model_at_end` (a LoRA model's best checkpoint, which holds only the
+adapter, is read back by `argsim.backend.adapters.adapter_checkpoint_loader`).
 """
 
 from __future__ import annotations
@@ -88,33 +86,3 @@ class KPAMapEvaluator(BaseEvaluator):
     def get_config_dict(self) -> dict:
         return {"gold": self.gold.name, "formula": "leaderboard"}
 
-
-def keep_best(model, metric: str):  # noqa: ANN001, ANN201 (a transformers TrainerCallback)
-    """A TrainerCallback that copies `model`'s trainable tensors whenever the evaluation metric `metric` (as the
-    trainer logs it, e.g. "eval_dev_strict_map") reaches a new best, and restores the best copy when training
-    ends. `best` holds {"step", "value"} of the kept weights (None before any evaluation)."""
-    from transformers import TrainerCallback
-
-    class KeepBest(TrainerCallback):
-        def __init__(self) -> None:
-            self.best: dict | None = None
-            self.state: dict | None = None
-
-        def on_evaluate(self, args, state, control, metrics=None, **kwargs):  # noqa: ANN001, ANN003, ANN201
-            value = (metrics or {}).get(metric)
-            if value is not None and (self.best is None or value > self.best["value"]):
-                self.best = {"step": state.global_step, "value": float(value)}
-                self.state = {k: p.detach().clone() for k, p in model.named_parameters() if p.requires_grad}
-            return control
-
-        def restore(self) -> None:
-            import torch
-
-            if self.state is None:
-                return
-            with torch.no_grad():
-                for k, p in model.named_parameters():
-                    if k in self.state:
-                        p.copy_(self.state[k])
-
-    return KeepBest()

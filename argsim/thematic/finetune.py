@@ -6,13 +6,14 @@ Trains through argsim.training (SentenceTransformerTrainer): AdamW lr 2e-5, weig
 decay; the device / precision / seed of `placement`; `budget` (--max-steps, --max-minutes, --grad-accum,
 --checkpoint-every, --resume).
 
-Model selection (`eval_every` > 0, needs dev triplets): every `eval_every` steps sentence-transformers'
-`TripletEvaluator` scores a seeded sample of `dev_sample` dev triplets (Euclidean distance, ties wrong, as the TDC
-metric), a checkpoint is saved at each evaluation, and the trainer loads the best one at the end
-(`load_best_model_at_end`): the saved model is the best step on dev, not the last. Why: on our triplets-sen data
-fine-tuning past a few hundred steps lowered test TDC below zero-shot (docs/thematic.md), so the step count is a
-hyper-parameter chosen on dev. The reported dev accuracy is then on all dev triplets (a sample of which chose the
-step: mildly optimistic); the test split stays unseen.
+Model selection (`eval_every` > 0, needs dev triplets): every `eval_every` steps and where the run ends
+sentence-transformers' `TripletEvaluator` scores a seeded sample of `dev_sample` dev triplets (Euclidean distance,
+ties wrong, as the TDC metric), a checkpoint is saved at each evaluation, and the trainer loads the best one at the
+end (`argsim.training.st.fit_st`'s selection: `load_best_model_at_end`, the first of equal scores, kept across
+--resume; a LoRA checkpoint's adapter is read back): the saved model is the best step on dev, not the last. Why:
+on our triplets-sen data fine-tuning past a few hundred steps lowered test TDC below zero-shot (docs/thematic.md),
+so the step count is a hyper-parameter chosen on dev. The reported dev accuracy is then on all dev triplets (a
+sample of which chose the step: mildly optimistic); the test split stays unseen.
 """
 
 from __future__ import annotations
@@ -37,12 +38,14 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, base: str = "
     from argsim.settings import seed_everything
     from argsim.training import Budget, OptimPolicy, resolve_placement
     from argsim.training.record import data_hash, train_config, write_records
-    from argsim.training.st import fit_st
+    from argsim.training.st import check_cadence, fit_st
 
     placement = placement or resolve_placement("cpu", "fp32", seed=seed)
     budget = budget or Budget()
     if max_minutes and budget.max_minutes is None:
         budget = replace(budget, max_minutes=max_minutes)
+    if eval_every and dev:
+        check_cadence(eval_every, budget)
     seed = placement.seed
     seed_everything(seed)
     rng = random.Random(seed)
@@ -61,11 +64,11 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, base: str = "
     loss = TripletLoss(model, distance_metric=TripletDistanceMetric.EUCLIDEAN, triplet_margin=margin)
     out = Path(out)
     policy = OptimPolicy(lr=lr, weight_decay=0.0, warmup_ratio=0.1)
-    selection = selection_arguments(dev, eval_every, dev_sample, budget, seed) if eval_every and dev else {}
-    evaluator = selection.pop("evaluator", None)
+    evaluator = dev_evaluator(dev, dev_sample, seed) if eval_every and dev else None
     # --lora-rank: --resume and the best-step reload read the adapter of a checkpoint
     trainer, run = fit_st(model, rows, loss, out, placement, budget, policy, epochs=epochs, batch_size=batch_size,
-                          evaluator=evaluator, quiet=quiet, adapter=lora_rank > 0, **selection)
+                          evaluator=evaluator, eval_every=eval_every if evaluator else 0,
+                          select=SELECTION_METRIC if evaluator else None, quiet=quiet, adapter=lora_rank > 0)
     seconds = run["seconds"]
     seen = min(trainer.state.global_step * batch_size * budget.grad_accum * placement.processes,
                len(triplets) * epochs)
@@ -75,10 +78,9 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, base: str = "
              "stopped_by": run["stopped_by"], "device": placement.device, "precision": placement.precision,
              "lora_rank": lora_rank}
     if evaluator is not None:
-        best = trainer.state.best_model_checkpoint
-        stats |= {"eval_every": eval_every, "dev_sample": len(evaluator.anchors),
-                  "best_step": int(best.rsplit("-", 1)[1]) if best else None, "best_dev_sample_accuracy":
-                  trainer.state.best_metric}
+        best = run["best"] or {}
+        stats |= {"eval_every": eval_every, "dev_sample": len(evaluator.anchors), "best_step": best.get("step"),
+                  "best_dev_sample_accuracy": best.get("value")}
     metrics = {}
     if trainer.is_world_process_zero():
         if dev:  # TDC accuracy with the Euclidean distance the loss uses (ties count as wrong)
@@ -107,24 +109,12 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, base: str = "
 SELECTION_METRIC = "eval_dev_euclidean_accuracy"
 
 
-def selection_arguments(dev: list[dict], eval_every: int, dev_sample: int | None, budget, seed: int) -> dict:  # noqa: ANN001
-    """Trainer arguments that evaluate a seeded dev sample every `eval_every` steps and keep the best checkpoint
-    (save steps = the budget's --checkpoint-every, which must be a multiple, or `eval_every`); plus the evaluator."""
+def dev_evaluator(dev: list[dict], dev_sample: int | None, seed: int):  # noqa: ANN201
+    """The selection's evaluator: sentence-transformers' `TripletEvaluator` (Euclidean distance) on a seeded
+    sample of `dev_sample` dev triplets (all of them when None or fewer); its metric is `SELECTION_METRIC`."""
     from sentence_transformers.sentence_transformer.evaluation import TripletEvaluator
 
-    every = budget.checkpoint_every or eval_every
-    if every % eval_every:
-        from argsim.errors import ArgsimError
-
-        raise ArgsimError(f"--checkpoint-every {every} must be a multiple of --eval-every {eval_every} "
-                          "(the best step must be a saved checkpoint)")
     rows = random.Random(seed).sample(dev, dev_sample) if dev_sample and len(dev) > dev_sample else dev
-    evaluator = TripletEvaluator([r["anchor"] for r in rows], [r["positive"] for r in rows],
-                                 [r["negative"] for r in rows], name="dev", similarity_fn_names=["euclidean"],
-                                 batch_size=64, show_progress_bar=False, write_csv=False)
-    return {"evaluator": evaluator, "eval_strategy": "steps", "eval_steps": eval_every, "save_strategy": "steps",
-            "save_steps": every, "load_best_model_at_end": True, "metric_for_best_model": SELECTION_METRIC,
-            "greater_is_better": True,
-            # 2, not 1: with a limit of 1 the trainer deletes every checkpoint but the best when training ends,
-            # which would throw away the checkpoint a --max-minutes stop writes for --resume
-            "save_total_limit": 2}
+    return TripletEvaluator([r["anchor"] for r in rows], [r["positive"] for r in rows],
+                            [r["negative"] for r in rows], name="dev", similarity_fn_names=["euclidean"],
+                            batch_size=64, show_progress_bar=False, write_csv=False)

@@ -3,6 +3,16 @@
 (`save_steps`) and the policy; `BudgetCallback` stops on --max-steps / --max-minutes and saves a checkpoint there;
 `--resume` passes the last checkpoint under OUT/checkpoints to `trainer.train(resume_from_checkpoint=...)`.
 Under `accelerate launch` / `torchrun` the trainer runs DDP by itself and saves only on rank 0.
+
+Model selection is the library's own, for every trainer alike (`fit_st(select=...)`, `selection_arguments`): the
+evaluator runs every `eval_every` steps (else at every `--checkpoint-every` checkpoint, else each epoch) and where
+the run ends (its last step or a budget's stop), a checkpoint is saved at each evaluation, and transformers'
+`load_best_model_at_end` with `metric_for_best_model` reloads the best one when training ends. transformers
+compares with a strict `>` (`greater_is_better`), so the first of equal scores is kept; `trainer_state.json` of
+every checkpoint records `best_metric` and `best_model_checkpoint`, so a `--resume`d run still knows the earlier
+best; checkpoint rotation never deletes the best checkpoint nor the newest. A LoRA model's checkpoints hold only
+the adapter, which `argsim.backend.adapters.adapter_checkpoint_loader` reads back for the resume and for the best
+reload alike. Without an evaluation the last weights are kept.
 """
 
 from __future__ import annotations
@@ -39,6 +49,8 @@ def budget_callback(budget: Budget):  # noqa: ANN201 (a transformers TrainerCall
                 self.stopped_by = reason
                 control.should_training_stop = True
                 control.should_save = True  # resume continues from here
+                if args.eval_strategy == "steps" and state.global_step % state.eval_steps:
+                    control.should_evaluate = True  # the stopped weights are a candidate for the best, as the last
             return control
 
     return BudgetCallback()
@@ -112,9 +124,64 @@ def run_trainer(trainer, out: Path, budget: Budget) -> dict:  # noqa: ANN001
                       for h in trainer.state.log_history if any(k.startswith("eval_") for k in h)]}
 
 
+def selection_arguments(select: str, eval_every: int, budget: Budget) -> dict:
+    """The training arguments that keep the best evaluation's weights by `select` (transformers'
+    `load_best_model_at_end`): evaluations every `eval_every` steps, else at every `--checkpoint-every` checkpoint,
+    else each epoch, and a checkpoint saved at each evaluation (so that the best step is always a checkpoint).
+
+    Readings chosen: a `--checkpoint-every` that is a multiple of `eval_every` is kept to the finer cadence (every
+    evaluated step is saved; with fewer saves than evaluations transformers would record a best step that has no
+    checkpoint and reload an older one); one that is not is refused. `save_total_limit` is 2, not 1: rotation
+    keeps the best and the newest checkpoint either way, but with a limit of 1 transformers deletes every
+    checkpoint except the best when training ends, which would throw away the one a budget's stop writes for
+    `--resume`. `greater_is_better` is False only for a loss.
+
+    Args:
+        select: the metric as the trainer logs it (e.g. "eval_dev_strict_map"; the "eval_" prefix may be left out).
+        eval_every: evaluate every N steps (0: at the budget's checkpoints, else each epoch).
+        budget: the run's `Budget` (its `checkpoint_every`).
+
+    Returns:
+        keyword arguments for `trainer_arguments`.
+
+    Example:
+        >>> selection_arguments("dev_map", 0, Budget())["eval_strategy"]
+        'epoch'
+        >>> sorted(selection_arguments("eval_dev_map", 4, Budget(checkpoint_every=8)).items())[-3:]
+        [('save_steps', 4), ('save_strategy', 'steps'), ('save_total_limit', 2)]
+    """
+    check_cadence(eval_every, budget)
+    step = eval_every or budget.checkpoint_every
+    cadence = {"eval_strategy": "steps", "eval_steps": step, "save_strategy": "steps", "save_steps": step} \
+        if step else {"eval_strategy": "epoch", "save_strategy": "epoch"}
+    metric = select if select.startswith("eval_") else f"eval_{select}"
+    return cadence | {"load_best_model_at_end": True, "metric_for_best_model": metric,
+                      "greater_is_better": not metric.endswith("loss"), "save_total_limit": 2}
+
+
+def check_cadence(eval_every: int, budget: Budget) -> None:
+    """Refuse, before any work, a `--checkpoint-every` that is not a multiple of `eval_every` (see
+    `selection_arguments`)."""
+    every = budget.checkpoint_every
+    if eval_every and every and every % eval_every:
+        from argsim.errors import ArgsimError
+
+        raise ArgsimError(f"--checkpoint-every {every} must be a multiple of --eval-every {eval_every} (every "
+                          "evaluated step is saved, so that the best one can be kept)")
+
+
+def kept_best(trainer) -> dict | None:  # noqa: ANN001
+    """{"step", "value"} of the checkpoint `load_best_model_at_end` reloaded (as `trainer_state.json` records it,
+    across resumes), or None where no evaluated checkpoint exists (the last weights stay)."""
+    folder = trainer.state.best_model_checkpoint
+    if not trainer.args.load_best_model_at_end or folder is None or trainer.state.best_metric is None:
+        return None
+    return {"step": int(str(folder).rsplit("-", 1)[1]), "value": float(trainer.state.best_metric)}
+
+
 def fit_st(model, rows: dict[str, list] | list[dict], loss, out: Path, placement: Placement, budget: Budget,  # noqa: ANN001
            policy: OptimPolicy, *, epochs: float, batch_size: int, evaluator=None, eval_every: int = 0,  # noqa: ANN001
-           quiet: bool = True, callbacks: tuple = (), log_every: int | None = None,
+           select: str | None = None, quiet: bool = True, callbacks: tuple = (), log_every: int | None = None,
            eval_rows: list[dict] | None = None, adapter: bool = False, **extra: object) -> tuple[object, dict]:
     """Train a sentence-transformers model with the library's own trainer: `SentenceTransformerTrainer` for a
     SentenceTransformer, `CrossEncoderTrainer` for a CrossEncoder. The one training function of every
@@ -129,17 +196,28 @@ def fit_st(model, rows: dict[str, list] | list[dict], loss, out: Path, placement
             precision, budgets and optimizer policy (`trainer_arguments`).
         epochs, batch_size: passes over `rows` and examples per device batch.
         evaluator: a sentence-transformers evaluator; with `eval_every` > 0 it runs every `eval_every` steps
-            (else when `extra`'s `eval_strategy` says).
+            (else when `select` or `extra`'s `eval_strategy` says).
+        select: keep the weights of the best evaluation by this metric, as the trainer logs it (e.g.
+            "eval_dev_strict_map"), not the last step's: `selection_arguments` (evaluations every `eval_every`
+            steps, else at the budget's checkpoints, else each epoch, and where the run ends; a checkpoint at each;
+            the first of equal scores; the best survives `--resume`). Needs `evaluator` or `eval_rows`; without
+            either, or None, the last weights are kept.
         quiet: no progress bar.
-        callbacks: more TrainerCallbacks (e.g. a history recorder, a best-weights keeper).
+        callbacks: more TrainerCallbacks (e.g. a history recorder).
         log_every: log the loss every N steps (default: about ten times per run, `logging_steps`).
         eval_rows: records of an evaluation dataset (the trainer's eval loss), if any.
         adapter: the model's transformer is a peft (LoRA) model: checkpoints hold only the adapter, and resuming
             or reloading the best checkpoint reads it (`argsim.backend.adapters.adapter_checkpoint_loader`).
-        extra: more training arguments (e.g. `load_best_model_at_end`, `metric_for_best_model`).
+        extra: more training arguments (e.g. `per_device_eval_batch_size`, `batch_sampler`).
 
     Returns:
-        (the trainer, `run_trainer`'s record: steps, seconds, stop reason, logged losses and evaluations).
+        (the trainer, `run_trainer`'s record: steps, seconds, stop reason, logged losses and evaluations, and
+        `best`: {"step", "value"} of the kept evaluation with `select`, else None). The model holds the kept
+        weights.
+
+    Raises:
+        ModelError: the best checkpoint could not be read back (transformers would only log it and keep the last
+            weights).
 
     Example:
         >>> trainer, run = fit_st(model, rows, BinaryCrossEntropyLoss(model), out, placement, Budget(),
@@ -159,7 +237,10 @@ def fit_st(model, rows: dict[str, list] | list[dict], loss, out: Path, placement
     else:
         from sentence_transformers import SentenceTransformerTrainer as Trainer
     data = dataset(rows)
-    if evaluator is not None and eval_every:
+    selecting = select is not None and (evaluator is not None or bool(eval_rows))
+    if selecting:
+        extra = {**extra, **selection_arguments(select, eval_every, budget)}
+    elif evaluator is not None and eval_every:
         extra = {"eval_strategy": "steps", "eval_steps": eval_every, **extra}
     every = log_every or logging_steps(len(data), batch_size, epochs, budget, placement.processes)
     args = trainer_arguments(out, placement, budget, policy, epochs=epochs, batch_size=batch_size, quiet=quiet,
@@ -172,4 +253,27 @@ def fit_st(model, rows: dict[str, list] | list[dict], loss, out: Path, placement
 
         # the trainer's own reload expects the full model's keys; a LoRA checkpoint holds the adapter
         trainer._load_from_checkpoint = adapter_checkpoint_loader(model)
-    return trainer, run_trainer(trainer, out, budget)
+    failed = _guard_best_reload(trainer) if selecting else []
+    run = run_trainer(trainer, out, budget)
+    if failed:
+        from argsim.errors import ModelError
+
+        raise ModelError(f"cannot load the best checkpoint {failed[0]}")
+    run["best"] = kept_best(trainer) if selecting else None
+    return trainer, run
+
+
+def _guard_best_reload(trainer) -> list[str]:  # noqa: ANN001
+    """sentence-transformers' `_load_best_model` logs a failed reload and goes on with the last weights; this
+    records the failure (the list returned) so that `fit_st` raises it instead."""
+    load, failed = trainer._load_from_checkpoint, []
+
+    def guarded(path: str, *args: object) -> None:
+        try:
+            load(path, *args)
+        except Exception as exc:
+            failed.append(f"{path}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+            raise
+
+    trainer._load_from_checkpoint = guarded
+    return failed

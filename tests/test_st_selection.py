@@ -1,0 +1,139 @@
+"""Model selection of every sentence-transformers trainer (`argsim.training.st.fit_st(select=...)`): the kept weights
+are those of the best evaluation, not the last step's (first of equal scores), for a full model and for a LoRA
+adapter; a --resume'd run keeps a best found before the stop; a run without evaluation keeps its last weights.
+
+The evaluator is a stub whose score is set per step, so the best step is known in advance; it also copies the
+trainable weights at each evaluation, the reference the kept model is compared with. A tiny random BERT at a high
+learning rate moves its weights at every step."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from argsim.training import Budget, OptimPolicy, resolve_placement
+
+PAIRS = [("Coffee is brewed from roasted beans.", "Espresso is a strong coffee drink.", 1.0),
+         ("Solar panels turn sunlight into electricity.", "The striker scored a late goal.", 0.0),
+         ("The goalkeeper saved a penalty.", "Fans sang in the stadium.", 1.0),
+         ("Arabica beans have a mild taste.", "Solar farms cover large desert areas.", 0.0),
+         ("Photovoltaic cells are made of silicon.", "Batteries store solar energy for the night.", 1.0),
+         ("The coach changed the formation.", "Coffee houses spread across Europe.", 0.0),
+         ("Football matches last ninety minutes.", "The team won the league title.", 1.0),
+         ("Coffee plants grow in the tropics.", "The sun provides energy for panels on roofs.", 0.0)]
+ROWS = {"sentence1": [a for a, _, _ in PAIRS], "sentence2": [b for _, b, _ in PAIRS],
+        "label": [y for _, _, y in PAIRS]}  # 8 pairs, batch 2: 4 steps per epoch
+
+
+def stub_evaluator(scores: dict[int, float]):  # noqa: ANN201
+    """A sentence-transformers evaluator returning `scores[step]` as "stub_score" (prefixed "eval_" by the
+    trainer) and keeping a copy of the model's trainable weights at each step it scores (`.weights`)."""
+    from sentence_transformers.base.evaluation import BaseEvaluator
+
+    class Stub(BaseEvaluator):
+        def __init__(self) -> None:
+            super().__init__()
+            self.primary_metric, self.weights = "stub_score", {}
+
+        def __call__(self, model, output_path=None, epoch: float = -1, steps: int = -1) -> dict:  # noqa: ANN001
+            self.weights[steps] = trainable(model)
+            return {"stub_score": scores[steps]}
+
+    return Stub()
+
+
+def trainable(model) -> dict[str, torch.Tensor]:  # noqa: ANN001
+    return {k: p.detach().clone() for k, p in model.named_parameters() if p.requires_grad}
+
+
+def same(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> bool:
+    return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def model_of(tiny_bert, lora: bool):  # noqa: ANN001, ANN201
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(tiny_bert), device="cpu")
+    if lora:
+        from argsim.backend.adapters import add_lora
+
+        add_lora(model, 4, 8.0, 0.0)
+    return model
+
+
+def fit(model, out, scores, budget, eval_every: int = 2, lora: bool = False, select: str | None = "stub_score"):  # noqa: ANN001, ANN201
+    from sentence_transformers.sentence_transformer.losses import CosineSimilarityLoss
+
+    from argsim.training.st import fit_st
+
+    torch.manual_seed(0)
+    evaluator = stub_evaluator(scores) if scores is not None else None
+    placement = resolve_placement("cpu", "fp32", threads=1, seed=13)
+    trainer, run = fit_st(model, ROWS, CosineSimilarityLoss(model), out, placement, budget,
+                          OptimPolicy(lr=5e-2 if lora else 1e-2, weight_decay=0.0), epochs=2, batch_size=2,
+                          evaluator=evaluator, eval_every=eval_every, select=select, adapter=lora,
+                          dataloader_drop_last=False)
+    return evaluator, trainer, run
+
+
+@pytest.mark.parametrize("lora", [False, True], ids=["full", "lora"])
+def test_the_kept_weights_are_the_best_evaluation_not_the_last_step(tiny_bert, tmp_path, lora):
+    """Evaluations at steps 2, 4, 6, 8 scoring 0.3, 0.7, 0.7, 0.5: the model ends with step 4's weights (step 6
+    ties it and comes later; step 8 is the last), and the run records step 4 and 0.7."""
+    model = model_of(tiny_bert, lora)
+    scores = {2: 0.3, 4: 0.7, 6: 0.7, 8: 0.5}
+    ev, trainer, run = fit(model, tmp_path / "m", scores, Budget(), lora=lora)
+    assert sorted(ev.weights) == [2, 4, 6, 8] and run["steps"] == 8
+    assert not same(ev.weights[4], ev.weights[6]) and not same(ev.weights[4], ev.weights[8])  # the weights moved
+    assert run["best"] == {"step": 4, "value": 0.7}
+    assert same(trainable(model), ev.weights[4])
+    if lora:  # what the trainer saves to OUT (the adapter alone) loads back as step 4's weights
+        from argsim.backend.adapters import apply_adapter, save_adapter
+
+        save_adapter(model, tmp_path / "out", str(tiny_bert))
+        assert same(trainable(apply_adapter(tmp_path / "out", device="cpu", trainable=True)), ev.weights[4])
+    else:
+        from sentence_transformers import SentenceTransformer
+
+        model.save(str(tmp_path / "out"))
+        assert same(trainable(SentenceTransformer(str(tmp_path / "out"), device="cpu")), ev.weights[4])
+
+
+def test_a_resumed_run_keeps_the_best_found_before_the_stop(tiny_bert, tmp_path):
+    """A --max-steps 5 stop after evaluations at steps 2 and 4 scores the stopped weights too (step 5); the run
+    resumed from the stop's checkpoint evaluates steps 6 and 8, none better than step 2, and ends with step 2's
+    weights, which only the first run ever held in memory."""
+    out = tmp_path / "m"
+    scores = {2: 0.9, 4: 0.2, 5: 0.1, 6: 0.3, 8: 0.4}
+    first, _, run = fit(model_of(tiny_bert, False), out, scores, Budget(max_steps=5))
+    assert sorted(first.weights) == [2, 4, 5] and run["stopped_by"] == "max_steps"
+    assert run["best"] == {"step": 2, "value": 0.9}
+    assert {p.name for p in (out / "checkpoints").glob("checkpoint-*")} == {"checkpoint-2", "checkpoint-5"}
+    model = model_of(tiny_bert, False)
+    second, _, run = fit(model, out, scores, Budget(resume=True))
+    assert sorted(second.weights) == [6, 8] and run["steps"] == 8 and run["resumed_from"].endswith("checkpoint-5")
+    assert run["best"] == {"step": 2, "value": 0.9}
+    assert same(trainable(model), first.weights[2])
+
+
+def test_without_an_evaluation_the_last_weights_stay(tiny_bert, tmp_path):
+    """`select` without an evaluator: no selection arguments, no best, the model trained to the last step (the
+    same weights as a run without `select`)."""
+    a, b = model_of(tiny_bert, False), model_of(tiny_bert, False)
+    _, trainer, run = fit(a, tmp_path / "a", None, Budget(), select="stub_score")
+    fit(b, tmp_path / "b", None, Budget(), select=None)
+    assert run["best"] is None and not trainer.args.load_best_model_at_end and run["steps"] == 8
+    assert same(trainable(a), trainable(b))
+
+
+def test_selection_arguments_save_at_every_evaluation():
+    from argsim.errors import ArgsimError
+    from argsim.training.st import selection_arguments
+
+    kw = selection_arguments("dev_map", 4, Budget(checkpoint_every=8))
+    assert kw["eval_steps"] == kw["save_steps"] == 4 and kw["metric_for_best_model"] == "eval_dev_map"
+    assert kw["load_best_model_at_end"] and kw["greater_is_better"] and kw["save_total_limit"] == 2
+    assert selection_arguments("eval_loss", 0, Budget(checkpoint_every=3))["greater_is_better"] is False
+    assert selection_arguments("eval_loss", 0, Budget(checkpoint_every=3))["save_steps"] == 3
+    with pytest.raises(ArgsimError, match="--checkpoint-every 6 must be a multiple of --eval-every 4"):
+        selection_arguments("dev_map", 4, Budget(checkpoint_every=6))
