@@ -15,10 +15,13 @@ evaluation interval) default to None, "the arch's recommended value": `ARCH_DEFA
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from argsim.errors import ArgsimError
 from argsim.options import setting
+
+if TYPE_CHECKING:
+    from argsim.training import Budget
 
 ARCHES = ("minilm", "bilstm")
 #: each network's recommended value of the settings that differ between them (a field left at None takes it):
@@ -116,29 +119,32 @@ class ThematicTrainConfig:
             values["eval_every"] = 0
         return replace(self, arch=arch, **values)
 
-    def checked(self, has_dev: bool, checkpoint_every: int) -> ThematicTrainConfig:
+    def checked(self, has_dev: bool, budget: Budget | None = None) -> ThematicTrainConfig:
         """`resolved()` after the checks a run needs before any work.
 
         Args:
             has_dev: dev triplets are given (`--dev`).
-            checkpoint_every: the budget's checkpoint interval (0: at budget stops and epoch ends only).
+            budget: the run's budget (its `checkpoint_every`; default `Budget()`).
 
         Returns:
             the resolved copy.
 
         Raises:
             ArgsimError: an unknown arch; `--eval-every` given without dev triplets; with MiniLM, a checkpoint
-                interval that is not a multiple of the evaluation interval (the best step must be a saved
-                checkpoint).
+                interval that is not a multiple of the evaluation interval
+                (`argsim.training.st.check_cadence`: every evaluated step is saved, so that the best one can be
+                kept).
 
         Example:
-            >>> ThematicTrainConfig().checked(has_dev=False, checkpoint_every=0).eval_every
+            >>> ThematicTrainConfig().checked(has_dev=False).eval_every
             0
         """
+        from argsim.training import Budget
+        from argsim.training.st import check_cadence
+
         if self.eval_every and not has_dev:
             raise ArgsimError("--eval-every needs --dev (the triplets the best step is chosen on)")
         config = self.resolved(has_dev=has_dev)
-        if config.arch == "minilm" and config.eval_every and checkpoint_every % config.eval_every:
-            raise ArgsimError(f"--checkpoint-every {checkpoint_every} must be a multiple of --eval-every "
-                              f"{config.eval_every} (the best step must be a saved checkpoint)")
+        if config.arch == "minilm":
+            check_cadence(config.eval_every, budget or Budget())
         return config

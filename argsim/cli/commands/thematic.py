@@ -93,7 +93,7 @@ def train_thematic(
     from argsim.io import read_records
     from argsim.training import is_main_process
 
-    config = config.checked(has_dev=dev is not None, checkpoint_every=plan.checkpoint_every)
+    config = config.checked(has_dev=dev is not None, budget=plan)
     arch = config.arch
     where = placement(ctx, threads=config.threads or None)
     quiet = run_quiet(ctx)
