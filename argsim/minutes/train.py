@@ -79,10 +79,11 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
 
     Model selection: with dev triplets, sentence-transformers' `TripletEvaluator` scores them (triplet accuracy
     by cosine, the task's metric: `argsim eval triplets` reports the minutes figure with it, whichever distance
-    the loss uses) before training and at every saved checkpoint (each epoch, or each `--checkpoint-every`
-    steps), and the saved model is the checkpoint with the best dev accuracy, not the last (the first of equal
-    scores). The log records the untrained and the best dev accuracy and the kept step; `train_config.json`'s
-    metrics are the kept checkpoint's."""
+    the loss uses) before training, at every checkpoint (each epoch, or each `--checkpoint-every` steps) and where
+    the run ends, and the saved model is the checkpoint with the best dev accuracy, not the last (the first of
+    equal scores; `argsim.training.st.fit_st`'s selection, kept across --resume); the untrained model is a
+    baseline, not a candidate. The log records the untrained and the best dev accuracy and the kept step;
+    `train_config.json`'s metrics are the kept checkpoint's."""
     from sentence_transformers.sentence_transformer.evaluation import TripletEvaluator
     from sentence_transformers.sentence_transformer.losses import TripletDistanceMetric, TripletLoss
     from transformers import TrainerCallback
@@ -140,15 +141,15 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
                           log_every=min(200, logging_steps(len(train), config.batch_size, config.epochs, budget,
                                                            placement.processes)),
                           eval_rows=dev[:64] if dev else None, per_device_eval_batch_size=64,
-                          **selection_arguments(evaluator, budget))
+                          select=SELECTION_METRIC if evaluator else None)
     dev_scores = [{k: v for k, v in h.items() if k.startswith("eval_dev")} | {"epoch": h.get("epoch"),
                                                                                "step": h.get("step")}
                   for h in trainer.state.log_history if any(k.startswith("eval_dev") for k in h)]
-    best = trainer.state.best_model_checkpoint if evaluator else None
-    best_row = max(dev_scores, key=lambda h: h.get(SELECTION_METRIC, -1.0)) if dev_scores else {}
+    best = run["best"]
+    best_row = next((h for h in dev_scores if best and h["step"] == best["step"]), {})
     log = {"config": asdict(config), "train_triplets": len(train), "dev_triplets": len(dev),
-           "dev_untrained": untrained, "best_step": int(best.rsplit("-", 1)[1]) if best else None,
-           "best_dev": best_row.get(SELECTION_METRIC),
+           "dev_untrained": untrained, "best_step": best["step"] if best else None,
+           "best_dev": best["value"] if best else None,
            "own_words": len(words) if segmented else None,
            "seconds": run["seconds"], "epoch_seconds": epoch_times, "dev": dev_scores, "steps": run["steps"],
            "stopped_by": run["stopped_by"], "device": placement.device, "precision": placement.precision,
@@ -168,32 +169,6 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
 
 
 SELECTION_METRIC = "eval_dev_cosine_accuracy"
-
-
-def selection_arguments(evaluator, budget) -> dict:  # noqa: ANN001
-    """Trainer arguments that score the dev triplets at every saved checkpoint (each `--checkpoint-every` steps,
-    else each epoch) and load the best one by `SELECTION_METRIC` when training ends; none without dev triplets.
-
-    Args:
-        evaluator: the dev `TripletEvaluator`, or None.
-        budget: the run's `Budget` (its `checkpoint_every` sets the cadence).
-
-    Returns:
-        keyword arguments for `trainer_arguments`.
-
-    Example:
-        >>> from argsim.training import Budget
-        >>> selection_arguments(None, Budget())
-        {'eval_strategy': 'no'}
-    """
-    if evaluator is None:
-        return {"eval_strategy": "no"}
-    every = budget.checkpoint_every
-    cadence = {"eval_strategy": "steps", "eval_steps": every, "save_strategy": "steps", "save_steps": every} \
-        if every else {"eval_strategy": "epoch", "save_strategy": "epoch"}
-    # a limit of 2, not 1: the trainer keeps the best and the newest checkpoint, so a budget stop can resume
-    return cadence | {"load_best_model_at_end": True, "metric_for_best_model": SELECTION_METRIC,
-                      "greater_is_better": True, "save_total_limit": 2}
 
 
 def read_log(folder: Path) -> dict:
