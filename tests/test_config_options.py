@@ -72,10 +72,65 @@ def test_the_recommended_recipes_are_the_defaults():
     assert RECIPE["minutes-sbert"].train.config == MinutesTrainConfig()
     assert (MinutesTrainConfig().lr, MinutesTrainConfig().distance, MinutesTrainConfig().margin) == (1e-3, "cosine",
                                                                                                     0.5)
-    assert RECIPE["thematic-bilstm"].train.config == ThematicTrainConfig()
+    assert RECIPE["thematic-lora"].train.config == ThematicTrainConfig()
+    shipped = ThematicTrainConfig().resolved()  # the shipped `thematic` adapter's run (docs/models.md)
+    assert (shipped.arch, shipped.lora_rank, shipped.lr, shipped.margin, shipped.batch_size, shipped.eval_every) == (
+        "minilm", 16, 1e-4, 0.3, 16, 250)
+    paper = RECIPE["thematic-bilstm"].train.config.resolved()  # the paper's BiLSTM, one option away
+    assert RECIPE["thematic-bilstm"].train.config == ThematicTrainConfig(arch="bilstm")
+    assert (paper.lr, paper.batch_size, paper.lora_rank, paper.epochs) == (1e-3, 64, 0, 1)
     assert RECIPE["counter-bi-encoder"].train.config == NeuralConfig(kind="bi-encoder")
     line = "argsim train sbert --checkpoint-every 200 --out models/kpm-sbert-contrastive"
     assert RECIPE["kpm-sbert"].train_line == line
+
+
+def test_train_thematic_with_no_option_trains_the_shipped_recipe_and_bilstm_the_papers(tmp_path, monkeypatch):
+    """`argsim train thematic T --out M` fine-tunes the shipped recipe (LoRA r=16 over MiniLM, lr 1e-4, margin 0.3,
+    batch 16; with --dev the best of evaluations every 250 steps, without it nothing is scored); `--arch bilstm`
+    trains the paper's BiLSTM with the paper's values (Adam 1e-3, batch 64); a value given wins."""
+    from typer.testing import CliRunner
+
+    import argsim.thematic.finetune as finetune
+    import argsim.thematic.train as bilstm
+
+    seen: dict = {}
+
+    def fake_finetune(rows, out, **kw):  # noqa: ANN001, ANN003, ANN202
+        seen["minilm"] = kw
+        raise SystemExit(0)
+
+    def fake_bilstm(rows, out, cfg, **kw):  # noqa: ANN001, ANN003, ANN202
+        seen["bilstm"] = cfg.resolved("bilstm", has_dev=kw["dev"] is not None)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(finetune, "finetune_sentence_transformer", fake_finetune)
+    monkeypatch.setattr(bilstm, "train_bilstm", fake_bilstm)
+    trips = str(Path(__file__).resolve().parent.parent / "examples" / "thematic" / "triplets.jsonl")
+
+    def run(*extra: str) -> None:
+        seen.clear()
+        res = CliRunner().invoke(app, ["train", "thematic", trips, "--out", str(tmp_path / "m"), *extra])
+        assert res.exit_code == 0, res.output
+
+    run("--dev", trips)
+    kw = seen["minilm"]
+    assert (kw["lora_rank"], kw["lr"], kw["margin"], kw["batch_size"], kw["eval_every"], kw["base"]) == (
+        16, 1e-4, 0.3, 16, 250, "minilm")
+    run()
+    assert seen["minilm"]["eval_every"] == 0 and seen["minilm"]["dev"] is None  # no --dev: nothing to score
+    run("--lora-rank", "0", "--lr", "2e-5")
+    assert (seen["minilm"]["lora_rank"], seen["minilm"]["lr"], seen["minilm"]["batch_size"]) == (0, 2e-5, 16)
+    run("--arch", "bilstm", "--dev", trips)
+    paper = seen["bilstm"]
+    assert (paper.arch, paper.lr, paper.batch_size, paper.lora_rank, paper.eval_every) == ("bilstm", 1e-3, 64, 0, 0)
+    run("--arch", "bilstm", "--batch-size", "8")
+    assert (seen["bilstm"].lr, seen["bilstm"].batch_size) == (1e-3, 8)
+    bad = CliRunner().invoke(app, ["train", "thematic", trips, "--out", str(tmp_path / "n"), "--dev", trips,
+                                   "--checkpoint-every", "100"])
+    assert bad.exit_code == 2 and "--eval-every 250" in bad.output and not (tmp_path / "n").exists()
+    helps = {p.name: p.help for p in get_command(app).commands["train"].commands["thematic"].params}
+    assert "minilm 0.0001, bilstm 0.001" in helps["lr"] and "minilm 16, bilstm 64" in helps["batch_size"]
+    assert "minilm 16, bilstm 0" in helps["lora_rank"] and "minilm 250, bilstm 0" in helps["eval_every"]
 
 
 @pytest.mark.parametrize("recipe", [r for r in RECIPES if isinstance(r.train, Step) and r.train.config is not None],

@@ -347,6 +347,30 @@ def test_eval_every_options_are_checked_before_any_work(tmp_path):
         assert "--eval-every" in result.output and not out.exists()
 
 
+def test_train_thematic_default_trains_a_lora_adapter_and_chooses_on_dev(tiny_bert, tmp_path):
+    """`argsim train thematic T --dev D --out M` with no training option (the base given as a tiny random BERT):
+    the shipped recipe's LoRA adapter (rank 16, lr 1e-4, margin 0.3, batch 16) with a dev evaluation every 2 steps
+    here (--eval-every and --checkpoint-every left to their defaults, 250 and 0, would not fire in 3 steps); OUT
+    holds only the adapter and the records the resolved settings."""
+    from argsim.cli.app import app
+    from argsim.io import write_jsonl
+
+    write_jsonl(tmp_path / "t.jsonl", tiny_triplets(48))
+    write_jsonl(tmp_path / "d.jsonl", held_out_triplets())
+    out = tmp_path / "m"
+    result = CliRunner().invoke(app, ["--quiet", "train", "thematic", str(tmp_path / "t.jsonl"), "--model",
+                                      str(tiny_bert), "--max-seq-length", "16", "--dev", str(tmp_path / "d.jsonl"),
+                                      "--eval-every", "2", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    names = {p.name for p in out.iterdir()}
+    assert "adapter_model.safetensors" in names and "model.safetensors" not in names
+    config = json.loads((out / "train_config.json").read_text())
+    options = config["options"]
+    assert (options["lora_rank"], options["lr"], options["margin"], options["batch_size"]) == (16, 1e-4, 0.3, 16)
+    assert config["steps"] == 3 and [e["step"] for e in config["evals"]][0] == 2
+    assert options["best_step"] == 2 and 0 <= config["metrics"]["dev_triplet_accuracy"] <= 1
+
+
 def test_custom_loop_device_seed_resume_and_bf16(devices_seen, tiny_vectors, tmp_path):
     """Thematic BiLSTM through the accelerate loop: resolved device, same seed -> same weights, a run stopped
     mid-epoch by --max-steps and resumed equals the uninterrupted run (dropout RNG included); bf16 autocast."""
@@ -549,8 +573,8 @@ def test_ddp_sentence_transformer_trainer_two_processes(tmp_path):
 
     write_jsonl(tmp_path / "t.jsonl", tiny_triplets(48))
     run = _launch(tmp_path, [_bin("accelerate"), "launch", "--multi_gpu", "--num_processes", "2"],
-                  ["train", "thematic", "t.jsonl", "--out", "m", "--arch", "minilm", "--batch-size", "4",
-                   "--lr", "1e-4", "--margin", "1.0"])
+                  ["train", "thematic", "t.jsonl", "--out", "m", "--arch", "minilm", "--lora-rank", "0",
+                   "--batch-size", "4", "--lr", "1e-4", "--margin", "1.0"])
     assert run.returncode == 0, run.stderr[-3000:]
     config = json.loads((tmp_path / "m" / "train_config.json").read_text())
     assert config["processes"] == 2 and config["steps"] == 6  # 48 triplets / (4 per batch x 2 processes)

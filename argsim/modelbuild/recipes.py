@@ -210,14 +210,14 @@ RECIPES: tuple[Recipe, ...] = (
            method="Bi-encoder", setting="frozen MiniLM, increasing-hard, best epoch on validation (models build)",
            split="validation"),
     thematic_recipe("thematic-bilstm", "thematic similarity: BiLSTM triplet network, 1 full epoch",
-                    "models/thematic-sen-full", ThematicTrainConfig(), {"checkpoint_every": 100},
+                    "models/thematic-sen-full", ThematicTrainConfig(arch="bilstm"), {"checkpoint_every": 100},
                     cpu_minutes=26, gpu_minutes=3,
                     basis="measured: 1,034 steps of 64 triplets in 24.5 min on 1 thread (an upper bound), 25.4 min "
                           "with the scoring",
                     distance="l1", accuracy_key="dev_triplet_accuracy_l1", setting="--epochs 1 --checkpoint-every 100"),
     thematic_recipe("thematic-minilm", "thematic similarity: MiniLM fine-tune on all training triplets",
                     "models/thematic-minilm-full",
-                    ThematicTrainConfig(arch="minilm", batch_size=16, lr=2e-5, margin=0.3, threads=2, eval_every=250),
+                    ThematicTrainConfig(lr=2e-5, lora_rank=0, threads=2),
                     {"checkpoint_every": 500},
                     cpu_minutes=125, gpu_minutes=5,
                     basis="estimated from a measured step cost: 375 steps of 16 triplets took 707 s on 2 CPU cores "
@@ -229,8 +229,7 @@ RECIPES: tuple[Recipe, ...] = (
     thematic_recipe("thematic-lora", "thematic similarity: LoRA adapter (r=16) over MiniLM, triplet loss, best of "
                     "its dev evaluations (the shipped `thematic`: `argsim models publish thematic "
                     "models/thematic-lora` after it)", "models/thematic-lora",
-                    ThematicTrainConfig(arch="minilm", batch_size=16, lr=1e-4, margin=0.3, eval_every=250,
-                                        lora_rank=16),
+                    ThematicTrainConfig(),
                     {"checkpoint_every": 250},
                     cpu_minutes=125, gpu_minutes=5.5,
                     basis="measured: on one NVIDIA H200, 2,038 of the epoch's 4,135 steps of 16 triplets in 205 s "

@@ -1,31 +1,63 @@
-"""The settings of `argsim train thematic`: one dataclass for both networks (BiLSTM and MiniLM).
+"""The settings of `argsim train thematic`: one dataclass for both networks (MiniLM and the paper's BiLSTM).
 
 Kept apart from the trainers so that reading the settings (the CLI builds the command's options from these
-fields, see `argsim.options`) does not import torch. The defaults are the recommended recipe (`argsim models
-build thematic-bilstm`: the paper's BiLSTM, Adam 1e-3, one epoch); `thematic-minilm` is a preset over the same
-fields (`arch="minilm"`, batch 16, lr 2e-5, margin 0.3).
+fields, see `argsim.options`) does not import torch. The defaults are the recommended recipe, the shipped
+`thematic` model (`argsim models build thematic-lora`): a LoRA adapter of rank 16 over MiniLM, TripletLoss margin
+0.3, lr 1e-4, batch 16, the best of its dev evaluations every 250 steps. The paper's BiLSTM (Ein Dor et al.,
+"Learning Thematic Similarity Metric Using Triplet Networks", ACL 2018) is `arch="bilstm"` (`argsim models build
+thematic-bilstm`), with the paper's values.
+
+The settings whose recommended value differs between the two networks (learning rate, batch size, LoRA rank,
+evaluation interval) default to None, "the arch's recommended value": `ARCH_DEFAULTS` holds those values and
+`ThematicTrainConfig.resolved` is the one place that fills them in.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Literal
 
+from argsim.errors import ArgsimError
 from argsim.options import setting
+
+if TYPE_CHECKING:
+    from argsim.training import Budget
+
+ARCHES = ("minilm", "bilstm")
+#: each network's recommended value of the settings that differ between them (a field left at None takes it):
+#: MiniLM the shipped `thematic` adapter's run; the BiLSTM the paper's Adam 1e-3, batch 64, no LoRA, and dev scored
+#: at epoch ends only
+ARCH_DEFAULTS: dict[str, dict[str, Any]] = {
+    "minilm": {"lr": 1e-4, "batch_size": 16, "lora_rank": 16, "eval_every": 250},
+    "bilstm": {"lr": 1e-3, "batch_size": 64, "lora_rank": 0, "eval_every": 0},
+}
+
+
+def _per_arch(name: str) -> str:
+    """'minilm 0.0001, bilstm 0.001': the recommended values of a per-arch field, for its help text."""
+    return ", ".join(f"{arch} {ARCH_DEFAULTS[arch][name]:g}" for arch in ARCHES)
 
 
 @dataclass
 class ThematicTrainConfig:
     """Settings of the thematic triplet networks: `arch` picks the network; the BiLSTM's and MiniLM's own
-    fields are ignored by the other one.
+    fields are ignored by the other one. `lr`, `batch_size`, `lora_rank` and `eval_every` left at None take the
+    arch's recommended value (`ARCH_DEFAULTS`) when a trainer reads them (`resolved`).
 
     Example:
-        >>> ThematicTrainConfig().lr, ThematicTrainConfig(arch="minilm", lr=2e-5, batch_size=16).arch
-        (0.001, 'minilm')
+        >>> shipped = ThematicTrainConfig().resolved()
+        >>> shipped.arch, shipped.lora_rank, shipped.lr, shipped.margin, shipped.batch_size, shipped.eval_every
+        ('minilm', 16, 0.0001, 0.3, 16, 250)
+        >>> paper = ThematicTrainConfig(arch="bilstm").resolved()
+        >>> paper.lr, paper.batch_size, paper.lora_rank
+        (0.001, 64, 0)
+        >>> ThematicTrainConfig(lr=2e-5, lora_rank=0).resolved().lr  # a value given is kept
+        2e-05
     """
 
-    arch: Literal["bilstm", "minilm"] = setting("bilstm", "bilstm (the paper's network) or minilm (fine-tune "
-                                                "--model with sentence-transformers' TripletLoss).")
+    arch: Literal["minilm", "bilstm"] = setting("minilm", "minilm (fine-tune --model with sentence-transformers' "
+                                                "TripletLoss; the shipped `thematic`) or bilstm (the paper's network "
+                                                "with its own values).")
     hidden: int = setting(300, "BiLSTM hidden size per direction.", min=1)
     attention: int = setting(200, "BiLSTM attention size.", min=1)
     dropout: float = setting(0.2, "BiLSTM dropout (the paper's '0.8' read as keep probability).", min=0, max=0.99)
@@ -36,15 +68,21 @@ class ThematicTrainConfig:
     margin: float = setting(0.3, "--arch minilm: TripletLoss margin (Euclidean, unit vectors; 0.3 beat 1.0 on the "
                             "test triplets).", min=0)
     max_seq_length: int = setting(64, "--arch minilm: token limit per sentence.", min=1)
-    lr: float = setting(1e-3, "Adam learning rate (the paper: 1e-3 for the BiLSTM; use 2e-5 for MiniLM).", min=0)
-    batch_size: int = setting(64, "Triplets per step (MiniLM: use 16).", min=1)
+    lr: float | None = setting(None, f"Learning rate (default per arch: {_per_arch('lr')}; the BiLSTM's is the "
+                               "paper's Adam rate).", min=0)
+    batch_size: int | None = setting(None, f"Triplets per step (default per arch: {_per_arch('batch_size')}).",
+                                     min=1)
     epochs: int = setting(1, "Passes over the (sub-sampled) triplets.", min=1)
     max_triplets: int | None = setting(None, "Sub-sample this many training triplets (seeded).", min=1)
-    eval_every: int = setting(0, "Score a sample of the --dev triplets every N optimizer steps too and keep the "
-                              "best-scoring model (0: the BiLSTM at epoch ends only; MiniLM keeps the last).",
-                              min=0)
-    lora_rank: int = setting(0, "--arch minilm: train a LoRA adapter of this rank instead of the weights (OUT then "
-                             "holds only the adapter, loaded over the installed base; see docs/models.md).", min=0)
+    eval_every: int | None = setting(None, "With --dev: also score a dev sample every N optimizer steps and keep "
+                                     "the best-scoring model (0: the BiLSTM at epoch ends only, MiniLM keeps the "
+                                     f"last; default per arch: {_per_arch('eval_every')}; without --dev nothing "
+                                     "is scored). MiniLM: --checkpoint-every must be a multiple of it (0 saves at "
+                                     "every evaluation).", min=0)
+    lora_rank: int | None = setting(None, "--arch minilm: train a LoRA adapter of this rank instead of the weights "
+                                    "(OUT then holds only the adapter, loaded over the installed base; see "
+                                    f"docs/models.md); 0: fine-tune every weight (default per arch: "
+                                    f"{_per_arch('lora_rank')}).", min=0)
     lora_alpha: float = setting(32.0, "--lora-rank: the scale numerator (the update is multiplied by alpha / rank).",
                                 min=0)
     dev_sample: int = setting(2000, "--dev: dev triplets sampled (seeded) to choose the saved model on.", min=1)
@@ -55,3 +93,58 @@ class ThematicTrainConfig:
                                         cli=False)
     checkpoint_every: int = setting(200, "Checkpoint interval when no Budget is given (the CLI's "
                                     "--checkpoint-every).", cli=False)
+
+    def resolved(self, arch: str | None = None, has_dev: bool = True) -> ThematicTrainConfig:
+        """A copy whose per-arch fields left at None hold `arch`'s recommended value (`ARCH_DEFAULTS`).
+
+        Args:
+            arch: the network (default: `self.arch`); the copy's `arch` is set to it.
+            has_dev: dev triplets are given; without them an `eval_every` left at None is 0 (nothing to score).
+
+        Returns:
+            the resolved copy (`self` is not changed).
+
+        Raises:
+            ArgsimError: an unknown arch.
+
+        Example:
+            >>> ThematicTrainConfig(batch_size=8).resolved("bilstm", has_dev=False).batch_size
+            8
+        """
+        arch = arch or self.arch
+        if arch not in ARCH_DEFAULTS:
+            raise ArgsimError(f"--arch must be one of {', '.join(ARCHES)}, not {arch!r}")
+        values = {k: v for k, v in ARCH_DEFAULTS[arch].items() if getattr(self, k) is None}
+        if not has_dev and self.eval_every is None:
+            values["eval_every"] = 0
+        return replace(self, arch=arch, **values)
+
+    def checked(self, has_dev: bool, budget: Budget | None = None) -> ThematicTrainConfig:
+        """`resolved()` after the checks a run needs before any work.
+
+        Args:
+            has_dev: dev triplets are given (`--dev`).
+            budget: the run's budget (its `checkpoint_every`; default `Budget()`).
+
+        Returns:
+            the resolved copy.
+
+        Raises:
+            ArgsimError: an unknown arch; `--eval-every` given without dev triplets; with MiniLM, a checkpoint
+                interval that is not a multiple of the evaluation interval
+                (`argsim.training.st.check_cadence`: every evaluated step is saved, so that the best one can be
+                kept).
+
+        Example:
+            >>> ThematicTrainConfig().checked(has_dev=False).eval_every
+            0
+        """
+        from argsim.training import Budget
+        from argsim.training.st import check_cadence
+
+        if self.eval_every and not has_dev:
+            raise ArgsimError("--eval-every needs --dev (the triplets the best step is chosen on)")
+        config = self.resolved(has_dev=has_dev)
+        if config.arch == "minilm":
+            check_cadence(config.eval_every, budget or Budget())
+        return config

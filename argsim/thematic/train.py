@@ -62,8 +62,9 @@ class TrainReport:
 
 
 def policy(config: ThematicTrainConfig) -> OptimPolicy:
-    """The paper's optimizer: Adam (= AdamW with weight decay 0) at a constant rate, no clipping."""
-    return OptimPolicy(lr=config.lr, weight_decay=0.0, schedule="constant", max_grad_norm=None)
+    """The paper's optimizer: Adam (= AdamW with weight decay 0) at a constant rate (`config.lr`, else the
+    BiLSTM's recommended 1e-3), no clipping."""
+    return OptimPolicy(lr=config.resolved("bilstm").lr, weight_decay=0.0, schedule="constant", max_grad_norm=None)
 
 
 class TripletAccuracyEvaluator:
@@ -143,7 +144,9 @@ def train_bilstm(triplets: list[dict], out: Path, config: ThematicTrainConfig, d
     Args:
         triplets: the training records.
         out: the model folder (checkpoints under OUT/checkpoints).
-        config: the settings (the BiLSTM's fields; `arch` is not read).
+        config: the settings; the fields left to the arch (None) take the BiLSTM's recommended values
+            (`ThematicTrainConfig.resolved("bilstm")`, the paper's Adam 1e-3 and batch 64) whatever its `arch`
+            says; the run records the resolved copy.
         dev: dev triplets: `TripletAccuracyEvaluator` scores a sample of `config.dev_sample` of them after every
             epoch (and every `config.eval_every` steps) and OUT keeps the best-scoring model; its accuracy on all
             of them is reported. None: OUT holds the last model.
@@ -165,6 +168,7 @@ def train_bilstm(triplets: list[dict], out: Path, config: ThematicTrainConfig, d
     from argsim.backend.safety import load_torch_weights
 
     out = Path(out)
+    config = config.resolved("bilstm", has_dev=bool(dev))
     placement = placement or resolve_placement("cpu", "fp32", threads=config.threads, seed=config.seed)
     budget = budget or Budget(max_minutes=config.max_minutes, checkpoint_every=config.checkpoint_every, resume=True)
     config.seed = placement.seed
