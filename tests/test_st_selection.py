@@ -1,6 +1,7 @@
 """Model selection of every sentence-transformers trainer (`argsim.training.st.fit_st(select=...)`): the kept weights
 are those of the best evaluation, not the last step's (first of equal scores), for a full model and for a LoRA
-adapter; a --resume'd run keeps a best found before the stop; a run without evaluation keeps its last weights.
+adapter; a --resume'd run keeps a best found before the stop; a budget's stop is scored too (per-step and per-epoch
+cadences); a run without evaluation keeps its last weights.
 
 The evaluator is a stub whose score is set per step, so the best step is known in advance; it also copies the
 trainable weights at each evaluation, the reference the kept model is compared with. A tiny random BERT at a high
@@ -106,7 +107,7 @@ def test_a_resumed_run_keeps_the_best_found_before_the_stop(tiny_bert, tmp_path)
     out = tmp_path / "m"
     scores = {2: 0.9, 4: 0.2, 5: 0.1, 6: 0.3, 8: 0.4}
     first, _, run = fit(model_of(tiny_bert, False), out, scores, Budget(max_steps=5))
-    assert sorted(first.weights) == [2, 4, 5] and run["stopped_by"] == "max_steps"
+    assert [e["step"] for e in run["evals"]] == [2, 4, 5] and run["stopped_by"] == "max_steps"
     assert run["best"] == {"step": 2, "value": 0.9}
     assert {p.name for p in (out / "checkpoints").glob("checkpoint-*")} == {"checkpoint-2", "checkpoint-5"}
     model = model_of(tiny_bert, False)
@@ -137,3 +138,13 @@ def test_selection_arguments_save_at_every_evaluation():
     assert selection_arguments("eval_loss", 0, Budget(checkpoint_every=3))["save_steps"] == 3
     with pytest.raises(ArgsimError, match="--checkpoint-every 6 must be a multiple of --eval-every 4"):
         selection_arguments("dev_map", 4, Budget(checkpoint_every=6))
+
+
+def test_per_epoch_evaluations_score_a_budget_stop_too(tiny_bert, tmp_path):
+    """No --eval-every and no --checkpoint-every: evaluations at each epoch's end (step 4) and where --max-steps 6
+    stops the second epoch (step 6); the stop scores best here, so its weights are kept."""
+    model = model_of(tiny_bert, False)
+    ev, trainer, run = fit(model, tmp_path / "m", {4: 0.5, 6: 0.6}, Budget(max_steps=6), eval_every=0)
+    assert [e["step"] for e in run["evals"]] == [4, 6] and run["stopped_by"] == "max_steps"  # each once
+    assert run["best"] == {"step": 6, "value": 0.6} and same(trainable(model), ev.weights[6])
+    assert (tmp_path / "m" / "checkpoints" / "checkpoint-6").is_dir()
