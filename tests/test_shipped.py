@@ -190,6 +190,41 @@ def test_counter_bi_encoder_loads_by_name_and_reproduces_its_slice_figure(data_d
     np.testing.assert_allclose(enc.encode(texts, use_cache=False), head("ret_cand"), atol=1e-5)
 
 
+def test_the_counter_bipolar_ships_its_adapter_and_heads_and_reproduces_its_slice_figure(data_dir):
+    """The shipped Bipolar-encoder is a LoRA adapter of its one tower plus the two heads (no base weight, each file
+    hashed in the card); by name, `--method bipolar`'s default ranker gives the card's slice figure, which is not
+    the frozen-encoder heads' (the adapter is applied)."""
+    from safetensors.numpy import load_file
+
+    import argsim
+    from argsim.counter.neural.store import load_model
+    from argsim.modelbuild.publish import COUNTER_SLICE
+
+    folder = shipped_models()["counter-bipolar"]
+    card = read_card(folder)
+    files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+    assert files == sorted(["argsim_encoder.json", "card.json", "config.json", "heads.safetensors",
+                            "point_encoder/adapter_config.json", "point_encoder/adapter_model.safetensors"])
+    assert card["base"] == "minilm" and card["base_sha256"] == base_sha256("minilm")
+    assert card["artifact"] == "lora+heads" and card["weights_sha256"] == sha256_file(folder / "heads.safetensors")
+    adapter = folder / "point_encoder" / "adapter_model.safetensors"
+    assert card["adapters_sha256"] == {"point_encoder/adapter_model.safetensors": sha256_file(adapter)}
+    assert sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) < 10 * 2**20
+    lora = load_file(str(adapter))
+    assert lora and all("lora_" in k for k in lora)  # only the adapter's tensors, no base weight
+    assert "--train-encoder --lora-rank 16" in card["command"]
+    assert card["figures"]["val_at1_over_30_best"] > card["figures"]["val_at1_over_30_untrained"]
+
+    model = load_model("counter-bipolar")
+    assert model.folder == folder and model.config.kind == "bipolar" and model.config.lora_rank == 16
+    retriever = argsim.CounterRetriever("bipolar")
+    got = retriever.evaluate(COUNTER_SLICE["split"], COUNTER_SLICE["setting"], limit=COUNTER_SLICE["limit"],
+                             data_dir=data_dir)
+    assert got["points"] == card["slice"]["points"] == COUNTER_SLICE["limit"]
+    assert got["accuracy_at_1"] == pytest.approx(card["slice"]["accuracy_at_1"], abs=1e-9)
+    assert got["mrr"] == pytest.approx(card["slice"]["mrr"], abs=1e-4)
+
+
 def test_a_counter_bi_encoder_over_another_base_is_refused_in_one_line(tmp_path, data_dir):
     """A copy whose card records another base's hash: the CLI stops before any work, one line, exit 2."""
     folder = tmp_path / "other-base"

@@ -139,7 +139,8 @@ def train_bipolar(
 @eval_app.command("counter-neural")
 def eval_counter_neural(
     ctx: typer.Context,
-    bipolar: Path | None = typer.Option(None, help="Bipolar-encoder folder."),
+    bipolar: Path | None = typer.Option(None, help="Bipolar-encoder folder, or counter-bipolar (the one "
+                                        "that ships with argsim)."),
     bipolar_nodiff: Path | None = typer.Option(None, "--bipolar-nodiff", help="Bipolar w/o |u-v| folder."),
     bi_encoder: Path | None = typer.Option(None, "--bi-encoder", help="Bi-encoder folder, or counter-bi-encoder "
                                            "(the one that ships with argsim)."),

@@ -2,7 +2,7 @@
 
 Options (from the CLI's `--model` and `--opt key=value`): `model` (trained model folder, or a shipped counter
 model's name; `bi-encoder` without one uses the shipped `counter-bi-encoder`, `bipolar` the shipped
-`counter-bipolar` when one ships), `k` (rerank depth, default 30), `retriever` / `reranker` (folders for the
+`counter-bipolar`), `k` (rerank depth, default 30), `retriever` / `reranker` (folders for the
 two-stage methods; `retriever=bm25` for BM25); `precision` (the run's `--precision`, passed by `run_ranker`) is
 what a cross-encoder stage computes in, and `config` (the run's options, passed by `run_ranker`) the runtime of every
 stage's transformer (`--backend`, `--quantize`).
@@ -36,7 +36,7 @@ SHIPPED_BIPOLAR = "counter-bipolar"
 
 
 @register_ranker("bipolar", help="Bipolar-encoder: retrieval head top-k, reranked by its classification head "
-                                 "(--model DIR, or the shipped counter-bipolar when one ships; opt k=30)")
+                                 "(--model DIR; default: the shipped counter-bipolar; opt k=30)")
 def bipolar_ranker(points, pools, model=None, k=30, precision="auto", config=None, **_):  # noqa: ANN001, ANN201
     from argsim.backend.adapters import shipped_models
 
