@@ -327,16 +327,16 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
 
 
 def shipped_summaries() -> list[dict]:
-    """One line per shipped model for `argsim models`: name, task, base, artifact (lora / heads) and its size,
-    figures, slice figures."""
-    from argsim.backend.adapters import read_card, shipped_models, weights_file
+    """One line per shipped model for `argsim models`: name, task, base, artifact (lora / heads / lora+heads /
+    delta) and the size of all its files, figures, slice figures."""
+    from argsim.backend.adapters import read_card, shipped_models
 
     rows = []
     for name, folder in shipped_models().items():
         card = read_card(folder)
         rows.append({"name": name, "task": card.get("task", "?"), "base": card["base"],
                      "artifact": artifact_of(card), "description": card.get("description", ""),
-                     "megabytes": round(weights_file(folder, card).stat().st_size / 2**20, 2),
+                     "megabytes": round(sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 2**20, 2),
                      "figures": card.get("figures") or {}, "slice": card.get("slice") or {},
                      "command": card.get("command"), "training_seconds": card.get("training_seconds")})
     return rows
