@@ -88,6 +88,8 @@ def run_installed_many(site: Path, cwd: Path, commands: list[tuple[list[str], di
 SHIPPED_LORA = {"adapter_model.safetensors", "adapter_config.json", "card.json", "argsim_encoder.json"}
 SHIPPED = {"kpm": SHIPPED_LORA, "thematic": SHIPPED_LORA,
            "counter-bi-encoder": {"heads.safetensors", "config.json", "card.json", "argsim_encoder.json"},
+           "counter-bipolar": {"heads.safetensors", "config.json", "card.json", "argsim_encoder.json",
+                               "point_encoder"},
            "minutes": {"minutes_delta.safetensors", "words.json", "card.json", "argsim_encoder.json"}}
 SENTENCE = {"minutes": "保育所の整備を加速すべきです。"}
 
@@ -149,7 +151,8 @@ def test_the_readme_python_examples_run_from_the_installed_wheel(installed, tmp_
 
 def test_the_installed_wheel_carries_the_shipped_models(installed, elsewhere_runs):  # noqa: ANN001
     """The shipped models are package data: the non-editable install lists and loads `kpm` and `thematic` (LoRA
-    adapters), `counter-bi-encoder` (heads over the frozen base) and `minutes` (a delta over GiNZA's table) by name
+    adapters), `counter-bi-encoder` (heads over the frozen base), `counter-bipolar` (a LoRA adapter of its tower and
+    its heads) and `minutes` (a delta over GiNZA's table) by name
     (each base checked against its card), embedding the same vectors as the source tree's."""
     import numpy as np
 
@@ -158,6 +161,9 @@ def test_the_installed_wheel_carries_the_shipped_models(installed, elsewhere_run
     for name, want_files in SHIPPED.items():
         shipped = installed / "argsim" / "shipped" / name
         assert {p.name for p in shipped.iterdir()} >= want_files
+        if "point_encoder" in want_files:  # LoRA adapter of the tower, beside the heads
+            assert {p.name for p in (shipped / "point_encoder").iterdir()} >= SHIPPED_LORA - {"card.json",
+                                                                                             "argsim_encoder.json"}
         assert json.loads((shipped / "card.json").read_text()) == json.loads(
             (REPO / "argsim" / "shipped" / name / "card.json").read_text())
     elsewhere, runs = elsewhere_runs
