@@ -160,3 +160,96 @@ def test_thematic_lora_learns_and_saves_only_the_adapter(tiny_bert, tmp_path):
     names = {p.name for p in (tmp_path / "t").iterdir()}
     assert "adapter_model.safetensors" in names and "model.safetensors" not in names
     assert margin(get_encoder(str(tmp_path / "t"), device="cpu").model) > before + 0.1  # +0.5 here
+
+
+@pytest.fixture(scope="module")
+def thematic_adapter(tiny_bert, tmp_path_factory):
+    """A thematic LoRA adapter (rank 4) trained a few steps over the tiny random BERT: its B matrices are no
+    longer zero, so a run that started from a fresh adapter instead of it would save other tensors."""
+    from test_training import tiny_triplets
+
+    from argsim.thematic.finetune import finetune_sentence_transformer
+
+    out = tmp_path_factory.mktemp("thematic-init") / "first"
+    finetune_sentence_transformer(tiny_triplets(16), out, base=str(tiny_bert), batch_size=8, lr=3e-2, margin=1.0,
+                                  max_seq_length=32, lora_rank=4, lora_alpha=8, quiet=True)
+    return out
+
+
+def _adapter_tensors(folder) -> dict:  # noqa: ANN001
+    from safetensors.torch import load_file
+
+    return load_file(str(folder / "adapter_model.safetensors"))
+
+
+def test_thematic_init_starts_from_the_adapter(thematic_adapter, tiny_bert, tmp_path):
+    """`train thematic --init FOLDER`: at lr 0 one step saves exactly the init adapter's tensors (the run started
+    from them, with its rank and alpha, not from a fresh adapter); at lr > 0 they move, and the output is again an
+    adapter folder over the same base that loads by path."""
+    from test_training import tiny_triplets
+
+    from argsim.backend.adapters import read_card
+    from argsim.thematic.finetune import finetune_sentence_transformer
+    from argsim.training import Budget
+
+    first = _adapter_tensors(thematic_adapter)
+    assert any(float(v.abs().max()) > 0 for k, v in first.items() if "lora_B" in k)  # B trained away from zero
+    trips = tiny_triplets(16)
+    same = finetune_sentence_transformer(trips, tmp_path / "same", base="minilm", batch_size=8, lr=0.0,
+                                         max_seq_length=32, lora_rank=None, lora_alpha=99.0, quiet=True,
+                                         init=str(thematic_adapter), budget=Budget(max_steps=1))
+    assert same["steps"] == 1 and same["lora_rank"] == 4 and same["base"] == str(tiny_bert)
+    saved = _adapter_tensors(tmp_path / "same")
+    assert saved.keys() == first.keys() and all(np.array_equal(saved[k], first[k]) for k in first)
+    card = read_card(tmp_path / "same")
+    assert card["base"] == str(tiny_bert) and card["rank"] == 4 and card["alpha"] == 8 and card["init"]
+
+    finetune_sentence_transformer(trips, tmp_path / "more", base="minilm", batch_size=8, lr=3e-2,
+                                  max_seq_length=32, lora_rank=4, quiet=True, init=str(thematic_adapter),
+                                  budget=Budget(max_steps=2))  # the warm-up's first step has lr 0
+    moved = _adapter_tensors(tmp_path / "more")
+    assert moved.keys() == first.keys() and any(not np.array_equal(moved[k], first[k]) for k in first)
+    texts = ["The committee met on Tuesday.", "Rainfall was heavy in spring."]
+    vecs = get_encoder(str(tmp_path / "more"), device="cpu").encode(texts, use_cache=False)
+    assert vecs.shape == (2, 32) and np.isfinite(vecs).all()
+
+
+def test_init_refusals_are_one_line(thematic_adapter, tiny_bert, tmp_path):
+    """Options that cannot continue an adapter are refused in one line before any training: another rank, a
+    folder that is not an adapter, the BiLSTM, fine-tuning every weight (--lora-rank 0)."""
+    from test_training import tiny_triplets
+
+    from argsim.errors import ArgsimError
+    from argsim.kpm.sbert import SbertConfig, train_sbert
+    from argsim.thematic.config import ThematicTrainConfig
+    from argsim.thematic.finetune import finetune_sentence_transformer
+
+    trips = tiny_triplets(8)
+    cases = [
+        (lambda: finetune_sentence_transformer(trips, tmp_path / "a", lora_rank=8, init=str(thematic_adapter),
+                                               quiet=True), "rank 4"),
+        (lambda: finetune_sentence_transformer(trips, tmp_path / "b", init=str(tiny_bert), quiet=True),
+         "not a LoRA adapter"),
+        (lambda: train_sbert(None, tmp_path / "c", SbertConfig(init=str(thematic_adapter), lora_rank=16),
+                             device="cpu", quiet=True), "rank 4"),
+        (lambda: ThematicTrainConfig(arch="bilstm", init="thematic").checked(has_dev=False), "--arch bilstm"),
+        (lambda: ThematicTrainConfig(init="thematic", lora_rank=0).checked(has_dev=False), "--lora-rank 0"),
+    ]
+    for call, words in cases:
+        with pytest.raises(ArgsimError) as err:
+            call()
+        assert "\n" not in str(err.value) and words in str(err.value)
+    assert not any((tmp_path / d).exists() for d in "abc")
+
+
+def test_thematic_init_shipped_adapter_keeps_its_shape():
+    """`--init thematic` names the shipped adapter: the config leaves the rank to it, and the loaded model carries
+    the shipped rank and alpha over MiniLM."""
+    from argsim.backend.adapters import continue_adapter, read_card, shipped_models
+    from argsim.thematic.config import ThematicTrainConfig
+
+    assert ThematicTrainConfig(init="thematic").checked(has_dev=False).lora_rank is None
+    card = read_card(shipped_models()["thematic"])
+    model, base, rank, alpha = continue_adapter("thematic", device="cpu")
+    assert (base, rank, alpha) == (card["base"], card["rank"], card["alpha"]) == ("minilm", 16, 32.0)
+    assert sum(p.numel() for p in model.parameters() if p.requires_grad) == card["trainable_parameters"]

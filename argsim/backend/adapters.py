@@ -18,6 +18,9 @@ Loading checks the installed base's weights against `base_sha256` (another base:
 the adapter and merges it into the weights (`merge_and_unload`: inference costs what the base costs). The
 encoder's cache identity is the base hash plus the adapter file's hash.
 
+A trained adapter can be trained further: `continue_adapter` loads it over its base, kept trainable, and gives
+the base, rank and alpha it implies (`argsim train sbert --init kpm`, `argsim train thematic --init thematic`).
+
 Shipped models live under `argsim/shipped/<name>/` (package data); `get_encoder("kpm")` loads one by name
 (`shipped_models()` lists them). Each is a small artifact over an installed base, never a copy of the base: its
 card.json names the base (registry name) and the base's weights hash, `artifact` says what the folder adds to
@@ -41,6 +44,7 @@ import json
 import warnings
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -312,6 +316,65 @@ def apply_adapter(folder: Path, device: str | None = None, trainable: bool = Fal
         model[0].model = model[0].model.merge_and_unload()
         model.eval()
     return model
+
+
+class ContinuedAdapter(NamedTuple):
+    """A trained LoRA adapter loaded to keep training it (`continue_adapter`): the trainable model and the base,
+    rank and alpha it implies (they replace a trainer's own --model / --lora-rank / --lora-alpha)."""
+
+    model: Any
+    base: str
+    rank: int
+    alpha: float
+
+
+def continue_adapter(init: str, device: str | None = None, rank: int | None = None) -> ContinuedAdapter:
+    """The adapter `init` (a shipped model's name or a folder trained with --lora-rank) over its base, kept
+    trainable, so that a trainer's run continues it (`argsim train sbert --init kpm`, `argsim train thematic
+    --init thematic`): training time adds up across runs and machines. The run's output is again an adapter
+    folder whose card names the same base (the registry name the adapter's card gives), so it loads by path and
+    can be published.
+
+    Ambiguity: an adapter has its own rank; a run that asks for another rank cannot continue it. A `rank` given
+    (the run's --lora-rank; None or 0: not given) must equal the adapter's, and is refused otherwise rather than
+    silently replaced. The adapter's alpha, dropout, targets and base always replace the run's.
+
+    Args:
+        init: a shipped model's name (`kpm`, `thematic`) or an adapter folder.
+        device: where the model is loaded.
+        rank: the rank the run asked for (None or 0: take the adapter's).
+
+    Returns:
+        ContinuedAdapter(model, base, rank, alpha): the SentenceTransformer with a trainable peft adapter holding
+        the adapter's tensors, and the base (registry name or folder), rank and alpha it implies.
+
+    Raises:
+        ArgsimError: `init` is not an adapter folder, or `rank` differs from the adapter's (one line).
+        ModelError: the installed base is not the adapter's (`check_base`).
+
+    Example:
+        >>> model, base, rank, alpha = continue_adapter("thematic", device="cpu")  # doctest: +SKIP
+        >>> base, rank, alpha  # doctest: +SKIP
+        ('minilm', 16, 32.0)
+    """
+    from argsim.backend.registry import model_path
+    from argsim.errors import ArgsimError
+
+    folder = model_path(init)
+    if not is_adapter_folder(folder):
+        raise ArgsimError(f"--init {init}: not a LoRA adapter (a shipped adapter such as kpm or thematic, or a "
+                          "folder trained with --lora-rank)")
+    card = read_card(folder)
+    try:
+        have = int(json.loads((folder / ADAPTER_CONFIG).read_text(encoding="utf-8"))["r"])
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise ModelError(f"{folder / ADAPTER_CONFIG}: unreadable ({exc})") from None
+    if rank and int(rank) != have:  # refused before the base is loaded
+        raise ArgsimError(f"--init {init} is a LoRA adapter of rank {have}: drop --lora-rank or give "
+                          f"--lora-rank {have}")
+    model = apply_adapter(folder, device=device, trainable=True)
+    peft_cfg = model[0].model.peft_config["default"]
+    return ContinuedAdapter(model, card["base"], int(peft_cfg.r), float(peft_cfg.lora_alpha))
 
 
 class AdapterEncoder(Encoder):

@@ -78,8 +78,8 @@ class SbertConfig:
     lora_alpha: float = setting(32.0, "LoRA scale numerator (the update is multiplied by alpha / rank).", min=0)
     lora_dropout: float = setting(0.1, "Dropout on the LoRA adapter's input.", min=0, max=1)
     init: str | None = setting(None, "Continue training an adapter: a shipped model's name (e.g. kpm, see `argsim "
-                               "models`) or a folder trained with --lora-rank; its base and rank replace --model / "
-                               "--lora-rank.")
+                               "models`) or a folder trained with --lora-rank; its base, rank and alpha replace "
+                               "--model / --lora-rank / --lora-alpha (a --lora-rank given must be the adapter's).")
     eval_every: int = setting(0, "Score --eval-split with the official mAP every N steps and where the run ends, and "
                               "keep the weights with the best strict mAP, the first of equal scores (0: keep the "
                               "last weights).", min=0)
@@ -214,20 +214,13 @@ def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, plac
 def _load_model(cfg: SbertConfig, device: str):  # noqa: ANN202
     """The model to train: the base (optionally re-pooled, optionally LoRA-wrapped) or, with `cfg.init`, a shipped
     adapter kept trainable (its base and adapter shape replace `cfg.model` / `cfg.lora_*`)."""
-    from argsim.backend import load_sentence_transformer, model_path
-    from argsim.backend.adapters import add_lora, apply_adapter, is_adapter_folder, read_card
+    from argsim.backend import load_sentence_transformer
+    from argsim.backend.adapters import add_lora, continue_adapter
 
     if cfg.init:
-        folder = model_path(cfg.init)
-        if not is_adapter_folder(folder):
-            raise ArgsimError(f"--init {cfg.init}: not an adapter (a shipped model or a folder trained with "
-                              "--lora-rank)")
         if cfg.pooling:
             raise ArgsimError("--init keeps the adapter's own pooling: drop --pooling")
-        card = read_card(folder)
-        model = apply_adapter(folder, device=device, trainable=True)
-        peft_cfg = model[0].model.peft_config["default"]
-        cfg.model, cfg.lora_rank, cfg.lora_alpha = card["base"], int(peft_cfg.r), float(peft_cfg.lora_alpha)
+        model, cfg.model, cfg.lora_rank, cfg.lora_alpha = continue_adapter(cfg.init, device, rank=cfg.lora_rank)
         return model
     model = load_sentence_transformer(cfg.model, device=device)
     if cfg.pooling:

@@ -42,7 +42,10 @@ def _per_arch(name: str) -> str:
 class ThematicTrainConfig:
     """Settings of the thematic triplet networks: `arch` picks the network; the BiLSTM's and MiniLM's own
     fields are ignored by the other one. `lr`, `batch_size`, `lora_rank` and `eval_every` left at None take the
-    arch's recommended value (`ARCH_DEFAULTS`) when a trainer reads them (`resolved`).
+    arch's recommended value (`ARCH_DEFAULTS`) when a trainer reads them (`resolved`). `init` (MiniLM only)
+    continues a trained LoRA adapter, e.g. the shipped `thematic` (`argsim.backend.adapters.continue_adapter`):
+    its base, rank and alpha replace `model`, `lora_rank` (left at None: the adapter's; another rank is refused)
+    and `lora_alpha`, so training time adds up across runs.
 
     Example:
         >>> shipped = ThematicTrainConfig().resolved()
@@ -51,6 +54,8 @@ class ThematicTrainConfig:
         >>> paper = ThematicTrainConfig(arch="bilstm").resolved()
         >>> paper.lr, paper.batch_size, paper.lora_rank
         (0.001, 64, 0)
+        >>> ThematicTrainConfig(init="thematic").resolved().lora_rank is None  # the adapter's rank, once loaded
+        True
         >>> ThematicTrainConfig(lr=2e-5, lora_rank=0).resolved().lr  # a value given is kept
         2e-05
     """
@@ -85,6 +90,10 @@ class ThematicTrainConfig:
                                     f"{_per_arch('lora_rank')}).", min=0)
     lora_alpha: float = setting(32.0, "--lora-rank: the scale numerator (the update is multiplied by alpha / rank).",
                                 min=0)
+    init: str | None = setting(None, "--arch minilm: continue training a LoRA adapter: a shipped model's name "
+                               "(thematic, see `argsim models`) or a folder trained with --lora-rank; its base, rank "
+                               "and alpha replace --model / --lora-rank / --lora-alpha (a --lora-rank given must be "
+                               "the adapter's).")
     dev_sample: int = setting(2000, "--dev: dev triplets sampled (seeded) to choose the saved model on.", min=1)
     threads: int | None = setting(1, "Torch CPU threads when the global --threads is not given (0 = torch "
                                   "default); 1 is fastest when the other cores are busy.", min=0)
@@ -114,7 +123,8 @@ class ThematicTrainConfig:
         arch = arch or self.arch
         if arch not in ARCH_DEFAULTS:
             raise ArgsimError(f"--arch must be one of {', '.join(ARCHES)}, not {arch!r}")
-        values = {k: v for k, v in ARCH_DEFAULTS[arch].items() if getattr(self, k) is None}
+        values = {k: v for k, v in ARCH_DEFAULTS[arch].items() if getattr(self, k) is None
+                  and not (k == "lora_rank" and self.init)}  # --init: the adapter's rank (None until loaded)
         if not has_dev and self.eval_every is None:
             values["eval_every"] = 0
         return replace(self, arch=arch, **values)
@@ -133,7 +143,8 @@ class ThematicTrainConfig:
             ArgsimError: an unknown arch; `--eval-every` given without dev triplets; with MiniLM, a checkpoint
                 interval that is not a multiple of the evaluation interval
                 (`argsim.training.st.check_cadence`: every evaluated step is saved, so that the best one can be
-                kept).
+                kept); `init` with `--arch bilstm` or with `--lora-rank 0` (an adapter is continued, not the
+                weights).
 
         Example:
             >>> ThematicTrainConfig().checked(has_dev=False).eval_every
@@ -144,6 +155,12 @@ class ThematicTrainConfig:
 
         if self.eval_every and not has_dev:
             raise ArgsimError("--eval-every needs --dev (the triplets the best step is chosen on)")
+        if self.init and (self.arch or "minilm") != "minilm":
+            raise ArgsimError(f"--init continues a LoRA adapter over a transformer: it cannot start --arch "
+                              f"{self.arch}; drop --init or use --arch minilm")
+        if self.init and self.lora_rank == 0:
+            raise ArgsimError("--init continues a LoRA adapter: --lora-rank 0 (fine-tune every weight) cannot; "
+                              "drop --lora-rank")
         config = self.resolved(has_dev=has_dev)
         if config.arch == "minilm":
             check_cadence(config.eval_every, budget or Budget())

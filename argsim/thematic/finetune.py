@@ -29,9 +29,20 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, base: str = "
                                   max_triplets: int | None = None, max_seq_length: int = 64, seed: int = 13,
                                   placement=None, budget=None, max_minutes: float | None = None,  # noqa: ANN001
                                   quiet: bool = False, dev: list[dict] | None = None, eval_every: int = 0,
-                                  dev_sample: int | None = 2000, lora_rank: int = 0, lora_alpha: float = 32.0) -> dict:
+                                  dev_sample: int | None = 2000, lora_rank: int | None = 0, lora_alpha: float = 32.0,
+                                  init: str | None = None) -> dict:
     """Fine-tune `base` on (anchor, positive, negative) and save a sentence-transformers folder to `out`; with
-    `lora_rank` > 0 train a LoRA adapter instead and save only it (`argsim.backend.adapters`)."""
+    `lora_rank` > 0 train a LoRA adapter instead and save only it (`argsim.backend.adapters`).
+
+    `init`: continue a trained LoRA adapter (the shipped `thematic`, or a folder trained with `lora_rank`;
+    `argsim.backend.adapters.continue_adapter`): its tensors start the run, and its base, rank and alpha replace
+    `base`, `lora_rank` (None or 0: the adapter's; another rank is refused, one line) and `lora_alpha`. `out`
+    is again an adapter folder over that base (loads by path, publishes with `argsim models publish`).
+
+    Example:
+        >>> stats = finetune_sentence_transformer(rows, Path("models/thematic-more"), init="thematic",
+        ...                                       max_triplets=2000)  # doctest: +SKIP
+    """
     from sentence_transformers.sentence_transformer.losses import TripletDistanceMetric, TripletLoss
 
     from argsim.backend import load_sentence_transformer
@@ -51,11 +62,17 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, base: str = "
     rng = random.Random(seed)
     if max_triplets and len(triplets) > max_triplets:
         triplets = rng.sample(triplets, max_triplets)
-    model = load_sentence_transformer(base, device=placement.device)
+    if init:
+        from argsim.backend.adapters import continue_adapter
+
+        model, base, lora_rank, lora_alpha = continue_adapter(init, placement.device, rank=lora_rank)
+    else:
+        lora_rank = lora_rank or 0
+        model = load_sentence_transformer(base, device=placement.device)
     from argsim.backend.models import set_st_max_seq_length
 
     set_st_max_seq_length(model, str(base), max_seq_length)
-    if lora_rank > 0:
+    if lora_rank > 0 and not init:
         from argsim.backend.adapters import add_lora
 
         add_lora(model, lora_rank, lora_alpha)
@@ -77,6 +94,8 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, base: str = "
              "seconds": seconds, "triplets_per_second": seen / max(seconds, 1e-9), "steps": run["steps"],
              "stopped_by": run["stopped_by"], "device": placement.device, "precision": placement.precision,
              "lora_rank": lora_rank}
+    if init:
+        stats["init"] = init
     if evaluator is not None:
         best = run["best"] or {}
         stats |= {"eval_every": eval_every, "dev_sample": len(evaluator.anchors), "best_step": best.get("step"),
@@ -92,7 +111,8 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, base: str = "
         if lora_rank > 0:
             from argsim.backend.adapters import save_adapter
 
-            save_adapter(model, out, base, extra={"steps": run["steps"], "seconds": round(seconds, 1)})
+            save_adapter(model, out, base, extra={"steps": run["steps"], "seconds": round(seconds, 1),
+                                                  **({"init": init} if init else {})})
         else:
             model.save(str(out))
         if not run["stopped_by"]:

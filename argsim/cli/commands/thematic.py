@@ -119,7 +119,7 @@ def train_thematic(
                                               max_seq_length=config.max_seq_length, placement=where,
                                               budget=plan, quiet=quiet, dev=dev_rows, eval_every=config.eval_every,
                                               dev_sample=config.dev_sample, lora_rank=config.lora_rank,
-                                              lora_alpha=config.lora_alpha)
+                                              lora_alpha=config.lora_alpha, init=config.init)
     if where.processes == 1 or is_main_process():
         console.print(summary_table(f"trained {arch} -> {out}", ["statistic", "value"],
                                     [[k, v] for k, v in stats.items()]))
