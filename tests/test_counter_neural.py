@@ -558,3 +558,82 @@ def test_validation_of_a_tower_under_training_embeds_only_the_validation_texts(t
     full = original(data.texts)
     assert got == at1_over_k(model, full, data.val_pairs[:, 0], data.val_pairs[:, 1], data.val_collection,
                              ks=(3,))[3]
+
+
+def _bipolar_cli(tiny_bert, out, *extra: str):  # noqa: ANN001, ANN202
+    from typer.testing import CliRunner
+
+    from argsim.cli.app import app
+
+    return CliRunner().invoke(app, ["--no-cache", "train", "bipolar", "--kind", "bipolar", "--train",
+                                    str(EXAMPLES / "train.jsonl"), "--val", str(EXAMPLES / "val.jsonl"),
+                                    "--model", str(tiny_bert), "--train-encoder", "--lora-alpha", "8",
+                                    "--k-val", "3", "--max-seq-length", "32", "--out", str(out), *extra])
+
+
+def test_init_continues_the_lora_tower_adapters(tiny_bert, tmp_path) -> None:  # noqa: ANN001
+    """`train bipolar --train-encoder --lora-rank 4 --init FOLDER` (FOLDER with rank-4 tower adapters): the towers
+    start from FOLDER's adapters, not fresh ones (whose B matrices are zero). At learning rate 0 the saved adapter
+    and heads equal FOLDER's; with a learning rate the adapters move from there and the folder still loads;
+    another rank is refused in one line (exit 2) before training."""
+    from peft import get_peft_model_state_dict
+    from safetensors.torch import load_file
+
+    from argsim.cli.commands.counter_neural import _pairs_from_file
+    from argsim.counter.neural.data import PairData
+    from argsim.counter.neural.store import load_model, save_model
+    from argsim.counter.neural.training import train
+
+    config = NeuralConfig(kind="bipolar", base_model=str(tiny_bert), train_encoder=True, lora_rank=4, lora_alpha=8,
+                          max_seq_length=32, k_val=3, epochs=1, patience=1, lr=1e-2, encoder_lr=1e-2)
+    torch.manual_seed(0)
+    saved = CounterModel(config)
+    with torch.no_grad():  # a trained model stand-in: every adapter and head tensor away from its initial value
+        for p in saved.parameters():
+            if p.requires_grad:
+                p.add_(0.1 * torch.randn_like(p))
+    first = save_model(saved, tmp_path / "first")
+    want = load_file(str(first / "point_encoder" / "adapter_model.safetensors"))
+    assert any(k.endswith("lora_B.weight") and v.abs().sum() > 0 for k, v in want.items())
+
+    same = tmp_path / "same"
+    res = _bipolar_cli(tiny_bert, same, "--lora-rank", "4", "--encoder-lr", "0", "--lr", "0", "--epochs", "1",
+                       "--init", str(first))
+    assert res.exit_code == 0, res.output
+    got = load_file(str(same / "point_encoder" / "adapter_model.safetensors"))
+    assert got.keys() == want.keys() and all(torch.equal(got[k], want[k]) for k in want)
+    heads = [load_file(str(f / "heads.safetensors")) for f in (first, same)]
+    assert all(torch.equal(heads[0][k], heads[1][k]) for k in heads[0])
+
+    data = PairData.from_text_pairs(_pairs_from_file(EXAMPLES / "train.jsonl"),
+                                    _pairs_from_file(EXAMPLES / "val.jsonl"))
+    model = CounterModel(config)
+    train(config, data, tmp_path / "more", model=model, init=first)
+    moved = get_peft_model_state_dict(model.point_tower.model)  # the tensors save_lora writes, same key names
+    assert moved.keys() == want.keys() and any(not torch.equal(moved[k].cpu(), want[k]) for k in want)
+    vecs = load_model(tmp_path / "more").embed_texts(["School uniforms limit self-expression."])
+    assert vecs.shape == (1, 32) and np.isfinite(vecs).all()
+
+    res = _bipolar_cli(tiny_bert, tmp_path / "other", "--lora-rank", "8", "--epochs", "1", "--init", str(first))
+    assert res.exit_code == 2 and "rank 4" in res.output and "cannot start towers of rank 8" in res.output
+    assert len(res.output.strip().splitlines()) == 1 and not (tmp_path / "other" / "heads.safetensors").exists()
+
+
+def test_heads_only_init_of_a_lora_run_copies_the_heads_and_keeps_fresh_adapters(tiny_bert, tmp_path) -> None:  # noqa: ANN001
+    """A heads-only saved model (frozen encoder, as the shipped counter-bi-encoder) still starts a LoRA run: its
+    heads are copied, the towers' adapters stay fresh (B zero: the base's function)."""
+    from argsim.counter.neural.store import save_model
+    from argsim.counter.neural.training import warm_start
+
+    torch.manual_seed(0)
+    frozen = CounterModel(NeuralConfig(kind="bipolar", base_model=str(tiny_bert)), dim=32)
+    with torch.no_grad():
+        for p in frozen.parameters():
+            p.add_(torch.randn_like(p))
+    save_model(frozen, tmp_path / "heads")
+    lora = CounterModel(NeuralConfig(kind="bipolar", base_model=str(tiny_bert), train_encoder=True, lora_rank=4,
+                                     lora_alpha=8, max_seq_length=32))
+    warm_start(lora, tmp_path / "heads")
+    assert torch.equal(lora.cls.linear.weight, frozen.cls.linear.weight)
+    b = [p for n, p in lora.point_tower.model.named_parameters() if "lora_B" in n]
+    assert b and all(float(p.detach().abs().sum()) == 0 and p.requires_grad for p in b)

@@ -47,8 +47,10 @@ def train_bipolar(
     out: Path = typer.Option(..., "--out", "-o", callback=OUT_DIR, help="Model folder to write (config.json, "
                              "heads.safetensors, card.json, checkpoints/, history.json, learning_curve.png, "
                              "train_config.json, README.md)."),
-    init: Path | None = typer.Option(None, "--init", help="Start from the heads of this trained model (same kind "
-                                     "and width), e.g. heads trained on the frozen encoder before fine-tuning it."),
+    init: Path | None = typer.Option(None, "--init", help="Start from this trained model (a folder or a shipped "
+                                     "model's name; same kind and width): its heads, e.g. heads trained on the frozen "
+                                     "encoder before fine-tuning it, and with --lora-rank its LoRA tower adapters "
+                                     "too (same rank, alpha and base), e.g. counter-bipolar."),
     train_file: Path | None = typer.Option(None, "--train", help="Your own training pairs: CSV/TSV/JSONL with "
                                            "columns point, counter (default: counterargs-18 training split)."),
     val_file: Path | None = typer.Option(None, "--val", help="Your own validation pairs (point, counter)."),

@@ -63,6 +63,13 @@ class TransformerTower(nn.Module):
     def load_lora(self, folder: Path) -> None:
         """Set the adapter tensors from `folder/adapter_model.safetensors` (written by `save_lora`) and merge them
         into the weights (inference costs what the base costs)."""
+        self.set_lora(folder)
+        self.model = self.model.merge_and_unload()
+
+    def set_lora(self, folder: Path) -> None:
+        """Set the tensors of this tower's (trainable, unmerged) LoRA adapter from
+        `folder/adapter_model.safetensors`: a run continues a saved model's adapters (`training.warm_start`).
+        ModelError (one line) for tensors the adapter has no place for, or of another shape."""
         from peft import set_peft_model_state_dict
         from safetensors.torch import load_file
 
@@ -71,11 +78,14 @@ class TransformerTower(nn.Module):
 
         tensors = {k if k.startswith(PEFT_PREFIX) else PEFT_PREFIX + k: v
                    for k, v in load_file(str(folder / ADAPTER_WEIGHTS)).items()}
-        result = set_peft_model_state_dict(self.model, tensors)
+        try:
+            result = set_peft_model_state_dict(self.model, tensors)
+        except RuntimeError as exc:  # torch's size mismatch report spans lines
+            raise ModelError(f"{folder / ADAPTER_WEIGHTS}: tensors of another shape than this model's adapter "
+                             f"({str(exc).splitlines()[-1].strip()[:160]})") from None
         if getattr(result, "unexpected_keys", []):
             raise ModelError(f"{folder / ADAPTER_WEIGHTS}: tensors the model has no place for "
                              f"({result.unexpected_keys[0]}, ...)")
-        self.model = self.model.merge_and_unload()
 
     def save_lora(self, folder: Path) -> None:
         """Write only the adapter (peft's adapter_model.safetensors and adapter_config.json), never the base (nor

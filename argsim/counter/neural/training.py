@@ -56,8 +56,28 @@ def validate(model: CounterModel, data: PairData, base: np.ndarray, k: int) -> f
 
 
 def warm_start(model: CounterModel, folder: str | Path) -> None:
-    """Copy the heads of a saved model of the same kind and width into `model` (e.g. heads trained on the
-    frozen encoder, before fine-tuning the encoder with them)."""
+    """Start `model` from a saved model of the same kind and width (a folder or a shipped model's name): its heads
+    (e.g. heads trained on the frozen encoder, before fine-tuning the encoder with them) and, when both hold LoRA
+    tower adapters (`--train-encoder --lora-rank N`, e.g. the shipped `counter-bipolar`), the adapters' tensors
+    too, so the run continues the saved model (training time adds up across runs and machines).
+
+    Reading chosen: an adapter of another rank or alpha, or over another base, cannot be continued (its update
+    would change), so it is refused (one line) rather than dropped; a saved model with adapters warm-starts a run
+    without them (frozen encoder or full fine-tuning) with its heads only, as a heads-only model (the shipped
+    `counter-bi-encoder`) warm-starts any run. A separate candidate tower takes the saved `candidate_encoder/`
+    adapter, else the point tower's.
+
+    Args:
+        model: the new model (its towers already wrapped in their trainable adapters when `config.lora`).
+        folder: the saved model (`store.load_model` reads it, checking its base).
+
+    Raises:
+        ModelError: another kind or width; adapters of another rank, alpha or base (one line).
+
+    Example:
+        >>> lora = NeuralConfig(train_encoder=True, lora_rank=16)
+        >>> warm_start(CounterModel(lora), "counter-bipolar")  # doctest: +SKIP
+    """
     from argsim.counter.neural.store import load_model
     from argsim.errors import ModelError
 
@@ -65,8 +85,22 @@ def warm_start(model: CounterModel, folder: str | Path) -> None:
     if source.config.kind != model.config.kind or source.dim != model.dim:
         raise ModelError(f"{folder}: a {source.config.kind} model of width {source.dim} cannot initialise a "
                          f"{model.config.kind} model of width {model.dim}")
+    adapters = model.config.lora and source.config.lora
+    if adapters:
+        have, want = source.config, model.config
+        if (have.lora_rank, have.lora_alpha, have.base_model) != (want.lora_rank, want.lora_alpha, want.base_model):
+            raise ModelError(f"{folder}: its tower adapters (rank {have.lora_rank}, alpha {have.lora_alpha:g}, over "
+                             f"{have.base_model}) cannot start towers of rank {want.lora_rank}, alpha "
+                             f"{want.lora_alpha:g} over {want.base_model}: give --lora-rank {have.lora_rank} "
+                             f"--lora-alpha {have.lora_alpha:g} --model {have.base_model}")
     heads = {k: v for k, v in source.state_dict().items() if not k.startswith(("point_tower.", "cand_tower."))}
     model.load_state_dict(heads, strict=False)
+    if adapters:
+        saved = Path(source.folder)
+        model.point_tower.set_lora(saved / "point_encoder")
+        if model.cand_tower is not model.point_tower:
+            cand = saved / "candidate_encoder"
+            model.cand_tower.set_lora(cand if cand.is_dir() else saved / "point_encoder")
 
 
 def policy(config: NeuralConfig) -> OptimPolicy:
@@ -90,8 +124,8 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
     seconds (cumulative training time). `budget.max_minutes` (or `max_minutes`) stops after the epoch that
     crosses it (its validation decides the saved model); `budget.max_steps` stops mid-epoch with a checkpoint
     that `resume` continues exactly (the epoch's negatives and batch order are in the checkpoint). `init`: a
-    saved model whose heads start the training (`warm_start`). `placement`: device / precision / seed
-    (default: the CPU, fp32, `config.seed`).
+    saved model whose heads (and LoRA tower adapters, when both have them) start the training (`warm_start`).
+    `placement`: device / precision / seed (default: the CPU, fp32, `config.seed`).
     """
     out_dir = Path(out_dir)
     placement = placement or resolve_placement("cpu", "fp32", seed=config.seed)
