@@ -637,3 +637,24 @@ def test_heads_only_init_of_a_lora_run_copies_the_heads_and_keeps_fresh_adapters
     assert torch.equal(lora.cls.linear.weight, frozen.cls.linear.weight)
     b = [p for n, p in lora.point_tower.model.named_parameters() if "lora_B" in n]
     assert b and all(float(p.detach().abs().sum()) == 0 and p.requires_grad for p in b)
+
+
+def test_init_counter_bipolar_starts_from_the_shipped_adapter() -> None:
+    """`--init counter-bipolar --train-encoder --lora-rank 16`: the new tower's adapter holds the shipped adapter's
+    tensors (read here from the shipped file with safetensors); `--lora-rank 8` is refused in one line."""
+    from peft import get_peft_model_state_dict
+    from safetensors.torch import load_file
+
+    from argsim.backend.adapters import shipped_models
+    from argsim.counter.neural.training import warm_start
+    from argsim.errors import ModelError
+
+    folder = shipped_models()["counter-bipolar"]
+    want = load_file(str(folder / "point_encoder" / "adapter_model.safetensors"))
+    model = CounterModel(NeuralConfig(kind="bipolar", train_encoder=True, lora_rank=16, lora_alpha=32.0))
+    warm_start(model, "counter-bipolar")
+    got = get_peft_model_state_dict(model.point_tower.model)
+    assert got.keys() == want.keys() and all(torch.equal(got[k], want[k]) for k in want)
+    with pytest.raises(ModelError, match="rank 16") as err:
+        warm_start(CounterModel(NeuralConfig(kind="bipolar", train_encoder=True, lora_rank=8)), "counter-bipolar")
+    assert "\n" not in str(err.value)
