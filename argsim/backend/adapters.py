@@ -289,6 +289,15 @@ def check_base(folder: Path, card: dict) -> str:
     return base
 
 
+def adapter_config(folder: Path) -> dict:
+    """peft's adapter_config.json of an adapter folder (rank `r`, `lora_alpha`, `lora_dropout`, `target_modules`);
+    ModelError (one line) when it cannot be read."""
+    try:
+        return json.loads((Path(folder) / ADAPTER_CONFIG).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelError(f"{Path(folder) / ADAPTER_CONFIG}: unreadable ({exc})") from None
+
+
 def apply_adapter(folder: Path, device: str | None = None, trainable: bool = False):  # noqa: ANN201
     """The base SentenceTransformer with the adapter of `folder` applied: merged into the weights (inference),
     or, with `trainable`, kept as a trainable peft adapter (to continue training it).
@@ -301,10 +310,7 @@ def apply_adapter(folder: Path, device: str | None = None, trainable: bool = Fal
     folder = Path(folder)
     card = read_card(folder)
     base = check_base(folder, card)
-    try:
-        config = json.loads((folder / ADAPTER_CONFIG).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ModelError(f"{folder / ADAPTER_CONFIG}: unreadable ({exc})") from None
+    config = adapter_config(folder)
     model = load_sentence_transformer(base, device=device)
     if card.get("max_seq_length"):
         model.max_seq_length = int(card["max_seq_length"])
@@ -364,17 +370,16 @@ def continue_adapter(init: str, device: str | None = None, rank: int | None = No
     if not is_adapter_folder(folder):
         raise ArgsimError(f"--init {init}: not a LoRA adapter (a shipped adapter such as kpm or thematic, or a "
                           "folder trained with --lora-rank)")
-    card = read_card(folder)
+    config = adapter_config(folder)
     try:
-        have = int(json.loads((folder / ADAPTER_CONFIG).read_text(encoding="utf-8"))["r"])
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-        raise ModelError(f"{folder / ADAPTER_CONFIG}: unreadable ({exc})") from None
+        have, alpha = int(config["r"]), float(config["lora_alpha"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ModelError(f"{folder / ADAPTER_CONFIG}: no rank or alpha ({exc})") from None
     if rank and int(rank) != have:  # refused before the base is loaded
         raise ArgsimError(f"--init {init} is a LoRA adapter of rank {have}: drop --lora-rank or give "
                           f"--lora-rank {have}")
     model = apply_adapter(folder, device=device, trainable=True)
-    peft_cfg = model[0].model.peft_config["default"]
-    return ContinuedAdapter(model, card["base"], int(peft_cfg.r), float(peft_cfg.lora_alpha))
+    return ContinuedAdapter(model, read_card(folder)["base"], have, alpha)
 
 
 class AdapterEncoder(Encoder):

@@ -110,24 +110,27 @@ class EnsembleEncoder(CompositeEncoder):
 
     def __init__(self, members: list[Encoder], name: str) -> None:
         super().__init__()
-        self.members, self.name = members, name
-        self.parts = members
+        self.parts, self.name = members, name
         self.device, self.precision = members[0].device, members[0].precision
         self.identity = "ensemble:" + "+".join(m.identity for m in members)
+
+    @property
+    def members(self) -> list[Encoder]:  # the folds' encoders: the composite's parts
+        return list(self.parts)
 
     def _combine(self, parts: list[np.ndarray]) -> np.ndarray:
         normed = [l2_normalize(p) for p in parts]
         return (np.concatenate(normed, axis=1) / np.sqrt(len(parts))).astype(np.float32)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
-        return self._combine([m.encode(texts, use_cache=False) for m in self.members])
+        return self._combine([m.encode(texts, use_cache=False) for m in self.parts])
 
     def encode_statements(self, texts: Sequence[str], topics: Sequence[str], stances: Sequence[int],
                           engine: Engine | None = None) -> np.ndarray:
         """The members' embeddings of the statements (each on `engine`), combined."""
         from argsim.kpm.scoring import embed_statements
 
-        return self._combine([embed_statements(m, texts, topics, stances, engine=engine) for m in self.members])
+        return self._combine([embed_statements(m, texts, topics, stances, engine=engine) for m in self.parts])
 
 
 def load_mts_encoder(folder: str | Path, device: str = "cpu", batch_size: int = 64,

@@ -189,8 +189,8 @@ RECIPES: tuple[Recipe, ...] = (
                 init=BIPOLAR_RANDOM, max_minutes=45, out=BIPOLAR_LORA),
            cpu_minutes=100, gpu_minutes=6,
            basis="measured: 2 epochs of 128 steps of 32 pairs (--max-minutes 45 ends the run after the epoch that "
-                 "crosses it) in 93 min of training on 2 CPU cores, 17-25 s a step, after the 6-minute "
-                 "frozen-encoder heads; scoring 2 min",
+                 "crosses it) in 93 min of training on 2 CPU cores (the validation row's env holds the "
+                 "conditions), after the 6-minute frozen-encoder heads; scoring 2 min",
            prepare=((step("train bipolar", NeuralConfig(kind="bipolar", sampling="random", lr=1e-3, epochs=40,
                                                         patience=10),
                           max_minutes=6, out=BIPOLAR_RANDOM), BIPOLAR_RANDOM),),

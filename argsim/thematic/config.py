@@ -155,7 +155,7 @@ class ThematicTrainConfig:
 
         if self.eval_every and not has_dev:
             raise ArgsimError("--eval-every needs --dev (the triplets the best step is chosen on)")
-        if self.init and (self.arch or "minilm") != "minilm":
+        if self.init and self.arch != "minilm":
             raise ArgsimError(f"--init continues a LoRA adapter over a transformer: it cannot start --arch "
                               f"{self.arch}; drop --init or use --arch minilm")
         if self.init and self.lora_rank == 0:
