@@ -24,7 +24,7 @@ from typing import Any
 from argsim import __version__
 from argsim.config import RunConfig
 from argsim.errors import ArgsimError
-from argsim.evaluation import Evaluation
+from argsim.evaluation.record import Evaluation
 from argsim.io import read_json, write_json
 from argsim.measure import peak_memory_mb, timed  # noqa: F401 -- re-exported (callers import them from here)
 from argsim.paths import results_dir

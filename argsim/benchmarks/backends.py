@@ -199,7 +199,7 @@ def run_backends_benchmark(options: BackendBenchOptions = BackendBenchOptions(),
     from argsim.counter.core.run import dataset_points
     from argsim.data.argkp import load_argkp
     from argsim.data.catalog import data_root
-    from argsim.evaluation import Evaluation
+    from argsim.evaluation.record import Evaluation
     from argsim.io import read_records
     from argsim.kpm.scoring import score_key_points
     from argsim.metrics.kpa_map import evaluate_map

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from argsim.evaluation import Evaluation
+from argsim.evaluation.record import Evaluation
 
 METRICS = ("MI", "AMI", "RI", "ARI")
 

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from argsim.errors import ArgsimError, InputError, examples
-from argsim.evaluation import Evaluation
+from argsim.evaluation.record import Evaluation
 
 FORMULAS = ("leaderboard", "2021-09")
 TIE_BREAKS = ("first", "random")

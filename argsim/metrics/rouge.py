@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from argsim.evaluation import Evaluation
+from argsim.evaluation.record import Evaluation
 
 UNITS = ("content", "surface", "char")
 CONTENT_POS = frozenset({"NOUN", "PROPN", "VERB", "ADJ", "NUM"})

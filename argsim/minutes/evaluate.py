@@ -15,7 +15,7 @@ from typing import Any
 
 from argsim.config import RunConfig
 from argsim.errors import InputError
-from argsim.evaluation import Evaluation
+from argsim.evaluation.record import Evaluation
 from argsim.io import parse_count, read_json, read_numbered_records
 from argsim.metrics.rouge import rouge1_corpus
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from argsim.evaluation import Evaluation
+from argsim.evaluation.record import Evaluation
 
 C_GRID = (0.1, 1.0)
 

@@ -29,7 +29,7 @@ import numpy as np
 
 from argsim.data.counterargs import Argument
 from argsim.errors import ArgsimError, InputError
-from argsim.evaluation import Evaluation
+from argsim.evaluation.record import Evaluation
 from argsim.metrics.ranking import GoldRank, accuracy_from_ranks, gold_rank, mrr_from_ranks
 from argsim.published import table2
 

@@ -1,10 +1,9 @@
-"""The one evaluator contract: an `Evaluation` is a mapping of named metrics with a `primary_metric`.
+"""The result record of an evaluation: named metric values with a `primary_metric` (not an evaluator).
 
-Modelled on sentence-transformers' evaluators (`evaluator(model) -> dict[str, float]` plus `primary_metric`):
-every task's evaluation (triplet accuracy, KPA mAP, accuracy@1/K, clustering agreement, ROUGE-1, SICK
-relatedness, a benchmark's measurements) is handed over as an `Evaluation`; `argsim.results.result_rows` is the
-one function that turns any of them into result rows. This module imports nothing from argsim, so metrics may
-return it.
+What a task evaluator (`argsim.evaluation.TaskEvaluator`) or a metric function measured is handed over as an
+`Evaluation` (triplet accuracy, KPA mAP, accuracy@1/K, clustering agreement, ROUGE-1, SICK relatedness, a
+benchmark's measurements); `argsim.results.result_rows` is the one function that turns any of them into result
+rows. This module imports nothing from argsim, so metrics may return it.
 """
 
 from __future__ import annotations

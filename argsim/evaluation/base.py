@@ -1,0 +1,67 @@
+"""`TaskEvaluator`: the base of argsim's task evaluators (a sentence-transformers `SentenceEvaluator`).
+
+A task evaluator holds its data (a split of a dataset, built by the subclass's `from_dataset`), scores a model
+with `evaluate(model) -> Evaluation`, and, called as a sentence-transformers evaluator (`evaluator(model)`),
+returns the same metrics as a dict prefixed with its `name`, so a trainer can pick checkpoints by
+`metric_for_best_model = f"eval_{name}_{primary}"`.
+
+Intervals and paired tests: after `evaluate`, the evaluator keeps one outcome per resampling unit (a query's
+nDCG@10, a point's hit@1, a triplet's 0/1, an argument's rows for mAP). `n_units` counts them and
+`resample_primary(draws)` recomputes the primary metric on each row of unit indices, so a bootstrap interval and a
+paired bootstrap of two models (the same draws for both) need no knowledge of the task. The default treats the
+primary metric as the mean of `unit_values`; metrics that are not means of units (mAP, AMI/ARI) override it.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from typing import Any, ClassVar
+
+import numpy as np
+from sentence_transformers.base.evaluation import SentenceEvaluator
+
+from argsim.evaluation.record import Evaluation
+
+
+class TaskEvaluator(SentenceEvaluator):
+    """Base class of argsim's task evaluators.
+
+    Subclasses set `task` (the task's name in result rows and the leaderboard), `primary` (the primary metric's
+    unprefixed name), `accepts_cross_encoder`, and implement `evaluate`, which must set `unit_values` (or
+    override `resample_primary`).
+    """
+
+    #: the task's name in result rows and in `argsim evaluate`'s leaderboard
+    task: ClassVar[str] = ""
+    #: whether a cross-encoder (a pair scorer) can be scored on this task
+    accepts_cross_encoder: ClassVar[bool] = False
+
+    def __init__(self, name: str, primary: str) -> None:
+        super().__init__()
+        self.name, self.primary = name, primary
+        self.primary_metric = primary
+        self.greater_is_better = True
+        #: one outcome per resampling unit of the last `evaluate` (None before)
+        self.unit_values: np.ndarray | None = None
+
+    @abstractmethod
+    def evaluate(self, model: Any) -> Evaluation:
+        """Score `model` on this evaluator's data; keeps the per-unit outcomes of this call."""
+
+    def __call__(self, model: Any, output_path: str | None = None, epoch: int = -1,
+                 steps: int = -1) -> dict[str, float]:
+        self.primary_metric = self.primary
+        return self.prefix_name_to_metrics(dict(self.evaluate(model).metrics), self.name)
+
+    @property
+    def n_units(self) -> int:
+        """How many resampling units the last `evaluate` scored."""
+        if self.unit_values is None:
+            raise RuntimeError(f"{type(self).__name__}: evaluate a model before resampling")
+        return len(self.unit_values)
+
+    def resample_primary(self, draws: np.ndarray) -> np.ndarray:
+        """The primary metric on each row of `draws` (an (n_boot, n_units) array of unit indices)."""
+        if self.unit_values is None:
+            raise RuntimeError(f"{type(self).__name__}: evaluate a model before resampling")
+        return np.asarray(self.unit_values, dtype=np.float64)[np.asarray(draws)].mean(axis=1)
