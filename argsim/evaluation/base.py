@@ -28,7 +28,12 @@ class TaskEvaluator(SentenceEvaluator):
 
     Subclasses set `task` (the task's name in result rows and the leaderboard), `primary` (the primary metric's
     unprefixed name), `accepts_cross_encoder`, and implement `evaluate`, which must set `unit_values` (or
-    override `resample_primary`).
+    override `resample_primary`), and `from_dataset`, which builds the evaluator on a split of the task's real
+    dataset (`split=None`: the official test split, dev where the data has no test labels).
+
+    `evaluate(model)` takes anything `argsim.backend` resolves into a model: a registered name, a model folder,
+    a Hugging Face id in the local cache, an argsim `Encoder`, a `SentenceTransformer`, or (where
+    `accepts_cross_encoder`) a `CrossEncoder`.
     """
 
     #: the task's name in result rows and in `argsim evaluate`'s leaderboard
@@ -43,6 +48,13 @@ class TaskEvaluator(SentenceEvaluator):
         self.greater_is_better = True
         #: one outcome per resampling unit of the last `evaluate` (None before)
         self.unit_values: np.ndarray | None = None
+
+    @classmethod
+    @abstractmethod
+    def from_dataset(cls, split: str | None = None, limit: int | None = None, config: Any = None,
+                     name: str | None = None) -> TaskEvaluator:
+        """The evaluator on `split` of the task's dataset (None: its official test split), the first `limit` units,
+        with the run's `RunConfig` (device, cache, data folder); `name` prefixes the metrics (default: the split)."""
 
     @abstractmethod
     def evaluate(self, model: Any) -> Evaluation:
