@@ -19,6 +19,9 @@ from argsim.evaluation.record import Evaluation
 _EVALUATORS: dict[str, str] = {
     "TaskEvaluator": "argsim.evaluation.base",
     "KPAMapEvaluator": "argsim.evaluation.kpa_map",
+    "TripletEvaluator": "argsim.evaluation.triplets",
+    "ClusteringEvaluator": "argsim.evaluation.clustering",
+    "SICKEvaluator": "argsim.evaluation.sick",
 }
 
 __all__ = ["Evaluation", *_EVALUATORS]
