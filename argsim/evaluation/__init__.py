@@ -19,6 +19,7 @@ from argsim.evaluation.record import Evaluation
 _EVALUATORS: dict[str, str] = {
     "TaskEvaluator": "argsim.evaluation.base",
     "KPAMapEvaluator": "argsim.evaluation.kpa_map",
+    "CounterArgumentEvaluator": "argsim.evaluation.counter",
     "TripletEvaluator": "argsim.evaluation.triplets",
     "ClusteringEvaluator": "argsim.evaluation.clustering",
     "SICKEvaluator": "argsim.evaluation.sick",
