@@ -18,6 +18,7 @@ from argsim.evaluation.record import Evaluation
 #: public evaluator name -> the module that defines it (imported on first access)
 _EVALUATORS: dict[str, str] = {
     "TaskEvaluator": "argsim.evaluation.base",
+    "ArguAnaEvaluator": "argsim.evaluation.arguana",
 }
 
 __all__ = ["Evaluation", *_EVALUATORS]
