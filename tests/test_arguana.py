@@ -114,3 +114,44 @@ def test_evaluator_units_and_rankers_on_a_tiny_replica():
     dense = ev.evaluate("glove50")
     assert "one side" in dense.details["retrieval"] and dense["recall_at_100"] > 0.5
     assert ev("bm25")["sport_ndcg_at_10"] == pytest.approx(bm25["ndcg_at_10"])
+
+
+# ---------------------------------------------------------------- argsim's tasks as MTEB tasks
+
+
+def test_mteb_tasks_load_offline_and_mteb_scores_as_the_evaluator(tmp_path, monkeypatch):
+    """The tasks load from the local data only; MTEB's own run of MiniLM on a tiny ArguAna replica gives the
+    evaluator's nDCG@10; the result writer writes MTEB's file."""
+    import json
+
+    import mteb
+    from sentence_transformers import SentenceTransformer
+
+    from argsim.backend import get_encoder, model_path
+    from argsim.evaluation.mteb_tasks import mteb_tasks, write_mteb_result
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    tasks = mteb_tasks(limit=4, themes=["sport"])
+    assert [t.metadata.name for t in tasks] == ["ArgsimArguAna", "ArgsimSICK-R", "ArgsimArgKPReranking"]
+    for t in tasks:
+        t.load_data()
+    arguana = tasks[0].dataset["default"]["test"]
+    assert len(arguana["queries"]) == 4 and len(arguana["corpus"]) == len(load_arguana("test", themes=["sport"]).corpus)
+    assert len(tasks[1].dataset["test"]) == 4
+    assert all(set(r) <= set(tasks[2].dataset["default"]["test"]["top_ranked"][q])
+               for q, r in tasks[2].dataset["default"]["test"]["relevant_docs"].items())
+
+    st = SentenceTransformer(str(model_path("minilm")), device="cpu")
+    result = mteb.evaluate(st, tasks=[tasks[0]], cache=None, show_progress_bar=False)
+    theirs = result.task_results[0].scores["test"][0]
+    ev = ArguAnaEvaluator(load_arguana("test", themes=["sport"]).head(4))
+    ours = ev.evaluate(get_encoder("minilm"))
+    assert ours["ndcg_at_10"] == pytest.approx(theirs["ndcg_at_10"], abs=1e-4)
+    assert ours["recall_at_100"] == pytest.approx(theirs["recall_at_100"], abs=1e-4)
+
+    path = write_mteb_result("sentence-transformers/all-MiniLM-L6-v2", "arguana", "test", ours.metrics, tmp_path)
+    saved = json.loads(path.read_text())
+    assert path.name == "ArgsimArguAna.json" and saved["task_name"] == "ArgsimArguAna"
+    assert saved["scores"]["test"][0]["main_score"] == pytest.approx(ours["ndcg_at_10"], abs=1e-6)
+    loaded = mteb.TaskResult.from_disk(path)
+    assert loaded.get_score() == pytest.approx(ours["ndcg_at_10"], abs=1e-6)
