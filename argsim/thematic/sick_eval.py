@@ -61,7 +61,7 @@ def fit_predict(x_train: np.ndarray, y_train: np.ndarray, x_eval: np.ndarray, c:
     return proba @ clf.classes_.astype(float)
 
 
-def sick_relatedness(encode, train: list, trial: list, test: list) -> SickScores:  # noqa: ANN001
+def sick_relatedness(encode, train: list, trial: list, test: list) -> SickScores:
     """Train on `train` pairs, pick C on `trial`, score on `test` (lists of SickPair); `encode(texts)`->array."""
     from scipy.stats import pearsonr, spearmanr
 
