@@ -132,11 +132,6 @@ def cpu_info() -> dict:
             "cores_usable": usable_cores()}
 
 
-def has_native_bf16() -> bool:
-    """Whether the CPU computes bf16 natively (AVX512_BF16 or AMX)."""
-    return any(f in cpu_info()["flags"] for f in ("avx512_bf16", "amx_bf16"))
-
-
 # ------------------------------------------------------------------ checks
 
 
@@ -512,11 +507,6 @@ class OpenVINORunner:
 def runner(path: Path, backend: str, threads: int, precision: str = "fp32") -> OnnxRunner | OpenVINORunner:
     """The runner of a model file built by `runtime_model`."""
     return OnnxRunner(path, threads) if backend == "onnx" else OpenVINORunner(path, threads, precision)
-
-
-def runtime_versions() -> dict[str, str]:
-    """Versions of the runtime packages (for result rows' env)."""
-    return {p: _version(p) for p in ("onnxruntime", "onnx", "openvino", "nncf")}
 
 
 class ExportedModel:

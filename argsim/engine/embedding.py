@@ -59,11 +59,6 @@ class EmbedSpec:
     precision: str = "auto"  # --precision, resolved by each worker for its device (its identity then says so)
 
 
-def is_shard_folder(out: Path) -> bool:
-    """`--out` names a shard folder: an existing folder, or a path without a file suffix."""
-    return out.is_dir() or out.suffix == ""
-
-
 def check_shard_out(out: Path) -> None:
     """One line before the work if `out` cannot become a new shard folder."""
     if out.exists() and not out.is_dir():

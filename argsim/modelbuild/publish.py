@@ -233,14 +233,6 @@ def _hash_key(artifact: str) -> str:
     return "adapter_sha256" if artifact == "lora" else "weights_sha256"
 
 
-def shipped_card(name: str) -> dict | None:
-    """The card of the shipped model `name` (None when none ships)."""
-    from argsim.backend.adapters import read_card, shipped_models
-
-    folder = shipped_models().get(name)
-    return read_card(folder) if folder else None
-
-
 def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> dict:
     """Copy the trained model in `folder` into the package as the shipped model `name` when its recorded primary
     figure is at least the shipped one's; returns the card written. ArgsimError (nothing written) otherwise.
