@@ -76,7 +76,7 @@ def sick_predictions(encode, train: list, trial: list, test: list) -> tuple[np.n
     return fit_predict(xtr, ytr, xte, best_c), best_c
 
 
-def sick_relatedness(encode, train: list, trial: list, test: list) -> SickScores:  # noqa: ANN001
+def sick_relatedness(encode, train: list, trial: list, test: list) -> SickScores:
     """Train on `train` pairs, pick C on `trial`, score on `test` (lists of SickPair); `encode(texts)`->array."""
     from scipy.stats import pearsonr, spearmanr
 
