@@ -27,7 +27,7 @@ PAPERS: dict[str, str] = {
                "Political Sentence-BERT-based Method for QA Lab-PoliInfo-2 Task of NTCIR-15\", Proceedings of the "
                "15th NTCIR Conference, 2020",
     "mteb": "Niklas Muennighoff, Nouamane Tazi, Loic Magne and Nils Reimers, \"MTEB: Massive Text Embedding "
-            "Benchmark\", EACL 2023, and its public leaderboard",
+            "Benchmark\", EACL 2023",
 }
 
 #: where each task's figures come from: the paper and its table or section
@@ -41,9 +41,8 @@ SOURCES: dict[str, str] = {
     "minutes": f"{PAPERS['minutes']}: Table 4 (triplet accuracy / mean diff; USE -> the e5-multilingual stand-in, "
                "JPSB -> trained), Table 6 (ROUGE-1 recall of EmbedRank++), Sec. 3.1 (27,078 mined triplets), the "
                "best PoliInfo-2 team's ROUGE-1",
-    "arguana": f"MTEB leaderboard figures ({PAPERS['mteb']}): ArguAna nDCG@10 on BEIR's test set of reference "
-               "models, zero-shot; argsim scores its replica of ArguAna built from counterargs-18 with MTEB's "
-               "retrieval scoring, so the figures are for reference, not an identical test set",
+    "arguana": f"the leaderboard of {PAPERS['mteb']}: ArguAna (BEIR's retrieval form of {PAPERS['simple-sd']}), "
+               "nDCG@10 on the test queries",
 }
 
 _TABLE2 = {  # method -> setting -> accuracy@1
@@ -71,18 +70,18 @@ PUBLISHED: dict[str, dict[str, float]] = {
     "counterargs-ltr": {f"{m}/{s}": v for m, row in _TABLE2.items() for s, v in row.items()},
     "counterargs-neural": {f"{m}/accuracy@1/{k}": v for m, row in _TABLE3.items() for k, v in row.items()},
     "thematic": {"tdc/mean-vectors": 0.65, "tdc/triplets-sen": 0.74},
+    "arguana": {f"mteb/{m}": v for m, v in {
+        "all-MiniLM-L6-v2": 0.5017, "bm25s": 0.4928, "all-mpnet-base-v2": 0.4652, "bge-small-en-v1.5": 0.6035,
+        "bge-base-en-v1.5": 0.6375, "bge-large-en-v1.5": 0.6452, "gte-base-en-v1.5": 0.6349,
+        "gte-modernbert-base": 0.7456, "Qwen3-Embedding-0.6B": 0.7097, "potion-retrieval-32M": 0.4488}.items()},
     "minutes": {"triplets-e5-multilingual-accuracy": 0.8674, "triplets-e5-multilingual-mean_diff": 0.2441,
                 "triplets-trained-accuracy": 0.9849, "triplets-trained-mean_diff": 0.3705,
                 "rouge1-recall-e5-multilingual": 0.0846, "rouge1-recall-trained": 0.0696,
                 "rouge1-best-team": 0.3208, "mining-triplets": 27078.0},
-    "arguana": {"all-MiniLM-L6-v2": 0.5017, "BM25 (bm25s)": 0.4928, "all-mpnet-base-v2": 0.4652,
-                "bge-small-en-v1.5": 0.6035, "bge-base-en-v1.5": 0.6375, "bge-large-en-v1.5": 0.6452,
-                "gte-base-en-v1.5": 0.6349, "gte-modernbert-base": 0.7456, "Qwen3-Embedding-0.6B": 0.7097,
-                "potion-retrieval-32M": 0.4488},
 }
 
-#: argsim's names of the models the MTEB leaderboard lists under another name (`mteb_figure`)
-MTEB_ALIASES: dict[str, str] = {"minilm": "all-MiniLM-L6-v2", "mpnet": "all-mpnet-base-v2", "bm25": "BM25 (bm25s)"}
+#: argsim's names of models the MTEB leaderboard lists under another name (`mteb_figure`)
+MTEB_ALIASES: dict[str, str] = {"minilm": "all-MiniLM-L6-v2", "mpnet": "all-mpnet-base-v2", "bm25": "bm25s"}
 
 
 def published(task: str, name: str) -> float | None:
@@ -94,8 +93,8 @@ def mteb_figure(model: str) -> tuple[str, float] | None:
     """(MTEB's model name, its ArguAna nDCG@10 on the MTEB leaderboard) of a model name, or None.
 
     A model matches by argsim name (`MTEB_ALIASES`), or by the last part of a Hugging Face id or folder name
-    compared without case (`BAAI/bge-small-en-v1.5` -> bge-small-en-v1.5): the figure is then the leaderboard's
-    for that model, which a fine-tuned copy saved under the same folder name would not share.
+    compared without case (`BAAI/bge-small-en-v1.5` -> bge-small-en-v1.5): the figure is the leaderboard's for that
+    model, which a fine-tuned copy saved under the same folder name would not share.
 
     Example:
         >>> mteb_figure("minilm")
@@ -103,10 +102,9 @@ def mteb_figure(model: str) -> tuple[str, float] | None:
         >>> mteb_figure("BAAI/bge-small-en-v1.5")
         ('bge-small-en-v1.5', 0.6035)
     """
-    figures = PUBLISHED["arguana"]
-    name = MTEB_ALIASES.get(model, model.rstrip("/").rsplit("/", 1)[-1])
-    found = next((k for k in figures if k.lower() == name.lower()), None)
-    return (found, figures[found]) if found else None
+    name = MTEB_ALIASES.get(model, model.rstrip("/").rsplit("/", 1)[-1]).lower()
+    found = next((k for k in PUBLISHED["arguana"] if k.removeprefix("mteb/").lower() == name), None)
+    return (found.removeprefix("mteb/"), PUBLISHED["arguana"][found]) if found else None
 
 
 def table2(method: str, setting: str) -> float | None:

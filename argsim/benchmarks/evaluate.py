@@ -80,7 +80,7 @@ class Task:
         if self.key == "arguana":
             from argsim.published import PUBLISHED
 
-            out += [Reference(f"MTEB: {name}", v) for name, v in PUBLISHED["arguana"].items()]
+            out += [Reference(f"MTEB: {name.removeprefix('mteb/')}", v) for name, v in PUBLISHED["arguana"].items()]
         return out
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -18,25 +19,25 @@ def register(app: typer.Typer) -> None:
 
 def evaluate(
     ctx: typer.Context,
-    models: list[str] = typer.Argument(..., help="Models: a registered or shipped name (`argsim models`), a model "
-                                                 "folder (sentence-transformers, or trained by argsim), a Hugging "
-                                                 "Face id in the local cache, or bm25 (ArguAna only)."),
-    tasks: str | None = typer.Option(None, callback=comma_choices(*TASKS),
-                                     help=f"Comma list of tasks (default all): {', '.join(TASKS)}."),
-    limit: int | None = typer.Option(None, min=1, help="Score only the first N units of each task (a quick look)."),
-    compare: tuple[str, str] | None = typer.Option(None, help="Two of the models, A B: paired tests of A - B on "
-                                                             "every task (paired bootstrap; McNemar for 0/1 "
-                                                             "outcomes); significant differences marked *."),
-    n_boot: int = typer.Option(N_BOOT, min=100, help="Bootstrap draws of each interval and paired test."),
-    out: Path | None = typer.Option(None, callback=OUT_FILE, help="Write the rows (argsim's results format) to "
-                                                                  "this JSON file."),
-    record: bool = typer.Option(False, "--record", help="Also merge the rows into bench/results/evaluate.json "
-                                                        "(the work folder's)."),
-    mteb_out: Path | None = typer.Option(None, callback=OUT_DIR, help="Write MTEB result JSON files here, one "
-                                                                      "folder per model and a file per task."),
-    html: Path | None = typer.Option(None, callback=out_file(".html"),
-                                     help="Write the leaderboard and a chart per task as one self-contained HTML "
-                                          "page."),
+    models: Annotated[list[str], typer.Argument(
+        help="Models: a registered or shipped name (`argsim models`), a model folder (sentence-transformers, or "
+             "trained by argsim), a Hugging Face id in the local cache, or bm25 (ArguAna only).")],
+    tasks: Annotated[str | None, typer.Option(callback=comma_choices(*TASKS),
+                                              help=f"Comma list of tasks (default all): {', '.join(TASKS)}.")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="Score only the first N units of each task (a quick "
+                                                          "look).")] = None,
+    compare: Annotated[tuple[str, str] | None, typer.Option(
+        help="Two of the models, A B: paired tests of A - B on every task (paired bootstrap; McNemar for 0/1 "
+             "outcomes); significant differences marked *.")] = None,
+    n_boot: Annotated[int, typer.Option(min=100, help="Bootstrap draws of each interval and paired test.")] = N_BOOT,
+    out: Annotated[Path | None, typer.Option(callback=OUT_FILE, help="Write the rows (argsim's results format) to "
+                                                                     "this JSON file.")] = None,
+    record: Annotated[bool, typer.Option("--record", help="Also merge the rows into bench/results/evaluate.json "
+                                                          "(the work folder's).")] = False,
+    mteb_out: Annotated[Path | None, typer.Option(callback=OUT_DIR, help="Write MTEB result JSON files here (one "
+                                                                         "folder per model, a file per task).")] = None,
+    html: Annotated[Path | None, typer.Option(callback=out_file(".html"), help="Write the leaderboard and a chart "
+                                              "per task as one self-contained HTML page.")] = None,
 ) -> None:
     """Score models on every task they can do (bi-encoders: all; cross-encoders: the ranking tasks), zero-shot, on
     the official test splits, with 95 % bootstrap intervals and the papers' and MTEB's figures beside them."""
