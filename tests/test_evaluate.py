@@ -215,6 +215,19 @@ def test_command_prints_the_leaderboard_and_writes_rows_html_and_marks_differenc
     assert "http" not in text.replace('xmlns="http://www.w3.org/2000/svg"', "")  # nothing fetched
 
 
+def test_report_html_redraws_saved_rows(fake_tasks, tmp_path):
+    res = runner.invoke(app, ["--quiet", "--workdir", str(tmp_path), "evaluate", "good", "base", "--tasks", "kpa",
+                              "--record", "--n-boot", "100"])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "bench" / "results" / "evaluate.json").is_file()
+    page = tmp_path / "all.html"
+    res = runner.invoke(app, ["--quiet", "--workdir", str(tmp_path), "report", "--html", str(page)])
+    assert res.exit_code == 0, res.output
+    text = page.read_text()
+    assert text.count('class="chart" data-task="kpa"') == 1 and text.count('class="bar"') == 2
+    assert 'data-label="MTS (Phan et al. 2021)"' in text
+
+
 def test_limit_reaches_every_evaluator(fake_tasks):
     res = runner.invoke(app, ["--quiet", "evaluate", "good", "--tasks", "sick", "--limit", "7", "--n-boot", "100"])
     assert res.exit_code == 0, res.output

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -462,10 +463,13 @@ def write_outputs(board: Leaderboard, config: RunConfig, out: Path | None = None
         lines.append(f"{mteb_out}: {len(written)} MTEB result file(s)"
                      + ("" if written else f" (MTEB tasks with argsim's figures: {', '.join(MTEB_TASKS)})"))
     if html is not None:
+        from argsim import __version__
         from argsim.benchmarks.evaluate_view import leaderboard_html
         from argsim.io import write_text
+        from argsim.results import command_line
 
-        lines.append(f"{write_text(html, leaderboard_html(board))}: written")
+        meta = f"{command or command_line()} (argsim {__version__}, {time.strftime('%Y-%m-%d %H:%M %Z')})"
+        lines.append(f"{write_text(html, leaderboard_html(board, meta=meta))}: written")
     return lines
 
 
