@@ -155,3 +155,19 @@ def test_mteb_tasks_load_offline_and_mteb_scores_as_the_evaluator(tmp_path, monk
     assert saved["scores"]["test"][0]["main_score"] == pytest.approx(ours["ndcg_at_10"], abs=1e-6)
     loaded = mteb.TaskResult.from_disk(path)
     assert loaded.get_score() == pytest.approx(ours["ndcg_at_10"], abs=1e-6)
+
+
+def test_a_bad_argument_file_is_one_line_naming_it(tmp_path):
+    from argsim.errors import ArgsimError
+
+    root = tmp_path / "counterargs18"
+    (root / "03-pairs-best-counter-task" / "test").mkdir(parents=True)
+    (root / "03-pairs-best-counter-task" / "test" / "00-argument-pair-type-counts.tsv").write_text("FILE\n")
+    for split in ("training", "validation", "test"):
+        (root / "02-extracted-arguments" / split).mkdir(parents=True)
+    side = root / "02-extracted-arguments" / "test" / "sport" / "house-bans-boxing" / "pro"
+    side.mkdir(parents=True)
+    (side / "pro01a-point.txt").write_bytes(b"Title\n\nBody \xff\n")
+    with pytest.raises(ArgsimError) as err:
+        load_arguana("test", data_dir=tmp_path)
+    assert "pro01a-point.txt" in str(err.value) and "UTF-8" in str(err.value) and "\n" not in str(err.value)
