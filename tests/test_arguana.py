@@ -72,6 +72,9 @@ def test_replica_ids_and_counts_against_beir(test_split):
         "Being vegetarian helps the environment  Becoming a vegetarian is an environmentally friendly thing")
     lengths = [len(t) for t in data.queries.values()]
     assert (min(lengths), max(lengths), len(set(data.queries.values()))) == (251, 5500, 1298)
+    # BEIR's first, tenth and last documents (ir_datasets' checks of beir/arguana) are in the replica
+    assert {"test-environment-aeghhgwpe-pro02b", "test-environment-aeghhgwpe-con01b",
+            "validation-society-fyhwscdcj-con02b"} <= set(data.corpus)
     assert all(i.split("-")[0] in ("test", "training", "validation") for i in data.corpus)
     assert len(set(data.corpus.values())) == 8567  # one document per distinct text, besides the test counters' twins
 
