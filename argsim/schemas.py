@@ -91,6 +91,25 @@ class History(_Open):
     history: list[HistoryRow]
 
 
+class MinutesUtterance(_Open):
+    """One utterance of a PoliInfo minutes file."""
+
+    Speaker: StrictStr | None = None
+    Utterance: StrictStr | None = None
+
+
+class MinutesMeeting(_Open):
+    """One meeting of a PoliInfo minutes file (a JSON list of these)."""
+
+    Proceeding: list[MinutesUtterance]
+    ProceedingTitle: StrictStr | None = None
+    Date: StrictStr | None = None
+    URL: StrictStr | None = None
+
+
+#: a PoliInfo minutes file
+Meetings = list[MinutesMeeting]
+
 #: shared-task predictions `{arg_id: {key_point_id: score}}`
 Predictions = dict[str, dict[str, Number]]
 
@@ -175,6 +194,6 @@ def validate(schema: Any, data: Any, path: str | Path | None, row: int | None = 
             row = loc.pop(0) + 1
         field = ".".join(str(p) for p in loc) or None
         message = _message(err)
-        if field is None and what:
+        if field is None and row is None and what:
             message = f"not {what}: {message}"
         raise InputError(path, message, row=row, field=field) from None

@@ -29,6 +29,8 @@ def report(
                                                 "cores, threads, load average; the row's env)."),
 ) -> None:
     """Render the committed results files (the one schema shared by every benchmark and evaluation)."""
+    from argsim.errors import ArgsimError, did_you_mean
+    from argsim.paths import results_dir
     from argsim.report import (
         COLUMNS,
         _fmt,
@@ -38,9 +40,6 @@ def report(
         update_readme,
         write_full_results,
     )
-
-    from argsim.errors import ArgsimError, did_you_mean
-    from argsim.paths import results_dir
 
     everything = load_all()
     results = [r for r in everything if task is None or r["task"] == task]

@@ -6,7 +6,6 @@ processes of the run, checkpoints under OUT/checkpoints at every epoch end and e
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
