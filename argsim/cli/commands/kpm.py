@@ -112,8 +112,10 @@ def rank_keypoints(
                                     "{topic}, {stance}; e.g. '{topic} {text}'. Context-aware models (MTS) "
                                     "take topic and stance as inputs and ignore templates."),
     arg_template: str = typer.Option("{text}", help="The same for arguments."),
-    threshold: float = typer.Option(0.5, min=-1, max=1, help="Score from which an argument counts towards its best key "
-                                    "point's coverage."),
+    threshold: float | None = typer.Option(None, help="Score from which an argument matches its best key point "
+                                           "(below it: no key point fits, and it counts towards no coverage). "
+                                           "Default: the model's own (recorded in its card or training record; "
+                                           "else 0.5 for a cross-encoder, 0.6 for a cosine; argsim.kpm.threshold)."),
     out: Path = typer.Option(Path("out/kpm"), callback=OUT_DIR,
                              help="Output folder: predictions.json (eval map's input), "
                                   "best_keypoints.csv, coverage.csv, metrics.json."),
@@ -138,7 +140,9 @@ def rank_keypoints(
     if task and not data.has_labels:
         warn(f"{data.name} has no gold labels; --task will write no rows")
     ranking = rank(data, model, weight, combine, cfg, arg_template, kp_template, threshold, out=out)
-    table = Table(title=f"key point coverage on {data.name} (score >= {threshold})")
+    matched = sum(m.matched for m in ranking.matches)
+    table = Table(title=f"key point coverage on {data.name} (score >= {ranking.threshold:g}, "
+                        f"{ranking.threshold_source}; {matched:,} of {len(ranking.matches):,} arguments matched)")
     for col in ("topic", "stance", "key point", "matched", "share"):
         table.add_column(col, justify="right" if col in ("matched", "share") else "left")
     for c in ranking.coverage:
