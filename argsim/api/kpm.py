@@ -86,11 +86,13 @@ class KeyPointMatcher:
     Example:
         >>> import argsim
         >>> m = argsim.KeyPointMatcher("minilm")
-        >>> m.match(["Nuclear plants emit no CO2.", "Reactors can melt down."],
-        ...         ["Nuclear power is clean", "Nuclear power is dangerous"])[["argument", "key_point"]]
-                              argument                   key_point
-        0  Nuclear plants emit no CO2.      Nuclear power is clean
-        1      Reactors can melt down.  Nuclear power is dangerous
+        >>> m.match(["Nuclear power plants are clean.", "Meltdowns make nuclear power dangerous.",
+        ...          "The weather is nice today."],
+        ...         ["Nuclear power is clean", "Nuclear power is dangerous"])[["argument", "key_point", "matched"]]
+                                          argument                   key_point  matched
+        0          Nuclear power plants are clean.      Nuclear power is clean     True
+        1  Meltdowns make nuclear power dangerous.  Nuclear power is dangerous     True
+        2               The weather is nice today.                         NaN    False
     """
 
     def __init__(self, model: str | Path | Sequence[str | Path] | None = None,
