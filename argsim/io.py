@@ -516,7 +516,8 @@ def read_numbered_records(path: str | Path, required: Sequence[str] = (), delimi
         rows = list(enumerate(data, start=1))
     else:
         delim = delimiter or ("\t" if suffix in (".tsv", ".tab") else ",")
-        reader = csv.reader(io.StringIO(content, newline=""), delimiter=delim)
+        # strict: a quote opened and never closed is an error, not the rest of the file read as one field
+        reader = csv.reader(io.StringIO(content, newline=""), delimiter=delim, strict=True)
         try:
             header = next(reader)
         except StopIteration:
@@ -535,6 +536,9 @@ def read_numbered_records(path: str | Path, required: Sequence[str] = (), delimi
             except StopIteration:
                 break
             except csv.Error as exc:
+                if "unexpected end of data" in str(exc):
+                    raise InputError(path, "a quote opened in this row is never closed (the rest of the file would "
+                                           "be read as one field)", row=lineno + 1) from None
                 raise InputError(path, f"malformed CSV: {exc}", row=reader.line_num) from None
             lineno += 1
             if not values or all(not v.strip() for v in values):
