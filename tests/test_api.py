@@ -262,17 +262,19 @@ def test_summarize_minutes_equals_the_command(tmp_path):
     got = argsim.summarize_minutes(text, topic="待機児童対策", subtopic="保育所の整備", budget=40)
     assert "".join(got) == rec["summary"] and len(rec["summary"]) <= 40
     assert got == [s["sentence"] for s in sorted(rec["selected"], key=lambda s: s["index"])]
-    lead = argsim.summarize_minutes(text, budget=100, method="lead")  # key size 100 / 50 = 2 sentences
+    # key size 100 / 50 = 2 sentences
+    lead = argsim.summarize_minutes(text, budget=100, options=argsim.SummarizeOptions(method="lead"))
     assert lead == ["保育所の待機児童が増えています。", "本日は晴天です。"]
 
 
 def test_summarize_minutes_frames_equal_one_item_at_a_time(data_dir):
     items = argsim.load_dataset("minutes", split="single-testgs", data_dir=data_dir).head(4)
-    out = argsim.summarize_minutes(items, method="embedrank")
+    options = argsim.SummarizeOptions(method="embedrank")
+    out = argsim.summarize_minutes(items, options=options)
     assert out["id"].tolist() == items["id"].tolist() and out["gold"].tolist() == items["summary"].tolist()
     for row, got in zip(items.itertuples(), out.itertuples(), strict=True):
         one = argsim.summarize_minutes(row.sentences, topic=row.main_topic, subtopic=row.sub_topic,
-                                       budget=row.length, method="embedrank")
+                                       budget=row.length, options=options)
         assert got.selected == one and got.summary == "".join(one)[:row.length] and len(got.summary) <= row.length
     with pytest.raises(ArgsimError, match="'sentences'"):
         argsim.summarize_minutes(items.drop(columns=["sentences"]))

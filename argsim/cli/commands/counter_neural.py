@@ -36,9 +36,8 @@ def _pairs_from_file(path: Path) -> list[tuple[str, str]]:
 
 
 @train_app.command("bipolar")
-@budget_options(max_minutes=typer.Option(None, "--max-minutes", min=0.01, help="Stop after the epoch that crosses "
-                                         "this training-time budget (cross-encoder: at the budget, with a "
-                                         "checkpoint)."))
+@budget_options(max_minutes="Stop after the epoch that crosses this training-time budget (cross-encoder: at the "
+                           "budget, with a checkpoint).")
 @config_options(NeuralConfig)
 def train_bipolar(
     ctx: typer.Context,
