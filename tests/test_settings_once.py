@@ -80,7 +80,7 @@ def test_no_option_repeats_a_dataclass_field():
 
 
 def test_the_scan_sees_a_repeat():
-    """An independent case: `EmbedSpec.batch_size` and `RunConfig.engine` written again as options are caught."""
+    """An independent case: a batch size of 64 (EmbedSpec) and `RunConfig.engine` written again are caught."""
     found = repeats([("argsim/cli/commands/x.py:1", "batch_size", "64"), ("argsim/cli/app.py:1", "engine", "'local'"),
                      ("argsim/cli/commands/x.py:2", "batch_size", "12345")])
-    assert len(found) == 2 and "EmbedSpec" in found[0] and "RunConfig" in found[1]
+    assert len(found) == 2 and "batch-size=64" in found[0] and "RunConfig" in found[1]
