@@ -8,7 +8,7 @@ argument (or a `RunConfig`); defaults come from documented environment variables
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from argsim.options import setting
@@ -57,6 +57,7 @@ class RunConfig:
     `dataclasses.replace`.
 
     Example:
+        >>> from dataclasses import replace
         >>> replace(RunConfig(), device="cpu", quiet=True).seed
         13
     """
@@ -94,7 +95,3 @@ class RunConfig:
     def resolved_cache_dir(self) -> Path:
         """`cache_dir`, else `default_cache_dir()` (the embedding cache's folder)."""
         return self.cache_dir if self.cache_dir is not None else default_cache_dir()
-
-    def with_(self, **changes: object) -> RunConfig:
-        """A copy with `changes` applied."""
-        return replace(self, **changes)

@@ -4,6 +4,7 @@ refused combinations, thread defaults."""
 from __future__ import annotations
 
 import csv
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -64,7 +65,7 @@ def test_cache_never_serves_another_backends_vector(tmp_path):
 
     config = RunConfig(cache_dir=tmp_path)
     torch_enc = get_encoder("minilm", device="cpu", config=config)
-    onnx_enc = get_encoder("minilm", config=config.with_(backend="onnx", quantize="int8"))
+    onnx_enc = get_encoder("minilm", config=replace(config, backend="onnx", quantize="int8"))
     assert torch_enc.cache_key != onnx_enc.cache_key and torch_enc.identity == onnx_enc.identity
     text = "Social media does more harm than good"
     sentinel = np.full((1, 384), 7.0, dtype=np.float32)

@@ -28,7 +28,7 @@ import os
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -279,14 +279,14 @@ def run_backends_benchmark(options: BackendBenchOptions = BackendBenchOptions(),
             cal = calibration if quantize != "none" else None
             for threads in thread_counts:
                 torch.set_num_threads(threads)
-                enc = get_encoder(model, batch_size=options.batch_size, config=base.with_(threads=threads),
+                enc = get_encoder(model, batch_size=options.batch_size, config=replace(base, threads=threads),
                                   calibration=cal)
                 enc.encode(texts[:64], use_cache=False, show_progress=False)  # warm-up (and any lazy build)
                 r[f"sentences_per_s@{threads}"] = throughput(enc, texts, options.repeats)
                 log(f"{name}: {r[f'sentences_per_s@{threads}']:.1f} sentences/s at {threads} thread(s)")
             torch.set_num_threads(options.quality_threads)
             enc = get_encoder(model, batch_size=options.batch_size,
-                              config=base.with_(threads=options.quality_threads), calibration=cal)
+                              config=replace(base, threads=options.quality_threads), calibration=cal)
             kp_texts = list(dict.fromkeys(str(k.text) for k in dev.key_points))
             latency_ms(enc, kp_texts[-5:])  # warm-up of the one-text path
             r["latency_ms"] = latency_ms(enc, kp_texts[:30])
