@@ -8,8 +8,9 @@ The Python API takes and returns plain lists, pandas DataFrames and numpy arrays
 
 Public names (see docs/python-api.md): `load_dataset`, `encode`, `KeyPointMatcher`, `CounterRetriever`,
 `cluster_sentences`, `summarize_minutes` (with its `SummarizeOptions`), the metrics `kpa_map`, `accuracy_at_1`,
-`triplet_accuracy`, `rouge1`, and `RunConfig` (device, seed, cache folder, ... of a run). They load on first use:
-`import argsim` itself imports neither torch nor pandas.
+`triplet_accuracy`, `rouge1`, `RunConfig` (device, seed, cache folder, ... of a run) and `mteb_tasks` (argsim's
+tasks as MTEB task objects; needs the `mteb` extra). They load on first use: `import argsim` itself imports neither
+torch nor pandas.
 
 Importing argsim changes nothing global: offline use (HF_HUB_OFFLINE=1) is the environment's choice (the Makefile
 and the tests set it); the `argsim` command itself sets TOKENIZERS_PARALLELISM=false unless it is set.
@@ -36,10 +37,12 @@ _EXPORTS = {
     "rouge1": "argsim.api.metrics",
     "RunConfig": "argsim.config",
     "SummarizeOptions": "argsim.minutes.summarize",
+    "mteb_tasks": "argsim.evaluation.mteb_tasks",
 }
 
 __all__ = ["CounterRetriever", "KeyPointMatcher", "RunConfig", "SummarizeOptions", "__version__", "accuracy_at_1",
-           "cluster_sentences", "encode", "kpa_map", "load_dataset", "rouge1", "summarize_minutes", "triplet_accuracy"]
+           "cluster_sentences", "encode", "kpa_map", "load_dataset", "mteb_tasks", "rouge1", "summarize_minutes",
+           "triplet_accuracy"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from argsim.api.counter import CounterRetriever
@@ -50,6 +53,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from argsim.api.minutes import summarize_minutes
     from argsim.api.thematic import cluster_sentences
     from argsim.config import RunConfig
+    from argsim.evaluation.mteb_tasks import mteb_tasks
     from argsim.minutes.summarize import SummarizeOptions
 
 

@@ -46,11 +46,15 @@ def tf_cosine_ranker(points, pools, **_):
 
 @register_ranker("emb-cosine", help="cosine of backend embeddings (opt model=minilm|glove50|<folder>, "
                                     "pooling=mean|cls) of the whole point and the candidate")
-def emb_cosine_ranker(points, pools, model: str | None = None, pooling: str | None = None, **_):
+def emb_cosine_ranker(points, pools, model=None, pooling: str | None = None, config=None, **_):
+    """`model`: a name or folder (with `pooling`), or any model `argsim.backend.resolve.resolve_model` takes (an
+    `Encoder`, a `SentenceTransformer`)."""
     from argsim.backend import get_encoder
+    from argsim.backend.resolve import resolve_model
 
     index = PoolIndex.build(points, pools)
-    enc = get_encoder(model or "minilm", pooling=pooling)
+    enc = (get_encoder(str(model or "minilm"), pooling=pooling, config=config) if pooling is not None
+           else resolve_model(model or "minilm", config, cross_encoder=False))
     u = enc.encode([a.text for a in index.universe], normalize=True)
     q = enc.encode([p.text for p in points], normalize=True)
     return index.gather(q @ u.T)
