@@ -57,6 +57,54 @@ def test_backend_and_data_import_no_method_package():
     assert offending(modules("backend") + modules("data"), methods) == []
 
 
+def backend_graph() -> dict[str, set[str]]:
+    """{backend module: the backend modules it imports} (imports anywhere in a module; `from argsim.backend import
+    x` names module x, or the package face `__init__` for any other name)."""
+    folder = PKG / "backend"
+    names = {p.stem for p in folder.glob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for path in folder.glob("*.py"):
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            found = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module == "argsim.backend":
+                deps |= {a.name if a.name in names else "__init__" for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                found = [node.module]
+            deps |= {m.split(".")[2] for m in found if m.startswith("argsim.backend.")}
+        graph[path.stem] = deps - {path.stem}
+    return graph
+
+
+def cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One import cycle of `graph` (depth-first search), [] when there is none."""
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(node: str) -> list[str]:
+        state[node] = 1
+        path.append(node)
+        for dep in sorted(graph.get(node, ())):
+            if state.get(dep) == 1:
+                return path[path.index(dep):] + [dep]
+            if dep not in state and (found := visit(dep)):
+                return found
+        state[node] = 2
+        path.pop()
+        return []
+
+    return next((found for node in sorted(graph) if node not in state and (found := visit(node))), [])
+
+
+def test_backend_has_no_import_cycle():
+    """The backend is layered: the name table and manifests (names.py) at the bottom, loading (registry.py:
+    get_encoder, get_cross_encoder, the one model cache) on top; no module imports the package face."""
+    graph = backend_graph()
+    assert cycle(graph) == []
+    assert [m for m, deps in graph.items() if "__init__" in deps] == []
+    assert cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]  # the check finds one
+
+
 def test_no_global_settings_object():
     """The run options travel as a RunConfig: no module reads (or defines) the old RUNTIME singleton."""
     assert [str(p.relative_to(PKG)) for p in PKG.rglob("*.py") if "RUNTIME" in p.read_text(encoding="utf-8")] == []

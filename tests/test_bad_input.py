@@ -289,7 +289,7 @@ def test_atomic_writes_respect_the_umask(tmp_path):
 
 
 def test_legacy_manifests_naming_argsim_functions_still_resolve(tmp_path):
-    from argsim.backend.registry import LEGACY_LOADERS, manifest_loader_name
+    from argsim.backend.names import LEGACY_LOADERS, manifest_loader_name
 
     for old, name in LEGACY_LOADERS.items():
         (tmp_path / "argsim_encoder.json").write_text(json.dumps({"loader": old}))

@@ -283,10 +283,10 @@ def sentence_pipeline(st, folder: Path | str = "") -> tuple:
 
 def pooled_pipeline(model, tokenizer, pooling: str) -> tuple:
     """The export pipeline of a transformers model in memory with argsim's pooling (`mean`, `cls`, `cls-last4`;
-    `argsim.backend.models.pool`): `(module, tokenizer, input names, meta)`."""
+    `argsim.backend.pooling.pool`): `(module, tokenizer, input names, meta)`."""
     import torch
 
-    from argsim.backend.models import pool
+    from argsim.backend.pooling import pool
 
     names = _input_names(tokenizer)
     hidden = int(model.config.hidden_size)
