@@ -18,10 +18,10 @@ and the tests set it); the `argsim` command itself sets TOKENIZERS_PARALLELISM=f
 
 from __future__ import annotations
 
-import importlib
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from argsim.version import __version__
 
 #: public name -> the module that defines it (imported on first access)
 _EXPORTS = {
@@ -62,10 +62,11 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'argsim' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    value = getattr(import_module(module), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+    """The public names (`__all__`), not the module's own imports."""
+    return list(__all__)

@@ -40,7 +40,7 @@ def test_metrics_import_no_loader_backend_or_method():
 
 
 @pytest.mark.parametrize("leaf", ["evaluation/record", "vectors", "markdown", "published", "config", "errors",
-                                  "options"])
+                                  "options", "version", "measure"])
 def test_leaf_modules_import_no_argsim(leaf):
     """Foundations import nothing from argsim but `options` (the `setting` fields of RunConfig)."""
     allowed = ("argsim.options", "argsim.options.setting") if leaf == "config" else ()
@@ -155,3 +155,14 @@ def test_import_argsim_is_cheap():
             "assert not heavy, heavy; assert callable(argsim.encode) and 'argsim.api.encode' in sys.modules")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PKG.parent)
     assert res.returncode == 0, res.stderr
+
+
+def test_the_package_face():
+    """`dir(argsim)` is its public names; the version is the installed package's (pyproject.toml); typed."""
+    from importlib import metadata
+
+    import argsim
+
+    assert dir(argsim) == argsim.__all__ and "importlib" not in dir(argsim) and "TYPE_CHECKING" not in dir(argsim)
+    assert argsim.__version__ == metadata.version("argsim")
+    assert (PKG / "py.typed").is_file()

@@ -158,14 +158,16 @@ def test_cli_refuses_bad_combinations_in_one_line(options, tmp_path):
 def test_usable_cores_reads_the_cgroup_quota(tmp_path):
     import os
 
+    from argsim.measure import usable_cores
+
     affinity = len(os.sched_getaffinity(0))
-    assert runtime.usable_cores(tmp_path) == affinity  # no cpu.max: the affinity
+    assert usable_cores(tmp_path) == affinity  # no cpu.max: the affinity
     (tmp_path / "cpu.max").write_text("max 100000\n")
-    assert runtime.usable_cores(tmp_path) == affinity
+    assert usable_cores(tmp_path) == affinity
     (tmp_path / "cpu.max").write_text("50000 100000\n")  # half a core: one thread
-    assert runtime.usable_cores(tmp_path) == 1
+    assert usable_cores(tmp_path) == 1
     (tmp_path / "cpu.max").write_text("150000 100000\n")  # 1.5 cores: two threads (rounded up), if allowed
-    assert runtime.usable_cores(tmp_path) == min(affinity, 2)
+    assert usable_cores(tmp_path) == min(affinity, 2)
 
 
 def test_calibration_choice_is_independent_of_order_and_duplicates():

@@ -58,11 +58,11 @@ def main_options(ctx: typer.Context, config: RunConfig) -> None:
 
     library_output(config.quiet)  # libraries' warnings one line each (none under --quiet), their bars off under --quiet
     if threads is not None:
-        import os
 
         from argsim.errors import warn
+        from argsim.measure import usable_cores
 
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        cores = usable_cores()
         if threads > cores:
             warn(f"--threads {threads} is more than the {cores} core(s) this process may use: the threads will "
                  "take turns, not run faster")

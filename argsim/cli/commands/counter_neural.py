@@ -22,11 +22,11 @@ from argsim.cli.params import (
 )
 from argsim.cli.training_options import budget_options, placement
 from argsim.counter.neural.config import NeuralConfig
+from argsim.data.counterargs import SETTINGS
 
 if TYPE_CHECKING:
     from argsim.training import Budget
 
-SETTINGS = ("sdoc", "sdc", "sdoa", "sda", "stc", "sta", "epc", "epa")  # argsim.data.counterargs.SETTINGS
 
 def _pairs_from_file(path: Path) -> list[tuple[str, str]]:
     from argsim.io import read_records
