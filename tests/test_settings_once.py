@@ -15,13 +15,14 @@ PKG = Path(__file__).resolve().parent.parent / "argsim"
 
 
 def _default(node: ast.expr) -> object:
-    """A field's default: the value of a literal, `setting(literal, ...)`'s first argument, else a marker."""
+    """A field's default: the value of a literal, `setting(literal, ...)`'s first argument; None for anything else
+    (a named constant is one definition that both sides may use)."""
     if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "setting" and node.args:
         node = node.args[0]
     try:
         return ast.literal_eval(node)
     except ValueError:
-        return ast.unparse(node)
+        return None
 
 
 def dataclass_fields() -> dict[tuple[str, str], str]:
@@ -53,8 +54,9 @@ def hand_written_options() -> list[tuple[str, str, str]]:
             pairs = list(zip(args[len(args) - len(fn.args.defaults):], fn.args.defaults, strict=True))
             pairs += [(a, d) for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults, strict=True) if d is not None]
             for arg, default in pairs:
-                if arg.annotation is not None and "typer." in ast.unparse(arg.annotation) + ast.unparse(default):
-                    out.append((f"{path.relative_to(PKG.parent)}:{arg.lineno}", arg.arg, repr(_default(default))))
+                value = _default(default)
+                if value is not None and arg.annotation is not None and "typer." in ast.unparse(arg.annotation):
+                    out.append((f"{path.relative_to(PKG.parent)}:{arg.lineno}", arg.arg, repr(value)))
     return out
 
 

@@ -55,13 +55,17 @@ def model_path(name: str) -> Path:
     if name in MODELS:
         raise ModelError(f"model '{name}' is not a transformer: it has no folder to fine-tune")
     from argsim.backend.hub import looks_like_hub_id, resolve_hub_model
+    from argsim.errors import did_you_mean, nearest
 
+    match = nearest(name, known_names())
+    if "/" not in name and match is not None and match.casefold() == name.strip().casefold():
+        raise ModelError(f"unknown model '{name}'{did_you_mean(name, known_names())}: names are case-sensitive")
     if looks_like_hub_id(name) and not p.exists():
         folder = resolve_hub_model(name)  # a Hugging Face id, through the local HF cache
         check_model_folder(folder)
         return folder
-    raise ModelError(f"unknown model '{name}': use one of {', '.join(known_names())}, a local model folder or a "
-                     "Hugging Face model id")
+    raise ModelError(f"unknown model '{name}'{did_you_mean(name, known_names())}: use one of "
+                     f"{', '.join(known_names())}, a local model folder or a Hugging Face model id")
 
 
 def _quiet_libraries() -> None:

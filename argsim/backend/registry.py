@@ -166,7 +166,7 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
         (1, 384)
     """
     from argsim.backend.pooling import POOLINGS
-    from argsim.backend.runtime import check_backend, default_threads, read_calibration
+    from argsim.backend.runtime import cap_threads, check_backend, default_threads, read_calibration
 
     if not isinstance(name, str) or not name.strip():
         raise ModelError(f"model name {name!r} is empty: give a registry name, a model folder or a Hugging Face id")
@@ -181,12 +181,12 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
     if calibration is None and config.calibration is not None and quantize != "none":
         calibration = read_calibration(config.calibration)
     cal = tuple(calibration) if calibration is not None and backend == "openvino" and quantize != "none" else None
-    threads = config.threads or default_threads()
+    threads = cap_threads(config.threads) or default_threads()
     if backend == "torch":
         import torch
 
         if config.threads:
-            torch.set_num_threads(config.threads)
+            torch.set_num_threads(threads)
         elif torch.get_num_threads() > threads:  # torch counts the affinity's CPUs, not a container's quota
             torch.set_num_threads(threads)
     run = (config.resolved_cache_dir(), config.use_cache, config.quiet)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import sys
+from dataclasses import replace
 
 import typer
 
@@ -27,7 +28,7 @@ app = typer.Typer(name="argsim", cls=ArgsimGroup, no_args_is_help=True, rich_mar
 def main_options(ctx: typer.Context, config: RunConfig) -> None:
     """Global options (the fields of `RunConfig`), checked and applied before any command."""
     device, precision, backend, quantize = config.device, config.precision, config.backend, config.quantize
-    engine, ray_address, threads = config.engine, config.ray_address, config.threads
+    engine, ray_address = config.engine, config.ray_address
     if device not in DEVICES and not device.startswith("cuda:"):
         raise typer.BadParameter(f"choose one of {', '.join(DEVICES)}", param_hint="--device")
     if precision not in PRECISIONS:
@@ -57,15 +58,9 @@ def main_options(ctx: typer.Context, config: RunConfig) -> None:
     from argsim.progress import library_output
 
     library_output(config.quiet)  # libraries' warnings one line each (none under --quiet), their bars off under --quiet
-    if threads is not None:
+    from argsim.backend.runtime import cap_threads
 
-        from argsim.errors import warn
-        from argsim.measure import usable_cores
-
-        cores = usable_cores()
-        if threads > cores:
-            warn(f"--threads {threads} is more than the {cores} core(s) this process may use: the threads will "
-                 "take turns, not run faster")
+    config = replace(config, threads=cap_threads(config.threads))  # at most the cores this process may use
     fit_tables_to_output()
     ctx.obj = config
     set_workdir(config.workdir)
