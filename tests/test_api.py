@@ -212,6 +212,21 @@ def test_counter_retriever_bm25_is_the_rankers_own_output():
     assert len(top1) == 2
 
 
+def test_counter_retriever_never_returns_the_query_itself():
+    """A query that is one of the indexed texts (BM25 scores it best against itself) is ranked against the others
+    only: the same ranking as an index without it."""
+    cands = ["School uniforms stop bullying.", "School uniforms do not stop bullying at all.",
+             "Taxes fund public schools.", "Bullying happens with or without uniforms."]
+    out = argsim.CounterRetriever("bm25").index(cands).retrieve([cands[0], " " + cands[0] + "\n"], k=4)
+    without = argsim.CounterRetriever("bm25").index(cands[1:], ids=["1", "2", "3"]).retrieve([cands[0]], k=4)
+    assert cands[0] not in out["candidate"].tolist() and len(out) == 6
+    for qi in (0, 1):
+        got = out[out["query_id"] == qi]
+        assert got["candidate_id"].tolist() == without["candidate_id"].tolist()
+        assert np.allclose(got["score"], without["score"])
+    assert argsim.CounterRetriever("bm25").index(cands[:1]).retrieve(cands[:1]).empty  # nothing else to rank
+
+
 def test_counter_retriever_evaluate_equals_the_metric_on_direct_scores(counterargs_corpus, data_dir):
     """accuracy@1 of `evaluate` = `argsim.accuracy_at_1` over the BM25 ranker's direct scores of the same pools."""
     from argsim.counter.core.run import dataset_points
