@@ -21,7 +21,7 @@ from argsim.errors import ArgsimError
 RETRIEVE_COLUMNS = ["query", "rank", "candidate", "score", "query_id", "candidate_id"]
 
 
-def _argument(aid: str, text: str, kind: str, number: int):  # noqa: ANN202 (argsim.data.counterargs.Argument)
+def _argument(aid: str, text: str, kind: str, number: int):
     """A query (`point`) or candidate (`counter`) as the rankers take it; a point's first line is its conclusion
     when a blank line follows it (as in counterargs-18 and `argsim rank counterargs --input`)."""
     from argsim.data.counterargs import Argument, split_point_text
@@ -169,7 +169,7 @@ class CounterRetriever:
         return pd.DataFrame(rows, columns=RETRIEVE_COLUMNS)
 
     def evaluate(self, split: str = "test", setting: str = "sdoc", limit: int | None = None,
-                 sample: int | None = None, data_dir: str | Path | None = None):  # noqa: ANN201 (Evaluation)
+                 sample: int | None = None, data_dir: str | Path | None = None):
         """accuracy@1 and MRR of this ranker on counterargs-18 (each point ranked against its pool of `setting`),
         as `argsim rank counterargs` reports them (`argsim.evaluation.CounterArgumentEvaluator` with this
         ranker). The index is not used: the pools come from the dataset.

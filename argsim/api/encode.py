@@ -14,7 +14,7 @@ from argsim.config import RunConfig
 
 
 def encoder(model: Any = "minilm", pooling: str | None = None, max_seq_length: int | None = None,
-            batch_size: int = 64, config: RunConfig | None = None):  # noqa: ANN201 (argsim.backend.Encoder)
+            batch_size: int = 64, config: RunConfig | None = None):
     """The backend encoder `model`: a name or folder loaded once per process (`argsim.backend.get_encoder`), or a
     model object (`argsim.backend.resolve.resolve_model`: an argsim `Encoder`, a `SentenceTransformer`)."""
     from argsim.backend import get_encoder

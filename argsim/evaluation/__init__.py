@@ -23,6 +23,7 @@ _EVALUATORS: dict[str, str] = {
     "TripletEvaluator": "argsim.evaluation.triplets",
     "ClusteringEvaluator": "argsim.evaluation.clustering",
     "SICKEvaluator": "argsim.evaluation.sick",
+    "ArguAnaEvaluator": "argsim.evaluation.arguana",
 }
 
 __all__ = ["Evaluation", *_EVALUATORS]

@@ -80,11 +80,6 @@ def check_template(template: str, option: str = "template", fields: Sequence[str
     return template
 
 
-def _format(template: str, text: str, topic: str, stance: int) -> str:
-    check_template(template)
-    return template.format(text=text, topic=topic, stance="pro" if stance > 0 else "con")
-
-
 def embed_statements(encoder: Encoder, texts: Sequence[str], topics: Sequence[str], stances: Sequence[int],
                      template: str = "{text}", engine: Engine | None = None) -> np.ndarray:
     """L2-normalised embeddings of statements in their context (topic, stance), embedded on `engine` (None:
@@ -123,7 +118,7 @@ def score_key_points(data: KPMData, encoder: Encoder, arg_template: str = "{text
     return out
 
 
-def pair_predictions(gold: KPMData, scorer) -> Predictions:  # noqa: ANN001 (argsim.backend.resolve.PairScorer)
+def pair_predictions(gold: KPMData, scorer) -> Predictions:
     """`{arg_id: {kp_id: score}}` of a pair scorer (`argsim.backend.resolve.PairScorer`) over every argument and
     each key point of its topic and stance, the argument's text first."""
     keys, pairs = [], []
@@ -136,16 +131,6 @@ def pair_predictions(gold: KPMData, scorer) -> Predictions:  # noqa: ANN001 (arg
     out: Predictions = {}
     for (aid, kid), s in zip(keys, scorer.score(pairs), strict=True):
         out.setdefault(aid, {})[kid] = round(float(s), 6)
-    return out
-
-
-def ensemble_predictions(parts: Sequence[Predictions]) -> Predictions:
-    """Mean score of several prediction sets (fold ensembles); pairs missing from one part are skipped."""
-    out: Predictions = {}
-    for arg_id in parts[0]:
-        kps = parts[0][arg_id]
-        out[arg_id] = {k: round(float(np.mean([p[arg_id][k] for p in parts if k in p.get(arg_id, {})])), 6)
-                       for k in kps}
     return out
 
 

@@ -61,7 +61,7 @@ def fit_predict(x_train: np.ndarray, y_train: np.ndarray, x_eval: np.ndarray, c:
     return proba @ clf.classes_.astype(float)
 
 
-def sick_predictions(encode, train: list, trial: list, test: list) -> tuple[np.ndarray, float]:  # noqa: ANN001
+def sick_predictions(encode, train: list, trial: list, test: list) -> tuple[np.ndarray, float]:
     """The predicted relatedness of each `test` pair, training on `train` and picking C on `trial` (lists of
     SickPair; `encode(texts) -> array`), and the C chosen."""
     from scipy.stats import pearsonr
@@ -76,7 +76,7 @@ def sick_predictions(encode, train: list, trial: list, test: list) -> tuple[np.n
     return fit_predict(xtr, ytr, xte, best_c), best_c
 
 
-def sick_relatedness(encode, train: list, trial: list, test: list) -> SickScores:  # noqa: ANN001
+def sick_relatedness(encode, train: list, trial: list, test: list) -> SickScores:
     """Train on `train` pairs, pick C on `trial`, score on `test` (lists of SickPair); `encode(texts)`->array."""
     from scipy.stats import pearsonr, spearmanr
 

@@ -33,12 +33,12 @@ def bm25_scores(points: list[Argument], pools: dict[str, list[Argument]], stats:
 
 @register_ranker("bm25", help="BM25 of the candidate for the whole point (opts: bm25_stats=universe|pool, "
                               "bm25_idf=lucene|okapi)")
-def bm25_ranker(points, pools, bm25_stats: str = "universe", bm25_idf: str = "lucene", **_):  # noqa: ANN001, ANN201
+def bm25_ranker(points, pools, bm25_stats: str = "universe", bm25_idf: str = "lucene", **_):
     return bm25_scores(points, pools, stats=bm25_stats, idf=bm25_idf)
 
 
 @register_ranker("tf-cosine", help="cosine of the term-frequency vectors of the whole point and the candidate")
-def tf_cosine_ranker(points, pools, **_):  # noqa: ANN001, ANN201
+def tf_cosine_ranker(points, pools, **_):
     index = PoolIndex.build(points, pools)
     docs, queries = shared_term_matrices([a.text for a in index.universe], [p.text for p in points])
     return index.gather(cosine_similarity(queries.counts, docs.counts))
@@ -46,7 +46,7 @@ def tf_cosine_ranker(points, pools, **_):  # noqa: ANN001, ANN201
 
 @register_ranker("emb-cosine", help="cosine of backend embeddings (opt model=minilm|glove50|<folder>, "
                                     "pooling=mean|cls) of the whole point and the candidate")
-def emb_cosine_ranker(points, pools, model=None, pooling: str | None = None, config=None, **_):  # noqa: ANN001, ANN201
+def emb_cosine_ranker(points, pools, model=None, pooling: str | None = None, config=None, **_):
     """`model`: a name or folder (with `pooling`), or any model `argsim.backend.resolve.resolve_model` takes (an
     `Encoder`, a `SentenceTransformer`)."""
     from argsim.backend import get_encoder
