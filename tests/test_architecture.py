@@ -105,3 +105,25 @@ def test_import_argsim_is_cheap():
             "assert not heavy, heavy; assert callable(argsim.encode) and 'argsim.api.encode' in sys.modules")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PKG.parent)
     assert res.returncode == 0, res.stderr
+
+
+EVALUATORS = [p for p in modules("evaluation") if p.name not in ("record.py", "__init__.py")]
+
+
+def test_evaluators_sit_above_the_methods_and_below_the_api():
+    """The task evaluators may call the backend, data, metrics and method packages, never the API, the CLI, the
+    reporting or the runs above them."""
+    above = ("argsim.api", "argsim.cli", "argsim.results", "argsim.report", "argsim.modelbuild", "argsim.benchmarks")
+    assert EVALUATORS and offending(EVALUATORS, above) == []
+
+
+def test_no_layer_below_the_evaluators_imports_one():
+    """Only the result record (`argsim.evaluation.record`, layer 0) is imported from below; the evaluators are not."""
+    below = [p for folder in ("metrics", "data", "backend", "training", "engine", "kpm", "counter", "thematic",
+                              "minutes") for p in modules(folder)]
+    below += [PKG / f"{m}.py" for m in ("results", "report", "published", "markdown", "config", "errors", "io")]
+    evaluators = tuple(f"argsim.evaluation.{p.stem}" for p in EVALUATORS)
+    evaluators += tuple(f"argsim.evaluation.{name}" for name in ("TaskEvaluator", "KPAMapEvaluator",
+                                                                 "CounterArgumentEvaluator", "TripletEvaluator",
+                                                                 "ClusteringEvaluator", "SICKEvaluator"))
+    assert offending(below, evaluators) == []
