@@ -186,7 +186,8 @@ def check_model(model: Any) -> None:
     folder (checked as a model folder) or a Hugging Face id in the local cache; ModelError (one line) else."""
     if not isinstance(model, str | Path):
         return  # an object: the evaluators' resolver says what it accepts
-    from argsim.backend.registry import known_names, model_path
+    from argsim.backend.folders import model_path
+    from argsim.backend.names import known_names
 
     if str(model) in (*known_names(), "bm25"):
         return
