@@ -138,6 +138,11 @@ def test_scores_rows_round_trip_and_cross_encoders_skip_bi_encoder_tasks(tmp_pat
         [(x.model, x.task, x.value, x.low, x.high) for x in board.scores]
 
 
+def test_a_model_no_chosen_task_can_score_is_an_error():
+    with pytest.raises(ArgsimError, match="no chosen task can score"):
+        run_evaluate(CrossEncoder("ce", binary(0.5)), task_table=tasks(bi=FakeEvaluator))
+
+
 def test_default_task_without_data_is_left_out_with_a_warning_a_chosen_one_fails(capsys):
     class Missing(FakeEvaluator):
         @classmethod

@@ -388,6 +388,9 @@ def run_evaluate(model_or_models: Any, tasks: Sequence[str] | None = None, limit
             if tasks is not None:
                 raise
             warn(f"{task.key} left out: {exc}")
+    if not evaluators:
+        raise ArgsimError(f"no chosen task can score {', '.join(named)} ({', '.join(t.key for t in chosen)}; "
+                          "bm25: arguana only; a cross-encoder: kpa, counter, arguana)")
     board = Leaderboard(list(named), [t for t in chosen if t.key in evaluators], [], n_boot=n_boot)
     boots: dict[tuple[str, str], tuple[np.ndarray, np.ndarray | None]] = {}
     for t_index, task in enumerate(board.tasks):
