@@ -212,6 +212,21 @@ def test_counter_retriever_bm25_is_the_rankers_own_output():
     assert len(top1) == 2
 
 
+def test_counter_retriever_never_returns_the_query_itself():
+    """A query that is one of the indexed texts (BM25 scores it best against itself) is ranked against the others
+    only: the same ranking as an index without it."""
+    cands = ["School uniforms stop bullying.", "School uniforms do not stop bullying at all.",
+             "Taxes fund public schools.", "Bullying happens with or without uniforms."]
+    out = argsim.CounterRetriever("bm25").index(cands).retrieve([cands[0], " " + cands[0] + "\n"], k=4)
+    without = argsim.CounterRetriever("bm25").index(cands[1:], ids=["1", "2", "3"]).retrieve([cands[0]], k=4)
+    assert cands[0] not in out["candidate"].tolist() and len(out) == 6
+    for qi in (0, 1):
+        got = out[out["query_id"] == qi]
+        assert got["candidate_id"].tolist() == without["candidate_id"].tolist()
+        assert np.allclose(got["score"], without["score"])
+    assert argsim.CounterRetriever("bm25").index(cands[:1]).retrieve(cands[:1]).empty  # nothing else to rank
+
+
 def test_counter_retriever_evaluate_equals_the_metric_on_direct_scores(counterargs_corpus, data_dir):
     """accuracy@1 of `evaluate` = `argsim.accuracy_at_1` over the BM25 ranker's direct scores of the same pools."""
     from argsim.counter.core.run import dataset_points
@@ -273,17 +288,19 @@ def test_summarize_minutes_equals_the_command(tmp_path):
     got = argsim.summarize_minutes(text, topic="待機児童対策", subtopic="保育所の整備", budget=40)
     assert "".join(got) == rec["summary"] and len(rec["summary"]) <= 40
     assert got == [s["sentence"] for s in sorted(rec["selected"], key=lambda s: s["index"])]
-    lead = argsim.summarize_minutes(text, budget=100, method="lead")  # key size 100 / 50 = 2 sentences
+    # key size 100 / 50 = 2 sentences
+    lead = argsim.summarize_minutes(text, budget=100, options=argsim.SummarizeOptions(method="lead"))
     assert lead == ["保育所の待機児童が増えています。", "本日は晴天です。"]
 
 
 def test_summarize_minutes_frames_equal_one_item_at_a_time(data_dir):
     items = argsim.load_dataset("minutes", split="single-testgs", data_dir=data_dir).head(4)
-    out = argsim.summarize_minutes(items, method="embedrank")
+    options = argsim.SummarizeOptions(method="embedrank")
+    out = argsim.summarize_minutes(items, options=options)
     assert out["id"].tolist() == items["id"].tolist() and out["gold"].tolist() == items["summary"].tolist()
     for row, got in zip(items.itertuples(), out.itertuples(), strict=True):
         one = argsim.summarize_minutes(row.sentences, topic=row.main_topic, subtopic=row.sub_topic,
-                                       budget=row.length, method="embedrank")
+                                       budget=row.length, options=options)
         assert got.selected == one and got.summary == "".join(one)[:row.length] and len(got.summary) <= row.length
     with pytest.raises(ArgsimError, match="'sentences'"):
         argsim.summarize_minutes(items.drop(columns=["sentences"]))

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from argsim.config import RunConfig
+from argsim.engine.embedding import EmbedSpec
 
 
 def encoder(model: Any = "minilm", pooling: str | None = None, max_seq_length: int | None = None,
@@ -58,7 +59,10 @@ def encode(texts: str | Sequence[str], model: Any = "minilm", batch_size: int = 
         >>> round(float(v[0] @ v[1]), 2)  # the cosine: the vectors are unit length
         0.48
     """
+    from argsim.io import check_texts
+
     single = isinstance(texts, str)
+    check_texts([texts] if single else texts, "texts")  # a lone surrogate: refused as the CLI's readers do
     enc = encoder(model, pooling, max_seq_length, batch_size, config)
     vectors = enc.encode([texts] if single else list(texts), normalize=normalize)
     return vectors[0] if single else vectors
@@ -77,23 +81,29 @@ class EmbedFileResult:
     seconds: float
 
 
-def embed_file(input: str | Path, out: str | Path, column: str = "text", id_column: str | None = None,
-               model: str = "minilm", pooling: str | None = None, max_seq_length: int | None = None,
-               batch_size: int = 64, normalize: bool = False, config: RunConfig | None = None) -> EmbedFileResult:
+def embed_file(input: str | Path, out: str | Path, spec: EmbedSpec | None = None,
+               config: RunConfig | None = None) -> EmbedFileResult:
     """Embed the texts of a file (CSV/TSV, JSONL/JSON or plain text) and save the vectors (`argsim embed`).
 
     Args:
-        input: The file; `column` holds the text (CSV/JSONL), plain text has one text a line.
+        input: The file; `spec.column` holds the text (CSV/JSONL), plain text has one text a line.
         out: A .npy (float32, input order), .csv (id, one column per dimension) or .parquet (id, vector) file.
-        column: The text column.
-        id_column: The column of each text's id for .csv/.parquet outputs (None: the 0-based row number).
-        model, pooling, max_seq_length, batch_size, normalize, config: as `encode`.
+        spec: What to embed with which model (`argsim.engine.embedding.EmbedSpec`: column, id_column (the ids of
+            .csv/.parquet rows; None: the 0-based row number), model, pooling, max_seq_length, batch_size,
+            normalize, as `encode`); None: the defaults.
+        config: The run options; None: the defaults.
 
     Returns:
         An `EmbedFileResult`.
+
+    Example:
+        >>> embed_file("texts.txt", "vectors.npy", EmbedSpec(model="minilm"))  # doctest: +SKIP
     """
     from argsim.errors import InputError
     from argsim.io import read_records, read_texts, warn_duplicate_ids, write_vectors
+
+    spec = spec or EmbedSpec()
+    column, id_column = spec.column, spec.id_column
 
     input, out = Path(input), Path(out)
     texts = read_texts(input, column=column)
@@ -106,9 +116,9 @@ def embed_file(input: str | Path, out: str | Path, column: str = "text", id_colu
                                   "holds the vectors alone (row i = text i)")
         ids = [str(r[id_column]) for r in read_records(input, required=[column, id_column])]
         warn_duplicate_ids(ids, input, id_column)
-    enc = encoder(model, pooling, max_seq_length, batch_size, config)
+    enc = encoder(spec.model, spec.pooling, spec.max_seq_length, spec.batch_size, config)
     start = time.perf_counter()
-    vectors = enc.encode(texts, normalize=normalize)
+    vectors = enc.encode(texts, normalize=spec.normalize)
     seconds = time.perf_counter() - start
     write_vectors(out, vectors, ids)
     return EmbedFileResult(len(texts), out, tuple(vectors.shape), enc.name, enc.device, enc.precision, seconds)

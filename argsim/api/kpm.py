@@ -59,8 +59,12 @@ def kpm_data(arguments: Any, key_points: Any, topic: str | None = None, stance: 
         bad = [s for s in frame["stance"] if s not in (1, -1)]
         if bad:
             raise ArgsimError(f"{what} stance must be 1 (pro) or -1 (con), not {bad[0]!r}")
-    return KPMData(name, [Argument(*r) for r in a.itertuples(index=False)],
+    from argsim.data.argkp import warn_unscorable
+
+    data = KPMData(name, [Argument(*r) for r in a.itertuples(index=False)],
                    [KeyPoint(*r) for r in k.itertuples(index=False)])
+    warn_unscorable(data, name)  # the warning the CLI's loader gives (a topic differing only in case, ...)
+    return data
 
 
 class KeyPointMatcher:

@@ -56,8 +56,11 @@ def cluster_sentences(sentences: Sequence[str], model: str | Path | Any = None, 
         raise ArgsimError("give n_clusters, or the gold labels to take it from")
     if n_clusters is not None and n_clusters < 1:
         raise ArgsimError("n_clusters must be at least 1")
-    rows = [{"article": "" if groups is None else groups[i], **({} if labels is None else {"label": labels[i]})}
-            for i in range(len(texts))]
+    from argsim.io import canonical_columns
+
+    rows = canonical_columns([{"article": "" if groups is None else groups[i],
+                               **({} if labels is None else {"label": labels[i]})} for i in range(len(texts))],
+                             "cluster_sentences", ("label", "article"))
     if not texts:
         return np.zeros(0, dtype=int)
     vectors = encode(texts, model=default_model() if model is None else model, config=config)

@@ -43,7 +43,7 @@ def recorded_threshold(model: Any) -> float | None:
     """
     if not isinstance(model, (str, Path)):
         return None
-    from argsim.backend.registry import shipped_folder
+    from argsim.backend.names import shipped_folder
 
     folder = shipped_folder(str(model)) or Path(model).expanduser()
     for name in RECORDS:

@@ -104,21 +104,11 @@ class _Pair:
 def read_predictions(path: str | Path) -> dict[str, dict[str, float]]:
     """Read and validate a shared-task predictions JSON `{arg_id: {kp_id: score}}` (order preserved)."""
     from argsim.io import read_json
+    from argsim.schemas import Predictions, validate
 
-    data = read_json(path)
-    if not isinstance(data, dict):
-        raise InputError(path, "predictions must be a JSON object {arg_id: {key_point_id: score}}")
-    out: dict[str, dict[str, float]] = {}
-    for arg_id, kps in data.items():
-        if not isinstance(kps, dict):
-            raise InputError(path, f"arg_id {arg_id!r}: expected an object {{key_point_id: score}}")
-        scores = {}
-        for kp_id, score in kps.items():
-            if isinstance(score, bool) or not isinstance(score, (int, float)) or not np.isfinite(score):
-                raise InputError(path, f"arg_id {arg_id!r}, key point {kp_id!r}: score {score!r} is not a "
-                                       "finite number")
-            scores[kp_id] = float(score)
-        out[arg_id] = scores
+    out = validate(Predictions, read_json(path), path,
+                   what="predictions {arg_id: {key_point_id: score}}")
+    out = {arg_id: {kp_id: float(score) for kp_id, score in kps.items()} for arg_id, kps in out.items()}
     if not any(out.values()):
         raise InputError(path, "no predictions: not one (argument, key point) score; an empty file would score "
                                "mAP 0 for every group")

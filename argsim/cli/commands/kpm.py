@@ -115,8 +115,8 @@ def rank_keypoints(
     arg_template: Annotated[str, typer.Option(help="The same for arguments.")] = "{text}",
     threshold: Annotated[float | None, typer.Option(
         help="Score from which an argument matches its best key point (below it: no key point fits, and it counts "
-             "towards no coverage). Default: the model's own (recorded in its card or training record; else 0.5 for "
-             "a cross-encoder, 0.7226 for a cosine; argsim.kpm.threshold).")] = None,
+             "towards no coverage). Default: the model's own (recorded in its card or training record; else 0.5 "
+             "for a cross-encoder, 0.7226 for a cosine; argsim.kpm.threshold).")] = None,
     out: Annotated[Path, typer.Option(callback=OUT_DIR, help="Output folder: predictions.json (eval map's input), "
                                   "best_keypoints.csv, coverage.csv, metrics.json.")] = Path("out/kpm"),
     task: Annotated[str | None, typer.Option(help="With gold labels: also merge the mAP rows into "
