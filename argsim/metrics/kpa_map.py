@@ -199,3 +199,29 @@ def evaluate_map(predictions: Predictions, gold: Gold, formula: str = "leaderboa
                      arguments=len(gold.arguments), predicted=sum(a.arg_id in best for a in gold.arguments),
                      dummies=sum(a.arg_id not in best for a in gold.arguments), invalid_key_points=invalid,
                      unknown_arguments=unknown)
+
+
+def f1_threshold(predictions: Predictions, labels: Mapping[tuple[str, str], int]) -> tuple[float, float]:
+    """The score threshold t maximising F1 of "score >= t is a match" over the labelled pairs that have a score,
+    and that F1 (scikit-learn's precision-recall curve; the first of equal maxima, i.e. the lowest threshold).
+    Unlabelled (undecided) pairs are left out; (NaN, NaN) when no labelled pair is a match.
+
+    It is the decision threshold of a model's own score scale: a cosine and a probability need different ones,
+    so key point coverage and matching take it from the model (`argsim.kpm.threshold`).
+
+    Example:
+        >>> f1_threshold({"a": {"k1": 0.9, "k2": 0.2}, "b": {"k1": 0.6}},
+        ...              {("a", "k1"): 1, ("a", "k2"): 0, ("b", "k1"): 1})
+        (0.6, 1.0)
+    """
+    from sklearn.metrics import precision_recall_curve
+
+    pairs = [(predictions[a][k], y) for (a, k), y in labels.items() if k in predictions.get(a, {})]
+    y = np.array([p[1] for p in pairs], dtype=np.int64)
+    if not len(y) or not y.any():
+        return float("nan"), float("nan")
+    precision, recall, thresholds = precision_recall_curve(y, np.array([p[0] for p in pairs], dtype=np.float64))
+    p, r = precision[:-1], recall[:-1]
+    f1 = np.divide(2 * p * r, p + r, out=np.zeros_like(p), where=(p + r) > 0)
+    best = int(np.argmax(f1))
+    return round(float(thresholds[best]), 6), float(f1[best])

@@ -28,7 +28,7 @@ def default_model() -> str:
         >>> default_model() in ("thematic", "minilm")
         True
     """
-    from argsim.backend.adapters import shipped_models
+    from argsim.backend.names import shipped_models
 
     return SHIPPED_THEMATIC if SHIPPED_THEMATIC in shipped_models() else "minilm"
 

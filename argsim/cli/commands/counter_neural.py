@@ -22,11 +22,11 @@ from argsim.cli.params import (
 )
 from argsim.cli.training_options import budget_options, placement
 from argsim.counter.neural.config import NeuralConfig
+from argsim.data.counterargs import SETTINGS
 
 if TYPE_CHECKING:
     from argsim.training import Budget
 
-SETTINGS = ("sdoc", "sdc", "sdoa", "sda", "stc", "sta", "epc", "epa")  # argsim.data.counterargs.SETTINGS
 
 def _pairs_from_file(path: Path) -> list[tuple[str, str]]:
     """(point, counter) pairs of a training file; a pair whose counter is its point (which training would drop,
@@ -43,9 +43,8 @@ def _pairs_from_file(path: Path) -> list[tuple[str, str]]:
 
 
 @train_app.command("bipolar")
-@budget_options(max_minutes=typer.Option(None, "--max-minutes", min=0.01, help="Stop after the epoch that crosses "
-                                         "this training-time budget (cross-encoder: at the budget, with a "
-                                         "checkpoint)."))
+@budget_options(max_minutes="Stop after the epoch that crosses this training-time budget (cross-encoder: at the "
+                           "budget, with a checkpoint).")
 @config_options(NeuralConfig)
 def train_bipolar(
     ctx: typer.Context,

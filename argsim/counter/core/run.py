@@ -95,6 +95,18 @@ def default_label(method: str, options: dict) -> str:
     return method
 
 
+def score_pools(method: str, points: list[Argument], pools: dict[str, list[Argument]], options: dict | None = None,
+                top_k: int = 10, engine: Engine | None = None, precision: str = "auto", config=None,
+                gold: dict[str, str | None] | None = None, setting: str = "user", split: str = "user") -> dict:
+    """The scores ranker `method` gives each point's pool: {point id: scores aligned with its pool, higher better}
+    (a `ScoreDict`; its `exact_rank` False when scores below the top `top_k` are bounds). The one call of a ranker,
+    for an evaluation run (`run_ranker`) and a plain retrieval (`argsim.api.counter.CounterRetriever.retrieve`)."""
+    extra = {"config": config} if config is not None else {}
+    return get_ranker(method).fn(points, pools, split=split, setting=setting,
+                                 gold=gold if gold is not None else {p.id: None for p in points}, top_k=top_k,
+                                 engine=engine, precision=precision, **extra, **dict(options or {}))
+
+
 def run_ranker(method: str, points: list[Argument], pools: dict[str, list[Argument]], gold: dict[str, str | None],
                setting: str, split: str, options: dict | None = None, top_k: int = 10,
                label: str | None = None, engine: Engine | None = None, precision: str = "auto",
@@ -106,14 +118,12 @@ def run_ranker(method: str, points: list[Argument], pools: dict[str, list[Argume
     is handed on the same way: rankers with a transformer stage compute in it, the others ignore it; and so is
     `config` (the run's `RunConfig`, when given): the runtime (`--backend`, `--quantize`) of a transformer stage.
     """
-    info = get_ranker(method)
     options = dict(options or {})
     label = label or default_label(method, options)
     load_start = os.getloadavg()[0]
     with timed() as t:
-        extra = {"config": config} if config is not None else {}
-        scores = info.fn(points, pools, split=split, setting=setting, gold=gold, top_k=top_k, engine=engine,
-                         precision=precision, **extra, **options)
+        scores = score_pools(method, points, pools, options, top_k=top_k, engine=engine, precision=precision,
+                             config=config, gold=gold, setting=setting, split=split)
     records = ranking_records(points, pools, scores, gold, method=label, setting=setting, split=split, top_k=top_k)
     exact = bool(getattr(scores, "exact_rank", True))
     for r in records:

@@ -23,7 +23,10 @@ def train_word2vec(out_dir: str | Path | None = None, dim: int = 50, epochs: int
                    data_dir: str | Path | None = None):
     """Skip-gram word2vec (gensim) on every point and counter of the training split; cached in word2vec's binary
     format (never a pickle) under `out_dir`, by default `<workdir>/models/counter` (see `argsim.paths`)."""
-    from gensim.models import KeyedVectors, Word2Vec
+    from argsim.extras import need
+
+    models = need("gensim.models", "training word2vec")
+    KeyedVectors, Word2Vec = models.KeyedVectors, models.Word2Vec
 
     from argsim.data.counterargs import load_counterargs
     from argsim.io import atomic_path

@@ -17,6 +17,7 @@ import numpy as np
 
 from argsim.counter.lexical.features import feature_count
 from argsim.errors import ArgsimError
+from argsim.extras import need
 
 LTR_METHODS = ("logreg-part", "logreg-full", "xgboost-part", "xgboost-full")
 XGB_PARAMS = dict(max_depth=8, learning_rate=0.01, n_estimators=1000, min_child_weight=5, max_delta_step=0,
@@ -48,7 +49,7 @@ class LTRModel:
             from sklearn.linear_model import LogisticRegression
 
             return make_pipeline(StandardScaler(), LogisticRegression(random_state=self.seed, **LOGREG_PARAMS))
-        from xgboost import XGBClassifier
+        XGBClassifier = need("xgboost", "the XGBoost learning-to-rank models").XGBClassifier
 
         return make_pipeline(StandardScaler(), XGBClassifier(random_state=self.seed, **XGB_PARAMS))
 
@@ -145,7 +146,7 @@ class LTRModel:
                 clf.classes_ = np.asarray(params["logreg"]["classes"])
                 clf.n_features_in_ = clf.coef_.shape[1]
             else:
-                from xgboost import XGBClassifier
+                XGBClassifier = need("xgboost", "the XGBoost learning-to-rank models").XGBClassifier
 
                 clf = XGBClassifier()
                 clf.load_model(str(folder / "xgboost.json"))

@@ -30,9 +30,9 @@ DEFAULT_REFINE = {"ivfsq8": 4, "ivfpqfs": 10}
 
 
 def _faiss():
-    import faiss
+    from argsim.extras import need
 
-    return faiss
+    return need("faiss", "a faiss index")
 
 
 def exact_index(vectors: np.ndarray):
