@@ -296,14 +296,16 @@ def test_summarize_minutes_equals_the_command(tmp_path):
 def test_summarize_minutes_frames_equal_one_item_at_a_time(data_dir):
     items = argsim.load_dataset("minutes", split="single-testgs", data_dir=data_dir).head(4)
     options = argsim.SummarizeOptions(method="embedrank")
-    out = argsim.summarize_minutes(items, options=options)
+    out = argsim.summarize_minutes_frame(items, options=options)
     assert out["id"].tolist() == items["id"].tolist() and out["gold"].tolist() == items["summary"].tolist()
     for row, got in zip(items.itertuples(), out.itertuples(), strict=True):
         one = argsim.summarize_minutes(row.sentences, topic=row.main_topic, subtopic=row.sub_topic,
                                        budget=row.length, options=options)
         assert got.selected == one and got.summary == "".join(one)[:row.length] and len(got.summary) <= row.length
     with pytest.raises(ArgsimError, match="'sentences'"):
-        argsim.summarize_minutes(items.drop(columns=["sentences"]))
+        argsim.summarize_minutes_frame(items.drop(columns=["sentences"]))
+    with pytest.raises(ArgsimError, match="summarize_minutes_frame"):
+        argsim.summarize_minutes(items)
 
 
 def test_triplet_accuracy_and_rouge1_by_hand():

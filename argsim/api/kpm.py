@@ -10,13 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from argsim.config import RunConfig
 from argsim.errors import ArgsimError
+
+if TYPE_CHECKING:
+    from argsim.data.argkp import KPMData
+    from argsim.kpm.rank import KeypointRanking
 
 MATCH_COLUMNS = ["arg_id", "argument", "topic", "stance", "key_point_id", "key_point", "score", "matched"]
 
@@ -136,13 +140,13 @@ class KeyPointMatcher:
 
     # -------------------------------------------------------------- scoring
 
-    def rank(self, data, out: str | Path | None = None):
-        """The whole run on a loaded split (`argsim.kpm.rank.rank_keypoints`): predictions, best matches,
-        coverage, the mAPs when `data` has labels; with `out`, its four files."""
+    def _rank(self, data: KPMData) -> KeypointRanking:
+        """The whole run on loaded data (`argsim.kpm.rank.rank_keypoints`, what `argsim rank keypoints` runs):
+        predictions, best matches, coverage, the mAPs when `data` has labels."""
         from argsim.kpm.rank import rank_keypoints
 
         return rank_keypoints(data, self.models, self.weights, self.combine, self.config, self.arg_template,
-                              self.kp_template, self.threshold, out=out)
+                              self.kp_template, self.threshold)
 
     def match(self, arguments: Any, key_points: Any, topic: str | None = None, stance: int = 1,
               all_pairs: bool = False) -> pd.DataFrame:
@@ -165,7 +169,7 @@ class KeyPointMatcher:
             has an empty key point and a NaN score.
         """
         data = kpm_data(arguments, key_points, topic, stance)
-        ranking = self.rank(data)
+        ranking = self._rank(data)
         if all_pairs:
             best = {(m.arg_id, m.key_point_id) for m in ranking.matches if m.matched}
             rows = [(a.arg_id, a.text, a.topic, a.stance, kid, data.kp_by_id[kid].text, score,
@@ -236,7 +240,7 @@ class KeyPointMatcher:
             raise ArgsimError(f"{data.name}: no gold labels to evaluate against")
         # the run `rank keypoints` makes (one model or the ensemble), scored by the task's evaluator
         evaluator = KPAMapEvaluator(data, name=data.name, config=self.config, formula=formula,
-                                    score=lambda _models: self.rank(data).predictions)
+                                    score=lambda _models: self._rank(data).predictions)
         return evaluator.evaluate(self.models)
 
     # -------------------------------------------------------------- training
