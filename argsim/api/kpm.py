@@ -9,6 +9,7 @@ the recommended Siamese SBERT recipe; evaluation is the official mAP. The run it
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,7 @@ from argsim.errors import ArgsimError
 if TYPE_CHECKING:
     from argsim.data.argkp import KPMData
     from argsim.kpm.rank import KeypointRanking
+    from argsim.kpm.sbert import SbertConfig
 
 MATCH_COLUMNS = ["arg_id", "argument", "topic", "stance", "key_point_id", "key_point", "score", "matched"]
 
@@ -245,26 +247,27 @@ class KeyPointMatcher:
 
     # -------------------------------------------------------------- training
 
-    def fit(self, split: str | pd.DataFrame = "train", out: str | Path = "models/kpm-sbert",
-            epochs: float = 1.0, max_steps: int = -1,
-            data_dir: str | Path | None = None) -> KeyPointMatcher:
+    def fit(self, split: str | pd.DataFrame = "train", out: str | Path | None = None,
+            recipe: SbertConfig | None = None, data_dir: str | Path | None = None) -> KeyPointMatcher:
         """Fine-tune this matcher's (first) model as a Siamese SBERT with the recommended recipe
         (ContrastiveLoss, lr 2e-5 decaying to 0, batch 16; what `argsim models build kpm-sbert` trains) on the
         labelled pairs of an ArgKP split, and match with the trained folder from now on.
 
         Args:
             split: An ArgKP split name, or a DataFrame of labelled pairs (`load_dataset("argkp")`).
-            out: The folder to save the sentence-transformers model in.
-            epochs: Epochs over the labelled pairs (one: more overfits).
-            max_steps: Stop after this many optimiser steps (-1: the whole `epochs`).
-            data_dir: The dataset root for a split name.
+            out: The folder to save the sentence-transformers model in (None: ``models/kpm-sbert`` in the run's
+                work folder, `RunConfig.workdir`, else ``$ARGSIM_HOME``, else the current folder).
+            recipe: The training settings (`argsim.kpm.sbert.SbertConfig`, the options of `argsim train sbert`;
+                e.g. ``SbertConfig(epochs=2, max_steps=100)``); None: the recommended recipe. Its model and seed
+                are this matcher's model and the config's seed.
+            data_dir: The dataset root for a split name (None: the config's).
 
         Returns:
             self, matching with the trained model; `training_info_` holds the run's record (steps, seconds).
 
         Example:
             >>> import argsim
-            >>> matcher = argsim.KeyPointMatcher("minilm").fit("train", out="models/kpm-sbert")  # doctest: +SKIP
+            >>> matcher = argsim.KeyPointMatcher("minilm").fit("train")  # doctest: +SKIP
             >>> matcher.models  # doctest: +SKIP
             ['models/kpm-sbert']
         """
@@ -272,6 +275,7 @@ class KeyPointMatcher:
         from argsim.data.argkp import load_argkp
         from argsim.kpm.evaluate import training_inputs
         from argsim.kpm.sbert import SbertConfig, train_sbert
+        from argsim.paths import workdir
         from argsim.training import resolve_placement
 
         if len(self.models) != 1:
@@ -284,7 +288,8 @@ class KeyPointMatcher:
             data = kpm_data_from_frame(split, name="training frame")
         training_inputs(data, None, self.config)
         # SbertConfig's defaults are the recommended recipe (the one source of those settings)
-        cfg = SbertConfig(model=self.models[0], seed=self.config.seed, epochs=epochs, max_steps=max_steps)
+        cfg = replace(recipe or SbertConfig(), model=self.models[0], seed=self.config.seed)
+        out = Path(out) if out is not None else workdir(self.config.workdir) / "models" / "kpm-sbert"
         where = resolve_placement(self.config.device, self.config.precision, self.config.threads,
                                   seed=self.config.seed)
         self.training_info_ = train_sbert(data, Path(out), cfg, quiet=self.config.quiet, placement=where)
