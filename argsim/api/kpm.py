@@ -21,6 +21,7 @@ from argsim.errors import ArgsimError
 
 if TYPE_CHECKING:
     from argsim.data.argkp import KPMData
+    from argsim.evaluation.record import Evaluation
     from argsim.kpm.rank import KeypointRanking
     from argsim.kpm.sbert import SbertConfig
 
@@ -47,7 +48,8 @@ def _frame(items: Any, text_col: str, id_col: str, prefix: str, topic: str | Non
     return pd.DataFrame({"id": ids, "text": texts, "topic": topics, "stance": stances})
 
 
-def kpm_data(arguments: Any, key_points: Any, topic: str | None = None, stance: int = 1, name: str = "input"):
+def kpm_data(arguments: Any, key_points: Any, topic: str | None = None, stance: int = 1,
+             name: str = "input") -> KPMData:
     """Arguments and key points (lists of texts or DataFrames) -> the loader's `KPMData` (no labels).
 
     Lists: every argument is matched against every key point (one topic `topic`, one stance `stance`).
@@ -206,7 +208,7 @@ class KeyPointMatcher:
     # -------------------------------------------------------------- evaluation
 
     def evaluate(self, split: str | pd.DataFrame = "dev", topics: Sequence[str] | None = None,
-                 formula: str = "leaderboard", data_dir: str | Path | None = None):
+                 formula: str = "leaderboard", data_dir: str | Path | None = None) -> Evaluation:
         """The official mAP (`argsim.kpa_map`) of this matcher on a labelled ArgKP split, and the threshold that
         maximises F1 on its labelled pairs (`argsim.evaluation.KPAMapEvaluator`).
 
