@@ -9,10 +9,11 @@ import importlib
 import pytest
 
 MODULES = ["argsim", "argsim.api.datasets", "argsim.api.encode", "argsim.api.kpm", "argsim.api.counter",
-           "argsim.api.thematic", "argsim.api.minutes", "argsim.api.metrics", "argsim.evaluation.mteb_tasks"]
+           "argsim.api.thematic", "argsim.api.minutes", "argsim.api.metrics", "argsim.evaluation.mteb_tasks",
+           "argsim.api.evaluate"]
 #: examples that read $ARGSIM_DATA
 NEEDS_DATA = {"argsim.api.datasets.load_dataset", "argsim.api.kpm.KeyPointMatcher.evaluate",
-              "argsim.api.counter.CounterRetriever.evaluate"}
+              "argsim.api.counter.CounterRetriever.evaluate", "argsim.api.evaluate.evaluate"}
 FLAGS = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
 
 

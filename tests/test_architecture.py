@@ -175,3 +175,26 @@ def test_the_package_face():
                                                         if not n.startswith("_")] if inspect.isclass(obj) else []
         untyped += [f"{name}.{f.__name__}" for f in funcs if "return" not in f.__annotations__]
     assert untyped == []
+
+
+EVALUATORS = [p for p in modules("evaluation") if p.name not in ("record.py", "__init__.py")]
+
+
+def test_evaluators_sit_above_the_methods_and_below_the_api():
+    """The task evaluators may call the backend, data, metrics and method packages, never the API, the CLI, the
+    reporting or the runs above them."""
+    above = ("argsim.api", "argsim.cli", "argsim.results", "argsim.report", "argsim.modelbuild", "argsim.benchmarks")
+    assert EVALUATORS and offending(EVALUATORS, above) == []
+
+
+def test_no_layer_below_the_evaluators_imports_one():
+    """Only the result record (`argsim.evaluation.record`, layer 0) is imported from below; the evaluators are not
+    (the one exception, documented in docs/ARCHITECTURE.md: a method package's trainer takes its task's evaluator
+    to choose checkpoints)."""
+    below = [p for folder in ("metrics", "data", "backend", "training", "engine") for p in modules(folder)]
+    below += [PKG / f"{m}.py" for m in ("results", "report", "published", "markdown", "config", "errors", "io")]
+    evaluators = tuple(f"argsim.evaluation.{p.stem}" for p in EVALUATORS)
+    evaluators += tuple(f"argsim.evaluation.{name}" for name in ("TaskEvaluator", "KPAMapEvaluator",
+                                                                 "CounterArgumentEvaluator", "TripletEvaluator",
+                                                                 "ClusteringEvaluator", "SICKEvaluator"))
+    assert offending(below, evaluators) == []

@@ -276,3 +276,23 @@ def test_html_report_renders_its_charts_and_numbers_in_a_browser(tmp_path):
     pixels = np.asarray(Image.open(shot).convert("RGB"), dtype=np.int32)
     bar_blue = (np.abs(pixels - np.array([0x4C, 0x78, 0xA8])).sum(axis=2) < 30).sum()
     assert pixels.std() > 10 and bar_blue > 500  # not blank: the bars are drawn
+
+
+# ---------------------------------------------------------------- real evaluators, MiniLM, a quick look
+
+
+def test_limit_gives_a_quick_real_leaderboard_on_minilm(data_dir, tmp_path):
+    import time
+
+    start = time.perf_counter()
+    res = runner.invoke(app, ["--quiet", "evaluate", "minilm", "--tasks", "kpa,thematic", "--limit", "10",
+                              "--n-boot", "200", "--out", str(tmp_path / "rows.json")])
+    assert res.exit_code == 0, res.output
+    assert time.perf_counter() - start < 120  # seconds on a quiet machine; loose for a shared one
+    rows = json.loads((tmp_path / "rows.json").read_text())["rows"]
+    primary = {r["setting"]: r for r in rows if (r.get("extra") or {}).get("primary")}
+    assert set(primary) == {"kpa", "thematic"}
+    assert primary["kpa"]["metric"] == "strict_map" and primary["thematic"]["metric"] == "accuracy"
+    assert primary["thematic"]["extra"]["units"] == 10 and "env" in primary["kpa"]
+    low, high = primary["thematic"]["extra"]["ci95"]
+    assert low <= primary["thematic"]["value"] <= high

@@ -62,7 +62,10 @@ def encode(texts: str | Sequence[str], model: Any = "minilm", batch_size: int = 
         >>> round(float(v[0] @ v[1]), 2)  # the cosine: the vectors are unit length
         0.48
     """
+    from argsim.io import check_texts
+
     single = isinstance(texts, str)
+    check_texts([texts] if single else texts, "texts")  # a lone surrogate: refused as the CLI's readers do
     enc = encoder(model, pooling, max_seq_length, batch_size, config)
     vectors = enc.encode([texts] if single else list(texts), normalize=normalize)
     return vectors[0] if single else vectors
