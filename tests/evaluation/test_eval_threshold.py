@@ -22,7 +22,7 @@ FIX = Path(__file__).resolve().parents[1] / "fixtures" / "kpm"
 
 
 def test_the_shipped_matcher_records_its_threshold_and_others_fall_back_by_scale(tmp_path):
-    from argsim.backend.adapters import read_card, shipped_models
+    from argsim.backend.names import read_card, shipped_models
 
     if "kpm" in shipped_models():
         card = read_card(shipped_models()["kpm"])
