@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from argsim.data.wikipedia import Article, parse_article
-from argsim.errors import ArgsimError, InputError
+from argsim.errors import ArgsimError, InputError, did_you_mean
 from argsim.io import read_records, read_text_file, regular_files, write_json, write_jsonl
 from argsim.progress import track
 from argsim.thematic.triplets import (
@@ -56,7 +56,7 @@ def prepared_split(folder: Path, split: str = "test", seed: int = 13) -> Iterato
     from argsim.data.wikipedia import ROOT, parse_article, read_article_index, read_raw_article
 
     if split not in SPLITS:
-        raise ArgsimError(f"unknown split '{split}': choose one of {', '.join(SPLITS)}")
+        raise ArgsimError(f"unknown split '{split}'{did_you_mean(split, SPLITS)}: choose one of {', '.join(SPLITS)}")
     rows: dict[str, dict] = {}
     for row in read_article_index(folder):
         rows.setdefault(row["title"], row)
