@@ -6,16 +6,19 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from argsim.config import RunConfig
 from argsim.engine.embedding import EmbedSpec
 
+if TYPE_CHECKING:
+    from argsim.backend.encoder import Encoder
+
 
 def encoder(model: Any = "minilm", pooling: str | None = None, max_seq_length: int | None = None,
-            batch_size: int = 64, config: RunConfig | None = None):
+            batch_size: int = 64, config: RunConfig | None = None) -> Encoder:
     """The backend encoder `model`: a name or folder loaded once per process (`argsim.backend.get_encoder`), or a
     model object (`argsim.backend.resolve.resolve_model`: an argsim `Encoder`, a `SentenceTransformer`)."""
     from argsim.backend import get_encoder
