@@ -34,7 +34,7 @@ COMMANDS = dict(leaves(ROOT))
 
 def test_the_declaration_names_real_commands_and_options():
     names = {p.name for p in ROOT.params}
-    assert set(UNUSED) <= set(COMMANDS) and set(ENGINE_COMMANDS) <= set(COMMANDS)
+    assert set(UNUSED) <= set(COMMANDS) | {"models"} and set(ENGINE_COMMANDS) <= set(COMMANDS)
     assert {o for opts in UNUSED.values() for o in opts} <= names
     assert set(VALUES) == names, "a new global option needs a value here (and a decision in UNUSED)"
 
@@ -78,3 +78,8 @@ def test_each_command_with_each_global_option(command, tmp_path, monkeypatch):
         else:
             assert isinstance(result.exception, Reached) or "does not apply" not in result.stderr, (argv,
                                                                                                    result.stderr)
+
+
+def test_the_models_listing_refuses_what_it_does_not_use(tmp_path):
+    result = runner.invoke(app, ["--workdir", str(tmp_path), "--device", "cpu", "models"])
+    assert result.exit_code == 2 and "--device does not apply to `argsim models`" in result.stderr

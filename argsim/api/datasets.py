@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from argsim.config import SEED
-from argsim.errors import ArgsimError
+from argsim.errors import ArgsimError, did_you_mean
 
 #: accepted names -> the canonical one
 ALIASES = {
@@ -78,10 +78,12 @@ def load_dataset(name: str, split: str | None = None, data_dir: str | Path | Non
     """
     key = ALIASES.get(str(name).lower())
     if key is None:
-        raise ArgsimError(f"unknown dataset '{name}': choose one of {', '.join(sorted(ALIASES))}")
+        raise ArgsimError(f"unknown dataset '{name}'{did_you_mean(name, ALIASES)}"
+                          f": choose one of {', '.join(sorted(ALIASES))}")
     splits = SPLITS[key]
     if split is not None and splits and key != "argkp" and split not in splits:
-        raise ArgsimError(f"unknown split '{split}' of {key}: choose one of {', '.join(splits)} (or None for all)")
+        raise ArgsimError(f"unknown split '{split}' of {key}{did_you_mean(str(split), splits)}"
+                          f": choose one of {', '.join(splits)} (or None for all)")
     return _LOADERS[key](split, data_dir)
 
 
