@@ -39,6 +39,14 @@ class SummarizeOptions(MMRWeights):
     """How `summarize_items` picks sentences: the Eq. 6 weights (`MMRWeights`: k, m, s) and the rest; the
     options of `argsim summarize minutes` and the `options` of `argsim.summarize_minutes`.
 
+    Args:
+        k, m, s: the Eq. 6 weights of the MMR part, cos(sentence, main topic) and cos(sentence, subtopic).
+        method: embedrank-paper (Eq. 6), embedrank (normalised MMR with `beta`), lead or random.
+        beta: embedrank's relevance/diversity trade-off.
+        chars_per_key: key size = budget / this (Eq. 7).
+        cap: fit (skip sentences that overflow the budget) or truncate (cut the text).
+        seed: the random baseline's seed (the run's seed where argsim sets it).
+
     Example:
         >>> SummarizeOptions(method="lead").weights
         MMRWeights(k=0.2, m=0.3, s=0.5)
