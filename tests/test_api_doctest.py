@@ -10,7 +10,7 @@ import pytest
 
 MODULES = ["argsim", "argsim.api.datasets", "argsim.api.encode", "argsim.api.kpm", "argsim.api.counter",
            "argsim.api.thematic", "argsim.api.minutes", "argsim.api.metrics", "argsim.evaluation.mteb_tasks",
-           "argsim.api.evaluate"]
+           "argsim.api.evaluate", "argsim.minutes.summarize"]
 #: examples that read $ARGSIM_DATA
 NEEDS_DATA = {"argsim.api.datasets.load_dataset", "argsim.api.kpm.KeyPointMatcher.evaluate",
               "argsim.api.counter.CounterRetriever.evaluate", "argsim.api.evaluate.evaluate"}
