@@ -138,6 +138,11 @@ def test_scores_rows_round_trip_and_cross_encoders_skip_bi_encoder_tasks(tmp_pat
         [(x.model, x.task, x.value, x.low, x.high) for x in board.scores]
 
 
+def test_a_model_no_chosen_task_can_score_is_an_error():
+    with pytest.raises(ArgsimError, match="no chosen task can score"):
+        run_evaluate(CrossEncoder("ce", binary(0.5)), task_table=tasks(bi=FakeEvaluator))
+
+
 def test_default_task_without_data_is_left_out_with_a_warning_a_chosen_one_fails(capsys):
     class Missing(FakeEvaluator):
         @classmethod
@@ -213,6 +218,19 @@ def test_command_prints_the_leaderboard_and_writes_rows_html_and_marks_differenc
     text = page.read_text()
     assert text.count('<svg xmlns="http://www.w3.org/2000/svg" class="chart"') == 2
     assert "http" not in text.replace('xmlns="http://www.w3.org/2000/svg"', "")  # nothing fetched
+
+
+def test_report_html_redraws_saved_rows(fake_tasks, tmp_path):
+    res = runner.invoke(app, ["--quiet", "--workdir", str(tmp_path), "evaluate", "good", "base", "--tasks", "kpa",
+                              "--record", "--n-boot", "100"])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "bench" / "results" / "evaluate.json").is_file()
+    page = tmp_path / "all.html"
+    res = runner.invoke(app, ["--quiet", "--workdir", str(tmp_path), "report", "--html", str(page)])
+    assert res.exit_code == 0, res.output
+    text = page.read_text()
+    assert text.count('class="chart" data-task="kpa"') == 1 and text.count('class="bar"') == 2
+    assert 'data-label="MTS (Phan et al. 2021)"' in text
 
 
 def test_limit_reaches_every_evaluator(fake_tasks):

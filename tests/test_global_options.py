@@ -16,7 +16,7 @@ ROOT = typer.main.get_command(app)
 
 #: a value other than the default for each global option (valid on a CPU-only machine)
 VALUES = {"device": "cpu", "seed": "7", "quiet": None, "data_dir": "DIR", "cache_dir": "DIR/cache",
-          "no_cache": None, "precision": "fp32", "threads": "1", "backend": "onnx", "quantize": "int8",
+          "use_cache": None, "precision": "fp32", "threads": "1", "backend": "onnx", "quantize": "int8",
           "calibration": "FILE", "engine": "ray", "ray_address": "auto", "workdir": "DIR"}
 
 
@@ -65,7 +65,8 @@ def test_each_command_with_each_global_option(command, tmp_path, monkeypatch):
     assert isinstance(baseline.exception, Reached), baseline.stderr  # the command's own checks are reached
     unused = set(unused_options(command))
     for name, value in VALUES.items():
-        opt = next(p for p in ROOT.params if p.name == name).opts[0]
+        param = next(p for p in ROOT.params if p.name == name)
+        opt = param.secondary_opts[0] if name == "use_cache" else param.opts[0]  # --no-cache
         if value is not None:
             value = value.replace("DIR", str(tmp_path)).replace("FILE", str(tmp_path / "FILE"))
         argv = [opt, *([value] if value is not None else []), *command.split(), *required]

@@ -40,12 +40,12 @@ class SummarizeOptions(MMRWeights):
     options of `argsim summarize minutes` and the `options` of `argsim.summarize_minutes`.
 
     Args:
-        k, m, s: the Eq. 6 weights of the MMR part, cos(sentence, main topic) and cos(sentence, subtopic).
+        k, m, s: the Eq. 6 weights of the key, the topic and the subtopic similarity (`MMRWeights`).
         method: embedrank-paper (Eq. 6), embedrank (normalised MMR with `beta`), lead or random.
         beta: embedrank's relevance/diversity trade-off.
-        chars_per_key: key size = budget / this (Eq. 7).
+        chars_per_key: the key size is the budget divided by this (Eq. 7).
         cap: fit (skip sentences that overflow the budget) or truncate (cut the text).
-        seed: the random baseline's seed (the run's seed where argsim sets it).
+        seed: the random baseline's seed.
 
     Example:
         >>> SummarizeOptions(method="lead").weights
