@@ -96,9 +96,11 @@ def summarize_minutes_frame(frame: pd.DataFrame, budget: int = 100, model: str |
 
     Example:
         >>> import argsim
-        >>> items = argsim.load_dataset("poliinfo", split="single-testgs").head(2)  # doctest: +SKIP
-        >>> argsim.summarize_minutes_frame(items).columns.tolist()  # doctest: +SKIP
-        ['id', 'summary', 'budget', 'gold', 'selected']
+        >>> import pandas as pd
+        >>> items = pd.DataFrame({"id": ["u1"], "budget": [20], "text": ["待機児童が増えています。本日は晴天です。"]})
+        >>> lead = argsim.SummarizeOptions(method="lead")
+        >>> argsim.summarize_minutes_frame(items, options=lead)["summary"].tolist()
+        ['待機児童が増えています。']
     """
     import pandas as pd
 
