@@ -18,60 +18,38 @@ reload alike. Without an evaluation the last weights are kept.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from argsim.training.budget import Budget
-from argsim.training.placement import Placement
+from argsim.training.callbacks import BudgetCallback, InterruptCallback
+from argsim.training.placement import Placement, is_main_process
 from argsim.training.policy import OptimPolicy
 
 CHECKPOINTS = "checkpoints"
+IDENTITY = "run.json"  # beside the checkpoints: the data and architecture they were trained on
 
 
-def budget_callback(budget: Budget):  # noqa: ANN201 (a transformers TrainerCallback)
-    """A TrainerCallback that stops the run when a budget is used up and saves a checkpoint there."""
-    from transformers import TrainerCallback
+@dataclass(frozen=True)
+class TrainRun:
+    """Where and how one training runs: OUT (checkpoints under OUT/checkpoints), placement, budget, policy."""
 
-    class BudgetCallback(TrainerCallback):
-        def __init__(self) -> None:
-            self.start = time.perf_counter()
-            self.stopped_by: str | None = None
-
-        def on_train_begin(self, args, state, control, **kwargs):  # noqa: ANN001, ANN003, ANN201
-            self.start = time.perf_counter()
-            return control
-
-        def on_step_end(self, args, state, control, **kwargs):  # noqa: ANN001, ANN003, ANN201
-            reason = budget.reached(state.global_step, time.perf_counter() - self.start)
-            if budget.max_minutes is not None and args.world_size > 1:  # rank 0's clock decides for all
-                agreed = _broadcast_flag(reason == "max_minutes", args.device)
-                reason = "max_minutes" if agreed else (None if reason == "max_minutes" else reason)
-            if reason:
-                self.stopped_by = reason
-                control.should_training_stop = True
-                control.should_save = True  # resume continues from here
-                if args.eval_strategy == "steps" and state.global_step % state.eval_steps:
-                    control.should_evaluate = True  # the stopped weights are a candidate for the best, as the last
-            return control
-
-    return BudgetCallback()
-
-
-def _broadcast_flag(flag: bool, device) -> bool:  # noqa: ANN001
-    import torch
-    import torch.distributed as dist
-
-    t = torch.tensor([1.0 if flag else 0.0], device=device)
-    dist.broadcast(t, src=0)
-    return bool(t.item() > 0)
+    out: Path
+    placement: Placement
+    budget: Budget
+    policy: OptimPolicy
 
 
 def trainer_arguments(out: Path, placement: Placement, budget: Budget, policy: OptimPolicy, *, epochs: float,
-                      batch_size: int, quiet: bool = False, cross_encoder: bool = False, **extra: object):
-    """(SentenceTransformer|CrossEncoder)TrainingArguments for this run; checkpoints under OUT/checkpoints."""
-    if cross_encoder:
+                      batch_size: int, quiet: bool = False, kind: str = "st", **extra: object):
+    """The TrainingArguments of this run (`kind`: "st" SentenceTransformer, "cross" CrossEncoder, "module" a
+    custom torch model); checkpoints under OUT/checkpoints."""
+    if kind == "cross":
         from sentence_transformers.cross_encoder import CrossEncoderTrainingArguments as Args
-    else:
+    elif kind == "st":
         from sentence_transformers import SentenceTransformerTrainingArguments as Args
+    else:
+        from transformers import TrainingArguments as Args
 
     every = budget.checkpoint_every
     kw: dict = {"output_dir": str(Path(out) / CHECKPOINTS), "num_train_epochs": epochs,
@@ -105,23 +83,59 @@ def last_checkpoint(out: Path) -> str | None:
     return get_last_checkpoint(str(folder)) if folder.is_dir() else None
 
 
-def run_trainer(trainer, out: Path, budget: Budget) -> dict:  # noqa: ANN001
-    """`trainer.train()` (resumed from the last checkpoint with --resume); returns steps, seconds, stop reason."""
-    callback = budget_callback(budget)
-    trainer.add_callback(callback)
+def identity(rows: object, model) -> dict:  # noqa: ANN001
+    """What a checkpoint must have been trained on to be resumed: the data's hash and the architecture (the
+    trainable parameters' names and shapes)."""
+    from argsim.training.record import data_hash
+
+    shapes = [(n, list(p.shape)) for n, p in model.named_parameters() if p.requires_grad]
+    return {"data": data_hash(rows), "architecture": data_hash(shapes)}
+
+
+def check_resume(out: Path, budget: Budget, ident: dict | None) -> str | None:
+    """The checkpoint `--resume` continues (None: start afresh, with a warning when none exists); a checkpoint
+    made on other data or another architecture is refused in one line. Records `ident` beside the checkpoints."""
+    from argsim.errors import ArgsimError, warn
+    from argsim.io import write_json
+
+    folder = Path(out) / CHECKPOINTS
     resume_from = last_checkpoint(out) if budget.resume else None
     if budget.resume and resume_from is None:
-        from argsim.errors import warn
+        warn(f"--resume: no checkpoint under {folder}, so the training starts from the beginning")
+    saved = folder / IDENTITY
+    if resume_from is not None and ident is not None and saved.is_file():
+        import json
 
-        warn(f"--resume: no checkpoint under {Path(out) / CHECKPOINTS}, so the training starts from the beginning")
+        differs = [k for k, v in json.loads(saved.read_text(encoding="utf-8")).items() if ident.get(k) != v]
+        if differs:
+            raise ArgsimError(f"--resume: {resume_from} was trained on other {' and '.join(differs)}; "
+                              "use another --out or drop --resume")
+    if ident is not None and is_main_process():
+        write_json(saved, ident)
+    return resume_from
+
+
+def run_trainer(trainer, out: Path, budget: Budget, ident: dict | None = None) -> dict:  # noqa: ANN001
+    """`trainer.train()` (resumed from the last checkpoint with --resume) with the budget and interrupt callbacks;
+    returns steps, seconds, stop reason, the logged losses and evaluations. A SIGINT / SIGTERM leaves a checkpoint
+    and exits 130 / 143 (`InterruptCallback`)."""
+    from transformers.trainer_callback import PrinterCallback
+
+    budget_cb, interrupt = BudgetCallback(budget), InterruptCallback()
+    trainer.remove_callback(PrinterCallback)  # no log dicts on stdout: the record keeps them
+    trainer.add_callback(budget_cb)
+    trainer.add_callback(interrupt)
+    resume_from = check_resume(out, budget, ident)
     began = time.perf_counter()
     trainer.train(resume_from_checkpoint=resume_from)
+    interrupt.raise_if_interrupted(str(Path(out) / CHECKPOINTS))
+    logs = trainer.state.log_history
     return {"steps": trainer.state.global_step, "seconds": round(time.perf_counter() - began, 2),
-            "stopped_by": callback.stopped_by, "resumed_from": resume_from,
-            "losses": [round(h["loss"], 5) for h in trainer.state.log_history if "loss" in h],
-            "loss_steps": [h["step"] for h in trainer.state.log_history if "loss" in h],
+            "stopped_by": budget_cb.stopped_by, "resumed_from": resume_from,
+            "losses": [round(h["loss"], 5) for h in logs if "loss" in h],
+            "loss_steps": [h["step"] for h in logs if "loss" in h],
             "evals": [{k: v for k, v in h.items() if k == "step" or (k.startswith("eval_") and k != "eval_loss")}
-                      for h in trainer.state.log_history if any(k.startswith("eval_") for k in h)]}
+                      for h in logs if any(k.startswith("eval_") for k in h)]}
 
 
 def selection_arguments(select: str, eval_every: int, budget: Budget) -> dict:
@@ -244,7 +258,7 @@ def fit_st(model, rows: dict[str, list] | list[dict], loss, out: Path, placement
         extra = {"eval_strategy": "steps", "eval_steps": eval_every, **extra}
     every = log_every or logging_steps(len(data), batch_size, epochs, budget, placement.processes)
     args = trainer_arguments(out, placement, budget, policy, epochs=epochs, batch_size=batch_size, quiet=quiet,
-                             cross_encoder=cross, logging_steps=every, **extra)
+                             kind="cross" if cross else "st", logging_steps=every, **extra)
     kw = {"eval_dataset": dataset(eval_rows)} if eval_rows else {}
     trainer = Trainer(model=model, args=args, train_dataset=data, loss=loss, evaluator=evaluator,
                       callbacks=list(callbacks) or None, **kw)
@@ -254,7 +268,7 @@ def fit_st(model, rows: dict[str, list] | list[dict], loss, out: Path, placement
         # the trainer's own reload expects the full model's keys; a LoRA checkpoint holds the adapter
         trainer._load_from_checkpoint = adapter_checkpoint_loader(model)
     failed = _guard_best_reload(trainer) if selecting else []
-    run = run_trainer(trainer, out, budget)
+    run = run_trainer(trainer, out, budget, identity(rows, model))
     if failed:
         from argsim.errors import ModelError
 

@@ -1,0 +1,119 @@
+"""Every trainer, stopped by a real SIGINT (Ctrl-C) or SIGTERM in a subprocess during its first steps, saves a
+checkpoint before it exits 130 / 143, and `--resume` (`Budget(resume=True)`) continues it to the planned end;
+a checkpoint made on other data is refused in one line. The steps are slowed in the child (a callback that
+sleeps) so the signal lands mid-run; each case trains a tiny model for a few steps."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_training import TOPICS, tiny_triplets
+
+from argsim.errors import ArgsimError
+from argsim.training import Budget, resolve_placement
+
+REPO = Path(__file__).resolve().parent.parent
+
+CHILD = """
+import sys, time
+from pathlib import Path
+sys.path.insert(0, {tests!r})
+import argsim.training.st as st
+from transformers import TrainerCallback
+
+marker = Path(sys.argv[1])
+
+class Slow(TrainerCallback):
+    def on_step_end(self, args, state, control, **kw):
+        marker.write_text(str(state.global_step))
+        time.sleep(0.4)
+
+real = st.run_trainer
+st.run_trainer = lambda trainer, *a, **kw: (trainer.add_callback(Slow()), real(trainer, *a, **kw))[1]
+from test_train_interrupts import CASES
+try:
+    CASES[sys.argv[2]](Path(sys.argv[3]), Path(sys.argv[4]), False)
+except KeyboardInterrupt:
+    sys.exit(130)
+"""
+
+
+def _cpu():  # noqa: ANN202
+    return resolve_placement("cpu", "fp32", threads=1, seed=5)
+
+
+def bilstm(out: Path, asset: Path, resume: bool, rows: list[dict] | None = None) -> int:
+    from argsim.thematic.train import ThematicTrainConfig, train_bilstm
+
+    cfg = ThematicTrainConfig(hidden=8, attention=4, batch_size=4, epochs=2, seed=5, word_vectors=str(asset))
+    return train_bilstm(rows or tiny_triplets(32), out, cfg, log=lambda *_: None, placement=_cpu(),
+                        budget=Budget(resume=resume)).steps
+
+
+def minilm(out: Path, asset: Path, resume: bool, rows: list[dict] | None = None) -> int:
+    from argsim.thematic.finetune import finetune_sentence_transformer
+
+    run = finetune_sentence_transformer(rows or tiny_triplets(32), out, base=str(asset), batch_size=4, lr=1e-4,
+                                        max_seq_length=16, placement=_cpu(), budget=Budget(resume=resume))
+    return run["steps"]
+
+
+CASES = {"bilstm": bilstm, "minilm": minilm}
+PLANNED = {"bilstm": 16, "minilm": 8}
+
+
+@pytest.fixture
+def assets(tmp_path, tiny_bert) -> dict[str, Path]:
+    from gensim.models import KeyedVectors
+
+    from argsim.backend.models import tokenize_en
+
+    words = sorted({w for texts in TOPICS.values() for t in texts for w in tokenize_en(t)})
+    kv = KeyedVectors(vector_size=16)
+    kv.add_vectors(words, np.random.default_rng(0).normal(size=(len(words), 16)).astype(np.float32))
+    kv.save_word2vec_format(str(tmp_path / "tiny.txt"))
+    return {"bilstm": tmp_path / "tiny.txt", "minilm": tiny_bert}
+
+
+def _interrupt(case: str, out: Path, asset: Path, sig: int) -> subprocess.CompletedProcess:
+    marker = out.parent / f"{case}.step"
+    code = CHILD.format(tests=str(REPO / "tests"))
+    env = os.environ | {"PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-c", code, str(marker), case, str(out), str(asset)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.time() + 120
+    while not marker.exists() and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    assert marker.exists(), proc.communicate()
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=120)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, "", err)
+
+
+@pytest.mark.parametrize(("case", "sig"), [("bilstm", signal.SIGINT), ("minilm", signal.SIGINT),
+                                           ("bilstm", signal.SIGTERM)])
+def test_a_signal_saves_a_checkpoint_that_resume_continues(case, sig, assets, tmp_path):
+    out = tmp_path / case
+    done = _interrupt(case, out, assets[case], sig)
+    assert done.returncode == {signal.SIGINT: 130, signal.SIGTERM: 143}[sig], done.stderr
+    assert "Traceback" not in done.stderr and "--resume continues" in done.stderr
+    saved = sorted(int(p.name.split("-")[1]) for p in (out / "checkpoints").glob("checkpoint-*"))
+    assert saved and 1 <= saved[-1] < PLANNED[case], saved
+    assert not (out / "train_config.json").exists()  # stopped: no record of a finished run
+    assert CASES[case](out, assets[case], True) == PLANNED[case]  # --resume: on to the planned end
+    assert (out / "train_config.json").is_file()
+
+
+def test_resume_from_a_checkpoint_made_on_other_data_is_refused(assets, tmp_path):
+    out = tmp_path / "m"
+    bilstm(out, assets["bilstm"], False)
+    with pytest.raises(ArgsimError, match="trained on other data"):
+        bilstm(out, assets["bilstm"], True, rows=tiny_triplets(28))
