@@ -166,25 +166,21 @@ def policy(cfg: SbertConfig):  # noqa: ANN201
     return OptimPolicy(lr=cfg.lr, weight_decay=0.0, warmup_ratio=cfg.warmup_ratio, lr_end=cfg.lr_end)
 
 
-def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, placement, budget,  # noqa: ANN001
-                      out: Path, quiet: bool) -> tuple[int, str | None, list[float], bool]:
-    """The same objective on cached lower-layer states, updating only the top `cfg.train_layers` layers, through
-    the accelerate loop. Returns (optimizer steps, budget that stopped it, losses, is rank 0)."""
+def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, run) -> tuple[dict, bool]:  # noqa: ANN001
+    """The same objective on cached lower-layer states, updating only the top `cfg.train_layers` layers, on
+    transformers' Trainer (`argsim.training.module.fit_module`; `run`: its `TrainRun`). Returns (the run record,
+    is rank 0)."""
     import random
 
     import torch
 
     from argsim.backend.partial import TopLayerTrainer
-    from argsim.training.fit import fit
-    from argsim.training.loop import TrainLoop
+    from argsim.training.module import ModuleData, fit_module
 
     word = model[0]
     top = TopLayerTrainer(word.auto_model, word.tokenizer, cfg.train_layers)
     pooling = _pooling_mode(model)
     n = len(rows["label"])
-    loop = TrainLoop(out, placement, budget, policy(cfg))
-    batches_per_epoch = math.ceil(n / cfg.batch_size)
-    planned = max(1, math.ceil(loop.steps_per_epoch(batches_per_epoch) * cfg.epochs))
 
     def loss_of(_net, idx: list[int]) -> torch.Tensor:  # noqa: ANN001
         e1 = top.features([rows["sentence1"][i] for i in idx], cfg.max_seq_length, pooling)
@@ -197,18 +193,10 @@ def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, plac
         random.Random(cfg.seed + epoch).shuffle(order)  # a function of the epoch: resumable
         return [order[s:s + cfg.batch_size] for s in range(0, n, cfg.batch_size)]
 
-    losses: list[float] = []
-
-    def restore(saved: dict) -> None:
-        losses[:] = saved.get("losses", [])
-
-    params = [p for p in model.parameters() if p.requires_grad]
-    fit(loop, model, [{"params": params}], loss_of, epoch_batches, epochs=math.ceil(cfg.epochs),
-        batches_per_epoch=batches_per_epoch, max_steps=planned, on_loss=lambda v: losses.append(round(v, 5)),
-        state=lambda: {"losses": losses}, on_resume=restore,
-        progress=None if quiet else lambda epoch: f"sbert (top layers) epoch {epoch + 1}")
+    data = ModuleData(list(range(n)), epoch_batches, math.ceil(n / cfg.batch_size), key=rows)
+    trainer, record = fit_module(model, loss_of, data, run, epochs=cfg.epochs)
     model.eval()
-    return loop.steps, loop.stopped_by, losses, loop.is_main
+    return record, trainer.is_world_process_zero()
 
 
 def _load_model(cfg: SbertConfig, device: str):  # noqa: ANN202
@@ -279,8 +267,9 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
     steps_per_epoch = math.ceil(n_rows / cfg.batch_size)
     start = time.perf_counter()
     if cfg.train_layers > 0:
-        steps, stopped_by, curve, is_main = _train_top_layers(model, rows, loss, cfg, placement, budget, out, quiet)
-        run = {"steps": steps, "stopped_by": stopped_by, "losses": curve}
+        from argsim.training.st import TrainRun
+
+        run, is_main = _train_top_layers(model, rows, loss, cfg, TrainRun(out, placement, budget, policy(cfg)))
     else:
         evaluator = None
         if cfg.eval_every > 0:
