@@ -148,3 +148,47 @@ class EvalLogCallback(TrainerCallback):
         self.log(f"step {state.global_step}: {self.metric.removeprefix('eval_')} {value:.4f}"
                  + (" (best so far)" if kept else ""))
         return control
+
+
+class LossLogCallback(TrainerCallback):
+    """Progress in a log: one line per logged loss on rank 0 (`[label] epoch E step S loss L Ns`), every
+    `logging_steps` optimizer steps.
+
+    Example:
+        >>> cb = LossLogCallback("mts", print)
+    """
+
+    def __init__(self, label: str, log: Callable[[str], None]) -> None:
+        self.label, self.log, self.start = label, log, time.perf_counter()
+
+    def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: ANN001, ANN003, ANN201
+        if logs and "loss" in logs and state.is_world_process_zero:
+            self.log(f"[{self.label}] epoch {state.epoch or 0:.2f} step {state.global_step} loss {logs['loss']:.4f} "
+                     f"{time.perf_counter() - self.start:.0f}s")
+        return control
+
+
+def epoch_rows(log_history: list[dict]) -> list[dict]:
+    """A row per epoch begun, from a trainer's `log_history` (kept across `--resume`): `{"epoch", "step",
+    "mean_loss"}`, the mean of the losses logged during it (each weighted by the steps it covers).
+
+    Example:
+        >>> epoch_rows([{"loss": 2.0, "epoch": 0.5, "step": 1}, {"loss": 1.0, "epoch": 1.0, "step": 2},
+        ...             {"loss": 0.5, "epoch": 1.5, "step": 3}])
+        [{'epoch': 1, 'step': 2, 'mean_loss': 1.5}, {'epoch': 2, 'step': 3, 'mean_loss': 0.5}]
+    """
+    import math
+
+    rows: dict[int, dict] = {}
+    last = 0
+    for h in log_history:
+        if "loss" not in h or "epoch" not in h:
+            continue
+        epoch = max(1, math.ceil(round(h["epoch"], 6)))
+        row = rows.setdefault(epoch, {"epoch": epoch, "step": 0, "total": 0.0, "steps": 0})
+        steps = max(1, h["step"] - last)
+        row["total"] += h["loss"] * steps
+        row["steps"] += steps
+        row["step"], last = h["step"], h["step"]
+    return [{"epoch": r["epoch"], "step": r["step"], "mean_loss": round(r["total"] / r["steps"], 5)}
+            for r in rows.values()]

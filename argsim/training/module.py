@@ -79,6 +79,30 @@ class ModuleData:
     key: Any = None  # what identifies the data for `--resume` (default: the records)
 
 
+def whole_batches(make: Callable[[int], Sequence], n: int, key: Any) -> ModuleData:
+    """`ModuleData` for a trainer whose batches are built whole, epoch by epoch (MTS's key-point-centred batches):
+    record `(e, i)` is batch `i` of `make(e)` (the latest epoch's batches are kept), one record per batch.
+
+    Example:
+        >>> data = whole_batches(lambda e: [f"e{e}b0", f"e{e}b1"], 2, key="toy")
+        >>> [data.records[k] for k in data.batches(1)[1]], data.collate(["only"])
+        (['e1b1'], 'only')
+    """
+
+    class Epochs:
+        epoch, built = None, ()
+
+        def __getitem__(self, k: tuple[int, int]) -> Any:
+            if k[0] != self.epoch:
+                self.epoch, self.built = k[0], make(k[0])
+            return self.built[k[1]]
+
+        def __len__(self) -> int:
+            return n
+
+    return ModuleData(Epochs(), lambda e: [[(e, i)] for i in range(n)], n, collate=lambda rows: rows[0], key=key)
+
+
 class ModuleTrainer(Trainer):
     """transformers' `Trainer` for a `LossModule` (see the module docstring).
 
@@ -105,6 +129,15 @@ class ModuleTrainer(Trainer):
         if self.optimizer is None:
             self.optimizer = build_optimizer(self.groups, self.policy)
         return self.optimizer
+
+    def _prepare_inputs(self, inputs: Any) -> Any:
+        return inputs  # a batch of records: the loss puts its tensors on the device
+
+    def _get_num_items_in_batch(self, batch_samples: list, device: torch.device) -> None:
+        return None  # the loss is a per-batch mean (transformers divides it by the accumulation steps)
+
+    def floating_point_ops(self, inputs: Any) -> int:
+        return 0  # not counted for a custom network
 
     def compute_loss(self, model: nn.Module, inputs: Any, return_outputs: bool = False,
                      num_items_in_batch: Any = None) -> torch.Tensor:
@@ -163,7 +196,7 @@ def select_metric(evaluator: Any) -> str:
 
 def fit_module(net: nn.Module, loss: Callable, data: ModuleData, run, *, epochs: float,  # noqa: ANN001
                groups: list[dict] | None = None, evaluator: Any = None, eval_every: int = 0,
-               callbacks: Sequence = ()) -> tuple[ModuleTrainer, dict]:
+               callbacks: Sequence = (), log_every: int | None = None) -> tuple[ModuleTrainer, dict]:
     """Train `net` on `data` with `ModuleTrainer`; returns (the trainer, `st.run_trainer`'s record + `best`).
 
     Args:
@@ -175,6 +208,7 @@ def fit_module(net: nn.Module, loss: Callable, data: ModuleData, run, *, epochs:
             `--checkpoint-every`, else each epoch) and where it ends, and keeps the best checkpoint's weights
             (`st.selection_arguments`: the first of equal scores, across `--resume`).
         callbacks: more `TrainerCallback`s.
+        log_every: log the loss every N steps (default: about ten times per run, `st.logging_steps`).
 
     Returns:
         (the trainer, the run record: steps, seconds, stopped_by, losses, evals, best {"step", "value"}).
@@ -197,7 +231,7 @@ def fit_module(net: nn.Module, loss: Callable, data: ModuleData, run, *, epochs:
     else:  # a checkpoint at every epoch end, as at every --checkpoint-every steps
         every = run.budget.checkpoint_every
         extra = {"save_strategy": "steps", "save_steps": every} if every else {"save_strategy": "epoch"}
-    every = logging_steps(data.n_batches, 1, epochs, run.budget, run.placement.processes)
+    every = log_every or logging_steps(data.n_batches, 1, epochs, run.budget, run.placement.processes)
     args = trainer_arguments(run.out, run.placement, run.budget, run.policy, epochs=epochs, batch_size=1,
                              quiet=True, kind="module", logging_steps=every, **extra)
     trainer = ModuleTrainer(net, loss, data, groups, run.policy, evaluator, args=args,
