@@ -66,19 +66,33 @@ def minilm(out: Path, asset: Path, resume: bool, rows: list[dict] | None = None)
 
 
 def _sbert(out: Path, asset: Path, resume: bool, layers: int) -> int:
-    from argsim.data.argkp import load_kpm_files
     from argsim.kpm.sbert import SbertConfig, train_sbert
 
-    kpm = REPO / "tests" / "fixtures" / "kpm"
-    data = load_kpm_files(kpm / "arguments.csv", kpm / "key_points.csv", kpm / "labels.csv")  # 15 pairs
+    data = _kpm()  # 15 pairs
     cfg = SbertConfig(model=str(asset), loss="cosine", batch_size=2, max_seq_length=16, train_layers=layers,
                       lr=1e-4, lr_end=1e-5)
     return train_sbert(data, out, cfg, placement=_cpu(), budget=Budget(resume=resume), quiet=True)["steps"]
 
 
-CASES = {"bilstm": bilstm, "minilm": minilm, "sbert": lambda o, a, r: _sbert(o, a, r, 0),
+def mts(out: Path, asset: Path, resume: bool) -> int:
+    from argsim.kpm.mts_model import MTSConfig
+    from argsim.kpm.mts_train import train_mts
+
+    cfg = MTSConfig(model=str(asset), pooling="mean", epochs=3, max_pos=2, max_neg=2, max_unmatched=1, out_dim=8,
+                    stance_dim=2, max_seq_length=16, topic_max_seq_length=8)  # 3 batches an epoch
+    return train_mts(_kpm(), out, cfg, placement=_cpu(), budget=Budget(resume=resume), quiet=True)["steps"]
+
+
+def _kpm():  # noqa: ANN202
+    from argsim.data.argkp import load_kpm_files
+
+    kpm = REPO / "tests" / "fixtures" / "kpm"
+    return load_kpm_files(kpm / "arguments.csv", kpm / "key_points.csv", kpm / "labels.csv")
+
+
+CASES = {"bilstm": bilstm, "mts": mts, "minilm": minilm, "sbert": lambda o, a, r: _sbert(o, a, r, 0),
          "sbert-top": lambda o, a, r: _sbert(o, a, r, 1)}
-PLANNED = {"bilstm": 16, "minilm": 8, "sbert": 8, "sbert-top": 8}
+PLANNED = {"bilstm": 16, "mts": 9, "minilm": 8, "sbert": 8, "sbert-top": 8}
 
 
 @pytest.fixture
@@ -91,7 +105,8 @@ def assets(tmp_path, tiny_bert) -> dict[str, Path]:
     kv = KeyedVectors(vector_size=16)
     kv.add_vectors(words, np.random.default_rng(0).normal(size=(len(words), 16)).astype(np.float32))
     kv.save_word2vec_format(str(tmp_path / "tiny.txt"))
-    return {"bilstm": tmp_path / "tiny.txt", "minilm": tiny_bert, "sbert": tiny_bert, "sbert-top": tiny_bert}
+    return {"bilstm": tmp_path / "tiny.txt", "minilm": tiny_bert, "sbert": tiny_bert, "sbert-top": tiny_bert,
+            "mts": tiny_bert}
 
 
 def _interrupt(case: str, out: Path, asset: Path, sig: int) -> subprocess.CompletedProcess:
@@ -112,6 +127,7 @@ def _interrupt(case: str, out: Path, asset: Path, sig: int) -> subprocess.Comple
 
 @pytest.mark.parametrize(("case", "sig"), [("bilstm", signal.SIGINT), ("minilm", signal.SIGINT),
                                            ("sbert", signal.SIGINT), ("sbert-top", signal.SIGINT),
+                                           ("mts", signal.SIGINT),
                                            ("bilstm", signal.SIGTERM)])
 def test_a_signal_saves_a_checkpoint_that_resume_continues(case, sig, assets, tmp_path):
     out = tmp_path / case
