@@ -45,7 +45,7 @@ except KeyboardInterrupt:
 """
 
 
-def _cpu():  # noqa: ANN202
+def _cpu():
     return resolve_placement("cpu", "fp32", threads=1, seed=5)
 
 
@@ -83,7 +83,7 @@ def mts(out: Path, asset: Path, resume: bool) -> int:
     return train_mts(_kpm(), out, cfg, placement=_cpu(), budget=Budget(resume=resume), quiet=True)["steps"]
 
 
-def _kpm():  # noqa: ANN202
+def _kpm():
     from argsim.data.argkp import load_kpm_files
 
     kpm = REPO / "tests" / "fixtures" / "kpm"

@@ -13,7 +13,7 @@ from argsim.config import RunConfig
 
 
 def encoder(model: str = "minilm", pooling: str | None = None, max_seq_length: int | None = None,
-            batch_size: int = 64, config: RunConfig | None = None):  # noqa: ANN201 (argsim.backend.Encoder)
+            batch_size: int = 64, config: RunConfig | None = None):
     """The backend encoder `model` (loaded once per process; see `argsim.backend.get_encoder`)."""
     from argsim.backend import get_encoder
 

@@ -34,7 +34,7 @@ def _epoch_batches(train: KPMData, cfg: MTSConfig, epoch: int) -> list:
     return batches[: cfg.max_batches] if cfg.max_batches else batches
 
 
-def _step_loss(net: MTSNet, batch, loss_fn) -> torch.Tensor:  # noqa: ANN001
+def _step_loss(net: MTSNet, batch, loss_fn) -> torch.Tensor:
     if net.cfg.variant == "simakp":
         both = batch.arguments + batch.key_points
         emb = net([s.text for s in both], [s.topic for s in both], [s.stance for s in both])
@@ -45,7 +45,7 @@ def _step_loss(net: MTSNet, batch, loss_fn) -> torch.Tensor:  # noqa: ANN001
     return loss_fn(emb, torch.tensor(batch.labels, device=emb.device))
 
 
-def policy(cfg: MTSConfig):  # noqa: ANN201
+def policy(cfg: MTSConfig):
     """AdamW with weight decay `cfg.weight_decay`, warm-up `cfg.warmup_ratio`, linear decay, clipping 1."""
     from argsim.training import OptimPolicy
 
@@ -104,7 +104,7 @@ class MTSMapEvaluator:
             def _encode_batch(self, texts: list[str]) -> np.ndarray:
                 raise NotImplementedError("MTS encodes statements with their topic and stance")
 
-            def encode_statements(self, texts, topics, stances, engine=None) -> np.ndarray:  # noqa: ANN001
+            def encode_statements(self, texts, topics, stances, engine=None) -> np.ndarray:
                 outs = []
                 with torch.inference_mode():
                     for i in range(0, len(texts), batch_size):
@@ -150,7 +150,7 @@ def _net(cfg: MTSConfig, init: str | Path | None) -> MTSNet:
 
 
 def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, quiet: bool = False, log_every: int = 0,
-              init: str | Path | None = None, placement=None, budget=None, dev: KPMData | None = None) -> dict:  # noqa: ANN001
+              init: str | Path | None = None, placement=None, budget=None, dev: KPMData | None = None) -> dict:
     """Train one model on `train` with transformers' Trainer (`argsim.training.module.fit_module`: a checkpoint
     under OUT/checkpoints at every epoch end, --resume) and save it at `out` (rank 0). Returns the training info
     (timings, peak memory, per-epoch mean losses). `placement`: device / precision / seed (default: the CPU,
@@ -212,7 +212,7 @@ def _dev_rows(rec: dict, name: str) -> dict:
     return {"dev": rows, "best_epoch": next((r["epoch"] for r in rows if r["step"] == best.get("step")), None)}
 
 
-def _save_run(net: MTSNet, run, cfg: MTSConfig, info: dict, rec: dict, hashes: dict) -> None:  # noqa: ANN001
+def _save_run(net: MTSNet, run, cfg: MTSConfig, info: dict, rec: dict, hashes: dict) -> None:
     from argsim.training.record import train_config, write_records
 
     save_mts(net, run.out, info)
@@ -226,8 +226,8 @@ def _save_run(net: MTSNet, run, cfg: MTSConfig, info: dict, rec: dict, hashes: d
 
 
 def train_folds(train: KPMData, dev: KPMData, out: str | Path, cfg: MTSConfig, folds: int,
-                only: list[int] | None = None, quiet: bool = False, log_every: int = 0, placement=None,  # noqa: ANN001
-                budget=None) -> list[dict]:  # noqa: ANN001
+                only: list[int] | None = None, quiet: bool = False, log_every: int = 0, placement=None,
+                budget=None) -> list[dict]:
     """Topic k-fold (fold 1 = the official split): one model per fold under out/fold_<i>, plus an ensemble
     folder `out` whose `argsim_encoder.json` averages the cosine of every trained fold model."""
     out = Path(out)

@@ -199,7 +199,7 @@ def train_bilstm(triplets: list[dict], out: Path, config: ThematicTrainConfig, d
     return report
 
 
-def _report(trainer, rec: dict, n: int) -> TrainReport:  # noqa: ANN001 (ModuleTrainer)
+def _report(trainer, rec: dict, n: int) -> TrainReport:
     seen = round((trainer.state.epoch or 0) * n)
     report = TrainReport(triplets_seen=seen, steps=rec["steps"], seconds=rec["seconds"], train_triplets=n,
                          triplets_per_second=seen / max(rec["seconds"], 1e-9), losses=rec["losses"],

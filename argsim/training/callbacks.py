@@ -24,7 +24,7 @@ from argsim.training.budget import Budget
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
 
 
-def _agree(flag: bool, args, how: str = "max") -> bool:  # noqa: ANN001 (TrainingArguments)
+def _agree(flag: bool, args, how: str = "max") -> bool:
     """`flag` agreed across processes: rank 0's value (`how="rank0"`) or any process's (`how="max"`)."""
     if args.world_size <= 1:
         return flag
@@ -39,7 +39,7 @@ def _agree(flag: bool, args, how: str = "max") -> bool:  # noqa: ANN001 (Trainin
     return bool(t.item() > 0)
 
 
-def _stop_with_checkpoint(args, state, control) -> None:  # noqa: ANN001
+def _stop_with_checkpoint(args, state, control) -> None:
     control.should_training_stop = True
     control.should_save = True  # --resume continues from here
     if args.eval_strategy == "steps" and state.eval_steps and state.global_step % state.eval_steps:
@@ -60,11 +60,11 @@ class BudgetCallback(TrainerCallback):
     def __init__(self, budget: Budget) -> None:
         self.budget, self.start, self.stopped_by = budget, time.perf_counter(), None
 
-    def on_train_begin(self, args, state, control, **kwargs):  # noqa: ANN001, ANN003, ANN201
+    def on_train_begin(self, args, state, control, **kwargs):
         self.start = time.perf_counter()
         return control
 
-    def on_step_end(self, args, state, control, **kwargs):  # noqa: ANN001, ANN003, ANN201
+    def on_step_end(self, args, state, control, **kwargs):
         reason = self.budget.reached(state.global_step, time.perf_counter() - self.start)
         if self.budget.max_minutes is not None and args.world_size > 1:  # rank 0's clock decides for all
             late = _agree(reason == "max_minutes", args, "rank0")
@@ -92,25 +92,25 @@ class InterruptCallback(TrainerCallback):
         self.received: int | None = None
         self._former: dict = {}
 
-    def _handle(self, signum: int, frame) -> None:  # noqa: ANN001
+    def _handle(self, signum: int, frame) -> None:
         if self.received is not None:  # a second signal: leave now
             raise KeyboardInterrupt if signum == signal.SIGINT else SystemExit(EXIT_CODES[signum])
         self.received = signum
 
-    def on_train_begin(self, args, state, control, **kwargs):  # noqa: ANN001, ANN003, ANN201
+    def on_train_begin(self, args, state, control, **kwargs):
         import threading
 
         if threading.current_thread() is threading.main_thread():
             self._former = {s: signal.signal(s, self._handle) for s in EXIT_CODES}
         return control
 
-    def on_step_end(self, args, state, control, **kwargs):  # noqa: ANN001, ANN003, ANN201
+    def on_step_end(self, args, state, control, **kwargs):
         if _agree(self.received is not None, args):
             self.received = self.received or signal.SIGTERM
             _stop_with_checkpoint(args, state, control)
         return control
 
-    def on_train_end(self, args, state, control, **kwargs):  # noqa: ANN001, ANN003, ANN201
+    def on_train_end(self, args, state, control, **kwargs):
         for s, former in self._former.items():
             signal.signal(s, former)
         self._former = {}
@@ -140,7 +140,7 @@ class EvalLogCallback(TrainerCallback):
     def __init__(self, metric: str, log: Callable[[str], None]) -> None:
         self.metric, self.log = metric, log
 
-    def on_evaluate(self, args, state, control, metrics=None, **kwargs):  # noqa: ANN001, ANN003, ANN201
+    def on_evaluate(self, args, state, control, metrics=None, **kwargs):
         value = (metrics or {}).get(self.metric)
         if value is None or not state.is_world_process_zero:
             return control
@@ -161,7 +161,7 @@ class LossLogCallback(TrainerCallback):
     def __init__(self, label: str, log: Callable[[str], None]) -> None:
         self.label, self.log, self.start = label, log, time.perf_counter()
 
-    def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: ANN001, ANN003, ANN201
+    def on_log(self, args, state, control, logs=None, **kwargs):
         if logs and "loss" in logs and state.is_world_process_zero:
             self.log(f"[{self.label}] epoch {state.epoch or 0:.2f} step {state.global_step} loss {logs['loss']:.4f} "
                      f"{time.perf_counter() - self.start:.0f}s")

@@ -60,7 +60,7 @@ class EpochBatches(torch.utils.data.Sampler):
     def set_epoch(self, epoch: int) -> None:
         self.epoch = epoch
 
-    def __iter__(self):  # noqa: ANN204
+    def __iter__(self):
         return iter([list(b) for b in self.batches(self.epoch)])
 
     def __len__(self) -> int:
@@ -113,7 +113,7 @@ class ModuleTrainer(Trainer):
         evaluator: the task's evaluator (called on `net`), or None.
     """
 
-    def __init__(self, net: nn.Module, loss: Callable, data: ModuleData, groups: list[dict], policy,  # noqa: ANN001
+    def __init__(self, net: nn.Module, loss: Callable, data: ModuleData, groups: list[dict], policy,
                  evaluator: Callable | None = None, **kw: Any) -> None:
         self.net, self.data, self.groups, self.policy, self.evaluator = net, data, groups, policy, evaluator
         super().__init__(model=LossModule(net, loss), train_dataset=data.records,
@@ -194,7 +194,7 @@ def select_metric(evaluator: Any) -> str:
     return f"eval_{name}_{primary}" if name and not primary.startswith(f"{name}_") else f"eval_{primary}"
 
 
-def fit_module(net: nn.Module, loss: Callable, data: ModuleData, run, *, epochs: float,  # noqa: ANN001
+def fit_module(net: nn.Module, loss: Callable, data: ModuleData, run, *, epochs: float,
                groups: list[dict] | None = None, evaluator: Any = None, eval_every: int = 0,
                callbacks: Sequence = (), log_every: int | None = None) -> tuple[ModuleTrainer, dict]:
     """Train `net` on `data` with `ModuleTrainer`; returns (the trainer, `st.run_trainer`'s record + `best`).

@@ -83,7 +83,7 @@ def last_checkpoint(out: Path) -> str | None:
     return get_last_checkpoint(str(folder)) if folder.is_dir() else None
 
 
-def identity(rows: object, model) -> dict:  # noqa: ANN001
+def identity(rows: object, model) -> dict:
     """What a checkpoint must have been trained on to be resumed: the data's hash and the architecture (the
     trainable parameters' names and shapes)."""
     from argsim.training.record import data_hash
@@ -115,7 +115,7 @@ def check_resume(out: Path, budget: Budget, ident: dict | None) -> str | None:
     return resume_from
 
 
-def run_trainer(trainer, out: Path, budget: Budget, ident: dict | None = None) -> dict:  # noqa: ANN001
+def run_trainer(trainer, out: Path, budget: Budget, ident: dict | None = None) -> dict:
     """`trainer.train()` (resumed from the last checkpoint with --resume) with the budget and interrupt callbacks;
     returns steps, seconds, stop reason, the logged losses and evaluations. A SIGINT / SIGTERM leaves a checkpoint
     and exits 130 / 143 (`InterruptCallback`)."""
@@ -184,7 +184,7 @@ def check_cadence(eval_every: int, budget: Budget) -> None:
                           "evaluated step is saved, so that the best one can be kept)")
 
 
-def kept_best(trainer) -> dict | None:  # noqa: ANN001
+def kept_best(trainer) -> dict | None:
     """{"step", "value"} of the checkpoint `load_best_model_at_end` reloaded (as `trainer_state.json` records it,
     across resumes), or None where no evaluated checkpoint exists (the last weights stay)."""
     folder = trainer.state.best_model_checkpoint
@@ -193,8 +193,8 @@ def kept_best(trainer) -> dict | None:  # noqa: ANN001
     return {"step": int(str(folder).rsplit("-", 1)[1]), "value": float(trainer.state.best_metric)}
 
 
-def fit_st(model, rows: dict[str, list] | list[dict], loss, out: Path, placement: Placement, budget: Budget,  # noqa: ANN001
-           policy: OptimPolicy, *, epochs: float, batch_size: int, evaluator=None, eval_every: int = 0,  # noqa: ANN001
+def fit_st(model, rows: dict[str, list] | list[dict], loss, out: Path, placement: Placement, budget: Budget,
+           policy: OptimPolicy, *, epochs: float, batch_size: int, evaluator=None, eval_every: int = 0,
            select: str | None = None, quiet: bool = True, callbacks: tuple = (), log_every: int | None = None,
            eval_rows: list[dict] | None = None, adapter: bool = False, **extra: object) -> tuple[object, dict]:
     """Train a sentence-transformers model with the library's own trainer: `SentenceTransformerTrainer` for a
@@ -242,7 +242,7 @@ def fit_st(model, rows: dict[str, list] | list[dict], loss, out: Path, placement
     import datasets
     from sentence_transformers.cross_encoder import CrossEncoder
 
-    def dataset(data: dict[str, list] | list[dict]):  # noqa: ANN202
+    def dataset(data: dict[str, list] | list[dict]):
         return datasets.Dataset.from_list(data) if isinstance(data, list) else datasets.Dataset.from_dict(data)
 
     cross = isinstance(model, CrossEncoder)
@@ -277,7 +277,7 @@ def fit_st(model, rows: dict[str, list] | list[dict], loss, out: Path, placement
     return trainer, run
 
 
-def _guard_best_reload(trainer) -> list[str]:  # noqa: ANN001
+def _guard_best_reload(trainer) -> list[str]:
     """sentence-transformers' `_load_best_model` logs a failed reload and goes on with the last weights; this
     records the failure (the list returned) so that `fit_st` raises it instead."""
     load, failed = trainer._load_from_checkpoint, []

@@ -232,7 +232,7 @@ class RetrievalEncoder(Encoder):
                                                self.model.config.max_seq_length, self.model.run_config,
                                                self.model.run_calibration)
 
-    def encode(self, texts, *args, **kwargs) -> np.ndarray:  # noqa: ANN001, ANN002, ANN003 (Encoder.encode's)
+    def encode(self, texts, *args, **kwargs) -> np.ndarray:
         if self.quantize != "none":  # the transformer's runtime keys these vectors (OpenVINO: its calibration)
             inner = self.base_encoder if not self.model.config.train_encoder else self.model.tower_encoder("candidate")
             getattr(inner, "calibrate", lambda _texts: None)([texts] if isinstance(texts, str) else list(texts))
