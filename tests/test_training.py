@@ -472,8 +472,8 @@ def test_kpm_trainers_train_on_the_resolved_device(devices_seen, tmp_path):
 
 
 def test_counter_trainers_train_on_the_resolved_device(devices_seen, tmp_path):
-    """Bipolar-encoder with the top transformer layer fine-tuned (accelerate loop; a --max-steps stop mid-epoch
-    leaves a checkpoint) and the Cross-encoder (CrossEncoderTrainer): parameters on the resolved device."""
+    """Bipolar-encoder with the top transformer layer fine-tuned (transformers' Trainer; a --max-steps stop
+    mid-epoch leaves a checkpoint with the epoch in progress) and the Cross-encoder (CrossEncoderTrainer): parameters on the resolved device."""
     from argsim.counter.neural.config import NeuralConfig
     from argsim.counter.neural.cross import train_cross_encoder
     from argsim.counter.neural.data import PairData
@@ -484,9 +484,9 @@ def test_counter_trainers_train_on_the_resolved_device(devices_seen, tmp_path):
     config = NeuralConfig(kind="bipolar", train_encoder=True, train_layers=1, max_seq_length=16, epochs=1,
                           batch_size=2, k_val=2, lr=1e-3)
     hist = train(config, data, tmp_path / "bp", placement=cpu(), budget=Budget(max_steps=2))
-    assert hist[0]["epoch"] == 0 and (tmp_path / "bp" / "checkpoints" / "last" / "loop.json").is_file()
-    loop_state = json.loads((tmp_path / "bp" / "checkpoints" / "last" / "loop.json").read_text())
-    assert loop_state["steps"] == 2 and loop_state["next_batch"] == 2 and loop_state["extras"]["current"]
+    saved = tmp_path / "bp" / "checkpoints" / "checkpoint-2"
+    assert hist[0]["epoch"] == 0 and json.loads((saved / "trainer_state.json").read_text())["global_step"] == 2
+    assert json.loads((saved / "counter_state.json").read_text())["current"]["epoch"] == 1  # the epoch in progress
     hist = train_cross_encoder("minilm", pairs[:6], [t for p in pairs for t in p], tmp_path / "ce", max_length=16,
                                batch_size=4, placement=cpu(), budget=Budget(max_steps=1))
     assert hist[-1]["stopped_early"] and json.loads((tmp_path / "ce" / "train_config.json").read_text())["steps"] == 1

@@ -192,3 +192,26 @@ def epoch_rows(log_history: list[dict]) -> list[dict]:
         row["step"], last = h["step"], h["step"]
     return [{"epoch": r["epoch"], "step": r["step"], "mean_loss": round(r["total"] / r["steps"], 5)}
             for r in rows.values()]
+
+
+class EpochMinutesCallback(TrainerCallback):
+    """Stop after the epoch at which this invocation's training time reaches `minutes` (checked at epoch ends, so
+    the epoch is finished, evaluated and saved: the counter trainers' `--max-minutes`).
+
+    Example:
+        >>> EpochMinutesCallback(30.0).minutes
+        30.0
+    """
+
+    def __init__(self, minutes: float) -> None:
+        self.minutes, self.start = minutes, time.perf_counter()
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.start = time.perf_counter()
+        return control
+
+    def on_epoch_end(self, args, state, control, **kwargs):
+        if _agree(time.perf_counter() - self.start >= self.minutes * 60, args, "rank0"):
+            control.should_training_stop = True
+            control.should_save = True
+        return control

@@ -233,7 +233,8 @@ def fit_module(net: nn.Module, loss: Callable, data: ModuleData, run, *, epochs:
         extra = {"save_strategy": "steps", "save_steps": every} if every else {"save_strategy": "epoch"}
     every = log_every or logging_steps(data.n_batches, 1, epochs, run.budget, run.placement.processes)
     args = trainer_arguments(run.out, run.placement, run.budget, run.policy, epochs=epochs, batch_size=1,
-                             quiet=True, kind="module", logging_steps=every, **extra)
+                             quiet=True, kind="module", logging_steps=every,
+                             restore_callback_states_from_checkpoint=True, **extra)  # e.g. early stopping's count
     trainer = ModuleTrainer(net, loss, data, groups, run.policy, evaluator, args=args,
                             callbacks=list(callbacks) or None)
     record = run_trainer(trainer, run.out, run.budget, identity(data.records if data.key is None else data.key, net))
