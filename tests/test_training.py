@@ -87,18 +87,10 @@ def same_weights(a: Path, b: Path) -> bool:
 
 @pytest.fixture
 def devices_seen(monkeypatch):
-    """Record the devices of the trained parameters at every step of both training paths."""
+    """Record the devices of the trained parameters at every step of every trainer."""
     import argsim.training.st as st
-    from argsim.training.loop import TrainLoop
 
     seen: set[str] = set()
-    step = TrainLoop.step
-
-    def loop_step(self, *a, **kw):
-        seen.update(p.device.type for p in self.model.parameters() if p.requires_grad)
-        return step(self, *a, **kw)
-
-    monkeypatch.setattr(TrainLoop, "step", loop_step)
     run = st.run_trainer
 
     def run_trainer(trainer, out, budget, ident=None):
@@ -473,7 +465,8 @@ def test_kpm_trainers_train_on_the_resolved_device(devices_seen, tmp_path):
 
 def test_counter_trainers_train_on_the_resolved_device(devices_seen, tmp_path):
     """Bipolar-encoder with the top transformer layer fine-tuned (transformers' Trainer; a --max-steps stop
-    mid-epoch leaves a checkpoint with the epoch in progress) and the Cross-encoder (CrossEncoderTrainer): parameters on the resolved device."""
+    mid-epoch leaves a checkpoint with the epoch in progress) and the Cross-encoder (CrossEncoderTrainer):
+    parameters on the resolved device."""
     from argsim.counter.neural.config import NeuralConfig
     from argsim.counter.neural.cross import train_cross_encoder
     from argsim.counter.neural.data import PairData
@@ -584,8 +577,8 @@ def test_ddp_sentence_transformer_trainer_two_processes(tmp_path):
 
 @pytest.mark.slow
 def test_ddp_custom_loop_bipolar_two_processes(tmp_path):
-    """`torchrun --nproc_per_node 2` (gloo on the CPU): the Bipolar-encoder's accelerate loop splits every epoch
-    between the processes, its loss falls, and rank 0 alone writes one model."""
+    """`torchrun --nproc_per_node 2` (gloo on the CPU): the Bipolar-encoder's Trainer splits every epoch between
+    the processes, its loss falls, and rank 0 alone writes one model."""
     examples = REPO / "examples" / "counter_neural"
     run = _launch(tmp_path, [_bin("torchrun"), "--nproc_per_node", "2"],
                   ["--no-cache", "train", "bipolar", "--train", str(examples / "train.jsonl"), "--val",
@@ -596,80 +589,18 @@ def test_ddp_custom_loop_bipolar_two_processes(tmp_path):
     assert config["processes"] == 2 and config["steps"] == 6  # 16 pairs / (4 per batch x 2 processes) x 3 epochs
     assert config["losses"][-1] < config["losses"][0]
     assert len(list(tmp_path.rglob("heads.safetensors"))) == 1 and len(list(tmp_path.rglob("train_config.json"))) == 1
-    assert sorted(p.name for p in (tmp_path / "m" / "checkpoints" / "last").glob("random_states_*")) == [
-        "random_states_0.pkl", "random_states_1.pkl"]
+    assert sorted(p.name for p in (tmp_path / "m" / "checkpoints" / "checkpoint-6").glob("rng_state_*")) == [
+        "rng_state_0.pth", "rng_state_1.pth"]
     assert run.stdout.count("model saved to") == 1  # only rank 0 reports
 
 
-# ------------------------------------------------------------------ fit: the one epoch loop
-
-
-class _Scripted:
-    """An evaluator in the sentence-transformers style whose primary metric follows a script (one per call)."""
-
-    def __init__(self, scores: list[float]) -> None:
-        self.scores, self.calls, self.primary_metric = list(scores), 0, "val_score"
-
-    def __call__(self, model) -> dict:
-        self.calls += 1
-        return {"val_score": self.scores[self.calls - 1], "val_calls": float(self.calls)}
-
-
-def _fit_toy(out: Path, evaluator=None, budget: Budget | None = None, **kw):
-    """A 2-weight linear regression on 12 fixed points, 3 batches of 4 per epoch, reshuffled by the epoch's seed."""
-    from argsim.training.fit import fit
-    from argsim.training.loop import TrainLoop
-
-    torch.manual_seed(0)
-    x = torch.linspace(-1, 1, 12).unsqueeze(1)
-    y = 3 * x + 1
-    net = torch.nn.Linear(1, 1)
-
-    def batches(epoch: int) -> list:
-        order = torch.randperm(12, generator=torch.Generator().manual_seed(100 + epoch)).tolist()
-        return [order[i:i + 4] for i in range(0, 12, 4)]
-
-    loop = TrainLoop(out, cpu(), budget or Budget(), OptimPolicy(lr=0.1, weight_decay=0.0, schedule="constant"))
-    kept: list[dict] = []
-    run = fit(loop, net, [{"params": list(net.parameters())}],
-              lambda m, idx: torch.nn.functional.mse_loss(m(x[idx]), y[idx]), batches, batches_per_epoch=3,
-              evaluator=evaluator, keep=kept.append, **kw)
-    return run, kept, net
-
-
-def test_fit_keeps_the_first_best_stops_on_patience_and_logs_the_history(tmp_path):
-    """Scores 0.2, 0.5, 0.5, 0.4, 0.1 after epochs 1-5 (untrained 0.3): the rows kept are the untrained one and
-    epoch 2 (the first of equal scores); patience 3 stops the run after epoch 5 of 8; every epoch row has its mean
-    loss and the evaluator's metrics."""
-    ev = _Scripted([0.3, 0.2, 0.5, 0.5, 0.4, 0.1, 0.9, 0.9])
-    run, kept, _ = _fit_toy(tmp_path / "a", ev, epochs=8, evaluate_untrained=True, patience=3)
-    assert [r["epoch"] for r in kept] == [0, 2] and run.best == {"epoch": 2, "step": 6, "value": 0.5}
-    assert [r["epoch"] for r in run.history] == [0, 1, 2, 3, 4, 5] and run.early_stop == "patience"
-    assert ev.calls == 6 and [r["step"] for r in run.evals] == [0, 3, 6, 9, 12, 15]
-    assert run.history[0]["loss"] is None and all(r["loss"] > 0 for r in run.history[1:])
-    assert run.history[2]["val_calls"] == 3.0 and run.stopped_by is None
-
-
-def test_fit_evaluates_every_n_steps_and_a_stopped_run_resumes_to_the_same_weights(tmp_path):
-    """eval_every=2 over 3 epochs of 3 steps: evaluations at steps 2, 4, 6, 8 and at the epoch ends 3 and 9 (step 6
-    is both, evaluated and kept once); a run stopped by --max-steps 4 and resumed ends with the uninterrupted run's
-    weights and loss history."""
-    full, kept, net = _fit_toy(tmp_path / "full", _Scripted([0.1, 0.2, 0.3, 0.4, 0.4, 0.4]), epochs=3, eval_every=2)
-    assert [r["step"] for r in full.evals] == [2, 3, 4, 6, 8, 9]
-    assert [r["step"] for r in kept] == [2, 3, 4, 6] and full.best == {"epoch": 2, "step": 6, "value": 0.4}
-    first, _, _ = _fit_toy(tmp_path / "r", _Scripted([0.1] * 20), budget=Budget(max_steps=4), epochs=3, eval_every=2)
-    assert first.stopped_by == "max_steps" and [r["epoch"] for r in first.history] == [1]
-    rest, _, again = _fit_toy(tmp_path / "r", _Scripted([0.1] * 20), budget=Budget(resume=True), epochs=3,
-                              eval_every=2)
-    assert all(torch.equal(a, b) for a, b in zip(net.state_dict().values(), again.state_dict().values(), strict=True))
-    assert [r["loss"] for r in rest.history] == [r["loss"] for r in full.history]
-    assert [r["step"] for r in rest.evals] == [r["step"] for r in full.evals]
+# ------------------------------------------------------------------ custom models on transformers' Trainer
 
 
 def test_tied_heads_are_checkpointed_once_silently_and_resume_exactly(tmp_path, capfd, caplog):
     """The Bipolar-encoder's point and candidate retrieval heads are one module: its checkpoints hold the tied
-    tensors once (no "Removed shared tensor" warning from accelerate on any save), and a run stopped mid-epoch and
-    resumed ends with the uninterrupted run's heads and history."""
+    tensors once (safetensors' `save_model`; no "Removed shared tensor" warning on any save), and a run stopped
+    mid-epoch and resumed ends with the uninterrupted run's heads and history."""
     from safetensors import safe_open
 
     from argsim.counter.neural.config import NeuralConfig
@@ -689,6 +620,7 @@ def test_tied_heads_are_checkpointed_once_silently_and_resume_exactly(tmp_path, 
     assert same_weights(tmp_path / "a", tmp_path / "r")
     printed = capfd.readouterr()
     assert "Removed shared tensor" not in printed.out + printed.err + caplog.text
-    with safe_open(str(tmp_path / "r" / "checkpoints" / "last" / "model.safetensors"), "pt") as f:
+    last = max((tmp_path / "r" / "checkpoints").glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
+    with safe_open(str(last / "model.safetensors"), "pt") as f:
         heads = sorted(k for k in f.keys() if ".ret_" in k)
-    assert heads == ["model.ret_point.linear.bias", "model.ret_point.linear.weight"], heads
+    assert len(heads) == 2 and len({k.rsplit(".", 2)[0] for k in heads}) == 1, heads  # one of the two names

@@ -174,8 +174,8 @@ class ModuleTrainer(Trainer):
     def _load_from_checkpoint(self, resume_from_checkpoint: str, model: nn.Module | None = None) -> None:
         from safetensors.torch import load_model
 
-        load_model(self.accelerator.unwrap_model(model or self.model), str(Path(resume_from_checkpoint) / WEIGHTS),
-                   device=str(self.args.device))
+        # read on the CPU; load_state_dict copies into the parameters wherever they are
+        load_model(self.accelerator.unwrap_model(model or self.model), str(Path(resume_from_checkpoint) / WEIGHTS))
 
     def _load_best_model(self) -> None:
         self._load_from_checkpoint(self.state.best_model_checkpoint)

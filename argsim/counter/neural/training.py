@@ -184,6 +184,8 @@ class CounterHistory(TrainerCallback):
         return control
 
     def on_evaluate(self, args, state, control, metrics=None, **kwargs):
+        if abs((state.epoch or 0) - round(state.epoch or 0)) > 1e-6:  # a budget's stop mid-epoch: no epoch row
+            return control
         loss = float(np.mean(self.losses)) if self.losses else None
         self.add(round(state.epoch or 0), loss, metrics[self.metric], self.negatives.current.get("hard", 0.0),
                  state.is_world_process_zero)
