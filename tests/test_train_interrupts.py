@@ -83,6 +83,28 @@ def mts(out: Path, asset: Path, resume: bool) -> int:
     return train_mts(_kpm(), out, cfg, placement=_cpu(), budget=Budget(resume=resume), quiet=True)["steps"]
 
 
+def bipolar(out: Path, asset: Path, resume: bool) -> int:
+    from argsim.counter.neural.config import NeuralConfig
+    from argsim.counter.neural.data import PairData
+    from argsim.counter.neural.training import train
+
+    pairs = [(a, b) for texts in TOPICS.values() for a, b in zip(texts[:3], texts[3:], strict=True)]
+    config = NeuralConfig(kind="bipolar", epochs=3, batch_size=2, k_val=2, lr=3e-3)  # 3 batches an epoch
+    data = PairData.from_text_pairs(pairs[:6], pairs[6:])
+    return train(config, data, out, placement=_cpu(), budget=Budget(resume=resume))[-1]["epoch"] * 3
+
+
+def minutes(out: Path, asset: Path, resume: bool) -> int:
+    from argsim.io import write_jsonl
+    from argsim.minutes.train import MinutesTrainConfig, train_minutes_sbert
+
+    write_jsonl(out.parent / "minutes.jsonl", tiny_triplets(32))
+    config = MinutesTrainConfig(backbone=str(asset), batch_size=4, lr=2e-5, distance="euclidean", margin=1.0,
+                                epochs=1)
+    return train_minutes_sbert(out.parent / "minutes.jsonl", None, out, config, placement=_cpu(),
+                               budget=Budget(resume=resume), quiet=True)["steps"]
+
+
 def _kpm():
     from argsim.data.argkp import load_kpm_files
 
@@ -90,9 +112,10 @@ def _kpm():
     return load_kpm_files(kpm / "arguments.csv", kpm / "key_points.csv", kpm / "labels.csv")
 
 
-CASES = {"bilstm": bilstm, "mts": mts, "minilm": minilm, "sbert": lambda o, a, r: _sbert(o, a, r, 0),
+CASES = {"bilstm": bilstm, "mts": mts, "bipolar": bipolar, "minutes": minutes, "minilm": minilm,
+         "sbert": lambda o, a, r: _sbert(o, a, r, 0),
          "sbert-top": lambda o, a, r: _sbert(o, a, r, 1)}
-PLANNED = {"bilstm": 16, "mts": 9, "minilm": 8, "sbert": 8, "sbert-top": 8}
+PLANNED = {"bilstm": 16, "mts": 9, "bipolar": 9, "minutes": 8, "minilm": 8, "sbert": 8, "sbert-top": 8}
 
 
 @pytest.fixture
@@ -106,7 +129,7 @@ def assets(tmp_path, tiny_bert) -> dict[str, Path]:
     kv.add_vectors(words, np.random.default_rng(0).normal(size=(len(words), 16)).astype(np.float32))
     kv.save_word2vec_format(str(tmp_path / "tiny.txt"))
     return {"bilstm": tmp_path / "tiny.txt", "minilm": tiny_bert, "sbert": tiny_bert, "sbert-top": tiny_bert,
-            "mts": tiny_bert}
+            "mts": tiny_bert, "bipolar": tiny_bert, "minutes": tiny_bert}
 
 
 def _interrupt(case: str, out: Path, asset: Path, sig: int) -> subprocess.CompletedProcess:
@@ -127,7 +150,8 @@ def _interrupt(case: str, out: Path, asset: Path, sig: int) -> subprocess.Comple
 
 @pytest.mark.parametrize(("case", "sig"), [("bilstm", signal.SIGINT), ("minilm", signal.SIGINT),
                                            ("sbert", signal.SIGINT), ("sbert-top", signal.SIGINT),
-                                           ("mts", signal.SIGINT),
+                                           ("mts", signal.SIGINT), ("bipolar", signal.SIGINT),
+                                           ("minutes", signal.SIGINT),
                                            ("bilstm", signal.SIGTERM)])
 def test_a_signal_saves_a_checkpoint_that_resume_continues(case, sig, assets, tmp_path):
     out = tmp_path / case
