@@ -1,7 +1,9 @@
 """sentence-transformers models train through the library's own trainers (`SentenceTransformerTrainer`,
 `CrossEncoderTrainer`): the training arguments carry the device, bf16/fp16, gradient accumulation, checkpoints
-(`save_steps`) and the policy; `BudgetCallback` stops on --max-steps / --max-minutes and saves a checkpoint there;
-`--resume` passes the last checkpoint under OUT/checkpoints to `trainer.train(resume_from_checkpoint=...)`.
+(`save_steps`) and the policy; `run_trainer` adds the shared callbacks (`argsim.training.callbacks`: budgets and
+SIGINT / SIGTERM stop with a checkpoint) and passes the last checkpoint under OUT/checkpoints to
+`trainer.train(resume_from_checkpoint=...)` with `--resume` (refused, one line, for other data or another
+architecture: `check_resume`).
 Under `accelerate launch` / `torchrun` the trainer runs DDP by itself and saves only on rank 0.
 
 Model selection is the library's own, for every trainer alike (`fit_st(select=...)`, `selection_arguments`): the
