@@ -45,8 +45,11 @@ except KeyboardInterrupt:
 """
 
 
+PLACEMENT = None  # where the cases train (None: the CPU, fp32, one thread); bench/gpu_check.py sets CUDA
+
+
 def _cpu():
-    return resolve_placement("cpu", "fp32", threads=1, seed=5)
+    return PLACEMENT or resolve_placement("cpu", "fp32", threads=1, seed=5)
 
 
 def bilstm(out: Path, asset: Path, resume: bool, rows: list[dict] | None = None) -> int:
