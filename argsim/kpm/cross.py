@@ -161,7 +161,7 @@ def map_evaluator(gold: KPMData, context: str, sep: str, name: str = "dev", batc
         >>> ev(cross_encoder)["dev_strict_map"]  # doctest: +SKIP
         0.80...
     """
-    from argsim.kpm.st_evaluator import KPAMapEvaluator
+    from argsim.evaluation.kpa_map import KPAMapEvaluator
 
     return KPAMapEvaluator(gold, name=name, batch_size=batch_size,
                            score=lambda model: score_pairs_of(model, gold, context, sep, batch_size))

@@ -14,7 +14,7 @@ SentenceTransformerTrainer, the top-layer variant (`train_layers`) with the acce
 weights, and the folder then holds only the adapter (`argsim.backend.adapters`: a few MB, loaded over the
 installed base, whose hash it records); `init` continues a shipped adapter (`--init kpm`). `eval_every` > 0 scores
 the evaluation split with the official mAP every N steps and where the run ends
-(`argsim.kpm.st_evaluator.KPAMapEvaluator`) and keeps the weights that scored best on its strict mAP (the first of
+(`argsim.evaluation.KPAMapEvaluator`) and keeps the weights that scored best on its strict mAP (the first of
 equal scores; `argsim.training.st.fit_st`'s selection: the best checkpoint, also across --resume).
 """
 
@@ -273,9 +273,11 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
     else:
         evaluator = None
         if cfg.eval_every > 0:
-            from argsim.kpm.st_evaluator import KPAMapEvaluator
+            from argsim.config import RunConfig
+            from argsim.evaluation.kpa_map import KPAMapEvaluator
 
-            evaluator = KPAMapEvaluator(eval_data, name=eval_data.name.removeprefix("argkp-"))
+            evaluator = KPAMapEvaluator(eval_data, name=eval_data.name.removeprefix("argkp-"),
+                                        config=RunConfig(use_cache=False, quiet=True))  # weights change: no cache
         trainer, run = fit_st(model, rows, loss, out, placement, budget, policy(cfg), epochs=cfg.epochs,
                               batch_size=cfg.batch_size, evaluator=evaluator, eval_every=cfg.eval_every,
                               select=f"eval_{evaluator.name}_strict_map" if evaluator is not None else None,
