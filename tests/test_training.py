@@ -403,7 +403,7 @@ def test_bilstm_keeps_the_epoch_with_the_best_dev_triplet_accuracy(tiny_vectors,
     quiet = {"log": lambda *_: None, "placement": cpu(3), "budget": Budget()}
     report = train_bilstm(trips, tmp_path / "m", ThematicTrainConfig(epochs=3, **cfg), dev=dev, **quiet)
     records = json.loads((tmp_path / "m" / "train_config.json").read_text())
-    key = "eval_dev_l1_accuracy"
+    key = "eval_dev_accuracy"
     assert [e["step"] for e in records["evals"]] == [4, 8, 12]  # one evaluation per epoch
     values = [e[key] for e in records["evals"]]
     best = max(values)

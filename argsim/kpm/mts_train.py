@@ -13,10 +13,13 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
+import numpy as np
 import torch
 
+from argsim.backend.encoder import Encoder
 from argsim.data.argkp import KPMData
 from argsim.errors import ArgsimError
+from argsim.evaluation.kpa_map import KPAMapEvaluator
 from argsim.io import write_json
 from argsim.kpm.mts_data import cluster_batches, pair_batches, topic_folds
 from argsim.kpm.mts_encoder import write_ensemble, write_manifest
@@ -58,67 +61,40 @@ def _groups(net: MTSNet, cfg: MTSConfig) -> list[dict]:
     return ([{"params": body, "lr": cfg.lr}] if body else []) + [{"params": head, "lr": cfg.head_lr}]
 
 
-class MTSMapEvaluator:
-    """The official KPA Track 1 mAP (leaderboard formula) of an MTS network in memory, in the
-    sentence-transformers evaluator style: called on the network, it returns `{"<name>_strict_map": ...,
-    "<name>_relaxed_map": ...}`; `primary_metric` is the strict mAP. Every argument is scored against the key
-    points of its topic and stance by the cosine of the two statements' vectors (topic and stance as inputs),
-    as `rank keypoints --model DIR` scores a saved MTS folder.
+class LiveMTS(Encoder):
+    """An MTS network being trained as an argsim `Encoder` (statements with their topic and stance; no disk cache,
+    no progress bars), so `argsim.evaluation.KPAMapEvaluator` scores it as `rank keypoints --model DIR` scores a
+    saved MTS folder."""
 
-    Args:
-        gold: the labelled split to score (e.g. ArgKP dev).
-        name: the metrics' prefix.
-        batch_size: statements per forward pass.
+    def __init__(self, net: MTSNet, batch_size: int = 64) -> None:
+        super().__init__()
+        self.net, self.batch_size, self.name, self.identity = net, batch_size, "training", ""
+        self.configure(use_cache=False, quiet=True)
 
-    Returns (when called on a network): the two mAPs.
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError("MTS encodes statements with their topic and stance")
+
+    def encode_statements(self, texts, topics, stances, engine=None) -> np.ndarray:
+        outs, step = [], self.batch_size
+        with torch.inference_mode():
+            for i in range(0, len(texts), step):
+                outs.append(self.net(list(texts[i:i + step]), list(topics[i:i + step]),
+                                     list(stances[i:i + step])).float().cpu().numpy())
+        return np.concatenate(outs, axis=0) if outs else np.zeros((0, self.net.cfg.out_dim), np.float32)
+
+
+def map_evaluator(gold: KPMData, name: str = "dev") -> KPAMapEvaluator:
+    """The official KPA Track 1 strict mAP (leaderboard formula) of the MTS network in training: every argument
+    scored against the key points of its topic and stance by the cosine of the two statements' vectors.
 
     Example:
-        >>> ev = MTSMapEvaluator(load_argkp("dev"))  # doctest: +SKIP
+        >>> ev = map_evaluator(load_argkp("dev"))  # doctest: +SKIP
         >>> ev(net)["dev_strict_map"]  # doctest: +SKIP
         0.79...
     """
+    from argsim.kpm.scoring import score_key_points
 
-    def __init__(self, gold: KPMData, name: str = "dev", batch_size: int = 64) -> None:
-        if not gold.has_labels:
-            raise ArgsimError(f"{gold.name}: the evaluator needs gold labels")
-        self.gold, self.name, self.batch_size = gold, name, batch_size
-        self.primary_metric = f"{name}_strict_map"
-        self.greater_is_better = True
-
-    def __call__(self, net: MTSNet, output_path: str | None = None, epoch: int = -1,
-                 steps: int = -1) -> dict[str, float]:
-        import numpy as np
-
-        from argsim.backend.encoder import Encoder
-        from argsim.kpm.scoring import score_key_points
-        from argsim.metrics.kpa_map import evaluate_map
-
-        batch_size = self.batch_size
-
-        class Live(Encoder):  # the network being trained: no disk cache, no progress bars
-            def __init__(self) -> None:
-                super().__init__()
-                self.name, self.identity = "training", ""
-                self.configure(use_cache=False, quiet=True)
-
-            def _encode_batch(self, texts: list[str]) -> np.ndarray:
-                raise NotImplementedError("MTS encodes statements with their topic and stance")
-
-            def encode_statements(self, texts, topics, stances, engine=None) -> np.ndarray:
-                outs = []
-                with torch.inference_mode():
-                    for i in range(0, len(texts), batch_size):
-                        outs.append(net(list(texts[i:i + batch_size]), list(topics[i:i + batch_size]),
-                                        list(stances[i:i + batch_size])).float().cpu().numpy())
-                return np.concatenate(outs, axis=0) if outs else np.zeros((0, net.cfg.out_dim), np.float32)
-
-        was_training = net.training
-        net.eval()
-        try:
-            result = evaluate_map(score_key_points(self.gold, Live()), self.gold)
-        finally:
-            net.train(was_training)
-        return {self.primary_metric: result.strict, f"{self.name}_relaxed_map": result.relaxed}
+    return KPAMapEvaluator(gold, name=name, score=lambda net: score_key_points(gold, LiveMTS(net)))
 
 
 def save_mts(net: MTSNet, folder: Path, info: dict) -> None:
@@ -157,7 +133,7 @@ def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, quiet: bool = Fal
     fp32, `cfg.seed`); `budget`: stops, accumulation, checkpoints (default: none); `log_every`: a loss line on
     stderr every N steps.
 
-    Model selection: with `dev` (labelled), `MTSMapEvaluator` (the official strict mAP, the task's metric)
+    Model selection: with `dev` (labelled), `map_evaluator` (the official strict mAP, the task's metric)
     scores the network after every epoch and the folder keeps the best epoch (the first of equal scores:
     `load_best_model_at_end`), not the last; `info["dev"]` lists the scores, `info["best_epoch"]` the kept one."""
     from argsim.measure import peak_memory_mb
@@ -183,7 +159,7 @@ def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, quiet: bool = Fal
     labels = data_hash(sorted((str(a), str(k), int(v)) for (a, k), v in train.labels.items()))
     data = whole_batches(lambda epoch: _epoch_batches(train, cfg, epoch), n_batches, key=labels)
     run = TrainRun(Path(out), placement, budget or Budget(), policy(cfg))
-    evaluator = MTSMapEvaluator(dev) if dev is not None else None
+    evaluator = map_evaluator(dev) if dev is not None else None
     logger = [LossLogCallback(cfg.variant, lambda line: print(line, file=sys.stderr, flush=True))] if log_every else []
     trainer, rec = fit_module(net, lambda model, batch: _step_loss(model, batch, loss_fn), data, run,
                               epochs=cfg.epochs, groups=_groups(net, cfg), evaluator=evaluator, callbacks=logger,

@@ -25,6 +25,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from argsim.backend.encoder import Encoder
+from argsim.evaluation.record import Evaluation
+from argsim.evaluation.triplets import TripletEvaluator
 from argsim.thematic.bilstm import (
     AttentionBiLSTM,
     Vocabulary,
@@ -62,68 +65,44 @@ def policy(config: ThematicTrainConfig) -> OptimPolicy:
     return OptimPolicy(lr=config.resolved("bilstm").lr, weight_decay=0.0, schedule="constant", max_grad_norm=None)
 
 
-class TripletAccuracyEvaluator:
-    """The TDC accuracy of a BiLSTM in training, in the sentence-transformers evaluator style: called on the
-    network, it returns `{"<name>_l1_accuracy": ..., "<name>_l1_mean_diff": ...}`; `primary_metric` is the
-    accuracy (the share of triplets with d(a, p) < d(a, n) under the L1 distance the network is trained with; a tie
-    counts as wrong, as `argsim eval triplets --distance l1 --ties wrong`). The network runs in eval mode (no
-    dropout) and goes back to its former mode after; it draws no random numbers, so evaluating does not change
-    the run.
+class LiveBiLSTM(Encoder):
+    """A BiLSTM being trained as an argsim `Encoder` (its vocabulary, no disk cache, no progress bars)."""
 
-    Args:
-        triplets: the (anchor, positive, negative) records to score.
-        vocab: the run's vocabulary (words to embedding rows).
-        name: the metrics' prefix.
-        sample: score a seeded sample of this many triplets (None or more than there are: all of them).
-        seed: the sample's seed.
-        batch_size: sentences per forward pass.
+    def __init__(self, net: AttentionBiLSTM, vocab: Vocabulary, batch_size: int = 256) -> None:
+        super().__init__()
+        self.net, self.vocab, self.batch_size, self.name, self.identity = net, vocab, batch_size, "training", ""
+        self.configure(use_cache=False, quiet=True)
 
-    Returns (when called on a network): the two metrics.
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        with torch.inference_mode():
+            return self.net(*_on(self.vocab.batch(texts), self.net.embedding.weight.device)).float().cpu().numpy()
+
+
+class TripletAccuracyEvaluator(TripletEvaluator):
+    """The TDC accuracy of a BiLSTM in training (`argsim.evaluation.TripletEvaluator` with the L1 distance the
+    network is trained with, ties wrong, as `argsim eval triplets --distance l1 --ties wrong`) on a seeded sample
+    of `sample` triplets (None: all); called on the network it returns `{"<name>_accuracy", "<name>_mean_diff"}`.
+    Evaluating draws no random numbers, so it does not change the run.
 
     Example:
         >>> ev = TripletAccuracyEvaluator(dev_rows, vocab, sample=2000)  # doctest: +SKIP
-        >>> ev(net)["dev_l1_accuracy"]  # doctest: +SKIP
+        >>> ev(net)["dev_accuracy"]  # doctest: +SKIP
         0.61...
     """
 
-    def __init__(self, triplets: list[dict], vocab: Vocabulary, name: str = "dev", sample: int | None = None,
-                 seed: int = 13, batch_size: int = 256) -> None:
+    def __init__(self, triplets: list[dict], vocab: Vocabulary, sample: int | None = None, seed: int = 13) -> None:
         if sample and len(triplets) > sample:
             triplets = random.Random(seed).sample(triplets, sample)
-        self.triplets, self.vocab, self.name, self.batch_size = list(triplets), vocab, name, batch_size
-        self.primary_metric = f"{name}_l1_accuracy"
-        self.greater_is_better = True
+        super().__init__(triplets, name="dev", distance="l1", ties="wrong")
+        self.vocab = vocab
 
-    def __call__(self, model: AttentionBiLSTM, output_path: str | None = None, epoch: int = -1,
-                 steps: int = -1) -> dict[str, float]:
-        from argsim.metrics.triplets import encoded_triplet_scores
-
-        vocab, batch_size = self.vocab, self.batch_size
-        device = next(model.parameters()).device
-
-        class Live:  # the network being trained, behind `encode`
-            @staticmethod
-            def encode(texts: list[str]) -> np.ndarray:
-                outs = []
-                with torch.inference_mode():
-                    for start in range(0, len(texts), batch_size):
-                        outs.append(model(*_on(vocab.batch(texts[start:start + batch_size]), device))
-                                    .float().cpu().numpy())
-                return np.concatenate(outs, axis=0)
-
-        was_training = model.training
-        model.eval()
-        try:
-            scores = encoded_triplet_scores(Live(), self.triplets, distance="l1", ties="wrong")
-        finally:
-            model.train(was_training)
-        return {self.primary_metric: scores.accuracy, f"{self.name}_l1_mean_diff": scores.mean_diff}
+    def evaluate(self, model: AttentionBiLSTM | Encoder) -> Evaluation:
+        return super().evaluate(model if isinstance(model, Encoder) else LiveBiLSTM(model, self.vocab))
 
 
-def _evaluate(model: AttentionBiLSTM, vocab: Vocabulary, triplets: list[dict], batch_size: int = 256) -> float:
+def _evaluate(model: AttentionBiLSTM, vocab: Vocabulary, triplets: list[dict]) -> float:
     """TDC accuracy with L1 distance (d+ < d-) on all `triplets`."""
-    evaluator = TripletAccuracyEvaluator(triplets, vocab, batch_size=batch_size)
-    return evaluator(model)[evaluator.primary_metric]
+    return TripletAccuracyEvaluator(triplets, vocab).evaluate(model)["accuracy"]
 
 
 def _on(batch: tuple[torch.Tensor, torch.Tensor], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
