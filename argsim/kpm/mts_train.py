@@ -158,11 +158,11 @@ def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, quiet: bool = Fal
         raise ArgsimError(f"{train.name}: no key point with a matching argument to build batches from")
     labels = data_hash(sorted((str(a), str(k), int(v)) for (a, k), v in train.labels.items()))
     data = whole_batches(lambda epoch: _epoch_batches(train, cfg, epoch), n_batches, key=labels)
-    run = TrainRun(Path(out), placement, budget or Budget(), policy(cfg))
+    run = TrainRun(Path(out), placement, budget or Budget(), policy(cfg), cfg.epochs)
     evaluator = map_evaluator(dev) if dev is not None else None
     logger = [LossLogCallback(cfg.variant, lambda line: print(line, file=sys.stderr, flush=True))] if log_every else []
     trainer, rec = fit_module(net, lambda model, batch: _step_loss(model, batch, loss_fn), data, run,
-                              epochs=cfg.epochs, groups=_groups(net, cfg), evaluator=evaluator, callbacks=logger,
+                              groups=_groups(net, cfg), evaluator=evaluator, callbacks=logger,
                               log_every=log_every or 1)
     net.eval()
     epochs = epoch_rows(trainer.state.log_history)

@@ -194,7 +194,7 @@ def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, run)
         return [order[s:s + cfg.batch_size] for s in range(0, n, cfg.batch_size)]
 
     data = ModuleData(list(range(n)), epoch_batches, math.ceil(n / cfg.batch_size), key=rows)
-    trainer, record = fit_module(model, loss_of, data, run, epochs=cfg.epochs)
+    trainer, record = fit_module(model, loss_of, data, run)
     model.eval()
     return record, trainer.is_world_process_zero()
 
@@ -230,7 +230,7 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
 
     from argsim.settings import seed_everything
     from argsim.training import Budget, resolve_placement
-    from argsim.training.st import check_cadence, fit_st
+    from argsim.training.st import TrainRun, check_cadence, fit_st
 
     if cfg.loss not in LOSSES:
         raise ArgsimError(f"unknown loss '{cfg.loss}': choose {' or '.join(LOSSES)}")
@@ -267,9 +267,8 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
     steps_per_epoch = math.ceil(n_rows / cfg.batch_size)
     start = time.perf_counter()
     if cfg.train_layers > 0:
-        from argsim.training.st import TrainRun
-
-        run, is_main = _train_top_layers(model, rows, loss, cfg, TrainRun(out, placement, budget, policy(cfg)))
+        run, is_main = _train_top_layers(model, rows, loss, cfg, TrainRun(out, placement, budget, policy(cfg),
+                                                                          cfg.epochs))
     else:
         evaluator = None
         if cfg.eval_every > 0:
@@ -278,10 +277,11 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
 
             evaluator = KPAMapEvaluator(eval_data, name=eval_data.name.removeprefix("argkp-"),
                                         config=RunConfig(use_cache=False, quiet=True))  # weights change: no cache
-        trainer, run = fit_st(model, rows, loss, out, placement, budget, policy(cfg), epochs=cfg.epochs,
-                              batch_size=cfg.batch_size, evaluator=evaluator, eval_every=cfg.eval_every,
+        trainer, run = fit_st(model, rows, loss, TrainRun(out, placement, budget, policy(cfg), cfg.epochs,
+                                                          cfg.batch_size),
+                              evaluator=evaluator, eval_every=cfg.eval_every,
                               select=f"eval_{evaluator.name}_strict_map" if evaluator is not None else None,
-                              quiet=quiet, adapter=adapter, dataloader_drop_last=False, **extra)
+                              adapter=adapter, disable_tqdm=quiet, dataloader_drop_last=False, **extra)
         is_main = trainer.is_world_process_zero()
     return _finish(model, out, cfg, train, rows, run, steps_per_epoch, start, placement, budget, is_main)
 

@@ -167,8 +167,8 @@ def train_bilstm(triplets: list[dict], out: Path, config: ThematicTrainConfig, d
 
     logger = [EvalLogCallback(select_metric(evaluator), log)] if evaluator is not None else []
     data = ModuleData(triplets, epoch_batches, -(-len(triplets) // config.batch_size))
-    trainer, rec = fit_module(model, loss_of, data, TrainRun(out, placement, budget, policy(config)),
-                              epochs=config.epochs, evaluator=evaluator, eval_every=config.eval_every,
+    trainer, rec = fit_module(model, loss_of, data, TrainRun(out, placement, budget, policy(config), config.epochs),
+                              evaluator=evaluator, eval_every=config.eval_every,
                               callbacks=logger)
     report = _report(trainer, rec, len(triplets))
     if trainer.is_world_process_zero():

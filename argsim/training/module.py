@@ -15,7 +15,7 @@ of the best checkpoint (`load_best_model_at_end` by the evaluator's primary metr
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -194,15 +194,15 @@ def select_metric(evaluator: Any) -> str:
     return f"eval_{name}_{primary}" if name and not primary.startswith(f"{name}_") else f"eval_{primary}"
 
 
-def fit_module(net: nn.Module, loss: Callable, data: ModuleData, run, *, epochs: float,
+def fit_module(net: nn.Module, loss: Callable, data: ModuleData, run, *,
                groups: list[dict] | None = None, evaluator: Any = None, eval_every: int = 0,
                callbacks: Sequence = (), log_every: int | None = None) -> tuple[ModuleTrainer, dict]:
     """Train `net` on `data` with `ModuleTrainer`; returns (the trainer, `st.run_trainer`'s record + `best`).
 
     Args:
         net, loss, data: the network, `loss(net, collated batch)`, the `ModuleData`.
-        run: the run's `TrainRun` (OUT, placement, budget, policy).
-        epochs: passes over the data (fractional: the schedule plans that many).
+        run: the run's `TrainRun` (OUT, placement, budget, policy, epochs; its batch size is unused: `data`'s
+            batches are whole).
         groups: the optimizer's parameter groups (default: every trainable parameter at the policy's rate).
         evaluator: the task's evaluator: with it the run evaluates every `eval_every` steps (else at every
             `--checkpoint-every`, else each epoch) and where it ends, and keeps the best checkpoint's weights
@@ -214,7 +214,7 @@ def fit_module(net: nn.Module, loss: Callable, data: ModuleData, run, *, epochs:
         (the trainer, the run record: steps, seconds, stopped_by, losses, evals, best {"step", "value"}).
 
     Example:
-        >>> trainer, rec = fit_module(net, loss_of, ModuleData(rows, batches, 10), run, epochs=2)  # doctest: +SKIP
+        >>> trainer, rec = fit_module(net, loss_of, ModuleData(rows, batches, 10), run)  # doctest: +SKIP
     """
     from argsim.training.st import (
         identity,
@@ -231,9 +231,8 @@ def fit_module(net: nn.Module, loss: Callable, data: ModuleData, run, *, epochs:
     else:  # a checkpoint at every epoch end, as at every --checkpoint-every steps
         every = run.budget.checkpoint_every
         extra = {"save_strategy": "steps", "save_steps": every} if every else {"save_strategy": "epoch"}
-    every = log_every or logging_steps(data.n_batches, 1, epochs, run.budget, run.placement.processes)
-    args = trainer_arguments(run.out, run.placement, run.budget, run.policy, epochs=epochs, batch_size=1,
-                             quiet=True, kind="module", logging_steps=every,
+    every = log_every or logging_steps(data.n_batches, 1, run.epochs, run.budget, run.placement.processes)
+    args = trainer_arguments(replace(run, batch_size=1), "module", logging_steps=every,
                              restore_callback_states_from_checkpoint=True, **extra)  # e.g. early stopping's count
     trainer = ModuleTrainer(net, loss, data, groups, run.policy, evaluator, args=args,
                             callbacks=list(callbacks) or None)

@@ -34,18 +34,20 @@ IDENTITY = "run.json"  # beside the checkpoints: the data and architecture they 
 
 @dataclass(frozen=True)
 class TrainRun:
-    """Where and how one training runs: OUT (checkpoints under OUT/checkpoints), placement, budget, policy."""
+    """Where and how one training runs: OUT (checkpoints under OUT/checkpoints), placement, budget, policy, the
+    planned epochs (fractional: the schedule plans that many) and the examples per device batch."""
 
     out: Path
     placement: Placement
     budget: Budget
     policy: OptimPolicy
+    epochs: float = 1.0
+    batch_size: int = 16
 
 
-def trainer_arguments(out: Path, placement: Placement, budget: Budget, policy: OptimPolicy, *, epochs: float,
-                      batch_size: int, quiet: bool = False, kind: str = "st", **extra: object):
-    """The TrainingArguments of this run (`kind`: "st" SentenceTransformer, "cross" CrossEncoder, "module" a
-    custom torch model); checkpoints under OUT/checkpoints."""
+def trainer_arguments(run: TrainRun, kind: str = "st", **extra: object):
+    """The TrainingArguments of `run` (`kind`: "st" SentenceTransformer, "cross" CrossEncoder, "module" a custom
+    torch model; no progress bar unless `disable_tqdm=False`); checkpoints under OUT/checkpoints."""
     if kind == "cross":
         from sentence_transformers.cross_encoder import CrossEncoderTrainingArguments as Args
     elif kind == "st":
@@ -53,13 +55,14 @@ def trainer_arguments(out: Path, placement: Placement, budget: Budget, policy: O
     else:
         from transformers import TrainingArguments as Args
 
+    out, placement, budget, policy = run.out, run.placement, run.budget, run.policy
     every = budget.checkpoint_every
-    kw: dict = {"output_dir": str(Path(out) / CHECKPOINTS), "num_train_epochs": epochs,
-                "per_device_train_batch_size": batch_size, "gradient_accumulation_steps": budget.grad_accum,
+    kw: dict = {"output_dir": str(Path(out) / CHECKPOINTS), "num_train_epochs": run.epochs,
+                "per_device_train_batch_size": run.batch_size, "gradient_accumulation_steps": budget.grad_accum,
                 "seed": placement.seed, "data_seed": placement.seed, "use_cpu": placement.cpu,
                 "bf16": placement.precision == "bf16", "fp16": placement.precision == "fp16",
                 "save_strategy": "steps" if every else "no", "save_steps": every or 500, "save_total_limit": 1,
-                "report_to": "none", "disable_tqdm": quiet, "dataloader_num_workers": 0,
+                "report_to": "none", "disable_tqdm": True, "dataloader_num_workers": 0,
                 "ddp_find_unused_parameters": True, **policy.trainer_kwargs()}
     if placement.processes > 1 and placement.cpu:
         kw["ddp_backend"] = "gloo"
@@ -195,10 +198,9 @@ def kept_best(trainer) -> dict | None:
     return {"step": int(str(folder).rsplit("-", 1)[1]), "value": float(trainer.state.best_metric)}
 
 
-def fit_st(model, rows: dict[str, list] | list[dict], loss, out: Path, placement: Placement, budget: Budget,
-           policy: OptimPolicy, *, epochs: float, batch_size: int, evaluator=None, eval_every: int = 0,
-           select: str | None = None, quiet: bool = True, callbacks: tuple = (), log_every: int | None = None,
-           eval_rows: list[dict] | None = None, adapter: bool = False, **extra: object) -> tuple[object, dict]:
+def fit_st(model, rows: dict[str, list] | list[dict], loss, run: TrainRun, *, evaluator=None, eval_every: int = 0,
+           select: str | None = None, callbacks: tuple = (), eval_rows: list[dict] | None = None,
+           adapter: bool = False, **extra: object) -> tuple[object, dict]:
     """Train a sentence-transformers model with the library's own trainer: `SentenceTransformerTrainer` for a
     SentenceTransformer, `CrossEncoderTrainer` for a CrossEncoder. The one training function of every
     sentence-transformers trainer (key point SBERT and cross-encoder, counter-argument cross-encoder, MiniLM
@@ -208,9 +210,7 @@ def fit_st(model, rows: dict[str, list] | list[dict], loss, out: Path, placement
         model: the SentenceTransformer or CrossEncoder.
         rows: the training columns (`{column: values}`, in the order the loss reads them) or records.
         loss: a sentence-transformers loss over `model`.
-        out, placement, budget, policy: the run's folder (checkpoints under OUT/checkpoints), device and
-            precision, budgets and optimizer policy (`trainer_arguments`).
-        epochs, batch_size: passes over `rows` and examples per device batch.
+        run: the `TrainRun` (OUT, placement, budget, policy, epochs, batch size: `trainer_arguments`).
         evaluator: a sentence-transformers evaluator; with `eval_every` > 0 it runs every `eval_every` steps
             (else when `select` or `extra`'s `eval_strategy` says).
         select: keep the weights of the best evaluation by this metric, as the trainer logs it (e.g.
@@ -218,13 +218,12 @@ def fit_st(model, rows: dict[str, list] | list[dict], loss, out: Path, placement
             steps, else at the budget's checkpoints, else each epoch, and where the run ends; a checkpoint at each;
             the first of equal scores; the best survives `--resume`). Needs `evaluator` or `eval_rows`; without
             either, or None, the last weights are kept.
-        quiet: no progress bar.
         callbacks: more TrainerCallbacks (e.g. a history recorder).
-        log_every: log the loss every N steps (default: about ten times per run, `logging_steps`).
         eval_rows: records of an evaluation dataset (the trainer's eval loss), if any.
         adapter: the model's transformer is a peft (LoRA) model: checkpoints hold only the adapter, and resuming
             or reloading the best checkpoint reads it (`argsim.backend.adapters.adapter_checkpoint_loader`).
-        extra: more training arguments (e.g. `per_device_eval_batch_size`, `batch_sampler`).
+        extra: more training arguments (e.g. `disable_tqdm=False` for a progress bar, `logging_steps` (default:
+            about ten times per run), `per_device_eval_batch_size`, `batch_sampler`).
 
     Returns:
         (the trainer, `run_trainer`'s record: steps, seconds, stop reason, logged losses and evaluations, and
@@ -236,11 +235,35 @@ def fit_st(model, rows: dict[str, list] | list[dict], loss, out: Path, placement
             weights).
 
     Example:
-        >>> trainer, run = fit_st(model, rows, BinaryCrossEntropyLoss(model), out, placement, Budget(),
-        ...                       OptimPolicy(lr=2e-5), epochs=1, batch_size=16)  # doctest: +SKIP
-        >>> run["steps"]  # doctest: +SKIP
+        >>> trainer, rec = fit_st(model, rows, BinaryCrossEntropyLoss(model),
+        ...                       TrainRun(out, placement, Budget(), OptimPolicy(lr=2e-5)))  # doctest: +SKIP
+        >>> rec["steps"]  # doctest: +SKIP
         42
     """
+    selecting = select is not None and (evaluator is not None or bool(eval_rows))
+    if selecting:
+        extra = {**extra, **selection_arguments(select, eval_every, run.budget)}
+    elif evaluator is not None and eval_every:
+        extra = {"eval_strategy": "steps", "eval_steps": eval_every, **extra}
+    trainer = _st_trainer(model, rows, loss, run, evaluator, callbacks, eval_rows, extra)
+    if adapter:
+        from argsim.backend.adapters import adapter_checkpoint_loader
+
+        # the trainer's own reload expects the full model's keys; a LoRA checkpoint holds the adapter
+        trainer._load_from_checkpoint = adapter_checkpoint_loader(model)
+    failed = _guard_best_reload(trainer) if selecting else []
+    record = run_trainer(trainer, run.out, run.budget, identity(rows, model))
+    if failed:
+        from argsim.errors import ModelError
+
+        raise ModelError(f"cannot load the best checkpoint {failed[0]}")
+    record["best"] = kept_best(trainer) if selecting else None
+    return trainer, record
+
+
+def _st_trainer(model, rows, loss, run: TrainRun, evaluator, callbacks: tuple, eval_rows: list[dict] | None,
+                extra: dict):
+    """The `SentenceTransformerTrainer` (a `CrossEncoderTrainer` for a CrossEncoder) of `fit_st`."""
     import datasets
     from sentence_transformers.cross_encoder import CrossEncoder
 
@@ -253,30 +276,12 @@ def fit_st(model, rows: dict[str, list] | list[dict], loss, out: Path, placement
     else:
         from sentence_transformers import SentenceTransformerTrainer as Trainer
     data = dataset(rows)
-    selecting = select is not None and (evaluator is not None or bool(eval_rows))
-    if selecting:
-        extra = {**extra, **selection_arguments(select, eval_every, budget)}
-    elif evaluator is not None and eval_every:
-        extra = {"eval_strategy": "steps", "eval_steps": eval_every, **extra}
-    every = log_every or logging_steps(len(data), batch_size, epochs, budget, placement.processes)
-    args = trainer_arguments(out, placement, budget, policy, epochs=epochs, batch_size=batch_size, quiet=quiet,
-                             kind="cross" if cross else "st", logging_steps=every, **extra)
+    extra.setdefault("logging_steps", logging_steps(len(data), run.batch_size, run.epochs, run.budget,
+                                                    run.placement.processes))
+    args = trainer_arguments(run, "cross" if cross else "st", **extra)
     kw = {"eval_dataset": dataset(eval_rows)} if eval_rows else {}
-    trainer = Trainer(model=model, args=args, train_dataset=data, loss=loss, evaluator=evaluator,
-                      callbacks=list(callbacks) or None, **kw)
-    if adapter:
-        from argsim.backend.adapters import adapter_checkpoint_loader
-
-        # the trainer's own reload expects the full model's keys; a LoRA checkpoint holds the adapter
-        trainer._load_from_checkpoint = adapter_checkpoint_loader(model)
-    failed = _guard_best_reload(trainer) if selecting else []
-    run = run_trainer(trainer, out, budget, identity(rows, model))
-    if failed:
-        from argsim.errors import ModelError
-
-        raise ModelError(f"cannot load the best checkpoint {failed[0]}")
-    run["best"] = kept_best(trainer) if selecting else None
-    return trainer, run
+    return Trainer(model=model, args=args, train_dataset=data, loss=loss, evaluator=evaluator,
+                   callbacks=list(callbacks) or None, **kw)
 
 
 def _guard_best_reload(trainer) -> list[str]:

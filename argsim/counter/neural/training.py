@@ -259,8 +259,8 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
     pairs = list(range(len(data.train_pairs)))
     module_data = ModuleData(pairs, negatives.batches, -(-len(pairs) // config.batch_size), negatives.collate,
                              key=_data_hashes(data))
-    run = TrainRun(out_dir, placement, replace(budget, max_minutes=None), policy(config))
-    trainer, rec = fit_module(model, loss_of, module_data, run, epochs=config.epochs, groups=_groups(model, config),
+    run = TrainRun(out_dir, placement, replace(budget, max_minutes=None), policy(config), config.epochs)
+    trainer, rec = fit_module(model, loss_of, module_data, run, groups=_groups(model, config),
                               evaluator=evaluator, callbacks=callbacks, log_every=1)
     if trainer.is_world_process_zero():
         _save_run(model, out_dir, config, data, history.history, rec, (placement, budget))
