@@ -72,7 +72,7 @@ def fit(model, out, scores, budget, eval_every: int = 2, lora: bool = False, sel
     placement = resolve_placement("cpu", "fp32", threads=1, seed=13)
     policy = OptimPolicy(lr=5e-2 if lora else 1e-2, weight_decay=0.0)
     trainer, run = fit_st(model, ROWS, CosineSimilarityLoss(model), TrainRun(out, placement, budget, policy, 2, 2),
-                          evaluator=evaluator, eval_every=eval_every, select=select, adapter=lora,
+                          evaluator=evaluator, eval_every=eval_every, select=select,
                           dataloader_drop_last=False)
     return evaluator, trainer, run
 

@@ -281,7 +281,7 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
                                                           cfg.batch_size),
                               evaluator=evaluator, eval_every=cfg.eval_every,
                               select=f"eval_{evaluator.name}_strict_map" if evaluator is not None else None,
-                              adapter=adapter, disable_tqdm=quiet, dataloader_drop_last=False, **extra)
+                              disable_tqdm=quiet, dataloader_drop_last=False, **extra)
         is_main = trainer.is_world_process_zero()
     return _finish(model, out, cfg, train, rows, run, steps_per_epoch, start, placement, budget, is_main)
 

@@ -85,7 +85,7 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, base: str = "
     # --lora-rank: --resume and the best-step reload read the adapter of a checkpoint
     trainer, run = fit_st(model, rows, loss, TrainRun(out, placement, budget, policy, epochs, batch_size),
                           evaluator=evaluator, eval_every=eval_every if evaluator else 0,
-                          select=SELECTION_METRIC if evaluator else None, adapter=lora_rank > 0, disable_tqdm=quiet)
+                          select=SELECTION_METRIC if evaluator else None, disable_tqdm=quiet)
     seconds = run["seconds"]
     seen = min(trainer.state.global_step * batch_size * budget.grad_accum * placement.processes,
                len(triplets) * epochs)

@@ -200,7 +200,7 @@ def kept_best(trainer) -> dict | None:
 
 def fit_st(model, rows: dict[str, list] | list[dict], loss, run: TrainRun, *, evaluator=None, eval_every: int = 0,
            select: str | None = None, callbacks: tuple = (), eval_rows: list[dict] | None = None,
-           adapter: bool = False, **extra: object) -> tuple[object, dict]:
+           **extra: object) -> tuple[object, dict]:
     """Train a sentence-transformers model with the library's own trainer: `SentenceTransformerTrainer` for a
     SentenceTransformer, `CrossEncoderTrainer` for a CrossEncoder. The one training function of every
     sentence-transformers trainer (key point SBERT and cross-encoder, counter-argument cross-encoder, MiniLM
@@ -220,15 +220,15 @@ def fit_st(model, rows: dict[str, list] | list[dict], loss, run: TrainRun, *, ev
             either, or None, the last weights are kept.
         callbacks: more TrainerCallbacks (e.g. a history recorder).
         eval_rows: records of an evaluation dataset (the trainer's eval loss), if any.
-        adapter: the model's transformer is a peft (LoRA) model: checkpoints hold only the adapter, and resuming
-            or reloading the best checkpoint reads it (`argsim.backend.adapters.adapter_checkpoint_loader`).
         extra: more training arguments (e.g. `disable_tqdm=False` for a progress bar, `logging_steps` (default:
             about ten times per run), `per_device_eval_batch_size`, `batch_sampler`).
 
+    A LoRA model's checkpoints hold only the adapter; resuming or reloading the best one reads it
+    (`argsim.backend.adapters.adapter_checkpoint_loader`).
+
     Returns:
         (the trainer, `run_trainer`'s record: steps, seconds, stop reason, logged losses and evaluations, and
-        `best`: {"step", "value"} of the kept evaluation with `select`, else None). The model holds the kept
-        weights.
+        `best`: {"step", "value"} of the kept evaluation with `select`, else None); the model holds the kept weights.
 
     Raises:
         ModelError: the best checkpoint could not be read back (transformers would only log it and keep the last
@@ -246,10 +246,9 @@ def fit_st(model, rows: dict[str, list] | list[dict], loss, run: TrainRun, *, ev
     elif evaluator is not None and eval_every:
         extra = {"eval_strategy": "steps", "eval_steps": eval_every, **extra}
     trainer = _st_trainer(model, rows, loss, run, evaluator, callbacks, eval_rows, extra)
-    if adapter:
+    if _lora(model):  # the trainer's own reload expects the full model's keys; a LoRA checkpoint holds the adapter
         from argsim.backend.adapters import adapter_checkpoint_loader
 
-        # the trainer's own reload expects the full model's keys; a LoRA checkpoint holds the adapter
         trainer._load_from_checkpoint = adapter_checkpoint_loader(model)
     failed = _guard_best_reload(trainer) if selecting else []
     record = run_trainer(trainer, run.out, run.budget, identity(rows, model))
@@ -259,6 +258,15 @@ def fit_st(model, rows: dict[str, list] | list[dict], loss, run: TrainRun, *, ev
         raise ModelError(f"cannot load the best checkpoint {failed[0]}")
     record["best"] = kept_best(trainer) if selecting else None
     return trainer, record
+
+
+def _lora(model) -> bool:
+    from argsim.backend.adapters import is_lora
+
+    try:
+        return is_lora(model)
+    except (AttributeError, IndexError, KeyError, TypeError):  # a model without a transformer module first
+        return False
 
 
 def _st_trainer(model, rows, loss, run: TrainRun, evaluator, callbacks: tuple, eval_rows: list[dict] | None,
