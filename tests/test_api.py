@@ -92,15 +92,23 @@ def test_encode_is_the_backend_and_sentence_transformers(minilm):
 def test_match_picks_the_cosine_argmax(minilm):
     args = ["Nuclear plants emit no CO2.", "Reactors can melt down.", "Waste stays radioactive for ages."]
     kps = ["Nuclear power is clean", "Nuclear power is dangerous"]
-    out = argsim.KeyPointMatcher("minilm").match(args, kps)
+    out = argsim.KeyPointMatcher("minilm", threshold=-1.0).match(args, kps)  # every best key point fits
     a, k = argsim.encode(args, normalize=True), argsim.encode(kps, normalize=True)
     sims = a @ k.T
-    assert list(out.columns) == ["arg_id", "argument", "topic", "stance", "key_point_id", "key_point", "score"]
-    assert out["key_point"].tolist() == [kps[i] for i in sims.argmax(1)]
+    assert list(out.columns) == ["arg_id", "argument", "topic", "stance", "key_point_id", "key_point", "score",
+                                 "matched"]
+    assert out["key_point"].tolist() == [kps[i] for i in sims.argmax(1)] and out["matched"].all()
     assert np.allclose(out["score"], sims.max(1), atol=1e-5)
-    pairs = argsim.KeyPointMatcher("minilm").match(args, kps, all_pairs=True)
+    pairs = argsim.KeyPointMatcher("minilm", threshold=-1.0).match(args, kps, all_pairs=True)
     assert len(pairs) == 6 and pairs["best"].sum() == 3
     assert np.allclose(pairs["score"].to_numpy().reshape(3, 2), sims, atol=1e-5)
+    # the model's threshold (zero-shot MiniLM: the cosine default): below it no key point fits, the score stays
+    from argsim.kpm.threshold import COSINE_THRESHOLD
+
+    own = argsim.KeyPointMatcher("minilm").match(args, kps)
+    fits = sims.max(1) >= COSINE_THRESHOLD
+    assert own["matched"].tolist() == fits.tolist() and own["key_point"].isna().tolist() == (~fits).tolist()
+    assert np.allclose(own["score"], sims.max(1), atol=1e-5)
 
 
 def test_match_frames_respect_topic_and_stance(minilm):
@@ -108,10 +116,10 @@ def test_match_frames_respect_topic_and_stance(minilm):
                          "topic": ["uniforms", "uniforms"], "stance": [-1, 1]})
     kps = pd.DataFrame({"key_point_id": ["c", "p"], "key_point": ["Uniforms are expensive", "Uniforms equalise"],
                         "topic": ["uniforms", "uniforms"], "stance": [-1, 1]})
-    out = argsim.KeyPointMatcher("minilm").match(args, kps)
+    out = argsim.KeyPointMatcher("minilm", threshold=-1.0).match(args, kps)
     assert out.set_index("arg_id")["key_point_id"].to_dict() == {"x": "c", "y": "p"}
     lonely = args.assign(topic=["uniforms", "taxes"])
-    out = argsim.KeyPointMatcher("minilm").match(lonely, kps)
+    out = argsim.KeyPointMatcher("minilm", threshold=-1.0).match(lonely, kps)
     assert out["key_point_id"].isna().tolist() == [False, True] and np.isnan(out["score"].iloc[1])
 
 
@@ -138,7 +146,10 @@ def test_evaluate_equals_the_rank_keypoints_and_eval_map_commands(data_dir, mini
     assert argsim.kpa_map(preds, part) == {"strict_map": cli["strict"], "relaxed_map": cli["relaxed"]}
     best = pd.read_csv(tmp_path / "run" / "best_keypoints.csv")
     api = matcher.match_df(part)
-    assert api["key_point_id"].tolist() == best["key_point_id"].tolist()
+    # one threshold (the model's) for both: the CSV keeps every best key point with its `matched` flag, the API
+    # leaves an unmatched argument's key point empty
+    assert api["matched"].tolist() == best["matched"].tolist() and 0 < best["matched"].sum() < len(best)
+    assert api["key_point_id"].tolist() == best["key_point_id"].where(best["matched"]).tolist()
 
 
 def test_kpa_map_frames_dicts_and_split_names_agree(data_dir):
@@ -172,6 +183,22 @@ def test_fit_checks_its_arguments():
         argsim.KeyPointMatcher(["minilm", "minilm"], weights=[1.0])
 
 
+def test_fit_trains_the_recipe_it_is_given_into_the_work_folder(tmp_path, monkeypatch):
+    """fit hands train_sbert the recipe with this matcher's model and the run's seed, and writes under the run's
+    work folder by default (the training itself: tests/test_kpm_train.py)."""
+    from argsim.kpm import sbert
+
+    seen = {}
+    monkeypatch.setattr(sbert, "train_sbert", lambda data, out, cfg, **kw: seen.update(out=out, cfg=cfg) or {})
+    pairs = pd.DataFrame({"arg_id": ["a", "a", "b", "b"], "key_point_id": ["k", "l", "k", "l"], "topic": ["t"] * 4,
+                          "stance": [1] * 4, "argument": ["x", "x", "y", "y"], "key_point": ["p", "q", "p", "q"],
+                          "label": [1, 0, 0, 1]})
+    config = argsim.RunConfig(seed=7, workdir=tmp_path)
+    matcher = argsim.KeyPointMatcher("minilm", config=config).fit(pairs, recipe=sbert.SbertConfig(epochs=2.0))
+    assert seen["out"] == tmp_path / "models" / "kpm-sbert" and matcher.models == [str(seen["out"])]
+    assert (seen["cfg"].model, seen["cfg"].seed, seen["cfg"].epochs) == ("minilm", 7, 2.0)
+
+
 # ------------------------------------------------------------------ counter-argument retrieval
 
 
@@ -201,6 +228,21 @@ def test_counter_retriever_bm25_is_the_rankers_own_output():
     assert len(top1) == 2
 
 
+def test_counter_retriever_never_returns_the_query_itself():
+    """A query that is one of the indexed texts (BM25 scores it best against itself) is ranked against the others
+    only: the same ranking as an index without it."""
+    cands = ["School uniforms stop bullying.", "School uniforms do not stop bullying at all.",
+             "Taxes fund public schools.", "Bullying happens with or without uniforms."]
+    out = argsim.CounterRetriever("bm25").index(cands).retrieve([cands[0], " " + cands[0] + "\n"], k=4)
+    without = argsim.CounterRetriever("bm25").index(cands[1:], ids=["1", "2", "3"]).retrieve([cands[0]], k=4)
+    assert cands[0] not in out["candidate"].tolist() and len(out) == 6
+    for qi in (0, 1):
+        got = out[out["query_id"] == qi]
+        assert got["candidate_id"].tolist() == without["candidate_id"].tolist()
+        assert np.allclose(got["score"], without["score"])
+    assert argsim.CounterRetriever("bm25").index(cands[:1]).retrieve(cands[:1]).empty  # nothing else to rank
+
+
 def test_counter_retriever_evaluate_equals_the_metric_on_direct_scores(counterargs_corpus, data_dir):
     """accuracy@1 of `evaluate` = `argsim.accuracy_at_1` over the BM25 ranker's direct scores of the same pools."""
     from argsim.counter.core.run import dataset_points
@@ -210,7 +252,7 @@ def test_counter_retriever_evaluate_equals_the_metric_on_direct_scores(counterar
     points, pools, gold = dataset_points("validation", "sdoc", limit=25, data_dir=data_dir)
     scores = bm25_scores(points, pools)
     scored = {p.id: [(c.id, float(s)) for c, s in zip(pools[p.id], scores[p.id], strict=True)] for p in points}
-    assert got["points"] == 25
+    assert got["points"] == got.n == 25 and got.primary_metric == "accuracy_at_1"
     assert got["accuracy_at_1"] == pytest.approx(argsim.accuracy_at_1(scored, gold), abs=1e-12)
     frame = pd.DataFrame([(q, c, s) for q, cs in scored.items() for c, s in cs],
                          columns=["query", "candidate", "score"])
@@ -262,20 +304,24 @@ def test_summarize_minutes_equals_the_command(tmp_path):
     got = argsim.summarize_minutes(text, topic="待機児童対策", subtopic="保育所の整備", budget=40)
     assert "".join(got) == rec["summary"] and len(rec["summary"]) <= 40
     assert got == [s["sentence"] for s in sorted(rec["selected"], key=lambda s: s["index"])]
-    lead = argsim.summarize_minutes(text, budget=100, method="lead")  # key size 100 / 50 = 2 sentences
+    # key size 100 / 50 = 2 sentences
+    lead = argsim.summarize_minutes(text, budget=100, options=argsim.SummarizeOptions(method="lead"))
     assert lead == ["保育所の待機児童が増えています。", "本日は晴天です。"]
 
 
 def test_summarize_minutes_frames_equal_one_item_at_a_time(data_dir):
     items = argsim.load_dataset("minutes", split="single-testgs", data_dir=data_dir).head(4)
-    out = argsim.summarize_minutes(items, method="embedrank")
+    options = argsim.SummarizeOptions(method="embedrank")
+    out = argsim.summarize_minutes_frame(items, options=options)
     assert out["id"].tolist() == items["id"].tolist() and out["gold"].tolist() == items["summary"].tolist()
     for row, got in zip(items.itertuples(), out.itertuples(), strict=True):
         one = argsim.summarize_minutes(row.sentences, topic=row.main_topic, subtopic=row.sub_topic,
-                                       budget=row.length, method="embedrank")
+                                       budget=row.length, options=options)
         assert got.selected == one and got.summary == "".join(one)[:row.length] and len(got.summary) <= row.length
     with pytest.raises(ArgsimError, match="'sentences'"):
-        argsim.summarize_minutes(items.drop(columns=["sentences"]))
+        argsim.summarize_minutes_frame(items.drop(columns=["sentences"]))
+    with pytest.raises(ArgsimError, match="summarize_minutes_frame"):
+        argsim.summarize_minutes(items)
 
 
 def test_triplet_accuracy_and_rouge1_by_hand():

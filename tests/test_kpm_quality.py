@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -268,7 +269,7 @@ def test_mts_starts_from_a_sentence_transformers_folder(tiny, tmp_path):
     from argsim.config import RunConfig
 
     run = RunConfig(device="cpu", use_cache=False, quiet=True)
-    full, half = (get_encoder(str(tmp_path / "mts"), config=run.with_(precision=p)) for p in ("fp32", "bf16"))
+    full, half = (get_encoder(str(tmp_path / "mts"), config=replace(run, precision=p)) for p in ("fp32", "bf16"))
     assert half.precision == "bf16" and next(half.net.parameters()).dtype == torch.bfloat16
     a = train.arguments[:3]
     v32, v16 = (e.encode_statements([x.text for x in a], [x.topic for x in a], [x.stance for x in a])

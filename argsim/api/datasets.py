@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from argsim.config import SEED
 from argsim.errors import ArgsimError
 
 #: accepted names -> the canonical one
@@ -145,11 +146,11 @@ def _wikipedia_triplets(split: str | None, data_dir: str | Path | None) -> pd.Da
     unique: dict = {}
     for a in _articles(data_dir):
         unique.setdefault(a.title, a)
-    parts = split_articles(list(unique), seed=13)
+    parts = split_articles(list(unique), seed=SEED)
     frames = []
     for s in ([split] if split else list(TRIPLET_SPLITS)):
         prepared = prepare([unique[t] for t in parts[s]], level="top")
-        frames.append(pd.DataFrame(sentence_triplets(prepared, negatives="adjacent", seed=13)).assign(split=s))
+        frames.append(pd.DataFrame(sentence_triplets(prepared, negatives="adjacent", seed=SEED)).assign(split=s))
     return pd.concat(frames, ignore_index=True)
 
 

@@ -6,29 +6,45 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from argsim.config import RunConfig
+from argsim.engine.embedding import EmbedSpec
+
+if TYPE_CHECKING:
+    from argsim.backend.encoder import Encoder
 
 
-def encoder(model: str = "minilm", pooling: str | None = None, max_seq_length: int | None = None,
-            batch_size: int = 64, config: RunConfig | None = None):
-    """The backend encoder `model` (loaded once per process; see `argsim.backend.get_encoder`)."""
+def encoder(model: Any = "minilm", pooling: str | None = None, max_seq_length: int | None = None,
+            batch_size: int = 64, config: RunConfig | None = None) -> Encoder:
+    """The backend encoder `model`: a name or folder loaded once per process (`argsim.backend.get_encoder`), or a
+    model object (`argsim.backend.resolve.resolve_model`: an argsim `Encoder`, a `SentenceTransformer`)."""
     from argsim.backend import get_encoder
+    from argsim.backend.resolve import resolve_model
 
-    return get_encoder(model, pooling=pooling, max_seq_length=max_seq_length, batch_size=batch_size, config=config)
+    if isinstance(model, (str, Path)):
+        return get_encoder(str(model), pooling=pooling, max_seq_length=max_seq_length, batch_size=batch_size,
+                           config=config)
+    if pooling is not None or max_seq_length is not None:
+        from argsim.errors import ModelError
+
+        raise ModelError("pooling and max_seq_length apply to a model loaded by name or folder, not to a model "
+                         "object (set them on the object)")
+    return resolve_model(model, config, cross_encoder=False, batch_size=batch_size)
 
 
-def encode(texts: str | Sequence[str], model: str = "minilm", batch_size: int = 64, normalize: bool = False,
+def encode(texts: str | Sequence[str], model: Any = "minilm", batch_size: int = 64, normalize: bool = False,
            pooling: str | None = None, max_seq_length: int | None = None,
            config: RunConfig | None = None) -> np.ndarray:
     """Embed texts with a backend model; vectors are cached on disk, so a second call over the same texts is fast.
 
     Args:
         texts: A list of strings (or one string).
-        model: A registry name (`argsim models` lists them: minilm, e5-multilingual, ginza, ...) or a model
-            folder (sentence-transformers, transformers, or one that `argsim train ...` wrote).
+        model: A registry name (`argsim models` lists them: minilm, e5-multilingual, ginza, ...), a model
+            folder (sentence-transformers, transformers, or one that `argsim train ...` wrote), a Hugging Face id
+            in the local cache, or a model object (an argsim `Encoder`, a `SentenceTransformer`).
         batch_size: Texts per forward pass.
         normalize: L2-normalise each vector (then a dot product is the cosine).
         pooling: None (the model's own), or "mean", "cls", "cls-last4" for a plain transformer.
@@ -46,7 +62,10 @@ def encode(texts: str | Sequence[str], model: str = "minilm", batch_size: int = 
         >>> round(float(v[0] @ v[1]), 2)  # the cosine: the vectors are unit length
         0.48
     """
+    from argsim.io import check_texts
+
     single = isinstance(texts, str)
+    check_texts([texts] if single else texts, "texts")  # a lone surrogate: refused as the CLI's readers do
     enc = encoder(model, pooling, max_seq_length, batch_size, config)
     vectors = enc.encode([texts] if single else list(texts), normalize=normalize)
     return vectors[0] if single else vectors
@@ -65,23 +84,29 @@ class EmbedFileResult:
     seconds: float
 
 
-def embed_file(input: str | Path, out: str | Path, column: str = "text", id_column: str | None = None,
-               model: str = "minilm", pooling: str | None = None, max_seq_length: int | None = None,
-               batch_size: int = 64, normalize: bool = False, config: RunConfig | None = None) -> EmbedFileResult:
+def embed_file(input: str | Path, out: str | Path, spec: EmbedSpec | None = None,
+               config: RunConfig | None = None) -> EmbedFileResult:
     """Embed the texts of a file (CSV/TSV, JSONL/JSON or plain text) and save the vectors (`argsim embed`).
 
     Args:
-        input: The file; `column` holds the text (CSV/JSONL), plain text has one text a line.
+        input: The file; `spec.column` holds the text (CSV/JSONL), plain text has one text a line.
         out: A .npy (float32, input order), .csv (id, one column per dimension) or .parquet (id, vector) file.
-        column: The text column.
-        id_column: The column of each text's id for .csv/.parquet outputs (None: the 0-based row number).
-        model, pooling, max_seq_length, batch_size, normalize, config: as `encode`.
+        spec: What to embed with which model (`argsim.engine.embedding.EmbedSpec`: column, id_column (the ids of
+            .csv/.parquet rows; None: the 0-based row number), model, pooling, max_seq_length, batch_size,
+            normalize, as `encode`); None: the defaults.
+        config: The run options; None: the defaults.
 
     Returns:
         An `EmbedFileResult`.
+
+    Example:
+        >>> embed_file("texts.txt", "vectors.npy", EmbedSpec(model="minilm"))  # doctest: +SKIP
     """
     from argsim.errors import InputError
     from argsim.io import read_records, read_texts, warn_duplicate_ids, write_vectors
+
+    spec = spec or EmbedSpec()
+    column, id_column = spec.column, spec.id_column
 
     input, out = Path(input), Path(out)
     texts = read_texts(input, column=column)
@@ -94,9 +119,35 @@ def embed_file(input: str | Path, out: str | Path, column: str = "text", id_colu
                                   "holds the vectors alone (row i = text i)")
         ids = [str(r[id_column]) for r in read_records(input, required=[column, id_column])]
         warn_duplicate_ids(ids, input, id_column)
-    enc = encoder(model, pooling, max_seq_length, batch_size, config)
+    enc = encoder(spec.model, spec.pooling, spec.max_seq_length, spec.batch_size, config)
     start = time.perf_counter()
-    vectors = enc.encode(texts, normalize=normalize)
+    if out.suffix.lower() == ".npy" and len(texts) > STREAM_ROWS:
+        shape = _stream_npy(enc, texts, out, spec.normalize)
+        return EmbedFileResult(len(texts), out, shape, enc.name, enc.device, enc.precision,
+                               time.perf_counter() - start)
+    vectors = enc.encode(texts, normalize=spec.normalize)
     seconds = time.perf_counter() - start
     write_vectors(out, vectors, ids)
     return EmbedFileResult(len(texts), out, tuple(vectors.shape), enc.name, enc.device, enc.precision, seconds)
+
+
+#: texts encoded at a time when a long file is embedded into .npy (the matrix is written as it is computed)
+STREAM_ROWS = 50_000
+
+
+def _stream_npy(enc, texts: list[str], out: Path, normalize: bool) -> tuple[int, int]:
+    """Encode `texts` STREAM_ROWS at a time straight into the .npy file (written atomically): memory holds one
+    chunk of vectors, not the whole matrix."""
+    from argsim.io import atomic_path
+
+    with atomic_path(out) as tmp, open(tmp, "wb") as fh:
+        dim = 0
+        for start in range(0, len(texts), STREAM_ROWS):
+            vectors = np.ascontiguousarray(enc.encode(texts[start:start + STREAM_ROWS], normalize=normalize),
+                                           dtype=np.float32)
+            if start == 0:
+                dim = int(vectors.shape[1])
+                np.lib.format.write_array_header_1_0(fh, {"descr": np.lib.format.dtype_to_descr(vectors.dtype),
+                                                          "fortran_order": False, "shape": (len(texts), dim)})
+            fh.write(vectors.tobytes())
+    return len(texts), dim

@@ -61,8 +61,10 @@ class ArgsimCommand(TyperCommand):
     def invoke(self, ctx):
         import time
 
+        from argsim.cli.global_options import check_global_options
         from argsim.cli.params import check_inputs_and_outputs
 
+        check_global_options(ctx)  # a global option the command does not use: one line, exit 2
         check_inputs_and_outputs(ctx)
         start = time.time() - 1  # file times have coarse resolution on some file systems
         try:
@@ -105,6 +107,12 @@ class ArgsimGroup(TyperGroup):
         except Exception as exc:
             import os
 
+            from argsim.errors import environment_problem
+
+            problem = environment_problem(exc)  # a full disk, a read-only folder, no home folder: one line, exit 2
+            if problem is not None and type(exc).__module__.split(".")[0] not in ("click", "typer"):
+                err_console.print(f"[bold red]error:[/] {escape(problem)}", highlight=False, soft_wrap=True)
+                raise typer.Exit(2) from None
             if type(exc).__module__.split(".")[0] in ("click", "typer") or os.environ.get("ARGSIM_DEBUG"):
                 raise  # click's own control flow; ARGSIM_DEBUG=1 (the test suite sets it): the full traceback
             text = str(exc).strip().splitlines()

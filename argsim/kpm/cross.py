@@ -26,8 +26,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
+from argsim.backend.registry import get_cross_encoder, load_cross_encoder
 from argsim.data.argkp import KPMData
-from argsim.errors import ArgsimError, ModelError
+from argsim.errors import ArgsimError
 from argsim.options import setting
 
 CONTEXTS = ("none", "topic", "topic-stance")
@@ -94,7 +95,12 @@ def policy(cfg: CrossConfig):
 
 
 def is_cross_encoder(name: str | Path) -> bool:
-    """True for a folder that sentence-transformers saved as a CrossEncoder (its config's model_type)."""
+    """True for a folder that sentence-transformers saved as a CrossEncoder (its config's model_type), or a
+    `CrossEncoder` object."""
+    if not isinstance(name, (str, Path)):
+        from argsim.backend.resolve import is_cross_encoder_object
+
+        return is_cross_encoder_object(name)
     path = Path(name).expanduser() / ST_CONFIG
     if not path.is_file():
         return False
@@ -102,23 +108,6 @@ def is_cross_encoder(name: str | Path) -> bool:
         return json.loads(path.read_text(encoding="utf-8")).get("model_type") == "CrossEncoder"
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
         return False
-
-
-def load_cross_encoder(name: str, device: str = "cpu", max_length: int | None = None, num_labels: int | None = None):
-    """A CrossEncoder from a registry name, folder or Hugging Face id (the backend's resolution), checked first."""
-    from sentence_transformers import CrossEncoder
-
-    from argsim.backend.registry import HF_LOAD, MODELS, _quiet_libraries, check_model_folder, model_path
-
-    _quiet_libraries()
-    folder = model_path(name)
-    if name not in MODELS:
-        check_model_folder(folder)
-    try:
-        return CrossEncoder(str(folder), num_labels=num_labels, max_length=max_length, device=device,
-                            **HF_LOAD)
-    except (OSError, ValueError, KeyError) as exc:
-        raise ModelError(f"cannot load cross-encoder '{name}': {exc}") from None
 
 
 def score_pairs_of(model, data: KPMData, context: str, sep: str, batch_size: int = 64,
@@ -252,23 +241,13 @@ class CrossScorer:
 
     def __init__(self, folder: str | Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32",
                  runtime: dict | None = None) -> None:
-        from argsim.backend.device import cast_for_inference
-
         folder = Path(folder)
         meta_path = folder / CROSS_INFO
         meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
         self.context = meta.get("context", "none")
         self.precision = precision  # the precision it scores in (argsim.backend.device.inference_precision)
-        self.backend, self.quantize = "torch", "none"
-        if runtime is None:
-            self.model = cast_for_inference(load_cross_encoder(str(folder), device, meta.get("max_length")),
-                                            precision)
-        else:
-            from argsim.backend.runtime import ExportedCrossEncoder, exported_model
-
-            self.model = ExportedCrossEncoder(exported_model(folder, "logits", runtime, precision,
-                                                             build=lambda: _pipeline(folder, meta.get("max_length"))))
-            self.backend, self.quantize = runtime["backend"], runtime["quantize"]
+        self.model = get_cross_encoder(folder, device, precision, runtime, meta.get("max_length"))
+        self.backend, self.quantize = (runtime["backend"], runtime["quantize"]) if runtime else ("torch", "none")
         self.sep = meta.get("sep") or self.model.tokenizer.sep_token or "[SEP]"
         self.batch_size = batch_size
         self.name = folder.name
@@ -276,13 +255,3 @@ class CrossScorer:
     def score(self, data: KPMData, quiet: bool = True) -> dict[str, dict[str, float]]:
         """`{arg_id: {kp_id: P(match)}}` for every argument and each key point of its topic and stance."""
         return score_pairs_of(self.model, data, self.context, self.sep, self.batch_size, quiet)
-
-
-def _pipeline(folder: Path, max_length: int | None) -> tuple:
-    """The export pipeline of a saved CrossEncoder: its own forward's logits, its activation's name."""
-    from argsim.backend.runtime import logits_pipeline
-
-    model = load_cross_encoder(str(folder), "cpu", max_length).eval()
-    activation = type(model.activation_fn).__name__.lower()
-    return logits_pipeline(model, model.tokenizer, scores=lambda feats: model(feats)["scores"],
-                           activation=activation, max_length=model.max_length)

@@ -18,9 +18,10 @@ the same footing as a bi-encoder's cosine. Probabilities are stored to 6 decimal
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -31,7 +32,6 @@ from argsim.errors import ArgsimError
 Predictions = dict[str, dict[str, float]]
 COMBINES = ("zscore", "zlogit", "mean")
 LOGIT_CLIP = 1e-6
-_SCORERS: dict[tuple[str, str], object] = {}  # loaded cross-encoders, once per process
 
 
 def check_weights(models: Sequence[str], weights: Sequence[float] | None) -> list[float]:
@@ -92,14 +92,24 @@ def combine_predictions(parts: Sequence[Predictions], weights: Sequence[float] |
     return out
 
 
-def score_model(data: KPMData, model: str, config=None, arg_template: str = "{text}",
+def score_model(data: KPMData, model: str | Any, config=None, arg_template: str = "{text}",
                 kp_template: str = "{text}", engine: Engine | None = None) -> Predictions:
     """`{arg_id: {kp_id: score}}` of one model: a cross-encoder folder (its sigmoid probability) or any backend
-    encoder (cosine; MTS takes topic and stance itself, plain encoders the templates), its embedding on `engine`
-    (None: this process). A cross-encoder scores in this process on every engine: each pair is one forward pass
-    of the pair (nothing to cache or share), and on a CPU machine its torch threads already use every core."""
+    encoder (cosine; MTS takes topic and stance itself, plain encoders the templates), or a model object that
+    `argsim.backend.resolve.resolve_model` takes (a `CrossEncoder` scores (argument, key point) text pairs); the
+    embedding runs on `engine` (None: this process). A cross-encoder scores in this process on every engine: each
+    pair is one forward pass of the pair (nothing to cache or share), and on a CPU machine its torch threads already
+    use every core."""
     from argsim.kpm.cross import is_cross_encoder
 
+    if not isinstance(model, (str, Path)):  # an object: an Encoder, a SentenceTransformer or a CrossEncoder
+        from argsim.backend.resolve import PairScorer, resolve_model
+        from argsim.kpm.scoring import pair_predictions, score_key_points
+
+        scorer = resolve_model(model, config)
+        if isinstance(scorer, PairScorer):
+            return pair_predictions(data, scorer)
+        return score_key_points(data, scorer, arg_template, kp_template, engine)
     if is_cross_encoder(model):
         from argsim.backend.device import inference_precision, resolve_device
         from argsim.backend.registry import runtime_spec
@@ -109,11 +119,9 @@ def score_model(data: KPMData, model: str, config=None, arg_template: str = "{te
         cfg = config or RunConfig()
         runtime = runtime_spec(cfg)  # --backend onnx|openvino: the cross-encoder's logits in that runtime
         device = resolve_device(cfg.device) if runtime is None else "cpu"
-        key = (str(model), device, inference_precision(cfg.precision, device),
-               json.dumps(runtime, sort_keys=True, default=str))
-        if key not in _SCORERS:
-            _SCORERS[key] = CrossScorer(model, device=device, precision=key[2], runtime=runtime)
-        return _SCORERS[key].score(data, quiet=cfg.quiet)
+        scorer = CrossScorer(model, device=device, precision=inference_precision(cfg.precision, device),
+                             runtime=runtime)  # its model loaded once per process (get_cross_encoder)
+        return scorer.score(data, quiet=cfg.quiet)
     from argsim.backend import get_encoder
     from argsim.kpm.scoring import score_key_points
 

@@ -9,12 +9,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
+from argsim.config import SEED
 from argsim.errors import InputError
 from argsim.minutes.mmr import MMRWeights, compose, key_size, select_embedrank, select_paper
 from argsim.minutes.text import clean_lines, split_sentences, strip_noise
+from argsim.options import setting
 
 METHODS = ("embedrank-paper", "embedrank", "lead", "random")
 ITEM_SETS = ("ntcir14", "poliinfo2")
@@ -32,13 +35,35 @@ class MinutesItem:
 
 
 @dataclass(frozen=True)
-class SummarizeOptions:
-    method: str = "embedrank-paper"
-    weights: MMRWeights = MMRWeights()
-    beta: float = 0.5
-    chars_per_key: int = 50
-    cap: str = "fit"
-    seed: int = 13
+class SummarizeOptions(MMRWeights):
+    """How `summarize_items` picks sentences: the Eq. 6 weights (`MMRWeights`: k, m, s) and the rest; the
+    options of `argsim summarize minutes` and the `options` of `argsim.summarize_minutes`.
+
+    Args:
+        k, m, s: the Eq. 6 weights of the key, the topic and the subtopic similarity (`MMRWeights`).
+        method: embedrank-paper (Eq. 6), embedrank (normalised MMR with `beta`), lead or random.
+        beta: embedrank's relevance/diversity trade-off.
+        chars_per_key: the key size is the budget divided by this (Eq. 7).
+        cap: fit (skip sentences that overflow the budget) or truncate (cut the text).
+        seed: the random baseline's seed.
+
+    Example:
+        >>> SummarizeOptions(method="lead").weights
+        MMRWeights(k=0.2, m=0.3, s=0.5)
+    """
+
+    method: Literal["embedrank-paper", "embedrank", "lead", "random"] = setting(
+        "embedrank-paper", "embedrank-paper (Eq. 6), embedrank (normalised MMR, beta), lead or random.")
+    beta: float = setting(0.5, "embedrank: relevance/diversity trade-off.", min=0, max=1)
+    chars_per_key: int = setting(50, "Key size = budget / this (Eq. 7).", min=1)
+    cap: Literal["fit", "truncate"] = setting("fit", "fit: skip sentences that overflow the budget; truncate: cut "
+                                                     "the text.")
+    seed: int = setting(SEED, "Seed of the random baseline (the global --seed).", cli=False)
+
+    @property
+    def weights(self) -> MMRWeights:
+        """The Eq. 6 weights alone."""
+        return MMRWeights(self.k, self.m, self.s)
 
 
 def _clean_sentences(sentences: Sequence[str]) -> list[str]:
@@ -120,6 +145,7 @@ def summarize_items(items: Sequence[MinutesItem], encoder=None, options: Summari
         vec_of = dict(zip(texts, vecs, strict=True))
     rng = np.random.default_rng(options.seed)
     out = []
+    cut: list[str] = []  # items whose summary is a sentence cut at the budget (no whole sentence fitted)
     for it in track(items, "summarising", enabled=not quiet):
         n = key_size(it.budget, options.chars_per_key)
         lengths = [len(s) for s in it.sentences]
@@ -142,11 +168,29 @@ def summarize_items(items: Sequence[MinutesItem], encoder=None, options: Summari
         if not chosen and it.sentences:
             fallback = 0 if options.method in ("lead", "random") else _best_single(it, vec_of, options)
         summary = compose(it.sentences, chosen, it.budget, options.cap, fallback)
+        if fallback is not None and len(it.sentences[fallback]) > it.budget:
+            cut.append(it.id)
         out.append({"id": it.id, "budget": it.budget, "key_size": n, "summary": summary, "gold": it.gold,
                     "selected": [{"index": i, "sentence": it.sentences[i], "score": round(sc, 6), "rank": r + 1}
                                  for r, (i, sc) in enumerate(chosen)],
                     "n_sentences": len(it.sentences), **({"meta": it.meta} if it.meta else {})})
+    if cut:
+        warn_cut(cut, items)
     return out
+
+
+def warn_cut(cut: list[str], items: Sequence[MinutesItem]) -> None:
+    """One warning line for the items whose summary is one sentence cut at the character budget (no whole
+    sentence fitted, so `fit` could not skip what overflows), naming text that has no Japanese sentence ends
+    (English text is one long "sentence" to the Japanese sentence splitter, cut mid-word)."""
+    from argsim.errors import examples, warn
+
+    by_id = {it.id: it for it in items}
+    unsplit = [i for i in cut if all(not any(c in s for c in "。！？") for s in by_id[i].sentences)]
+    hint = (f"; {len(unsplit)} of them hold no Japanese sentence end (。！？): the summarizer splits Japanese "
+            "sentences only, so such text is cut mid-word" if unsplit else "")
+    warn(f"{len(cut)} of {len(items)} items: no whole sentence fits the budget, so the summary is the best "
+         f"sentence cut at the budget ({examples(cut)}){hint}")
 
 
 def _lead(lengths: Sequence[int], n: int, budget: int | None) -> list[tuple[int, float]]:

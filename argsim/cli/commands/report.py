@@ -1,5 +1,5 @@
 """`argsim report`: show every bench/results/*.json as tables; `--readme` refreshes the README's table of argsim
-vs the papers, `--full` writes every row (docs/results.md)."""
+vs the papers, `--full` writes every row (docs/results.md), `--html` one self-contained HTML page."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from argsim.cli.groups import console
-from argsim.cli.params import OUT_FILE
+from argsim.cli.params import OUT_FILE, out_file
 
 
 def register(app: typer.Typer) -> None:
@@ -28,8 +28,13 @@ def report(
     markdown: Annotated[bool, typer.Option(help="Print markdown instead of rich tables.")] = False,
     conditions: Annotated[bool, typer.Option(help="Add a column with each row's timing conditions (CPU, its flags, "
                                                 "cores, threads, load average; the row's env).")] = False,
+    html: Annotated[Path | None, typer.Option(
+        callback=out_file(".html"), help="Also write the results as one self-contained HTML page (`argsim evaluate` "
+                                         "rows as its leaderboard and charts, other tasks as tables).")] = None,
 ) -> None:
     """Render the committed results files (the one schema shared by every benchmark and evaluation)."""
+    from argsim.errors import ArgsimError, did_you_mean
+    from argsim.paths import results_dir
     from argsim.report import (
         COLUMNS,
         _fmt,
@@ -40,7 +45,19 @@ def report(
         write_full_results,
     )
 
-    results = [r for r in load_all() if task is None or r["task"] == task]
+    everything = load_all()
+    results = [r for r in everything if task is None or r["task"] == task]
+    if not results and readme is None and full is None:  # nothing would be printed: say why, exit 2
+        names = [r["task"] for r in everything]
+        if task is not None and names:
+            raise ArgsimError(f"no results for task '{task}'{did_you_mean(task, names)}: the tasks under "
+                              f"{results_dir()} are {', '.join(names)}")
+        raise ArgsimError(f"no results files under {results_dir()} (the evaluation commands' --task writes them)")
+    empty = [r["task"] for r in results if not r["rows"]]
+    if empty:
+        from argsim.errors import examples, warn
+
+        warn(f"{len(empty)} results file(s) hold no rows ({examples(empty)})")
     for res in results:
         if markdown:
             console.print(markdown_table(res, conditions=conditions), markup=False, highlight=False)
@@ -58,3 +75,8 @@ def report(
         console.print(f"{readme}: {'updated' if changed else 'already up to date'}")
     if full is not None:
         console.print(f"{write_full_results(full)}: written")
+    if html is not None:
+        from argsim.benchmarks.evaluate_view import results_html
+        from argsim.io import write_text
+
+        console.print(f"{write_text(html, results_html(results))}: written")
