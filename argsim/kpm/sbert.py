@@ -283,15 +283,18 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
                               select=f"eval_{evaluator.name}_strict_map" if evaluator is not None else None,
                               disable_tqdm=quiet, dataloader_drop_last=False, **extra)
         is_main = trainer.is_world_process_zero()
-    return _finish(model, out, cfg, train, rows, run, steps_per_epoch, start, placement, budget, is_main)
+    return _finish(model, out, cfg, train, rows, run, (steps_per_epoch, start), (placement, budget), is_main)
 
 
-def _finish(model, out: Path, cfg: SbertConfig, train: KPMData, rows: dict, run: dict,
-            steps_per_epoch: int, start: float, placement, budget, is_main: bool) -> dict:
+def _finish(model, out: Path, cfg: SbertConfig, train: KPMData, rows: dict, run: dict, timing: tuple[int, float],
+            where: tuple, is_main: bool) -> dict:
+    """The training info (`timing`: steps per epoch, start time; `where`: placement, budget); rank 0 saves the
+    model (or its adapter), the info and the run's records."""
     from argsim.io import write_json
     from argsim.measure import peak_memory_mb
     from argsim.training.record import data_hash, train_config, write_records
 
+    (steps_per_epoch, start), (placement, budget) = timing, where
     seconds = time.perf_counter() - start
     steps = run["steps"]
     info = {"method": "sbert", "config": asdict(cfg), "train": train.name, "pairs": len(next(iter(rows.values()))),
