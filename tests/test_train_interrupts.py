@@ -168,8 +168,14 @@ def test_a_signal_saves_a_checkpoint_that_resume_continues(case, sig, assets, tm
     assert (out / "train_config.json").is_file()
 
 
-def test_resume_from_a_checkpoint_made_on_other_data_is_refused(assets, tmp_path):
+def test_resume_from_a_checkpoint_made_on_other_data_or_architecture_is_refused(assets, tmp_path):
+    from argsim.thematic.train import ThematicTrainConfig, train_bilstm
+
     out = tmp_path / "m"
     bilstm(out, assets["bilstm"], False)
     with pytest.raises(ArgsimError, match="trained on other data"):
         bilstm(out, assets["bilstm"], True, rows=tiny_triplets(28))
+    wider = ThematicTrainConfig(hidden=12, attention=4, batch_size=4, epochs=2, seed=5,
+                                word_vectors=str(assets["bilstm"]))
+    with pytest.raises(ArgsimError, match="trained on other architecture"):
+        train_bilstm(tiny_triplets(32), out, wider, log=lambda *_: None, placement=_cpu(), budget=Budget(resume=True))
