@@ -7,10 +7,10 @@ The Python API takes and returns plain lists, pandas DataFrames and numpy arrays
     (2, 384)
 
 Public names (see docs/python-api.md): `load_dataset`, `encode`, `KeyPointMatcher`, `CounterRetriever`,
-`cluster_sentences`, `summarize_minutes` (with its `SummarizeOptions`), `evaluate` (every task's benchmark as a
-DataFrame), the metrics `kpa_map`, `accuracy_at_1`, `triplet_accuracy`, `rouge1`, `RunConfig` (device, seed, cache
-folder, ... of a run) and `mteb_tasks` (argsim's tasks as MTEB task objects; needs the `mteb` extra). They load on
-first use: `import argsim` itself imports neither torch nor pandas.
+`cluster_sentences`, `summarize_minutes` / `summarize_minutes_frame` (with their `SummarizeOptions`), `evaluate`
+(every task's benchmark as a DataFrame), the metrics `kpa_map`, `accuracy_at_1`, `triplet_accuracy`, `rouge1`,
+`RunConfig` (device, seed, cache folder, ... of a run) and `mteb_tasks` (argsim's tasks as MTEB task objects; needs
+the `mteb` extra). They load on first use: `import argsim` itself imports neither torch nor pandas.
 
 Importing argsim changes nothing global: offline use (HF_HUB_OFFLINE=1) is the environment's choice (the Makefile
 and the tests set it); the `argsim` command itself sets TOKENIZERS_PARALLELISM=false unless it is set.
@@ -31,6 +31,7 @@ _EXPORTS = {
     "CounterRetriever": "argsim.api.counter",
     "cluster_sentences": "argsim.api.thematic",
     "summarize_minutes": "argsim.api.minutes",
+    "summarize_minutes_frame": "argsim.api.minutes",
     "kpa_map": "argsim.api.metrics",
     "accuracy_at_1": "argsim.api.metrics",
     "triplet_accuracy": "argsim.api.metrics",
@@ -43,7 +44,7 @@ _EXPORTS = {
 
 __all__ = ["CounterRetriever", "KeyPointMatcher", "RunConfig", "SummarizeOptions", "__version__", "accuracy_at_1",
            "cluster_sentences", "encode", "evaluate", "kpa_map", "load_dataset", "mteb_tasks", "rouge1",
-           "summarize_minutes", "triplet_accuracy"]
+           "summarize_minutes", "summarize_minutes_frame", "triplet_accuracy"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from argsim.api.counter import CounterRetriever
@@ -52,7 +53,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from argsim.api.evaluate import evaluate
     from argsim.api.kpm import KeyPointMatcher
     from argsim.api.metrics import accuracy_at_1, kpa_map, rouge1, triplet_accuracy
-    from argsim.api.minutes import summarize_minutes
+    from argsim.api.minutes import summarize_minutes, summarize_minutes_frame
     from argsim.api.thematic import cluster_sentences
     from argsim.config import RunConfig
     from argsim.evaluation.mteb_tasks import mteb_tasks

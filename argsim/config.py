@@ -35,7 +35,9 @@ def default_data_dir() -> Path:
         return Path(env)
     from platformdirs import user_data_dir
 
-    return Path(user_data_dir("argsim")) / "data"
+    # expanduser: without a home folder platformdirs returns "~/..." (a folder named "~" in the working
+    # directory); Path.expanduser then raises, which the CLI names in one line
+    return Path(user_data_dir("argsim")).expanduser() / "data"
 
 
 def default_cache_dir() -> Path:
@@ -43,7 +45,7 @@ def default_cache_dir() -> Path:
     from platformdirs import user_cache_dir
 
     env = os.environ.get("ARGSIM_CACHE_DIR")
-    return Path(env) if env else Path(user_cache_dir("argsim")) / "embeddings"
+    return Path(env) if env else Path(user_cache_dir("argsim")).expanduser() / "embeddings"
 ENGINES = ("local", "ray")
 DEVICES = ("auto", "cpu", "cuda", "mps")
 #: the one default seed of every sampler, split and initialiser (the global `--seed`)

@@ -53,8 +53,12 @@ def match_examples(folder: Path | None = None, model: str | None = None,
         config: the run options; None: the defaults.
 
     Returns:
-        One `BestMatch` per argument.
+        One `BestMatch` per argument; `matched` says whether its score reaches the model's threshold
+        (`argsim.kpm.threshold`), else no key point fits it.
     """
+    from argsim.kpm.threshold import model_threshold
+
     folder = demo_folder() if folder is None else folder
     data = load_kpm_files(folder / "arguments.csv", folder / "key_points.csv", name="demo")
-    return best_matches(data, score_key_points(data, get_encoder(model or default_model(), config=config)))
+    model = model or default_model()
+    return best_matches(data, score_key_points(data, get_encoder(model, config=config)), model_threshold(model)[0])

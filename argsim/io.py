@@ -92,6 +92,35 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
             tmp_path.unlink()
 
 
+@contextmanager
+def folder_lock(folder: str | Path) -> Iterator[None]:
+    """Hold an exclusive lock on `folder` (an advisory `flock` on the folder itself: no lock file is left) while a
+    read-modify-write of a file in it runs, so two argsim processes merging into one file (a results file) take
+    turns instead of one losing the other's rows. Where locking is not supported it does nothing.
+
+    Example:
+        >>> with folder_lock("."):
+        ...     pass
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        import fcntl
+
+        fd = os.open(folder, os.O_RDONLY)
+    except (ImportError, OSError):  # pragma: no cover - not POSIX, or a folder that cannot be opened
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:  # pragma: no cover - a file system without flock
+            pass
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 def check_output_path(path: str | Path, kind: str = "file", suffixes: Sequence[str] = ()) -> Path:
     """Fail early (InputError, one line) unless `path` can be written as a `kind` ('file' or 'folder').
 

@@ -24,7 +24,7 @@ from typing import Any
 from argsim.config import RunConfig
 from argsim.errors import ArgsimError
 from argsim.evaluation.record import Evaluation
-from argsim.io import read_json, write_json
+from argsim.io import folder_lock, read_json, write_json
 from argsim.measure import peak_memory_mb, timed, usable_cores  # noqa: F401 -- re-exported (callers import them from here)
 from argsim.paths import results_dir
 from argsim.version import __version__
@@ -252,8 +252,15 @@ def write_results(task: str, rows: list[ResultRow | dict], command: str | None =
             d["extra"] = extra
             d["env"] = {**d["env"], "conditions": {**(d["env"].get("conditions") or {}), **moved}}
         new_rows.append(d)
+    if not merge:
+        return _write_results_file(path, task, new_rows, [], command)
+    with folder_lock(path.parent):  # another process merging into the same file waits: no rows are lost
+        return _merge_results_file(path, task, new_rows, command)
+
+
+def _merge_results_file(path: Path, task: str, new_rows: list[dict], command: str) -> Path:
     commands: list[str] = []
-    if merge and path.exists():
+    if path.exists():
         from argsim.schemas import ResultsFile, validate
 
         old = read_json(path)
@@ -261,6 +268,10 @@ def write_results(task: str, rows: list[ResultRow | dict], command: str | None =
         seen = {row_key(r) for r in new_rows}
         new_rows = [r for r in old.get("rows", []) if row_key(r) not in seen] + new_rows
         commands = list(old.get("commands") or ([old["command"]] if old.get("command") else []))
+    return _write_results_file(path, task, new_rows, commands, command)
+
+
+def _write_results_file(path: Path, task: str, new_rows: list[dict], commands: list[str], command: str) -> Path:
     for c in [r["command"] for r in new_rows if r.get("command")] + [command]:
         if c not in commands and any(r.get("command") == c for r in new_rows):
             commands.append(c)

@@ -183,6 +183,22 @@ def test_fit_checks_its_arguments():
         argsim.KeyPointMatcher(["minilm", "minilm"], weights=[1.0])
 
 
+def test_fit_trains_the_recipe_it_is_given_into_the_work_folder(tmp_path, monkeypatch):
+    """fit hands train_sbert the recipe with this matcher's model and the run's seed, and writes under the run's
+    work folder by default (the training itself: tests/test_kpm_train.py)."""
+    from argsim.kpm import sbert
+
+    seen = {}
+    monkeypatch.setattr(sbert, "train_sbert", lambda data, out, cfg, **kw: seen.update(out=out, cfg=cfg) or {})
+    pairs = pd.DataFrame({"arg_id": ["a", "a", "b", "b"], "key_point_id": ["k", "l", "k", "l"], "topic": ["t"] * 4,
+                          "stance": [1] * 4, "argument": ["x", "x", "y", "y"], "key_point": ["p", "q", "p", "q"],
+                          "label": [1, 0, 0, 1]})
+    config = argsim.RunConfig(seed=7, workdir=tmp_path)
+    matcher = argsim.KeyPointMatcher("minilm", config=config).fit(pairs, recipe=sbert.SbertConfig(epochs=2.0))
+    assert seen["out"] == tmp_path / "models" / "kpm-sbert" and matcher.models == [str(seen["out"])]
+    assert (seen["cfg"].model, seen["cfg"].seed, seen["cfg"].epochs) == ("minilm", 7, 2.0)
+
+
 # ------------------------------------------------------------------ counter-argument retrieval
 
 
@@ -296,14 +312,16 @@ def test_summarize_minutes_equals_the_command(tmp_path):
 def test_summarize_minutes_frames_equal_one_item_at_a_time(data_dir):
     items = argsim.load_dataset("minutes", split="single-testgs", data_dir=data_dir).head(4)
     options = argsim.SummarizeOptions(method="embedrank")
-    out = argsim.summarize_minutes(items, options=options)
+    out = argsim.summarize_minutes_frame(items, options=options)
     assert out["id"].tolist() == items["id"].tolist() and out["gold"].tolist() == items["summary"].tolist()
     for row, got in zip(items.itertuples(), out.itertuples(), strict=True):
         one = argsim.summarize_minutes(row.sentences, topic=row.main_topic, subtopic=row.sub_topic,
                                        budget=row.length, options=options)
         assert got.selected == one and got.summary == "".join(one)[:row.length] and len(got.summary) <= row.length
     with pytest.raises(ArgsimError, match="'sentences'"):
-        argsim.summarize_minutes(items.drop(columns=["sentences"]))
+        argsim.summarize_minutes_frame(items.drop(columns=["sentences"]))
+    with pytest.raises(ArgsimError, match="summarize_minutes_frame"):
+        argsim.summarize_minutes(items)
 
 
 def test_triplet_accuracy_and_rouge1_by_hand():

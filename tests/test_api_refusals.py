@@ -92,7 +92,9 @@ def test_unknown_topic_is_named_not_reported_as_no_labels(data_dir):
 
 def test_english_text_to_the_minutes_summarizer_is_warned(capsys):
     text = "This English utterance has no Japanese sentence end and is far longer than its small budget"
-    out = argsim.summarize_minutes(text, budget=20, method="lead")
+    from argsim.minutes.summarize import SummarizeOptions
+
+    out = argsim.summarize_minutes(text, budget=20, options=SummarizeOptions(method="lead"))
     assert len("".join(out)) <= 20
     err = capsys.readouterr().err
     assert "no whole sentence fits the budget" in err and "no Japanese sentence end" in err

@@ -166,6 +166,15 @@ def test_the_package_face():
     assert dir(argsim) == argsim.__all__ and "importlib" not in dir(argsim) and "TYPE_CHECKING" not in dir(argsim)
     assert argsim.__version__ == metadata.version("argsim")
     assert (PKG / "py.typed").is_file()
+    import inspect
+
+    untyped = []
+    for name in argsim.__all__:
+        obj = getattr(argsim, name)
+        funcs = [obj] if inspect.isfunction(obj) else [f for n, f in inspect.getmembers(obj, inspect.isfunction)
+                                                        if not n.startswith("_")] if inspect.isclass(obj) else []
+        untyped += [f"{name}.{f.__name__}" for f in funcs if "return" not in f.__annotations__]
+    assert untyped == []
 
 
 EVALUATORS = [p for p in modules("evaluation") if p.name not in ("record.py", "__init__.py")]

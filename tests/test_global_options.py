@@ -16,7 +16,7 @@ ROOT = typer.main.get_command(app)
 
 #: a value other than the default for each global option (valid on a CPU-only machine)
 VALUES = {"device": "cpu", "seed": "7", "quiet": None, "data_dir": "DIR", "cache_dir": "DIR/cache",
-          "no_cache": None, "precision": "fp32", "threads": "1", "backend": "onnx", "quantize": "int8",
+          "use_cache": None, "precision": "fp32", "threads": "1", "backend": "onnx", "quantize": "int8",
           "calibration": "FILE", "engine": "ray", "ray_address": "auto", "workdir": "DIR"}
 
 
@@ -34,7 +34,7 @@ COMMANDS = dict(leaves(ROOT))
 
 def test_the_declaration_names_real_commands_and_options():
     names = {p.name for p in ROOT.params}
-    assert set(UNUSED) <= set(COMMANDS) and set(ENGINE_COMMANDS) <= set(COMMANDS)
+    assert set(UNUSED) <= set(COMMANDS) | {"models"} and set(ENGINE_COMMANDS) <= set(COMMANDS)
     assert {o for opts in UNUSED.values() for o in opts} <= names
     assert set(VALUES) == names, "a new global option needs a value here (and a decision in UNUSED)"
 
@@ -65,7 +65,8 @@ def test_each_command_with_each_global_option(command, tmp_path, monkeypatch):
     assert isinstance(baseline.exception, Reached), baseline.stderr  # the command's own checks are reached
     unused = set(unused_options(command))
     for name, value in VALUES.items():
-        opt = next(p for p in ROOT.params if p.name == name).opts[0]
+        param = next(p for p in ROOT.params if p.name == name)
+        opt = param.secondary_opts[0] if name == "use_cache" else param.opts[0]  # --no-cache
         if value is not None:
             value = value.replace("DIR", str(tmp_path)).replace("FILE", str(tmp_path / "FILE"))
         argv = [opt, *([value] if value is not None else []), *command.split(), *required]
@@ -77,3 +78,8 @@ def test_each_command_with_each_global_option(command, tmp_path, monkeypatch):
         else:
             assert isinstance(result.exception, Reached) or "does not apply" not in result.stderr, (argv,
                                                                                                    result.stderr)
+
+
+def test_the_models_listing_refuses_what_it_does_not_use(tmp_path):
+    result = runner.invoke(app, ["--workdir", str(tmp_path), "--device", "cpu", "models"])
+    assert result.exit_code == 2 and "--device does not apply to `argsim models`" in result.stderr

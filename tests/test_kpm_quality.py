@@ -260,7 +260,7 @@ def test_mts_starts_from_a_sentence_transformers_folder(tiny, tmp_path):
     train, _ = tiny
     cfg = MTSConfig(model=str(tmp_path / "sbert"), epochs=1, max_batches=1, max_pos=4, max_neg=4, max_unmatched=1,
                     train_layers=2, pooling="mean", identity_init=True, out_dim=384)
-    info = train_mts(train, tmp_path / "mts", cfg, device="cpu", quiet=True)
+    info = train_mts(train, tmp_path / "mts", cfg, quiet=True)
     assert info["steps"] == 1
     saved = load_file(str(tmp_path / "mts" / "backbone" / "model.safetensors"))
     key = next(k for k in saved if k.endswith("word_embeddings.weight"))

@@ -96,3 +96,20 @@ def test_full_disk_ends_in_one_line_with_nothing_half_written(tmp_path, monkeypa
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "no space left on device" in lines[0]
     assert sorted(p.name for p in tmp_path.iterdir() if "out" in p.name) == []
+
+
+def test_no_home_folder_is_one_line(tmp_path, monkeypatch):
+    """HOME unset and no password entry: platformdirs would answer "~/.cache" (a folder named "~" here)."""
+    import pwd
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ARGSIM_DEBUG", raising=False)
+    monkeypatch.delenv("ARGSIM_CACHE_DIR", raising=False)
+    monkeypatch.delenv("HOME", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(pwd, "getpwuid", lambda uid: (_ for _ in ()).throw(KeyError(uid)))
+    (tmp_path / "t.txt").write_text("a text\n", encoding="utf-8")
+    result = runner.invoke(app, ["-q", "embed", "t.txt", "--out", "v.npy"])
+    assert result.exit_code == 2 and "no home folder" in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.txt"]  # no "~" folder, no output

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -20,10 +20,14 @@ import pandas as pd
 from argsim.config import RunConfig
 from argsim.errors import ArgsimError
 
+if TYPE_CHECKING:
+    from argsim.data.counterargs import Argument
+    from argsim.evaluation.record import Evaluation
+
 RETRIEVE_COLUMNS = ["query", "rank", "candidate", "score", "query_id", "candidate_id"]
 
 
-def _argument(aid: str, text: str, kind: str, number: int):
+def _argument(aid: str, text: str, kind: str, number: int) -> Argument:
     """A query (`point`) or candidate (`counter`) as the rankers take it; a point's first line is its conclusion
     when a blank line follows it (as in counterargs-18 and `argsim rank counterargs --input`)."""
     from argsim.data.counterargs import Argument, split_point_text
@@ -170,7 +174,7 @@ class CounterRetriever:
         return pd.DataFrame(rows, columns=RETRIEVE_COLUMNS)
 
     def evaluate(self, split: str = "test", setting: str = "sdoc", limit: int | None = None,
-                 sample: int | None = None, data_dir: str | Path | None = None):
+                 sample: int | None = None, data_dir: str | Path | None = None) -> Evaluation:
         """accuracy@1 and MRR of this ranker on counterargs-18 (each point ranked against its pool of `setting`),
         as `argsim rank counterargs` reports them (`argsim.evaluation.CounterArgumentEvaluator` with this
         ranker). The index is not used: the pools come from the dataset.

@@ -6,16 +6,19 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from argsim.config import RunConfig
 from argsim.engine.embedding import EmbedSpec
 
+if TYPE_CHECKING:
+    from argsim.backend.encoder import Encoder
+
 
 def encoder(model: Any = "minilm", pooling: str | None = None, max_seq_length: int | None = None,
-            batch_size: int = 64, config: RunConfig | None = None):
+            batch_size: int = 64, config: RunConfig | None = None) -> Encoder:
     """The backend encoder `model`: a name or folder loaded once per process (`argsim.backend.get_encoder`), or a
     model object (`argsim.backend.resolve.resolve_model`: an argsim `Encoder`, a `SentenceTransformer`)."""
     from argsim.backend import get_encoder
@@ -118,7 +121,33 @@ def embed_file(input: str | Path, out: str | Path, spec: EmbedSpec | None = None
         warn_duplicate_ids(ids, input, id_column)
     enc = encoder(spec.model, spec.pooling, spec.max_seq_length, spec.batch_size, config)
     start = time.perf_counter()
+    if out.suffix.lower() == ".npy" and len(texts) > STREAM_ROWS:
+        shape = _stream_npy(enc, texts, out, spec.normalize)
+        return EmbedFileResult(len(texts), out, shape, enc.name, enc.device, enc.precision,
+                               time.perf_counter() - start)
     vectors = enc.encode(texts, normalize=spec.normalize)
     seconds = time.perf_counter() - start
     write_vectors(out, vectors, ids)
     return EmbedFileResult(len(texts), out, tuple(vectors.shape), enc.name, enc.device, enc.precision, seconds)
+
+
+#: texts encoded at a time when a long file is embedded into .npy (the matrix is written as it is computed)
+STREAM_ROWS = 50_000
+
+
+def _stream_npy(enc, texts: list[str], out: Path, normalize: bool) -> tuple[int, int]:
+    """Encode `texts` STREAM_ROWS at a time straight into the .npy file (written atomically): memory holds one
+    chunk of vectors, not the whole matrix."""
+    from argsim.io import atomic_path
+
+    with atomic_path(out) as tmp, open(tmp, "wb") as fh:
+        dim = 0
+        for start in range(0, len(texts), STREAM_ROWS):
+            vectors = np.ascontiguousarray(enc.encode(texts[start:start + STREAM_ROWS], normalize=normalize),
+                                           dtype=np.float32)
+            if start == 0:
+                dim = int(vectors.shape[1])
+                np.lib.format.write_array_header_1_0(fh, {"descr": np.lib.format.dtype_to_descr(vectors.dtype),
+                                                          "fortran_order": False, "shape": (len(texts), dim)})
+            fh.write(vectors.tobytes())
+    return len(texts), dim

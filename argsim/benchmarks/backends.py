@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from argsim.config import RunConfig
+from argsim.config import SEED, RunConfig
 from argsim.errors import ArgsimError
 from argsim.options import setting
 
@@ -228,7 +228,7 @@ def run_backends_benchmark(options: BackendBenchOptions = BackendBenchOptions(),
         rows = []
         for name, r in results.items():
             backend, quantize, precision = next(v[1:] for v in VARIANTS if v[0] == name)
-            env = environment(seed=13, device="cpu", precision=precision, data_files=[train_csv, minutes_test])
+            env = environment(seed=SEED, device="cpu", precision=precision, data_files=[train_csv, minutes_test])
             env["conditions"] |= {"load_start": r["load_average_start"], "load_end": r["load_average_end"],
                                   "threads_timed": thread_counts, "threads_default": default}
             env |= {"backend": backend, "quantize": quantize}

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from argsim.config import RunConfig
+from argsim.config import SEED, RunConfig
 from argsim.errors import ArgsimError, warn
 
 METHOD, COMPARE_METHOD = "evaluate", "evaluate-compare"
@@ -111,7 +111,7 @@ TASKS: dict[str, Task] = {t.key: t for t in (
 # ---------------------------------------------------------------- statistics (pure)
 
 
-def bootstrap_draws(n_units: int, n_boot: int = N_BOOT, seed: int = 13) -> np.ndarray:
+def bootstrap_draws(n_units: int, n_boot: int = N_BOOT, seed: int = SEED) -> np.ndarray:
     """(n_boot, n_units) unit indices drawn with replacement: one draw set per task, shared by every model."""
     return np.random.default_rng(seed).integers(0, n_units, size=(n_boot, n_units))
 

@@ -85,7 +85,20 @@ def main() -> None:
     import os
 
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # the application's choice, not the library's
+    _terminate_as_interrupt()
     sys.exit(app())
+
+
+def _terminate_as_interrupt() -> None:
+    """SIGTERM (a scheduler's or `kill`'s stop) ends the run as Ctrl-C does: cleanup runs (no temporary file is
+    left, finished outputs are kept, `--resume` and the embedding cache continue), exit code 130, one line."""
+    import signal
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, interrupt)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from __future__ import annotations
 #: the options of model inference: device, numeric precision, threads, runtime, quantization
 MODEL = ("device", "precision", "threads", "backend", "quantize", "calibration")
 #: the embedding cache
-CACHE = ("cache_dir", "no_cache")
+CACHE = ("cache_dir", "use_cache")
 #: where bulk work runs
 ENGINE = ("engine", "ray_address")
 
@@ -25,6 +25,7 @@ UNUSED: dict[str, tuple[str, ...]] = {
     "data check": (*MODEL, *CACHE, *ENGINE, "seed"),
     "data kpm-folds": (*MODEL, *CACHE, *ENGINE),
     "models curve": (*MODEL, *CACHE, *ENGINE, "seed", "data_dir"),
+    "models": (*MODEL, *CACHE, *ENGINE, "seed", "data_dir"),  # the listing (the group's own callback)
     # a build passes --seed, --device, --precision and --data-dir to each training and evaluation it runs
     "models build": ("threads", "backend", "quantize", "calibration", *CACHE, *ENGINE),
 }
@@ -59,7 +60,10 @@ def check_global_options(ctx) -> None:
         if param.name in unused and root.get_parameter_source(param.name) == ParameterSource.COMMANDLINE:
             if root.params.get(param.name) == param.default:
                 continue  # the default said aloud changes nothing
-            raise UsageError(f"{param.opts[0]} does not apply to `argsim {command}`: {_why(param.name)}; leave it "
+            value = root.params.get(param.name)
+            given = param.secondary_opts[0] if value is False and getattr(param, "secondary_opts", None) \
+                else param.opts[0]
+            raise UsageError(f"{given} does not apply to `argsim {command}`: {_why(param.name)}; leave it "
                              "out")
 
 

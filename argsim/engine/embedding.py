@@ -157,15 +157,17 @@ def embed_local(path: Path, out: Path, spec: EmbedSpec, config=None, rows_per_sh
         ids = None
     enc = get_encoder(spec.model, pooling=spec.pooling, max_seq_length=spec.max_seq_length,
                       batch_size=spec.batch_size, config=config)
-    vectors = enc.encode(texts, normalize=spec.normalize)
     keys = text_keys(texts)
     ids = ids or [k.hex() for k in keys]
+    dim = 0
     with _staging(out) as tmp:
         for n, start in enumerate(range(0, len(texts), rows_per_shard)):
             stop = start + rows_per_shard
-            pq.write_table(shard_table(ids[start:stop], keys[start:stop], vectors[start:stop]),
-                           tmp / f"part-{n:05d}.parquet")
-        manifest = _manifest(spec, enc.cache_key, int(vectors.shape[1]), len(texts), "local", path)
+            # one shard's vectors at a time: memory is bounded by rows_per_shard, not by the file's length
+            vectors = enc.encode(texts[start:stop], normalize=spec.normalize)
+            dim = int(vectors.shape[1])
+            pq.write_table(shard_table(ids[start:stop], keys[start:stop], vectors), tmp / f"part-{n:05d}.parquet")
+        manifest = _manifest(spec, enc.cache_key, dim, len(texts), "local", path)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
 

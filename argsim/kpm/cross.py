@@ -150,7 +150,7 @@ def map_evaluator(gold: KPMData, context: str, sep: str, name: str = "dev", batc
         >>> ev(cross_encoder)["dev_strict_map"]  # doctest: +SKIP
         0.80...
     """
-    from argsim.kpm.st_evaluator import KPAMapEvaluator
+    from argsim.evaluation.kpa_map import KPAMapEvaluator
 
     return KPAMapEvaluator(gold, name=name, batch_size=batch_size,
                            score=lambda model: score_pairs_of(model, gold, context, sep, batch_size))
@@ -175,7 +175,7 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
 
     from argsim.settings import seed_everything
     from argsim.training import Budget, resolve_placement
-    from argsim.training.st import check_cadence, fit_st
+    from argsim.training.st import TrainRun, check_cadence, fit_st
 
     if cfg.context not in CONTEXTS:
         raise ArgsimError(f"unknown context '{cfg.context}': choose {', '.join(CONTEXTS)}")
@@ -193,10 +193,11 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
     if cfg.eval_every and dev is not None:
         evaluator = map_evaluator(dev, cfg.context, sep)
     start = time.perf_counter()
-    trainer, run = fit_st(model, rows, BinaryCrossEntropyLoss(model), out, placement, budget, policy(cfg),
-                          epochs=cfg.epochs, batch_size=cfg.batch_size, evaluator=evaluator,
-                          eval_every=cfg.eval_every, select=SELECTION_METRIC if evaluator is not None else None,
-                          quiet=quiet, dataloader_drop_last=False)
+    trainer, run = fit_st(model, rows, BinaryCrossEntropyLoss(model),
+                          TrainRun(out, placement, budget, policy(cfg), cfg.epochs, cfg.batch_size),
+                          evaluator=evaluator, eval_every=cfg.eval_every,
+                          select=SELECTION_METRIC if evaluator is not None else None, disable_tqdm=quiet,
+                          dataloader_drop_last=False)
     seconds = time.perf_counter() - start
     steps_per_epoch = math.ceil(len(rows["label"]) / (cfg.batch_size * budget.grad_accum * placement.processes))
     info = {"method": "kpm-cross", "config": asdict(cfg), "train": train.name, "pairs": len(rows["label"]),

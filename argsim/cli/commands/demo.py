@@ -30,6 +30,7 @@ def demo(ctx: typer.Context, model: Annotated[str | None, model_option(
     for col in ("arg", "argument", "best key point", "cosine"):
         table.add_column(col)
     for m in matches:
-        table.add_row(m.arg_id, m.argument, m.key_point, f"{m.score:.3f}")
+        fits = m.key_point if m.matched else f"none fits (best: {m.key_point})"
+        table.add_row(m.arg_id, m.argument, fits, f"{m.score:.3f}")
     console.print(table)
     console.print("Next: `argsim --help` (every command) and `argsim data check all` (the datasets under --data-dir).")

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import numpy as np
 
+from argsim.config import SEED
 from argsim.counter.core.evaluation import ranking_records
 from argsim.counter.core.registry import get_ranker
 from argsim.data.counterargs import SETTINGS, SPLITS, Argument, build_pools, load_counterargs
 from argsim.engine.base import Engine
-from argsim.errors import ArgsimError
+from argsim.errors import ArgsimError, did_you_mean
 from argsim.measure import peak_memory_mb, timed
 
 
@@ -66,14 +67,15 @@ def _coerce(value: str):
 
 
 def dataset_points(split: str, setting: str, limit: int | None = None, data_dir: str | Path | None = None,
-                   sample: int | None = None, seed: int = 13
+                   sample: int | None = None, seed: int = SEED
                    ) -> tuple[list[Argument], dict[str, list[Argument]], dict[str, str | None]]:
     """Points of a counterargs-18 split (the first `limit` in id order, or a seeded random `sample`), their
     pools and gold counters."""
     if split not in SPLITS:
-        raise ArgsimError(f"unknown split '{split}': choose one of {', '.join(SPLITS)}")
+        raise ArgsimError(f"unknown split '{split}'{did_you_mean(split, SPLITS)}: choose one of {', '.join(SPLITS)}")
     if setting not in SETTINGS:
-        raise ArgsimError(f"unknown setting '{setting}': choose one of {', '.join(SETTINGS)}")
+        raise ArgsimError(f"unknown setting '{setting}'{did_you_mean(setting, SETTINGS)}"
+                          f": choose one of {', '.join(SETTINGS)}")
     if limit is not None and sample is not None:
         raise ArgsimError("--limit and --sample both choose the points: give one of them")
     corpus = load_counterargs(data_dir)
@@ -160,7 +162,7 @@ def read_kept(out: str | Path, label: str, split: str, settings: Sequence[str]
 
 def rank_counterargs(method: str, settings: Sequence[str] = ("sdoc",), split: str = "test",
                      options: dict | None = None, top_k: int = 10, label: str | None = None,
-                     limit: int | None = None, sample: int | None = None, seed: int = 13,
+                     limit: int | None = None, sample: int | None = None, seed: int = SEED,
                      data_dir: str | Path | None = None, engine: Engine | None = None, precision: str = "auto",
                      user_file: str | Path | None = None, candidates: str = "all", out: str | Path | None = None,
                      kept: dict[str, list[dict]] | None = None, others: Sequence[dict] = (),

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from argsim.backend import load_word_vectors
 from argsim.backend.models import tokenize_en
+from argsim.config import SEED
 
 
 @lru_cache(maxsize=4)
@@ -19,7 +20,7 @@ def word_vectors(name: str = "glove50"):
     return load_word_vectors(name)
 
 
-def train_word2vec(out_dir: str | Path | None = None, dim: int = 50, epochs: int = 10, seed: int = 13,
+def train_word2vec(out_dir: str | Path | None = None, dim: int = 50, epochs: int = 10, seed: int = SEED,
                    data_dir: str | Path | None = None):
     """Skip-gram word2vec (gensim) on every point and counter of the training split; cached in word2vec's binary
     format (never a pickle) under `out_dir`, by default `<workdir>/models/counter` (see `argsim.paths`)."""

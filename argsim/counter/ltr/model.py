@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from argsim.config import SEED
 from argsim.counter.lexical.features import feature_count
 from argsim.errors import ArgsimError
 from argsim.extras import need
@@ -30,7 +31,7 @@ MODEL_FORMAT = "argsim-ltr-1"  # model.json: scaler (+ logistic regression) as n
 class LTRModel:
     """Scaler + classifier on the first 8 ('part') or all 20 ('full') features."""
 
-    def __init__(self, model: str = "logreg", features: str = "part", seed: int = 13) -> None:
+    def __init__(self, model: str = "logreg", features: str = "part", seed: int = SEED) -> None:
         if model not in ("logreg", "xgboost"):
             raise ValueError("model must be 'logreg' or 'xgboost'")
         self.model, self.features, self.seed = model, features, seed
