@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from argsim.data.catalog import DatasetInfo, Stat, dataset_dir, register_dataset
+from argsim.errors import InputError
 from argsim.io import read_text_file, regular_files, split_lines
 
 SPLITS = ("training", "validation", "test")
@@ -95,8 +96,8 @@ def read_argument(path: Path, root: Path) -> Argument:
     split, theme, debate, side, name = rel.parts
     m = _FILE_RE.match(name)
     if m is None or m.group(1) != side:
-        raise ValueError(f"{path}: not a counterargs-18 argument file name")
-    raw = path.read_text(encoding="utf-8")
+        raise InputError(path, "not a counterargs-18 argument file name")
+    raw = read_text_file(path).replace("\r\n", "\n").replace("\r", "\n")  # universal newlines
     kind = m.group(4)
     text = raw.strip()
     if kind == "point":

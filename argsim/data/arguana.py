@@ -1,0 +1,183 @@
+"""ArguAna as open-collection retrieval (Thakur et al., "BEIR: A Heterogeneous Benchmark for Zero-shot Evaluation
+of Information Retrieval Models", NeurIPS Datasets and Benchmarks 2021), rebuilt from counterargs-18.
+
+BEIR's (and MTEB's) ArguAna turns the best-counterargument task of Wachsmuth, Syed & Stein (ACL 2018) into retrieval
+over one collection: the queries are the 1,406 test points, the corpus holds points and counters of all three splits,
+the one relevant document of a query is the point's own counter, and a query's own id is removed from its results
+(`ignore_identical_ids`), because the points are in the corpus too. Ids are BEIR's::
+
+    {split}-{theme}-{initials of the debate folder's words}-{pro|con}{NN}{a|b}     a = point, b = counter
+
+e.g. `test-environment-aeghhgwpe-pro02a` for `test/environment/animals-environment-general-health-health-general-
+weight-philosophy-ethics/pro/pro02a-point.txt`. A text is the argument file's text with line breaks turned into
+spaces (BEIR's query text exactly).
+
+BEIR does not document which arguments enter its 8,674 documents. This near-replica takes (the reading chosen):
+every test counter (each is a query's relevant document), then one document per distinct text among all other
+points and counters (test first, then training, then validation, each in path order; a text that equals a test
+counter's text is not repeated). That gives 8,676 documents, two more than BEIR's 8,674. The 1,406 queries, their
+1,298 distinct texts and their shortest and longest lengths (251 and 5,500 characters) equal BEIR's. The five test
+points without a counter keep a qrel that names their absent `b` id, as in BEIR (MTEB counts 5 relevant ids
+missing from the corpus): those queries score 0 for every model. Further differences: BEIR's documents carry a
+`title` (the debate's idebate tags for some debates, empty for others) that the replica leaves out, and BEIR's
+corpus differs in a few texts (its longest document has 6,673 characters, the replica's 7,163).
+
+`split="validation"` is the same construction on training + validation for model selection: queries = validation
+points, corpus = training and validation arguments, and no text that occurs anywhere in the test split (1,143 of the
+2,590 distinct test texts also occur in training, so those arguments are left out; a validation point whose
+text or whose counter's text is a test text is no query). Its three points without a counter are no queries either.
+
+Example:
+    >>> data = load_arguana("test")                                         # doctest: +SKIP
+    >>> len(data.queries), len(data.corpus), data.qrels["test-environment-aeghhgwpe-pro02a"]  # doctest: +SKIP
+    (1406, 8676, {'test-environment-aeghhgwpe-pro02b': 1})
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from argsim.data.catalog import dataset_dir
+from argsim.data.counterargs import ARGS_DIR, Argument, CounterCorpus, load_counterargs_folder
+
+ARGUANA_SPLITS = ("test", "validation")
+#: BEIR's ArguAna counts (the figures the replica is compared with)
+BEIR_COUNTS = {"queries": 1406, "documents": 8674, "qrels": 1406, "missing_relevant": 5}
+_ORDER = {"test": 0, "training": 1, "validation": 2}
+
+
+def beir_id(arg: Argument) -> str:
+    """BEIR's id of an argument: `{split}-{theme}-{debate initials}-{side}{NN}{a|b}`.
+
+    Example:
+        >>> from argsim.data.counterargs import Argument
+        >>> a = Argument("x", "test", "sport", "house-would-ban-boxing", "con", 3, "point", "T", "B", "T\\n\\nB")
+        >>> beir_id(a)
+        'test-sport-hwbb-con03a'
+    """
+    initials = "".join(word[0] for word in arg.debate.split("-") if word)
+    return f"{arg.split}-{arg.theme}-{initials}-{arg.stance}{arg.number:02d}{'a' if arg.kind == 'point' else 'b'}"
+
+
+def beir_text(arg: Argument) -> str:
+    """BEIR's text of an argument: the file's text (stripped) with every line break turned into a space."""
+    return arg.text.replace("\r\n", "\n").replace("\n", " ")
+
+
+@dataclass(frozen=True)
+class ArguAnaData:
+    """Queries, corpus and qrels of one split of the ArguAna replica (every mapping in a fixed, stable order).
+
+    Attributes:
+        split: "test" (the BEIR replica) or "validation" (for model selection; never a test text).
+        queries: query id -> text (a point; its id is also a corpus id unless its text was kept under another id).
+        corpus: document id -> text.
+        qrels: query id -> {relevant document id: 1} (the point's own counter; it may be absent from the corpus,
+            as for the five test points without a counter).
+    """
+
+    split: str
+    queries: dict[str, str]
+    corpus: dict[str, str]
+    qrels: dict[str, dict[str, int]]
+
+    def head(self, limit: int | None) -> ArguAnaData:
+        """The first `limit` queries (and their qrels) with the whole corpus; None: all."""
+        if limit is None or limit >= len(self.queries):
+            return self
+        keep = list(self.queries)[:limit]
+        return ArguAnaData(self.split, {q: self.queries[q] for q in keep}, self.corpus,
+                           {q: self.qrels[q] for q in keep})
+
+    @property
+    def missing_relevant(self) -> list[str]:
+        """Relevant document ids that are not in the corpus (in BEIR: the counters of five test points)."""
+        return [d for rel in self.qrels.values() for d in rel if d not in self.corpus]
+
+
+def _collection(args: Iterable[Argument], kept_first: list[Argument], banned: set[str]) -> dict[str, str]:
+    """`kept_first` always, then one argument per distinct text not yet seen and not in `banned`."""
+    corpus = {beir_id(a): beir_text(a) for a in kept_first}
+    seen = set(corpus.values()) | banned
+    for a in sorted(args, key=lambda a: (_ORDER[a.split], a.id)):
+        text = beir_text(a)
+        if text not in seen:
+            seen.add(text)
+            corpus[beir_id(a)] = text
+    return corpus
+
+
+def build_arguana(corpus: CounterCorpus, split: str = "test") -> ArguAnaData:
+    """The replica's `split` built from a loaded counterargs-18 corpus (any subset of it works: tests pass a few
+    debates).
+
+    Args:
+        corpus: counterargs-18 arguments (`argsim.data.counterargs.load_counterargs`).
+        split: "test" (BEIR's construction) or "validation" (the same on training + validation, no test text).
+
+    Returns:
+        The `ArguAnaData` of the split.
+
+    Example:
+        >>> from argsim.data.counterargs import load_counterargs
+        >>> build_arguana(load_counterargs(), "validation").split                  # doctest: +SKIP
+        'validation'
+    """
+    if split not in ARGUANA_SPLITS:
+        raise ValueError(f"unknown ArguAna split '{split}': choose one of {', '.join(ARGUANA_SPLITS)}")
+    by_key = {a.pair_key: a for a in corpus.arguments if a.kind == "counter"}
+    if split == "test":
+        pool = [a for a in corpus.arguments if a.split in _ORDER]
+        counters = corpus.counters("test")
+        docs = _collection([a for a in pool if not (a.split == "test" and a.kind == "counter")], counters, set())
+        points = corpus.all_points("test")
+    else:
+        banned = {beir_text(a) for a in corpus.split("test")}
+        pool = [a for a in corpus.arguments if a.split in ("training", "validation")]
+        counters = [a for a in corpus.counters("validation") if beir_text(a) not in banned]
+        docs = _collection([a for a in pool if not (a.split == "validation" and a.kind == "counter")], counters,
+                           banned)
+        points = [p for p in corpus.all_points("validation") if beir_text(p) not in banned
+                  and p.pair_key in by_key and beir_id(by_key[p.pair_key]) in docs]
+    queries = {beir_id(p): beir_text(p) for p in points}
+    qrels = {beir_id(p): {beir_id(p)[:-1] + "b": 1} for p in points}
+    return ArguAnaData(split, queries, docs, qrels)
+
+
+def load_arguana(split: str = "test", data_dir: str | Path | None = None,
+                 themes: Iterable[str] | None = None) -> ArguAnaData:
+    """Load the replica's `split` from `<data_dir>/counterargs18` (None: `$ARGSIM_DATA` or the data folder).
+
+    Args:
+        split: "test" (the BEIR replica: 1,406 queries, 8,676 documents) or "validation" (queries = validation
+            points, corpus = training + validation arguments without any test text).
+        data_dir: the dataset root.
+        themes: keep only these idebate themes (a small replica for quick checks; None: all 15).
+
+    Returns:
+        The `ArguAnaData` of the split.
+
+    Example:
+        >>> data = load_arguana("test", themes=["sport"])                         # doctest: +SKIP
+        >>> sorted(data.qrels)[0]                                                  # doctest: +SKIP
+        'test-sport-...-con01a'
+    """
+    if split not in ARGUANA_SPLITS:
+        raise ValueError(f"unknown ArguAna split '{split}': choose one of {', '.join(ARGUANA_SPLITS)}")
+    corpus = _cached_corpus(dataset_dir("counterargs18", data_dir) / ARGS_DIR)
+    if themes is not None:
+        wanted = set(themes)
+        corpus = CounterCorpus([a for a in corpus.arguments if a.theme in wanted], root=corpus.root)
+    return build_arguana(corpus, split)
+
+
+_CORPORA: dict[Path, CounterCorpus] = {}
+
+
+def _cached_corpus(folder: Path) -> CounterCorpus:
+    """counterargs-18's arguments, read once per process and folder (13,532 small files)."""
+    if folder not in _CORPORA:
+        _CORPORA[folder] = load_counterargs_folder(folder)
+    return _CORPORA[folder]
