@@ -26,6 +26,8 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "load_dataset": "argsim.api.datasets",
     "encode": "argsim.api.encode",
+    "encode_query": "argsim.api.encode",
+    "encode_document": "argsim.api.encode",
     "KeyPointMatcher": "argsim.api.kpm",
     "CounterRetriever": "argsim.api.counter",
     "cluster_sentences": "argsim.api.thematic",
@@ -38,12 +40,13 @@ _EXPORTS = {
 }
 
 __all__ = ["CounterRetriever", "KeyPointMatcher", "RunConfig", "__version__", "accuracy_at_1", "cluster_sentences",
-           "encode", "kpa_map", "load_dataset", "rouge1", "summarize_minutes", "triplet_accuracy"]
+           "encode", "encode_document", "encode_query", "kpa_map", "load_dataset", "rouge1", "summarize_minutes",
+           "triplet_accuracy"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from argsim.api.counter import CounterRetriever
     from argsim.api.datasets import load_dataset
-    from argsim.api.encode import encode
+    from argsim.api.encode import encode, encode_document, encode_query
     from argsim.api.kpm import KeyPointMatcher
     from argsim.api.metrics import accuracy_at_1, kpa_map, rouge1, triplet_accuracy
     from argsim.api.minutes import summarize_minutes

@@ -13,17 +13,26 @@ from argsim.config import RunConfig
 
 
 def encoder(model: str = "minilm", pooling: str | None = None, max_seq_length: int | None = None,
-            batch_size: int = 64, config: RunConfig | None = None):  # noqa: ANN201 (argsim.backend.Encoder)
-    """The backend encoder `model` (loaded once per process; see `argsim.backend.get_encoder`)."""
+            batch_size: int = 64, config: RunConfig | None = None,
+            role: str | None = None):  # noqa: ANN201 (argsim.backend.Encoder)
+    """The backend encoder `model` (loaded once per process; see `argsim.backend.get_encoder`) for texts in `role`
+    (`Encoder.for_role`: a two-tower model's tower; refused without a role for such a model)."""
     from argsim.backend import get_encoder
 
-    return get_encoder(model, pooling=pooling, max_seq_length=max_seq_length, batch_size=batch_size, config=config)
+    return get_encoder(model, pooling=pooling, max_seq_length=max_seq_length, batch_size=batch_size,
+                       config=config).for_role(role)
 
 
 def encode(texts: str | Sequence[str], model: str = "minilm", batch_size: int = 64, normalize: bool = False,
            pooling: str | None = None, max_seq_length: int | None = None,
-           config: RunConfig | None = None) -> np.ndarray:
+           config: RunConfig | None = None, role: str | None = None) -> np.ndarray:
     """Embed texts with a backend model; vectors are cached on disk, so a second call over the same texts is fast.
+
+    Retrieval models may encode queries and documents differently (sentence-transformers' `encode_query` /
+    `encode_document`): `role="query"` for the texts that seek (a point), `role="document"` for the texts searched
+    (candidates). A one-tower model ignores the role (or applies its own prompt for it); a two-tower model (the
+    shipped `counter-bi-encoder`: a point tower and a candidate tower) needs it, and without one is refused
+    (ModelError): cosine over one tower's vectors for both sides is not what such a model scores.
 
     Args:
         texts: A list of strings (or one string).
@@ -34,6 +43,7 @@ def encode(texts: str | Sequence[str], model: str = "minilm", batch_size: int = 
         pooling: None (the model's own), or "mean", "cls", "cls-last4" for a plain transformer.
         max_seq_length: Truncate inputs to this many tokens (None: the model's limit).
         config: The run options (device, precision, cache folder, quiet); None: the defaults.
+        role: "query", "document" or None (see above); the vectors are cached per tower.
 
     Returns:
         A float32 array of shape (len(texts), dim), rows in input order; for one string, shape (dim,).
@@ -47,9 +57,27 @@ def encode(texts: str | Sequence[str], model: str = "minilm", batch_size: int = 
         0.48
     """
     single = isinstance(texts, str)
-    enc = encoder(model, pooling, max_seq_length, batch_size, config)
+    enc = encoder(model, pooling, max_seq_length, batch_size, config, role)
     vectors = enc.encode([texts] if single else list(texts), normalize=normalize)
     return vectors[0] if single else vectors
+
+
+def encode_query(texts: str | Sequence[str], model: str = "minilm", **options: object) -> np.ndarray:
+    """`encode(texts, model, role="query", ...)`: the texts that seek (sentence-transformers' name).
+
+    Example:
+        >>> q = argsim.encode_query(["Uniforms stop bullying."], model="counter-bi-encoder")  # doctest: +SKIP
+    """
+    return encode(texts, model, role="query", **options)
+
+
+def encode_document(texts: str | Sequence[str], model: str = "minilm", **options: object) -> np.ndarray:
+    """`encode(texts, model, role="document", ...)`: the texts searched (sentence-transformers' name).
+
+    Example:
+        >>> d = argsim.encode_document(["Bullies find other targets."], model="counter-bi-encoder")  # doctest: +SKIP
+    """
+    return encode(texts, model, role="document", **options)
 
 
 @dataclass
@@ -67,7 +95,8 @@ class EmbedFileResult:
 
 def embed_file(input: str | Path, out: str | Path, column: str = "text", id_column: str | None = None,
                model: str = "minilm", pooling: str | None = None, max_seq_length: int | None = None,
-               batch_size: int = 64, normalize: bool = False, config: RunConfig | None = None) -> EmbedFileResult:
+               batch_size: int = 64, normalize: bool = False, config: RunConfig | None = None,
+               role: str | None = None) -> EmbedFileResult:
     """Embed the texts of a file (CSV/TSV, JSONL/JSON or plain text) and save the vectors (`argsim embed`).
 
     Args:
@@ -75,7 +104,7 @@ def embed_file(input: str | Path, out: str | Path, column: str = "text", id_colu
         out: A .npy (float32, input order), .csv (id, one column per dimension) or .parquet (id, vector) file.
         column: The text column.
         id_column: The column of each text's id for .csv/.parquet outputs (None: the 0-based row number).
-        model, pooling, max_seq_length, batch_size, normalize, config: as `encode`.
+        model, pooling, max_seq_length, batch_size, normalize, config, role: as `encode`.
 
     Returns:
         An `EmbedFileResult`.
@@ -94,7 +123,7 @@ def embed_file(input: str | Path, out: str | Path, column: str = "text", id_colu
                                   "holds the vectors alone (row i = text i)")
         ids = [str(r[id_column]) for r in read_records(input, required=[column, id_column])]
         warn_duplicate_ids(ids, input, id_column)
-    enc = encoder(model, pooling, max_seq_length, batch_size, config)
+    enc = encoder(model, pooling, max_seq_length, batch_size, config, role)
     start = time.perf_counter()
     vectors = enc.encode(texts, normalize=normalize)
     seconds = time.perf_counter() - start

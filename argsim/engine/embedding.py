@@ -57,6 +57,7 @@ class EmbedSpec:
     normalize: bool = False
     device: str = "cpu"
     precision: str = "auto"  # --precision, resolved by each worker for its device (its identity then says so)
+    role: str | None = None  # query | document: the tower of a two-tower model (`Encoder.for_role`)
 
 
 def is_shard_folder(out: Path) -> bool:
@@ -150,7 +151,7 @@ def embed_local(path: Path, out: Path, spec: EmbedSpec, config=None, rows_per_sh
         texts = read_texts(path, column=spec.column)
         ids = None
     enc = get_encoder(spec.model, pooling=spec.pooling, max_seq_length=spec.max_seq_length,
-                      batch_size=spec.batch_size, config=config)
+                      batch_size=spec.batch_size, config=config).for_role(spec.role)
     vectors = enc.encode(texts, normalize=spec.normalize)
     keys = text_keys(texts)
     ids = ids or [k.hex() for k in keys]
@@ -181,7 +182,7 @@ class EmbedActor:
             torch.set_num_threads(1)  # one actor per CPU
         self.encoder = get_encoder(spec.model, pooling=spec.pooling, max_seq_length=spec.max_seq_length,
                                    batch_size=spec.batch_size, device=spec.device, precision=spec.precision,
-                                   config=RunConfig(use_cache=False, quiet=True))
+                                   config=RunConfig(use_cache=False, quiet=True)).for_role(spec.role)
 
     def __call__(self, batch):  # noqa: ANN001, ANN204 (pyarrow.Table -> pyarrow.Table)
         import pyarrow as pa
@@ -446,7 +447,8 @@ def import_shards(folder: str | Path, cache_dir: str | Path, chunk: int = 50_000
     pooling, length = manifest.get("pooling"), manifest.get("max_seq_length")
     if pooling is not None and not isinstance(pooling, str) or length is not None and not isinstance(length, int):
         raise InputError(folder / MANIFEST, "'pooling' must be a string and 'max_seq_length' an integer")
-    encoder = get_encoder(manifest["model"], pooling=pooling, max_seq_length=length, config=config)
+    encoder = get_encoder(manifest["model"], pooling=pooling, max_seq_length=length,
+                          config=config).for_role(manifest.get("role"))
     verify_shards(folder, keys, vectors, manifest, encoder,
                   Path(source) if source is not None else Path(str(manifest.get("source", ""))))
     cache = EmbeddingCache(cache_dir, manifest["identity"])
@@ -465,7 +467,7 @@ def _manifest(spec: EmbedSpec, identity: str, dim: int, rows: int, engine: str, 
     return {"model": spec.model, "identity": identity, "pooling": spec.pooling, "max_seq_length": spec.max_seq_length,
             "normalize": spec.normalize, "dim": dim, "rows": rows, "engine": engine,
             "source": str(Path(source).resolve()),
-            "column": spec.column, "id_column": spec.id_column, **extra}
+            "column": spec.column, "id_column": spec.id_column, "role": spec.role, **extra}
 
 
 class _staging:

@@ -48,6 +48,10 @@ def embed(
     max_seq_length: int | None = typer.Option(None, min=1, help="Truncate inputs to this many tokens."),
     batch_size: int = typer.Option(64, min=1, help="Texts per forward pass."),
     normalize: bool = typer.Option(False, help="L2-normalise the vectors."),
+    role: Literal["query", "document"] | None = typer.Option(
+        None, help="What the texts are to a retrieval model: query (points seeking counters) or document "
+                   "(candidates). Needed by two-tower models (counter-bi-encoder: point / candidate tower); "
+                   "one-tower models ignore it or apply their own prompt for it."),
     id_column: str | None = typer.Option(None, help="Column/field holding each text's id, written into .csv and "
                                          ".parquet outputs (default: the row number, 0-based)."),
     out: Path = typer.Option(Path("vectors.npy"), callback=_out_check,
@@ -61,12 +65,13 @@ def embed(
     if config.engine == "ray" or _is_folder(out):
         return _embed_shards(input, out, config, column=column, id_column=id_column, model=model,
                              pooling=pooling, max_seq_length=max_seq_length, batch_size=batch_size,
-                             normalize=normalize)
+                             normalize=normalize, role=role)
 
     from argsim.api.encode import embed_file
 
     r = embed_file(input, out, column=column, id_column=id_column, model=model, pooling=pooling,
-                   max_seq_length=max_seq_length, batch_size=batch_size, normalize=normalize, config=config)
+                   max_seq_length=max_seq_length, batch_size=batch_size, normalize=normalize, config=config,
+                   role=role)
     runtime = r.precision if config.backend == "torch" else (
         f"{config.backend} {config.quantize if config.quantize != 'none' else r.precision}")
     console.print(f"{r.texts:,} texts -> {r.out} {r.shape} with {r.model} on {r.device} ({runtime}) in "
