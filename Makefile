@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml constraints/cpu.txt
 	# this machine's exact CPU builds (constraints/cpu.txt: torch, xgboost-cpu); pyproject.toml gives only ranges,
 	# so a GPU machine installs argsim next to its own CUDA torch (see docs/training.md)
 	$(BIN)/python -m pip install -q -c constraints/cpu.txt torch
-	$(BIN)/python -m pip install -q -c constraints/cpu.txt -e '.[ja,fast,dev,ray,cpu]'
+	$(BIN)/python -m pip install -q -c constraints/cpu.txt -e '.[ja,fast,dev,ray,cpu,mteb]'
 	touch $(STAMP)
 
 demo: install

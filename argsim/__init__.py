@@ -8,7 +8,8 @@ The Python API takes and returns plain lists, pandas DataFrames and numpy arrays
 
 Public names (see docs/python-api.md): `load_dataset`, `encode`, `KeyPointMatcher`, `CounterRetriever`,
 `cluster_sentences`, `summarize_minutes`, the metrics `kpa_map`, `accuracy_at_1`, `triplet_accuracy`, `rouge1`,
-and `RunConfig` (device, seed, cache folder, ... of a run). They load on first use: `import argsim` itself
+`RunConfig` (device, seed, cache folder, ... of a run) and `mteb_tasks` (argsim's tasks as MTEB task objects; needs
+the `mteb` extra). They load on first use: `import argsim` itself
 imports neither torch nor pandas.
 
 Importing argsim changes nothing global: offline use (HF_HUB_OFFLINE=1) is the environment's choice (the Makefile
@@ -37,11 +38,12 @@ _EXPORTS = {
     "triplet_accuracy": "argsim.api.metrics",
     "rouge1": "argsim.api.metrics",
     "RunConfig": "argsim.config",
+    "mteb_tasks": "argsim.evaluation.mteb_tasks",
 }
 
 __all__ = ["CounterRetriever", "KeyPointMatcher", "RunConfig", "__version__", "accuracy_at_1", "cluster_sentences",
-           "encode", "encode_document", "encode_query", "kpa_map", "load_dataset", "rouge1", "summarize_minutes",
-           "triplet_accuracy"]
+           "encode", "encode_document", "encode_query", "kpa_map", "load_dataset", "mteb_tasks", "rouge1",
+           "summarize_minutes", "triplet_accuracy"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from argsim.api.counter import CounterRetriever
@@ -52,6 +54,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from argsim.api.minutes import summarize_minutes
     from argsim.api.thematic import cluster_sentences
     from argsim.config import RunConfig
+    from argsim.evaluation.mteb_tasks import mteb_tasks
 
 
 def __getattr__(name: str) -> Any:

@@ -64,10 +64,6 @@ class RunConfig:
     ray_address: str | None = None  # None: $RAY_ADDRESS, else a local Ray instance
     workdir: Path | None = None  # where runs write models/results by default; None: $ARGSIM_HOME, else cwd
 
-    def resolved_data_dir(self) -> Path:
-        """`data_dir`, else `default_data_dir()`."""
-        return self.data_dir if self.data_dir is not None else default_data_dir()
-
     def resolved_cache_dir(self) -> Path:
         """`cache_dir`, else `default_cache_dir()` (the embedding cache's folder)."""
         return self.cache_dir if self.cache_dir is not None else default_cache_dir()

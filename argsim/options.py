@@ -27,7 +27,7 @@ from dataclasses import MISSING, Field, field, fields
 from typing import Any
 
 
-def setting(default: Any, help: str, **metadata: Any) -> Any:  # noqa: A002 (the name typer and click use)
+def setting(default: Any, help: str, **metadata: Any) -> Any:
     """A dataclass field with its default and its option's metadata (see the module docstring).
 
     Args:

@@ -22,7 +22,7 @@ console = Console(stderr=True)
 
 
 class _NullBar:
-    def advance(self, n: int = 1) -> None:  # noqa: D102
+    def advance(self, n: int = 1) -> None:
         pass
 
 
@@ -122,7 +122,7 @@ QUIET_ENV = ("ARGSIM_QUIET", "TQDM_DISABLE", "HF_HUB_DISABLE_PROGRESS_BARS", "HF
              "TRANSFORMERS_VERBOSITY")
 
 
-def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """`warnings.showwarning` replacement: a library's warning as argsim's one line (no source line)."""
     import sys
 

@@ -26,6 +26,8 @@ PAPERS: dict[str, str] = {
     "minutes": "Daiki Shirafuji and Rafal Rzepka, \"Summarizing Utterances from Japanese Assembly Minutes using "
                "Political Sentence-BERT-based Method for QA Lab-PoliInfo-2 Task of NTCIR-15\", Proceedings of the "
                "15th NTCIR Conference, 2020",
+    "mteb": "Niklas Muennighoff, Nouamane Tazi, Loic Magne and Nils Reimers, \"MTEB: Massive Text Embedding "
+            "Benchmark\", EACL 2023",
 }
 
 #: where each task's figures come from: the paper and its table or section
@@ -39,6 +41,8 @@ SOURCES: dict[str, str] = {
     "minutes": f"{PAPERS['minutes']}: Table 4 (triplet accuracy / mean diff; USE -> the e5-multilingual stand-in, "
                "JPSB -> trained), Table 6 (ROUGE-1 recall of EmbedRank++), Sec. 3.1 (27,078 mined triplets), the "
                "best PoliInfo-2 team's ROUGE-1",
+    "arguana": f"the leaderboard of {PAPERS['mteb']}: ArguAna (BEIR's retrieval form of {PAPERS['simple-sd']}), "
+               "nDCG@10 on the test queries",
 }
 
 _TABLE2 = {  # method -> setting -> accuracy@1
@@ -66,6 +70,10 @@ PUBLISHED: dict[str, dict[str, float]] = {
     "counterargs-ltr": {f"{m}/{s}": v for m, row in _TABLE2.items() for s, v in row.items()},
     "counterargs-neural": {f"{m}/accuracy@1/{k}": v for m, row in _TABLE3.items() for k, v in row.items()},
     "thematic": {"tdc/mean-vectors": 0.65, "tdc/triplets-sen": 0.74},
+    "arguana": {f"mteb/{m}": v for m, v in {
+        "all-MiniLM-L6-v2": 0.5017, "bm25s": 0.4928, "all-mpnet-base-v2": 0.4652, "bge-small-en-v1.5": 0.6035,
+        "bge-base-en-v1.5": 0.6375, "bge-large-en-v1.5": 0.6452, "gte-base-en-v1.5": 0.6349,
+        "gte-modernbert-base": 0.7456, "Qwen3-Embedding-0.6B": 0.7097, "potion-retrieval-32M": 0.4488}.items()},
     "minutes": {"triplets-e5-multilingual-accuracy": 0.8674, "triplets-e5-multilingual-mean_diff": 0.2441,
                 "triplets-trained-accuracy": 0.9849, "triplets-trained-mean_diff": 0.3705,
                 "rouge1-recall-e5-multilingual": 0.0846, "rouge1-recall-trained": 0.0696,

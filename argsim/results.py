@@ -107,7 +107,10 @@ def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
-def git_commit(repo: Path = Path(__file__).resolve().parent.parent) -> str | None:
+REPO = Path(__file__).resolve().parent.parent  # the checkout when argsim runs from one
+
+
+def git_commit(repo: Path = REPO) -> str | None:
     """The checkout's commit (with `+dirty` when tracked files changed), or None outside a git checkout (argsim
     installed from a wheel: its folder's parent is site-packages, never asked, even inside another repository)."""
     if not (repo / ".git").exists():

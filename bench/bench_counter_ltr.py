@@ -49,13 +49,13 @@ def cpu_seconds() -> float:
     return t.user + t.system + t.children_user + t.children_system
 
 
-def measured(method: str, setting: str, metric: str, value: float, prov: dict, **kw) -> list[ResultRow]:  # noqa: ANN003
+def measured(method: str, setting: str, metric: str, value: float, prov: dict, **kw) -> list[ResultRow]:
     """The row of one measured figure (test split, GloVe 50-d), with the run's env and command (`prov`)."""
     return result_rows(Evaluation.single("counterargs-ltr-bench", metric, value, data="test"), method=method,
                        model="glove50", setting=setting, env=prov["env"], command=prov["command"], **kw)
 
 
-def gensim_vs_argsim(corpus, n_pairs: int, engine, seed: int, prov: dict) -> tuple[list[ResultRow], dict]:  # noqa: ANN001
+def gensim_vs_argsim(corpus, n_pairs: int, engine, seed: int, prov: dict) -> tuple[list[ResultRow], dict]:
     kv = word_vectors("glove50")
     points = corpus.points("test")
     pools = build_pools(corpus, "test", "epa")
@@ -102,7 +102,7 @@ def gensim_vs_argsim(corpus, n_pairs: int, engine, seed: int, prov: dict) -> tup
     return rows, info
 
 
-def cost_curve(corpus, n_points: int, engine, seed: int, gensim_rate: float,  # noqa: ANN001
+def cost_curve(corpus, n_points: int, engine, seed: int, gensim_rate: float,
                prov: dict) -> tuple[list[ResultRow], dict]:
     w = READINGS[DEFAULT_READING]
     rng = np.random.default_rng(seed)
@@ -168,7 +168,7 @@ def plot_curve(curve: dict, path: Path) -> None:
     fig.savefig(path, dpi=120)
 
 
-def full_epa(corpus, engine, prov: dict) -> list[ResultRow]:  # noqa: ANN001
+def full_epa(corpus, engine, prov: dict) -> list[ResultRow]:
     points = corpus.points("test")
     pools = build_pools(corpus, "test", "epa")
     gold = {p.id: corpus.true_counter(p).id for p in points}

@@ -21,10 +21,10 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from argsim.config import default_data_dir  # noqa: E402
-from argsim.evaluation import Evaluation  # noqa: E402
-from argsim.results import ResultRow, environment, result_rows, write_results  # noqa: E402
-from argsim.vectors import l2_normalize  # noqa: E402
+from argsim.config import default_data_dir
+from argsim.evaluation import Evaluation
+from argsim.results import ResultRow, environment, result_rows, write_results
+from argsim.vectors import l2_normalize
 
 TASK = "counterargs-neural"
 

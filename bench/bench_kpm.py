@@ -45,7 +45,7 @@ TRAINED = [
 ]
 
 
-def zero_shot_rows(dev, env: dict, command: str) -> list:  # noqa: ANN001
+def zero_shot_rows(dev, env: dict, command: str) -> list:
     from argsim.backend import get_encoder
     from argsim.errors import ModelError
     from argsim.kpm.scoring import score_key_points
@@ -69,7 +69,7 @@ def zero_shot_rows(dev, env: dict, command: str) -> list:  # noqa: ANN001
     return rows
 
 
-def trained_rows(dev, train: bool, env: dict, command: str) -> list:  # noqa: ANN001
+def trained_rows(dev, train: bool, env: dict, command: str) -> list:
     from argsim.backend import get_encoder
     from argsim.io import read_json
     from argsim.kpm.scoring import score_key_points

@@ -76,7 +76,7 @@ def main() -> None:
     env = environment(seed=run.seed, device="cpu", data_files=[counts_file, args.triplets / "test.jsonl"],
                       models=models)
 
-    def add(evaluation: Evaluation, method: str, model: str | None, setting: str | None, **kw) -> None:  # noqa: ANN003
+    def add(evaluation: Evaluation, method: str, model: str | None, setting: str | None, **kw) -> None:
         rows.extend(result_rows(evaluation, method=method, model=model, setting=setting, env=env, command=cmd, **kw))
 
     for key in ("lines", "triplets", "triplets train", "triplets dev", "triplets test"):

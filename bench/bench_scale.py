@@ -48,7 +48,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from argsim.results import ResultRow, environment, result_rows, write_results  # noqa: E402
+from argsim.results import ResultRow, environment, result_rows, write_results
 
 TASK = "scale"
 MODEL = "minilm"
@@ -95,7 +95,7 @@ def _vm(key: str) -> float:
     return float("nan")
 
 
-def build_binary_ivf(vectors: np.ndarray, nlist: int, seed: int):  # noqa: ANN201 (faiss.IndexBinaryIVF)
+def build_binary_ivf(vectors: np.ndarray, nlist: int, seed: int):
     """Sign bits of every vector (48 bytes at 384 dimensions) in a faiss IndexBinaryIVF (Hamming distance); its
     candidates are re-scored exactly from the float vectors (`rerank_exact`)."""
     import faiss
@@ -109,7 +109,7 @@ def build_binary_ivf(vectors: np.ndarray, nlist: int, seed: int):  # noqa: ANN20
     return index
 
 
-def index_megabytes(index) -> float:  # noqa: ANN001
+def index_megabytes(index) -> float:
     """Size of a faiss index serialised (what it holds in memory, about)."""
     import faiss
 
@@ -153,7 +153,7 @@ def synthetic_pairs(n_sentences: int, n: int, seed: int) -> np.ndarray:
     return np.stack([i, j], 1)
 
 
-def embed_for(encoder, texts: list[str], seconds: float, chunk: int = 512) -> tuple[np.ndarray, float]:  # noqa: ANN001
+def embed_for(encoder, texts: list[str], seconds: float, chunk: int = 512) -> tuple[np.ndarray, float]:
     """Encode texts chunk by chunk until `seconds` have passed; (vectors, seconds taken)."""
     parts, start = [], time.perf_counter()
     for a in range(0, len(texts), chunk):
@@ -345,7 +345,7 @@ def main() -> int:
         _, exact_ids = flat.search(reference, args.k)
     flat_search = st.seconds
 
-    def latency(search, n: int) -> list[float]:  # noqa: ANN001
+    def latency(search, n: int) -> list[float]:
         out = []
         for text in queries[:n]:
             t0 = time.perf_counter()
@@ -396,14 +396,14 @@ def main() -> int:
                 index.nprobe = nprobe
                 depth = args.binary_depth
 
-                def search(v: np.ndarray, index=index, depth=depth) -> tuple:  # noqa: ANN001
+                def search(v: np.ndarray, index=index, depth=depth) -> tuple:
                     _, cand = index.search(np.packbits(v > 0, axis=1), depth)
                     return rerank_exact(vectors, v, cand)
                 extra = {"nprobe": nprobe, "rescored_exactly": depth}
             else:
                 faiss.extract_index_ivf(index).nprobe = nprobe
 
-                def search(v: np.ndarray, index=index) -> tuple:  # noqa: ANN001
+                def search(v: np.ndarray, index=index) -> tuple:
                     return index.search(v, args.k)
                 extra = {"nprobe": nprobe, "nlist": args.nlist}
                 if kind in ("ivfsq8", "ivfpqfs"):

@@ -128,7 +128,7 @@ def model_env(name: str) -> dict:
                        models={name: fingerprint(path)} if path.exists() else {})
 
 
-def training_rows(name: str, path: str, env: dict):  # noqa: ANN201
+def training_rows(name: str, path: str, env: dict):
     from argsim.evaluation import Evaluation
     from argsim.results import result_rows
 
@@ -167,7 +167,7 @@ def _setting(alg: str, linkage: str) -> str:
     return alg if alg == "kmeans" else f"{alg}-{linkage}"
 
 
-def scb_rows(name: str, scb: list[dict], clusterings, env: dict) -> list:  # noqa: ANN001
+def scb_rows(name: str, scb: list[dict], clusterings, env: dict) -> list:
     from argsim.metrics.clustering import clustering_evaluation
     from argsim.results import result_rows, timed
     from argsim.thematic.evaluate import clustering_eval

@@ -107,7 +107,7 @@ class InProcessActorPool:
     def __init__(self, identity: str | None = None) -> None:
         self.identity, self.calls = identity, []
 
-    def __call__(self, engine, spec, texts, chunk_rows, workers=None, quiet=True):  # noqa: ANN001, ANN204
+    def __call__(self, engine, spec, texts, chunk_rows, workers=None, quiet=True):
         import numpy as np
         import pyarrow as pa
         import torch
@@ -127,7 +127,7 @@ class InProcessActorPool:
 
 
 @pytest.fixture()
-def in_process_actor_pool(monkeypatch):  # noqa: ANN001, ANN201
+def in_process_actor_pool(monkeypatch):
     """`argsim.engine.embedding.embed_texts_ray` replaced by an `InProcessActorPool` (returned): `--engine ray`
     embedding through the real actor code without starting Ray."""
     from argsim.engine import embedding

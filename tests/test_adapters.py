@@ -33,7 +33,7 @@ def small(data_dir):
     return train, held
 
 
-def _gap(model, data) -> float:  # noqa: ANN001
+def _gap(model, data) -> float:
     """Mean cosine of the labelled matching pairs minus that of the non-matching ones (each text encoded once)."""
     pairs = list(data.labels.items())
     texts = sorted({data.arg_by_id[p[0]].text for p, _ in pairs} | {data.kp_by_id[p[1]].text for p, _ in pairs})
@@ -147,7 +147,7 @@ def test_thematic_lora_learns_and_saves_only_the_adapter(tiny_bert, tmp_path):
 
     trips = tiny_triplets(32)
 
-    def margin(model) -> float:  # noqa: ANN001
+    def margin(model) -> float:
         a, p, n = (model.encode([t[f] for t in trips], normalize_embeddings=True)
                    for f in ("anchor", "positive", "negative"))
         return float(np.mean(np.linalg.norm(a - n, axis=1) - np.linalg.norm(a - p, axis=1)))
@@ -176,7 +176,7 @@ def thematic_adapter(tiny_bert, tmp_path_factory):
     return out
 
 
-def _adapter_tensors(folder) -> dict:  # noqa: ANN001
+def _adapter_tensors(folder) -> dict:
     from safetensors.torch import load_file
 
     return load_file(str(folder / "adapter_model.safetensors"))

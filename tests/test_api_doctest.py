@@ -9,7 +9,7 @@ import importlib
 import pytest
 
 MODULES = ["argsim", "argsim.api.datasets", "argsim.api.encode", "argsim.api.kpm", "argsim.api.counter",
-           "argsim.api.thematic", "argsim.api.minutes", "argsim.api.metrics"]
+           "argsim.api.thematic", "argsim.api.minutes", "argsim.api.metrics", "argsim.evaluation.mteb_tasks"]
 #: examples that read $ARGSIM_DATA
 NEEDS_DATA = {"argsim.api.datasets.load_dataset", "argsim.api.kpm.KeyPointMatcher.evaluate",
               "argsim.api.counter.CounterRetriever.evaluate"}

@@ -38,7 +38,7 @@ def test_subset_keeps_only_those_topics(data_dir):
     assert all(a in sub.arg_by_id for a, _ in sub.labels)
 
 
-def _copy(tmp_path: Path, name: str, edit) -> Path:  # noqa: ANN001
+def _copy(tmp_path: Path, name: str, edit) -> Path:
     lines = (FIX / name).read_text().splitlines()
     out = tmp_path / name
     out.write_text("\n".join(edit(lines)) + "\n")

@@ -146,14 +146,14 @@ def test_two_processes_creating_one_cache_at_once_both_keep_it(tmp_path, monkeyp
         def __init__(self, conn: sqlite3.Connection) -> None:
             self.conn, self.hidden = conn, False
 
-        def execute(self, sql: str, *args):  # noqa: ANN002, ANN202
+        def execute(self, sql: str, *args):
             cursor = self.conn.execute(sql, *args)
             if sql.startswith("SELECT key, value FROM meta") and not self.hidden:
                 self.hidden = True
                 return self.conn.execute("SELECT key, value FROM meta WHERE 0")
             return cursor
 
-        def __getattr__(self, name: str):  # noqa: ANN204
+        def __getattr__(self, name: str):
             return getattr(self.conn, name)
 
     monkeypatch.setattr(EmbeddingCache, "_connect", lambda self: EmptyMetaOnce(real_connect(self)))

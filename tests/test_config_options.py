@@ -30,7 +30,7 @@ COMMANDS = {"train sbert": SbertConfig, "train kpm-cross": CrossConfig, "train m
 RECIPE = {r.name: r for r in RECIPES}
 
 
-def option_values(ctx, cls: type) -> dict:  # noqa: ANN001
+def option_values(ctx, cls: type) -> dict:
     return {f.name: ctx.params[f.name] for f in fields(cls) if is_option(f) and f.name in ctx.params}
 
 
@@ -95,11 +95,11 @@ def test_train_thematic_with_no_option_trains_the_shipped_recipe_and_bilstm_the_
 
     seen: dict = {}
 
-    def fake_finetune(rows, out, **kw):  # noqa: ANN001, ANN003, ANN202
+    def fake_finetune(rows, out, **kw):
         seen["minilm"] = kw
         raise SystemExit(0)
 
-    def fake_bilstm(rows, out, cfg, **kw):  # noqa: ANN001, ANN003, ANN202
+    def fake_bilstm(rows, out, cfg, **kw):
         seen["bilstm"] = cfg.resolved("bilstm", has_dev=kw["dev"] is not None)
         raise SystemExit(0)
 
@@ -152,7 +152,7 @@ def test_old_spellings_still_set_the_field(tmp_path, monkeypatch):
 
     seen = {}
 
-    def fake_train(data, out, cfg, **_):  # noqa: ANN001, ANN202
+    def fake_train(data, out, cfg, **_):
         seen["cfg"] = cfg
         raise SystemExit(0)
 
@@ -170,7 +170,7 @@ def test_old_spellings_still_set_the_field(tmp_path, monkeypatch):
     assert parse("argsim train minutes-sbert --backbone minilm").params["backbone__alias0"] == "minilm"
 
 
-def _commands(group, path=()):  # noqa: ANN001, ANN202
+def _commands(group, path=()):
     for name, cmd in getattr(group, "commands", {}).items():
         yield (*path, name), cmd
         yield from _commands(cmd, (*path, name))

@@ -228,7 +228,7 @@ def test_cascade_equals_scoring_every_pair(epa_cut):
 
     # a bound that ignores the WMD interval (the box's lower corner) is not a bound: the same checks catch it
     class Corner(TreeScore):
-        def upper(self, data, rows, s_cl_lo, s_cl_hi, s_pr_lo, s_pr_hi):  # noqa: ANN001, ANN201
+        def upper(self, data, rows, s_cl_lo, s_cl_hi, s_pr_lo, s_pr_hi):
             return super().upper(data, rows, s_cl_lo, s_cl_lo, s_pr_lo, s_pr_lo)
 
     broken_model = copy.copy(model)  # the same parsed trees and tables

@@ -46,7 +46,7 @@ def _cosine(a: str, b: str) -> float:
     return sum(ta[w] * tb[w] for w in ta) / norm if norm else 0.0
 
 
-def _wmd(glove, a: str, b: str) -> float:  # noqa: ANN001
+def _wmd(glove, a: str, b: str) -> float:
     d = glove.wmdistance(_content(a), _content(b)) if _content(a) and _content(b) else math.inf
     return 0.0 if math.isinf(d) else 1.0 / (1.0 + d)
 
@@ -86,7 +86,7 @@ def glove():
     return word_vectors("glove50")
 
 
-def test_all_twenty_features_of_hand_built_pairs(glove) -> None:  # noqa: ANN001
+def test_all_twenty_features_of_hand_built_pairs(glove) -> None:
     point = _arg("p1", CONCLUSION, PREMISE)
     headless = _arg("p2", "", PREMISE)  # no conclusion: its first part is an empty text
     cands = [_arg(f"c{i}", "", t, kind="counter") for i, t in enumerate(CANDIDATES)]

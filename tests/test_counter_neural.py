@@ -13,7 +13,6 @@ from argsim.counter.neural.config import NeuralConfig, hard_probability
 from argsim.counter.neural.heads import (
     ClassificationHead,
     RetrievalHead,
-    bipolar_loss,
     classification_loss,
     cls_probability,
     triplet_loss,
@@ -21,6 +20,7 @@ from argsim.counter.neural.heads import (
 from argsim.counter.neural.index import build_index, search_excluding
 from argsim.counter.neural.model import CounterModel
 from argsim.counter.neural.sampling import NegativeSampler
+from argsim.counter.neural.training import batch_loss
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "counter_neural"
 
@@ -90,8 +90,6 @@ def test_losses_on_toy_tensors() -> None:
     good = float(classification_loss(pos_logits, neg_logits))
     bad = float(classification_loss(neg_logits, pos_logits))
     assert good < 0.02 < 9.0 < bad
-    total = bipolar_loss(a, far, near, pos_logits, neg_logits, margin=1.0)
-    assert float(total) == pytest.approx(3.9 + good, abs=1e-4)
 
 
 def test_model_kinds_have_the_right_parts() -> None:
@@ -152,7 +150,7 @@ def test_faiss_search_excludes_and_approximate_indexes_agree() -> None:
 # ------------------------------------------------------------------ real model: rerank and training
 
 
-def test_reranker_never_returns_the_query(minilm) -> None:  # noqa: ANN001
+def test_reranker_never_returns_the_query(minilm) -> None:
     from argsim.counter.neural.rerank import RetrieveRerank
 
     rows = [json.loads(line) for line in (EXAMPLES / "train.jsonl").read_text().splitlines()]
@@ -171,7 +169,7 @@ def test_reranker_never_returns_the_query(minilm) -> None:  # noqa: ANN001
     assert all(raw[q, 0] == q for q in range(16))
 
 
-def test_tiny_training_run_beats_untrained_and_resumes(counterargs_corpus, tmp_path) -> None:  # noqa: ANN001
+def test_tiny_training_run_beats_untrained_and_resumes(counterargs_corpus, tmp_path) -> None:
     from argsim.counter.neural.data import counterargs_data
     from argsim.counter.neural.store import load_model
     from argsim.counter.neural.training import read_history, train, validate
@@ -193,7 +191,7 @@ def test_tiny_training_run_beats_untrained_and_resumes(counterargs_corpus, tmp_p
     assert read_history(tmp_path / "split")[-1]["epoch"] == 6
 
 
-def test_cli_train_and_search_on_the_examples(tmp_path) -> None:  # noqa: ANN001
+def test_cli_train_and_search_on_the_examples(tmp_path) -> None:
     from typer.testing import CliRunner
 
     from argsim.cli.app import app
@@ -219,7 +217,7 @@ def test_cli_train_and_search_on_the_examples(tmp_path) -> None:  # noqa: ANN001
     assert get_encoder(str(out)).encode(["a point"]).shape == (1, 384)
 
 
-def test_cli_bad_input_is_one_line_error(tmp_path) -> None:  # noqa: ANN001
+def test_cli_bad_input_is_one_line_error(tmp_path) -> None:
     from typer.testing import CliRunner
 
     from argsim.cli.app import app
@@ -235,7 +233,7 @@ def test_cli_bad_input_is_one_line_error(tmp_path) -> None:  # noqa: ANN001
     assert res.exit_code == 2 and "not a trained counter-argument model" in res.output
 
 
-def test_rankers_on_pools_rerank_only_the_top_k(minilm, tmp_path) -> None:  # noqa: ANN001
+def test_rankers_on_pools_rerank_only_the_top_k(minilm, tmp_path) -> None:
     """The registered rankers on build_pools: aligned scores, top-k reordered by the head, @1/K consistent."""
     from argsim.counter.core.evaluation import RowScore
     from argsim.counter.core.registry import get_ranker
@@ -290,8 +288,7 @@ def test_top_layer_fine_tuning_matches_the_full_forward_and_trains_only_the_top(
     model.train()
     u = model.base(texts[:2], "point")
     v = model.base(texts[1:], "candidate")
-    loss = bipolar_loss(model.retrieval(u, "point"), model.retrieval(v, "candidate"),
-                        model.retrieval(v.flip(0), "candidate"), model.classify(u, v), model.classify(u, v.flip(0)))
+    loss = batch_loss(model, u, v, v.flip(0))  # the training loss (section 5.2: triplet + CE on both pairs)
     loss.backward()
     bert = model.point_tower.model
     assert all(p.grad is None for p in bert.embeddings.parameters())
@@ -299,7 +296,7 @@ def test_top_layer_fine_tuning_matches_the_full_forward_and_trains_only_the_top(
     assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in bert.encoder.layer[-1].parameters())
 
 
-def test_warm_start_copies_the_heads_and_refuses_another_kind(tmp_path) -> None:  # noqa: ANN001
+def test_warm_start_copies_the_heads_and_refuses_another_kind(tmp_path) -> None:
     from argsim.counter.neural.store import save_model
     from argsim.counter.neural.training import warm_start
     from argsim.errors import ModelError
@@ -319,7 +316,7 @@ def test_warm_start_copies_the_heads_and_refuses_another_kind(tmp_path) -> None:
         warm_start(CounterModel(NeuralConfig(kind="unipolar-ret"), dim=8), tmp_path / "heads")
 
 
-def test_heads_are_safetensors_with_a_base_card_and_old_heads_pt_folders_still_load(tmp_path) -> None:  # noqa: ANN001
+def test_heads_are_safetensors_with_a_base_card_and_old_heads_pt_folders_still_load(tmp_path) -> None:
     """A frozen-encoder model writes heads.safetensors (read back by safetensors itself, not by argsim's loader)
     and a card naming the base and its weights' SHA-256 (computed here with hashlib); a folder of the older
     layout (heads.pt, no card) loads to the same tensors; another base in the card is refused in one line."""
@@ -364,7 +361,7 @@ def test_heads_are_safetensors_with_a_base_card_and_old_heads_pt_folders_still_l
     assert "\n" not in str(err.value) and "not the one this model was trained on" in str(err.value)
 
 
-def test_saved_fine_tuned_model_embeds_through_the_backend(tmp_path) -> None:  # noqa: ANN001
+def test_saved_fine_tuned_model_embeds_through_the_backend(tmp_path) -> None:
     from argsim.counter.neural.store import load_model, save_model
 
     texts = ["School uniforms limit self-expression.", "Uniforms reduce bullying over clothes."]
@@ -407,7 +404,7 @@ def test_cross_encoder_validation_questions_and_choice_accuracy() -> None:
     assert choice_accuracy(lambda prs: np.zeros(len(prs)), questions) == 0.0
 
 
-def test_tiny_cross_encoder_training_learns_and_reloads(counterargs_corpus, tmp_path) -> None:  # noqa: ANN001
+def test_tiny_cross_encoder_training_learns_and_reloads(counterargs_corpus, tmp_path) -> None:
     from argsim.counter.neural.cross import CrossScorer, choice_accuracy, train_cross_encoder, validation_choices
     from argsim.counter.neural.data import counterargs_data
 
@@ -435,7 +432,7 @@ def test_tiny_cross_encoder_training_learns_and_reloads(counterargs_corpus, tmp_
     assert np.abs(half.score(pairs) - scorer.score(pairs)).max() < 0.05
 
 
-def test_table3_rows_keep_per_point_hits_for_paired_comparison(minilm, tmp_path) -> None:  # noqa: ANN001
+def test_table3_rows_keep_per_point_hits_for_paired_comparison(minilm, tmp_path) -> None:
     """evaluate_row: K = 1 is the first stage alone; a sampled row aligns with the full zero-shot row by id."""
     from argsim.counter.neural.store import save_model
     from argsim.counter.neural.table3 import (
@@ -476,7 +473,7 @@ def test_table3_rows_keep_per_point_hits_for_paired_comparison(minilm, tmp_path)
     assert rows[2].value == round(full.acc[5], 4) and rows[2].extra["vs_zero_shot"] == results[2].versus[5]
 
 
-def test_lora_towers_learn_and_the_folder_keeps_only_adapters_and_heads(tiny_bert, tmp_path) -> None:  # noqa: ANN001
+def test_lora_towers_learn_and_the_folder_keeps_only_adapters_and_heads(tiny_bert, tmp_path) -> None:
     """`train bipolar --train-encoder --lora-rank 4`: the loss falls, the adapters move the base's embeddings, the
     folder holds peft adapters (no transformer weights) and the heads, and the reloaded model (adapters merged into
     the installed base) embeds as the trained towers do."""
@@ -512,7 +509,7 @@ def test_lora_towers_learn_and_the_folder_keeps_only_adapters_and_heads(tiny_ber
         NeuralConfig(lora_rank=4)
 
 
-def test_a_tower_being_trained_reports_its_embedding_progress_in_a_log(tiny_bert, monkeypatch, capsys) -> None:  # noqa: ANN001
+def test_a_tower_being_trained_reports_its_embedding_progress_in_a_log(tiny_bert, monkeypatch, capsys) -> None:
     """Re-embedding every text with a tower under training takes minutes on a CPU: with a description, the
     tower's `encode` writes progress lines to a non-terminal stderr (a log file), counting texts, and the vectors
     are the ones it gives without a bar."""
@@ -530,7 +527,7 @@ def test_a_tower_being_trained_reports_its_embedding_progress_in_a_log(tiny_bert
     assert np.allclose(with_bar, plain)
 
 
-def test_validation_of_a_tower_under_training_embeds_only_the_validation_texts(tiny_bert) -> None:  # noqa: ANN001
+def test_validation_of_a_tower_under_training_embeds_only_the_validation_texts(tiny_bert) -> None:
     """A tower being trained re-embeds what validation reads every epoch: only the validation points, counters
     and candidates (not the training texts), and the figure is the one of the whole table's embeddings."""
     from argsim.counter.neural.data import PairData
@@ -546,7 +543,7 @@ def test_validation_of_a_tower_under_training_embeds_only_the_validation_texts(t
     seen: list[str] = []
     original = model.embed_texts
 
-    def spy(texts, **kw):  # noqa: ANN001, ANN003, ANN202
+    def spy(texts, **kw):
         seen.extend(texts)
         return original(texts, **kw)
 
@@ -560,7 +557,7 @@ def test_validation_of_a_tower_under_training_embeds_only_the_validation_texts(t
                              ks=(3,))[3]
 
 
-def _bipolar_cli(tiny_bert, out, *extra: str):  # noqa: ANN001, ANN202
+def _bipolar_cli(tiny_bert, out, *extra: str):
     from typer.testing import CliRunner
 
     from argsim.cli.app import app
@@ -571,7 +568,7 @@ def _bipolar_cli(tiny_bert, out, *extra: str):  # noqa: ANN001, ANN202
                                     "--k-val", "3", "--max-seq-length", "32", "--out", str(out), *extra])
 
 
-def test_init_continues_the_lora_tower_adapters(tiny_bert, tmp_path) -> None:  # noqa: ANN001
+def test_init_continues_the_lora_tower_adapters(tiny_bert, tmp_path) -> None:
     """`train bipolar --train-encoder --lora-rank 4 --init FOLDER` (FOLDER with rank-4 tower adapters): the towers
     start from FOLDER's adapters, not fresh ones (whose B matrices are zero). At learning rate 0 the saved adapter
     and heads equal FOLDER's; with a learning rate the adapters move from there and the folder still loads;
@@ -619,7 +616,7 @@ def test_init_continues_the_lora_tower_adapters(tiny_bert, tmp_path) -> None:  #
     assert len(res.output.strip().splitlines()) == 1 and not (tmp_path / "other" / "heads.safetensors").exists()
 
 
-def test_heads_only_init_of_a_lora_run_copies_the_heads_and_keeps_fresh_adapters(tiny_bert, tmp_path) -> None:  # noqa: ANN001
+def test_heads_only_init_of_a_lora_run_copies_the_heads_and_keeps_fresh_adapters(tiny_bert, tmp_path) -> None:
     """A heads-only saved model (frozen encoder, as the shipped counter-bi-encoder) still starts a LoRA run: its
     heads are copied, the towers' adapters stay fresh (B zero: the base's function)."""
     from argsim.counter.neural.store import save_model

@@ -26,7 +26,7 @@ COUNTER = REPO / "examples" / "counter_neural"
 runner = CliRunner()
 
 
-def fresh_minilm(cache_dir: Path | None):  # noqa: ANN201
+def fresh_minilm(cache_dir: Path | None):
     """The shipped MiniLM (weights shared with the session's copy) on an empty cache folder (None: no cache)."""
     from argsim.backend import get_encoder
     from argsim.config import RunConfig
@@ -40,12 +40,12 @@ def example_arguments() -> list[str]:
         return [r["argument"] for r in csv.DictReader(fh)]
 
 
-def forbid_encoding(monkeypatch) -> None:  # noqa: ANN001
+def forbid_encoding(monkeypatch) -> None:
     """From here on, any embedding fails, on Ray or in this process (a run that should find every text cached)."""
     from argsim.backend.encoder import Encoder
     from argsim.engine import embedding
 
-    def refuse(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def refuse(*args, **kwargs):
         raise AssertionError("embedded a text although every text was cached")
 
     monkeypatch.setattr(embedding, "embed_texts_ray", refuse)
@@ -100,7 +100,7 @@ def test_an_encoder_without_a_recipe_encodes_here_with_a_warning(minilm, tmp_pat
     assert "cannot be rebuilt on engine workers; 3 text(s)" in capsys.readouterr().err
 
 
-def _rank_keypoints(out: Path, *globals_: str):  # noqa: ANN202
+def _rank_keypoints(out: Path, *globals_: str):
     res = runner.invoke(app, ["--quiet", *globals_, "rank", "keypoints", "--model", "minilm",
                               "--arguments", str(KPM / "arguments.csv"),
                               "--key-points", str(KPM / "key_points.csv"), "--labels", str(KPM / "labels.csv"),

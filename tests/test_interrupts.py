@@ -75,7 +75,7 @@ def test_sigint_keeps_finished_settings_and_resume_continues(tmp_path, monkeypat
     n_sdoc = len(rows)
 
     # the rerun, in this process, with the same method name (not stalling): sdoc is kept, not ranked again
-    exec(compile(SLOW_RANKER, "slow_ranker", "exec"), {})  # noqa: S102 - registers bm25-stalling here too
+    exec(compile(SLOW_RANKER, "slow_ranker", "exec"), {})
     from argsim.counter.core import run as run_module
 
     monkeypatch.setenv("ARGSIM_DATA", str(data))

@@ -143,7 +143,7 @@ def fit_and_held(data_dir):
     return fit, held
 
 
-def _tiny_mts(tiny_bert, folder, fit, lr: float, head_lr: float, epochs: int = 2, dev=None):  # noqa: ANN001, ANN202
+def _tiny_mts(tiny_bert, folder, fit, lr: float, head_lr: float, epochs: int = 2, dev=None):
     """MTS on the tiny random BERT (one thread: fastest on a busy machine); its info and held-out mAP scorer."""
     from argsim.kpm.mts_model import MTSConfig
     from argsim.kpm.mts_train import train_mts
@@ -156,7 +156,7 @@ def _tiny_mts(tiny_bert, folder, fit, lr: float, head_lr: float, epochs: int = 2
                      dev=dev)
 
 
-def _held_map(folder, held):  # noqa: ANN001, ANN202
+def _held_map(folder, held):
     from argsim.backend import get_encoder
     from argsim.kpm.scoring import score_key_points
     from argsim.metrics.kpa_map import evaluate_map

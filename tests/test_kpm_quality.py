@@ -364,7 +364,7 @@ def test_models_build_max_minutes_stops_the_running_recipe_and_the_next_build_re
     assert "stopped by the build's --max-minutes" in (tmp_path / "build.log").read_text()
 
 
-def _parse_command_line(line: str):  # noqa: ANN202
+def _parse_command_line(line: str):
     """Parse an `argsim ...` line through the CLI's own parser (options, types, callbacks), invoking nothing."""
     import shlex
 

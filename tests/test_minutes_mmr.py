@@ -60,7 +60,7 @@ class _Fixed:
     def __init__(self, table: dict[str, list[float]]) -> None:
         self.table = table
 
-    def encode(self, texts, **_):  # noqa: ANN001, ANN003, ANN201
+    def encode(self, texts, **_):
         return np.array([self.table[t] for t in texts], dtype=np.float32)
 
 

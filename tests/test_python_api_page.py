@@ -32,6 +32,6 @@ def test_python_api_page_prints_what_it_says(data_dir, tmp_path, monkeypatch):
         for i, block in enumerate(blocks, 1):
             out = io.StringIO()
             with contextlib.redirect_stdout(out):
-                exec(compile(block, f"docs/python-api.md python block {i}", "exec"), namespace)  # noqa: S102
+                exec(compile(block, f"docs/python-api.md python block {i}", "exec"), namespace)
             got = [" ".join(line.split()) for line in out.getvalue().splitlines()]
             assert got == expected_output(block), f"block {i}"

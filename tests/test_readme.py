@@ -32,7 +32,7 @@ def test_readme_python_blocks_run(data_dir, tmp_path, monkeypatch):
     namespace: dict = {"__name__": "__readme__"}
     for i, block in enumerate(blocks, 1):
         try:
-            exec(compile(block, f"README.md python block {i}", "exec"), namespace)  # noqa: S102
+            exec(compile(block, f"README.md python block {i}", "exec"), namespace)
         except Exception as exc:  # the block's number and its first line say which example broke
             raise AssertionError(f"README python block {i} ({block.splitlines()[0]!r}) failed: {exc!r}") from exc
 

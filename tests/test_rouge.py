@@ -8,7 +8,7 @@ from argsim.metrics.rouge import char_units, rouge1, rouge1_corpus, token_units
 from argsim.minutes.evaluate import rouge_nlp
 
 
-def ginza_nlp():  # noqa: ANN201
+def ginza_nlp():
     return rouge_nlp(["content"])
 
 

@@ -34,11 +34,11 @@ def _shards(ws: Path, model: str, name: str) -> Path:
     return ws / name
 
 
-def _import(ws: Path, folder: Path, *extra: str):  # noqa: ANN202
+def _import(ws: Path, folder: Path, *extra: str):
     return runner.invoke(app, ["--quiet", "--cache-dir", str(ws / "cache"), "embed-import", str(folder), *extra])
 
 
-def _one_error(result, phrase: str) -> None:  # noqa: ANN001
+def _one_error(result, phrase: str) -> None:
     assert result.exit_code == 2, (result.output, repr(result.exception))
     lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("error:") and phrase in lines[0], result.stderr

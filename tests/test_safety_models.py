@@ -29,7 +29,7 @@ class _RunsCode:
     def __init__(self, marker: str) -> None:
         self.marker = marker
 
-    def __reduce__(self):  # noqa: ANN204
+    def __reduce__(self):
         return (open, (self.marker, "w"))
 
 

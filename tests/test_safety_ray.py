@@ -33,13 +33,13 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _run(argv: list[str]):  # noqa: ANN202
+def _run(argv: list[str]):
     start = time.monotonic()
     result = runner.invoke(app, ["--quiet", *argv])
     return result, time.monotonic() - start
 
 
-def _one_error(result, phrase: str) -> None:  # noqa: ANN001
+def _one_error(result, phrase: str) -> None:
     assert result.exit_code == 2, (result.output, repr(result.exception))
     lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("error:") and phrase in lines[0], result.stderr

@@ -77,7 +77,7 @@ def test_models_lists_the_shipped_models_and_rank_keypoints_defaults_to_kpm():
     assert default_model() == "kpm"
 
 
-def shipped_and_trained_copies(name: str, tmp_path):  # noqa: ANN001, ANN201
+def shipped_and_trained_copies(name: str, tmp_path):
     """The card of the shipped model `name`, a copy of the shipped folder (`dest/<name>`) to publish into, and a
     second copy standing for a trained folder."""
     shipped = shipped_models()[name]

@@ -26,7 +26,7 @@ ROWS = {"sentence1": [a for a, _, _ in PAIRS], "sentence2": [b for _, b, _ in PA
         "label": [y for _, _, y in PAIRS]}  # 8 pairs, batch 2: 4 steps per epoch
 
 
-def stub_evaluator(scores: dict[int, float]):  # noqa: ANN201
+def stub_evaluator(scores: dict[int, float]):
     """A sentence-transformers evaluator returning `scores[step]` as "stub_score" (prefixed "eval_" by the
     trainer) and keeping a copy of the model's trainable weights at each step it scores (`.weights`)."""
     from sentence_transformers.base.evaluation import BaseEvaluator
@@ -36,14 +36,14 @@ def stub_evaluator(scores: dict[int, float]):  # noqa: ANN201
             super().__init__()
             self.primary_metric, self.weights = "stub_score", {}
 
-        def __call__(self, model, output_path=None, epoch: float = -1, steps: int = -1) -> dict:  # noqa: ANN001
+        def __call__(self, model, output_path=None, epoch: float = -1, steps: int = -1) -> dict:
             self.weights[steps] = trainable(model)
             return {"stub_score": scores[steps]}
 
     return Stub()
 
 
-def trainable(model) -> dict[str, torch.Tensor]:  # noqa: ANN001
+def trainable(model) -> dict[str, torch.Tensor]:
     return {k: p.detach().clone() for k, p in model.named_parameters() if p.requires_grad}
 
 
@@ -51,7 +51,7 @@ def same(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> bool:
     return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
 
 
-def model_of(tiny_bert, lora: bool):  # noqa: ANN001, ANN201
+def model_of(tiny_bert, lora: bool):
     from sentence_transformers import SentenceTransformer
 
     model = SentenceTransformer(str(tiny_bert), device="cpu")
@@ -62,7 +62,7 @@ def model_of(tiny_bert, lora: bool):  # noqa: ANN001, ANN201
     return model
 
 
-def fit(model, out, scores, budget, eval_every: int = 2, lora: bool = False, select: str | None = "stub_score"):  # noqa: ANN001, ANN201
+def fit(model, out, scores, budget, eval_every: int = 2, lora: bool = False, select: str | None = "stub_score"):
     from sentence_transformers.sentence_transformer.losses import CosineSimilarityLoss
 
     from argsim.training.st import fit_st

@@ -38,7 +38,7 @@ def static_folder(tmp_path_factory):
     return folder, vectors, tokenizer
 
 
-def _expected(word: str, vectors: np.ndarray, tokenizer) -> np.ndarray:  # noqa: ANN001
+def _expected(word: str, vectors: np.ndarray, tokenizer) -> np.ndarray:
     """model2vec's definition, computed here: the mean of the word's WordPiece token vectors, L2-normalised."""
     ids = tokenizer.encode(word, add_special_tokens=False).ids
     mean = vectors[ids].mean(axis=0)

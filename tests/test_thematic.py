@@ -168,7 +168,7 @@ def test_bilstm_trains_saves_and_loads_through_backend(prepared, tmp_path):
 
     trips = sentence_triplets(prepared, seed=0)
 
-    def scores(folder: Path):  # noqa: ANN202 -- the saved model through the backend, scored by the numpy metric
+    def scores(folder: Path):
         enc = get_encoder(str(folder))
         vecs = [enc.encode([t[f] for t in trips], use_cache=False) for f in ("anchor", "positive", "negative")]
         return triplet_scores(*vecs, distance="l1", ties="wrong")

@@ -57,7 +57,7 @@ def tiny_vectors(tmp_path) -> str:
     return str(tmp_path / "tiny.txt")
 
 
-def cpu(seed: int = 13, precision: str = "fp32"):  # noqa: ANN201
+def cpu(seed: int = 13, precision: str = "fp32"):
     return resolve_placement("cpu", precision, threads=1, seed=seed)  # one thread: fastest on a busy machine
 
 
@@ -94,18 +94,18 @@ def devices_seen(monkeypatch):
     seen: set[str] = set()
     step = TrainLoop.step
 
-    def loop_step(self, *a, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202
+    def loop_step(self, *a, **kw):
         seen.update(p.device.type for p in self.model.parameters() if p.requires_grad)
         return step(self, *a, **kw)
 
     monkeypatch.setattr(TrainLoop, "step", loop_step)
     run = st.run_trainer
 
-    def run_trainer(trainer, out, budget):  # noqa: ANN001, ANN202
+    def run_trainer(trainer, out, budget):
         from transformers import TrainerCallback
 
         class Spy(TrainerCallback):
-            def on_step_end(self, args, state, control, model=None, **kw):  # noqa: ANN001, ANN003, ANN201
+            def on_step_end(self, args, state, control, model=None, **kw):
                 seen.update(p.device.type for p in model.parameters() if p.requires_grad)
 
         trainer.add_callback(Spy())
@@ -611,12 +611,12 @@ class _Scripted:
     def __init__(self, scores: list[float]) -> None:
         self.scores, self.calls, self.primary_metric = list(scores), 0, "val_score"
 
-    def __call__(self, model) -> dict:  # noqa: ANN001
+    def __call__(self, model) -> dict:
         self.calls += 1
         return {"val_score": self.scores[self.calls - 1], "val_calls": float(self.calls)}
 
 
-def _fit_toy(out: Path, evaluator=None, budget: Budget | None = None, **kw):  # noqa: ANN001, ANN202
+def _fit_toy(out: Path, evaluator=None, budget: Budget | None = None, **kw):
     """A 2-weight linear regression on 12 fixed points, 3 batches of 4 per epoch, reshuffled by the epoch's seed."""
     from argsim.training.fit import fit
     from argsim.training.loop import TrainLoop

@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory) -> Path:  # noqa: ANN001
+def installed(tmp_path_factory) -> Path:
     """The wheel of a copy of the sources (pyproject.toml, README.md, argsim/), installed with `pip install
     --no-deps --target`; returns the target folder."""
     root = tmp_path_factory.mktemp("wheel")
@@ -95,7 +95,7 @@ SENTENCE = {"minutes": "保育所の整備を加速すべきです。"}
 
 
 @pytest.fixture(scope="module")
-def elsewhere_runs(installed, tmp_path_factory) -> tuple[Path, dict[str, dict]]:  # noqa: ANN001
+def elsewhere_runs(installed, tmp_path_factory) -> tuple[Path, dict[str, dict]]:
     """`-q demo`, `data check argkp` ($ARGSIM_DATA set), `models` and `-q --no-cache embed FILE --model NAME --out
     NAME.npy` for every shipped model, run by the installed wheel in a folder outside the source tree; returns the
     folder and each run's result by name."""
@@ -114,7 +114,7 @@ def elsewhere_runs(installed, tmp_path_factory) -> tuple[Path, dict[str, dict]]:
     return elsewhere, dict(zip(commands, results, strict=True))
 
 
-def test_the_installed_wheel_runs_from_another_folder(installed, elsewhere_runs, tmp_path):  # noqa: ANN001
+def test_the_installed_wheel_runs_from_another_folder(installed, elsewhere_runs, tmp_path):
     # elsewhere_runs' process checks that it imports the wheel's argsim, not the source tree's
     runs = elsewhere_runs[1]
     res = run_installed(installed, tmp_path, "--help")
@@ -133,7 +133,7 @@ def test_the_installed_wheel_runs_from_another_folder(installed, elsewhere_runs,
 
 
 @pytest.mark.skipif(not os.environ.get("ARGSIM_WHEEL_CHECK"), reason="about a minute: `make wheel-check` runs it")
-def test_the_readme_python_examples_run_from_the_installed_wheel(installed, tmp_path, data_dir):  # noqa: ANN001
+def test_the_readme_python_examples_run_from_the_installed_wheel(installed, tmp_path, data_dir):
     """The README's ```python blocks, in order in one namespace, with the installed wheel's argsim."""
     from test_readme import python_blocks
 
@@ -149,7 +149,7 @@ def test_the_readme_python_examples_run_from_the_installed_wheel(installed, tmp_
     assert res.returncode == 0, res.stderr[-3000:]
 
 
-def test_the_installed_wheel_carries_the_shipped_models(installed, elsewhere_runs):  # noqa: ANN001
+def test_the_installed_wheel_carries_the_shipped_models(installed, elsewhere_runs):
     """The shipped models are package data: the non-editable install lists and loads `kpm` and `thematic` (LoRA
     adapters), `counter-bi-encoder` (heads over the frozen base), `counter-bipolar` (a LoRA adapter of its tower and
     its heads) and `minutes` (a delta over GiNZA's table) by name

@@ -21,7 +21,7 @@ from argsim.errors import ArgsimError
 RETRIEVE_COLUMNS = ["query", "rank", "candidate", "score", "query_id", "candidate_id"]
 
 
-def _argument(aid: str, text: str, kind: str, number: int):  # noqa: ANN202 (argsim.data.counterargs.Argument)
+def _argument(aid: str, text: str, kind: str, number: int):
     """A query (`point`) or candidate (`counter`) as the rankers take it; a point's first line is its conclusion
     when a blank line follows it (as in counterargs-18 and `argsim rank counterargs --input`)."""
     from argsim.data.counterargs import Argument, split_point_text

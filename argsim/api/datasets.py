@@ -95,7 +95,7 @@ def _argkp(split: str | None, data_dir: str | Path | None) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def argkp_frame(data) -> pd.DataFrame:  # noqa: ANN001 (argsim.data.argkp.KPMData)
+def argkp_frame(data) -> pd.DataFrame:
     """The labelled pairs of a loaded ArgKP split (`KPMData`): arguments in the arguments file's order (the order
     the official mAP breaks ties in), each argument's pairs in the labels file's order."""
     by_arg: dict[str, list[tuple[str, int]]] = {}
@@ -124,7 +124,7 @@ def _counterargs(split: str | None, data_dir: str | Path | None) -> pd.DataFrame
                                        "premise", "text", "counter"])
 
 
-def _articles(data_dir: str | Path | None):  # noqa: ANN202 (list[Article])
+def _articles(data_dir: str | Path | None):
     from argsim.data.catalog import dataset_dir
     from argsim.data.wikipedia import load_articles
 

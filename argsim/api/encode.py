@@ -13,8 +13,7 @@ from argsim.config import RunConfig
 
 
 def encoder(model: str = "minilm", pooling: str | None = None, max_seq_length: int | None = None,
-            batch_size: int = 64, config: RunConfig | None = None,
-            role: str | None = None):  # noqa: ANN201 (argsim.backend.Encoder)
+            batch_size: int = 64, config: RunConfig | None = None, role: str | None = None):
     """The backend encoder `model` (loaded once per process; see `argsim.backend.get_encoder`) for texts in `role`
     (`Encoder.for_role`: a two-tower model's tower; refused without a role for such a model)."""
     from argsim.backend import get_encoder

@@ -41,7 +41,7 @@ def _frame(items: Any, text_col: str, id_col: str, prefix: str, topic: str | Non
     return pd.DataFrame({"id": ids, "text": texts, "topic": topics, "stance": stances})
 
 
-def kpm_data(arguments: Any, key_points: Any, topic: str | None = None, stance: int = 1, name: str = "input"):  # noqa: ANN201
+def kpm_data(arguments: Any, key_points: Any, topic: str | None = None, stance: int = 1, name: str = "input"):
     """Arguments and key points (lists of texts or DataFrames) -> the loader's `KPMData` (no labels).
 
     Lists: every argument is matched against every key point (one topic `topic`, one stance `stance`).
@@ -116,7 +116,7 @@ class KeyPointMatcher:
 
     # -------------------------------------------------------------- scoring
 
-    def rank(self, data, out: str | Path | None = None):  # noqa: ANN001, ANN201 (KPMData -> KeypointRanking)
+    def rank(self, data, out: str | Path | None = None):
         """The whole run on a loaded split (`argsim.kpm.rank.rank_keypoints`): predictions, best matches,
         coverage, the mAPs when `data` has labels; with `out`, its four files."""
         from argsim.kpm.rank import rank_keypoints

@@ -19,7 +19,7 @@ from argsim.errors import ArgsimError
 # ------------------------------------------------------------------ key point matching
 
 
-def kpm_data_from_frame(pairs: Any, name: str = "dataframe"):  # noqa: ANN201 (argsim.data.argkp.KPMData)
+def kpm_data_from_frame(pairs: Any, name: str = "dataframe"):
     """Labelled (argument, key point) pairs as `load_dataset("argkp")` returns them -> the loader's `KPMData`:
     the arguments and key points in order of first appearance, the labels when a `label` column is present
     (NaN: unlabelled). The text columns `argument` and `key_point` are optional (the metric needs no text)."""
@@ -65,7 +65,7 @@ def _predictions(predictions: Any) -> dict[str, dict[str, float]]:
     return {str(a): {str(k): float(s) for k, s in kps.items()} for a, kps in predictions.items()}
 
 
-def _gold(gold: Any, data_dir: str | Path | None = None):  # noqa: ANN202
+def _gold(gold: Any, data_dir: str | Path | None = None):
     if isinstance(gold, str):
         from argsim.data.argkp import load_argkp
 
@@ -76,7 +76,7 @@ def _gold(gold: Any, data_dir: str | Path | None = None):  # noqa: ANN202
 
 
 def map_result(predictions: Any, gold: Any, formula: str = "leaderboard", tie_break: str = "first", seed: int = 0,
-               data_dir: str | Path | None = None):  # noqa: ANN201 (argsim.metrics.kpa_map.MapResult)
+               data_dir: str | Path | None = None):
     """The full result of the official metric (per-group table, dummies, ignored ids); see `kpa_map`."""
     import math
 

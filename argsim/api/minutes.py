@@ -85,7 +85,7 @@ def _column(frame: pd.DataFrame, *names: str) -> str | None:
     return next((n for n in names if n in frame.columns), None)
 
 
-def _summarize_frame(frame: pd.DataFrame, budget: int, model: str, options, config: RunConfig) -> pd.DataFrame:  # noqa: ANN001
+def _summarize_frame(frame: pd.DataFrame, budget: int, model: str, options, config: RunConfig) -> pd.DataFrame:
     """`summarize_minutes` over the items of a frame (one embedding pass for all of them)."""
     import pandas as pd
 

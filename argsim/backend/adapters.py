@@ -98,7 +98,7 @@ def base_sha256(base: str) -> str:
 # ------------------------------------------------------------------ training side
 
 
-def add_lora(model, rank: int, alpha: float, dropout: float = 0.0, targets: str = LORA_TARGETS) -> int:  # noqa: ANN001
+def add_lora(model, rank: int, alpha: float, dropout: float = 0.0, targets: str = LORA_TARGETS) -> int:
     """Wrap the transformer of a SentenceTransformer `model` in a trainable LoRA adapter (in place); every base
     weight is frozen. Returns the number of trainable parameters.
 
@@ -122,7 +122,7 @@ def add_lora(model, rank: int, alpha: float, dropout: float = 0.0, targets: str 
     return sum(p.numel() for p in word.model.parameters() if p.requires_grad)
 
 
-def wrap_lora(transformer, rank: int, alpha: float, dropout: float = 0.0,  # noqa: ANN001, ANN201
+def wrap_lora(transformer, rank: int, alpha: float, dropout: float = 0.0,
               targets: str | list[str] = LORA_TARGETS):
     """A transformers model wrapped in a trainable peft LoRA adapter on `targets` (base weights frozen).
 
@@ -140,12 +140,12 @@ def wrap_lora(transformer, rank: int, alpha: float, dropout: float = 0.0,  # noq
         return get_peft_model(transformer, config)
 
 
-def is_lora(model) -> bool:  # noqa: ANN001
+def is_lora(model) -> bool:
     """True when the SentenceTransformer's transformer is wrapped in a peft adapter."""
     return hasattr(model[0].model, "peft_config")
 
 
-def load_adapter_tensors(model, folder: Path) -> None:  # noqa: ANN001
+def load_adapter_tensors(model, folder: Path) -> None:
     """Set the adapter tensors of a LoRA-wrapped SentenceTransformer from `folder/adapter_model.safetensors`."""
     from peft import set_peft_model_state_dict
     from safetensors.torch import load_file
@@ -158,7 +158,7 @@ def load_adapter_tensors(model, folder: Path) -> None:  # noqa: ANN001
         raise ModelError(f"{folder / ADAPTER_WEIGHTS}: tensors the model has no place for ({unexpected[0]}, ...)")
 
 
-def adapter_checkpoint_loader(model):  # noqa: ANN001, ANN201
+def adapter_checkpoint_loader(model):
     """A replacement for the sentence-transformers trainer's `_load_from_checkpoint` for a LoRA-wrapped model:
     its checkpoints (`checkpoint-N/`, written by the model's own `save_pretrained`) hold only the adapter, which
     this puts back into the wrapped model (the optimizer, scheduler and random states the trainer restores
@@ -173,7 +173,7 @@ def adapter_checkpoint_loader(model):  # noqa: ANN001, ANN201
     return load
 
 
-def save_adapter(model, folder: Path, base: str, extra: dict | None = None) -> Path:  # noqa: ANN001
+def save_adapter(model, folder: Path, base: str, extra: dict | None = None) -> Path:
     """Write only the adapter of a LoRA-wrapped SentenceTransformer into `folder`: its tensors, peft's config,
     card.json (base, base_sha256, pooling, max_seq_length, `extra`) and the loader manifest. Returns `folder`.
 
@@ -207,7 +207,7 @@ def save_adapter(model, folder: Path, base: str, extra: dict | None = None) -> P
     return folder
 
 
-def _pooling_mode(model) -> str:  # noqa: ANN001
+def _pooling_mode(model) -> str:
     return "cls" if getattr(model[1], "pooling_mode_cls_token", False) else "mean"
 
 
@@ -298,7 +298,7 @@ def adapter_config(folder: Path) -> dict:
         raise ModelError(f"{Path(folder) / ADAPTER_CONFIG}: unreadable ({exc})") from None
 
 
-def apply_adapter(folder: Path, device: str | None = None, trainable: bool = False):  # noqa: ANN201
+def apply_adapter(folder: Path, device: str | None = None, trainable: bool = False):
     """The base SentenceTransformer with the adapter of `folder` applied: merged into the weights (inference),
     or, with `trainable`, kept as a trainable peft adapter (to continue training it).
 

@@ -109,14 +109,14 @@ def inference_precision(precision: str, device: str) -> str:
     return resolve_precision(precision, device)
 
 
-def torch_dtype(precision: str):  # noqa: ANN201 (torch.dtype)
+def torch_dtype(precision: str):
     """The torch dtype of a resolved precision."""
     import torch
 
     return {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[precision]
 
 
-def cast_for_inference(module, precision: str):  # noqa: ANN001, ANN201 (torch.nn.Module)
+def cast_for_inference(module, precision: str):
     """`module` with its floating-point weights in `precision` (a resolved one), in eval mode; returned for
     chaining."""
     if precision != "fp32":

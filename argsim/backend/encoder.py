@@ -226,7 +226,7 @@ class CompositeEncoder(Encoder):
     def runtime(self) -> str:  # the parts' runtimes (their calibration digests included); empty for torch
         return "+".join(p.runtime for p in self.parts) if any(p.runtime for p in self.parts) else ""
 
-    def encode(self, texts, *args, **kwargs) -> np.ndarray:  # noqa: ANN001, ANN002, ANN003 (Encoder.encode's)
+    def encode(self, texts, *args, **kwargs) -> np.ndarray:
         for p in self.parts:
             getattr(p, "calibrate", lambda _texts: None)(texts)
         self._close_stale_cache()

@@ -21,7 +21,7 @@ OFFSET_POSITIONS = frozenset({"roberta", "xlm-roberta", "camembert", "mpnet", "l
                               "data2vec-text", "xmod", "roberta-prelayernorm"})
 
 
-def position_limit(config) -> int | None:  # noqa: ANN001 (a transformers config)
+def position_limit(config) -> int | None:
     """The most tokens a transformers model takes: its position embeddings (less the 2 padding-offset rows of
     RoBERTa-style models); None when the config does not say."""
     positions = getattr(config, "max_position_embeddings", None)
@@ -37,7 +37,7 @@ def check_max_seq_length(name: str, requested: int | None, limit: int | None) ->
         raise ModelError(f"--max-seq-length {requested}: model '{name}' takes at most {limit} tokens")
 
 
-def set_st_max_seq_length(model, name: str, requested: int | None) -> None:  # noqa: ANN001 (SentenceTransformer)
+def set_st_max_seq_length(model, name: str, requested: int | None) -> None:
     """Set a SentenceTransformer's max_seq_length after `check_max_seq_length` against its transformer's
     positions (None: keep the model's own)."""
     if not requested:
@@ -144,7 +144,7 @@ class ExportedEncoder(Encoder):
     def __init__(self, folder: str | Path, name: str, pooling: str | None, backend: str, quantize: str,
                  cache_root: Path, threads: int, batch_size: int = 64, max_seq_length: int | None = None,
                  precision: str = "fp32", calibration: list[str] | None = None, identity: str | None = None,
-                 adapter: Path | None = None, build=None) -> None:  # noqa: ANN001 (callable() -> pipeline)
+                 adapter: Path | None = None, build=None) -> None:
         super().__init__()
         from argsim.backend import runtime
 
@@ -193,7 +193,7 @@ class ExportedEncoder(Encoder):
         if self.model.needs_calibration:
             self._prepare([texts] if isinstance(texts, str) else list(texts))
 
-    def encode(self, texts, *args, **kwargs) -> np.ndarray:  # noqa: ANN001, ANN002, ANN003 (Encoder.encode's)
+    def encode(self, texts, *args, **kwargs) -> np.ndarray:
         self.calibrate(texts)  # OpenVINO int8 without calibration texts: the first texts asked for
         return super().encode(texts, *args, **kwargs)
 
@@ -201,7 +201,7 @@ class ExportedEncoder(Encoder):
         return self.model.run(texts, max_length=self.max_seq_length, batch_size=self.batch_size)
 
 
-def pool(model_output, attention_mask, pooling: str):  # noqa: ANN001, ANN201 (torch types)
+def pool(model_output, attention_mask, pooling: str):
     """Pool a transformers output: `mean` (mask-aware), `cls`, or `cls-last4`."""
     import torch
 
@@ -215,7 +215,7 @@ def pool(model_output, attention_mask, pooling: str):  # noqa: ANN001, ANN201 (t
     return mean_pool(model_output.last_hidden_state, attention_mask)
 
 
-def mean_pool(hidden, attention_mask):  # noqa: ANN001, ANN201 (torch types)
+def mean_pool(hidden, attention_mask):
     """Mask-aware mean of token states (batch, tokens, dim) over the tokens the mask (batch, tokens) keeps."""
     mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
     return (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
@@ -234,7 +234,7 @@ class StaticVectorEncoder(Encoder):
 
     chunk_batches = 64
 
-    def __init__(self, keyed_vectors, name: str, identity: str) -> None:  # noqa: ANN001
+    def __init__(self, keyed_vectors, name: str, identity: str) -> None:
         super().__init__()
         self.kv, self.name, self.identity, self.device = keyed_vectors, name, identity, "cpu"
 

@@ -16,7 +16,7 @@ from torch import nn
 class TopLayerTrainer:
     """Pooled features (mean, cls or cls-last4) with gradients through the top `n_top` layers only."""
 
-    def __init__(self, backbone: nn.Module, tokenizer, n_top: int) -> None:  # noqa: ANN001
+    def __init__(self, backbone: nn.Module, tokenizer, n_top: int) -> None:
         layers = getattr(getattr(backbone, "encoder", None), "layer", None)
         if layers is None or backbone.config.model_type != "bert":
             raise ValueError("training only the top layers needs a BERT-type backbone (e.g. minilm)")

@@ -146,7 +146,7 @@ def model_path(name: str) -> Path:
 
 
 @lru_cache(maxsize=4)
-def load_word_vectors(name: str = "glove50"):  # noqa: ANN201 (gensim KeyedVectors)
+def load_word_vectors(name: str = "glove50"):
     """Static word vectors as gensim KeyedVectors: 'glove50', a word2vec file (text, or binary when it ends in
     .bin) or a model2vec static model folder (`argsim distill`; its words' static embeddings, see
     `argsim.backend.static_words`). gensim's own `KeyedVectors.save` format is a pickle and is refused: loading it
@@ -508,7 +508,7 @@ def _portable_name(name: str) -> str:
     return name if name in MODELS or shipped_folder(name) is not None or not path.exists() else str(path.resolve())
 
 
-def load_sentence_transformer(name: str = DEFAULT_MODEL, device: str | None = None):  # noqa: ANN201
+def load_sentence_transformer(name: str = DEFAULT_MODEL, device: str | None = None):
     """A trainable SentenceTransformer for fine-tuning code (registry name, shipped model, adapter folder or local
     folder); `device` None: auto. A shipped model or adapter folder comes back with its adapter merged into the
     base's weights (`argsim.backend.adapters.apply_adapter` keeps it trainable instead)."""
@@ -525,7 +525,7 @@ def load_sentence_transformer(name: str = DEFAULT_MODEL, device: str | None = No
     return SentenceTransformer(str(model_path(name)), device=resolve_device(device or "auto"), **HF_LOAD)
 
 
-def load_transformer(name: str = DEFAULT_MODEL):  # noqa: ANN201
+def load_transformer(name: str = DEFAULT_MODEL):
     """A trainable (tokenizer, transformers AutoModel) pair for custom torch models."""
     from transformers import AutoModel, AutoTokenizer
 

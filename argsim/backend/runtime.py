@@ -132,11 +132,6 @@ def cpu_info() -> dict:
             "cores_usable": usable_cores()}
 
 
-def has_native_bf16() -> bool:
-    """Whether the CPU computes bf16 natively (AVX512_BF16 or AMX)."""
-    return any(f in cpu_info()["flags"] for f in ("avx512_bf16", "amx_bf16"))
-
-
 # ------------------------------------------------------------------ checks
 
 
@@ -234,7 +229,7 @@ def _silenced() -> Iterator[None]:
 
 
 
-def _atomic_build(target: Path, build) -> Path:  # noqa: ANN001 (callable(tmp_folder))
+def _atomic_build(target: Path, build) -> Path:
     """Build `target` (a folder) by `build(tmp)` in a sibling temporary folder, then rename; kept if it exists."""
     if target.is_dir():
         return target
@@ -253,11 +248,11 @@ def _atomic_build(target: Path, build) -> Path:  # noqa: ANN001 (callable(tmp_fo
     return target
 
 
-def _input_names(tokenizer) -> list[str]:  # noqa: ANN001
+def _input_names(tokenizer) -> list[str]:
     return [n for n in MODEL_INPUTS if n in tokenizer("probe")]
 
 
-def sentence_pipeline(st, folder: Path | str = "") -> tuple:  # noqa: ANN001
+def sentence_pipeline(st, folder: Path | str = "") -> tuple:
     """The export pipeline of a sentence-transformers model in memory (its own modules: transformer, pooling, Dense,
     Normalize): `(module, tokenizer, input names, meta)`; its output is `sentence_embedding`.
 
@@ -278,7 +273,7 @@ def sentence_pipeline(st, folder: Path | str = "") -> tuple:  # noqa: ANN001
             super().__init__()
             self.st = st
 
-        def forward(self, *inputs):  # noqa: ANN002, ANN202
+        def forward(self, *inputs):
             return self.st(dict(zip(names, inputs, strict=True)))["sentence_embedding"]
 
     meta = {"max_seq_length": int(st.max_seq_length or 512), "dim": int(st.get_sentence_embedding_dimension()),
@@ -286,7 +281,7 @@ def sentence_pipeline(st, folder: Path | str = "") -> tuple:  # noqa: ANN001
     return STPipeline().eval(), tokenizer, names, meta
 
 
-def pooled_pipeline(model, tokenizer, pooling: str) -> tuple:  # noqa: ANN001
+def pooled_pipeline(model, tokenizer, pooling: str) -> tuple:
     """The export pipeline of a transformers model in memory with argsim's pooling (`mean`, `cls`, `cls-last4`;
     `argsim.backend.models.pool`): `(module, tokenizer, input names, meta)`."""
     import torch
@@ -301,7 +296,7 @@ def pooled_pipeline(model, tokenizer, pooling: str) -> tuple:  # noqa: ANN001
             super().__init__()
             self.model = model
 
-        def forward(self, *inputs):  # noqa: ANN002, ANN202
+        def forward(self, *inputs):
             feats = dict(zip(names, inputs, strict=True))
             out = self.model(**feats, output_hidden_states=pooling == "cls-last4")
             return pool(out, feats["attention_mask"], pooling)
@@ -311,7 +306,7 @@ def pooled_pipeline(model, tokenizer, pooling: str) -> tuple:  # noqa: ANN001
     return PooledPipeline().eval(), tokenizer, names, meta
 
 
-def logits_pipeline(model, tokenizer, scores=None, activation: str = "identity",  # noqa: ANN001
+def logits_pipeline(model, tokenizer, scores=None, activation: str = "identity",
                     max_length: int | None = None) -> tuple:
     """The export pipeline of a sequence classifier (a cross-encoder) in memory: token ids of a text pair in, its
     logits (batch, labels) out; `scores(features) -> logits` replaces `model(**features).logits` (a
@@ -330,7 +325,7 @@ def logits_pipeline(model, tokenizer, scores=None, activation: str = "identity",
             super().__init__()
             self.model = model
 
-        def forward(self, *inputs):  # noqa: ANN002, ANN202
+        def forward(self, *inputs):
             return call(dict(zip(names, inputs, strict=True)))
 
     config = getattr(model, "config", None)
@@ -381,7 +376,7 @@ def folder_pipeline(folder: Path, pooling: str | None) -> tuple:
     return pooled_pipeline(model, tokenizer, pooling)
 
 
-def _export_onnx(build, pooling: str | None, out: Path) -> None:  # noqa: ANN001 (callable() -> pipeline)
+def _export_onnx(build, pooling: str | None, out: Path) -> None:
     """Trace the pipeline `build()` gives into `out/model.onnx`, save its tokenizer and `argsim_export.json`."""
     import torch
 
@@ -401,7 +396,7 @@ def _export_onnx(build, pooling: str | None, out: Path) -> None:  # noqa: ANN001
 
 
 def base_export(folder: Path, pooling: str | None, cache_root: Path, adapter: Path | None = None,
-                build=None) -> Path:  # noqa: ANN001 (callable() -> pipeline)
+                build=None) -> Path:
     """The fp32 ONNX export of `folder` with `pooling` (None: the folder's own modules; 'logits': a sequence
     classifier's logits), built once under `cache_root`.
 
@@ -514,11 +509,6 @@ def runner(path: Path, backend: str, threads: int, precision: str = "fp32") -> O
     return OnnxRunner(path, threads) if backend == "onnx" else OpenVINORunner(path, threads, precision)
 
 
-def runtime_versions() -> dict[str, str]:
-    """Versions of the runtime packages (for result rows' env)."""
-    return {p: _version(p) for p in ("onnxruntime", "onnx", "openvino", "nncf")}
-
-
 class ExportedModel:
     """An export (`base_export`) run by ONNX Runtime or OpenVINO, fp32 or int8: texts (or text pairs) in, the
     graph's output (pooled embeddings, or a classifier's logits) out. Tokenized as sentence-transformers does
@@ -609,7 +599,7 @@ class ExportedModel:
 
 
 def exported_model(folder: Path, pooling: str | None, spec: dict, precision: str = "fp32",
-                   adapter: Path | None = None, build=None,  # noqa: ANN001 (callable() -> pipeline)
+                   adapter: Path | None = None, build=None,
                    max_length: int | None = None) -> ExportedModel:
     """`ExportedModel` of `base_export(folder, pooling, ...)` under a run's runtime spec (`spec`: backend, quantize,
     threads, cache_root and calibration texts, as `argsim.backend.get_encoder` makes it); loaded at once unless

@@ -51,7 +51,7 @@ class StaticWordVectors(KeyedVectors):
         (256,)
     """
 
-    def __init__(self, model) -> None:  # noqa: ANN001 (model2vec.StaticModel)
+    def __init__(self, model) -> None:
         super().__init__(vector_size=int(model.dim))
         self.model = model
         words = [t for t in model.tokens if not t.startswith("##") and not (t.startswith("[") and t.endswith("]"))]
@@ -91,7 +91,7 @@ class StaticWordVectors(KeyedVectors):
         return len(kept)
 
 
-def cover_words(keyed_vectors, words: Iterable[str]) -> None:  # noqa: ANN001 (gensim KeyedVectors)
+def cover_words(keyed_vectors, words: Iterable[str]) -> None:
     """Let `keyed_vectors` hold a vector for each of `words` it can make (a `StaticWordVectors` composes them from
     sub-word tokens); fixed vocabularies (GloVe, word2vec files) are left as they are.
 

@@ -6,6 +6,7 @@ import importlib
 import pkgutil
 import sys
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -27,39 +28,40 @@ app = typer.Typer(name="argsim", cls=ArgsimGroup, no_args_is_help=True, rich_mar
 @app.callback()
 def main_options(
     ctx: typer.Context,
-    device: str = typer.Option("auto", help=f"Compute device: {'|'.join(DEVICES)} (auto: CUDA, MPS, CPU)."),
-    seed: int = typer.Option(13, min=0, max=2**32 - 1, help="Random seed for every sampler, split and "
-                             "initialiser (0 to 2**32-1, numpy's range)."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
-    data_dir: Path | None = typer.Option(None, help="Dataset root (default $ARGSIM_DATA, else the per-user data "
-                                  "folder, e.g. ~/.local/share/argsim/data)."),
-    cache_dir: Path | None = typer.Option(None, callback=OUT_DIR,
-                                          help="Embedding cache folder (default $ARGSIM_CACHE_DIR, "
-                                               "else the user's cache folder)."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Bypass the embedding cache."),
-    precision: str = typer.Option("auto", help=f"Numeric precision: {'|'.join(PRECISIONS)}. auto: training in bf16 "
+    device: Annotated[str, typer.Option(help=f"Compute device: {'|'.join(DEVICES)} (auto: CUDA, MPS, CPU).")] = "auto",
+    seed: Annotated[int, typer.Option(min=0, max=2**32 - 1, help="Random seed for every sampler, split and "
+                             "initialiser (0 to 2**32-1, numpy's range).")] = 13,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+    data_dir: Annotated[Path | None, typer.Option(help="Dataset root (default $ARGSIM_DATA, else the per-user data "
+                                  "folder, e.g. ~/.local/share/argsim/data).")] = None,
+    cache_dir: Annotated[Path | None, typer.Option(
+        callback=OUT_DIR, help="Embedding cache folder (default $ARGSIM_CACHE_DIR, else the user's cache "
+                               "folder).")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Bypass the embedding cache.")] = False,
+    precision: Annotated[str, typer.Option(help=f"Numeric precision: {'|'.join(PRECISIONS)}. auto: training in bf16 "
                                   "on GPUs that support it, fp16 on older CUDA; inference in fp16 on CUDA; fp32 on "
-                                  "CPU and MPS. bf16 runs on the CPU too; fp16 needs CUDA."),
-    threads: int | None = typer.Option(None, min=1, help="CPU threads of inference (default: torch's own choice; "
+                                  "CPU and MPS. bf16 runs on the CPU too; fp16 needs CUDA.")] = "auto",
+    threads: Annotated[int | None, typer.Option(min=1, help="CPU threads of inference (default: torch's own choice; "
                                        "onnx / openvino: the cores argsim may use, from the CPU affinity and the "
-                                       "cgroup quota)."),
-    backend: str = typer.Option("torch", help=f"Runtime of transformer encoders: {'|'.join(BACKENDS)} (onnx: ONNX "
+                                       "cgroup quota).")] = None,
+    backend: Annotated[str, typer.Option(help=f"Runtime of transformer encoders: {'|'.join(BACKENDS)} (onnx: ONNX "
                                 "Runtime, openvino: OpenVINO; both CPU only, exported once and cached). Default "
                                 "torch fp32: no faster backend keeps every task figure within 0.005 of it "
-                                "(docs/backends.md)."),
-    quantize: str = typer.Option("none", help=f"Quantization with --backend onnx|openvino: {'|'.join(QUANTIZATIONS)} "
-                                 "(onnx: dynamic int8; openvino: static int8, calibrated)."),
-    calibration: Path | None = typer.Option(None, exists=True, dir_okay=False,
-                                            help="Texts (one per line) that calibrate --backend openvino --quantize "
-                                                 "int8 (default: the first texts encoded)."),
-    engine: str = typer.Option("local", help=f"Where bulk work runs: {'|'.join(ENGINES)} (embed, rank "
-                               "counterargs / keypoints / counter-search, train ltr / simple-sd)."),
-    ray_address: str | None = typer.Option(None, envvar="RAY_ADDRESS",
-                                           help="Ray cluster to attach to with --engine ray (default: a local one)."),
-    workdir: Path | None = typer.Option(None, envvar="ARGSIM_HOME", callback=OUT_DIR,
-                                        help="Where runs write by default: default outputs (runs/, models/), "
-                                             "bench/results, LTR models, feature caches (default $ARGSIM_HOME, "
-                                             "else the working directory)."),
+                                "(docs/backends.md).")] = "torch",
+    quantize: Annotated[str, typer.Option(help=f"Quantization with --backend onnx|openvino: {'|'.join(QUANTIZATIONS)} "
+                                 "(onnx: dynamic int8; openvino: static int8, calibrated).")] = "none",
+    calibration: Annotated[Path | None, typer.Option(
+        exists=True, dir_okay=False, help="Texts (one per line) that calibrate --backend openvino "
+                                          "--quantize int8 (default: the first texts encoded).")] = None,
+    engine: Annotated[str, typer.Option(help=f"Where bulk work runs: {'|'.join(ENGINES)} (embed, rank "
+                               "counterargs / keypoints / counter-search, train ltr / simple-sd).")] = "local",
+    ray_address: Annotated[str | None, typer.Option(
+        envvar="RAY_ADDRESS", help="Ray cluster to attach to with --engine ray (default: a local one).")] = None,
+    workdir: Annotated[Path | None, typer.Option(
+        envvar="ARGSIM_HOME", callback=OUT_DIR, help="Where runs write by default: default outputs "
+                                                     "(runs/, models/), bench/results, LTR models, "
+                                                     "feature caches (default $ARGSIM_HOME, else the "
+                                                     "working directory).")] = None,
 ) -> None:
     """Global options, applied before any command."""
     if device not in DEVICES and not device.startswith("cuda:"):

@@ -25,7 +25,7 @@ def fit_tables_to_output() -> None:
     console.width = FILE_WIDTH if not console.is_terminal else None  # type: ignore[assignment]
 
 
-def refuse_repeated_options(command, args: list[str]) -> None:  # noqa: ANN001 (a click command)
+def refuse_repeated_options(command, args: list[str]) -> None:
     """A single-valued option given twice (`--out a.json --out b.json`) is a usage error: click would keep the
     last value and drop the first silently. Flags and repeatable options may repeat."""
     seen: dict[str, str] = {}
@@ -54,11 +54,11 @@ class ArgsimCommand(TyperCommand):
     (done, failed, interrupted), files that libraries wrote as 0600 in its output folders during the run get the
     umask's mode."""
 
-    def parse_args(self, ctx, args):  # noqa: ANN001, ANN201
+    def parse_args(self, ctx, args):
         refuse_repeated_options(self, list(args))
         return super().parse_args(ctx, args)
 
-    def invoke(self, ctx):  # noqa: ANN001, ANN201 (typer's vendored click context)
+    def invoke(self, ctx):
         import time
 
         from argsim.cli.params import check_inputs_and_outputs
@@ -80,19 +80,19 @@ class ArgsimGroup(TyperGroup):
     exception into one red line and exit code 1 naming it as a bug (the traceback with ARGSIM_DEBUG=1, which the
     test suite sets); every command it runs is an `ArgsimCommand` (the output guard)."""
 
-    def parse_args(self, ctx, args):  # noqa: ANN001, ANN201
+    def parse_args(self, ctx, args):
         # the group's own options come before the subcommand's name: only those are checked here
         first = next((i for i, a in enumerate(args) if a in self.commands), len(args))
         refuse_repeated_options(self, list(args[:first]))
         return super().parse_args(ctx, args)
 
-    def resolve_command(self, ctx, args):  # noqa: ANN001, ANN201
+    def resolve_command(self, ctx, args):
         name, cmd, rest = super().resolve_command(ctx, args)
         if type(cmd) is TyperCommand:
             cmd.__class__ = ArgsimCommand  # typer built it; the guard is added to every command in one place
         return name, cmd, rest
 
-    def invoke(self, ctx):  # noqa: ANN001, ANN201 (typer's vendored click context)
+    def invoke(self, ctx):
         try:
             return super().invoke(ctx)
         except ArgsimError as exc:
@@ -102,7 +102,7 @@ class ArgsimGroup(TyperGroup):
             err_console.print("[bold red]error:[/] out of memory (try a smaller --batch-size, fewer texts, or "
                               "--limit)", highlight=False, soft_wrap=True)
             raise typer.Exit(1) from None
-        except Exception as exc:  # noqa: BLE001 - the last resort: one line, never a traceback for a user
+        except Exception as exc:
             import os
 
             if type(exc).__module__.split(".")[0] in ("click", "typer") or os.environ.get("ARGSIM_DEBUG"):
@@ -114,7 +114,7 @@ class ArgsimGroup(TyperGroup):
                               soft_wrap=True)
             raise typer.Exit(1) from None
 
-    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # noqa: ANN001, ANN201
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         """Like typer's, but a usage error (bad option value, missing argument, bad --out) is one red line; the
         environment that --quiet set for the libraries is restored when the command ends (a caller running
         several commands in one process, e.g. tests, gets each its own)."""
@@ -132,7 +132,7 @@ class ArgsimGroup(TyperGroup):
                 else:
                     os.environ[var] = value
 
-    def _main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # noqa: ANN001, ANN201
+    def _main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:

@@ -221,6 +221,13 @@ def comma_positive_ints(value: str | None) -> str | None:
     return value
 
 
+def _annotated(command: Callable[..., Any], annotation: Any) -> Any:
+    """An `Annotated[...]` string annotation evaluated (typer reads the options in it); others as they are."""
+    if isinstance(annotation, str) and annotation.startswith("Annotated["):
+        return eval(annotation, command.__globals__)  # the command's own annotation
+    return annotation
+
+
 def option_group(name: str, build: Callable[..., Any],
                  **options: tuple[Any, typer.models.OptionInfo]) -> Callable[[Command], Command]:
     """A decorator adding `options` ({parameter: (annotation, typer.Option(...))}) to a typer command after its own
@@ -232,7 +239,8 @@ def option_group(name: str, build: Callable[..., Any],
 
     def decorate(command: Command) -> Command:
         signature = inspect.signature(command)
-        own = [p for p in signature.parameters.values() if p.name != name]
+        own = [p.replace(annotation=_annotated(command, p.annotation)) for p in signature.parameters.values()
+               if p.name != name]
         added = [inspect.Parameter(opt, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation)
                  for opt, (annotation, info) in options.items()]
 
@@ -266,7 +274,7 @@ class ArgkpInput:
     key_points: Path | None = None
     labels: Path | None = None
 
-    def load(self, data_dir: Path | None, need_labels: bool = False):  # noqa: ANN201 (argsim.data.argkp.KPMData)
+    def load(self, data_dir: Path | None, need_labels: bool = False):
         """The data (`argsim.data.argkp.load_kpm_input`: the user's files when given, else the split)."""
         from argsim.data.argkp import load_kpm_input
 
@@ -288,12 +296,12 @@ def argkp_input(split: str = "dev", split_help: str = SPLIT_HELP,
 MODEL_DECLS = ("--model", "-m")
 
 
-def model_option(default: Any = "minilm", help: str = "Backend model name (minilm, mpnet, ...), a folder "  # noqa: A002
-                 "trained by argsim, a sentence-transformers folder or a Hugging Face id.", short: bool = True,
+def model_option(help: str = "Backend model name (minilm, mpnet, ...), a folder trained by argsim, a "
+                 "sentence-transformers folder or a Hugging Face id.", short: bool = True,
                  **kwargs: Any) -> typer.models.OptionInfo:
-    """The one `--model` / `-m` option (a model name or folder); `default` a list for a repeatable one, `short`
-    False where the command's `-m` is taken."""
-    return typer.Option(default, *(MODEL_DECLS if short else MODEL_DECLS[:1]), help=help, **kwargs)
+    """The one `--model` / `-m` option (a model name or folder), for `Annotated[str, model_option(...)] = default`;
+    `short` False where the command's `-m` is taken."""
+    return typer.Option(*(MODEL_DECLS if short else MODEL_DECLS[:1]), help=help, **kwargs)
 
 
 def _field_option(f: dataclasses.Field) -> typer.models.OptionInfo:
@@ -302,8 +310,7 @@ def _field_option(f: dataclasses.Field) -> typer.models.OptionInfo:
     meta = f.metadata
     bounds = {k: meta[k] for k in ("min", "max") if k in meta}
     name = option_name(f)
-    if name == "--model":  # no -m: several train commands use it for something else (train ltr: --method)
-        return model_option(field_default(f), help=meta.get("help", ""), short=False, **bounds)
+    # no -m for a field: several train commands use it for something else (train ltr: --method)
     return typer.Option(field_default(f), name, help=meta.get("help", ""), **bounds)
 
 

@@ -25,7 +25,7 @@ RESUME = typer.Option(False, "--resume", help="Continue from the checkpoint unde
 
 
 def budget(max_steps: int | None, max_minutes: float | None, grad_accum: int, checkpoint_every: int,
-           resume: bool):  # noqa: ANN201 (argsim.training.Budget, imported when a command runs)
+           resume: bool):
     """The `Budget` of the budget options' values."""
     from argsim.training import Budget
 
@@ -44,7 +44,7 @@ def budget_options(**overrides: Any) -> Callable[[Command], Command]:
     return option_group("plan", budget, **{k: (kind, overrides.get(k, info)) for k, (kind, info) in shared.items()})
 
 
-def placement(ctx: typer.Context, threads: int | None = None):  # noqa: ANN201
+def placement(ctx: typer.Context, threads: int | None = None):
     """Resolve the device / precision / threads of the global options (exit 2 on a device the machine lacks)."""
     from argsim.cli.groups import run_config
     from argsim.training import placement_from_run

@@ -99,7 +99,7 @@ def _resolve_link(match: re.Match) -> str:
     return target.lstrip(":").split("#")[0] or target
 
 
-def _repeat_sub(pattern: re.Pattern, repl, text: str) -> str:  # noqa: ANN001
+def _repeat_sub(pattern: re.Pattern, repl, text: str) -> str:
     """Apply `pattern` until nothing matches (innermost-first removal of nested constructs)."""
     while True:
         new = pattern.sub(repl, text)
@@ -138,7 +138,7 @@ def clean_line(line: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def _nlp():  # noqa: ANN202 (spaCy Language)
+def _nlp():
     import spacy
 
     nlp = spacy.blank("en")

@@ -45,7 +45,7 @@ def get_engine(name: str = "local", address: str | None = None, num_cpus: int | 
     raise ArgsimError(f"unknown engine '{name}': choose one of {', '.join(ENGINES)}")
 
 
-def engine_from_config(config) -> Engine:  # noqa: ANN001 (argsim.config.RunConfig)
+def engine_from_config(config) -> Engine:
     """The engine a command's `RunConfig` asks for (`--engine`, `--ray-address`)."""
     if config is None:
         return LocalEngine()

@@ -60,11 +60,6 @@ class EmbedSpec:
     role: str | None = None  # query | document: the tower of a two-tower model (`Encoder.for_role`)
 
 
-def is_shard_folder(out: Path) -> bool:
-    """`--out` names a shard folder: an existing folder, or a path without a file suffix."""
-    return out.is_dir() or out.suffix == ""
-
-
 def check_shard_out(out: Path) -> None:
     """One line before the work if `out` cannot become a new shard folder."""
     if out.exists() and not out.is_dir():
@@ -80,7 +75,7 @@ def text_keys(texts: list[str]) -> list[bytes]:
     return [hashlib.sha1(t.encode("utf-8")).digest() for t in texts]
 
 
-def shard_table(ids: list[str], keys: list[bytes], vectors: np.ndarray):  # noqa: ANN201 (pyarrow.Table)
+def shard_table(ids: list[str], keys: list[bytes], vectors: np.ndarray):
     """The Parquet table of one shard."""
     import pyarrow as pa
 
@@ -135,7 +130,7 @@ def check_input(path: Path, spec: EmbedSpec) -> None:
 # ---------------------------------------------------------------- local engine
 
 
-def embed_local(path: Path, out: Path, spec: EmbedSpec, config=None, rows_per_shard: int = 100_000) -> dict:  # noqa: ANN001
+def embed_local(path: Path, out: Path, spec: EmbedSpec, config=None, rows_per_shard: int = 100_000) -> dict:
     """Encode with the backend (the run's cache, resumable) and write the shard folder."""
     import pyarrow.parquet as pq
 
@@ -184,7 +179,7 @@ class EmbedActor:
                                    batch_size=spec.batch_size, device=spec.device, precision=spec.precision,
                                    config=RunConfig(use_cache=False, quiet=True)).for_role(spec.role)
 
-    def __call__(self, batch):  # noqa: ANN001, ANN204 (pyarrow.Table -> pyarrow.Table)
+    def __call__(self, batch):
         import pyarrow as pa
         import pyarrow.compute as pc
 
@@ -202,7 +197,7 @@ class EmbedActor:
         return table.append_column("identity", pa.array([self.encoder.cache_key] * len(ids)).dictionary_encode())
 
 
-def read_dataset(path: Path, spec: EmbedSpec):  # noqa: ANN201 (ray.data.Dataset)
+def read_dataset(path: Path, spec: EmbedSpec):
     """A streaming Ray dataset of the input's text (and id) columns."""
     import ray.data
 
@@ -222,7 +217,7 @@ def read_dataset(path: Path, spec: EmbedSpec):  # noqa: ANN201 (ray.data.Dataset
     return ray.data.read_text(str(path), drop_empty_lines=True, file_extensions=None, num_cpus=IO_CPUS)  # "text"
 
 
-def quiet_data(ray, quiet: bool) -> None:  # noqa: ANN001
+def quiet_data(ray, quiet: bool) -> None:
     """Ray Data's progress bars and start-up lines off when `quiet`."""
     ctx = ray.data.DataContext.get_current()
     ctx.enable_progress_bars = not quiet
@@ -233,7 +228,7 @@ def quiet_data(ray, quiet: bool) -> None:  # noqa: ANN001
         logging.getLogger("ray.data").setLevel(logging.WARNING)
 
 
-def actor_pool(ds, spec: EmbedSpec, engine, batch_rows: int, workers: int | None = None):  # noqa: ANN001, ANN201
+def actor_pool(ds, spec: EmbedSpec, engine, batch_rows: int, workers: int | None = None):
     """`ds` (a text column `spec.column`) mapped by `EmbedActor` on an actor pool: one actor per GPU of the
     cluster, else one per CPU (at most `workers`); returns (dataset of shard batches, actors)."""
     import ray.data
@@ -248,7 +243,7 @@ def actor_pool(ds, spec: EmbedSpec, engine, batch_rows: int, workers: int | None
     return ds, actors
 
 
-def embed_ray(path: Path, out: Path, spec: EmbedSpec, engine, batch_rows: int = 256,  # noqa: ANN001
+def embed_ray(path: Path, out: Path, spec: EmbedSpec, engine, batch_rows: int = 256,
               rows_per_shard: int = 100_000, workers: int | None = None, quiet: bool = True) -> dict:
     """Embed with a Ray Data actor pool and write the shard folder (the engine's cluster does the work)."""
     import pyarrow.dataset as pads
@@ -280,7 +275,7 @@ def embed_ray(path: Path, out: Path, spec: EmbedSpec, engine, batch_rows: int = 
     return manifest
 
 
-def embed_texts_ray(engine, spec: EmbedSpec, texts: list[str], chunk_rows: int,  # noqa: ANN001
+def embed_texts_ray(engine, spec: EmbedSpec, texts: list[str], chunk_rows: int,
                     workers: int | None = None, quiet: bool = True) -> Iterator[tuple[list[bytes], np.ndarray, str]]:
     """Embed in-memory `texts` on the engine's actor pool (`actor_pool`, the same actors as `embed_ray`); yields
     (text keys, float32 vectors, model identity) per finished block of `chunk_rows` texts, in no fixed order.
@@ -429,7 +424,7 @@ def verify_shards(folder: Path, keys: list[bytes], vectors: np.ndarray, manifest
                           f"(cosine {cos[worst]:.4f} with the vector computed now); nothing was imported")
 
 
-def import_shards(folder: str | Path, cache_dir: str | Path, chunk: int = 50_000, config=None,  # noqa: ANN001
+def import_shards(folder: str | Path, cache_dir: str | Path, chunk: int = 50_000, config=None,
                   source: str | Path | None = None) -> tuple[int, dict]:
     """Merge a shard folder into the embedding cache of its model identity; returns (rows stored, manifest).
 
@@ -482,7 +477,7 @@ class _staging:
         os.chmod(self.tmp, 0o777 & ~_umask())
         return self.tmp
 
-    def __exit__(self, exc_type, exc, tb) -> None:  # noqa: ANN001
+    def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is None:
             if self.out.is_dir():
                 self.out.rmdir()  # empty (checked before the work)

@@ -31,7 +31,7 @@ from argsim.errors import ArgsimError, InputError, warn
 from argsim.vectors import l2_normalize
 
 
-def worker_spec(encoder: Encoder):  # noqa: ANN201 (argsim.engine.embedding.EmbedSpec | None)
+def worker_spec(encoder: Encoder):
     """The `EmbedSpec` an actor rebuilds `encoder` from (raw vectors, as the cache stores them), or None."""
     from argsim.engine.embedding import EmbedSpec
 

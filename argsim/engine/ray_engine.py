@@ -19,7 +19,7 @@ from argsim.errors import ArgsimError
 from argsim.progress import progress_bar
 
 
-def import_ray():  # noqa: ANN201
+def import_ray():
     """The `ray` module, or one clear line telling how to install it."""
     try:
         import ray
@@ -105,7 +105,7 @@ def _gcs_problem(address: str, seconds: float) -> str | None:
     return done.stdout.strip() or f"probe exit code {done.returncode}"
 
 
-def ensure_ray(address: str | None = None, num_cpus: int | None = None, quiet: bool = False):  # noqa: ANN201
+def ensure_ray(address: str | None = None, num_cpus: int | None = None, quiet: bool = False):
     """Connect to (or start) Ray once per process; returns the `ray` module.
 
     An address is checked with a TCP connection first (`check_reachable`). A local instance advertises the
@@ -145,7 +145,7 @@ class RayEngine(Engine):
         self.address, self.num_cpus, self.quiet = address, num_cpus, quiet
         self._remote = None
 
-    def session(self):  # noqa: ANN201
+    def session(self):
         """The connected `ray` module (connecting on first use)."""
         return ensure_ray(self.address, self.num_cpus, self.quiet)
 
@@ -187,7 +187,7 @@ class RayEngine(Engine):
                 "address": self.address or os.environ.get("RAY_ADDRESS") or "local"}
 
 
-def _get(ray, ref):  # noqa: ANN001, ANN202
+def _get(ray, ref):
     """`ray.get`, re-raising an argsim error from a worker as itself (one line, exit 2)."""
     try:
         return ray.get(ref)

@@ -18,6 +18,12 @@ from argsim.evaluation.record import Evaluation
 #: public evaluator name -> the module that defines it (imported on first access)
 _EVALUATORS: dict[str, str] = {
     "TaskEvaluator": "argsim.evaluation.base",
+    "KPAMapEvaluator": "argsim.evaluation.kpa_map",
+    "CounterArgumentEvaluator": "argsim.evaluation.counter",
+    "TripletEvaluator": "argsim.evaluation.triplets",
+    "ClusteringEvaluator": "argsim.evaluation.clustering",
+    "SICKEvaluator": "argsim.evaluation.sick",
+    "ArguAnaEvaluator": "argsim.evaluation.arguana",
 }
 
 __all__ = ["Evaluation", *_EVALUATORS]

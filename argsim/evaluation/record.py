@@ -62,7 +62,3 @@ class Evaluation(Mapping[str, float]):
     def primary(self) -> float:
         """The value of the primary metric."""
         return self.metrics[self.primary_metric]
-
-    def with_data(self, data: str | None) -> Evaluation:
-        """The same evaluation reported on `data` (a split name or file stem)."""
-        return Evaluation(self.task, self.metrics, self.primary_metric, data, self.n, self.details)

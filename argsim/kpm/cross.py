@@ -87,7 +87,7 @@ def pair_rows(data: KPMData, context: str = "none", sep: str = "[SEP]") -> dict[
     return {"argument": s1, "key_point": s2, "label": y}
 
 
-def policy(cfg: CrossConfig):  # noqa: ANN201
+def policy(cfg: CrossConfig):
     from argsim.training import OptimPolicy
 
     return OptimPolicy(lr=cfg.lr, weight_decay=cfg.weight_decay, warmup_ratio=cfg.warmup_ratio)
@@ -104,7 +104,7 @@ def is_cross_encoder(name: str | Path) -> bool:
         return False
 
 
-def load_cross_encoder(name: str, device: str = "cpu", max_length: int | None = None, num_labels: int | None = None):  # noqa: ANN201
+def load_cross_encoder(name: str, device: str = "cpu", max_length: int | None = None, num_labels: int | None = None):
     """A CrossEncoder from a registry name, folder or Hugging Face id (the backend's resolution), checked first."""
     from sentence_transformers import CrossEncoder
 
@@ -121,7 +121,7 @@ def load_cross_encoder(name: str, device: str = "cpu", max_length: int | None = 
         raise ModelError(f"cannot load cross-encoder '{name}': {exc}") from None
 
 
-def score_pairs_of(model, data: KPMData, context: str, sep: str, batch_size: int = 64,  # noqa: ANN001
+def score_pairs_of(model, data: KPMData, context: str, sep: str, batch_size: int = 64,
                    quiet: bool = True) -> dict[str, dict[str, float]]:
     """`{arg_id: {kp_id: P(match)}}` of a CrossEncoder in memory, for every argument and each key point of its
     topic and stance (the argument side formatted by `context`)."""
@@ -140,7 +140,7 @@ def score_pairs_of(model, data: KPMData, context: str, sep: str, batch_size: int
     return out
 
 
-def map_evaluator(gold: KPMData, context: str, sep: str, name: str = "dev", batch_size: int = 64):  # noqa: ANN201
+def map_evaluator(gold: KPMData, context: str, sep: str, name: str = "dev", batch_size: int = 64):
     """The official KPA Track 1 mAP (leaderboard formula) of a key point cross-encoder, as a sentence-transformers
     evaluator: called on a CrossEncoder it returns `{"<name>_strict_map": ..., "<name>_relaxed_map": ...}`;
     `primary_metric` is the strict mAP. The pairs are scored as `rank keypoints --model DIR` scores a saved
@@ -167,7 +167,7 @@ def map_evaluator(gold: KPMData, context: str, sep: str, name: str = "dev", batc
                            score=lambda model: score_pairs_of(model, gold, context, sep, batch_size))
 
 
-def train_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None, budget=None,  # noqa: ANN001
+def train_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None, budget=None,
                 quiet: bool = False, dev: KPMData | None = None) -> dict:
     """Fine-tune a cross-encoder on the labelled pairs of `train`; save it at `out` (rank 0); the training info.
 
@@ -179,7 +179,7 @@ def train_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=Non
     return fit_cross(train, out, cfg, placement, budget, quiet, dev)[1]
 
 
-def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None, budget=None,  # noqa: ANN001
+def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None, budget=None,
               quiet: bool = False, dev: KPMData | None = None) -> tuple[object, dict]:
     """`train_cross`, also returning the trained CrossEncoder in memory."""
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss

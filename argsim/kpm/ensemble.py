@@ -92,7 +92,7 @@ def combine_predictions(parts: Sequence[Predictions], weights: Sequence[float] |
     return out
 
 
-def score_model(data: KPMData, model: str, config=None, arg_template: str = "{text}",  # noqa: ANN001
+def score_model(data: KPMData, model: str, config=None, arg_template: str = "{text}",
                 kp_template: str = "{text}", engine: Engine | None = None) -> Predictions:
     """`{arg_id: {kp_id: score}}` of one model: a cross-encoder folder (its sigmoid probability) or any backend
     encoder (cosine; MTS takes topic and stance itself, plain encoders the templates), its embedding on `engine`
@@ -121,7 +121,7 @@ def score_model(data: KPMData, model: str, config=None, arg_template: str = "{te
 
 
 def score_models(data: KPMData, models: Sequence[str], weights: Sequence[float] | None = None,
-                 combine: str = "zscore", config=None, arg_template: str = "{text}",  # noqa: ANN001
+                 combine: str = "zscore", config=None, arg_template: str = "{text}",
                  kp_template: str = "{text}", engine: Engine | None = None) -> tuple[Predictions, list[Predictions]]:
     """The combined predictions of `models` on `data` and each model's own (bi-encoders embedded on `engine`)."""
     check_weights(models, weights)

@@ -114,7 +114,7 @@ def rank_candidates(per_fold: Sequence[Sequence[Predictions]], golds: Sequence[K
     return sorted(out, key=lambda c: (-c.mean_strict, -c.mean_relaxed))
 
 
-def score_folds(models: Sequence[str], train: KPMData, dev: KPMData, k: int, config=None,  # noqa: ANN001
+def score_folds(models: Sequence[str], train: KPMData, dev: KPMData, k: int, config=None,
                 folds: Sequence[int] | None = None, kp_template: str = "{text}",
                 arg_template: str = "{text}") -> tuple[list[list[Predictions]], list[KPMData]]:
     """Each model's predictions on each fold's held-out topics (fold i scored with `fold_model(spec, i)`)."""

@@ -85,7 +85,7 @@ class MTSEncoder(Encoder):
                 self.exported.prepare(list(t), max_length=cfg.max_seq_length)
             self.set_runtime(self.exported.runtime)
 
-    def encode(self, texts, *args, **kwargs) -> np.ndarray:  # noqa: ANN001, ANN002, ANN003 (Encoder.encode's)
+    def encode(self, texts, *args, **kwargs) -> np.ndarray:
         self.calibrate(texts)  # OpenVINO int8: the first statements
         return super().encode(texts, *args, **kwargs)
 

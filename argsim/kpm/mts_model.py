@@ -25,7 +25,7 @@ HEAD_FILE = "mts_head.pt"
 class MTSNet(nn.Module):
     """Shared transformer + stance layer + context-integration linear layer."""
 
-    def __init__(self, tokenizer, backbone, cfg: MTSConfig) -> None:  # noqa: ANN001
+    def __init__(self, tokenizer, backbone, cfg: MTSConfig) -> None:
         super().__init__()
         self.tokenizer, self.backbone, self.cfg = tokenizer, backbone, cfg
         hidden = backbone.config.hidden_size

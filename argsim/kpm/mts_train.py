@@ -35,7 +35,7 @@ def _epoch_batches(train: KPMData, cfg: MTSConfig, epoch: int) -> list:
     return batches[: cfg.max_batches] if cfg.max_batches else batches
 
 
-def _step_loss(net: MTSNet, batch, loss_fn) -> torch.Tensor:  # noqa: ANN001
+def _step_loss(net: MTSNet, batch, loss_fn) -> torch.Tensor:
     if net.cfg.variant == "simakp":
         both = batch.arguments + batch.key_points
         emb = net([s.text for s in both], [s.topic for s in both], [s.stance for s in both])
@@ -46,7 +46,7 @@ def _step_loss(net: MTSNet, batch, loss_fn) -> torch.Tensor:  # noqa: ANN001
     return loss_fn(emb, torch.tensor(batch.labels, device=emb.device))
 
 
-def policy(cfg: MTSConfig):  # noqa: ANN201
+def policy(cfg: MTSConfig):
     """AdamW with weight decay `cfg.weight_decay`, warm-up `cfg.warmup_ratio`, linear decay, clipping 1."""
     from argsim.training import OptimPolicy
 
@@ -105,7 +105,7 @@ class MTSMapEvaluator:
             def _encode_batch(self, texts: list[str]) -> np.ndarray:
                 raise NotImplementedError("MTS encodes statements with their topic and stance")
 
-            def encode_statements(self, texts, topics, stances, engine=None) -> np.ndarray:  # noqa: ANN001
+            def encode_statements(self, texts, topics, stances, engine=None) -> np.ndarray:
                 outs = []
                 with torch.inference_mode():
                     for i in range(0, len(texts), batch_size):
@@ -129,8 +129,8 @@ def save_mts(net: MTSNet, folder: Path, info: dict) -> None:
 
 
 def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, device: str | None = None,
-              quiet: bool = False, log_every: int = 0, init: str | Path | None = None, placement=None,  # noqa: ANN001
-              budget=None, dev: KPMData | None = None) -> dict:  # noqa: ANN001
+              quiet: bool = False, log_every: int = 0, init: str | Path | None = None, placement=None,
+              budget=None, dev: KPMData | None = None) -> dict:
     """Train one model on `train` through the accelerate loop and save it at `out` (rank 0, after every epoch,
     so an interrupted run still leaves the last finished epoch; OUT/checkpoints for --resume). Returns the
     training info (timings, peak memory, losses). `placement`: device / precision / seed (default: `device` or
@@ -265,7 +265,7 @@ def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, device: str | Non
 
 def train_folds(train: KPMData, dev: KPMData, out: str | Path, cfg: MTSConfig, folds: int,
                 only: list[int] | None = None, device: str | None = None, quiet: bool = False,
-                log_every: int = 0, placement=None, budget=None) -> list[dict]:  # noqa: ANN001
+                log_every: int = 0, placement=None, budget=None) -> list[dict]:
     """Topic k-fold (fold 1 = the official split): one model per fold under out/fold_<i>, plus an ensemble
     folder `out` whose `argsim_encoder.json` averages the cosine of every trained fold model."""
     out = Path(out)

@@ -145,7 +145,7 @@ def mnrl_rows(data: KPMData, seed: int = 13) -> dict[str, list]:
     return {"anchor": anchor, "positive": positive, "negative": negative}
 
 
-def _with_pooling(model, pooling: str):  # noqa: ANN001, ANN202
+def _with_pooling(model, pooling: str):
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.modules import Pooling
 
@@ -154,19 +154,19 @@ def _with_pooling(model, pooling: str):  # noqa: ANN001, ANN202
     return SentenceTransformer(modules=[word, pool], device=model.device)
 
 
-def _pooling_mode(model) -> str:  # noqa: ANN001
+def _pooling_mode(model) -> str:
     pool = model[1]
     return "cls" if getattr(pool, "pooling_mode_cls_token", False) else "mean"
 
 
-def policy(cfg: SbertConfig):  # noqa: ANN201
+def policy(cfg: SbertConfig):
     """The report's schedule: AdamW with weight decay 0, linear from `lr` to `lr_end` (both paths alike)."""
     from argsim.training import OptimPolicy
 
     return OptimPolicy(lr=cfg.lr, weight_decay=0.0, warmup_ratio=cfg.warmup_ratio, lr_end=cfg.lr_end)
 
 
-def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, placement, budget,  # noqa: ANN001
+def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, placement, budget,
                       out: Path, quiet: bool) -> tuple[int, str | None, list[float], bool]:
     """The same objective on cached lower-layer states, updating only the top `cfg.train_layers` layers, through
     the accelerate loop. Returns (optimizer steps, budget that stopped it, losses, is rank 0)."""
@@ -186,7 +186,7 @@ def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, plac
     batches_per_epoch = math.ceil(n / cfg.batch_size)
     planned = max(1, math.ceil(loop.steps_per_epoch(batches_per_epoch) * cfg.epochs))
 
-    def loss_of(_net, idx: list[int]) -> torch.Tensor:  # noqa: ANN001
+    def loss_of(_net, idx: list[int]) -> torch.Tensor:
         e1 = top.features([rows["sentence1"][i] for i in idx], cfg.max_seq_length, pooling)
         e2 = top.features([rows["sentence2"][i] for i in idx], cfg.max_seq_length, pooling)
         labels = torch.tensor([rows["label"][i] for i in idx], dtype=torch.float32, device=e1.device)
@@ -211,7 +211,7 @@ def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, plac
     return loop.steps, loop.stopped_by, losses, loop.is_main
 
 
-def _load_model(cfg: SbertConfig, device: str):  # noqa: ANN202
+def _load_model(cfg: SbertConfig, device: str):
     """The model to train: the base (optionally re-pooled, optionally LoRA-wrapped) or, with `cfg.init`, a shipped
     adapter kept trainable (its base and adapter shape replace `cfg.model` / `cfg.lora_*`)."""
     from argsim.backend import load_sentence_transformer
@@ -231,7 +231,7 @@ def _load_model(cfg: SbertConfig, device: str):  # noqa: ANN202
 
 
 def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str | None = None,
-                quiet: bool = False, placement=None, budget=None, eval_data: KPMData | None = None) -> dict:  # noqa: ANN001
+                quiet: bool = False, placement=None, budget=None, eval_data: KPMData | None = None) -> dict:
     """Fine-tune, save a sentence-transformers folder (with `cfg.lora_rank` or `cfg.init`: an adapter folder) at
     `out` (rank 0), return the training info.
 
@@ -295,8 +295,8 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
     return _finish(model, out, cfg, train, rows, run, steps_per_epoch, start, placement, budget, is_main)
 
 
-def _finish(model, out: Path, cfg: SbertConfig, train: KPMData, rows: dict, run: dict,  # noqa: ANN001
-            steps_per_epoch: int, start: float, placement, budget, is_main: bool) -> dict:  # noqa: ANN001
+def _finish(model, out: Path, cfg: SbertConfig, train: KPMData, rows: dict, run: dict,
+            steps_per_epoch: int, start: float, placement, budget, is_main: bool) -> dict:
     from argsim.io import write_json
     from argsim.measure import peak_memory_mb
     from argsim.training.record import data_hash, train_config, write_records

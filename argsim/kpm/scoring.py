@@ -80,11 +80,6 @@ def check_template(template: str, option: str = "template", fields: Sequence[str
     return template
 
 
-def _format(template: str, text: str, topic: str, stance: int) -> str:
-    check_template(template)
-    return template.format(text=text, topic=topic, stance="pro" if stance > 0 else "con")
-
-
 def embed_statements(encoder: Encoder, texts: Sequence[str], topics: Sequence[str], stances: Sequence[int],
                      template: str = "{text}", engine: Engine | None = None) -> np.ndarray:
     """L2-normalised embeddings of statements in their context (topic, stance), embedded on `engine` (None:
@@ -120,16 +115,6 @@ def score_key_points(data: KPMData, encoder: Encoder, arg_template: str = "{text
         rows = [kp_row[k.kp_id] for k in cands]
         sims = k_vec[rows] @ a_vec[i]
         out[arg.arg_id] = {k.kp_id: round(float(s), 6) for k, s in zip(cands, sims, strict=True)}
-    return out
-
-
-def ensemble_predictions(parts: Sequence[Predictions]) -> Predictions:
-    """Mean score of several prediction sets (fold ensembles); pairs missing from one part are skipped."""
-    out: Predictions = {}
-    for arg_id in parts[0]:
-        kps = parts[0][arg_id]
-        out[arg_id] = {k: round(float(np.mean([p[arg_id][k] for p in parts if k in p.get(arg_id, {})])), 6)
-                       for k in kps}
     return out
 
 

@@ -25,7 +25,7 @@ from argsim.metrics.kpa_map import evaluate_map
 class _LiveEncoder(Encoder):
     """An Encoder over a model being trained: no disk cache (its weights change), no progress bars."""
 
-    def __init__(self, model, batch_size: int = 64) -> None:  # noqa: ANN001
+    def __init__(self, model, batch_size: int = 64) -> None:
         super().__init__()
         self.model, self.batch_size, self.name, self.identity = model, batch_size, "training", ""
         self.configure(use_cache=False, quiet=True)
@@ -66,12 +66,12 @@ class KPAMapEvaluator(BaseEvaluator):
         self.score = score or self._bi_encoder_scores
         self.primary_metric = "strict_map"
 
-    def _bi_encoder_scores(self, model) -> dict[str, dict[str, float]]:  # noqa: ANN001
+    def _bi_encoder_scores(self, model) -> dict[str, dict[str, float]]:
         from argsim.kpm.scoring import score_key_points
 
         return score_key_points(self.gold, _LiveEncoder(model, self.batch_size))
 
-    def __call__(self, model, output_path: str | None = None, epoch: int = -1,  # noqa: ANN001
+    def __call__(self, model, output_path: str | None = None, epoch: int = -1,
                  steps: int = -1) -> dict[str, float]:
         was_training = model.training
         try:

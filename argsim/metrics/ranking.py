@@ -88,12 +88,12 @@ def mrr(scores_by_point: Mapping[str, Scored], gold_by_point: Mapping[str, str],
     return mrr_from_ranks(ranks.values(), ties)
 
 
-def accuracy_from_ranks(ranks, ties: str = "expected") -> float:  # noqa: ANN001
+def accuracy_from_ranks(ranks, ties: str = "expected") -> float:
     ranks = list(ranks)
     return float(np.mean([r.accuracy_at_1(ties) for r in ranks])) if ranks else float("nan")
 
 
-def mrr_from_ranks(ranks, ties: str = "expected") -> float:  # noqa: ANN001
+def mrr_from_ranks(ranks, ties: str = "expected") -> float:
     ranks = list(ranks)
     return float(np.mean([0.0 if r is MISSING else r.reciprocal_rank(ties) for r in ranks])) if ranks else float("nan")
 

@@ -60,7 +60,7 @@ def triplet_scores(anchor: np.ndarray, positive: np.ndarray, negative: np.ndarra
 TRIPLET_FIELDS = ("anchor", "positive", "negative")
 
 
-def encoded_triplet_scores(encoder, rows, distance: str = "cosine", ties: str = "correct",  # noqa: ANN001
+def encoded_triplet_scores(encoder, rows, distance: str = "cosine", ties: str = "correct",
                            **encode_options) -> TripletScores:
     """`triplet_scores` of (anchor, positive, negative) records embedded by `encoder`: one `encode` call over
     all their texts, so a sentence that is an anchor here and a negative there is embedded once (the backend

@@ -90,7 +90,7 @@ def select_embedrank(sent_vecs: np.ndarray, n: int, beta: float = 0.5, allowed: 
     return _greedy(len(d), n, score, allowed, lengths, budget)
 
 
-def _greedy(count: int, n: int, score, allowed, lengths, budget) -> list[tuple[int, float]]:  # noqa: ANN001
+def _greedy(count: int, n: int, score, allowed, lengths, budget) -> list[tuple[int, float]]:
     remaining = [i for i in range(count) if allowed is None or allowed[i]]
     chosen: list[tuple[int, float]] = []
     used = 0

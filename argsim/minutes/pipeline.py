@@ -12,12 +12,13 @@ from argsim.io import write_jsonl
 from argsim.minutes.mining import SPLITS, MiningConfig, corpus_lines, mine_triplets, split_meetings
 
 
-def mine_minutes(meetings: list[Meeting], out: Path, config: MiningConfig = MiningConfig(),
+def mine_minutes(meetings: list[Meeting], out: Path, config: MiningConfig | None = None,
                  model: str = "ginza", run: RunConfig | None = None) -> dict:
     """Clean, embed (backend encoder `model`, cached), split by meeting, mine and write
     `<out>/{train,dev,test}.jsonl`; returns counts and timings. `run`: the encoder's run options."""
     from argsim.backend import get_encoder
 
+    config = config or MiningConfig()
     start = time.perf_counter()
     lines = corpus_lines(meetings, config.min_chars, config.boilerplate_min_count)
     if not lines:

@@ -35,7 +35,7 @@ SEGMENTED_MARKER = "argsim_segmented.json"
 # ------------------------------------------------------------------ segmentation
 
 
-def _ginza_nlp():  # noqa: ANN202 (spaCy Language)
+def _ginza_nlp():
     """GiNZA's pipeline, shared with the backend's `ginza` encoder (loaded once per process)."""
     from argsim.backend import get_encoder
 
@@ -82,7 +82,7 @@ def segment(texts: Sequence[str], words: frozenset[str] | set[str] = frozenset()
 # ------------------------------------------------------------------ building
 
 
-def build_ginza_model(update_embeddings: bool = True, dense: bool = True,  # noqa: ANN201 (SentenceTransformer)
+def build_ginza_model(update_embeddings: bool = True, dense: bool = True,
                       words: Sequence[str] = ()):
     """WordEmbeddings(GiNZA's vector table, tokens "r<row>", and "w:<word>" for each of `words`, initialised
     to its row or zero) -> mean pooling -> Dense(300, 300) = identity."""
@@ -122,7 +122,7 @@ def mark_segmented(folder: str | Path, words: int = 0) -> None:
                                                        "own_words": words}), encoding="utf-8")
 
 
-def model_words(model) -> frozenset[str]:  # noqa: ANN001 (SentenceTransformer)
+def model_words(model) -> frozenset[str]:
     """The words with a vector of their own in a ginza-backbone model (its "w:<word>" tokens)."""
     vocab = getattr(getattr(model[0], "tokenizer", None), "vocab", None) or []
     return frozenset(t[2:] for t in vocab if t.startswith("w:"))
@@ -135,7 +135,7 @@ class SegmentedSentenceTransformerEncoder(Encoder):
     """A sentence-transformers model over Sudachi tokens: raw Japanese in, vectors out."""
 
     def __init__(self, folder: str | Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32",
-                 model=None, identity: str | None = None, name: str | None = None) -> None:  # noqa: ANN001
+                 model=None, identity: str | None = None, name: str | None = None) -> None:
         """`model` (a SentenceTransformer built elsewhere, e.g. `argsim.minutes.shipped.build_model`) with its
         cache `identity` replaces loading `folder` as a sentence-transformers folder."""
         super().__init__()

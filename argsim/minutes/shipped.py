@@ -176,7 +176,7 @@ def pack(trained: Path, out: Path, precision: str = "fp16", delta_rows: int | No
 # ------------------------------------------------------------------ loading
 
 
-def build_model(folder: Path):  # noqa: ANN201 (SentenceTransformer)
+def build_model(folder: Path):
     """The SentenceTransformer of an artifact folder: the start matrix over the installed GiNZA table, the deltas
     added, the dense layer set (after the base check).
 

@@ -104,7 +104,7 @@ def user_items(path: Path, default_budget: int = 100) -> list[MinutesItem]:
 
 
 def summarize_items(items: Sequence[MinutesItem], encoder=None, options: SummarizeOptions = SummarizeOptions(),
-                    quiet: bool = False) -> list[dict]:  # noqa: ANN001
+                    quiet: bool = False) -> list[dict]:
     """Summarise every item; one record per item with the selected sentences, their scores and the summary.
 
     `quiet`: no progress bar."""
@@ -168,7 +168,7 @@ def _best_single(it: MinutesItem, vec_of: dict, options: SummarizeOptions) -> in
 
 
 def run_summaries(items: Sequence[MinutesItem], model: str = "ginza", options: SummarizeOptions = SummarizeOptions(),
-                  config=None) -> tuple[list[dict], float]:  # noqa: ANN001 (RunConfig)
+                  config=None) -> tuple[list[dict], float]:
     """`summarize_items` with the backend encoder `model` (only the EmbedRank methods embed); the records and
     the seconds the summarising took (`argsim summarize minutes` and `argsim.summarize_minutes` call this)."""
     from argsim.backend import get_encoder

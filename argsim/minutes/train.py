@@ -63,7 +63,7 @@ def _load_triplets(path: Path, limit: int | None, seed: int) -> list[dict]:
     return [{k: str(r[k]) for k in ("anchor", "positive", "negative")} for r in rows]
 
 
-def policy(config: MinutesTrainConfig):  # noqa: ANN201
+def policy(config: MinutesTrainConfig):
     """The paper's optimizer: Adam (weight decay 0), 10% linear warm-up, then linear decay."""
     from argsim.training import OptimPolicy
 
@@ -71,7 +71,7 @@ def policy(config: MinutesTrainConfig):  # noqa: ANN201
 
 
 def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, config: MinutesTrainConfig,
-                        placement=None, budget=None, quiet: bool = False) -> dict:  # noqa: ANN001
+                        placement=None, budget=None, quiet: bool = False) -> dict:
     """Train and save a sentence-transformers model under `out` (rank 0 writes); returns the training log.
 
     `placement` (device, precision, seed; default: the CPU in fp32 with `config.seed`) and `budget` (default:
@@ -128,10 +128,10 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
     epoch_times: list[float] = []
 
     class EpochTimer(TrainerCallback):
-        def on_epoch_begin(self, args, state, control, **kw):  # noqa: ANN001, ANN201, ANN003
+        def on_epoch_begin(self, args, state, control, **kw):
             self.t = time.perf_counter()
 
-        def on_epoch_end(self, args, state, control, **kw):  # noqa: ANN001, ANN201, ANN003
+        def on_epoch_end(self, args, state, control, **kw):
             epoch_times.append(round(time.perf_counter() - self.t, 2))
 
     opt = policy(config)

@@ -46,7 +46,7 @@ class ShippedTask:
     pack: Callable[[Path, Path], dict] | None = None
 
 
-def kpm_slice(config=None):  # noqa: ANN001, ANN201
+def kpm_slice(config=None):
     """The fixed slice of ArgKP dev a shipped key point matcher is checked on: the first dev topic (file order),
     both stances, every argument and key point of it."""
     from argsim.data.argkp import load_argkp
@@ -55,7 +55,7 @@ def kpm_slice(config=None):  # noqa: ANN001, ANN201
     return dev.subset(dev.topics[:1], name="argkp-dev[topic 1]")
 
 
-def _kpm_slice_figures(folder: Path, config=None) -> dict[str, float]:  # noqa: ANN001
+def _kpm_slice_figures(folder: Path, config=None) -> dict[str, float]:
     from argsim.kpm.evaluate import map_of_folder
 
     _, result = map_of_folder(folder, kpm_slice(config), config)
@@ -71,7 +71,7 @@ def _counter_slice(ranker: str) -> Callable[[Path, object], dict[str, float]]:
     """accuracy@1 and MRR on `COUNTER_SLICE` with `ranker` (`bi-encoder`, `bipolar`), through the function that
     `argsim rank counterargs` and `CounterRetriever.evaluate` run (`argsim.counter.core.run.rank_counterargs`)."""
 
-    def figures(folder: Path, config=None) -> dict[str, float]:  # noqa: ANN001
+    def figures(folder: Path, config=None) -> dict[str, float]:
         from argsim.counter.core.evaluation import summarize
         from argsim.counter.core.run import rank_counterargs
 
@@ -88,7 +88,7 @@ MINUTES_TEST = "runs/minutes-triplets/test.jsonl"
 MINUTES_SLICE = 300
 
 
-def minutes_slice(config=None) -> list[dict]:  # noqa: ANN001
+def minutes_slice(config=None) -> list[dict]:
     """The fixed slice of the minutes test triplets a shipped political SBERT is checked on: the first 300 test
     triplets (file order) that `argsim data triplets minutes` wrote (runs/minutes-triplets/test.jsonl)."""
     from argsim.io import read_records
@@ -100,7 +100,7 @@ def minutes_slice(config=None) -> list[dict]:  # noqa: ANN001
             for r in rows[:MINUTES_SLICE]]
 
 
-def _minutes_slice_figures(folder: Path, config=None) -> dict:  # noqa: ANN001
+def _minutes_slice_figures(folder: Path, config=None) -> dict:
     """The slice's accuracy through the shipped loader, and where its triplets are in the minutes (line numbers
     of `argsim.minutes.shipped.corpus`, not their text) with the texts' hash, so a test rebuilds it offline."""
     from argsim.minutes import shipped
@@ -141,7 +141,7 @@ ARGKP_LICENCE = ("ArgKP-2021 (IBM Debater ArgKP v1 and the KPA 2021 shared task)
 THEMATIC_SLICE_SIZE = 300
 
 
-def thematic_slice(config=None) -> list[dict]:  # noqa: ANN001
+def thematic_slice(config=None) -> list[dict]:
     """The fixed slice of the thematic test triplets a shipped thematic encoder is checked on: the first
     `THEMATIC_SLICE_SIZE` triplets-sen test triplets, exactly as `argsim data triplets wikipedia` writes them
     (`argsim.thematic.build.first_test_triplets`)."""
@@ -151,7 +151,7 @@ def thematic_slice(config=None) -> list[dict]:  # noqa: ANN001
     return first_test_triplets(dataset_dir("wikipedia", config.data_dir if config else None), THEMATIC_SLICE_SIZE)
 
 
-def _thematic_slice_figures(folder: Path, config=None) -> dict[str, float]:  # noqa: ANN001
+def _thematic_slice_figures(folder: Path, config=None) -> dict[str, float]:
     """Triplet accuracy on the slice with cosine distance, ties correct (what `argsim eval triplets` reports)."""
     from argsim.backend import get_encoder
     from argsim.metrics.triplets import encoded_triplet_scores
@@ -233,15 +233,7 @@ def _hash_key(artifact: str) -> str:
     return "adapter_sha256" if artifact == "lora" else "weights_sha256"
 
 
-def shipped_card(name: str) -> dict | None:
-    """The card of the shipped model `name` (None when none ships)."""
-    from argsim.backend.adapters import read_card, shipped_models
-
-    folder = shipped_models().get(name)
-    return read_card(folder) if folder else None
-
-
-def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> dict:  # noqa: ANN001
+def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> dict:
     """Copy the trained model in `folder` into the package as the shipped model `name` when its recorded primary
     figure is at least the shipped one's; returns the card written. ArgsimError (nothing written) otherwise.
 

@@ -265,6 +265,3 @@ RECIPES: tuple[Recipe, ...] = (
            split="dev"),
 )
 
-
-def recipe_names(recipes: tuple[Recipe, ...] = RECIPES) -> list[str]:
-    return [r.name for r in recipes]

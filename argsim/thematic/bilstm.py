@@ -84,7 +84,7 @@ class Vocabulary:
         return ids, lengths
 
 
-def build_vocabulary(texts: list[str], keyed_vectors, top_words: int = 100_000) -> tuple[Vocabulary, np.ndarray]:  # noqa: ANN001
+def build_vocabulary(texts: list[str], keyed_vectors, top_words: int = 100_000) -> tuple[Vocabulary, np.ndarray]:
     """Words of `texts` known to the vectors plus the `top_words` most frequent vector words, and their matrix.
 
     Static-model word vectors (`argsim.backend.static_words`) first compose the texts' words from sub-word tokens;

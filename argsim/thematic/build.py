@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 from argsim.data.wikipedia import Article, parse_article
-from argsim.errors import InputError
+from argsim.errors import ArgsimError, InputError
 from argsim.io import read_records, read_text_file, regular_files, write_json, write_jsonl
 from argsim.progress import track
 from argsim.thematic.triplets import (
     SPLITS,
+    PreparedArticle,
     clustering_benchmark,
     prepare,
     sentence_triplets,
@@ -33,16 +35,47 @@ def read_user_articles(path: Path, quiet: bool = False) -> list[Article]:
             for r in track(rows, "parsing articles", enabled=not quiet)]
 
 
-def first_test_triplets(folder: Path, limit: int, seed: int = 13) -> list[dict]:
-    """The first `limit` triplets-sen test triplets of the Wikipedia corpus in `folder`, exactly as
-    `build_datasets` writes them with its defaults (articles split with `seed`, top-level sections,
-    adjacent-section negatives), parsing only the test articles they come from: `sentence_triplets` draws
-    article by article from one seeded generator, so the first triplets depend on the first test articles alone.
+def prepared_split(folder: Path, split: str = "test", seed: int = 13) -> Iterator[PreparedArticle]:
+    """The prepared articles of one split of the Wikipedia corpus in `folder`, in the order `build_datasets` takes
+    them (articles split with `seed`, top-level sections, the first file of each title as `load_articles` keeps),
+    parsed one at a time as they are asked for, so a caller that needs the first few parses only those.
 
     Args:
         folder: the `wikipedia` dataset folder (`argsim.data.catalog.dataset_dir("wikipedia")`).
-        limit: how many triplets (all test triplets if there are fewer).
+        split: ``"train"``, ``"dev"`` or ``"test"``.
+        seed: the split seed (`argsim data triplets wikipedia`'s default: 13).
+
+    Returns:
+        An iterator of `PreparedArticle` (articles with too few kept sections are skipped, as `prepare` does).
+
+    Example:
+        >>> from argsim.data.catalog import dataset_dir
+        >>> next(prepared_split(dataset_dir("wikipedia"))).title  # doctest: +SKIP
+        'Abortion'
+    """
+    from argsim.data.wikipedia import ROOT, parse_article, read_article_index, read_raw_article
+
+    if split not in SPLITS:
+        raise ArgsimError(f"unknown split '{split}': choose one of {', '.join(SPLITS)}")
+    rows: dict[str, dict] = {}
+    for row in read_article_index(folder):
+        rows.setdefault(row["title"], row)
+    for title in split_articles(list(rows), seed=seed)[split]:
+        row = rows[title]
+        yield from prepare([parse_article(read_raw_article(folder / ROOT / row["raw_file"]), title, row["raw_file"])])
+
+
+def first_test_triplets(folder: Path, limit: int | None, seed: int = 13, split: str = "test") -> list[dict]:
+    """The first `limit` triplets-sen triplets of a split (test by default) of the Wikipedia corpus in `folder`,
+    exactly as `build_datasets` writes them with its defaults (articles split with `seed`, top-level sections,
+    adjacent-section negatives), parsing only the articles they come from: `sentence_triplets` draws article by
+    article from one seeded generator, so the first triplets depend on the first articles alone.
+
+    Args:
+        folder: the `wikipedia` dataset folder (`argsim.data.catalog.dataset_dir("wikipedia")`).
+        limit: how many triplets (None, or more than there are: all the split's triplets).
         seed: the split and triplet seed (`argsim data triplets wikipedia`'s default: 13).
+        split: ``"train"``, ``"dev"`` or ``"test"``.
 
     Returns:
         Triplet records (anchor, positive, negative, article, section, negative_article, negative_section).
@@ -52,20 +85,38 @@ def first_test_triplets(folder: Path, limit: int, seed: int = 13) -> list[dict]:
         >>> len(first_test_triplets(dataset_dir("wikipedia"), 5))  # doctest: +SKIP
         5
     """
-    from argsim.data.wikipedia import ROOT, parse_article, read_article_index, read_raw_article
-
-    rows: dict[str, dict] = {}
-    for row in read_article_index(folder):
-        rows.setdefault(row["title"], row)  # the first file of each title, as load_articles keeps
     prepared: list = []
     triplets: list[dict] = []
-    for title in split_articles(list(rows), seed=seed)["test"]:
-        row = rows[title]
-        prepared += prepare([parse_article(read_raw_article(folder / ROOT / row["raw_file"]), title, row["raw_file"])])
+    for article in prepared_split(folder, split, seed):
+        prepared.append(article)
+        if limit is not None:
+            triplets = sentence_triplets(prepared, seed=seed)
+            if len(triplets) >= limit:
+                break
+    if limit is None:
         triplets = sentence_triplets(prepared, seed=seed)
-        if len(triplets) >= limit:
-            break
     return triplets[:limit]
+
+
+def first_scb_rows(folder: Path, articles: int | None, split: str = "test", seed: int = 13) -> list[dict]:
+    """The sentence clustering benchmark rows (article, section, label, text) of the first `articles` benchmark
+    articles of a split, as `build_datasets` writes `scb-<split>.jsonl` (None: all of them).
+
+    Example:
+        >>> from argsim.data.catalog import dataset_dir
+        >>> len({r["article"] for r in first_scb_rows(dataset_dir("wikipedia"), 2)})  # doctest: +SKIP
+        2
+    """
+    rows: list[dict] = []
+    seen = 0
+    for article in prepared_split(folder, split, seed):
+        if articles is not None and seen >= articles:
+            break
+        more = clustering_benchmark([article])
+        if more:
+            rows += more
+            seen += 1
+    return rows
 
 
 def build_datasets(articles: list[Article], out: Path, negatives: str = "adjacent", level: str = "top",

@@ -27,7 +27,7 @@ from pathlib import Path
 def finetune_sentence_transformer(triplets: list[dict], out: Path, base: str = "minilm", epochs: int = 1,
                                   batch_size: int = 16, lr: float = 2e-5, margin: float = 1.0,
                                   max_triplets: int | None = None, max_seq_length: int = 64, seed: int = 13,
-                                  placement=None, budget=None, max_minutes: float | None = None,  # noqa: ANN001
+                                  placement=None, budget=None, max_minutes: float | None = None,
                                   quiet: bool = False, dev: list[dict] | None = None, eval_every: int = 0,
                                   dev_sample: int | None = 2000, lora_rank: int | None = 0, lora_alpha: float = 32.0,
                                   init: str | None = None) -> dict:
@@ -129,7 +129,7 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, base: str = "
 SELECTION_METRIC = "eval_dev_euclidean_accuracy"
 
 
-def dev_evaluator(dev: list[dict], dev_sample: int | None, seed: int):  # noqa: ANN201
+def dev_evaluator(dev: list[dict], dev_sample: int | None, seed: int):
     """The selection's evaluator: sentence-transformers' `TripletEvaluator` (Euclidean distance) on a seeded
     sample of `dev_sample` dev triplets (all of them when None or fewer); its metric is `SELECTION_METRIC`."""
     from sentence_transformers.sentence_transformer.evaluation import TripletEvaluator

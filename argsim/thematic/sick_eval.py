@@ -61,9 +61,10 @@ def fit_predict(x_train: np.ndarray, y_train: np.ndarray, x_eval: np.ndarray, c:
     return proba @ clf.classes_.astype(float)
 
 
-def sick_relatedness(encode, train: list, trial: list, test: list) -> SickScores:  # noqa: ANN001
-    """Train on `train` pairs, pick C on `trial`, score on `test` (lists of SickPair); `encode(texts)`->array."""
-    from scipy.stats import pearsonr, spearmanr
+def sick_predictions(encode, train: list, trial: list, test: list) -> tuple[np.ndarray, float]:
+    """The predicted relatedness of each `test` pair, training on `train` and picking C on `trial` (lists of
+    SickPair; `encode(texts) -> array`), and the C chosen."""
+    from scipy.stats import pearsonr
 
     def feats(pairs: list) -> np.ndarray:
         return pair_features(encode([p.sentence_a for p in pairs]), encode([p.sentence_b for p in pairs]))
@@ -71,8 +72,15 @@ def sick_relatedness(encode, train: list, trial: list, test: list) -> SickScores
     xtr, xdv, xte = feats(train), feats(trial), feats(test)
     ytr = np.array([p.relatedness for p in train])
     ydv = np.array([p.relatedness for p in trial])
-    yte = np.array([p.relatedness for p in test])
     best_c = max(C_GRID, key=lambda c: pearsonr(fit_predict(xtr, ytr, xdv, c), ydv)[0])
-    pred = fit_predict(xtr, ytr, xte, best_c)
+    return fit_predict(xtr, ytr, xte, best_c), best_c
+
+
+def sick_relatedness(encode, train: list, trial: list, test: list) -> SickScores:
+    """Train on `train` pairs, pick C on `trial`, score on `test` (lists of SickPair); `encode(texts)`->array."""
+    from scipy.stats import pearsonr, spearmanr
+
+    pred, best_c = sick_predictions(encode, train, trial, test)
+    yte = np.array([p.relatedness for p in test])
     return SickScores(float(pearsonr(pred, yte)[0]), float(spearmanr(pred, yte)[0]),
                       float(np.mean((pred - yte) ** 2)), best_c, len(test))

@@ -65,7 +65,7 @@ def _title(config: dict) -> str:
     return f"{config.get('trainer', '?')}: {config.get('steps', '?')} steps, {minutes:.1f} min{stop}"
 
 
-def pyplot():  # noqa: ANN201
+def pyplot():
     """matplotlib.pyplot on the Agg backend (no display needed)."""
     import matplotlib
 
@@ -75,7 +75,7 @@ def pyplot():  # noqa: ANN201
     return plt
 
 
-def save_png(fig, path: str | Path) -> Path:  # noqa: ANN001
+def save_png(fig, path: str | Path) -> Path:
     """Write a figure as a PNG atomically (parents created) and close it."""
     path = Path(path)
     with atomic_path(path) as tmp:

@@ -263,7 +263,7 @@ def save_tied_once(models: list[nn.Module], weights: list[dict], output_dir: str
                 seen.add(same)
 
 
-class _nullcontext:  # noqa: N801 (a context manager)
+class _nullcontext:
     def __enter__(self) -> None:
         return None
 

@@ -46,7 +46,7 @@ def resolve_placement(device: str = "auto", precision: str = "auto", threads: in
     return Placement(device=dev, precision=prec, threads=threads, processes=launched_processes(), seed=seed)
 
 
-def placement_from_run(run, threads: int | None = None) -> Placement:  # noqa: ANN001 (RunConfig or None)
+def placement_from_run(run, threads: int | None = None) -> Placement:
     """A `Placement` from the CLI's `RunConfig` (`threads`: the command's own default when --threads is unset)."""
     from argsim.config import RunConfig
 

@@ -69,7 +69,7 @@ class OptimPolicy:
         return kw
 
 
-def build_optimizer(groups: list[dict], policy: OptimPolicy):  # noqa: ANN201 (torch optimizer)
+def build_optimizer(groups: list[dict], policy: OptimPolicy):
     """AdamW over parameter groups ({"params": [...], "lr": ...}; a group without "lr" gets `policy.lr`)."""
     import torch
 
@@ -78,7 +78,7 @@ def build_optimizer(groups: list[dict], policy: OptimPolicy):  # noqa: ANN201 (t
     return torch.optim.AdamW(groups, lr=policy.lr, weight_decay=policy.weight_decay)
 
 
-def build_scheduler(optimizer, policy: OptimPolicy, total_steps: int):  # noqa: ANN001, ANN201
+def build_scheduler(optimizer, policy: OptimPolicy, total_steps: int):
     from torch.optim.lr_scheduler import LambdaLR
 
     return LambdaLR(optimizer, lambda step: policy.factor(step, total_steps))

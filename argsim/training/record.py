@@ -91,7 +91,7 @@ def command_line() -> str:
     return shlex.join([prog, *sys.argv[1:]])
 
 
-def train_config(trainer: str, placement, budget, policy, options: dict, data: dict,  # noqa: ANN001
+def train_config(trainer: str, placement, budget, policy, options: dict, data: dict,
                  run: dict, metrics: dict | None = None, base_model: str | None = None) -> dict:
     return {"trainer": trainer, "command": command_line(),
             "base_model": base_model, "seed": placement.seed, "git_commit": git_commit(), "versions": versions(),

@@ -27,7 +27,7 @@ from argsim.training.policy import OptimPolicy
 CHECKPOINTS = "checkpoints"
 
 
-def budget_callback(budget: Budget):  # noqa: ANN201 (a transformers TrainerCallback)
+def budget_callback(budget: Budget):
     """A TrainerCallback that stops the run when a budget is used up and saves a checkpoint there."""
     from transformers import TrainerCallback
 
@@ -36,11 +36,11 @@ def budget_callback(budget: Budget):  # noqa: ANN201 (a transformers TrainerCall
             self.start = time.perf_counter()
             self.stopped_by: str | None = None
 
-        def on_train_begin(self, args, state, control, **kwargs):  # noqa: ANN001, ANN003, ANN201
+        def on_train_begin(self, args, state, control, **kwargs):
             self.start = time.perf_counter()
             return control
 
-        def on_step_end(self, args, state, control, **kwargs):  # noqa: ANN001, ANN003, ANN201
+        def on_step_end(self, args, state, control, **kwargs):
             reason = budget.reached(state.global_step, time.perf_counter() - self.start)
             if budget.max_minutes is not None and args.world_size > 1:  # rank 0's clock decides for all
                 agreed = _broadcast_flag(reason == "max_minutes", args.device)
@@ -56,7 +56,7 @@ def budget_callback(budget: Budget):  # noqa: ANN201 (a transformers TrainerCall
     return BudgetCallback()
 
 
-def _broadcast_flag(flag: bool, device) -> bool:  # noqa: ANN001
+def _broadcast_flag(flag: bool, device) -> bool:
     import torch
     import torch.distributed as dist
 
@@ -105,7 +105,7 @@ def last_checkpoint(out: Path) -> str | None:
     return get_last_checkpoint(str(folder)) if folder.is_dir() else None
 
 
-def run_trainer(trainer, out: Path, budget: Budget) -> dict:  # noqa: ANN001
+def run_trainer(trainer, out: Path, budget: Budget) -> dict:
     """`trainer.train()` (resumed from the last checkpoint with --resume); returns steps, seconds, stop reason."""
     callback = budget_callback(budget)
     trainer.add_callback(callback)
@@ -170,7 +170,7 @@ def check_cadence(eval_every: int, budget: Budget) -> None:
                           "evaluated step is saved, so that the best one can be kept)")
 
 
-def kept_best(trainer) -> dict | None:  # noqa: ANN001
+def kept_best(trainer) -> dict | None:
     """{"step", "value"} of the checkpoint `load_best_model_at_end` reloaded (as `trainer_state.json` records it,
     across resumes), or None where no evaluated checkpoint exists (the last weights stay)."""
     folder = trainer.state.best_model_checkpoint
@@ -179,8 +179,8 @@ def kept_best(trainer) -> dict | None:  # noqa: ANN001
     return {"step": int(str(folder).rsplit("-", 1)[1]), "value": float(trainer.state.best_metric)}
 
 
-def fit_st(model, rows: dict[str, list] | list[dict], loss, out: Path, placement: Placement, budget: Budget,  # noqa: ANN001
-           policy: OptimPolicy, *, epochs: float, batch_size: int, evaluator=None, eval_every: int = 0,  # noqa: ANN001
+def fit_st(model, rows: dict[str, list] | list[dict], loss, out: Path, placement: Placement, budget: Budget,
+           policy: OptimPolicy, *, epochs: float, batch_size: int, evaluator=None, eval_every: int = 0,
            select: str | None = None, quiet: bool = True, callbacks: tuple = (), log_every: int | None = None,
            eval_rows: list[dict] | None = None, adapter: bool = False, **extra: object) -> tuple[object, dict]:
     """Train a sentence-transformers model with the library's own trainer: `SentenceTransformerTrainer` for a
@@ -228,7 +228,7 @@ def fit_st(model, rows: dict[str, list] | list[dict], loss, out: Path, placement
     import datasets
     from sentence_transformers.cross_encoder import CrossEncoder
 
-    def dataset(data: dict[str, list] | list[dict]):  # noqa: ANN202
+    def dataset(data: dict[str, list] | list[dict]):
         return datasets.Dataset.from_list(data) if isinstance(data, list) else datasets.Dataset.from_dict(data)
 
     cross = isinstance(model, CrossEncoder)
@@ -263,7 +263,7 @@ def fit_st(model, rows: dict[str, list] | list[dict], loss, out: Path, placement
     return trainer, run
 
 
-def _guard_best_reload(trainer) -> list[str]:  # noqa: ANN001
+def _guard_best_reload(trainer) -> list[str]:
     """sentence-transformers' `_load_best_model` logs a failed reload and goes on with the last weights; this
     records the failure (the list returned) so that `fit_st` raises it instead."""
     load, failed = trainer._load_from_checkpoint, []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -19,18 +20,20 @@ def register(app: typer.Typer) -> None:
 @bench_app.command("backends")
 def backends(
     ctx: typer.Context,
-    quick: bool = typer.Option(False, "--quick", help="300 texts, 20 points a setting, 200 triplets of each kind."),
-    n: int = typer.Option(2000, min=1, help="ArgKP training arguments timed for throughput."),
-    threads: str = typer.Option("1,2", help="Thread counts timed (comma list)."),
-    quality_threads: int = typer.Option(1, min=1, help="Threads of the latency and task passes."),
-    repeats: int = typer.Option(1, min=1, help="Throughput passes (the best counts)."),
-    counter_points: int = typer.Option(50, min=1, help="First test points of each counterargs-18 setting."),
-    triplets: int = typer.Option(500, min=1, help="First thematic test triplets."),
-    minutes_triplets: int = typer.Option(500, min=1, help="First mined minutes test triplets."),
-    minutes_dir: Path = typer.Option(Path("runs/minutes-triplets"),
-                                     help="Folder of `argsim data triplets minutes --out` (its test.jsonl)."),
-    variants: str = typer.Option("torch-fp32,torch-bf16,onnx-fp32,onnx-int8,openvino-fp32,openvino-int8,model2vec",
-                                 help="Variants to measure (comma list)."),
+    quick: Annotated[bool, typer.Option(
+        "--quick", help="300 texts, 20 points a setting, 200 triplets of each kind.")] = False,
+    n: Annotated[int, typer.Option(min=1, help="ArgKP training arguments timed for throughput.")] = 2000,
+    threads: Annotated[str, typer.Option(help="Thread counts timed (comma list).")] = "1,2",
+    quality_threads: Annotated[int, typer.Option(min=1, help="Threads of the latency and task passes.")] = 1,
+    repeats: Annotated[int, typer.Option(min=1, help="Throughput passes (the best counts).")] = 1,
+    counter_points: Annotated[int, typer.Option(min=1, help="First test points of each counterargs-18 setting.")] = 50,
+    triplets: Annotated[int, typer.Option(min=1, help="First thematic test triplets.")] = 500,
+    minutes_triplets: Annotated[int, typer.Option(min=1, help="First mined minutes test triplets.")] = 500,
+    minutes_dir: Annotated[Path, typer.Option(help="Folder of `argsim data triplets "
+                                                   "minutes --out` (its "
+                                                   "test.jsonl).")] = Path("runs/minutes-triplets"),
+    variants: Annotated[str, typer.Option(help="Variants to measure (comma list).")] = (
+        "torch-fp32,torch-bf16,onnx-fp32,onnx-int8,openvino-fp32,openvino-int8,model2vec"),
 ) -> None:
     """Measure the CPU backends (torch fp32 / bf16, ONNX Runtime and OpenVINO fp32 / int8, a model2vec static
     model) with MiniLM: throughput, one-query latency, peak memory, cosine to fp32 and every task's figure, and

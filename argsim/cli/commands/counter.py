@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import typer
 from rich.table import Table
@@ -26,32 +26,35 @@ SETTING_HELP = ("sdoc | sdc | sdoa | sda | stc | sta | epc | epa (same debate / 
 @rank_app.command("counterargs")
 def rank_counterargs(
     ctx: typer.Context,
-    method: str = typer.Option("bm25", "--method", "-m", help="Ranking method: simple-sd, logreg-part, logreg-full, "
+    method: Annotated[str, typer.Option("--method", "-m", help="Ranking method: simple-sd, logreg-part, logreg-full, "
                                "xgboost-part, xgboost-full, bm25, tf-cosine, emb-cosine, feature:<name> (one "
-                               "feature), or a neural ranker; `--list` shows all."),
-    setting: list[str] = typer.Option(["sdoc"], "--setting", "-s", callback=choices(*SETTINGS), help=SETTING_HELP),
-    split: Split = typer.Option("test", help="counterargs-18 split: training | validation | test."),
-    input_file: Path | None = typer.Option(None, "--input", "-i", help="Your own arguments instead of "
+                               "feature), or a neural ranker; `--list` shows all.")] = "bm25",
+    setting: Annotated[list[str], typer.Option(
+        "--setting", "-s", callback=choices(*SETTINGS), help=SETTING_HELP)] = ("sdoc",),
+    split: Annotated[Split, typer.Option(help="counterargs-18 split: training | validation | test.")] = "test",
+    input_file: Annotated[Path | None, typer.Option("--input", "-i", help="Your own arguments instead of "
                                            "counterargs-18: JSONL/CSV/JSON with id, text, optional conclusion, "
-                                           "kind (point|counter) and counter (gold id)."),
-    candidates: Literal["all", "counters"] = typer.Option("all",
-                                                          help="With --input: 'all' other records or only 'counters'."),
-    model: str | None = model_option(None, short=False, help="Encoder / model for rankers that need one (minilm, "
-                                     "glove50, a folder, or a trained LTR model folder for logreg/xgboost)."),
-    opt: list[str] = typer.Option([], "--opt", help="Ranker option key=value, repeatable (e.g. "
+                                           "kind (point|counter) and counter (gold id).")] = None,
+    candidates: Annotated[Literal["all", "counters"], typer.Option(
+        help="With --input: 'all' other records or only 'counters'.")] = "all",
+    model: Annotated[str | None, model_option(short=False, help="Encoder / model for rankers that need one (minilm, "
+                                     "glove50, a folder, or a trained LTR model folder for logreg/xgboost).")] = None,
+    opt: Annotated[list[str], typer.Option("--opt", help="Ranker option key=value, repeatable (e.g. "
                                   "weights=-0.1,-0.1,0,0.9,0,0,0,0.9, bm25_idf=okapi); bulk work runs on the "
-                                  "global --engine."),
-    top_k: int = typer.Option(10, min=1, help="Candidates stored per point in the ranking."),
-    label: str | None = typer.Option(None, help="Method name written into the ranking and results (default: the "
-                                     "method, with [reading] for Simple-SD readings)."),
-    limit: int | None = typer.Option(None, min=1, help="Rank only the first N points (id order)."),
-    sample: int | None = typer.Option(None, min=1, help="Rank a random sample of N points (seeded by --seed)."),
-    out: Path = typer.Option(Path("runs/counter/ranking.jsonl"), callback=OUT_FILE,
-                             help="Ranking JSONL (one line per point)."),
-    task: str | None = typer.Option(None, help="Also merge accuracy@1 / MRR into bench/results/<task>.json."),
-    list_methods: bool = typer.Option(False, "--list", help="List the ranking methods and exit."),
-    resume: bool = typer.Option(False, "--resume", help="Keep the settings OUT already holds for this method and "
-                                "split (written as each setting finished) and rank only the others."),
+                                  "global --engine.")] = (),
+    top_k: Annotated[int, typer.Option(min=1, help="Candidates stored per point in the ranking.")] = 10,
+    label: Annotated[str | None, typer.Option(help="Method name written into the ranking and results (default: the "
+                                     "method, with [reading] for Simple-SD readings).")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="Rank only the first N points (id order).")] = None,
+    sample: Annotated[int | None, typer.Option(
+        min=1, help="Rank a random sample of N points (seeded by --seed).")] = None,
+    out: Annotated[Path, typer.Option(
+        callback=OUT_FILE, help="Ranking JSONL (one line per point).")] = Path("runs/counter/ranking.jsonl"),
+    task: Annotated[str | None, typer.Option(help="Also merge accuracy@1 / MRR into "
+                                                  "bench/results/<task>.json.")] = None,
+    list_methods: Annotated[bool, typer.Option("--list", help="List the ranking methods and exit.")] = False,
+    resume: Annotated[bool, typer.Option("--resume", help="Keep the settings OUT already holds for this method and "
+                                "split (written as each setting finished) and rank only the others.")] = False,
 ) -> None:
     """Rank each point's candidate pool and write the top-k counters per point as JSONL, with the rank of the
     true counter, then print accuracy@1 and MRR per setting beside the paper's Table 2. OUT is rewritten
@@ -94,11 +97,10 @@ def rank_counterargs(
 @eval_app.command("counterargs")
 def eval_counterargs(
     ctx: typer.Context,
-    rankings: list[Path] = typer.Argument(..., help="Ranking JSONL file(s) written by `argsim rank counterargs`."),
-    ties: Literal["expected", "pessimistic", "optimistic"] = typer.Option("expected",
-        help="Ties with the true counter: expected (1/t credit), pessimistic, "
-             "optimistic."),
-    task: str | None = typer.Option(None, help="Also merge the figures into bench/results/<task>.json."),
+    rankings: Annotated[list[Path], typer.Argument(help="Ranking JSONL file(s) written by `argsim rank counterargs`.")],
+    ties: Annotated[Literal["expected", "pessimistic", "optimistic"], typer.Option(
+        help="Ties with the true counter: expected (1/t credit), pessimistic, optimistic.")] = "expected",
+    task: Annotated[str | None, typer.Option(help="Also merge the figures into bench/results/<task>.json.")] = None,
 ) -> None:
     """accuracy@1 and MRR per method and setting from ranking JSONL files, beside the paper's Table 2."""
     from argsim.counter.core.evaluation import check_ranking_records
@@ -147,19 +149,21 @@ def _print_summary(records: list[dict], runs: dict, task: str | None = None, tie
 def train_ltr_cmd(
     ctx: typer.Context,
     config: FeatureConfig,
-    setting: list[str] = typer.Option(["sdoc"], "--setting", "-s", callback=choices(*SETTINGS),
-                                      help=SETTING_HELP + "; one model per setting, "
-                                           "trained on the training split's pools of that setting."),
-    method: list[str] = typer.Option(list(LTR_METHOD_NAMES), "--method", "-m", callback=choices(*LTR_METHOD_NAMES),
-                                     help="Which models to fit (share one feature extraction)."),
-    neg_per_point: int = typer.Option(10, min=0,
-                                      help="False pairs sampled per training point from its pool (0 = all)."),
-    input_file: Path | None = typer.Option(None, "--input", "-i", help="Train on your own arguments instead "
+    setting: Annotated[list[str], typer.Option(
+        "--setting", "-s", callback=choices(*SETTINGS),
+        help=SETTING_HELP + "; one model per setting, trained on the training split's pools of that setting.")] = (
+        "sdoc",),
+    method: Annotated[list[str], typer.Option(
+        "--method", "-m", callback=choices(*LTR_METHOD_NAMES),
+        help="Which models to fit (share one feature extraction).")] = tuple(LTR_METHOD_NAMES),
+    neg_per_point: Annotated[int, typer.Option(
+        min=0, help="False pairs sampled per training point from its pool (0 = all).")] = 10,
+    input_file: Annotated[Path | None, typer.Option("--input", "-i", help="Train on your own arguments instead "
                                            "(JSONL/CSV/JSON with id, text, optional conclusion, kind point|counter "
-                                           "and counter = the true counter's id); saved under OUT/user/."),
-    limit: int | None = typer.Option(None, min=1, help="Use a random sample of N training points."),
-    out: Path = typer.Option(Path("models/counter/ltr"), callback=OUT_DIR,
-                             help="Models go to OUT/<setting>/<method>/."),
+                                           "and counter = the true counter's id); saved under OUT/user/.")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="Use a random sample of N training points.")] = None,
+    out: Annotated[Path, typer.Option(
+        callback=OUT_DIR, help="Models go to OUT/<setting>/<method>/.")] = Path("models/counter/ltr"),
 ) -> None:
     """Fit logistic-regression / XGBoost rankers (appendix B.1 hyper-parameters) pointwise on counterargs-18
     training pairs: each point's true counter plus sampled false candidates from its pool."""
@@ -200,18 +204,19 @@ def train_ltr_cmd(
 def train_simple_sd(
     ctx: typer.Context,
     config: FeatureConfig,
-    setting: list[str] = typer.Option(["sdoc", "sda"], "--setting", "-s", callback=choices(*SETTINGS),
-                                      help=SETTING_HELP),
-    split: Split = typer.Option("validation", help="Split to compare / tune on."),
-    limit: int | None = typer.Option(None, min=1, help="Random sample of N points per setting (seeded)."),
-    tune: bool = typer.Option(False, "--tune", help="Also search the 8 weights by coordinate ascent (exact "
-                              "features of every pair) on --tune-setting."),
-    tune_setting: Setting | None = typer.Option(None, help="Setting to tune on (default: sda if among --setting, "
-                                            "else the first)."),
-    out: Path = typer.Option(Path("models/counter/simple-sd.json"), callback=OUT_FILE,
-                             help="JSON with the readings' accuracies "
-                                  "and the tuned weights (pass it to `rank counterargs --opt weights=FILE`)."),
-    task: str | None = typer.Option(None, help="Also merge the figures into bench/results/<task>.json."),
+    setting: Annotated[list[str], typer.Option(
+        "--setting", "-s", callback=choices(*SETTINGS), help=SETTING_HELP)] = ("sdoc", "sda"),
+    split: Annotated[Split, typer.Option(help="Split to compare / tune on.")] = "validation",
+    limit: Annotated[int | None, typer.Option(min=1, help="Random sample of N points per setting (seeded).")] = None,
+    tune: Annotated[bool, typer.Option("--tune", help="Also search the 8 weights by coordinate ascent (exact "
+                              "features of every pair) on --tune-setting.")] = False,
+    tune_setting: Annotated[Setting | None, typer.Option(help="Setting to tune on (default: sda if among --setting, "
+                                            "else the first).")] = None,
+    out: Annotated[Path, typer.Option(
+        callback=OUT_FILE, help="JSON with the readings' accuracies and "
+                                "the tuned weights (pass it to `rank "
+                                "counterargs --opt weights=FILE`).")] = Path("models/counter/simple-sd.json"),
+    task: Annotated[str | None, typer.Option(help="Also merge the figures into bench/results/<task>.json.")] = None,
 ) -> None:
     """Compare the readings of Simple-SD's weights (literal, interleaved, max-min, sum-min) by accuracy@1 on
     the validation split and, with --tune, search better weights there."""

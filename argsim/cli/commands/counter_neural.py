@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 from rich.table import Table
@@ -45,24 +45,26 @@ def train_bipolar(
     ctx: typer.Context,
     config: NeuralConfig,
     plan: Budget,
-    out: Path = typer.Option(..., "--out", "-o", callback=OUT_DIR, help="Model folder to write (config.json, "
+    out: Annotated[Path, typer.Option("--out", "-o", callback=OUT_DIR, help="Model folder to write (config.json, "
                              "heads.safetensors, card.json, checkpoints/, history.json, learning_curve.png, "
-                             "train_config.json, README.md)."),
-    init: Path | None = typer.Option(None, "--init", help="Start from this trained model (a folder or a shipped "
+                             "train_config.json, README.md).")],
+    init: Annotated[Path | None, typer.Option("--init", help="Start from this trained model (a folder or a shipped "
                                      "model's name; same kind and width): its heads, e.g. heads trained on the frozen "
                                      "encoder before fine-tuning it, and with --lora-rank its LoRA tower adapters "
-                                     "too (same rank, alpha and base), e.g. counter-bipolar."),
-    train_file: Path | None = typer.Option(None, "--train", help="Your own training pairs: CSV/TSV/JSONL with "
-                                           "columns point, counter (default: counterargs-18 training split)."),
-    val_file: Path | None = typer.Option(None, "--val", help="Your own validation pairs (point, counter)."),
-    limit: int | None = typer.Option(None, min=1, help="Train on a random subset of N pairs (quick runs)."),
-    val_limit: int | None = typer.Option(None, "--val-limit", min=1, help="Validate on a random subset of N pairs."),
-    seed: int | None = typer.Option(None, help="Random seed (default: the global --seed)."),
-    cross_val_points: int = typer.Option(100, "--cross-val-points", min=1, help="Cross-encoder validation: questions "
-                                         "(validation points, each with its counter and random negatives)."),
-    cross_val_negatives: int = typer.Option(4, "--cross-val-negatives", min=0, help="Cross-encoder validation: random "
-                                            "negatives per question."),
-    cross_evals: int = typer.Option(4, "--cross-evals", min=1, help="Cross-encoder validations per epoch."),
+                                     "too (same rank, alpha and base), e.g. counter-bipolar.")] = None,
+    train_file: Annotated[Path | None, typer.Option("--train", help="Your own training pairs: CSV/TSV/JSONL with "
+                                           "columns point, counter (default: counterargs-18 training split).")] = None,
+    val_file: Annotated[Path | None, typer.Option("--val", help="Your own validation pairs (point, counter).")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="Train on a random subset of N pairs (quick runs).")] = None,
+    val_limit: Annotated[int | None, typer.Option(
+        "--val-limit", min=1, help="Validate on a random subset of N pairs.")] = None,
+    seed: Annotated[int | None, typer.Option(help="Random seed (default: the global --seed).")] = None,
+    cross_val_points: Annotated[int, typer.Option(
+        "--cross-val-points", min=1, help="Cross-encoder validation: questions (validation points, each "
+                                          "with its counter and random negatives).")] = 100,
+    cross_val_negatives: Annotated[int, typer.Option(
+        "--cross-val-negatives", min=0, help="Cross-encoder validation: random negatives per question.")] = 4,
+    cross_evals: Annotated[int, typer.Option("--cross-evals", min=1, help="Cross-encoder validations per epoch.")] = 4,
 ) -> None:
     """Train a Bipolar-encoder (or Bi-encoder, Unipolar-ret/-cls, Cross-encoder, the |u-v| ablation).
 
@@ -147,8 +149,8 @@ def train_counter_retriever_cmd(
     ctx: typer.Context,
     config: RetrieverConfig,
     plan: Budget,
-    out: Path = typer.Option(..., "--out", "-o", callback=OUT_DIR, help="Adapter folder to write (loads with "
-                             "--model OUT everywhere; checkpoints/ for --resume)."),
+    out: Annotated[Path, typer.Option("--out", "-o", callback=OUT_DIR, help="Adapter folder to write (loads with "
+                                      "--model OUT everywhere; checkpoints/ for --resume).")],
 ) -> None:
     """Train a counter-argument retriever for an open collection (every argument a candidate, as BEIR's ArguAna).
 
@@ -167,29 +169,35 @@ def train_counter_retriever_cmd(
 @eval_app.command("counter-neural")
 def eval_counter_neural(
     ctx: typer.Context,
-    bipolar: Path | None = typer.Option(None, help="Bipolar-encoder folder, or counter-bipolar (the one "
-                                        "that ships with argsim)."),
-    bipolar_nodiff: Path | None = typer.Option(None, "--bipolar-nodiff", help="Bipolar w/o |u-v| folder."),
-    bi_encoder: Path | None = typer.Option(None, "--bi-encoder", help="Bi-encoder folder, or counter-bi-encoder "
-                                           "(the one that ships with argsim)."),
-    unipolar_ret: Path | None = typer.Option(None, "--unipolar-ret", help="Unipolar-ret folder."),
-    unipolar_cls: Path | None = typer.Option(None, "--unipolar-cls", help="Unipolar-cls folder."),
-    cross_encoder: Path | None = typer.Option(None, "--cross-encoder", help="Cross-encoder folder."),
-    split: Literal["training", "validation", "test"] = typer.Option("test", help="training | validation | test"),
-    settings: str = typer.Option("epa", callback=comma_choices(*SETTINGS),
-                                 help="Comma-separated settings (sdoc, sda, epc, epa, ...)."),
-    ks: str = typer.Option("10,30,50", callback=comma_positive_ints, help="Comma-separated rerank depths K of @1/K."),
-    bipolar_settings: str | None = typer.Option(None, "--bipolar-settings", callback=comma_choices(*SETTINGS),
-                                                help="Extra settings for the "
-                                                     "Bipolar-encoder row only (e.g. sdoc,sda,epc)."),
-    cross_limit: int | None = typer.Option(300, "--cross-limit", min=0, help="Evaluate rows with a cross-encoder on a "
-                                           "seeded random subset of N points (CPU cost); 0 = all."),
-    base_model: str = model_option("minilm", help="Model of the zero-shot cosine row."),
-    base_model_alias: str | None = typer.Option(None, "--base-model", hidden=True),  # the option's older name
-    task: str = typer.Option("counterargs-neural", help="Merge the rows into bench/results/<task>.json."),
-    budget: Path | None = typer.Option(None, help="JSON file: method -> training budget text, stored with the rows."),
-    curves: Path | None = typer.Option(None, callback=out_file(".png"), help="Also plot the given models' "
-                                       "learning curves (history.json) into this PNG."),
+    bipolar: Annotated[Path | None, typer.Option(help="Bipolar-encoder folder, or counter-bipolar (the one "
+                                        "that ships with argsim).")] = None,
+    bipolar_nodiff: Annotated[Path | None, typer.Option("--bipolar-nodiff", help="Bipolar w/o |u-v| folder.")] = None,
+    bi_encoder: Annotated[Path | None, typer.Option("--bi-encoder", help="Bi-encoder folder, or counter-bi-encoder "
+                                           "(the one that ships with argsim).")] = None,
+    unipolar_ret: Annotated[Path | None, typer.Option("--unipolar-ret", help="Unipolar-ret folder.")] = None,
+    unipolar_cls: Annotated[Path | None, typer.Option("--unipolar-cls", help="Unipolar-cls folder.")] = None,
+    cross_encoder: Annotated[Path | None, typer.Option("--cross-encoder", help="Cross-encoder folder.")] = None,
+    split: Annotated[Literal["training", "validation", "test"], typer.Option(
+        help="training | validation | test")] = "test",
+    settings: Annotated[str, typer.Option(
+        callback=comma_choices(*SETTINGS), help="Comma-separated settings (sdoc, sda, epc, epa, ...).")] = "epa",
+    ks: Annotated[str, typer.Option(
+        callback=comma_positive_ints, help="Comma-separated rerank depths K of @1/K.")] = "10,30,50",
+    bipolar_settings: Annotated[str | None, typer.Option(
+        "--bipolar-settings", callback=comma_choices(*SETTINGS), help="Extra settings for the "
+                                                                      "Bipolar-encoder row only (e.g. "
+                                                                      "sdoc,sda,epc).")] = None,
+    cross_limit: Annotated[int | None, typer.Option(
+        "--cross-limit", min=0, help="Evaluate rows with a cross-encoder on a seeded random subset of N "
+                                     "points (CPU cost); 0 = all.")] = 300,
+    base_model: Annotated[str, model_option(help="Model of the zero-shot cosine row.")] = "minilm",
+    base_model_alias: Annotated[str | None, typer.Option(
+        "--base-model", hidden=True)] = None,  # the option's older name
+    task: Annotated[str, typer.Option(help="Merge the rows into bench/results/<task>.json.")] = "counterargs-neural",
+    budget: Annotated[Path | None, typer.Option(
+        help="JSON file: method -> training budget text, stored with the rows.")] = None,
+    curves: Annotated[Path | None, typer.Option(callback=out_file(".png"), help="Also plot the given models' "
+                                       "learning curves (history.json) into this PNG.")] = None,
 ) -> None:
     """The paper's Table 3: @1/K (accuracy@1 after reranking the first stage's top K) for every row whose model
     is given, beside the published figures; writes bench/results/<task>.json."""
@@ -251,18 +259,19 @@ def eval_counter_neural(
 @rank_app.command("counter-search")
 def counter_search(
     ctx: typer.Context,
-    model: Path = model_option(..., short=False, help="Trained model folder (argsim train bipolar), or "
-                               "counter-bi-encoder (the Bi-encoder that ships with argsim)."),
-    candidates: Path = typer.Option(..., help="Candidate arguments: a text file (one per line) or CSV/JSONL with a "
-                                    "'text' column (and optional 'id')."),
-    queries: Path = typer.Option(..., help="Query points: same formats."),
-    k: int = typer.Option(10, min=1, help="Candidates returned per query (retrieved top k, reranked)."),
-    index: Literal["auto", "flat", "hnsw", "ivf", "ivfsq8", "ivfpqfs"] = typer.Option("auto",
-        help="faiss index: auto (flat up to 50,000 candidates, ivf above: 4,096 lists, 128 probed at 1M) | flat "
-             "(exact inner product) | hnsw | ivf | ivfsq8 (8-bit codes, exact re-score) | ivfpqfs (4-bit "
-             "fast-scan PQ, exact re-score)."),
-    out: Path = typer.Option(..., "--out", "-o", callback=OUT_FILE,
-                             help="JSONL: one line per query with its ranked candidates."),
+    *,
+    model: Annotated[Path, model_option(short=False, help="Trained model folder (argsim train bipolar), or "
+                               "counter-bi-encoder (the Bi-encoder that ships with argsim).")],
+    candidates: Annotated[Path, typer.Option(help="Candidate arguments: a text file (one per line) or CSV/JSONL with a "
+                                    "'text' column (and optional 'id').")],
+    queries: Annotated[Path, typer.Option(help="Query points: same formats.")],
+    k: Annotated[int, typer.Option(min=1, help="Candidates returned per query (retrieved top k, reranked).")] = 10,
+    index: Annotated[Literal["auto", "flat", "hnsw", "ivf", "ivfsq8", "ivfpqfs"], typer.Option(
+        help="faiss index: auto (flat up to 50,000 candidates, ivf above: 4,096 lists, 128 probed at "
+             "1M) | flat (exact inner product) | hnsw | ivf | ivfsq8 (8-bit codes, exact re-score) | "
+             "ivfpqfs (4-bit fast-scan PQ, exact re-score).")] = "auto",
+    out: Annotated[Path, typer.Option(
+        "--out", "-o", callback=OUT_FILE, help="JSONL: one line per query with its ranked candidates.")],
 ) -> None:
     """Retrieve-then-rerank over your own collection through faiss: candidates are embedded once (backend cache),
     the retrieval head picks the top k, the classification head reranks them; a query found in the collection

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 from rich.table import Table
 
@@ -11,8 +13,8 @@ from argsim.errors import ArgsimError
 
 @data_app.command("check")
 def check(ctx: typer.Context,
-          name: str = typer.Argument(..., help="Dataset: argkp, counterargs18, poliinfo, wikipedia, sick "
-                                                "(or 'all').")) -> None:
+          name: Annotated[str, typer.Argument(help="Dataset: argkp, counterargs18, poliinfo, wikipedia, sick "
+                                                "(or 'all').")]) -> None:
     """Validate a dataset folder under --data-dir and print its statistics (counts per split, topics, ...)
     next to the figures documented in its SOURCE.md; exit 2 when a figure differs or a file is missing."""
     from argsim.data.catalog import DATASETS, check_dataset, load_catalog

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 from rich.table import Table
 
@@ -13,7 +15,7 @@ def register(app: typer.Typer) -> None:
     app.command("demo")(demo)
 
 
-def demo(model: str = model_option("minilm", help="Backend model to use.")) -> None:
+def demo(model: Annotated[str, model_option(help="Backend model to use.")] = "minilm") -> None:
     """Match eight example arguments to four key points (cosine of embeddings) and print the table."""
     import time
 

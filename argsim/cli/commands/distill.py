@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -16,10 +17,11 @@ def register(app: typer.Typer) -> None:
 
 def distill(
     ctx: typer.Context,
-    model: str = typer.Argument("minilm", help="Source transformer: a registry name or a sentence-transformers "
-                                               "folder."),
-    out: Path = typer.Option(..., callback=OUT_DIR, help="New folder for the static model."),
-    pca_dims: int = typer.Option(256, min=0, help="PCA dimensions of the static vectors (0: no reduction)."),
+    *,
+    model: Annotated[str, typer.Argument(help="Source transformer: a registry name or a sentence-transformers "
+                                               "folder.")] = "minilm",
+    out: Annotated[Path, typer.Option(callback=OUT_DIR, help="New folder for the static model.")],
+    pca_dims: Annotated[int, typer.Option(min=0, help="PCA dimensions of the static vectors (0: no reduction).")] = 256,
 ) -> None:
     """Distill MODEL into static embeddings (model2vec: one pass over its vocabulary, PCA, SIF weights): tens of
     times faster than the transformer, at the cost in quality docs/backends.md measures. Use it anywhere with

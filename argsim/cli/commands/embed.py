@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import typer
 
@@ -39,26 +39,28 @@ _out_check.argsim_output = "file"  # type: ignore[attr-defined]  # lets a test f
 
 def embed(
     ctx: typer.Context,
-    input: Path = typer.Argument(..., help="CSV/TSV (header row), JSONL/JSON (objects), or plain text "
-                                           "(one text a line)."),
-    column: str = typer.Option("text", help="Column/field holding the text (CSV/JSONL)."),
-    model: str = model_option("minilm", help="Registry name (see `argsim models`) or a local model folder."),
-    pooling: Literal["model", "mean", "cls", "cls-last4"] | None = typer.Option(
-        None, help="Transformer pooling (default: the model's own)."),
-    max_seq_length: int | None = typer.Option(None, min=1, help="Truncate inputs to this many tokens."),
-    batch_size: int = typer.Option(64, min=1, help="Texts per forward pass."),
-    normalize: bool = typer.Option(False, help="L2-normalise the vectors."),
-    role: Literal["query", "document"] | None = typer.Option(
-        None, help="What the texts are to a retrieval model: query (points seeking counters) or document "
-                   "(candidates). Needed by two-tower models (counter-bi-encoder: point / candidate tower); "
-                   "one-tower models ignore it or apply their own prompt for it."),
-    id_column: str | None = typer.Option(None, help="Column/field holding each text's id, written into .csv and "
-                                         ".parquet outputs (default: the row number, 0-based)."),
-    out: Path = typer.Option(Path("vectors.npy"), callback=_out_check,
-                             help="Output file, format by suffix: .npy (float32, one row per text, input order), "
-                                  ".csv (id, then one column per dimension), .parquet (columns id, vector); or a "
-                                  "new folder (no suffix) for sharded Parquet (id, key, vector), which "
-                                  "`--engine ray` always writes and `argsim embed-import` merges into the cache."),
+    input: Annotated[Path, typer.Argument(help="CSV/TSV (header row), JSONL/JSON (objects), or plain text "
+                                           "(one text a line).")],
+    column: Annotated[str, typer.Option(help="Column/field holding the text (CSV/JSONL).")] = "text",
+    model: Annotated[str, model_option(help="Registry name (see `argsim models`) or a local model folder.")] = "minilm",
+    pooling: Annotated[Literal["model", "mean", "cls", "cls-last4"] | None, typer.Option(
+        help="Transformer pooling (default: the model's own).")] = None,
+    max_seq_length: Annotated[int | None, typer.Option(min=1, help="Truncate inputs to this many tokens.")] = None,
+    batch_size: Annotated[int, typer.Option(min=1, help="Texts per forward pass.")] = 64,
+    normalize: Annotated[bool, typer.Option(help="L2-normalise the vectors.")] = False,
+    role: Annotated[Literal["query", "document"] | None, typer.Option(
+        help="What the texts are to a retrieval model: query (points seeking counters) or document (candidates). "
+             "Needed by two-tower models (counter-bi-encoder: point / candidate tower); one-tower models ignore it "
+             "or apply their own prompt for it.")] = None,
+    id_column: Annotated[str | None, typer.Option(help="Column/field holding each text's id, written into .csv and "
+                                         ".parquet outputs (default: the row number, 0-based).")] = None,
+    out: Annotated[Path, typer.Option(
+        callback=_out_check, help="Output file, format by suffix: .npy (float32, one row "
+                                  "per text, input order), .csv (id, then one column per "
+                                  "dimension), .parquet (columns id, vector); or a new "
+                                  "folder (no suffix) for sharded Parquet (id, key, "
+                                  "vector), which `--engine ray` always writes and "
+                                  "`argsim embed-import` merges into the cache.")] = Path("vectors.npy"),
 ) -> None:
     """Embed texts and save a float32 matrix; a second run over the same texts reads the disk cache."""
     config = run_config(ctx)
@@ -78,7 +80,7 @@ def embed(
                   f"{r.seconds:.2f}s")
 
 
-def _embed_shards(input: Path, out: Path, config, **options) -> None:  # noqa: ANN001 (RunConfig)
+def _embed_shards(input: Path, out: Path, config, **options) -> None:
     """`embed` into a shard folder, on the configured engine (local, or a Ray Data actor pool)."""
     import time
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import typer
 from rich.table import Table
@@ -15,17 +15,17 @@ from argsim.cli.params import OUT_FILE, model_option
 @eval_app.command("triplets")
 def eval_triplets(
     ctx: typer.Context,
-    triplets: Path = typer.Argument(..., help="JSONL (or CSV) with fields anchor, positive, negative "
-                                              "(as written by `argsim data triplets ...`)."),
-    model: list[str] = model_option(["minilm"], help="Model name or folder; repeat to "
-                                                                     "compare several."),
-    distance: Literal["cosine", "l1", "euclidean"] = typer.Option("cosine",
-        help="cosine | l1 | euclidean (l1 for the thematic BiLSTM)."),
-    ties: Literal["correct", "wrong"] = typer.Option("correct",
-                                                     help="Count diff == 0 as 'correct' (minutes paper) or 'wrong'."),
-    limit: int | None = typer.Option(None, min=1, help="Score only the first N triplets."),
-    task: str | None = typer.Option(None, help="Also merge the rows into bench/results/<task>.json."),
-    out: Path | None = typer.Option(None, callback=OUT_FILE, help="Write the scores as JSON here."),
+    triplets: Annotated[Path, typer.Argument(help="JSONL (or CSV) with fields anchor, positive, negative "
+                                              "(as written by `argsim data triplets ...`).")],
+    model: Annotated[list[str], model_option(help="Model name or folder; repeat to "
+                                                                     "compare several.")] = ("minilm",),
+    distance: Annotated[Literal["cosine", "l1", "euclidean"], typer.Option(
+        help="cosine | l1 | euclidean (l1 for the thematic BiLSTM).")] = "cosine",
+    ties: Annotated[Literal["correct", "wrong"], typer.Option(
+        help="Count diff == 0 as 'correct' (minutes paper) or 'wrong'.")] = "correct",
+    limit: Annotated[int | None, typer.Option(min=1, help="Score only the first N triplets.")] = None,
+    task: Annotated[str | None, typer.Option(help="Also merge the rows into bench/results/<task>.json.")] = None,
+    out: Annotated[Path | None, typer.Option(callback=OUT_FILE, help="Write the scores as JSON here.")] = None,
 ) -> None:
     """Share of triplets whose positive is closer to the anchor than the negative, and the mean diff."""
     from argsim.backend import get_encoder

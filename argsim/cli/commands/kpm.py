@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 from rich.table import Table
@@ -35,7 +35,7 @@ TRAIN_SPLIT_HELP = "Training split (" + SPLIT_HELP + ")"
 TRAIN_LABELS_HELP = LABELS_HELP + " Required with --arguments."
 
 
-def _print_map(result, title: str) -> None:  # noqa: ANN001
+def _print_map(result, title: str) -> None:
     table = Table(title=title)
     for col in ("topic", "stance", "args", "kept", "dummies", "undecided", "AP strict", "AP relaxed"):
         table.add_column(col, justify="left" if col == "topic" else "right")
@@ -61,15 +61,16 @@ def _print_map(result, title: str) -> None:  # noqa: ANN001
 def eval_map(
     ctx: typer.Context,
     source: ArgkpInput,
-    predictions: Path = typer.Argument(..., help="Predictions JSON in the shared-task format "
-                                                 "{arg_id: {key_point_id: score}} (as `rank keypoints` writes)."),
-    formula: Formula = typer.Option("leaderboard", help="leaderboard = plain AP of the kept top half (all "
-                                "published results); 2021-09 = the organisers' later fix, AP x positives/kept."),
-    tie_break: TieBreak = typer.Option("first", help="An argument's best key point on tied scores: first (JSON "
-                                  "order, as the official code) or random (seeded by --seed)."),
-    seed: int = typer.Option(0, help="Seed of --tie-break random."),
-    out: Path | None = typer.Option(None, callback=OUT_FILE,
-                                    help="Write the result (both mAPs and the per-group table) as JSON."),
+    predictions: Annotated[Path, typer.Argument(help="Predictions JSON in the shared-task format "
+                                                 "{arg_id: {key_point_id: score}} (as `rank keypoints` writes).")],
+    formula: Annotated[Formula, typer.Option(help="leaderboard = plain AP of the kept top half "
+                                                  "(all published results); 2021-09 = the "
+                                                  "organisers' later fix, AP x positives/kept.")] = "leaderboard",
+    tie_break: Annotated[TieBreak, typer.Option(help="An argument's best key point on tied scores: first (JSON "
+                                  "order, as the official code) or random (seeded by --seed).")] = "first",
+    seed: Annotated[int, typer.Option(help="Seed of --tie-break random.")] = 0,
+    out: Annotated[Path | None, typer.Option(
+        callback=OUT_FILE, help="Write the result (both mAPs and the per-group table) as JSON.")] = None,
 ) -> None:
     """The official KPA-2021 Track 1 metric: strict and relaxed mAP over (topic, stance) groups.
 
@@ -95,30 +96,29 @@ def eval_map(
 def rank_keypoints(
     ctx: typer.Context,
     source: ArgkpInput,
-    model: list[str] = model_option([], help="Backend model name: kpm (the shipped key point matcher, the "
+    model: Annotated[list[str], model_option(help="Backend model name: kpm (the shipped key point matcher, the "
                                     "default), minilm (zero-shot), mpnet, ...; or a folder trained by `train sbert` / "
                                     "`train mts` / `train kpm-cross` (a cross-encoder). Repeat to combine several "
-                                    "models' scores (ensemble)."),
-    weight: list[float] = typer.Option([], "--weight", "-w", help="Ensemble weight of each --model, in order "
-                                       "(default equal), e.g. --weight 0.7 --weight 0.3."),
-    combine: Literal["zscore", "zlogit", "mean"] = typer.Option("zscore", help="zscore: standardise each "
+                                    "models' scores (ensemble).")] = (),
+    weight: Annotated[list[float], typer.Option("--weight", "-w", help="Ensemble weight of each --model, in order "
+                                       "(default equal), e.g. --weight 0.7 --weight 0.3.")] = (),
+    combine: Annotated[Literal["zscore", "zlogit", "mean"], typer.Option(help="zscore: standardise each "
                                                                 "model's scores over all scored pairs, then the "
                                                                 "weighted sum (models on different scales: "
                                                                 "cosine + cross-encoder); zlogit: the same with "
                                                                 "a cross-encoder's logit in place of its "
                                                                 "probability; mean: the weighted mean of the raw "
-                                                                "scores."),
-    kp_template: str = typer.Option("{text}", help="How a key point is shown to plain encoders: fields {text}, "
+                                                                "scores.")] = "zscore",
+    kp_template: Annotated[str, typer.Option(help="How a key point is shown to plain encoders: fields {text}, "
                                     "{topic}, {stance}; e.g. '{topic} {text}'. Context-aware models (MTS) "
-                                    "take topic and stance as inputs and ignore templates."),
-    arg_template: str = typer.Option("{text}", help="The same for arguments."),
-    threshold: float = typer.Option(0.5, min=-1, max=1, help="Score from which an argument counts towards its best key "
-                                    "point's coverage."),
-    out: Path = typer.Option(Path("out/kpm"), callback=OUT_DIR,
-                             help="Output folder: predictions.json (eval map's input), "
-                                  "best_keypoints.csv, coverage.csv, metrics.json."),
-    task: str | None = typer.Option(None, help="With gold labels: also merge the mAP rows into "
-                                    "bench/results/<task>.json."),
+                                    "take topic and stance as inputs and ignore templates.")] = "{text}",
+    arg_template: Annotated[str, typer.Option(help="The same for arguments.")] = "{text}",
+    threshold: Annotated[float, typer.Option(
+        min=-1, max=1, help="Score from which an argument counts towards its best key point's coverage.")] = 0.5,
+    out: Annotated[Path, typer.Option(callback=OUT_DIR, help="Output folder: predictions.json (eval map's input), "
+                                  "best_keypoints.csv, coverage.csv, metrics.json.")] = Path("out/kpm"),
+    task: Annotated[str | None, typer.Option(help="With gold labels: also merge the mAP rows into "
+                                    "bench/results/<task>.json.")] = None,
 ) -> None:
     """Score each argument against the key points of its topic and stance; write the predictions, each
     argument's best key point and the per-key-point coverage table.
@@ -182,9 +182,9 @@ def train_sbert_cmd(
     source: ArgkpInput,
     config: SbertConfig,
     plan: Budget,
-    out: Path = typer.Option(Path("models/kpm-sbert"), callback=OUT_DIR,
-                             help="Output folder (a sentence-transformers model)."),
-    eval_split: str | None = typer.Option("dev", help="ArgKP split to score after training ('' to skip)."),
+    out: Annotated[Path, typer.Option(
+        callback=OUT_DIR, help="Output folder (a sentence-transformers model).")] = Path("models/kpm-sbert"),
+    eval_split: Annotated[str | None, typer.Option(help="ArgKP split to score after training ('' to skip).")] = "dev",
 ) -> None:
     """Fine-tune a Siamese SBERT on labelled argument/key point pairs; saves a sentence-transformers folder
     that `rank keypoints --model DIR` loads. The defaults are the recommended recipe (contrastive loss)."""
@@ -209,23 +209,27 @@ def train_mts_cmd(
     source: ArgkpInput,
     config: MTSConfig,
     plan: Budget,
-    out: Path = typer.Option(Path("models/kpm-mts"), callback=OUT_DIR,
-                             help="Output folder; with --folds > 1 one sub-folder per "
-                                  "fold (fold_1 ... fold_k) and an ensemble manifest in OUT itself."),
-    out_dim: int | None = typer.Option(None, min=1, help="D: final embedding size (256; with --identity-init the "
-                                       "backbone's feature size)."),
-    log_every: int = typer.Option(10, min=0, help="Print the running loss every N steps to stderr (0 = never)."),
-    init: Path | None = typer.Option(None, help="Continue training from this saved MTS folder (e.g. more epochs); "
-                                     "the architecture options must match it."),
-    folds: int = typer.Option(1, min=1, help="Topic k-fold over train+dev (7 in the paper; fold 1 = official split)."),
-    fold: list[int] = typer.Option([], min=1, help="Train only these folds (repeatable); others already trained under "
-                                   "OUT are kept in the ensemble."),
-    eval_split: str | None = typer.Option("dev", help="With --folds 1: ArgKP split to score after training "
+    out: Annotated[Path, typer.Option(
+        callback=OUT_DIR, help="Output folder; with --folds > 1 one sub-folder per fold "
+                               "(fold_1 ... fold_k) and an ensemble manifest in OUT "
+                               "itself.")] = Path("models/kpm-mts"),
+    out_dim: Annotated[int | None, typer.Option(min=1, help="D: final embedding size (256; with --identity-init the "
+                                       "backbone's feature size).")] = None,
+    log_every: Annotated[int, typer.Option(
+        min=0, help="Print the running loss every N steps to stderr (0 = never).")] = 10,
+    init: Annotated[Path | None, typer.Option(help="Continue training from this saved MTS folder (e.g. more epochs); "
+                                     "the architecture options must match it.")] = None,
+    folds: Annotated[int, typer.Option(min=1, help="Topic k-fold over train+dev (7 in the paper; fold 1 = "
+                                                   "official split).")] = 1,
+    fold: Annotated[list[int], typer.Option(
+        min=1, help="Train only these folds (repeatable); others already trained under OUT are kept in the "
+                    "ensemble.")] = (),
+    eval_split: Annotated[str | None, typer.Option(help="With --folds 1: ArgKP split to score after training "
                                           "('' to skip). With folds: each fold model is scored on its held-out "
-                                          "topics."),
-    keep_best: bool = typer.Option(False, "--keep-best", help="With --folds 1: score the evaluation split's "
+                                          "topics.")] = "dev",
+    keep_best: Annotated[bool, typer.Option("--keep-best", help="With --folds 1: score the evaluation split's "
                                    "official mAP after every epoch and keep the best epoch, not the last (the "
-                                   "printed figure is then the one that chose it)."),
+                                   "printed figure is then the one that chose it).")] = False,
 ) -> None:
     """Train Matching The Statements (Phan et al. 2021): topic, statement and stance inputs, shared
     transformer with cls-last4 pooling, pseudo-label clusters in key-point-centred batches, tuplet margin +
@@ -274,7 +278,7 @@ def train_mts_cmd(
     _print_folds(out, evaluate_folds(out, infos, held, run))
 
 
-def _print_folds(out: Path, scores: list) -> None:  # noqa: ANN001
+def _print_folds(out: Path, scores: list) -> None:
     """The per-fold table and the mean +- std line."""
     from argsim.kpm.evaluate import fold_summary
 

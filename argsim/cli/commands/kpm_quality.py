@@ -4,7 +4,7 @@ selection on topic folds) and `data kpm-folds` (the folds as ArgKP splits that e
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -29,9 +29,9 @@ def train_kpm_cross(
     source: ArgkpInput,
     config: CrossConfig,
     plan: Budget,
-    out: Path = typer.Option(Path("models/kpm-cross"), callback=OUT_DIR,
-                             help="Output folder (a sentence-transformers CrossEncoder)."),
-    eval_split: str | None = typer.Option("dev", help="ArgKP split to score after training ('' to skip)."),
+    out: Annotated[Path, typer.Option(
+        callback=OUT_DIR, help="Output folder (a sentence-transformers CrossEncoder).")] = Path("models/kpm-cross"),
+    eval_split: Annotated[str | None, typer.Option(help="ArgKP split to score after training ('' to skip).")] = "dev",
 ) -> None:
     """Fine-tune a cross-encoder key point matcher (BinaryCrossEntropyLoss on the labelled pairs); saves a
     CrossEncoder folder that `rank keypoints --model DIR` loads (alone or in an ensemble). The defaults are the
@@ -66,23 +66,25 @@ def _combines(values: list[str]) -> list[str]:
 @eval_app.command("kpm-folds")
 def eval_kpm_folds(
     ctx: typer.Context,
-    model: list[str] = model_option(["minilm"], help="A model (name, folder, cross-encoder "
+    model: Annotated[list[str], model_option(help="A model (name, folder, cross-encoder "
                                     "folder) or a per-fold pattern with {fold}, e.g. models/kpm-cross-f/fold{fold} "
-                                    "(fold 1 = the official split). Repeat for an ensemble."),
-    weight: list[float] = typer.Option([], "--weight", "-w", help="Score only these ensemble weights (one per "
-                                       "--model); default: search the grid of --weight-step."),
-    weight_step: float = typer.Option(0.1, min=0.01, max=1.0, help="Grid step of the weight search."),
-    combine: list[str] = typer.Option(["zscore"], callback=_combines, help="How the models' scores combine: "
+                                    "(fold 1 = the official split). Repeat for an ensemble.")] = ("minilm",),
+    weight: Annotated[list[float], typer.Option("--weight", "-w", help="Score only these ensemble weights (one per "
+                                       "--model); default: search the grid of --weight-step.")] = (),
+    weight_step: Annotated[float, typer.Option(min=0.01, max=1.0, help="Grid step of the weight search.")] = 0.1,
+    combine: Annotated[list[str], typer.Option(callback=_combines, help="How the models' scores combine: "
                                       "zscore, zlogit or mean (see rank keypoints); repeat to choose among "
-                                      "several."),
-    folds: int = typer.Option(7, min=1, help="Topic folds of train+dev (7 in the MTS paper)."),
-    fold: list[int] = typer.Option([], min=1, help="Score only these folds (repeatable)."),
-    kp_template: str = typer.Option("{text}", help="Key point template of plain encoders (see rank keypoints)."),
-    top: int = typer.Option(5, min=1, help="Weight vectors to print."),
-    out: Path | None = typer.Option(None, callback=OUT_DIR, help="Write folds.json (every candidate's per-fold "
-                                    "mAPs) into this folder."),
-    task: str | None = typer.Option(None, help="Merge rows into bench/results/TASK.json: the best weights of each "
-                                    "--combine and each model alone (mean strict / relaxed mAP over the folds)."),
+                                      "several.")] = ("zscore",),
+    folds: Annotated[int, typer.Option(min=1, help="Topic folds of train+dev (7 in the MTS paper).")] = 7,
+    fold: Annotated[list[int], typer.Option(min=1, help="Score only these folds (repeatable).")] = (),
+    kp_template: Annotated[str, typer.Option(help="Key point template of plain encoders (see rank "
+                                                  "keypoints).")] = "{text}",
+    top: Annotated[int, typer.Option(min=1, help="Weight vectors to print.")] = 5,
+    out: Annotated[Path | None, typer.Option(callback=OUT_DIR, help="Write folds.json (every candidate's per-fold "
+                                    "mAPs) into this folder.")] = None,
+    task: Annotated[str | None, typer.Option(help="Merge rows into bench/results/TASK.json: the best "
+                                                  "weights of each --combine and each model alone (mean "
+                                                  "strict / relaxed mAP over the folds).")] = None,
 ) -> None:
     """Score a model or an ensemble on k topic folds of train+dev and choose ensemble weights on the mean over
     the folds (strict mAP, leaderboard formula), not on the 4 dev topics alone."""
@@ -139,9 +141,10 @@ def eval_kpm_folds(
 @data_app.command("kpm-folds")
 def data_kpm_folds(
     ctx: typer.Context,
-    out: Path = typer.Option(Path("runs/kpm-folds"), callback=OUT_DIR, help="Folder that becomes a --data-dir: "
-                             "OUT/argkp/{arguments,key_points,labels}_fold<i>-{train,dev}.csv."),
-    folds: int = typer.Option(7, min=2, help="Topic folds of train+dev (fold 1 = the official split)."),
+    out: Annotated[Path, typer.Option(
+        callback=OUT_DIR, help="Folder that becomes a --data-dir: "
+        "OUT/argkp/{arguments,key_points,labels}_fold<i>-{train,dev}.csv.")] = Path("runs/kpm-folds"),
+    folds: Annotated[int, typer.Option(min=2, help="Topic folds of train+dev (fold 1 = the official split).")] = 7,
 ) -> None:
     """Lay the topic folds out as ArgKP splits, so any trainer trains a model per fold, e.g.
     `argsim --data-dir runs/kpm-folds train kpm-cross --split fold3-train --eval-split fold3-dev --out M/fold3`."""

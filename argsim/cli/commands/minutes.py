@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
@@ -27,12 +27,13 @@ SummaryMethod = Literal["embedrank-paper", "embedrank", "lead", "random"]
 def triplets_minutes(
     ctx: typer.Context,
     config: MiningConfig,
-    out: Path = typer.Option(Path("runs/minutes-triplets"), callback=OUT_DIR, help="Folder for train.jsonl, dev.jsonl, "
-                                                                "test.jsonl and counts.json."),
-    minutes: list[Path] = typer.Option(None, "--minutes", help="Your own minutes JSON file(s) (PoliInfo layout: "
+    out: Annotated[Path, typer.Option(
+        callback=OUT_DIR, help="Folder for train.jsonl, dev.jsonl, test.jsonl "
+                               "and counts.json.")] = Path("runs/minutes-triplets"),
+    minutes: Annotated[list[Path], typer.Option("--minutes", help="Your own minutes JSON file(s) (PoliInfo layout: "
                                        "list of {Date, ProceedingTitle, Proceeding: [{Speaker, Utterance}]}); "
-                                       "default: every file of the poliinfo dataset."),
-    model: str = model_option("ginza", help="Encoder that decides the thresholds (the paper: GiNZA)."),
+                                       "default: every file of the poliinfo dataset.")] = None,
+    model: Annotated[str, model_option(help="Encoder that decides the thresholds (the paper: GiNZA).")] = "ginza",
 ) -> None:
     """Mine [target, positive, negative] triplets from assembly minutes (Shirafuji et al., Sec. 3.1).
 
@@ -66,14 +67,18 @@ def train_minutes_sbert(
     ctx: typer.Context,
     config: MinutesTrainConfig,
     plan: Budget,
-    train: Path = typer.Option(Path("runs/minutes-triplets/train.jsonl"), callback=from_workdir,
-                               help="Training triplets (JSONL/CSV "
-                                    "with anchor, positive, negative), e.g. from `argsim data triplets minutes`."),
-    dev: Path | None = typer.Option(Path("runs/minutes-triplets/dev.jsonl"), callback=from_workdir,
-        help="Dev triplets scored after "
-             "each epoch (TripletEvaluator); skipped when the file does not exist or is ''."),
-    out: Path = typer.Option(Path("models/minutes-sbert"), callback=OUT_DIR,
-                             help="Output folder (sentence-transformers format)."),
+    train: Annotated[Path, typer.Option(
+        callback=from_workdir, help="Training triplets (JSONL/CSV with "
+                                    "anchor, positive, negative), "
+                                    "e.g. from `argsim data "
+                                    "triplets minutes`.")] = Path("runs/minutes-triplets/train.jsonl"),
+    dev: Annotated[Path | None, typer.Option(
+        callback=from_workdir, help="Dev triplets scored after each epoch "
+                                    "(TripletEvaluator); skipped "
+                                    "when the file does not exist or "
+                                    "is ''.")] = Path("runs/minutes-triplets/dev.jsonl"),
+    out: Annotated[Path, typer.Option(
+        callback=OUT_DIR, help="Output folder (sentence-transformers format).")] = Path("models/minutes-sbert"),
 ) -> None:
     """Train the political Sentence-BERT: a triplet network with mean pooling and TripletLoss.
 
@@ -101,26 +106,26 @@ def train_minutes_sbert(
 @summarize_app.command("minutes")
 def summarize_minutes(
     ctx: typer.Context,
-    items: Literal["ntcir14", "poliinfo2"] = typer.Option("ntcir14",
-        help="Dataset items: ntcir14 (740 NTCIR-14 items with Source and gold) "
-             "or poliinfo2 (PoliInfo-2 segmented parts covered by NTCIR-14 Sources)."),
-    input: Path | None = typer.Option(None, "--input", "-i", help="Your own CSV/TSV/JSONL/JSON of utterances "
+    items: Annotated[Literal["ntcir14", "poliinfo2"], typer.Option(
+        help="Dataset items: ntcir14 (740 NTCIR-14 items with Source and gold) or poliinfo2 "
+             "(PoliInfo-2 segmented parts covered by NTCIR-14 Sources).")] = "ntcir14",
+    input: Annotated[Path | None, typer.Option("--input", "-i", help="Your own CSV/TSV/JSONL/JSON of utterances "
                                       "with columns id, text, topic, subtopic [, length, summary]; rows with "
-                                      "the same id form one item."),
-    model: str = model_option("ginza", help="Backend encoder (ginza, minutes: the shipped political SBERT, "
-                              "e5-multilingual, minilm, a trained folder such as models/minutes-sbert)."),
-    method: SummaryMethod = typer.Option("embedrank-paper", help="embedrank-paper (Eq. 6), embedrank (normalised MMR, "
-                               "beta), lead or random."),
-    k: float = typer.Option(0.2, min=0, help="Eq. 6 weight of the MMR part."),
-    m: float = typer.Option(0.3, min=0, help="Eq. 6 weight of cos(sentence, main topic)."),
-    s: float = typer.Option(0.5, min=0, help="Eq. 6 weight of cos(sentence, subtopic)."),
-    beta: float = typer.Option(0.5, min=0, max=1, help="embedrank: relevance/diversity trade-off."),
-    chars_per_key: int = typer.Option(50, min=1, help="Key size = budget / this (Eq. 7)."),
-    cap: Literal["fit", "truncate"] = typer.Option("fit",
-        help="fit: skip sentences that overflow the budget; truncate: cut the text."),
-    length: int = typer.Option(100, min=1, help="Budget for --input rows without a length column."),
-    limit: int | None = typer.Option(None, min=1, help="Summarise only the first N items."),
-    out: Path = typer.Option(Path("runs/minutes-summaries.json"), callback=OUT_FILE, help="Output JSON."),
+                                      "the same id form one item.")] = None,
+    model: Annotated[str, model_option(help="Backend encoder (ginza, minutes: the shipped political SBERT, "
+                              "e5-multilingual, minilm, a trained folder such as models/minutes-sbert).")] = "ginza",
+    method: Annotated[SummaryMethod, typer.Option(help="embedrank-paper (Eq. 6), embedrank (normalised MMR, "
+                               "beta), lead or random.")] = "embedrank-paper",
+    k: Annotated[float, typer.Option(min=0, help="Eq. 6 weight of the MMR part.")] = 0.2,
+    m: Annotated[float, typer.Option(min=0, help="Eq. 6 weight of cos(sentence, main topic).")] = 0.3,
+    s: Annotated[float, typer.Option(min=0, help="Eq. 6 weight of cos(sentence, subtopic).")] = 0.5,
+    beta: Annotated[float, typer.Option(min=0, max=1, help="embedrank: relevance/diversity trade-off.")] = 0.5,
+    chars_per_key: Annotated[int, typer.Option(min=1, help="Key size = budget / this (Eq. 7).")] = 50,
+    cap: Annotated[Literal["fit", "truncate"], typer.Option(
+        help="fit: skip sentences that overflow the budget; truncate: cut the text.")] = "fit",
+    length: Annotated[int, typer.Option(min=1, help="Budget for --input rows without a length column.")] = 100,
+    limit: Annotated[int | None, typer.Option(min=1, help="Summarise only the first N items.")] = None,
+    out: Annotated[Path, typer.Option(callback=OUT_FILE, help="Output JSON.")] = Path("runs/minutes-summaries.json"),
 ) -> None:
     """Extractive summaries with EmbedRank++ (Shirafuji et al., Eq. 6): sentences picked greedily by
     k*(0.5*cos(D,Q) - 0.5*max cos(D,S)) + m*cos(D,topic) + s*cos(D,subtopic), key size = budget/50, joined in
@@ -149,14 +154,17 @@ def summarize_minutes(
 @eval_app.command("rouge")
 def eval_rouge(
     ctx: typer.Context,
-    summaries: Path = typer.Argument(..., help="JSON from `argsim summarize minutes` (fields summary, gold, budget "
-                                     "per item), or CSV/JSONL with columns summary, gold [, budget]."),
-    unit: list[str] = typer.Option(["content", "char"], "--unit", callback=choices("content", "surface", "char"),
-                                   help="content (content-word lemmas), surface (all tokens) or char; repeat for "
-                                        "several."),
-    no_limit: bool = typer.Option(False, help="Do not zero summaries longer than their budget."),
-    task: str | None = typer.Option(None, help="Also merge the rows into bench/results/<task>.json."),
-    out: Path | None = typer.Option(None, callback=OUT_FILE, help="Write the scores as JSON here."),
+    summaries: Annotated[Path, typer.Argument(help="JSON from `argsim summarize minutes` (fields summary, gold, budget "
+                                     "per item), or CSV/JSONL with columns summary, gold [, budget].")],
+    unit: Annotated[list[str], typer.Option(
+        "--unit", callback=choices("content", "surface", "char"), help="content (content-word lemmas), "
+                                                                       "surface (all "
+                                                                       "tokens) or char; "
+                                                                       "repeat for "
+                                                                       "several.")] = ("content", "char"),
+    no_limit: Annotated[bool, typer.Option(help="Do not zero summaries longer than their budget.")] = False,
+    task: Annotated[str | None, typer.Option(help="Also merge the rows into bench/results/<task>.json.")] = None,
+    out: Annotated[Path | None, typer.Option(callback=OUT_FILE, help="Write the scores as JSON here.")] = None,
 ) -> None:
     """ROUGE-1 recall, precision and F of summaries against gold summaries (macro-averaged; a summary over
     its character budget scores 0, as in the official PoliInfo-2 scoring). Japanese is tokenised offline

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -30,7 +31,7 @@ def _root(ctx: typer.Context) -> Path:
 @models_app.callback()
 def models(
     ctx: typer.Context,
-    folder: Path = typer.Option(Path("models"), help="Where trained models live (under the work folder)."),
+    folder: Annotated[Path, typer.Option(help="Where trained models live (under the work folder).")] = Path("models"),
 ) -> None:
     """List the named offline models (installed or not) and the trained models under --folder with the figure
     each reached (from its train_config.json / models_build.json)."""
@@ -66,14 +67,16 @@ def models(
 @models_app.command("build")
 def models_build(
     ctx: typer.Context,
-    names: list[str] = typer.Argument(None, help="Recipes to build (default: all); the recipes they need are "
-                                      "added. `--list` shows them."),
-    list_only: bool = typer.Option(False, "--list", help="Show the recipes, their state and times; build nothing."),
-    log: Path = typer.Option(Path("runs/models-build.log"), help="Log file (appended; every step's output)."),
-    max_minutes: float = typer.Option(None, "--max-minutes", min=0.01, help="Stop the build after this many "
+    names: Annotated[list[str], typer.Argument(help="Recipes to build (default: all); the recipes they need are "
+                                      "added. `--list` shows them.")] = None,
+    list_only: Annotated[bool, typer.Option(
+        "--list", help="Show the recipes, their state and times; build nothing.")] = False,
+    log: Annotated[Path, typer.Option(help="Log file (appended; every step's "
+                                           "output).")] = Path("runs/models-build.log"),
+    max_minutes: Annotated[float, typer.Option("--max-minutes", min=0.01, help="Stop the build after this many "
                                       "minutes: the running training stops at its next budget check with a "
                                       "checkpoint (a counter model: after the epoch that crosses it), recipes not "
-                                      "started wait; the next build resumes."),
+                                      "started wait; the next build resumes.")] = None,
 ) -> None:
     """Train the recommended model of each task in sequence: a total time estimate first, one progress bar,
     resumable (finished recipes are skipped by their records, an interrupted one continues with --resume), then
@@ -111,10 +114,10 @@ def models_build(
 @models_app.command("publish")
 def models_publish(
     ctx: typer.Context,
-    name: str = typer.Argument(..., help=f"The shipped model to replace or add: {', '.join(TASKS)}."),
-    folder: Path = typer.Argument(..., help="The trained folder, with its figures in train_config.json: "
+    name: Annotated[str, typer.Argument(help=f"The shipped model to replace or add: {', '.join(TASKS)}.")],
+    folder: Annotated[Path, typer.Argument(help="The trained folder, with its figures in train_config.json: "
                                   + "; ".join(f"{n}: {t.trained_with}" for n, t in TASKS.items())
-                                  + "."),
+                                  + ".")],
 ) -> None:
     """Put a trained model (a LoRA adapter, heads over a frozen base, LoRA adapters with heads, or the political
     SBERT's delta over GiNZA's table) into the argsim package as the shipped model NAME, only when its recorded
@@ -131,7 +134,7 @@ def models_publish(
 
 @models_app.command("curve")
 def models_curve(
-    folders: list[Path] = typer.Argument(..., help="Trained model folders (each with a train_config.json)."),
+    folders: Annotated[list[Path], typer.Argument(help="Trained model folders (each with a train_config.json).")],
 ) -> None:
     """(Re)draw FOLDER/learning_curve.png from FOLDER/train_config.json: the training loss against steps and
     any evaluation logged during training (a counter model: its validation accuracy per epoch, from

@@ -4,6 +4,7 @@ vs the papers, `--full` writes every row (docs/results.md)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -17,16 +18,16 @@ def register(app: typer.Typer) -> None:
 
 
 def report(
-    task: str | None = typer.Option(None, help="Only this task (file name without .json)."),
-    readme: Path | None = typer.Option(None, callback=OUT_FILE,
-                                       help="Rewrite the block between <!-- results:start --> and "
-                                            "<!-- results:end --> in this markdown file."),
-    full: Path | None = typer.Option(None, callback=OUT_FILE,
-                                     help="Also write every row of every task as markdown here "
-                                          "(e.g. docs/results.md)."),
-    markdown: bool = typer.Option(False, help="Print markdown instead of rich tables."),
-    conditions: bool = typer.Option(False, help="Add a column with each row's timing conditions (CPU, its flags, "
-                                                "cores, threads, load average; the row's env)."),
+    task: Annotated[str | None, typer.Option(help="Only this task (file name without .json).")] = None,
+    readme: Annotated[Path | None, typer.Option(
+        callback=OUT_FILE, help="Rewrite the block between <!-- results:start --> and <!-- results:end "
+                                "--> in this markdown file.")] = None,
+    full: Annotated[Path | None, typer.Option(
+        callback=OUT_FILE, help="Also write every row of every task as markdown here (e.g. "
+                                "docs/results.md).")] = None,
+    markdown: Annotated[bool, typer.Option(help="Print markdown instead of rich tables.")] = False,
+    conditions: Annotated[bool, typer.Option(help="Add a column with each row's timing conditions (CPU, its flags, "
+                                                "cores, threads, load average; the row's env).")] = False,
 ) -> None:
     """Render the committed results files (the one schema shared by every benchmark and evaluation)."""
     from argsim.report import (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -15,11 +16,11 @@ def register(app: typer.Typer) -> None:
 
 def embed_import(
     ctx: typer.Context,
-    folder: Path = typer.Argument(..., help="A shard folder written by `argsim embed ... --out DIR` "
-                                            "(part-*.parquet + _argsim_embeddings.json)."),
-    source: Path | None = typer.Option(None, help="The file the shards were embedded from, when it is no longer "
+    folder: Annotated[Path, typer.Argument(help="A shard folder written by `argsim embed ... --out DIR` "
+                                            "(part-*.parquet + _argsim_embeddings.json).")],
+    source: Annotated[Path | None, typer.Option(help="The file the shards were embedded from, when it is no longer "
                                        "where the manifest says: a sample of rows is embedded again from it and "
-                                       "compared before anything enters the cache."),
+                                       "compared before anything enters the cache.")] = None,
 ) -> None:
     """Store the vectors of a shard folder in the embedding cache of their model, so later runs read them. The
     model the manifest names is loaded and a seeded sample of rows is embedded again and compared first."""

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
@@ -24,18 +24,19 @@ Linkage = Literal["ward", "average", "complete"]
 @triplets_app.command("wikipedia")
 def triplets_wikipedia(
     ctx: typer.Context,
-    out: Path = typer.Option(Path("runs/thematic/data"), callback=OUT_DIR, help="Output folder for the JSONL files."),
-    articles: Path | None = typer.Option(None, help="Your own articles instead of the dataset: a folder of "
+    out: Annotated[Path, typer.Option(
+        callback=OUT_DIR, help="Output folder for the JSONL files.")] = Path("runs/thematic/data"),
+    articles: Annotated[Path | None, typer.Option(help="Your own articles instead of the dataset: a folder of "
                                                     "wikitext files (*.txt/*.wiki, title = file name) or a "
-                                                    "JSONL/CSV with columns title, text."),
-    negatives: Literal["adjacent", "random-section", "random-article"] = typer.Option("adjacent",
-        help="Third sentence of triplets-sen: adjacent (paper: previous/"
-             "next section), random-section (same article) or "
-             "random-article."),
-    level: Literal["top", "all"] = typer.Option("top",
-        help="Sections: 'top' (level-2 headings, sub-sections merged in) or 'all' "
-             "(every heading its own section)."),
-    min_sections: int = typer.Option(5, min=1, help="Articles need at least this many sections after filtering."),
+                                                    "JSONL/CSV with columns title, text.")] = None,
+    negatives: Annotated[Literal["adjacent", "random-section", "random-article"], typer.Option(
+        help="Third sentence of triplets-sen: adjacent (paper: previous/next section), "
+             "random-section (same article) or random-article.")] = "adjacent",
+    level: Annotated[Literal["top", "all"], typer.Option(
+        help="Sections: 'top' (level-2 headings, sub-sections merged in) or 'all' (every heading its own "
+             "section).")] = "top",
+    min_sections: Annotated[int, typer.Option(
+        min=1, help="Articles need at least this many sections after filtering.")] = 5,
 ) -> None:
     """Build the weakly labelled thematic data of Ein Dor et al. (2018) from Wikipedia articles.
 
@@ -74,14 +75,15 @@ def train_thematic(
     ctx: typer.Context,
     config: ThematicTrainConfig,
     plan: Budget,
-    triplets: Path = typer.Argument(..., help="Training triplets JSONL/CSV (anchor, positive, negative), e.g. "
-                                              "runs/thematic/data/triplets-sen-train.jsonl."),
-    out: Path = typer.Option(..., callback=OUT_DIR, help="Model folder to write (loads with --model DIR everywhere)."),
-    dev: Path | None = typer.Option(None, help="Dev triplets: a sample of them chooses the saved model (MiniLM: "
+    triplets: Annotated[Path, typer.Argument(help="Training triplets JSONL/CSV (anchor, positive, negative), e.g. "
+                                              "runs/thematic/data/triplets-sen-train.jsonl.")],
+    out: Annotated[Path, typer.Option(
+        callback=OUT_DIR, help="Model folder to write (loads with --model DIR everywhere).")],
+    dev: Annotated[Path | None, typer.Option(help="Dev triplets: a sample of them chooses the saved model (MiniLM: "
                                                "every --eval-every steps; the BiLSTM: after every epoch, and every "
                                                "--eval-every steps when given); the saved model's accuracy on all "
                                                "of them is printed. Without it nothing is scored and OUT holds "
-                                               "the last model."),
+                                               "the last model.")] = None,
 ) -> None:
     """Train a thematic sentence encoder on triplets (--resume continues from OUT/checkpoints).
 
@@ -128,16 +130,17 @@ def train_thematic(
 @cluster_app.command("sentences")
 def cluster_sentences(
     ctx: typer.Context,
-    sentences: Path = typer.Argument(..., help="JSONL/CSV with a column `text`; optional `article` (cluster each "
-                                               "article separately) and `label` (gold section; sets k)."),
-    model: str | None = model_option(None, help="Backend model name or folder (default: the shipped thematic "
-                                                "encoder `thematic`; `--model minilm` for zero-shot MiniLM)."),
-    algorithm: Algorithm = typer.Option("kmeans", help="kmeans or agglomerative."),
-    linkage: Linkage = typer.Option("ward", help="Agglomerative linkage: ward (on unit vectors), average or complete "
-                                             "(on cosine distance)."),
-    k: int | None = typer.Option(None, min=1, help="Clusters per article (default: its number of gold labels)."),
-    out: Path = typer.Option(Path("runs/thematic/clusters.jsonl"), callback=OUT_FILE,
-                             help="Output JSONL: the input rows + cluster."),
+    sentences: Annotated[Path, typer.Argument(help="JSONL/CSV with a column `text`; optional `article` (cluster each "
+                                               "article separately) and `label` (gold section; sets k).")],
+    model: Annotated[str | None, model_option(help="Backend model name or folder (default: the shipped thematic "
+                                                "encoder `thematic`; `--model minilm` for zero-shot MiniLM).")] = None,
+    algorithm: Annotated[Algorithm, typer.Option(help="kmeans or agglomerative.")] = "kmeans",
+    linkage: Annotated[Linkage, typer.Option(help="Agglomerative linkage: ward (on unit vectors), average or complete "
+                                             "(on cosine distance).")] = "ward",
+    k: Annotated[int | None, typer.Option(
+        min=1, help="Clusters per article (default: its number of gold labels).")] = None,
+    out: Annotated[Path, typer.Option(
+        callback=OUT_FILE, help="Output JSONL: the input rows + cluster.")] = Path("runs/thematic/clusters.jsonl"),
 ) -> None:
     """Cluster sentences by theme on cosine similarity, one article (group) at a time."""
     from argsim.api.thematic import cluster_sentences as cluster
@@ -167,15 +170,15 @@ def cluster_sentences(
 @eval_app.command("clustering")
 def eval_clustering(
     ctx: typer.Context,
-    sentences: Path = typer.Argument(..., help="JSONL/CSV with text, label (gold section) and article; e.g. "
+    sentences: Annotated[Path, typer.Argument(help="JSONL/CSV with text, label (gold section) and article; e.g. "
                                                "runs/thematic/data/scb-test.jsonl, or the output of `argsim "
-                                               "cluster sentences` (then its `cluster` column is scored)."),
-    model: list[str] = model_option(["minilm"], help="Models to compare (repeatable); "
-                                                                      "ignored when the file has `cluster`."),
-    algorithm: list[str] = typer.Option(["kmeans", "agglomerative"], callback=choices("kmeans", "agglomerative"),
-                                        help="Algorithms (repeatable)."),
-    linkage: Linkage = typer.Option("ward", help="Agglomerative linkage: ward, average or complete."),
-    task: str | None = typer.Option(None, help="Also merge the rows into bench/results/<task>.json."),
+                                               "cluster sentences` (then its `cluster` column is scored).")],
+    model: Annotated[list[str], model_option(help="Models to compare (repeatable); ignored when "
+                                                  "the file has `cluster`.")] = ("minilm",),
+    algorithm: Annotated[list[str], typer.Option(
+        callback=choices("kmeans", "agglomerative"), help="Algorithms (repeatable).")] = ("kmeans", "agglomerative"),
+    linkage: Annotated[Linkage, typer.Option(help="Agglomerative linkage: ward, average or complete.")] = "ward",
+    task: Annotated[str | None, typer.Option(help="Also merge the rows into bench/results/<task>.json.")] = None,
 ) -> None:
     """MI, AMI, RI and ARI of the clustering against the gold sections, averaged over articles."""
     from argsim.io import read_records
@@ -211,10 +214,10 @@ def eval_clustering(
 @eval_app.command("sick")
 def eval_sick(
     ctx: typer.Context,
-    model: list[str] = model_option(["minilm"], help="Models to compare (repeatable)."),
-    folder: Path | None = typer.Option(None, help="A folder laid out like SICK (SICK_train.txt, SICK_trial.txt, "
-                                                  "SICK_test_annotated.txt); default: the `sick` dataset."),
-    task: str | None = typer.Option(None, help="Also merge the rows into bench/results/<task>.json."),
+    model: Annotated[list[str], model_option(help="Models to compare (repeatable).")] = ("minilm",),
+    folder: Annotated[Path | None, typer.Option(help="A folder laid out like SICK (SICK_train.txt, SICK_trial.txt, "
+                                                  "SICK_test_annotated.txt); default: the `sick` dataset.")] = None,
+    task: Annotated[str | None, typer.Option(help="Also merge the rows into bench/results/<task>.json.")] = None,
 ) -> None:
     """SICK relatedness: logistic regression on [|u-v|, u*v] from the training pairs (C picked on trial);
     Pearson r, Spearman rho and MSE on the test pairs."""

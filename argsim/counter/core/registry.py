@@ -49,7 +49,7 @@ _BUILTIN_MODULES = ("argsim.counter.lexical.baselines", "argsim.counter.lexical.
 _OPTIONAL_MODULES = ("argsim.counter.neural",)
 
 
-def register_ranker(name: str, help: str = "") -> Callable[[Ranker], Ranker]:  # noqa: A002
+def register_ranker(name: str, help: str = "") -> Callable[[Ranker], Ranker]:
     """Decorator: register `fn` under `name` (a later registration of the same name replaces it)."""
 
     def deco(fn: Ranker) -> Ranker:

@@ -48,7 +48,7 @@ def parse_options(pairs: list[str], allowed: Sequence[str] | None = None, method
     return out
 
 
-def _coerce(value: str):  # noqa: ANN202
+def _coerce(value: str):
     low = value.lower()
     if low in ("true", "false"):
         return low == "true"
@@ -98,7 +98,7 @@ def default_label(method: str, options: dict) -> str:
 def run_ranker(method: str, points: list[Argument], pools: dict[str, list[Argument]], gold: dict[str, str | None],
                setting: str, split: str, options: dict | None = None, top_k: int = 10,
                label: str | None = None, engine: Engine | None = None, precision: str = "auto",
-               config=None) -> RankRun:  # noqa: ANN001 (argsim.config.RunConfig)
+               config=None) -> RankRun:
     """Score every pool with ranker `method` and turn the scores into ranking records (method = `label`).
 
     `engine` (an `argsim.engine` engine; None: this process) is handed to the ranker, which runs its bulk work
@@ -154,7 +154,7 @@ def rank_counterargs(method: str, settings: Sequence[str] = ("sdoc",), split: st
                      data_dir: str | Path | None = None, engine: Engine | None = None, precision: str = "auto",
                      user_file: str | Path | None = None, candidates: str = "all", out: str | Path | None = None,
                      kept: dict[str, list[dict]] | None = None, others: Sequence[dict] = (),
-                     config=None) -> tuple[list[RankRun], list[dict]]:  # noqa: ANN001 (RunConfig)
+                     config=None) -> tuple[list[RankRun], list[dict]]:
     """Rank the pools of counterargs-18 `split` in each of `settings` (or of a user's argument file, `user_file`,
     whose records are the `candidates`) with ranker `method`: the runs and this method's ranking records.
 

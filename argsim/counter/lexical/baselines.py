@@ -33,12 +33,12 @@ def bm25_scores(points: list[Argument], pools: dict[str, list[Argument]], stats:
 
 @register_ranker("bm25", help="BM25 of the candidate for the whole point (opts: bm25_stats=universe|pool, "
                               "bm25_idf=lucene|okapi)")
-def bm25_ranker(points, pools, bm25_stats: str = "universe", bm25_idf: str = "lucene", **_):  # noqa: ANN001, ANN201
+def bm25_ranker(points, pools, bm25_stats: str = "universe", bm25_idf: str = "lucene", **_):
     return bm25_scores(points, pools, stats=bm25_stats, idf=bm25_idf)
 
 
 @register_ranker("tf-cosine", help="cosine of the term-frequency vectors of the whole point and the candidate")
-def tf_cosine_ranker(points, pools, **_):  # noqa: ANN001, ANN201
+def tf_cosine_ranker(points, pools, **_):
     index = PoolIndex.build(points, pools)
     docs, queries = shared_term_matrices([a.text for a in index.universe], [p.text for p in points])
     return index.gather(cosine_similarity(queries.counts, docs.counts))
@@ -46,11 +46,15 @@ def tf_cosine_ranker(points, pools, **_):  # noqa: ANN001, ANN201
 
 @register_ranker("emb-cosine", help="cosine of backend embeddings (opt model=minilm|glove50|<folder>, "
                                     "pooling=mean|cls) of the whole point and the candidate")
-def emb_cosine_ranker(points, pools, model: str | None = None, pooling: str | None = None, **_):  # noqa: ANN001, ANN201
+def emb_cosine_ranker(points, pools, model=None, pooling: str | None = None, config=None, **_):
+    """`model`: a name or folder (with `pooling`), or any model `argsim.backend.resolve.resolve_model` takes (an
+    `Encoder`, a `SentenceTransformer`)."""
     from argsim.backend import get_encoder
+    from argsim.backend.resolve import resolve_model
 
     index = PoolIndex.build(points, pools)
-    enc = get_encoder(model or "minilm", pooling=pooling)
+    enc = (get_encoder(str(model or "minilm"), pooling=pooling, config=config) if pooling is not None
+           else resolve_model(model or "minilm", config, cross_encoder=False))
     u = enc.encode([a.text for a in index.universe], normalize=True)
     q = enc.encode([p.text for p in points], normalize=True)
     return index.gather(q @ u.T)

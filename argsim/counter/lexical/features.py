@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from argsim.counter.core.pools import PoolIndex
-from argsim.counter.lexical.feature_config import FeatureConfig  # noqa: F401 (imported from here too)
+from argsim.counter.lexical.feature_config import FeatureConfig
 from argsim.counter.lexical.textrep import BM25Index, cosine_similarity, manhattan_distance, shared_term_matrices
 from argsim.counter.lexical.wmd import WMDEngine
 from argsim.data.counterargs import Argument

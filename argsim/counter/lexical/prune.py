@@ -52,7 +52,7 @@ class PruneStats:
         return self.solved_pr / self.pairs if self.pairs else 0.0
 
 
-def wmd_upper(w: np.ndarray, s_cl_lo, s_cl_hi, s_pr_lo, s_pr_hi) -> np.ndarray:  # noqa: ANN001
+def wmd_upper(w: np.ndarray, s_cl_lo, s_cl_hi, s_pr_lo, s_pr_hi) -> np.ndarray:
     """Upper bound of sum_k w_k agg_k(s_cl, s_pr) over the box [lo, hi]^2 (aggregations are monotone)."""
     lo = aggregate(s_cl_lo, s_pr_lo)
     hi = aggregate(s_cl_hi, s_pr_hi)

@@ -70,7 +70,7 @@ def resolve_weights(reading: str | None = None, weights: list[float] | str | Non
     return READINGS[name]
 
 
-def _space(points, pools, word_vectors: str, engine: Engine | None, stopwords: str) -> FeatureSpace:  # noqa: ANN001
+def _space(points, pools, word_vectors: str, engine: Engine | None, stopwords: str) -> FeatureSpace:
     """The feature space of the first 8 features (Manhattan + WMD) with the rankers' options, on `engine`."""
     return FeatureSpace(points, pools, FeatureConfig(word_vectors=word_vectors, stopwords=stopwords),
                         executor=engine or LocalEngine())
@@ -81,7 +81,7 @@ def _space(points, pools, word_vectors: str, engine: Engine | None, stopwords: s
                                    "tuned JSON, word_vectors=glove50|w2v-training|<static model folder>, "
                                    "stopwords=gensim|none, prune=top|rank|none; --engine ray spreads the pools over "
                                    "Ray)")
-def simple_sd_ranker(points, pools, reading: str | None = None, weights=None, word_vectors: str = "glove50",  # noqa: ANN001, ANN201
+def simple_sd_ranker(points, pools, reading: str | None = None, weights=None, word_vectors: str = "glove50",
                      prune: str = "top", engine: Engine | None = None, gold: dict | None = None, top_k: int = 10,
                      stopwords: str = DEFAULT_STOPWORDS, **_):
     w = resolve_weights(reading, weights)
@@ -92,7 +92,7 @@ def simple_sd_ranker(points, pools, reading: str | None = None, weights=None, wo
     return ScoreDict(scores, exact_rank=prune in ("rank", "none"), stats=stats.__dict__)
 
 
-def single_feature_ranker(feature: str):  # noqa: ANN201
+def single_feature_ranker(feature: str):
     """A ranker scoring by one of the 20 features (x_i alone), with the same exact pruned search."""
     from argsim.counter.lexical.features import N_FULL
 
@@ -104,7 +104,7 @@ def single_feature_ranker(feature: str):  # noqa: ANN201
     w[FEATURE_NAMES.index(feature)] = 1.0
     w = w[: 4 * (FEATURE_NAMES.index(feature) // 4 + 1)]
 
-    def rank(points, pools, word_vectors: str = "glove50", engine: Engine | None = None, top_k: int = 10,  # noqa: ANN001, ANN202
+    def rank(points, pools, word_vectors: str = "glove50", engine: Engine | None = None, top_k: int = 10,
              stopwords: str = DEFAULT_STOPWORDS, **_):
         space = _space(points, pools, word_vectors, engine, stopwords)
         scores, stats = linear_scores(space, w, mode="top", top_k=top_k, description=feature)
@@ -147,7 +147,7 @@ def tune_weights(features: dict[str, np.ndarray], ids: dict[str, list[str]], gol
     return w, best, trace
 
 
-def compare_readings(points, pools, gold: dict[str, str], readings: dict[str, np.ndarray] | None = None,  # noqa: ANN001
+def compare_readings(points, pools, gold: dict[str, str], readings: dict[str, np.ndarray] | None = None,
                      word_vectors: str = "glove50", engine: Engine | None = None,
                      stopwords: str = DEFAULT_STOPWORDS) -> dict[str, float]:
     """Exact accuracy@1 of each weight reading on the given pools (pruned search, one shared feature space)."""

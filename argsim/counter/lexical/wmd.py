@@ -50,7 +50,7 @@ _SAFETY = 1e-6  # lower bounds are shrunk by this relative margin so float round
 class WMDEngine:
     """Bags of words and unit word vectors of a fixed list of texts; distances are asked for by text index."""
 
-    def __init__(self, keyed_vectors, texts: Sequence[str], stopwords: str = "none") -> None:  # noqa: ANN001
+    def __init__(self, keyed_vectors, texts: Sequence[str], stopwords: str = "none") -> None:
         tokens = [content_tokens(text, stopwords) for text in texts]
         cover_words(keyed_vectors, (t for toks in tokens for t in toks))  # static models compose sub-word words
         index = keyed_vectors.key_to_index
@@ -105,7 +105,7 @@ class WMDEngine:
             return 0.0
         return emd_cost(self.weights[i], self.weights[j], m)
 
-    def distances(self, pairs: np.ndarray, engine=None, min_pairs: int = 2000) -> np.ndarray:  # noqa: ANN001
+    def distances(self, pairs: np.ndarray, engine=None, min_pairs: int = 2000) -> np.ndarray:
         """Exact WMD of each (i, j) row of `pairs`, on `engine` (an `argsim.engine` engine; None: this process)
         in chunks of pairs when there are at least `min_pairs`."""
         pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)

@@ -11,7 +11,7 @@ from argsim.backend.models import tokenize_en
 
 
 @lru_cache(maxsize=4)
-def word_vectors(name: str = "glove50"):  # noqa: ANN201 (gensim KeyedVectors)
+def word_vectors(name: str = "glove50"):
     """'glove50', 'w2v-training' (trained once with gensim on the training split, then loaded), a word2vec file or
     a static model folder (`argsim distill`)."""
     if name == "w2v-training":
@@ -20,7 +20,7 @@ def word_vectors(name: str = "glove50"):  # noqa: ANN201 (gensim KeyedVectors)
 
 
 def train_word2vec(out_dir: str | Path | None = None, dim: int = 50, epochs: int = 10, seed: int = 13,
-                   data_dir: str | Path | None = None):  # noqa: ANN201
+                   data_dir: str | Path | None = None):
     """Skip-gram word2vec (gensim) on every point and counter of the training split; cached in word2vec's binary
     format (never a pickle) under `out_dir`, by default `<workdir>/models/counter` (see `argsim.paths`)."""
     from gensim.models import KeyedVectors, Word2Vec

@@ -40,7 +40,7 @@ class LTRModel:
     def name(self) -> str:
         return f"{self.model}-{self.features}"
 
-    def _make(self):  # noqa: ANN202
+    def _make(self):
         from sklearn.pipeline import make_pipeline
         from sklearn.preprocessing import StandardScaler
 

@@ -34,8 +34,8 @@ def _model_folder(method: str, setting: str | None, model: str | None) -> Path:
     return folder
 
 
-def _ltr_ranker(method: str):  # noqa: ANN202
-    def rank(points, pools, model: str | None = None, setting: str | None = None, prune: str = "top",  # noqa: ANN001, ANN202
+def _ltr_ranker(method: str):
+    def rank(points, pools, model: str | None = None, setting: str | None = None, prune: str = "top",
              gold: dict | None = None, top_k: int = 10, engine: Engine | None = None, **_):
         if prune not in MODES:
             raise ArgsimError(f"{method}: unknown prune mode '{prune}': choose one of {', '.join(MODES)}")

@@ -94,7 +94,7 @@ def _advanced(scores: np.ndarray, advance: Callable[[int], None]) -> np.ndarray:
     return scores
 
 
-def score_pairs(model, tokenizer, pairs: Sequence[tuple[str, str]], max_length: int,  # noqa: ANN001
+def score_pairs(model, tokenizer, pairs: Sequence[tuple[str, str]], max_length: int,
                 batch_size: int = 32, advance: Callable[[int], None] | None = None) -> np.ndarray:
     """P(class 1) of every (point, candidate) pair; longest pairs first so batches pad little; order kept."""
     import torch
@@ -143,7 +143,7 @@ def choice_accuracy(score: Callable[[list[tuple[str, str]]], np.ndarray],
     return hits / max(len(questions), 1)
 
 
-def _choice_evaluator(questions: Sequence[Sequence[tuple[str, str]]], batch_size: int = 32):  # noqa: ANN202
+def _choice_evaluator(questions: Sequence[Sequence[tuple[str, str]]], batch_size: int = 32):
     """A sentence-transformers evaluator: accuracy of picking the true counter among each question's pairs."""
     from sentence_transformers.base.evaluation.evaluator import BaseEvaluator
 
@@ -152,7 +152,7 @@ def _choice_evaluator(questions: Sequence[Sequence[tuple[str, str]]], batch_size
             super().__init__()
             self.name, self.primary_metric = "val", "choice_accuracy"
 
-        def __call__(self, model, output_path=None, epoch: int = -1, steps: int = -1) -> dict:  # noqa: ANN001
+        def __call__(self, model, output_path=None, epoch: int = -1, steps: int = -1) -> dict:
             acc = choice_accuracy(lambda prs: probabilities(model, prs, batch_size), questions)
             metrics = self.prefix_name_to_metrics({"choice_accuracy": round(acc, 4)}, self.name)
             self.store_metrics_in_model_card_data(model, metrics, epoch, steps)
@@ -161,7 +161,7 @@ def _choice_evaluator(questions: Sequence[Sequence[tuple[str, str]]], batch_size
     return ChoiceEvaluator()
 
 
-def probabilities(model, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> np.ndarray:  # noqa: ANN001
+def probabilities(model, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> np.ndarray:
     """P(class 1) of every pair under a sentence-transformers CrossEncoder with two labels."""
     if not pairs:
         return np.zeros(0, dtype=np.float64)
@@ -195,7 +195,7 @@ def train_cross_encoder(base_model: str, train_pairs: Sequence[tuple[str, str]],
                         max_length: int = 256, seed: int = 13, resume: bool = False,
                         max_minutes: float | None = None, log: Callable[[dict], None] | None = None,
                         val_questions: Sequence[Sequence[tuple[str, str]]] = (), evals_per_epoch: int = 4,
-                        placement=None, budget=None, quiet: bool = True) -> list[dict]:  # noqa: ANN001
+                        placement=None, budget=None, quiet: bool = True) -> list[dict]:
     """Pointwise training with sentence-transformers' `CrossEncoder` (2 labels) + `CrossEncoderTrainer` and
     `CrossEntropyLoss`: each pair gives (p, c, 1) and (p, random negative, 0), fresh negatives every epoch;
     Adam at a constant rate (argsim.training policy), the device / precision / DDP of `placement`, the budget's
@@ -253,11 +253,11 @@ def train_cross_encoder(base_model: str, train_pairs: Sequence[tuple[str, str]],
         def __init__(self) -> None:
             self.start, self.losses, self.step = time.perf_counter(), [], 0
 
-        def on_log(self, args, state, control, logs=None, **kw):  # noqa: ANN001, ANN003, ANN201
+        def on_log(self, args, state, control, logs=None, **kw):
             if logs and "loss" in logs:
                 self.losses.append(float(logs["loss"]))
 
-        def on_evaluate(self, args, state, control, metrics=None, **kw):  # noqa: ANN001, ANN003, ANN201
+        def on_evaluate(self, args, state, control, metrics=None, **kw):
             stopped = control.should_training_stop and state.global_step < state.max_steps  # a budget's stop
             self.row(state.global_step, (metrics or {}).get(SELECTION_METRIC), stopped)
 

@@ -53,7 +53,7 @@ class PairData:
         return cls(table.texts, tp, tc, vp, vc)
 
 
-def counterargs_data(corpus, train_split: str = "training", val_split: str = "validation",  # noqa: ANN001
+def counterargs_data(corpus, train_split: str = "training", val_split: str = "validation",
                      limit: int | None = None, val_limit: int | None = None, seed: int = 13) -> PairData:
     """PairData from the counterargs-18 corpus: pairs of the splits, collections = every argument (epa).
 

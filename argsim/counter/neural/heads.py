@@ -101,8 +101,3 @@ def classification_loss(logits_pos: torch.Tensor, logits_neg: torch.Tensor) -> t
     zeros = torch.zeros(len(logits_neg), dtype=torch.long, device=logits_neg.device)
     return F.cross_entropy(logits_pos, ones) + F.cross_entropy(logits_neg, zeros)
 
-
-def bipolar_loss(u1: torch.Tensor, vp1: torch.Tensor, vn1: torch.Tensor, logits_pos: torch.Tensor,
-                 logits_neg: torch.Tensor, margin: float = 1.0) -> torch.Tensor:
-    """The joint loss of section 5.2: TL(p, c+, c-) + CE(p, c+) + CE(p, c-)."""
-    return triplet_loss(u1, vp1, vn1, margin) + classification_loss(logits_pos, logits_neg)

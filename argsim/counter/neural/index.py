@@ -29,13 +29,13 @@ AUTO_PROBE_SHARE = 32
 DEFAULT_REFINE = {"ivfsq8": 4, "ivfpqfs": 10}
 
 
-def _faiss():  # noqa: ANN202
+def _faiss():
     import faiss
 
     return faiss
 
 
-def exact_index(vectors: np.ndarray):  # noqa: ANN201 (faiss.Index)
+def exact_index(vectors: np.ndarray):
     """An exact inner-product index (faiss IndexFlatIP) holding `vectors`."""
     faiss = _faiss()
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
@@ -60,7 +60,7 @@ def auto_kind(n: int) -> tuple[str, int | None, int | None]:
 
 def build_index(vectors: np.ndarray, kind: str = "flat", nlist: int | None = None, nprobe: int = 16,
                 hnsw_m: int = 32, ef_search: int = 128, seed: int = 13, pq_m: int = 48,
-                train_size: int | None = None, refine: int | None = None):  # noqa: ANN201
+                train_size: int | None = None, refine: int | None = None):
     """An inner-product faiss index of `kind` holding `vectors`.
 
     Args:
@@ -128,7 +128,7 @@ def build_index(vectors: np.ndarray, kind: str = "flat", nlist: int | None = Non
     raise ValueError(f"unknown index kind '{kind}': choose one of {', '.join(INDEX_KINDS)}")
 
 
-def search_excluding(index, queries: np.ndarray, k: int,  # noqa: ANN001
+def search_excluding(index, queries: np.ndarray, k: int,
                      exclude: list[set[int]] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Top-k (scores, ids) per query, never returning an id in the query's `exclude` set (e.g. itself).
 

@@ -54,7 +54,7 @@ def check_stage(folder: str | Path, option: str = "model") -> None:
             check_frozen_base(folder, NeuralConfig.from_dict(raw))
 
 
-def load_stage(spec: str | Path | None, precision: str = "auto", config=None):  # noqa: ANN001, ANN201
+def load_stage(spec: str | Path | None, precision: str = "auto", config=None):
     """'bm25', a CounterModel folder (or a shipped counter model's name), or a cross-encoder folder -> the stage
     object (None stays None).
 
@@ -78,7 +78,7 @@ def load_stage(spec: str | Path | None, precision: str = "auto", config=None):  
     return model
 
 
-def _first_stage(stage, points: list[Argument], pools: dict[str, list[Argument]],  # noqa: ANN001
+def _first_stage(stage, points: list[Argument], pools: dict[str, list[Argument]],
                  index: PoolIndex, cache: dict) -> dict[str, np.ndarray]:
     from argsim.counter.lexical.baselines import bm25_scores
 
@@ -92,7 +92,7 @@ def _first_stage(stage, points: list[Argument], pools: dict[str, list[Argument]]
     return {p.id: ret_c[index.columns[p.id]] @ ret_q[i] for i, p in enumerate(points)}
 
 
-def _bases(model, points: list[Argument], index: PoolIndex, cache: dict) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
+def _bases(model, points: list[Argument], index: PoolIndex, cache: dict) -> tuple[np.ndarray, np.ndarray]:
     key = id(model)
     if key not in cache:
         cache[key] = (model.embed_texts([a.text for a in index.universe], side="candidate"),
@@ -100,7 +100,7 @@ def _bases(model, points: list[Argument], index: PoolIndex, cache: dict) -> tupl
     return cache[key]
 
 
-def run_stages(points: list[Argument], pools: dict[str, list[Argument]], first, second,  # noqa: ANN001
+def run_stages(points: list[Argument], pools: dict[str, list[Argument]], first, second,
                kmax: int, show_progress: bool = False) -> StageResult:
     """First-stage scores over each whole pool; second-stage scores for the first stage's top `kmax`."""
     from argsim.counter.neural.cross import CrossScorer

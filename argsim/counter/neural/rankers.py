@@ -14,14 +14,14 @@ from argsim.counter.core.registry import register_ranker
 from argsim.errors import ArgsimError
 
 
-def _need(value, name: str, method: str):  # noqa: ANN001, ANN202
+def _need(value, name: str, method: str):
     if not value:
         raise ArgsimError(f"--method {method} needs a trained model: pass {name} (a folder written by "
                           "`argsim train bipolar`)")
     return value
 
 
-def _two_stage(points, pools, first, second, k, precision: str = "auto", config=None) -> dict:  # noqa: ANN001
+def _two_stage(points, pools, first, second, k, precision: str = "auto", config=None) -> dict:
     from argsim.counter.neural.pipeline import load_stage, run_stages, scores_for_k
 
     first_stage, second_stage = load_stage(first, precision, config), load_stage(second, precision, config)
@@ -37,7 +37,7 @@ SHIPPED_BIPOLAR = "counter-bipolar"
 
 @register_ranker("bipolar", help="Bipolar-encoder: retrieval head top-k, reranked by its classification head "
                                  "(--model DIR; default: the shipped counter-bipolar; opt k=30)")
-def bipolar_ranker(points, pools, model=None, k=30, precision="auto", config=None, **_):  # noqa: ANN001, ANN201
+def bipolar_ranker(points, pools, model=None, k=30, precision="auto", config=None, **_):
     from argsim.backend.adapters import shipped_models
 
     folder = model or (SHIPPED_BIPOLAR if SHIPPED_BIPOLAR in shipped_models() else _need(model, "--model DIR",
@@ -47,38 +47,38 @@ def bipolar_ranker(points, pools, model=None, k=30, precision="auto", config=Non
 
 @register_ranker("bi-encoder", help="Bi-encoder retrieval: dot product of the point and candidate towers (--model DIR; "
                                     "default: the shipped counter-bi-encoder)")
-def bi_encoder_ranker(points, pools, model=None, precision="auto", config=None, **_):  # noqa: ANN001, ANN201
+def bi_encoder_ranker(points, pools, model=None, precision="auto", config=None, **_):
     return _two_stage(points, pools, model or SHIPPED_BI_ENCODER, None, 1, precision=precision, config=config)
 
 
 @register_ranker("unipolar-ret", help="Unipolar-ret retrieval: shared tower + retrieval head (--model DIR)")
-def unipolar_ret_ranker(points, pools, model=None, precision="auto", config=None, **_):  # noqa: ANN001, ANN201
+def unipolar_ret_ranker(points, pools, model=None, precision="auto", config=None, **_):
     return _two_stage(points, pools, _need(model, "--model DIR", "unipolar-ret"), None, 1,
                       precision=precision, config=config)
 
 
 @register_ranker("unipolar", help="alias of unipolar-ret")
-def unipolar_ranker(points, pools, model=None, precision="auto", config=None, **_):  # noqa: ANN001, ANN201
+def unipolar_ranker(points, pools, model=None, precision="auto", config=None, **_):
     return unipolar_ret_ranker(points, pools, model=model, precision=precision, config=config)
 
 
 @register_ranker("cross-encoder", help="Cross-encoder reranking the BM25 top-k (--model CROSS_DIR; opt k=30)")
 def cross_encoder_ranker(points, pools, model=None, k=30, retriever="bm25",
-                         precision="auto", config=None, **_):  # noqa: ANN001, ANN201
+                         precision="auto", config=None, **_):
     return _two_stage(points, pools, retriever, _need(model, "--model DIR", "cross-encoder"), k,
                       precision=precision, config=config)
 
 
 @register_ranker("bm25+cross-encoder", help="BM25 top-k reranked by a cross-encoder (--model CROSS_DIR; opt k=30)")
 def bm25_cross_ranker(points, pools, model=None, k=30, reranker=None,
-                      precision="auto", config=None, **_):  # noqa: ANN001, ANN201
+                      precision="auto", config=None, **_):
     return _two_stage(points, pools, "bm25", _need(reranker or model, "--model CROSS_DIR", "bm25+cross-encoder"), k,
                       precision=precision, config=config)
 
 
 @register_ranker("bm25+unipolar-cls", help="BM25 top-k reranked by Unipolar-cls (--model CLS_DIR; opt k=30)")
 def bm25_unipolar_cls_ranker(points, pools, model=None, k=30, reranker=None,
-                             precision="auto", config=None, **_):  # noqa: ANN001, ANN201
+                             precision="auto", config=None, **_):
     return _two_stage(points, pools, "bm25", _need(reranker or model, "--model CLS_DIR", "bm25+unipolar-cls"), k,
                       precision=precision, config=config)
 
@@ -86,7 +86,7 @@ def bm25_unipolar_cls_ranker(points, pools, model=None, k=30, reranker=None,
 @register_ranker("bi-encoder+cross-encoder", help="Bi-encoder top-k reranked by a cross-encoder "
                                                   "(opt retriever=BI_DIR reranker=CROSS_DIR k=30)")
 def bi_cross_ranker(points, pools, model=None, k=30, retriever=None, reranker=None,
-                    precision="auto", config=None, **_):  # noqa: ANN001, ANN201
+                    precision="auto", config=None, **_):
     return _two_stage(points, pools, _need(retriever or model, "--opt retriever=BI_DIR", "bi-encoder+cross-encoder"),
                       _need(reranker, "--opt reranker=CROSS_DIR", "bi-encoder+cross-encoder"), k,
                       precision=precision, config=config)
@@ -95,7 +95,7 @@ def bi_cross_ranker(points, pools, model=None, k=30, retriever=None, reranker=No
 @register_ranker("bipolar-nojoint", help="Bipolar w/o joint training: Unipolar-ret top-k reranked by Unipolar-cls "
                                          "(opt retriever=RET_DIR reranker=CLS_DIR k=30)")
 def bipolar_nojoint_ranker(points, pools, model=None, k=30, retriever=None, reranker=None,
-                           precision="auto", config=None, **_):  # noqa: ANN001, ANN201
+                           precision="auto", config=None, **_):
     return _two_stage(points, pools, _need(retriever or model, "--opt retriever=RET_DIR", "bipolar-nojoint"),
                       _need(reranker, "--opt reranker=CLS_DIR", "bipolar-nojoint"), k,
                       precision=precision, config=config)

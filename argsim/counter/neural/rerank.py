@@ -27,7 +27,7 @@ class NumpyHeads:
     `cls` is the classification head's snapshot for `heads.cls_probability`."""
 
     def __init__(self, model: CounterModel) -> None:
-        def linear(head):  # noqa: ANN001, ANN202
+        def linear(head):
             if head is None:
                 return None
             return head.linear.weight.detach().numpy().T.copy(), head.linear.bias.detach().numpy().copy()

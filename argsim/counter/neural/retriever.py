@@ -28,7 +28,7 @@ from argsim.options import setting
 if TYPE_CHECKING:
     from argsim.data.counterargs import Argument, CounterCorpus
 
-SELECTION_METRIC = "eval_validation_ndcg@10"
+SELECTION_METRIC = "eval_validation_ndcg_at_10"
 
 
 @dataclass
@@ -105,17 +105,17 @@ def training_rows(corpus: CounterCorpus, split: str = "training", seed: int = 13
     return rows
 
 
-def validation_evaluator(corpus: CounterCorpus, limit: int | None = None, batch_size: int = 64):  # noqa: ANN201
-    """The selection's evaluator: nDCG@10 of the ArguAna replica's validation split (validation points over the
-    training and validation arguments, no test text; `argsim.data.arguana`), named "validation" (metric
-    `SELECTION_METRIC`); `limit`: its first N queries."""
-    from argsim.counter.neural.open_eval import OpenCollectionEvaluator
+def validation_evaluator(corpus: CounterCorpus, limit: int | None = None):
+    """The selection's evaluator: `ArguAnaEvaluator` (MTEB's scoring) on the replica's validation split
+    (validation points over the training and validation arguments, no test text; `argsim.data.arguana`), named
+    "validation" (metric `SELECTION_METRIC`); `limit`: its first N queries."""
     from argsim.data.arguana import build_arguana
+    from argsim.evaluation.arguana import ArguAnaEvaluator
 
-    return OpenCollectionEvaluator(build_arguana(corpus, "validation").head(limit), batch_size=batch_size)
+    return ArguAnaEvaluator(build_arguana(corpus, "validation").head(limit), name="validation")
 
 
-def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, budget=None,  # noqa: ANN001
+def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, budget=None,
                             quiet: bool = True, corpus: CounterCorpus | None = None) -> dict:
     """Train the open-collection counter retriever (see the module docstring) and save its adapter to `out`
     (loads with `--model OUT`, publishes with `argsim models publish`).
@@ -169,13 +169,13 @@ def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, 
     final = evaluator(model)[SELECTION_METRIC.removeprefix("eval_")] if evaluator is not None else None
     stats = {"base": config.model, "examples": len(rows["anchor"]), "steps": run["steps"],
              "seconds": run["seconds"], "stopped_by": run["stopped_by"], "best_step": best.get("step"),
-             "selection_ndcg@10": best.get("value"), "encode_max_seq_length": config.encode_max_seq_length,
-             "validation_ndcg@10": final, "losses": run["losses"], "evals": run["evals"]}
+             "selection_ndcg_at_10": best.get("value"), "encode_max_seq_length": config.encode_max_seq_length,
+             "validation_ndcg_at_10": final, "losses": run["losses"], "evals": run["evals"]}
     if trainer.is_world_process_zero():
         save_adapter(model, out, config.model, extra={"steps": run["steps"], "seconds": round(run["seconds"], 1),
-                                                     "validation_ndcg@10": final})
+                                                     "validation_ndcg_at_10": final})
         write_json(out / "argsim_training.json", {k: v for k, v in stats.items() if k not in ("losses", "evals")})
         write_records(out, train_config("counter-retriever", placement, budget, policy, asdict(config),
                                         {"train": data_hash(rows)}, run,
-                                        {"validation_ndcg@10": final}, base_model=config.model))
+                                        {"validation_ndcg_at_10": final}, base_model=config.model))
     return stats

@@ -268,7 +268,7 @@ class RetrievalEncoder(Encoder):
             self._bound[role] = bound
         return self._bound[role]
 
-    def encode(self, texts, *args, **kwargs) -> np.ndarray:  # noqa: ANN001, ANN002, ANN003 (Encoder.encode's)
+    def encode(self, texts, *args, **kwargs) -> np.ndarray:
         if self.side is None:
             self.for_role(None)  # two towers and no role: refused, one line
         if self.quantize != "none":  # the transformer's runtime keys these vectors (OpenVINO: its calibration)

@@ -54,7 +54,7 @@ def table3_rows(models: dict[str, str | None], base_model: str = "minilm") -> li
     return rows
 
 
-def resolve_stage(spec: str | None, config=None):  # noqa: ANN001, ANN201
+def resolve_stage(spec: str | None, config=None):
     """load_stage plus 'cosine:<model>': an untrained Unipolar-ret (identity head) = the model's cosine; `config`:
     the run's options (the transformers' runtime, `--backend`, `--quantize`)."""
     if spec and spec.startswith("cosine:"):
@@ -77,9 +77,9 @@ def versus_reference(score: RowScore, reference: RowScore, ks: tuple[int, ...]) 
     return {k: paired_comparison(score.hits[k], reference.aligned(1, score.ids)) for k in ks}
 
 
-def evaluate_row(row: RowSpec, corpus, split: str, setting: str, ks: tuple[int, ...],  # noqa: ANN001
+def evaluate_row(row: RowSpec, corpus, split: str, setting: str, ks: tuple[int, ...],
                  limit: int | None = None, seed: int = 13, stages: dict | None = None,
-                 config=None) -> RowScore:  # noqa: ANN001 (RunConfig)
+                 config=None) -> RowScore:
     """@1/K of one row on `split`/`setting` (optionally a seeded random subset of `limit` points); the result also
     holds K = 1, the first stage's own accuracy@1 on the same points."""
     from argsim.data.counterargs import build_pools
@@ -158,11 +158,11 @@ def table3_plan(models: dict[str, str | None], settings: Sequence[str], base_mod
     return plan
 
 
-def evaluate_table3(corpus, models: dict[str, str | None], split: str, settings: Sequence[str],  # noqa: ANN001
+def evaluate_table3(corpus, models: dict[str, str | None], split: str, settings: Sequence[str],
                     ks: tuple[int, ...], base_model: str = "minilm", bipolar_settings: Sequence[str] = (),
                     cross_limit: int | None = 300, seed: int = 13,
                     on_result: Callable[[Table3Result], None] | None = None,
-                    config=None) -> list[Table3Result]:  # noqa: ANN001 (RunConfig)
+                    config=None) -> list[Table3Result]:
     """Evaluate the plan of `table3_plan` (models: bi-encoder, unipolar-ret, unipolar-cls, cross-encoder, bipolar,
     bipolar-nodiff -> folder or None); `on_result` is called after each row (progress); `config`: the run's
     options (the runtime of every stage's transformer)."""

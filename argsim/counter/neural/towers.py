@@ -36,7 +36,7 @@ class TransformerTower(nn.Module):
     """A trainable transformer with pooling: texts -> base embeddings u (the paper's BERT(p))."""
 
     def __init__(self, base_model: str, pooling: str = "mean-norm", max_seq_length: int = 256,
-                 tokenizer=None, model=None) -> None:  # noqa: ANN001
+                 tokenizer=None, model=None) -> None:
         super().__init__()
         if tokenizer is None or model is None:
             tokenizer, model = load_transformer(base_model)
@@ -163,7 +163,7 @@ class TowerEncoder(Encoder):
                                   max_length=self.tower.max_seq_length)
             self.set_runtime(self.exported.runtime)
 
-    def encode(self, texts, *args, **kwargs) -> np.ndarray:  # noqa: ANN001, ANN002, ANN003 (Encoder.encode's)
+    def encode(self, texts, *args, **kwargs) -> np.ndarray:
         self.calibrate(texts)  # OpenVINO int8 without calibration texts: the first texts asked for
         return super().encode(texts, *args, **kwargs)
 

@@ -20,7 +20,7 @@ from argsim.counter.neural.heads import classification_loss, triplet_loss
 from argsim.counter.neural.model import CounterModel
 from argsim.counter.neural.sampling import NegativeSampler
 from argsim.counter.neural.store import save_model
-from argsim.counter.neural.validation import AtOneOverKEvaluator, heads_on_cpu  # noqa: F401 (heads_on_cpu: API)
+from argsim.counter.neural.validation import AtOneOverKEvaluator, heads_on_cpu
 from argsim.io import write_json
 from argsim.settings import seed_everything
 from argsim.training import Budget, OptimPolicy, Placement, resolve_placement

@@ -84,7 +84,7 @@ class AtOneOverKEvaluator(BaseEvaluator):
         {'val_at1_over_10': 0.41}
     """
 
-    def __init__(self, data, k: int = 10, name: str = "val", base: np.ndarray | None = None) -> None:  # noqa: ANN001
+    def __init__(self, data, k: int = 10, name: str = "val", base: np.ndarray | None = None) -> None:
         super().__init__()
         self.data, self.k, self.name, self.base = data, k, name, base
         self.primary_metric = f"{name}_at1_over_{k}"

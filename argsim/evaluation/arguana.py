@@ -1,0 +1,265 @@
+"""`ArguAnaEvaluator`: open-collection counter-argument retrieval (BEIR / MTEB "ArguAna") scored by MTEB's own code.
+
+The data is argsim's near-replica of BEIR's ArguAna (`argsim.data.arguana`: 1,406 test points as queries, 8,676
+points and counters as the corpus, the point's own counter relevant). A model ranks the whole corpus for every
+query; the run (the top 1,000 documents of each query) is scored by MTEB's retrieval scoring
+(`mteb._evaluators.retrieval_metrics.calculate_retrieval_scores`: pytrec_eval's `ndcg_cut` / `recall`, MTEB's
+`mrr`, MTEB's metric names via `make_score_dict`) after a query's own id is taken out of its results, exactly as
+MTEB's `RetrievalEvaluator.evaluate(ignore_identical_ids=True)` does for ArguAna. So the figures come from the
+same code as the MTEB leaderboard's; they differ from it only by the data (see `argsim.data.arguana`).
+
+How each kind of model ranks:
+- a bi-encoder (a model name, a folder, an argsim `Encoder`, a `SentenceTransformer`): queries through its query
+  side and documents through its document side (`encode(..., role="query"|"document")` where the encoder takes a
+  role; otherwise one side for both), L2-normalised, exact cosine top-1000 by blocked matrix products;
+- "bm25": argsim's BM25 as the counter-argument rankers use it (`argsim.counter.lexical.textrep.BM25Index`:
+  `tokenize_en` tokens, no stemming, no stop words, k1 = 1.5, b = 0.75, Lucene's idf), over the whole corpus;
+- a cross-encoder (a sentence-transformers `CrossEncoder` or a folder saved by `argsim train bipolar --kind
+  cross-encoder`): it reranks the BM25 top 100 of each query (the metrics' details say so); only those 100 are
+  in its run, so its recall@100 is BM25's.
+
+Per-unit outcomes (for bootstrap intervals): one per query, its nDCG@10.
+
+Example:
+    >>> ev = ArguAnaEvaluator.from_dataset("test", limit=50)                     # doctest: +SKIP
+    >>> ev.evaluate("minilm")["ndcg_at_10"]                                      # doctest: +SKIP
+    0.47...
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from argsim.data.arguana import ArguAnaData, load_arguana
+from argsim.errors import ArgsimError
+from argsim.evaluation.base import TaskEvaluator
+from argsim.evaluation.record import Evaluation
+
+#: MTEB's retrieval cut-offs (`AbsTaskRetrieval.k_values`); the run holds the top `max(K_VALUES)` of each query
+K_VALUES = (1, 3, 5, 10, 20, 100, 1000)
+#: the metrics an `Evaluation` reports, under MTEB's names; the first is the primary one
+METRICS = ("ndcg_at_10", "mrr_at_10", "recall_at_100")
+RERANK_DEPTH = 100  # a cross-encoder reranks this many BM25 results
+
+
+def require_mteb() -> Any:
+    """The `mteb` module, or a one-line error naming the extra that installs it."""
+    try:
+        import mteb
+    except ImportError:
+        raise ArgsimError("this needs mteb: pip install 'argsim[mteb]'") from None
+    return mteb
+
+
+def mteb_scores(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[str, float]],
+                k_values: Sequence[int] = K_VALUES, ignore_identical_ids: bool = True) -> tuple[dict, dict]:
+    """MTEB's retrieval scores of a run: (MTEB's score dict, pytrec_eval's per-query scores).
+
+    The same steps as MTEB's `AbsTaskRetrieval` on a retrieval task: a query's own id is removed from its results
+    (`ignore_identical_ids`), then `calculate_retrieval_scores` (pytrec_eval for nDCG / MAP / recall / precision,
+    MTEB's own MRR) and `make_score_dict` (the names of MTEB's result files: `ndcg_at_10`, `mrr_at_10`, ...).
+
+    Args:
+        qrels: query id -> {document id: relevance}.
+        run: query id -> {document id: score} (every query of `qrels` should have results; pytrec_eval leaves out
+            queries without any).
+        k_values: the cut-offs.
+        ignore_identical_ids: drop a document whose id equals the query's (ArguAna: True).
+
+    Returns:
+        (scores, per_query): MTEB's flat score dict, and {query id: {"ndcg_cut_10": ..., "recall_100": ...}}.
+
+    Example:
+        >>> scores, per_query = mteb_scores({"q": {"d1": 1}}, {"q": {"q": 9.0, "d0": 2.0, "d1": 1.0}})
+        >>> round(scores["ndcg_at_10"], 4), scores["mrr_at_10"]
+        (0.6309, 0.5)
+    """
+    require_mteb()
+    from mteb._evaluators.retrieval_metrics import calculate_retrieval_scores, make_score_dict
+
+    run = {q: {d: float(s) for d, s in docs.items() if not (ignore_identical_ids and d == q)}
+           for q, docs in run.items() if q in qrels}
+    qrels = {q: dict(rel) for q, rel in qrels.items()}
+    all_scores, ndcg, _map, recall, precision, naucs, mrr, naucs_mrr, hit_rate = calculate_retrieval_scores(
+        run, qrels, list(k_values))
+    scores = make_score_dict(ndcg=ndcg, _map=_map, recall=recall, precision=precision, mrr=mrr, naucs=naucs,
+                             naucs_mrr=naucs_mrr, hit_rate=hit_rate, task_scores={})
+    return scores, all_scores
+
+
+# ---------------------------------------------------------------- rankers
+
+
+def top_k_run(query_ids: Sequence[str], doc_ids: Sequence[str], scores_of: Any, k: int = max(K_VALUES),
+              block: int = 256) -> dict[str, dict[str, float]]:
+    """The top `k` documents of every query: `scores_of(start, stop)` gives the (stop - start, n_docs) score block
+    of those queries (computed block by block, so the full matrix is never held)."""
+    import torch
+
+    run: dict[str, dict[str, float]] = {}
+    k = min(k, len(doc_ids))
+    for start in range(0, len(query_ids), block):
+        stop = min(start + block, len(query_ids))
+        values, index = torch.topk(torch.as_tensor(np.asarray(scores_of(start, stop), dtype=np.float32)), k, dim=1)
+        for row, qid in enumerate(query_ids[start:stop]):
+            run[qid] = {doc_ids[j]: float(v) for j, v in zip(index[row].tolist(), values[row].tolist(), strict=True)}
+    return run
+
+
+def takes_role(encoder: Any) -> bool:
+    """Whether the encoder encodes per role: an argsim `Encoder` (`Encoder.for_role`), or an `encode` that takes
+    `role=` ("query" | "document")."""
+    from argsim.backend.encoder import Encoder
+
+    return isinstance(encoder, Encoder) or "role" in inspect.signature(type(encoder).encode).parameters
+
+
+def encode_role(encoder: Any, texts: list[str], role: str) -> np.ndarray:
+    """L2-normalised embeddings of `texts` on the encoder's `role` side ("query" | "document"): an argsim
+    `Encoder` through `for_role(role)` (a two-tower model's tower for the role; a one-tower model as it is, or
+    with its prompt for the role); an encoder without roles encodes both sides alike."""
+    from argsim.backend.encoder import Encoder
+
+    if isinstance(encoder, Encoder):
+        return encoder.for_role(role).encode(texts, normalize=True)
+    if takes_role(encoder):
+        return encoder.encode(texts, normalize=True, role=role)
+    return encoder.encode(texts, normalize=True)
+
+
+def dense_run(encoder: Any, data: ArguAnaData, k: int = max(K_VALUES)) -> dict[str, dict[str, float]]:
+    """Exact cosine top-`k` of a bi-encoder over the whole corpus."""
+    q = encode_role(encoder, list(data.queries.values()), "query")
+    d = encode_role(encoder, list(data.corpus.values()), "document")
+    return top_k_run(list(data.queries), list(data.corpus), lambda a, b: q[a:b] @ d.T, k)
+
+
+def bm25_matrix(data: ArguAnaData) -> np.ndarray:
+    """argsim's BM25 (Lucene idf, k1 1.5, b 0.75, every token) of every corpus document for every query."""
+    from argsim.counter.lexical.textrep import BM25Index, shared_term_matrices
+
+    docs, queries = shared_term_matrices(list(data.corpus.values()), list(data.queries.values()))
+    return BM25Index.fit(docs).scores(queries.counts)
+
+
+def bm25_run(data: ArguAnaData, k: int = max(K_VALUES)) -> dict[str, dict[str, float]]:
+    """BM25's top `k` over the whole corpus."""
+    scores = bm25_matrix(data)
+    return top_k_run(list(data.queries), list(data.corpus), lambda a, b: scores[a:b], k)
+
+
+def cross_run(model: Any, data: ArguAnaData, depth: int = RERANK_DEPTH,
+              batch_size: int = 32) -> dict[str, dict[str, float]]:
+    """A cross-encoder's scores of the BM25 top `depth` of each query (the query as the first text)."""
+    first = bm25_run(data, depth)
+    pairs = [(data.queries[q], data.corpus[d]) for q, docs in first.items() for d in docs]
+    logits = np.asarray(model.predict(pairs, batch_size=batch_size, show_progress_bar=False), dtype=np.float64)
+    scores = logits[:, -1] - logits[:, 0] if logits.ndim == 2 and logits.shape[1] > 1 else logits.reshape(-1)
+    run, i = {}, 0
+    for q, docs in first.items():
+        run[q] = {d: float(scores[i + j]) for j, d in enumerate(docs)}
+        i += len(docs)
+    return run
+
+
+class _LiveSentenceTransformer:
+    """A `SentenceTransformer` in memory (e.g. being trained): its query / document encoders, no disk cache."""
+
+    def __init__(self, model: Any, batch_size: int = 64) -> None:
+        self.model, self.batch_size = model, batch_size
+
+    def encode(self, texts: list[str], normalize: bool = True, role: str = "document") -> np.ndarray:
+        encode = self.model.encode_query if role == "query" else self.model.encode_document
+        return np.asarray(encode(texts, batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False,
+                                 normalize_embeddings=normalize), dtype=np.float32)
+
+
+def _resolve(model: Any, config: Any) -> tuple[str, Any]:
+    """(kind, model): kind 'bm25', 'cross' (a CrossEncoder) or 'dense' (something with `encode`)."""
+    from pathlib import Path
+
+    if isinstance(model, str):
+        if model == "bm25":
+            return "bm25", None
+        from argsim.counter.neural.cross import is_cross_folder
+
+        if Path(model).expanduser().is_dir() and is_cross_folder(Path(model).expanduser()):
+            from sentence_transformers import CrossEncoder
+
+            from argsim.backend.safety import check_model_folder
+
+            check_model_folder(Path(model).expanduser())
+            return "cross", CrossEncoder(str(Path(model).expanduser()))
+        from argsim.backend import get_encoder
+
+        return "dense", get_encoder(model, config=config)
+    from sentence_transformers import CrossEncoder, SentenceTransformer
+
+    if isinstance(model, CrossEncoder):
+        return "cross", model
+    if isinstance(model, SentenceTransformer):
+        return "dense", _LiveSentenceTransformer(model)
+    if hasattr(model, "encode"):
+        return "dense", model
+    raise ArgsimError(f"arguana: cannot score a {type(model).__name__}: give a model name or folder, 'bm25', an "
+                      "argsim Encoder, a SentenceTransformer or a CrossEncoder")
+
+
+class ArguAnaEvaluator(TaskEvaluator):
+    """nDCG@10 (primary), MRR@10 and recall@100 of open-collection counter-argument retrieval (BEIR's ArguAna),
+    computed by MTEB's retrieval scoring on argsim's replica.
+
+    Args:
+        data: the replica's split (`argsim.data.arguana.load_arguana`).
+        name: the metrics' prefix when called as a sentence-transformers evaluator.
+        config: the run's `RunConfig` (device, cache, data folder) for models given by name.
+
+    After `evaluate`: `unit_values` holds each query's nDCG@10, `run` the ranking scored and `scores` MTEB's full
+    score dict (for `argsim.evaluation.mteb_tasks.write_mteb_result`).
+
+    Example:
+        >>> ev = ArguAnaEvaluator.from_dataset("validation")                     # doctest: +SKIP
+        >>> ev.evaluate("bm25").primary_metric                                    # doctest: +SKIP
+        'ndcg_at_10'
+    """
+
+    task = "arguana"
+    accepts_cross_encoder = True
+
+    def __init__(self, data: ArguAnaData, name: str | None = None, config: Any = None) -> None:
+        super().__init__(name or data.split, METRICS[0])
+        self.data, self.config = data, config
+        self.run: dict[str, dict[str, float]] | None = None
+        self.scores: dict[str, Any] | None = None
+
+    @classmethod
+    def from_dataset(cls, split: str | None = None, limit: int | None = None, config: Any = None,
+                     name: str | None = None) -> ArguAnaEvaluator:
+        """The evaluator on the replica's `split` ("test", the default, or "validation"), its first `limit` queries
+        with the whole corpus."""
+        data = load_arguana(split or "test", data_dir=getattr(config, "data_dir", None)).head(limit)
+        return cls(data, name=name, config=config)
+
+    def evaluate(self, model: Any) -> Evaluation:
+        kind, resolved = _resolve(model, self.config)
+        if kind == "bm25":
+            self.run, how = bm25_run(self.data), "argsim BM25 (Lucene idf, k1 1.5, b 0.75), top 1000"
+        elif kind == "cross":
+            self.run = cross_run(resolved, self.data)
+            how = f"cross-encoder reranking the BM25 top {RERANK_DEPTH} of each query (recall@100 is BM25's)"
+        else:
+            self.run = dense_run(resolved, self.data)
+            sides = "query / document sides" if takes_role(resolved) else "one side for queries and documents"
+            how = f"exact cosine top 1000 ({sides})"
+        scores, per_query = mteb_scores(self.data.qrels, self.run)
+        self.scores = scores
+        self.unit_values = np.array([per_query.get(q, {}).get("ndcg_cut_10", 0.0) for q in self.data.queries])
+        return Evaluation(self.task, {m: scores[m] for m in METRICS}, METRICS[0], data=self.data.split,
+                          n=len(self.data.queries),
+                          details={"retrieval": how, "documents": len(self.data.corpus),
+                                   "relevant_missing_from_corpus": len(self.data.missing_relevant),
+                                   "scoring": "MTEB retrieval scoring (pytrec_eval), identical ids ignored"})

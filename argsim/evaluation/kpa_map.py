@@ -1,0 +1,235 @@
+"""`KPAMapEvaluator`: key point matching (ArgKP-2021, KPA-2021 Track 1) scored by the official mAP.
+
+Friedman et al., "Overview of the 2021 Key Point Analysis Shared Task", ArgMining 2021, section 4: every argument
+keeps its best-scoring key point of its topic and stance, the top half of each (topic, stance) group by score is
+kept, and the strict (undecided pairs negative) and relaxed (undecided positive) mean average precision over the
+groups are reported; `argsim.metrics.kpa_map.evaluate_map` reimplements the organisers' script exactly (the
+`leaderboard` formula by default, the one behind every published figure).
+
+Besides the mAPs, the evaluator reports the decision threshold of the model's scores that maximises F1 on the
+labelled pairs (`threshold`, `f1_at_threshold`): a pair is predicted a match when its score >= threshold. Only
+labelled pairs count (unlabelled "undecided" pairs are left out, the reading of the labels file as the gold);
+it is the threshold a model's key point coverage should use (`argsim.kpm.threshold`), since a bi-encoder's cosine
+and a cross-encoder's probability live on different scales.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from argsim.data.argkp import KPMData
+from argsim.errors import ArgsimError
+from argsim.evaluation.base import TaskEvaluator
+from argsim.evaluation.record import Evaluation
+from argsim.metrics.kpa_map import FORMULAS
+
+Predictions = dict[str, dict[str, float]]
+
+
+def default_split(data_dir: Any = None) -> str:
+    """`test` when the ArgKP folder holds the test split's labels, else `dev`."""
+    from argsim.data.argkp import split_files
+    from argsim.data.catalog import dataset_dir
+
+    return "test" if split_files(dataset_dir("argkp", data_dir), "test")[2].is_file() else "dev"
+
+
+def f1_threshold(predictions: Predictions, labels: dict[tuple[str, str], int]) -> tuple[float, float]:
+    """The score threshold t maximising F1 of "score >= t is a match" over the labelled pairs that have a score,
+    and that F1 (scikit-learn's precision-recall curve; the first of equal maxima, i.e. the lowest threshold).
+
+    Example:
+        >>> f1_threshold({"a": {"k1": 0.9, "k2": 0.2}, "b": {"k1": 0.6}},
+        ...              {("a", "k1"): 1, ("a", "k2"): 0, ("b", "k1"): 1})
+        (0.6, 1.0)
+    """
+    from sklearn.metrics import precision_recall_curve
+
+    pairs = [(predictions[a][k], y) for (a, k), y in labels.items() if k in predictions.get(a, {})]
+    y = np.array([p[1] for p in pairs], dtype=np.int64)
+    if not len(y) or not y.any():
+        return float("nan"), float("nan")
+    precision, recall, thresholds = precision_recall_curve(y, np.array([p[0] for p in pairs], dtype=np.float64))
+    p, r = precision[:-1], recall[:-1]
+    f1 = np.divide(2 * p * r, p + r, out=np.zeros_like(p), where=(p + r) > 0)
+    best = int(np.argmax(f1))
+    return round(float(thresholds[best]), 6), float(f1[best])
+
+
+@dataclass
+class ArgumentRows:
+    """Per gold argument (file order): its (topic, stance) group, its best key point's score and labels (a dummy
+    row for an argument without a prediction), what the official procedure ranks."""
+
+    group: np.ndarray
+    score: np.ndarray
+    strict: np.ndarray
+    relaxed: np.ndarray
+    dummy: np.ndarray
+
+    @classmethod
+    def build(cls, predictions: Predictions, gold: KPMData) -> ArgumentRows:
+        from argsim.metrics.kpa_map import best_key_points
+
+        best, _ = best_key_points(predictions, set(gold.kp_by_id))
+        groups: dict[tuple[str, int], int] = {}
+        rows = []
+        for a in gold.arguments:
+            g = groups.setdefault((a.topic, a.stance), len(groups))
+            if a.arg_id in best:
+                kp, s = best[a.arg_id]
+                label = gold.labels.get((a.arg_id, kp))
+                rows.append((g, s, 0 if label is None else label, 1 if label is None else label, False))
+            else:
+                rows.append((g, 0.0, 0, 0, True))
+        g, s, st, rl, d = zip(*rows, strict=True) if rows else ((),) * 5
+        return cls(np.array(g, dtype=np.int64), np.array(s, dtype=np.float64), np.array(st, dtype=np.int64),
+                   np.array(rl, dtype=np.int64), np.array(d, dtype=bool))
+
+    def mean_ap(self, idx: np.ndarray, relaxed: bool = False, formula: str = "leaderboard") -> float:
+        """The mAP of the arguments `idx` (a bootstrap draw: repeats are separate rows, kept in draw order), by
+        the official procedure (pandas' sort order, the top-half cut, dummy rows at 0.99 after it)."""
+        from argsim.metrics.kpa_map import (
+            DUMMY_KEPT_SCORE,
+            TOP_FRACTION,
+            group_average_precision,
+            pandas_descending_order,
+        )
+
+        idx = np.asarray(idx, dtype=np.int64)
+        labels = self.relaxed if relaxed else self.strict
+        aps = []
+        for g in dict.fromkeys(self.group[idx].tolist()):
+            rows = idx[self.group[idx] == g]
+            kept = rows[pandas_descending_order(self.score[rows])[: int(TOP_FRACTION * len(rows))]]
+            scores = np.where(self.dummy[kept], DUMMY_KEPT_SCORE, self.score[kept])
+            aps.append(group_average_precision(labels[kept], scores, formula))
+        return float(np.mean(aps)) if aps else float("nan")
+
+
+class KPAMapEvaluator(TaskEvaluator):
+    """The official KPA-2021 Track 1 strict / relaxed mAP of a key point matcher, and its F1-best threshold.
+
+    How a model scores the (argument, key point) pairs of its topic and stance:
+    - a model name or folder (the shipped `kpm`, a trained SBERT, MTS or cross-encoder folder): as
+      `argsim rank keypoints --model` scores it (`argsim.kpm.ensemble.score_model`: cosine, or a cross-encoder
+      folder's probability in the input format it was trained with);
+    - an argsim `Encoder` or a `SentenceTransformer`: the cosine of its embeddings (`argsim.kpm.scoring`);
+    - a `CrossEncoder` object: its score of (argument text, key point text);
+    - `score`, when given: that function of the model (a trainer's own pair format).
+
+    Resampling unit: the argument. `resample_primary` recomputes the strict mAP on the drawn arguments (a repeat
+    is one more row of its group, so its group's top-half cut counts it twice).
+
+    Args:
+        gold: labelled ArgKP-format data (`argsim.data.argkp.load_argkp("dev")`, `load_kpm_files`).
+        name: the metrics' prefix when called as a sentence-transformers evaluator.
+        config: the run options of models loaded by name (device, cache, quiet); None: the defaults.
+        formula: ``"leaderboard"`` or ``"2021-09"`` (`argsim.metrics.kpa_map`).
+        arg_template, kp_template: how a plain encoder sees a statement (fields {text}, {topic}, {stance}).
+        batch_size: texts or pairs per forward pass of a model object.
+        score: a function model -> {arg_id: {kp_id: score}} replacing the scoring above.
+
+    Returns (`evaluate`):
+        An `Evaluation` with ``strict_map`` (primary), ``relaxed_map``, ``threshold`` and ``f1_at_threshold``.
+
+    Example:
+        >>> from argsim.data.argkp import load_argkp
+        >>> ev = KPAMapEvaluator(load_argkp("dev").subset(["We should abandon the use of school uniform"]))
+        >>> round(ev.evaluate("minilm")["strict_map"], 4)
+        0.8882
+    """
+
+    task: ClassVar[str] = "kpa-map"
+    accepts_cross_encoder: ClassVar[bool] = True
+
+    def __init__(self, gold: KPMData, name: str = "dev", config: Any = None, formula: str = "leaderboard",
+                 arg_template: str = "{text}", kp_template: str = "{text}", batch_size: int = 64,
+                 score: Any = None) -> None:
+        super().__init__(name, "strict_map")
+        if not gold.has_labels:
+            raise ArgsimError(f"{gold.name}: the key point evaluation needs gold labels")
+        if formula not in FORMULAS:
+            raise ArgsimError(f"unknown formula '{formula}': choose {' or '.join(FORMULAS)}")
+        self.gold, self.config, self.formula = gold, config, formula
+        self.arg_template, self.kp_template, self.batch_size, self.score = arg_template, kp_template, batch_size, score
+        self.rows: ArgumentRows | None = None
+        self.predictions: Predictions | None = None
+
+    @classmethod
+    def from_dataset(cls, split: str | None = None, limit: int | None = None, config: Any = None,
+                     name: str | None = None) -> KPAMapEvaluator:
+        """ArgKP `split` (None: `test` where its labels are present, else `dev`), its first `limit` arguments."""
+        from argsim.data.argkp import load_argkp
+
+        data_dir = getattr(config, "data_dir", None)
+        split = split or default_split(data_dir)
+        gold = load_argkp(split, data_dir)
+        if limit is not None:
+            args = gold.arguments[:limit]
+            ids = {a.arg_id for a in args}
+            gold = KPMData(f"{gold.name}[:{limit}]", args, gold.key_points,
+                           {p: v for p, v in gold.labels.items() if p[0] in ids}, gold.files)
+        return cls(gold, name=name or split, config=config)
+
+    def predictions_of(self, model: Any) -> Predictions:
+        """`{arg_id: {kp_id: score}}` of `model` on the gold arguments (see the class docstring)."""
+        from pathlib import Path
+
+        from argsim.backend.resolve import PairScorer, resolve_model
+
+        if self.score is not None:
+            return self.score(model)
+        if isinstance(model, (str, Path)):
+            from argsim.kpm.ensemble import score_model
+
+            return score_model(self.gold, str(model), self.config, self.arg_template, self.kp_template)
+        scorer = resolve_model(model, self.config, batch_size=self.batch_size)
+        if isinstance(scorer, PairScorer):
+            return pair_predictions(self.gold, scorer)
+        from argsim.kpm.scoring import score_key_points
+
+        return score_key_points(self.gold, scorer, self.arg_template, self.kp_template)
+
+    def evaluate(self, model: Any) -> Evaluation:
+        from argsim.backend.resolve import kept_mode
+        from argsim.metrics.kpa_map import evaluate_map
+
+        with kept_mode(model):
+            preds = self.predictions_of(model)
+        result = evaluate_map(preds, self.gold, formula=self.formula)
+        threshold, f1 = f1_threshold(preds, self.gold.labels)
+        self.predictions, self.rows = preds, ArgumentRows.build(preds, self.gold)
+        self.unit_values = np.arange(len(self.gold.arguments), dtype=np.float64)  # unit = argument (row index)
+        return Evaluation(self.task, {"strict_map": result.strict, "relaxed_map": result.relaxed,
+                                      "threshold": threshold, "f1_at_threshold": f1}, "strict_map",
+                          data=self.gold.name, n=result.arguments,
+                          details={"formula": self.formula, "dummies": result.dummies})
+
+    def resample_primary(self, draws: np.ndarray) -> np.ndarray:
+        if self.rows is None:
+            raise RuntimeError(f"{type(self).__name__}: evaluate a model before resampling")
+        draws = np.atleast_2d(np.asarray(draws, dtype=np.int64))
+        return np.array([self.rows.mean_ap(d, formula=self.formula) for d in draws])
+
+    def get_config_dict(self) -> dict:
+        return {"gold": self.gold.name, "formula": self.formula}
+
+
+def pair_predictions(gold: KPMData, scorer: Any) -> Predictions:
+    """`{arg_id: {kp_id: score}}` of a pair scorer (`argsim.backend.resolve.PairScorer`) over every argument and
+    each key point of its topic and stance, the argument's text first."""
+    keys, pairs = [], []
+    for a in gold.arguments:
+        for k in gold.candidates(a):
+            keys.append((a.arg_id, k.kp_id))
+            pairs.append((a.text, k.text))
+    if not pairs:
+        raise ArgsimError(f"{gold.name}: no argument has a key point of its topic and stance to score")
+    out: Predictions = {}
+    for (aid, kid), s in zip(keys, scorer.score(pairs), strict=True):
+        out.setdefault(aid, {})[kid] = round(float(s), 6)
+    return out

@@ -1,0 +1,111 @@
+"""`SICKEvaluator`: SICK semantic relatedness (Pearson r, Spearman rho, MSE) from frozen sentence vectors.
+
+The set-up of Kiros et al., "Skip-Thought Vectors", NeurIPS 2015, section 3.2 (after Tai et al., ACL 2015):
+features [|u - v|, u * v] of the two sentences' vectors, a logistic regression over the five integer scores fitted
+to each gold score's two-point distribution, prediction = the expected score; C chosen on the trial split, Pearson
+r (primary), Spearman rho and MSE on the evaluated split (`argsim.thematic.sick_eval`, as
+`argsim eval sick` computes them). Marelli et al., "A SICK cure for the evaluation of compositional distributional
+semantic models", LREC 2014, for the data.
+
+Resampling unit: the evaluated pair. `resample_primary` recomputes Pearson r on the drawn pairs' (prediction, gold)
+values, the regression fitted once (the interval is the evaluation's, not the regression's training).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from argsim.errors import ArgsimError
+from argsim.evaluation.base import TaskEvaluator
+from argsim.evaluation.record import Evaluation
+
+
+class SICKEvaluator(TaskEvaluator):
+    """SICK relatedness of an embedding model's frozen vectors.
+
+    Args:
+        train: the pairs the regression is fitted on (`argsim.data.sick.load_sick(folder, "train")`).
+        trial: the pairs that choose C.
+        test: the pairs scored.
+        name: the metrics' prefix when called as a sentence-transformers evaluator (and the reported data).
+        config: the run options of a model loaded by name (device, cache, quiet).
+        batch_size: texts per forward pass of a model object.
+
+    Returns (`evaluate`):
+        An `Evaluation` with ``pearson`` (primary), ``spearman`` and ``mse``; the chosen C in `details`.
+
+    Example:
+        >>> from argsim.data.catalog import dataset_dir
+        >>> from argsim.data.sick import load_sick
+        >>> folder = dataset_dir("sick")
+        >>> ev = SICKEvaluator(*(load_sick(folder, s)[:200] for s in ("train", "trial", "test")))
+        >>> 0.5 < ev.evaluate("minilm")["pearson"] < 1.0
+        True
+    """
+
+    task: ClassVar[str] = "sick-relatedness"
+    accepts_cross_encoder: ClassVar[bool] = False
+
+    def __init__(self, train: Sequence[Any], trial: Sequence[Any], test: Sequence[Any], name: str = "test",
+                 config: Any = None, batch_size: int = 64) -> None:
+        super().__init__(name, "pearson")
+        self.train, self.trial, self.test = list(train), list(trial), list(test)
+        for split, pairs in (("train", self.train), ("trial", self.trial), ("test", self.test)):
+            if len(pairs) < 2:
+                raise ArgsimError(f"SICK {split}: at least two pairs are needed, not {len(pairs)}")
+        self.gold = np.array([p.relatedness for p in self.test], dtype=np.float64)
+        self.config, self.batch_size = config, batch_size
+        self.predictions: np.ndarray | None = None
+
+    @classmethod
+    def from_dataset(cls, split: str | None = None, limit: int | None = None, config: Any = None,
+                     name: str | None = None) -> SICKEvaluator:
+        """Fit on SICK train, choose C on trial, score `split` (None: test; or trial) of the official files, its
+        first `limit` pairs."""
+        from argsim.data.catalog import dataset_dir
+        from argsim.data.sick import load_sick
+
+        split = split or "test"
+        if split not in ("test", "trial"):
+            raise ArgsimError(f"SICK split '{split}': evaluate on 'test' or 'trial' (train fits the regression)")
+        folder = dataset_dir("sick", getattr(config, "data_dir", None))
+        train, trial = load_sick(folder, "train"), load_sick(folder, "trial")
+        scored = (trial if split == "trial" else load_sick(folder, "test"))[:limit]
+        return cls(train, trial, scored, name=name or split, config=config)
+
+    def evaluate(self, model: Any) -> Evaluation:
+        from argsim.backend.resolve import kept_mode, resolve_model
+        from argsim.thematic.sick_eval import sick_predictions
+
+        with kept_mode(model):
+            encoder = resolve_model(model, self.config, cross_encoder=False, batch_size=self.batch_size)
+            pred, c = sick_predictions(encoder.encode, self.train, self.trial, self.test)
+        self.predictions = pred
+        self.unit_values = np.arange(len(pred), dtype=np.float64)  # unit = pair (row index)
+        metrics = {"pearson": _pearson(pred, self.gold), "spearman": _spearman(pred, self.gold),
+                   "mse": float(np.mean((pred - self.gold) ** 2))}
+        return Evaluation(self.task, metrics, "pearson", data=self.name, n=len(pred), details={"c": c})
+
+    def resample_primary(self, draws: np.ndarray) -> np.ndarray:
+        if self.predictions is None:
+            raise RuntimeError(f"{type(self).__name__}: evaluate a model before resampling")
+        draws = np.atleast_2d(np.asarray(draws, dtype=np.int64))
+        return np.array([_pearson(self.predictions[d], self.gold[d]) for d in draws])
+
+    def get_config_dict(self) -> dict:
+        return {"train": len(self.train), "trial": len(self.trial), "test": len(self.test)}
+
+
+def _pearson(x: np.ndarray, y: np.ndarray) -> float:
+    from scipy.stats import pearsonr
+
+    return float(pearsonr(x, y)[0]) if np.ptp(x) > 0 and np.ptp(y) > 0 else float("nan")
+
+
+def _spearman(x: np.ndarray, y: np.ndarray) -> float:
+    from scipy.stats import spearmanr
+
+    return float(spearmanr(x, y)[0]) if np.ptp(x) > 0 and np.ptp(y) > 0 else float("nan")

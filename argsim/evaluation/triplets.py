@@ -1,0 +1,120 @@
+"""`TripletEvaluator`: triplet accuracy of an embedding model on thematic or minutes triplets.
+
+A triplet (anchor, positive, negative) is correct when the anchor is closer to the positive than to the negative:
+cos(a, p) - cos(a, n) > 0 (`argsim.metrics.triplets`). An exact tie counts as wrong, the reading of Ein Dor et al.,
+"Learning Thematic Similarity Metric from Article Sections Using Triplet Networks", ACL 2018, section 4 (accuracy
+= share of triplets whose positive is strictly closer); `ties` reports how many there were. (The minutes paper's
+Table 4 counts a tie correct; pass ``ties="correct"`` for that reading.)
+
+Data (`from_dataset`): ``dataset="wikipedia"``: the triplets-sen triplets of a split of the Wikipedia corpus,
+built as `argsim data triplets wikipedia` builds them (`argsim.thematic.build.first_test_triplets`);
+``dataset="minutes"``: the triplets mined from the PoliInfo assembly minutes by `argsim data triplets minutes`
+(Shirafuji et al., section 3.1), read from that command's output folder (`<split>.jsonl`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from argsim.errors import ArgsimError
+from argsim.evaluation.base import TaskEvaluator
+from argsim.evaluation.record import Evaluation
+
+DATASETS = ("wikipedia", "minutes")
+#: where `argsim data triplets minutes` writes by default (under the work folder)
+MINUTES_DIR = Path("runs") / "minutes-triplets"
+
+
+class TripletEvaluator(TaskEvaluator):
+    """Triplet accuracy (primary) and mean margin cos(a, p) - cos(a, n) of an embedding model.
+
+    Resampling unit: the triplet (its 0/1 outcome).
+
+    Args:
+        triplets: records with fields anchor, positive and negative.
+        name: the metrics' prefix when called as a sentence-transformers evaluator (and the reported data).
+        distance: ``"cosine"`` (the papers'), ``"l1"`` or ``"euclidean"``.
+        ties: an exactly tied triplet is ``"wrong"`` (default, see the module docstring) or ``"correct"``.
+        config: the run options of a model loaded by name (device, cache, quiet).
+        batch_size: texts per forward pass of a model object.
+
+    Returns (`evaluate`):
+        An `Evaluation` with ``accuracy`` (primary) and ``mean_diff``; the tie count in `details`.
+
+    Example:
+        >>> ev = TripletEvaluator([{"anchor": "The striker scored.", "positive": "The team won the final.",
+        ...                         "negative": "Parliament passed the budget."}])
+        >>> ev.evaluate("minilm")["accuracy"]
+        1.0
+    """
+
+    task: ClassVar[str] = "triplets"
+    accepts_cross_encoder: ClassVar[bool] = False
+
+    def __init__(self, triplets: Sequence[Mapping[str, Any]], name: str = "test", distance: str = "cosine",
+                 ties: str = "wrong", config: Any = None, batch_size: int = 64) -> None:
+        super().__init__(name, "accuracy")
+        self.triplets = list(triplets)
+        if not self.triplets:
+            raise ArgsimError(f"{name}: no triplets to score")
+        missing = [f for f in ("anchor", "positive", "negative") if f not in self.triplets[0]]
+        if missing:
+            raise ArgsimError(f"{name}: triplets need the fields anchor, positive and negative (missing "
+                              f"{', '.join(missing)})")
+        if ties not in ("wrong", "correct"):
+            raise ArgsimError(f"ties must be 'wrong' or 'correct', not {ties!r}")
+        self.distance, self.ties, self.config, self.batch_size = distance, ties, config, batch_size
+
+    @classmethod
+    def from_dataset(cls, split: str | None = None, limit: int | None = None, config: Any = None,
+                     name: str | None = None, dataset: str = "wikipedia",
+                     folder: str | Path | None = None) -> TripletEvaluator:
+        """The first `limit` triplets of `split` (None: test) of `dataset` (``"wikipedia"`` or ``"minutes"``);
+        `folder`: for minutes, the folder `argsim data triplets minutes --out` wrote (default
+        ``runs/minutes-triplets`` in the work folder)."""
+        split = split or "test"
+        if dataset == "wikipedia":
+            from argsim.data.catalog import dataset_dir
+            from argsim.thematic.build import first_test_triplets
+
+            rows = first_test_triplets(dataset_dir("wikipedia", getattr(config, "data_dir", None)), limit,
+                                       split=split)
+        elif dataset == "minutes":
+            from argsim.io import read_records
+            from argsim.paths import under_workdir
+
+            path = Path(folder or under_workdir(MINUTES_DIR)) / f"{split}.jsonl"
+            if not path.is_file():
+                raise ArgsimError(f"{path} is missing: mine the minutes triplets first (`argsim data triplets "
+                                  f"minutes --out {path.parent}`)")
+            abc = ["anchor", "positive", "negative"]
+            rows = read_records(path, required=abc, text=abc)[:limit]
+        else:
+            raise ArgsimError(f"unknown triplet dataset '{dataset}': choose {' or '.join(DATASETS)}")
+        return cls(rows, name=name or split, config=config)
+
+    def diffs(self, model: Any) -> np.ndarray:
+        """Per triplet: the margin (positive similarity minus negative similarity) under `model`."""
+        from argsim.backend.resolve import kept_mode, resolve_model
+        from argsim.metrics.triplets import TRIPLET_FIELDS, triplet_diffs
+
+        n = len(self.triplets)
+        with kept_mode(model):
+            encoder = resolve_model(model, self.config, cross_encoder=False, batch_size=self.batch_size)
+            vectors = encoder.encode([str(r[f]) for f in TRIPLET_FIELDS for r in self.triplets])
+        return triplet_diffs(vectors[:n], vectors[n:2 * n], vectors[2 * n:], self.distance)
+
+    def evaluate(self, model: Any) -> Evaluation:
+        diffs = self.diffs(model)
+        correct = diffs > 0 if self.ties == "wrong" else diffs >= 0
+        self.unit_values = correct.astype(np.float64)
+        return Evaluation(self.task, {"accuracy": float(correct.mean()), "mean_diff": float(diffs.mean())},
+                          "accuracy", data=self.name, n=len(diffs),
+                          details={"ties": int((diffs == 0).sum()), "tie_rule": self.ties, "distance": self.distance})
+
+    def get_config_dict(self) -> dict:
+        return {"triplets": len(self.triplets), "distance": self.distance, "ties": self.ties}
