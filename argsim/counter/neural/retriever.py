@@ -56,6 +56,8 @@ class RetrieverConfig:
                                          "the validation nDCG@10 is scored again with it at the end).", min=8)
     eval_every: int = setting(32, "Score the validation collection every N steps (and where the run ends) and keep "
                               "the best; 0: keep the last weights.", min=0)
+    validate: bool = setting(True, "Score the validation collection with the kept weights at the end (the "
+                             "model's recorded figure, which `argsim models publish` gates on).")
     limit: int | None = setting(None, "Train on the first N training points only (quick runs).", min=1)
     val_limit: int | None = setting(None, "Validate on the first N validation points only (the collection keeps "
                                     "every training and validation argument).", min=1)
@@ -157,16 +159,17 @@ def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, 
     set_st_max_seq_length(model, config.model, config.max_seq_length)
     add_lora(model, config.lora_rank, config.lora_alpha)
     loss = CachedMultipleNegativesRankingLoss(model, scale=config.scale, mini_batch_size=config.mini_batch_size)
-    evaluator = validation_evaluator(corpus, config.val_limit) if config.eval_every else None
+    evaluator = validation_evaluator(corpus, config.val_limit) if config.eval_every or config.validate else None
     policy = OptimPolicy(lr=config.lr, weight_decay=0.0, warmup_ratio=0.1)
     out = Path(out)
+    select = SELECTION_METRIC if config.eval_every else None
     trainer, run = fit_st(model, rows, loss, out, placement, budget, policy, epochs=config.epochs,
-                          batch_size=config.batch_size, evaluator=evaluator, eval_every=config.eval_every,
-                          select=SELECTION_METRIC if evaluator else None, quiet=quiet, adapter=True,
+                          batch_size=config.batch_size, evaluator=evaluator if select else None,
+                          eval_every=config.eval_every, select=select, quiet=quiet, adapter=True,
                           batch_sampler="no_duplicates")
     best = run["best"] or {}
     model.max_seq_length = config.encode_max_seq_length
-    final = evaluator(model)[SELECTION_METRIC.removeprefix("eval_")] if evaluator is not None else None
+    final = evaluator(model)[SELECTION_METRIC.removeprefix("eval_")] if config.validate else None
     stats = {"base": config.model, "examples": len(rows["anchor"]), "steps": run["steps"],
              "seconds": run["seconds"], "stopped_by": run["stopped_by"], "best_step": best.get("step"),
              "selection_ndcg_at_10": best.get("value"), "encode_max_seq_length": config.encode_max_seq_length,
