@@ -16,6 +16,7 @@ import argparse
 import shlex
 import sys
 import time
+from pathlib import Path
 
 from argsim.backend import get_encoder
 from argsim.evaluation import Evaluation
@@ -41,17 +42,18 @@ def main() -> None:
     arguana = ArguAnaEvaluator.from_dataset("test", limit=args.limit) if "arguana" in protocols else None
     rows = []
     for name in args.models.split(","):
-        env = environment(seed=13, device="cpu", models={name: get_encoder(name).identity})
+        label = Path(name).name  # a trained folder is reported by its folder name
+        env = environment(seed=13, device="cpu", models={label: get_encoder(name).identity})
         if arguana is not None:
             start = time.perf_counter()
             result = arguana.evaluate(name)
             seconds = time.perf_counter() - start
-            rows += result_rows(result, method="arguana-replica", model=name,
+            rows += result_rows(result, method="arguana-replica", model=label,
                                 split="test" if args.limit is None else f"test[:{args.limit}]",
                                 setting=result.details["retrieval"], metrics=METRICS, seconds=seconds,
                                 extra={"queries": result.n, "documents": result.details["documents"]}, env=env,
                                 command=command)
-            print(f"{name} arguana: " + ", ".join(f"{m} {result[m]:.4f}" for m in METRICS) + f" [{seconds:.0f}s]",
+            print(f"{label} arguana: " + ", ".join(f"{m} {result[m]:.4f}" for m in METRICS) + f" [{seconds:.0f}s]",
                   flush=True)
         if "epa" in protocols:
             ranker = POOL_RANKERS.get(name, "emb-cosine")
@@ -60,10 +62,10 @@ def main() -> None:
             seconds = time.perf_counter() - start
             ev = Evaluation(TASK, {"accuracy_at_1": got["accuracy_at_1"], "mrr": got["mrr"]}, "accuracy_at_1",
                             data="test", n=got["points"])
-            rows += result_rows(ev, method=f"counterargs-pools ({ranker})", model=name, setting="epa",
+            rows += result_rows(ev, method=f"counterargs-pools ({ranker})", model=label, setting="epa",
                                 split="test" if args.limit is None else f"test[:{args.limit}]", seconds=seconds,
                                 extra={"points": got["points"]}, env=env, command=command)
-            print(f"{name} epa ({ranker}): accuracy@1 {got['accuracy_at_1']:.4f}, mrr {got['mrr']:.4f} "
+            print(f"{label} epa ({ranker}): accuracy@1 {got['accuracy_at_1']:.4f}, mrr {got['mrr']:.4f} "
                   f"[{seconds:.0f}s]", flush=True)
     print(write_results(TASK, rows, merge=True))
 
