@@ -7,9 +7,10 @@ The Python API takes and returns plain lists, pandas DataFrames and numpy arrays
     (2, 384)
 
 Public names (see docs/python-api.md): `load_dataset`, `encode`, `KeyPointMatcher`, `CounterRetriever`,
-`cluster_sentences`, `summarize_minutes`, the metrics `kpa_map`, `accuracy_at_1`, `triplet_accuracy`, `rouge1`,
-`RunConfig` (device, seed, cache folder, ... of a run) and `mteb_tasks` (argsim's tasks as MTEB task objects; needs
-the `mteb` extra). They load on first use: `import argsim` itself
+`cluster_sentences`, `summarize_minutes`, `evaluate` (every task's benchmark as a DataFrame), the metrics
+`kpa_map`, `accuracy_at_1`, `triplet_accuracy`, `rouge1`, `RunConfig` (device, seed, cache folder, ... of a run)
+and `mteb_tasks` (argsim's tasks as MTEB task objects; needs the `mteb` extra). They load on first use: `import
+argsim` itself
 imports neither torch nor pandas.
 
 Importing argsim changes nothing global: offline use (HF_HUB_OFFLINE=1) is the environment's choice (the Makefile
@@ -39,16 +40,18 @@ _EXPORTS = {
     "rouge1": "argsim.api.metrics",
     "RunConfig": "argsim.config",
     "mteb_tasks": "argsim.evaluation.mteb_tasks",
+    "evaluate": "argsim.api.evaluate",
 }
 
 __all__ = ["CounterRetriever", "KeyPointMatcher", "RunConfig", "__version__", "accuracy_at_1", "cluster_sentences",
-           "encode", "encode_document", "encode_query", "kpa_map", "load_dataset", "mteb_tasks", "rouge1",
-           "summarize_minutes", "triplet_accuracy"]
+           "encode", "encode_document", "encode_query", "evaluate", "kpa_map", "load_dataset", "mteb_tasks",
+           "rouge1", "summarize_minutes", "triplet_accuracy"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from argsim.api.counter import CounterRetriever
     from argsim.api.datasets import load_dataset
     from argsim.api.encode import encode, encode_document, encode_query
+    from argsim.api.evaluate import evaluate
     from argsim.api.kpm import KeyPointMatcher
     from argsim.api.metrics import accuracy_at_1, kpa_map, rouge1, triplet_accuracy
     from argsim.api.minutes import summarize_minutes

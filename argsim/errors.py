@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -12,15 +13,18 @@ class ArgsimError(Exception):
 
 
 class InputError(ArgsimError):
-    """Bad input data: names the file and, where it applies, the row and column."""
+    """Bad input data: names the file and, where it applies, the row and column (CSV) or field (JSON: a dotted
+    path such as `rows.3.value`)."""
 
     def __init__(self, path: str | Path | None, problem: str, row: int | None = None,
-                 column: str | None = None) -> None:
+                 column: str | None = None, field: str | None = None) -> None:
         where = str(path) if path is not None else "<input>"
         if row is not None:
             where += f", row {row}"
         if column is not None:
             where += f", column '{column}'"
+        if field is not None:
+            where += f", field '{field}'"
         super().__init__(f"{where}: {problem}")
         self.path, self.row, self.column, self.problem = path, row, column, problem
 
@@ -48,3 +52,69 @@ def examples(ids: list, n: int = 3) -> str:
     """`a, b, c, ...`: the first `n` ids for a warning line."""
     shown = ", ".join(str(i) for i in ids[:n])
     return shown + (", ..." if len(ids) > n else "")
+
+
+def nearest(name: str, choices: Iterable[str]) -> str | None:
+    """The valid name the user most likely meant by `name`: one equal but for letter case, spaces, `-` and `_`
+    first, else the closest by `difflib` (ratio >= 0.6); None when nothing is close.
+
+    Args:
+        name: what was given.
+        choices: the valid names.
+
+    Returns:
+        The nearest valid name, or None.
+
+    Example:
+        >>> nearest("KPM", ["kpm", "minilm"])
+        'kpm'
+    """
+    import difflib
+
+    choices = [str(c) for c in choices]
+
+    def fold(text: str) -> str:
+        return "".join(text.split()).casefold().replace("_", "-")
+
+    folded = [c for c in choices if fold(c) == fold(str(name))]
+    if folded:
+        return folded[0]
+    close = difflib.get_close_matches(fold(str(name)), [fold(c) for c in choices], n=1)
+    return next((c for c in choices if fold(c) == close[0]), None) if close else None
+
+
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    """`" (did you mean 'x'?)"` for `nearest(name, choices)`, else `""`: the tail of an unknown-name message.
+
+    Example:
+        >>> did_you_mean("minlm", ["minilm", "mpnet"])
+        " (did you mean 'minilm'?)"
+    """
+    match = nearest(name, choices)
+    return f" (did you mean '{match}'?)" if match is not None and match != name else ""
+
+
+def environment_problem(exc: BaseException) -> str | None:
+    """One line for a fault of the machine rather than of argsim (a full disk, a read-only or forbidden folder,
+    a quota, no home folder); None for anything else. The CLI prints it and exits with code 2; atomic writes
+    leave nothing half-written.
+
+    Example:
+        >>> environment_problem(OSError(28, "No space left on device", "out.json"))
+        'out.json: no space left on device'
+    """
+    import errno
+
+    if isinstance(exc, RuntimeError) and "home directory" in str(exc):
+        return ("no home folder: HOME is not set and this user has no entry in the password database; set HOME, or "
+                "give --cache-dir, --data-dir and --workdir")
+    if not isinstance(exc, OSError):
+        return None
+    what = {errno.ENOSPC: "no space left on device", errno.EROFS: "read-only file system",
+            errno.EACCES: "permission denied", errno.EPERM: "operation not permitted",
+            errno.EDQUOT: "disk quota exceeded", errno.EMFILE: "too many open files",
+            errno.ENOMEM: "out of memory"}.get(exc.errno)
+    if what is None:
+        return None
+    where = exc.filename if exc.filename is not None else None
+    return f"{where}: {what}" if where else what

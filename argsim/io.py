@@ -649,3 +649,75 @@ def read_texts(path: str | Path, column: str = "text") -> list[str]:
     if not texts:
         raise InputError(path, "no texts")
     return texts
+
+
+def canonical_label(value: Any) -> str:
+    """One spelling of a label: text NFC-normalised with its outer spaces and zero-width characters dropped, and
+    a number written as a number (JSON 1, 1.0, "1", " 1", "1.0" are all "1"); None is "".
+
+    Example:
+        >>> [canonical_label(v) for v in (1, 1.0, " 1", "1.0", "Ａ", "a\\u200b")]
+        ['1', '1', '1', '1', 'Ａ', 'a']
+    """
+    import unicodedata
+
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, int | float):
+        return repr(value)
+    text = unicodedata.normalize("NFC", str(value)).strip().strip(ZERO_WIDTH).strip()
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return canonical_label(number) if math.isfinite(number) else text
+
+
+#: characters that are invisible and change no meaning at the ends of a label (zero-width space / joiners, BOM)
+ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff"
+
+
+def canonical_labels(values: Sequence[Any], where: str, column: str = "label") -> list[str]:
+    """`canonical_label` of each value, with one warning line when one label was spelled several ways (counted
+    as one label, not several), giving the count and an example.
+
+    Args:
+        values: the labels as read (numbers, text).
+        where: the file or argument, for the warning.
+        column: the column, for the warning.
+
+    Returns:
+        The labels, one spelling each.
+
+    Example:
+        >>> canonical_labels(["a", "a", "b"], "in.csv")
+        ['a', 'a', 'b']
+    """
+    from argsim.errors import warn
+
+    out = [canonical_label(v) for v in values]
+    spellings: dict[str, set] = {}
+    for raw, label in zip(values, out, strict=True):
+        spellings.setdefault(label, set()).add(repr(raw))
+    merged = {label: sorted(s) for label, s in spellings.items() if len(s) > 1}
+    if merged:
+        label, forms = next(iter(merged.items()))
+        warn(f"{where}: column '{column}': {len(merged)} label(s) spelled several ways are each read as one label "
+             f"(e.g. {', '.join(forms[:3])} as {label!r})")
+    return out
+
+
+def canonical_columns(rows: list[dict], path: str | Path, columns: Sequence[str]) -> list[dict]:
+    """`canonical_labels` applied in place to each of `columns` that the records hold (a record without it keeps
+    none); returns `rows`."""
+    for column in columns:
+        present = [r for r in rows if column in r]
+        if present:
+            for r, label in zip(present, canonical_labels([r[column] for r in present], str(path), column),
+                                strict=True):
+                r[column] = label
+    return rows

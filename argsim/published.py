@@ -80,10 +80,31 @@ PUBLISHED: dict[str, dict[str, float]] = {
                 "rouge1-best-team": 0.3208, "mining-triplets": 27078.0},
 }
 
+#: argsim's names of models the MTEB leaderboard lists under another name (`mteb_figure`)
+MTEB_ALIASES: dict[str, str] = {"minilm": "all-MiniLM-L6-v2", "mpnet": "all-mpnet-base-v2", "bm25": "bm25s"}
+
 
 def published(task: str, name: str) -> float | None:
     """The published figure `name` of `task`, or None when the paper gives none."""
     return PUBLISHED.get(task, {}).get(name)
+
+
+def mteb_figure(model: str) -> tuple[str, float] | None:
+    """(MTEB's model name, its ArguAna nDCG@10 on the MTEB leaderboard) of a model name, or None.
+
+    A model matches by argsim name (`MTEB_ALIASES`), or by the last part of a Hugging Face id or folder name
+    compared without case (`BAAI/bge-small-en-v1.5` -> bge-small-en-v1.5): the figure is the leaderboard's for that
+    model, which a fine-tuned copy saved under the same folder name would not share.
+
+    Example:
+        >>> mteb_figure("minilm")
+        ('all-MiniLM-L6-v2', 0.5017)
+        >>> mteb_figure("BAAI/bge-small-en-v1.5")
+        ('bge-small-en-v1.5', 0.6035)
+    """
+    name = MTEB_ALIASES.get(model, model.rstrip("/").rsplit("/", 1)[-1]).lower()
+    found = next((k for k in PUBLISHED["arguana"] if k.removeprefix("mteb/").lower() == name), None)
+    return (found.removeprefix("mteb/"), PUBLISHED["arguana"][found]) if found else None
 
 
 def table2(method: str, setting: str) -> float | None:

@@ -23,9 +23,19 @@ def _fmt(value: Any) -> str:
 
 
 def load_all(folder: Path | None = None) -> list[dict[str, Any]]:
-    """Every results file, sorted by task name."""
+    """Every results file, sorted by task name, each checked against `argsim.schemas.ResultsFile` (a file of
+    another shape is one InputError naming file, row and field)."""
     folder = results_dir() if folder is None else folder
-    return [read_json(p) for p in sorted(folder.glob("*.json"))]
+    return [read_results_file(p) for p in sorted(folder.glob("*.json"))]
+
+
+def read_results_file(path: Path) -> dict[str, Any]:
+    """One results file as a dict, validated (`argsim.schemas.ResultsFile`)."""
+    from argsim.schemas import ResultsFile, validate
+
+    data = read_json(path)
+    validate(ResultsFile, data, path, what="a results file {task, rows: [{metric, value, ...}]}")
+    return data
 
 
 def markdown_table(result: dict[str, Any], conditions: bool = False) -> str:

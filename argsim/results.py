@@ -255,7 +255,10 @@ def write_results(task: str, rows: list[ResultRow | dict], command: str | None =
         new_rows.append(d)
     commands: list[str] = []
     if merge and path.exists():
+        from argsim.schemas import ResultsFile, validate
+
         old = read_json(path)
+        validate(ResultsFile, old, path, what="a results file {task, rows: [{metric, value, ...}]}")
         seen = {row_key(r) for r in new_rows}
         new_rows = [r for r in old.get("rows", []) if row_key(r) not in seen] + new_rows
         commands = list(old.get("commands") or ([old["command"]] if old.get("command") else []))

@@ -92,15 +92,23 @@ def test_encode_is_the_backend_and_sentence_transformers(minilm):
 def test_match_picks_the_cosine_argmax(minilm):
     args = ["Nuclear plants emit no CO2.", "Reactors can melt down.", "Waste stays radioactive for ages."]
     kps = ["Nuclear power is clean", "Nuclear power is dangerous"]
-    out = argsim.KeyPointMatcher("minilm").match(args, kps)
+    out = argsim.KeyPointMatcher("minilm", threshold=-1.0).match(args, kps)  # every best key point fits
     a, k = argsim.encode(args, normalize=True), argsim.encode(kps, normalize=True)
     sims = a @ k.T
-    assert list(out.columns) == ["arg_id", "argument", "topic", "stance", "key_point_id", "key_point", "score"]
-    assert out["key_point"].tolist() == [kps[i] for i in sims.argmax(1)]
+    assert list(out.columns) == ["arg_id", "argument", "topic", "stance", "key_point_id", "key_point", "score",
+                                 "matched"]
+    assert out["key_point"].tolist() == [kps[i] for i in sims.argmax(1)] and out["matched"].all()
     assert np.allclose(out["score"], sims.max(1), atol=1e-5)
-    pairs = argsim.KeyPointMatcher("minilm").match(args, kps, all_pairs=True)
+    pairs = argsim.KeyPointMatcher("minilm", threshold=-1.0).match(args, kps, all_pairs=True)
     assert len(pairs) == 6 and pairs["best"].sum() == 3
     assert np.allclose(pairs["score"].to_numpy().reshape(3, 2), sims, atol=1e-5)
+    # the model's threshold (zero-shot MiniLM: the cosine default): below it no key point fits, the score stays
+    from argsim.kpm.threshold import COSINE_THRESHOLD
+
+    own = argsim.KeyPointMatcher("minilm").match(args, kps)
+    fits = sims.max(1) >= COSINE_THRESHOLD
+    assert own["matched"].tolist() == fits.tolist() and own["key_point"].isna().tolist() == (~fits).tolist()
+    assert np.allclose(own["score"], sims.max(1), atol=1e-5)
 
 
 def test_match_frames_respect_topic_and_stance(minilm):
@@ -108,10 +116,10 @@ def test_match_frames_respect_topic_and_stance(minilm):
                          "topic": ["uniforms", "uniforms"], "stance": [-1, 1]})
     kps = pd.DataFrame({"key_point_id": ["c", "p"], "key_point": ["Uniforms are expensive", "Uniforms equalise"],
                         "topic": ["uniforms", "uniforms"], "stance": [-1, 1]})
-    out = argsim.KeyPointMatcher("minilm").match(args, kps)
+    out = argsim.KeyPointMatcher("minilm", threshold=-1.0).match(args, kps)
     assert out.set_index("arg_id")["key_point_id"].to_dict() == {"x": "c", "y": "p"}
     lonely = args.assign(topic=["uniforms", "taxes"])
-    out = argsim.KeyPointMatcher("minilm").match(lonely, kps)
+    out = argsim.KeyPointMatcher("minilm", threshold=-1.0).match(lonely, kps)
     assert out["key_point_id"].isna().tolist() == [False, True] and np.isnan(out["score"].iloc[1])
 
 
@@ -138,7 +146,10 @@ def test_evaluate_equals_the_rank_keypoints_and_eval_map_commands(data_dir, mini
     assert argsim.kpa_map(preds, part) == {"strict_map": cli["strict"], "relaxed_map": cli["relaxed"]}
     best = pd.read_csv(tmp_path / "run" / "best_keypoints.csv")
     api = matcher.match_df(part)
-    assert api["key_point_id"].tolist() == best["key_point_id"].tolist()
+    # one threshold (the model's) for both: the CSV keeps every best key point with its `matched` flag, the API
+    # leaves an unmatched argument's key point empty
+    assert api["matched"].tolist() == best["matched"].tolist() and 0 < best["matched"].sum() < len(best)
+    assert api["key_point_id"].tolist() == best["key_point_id"].where(best["matched"]).tolist()
 
 
 def test_kpa_map_frames_dicts_and_split_names_agree(data_dir):
@@ -210,7 +221,7 @@ def test_counter_retriever_evaluate_equals_the_metric_on_direct_scores(counterar
     points, pools, gold = dataset_points("validation", "sdoc", limit=25, data_dir=data_dir)
     scores = bm25_scores(points, pools)
     scored = {p.id: [(c.id, float(s)) for c, s in zip(pools[p.id], scores[p.id], strict=True)] for p in points}
-    assert got["points"] == 25
+    assert got["points"] == got.n == 25 and got.primary_metric == "accuracy_at_1"
     assert got["accuracy_at_1"] == pytest.approx(argsim.accuracy_at_1(scored, gold), abs=1e-12)
     frame = pd.DataFrame([(q, c, s) for q, cs in scored.items() for c, s in cs],
                          columns=["query", "candidate", "score"])

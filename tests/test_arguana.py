@@ -72,6 +72,9 @@ def test_replica_ids_and_counts_against_beir(test_split):
         "Being vegetarian helps the environment  Becoming a vegetarian is an environmentally friendly thing")
     lengths = [len(t) for t in data.queries.values()]
     assert (min(lengths), max(lengths), len(set(data.queries.values()))) == (251, 5500, 1298)
+    # BEIR's first, tenth and last documents (ir_datasets' checks of beir/arguana) are in the replica
+    assert {"test-environment-aeghhgwpe-pro02b", "test-environment-aeghhgwpe-con01b",
+            "validation-society-fyhwscdcj-con02b"} <= set(data.corpus)
     assert all(i.split("-")[0] in ("test", "training", "validation") for i in data.corpus)
     assert len(set(data.corpus.values())) == 8567  # one document per distinct text, besides the test counters' twins
 
@@ -155,3 +158,19 @@ def test_mteb_tasks_load_offline_and_mteb_scores_as_the_evaluator(tmp_path, monk
     assert saved["scores"]["test"][0]["main_score"] == pytest.approx(ours["ndcg_at_10"], abs=1e-6)
     loaded = mteb.TaskResult.from_disk(path)
     assert loaded.get_score() == pytest.approx(ours["ndcg_at_10"], abs=1e-6)
+
+
+def test_a_bad_argument_file_is_one_line_naming_it(tmp_path):
+    from argsim.errors import ArgsimError
+
+    root = tmp_path / "counterargs18"
+    (root / "03-pairs-best-counter-task" / "test").mkdir(parents=True)
+    (root / "03-pairs-best-counter-task" / "test" / "00-argument-pair-type-counts.tsv").write_text("FILE\n")
+    for split in ("training", "validation", "test"):
+        (root / "02-extracted-arguments" / split).mkdir(parents=True)
+    side = root / "02-extracted-arguments" / "test" / "sport" / "house-bans-boxing" / "pro"
+    side.mkdir(parents=True)
+    (side / "pro01a-point.txt").write_bytes(b"Title\n\nBody \xff\n")
+    with pytest.raises(ArgsimError) as err:
+        load_arguana("test", data_dir=tmp_path)
+    assert "pro01a-point.txt" in str(err.value) and "UTF-8" in str(err.value) and "\n" not in str(err.value)

@@ -87,7 +87,7 @@ KPM_L = ["--arguments", "arguments.csv", "--key-points", "key_points.csv", "--la
     ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
     ('{"a1": {"k1": ' + "9" * 400 + "}}", "400 digits"),
     ('{"a1": {"k1": 1e400}}', "beyond the range"),
-    ('{"a1": {"k1": NaN}}', "not a finite number"),
+    ('{"a1": {"k1": NaN}}', "expected a finite number, found NaN"),
 ], ids=["deep", "400-digits", "overflow", "nan"])
 def test_json_bounds_are_one_line(ws, content, phrase):
     (ws / "p.json").write_text(content, encoding="utf-8")

@@ -58,7 +58,8 @@ class CounterRetriever:
             `argsim rank counterargs --list`).
         model: The encoder or model folder of rankers that need one (bi-encoder: the shipped
             ``"counter-bi-encoder"`` by default, or a folder of `argsim train bipolar --kind bi-encoder`;
-            emb-cosine: minilm by default; the learning-to-rank and other neural rankers: their trained folder).
+            emb-cosine: minilm by default, or a model object (an argsim `Encoder`, a `SentenceTransformer`); the
+            learning-to-rank and other neural rankers: their trained folder).
         options: The ranker's further options (as `--opt key=value`), e.g. ``{"bm25_idf": "okapi"}``.
         config: The run options (engine, precision, seed, data folder); None: the defaults.
 
@@ -71,7 +72,7 @@ class CounterRetriever:
         0     1  School uniforms do not stop bullying.
     """
 
-    def __init__(self, ranker: str = "bi-encoder", model: str | Path | None = None, options: dict | None = None,
+    def __init__(self, ranker: str = "bi-encoder", model: str | Path | Any = None, options: dict | None = None,
                  config: RunConfig | None = None) -> None:
         from argsim.counter.core.registry import get_ranker, ranker_options
 
@@ -81,8 +82,15 @@ class CounterRetriever:
         bad = [k for k in self.options if k not in allowed]
         if bad:
             raise ArgsimError(f"'{bad[0]}' is not an option of {ranker}; valid keys: {', '.join(allowed) or 'none'}")
+        if model is not None and not isinstance(model, (str, Path)):
+            from argsim.backend.resolve import resolve_model
+
+            resolve_model(model, config, cross_encoder=False)  # an object argsim cannot use: one line, now
+            if ranker != "emb-cosine":
+                raise ArgsimError(f"a model object ranks with ranker='emb-cosine' (the cosine of its embeddings); "
+                                  f"'{ranker}' takes a model name or trained folder")
         if model is not None:
-            self.options["model"] = str(model)
+            self.options["model"] = str(model) if isinstance(model, Path) else model
         self.ranker = ranker
         self.config = config or RunConfig()
         self.candidates: list[str] = []
@@ -161,9 +169,10 @@ class CounterRetriever:
         return pd.DataFrame(rows, columns=RETRIEVE_COLUMNS)
 
     def evaluate(self, split: str = "test", setting: str = "sdoc", limit: int | None = None,
-                 sample: int | None = None, data_dir: str | Path | None = None) -> dict[str, float]:
+                 sample: int | None = None, data_dir: str | Path | None = None):
         """accuracy@1 and MRR of this ranker on counterargs-18 (each point ranked against its pool of `setting`),
-        as `argsim rank counterargs` reports them. The index is not used: the pools come from the dataset.
+        as `argsim rank counterargs` reports them (`argsim.evaluation.CounterArgumentEvaluator` with this
+        ranker). The index is not used: the pools come from the dataset.
 
         Args:
             split: ``"training"``, ``"validation"`` or ``"test"``.
@@ -173,24 +182,26 @@ class CounterRetriever:
             data_dir: The dataset root (None: the config's, else ``$ARGSIM_DATA``).
 
         Returns:
-            ``{"accuracy_at_1": float, "mrr": float (NaN when the ranker's lower ranks are bounds),
-            "random_accuracy": float, "points": int}``.
+            An `argsim.evaluation.Evaluation` (a mapping): ``accuracy_at_1`` (primary), ``mrr`` (NaN when the
+            ranker's lower ranks are bounds), ``random_accuracy`` (a random ranker's on the same pools) and
+            ``points`` (also its `n`).
 
         Example:
             >>> import argsim
             >>> scores = argsim.CounterRetriever("bm25").evaluate("test", "sdoc", limit=20)
-            >>> round(scores["accuracy_at_1"], 3), scores["points"]
+            >>> round(scores["accuracy_at_1"], 3), scores.n
             (0.65, 20)
         """
-        from argsim.counter.core.evaluation import summarize
-        from argsim.counter.core.run import rank_counterargs
-        from argsim.engine import engine_from_config
+        from argsim.counter.core.run import dataset_points
+        from argsim.evaluation.counter import CounterArgumentEvaluator
+        from argsim.evaluation.record import Evaluation
 
-        _, records = rank_counterargs(self.ranker, [setting], split, self.options, limit=limit, sample=sample,
-                                      seed=self.config.seed,
-                                      data_dir=data_dir if data_dir is not None else self.config.data_dir,
-                                      engine=engine_from_config(self.config), precision=self.config.precision,
-                                      config=self.config)
-        (s,) = summarize(records)
-        return {"accuracy_at_1": s.accuracy_at_1, "mrr": s.mrr, "random_accuracy": s.random_accuracy,
-                "points": s.points}
+        pools = dataset_points(split, setting, limit=limit, sample=sample, seed=self.config.seed,
+                               data_dir=data_dir if data_dir is not None else self.config.data_dir)
+        options = dict(self.options)
+        model = options.pop("model", None)
+        ev = CounterArgumentEvaluator({setting: pools}, name=split, config=self.config, ranker=self.ranker,
+                                      options=options).evaluate(model)
+        return Evaluation(ev.task, {"accuracy_at_1": ev[f"{setting}_accuracy@1"], "mrr": ev[f"{setting}_mrr"],
+                                    "random_accuracy": ev.details["random_accuracy"][setting], "points": ev.n},
+                          "accuracy_at_1", data=f"{split}/{setting}", n=ev.n, details={"ranker": self.ranker})

@@ -6,23 +6,34 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from argsim.config import RunConfig
 
 
-def encoder(model: str = "minilm", pooling: str | None = None, max_seq_length: int | None = None,
+def encoder(model: Any = "minilm", pooling: str | None = None, max_seq_length: int | None = None,
             batch_size: int = 64, config: RunConfig | None = None, role: str | None = None):
-    """The backend encoder `model` (loaded once per process; see `argsim.backend.get_encoder`) for texts in `role`
-    (`Encoder.for_role`: a two-tower model's tower; refused without a role for such a model)."""
+    """The backend encoder `model` for texts in `role` (`Encoder.for_role`: a two-tower model's tower; refused
+    without a role for such a model): a name or folder loaded once per process (`argsim.backend.get_encoder`), or
+    a model object (`argsim.backend.resolve.resolve_model`: an argsim `Encoder`, a `SentenceTransformer`)."""
     from argsim.backend import get_encoder
+    from argsim.backend.resolve import resolve_model
 
-    return get_encoder(model, pooling=pooling, max_seq_length=max_seq_length, batch_size=batch_size,
-                       config=config).for_role(role)
+    if isinstance(model, (str, Path)):
+        return get_encoder(str(model), pooling=pooling, max_seq_length=max_seq_length, batch_size=batch_size,
+                           config=config).for_role(role)
+    if pooling is not None or max_seq_length is not None:
+        from argsim.errors import ModelError
+
+        raise ModelError("pooling and max_seq_length apply to a model loaded by name or folder, not to a model "
+                         "object (set them on the object)")
+    enc = resolve_model(model, config, cross_encoder=False, batch_size=batch_size)
+    return enc.for_role(role) if hasattr(enc, "for_role") else enc
 
 
-def encode(texts: str | Sequence[str], model: str = "minilm", batch_size: int = 64, normalize: bool = False,
+def encode(texts: str | Sequence[str], model: Any = "minilm", batch_size: int = 64, normalize: bool = False,
            pooling: str | None = None, max_seq_length: int | None = None,
            config: RunConfig | None = None, role: str | None = None) -> np.ndarray:
     """Embed texts with a backend model; vectors are cached on disk, so a second call over the same texts is fast.
@@ -35,8 +46,9 @@ def encode(texts: str | Sequence[str], model: str = "minilm", batch_size: int = 
 
     Args:
         texts: A list of strings (or one string).
-        model: A registry name (`argsim models` lists them: minilm, e5-multilingual, ginza, ...) or a model
-            folder (sentence-transformers, transformers, or one that `argsim train ...` wrote).
+        model: A registry name (`argsim models` lists them: minilm, e5-multilingual, ginza, ...), a model
+            folder (sentence-transformers, transformers, or one that `argsim train ...` wrote), a Hugging Face id
+            in the local cache, or a model object (an argsim `Encoder`, a `SentenceTransformer`).
         batch_size: Texts per forward pass.
         normalize: L2-normalise each vector (then a dot product is the cosine).
         pooling: None (the model's own), or "mean", "cls", "cls-last4" for a plain transformer.

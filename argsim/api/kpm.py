@@ -18,7 +18,7 @@ import pandas as pd
 from argsim.config import RunConfig
 from argsim.errors import ArgsimError
 
-MATCH_COLUMNS = ["arg_id", "argument", "topic", "stance", "key_point_id", "key_point", "score"]
+MATCH_COLUMNS = ["arg_id", "argument", "topic", "stance", "key_point_id", "key_point", "score", "matched"]
 
 
 def _frame(items: Any, text_col: str, id_col: str, prefix: str, topic: str | None, stance: int) -> pd.DataFrame:
@@ -59,8 +59,12 @@ def kpm_data(arguments: Any, key_points: Any, topic: str | None = None, stance: 
         bad = [s for s in frame["stance"] if s not in (1, -1)]
         if bad:
             raise ArgsimError(f"{what} stance must be 1 (pro) or -1 (con), not {bad[0]!r}")
-    return KPMData(name, [Argument(*r) for r in a.itertuples(index=False)],
+    from argsim.data.argkp import warn_unscorable
+
+    data = KPMData(name, [Argument(*r) for r in a.itertuples(index=False)],
                    [KeyPoint(*r) for r in k.itertuples(index=False)])
+    warn_unscorable(data, name)  # the warning the CLI's loader gives (a topic differing only in case, ...)
+    return data
 
 
 class KeyPointMatcher:
@@ -71,35 +75,49 @@ class KeyPointMatcher:
         model: None (the default of `argsim rank keypoints`: the shipped key point matcher ``"kpm"`` where the
             package carries it, else ``"minilm"``), a backend model name (``"minilm"`` zero-shot, ``"kpm"``), a
             model folder (trained by `fit`, `argsim train sbert`, `train mts` or
-            `train kpm-cross`), or a list of them for an ensemble.
+            `train kpm-cross`), a model object (an argsim `Encoder`, a `SentenceTransformer`, a `CrossEncoder`;
+            `argsim.backend.resolve.resolve_model`), or a list of them for an ensemble.
         weights: Ensemble weights, one per model (None: equal).
         combine: How an ensemble combines scores: ``"zscore"``, ``"zlogit"`` or ``"mean"`` (see
             `argsim rank keypoints --help`).
         arg_template, kp_template: How plain encoders see a statement: fields ``{text}``, ``{topic}``,
             ``{stance}`` (e.g. ``"{topic} {text}"``); context-aware models (MTS) ignore them.
-        threshold: The score from which an argument counts towards its best key point's coverage.
+        threshold: The score from which an argument matches its best key point (below it no key point fits);
+            None: the model's own (`argsim.kpm.threshold`: recorded with the model, else its score scale's
+            default).
         config: The run options (device, precision, seed, cache, quiet, data folder); None: the defaults.
 
     Example:
         >>> import argsim
         >>> m = argsim.KeyPointMatcher("minilm")
-        >>> m.match(["Nuclear plants emit no CO2.", "Reactors can melt down."],
-        ...         ["Nuclear power is clean", "Nuclear power is dangerous"])[["argument", "key_point"]]
-                              argument                   key_point
-        0  Nuclear plants emit no CO2.      Nuclear power is clean
-        1      Reactors can melt down.  Nuclear power is dangerous
+        >>> m.match(["Nuclear power plants are clean.", "Meltdowns make nuclear power dangerous.",
+        ...          "The weather is nice today."],
+        ...         ["Nuclear power is clean", "Nuclear power is dangerous"])[["argument", "key_point", "matched"]]
+                                          argument                   key_point  matched
+        0          Nuclear power plants are clean.      Nuclear power is clean     True
+        1  Meltdowns make nuclear power dangerous.  Nuclear power is dangerous     True
+        2               The weather is nice today.                         NaN    False
     """
 
     def __init__(self, model: str | Path | Sequence[str | Path] | None = None,
                  weights: Sequence[float] | None = None, combine: str = "zscore", arg_template: str = "{text}",
-                 kp_template: str = "{text}", threshold: float = 0.5, config: RunConfig | None = None) -> None:
+                 kp_template: str = "{text}", threshold: float | None = None,
+                 config: RunConfig | None = None) -> None:
         if model is None:
             from argsim.kpm.scoring import default_model
 
             model = default_model()
-        self.models = [str(m) for m in ([model] if isinstance(model, (str, Path)) else model)]
+        from argsim.backend.resolve import resolve_model
+
+        self.config = config or RunConfig()
+        # a model object is one model (a SentenceTransformer iterates over its modules): only lists are ensembles
+        self.models = [str(m) if isinstance(m, Path) else m for m in (model if isinstance(model, (list, tuple))
+                                                                        else [model])]
         if not self.models:
             raise ArgsimError("give at least one model")
+        for m in self.models:
+            if not isinstance(m, str):
+                resolve_model(m, self.config)  # an object argsim cannot use: one line now, not at the first match
         from argsim.kpm.ensemble import check_weights
 
         check_weights(self.models, weights)
@@ -107,11 +125,13 @@ class KeyPointMatcher:
         self.combine = combine
         self.arg_template, self.kp_template = arg_template, kp_template
         self.threshold = threshold
-        self.config = config or RunConfig()
         self.training_info_: dict | None = None
 
     def __repr__(self) -> str:
-        model = self.models[0] if len(self.models) == 1 else self.models
+        from argsim.kpm.rank import model_label
+
+        labels = [model_label(m) for m in self.models]
+        model = labels[0] if len(labels) == 1 else labels
         return f"KeyPointMatcher(model={model!r})"
 
     # -------------------------------------------------------------- scoring
@@ -139,22 +159,26 @@ class KeyPointMatcher:
 
         Returns:
             A DataFrame, one row per argument in input order: ``arg_id, argument, topic, stance, key_point_id,
-            key_point, score`` (ids ``a0, a1, ...`` / ``k0, k1, ...`` for lists). An argument without a key
-            point of its topic and stance has an empty key point and a NaN score.
+            key_point, score, matched`` (ids ``a0, a1, ...`` / ``k0, k1, ...`` for lists): its best key point and
+            score when that score reaches the threshold (``matched`` True); below it, no key point fits: an empty
+            key point, the best score, ``matched`` False. An argument without a key point of its topic and stance
+            has an empty key point and a NaN score.
         """
         data = kpm_data(arguments, key_points, topic, stance)
         ranking = self.rank(data)
         if all_pairs:
-            best = {(m.arg_id, m.key_point_id) for m in ranking.matches}
-            rows = [(a.arg_id, a.text, a.topic, a.stance, kid, data.kp_by_id[kid].text, score, (a.arg_id, kid) in best)
+            best = {(m.arg_id, m.key_point_id) for m in ranking.matches if m.matched}
+            rows = [(a.arg_id, a.text, a.topic, a.stance, kid, data.kp_by_id[kid].text, score,
+                     score >= ranking.threshold, (a.arg_id, kid) in best)
                     for a in data.arguments for kid, score in ranking.predictions.get(a.arg_id, {}).items()]
             return pd.DataFrame(rows, columns=[*MATCH_COLUMNS, "best"])
         by_arg = {m.arg_id: m for m in ranking.matches}
         rows = []
         for a in data.arguments:
             m = by_arg.get(a.arg_id)
-            rows.append((a.arg_id, a.text, a.topic, a.stance, m.key_point_id if m else None,
-                         m.key_point if m else None, m.score if m else np.nan))
+            fits = m is not None and m.matched
+            rows.append((a.arg_id, a.text, a.topic, a.stance, m.key_point_id if fits else None,
+                         m.key_point if fits else None, m.score if m else np.nan, fits))
         return pd.DataFrame(rows, columns=MATCH_COLUMNS)
 
     def match_df(self, pairs: pd.DataFrame) -> pd.DataFrame:
@@ -176,8 +200,9 @@ class KeyPointMatcher:
     # -------------------------------------------------------------- evaluation
 
     def evaluate(self, split: str | pd.DataFrame = "dev", topics: Sequence[str] | None = None,
-                 formula: str = "leaderboard", data_dir: str | Path | None = None) -> dict[str, float]:
-        """The official mAP (`argsim.kpa_map`) of this matcher on a labelled ArgKP split.
+                 formula: str = "leaderboard", data_dir: str | Path | None = None):
+        """The official mAP (`argsim.kpa_map`) of this matcher on a labelled ArgKP split, and the threshold that
+        maximises F1 on its labelled pairs (`argsim.evaluation.KPAMapEvaluator`).
 
         Args:
             split: An ArgKP split name (``"dev"``, ``"train"``), or a DataFrame of labelled pairs as
@@ -187,21 +212,20 @@ class KeyPointMatcher:
             data_dir: The dataset root (None: the config's, else ``$ARGSIM_DATA``).
 
         Returns:
-            ``{"strict_map": float, "relaxed_map": float}``.
+            An `argsim.evaluation.Evaluation` (a mapping): ``strict_map`` (primary), ``relaxed_map``,
+            ``threshold``, ``f1_at_threshold``.
 
         Example:
             >>> import argsim
             >>> scores = argsim.KeyPointMatcher("minilm").evaluate(
             ...     "dev", topics=["We should abandon the use of school uniform"])
             >>> {name: round(value, 4) for name, value in scores.items()}
-            {'strict_map': 0.8882, 'relaxed_map': 0.9581}
+            {'strict_map': 0.8882, 'relaxed_map': 0.9581, 'threshold': 0.7401, 'f1_at_threshold': 0.6096}
         """
         from argsim.api.metrics import kpm_data_from_frame
         from argsim.data.argkp import load_argkp
-        from argsim.metrics.kpa_map import FORMULAS
+        from argsim.evaluation.kpa_map import KPAMapEvaluator
 
-        if formula not in FORMULAS:
-            raise ArgsimError(f"unknown formula '{formula}': choose {' or '.join(FORMULAS)}")
         if isinstance(split, str):
             data = load_argkp(split, data_dir if data_dir is not None else self.config.data_dir)
         else:
@@ -210,8 +234,10 @@ class KeyPointMatcher:
             data = data.subset(topics)
         if not data.has_labels:
             raise ArgsimError(f"{data.name}: no gold labels to evaluate against")
-        r = self.rank(data).maps[formula]
-        return {"strict_map": r.strict, "relaxed_map": r.relaxed}
+        # the run `rank keypoints` makes (one model or the ensemble), scored by the task's evaluator
+        evaluator = KPAMapEvaluator(data, name=data.name, config=self.config, formula=formula,
+                                    score=lambda _models: self.rank(data).predictions)
+        return evaluator.evaluate(self.models)
 
     # -------------------------------------------------------------- training
 
@@ -246,6 +272,8 @@ class KeyPointMatcher:
 
         if len(self.models) != 1:
             raise ArgsimError("fit trains one model: give KeyPointMatcher a single model")
+        if not isinstance(self.models[0], str):
+            raise ArgsimError("fit trains a model given by name or folder, not a model object (save it first)")
         if isinstance(split, str):
             data = load_argkp(split, data_dir if data_dir is not None else self.config.data_dir)
         else:

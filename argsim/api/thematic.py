@@ -13,7 +13,7 @@ from argsim.config import RunConfig
 from argsim.errors import ArgsimError
 
 
-def cluster_sentences(sentences: Sequence[str], model: str | Path | None = None, n_clusters: int | None = None,
+def cluster_sentences(sentences: Sequence[str], model: str | Path | Any = None, n_clusters: int | None = None,
                       algorithm: str = "kmeans", linkage: str = "ward", groups: Sequence[Any] | None = None,
                       labels: Sequence[Any] | None = None, config: RunConfig | None = None) -> np.ndarray:
     """Cluster sentences by theme: embed them (`argsim.encode`), then k-means or agglomerative clustering of the
@@ -21,7 +21,8 @@ def cluster_sentences(sentences: Sequence[str], model: str | Path | None = None,
 
     Args:
         sentences: The sentences.
-        model: A backend model name or folder (e.g. a thematic encoder trained by `argsim train thematic`); None:
+        model: A backend model name or folder (e.g. a thematic encoder trained by `argsim train thematic`), or a
+            model object (an argsim `Encoder`, a `SentenceTransformer`); None:
             the shipped thematic encoder ``"thematic"`` where the package carries it, else ``"minilm"``
             (`argsim.thematic.cluster.default_model`).
         n_clusters: Clusters per group; None: each group's number of distinct gold `labels`.
@@ -55,10 +56,13 @@ def cluster_sentences(sentences: Sequence[str], model: str | Path | None = None,
         raise ArgsimError("give n_clusters, or the gold labels to take it from")
     if n_clusters is not None and n_clusters < 1:
         raise ArgsimError("n_clusters must be at least 1")
-    rows = [{"article": "" if groups is None else groups[i], **({} if labels is None else {"label": labels[i]})}
-            for i in range(len(texts))]
+    from argsim.io import canonical_columns
+
+    rows = canonical_columns([{"article": "" if groups is None else groups[i],
+                               **({} if labels is None else {"label": labels[i]})} for i in range(len(texts))],
+                             "cluster_sentences", ("label", "article"))
     if not texts:
         return np.zeros(0, dtype=int)
-    vectors = encode(texts, model=str(model or default_model()), config=config)
+    vectors = encode(texts, model=default_model() if model is None else model, config=config)
     return np.asarray(cluster_groups(rows, vectors, algorithm, k=n_clusters, seed=config.seed, linkage=linkage),
                       dtype=int)

@@ -43,7 +43,11 @@ def resolve_hub_model(model_id: str) -> Path:
     try:
         return Path(snapshot_download(repo_id=model_id, cache_dir=str(cache), local_files_only=offline()))
     except LocalEntryNotFoundError:
-        raise ModelError(f"unknown model '{model_id}': not an argsim name, a local folder, nor a model in the "
+        from argsim.backend.registry import known_names
+        from argsim.errors import did_you_mean
+
+        hint = did_you_mean(model_id, known_names())
+        raise ModelError(f"unknown model '{model_id}'{hint}: not an argsim name, a local folder, nor a model in the "
                          f"local Hugging Face cache ({cache}); HF_HUB_OFFLINE is set, so nothing was downloaded "
                          f"(`hf download {model_id}` where the network is allowed)") from None
     except (HfHubHTTPError, OSError, ValueError) as exc:

@@ -136,13 +136,17 @@ def model_path(name: str) -> Path:
     if name in MODELS:
         raise ModelError(f"model '{name}' is not a transformer: it has no folder to fine-tune")
     from argsim.backend.hub import looks_like_hub_id, resolve_hub_model
+    from argsim.errors import did_you_mean, nearest
 
+    match = nearest(name, known_names())
+    if "/" not in name and match is not None and match.casefold() == name.strip().casefold():
+        raise ModelError(f"unknown model '{name}'{did_you_mean(name, known_names())}: names are case-sensitive")
     if looks_like_hub_id(name) and not p.exists():
         folder = resolve_hub_model(name)  # a Hugging Face id, through the local HF cache
         check_model_folder(folder)
         return folder
-    raise ModelError(f"unknown model '{name}': use one of {', '.join(known_names())}, a local model folder or a "
-                     "Hugging Face model id")
+    raise ModelError(f"unknown model '{name}'{did_you_mean(name, known_names())}: use one of "
+                     f"{', '.join(known_names())}, a local model folder or a Hugging Face model id")
 
 
 @lru_cache(maxsize=4)
@@ -409,7 +413,7 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
         (1, 384)
     """
     from argsim.backend.models import POOLINGS
-    from argsim.backend.runtime import check_backend, default_threads, read_calibration
+    from argsim.backend.runtime import cap_threads, check_backend, default_threads, read_calibration
 
     if not isinstance(name, str) or not name.strip():
         raise ModelError(f"model name {name!r} is empty: give a registry name, a model folder or a Hugging Face id")
@@ -424,12 +428,12 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
     if calibration is None and config.calibration is not None and quantize != "none":
         calibration = read_calibration(config.calibration)
     cal = tuple(calibration) if calibration is not None and backend == "openvino" and quantize != "none" else None
-    threads = config.threads or default_threads()
+    threads = cap_threads(config.threads) or default_threads()
     if backend == "torch":
         import torch
 
         if config.threads:
-            torch.set_num_threads(config.threads)
+            torch.set_num_threads(threads)
         elif torch.get_num_threads() > threads:  # torch counts the affinity's CPUs, not a container's quota
             torch.set_num_threads(threads)
     run = (config.resolved_cache_dir(), config.use_cache, config.quiet)

@@ -100,6 +100,33 @@ def usable_cores(root: Path = Path("/sys/fs/cgroup")) -> int:
     return max(1, cores)
 
 
+def cap_threads(threads: int | None, option: str = "--threads") -> int | None:
+    """`threads` capped at `usable_cores()`, with one warning when it was more (more threads than cores only take
+    turns, and an absurd count makes thread pools crash the process); None stays None.
+
+    Args:
+        threads: the thread count asked for.
+        option: how the user gave it (for the warning).
+
+    Returns:
+        The count used.
+
+    Example:
+        >>> cap_threads(1)
+        1
+    """
+    if threads is None:
+        return None
+    cores = usable_cores()
+    if threads > cores:
+        from argsim.errors import warn
+
+        warn(f"{option} {threads} is more than the {cores} core(s) this process may use (CPU affinity, cgroup "
+             f"quota): {cores} are used")
+        return cores
+    return threads
+
+
 def default_threads() -> int:
     """Intra-op threads of the ONNX Runtime and OpenVINO backends when `--threads` is not given: `usable_cores()`."""
     return usable_cores()

@@ -93,15 +93,9 @@ def main_options(
     from argsim.progress import library_output
 
     library_output(quiet)  # libraries' warnings one line each (none under --quiet), their bars off under --quiet
-    if threads is not None:
-        import os
+    from argsim.backend.runtime import cap_threads
 
-        from argsim.errors import warn
-
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-        if threads > cores:
-            warn(f"--threads {threads} is more than the {cores} core(s) this process may use: the threads will "
-                 "take turns, not run faster")
+    threads = cap_threads(threads)  # at most the cores this process may use (CPU affinity, cgroup quota)
     fit_tables_to_output()
     ctx.obj = RunConfig(device=device, precision=precision, seed=seed, quiet=quiet, data_dir=data_dir,
                         cache_dir=cache_dir, use_cache=not no_cache, threads=threads, backend=backend,

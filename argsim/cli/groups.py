@@ -105,6 +105,12 @@ class ArgsimGroup(TyperGroup):
         except Exception as exc:
             import os
 
+            from argsim.errors import environment_problem
+
+            problem = environment_problem(exc)  # a full disk, a read-only folder, no home folder: one line, exit 2
+            if problem is not None and type(exc).__module__.split(".")[0] not in ("click", "typer"):
+                err_console.print(f"[bold red]error:[/] {escape(problem)}", highlight=False, soft_wrap=True)
+                raise typer.Exit(2) from None
             if type(exc).__module__.split(".")[0] in ("click", "typer") or os.environ.get("ARGSIM_DEBUG"):
                 raise  # click's own control flow; ARGSIM_DEBUG=1 (the test suite sets it): the full traceback
             text = str(exc).strip().splitlines()

@@ -79,8 +79,17 @@ class KPMData:
         return sum(1 for v in self.labels.values() if v == 1)
 
     def subset(self, topics: Iterable[str], name: str | None = None) -> KPMData:
-        """Only the arguments, key points and labels of `topics` (for topic folds and small tests)."""
+        """Only the arguments, key points and labels of `topics` (for topic folds and small tests); a topic the
+        split lacks is an ArgsimError naming the nearest one (letter case and spacing first)."""
         keep = set(topics)
+        have = sorted({a.topic for a in self.arguments} | {k.topic for k in self.key_points})
+        unknown = sorted(keep - set(have))
+        if unknown:
+            from argsim.errors import did_you_mean
+
+            raise ArgsimError(f"{self.name}: no topic {unknown[0]!r}{did_you_mean(unknown[0], have)}"
+                              f"{f' (and {len(unknown) - 1} more unknown)' if len(unknown) > 1 else ''}; "
+                              f"it has {len(have)} topics")
         args = [a for a in self.arguments if a.topic in keep]
         kps = [k for k in self.key_points if k.topic in keep]
         ids = {a.arg_id for a in args}

@@ -15,6 +15,7 @@ from pathlib import Path
 from argsim.data.catalog import DatasetInfo, Stat, register_dataset
 from argsim.errors import DataLayoutError, InputError
 from argsim.io import read_json, regular_files
+from argsim.schemas import Meetings, validate
 
 DIALOG_PREFIX = "dialog_summarization/PoliInfo2-DialogSummarization-JA-Formal-"
 DIALOG_SPLITS = {"training-segmented": "Training-Segmented", "training-unsegmented": "Training-Unsegmented",
@@ -87,15 +88,13 @@ def load_meetings(folder: str | Path, files: list[Path] | None = None) -> list[M
     meetings: list[Meeting] = []
     for path in files or minutes_files(folder):
         data = read_json(path)
-        if not isinstance(data, list):
-            raise InputError(path, "expected a JSON list of meetings")
+        validate(Meetings, data, path, what="a JSON list of meetings [{Date, ProceedingTitle, Proceeding: "
+                                            "[{Speaker, Utterance}]}]")
         rel = str(path.relative_to(folder)) if path.is_relative_to(folder) else str(path)
         for i, m in enumerate(data):
-            if not isinstance(m, dict) or "Proceeding" not in m:
-                raise InputError(path, "meeting without a 'Proceeding' list", row=i)
             mid = f"{path.stem}#{i}"
-            meeting = Meeting(id=mid, title=m.get("ProceedingTitle", ""), date=_iso_date(m.get("Date", "")),
-                              url=m.get("URL", ""), source=rel)
+            meeting = Meeting(id=mid, title=m.get("ProceedingTitle") or "", date=_iso_date(m.get("Date") or ""),
+                              url=m.get("URL") or "", source=rel)
             for j, u in enumerate(m["Proceeding"]):
                 meeting.utterances.append(Utterance(meeting=mid, date=meeting.date,
                                                     speaker=str(u.get("Speaker") or "null"),
@@ -160,7 +159,7 @@ def load_dialog_items(folder: str | Path, split: str = "training-segmented") -> 
                                     question_length=int(d["QuestionLength"] or 0),
                                     question_summary=d["QuestionSummary"] or "", answers=answers))
         except (KeyError, TypeError, ValueError) as exc:
-            raise InputError(path, f"malformed item ({exc})", row=i) from None
+            raise InputError(path, f"malformed item ({exc})", row=i + 1) from None
     return items
 
 
@@ -215,7 +214,7 @@ def load_ntcir14_items(folder: str | Path, which: str = "training") -> list[Summ
                 end=int(d["EndingLine"]), length=parse_length(d["Length"]), summary=d.get("Summary") or "",
                 sentences=split_source(d.get("Source")), source_file=which))
         except (KeyError, TypeError, ValueError) as exc:
-            raise InputError(path, f"malformed item ({exc})", row=i) from None
+            raise InputError(path, f"malformed item ({exc})", row=i + 1) from None
     return items
 
 

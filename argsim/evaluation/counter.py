@@ -18,7 +18,9 @@ How a model ranks a pool:
 - a counter cross-encoder folder, or a `CrossEncoder` object: BM25 ranks, the cross-encoder reranks the top K
   (the `cross-encoder` ranker).
 A model that reranks reports accuracy@1 / MRR of its ranking at depth `k` (as `argsim rank counterargs` ranks
-with it) and accuracy@1/K for every K of `ks` (K = 1: the first stage alone).
+with it) and accuracy@1/K for every K of `ks` (K = 1: the first stage alone). With `ranker`, a registered ranker
+(`argsim rank counterargs --list`: bm25, the learning-to-rank models, ...) ranks instead, given the model as its
+`model` option (`argsim.counter.core.run.run_ranker`, the function the command calls).
 
 Resampling unit: the point of the primary setting (its expected hit@1, 1/(ties + 1) when the true counter ties
 for first).
@@ -56,6 +58,9 @@ class CounterArgumentEvaluator(TaskEvaluator):
         ks: the depths of the reported accuracy@1/K.
         config: the run options of a model loaded by name (device, precision, cache, quiet).
         batch_size: texts or pairs per forward pass of a model object.
+        ranker: a registered ranker that ranks the pools, given the model as its `model` option (None: the model
+            ranks as the module docstring says).
+        options: the ranker's further options (`--opt key=value`).
 
     Returns (`evaluate`):
         An `Evaluation` with ``<setting>_accuracy@1`` and ``<setting>_mrr`` per setting, and
@@ -71,7 +76,8 @@ class CounterArgumentEvaluator(TaskEvaluator):
     accepts_cross_encoder: ClassVar[bool] = True
 
     def __init__(self, pools: Mapping[str, Pools], name: str = "test", primary_setting: str | None = None,
-                 k: int = 30, ks: Sequence[int] = KS, config: Any = None, batch_size: int = 64) -> None:
+                 k: int = 30, ks: Sequence[int] = KS, config: Any = None, batch_size: int = 64,
+                 ranker: str | None = None, options: Mapping[str, Any] | None = None) -> None:
         self.pools = dict(pools)
         if not self.pools:
             raise ArgsimError("give at least one setting's pools")
@@ -81,6 +87,11 @@ class CounterArgumentEvaluator(TaskEvaluator):
         super().__init__(name, f"{primary_setting}_accuracy@1")
         self.primary_setting, self.k, self.ks = primary_setting, int(k), tuple(int(x) for x in ks)
         self.config, self.batch_size = config, batch_size
+        self.ranker, self.options = ranker, dict(options or {})
+        if ranker is not None:
+            from argsim.counter.core.registry import get_ranker
+
+            get_ranker(ranker)  # an unknown name fails now, in one line
         self.records: dict[str, list[dict]] = {}
 
     @classmethod
@@ -137,6 +148,19 @@ class CounterArgumentEvaluator(TaskEvaluator):
             return scores_for_k(result, 1), None
         return scores_for_k(result, self.k), result
 
+    def _ranker_records(self, model: Any, setting: str, points: list, pools: dict[str, list],
+                        gold: dict[str, str | None]) -> list[dict]:
+        """The ranking records of the registered ranker `self.ranker` with `model` as its model option."""
+        from argsim.counter.core.run import run_ranker
+        from argsim.engine import engine_from_config
+
+        options = self.options | ({"model": model} if model is not None else {})
+        config = self.config
+        run = run_ranker(self.ranker, points, pools, gold, setting=setting, split=self.name, options=options,
+                         engine=engine_from_config(config) if config is not None else None,
+                         precision=getattr(config, "precision", "auto"), config=config)
+        return run.records
+
     def evaluate(self, model: Any) -> Evaluation:
         from argsim.backend.resolve import kept_mode
         from argsim.counter.core.evaluation import ranking_records, summarize
@@ -144,16 +168,24 @@ class CounterArgumentEvaluator(TaskEvaluator):
         from argsim.metrics.ranking import GoldRank
 
         metrics: dict[str, float] = {}
+        random: dict[str, float] = {}
         n = 0
         with kept_mode(model):
-            first, second = self._stages(model)
+            first, second = (None, None) if self.ranker is not None else self._stages(model)
             for setting, (points, pools, gold) in self.pools.items():
-                scores, staged = self._rank(first, second, points, pools)
-                records = ranking_records(points, pools, scores, gold, method="model", setting=setting,
-                                          split=self.name)
+                staged = None
+                if self.ranker is not None:
+                    records = self._ranker_records(model, setting, points, pools, gold)
+                else:
+                    scores, staged = self._rank(first, second, points, pools)
+                    records = ranking_records(points, pools, scores, gold, method="model", setting=setting,
+                                              split=self.name)
+                    for r in records:
+                        r["exact_rank"] = True
                 (summary,) = summarize(records)
                 metrics[f"{setting}_accuracy@1"] = summary.accuracy_at_1
                 metrics[f"{setting}_mrr"] = summary.mrr
+                random[setting] = summary.random_accuracy
                 if staged is not None:
                     hits = hits_over_k_pools(staged, pools, gold, self.ks)
                     metrics |= {f"{setting}_accuracy@1/{k}": float(h.mean()) for k, h in hits.items()}
@@ -164,7 +196,8 @@ class CounterArgumentEvaluator(TaskEvaluator):
                         [GoldRank(r["gold_better"], r["gold_tied"], r["pool_size"]).accuracy_at_1()
                          if r.get("gold_better") is not None else 0.0 for r in records], dtype=np.float64)
         return Evaluation(self.task, metrics, self.primary, data=self.name, n=n,
-                          details={"settings": list(self.pools), "k": self.k if second is not None else None})
+                          details={"settings": list(self.pools), "random_accuracy": random,
+                                   "ranker": self.ranker, "k": self.k if second is not None else None})
 
     def get_config_dict(self) -> dict:
         return {"settings": list(self.pools), "points": {s: len(p[0]) for s, p in self.pools.items()},

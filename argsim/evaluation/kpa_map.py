@@ -24,7 +24,7 @@ from argsim.data.argkp import KPMData
 from argsim.errors import ArgsimError
 from argsim.evaluation.base import TaskEvaluator
 from argsim.evaluation.record import Evaluation
-from argsim.metrics.kpa_map import FORMULAS
+from argsim.metrics.kpa_map import FORMULAS, f1_threshold
 
 Predictions = dict[str, dict[str, float]]
 
@@ -35,28 +35,6 @@ def default_split(data_dir: Any = None) -> str:
     from argsim.data.catalog import dataset_dir
 
     return "test" if split_files(dataset_dir("argkp", data_dir), "test")[2].is_file() else "dev"
-
-
-def f1_threshold(predictions: Predictions, labels: dict[tuple[str, str], int]) -> tuple[float, float]:
-    """The score threshold t maximising F1 of "score >= t is a match" over the labelled pairs that have a score,
-    and that F1 (scikit-learn's precision-recall curve; the first of equal maxima, i.e. the lowest threshold).
-
-    Example:
-        >>> f1_threshold({"a": {"k1": 0.9, "k2": 0.2}, "b": {"k1": 0.6}},
-        ...              {("a", "k1"): 1, ("a", "k2"): 0, ("b", "k1"): 1})
-        (0.6, 1.0)
-    """
-    from sklearn.metrics import precision_recall_curve
-
-    pairs = [(predictions[a][k], y) for (a, k), y in labels.items() if k in predictions.get(a, {})]
-    y = np.array([p[1] for p in pairs], dtype=np.int64)
-    if not len(y) or not y.any():
-        return float("nan"), float("nan")
-    precision, recall, thresholds = precision_recall_curve(y, np.array([p[0] for p in pairs], dtype=np.float64))
-    p, r = precision[:-1], recall[:-1]
-    f1 = np.divide(2 * p * r, p + r, out=np.zeros_like(p), where=(p + r) > 0)
-    best = int(np.argmax(f1))
-    return round(float(thresholds[best]), 6), float(f1[best])
 
 
 @dataclass
@@ -177,22 +155,11 @@ class KPAMapEvaluator(TaskEvaluator):
 
     def predictions_of(self, model: Any) -> Predictions:
         """`{arg_id: {kp_id: score}}` of `model` on the gold arguments (see the class docstring)."""
-        from pathlib import Path
-
-        from argsim.backend.resolve import PairScorer, resolve_model
+        from argsim.kpm.ensemble import score_model
 
         if self.score is not None:
             return self.score(model)
-        if isinstance(model, (str, Path)):
-            from argsim.kpm.ensemble import score_model
-
-            return score_model(self.gold, str(model), self.config, self.arg_template, self.kp_template)
-        scorer = resolve_model(model, self.config, batch_size=self.batch_size)
-        if isinstance(scorer, PairScorer):
-            return pair_predictions(self.gold, scorer)
-        from argsim.kpm.scoring import score_key_points
-
-        return score_key_points(self.gold, scorer, self.arg_template, self.kp_template)
+        return score_model(self.gold, model, self.config, self.arg_template, self.kp_template)
 
     def evaluate(self, model: Any) -> Evaluation:
         from argsim.backend.resolve import kept_mode
@@ -217,19 +184,3 @@ class KPAMapEvaluator(TaskEvaluator):
 
     def get_config_dict(self) -> dict:
         return {"gold": self.gold.name, "formula": self.formula}
-
-
-def pair_predictions(gold: KPMData, scorer: Any) -> Predictions:
-    """`{arg_id: {kp_id: score}}` of a pair scorer (`argsim.backend.resolve.PairScorer`) over every argument and
-    each key point of its topic and stance, the argument's text first."""
-    keys, pairs = [], []
-    for a in gold.arguments:
-        for k in gold.candidates(a):
-            keys.append((a.arg_id, k.kp_id))
-            pairs.append((a.text, k.text))
-    if not pairs:
-        raise ArgsimError(f"{gold.name}: no argument has a key point of its topic and stance to score")
-    out: Predictions = {}
-    for (aid, kid), s in zip(keys, scorer.score(pairs), strict=True):
-        out.setdefault(aid, {})[kid] = round(float(s), 6)
-    return out

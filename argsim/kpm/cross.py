@@ -94,7 +94,12 @@ def policy(cfg: CrossConfig):
 
 
 def is_cross_encoder(name: str | Path) -> bool:
-    """True for a folder that sentence-transformers saved as a CrossEncoder (its config's model_type)."""
+    """True for a folder that sentence-transformers saved as a CrossEncoder (its config's model_type), or a
+    `CrossEncoder` object."""
+    if not isinstance(name, (str, Path)):
+        from argsim.backend.resolve import is_cross_encoder_object
+
+        return is_cross_encoder_object(name)
     path = Path(name).expanduser() / ST_CONFIG
     if not path.is_file():
         return False

@@ -21,6 +21,8 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -92,14 +94,24 @@ def combine_predictions(parts: Sequence[Predictions], weights: Sequence[float] |
     return out
 
 
-def score_model(data: KPMData, model: str, config=None, arg_template: str = "{text}",
+def score_model(data: KPMData, model: str | Any, config=None, arg_template: str = "{text}",
                 kp_template: str = "{text}", engine: Engine | None = None) -> Predictions:
     """`{arg_id: {kp_id: score}}` of one model: a cross-encoder folder (its sigmoid probability) or any backend
-    encoder (cosine; MTS takes topic and stance itself, plain encoders the templates), its embedding on `engine`
-    (None: this process). A cross-encoder scores in this process on every engine: each pair is one forward pass
-    of the pair (nothing to cache or share), and on a CPU machine its torch threads already use every core."""
+    encoder (cosine; MTS takes topic and stance itself, plain encoders the templates), or a model object that
+    `argsim.backend.resolve.resolve_model` takes (a `CrossEncoder` scores (argument, key point) text pairs); the
+    embedding runs on `engine` (None: this process). A cross-encoder scores in this process on every engine: each
+    pair is one forward pass of the pair (nothing to cache or share), and on a CPU machine its torch threads already
+    use every core."""
     from argsim.kpm.cross import is_cross_encoder
 
+    if not isinstance(model, (str, Path)):  # an object: an Encoder, a SentenceTransformer or a CrossEncoder
+        from argsim.backend.resolve import PairScorer, resolve_model
+        from argsim.kpm.scoring import pair_predictions, score_key_points
+
+        scorer = resolve_model(model, config)
+        if isinstance(scorer, PairScorer):
+            return pair_predictions(data, scorer)
+        return score_key_points(data, scorer, arg_template, kp_template, engine)
     if is_cross_encoder(model):
         from argsim.backend.device import inference_precision, resolve_device
         from argsim.backend.registry import runtime_spec

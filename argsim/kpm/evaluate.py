@@ -15,7 +15,7 @@ import numpy as np
 from argsim.config import RunConfig
 from argsim.data.argkp import KPMData, load_argkp
 from argsim.io import write_json
-from argsim.metrics.kpa_map import FORMULAS, MapResult, evaluate_map
+from argsim.metrics.kpa_map import FORMULAS, MapResult, evaluate_map, f1_threshold
 
 
 def map_of_folder(folder: Path, gold: KPMData, config: RunConfig | None = None,
@@ -50,6 +50,8 @@ def training_inputs(data: KPMData, eval_split: str | None, config: RunConfig | N
 def evaluate_trained(folder: Path, gold: KPMData | None, info: dict, config: RunConfig | None = None) -> dict:
     """Score the evaluation split `gold` (see `training_inputs`) with the freshly trained `folder` under both
     formulas; the mAPs are added to the training info (`info["eval"][formula] = {split, data, strict, relaxed}`),
+    and so is the model's decision threshold, the one maximising F1 on the split's labelled pairs
+    (`info["threshold"] = {value, f1, data}`, read by `argsim.kpm.threshold`),
     written back to `argsim_train.json` and into the model's record, and the predictions to
     `predictions_<split>.json`. Without a split, or off the main process: `info` unchanged."""
     from argsim.training import is_main_process
@@ -64,6 +66,9 @@ def evaluate_trained(folder: Path, gold: KPMData | None, info: dict, config: Run
     for formula in FORMULAS:
         r = evaluate_map(preds, gold, formula=formula)
         info["eval"][formula] = {"split": split, "data": gold.name, "strict": r.strict, "relaxed": r.relaxed}
+    value, f1 = f1_threshold(preds, gold.labels)
+    if value == value:  # the model's decision threshold (argsim.kpm.threshold), when the split has a match
+        info["threshold"] = {"value": value, "f1": f1, "data": gold.name}
     write_json(folder / "argsim_train.json", info)
     ev = info["eval"]["leaderboard"]
     add_metrics(folder, {f"{split}_strict_map": ev["strict"], f"{split}_relaxed_map": ev["relaxed"]})

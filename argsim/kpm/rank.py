@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from argsim.config import RunConfig
 from argsim.data.argkp import KPMData
@@ -32,24 +33,28 @@ class KeypointRanking:
     coverage: list[Coverage]
     seconds: float
     maps: dict[str, MapResult] = field(default_factory=dict)
+    #: where the threshold comes from: "given", "recorded" (the model's card or training record), a default
+    threshold_source: str = "given"
 
     def summary(self) -> dict:
         """The run's summary (`metrics.json`): models, data, counts, seconds and the mAPs."""
         out = {"models": self.models, "weights": self.weights or None,
                "combine": self.combine if len(self.models) > 1 else None, "data": self.data.name,
                "arguments": len(self.data.arguments), "key_points": len(self.data.key_points),
-               "scored_arguments": len(self.predictions), "seconds": self.seconds}
+               "scored_arguments": len(self.predictions), "matched_arguments": sum(m.matched for m in self.matches),
+               "threshold": self.threshold, "threshold_source": self.threshold_source, "seconds": self.seconds}
         if self.maps:
             out["map"] = {f: {"strict": r.strict, "relaxed": r.relaxed} for f, r in self.maps.items()}
         return out
 
 
-def rank_keypoints(data: KPMData, models: Sequence[str] | None = None, weights: Sequence[float] | None = None,
+def rank_keypoints(data: KPMData, models: Sequence[Any] | None = None, weights: Sequence[float] | None = None,
                    combine: str = "zscore", config: RunConfig | None = None, arg_template: str = "{text}",
-                   kp_template: str = "{text}", threshold: float = 0.5,
+                   kp_template: str = "{text}", threshold: float | None = None,
                    out: str | Path | None = None) -> KeypointRanking:
-    """Score `data` with `models` (one, or an ensemble combined by `combine` with `weights`), then the best
-    matches, the coverage at `threshold` and, when `data` has labels, the mAP under both formulas.
+    """Score `data` with `models` (one, or an ensemble combined by `combine` with `weights`; names, folders or
+    model objects), then the best matches, whether each fits (score >= `threshold`; None: the model's own,
+    `argsim.kpm.threshold`), the coverage and, when `data` has labels, the mAP under both formulas.
 
     The embedding runs on the engine of `config` (local or Ray; see `argsim.kpm.scoring`). With `out`, writes
     `predictions.json` (the input of `argsim eval map`), `best_keypoints.csv`, `coverage.csv` and `metrics.json`
@@ -67,16 +72,29 @@ def rank_keypoints(data: KPMData, models: Sequence[str] | None = None, weights: 
         models = [default_model()]  # the shipped key point matcher when the package carries it
     check_weights(models, weights)
     with timed() as t:
-        preds, _ = score_models(data, models, weights, combine, config, arg_template, kp_template,
-                                engine_from_config(config))
-    matches = best_matches(data, preds)
-    result = KeypointRanking(data, models, list(weights) if weights else None, combine, threshold, preds, matches,
-                             coverage(data, matches, threshold), t["seconds"])
+        preds, parts = score_models(data, models, weights, combine, config, arg_template, kp_template,
+                                    engine_from_config(config))
+    source = "given"
+    if threshold is None:
+        from argsim.kpm.threshold import ensemble_threshold
+
+        threshold, source = ensemble_threshold(models, parts, weights, combine)
+    matches = best_matches(data, preds, threshold)
+    result = KeypointRanking(data, [model_label(m) for m in models], list(weights) if weights else None, combine,
+                             threshold, preds, matches, coverage(data, matches, threshold), t["seconds"],
+                             threshold_source=source)
     if data.has_labels:
         result.maps = {f: evaluate_map(preds, data, formula=f) for f in FORMULAS}
     if out is not None:
         write_ranking(result, Path(out))
     return result
+
+
+def model_label(model: Any) -> str:
+    """How a model is named in a ranking's summary: its name or folder, else its class (a model object)."""
+    if isinstance(model, (str, Path)):
+        return str(model)
+    return str(getattr(model, "name", None) or type(model).__name__)
 
 
 def write_ranking(result: KeypointRanking, out: Path) -> None:

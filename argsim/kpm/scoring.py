@@ -118,6 +118,22 @@ def score_key_points(data: KPMData, encoder: Encoder, arg_template: str = "{text
     return out
 
 
+def pair_predictions(gold: KPMData, scorer) -> Predictions:
+    """`{arg_id: {kp_id: score}}` of a pair scorer (`argsim.backend.resolve.PairScorer`) over every argument and
+    each key point of its topic and stance, the argument's text first."""
+    keys, pairs = [], []
+    for a in gold.arguments:
+        for k in gold.candidates(a):
+            keys.append((a.arg_id, k.kp_id))
+            pairs.append((a.text, k.text))
+    if not pairs:
+        raise ArgsimError(f"{gold.name}: no argument has a key point of its topic and stance to score")
+    out: Predictions = {}
+    for (aid, kid), s in zip(keys, scorer.score(pairs), strict=True):
+        out.setdefault(aid, {})[kid] = round(float(s), 6)
+    return out
+
+
 @dataclass
 class BestMatch:
     arg_id: str
@@ -127,10 +143,13 @@ class BestMatch:
     key_point_id: str
     key_point: str
     score: float
+    matched: bool = True  # score >= the model's threshold: the key point fits; False: no key point fits
 
 
-def best_matches(data: KPMData, predictions: Predictions) -> list[BestMatch]:
-    """Each argument's highest-scoring key point (first on ties), in the arguments file's order."""
+def best_matches(data: KPMData, predictions: Predictions, threshold: float | None = None) -> list[BestMatch]:
+    """Each argument's highest-scoring key point (first on ties), in the arguments file's order, and whether it
+    fits: `matched` when its score >= `threshold` (None: every best key point counts). An argument below the
+    threshold keeps its best key point and score for inspection, but matches no key point."""
     out = []
     for arg in data.arguments:
         scores = predictions.get(arg.arg_id)
@@ -138,7 +157,7 @@ def best_matches(data: KPMData, predictions: Predictions) -> list[BestMatch]:
             continue
         kp_id = max(scores.items(), key=lambda kv: kv[1])[0]
         out.append(BestMatch(arg.arg_id, arg.text, arg.topic, arg.stance, kp_id, data.kp_by_id[kp_id].text,
-                             scores[kp_id]))
+                             scores[kp_id], threshold is None or scores[kp_id] >= threshold))
     return out
 
 
@@ -154,7 +173,8 @@ class Coverage:
 
 
 def coverage(data: KPMData, matches: list[BestMatch], threshold: float) -> list[Coverage]:
-    """Per key point: how many arguments it matches (best key point, score >= threshold), KPA's summary."""
+    """Per key point: how many arguments it matches (their best key point, score >= threshold: the model's own,
+    `argsim.kpm.threshold`), KPA's summary."""
     per_group: dict[tuple[str, int], int] = {}
     for a in data.arguments:
         per_group[(a.topic, a.stance)] = per_group.get((a.topic, a.stance), 0) + 1

@@ -104,21 +104,11 @@ class _Pair:
 def read_predictions(path: str | Path) -> dict[str, dict[str, float]]:
     """Read and validate a shared-task predictions JSON `{arg_id: {kp_id: score}}` (order preserved)."""
     from argsim.io import read_json
+    from argsim.schemas import Predictions, validate
 
-    data = read_json(path)
-    if not isinstance(data, dict):
-        raise InputError(path, "predictions must be a JSON object {arg_id: {key_point_id: score}}")
-    out: dict[str, dict[str, float]] = {}
-    for arg_id, kps in data.items():
-        if not isinstance(kps, dict):
-            raise InputError(path, f"arg_id {arg_id!r}: expected an object {{key_point_id: score}}")
-        scores = {}
-        for kp_id, score in kps.items():
-            if isinstance(score, bool) or not isinstance(score, (int, float)) or not np.isfinite(score):
-                raise InputError(path, f"arg_id {arg_id!r}, key point {kp_id!r}: score {score!r} is not a "
-                                       "finite number")
-            scores[kp_id] = float(score)
-        out[arg_id] = scores
+    out = validate(Predictions, read_json(path), path,
+                   what="predictions {arg_id: {key_point_id: score}}")
+    out = {arg_id: {kp_id: float(score) for kp_id, score in kps.items()} for arg_id, kps in out.items()}
     if not any(out.values()):
         raise InputError(path, "no predictions: not one (argument, key point) score; an empty file would score "
                                "mAP 0 for every group")
@@ -209,3 +199,29 @@ def evaluate_map(predictions: Predictions, gold: Gold, formula: str = "leaderboa
                      arguments=len(gold.arguments), predicted=sum(a.arg_id in best for a in gold.arguments),
                      dummies=sum(a.arg_id not in best for a in gold.arguments), invalid_key_points=invalid,
                      unknown_arguments=unknown)
+
+
+def f1_threshold(predictions: Predictions, labels: Mapping[tuple[str, str], int]) -> tuple[float, float]:
+    """The score threshold t maximising F1 of "score >= t is a match" over the labelled pairs that have a score,
+    and that F1 (scikit-learn's precision-recall curve; the first of equal maxima, i.e. the lowest threshold).
+    Unlabelled (undecided) pairs are left out; (NaN, NaN) when no labelled pair is a match.
+
+    It is the decision threshold of a model's own score scale: a cosine and a probability need different ones,
+    so key point coverage and matching take it from the model (`argsim.kpm.threshold`).
+
+    Example:
+        >>> f1_threshold({"a": {"k1": 0.9, "k2": 0.2}, "b": {"k1": 0.6}},
+        ...              {("a", "k1"): 1, ("a", "k2"): 0, ("b", "k1"): 1})
+        (0.6, 1.0)
+    """
+    from sklearn.metrics import precision_recall_curve
+
+    pairs = [(predictions[a][k], y) for (a, k), y in labels.items() if k in predictions.get(a, {})]
+    y = np.array([p[1] for p in pairs], dtype=np.int64)
+    if not len(y) or not y.any():
+        return float("nan"), float("nan")
+    precision, recall, thresholds = precision_recall_curve(y, np.array([p[0] for p in pairs], dtype=np.float64))
+    p, r = precision[:-1], recall[:-1]
+    f1 = np.divide(2 * p * r, p + r, out=np.zeros_like(p), where=(p + r) > 0)
+    best = int(np.argmax(f1))
+    return round(float(thresholds[best]), 6), float(f1[best])

@@ -120,6 +120,7 @@ def summarize_items(items: Sequence[MinutesItem], encoder=None, options: Summari
         vec_of = dict(zip(texts, vecs, strict=True))
     rng = np.random.default_rng(options.seed)
     out = []
+    cut: list[str] = []  # items whose summary is a sentence cut at the budget (no whole sentence fitted)
     for it in track(items, "summarising", enabled=not quiet):
         n = key_size(it.budget, options.chars_per_key)
         lengths = [len(s) for s in it.sentences]
@@ -142,11 +143,29 @@ def summarize_items(items: Sequence[MinutesItem], encoder=None, options: Summari
         if not chosen and it.sentences:
             fallback = 0 if options.method in ("lead", "random") else _best_single(it, vec_of, options)
         summary = compose(it.sentences, chosen, it.budget, options.cap, fallback)
+        if fallback is not None and len(it.sentences[fallback]) > it.budget:
+            cut.append(it.id)
         out.append({"id": it.id, "budget": it.budget, "key_size": n, "summary": summary, "gold": it.gold,
                     "selected": [{"index": i, "sentence": it.sentences[i], "score": round(sc, 6), "rank": r + 1}
                                  for r, (i, sc) in enumerate(chosen)],
                     "n_sentences": len(it.sentences), **({"meta": it.meta} if it.meta else {})})
+    if cut:
+        warn_cut(cut, items)
     return out
+
+
+def warn_cut(cut: list[str], items: Sequence[MinutesItem]) -> None:
+    """One warning line for the items whose summary is one sentence cut at the character budget (no whole
+    sentence fitted, so `fit` could not skip what overflows), naming text that has no Japanese sentence ends
+    (English text is one long "sentence" to the Japanese sentence splitter, cut mid-word)."""
+    from argsim.errors import examples, warn
+
+    by_id = {it.id: it for it in items}
+    unsplit = [i for i in cut if all(not any(c in s for c in "。！？") for s in by_id[i].sentences)]
+    hint = (f"; {len(unsplit)} of them hold no Japanese sentence end (。！？): the summarizer splits Japanese "
+            "sentences only, so such text is cut mid-word" if unsplit else "")
+    warn(f"{len(cut)} of {len(items)} items: no whole sentence fits the budget, so the summary is the best "
+         f"sentence cut at the budget ({examples(cut)}){hint}")
 
 
 def _lead(lengths: Sequence[int], n: int, budget: int | None) -> list[tuple[int, float]]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,13 +18,24 @@ class TrainedModel:
     metrics: dict[str, float]
 
 
-def read_json_object(path: Path) -> dict | None:
-    """A JSON object a run wrote (train_config.json, the build's marker); None when missing or unreadable."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+def read_json_object(path: Path, problems: list[str] | None = None) -> dict | None:
+    """A JSON object a run wrote (train_config.json, the build's marker) checked against its schema; None when
+    missing, and None with the problem appended to `problems` when unreadable or of another shape."""
+    from argsim.errors import InputError
+    from argsim.io import read_json
+    from argsim.schemas import TrainConfig, validate
+
+    if not path.is_file():
         return None
-    return data if isinstance(data, dict) else None
+    try:
+        data = read_json(path)
+        validate(TrainConfig if path.name == "train_config.json" else dict[str, object], data, path,
+                 what="a JSON object")
+    except InputError as exc:
+        if problems is not None:
+            problems.append(str(exc))
+        return None
+    return data
 
 
 def _numbers(d: dict) -> dict[str, float]:
@@ -35,22 +45,43 @@ def _numbers(d: dict) -> dict[str, float]:
 def trained_models(root: Path, depth: int = 3) -> list[TrainedModel]:
     """Every folder under `root` (at most `depth` levels down) holding a train_config.json or a models_build.json:
     its trainer, steps, wall time, why it stopped, and the metrics measured at the end (the build's figures
-    added)."""
+    added). A folder reached twice (through a symlink) is listed once; records of another shape are left out
+    with one warning giving their count and the first problem; `root` that exists but is not a folder is an
+    InputError."""
+    from argsim.errors import InputError, warn
+
     root = Path(root)
+    if root.exists() and not root.is_dir():
+        raise InputError(root, "is a file; expected the folder that holds trained models")
     if not root.is_dir():
         return []
     found: dict[Path, TrainedModel] = {}
+    problems: list[str] = []
     for level in range(1, depth + 1):
         for rec in RECORDS:
             for path in sorted(root.glob("/".join(["*"] * level) + f"/{rec}")):
                 if "checkpoints" in path.parts:
                     continue
                 folder = path.parent
-                config = read_json_object(folder / "train_config.json") or {}
-                build = read_json_object(folder / "models_build.json") or {}
-                found[folder] = TrainedModel(folder, config.get("trainer") or build.get("recipe", "?"),
-                                             config.get("steps"), config.get("seconds") or build.get("seconds"),
-                                             config.get("stopped_by"),
-                                             {**_numbers(config.get("metrics") or {}),
-                                              **_numbers(build.get("figures") or {})})
+                if folder.resolve() in found:
+                    continue
+                config = read_json_object(folder / "train_config.json", problems) or {}
+                build = read_json_object(folder / "models_build.json", problems) or {}
+                if not config and not build:
+                    continue
+                found[folder.resolve()] = TrainedModel(
+                    folder, config.get("trainer") or str(build.get("recipe") or "?"), config.get("steps"),
+                    config.get("seconds") or _number(build.get("seconds")), config.get("stopped_by"),
+                    {**_numbers(config.get("metrics") or {}), **_numbers(_dict(build.get("figures")))})
+    problems = list(dict.fromkeys(problems))
+    if problems:
+        warn(f"{len(problems)} training record(s) under {root} could not be read and are left out ({problems[0]})")
     return sorted(found.values(), key=lambda m: str(m.folder))
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _dict(value: object) -> dict:
+    return value if isinstance(value, dict) else {}

@@ -335,6 +335,9 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
                                 and "/" in f}} if spec.artifact == "lora+heads" else {}),
         "published_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     })
+    threshold = (read_json_object(folder / "argsim_train.json") or {}).get("threshold")
+    if isinstance(threshold, dict):  # a key point matcher's decision threshold (argsim.kpm.threshold)
+        card["threshold"] = threshold
     write_json(staging / "card.json", card)
     card["slice"] = {"data": spec.slice_description, **spec.slice_figures(source, config)}
     write_json(staging / "card.json", card)

@@ -10,7 +10,6 @@ read alone still says what it shows. matplotlib's Agg backend: no display needed
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from argsim.io import atomic_path
@@ -118,5 +117,16 @@ def draw_learning_curve(config: dict, path: str | Path) -> Path | None:
 
 def redraw(folder: str | Path) -> Path | None:
     """(Re)draw FOLDER/learning_curve.png from FOLDER/train_config.json (models trained before the PNG existed)."""
-    config = json.loads((Path(folder) / "train_config.json").read_text(encoding="utf-8"))
-    return draw_learning_curve(config, Path(folder) / CURVE)
+    return draw_learning_curve(read_train_config(folder), Path(folder) / CURVE)
+
+
+def read_train_config(folder: str | Path) -> dict:
+    """FOLDER/train_config.json, validated (`argsim.schemas.TrainConfig`: a file of another shape is one
+    InputError naming the field)."""
+    from argsim.io import read_json
+    from argsim.schemas import TrainConfig, validate
+
+    path = Path(folder) / "train_config.json"
+    config = read_json(path)
+    validate(TrainConfig, config, path, what="a training record (a JSON object)")
+    return config

@@ -113,8 +113,10 @@ def rank_keypoints(
                                     "{topic}, {stance}; e.g. '{topic} {text}'. Context-aware models (MTS) "
                                     "take topic and stance as inputs and ignore templates.")] = "{text}",
     arg_template: Annotated[str, typer.Option(help="The same for arguments.")] = "{text}",
-    threshold: Annotated[float, typer.Option(
-        min=-1, max=1, help="Score from which an argument counts towards its best key point's coverage.")] = 0.5,
+    threshold: Annotated[float | None, typer.Option(
+        help="Score from which an argument matches its best key point (below it: no key point fits, and it counts "
+             "towards no coverage). Default: the model's own (recorded in its card or training record; else 0.5 "
+             "for a cross-encoder, 0.7226 for a cosine; argsim.kpm.threshold).")] = None,
     out: Annotated[Path, typer.Option(callback=OUT_DIR, help="Output folder: predictions.json (eval map's input), "
                                   "best_keypoints.csv, coverage.csv, metrics.json.")] = Path("out/kpm"),
     task: Annotated[str | None, typer.Option(help="With gold labels: also merge the mAP rows into "
@@ -138,7 +140,9 @@ def rank_keypoints(
     if task and not data.has_labels:
         warn(f"{data.name} has no gold labels; --task will write no rows")
     ranking = rank(data, model, weight, combine, cfg, arg_template, kp_template, threshold, out=out)
-    table = Table(title=f"key point coverage on {data.name} (score >= {threshold})")
+    matched = sum(m.matched for m in ranking.matches)
+    table = Table(title=f"key point coverage on {data.name} (score >= {ranking.threshold:g}, "
+                        f"{ranking.threshold_source}; {matched:,} of {len(ranking.matches):,} arguments matched)")
     for col in ("topic", "stance", "key point", "matched", "share"):
         table.add_column(col, justify="right" if col in ("matched", "share") else "left")
     for c in ranking.coverage:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -142,14 +141,14 @@ def models_curve(
     from argsim.counter.neural.plot import learning_curves
     from argsim.counter.neural.training import read_history
     from argsim.errors import InputError
-    from argsim.training.curve import CURVE, OWN_HISTORY, redraw
+    from argsim.training.curve import CURVE, OWN_HISTORY, read_train_config, redraw
 
     missing = [f for f in folders if not (f / "train_config.json").is_file()]
     if missing:
         raise InputError(missing[0], "no train_config.json here (not a folder argsim trained)")
     for folder in folders:
         if (folder / OWN_HISTORY).is_file():
-            config = json.loads((folder / "train_config.json").read_text(encoding="utf-8"))
+            config = read_train_config(folder)
             png = learning_curves({config.get("trainer", folder.name): read_history(folder)}, folder / CURVE)
         else:
             png = redraw(folder)

@@ -30,6 +30,8 @@ def report(
                                                 "cores, threads, load average; the row's env).")] = False,
 ) -> None:
     """Render the committed results files (the one schema shared by every benchmark and evaluation)."""
+    from argsim.errors import ArgsimError, did_you_mean
+    from argsim.paths import results_dir
     from argsim.report import (
         COLUMNS,
         _fmt,
@@ -40,7 +42,19 @@ def report(
         write_full_results,
     )
 
-    results = [r for r in load_all() if task is None or r["task"] == task]
+    everything = load_all()
+    results = [r for r in everything if task is None or r["task"] == task]
+    if not results and readme is None and full is None:  # nothing would be printed: say why, exit 2
+        names = [r["task"] for r in everything]
+        if task is not None and names:
+            raise ArgsimError(f"no results for task '{task}'{did_you_mean(task, names)}: the tasks under "
+                              f"{results_dir()} are {', '.join(names)}")
+        raise ArgsimError(f"no results files under {results_dir()} (the evaluation commands' --task writes them)")
+    empty = [r["task"] for r in results if not r["rows"]]
+    if empty:
+        from argsim.errors import examples, warn
+
+        warn(f"{len(empty)} results file(s) hold no rows ({examples(empty)})")
     for res in results:
         if markdown:
             console.print(markdown_table(res, conditions=conditions), markup=False, highlight=False)

@@ -145,7 +145,7 @@ def cluster_sentences(
     """Cluster sentences by theme on cosine similarity, one article (group) at a time."""
     from argsim.api.thematic import cluster_sentences as cluster
     from argsim.errors import ArgsimError
-    from argsim.io import read_records, write_jsonl
+    from argsim.io import canonical_columns, read_records, write_jsonl
     from argsim.thematic.cluster import ALGORITHMS, default_model
 
     cfg = run_config(ctx)
@@ -153,6 +153,7 @@ def cluster_sentences(
     if algorithm not in ALGORITHMS:
         raise ArgsimError(f"--algorithm must be one of {', '.join(ALGORITHMS)}")
     rows = read_records(sentences, required=["text"], text=["text"], scalar=["label", "article"])
+    canonical_columns(rows, sentences, ("label", "article"))
     if k is None and any("label" not in r for r in rows):
         raise ArgsimError(f"{sentences}: no `label` column to take k from; pass --k")
     labels = cluster([str(r["text"]) for r in rows], model, k, algorithm, linkage,
@@ -181,7 +182,7 @@ def eval_clustering(
     task: Annotated[str | None, typer.Option(help="Also merge the rows into bench/results/<task>.json.")] = None,
 ) -> None:
     """MI, AMI, RI and ARI of the clustering against the gold sections, averaged over articles."""
-    from argsim.io import read_records
+    from argsim.io import canonical_columns, read_records
     from argsim.metrics.clustering import averaged_scores, clustering_evaluation
     from argsim.results import result_rows, run_environment, timed, write_results
     from argsim.thematic.evaluate import clustering_eval
@@ -190,6 +191,7 @@ def eval_clustering(
     env = run_environment(cfg, data_files=[sentences])
 
     rows = read_records(sentences, required=["text", "label"], text=["text"], scalar=["article", "cluster"])
+    canonical_columns(rows, sentences, ("label", "article", "cluster"))
     groups = [r.get("article", "") for r in rows]
     gold = [r["label"] for r in rows]
     table_rows, results = [], []

@@ -6,7 +6,6 @@ processes of the run, checkpoints under OUT/checkpoints at every epoch end and e
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -250,5 +249,13 @@ def _data_hashes(data: PairData) -> dict:
 
 
 def read_history(folder: str | Path) -> list[dict]:
+    """FOLDER/history.json's rows (validated: `argsim.schemas.History`), [] when there is none."""
+    from argsim.io import read_json
+    from argsim.schemas import History, validate
+
     path = Path(folder) / HISTORY
-    return json.loads(path.read_text(encoding="utf-8"))["history"] if path.is_file() else []
+    if not path.is_file():
+        return []
+    data = read_json(path)
+    validate(History, data, path, what="a learning-curve table {history: [{epoch, val, loss}]}")
+    return data["history"]

@@ -1,0 +1,487 @@
+"""`argsim evaluate` / `argsim.evaluate`: every task a model can do, zero-shot, with 95 % bootstrap intervals.
+
+Each task is one `argsim.evaluation.TaskEvaluator` on its official test split (dev where the data has no test
+labels: `from_dataset(split=None)`). A bi-encoder is scored on every task; a cross-encoder (a pair scorer) and
+`bm25` only where the evaluator takes one (`accepts_cross_encoder`; `bm25`: ArguAna). Each model's primary figure
+gets a 95 % percentile-bootstrap interval over the task's resampling units (Efron and Tibshirani, "An Introduction
+to the Bootstrap", 1993, ch. 13): `n_boot` draws of unit indices, the SAME draws for every model of a task, so two
+models' resampled figures are paired draw by draw. `compare=(A, B)` tests A - B per task: the paired bootstrap's
+95 % interval of the difference and its two-sided p (twice the smaller tail share of differences <= 0 / >= 0),
+and, where the primary figure is the mean of 0/1 outcomes (triplet accuracy, hit@1), the exact McNemar test
+(`argsim.metrics.paired`). A difference is marked significant when the paired interval excludes 0 and, for 0/1
+outcomes, McNemar's p < 0.05 as well (both readings agree).
+
+Everything a run measured becomes result rows (`result_rows`: method ``evaluate``, the task as `setting`, the
+interval in `extra`; comparisons as method ``evaluate-compare``), and the leaderboard, its HTML page and the
+DataFrame are built back from rows alone (`Leaderboard.from_rows`), so `argsim report --html` redraws a saved run.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from argsim.config import RunConfig
+from argsim.errors import ArgsimError, warn
+
+METHOD, COMPARE_METHOD = "evaluate", "evaluate-compare"
+N_BOOT = 1000
+ALPHA = 0.05
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A published figure drawn beside a task's bars: `label` (who, which paper or leaderboard) and `value`."""
+
+    label: str
+    value: float
+
+
+@dataclass(frozen=True)
+class Task:
+    """One column of the leaderboard.
+
+    Args:
+        key: the task's name (`--tasks`, the rows' `setting`).
+        evaluator: the `argsim.evaluation` class name (or a `TaskEvaluator` class).
+        title: the column heading.
+        about: the data and metric in a few words.
+        options: extra keyword arguments of the evaluator's `from_dataset`.
+        references: (figure name in `argsim.published.PUBLISHED[task]`, label) pairs drawn as reference lines.
+        published_task: the `PUBLISHED` task those figures are read from.
+        lexical: whether `bm25` can be scored on it.
+    """
+
+    key: str
+    evaluator: str | type
+    title: str
+    about: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+    references: tuple[tuple[str, str], ...] = ()
+    published_task: str | None = None
+    lexical: bool = False
+
+    def evaluator_class(self) -> type:
+        if isinstance(self.evaluator, type):
+            return self.evaluator
+        return getattr(importlib.import_module("argsim.evaluation"), self.evaluator)
+
+    def reference_figures(self) -> list[Reference]:
+        from argsim.published import published
+
+        out = [Reference(label, v) for name, label in self.references
+               if (v := published(self.published_task or self.key, name)) is not None]
+        if self.key == "arguana":
+            from argsim.published import PUBLISHED
+
+            out += [Reference(f"MTEB: {name.removeprefix('mteb/')}", v) for name, v in PUBLISHED["arguana"].items()]
+        return out
+
+
+#: the tasks, in leaderboard order
+TASKS: dict[str, Task] = {t.key: t for t in (
+    Task("kpa", "KPAMapEvaluator", "KPA", "ArgKP-2021 key point matching, strict mAP",
+         references=(("mts/strict_mAP", "MTS (Phan et al. 2021)"), ("sbert/strict_mAP", "SBERT (Mariani & "
+                     "Marinelli 2023)")), published_task="kpm"),
+    Task("counter", "CounterArgumentEvaluator", "Counter", "counterargs-18 best counter, epa, accuracy@1",
+         references=(("xgboost-full/epa", "XGBoost full (Shi et al. 2023, Table 2)"),
+                     ("simple-sd/epa", "Simple-SD (Wachsmuth et al. 2018)")), published_task="counterargs-ltr"),
+    Task("arguana", "ArguAnaEvaluator", "ArguAna", "counter-argument retrieval (BEIR ArguAna replica), nDCG@10",
+         lexical=True),
+    Task("thematic", "TripletEvaluator", "Thematic", "Wikipedia sentence triplets, accuracy",
+         options={"dataset": "wikipedia"},
+         references=(("tdc/triplets-sen", "triplet network (Ein Dor et al. 2018)"),
+                     ("tdc/mean-vectors", "mean vectors (Ein Dor et al. 2018)"))),
+    Task("minutes", "TripletEvaluator", "Minutes", "assembly-minutes mined triplets, accuracy",
+         options={"dataset": "minutes"},
+         references=(("triplets-trained-accuracy", "JPSB (Shirafuji & Rzepka 2020)"),
+                     ("triplets-e5-multilingual-accuracy", "USE (Shirafuji & Rzepka 2020)"))),
+    Task("clustering", "ClusteringEvaluator", "Clustering", "Wikipedia sentence clustering, AMI"),
+    Task("sick", "SICKEvaluator", "SICK-R", "SICK relatedness, Pearson"),
+)}
+
+
+# ---------------------------------------------------------------- statistics (pure)
+
+
+def bootstrap_draws(n_units: int, n_boot: int = N_BOOT, seed: int = 13) -> np.ndarray:
+    """(n_boot, n_units) unit indices drawn with replacement: one draw set per task, shared by every model."""
+    return np.random.default_rng(seed).integers(0, n_units, size=(n_boot, n_units))
+
+
+def percentile_interval(resampled: np.ndarray) -> tuple[float, float]:
+    """The 95 % percentile interval of resampled figures (NaN draws, e.g. a group left empty, are left out)."""
+    finite = np.asarray(resampled, dtype=np.float64)
+    finite = finite[np.isfinite(finite)]
+    if not len(finite):
+        return math.nan, math.nan
+    lo, hi = np.percentile(finite, [100 * ALPHA / 2, 100 * (1 - ALPHA / 2)])
+    return float(lo), float(hi)
+
+
+def paired_test(a_boot: np.ndarray, b_boot: np.ndarray, a_units: np.ndarray | None = None,
+                b_units: np.ndarray | None = None) -> dict[str, Any]:
+    """A - B from their figures resampled on the same draws: the difference's 95 % interval, its two-sided
+    bootstrap p, the exact McNemar p where 0/1 unit outcomes are given, and whether the difference is significant.
+
+    Example:
+        >>> a, b = np.array([0.8, 0.7, 0.9, 0.85]), np.array([0.5, 0.6, 0.55, 0.5])
+        >>> paired_test(a, b)["significant"]
+        True
+    """
+    d = np.asarray(a_boot, dtype=np.float64) - np.asarray(b_boot, dtype=np.float64)
+    d = d[np.isfinite(d)]
+    low, high = percentile_interval(d)
+    p_boot = min(1.0, 2 * min(float(np.mean(d <= 0)), float(np.mean(d >= 0)))) if len(d) else math.nan
+    out: dict[str, Any] = {"ci95": [low, high], "p_bootstrap": p_boot, "p_mcnemar": None}
+    significant = bool(low > 0 or high < 0)
+    if a_units is not None and b_units is not None:
+        from argsim.metrics.paired import paired_comparison
+
+        mc = paired_comparison(a_units, b_units, n_boot=1)
+        if "p_mcnemar" in mc:
+            out |= {"p_mcnemar": mc["p_mcnemar"], "wins": mc["wins"], "losses": mc["losses"]}
+            significant = significant and mc["p_mcnemar"] < ALPHA
+    out["significant"] = significant
+    return out
+
+
+# ---------------------------------------------------------------- models
+
+
+def model_label(model: Any, index: int = 0) -> str:
+    """How the leaderboard names a model: a name or folder as given, an object by its `name` or class."""
+    if isinstance(model, str | Path):
+        return str(model)
+    return str(getattr(model, "name", None) or f"{type(model).__name__}#{index + 1}")
+
+
+def model_kind(model: Any) -> str:
+    """'lexical' (bm25), 'cross' (a pair scorer: a CrossEncoder object, a cross-encoder folder) or 'bi'."""
+    if isinstance(model, str | Path):
+        if str(model) == "bm25":
+            return "lexical"
+        folder = Path(model).expanduser()
+        if folder.is_dir():
+            from argsim.counter.neural.cross import is_cross_folder
+            from argsim.kpm.cross import is_cross_encoder
+
+            if is_cross_folder(folder) or is_cross_encoder(str(folder)):
+                return "cross"
+        return "bi"
+    if type(model).__name__ in ("CrossEncoder", "PairScorer"):
+        return "cross"
+    return "bi"
+
+
+def check_model(model: Any) -> None:
+    """A model given by name must name something before any work: a registered or shipped name, `bm25`, a model
+    folder (checked as a model folder) or a Hugging Face id in the local cache; ModelError (one line) else."""
+    if not isinstance(model, str | Path):
+        return  # an object: the evaluators' resolver says what it accepts
+    from argsim.backend.registry import known_names, model_path
+
+    if str(model) in (*known_names(), "bm25"):
+        return
+    model_path(str(model))
+
+
+def can_score(task: Task, kind: str, evaluator_class: type) -> bool:
+    if kind == "lexical":
+        return task.lexical
+    return kind == "bi" or bool(getattr(evaluator_class, "accepts_cross_encoder", False))
+
+
+# ---------------------------------------------------------------- the run
+
+
+@dataclass
+class Score:
+    """One model on one task: its evaluation's figures, the primary one's interval, the time it took."""
+
+    model: str
+    task: str
+    metric: str
+    value: float
+    low: float
+    high: float
+    n: int | None
+    seconds: float
+    data: str | None
+    metrics: dict[str, float]
+    reference: Reference | None = None  # the model's own published figure on this task (MTEB)
+    mteb_scores: dict[str, float] | None = None  # MTEB's full score dict where the evaluator keeps one (not saved)
+
+
+@dataclass
+class Comparison:
+    """A - B on one task (`paired_test`)."""
+
+    task: str
+    a: str
+    b: str
+    metric: str
+    delta: float
+    low: float
+    high: float
+    p_bootstrap: float
+    p_mcnemar: float | None
+    significant: bool
+
+
+@dataclass
+class Leaderboard:
+    """What `run_evaluate` measured: scores, comparisons, the tasks shown and the models in order."""
+
+    models: list[str]
+    tasks: list[Task]
+    scores: list[Score]
+    comparisons: list[Comparison] = field(default_factory=list)
+    n_boot: int = N_BOOT
+
+    def score(self, model: str, task: str) -> Score | None:
+        return next((s for s in self.scores if s.model == model and s.task == task), None)
+
+    def frame(self) -> Any:
+        """A pandas DataFrame: one row per (model, task) with the primary metric, its interval, n and seconds;
+        `attrs["comparisons"]` holds the paired tests as a DataFrame."""
+        import pandas as pd
+
+        df = pd.DataFrame([{"model": s.model, "task": s.task, "metric": s.metric, "value": s.value,
+                            "ci_low": s.low, "ci_high": s.high, "n": s.n, "seconds": s.seconds, "data": s.data,
+                            "reference": s.reference.value if s.reference else None} for s in self.scores],
+                          columns=["model", "task", "metric", "value", "ci_low", "ci_high", "n", "seconds", "data",
+                                   "reference"])
+        df.attrs["comparisons"] = pd.DataFrame([vars(c) for c in self.comparisons])
+        return df
+
+    def rows(self, env: Mapping[str, Any] | None = None, command: str | None = None) -> list:
+        """The run as result rows (`argsim.results.result_rows`): every metric of every evaluation, the primary
+        one with its interval in `extra`; each comparison as a row of method `evaluate-compare`."""
+        from argsim.evaluation.record import Evaluation
+        from argsim.results import result_rows
+
+        rows = []
+        for s in self.scores:
+            ev = Evaluation(s.task, s.metrics, s.metric, data=s.data, n=s.n)
+            for r in result_rows(ev, method=METHOD, model=s.model, setting=s.task, seconds=s.seconds, env=env,
+                                 command=command, paper={s.metric: s.reference.value} if s.reference else None):
+                if r.metric == s.metric:
+                    r.extra = {"primary": True, "ci95": [s.low, s.high], "n_boot": self.n_boot, "units": s.n}
+                rows.append(r)
+        for c in self.comparisons:
+            ev = Evaluation(c.task, {f"delta_{c.metric}": c.delta}, f"delta_{c.metric}")
+            rows += [r for r in result_rows(
+                ev, method=COMPARE_METHOD, model=f"{c.a} vs {c.b}", setting=c.task, env=env, command=command,
+                extra={"ci95": [c.low, c.high], "p_bootstrap": c.p_bootstrap, "p_mcnemar": c.p_mcnemar,
+                       "significant": c.significant, "n_boot": self.n_boot})]
+        return rows
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[Mapping[str, Any]]) -> Leaderboard:
+        """The leaderboard that rows of `argsim evaluate` (dicts, as a results file holds them) describe."""
+        scores, comparisons, models, keys = [], [], [], []
+        metrics: dict[tuple[str, str], dict[str, float]] = {}
+        for r in rows:
+            if r.get("method") == METHOD:
+                metrics.setdefault((r["model"], r["setting"]), {})[r["metric"]] = r["value"]
+        n_boot = N_BOOT
+        for r in rows:
+            extra = r.get("extra") or {}
+            if r.get("method") == METHOD and extra.get("primary"):
+                low, high = extra.get("ci95") or [math.nan, math.nan]
+                n_boot = extra.get("n_boot", n_boot)
+                ref = Reference("published", r["paper"]) if r.get("paper") is not None else None
+                scores.append(Score(r["model"], r["setting"], r["metric"], r["value"], low, high, extra.get("units"),
+                                    r.get("seconds") or 0.0, r.get("split"), metrics[(r["model"], r["setting"])],
+                                    ref))
+                models += [r["model"]] if r["model"] not in models else []
+                keys += [r["setting"]] if r["setting"] not in keys else []
+            elif r.get("method") == COMPARE_METHOD:
+                a, _, b = r["model"].partition(" vs ")
+                low, high = extra.get("ci95") or [math.nan, math.nan]
+                comparisons.append(Comparison(r["setting"], a, b, r["metric"].removeprefix("delta_"), r["value"],
+                                              low, high, extra.get("p_bootstrap", math.nan),
+                                              extra.get("p_mcnemar"), bool(extra.get("significant"))))
+        tasks = [TASKS.get(k) or Task(k, "", k, k) for k in keys]
+        return cls(models, tasks, scores, comparisons, n_boot)
+
+
+def as_named_models(model_or_models: Any) -> dict[str, Any]:
+    """{label: model} of one model, a list of models, or a {label: model} mapping; ArgsimError on repeats."""
+    if isinstance(model_or_models, Mapping):
+        named = {str(k): v for k, v in model_or_models.items()}
+    else:
+        items = [model_or_models] if isinstance(model_or_models, str | Path) or not isinstance(
+            model_or_models, Sequence) else list(model_or_models)
+        named = {}
+        for i, m in enumerate(items):
+            label = model_label(m, i)
+            if label in named:
+                raise ArgsimError(f"model '{label}' is given twice")
+            named[label] = m
+    if not named:
+        raise ArgsimError("give at least one model")
+    return named
+
+
+def run_evaluate(model_or_models: Any, tasks: Sequence[str] | None = None, limit: int | None = None,
+                 config: RunConfig | None = None, compare: Sequence[str] | None = None, n_boot: int = N_BOOT,
+                 task_table: Mapping[str, Task] | None = None,
+                 log: Callable[[str], None] = lambda line: None) -> Leaderboard:
+    """Score every model on every chosen task it can do, with bootstrap intervals and optional paired tests.
+
+    Args:
+        model_or_models: a model (registered name, folder, Hugging Face id, `SentenceTransformer`, `CrossEncoder`,
+            argsim `Encoder`), a list of them, or a {label: model} mapping.
+        tasks: task keys of `TASKS` (None: all; a default task whose data is missing is left out with a warning,
+            a chosen one is an error).
+        limit: score only the first `limit` units of each task (a quick look).
+        config: the run options (device, cache, data folder, backend, seed: the bootstrap's seed).
+        compare: two model labels A, B: paired tests of A - B on every task both were scored on.
+        n_boot: bootstrap draws.
+        task_table: the tasks to choose from (default `TASKS`; tests pass their own).
+        log: receives one line per score.
+
+    Returns:
+        The `Leaderboard`.
+
+    Raises:
+        ArgsimError: an unknown task or model, a bad `compare` or `limit`, before any model is scored.
+
+    Example:
+        >>> board = run_evaluate("minilm", tasks=["thematic"], limit=50)  # doctest: +SKIP
+        >>> board.frame()[["model", "task", "value", "ci_low", "ci_high"]]  # doctest: +SKIP
+    """
+    config = config or RunConfig()
+    table = dict(task_table or TASKS)
+    chosen = [table[k] for k in table] if tasks is None else _chosen(tasks, table)
+    named = as_named_models(model_or_models)
+    if compare is not None:
+        compare = list(compare)
+        if len(compare) != 2 or compare[0] == compare[1] or any(c not in named for c in compare):
+            raise ArgsimError(f"--compare takes two different models of those evaluated ({', '.join(named)}), "
+                              f"not {' '.join(map(str, compare))}")
+    if limit is not None and limit < 1:
+        raise ArgsimError(f"--limit {limit}: give a positive number of units")
+    if n_boot < 100:
+        raise ArgsimError(f"--n-boot {n_boot}: at least 100 draws make a 95 % interval")
+    for m in named.values():
+        check_model(m)
+    kinds = {label: model_kind(m) for label, m in named.items()}
+    evaluators = {}
+    for task in chosen:  # every task's data is read before any model is scored
+        cls = task.evaluator_class()
+        if not any(can_score(task, k, cls) for k in kinds.values()):
+            continue
+        try:
+            evaluators[task.key] = cls.from_dataset(None, limit, config, **dict(task.options))
+        except ArgsimError as exc:
+            if tasks is not None:
+                raise
+            warn(f"{task.key} left out: {exc}")
+    board = Leaderboard(list(named), [t for t in chosen if t.key in evaluators], [], n_boot=n_boot)
+    boots: dict[tuple[str, str], tuple[np.ndarray, np.ndarray | None]] = {}
+    for t_index, task in enumerate(board.tasks):
+        ev, draws = evaluators[task.key], None
+        for label, model in named.items():
+            if not can_score(task, kinds[label], type(ev)):
+                continue
+            from argsim.measure import timed
+
+            with timed() as t:
+                result = ev.evaluate(model)
+            if draws is None:
+                draws = bootstrap_draws(ev.n_units, n_boot, config.seed + t_index)
+            resampled = np.asarray(ev.resample_primary(draws), dtype=np.float64)
+            low, high = percentile_interval(resampled)
+            boots[(label, task.key)] = (resampled, _binary_units(ev))
+            ref = None
+            if task.key == "arguana" and isinstance(model, str | Path):
+                from argsim.published import mteb_figure
+
+                found = mteb_figure(str(model))
+                ref = Reference(f"MTEB: {found[0]}", found[1]) if found else None
+            board.scores.append(Score(label, task.key, result.primary_metric, result.primary, low, high,
+                                      result.n, t["seconds"], result.data, dict(result.metrics), ref,
+                                      _mteb_scores(ev)))
+            log(f"{task.key}: {label} {result.primary_metric} {result.primary:.4f} [{low:.4f}, {high:.4f}] "
+                f"({t['seconds']:.1f} s)")
+        if compare is not None and all((c, task.key) in boots for c in compare):
+            (a_boot, a_units), (b_boot, b_units) = boots[(compare[0], task.key)], boots[(compare[1], task.key)]
+            test = paired_test(a_boot, b_boot, a_units, b_units)
+            sa, sb = board.score(compare[0], task.key), board.score(compare[1], task.key)
+            board.comparisons.append(Comparison(task.key, compare[0], compare[1], sa.metric, sa.value - sb.value,
+                                                *test["ci95"], test["p_bootstrap"], test["p_mcnemar"],
+                                                test["significant"]))
+    return board
+
+
+def _mteb_scores(ev: Any) -> dict[str, float] | None:
+    scores = getattr(ev, "scores", None)
+    return {k: float(v) for k, v in scores.items() if isinstance(v, int | float)} if isinstance(scores, Mapping) \
+        else None
+
+
+#: `argsim evaluate`'s task -> the task of `argsim.evaluation.mteb_tasks` its figures are written as
+MTEB_TASKS = {"arguana": "arguana"}
+
+
+def write_mteb_files(board: Leaderboard, folder: Path) -> list[Path]:
+    """MTEB's result JSON of every score whose task has an MTEB task with the same main score
+    (`argsim.evaluation.mteb_tasks.write_mteb_result`: `<folder>/<model>/no_revision_available/<task>.json`)."""
+    from argsim.evaluation.mteb_tasks import write_mteb_result
+
+    return [write_mteb_result(s.model, MTEB_TASKS[s.task], "test" if s.data in (None, "test") else s.data,
+                              s.mteb_scores or s.metrics, folder, evaluation_time=s.seconds)
+            for s in board.scores if s.task in MTEB_TASKS]
+
+
+def write_outputs(board: Leaderboard, config: RunConfig, out: Path | None = None, record: bool = False,
+                  mteb_out: Path | None = None, html: Path | None = None, command: str | None = None) -> list[str]:
+    """Write what was asked: the rows to `out` (a results JSON) and, with `record`, merged into
+    `bench/results/evaluate.json`; MTEB result files under `mteb_out`; the HTML page `html`. Returns one line per
+    output written."""
+    from argsim.results import run_environment, write_results
+
+    lines = []
+    if out is not None or record:
+        rows = board.rows(env=run_environment(config), command=command)
+        if out is not None:
+            lines.append(f"{write_results('evaluate', rows, path=out, command=command)}: {len(rows)} rows")
+        if record:
+            lines.append(f"{write_results('evaluate', rows, merge=True, command=command)}: {len(rows)} rows merged")
+    if mteb_out is not None:
+        written = write_mteb_files(board, mteb_out)
+        lines.append(f"{mteb_out}: {len(written)} MTEB result file(s)"
+                     + ("" if written else f" (MTEB tasks with argsim's figures: {', '.join(MTEB_TASKS)})"))
+    if html is not None:
+        from argsim.benchmarks.evaluate_view import leaderboard_html
+        from argsim.io import write_text
+
+        lines.append(f"{write_text(html, leaderboard_html(board))}: written")
+    return lines
+
+
+def _chosen(tasks: Sequence[str], table: Mapping[str, Task]) -> list[Task]:
+    unknown = [t for t in tasks if t not in table]
+    if unknown or not tasks:
+        raise ArgsimError(f"unknown task {', '.join(map(repr, unknown)) or '(none given)'}: choose from "
+                          f"{', '.join(table)}")
+    return [table[k] for k in table if k in tasks]
+
+
+def _binary_units(ev: Any) -> np.ndarray | None:
+    """The 0/1 unit outcomes of an evaluator whose primary figure is their mean (McNemar applies), else None."""
+    from argsim.evaluation.base import TaskEvaluator
+
+    if type(ev).resample_primary is not TaskEvaluator.resample_primary or ev.unit_values is None:
+        return None
+    units = np.array(ev.unit_values, dtype=np.float64)
+    return units if np.isin(units, (0.0, 1.0)).all() else None

@@ -1,0 +1,120 @@
+"""The leaderboard of `argsim evaluate` as text cells (the terminal table) and as one self-contained HTML page."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from html import escape
+from typing import Any
+
+from argsim.benchmarks.evaluate import TASKS, Leaderboard, Task
+
+
+def _f(v: float | None, digits: int = 3) -> str:
+    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{digits}f}"
+
+
+def score_cell(board: Leaderboard, model: str, task: Task) -> str:
+    """`value [low, high]` (and `(MTEB x)` where the model's own published figure exists), `n/a` when the model
+    cannot do the task."""
+    s = board.score(model, task.key)
+    if s is None:
+        return "n/a"
+    text = f"{_f(s.value)} [{_f(s.low)}, {_f(s.high)}]"
+    return text + (f" (MTEB {_f(s.reference.value)})" if s.reference else "")
+
+
+def comparison_cell(board: Leaderboard, a: str, b: str, task: Task) -> str:
+    """`delta [low, high] p=...` of A - B, with `*` where significant."""
+    c = next((c for c in board.comparisons if c.task == task.key and (c.a, c.b) == (a, b)), None)
+    if c is None:
+        return ""
+    p = c.p_mcnemar if c.p_mcnemar is not None else c.p_bootstrap
+    return (f"{c.delta:+.3f} [{c.low:+.3f}, {c.high:+.3f}] "
+            f"p{'(McNemar)' if c.p_mcnemar is not None else ''}{'<0.001' if p < 0.001 else f'={p:.3f}'}"
+            f"{' *' if c.significant else ''}")
+
+
+def leaderboard_cells(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
+    """(header, rows) of the terminal leaderboard: one row per model, one per comparison (`A - B`)."""
+    header = ["model"] + [f"{t.title} {_metric(board, t)}".strip() for t in board.tasks]
+    rows = [[m] + [score_cell(board, m, t) for t in board.tasks] for m in board.models]
+    for a, b in dict.fromkeys((c.a, c.b) for c in board.comparisons):
+        rows.append([f"{a} - {b}"] + [comparison_cell(board, a, b, t) for t in board.tasks])
+    return header, rows
+
+
+def _metric(board: Leaderboard, task: Task) -> str:
+    return next((s.metric for s in board.scores if s.task == task.key), "")
+
+
+def references_text(board: Leaderboard) -> list[str]:
+    """One line per task with published figures: `task: label value; ...`."""
+    out = []
+    for t in board.tasks:
+        refs = TASKS[t.key].reference_figures() if t.key in TASKS else []
+        if refs:
+            out.append(f"{t.title}: " + "; ".join(f"{r.label} {r.value:.3f}" for r in refs))
+    return out
+
+
+def leaderboard_html(board: Leaderboard, title: str = "argsim evaluate", meta: str = "",
+                     notes: Sequence[str] = ()) -> str:
+    """One self-contained HTML page: the leaderboard table, then a bar chart per task (bars with their 95 %
+    interval as whiskers, the papers' and MTEB's figures as labelled dashed lines)."""
+    from argsim import html
+    from argsim.published import SOURCES
+
+    header, rows = leaderboard_cells(board)
+    classes = ["" for _ in board.models] + ["compare" for _ in rows[len(board.models):]]
+    cells = [[escape(r[0])] + [_cell_html(c) for c in r[1:]] for r in rows]
+    body = [f"<h2>Leaderboard</h2><p>Zero-shot, official test splits (dev where the test labels are not public); "
+            f"each figure with its 95 % bootstrap interval over the task's units ({board.n_boot:,} draws, the same "
+            "draws for every model). Rows <em>A - B</em>: paired differences; <span class=\"sig\">*</span> marks "
+            "a significant one (paired interval excludes 0; McNemar's p &lt; 0.05 where outcomes are 0/1).</p>",
+            html.table([escape(h) for h in header], cells, classes)]
+    body += [f"<p>{escape(n)}</p>" for n in notes]
+    body.append("<h2>Tasks</h2>")
+    for t in board.tasks:
+        task = TASKS.get(t.key, t)
+        bars = [(s.model, s.value, s.low, s.high) for m in board.models if (s := board.score(m, t.key))]
+        refs = [(r.label, r.value, "mteb" if r.label.startswith("MTEB") else "paper")
+                for r in (task.reference_figures() if t.key in TASKS else [])]
+        source = SOURCES.get(task.published_task or task.key, "") if refs else ""
+        caption = f"{task.title}: {task.about} ({_metric(board, t)})." + (f" Reference lines: {source}." if source
+                                                                          else "")
+        body.append(f"<figure><h3>{escape(task.title)}</h3>{html.bar_chart(t.key, bars, refs)}"
+                    f"<figcaption>{escape(caption)}</figcaption></figure>")
+    return html.page(title, "".join(body), meta)
+
+
+def _cell_html(text: str) -> str:
+    if " [" not in text:
+        return escape(text)
+    head, _, rest = text.partition(" [")
+    ci, _, tail = rest.partition("]")
+    sig = tail.endswith(" *")
+    tail = tail.removesuffix(" *")
+    tail_html = f" <span class=\"ref\">{escape(tail.strip())}</span>" if tail.strip() else ""
+    cls = ' class="sig"' if sig else ""
+    return (f"<span{cls}>{escape(head)}{'*' if sig else ''}</span> "
+            f"<span class=\"ci\">[{escape(ci)}]</span>{tail_html}")
+
+
+def results_html(results: Sequence[Mapping[str, Any]]) -> str:
+    """`argsim report --html`: the leaderboard of every `evaluate` results file's rows, then every other results
+    file as a table of its rows."""
+    from argsim import html
+    from argsim.report import COLUMNS, _fmt
+
+    body = []
+    for res in results:
+        rows = res.get("rows", [])
+        if any(r.get("method") == "evaluate" for r in rows):
+            page = leaderboard_html(Leaderboard.from_rows(rows))
+            body.append(f"<h2>{escape(res['task'])}</h2>" + page.split("</h1>", 1)[1].rsplit("</body>", 1)[0])
+            continue
+        cols = [c for c in COLUMNS if any(r.get(c) not in (None, "") for r in rows)]
+        body.append(f"<h2>{escape(res['task'])}</h2>"
+                    + html.table(cols, [[escape(_fmt(r.get(c))) for c in cols] for r in rows]))
+    return html.page("argsim results", "".join(body), "Every results file (bench/results/*.json).")

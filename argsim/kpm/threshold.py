@@ -1,0 +1,121 @@
+"""A key point matcher's decision threshold: the score from which an argument matches a key point.
+
+What a score means depends on the model: a bi-encoder's cosine, a cross-encoder's probability and an ensemble's
+z-score live on different scales (on ArgKP dev, one fixed 0.5 counts most arguments as covered with the shipped
+`kpm` and few with zero-shot MiniLM), so the threshold belongs to the model. A model's threshold is the one that
+maximises F1 of "score >= threshold is a match" on labelled pairs (`argsim.metrics.kpa_map.f1_threshold`, which
+`argsim.evaluation.KPAMapEvaluator` reports), recorded
+- in a shipped matcher's card (`card.json`: ``"threshold": {"value", "f1", "data"}``),
+- in a trained folder's `argsim_train.json` (``"threshold"``), written when training scores its evaluation split
+  (`argsim.kpm.evaluate.evaluate_trained`).
+A model without one falls back on its score scale: 0.5 for a cross-encoder (a folder or object: a probability, the
+classifier's own decision boundary), else `COSINE_THRESHOLD`, the F1-maximising threshold of zero-shot MiniLM's
+cosine on ArgKP dev (see its comment). An ensemble's threshold is its members' thresholds combined as their scores
+are (`ensemble_threshold`). `argsim rank keypoints` and `argsim.KeyPointMatcher` use it unless given one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+#: the threshold of a probability (a cross-encoder without a recorded one): the classifier's decision boundary
+PROBABILITY_THRESHOLD = 0.5
+#: the threshold of a cosine (a bi-encoder without a recorded one): the F1-maximising threshold of zero-shot MiniLM
+#: on ArgKP-2021 dev (3,458 labelled pairs; F1 0.395 there), as `KPAMapEvaluator.from_dataset("dev")` reports it
+COSINE_THRESHOLD = 0.7226
+#: the files a model folder may record its threshold in, in the order they are read
+RECORDS = ("card.json", "argsim_train.json")
+
+
+def recorded_threshold(model: Any) -> float | None:
+    """The threshold recorded with a model given by name or folder (its card, else its training record); None
+    for model objects and models without one.
+
+    Example:
+        >>> recorded_threshold("minilm") is None
+        True
+    """
+    if not isinstance(model, (str, Path)):
+        return None
+    from argsim.backend.registry import shipped_folder
+
+    folder = shipped_folder(str(model)) or Path(model).expanduser()
+    for name in RECORDS:
+        path = folder / name
+        if not path.is_file():
+            continue
+        try:
+            value = json.loads(path.read_text(encoding="utf-8")).get("threshold")
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+            continue
+        if isinstance(value, dict):
+            value = value.get("value")
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            return float(value)
+    return None
+
+
+def model_threshold(model: Any) -> tuple[float, str]:
+    """The threshold of one model and where it comes from (``"recorded"``, ``"probability default"`` or
+    ``"cosine default"``; see the module docstring).
+
+    Example:
+        >>> model_threshold("minilm")
+        (0.7226, 'cosine default')
+    """
+    from argsim.kpm.cross import is_cross_encoder
+
+    recorded = recorded_threshold(model)
+    if recorded is not None:
+        return recorded, "recorded"
+    if is_cross_encoder(model):
+        return PROBABILITY_THRESHOLD, "probability default"
+    return COSINE_THRESHOLD, "cosine default"
+
+
+def ensemble_threshold(models: Sequence[Any], parts: Sequence[dict[str, dict[str, float]]],
+                       weights: Sequence[float] | None = None, combine: str = "zscore") -> tuple[float, str]:
+    """The threshold of an ensemble: each member's threshold mapped as `combine_predictions` maps its scores
+    (a probability member's to its logit under ``zlogit``; standardised by that member's own mean and standard
+    deviation over the pairs it scored under ``zscore`` / ``zlogit``) and combined with the same weights.
+
+    Args:
+        models: the members (names, folders or objects), in the order of `parts`.
+        parts: each member's predictions on the data at hand.
+        weights: the ensemble weights (None: equal).
+        combine: ``"zscore"``, ``"zlogit"`` or ``"mean"``.
+
+    Returns:
+        (threshold, where it comes from).
+
+    Example:
+        >>> parts = [{"a": {"k": 0.2}, "b": {"k": 0.8}}, {"a": {"k": 0.4}, "b": {"k": 0.6}}]
+        >>> ensemble_threshold(["minilm", "minilm"], parts, combine="mean")
+        (0.6, 'combined from the members')
+    """
+    from argsim.kpm.ensemble import LOGIT_CLIP, check_weights, probability_models
+
+    if len(models) == 1:
+        return model_threshold(models[0])
+    w = check_weights([str(i) for i in range(len(models))], weights)
+    thresholds = [model_threshold(m)[0] for m in models]
+    if combine == "mean":
+        return round(sum(wi * t for wi, t in zip(w, thresholds, strict=True)) / sum(w), 6), \
+            "combined from the members"
+    probability = set(probability_models(models)) if combine == "zlogit" else set()
+    total = 0.0
+    for i, (wi, t, part) in enumerate(zip(w, thresholds, parts, strict=True)):
+        values = np.asarray([s for kps in part.values() for s in kps.values()], dtype=np.float64)
+        if i in probability:
+            values = np.log(np.clip(values, LOGIT_CLIP, 1 - LOGIT_CLIP) / (1 - np.clip(values, LOGIT_CLIP,
+                                                                                    1 - LOGIT_CLIP)))
+            t = math.log(min(max(t, LOGIT_CLIP), 1 - LOGIT_CLIP) / (1 - min(max(t, LOGIT_CLIP), 1 - LOGIT_CLIP)))
+        std = float(values.std()) if values.size else 0.0
+        total += wi * ((t - float(values.mean())) / std if std > 0 else 0.0)
+    return round(total, 6), "combined from the members"

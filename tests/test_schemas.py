@@ -1,0 +1,143 @@
+"""Wrong-shaped structured input: every reader of a whole JSON file gets the same catalogue of wrong shapes and
+answers each with one InputError naming the file (and the field), never an AttributeError / TypeError / KeyError;
+through the CLI the same files end as one line and exit code 2."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from argsim.cli.app import app
+from argsim.errors import InputError
+
+#: shapes that no reader of a JSON object accepts at its top level or in a field that holds records / numbers
+WRONG_SHAPES = {
+    "list-of-ints": [1, 2],
+    "string": "hello",
+    "null": None,
+    "number": 3,
+    "empty-list": [],
+    "list-of-lists": [[]],
+    "list-of-strings": ["a", "b"],
+    "object-of-strings": {"a": "b"},
+    "object-of-lists": {"a1": [1, 2]},
+    "text-in-number": {"a1": {"k1": "0.5"}},
+    "bool-in-number": {"a1": {"k1": True}},
+    "records-as-string": {"task": "t", "rows": "a", "history": "a", "losses": "a", "evals": "a"},
+    "records-of-strings": {"task": "t", "rows": ["a"], "history": ["a"], "losses": ["a"], "evals": ["a"]},
+    "text-in-number-column": {"task": "t", "rows": [{"metric": "m", "value": "high"}],
+                              "history": [{"epoch": "one", "val": 0.5}], "steps": "ten",
+                              "evals": [{"step": "x"}]},
+}
+
+
+def _results(path: Path) -> None:
+    from argsim.report import read_results_file
+
+    read_results_file(path)
+
+
+def _train_config(path: Path) -> None:
+    from argsim.training.curve import read_train_config
+
+    read_train_config(path.parent)
+
+
+def _history(path: Path) -> None:
+    from argsim.counter.neural.training import read_history
+
+    read_history(path.parent)
+
+
+def _predictions(path: Path) -> None:
+    from argsim.metrics.kpa_map import read_predictions
+
+    read_predictions(path)
+
+
+# reader -> the file name it reads
+READERS = {"results": (_results, "kpm.json"), "train_config": (_train_config, "train_config.json"),
+           "history": (_history, "history.json"), "predictions": (_predictions, "predictions.json")}
+#: shapes a reader may accept (an object it reads only some fields of)
+ACCEPTED = {("train_config", "object-of-strings"), ("train_config", "object-of-lists"),
+            ("train_config", "text-in-number"), ("train_config", "bool-in-number")}
+
+
+@pytest.mark.parametrize("reader", sorted(READERS))
+@pytest.mark.parametrize("shape", sorted(WRONG_SHAPES))
+def test_each_reader_refuses_each_wrong_shape_in_one_line(tmp_path, reader, shape):
+    func, name = READERS[reader]
+    path = tmp_path / name
+    path.write_text(json.dumps(WRONG_SHAPES[shape]), encoding="utf-8")
+    if (reader, shape) in ACCEPTED:
+        func(path)
+        return
+    with pytest.raises(InputError) as info:
+        func(path)
+    message = str(info.value)
+    assert message.startswith(str(path)) and "\n" not in message
+
+
+def test_the_field_and_what_was_found_are_named():
+    from argsim.schemas import Predictions, ResultsFile, validate
+
+    with pytest.raises(InputError, match=r"r\.json, field 'rows\.0\.value': expected a number, found text"):
+        validate(ResultsFile, {"task": "t", "rows": [{"metric": "m", "value": "x"}]}, "r.json")
+    with pytest.raises(InputError, match=r"p\.json, field 'a\.k': expected a finite number, found infinity"):
+        validate(Predictions, {"a": {"k": math.inf}}, "p.json")
+    with pytest.raises(InputError, match=r"p\.json, row 2, field 'text': expected text, found a number"):
+        validate(list[dict[str, str]], [{"text": "a"}, {"text": 3}], "p.json")
+    assert validate(Predictions, {"a": {"k": 1}}, "p.json") == {"a": {"k": 1.0}}
+
+
+def test_argsim_own_files_pass(tmp_path):
+    """Every committed results file is of the declared shape (NaN figures included)."""
+    from argsim.report import load_all
+
+    assert load_all(Path(__file__).resolve().parent.parent / "bench" / "results")
+
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize("shape", ["list-of-ints", "records-of-strings", "text-in-number-column"])
+def test_cli_report_and_models_curve_end_in_one_line(tmp_path, monkeypatch, shape):
+    monkeypatch.delenv("ARGSIM_DEBUG", raising=False)
+    (tmp_path / "bench" / "results").mkdir(parents=True)
+    (tmp_path / "bench" / "results" / "t.json").write_text(json.dumps(WRONG_SHAPES[shape]), encoding="utf-8")
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "train_config.json").write_text(json.dumps(WRONG_SHAPES[shape]), encoding="utf-8")
+    for argv in (["--workdir", str(tmp_path), "report"], ["models", "curve", str(tmp_path / "m")]):
+        result = runner.invoke(app, argv)
+        lines = result.stderr.strip().splitlines()
+        assert result.exit_code == 2, (argv, result.stderr)
+        assert len(lines) == 1 and "unexpected" not in lines[0] and str(tmp_path) in lines[0]
+
+
+def test_report_that_would_print_nothing_says_why(tmp_path, monkeypatch):
+    monkeypatch.delenv("ARGSIM_DEBUG", raising=False)
+    result = runner.invoke(app, ["--workdir", str(tmp_path), "report"])
+    assert result.exit_code == 2 and "no results files" in result.stderr
+    (tmp_path / "bench" / "results").mkdir(parents=True)
+    (tmp_path / "bench" / "results" / "kpm.json").write_text(json.dumps({"task": "kpm", "rows": []}))
+    result = runner.invoke(app, ["--workdir", str(tmp_path), "report", "--task", "kmp"])
+    assert result.exit_code == 2 and "did you mean 'kpm'" in result.stderr
+
+
+def test_models_listing_reads_each_folder_once_and_refuses_a_file(tmp_path, capsys):
+    from argsim.modelbuild.inventory import trained_models
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "train_config.json").write_text(json.dumps({"trainer": "sbert", "steps": 3}))
+    (tmp_path / "a" / "loop").symlink_to(tmp_path / "a")  # a symlink loop: the same folder again, deeper
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "train_config.json").write_text(json.dumps({"trainer": "x", "metrics": [1]}))
+    found = trained_models(tmp_path)
+    assert [m.folder.name for m in found] == ["a"]
+    assert "1 training record(s)" in capsys.readouterr().err
+    with pytest.raises(InputError, match="is a file"):
+        trained_models(tmp_path / "a" / "train_config.json")
