@@ -67,26 +67,6 @@ def _kpm_slice_figures(folder: Path, config=None) -> dict[str, float]:
 COUNTER_SLICE = {"split": "validation", "setting": "sda", "limit": 60}
 
 
-#: the fixed open-collection slice a shipped counter retriever is checked on: the ArguAna replica's validation
-#: split restricted to one theme (its validation points over its training and validation arguments)
-ARGUANA_SLICE = {"split": "validation", "theme": "science"}
-
-
-def _retriever_slice_figures(folder: Path, config=None) -> dict[str, float]:
-    """Both protocols on small slices: ArguAna nDCG@10 on `ARGUANA_SLICE` (MTEB's scoring) and accuracy@1 of
-    cosine ranking on `COUNTER_SLICE` (points as queries, candidates as documents)."""
-    from argsim.backend import get_encoder
-    from argsim.data.arguana import load_arguana
-    from argsim.evaluation.arguana import ArguAnaEvaluator
-
-    data = load_arguana(ARGUANA_SLICE["split"], data_dir=config.data_dir if config else None,
-                        themes=[ARGUANA_SLICE["theme"]])
-    result = ArguAnaEvaluator(data, config=config).evaluate(get_encoder(str(folder), config=config))
-    pools = _counter_slice("emb-cosine")(folder, config)
-    return {"arguana_ndcg_at_10": result["ndcg_at_10"], "arguana_queries": result.n,
-            "accuracy_at_1": pools["accuracy_at_1"], "mrr": pools["mrr"], "points": pools["points"]}
-
-
 def _counter_slice(ranker: str) -> Callable[[Path, object], dict[str, float]]:
     """accuracy@1 and MRR on `COUNTER_SLICE` with `ranker` (`bi-encoder`, `bipolar`), through the function that
     `argsim rank counterargs` and `CounterRetriever.evaluate` run (`argsim.counter.core.run.rank_counterargs`)."""
@@ -227,18 +207,6 @@ TASKS: dict[str, ShippedTask] = {
         files=("heads.safetensors", "config.json", "argsim_encoder.json", "point_encoder/adapter_model.safetensors",
                "point_encoder/adapter_config.json"),
         trained_with="train with `argsim train bipolar --kind bipolar --train-encoder --lora-rank 16`"),
-    "counter-retriever": ShippedTask(
-        "counter-retriever", "counter-retriever",
-        "counter-argument retrieval in an open collection (every argument a candidate, as BEIR's ArguAna): a LoRA "
-        "adapter over MiniLM, cached MultipleNegativesRankingLoss with same-debate hard negatives",
-        primary="validation_ndcg_at_10", figures=("validation_ndcg_at_10",),
-        data="counterargs-18 training split without the pairs that repeat a validation or test text (2,796 "
-             "point-counter pairs); validation: the ArguAna replica's validation split",
-        licence=COUNTERARGS_LICENCE.replace("the shipped heads hold", "the shipped adapter holds"),
-        slice_description=f"ArguAna replica {ARGUANA_SLICE['split']}, theme {ARGUANA_SLICE['theme']}: nDCG@10; "
-                          f"{COUNTER_SLICE_TEXT}: accuracy@1 and MRR of cosine ranking",
-        slice_figures=_retriever_slice_figures,
-        trained_with="train with `argsim train counter-retriever`"),
     "minutes": ShippedTask(
         "minutes", "minutes", "political Sentence-BERT (Shirafuji et al.): GiNZA word vectors with own word vectors "
         "+ dense layer, triplet loss; a sparse delta over GiNZA's table",

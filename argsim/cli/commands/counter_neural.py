@@ -156,7 +156,7 @@ def train_counter_retriever_cmd(
 
     A LoRA adapter over MiniLM trained with cached MultipleNegativesRankingLoss on counterargs-18's training points,
     their counters and a hard negative of the same debate; the best validation-collection nDCG@10 (validation points
-    over the training and validation arguments) is kept. The defaults are the shipped `counter-retriever` recipe."""
+    over the training and validation arguments) is kept with --eval-every, and scored at the end."""
     from argsim.counter.neural.retriever import train_counter_retriever
     from argsim.training import is_main_process
 

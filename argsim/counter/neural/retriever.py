@@ -33,7 +33,8 @@ SELECTION_METRIC = "eval_validation_ndcg_at_10"
 
 @dataclass
 class RetrieverConfig:
-    """Settings of `argsim train counter-retriever`; the defaults are the shipped recipe.
+    """Settings of `argsim train counter-retriever`; the defaults are the recommended recipe (the measured run of
+    docs/counterargs-neural.md used --eval-every 0 and --encode-max-seq-length 128 to fit its time budget).
 
     Example:
         >>> RetrieverConfig().lora_rank, RetrieverConfig().lr
@@ -57,7 +58,7 @@ class RetrieverConfig:
     eval_every: int = setting(32, "Score the validation collection every N steps (and where the run ends) and keep "
                               "the best; 0: keep the last weights.", min=0)
     validate: bool = setting(True, "Score the validation collection with the kept weights at the end (the "
-                             "model's recorded figure, which `argsim models publish` gates on).")
+                             "model's recorded figure in train_config.json and card.json).")
     limit: int | None = setting(None, "Train on the first N training points only (quick runs).", min=1)
     val_limit: int | None = setting(None, "Validate on the first N validation points only (the collection keeps "
                                     "every training and validation argument).", min=1)
@@ -120,7 +121,7 @@ def validation_evaluator(corpus: CounterCorpus, limit: int | None = None):
 def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, budget=None,
                             quiet: bool = True, corpus: CounterCorpus | None = None) -> dict:
     """Train the open-collection counter retriever (see the module docstring) and save its adapter to `out`
-    (loads with `--model OUT`, publishes with `argsim models publish`).
+    (loads with `--model OUT` everywhere).
 
     Args:
         config: the recipe (`RetrieverConfig`).
