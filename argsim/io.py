@@ -8,6 +8,7 @@ import io
 import json
 import math
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
@@ -89,6 +90,35 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
+
+
+@contextmanager
+def folder_lock(folder: str | Path) -> Iterator[None]:
+    """Hold an exclusive lock on `folder` (an advisory `flock` on the folder itself: no lock file is left) while a
+    read-modify-write of a file in it runs, so two argsim processes merging into one file (a results file) take
+    turns instead of one losing the other's rows. Where locking is not supported it does nothing.
+
+    Example:
+        >>> with folder_lock("."):
+        ...     pass
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        import fcntl
+
+        fd = os.open(folder, os.O_RDONLY)
+    except (ImportError, OSError):  # pragma: no cover - not POSIX, or a folder that cannot be opened
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:  # pragma: no cover - a file system without flock
+            pass
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def check_output_path(path: str | Path, kind: str = "file", suffixes: Sequence[str] = ()) -> Path:
@@ -434,6 +464,54 @@ def _parse_constant(name: str) -> float:
     raise _BadNumber(f"{name} is not a JSON number")
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def lone_surrogate(text: str) -> int | None:
+    """The index of the first lone surrogate (U+D800..U+DFFF, not a character: UTF-8 cannot hold it) in `text`,
+    else None.
+
+    Example:
+        >>> lone_surrogate("a\ud800b"), lone_surrogate("\U0001f600")
+        (1, None)
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return exc.start
+    return None
+
+
+def check_texts(texts: Iterable[str], where: str | Path | None = None) -> None:
+    """InputError for the first text holding a lone surrogate (a JSON escape such as \\ud800 without its pair,
+    or a Python string built from one): it is no character, and no model, cache or file can hold it.
+
+    Example:
+        >>> check_texts(["ok", "\U0001f600"])
+    """
+    for i, t in enumerate(texts):
+        at = lone_surrogate(t) if isinstance(t, str) else None
+        if at is not None:
+            raise InputError(where, f"text {i + 1} holds a lone surrogate U+{ord(t[at]):04X} at character {at + 1} "
+                                    "(half of an escaped pair, not a character); fix the escape")
+
+
+def _refuse_lone_surrogates(value: Any, path: str | Path | None, row: int | None) -> None:
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            at = lone_surrogate(v)
+            if at is not None:
+                raise InputError(path, f"a lone surrogate U+{ord(v[at]):04X} in a JSON string (half of an escaped "
+                                       "pair, not a character); fix the escape", row=row)
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+
+
 def parse_json(text: str, path: str | Path | None = None, row: int | None = None, allow_nan: bool = True) -> Any:
     """`json.loads` with argsim's rules, every failure one InputError naming `path` (and `row`, else the line):
     a key repeated within one object is refused (which value is meant is unknowable), so are integers of more
@@ -455,8 +533,11 @@ def parse_json(text: str, path: str | Path | None = None, row: int | None = None
         {'a': [1, 2.5]}
     """
     try:
-        return json.loads(text, object_pairs_hook=_unique_object, parse_int=_parse_int, parse_float=_parse_float,
-                          parse_constant=float if allow_nan else _parse_constant)
+        value = json.loads(text, object_pairs_hook=_unique_object, parse_int=_parse_int, parse_float=_parse_float,
+                           parse_constant=float if allow_nan else _parse_constant)
+        if _SURROGATE_ESCAPE.search(text):  # a \ud800-style escape: only a pair makes a character
+            _refuse_lone_surrogates(value, path, row)
+        return value
     except _DuplicateKey as exc:
         raise InputError(path, f"duplicate key {exc.key!r} in one JSON object (which value is meant is unknown)",
                          row=row) from None
@@ -516,7 +597,8 @@ def read_numbered_records(path: str | Path, required: Sequence[str] = (), delimi
         rows = list(enumerate(data, start=1))
     else:
         delim = delimiter or ("\t" if suffix in (".tsv", ".tab") else ",")
-        reader = csv.reader(io.StringIO(content, newline=""), delimiter=delim)
+        # strict: a quote opened and never closed is an error, not the rest of the file read as one field
+        reader = csv.reader(io.StringIO(content, newline=""), delimiter=delim, strict=True)
         try:
             header = next(reader)
         except StopIteration:
@@ -535,6 +617,9 @@ def read_numbered_records(path: str | Path, required: Sequence[str] = (), delimi
             except StopIteration:
                 break
             except csv.Error as exc:
+                if "unexpected end of data" in str(exc):
+                    raise InputError(path, "a quote opened in this row is never closed (the rest of the file would "
+                                           "be read as one field)", row=lineno + 1) from None
                 raise InputError(path, f"malformed CSV: {exc}", row=reader.line_num) from None
             lineno += 1
             if not values or all(not v.strip() for v in values):

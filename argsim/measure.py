@@ -1,11 +1,15 @@
-"""Measuring a run: wall time (`timed`) and peak memory (`peak_memory_mb`); no argsim imports."""
+"""Measuring a run: wall time (`timed`), peak memory (`peak_memory_mb`) and the cores it may use (`usable_cores`:
+the CPU affinity capped by the cgroup quota, the one count of cores); no argsim imports."""
 
 from __future__ import annotations
 
+import math
+import os
 import resource
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 
 def peak_memory_mb() -> float:
@@ -24,3 +28,34 @@ def timed() -> Iterator[dict[str, float]]:
         yield out
     finally:
         out["seconds"] = round(time.perf_counter() - start, 3)
+
+
+def cgroup_cpu_quota(root: Path = Path("/sys/fs/cgroup")) -> float | None:
+    """CPUs the cgroup v2 `cpu.max` quota allows (quota / period), None when unlimited or not readable."""
+    try:
+        quota, period = (root / "cpu.max").read_text().split()[:2]
+    except (OSError, ValueError):
+        return None
+    if quota == "max":
+        return None
+    try:
+        return int(quota) / int(period)
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+def usable_cores(root: Path = Path("/sys/fs/cgroup")) -> int:
+    """The cores this process may run on: its CPU affinity, capped by the cgroup quota (rounded up), at least 1.
+
+    Example:
+        >>> usable_cores() >= 1
+        True
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        cores = os.cpu_count() or 1
+    quota = cgroup_cpu_quota(root)
+    if quota is not None:
+        cores = min(cores, max(1, math.ceil(quota)))
+    return max(1, cores)

@@ -7,9 +7,11 @@ config_options`), and `argsim models build` turns a recipe's config (a preset ov
 a command line (`config_argv`), so a setting is written in one place.
 
 Metadata keys: `help` (text), `min` / `max` (bounds checked by the parser), `option` (the option's name when it
-differs from `--field-name`, e.g. "--max-seq-length"; a boolean's is "--on/--off"), `aliases` (older spellings
-still accepted, hidden from `--help`), `cli` (False: not an option; set from elsewhere, e.g. the seed from the
-global `--seed`).
+differs from `--field-name`, e.g. "--max-seq-length"; a boolean's is "--on/--off"; a tuple for a short name too,
+e.g. ("--quiet", "-q")), `aliases` (older spellings still accepted, hidden from `--help`), `cli` (False: not an
+option; set from elsewhere, e.g. the seed from the global `--seed`), `envvar` (an environment variable the option
+reads), `output` ("file" / "folder": an output the command line checks before any work), `exists` / `dir_okay`
+(an input path that must exist / may be a folder).
 
 Example:
     >>> from dataclasses import dataclass
@@ -56,15 +58,21 @@ def is_option(f: Field) -> bool:
     return f.init and f.metadata.get("cli", True) is not False
 
 
-def option_name(f: Field) -> str:
-    """The field's option: metadata `option`, else `--field-name` (`--name/--no-name` for a boolean)."""
+def option_decls(f: Field) -> tuple[str, ...]:
+    """The field's option names: metadata `option` (a name or a tuple of names), else `--field-name`
+    (`--name/--no-name` for a boolean)."""
     name = f.metadata.get("option")
     if name:
-        return name
+        return tuple(name) if isinstance(name, tuple | list) else (name,)
     flag = "--" + f.name.replace("_", "-")
     if f.type in (bool, "bool"):
-        return f"{flag}/--no-{f.name.replace('_', '-')}"
-    return flag
+        return (f"{flag}/--no-{f.name.replace('_', '-')}",)
+    return (flag,)
+
+
+def option_name(f: Field) -> str:
+    """The field's (first) option name (see `option_decls`)."""
+    return option_decls(f)[0]
 
 
 def field_default(f: Field) -> Any:

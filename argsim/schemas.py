@@ -110,6 +110,21 @@ class MinutesMeeting(_Open):
 #: a PoliInfo minutes file
 Meetings = list[MinutesMeeting]
 
+class RankingRecord(_Open):
+    """One line of a counter-argument ranking file (`argsim rank counterargs`; ranges are checked by
+    `argsim.counter.core.evaluation.check_ranking_records`)."""
+
+    point: StrictStr
+    method: StrictStr
+    setting: StrictStr
+    split: StrictStr | None = None
+    pool_size: Number
+    gold: StrictStr | None = None
+    gold_score: NumberOrNaN | None = None
+    gold_better: Number | None = None
+    gold_tied: Number | None = None
+
+
 #: shared-task predictions `{arg_id: {key_point_id: score}}`
 Predictions = dict[str, dict[str, Number]]
 
@@ -190,10 +205,13 @@ def validate(schema: Any, data: Any, path: str | Path | None, row: int | None = 
         # the most specific complaint first: of a union, pydantic reports every branch
         err = max(exc.errors(), key=lambda e: len(e["loc"]))
         loc = _data_path(data, err["loc"])
+        record = row is not None  # one record of a record file: its top-level keys are its columns
         if row is None and loc and isinstance(loc[0], int) and isinstance(data, list):
             row = loc.pop(0) + 1
+            record = True
+        column = str(loc.pop(0)) if record and len(loc) == 1 else None
         field = ".".join(str(p) for p in loc) or None
         message = _message(err)
-        if field is None and row is None and what:
+        if field is None and column is None and row is None and what:
             message = f"not {what}: {message}"
-        raise InputError(path, message, row=row, field=field) from None
+        raise InputError(path, message, row=row, column=column, field=field) from None

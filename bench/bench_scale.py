@@ -40,6 +40,7 @@ import re
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -306,7 +307,7 @@ def main() -> int:
     for name in args.query_backends.split(","):
         backend, _, quantize = name.partition("-")
         quantize = quantize or "none"
-        qcfg = cfg.with_(backend=backend, quantize=quantize)
+        qcfg = replace(cfg, backend=backend, quantize=quantize)
         enc = encoder if name == "torch" else get_encoder(MODEL, config=qcfg)
         with Stage(f"query-{name}") as st:
             vecs = enc.encode(queries, normalize=True, use_cache=False, show_progress=False)

@@ -58,7 +58,8 @@ def trained(small, tmp_path_factory):
 
 
 def test_lora_run_learns_and_saves_only_the_adapter(trained, small):
-    from argsim.backend.adapters import base_sha256, read_card, sha256_file
+    from argsim.backend.adapters import base_sha256, sha256_file
+    from argsim.backend.names import read_card
 
     out, info, base_gap = trained
     train, _ = small
@@ -188,7 +189,7 @@ def test_thematic_init_starts_from_the_adapter(thematic_adapter, tiny_bert, tmp_
     adapter folder over the same base that loads by path."""
     from test_training import tiny_triplets
 
-    from argsim.backend.adapters import read_card
+    from argsim.backend.names import read_card
     from argsim.thematic.finetune import finetune_sentence_transformer
     from argsim.training import Budget
 
@@ -245,7 +246,8 @@ def test_init_refusals_are_one_line(thematic_adapter, tiny_bert, tmp_path):
 def test_thematic_init_shipped_adapter_keeps_its_shape():
     """`--init thematic` names the shipped adapter: the config leaves the rank to it, and the loaded model carries
     the shipped rank and alpha over MiniLM."""
-    from argsim.backend.adapters import continue_adapter, read_card, shipped_models
+    from argsim.backend.adapters import continue_adapter
+    from argsim.backend.names import read_card, shipped_models
     from argsim.thematic.config import ThematicTrainConfig
 
     assert ThematicTrainConfig(init="thematic").checked(has_dev=False).lora_rank is None

@@ -183,6 +183,22 @@ def test_fit_checks_its_arguments():
         argsim.KeyPointMatcher(["minilm", "minilm"], weights=[1.0])
 
 
+def test_fit_trains_the_recipe_it_is_given_into_the_work_folder(tmp_path, monkeypatch):
+    """fit hands train_sbert the recipe with this matcher's model and the run's seed, and writes under the run's
+    work folder by default (the training itself: tests/test_kpm_train.py)."""
+    from argsim.kpm import sbert
+
+    seen = {}
+    monkeypatch.setattr(sbert, "train_sbert", lambda data, out, cfg, **kw: seen.update(out=out, cfg=cfg) or {})
+    pairs = pd.DataFrame({"arg_id": ["a", "a", "b", "b"], "key_point_id": ["k", "l", "k", "l"], "topic": ["t"] * 4,
+                          "stance": [1] * 4, "argument": ["x", "x", "y", "y"], "key_point": ["p", "q", "p", "q"],
+                          "label": [1, 0, 0, 1]})
+    config = argsim.RunConfig(seed=7, workdir=tmp_path)
+    matcher = argsim.KeyPointMatcher("minilm", config=config).fit(pairs, recipe=sbert.SbertConfig(epochs=2.0))
+    assert seen["out"] == tmp_path / "models" / "kpm-sbert" and matcher.models == [str(seen["out"])]
+    assert (seen["cfg"].model, seen["cfg"].seed, seen["cfg"].epochs) == ("minilm", 7, 2.0)
+
+
 # ------------------------------------------------------------------ counter-argument retrieval
 
 
@@ -210,6 +226,21 @@ def test_counter_retriever_bm25_is_the_rankers_own_output():
         assert np.allclose(got["score"], direct[f"q{qi}"][order])
     top1 = argsim.CounterRetriever("bm25").index(cands).retrieve(queries, k=1)
     assert len(top1) == 2
+
+
+def test_counter_retriever_never_returns_the_query_itself():
+    """A query that is one of the indexed texts (BM25 scores it best against itself) is ranked against the others
+    only: the same ranking as an index without it."""
+    cands = ["School uniforms stop bullying.", "School uniforms do not stop bullying at all.",
+             "Taxes fund public schools.", "Bullying happens with or without uniforms."]
+    out = argsim.CounterRetriever("bm25").index(cands).retrieve([cands[0], " " + cands[0] + "\n"], k=4)
+    without = argsim.CounterRetriever("bm25").index(cands[1:], ids=["1", "2", "3"]).retrieve([cands[0]], k=4)
+    assert cands[0] not in out["candidate"].tolist() and len(out) == 6
+    for qi in (0, 1):
+        got = out[out["query_id"] == qi]
+        assert got["candidate_id"].tolist() == without["candidate_id"].tolist()
+        assert np.allclose(got["score"], without["score"])
+    assert argsim.CounterRetriever("bm25").index(cands[:1]).retrieve(cands[:1]).empty  # nothing else to rank
 
 
 def test_counter_retriever_evaluate_equals_the_metric_on_direct_scores(counterargs_corpus, data_dir):
@@ -273,20 +304,24 @@ def test_summarize_minutes_equals_the_command(tmp_path):
     got = argsim.summarize_minutes(text, topic="待機児童対策", subtopic="保育所の整備", budget=40)
     assert "".join(got) == rec["summary"] and len(rec["summary"]) <= 40
     assert got == [s["sentence"] for s in sorted(rec["selected"], key=lambda s: s["index"])]
-    lead = argsim.summarize_minutes(text, budget=100, method="lead")  # key size 100 / 50 = 2 sentences
+    # key size 100 / 50 = 2 sentences
+    lead = argsim.summarize_minutes(text, budget=100, options=argsim.SummarizeOptions(method="lead"))
     assert lead == ["保育所の待機児童が増えています。", "本日は晴天です。"]
 
 
 def test_summarize_minutes_frames_equal_one_item_at_a_time(data_dir):
     items = argsim.load_dataset("minutes", split="single-testgs", data_dir=data_dir).head(4)
-    out = argsim.summarize_minutes(items, method="embedrank")
+    options = argsim.SummarizeOptions(method="embedrank")
+    out = argsim.summarize_minutes_frame(items, options=options)
     assert out["id"].tolist() == items["id"].tolist() and out["gold"].tolist() == items["summary"].tolist()
     for row, got in zip(items.itertuples(), out.itertuples(), strict=True):
         one = argsim.summarize_minutes(row.sentences, topic=row.main_topic, subtopic=row.sub_topic,
-                                       budget=row.length, method="embedrank")
+                                       budget=row.length, options=options)
         assert got.selected == one and got.summary == "".join(one)[:row.length] and len(got.summary) <= row.length
     with pytest.raises(ArgsimError, match="'sentences'"):
-        argsim.summarize_minutes(items.drop(columns=["sentences"]))
+        argsim.summarize_minutes_frame(items.drop(columns=["sentences"]))
+    with pytest.raises(ArgsimError, match="summarize_minutes_frame"):
+        argsim.summarize_minutes(items)
 
 
 def test_triplet_accuracy_and_rouge1_by_hand():

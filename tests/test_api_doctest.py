@@ -9,10 +9,15 @@ import importlib
 import pytest
 
 MODULES = ["argsim", "argsim.api.datasets", "argsim.api.encode", "argsim.api.kpm", "argsim.api.counter",
-           "argsim.api.thematic", "argsim.api.minutes", "argsim.api.metrics", "argsim.evaluation.mteb_tasks"]
+           "argsim.api.thematic", "argsim.api.minutes", "argsim.api.metrics", "argsim.evaluation.mteb_tasks",
+           "argsim.api.evaluate", "argsim.evaluation.kpa_map", "argsim.evaluation.counter",
+           "argsim.evaluation.triplets", "argsim.evaluation.clustering", "argsim.evaluation.sick",
+           "argsim.backend.resolve", "argsim.kpm.threshold", "argsim.minutes.summarize"]
 #: examples that read $ARGSIM_DATA
 NEEDS_DATA = {"argsim.api.datasets.load_dataset", "argsim.api.kpm.KeyPointMatcher.evaluate",
-              "argsim.api.counter.CounterRetriever.evaluate"}
+              "argsim.api.counter.CounterRetriever.evaluate", "argsim.api.evaluate.evaluate",
+              "argsim.evaluation.kpa_map.KPAMapEvaluator", "argsim.evaluation.counter.CounterArgumentEvaluator",
+              "argsim.evaluation.sick.SICKEvaluator"}
 FLAGS = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
 
 

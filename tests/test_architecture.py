@@ -40,9 +40,11 @@ def test_metrics_import_no_loader_backend_or_method():
 
 
 @pytest.mark.parametrize("leaf", ["evaluation/record", "vectors", "markdown", "published", "config", "errors",
-                                  "options"])
+                                  "options", "version", "measure"])
 def test_leaf_modules_import_no_argsim(leaf):
-    assert [m for m in imports(PKG / f"{leaf}.py") if m.startswith("argsim")] == []
+    """Foundations import nothing from argsim but `options` (the `setting` fields of RunConfig)."""
+    allowed = ("argsim.options", "argsim.options.setting") if leaf == "config" else ()
+    assert [m for m in imports(PKG / f"{leaf}.py") if m.startswith("argsim") and m not in allowed] == []
 
 
 def test_nothing_below_the_cli_imports_it():
@@ -53,6 +55,54 @@ def test_nothing_below_the_cli_imports_it():
 def test_backend_and_data_import_no_method_package():
     methods = ("argsim.kpm", "argsim.counter", "argsim.thematic", "argsim.minutes", "argsim.cli")
     assert offending(modules("backend") + modules("data"), methods) == []
+
+
+def backend_graph() -> dict[str, set[str]]:
+    """{backend module: the backend modules it imports} (imports anywhere in a module; `from argsim.backend import
+    x` names module x, or the package face `__init__` for any other name)."""
+    folder = PKG / "backend"
+    names = {p.stem for p in folder.glob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for path in folder.glob("*.py"):
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            found = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module == "argsim.backend":
+                deps |= {a.name if a.name in names else "__init__" for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                found = [node.module]
+            deps |= {m.split(".")[2] for m in found if m.startswith("argsim.backend.")}
+        graph[path.stem] = deps - {path.stem}
+    return graph
+
+
+def cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One import cycle of `graph` (depth-first search), [] when there is none."""
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(node: str) -> list[str]:
+        state[node] = 1
+        path.append(node)
+        for dep in sorted(graph.get(node, ())):
+            if state.get(dep) == 1:
+                return path[path.index(dep):] + [dep]
+            if dep not in state and (found := visit(dep)):
+                return found
+        state[node] = 2
+        path.pop()
+        return []
+
+    return next((found for node in sorted(graph) if node not in state and (found := visit(node))), [])
+
+
+def test_backend_has_no_import_cycle():
+    """The backend is layered: the name table and manifests (names.py) at the bottom, loading (registry.py:
+    get_encoder, get_cross_encoder, the one model cache) on top; no module imports the package face."""
+    graph = backend_graph()
+    assert cycle(graph) == []
+    assert [m for m, deps in graph.items() if "__init__" in deps] == []
+    assert cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]  # the check finds one
 
 
 def test_no_global_settings_object():
@@ -105,3 +155,46 @@ def test_import_argsim_is_cheap():
             "assert not heavy, heavy; assert callable(argsim.encode) and 'argsim.api.encode' in sys.modules")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PKG.parent)
     assert res.returncode == 0, res.stderr
+
+
+def test_the_package_face():
+    """`dir(argsim)` is its public names; the version is the installed package's (pyproject.toml); typed."""
+    from importlib import metadata
+
+    import argsim
+
+    assert dir(argsim) == argsim.__all__ and "importlib" not in dir(argsim) and "TYPE_CHECKING" not in dir(argsim)
+    assert argsim.__version__ == metadata.version("argsim")
+    assert (PKG / "py.typed").is_file()
+    import inspect
+
+    untyped = []
+    for name in argsim.__all__:
+        obj = getattr(argsim, name)
+        funcs = [obj] if inspect.isfunction(obj) else [f for n, f in inspect.getmembers(obj, inspect.isfunction)
+                                                        if not n.startswith("_")] if inspect.isclass(obj) else []
+        untyped += [f"{name}.{f.__name__}" for f in funcs if "return" not in f.__annotations__]
+    assert untyped == []
+
+
+EVALUATORS = [p for p in modules("evaluation") if p.name not in ("record.py", "__init__.py")]
+
+
+def test_evaluators_sit_above_the_methods_and_below_the_api():
+    """The task evaluators may call the backend, data, metrics and method packages, never the API, the CLI, the
+    reporting or the runs above them."""
+    above = ("argsim.api", "argsim.cli", "argsim.results", "argsim.report", "argsim.modelbuild", "argsim.benchmarks")
+    assert EVALUATORS and offending(EVALUATORS, above) == []
+
+
+def test_no_layer_below_the_evaluators_imports_one():
+    """Only the result record (`argsim.evaluation.record`, layer 0) is imported from below; the evaluators are not
+    (the one exception, documented in docs/ARCHITECTURE.md: a method package's trainer takes its task's evaluator
+    to choose checkpoints)."""
+    below = [p for folder in ("metrics", "data", "backend", "training", "engine") for p in modules(folder)]
+    below += [PKG / f"{m}.py" for m in ("results", "report", "published", "markdown", "config", "errors", "io")]
+    evaluators = tuple(f"argsim.evaluation.{p.stem}" for p in EVALUATORS)
+    evaluators += tuple(f"argsim.evaluation.{name}" for name in ("TaskEvaluator", "KPAMapEvaluator",
+                                                                 "CounterArgumentEvaluator", "TripletEvaluator",
+                                                                 "ClusteringEvaluator", "SICKEvaluator"))
+    assert offending(below, evaluators) == []

@@ -4,6 +4,7 @@ refused combinations, thread defaults."""
 from __future__ import annotations
 
 import csv
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -64,7 +65,7 @@ def test_cache_never_serves_another_backends_vector(tmp_path):
 
     config = RunConfig(cache_dir=tmp_path)
     torch_enc = get_encoder("minilm", device="cpu", config=config)
-    onnx_enc = get_encoder("minilm", config=config.with_(backend="onnx", quantize="int8"))
+    onnx_enc = get_encoder("minilm", config=replace(config, backend="onnx", quantize="int8"))
     assert torch_enc.cache_key != onnx_enc.cache_key and torch_enc.identity == onnx_enc.identity
     text = "Social media does more harm than good"
     sentinel = np.full((1, 384), 7.0, dtype=np.float32)
@@ -157,14 +158,16 @@ def test_cli_refuses_bad_combinations_in_one_line(options, tmp_path):
 def test_usable_cores_reads_the_cgroup_quota(tmp_path):
     import os
 
+    from argsim.measure import usable_cores
+
     affinity = len(os.sched_getaffinity(0))
-    assert runtime.usable_cores(tmp_path) == affinity  # no cpu.max: the affinity
+    assert usable_cores(tmp_path) == affinity  # no cpu.max: the affinity
     (tmp_path / "cpu.max").write_text("max 100000\n")
-    assert runtime.usable_cores(tmp_path) == affinity
+    assert usable_cores(tmp_path) == affinity
     (tmp_path / "cpu.max").write_text("50000 100000\n")  # half a core: one thread
-    assert runtime.usable_cores(tmp_path) == 1
+    assert usable_cores(tmp_path) == 1
     (tmp_path / "cpu.max").write_text("150000 100000\n")  # 1.5 cores: two threads (rounded up), if allowed
-    assert runtime.usable_cores(tmp_path) == min(affinity, 2)
+    assert usable_cores(tmp_path) == min(affinity, 2)
 
 
 def test_calibration_choice_is_independent_of_order_and_duplicates():

@@ -363,7 +363,7 @@ def test_lora_towers_run_merged_in_the_backend(data_dir, lora_counter_model, tmp
     enc = model.tower_encoder("point")
     assert (enc.backend, enc.quantize) == (backend, quantize) and enc.exported is not None
     _check_vectors(reference, model.embed_texts(texts, side="point"), quantize)
-    from argsim.backend.registry import model_path
+    from argsim.backend.folders import model_path
 
     plain = runtime.base_export(model_path("minilm"), "mean", config.resolved_cache_dir())  # the base alone
     assert enc.exported.base != plain and enc.exported.base.parent == plain.parent
@@ -432,7 +432,7 @@ def test_a_thematic_concatenation_runs_its_transformer_parts_in_the_backend(data
     import json
 
     from argsim.backend import get_encoder, model_path
-    from argsim.backend.adapters import shipped_models
+    from argsim.backend.names import shipped_models
     from argsim.thematic.bilstm import CONCAT_MANIFEST
 
     folder = tmp_path / "concat"

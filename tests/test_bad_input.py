@@ -73,14 +73,16 @@ def ws(tmp_path, monkeypatch):
 @pytest.fixture
 def no_model_loads(monkeypatch):
     """Loading any model is a test failure (the bad input must be found first)."""
-    from argsim.backend import registry
+    from argsim.backend import folders, registry
 
     def refuse(*args, **kwargs):
         raise AssertionError("a model was loaded before the bad input was found")
 
     monkeypatch.setattr(registry, "_build", refuse)
     monkeypatch.setattr(registry, "load_sentence_transformer", refuse)
-    monkeypatch.setattr(registry, "load_transformer", refuse)
+    monkeypatch.setattr(registry, "load_cross_encoder", refuse)
+    monkeypatch.setattr(folders, "plain_sentence_transformer", refuse)
+    monkeypatch.setattr(folders, "load_transformer", refuse)
 
 
 KPM = ["--arguments", "arguments.csv", "--key-points", "key_points.csv"]
@@ -289,7 +291,7 @@ def test_atomic_writes_respect_the_umask(tmp_path):
 
 
 def test_legacy_manifests_naming_argsim_functions_still_resolve(tmp_path):
-    from argsim.backend.registry import LEGACY_LOADERS, manifest_loader_name
+    from argsim.backend.names import LEGACY_LOADERS, manifest_loader_name
 
     for old, name in LEGACY_LOADERS.items():
         (tmp_path / "argsim_encoder.json").write_text(json.dumps({"loader": old}))

@@ -644,7 +644,7 @@ def test_init_counter_bipolar_starts_from_the_shipped_adapter() -> None:
     from peft import get_peft_model_state_dict
     from safetensors.torch import load_file
 
-    from argsim.backend.adapters import shipped_models
+    from argsim.backend.names import shipped_models
     from argsim.counter.neural.training import warm_start
     from argsim.errors import ModelError
 

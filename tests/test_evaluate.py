@@ -138,6 +138,11 @@ def test_scores_rows_round_trip_and_cross_encoders_skip_bi_encoder_tasks(tmp_pat
         [(x.model, x.task, x.value, x.low, x.high) for x in board.scores]
 
 
+def test_a_model_no_chosen_task_can_score_is_an_error():
+    with pytest.raises(ArgsimError, match="no chosen task can score"):
+        run_evaluate(CrossEncoder("ce", binary(0.5)), task_table=tasks(bi=FakeEvaluator))
+
+
 def test_default_task_without_data_is_left_out_with_a_warning_a_chosen_one_fails(capsys):
     class Missing(FakeEvaluator):
         @classmethod
@@ -215,6 +220,19 @@ def test_command_prints_the_leaderboard_and_writes_rows_html_and_marks_differenc
     assert "http" not in text.replace('xmlns="http://www.w3.org/2000/svg"', "")  # nothing fetched
 
 
+def test_report_html_redraws_saved_rows(fake_tasks, tmp_path):
+    res = runner.invoke(app, ["--quiet", "--workdir", str(tmp_path), "evaluate", "good", "base", "--tasks", "kpa",
+                              "--record", "--n-boot", "100"])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "bench" / "results" / "evaluate.json").is_file()
+    page = tmp_path / "all.html"
+    res = runner.invoke(app, ["--quiet", "--workdir", str(tmp_path), "report", "--html", str(page)])
+    assert res.exit_code == 0, res.output
+    text = page.read_text()
+    assert text.count('class="chart" data-task="kpa"') == 1 and text.count('class="bar"') == 2
+    assert 'data-label="MTS (Phan et al. 2021)"' in text
+
+
 def test_limit_reaches_every_evaluator(fake_tasks):
     res = runner.invoke(app, ["--quiet", "evaluate", "good", "--tasks", "sick", "--limit", "7", "--n-boot", "100"])
     assert res.exit_code == 0, res.output
@@ -276,3 +294,23 @@ def test_html_report_renders_its_charts_and_numbers_in_a_browser(tmp_path):
     pixels = np.asarray(Image.open(shot).convert("RGB"), dtype=np.int32)
     bar_blue = (np.abs(pixels - np.array([0x4C, 0x78, 0xA8])).sum(axis=2) < 30).sum()
     assert pixels.std() > 10 and bar_blue > 500  # not blank: the bars are drawn
+
+
+# ---------------------------------------------------------------- real evaluators, MiniLM, a quick look
+
+
+def test_limit_gives_a_quick_real_leaderboard_on_minilm(data_dir, tmp_path):
+    import time
+
+    start = time.perf_counter()
+    res = runner.invoke(app, ["--quiet", "evaluate", "minilm", "--tasks", "kpa,thematic", "--limit", "10",
+                              "--n-boot", "200", "--out", str(tmp_path / "rows.json")])
+    assert res.exit_code == 0, res.output
+    assert time.perf_counter() - start < 120  # seconds on a quiet machine; loose for a shared one
+    rows = json.loads((tmp_path / "rows.json").read_text())["rows"]
+    primary = {r["setting"]: r for r in rows if (r.get("extra") or {}).get("primary")}
+    assert set(primary) == {"kpa", "thematic"}
+    assert primary["kpa"]["metric"] == "strict_map" and primary["thematic"]["metric"] == "accuracy"
+    assert primary["thematic"]["extra"]["units"] == 10 and "env" in primary["kpa"]
+    low, high = primary["thematic"]["extra"]["ci95"]
+    assert low <= primary["thematic"]["value"] <= high

@@ -48,7 +48,8 @@ def _tiny_corpus(root: Path) -> Path:
     return root
 
 
-def test_sigint_keeps_finished_settings_and_resume_continues(tmp_path, monkeypatch):
+def _interrupted(tmp_path: Path, sig: int) -> tuple[list[str], Path, Path, str]:
+    """Run the stalling ranking in a subprocess, send `sig` while it ranks `sda`; (args, data, out, stderr)."""
     data = _tiny_corpus(tmp_path / "data")
     out, marker = tmp_path / "ranking.jsonl", tmp_path / "in-sda"
     args = ["--quiet", "rank", "counterargs", "-m", "bm25-stalling", "-s", "sdoc", "-s", "sda", "-s", "sdc",
@@ -65,9 +66,22 @@ def test_sigint_keeps_finished_settings_and_resume_continues(tmp_path, monkeypat
     while not marker.exists() and proc.poll() is None and time.time() < deadline:
         time.sleep(0.1)
     assert marker.exists(), proc.communicate()
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
+    return args, data, out, err
+
+
+def test_sigterm_ends_like_ctrl_c(tmp_path):
+    """SIGTERM (a scheduler's stop) runs the same cleanup: exit 130, one line, the finished setting kept whole."""
+    _args, _data, out, err = _interrupted(tmp_path, signal.SIGTERM)
+    assert len([ln for ln in err.splitlines() if ln.strip()]) == 1 and "interrupted" in err
+    assert {json.loads(line)["setting"] for line in out.read_text().splitlines()} == {"sdoc"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "in-sda", "ranking.jsonl"]
+
+
+def test_sigint_keeps_finished_settings_and_resume_continues(tmp_path, monkeypatch):
+    args, data, out, err = _interrupted(tmp_path, signal.SIGINT)
     assert len([ln for ln in err.splitlines() if ln.strip()]) == 1 and "interrupted" in err and "Traceback" not in err
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert rows and {r["setting"] for r in rows} == {"sdoc"}  # the finished setting, whole; nothing of sda

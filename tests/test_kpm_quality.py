@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -259,7 +260,7 @@ def test_mts_starts_from_a_sentence_transformers_folder(tiny, tmp_path):
     train, _ = tiny
     cfg = MTSConfig(model=str(tmp_path / "sbert"), epochs=1, max_batches=1, max_pos=4, max_neg=4, max_unmatched=1,
                     train_layers=2, pooling="mean", identity_init=True, out_dim=384)
-    info = train_mts(train, tmp_path / "mts", cfg, device="cpu", quiet=True)
+    info = train_mts(train, tmp_path / "mts", cfg, quiet=True)
     assert info["steps"] == 1
     saved = load_file(str(tmp_path / "mts" / "backbone" / "model.safetensors"))
     key = next(k for k in saved if k.endswith("word_embeddings.weight"))
@@ -268,7 +269,7 @@ def test_mts_starts_from_a_sentence_transformers_folder(tiny, tmp_path):
     from argsim.config import RunConfig
 
     run = RunConfig(device="cpu", use_cache=False, quiet=True)
-    full, half = (get_encoder(str(tmp_path / "mts"), config=run.with_(precision=p)) for p in ("fp32", "bf16"))
+    full, half = (get_encoder(str(tmp_path / "mts"), config=replace(run, precision=p)) for p in ("fp32", "bf16"))
     assert half.precision == "bf16" and next(half.net.parameters()).dtype == torch.bfloat16
     a = train.arguments[:3]
     v32, v16 = (e.encode_statements([x.text for x in a], [x.topic for x in a], [x.stance for x in a])

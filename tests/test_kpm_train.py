@@ -51,7 +51,7 @@ def test_mts_trains_saves_and_loads_through_the_backend(splits, tmp_path, in_pro
     train, held = splits
     cfg = MTSConfig(epochs=1, max_batches=2, max_pos=4, max_neg=6, max_unmatched=2, train_layers=2)
     folder = tmp_path / "mts"
-    info = train_mts(train, folder, cfg, device="cpu", quiet=True)
+    info = train_mts(train, folder, cfg, quiet=True)
     assert info["steps"] == 2 and np.isfinite(info["epochs"][0]["mean_loss"])
     assert json.loads((folder / "argsim_encoder.json").read_text())["loader"] == "kpm-mts"
     enc = get_encoder(str(folder), device="cpu")

@@ -35,7 +35,7 @@ def test_ltr_folder_with_only_a_pickle_is_refused(tmp_path):
 
 
 def test_pickled_word_vectors_are_refused(tmp_path):
-    from argsim.backend.registry import load_word_vectors
+    from argsim.backend.words import load_word_vectors
 
     path = tmp_path / "vectors.kv"
     path.write_bytes(b"\x80\x04K\x01.")

@@ -4,6 +4,8 @@ are one line and exit 2 before any work, and inference rows record the precision
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
@@ -33,8 +35,8 @@ def test_inference_precision_reading():
 @pytest.mark.parametrize("pooling", [None, "mean"])  # sentence-transformers folder / plain transformer path
 def test_bf16_inference_runs_in_bf16_close_to_fp32_under_its_own_cache_key(minilm, tmp_path, pooling):
     run = RunConfig(device="cpu", cache_dir=tmp_path, quiet=True)
-    full = get_encoder("minilm", pooling=pooling, config=run.with_(precision="fp32"))
-    half = get_encoder("minilm", pooling=pooling, config=run.with_(precision="bf16"))
+    full = get_encoder("minilm", pooling=pooling, config=replace(run, precision="fp32"))
+    half = get_encoder("minilm", pooling=pooling, config=replace(run, precision="bf16"))
     assert (full.precision, half.precision) == ("fp32", "bf16")
     assert _dtype(full.model) == torch.float32 and _dtype(half.model) == torch.bfloat16
     assert full.cache_key == full.identity and half.cache_key == f"{full.identity}:bf16"

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 import argsim
 from argsim.backend import get_encoder, model_path
-from argsim.backend.registry import encoder_manifest, manifest_roles
+from argsim.backend.names import encoder_manifest, manifest_roles
 from argsim.cli.app import app
 from argsim.errors import ModelError
 

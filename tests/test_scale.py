@@ -167,3 +167,29 @@ def test_auto_index_is_exact_for_small_collections_and_ivf_above():
     x = rng.normal(size=(500, 16)).astype(np.float32)
     _, ids = build_index(x, "auto").search(x[:5], 3)
     np.testing.assert_array_equal(ids, np.argsort(-(x[:5] @ x.T), axis=1, kind="stable")[:, :3])
+
+
+def test_long_files_are_embedded_a_chunk_at_a_time(tmp_path, monkeypatch):
+    """A file longer than a chunk is written as it is computed (.npy and shard folders) and reads back as the
+    in-memory result, row for row."""
+    import argsim.api.encode as api_encode
+    from argsim.engine.embedding import EmbedSpec, embed_local
+
+    texts = [f"argument number {i} about taxes" for i in range(7)]
+    (tmp_path / "t.txt").write_text("".join(t + "\n" for t in texts), encoding="utf-8")
+    config = argsim_config(tmp_path)
+    whole = api_encode.encode(texts, config=config)
+    monkeypatch.setattr(api_encode, "STREAM_ROWS", 3)
+    result = api_encode.embed_file(tmp_path / "t.txt", tmp_path / "v.npy", config=config)
+    assert result.shape == whole.shape
+    np.testing.assert_allclose(np.load(tmp_path / "v.npy"), whole, atol=1e-6)
+    embed_local(tmp_path / "t.txt", tmp_path / "shards", EmbedSpec(), config=config, rows_per_shard=3)
+    _ids, _keys, vectors, manifest = read_shards(tmp_path / "shards")
+    assert manifest["rows"] == 7 and manifest["dim"] == whole.shape[1]
+    np.testing.assert_allclose(np.sort(vectors, axis=0), np.sort(whole, axis=0), atol=1e-6)
+
+
+def argsim_config(tmp_path):
+    from argsim.config import RunConfig
+
+    return RunConfig(cache_dir=tmp_path / "cache", quiet=True)

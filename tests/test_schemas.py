@@ -89,7 +89,7 @@ def test_the_field_and_what_was_found_are_named():
         validate(ResultsFile, {"task": "t", "rows": [{"metric": "m", "value": "x"}]}, "r.json")
     with pytest.raises(InputError, match=r"p\.json, field 'a\.k': expected a finite number, found infinity"):
         validate(Predictions, {"a": {"k": math.inf}}, "p.json")
-    with pytest.raises(InputError, match=r"p\.json, row 2, field 'text': expected text, found a number"):
+    with pytest.raises(InputError, match=r"p\.json, row 2, column 'text': expected text, found a number"):
         validate(list[dict[str, str]], [{"text": "a"}, {"text": 3}], "p.json")
     assert validate(Predictions, {"a": {"k": 1}}, "p.json") == {"a": {"k": 1.0}}
 
@@ -141,3 +141,21 @@ def test_models_listing_reads_each_folder_once_and_refuses_a_file(tmp_path, caps
     assert "1 training record(s)" in capsys.readouterr().err
     with pytest.raises(InputError, match="is a file"):
         trained_models(tmp_path / "a" / "train_config.json")
+
+
+RANKING = {"point": "p", "method": "bm25", "setting": "sdoc", "pool_size": 3, "gold": "c", "gold_better": 0}
+
+
+@pytest.mark.parametrize(("field", "value", "phrase"), [
+    ("method", ["m"], "column 'method': expected text, found a list"),
+    ("setting", {"x": 1}, "column 'setting': expected text, found an object"),
+    ("method", None, "column 'method': expected text, found null"),
+    ("gold_score", "x", "column 'gold_score': expected a number, found text"),
+    ("gold", 5, "column 'gold': expected text, found a number"),
+])
+def test_ranking_records_of_another_shape_are_one_line(tmp_path, monkeypatch, field, value, phrase):
+    monkeypatch.delenv("ARGSIM_DEBUG", raising=False)
+    path = tmp_path / "r.jsonl"
+    path.write_text(json.dumps(RANKING) + "\n" + json.dumps({**RANKING, "point": "q", field: value}) + "\n")
+    result = runner.invoke(app, ["eval", "counterargs", str(path)])
+    assert result.exit_code == 2 and f"row 2, {phrase}" in result.stderr, result.stderr

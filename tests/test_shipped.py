@@ -12,7 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from argsim.backend import get_encoder
-from argsim.backend.adapters import ADAPTER_WEIGHTS, base_sha256, read_card, sha256_file, shipped_models
+from argsim.backend.adapters import base_sha256, sha256_file
+from argsim.backend.names import ADAPTER_WEIGHTS, read_card, shipped_models
 from argsim.cli.app import app
 from argsim.errors import ArgsimError, ModelError
 from argsim.kpm.scoring import score_key_points

@@ -14,7 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from argsim.backend import get_encoder
-from argsim.backend.adapters import sha256_file, shipped_models
+from argsim.backend.adapters import sha256_file
+from argsim.backend.names import shipped_models
 from argsim.cli.app import app
 from argsim.errors import ArgsimError, ModelError
 from argsim.minutes import shipped as ms

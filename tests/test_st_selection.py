@@ -65,14 +65,14 @@ def model_of(tiny_bert, lora: bool):
 def fit(model, out, scores, budget, eval_every: int = 2, lora: bool = False, select: str | None = "stub_score"):
     from sentence_transformers.sentence_transformer.losses import CosineSimilarityLoss
 
-    from argsim.training.st import fit_st
+    from argsim.training.st import TrainRun, fit_st
 
     torch.manual_seed(0)
     evaluator = stub_evaluator(scores) if scores is not None else None
     placement = resolve_placement("cpu", "fp32", threads=1, seed=13)
-    trainer, run = fit_st(model, ROWS, CosineSimilarityLoss(model), out, placement, budget,
-                          OptimPolicy(lr=5e-2 if lora else 1e-2, weight_decay=0.0), epochs=2, batch_size=2,
-                          evaluator=evaluator, eval_every=eval_every, select=select, adapter=lora,
+    policy = OptimPolicy(lr=5e-2 if lora else 1e-2, weight_decay=0.0)
+    trainer, run = fit_st(model, ROWS, CosineSimilarityLoss(model), TrainRun(out, placement, budget, policy, 2, 2),
+                          evaluator=evaluator, eval_every=eval_every, select=select,
                           dataloader_drop_last=False)
     return evaluator, trainer, run
 

@@ -2,8 +2,9 @@
 
 The rankers are those of `argsim rank counterargs --list` (`argsim.counter.core.registry`): BM25, TF cosine,
 embedding cosine, Simple-SD, the learning-to-rank models, single features (`feature:<name>`) and the neural
-rankers. A retriever holds an index of candidate texts; `retrieve` ranks every candidate for each query through
-`argsim.counter.core.run.run_ranker`, the function `argsim rank counterargs` runs.
+rankers. A retriever holds an index of candidate texts; `retrieve` scores every candidate but the query itself for
+each query with the ranker (`argsim.counter.core.run.score_pools`, the call `argsim rank counterargs` makes) and
+keeps the best k.
 """
 
 from __future__ import annotations
@@ -11,17 +12,22 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from argsim.config import RunConfig
 from argsim.errors import ArgsimError
 
+if TYPE_CHECKING:
+    from argsim.data.counterargs import Argument
+    from argsim.evaluation.record import Evaluation
+
 RETRIEVE_COLUMNS = ["query", "rank", "candidate", "score", "query_id", "candidate_id"]
 
 
-def _argument(aid: str, text: str, kind: str, number: int):
+def _argument(aid: str, text: str, kind: str, number: int) -> Argument:
     """A query (`point`) or candidate (`counter`) as the rankers take it; a point's first line is its conclusion
     when a blank line follows it (as in counterargs-18 and `argsim rank counterargs --input`)."""
     from argsim.data.counterargs import Argument, split_point_text
@@ -126,50 +132,49 @@ class CounterRetriever:
         self.candidates, self.candidate_ids = texts, ids
         return self
 
-    def _run(self, queries: str | Sequence[str], top_k: int) -> tuple[list, Any]:
-        """Rank every candidate for each query with `run_ranker`; the query arguments and the `RankRun`."""
-        from argsim.counter.core.run import run_ranker
-        from argsim.engine import engine_from_config
-
-        if not self.candidates:
-            raise ArgsimError("index candidates first: CounterRetriever(...).index(texts)")
-        if isinstance(queries, str):
-            queries = [queries]
-        queries = [str(q) for q in queries]
-        points = [_argument(_key("q", i, q), q, "point", i) for i, q in enumerate(queries)]
-        cands = [_argument(_key("c", i, t), t, "counter", i) for i, t in enumerate(self.candidates)]
-        pools = {p.id: cands for p in points}
-        run = run_ranker(self.ranker, points, pools, {p.id: None for p in points}, setting="user", split="user",
-                         options=self.options, top_k=top_k, engine=engine_from_config(self.config),
-                         precision=self.config.precision, config=self.config)
-        return points, run
-
     def retrieve(self, queries: str | Sequence[str], k: int = 10) -> pd.DataFrame:
-        """The k best candidates for each query, best first.
+        """The k best candidates for each query, best first; a candidate with the query's own text is never one of
+        them (a query in the indexed collection is not its own counter).
 
         Args:
             queries: Query arguments (a point: a conclusion line, a blank line, then its premise; or plain text).
-            k: Candidates kept per query.
+            k: Candidates kept per query (a count).
 
         Returns:
             A DataFrame, one row per (query, rank): ``query, rank (1 = best), candidate, score, query_id (the
-            query's position), candidate_id (its index id)``.
+            query's position), candidate_id (its index id)``. ``score`` is the ranker's, higher is better and
+            comparable only among one query's candidates: a similarity for the lexical and embedding rankers
+            (bm25, tf-cosine, emb-cosine), a model's score for learning-to-rank, and for the neural rankers
+            (bi-encoder, the default, bipolar, the rerankers) the candidate's place counted from the bottom
+            (the best of n candidates scores n, the worst 1), not a similarity.
         """
+        from argsim.counter.core.run import score_pools
+        from argsim.engine import engine_from_config
+
         if k < 1:
             raise ArgsimError("k must be at least 1")
-        points, run = self._run(queries, top_k=k)
-        pos = {_key("c", i, t): i for i, t in enumerate(self.candidates)}
-        qpos = {p.id: i for i, p in enumerate(points)}
+        if not self.candidates:
+            raise ArgsimError("index candidates first: CounterRetriever(...).index(texts)")
+        queries = [str(q) for q in ([queries] if isinstance(queries, str) else queries)]
+        points = [_argument(_key("q", i, q), q, "point", i) for i, q in enumerate(queries)]
+        cands = [_argument(_key("c", i, t), t, "counter", i) for i, t in enumerate(self.candidates)]
+        pools = {p.id: [c for c in cands if c.text != p.text] for p in points}  # never the query itself
+        scored = [p for p in points if pools[p.id]]
+        scores = score_pools(self.ranker, scored, {p.id: pools[p.id] for p in scored}, self.options, top_k=k,
+                             engine=engine_from_config(self.config), precision=self.config.precision,
+                             config=self.config) if scored else {}
         rows = []
-        for rec in run.records:
-            qi = qpos[rec["point"]]
-            for r, top in enumerate(rec["top"], start=1):
-                ci = pos[top["id"]]
-                rows.append((points[qi].text, r, self.candidates[ci], top["score"], qi, self.candidate_ids[ci]))
+        for qi, p in enumerate(points):
+            if p.id not in scores:
+                continue
+            s = np.asarray(scores[p.id], dtype=np.float64)
+            for r, j in enumerate(np.argsort(-np.where(np.isnan(s), -np.inf, s), kind="stable")[:k], start=1):
+                ci = pools[p.id][j].number
+                rows.append((p.text, r, self.candidates[ci], float(s[j]), qi, self.candidate_ids[ci]))
         return pd.DataFrame(rows, columns=RETRIEVE_COLUMNS)
 
     def evaluate(self, split: str = "test", setting: str = "sdoc", limit: int | None = None,
-                 sample: int | None = None, data_dir: str | Path | None = None):
+                 sample: int | None = None, data_dir: str | Path | None = None) -> Evaluation:
         """accuracy@1 and MRR of this ranker on counterargs-18 (each point ranked against its pool of `setting`),
         as `argsim rank counterargs` reports them (`argsim.evaluation.CounterArgumentEvaluator` with this
         ranker). The index is not used: the pools come from the dataset.

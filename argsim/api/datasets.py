@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from argsim.errors import ArgsimError
+from argsim.config import SEED
+from argsim.errors import ArgsimError, did_you_mean
 
 #: accepted names -> the canonical one
 ALIASES = {
@@ -77,10 +78,12 @@ def load_dataset(name: str, split: str | None = None, data_dir: str | Path | Non
     """
     key = ALIASES.get(str(name).lower())
     if key is None:
-        raise ArgsimError(f"unknown dataset '{name}': choose one of {', '.join(sorted(ALIASES))}")
+        raise ArgsimError(f"unknown dataset '{name}'{did_you_mean(name, ALIASES)}"
+                          f": choose one of {', '.join(sorted(ALIASES))}")
     splits = SPLITS[key]
     if split is not None and splits and key != "argkp" and split not in splits:
-        raise ArgsimError(f"unknown split '{split}' of {key}: choose one of {', '.join(splits)} (or None for all)")
+        raise ArgsimError(f"unknown split '{split}' of {key}{did_you_mean(str(split), splits)}"
+                          f": choose one of {', '.join(splits)} (or None for all)")
     return _LOADERS[key](split, data_dir)
 
 
@@ -145,11 +148,11 @@ def _wikipedia_triplets(split: str | None, data_dir: str | Path | None) -> pd.Da
     unique: dict = {}
     for a in _articles(data_dir):
         unique.setdefault(a.title, a)
-    parts = split_articles(list(unique), seed=13)
+    parts = split_articles(list(unique), seed=SEED)
     frames = []
     for s in ([split] if split else list(TRIPLET_SPLITS)):
         prepared = prepare([unique[t] for t in parts[s]], level="top")
-        frames.append(pd.DataFrame(sentence_triplets(prepared, negatives="adjacent", seed=13)).assign(split=s))
+        frames.append(pd.DataFrame(sentence_triplets(prepared, negatives="adjacent", seed=SEED)).assign(split=s))
     return pd.concat(frames, ignore_index=True)
 
 

@@ -6,15 +6,19 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from argsim.config import RunConfig
+from argsim.engine.embedding import EmbedSpec
+
+if TYPE_CHECKING:
+    from argsim.backend.encoder import Encoder
 
 
 def encoder(model: Any = "minilm", pooling: str | None = None, max_seq_length: int | None = None,
-            batch_size: int = 64, config: RunConfig | None = None, role: str | None = None):
+            batch_size: int = 64, config: RunConfig | None = None, role: str | None = None) -> Encoder:
     """The backend encoder `model` for texts in `role` (`Encoder.for_role`: a two-tower model's tower; refused
     without a role for such a model): a name or folder loaded once per process (`argsim.backend.get_encoder`), or
     a model object (`argsim.backend.resolve.resolve_model`: an argsim `Encoder`, a `SentenceTransformer`)."""
@@ -67,7 +71,10 @@ def encode(texts: str | Sequence[str], model: Any = "minilm", batch_size: int = 
         >>> round(float(v[0] @ v[1]), 2)  # the cosine: the vectors are unit length
         0.48
     """
+    from argsim.io import check_texts
+
     single = isinstance(texts, str)
+    check_texts([texts] if single else texts, "texts")  # a lone surrogate: refused as the CLI's readers do
     enc = encoder(model, pooling, max_seq_length, batch_size, config, role)
     vectors = enc.encode([texts] if single else list(texts), normalize=normalize)
     return vectors[0] if single else vectors
@@ -104,24 +111,29 @@ class EmbedFileResult:
     seconds: float
 
 
-def embed_file(input: str | Path, out: str | Path, column: str = "text", id_column: str | None = None,
-               model: str = "minilm", pooling: str | None = None, max_seq_length: int | None = None,
-               batch_size: int = 64, normalize: bool = False, config: RunConfig | None = None,
-               role: str | None = None) -> EmbedFileResult:
+def embed_file(input: str | Path, out: str | Path, spec: EmbedSpec | None = None,
+               config: RunConfig | None = None) -> EmbedFileResult:
     """Embed the texts of a file (CSV/TSV, JSONL/JSON or plain text) and save the vectors (`argsim embed`).
 
     Args:
-        input: The file; `column` holds the text (CSV/JSONL), plain text has one text a line.
+        input: The file; `spec.column` holds the text (CSV/JSONL), plain text has one text a line.
         out: A .npy (float32, input order), .csv (id, one column per dimension) or .parquet (id, vector) file.
-        column: The text column.
-        id_column: The column of each text's id for .csv/.parquet outputs (None: the 0-based row number).
-        model, pooling, max_seq_length, batch_size, normalize, config, role: as `encode`.
+        spec: What to embed with which model (`argsim.engine.embedding.EmbedSpec`: column, id_column (the ids of
+            .csv/.parquet rows; None: the 0-based row number), model, pooling, max_seq_length, batch_size,
+            normalize, role, as `encode`); None: the defaults.
+        config: The run options; None: the defaults.
 
     Returns:
         An `EmbedFileResult`.
+
+    Example:
+        >>> embed_file("texts.txt", "vectors.npy", EmbedSpec(model="minilm"))  # doctest: +SKIP
     """
     from argsim.errors import InputError
     from argsim.io import read_records, read_texts, warn_duplicate_ids, write_vectors
+
+    spec = spec or EmbedSpec()
+    column, id_column = spec.column, spec.id_column
 
     input, out = Path(input), Path(out)
     texts = read_texts(input, column=column)
@@ -134,9 +146,35 @@ def embed_file(input: str | Path, out: str | Path, column: str = "text", id_colu
                                   "holds the vectors alone (row i = text i)")
         ids = [str(r[id_column]) for r in read_records(input, required=[column, id_column])]
         warn_duplicate_ids(ids, input, id_column)
-    enc = encoder(model, pooling, max_seq_length, batch_size, config, role)
+    enc = encoder(spec.model, spec.pooling, spec.max_seq_length, spec.batch_size, config, spec.role)
     start = time.perf_counter()
-    vectors = enc.encode(texts, normalize=normalize)
+    if out.suffix.lower() == ".npy" and len(texts) > STREAM_ROWS:
+        shape = _stream_npy(enc, texts, out, spec.normalize)
+        return EmbedFileResult(len(texts), out, shape, enc.name, enc.device, enc.precision,
+                               time.perf_counter() - start)
+    vectors = enc.encode(texts, normalize=spec.normalize)
     seconds = time.perf_counter() - start
     write_vectors(out, vectors, ids)
     return EmbedFileResult(len(texts), out, tuple(vectors.shape), enc.name, enc.device, enc.precision, seconds)
+
+
+#: texts encoded at a time when a long file is embedded into .npy (the matrix is written as it is computed)
+STREAM_ROWS = 50_000
+
+
+def _stream_npy(enc, texts: list[str], out: Path, normalize: bool) -> tuple[int, int]:
+    """Encode `texts` STREAM_ROWS at a time straight into the .npy file (written atomically): memory holds one
+    chunk of vectors, not the whole matrix."""
+    from argsim.io import atomic_path
+
+    with atomic_path(out) as tmp, open(tmp, "wb") as fh:
+        dim = 0
+        for start in range(0, len(texts), STREAM_ROWS):
+            vectors = np.ascontiguousarray(enc.encode(texts[start:start + STREAM_ROWS], normalize=normalize),
+                                           dtype=np.float32)
+            if start == 0:
+                dim = int(vectors.shape[1])
+                np.lib.format.write_array_header_1_0(fh, {"descr": np.lib.format.dtype_to_descr(vectors.dtype),
+                                                          "fortran_order": False, "shape": (len(texts), dim)})
+            fh.write(vectors.tobytes())
+    return len(texts), dim

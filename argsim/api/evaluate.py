@@ -33,8 +33,12 @@ def evaluate(model_or_models: Any, tasks: Sequence[str] | None = None, limit: in
         own MTEB figure, where published).
 
     Example:
-        >>> df = argsim.evaluate("minilm", tasks=["thematic"], limit=100)  # doctest: +SKIP
-        >>> df[["model", "task", "value", "ci_low", "ci_high"]]  # doctest: +SKIP
+        >>> import argsim
+        >>> df = argsim.evaluate("minilm", tasks=["thematic"], limit=20, n_boot=200)
+        >>> df[["model", "task", "metric", "n"]].values.tolist()
+        [['minilm', 'thematic', 'accuracy', 20]]
+        >>> bool(df["ci_low"][0] <= df["value"][0] <= df["ci_high"][0])
+        True
     """
     from argsim.benchmarks.evaluate import run_evaluate, write_outputs
 

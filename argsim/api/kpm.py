@@ -9,14 +9,21 @@ the recommended Siamese SBERT recipe; evaluation is the official mAP. The run it
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from argsim.config import RunConfig
 from argsim.errors import ArgsimError
+
+if TYPE_CHECKING:
+    from argsim.data.argkp import KPMData
+    from argsim.evaluation.record import Evaluation
+    from argsim.kpm.rank import KeypointRanking
+    from argsim.kpm.sbert import SbertConfig
 
 MATCH_COLUMNS = ["arg_id", "argument", "topic", "stance", "key_point_id", "key_point", "score", "matched"]
 
@@ -41,7 +48,8 @@ def _frame(items: Any, text_col: str, id_col: str, prefix: str, topic: str | Non
     return pd.DataFrame({"id": ids, "text": texts, "topic": topics, "stance": stances})
 
 
-def kpm_data(arguments: Any, key_points: Any, topic: str | None = None, stance: int = 1, name: str = "input"):
+def kpm_data(arguments: Any, key_points: Any, topic: str | None = None, stance: int = 1,
+             name: str = "input") -> KPMData:
     """Arguments and key points (lists of texts or DataFrames) -> the loader's `KPMData` (no labels).
 
     Lists: every argument is matched against every key point (one topic `topic`, one stance `stance`).
@@ -136,13 +144,13 @@ class KeyPointMatcher:
 
     # -------------------------------------------------------------- scoring
 
-    def rank(self, data, out: str | Path | None = None):
-        """The whole run on a loaded split (`argsim.kpm.rank.rank_keypoints`): predictions, best matches,
-        coverage, the mAPs when `data` has labels; with `out`, its four files."""
+    def _rank(self, data: KPMData) -> KeypointRanking:
+        """The whole run on loaded data (`argsim.kpm.rank.rank_keypoints`, what `argsim rank keypoints` runs):
+        predictions, best matches, coverage, the mAPs when `data` has labels."""
         from argsim.kpm.rank import rank_keypoints
 
         return rank_keypoints(data, self.models, self.weights, self.combine, self.config, self.arg_template,
-                              self.kp_template, self.threshold, out=out)
+                              self.kp_template, self.threshold)
 
     def match(self, arguments: Any, key_points: Any, topic: str | None = None, stance: int = 1,
               all_pairs: bool = False) -> pd.DataFrame:
@@ -165,7 +173,7 @@ class KeyPointMatcher:
             has an empty key point and a NaN score.
         """
         data = kpm_data(arguments, key_points, topic, stance)
-        ranking = self.rank(data)
+        ranking = self._rank(data)
         if all_pairs:
             best = {(m.arg_id, m.key_point_id) for m in ranking.matches if m.matched}
             rows = [(a.arg_id, a.text, a.topic, a.stance, kid, data.kp_by_id[kid].text, score,
@@ -200,7 +208,7 @@ class KeyPointMatcher:
     # -------------------------------------------------------------- evaluation
 
     def evaluate(self, split: str | pd.DataFrame = "dev", topics: Sequence[str] | None = None,
-                 formula: str = "leaderboard", data_dir: str | Path | None = None):
+                 formula: str = "leaderboard", data_dir: str | Path | None = None) -> Evaluation:
         """The official mAP (`argsim.kpa_map`) of this matcher on a labelled ArgKP split, and the threshold that
         maximises F1 on its labelled pairs (`argsim.evaluation.KPAMapEvaluator`).
 
@@ -236,31 +244,32 @@ class KeyPointMatcher:
             raise ArgsimError(f"{data.name}: no gold labels to evaluate against")
         # the run `rank keypoints` makes (one model or the ensemble), scored by the task's evaluator
         evaluator = KPAMapEvaluator(data, name=data.name, config=self.config, formula=formula,
-                                    score=lambda _models: self.rank(data).predictions)
+                                    score=lambda _models: self._rank(data).predictions)
         return evaluator.evaluate(self.models)
 
     # -------------------------------------------------------------- training
 
-    def fit(self, split: str | pd.DataFrame = "train", out: str | Path = "models/kpm-sbert",
-            epochs: float = 1.0, max_steps: int = -1,
-            data_dir: str | Path | None = None) -> KeyPointMatcher:
+    def fit(self, split: str | pd.DataFrame = "train", out: str | Path | None = None,
+            recipe: SbertConfig | None = None, data_dir: str | Path | None = None) -> KeyPointMatcher:
         """Fine-tune this matcher's (first) model as a Siamese SBERT with the recommended recipe
         (ContrastiveLoss, lr 2e-5 decaying to 0, batch 16; what `argsim models build kpm-sbert` trains) on the
         labelled pairs of an ArgKP split, and match with the trained folder from now on.
 
         Args:
             split: An ArgKP split name, or a DataFrame of labelled pairs (`load_dataset("argkp")`).
-            out: The folder to save the sentence-transformers model in.
-            epochs: Epochs over the labelled pairs (one: more overfits).
-            max_steps: Stop after this many optimiser steps (-1: the whole `epochs`).
-            data_dir: The dataset root for a split name.
+            out: The folder to save the sentence-transformers model in (None: ``models/kpm-sbert`` in the run's
+                work folder, `RunConfig.workdir`, else ``$ARGSIM_HOME``, else the current folder).
+            recipe: The training settings (`argsim.kpm.sbert.SbertConfig`, the options of `argsim train sbert`;
+                e.g. ``SbertConfig(epochs=2, max_steps=100)``); None: the recommended recipe. Its model and seed
+                are this matcher's model and the config's seed.
+            data_dir: The dataset root for a split name (None: the config's).
 
         Returns:
             self, matching with the trained model; `training_info_` holds the run's record (steps, seconds).
 
         Example:
             >>> import argsim
-            >>> matcher = argsim.KeyPointMatcher("minilm").fit("train", out="models/kpm-sbert")  # doctest: +SKIP
+            >>> matcher = argsim.KeyPointMatcher("minilm").fit("train")  # doctest: +SKIP
             >>> matcher.models  # doctest: +SKIP
             ['models/kpm-sbert']
         """
@@ -268,6 +277,7 @@ class KeyPointMatcher:
         from argsim.data.argkp import load_argkp
         from argsim.kpm.evaluate import training_inputs
         from argsim.kpm.sbert import SbertConfig, train_sbert
+        from argsim.paths import workdir
         from argsim.training import resolve_placement
 
         if len(self.models) != 1:
@@ -280,7 +290,8 @@ class KeyPointMatcher:
             data = kpm_data_from_frame(split, name="training frame")
         training_inputs(data, None, self.config)
         # SbertConfig's defaults are the recommended recipe (the one source of those settings)
-        cfg = SbertConfig(model=self.models[0], seed=self.config.seed, epochs=epochs, max_steps=max_steps)
+        cfg = replace(recipe or SbertConfig(), model=self.models[0], seed=self.config.seed)
+        out = Path(out) if out is not None else workdir(self.config.workdir) / "models" / "kpm-sbert"
         where = resolve_placement(self.config.device, self.config.precision, self.config.threads,
                                   seed=self.config.seed)
         self.training_info_ = train_sbert(data, Path(out), cfg, quiet=self.config.quiet, placement=where)

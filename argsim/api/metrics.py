@@ -9,17 +9,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from argsim.config import RunConfig
 from argsim.errors import ArgsimError
 
+if TYPE_CHECKING:
+    from argsim.data.argkp import KPMData
+    from argsim.metrics.kpa_map import MapResult
+
 # ------------------------------------------------------------------ key point matching
 
 
-def kpm_data_from_frame(pairs: Any, name: str = "dataframe"):
+def kpm_data_from_frame(pairs: Any, name: str = "dataframe") -> KPMData:
     """Labelled (argument, key point) pairs as `load_dataset("argkp")` returns them -> the loader's `KPMData`:
     the arguments and key points in order of first appearance, the labels when a `label` column is present
     (NaN: unlabelled). The text columns `argument` and `key_point` are optional (the metric needs no text)."""
@@ -76,7 +80,7 @@ def _gold(gold: Any, data_dir: str | Path | None = None):
 
 
 def map_result(predictions: Any, gold: Any, formula: str = "leaderboard", tie_break: str = "first", seed: int = 0,
-               data_dir: str | Path | None = None):
+               data_dir: str | Path | None = None) -> MapResult:
     """The full result of the official metric (per-group table, dummies, ignored ids); see `kpa_map`."""
     import math
 

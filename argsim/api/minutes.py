@@ -4,20 +4,21 @@ the baselines, as `argsim summarize minutes` makes them (`argsim.minutes.summari
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from argsim.config import RunConfig
 from argsim.errors import ArgsimError
+from argsim.minutes.summarize import SummarizeOptions
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
-def summarize_minutes(sentences: str | Sequence[str] | pd.DataFrame, topic: str = "", subtopic: str = "",
-                      budget: int = 100, model: str | Path = "ginza", method: str = "embedrank-paper",
-                      k: float = 0.2, m: float = 0.3, s: float = 0.5, beta: float = 0.5, chars_per_key: int = 50,
-                      cap: str = "fit", config: RunConfig | None = None) -> list[str] | pd.DataFrame:
+def summarize_minutes(sentences: str | Sequence[str], topic: str = "", subtopic: str = "",
+                      budget: int = 100, model: str | Path = "ginza", options: SummarizeOptions | None = None,
+                      config: RunConfig | None = None) -> list[str]:
     """Pick the sentences of an utterance that summarise it within a character budget.
 
     EmbedRank++ as the minutes paper's Eq. 6: sentences are picked greedily by
@@ -26,28 +27,23 @@ def summarize_minutes(sentences: str | Sequence[str] | pd.DataFrame, topic: str 
 
     Args:
         sentences: The utterance: a text (cleaned of speaker tags and stage directions and split into sentences
-            after 。！？) or a list of its sentences. Or many items at once: a DataFrame as
-            ``load_dataset("poliinfo")`` returns it (columns ``id``, ``sentences`` or ``text``, and optional
-            ``main_topic``/``topic``, ``sub_topic``/``subtopic``, ``length``/``budget``, ``summary``), whose own
-            columns replace `topic`, `subtopic` and `budget`.
+            after 。！？) or a list of its sentences (many items at once: `summarize_minutes_frame`).
         topic: The main topic (headline) of the item.
         subtopic: Its subtopic.
         budget: The summary's character budget.
         model: The encoder (``"ginza"``, the default: its summaries score a higher ROUGE-1 recall than the shipped
             political SBERT's, docs/models.md; ``"minutes"``, that shipped model; ``"e5-multilingual"``; a folder
             trained by `argsim train minutes-sbert`).
-        method: ``"embedrank-paper"`` (Eq. 6), ``"embedrank"`` (normalised MMR with `beta`), ``"lead"`` or
-            ``"random"``.
-        k, m, s: The Eq. 6 weights of the MMR part, the topic and the subtopic.
-        beta: The relevance/diversity trade-off of ``"embedrank"``.
-        chars_per_key: Key size = budget / this.
-        cap: ``"fit"`` (skip sentences that overflow the budget) or ``"truncate"``.
+        options: How sentences are picked (`argsim.minutes.summarize.SummarizeOptions`, the options of
+            `argsim summarize minutes`): ``method`` ``"embedrank-paper"`` (Eq. 6, the default),
+            ``"embedrank"`` (normalised MMR with ``beta``), ``"lead"`` or ``"random"``; the Eq. 6 weights ``k``,
+            ``m``, ``s``; ``chars_per_key`` (key size = budget / this); ``cap`` ``"fit"`` (skip sentences that
+            overflow the budget) or ``"truncate"``. None: the defaults.
         config: The run options (device, seed of ``"random"``, cache); None: the defaults.
 
     Returns:
         The selected sentences in document order (joined, they are the summary; if none fits, the best
-        sentence cut to the budget). For a DataFrame: a DataFrame, one row per item, with columns ``id, summary,
-        budget, gold`` (the item's ``summary`` column, "" without one) and ``selected`` (the sentences).
+        sentence cut to the budget).
 
     Example:
         >>> import argsim
@@ -56,17 +52,15 @@ def summarize_minutes(sentences: str | Sequence[str] | pd.DataFrame, topic: str 
         ...     topic="待機児童対策", subtopic="保育所の整備", budget=30)
         ['保育所の待機児童が増えています。']
     """
-    from argsim.minutes.mmr import MMRWeights
-    from argsim.minutes.summarize import MinutesItem, SummarizeOptions, run_summaries, topic_text
+    from argsim.minutes.summarize import MinutesItem, run_summaries, topic_text
     from argsim.minutes.text import clean_lines, split_sentences
 
     if budget < 1:
         raise ArgsimError("budget must be at least 1 character")
     config = config or RunConfig()
-    options = SummarizeOptions(method=method, weights=MMRWeights(k, m, s), beta=beta, chars_per_key=chars_per_key,
-                               cap=cap, seed=config.seed)
+    options = replace(options or SummarizeOptions(), seed=config.seed)
     if hasattr(sentences, "columns"):
-        return _summarize_frame(sentences, budget, str(model), options, config)
+        raise ArgsimError("a frame of items is summarised by summarize_minutes_frame (one row per item)")
     if isinstance(sentences, str):
         sents = [x for line in clean_lines(sentences, min_chars=1) for x in split_sentences(line)]
     else:
@@ -85,8 +79,29 @@ def _column(frame: pd.DataFrame, *names: str) -> str | None:
     return next((n for n in names if n in frame.columns), None)
 
 
-def _summarize_frame(frame: pd.DataFrame, budget: int, model: str, options, config: RunConfig) -> pd.DataFrame:
-    """`summarize_minutes` over the items of a frame (one embedding pass for all of them)."""
+def summarize_minutes_frame(frame: pd.DataFrame, budget: int = 100, model: str | Path = "ginza",
+                            options: SummarizeOptions | None = None, config: RunConfig | None = None) -> pd.DataFrame:
+    """`summarize_minutes` over many items at once (one embedding pass for all of them).
+
+    Args:
+        frame: The items as ``load_dataset("poliinfo")`` returns them: columns ``id``, ``sentences`` (a list) or
+            ``text``, and optional ``main_topic``/``topic``, ``sub_topic``/``subtopic``, ``length``/``budget``
+            (the item's character budget), ``summary`` (its gold summary).
+        budget: The budget of items without a ``length``/``budget`` column.
+        model, options, config: As `summarize_minutes`.
+
+    Returns:
+        A DataFrame, one row per item: ``id, summary, budget, gold`` (the item's ``summary``, "" without one) and
+        ``selected`` (the sentences in document order).
+
+    Example:
+        >>> import argsim
+        >>> import pandas as pd
+        >>> items = pd.DataFrame({"id": ["u1"], "budget": [20], "text": ["待機児童が増えています。本日は晴天です。"]})
+        >>> lead = argsim.SummarizeOptions(method="lead")
+        >>> argsim.summarize_minutes_frame(items, options=lead)["summary"].tolist()
+        ['待機児童が増えています。']
+    """
     import pandas as pd
 
     from argsim.minutes.summarize import MinutesItem, run_summaries, topic_text
@@ -112,7 +127,8 @@ def _summarize_frame(frame: pd.DataFrame, budget: int, model: str, options, conf
         items.append(MinutesItem(str(row.get("id", i)), sents, topic_text(str(row[topic_col] or "")) if topic_col
                                  else "", str(row[sub_col] or "") if sub_col else "", b,
                                  str(row[gold_col] or "") if gold_col else ""))
-    records, _ = run_summaries(items, model, options, config)
+    config = config or RunConfig()
+    records, _ = run_summaries(items, str(model), replace(options or SummarizeOptions(), seed=config.seed), config)
     return pd.DataFrame({"id": [r["id"] for r in records], "summary": [r["summary"] for r in records],
                          "budget": [r["budget"] for r in records], "gold": [r["gold"] for r in records],
                          "selected": [[x["sentence"] for x in sorted(r["selected"], key=lambda x: x["index"])]

@@ -49,18 +49,16 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from argsim.backend.encoder import Encoder
+from argsim.backend.names import ADAPTER_WEIGHTS, CARD, read_card
 from argsim.errors import ModelError
 
-ADAPTER_WEIGHTS = "adapter_model.safetensors"
 ADAPTER_CONFIG = "adapter_config.json"
-CARD = "card.json"
 LOADER_NAME = "sbert-lora"
 #: the linear layers of a BERT-type encoder layer: attention query/key/value/output and both feed-forward
 #: layers (the pooler's dense layer, unused by mean pooling, is left out)
 LORA_TARGETS = r".*encoder\.layer\.\d+\..*(query|key|value|dense)$"
 #: peft's key prefix in adapter files (files written without it are read too)
 PEFT_PREFIX = "base_model.model."
-SHIPPED_DIR = Path(__file__).resolve().parent.parent / "shipped"
 
 
 def sha256_file(path: Path) -> str:
@@ -79,7 +77,7 @@ def _sha256_cached(path: str, size: int, mtime: float) -> str:
 
 def base_weights_file(base: str) -> Path:
     """The weights file of an installed base model (registry name or folder): model.safetensors."""
-    from argsim.backend.registry import model_path
+    from argsim.backend.folders import model_path
 
     folder = model_path(base)
     for name in ("model.safetensors", "pytorch_model.bin"):
@@ -183,7 +181,7 @@ def save_adapter(model, folder: Path, base: str, extra: dict | None = None) -> P
     from peft import get_peft_model_state_dict
     from safetensors.torch import save_file
 
-    from argsim.backend.registry import encoder_manifest
+    from argsim.backend.names import encoder_manifest
     from argsim.io import atomic_path, write_json
 
     folder = Path(folder)
@@ -218,63 +216,10 @@ def is_adapter_folder(folder: Path) -> bool:
     return (folder / ADAPTER_WEIGHTS).is_file() and (folder / CARD).is_file()
 
 
-def is_shipped_folder(folder: Path) -> bool:
-    """A folder that can ship: a card.json beside an `argsim_encoder.json` (its loader) and the card's weights
-    file (a LoRA adapter, or heads over a frozen base; see the module docstring)."""
-    folder = Path(folder)
-    if not ((folder / CARD).is_file() and (folder / "argsim_encoder.json").is_file()):
-        return False
-    try:
-        return weights_file(folder).is_file()
-    except ModelError:
-        return False
-
-
-def weights_file(folder: Path, card: dict | None = None) -> Path:
-    """The file that holds what a shipped folder adds to its base: the card's `weights` (a LoRA adapter's
-    adapter_model.safetensors when the card names none).
-
-    Example:
-        >>> weights_file(shipped_models()["kpm"]).name  # doctest: +SKIP
-        'adapter_model.safetensors'
-    """
-    card = read_card(folder) if card is None else card
-    name = card.get("weights", ADAPTER_WEIGHTS)
-    if not isinstance(name, str) or not name or "/" in name or "\\" in name or name.startswith("."):
-        raise ModelError(f"{Path(folder) / CARD}: 'weights' must be a file name in the folder, not {name!r}")
-    return Path(folder) / name
-
-
-def read_card(folder: Path) -> dict:
-    """The card.json of a shipped or adapter folder (ModelError when missing or unreadable)."""
-    path = Path(folder) / CARD
-    try:
-        card = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ModelError(f"{path}: unreadable model card ({exc})") from None
-    if not isinstance(card, dict) or not isinstance(card.get("base"), str):
-        raise ModelError(f"{path}: the card names no base model")
-    return card
-
-
-def shipped_models() -> dict[str, Path]:
-    """The models that ship with argsim: {name: folder} (every `argsim/shipped/<name>/` that `is_shipped_folder`:
-    LoRA adapters and heads over a frozen base alike).
-
-    Example:
-        >>> sorted(shipped_models())  # doctest: +SKIP
-        ['counter-bi-encoder', 'kpm']
-    """
-    if not SHIPPED_DIR.is_dir():
-        return {}
-    return {p.name: p for p in sorted(SHIPPED_DIR.iterdir())
-            if p.is_dir() and not p.name.startswith(".") and is_shipped_folder(p)}
-
-
 def check_base(folder: Path, card: dict) -> str:
     """The base's registry name after checking that the installed base is the one the artifact (adapter or heads)
     was trained on: its weights' SHA-256 against the card's `base_sha256` (ModelError, one line, otherwise)."""
-    from argsim.backend.registry import MODELS
+    from argsim.backend.names import MODELS
 
     base = card["base"]
     if base in MODELS and not MODELS[base].installed:
@@ -305,13 +250,13 @@ def apply_adapter(folder: Path, device: str | None = None, trainable: bool = Fal
     Example:
         >>> model = apply_adapter(shipped_models()["kpm"])  # doctest: +SKIP
     """
-    from argsim.backend.registry import load_sentence_transformer
+    from argsim.backend.folders import plain_sentence_transformer
 
     folder = Path(folder)
     card = read_card(folder)
     base = check_base(folder, card)
     config = adapter_config(folder)
-    model = load_sentence_transformer(base, device=device)
+    model = plain_sentence_transformer(base, device=device)
     if card.get("max_seq_length"):
         model.max_seq_length = int(card["max_seq_length"])
     add_lora(model, int(config["r"]), float(config["lora_alpha"]), float(config.get("lora_dropout") or 0.0),
@@ -363,7 +308,7 @@ def continue_adapter(init: str, device: str | None = None, rank: int | None = No
         >>> base, rank, alpha  # doctest: +SKIP
         ('minilm', 16, 32.0)
     """
-    from argsim.backend.registry import model_path
+    from argsim.backend.folders import model_path
     from argsim.errors import ArgsimError
 
     folder = model_path(init)
@@ -422,8 +367,8 @@ def load_adapter_encoder(folder: Path, device: str = "cpu", batch_size: int = 64
     name = name or folder.name
     if runtime is None:
         return AdapterEncoder(folder, name, device, batch_size, max_seq_length, precision)
+    from argsim.backend.folders import model_path
     from argsim.backend.models import ExportedEncoder
-    from argsim.backend.registry import model_path
     from argsim.backend.runtime import sentence_pipeline
 
     card = read_card(folder)

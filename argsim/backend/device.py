@@ -24,10 +24,8 @@ from __future__ import annotations
 
 import os
 
+from argsim.config import DEVICES, PRECISIONS
 from argsim.errors import ArgsimError
-
-DEVICES = ("auto", "cpu", "cuda", "mps")
-PRECISIONS = ("auto", "fp32", "fp16", "bf16")
 
 
 def _mps_available() -> bool:

@@ -43,7 +43,7 @@ def resolve_hub_model(model_id: str) -> Path:
     try:
         return Path(snapshot_download(repo_id=model_id, cache_dir=str(cache), local_files_only=offline()))
     except LocalEntryNotFoundError:
-        from argsim.backend.registry import known_names
+        from argsim.backend.names import known_names
         from argsim.errors import did_you_mean
 
         hint = did_you_mean(model_id, known_names())

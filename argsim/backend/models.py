@@ -10,11 +10,9 @@ import numpy as np
 from argsim.backend.device import cast_for_inference
 from argsim.backend.encoder import Encoder
 from argsim.backend.fingerprint import fingerprint
+from argsim.backend.pooling import pool
 from argsim.backend.safety import HF_LOAD
 from argsim.errors import ModelError
-
-POOLINGS = ("model", "mean", "cls", "cls-last4")
-
 
 #: model types whose position table keeps 2 rows for the padding offset (514 positions: 512 tokens)
 OFFSET_POSITIONS = frozenset({"roberta", "xlm-roberta", "camembert", "mpnet", "longformer", "bart", "ibert",
@@ -146,13 +144,13 @@ class ExportedEncoder(Encoder):
                  precision: str = "fp32", calibration: list[str] | None = None, identity: str | None = None,
                  adapter: Path | None = None, build=None) -> None:
         super().__init__()
-        from argsim.backend import runtime
+        from argsim.backend.runtime import exported_model
 
         self.folder, self.pooling, self.cache_root, self.threads = Path(folder), pooling, Path(cache_root), threads
         self.name, self.device, self.batch_size, self.precision = name, "cpu", batch_size, precision
         self.backend, self.quantize = backend, quantize
         spec = {"backend": backend, "quantize": quantize, "threads": threads, "cache_root": cache_root}
-        self.model = runtime.exported_model(self.folder, pooling, spec, precision, adapter=adapter, build=build)
+        self.model = exported_model(self.folder, pooling, spec, precision, adapter=adapter, build=build)
         self.base, self.meta, self.tokenizer = self.model.base, self.model.meta, self.model.tokenizer
         check_max_seq_length(name, max_seq_length, self.meta["max_seq_length"])
         if pooling is None:
@@ -199,26 +197,6 @@ class ExportedEncoder(Encoder):
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         return self.model.run(texts, max_length=self.max_seq_length, batch_size=self.batch_size)
-
-
-def pool(model_output, attention_mask, pooling: str):
-    """Pool a transformers output: `mean` (mask-aware), `cls`, or `cls-last4`."""
-    import torch
-
-    if pooling == "cls":
-        return model_output.last_hidden_state[:, 0]
-    if pooling == "cls-last4":
-        hidden = model_output.hidden_states
-        if hidden is None or len(hidden) < 5:
-            raise ValueError("cls-last4 needs a model with at least four layers and output_hidden_states")
-        return torch.cat([h[:, 0] for h in hidden[-4:]], dim=-1)
-    return mean_pool(model_output.last_hidden_state, attention_mask)
-
-
-def mean_pool(hidden, attention_mask):
-    """Mask-aware mean of token states (batch, tokens, dim) over the tokens the mask (batch, tokens) keeps."""
-    mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
-    return (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
 
 
 _TOKEN_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")

@@ -74,7 +74,7 @@ class TopLayerTrainer:
         if pooling == "cls":
             return cls_out[-1]
         if pooling == "mean":
-            from argsim.backend.models import mean_pool
+            from argsim.backend.pooling import mean_pool
 
             return mean_pool(hidden, mask)
         if pooling != "cls-last4":

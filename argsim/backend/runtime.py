@@ -43,7 +43,6 @@ import contextlib
 import hashlib
 import json
 import logging
-import math
 import os
 import shutil
 import tempfile
@@ -57,6 +56,7 @@ import numpy as np
 from argsim.backend.safety import HF_LOAD, check_model_folder
 from argsim.config import BACKENDS, QUANTIZATIONS
 from argsim.errors import BackendError, ModelError
+from argsim.measure import usable_cores
 
 #: how many distinct texts calibrate an OpenVINO int8 model (NNCF's default subset size)
 CALIBRATION_SIZE = 300
@@ -67,37 +67,6 @@ MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
 # ------------------------------------------------------------------ threads
-
-
-def cgroup_cpu_quota(root: Path = Path("/sys/fs/cgroup")) -> float | None:
-    """CPUs the cgroup v2 `cpu.max` quota allows (quota / period), None when unlimited or not readable."""
-    try:
-        quota, period = (root / "cpu.max").read_text().split()[:2]
-    except (OSError, ValueError):
-        return None
-    if quota == "max":
-        return None
-    try:
-        return int(quota) / int(period)
-    except (ValueError, ZeroDivisionError):
-        return None
-
-
-def usable_cores(root: Path = Path("/sys/fs/cgroup")) -> int:
-    """The cores this process may run on: its CPU affinity, capped by the cgroup quota (rounded up), at least 1.
-
-    Example:
-        >>> usable_cores() >= 1
-        True
-    """
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not Linux
-        cores = os.cpu_count() or 1
-    quota = cgroup_cpu_quota(root)
-    if quota is not None:
-        cores = min(cores, max(1, math.ceil(quota)))
-    return max(1, cores)
 
 
 def cap_threads(threads: int | None, option: str = "--threads") -> int | None:
@@ -310,10 +279,10 @@ def sentence_pipeline(st, folder: Path | str = "") -> tuple:
 
 def pooled_pipeline(model, tokenizer, pooling: str) -> tuple:
     """The export pipeline of a transformers model in memory with argsim's pooling (`mean`, `cls`, `cls-last4`;
-    `argsim.backend.models.pool`): `(module, tokenizer, input names, meta)`."""
+    `argsim.backend.pooling.pool`): `(module, tokenizer, input names, meta)`."""
     import torch
 
-    from argsim.backend.models import pool
+    from argsim.backend.pooling import pool
 
     names = _input_names(tokenizer)
     hidden = int(model.config.hidden_size)

@@ -139,7 +139,7 @@ def check_model_folder(folder: str | Path) -> None:
         >>> check_model_folder("models/kpm-mts")  # doctest: +SKIP
     """
     folder = Path(folder)
-    from argsim.backend.registry import manifest_loader_name
+    from argsim.backend.names import manifest_loader_name
 
     todo = [folder]
     seen: set[Path] = set()

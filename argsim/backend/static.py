@@ -91,7 +91,7 @@ def distill(model: str, out: str | Path, pca_dims: int | None = 256, device: str
         >>> distill("minilm", "models/minilm-static")  # doctest: +SKIP
         DistillResult(out=PosixPath('models/minilm-static'), vocabulary=29528, dim=256, seconds=74.0)
     """
-    from argsim.backend.registry import model_path
+    from argsim.backend.folders import model_path
 
     out = Path(out)
     if out.exists():

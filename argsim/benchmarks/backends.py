@@ -28,14 +28,15 @@ import os
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from argsim.config import RunConfig
+from argsim.config import SEED, RunConfig
 from argsim.errors import ArgsimError
+from argsim.options import setting
 
 #: (name, backend, quantize, precision)
 VARIANTS = [("torch-fp32", "torch", "none", "fp32"), ("torch-bf16", "torch", "none", "bf16"),
@@ -50,33 +51,27 @@ GATE_DELTA, GATE_SPEEDUP = 0.005, 5.0
 
 @dataclass(frozen=True)
 class BackendBenchOptions:
-    """What `run_backends_benchmark` measures (the defaults are the documented run).
+    """What `run_backends_benchmark` measures (the defaults are the documented run); the options of `argsim bench
+    backends` (`threads` and `variants` as comma lists there).
 
-    Args:
-        n: ArgKP training arguments timed for throughput.
-        batch_size: encoding batch.
-        repeats: throughput passes (the best counts).
-        threads: thread counts timed.
-        quality_threads: threads of the latency and task passes.
-        counter_points: first test points of each counterargs-18 setting.
-        triplets: first thematic test triplets.
-        minutes_triplets: first mined minutes test triplets.
-        minutes_dir: the folder `argsim data triplets minutes --out` wrote (its test.jsonl).
-        variants: names of `VARIANTS` to run.
-        static_model: the model2vec folder of the `model2vec` variant (distilled from minilm when missing).
+    Example:
+        >>> BackendBenchOptions.quick().n
+        300
     """
 
-    n: int = 2000
-    batch_size: int = 64
-    repeats: int = 1
-    threads: tuple[int, ...] = (1, 2)
-    quality_threads: int = 1
-    counter_points: int = 50
-    triplets: int = 500
-    minutes_triplets: int = 500
-    minutes_dir: Path = Path("runs") / "minutes-triplets"
-    variants: tuple[str, ...] = tuple(v[0] for v in VARIANTS)
-    static_model: Path = Path("models") / "minilm-static"
+    n: int = setting(2000, "ArgKP training arguments timed for throughput.", min=1)
+    batch_size: int = setting(64, "Encoding batch.", min=1)
+    repeats: int = setting(1, "Throughput passes (the best counts).", min=1)
+    threads: tuple[int, ...] = setting((1, 2), "Thread counts timed (comma list).")
+    quality_threads: int = setting(1, "Threads of the latency and task passes.", min=1)
+    counter_points: int = setting(50, "First test points of each counterargs-18 setting.", min=1)
+    triplets: int = setting(500, "First thematic test triplets.", min=1)
+    minutes_triplets: int = setting(500, "First mined minutes test triplets.", min=1)
+    minutes_dir: Path = setting(Path("runs") / "minutes-triplets", "Folder of `argsim data triplets minutes --out` "
+                                "(its test.jsonl).")
+    variants: tuple[str, ...] = setting(tuple(v[0] for v in VARIANTS), "Variants to measure (comma list).")
+    static_model: Path = setting(Path("models") / "minilm-static", "The model2vec folder of the model2vec variant "
+                                 "(distilled from minilm when missing).", cli=False)
 
     @classmethod
     def quick(cls, **changes: Any) -> BackendBenchOptions:
@@ -129,13 +124,13 @@ def counter_accuracy(enc: Any, slices: dict) -> dict[str, float]:
                    | {c.text for _, pools, _ in slices.values() for pool in pools.values() for c in pool})
     vec = dict(zip(texts, enc.encode(texts, normalize=True, show_progress=False), strict=True))
     out = {}
-    for setting, (points, pools, gold) in slices.items():
+    for name, (points, pools, gold) in slices.items():
         hits = 0
         for p in points:
             pool = pools[p.id]
             scores = np.stack([vec[c.text] for c in pool]) @ vec[p.text]
             hits += pool[int(np.argmax(scores))].id == gold[p.id]
-        out[f"counter_{setting}_acc1"] = hits / len(points)
+        out[f"counter_{name}_acc1"] = hits / len(points)
     return out
 
 
@@ -233,7 +228,7 @@ def run_backends_benchmark(options: BackendBenchOptions = BackendBenchOptions(),
         rows = []
         for name, r in results.items():
             backend, quantize, precision = next(v[1:] for v in VARIANTS if v[0] == name)
-            env = environment(seed=13, device="cpu", precision=precision, data_files=[train_csv, minutes_test])
+            env = environment(seed=SEED, device="cpu", precision=precision, data_files=[train_csv, minutes_test])
             env["conditions"] |= {"load_start": r["load_average_start"], "load_end": r["load_average_end"],
                                   "threads_timed": thread_counts, "threads_default": default}
             env |= {"backend": backend, "quantize": quantize}
@@ -284,14 +279,14 @@ def run_backends_benchmark(options: BackendBenchOptions = BackendBenchOptions(),
             cal = calibration if quantize != "none" else None
             for threads in thread_counts:
                 torch.set_num_threads(threads)
-                enc = get_encoder(model, batch_size=options.batch_size, config=base.with_(threads=threads),
+                enc = get_encoder(model, batch_size=options.batch_size, config=replace(base, threads=threads),
                                   calibration=cal)
                 enc.encode(texts[:64], use_cache=False, show_progress=False)  # warm-up (and any lazy build)
                 r[f"sentences_per_s@{threads}"] = throughput(enc, texts, options.repeats)
                 log(f"{name}: {r[f'sentences_per_s@{threads}']:.1f} sentences/s at {threads} thread(s)")
             torch.set_num_threads(options.quality_threads)
             enc = get_encoder(model, batch_size=options.batch_size,
-                              config=base.with_(threads=options.quality_threads), calibration=cal)
+                              config=replace(base, threads=options.quality_threads), calibration=cal)
             kp_texts = list(dict.fromkeys(str(k.text) for k in dev.key_points))
             latency_ms(enc, kp_texts[-5:])  # warm-up of the one-text path
             r["latency_ms"] = latency_ms(enc, kp_texts[:30])

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from argsim.config import RunConfig
+from argsim.config import SEED, RunConfig
 from argsim.errors import ArgsimError, warn
 
 METHOD, COMPARE_METHOD = "evaluate", "evaluate-compare"
@@ -110,7 +111,7 @@ TASKS: dict[str, Task] = {t.key: t for t in (
 # ---------------------------------------------------------------- statistics (pure)
 
 
-def bootstrap_draws(n_units: int, n_boot: int = N_BOOT, seed: int = 13) -> np.ndarray:
+def bootstrap_draws(n_units: int, n_boot: int = N_BOOT, seed: int = SEED) -> np.ndarray:
     """(n_boot, n_units) unit indices drawn with replacement: one draw set per task, shared by every model."""
     return np.random.default_rng(seed).integers(0, n_units, size=(n_boot, n_units))
 
@@ -185,7 +186,8 @@ def check_model(model: Any) -> None:
     folder (checked as a model folder) or a Hugging Face id in the local cache; ModelError (one line) else."""
     if not isinstance(model, str | Path):
         return  # an object: the evaluators' resolver says what it accepts
-    from argsim.backend.registry import known_names, model_path
+    from argsim.backend.folders import model_path
+    from argsim.backend.names import known_names
 
     if str(model) in (*known_names(), "bm25"):
         return
@@ -261,16 +263,17 @@ class Leaderboard:
         df.attrs["comparisons"] = pd.DataFrame([vars(c) for c in self.comparisons])
         return df
 
-    def rows(self, env: Mapping[str, Any] | None = None, command: str | None = None) -> list:
+    def rows(self, env: Mapping[str, Any] | None = None, command: str | None = None, variant: str = "") -> list:
         """The run as result rows (`argsim.results.result_rows`): every metric of every evaluation, the primary
-        one with its interval in `extra`; each comparison as a row of method `evaluate-compare`."""
+        one with its interval in `extra`; each comparison as a row of method `evaluate-compare`. `variant` follows
+        each model's name (`variant_label`), so runs on other backends keep rows of their own."""
         from argsim.evaluation.record import Evaluation
         from argsim.results import result_rows
 
         rows = []
         for s in self.scores:
             ev = Evaluation(s.task, s.metrics, s.metric, data=s.data, n=s.n)
-            for r in result_rows(ev, method=METHOD, model=s.model, setting=s.task, seconds=s.seconds, env=env,
+            for r in result_rows(ev, method=METHOD, model=s.model + variant, setting=s.task, seconds=s.seconds, env=env,
                                  command=command, paper={s.metric: s.reference.value} if s.reference else None):
                 if r.metric == s.metric:
                     r.extra = {"primary": True, "ci95": [s.low, s.high], "n_boot": self.n_boot, "units": s.n}
@@ -278,7 +281,8 @@ class Leaderboard:
         for c in self.comparisons:
             ev = Evaluation(c.task, {f"delta_{c.metric}": c.delta}, f"delta_{c.metric}")
             rows += [r for r in result_rows(
-                ev, method=COMPARE_METHOD, model=f"{c.a} vs {c.b}", setting=c.task, env=env, command=command,
+                ev, method=COMPARE_METHOD, model=f"{c.a}{variant} vs {c.b}{variant}", setting=c.task, env=env,
+                command=command,
                 extra={"ci95": [c.low, c.high], "p_bootstrap": c.p_bootstrap, "p_mcnemar": c.p_mcnemar,
                        "significant": c.significant, "n_boot": self.n_boot})]
         return rows
@@ -386,6 +390,9 @@ def run_evaluate(model_or_models: Any, tasks: Sequence[str] | None = None, limit
             if tasks is not None:
                 raise
             warn(f"{task.key} left out: {exc}")
+    if not evaluators:
+        raise ArgsimError(f"no chosen task can score {', '.join(named)} ({', '.join(t.key for t in chosen)}; "
+                          "bm25: arguana only; a cross-encoder: kpa, counter, arguana)")
     board = Leaderboard(list(named), [t for t in chosen if t.key in evaluators], [], n_boot=n_boot)
     boots: dict[tuple[str, str], tuple[np.ndarray, np.ndarray | None]] = {}
     for t_index, task in enumerate(board.tasks):
@@ -443,6 +450,20 @@ def write_mteb_files(board: Leaderboard, folder: Path) -> list[Path]:
             for s in board.scores if s.task in MTEB_TASKS]
 
 
+def variant_label(config: RunConfig) -> str:
+    """How rows name the run's numeric variant after the model: '' for torch at the default precision, else e.g.
+    ' [openvino int8]' or ' [torch bf16]'.
+
+    Example:
+        >>> variant_label(RunConfig(backend="onnx", quantize="int8"))
+        ' [onnx int8]'
+    """
+    parts = [config.backend] if config.backend != "torch" else []
+    parts += [config.quantize] if config.quantize != "none" else []
+    parts += [config.precision] if config.precision != "auto" else []
+    return f" [{' '.join(parts if config.backend != 'torch' else ['torch', *parts])}]" if parts else ""
+
+
 def write_outputs(board: Leaderboard, config: RunConfig, out: Path | None = None, record: bool = False,
                   mteb_out: Path | None = None, html: Path | None = None, command: str | None = None) -> list[str]:
     """Write what was asked: the rows to `out` (a results JSON) and, with `record`, merged into
@@ -452,7 +473,7 @@ def write_outputs(board: Leaderboard, config: RunConfig, out: Path | None = None
 
     lines = []
     if out is not None or record:
-        rows = board.rows(env=run_environment(config), command=command)
+        rows = board.rows(env=run_environment(config), command=command, variant=variant_label(config))
         if out is not None:
             lines.append(f"{write_results('evaluate', rows, path=out, command=command)}: {len(rows)} rows")
         if record:
@@ -462,10 +483,13 @@ def write_outputs(board: Leaderboard, config: RunConfig, out: Path | None = None
         lines.append(f"{mteb_out}: {len(written)} MTEB result file(s)"
                      + ("" if written else f" (MTEB tasks with argsim's figures: {', '.join(MTEB_TASKS)})"))
     if html is not None:
+        from argsim import __version__
         from argsim.benchmarks.evaluate_view import leaderboard_html
         from argsim.io import write_text
+        from argsim.results import command_line
 
-        lines.append(f"{write_text(html, leaderboard_html(board))}: written")
+        meta = f"{command or command_line()} (argsim {__version__}, {time.strftime('%Y-%m-%d %H:%M %Z')})"
+        lines.append(f"{write_text(html, leaderboard_html(board, meta=meta))}: written")
     return lines
 
 

@@ -5,16 +5,14 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import sys
-from pathlib import Path
-from typing import Annotated
+from dataclasses import replace
 
 import typer
 
-from argsim.backend.device import DEVICES
 from argsim.cli import commands
 from argsim.cli.groups import GROUPS, ArgsimGroup
-from argsim.cli.params import OUT_DIR
-from argsim.config import BACKENDS, ENGINES, PRECISIONS, QUANTIZATIONS, RunConfig
+from argsim.cli.params import config_options
+from argsim.config import DEVICES, ENGINES, PRECISIONS, RunConfig
 from argsim.errors import ArgsimError
 from argsim.paths import set_workdir
 from argsim.settings import seed_everything
@@ -26,44 +24,11 @@ app = typer.Typer(name="argsim", cls=ArgsimGroup, no_args_is_help=True, rich_mar
 
 
 @app.callback()
-def main_options(
-    ctx: typer.Context,
-    device: Annotated[str, typer.Option(help=f"Compute device: {'|'.join(DEVICES)} (auto: CUDA, MPS, CPU).")] = "auto",
-    seed: Annotated[int, typer.Option(min=0, max=2**32 - 1, help="Random seed for every sampler, split and "
-                             "initialiser (0 to 2**32-1, numpy's range).")] = 13,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
-    data_dir: Annotated[Path | None, typer.Option(help="Dataset root (default $ARGSIM_DATA, else the per-user data "
-                                  "folder, e.g. ~/.local/share/argsim/data).")] = None,
-    cache_dir: Annotated[Path | None, typer.Option(
-        callback=OUT_DIR, help="Embedding cache folder (default $ARGSIM_CACHE_DIR, else the user's cache "
-                               "folder).")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Bypass the embedding cache.")] = False,
-    precision: Annotated[str, typer.Option(help=f"Numeric precision: {'|'.join(PRECISIONS)}. auto: training in bf16 "
-                                  "on GPUs that support it, fp16 on older CUDA; inference in fp16 on CUDA; fp32 on "
-                                  "CPU and MPS. bf16 runs on the CPU too; fp16 needs CUDA.")] = "auto",
-    threads: Annotated[int | None, typer.Option(min=1, help="CPU threads of inference (default: torch's own choice; "
-                                       "onnx / openvino: the cores argsim may use, from the CPU affinity and the "
-                                       "cgroup quota).")] = None,
-    backend: Annotated[str, typer.Option(help=f"Runtime of transformer encoders: {'|'.join(BACKENDS)} (onnx: ONNX "
-                                "Runtime, openvino: OpenVINO; both CPU only, exported once and cached). Default "
-                                "torch fp32: no faster backend keeps every task figure within 0.005 of it "
-                                "(docs/backends.md).")] = "torch",
-    quantize: Annotated[str, typer.Option(help=f"Quantization with --backend onnx|openvino: {'|'.join(QUANTIZATIONS)} "
-                                 "(onnx: dynamic int8; openvino: static int8, calibrated).")] = "none",
-    calibration: Annotated[Path | None, typer.Option(
-        exists=True, dir_okay=False, help="Texts (one per line) that calibrate --backend openvino "
-                                          "--quantize int8 (default: the first texts encoded).")] = None,
-    engine: Annotated[str, typer.Option(help=f"Where bulk work runs: {'|'.join(ENGINES)} (embed, rank "
-                               "counterargs / keypoints / counter-search, train ltr / simple-sd).")] = "local",
-    ray_address: Annotated[str | None, typer.Option(
-        envvar="RAY_ADDRESS", help="Ray cluster to attach to with --engine ray (default: a local one).")] = None,
-    workdir: Annotated[Path | None, typer.Option(
-        envvar="ARGSIM_HOME", callback=OUT_DIR, help="Where runs write by default: default outputs "
-                                                     "(runs/, models/), bench/results, LTR models, "
-                                                     "feature caches (default $ARGSIM_HOME, else the "
-                                                     "working directory).")] = None,
-) -> None:
-    """Global options, applied before any command."""
+@config_options(RunConfig)
+def main_options(ctx: typer.Context, config: RunConfig) -> None:
+    """Global options (the fields of `RunConfig`), checked and applied before any command."""
+    device, precision, backend, quantize = config.device, config.precision, config.backend, config.quantize
+    engine, ray_address = config.engine, config.ray_address
     if device not in DEVICES and not device.startswith("cuda:"):
         raise typer.BadParameter(f"choose one of {', '.join(DEVICES)}", param_hint="--device")
     if precision not in PRECISIONS:
@@ -92,17 +57,14 @@ def main_options(
     from argsim.cli.groups import fit_tables_to_output
     from argsim.progress import library_output
 
-    library_output(quiet)  # libraries' warnings one line each (none under --quiet), their bars off under --quiet
+    library_output(config.quiet)  # libraries' warnings one line each (none under --quiet), their bars off under --quiet
     from argsim.backend.runtime import cap_threads
 
-    threads = cap_threads(threads)  # at most the cores this process may use (CPU affinity, cgroup quota)
+    config = replace(config, threads=cap_threads(config.threads))  # at most the cores this process may use
     fit_tables_to_output()
-    ctx.obj = RunConfig(device=device, precision=precision, seed=seed, quiet=quiet, data_dir=data_dir,
-                        cache_dir=cache_dir, use_cache=not no_cache, threads=threads, backend=backend,
-                        quantize=quantize, calibration=calibration, engine=engine,
-                        ray_address=ray_address, workdir=workdir)
-    set_workdir(workdir)
-    seed_everything(seed)
+    ctx.obj = config
+    set_workdir(config.workdir)
+    seed_everything(config.seed)
 
 
 def _load_commands() -> None:
@@ -123,7 +85,20 @@ def main() -> None:
     import os
 
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # the application's choice, not the library's
+    _terminate_as_interrupt()
     sys.exit(app())
+
+
+def _terminate_as_interrupt() -> None:
+    """SIGTERM (a scheduler's or `kill`'s stop) ends the run as Ctrl-C does: cleanup runs (no temporary file is
+    left, finished outputs are kept, `--resume` and the embedding cache continue), exit code 130, one line."""
+    import signal
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, interrupt)
 
 
 if __name__ == "__main__":

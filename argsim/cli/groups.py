@@ -61,8 +61,10 @@ class ArgsimCommand(TyperCommand):
     def invoke(self, ctx):
         import time
 
+        from argsim.cli.global_options import check_global_options
         from argsim.cli.params import check_inputs_and_outputs
 
+        check_global_options(ctx)  # a global option the command does not use: one line, exit 2
         check_inputs_and_outputs(ctx)
         start = time.time() - 1  # file times have coarse resolution on some file systems
         try:

@@ -304,22 +304,31 @@ def model_option(help: str = "Backend model name (minilm, mpnet, ...), a folder 
     return typer.Option(*(MODEL_DECLS if short else MODEL_DECLS[:1]), help=help, **kwargs)
 
 
-def _field_option(f: dataclasses.Field) -> typer.models.OptionInfo:
-    from argsim.options import field_default, option_name
-
-    meta = f.metadata
-    bounds = {k: meta[k] for k in ("min", "max") if k in meta}
-    name = option_name(f)
-    # no -m for a field: several train commands use it for something else (train ltr: --method)
-    return typer.Option(field_default(f), name, help=meta.get("help", ""), **bounds)
+#: field metadata passed on to typer as they are
+PASSED = ("min", "max", "envvar", "exists", "dir_okay")
 
 
-def config_options(cls: type, name: str = "config", exclude: tuple[str, ...] = ()) -> Callable[[Command], Command]:
+def _field_option(f: dataclasses.Field, meta: dict[str, Any]) -> typer.models.OptionInfo:
+    from argsim.options import field_default, option_decls
+
+    meta = {**f.metadata, **meta}
+    extra = {k: meta[k] for k in PASSED if k in meta}
+    if "output" in meta:
+        extra["callback"] = output_check(meta["output"])
+    # no -m from a field unless named: several train commands use it for something else (train ltr: --method)
+    decls = option_decls(dataclasses.field(metadata=meta)) if "option" in meta else option_decls(f)
+    return typer.Option(field_default(f), *decls, help=meta.get("help", ""), **extra)
+
+
+def config_options(cls: type, name: str = "config", exclude: tuple[str, ...] = (),
+                   meta: dict[str, dict[str, Any]] | None = None) -> Callable[[Command], Command]:
     """A decorator giving a command one option per field of the config dataclass `cls` (its type, default, help,
     bounds and name from the field, see `argsim.options`) and passing `cls(**their values)` as `name`.
 
     Fields in `exclude` or marked `cli=False` keep their dataclass default (the command may `replace` them, e.g.
-    the seed from the global `--seed`); a field's `aliases` are accepted as hidden options.
+    the seed from the global `--seed`); a field's `aliases` are accepted as hidden options. `meta` ({field:
+    metadata}) adds to or overrides a field's metadata for this command (e.g. a help text that says what the
+    setting means here); the default stays the field's.
 
     Example:
         `@config_options(SbertConfig)` above `def train_sbert_cmd(ctx, config: SbertConfig, ...)`.
@@ -332,7 +341,7 @@ def config_options(cls: type, name: str = "config", exclude: tuple[str, ...] = (
     for f in dataclasses.fields(cls):
         if f.name in exclude or not is_option(f):
             continue
-        options[f.name] = (hints[f.name], _field_option(f))
+        options[f.name] = (hints[f.name], _field_option(f, (meta or {}).get(f.name, {})))
         for i, alias in enumerate(f.metadata.get("aliases", ())):
             key = f"{f.name}__alias{i}"
             aliases[key] = f.name

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from argsim.config import default_data_dir
-from argsim.errors import ArgsimError, DataLayoutError
+from argsim.errors import ArgsimError, DataLayoutError, did_you_mean
 
 
 @dataclass
@@ -69,7 +69,8 @@ def dataset_dir(name: str, data_dir: str | Path | None = None) -> Path:
     """The folder of dataset `name`, with its layout verified; errors say what is missing and where to get it."""
     catalog = load_catalog()
     if name not in catalog:
-        raise ArgsimError(f"unknown dataset '{name}': choose one of {', '.join(sorted(catalog))}")
+        raise ArgsimError(f"unknown dataset '{name}'{did_you_mean(name, catalog)}"
+                          f": choose one of {', '.join(sorted(catalog))}")
     info = catalog[name]
     folder = data_root(data_dir) / info.folder
     missing = [p for p in info.layout if not (folder / p).exists()]

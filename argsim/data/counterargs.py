@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from argsim.data.catalog import DatasetInfo, Stat, dataset_dir, register_dataset
-from argsim.errors import InputError
+from argsim.errors import InputError, did_you_mean
 from argsim.io import read_text_file, regular_files, split_lines
 
 SPLITS = ("training", "validation", "test")
@@ -181,7 +181,8 @@ def _in_setting(setting: str, point: Argument, cand: Argument) -> bool:
         return cand.kind == "counter"
     if setting == "epa":
         return True
-    raise ValueError(f"unknown setting '{setting}': choose one of {', '.join(SETTINGS)}")
+    raise ValueError(f"unknown setting '{setting}'{did_you_mean(setting, SETTINGS)}"
+                     f": choose one of {', '.join(SETTINGS)}")
 
 
 def build_pools(corpus: CounterCorpus, split: str, setting: str) -> dict[str, list[Argument]]:
@@ -191,7 +192,8 @@ def build_pools(corpus: CounterCorpus, split: str, setting: str) -> dict[str, li
     undocumented rule that makes the official pair counts come out exactly).
     """
     if setting not in SETTINGS:
-        raise ValueError(f"unknown setting '{setting}': choose one of {', '.join(SETTINGS)}")
+        raise ValueError(f"unknown setting '{setting}'{did_you_mean(setting, SETTINGS)}"
+                         f": choose one of {', '.join(SETTINGS)}")
     args = [a for a in corpus.split(split) if a.kind == "counter" or a.pair_key in corpus._counter_of]
     scope: dict[tuple, list[Argument]] = defaultdict(list)
     for a in args:

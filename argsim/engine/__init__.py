@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from argsim.config import ENGINES
 from argsim.engine.base import Engine, LocalEngine
 from argsim.errors import ArgsimError
 
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
 
     from argsim.backend.encoder import Encoder
 
-ENGINES = ("local", "ray")
 
 
 def encode(engine: Engine | None, encoder: Encoder, texts: Sequence[str], normalize: bool = False) -> np.ndarray:

@@ -25,11 +25,12 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
 from argsim.errors import ArgsimError, InputError
+from argsim.options import setting
 
 if TYPE_CHECKING:
     from argsim.backend.encoder import Encoder
@@ -46,18 +47,31 @@ TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".parquet")
 
 @dataclass(frozen=True)
 class EmbedSpec:
-    """What to embed and with which model (everything the workers need to rebuild the encoder)."""
+    """What to embed and with which model (everything the workers need to rebuild the encoder): the options of
+    `argsim embed` and the `spec` of `argsim.api.encode.embed_file`.
 
-    column: str = "text"
-    id_column: str | None = None
-    model: str = "minilm"
-    pooling: str | None = None
-    max_seq_length: int | None = None
-    batch_size: int = 64
-    normalize: bool = False
-    device: str = "cpu"
-    precision: str = "auto"  # --precision, resolved by each worker for its device (its identity then says so)
-    role: str | None = None  # query | document: the tower of a two-tower model (`Encoder.for_role`)
+    Example:
+        >>> EmbedSpec(model="mpnet", normalize=True).batch_size
+        64
+    """
+
+    column: str = setting("text", "Column/field holding the text (CSV/JSONL).")
+    id_column: str | None = setting(None, "Column/field holding each text's id, written into .csv and .parquet "
+                                          "outputs (default: the row number, 0-based).")
+    model: str = setting("minilm", "Registry name (see `argsim models`) or a local model folder.",
+                         option=("--model", "-m"))
+    pooling: Literal["model", "mean", "cls", "cls-last4"] | None = setting(
+        None, "Transformer pooling (default: the model's own).")
+    max_seq_length: int | None = setting(None, "Truncate inputs to this many tokens.", min=1)
+    batch_size: int = setting(64, "Texts per forward pass.", min=1)
+    normalize: bool = setting(False, "L2-normalise the vectors.", option="--normalize/--no-normalize")
+    device: str = setting("cpu", "The workers' device.", cli=False)
+    #: the global --precision, resolved by each worker for its device (its identity then says so)
+    precision: str = setting("auto", "The global --precision.", cli=False)
+    role: Literal["query", "document"] | None = setting(
+        None, "What the texts are to a retrieval model: query (points seeking counters) or document (candidates). "
+              "Needed by two-tower models (counter-bi-encoder: point / candidate tower); one-tower models ignore "
+              "it or apply their own prompt for it.")
 
 
 def check_shard_out(out: Path) -> None:
@@ -147,15 +161,17 @@ def embed_local(path: Path, out: Path, spec: EmbedSpec, config=None, rows_per_sh
         ids = None
     enc = get_encoder(spec.model, pooling=spec.pooling, max_seq_length=spec.max_seq_length,
                       batch_size=spec.batch_size, config=config).for_role(spec.role)
-    vectors = enc.encode(texts, normalize=spec.normalize)
     keys = text_keys(texts)
     ids = ids or [k.hex() for k in keys]
+    dim = 0
     with _staging(out) as tmp:
         for n, start in enumerate(range(0, len(texts), rows_per_shard)):
             stop = start + rows_per_shard
-            pq.write_table(shard_table(ids[start:stop], keys[start:stop], vectors[start:stop]),
-                           tmp / f"part-{n:05d}.parquet")
-        manifest = _manifest(spec, enc.cache_key, int(vectors.shape[1]), len(texts), "local", path)
+            # one shard's vectors at a time: memory is bounded by rows_per_shard, not by the file's length
+            vectors = enc.encode(texts[start:stop], normalize=spec.normalize)
+            dim = int(vectors.shape[1])
+            pq.write_table(shard_table(ids[start:stop], keys[start:stop], vectors), tmp / f"part-{n:05d}.parquet")
+        manifest = _manifest(spec, enc.cache_key, dim, len(texts), "local", path)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from argsim.engine.base import Engine
 from argsim.errors import ArgsimError
+from argsim.measure import usable_cores
 from argsim.progress import progress_bar
 
 
@@ -30,14 +31,6 @@ def import_ray():
 
 #: seconds a --ray-address gets to accept a TCP connection before argsim gives up (one line, no Ray start-up)
 CONNECT_SECONDS = 3.0
-
-
-def usable_cores() -> int:
-    """The cores this process may run on (its CPU affinity, e.g. under taskset or a container's cpuset)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):  # pragma: no cover - non-Linux
-        return os.cpu_count() or 1
 
 
 def _host_port(address: str) -> tuple[str, int] | None:

@@ -63,7 +63,10 @@ class TaskEvaluator(SentenceEvaluator):
     def __call__(self, model: Any, output_path: str | None = None, epoch: int = -1,
                  steps: int = -1) -> dict[str, float]:
         self.primary_metric = self.primary
-        return self.prefix_name_to_metrics(dict(self.evaluate(model).metrics), self.name)
+        metrics = self.prefix_name_to_metrics(dict(self.evaluate(model).metrics), self.name)
+        if hasattr(model, "model_card_data"):  # a sentence-transformers model under training: its card records them
+            self.store_metrics_in_model_card_data(model, metrics, epoch, steps)
+        return metrics
 
     @property
     def n_units(self) -> int:

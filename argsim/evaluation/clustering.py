@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from argsim.config import SEED
 from argsim.errors import ArgsimError
 from argsim.evaluation.base import TaskEvaluator
 from argsim.evaluation.record import Evaluation
@@ -53,7 +54,7 @@ class ClusteringEvaluator(TaskEvaluator):
     accepts_cross_encoder: ClassVar[bool] = False
 
     def __init__(self, rows: Sequence[Mapping[str, Any]], name: str = "test", algorithm: str = "kmeans",
-                 linkage: str = "ward", seed: int = 13, config: Any = None, batch_size: int = 64) -> None:
+                 linkage: str = "ward", seed: int = SEED, config: Any = None, batch_size: int = 64) -> None:
         super().__init__(name, "AMI")
         self.rows = [dict(r) for r in rows]
         if not self.rows:

@@ -26,8 +26,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
+from argsim.backend.registry import get_cross_encoder, load_cross_encoder
 from argsim.data.argkp import KPMData
-from argsim.errors import ArgsimError, ModelError
+from argsim.errors import ArgsimError
 from argsim.options import setting
 
 CONTEXTS = ("none", "topic", "topic-stance")
@@ -109,23 +110,6 @@ def is_cross_encoder(name: str | Path) -> bool:
         return False
 
 
-def load_cross_encoder(name: str, device: str = "cpu", max_length: int | None = None, num_labels: int | None = None):
-    """A CrossEncoder from a registry name, folder or Hugging Face id (the backend's resolution), checked first."""
-    from sentence_transformers import CrossEncoder
-
-    from argsim.backend.registry import HF_LOAD, MODELS, _quiet_libraries, check_model_folder, model_path
-
-    _quiet_libraries()
-    folder = model_path(name)
-    if name not in MODELS:
-        check_model_folder(folder)
-    try:
-        return CrossEncoder(str(folder), num_labels=num_labels, max_length=max_length, device=device,
-                            **HF_LOAD)
-    except (OSError, ValueError, KeyError) as exc:
-        raise ModelError(f"cannot load cross-encoder '{name}': {exc}") from None
-
-
 def score_pairs_of(model, data: KPMData, context: str, sep: str, batch_size: int = 64,
                    quiet: bool = True) -> dict[str, dict[str, float]]:
     """`{arg_id: {kp_id: P(match)}}` of a CrossEncoder in memory, for every argument and each key point of its
@@ -166,7 +150,7 @@ def map_evaluator(gold: KPMData, context: str, sep: str, name: str = "dev", batc
         >>> ev(cross_encoder)["dev_strict_map"]  # doctest: +SKIP
         0.80...
     """
-    from argsim.kpm.st_evaluator import KPAMapEvaluator
+    from argsim.evaluation.kpa_map import KPAMapEvaluator
 
     return KPAMapEvaluator(gold, name=name, batch_size=batch_size,
                            score=lambda model: score_pairs_of(model, gold, context, sep, batch_size))
@@ -191,7 +175,7 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
 
     from argsim.settings import seed_everything
     from argsim.training import Budget, resolve_placement
-    from argsim.training.st import check_cadence, fit_st
+    from argsim.training.st import TrainRun, check_cadence, fit_st
 
     if cfg.context not in CONTEXTS:
         raise ArgsimError(f"unknown context '{cfg.context}': choose {', '.join(CONTEXTS)}")
@@ -209,10 +193,11 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
     if cfg.eval_every and dev is not None:
         evaluator = map_evaluator(dev, cfg.context, sep)
     start = time.perf_counter()
-    trainer, run = fit_st(model, rows, BinaryCrossEntropyLoss(model), out, placement, budget, policy(cfg),
-                          epochs=cfg.epochs, batch_size=cfg.batch_size, evaluator=evaluator,
-                          eval_every=cfg.eval_every, select=SELECTION_METRIC if evaluator is not None else None,
-                          quiet=quiet, dataloader_drop_last=False)
+    trainer, run = fit_st(model, rows, BinaryCrossEntropyLoss(model),
+                          TrainRun(out, placement, budget, policy(cfg), cfg.epochs, cfg.batch_size),
+                          evaluator=evaluator, eval_every=cfg.eval_every,
+                          select=SELECTION_METRIC if evaluator is not None else None, disable_tqdm=quiet,
+                          dataloader_drop_last=False)
     seconds = time.perf_counter() - start
     steps_per_epoch = math.ceil(len(rows["label"]) / (cfg.batch_size * budget.grad_accum * placement.processes))
     info = {"method": "kpm-cross", "config": asdict(cfg), "train": train.name, "pairs": len(rows["label"]),
@@ -256,23 +241,13 @@ class CrossScorer:
 
     def __init__(self, folder: str | Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32",
                  runtime: dict | None = None) -> None:
-        from argsim.backend.device import cast_for_inference
-
         folder = Path(folder)
         meta_path = folder / CROSS_INFO
         meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
         self.context = meta.get("context", "none")
         self.precision = precision  # the precision it scores in (argsim.backend.device.inference_precision)
-        self.backend, self.quantize = "torch", "none"
-        if runtime is None:
-            self.model = cast_for_inference(load_cross_encoder(str(folder), device, meta.get("max_length")),
-                                            precision)
-        else:
-            from argsim.backend.runtime import ExportedCrossEncoder, exported_model
-
-            self.model = ExportedCrossEncoder(exported_model(folder, "logits", runtime, precision,
-                                                             build=lambda: _pipeline(folder, meta.get("max_length"))))
-            self.backend, self.quantize = runtime["backend"], runtime["quantize"]
+        self.model = get_cross_encoder(folder, device, precision, runtime, meta.get("max_length"))
+        self.backend, self.quantize = (runtime["backend"], runtime["quantize"]) if runtime else ("torch", "none")
         self.sep = meta.get("sep") or self.model.tokenizer.sep_token or "[SEP]"
         self.batch_size = batch_size
         self.name = folder.name
@@ -280,13 +255,3 @@ class CrossScorer:
     def score(self, data: KPMData, quiet: bool = True) -> dict[str, dict[str, float]]:
         """`{arg_id: {kp_id: P(match)}}` for every argument and each key point of its topic and stance."""
         return score_pairs_of(self.model, data, self.context, self.sep, self.batch_size, quiet)
-
-
-def _pipeline(folder: Path, max_length: int | None) -> tuple:
-    """The export pipeline of a saved CrossEncoder: its own forward's logits, its activation's name."""
-    from argsim.backend.runtime import logits_pipeline
-
-    model = load_cross_encoder(str(folder), "cpu", max_length).eval()
-    activation = type(model.activation_fn).__name__.lower()
-    return logits_pipeline(model, model.tokenizer, scores=lambda feats: model(feats)["scores"],
-                           activation=activation, max_length=model.max_length)

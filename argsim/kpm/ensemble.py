@@ -18,7 +18,6 @@ the same footing as a bi-encoder's cosine. Probabilities are stored to 6 decimal
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,7 +32,6 @@ from argsim.errors import ArgsimError
 Predictions = dict[str, dict[str, float]]
 COMBINES = ("zscore", "zlogit", "mean")
 LOGIT_CLIP = 1e-6
-_SCORERS: dict[tuple[str, str], object] = {}  # loaded cross-encoders, once per process
 
 
 def check_weights(models: Sequence[str], weights: Sequence[float] | None) -> list[float]:
@@ -121,11 +119,9 @@ def score_model(data: KPMData, model: str | Any, config=None, arg_template: str 
         cfg = config or RunConfig()
         runtime = runtime_spec(cfg)  # --backend onnx|openvino: the cross-encoder's logits in that runtime
         device = resolve_device(cfg.device) if runtime is None else "cpu"
-        key = (str(model), device, inference_precision(cfg.precision, device),
-               json.dumps(runtime, sort_keys=True, default=str))
-        if key not in _SCORERS:
-            _SCORERS[key] = CrossScorer(model, device=device, precision=key[2], runtime=runtime)
-        return _SCORERS[key].score(data, quiet=cfg.quiet)
+        scorer = CrossScorer(model, device=device, precision=inference_precision(cfg.precision, device),
+                             runtime=runtime)  # its model loaded once per process (get_cross_encoder)
+        return scorer.score(data, quiet=cfg.quiet)
     from argsim.backend import get_encoder
     from argsim.kpm.scoring import score_key_points
 

@@ -38,7 +38,7 @@ def fold_model(spec: str, fold: int) -> str:
 def in_sample_models(specs: Sequence[str]) -> list[str]:
     """Trained folders and shipped models given without `{fold}`: trained on the official train topics, in-sample
     on folds 2..k."""
-    from argsim.backend.adapters import shipped_models
+    from argsim.backend.names import shipped_models
 
     records = ("train_config.json", "argsim_train.json", "argsim_training.json")
     shipped = shipped_models()

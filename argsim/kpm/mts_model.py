@@ -14,7 +14,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from argsim.backend.models import pool
+from argsim.backend.pooling import pool
 from argsim.kpm.mts_config import CONFIG_FILE, VARIANTS, MTSConfig  # noqa: F401 (imported from here too)
 
 HEAD_FILE = "mts_head.pt"

@@ -1,27 +1,29 @@
 """Train MTS (or its QA / SimAKP baselines), save a folder `get_encoder` loads, optionally over topic folds.
 
-Trains through argsim.training's accelerate loop: the device / precision / processes of the run, the MTS policy
-(AdamW, weight decay 0.01, 5% warm-up, linear decay, clipping 1; the heads at their own rate), budgets,
-checkpoints under OUT/checkpoints and --resume (an epoch's batches are a function of the seed and the epoch).
+Trains on transformers' Trainer (`argsim.training.module`): the device / precision / processes of the run, the MTS
+policy (AdamW, weight decay 0.01, 5% warm-up, linear decay, clipping 1; the heads at their own rate), budgets,
+checkpoints under OUT/checkpoints and --resume; the key-point-centred batches of an epoch (a function of the seed
+and the epoch) are served whole by a batch sampler (`whole_batches`), the losses (pytorch-metric-learning's) are
+the trainer's `compute_loss`.
 """
 
 from __future__ import annotations
 
-import math
 import sys
-import time
 from dataclasses import asdict
 from pathlib import Path
 
+import numpy as np
 import torch
 
+from argsim.backend.encoder import Encoder
 from argsim.data.argkp import KPMData
 from argsim.errors import ArgsimError
+from argsim.evaluation.kpa_map import KPAMapEvaluator
 from argsim.io import write_json
 from argsim.kpm.mts_data import cluster_batches, pair_batches, topic_folds
 from argsim.kpm.mts_encoder import write_ensemble, write_manifest
 from argsim.kpm.mts_model import VARIANTS, ClusterLoss, MTSConfig, MTSNet, PairContrastiveLoss, build_net
-from argsim.training.fit import fit
 
 TRAIN_INFO = "argsim_train.json"
 
@@ -59,67 +61,40 @@ def _groups(net: MTSNet, cfg: MTSConfig) -> list[dict]:
     return ([{"params": body, "lr": cfg.lr}] if body else []) + [{"params": head, "lr": cfg.head_lr}]
 
 
-class MTSMapEvaluator:
-    """The official KPA Track 1 mAP (leaderboard formula) of an MTS network in memory, in the
-    sentence-transformers evaluator style: called on the network, it returns `{"<name>_strict_map": ...,
-    "<name>_relaxed_map": ...}`; `primary_metric` is the strict mAP. Every argument is scored against the key
-    points of its topic and stance by the cosine of the two statements' vectors (topic and stance as inputs),
-    as `rank keypoints --model DIR` scores a saved MTS folder.
+class LiveMTS(Encoder):
+    """An MTS network being trained as an argsim `Encoder` (statements with their topic and stance; no disk cache,
+    no progress bars), so `argsim.evaluation.KPAMapEvaluator` scores it as `rank keypoints --model DIR` scores a
+    saved MTS folder."""
 
-    Args:
-        gold: the labelled split to score (e.g. ArgKP dev).
-        name: the metrics' prefix.
-        batch_size: statements per forward pass.
+    def __init__(self, net: MTSNet, batch_size: int = 64) -> None:
+        super().__init__()
+        self.net, self.batch_size, self.name, self.identity = net, batch_size, "training", ""
+        self.configure(use_cache=False, quiet=True)
 
-    Returns (when called on a network): the two mAPs.
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError("MTS encodes statements with their topic and stance")
+
+    def encode_statements(self, texts, topics, stances, engine=None) -> np.ndarray:
+        outs, step = [], self.batch_size
+        with torch.inference_mode():
+            for i in range(0, len(texts), step):
+                outs.append(self.net(list(texts[i:i + step]), list(topics[i:i + step]),
+                                     list(stances[i:i + step])).float().cpu().numpy())
+        return np.concatenate(outs, axis=0) if outs else np.zeros((0, self.net.cfg.out_dim), np.float32)
+
+
+def map_evaluator(gold: KPMData, name: str = "dev") -> KPAMapEvaluator:
+    """The official KPA Track 1 strict mAP (leaderboard formula) of the MTS network in training: every argument
+    scored against the key points of its topic and stance by the cosine of the two statements' vectors.
 
     Example:
-        >>> ev = MTSMapEvaluator(load_argkp("dev"))  # doctest: +SKIP
+        >>> ev = map_evaluator(load_argkp("dev"))  # doctest: +SKIP
         >>> ev(net)["dev_strict_map"]  # doctest: +SKIP
         0.79...
     """
+    from argsim.kpm.scoring import score_key_points
 
-    def __init__(self, gold: KPMData, name: str = "dev", batch_size: int = 64) -> None:
-        if not gold.has_labels:
-            raise ArgsimError(f"{gold.name}: the evaluator needs gold labels")
-        self.gold, self.name, self.batch_size = gold, name, batch_size
-        self.primary_metric = f"{name}_strict_map"
-        self.greater_is_better = True
-
-    def __call__(self, net: MTSNet, output_path: str | None = None, epoch: int = -1,
-                 steps: int = -1) -> dict[str, float]:
-        import numpy as np
-
-        from argsim.backend.encoder import Encoder
-        from argsim.kpm.scoring import score_key_points
-        from argsim.metrics.kpa_map import evaluate_map
-
-        batch_size = self.batch_size
-
-        class Live(Encoder):  # the network being trained: no disk cache, no progress bars
-            def __init__(self) -> None:
-                super().__init__()
-                self.name, self.identity = "training", ""
-                self.configure(use_cache=False, quiet=True)
-
-            def _encode_batch(self, texts: list[str]) -> np.ndarray:
-                raise NotImplementedError("MTS encodes statements with their topic and stance")
-
-            def encode_statements(self, texts, topics, stances, engine=None) -> np.ndarray:
-                outs = []
-                with torch.inference_mode():
-                    for i in range(0, len(texts), batch_size):
-                        outs.append(net(list(texts[i:i + batch_size]), list(topics[i:i + batch_size]),
-                                        list(stances[i:i + batch_size])).float().cpu().numpy())
-                return np.concatenate(outs, axis=0) if outs else np.zeros((0, net.cfg.out_dim), np.float32)
-
-        was_training = net.training
-        net.eval()
-        try:
-            result = evaluate_map(score_key_points(self.gold, Live()), self.gold)
-        finally:
-            net.train(was_training)
-        return {self.primary_metric: result.strict, f"{self.name}_relaxed_map": result.relaxed}
+    return KPAMapEvaluator(gold, name=name, score=lambda net: score_key_points(gold, LiveMTS(net)))
 
 
 def save_mts(net: MTSNet, folder: Path, info: dict) -> None:
@@ -128,33 +103,11 @@ def save_mts(net: MTSNet, folder: Path, info: dict) -> None:
     write_json(folder / TRAIN_INFO, info)
 
 
-def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, device: str | None = None,
-              quiet: bool = False, log_every: int = 0, init: str | Path | None = None, placement=None,
-              budget=None, dev: KPMData | None = None) -> dict:
-    """Train one model on `train` through the accelerate loop and save it at `out` (rank 0, after every epoch,
-    so an interrupted run still leaves the last finished epoch; OUT/checkpoints for --resume). Returns the
-    training info (timings, peak memory, losses). `placement`: device / precision / seed (default: `device` or
-    the CPU, fp32, `cfg.seed`); `budget`: stops, accumulation, checkpoints (default: none).
-
-    Model selection: with `dev` (labelled), `MTSMapEvaluator` (the official strict mAP, the task's metric)
-    scores the network after every epoch and the folder keeps the best epoch (the first of equal scores), not
-    the last; `info["dev"]` lists the scores, `info["best_epoch"]` the kept one. A run stopped by a budget
-    mid-epoch leaves the best finished epoch (or, before any, the stopped weights); --resume continues the
-    checkpoint under OUT/checkpoints as without `dev`."""
-    from argsim.measure import peak_memory_mb
-    from argsim.settings import seed_everything
-    from argsim.training import Budget, resolve_placement
-    from argsim.training.loop import TrainLoop
-    from argsim.training.record import data_hash, train_config, write_records
-
-    if cfg.variant not in VARIANTS:
-        raise ArgsimError(f"unknown variant '{cfg.variant}': choose one of {', '.join(VARIANTS)}")
-    placement = placement or resolve_placement(device or "cpu", "fp32", seed=cfg.seed)
-    budget = budget or Budget()
-    cfg.seed = placement.seed
-    seed_everything(cfg.seed)
-    out = Path(out)
-    if init is not None:  # continue training a saved MTS folder (same architecture, new schedule)
+def _net(cfg: MTSConfig, init: str | Path | None) -> MTSNet:
+    """The network to train: a new one, or (`init`) a saved MTS folder continued (same architecture)."""
+    if init is None:
+        net = build_net(cfg)
+    else:
         from argsim.kpm.mts_model import load_net
 
         net = load_net(init, "cpu")
@@ -164,108 +117,93 @@ def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, device: str | Non
         for name in ("model", "stance_dim", "out_dim"):  # the architecture is the saved one
             setattr(cfg, name, getattr(net.cfg, name))
         net.cfg = cfg
-    else:
-        net = build_net(cfg)
     net.freeze_lower_layers(cfg.freeze_layers)
     if cfg.frozen_backbone:
         net.freeze_backbone()
     elif cfg.train_layers:
         net.enable_top_layer_training(cfg.train_layers)
-    if cfg.variant == "simakp":
-        loss_fn = PairContrastiveLoss(cfg.contrastive_pos_margin, cfg.contrastive_neg_margin, cfg.miner_epsilon)
-    else:
-        loss_fn = ClusterLoss(cfg.tuplet_margin_deg, cfg.tuplet_scale, cfg.ipv_weight, cfg.miner_epsilon)
+    return net
+
+
+def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, quiet: bool = False, log_every: int = 0,
+              init: str | Path | None = None, placement=None, budget=None, dev: KPMData | None = None) -> dict:
+    """Train one model on `train` with transformers' Trainer (`argsim.training.module.fit_module`: a checkpoint
+    under OUT/checkpoints at every epoch end, --resume) and save it at `out` (rank 0). Returns the training info
+    (timings, peak memory, per-epoch mean losses). `placement`: device / precision / seed (default: the CPU,
+    fp32, `cfg.seed`); `budget`: stops, accumulation, checkpoints (default: none); `log_every`: a loss line on
+    stderr every N steps.
+
+    Model selection: with `dev` (labelled), `map_evaluator` (the official strict mAP, the task's metric)
+    scores the network after every epoch and the folder keeps the best epoch (the first of equal scores:
+    `load_best_model_at_end`), not the last; `info["dev"]` lists the scores, `info["best_epoch"]` the kept one."""
+    from argsim.measure import peak_memory_mb
+    from argsim.settings import seed_everything
+    from argsim.training import Budget, resolve_placement
+    from argsim.training.callbacks import LossLogCallback, epoch_rows
+    from argsim.training.module import fit_module, whole_batches
+    from argsim.training.record import data_hash
+    from argsim.training.st import TrainRun
+
+    if cfg.variant not in VARIANTS:
+        raise ArgsimError(f"unknown variant '{cfg.variant}': choose one of {', '.join(VARIANTS)}")
+    placement = placement or resolve_placement("cpu", "fp32", seed=cfg.seed)
+    cfg.seed = placement.seed
+    seed_everything(cfg.seed)
+    net = _net(cfg, init)
+    loss_fn = (PairContrastiveLoss(cfg.contrastive_pos_margin, cfg.contrastive_neg_margin, cfg.miner_epsilon)
+               if cfg.variant == "simakp" else
+               ClusterLoss(cfg.tuplet_margin_deg, cfg.tuplet_scale, cfg.ipv_weight, cfg.miner_epsilon))
     n_batches = len(_epoch_batches(train, cfg, 0))
     if n_batches == 0:
         raise ArgsimError(f"{train.name}: no key point with a matching argument to build batches from")
-    loop = TrainLoop(out, placement, budget, policy(cfg))
-    info: dict = {"method": cfg.variant, "config": asdict(cfg), "train": train.name, "device": placement.device,
-                  "precision": placement.precision, "processes": placement.processes, "steps": 0, "epochs": [],
-                  "seconds": 0.0, "init": str(init) if init else None}
-    losses: list[float] = []  # the epoch in progress's (for --log-every)
-    evaluator = MTSMapEvaluator(dev) if dev is not None else None
-    if evaluator is not None:
-        info["dev"], info["best_epoch"] = [], None
-    clock = {"t0": time.perf_counter(), "batches": 0}  # the epoch in progress: its start (--log-every), batches
-
-    def epoch_batches(epoch: int) -> list:
-        if epoch != loop.epoch or loop.next_batch == 0:
-            clock["t0"] = time.perf_counter()
-            losses.clear()
-        batches = _epoch_batches(train, cfg, epoch)
-        clock["batches"] = len(loop.shard(batches))
-        return batches
-
-    def on_loss(value: float) -> None:
-        losses.append(value)
-        info["steps"] = loop.steps
-        if log_every and loop.is_main and info["steps"] % log_every == 0:
-            print(f"[{cfg.variant}] epoch {loop.epoch + 1} step {info['steps']} loss(last {log_every}) "
-                  f"{sum(losses[-log_every:]) / log_every:.4f} {time.perf_counter() - clock['t0']:.0f}s",
-                  file=sys.stderr, flush=True)
-
-    def on_epoch_end(row: dict, kept: bool) -> None:
-        epoch = row["epoch"]
-        info["epochs"].append({"epoch": epoch, "seconds": round(row["epoch_seconds"], 1),
-                               "batches": clock["batches"],
-                               "mean_loss": round(math.nan if row["loss"] is None else row["loss"], 5)})
-        info["seconds"] = round(loop.seconds(), 1)
-        info["seconds_per_epoch"] = round(info["seconds"] / epoch, 1)
-        info["peak_mb"] = peak_memory_mb()
-        if evaluator is not None:
-            info["dev"].append({"epoch": epoch, **{k: round(v, 5) for k, v in row.items()
-                                                   if k.startswith(f"{evaluator.name}_")}})
-            if kept:
-                info["best_epoch"] = epoch
-        if not kept and loop.is_main:
-            write_json(out / TRAIN_INFO, info)
-
-    def state() -> dict:
-        info["steps"] = loop.steps
-        return {"info": info, "losses": losses}
-
-    def restore(saved: dict) -> None:
-        nonlocal info
-        info = saved["info"]
-        losses[:] = saved["losses"]
-
-    def legacy_state(extras: dict) -> dict:  # a checkpoint written before fit kept its own state
-        old = extras["info"]
-        best = [r for r in old.get("dev") or [] if r["epoch"] == old.get("best_epoch")]
-        return {"elapsed": sum(e["seconds"] for e in old["epochs"]), "epoch_losses": list(extras["losses"]),
-                "best": {"epoch": best[0]["epoch"], "step": None, "value": best[0][evaluator.primary_metric]}
-                if best and evaluator is not None else None}
-
-    result = fit(loop, net, _groups(net, cfg), lambda model, batch: _step_loss(model, batch, loss_fn), epoch_batches,
-                 epochs=cfg.epochs, batches_per_epoch=n_batches, evaluator=evaluator,
-                 keep=lambda row: save_mts(net, out, info), on_epoch_end=on_epoch_end, on_loss=on_loss, state=state,
-                 on_resume=restore, legacy_state=legacy_state,
-                 progress=None if quiet else lambda epoch: f"{cfg.variant} epoch {epoch + 1}/{cfg.epochs}")
+    labels = data_hash(sorted((str(a), str(k), int(v)) for (a, k), v in train.labels.items()))
+    data = whole_batches(lambda epoch: _epoch_batches(train, cfg, epoch), n_batches, key=labels)
+    run = TrainRun(Path(out), placement, budget or Budget(), policy(cfg), cfg.epochs)
+    evaluator = map_evaluator(dev) if dev is not None else None
+    logger = [LossLogCallback(cfg.variant, lambda line: print(line, file=sys.stderr, flush=True))] if log_every else []
+    trainer, rec = fit_module(net, lambda model, batch: _step_loss(model, batch, loss_fn), data, run,
+                              groups=_groups(net, cfg), evaluator=evaluator, callbacks=logger,
+                              log_every=log_every or 1)
     net.eval()
-    info["seconds"] = round(loop.seconds(), 1)
-    info.setdefault("seconds_per_epoch", info["seconds"])
-    info["peak_mb"], info["stopped_by"] = peak_memory_mb(), loop.stopped_by
-    if loop.is_main:
-        if evaluator is not None and info.get("best_epoch") is not None:
-            write_json(out / TRAIN_INFO, info)  # the folder holds the best epoch's weights
-        else:
-            save_mts(net, out, info)
-        run = {"steps": loop.steps, "seconds": info["seconds"], "stopped_by": loop.stopped_by,
-               "epochs": info["epochs"], "losses": [r["loss"] for r in result.history],  # the learning curve
-               "loss_steps": [r["step"] for r in result.history], "evals": result.evals}
-        hashes = {train.name: data_hash(sorted((str(a), str(k), int(v)) for (a, k), v in train.labels.items()))}
-        metrics = {}
-        if evaluator is not None and info.get("best_epoch") is not None:
-            metrics = {k: v for k, v in info["dev"][info["best_epoch"] - 1].items() if k != "epoch"}
-            metrics["best_epoch"] = info["best_epoch"]
-        write_records(out, train_config(f"kpm-{cfg.variant}", placement, budget, policy(cfg), asdict(cfg), hashes,
-                                        run, metrics, base_model=str(cfg.model)))
+    epochs = epoch_rows(trainer.state.log_history)
+    info: dict = {"method": cfg.variant, "config": asdict(cfg), "train": train.name, "device": placement.device,
+                  "precision": placement.precision, "processes": placement.processes, "steps": rec["steps"],
+                  "epochs": epochs, "seconds": round(rec["seconds"], 1), "init": str(init) if init else None,
+                  "seconds_per_epoch": round(rec["seconds"] / max(1, len(epochs)), 1), "peak_mb": peak_memory_mb(),
+                  "stopped_by": rec["stopped_by"]}
+    if evaluator is not None:
+        info |= _dev_rows(rec, evaluator.name)
+    if trainer.is_world_process_zero():
+        _save_run(net, run, cfg, info, rec, {train.name: labels})
     return info
 
 
+def _dev_rows(rec: dict, name: str) -> dict:
+    """The dev evaluations as `info["dev"]` rows ({"epoch", "step", "<name>_strict_map", ...}) and the kept one's
+    epoch (`best_epoch`)."""
+    rows = [{"epoch": i, "step": e["step"], **{k.removeprefix("eval_"): round(v, 5) for k, v in e.items()
+                                               if k.startswith(f"eval_{name}_")}}
+            for i, e in enumerate(rec["evals"], start=1)]
+    best = rec.get("best") or {}
+    return {"dev": rows, "best_epoch": next((r["epoch"] for r in rows if r["step"] == best.get("step")), None)}
+
+
+def _save_run(net: MTSNet, run, cfg: MTSConfig, info: dict, rec: dict, hashes: dict) -> None:
+    from argsim.training.record import train_config, write_records
+
+    save_mts(net, run.out, info)
+    metrics: dict = {}
+    if info.get("best_epoch") is not None:
+        metrics = {k: v for k, v in info["dev"][info["best_epoch"] - 1].items() if k not in ("epoch", "step")}
+        metrics["best_epoch"] = info["best_epoch"]
+    record = {k: v for k, v in rec.items() if k != "best"} | {"epochs": info["epochs"]}
+    write_records(run.out, train_config(f"kpm-{cfg.variant}", run.placement, run.budget, policy(cfg), asdict(cfg),
+                                        hashes, record, metrics, base_model=str(cfg.model)))
+
+
 def train_folds(train: KPMData, dev: KPMData, out: str | Path, cfg: MTSConfig, folds: int,
-                only: list[int] | None = None, device: str | None = None, quiet: bool = False,
-                log_every: int = 0, placement=None, budget=None) -> list[dict]:
+                only: list[int] | None = None, quiet: bool = False, log_every: int = 0, placement=None,
+                budget=None) -> list[dict]:
     """Topic k-fold (fold 1 = the official split): one model per fold under out/fold_<i>, plus an ensemble
     folder `out` whose `argsim_encoder.json` averages the cosine of every trained fold model."""
     out = Path(out)
@@ -277,7 +215,7 @@ def train_folds(train: KPMData, dev: KPMData, out: str | Path, cfg: MTSConfig, f
             if (folder / TRAIN_INFO).is_file():
                 members.append(folder.name)
             continue
-        info = train_mts(tr, folder, cfg, device, quiet, log_every, placement=placement, budget=budget)
+        info = train_mts(tr, folder, cfg, quiet, log_every, placement=placement, budget=budget)
         info["fold"] = i
         infos.append(info)
         members.append(folder.name)

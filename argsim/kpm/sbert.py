@@ -14,7 +14,7 @@ SentenceTransformerTrainer, the top-layer variant (`train_layers`) with the acce
 weights, and the folder then holds only the adapter (`argsim.backend.adapters`: a few MB, loaded over the
 installed base, whose hash it records); `init` continues a shipped adapter (`--init kpm`). `eval_every` > 0 scores
 the evaluation split with the official mAP every N steps and where the run ends
-(`argsim.kpm.st_evaluator.KPAMapEvaluator`) and keeps the weights that scored best on its strict mAP (the first of
+(`argsim.evaluation.KPAMapEvaluator`) and keeps the weights that scored best on its strict mAP (the first of
 equal scores; `argsim.training.st.fit_st`'s selection: the best checkpoint, also across --resume).
 """
 
@@ -166,25 +166,21 @@ def policy(cfg: SbertConfig):
     return OptimPolicy(lr=cfg.lr, weight_decay=0.0, warmup_ratio=cfg.warmup_ratio, lr_end=cfg.lr_end)
 
 
-def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, placement, budget,
-                      out: Path, quiet: bool) -> tuple[int, str | None, list[float], bool]:
-    """The same objective on cached lower-layer states, updating only the top `cfg.train_layers` layers, through
-    the accelerate loop. Returns (optimizer steps, budget that stopped it, losses, is rank 0)."""
+def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, run) -> tuple[dict, bool]:
+    """The same objective on cached lower-layer states, updating only the top `cfg.train_layers` layers, on
+    transformers' Trainer (`argsim.training.module.fit_module`; `run`: its `TrainRun`). Returns (the run record,
+    is rank 0)."""
     import random
 
     import torch
 
     from argsim.backend.partial import TopLayerTrainer
-    from argsim.training.fit import fit
-    from argsim.training.loop import TrainLoop
+    from argsim.training.module import ModuleData, fit_module
 
     word = model[0]
     top = TopLayerTrainer(word.auto_model, word.tokenizer, cfg.train_layers)
     pooling = _pooling_mode(model)
     n = len(rows["label"])
-    loop = TrainLoop(out, placement, budget, policy(cfg))
-    batches_per_epoch = math.ceil(n / cfg.batch_size)
-    planned = max(1, math.ceil(loop.steps_per_epoch(batches_per_epoch) * cfg.epochs))
 
     def loss_of(_net, idx: list[int]) -> torch.Tensor:
         e1 = top.features([rows["sentence1"][i] for i in idx], cfg.max_seq_length, pooling)
@@ -197,18 +193,10 @@ def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, plac
         random.Random(cfg.seed + epoch).shuffle(order)  # a function of the epoch: resumable
         return [order[s:s + cfg.batch_size] for s in range(0, n, cfg.batch_size)]
 
-    losses: list[float] = []
-
-    def restore(saved: dict) -> None:
-        losses[:] = saved.get("losses", [])
-
-    params = [p for p in model.parameters() if p.requires_grad]
-    fit(loop, model, [{"params": params}], loss_of, epoch_batches, epochs=math.ceil(cfg.epochs),
-        batches_per_epoch=batches_per_epoch, max_steps=planned, on_loss=lambda v: losses.append(round(v, 5)),
-        state=lambda: {"losses": losses}, on_resume=restore,
-        progress=None if quiet else lambda epoch: f"sbert (top layers) epoch {epoch + 1}")
+    data = ModuleData(list(range(n)), epoch_batches, math.ceil(n / cfg.batch_size), key=rows)
+    trainer, record = fit_module(model, loss_of, data, run)
     model.eval()
-    return loop.steps, loop.stopped_by, losses, loop.is_main
+    return record, trainer.is_world_process_zero()
 
 
 def _load_model(cfg: SbertConfig, device: str):
@@ -242,7 +230,7 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
 
     from argsim.settings import seed_everything
     from argsim.training import Budget, resolve_placement
-    from argsim.training.st import check_cadence, fit_st
+    from argsim.training.st import TrainRun, check_cadence, fit_st
 
     if cfg.loss not in LOSSES:
         raise ArgsimError(f"unknown loss '{cfg.loss}': choose {' or '.join(LOSSES)}")
@@ -279,28 +267,34 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
     steps_per_epoch = math.ceil(n_rows / cfg.batch_size)
     start = time.perf_counter()
     if cfg.train_layers > 0:
-        steps, stopped_by, curve, is_main = _train_top_layers(model, rows, loss, cfg, placement, budget, out, quiet)
-        run = {"steps": steps, "stopped_by": stopped_by, "losses": curve}
+        run, is_main = _train_top_layers(model, rows, loss, cfg, TrainRun(out, placement, budget, policy(cfg),
+                                                                          cfg.epochs))
     else:
         evaluator = None
         if cfg.eval_every > 0:
-            from argsim.kpm.st_evaluator import KPAMapEvaluator
+            from argsim.config import RunConfig
+            from argsim.evaluation.kpa_map import KPAMapEvaluator
 
-            evaluator = KPAMapEvaluator(eval_data, name=eval_data.name.removeprefix("argkp-"))
-        trainer, run = fit_st(model, rows, loss, out, placement, budget, policy(cfg), epochs=cfg.epochs,
-                              batch_size=cfg.batch_size, evaluator=evaluator, eval_every=cfg.eval_every,
+            evaluator = KPAMapEvaluator(eval_data, name=eval_data.name.removeprefix("argkp-"),
+                                        config=RunConfig(use_cache=False, quiet=True))  # weights change: no cache
+        trainer, run = fit_st(model, rows, loss, TrainRun(out, placement, budget, policy(cfg), cfg.epochs,
+                                                          cfg.batch_size),
+                              evaluator=evaluator, eval_every=cfg.eval_every,
                               select=f"eval_{evaluator.name}_strict_map" if evaluator is not None else None,
-                              quiet=quiet, adapter=adapter, dataloader_drop_last=False, **extra)
+                              disable_tqdm=quiet, dataloader_drop_last=False, **extra)
         is_main = trainer.is_world_process_zero()
-    return _finish(model, out, cfg, train, rows, run, steps_per_epoch, start, placement, budget, is_main)
+    return _finish(model, out, cfg, train, rows, run, (steps_per_epoch, start), (placement, budget), is_main)
 
 
-def _finish(model, out: Path, cfg: SbertConfig, train: KPMData, rows: dict, run: dict,
-            steps_per_epoch: int, start: float, placement, budget, is_main: bool) -> dict:
+def _finish(model, out: Path, cfg: SbertConfig, train: KPMData, rows: dict, run: dict, timing: tuple[int, float],
+            where: tuple, is_main: bool) -> dict:
+    """The training info (`timing`: steps per epoch, start time; `where`: placement, budget); rank 0 saves the
+    model (or its adapter), the info and the run's records."""
     from argsim.io import write_json
     from argsim.measure import peak_memory_mb
     from argsim.training.record import data_hash, train_config, write_records
 
+    (steps_per_epoch, start), (placement, budget) = timing, where
     seconds = time.perf_counter() - start
     steps = run["steps"]
     info = {"method": "sbert", "config": asdict(cfg), "train": train.name, "pairs": len(next(iter(rows.values()))),

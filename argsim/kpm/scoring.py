@@ -33,7 +33,7 @@ SHIPPED_KPM = "kpm"
 def default_model() -> str:
     """The default model of `rank keypoints`: the shipped key point matcher `kpm` when the package carries it,
     else zero-shot MiniLM."""
-    from argsim.backend.adapters import shipped_models
+    from argsim.backend.names import shipped_models
 
     return SHIPPED_KPM if SHIPPED_KPM in shipped_models() else "minilm"
 

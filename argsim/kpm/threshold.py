@@ -43,7 +43,7 @@ def recorded_threshold(model: Any) -> float | None:
     """
     if not isinstance(model, (str, Path)):
         return None
-    from argsim.backend.registry import shipped_folder
+    from argsim.backend.names import shipped_folder
 
     folder = shipped_folder(str(model)) or Path(model).expanduser()
     for name in RECORDS:
@@ -97,7 +97,7 @@ def ensemble_threshold(models: Sequence[Any], parts: Sequence[dict[str, dict[str
     Example:
         >>> parts = [{"a": {"k": 0.2}, "b": {"k": 0.8}}, {"a": {"k": 0.4}, "b": {"k": 0.6}}]
         >>> ensemble_threshold(["minilm", "minilm"], parts, combine="mean")
-        (0.6, 'combined from the members')
+        (0.7226, 'combined from the members')
     """
     from argsim.kpm.ensemble import LOGIT_CLIP, check_weights, probability_models
 

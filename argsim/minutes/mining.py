@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from argsim.config import SEED
 from argsim.data.poliinfo import Meeting
 from argsim.minutes.text import boilerplate, clean_lines
 from argsim.options import setting
@@ -50,7 +51,7 @@ class MiningConfig:
     max_draws: int = setting(100, "Negative draws per target before giving up.", min=1)
     fractions: tuple[float, float, float] = setting((0.8, 0.1, 0.1), "Train / dev / test shares of the meetings.",
                                                     cli=False)
-    seed: int = setting(42, "Random seed (the global --seed).", cli=False)
+    seed: int = setting(SEED, "Random seed (the global --seed).", cli=False)
 
 
 def corpus_lines(meetings: Sequence[Meeting], min_chars: int = 10, boilerplate_min_count: int = 5) -> list[Line]:
@@ -65,7 +66,7 @@ def corpus_lines(meetings: Sequence[Meeting], min_chars: int = 10, boilerplate_m
 
 
 def split_meetings(meeting_sizes: dict[str, int], fractions: Sequence[float] = (0.8, 0.1, 0.1),
-                   seed: int = 42) -> dict[str, str]:
+                   seed: int = SEED) -> dict[str, str]:
     """Assign whole meetings to train/dev/test in a seeded random order, by cumulative share of lines."""
     ids = sorted(meeting_sizes)
     np.random.default_rng(seed).shuffle(ids)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from argsim.options import setting
 from argsim.vectors import l2_normalize
 
 CAP_MODES = ("fit", "truncate")
@@ -22,9 +23,11 @@ CAP_MODES = ("fit", "truncate")
 
 @dataclass(frozen=True)
 class MMRWeights:
-    k: float = 0.2
-    m: float = 0.3
-    s: float = 0.5
+    """The weights of Eq. (6) (the paper's values are the defaults)."""
+
+    k: float = setting(0.2, "Eq. 6 weight of the MMR part.", min=0)
+    m: float = setting(0.3, "Eq. 6 weight of cos(sentence, main topic).", min=0)
+    s: float = setting(0.5, "Eq. 6 weight of cos(sentence, subtopic).", min=0)
 
 
 def _unit(x: np.ndarray) -> np.ndarray:

@@ -28,7 +28,7 @@ import numpy as np
 from argsim.backend.encoder import Encoder
 from argsim.backend.fingerprint import fingerprint
 
-MANIFEST = {"loader": "minutes-sbert"}  # a name in argsim.backend.registry.ENCODER_LOADERS
+MANIFEST = {"loader": "minutes-sbert"}  # a name in argsim.backend.names.ENCODER_LOADERS
 SEGMENTED_MARKER = "argsim_segmented.json"
 
 

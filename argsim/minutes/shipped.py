@@ -28,8 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from argsim.backend.adapters import read_card
 from argsim.backend.encoder import Encoder
+from argsim.backend.names import read_card
 from argsim.errors import ModelError
 
 DELTA_FILE = "minutes_delta.safetensors"
@@ -130,7 +130,7 @@ def pack(trained: Path, out: Path, precision: str = "fp16", delta_rows: int | No
     from sentence_transformers import SentenceTransformer
 
     from argsim.backend.adapters import sha256_file
-    from argsim.backend.registry import encoder_manifest
+    from argsim.backend.names import encoder_manifest
     from argsim.backend.safety import HF_LOAD, check_model_folder
     from argsim.io import atomic_path, write_json
     from argsim.minutes import sbert

@@ -9,12 +9,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
-from argsim.errors import InputError
+from argsim.config import SEED
+from argsim.errors import InputError, did_you_mean
 from argsim.minutes.mmr import MMRWeights, compose, key_size, select_embedrank, select_paper
 from argsim.minutes.text import clean_lines, split_sentences, strip_noise
+from argsim.options import setting
 
 METHODS = ("embedrank-paper", "embedrank", "lead", "random")
 ITEM_SETS = ("ntcir14", "poliinfo2")
@@ -32,13 +35,35 @@ class MinutesItem:
 
 
 @dataclass(frozen=True)
-class SummarizeOptions:
-    method: str = "embedrank-paper"
-    weights: MMRWeights = MMRWeights()
-    beta: float = 0.5
-    chars_per_key: int = 50
-    cap: str = "fit"
-    seed: int = 13
+class SummarizeOptions(MMRWeights):
+    """How `summarize_items` picks sentences: the Eq. 6 weights (`MMRWeights`: k, m, s) and the rest; the
+    options of `argsim summarize minutes` and the `options` of `argsim.summarize_minutes`.
+
+    Args:
+        k, m, s: the Eq. 6 weights of the key, the topic and the subtopic similarity (`MMRWeights`).
+        method: embedrank-paper (Eq. 6), embedrank (normalised MMR with `beta`), lead or random.
+        beta: embedrank's relevance/diversity trade-off.
+        chars_per_key: the key size is the budget divided by this (Eq. 7).
+        cap: fit (skip sentences that overflow the budget) or truncate (cut the text).
+        seed: the random baseline's seed.
+
+    Example:
+        >>> SummarizeOptions(method="lead").weights
+        MMRWeights(k=0.2, m=0.3, s=0.5)
+    """
+
+    method: Literal["embedrank-paper", "embedrank", "lead", "random"] = setting(
+        "embedrank-paper", "embedrank-paper (Eq. 6), embedrank (normalised MMR, beta), lead or random.")
+    beta: float = setting(0.5, "embedrank: relevance/diversity trade-off.", min=0, max=1)
+    chars_per_key: int = setting(50, "Key size = budget / this (Eq. 7).", min=1)
+    cap: Literal["fit", "truncate"] = setting("fit", "fit: skip sentences that overflow the budget; truncate: cut "
+                                                     "the text.")
+    seed: int = setting(SEED, "Seed of the random baseline (the global --seed).", cli=False)
+
+    @property
+    def weights(self) -> MMRWeights:
+        """The Eq. 6 weights alone."""
+        return MMRWeights(self.k, self.m, self.s)
 
 
 def _clean_sentences(sentences: Sequence[str]) -> list[str]:
@@ -111,7 +136,8 @@ def summarize_items(items: Sequence[MinutesItem], encoder=None, options: Summari
     from argsim.progress import track
 
     if options.method not in METHODS:
-        raise InputError(None, f"unknown method '{options.method}': choose one of {', '.join(METHODS)}")
+        raise InputError(None, f"unknown method '{options.method}'{did_you_mean(options.method, METHODS)}"
+                               f": choose one of {', '.join(METHODS)}")
     vec_of: dict[str, np.ndarray] = {}
     if options.method.startswith("embedrank"):
         texts = sorted(({s for it in items for s in it.sentences} | {it.main_topic for it in items}

@@ -93,7 +93,7 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
     from argsim.settings import seed_everything
     from argsim.training import Budget, resolve_placement
     from argsim.training.record import data_hash, train_config, write_records
-    from argsim.training.st import fit_st, logging_steps
+    from argsim.training.st import TrainRun, fit_st, logging_steps
 
     placement = placement or resolve_placement("cpu", "fp32", seed=config.seed)
     budget = budget or Budget()
@@ -136,10 +136,11 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
 
     opt = policy(config)
     untrained = evaluator(model)[SELECTION_METRIC.removeprefix("eval_")] if evaluator and not budget.resume else None
-    trainer, run = fit_st(model, train, loss, out, placement, budget, opt, epochs=config.epochs,
-                          batch_size=config.batch_size, evaluator=evaluator, quiet=quiet, callbacks=(EpochTimer(),),
-                          log_every=min(200, logging_steps(len(train), config.batch_size, config.epochs, budget,
-                                                           placement.processes)),
+    run_ = TrainRun(out, placement, budget, opt, config.epochs, config.batch_size)
+    trainer, run = fit_st(model, train, loss, run_, evaluator=evaluator, callbacks=(EpochTimer(),),
+                          disable_tqdm=quiet,
+                          logging_steps=min(200, logging_steps(len(train), config.batch_size, config.epochs, budget,
+                                                               placement.processes)),
                           eval_rows=dev[:64] if dev else None, per_device_eval_batch_size=64,
                           select=SELECTION_METRIC if evaluator else None)
     dev_scores = [{k: v for k, v in h.items() if k.startswith("eval_dev")} | {"epoch": h.get("epoch"),

@@ -252,7 +252,8 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
         >>> publish("kpm", Path("models/kpm-lora"))["figures"]["dev_strict_map"]  # doctest: +SKIP
         0.83...
     """
-    from argsim.backend.adapters import SHIPPED_DIR, is_shipped_folder, read_card, sha256_file, weights_file
+    from argsim.backend.adapters import sha256_file
+    from argsim.backend.names import SHIPPED_DIR, is_shipped_folder, read_card, weights_file
     from argsim.io import write_json
     from argsim.modelbuild.inventory import read_json_object
 
@@ -324,7 +325,7 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
 def shipped_summaries() -> list[dict]:
     """One line per shipped model for `argsim models`: name, task, base, artifact (lora / heads / lora+heads /
     delta) and the size of all its files, figures, slice figures."""
-    from argsim.backend.adapters import read_card, shipped_models
+    from argsim.backend.names import read_card, shipped_models
 
     rows = []
     for name, folder in shipped_models().items():

@@ -24,7 +24,7 @@ from argsim.backend.static_words import cover_words
 from argsim.errors import ModelError
 
 PAD, UNK = 0, 1
-MANIFEST = {"loader": "thematic-bilstm"}  # names in argsim.backend.registry.ENCODER_LOADERS
+MANIFEST = {"loader": "thematic-bilstm"}  # names in argsim.backend.names.ENCODER_LOADERS
 CONCAT_MANIFEST = {"loader": "thematic-concat"}
 MAX_TOKENS = 80
 

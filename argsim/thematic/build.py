@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+from argsim.config import SEED
 from argsim.data.wikipedia import Article, parse_article
-from argsim.errors import ArgsimError, InputError
+from argsim.errors import ArgsimError, InputError, did_you_mean
 from argsim.io import read_records, read_text_file, regular_files, write_json, write_jsonl
 from argsim.progress import track
 from argsim.thematic.triplets import (
@@ -35,7 +36,7 @@ def read_user_articles(path: Path, quiet: bool = False) -> list[Article]:
             for r in track(rows, "parsing articles", enabled=not quiet)]
 
 
-def prepared_split(folder: Path, split: str = "test", seed: int = 13) -> Iterator[PreparedArticle]:
+def prepared_split(folder: Path, split: str = "test", seed: int = SEED) -> Iterator[PreparedArticle]:
     """The prepared articles of one split of the Wikipedia corpus in `folder`, in the order `build_datasets` takes
     them (articles split with `seed`, top-level sections, the first file of each title as `load_articles` keeps),
     parsed one at a time as they are asked for, so a caller that needs the first few parses only those.
@@ -56,7 +57,7 @@ def prepared_split(folder: Path, split: str = "test", seed: int = 13) -> Iterato
     from argsim.data.wikipedia import ROOT, parse_article, read_article_index, read_raw_article
 
     if split not in SPLITS:
-        raise ArgsimError(f"unknown split '{split}': choose one of {', '.join(SPLITS)}")
+        raise ArgsimError(f"unknown split '{split}'{did_you_mean(split, SPLITS)}: choose one of {', '.join(SPLITS)}")
     rows: dict[str, dict] = {}
     for row in read_article_index(folder):
         rows.setdefault(row["title"], row)
@@ -65,7 +66,7 @@ def prepared_split(folder: Path, split: str = "test", seed: int = 13) -> Iterato
         yield from prepare([parse_article(read_raw_article(folder / ROOT / row["raw_file"]), title, row["raw_file"])])
 
 
-def first_test_triplets(folder: Path, limit: int | None, seed: int = 13, split: str = "test") -> list[dict]:
+def first_test_triplets(folder: Path, limit: int | None, seed: int = SEED, split: str = "test") -> list[dict]:
     """The first `limit` triplets-sen triplets of a split (test by default) of the Wikipedia corpus in `folder`,
     exactly as `build_datasets` writes them with its defaults (articles split with `seed`, top-level sections,
     adjacent-section negatives), parsing only the articles they come from: `sentence_triplets` draws article by
@@ -98,7 +99,7 @@ def first_test_triplets(folder: Path, limit: int | None, seed: int = 13, split: 
     return triplets[:limit]
 
 
-def first_scb_rows(folder: Path, articles: int | None, split: str = "test", seed: int = 13) -> list[dict]:
+def first_scb_rows(folder: Path, articles: int | None, split: str = "test", seed: int = SEED) -> list[dict]:
     """The sentence clustering benchmark rows (article, section, label, text) of the first `articles` benchmark
     articles of a split, as `build_datasets` writes `scb-<split>.jsonl` (None: all of them).
 
@@ -120,7 +121,7 @@ def first_scb_rows(folder: Path, articles: int | None, split: str = "test", seed
 
 
 def build_datasets(articles: list[Article], out: Path, negatives: str = "adjacent", level: str = "top",
-                   seed: int = 13, min_sections: int = 5) -> dict[str, dict[str, int]]:
+                   seed: int = SEED, min_sections: int = 5) -> dict[str, dict[str, int]]:
     """Write split.json, triplets-sen-<split>.jsonl, triplets-titles-<split>.jsonl and scb-<split>.jsonl.
 
     Returns counts per split: articles, eligible articles, sen/titles triplets, SCB articles and sentences.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from argsim.config import SEED
 from argsim.vectors import l2_normalize
 
 ALGORITHMS = ("kmeans", "agglomerative")
@@ -28,12 +29,12 @@ def default_model() -> str:
         >>> default_model() in ("thematic", "minilm")
         True
     """
-    from argsim.backend.adapters import shipped_models
+    from argsim.backend.names import shipped_models
 
     return SHIPPED_THEMATIC if SHIPPED_THEMATIC in shipped_models() else "minilm"
 
 
-def cluster_vectors(vectors: np.ndarray, k: int, algorithm: str = "kmeans", seed: int = 13,
+def cluster_vectors(vectors: np.ndarray, k: int, algorithm: str = "kmeans", seed: int = SEED,
                     linkage: str = "ward") -> np.ndarray:
     """Cluster labels (0..k-1) for the rows of `vectors`."""
     from sklearn.cluster import AgglomerativeClustering, KMeans
@@ -55,7 +56,7 @@ def cluster_vectors(vectors: np.ndarray, k: int, algorithm: str = "kmeans", seed
 
 
 def cluster_groups(rows: list[dict], vectors: np.ndarray, algorithm: str = "kmeans", k: int | None = None,
-                   group_field: str = "article", label_field: str = "label", seed: int = 13,
+                   group_field: str = "article", label_field: str = "label", seed: int = SEED,
                    linkage: str = "ward") -> list[int]:
     """Cluster each group (article) of `rows` separately; k per group = its number of gold labels unless given."""
     groups: dict = {}

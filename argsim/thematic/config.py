@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
+from argsim.config import SEED
 from argsim.errors import ArgsimError
 from argsim.options import setting
 
@@ -97,7 +98,7 @@ class ThematicTrainConfig:
     dev_sample: int = setting(2000, "--dev: dev triplets sampled (seeded) to choose the saved model on.", min=1)
     threads: int | None = setting(1, "Torch CPU threads when the global --threads is not given (0 = torch "
                                   "default); 1 is fastest when the other cores are busy.", min=0)
-    seed: int = setting(13, "Random seed (the global --seed).", cli=False)
+    seed: int = setting(SEED, "Random seed (the global --seed).", cli=False)
     max_minutes: float | None = setting(None, "Time budget when no Budget is given (the CLI's --max-minutes).",
                                         cli=False)
     checkpoint_every: int = setting(200, "Checkpoint interval when no Budget is given (the CLI's "

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from argsim.config import RunConfig
+from argsim.config import SEED, RunConfig
 from argsim.metrics.clustering import averaged_scores
 from argsim.thematic.cluster import cluster_groups
 from argsim.thematic.sick_eval import SickScores, sick_relatedness
 
 
-def clustering_eval(rows: list[dict], model: str, algorithm: str, seed: int = 13,
+def clustering_eval(rows: list[dict], model: str, algorithm: str, seed: int = SEED,
                     linkage: str = "ward", config: RunConfig | None = None) -> tuple[dict[str, float], int]:
     """Cluster every article of `rows` (text, label, article) with `model` vectors; mean MI/AMI/RI/ARI.
 

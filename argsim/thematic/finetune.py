@@ -49,7 +49,7 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, base: str = "
     from argsim.settings import seed_everything
     from argsim.training import Budget, OptimPolicy, resolve_placement
     from argsim.training.record import data_hash, train_config, write_records
-    from argsim.training.st import check_cadence, fit_st
+    from argsim.training.st import TrainRun, check_cadence, fit_st
 
     placement = placement or resolve_placement("cpu", "fp32", seed=seed)
     budget = budget or Budget()
@@ -83,9 +83,9 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, base: str = "
     policy = OptimPolicy(lr=lr, weight_decay=0.0, warmup_ratio=0.1)
     evaluator = dev_evaluator(dev, dev_sample, seed) if eval_every and dev else None
     # --lora-rank: --resume and the best-step reload read the adapter of a checkpoint
-    trainer, run = fit_st(model, rows, loss, out, placement, budget, policy, epochs=epochs, batch_size=batch_size,
+    trainer, run = fit_st(model, rows, loss, TrainRun(out, placement, budget, policy, epochs, batch_size),
                           evaluator=evaluator, eval_every=eval_every if evaluator else 0,
-                          select=SELECTION_METRIC if evaluator else None, quiet=quiet, adapter=lora_rank > 0)
+                          select=SELECTION_METRIC if evaluator else None, disable_tqdm=quiet)
     seconds = run["seconds"]
     seen = min(trainer.state.global_step * batch_size * budget.grad_accum * placement.processes,
                len(triplets) * epochs)

@@ -1,19 +1,18 @@
 """Training the thematic triplet network (BiLSTM + attention, L1 distance, the paper's softmax loss, Adam 1e-3).
 
-Trains through argsim.training's accelerate loop (`argsim.training.fit.fit`: device, precision, DDP, checkpoints
-under OUT/checkpoints). Bounded runs: `max_triplets` subsamples the training triplets (seeded); the budget
+Trains on transformers' Trainer (`argsim.training.module.fit_module`: device, precision, DDP, checkpoints under
+OUT/checkpoints). Bounded runs: `max_triplets` subsamples the training triplets (seeded); the budget
 (--max-steps, --max-minutes) stops the run with a checkpoint, written also every `checkpoint_every` steps and at
 the end of each epoch; --resume continues from it exactly (the epoch's batch order is a function of the seed and
 the epoch).
 
 Model selection (with dev triplets): the task's own metric chooses the saved model. `TripletAccuracyEvaluator`
 (the TDC accuracy of Ein Dor et al. (2018): L1 distance, a triplet is right when d(a, p) < d(a, n), ties wrong)
-scores a seeded sample of `dev_sample` dev triplets after every epoch and, with `eval_every` > 0, every
-`eval_every` optimizer steps; OUT holds the best-scoring model (the first of equal scores), not the last. The
+scores a seeded sample of `dev_sample` dev triplets every `eval_every` optimizer steps (0: after every epoch);
+OUT holds the best-scoring model (the first of equal scores: `load_best_model_at_end`), not the last. The
 paper trains one epoch and does not say how it picked its model; with one epoch and no `eval_every` the saved
 model is the last, as before. The reported `dev_accuracy` is then measured on all dev triplets (a sample of which
-chose the model: mildly optimistic), and every evaluation is recorded (`evals` and `history` of
-train_config.json).
+chose the model: mildly optimistic), and every evaluation is recorded (`evals` of train_config.json).
 """
 
 from __future__ import annotations
@@ -26,7 +25,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from argsim.errors import ArgsimError
+from argsim.backend.encoder import Encoder
+from argsim.evaluation.record import Evaluation
+from argsim.evaluation.triplets import TripletEvaluator
 from argsim.thematic.bilstm import (
     AttentionBiLSTM,
     Vocabulary,
@@ -37,12 +38,9 @@ from argsim.thematic.bilstm import (
 )
 from argsim.thematic.config import ThematicTrainConfig
 from argsim.training import Budget, OptimPolicy, Placement, resolve_placement
-from argsim.training.fit import fit
-from argsim.training.loop import TrainLoop
 from argsim.training.record import data_hash, train_config, write_records
 
 FIELDS = ("anchor", "positive", "negative")
-LOSS_EVERY = 20  # a training loss recorded every N optimizer steps
 
 
 @dataclass
@@ -67,68 +65,44 @@ def policy(config: ThematicTrainConfig) -> OptimPolicy:
     return OptimPolicy(lr=config.resolved("bilstm").lr, weight_decay=0.0, schedule="constant", max_grad_norm=None)
 
 
-class TripletAccuracyEvaluator:
-    """The TDC accuracy of a BiLSTM in training, in the sentence-transformers evaluator style: called on the
-    network, it returns `{"<name>_l1_accuracy": ..., "<name>_l1_mean_diff": ...}`; `primary_metric` is the
-    accuracy (the share of triplets with d(a, p) < d(a, n) under the L1 distance the network is trained with; a tie
-    counts as wrong, as `argsim eval triplets --distance l1 --ties wrong`). The network runs in eval mode (no
-    dropout) and goes back to its former mode after; it draws no random numbers, so evaluating does not change
-    the run.
+class LiveBiLSTM(Encoder):
+    """A BiLSTM being trained as an argsim `Encoder` (its vocabulary, no disk cache, no progress bars)."""
 
-    Args:
-        triplets: the (anchor, positive, negative) records to score.
-        vocab: the run's vocabulary (words to embedding rows).
-        name: the metrics' prefix.
-        sample: score a seeded sample of this many triplets (None or more than there are: all of them).
-        seed: the sample's seed.
-        batch_size: sentences per forward pass.
+    def __init__(self, net: AttentionBiLSTM, vocab: Vocabulary, batch_size: int = 256) -> None:
+        super().__init__()
+        self.net, self.vocab, self.batch_size, self.name, self.identity = net, vocab, batch_size, "training", ""
+        self.configure(use_cache=False, quiet=True)
 
-    Returns (when called on a network): the two metrics.
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        with torch.inference_mode():
+            return self.net(*_on(self.vocab.batch(texts), self.net.embedding.weight.device)).float().cpu().numpy()
+
+
+class TripletAccuracyEvaluator(TripletEvaluator):
+    """The TDC accuracy of a BiLSTM in training (`argsim.evaluation.TripletEvaluator` with the L1 distance the
+    network is trained with, ties wrong, as `argsim eval triplets --distance l1 --ties wrong`) on a seeded sample
+    of `sample` triplets (None: all); called on the network it returns `{"<name>_accuracy", "<name>_mean_diff"}`.
+    Evaluating draws no random numbers, so it does not change the run.
 
     Example:
         >>> ev = TripletAccuracyEvaluator(dev_rows, vocab, sample=2000)  # doctest: +SKIP
-        >>> ev(net)["dev_l1_accuracy"]  # doctest: +SKIP
+        >>> ev(net)["dev_accuracy"]  # doctest: +SKIP
         0.61...
     """
 
-    def __init__(self, triplets: list[dict], vocab: Vocabulary, name: str = "dev", sample: int | None = None,
-                 seed: int = 13, batch_size: int = 256) -> None:
+    def __init__(self, triplets: list[dict], vocab: Vocabulary, sample: int | None = None, seed: int = 13) -> None:
         if sample and len(triplets) > sample:
             triplets = random.Random(seed).sample(triplets, sample)
-        self.triplets, self.vocab, self.name, self.batch_size = list(triplets), vocab, name, batch_size
-        self.primary_metric = f"{name}_l1_accuracy"
-        self.greater_is_better = True
+        super().__init__(triplets, name="dev", distance="l1", ties="wrong")
+        self.vocab = vocab
 
-    def __call__(self, model: AttentionBiLSTM, output_path: str | None = None, epoch: int = -1,
-                 steps: int = -1) -> dict[str, float]:
-        from argsim.metrics.triplets import encoded_triplet_scores
-
-        vocab, batch_size = self.vocab, self.batch_size
-        device = next(model.parameters()).device
-
-        class Live:  # the network being trained, behind `encode`
-            @staticmethod
-            def encode(texts: list[str]) -> np.ndarray:
-                outs = []
-                with torch.inference_mode():
-                    for start in range(0, len(texts), batch_size):
-                        outs.append(model(*_on(vocab.batch(texts[start:start + batch_size]), device))
-                                    .float().cpu().numpy())
-                return np.concatenate(outs, axis=0)
-
-        was_training = model.training
-        model.eval()
-        try:
-            scores = encoded_triplet_scores(Live(), self.triplets, distance="l1", ties="wrong")
-        finally:
-            model.train(was_training)
-        return {self.primary_metric: scores.accuracy, f"{self.name}_l1_mean_diff": scores.mean_diff}
+    def evaluate(self, model: AttentionBiLSTM | Encoder) -> Evaluation:
+        return super().evaluate(model if isinstance(model, Encoder) else LiveBiLSTM(model, self.vocab))
 
 
-def _evaluate(model: AttentionBiLSTM, vocab: Vocabulary, triplets: list[dict], batch_size: int = 256) -> float:
+def _evaluate(model: AttentionBiLSTM, vocab: Vocabulary, triplets: list[dict]) -> float:
     """TDC accuracy with L1 distance (d+ < d-) on all `triplets`."""
-    evaluator = TripletAccuracyEvaluator(triplets, vocab, batch_size=batch_size)
-    return evaluator(model)[evaluator.primary_metric]
+    return TripletAccuracyEvaluator(triplets, vocab).evaluate(model)["accuracy"]
 
 
 def _on(batch: tuple[torch.Tensor, torch.Tensor], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
@@ -147,8 +121,8 @@ def train_bilstm(triplets: list[dict], out: Path, config: ThematicTrainConfig, d
         config: the settings; the fields left to the arch (None) take the BiLSTM's recommended values
             (`ThematicTrainConfig.resolved("bilstm")`, the paper's Adam 1e-3 and batch 64) whatever its `arch`
             says; the run records the resolved copy.
-        dev: dev triplets: `TripletAccuracyEvaluator` scores a sample of `config.dev_sample` of them after every
-            epoch (and every `config.eval_every` steps) and OUT keeps the best-scoring model; its accuracy on all
+        dev: dev triplets: `TripletAccuracyEvaluator` scores a sample of `config.dev_sample` of them every
+            `config.eval_every` steps (else every epoch) and OUT keeps the best-scoring model; its accuracy on all
             of them is reported. None: OUT holds the last model.
         log: prints the run's messages.
         placement: device / precision / seed (default: the CPU, fp32, `config.seed`, `config.threads` threads).
@@ -162,106 +136,76 @@ def train_bilstm(triplets: list[dict], out: Path, config: ThematicTrainConfig, d
         >>> rep = train_bilstm(rows, Path("models/thematic-sen"), ThematicTrainConfig(arch="bilstm"),
         ...                    dev=dev_rows)  # doctest: +SKIP
         >>> rep.best_step, rep.dev_accuracy  # doctest: +SKIP
-        (1034, 0.6057)
+        (1032, 0.6057)
     """
     from argsim.backend import load_word_vectors
-    from argsim.backend.safety import load_torch_weights
+    from argsim.training.callbacks import EvalLogCallback
+    from argsim.training.module import ModuleData, fit_module, select_metric
+    from argsim.training.st import TrainRun
 
     out = Path(out)
     config = config.resolved("bilstm", has_dev=bool(dev))
     placement = placement or resolve_placement("cpu", "fp32", threads=config.threads, seed=config.seed)
     budget = budget or Budget(max_minutes=config.max_minutes, checkpoint_every=config.checkpoint_every, resume=True)
     config.seed = placement.seed
-    rng = random.Random(config.seed)
     if config.max_triplets and len(triplets) > config.max_triplets:
-        triplets = rng.sample(triplets, config.max_triplets)
-    texts = [t[f] for t in triplets for f in FIELDS]
-    vocab, matrix = build_vocabulary(texts, load_word_vectors(config.word_vectors))
-    identity = {"words": data_hash(vocab.words), "n": len(triplets)}
-    loop = TrainLoop(out, placement, budget, policy(config))
+        triplets = random.Random(config.seed).sample(triplets, config.max_triplets)
+    vocab, matrix = build_vocabulary([t[f] for t in triplets for f in FIELDS], load_word_vectors(config.word_vectors))
     torch.manual_seed(config.seed)
-    np.random.seed(config.seed)
     model = AttentionBiLSTM(matrix, config.hidden, config.attention, config.dropout)
-    device = loop.device
-    evaluator = (TripletAccuracyEvaluator(dev, vocab, sample=config.dev_sample, seed=config.seed)
-                 if dev else None)
+    evaluator = TripletAccuracyEvaluator(dev, vocab, sample=config.dev_sample, seed=config.seed) if dev else None
 
     def loss_of(net: AttentionBiLSTM, chunk: list[dict]) -> torch.Tensor:
+        device = net.embedding.weight.device
         a, p, n = (net(*_on(vocab.batch([t[f] for t in chunk]), device)) for f in FIELDS)
         return softmax_triplet_loss(l1_distance(a, p), l1_distance(a, n))
 
-    n_batches = (len(triplets) + config.batch_size - 1) // config.batch_size
-    report = TrainReport(train_triplets=len(triplets))
-
-    def epoch_batches(epoch: int) -> list[list[dict]]:
+    def epoch_batches(epoch: int) -> list[list[int]]:  # a function of the seed and the epoch: resumable
         order = list(range(len(triplets)))
         random.Random(config.seed + epoch).shuffle(order)
-        return [[triplets[i] for i in order[b * config.batch_size:(b + 1) * config.batch_size]]
-                for b in range(n_batches)]
+        return [order[s:s + config.batch_size] for s in range(0, len(order), config.batch_size)]
 
-    def on_resume(saved: dict) -> None:
-        nonlocal report
-        if saved.get("identity") != identity:
-            raise ArgsimError(f"{loop.checkpoint_dir}: the checkpoint was trained on other triplets or another "
-                              "vocabulary; use another --out or drop --resume")
-        report = TrainReport(**saved["report"])
-        report.stopped_by_time, report.stopped_by = False, None
-        log(f"resuming from {loop.checkpoint_dir} (epoch {loop.epoch + 1}, batch {loop.next_batch})")
-
-    def on_batch(chunk: list[dict]) -> None:
-        report.triplets_seen += len(chunk) * loop.processes  # counted before a checkpoint saves it
-
-    def record(value: float) -> None:  # after each optimizer step, before a checkpoint
-        report.steps, report.seconds = loop.steps, loop.seconds()
-        if report.steps % LOSS_EVERY == 0:
-            report.losses.append(round(value, 5))
-
-    def info() -> dict:
-        return {**asdict(config), "architecture": "bilstm-attention", "output_dim": 2 * config.hidden,
-                "training": asdict(report)}
-
-    def keep(row: dict) -> None:  # rank 0: the best evaluation so far; OUT holds its model
-        report.best_step, report.best_epoch = row["step"], row["epoch"]
-        report.best_dev_sample_accuracy = row[evaluator.primary_metric]
-        save_model(out, model, vocab, info())
-
-    def on_epoch_end(row: dict, kept: bool) -> None:
-        if evaluator is not None and loop.is_main:
-            log(f"epoch {row['epoch']}: dev sample L1 accuracy {row[evaluator.primary_metric]:.4f}"
-                + (" (best so far: kept)" if kept else ""))
-
-    run = fit(loop, model, [{"params": list(model.parameters())}], loss_of, epoch_batches, epochs=config.epochs,
-              batches_per_epoch=n_batches, evaluator=evaluator, eval_every=config.eval_every if evaluator else 0,
-              keep=keep if evaluator else None, on_epoch_end=on_epoch_end, on_batch=on_batch, on_step=record,
-              on_resume=on_resume,
-              state=lambda: {"identity": identity, "report": asdict(report)},
-              progress=lambda epoch: f"epoch {epoch + 1}/{config.epochs}")
-    report.stopped_by = loop.stopped_by
-    report.stopped_by_time = loop.stopped_by == "max_minutes"
-    report.seconds = loop.seconds()
-    report.triplets_per_second = report.triplets_seen / max(report.seconds, 1e-9)
-    if run.best is not None:
-        report.best_step, report.best_epoch = run.best["step"], run.best["epoch"]
-        report.best_dev_sample_accuracy = run.best["value"]
-    if loop.is_main:
-        model.eval()
-        if run.best is not None and (out / "model.pt").is_file():  # OUT holds the best evaluation's model
-            model.load_state_dict(load_torch_weights(out / "model.pt"))
-        if dev:
-            report.dev_accuracy = _evaluate(model, vocab, dev)
-        save_model(out, model.to("cpu"), vocab, info())
-        record_run = {"steps": report.steps, "seconds": round(report.seconds, 2), "stopped_by": report.stopped_by,
-                      "losses": report.losses,
-                      "loss_steps": [LOSS_EVERY * (i + 1) for i in range(len(report.losses))],
-                      "history": run.history, "evals": run.evals}
-        metrics: dict = {}
-        if report.dev_accuracy is not None:
-            metrics["dev_triplet_accuracy_l1"] = report.dev_accuracy
-        if run.best is not None:
-            metrics |= {"best_step": run.best["step"], "best_epoch": run.best["epoch"],
-                        "best_dev_sample_accuracy_l1": run.best["value"]}
-        write_records(out, train_config("thematic-bilstm", placement, budget, policy(config), asdict(config),
-                                        {"train": data_hash(triplets), "dev": data_hash(dev) if dev else None},
-                                        record_run, metrics, base_model=config.word_vectors))
-        log(json.dumps({k: v for k, v in asdict(report).items() if k != "losses"}))
+    logger = [EvalLogCallback(select_metric(evaluator), log)] if evaluator is not None else []
+    data = ModuleData(triplets, epoch_batches, -(-len(triplets) // config.batch_size))
+    trainer, rec = fit_module(model, loss_of, data, TrainRun(out, placement, budget, policy(config), config.epochs),
+                              evaluator=evaluator, eval_every=config.eval_every,
+                              callbacks=logger)
+    report = _report(trainer, rec, len(triplets))
+    if trainer.is_world_process_zero():
+        hashes = {"train": data_hash(triplets), "dev": data_hash(dev) if dev else None}
+        _save_run(out, model, vocab, config, dev, report, rec, (placement, budget, hashes), log)
     return report
+
+
+def _report(trainer, rec: dict, n: int) -> TrainReport:
+    seen = round((trainer.state.epoch or 0) * n)
+    report = TrainReport(triplets_seen=seen, steps=rec["steps"], seconds=rec["seconds"], train_triplets=n,
+                         triplets_per_second=seen / max(rec["seconds"], 1e-9), losses=rec["losses"],
+                         stopped_by=rec["stopped_by"], stopped_by_time=rec["stopped_by"] == "max_minutes")
+    if rec["best"] is not None:
+        report.best_step, report.best_dev_sample_accuracy = rec["best"]["step"], rec["best"]["value"]
+        report.best_epoch = next((h["epoch"] for h in trainer.state.log_history if h.get("step") == report.best_step
+                                  and any(k.startswith("eval_") for k in h)), None)
+    return report
+
+
+def _save_run(out: Path, model: AttentionBiLSTM, vocab: Vocabulary, config: ThematicTrainConfig,
+              dev: list[dict] | None, report: TrainReport, rec: dict, where: tuple, log: callable) -> None:  # type: ignore[valid-type]
+    """Rank 0: the dev accuracy of the kept model on all dev triplets, the model folder and the run's records."""
+    model.eval()
+    if dev:
+        report.dev_accuracy = _evaluate(model, vocab, dev)
+    info = {**asdict(config), "architecture": "bilstm-attention", "output_dim": 2 * config.hidden,
+            "training": asdict(report)}
+    save_model(out, model.to("cpu"), vocab, info)
+    metrics: dict = {}
+    if report.dev_accuracy is not None:
+        metrics["dev_triplet_accuracy_l1"] = report.dev_accuracy
+    if report.best_step is not None:
+        metrics |= {"best_step": report.best_step, "best_epoch": report.best_epoch,
+                    "best_dev_sample_accuracy_l1": report.best_dev_sample_accuracy}
+    placement, budget, hashes = where
+    write_records(out, train_config("thematic-bilstm", placement, budget, policy(config), asdict(config), hashes,
+                                    {k: v for k, v in rec.items() if k != "best"}, metrics,
+                                    base_model=config.word_vectors))
+    log(json.dumps({k: v for k, v in asdict(report).items() if k != "losses"}))

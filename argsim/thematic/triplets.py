@@ -16,6 +16,7 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from argsim.config import SEED
 from argsim.data.wikipedia import Article
 from argsim.thematic.sections import MIN_SECTIONS, KeptSection, eligible, kept_sections
 
@@ -30,7 +31,7 @@ class PreparedArticle:
     sections: list[KeptSection]
 
 
-def split_articles(titles: list[str], seed: int = 13, fractions: tuple[float, float] = (0.8, 0.1)
+def split_articles(titles: list[str], seed: int = SEED, fractions: tuple[float, float] = (0.8, 0.1)
                    ) -> dict[str, list[str]]:
     """Seeded 80/10/10 split of distinct article titles (done before any filtering)."""
     distinct = sorted(set(titles))
@@ -64,7 +65,7 @@ def _intra_pairs(sec: KeptSection, max_distance: int) -> Iterator[tuple[str, str
                 yield ops[a][1], ops[b][1]
 
 
-def sentence_triplets(articles: list[PreparedArticle], negatives: str = "adjacent", seed: int = 13,
+def sentence_triplets(articles: list[PreparedArticle], negatives: str = "adjacent", seed: int = SEED,
                       max_distance: int = MAX_PARAGRAPH_DISTANCE) -> list[dict]:
     """triplets-sen records: anchor, positive, negative, article, section, negative_section, negative_article."""
     if negatives not in NEGATIVES:

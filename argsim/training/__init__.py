@@ -4,9 +4,10 @@
 - `policy`: the optimizer / learning-rate policy, stated once (AdamW, warm-up, linear decay);
 - `budget`: --max-steps, --max-minutes, --grad-accum, --checkpoint-every, --resume;
 - `st`: sentence-transformers models through `SentenceTransformerTrainer` / `CrossEncoderTrainer` (`fit_st`:
-  their one training function);
-- `loop`: the accelerate-based loop of the custom trainers (MTS, BiLSTM, CounterModel, top-layer SBERT);
-- `fit`: their one epoch loop (batches per epoch, resume, budgets, evaluator, best model, early stopping);
+  their one training function), the training arguments, resume and model selection every trainer shares;
+- `module`: the custom torch models (MTS, BiLSTM, CounterModel, top-layer SBERT) on transformers' `Trainer`
+  (`ModuleTrainer`, `fit_module`);
+- `callbacks`: what argsim adds to the `Trainer`, one `TrainerCallback` per concern (budgets, interrupts, logs);
 - `record`: train_config.json and the model card beside the weights (Hugging Face ids for --model resolve in
   `argsim.backend.hub`).
 """

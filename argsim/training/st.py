@@ -1,7 +1,9 @@
 """sentence-transformers models train through the library's own trainers (`SentenceTransformerTrainer`,
 `CrossEncoderTrainer`): the training arguments carry the device, bf16/fp16, gradient accumulation, checkpoints
-(`save_steps`) and the policy; `BudgetCallback` stops on --max-steps / --max-minutes and saves a checkpoint there;
-`--resume` passes the last checkpoint under OUT/checkpoints to `trainer.train(resume_from_checkpoint=...)`.
+(`save_steps`) and the policy; `run_trainer` adds the shared callbacks (`argsim.training.callbacks`: budgets and
+SIGINT / SIGTERM stop with a checkpoint) and passes the last checkpoint under OUT/checkpoints to
+`trainer.train(resume_from_checkpoint=...)` with `--resume` (refused, one line, for other data or another
+architecture: `check_resume`).
 Under `accelerate launch` / `torchrun` the trainer runs DDP by itself and saves only on rank 0.
 
 Model selection is the library's own, for every trainer alike (`fit_st(select=...)`, `selection_arguments`): the
@@ -18,68 +20,49 @@ reload alike. Without an evaluation the last weights are kept.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from argsim.training.budget import Budget
-from argsim.training.placement import Placement
+from argsim.training.callbacks import BudgetCallback, InterruptCallback
+from argsim.training.placement import Placement, is_main_process
 from argsim.training.policy import OptimPolicy
 
 CHECKPOINTS = "checkpoints"
+IDENTITY = "run.json"  # beside the checkpoints: the data and architecture they were trained on
 
 
-def budget_callback(budget: Budget):
-    """A TrainerCallback that stops the run when a budget is used up and saves a checkpoint there."""
-    from transformers import TrainerCallback
+@dataclass(frozen=True)
+class TrainRun:
+    """Where and how one training runs: OUT (checkpoints under OUT/checkpoints), placement, budget, policy, the
+    planned epochs (fractional: the schedule plans that many) and the examples per device batch."""
 
-    class BudgetCallback(TrainerCallback):
-        def __init__(self) -> None:
-            self.start = time.perf_counter()
-            self.stopped_by: str | None = None
-
-        def on_train_begin(self, args, state, control, **kwargs):
-            self.start = time.perf_counter()
-            return control
-
-        def on_step_end(self, args, state, control, **kwargs):
-            reason = budget.reached(state.global_step, time.perf_counter() - self.start)
-            if budget.max_minutes is not None and args.world_size > 1:  # rank 0's clock decides for all
-                agreed = _broadcast_flag(reason == "max_minutes", args.device)
-                reason = "max_minutes" if agreed else (None if reason == "max_minutes" else reason)
-            if reason:
-                self.stopped_by = reason
-                control.should_training_stop = True
-                control.should_save = True  # resume continues from here
-                if args.eval_strategy == "steps" and state.global_step % state.eval_steps:
-                    control.should_evaluate = True  # the stopped weights are a candidate for the best, as the last
-            return control
-
-    return BudgetCallback()
+    out: Path
+    placement: Placement
+    budget: Budget
+    policy: OptimPolicy
+    epochs: float = 1.0
+    batch_size: int = 16
 
 
-def _broadcast_flag(flag: bool, device) -> bool:
-    import torch
-    import torch.distributed as dist
-
-    t = torch.tensor([1.0 if flag else 0.0], device=device)
-    dist.broadcast(t, src=0)
-    return bool(t.item() > 0)
-
-
-def trainer_arguments(out: Path, placement: Placement, budget: Budget, policy: OptimPolicy, *, epochs: float,
-                      batch_size: int, quiet: bool = False, cross_encoder: bool = False, **extra: object):
-    """(SentenceTransformer|CrossEncoder)TrainingArguments for this run; checkpoints under OUT/checkpoints."""
-    if cross_encoder:
+def trainer_arguments(run: TrainRun, kind: str = "st", **extra: object):
+    """The TrainingArguments of `run` (`kind`: "st" SentenceTransformer, "cross" CrossEncoder, "module" a custom
+    torch model; no progress bar unless `disable_tqdm=False`); checkpoints under OUT/checkpoints."""
+    if kind == "cross":
         from sentence_transformers.cross_encoder import CrossEncoderTrainingArguments as Args
-    else:
+    elif kind == "st":
         from sentence_transformers import SentenceTransformerTrainingArguments as Args
+    else:
+        from transformers import TrainingArguments as Args
 
+    out, placement, budget, policy = run.out, run.placement, run.budget, run.policy
     every = budget.checkpoint_every
-    kw: dict = {"output_dir": str(Path(out) / CHECKPOINTS), "num_train_epochs": epochs,
-                "per_device_train_batch_size": batch_size, "gradient_accumulation_steps": budget.grad_accum,
+    kw: dict = {"output_dir": str(Path(out) / CHECKPOINTS), "num_train_epochs": run.epochs,
+                "per_device_train_batch_size": run.batch_size, "gradient_accumulation_steps": budget.grad_accum,
                 "seed": placement.seed, "data_seed": placement.seed, "use_cpu": placement.cpu,
                 "bf16": placement.precision == "bf16", "fp16": placement.precision == "fp16",
                 "save_strategy": "steps" if every else "no", "save_steps": every or 500, "save_total_limit": 1,
-                "report_to": "none", "disable_tqdm": quiet, "dataloader_num_workers": 0,
+                "report_to": "none", "disable_tqdm": True, "dataloader_num_workers": 0,
                 "ddp_find_unused_parameters": True, **policy.trainer_kwargs()}
     if placement.processes > 1 and placement.cpu:
         kw["ddp_backend"] = "gloo"
@@ -105,23 +88,59 @@ def last_checkpoint(out: Path) -> str | None:
     return get_last_checkpoint(str(folder)) if folder.is_dir() else None
 
 
-def run_trainer(trainer, out: Path, budget: Budget) -> dict:
-    """`trainer.train()` (resumed from the last checkpoint with --resume); returns steps, seconds, stop reason."""
-    callback = budget_callback(budget)
-    trainer.add_callback(callback)
+def identity(rows: object, model) -> dict:
+    """What a checkpoint must have been trained on to be resumed: the data's hash and the architecture (the
+    trainable parameters' names and shapes)."""
+    from argsim.training.record import data_hash
+
+    shapes = [(n, list(p.shape)) for n, p in model.named_parameters() if p.requires_grad]
+    return {"data": data_hash(rows), "architecture": data_hash(shapes)}
+
+
+def check_resume(out: Path, budget: Budget, ident: dict | None) -> str | None:
+    """The checkpoint `--resume` continues (None: start afresh, with a warning when none exists); a checkpoint
+    made on other data or another architecture is refused in one line. Records `ident` beside the checkpoints."""
+    from argsim.errors import ArgsimError, warn
+    from argsim.io import write_json
+
+    folder = Path(out) / CHECKPOINTS
     resume_from = last_checkpoint(out) if budget.resume else None
     if budget.resume and resume_from is None:
-        from argsim.errors import warn
+        warn(f"--resume: no checkpoint under {folder}, so the training starts from the beginning")
+    saved = folder / IDENTITY
+    if resume_from is not None and ident is not None and saved.is_file():
+        import json
 
-        warn(f"--resume: no checkpoint under {Path(out) / CHECKPOINTS}, so the training starts from the beginning")
+        differs = [k for k, v in json.loads(saved.read_text(encoding="utf-8")).items() if ident.get(k) != v]
+        if differs:
+            raise ArgsimError(f"--resume: {resume_from} was trained on other {' and '.join(differs)}; "
+                              "use another --out or drop --resume")
+    if ident is not None and is_main_process():
+        write_json(saved, ident)
+    return resume_from
+
+
+def run_trainer(trainer, out: Path, budget: Budget, ident: dict | None = None) -> dict:
+    """`trainer.train()` (resumed from the last checkpoint with --resume) with the budget and interrupt callbacks;
+    returns steps, seconds, stop reason, the logged losses and evaluations. A SIGINT / SIGTERM leaves a checkpoint
+    and exits 130 / 143 (`InterruptCallback`)."""
+    from transformers.trainer_callback import PrinterCallback
+
+    budget_cb, interrupt = BudgetCallback(budget), InterruptCallback()
+    trainer.remove_callback(PrinterCallback)  # no log dicts on stdout: the record keeps them
+    trainer.add_callback(budget_cb)
+    trainer.add_callback(interrupt)
+    resume_from = check_resume(out, budget, ident)
     began = time.perf_counter()
     trainer.train(resume_from_checkpoint=resume_from)
+    interrupt.raise_if_interrupted(str(Path(out) / CHECKPOINTS))
+    logs = trainer.state.log_history
     return {"steps": trainer.state.global_step, "seconds": round(time.perf_counter() - began, 2),
-            "stopped_by": callback.stopped_by, "resumed_from": resume_from,
-            "losses": [round(h["loss"], 5) for h in trainer.state.log_history if "loss" in h],
-            "loss_steps": [h["step"] for h in trainer.state.log_history if "loss" in h],
+            "stopped_by": budget_cb.stopped_by, "resumed_from": resume_from,
+            "losses": [round(h["loss"], 5) for h in logs if "loss" in h],
+            "loss_steps": [h["step"] for h in logs if "loss" in h],
             "evals": [{k: v for k, v in h.items() if k == "step" or (k.startswith("eval_") and k != "eval_loss")}
-                      for h in trainer.state.log_history if any(k.startswith("eval_") for k in h)]}
+                      for h in logs if any(k.startswith("eval_") for k in h)]}
 
 
 def selection_arguments(select: str, eval_every: int, budget: Budget) -> dict:
@@ -179,10 +198,9 @@ def kept_best(trainer) -> dict | None:
     return {"step": int(str(folder).rsplit("-", 1)[1]), "value": float(trainer.state.best_metric)}
 
 
-def fit_st(model, rows: dict[str, list] | list[dict], loss, out: Path, placement: Placement, budget: Budget,
-           policy: OptimPolicy, *, epochs: float, batch_size: int, evaluator=None, eval_every: int = 0,
-           select: str | None = None, quiet: bool = True, callbacks: tuple = (), log_every: int | None = None,
-           eval_rows: list[dict] | None = None, adapter: bool = False, **extra: object) -> tuple[object, dict]:
+def fit_st(model, rows: dict[str, list] | list[dict], loss, run: TrainRun, *, evaluator=None, eval_every: int = 0,
+           select: str | None = None, callbacks: tuple = (), eval_rows: list[dict] | None = None,
+           **extra: object) -> tuple[object, dict]:
     """Train a sentence-transformers model with the library's own trainer: `SentenceTransformerTrainer` for a
     SentenceTransformer, `CrossEncoderTrainer` for a CrossEncoder. The one training function of every
     sentence-transformers trainer (key point SBERT and cross-encoder, counter-argument cross-encoder, MiniLM
@@ -192,9 +210,7 @@ def fit_st(model, rows: dict[str, list] | list[dict], loss, out: Path, placement
         model: the SentenceTransformer or CrossEncoder.
         rows: the training columns (`{column: values}`, in the order the loss reads them) or records.
         loss: a sentence-transformers loss over `model`.
-        out, placement, budget, policy: the run's folder (checkpoints under OUT/checkpoints), device and
-            precision, budgets and optimizer policy (`trainer_arguments`).
-        epochs, batch_size: passes over `rows` and examples per device batch.
+        run: the `TrainRun` (OUT, placement, budget, policy, epochs, batch size: `trainer_arguments`).
         evaluator: a sentence-transformers evaluator; with `eval_every` > 0 it runs every `eval_every` steps
             (else when `select` or `extra`'s `eval_strategy` says).
         select: keep the weights of the best evaluation by this metric, as the trainer logs it (e.g.
@@ -202,29 +218,60 @@ def fit_st(model, rows: dict[str, list] | list[dict], loss, out: Path, placement
             steps, else at the budget's checkpoints, else each epoch, and where the run ends; a checkpoint at each;
             the first of equal scores; the best survives `--resume`). Needs `evaluator` or `eval_rows`; without
             either, or None, the last weights are kept.
-        quiet: no progress bar.
         callbacks: more TrainerCallbacks (e.g. a history recorder).
-        log_every: log the loss every N steps (default: about ten times per run, `logging_steps`).
         eval_rows: records of an evaluation dataset (the trainer's eval loss), if any.
-        adapter: the model's transformer is a peft (LoRA) model: checkpoints hold only the adapter, and resuming
-            or reloading the best checkpoint reads it (`argsim.backend.adapters.adapter_checkpoint_loader`).
-        extra: more training arguments (e.g. `per_device_eval_batch_size`, `batch_sampler`).
+        extra: more training arguments (e.g. `disable_tqdm=False` for a progress bar, `logging_steps` (default:
+            about ten times per run), `per_device_eval_batch_size`, `batch_sampler`).
+
+    A LoRA model's checkpoints hold only the adapter; resuming or reloading the best one reads it
+    (`argsim.backend.adapters.adapter_checkpoint_loader`).
 
     Returns:
         (the trainer, `run_trainer`'s record: steps, seconds, stop reason, logged losses and evaluations, and
-        `best`: {"step", "value"} of the kept evaluation with `select`, else None). The model holds the kept
-        weights.
+        `best`: {"step", "value"} of the kept evaluation with `select`, else None); the model holds the kept weights.
 
     Raises:
         ModelError: the best checkpoint could not be read back (transformers would only log it and keep the last
             weights).
 
     Example:
-        >>> trainer, run = fit_st(model, rows, BinaryCrossEntropyLoss(model), out, placement, Budget(),
-        ...                       OptimPolicy(lr=2e-5), epochs=1, batch_size=16)  # doctest: +SKIP
-        >>> run["steps"]  # doctest: +SKIP
+        >>> trainer, rec = fit_st(model, rows, BinaryCrossEntropyLoss(model),
+        ...                       TrainRun(out, placement, Budget(), OptimPolicy(lr=2e-5)))  # doctest: +SKIP
+        >>> rec["steps"]  # doctest: +SKIP
         42
     """
+    selecting = select is not None and (evaluator is not None or bool(eval_rows))
+    if selecting:
+        extra = {**extra, **selection_arguments(select, eval_every, run.budget)}
+    elif evaluator is not None and eval_every:
+        extra = {"eval_strategy": "steps", "eval_steps": eval_every, **extra}
+    trainer = _st_trainer(model, rows, loss, run, evaluator, callbacks, eval_rows, extra)
+    if _lora(model):  # the trainer's own reload expects the full model's keys; a LoRA checkpoint holds the adapter
+        from argsim.backend.adapters import adapter_checkpoint_loader
+
+        trainer._load_from_checkpoint = adapter_checkpoint_loader(model)
+    failed = _guard_best_reload(trainer) if selecting else []
+    record = run_trainer(trainer, run.out, run.budget, identity(rows, model))
+    if failed:
+        from argsim.errors import ModelError
+
+        raise ModelError(f"cannot load the best checkpoint {failed[0]}")
+    record["best"] = kept_best(trainer) if selecting else None
+    return trainer, record
+
+
+def _lora(model) -> bool:
+    from argsim.backend.adapters import is_lora
+
+    try:
+        return is_lora(model)
+    except (AttributeError, IndexError, KeyError, TypeError):  # a model without a transformer module first
+        return False
+
+
+def _st_trainer(model, rows, loss, run: TrainRun, evaluator, callbacks: tuple, eval_rows: list[dict] | None,
+                extra: dict):
+    """The `SentenceTransformerTrainer` (a `CrossEncoderTrainer` for a CrossEncoder) of `fit_st`."""
     import datasets
     from sentence_transformers.cross_encoder import CrossEncoder
 
@@ -237,30 +284,12 @@ def fit_st(model, rows: dict[str, list] | list[dict], loss, out: Path, placement
     else:
         from sentence_transformers import SentenceTransformerTrainer as Trainer
     data = dataset(rows)
-    selecting = select is not None and (evaluator is not None or bool(eval_rows))
-    if selecting:
-        extra = {**extra, **selection_arguments(select, eval_every, budget)}
-    elif evaluator is not None and eval_every:
-        extra = {"eval_strategy": "steps", "eval_steps": eval_every, **extra}
-    every = log_every or logging_steps(len(data), batch_size, epochs, budget, placement.processes)
-    args = trainer_arguments(out, placement, budget, policy, epochs=epochs, batch_size=batch_size, quiet=quiet,
-                             cross_encoder=cross, logging_steps=every, **extra)
+    extra.setdefault("logging_steps", logging_steps(len(data), run.batch_size, run.epochs, run.budget,
+                                                    run.placement.processes))
+    args = trainer_arguments(run, "cross" if cross else "st", **extra)
     kw = {"eval_dataset": dataset(eval_rows)} if eval_rows else {}
-    trainer = Trainer(model=model, args=args, train_dataset=data, loss=loss, evaluator=evaluator,
-                      callbacks=list(callbacks) or None, **kw)
-    if adapter:
-        from argsim.backend.adapters import adapter_checkpoint_loader
-
-        # the trainer's own reload expects the full model's keys; a LoRA checkpoint holds the adapter
-        trainer._load_from_checkpoint = adapter_checkpoint_loader(model)
-    failed = _guard_best_reload(trainer) if selecting else []
-    run = run_trainer(trainer, out, budget)
-    if failed:
-        from argsim.errors import ModelError
-
-        raise ModelError(f"cannot load the best checkpoint {failed[0]}")
-    run["best"] = kept_best(trainer) if selecting else None
-    return trainer, run
+    return Trainer(model=model, args=args, train_dataset=data, loss=loss, evaluator=evaluator,
+                   callbacks=list(callbacks) or None, **kw)
 
 
 def _guard_best_reload(trainer) -> list[str]:

@@ -62,7 +62,7 @@ def test_in_memory_model_equals_its_name_on_real_pools(data_dir, tmp_path):
 def test_a_reranking_model_reports_at1_over_k_and_ranks_at_its_depth(data_dir):
     """The shipped Bipolar-encoder: its accuracy@1 is its ranking at depth k (= the `bipolar` ranker's), its
     accuracy@1/k the same figure, and accuracy@1/1 its retrieval head alone (the `bi-encoder`-style first stage)."""
-    from argsim.backend.adapters import shipped_models
+    from argsim.backend.names import shipped_models
     from argsim.counter.core.evaluation import summarize
     from argsim.counter.core.run import dataset_points, run_ranker
 

@@ -55,7 +55,10 @@ def test_a_cross_encoder_object_is_a_pair_scorer_where_pairs_are_scored(tiny_ber
     scorer = resolve_model(ce)
     assert isinstance(scorer, PairScorer)
     pairs = [(TEXTS[0], TEXTS[1]), (TEXTS[1], TEXTS[2])]
-    np.testing.assert_allclose(scorer.score(pairs), ce.predict(pairs), atol=1e-6)
+    ce.train()
+    scores = scorer.score(pairs)
+    assert ce.training, "scoring must not leave a model under training in eval mode"
+    np.testing.assert_allclose(scores, ce.predict(pairs), atol=1e-6)
     with pytest.raises(ModelError, match="scores pairs, not single texts"):
         resolve_model(ce, cross_encoder=False)
 

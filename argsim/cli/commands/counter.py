@@ -12,9 +12,9 @@ from argsim.cli.groups import console, eval_app, rank_app, run_config, train_app
 from argsim.cli.params import OUT_DIR, OUT_FILE, choices, config_options, model_option
 from argsim.config import RunConfig
 from argsim.counter.lexical.feature_config import FeatureConfig
+from argsim.data.counterargs import SETTINGS
 from argsim.engine import engine_from_config
 
-SETTINGS = ("sdoc", "sdc", "sdoa", "sda", "stc", "sta", "epc", "epa")  # argsim.data.counterargs.SETTINGS
 LTR_METHOD_NAMES = ("logreg-part", "logreg-full", "xgboost-part", "xgboost-full")
 Split = Literal["training", "validation", "test"]
 Setting = Literal["sdoc", "sdc", "sdoa", "sda", "stc", "sta", "epc", "epa"]

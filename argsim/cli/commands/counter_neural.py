@@ -23,23 +23,29 @@ from argsim.cli.params import (
 from argsim.cli.training_options import budget_options, placement
 from argsim.counter.neural.config import NeuralConfig
 from argsim.counter.neural.retriever import RetrieverConfig
+from argsim.data.counterargs import SETTINGS
 
 if TYPE_CHECKING:
     from argsim.training import Budget
 
-SETTINGS = ("sdoc", "sdc", "sdoa", "sda", "stc", "sta", "epc", "epa")  # argsim.data.counterargs.SETTINGS
 
 def _pairs_from_file(path: Path) -> list[tuple[str, str]]:
-    from argsim.io import read_records
+    """(point, counter) pairs of a training file; a pair whose counter is its point (which training would drop,
+    a text never being its own candidate) is refused with its count and first row."""
+    from argsim.errors import InputError
+    from argsim.io import read_numbered_records
 
-    return [(str(r["point"]), str(r["counter"])) for r in read_records(path, required=["point", "counter"],
-                                                                      text=["point", "counter"])]
+    rows = read_numbered_records(path, required=["point", "counter"], text=["point", "counter"])
+    same = [row for row, r in rows if r["point"].strip() == r["counter"].strip()]
+    if same:
+        raise InputError(path, f"{len(same)} pair(s) have the point itself as the counter (a text is never its own "
+                               "candidate, so they would be dropped)", row=same[0], column="counter")
+    return [(str(r["point"]), str(r["counter"])) for _, r in rows]
 
 
 @train_app.command("bipolar")
-@budget_options(max_minutes=typer.Option(None, "--max-minutes", min=0.01, help="Stop after the epoch that crosses "
-                                         "this training-time budget (cross-encoder: at the budget, with a "
-                                         "checkpoint)."))
+@budget_options(max_minutes="Stop after the epoch that crosses this training-time budget (cross-encoder: at the "
+                           "budget, with a checkpoint).")
 @config_options(NeuralConfig)
 def train_bipolar(
     ctx: typer.Context,

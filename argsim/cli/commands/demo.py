@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from argsim.cli.groups import console
+from argsim.cli.groups import console, run_config
 from argsim.cli.params import model_option
 
 
@@ -15,18 +15,22 @@ def register(app: typer.Typer) -> None:
     app.command("demo")(demo)
 
 
-def demo(model: Annotated[str, model_option(help="Backend model to use.")] = "minilm") -> None:
+def demo(ctx: typer.Context, model: Annotated[str | None, model_option(
+        help="Backend model (default: the shipped key point matcher kpm, as `rank keypoints`).")] = None) -> None:
     """Match eight example arguments to four key points (cosine of embeddings) and print the table."""
     import time
 
     from argsim.demo import match_examples
+    from argsim.kpm.scoring import default_model
 
+    model = model or default_model()
     start = time.perf_counter()
-    matches = match_examples(model=model)
+    matches = match_examples(model=model, config=run_config(ctx))
     table = Table(title=f"argsim demo: key point matching with {model} ({time.perf_counter() - start:.1f}s)")
     for col in ("arg", "argument", "best key point", "cosine"):
         table.add_column(col)
     for m in matches:
-        table.add_row(m.arg_id, m.argument, m.key_point, f"{m.score:.3f}")
+        fits = m.key_point if m.matched else f"none fits (best: {m.key_point})"
+        table.add_row(m.arg_id, m.argument, fits, f"{m.score:.3f}")
     console.print(table)
     console.print("Next: `argsim --help` (every command) and `argsim data check all` (the datasets under --data-dir).")

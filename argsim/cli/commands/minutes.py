@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
@@ -14,12 +14,12 @@ from argsim.cli.params import OUT_DIR, OUT_FILE, choices, config_options, from_w
 from argsim.cli.training_options import budget_options, placement
 from argsim.cli.training_options import quiet as run_quiet
 from argsim.minutes.mining import MiningConfig
+from argsim.minutes.summarize import SummarizeOptions
 from argsim.minutes.train import MinutesTrainConfig
 
 if TYPE_CHECKING:
     from argsim.training import Budget
 
-SummaryMethod = Literal["embedrank-paper", "embedrank", "lead", "random"]
 
 
 @triplets_app.command("minutes")
@@ -104,8 +104,10 @@ def train_minutes_sbert(
 
 
 @summarize_app.command("minutes")
+@config_options(SummarizeOptions, "options", exclude=("seed",))
 def summarize_minutes(
     ctx: typer.Context,
+    options: SummarizeOptions,
     items: Annotated[Literal["ntcir14", "poliinfo2"], typer.Option(
         help="Dataset items: ntcir14 (740 NTCIR-14 items with Source and gold) or poliinfo2 "
              "(PoliInfo-2 segmented parts covered by NTCIR-14 Sources).")] = "ntcir14",
@@ -114,15 +116,6 @@ def summarize_minutes(
                                       "the same id form one item.")] = None,
     model: Annotated[str, model_option(help="Backend encoder (ginza, minutes: the shipped political SBERT, "
                               "e5-multilingual, minilm, a trained folder such as models/minutes-sbert).")] = "ginza",
-    method: Annotated[SummaryMethod, typer.Option(help="embedrank-paper (Eq. 6), embedrank (normalised MMR, "
-                               "beta), lead or random.")] = "embedrank-paper",
-    k: Annotated[float, typer.Option(min=0, help="Eq. 6 weight of the MMR part.")] = 0.2,
-    m: Annotated[float, typer.Option(min=0, help="Eq. 6 weight of cos(sentence, main topic).")] = 0.3,
-    s: Annotated[float, typer.Option(min=0, help="Eq. 6 weight of cos(sentence, subtopic).")] = 0.5,
-    beta: Annotated[float, typer.Option(min=0, max=1, help="embedrank: relevance/diversity trade-off.")] = 0.5,
-    chars_per_key: Annotated[int, typer.Option(min=1, help="Key size = budget / this (Eq. 7).")] = 50,
-    cap: Annotated[Literal["fit", "truncate"], typer.Option(
-        help="fit: skip sentences that overflow the budget; truncate: cut the text.")] = "fit",
     length: Annotated[int, typer.Option(min=1, help="Budget for --input rows without a length column.")] = 100,
     limit: Annotated[int | None, typer.Option(min=1, help="Summarise only the first N items.")] = None,
     out: Annotated[Path, typer.Option(callback=OUT_FILE, help="Output JSON.")] = Path("runs/minutes-summaries.json"),
@@ -133,18 +126,17 @@ def summarize_minutes(
     rank), the summary and the gold summary when known."""
     from argsim.data.catalog import dataset_dir
     from argsim.io import write_json
-    from argsim.minutes.mmr import MMRWeights
-    from argsim.minutes.summarize import SummarizeOptions, dataset_items, run_summaries, user_items
+    from argsim.minutes.summarize import dataset_items, run_summaries, user_items
 
     cfg = run_config(ctx)
     its = user_items(input, length) if input else dataset_items(dataset_dir("poliinfo", cfg.data_dir), items)
     its = its[:limit] if limit else its
-    options = SummarizeOptions(method=method, weights=MMRWeights(k, m, s), beta=beta, chars_per_key=chars_per_key,
-                               cap=cap, seed=cfg.seed)
+    options = replace(options, seed=cfg.seed)
+    method = options.method
     results, seconds = run_summaries(its, model, options, cfg)
     embeds = method.startswith("embedrank")
     write_json(out, {"method": method, "model": model if embeds else None, "items": input and str(input) or items,
-                     "options": {"k": k, "m": m, "s": s, "beta": beta, "chars_per_key": chars_per_key, "cap": cap},
+                     "options": {k: v for k, v in asdict(options).items() if k not in ("method", "seed")},
                      "seconds": seconds, "summaries": results})
     rows = [[r["id"], r["budget"], len(r["summary"]), r["summary"][:40]] for r in results[:5]]
     console.print(summary_table(f"{len(results)} summaries ({method}, {seconds:.1f}s) -> {out}",

@@ -36,6 +36,9 @@ def models(
     each reached (from its train_config.json / models_build.json)."""
     if ctx.invoked_subcommand is not None:
         return
+    from argsim.cli.global_options import check_global_options
+
+    check_global_options(ctx)  # the listing is a group callback, not an ArgsimCommand: checked here
     from argsim.cli.commands.embed import models as named_models
     from argsim.modelbuild.inventory import trained_models
     from argsim.modelbuild.publish import shipped_summaries

@@ -1,5 +1,5 @@
 """`argsim report`: show every bench/results/*.json as tables; `--readme` refreshes the README's table of argsim
-vs the papers, `--full` writes every row (docs/results.md)."""
+vs the papers, `--full` writes every row (docs/results.md), `--html` one self-contained HTML page."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from argsim.cli.groups import console
-from argsim.cli.params import OUT_FILE
+from argsim.cli.params import OUT_FILE, out_file
 
 
 def register(app: typer.Typer) -> None:
@@ -28,6 +28,9 @@ def report(
     markdown: Annotated[bool, typer.Option(help="Print markdown instead of rich tables.")] = False,
     conditions: Annotated[bool, typer.Option(help="Add a column with each row's timing conditions (CPU, its flags, "
                                                 "cores, threads, load average; the row's env).")] = False,
+    html: Annotated[Path | None, typer.Option(
+        callback=out_file(".html"), help="Also write the results as one self-contained HTML page (`argsim evaluate` "
+                                         "rows as its leaderboard and charts, other tasks as tables).")] = None,
 ) -> None:
     """Render the committed results files (the one schema shared by every benchmark and evaluation)."""
     from argsim.errors import ArgsimError, did_you_mean
@@ -72,3 +75,8 @@ def report(
         console.print(f"{readme}: {'updated' if changed else 'already up to date'}")
     if full is not None:
         console.print(f"{write_full_results(full)}: written")
+    if html is not None:
+        from argsim.benchmarks.evaluate_view import results_html
+        from argsim.io import write_text
+
+        console.print(f"{write_text(html, results_html(results))}: written")

@@ -80,8 +80,8 @@ def train_thematic(
     out: Annotated[Path, typer.Option(
         callback=OUT_DIR, help="Model folder to write (loads with --model DIR everywhere).")],
     dev: Annotated[Path | None, typer.Option(help="Dev triplets: a sample of them chooses the saved model (MiniLM: "
-                                               "every --eval-every steps; the BiLSTM: after every epoch, and every "
-                                               "--eval-every steps when given); the saved model's accuracy on all "
+                                               "every --eval-every steps; the BiLSTM: every --eval-every steps when "
+                                               "given, else after every epoch); the saved model's accuracy on all "
                                                "of them is printed. Without it nothing is scored and OUT holds "
                                                "the last model.")] = None,
 ) -> None:

@@ -104,8 +104,11 @@ def check_ranking_records(records: Sequence[dict], path: str | Path | None = Non
     Example:
         >>> check_ranking_records([{"point": "p1", "pool_size": 3, "gold": "c", "gold_better": 0, "gold_tied": 0}])
     """
+    from argsim.schemas import RankingRecord, validate
+
     seen: dict[tuple, int] = {}
     for row, r in enumerate(records, start=1):
+        validate(RankingRecord, r, path, row=row)  # the types (text, numbers) first: a list is no key
         key = (r.get("method"), r.get("setting"), r.get("split"), r.get("point"))
         if key in seen:  # it would count twice in accuracy@1 and MRR
             where = f"{path}, row {row}" if path is not None else f"ranking record {row}"
@@ -116,9 +119,6 @@ def check_ranking_records(records: Sequence[dict], path: str | Path | None = Non
         if pool is None or pool < 1:
             raise InputError(path, f"pool_size must be a whole number >= 1, not {r.get('pool_size')!r}", row=row,
                              column="pool_size")
-        for col in ("point", "method", "setting", "split"):
-            if col in r and r[col] is not None and not isinstance(r[col], str):
-                raise InputError(path, "expected text", row=row, column=col)
         if r.get("gold") is None or r.get("gold_better") is None:
             continue
         better, tied = _count(r.get("gold_better")), _count(r.get("gold_tied", 0))

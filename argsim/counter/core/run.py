@@ -9,11 +9,12 @@ from pathlib import Path
 
 import numpy as np
 
+from argsim.config import SEED
 from argsim.counter.core.evaluation import ranking_records
 from argsim.counter.core.registry import get_ranker
 from argsim.data.counterargs import SETTINGS, SPLITS, Argument, build_pools, load_counterargs
 from argsim.engine.base import Engine
-from argsim.errors import ArgsimError
+from argsim.errors import ArgsimError, did_you_mean
 from argsim.measure import peak_memory_mb, timed
 
 
@@ -66,14 +67,15 @@ def _coerce(value: str):
 
 
 def dataset_points(split: str, setting: str, limit: int | None = None, data_dir: str | Path | None = None,
-                   sample: int | None = None, seed: int = 13
+                   sample: int | None = None, seed: int = SEED
                    ) -> tuple[list[Argument], dict[str, list[Argument]], dict[str, str | None]]:
     """Points of a counterargs-18 split (the first `limit` in id order, or a seeded random `sample`), their
     pools and gold counters."""
     if split not in SPLITS:
-        raise ArgsimError(f"unknown split '{split}': choose one of {', '.join(SPLITS)}")
+        raise ArgsimError(f"unknown split '{split}'{did_you_mean(split, SPLITS)}: choose one of {', '.join(SPLITS)}")
     if setting not in SETTINGS:
-        raise ArgsimError(f"unknown setting '{setting}': choose one of {', '.join(SETTINGS)}")
+        raise ArgsimError(f"unknown setting '{setting}'{did_you_mean(setting, SETTINGS)}"
+                          f": choose one of {', '.join(SETTINGS)}")
     if limit is not None and sample is not None:
         raise ArgsimError("--limit and --sample both choose the points: give one of them")
     corpus = load_counterargs(data_dir)
@@ -95,6 +97,18 @@ def default_label(method: str, options: dict) -> str:
     return method
 
 
+def score_pools(method: str, points: list[Argument], pools: dict[str, list[Argument]], options: dict | None = None,
+                top_k: int = 10, engine: Engine | None = None, precision: str = "auto", config=None,
+                gold: dict[str, str | None] | None = None, setting: str = "user", split: str = "user") -> dict:
+    """The scores ranker `method` gives each point's pool: {point id: scores aligned with its pool, higher better}
+    (a `ScoreDict`; its `exact_rank` False when scores below the top `top_k` are bounds). The one call of a ranker,
+    for an evaluation run (`run_ranker`) and a plain retrieval (`argsim.api.counter.CounterRetriever.retrieve`)."""
+    extra = {"config": config} if config is not None else {}
+    return get_ranker(method).fn(points, pools, split=split, setting=setting,
+                                 gold=gold if gold is not None else {p.id: None for p in points}, top_k=top_k,
+                                 engine=engine, precision=precision, **extra, **dict(options or {}))
+
+
 def run_ranker(method: str, points: list[Argument], pools: dict[str, list[Argument]], gold: dict[str, str | None],
                setting: str, split: str, options: dict | None = None, top_k: int = 10,
                label: str | None = None, engine: Engine | None = None, precision: str = "auto",
@@ -106,14 +120,12 @@ def run_ranker(method: str, points: list[Argument], pools: dict[str, list[Argume
     is handed on the same way: rankers with a transformer stage compute in it, the others ignore it; and so is
     `config` (the run's `RunConfig`, when given): the runtime (`--backend`, `--quantize`) of a transformer stage.
     """
-    info = get_ranker(method)
     options = dict(options or {})
     label = label or default_label(method, options)
     load_start = os.getloadavg()[0]
     with timed() as t:
-        extra = {"config": config} if config is not None else {}
-        scores = info.fn(points, pools, split=split, setting=setting, gold=gold, top_k=top_k, engine=engine,
-                         precision=precision, **extra, **options)
+        scores = score_pools(method, points, pools, options, top_k=top_k, engine=engine, precision=precision,
+                             config=config, gold=gold, setting=setting, split=split)
     records = ranking_records(points, pools, scores, gold, method=label, setting=setting, split=split, top_k=top_k)
     exact = bool(getattr(scores, "exact_rank", True))
     for r in records:
@@ -150,7 +162,7 @@ def read_kept(out: str | Path, label: str, split: str, settings: Sequence[str]
 
 def rank_counterargs(method: str, settings: Sequence[str] = ("sdoc",), split: str = "test",
                      options: dict | None = None, top_k: int = 10, label: str | None = None,
-                     limit: int | None = None, sample: int | None = None, seed: int = 13,
+                     limit: int | None = None, sample: int | None = None, seed: int = SEED,
                      data_dir: str | Path | None = None, engine: Engine | None = None, precision: str = "auto",
                      user_file: str | Path | None = None, candidates: str = "all", out: str | Path | None = None,
                      kept: dict[str, list[dict]] | None = None, others: Sequence[dict] = (),

@@ -52,9 +52,14 @@ def load_user_arguments(path: str | Path, candidates: str = "all"
                              stance=str(r.get("stance") or ""), kind=kind, number=row, conclusion=conclusion,
                              premise=premise, text=full))
         gold[rid] = str(r["counter"]) if r.get("counter") not in (None, "") else None
+    rows = {a.id: a.number for a in args}
     for a in args:
         if gold[a.id] is not None and gold[a.id] not in seen:
-            raise InputError(path, f"counter '{gold[a.id]}' of '{a.id}' is not an id in the file", column="counter")
+            raise InputError(path, f"counter '{gold[a.id]}' of '{a.id}' is not an id in the file", row=rows[a.id],
+                             column="counter")
+        if gold[a.id] == a.id:
+            raise InputError(path, f"'{a.id}' names itself as its counter (a point is never its own candidate)",
+                             row=rows[a.id], column="counter")
     points = [a for a in args if a.kind == "point"]
     if not points:
         raise InputError(path, "no points to rank counters for (no record has kind 'point')")
@@ -63,4 +68,11 @@ def load_user_arguments(path: str | Path, candidates: str = "all"
     empty = [pid for pid, cands in pools.items() if not cands]
     if empty:
         raise InputError(path, f"point '{empty[0]}' has no candidates")
+    # a true counter outside its point's pool could only be scored as a miss: refused, not scored
+    outside = [p for p in points if gold[p.id] is not None and all(c.id != gold[p.id] for c in pools[p.id])]
+    if outside:
+        p = outside[0]
+        raise InputError(path, f"{len(outside)} point(s) have a true counter that cannot be among their candidates "
+                               f"(e.g. '{p.id}': its counter '{gold[p.id]}' is of kind 'point', and with candidates "
+                               "'counters' only counters are candidates)", row=rows[p.id], column="counter")
     return points, pools, {p.id: gold[p.id] for p in points}

@@ -22,7 +22,7 @@ def _vectors_key(name: str) -> str:
     static model folder (a folder rewritten under the same path gets new features)."""
     if name in ("glove50", "w2v-training") or not Path(name).expanduser().exists():
         return name
-    from argsim.backend.registry import word_vectors_identity
+    from argsim.backend.words import word_vectors_identity
 
     return word_vectors_identity(name)
 

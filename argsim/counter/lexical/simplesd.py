@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from argsim.config import SEED
 from argsim.counter.core.registry import ScoreDict, register_ranker, register_ranker_family
 from argsim.counter.lexical.feature_cache import FEATURE_CACHE, pool_features
 from argsim.counter.lexical.features import FEATURE_NAMES, N_PART, FeatureConfig, FeatureSpace
@@ -161,7 +162,7 @@ def compare_readings(points, pools, gold: dict[str, str], readings: dict[str, np
 
 def study_readings(split: str, settings: list[str], limit: int | None = None, tune: bool = False,
                    tune_setting: str | None = None, word_vectors: str = "glove50",
-                   stopwords: str = DEFAULT_STOPWORDS, engine: Engine | None = None, seed: int = 13,
+                   stopwords: str = DEFAULT_STOPWORDS, engine: Engine | None = None, seed: int = SEED,
                    data_dir: str | Path | None = None, cache_dir: str | Path | None = FEATURE_CACHE) -> dict:
     """`argsim train simple-sd`: accuracy@1 of every reading on each setting of a split (a seeded sample of
     `limit` points per setting) and, with `tune`, `tune_weights` on `tune_setting` (default: sda if among the

@@ -16,9 +16,9 @@ def stopword_set(stopwords: str) -> frozenset[str]:
     if stopwords == "none":
         return frozenset()
     if stopwords == "gensim":
-        from gensim.parsing.preprocessing import STOPWORDS
+        from argsim.extras import need
 
-        return frozenset(STOPWORDS)
+        return frozenset(need("gensim.parsing.preprocessing", "the gensim stop-word list").STOPWORDS)
     raise ValueError(f"unknown stop-word list '{stopwords}': choose one of {', '.join(STOPWORD_LISTS)}")
 
 

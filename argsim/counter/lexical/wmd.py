@@ -25,12 +25,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import ot
 import scipy.sparse as sp
 from scipy.spatial.distance import cdist
 
 from argsim.backend.static_words import cover_words
 from argsim.counter.lexical.stopwords import content_tokens
+
+
+def _ot():  # the POT module, imported on first use
+    from argsim.extras import need
+
+    return need("ot", "word mover's distance")
 
 
 def emd_cost(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> float:
@@ -41,7 +46,7 @@ def emd_cost(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> float:
     40 x 30), but a whole Simple-SD ranking (sdoc, 300 points, every pair solved) takes 1.5-1.6 vs 1.7-2.1 s of
     CPU (about 20 %): not worth depending on a private module. The values agree to 4e-16, the accuracy is equal.
     """
-    return float(ot.emd2(a, b, m, check_marginals=False))
+    return float(_ot().emd2(a, b, m, check_marginals=False))
 
 
 _SAFETY = 1e-6  # lower bounds are shrunk by this relative margin so float rounding can never prune wrongly

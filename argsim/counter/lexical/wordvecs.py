@@ -8,6 +8,7 @@ from pathlib import Path
 
 from argsim.backend import load_word_vectors
 from argsim.backend.models import tokenize_en
+from argsim.config import SEED
 
 
 @lru_cache(maxsize=4)
@@ -19,11 +20,14 @@ def word_vectors(name: str = "glove50"):
     return load_word_vectors(name)
 
 
-def train_word2vec(out_dir: str | Path | None = None, dim: int = 50, epochs: int = 10, seed: int = 13,
+def train_word2vec(out_dir: str | Path | None = None, dim: int = 50, epochs: int = 10, seed: int = SEED,
                    data_dir: str | Path | None = None):
     """Skip-gram word2vec (gensim) on every point and counter of the training split; cached in word2vec's binary
     format (never a pickle) under `out_dir`, by default `<workdir>/models/counter` (see `argsim.paths`)."""
-    from gensim.models import KeyedVectors, Word2Vec
+    from argsim.extras import need
+
+    models = need("gensim.models", "training word2vec")
+    KeyedVectors, Word2Vec = models.KeyedVectors, models.Word2Vec
 
     from argsim.data.counterargs import load_counterargs
     from argsim.io import atomic_path

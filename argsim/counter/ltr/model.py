@@ -15,8 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
+from argsim.config import SEED
 from argsim.counter.lexical.features import feature_count
 from argsim.errors import ArgsimError
+from argsim.extras import need
 
 LTR_METHODS = ("logreg-part", "logreg-full", "xgboost-part", "xgboost-full")
 XGB_PARAMS = dict(max_depth=8, learning_rate=0.01, n_estimators=1000, min_child_weight=5, max_delta_step=0,
@@ -29,7 +31,7 @@ MODEL_FORMAT = "argsim-ltr-1"  # model.json: scaler (+ logistic regression) as n
 class LTRModel:
     """Scaler + classifier on the first 8 ('part') or all 20 ('full') features."""
 
-    def __init__(self, model: str = "logreg", features: str = "part", seed: int = 13) -> None:
+    def __init__(self, model: str = "logreg", features: str = "part", seed: int = SEED) -> None:
         if model not in ("logreg", "xgboost"):
             raise ValueError("model must be 'logreg' or 'xgboost'")
         self.model, self.features, self.seed = model, features, seed
@@ -48,7 +50,7 @@ class LTRModel:
             from sklearn.linear_model import LogisticRegression
 
             return make_pipeline(StandardScaler(), LogisticRegression(random_state=self.seed, **LOGREG_PARAMS))
-        from xgboost import XGBClassifier
+        XGBClassifier = need("xgboost", "the XGBoost learning-to-rank models").XGBClassifier
 
         return make_pipeline(StandardScaler(), XGBClassifier(random_state=self.seed, **XGB_PARAMS))
 
@@ -145,7 +147,7 @@ class LTRModel:
                 clf.classes_ = np.asarray(params["logreg"]["classes"])
                 clf.n_features_in_ = clf.coef_.shape[1]
             else:
-                from xgboost import XGBClassifier
+                XGBClassifier = need("xgboost", "the XGBoost learning-to-rank models").XGBClassifier
 
                 clf = XGBClassifier()
                 clf.load_model(str(folder / "xgboost.json"))

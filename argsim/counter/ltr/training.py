@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from argsim.config import SEED
 from argsim.counter.lexical.feature_cache import pool_features
 from argsim.counter.lexical.features import FeatureConfig, feature_count
 from argsim.counter.ltr.model import LTR_METHODS, LTRModel
@@ -30,7 +31,7 @@ class TrainingSet:
 
 
 def training_set(corpus: CounterCorpus, setting: str, n_features: int, config: FeatureConfig,
-                 neg_per_point: int | None = 10, seed: int = 13, split: str = "training",
+                 neg_per_point: int | None = 10, seed: int = SEED, split: str = "training",
                  limit: int | None = None, engine: Engine | None = None) -> TrainingSet:
     """Pointwise pairs of a counterargs-18 split: true counters (1) and sampled pool candidates (0)."""
     rng = np.random.default_rng(seed)
@@ -67,7 +68,7 @@ def training_set_from(points: list[Argument], pools: dict[str, list[Argument]], 
 
 
 def train_ltr(corpus: CounterCorpus | None, setting: str, methods: tuple[str, ...] = LTR_METHODS,
-              config: FeatureConfig | None = None, neg_per_point: int | None = 10, seed: int = 13,
+              config: FeatureConfig | None = None, neg_per_point: int | None = 10, seed: int = SEED,
               out_dir: str | Path = MODELS_DIR, limit: int | None = None,
               user_data: tuple | None = None, engine: Engine | None = None) -> dict[str, Path]:
     """Fit the requested LTR methods for one setting on shared training features; save each under out_dir.

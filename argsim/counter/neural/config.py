@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal
 
+from argsim.config import SEED
 from argsim.errors import ArgsimError
 from argsim.options import setting
 
@@ -63,7 +64,7 @@ class NeuralConfig:
     hard_pool: int = setting(1, "Draw the hard negative among the n nearest to the positive.", min=1)
     patience: int = setting(20, "Early stopping: epochs without a better validation accuracy.", min=1)
     k_val: int = setting(30, "Validation metric: accuracy@1 after reranking the top k.", min=1)
-    seed: int = setting(13, "Random seed.", cli=False)
+    seed: int = setting(SEED, "Random seed.", cli=False)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

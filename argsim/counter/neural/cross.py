@@ -223,7 +223,7 @@ def train_cross_encoder(base_model: str, train_pairs: Sequence[tuple[str, str]],
     from argsim.settings import seed_everything
     from argsim.training import Budget, OptimPolicy, is_main_process, resolve_placement
     from argsim.training.record import data_hash, train_config, write_records
-    from argsim.training.st import fit_st
+    from argsim.training.st import TrainRun, fit_st
 
     placement = placement or resolve_placement("cpu", "fp32", seed=seed)
     budget = budget or Budget(max_minutes=max_minutes, resume=resume)
@@ -275,10 +275,10 @@ def train_cross_encoder(base_model: str, train_pairs: Sequence[tuple[str, str]],
     if not history:
         record({"epoch": 0, "val": evaluator(model)["val_choice_accuracy"] if evaluator else None, "loss": None,
                 "examples": 0, "seconds": 0.0})
-    trainer, run = fit_st(model, data, CrossEntropyLoss(model), out_dir, placement, budget, policy,
-                          epochs=1, batch_size=batch_size, evaluator=evaluator, eval_every=every,
-                          select=SELECTION_METRIC if evaluator else None, quiet=quiet, callbacks=(tracker,),
-                          log_every=every)
+    trainer, run = fit_st(model, data, CrossEntropyLoss(model), TrainRun(out_dir, placement, budget, policy, 1,
+                                                                          batch_size),
+                          evaluator=evaluator, eval_every=every, select=SELECTION_METRIC if evaluator else None,
+                          callbacks=(tracker,), disable_tqdm=quiet, logging_steps=every)
     if tracker.step != trainer.state.global_step:  # no validation: a row where the run ended
         tracker.row(trainer.state.global_step, None, bool(run["stopped_by"]))
     best = run["best"]  # the model holds the best validated row's weights, not necessarily the last

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from argsim.config import SEED
+
 
 class TextTable:
     """Unique texts with stable indices."""
@@ -54,7 +56,7 @@ class PairData:
 
 
 def counterargs_data(corpus, train_split: str = "training", val_split: str = "validation",
-                     limit: int | None = None, val_limit: int | None = None, seed: int = 13) -> PairData:
+                     limit: int | None = None, val_limit: int | None = None, seed: int = SEED) -> PairData:
     """PairData from the counterargs-18 corpus: pairs of the splits, collections = every argument (epa).
 
     `limit` / `val_limit` keep a random subset of the pairs, and then the collection is only those pairs' texts

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from argsim.config import SEED
+
 INDEX_KINDS = ("auto", "flat", "hnsw", "ivf", "ivfpq", "ivfsq8", "ivfpqfs")
 #: `auto` searches exactly up to this many candidates (a flat scan of 1M x 384 floats took 178 ms a query, so
 #: about 9 ms at 50,000)
@@ -30,9 +32,9 @@ DEFAULT_REFINE = {"ivfsq8": 4, "ivfpqfs": 10}
 
 
 def _faiss():
-    import faiss
+    from argsim.extras import need
 
-    return faiss
+    return need("faiss", "a faiss index")
 
 
 def exact_index(vectors: np.ndarray):
@@ -59,7 +61,7 @@ def auto_kind(n: int) -> tuple[str, int | None, int | None]:
 
 
 def build_index(vectors: np.ndarray, kind: str = "flat", nlist: int | None = None, nprobe: int = 16,
-                hnsw_m: int = 32, ef_search: int = 128, seed: int = 13, pq_m: int = 48,
+                hnsw_m: int = 32, ef_search: int = 128, seed: int = SEED, pq_m: int = 48,
                 train_size: int | None = None, refine: int | None = None):
     """An inner-product faiss index of `kind` holding `vectors`.
 

@@ -38,7 +38,7 @@ SHIPPED_BIPOLAR = "counter-bipolar"
 @register_ranker("bipolar", help="Bipolar-encoder: retrieval head top-k, reranked by its classification head "
                                  "(--model DIR; default: the shipped counter-bipolar; opt k=30)")
 def bipolar_ranker(points, pools, model=None, k=30, precision="auto", config=None, **_):
-    from argsim.backend.adapters import shipped_models
+    from argsim.backend.names import shipped_models
 
     folder = model or (SHIPPED_BIPOLAR if SHIPPED_BIPOLAR in shipped_models() else _need(model, "--model DIR",
                                                                                           "bipolar"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from argsim.config import SEED
 from argsim.counter.neural.config import hard_probability
 from argsim.counter.neural.index import exact_index
 
@@ -16,7 +17,7 @@ class NegativeSampler:
     """
 
     def __init__(self, pairs: np.ndarray, collection: np.ndarray, strategy: str = "increasing",
-                 rate: float = 0.02, hard_pool: int = 1, seed: int = 13) -> None:
+                 rate: float = 0.02, hard_pool: int = 1, seed: int = SEED) -> None:
         self.pairs = np.asarray(pairs, dtype=np.int64)
         self.collection = np.unique(np.asarray(collection, dtype=np.int64))
         if len(self.collection) < 3:

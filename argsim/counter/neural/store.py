@@ -39,14 +39,14 @@ from argsim.io import atomic_path, write_json
 HEADS = "heads.safetensors"
 #: the heads file of folders written before safetensors (still read, never written)
 LEGACY_HEADS = "heads.pt"
-MANIFEST = {"loader": "counter-neural"}  # a name in argsim.backend.registry.ENCODER_LOADERS
+MANIFEST = {"loader": "counter-neural"}  # a name in argsim.backend.names.ENCODER_LOADERS
 #: a two-tower model's tower per role (`argsim.backend.encoder.Encoder.roles`): the point tower encodes queries
 TOWER_ROLES = {"query": "point", "document": "candidate"}
 
 
 def manifest(config: NeuralConfig) -> dict:
     """The `argsim_encoder.json` of a saved model: its loader, and with two towers their roles."""
-    from argsim.backend.registry import encoder_manifest
+    from argsim.backend.names import encoder_manifest
 
     return encoder_manifest(MANIFEST["loader"], TOWER_ROLES if config.separate_towers else None)
 
@@ -63,7 +63,7 @@ def model_card(model: CounterModel) -> dict | None:
     pooling and length; None when the base is fine-tuned (the towers are in the folder) or not a registry model
     (no hash to check against)."""
     from argsim.backend.adapters import base_sha256
-    from argsim.backend.registry import MODELS
+    from argsim.backend.names import MODELS
 
     cfg = model.config
     if (cfg.train_encoder and not cfg.lora) or cfg.base_model not in MODELS \
@@ -91,7 +91,8 @@ def save_model(model: CounterModel, folder: str | Path, info: dict | None = None
     """
     from safetensors.torch import save_file
 
-    from argsim.backend.adapters import CARD, sha256_file
+    from argsim.backend.adapters import sha256_file
+    from argsim.backend.names import CARD
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -124,7 +125,7 @@ def resolve_folder(spec: str | Path) -> Path:
         >>> resolve_folder("counter-bi-encoder").name  # doctest: +SKIP
         'counter-bi-encoder'
     """
-    from argsim.backend.registry import manifest_loader_name, shipped_folder
+    from argsim.backend.names import manifest_loader_name, shipped_folder
 
     shipped = shipped_folder(str(spec))
     if shipped is not None and manifest_loader_name(shipped) == MANIFEST["loader"]:
@@ -196,7 +197,8 @@ def check_frozen_base(folder: Path, config: NeuralConfig) -> None:
     """With a card.json and a frozen encoder (or LoRA adapters over it): the card's base is config.json's and the
     installed base's weights are the ones the heads were trained on (`argsim.backend.adapters.check_base`);
     ModelError, one line, otherwise."""
-    from argsim.backend.adapters import CARD, check_base, read_card
+    from argsim.backend.adapters import check_base
+    from argsim.backend.names import CARD, read_card
 
     if (config.train_encoder and not config.lora) or not (folder / CARD).is_file():
         return
@@ -232,7 +234,7 @@ class RetrievalEncoder(Encoder):
     def __init__(self, folder: Path, device: str = "cpu", batch_size: int = 64, name: str | None = None,
                  runtime: dict | None = None) -> None:
         super().__init__()
-        from argsim.backend.registry import manifest_roles
+        from argsim.backend.names import manifest_roles
 
         self.model = load_model(folder)
         self.name, self.device, self.batch_size = name or Path(folder).name, device, batch_size

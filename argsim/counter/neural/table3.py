@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from argsim.config import SEED
 from argsim.counter.core.evaluation import RowScore
 from argsim.counter.neural.pipeline import hits_over_k_pools, load_stage, run_stages
 from argsim.published import table3
@@ -78,7 +79,7 @@ def versus_reference(score: RowScore, reference: RowScore, ks: tuple[int, ...]) 
 
 
 def evaluate_row(row: RowSpec, corpus, split: str, setting: str, ks: tuple[int, ...],
-                 limit: int | None = None, seed: int = 13, stages: dict | None = None,
+                 limit: int | None = None, seed: int = SEED, stages: dict | None = None,
                  config=None) -> RowScore:
     """@1/K of one row on `split`/`setting` (optionally a seeded random subset of `limit` points); the result also
     holds K = 1, the first stage's own accuracy@1 on the same points."""
@@ -160,7 +161,7 @@ def table3_plan(models: dict[str, str | None], settings: Sequence[str], base_mod
 
 def evaluate_table3(corpus, models: dict[str, str | None], split: str, settings: Sequence[str],
                     ks: tuple[int, ...], base_model: str = "minilm", bipolar_settings: Sequence[str] = (),
-                    cross_limit: int | None = 300, seed: int = 13,
+                    cross_limit: int | None = 300, seed: int = SEED,
                     on_result: Callable[[Table3Result], None] | None = None,
                     config=None) -> list[Table3Result]:
     """Evaluate the plan of `table3_plan` (models: bi-encoder, unipolar-ret, unipolar-cls, cross-encoder, bipolar,

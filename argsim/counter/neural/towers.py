@@ -12,7 +12,7 @@ from torch.nn import functional as F
 from argsim.backend import get_encoder, load_transformer
 from argsim.backend.encoder import Encoder
 from argsim.backend.fingerprint import fingerprint
-from argsim.backend.models import pool
+from argsim.backend.pooling import pool
 from argsim.config import RunConfig
 from argsim.vectors import l2_normalize
 
@@ -73,7 +73,8 @@ class TransformerTower(nn.Module):
         from peft import set_peft_model_state_dict
         from safetensors.torch import load_file
 
-        from argsim.backend.adapters import ADAPTER_WEIGHTS, PEFT_PREFIX
+        from argsim.backend.adapters import PEFT_PREFIX
+        from argsim.backend.names import ADAPTER_WEIGHTS
         from argsim.errors import ModelError
 
         tensors = {k if k.startswith(PEFT_PREFIX) else PEFT_PREFIX + k: v
@@ -144,7 +145,7 @@ class TowerEncoder(Encoder):
         self.identity = f"counter-tower:{fingerprint(folder)}:{tower.pooling}:{tower.max_seq_length}"
         self.exported = None
         if runtime is not None:
-            from argsim.backend.registry import model_path
+            from argsim.backend.folders import model_path
             from argsim.backend.runtime import exported_model, pooled_pipeline
 
             pooling = "mean" if tower.pooling == "mean-norm" else tower.pooling

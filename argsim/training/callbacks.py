@@ -1,0 +1,217 @@
+"""What argsim adds to transformers' `Trainer`, one `TrainerCallback` per concern, shared by every trainer.
+
+- `BudgetCallback`: `--max-steps` / `--max-minutes` stop the run with a checkpoint (and an evaluation there when
+  the run evaluates on steps, so the stopped weights are a candidate for the best);
+- `InterruptCallback`: SIGINT / SIGTERM during training save a checkpoint at the end of the step in progress and
+  stop; `raise_if_interrupted` then exits as the signal asks (130 after Ctrl-C, 143 after SIGTERM), so
+  `--resume` continues the run;
+- `EvalLogCallback`: one line per evaluation on rank 0 (the primary metric, and whether it is the best so far).
+
+Under DDP, a stop decided on one process is agreed by all (rank 0's clock decides the time budget; a signal seen
+by any process stops every process), so every process steps, saves and stops together.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Callable
+
+from transformers import TrainerCallback
+
+from argsim.training.budget import Budget
+
+EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
+
+
+def _agree(flag: bool, args, how: str = "max") -> bool:
+    """`flag` agreed across processes: rank 0's value (`how="rank0"`) or any process's (`how="max"`)."""
+    if args.world_size <= 1:
+        return flag
+    import torch
+    import torch.distributed as dist
+
+    t = torch.tensor([1.0 if flag else 0.0], device=args.device)
+    if how == "rank0":
+        dist.broadcast(t, src=0)
+    else:
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    return bool(t.item() > 0)
+
+
+def _stop_with_checkpoint(args, state, control) -> None:
+    control.should_training_stop = True
+    control.should_save = True  # --resume continues from here
+    if args.eval_strategy == "steps" and state.eval_steps and state.global_step % state.eval_steps:
+        control.should_evaluate = True  # the stopped weights are a candidate for the best, as the last step
+
+
+class BudgetCallback(TrainerCallback):
+    """Stop when `budget.max_steps` optimizer steps are done or `budget.max_minutes` of this invocation have
+    passed, with a checkpoint there. The budgets never change the learning-rate schedule (planned over the
+    epochs), so a resumed run is the uninterrupted one.
+
+    Example:
+        >>> cb = BudgetCallback(Budget(max_steps=3))
+        >>> cb.stopped_by is None
+        True
+    """
+
+    def __init__(self, budget: Budget) -> None:
+        self.budget, self.start, self.stopped_by = budget, time.perf_counter(), None
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.start = time.perf_counter()
+        return control
+
+    def on_step_end(self, args, state, control, **kwargs):
+        reason = self.budget.reached(state.global_step, time.perf_counter() - self.start)
+        if self.budget.max_minutes is not None and args.world_size > 1:  # rank 0's clock decides for all
+            late = _agree(reason == "max_minutes", args, "rank0")
+            reason = "max_minutes" if late else (None if reason == "max_minutes" else reason)
+        if reason:
+            self.stopped_by = reason
+            _stop_with_checkpoint(args, state, control)
+        return control
+
+
+class InterruptCallback(TrainerCallback):
+    """SIGINT / SIGTERM while training: finish the step in progress, save a checkpoint, stop. The handlers are
+    installed when training begins and the former ones restored when it ends; `raise_if_interrupted` (after
+    `trainer.train()`) then exits 130 (SIGINT, as Ctrl-C) or 143 (SIGTERM). A second signal while the
+    checkpoint is being written exits at once (the checkpoint folder is written atomically by transformers'
+    rename, so at worst the previous checkpoint stays the last).
+
+    Example:
+        >>> cb = InterruptCallback()
+        >>> cb.received is None
+        True
+    """
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self._former: dict = {}
+
+    def _handle(self, signum: int, frame) -> None:
+        if self.received is not None:  # a second signal: leave now
+            raise KeyboardInterrupt if signum == signal.SIGINT else SystemExit(EXIT_CODES[signum])
+        self.received = signum
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            self._former = {s: signal.signal(s, self._handle) for s in EXIT_CODES}
+        return control
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if _agree(self.received is not None, args):
+            self.received = self.received or signal.SIGTERM
+            _stop_with_checkpoint(args, state, control)
+        return control
+
+    def on_train_end(self, args, state, control, **kwargs):
+        for s, former in self._former.items():
+            signal.signal(s, former)
+        self._former = {}
+        return control
+
+    def raise_if_interrupted(self, where: str) -> None:
+        """Exit as the signal asks, after one line saying where the checkpoint is."""
+        if self.received is None:
+            return
+        from argsim.errors import warn
+
+        warn(f"stopped by {signal.Signals(self.received).name}: a checkpoint is under {where}; --resume continues")
+        if self.received == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise SystemExit(EXIT_CODES[self.received])
+
+
+class EvalLogCallback(TrainerCallback):
+    """One line per evaluation through `log` on rank 0: the step, the metric chosen by and whether it is the best
+    so far (the first of equal scores, as transformers' `metric_for_best_model`).
+
+    Example:
+        >>> lines = []
+        >>> cb = EvalLogCallback("eval_dev_acc", lines.append)
+    """
+
+    def __init__(self, metric: str, log: Callable[[str], None]) -> None:
+        self.metric, self.log = metric, log
+
+    def on_evaluate(self, args, state, control, metrics=None, **kwargs):
+        value = (metrics or {}).get(self.metric)
+        if value is None or not state.is_world_process_zero:
+            return control
+        kept = state.best_metric is None or value > state.best_metric  # the best before this evaluation
+        self.log(f"step {state.global_step}: {self.metric.removeprefix('eval_')} {value:.4f}"
+                 + (" (best so far)" if kept else ""))
+        return control
+
+
+class LossLogCallback(TrainerCallback):
+    """Progress in a log: one line per logged loss on rank 0 (`[label] epoch E step S loss L Ns`), every
+    `logging_steps` optimizer steps.
+
+    Example:
+        >>> cb = LossLogCallback("mts", print)
+    """
+
+    def __init__(self, label: str, log: Callable[[str], None]) -> None:
+        self.label, self.log, self.start = label, log, time.perf_counter()
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if logs and "loss" in logs and state.is_world_process_zero:
+            self.log(f"[{self.label}] epoch {state.epoch or 0:.2f} step {state.global_step} loss {logs['loss']:.4f} "
+                     f"{time.perf_counter() - self.start:.0f}s")
+        return control
+
+
+def epoch_rows(log_history: list[dict]) -> list[dict]:
+    """A row per epoch begun, from a trainer's `log_history` (kept across `--resume`): `{"epoch", "step",
+    "mean_loss"}`, the mean of the losses logged during it (each weighted by the steps it covers).
+
+    Example:
+        >>> epoch_rows([{"loss": 2.0, "epoch": 0.5, "step": 1}, {"loss": 1.0, "epoch": 1.0, "step": 2},
+        ...             {"loss": 0.5, "epoch": 1.5, "step": 3}])
+        [{'epoch': 1, 'step': 2, 'mean_loss': 1.5}, {'epoch': 2, 'step': 3, 'mean_loss': 0.5}]
+    """
+    import math
+
+    rows: dict[int, dict] = {}
+    last = 0
+    for h in log_history:
+        if "loss" not in h or "epoch" not in h:
+            continue
+        epoch = max(1, math.ceil(round(h["epoch"], 6)))
+        row = rows.setdefault(epoch, {"epoch": epoch, "step": 0, "total": 0.0, "steps": 0})
+        steps = max(1, h["step"] - last)
+        row["total"] += h["loss"] * steps
+        row["steps"] += steps
+        row["step"], last = h["step"], h["step"]
+    return [{"epoch": r["epoch"], "step": r["step"], "mean_loss": round(r["total"] / r["steps"], 5)}
+            for r in rows.values()]
+
+
+class EpochMinutesCallback(TrainerCallback):
+    """Stop after the epoch at which this invocation's training time reaches `minutes` (checked at epoch ends, so
+    the epoch is finished, evaluated and saved: the counter trainers' `--max-minutes`).
+
+    Example:
+        >>> EpochMinutesCallback(30.0).minutes
+        30.0
+    """
+
+    def __init__(self, minutes: float) -> None:
+        self.minutes, self.start = minutes, time.perf_counter()
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.start = time.perf_counter()
+        return control
+
+    def on_epoch_end(self, args, state, control, **kwargs):
+        if _agree(time.perf_counter() - self.start >= self.minutes * 60, args, "rank0"):
+            control.should_training_stop = True
+            control.should_save = True
+        return control

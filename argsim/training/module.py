@@ -1,0 +1,241 @@
+"""Custom torch models (the thematic BiLSTM, top-layer SBERT, ...) on transformers' own `Trainer`.
+
+A trainer supplies its network, a `loss(net, batch)` function, its training records and the batches of an epoch
+as lists of record indices (a function of the epoch, rebuilt from the trainer's seeds: `EpochBatches`, a batch
+sampler); `fit_module` does the rest with `ModuleTrainer`, a `Trainer` whose model is `LossModule(net, loss)`
+(`forward(batch)` = the loss, so DDP and autocast see one forward), whose `compute_loss` is that forward and whose
+`evaluate` calls the task's evaluator (a sentence-transformers style evaluator: `evaluator(net) -> {metric: value}`
+with a `primary_metric`). Everything else is the library's: the optimizer steps, gradient accumulation, clipping,
+the schedule, devices, bf16/fp16 autocast, DDP under torchrun / accelerate launch, checkpoints
+(`OUT/checkpoints/checkpoint-N`, a tensor held under two names written once: safetensors' `save_model`), exact
+resume (`trainer_state.json`, the skipped batches of the epoch in progress, every random state) and the choice
+of the best checkpoint (`load_best_model_at_end` by the evaluator's primary metric: `st.selection_arguments`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+from transformers import Trainer
+
+from argsim.training.policy import build_optimizer
+
+WEIGHTS = "model.safetensors"
+
+
+class LossModule(nn.Module):
+    """`forward(batch)` = the trainer's loss on the wrapped network. A batch with nothing to learn from (a loss
+    without gradient) still runs a backward through every parameter, so DDP processes stay in step."""
+
+    def __init__(self, net: nn.Module, loss: Callable[[nn.Module, Any], torch.Tensor]) -> None:
+        super().__init__()
+        self.net, self._loss = net, loss
+
+    def forward(self, batch: Any) -> torch.Tensor:
+        loss = self._loss(self.net, batch)
+        if not loss.requires_grad:
+            loss = loss + 0.0 * sum(p.sum() for p in self.net.parameters() if p.requires_grad)
+        return loss
+
+
+class EpochBatches(torch.utils.data.Sampler):
+    """A batch sampler: epoch `e`'s batches are `batches(e)` (lists of record indices), `n` of them every epoch.
+    transformers calls `set_epoch` at each epoch start (also in a resumed epoch, whose first batches it skips).
+
+    Example:
+        >>> s = EpochBatches(lambda e: [[e, 0], [1]], 2)
+        >>> s.set_epoch(3)
+        >>> list(s)
+        [[3, 0], [1]]
+    """
+
+    def __init__(self, batches: Callable[[int], Sequence[Sequence[int]]], n: int) -> None:
+        self.batches, self.n, self.epoch = batches, n, 0
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = epoch
+
+    def __iter__(self):
+        return iter([list(b) for b in self.batches(self.epoch)])
+
+    def __len__(self) -> int:
+        return self.n
+
+
+@dataclass
+class ModuleData:
+    """A custom trainer's training data: `records` (anything indexable), `batches(epoch)` (index lists, `n_batches`
+    of them each epoch) and `collate` (a batch's records -> what `loss` takes; default: the list of records)."""
+
+    records: Sequence
+    batches: Callable[[int], Sequence[Sequence[int]]]
+    n_batches: int
+    collate: Callable[[list], Any] = list
+    key: Any = None  # what identifies the data for `--resume` (default: the records)
+
+
+def whole_batches(make: Callable[[int], Sequence], n: int, key: Any) -> ModuleData:
+    """`ModuleData` for a trainer whose batches are built whole, epoch by epoch (MTS's key-point-centred batches):
+    record `(e, i)` is batch `i` of `make(e)` (the latest epoch's batches are kept), one record per batch.
+
+    Example:
+        >>> data = whole_batches(lambda e: [f"e{e}b0", f"e{e}b1"], 2, key="toy")
+        >>> [data.records[k] for k in data.batches(1)[1]], data.collate(["only"])
+        (['e1b1'], 'only')
+    """
+
+    class Epochs:
+        epoch, built = None, ()
+
+        def __getitem__(self, k: tuple[int, int]) -> Any:
+            if k[0] != self.epoch:
+                self.epoch, self.built = k[0], make(k[0])
+            return self.built[k[1]]
+
+        def __len__(self) -> int:
+            return n
+
+    return ModuleData(Epochs(), lambda e: [[(e, i)] for i in range(n)], n, collate=lambda rows: rows[0], key=key)
+
+
+class ModuleTrainer(Trainer):
+    """transformers' `Trainer` for a `LossModule` (see the module docstring).
+
+    Args (besides `Trainer`'s `args` and `callbacks`):
+        net, loss: the network and its loss.
+        data: the `ModuleData`.
+        groups, policy: the optimizer's parameter groups (`{"params", "lr"}`) and the `OptimPolicy`.
+        evaluator: the task's evaluator (called on `net`), or None.
+    """
+
+    def __init__(self, net: nn.Module, loss: Callable, data: ModuleData, groups: list[dict], policy,
+                 evaluator: Callable | None = None, **kw: Any) -> None:
+        self.net, self.data, self.groups, self.policy, self.evaluator = net, data, groups, policy, evaluator
+        super().__init__(model=LossModule(net, loss), train_dataset=data.records,
+                         eval_dataset=[0] if evaluator is not None else None, **kw)
+
+    def get_train_dataloader(self) -> torch.utils.data.DataLoader:
+        sampler = EpochBatches(self.data.batches, self.data.n_batches)
+        loader = torch.utils.data.DataLoader(self.data.records, batch_sampler=sampler, collate_fn=self.data.collate,
+                                             num_workers=0)
+        return self.accelerator.prepare(loader)
+
+    def create_optimizer(self, model: nn.Module | None = None) -> torch.optim.Optimizer:
+        if self.optimizer is None:
+            self.optimizer = build_optimizer(self.groups, self.policy)
+        return self.optimizer
+
+    def _prepare_inputs(self, inputs: Any) -> Any:
+        return inputs  # a batch of records: the loss puts its tensors on the device
+
+    def _get_num_items_in_batch(self, batch_samples: list, device: torch.device) -> None:
+        return None  # the loss is a per-batch mean (transformers divides it by the accumulation steps)
+
+    def floating_point_ops(self, inputs: Any) -> int:
+        return 0  # not counted for a custom network
+
+    def compute_loss(self, model: nn.Module, inputs: Any, return_outputs: bool = False,
+                     num_items_in_batch: Any = None) -> torch.Tensor:
+        loss = model(inputs)
+        return (loss, None) if return_outputs else loss
+
+    def evaluate(self, eval_dataset: Any = None, ignore_keys: Any = None,
+                 metric_key_prefix: str = "eval") -> dict[str, float]:
+        from accelerate.utils import broadcast_object_list
+
+        metrics: dict = {}
+        if self.evaluator is not None and self.is_world_process_zero():
+            was = self.net.training
+            self.net.eval()
+            try:
+                metrics = self.evaluator(self.net)
+            finally:
+                self.net.train(was)
+        metrics = broadcast_object_list([metrics])[0] if self.args.world_size > 1 else metrics
+        metrics = {f"{metric_key_prefix}_{k}": float(v) for k, v in metrics.items()}
+        self.log(metrics)
+        self.control = self.callback_handler.on_evaluate(self.args, self.state, self.control, metrics)
+        return metrics
+
+    def _save(self, output_dir: str | None = None, state_dict: dict | None = None) -> None:
+        from safetensors.torch import save_model
+
+        if not self.args.should_save:
+            return
+        folder = Path(output_dir or self.args.output_dir)
+        folder.mkdir(parents=True, exist_ok=True)
+        save_model(self.accelerator.unwrap_model(self.model), str(folder / WEIGHTS))  # a tied tensor once
+
+    def _load_from_checkpoint(self, resume_from_checkpoint: str, model: nn.Module | None = None) -> None:
+        from safetensors.torch import load_model
+
+        # read on the CPU; load_state_dict copies into the parameters wherever they are
+        load_model(self.accelerator.unwrap_model(model or self.model), str(Path(resume_from_checkpoint) / WEIGHTS))
+
+    def _load_best_model(self) -> None:
+        self._load_from_checkpoint(self.state.best_model_checkpoint)
+
+
+def select_metric(evaluator: Any) -> str:
+    """The name under which the trainer logs `evaluator`'s primary metric (`eval_` + its prefixed name).
+
+    Example:
+        >>> class Ev:
+        ...     name, primary_metric = "dev", "strict_map"
+        >>> select_metric(Ev())
+        'eval_dev_strict_map'
+    """
+    primary, name = evaluator.primary_metric, getattr(evaluator, "name", "")
+    return f"eval_{name}_{primary}" if name and not primary.startswith(f"{name}_") else f"eval_{primary}"
+
+
+def fit_module(net: nn.Module, loss: Callable, data: ModuleData, run, *,
+               groups: list[dict] | None = None, evaluator: Any = None, eval_every: int = 0,
+               callbacks: Sequence = (), log_every: int | None = None) -> tuple[ModuleTrainer, dict]:
+    """Train `net` on `data` with `ModuleTrainer`; returns (the trainer, `st.run_trainer`'s record + `best`).
+
+    Args:
+        net, loss, data: the network, `loss(net, collated batch)`, the `ModuleData`.
+        run: the run's `TrainRun` (OUT, placement, budget, policy, epochs; its batch size is unused: `data`'s
+            batches are whole).
+        groups: the optimizer's parameter groups (default: every trainable parameter at the policy's rate).
+        evaluator: the task's evaluator: with it the run evaluates every `eval_every` steps (else at every
+            `--checkpoint-every`, else each epoch) and where it ends, and keeps the best checkpoint's weights
+            (`st.selection_arguments`: the first of equal scores, across `--resume`).
+        callbacks: more `TrainerCallback`s.
+        log_every: log the loss every N steps (default: about ten times per run, `st.logging_steps`).
+
+    Returns:
+        (the trainer, the run record: steps, seconds, stopped_by, losses, evals, best {"step", "value"}).
+
+    Example:
+        >>> trainer, rec = fit_module(net, loss_of, ModuleData(rows, batches, 10), run)  # doctest: +SKIP
+    """
+    from argsim.training.st import (
+        identity,
+        kept_best,
+        logging_steps,
+        run_trainer,
+        selection_arguments,
+        trainer_arguments,
+    )
+
+    groups = groups or [{"params": [p for p in net.parameters() if p.requires_grad]}]
+    if evaluator is not None:
+        extra = selection_arguments(select_metric(evaluator), eval_every, run.budget)
+    else:  # a checkpoint at every epoch end, as at every --checkpoint-every steps
+        every = run.budget.checkpoint_every
+        extra = {"save_strategy": "steps", "save_steps": every} if every else {"save_strategy": "epoch"}
+    every = log_every or logging_steps(data.n_batches, 1, run.epochs, run.budget, run.placement.processes)
+    args = trainer_arguments(replace(run, batch_size=1), "module", logging_steps=every,
+                             restore_callback_states_from_checkpoint=True, **extra)  # e.g. early stopping's count
+    trainer = ModuleTrainer(net, loss, data, groups, run.policy, evaluator, args=args,
+                            callbacks=list(callbacks) or None)
+    record = run_trainer(trainer, run.out, run.budget, identity(data.records if data.key is None else data.key, net))
+    record["best"] = kept_best(trainer) if evaluator is not None else None
+    return trainer, record

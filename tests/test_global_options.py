@@ -1,0 +1,85 @@
+"""Every global option is honoured by every command or refused by it in one line: each command runs with each
+global option (given at a value other than its default) up to the point where its own body would start, and the
+declaration `argsim.cli.global_options` decides, in one place, which of them end as a usage error."""
+
+from __future__ import annotations
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from argsim.cli.app import app
+from argsim.cli.global_options import ENGINE_COMMANDS, UNUSED, unused_options
+
+runner = CliRunner()
+ROOT = typer.main.get_command(app)
+
+#: a value other than the default for each global option (valid on a CPU-only machine)
+VALUES = {"device": "cpu", "seed": "7", "quiet": None, "data_dir": "DIR", "cache_dir": "DIR/cache",
+          "use_cache": None, "precision": "fp32", "threads": "1", "backend": "onnx", "quantize": "int8",
+          "calibration": "FILE", "engine": "ray", "ray_address": "auto", "workdir": "DIR"}
+
+
+def leaves(cmd, path=()):
+    subs = getattr(cmd, "commands", None)
+    if not subs:
+        yield " ".join(path), cmd
+        return
+    for name, sub in subs.items():
+        yield from leaves(sub, (*path, name))
+
+
+COMMANDS = dict(leaves(ROOT))
+
+
+def test_the_declaration_names_real_commands_and_options():
+    names = {p.name for p in ROOT.params}
+    assert set(UNUSED) <= set(COMMANDS) | {"models"} and set(ENGINE_COMMANDS) <= set(COMMANDS)
+    assert {o for opts in UNUSED.values() for o in opts} <= names
+    assert set(VALUES) == names, "a new global option needs a value here (and a decision in UNUSED)"
+
+
+class Reached(Exception):
+    """The command's own checks were reached: the global option was accepted."""
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_each_command_with_each_global_option(command, tmp_path, monkeypatch):
+    import argsim.cli.params as params
+
+    def reached(ctx):
+        raise Reached
+
+    monkeypatch.setattr(params, "check_inputs_and_outputs", reached)
+    (tmp_path / "FILE").write_text("a text\n")
+    monkeypatch.setenv("RAY_ADDRESS", "")
+    monkeypatch.setattr("argsim.engine.ray_engine.check_reachable", lambda address: None)
+    monkeypatch.setattr("argsim.backend.runtime.check_backend", lambda *a, **k: None)
+    cmd = COMMANDS[command]
+    required = []
+    for p in cmd.params:
+        if p.required:
+            value = str(tmp_path / ("new-out" if "out" in p.name else "FILE"))
+            required += [value] if p.param_type_name == "argument" else [p.opts[0], value]
+    baseline = runner.invoke(app, [*command.split(), *required])
+    assert isinstance(baseline.exception, Reached), baseline.stderr  # the command's own checks are reached
+    unused = set(unused_options(command))
+    for name, value in VALUES.items():
+        param = next(p for p in ROOT.params if p.name == name)
+        opt = param.secondary_opts[0] if name == "use_cache" else param.opts[0]  # --no-cache
+        if value is not None:
+            value = value.replace("DIR", str(tmp_path)).replace("FILE", str(tmp_path / "FILE"))
+        argv = [opt, *([value] if value is not None else []), *command.split(), *required]
+        result = runner.invoke(app, argv)
+        if name in unused:
+            assert result.exit_code == 2 and f"{opt} does not apply to `argsim {command}`" in result.stderr, \
+                (argv, result.stderr)
+            assert len(result.stderr.strip().splitlines()) == 1
+        else:
+            assert isinstance(result.exception, Reached) or "does not apply" not in result.stderr, (argv,
+                                                                                                   result.stderr)
+
+
+def test_the_models_listing_refuses_what_it_does_not_use(tmp_path):
+    result = runner.invoke(app, ["--workdir", str(tmp_path), "--device", "cpu", "models"])
+    assert result.exit_code == 2 and "--device does not apply to `argsim models`" in result.stderr
