@@ -27,6 +27,8 @@ from argsim.version import __version__
 _EXPORTS = {
     "load_dataset": "argsim.api.datasets",
     "encode": "argsim.api.encode",
+    "encode_query": "argsim.api.encode",
+    "encode_document": "argsim.api.encode",
     "KeyPointMatcher": "argsim.api.kpm",
     "CounterRetriever": "argsim.api.counter",
     "cluster_sentences": "argsim.api.thematic",
@@ -43,13 +45,13 @@ _EXPORTS = {
 }
 
 __all__ = ["CounterRetriever", "KeyPointMatcher", "RunConfig", "SummarizeOptions", "__version__", "accuracy_at_1",
-           "cluster_sentences", "encode", "evaluate", "kpa_map", "load_dataset", "mteb_tasks", "rouge1",
-           "summarize_minutes", "summarize_minutes_frame", "triplet_accuracy"]
+           "cluster_sentences", "encode", "encode_document", "encode_query", "evaluate", "kpa_map", "load_dataset",
+           "mteb_tasks", "rouge1", "summarize_minutes", "summarize_minutes_frame", "triplet_accuracy"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from argsim.api.counter import CounterRetriever
     from argsim.api.datasets import load_dataset
-    from argsim.api.encode import encode
+    from argsim.api.encode import encode, encode_document, encode_query
     from argsim.api.evaluate import evaluate
     from argsim.api.kpm import KeyPointMatcher
     from argsim.api.metrics import accuracy_at_1, kpa_map, rouge1, triplet_accuracy

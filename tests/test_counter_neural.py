@@ -336,6 +336,8 @@ def test_heads_are_safetensors_with_a_base_card_and_old_heads_pt_folders_still_l
     out = save_model(model, tmp_path / "new")
     assert sorted(p.name for p in out.iterdir()) == ["argsim_encoder.json", "card.json", "config.json",
                                                       "heads.safetensors"]
+    assert json.loads((out / "argsim_encoder.json").read_text()) == {  # two towers: named per role
+        "loader": "counter-neural", "roles": {"query": "point", "document": "candidate"}}
     state = {k: v for k, v in model.state_dict().items()}
     on_disk = load_file(str(out / "heads.safetensors"))
     assert on_disk.keys() == state.keys() and all(torch.equal(on_disk[k], state[k]) for k in state)

@@ -15,7 +15,7 @@ from argsim.backend import get_encoder
 from argsim.backend.adapters import base_sha256, sha256_file
 from argsim.backend.names import ADAPTER_WEIGHTS, read_card, shipped_models
 from argsim.cli.app import app
-from argsim.errors import ArgsimError
+from argsim.errors import ArgsimError, ModelError
 from argsim.kpm.scoring import score_key_points
 from argsim.metrics.kpa_map import evaluate_map
 from argsim.modelbuild.publish import THEMATIC_SLICE_SIZE, kpm_slice, publish, thematic_slice
@@ -186,9 +186,14 @@ def test_counter_bi_encoder_loads_by_name_and_reproduces_its_slice_figure(data_d
     q = model.retrieval_numpy(model.embed_texts(texts[:1], side="point"), "point")
     c = model.retrieval_numpy(model.embed_texts(texts, side="candidate"), "candidate")
     np.testing.assert_allclose(q @ c.T, want, atol=1e-5)
-    # `--model counter-bi-encoder`: the backend gives the candidate-side retrieval embeddings
+    # `--model counter-bi-encoder`: two towers, named per role in its manifest; a role picks one, none is refused
     enc = get_encoder("counter-bi-encoder", device="cpu")
-    np.testing.assert_allclose(enc.encode(texts, use_cache=False), head("ret_cand"), atol=1e-5)
+    assert enc.roles == {"query": "point", "document": "candidate"}
+    np.testing.assert_allclose(enc.for_role("document").encode(texts, use_cache=False), head("ret_cand"), atol=1e-5)
+    np.testing.assert_allclose(enc.for_role("query").encode(texts, use_cache=False), head("ret_point"), atol=1e-5)
+    assert enc.for_role("query").cache_key != enc.for_role("document").cache_key
+    with pytest.raises(ModelError, match="two towers"):
+        enc.encode(texts, use_cache=False)
 
 
 def test_the_counter_bipolar_ships_its_adapter_and_heads_and_reproduces_its_slice_figure(data_dir):

@@ -18,27 +18,35 @@ if TYPE_CHECKING:
 
 
 def encoder(model: Any = "minilm", pooling: str | None = None, max_seq_length: int | None = None,
-            batch_size: int = 64, config: RunConfig | None = None) -> Encoder:
-    """The backend encoder `model`: a name or folder loaded once per process (`argsim.backend.get_encoder`), or a
-    model object (`argsim.backend.resolve.resolve_model`: an argsim `Encoder`, a `SentenceTransformer`)."""
+            batch_size: int = 64, config: RunConfig | None = None, role: str | None = None) -> Encoder:
+    """The backend encoder `model` for texts in `role` (`Encoder.for_role`: a two-tower model's tower; refused
+    without a role for such a model): a name or folder loaded once per process (`argsim.backend.get_encoder`), or
+    a model object (`argsim.backend.resolve.resolve_model`: an argsim `Encoder`, a `SentenceTransformer`)."""
     from argsim.backend import get_encoder
     from argsim.backend.resolve import resolve_model
 
     if isinstance(model, (str, Path)):
         return get_encoder(str(model), pooling=pooling, max_seq_length=max_seq_length, batch_size=batch_size,
-                           config=config)
+                           config=config).for_role(role)
     if pooling is not None or max_seq_length is not None:
         from argsim.errors import ModelError
 
         raise ModelError("pooling and max_seq_length apply to a model loaded by name or folder, not to a model "
                          "object (set them on the object)")
-    return resolve_model(model, config, cross_encoder=False, batch_size=batch_size)
+    enc = resolve_model(model, config, cross_encoder=False, batch_size=batch_size)
+    return enc.for_role(role) if hasattr(enc, "for_role") else enc
 
 
 def encode(texts: str | Sequence[str], model: Any = "minilm", batch_size: int = 64, normalize: bool = False,
            pooling: str | None = None, max_seq_length: int | None = None,
-           config: RunConfig | None = None) -> np.ndarray:
+           config: RunConfig | None = None, role: str | None = None) -> np.ndarray:
     """Embed texts with a backend model; vectors are cached on disk, so a second call over the same texts is fast.
+
+    Retrieval models may encode queries and documents differently (sentence-transformers' `encode_query` /
+    `encode_document`): `role="query"` for the texts that seek (a point), `role="document"` for the texts searched
+    (candidates). A one-tower model ignores the role (or applies its own prompt for it); a two-tower model (the
+    shipped `counter-bi-encoder`: a point tower and a candidate tower) needs it, and without one is refused
+    (ModelError): cosine over one tower's vectors for both sides is not what such a model scores.
 
     Args:
         texts: A list of strings (or one string).
@@ -50,6 +58,7 @@ def encode(texts: str | Sequence[str], model: Any = "minilm", batch_size: int = 
         pooling: None (the model's own), or "mean", "cls", "cls-last4" for a plain transformer.
         max_seq_length: Truncate inputs to this many tokens (None: the model's limit).
         config: The run options (device, precision, cache folder, quiet); None: the defaults.
+        role: "query", "document" or None (see above); the vectors are cached per tower.
 
     Returns:
         A float32 array of shape (len(texts), dim), rows in input order; for one string, shape (dim,).
@@ -66,9 +75,27 @@ def encode(texts: str | Sequence[str], model: Any = "minilm", batch_size: int = 
 
     single = isinstance(texts, str)
     check_texts([texts] if single else texts, "texts")  # a lone surrogate: refused as the CLI's readers do
-    enc = encoder(model, pooling, max_seq_length, batch_size, config)
+    enc = encoder(model, pooling, max_seq_length, batch_size, config, role)
     vectors = enc.encode([texts] if single else list(texts), normalize=normalize)
     return vectors[0] if single else vectors
+
+
+def encode_query(texts: str | Sequence[str], model: str = "minilm", **options: object) -> np.ndarray:
+    """`encode(texts, model, role="query", ...)`: the texts that seek (sentence-transformers' name).
+
+    Example:
+        >>> q = argsim.encode_query(["Uniforms stop bullying."], model="counter-bi-encoder")  # doctest: +SKIP
+    """
+    return encode(texts, model, role="query", **options)
+
+
+def encode_document(texts: str | Sequence[str], model: str = "minilm", **options: object) -> np.ndarray:
+    """`encode(texts, model, role="document", ...)`: the texts searched (sentence-transformers' name).
+
+    Example:
+        >>> d = argsim.encode_document(["Bullies find other targets."], model="counter-bi-encoder")  # doctest: +SKIP
+    """
+    return encode(texts, model, role="document", **options)
 
 
 @dataclass
@@ -93,7 +120,7 @@ def embed_file(input: str | Path, out: str | Path, spec: EmbedSpec | None = None
         out: A .npy (float32, input order), .csv (id, one column per dimension) or .parquet (id, vector) file.
         spec: What to embed with which model (`argsim.engine.embedding.EmbedSpec`: column, id_column (the ids of
             .csv/.parquet rows; None: the 0-based row number), model, pooling, max_seq_length, batch_size,
-            normalize, as `encode`); None: the defaults.
+            normalize, role, as `encode`); None: the defaults.
         config: The run options; None: the defaults.
 
     Returns:
@@ -119,7 +146,7 @@ def embed_file(input: str | Path, out: str | Path, spec: EmbedSpec | None = None
                                   "holds the vectors alone (row i = text i)")
         ids = [str(r[id_column]) for r in read_records(input, required=[column, id_column])]
         warn_duplicate_ids(ids, input, id_column)
-    enc = encoder(spec.model, spec.pooling, spec.max_seq_length, spec.batch_size, config)
+    enc = encoder(spec.model, spec.pooling, spec.max_seq_length, spec.batch_size, config, spec.role)
     start = time.perf_counter()
     if out.suffix.lower() == ".npy" and len(texts) > STREAM_ROWS:
         shape = _stream_npy(enc, texts, out, spec.normalize)

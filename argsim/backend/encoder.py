@@ -15,6 +15,16 @@ from argsim.progress import progress_bar
 from argsim.vectors import l2_normalize
 
 PROGRESS_MIN_TEXTS = 256  # smaller encodes finish before a bar is worth drawing
+#: what a text is to a retrieval model: a query (a point that seeks its counter) or a document (a candidate)
+ROLES = ("query", "document")
+
+
+def check_role(role: str | None) -> None:
+    """ModelError (one line) for a role that is not None, "query" or "document"."""
+    if role is not None and role not in ROLES:
+        from argsim.errors import ModelError
+
+        raise ModelError(f"unknown role {role!r}: choose query or document")
 
 
 class Encoder(ABC):
@@ -51,8 +61,37 @@ class Encoder(ABC):
     #: how another process rebuilds this encoder, `get_encoder(**recipe)` (set by `get_encoder`); None: it cannot
     #: (an encoder built around weights held in memory), so engine workers cannot embed for it
     recipe: dict | None = None
+    #: a two-tower model's tower per role, e.g. {"query": "point", "document": "candidate"}; None: one tower
+    #: encodes every text
+    roles: dict[str, str] | None = None
+
     def __init__(self) -> None:
         self._cache: EmbeddingCache | None = None
+
+    def for_role(self, role: str | None) -> Encoder:
+        """The encoder of texts in `role` ("query", "document", None: unspecified), as sentence-transformers'
+        `encode_query` / `encode_document`.
+
+        A one-tower model encodes both roles alike and returns itself (a sentence-transformers model with `prompts`
+        for the role prefixes them, `argsim.backend.models.SentenceTransformerEncoder`). A two-tower model
+        (`roles` set) returns the encoder of the role's tower, whose cache key names the tower; without a role
+        it is refused: cosine over one tower's vectors for both sides would compare texts the model never
+        compares.
+
+        Raises:
+            ModelError: an unknown role, or None for a two-tower model.
+
+        Example:
+            >>> get_encoder("counter-bi-encoder").for_role("query").encode(["Ban fast food."]).shape  # doctest: +SKIP
+            (1, 384)
+        """
+        check_role(role)
+        if self.roles is None:
+            return self
+        from argsim.errors import ModelError
+
+        towers = ", ".join(f"{r}: its {t} tower" for r, t in self.roles.items())
+        raise ModelError(f"{self.name} has two towers ({towers}): give a role, query or document")
 
     def configure(self, cache_dir: Path | None = None, use_cache: bool = True, quiet: bool = False) -> Encoder:
         """Set the run options (see the class docstring); returns self."""

@@ -59,6 +59,20 @@ class SentenceTransformerEncoder(Encoder):
                                         precision)
         set_st_max_seq_length(self.model, name, max_seq_length)
         self.identity = f"st:{fingerprint(path)}:model:{self.model.max_seq_length}"
+        self.prompt_name: str | None = None
+
+    def for_role(self, role: str | None) -> Encoder:
+        """The model's own prompt for `role` ("query"/"document" in its `prompts`, as sentence-transformers'
+        `encode_query`/`encode_document` apply) prefixes the texts, and keys the cache; without one, itself."""
+        import copy
+
+        super().for_role(role)
+        if role is None or not (getattr(self.model, "prompts", None) or {}).get(role):
+            return self
+        view = copy.copy(self)
+        view.prompt_name, view._cache = role, None
+        view.identity = f"{self.identity}:prompt={role}"
+        return view
 
     def known_dim(self) -> int | None:
         get = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
@@ -67,7 +81,7 @@ class SentenceTransformerEncoder(Encoder):
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         vecs = self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
-                                 show_progress_bar=False)
+                                 show_progress_bar=False, prompt_name=self.prompt_name)
         return vecs.astype(np.float32, copy=False)
 
 

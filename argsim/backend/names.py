@@ -164,11 +164,29 @@ LEGACY_LOADERS: dict[str, str] = {
 }
 
 
-def encoder_manifest(loader: str) -> dict:
-    """The content of `argsim_encoder.json` for one of argsim's own loaders (by name)."""
+def encoder_manifest(loader: str, roles: dict[str, str] | None = None) -> dict:
+    """The content of `argsim_encoder.json` for one of argsim's own loaders (by name); `roles`: a two-tower model's
+    tower per role (`Encoder.roles`, e.g. {"query": "point", "document": "candidate"})."""
     if loader not in ENCODER_LOADERS:
         raise ValueError(f"unknown loader name {loader!r}")
-    return {"loader": loader}
+    return {"loader": loader, "roles": dict(roles)} if roles else {"loader": loader}
+
+
+def manifest_roles(folder: Path) -> dict[str, str] | None:
+    """The tower per role that `folder/argsim_encoder.json` names (None: none named, one tower); ModelError (one
+    line) for roles other than query and document."""
+    from argsim.backend.encoder import ROLES
+
+    path = Path(folder) / ENCODER_MANIFEST
+    try:
+        roles = json.loads(path.read_text(encoding="utf-8")).get("roles")
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+        return None
+    if roles is None:
+        return None
+    if not isinstance(roles, dict) or set(roles) != set(ROLES) or not all(isinstance(t, str) for t in roles.values()):
+        raise ModelError(f"{path}: 'roles' must map query and document to a tower name, not {roles!r}")
+    return dict(roles)
 
 
 def manifest_loader_name(folder: Path) -> str:

@@ -68,6 +68,10 @@ class EmbedSpec:
     device: str = setting("cpu", "The workers' device.", cli=False)
     #: the global --precision, resolved by each worker for its device (its identity then says so)
     precision: str = setting("auto", "The global --precision.", cli=False)
+    role: Literal["query", "document"] | None = setting(
+        None, "What the texts are to a retrieval model: query (points seeking counters) or document (candidates). "
+              "Needed by two-tower models (counter-bi-encoder: point / candidate tower); one-tower models ignore "
+              "it or apply their own prompt for it.")
 
 
 def check_shard_out(out: Path) -> None:
@@ -156,7 +160,7 @@ def embed_local(path: Path, out: Path, spec: EmbedSpec, config=None, rows_per_sh
         texts = read_texts(path, column=spec.column)
         ids = None
     enc = get_encoder(spec.model, pooling=spec.pooling, max_seq_length=spec.max_seq_length,
-                      batch_size=spec.batch_size, config=config)
+                      batch_size=spec.batch_size, config=config).for_role(spec.role)
     keys = text_keys(texts)
     ids = ids or [k.hex() for k in keys]
     dim = 0
@@ -189,7 +193,7 @@ class EmbedActor:
             torch.set_num_threads(1)  # one actor per CPU
         self.encoder = get_encoder(spec.model, pooling=spec.pooling, max_seq_length=spec.max_seq_length,
                                    batch_size=spec.batch_size, device=spec.device, precision=spec.precision,
-                                   config=RunConfig(use_cache=False, quiet=True))
+                                   config=RunConfig(use_cache=False, quiet=True)).for_role(spec.role)
 
     def __call__(self, batch):
         import pyarrow as pa
@@ -454,7 +458,8 @@ def import_shards(folder: str | Path, cache_dir: str | Path, chunk: int = 50_000
     pooling, length = manifest.get("pooling"), manifest.get("max_seq_length")
     if pooling is not None and not isinstance(pooling, str) or length is not None and not isinstance(length, int):
         raise InputError(folder / MANIFEST, "'pooling' must be a string and 'max_seq_length' an integer")
-    encoder = get_encoder(manifest["model"], pooling=pooling, max_seq_length=length, config=config)
+    encoder = get_encoder(manifest["model"], pooling=pooling, max_seq_length=length,
+                          config=config).for_role(manifest.get("role"))
     verify_shards(folder, keys, vectors, manifest, encoder,
                   Path(source) if source is not None else Path(str(manifest.get("source", ""))))
     cache = EmbeddingCache(cache_dir, manifest["identity"])
@@ -473,7 +478,7 @@ def _manifest(spec: EmbedSpec, identity: str, dim: int, rows: int, engine: str, 
     return {"model": spec.model, "identity": identity, "pooling": spec.pooling, "max_seq_length": spec.max_seq_length,
             "normalize": spec.normalize, "dim": dim, "rows": rows, "engine": engine,
             "source": str(Path(source).resolve()),
-            "column": spec.column, "id_column": spec.id_column, **extra}
+            "column": spec.column, "id_column": spec.id_column, "role": spec.role, **extra}
 
 
 class _staging:

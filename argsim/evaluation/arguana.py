@@ -111,20 +111,21 @@ def top_k_run(query_ids: Sequence[str], doc_ids: Sequence[str], scores_of: Any, 
 
 
 def takes_role(encoder: Any) -> bool:
-    """Whether the encoder's `encode` takes `role=` ("query" | "document"): its own parameter, or a wrapper that
-    hands its keywords on to an `Encoder.encode` that takes it."""
-    params = inspect.signature(type(encoder).encode).parameters
-    if "role" in params:
-        return True
+    """Whether the encoder encodes per role: an argsim `Encoder` (`Encoder.for_role`), or an `encode` that takes
+    `role=` ("query" | "document")."""
     from argsim.backend.encoder import Encoder
 
-    return isinstance(encoder, Encoder) and "role" in inspect.signature(Encoder.encode).parameters and any(
-        p.kind is p.VAR_KEYWORD for p in params.values())
+    return isinstance(encoder, Encoder) or "role" in inspect.signature(type(encoder).encode).parameters
 
 
 def encode_role(encoder: Any, texts: list[str], role: str) -> np.ndarray:
-    """L2-normalised embeddings of `texts` on the encoder's `role` side ("query" | "document"); an encoder without
-    roles encodes both sides alike."""
+    """L2-normalised embeddings of `texts` on the encoder's `role` side ("query" | "document"): an argsim
+    `Encoder` through `for_role(role)` (a two-tower model's tower for the role; a one-tower model as it is, or
+    with its prompt for the role); an encoder without roles encodes both sides alike."""
+    from argsim.backend.encoder import Encoder
+
+    if isinstance(encoder, Encoder):
+        return encoder.for_role(role).encode(texts, normalize=True)
     if takes_role(encoder):
         return encoder.encode(texts, normalize=True, role=role)
     return encoder.encode(texts, normalize=True)

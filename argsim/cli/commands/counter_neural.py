@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import typer
 from rich.table import Table
 
-from argsim.cli.groups import console, eval_app, rank_app, run_config, train_app
+from argsim.cli.groups import console, eval_app, rank_app, run_config, summary_table, train_app
 from argsim.cli.params import (
     OUT_DIR,
     OUT_FILE,
@@ -22,6 +22,7 @@ from argsim.cli.params import (
 )
 from argsim.cli.training_options import budget_options, placement
 from argsim.counter.neural.config import NeuralConfig
+from argsim.counter.neural.retriever import RetrieverConfig
 from argsim.data.counterargs import SETTINGS
 
 if TYPE_CHECKING:
@@ -145,6 +146,31 @@ def train_bipolar(
     console.print(table)
     console.print(f"model saved to {out}")
 
+
+
+@train_app.command("counter-retriever")
+@budget_options()
+@config_options(RetrieverConfig)
+def train_counter_retriever_cmd(
+    ctx: typer.Context,
+    config: RetrieverConfig,
+    plan: Budget,
+    out: Annotated[Path, typer.Option("--out", "-o", callback=OUT_DIR, help="Adapter folder to write (loads with "
+                                      "--model OUT everywhere; checkpoints/ for --resume).")],
+) -> None:
+    """Train a counter-argument retriever for an open collection (every argument a candidate, as BEIR's ArguAna).
+
+    A LoRA adapter over MiniLM trained with cached MultipleNegativesRankingLoss on counterargs-18's training points,
+    their counters and a hard negative of the same debate; the best validation-collection nDCG@10 (validation points
+    over the training and validation arguments) is kept with --eval-every, and scored at the end."""
+    from argsim.counter.neural.retriever import train_counter_retriever
+    from argsim.training import is_main_process
+
+    where = placement(ctx)
+    stats = train_counter_retriever(replace(config, seed=where.seed), out, where, plan, quiet=run_config(ctx).quiet)
+    if where.processes == 1 or is_main_process():
+        console.print(summary_table(f"trained counter-retriever -> {out}", ["statistic", "value"],
+                                    [[k, v] for k, v in stats.items() if k not in ("losses", "evals")]))
 
 @eval_app.command("counter-neural")
 def eval_counter_neural(

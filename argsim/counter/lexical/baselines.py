@@ -48,13 +48,15 @@ def tf_cosine_ranker(points, pools, **_):
                                     "pooling=mean|cls) of the whole point and the candidate")
 def emb_cosine_ranker(points, pools, model=None, pooling: str | None = None, config=None, **_):
     """`model`: a name or folder (with `pooling`), or any model `argsim.backend.resolve.resolve_model` takes (an
-    `Encoder`, a `SentenceTransformer`)."""
+    `Encoder`, a `SentenceTransformer`); points are encoded as queries, candidates as documents."""
     from argsim.backend import get_encoder
     from argsim.backend.resolve import resolve_model
 
     index = PoolIndex.build(points, pools)
     enc = (get_encoder(str(model or "minilm"), pooling=pooling, config=config) if pooling is not None
            else resolve_model(model or "minilm", config, cross_encoder=False))
-    u = enc.encode([a.text for a in index.universe], normalize=True)
-    q = enc.encode([p.text for p in points], normalize=True)
+    # the points are queries and the candidates documents (`Encoder.for_role`: a two-tower model's towers)
+    role = getattr(enc, "for_role", lambda _role: enc)
+    u = role("document").encode([a.text for a in index.universe], normalize=True)
+    q = role("query").encode([p.text for p in points], normalize=True)
     return index.gather(q @ u.T)

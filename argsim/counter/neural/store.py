@@ -9,7 +9,9 @@ adapter_model.safetensors and adapter_config.json), applied to the installed bas
                          `artifact: heads` makes the folder a shippable model (`argsim models publish
                          counter-bi-encoder FOLDER`), like a LoRA adapter
     argsim_encoder.json  `argsim.backend.get_encoder(folder)` (and every command that takes `--model`) gives the
-                         model's candidate-side retrieval embeddings, disk-cached by the backend
+                         model's retrieval embeddings, disk-cached by the backend; a model with two towers
+                         (the Bi-encoder) names them per role, {"roles": {"query": "point", "document":
+                         "candidate"}}, and encodes only with a role (`Encoder.for_role`)
 
 Folders written before the heads moved to safetensors hold `heads.pt` (a torch state dict, read with
 `torch.load(weights_only=True)`); they still load. A shipped model loads by its name wherever a folder is taken:
@@ -18,6 +20,7 @@ Folders written before the heads moved to safetensors hold `heads.pt` (a torch s
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
@@ -37,6 +40,15 @@ HEADS = "heads.safetensors"
 #: the heads file of folders written before safetensors (still read, never written)
 LEGACY_HEADS = "heads.pt"
 MANIFEST = {"loader": "counter-neural"}  # a name in argsim.backend.names.ENCODER_LOADERS
+#: a two-tower model's tower per role (`argsim.backend.encoder.Encoder.roles`): the point tower encodes queries
+TOWER_ROLES = {"query": "point", "document": "candidate"}
+
+
+def manifest(config: NeuralConfig) -> dict:
+    """The `argsim_encoder.json` of a saved model: its loader, and with two towers their roles."""
+    from argsim.backend.names import encoder_manifest
+
+    return encoder_manifest(MANIFEST["loader"], TOWER_ROLES if config.separate_towers else None)
 
 
 def _head_state(model: CounterModel) -> dict[str, torch.Tensor]:
@@ -102,7 +114,7 @@ def save_model(model: CounterModel, folder: str | Path, info: dict | None = None
         write_json(folder / CARD, {**card, "weights_sha256": sha256_file(folder / HEADS)})
     else:
         (folder / CARD).unlink(missing_ok=True)
-    write_json(folder / "argsim_encoder.json", MANIFEST)
+    write_json(folder / "argsim_encoder.json", manifest(model.config))
     return folder
 
 
@@ -210,7 +222,11 @@ def _read_heads(path: Path) -> dict[str, torch.Tensor]:
 
 
 class RetrievalEncoder(Encoder):
-    """Backend encoder of a saved model: candidate-side retrieval embeddings (base embeddings for cls-only).
+    """Backend encoder of a saved model: retrieval embeddings (base embeddings for cls-only) of one tower.
+
+    A one-tower model encodes every text with its candidate side. A two-tower model (the Bi-encoder; the towers
+    per role in its manifest, else `TOWER_ROLES`) loads unbound: `for_role("query")` / `for_role("document")`
+    give its point / candidate tower (cached apart), and encoding without a role is refused (`Encoder.for_role`).
 
     `runtime` (`--backend onnx|openvino`, `--quantize int8`; the spec `get_encoder` passes): the transformer (the
     frozen base, or the saved towers) runs there, the heads in torch; the vectors are cached apart per runtime."""
@@ -218,9 +234,15 @@ class RetrievalEncoder(Encoder):
     def __init__(self, folder: Path, device: str = "cpu", batch_size: int = 64, name: str | None = None,
                  runtime: dict | None = None) -> None:
         super().__init__()
+        from argsim.backend.names import manifest_roles
+
         self.model = load_model(folder)
         self.name, self.device, self.batch_size = name or Path(folder).name, device, batch_size
-        self.identity = f"counter-neural:{fingerprint(folder)}:candidate-retrieval"
+        self.fingerprint = fingerprint(folder)
+        self.roles = (manifest_roles(Path(folder)) or dict(TOWER_ROLES)) if self.model.config.separate_towers \
+            else None
+        self.side: str | None = None if self.roles else "candidate"
+        self.identity = f"counter-neural:{self.fingerprint}:{self.side or 'unbound'}-retrieval"
         if runtime is not None:
             from argsim.config import RunConfig
 
@@ -233,17 +255,33 @@ class RetrievalEncoder(Encoder):
             self.base_encoder = frozen_encoder(self.model.config.base_model, self.model.config.pooling,
                                                self.model.config.max_seq_length, self.model.run_config,
                                                self.model.run_calibration)
+        self._bound: dict[str, RetrievalEncoder] = {}
+
+    def for_role(self, role: str | None) -> Encoder:
+        if self.roles is None or role is None:
+            return super().for_role(role)
+        from argsim.backend.encoder import check_role
+
+        check_role(role)
+        if role not in self._bound:  # the same model and run options, the role's tower and cache key
+            bound = copy.copy(self)
+            bound.roles, bound.side, bound._cache, bound._bound = None, self.roles[role], None, {}
+            bound.identity = f"counter-neural:{self.fingerprint}:{bound.side}-retrieval"
+            self._bound[role] = bound
+        return self._bound[role]
 
     def encode(self, texts, *args, **kwargs) -> np.ndarray:
+        if self.side is None:
+            self.for_role(None)  # two towers and no role: refused, one line
         if self.quantize != "none":  # the transformer's runtime keys these vectors (OpenVINO: its calibration)
-            inner = self.base_encoder if not self.model.config.train_encoder else self.model.tower_encoder("candidate")
+            inner = self.base_encoder if not self.model.config.train_encoder else self.model.tower_encoder(self.side)
             getattr(inner, "calibrate", lambda _texts: None)([texts] if isinstance(texts, str) else list(texts))
             self.set_runtime(inner.runtime)
         return super().encode(texts, *args, **kwargs)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
-        base = self.model.embed_texts(texts, side="candidate")
-        return self.model.retrieval_numpy(base, "candidate")
+        base = self.model.embed_texts(texts, side=self.side)
+        return self.model.retrieval_numpy(base, self.side)
 
 
 def load_encoder(folder: str | Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32",

@@ -1,0 +1,185 @@
+"""`argsim train counter-retriever`: a LoRA adapter over MiniLM trained for counter-argument retrieval in an open
+collection (every argument of every debate a candidate, as in BEIR's ArguAna: Thakur et al., "BEIR: A
+Heterogeneous Benchmark for Zero-shot Evaluation of Information Retrieval Models", NeurIPS 2021 Datasets and
+Benchmarks, built from counterargs-18 of Wachsmuth et al., ACL 2018).
+
+Recipe: sentence-transformers' `CachedMultipleNegativesRankingLoss` (Gao et al., "Scaling Deep Contrastive
+Learning Batch Size under Memory Limited Setup", RepL4NLP 2021: the in-batch-negatives loss of Henderson et al.
+2017 with a large batch computed in mini-batches) over (point, its counter, a hard negative) of counterargs-18's
+TRAINING split; the hard negative is drawn (seeded) from the same debate: the other counters and the points of the
+opposing side (`hard_negative`). One tower for both sides (a symmetric model): a counter shares its point's topic
+and vocabulary, which the loss turns into the ranking "the counter above the other arguments of the debate".
+
+Model selection: nDCG@10 of the ArguAna replica's validation split (validation points as queries over the
+training and validation arguments without any test text, the query itself ignored; `validation_evaluator`) every
+`eval_every` steps, the best kept by sentence-transformers' trainer (`argsim.training.st.fit_st`). No test text is
+read: training pairs and negatives whose text recurs in the validation or test split are left out (`training_rows`).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from argsim.options import setting
+
+if TYPE_CHECKING:
+    from argsim.data.counterargs import Argument, CounterCorpus
+
+SELECTION_METRIC = "eval_validation_ndcg_at_10"
+
+
+@dataclass
+class RetrieverConfig:
+    """Settings of `argsim train counter-retriever`; the defaults are the recommended recipe (the measured run of
+    docs/counterargs-neural.md used --eval-every 0 and --encode-max-seq-length 128 to fit its time budget).
+
+    Example:
+        >>> RetrieverConfig().lora_rank, RetrieverConfig().lr
+        (16, 0.0002)
+    """
+
+    model: str = setting("minilm", "The sentence-transformers model the adapter adapts.")
+    lora_rank: int = setting(16, "LoRA rank r (the shipped adapters' 16).", min=1)
+    lora_alpha: float = setting(32.0, "LoRA scale numerator (the update is multiplied by alpha / rank).", min=0)
+    lr: float = setting(2e-4, "AdamW learning rate (10% warm-up, linear decay).", min=0)
+    batch_size: int = setting(64, "Examples per step: each point's counter is ranked against every other "
+                              "counter and hard negative of the batch.", min=2)
+    mini_batch_size: int = setting(32, "Texts per forward pass of the cached loss (memory only; the result "
+                                   "does not depend on it).", min=1)
+    scale: float = setting(20.0, "Inverse temperature of the loss's softmax over cosine similarities.", min=0)
+    epochs: int = setting(1, "Passes over the training points.", min=1)
+    max_seq_length: int = setting(128, "Tokens per text in training and in the selection's validation runs "
+                                  "(MiniLM's own pre-training length; half the cost of 256).", min=8)
+    encode_max_seq_length: int = setting(256, "Tokens per text when the trained model encodes (its card's length; "
+                                         "the validation nDCG@10 is scored again with it at the end).", min=8)
+    eval_every: int = setting(32, "Score the validation collection every N steps (and where the run ends) and keep "
+                              "the best; 0: keep the last weights.", min=0)
+    validate: bool = setting(True, "Score the validation collection with the kept weights at the end (the "
+                             "model's recorded figure in train_config.json and card.json).")
+    limit: int | None = setting(None, "Train on the first N training points only (quick runs).", min=1)
+    val_limit: int | None = setting(None, "Validate on the first N validation points only (the collection keeps "
+                                    "every training and validation argument).", min=1)
+    seed: int = setting(13, "Seed of the hard negatives' draw and of the trainer.", cli=False)
+
+
+def hard_negative(point: Argument, counter: Argument, debate: list[Argument], rng: random.Random) -> Argument | None:
+    """A hard negative for (point, counter): one argument of the same debate drawn from the other counters and the
+    points of the opposing side (the arguments that share the topic but do not answer `point`); None when the
+    debate has none. Texts identical to the counter's are never drawn (counterargs-18 repeats some counters)."""
+    pool = [a for a in debate if a.id not in (point.id, counter.id) and a.text != counter.text
+            and (a.kind == "counter" or a.stance != point.stance)]
+    return rng.choice(pool) if pool else None
+
+
+def training_rows(corpus: CounterCorpus, split: str = "training", seed: int = 13, limit: int | None = None,
+                  held_out_splits: tuple[str, ...] = ("validation", "test")) -> dict[str, list[str]]:
+    """The loss's columns {anchor, positive, negative}: every point of `split` with its counter and a hard negative
+    (`hard_negative`; a point whose debate has none gets a random counter of the split).
+
+    counterargs-18 repeats texts across its splits (16% of the training pairs hold a point or counter whose text is
+    also a test text, as many a validation text): a pair or negative with a text of `held_out_splits` is left out,
+    so that neither the test points and their counters nor the selection's validation collection are learnt.
+
+    Example:
+        >>> rows = training_rows(load_counterargs(), limit=8)  # doctest: +SKIP
+        >>> sorted(rows), len(rows["anchor"])  # doctest: +SKIP
+        (['anchor', 'negative', 'positive'], 8)
+    """
+    from collections import defaultdict
+
+    rng = random.Random(seed)
+    by_debate: dict[tuple[str, str], list[Argument]] = defaultdict(list)
+    for a in corpus.split(split):
+        by_debate[(a.theme, a.debate)].append(a)
+    held_out = {a.text for s in held_out_splits for a in corpus.split(s)}
+    by_debate = {k: [a for a in v if a.text not in held_out] for k, v in by_debate.items()}
+    pairs = [(p, c) for p, c in corpus.pairs(split) if p.text not in held_out and c.text not in held_out]
+    pairs = pairs[:limit] if limit else pairs
+    counters = [a for a in corpus.counters(split) if a.text not in held_out]
+    rows: dict[str, list[str]] = {"anchor": [], "positive": [], "negative": []}
+    for point, counter in pairs:
+        neg = hard_negative(point, counter, by_debate[(point.theme, point.debate)], rng) or rng.choice(counters)
+        rows["anchor"].append(point.text)
+        rows["positive"].append(counter.text)
+        rows["negative"].append(neg.text)
+    return rows
+
+
+def validation_evaluator(corpus: CounterCorpus, limit: int | None = None):
+    """The selection's evaluator: `ArguAnaEvaluator` (MTEB's scoring) on the replica's validation split
+    (validation points over the training and validation arguments, no test text; `argsim.data.arguana`), named
+    "validation" (metric `SELECTION_METRIC`); `limit`: its first N queries."""
+    from argsim.data.arguana import build_arguana
+    from argsim.evaluation.arguana import ArguAnaEvaluator
+
+    return ArguAnaEvaluator(build_arguana(corpus, "validation").head(limit), name="validation")
+
+
+def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, budget=None,
+                            quiet: bool = True, corpus: CounterCorpus | None = None) -> dict:
+    """Train the open-collection counter retriever (see the module docstring) and save its adapter to `out`
+    (loads with `--model OUT` everywhere).
+
+    Args:
+        config: the recipe (`RetrieverConfig`).
+        out: the model folder (checkpoints under OUT/checkpoints; `--resume` continues from them).
+        placement, budget: the run's device/precision/seed and budgets (`argsim.training`); None: CPU, fp32, none.
+        quiet: no progress bars.
+        corpus: counterargs-18 (None: loaded from the data folder).
+
+    Returns:
+        the run's statistics: examples, steps, seconds, stop reason, the logged losses and validation scores, the
+        best step and its validation nDCG@10.
+
+    Example:
+        >>> stats = train_counter_retriever(RetrieverConfig(limit=64, epochs=1), Path("runs/cr"))  # doctest: +SKIP
+    """
+    from sentence_transformers.sentence_transformer.losses import CachedMultipleNegativesRankingLoss
+
+    from argsim.backend import load_sentence_transformer
+    from argsim.backend.adapters import add_lora, save_adapter
+    from argsim.backend.models import set_st_max_seq_length
+    from argsim.data.counterargs import load_counterargs
+    from argsim.io import write_json
+    from argsim.settings import seed_everything
+    from argsim.training import Budget, OptimPolicy, resolve_placement
+    from argsim.training.record import data_hash, train_config, write_records
+    from argsim.training.st import check_cadence, fit_st
+
+    placement = placement or resolve_placement("cpu", "fp32", seed=config.seed)
+    budget = budget or Budget()
+    if config.eval_every:
+        check_cadence(config.eval_every, budget)
+    seed_everything(placement.seed)
+    corpus = corpus or load_counterargs()
+    rows = training_rows(corpus, "training", seed=placement.seed, limit=config.limit)
+    model = load_sentence_transformer(config.model, device=placement.device)
+    set_st_max_seq_length(model, config.model, config.max_seq_length)
+    add_lora(model, config.lora_rank, config.lora_alpha)
+    loss = CachedMultipleNegativesRankingLoss(model, scale=config.scale, mini_batch_size=config.mini_batch_size)
+    evaluator = validation_evaluator(corpus, config.val_limit) if config.eval_every or config.validate else None
+    policy = OptimPolicy(lr=config.lr, weight_decay=0.0, warmup_ratio=0.1)
+    out = Path(out)
+    select = SELECTION_METRIC if config.eval_every else None
+    trainer, run = fit_st(model, rows, loss, out, placement, budget, policy, epochs=config.epochs,
+                          batch_size=config.batch_size, evaluator=evaluator if select else None,
+                          eval_every=config.eval_every, select=select, quiet=quiet, adapter=True,
+                          batch_sampler="no_duplicates")
+    best = run["best"] or {}
+    model.max_seq_length = config.encode_max_seq_length
+    final = evaluator(model)[SELECTION_METRIC.removeprefix("eval_")] if config.validate else None
+    stats = {"base": config.model, "examples": len(rows["anchor"]), "steps": run["steps"],
+             "seconds": run["seconds"], "stopped_by": run["stopped_by"], "best_step": best.get("step"),
+             "selection_ndcg_at_10": best.get("value"), "encode_max_seq_length": config.encode_max_seq_length,
+             "validation_ndcg_at_10": final, "losses": run["losses"], "evals": run["evals"]}
+    if trainer.is_world_process_zero():
+        save_adapter(model, out, config.model, extra={"steps": run["steps"], "seconds": round(run["seconds"], 1),
+                                                     "validation_ndcg_at_10": final})
+        write_json(out / "argsim_training.json", {k: v for k, v in stats.items() if k not in ("losses", "evals")})
+        write_records(out, train_config("counter-retriever", placement, budget, policy, asdict(config),
+                                        {"train": data_hash(rows)}, run,
+                                        {"validation_ndcg_at_10": final}, base_model=config.model))
+    return stats
