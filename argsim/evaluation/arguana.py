@@ -111,11 +111,13 @@ def top_k_run(query_ids: Sequence[str], doc_ids: Sequence[str], scores_of: Any, 
 
 
 def takes_role(encoder: Any) -> bool:
-    """Whether the encoder encodes per role: an argsim `Encoder` (`Encoder.for_role`), or an `encode` that takes
-    `role=` ("query" | "document")."""
+    """Whether the encoder encodes queries and documents apart: an argsim `Encoder` with two towers (`roles`), or
+    an `encode` that takes `role=` ("query" | "document")."""
     from argsim.backend.encoder import Encoder
 
-    return isinstance(encoder, Encoder) or "role" in inspect.signature(type(encoder).encode).parameters
+    if isinstance(encoder, Encoder):
+        return encoder.roles is not None
+    return "role" in inspect.signature(type(encoder).encode).parameters
 
 
 def encode_role(encoder: Any, texts: list[str], role: str) -> np.ndarray:
