@@ -68,12 +68,13 @@ def _interrupted(tmp_path: Path, sig: int) -> tuple[list[str], Path, Path, str]:
     assert marker.exists(), proc.communicate()
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
+    assert proc.returncode == (143 if sig == signal.SIGTERM else 130), err
     return args, data, out, err
 
 
 def test_sigterm_ends_like_ctrl_c(tmp_path):
-    """SIGTERM (a scheduler's stop) runs the same cleanup: exit 130, one line, the finished setting kept whole."""
+    """SIGTERM (a scheduler's stop) runs the same cleanup: exit 143 (128 + SIGTERM), one line, the finished
+    setting kept whole."""
     _args, _data, out, err = _interrupted(tmp_path, signal.SIGTERM)
     assert len([ln for ln in err.splitlines() if ln.strip()]) == 1 and "interrupted" in err
     assert {json.loads(line)["setting"] for line in out.read_text().splitlines()} == {"sdoc"}

@@ -91,10 +91,14 @@ def main() -> None:
 
 def _terminate_as_interrupt() -> None:
     """SIGTERM (a scheduler's or `kill`'s stop) ends the run as Ctrl-C does: cleanup runs (no temporary file is
-    left, finished outputs are kept, `--resume` and the embedding cache continue), exit code 130, one line."""
+    left, finished outputs are kept, `--resume` and the embedding cache continue), one line; the exit code is
+    143 (128 + SIGTERM) where Ctrl-C's is 130, as the trainers exit."""
     import signal
 
+    from argsim.cli import groups
+
     def interrupt(signum, frame):
+        groups.TERMINATED = True
         raise KeyboardInterrupt
 
     if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:

@@ -162,7 +162,12 @@ class ArgsimGroup(TyperGroup):
         if rv == 130:  # typer's answer to Ctrl-C: what was written atomically is whole, the rest not written
             err_console.print("[bold red]interrupted[/]: finished outputs are kept, nothing is half-written",
                               highlight=False)
+            rv = 143 if TERMINATED else rv
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+#: set by the SIGTERM handler (`argsim.cli.app`): an interrupted run then exits 143 instead of Ctrl-C's 130
+TERMINATED = False
 
 
 def _group(name: str, help_text: str) -> typer.Typer:
