@@ -107,7 +107,7 @@ def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
-REPO = Path(__file__).resolve().parent.parent  # the checkout when argsim runs from one
+REPO = Path(__file__).resolve().parent.parent  # the checkout, when argsim is used from one
 
 
 def git_commit(repo: Path = REPO) -> str | None:

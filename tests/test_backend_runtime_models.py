@@ -200,6 +200,7 @@ def test_a_cross_encoder_ranks_through_the_run_options(kpm_workspace, kpm_cross,
                                                         monkeypatch):
     """`--backend` reaches the cross-encoders from the run's options: key point matching (`score_model`) and the
     counter-argument rankers (`load_stage`); the second load of each exports nothing."""
+    from argsim.backend import registry
     from argsim.config import RunConfig
     from argsim.counter.neural.cross import CrossScorer
     from argsim.counter.neural.pipeline import load_stage
@@ -222,7 +223,7 @@ def test_a_cross_encoder_ranks_through_the_run_options(kpm_workspace, kpm_cross,
 
     monkeypatch.setattr(runtime, "_export_onnx", refuse)
     monkeypatch.setattr(torch.onnx, "export", refuse)
-    ensemble._SCORERS.clear()
+    registry._LOADED.clear()  # the one model cache: the cross-encoder loads again, through the backend
     assert ensemble.score_model(data, str(kpm_cross), config=config) == got
     assert load_stage(str(counter_cross), config=config).backend == "onnx"
 

@@ -16,7 +16,8 @@ def bank_triplets(data_dir, tmp_path_factory):
     folder = data_dir / "poliinfo"
     out = tmp_path_factory.mktemp("bank")
     meetings = load_meetings(folder, files=[folder / "minutes/committees/utterances_tokyo_bank.json"])
-    summary = mine_minutes(meetings, out, MiningConfig(boilerplate_min_count=3))
+    # seed 42: the meeting split whose dev set (147 triplets) the tests below were measured on
+    summary = mine_minutes(meetings, out, MiningConfig(boilerplate_min_count=3, seed=42))
     return out, summary
 
 
