@@ -92,6 +92,8 @@ SHIPPED = {"kpm": SHIPPED_LORA, "thematic": SHIPPED_LORA,
                                "point_encoder"},
            "minutes": {"minutes_delta.safetensors", "words.json", "card.json", "argsim_encoder.json"}}
 SENTENCE = {"minutes": "保育所の整備を加速すべきです。"}
+#: the two-tower models are embedded through one named tower (without a role they are refused)
+ROLE = {"counter-bi-encoder": "document"}
 
 
 @pytest.fixture(scope="module")
@@ -108,8 +110,9 @@ def elsewhere_runs(installed, tmp_path_factory) -> tuple[Path, dict[str, dict]]:
     for name in SHIPPED:
         (elsewhere / f"{name}.txt").write_text(SENTENCE.get(name, "School uniforms stop bullying.") + "\n",
                                                encoding="utf-8")
-        commands[name] = (["-q", "--no-cache", "embed", str(elsewhere / f"{name}.txt"), "--model", name, "--out",
-                           str(elsewhere / f"{name}.npy")], {})
+        role = ["--role", ROLE[name]] if name in ROLE else []
+        commands[name] = (["-q", "--no-cache", "embed", str(elsewhere / f"{name}.txt"), "--model", name, *role,
+                           "--out", str(elsewhere / f"{name}.npy")], {})
     results = run_installed_many(installed, elsewhere, list(commands.values()))
     return elsewhere, dict(zip(commands, results, strict=True))
 
@@ -175,6 +178,6 @@ def test_the_installed_wheel_carries_the_shipped_models(installed, elsewhere_run
     for name in SHIPPED:
         res = runs[name]
         assert res["code"] == 0 and res["error"] is None, res["stderr"][-2000:]
-        want = get_encoder(name, device="cpu").encode([SENTENCE.get(name, "School uniforms stop bullying.")],
-                                                      use_cache=False)
+        want = get_encoder(name, device="cpu").for_role(ROLE.get(name)).encode(
+            [SENTENCE.get(name, "School uniforms stop bullying.")], use_cache=False)
         np.testing.assert_allclose(np.load(elsewhere / f"{name}.npy"), want, atol=1e-5)
