@@ -7,7 +7,8 @@ MultipleNegativesRankingLoss with in-batch and hard negatives (`mnrl_rows`).
 The learning rate decays linearly from `lr` to `lr_end` (the report's "(8e-6, 1e-6)"
 schedules). The result is a plain sentence-transformers folder: `get_encoder(folder)` and
 `SentenceTransformer(folder)` load it. Both paths train through argsim.training: the full model with
-SentenceTransformerTrainer, the top-layer variant (`train_layers`) with the accelerate loop; one policy
+SentenceTransformerTrainer, the top-layer variant (`train_layers`) with transformers' Trainer over the cached
+lower layers (`argsim.training.module.fit_module`); one policy
 (AdamW, weight decay 0 - the top-layer path used 0.01 before - linear from `lr` to `lr_end`).
 
 `lora_rank` > 0 trains a LoRA adapter (peft) over the attention and feed-forward linear layers instead of the

@@ -3,8 +3,8 @@
 State lives in the recipes' own folders: a recipe is finished when `OUT/models_build.json` says so for the same
 command line (written after its training and scoring succeeded) or, for a training recipe, when its
 `train_config.json` shows a run that was not stopped by a budget; an interrupted recipe (a checkpoint under OUT:
-`checkpoints/` of the sentence-transformers trainers and the accelerate loop, `checkpoint.pt` of the counter
-models) is continued with `--resume`. Steps run as child processes (`python -m argsim.cli.app ...`, the same
+`checkpoints/`, which every trainer writes through transformers' Trainer) is continued with `--resume`. Steps
+run as child processes (`python -m argsim.cli.app ...`, the same
 global options), their output appended to the log; the bar advances by each recipe's estimated minutes.
 After each recipe its figures (see `Recipe.figures`) become rows of bench/results/<task>.json
 (`argsim.results.write_results`, merged).
