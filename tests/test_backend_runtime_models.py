@@ -318,14 +318,15 @@ def test_shipped_counter_bi_encoder_runs_its_base_in_the_backend(data_dir, backe
     from argsim.backend import get_encoder
 
     texts = _arguments(data_dir, "dev", 32)
-    reference = get_encoder("counter-bi-encoder", device="cpu").encode(texts, use_cache=False)
+    reference = get_encoder("counter-bi-encoder", device="cpu").for_role("document").encode(texts, use_cache=False)
     # its base is MiniLM's export: calibrated as test_backend_runtime's MiniLM is, the int8 model is built once
     calibration = _arguments(data_dir, "train", runtime.CALIBRATION_SIZE) if quantize == "int8" else None
-    enc = get_encoder("counter-bi-encoder", backend=backend, quantize=quantize, calibration=calibration)
+    enc = get_encoder("counter-bi-encoder", backend=backend, quantize=quantize,
+                      calibration=calibration).for_role("document")  # two towers: the document (candidate) one
     assert (enc.backend, enc.quantize) == (backend, quantize)
     assert enc.model.embed_texts(["probe"]).shape == (1, 384)  # its base encoder is the backend's
     _check_vectors(reference, enc.encode(texts, use_cache=False), quantize)
-    assert get_encoder("counter-bi-encoder", device="cpu").cache_key != enc.cache_key
+    assert get_encoder("counter-bi-encoder", device="cpu").for_role("document").cache_key != enc.cache_key
 
 
 @pytest.fixture(scope="module")
@@ -422,7 +423,8 @@ def test_counter_model_openvino_int8_keys_its_vectors_by_the_calibration(tmp_pat
     from argsim.backend import get_encoder
     from argsim.config import RunConfig
 
-    enc = get_encoder("counter-bi-encoder", config=RunConfig(cache_dir=tmp_path, backend="openvino", quantize="int8"))
+    enc = get_encoder("counter-bi-encoder", config=RunConfig(cache_dir=tmp_path, backend="openvino",
+                                                             quantize="int8")).for_role("document")
     texts = ["Homeschooling should be banned", "We should ban fast food", "Cannabis should be legal"]
     enc.encode(texts)
     _, digest = runtime.calibration_choice(texts)

@@ -81,19 +81,44 @@ def encode(texts: str | Sequence[str], model: Any = "minilm", batch_size: int = 
 
 
 def encode_query(texts: str | Sequence[str], model: str = "minilm", **options: object) -> np.ndarray:
-    """`encode(texts, model, role="query", ...)`: the texts that seek (sentence-transformers' name).
+    """`encode(texts, model, role="query", ...)`: the texts that seek (sentence-transformers' name); a two-tower
+    model (the shipped `counter-bi-encoder`) embeds them with its query (point) tower.
+
+    Args:
+        texts: one text or a sequence of texts.
+        model: a name, a folder or a model object, as `encode` takes.
+        options: `encode`'s other options (normalize, batch_size, config, ...).
+
+    Returns:
+        float32 array (n_texts, dim), rows in input order.
 
     Example:
-        >>> q = argsim.encode_query(["Uniforms stop bullying."], model="counter-bi-encoder")  # doctest: +SKIP
+        >>> import argsim
+        >>> q = argsim.encode_query(["Uniforms stop bullying."], model="counter-bi-encoder", normalize=True)
+        >>> d = argsim.encode_document(["Uniforms do not stop bullying.", "Taxes fund schools."],
+        ...                            model="counter-bi-encoder", normalize=True)
+        >>> (q @ d.T).round(2)
+        array([[0.62, 0.1 ]], dtype=float32)
     """
     return encode(texts, model, role="query", **options)
 
 
 def encode_document(texts: str | Sequence[str], model: str = "minilm", **options: object) -> np.ndarray:
-    """`encode(texts, model, role="document", ...)`: the texts searched (sentence-transformers' name).
+    """`encode(texts, model, role="document", ...)`: the texts searched (sentence-transformers' name); a two-tower
+    model (the shipped `counter-bi-encoder`) embeds them with its document (candidate) tower.
+
+    Args:
+        texts: one text or a sequence of texts.
+        model: a name, a folder or a model object, as `encode` takes.
+        options: `encode`'s other options (normalize, batch_size, config, ...).
+
+    Returns:
+        float32 array (n_texts, dim), rows in input order.
 
     Example:
-        >>> d = argsim.encode_document(["Bullies find other targets."], model="counter-bi-encoder")  # doctest: +SKIP
+        >>> import argsim
+        >>> argsim.encode_document(["Bullies find other targets."], model="counter-bi-encoder").shape
+        (1, 384)
     """
     return encode(texts, model, role="document", **options)
 

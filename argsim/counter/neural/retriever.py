@@ -147,7 +147,7 @@ def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, 
     from argsim.settings import seed_everything
     from argsim.training import Budget, OptimPolicy, resolve_placement
     from argsim.training.record import data_hash, train_config, write_records
-    from argsim.training.st import check_cadence, fit_st
+    from argsim.training.st import TrainRun, check_cadence, fit_st
 
     placement = placement or resolve_placement("cpu", "fp32", seed=config.seed)
     budget = budget or Budget()
@@ -164,10 +164,10 @@ def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, 
     policy = OptimPolicy(lr=config.lr, weight_decay=0.0, warmup_ratio=0.1)
     out = Path(out)
     select = SELECTION_METRIC if config.eval_every else None
-    trainer, run = fit_st(model, rows, loss, out, placement, budget, policy, epochs=config.epochs,
-                          batch_size=config.batch_size, evaluator=evaluator if select else None,
-                          eval_every=config.eval_every, select=select, quiet=quiet, adapter=True,
-                          batch_sampler="no_duplicates")
+    trainer, run = fit_st(model, rows, loss, TrainRun(out, placement, budget, policy, config.epochs,
+                                                      config.batch_size),
+                          evaluator=evaluator if select else None, eval_every=config.eval_every, select=select,
+                          disable_tqdm=quiet, batch_sampler="no_duplicates")
     best = run["best"] or {}
     model.max_seq_length = config.encode_max_seq_length
     final = evaluator(model)[SELECTION_METRIC.removeprefix("eval_")] if config.validate else None
