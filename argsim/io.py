@@ -642,19 +642,28 @@ def read_numbered_records(path: str | Path, required: Sequence[str] = (), delimi
                 raise InputError(path, "empty value", row=lineno, column=col)
         for col in (*required, *scalar):
             if isinstance(rec.get(col), list | dict):
-                raise InputError(path, f"expected a single value, found {_json_kind(rec[col])}", row=lineno,
+                raise InputError(path, f"expected a single value, found {describe(rec[col])}", row=lineno,
                                  column=col)
         for col in text:
             if col in rec and rec[col] is not None and not isinstance(rec[col], str):
-                raise InputError(path, f"expected text, found {_json_kind(rec[col])}", row=lineno, column=col)
+                raise InputError(path, f"expected text, found {describe(rec[col])}", row=lineno, column=col)
     return rows
 
 
-def _json_kind(value: Any) -> str:
+def describe(value: Any) -> str:
+    """What a JSON value is, for messages: 'a list', 'text', 'a number', 'true/false', 'null', 'an object'."""
+    if value is None:
+        return "null"
     if isinstance(value, bool):
         return "true/false"
+    if isinstance(value, float) and value != value:
+        return "NaN"
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        return "infinity"
     if isinstance(value, int | float):
         return "a number"
+    if isinstance(value, str):
+        return "text"
     if isinstance(value, list):
         return "a list"
     if isinstance(value, dict):

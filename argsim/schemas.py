@@ -18,6 +18,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, Strict, StrictStr, TypeAdapter, ValidationError
 
 from argsim.errors import InputError
+from argsim.io import describe
 
 #: a finite JSON number (int or float, never true/false or a string)
 Number = Annotated[float, Strict(), Field(allow_inf_nan=False)]
@@ -129,25 +130,6 @@ class RankingRecord(_Open):
 Predictions = dict[str, dict[str, Number]]
 
 
-def describe(value: Any) -> str:
-    """What a JSON value is, for messages: 'a list', 'text', 'a number', 'true/false', 'null', 'an object'."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true/false"
-    if isinstance(value, float) and value != value:
-        return "NaN"
-    if isinstance(value, float) and value in (float("inf"), float("-inf")):
-        return "infinity"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "text"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
 
 
 _EXPECTED = {"dict_type": "an object", "model_type": "an object", "model_attributes_type": "an object",

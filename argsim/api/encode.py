@@ -80,9 +80,15 @@ def encode(texts: str | Sequence[str], model: Any = "minilm", batch_size: int = 
     return vectors[0] if single else vectors
 
 
-def encode_query(texts: str | Sequence[str], model: str = "minilm", **options: object) -> np.ndarray:
-    """`encode(texts, model, role="query", ...)`: the texts that seek (sentence-transformers' name); a two-tower
-    model (the shipped `counter-bi-encoder`) embeds them with its query (point) tower.
+def _role_encode(role: str, tower: str):
+    """`encode` with the role fixed: sentence-transformers' `encode_query` / `encode_document`."""
+
+    def encode_role(texts: str | Sequence[str], model: str = "minilm", **options: object) -> np.ndarray:
+        return encode(texts, model, role=role, **options)
+
+    encode_role.__name__ = encode_role.__qualname__ = f"encode_{role}"
+    encode_role.__doc__ = f"""`encode(texts, model, role="{role}", ...)` (sentence-transformers' name); a two-tower
+    model (the shipped `counter-bi-encoder`) embeds the texts with its {role} ({tower}) tower.
 
     Args:
         texts: one text or a sequence of texts.
@@ -100,27 +106,12 @@ def encode_query(texts: str | Sequence[str], model: str = "minilm", **options: o
         >>> (q @ d.T).round(2)
         array([[0.62, 0.1 ]], dtype=float32)
     """
-    return encode(texts, model, role="query", **options)
+    encode_role.__module__ = __name__
+    return encode_role
 
 
-def encode_document(texts: str | Sequence[str], model: str = "minilm", **options: object) -> np.ndarray:
-    """`encode(texts, model, role="document", ...)`: the texts searched (sentence-transformers' name); a two-tower
-    model (the shipped `counter-bi-encoder`) embeds them with its document (candidate) tower.
-
-    Args:
-        texts: one text or a sequence of texts.
-        model: a name, a folder or a model object, as `encode` takes.
-        options: `encode`'s other options (normalize, batch_size, config, ...).
-
-    Returns:
-        float32 array (n_texts, dim), rows in input order.
-
-    Example:
-        >>> import argsim
-        >>> argsim.encode_document(["Bullies find other targets."], model="counter-bi-encoder").shape
-        (1, 384)
-    """
-    return encode(texts, model, role="document", **options)
+encode_query = _role_encode("query", "point")
+encode_document = _role_encode("document", "candidate")
 
 
 @dataclass
