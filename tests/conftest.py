@@ -135,3 +135,22 @@ def in_process_actor_pool(monkeypatch):
     pool = InProcessActorPool()
     monkeypatch.setattr(embedding, "embed_texts_ray", pool)
     return pool
+
+
+def signal_at_marker(argv: list[str], env: dict, marker: Path, sig: int, wait: float = 120) -> tuple[int, str]:
+    """Start `argv`, send it `sig` once it has written `marker` (its work under way), and return its exit code and
+    stderr. The child gets Ctrl-C's default action, as from a shell: a local Ray started by an earlier test leaves
+    SIGINT ignored in this process, and an ignored signal is inherited (Python then never raises KeyboardInterrupt)."""
+    import signal
+    import subprocess
+    import time
+
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.time() + wait
+    while not marker.exists() and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    assert marker.exists(), proc.communicate()
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=wait)
+    return proc.returncode, err

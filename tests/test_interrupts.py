@@ -7,11 +7,10 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
+from conftest import signal_at_marker
 from typer.testing import CliRunner
 
 from argsim.cli.app import app
@@ -56,19 +55,9 @@ def _interrupted(tmp_path: Path, sig: int) -> tuple[list[str], Path, Path, str]:
             "--out", str(out)]
     code = SLOW_RANKER + "from argsim.cli.app import main\nsys.argv = ['argsim', *sys.argv[1:]]\nmain()\n"
     env = os.environ | {"ARGSIM_DATA": str(data), "PYTHONPATH": str(REPO)}
-    # the child gets Ctrl-C's default action, as from a shell: a local Ray started by an earlier test leaves
-    # SIGINT ignored in this process, and an ignored signal is inherited (Python then never raises
-    # KeyboardInterrupt)
-    proc = subprocess.Popen([sys.executable, "-c", code, *args, "--opt", f"marker={marker}"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.time() + 120
-    while not marker.exists() and proc.poll() is None and time.time() < deadline:
-        time.sleep(0.1)
-    assert marker.exists(), proc.communicate()
-    proc.send_signal(sig)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == (143 if sig == signal.SIGTERM else 130), err
+    returncode, err = signal_at_marker([sys.executable, "-c", code, *args, "--opt", f"marker={marker}"], env,
+                                       marker, sig)
+    assert returncode == (143 if sig == signal.SIGTERM else 130), err
     return args, data, out, err
 
 

@@ -9,11 +9,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import signal_at_marker
 from test_training import TOPICS, tiny_triplets
 
 from argsim.errors import ArgsimError
@@ -139,16 +139,9 @@ def _interrupt(case: str, out: Path, asset: Path, sig: int) -> subprocess.Comple
     marker = out.parent / f"{case}.step"
     code = CHILD.format(tests=str(REPO / "tests"))
     env = os.environ | {"PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([sys.executable, "-c", code, str(marker), case, str(out), str(asset)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.time() + 120
-    while not marker.exists() and proc.poll() is None and time.time() < deadline:
-        time.sleep(0.05)
-    assert marker.exists(), proc.communicate()
-    proc.send_signal(sig)
-    _, err = proc.communicate(timeout=120)
-    return subprocess.CompletedProcess(proc.args, proc.returncode, "", err)
+    argv = [sys.executable, "-c", code, str(marker), case, str(out), str(asset)]
+    code_, err = signal_at_marker(argv, env, marker, sig)
+    return subprocess.CompletedProcess(argv, code_, "", err)
 
 
 @pytest.mark.parametrize(("case", "sig"), [("bilstm", signal.SIGINT), ("minilm", signal.SIGINT),
