@@ -12,18 +12,26 @@ accept text only. Unknown keys are kept (files grow new fields), so the schemas 
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, StrictStr, TypeAdapter, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, StrictStr, TypeAdapter, ValidationError
 
 from argsim.errors import InputError
 from argsim.io import describe
 
+
+def _not_infinite(value: float) -> float:
+    if math.isinf(value):
+        raise ValueError(f"expected a number or NaN, found {describe(value)}")
+    return value
+
+
 #: a finite JSON number (int or float, never true/false or a string)
 Number = Annotated[float, Strict(), Field(allow_inf_nan=False)]
-#: a JSON number that may be NaN (argsim's own files write NaN for an undefined figure)
-NumberOrNaN = Annotated[float, Strict()]
+#: a JSON number that may be NaN (argsim's own files write NaN for an undefined figure), never infinite
+NumberOrNaN = Annotated[float, Strict(), AfterValidator(_not_infinite)]
 
 
 class _Open(BaseModel):
@@ -75,6 +83,12 @@ class TrainConfig(_Open):
     loss_steps: list[Number] | None = None
     evals: list[EvalRow] | None = None
     metrics: dict[str, Any] | None = None
+
+
+class TrainRecord(TrainConfig):
+    """A training record that argsim rewrites (`argsim.training.record.add_metrics`): it names its trainer."""
+
+    trainer: StrictStr
 
 
 class HistoryRow(_Open):
@@ -129,7 +143,140 @@ class RankingRecord(_Open):
 #: shared-task predictions `{arg_id: {key_point_id: score}}`
 Predictions = dict[str, dict[str, Number]]
 
+#: `eval counter-neural --budget`: method -> the training budget, as text or a number
+Budgets = dict[str, StrictStr | Number]
 
+
+class SummaryItem(_Open):
+    """One item of a summaries file (`argsim summarize minutes` writes them; `eval rouge` reads them); the budget
+    (a count, JSON or CSV text) is checked by `argsim.io.parse_count`."""
+
+    summary: StrictStr | None
+    gold: StrictStr | None
+    budget: Any = None
+
+
+class SummariesObject(_Open):
+    """A summaries file as `argsim summarize minutes` writes it: the run's settings and its items."""
+
+    summaries: list[SummaryItem]
+
+
+#: a summaries file: the items alone, or an object holding them under `summaries`
+Summaries = list[SummaryItem] | SummariesObject
+
+
+class ShardManifest(_Open):
+    """`_argsim_embeddings.json` of a shard folder (`argsim embed ... --out DIR`)."""
+
+    model: StrictStr
+    identity: StrictStr
+    dim: Annotated[int, Strict(), Field(ge=0)]
+    rows: Annotated[int, Strict(), Field(ge=0)]
+    column: StrictStr | None = None
+    pooling: StrictStr | None = None
+    max_seq_length: Annotated[int, Strict(), Field(ge=1)] | None = None
+    normalize: bool | None = None
+
+
+class SimpleSDWeights(_Open):
+    """A Simple-SD weights file (`argsim train simple-sd --tune --out`): the eight weights x1..x8."""
+
+    weights: Annotated[list[Number], Field(min_length=8, max_length=8)]
+
+
+class LTRMeta(_Open):
+    """`ltr.json` of a trained learning-to-rank folder."""
+
+    model: StrictStr
+    features: StrictStr
+    seed: Annotated[int, Strict()] = 13
+    #: how the training pairs were drawn (counts of pairs and positives), as `argsim train ltr` records it
+    sampling: dict[str, Any] | None = None
+
+
+class KpmCrossInfo(_Open):
+    """`argsim_kpm_cross.json` of a key point cross-encoder folder: how its inputs were built."""
+
+    context: StrictStr = "none"
+    max_length: Annotated[int, Strict(), Field(ge=1)] | None = None
+
+
+class CounterCrossMarker(_Open):
+    """`argsim_cross_encoder.json` of a counter-argument cross-encoder folder: its training options."""
+
+    max_length: Annotated[int, Strict(), Field(ge=1)] = 256
+    lr: Number
+    batch_size: Annotated[int, Strict(), Field(ge=1)]
+    train_pairs: Annotated[int, Strict(), Field(ge=0)]
+
+
+class CounterTrainConfig(_Open):
+    """The training options a counter model's `history.json` records (`config`)."""
+
+    kind: StrictStr
+    train_encoder: bool
+    base_model: StrictStr
+    lr: Number
+    batch_size: Annotated[int, Strict(), Field(ge=1)]
+    sampling: StrictStr
+
+
+class ScoredEpoch(HistoryRow):
+    """An epoch of a finished training run: validated, timed."""
+
+    val: NumberOrNaN
+    seconds: Number = 0.0
+
+
+class TrainedHistory(_Open):
+    """A finished counter model's `history.json`: its options and at least the untrained model's row."""
+
+    history: Annotated[list[ScoredEpoch], Field(min_length=1)]
+    config: CounterTrainConfig
+
+
+class EnsembleManifest(_Open):
+    """An MTS ensemble folder's member list: the sub-folders, each a model."""
+
+    members: Annotated[list[Annotated[str, Strict(), Field(min_length=1)]], Field(min_length=1)]
+
+
+class ConcatConfig(_Open):
+    """A thematic concatenation folder's `config.json`: the parts under `parts/`, in order."""
+
+    parts: Annotated[list[Annotated[str, Strict(), Field(min_length=1)]], Field(min_length=1)]
+
+
+class TransformerConfig(_Open):
+    """The fields argsim reads of a transformers `config.json`."""
+
+    hidden_size: Annotated[int, Strict(), Field(ge=1)]
+
+
+def read_json_as(schema: Any, path: str | Path, what: str | None = None) -> Any:
+    """A JSON file read with `argsim.io.read_json`'s rules and checked against `schema` by `validate`: every
+    problem (no file, not UTF-8, malformed or truncated JSON, another shape) is one InputError naming the file
+    (and the row and field).
+
+    Args:
+        schema: a pydantic model class or a type.
+        path: the file.
+        what: what the file holds, for the top-level message.
+
+    Returns:
+        The parsed JSON as it is in the file (plain dicts and lists), now known to be of the shape; the fields the
+        schema leaves out keep their absence (callers read them with their defaults).
+
+    Example:
+        >>> read_json_as(Budgets, "budgets.json")  # doctest: +SKIP
+        {'bipolar': '2 epochs'}
+    """
+    from argsim.io import read_json
+
+    data = read_json(path)
+    validate(schema, data, path, what=what)
+    return data
 
 
 _EXPECTED = {"dict_type": "an object", "model_type": "an object", "model_attributes_type": "an object",

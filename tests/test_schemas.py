@@ -4,6 +4,7 @@ through the CLI the same files end as one line and exit code 2."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from argsim.cli.app import app
-from argsim.errors import InputError
+from argsim.errors import InputError, ModelError
 
 #: shapes that no reader of a JSON object accepts at its top level or in a field that holds records / numbers
 WRONG_SHAPES = {
@@ -59,12 +60,85 @@ def _predictions(path: Path) -> None:
     read_predictions(path)
 
 
+def _summaries(path: Path) -> None:
+    from argsim.minutes.evaluate import read_summaries
+
+    read_summaries(path)
+
+
+def _shard_manifest(path: Path) -> None:
+    from argsim.engine.embedding import read_manifest
+
+    read_manifest(path.parent)
+
+
+def _simple_sd_weights(path: Path) -> None:
+    from argsim.counter.lexical.simplesd import resolve_weights
+
+    resolve_weights(weights=str(path))
+
+
+def _ltr_meta(path: Path) -> None:
+    from argsim.counter.ltr.model import LTRModel
+
+    (path.parent / "model.json").write_text("{}")
+    LTRModel.load(path.parent)
+
+
+def _kpm_cross_info(path: Path) -> None:
+    from argsim.kpm.cross import CrossScorer
+
+    CrossScorer(path.parent)
+
+
+def _ensemble(path: Path) -> None:
+    from argsim.kpm.mts_encoder import load_ensemble
+
+    load_ensemble(path.parent)
+
+
+def _concat(path: Path) -> None:
+    from argsim.thematic.bilstm import load_concat_encoder
+
+    load_concat_encoder(path.parent)
+
+
+def _trained_history(path: Path) -> None:
+    from argsim.counter.neural.table3 import training_budget
+
+    training_budget(str(path.parent))
+
+
+def _budgets(path: Path) -> None:
+    from argsim.schemas import Budgets, read_json_as
+
+    read_json_as(Budgets, path)
+
+
+def _add_metrics(path: Path) -> None:
+    from argsim.training.record import add_metrics
+
+    add_metrics(path.parent, {"dev": 0.5})
+
+
 # reader -> the file name it reads
 READERS = {"results": (_results, "kpm.json"), "train_config": (_train_config, "train_config.json"),
-           "history": (_history, "history.json"), "predictions": (_predictions, "predictions.json")}
-#: shapes a reader may accept (an object it reads only some fields of)
-ACCEPTED = {("train_config", "object-of-strings"), ("train_config", "object-of-lists"),
-            ("train_config", "text-in-number"), ("train_config", "bool-in-number")}
+           "history": (_history, "history.json"), "predictions": (_predictions, "predictions.json"),
+           "summaries": (_summaries, "summaries.json"), "shard_manifest": (_shard_manifest, "_argsim_embeddings.json"),
+           "simple_sd_weights": (_simple_sd_weights, "weights.json"), "ltr_meta": (_ltr_meta, "ltr.json"),
+           "kpm_cross_info": (_kpm_cross_info, "argsim_kpm_cross.json"), "ensemble": (_ensemble, "ensemble.json"),
+           "concat": (_concat, "config.json"), "trained_history": (_trained_history, "history.json"),
+           "budgets": (_budgets, "budget.json"), "add_metrics": (_add_metrics, "train_config.json")}
+#: shapes a reader may accept (an object it reads only some fields of; a budget may be any text)
+ACCEPTED = {("train_config", s) for s in ("object-of-strings", "object-of-lists", "text-in-number", "bool-in-number")
+            } | {("budgets", "object-of-strings"), ("budgets", "records-as-string")} | {
+    ("kpm_cross_info", s) for s in ("object-of-strings", "object-of-lists", "text-in-number", "bool-in-number",
+                                    "records-as-string", "records-of-strings", "text-in-number-column")}
+#: a valid file of each reader: with a BOM in front it is still read
+VALID = {"results": {"task": "kpm", "rows": [{"metric": "m", "value": 0.5}]}, "train_config": {"steps": 3},
+         "history": {"history": [{"epoch": 0, "val": 0.5}]}, "predictions": {"a": {"k": 0.5}},
+         "summaries": [{"summary": "a", "gold": "b"}], "simple_sd_weights": {"weights": [0.1] * 8},
+         "budgets": {"bipolar": "2 epochs"}}
 
 
 @pytest.mark.parametrize("reader", sorted(READERS))
@@ -74,12 +148,53 @@ def test_each_reader_refuses_each_wrong_shape_in_one_line(tmp_path, reader, shap
     path = tmp_path / name
     path.write_text(json.dumps(WRONG_SHAPES[shape]), encoding="utf-8")
     if (reader, shape) in ACCEPTED:
-        func(path)
+        with contextlib.suppress(ModelError):  # read, then refused as a model folder: it holds no model
+            func(path)
         return
     with pytest.raises(InputError) as info:
         func(path)
     message = str(info.value)
     assert message.startswith(str(path)) and "\n" not in message
+
+
+#: faults of the file itself, the same for every reader
+FILE_FAULTS = {
+    "empty": b"",
+    "blank": b"  \n",
+    "latin-1": '{"task": "caf\xe9"}'.encode("latin-1"),
+    "utf-16": '{"task": "t"}'.encode("utf-16"),
+    "truncated": b'{"task": "t", "rows": [{"metric": "m", "val',
+    "bom-then-wrong-shape": b"\xef\xbb\xbf[1, 2]",
+    "huge-line": ("[" + ",".join(["1"] * 500_000) + "]").encode(),
+    "nan": b'{"a": {"k": NaN}, "task": NaN, "rows": NaN, "history": NaN, "weights": NaN, "members": NaN, '
+           b'"parts": NaN, "summaries": NaN, "model": NaN, "context": NaN, "config": NaN, "losses": NaN}',
+    "infinity": b'{"a": {"k": Infinity}, "task": "t", "rows": [{"metric": "m", "value": -Infinity}], '
+                b'"weights": [Infinity, 0, 0, 0, 0, 0, 0, 0], "history": [{"epoch": Infinity}], "steps": Infinity}',
+    "duplicate-key": b'{"task": "t", "task": "u"}',
+}
+ACCEPTED_FAULTS = {("budgets", "nan"), ("budgets", "infinity"), ("kpm_cross_info", "infinity")}
+
+
+@pytest.mark.parametrize("reader", sorted(READERS))
+@pytest.mark.parametrize("fault", sorted(FILE_FAULTS))
+def test_each_reader_refuses_each_file_fault_in_one_line(tmp_path, reader, fault):
+    func, name = READERS[reader]
+    path = tmp_path / name
+    path.write_bytes(FILE_FAULTS[fault])
+    if (reader, fault) in ACCEPTED_FAULTS:
+        return
+    with pytest.raises(InputError) as info:
+        func(path)
+    message = str(info.value)
+    assert message.startswith(str(path)) and "\n" not in message, message
+
+
+@pytest.mark.parametrize("reader", sorted(VALID))
+def test_a_bom_before_a_valid_file_is_read(tmp_path, reader):
+    func, name = READERS[reader]
+    path = tmp_path / name
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(VALID[reader]).encode())
+    func(path)
 
 
 def test_the_field_and_what_was_found_are_named():

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from argsim.data.catalog import DatasetInfo, Stat, dataset_dir, register_dataset
 from argsim.errors import ArgsimError, InputError, examples, warn
-from argsim.io import read_records
+from argsim.io import read_numbered_records
 
 ARG_COLUMNS = ("arg_id", "argument", "topic", "stance")
 KP_COLUMNS = ("key_point_id", "key_point", "topic", "stance")
@@ -121,9 +121,7 @@ def _stance(path: Path, row: int, value: str) -> int:
 def _records(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict]]:
     """Records with their 1-based file row (header = row 1) for CSV, line/item number otherwise."""
     text = tuple(c for c in columns if c not in ("arg_id", "key_point_id", "stance", "label"))
-    recs = read_records(path, required=columns, text=text)
-    first = 2 if path.suffix.lower() in (".csv", ".tsv", ".tab") else 1
-    return list(enumerate(recs, start=first))
+    return read_numbered_records(path, required=columns, text=text)
 
 
 def read_arguments(path: str | Path, text_column: str = "argument") -> list[Argument]:

@@ -13,11 +13,9 @@ and caches the parse in the argsim cache folder.
 
 from __future__ import annotations
 
-import csv
 import gzip
 import hashlib
 import html
-import io
 import json
 import os
 import re
@@ -29,7 +27,7 @@ from pathlib import Path
 
 from argsim.data.catalog import DatasetInfo, Stat, register_dataset
 from argsim.errors import InputError
-from argsim.io import check_input_file, read_text_file
+from argsim.io import check_input_file, read_records, read_text_file
 
 ROOT = "ibm_claim_stance_articles"
 PARSER_VERSION = "3"
@@ -184,12 +182,7 @@ def parse_article(wikitext: str, title: str, source: str = "") -> Article:
 def read_article_index(folder: Path) -> list[dict]:
     """Rows of `article_info.csv` (topic_id, raw_file, title, url)."""
     path = folder / ROOT / "article_info.csv"
-    rows = list(csv.DictReader(io.StringIO(read_text_file(path), newline="")))
-    for i, row in enumerate(rows, start=2):
-        for col in ("raw_file", "title"):
-            if not row.get(col):
-                raise InputError(path, f"empty {col}", row=i, column=col)
-    return rows
+    return read_records(path, required=["raw_file", "title"])
 
 
 def read_raw_article(path: Path) -> str:

@@ -330,7 +330,7 @@ def embed_texts_ray(engine, spec: EmbedSpec, texts: list[str], chunk_rows: int,
 
 def read_manifest(folder: Path) -> dict:
     """The shard folder's manifest, its fields typed (InputError, one line, otherwise)."""
-    from argsim.io import read_json
+    from argsim.schemas import ShardManifest, read_json_as
 
     folder = Path(folder)
     if not folder.is_dir():
@@ -338,15 +338,7 @@ def read_manifest(folder: Path) -> dict:
     path = folder / MANIFEST
     if not path.is_file():
         raise InputError(folder, f"not an argsim shard folder (no {MANIFEST})")
-    manifest = read_json(path)
-    if not isinstance(manifest, dict):
-        raise InputError(path, "expected a JSON object")
-    for key, kind in (("model", str), ("identity", str), ("dim", int), ("rows", int)):
-        value = manifest.get(key)
-        if not isinstance(value, kind) or isinstance(value, bool) or (kind is int and value < 0):
-            raise InputError(path, f"'{key}' must be {'a string' if kind is str else 'a non-negative integer'}",
-                             column=key)
-    return manifest
+    return read_json_as(ShardManifest, path, what="a shard manifest {model, identity, dim, rows, ...}")
 
 
 def read_shards(folder: str | Path) -> tuple[list[str], list[bytes], np.ndarray, dict]:

@@ -241,9 +241,11 @@ class CrossScorer:
 
     def __init__(self, folder: str | Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32",
                  runtime: dict | None = None) -> None:
+        from argsim.schemas import KpmCrossInfo, read_json_as
+
         folder = Path(folder)
         meta_path = folder / CROSS_INFO
-        meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
+        meta = read_json_as(KpmCrossInfo, meta_path) if meta_path.is_file() else {}
         self.context = meta.get("context", "none")
         self.precision = precision  # the precision it scores in (argsim.backend.device.inference_precision)
         self.model = get_cross_encoder(folder, device, precision, runtime, meta.get("max_length"))

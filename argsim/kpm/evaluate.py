@@ -6,7 +6,6 @@ The official metric is `argsim.metrics.kpa_map.evaluate_map`; this module only l
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -108,6 +107,7 @@ def fold_summary(scores: list[FoldScore]) -> dict[str, tuple[float, float]]:
 def feature_size(model: str, pooling: str) -> int:
     """The size of a model's pooled features: hidden size (config.json), x 4 for `cls-last4`."""
     from argsim.backend import model_path
+    from argsim.schemas import TransformerConfig, read_json_as
 
-    hidden = json.loads((model_path(model) / "config.json").read_text())["hidden_size"]
+    hidden = read_json_as(TransformerConfig, model_path(model) / "config.json")["hidden_size"]
     return hidden * (4 if pooling == "cls-last4" else 1)

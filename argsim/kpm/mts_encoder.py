@@ -145,10 +145,10 @@ def load_ensemble(folder: str | Path, device: str = "cpu", batch_size: int = 64,
     from argsim.backend.safety import model_files
 
     folder = Path(folder)
+    from argsim.schemas import EnsembleManifest, read_json_as
+
     with model_files(folder, "MTS ensemble"):
-        members = json.loads((folder / ENSEMBLE_FILE).read_text(encoding="utf-8"))["members"]
-        if not isinstance(members, list) or not members or not all(isinstance(m, str) and m for m in members):
-            raise TypeError(f"{ENSEMBLE_FILE}: 'members' must be a list of folder names")
+        members = read_json_as(EnsembleManifest, folder / ENSEMBLE_FILE)["members"]
     paths = [folder / m for m in members]
     for p in paths:  # an ensemble of ensembles, or one naming itself, would load without end
         if (p / ENSEMBLE_FILE).exists() or p.resolve() in (folder.resolve(), *folder.resolve().parents):

@@ -16,8 +16,9 @@ from typing import Any
 from argsim.config import RunConfig
 from argsim.errors import InputError
 from argsim.evaluation.record import Evaluation
-from argsim.io import parse_count, read_json, read_numbered_records
+from argsim.io import parse_count, read_numbered_records
 from argsim.metrics.rouge import rouge1_corpus
+from argsim.schemas import Summaries, read_json_as
 
 
 @dataclass
@@ -35,16 +36,10 @@ def read_summaries(path: Path) -> SummaryFile:
     """The items of a summaries file that have a gold summary; InputError naming the file otherwise."""
     meta: dict[str, Any] = {}
     if path.suffix == ".json":
-        data = read_json(path)
-        rows = data.get("summaries") if isinstance(data, dict) else data
+        data = read_json_as(Summaries, path, what="a list of items with 'summary' and 'gold' (or "
+                                                  "{'summaries': [...]})")
+        rows = data["summaries"] if isinstance(data, dict) else data
         meta = data if isinstance(data, dict) else {}
-        if not isinstance(rows, list) or not all(isinstance(r, dict) and "summary" in r and "gold" in r
-                                                 for r in rows):
-            raise InputError(path, "expected a list of items with 'summary' and 'gold' (or {'summaries': [...]})")
-        for n, r in enumerate(rows, start=1):
-            for col in ("summary", "gold"):
-                if r[col] is not None and not isinstance(r[col], str):
-                    raise InputError(path, f"item {n}: expected text, found {type(r[col]).__name__}", column=col)
         numbered = list(enumerate(rows, start=1))
     else:  # the rows the reader's own errors name (for CSV the header is row 1)
         numbered = read_numbered_records(path, required=["summary", "gold"], text=["summary", "gold"])

@@ -8,7 +8,6 @@ precision the user names, budgets, checkpoints and resume, DDP under `accelerate
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -171,6 +170,3 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
 
 SELECTION_METRIC = "eval_dev_cosine_accuracy"
 
-
-def read_log(folder: Path) -> dict:
-    return json.loads((folder / "train_log.json").read_text(encoding="utf-8"))

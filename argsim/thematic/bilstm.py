@@ -202,7 +202,9 @@ def load_concat_encoder(folder: Path, device: str = "cpu", batch_size: int = 64,
     from argsim.backend.registry import member_options
 
     folder = Path(folder)
-    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    from argsim.schemas import ConcatConfig, read_json_as
+
+    config = read_json_as(ConcatConfig, folder / "config.json", what="a concatenation's config {parts: [...]}")
     options = member_options(runtime)
     parts = [get_encoder(str(folder / "parts" / name), device=device if runtime is None else None,
                          batch_size=batch_size, precision=precision, **options)

@@ -150,6 +150,8 @@ def add_metrics(out: str | Path, metrics: dict) -> None:
     path = Path(out) / TRAIN_CONFIG
     if not path.is_file():
         return
-    config = json.loads(path.read_text(encoding="utf-8"))
-    config["metrics"] = {**config.get("metrics", {}), **metrics}
+    from argsim.schemas import TrainRecord, read_json_as
+
+    config = read_json_as(TrainRecord, path, what="a training record (a JSON object naming its trainer)")
+    config["metrics"] = {**(config.get("metrics") or {}), **metrics}
     write_records(out, config)

@@ -193,7 +193,7 @@ def train_ltr_cmd(
                               engine=engine_from_config(run_config(ctx)))
         from argsim.io import read_json
 
-        for m, folder in saved.items():
+        for m, folder in saved.items():  # the records just written
             samp = read_json(folder / "ltr.json")["sampling"]
             table.add_row(s, m, f"{samp['pairs']:,}", f"{samp['positives']:,}", str(folder), f"{t['seconds']:.0f}")
     console.print(table)

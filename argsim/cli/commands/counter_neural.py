@@ -210,8 +210,8 @@ def eval_counter_neural(
     from argsim.config import default_data_dir
     from argsim.counter.neural.table3 import evaluate_table3, table3_row_specs
     from argsim.data.counterargs import load_counterargs
-    from argsim.io import read_json
     from argsim.results import environment, rows_from_specs, write_results
+    from argsim.schemas import Budgets, read_json_as
 
     cfg = run_config(ctx)
     base_model = base_model_alias or base_model
@@ -223,12 +223,8 @@ def eval_counter_neural(
     for name, folder in models.items():  # every folder checked before the long work starts
         if folder:
             check_stage(folder, f"--{name}")
-    budgets = read_json(budget) if budget else None
-    if budgets is not None and not (isinstance(budgets, dict) and all(isinstance(v, str | int | float)
-                                                                       for v in budgets.values())):
-        from argsim.errors import InputError
-
-        raise InputError(budget, "expected a JSON object: method -> training budget text")
+    budgets = read_json_as(Budgets, budget, what="a JSON object: method -> training budget text") \
+        if budget else None
     if curves:
         from argsim.counter.neural.plot import learning_curves
         from argsim.counter.neural.training import read_history

@@ -50,12 +50,10 @@ def resolve_weights(reading: str | None = None, weights: list[float] | str | Non
     """Explicit weights (8 numbers or a JSON file from `--tune`), else a named reading."""
     if weights is not None:
         if isinstance(weights, str):
-            from argsim.io import read_json
+            from argsim.schemas import SimpleSDWeights, read_json_as
 
-            data = read_json(weights)
-            if not isinstance(data, dict) or "weights" not in data:
-                raise ArgsimError(f"{weights}: expected a JSON object with 'weights' (8 numbers), as --tune writes")
-            weights = data["weights"]
+            weights = read_json_as(SimpleSDWeights, weights, what="a JSON object with 'weights' (8 numbers), as "
+                                                                  "--tune writes")["weights"]
         try:
             w = np.asarray(weights, dtype=np.float64)
         except (TypeError, ValueError):

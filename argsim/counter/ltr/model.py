@@ -117,6 +117,7 @@ class LTRModel:
         from sklearn.preprocessing import StandardScaler
 
         from argsim.io import read_json
+        from argsim.schemas import LTRMeta, read_json_as
 
         folder = Path(folder)
         if not (folder / "ltr.json").is_file():
@@ -128,7 +129,7 @@ class LTRModel:
         from argsim.backend.safety import model_files
 
         with model_files(folder, "LTR model"):
-            meta = read_json(folder / "ltr.json")
+            meta = read_json_as(LTRMeta, folder / "ltr.json", what="an LTR model's metadata {model, features}")
             m = cls(meta["model"], meta["features"], meta.get("seed", 13))
             params = read_json(folder / "model.json")
             if not isinstance(params, dict):

@@ -8,7 +8,6 @@ folder is a sentence-transformers CrossEncoder whose weights are also a plain tr
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -49,9 +48,10 @@ class CrossScorer:
                              "--kind cross-encoder`)")
         check_model_folder(folder)
         from argsim.backend.safety import model_files
+        from argsim.schemas import CounterCrossMarker, read_json_as
 
         with model_files(folder, "cross-encoder"):
-            meta = json.loads((folder / CROSS_MARKER).read_text(encoding="utf-8"))
+            meta = read_json_as(CounterCrossMarker, folder / CROSS_MARKER)
             self.max_length = max_length or int(meta.get("max_length", 256))
         self.precision = precision  # what it scores in (a resolved precision; the CPU)
         self.batch_size, self._memo = batch_size, {}
@@ -238,10 +238,10 @@ def train_cross_encoder(base_model: str, train_pairs: Sequence[tuple[str, str]],
     every = max(1, round(per_epoch / max(evals_per_epoch, 1)))
     evaluator = _choice_evaluator(val_questions) if val_questions else None
     policy = OptimPolicy(lr=lr, weight_decay=0.0, schedule="constant", max_grad_norm=None)
-    old = json.loads((out_dir / HISTORY).read_text(encoding="utf-8"))["history"] \
-        if budget.resume and (out_dir / HISTORY).is_file() else []
-    history: list[dict] = list(old)
-    offset = history[-1]["seconds"] if history else 0.0
+    from argsim.counter.neural.training import read_history
+
+    history: list[dict] = list(read_history(out_dir)) if budget.resume else []
+    offset = history[-1].get("seconds") or 0.0 if history else 0.0
     examples_per_step = batch_size * placement.processes * budget.grad_accum
 
     def record(row: dict) -> None:

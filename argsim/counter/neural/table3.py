@@ -105,17 +105,17 @@ def evaluate_row(row: RowSpec, corpus, split: str, setting: str, ks: tuple[int, 
 
 def training_budget(folder: str | None) -> dict | None:
     """What a model folder cost to train: epochs run, best epoch, minutes, options (from its own records)."""
-    import json
     from pathlib import Path
 
     from argsim.counter.neural.cross import CROSS_MARKER, is_cross_folder
     from argsim.counter.neural.training import read_history
+    from argsim.schemas import CounterCrossMarker, TrainedHistory, read_json_as
 
     if not folder or folder == "bm25" or folder.startswith("cosine:"):
         return None
     path = Path(folder)
     if is_cross_folder(path):
-        meta = json.loads((path / CROSS_MARKER).read_text(encoding="utf-8"))
+        meta = read_json_as(CounterCrossMarker, path / CROSS_MARKER)
         hist = read_history(path)
         last = hist[-1] if hist else {}
         return {"kind": "cross-encoder", "encoder": "fine-tuned", "epochs_run": last.get("epoch"),
@@ -126,7 +126,7 @@ def training_budget(folder: str | None) -> dict | None:
     hist_path = path / "history.json"
     if not hist_path.is_file():
         return None
-    rec = json.loads(hist_path.read_text(encoding="utf-8"))
+    rec = read_json_as(TrainedHistory, hist_path, what="a trained model's history {config, history: [...]}")
     hist, cfg = rec["history"], rec["config"]
     best = max(hist, key=lambda h: h["val"])
     return {"kind": cfg["kind"], "encoder": "fine-tuned" if cfg["train_encoder"] else "frozen " + cfg["base_model"],

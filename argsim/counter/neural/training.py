@@ -316,12 +316,9 @@ def _data_hashes(data: PairData) -> dict:
 
 def read_history(folder: str | Path) -> list[dict]:
     """FOLDER/history.json's rows (validated: `argsim.schemas.History`), [] when there is none."""
-    from argsim.io import read_json
-    from argsim.schemas import History, validate
+    from argsim.schemas import History, read_json_as
 
     path = Path(folder) / HISTORY
     if not path.is_file():
         return []
-    data = read_json(path)
-    validate(History, data, path, what="a learning-curve table {history: [{epoch, val, loss}]}")
-    return data["history"]
+    return read_json_as(History, path, what="a learning-curve table {history: [{epoch, val, loss}]}")["history"]
