@@ -496,6 +496,70 @@ def check_texts(texts: Iterable[str], where: str | Path | None = None) -> None:
                                     "(half of an escaped pair, not a character); fix the escape")
 
 
+#: the longest input Sudachi (GiNZA's tokenizer) takes, in UTF-8 bytes; spaCy's own limit is `nlp.max_length`
+SUDACHI_MAX_BYTES = 49149
+#: where a long text is cut into pieces for a spaCy pipeline: after the last sentence end or space in the window
+_BREAKS = re.compile(r"[。．！？!?.\n]\s*|\s+")
+
+
+def text_pieces(text: str, max_chars: int) -> list[str]:
+    """`text` cut into pieces of at most `max_chars` characters, each ending after its last sentence end (or
+    else space) in the second half of its window, or cut hard where there is none; joined they give `text` back.
+
+    Example:
+        >>> text_pieces("ab. cd. ef", 5)
+        ['ab. ', 'cd. ', 'ef']
+    """
+    pieces, start = [], 0
+    while len(text) - start > max_chars:
+        end = start + max_chars
+        ends = [m.end() for m in _BREAKS.finditer(text, start + max_chars // 2, end)]
+        cut = ends[-1] if ends and ends[-1] <= end else end
+        pieces.append(text[start:cut])
+        start = cut
+    return [*pieces, text[start:]]
+
+
+def pipe_docs(nlp: Any, texts: Sequence[str], batch_size: int = 256) -> Iterator[Any]:
+    """One spaCy `Doc` per text through `nlp.pipe`, whatever its length: a text beyond the pipeline's limits
+    (`nlp.max_length` characters; Sudachi's SUDACHI_MAX_BYTES bytes, which GiNZA's `ja_ginza` refuses with an
+    error) is cut into pieces at sentence ends (`text_pieces`), and their docs are joined (`Doc.from_docs`):
+    the same tokens and token vectors as one doc, no error for a long text.
+
+    Args:
+        nlp: a spaCy `Language` (GiNZA's, or a blank one with a sentencizer).
+        texts: the texts.
+        batch_size: texts per `nlp.pipe` batch.
+
+    Returns:
+        An iterator of one `Doc` per text, in order.
+
+    Example:
+        >>> [d.text for d in pipe_docs(spacy.blank("en"), ["a b"])]  # doctest: +SKIP
+        ['a b']
+    """
+    max_chars = max(1, min(int(nlp.max_length), SUDACHI_MAX_BYTES // 4))  # 4 bytes: the longest UTF-8 character
+    spans, pieces = [], []
+    for text in texts:
+        parts = text_pieces(text, max_chars) if len(text) > max_chars else [text]
+        spans.append(len(parts))
+        pieces.extend(parts)
+    docs = nlp.pipe(pieces, batch_size=batch_size)
+    for n in spans:
+        parts = [next(docs) for _ in range(n)]
+        if n == 1:
+            yield parts[0]
+        else:
+            import warnings
+
+            from spacy.tokens import Doc
+
+            with warnings.catch_warnings():  # GiNZA's per-doc user data (sub-tokens) is not merged; no one reads it
+                warnings.simplefilter("ignore")
+                joined = Doc.from_docs(parts, ensure_whitespace=False)
+            yield joined
+
+
 def _refuse_lone_surrogates(value: Any, path: str | Path | None, row: int | None) -> None:
     stack = [value]
     while stack:

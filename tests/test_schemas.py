@@ -274,3 +274,166 @@ def test_ranking_records_of_another_shape_are_one_line(tmp_path, monkeypatch, fi
     path.write_text(json.dumps(RANKING) + "\n" + json.dumps({**RANKING, "point": "q", field: value}) + "\n")
     result = runner.invoke(app, ["eval", "counterargs", str(path)])
     assert result.exit_code == 2 and f"row 2, {phrase}" in result.stderr, result.stderr
+
+
+# ---------------------------------------------------------------- record files (CSV / TSV / JSONL / JSON lists)
+
+def _arguments(path: Path) -> None:
+    from argsim.data.argkp import read_arguments
+
+    read_arguments(path)
+
+
+def _labels(path: Path) -> None:
+    from argsim.data.argkp import read_labels
+
+    read_labels(path)
+
+
+def _counter_input(path: Path) -> None:
+    from argsim.counter.core.userdata import load_user_arguments
+
+    with open(path, "a", encoding="utf-8") as fh:  # a second argument: the first one's candidate
+        fh.write('{"id": "p2", "text": "another"}\n' if path.suffix == ".jsonl" else "another,p2\n")
+    load_user_arguments(path)
+
+
+def _utterances(path: Path) -> None:
+    from argsim.minutes.summarize import user_items
+
+    user_items(path)
+
+
+def _triplets(path: Path) -> None:
+    from argsim.minutes.train import _load_triplets
+
+    _load_triplets(path, None, 0)
+
+
+def _texts(path: Path) -> None:
+    from argsim.io import read_texts
+
+    read_texts(path)
+
+
+def _articles(path: Path) -> None:
+    from argsim.thematic.build import read_user_articles
+
+    read_user_articles(path, quiet=True)
+
+
+def _summaries_rows(path: Path) -> None:
+    from argsim.minutes.evaluate import read_summaries
+
+    read_summaries(path)
+
+
+#: reader -> one valid record (its first field is required, its text fields hold text)
+RECORD_READERS = {
+    "arguments": (_arguments, {"argument": "a", "arg_id": "a1", "topic": "t", "stance": 1}),
+    "labels": (_labels, {"key_point_id": "k1", "arg_id": "a1", "label": 1}),
+    "counter_input": (_counter_input, {"text": "a point", "id": "p1"}),
+    "utterances": (_utterances, {"text": "発言です。", "id": "q1", "topic": "t", "subtopic": "s"}),
+    "triplets": (_triplets, {"anchor": "a", "positive": "b", "negative": "c"}),
+    "texts": (_texts, {"text": "a text"}),
+    "articles": (_articles, {"text": "== A ==\nSome text.", "title": "T"}),
+    "summaries_rows": (_summaries_rows, {"summary": "a", "gold": "b"}),
+}
+
+
+def _jsonl(*records) -> bytes:
+    return "".join(json.dumps(r) + "\n" for r in records).encode()
+
+
+def _csv(record: dict, values: list[str] | None = None) -> bytes:
+    import csv
+    import io
+
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(list(record))
+    writer.writerow(values if values is not None else [str(v) for v in record.values()])
+    return buf.getvalue().encode()
+
+
+def _record_faults(valid: dict) -> dict[str, tuple[str, bytes]]:
+    """fault -> (file suffix, content): the same catalogue for every record reader."""
+    first = next(iter(valid))
+    missing = {k: v for k, v in valid.items() if k != first}
+    return {
+        "list-where-object": (".jsonl", _jsonl(valid, [1, 2])),
+        "string-where-object": (".jsonl", _jsonl(valid, "a record")),
+        "json-not-a-list": (".json", json.dumps(valid).encode()),
+        "json-list-of-strings": (".json", b'["a", "b"]'),
+        "missing-field": (".jsonl", _jsonl(valid, missing)),
+        "missing-column": (".csv", _csv(missing)),
+        "null-field": (".jsonl", _jsonl({**valid, first: None})),
+        "list-in-field": (".jsonl", _jsonl({**valid, first: ["x"]})),
+        "object-in-field": (".jsonl", _jsonl({**valid, first: {"x": 1}})),
+        "nan-in-field": (".jsonl", _jsonl(valid).replace(b"\n", b"\n", 1) + f'{{"{first}": NaN}}\n'.encode()),
+        "empty-file": (".csv", b""),
+        "empty-jsonl": (".jsonl", b""),
+        "header-only": (".csv", _csv(valid).split(b"\n")[0] + b"\n"),
+        "latin-1": (".csv", _csv(valid) + "caf\xe9\n".encode("latin-1")),
+        "utf-16": (".csv", _csv(valid).decode().encode("utf-16")),
+        "truncated-last-line": (".jsonl", _jsonl(valid) + b'{"' + first.encode() + b'": "cut'),
+        "unterminated-quote": (".csv", _csv(valid) + b'"never closed,x\nmore\n'),
+        "too-many-fields": (".csv", _csv(valid, [*map(str, valid.values()), "extra"])),
+    }
+
+
+#: text fields that hold a number are read as text (a CSV cannot tell them apart; an id may be a number)
+FAULT_NAMES = sorted(_record_faults({"a": 1}))
+
+
+@pytest.mark.parametrize("reader", sorted(RECORD_READERS))
+@pytest.mark.parametrize("fault", FAULT_NAMES)
+def test_each_record_reader_refuses_each_fault_in_one_line(tmp_path, reader, fault):
+    func, valid = RECORD_READERS[reader]
+    suffix, content = _record_faults(valid)[fault]
+    if reader == "texts" and suffix == ".csv" and fault == "too-many-fields":
+        pytest.skip("a one-column CSV has no field count to exceed")
+    path = tmp_path / f"input{suffix}"
+    path.write_bytes(content)
+    with pytest.raises(InputError) as info:
+        func(path)
+    message = str(info.value)
+    assert message.startswith(str(path)) and "\n" not in message, message
+
+
+@pytest.mark.parametrize("reader", sorted(RECORD_READERS))
+@pytest.mark.parametrize("form", ["bom-csv", "bom-jsonl", "extra-field", "huge-line"])
+def test_each_record_reader_reads_valid_variants(tmp_path, reader, form):
+    """A BOM, a field no reader knows and a 2 MB text are all valid input."""
+    func, valid = RECORD_READERS[reader]
+    first = next(iter(valid))
+    suffix, content = {"bom-csv": (".csv", b"\xef\xbb\xbf" + _csv(valid)),
+                       "bom-jsonl": (".jsonl", b"\xef\xbb\xbf" + _jsonl(valid)),
+                       "extra-field": (".jsonl", _jsonl({**valid, "zz_unknown": [1, {"a": None}]})),
+                       "huge-line": (".jsonl", _jsonl({**valid, first: valid[first] + " x" * 1_000_000}
+                                                      if isinstance(valid[first], str) else valid))}[form]
+    path = tmp_path / f"input{suffix}"
+    path.write_bytes(content)
+    func(path)
+
+
+@pytest.mark.parametrize("lang", ["ja", "en"])
+def test_a_text_beyond_the_tokenizers_limits_is_tokenised_whole(lang):
+    """Sudachi refuses more than 49,149 bytes and spaCy more than `nlp.max_length` characters: `pipe_docs` cuts
+    such a text at sentence ends and joins the docs, so a long utterance, summary or article paragraph is read
+    like any other (same tokens, same document vector as short texts give)."""
+    spacy = pytest.importorskip("spacy")
+    from argsim.io import pipe_docs
+
+    if lang == "ja":
+        pytest.importorskip("ja_ginza")
+        nlp, sentence = spacy.load("ja_ginza"), "発言です。"
+    else:
+        nlp, sentence = spacy.blank("en"), "A short sentence. "
+        nlp.add_pipe("sentencizer")
+    text = sentence * 20_000
+    with nlp.select_pipes(disable=[p for p in nlp.pipe_names if p != "sentencizer"]):
+        short, long = pipe_docs(nlp, [sentence * 3, text])
+        assert long.text == text and len(long) == len(short) // 3 * 20_000
+        if lang == "ja":  # the mean of the same token vectors, summed in float32
+            assert abs(long.vector - short.vector).max() < 1e-3

@@ -13,6 +13,7 @@ from argsim.backend.fingerprint import fingerprint
 from argsim.backend.pooling import pool
 from argsim.backend.safety import HF_LOAD
 from argsim.errors import ModelError
+from argsim.io import pipe_docs
 
 #: model types whose position table keeps 2 rows for the padding offset (514 positions: 512 tokens)
 OFFSET_POSITIONS = frozenset({"roberta", "xlm-roberta", "camembert", "mpnet", "longformer", "bart", "ibert",
@@ -281,4 +282,4 @@ class GinzaEncoder(Encoder):
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         with self.nlp.select_pipes(enable=[]):
-            return np.stack([doc.vector for doc in self.nlp.pipe(texts, batch_size=64)]).astype(np.float32)
+            return np.stack([doc.vector for doc in pipe_docs(self.nlp, texts, batch_size=64)]).astype(np.float32)

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from argsim.data.catalog import DatasetInfo, Stat, register_dataset
 from argsim.errors import InputError
-from argsim.io import check_input_file, read_records, read_text_file
+from argsim.io import check_input_file, pipe_docs, read_records, read_text_file
 
 ROOT = "ibm_claim_stance_articles"
 PARSER_VERSION = "3"
@@ -146,7 +146,7 @@ def _nlp():
 
 def split_sentences(paragraphs: list[str]) -> list[list[str]]:
     """Sentences of each paragraph (spaCy's rule-based English sentencizer; OpenNLP in the paper)."""
-    return [[s.text.strip() for s in doc.sents if s.text.strip()] for doc in _nlp().pipe(paragraphs, batch_size=256)]
+    return [[s.text.strip() for s in doc.sents if s.text.strip()] for doc in pipe_docs(_nlp(), paragraphs, 256)]
 
 
 @lru_cache(maxsize=200_000)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from argsim.evaluation.record import Evaluation
+from argsim.io import pipe_docs
 
 UNITS = ("content", "surface", "char")
 CONTENT_POS = frozenset({"NOUN", "PROPN", "VERB", "ADJ", "NUM"})
@@ -50,7 +51,7 @@ def token_units(texts: Sequence[str], nlp: Any, unit: str = "content") -> list[l
     """
     out = []
     with nlp.select_pipes(enable=[]):
-        for doc in nlp.pipe([ENUM_RE.sub("", t) for t in texts], batch_size=256):
+        for doc in pipe_docs(nlp, [ENUM_RE.sub("", t) for t in texts], batch_size=256):
             if unit == "content":
                 out.append([t.lemma_ for t in doc if t.pos_ in CONTENT_POS])
             else:

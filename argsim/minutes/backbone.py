@@ -46,11 +46,12 @@ def minilm_tokenizer_report(texts: Sequence[str], model: str = "minilm") -> dict
 def ginza_oov_report(texts: Sequence[str]) -> dict[str, float]:
     """Share of Sudachi tokens (punctuation excluded) that have no GiNZA word vector."""
     from argsim.backend import get_encoder
+    from argsim.io import pipe_docs
 
     nlp = get_encoder("ginza").nlp
     n = oov = 0
     with nlp.select_pipes(enable=[]):
-        for doc in nlp.pipe(texts, batch_size=256):
+        for doc in pipe_docs(nlp, texts, batch_size=256):
             for t in doc:
                 if t.is_punct or t.is_space:
                     continue

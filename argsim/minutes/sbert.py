@@ -27,6 +27,7 @@ import numpy as np
 
 from argsim.backend.encoder import Encoder
 from argsim.backend.fingerprint import fingerprint
+from argsim.io import pipe_docs
 
 MANIFEST = {"loader": "minutes-sbert"}  # a name in argsim.backend.names.ENCODER_LOADERS
 SEGMENTED_MARKER = "argsim_segmented.json"
@@ -48,7 +49,7 @@ def tokenize(texts: Sequence[str], batch_size: int = 256) -> list[list[tuple[str
     vectors, strings = nlp.vocab.vectors, nlp.vocab.strings
     out = []
     with nlp.select_pipes(enable=[]):
-        for doc in nlp.pipe(texts, batch_size=batch_size):
+        for doc in pipe_docs(nlp, texts, batch_size=batch_size):
             out.append([(t.orth_, int(vectors.find(key=strings[t.orth_]))) for t in doc if t.orth_.strip()])
     return out
 
