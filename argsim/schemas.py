@@ -254,6 +254,21 @@ class TransformerConfig(_Open):
     hidden_size: Annotated[int, Strict(), Field(ge=1)]
 
 
+class KeptRow(_Open):
+    """One finished (row, setting) of an interrupted `eval counter-neural`: per-point hits for every K."""
+
+    ids: list[StrictStr]
+    hits: dict[str, list[Annotated[int, Strict()] | bool | Number]]
+    seconds: Number
+
+
+class TableState(_Open):
+    """The state file of an interrupted `eval counter-neural`: the run's inputs and its finished rows."""
+
+    inputs: dict[str, Any]
+    rows: dict[str, KeptRow]
+
+
 def read_json_as(schema: Any, path: str | Path, what: str | None = None) -> Any:
     """A JSON file read with `argsim.io.read_json`'s rules and checked against `schema` by `validate`: every
     problem (no file, not UTF-8, malformed or truncated JSON, another shape) is one InputError naming the file

@@ -91,3 +91,37 @@ def test_sigint_keeps_finished_settings_and_resume_continues(tmp_path, monkeypat
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["setting"] for r in rows].count("sdoc") == n_sdoc and {r["setting"] for r in rows} == {"sdoc", "sda",
                                                                                                     "sdc"}
+
+
+def test_counter_neural_table_keeps_finished_rows_and_continues(tmp_path, monkeypatch):
+    """`eval counter-neural` (`evaluate_table3` with a state file): a row interrupted (Ctrl-C) keeps the rows that
+    finished; the same run again evaluates only the rest, gives the table an uninterrupted run gives and removes
+    the state; a run on other inputs is refused in one line while the state is there."""
+    import numpy as np
+    import pytest
+
+    import argsim.counter.neural.table3 as t3
+    from argsim.data.counterargs import load_counterargs_folder
+    from argsim.errors import ArgsimError
+
+    corpus = load_counterargs_folder(FIXTURE)
+    state, calls, real = tmp_path / "runs" / "table.partial.json", [], t3.evaluate_row
+    monkeypatch.setattr(t3, "evaluate_row", lambda row, *a, **k: calls.append(row.method) or real(row, *a, **k))
+
+    def ctrl_c(result):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        t3.evaluate_table3(corpus, {}, "test", ["epa"], (5,), state=state, on_result=ctrl_c)
+    assert calls == ["zero-shot cosine (minilm)"] and state.is_file()
+    assert [p.name for p in state.parent.iterdir()] == [state.name]  # no temporary file left
+    with pytest.raises(ArgsimError, match=r"interrupted run on other inputs \(ks\)"):
+        t3.evaluate_table3(corpus, {}, "test", ["epa"], (3,), state=state)
+    calls.clear()
+    resumed = t3.evaluate_table3(corpus, {}, "test", ["epa"], (5,), state=state)
+    assert calls == ["BM25"] and not state.exists()
+    whole = t3.evaluate_table3(corpus, {}, "test", ["epa"], (5,))
+    assert [r.row for r in resumed] == [r.row for r in whole]
+    for a, b in zip(resumed, whole, strict=True):
+        assert a.score.ids == b.score.ids and a.versus == b.versus
+        assert all(np.array_equal(a.score.hits[k], b.score.hits[k]) for k in (1, 5))

@@ -206,10 +206,12 @@ def eval_counter_neural(
                                        "learning curves (history.json) into this PNG.")] = None,
 ) -> None:
     """The paper's Table 3: @1/K (accuracy@1 after reranking the first stage's top K) for every row whose model
-    is given, beside the published figures; writes bench/results/<task>.json."""
+    is given, beside the published figures; writes bench/results/<task>.json. An interrupted run keeps its
+    finished rows (runs/counter-neural/<task>.partial.json): the same command continues it."""
     from argsim.config import default_data_dir
     from argsim.counter.neural.table3 import evaluate_table3, table3_row_specs
     from argsim.data.counterargs import load_counterargs
+    from argsim.paths import under_workdir
     from argsim.results import environment, rows_from_specs, write_results
     from argsim.schemas import Budgets, read_json_as
 
@@ -235,7 +237,9 @@ def eval_counter_neural(
     k_list = tuple(int(k) for k in ks.split(","))
     results = evaluate_table3(corpus, models, split, settings.split(","), k_list, base_model=base_model,
                               bipolar_settings=bipolar_settings.split(",") if bipolar_settings else (),
-                              cross_limit=cross_limit, seed=cfg.seed, config=cfg)
+                              cross_limit=cross_limit, seed=cfg.seed, config=cfg,
+                              state=under_workdir(f"runs/counter-neural/{task}.partial.json"),
+                              data=str(cfg.data_dir or default_data_dir()))
     table = Table(title=f"counterargs-18 {split}: @1/K")
     for col in ("method", "setting", "points", "stage-1 @1", *[f"@1/{k}" for k in k_list], "paper",
                 f"Δ@1/{k_list[-1]} vs zero-shot [95% CI]", "seconds"):

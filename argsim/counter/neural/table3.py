@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -105,8 +106,6 @@ def evaluate_row(row: RowSpec, corpus, split: str, setting: str, ks: tuple[int, 
 
 def training_budget(folder: str | None) -> dict | None:
     """What a model folder cost to train: epochs run, best epoch, minutes, options (from its own records)."""
-    from pathlib import Path
-
     from argsim.counter.neural.cross import CROSS_MARKER, is_cross_folder
     from argsim.counter.neural.training import read_history
     from argsim.schemas import CounterCrossMarker, TrainedHistory, read_json_as
@@ -159,23 +158,84 @@ def table3_plan(models: dict[str, str | None], settings: Sequence[str], base_mod
     return plan
 
 
+def run_inputs(models: dict[str, str | None], split: str, settings: Sequence[str], ks: Sequence[int],
+               base_model: str, bipolar_settings: Sequence[str], cross_limit: int | None, seed: int,
+               data: str | None = None) -> dict:
+    """What an `evaluate_table3` run depends on: its options, and each model folder with the last change of its
+    files (a folder trained again is another input)."""
+    def stamp(folder: str) -> list:
+        path = Path(folder)
+        files = [p for p in path.iterdir() if p.is_file()] if path.is_dir() else []
+        return [folder, max((p.stat().st_mtime_ns for p in files), default=0)]
+
+    return {"split": split, "settings": list(settings), "ks": [int(k) for k in ks], "base_model": base_model,
+            "bipolar_settings": list(bipolar_settings), "cross_limit": cross_limit, "seed": seed, "data": data,
+            "models": {k: stamp(v) for k, v in sorted(models.items()) if v}}
+
+
+def _row_key(row: RowSpec, setting: str) -> str:
+    return f"{row.method}|{row.first}|{row.second}|{setting}"
+
+
+def _read_state(state: Path, inputs: dict) -> dict:
+    """The rows an interrupted run finished (`state`'s `rows`), when it ran on the same `inputs`; ArgsimError
+    (one line) when they differ, {} when there is no state."""
+    from argsim.errors import ArgsimError
+    from argsim.schemas import TableState, read_json_as
+
+    if not state.exists():
+        return {}
+    saved = read_json_as(TableState, state, what="an interrupted table's state {inputs, rows}")
+    if saved["inputs"] != inputs:
+        differs = sorted(k for k in {*inputs, *saved["inputs"]} if inputs.get(k) != saved["inputs"].get(k))
+        raise ArgsimError(f"{state}: holds the finished rows of an interrupted run on other inputs "
+                          f"({', '.join(differs)}); rerun that command to finish it, or delete the file to start over")
+    return saved["rows"]
+
+
 def evaluate_table3(corpus, models: dict[str, str | None], split: str, settings: Sequence[str],
                     ks: tuple[int, ...], base_model: str = "minilm", bipolar_settings: Sequence[str] = (),
                     cross_limit: int | None = 300, seed: int = SEED,
                     on_result: Callable[[Table3Result], None] | None = None,
-                    config=None) -> list[Table3Result]:
+                    config=None, state: str | Path | None = None, data: str | None = None) -> list[Table3Result]:
     """Evaluate the plan of `table3_plan` (models: bi-encoder, unipolar-ret, unipolar-cls, cross-encoder, bipolar,
     bipolar-nodiff -> folder or None); `on_result` is called after each row (progress); `config`: the run's
-    options (the runtime of every stage's transformer)."""
+    options (the runtime of every stage's transformer).
+
+    With `state` (a JSON file), every finished (row, setting) is stored there (atomically) as it finishes, so an
+    interrupted run keeps it: the same call again evaluates only the rest (the per-point hits read back give the
+    same table and paired comparisons) and removes the file at the end; a call on other inputs (`run_inputs`:
+    options, model folders, `data`) is refused in one line while the file is there.
+    """
+    from argsim.io import write_json
+
     zero_shot = f"cosine:{base_model}"
     stages: dict = {}
     reference: dict[str, RowScore] = {}
     out = []
+    inputs = run_inputs(models, split, settings, ks, base_model, bipolar_settings, cross_limit, seed, data)
+    state = Path(state) if state is not None else None
+    done = _read_state(state, inputs) if state is not None else {}
+    if done:
+        from argsim.errors import warn
+
+        warn(f"{state}: {len(done)} row(s) of an interrupted run are kept; only the rest are evaluated")
     for row, setting in table3_plan(models, settings, base_model, bipolar_settings):
         limit = (cross_limit or None) if row.uses_cross else None
-        t0 = time.perf_counter()
-        score = evaluate_row(row, corpus, split, setting, ks, limit=limit, seed=seed, stages=stages, config=config)
-        seconds = time.perf_counter() - t0
+        key = _row_key(row, setting)
+        if key in done:
+            kept = done[key]
+            score = RowScore(kept["ids"], {int(k): np.asarray(v) for k, v in kept["hits"].items()})
+            seconds = kept["seconds"]
+        else:
+            t0 = time.perf_counter()
+            score = evaluate_row(row, corpus, split, setting, ks, limit=limit, seed=seed, stages=stages,
+                                 config=config)
+            seconds = time.perf_counter() - t0
+            if state is not None:
+                done[key] = {"ids": list(score.ids), "hits": {str(k): v.tolist() for k, v in score.hits.items()},
+                             "seconds": seconds}
+                write_json(state, {"inputs": inputs, "rows": done}, indent=None)
         if row.first == zero_shot:
             reference[setting] = score
         versus = versus_reference(score, reference[setting], ks) \
@@ -185,6 +245,8 @@ def evaluate_table3(corpus, models: dict[str, str | None], split: str, settings:
         out.append(result)
         if on_result:
             on_result(result)
+    if state is not None and state.exists():
+        state.unlink()  # the table is whole: nothing left to resume
     return out
 
 
