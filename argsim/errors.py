@@ -12,6 +12,28 @@ class ArgsimError(Exception):
     exit_code = 2
 
 
+#: the longest error line argsim prints: a message quoting the user's input (a header of one 10 MB line, a
+#: name thousands of characters long) is cut, so the line stays one readable line
+MAX_MESSAGE = 600
+
+
+def one_line(message: str, limit: int = MAX_MESSAGE) -> str:
+    """`message` as one line of at most about `limit` characters: line breaks become spaces, and a longer
+    message keeps its head and its tail (where a message says what to do) around a count of what was cut.
+
+    Example:
+        >>> one_line("a\nb")
+        'a b'
+        >>> len(one_line("x" * 10_000)) < 700
+        True
+    """
+    text = " ".join(str(message).split("\n"))
+    if len(text) <= limit:
+        return text
+    head, tail = text[: limit * 2 // 3], text[-(limit // 3):]
+    return f"{head} [... {len(text) - len(head) - len(tail):,} characters ...] {tail}"
+
+
 class InputError(ArgsimError):
     """Bad input data: names the file and, where it applies, the row and column (CSV) or field (JSON: a dotted
     path such as `rows.3.value`)."""
@@ -25,7 +47,7 @@ class InputError(ArgsimError):
             where += f", column '{column}'"
         if field is not None:
             where += f", field '{field}'"
-        super().__init__(f"{where}: {problem}")
+        super().__init__(one_line(f"{where}: {problem}"))
         self.path, self.row, self.column, self.problem = path, row, column, problem
 
 

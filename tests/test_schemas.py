@@ -437,3 +437,17 @@ def test_a_text_beyond_the_tokenizers_limits_is_tokenised_whole(lang):
         assert long.text == text and len(long) == len(short) // 3 * 20_000
         if lang == "ja":  # the mean of the same token vectors, summed in float32
             assert abs(long.vector - short.vector).max() < 1e-3
+
+
+def test_an_error_quoting_huge_input_stays_one_short_line(tmp_path, monkeypatch):
+    """A header of one 2 MB line (a text file given where triplets are expected) or an option value thousands of
+    characters long is quoted in part: one line of bounded length that still names the file and ends with what
+    was found."""
+    monkeypatch.delenv("ARGSIM_DEBUG", raising=False)
+    path = tmp_path / "huge.csv"
+    path.write_text("word " * 400_000 + "\n", encoding="utf-8")
+    for argv in (["eval", "triplets", str(path)], ["eval", "triplets", str(path), "--distance", "x" * 5000]):
+        result = runner.invoke(app, argv)
+        lines = result.stderr.strip().splitlines()
+        assert result.exit_code == 2 and len(lines) == 1 and len(lines[0]) < 800, result.stderr[:300]
+    assert str(path) in lines[0] or "--distance" in lines[0]

@@ -11,7 +11,7 @@ from rich.table import Table
 from typer.core import TyperCommand, TyperGroup
 
 from argsim.config import RunConfig
-from argsim.errors import ArgsimError
+from argsim.errors import ArgsimError, one_line
 
 console = Console()
 err_console = Console(stderr=True)
@@ -98,7 +98,7 @@ class ArgsimGroup(TyperGroup):
         try:
             return super().invoke(ctx)
         except ArgsimError as exc:
-            err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+            err_console.print(f"[bold red]error:[/] {escape(one_line(str(exc)))}", highlight=False, soft_wrap=True)
             raise typer.Exit(exc.exit_code) from None
         except MemoryError:
             err_console.print("[bold red]error:[/] out of memory (try a smaller --batch-size, fewer texts, or "
@@ -152,7 +152,7 @@ class ArgsimGroup(TyperGroup):
                 raise
             ctx = getattr(exc, "ctx", None)
             hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
-            message = exc.format_message().replace("Value error, ", "")  # pydantic's prefix on choice errors
+            message = one_line(exc.format_message().replace("Value error, ", ""))  # pydantic's prefix on choices
             err_console.print(f"[bold red]error:[/] {escape(message)}{escape(hint)}", highlight=False,
                               soft_wrap=True)
             sys.exit(exc.exit_code)
