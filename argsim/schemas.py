@@ -312,13 +312,15 @@ def _message(err: dict[str, Any]) -> str:
 def _data_path(data: Any, loc: tuple) -> list:
     """The parts of pydantic's error location that index into `data` (a union's branch names dropped)."""
     out, here = [], data
-    for part in loc:
+    for i, part in enumerate(loc):
         if isinstance(here, dict) and part in here:
             here = here[part]
         elif isinstance(here, list) and isinstance(part, int) and 0 <= part < len(here):
             here = here[part]
         elif isinstance(part, str) and part in ("int", "float", "str", "none") or "[" in str(part):
             continue
+        elif isinstance(part, str) and i < len(loc) - 1 and part[:1].isupper() and part.isidentifier():
+            continue  # a union's branch named by its model class (SummariesObject), not a key of the data
         out.append(part)
     return out
 

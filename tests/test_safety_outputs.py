@@ -136,3 +136,26 @@ def test_resume_keeps_rows_of_other_methods(ws, monkeypatch):
     methods = [r["method"] for r in rows]
     assert methods.count("tf-cosine") == 3 and methods.count("bm25") == len(points)
     assert [r for r in rows if r["method"] == "tf-cosine"] == other
+
+
+def test_an_option_that_does_not_apply_is_refused_not_ignored(tmp_path, monkeypatch):
+    """`summarize minutes --input F --items X` would summarise F and ignore --items; `--length` without --input
+    would be ignored; `--labels` with an ArgKP split would read the split's labels, not the file: each is one
+    line, exit code 2, before any work."""
+    from typer.testing import CliRunner
+
+    from argsim.cli.app import app
+
+    monkeypatch.delenv("ARGSIM_DEBUG", raising=False)
+    fixtures = Path(__file__).resolve().parent / "fixtures"
+    utterances, labels = fixtures / "minutes" / "utterances.csv", fixtures / "kpm" / "labels.csv"
+    out = str(tmp_path / "s.json")
+    for argv, phrase in (
+            (["summarize", "minutes", "--input", str(utterances), "--items", "ntcir14", "--out", out], "--items"),
+            (["summarize", "minutes", "--length", "50", "--out", out], "--length"),
+            (["rank", "keypoints", "--split", "dev", "--labels", str(labels), "--out", str(tmp_path / "kp")],
+             "gold labels go with your own --arguments")):
+        result = CliRunner().invoke(app, argv)
+        lines = result.stderr.strip().splitlines()
+        assert result.exit_code == 2 and len(lines) == 1 and phrase in lines[0], result.stderr
+    assert not (tmp_path / "s.json").exists() and not (tmp_path / "kp").exists()

@@ -207,6 +207,10 @@ def test_the_field_and_what_was_found_are_named():
     with pytest.raises(InputError, match=r"p\.json, row 2, column 'text': expected text, found a number"):
         validate(list[dict[str, str]], [{"text": "a"}, {"text": 3}], "p.json")
     assert validate(Predictions, {"a": {"k": 1}}, "p.json") == {"a": {"k": 1.0}}
+    from argsim.schemas import Summaries  # a union of a list and an object: the branch's class is not a field
+
+    with pytest.raises(InputError, match=r"s\.json, field 'summaries': missing field$"):
+        validate(Summaries, {"items": []}, "s.json")
 
 
 def test_argsim_own_files_pass(tmp_path):

@@ -21,7 +21,7 @@ import inspect
 import math
 import os
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -38,6 +38,19 @@ def _is_default(ctx: typer.Context, param: typer.CallbackParam) -> bool:
     """Whether the option kept its default (not given on the command line or by an environment variable)."""
     source = ctx.get_parameter_source(param.name)
     return source is not None and source.name in ("DEFAULT", "DEFAULT_MAP")
+
+
+def refuse_given(ctx: typer.Context, names: Sequence[str], why: str) -> None:
+    """ArgsimError (one line) when one of the options `names` (parameter names) was given on the command line:
+    an option that does not apply to this run would otherwise be silently ignored.
+
+    Example:
+        >>> refuse_given(ctx, ["items"], "it picks dataset items; your own --input is summarised")  # doctest: +SKIP
+    """
+    for name in names:
+        source = ctx.get_parameter_source(name)
+        if source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP"):
+            raise ArgsimError(f"--{name.replace('_', '-')} does not apply here: {why}")
 
 
 def output_check(kind: str = "file", suffixes: tuple[str, ...] = ()) -> OutputCheck:

@@ -282,6 +282,9 @@ def load_kpm_input(split: str | None = "dev", arguments: str | Path | None = Non
         if need_labels and labels is None:
             raise InputError(arguments, "evaluation needs the gold labels: give --labels")
         return load_kpm_files(arguments, key_points, labels)
+    if labels is not None:  # the split's own labels would be read, and the file given silently not
+        raise InputError(labels, "gold labels go with your own --arguments and --key-points; a split's labels are "
+                                 "its labels_<split>.csv under --data-dir")
     split = split or "dev"
     if need_labels or "+" in split:
         return load_argkp(split, data_dir, labels=True)

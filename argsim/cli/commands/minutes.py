@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import typer
 
 from argsim.cli.groups import console, eval_app, run_config, summarize_app, summary_table, train_app, triplets_app
-from argsim.cli.params import OUT_DIR, OUT_FILE, choices, config_options, from_workdir, model_option
+from argsim.cli.params import (
+    OUT_DIR,
+    OUT_FILE,
+    choices,
+    config_options,
+    from_workdir,
+    model_option,
+    refuse_given,
+)
 from argsim.cli.training_options import budget_options, placement
 from argsim.cli.training_options import quiet as run_quiet
 from argsim.minutes.mining import MiningConfig
@@ -129,6 +137,10 @@ def summarize_minutes(
     from argsim.minutes.summarize import dataset_items, run_summaries, user_items
 
     cfg = run_config(ctx)
+    if input:
+        refuse_given(ctx, ["items"], "it picks the dataset's items, and --input gives your own")
+    else:
+        refuse_given(ctx, ["length"], "it is the budget of --input rows without a length column")
     its = user_items(input, length) if input else dataset_items(dataset_dir("poliinfo", cfg.data_dir), items)
     its = its[:limit] if limit else its
     options = replace(options, seed=cfg.seed)
