@@ -159,3 +159,21 @@ def test_an_option_that_does_not_apply_is_refused_not_ignored(tmp_path, monkeypa
         lines = result.stderr.strip().splitlines()
         assert result.exit_code == 2 and len(lines) == 1 and phrase in lines[0], result.stderr
     assert not (tmp_path / "s.json").exists() and not (tmp_path / "kp").exists()
+
+
+def test_key_points_of_other_topics_only_are_refused(tmp_path, monkeypatch):
+    """Arguments none of which has a key point of its topic and stance: nothing could be scored, so the run is
+    refused in one line before any model loads instead of writing empty predictions with exit code 0."""
+    from typer.testing import CliRunner
+
+    from argsim.cli.app import app
+
+    monkeypatch.delenv("ARGSIM_DEBUG", raising=False)
+    kpm = Path(__file__).resolve().parent / "fixtures" / "kpm"
+    kps = tmp_path / "kps.csv"
+    kps.write_text("key_point_id,key_point,topic,stance\nk1,a key point,another topic,1\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["rank", "keypoints", "--arguments", str(kpm / "arguments.csv"),
+                                      "--key-points", str(kps), "--out", str(tmp_path / "kp")])
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1 and "nothing would be scored" in lines[0], result.stderr
+    assert not (tmp_path / "kp").exists()

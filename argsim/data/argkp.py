@@ -195,10 +195,15 @@ def load_kpm_files(arguments: str | Path, key_points: str | Path, labels: str | 
 
 def warn_unscorable(data: KPMData, source: Path | str) -> None:
     """One warning line when arguments have no key point of their (topic, stance): they are not scored, and the
-    evaluation counts them as misses. Names topics that match a key point topic only up to case or spaces."""
+    evaluation counts them as misses; InputError (one line) when no argument has one: nothing would be scored,
+    and empty outputs would pass for a result. Names topics that match a key point topic only up to case or
+    spaces."""
     lost = data.unscorable()
     if not lost:
         return
+    if len(lost) == len(data.arguments):
+        raise InputError(source, f"none of the {len(lost)} arguments has a key point of its topic and stance, so "
+                                 "nothing would be scored: are the key points of these topics?")
     kp_topics = {" ".join(k.topic.split()).casefold(): k.topic for k in data.key_points}
     near = sorted({a.topic for a in lost if a.topic not in {k.topic for k in data.key_points}
                    and " ".join(a.topic.split()).casefold() in kp_topics})
