@@ -125,3 +125,49 @@ def test_counter_neural_table_keeps_finished_rows_and_continues(tmp_path, monkey
     for a, b in zip(resumed, whole, strict=True):
         assert a.score.ids == b.score.ids and a.versus == b.versus
         assert all(np.array_equal(a.score.hits[k], b.score.hits[k]) for k in (1, 5))
+
+
+# `eval counter-neural` whose second row stalls (after the first row's state is written), so the signal lands there
+STALLING_TABLE = """
+import sys, time
+from pathlib import Path
+import argsim.counter.neural.table3 as t3
+
+real, seen, marker = t3.evaluate_row, [], Path(sys.argv.pop())
+
+def stalling(row, *a, **k):
+    seen.append(row.method)
+    if len(seen) == 2:
+        marker.write_text("in row 2")
+        time.sleep(120)
+    return real(row, *a, **k)
+
+t3.evaluate_row = stalling
+from argsim.cli.app import main
+sys.argv = ['argsim', *sys.argv[1:]]
+main()
+"""
+
+
+def test_sigint_in_eval_counter_neural_exits_130_and_the_rerun_continues(tmp_path, monkeypatch):
+    data, work, marker = _tiny_corpus(tmp_path / "data"), tmp_path / "work", tmp_path / "in-row-2"
+    args = ["--quiet", "--workdir", str(work), "eval", "counter-neural", "--split", "test", "--settings", "epa",
+            "--ks", "5", "--task", "t3"]
+    env = os.environ | {"ARGSIM_DATA": str(data), "PYTHONPATH": str(REPO)}
+    returncode, err = signal_at_marker([sys.executable, "-c", STALLING_TABLE, *args, str(marker)], env, marker,
+                                       signal.SIGINT)
+    assert returncode == 130 and len([ln for ln in err.splitlines() if ln.strip()]) == 1, err
+    state = work / "runs" / "counter-neural" / "t3.partial.json"
+    assert list(json.loads(state.read_text())["rows"]) == ["zero-shot cosine (minilm)|cosine:minilm|None|epa"]
+    assert not (work / "bench" / "results" / "t3.json").exists()
+
+    import argsim.counter.neural.table3 as t3
+
+    monkeypatch.setenv("ARGSIM_DATA", str(data))
+    real, calls = t3.evaluate_row, []
+    monkeypatch.setattr(t3, "evaluate_row", lambda row, *a, **k: calls.append(row.method) or real(row, *a, **k))
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert calls == ["BM25"] and not state.exists()
+    rows = json.loads((work / "bench" / "results" / "t3.json").read_text())["rows"]
+    assert {r["method"].split(" (")[0] for r in rows} == {"zero-shot cosine", "BM25"}
