@@ -147,6 +147,22 @@ def test_faiss_search_excludes_and_approximate_indexes_agree() -> None:
         assert recall > 0.8, kind
 
 
+def test_a_k_beyond_the_collection_and_a_quantiser_without_enough_candidates() -> None:
+    """`rank counter-search --k 100000000000` returns the collection (no out-of-memory), and a product-quantised
+    index over fewer candidates than it has codes is one line before any embedding, not a faiss error."""
+    from argsim.counter.neural.index import check_index
+    from argsim.errors import ArgsimError
+
+    base = np.eye(3, dtype=np.float32)
+    scores, ids = search_excluding(build_index(base, "flat"), base[:1], 10 ** 11, [{0}])
+    assert ids.shape == (1, 3) and sorted(ids[0, :2].tolist()) == [1, 2] and ids[0, 2] == -1
+    for kind in ("ivfpqfs", "ivfpq"):
+        with pytest.raises(ArgsimError, match=f"--index {kind} needs at least"):
+            build_index(base, kind)
+    check_index("ivfpqfs", 16)
+    check_index("flat", 1)
+
+
 # ------------------------------------------------------------------ real model: rerank and training
 
 

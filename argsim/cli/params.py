@@ -313,8 +313,31 @@ def model_option(help: str = "Backend model name (minilm, mpnet, ...), a folder 
                  "sentence-transformers folder or a Hugging Face id.", short: bool = True,
                  **kwargs: Any) -> typer.models.OptionInfo:
     """The one `--model` / `-m` option (a model name or folder), for `Annotated[str, model_option(...)] = default`;
-    `short` False where the command's `-m` is taken."""
+    `short` False where the command's `-m` is taken. Every name given is checked while the options are parsed
+    (`check_model_names`), so a misspelt second `-m` is refused before the first model loads."""
+    kwargs.setdefault("callback", check_model_names)
     return typer.Option(*(MODEL_DECLS if short else MODEL_DECLS[:1]), help=help, **kwargs)
+
+
+def check_model_names(value: Any) -> Any:
+    """A typer callback: each model name of `value` (one or a list) that is neither an argsim name, `bm25`, nor an
+    existing path must be a Hugging Face id in the local cache (`argsim.backend.folders.model_path`), else one
+    usage line naming the option, before any work; folders are checked by the loaders. Returns `value`."""
+    names = value if isinstance(value, list | tuple) else [value]
+    pending = [str(v) for v in names if v is not None and str(v) != "bm25" and not Path(str(v)).expanduser().exists()]
+    if not pending:
+        return value
+    from argsim.backend.folders import model_path
+    from argsim.backend.names import known_names
+
+    known = set(known_names())
+    for name in pending:
+        if name not in known:
+            try:
+                model_path(name)
+            except ArgsimError as exc:
+                raise typer.BadParameter(str(exc)) from None
+    return value
 
 
 #: field metadata passed on to typer as they are

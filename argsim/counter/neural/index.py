@@ -60,6 +60,26 @@ def auto_kind(n: int) -> tuple[str, int | None, int | None]:
     return "ivf", nlist, max(1, nlist // AUTO_PROBE_SHARE)
 
 
+#: the fewest vectors a product-quantised index trains on: one centroid each of its 2^bits codes per sub-space
+MIN_TRAIN = {"ivfpq": 2 ** 8, "ivfpqfs": 2 ** 4}
+
+
+def check_index(kind: str, n: int) -> None:
+    """ArgsimError (one line) when an index of `kind` cannot be built over `n` candidates (a product quantiser
+    learns 2^bits centroids from them: faiss would stop with an error deep in its clustering); checked before the
+    candidates are embedded.
+
+    Example:
+        >>> check_index("ivfpqfs", 1000)
+    """
+    need = MIN_TRAIN.get(kind, 1)
+    if n < need:
+        from argsim.errors import ArgsimError
+
+        raise ArgsimError(f"--index {kind} needs at least {need:,} candidates to train its codes, and there are "
+                          f"{n:,}: use --index flat or auto")
+
+
 def build_index(vectors: np.ndarray, kind: str = "flat", nlist: int | None = None, nprobe: int = 16,
                 hnsw_m: int = 32, ef_search: int = 128, seed: int = SEED, pq_m: int = 48,
                 train_size: int | None = None, refine: int | None = None):
@@ -93,6 +113,7 @@ def build_index(vectors: np.ndarray, kind: str = "flat", nlist: int | None = Non
     if kind == "auto":
         kind, auto_nlist, auto_nprobe = auto_kind(n)
         nlist, nprobe = auto_nlist, auto_nprobe or nprobe
+    check_index(kind, n)
     if kind == "flat":
         return exact_index(vectors)
     if kind == "hnsw":
@@ -135,9 +156,11 @@ def search_excluding(index, queries: np.ndarray, k: int,
     """Top-k (scores, ids) per query, never returning an id in the query's `exclude` set (e.g. itself).
 
     Searches k + max(|exclude|) neighbours so that k remain after filtering; rows are padded with -1 / -inf
-    when the index holds fewer than k admissible candidates.
+    when the index holds fewer than k admissible candidates. A k above the index's size is its size (a k of
+    10^11 allocates no 10^11 columns).
     """
     queries = np.ascontiguousarray(queries, dtype=np.float32)
+    k = max(1, min(k, index.ntotal))  # no more results than candidates: a huge k allocates nothing
     extra = max((len(e) for e in exclude), default=0) if exclude else 0
     want = min(k + extra, index.ntotal)
     scores, ids = index.search(queries, want)

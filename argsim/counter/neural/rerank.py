@@ -9,7 +9,7 @@ import numpy as np
 from argsim.config import RunConfig
 from argsim.counter.core.evaluation import rerank_order
 from argsim.counter.neural.heads import cls_probability
-from argsim.counter.neural.index import build_index, search_excluding
+from argsim.counter.neural.index import build_index, check_index, search_excluding
 from argsim.counter.neural.model import CounterModel
 from argsim.engine import Engine
 from argsim.vectors import l2_normalize
@@ -62,9 +62,10 @@ class RetrieveRerank:
     def __init__(self, model: CounterModel, texts: Sequence[str] | None = None, base: np.ndarray | None = None,
                  index_kind: str = "auto", engine: Engine | None = None, config: RunConfig | None = None) -> None:
         self.engine, self.config = engine, config
+        if base is None and texts is None:
+            raise ValueError("give the candidate texts or their base embeddings")
+        check_index(index_kind, len(base) if base is not None else len(texts))  # before the embedding
         if base is None:
-            if texts is None:
-                raise ValueError("give the candidate texts or their base embeddings")
             base = model.embed_texts(list(texts), side="candidate", engine=engine, config=config)
         self.model, self.texts = model, list(texts) if texts is not None else None
         self.base = np.ascontiguousarray(base, dtype=np.float32)
