@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -46,20 +49,24 @@ def set_st_max_seq_length(model, name: str, requested: int | None) -> None:
     model.max_seq_length = requested
 
 
-class SentenceTransformerEncoder(Encoder):
-    """A sentence-transformers model used as saved (its own pooling and normalisation)."""
+@contextmanager
+def kept_mode(model: Any) -> Iterator[None]:
+    """Run a block that may switch `model` to eval mode (sentence-transformers' `encode` does), then put back the
+    train/eval mode it had (a trainer's evaluation must not leave its model in eval mode)."""
+    training = getattr(model, "training", None)
+    try:
+        yield
+    finally:
+        if training is not None and hasattr(model, "train"):
+            model.train(training)
 
-    def __init__(self, path: str | Path, name: str, device: str, batch_size: int = 64,
-                 max_seq_length: int | None = None, precision: str = "fp32") -> None:
-        super().__init__()
-        from sentence_transformers import SentenceTransformer
 
-        self.name, self.device, self.batch_size, self.precision = name, device, batch_size, precision
-        self.model = cast_for_inference(SentenceTransformer(str(path), device=device, **HF_LOAD),
-                                        precision)
-        set_st_max_seq_length(self.model, name, max_seq_length)
-        self.identity = f"st:{fingerprint(path)}:model:{self.model.max_seq_length}"
-        self.prompt_name: str | None = None
+class STModelEncoder(Encoder):
+    """A `SentenceTransformer` in `self.model` used as it is (its own pooling and normalisation); its train/eval
+    mode is left as it was after each encode. Subclasses set `model`, `name`, `identity`."""
+
+    model: Any
+    prompt_name: str | None = None
 
     def for_role(self, role: str | None) -> Encoder:
         """The model's own prompt for `role` ("query"/"document" in its `prompts`, as sentence-transformers'
@@ -80,9 +87,25 @@ class SentenceTransformerEncoder(Encoder):
         return int(dim) if dim else None
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
-        vecs = self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
-                                 show_progress_bar=False, prompt_name=self.prompt_name)
-        return vecs.astype(np.float32, copy=False)
+        with kept_mode(self.model):
+            vecs = self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
+                                     show_progress_bar=False, prompt_name=self.prompt_name)
+        return np.asarray(vecs, dtype=np.float32)
+
+
+class SentenceTransformerEncoder(STModelEncoder):
+    """A sentence-transformers model folder used as saved."""
+
+    def __init__(self, path: str | Path, name: str, device: str, batch_size: int = 64,
+                 max_seq_length: int | None = None, precision: str = "fp32") -> None:
+        super().__init__()
+        from sentence_transformers import SentenceTransformer
+
+        self.name, self.device, self.batch_size, self.precision = name, device, batch_size, precision
+        self.model = cast_for_inference(SentenceTransformer(str(path), device=device, **HF_LOAD),
+                                        precision)
+        set_st_max_seq_length(self.model, name, max_seq_length)
+        self.identity = f"st:{fingerprint(path)}:model:{self.model.max_seq_length}"
 
 
 class TransformerEncoder(Encoder):
