@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import errno
+import hashlib
 import io
 import json
 import math
@@ -205,6 +206,12 @@ def check_distinct_outputs(outputs: Sequence[tuple[str, Path]], inputs: Sequence
             if same_file(opath, opath2):
                 raise InputError(opath, f"given to both {oname} and {oname2}; one would overwrite the other: "
                                         "choose two paths")
+
+
+def sha256_file(path: str | Path) -> str:
+    """The full SHA-256 of a file (hex)."""
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def write_text(path: str | Path, text: str) -> Path:

@@ -8,7 +8,6 @@ that made it, so merging rows from several runs into one file keeps each row's p
 
 from __future__ import annotations
 
-import hashlib
 import os
 import platform
 import re
@@ -22,7 +21,7 @@ from typing import Any
 from argsim.config import RunConfig
 from argsim.errors import ArgsimError
 from argsim.evaluation.record import Evaluation
-from argsim.io import folder_lock, read_json, write_json
+from argsim.io import folder_lock, read_json, sha256_file, write_json
 from argsim.measure import peak_memory_mb, timed, usable_cores  # noqa: F401 -- re-exported (callers import them from here)
 from argsim.paths import results_dir
 from argsim.version import __version__, command_line, git_commit
@@ -97,14 +96,6 @@ def rows_from_specs(specs: Sequence[tuple[Evaluation, Mapping[str, Any]]],
     return [row for ev, labels in specs for row in result_rows(ev, env=env, command=command, **labels)]
 
 
-def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            h.update(block)
-    return h.hexdigest()
-
-
 #: keys of a row's `extra` that describe the conditions of a timing, not the figure; moved into `env["conditions"]`
 CONDITION_KEYS = ("load", "load_start", "load_end", "load_at_start", "load_average", "machine")
 #: CPU features that change transformer and int8 kernel speed (reported when the CPU has them)
@@ -150,7 +141,7 @@ def environment(seed: int | None = None, device: str | None = None, data_files: 
     for p in data_files or []:
         p = Path(p)
         if p.is_file():
-            data[p.name if len(p.parts) < 3 else "/".join(p.parts[-3:])] = file_sha256(p)
+            data[p.name if len(p.parts) < 3 else "/".join(p.parts[-3:])] = sha256_file(p)
     return {"argsim": __version__, "commit": git_commit(), "python": platform.python_version(),
             "platform": platform.platform(), "packages": packages, "seed": seed, "device": device,
             "precision": precision, "data": data, "models": models or {}, "conditions": conditions()}
