@@ -63,16 +63,14 @@ def result_rows(evaluation: Evaluation | Mapping[str, float], *, method: str, mo
                 metrics: Sequence[str] | Mapping[str, str] | None = None,
                 paper: Mapping[str, float | None] | None = None, seconds: float | None = None,
                 peak_mb: float | None = None, extra: Mapping[str, Any] | None = None,
-                env: Mapping[str, Any] | None = None, command: str | None = None,
-                digits: int | None = None) -> list[ResultRow]:
+                env: Mapping[str, Any] | None = None, command: str | None = None) -> list[ResultRow]:
     """The rows of one evaluation: one per metric, each with its own `env` and `command`.
 
     `evaluation`: an `Evaluation`, or a plain {metric: value} mapping (figures measured outside an evaluator,
     e.g. a benchmark's timings). `split` defaults to the evaluation's `data` (None for a plain mapping);
     `metrics` picks (a sequence) or picks and renames (a mapping evaluation name -> row name) the metrics to
     report, default all in the evaluation's order; `paper` maps a row's metric name to its published figure;
-    `env` defaults to `environment()`, `command` to this process's command line; `digits` rounds the values as
-    stored.
+    `env` defaults to `environment()`, `command` to this process's command line.
     """
     names = dict(metrics) if isinstance(metrics, Mapping) else {m: m for m in (metrics or evaluation)}
     missing = [m for m in names if m not in evaluation]
@@ -83,9 +81,9 @@ def result_rows(evaluation: Evaluation | Mapping[str, float], *, method: str, mo
     env = dict(env) if env is not None else environment()
     command = command or command_line()
     paper = paper or {}
-    return [ResultRow(method=method, model=model, split=split, setting=setting, metric=name,
-                      value=evaluation[m] if digits is None else round(evaluation[m], digits), paper=paper.get(name),
-                      seconds=seconds, peak_mb=peak_mb, extra=dict(extra or {}), env=env, command=command)
+    return [ResultRow(method=method, model=model, split=split, setting=setting, metric=name, value=evaluation[m],
+                      paper=paper.get(name), seconds=seconds, peak_mb=peak_mb, extra=dict(extra or {}), env=env,
+                      command=command)
             for m, name in names.items()]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -135,10 +136,12 @@ def _print_summary(records: list[dict], runs: dict, task: str | None = None, tie
         table.add_row(escape(s.method), s.split, s.setting, f"{s.points:,}", f"{s.mean_pool:,.1f}",
                       f"{s.random_accuracy:.3f}", f"{s.accuracy_at_1:.3f}", "" if paper is None else f"{paper:.3f}",
                       "n/a" if s.mrr != s.mrr else f"{s.mrr:.3f}", "" if run is None else f"{run.seconds:.1f}")
-        rows += result_rows(s.evaluation(), method=s.method, model=model, setting=s.setting,
-                            paper={"accuracy@1": paper}, seconds=None if run is None else run.seconds,
+        ev = s.evaluation()
+        rows += result_rows(replace(ev, metrics={k: round(v, 4) for k, v in ev.items()}), method=s.method,
+                            model=model, setting=s.setting, paper={"accuracy@1": paper},
+                            seconds=None if run is None else run.seconds,
                             peak_mb=None if run is None else run.peak_mb,
-                            extra={"points": s.points} | ({"options": run.options} if run else {}), env=env, digits=4)
+                            extra={"points": s.points} | ({"options": run.options} if run else {}), env=env)
     console.print(table)
     if task and rows:
         write_results(task, rows, merge=True)
