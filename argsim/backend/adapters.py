@@ -365,6 +365,6 @@ def load_adapter_encoder(folder: Path, device: str = "cpu", batch_size: int = 64
     card = read_card(folder)
     base = check_base(folder, card)
     prefix = f"lora:{card['base_sha256'][:16]}:{sha256_file(folder / ADAPTER_WEIGHTS)[:16]}:model"
-    return ExportedEncoder(model_path(base), name, None, batch_size=batch_size, max_seq_length=max_seq_length,
+    return ExportedEncoder(model_path(base), name, None, runtime, batch_size=batch_size, max_seq_length=max_seq_length,
                            precision=precision, identity=prefix, adapter=folder,
-                           build=lambda: sentence_pipeline(apply_adapter(folder, "cpu"), folder), **runtime)
+                           build=lambda: sentence_pipeline(apply_adapter(folder, "cpu"), folder))

@@ -159,20 +159,21 @@ class ExportedEncoder(Encoder):
     calibration digest) keys its cache apart. OpenVINO int8 without calibration texts calibrates on the texts of
     its first `encode` call (module doc of argsim.backend.runtime) and is built then.
 
-    `identity`: the torch encoder's identity without its max length (None: that of `folder` with `pooling`).
+    `runtime`: `argsim.backend.registry.runtime_spec`'s dict (backend, quantize, threads, cache_root, calibration
+    texts); `identity`: the torch encoder's identity without its max length (None: that of `folder` with
+    `pooling`).
     """
 
-    def __init__(self, folder: str | Path, name: str, pooling: str | None, backend: str, quantize: str,
-                 cache_root: Path, threads: int, batch_size: int = 64, max_seq_length: int | None = None,
-                 precision: str = "fp32", calibration: list[str] | None = None, identity: str | None = None,
+    def __init__(self, folder: str | Path, name: str, pooling: str | None, runtime: dict, batch_size: int = 64,
+                 max_seq_length: int | None = None, precision: str = "fp32", identity: str | None = None,
                  adapter: Path | None = None, build=None) -> None:
         super().__init__()
         from argsim.backend.runtime import exported_model
 
-        self.folder, self.pooling, self.cache_root, self.threads = Path(folder), pooling, Path(cache_root), threads
+        self.folder, self.pooling = Path(folder), pooling
         self.name, self.device, self.batch_size, self.precision = name, "cpu", batch_size, precision
-        self.backend, self.quantize = backend, quantize
-        spec = {"backend": backend, "quantize": quantize, "threads": threads, "cache_root": cache_root}
+        self.backend, self.quantize = runtime["backend"], runtime["quantize"]
+        spec = {k: runtime[k] for k in ("backend", "quantize", "threads", "cache_root")}
         self.model = exported_model(self.folder, pooling, spec, precision, adapter=adapter, build=build)
         self.base, self.meta, self.tokenizer = self.model.base, self.model.meta, self.model.tokenizer
         check_max_seq_length(name, max_seq_length, self.meta["max_seq_length"])
@@ -184,8 +185,8 @@ class ExportedEncoder(Encoder):
             prefix = f"hf:{fingerprint(folder)}:{pooling}"
         self.identity = f"{identity or prefix}:{self.max_seq_length}"
         self.runtime = self.model.runtime
-        if calibration:
-            self._prepare(calibration)
+        if runtime.get("calibration"):
+            self._prepare(runtime["calibration"])
 
     @property
     def calibration_digest(self) -> str:

@@ -87,8 +87,8 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
         raise ModelError(f"{folder}: not a sentence-transformers, transformers or argsim model folder")
     if runtime is not None:  # ONNX Runtime / OpenVINO (argsim.backend.runtime)
         own = is_st and pooling in (None, "model")
-        return m.ExportedEncoder(folder, label, None if own else pooling or "mean", batch_size=batch_size,
-                                 max_seq_length=max_seq_length, precision=precision, **runtime)
+        return m.ExportedEncoder(folder, label, None if own else pooling or "mean", runtime, batch_size=batch_size,
+                                 max_seq_length=max_seq_length, precision=precision)
     if is_st and pooling in (None, "model"):
         return m.SentenceTransformerEncoder(folder, label, device, batch_size, max_seq_length, precision)
     return m.TransformerEncoder(folder, label, device, pooling or "mean", batch_size, max_seq_length, precision)
