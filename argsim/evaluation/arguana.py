@@ -48,11 +48,6 @@ METRICS = ("ndcg_at_10", "mrr_at_10", "recall_at_100")
 RERANK_DEPTH = 100  # a cross-encoder reranks this many BM25 results
 
 
-def require_mteb() -> Any:
-    """The `mteb` module, or a one-line error naming the extra that installs it."""
-    return need("mteb", "MTEB's retrieval scoring")
-
-
 def mteb_scores(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[str, float]],
                 k_values: Sequence[int] = K_VALUES, ignore_identical_ids: bool = True) -> tuple[dict, dict]:
     """MTEB's retrieval scores of a run: (MTEB's score dict, pytrec_eval's per-query scores).
@@ -76,7 +71,7 @@ def mteb_scores(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mappin
         >>> round(scores["ndcg_at_10"], 4), scores["mrr_at_10"]
         (0.6309, 0.5)
     """
-    require_mteb()
+    need("mteb", "MTEB's retrieval scoring")  # else one line naming the extra
     from mteb._evaluators.retrieval_metrics import calculate_retrieval_scores, make_score_dict
 
     run = {q: {d: float(s) for d, s in docs.items() if not (ignore_identical_ids and d == q)}

@@ -25,9 +25,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from argsim.evaluation.arguana import require_mteb
+from argsim.extras import need
 
-require_mteb()
+need("mteb", "argsim's MTEB tasks")
 
 from datasets import Dataset  # noqa: E402  (mteb's dependency; after the one-line check)
 from mteb.abstasks.clustering_legacy import AbsTaskClusteringLegacy  # noqa: E402
