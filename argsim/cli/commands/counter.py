@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
 from rich.table import Table
 
-from argsim.cli.groups import console, eval_app, rank_app, run_config, train_app
+from argsim.cli.groups import console, eval_app, rank_app, run_config, summary_table, train_app
 from argsim.cli.params import OUT_DIR, OUT_FILE, choices, config_options, model_option
 from argsim.config import RunConfig
+from argsim.counter.core.run import RankRequest
 from argsim.counter.lexical.feature_config import FeatureConfig
 from argsim.data.counterargs import SETTINGS
 from argsim.engine import engine_from_config
@@ -24,30 +26,17 @@ SETTING_HELP = ("sdoc | sdc | sdoa | sda | stc | sta | epc | epa (same debate / 
 
 
 @rank_app.command("counterargs")
+@config_options(RankRequest, "request", exclude=("settings", "options"))
 def rank_counterargs(
     ctx: typer.Context,
-    method: Annotated[str, typer.Option("--method", "-m", help="Ranking method: simple-sd, logreg-part, logreg-full, "
-                               "xgboost-part, xgboost-full, bm25, tf-cosine, emb-cosine, feature:<name> (one "
-                               "feature), or a neural ranker; `--list` shows all.")] = "bm25",
+    request: RankRequest,
     setting: Annotated[list[str], typer.Option(
         "--setting", "-s", callback=choices(*SETTINGS), help=SETTING_HELP)] = ("sdoc",),
-    split: Annotated[Split, typer.Option(help="counterargs-18 split: training | validation | test.")] = "test",
-    input_file: Annotated[Path | None, typer.Option("--input", "-i", help="Your own arguments instead of "
-                                           "counterargs-18: JSONL/CSV/JSON with id, text, optional conclusion, "
-                                           "kind (point|counter) and counter (gold id).")] = None,
-    candidates: Annotated[Literal["all", "counters"], typer.Option(
-        help="With --input: 'all' other records or only 'counters'.")] = "all",
-    model: Annotated[str | None, model_option(short=False, help="Encoder / model for rankers that need one (minilm, "
-                                     "glove50, a folder, or a trained LTR model folder for logreg/xgboost).")] = None,
+    model: Annotated[str | None, model_option(help="Encoder / model for rankers that need one (minilm, glove50, a "
+                                     "folder, or a trained LTR model folder for logreg/xgboost).")] = None,
     opt: Annotated[list[str], typer.Option("--opt", help="Ranker option key=value, repeatable (e.g. "
                                   "weights=-0.1,-0.1,0,0.9,0,0,0,0.9, bm25_idf=okapi); bulk work runs on the "
                                   "global --engine.")] = (),
-    top_k: Annotated[int, typer.Option(min=1, help="Candidates stored per point in the ranking.")] = 10,
-    label: Annotated[str | None, typer.Option(help="Method name written into the ranking and results (default: the "
-                                     "method, with [reading] for Simple-SD readings).")] = None,
-    limit: Annotated[int | None, typer.Option(min=1, help="Rank only the first N points (id order).")] = None,
-    sample: Annotated[int | None, typer.Option(
-        min=1, help="Rank a random sample of N points (seeded by --seed).")] = None,
     out: Annotated[Path, typer.Option(
         callback=OUT_FILE, help="Ranking JSONL (one line per point).")] = Path("runs/counter/ranking.jsonl"),
     task: Annotated[str | None, typer.Option(help="Also merge accuracy@1 / MRR into "
@@ -62,35 +51,23 @@ def rank_counterargs(
     from rich.markup import escape
 
     from argsim.counter.core.registry import get_ranker, load_rankers, ranker_options
-    from argsim.counter.core.run import default_label, parse_options, rank_counterargs, read_kept
-    from argsim.errors import ArgsimError, warn
+    from argsim.counter.core.run import parse_options, rank_counterargs
+    from argsim.errors import ArgsimError
 
-    cfg = run_config(ctx)
     if list_methods:
-        table = Table(title="counter-argument rankers")
-        table.add_column("method")
-        table.add_column("what it does")
-        for name, info in sorted(load_rankers().items()):
-            table.add_row(escape(name), escape(info.help))
-        console.print(table)
+        console.print(summary_table("counter-argument rankers", ["method", "what it does"],
+                                    [[escape(n), escape(i.help)] for n, i in sorted(load_rankers().items())]))
         return
-    options = parse_options(opt, allowed=ranker_options(get_ranker(method)), method=method)
-    if model:
-        options["model"] = model
-    label = label or default_label(method, options)
-    if resume and input_file is not None:
-        raise ArgsimError("--resume continues counterargs-18 settings; it does not apply to --input")
-    if resume and not out.is_file():
-        warn(f"--resume: {out} does not exist yet, so every setting is ranked")
-    kept, others = read_kept(out, label, split, setting) if resume else ({}, [])
-    for s in setting:
-        if s in kept:
-            console.print(f"kept {len(kept[s]):,} ranked points of {s} from {out} (--resume)")
-    runs, records = rank_counterargs(method, setting, split, options, top_k=top_k, label=label, limit=limit,
-                                     sample=sample, seed=cfg.seed, data_dir=cfg.data_dir,
-                                     engine=engine_from_config(cfg), precision=cfg.precision, user_file=input_file,
-                                     candidates=candidates, out=out, kept=kept, others=others, config=cfg)
-    _print_summary(records, {(r.method, r.setting, r.split): r for r in runs}, task=task, model=model, config=cfg)
+    if model in load_rankers():
+        raise ArgsimError(f"-m / --model {model} names a ranking method, not a model: give it as --method {model}")
+    options = parse_options(opt, allowed=ranker_options(get_ranker(request.method)), method=request.method)
+    request = replace(request, settings=tuple(setting), options=options | ({"model": model} if model else {}))
+    runs, records = rank_counterargs(request, run_config(ctx), out=out, resume=resume)
+    ranked = {r.setting for r in runs}
+    for s in [s for s in setting if resume and s not in ranked]:
+        console.print(f"kept {sum(r['setting'] == s for r in records):,} ranked points of {s} from {out} (--resume)")
+    _print_summary(records, {(r.method, r.setting, r.split): r for r in runs}, task=task, model=model,
+                   config=run_config(ctx))
     console.print(f"ranking of {len(records):,} points written to {out}")
 
 
@@ -154,7 +131,7 @@ def train_ltr_cmd(
         help=SETTING_HELP + "; one model per setting, trained on the training split's pools of that setting.")] = (
         "sdoc",),
     method: Annotated[list[str], typer.Option(
-        "--method", "-m", callback=choices(*LTR_METHOD_NAMES),
+        "--method", callback=choices(*LTR_METHOD_NAMES),
         help="Which models to fit (share one feature extraction).")] = tuple(LTR_METHOD_NAMES),
     neg_per_point: Annotated[int, typer.Option(
         min=0, help="False pairs sampled per training point from its pool (0 = all).")] = 10,

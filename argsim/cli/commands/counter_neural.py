@@ -21,6 +21,7 @@ from argsim.cli.params import (
     out_file,
 )
 from argsim.cli.training_options import budget_options, placement
+from argsim.counter.core.run import RankRequest
 from argsim.counter.neural.bipolar import CrossValidation
 from argsim.counter.neural.config import NeuralConfig
 from argsim.counter.neural.data import PairSource
@@ -117,7 +118,7 @@ def eval_counter_neural(
     unipolar_cls: Annotated[Path | None, typer.Option("--unipolar-cls", help="Unipolar-cls folder.")] = None,
     cross_encoder: Annotated[Path | None, typer.Option("--cross-encoder", help="Cross-encoder folder.")] = None,
     split: Annotated[Literal["training", "validation", "test"], typer.Option(
-        help="training | validation | test")] = "test",
+        help="training | validation | test")] = RankRequest.split,
     settings: Annotated[str, typer.Option(
         callback=comma_choices(*SETTINGS), help="Comma-separated settings (sdoc, sda, epc, epa, ...).")] = "epa",
     ks: Annotated[str, typer.Option(
@@ -176,7 +177,7 @@ def eval_counter_neural(
 def counter_search(
     ctx: typer.Context,
     *,
-    model: Annotated[Path, model_option(short=False, help="Trained model folder (argsim train bipolar), or "
+    model: Annotated[Path, model_option(help="Trained model folder (argsim train bipolar), or "
                                "counter-bi-encoder (the Bi-encoder that ships with argsim).")],
     candidates: Annotated[Path, typer.Option(help="Candidate arguments: a text file (one per line) or CSV/JSONL with a "
                                     "'text' column (and optional 'id').")],
