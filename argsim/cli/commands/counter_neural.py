@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
-from rich.table import Table
 
 from argsim.cli.groups import console, eval_app, rank_app, run_config, summary_table, train_app
 from argsim.cli.params import (
@@ -153,18 +152,15 @@ def eval_counter_neural(
                                 cfg)
     if curves:
         console.print(f"learning curves: {curves}")
-    table = Table(title=f"counterargs-18 {split}: @1/K")
-    for col in ("method", "setting", "points", "stage-1 @1", *[f"@1/{k}" for k in k_list], "paper",
-                f"Δ@1/{k_list[-1]} vs zero-shot [95% CI]", "seconds"):
-        table.add_column(col)
+    rows = []
     for r in results:
         acc, last = r.score.acc, r.versus.get(k_list[-1])
-        table.add_row(r.row.method, r.setting, str(len(r.score.ids)), f"{acc[1]:.4f}",
-                      *[f"{acc[k]:.4f}" for k in k_list],
-                      " / ".join(f"{r.paper[k]:.4f}" for k in k_list if k in r.paper) or "-",
-                      f"{last['delta']:+.4f} [{last['ci95'][0]:+.4f}, {last['ci95'][1]:+.4f}]" if last else "-",
-                      f"{r.seconds:.0f}")
-    console.print(table)
+        rows.append([r.row.method, r.setting, len(r.score.ids), *(acc[k] for k in (1, *k_list)),
+                     " / ".join(f"{r.paper[k]:.4f}" for k in k_list if k in r.paper) or "-",
+                     f"{last['delta']:+.4f} [{last['ci95'][0]:+.4f}, {last['ci95'][1]:+.4f}]" if last else "-",
+                     f"{r.seconds:.0f}"])
+    console.print(summary_table(f"counterargs-18 {split}: @1/K", ["method", "setting", "points", "stage-1 @1", *(
+        f"@1/{k}" for k in k_list), "paper", f"Δ@1/{k_list[-1]} vs zero-shot [95% CI]", "seconds"], rows))
     data_dir = cfg.data_dir or default_data_dir()
     env = environment(seed=cfg.seed, device="cpu", precision="fp32",  # the counter models score on the CPU in fp32
                       data_files=[data_dir / "counterargs18" / "03-pairs-best-counter-task" / "test"
@@ -196,39 +192,14 @@ def counter_search(
 
     With `--engine ray` the candidate and query embeddings that the cache lacks are computed on Ray's actor pool
     (and cached); the faiss search and the rerank run in this process (see argsim.counter.neural.rerank)."""
-    from argsim.counter.neural.rerank import RetrieveRerank
-    from argsim.counter.neural.store import load_model
-    from argsim.engine import engine_from_config
-    from argsim.io import read_records, write_jsonl
-    from argsim.results import timed
+    from argsim.counter.neural.rerank import search_files
+    from argsim.io import write_jsonl
 
-    def read(path: Path) -> tuple[list[str], list[str]]:
-        if path.suffix.lower() in (".txt", ".text"):
-            from argsim.io import read_texts
-
-            texts = read_texts(path)
-            return [str(i) for i in range(len(texts))], texts
-        recs = read_records(path, required=["text"], text=["text"], scalar=["id"])
-        return [str(r.get("id", i)) for i, r in enumerate(recs)], [r["text"] for r in recs]
-
-    m = load_model(model)
-    cand_ids, cand_texts = read(candidates)
-    q_ids, q_texts = read(queries)
-    cfg = run_config(ctx)
-    with timed() as t_build:
-        rr = RetrieveRerank(m, cand_texts, index_kind=index, engine=engine_from_config(cfg), config=cfg)
-    with timed() as t_rank:
-        ids, scores = rr.rank_texts(q_texts, k)
-    lines = [{"query_id": qid, "query": qt,
-              "results": [{"id": cand_ids[j], "text": cand_texts[j], "score": float(s)}
-                          for j, s in zip(ids[i], scores[i], strict=True) if j >= 0]}
-             for i, (qid, qt) in enumerate(zip(q_ids, q_texts, strict=True))]
+    lines, info = search_files(model, candidates, queries, k, index, run_config(ctx))
     write_jsonl(out, lines)
-    table = Table(title=f"{m.config.kind}: {len(q_texts)} queries against {len(cand_texts)} candidates")
-    for col in ("query", "top candidate", "score"):
-        table.add_column(col, overflow="fold")
-    for line in lines[:10]:
-        top = line["results"][0] if line["results"] else {"text": "-", "score": float("nan")}
-        table.add_row(line["query"][:70], top["text"][:70], f"{top['score']:.3f}")
-    console.print(table)
-    console.print(f"index {t_build['seconds']:.1f} s, ranking {t_rank['seconds']:.1f} s; wrote {out}")
+    tops = [(line["results"] or [{"text": "-", "score": float("nan")}])[0] for line in lines[:10]]
+    console.print(summary_table(f"{info['kind']}: {len(lines)} queries against {info['candidates']} candidates",
+                                ["query", "top candidate", "score"],
+                                [[line["query"][:70], top["text"][:70], f"{top['score']:.3f}"]
+                                 for line, top in zip(lines, tops, strict=False)]))
+    console.print(f"index {info['index_seconds']:.1f} s, ranking {info['rank_seconds']:.1f} s; wrote {out}")

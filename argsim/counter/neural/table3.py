@@ -32,28 +32,24 @@ class RowSpec:
     uses_cross: bool = False
 
 
+#: Table 3's model rows: (method, first stage, reranker, reranks with a cross-encoder), keys of `models`; a row is
+#: evaluated when its models are given
+MODEL_ROWS = (("Bi-encoder", "bi-encoder", None, False), ("Unipolar-ret", "unipolar-ret", None, False),
+              ("BM25 + Cross-encoder", "bm25", "cross-encoder", True),
+              ("BM25 + Unipolar-cls", "bm25", "unipolar-cls", False),
+              ("Bi-encoder + Cross-encoder", "bi-encoder", "cross-encoder", True),
+              ("Bipolar-encoder", "bipolar", "bipolar", False),
+              ("Bipolar-encoder w/o |u-v|", "bipolar-nodiff", "bipolar-nodiff", False),
+              ("Bipolar-encoder w/o joint", "unipolar-ret", "unipolar-cls", False))
+
+
 def table3_rows(models: dict[str, str | None], base_model: str = "minilm") -> list[RowSpec]:
     """The rows whose models are given (keys: bi-encoder, unipolar-ret, unipolar-cls, cross-encoder, bipolar,
-    bipolar-nodiff); the zero-shot cosine and BM25 rows are always there as orientation."""
-    m = models
-    rows = [RowSpec(f"zero-shot cosine ({base_model})", f"cosine:{base_model}"), RowSpec("BM25", "bm25")]
-    if m.get("bi-encoder"):
-        rows.append(RowSpec("Bi-encoder", m["bi-encoder"]))
-    if m.get("unipolar-ret"):
-        rows.append(RowSpec("Unipolar-ret", m["unipolar-ret"]))
-    if m.get("cross-encoder"):
-        rows.append(RowSpec("BM25 + Cross-encoder", "bm25", m["cross-encoder"], uses_cross=True))
-    if m.get("unipolar-cls"):
-        rows.append(RowSpec("BM25 + Unipolar-cls", "bm25", m["unipolar-cls"]))
-    if m.get("bi-encoder") and m.get("cross-encoder"):
-        rows.append(RowSpec("Bi-encoder + Cross-encoder", m["bi-encoder"], m["cross-encoder"], uses_cross=True))
-    if m.get("bipolar"):
-        rows.append(RowSpec("Bipolar-encoder", m["bipolar"], m["bipolar"]))
-    if m.get("bipolar-nodiff"):
-        rows.append(RowSpec("Bipolar-encoder w/o |u-v|", m["bipolar-nodiff"], m["bipolar-nodiff"]))
-    if m.get("unipolar-ret") and m.get("unipolar-cls"):
-        rows.append(RowSpec("Bipolar-encoder w/o joint", m["unipolar-ret"], m["unipolar-cls"]))
-    return rows
+    bipolar-nodiff; `MODEL_ROWS`); the zero-shot cosine and BM25 rows are always there as orientation."""
+    m = {**models, "bm25": "bm25"}
+    return [RowSpec(f"zero-shot cosine ({base_model})", f"cosine:{base_model}"), RowSpec("BM25", "bm25")] + [
+        RowSpec(method, m[first], m[second] if second else None, uses_cross=cross)
+        for method, first, second, cross in MODEL_ROWS if m.get(first) and (second is None or m.get(second))]
 
 
 def resolve_stage(spec: str | None, config=None):
