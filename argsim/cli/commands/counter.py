@@ -95,7 +95,8 @@ def _print_summary(records: list[dict], runs: dict, task: str | None = None, tie
                    model: str | None = None, config: RunConfig | None = None) -> None:
     from rich.markup import escape
 
-    from argsim.counter.core.evaluation import paper_figure, summarize
+    from argsim.counter.core.evaluation import summarize
+    from argsim.published import table2
     from argsim.results import result_rows, run_environment, write_results
 
     config = config or RunConfig()
@@ -108,7 +109,7 @@ def _print_summary(records: list[dict], runs: dict, task: str | None = None, tie
     rows = []
     for s in summarize(records, ties=ties):
         run = runs.get((s.method, s.setting, s.split))
-        paper = paper_figure(s.method, s.setting)
+        paper = table2(s.method, s.setting)
         table.add_row(escape(s.method), s.split, s.setting, f"{s.points:,}", f"{s.mean_pool:,.1f}",
                       f"{s.random_accuracy:.3f}", f"{s.accuracy_at_1:.3f}", "" if paper is None else f"{paper:.3f}",
                       "n/a" if s.mrr != s.mrr else f"{s.mrr:.3f}", "" if run is None else f"{run.seconds:.1f}")
@@ -144,36 +145,25 @@ def train_ltr_cmd(
 ) -> None:
     """Fit logistic-regression / XGBoost rankers (appendix B.1 hyper-parameters) pointwise on counterargs-18
     training pairs: each point's true counter plus sampled false candidates from its pool."""
-    from argsim.counter.ltr.model import LTR_METHODS
     from argsim.counter.ltr.training import train_ltr
     from argsim.data.counterargs import load_counterargs
-    from argsim.errors import ArgsimError
-    from argsim.results import timed
+    from argsim.io import read_json
+    from argsim.measure import timed
 
-    bad = [m for m in method if m not in LTR_METHODS]
-    if bad:
-        raise ArgsimError(f"unknown LTR method '{bad[0]}': choose from {', '.join(LTR_METHODS)}")
-    corpus = None if input_file is not None else load_counterargs(run_config(ctx).data_dir)
-    user_data = None
+    cfg, user_data, rows = run_config(ctx), None, []
     if input_file is not None:
         from argsim.counter.core.userdata import load_user_arguments
 
-        user_data = load_user_arguments(input_file, candidates="all")
-        setting = ["user"]
-    table = Table(title="trained LTR models")
-    for col in ("setting", "method", "pairs", "positives", "folder", "s"):
-        table.add_column(col)
+        user_data, setting = load_user_arguments(input_file, candidates="all"), ["user"]
+    corpus = None if user_data is not None else load_counterargs(cfg.data_dir)
     for s in setting:
         with timed() as t:
-            saved = train_ltr(corpus, s, tuple(method), config, neg_per_point=neg_per_point or None,
-                              seed=run_config(ctx).seed, out_dir=out, limit=limit, user_data=user_data,
-                              engine=engine_from_config(run_config(ctx)))
-        from argsim.io import read_json
-
+            saved = train_ltr(corpus, s, tuple(method), config, neg_per_point=neg_per_point or None, seed=cfg.seed,
+                              out_dir=out, limit=limit, user_data=user_data, engine=engine_from_config(cfg))
         for m, folder in saved.items():
-            samp = read_json(folder / "ltr.json")["sampling"]
-            table.add_row(s, m, f"{samp['pairs']:,}", f"{samp['positives']:,}", str(folder), f"{t['seconds']:.0f}")
-    console.print(table)
+            sampling = read_json(folder / "ltr.json")["sampling"]
+            rows.append([s, m, sampling["pairs"], sampling["positives"], str(folder), f"{t['seconds']:.0f}"])
+    console.print(summary_table("trained LTR models", ["setting", "method", "pairs", "positives", "folder", "s"], rows))
 
 
 @train_app.command("simple-sd")
@@ -207,13 +197,8 @@ def train_simple_sd(
                             word_vectors=config.word_vectors, stopwords=config.stopwords,
                             engine=engine_from_config(cfg),
                             seed=cfg.seed, data_dir=cfg.data_dir)
-    table = Table(title=f"Simple-SD readings, accuracy@1 on {split}")
-    table.add_column("setting")
-    for name in READINGS:
-        table.add_column(name, justify="right")
-    for s, accs in report["readings"].items():
-        table.add_row(s, *[f"{accs[n]:.3f}" for n in READINGS])
-    console.print(table)
+    console.print(summary_table(f"Simple-SD readings, accuracy@1 on {split}", ["setting", *READINGS],
+                                [[s, *(f"{accs[n]:.3f}" for n in READINGS)] for s, accs in report["readings"].items()]))
     if "tuned" in report:
         t = report["tuned"]
         console.print(f"tuned on {split}/{t['setting']}: accuracy@1 {t['accuracy']:.3f} with weights "
