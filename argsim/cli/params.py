@@ -192,15 +192,8 @@ def from_workdir(ctx: typer.Context, param: typer.CallbackParam, value: Path | N
 
 def comma_choices(*values: str) -> Callable[[str | None], str | None]:
     """A typer option callback for a comma-separated list whose every item must be one of `values`."""
-
-    def check(value: str | None) -> str | None:
-        for item in (value or "").split(","):
-            if item.strip() and item.strip() not in values:
-                raise typer.BadParameter(f"'{item.strip()}' is not one of {', '.join(repr(v) for v in values)}")
-        _no_repeats([item.strip() for item in (value or "").split(",") if item.strip()])
-        return value
-
-    return check
+    each = choices(*values)
+    return lambda value: (each([item.strip() for item in (value or "").split(",") if item.strip()]), value)[1]
 
 
 def _no_repeats(items: list[str]) -> None:
