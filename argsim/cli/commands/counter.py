@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
-from rich.table import Table
 
 from argsim.cli.groups import console, eval_app, rank_app, run_config, summary_table, train_app
 from argsim.cli.params import OUT_DIR, OUT_FILE, choices, config_options, model_option
@@ -102,22 +101,21 @@ def _print_summary(records: list[dict], runs: dict, task: str | None = None, tie
     config = config or RunConfig()
     env = run_environment(config)
 
-    table = Table(title="best-counter retrieval: accuracy@1 (paper = Table 2 of the bipolar-encoder paper)")
-    for col in ("method", "split", "setting", "points", "pool", "random", "acc@1", "paper", "MRR", "s"):
-        left = col in ("method", "split", "setting")
-        table.add_column(col, justify="left" if left else "right", no_wrap=col == "method")
-    rows = []
+    table_rows, rows = [], []
     for s in summarize(records, ties=ties):
         run = runs.get((s.method, s.setting, s.split))
         paper = table2(s.method, s.setting)
-        table.add_row(escape(s.method), s.split, s.setting, f"{s.points:,}", f"{s.mean_pool:,.1f}",
-                      f"{s.random_accuracy:.3f}", f"{s.accuracy_at_1:.3f}", "" if paper is None else f"{paper:.3f}",
-                      "n/a" if s.mrr != s.mrr else f"{s.mrr:.3f}", "" if run is None else f"{run.seconds:.1f}")
+        table_rows.append([escape(s.method), s.split, s.setting, s.points, f"{s.mean_pool:,.1f}",
+                           *(f"{v:.3f}" for v in (s.random_accuracy, s.accuracy_at_1)),
+                           "" if paper is None else f"{paper:.3f}", "n/a" if s.mrr != s.mrr else f"{s.mrr:.3f}",
+                           "" if run is None else f"{run.seconds:.1f}"])
         rows += result_rows(s.evaluation(), method=s.method, model=model, setting=s.setting,
                             paper={"accuracy@1": paper}, seconds=None if run is None else run.seconds,
                             peak_mb=None if run is None else run.peak_mb,
                             extra={"points": s.points} | ({"options": run.options} if run else {}), env=env, digits=4)
-    console.print(table)
+    console.print(summary_table("best-counter retrieval: accuracy@1 (paper = Table 2 of the bipolar-encoder paper)",
+                                ["method", "split", "setting", "points", "pool", "random", "acc@1", "paper", "MRR",
+                                 "s"], table_rows))
     if task and rows:
         write_results(task, rows, merge=True)
 

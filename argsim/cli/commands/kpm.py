@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
-from rich.table import Table
 
 from argsim.cli.groups import console, eval_app, rank_app, run_config, summary_table, train_app
 from argsim.cli.params import (
@@ -35,16 +34,12 @@ TRAIN_LABELS_HELP = LABELS_HELP + " Required with --arguments."
 
 
 def _print_map(result, title: str) -> None:
-    table = Table(title=title)
-    for col in ("topic", "stance", "args", "kept", "dummies", "undecided", "AP strict", "AP relaxed"):
-        table.add_column(col, justify="left" if col == "topic" else "right")
-    for g in result.groups:
-        table.add_row(g.topic[:60], f"{g.stance:+d}", str(g.arguments), str(g.kept), str(g.dummies_kept),
-                      str(g.undecided_kept), f"{g.ap_strict:.4f}", f"{g.ap_relaxed:.4f}")
-    table.add_section()
-    table.add_row(f"mAP ({result.formula})", "", str(result.arguments), "", str(result.dummies), "",
-                  f"[bold]{result.strict:.4f}[/]", f"[bold]{result.relaxed:.4f}[/]")
-    console.print(table)
+    console.print(summary_table(title, ["topic", "stance", "args", "kept", "dummies", "undecided", "AP strict",
+                                        "AP relaxed"],
+                                [[g.topic[:60], f"{g.stance:+d}", g.arguments, g.kept, g.dummies_kept,
+                                  g.undecided_kept, g.ap_strict, g.ap_relaxed] for g in result.groups],
+                                [f"mAP ({result.formula})", "", result.arguments, "", result.dummies, "",
+                                 f"[bold]{result.strict:.4f}[/]", f"[bold]{result.relaxed:.4f}[/]"]))
     from argsim.errors import examples, warn
 
     if result.unknown_arguments:
@@ -268,14 +263,10 @@ def _print_folds(out: Path, scores: list) -> None:
     """The per-fold table and the mean +- std line."""
     from argsim.kpm.evaluate import fold_summary
 
-    table = Table(title=f"MTS topic folds -> {out}")
-    for col in ("fold", "held-out topics", "s/epoch", "strict mAP", "relaxed mAP"):
-        table.add_column(col, justify="right")
-    for f in scores:
-        table.add_row(str(f.fold), str(f.held_out_topics), f"{f.seconds_per_epoch:.0f}", f"{f.strict:.4f}",
-                      f"{f.relaxed:.4f}")
-    if scores:
-        summary = fold_summary(scores)
-        table.add_section()
-        table.add_row("mean", "", "", *(f"{summary[m][0]:.4f} ± {summary[m][1]:.4f}" for m in ("strict", "relaxed")))
-    console.print(table)
+    summary = fold_summary(scores) if scores else None
+    console.print(summary_table(f"MTS topic folds -> {out}", ["fold", "held-out topics", "s/epoch", "strict mAP",
+                                                             "relaxed mAP"],
+                                [[f.fold, f.held_out_topics, f"{f.seconds_per_epoch:.0f}", f.strict, f.relaxed]
+                                 for f in scores],
+                                summary and ["mean", "", "", *(f"{summary[m][0]:.4f} ± {summary[m][1]:.4f}"
+                                                               for m in ("strict", "relaxed"))]))
