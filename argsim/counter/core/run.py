@@ -200,15 +200,14 @@ def read_kept(out: str | Path, label: str, split: str, settings: Sequence[str]
 
 def rank_counterargs(request: RankRequest, config: RunConfig | None = None, out: str | Path | None = None,
                      resume: bool = False) -> tuple[list[RankRun], list[dict]]:
-    """Rank what `request` names (`run_ranker` for each setting, or once for its user file): the runs and this
-    method's ranking records; the one function of `argsim rank counterargs` and the model publishing's check.
+    """Rank what `request` names (`run_ranker` for each setting, or once for its user file): the one function of
+    `argsim rank counterargs` and the model publishing's check.
 
     Args:
-        request: The method, its options, the split, settings and points (`RankRequest`).
-        config: The run's options: seed (of `sample`), data folder, engine (bulk work), precision and runtime of
-            transformer stages.
-        out: A JSONL ranking rewritten atomically after every finished setting (an interrupted run keeps them).
-        resume: Keep the settings `out` already holds for this method and split (`read_kept`) and rank the others.
+        request: The method, its options, the split, settings and points. config: the run's options (seed of
+            `sample`, data folder, engine, precision and runtime of transformer stages). out: a JSONL ranking
+            rewritten atomically after every finished setting. resume: keep the settings `out` already holds for
+            this method and split (`read_kept`) and rank the others.
 
     Returns:
         (runs, records): one `RankRun` per setting ranked now, and the records of every setting (kept ones too).

@@ -35,13 +35,9 @@ def train_bipolar(config: NeuralConfig, data: PairData, out: str | Path, *, init
 
     Args:
         config: The model and its training (`NeuralConfig`); the seed is `placement`'s when one is given.
-        data: Training and validation pairs (`PairSource.load`, `counterargs_data`).
-        out: The model folder (checkpoints under out/checkpoints for `budget.resume`).
-        init: A trained model whose heads (and LoRA adapters) start the training (`training.warm_start`).
-        cross: The cross-encoder's validation (kind `cross-encoder` only).
-        placement, budget: Device / precision / seed and the stops (`argsim.training`).
-        quiet: No progress bars (the cross-encoder).
-        log: Called with every history row.
+        data: Training and validation pairs (`PairSource.load`). init: A trained model whose heads (and LoRA
+            adapters) start the training. cross: The cross-encoder's validation. placement, budget: device /
+            precision / seed and the stops (`argsim.training`). quiet: no progress bars. log: gets every history row.
 
     Returns:
         The history: one row per validation (epoch 0 = untrained; `val` = the validation figure, `seconds`).

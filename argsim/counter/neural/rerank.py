@@ -128,11 +128,9 @@ def search_files(model: str | Path, candidates: Path, queries: Path, k: int = 10
     counter-search`): `RetrieveRerank` over the candidates, a query found among them never its own candidate.
 
     Args:
-        model: A trained counter model folder or a shipped one's name (`store.load_model`).
-        candidates, queries: Text files (one per line) or CSV/JSONL files with a 'text' column (and 'id').
-        k: Candidates returned per query.
-        index: The faiss index kind (`index.build_index`).
-        config: The run's options (engine of the embedding, cache, runtime).
+        model: A trained counter model folder or a shipped one's name. candidates, queries: text files (one per
+            line) or CSV/JSONL files with a 'text' column (and 'id'). k: candidates per query. index: the faiss
+            index kind (`index.build_index`). config: the run's options (engine, cache, runtime).
 
     Returns:
         One dict per query (query_id, query, results: [{id, text, score}] best first), and the run's figures

@@ -217,12 +217,9 @@ def run_table3(models: dict[str, str | None], split: str = "test", settings: Seq
 
     Args:
         models: Row name (bipolar, bipolar-nodiff, bi-encoder, unipolar-ret, unipolar-cls, cross-encoder) ->
-            folder or None.
-        split, settings, ks, base_model, bipolar_settings, cross_limit: As `evaluate_table3`.
-        budgets: A JSON file: method -> training budget text, stored with the rows (default: each folder's own
-            records, `training_budget`).
-        curves: A PNG of the given models' learning curves.
-        config: The run's `RunConfig`.
+            folder or None. split, settings, ks, base_model, bipolar_settings, cross_limit: as `evaluate_table3`.
+        budgets: A JSON file: method -> training budget text (default: each folder's records, `training_budget`).
+        curves: A PNG of the given models' learning curves. config: the run's `RunConfig`.
 
     Returns:
         The results and their rows' specs (`table3_row_specs`, for `argsim.results.rows_from_specs`).
