@@ -192,15 +192,8 @@ def from_workdir(ctx: typer.Context, param: typer.CallbackParam, value: Path | N
 
 def comma_choices(*values: str) -> Callable[[str | None], str | None]:
     """A typer option callback for a comma-separated list whose every item must be one of `values`."""
-
-    def check(value: str | None) -> str | None:
-        for item in (value or "").split(","):
-            if item.strip() and item.strip() not in values:
-                raise typer.BadParameter(f"'{item.strip()}' is not one of {', '.join(repr(v) for v in values)}")
-        _no_repeats([item.strip() for item in (value or "").split(",") if item.strip()])
-        return value
-
-    return check
+    each = choices(*values)
+    return lambda value: (each([item.strip() for item in (value or "").split(",") if item.strip()]), value)[1]
 
 
 def _no_repeats(items: list[str]) -> None:
@@ -297,11 +290,10 @@ MODEL_DECLS = ("--model", "-m")
 
 
 def model_option(help: str = "Backend model name (minilm, mpnet, ...), a folder trained by argsim, a "
-                 "sentence-transformers folder or a Hugging Face id.", short: bool = True,
-                 **kwargs: Any) -> typer.models.OptionInfo:
+                 "sentence-transformers folder or a Hugging Face id.", **kwargs: Any) -> typer.models.OptionInfo:
     """The one `--model` / `-m` option (a model name or folder), for `Annotated[str, model_option(...)] = default`;
-    `short` False where the command's `-m` is taken."""
-    return typer.Option(*(MODEL_DECLS if short else MODEL_DECLS[:1]), help=help, **kwargs)
+    `-m` means `--model` in every command that has it, and nothing else anywhere."""
+    return typer.Option(*MODEL_DECLS, help=help, **kwargs)
 
 
 #: field metadata passed on to typer as they are
@@ -315,7 +307,7 @@ def _field_option(f: dataclasses.Field, meta: dict[str, Any]) -> typer.models.Op
     extra = {k: meta[k] for k in PASSED if k in meta}
     if "output" in meta:
         extra["callback"] = output_check(meta["output"])
-    # no -m from a field unless named: several train commands use it for something else (train ltr: --method)
+    # a field's option gets -m only where its metadata names it (a command may also have a --model of its own)
     decls = option_decls(dataclasses.field(metadata=meta)) if "option" in meta else option_decls(f)
     return typer.Option(field_default(f), *decls, help=meta.get("help", ""), **extra)
 

@@ -74,11 +74,10 @@ def _counter_slice(ranker: str) -> Callable[[Path, object], dict[str, float]]:
 
     def figures(folder: Path, config=None) -> dict[str, float]:
         from argsim.counter.core.evaluation import summarize
-        from argsim.counter.core.run import rank_counterargs
+        from argsim.counter.core.run import RankRequest, rank_counterargs
 
-        _, records = rank_counterargs(ranker, [COUNTER_SLICE["setting"]], COUNTER_SLICE["split"],
-                                      {"model": str(folder)}, limit=COUNTER_SLICE["limit"],
-                                      data_dir=config.data_dir if config else None)
+        _, records = rank_counterargs(RankRequest(ranker, (COUNTER_SLICE["setting"],), COUNTER_SLICE["split"],
+                                                  {"model": str(folder)}, limit=COUNTER_SLICE["limit"]), config)
         (summary,) = summarize(records)
         return {"accuracy_at_1": summary.accuracy_at_1, "mrr": summary.mrr, "points": summary.points}
 
