@@ -29,6 +29,32 @@ def load_all(folder: Path | None = None) -> list[dict[str, Any]]:
     return [read_results_file(p) for p in sorted(folder.glob("*.json"))]
 
 
+def select_results(task: str | None = None, required: bool = True, folder: Path | None = None) -> list[dict[str, Any]]:
+    """The results files `argsim report` shows: every one under `folder` (default: `results_dir()`), or only
+    `task`'s; a file without rows is a one-line warning. With `required`, finding none is an error naming the
+    tasks there (a misspelt task, or no results yet).
+
+    Example:
+        >>> [r["task"] for r in select_results("kpm")]  # doctest: +SKIP
+        ['kpm']
+    """
+    from argsim.errors import ArgsimError, did_you_mean, examples, warn
+
+    everything = load_all(folder)
+    results = [r for r in everything if task is None or r["task"] == task]
+    where = folder or results_dir()
+    if not results and required:
+        names = [r["task"] for r in everything]
+        if task is not None and names:
+            raise ArgsimError(f"no results for task '{task}'{did_you_mean(task, names)}: the tasks under {where} are "
+                              f"{', '.join(names)}")
+        raise ArgsimError(f"no results files under {where} (the evaluation commands' --task writes them)")
+    empty = [r["task"] for r in results if not r["rows"]]
+    if empty:
+        warn(f"{len(empty)} results file(s) hold no rows ({examples(empty)})")
+    return results
+
+
 def read_results_file(path: Path) -> dict[str, Any]:
     """One results file as a dict, validated (`argsim.schemas.ResultsFile`)."""
     from argsim.schemas import ResultsFile, validate

@@ -594,8 +594,7 @@ def test_init_continues_the_lora_tower_adapters(tiny_bert, tmp_path) -> None:
     from peft import get_peft_model_state_dict
     from safetensors.torch import load_file
 
-    from argsim.cli.commands.counter_neural import _pairs_from_file
-    from argsim.counter.neural.data import PairData
+    from argsim.counter.neural.data import PairData, pairs_from_file
     from argsim.counter.neural.store import load_model, save_model
     from argsim.counter.neural.training import train
 
@@ -620,8 +619,8 @@ def test_init_continues_the_lora_tower_adapters(tiny_bert, tmp_path) -> None:
     heads = [load_file(str(f / "heads.safetensors")) for f in (first, same)]
     assert all(torch.equal(heads[0][k], heads[1][k]) for k in heads[0])
 
-    data = PairData.from_text_pairs(_pairs_from_file(EXAMPLES / "train.jsonl"),
-                                    _pairs_from_file(EXAMPLES / "val.jsonl"))
+    data = PairData.from_text_pairs(pairs_from_file(EXAMPLES / "train.jsonl"),
+                                    pairs_from_file(EXAMPLES / "val.jsonl"))
     model = CounterModel(config)
     train(config, data, tmp_path / "more", model=model, init=first)
     moved = get_peft_model_state_dict(model.point_tower.model)  # the tensors save_lora writes, same key names

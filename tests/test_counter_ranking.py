@@ -107,8 +107,8 @@ def test_pruned_ranking_equals_exact(corpus):
 
 def test_cli_simple_sd_beats_random_and_eval_reads_it(corpus, tmp_path):
     out = tmp_path / "rank.jsonl"
-    res = CliRunner().invoke(app, ["--quiet", "rank", "counterargs", "-m", "simple-sd", "-s", "sdoc", "--limit", "60",
-                                   "--opt", "prune=rank", "--out", str(out)])
+    res = CliRunner().invoke(app, ["--quiet", "rank", "counterargs", "--method", "simple-sd", "-s", "sdoc", "--limit",
+                                   "60", "--opt", "prune=rank", "--out", str(out)])
     assert res.exit_code == 0, res.output
     recs = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(recs) == 60 and all(r["gold"] and r["top"] for r in recs)
@@ -139,7 +139,7 @@ def test_ltr_trains_and_ranks_better_than_random(corpus, tmp_path):
 def test_user_file_ranking_and_bad_input(tmp_path):
     out = tmp_path / "u.jsonl"
     res = CliRunner().invoke(app, ["--quiet", "rank", "counterargs", "-i", "examples/counter/arguments.jsonl",
-                                   "-m", "simple-sd", "--candidates", "counters", "--out", str(out)])
+                                   "--method", "simple-sd", "--candidates", "counters", "--out", str(out)])
     assert res.exit_code == 0, res.output
     recs = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(recs) == 6 and sum(r["gold_better"] == 0 for r in recs) >= 4

@@ -51,7 +51,7 @@ def _interrupted(tmp_path: Path, sig: int) -> tuple[list[str], Path, Path, str]:
     """Run the stalling ranking in a subprocess, send `sig` while it ranks `sda`; (args, data, out, stderr)."""
     data = _tiny_corpus(tmp_path / "data")
     out, marker = tmp_path / "ranking.jsonl", tmp_path / "in-sda"
-    args = ["--quiet", "rank", "counterargs", "-m", "bm25-stalling", "-s", "sdoc", "-s", "sda", "-s", "sdc",
+    args = ["--quiet", "rank", "counterargs", "--method", "bm25-stalling", "-s", "sdoc", "-s", "sda", "-s", "sdc",
             "--out", str(out)]
     code = SLOW_RANKER + "from argsim.cli.app import main\nsys.argv = ['argsim', *sys.argv[1:]]\nmain()\n"
     env = os.environ | {"ARGSIM_DATA": str(data), "PYTHONPATH": str(REPO)}

@@ -15,7 +15,7 @@ D = np.array([[1.0, 0.0], [0.8, 0.6], [0.0, 1.0]])
 
 def test_pure_mmr_order_is_hand_derived():
     # k=1, m=s=0. Step 1: d1 (0.5*0.9966). Step 2: d0: 0.3737-0.5*0.8=-0.0263; d2: 0.3322-0.5*0.6=0.0322 -> d2.
-    chosen = select_paper(D, 3, weights=MMRWeights(k=1.0, m=0.0, s=0.0))
+    chosen = select_paper(D, 3, weights=MMRWeights(mmr_weight=1.0, m=0.0, s=0.0))
     assert [i for i, _ in chosen] == [1, 2, 0]
     assert chosen[0][1] == pytest.approx(0.5 * 0.99658, abs=1e-4)
     assert chosen[1][1] == pytest.approx(0.5 * 0.66436 - 0.5 * 0.6, abs=1e-4)
@@ -24,11 +24,11 @@ def test_pure_mmr_order_is_hand_derived():
 def test_topic_terms_change_the_order():
     # k=0.2, m=1 with topic (1,0): d0: 0.1*0.7474+1=1.0747; d1: 0.0997+0.8; d2: 0.0664 -> d0 first;
     # then d1: 0.0997-0.1*0.8+0.8=0.8197 > d2: 0.0664-0.1*0+0 -> d1, then d2.
-    chosen = select_paper(D, 3, topic_vec=np.array([1.0, 0.0]), weights=MMRWeights(k=0.2, m=1.0, s=0.0))
+    chosen = select_paper(D, 3, topic_vec=np.array([1.0, 0.0]), weights=MMRWeights(mmr_weight=0.2, m=1.0, s=0.0))
     assert [i for i, _ in chosen] == [0, 1, 2]
     assert chosen[1][1] == pytest.approx(0.2 * (0.5 * 0.99658 - 0.5 * 0.8) + 0.8, abs=1e-4)
     # the subtopic weight acts the same way: subtopic (0,1) with s=1 puts d2 first
-    chosen = select_paper(D, 1, subtopic_vec=np.array([0.0, 1.0]), weights=MMRWeights(k=0.2, m=0.0, s=1.0))
+    chosen = select_paper(D, 1, subtopic_vec=np.array([0.0, 1.0]), weights=MMRWeights(mmr_weight=0.2, m=0.0, s=1.0))
     assert chosen[0][0] == 2
 
 

@@ -182,8 +182,9 @@ def test_the_check_passes_the_shipped_model_and_a_clean_copy(tmp_path):
 
 
 MALFORMED = {  # argsim's own model folders whose files have the wrong shape: one line naming the folder
-    "ltr-list": ({"ltr.json": "[1]", "model.json": "{}"}, None, ["rank", "counterargs", "-i", "counter.jsonl", "-m",
-                                                               "logreg-part", "--out", "r.jsonl", "--model"]),
+    "ltr-list": ({"ltr.json": "[1]", "model.json": "{}"}, None, ["rank", "counterargs", "-i", "counter.jsonl",
+                                                               "--method", "logreg-part", "--out", "r.jsonl",
+                                                               "--model"]),
     "ensemble-list": ({"ensemble.json": "[1]"}, "kpm-mts-ensemble", None),
     "ensemble-of-itself": ({"ensemble.json": '{"members": ["../m"]}'}, "kpm-mts-ensemble", None),
     "mts-config-list": ({"mts_config.json": "[]"}, "kpm-mts", None),

@@ -129,7 +129,7 @@ def test_resume_keeps_rows_of_other_methods(ws, monkeypatch):
         return points, pools, gold
 
     monkeypatch.setattr(run_mod, "dataset_points", fake_points)
-    result = runner.invoke(app, ["--quiet", "rank", "counterargs", "-m", "bm25", "-s", "sdoc", "--out", "r.jsonl",
+    result = runner.invoke(app, ["--quiet", "rank", "counterargs", "--method", "bm25", "-s", "sdoc", "--out", "r.jsonl",
                                  "--resume"])
     assert result.exit_code == 0, result.output
     rows = [json.loads(line) for line in (ws / "r.jsonl").read_text().splitlines()]

@@ -75,7 +75,7 @@ def test_without_quiet_a_library_warning_is_one_line(ws):
 
 
 def test_tables_are_whole_when_stdout_is_a_file(ws):
-    result = runner.invoke(app, ["--quiet", "rank", "counterargs", "-i", "counter.jsonl", "-m", "tf-cosine",
+    result = runner.invoke(app, ["--quiet", "rank", "counterargs", "-i", "counter.jsonl", "--method", "tf-cosine",
                                  "--label", "a-long-method-label-that-rich-would-cut", "--out", "r.jsonl"])
     assert result.exit_code == 0, result.output
     assert "a-long-method-label-that-rich-would-cut" in result.stdout and "…" not in result.stdout

@@ -56,12 +56,12 @@ def test_counter_pool_that_cannot_hold_the_gold_is_refused(tmp_path):
 
 
 def test_training_pairs_whose_counter_is_the_point_are_refused(tmp_path):
-    from argsim.cli.commands.counter_neural import _pairs_from_file
+    from argsim.counter.neural.data import pairs_from_file
 
     path = tmp_path / "pairs.jsonl"
     path.write_text('{"point": "a", "counter": "b"}\n{"point": "c", "counter": "c "}\n', encoding="utf-8")
     with pytest.raises(InputError, match=r"row 2, column 'counter': 1 pair\(s\) have the point itself"):
-        _pairs_from_file(path)
+        pairs_from_file(path)
 
 
 @pytest.mark.parametrize(("exc", "phrase"), [

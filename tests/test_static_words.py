@@ -120,7 +120,7 @@ def test_simple_sd_ranks_with_static_word_vectors(static_folder, tmp_path):
     data = tmp_path / "args.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     out = tmp_path / "ranking.jsonl"
-    res = CliRunner().invoke(app, ["--quiet", "rank", "counterargs", "--input", str(data), "-m", "simple-sd",
+    res = CliRunner().invoke(app, ["--quiet", "rank", "counterargs", "--input", str(data), "--method", "simple-sd",
                                    "--candidates", "counters", "--opt", f"word_vectors={static_folder[0]}",
                                    "--out", str(out)])
     assert res.exit_code == 0, res.output

@@ -36,9 +36,9 @@ def summarize_minutes(sentences: str | Sequence[str], topic: str = "", subtopic:
             trained by `argsim train minutes-sbert`).
         options: How sentences are picked (`argsim.minutes.summarize.SummarizeOptions`, the options of
             `argsim summarize minutes`): ``method`` ``"embedrank-paper"`` (Eq. 6, the default),
-            ``"embedrank"`` (normalised MMR with ``beta``), ``"lead"`` or ``"random"``; the Eq. 6 weights ``k``,
-            ``m``, ``s``; ``chars_per_key`` (key size = budget / this); ``cap`` ``"fit"`` (skip sentences that
-            overflow the budget) or ``"truncate"``. None: the defaults.
+            ``"embedrank"`` (normalised MMR with ``beta``), ``"lead"`` or ``"random"``; the Eq. 6 weights
+            ``mmr_weight`` (the paper's k), ``m``, ``s``; ``chars_per_key`` (key size = budget / this); ``cap``
+            ``"fit"`` (skip sentences that overflow the budget) or ``"truncate"``. None: the defaults.
         config: The run options (device, seed of ``"random"``, cache); None: the defaults.
 
     Returns:

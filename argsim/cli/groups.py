@@ -192,12 +192,16 @@ data_app.add_typer(triplets_app)
 GROUPS = [data_app, train_app, rank_app, cluster_app, summarize_app, eval_app]
 
 
-def summary_table(title: str, columns: list[str], rows: list[list]) -> Table:
-    """A rich table with thousands separators for ints and four decimals for floats."""
+def summary_table(title: str, columns: list[str], rows: list[list], total: list | None = None) -> Table:
+    """A rich table with thousands separators for ints and four decimals for floats; `total`: a last row below a
+    line."""
     table = Table(title=title)
     for c in columns:
         table.add_column(c)
-    for r in rows:
+    for r in [*rows, *([None, total] if total is not None else [])]:
+        if r is None:
+            table.add_section()
+            continue
         table.add_row(*[f"{v:,}" if isinstance(v, int) and not isinstance(v, bool)
                         else (f"{v:.4f}" if isinstance(v, float) else str(v)) for v in r])
     return table

@@ -205,15 +205,8 @@ def from_workdir(ctx: typer.Context, param: typer.CallbackParam, value: Path | N
 
 def comma_choices(*values: str) -> Callable[[str | None], str | None]:
     """A typer option callback for a comma-separated list whose every item must be one of `values`."""
-
-    def check(value: str | None) -> str | None:
-        for item in (value or "").split(","):
-            if item.strip() and item.strip() not in values:
-                raise typer.BadParameter(f"'{item.strip()}' is not one of {', '.join(repr(v) for v in values)}")
-        _no_repeats([item.strip() for item in (value or "").split(",") if item.strip()])
-        return value
-
-    return check
+    each = choices(*values)
+    return lambda value: (each([item.strip() for item in (value or "").split(",") if item.strip()]), value)[1]
 
 
 def _no_repeats(items: list[str]) -> None:
@@ -310,13 +303,13 @@ MODEL_DECLS = ("--model", "-m")
 
 
 def model_option(help: str = "Backend model name (minilm, mpnet, ...), a folder trained by argsim, a "
-                 "sentence-transformers folder or a Hugging Face id.", short: bool = True,
-                 **kwargs: Any) -> typer.models.OptionInfo:
+                 "sentence-transformers folder or a Hugging Face id.", **kwargs: Any) -> typer.models.OptionInfo:
     """The one `--model` / `-m` option (a model name or folder), for `Annotated[str, model_option(...)] = default`;
-    `short` False where the command's `-m` is taken. Every name given is checked while the options are parsed
-    (`check_model_names`), so a misspelt second `-m` is refused before the first model loads."""
+    `-m` means `--model` in every command that has it, and nothing else anywhere. Every name given is checked
+    while the options are parsed (`check_model_names`), so a misspelt second `-m` is refused before the first
+    model loads."""
     kwargs.setdefault("callback", check_model_names)
-    return typer.Option(*(MODEL_DECLS if short else MODEL_DECLS[:1]), help=help, **kwargs)
+    return typer.Option(*MODEL_DECLS, help=help, **kwargs)
 
 
 def check_model_names(value: Any) -> Any:
@@ -351,7 +344,7 @@ def _field_option(f: dataclasses.Field, meta: dict[str, Any]) -> typer.models.Op
     extra = {k: meta[k] for k in PASSED if k in meta}
     if "output" in meta:
         extra["callback"] = output_check(meta["output"])
-    # no -m from a field unless named: several train commands use it for something else (train ltr: --method)
+    # a field's option gets -m only where its metadata names it (a command may also have a --model of its own)
     decls = option_decls(dataclasses.field(metadata=meta)) if "option" in meta else option_decls(f)
     return typer.Option(field_default(f), *decls, help=meta.get("help", ""), **extra)
 

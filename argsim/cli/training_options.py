@@ -44,9 +44,3 @@ def placement(ctx: typer.Context, threads: int | None = None):
     from argsim.training import placement_from_run
 
     return placement_from_run(run_config(ctx), threads=threads)
-
-
-def quiet(ctx: typer.Context) -> bool:
-    from argsim.cli.groups import run_config
-
-    return run_config(ctx).quiet

@@ -23,9 +23,10 @@ CAP_MODES = ("fit", "truncate")
 
 @dataclass(frozen=True)
 class MMRWeights:
-    """The weights of Eq. (6) (the paper's values are the defaults)."""
+    """The weights of Eq. (6) (the paper's values are the defaults): the paper's k is `mmr_weight` (a weight, where
+    argsim's `k` is always a count)."""
 
-    k: float = setting(0.2, "Eq. 6 weight of the MMR part.", min=0)
+    mmr_weight: float = setting(0.2, "Eq. 6 weight k of the MMR part.", min=0)
     m: float = setting(0.3, "Eq. 6 weight of cos(sentence, main topic).", min=0)
     s: float = setting(0.5, "Eq. 6 weight of cos(sentence, subtopic).", min=0)
 
@@ -62,7 +63,7 @@ def select_paper(sent_vecs: np.ndarray, n: int, topic_vec: np.ndarray | None = N
     With `lengths` and `budget`, a sentence that would overflow the remaining budget is skipped.
     """
     rel_q, topical, pair = paper_mmr_scores(sent_vecs, topic_vec, subtopic_vec, weights)
-    return _greedy(len(rel_q), n, lambda i, sel: weights.k * (0.5 * rel_q[i] - 0.5 * (max(pair[i, sel]) if sel
+    return _greedy(len(rel_q), n, lambda i, sel: weights.mmr_weight * (0.5 * rel_q[i] - 0.5 * (max(pair[i, sel]) if sel
                                                                                      else 0.0)) + topical[i],
                    allowed, lengths, budget)
 

@@ -36,11 +36,12 @@ class MinutesItem:
 
 @dataclass(frozen=True)
 class SummarizeOptions(MMRWeights):
-    """How `summarize_items` picks sentences: the Eq. 6 weights (`MMRWeights`: k, m, s) and the rest; the
+    """How `summarize_items` picks sentences: the Eq. 6 weights (`MMRWeights`: mmr_weight, m, s) and the rest; the
     options of `argsim summarize minutes` and the `options` of `argsim.summarize_minutes`.
 
     Args:
-        k, m, s: the Eq. 6 weights of the key, the topic and the subtopic similarity (`MMRWeights`).
+        mmr_weight, m, s: the Eq. 6 weights k, m and s of the MMR part, the topic and the subtopic similarity
+            (`MMRWeights`).
         method: embedrank-paper (Eq. 6), embedrank (normalised MMR with `beta`), lead or random.
         beta: embedrank's relevance/diversity trade-off.
         chars_per_key: the key size is the budget divided by this (Eq. 7).
@@ -49,7 +50,7 @@ class SummarizeOptions(MMRWeights):
 
     Example:
         >>> SummarizeOptions(method="lead").weights
-        MMRWeights(k=0.2, m=0.3, s=0.5)
+        MMRWeights(mmr_weight=0.2, m=0.3, s=0.5)
     """
 
     method: Literal["embedrank-paper", "embedrank", "lead", "random"] = setting(
@@ -63,7 +64,7 @@ class SummarizeOptions(MMRWeights):
     @property
     def weights(self) -> MMRWeights:
         """The Eq. 6 weights alone."""
-        return MMRWeights(self.k, self.m, self.s)
+        return MMRWeights(self.mmr_weight, self.m, self.s)
 
 
 def _clean_sentences(sentences: Sequence[str]) -> list[str]:

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
-from rich.table import Table
 
-from argsim.cli.groups import console, eval_app, rank_app, run_config, train_app
+from argsim.cli.groups import console, eval_app, rank_app, run_config, summary_table, train_app
 from argsim.cli.params import OUT_DIR, OUT_FILE, choices, config_options, model_option
 from argsim.config import RunConfig
+from argsim.counter.core.run import RankRequest
 from argsim.counter.lexical.feature_config import FeatureConfig
 from argsim.data.counterargs import SETTINGS
 from argsim.engine import engine_from_config
@@ -24,30 +25,17 @@ SETTING_HELP = ("sdoc | sdc | sdoa | sda | stc | sta | epc | epa (same debate / 
 
 
 @rank_app.command("counterargs")
+@config_options(RankRequest, "request", exclude=("settings", "options"))
 def rank_counterargs(
     ctx: typer.Context,
-    method: Annotated[str, typer.Option("--method", "-m", help="Ranking method: simple-sd, logreg-part, logreg-full, "
-                               "xgboost-part, xgboost-full, bm25, tf-cosine, emb-cosine, feature:<name> (one "
-                               "feature), or a neural ranker; `--list` shows all.")] = "bm25",
+    request: RankRequest,
     setting: Annotated[list[str], typer.Option(
         "--setting", "-s", callback=choices(*SETTINGS), help=SETTING_HELP)] = ("sdoc",),
-    split: Annotated[Split, typer.Option(help="counterargs-18 split: training | validation | test.")] = "test",
-    input_file: Annotated[Path | None, typer.Option("--input", "-i", help="Your own arguments instead of "
-                                           "counterargs-18: JSONL/CSV/JSON with id, text, optional conclusion, "
-                                           "kind (point|counter) and counter (gold id).")] = None,
-    candidates: Annotated[Literal["all", "counters"], typer.Option(
-        help="With --input: 'all' other records or only 'counters'.")] = "all",
-    model: Annotated[str | None, model_option(short=False, help="Encoder / model for rankers that need one (minilm, "
-                                     "glove50, a folder, or a trained LTR model folder for logreg/xgboost).")] = None,
+    model: Annotated[str | None, model_option(help="Encoder / model for rankers that need one (minilm, glove50, a "
+                                     "folder, or a trained LTR model folder for logreg/xgboost).")] = None,
     opt: Annotated[list[str], typer.Option("--opt", help="Ranker option key=value, repeatable (e.g. "
                                   "weights=-0.1,-0.1,0,0.9,0,0,0,0.9, bm25_idf=okapi); bulk work runs on the "
                                   "global --engine.")] = (),
-    top_k: Annotated[int, typer.Option(min=1, help="Candidates stored per point in the ranking.")] = 10,
-    label: Annotated[str | None, typer.Option(help="Method name written into the ranking and results (default: the "
-                                     "method, with [reading] for Simple-SD readings).")] = None,
-    limit: Annotated[int | None, typer.Option(min=1, help="Rank only the first N points (id order).")] = None,
-    sample: Annotated[int | None, typer.Option(
-        min=1, help="Rank a random sample of N points (seeded by --seed).")] = None,
     out: Annotated[Path, typer.Option(
         callback=OUT_FILE, help="Ranking JSONL (one line per point).")] = Path("runs/counter/ranking.jsonl"),
     task: Annotated[str | None, typer.Option(help="Also merge accuracy@1 / MRR into "
@@ -62,35 +50,23 @@ def rank_counterargs(
     from rich.markup import escape
 
     from argsim.counter.core.registry import get_ranker, load_rankers, ranker_options
-    from argsim.counter.core.run import default_label, parse_options, rank_counterargs, read_kept
-    from argsim.errors import ArgsimError, warn
+    from argsim.counter.core.run import parse_options, rank_counterargs
+    from argsim.errors import ArgsimError
 
-    cfg = run_config(ctx)
     if list_methods:
-        table = Table(title="counter-argument rankers")
-        table.add_column("method")
-        table.add_column("what it does")
-        for name, info in sorted(load_rankers().items()):
-            table.add_row(escape(name), escape(info.help))
-        console.print(table)
+        console.print(summary_table("counter-argument rankers", ["method", "what it does"],
+                                    [[escape(n), escape(i.help)] for n, i in sorted(load_rankers().items())]))
         return
-    options = parse_options(opt, allowed=ranker_options(get_ranker(method)), method=method)
-    if model:
-        options["model"] = model
-    label = label or default_label(method, options)
-    if resume and input_file is not None:
-        raise ArgsimError("--resume continues counterargs-18 settings; it does not apply to --input")
-    if resume and not out.is_file():
-        warn(f"--resume: {out} does not exist yet, so every setting is ranked")
-    kept, others = read_kept(out, label, split, setting) if resume else ({}, [])
-    for s in setting:
-        if s in kept:
-            console.print(f"kept {len(kept[s]):,} ranked points of {s} from {out} (--resume)")
-    runs, records = rank_counterargs(method, setting, split, options, top_k=top_k, label=label, limit=limit,
-                                     sample=sample, seed=cfg.seed, data_dir=cfg.data_dir,
-                                     engine=engine_from_config(cfg), precision=cfg.precision, user_file=input_file,
-                                     candidates=candidates, out=out, kept=kept, others=others, config=cfg)
-    _print_summary(records, {(r.method, r.setting, r.split): r for r in runs}, task=task, model=model, config=cfg)
+    if model in load_rankers():
+        raise ArgsimError(f"-m / --model {model} names a ranking method, not a model: give it as --method {model}")
+    options = parse_options(opt, allowed=ranker_options(get_ranker(request.method)), method=request.method)
+    request = replace(request, settings=tuple(setting), options=options | ({"model": model} if model else {}))
+    runs, records = rank_counterargs(request, run_config(ctx), out=out, resume=resume)
+    ranked = {r.setting for r in runs}
+    for s in [s for s in setting if resume and s not in ranked]:
+        console.print(f"kept {sum(r['setting'] == s for r in records):,} ranked points of {s} from {out} (--resume)")
+    _print_summary(records, {(r.method, r.setting, r.split): r for r in runs}, task=task, model=model,
+                   config=run_config(ctx))
     console.print(f"ranking of {len(records):,} points written to {out}")
 
 
@@ -118,28 +94,30 @@ def _print_summary(records: list[dict], runs: dict, task: str | None = None, tie
                    model: str | None = None, config: RunConfig | None = None) -> None:
     from rich.markup import escape
 
-    from argsim.counter.core.evaluation import paper_figure, summarize
+    from argsim.counter.core.evaluation import summarize
+    from argsim.published import table2
     from argsim.results import result_rows, run_environment, write_results
 
     config = config or RunConfig()
     env = run_environment(config)
 
-    table = Table(title="best-counter retrieval: accuracy@1 (paper = Table 2 of the bipolar-encoder paper)")
-    for col in ("method", "split", "setting", "points", "pool", "random", "acc@1", "paper", "MRR", "s"):
-        left = col in ("method", "split", "setting")
-        table.add_column(col, justify="left" if left else "right", no_wrap=col == "method")
-    rows = []
+    table_rows, rows = [], []
     for s in summarize(records, ties=ties):
         run = runs.get((s.method, s.setting, s.split))
-        paper = paper_figure(s.method, s.setting)
-        table.add_row(escape(s.method), s.split, s.setting, f"{s.points:,}", f"{s.mean_pool:,.1f}",
-                      f"{s.random_accuracy:.3f}", f"{s.accuracy_at_1:.3f}", "" if paper is None else f"{paper:.3f}",
-                      "n/a" if s.mrr != s.mrr else f"{s.mrr:.3f}", "" if run is None else f"{run.seconds:.1f}")
-        rows += result_rows(s.evaluation(), method=s.method, model=model, setting=s.setting,
+        paper = table2(s.method, s.setting)
+        table_rows.append([escape(s.method), s.split, s.setting, s.points, f"{s.mean_pool:,.1f}",
+                           *(f"{v:.3f}" for v in (s.random_accuracy, s.accuracy_at_1)),
+                           "" if paper is None else f"{paper:.3f}", "n/a" if s.mrr != s.mrr else f"{s.mrr:.3f}",
+                           "" if run is None else f"{run.seconds:.1f}"])
+        ev = s.evaluation()
+        ev = replace(ev, metrics={k: round(v, 4) for k, v in ev.items()})
+        rows += result_rows(ev, method=s.method, model=model, setting=s.setting,
                             paper={"accuracy@1": paper}, seconds=None if run is None else run.seconds,
                             peak_mb=None if run is None else run.peak_mb,
-                            extra={"points": s.points} | ({"options": run.options} if run else {}), env=env, digits=4)
-    console.print(table)
+                            extra={"points": s.points} | ({"options": run.options} if run else {}), env=env)
+    console.print(summary_table("best-counter retrieval: accuracy@1 (paper = Table 2 of the bipolar-encoder paper)",
+                                ["method", "split", "setting", "points", "pool", "random", "acc@1", "paper", "MRR",
+                                 "s"], table_rows))
     if task and rows:
         write_results(task, rows, merge=True)
 
@@ -154,7 +132,7 @@ def train_ltr_cmd(
         help=SETTING_HELP + "; one model per setting, trained on the training split's pools of that setting.")] = (
         "sdoc",),
     method: Annotated[list[str], typer.Option(
-        "--method", "-m", callback=choices(*LTR_METHOD_NAMES),
+        "--method", callback=choices(*LTR_METHOD_NAMES),
         help="Which models to fit (share one feature extraction).")] = tuple(LTR_METHOD_NAMES),
     neg_per_point: Annotated[int, typer.Option(
         min=0, help="False pairs sampled per training point from its pool (0 = all).")] = 10,
@@ -167,36 +145,25 @@ def train_ltr_cmd(
 ) -> None:
     """Fit logistic-regression / XGBoost rankers (appendix B.1 hyper-parameters) pointwise on counterargs-18
     training pairs: each point's true counter plus sampled false candidates from its pool."""
-    from argsim.counter.ltr.model import LTR_METHODS
     from argsim.counter.ltr.training import train_ltr
     from argsim.data.counterargs import load_counterargs
-    from argsim.errors import ArgsimError
-    from argsim.results import timed
+    from argsim.io import read_json
+    from argsim.measure import timed
 
-    bad = [m for m in method if m not in LTR_METHODS]
-    if bad:
-        raise ArgsimError(f"unknown LTR method '{bad[0]}': choose from {', '.join(LTR_METHODS)}")
-    corpus = None if input_file is not None else load_counterargs(run_config(ctx).data_dir)
-    user_data = None
+    cfg, user_data, rows = run_config(ctx), None, []
     if input_file is not None:
         from argsim.counter.core.userdata import load_user_arguments
 
-        user_data = load_user_arguments(input_file, candidates="all")
-        setting = ["user"]
-    table = Table(title="trained LTR models")
-    for col in ("setting", "method", "pairs", "positives", "folder", "s"):
-        table.add_column(col)
+        user_data, setting = load_user_arguments(input_file, candidates="all"), ["user"]
+    corpus = None if user_data is not None else load_counterargs(cfg.data_dir)
     for s in setting:
         with timed() as t:
-            saved = train_ltr(corpus, s, tuple(method), config, neg_per_point=neg_per_point or None,
-                              seed=run_config(ctx).seed, out_dir=out, limit=limit, user_data=user_data,
-                              engine=engine_from_config(run_config(ctx)))
-        from argsim.io import read_json
-
-        for m, folder in saved.items():  # the records just written
-            samp = read_json(folder / "ltr.json")["sampling"]
-            table.add_row(s, m, f"{samp['pairs']:,}", f"{samp['positives']:,}", str(folder), f"{t['seconds']:.0f}")
-    console.print(table)
+            saved = train_ltr(corpus, s, tuple(method), config, neg_per_point=neg_per_point or None, seed=cfg.seed,
+                              out_dir=out, limit=limit, user_data=user_data, engine=engine_from_config(cfg))
+        for m, folder in saved.items():
+            sampling = read_json(folder / "ltr.json")["sampling"]
+            rows.append([s, m, sampling["pairs"], sampling["positives"], str(folder), f"{t['seconds']:.0f}"])
+    console.print(summary_table("trained LTR models", ["setting", "method", "pairs", "positives", "folder", "s"], rows))
 
 
 @train_app.command("simple-sd")
@@ -230,13 +197,8 @@ def train_simple_sd(
                             word_vectors=config.word_vectors, stopwords=config.stopwords,
                             engine=engine_from_config(cfg),
                             seed=cfg.seed, data_dir=cfg.data_dir)
-    table = Table(title=f"Simple-SD readings, accuracy@1 on {split}")
-    table.add_column("setting")
-    for name in READINGS:
-        table.add_column(name, justify="right")
-    for s, accs in report["readings"].items():
-        table.add_row(s, *[f"{accs[n]:.3f}" for n in READINGS])
-    console.print(table)
+    console.print(summary_table(f"Simple-SD readings, accuracy@1 on {split}", ["setting", *READINGS],
+                                [[s, *(f"{accs[n]:.3f}" for n in READINGS)] for s, accs in report["readings"].items()]))
     if "tuned" in report:
         t = report["tuned"]
         console.print(f"tuned on {split}/{t['setting']}: accuracy@1 {t['accuracy']:.3f} with weights "

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
-from rich.table import Table
 
 from argsim.cli.groups import console, eval_app, rank_app, run_config, summary_table, train_app
 from argsim.cli.params import (
@@ -21,7 +20,10 @@ from argsim.cli.params import (
     out_file,
 )
 from argsim.cli.training_options import budget_options, placement
+from argsim.counter.core.run import RankRequest
+from argsim.counter.neural.bipolar import CrossValidation
 from argsim.counter.neural.config import NeuralConfig
+from argsim.counter.neural.data import PairSource
 from argsim.counter.neural.retriever import RetrieverConfig
 from argsim.data.counterargs import SETTINGS
 
@@ -29,27 +31,17 @@ if TYPE_CHECKING:
     from argsim.training import Budget
 
 
-def _pairs_from_file(path: Path) -> list[tuple[str, str]]:
-    """(point, counter) pairs of a training file; a pair whose counter is its point (which training would drop,
-    a text never being its own candidate) is refused with its count and first row."""
-    from argsim.errors import InputError
-    from argsim.io import read_numbered_records
-
-    rows = read_numbered_records(path, required=["point", "counter"], text=["point", "counter"])
-    same = [row for row, r in rows if r["point"].strip() == r["counter"].strip()]
-    if same:
-        raise InputError(path, f"{len(same)} pair(s) have the point itself as the counter (a text is never its own "
-                               "candidate, so they would be dropped)", row=same[0], column="counter")
-    return [(str(r["point"]), str(r["counter"])) for _, r in rows]
-
-
 @train_app.command("bipolar")
 @budget_options(max_minutes="Stop after the epoch that crosses this training-time budget (cross-encoder: at the "
                            "budget, with a checkpoint).")
 @config_options(NeuralConfig)
-def train_bipolar(
+@config_options(PairSource, "source")
+@config_options(CrossValidation, "cross")
+def train_bipolar_cmd(
     ctx: typer.Context,
     config: NeuralConfig,
+    source: PairSource,
+    cross: CrossValidation,
     plan: Budget,
     out: Annotated[Path, typer.Option("--out", "-o", callback=OUT_DIR, help="Model folder to write (config.json, "
                              "heads.safetensors, card.json, checkpoints/, history.json, learning_curve.png, "
@@ -58,19 +50,7 @@ def train_bipolar(
                                      "model's name; same kind and width): its heads, e.g. heads trained on the frozen "
                                      "encoder before fine-tuning it, and with --lora-rank its LoRA tower adapters "
                                      "too (same rank, alpha and base), e.g. counter-bipolar.")] = None,
-    train_file: Annotated[Path | None, typer.Option("--train", help="Your own training pairs: CSV/TSV/JSONL with "
-                                           "columns point, counter (default: counterargs-18 training split).")] = None,
-    val_file: Annotated[Path | None, typer.Option("--val", help="Your own validation pairs (point, counter).")] = None,
-    limit: Annotated[int | None, typer.Option(min=1, help="Train on a random subset of N pairs (quick runs).")] = None,
-    val_limit: Annotated[int | None, typer.Option(
-        "--val-limit", min=1, help="Validate on a random subset of N pairs.")] = None,
     seed: Annotated[int | None, typer.Option(help="Random seed (default: the global --seed).")] = None,
-    cross_val_points: Annotated[int, typer.Option(
-        "--cross-val-points", min=1, help="Cross-encoder validation: questions (validation points, each "
-                                          "with its counter and random negatives).")] = 100,
-    cross_val_negatives: Annotated[int, typer.Option(
-        "--cross-val-negatives", min=0, help="Cross-encoder validation: random negatives per question.")] = 4,
-    cross_evals: Annotated[int, typer.Option("--cross-evals", min=1, help="Cross-encoder validations per epoch.")] = 4,
 ) -> None:
     """Train a Bipolar-encoder (or Bi-encoder, Unipolar-ret/-cls, Cross-encoder, the |u-v| ablation).
 
@@ -81,71 +61,24 @@ def train_bipolar(
     """
     import json
 
-    from argsim.cli.groups import run_config
-    from argsim.counter.neural.plot import learning_curves
-    from argsim.errors import ArgsimError
+    from argsim.counter.neural.bipolar import train_bipolar
     from argsim.training import is_main_process
 
-    run = run_config(ctx)
-    where = placement(ctx)
-    if seed is not None:
-        where = replace(where, seed=seed)
-    seed = where.seed
-    quiet = run.quiet
-    if train_file is not None:
-        from argsim.counter.neural.data import PairData
-
-        if val_file is None:
-            raise ArgsimError("--train needs --val (a file of validation pairs point, counter)")
-        data = PairData.from_text_pairs(_pairs_from_file(train_file)[:limit], _pairs_from_file(val_file)[:val_limit])
-        data.info = {"train_file": str(train_file), "val_file": str(val_file), "train_pairs": len(data.train_pairs),
-                     "val_pairs": len(data.val_pairs)}
-    else:
-        from argsim.counter.neural.data import counterargs_data
-        from argsim.data.counterargs import load_counterargs
-
-        data = counterargs_data(load_counterargs(run.data_dir), limit=limit, val_limit=val_limit,
-                                seed=seed)
-
-    def log(row: dict) -> None:
-        if is_main_process():
-            console.print(json.dumps(row), highlight=False)
-
-    kind = config.kind
-    if kind == "cross-encoder":
-        from argsim.counter.neural.cross import train_cross_encoder, validation_choices
-
-        texts = data.texts
-        pairs = [(texts[p], texts[c]) for p, c in data.train_pairs]
-        questions = validation_choices([(texts[p], texts[c]) for p, c in data.val_pairs],
-                                       [texts[i] for i in data.val_collection], points=cross_val_points,
-                                       negatives=cross_val_negatives, seed=seed)
-        history = train_cross_encoder(config.base_model, pairs, [texts[i] for i in data.train_collection], out,
-                                      epochs=config.epochs, lr=config.encoder_lr, batch_size=config.batch_size,
-                                      max_length=config.max_seq_length, seed=seed, log=log, val_questions=questions,
-                                      evals_per_epoch=cross_evals, placement=where, budget=plan, quiet=quiet)
-        if not is_main_process():
-            return
-        learning_curves({kind: history}, out / "learning_curve.png",
-                        title=f"cross-encoder: validation accuracy@1 among 1 + {cross_val_negatives}")
-        console.print(f"cross-encoder saved to {out} ({history[-1]['seconds']:.0f} s)")
-        return
-    from argsim.counter.neural.training import train
-
-    config = replace(config, seed=seed)
-    history = train(config, data, out, log=log, init=init, placement=where, budget=plan)
+    run, where = run_config(ctx), placement(ctx)
+    where = replace(where, seed=where.seed if seed is None else seed)
+    data = source.load(run.data_dir, seed=where.seed)
+    history = train_bipolar(config, data, out, init=init, cross=cross, placement=where, budget=plan, quiet=run.quiet,
+                            log=lambda row: is_main_process() and console.print(json.dumps(row), highlight=False))
     if not is_main_process():
         return
-    learning_curves({kind: history}, out / "learning_curve.png", title=f"{kind}: validation accuracy@1/{config.k_val}")
+    if config.kind == "cross-encoder":
+        console.print(f"cross-encoder saved to {out} ({history[-1]['seconds']:.0f} s)")
+        return
     best = max(history, key=lambda h: h["val"])
-    table = Table(title=f"{kind} on {data.info.get('train_pairs')} pairs")
-    for col in ("epochs run", "untrained val @1/K", "best val @1/K", "best epoch", "train minutes"):
-        table.add_column(col)
-    table.add_row(str(history[-1]["epoch"]), f"{history[0]['val']:.4f}", f"{best['val']:.4f}", str(best["epoch"]),
-                  f"{history[-1]['seconds'] / 60:.1f}")
-    console.print(table)
+    console.print(summary_table(f"{config.kind} on {data.info.get('train_pairs')} pairs", [
+        "epochs run", "untrained val @1/K", "best val @1/K", "best epoch", "train minutes"], [[
+        history[-1]["epoch"], history[0]["val"], best["val"], best["epoch"], f"{history[-1]['seconds'] / 60:.1f}"]]))
     console.print(f"model saved to {out}")
-
 
 
 @train_app.command("counter-retriever")
@@ -184,7 +117,7 @@ def eval_counter_neural(
     unipolar_cls: Annotated[Path | None, typer.Option("--unipolar-cls", help="Unipolar-cls folder.")] = None,
     cross_encoder: Annotated[Path | None, typer.Option("--cross-encoder", help="Cross-encoder folder.")] = None,
     split: Annotated[Literal["training", "validation", "test"], typer.Option(
-        help="training | validation | test")] = "test",
+        help="training | validation | test")] = RankRequest.split,
     settings: Annotated[str, typer.Option(
         callback=comma_choices(*SETTINGS), help="Comma-separated settings (sdoc, sda, epc, epa, ...).")] = "epa",
     ks: Annotated[str, typer.Option(
@@ -209,64 +142,40 @@ def eval_counter_neural(
     is given, beside the published figures; writes bench/results/<task>.json. An interrupted run keeps its
     finished rows (runs/counter-neural/<task>.partial.json): the same command continues it."""
     from argsim.config import default_data_dir
-    from argsim.counter.neural.table3 import evaluate_table3, table3_row_specs
-    from argsim.data.counterargs import load_counterargs
+    from argsim.counter.neural.table3 import run_table3
     from argsim.paths import under_workdir
     from argsim.results import environment, rows_from_specs, write_results
-    from argsim.schemas import Budgets, read_json_as
 
-    cfg = run_config(ctx)
-    base_model = base_model_alias or base_model
+    cfg, k_list = run_config(ctx), tuple(int(k) for k in ks.split(","))
     models = {"bipolar": bipolar, "bipolar-nodiff": bipolar_nodiff, "bi-encoder": bi_encoder,
               "unipolar-ret": unipolar_ret, "unipolar-cls": unipolar_cls, "cross-encoder": cross_encoder}
-    models = {k: str(v) if v else None for k, v in models.items()}
-    from argsim.counter.neural.pipeline import check_stage
-
-    for name, folder in models.items():  # every folder checked before the long work starts
-        if folder:
-            check_stage(folder, f"--{name}")
-    budgets = read_json_as(Budgets, budget, what="a JSON object: method -> training budget text") \
-        if budget else None
+    results, specs = run_table3(models, split, settings.split(","), k_list, base_model_alias or base_model,
+                                bipolar_settings.split(",") if bipolar_settings else (), cross_limit, budget, curves,
+                                cfg, state=under_workdir(f"runs/counter-neural/{task}.partial.json"))
     if curves:
-        from argsim.counter.neural.plot import learning_curves
-        from argsim.counter.neural.training import read_history
-
-        runs = {k: read_history(v) for k, v in models.items() if v and read_history(v)}
-        console.print(f"learning curves: {learning_curves(runs, curves)}")
-    corpus = load_counterargs(cfg.data_dir)
-    k_list = tuple(int(k) for k in ks.split(","))
-    results = evaluate_table3(corpus, models, split, settings.split(","), k_list, base_model=base_model,
-                              bipolar_settings=bipolar_settings.split(",") if bipolar_settings else (),
-                              cross_limit=cross_limit, seed=cfg.seed, config=cfg,
-                              state=under_workdir(f"runs/counter-neural/{task}.partial.json"),
-                              data=str(cfg.data_dir or default_data_dir()))
-    table = Table(title=f"counterargs-18 {split}: @1/K")
-    for col in ("method", "setting", "points", "stage-1 @1", *[f"@1/{k}" for k in k_list], "paper",
-                f"Δ@1/{k_list[-1]} vs zero-shot [95% CI]", "seconds"):
-        table.add_column(col)
+        console.print(f"learning curves: {curves}")
+    rows = []
     for r in results:
         acc, last = r.score.acc, r.versus.get(k_list[-1])
-        table.add_row(r.row.method, r.setting, str(len(r.score.ids)), f"{acc[1]:.4f}",
-                      *[f"{acc[k]:.4f}" for k in k_list],
-                      " / ".join(f"{r.paper[k]:.4f}" for k in k_list if k in r.paper) or "-",
-                      f"{last['delta']:+.4f} [{last['ci95'][0]:+.4f}, {last['ci95'][1]:+.4f}]" if last else "-",
-                      f"{r.seconds:.0f}")
-    console.print(table)
+        rows.append([r.row.method, r.setting, len(r.score.ids), *(acc[k] for k in (1, *k_list)),
+                     " / ".join(f"{r.paper[k]:.4f}" for k in k_list if k in r.paper) or "-",
+                     f"{last['delta']:+.4f} [{last['ci95'][0]:+.4f}, {last['ci95'][1]:+.4f}]" if last else "-",
+                     f"{r.seconds:.0f}"])
+    console.print(summary_table(f"counterargs-18 {split}: @1/K", ["method", "setting", "points", "stage-1 @1", *(
+        f"@1/{k}" for k in k_list), "paper", f"Δ@1/{k_list[-1]} vs zero-shot [95% CI]", "seconds"], rows))
     data_dir = cfg.data_dir or default_data_dir()
     env = environment(seed=cfg.seed, device="cpu", precision="fp32",  # the counter models score on the CPU in fp32
                       data_files=[data_dir / "counterargs18" / "03-pairs-best-counter-task" / "test"
                                   / "00-argument-pair-type-counts.tsv"] if data_dir else [],
                       models={k: str(v) for k, v in models.items() if v})
-    rows = rows_from_specs(table3_row_specs(results, split, k_list, len(corpus.points(split)),
-                                            budgets), env=env)
-    write_results(task, rows, merge=True)
+    write_results(task, rows_from_specs(specs, env=env), merge=True)
 
 
 @rank_app.command("counter-search")
 def counter_search(
     ctx: typer.Context,
     *,
-    model: Annotated[Path, model_option(short=False, help="Trained model folder (argsim train bipolar), or "
+    model: Annotated[Path, model_option(help="Trained model folder (argsim train bipolar), or "
                                "counter-bi-encoder (the Bi-encoder that ships with argsim).")],
     candidates: Annotated[Path, typer.Option(help="Candidate arguments: a text file (one per line) or CSV/JSONL with a "
                                     "'text' column (and optional 'id').")],
@@ -285,39 +194,14 @@ def counter_search(
 
     With `--engine ray` the candidate and query embeddings that the cache lacks are computed on Ray's actor pool
     (and cached); the faiss search and the rerank run in this process (see argsim.counter.neural.rerank)."""
-    from argsim.counter.neural.rerank import RetrieveRerank
-    from argsim.counter.neural.store import load_model
-    from argsim.engine import engine_from_config
-    from argsim.io import read_records, write_jsonl
-    from argsim.results import timed
+    from argsim.counter.neural.rerank import search_files
+    from argsim.io import write_jsonl
 
-    def read(path: Path) -> tuple[list[str], list[str]]:
-        if path.suffix.lower() in (".txt", ".text"):
-            from argsim.io import read_texts
-
-            texts = read_texts(path)
-            return [str(i) for i in range(len(texts))], texts
-        recs = read_records(path, required=["text"], text=["text"], scalar=["id"])
-        return [str(r.get("id", i)) for i, r in enumerate(recs)], [r["text"] for r in recs]
-
-    m = load_model(model)
-    cand_ids, cand_texts = read(candidates)
-    q_ids, q_texts = read(queries)
-    cfg = run_config(ctx)
-    with timed() as t_build:
-        rr = RetrieveRerank(m, cand_texts, index_kind=index, engine=engine_from_config(cfg), config=cfg)
-    with timed() as t_rank:
-        ids, scores = rr.rank_texts(q_texts, k)
-    lines = [{"query_id": qid, "query": qt,
-              "results": [{"id": cand_ids[j], "text": cand_texts[j], "score": float(s)}
-                          for j, s in zip(ids[i], scores[i], strict=True) if j >= 0]}
-             for i, (qid, qt) in enumerate(zip(q_ids, q_texts, strict=True))]
+    lines, info = search_files(model, candidates, queries, k, index, run_config(ctx))
     write_jsonl(out, lines)
-    table = Table(title=f"{m.config.kind}: {len(q_texts)} queries against {len(cand_texts)} candidates")
-    for col in ("query", "top candidate", "score"):
-        table.add_column(col, overflow="fold")
-    for line in lines[:10]:
-        top = line["results"][0] if line["results"] else {"text": "-", "score": float("nan")}
-        table.add_row(line["query"][:70], top["text"][:70], f"{top['score']:.3f}")
-    console.print(table)
-    console.print(f"index {t_build['seconds']:.1f} s, ranking {t_rank['seconds']:.1f} s; wrote {out}")
+    tops = [(line["results"] or [{"text": "-", "score": float("nan")}])[0] for line in lines[:10]]
+    console.print(summary_table(f"{info['kind']}: {len(lines)} queries against {info['candidates']} candidates",
+                                ["query", "top candidate", "score"],
+                                [[line["query"][:70], top["text"][:70], f"{top['score']:.3f}"]
+                                 for line, top in zip(lines, tops, strict=False)]))
+    console.print(f"index {info['index_seconds']:.1f} s, ranking {info['rank_seconds']:.1f} s; wrote {out}")

@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from argsim.cli.groups import console, data_app, run_config
+from argsim.cli.groups import console, data_app, run_config, summary_table
 from argsim.errors import ArgsimError
 
 
@@ -24,15 +23,9 @@ def check(ctx: typer.Context,
     failed = []
     for n in names:
         stats = check_dataset(n, run_config(ctx).data_dir)
-        table = Table(title=f"{n}: {DATASETS[n].title}")
-        for col in ("statistic", "value", "expected", ""):
-            table.add_column(col)
-        for s in stats:
-            mark = {True: "[green]ok[/]", False: "[red]differs[/]", None: ""}[s.ok]
-            table.add_row(s.name, f"{s.value:,}" if isinstance(s.value, int) else str(s.value),
-                          "" if s.expected is None else (f"{s.expected:,}" if isinstance(s.expected, int)
-                                                         else str(s.expected)), mark)
-        console.print(table)
+        console.print(summary_table(f"{n}: {DATASETS[n].title}", ["statistic", "value", "expected", ""], [
+            [s.name, *(v if isinstance(v, int) else "" if v is None else str(v) for v in (s.value, s.expected)),
+             {True: "[green]ok[/]", False: "[red]differs[/]", None: ""}[s.ok]] for s in stats]))
         failed += [f"{n}: {s.name}" for s in stats if s.ok is False]
     if failed:
         raise ArgsimError(f"{len(failed)} statistic(s) differ from the documented figures: {'; '.join(failed)}")

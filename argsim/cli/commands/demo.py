@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from argsim.cli.groups import console, run_config
+from argsim.cli.groups import console, run_config, summary_table
 from argsim.cli.params import model_option
 
 
@@ -26,11 +25,8 @@ def demo(ctx: typer.Context, model: Annotated[str | None, model_option(
     model = model or default_model()
     start = time.perf_counter()
     matches = match_examples(model=model, config=run_config(ctx))
-    table = Table(title=f"argsim demo: key point matching with {model} ({time.perf_counter() - start:.1f}s)")
-    for col in ("arg", "argument", "best key point", "cosine"):
-        table.add_column(col)
-    for m in matches:
-        fits = m.key_point if m.matched else f"none fits (best: {m.key_point})"
-        table.add_row(m.arg_id, m.argument, fits, f"{m.score:.3f}")
-    console.print(table)
+    console.print(summary_table(f"argsim demo: key point matching with {model} ({time.perf_counter() - start:.1f}s)",
+                                ["arg", "argument", "best key point", "cosine"],
+                                [[m.arg_id, m.argument, m.key_point if m.matched else
+                                  f"none fits (best: {m.key_point})", f"{m.score:.3f}"] for m in matches]))
     console.print("Next: `argsim --help` (every command) and `argsim data check all` (the datasets under --data-dir).")

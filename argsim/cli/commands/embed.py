@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from argsim.cli.groups import console, run_config
+from argsim.cli.groups import console, run_config, summary_table
 from argsim.cli.params import config_options, out_file
 from argsim.config import RunConfig
 from argsim.engine.embedding import EmbedSpec
@@ -90,13 +90,7 @@ def _embed_shards(input: Path, out: Path, config: RunConfig, spec: EmbedSpec) ->
 
 def models() -> None:
     """List the named offline models and whether each is installed."""
-    from rich.table import Table
-
     from argsim.backend import MODELS
 
-    table = Table(title="argsim models")
-    for col in ("name", "installed", "description"):
-        table.add_column(col)
-    for info in MODELS.values():
-        table.add_row(info.name, "[green]yes[/]" if info.installed else "[dim]no[/]", info.description)
-    console.print(table)
+    console.print(summary_table("argsim models", ["name", "installed", "description"], [
+        [m.name, "[green]yes[/]" if m.installed else "[dim]no[/]", m.description] for m in MODELS.values()]))

@@ -6,9 +6,8 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
-from rich.table import Table
 
-from argsim.cli.groups import console, eval_app, run_config
+from argsim.cli.groups import console, eval_app, run_config, summary_table
 from argsim.cli.params import OUT_FILE, model_option
 
 
@@ -37,20 +36,18 @@ def eval_triplets(
     env = environment(seed=cfg.seed, device=cfg.device, data_files=[triplets])
     abc = ["anchor", "positive", "negative"]
     records = read_records(triplets, required=abc, text=abc)[:limit]
-    table = Table(title=f"triplets: {triplets.name} ({len(records):,})")
-    for col in ("model", "accuracy", "mean diff", "ties", "seconds"):
-        table.add_column(col)
-    rows, payload = [], []
+    table_rows, rows, payload = [], [], []
     for name in model:
         enc = get_encoder(name)
         with timed() as t:
             s = encoded_triplet_scores(enc, records, distance=distance, ties=ties)
-        table.add_row(name, f"{s.accuracy:.4f}", f"{s.mean_diff:.4f}", str(s.ties), f"{t['seconds']:.1f}")
+        table_rows.append([name, s.accuracy, s.mean_diff, s.ties, f"{t['seconds']:.1f}"])
         payload.append({"model": name, "accuracy": s.accuracy, "mean_diff": s.mean_diff, "n": s.n,
                         "ties": s.ties, "seconds": t["seconds"]})
         rows += result_rows(s.evaluation(triplets.stem), method="triplet-eval", model=name, setting=distance,
                             seconds=t["seconds"], env=env)
-    console.print(table)
+    console.print(summary_table(f"triplets: {triplets.name} ({len(records):,})",
+                                ["model", "accuracy", "mean diff", "ties", "seconds"], table_rows))
     if out:
         write_json(out, {"triplets": str(triplets), "distance": distance, "results": payload})
     if task:

@@ -6,10 +6,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from argsim.benchmarks.evaluate import N_BOOT, TASKS
-from argsim.cli.groups import console, run_config
+from argsim.cli.groups import console, run_config, summary_table
 from argsim.cli.params import OUT_DIR, OUT_FILE, comma_choices, out_file
 
 
@@ -49,12 +48,8 @@ def evaluate(
     board = run_evaluate(models, tasks=chosen, limit=limit, config=cfg, compare=compare, n_boot=n_boot,
                          log=lambda line: None if cfg.quiet else console.print(line, markup=False, highlight=False))
     header, rows = leaderboard_cells(board)
-    table = Table(title=f"argsim evaluate: value [95 % interval]{f', first {limit} units' if limit else ''}")
-    for h in header:
-        table.add_column(h)
-    for r in rows:
-        table.add_row(*r)
-    console.print(table)
+    console.print(summary_table(f"argsim evaluate: value [95 % interval]{f', first {limit} units' if limit else ''}",
+                                header, rows))
     for line in references_text(board):
         console.print(f"published - {line}", markup=False, highlight=False)
     for line in write_outputs(board, cfg, out=out, record=record, mteb_out=mteb_out, html=html):

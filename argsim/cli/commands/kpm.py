@@ -7,9 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
-from rich.table import Table
 
-from argsim.cli.groups import console, eval_app, rank_app, run_config, train_app
+from argsim.cli.groups import console, eval_app, rank_app, run_config, summary_table, train_app
 from argsim.cli.params import (
     LABELS_HELP,
     OUT_DIR,
@@ -21,7 +20,6 @@ from argsim.cli.params import (
     model_option,
 )
 from argsim.cli.training_options import budget_options, placement
-from argsim.cli.training_options import quiet as run_quiet
 from argsim.kpm.mts_config import MTSConfig
 from argsim.kpm.sbert import SbertConfig
 
@@ -36,16 +34,12 @@ TRAIN_LABELS_HELP = LABELS_HELP + " Required with --arguments."
 
 
 def _print_map(result, title: str) -> None:
-    table = Table(title=title)
-    for col in ("topic", "stance", "args", "kept", "dummies", "undecided", "AP strict", "AP relaxed"):
-        table.add_column(col, justify="left" if col == "topic" else "right")
-    for g in result.groups:
-        table.add_row(g.topic[:60], f"{g.stance:+d}", str(g.arguments), str(g.kept), str(g.dummies_kept),
-                      str(g.undecided_kept), f"{g.ap_strict:.4f}", f"{g.ap_relaxed:.4f}")
-    table.add_section()
-    table.add_row(f"mAP ({result.formula})", "", str(result.arguments), "", str(result.dummies), "",
-                  f"[bold]{result.strict:.4f}[/]", f"[bold]{result.relaxed:.4f}[/]")
-    console.print(table)
+    console.print(summary_table(title, ["topic", "stance", "args", "kept", "dummies", "undecided", "AP strict",
+                                        "AP relaxed"],
+                                [[g.topic[:60], f"{g.stance:+d}", g.arguments, g.kept, g.dummies_kept,
+                                  g.undecided_kept, g.ap_strict, g.ap_relaxed] for g in result.groups],
+                                [f"mAP ({result.formula})", "", result.arguments, "", result.dummies, "",
+                                 f"[bold]{result.strict:.4f}[/]", f"[bold]{result.relaxed:.4f}[/]"]))
     from argsim.errors import examples, warn
 
     if result.unknown_arguments:
@@ -141,22 +135,19 @@ def rank_keypoints(
         warn(f"{data.name} has no gold labels; --task will write no rows")
     ranking = rank(data, model, weight, combine, cfg, arg_template, kp_template, threshold, out=out)
     matched = sum(m.matched for m in ranking.matches)
-    table = Table(title=f"key point coverage on {data.name} (score >= {ranking.threshold:g}, "
-                        f"{ranking.threshold_source}; {matched:,} of {len(ranking.matches):,} arguments matched)")
-    for col in ("topic", "stance", "key point", "matched", "share"):
-        table.add_column(col, justify="right" if col in ("matched", "share") else "left")
-    for c in ranking.coverage:
-        table.add_row(c.topic[:40], f"{c.stance:+d}", c.key_point[:70], str(c.matched), f"{c.share:.1%}")
-    console.print(table)
+    console.print(summary_table(f"key point coverage on {data.name} (score >= {ranking.threshold:g}, "
+                                f"{ranking.threshold_source}; {matched:,} of {len(ranking.matches):,} arguments "
+                                "matched)", ["topic", "stance", "key point", "matched", "share"],
+                                [[c.topic[:40], f"{c.stance:+d}", c.key_point[:70], c.matched, f"{c.share:.1%}"]
+                                 for c in ranking.coverage]))
     if ranking.maps:
         _print_map(ranking.maps["leaderboard"], f"mAP of {', '.join(model)} on {data.name}")
-        if task:
-            setting = (f"{combine} ensemble, weights {', '.join(f'{w:g}' for w in weight or [1.0] * len(model))}"
-                       if len(model) > 1 else None)
-            method = "ensemble" if len(model) > 1 else "rank-keypoints"
-            write_results(task, result_rows(ranking.maps["leaderboard"].evaluation(data.name), method=method,
-                                            model=" + ".join(model), setting=setting, seconds=ranking.seconds,
-                                            env=run_environment(cfg)), merge=True)
+    if ranking.maps and task:
+        setting = (f"{combine} ensemble, weights {', '.join(f'{w:g}' for w in weight or [1.0] * len(model))}"
+                   if len(model) > 1 else None)
+        write_results(task, result_rows(ranking.maps["leaderboard"].evaluation(data.name), model=" + ".join(model),
+                                        method="ensemble" if len(model) > 1 else "rank-keypoints", setting=setting,
+                                        seconds=ranking.seconds, env=run_environment(cfg)), merge=True)
     console.print(f"wrote {out}/predictions.json, best_keypoints.csv, coverage.csv, metrics.json "
                   f"({len(ranking.predictions):,} arguments scored in {ranking.seconds:.1f}s)")
 
@@ -168,13 +159,10 @@ def _print_training(info: dict, folder: Path) -> None:
         return
     ev = info.get("eval", {}).get("leaderboard", {})
     on = f" on {ev.get('data', ev['split'])}" if ev else ""
-    table = Table(title=f"trained {info['method']} -> {folder}")
-    for col in ("train", "steps", "seconds", "s/epoch", "peak MB", f"strict mAP{on}", f"relaxed mAP{on}"):
-        table.add_column(col, justify="right")
-    table.add_row(info["train"], str(info["steps"]), f"{info['seconds']:.0f}", f"{info['seconds_per_epoch']:.0f}",
-                  f"{info['peak_mb']:.0f}", f"{ev['strict']:.4f}" if ev else "-",
-                  f"{ev['relaxed']:.4f}" if ev else "-")
-    console.print(table)
+    console.print(summary_table(f"trained {info['method']} -> {folder}", [
+        "train", "steps", "seconds", "s/epoch", "peak MB", f"strict mAP{on}", f"relaxed mAP{on}"], [[
+        info["train"], info["steps"], *(f"{info[k]:.0f}" for k in ("seconds", "seconds_per_epoch", "peak_mb")),
+        ev.get("strict", "-"), ev.get("relaxed", "-")]]))
 
 
 @train_app.command("sbert")
@@ -200,7 +188,7 @@ def train_sbert_cmd(
     data = source.load(run.data_dir, need_labels=True)
     gold = training_inputs(data, eval_split, run)
     cfg = replace(config, seed=where.seed, max_steps=plan.max_steps or -1)
-    info = train_sbert(data, out, cfg, quiet=run_quiet(ctx), placement=where, budget=plan, eval_data=gold)
+    info = train_sbert(data, out, cfg, quiet=run_config(ctx).quiet, placement=where, budget=plan, eval_data=gold)
     _print_training(evaluate_trained(out, gold, info, run), out)
 
 
@@ -240,60 +228,45 @@ def train_mts_cmd(
     intra-pair variance loss with multi-similarity mining; cosine at inference. Saves a folder that
     `rank keypoints --model DIR` loads."""
     from argsim.data.argkp import load_argkp
+    from argsim.errors import ArgsimError
     from argsim.kpm.evaluate import evaluate_folds, evaluate_trained, feature_size, training_inputs
+    from argsim.kpm.mts_data import topic_folds
     from argsim.kpm.mts_train import train_folds, train_mts
+    from argsim.training import is_main_process
 
-    where = placement(ctx)
-    quiet = run_quiet(ctx)
-    run = run_config(ctx)
     if folds > 1 and source.arguments is not None:
-        from argsim.errors import ArgsimError
-
         raise ArgsimError("--folds works on the ArgKP-2021 topics (train+dev); train on your own files with --folds 1")
     if keep_best and folds > 1:
-        from argsim.errors import ArgsimError
-
         raise ArgsimError("--keep-best works with --folds 1 (each fold model is scored on its held-out topics)")
-    data = gold = None
-    if folds <= 1:
-        data = source.load(run.data_dir, need_labels=True)
-        gold = training_inputs(data, eval_split, run)
+    run, where = run_config(ctx), placement(ctx)
+    quiet = run.quiet
     cfg = replace(config, seed=where.seed,
                   out_dim=out_dim or (feature_size(config.model, config.pooling) if config.identity_init else 256))
     if folds <= 1:
+        data = source.load(run.data_dir, need_labels=True)
+        gold = training_inputs(data, eval_split, run)
         if keep_best and gold is None:
-            from argsim.errors import ArgsimError
-
             raise ArgsimError("--keep-best needs an evaluation split with labels (--eval-split)")
         info = train_mts(data, out, cfg, quiet=quiet, log_every=log_every, init=init, placement=where, budget=plan,
                          dev=gold if keep_best else None)
         _print_training(evaluate_trained(out, gold, info, run), out)
         return
-    from argsim.kpm.mts_data import topic_folds
-
     train, dev = load_argkp("train", run.data_dir), load_argkp("dev", run.data_dir)
     infos = train_folds(train, dev, out, cfg, folds, only=fold or None, quiet=quiet, log_every=log_every,
                         placement=where, budget=plan)
-    from argsim.training import is_main_process
-
-    if not is_main_process():
-        return
-    held = {i: h for i, (_, h) in enumerate(topic_folds(train, dev, folds), start=1)}
-    _print_folds(out, evaluate_folds(out, infos, held, run))
+    if is_main_process():
+        held = {i: h for i, (_, h) in enumerate(topic_folds(train, dev, folds), start=1)}
+        _print_folds(out, evaluate_folds(out, infos, held, run))
 
 
 def _print_folds(out: Path, scores: list) -> None:
     """The per-fold table and the mean +- std line."""
     from argsim.kpm.evaluate import fold_summary
 
-    table = Table(title=f"MTS topic folds -> {out}")
-    for col in ("fold", "held-out topics", "s/epoch", "strict mAP", "relaxed mAP"):
-        table.add_column(col, justify="right")
-    for f in scores:
-        table.add_row(str(f.fold), str(f.held_out_topics), f"{f.seconds_per_epoch:.0f}", f"{f.strict:.4f}",
-                      f"{f.relaxed:.4f}")
-    if scores:
-        summary = fold_summary(scores)
-        table.add_section()
-        table.add_row("mean", "", "", *(f"{summary[m][0]:.4f} ± {summary[m][1]:.4f}" for m in ("strict", "relaxed")))
-    console.print(table)
+    summary = fold_summary(scores) if scores else None
+    console.print(summary_table(f"MTS topic folds -> {out}", ["fold", "held-out topics", "s/epoch", "strict mAP",
+                                                             "relaxed mAP"],
+                                [[f.fold, f.held_out_topics, f"{f.seconds_per_epoch:.0f}", f.strict, f.relaxed]
+                                 for f in scores],
+                                summary and ["mean", "", "", *(f"{summary[m][0]:.4f} ± {summary[m][1]:.4f}"
+                                                               for m in ("strict", "relaxed"))]))

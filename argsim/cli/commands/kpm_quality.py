@@ -3,17 +3,16 @@ selection on topic folds) and `data kpm-folds` (the folds as ArgKP splits that e
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
 from argsim.cli.commands.kpm import TRAIN_LABELS_HELP, TRAIN_SPLIT_HELP, _print_training
-from argsim.cli.groups import console, data_app, eval_app, run_config, train_app
+from argsim.cli.groups import console, data_app, eval_app, run_config, summary_table, train_app
 from argsim.cli.params import OUT_DIR, ArgkpInput, argkp_input, config_options, model_option
 from argsim.cli.training_options import budget_options, placement
-from argsim.cli.training_options import quiet as run_quiet
 from argsim.kpm.cross import CrossConfig
 
 if TYPE_CHECKING:
@@ -50,7 +49,7 @@ def train_kpm_cross(
 
         raise ArgsimError("--eval-every needs an evaluation split with labels (--eval-split)")
     info = train_cross(data, out, replace(config, seed=where.seed), placement=where, budget=plan,
-                       quiet=run_quiet(ctx), dev=gold)
+                       quiet=run_config(ctx).quiet, dev=gold)
     _print_training(evaluate_trained(out, gold, info, run), out)
 
 
@@ -108,26 +107,17 @@ def eval_kpm_folds(
     grid = [tuple(weight)] if weight else weight_grid(len(model), weight_step)
     probability = probability_models([fold_model(m, fold[0] if fold else 1) for m in model])
     ranked = rank_candidates(per_fold, golds, grid, combine, probability_parts=probability)
-    table = Table(title=f"{' + '.join(model)} on {len(golds)} topic fold(s)")
-    table.add_column("combine")
-    table.add_column("weights")
-    for g in golds:
-        table.add_column(g.name, justify="right")
-    table.add_column("mean strict", justify="right")
-    table.add_column("mean relaxed", justify="right")
-    for c in ranked[:top]:
-        table.add_row(c.combine, " / ".join(f"{w:.2f}" for w in c.weights), *(f"{s:.4f}" for s in c.strict),
-                      f"[bold]{c.mean_strict:.4f}[/]", f"{c.mean_relaxed:.4f}")
-    console.print(table)
+    console.print(summary_table(f"{' + '.join(model)} on {len(golds)} topic fold(s)",
+                                ["combine", "weights", *(g.name for g in golds), "mean strict", "mean relaxed"],
+                                [[c.combine, " / ".join(f"{w:.2f}" for w in c.weights), *c.strict,
+                                  f"[bold]{c.mean_strict:.4f}[/]", c.mean_relaxed] for c in ranked[:top]]))
     best = ranked[0]
     console.print("best: " + " ".join(f"--model {m} --weight {w:g}" for m, w in zip(model, best.weights,
                                                                                     strict=True))
                   + f" --combine {best.combine}")
     if out:
         write_json(out / "folds.json", {"models": model, "combine": combine, "folds": [g.name for g in golds],
-                                        "candidates": [{"combine": c.combine, "weights": c.weights,
-                                                        "strict": c.strict,
-                                                        "relaxed": c.relaxed, "mean_strict": c.mean_strict,
+                                        "candidates": [{**asdict(c), "mean_strict": c.mean_strict,
                                                         "mean_relaxed": c.mean_relaxed} for c in ranked]})
         console.print(f"wrote {out}/folds.json")
     if task:

@@ -20,7 +20,6 @@ from argsim.cli.params import (
     refuse_given,
 )
 from argsim.cli.training_options import budget_options, placement
-from argsim.cli.training_options import quiet as run_quiet
 from argsim.minutes.mining import MiningConfig
 from argsim.minutes.summarize import SummarizeOptions
 from argsim.minutes.train import MinutesTrainConfig
@@ -75,16 +74,12 @@ def train_minutes_sbert(
     ctx: typer.Context,
     config: MinutesTrainConfig,
     plan: Budget,
-    train: Annotated[Path, typer.Option(
-        callback=from_workdir, help="Training triplets (JSONL/CSV with "
-                                    "anchor, positive, negative), "
-                                    "e.g. from `argsim data "
-                                    "triplets minutes`.")] = Path("runs/minutes-triplets/train.jsonl"),
-    dev: Annotated[Path | None, typer.Option(
-        callback=from_workdir, help="Dev triplets scored after each epoch "
-                                    "(TripletEvaluator); skipped "
-                                    "when the file does not exist or "
-                                    "is ''.")] = Path("runs/minutes-triplets/dev.jsonl"),
+    train: Annotated[Path, typer.Option(callback=from_workdir, help="Training triplets (JSONL/CSV with anchor, "
+                                        "positive, negative), e.g. from `argsim data triplets minutes`.")] = Path(
+        "runs/minutes-triplets/train.jsonl"),
+    dev: Annotated[Path | None, typer.Option(callback=from_workdir, help="Dev triplets scored after each epoch "
+                                             "(TripletEvaluator); skipped when the file does not exist or is "
+                                             "''.")] = Path("runs/minutes-triplets/dev.jsonl"),
     out: Annotated[Path, typer.Option(
         callback=OUT_DIR, help="Output folder (sentence-transformers format).")] = Path("models/minutes-sbert"),
 ) -> None:
@@ -99,7 +94,7 @@ def train_minutes_sbert(
     where = placement(ctx)
     config = replace(config, seed=where.seed)
     log = run(train, dev if dev is not None and dev.is_file() else None, out, config, placement=where, budget=plan,
-              quiet=run_quiet(ctx))
+              quiet=run_config(ctx).quiet)
     from argsim.training import is_main_process
 
     if not is_main_process():
@@ -129,9 +124,9 @@ def summarize_minutes(
     out: Annotated[Path, typer.Option(callback=OUT_FILE, help="Output JSON.")] = Path("runs/minutes-summaries.json"),
 ) -> None:
     """Extractive summaries with EmbedRank++ (Shirafuji et al., Eq. 6): sentences picked greedily by
-    k*(0.5*cos(D,Q) - 0.5*max cos(D,S)) + m*cos(D,topic) + s*cos(D,subtopic), key size = budget/50, joined in
-    document order within the character budget. Writes JSON: per item the selected sentences (index, score,
-    rank), the summary and the gold summary when known."""
+    k*(0.5*cos(D,Q) - 0.5*max cos(D,S)) + m*cos(D,topic) + s*cos(D,subtopic) (k: --mmr-weight), key size =
+    budget/50, joined in document order within the character budget. Writes JSON: per item the selected
+    sentences (index, score, rank), the summary and the gold summary when known."""
     from argsim.data.catalog import dataset_dir
     from argsim.io import write_json
     from argsim.minutes.summarize import dataset_items, run_summaries, user_items
@@ -161,11 +156,9 @@ def eval_rouge(
     summaries: Annotated[Path, typer.Argument(help="JSON from `argsim summarize minutes` (fields summary, gold, budget "
                                      "per item), or CSV/JSONL with columns summary, gold [, budget].")],
     unit: Annotated[list[str], typer.Option(
-        "--unit", callback=choices("content", "surface", "char"), help="content (content-word lemmas), "
-                                                                       "surface (all "
-                                                                       "tokens) or char; "
-                                                                       "repeat for "
-                                                                       "several.")] = ("content", "char"),
+        "--unit", callback=choices("content", "surface", "char"), help="content (content-word lemmas), surface (all "
+                                                                       "tokens) or char; repeat for several.")] = (
+        "content", "char"),
     no_limit: Annotated[bool, typer.Option(help="Do not zero summaries longer than their budget.")] = False,
     task: Annotated[str | None, typer.Option(help="Also merge the rows into bench/results/<task>.json.")] = None,
     out: Annotated[Path | None, typer.Option(callback=OUT_FILE, help="Write the scores as JSON here.")] = None,

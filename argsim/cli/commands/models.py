@@ -7,9 +7,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from argsim.cli.groups import ArgsimGroup, console, run_config
+from argsim.cli.groups import ArgsimGroup, console, run_config, summary_table
 from argsim.modelbuild.publish import TASKS
 
 models_app = typer.Typer(name="models", cls=ArgsimGroup, invoke_without_command=True, rich_markup_mode="rich",
@@ -44,25 +43,20 @@ def models(
     from argsim.modelbuild.publish import shipped_summaries
 
     named_models()
-    shipped = Table(title="models that ship with argsim (--model NAME; a LoRA adapter, heads or a delta over an "
-                          "installed base)")
-    for col in ("name", "task", "base", "artifact", "MB", "figures", "trained with"):
-        shipped.add_column(col)
-    for s in shipped_summaries():
-        figs = ", ".join(f"{k} {v:.4f}" for k, v in s["figures"].items()) or "-"
-        minutes = f" ({s['training_seconds'] / 60:.0f} min)" if s["training_seconds"] else ""
-        shipped.add_row(s["name"], s["task"], s["base"], s["artifact"], f"{s['megabytes']:.2f}", figs,
-                        f"{s['command'] or '-'}{minutes}")
-    console.print(shipped)
+    console.print(summary_table(
+        "models that ship with argsim (--model NAME; a LoRA adapter, heads or a delta over an installed base)",
+        ["name", "task", "base", "artifact", "MB", "figures", "trained with"],
+        [[s["name"], s["task"], s["base"], s["artifact"], f"{s['megabytes']:.2f}",
+          ", ".join(f"{k} {v:.4f}" for k, v in s["figures"].items()) or "-",
+          (s["command"] or "-") + (f" ({s['training_seconds'] / 60:.0f} min)" if s["training_seconds"] else "")]
+         for s in shipped_summaries()]))
     root = folder if folder.is_absolute() else _root(ctx) / folder
     found = trained_models(root)
-    table = Table(title=f"trained models under {root}")
-    for col in ("folder", "trainer", "steps", "minutes", "stopped by", "figures"):
-        table.add_column(col)
-    for m in found:
-        figs = ", ".join(f"{k} {v:.4f}" for k, v in list(m.metrics.items())[:4]) or "-"
-        table.add_row(str(m.folder.relative_to(root)), m.trainer, "-" if m.steps is None else f"{m.steps:,}",
-                      "-" if m.seconds is None else f"{m.seconds / 60:.1f}", m.stopped_by or "-", figs)
+    table = summary_table(f"trained models under {root}", ["folder", "trainer", "steps", "minutes", "stopped by",
+                                                            "figures"],
+                          [[str(m.folder.relative_to(root)), m.trainer, "-" if m.steps is None else m.steps,
+                            "-" if m.seconds is None else f"{m.seconds / 60:.1f}", m.stopped_by or "-",
+                            ", ".join(f"{k} {v:.4f}" for k, v in list(m.metrics.items())[:4]) or "-"] for m in found])
     console.print(table if found else f"no trained models under {root} yet (`argsim models build`)")
 
 
@@ -88,12 +82,9 @@ def models_build(
     run = run_config(ctx)
     root = _root(ctx)
     the_plan = plan(names or [], root)
-    table = Table(title="models build")
-    for col in ("recipe", "state", "2 CPUs (min)", "1 GPU (min, est.)", "output"):
-        table.add_column(col)
-    for r in the_plan.recipes:
-        table.add_row(r.name, the_plan.states[r.name], f"{r.cpu_minutes:g}", f"{r.gpu_minutes:g}", r.out)
-    console.print(table)
+    console.print(summary_table("models build", ["recipe", "state", "2 CPUs (min)", "1 GPU (min, est.)", "output"],
+                                [[r.name, the_plan.states[r.name], f"{r.cpu_minutes:g}", f"{r.gpu_minutes:g}", r.out]
+                                 for r in the_plan.recipes]))
     if list_only:
         for r in the_plan.recipes:
             console.print(f"[bold]{r.name}[/] ({r.description}; {r.basis}):\n  " + "\n  ".join(

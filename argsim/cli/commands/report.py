@@ -33,46 +33,16 @@ def report(
                                          "rows as its leaderboard and charts, other tasks as tables).")] = None,
 ) -> None:
     """Render the committed results files (the one schema shared by every benchmark and evaluation)."""
-    from argsim.errors import ArgsimError, did_you_mean
-    from argsim.paths import results_dir
-    from argsim.report import (
-        COLUMNS,
-        _fmt,
-        conditions_text,
-        load_all,
-        markdown_table,
-        update_readme,
-        write_full_results,
-    )
+    from argsim.report import markdown_table, select_results, update_readme, write_full_results
 
-    everything = load_all()
-    results = [r for r in everything if task is None or r["task"] == task]
-    if not results and readme is None and full is None:  # nothing would be printed: say why, exit 2
-        names = [r["task"] for r in everything]
-        if task is not None and names:
-            raise ArgsimError(f"no results for task '{task}'{did_you_mean(task, names)}: the tasks under "
-                              f"{results_dir()} are {', '.join(names)}")
-        raise ArgsimError(f"no results files under {results_dir()} (the evaluation commands' --task writes them)")
-    empty = [r["task"] for r in results if not r["rows"]]
-    if empty:
-        from argsim.errors import examples, warn
-
-        warn(f"{len(empty)} results file(s) hold no rows ({examples(empty)})")
+    results = select_results(task, required=readme is None and full is None)  # nothing to do: says why, exit 2
     for res in results:
         if markdown:
             console.print(markdown_table(res, conditions=conditions), markup=False, highlight=False)
-            continue
-        rows = res.get("rows", [])
-        cols = [c for c in COLUMNS if any(r.get(c) not in (None, "") for r in rows)]
-        table = Table(title=res["task"], caption=res.get("command"))
-        for c in cols + (["conditions"] if conditions else []):
-            table.add_column(c)
-        for r in rows:
-            table.add_row(*(_fmt(r.get(c)) for c in cols), *([conditions_text(r)] if conditions else []))
-        console.print(table)
+        else:
+            console.print(_table(res, conditions))
     if readme is not None:
-        changed = update_readme(readme)
-        console.print(f"{readme}: {'updated' if changed else 'already up to date'}")
+        console.print(f"{readme}: {'updated' if update_readme(readme) else 'already up to date'}")
     if full is not None:
         console.print(f"{write_full_results(full)}: written")
     if html is not None:
@@ -80,3 +50,17 @@ def report(
         from argsim.io import write_text
 
         console.print(f"{write_text(html, results_html(results))}: written")
+
+
+def _table(res: dict, conditions: bool) -> Table:
+    """One results file as a rich table: the columns any row fills (and each row's timing conditions)."""
+    from argsim.report import COLUMNS, _fmt, conditions_text
+
+    rows = res.get("rows", [])
+    cols = [c for c in COLUMNS if any(r.get(c) not in (None, "") for r in rows)]
+    table = Table(title=res["task"], caption=res.get("command"))
+    for c in cols + (["conditions"] if conditions else []):
+        table.add_column(c)
+    for r in rows:
+        table.add_row(*(_fmt(r.get(c)) for c in cols), *([conditions_text(r)] if conditions else []))
+    return table

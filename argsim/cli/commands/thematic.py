@@ -11,7 +11,6 @@ import typer
 from argsim.cli.groups import cluster_app, console, eval_app, run_config, summary_table, train_app, triplets_app
 from argsim.cli.params import OUT_DIR, OUT_FILE, choices, config_options, model_option
 from argsim.cli.training_options import budget_options, placement
-from argsim.cli.training_options import quiet as run_quiet
 from argsim.thematic.config import ThematicTrainConfig
 
 if TYPE_CHECKING:
@@ -98,7 +97,7 @@ def train_thematic(
     config = config.checked(has_dev=dev is not None, budget=plan)
     arch = config.arch
     where = placement(ctx, threads=config.threads or None)
-    quiet = run_quiet(ctx)
+    quiet = run_config(ctx).quiet
     abc = ["anchor", "positive", "negative"]
     rows = read_records(triplets, required=abc, text=abc)
     dev_rows = read_records(dev, required=abc, text=abc) if dev else None
@@ -146,12 +145,10 @@ def cluster_sentences(
     from argsim.api.thematic import cluster_sentences as cluster
     from argsim.errors import ArgsimError
     from argsim.io import canonical_columns, read_records, write_jsonl
-    from argsim.thematic.cluster import ALGORITHMS, default_model
+    from argsim.thematic.cluster import default_model
 
     cfg = run_config(ctx)
     model = model or default_model()
-    if algorithm not in ALGORITHMS:
-        raise ArgsimError(f"--algorithm must be one of {', '.join(ALGORITHMS)}")
     rows = read_records(sentences, required=["text"], text=["text"], scalar=["label", "article"])
     canonical_columns(rows, sentences, ("label", "article"))
     if k is None and any("label" not in r for r in rows):

@@ -31,13 +31,6 @@ from argsim.data.counterargs import Argument
 from argsim.errors import ArgsimError, InputError
 from argsim.evaluation.record import Evaluation
 from argsim.metrics.ranking import GoldRank, accuracy_from_ranks, gold_rank, mrr_from_ranks
-from argsim.published import table2
-
-
-def paper_figure(method: str, setting: str) -> float | None:
-    """Table 2's figure for a method label (a `[variant]` suffix is ignored: simple-sd[max-min] -> simple-sd), from
-    the one table of published figures (`argsim.published`)."""
-    return table2(method, setting)
 
 
 def ranking_records(points: list[Argument], pools: dict[str, list[Argument]], scores: dict[str, np.ndarray],

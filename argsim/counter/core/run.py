@@ -5,17 +5,20 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
-from argsim.config import SEED
+from argsim.config import SEED, RunConfig
 from argsim.counter.core.evaluation import ranking_records
 from argsim.counter.core.registry import get_ranker
 from argsim.data.counterargs import SETTINGS, SPLITS, Argument, build_pools, load_counterargs
 from argsim.engine.base import Engine
-from argsim.errors import ArgsimError, did_you_mean
+from argsim.errors import ArgsimError, did_you_mean, warn
 from argsim.measure import peak_memory_mb, timed
+from argsim.options import setting
 
 
 @dataclass
@@ -142,11 +145,46 @@ def run_ranker(method: str, points: list[Argument], pools: dict[str, list[Argume
                    options=options)
 
 
+@dataclass(frozen=True)
+class RankRequest:
+    """What one ranking run ranks: ranker `method` with its `options` on the pools of counterargs-18 `split` in each
+    of `settings` (the first `limit` points or a seeded random `sample`), or on a user's argument file
+    (`user_file`, whose records are the `candidates`); the options of `argsim rank counterargs` (see
+    `argsim.options`).
+
+    Example:
+        >>> RankRequest("simple-sd", options={"reading": "max-min"}).name
+        'simple-sd[max-min]'
+    """
+
+    method: str = setting("bm25", "Ranking method: simple-sd, logreg-part, logreg-full, xgboost-part, xgboost-full, "
+                                  "bm25, tf-cosine, emb-cosine, feature:<name> (one feature), or a neural ranker; "
+                                  "`--list` shows all.", option="--method")
+    settings: tuple[str, ...] = setting(("sdoc",), "The candidate pools ranked.", cli=False)
+    split: Literal["training", "validation", "test"] = setting("test", "counterargs-18 split: training | validation "
+                                                                       "| test.")
+    options: dict = setting(None, "The ranker's options (`--opt key=value`).", cli=False)
+    top_k: int = setting(10, "Candidates stored per point in the ranking.", min=1)
+    label: str | None = setting(None, "Method name written into the ranking and results (default: the method, with "
+                                      "[reading] for Simple-SD readings).")
+    limit: int | None = setting(None, "Rank only the first N points (id order).", min=1)
+    sample: int | None = setting(None, "Rank a random sample of N points (seeded by --seed).", min=1)
+    user_file: Path | None = setting(None, "Your own arguments instead of counterargs-18: JSONL/CSV/JSON with id, "
+                                           "text, optional conclusion, kind (point|counter) and counter (gold id).",
+                                     option=("--input", "-i"))
+    candidates: Literal["all", "counters"] = setting("all", "With --input: 'all' other records or only 'counters'.")
+
+    @property
+    def name(self) -> str:
+        """The method name recorded in the ranking (`label`, else `default_label`)."""
+        return self.label or default_label(self.method, dict(self.options or {}))
+
+
 def read_kept(out: str | Path, label: str, split: str, settings: Sequence[str]
               ) -> tuple[dict[str, list[dict]], list[dict]]:
     """What an earlier (possibly interrupted) ranking in `out` holds: the records of method `label` on `split` in
-    each of `settings` (reused by `rank_counterargs(..., kept=...)` instead of ranking again), and every other
-    record (other methods, splits or settings; written back unchanged)."""
+    each of `settings` (reused instead of ranking again), and every other record (other methods, splits or
+    settings; written back unchanged)."""
     from argsim.io import read_records
 
     kept: dict[str, list[dict]] = {}
@@ -160,42 +198,49 @@ def read_kept(out: str | Path, label: str, split: str, settings: Sequence[str]
     return kept, others
 
 
-def rank_counterargs(method: str, settings: Sequence[str] = ("sdoc",), split: str = "test",
-                     options: dict | None = None, top_k: int = 10, label: str | None = None,
-                     limit: int | None = None, sample: int | None = None, seed: int = SEED,
-                     data_dir: str | Path | None = None, engine: Engine | None = None, precision: str = "auto",
-                     user_file: str | Path | None = None, candidates: str = "all", out: str | Path | None = None,
-                     kept: dict[str, list[dict]] | None = None, others: Sequence[dict] = (),
-                     config=None) -> tuple[list[RankRun], list[dict]]:
-    """Rank the pools of counterargs-18 `split` in each of `settings` (or of a user's argument file, `user_file`,
-    whose records are the `candidates`) with ranker `method`: the runs and this method's ranking records.
+def rank_counterargs(request: RankRequest, config: RunConfig | None = None, out: str | Path | None = None,
+                     resume: bool = False) -> tuple[list[RankRun], list[dict]]:
+    """Rank what `request` names (`run_ranker` for each setting, or once for its user file): the one function of
+    `argsim rank counterargs` and the model publishing's check.
 
-    `kept` (from `read_kept`): settings already ranked, whose records are reused. With `out`, the JSONL ranking
-    (`others` first, then this method's records) is rewritten atomically after every finished setting, so an
-    interrupted run keeps them. `config`: the run's options, handed to the ranker (`run_ranker`).
+    Args:
+        request: The method, its options, the split, settings and points. config: the run's options (seed of
+            `sample`, data folder, engine, precision and runtime of transformer stages). out: a JSONL ranking
+            rewritten atomically after every finished setting. resume: keep the settings `out` already holds for
+            this method and split (`read_kept`) and rank the others.
+
+    Returns:
+        (runs, records): one `RankRun` per setting ranked now, and the records of every setting (kept ones too).
+
+    Example:
+        >>> runs, records = rank_counterargs(RankRequest("bm25", ("sdoc",), limit=20))  # doctest: +SKIP
     """
+    from argsim.engine import engine_from_config
     from argsim.io import write_jsonl
 
-    label = label or default_label(method, dict(options or {}))
-    runs: list[RankRun] = []
-    records: list[dict] = []
-    if user_file is not None:
+    config = config or RunConfig()
+    if resume and request.user_file is not None:
+        raise ArgsimError("--resume continues counterargs-18 settings; it does not apply to --input")
+    if resume and not Path(out).is_file():
+        warn(f"--resume: {out} does not exist yet, so every setting is ranked")
+    kept, others = read_kept(out, request.name, request.split, request.settings) if resume else ({}, [])
+    run = partial(run_ranker, request.method, options=request.options, top_k=request.top_k, label=request.name,
+                  engine=engine_from_config(config), precision=config.precision, config=config)
+    if request.user_file is not None:
         from argsim.counter.core.userdata import load_user_arguments
 
-        points, pools, gold = load_user_arguments(user_file, candidates=candidates)
-        runs.append(run_ranker(method, points, pools, gold, setting="user", split=Path(user_file).stem,
-                               options=options, top_k=top_k, label=label, engine=engine, precision=precision,
-                               config=config))
+        points, pools, gold = load_user_arguments(request.user_file, candidates=request.candidates)
+        runs = [run(points, pools, gold, setting="user", split=Path(request.user_file).stem)]
         records = runs[0].records
     else:
-        for s in settings:
-            if kept and s in kept:
+        runs, records = [], []
+        for s in request.settings:
+            if s in kept:
                 records += kept[s]
                 continue
-            points, pools, gold = dataset_points(split, s, limit=limit, sample=sample, seed=seed, data_dir=data_dir)
-            runs.append(run_ranker(method, points, pools, gold, setting=s, split=split, options=options,
-                                   top_k=top_k, label=label, engine=engine, precision=precision,
-                                   config=config))
+            points, pools, gold = dataset_points(request.split, s, limit=request.limit, sample=request.sample,
+                                                 seed=config.seed, data_dir=config.data_dir)
+            runs.append(run(points, pools, gold, setting=s, split=request.split))
             records += runs[-1].records
             if out is not None:
                 write_jsonl(out, [*others, *records])  # finished settings survive an interrupted later one

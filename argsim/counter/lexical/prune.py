@@ -30,7 +30,7 @@ only bounds from below during the search (XGBoost: its own float32 predictions, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -123,6 +123,55 @@ def _rank_block(shared: tuple[WMDEngine, PoolScore, str, int], block: tuple[np.n
     return [_rank_point(shared, task, view) for task in tasks]
 
 
+@dataclass
+class _Search:
+    """One point's search: `score` holds each candidate's bound until it is solved (then its exact score)."""
+
+    engine: WMDEngine
+    model: PoolScore
+    task: _Task
+    s_cl_lo: np.ndarray  # similarity bounds of the whole pool (`_rank_point`)
+    s_cl_hi: np.ndarray
+    s_pr_lo: np.ndarray
+    score: np.ndarray
+    solved_cl: int = 0
+    solved_pr: int = 0
+    done: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
+
+    def _prune(self, js: np.ndarray, bound: np.ndarray, thr: float) -> np.ndarray:
+        """Candidates js whose `bound` falls below thr keep it as their score; the mask of the others."""
+        keep = bound >= thr
+        self.score[js[~keep]] = bound[~keep]
+        return keep
+
+    def solve(self, js: np.ndarray, thr: float) -> np.ndarray:
+        """Tighten candidates js step by step; return those that ended exact, the others are pruned below thr."""
+        engine, model, task = self.engine, self.model, self.task
+        cs = [int(task.cands[j]) for j in js]
+        pr_hi, pr_lo, mats = np.empty(len(js)), np.empty(len(js)), []
+        for k, (j, c) in enumerate(zip(js, cs, strict=True)):
+            lb_pr, m_pr = engine.pair_bound(task.pr, c)  # full RWMD from the cost matrix the solver needs anyway
+            pr_hi[k] = float(inverse_distance(lb_pr))
+            lo_k = float(inverse_distance(engine.pair_upper(task.pr, c, m_pr))) if model.needs_lower else 0.0
+            pr_lo[k] = max(lo_k, float(self.s_pr_lo[j]))
+            mats.append(m_pr)
+        keep = self._prune(js, model.upper(task.data, js, self.s_cl_lo[js], self.s_cl_hi[js], pr_lo, pr_hi), thr)
+        js, pr_lo, pr_hi = js[keep], pr_lo[keep], pr_hi[keep]
+        cs, mats = ([x for x, k in zip(xs, keep, strict=True) if k] for xs in (cs, mats))
+        d_cl = np.array([engine.distance(task.cl, c) for c in cs], dtype=np.float64)
+        self.solved_cl += len(js)
+        s_cl = inverse_distance(d_cl)
+        keep = self._prune(js, model.upper(task.data, js, s_cl, s_cl, pr_lo, pr_hi), thr)
+        js, d_cl = js[keep], d_cl[keep]
+        d_pr = np.array([engine.solve(task.pr, c, m) if m is not None else float("inf")
+                         for c, m, k in zip(cs, mats, keep, strict=True) if k], dtype=np.float64)
+        self.solved_pr += len(js)
+        if len(js):
+            self.score[js] = model.exact(task.data, js, d_cl, d_pr)
+            self.done.append((js, d_cl, d_pr))
+        return js
+
+
 def _rank_point(shared: tuple[WMDEngine, PoolScore, str, int], task: _Task, view: PoolView | None = None
                 ) -> tuple[np.ndarray, int, int]:
     engine, model, mode, top_k = shared
@@ -140,48 +189,13 @@ def _rank_point(shared: tuple[WMDEngine, PoolScore, str, int], task: _Task, view
     s_cl_hi = inverse_distance(engine.full_relaxed_bounds(task.cl, task.cands, view=view))
     s_pr_hi = inverse_distance(engine.relaxed_bounds(task.pr, task.cands, view=view))  # long premise: cheap half
     ub = model.upper(task.data, rows, s_cl_lo, s_cl_hi, s_pr_lo, s_pr_hi)
-    score = ub.copy()
-    solved_cl = solved_pr = 0
-
-    def solve(js: np.ndarray, thr: float) -> np.ndarray:
-        """Tighten candidates js; return those that ended exact (score exact), the others are pruned below thr
-        and keep their last bound."""
-        nonlocal solved_cl, solved_pr
-        cs = [int(task.cands[j]) for j in js]
-        pr_hi, pr_lo, mats = np.empty(len(js)), np.empty(len(js)), []
-        for k, (j, c) in enumerate(zip(js, cs, strict=True)):
-            lb_pr, m_pr = engine.pair_bound(task.pr, c)  # full RWMD from the cost matrix the solver needs anyway
-            pr_hi[k] = float(inverse_distance(lb_pr))
-            lo_k = float(inverse_distance(engine.pair_upper(task.pr, c, m_pr))) if model.needs_lower else 0.0
-            pr_lo[k] = max(lo_k, float(s_pr_lo[j]))
-            mats.append(m_pr)
-        bound = model.upper(task.data, js, s_cl_lo[js], s_cl_hi[js], pr_lo, pr_hi)
-        keep = bound >= thr
-        score[js[~keep]] = bound[~keep]
-        js, cs, pr_lo, pr_hi = js[keep], [c for c, k in zip(cs, keep, strict=True) if k], pr_lo[keep], pr_hi[keep]
-        mats = [m for m, k in zip(mats, keep, strict=True) if k]
-        d_cl = np.array([engine.distance(task.cl, c) for c in cs], dtype=np.float64)
-        solved_cl += len(js)
-        s_cl = inverse_distance(d_cl)
-        bound = model.upper(task.data, js, s_cl, s_cl, pr_lo, pr_hi)
-        keep = bound >= thr
-        score[js[~keep]] = bound[~keep]
-        js, d_cl = js[keep], d_cl[keep]
-        d_pr = np.array([engine.solve(task.pr, c, m) if m is not None else float("inf")
-                         for c, m, k in zip(cs, mats, keep, strict=True) if k], dtype=np.float64)
-        solved_pr += len(js)
-        if len(js):
-            score[js] = model.exact(task.data, js, d_cl, d_pr)
-            done.append((js, d_cl, d_pr))
-        return js
-
-    done: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    search = _Search(engine, model, task, s_cl_lo, s_cl_hi, s_pr_lo, ub.copy())
     exact: list[float] = []
     thr = -np.inf
     if task.gold >= 0:
-        solve(np.array([task.gold]), -np.inf)
-        exact.append(score[task.gold])
-        thr = score[task.gold]
+        search.solve(np.array([task.gold]), -np.inf)
+        thr = search.score[task.gold]
+        exact.append(thr)
     order = np.argsort(-ub, kind="stable")
     order = order[order != task.gold]
     step = max(1, int(model.batch))
@@ -190,16 +204,16 @@ def _rank_point(shared: tuple[WMDEngine, PoolScore, str, int], task: _Task, view
         js = js[ub[js] >= thr]  # decreasing: what is cut here ends the search
         if not len(js):
             break
-        solved = solve(js, thr)
-        exact.extend(score[solved].tolist())
+        solved = search.solve(js, thr)
+        exact.extend(search.score[solved].tolist())
         if len(solved) and (mode == "top" or task.gold < 0):
             k = 1 if task.gold >= 0 else top_k
             if len(exact) >= k:
                 thr = max(thr, float(np.sort(exact)[-k]))
-    if done:
-        js, d_cl, d_pr = (np.concatenate(part) for part in zip(*done, strict=True))
-        score[js] = model.final(task.data, js, d_cl, d_pr)
-    return score, solved_cl, solved_pr
+    if search.done:
+        js, d_cl, d_pr = (np.concatenate(part) for part in zip(*search.done, strict=True))
+        search.score[js] = model.final(task.data, js, d_cl, d_pr)
+    return search.score, search.solved_cl, search.solved_pr
 
 
 def pruned_scores(space: FeatureSpace, model: PoolScore, data: dict[str, Any],

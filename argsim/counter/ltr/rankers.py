@@ -45,8 +45,7 @@ def _ltr_ranker(method: str):
         if ltr.model == "logreg":
             space = FeatureSpace(points, pools, config, executor=engine or LocalEngine())
             scores, stats = linear_scores(space, ltr.linear_weights(), gold=gold if prune == "rank" else None,
-                                          mode={"rank": "rank", "none": "none"}.get(prune, "top"), top_k=top_k,
-                                          description=method)
+                                          mode=prune, top_k=top_k, description=method)
             return ScoreDict(scores, exact_rank=prune in ("rank", "none"), stats=stats.__dict__)
         if prune == "none":
             feats = pool_features(points, pools, config, ltr.n_features, engine=engine)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from argsim.config import SEED
+from argsim.options import setting
 
 
 class TextTable:
@@ -81,3 +83,51 @@ def counterargs_data(corpus, train_split: str = "training", val_split: str = "va
                  "val_pairs": len(va_pairs), "train_candidates": len(data.train_collection),
                  "val_candidates": len(data.val_collection)}
     return data
+
+
+def pairs_from_file(path: Path) -> list[tuple[str, str]]:
+    """(point, counter) pairs of a training file (CSV/TSV/JSONL with columns point, counter); a pair whose counter
+    is its point (which training would drop, a text never being its own candidate) is refused with its count and
+    first row."""
+    from argsim.errors import InputError
+    from argsim.io import read_numbered_records
+
+    rows = read_numbered_records(path, required=["point", "counter"], text=["point", "counter"])
+    same = [row for row, r in rows if r["point"].strip() == r["counter"].strip()]
+    if same:
+        raise InputError(path, f"{len(same)} pair(s) have the point itself as the counter (a text is never its own "
+                               "candidate, so they would be dropped)", row=same[0], column="counter")
+    return [(str(r["point"]), str(r["counter"])) for _, r in rows]
+
+
+@dataclass(frozen=True)
+class PairSource:
+    """Where a counter model's training pairs come from: counterargs-18 (training pairs, validated on the
+    validation split in epa) or your own `train` / `val` files, where each file's other rows serve as negatives.
+
+    Example:
+        >>> PairSource(limit=200).limit
+        200
+    """
+
+    train: Path | None = setting(None, "Your own training pairs: CSV/TSV/JSONL with columns point, counter "
+                                       "(default: counterargs-18 training split).")
+    val: Path | None = setting(None, "Your own validation pairs (point, counter).")
+    limit: int | None = setting(None, "Train on a random subset of N pairs (quick runs).", min=1)
+    val_limit: int | None = setting(None, "Validate on a random subset of N pairs.", min=1)
+
+    def load(self, data_dir: str | Path | None = None, seed: int = SEED) -> PairData:
+        """The pairs as `PairData` (`counterargs_data` of the corpus under `data_dir`, else the files)."""
+        if self.train is None:
+            from argsim.data.counterargs import load_counterargs
+
+            return counterargs_data(load_counterargs(data_dir), limit=self.limit, val_limit=self.val_limit, seed=seed)
+        if self.val is None:
+            from argsim.errors import ArgsimError
+
+            raise ArgsimError("--train needs --val (a file of validation pairs point, counter)")
+        data = PairData.from_text_pairs(pairs_from_file(self.train)[:self.limit],
+                                        pairs_from_file(self.val)[:self.val_limit])
+        data.info = {"train_file": str(self.train), "val_file": str(self.val), "train_pairs": len(data.train_pairs),
+                     "val_pairs": len(data.val_pairs)}
+        return data

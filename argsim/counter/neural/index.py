@@ -107,48 +107,46 @@ def build_index(vectors: np.ndarray, kind: str = "flat", nlist: int | None = Non
         >>> build_index(x, "flat").search(x[:1], 1)[1].tolist()
         [[0]]
     """
-    faiss = _faiss()
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-    n, dim = vectors.shape
     if kind == "auto":
-        kind, auto_nlist, auto_nprobe = auto_kind(n)
-        nlist, nprobe = auto_nlist, auto_nprobe or nprobe
-    check_index(kind, n)
+        kind, nlist, auto_nprobe = auto_kind(len(vectors))
+        nprobe = auto_nprobe or nprobe
+    check_index(kind, len(vectors))
     if kind == "flat":
         return exact_index(vectors)
     if kind == "hnsw":
-        index = faiss.IndexHNSWFlat(dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
+        faiss = _faiss()
+        index = faiss.IndexHNSWFlat(vectors.shape[1], hnsw_m, faiss.METRIC_INNER_PRODUCT)
         index.hnsw.efSearch = ef_search
         index.add(vectors)
         return index
     if kind in ("ivf", "ivfpq", "ivfsq8", "ivfpqfs"):
-        if kind in ("ivfsq8", "ivfpqfs"):
-            nlist = nlist or max(1, min(16384, int(4 * np.sqrt(n))))
-        else:
-            nlist = nlist or max(1, min(4096, int(np.sqrt(n))))
-        nlist = min(nlist, n)
-        quantizer = faiss.IndexFlatIP(dim)
-        if kind == "ivf":
-            index = faiss.IndexIVFFlat(quantizer, dim, nlist, faiss.METRIC_INNER_PRODUCT)
-        elif kind == "ivfpq":
-            index = faiss.IndexIVFPQ(quantizer, dim, nlist, pq_m, 8, faiss.METRIC_INNER_PRODUCT)
-        elif kind == "ivfsq8":
-            index = faiss.IndexIVFScalarQuantizer(quantizer, dim, nlist, faiss.ScalarQuantizer.QT_8bit,
-                                                  faiss.METRIC_INNER_PRODUCT)
-        else:
-            index = faiss.IndexIVFPQFastScan(quantizer, dim, nlist, dim // 4, 4, faiss.METRIC_INNER_PRODUCT)
-        rng = np.random.default_rng(seed)
-        sample = vectors[np.sort(rng.choice(n, size=min(n, train_size or 64 * nlist), replace=False))]
-        index.train(sample)
-        index.nprobe = nprobe
-        refine = DEFAULT_REFINE.get(kind, 0) if refine is None else refine
-        if kind in DEFAULT_REFINE and refine > 0:
-            index = faiss.IndexRefineFlat(index)  # keeps the float vectors; re-scores k x k_factor candidates
-            index.k_factor = float(refine)
-        for start in range(0, n, 200_000):  # add in slices: no second full copy of a large matrix
-            index.add(vectors[start:start + 200_000])
-        return index
+        return _ivf_index(vectors, kind, nlist, nprobe, seed, pq_m, train_size, refine)
     raise ValueError(f"unknown index kind '{kind}': choose one of {', '.join(INDEX_KINDS)}")
+
+
+def _ivf_index(vectors: np.ndarray, kind: str, nlist: int | None, nprobe: int, seed: int, pq_m: int,
+               train_size: int | None, refine: int | None):
+    """The inverted-list kinds of `build_index`: the coarse quantiser trained on a seeded sample."""
+    faiss = _faiss()
+    n, dim = vectors.shape
+    coded = kind in DEFAULT_REFINE  # 8-bit / 4-bit codes: more, smaller lists
+    nlist = min(nlist or max(1, min(16384 if coded else 4096, int((4 if coded else 1) * np.sqrt(n)))), n)
+    quantizer, ip = faiss.IndexFlatIP(dim), faiss.METRIC_INNER_PRODUCT
+    index = {"ivf": lambda: faiss.IndexIVFFlat(quantizer, dim, nlist, ip),
+             "ivfpq": lambda: faiss.IndexIVFPQ(quantizer, dim, nlist, pq_m, 8, ip),
+             "ivfsq8": lambda: faiss.IndexIVFScalarQuantizer(quantizer, dim, nlist, faiss.ScalarQuantizer.QT_8bit, ip),
+             "ivfpqfs": lambda: faiss.IndexIVFPQFastScan(quantizer, dim, nlist, dim // 4, 4, ip)}[kind]()
+    rng = np.random.default_rng(seed)
+    index.train(vectors[np.sort(rng.choice(n, size=min(n, train_size or 64 * nlist), replace=False))])
+    index.nprobe = nprobe
+    refine = DEFAULT_REFINE.get(kind, 0) if refine is None else refine
+    if coded and refine > 0:
+        index = faiss.IndexRefineFlat(index)  # keeps the float vectors; re-scores k x k_factor candidates
+        index.k_factor = float(refine)
+    for start in range(0, n, 200_000):  # add in slices: no second full copy of a large matrix
+        index.add(vectors[start:start + 200_000])
+    return index
 
 
 def search_excluding(index, queries: np.ndarray, k: int,

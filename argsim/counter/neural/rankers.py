@@ -69,33 +69,26 @@ def cross_encoder_ranker(points, pools, model=None, k=30, retriever="bm25",
                       precision=precision, config=config)
 
 
-@register_ranker("bm25+cross-encoder", help="BM25 top-k reranked by a cross-encoder (--model CROSS_DIR; opt k=30)")
-def bm25_cross_ranker(points, pools, model=None, k=30, reranker=None,
-                      precision="auto", config=None, **_):
-    return _two_stage(points, pools, "bm25", _need(reranker or model, "--model CROSS_DIR", "bm25+cross-encoder"), k,
-                      precision=precision, config=config)
+def _bm25_then(name: str, folder: str, reranker_name: str) -> None:
+    """Register `name`: BM25's top k reranked by the model in `folder` (--model, or opt reranker)."""
+
+    @register_ranker(name, help=f"BM25 top-k reranked by {reranker_name} (--model {folder}; opt k=30)")
+    def ranker(points, pools, model=None, k=30, reranker=None, precision="auto", config=None, **_):
+        return _two_stage(points, pools, "bm25", _need(reranker or model, f"--model {folder}", name), k,
+                          precision=precision, config=config)
 
 
-@register_ranker("bm25+unipolar-cls", help="BM25 top-k reranked by Unipolar-cls (--model CLS_DIR; opt k=30)")
-def bm25_unipolar_cls_ranker(points, pools, model=None, k=30, reranker=None,
-                             precision="auto", config=None, **_):
-    return _two_stage(points, pools, "bm25", _need(reranker or model, "--model CLS_DIR", "bm25+unipolar-cls"), k,
-                      precision=precision, config=config)
+def _model_then(name: str, first: str, second: str, what: str) -> None:
+    """Register `name`: the retriever folder `first`'s top k (opt retriever, or --model) reranked by `second`."""
+
+    @register_ranker(name, help=f"{what} (opt retriever={first} reranker={second} k=30)")
+    def ranker(points, pools, model=None, k=30, retriever=None, reranker=None, precision="auto", config=None, **_):
+        return _two_stage(points, pools, _need(retriever or model, f"--opt retriever={first}", name),
+                          _need(reranker, f"--opt reranker={second}", name), k, precision=precision, config=config)
 
 
-@register_ranker("bi-encoder+cross-encoder", help="Bi-encoder top-k reranked by a cross-encoder "
-                                                  "(opt retriever=BI_DIR reranker=CROSS_DIR k=30)")
-def bi_cross_ranker(points, pools, model=None, k=30, retriever=None, reranker=None,
-                    precision="auto", config=None, **_):
-    return _two_stage(points, pools, _need(retriever or model, "--opt retriever=BI_DIR", "bi-encoder+cross-encoder"),
-                      _need(reranker, "--opt reranker=CROSS_DIR", "bi-encoder+cross-encoder"), k,
-                      precision=precision, config=config)
-
-
-@register_ranker("bipolar-nojoint", help="Bipolar w/o joint training: Unipolar-ret top-k reranked by Unipolar-cls "
-                                         "(opt retriever=RET_DIR reranker=CLS_DIR k=30)")
-def bipolar_nojoint_ranker(points, pools, model=None, k=30, retriever=None, reranker=None,
-                           precision="auto", config=None, **_):
-    return _two_stage(points, pools, _need(retriever or model, "--opt retriever=RET_DIR", "bipolar-nojoint"),
-                      _need(reranker, "--opt reranker=CLS_DIR", "bipolar-nojoint"), k,
-                      precision=precision, config=config)
+_bm25_then("bm25+cross-encoder", "CROSS_DIR", "a cross-encoder")
+_bm25_then("bm25+unipolar-cls", "CLS_DIR", "Unipolar-cls")
+_model_then("bi-encoder+cross-encoder", "BI_DIR", "CROSS_DIR", "Bi-encoder top-k reranked by a cross-encoder")
+_model_then("bipolar-nojoint", "RET_DIR", "CLS_DIR",
+            "Bipolar w/o joint training: Unipolar-ret top-k reranked by Unipolar-cls")

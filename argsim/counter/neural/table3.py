@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -32,28 +32,24 @@ class RowSpec:
     uses_cross: bool = False
 
 
+#: Table 3's model rows: (method, first stage, reranker, reranks with a cross-encoder), keys of `models`; a row is
+#: evaluated when its models are given
+MODEL_ROWS = (("Bi-encoder", "bi-encoder", None, False), ("Unipolar-ret", "unipolar-ret", None, False),
+              ("BM25 + Cross-encoder", "bm25", "cross-encoder", True),
+              ("BM25 + Unipolar-cls", "bm25", "unipolar-cls", False),
+              ("Bi-encoder + Cross-encoder", "bi-encoder", "cross-encoder", True),
+              ("Bipolar-encoder", "bipolar", "bipolar", False),
+              ("Bipolar-encoder w/o |u-v|", "bipolar-nodiff", "bipolar-nodiff", False),
+              ("Bipolar-encoder w/o joint", "unipolar-ret", "unipolar-cls", False))
+
+
 def table3_rows(models: dict[str, str | None], base_model: str = "minilm") -> list[RowSpec]:
     """The rows whose models are given (keys: bi-encoder, unipolar-ret, unipolar-cls, cross-encoder, bipolar,
-    bipolar-nodiff); the zero-shot cosine and BM25 rows are always there as orientation."""
-    m = models
-    rows = [RowSpec(f"zero-shot cosine ({base_model})", f"cosine:{base_model}"), RowSpec("BM25", "bm25")]
-    if m.get("bi-encoder"):
-        rows.append(RowSpec("Bi-encoder", m["bi-encoder"]))
-    if m.get("unipolar-ret"):
-        rows.append(RowSpec("Unipolar-ret", m["unipolar-ret"]))
-    if m.get("cross-encoder"):
-        rows.append(RowSpec("BM25 + Cross-encoder", "bm25", m["cross-encoder"], uses_cross=True))
-    if m.get("unipolar-cls"):
-        rows.append(RowSpec("BM25 + Unipolar-cls", "bm25", m["unipolar-cls"]))
-    if m.get("bi-encoder") and m.get("cross-encoder"):
-        rows.append(RowSpec("Bi-encoder + Cross-encoder", m["bi-encoder"], m["cross-encoder"], uses_cross=True))
-    if m.get("bipolar"):
-        rows.append(RowSpec("Bipolar-encoder", m["bipolar"], m["bipolar"]))
-    if m.get("bipolar-nodiff"):
-        rows.append(RowSpec("Bipolar-encoder w/o |u-v|", m["bipolar-nodiff"], m["bipolar-nodiff"]))
-    if m.get("unipolar-ret") and m.get("unipolar-cls"):
-        rows.append(RowSpec("Bipolar-encoder w/o joint", m["unipolar-ret"], m["unipolar-cls"]))
-    return rows
+    bipolar-nodiff; `MODEL_ROWS`); the zero-shot cosine and BM25 rows are always there as orientation."""
+    m = {**models, "bm25": "bm25"}
+    return [RowSpec(f"zero-shot cosine ({base_model})", f"cosine:{base_model}"), RowSpec("BM25", "bm25")] + [
+        RowSpec(method, m[first], m[second] if second else None, uses_cross=cross)
+        for method, first, second, cross in MODEL_ROWS if m.get(first) and (second is None or m.get(second))]
 
 
 def resolve_stage(spec: str | None, config=None):
@@ -260,13 +256,58 @@ def table3_row_specs(results: Sequence[Table3Result], split: str, ks: Sequence[i
         acc, n = r.score.acc, len(r.score.ids)
         label = r.row.method if n >= all_points else f"{r.row.method} ({n}-point sample)"
         evaluation = r.score.evaluation(split)
+        evaluation = replace(evaluation, metrics={m: round(v, 4) for m, v in evaluation.metrics.items()})
         budget = (budgets or {}).get(r.row.method) or {"retriever": training_budget(r.row.first),
                                                        "reranker": training_budget(r.row.second)}
         for k in ks:
             specs.append((evaluation, {
                 "method": label, "model": r.row.second or r.row.first, "setting": r.setting,
                 "metrics": [f"accuracy@1/{k}"], "paper": {f"accuracy@1/{k}": r.paper.get(k)}, "seconds": r.seconds,
-                "digits": 4, "extra": {"points": n, "first_stage": r.row.first, "first_stage_at1": round(acc[1], 4),
+                "extra": {"points": n, "first_stage": r.row.first, "first_stage_at1": round(acc[1], 4),
                                        "reranker": r.row.second, "vs_zero_shot": r.versus.get(k),
                                        "budget": budget}}))
     return specs
+
+
+def run_table3(models: dict[str, str | None], split: str = "test", settings: Sequence[str] = ("epa",),
+               ks: tuple[int, ...] = (10, 30, 50), base_model: str = "minilm", bipolar_settings: Sequence[str] = (),
+               cross_limit: int | None = 300, budgets: str | Path | None = None, curves: str | Path | None = None,
+               config=None, state: str | Path | None = None) -> tuple[list[Table3Result], list[tuple]]:
+    """Table 3 as `argsim eval counter-neural` runs it: every model folder checked before the long work
+    (`pipeline.check_stage`), `curves` plotted from the folders' histories, `evaluate_table3` on counterargs-18
+    under the config's data folder (its seed draws the cross-encoder rows' sample).
+
+    Args:
+        models: Row name (bipolar, bipolar-nodiff, bi-encoder, unipolar-ret, unipolar-cls, cross-encoder) ->
+            folder or None. split, settings, ks, base_model, bipolar_settings, cross_limit: as `evaluate_table3`.
+        budgets: A JSON file: method -> training budget text (default: each folder's records, `training_budget`).
+        curves: A PNG of the given models' learning curves. config: the run's `RunConfig`.
+        state: where finished rows are kept for an interrupted run to continue (`evaluate_table3`).
+
+    Returns:
+        The results and their rows' specs (`table3_row_specs`, for `argsim.results.rows_from_specs`).
+
+    Example:
+        >>> results, specs = run_table3({"bipolar": "counter-bipolar"}, settings=["epa"])  # doctest: +SKIP
+    """
+    from argsim.config import RunConfig, default_data_dir
+    from argsim.counter.neural.pipeline import check_stage
+    from argsim.data.counterargs import load_counterargs
+    from argsim.schemas import Budgets, read_json_as
+
+    config = config or RunConfig()
+    models = {k: str(v) if v else None for k, v in models.items()}
+    for name, folder in models.items():
+        if folder:
+            check_stage(folder, f"--{name}")
+    text = read_json_as(Budgets, budgets, what="a JSON object: method -> training budget text") if budgets else None
+    if curves:
+        from argsim.counter.neural.plot import learning_curves
+        from argsim.counter.neural.training import read_history
+
+        learning_curves({k: read_history(v) for k, v in models.items() if v and read_history(v)}, curves)
+    corpus = load_counterargs(config.data_dir)
+    results = evaluate_table3(corpus, models, split, settings, ks, base_model=base_model,
+                              bipolar_settings=bipolar_settings, cross_limit=cross_limit, seed=config.seed,
+                              config=config, state=state, data=str(config.data_dir or default_data_dir()))
+    return results, table3_row_specs(results, split, ks, len(corpus.points(split)), text)

@@ -1,0 +1,73 @@
+"""`train_bipolar`: train any kind of the neural counter-argument models (Shi, Cao and Nguyen, "Revisiting the Role
+of Similarity and Dissimilarity in Best Counter Argument Retrieval", arXiv 2023) on `PairData`, the one entry of
+`argsim train bipolar` and of Python callers: the heads' trainer (`training.train`) or, for kind
+`cross-encoder`, the cross-encoder's (`cross.train_cross_encoder`); both write `learning_curve.png` beside the
+model."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from argsim.counter.neural.config import NeuralConfig
+from argsim.counter.neural.data import PairData
+from argsim.options import setting
+
+
+@dataclass(frozen=True)
+class CrossValidation:
+    """How the cross-encoder is validated while it trains: `points` questions (a validation point, its counter
+    and `negatives` random candidates), asked `evals` times per epoch (section 6.3 validates the bi-encoders by
+    accuracy@1/K instead, `NeuralConfig.k_val`)."""
+
+    points: int = setting(100, "Cross-encoder validation: questions (validation points, each with its counter and "
+                               "random negatives).", min=1, option="--cross-val-points")
+    negatives: int = setting(4, "Cross-encoder validation: random negatives per question.", min=0,
+                             option="--cross-val-negatives")
+    evals: int = setting(4, "Cross-encoder validations per epoch.", min=1, option="--cross-evals")
+
+
+def train_bipolar(config: NeuralConfig, data: PairData, out: str | Path, *, init: str | Path | None = None,
+                  cross: CrossValidation = CrossValidation(), placement=None, budget=None, quiet: bool = True,
+                  log: Callable[[dict], None] | None = None) -> list[dict]:
+    """Train `config.kind` on `data` into `out` and plot its learning curve (`out/learning_curve.png`, rank 0).
+
+    Args:
+        config: The model and its training (`NeuralConfig`); the seed is `placement`'s when one is given.
+        data: Training and validation pairs (`PairSource.load`). init: A trained model whose heads (and LoRA
+            adapters) start the training. cross: The cross-encoder's validation. placement, budget: device /
+            precision / seed and the stops (`argsim.training`). quiet: no progress bars. log: gets every history row.
+
+    Returns:
+        The history: one row per validation (epoch 0 = untrained; `val` = the validation figure, `seconds`).
+
+    Example:
+        >>> history = train_bipolar(NeuralConfig(kind="bi-encoder", epochs=3), data, "models/bi")  # doctest: +SKIP
+    """
+    from argsim.counter.neural.plot import learning_curves
+    from argsim.training import is_main_process
+
+    out = Path(out)
+    seed = placement.seed if placement is not None else config.seed
+    if config.kind == "cross-encoder":
+        from argsim.counter.neural.cross import train_cross_encoder, validation_choices
+
+        texts = data.texts
+        questions = validation_choices([(texts[p], texts[c]) for p, c in data.val_pairs],
+                                       [texts[i] for i in data.val_collection], points=cross.points,
+                                       negatives=cross.negatives, seed=seed)
+        history = train_cross_encoder(config.base_model, [(texts[p], texts[c]) for p, c in data.train_pairs],
+                                      [texts[i] for i in data.train_collection], out, epochs=config.epochs,
+                                      lr=config.encoder_lr, batch_size=config.batch_size,
+                                      max_length=config.max_seq_length, seed=seed, log=log, val_questions=questions,
+                                      evals_per_epoch=cross.evals, placement=placement, budget=budget, quiet=quiet)
+        title = f"cross-encoder: validation accuracy@1 among 1 + {cross.negatives}"
+    else:
+        from argsim.counter.neural.training import train
+
+        history = train(replace(config, seed=seed), data, out, log=log, init=init, placement=placement, budget=budget)
+        title = f"{config.kind}: validation accuracy@1/{config.k_val}"
+    if is_main_process():
+        learning_curves({config.kind: history}, out / "learning_curve.png", title=title)
+    return history
