@@ -283,9 +283,9 @@ def test_ranking_records_of_another_shape_are_one_line(tmp_path, monkeypatch, fi
 # ---------------------------------------------------------------- record files (CSV / TSV / JSONL / JSON lists)
 
 def _arguments(path: Path) -> None:
-    from argsim.data.argkp import read_arguments
+    from argsim.data.argkp import Argument, read_items
 
-    read_arguments(path)
+    read_items(path, Argument, "argument")
 
 
 def _labels(path: Path) -> None:
