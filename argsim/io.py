@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import errno
+import hashlib
 import io
 import json
 import math
@@ -205,6 +206,12 @@ def check_distinct_outputs(outputs: Sequence[tuple[str, Path]], inputs: Sequence
             if same_file(opath, opath2):
                 raise InputError(opath, f"given to both {oname} and {oname2}; one would overwrite the other: "
                                         "choose two paths")
+
+
+def sha256_file(path: str | Path) -> str:
+    """The full SHA-256 of a file (hex)."""
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def write_text(path: str | Path, text: str) -> Path:
@@ -583,7 +590,6 @@ def read_numbered_records(path: str | Path, required: Sequence[str] = (), delimi
     """
     path = Path(path)
     suffix = path.suffix.lower()
-    content = read_text_file(path) if suffix not in (".jsonl", ".ndjson", ".json") else ""
     rows: list[tuple[int, dict]] = []
     if suffix in (".jsonl", ".ndjson"):
         for lineno, obj in read_jsonl(path):
@@ -596,58 +602,67 @@ def read_numbered_records(path: str | Path, required: Sequence[str] = (), delimi
             raise InputError(path, "expected a JSON list of objects")
         rows = list(enumerate(data, start=1))
     else:
-        delim = delimiter or ("\t" if suffix in (".tsv", ".tab") else ",")
-        # strict: a quote opened and never closed is an error, not the rest of the file read as one field
-        reader = csv.reader(io.StringIO(content, newline=""), delimiter=delim, strict=True)
-        try:
-            header = next(reader)
-        except StopIteration:
-            raise InputError(path, "empty file (no header row)") from None
-        except csv.Error as exc:
-            raise InputError(path, f"malformed CSV: {exc}", row=1) from None
-        header = [h.strip().lstrip("\ufeff") for h in header]
-        dup = next((h for h in [*required, *text] if header.count(h) > 1), None)
-        if dup is not None:
-            raise InputError(path, f"column {dup!r} appears twice in the header (which one is meant is unknown)",
-                             row=1, column=dup)
-        lineno = 1
-        while True:
-            try:
-                values = next(reader)
-            except StopIteration:
-                break
-            except csv.Error as exc:
-                if "unexpected end of data" in str(exc):
-                    raise InputError(path, "a quote opened in this row is never closed (the rest of the file would "
-                                           "be read as one field)", row=lineno + 1) from None
-                raise InputError(path, f"malformed CSV: {exc}", row=reader.line_num) from None
-            lineno += 1
-            if not values or all(not v.strip() for v in values):
-                continue
-            if len(values) != len(header):
-                raise InputError(path, f"expected {len(header)} fields, found {len(values)}", row=lineno)
-            rows.append((lineno, dict(zip(header, values, strict=True))))
-        missing = [c for c in required if c not in header]
-        if missing:
-            raise InputError(path, f"missing column(s) {', '.join(missing)}; found {', '.join(header)}",
-                             column=missing[0])
+        rows = _csv_rows(path, delimiter or ("\t" if suffix in (".tsv", ".tab") else ","), required, text)
     if not rows:
         raise InputError(path, "no records")
     for lineno, rec in rows:
-        for col in required:
-            if col not in rec:
-                raise InputError(path, "missing field", row=lineno, column=col)
-            val = rec[col]
-            if val is None or (isinstance(val, str) and not val.strip()):
-                raise InputError(path, "empty value", row=lineno, column=col)
-        for col in (*required, *scalar):
-            if isinstance(rec.get(col), list | dict):
-                raise InputError(path, f"expected a single value, found {describe(rec[col])}", row=lineno,
-                                 column=col)
-        for col in text:
-            if col in rec and rec[col] is not None and not isinstance(rec[col], str):
-                raise InputError(path, f"expected text, found {describe(rec[col])}", row=lineno, column=col)
+        _check_record(path, lineno, rec, required, text, scalar)
     return rows
+
+
+def _csv_rows(path: Path, delimiter: str, required: Sequence[str], text: Sequence[str]) -> list[tuple[int, dict]]:
+    """The (row, dict) records of a CSV/TSV file with a header row (blank rows skipped); one line per fault."""
+    # strict: a quote opened and never closed is an error, not the rest of the file read as one field
+    reader = csv.reader(io.StringIO(read_text_file(path), newline=""), delimiter=delimiter, strict=True)
+    try:
+        header = [h.strip().lstrip("\ufeff") for h in next(reader)]
+    except StopIteration:
+        raise InputError(path, "empty file (no header row)") from None
+    except csv.Error as exc:
+        raise InputError(path, f"malformed CSV: {exc}", row=1) from None
+    dup = next((h for h in [*required, *text] if header.count(h) > 1), None)
+    if dup is not None:
+        raise InputError(path, f"column {dup!r} appears twice in the header (which one is meant is unknown)",
+                         row=1, column=dup)
+    rows, lineno = [], 1
+    while True:
+        try:
+            values = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            if "unexpected end of data" in str(exc):
+                raise InputError(path, "a quote opened in this row is never closed (the rest of the file would "
+                                       "be read as one field)", row=lineno + 1) from None
+            raise InputError(path, f"malformed CSV: {exc}", row=reader.line_num) from None
+        lineno += 1
+        if not values or all(not v.strip() for v in values):
+            continue
+        if len(values) != len(header):
+            raise InputError(path, f"expected {len(header)} fields, found {len(values)}", row=lineno)
+        rows.append((lineno, dict(zip(header, values, strict=True))))
+    missing = [c for c in required if c not in header]
+    if missing:
+        raise InputError(path, f"missing column(s) {', '.join(missing)}; found {', '.join(header)}",
+                         column=missing[0])
+    return rows
+
+
+def _check_record(path: Path, lineno: int, rec: dict, required: Sequence[str], text: Sequence[str],
+                  scalar: Sequence[str]) -> None:
+    """`read_numbered_records`' checks of one record (see its docstring)."""
+    for col in required:
+        if col not in rec:
+            raise InputError(path, "missing field", row=lineno, column=col)
+        val = rec[col]
+        if val is None or (isinstance(val, str) and not val.strip()):
+            raise InputError(path, "empty value", row=lineno, column=col)
+    for col in (*required, *scalar):
+        if isinstance(rec.get(col), list | dict):
+            raise InputError(path, f"expected a single value, found {describe(rec[col])}", row=lineno, column=col)
+    for col in text:
+        if col in rec and rec[col] is not None and not isinstance(rec[col], str):
+            raise InputError(path, f"expected text, found {describe(rec[col])}", row=lineno, column=col)
 
 
 def describe(value: Any) -> str:

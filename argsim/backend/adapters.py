@@ -39,7 +39,6 @@ first (another base: one line, ModelError, nothing loaded).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import warnings
 from functools import lru_cache
@@ -51,6 +50,7 @@ import numpy as np
 from argsim.backend.encoder import Encoder
 from argsim.backend.names import ADAPTER_WEIGHTS, CARD, read_card
 from argsim.errors import ModelError
+from argsim.io import sha256_file
 
 ADAPTER_CONFIG = "adapter_config.json"
 LOADER_NAME = "sbert-lora"
@@ -59,15 +59,6 @@ LOADER_NAME = "sbert-lora"
 LORA_TARGETS = r".*encoder\.layer\.\d+\..*(query|key|value|dense)$"
 #: peft's key prefix in adapter files (files written without it are read too)
 PEFT_PREFIX = "base_model.model."
-
-
-def sha256_file(path: Path) -> str:
-    """The full SHA-256 of a file (hex)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 @lru_cache(maxsize=16)
@@ -374,6 +365,6 @@ def load_adapter_encoder(folder: Path, device: str = "cpu", batch_size: int = 64
     card = read_card(folder)
     base = check_base(folder, card)
     prefix = f"lora:{card['base_sha256'][:16]}:{sha256_file(folder / ADAPTER_WEIGHTS)[:16]}:model"
-    return ExportedEncoder(model_path(base), name, None, batch_size=batch_size, max_seq_length=max_seq_length,
+    return ExportedEncoder(model_path(base), name, None, runtime, batch_size=batch_size, max_seq_length=max_seq_length,
                            precision=precision, identity=prefix, adapter=folder,
-                           build=lambda: sentence_pipeline(apply_adapter(folder, "cpu"), folder), **runtime)
+                           build=lambda: sentence_pipeline(apply_adapter(folder, "cpu"), folder))

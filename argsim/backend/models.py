@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -46,20 +49,24 @@ def set_st_max_seq_length(model, name: str, requested: int | None) -> None:
     model.max_seq_length = requested
 
 
-class SentenceTransformerEncoder(Encoder):
-    """A sentence-transformers model used as saved (its own pooling and normalisation)."""
+@contextmanager
+def kept_mode(model: Any) -> Iterator[None]:
+    """Run a block that may switch `model` to eval mode (sentence-transformers' `encode` does), then put back the
+    train/eval mode it had (a trainer's evaluation must not leave its model in eval mode)."""
+    training = getattr(model, "training", None)
+    try:
+        yield
+    finally:
+        if training is not None and hasattr(model, "train"):
+            model.train(training)
 
-    def __init__(self, path: str | Path, name: str, device: str, batch_size: int = 64,
-                 max_seq_length: int | None = None, precision: str = "fp32") -> None:
-        super().__init__()
-        from sentence_transformers import SentenceTransformer
 
-        self.name, self.device, self.batch_size, self.precision = name, device, batch_size, precision
-        self.model = cast_for_inference(SentenceTransformer(str(path), device=device, **HF_LOAD),
-                                        precision)
-        set_st_max_seq_length(self.model, name, max_seq_length)
-        self.identity = f"st:{fingerprint(path)}:model:{self.model.max_seq_length}"
-        self.prompt_name: str | None = None
+class STModelEncoder(Encoder):
+    """A `SentenceTransformer` in `self.model` used as it is (its own pooling and normalisation); its train/eval
+    mode is left as it was after each encode. Subclasses set `model`, `name`, `identity`."""
+
+    model: Any
+    prompt_name: str | None = None
 
     def for_role(self, role: str | None) -> Encoder:
         """The model's own prompt for `role` ("query"/"document" in its `prompts`, as sentence-transformers'
@@ -80,9 +87,25 @@ class SentenceTransformerEncoder(Encoder):
         return int(dim) if dim else None
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
-        vecs = self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
-                                 show_progress_bar=False, prompt_name=self.prompt_name)
-        return vecs.astype(np.float32, copy=False)
+        with kept_mode(self.model):
+            vecs = self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
+                                     show_progress_bar=False, prompt_name=self.prompt_name)
+        return np.asarray(vecs, dtype=np.float32)
+
+
+class SentenceTransformerEncoder(STModelEncoder):
+    """A sentence-transformers model folder used as saved."""
+
+    def __init__(self, path: str | Path, name: str, device: str, batch_size: int = 64,
+                 max_seq_length: int | None = None, precision: str = "fp32") -> None:
+        super().__init__()
+        from sentence_transformers import SentenceTransformer
+
+        self.name, self.device, self.batch_size, self.precision = name, device, batch_size, precision
+        self.model = cast_for_inference(SentenceTransformer(str(path), device=device, **HF_LOAD),
+                                        precision)
+        set_st_max_seq_length(self.model, name, max_seq_length)
+        self.identity = f"st:{fingerprint(path)}:model:{self.model.max_seq_length}"
 
 
 class TransformerEncoder(Encoder):
@@ -136,20 +159,21 @@ class ExportedEncoder(Encoder):
     calibration digest) keys its cache apart. OpenVINO int8 without calibration texts calibrates on the texts of
     its first `encode` call (module doc of argsim.backend.runtime) and is built then.
 
-    `identity`: the torch encoder's identity without its max length (None: that of `folder` with `pooling`).
+    `runtime`: `argsim.backend.registry.runtime_spec`'s dict (backend, quantize, threads, cache_root, calibration
+    texts); `identity`: the torch encoder's identity without its max length (None: that of `folder` with
+    `pooling`).
     """
 
-    def __init__(self, folder: str | Path, name: str, pooling: str | None, backend: str, quantize: str,
-                 cache_root: Path, threads: int, batch_size: int = 64, max_seq_length: int | None = None,
-                 precision: str = "fp32", calibration: list[str] | None = None, identity: str | None = None,
+    def __init__(self, folder: str | Path, name: str, pooling: str | None, runtime: dict, batch_size: int = 64,
+                 max_seq_length: int | None = None, precision: str = "fp32", identity: str | None = None,
                  adapter: Path | None = None, build=None) -> None:
         super().__init__()
         from argsim.backend.runtime import exported_model
 
-        self.folder, self.pooling, self.cache_root, self.threads = Path(folder), pooling, Path(cache_root), threads
+        self.folder, self.pooling = Path(folder), pooling
         self.name, self.device, self.batch_size, self.precision = name, "cpu", batch_size, precision
-        self.backend, self.quantize = backend, quantize
-        spec = {"backend": backend, "quantize": quantize, "threads": threads, "cache_root": cache_root}
+        self.backend, self.quantize = runtime["backend"], runtime["quantize"]
+        spec = {k: runtime[k] for k in ("backend", "quantize", "threads", "cache_root")}
         self.model = exported_model(self.folder, pooling, spec, precision, adapter=adapter, build=build)
         self.base, self.meta, self.tokenizer = self.model.base, self.model.meta, self.model.tokenizer
         check_max_seq_length(name, max_seq_length, self.meta["max_seq_length"])
@@ -161,8 +185,8 @@ class ExportedEncoder(Encoder):
             prefix = f"hf:{fingerprint(folder)}:{pooling}"
         self.identity = f"{identity or prefix}:{self.max_seq_length}"
         self.runtime = self.model.runtime
-        if calibration:
-            self._prepare(calibration)
+        if runtime.get("calibration"):
+            self._prepare(runtime["calibration"])
 
     @property
     def calibration_digest(self) -> str:

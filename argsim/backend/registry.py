@@ -87,8 +87,8 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
         raise ModelError(f"{folder}: not a sentence-transformers, transformers or argsim model folder")
     if runtime is not None:  # ONNX Runtime / OpenVINO (argsim.backend.runtime)
         own = is_st and pooling in (None, "model")
-        return m.ExportedEncoder(folder, label, None if own else pooling or "mean", batch_size=batch_size,
-                                 max_seq_length=max_seq_length, precision=precision, **runtime)
+        return m.ExportedEncoder(folder, label, None if own else pooling or "mean", runtime, batch_size=batch_size,
+                                 max_seq_length=max_seq_length, precision=precision)
     if is_st and pooling in (None, "model"):
         return m.SentenceTransformerEncoder(folder, label, device, batch_size, max_seq_length, precision)
     return m.TransformerEncoder(folder, label, device, pooling or "mean", batch_size, max_seq_length, precision)
@@ -185,43 +185,54 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
     cal = tuple(calibration) if calibration is not None and backend == "openvino" and quantize != "none" else None
     threads = cap_threads(config.threads) or default_threads()
     if backend == "torch":
-        import torch
-
-        if config.threads:
-            torch.set_num_threads(threads)
-        elif torch.get_num_threads() > threads:  # torch counts the affinity's CPUs, not a container's quota
-            torch.set_num_threads(threads)
+        _set_torch_threads(threads, bool(config.threads))
     run = (config.resolved_cache_dir(), config.use_cache, config.quiet)
-    opts = (backend, quantize, cal, threads if backend != "torch" else None)
-    key = (name, pooling, max_seq_length, dev, prec, batch_size, *opts, *run)
+    key = (name, pooling, max_seq_length, dev, prec, batch_size, backend, quantize, cal,
+           threads if backend != "torch" else None, *run)
     if key not in _LOADED:
-        base = next((e for k, e in _LOADED.items() if k[:10] == key[:10]), None)
-        if base is not None:  # the same model under other run options: share its weights
-            import copy
-
-            enc = copy.copy(base)
-            enc._cache = None
-        else:
-            spec = None if backend == "torch" else {"backend": backend, "quantize": quantize, "threads": threads,
-                                                      "cache_root": run[0],
-                                                      "calibration": list(cal) if cal is not None else None}
-            try:
-                enc = _build(name, pooling, max_seq_length, dev, batch_size, prec, spec)
-            except (OSError, ValueError, KeyError, TypeError, IndexError, RecursionError) as exc:
-                # a model folder's files are input: a malformed config is one line, not a traceback
-                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                raise ModelError(f"cannot load model '{name}': {first[:200]}") from None
-            if spec is not None and enc.backend != backend:  # said once per model, never silently ignored
-                from argsim.errors import warn
-
-                warn(f"--backend {backend} applies to transformer encoders only: '{name}' runs as it is")
+        spec = None if backend == "torch" else {"backend": backend, "quantize": quantize, "threads": threads,
+                                                  "cache_root": run[0],
+                                                  "calibration": list(cal) if cal is not None else None}
+        enc = _load(key, spec)
         enc.recipe = {"name": _portable_name(name), "pooling": pooling, "max_seq_length": max_seq_length,
                       "batch_size": batch_size, "precision": prec}
-        if backend != "torch":
-            enc.recipe |= {"backend": backend, "quantize": quantize,
-                           "calibration": list(cal) if cal is not None else None}
+        if spec is not None:
+            enc.recipe |= {"backend": backend, "quantize": quantize, "calibration": spec["calibration"]}
         _LOADED[key] = enc.configure(*run)
     return _LOADED[key]
+
+
+def _set_torch_threads(threads: int, asked: bool) -> None:
+    """torch's intra-op threads: `threads` when the run asked for a count, else at most `threads` (torch counts
+    the affinity's CPUs, not a container's quota)."""
+    import torch
+
+    if asked or torch.get_num_threads() > threads:
+        torch.set_num_threads(threads)
+
+
+def _load(key: tuple, spec: dict | None) -> Encoder:
+    """A new encoder for a `get_encoder` key: a copy sharing the weights of one loaded under other run options
+    (the key's first 10 items equal), else built (`_build`; a malformed model folder is one line)."""
+    base = next((e for k, e in _LOADED.items() if k[:10] == key[:10]), None)
+    if base is not None:
+        import copy
+
+        enc = copy.copy(base)
+        enc._cache = None
+        return enc
+    name, pooling, max_seq_length, dev, prec, batch_size = key[:6]
+    try:
+        enc = _build(name, pooling, max_seq_length, dev, batch_size, prec, spec)
+    except (OSError, ValueError, KeyError, TypeError, IndexError, RecursionError) as exc:
+        # a model folder's files are input: a malformed config is one line, not a traceback
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ModelError(f"cannot load model '{name}': {first[:200]}") from None
+    if spec is not None and enc.backend != spec["backend"]:  # said once per model, never silently ignored
+        from argsim.errors import warn
+
+        warn(f"--backend {spec['backend']} applies to transformer encoders only: '{name}' runs as it is")
+    return enc
 
 
 def runtime_spec(config: RunConfig | None = None) -> dict | None:

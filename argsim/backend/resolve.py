@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from argsim.backend.encoder import Encoder
+from argsim.backend.models import STModelEncoder, kept_mode
 from argsim.config import RunConfig
 from argsim.errors import ModelError
 
@@ -73,21 +73,10 @@ def weights_digest(model: Any) -> str:
     return h.hexdigest()[:20]
 
 
-@contextmanager
-def kept_mode(model: Any) -> Iterator[None]:
-    """Run a block that may switch `model` to eval mode (sentence-transformers' `encode` does), then put back the
-    train/eval mode it had (a trainer's evaluation must not leave its model in eval mode)."""
-    training = getattr(model, "training", None)
-    try:
-        yield
-    finally:
-        if training is not None and hasattr(model, "train"):
-            model.train(training)
-
-
-class ObjectEncoder(Encoder):
-    """A `SentenceTransformer` object as an argsim `Encoder` (its own pooling and normalisation), cached under a
-    digest of its weights (see the module docstring). Its train/eval mode is left as it was after each encode."""
+class ObjectEncoder(STModelEncoder):
+    """A `SentenceTransformer` object as an argsim `Encoder` (its own pooling, normalisation and query / document
+    prompts: `for_role`), cached under a digest of its weights (see the module docstring). Its train/eval mode is
+    left as it was after each encode."""
 
     def __init__(self, model: Any, batch_size: int = 64, config: RunConfig | None = None) -> None:
         super().__init__()
@@ -100,21 +89,12 @@ class ObjectEncoder(Encoder):
         self.precision = {"torch.float16": "fp16", "torch.bfloat16": "bf16"}.get(dtype, "fp32")
         self.configure(config.resolved_cache_dir(), config.use_cache, config.quiet)
 
-    def known_dim(self) -> int | None:
-        get = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
-        dim = get()
-        return int(dim) if dim else None
-
-    def _encode_batch(self, texts: list[str]) -> np.ndarray:
-        with kept_mode(self.model):
-            vecs = self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
-                                     show_progress_bar=False)
-        return np.asarray(vecs, dtype=np.float32)
-
 
 class PairScorer:
-    """A `CrossEncoder` object as a pair scorer: `score(pairs) -> float array` (its activation applied: for a
-    one-label model trained with BCE, a probability). Its train/eval mode is left as it was.
+    """A `CrossEncoder` object as a pair scorer: `score(pairs) -> float array`, the probability of its last label
+    (a match / the best counter): a one-label model's activation (sigmoid by default: trained with BCE, a
+    probability); a model with several labels, the softmax over them (sentence-transformers' `apply_softmax`), so
+    a two-label model ranks as the difference of its two logits does. Its train/eval mode is left as it was.
 
     Example:
         >>> scorer = resolve_model(CrossEncoder(folder))  # doctest: +SKIP
@@ -130,12 +110,10 @@ class PairScorer:
         if not pairs:
             return np.zeros(0, dtype=np.float32)
         with kept_mode(self.model):
-            scores = self.model.predict([tuple(p) for p in pairs], batch_size=self.batch_size,
+            scores = self.model.predict([tuple(p) for p in pairs], batch_size=self.batch_size, apply_softmax=True,
                                         show_progress_bar=show_progress, convert_to_numpy=True)
         scores = np.asarray(scores, dtype=np.float32)
-        if scores.ndim == 2:  # several labels: the last one's score (a match / best-counter class)
-            scores = scores[:, -1]
-        return scores
+        return scores[:, -1] if scores.ndim == 2 else scores
 
 
 def resolve_model(model: Any, config: RunConfig | None = None, cross_encoder: bool = True,

@@ -50,6 +50,7 @@ import warnings
 from collections.abc import Iterator, Sequence
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -248,6 +249,22 @@ def _input_names(tokenizer) -> list[str]:
     return [n for n in MODEL_INPUTS if n in tokenizer("probe")]
 
 
+def _pipeline(model, names: list[str], call) -> Any:
+    """A torch module (in eval mode) holding `model` whose forward takes the tokenizer's inputs in `names` order
+    and returns `call(features)`: the graph an export traces."""
+    import torch
+
+    class Pipeline(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, *inputs):
+            return call(dict(zip(names, inputs, strict=True)))
+
+    return Pipeline().eval()
+
+
 def sentence_pipeline(st, folder: Path | str = "") -> tuple:
     """The export pipeline of a sentence-transformers model in memory (its own modules: transformer, pooling, Dense,
     Normalize): `(module, tokenizer, input names, meta)`; its output is `sentence_embedding`.
@@ -255,51 +272,31 @@ def sentence_pipeline(st, folder: Path | str = "") -> tuple:
     Example:
         >>> module, tokenizer, names, meta = sentence_pipeline(SentenceTransformer("..."))  # doctest: +SKIP
     """
-    import torch
-
     first = st[0]
     tokenizer = getattr(first, "tokenizer", None)
     if tokenizer is None:
         raise ModelError(f"{folder}: its first module {type(first).__name__} is not a transformer; "
                          "it runs with --backend torch only")
     names = _input_names(tokenizer)
-
-    class STPipeline(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.st = st
-
-        def forward(self, *inputs):
-            return self.st(dict(zip(names, inputs, strict=True)))["sentence_embedding"]
-
     meta = {"max_seq_length": int(st.max_seq_length or 512), "dim": int(st.get_sentence_embedding_dimension()),
             "lowercase": bool(getattr(first, "do_lower_case", False))}
-    return STPipeline().eval(), tokenizer, names, meta
+    return _pipeline(st, names, lambda feats: st(feats)["sentence_embedding"]), tokenizer, names, meta
 
 
 def pooled_pipeline(model, tokenizer, pooling: str) -> tuple:
     """The export pipeline of a transformers model in memory with argsim's pooling (`mean`, `cls`, `cls-last4`;
     `argsim.backend.pooling.pool`): `(module, tokenizer, input names, meta)`."""
-    import torch
-
     from argsim.backend.pooling import pool
 
     names = _input_names(tokenizer)
     hidden = int(model.config.hidden_size)
 
-    class PooledPipeline(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.model = model
-
-        def forward(self, *inputs):
-            feats = dict(zip(names, inputs, strict=True))
-            out = self.model(**feats, output_hidden_states=pooling == "cls-last4")
-            return pool(out, feats["attention_mask"], pooling)
+    def call(feats: dict) -> Any:
+        return pool(model(**feats, output_hidden_states=pooling == "cls-last4"), feats["attention_mask"], pooling)
 
     limit = int(getattr(model.config, "max_position_embeddings", 512))
     meta = {"max_seq_length": limit, "dim": hidden * (4 if pooling == "cls-last4" else 1), "lowercase": False}
-    return PooledPipeline().eval(), tokenizer, names, meta
+    return _pipeline(model, names, call), tokenizer, names, meta
 
 
 def logits_pipeline(model, tokenizer, scores=None, activation: str = "identity",
@@ -309,27 +306,15 @@ def logits_pipeline(model, tokenizer, scores=None, activation: str = "identity",
     sentence-transformers CrossEncoder's own forward). `activation` (identity, sigmoid, softmax) is what turns the
     logits into scores (`cross_scores`), applied outside the graph; `max_length` the pair's token limit (None: the
     model's positions). Returns `(module, tokenizer, input names, meta)`."""
-    import torch
-
     if activation not in ACTIVATIONS:
         raise ModelError(f"a cross-encoder whose activation is {activation} runs with --backend torch only")
     names = _input_names(tokenizer)
-    call = scores or (lambda feats: model(**feats).logits)
-
-    class LogitsPipeline(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.model = model
-
-        def forward(self, *inputs):
-            return call(dict(zip(names, inputs, strict=True)))
-
     config = getattr(model, "config", None)
     limit = int(getattr(config, "max_position_embeddings", 512) or 512)
     labels = int(getattr(model, "num_labels", None) or getattr(config, "num_labels", 1) or 1)
     meta = {"max_seq_length": min(max_length or limit, limit), "dim": labels, "lowercase": False,
             "activation": activation}
-    return LogitsPipeline().eval(), tokenizer, names, meta
+    return _pipeline(model, names, scores or (lambda feats: model(**feats).logits)), tokenizer, names, meta
 
 
 #: what turns a cross-encoder's logits into its scores (`cross_scores`)

@@ -163,6 +163,134 @@ def thematic_test_triplets(limit: int, data_dir: str | Path | None = None) -> li
     return first_test_triplets(dataset_dir("wikipedia", data_dir), limit)
 
 
+@dataclass
+class BenchInputs:
+    """The texts and tasks every variant is measured on (`bench_inputs`)."""
+
+    files: list[Path]  # the ArgKP training arguments, the mined minutes test triplets
+    texts: list[str]  # timed for throughput
+    calibration: list[str]  # OpenVINO int8's calibration texts
+    dev: Any  # ArgKP dev (`KPMData`)
+    slices: dict  # counterargs-18 test points per setting
+    triplets: list[dict]
+    minutes: list[dict]
+
+
+def bench_inputs(options: BackendBenchOptions) -> BenchInputs:
+    """The inputs of `options`' run; ArgsimError (one line) for an unknown variant or missing minutes triplets."""
+    from argsim.backend.runtime import calibration_choice
+    from argsim.counter.core.run import dataset_points
+    from argsim.data.argkp import load_argkp
+    from argsim.data.catalog import data_root
+    from argsim.io import read_records
+
+    variant_names(options.variants)
+    minutes_test = Path(options.minutes_dir) / "test.jsonl"
+    if not minutes_test.is_file():
+        raise ArgsimError(f"{minutes_test} is missing: run `argsim data triplets minutes --out "
+                          f"{options.minutes_dir}` first")
+    train_csv = data_root() / "argkp" / "arguments_train.csv"
+    train = [r["argument"] for r in read_records(train_csv, required=["argument"])]
+    return BenchInputs([train_csv, minutes_test], train[:options.n], calibration_choice(train[options.n:])[0],
+                       load_argkp("dev"),
+                       {s: dataset_points("test", s, limit=options.counter_points) for s in COUNTER_SETTINGS},
+                       thematic_test_triplets(options.triplets),
+                       read_records(minutes_test, required=["anchor", "positive", "negative"])[
+                           :options.minutes_triplets])
+
+
+def task_figures(enc: Any, inputs: BenchInputs) -> dict[str, float]:
+    """Every `TASK_METRICS` figure of `enc`."""
+    from argsim.kpm.scoring import score_key_points
+    from argsim.metrics.kpa_map import evaluate_map
+    from argsim.metrics.triplets import encoded_triplet_scores
+
+    kpm = evaluate_map(score_key_points(inputs.dev, enc), inputs.dev)
+    return {"kpm_strict_mAP": kpm.strict, "kpm_relaxed_mAP": kpm.relaxed, **counter_accuracy(enc, inputs.slices),
+            "triplet_accuracy": encoded_triplet_scores(enc, inputs.triplets, ties="wrong",
+                                                       show_progress=False).accuracy,
+            "minutes_triplet_accuracy": encoded_triplet_scores(enc, inputs.minutes, ties="wrong",
+                                                               show_progress=False).accuracy}
+
+
+def measure_variant(model: str, variant: tuple[str, str, str, str], options: BackendBenchOptions,
+                    inputs: BenchInputs, reference: dict[str, np.ndarray], log: Callable[[str], None]) -> dict:
+    """One variant's figures: throughput at each thread count, latency, peak memory, cosine to torch fp32's vectors
+    (`reference`, filled by torch fp32 itself) and the task figures."""
+    import torch
+
+    from argsim.backend import get_encoder, registry
+
+    name, backend, quantize, precision = variant
+    registry._LOADED.clear()
+    gc.collect()
+    reset_peak()
+    r: dict = {"load_average_start": round(os.getloadavg()[0], 2)}
+    # no embedding cache (every figure computed); the exports stay in the cache folder for the next run
+    base = RunConfig(device="cpu", precision=precision, backend=backend, quantize=quantize, quiet=True,
+                     use_cache=False)
+    cal = inputs.calibration if quantize != "none" else None
+    for threads in options.threads:
+        torch.set_num_threads(threads)
+        enc = get_encoder(model, batch_size=options.batch_size, config=replace(base, threads=threads), calibration=cal)
+        enc.encode(inputs.texts[:64], use_cache=False, show_progress=False)  # warm-up (and any lazy build)
+        r[f"sentences_per_s@{threads}"] = throughput(enc, inputs.texts, options.repeats)
+        log(f"{name}: {r[f'sentences_per_s@{threads}']:.1f} sentences/s at {threads} thread(s)")
+    torch.set_num_threads(options.quality_threads)
+    enc = get_encoder(model, batch_size=options.batch_size, config=replace(base, threads=options.quality_threads),
+                      calibration=cal)
+    kp_texts = list(dict.fromkeys(str(k.text) for k in inputs.dev.key_points))
+    latency_ms(enc, kp_texts[-5:])  # warm-up of the one-text path
+    r["latency_ms"] = latency_ms(enc, kp_texts[:30])
+    r["peak_mb"] = peak_rss_mb()
+    vecs = enc.encode(list(dict.fromkeys(str(a.text) for a in inputs.dev.arguments)) + kp_texts, show_progress=False)
+    if name == "torch-fp32":
+        reference["dev"] = vecs
+    if name != "model2vec" and "dev" in reference:  # a static model's vectors live in another space
+        ref = reference["dev"]
+        cos = (ref * vecs).sum(1) / np.linalg.norm(ref, axis=1) / np.linalg.norm(vecs, axis=1)
+        r["cosine_mean"], r["cosine_min"] = float(cos.mean()), float(cos.min())
+    return r | task_figures(enc, inputs) | {"load_average_end": round(os.getloadavg()[0], 2)}
+
+
+def variant_rows(results: dict[str, dict], options: BackendBenchOptions, inputs: BenchInputs,
+                 distill_seconds: float | None, command: str | None, log: Callable[[str], None]) -> list:
+    """The rows of the variants measured so far, each with its speed-up and task deltas against torch fp32."""
+    from argsim.backend.runtime import default_threads
+    from argsim.evaluation.record import Evaluation
+    from argsim.results import environment, result_rows
+
+    fp32, rows = results.get("torch-fp32"), []
+    for name, r in results.items():
+        backend, quantize, precision = next(v[1:] for v in VARIANTS if v[0] == name)
+        env = environment(seed=SEED, device="cpu", precision=precision, data_files=inputs.files)
+        env["conditions"] |= {"load_start": r["load_average_start"], "load_end": r["load_average_end"],
+                              "threads_timed": list(options.threads), "threads_default": default_threads()}
+        env |= {"backend": backend, "quantize": quantize}
+        figures = {k: round(v, 4) for k, v in r.items() if not k.startswith("load_average") and v is not None}
+        extra: dict = {"n": options.n, "batch": options.batch_size, "counter_points": options.counter_points,
+                       "latency_and_task_threads": options.quality_threads, "triplets": len(inputs.triplets),
+                       "minutes_triplets": len(inputs.minutes),
+                       "calibration": f"{len(inputs.calibration)} ArgKP train arguments"
+                       if quantize == "int8" and backend == "openvino" else None}
+        if name == "model2vec":
+            extra |= {"static_model": f"argsim distill minilm --out {Path(options.static_model).name} (PCA 256)",
+                      "distill_seconds": distill_seconds}
+        if fp32 is not None:
+            speed, deltas, passes = gate_verdict(r, fp32, options.threads)
+            figures["speedup_vs_torch_fp32"] = round(speed, 3)
+            extra |= {"delta_vs_torch_fp32": deltas, "passes_gates": passes}
+            log(f"{name}: {speed:.2f}x torch fp32, max |task delta| {max(abs(d) for d in deltas.values()):.4f}, "
+                f"gates {'PASS' if passes else 'fail'}")
+        primary = "sentences_per_s@2" if "sentences_per_s@2" in figures else next(iter(figures))
+        rows += result_rows(Evaluation("backends", figures, primary_metric=primary,
+                                       data="argkp+counterargs18+wikipedia+minutes", n=options.n),
+                            method=name, model="all-MiniLM-L6-v2" if name != "model2vec" else "minilm-static",
+                            split="mixed", setting=f"batch={options.batch_size}", extra=extra, env=env,
+                            command=command, peak_mb=r.get("peak_mb"))
+    return rows
+
+
 def run_backends_benchmark(options: BackendBenchOptions = BackendBenchOptions(), command: str | None = None,
                            log: Callable[[str], None] = lambda line: None,
                            results_path: str | Path | None = None) -> list:
@@ -187,78 +315,17 @@ def run_backends_benchmark(options: BackendBenchOptions = BackendBenchOptions(),
     Example:
         >>> run_backends_benchmark(BackendBenchOptions.quick(variants=("torch-fp32",)))  # doctest: +SKIP
     """
-    import torch
+    from argsim.backend import registry
+    from argsim.results import write_results
 
-    from argsim.backend import get_encoder, registry
-    from argsim.backend.runtime import calibration_choice, default_threads
-    from argsim.counter.core.run import dataset_points
-    from argsim.data.argkp import load_argkp
-    from argsim.data.catalog import data_root
-    from argsim.evaluation.record import Evaluation
-    from argsim.io import read_records
-    from argsim.kpm.scoring import score_key_points
-    from argsim.metrics.kpa_map import evaluate_map
-    from argsim.metrics.triplets import encoded_triplet_scores
-    from argsim.results import environment, result_rows, write_results
-
-    unknown = [v for v in options.variants if v not in {name for name, *_ in VARIANTS}]
-    if unknown:
-        raise ArgsimError(f"unknown variant(s) {', '.join(unknown)}: choose from "
-                          f"{', '.join(v[0] for v in VARIANTS)}")
-    minutes_test = Path(options.minutes_dir) / "test.jsonl"
-    if not minutes_test.is_file():
-        raise ArgsimError(f"{minutes_test} is missing: run `argsim data triplets minutes --out "
-                          f"{options.minutes_dir}` first")
-    train_csv = data_root() / "argkp" / "arguments_train.csv"
-    train = [r["argument"] for r in read_records(train_csv, required=["argument"])]
-    texts, calibration = train[:options.n], calibration_choice(train[options.n:])[0]
-    dev = load_argkp("dev")
-    slices = {s: dataset_points("test", s, limit=options.counter_points) for s in COUNTER_SETTINGS}
-    trips = thematic_test_triplets(options.triplets)
-    minutes = read_records(minutes_test, required=["anchor", "positive", "negative"])[:options.minutes_triplets]
-    thread_counts = list(options.threads)
-    default = default_threads()
+    inputs = bench_inputs(options)
     results: dict[str, dict] = {}
     reference: dict[str, np.ndarray] = {}
-    wanted = [v for v in VARIANTS if v[0] in options.variants]
     distill_seconds = None
-
-    def rows_of(results: dict) -> list:  # the rows of the variants measured so far
-        fp32 = results.get("torch-fp32")
-        rows = []
-        for name, r in results.items():
-            backend, quantize, precision = next(v[1:] for v in VARIANTS if v[0] == name)
-            env = environment(seed=SEED, device="cpu", precision=precision, data_files=[train_csv, minutes_test])
-            env["conditions"] |= {"load_start": r["load_average_start"], "load_end": r["load_average_end"],
-                                  "threads_timed": thread_counts, "threads_default": default}
-            env |= {"backend": backend, "quantize": quantize}
-            figures = {k: round(v, 4) for k, v in r.items() if not k.startswith("load_average") and v is not None}
-            extra: dict = {"n": options.n, "batch": options.batch_size, "counter_points": options.counter_points,
-                           "latency_and_task_threads": options.quality_threads, "triplets": len(trips),
-                           "minutes_triplets": len(minutes),
-                           "calibration": f"{len(calibration)} ArgKP train arguments"
-                           if quantize == "int8" and backend == "openvino" else None}
-            if name == "model2vec":
-                extra |= {"static_model": f"argsim distill minilm --out {Path(options.static_model).name} "
-                                          "(PCA 256)",
-                          "distill_seconds": distill_seconds}
-            if fp32 is not None:
-                speed, deltas, passes = gate_verdict(r, fp32, thread_counts)
-                figures["speedup_vs_torch_fp32"] = round(speed, 3)
-                extra |= {"delta_vs_torch_fp32": deltas, "passes_gates": passes}
-                log(f"{name}: {speed:.2f}x torch fp32, max |task delta| {max(abs(d) for d in deltas.values()):.4f}, "
-                    f"gates {'PASS' if passes else 'fail'}")
-            primary = "sentences_per_s@2" if "sentences_per_s@2" in figures else next(iter(figures))
-            rows += result_rows(Evaluation("backends", figures, primary_metric=primary,
-                                           data="argkp+counterargs18+wikipedia+minutes", n=options.n),
-                                method=name, model="all-MiniLM-L6-v2" if name != "model2vec" else "minilm-static",
-                                split="mixed", setting=f"batch={options.batch_size}", extra=extra, env=env,
-                                command=command, peak_mb=r.get("peak_mb"))
-        return rows
-
+    static = Path(options.static_model)
     try:
-        for name, backend, quantize, precision in wanted:
-            static = Path(options.static_model)
+        for variant in [v for v in VARIANTS if v[0] in options.variants]:
+            name = variant[0]
             if name == "model2vec" and not static.is_dir():
                 from argsim.backend.static import distill
 
@@ -268,51 +335,15 @@ def run_backends_benchmark(options: BackendBenchOptions = BackendBenchOptions(),
                     log(f"skip model2vec: {exc}")
                     continue
                 log(f"distilled minilm -> {static} in {distill_seconds:.0f}s")
-            registry._LOADED.clear()
-            gc.collect()
-            reset_peak()
-            r: dict = {"load_average_start": round(os.getloadavg()[0], 2)}
             model = str(static) if name == "model2vec" else "minilm"
-            # no embedding cache (every figure computed); the exports stay in the cache folder for the next run
-            base = RunConfig(device="cpu", precision=precision, backend=backend, quantize=quantize, quiet=True,
-                             use_cache=False)
-            cal = calibration if quantize != "none" else None
-            for threads in thread_counts:
-                torch.set_num_threads(threads)
-                enc = get_encoder(model, batch_size=options.batch_size, config=replace(base, threads=threads),
-                                  calibration=cal)
-                enc.encode(texts[:64], use_cache=False, show_progress=False)  # warm-up (and any lazy build)
-                r[f"sentences_per_s@{threads}"] = throughput(enc, texts, options.repeats)
-                log(f"{name}: {r[f'sentences_per_s@{threads}']:.1f} sentences/s at {threads} thread(s)")
-            torch.set_num_threads(options.quality_threads)
-            enc = get_encoder(model, batch_size=options.batch_size,
-                              config=replace(base, threads=options.quality_threads), calibration=cal)
-            kp_texts = list(dict.fromkeys(str(k.text) for k in dev.key_points))
-            latency_ms(enc, kp_texts[-5:])  # warm-up of the one-text path
-            r["latency_ms"] = latency_ms(enc, kp_texts[:30])
-            r["peak_mb"] = peak_rss_mb()
-            arg_texts = list(dict.fromkeys(str(a.text) for a in dev.arguments))
-            vecs = enc.encode(arg_texts + kp_texts, show_progress=False)
-            if name == "torch-fp32":
-                reference["dev"] = vecs
-            if name != "model2vec" and "dev" in reference:  # a static model's vectors live in another space
-                ref = reference["dev"]
-                cos = (ref * vecs).sum(1) / np.linalg.norm(ref, axis=1) / np.linalg.norm(vecs, axis=1)
-                r["cosine_mean"], r["cosine_min"] = float(cos.mean()), float(cos.min())
-            kpm = evaluate_map(score_key_points(dev, enc), dev)
-            r["kpm_strict_mAP"], r["kpm_relaxed_mAP"] = kpm.strict, kpm.relaxed
-            r |= counter_accuracy(enc, slices)
-            r["triplet_accuracy"] = encoded_triplet_scores(enc, trips, ties="wrong", show_progress=False).accuracy
-            r["minutes_triplet_accuracy"] = encoded_triplet_scores(enc, minutes, ties="wrong",
-                                                                   show_progress=False).accuracy
-            r["load_average_end"] = round(os.getloadavg()[0], 2)
-            results[name] = r
-            write_results("backends", rows_of(results), command=command, merge=True, path=results_path)
+            results[name] = r = measure_variant(model, variant, options, inputs, reference, log)
+            write_results("backends", variant_rows(results, options, inputs, distill_seconds, command, log),
+                          command=command, merge=True, path=results_path)
             log(f"{name}: " + ", ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
                                         for k, v in r.items()))
     finally:
         registry._LOADED.clear()
-    return rows_of(results)
+    return variant_rows(results, options, inputs, distill_seconds, command, lambda line: None)
 
 
 def parse_threads(text: str) -> tuple[int, ...]:

@@ -367,6 +367,28 @@ def run_evaluate(model_or_models: Any, tasks: Sequence[str] | None = None, limit
     table = dict(task_table or TASKS)
     chosen = [table[k] for k in table] if tasks is None else _chosen(tasks, table)
     named = as_named_models(model_or_models)
+    _check_run(named, compare, limit, n_boot)
+    kinds = {label: model_kind(m) for label, m in named.items()}
+    evaluators = _evaluators(chosen, kinds, tasks is not None, limit, config)
+    board = Leaderboard(list(named), [t for t in chosen if t.key in evaluators], [], n_boot=n_boot)
+    boots: dict[tuple[str, str], tuple[np.ndarray, np.ndarray | None]] = {}
+    for t_index, task in enumerate(board.tasks):
+        ev = evaluators[task.key]
+        draws = None
+        for label, model in named.items():
+            if can_score(task, kinds[label], type(ev)):
+                score, draws, boots[(label, task.key)] = _score(ev, task, label, model, draws,
+                                                                (n_boot, config.seed + t_index))
+                board.scores.append(score)
+                log(f"{task.key}: {label} {score.metric} {score.value:.4f} [{score.low:.4f}, {score.high:.4f}] "
+                    f"({score.seconds:.1f} s)")
+        if compare is not None and all((c, task.key) in boots for c in compare):
+            board.comparisons.append(_compare(board, task.key, list(compare), boots))
+    return board
+
+
+def _check_run(named: Mapping[str, Any], compare: Sequence[str] | None, limit: int | None, n_boot: int) -> None:
+    """`run_evaluate`'s one-line refusals, before any data is read."""
     if compare is not None:
         compare = list(compare)
         if len(compare) != 2 or compare[0] == compare[1] or any(c not in named for c in compare):
@@ -378,56 +400,59 @@ def run_evaluate(model_or_models: Any, tasks: Sequence[str] | None = None, limit
         raise ArgsimError(f"--n-boot {n_boot}: at least 100 draws make a 95 % interval")
     for m in named.values():
         check_model(m)
-    kinds = {label: model_kind(m) for label, m in named.items()}
+
+
+def _evaluators(chosen: Sequence[Task], kinds: Mapping[str, str], explicit: bool, limit: int | None,
+                config: RunConfig) -> dict[str, Any]:
+    """The evaluator of every chosen task some model can be scored on (every task's data read before any model is
+    scored); a default task whose data is missing is left out with a warning, a chosen one (`explicit`) is an
+    error."""
     evaluators = {}
-    for task in chosen:  # every task's data is read before any model is scored
+    for task in chosen:
         cls = task.evaluator_class()
         if not any(can_score(task, k, cls) for k in kinds.values()):
             continue
         try:
             evaluators[task.key] = cls.from_dataset(None, limit, config, **dict(task.options))
         except ArgsimError as exc:
-            if tasks is not None:
+            if explicit:
                 raise
             warn(f"{task.key} left out: {exc}")
     if not evaluators:
-        raise ArgsimError(f"no chosen task can score {', '.join(named)} ({', '.join(t.key for t in chosen)}; "
+        raise ArgsimError(f"no chosen task can score {', '.join(kinds)} ({', '.join(t.key for t in chosen)}; "
                           "bm25: arguana only; a cross-encoder: kpa, counter, arguana)")
-    board = Leaderboard(list(named), [t for t in chosen if t.key in evaluators], [], n_boot=n_boot)
-    boots: dict[tuple[str, str], tuple[np.ndarray, np.ndarray | None]] = {}
-    for t_index, task in enumerate(board.tasks):
-        ev, draws = evaluators[task.key], None
-        for label, model in named.items():
-            if not can_score(task, kinds[label], type(ev)):
-                continue
-            from argsim.measure import timed
+    return evaluators
 
-            with timed() as t:
-                result = ev.evaluate(model)
-            if draws is None:
-                draws = bootstrap_draws(ev.n_units, n_boot, config.seed + t_index)
-            resampled = np.asarray(ev.resample_primary(draws), dtype=np.float64)
-            low, high = percentile_interval(resampled)
-            boots[(label, task.key)] = (resampled, _binary_units(ev))
-            ref = None
-            if task.key == "arguana" and isinstance(model, str | Path):
-                from argsim.published import mteb_figure
 
-                found = mteb_figure(str(model))
-                ref = Reference(f"MTEB: {found[0]}", found[1]) if found else None
-            board.scores.append(Score(label, task.key, result.primary_metric, result.primary, low, high,
-                                      result.n, t["seconds"], result.data, dict(result.metrics), ref,
-                                      _mteb_scores(ev)))
-            log(f"{task.key}: {label} {result.primary_metric} {result.primary:.4f} [{low:.4f}, {high:.4f}] "
-                f"({t['seconds']:.1f} s)")
-        if compare is not None and all((c, task.key) in boots for c in compare):
-            (a_boot, a_units), (b_boot, b_units) = boots[(compare[0], task.key)], boots[(compare[1], task.key)]
-            test = paired_test(a_boot, b_boot, a_units, b_units)
-            sa, sb = board.score(compare[0], task.key), board.score(compare[1], task.key)
-            board.comparisons.append(Comparison(task.key, compare[0], compare[1], sa.metric, sa.value - sb.value,
-                                                *test["ci95"], test["p_bootstrap"], test["p_mcnemar"],
-                                                test["significant"]))
-    return board
+def _score(ev: Any, task: Task, label: str, model: Any, draws: np.ndarray | None,
+           boot: tuple[int, int]) -> tuple[Score, np.ndarray, tuple[np.ndarray, np.ndarray | None]]:
+    """(the model's `Score` on the task, the bootstrap draws (made on first use from `boot` = (n_boot, seed)),
+    (its resampled primary metric, its binary units for McNemar))."""
+    from argsim.measure import timed
+
+    with timed() as t:
+        result = ev.evaluate(model)
+    if draws is None:
+        draws = bootstrap_draws(ev.n_units, *boot)
+    resampled = np.asarray(ev.resample_primary(draws), dtype=np.float64)
+    low, high = percentile_interval(resampled)
+    ref = None
+    if task.key == "arguana" and isinstance(model, str | Path):
+        from argsim.published import mteb_figure
+
+        found = mteb_figure(str(model))
+        ref = Reference(f"MTEB: {found[0]}", found[1]) if found else None
+    return (Score(label, task.key, result.primary_metric, result.primary, low, high, result.n, t["seconds"],
+                  result.data, dict(result.metrics), ref, _mteb_scores(ev)), draws, (resampled, _binary_units(ev)))
+
+
+def _compare(board: Leaderboard, task: str, compare: list[str], boots: dict) -> Comparison:
+    """The paired test of compare[0] - compare[1] on `task`."""
+    (a_boot, a_units), (b_boot, b_units) = boots[(compare[0], task)], boots[(compare[1], task)]
+    test = paired_test(a_boot, b_boot, a_units, b_units)
+    sa, sb = board.score(compare[0], task), board.score(compare[1], task)
+    return Comparison(task, compare[0], compare[1], sa.metric, sa.value - sb.value, *test["ci95"],
+                      test["p_bootstrap"], test["p_mcnemar"], test["significant"])
 
 
 def _mteb_scores(ev: Any) -> dict[str, float] | None:

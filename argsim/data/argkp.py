@@ -126,32 +126,19 @@ def _records(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict]]:
     return list(enumerate(recs, start=first))
 
 
-def read_arguments(path: str | Path, text_column: str = "argument") -> list[Argument]:
+def read_items(path: str | Path, kind: type[Argument] | type[KeyPoint], text_column: str) -> list:
+    """The arguments (`kind` Argument: arg_id, text, topic, stance) or key points (KeyPoint: key_point_id, ...) of
+    a file; a repeated id is an error naming both rows."""
     path = Path(path)
-    cols = ("arg_id", text_column, "topic", "stance")
+    id_column = "arg_id" if kind is Argument else "key_point_id"
     out, seen = [], {}
-    for row, rec in _records(path, cols):
-        aid = str(rec["arg_id"]).strip()
-        if aid in seen:
-            raise InputError(path, f"duplicate arg_id {aid!r} (first at row {seen[aid]})", row=row, column="arg_id")
-        seen[aid] = row
-        out.append(Argument(aid, str(rec[text_column]), str(rec["topic"]).strip(),
-                            _stance(path, row, rec["stance"])))
-    return out
-
-
-def read_key_points(path: str | Path, text_column: str = "key_point") -> list[KeyPoint]:
-    path = Path(path)
-    cols = ("key_point_id", text_column, "topic", "stance")
-    out, seen = [], {}
-    for row, rec in _records(path, cols):
-        kid = str(rec["key_point_id"]).strip()
-        if kid in seen:
-            raise InputError(path, f"duplicate key_point_id {kid!r} (first at row {seen[kid]})", row=row,
-                             column="key_point_id")
-        seen[kid] = row
-        out.append(KeyPoint(kid, str(rec[text_column]), str(rec["topic"]).strip(),
-                            _stance(path, row, rec["stance"])))
+    for row, rec in _records(path, (id_column, text_column, "topic", "stance")):
+        item_id = str(rec[id_column]).strip()
+        if item_id in seen:
+            raise InputError(path, f"duplicate {id_column} {item_id!r} (first at row {seen[item_id]})", row=row,
+                             column=id_column)
+        seen[item_id] = row
+        out.append(kind(item_id, str(rec[text_column]), str(rec["topic"]).strip(), _stance(path, row, rec["stance"])))
     return out
 
 
@@ -183,8 +170,8 @@ def load_kpm_files(arguments: str | Path, key_points: str | Path, labels: str | 
                    name: str | None = None, argument_column: str = "argument",
                    key_point_column: str = "key_point") -> KPMData:
     """A user's own split: arguments and key points CSV/TSV/JSONL (with topic and stance), labels optional."""
-    args = read_arguments(arguments, argument_column)
-    kps = read_key_points(key_points, key_point_column)
+    args = read_items(arguments, Argument, argument_column)
+    kps = read_items(key_points, KeyPoint, key_point_column)
     files = [Path(arguments), Path(key_points)]
     gold: dict[tuple[str, str], int] = {}
     if labels is not None:

@@ -9,14 +9,16 @@ MTEB's `RetrievalEvaluator.evaluate(ignore_identical_ids=True)` does for ArguAna
 same code as the MTEB leaderboard's; they differ from it only by the data (see `argsim.data.arguana`).
 
 How each kind of model ranks:
-- a bi-encoder (a model name, a folder, an argsim `Encoder`, a `SentenceTransformer`): queries through its query
-  side and documents through its document side (`encode(..., role="query"|"document")` where the encoder takes a
-  role; otherwise one side for both), L2-normalised, exact cosine top-1000 by blocked matrix products;
+- a bi-encoder (anything `argsim.backend.resolve.resolve_model` turns into an `Encoder`: a model name, a folder,
+  an argsim `Encoder`, a `SentenceTransformer`): queries through `for_role("query")` and documents through
+  `for_role("document")` (a two-tower model's towers, a model's own prompts for the roles; otherwise one side for
+  both), L2-normalised, exact cosine top-1000 by blocked matrix products;
 - "bm25": argsim's BM25 as the counter-argument rankers use it (`argsim.counter.lexical.textrep.BM25Index`:
   `tokenize_en` tokens, no stemming, no stop words, k1 = 1.5, b = 0.75, Lucene's idf), over the whole corpus;
 - a cross-encoder (a sentence-transformers `CrossEncoder` or a folder saved by `argsim train bipolar --kind
-  cross-encoder`): it reranks the BM25 top 100 of each query (the metrics' details say so); only those 100 are
-  in its run, so its recall@100 is BM25's.
+  cross-encoder`, scored by `argsim.backend.resolve.PairScorer`: the probability of its last label, a softmax
+  over two labels, so it ranks as the difference of the two logits does): it reranks the BM25 top 100 of each
+  query (the metrics' details say so); only those 100 are in its run, so its recall@100 is BM25's.
 
 Per-unit outcomes (for bootstrap intervals): one per query, its nDCG@10.
 
@@ -28,31 +30,22 @@ Example:
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from argsim.data.arguana import ArguAnaData, load_arguana
-from argsim.errors import ArgsimError
 from argsim.evaluation.base import TaskEvaluator
 from argsim.evaluation.record import Evaluation
+from argsim.extras import need
 
 #: MTEB's retrieval cut-offs (`AbsTaskRetrieval.k_values`); the run holds the top `max(K_VALUES)` of each query
 K_VALUES = (1, 3, 5, 10, 20, 100, 1000)
 #: the metrics an `Evaluation` reports, under MTEB's names; the first is the primary one
 METRICS = ("ndcg_at_10", "mrr_at_10", "recall_at_100")
 RERANK_DEPTH = 100  # a cross-encoder reranks this many BM25 results
-
-
-def require_mteb() -> Any:
-    """The `mteb` module, or a one-line error naming the extra that installs it."""
-    try:
-        import mteb
-    except ImportError:
-        raise ArgsimError("this needs mteb: pip install 'argsim[mteb]'") from None
-    return mteb
 
 
 def mteb_scores(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[str, float]],
@@ -78,7 +71,7 @@ def mteb_scores(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mappin
         >>> round(scores["ndcg_at_10"], 4), scores["mrr_at_10"]
         (0.6309, 0.5)
     """
-    require_mteb()
+    need("mteb", "MTEB's retrieval scoring")  # else one line naming the extra
     from mteb._evaluators.retrieval_metrics import calculate_retrieval_scores, make_score_dict
 
     run = {q: {d: float(s) for d, s in docs.items() if not (ignore_identical_ids and d == q)}
@@ -110,33 +103,12 @@ def top_k_run(query_ids: Sequence[str], doc_ids: Sequence[str], scores_of: Any, 
     return run
 
 
-def takes_role(encoder: Any) -> bool:
-    """Whether the encoder encodes queries and documents apart: an argsim `Encoder` with two towers (`roles`), or
-    an `encode` that takes `role=` ("query" | "document")."""
-    from argsim.backend.encoder import Encoder
-
-    if isinstance(encoder, Encoder):
-        return encoder.roles is not None
-    return "role" in inspect.signature(type(encoder).encode).parameters
-
-
-def encode_role(encoder: Any, texts: list[str], role: str) -> np.ndarray:
-    """L2-normalised embeddings of `texts` on the encoder's `role` side ("query" | "document"): an argsim
-    `Encoder` through `for_role(role)` (a two-tower model's tower for the role; a one-tower model as it is, or
-    with its prompt for the role); an encoder without roles encodes both sides alike."""
-    from argsim.backend.encoder import Encoder
-
-    if isinstance(encoder, Encoder):
-        return encoder.for_role(role).encode(texts, normalize=True)
-    if takes_role(encoder):
-        return encoder.encode(texts, normalize=True, role=role)
-    return encoder.encode(texts, normalize=True)
-
-
 def dense_run(encoder: Any, data: ArguAnaData, k: int = max(K_VALUES)) -> dict[str, dict[str, float]]:
-    """Exact cosine top-`k` of a bi-encoder over the whole corpus."""
-    q = encode_role(encoder, list(data.queries.values()), "query")
-    d = encode_role(encoder, list(data.corpus.values()), "document")
+    """Exact cosine top-`k` of an argsim `Encoder` over the whole corpus: queries through `for_role("query")`,
+    documents through `for_role("document")` (a two-tower model's towers; a one-tower model as it is, or with its
+    prompt for the role)."""
+    q = encoder.for_role("query").encode(list(data.queries.values()), normalize=True)
+    d = encoder.for_role("document").encode(list(data.corpus.values()), normalize=True)
     return top_k_run(list(data.queries), list(data.corpus), lambda a, b: q[a:b] @ d.T, k)
 
 
@@ -154,61 +126,30 @@ def bm25_run(data: ArguAnaData, k: int = max(K_VALUES)) -> dict[str, dict[str, f
     return top_k_run(list(data.queries), list(data.corpus), lambda a, b: scores[a:b], k)
 
 
-def cross_run(model: Any, data: ArguAnaData, depth: int = RERANK_DEPTH,
-              batch_size: int = 32) -> dict[str, dict[str, float]]:
-    """A cross-encoder's scores of the BM25 top `depth` of each query (the query as the first text)."""
+def cross_run(scorer: Any, data: ArguAnaData, depth: int = RERANK_DEPTH) -> dict[str, dict[str, float]]:
+    """A pair scorer's (`argsim.backend.resolve.PairScorer`: the probability of the cross-encoder's last label)
+    scores of the BM25 top `depth` of each query (the query as the first text)."""
     first = bm25_run(data, depth)
-    pairs = [(data.queries[q], data.corpus[d]) for q, docs in first.items() for d in docs]
-    logits = np.asarray(model.predict(pairs, batch_size=batch_size, show_progress_bar=False), dtype=np.float64)
-    scores = logits[:, -1] - logits[:, 0] if logits.ndim == 2 and logits.shape[1] > 1 else logits.reshape(-1)
-    run, i = {}, 0
-    for q, docs in first.items():
-        run[q] = {d: float(scores[i + j]) for j, d in enumerate(docs)}
-        i += len(docs)
-    return run
+    scores = iter(scorer.score([(data.queries[q], data.corpus[d]) for q, docs in first.items() for d in docs]))
+    return {q: {d: float(next(scores)) for d in docs} for q, docs in first.items()}
 
 
-class _LiveSentenceTransformer:
-    """A `SentenceTransformer` in memory (e.g. being trained): its query / document encoders, no disk cache."""
+def resolve_ranker(model: Any, config: Any) -> Any:
+    """"bm25" as it is, a cross-encoder folder (`argsim train bipolar --kind cross-encoder`) as a `PairScorer`,
+    anything else through `argsim.backend.resolve.resolve_model` (an `Encoder`, or a `PairScorer` for a
+    `CrossEncoder` object)."""
+    from argsim.backend.resolve import PairScorer, resolve_model
+    from argsim.counter.neural.cross import is_cross_folder
 
-    def __init__(self, model: Any, batch_size: int = 64) -> None:
-        self.model, self.batch_size = model, batch_size
+    if isinstance(model, str) and model == "bm25":
+        return model
+    folder = Path(model).expanduser() if isinstance(model, (str, Path)) else None
+    if folder is not None and folder.is_dir() and is_cross_folder(folder):
+        from argsim.backend.device import resolve_device
+        from argsim.backend.registry import load_cross_encoder
 
-    def encode(self, texts: list[str], normalize: bool = True, role: str = "document") -> np.ndarray:
-        encode = self.model.encode_query if role == "query" else self.model.encode_document
-        return np.asarray(encode(texts, batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False,
-                                 normalize_embeddings=normalize), dtype=np.float32)
-
-
-def _resolve(model: Any, config: Any) -> tuple[str, Any]:
-    """(kind, model): kind 'bm25', 'cross' (a CrossEncoder) or 'dense' (something with `encode`)."""
-    from pathlib import Path
-
-    if isinstance(model, str):
-        if model == "bm25":
-            return "bm25", None
-        from argsim.counter.neural.cross import is_cross_folder
-
-        if Path(model).expanduser().is_dir() and is_cross_folder(Path(model).expanduser()):
-            from sentence_transformers import CrossEncoder
-
-            from argsim.backend.safety import check_model_folder
-
-            check_model_folder(Path(model).expanduser())
-            return "cross", CrossEncoder(str(Path(model).expanduser()))
-        from argsim.backend import get_encoder
-
-        return "dense", get_encoder(model, config=config)
-    from sentence_transformers import CrossEncoder, SentenceTransformer
-
-    if isinstance(model, CrossEncoder):
-        return "cross", model
-    if isinstance(model, SentenceTransformer):
-        return "dense", _LiveSentenceTransformer(model)
-    if hasattr(model, "encode"):
-        return "dense", model
-    raise ArgsimError(f"arguana: cannot score a {type(model).__name__}: give a model name or folder, 'bm25', an "
-                      "argsim Encoder, a SentenceTransformer or a CrossEncoder")
+        return PairScorer(load_cross_encoder(str(folder), resolve_device(getattr(config, "device", None) or "auto")))
+    return resolve_model(model, config)
 
 
 class ArguAnaEvaluator(TaskEvaluator):
@@ -247,16 +188,18 @@ class ArguAnaEvaluator(TaskEvaluator):
         return cls(data, name=name, config=config)
 
     def evaluate(self, model: Any) -> Evaluation:
-        kind, resolved = _resolve(model, self.config)
-        if kind == "bm25":
+        from argsim.backend.resolve import PairScorer
+
+        ranker = resolve_ranker(model, self.config)
+        if ranker == "bm25":
             self.run, how = bm25_run(self.data), "argsim BM25 (Lucene idf, k1 1.5, b 0.75), top 1000"
-        elif kind == "cross":
-            self.run = cross_run(resolved, self.data)
+        elif isinstance(ranker, PairScorer):
+            self.run = cross_run(ranker, self.data)
             how = f"cross-encoder reranking the BM25 top {RERANK_DEPTH} of each query (recall@100 is BM25's)"
         else:
-            self.run = dense_run(resolved, self.data)
-            sides = "query / document sides" if takes_role(resolved) else "one side for queries and documents"
-            how = f"exact cosine top 1000 ({sides})"
+            self.run = dense_run(ranker, self.data)
+            two = ranker.for_role("query") is not ranker.for_role("document")
+            how = f"exact cosine top 1000 ({'query / document sides' if two else 'one side for queries and documents'})"
         scores, per_query = mteb_scores(self.data.qrels, self.run)
         self.scores = scores
         self.unit_values = np.array([per_query.get(q, {}).get("ndcg_cut_10", 0.0) for q in self.data.queries])

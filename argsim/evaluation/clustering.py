@@ -79,13 +79,12 @@ class ClusteringEvaluator(TaskEvaluator):
         return cls(rows, name=name or split, seed=getattr(config, "seed", 13), config=config)
 
     def evaluate(self, model: Any) -> Evaluation:
-        from argsim.backend.resolve import kept_mode, resolve_model
+        from argsim.backend.resolve import resolve_model
         from argsim.metrics.clustering import METRICS, clustering_scores
         from argsim.thematic.cluster import cluster_groups
 
-        with kept_mode(model):
-            encoder = resolve_model(model, self.config, cross_encoder=False, batch_size=self.batch_size)
-            vectors = encoder.encode([str(r["text"]) for r in self.rows])
+        encoder = resolve_model(model, self.config, cross_encoder=False, batch_size=self.batch_size)
+        vectors = encoder.encode([str(r["text"]) for r in self.rows])
         predicted = cluster_groups(self.rows, vectors, self.algorithm, seed=self.seed, linkage=self.linkage)
         groups: dict[Any, tuple[list, list]] = {}
         for r, p in zip(self.rows, predicted, strict=True):

@@ -25,9 +25,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from argsim.evaluation.arguana import require_mteb
+from argsim.extras import need
 
-require_mteb()
+need("mteb", "argsim's MTEB tasks")
 
 from datasets import Dataset  # noqa: E402  (mteb's dependency; after the one-line check)
 from mteb.abstasks.clustering_legacy import AbsTaskClusteringLegacy  # noqa: E402
@@ -124,12 +124,9 @@ class ArgsimArgKPReranking(_Local, AbsTaskRetrieval):
             if label == 1:
                 positives.setdefault(arg_id, {})[kp_id] = 1
         args = [a for a in data.arguments if a.arg_id in positives][: self.limit]
-        groups: dict[tuple[str, int], list[str]] = {}
-        for kp in data.key_points:
-            groups.setdefault((kp.topic, kp.stance), []).append(kp.kp_id)
-        kps = {kp.kp_id: kp.text for kp in data.key_points}
-        split = _retrieval_split({a.arg_id: a.text for a in args}, kps, {a.arg_id: positives[a.arg_id] for a in args},
-                                 {a.arg_id: groups.get((a.topic, a.stance), []) for a in args})
+        split = _retrieval_split({a.arg_id: a.text for a in args}, {kp.kp_id: kp.text for kp in data.key_points},
+                                 {a.arg_id: positives[a.arg_id] for a in args},
+                                 {a.arg_id: [k.kp_id for k in data.candidates(a)] for a in args})
         return {"default": {"test": split}}
 
 

@@ -77,12 +77,11 @@ class SICKEvaluator(TaskEvaluator):
         return cls(train, trial, scored, name=name or split, config=config)
 
     def evaluate(self, model: Any) -> Evaluation:
-        from argsim.backend.resolve import kept_mode, resolve_model
+        from argsim.backend.resolve import resolve_model
         from argsim.thematic.sick_eval import sick_predictions
 
-        with kept_mode(model):
-            encoder = resolve_model(model, self.config, cross_encoder=False, batch_size=self.batch_size)
-            pred, c = sick_predictions(encoder.encode, self.train, self.trial, self.test)
+        encoder = resolve_model(model, self.config, cross_encoder=False, batch_size=self.batch_size)
+        pred, c = sick_predictions(encoder.encode, self.train, self.trial, self.test)
         self.predictions = pred
         self.unit_values = np.arange(len(pred), dtype=np.float64)  # unit = pair (row index)
         metrics = {"pearson": _pearson(pred, self.gold), "spearman": _spearman(pred, self.gold),

@@ -114,19 +114,11 @@ def score_pairs_of(model, data: KPMData, context: str, sep: str, batch_size: int
                    quiet: bool = True) -> dict[str, dict[str, float]]:
     """`{arg_id: {kp_id: P(match)}}` of a CrossEncoder in memory, for every argument and each key point of its
     topic and stance (the argument side formatted by `context`)."""
-    pairs, keys = [], []
-    for a in data.arguments:
-        text = format_argument(a.text, a.topic, a.stance, context, sep)
-        for k in data.candidates(a):
-            pairs.append((text, k.text))
-            keys.append((a.arg_id, k.kp_id))
-    if not pairs:
-        raise ArgsimError(f"{data.name}: no argument has a key point of its topic and stance to score")
-    scores = model.predict(pairs, batch_size=batch_size, show_progress_bar=not quiet, convert_to_numpy=True)
-    out: dict[str, dict[str, float]] = {}
-    for (aid, kid), s in zip(keys, scores, strict=True):
-        out.setdefault(aid, {})[kid] = round(float(s), 6)
-    return out
+    from argsim.kpm.scoring import pair_predictions
+
+    return pair_predictions(data, lambda pairs: model.predict(pairs, batch_size=batch_size, show_progress_bar=not quiet,
+                                                              convert_to_numpy=True),
+                            lambda a: format_argument(a.text, a.topic, a.stance, context, sep))
 
 
 def map_evaluator(gold: KPMData, context: str, sep: str, name: str = "dev", batch_size: int = 64):

@@ -108,7 +108,7 @@ def score_model(data: KPMData, model: str | Any, config=None, arg_template: str 
 
         scorer = resolve_model(model, config)
         if isinstance(scorer, PairScorer):
-            return pair_predictions(data, scorer)
+            return pair_predictions(data, scorer.score)
         return score_key_points(data, scorer, arg_template, kp_template, engine)
     if is_cross_encoder(model):
         from argsim.backend.device import inference_precision, resolve_device

@@ -12,8 +12,9 @@ pairs, 0.05 s of CPU in all), less than shipping the vectors to a worker would c
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -118,19 +119,17 @@ def score_key_points(data: KPMData, encoder: Encoder, arg_template: str = "{text
     return out
 
 
-def pair_predictions(gold: KPMData, scorer) -> Predictions:
-    """`{arg_id: {kp_id: score}}` of a pair scorer (`argsim.backend.resolve.PairScorer`) over every argument and
-    each key point of its topic and stance, the argument's text first."""
-    keys, pairs = [], []
-    for a in gold.arguments:
-        for k in gold.candidates(a):
-            keys.append((a.arg_id, k.kp_id))
-            pairs.append((a.text, k.text))
-    if not pairs:
+def pair_predictions(gold: KPMData, score: Callable[[list[tuple[str, str]]], Sequence[float]],
+                     argument_text: Callable[[Any], str] = lambda a: a.text) -> Predictions:
+    """`{arg_id: {kp_id: score}}` (6 decimals) of a pair scorer, `score(pairs) -> scores` (e.g.
+    `argsim.backend.resolve.PairScorer.score`), over every argument and each key point of its topic and stance; the
+    argument's side first (`argument_text(argument)`: its text, or a cross-encoder's format of it)."""
+    keys = [(a, k) for a in gold.arguments for k in gold.candidates(a)]
+    if not keys:
         raise ArgsimError(f"{gold.name}: no argument has a key point of its topic and stance to score")
     out: Predictions = {}
-    for (aid, kid), s in zip(keys, scorer.score(pairs), strict=True):
-        out.setdefault(aid, {})[kid] = round(float(s), 6)
+    for (a, k), s in zip(keys, score([(argument_text(a), k.text) for a, k in keys]), strict=True):
+        out.setdefault(a.arg_id, {})[k.kp_id] = round(float(s), 6)
     return out
 
 

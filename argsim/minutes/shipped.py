@@ -25,6 +25,7 @@ from __future__ import annotations
 import importlib.util
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -127,29 +128,17 @@ def pack(trained: Path, out: Path, precision: str = "fp16", delta_rows: int | No
     from importlib import metadata
 
     from safetensors.numpy import save_file
-    from sentence_transformers import SentenceTransformer
 
     from argsim.backend.adapters import sha256_file
     from argsim.backend.names import encoder_manifest
-    from argsim.backend.safety import HF_LOAD, check_model_folder
     from argsim.io import atomic_path, write_json
-    from argsim.minutes import sbert
 
     if precision not in PRECISIONS:
         raise ModelError(f"precision {precision!r}: choose one of {', '.join(PRECISIONS)}")
-    trained, out = Path(trained), Path(out)
-    check_model_folder(trained)
-    if not (trained / sbert.SEGMENTED_MARKER).is_file():
-        raise ModelError(f"{trained}: not a ginza-backbone minutes model (no {sbert.SEGMENTED_MARKER})")
-    model = SentenceTransformer(str(trained), device="cpu", **HF_LOAD)
+    out = Path(out)
+    model, start, words = _trained_and_start(Path(trained))
     vocab = list(model[0].tokenizer.vocab)
-    words = [t[2:] for t in vocab if t.startswith("w:")]
-    start = sbert.build_ginza_model(update_embeddings=False, words=words)
-    if list(start[0].tokenizer.vocab) != vocab or len(model) != 3:
-        raise ModelError(f"{trained}: its vocabulary or modules are not those of the installed GiNZA table with "
-                         "its own words; it cannot be stored as a delta over it")
-    weights = model[0].emb_layer.weight.detach().float().numpy()
-    delta = weights - start[0].emb_layer.weight.detach().float().numpy()
+    delta = model[0].emb_layer.weight.detach().float().numpy() - start[0].emb_layer.weight.detach().float().numpy()
     norms = np.linalg.norm(delta, axis=1)
     index = np.flatnonzero(norms > 0)
     if delta_rows is not None and len(index) > delta_rows:
@@ -171,6 +160,27 @@ def pack(trained: Path, out: Path, precision: str = "fp16", delta_rows: int | No
     existing = json.loads((out / CARD).read_text(encoding="utf-8")) if (out / CARD).is_file() else {}
     write_json(out / CARD, existing | card)
     return card
+
+
+def _trained_and_start(trained: Path) -> tuple[Any, Any, list[str]]:
+    """(the trained ginza-backbone model, its start: the installed GiNZA table with the model's own words, those
+    words); ModelError when the model is not a delta over that start."""
+    from sentence_transformers import SentenceTransformer
+
+    from argsim.backend.safety import HF_LOAD, check_model_folder
+    from argsim.minutes import sbert
+
+    check_model_folder(trained)
+    if not (trained / sbert.SEGMENTED_MARKER).is_file():
+        raise ModelError(f"{trained}: not a ginza-backbone minutes model (no {sbert.SEGMENTED_MARKER})")
+    model = SentenceTransformer(str(trained), device="cpu", **HF_LOAD)
+    vocab = list(model[0].tokenizer.vocab)
+    words = [t[2:] for t in vocab if t.startswith("w:")]
+    start = sbert.build_ginza_model(update_embeddings=False, words=words)
+    if list(start[0].tokenizer.vocab) != vocab or len(model) != 3:
+        raise ModelError(f"{trained}: its vocabulary or modules are not those of the installed GiNZA table with "
+                         "its own words; it cannot be stored as a delta over it")
+    return model, start, words
 
 
 # ------------------------------------------------------------------ loading

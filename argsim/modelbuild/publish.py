@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from argsim.errors import ArgsimError
+from argsim.modelbuild.inventory import read_json_object
 
 
 @dataclass(frozen=True)
@@ -251,35 +252,21 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
         >>> publish("kpm", Path("models/kpm-lora"))["figures"]["dev_strict_map"]  # doctest: +SKIP
         0.83...
     """
-    from argsim.backend.adapters import sha256_file
-    from argsim.backend.names import SHIPPED_DIR, is_shipped_folder, read_card, weights_file
+    from argsim.backend.names import SHIPPED_DIR, is_shipped_folder, read_card
     from argsim.io import write_json
-    from argsim.modelbuild.inventory import read_json_object
 
     if name not in TASKS:
         raise ArgsimError(f"unknown shipped model '{name}': choose from {', '.join(TASKS)}")
-    spec = TASKS[name]
-    folder = Path(folder)
+    spec, folder = TASKS[name], Path(folder)
     card = read_card(folder) if is_shipped_folder(folder) else None
     if spec.pack is None and (card is None or artifact_of(card) != spec.artifact
                               or any(not (folder / f).is_file() for f in spec.files)):
         raise ArgsimError(f"{folder}: not a folder that can ship as '{name}' ({spec.trained_with}; it holds "
                           f"{', '.join(spec.files)} and card.json)")
-    record = read_json_object(folder / "train_config.json") or {}
-    metrics = record.get("metrics") or {}
-    missing = [m for m in spec.figures if not isinstance(metrics.get(m), (int, float))]
-    if missing:
-        raise ArgsimError(f"{folder / 'train_config.json'}: no {missing[0]} recorded (train with the evaluation "
-                          "split, e.g. --eval-split dev)")
-    figures = {m: float(metrics[m]) for m in spec.figures}
+    record, figures = _recorded_figures(folder, spec)
     dest = Path(dest) if dest else SHIPPED_DIR
-    target = dest / name
-    current = read_card(target) if is_shipped_folder(target) else None
-    if current is not None:
-        have = (current.get("figures") or {}).get(spec.primary)
-        if isinstance(have, (int, float)) and figures[spec.primary] < have:
-            raise ArgsimError(f"{folder}: {spec.primary} {figures[spec.primary]:.4f} is below the shipped '{name}' "
-                              f"({have:.4f}); nothing was published")
+    _check_not_worse(dest / name, spec, figures, f"{folder}: {spec.primary} {figures[spec.primary]:.4f} is below "
+                     f"the shipped '{name}'")
     staging = dest / f".{name}.publishing"
     if staging.exists():
         shutil.rmtree(staging)
@@ -291,34 +278,65 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
         for file in spec.files:
             (staging / file).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(folder / file, staging / file)
-    card.update({
-        "name": name, "task": spec.task, "description": spec.description, "data": spec.data,
-        "data_licence": spec.licence, "command": record.get("command"), "seed": record.get("seed"),
-        "steps": record.get("steps"), "training_seconds": record.get("seconds"),
-        "training_device": record.get("device"), "training_precision": record.get("precision"),
-        "training_threads": record.get("threads"),
-        "git_commit": record.get("git_commit"), "figures": figures,
-        _hash_key(spec.artifact): sha256_file(weights_file(source, card)),
-        **({"adapters_sha256": {f: sha256_file(source / f) for f in spec.files if f.endswith(".safetensors")
-                                and "/" in f}} if spec.artifact == "lora+heads" else {}),
-        "published_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    })
+    card.update(_provenance(name, spec, record, figures, source, card))
     threshold = (read_json_object(folder / "argsim_train.json") or {}).get("threshold")
     if isinstance(threshold, dict):  # a key point matcher's decision threshold (argsim.kpm.threshold)
         card["threshold"] = threshold
     write_json(staging / "card.json", card)
     card["slice"] = {"data": spec.slice_description, **spec.slice_figures(source, config)}
     write_json(staging / "card.json", card)
-    if target.exists():
-        old = dest / f".{name}.replaced"
-        if old.exists():
-            shutil.rmtree(old)
-        target.rename(old)
-        staging.rename(target)
-        shutil.rmtree(old)
-    else:
-        staging.rename(target)
+    _swap_in(staging, dest / name)
     return card
+
+
+def _recorded_figures(folder: Path, spec: ShippedTask) -> tuple[dict, dict[str, float]]:
+    """(train_config.json, its figures of `spec.figures`); ArgsimError when one is not recorded."""
+    record = read_json_object(folder / "train_config.json") or {}
+    metrics = record.get("metrics") or {}
+    missing = [m for m in spec.figures if not isinstance(metrics.get(m), (int, float))]
+    if missing:
+        raise ArgsimError(f"{folder / 'train_config.json'}: no {missing[0]} recorded (train with the evaluation "
+                          "split, e.g. --eval-split dev)")
+    return record, {m: float(metrics[m]) for m in spec.figures}
+
+
+def _check_not_worse(target: Path, spec: ShippedTask, figures: dict[str, float], below: str) -> None:
+    """ArgsimError `below (shipped figure)` when the shipped model in `target` has the better primary figure."""
+    from argsim.backend.names import is_shipped_folder, read_card
+
+    current = read_card(target) if is_shipped_folder(target) else None
+    have = ((current or {}).get("figures") or {}).get(spec.primary)
+    if isinstance(have, (int, float)) and figures[spec.primary] < have:
+        raise ArgsimError(f"{below} ({have:.4f}); nothing was published")
+
+
+def _provenance(name: str, spec: ShippedTask, record: dict, figures: dict, source: Path, card: dict) -> dict:
+    """The card's fields that say what the model is and how it was trained, and its weights' digests."""
+    from argsim.backend.adapters import sha256_file
+    from argsim.backend.names import weights_file
+
+    adapters = {f: sha256_file(source / f) for f in spec.files if f.endswith(".safetensors") and "/" in f}
+    adapters = {"adapters_sha256": adapters} if spec.artifact == "lora+heads" else {}
+    return {"name": name, "task": spec.task, "description": spec.description, "data": spec.data,
+            "data_licence": spec.licence, "command": record.get("command"), "seed": record.get("seed"),
+            "steps": record.get("steps"), "training_seconds": record.get("seconds"),
+            "training_device": record.get("device"), "training_precision": record.get("precision"),
+            "training_threads": record.get("threads"), "git_commit": record.get("git_commit"), "figures": figures,
+            _hash_key(spec.artifact): sha256_file(weights_file(source, card)), **adapters,
+            "published_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+
+def _swap_in(staging: Path, target: Path) -> None:
+    """Replace `target` by `staging` (the former one moved aside first, removed after)."""
+    if not target.exists():
+        staging.rename(target)
+        return
+    old = target.parent / f".{target.name}.replaced"
+    if old.exists():
+        shutil.rmtree(old)
+    target.rename(old)
+    staging.rename(target)
+    shutil.rmtree(old)
 
 
 def shipped_summaries() -> list[dict]:

@@ -177,24 +177,8 @@ def build(the_plan: Plan, root: Path, log: Path, global_options: Sequence[str] =
 
             note(f"{recipe.name}: {status}, ~{recipe.cpu_minutes:g} min on 2 CPU cores ({recipe.description})")
             began = time.perf_counter()
-            steps = [(line, False) for line, creates in recipe.prepare_lines if not (root / creates).exists()]
-            if recipe.train and status != "trained":
-                steps.append((recipe.train_line + (" --resume" if status == "interrupted" else ""), True))
-            steps += [(line, False) for line in recipe.score_lines]
-            stopped = False
-            for line, is_training in steps:
-                bounded = False
-                if is_training and deadline is not None:
-                    line, bounded = with_budget(line, (deadline - time.monotonic()) / 60)
-                note(f"{recipe.name}: {line}")
-                rc = _run(argv(line, global_options), log, root, tick)
-                if rc != 0:
-                    note(f"{recipe.name}: failed (exit {rc}); see {log}; rerun `argsim models build` to continue")
-                    raise ArgsimError(f"recipe {recipe.name}: `{line}` exited {rc} (log: {log})")
-                if bounded and (read_json_object(root / recipe.out / "train_config.json") or {}).get(
-                        "stopped_by") == "max_minutes":
-                    stopped = True
-                    break
+            stopped = _run_steps(recipe, _steps(recipe, root, status), root, log, global_options, deadline, note,
+                                 tick)
             if stopped:
                 spent = True
                 note(f"{recipe.name}: stopped by the build's --max-minutes with a checkpoint; rerun "
@@ -208,6 +192,34 @@ def build(the_plan: Plan, root: Path, log: Path, global_options: Sequence[str] =
             note(f"{recipe.name}: done in {seconds / 60:.1f} min" + "".join(f", {k} {v:.4f}" for k, v in got.items()))
             summaries.append({"recipe": recipe.name, "status": "built", "seconds": seconds, **got})
     return summaries
+
+
+def _steps(recipe: Recipe, root: Path, status: str) -> list[tuple[str, bool]]:
+    """(command line, is training) of what the recipe still has to run: the data it lacks, its training unless
+    trained (resumed when interrupted), its scoring."""
+    steps = [(line, False) for line, creates in recipe.prepare_lines if not (root / creates).exists()]
+    if recipe.train and status != "trained":
+        steps.append((recipe.train_line + (" --resume" if status == "interrupted" else ""), True))
+    return steps + [(line, False) for line in recipe.score_lines]
+
+
+def _run_steps(recipe: Recipe, steps: list[tuple[str, bool]], root: Path, log: Path, global_options: Sequence[str],
+               deadline: float | None, note: Callable[[str], None], tick: Callable[[], None]) -> bool:
+    """Run the steps (training bounded by the build's deadline); True when the training stopped at the deadline
+    with a checkpoint. ArgsimError naming the recipe and the log when a step fails."""
+    for line, is_training in steps:
+        bounded = False
+        if is_training and deadline is not None:
+            line, bounded = with_budget(line, (deadline - time.monotonic()) / 60)
+        note(f"{recipe.name}: {line}")
+        rc = _run(argv(line, global_options), log, root, tick)
+        if rc != 0:
+            note(f"{recipe.name}: failed (exit {rc}); see {log}; rerun `argsim models build` to continue")
+            raise ArgsimError(f"recipe {recipe.name}: `{line}` exited {rc} (log: {log})")
+        if bounded and (read_json_object(root / recipe.out / "train_config.json") or {}).get(
+                "stopped_by") == "max_minutes":
+            return True
+    return False
 
 
 def finish(recipe: Recipe, root: Path, seconds: float, got: dict[str, float]) -> None:

@@ -65,13 +65,11 @@ def _title(config: dict) -> str:
 
 
 def pyplot():
-    """matplotlib.pyplot on the Agg backend (no display needed)."""
-    import matplotlib
+    """matplotlib.pyplot on the Agg backend (no display needed); without matplotlib, one line naming its extra."""
+    from argsim.extras import need
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+    need("matplotlib", "learning-curve plots").use("Agg")
+    return need("matplotlib.pyplot", "learning-curve plots")
 
 
 def save_png(fig, path: str | Path) -> Path:

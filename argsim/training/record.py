@@ -16,13 +16,11 @@ from __future__ import annotations
 import hashlib
 import json
 import platform
-import shlex
-import subprocess
-import sys
 from importlib import metadata
 from pathlib import Path
 
 from argsim.io import widen_private_files, write_json, write_text
+from argsim.version import command_line, git_commit
 
 TRAIN_CONFIG = "train_config.json"
 CARD = "README.md"
@@ -39,21 +37,6 @@ def data_hash(rows: object) -> str:
     else:
         h.update(json.dumps(rows, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8"))
     return h.hexdigest()[:16]
-
-
-def git_commit() -> str | None:
-    """The commit of the argsim checkout (None when argsim is installed from a wheel)."""
-    root = Path(__file__).resolve().parents[2]
-    if not (root / ".git").exists():
-        return None
-    try:
-        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
-                             timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out + ("-dirty" if dirty else "")
 
 
 def versions() -> dict:
@@ -81,14 +64,6 @@ def peak_memory() -> dict:
     except ImportError:  # pragma: no cover
         pass
     return out
-
-
-def command_line() -> str:
-    """The command as typed: `argsim ...` also when run as `python -m argsim.cli.app` or under a launcher."""
-    prog = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python"
-    if sys.argv and sys.argv[0].replace("\\", "/").endswith(("argsim/cli/app.py", "/argsim")):
-        prog = "argsim"
-    return shlex.join([prog, *sys.argv[1:]])
 
 
 def train_config(trainer: str, placement, budget, policy, options: dict, data: dict,

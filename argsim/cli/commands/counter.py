@@ -109,10 +109,12 @@ def _print_summary(records: list[dict], runs: dict, task: str | None = None, tie
                            *(f"{v:.3f}" for v in (s.random_accuracy, s.accuracy_at_1)),
                            "" if paper is None else f"{paper:.3f}", "n/a" if s.mrr != s.mrr else f"{s.mrr:.3f}",
                            "" if run is None else f"{run.seconds:.1f}"])
-        rows += result_rows(s.evaluation(), method=s.method, model=model, setting=s.setting,
+        ev = s.evaluation()
+        ev = replace(ev, metrics={k: round(v, 4) for k, v in ev.items()})
+        rows += result_rows(ev, method=s.method, model=model, setting=s.setting,
                             paper={"accuracy@1": paper}, seconds=None if run is None else run.seconds,
                             peak_mb=None if run is None else run.peak_mb,
-                            extra={"points": s.points} | ({"options": run.options} if run else {}), env=env, digits=4)
+                            extra={"points": s.points} | ({"options": run.options} if run else {}), env=env)
     console.print(summary_table("best-counter retrieval: accuracy@1 (paper = Table 2 of the bipolar-encoder paper)",
                                 ["method", "split", "setting", "points", "pool", "random", "acc@1", "paper", "MRR",
                                  "s"], table_rows))

@@ -205,12 +205,12 @@ def study_row_specs(report: dict) -> list[tuple]:
     specs = []
     for s, accs in report["readings"].items():
         for n in READINGS:
-            ev = Evaluation.single("counter-ranking", "accuracy@1", accs[n], data=split, n=accs["points"])
+            ev = Evaluation.single("counter-ranking", "accuracy@1", round(accs[n], 4), data=split, n=accs["points"])
             specs.append((ev, {"method": f"simple-sd[{n}]", "model": model, "setting": s, "seconds": accs["seconds"],
-                               "extra": {"points": accs["points"]}, "digits": 4}))
+                               "extra": {"points": accs["points"]}}))
     if "tuned" in report:
         t = report["tuned"]
-        ev = Evaluation.single("counter-ranking", "accuracy@1", t["accuracy"], data=split)
+        ev = Evaluation.single("counter-ranking", "accuracy@1", round(t["accuracy"], 4), data=split)
         specs.append((ev, {"method": "simple-sd[tuned]", "model": model, "setting": t["setting"],
-                           "extra": {"weights": t["weights"]}, "digits": 4}))
+                           "extra": {"weights": t["weights"]}}))
     return specs
