@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -195,13 +195,14 @@ def table3_row_specs(results: Sequence[Table3Result], split: str, ks: Sequence[i
         acc, n = r.score.acc, len(r.score.ids)
         label = r.row.method if n >= all_points else f"{r.row.method} ({n}-point sample)"
         evaluation = r.score.evaluation(split)
+        evaluation = replace(evaluation, metrics={m: round(v, 4) for m, v in evaluation.items()})
         budget = (budgets or {}).get(r.row.method) or {"retriever": training_budget(r.row.first),
                                                        "reranker": training_budget(r.row.second)}
         for k in ks:
             specs.append((evaluation, {
                 "method": label, "model": r.row.second or r.row.first, "setting": r.setting,
                 "metrics": [f"accuracy@1/{k}"], "paper": {f"accuracy@1/{k}": r.paper.get(k)}, "seconds": r.seconds,
-                "digits": 4, "extra": {"points": n, "first_stage": r.row.first, "first_stage_at1": round(acc[1], 4),
+                "extra": {"points": n, "first_stage": r.row.first, "first_stage_at1": round(acc[1], 4),
                                        "reranker": r.row.second, "vs_zero_shot": r.versus.get(k),
                                        "budget": budget}}))
     return specs
