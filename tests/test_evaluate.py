@@ -314,3 +314,12 @@ def test_limit_gives_a_quick_real_leaderboard_on_minilm(data_dir, tmp_path):
     assert primary["thematic"]["extra"]["units"] == 10 and "env" in primary["kpa"]
     low, high = primary["thematic"]["extra"]["ci95"]
     assert low <= primary["thematic"]["value"] <= high
+
+
+def test_a_two_tower_model_is_scored_only_where_the_task_has_query_and_document_sides():
+    from argsim.benchmarks.evaluate import TASKS, can_score, model_kind
+
+    assert model_kind("counter-bi-encoder") == "two-tower" and model_kind("kpm") == "bi"
+    fits = {k for k, t in TASKS.items() if can_score(t, "two-tower", t.evaluator_class())}
+    assert fits == {"counter", "arguana"}
+    assert all(can_score(t, "bi", t.evaluator_class()) for t in TASKS.values())

@@ -21,24 +21,9 @@ from argsim.config import RunConfig
 from argsim.errors import ArgsimError
 
 if TYPE_CHECKING:
-    from argsim.data.counterargs import Argument
     from argsim.evaluation.record import Evaluation
 
 RETRIEVE_COLUMNS = ["query", "rank", "candidate", "score", "query_id", "candidate_id"]
-
-
-def _argument(aid: str, text: str, kind: str, number: int) -> Argument:
-    """A query (`point`) or candidate (`counter`) as the rankers take it; a point's first line is its conclusion
-    when a blank line follows it (as in counterargs-18 and `argsim rank counterargs --input`)."""
-    from argsim.data.counterargs import Argument, split_point_text
-
-    text = str(text).strip()
-    if kind == "point" and "\n\n" in text:
-        conclusion, premise = split_point_text(text)
-    else:
-        conclusion, premise = "", text
-    return Argument(id=aid, split="user", theme="", debate="", stance="", kind=kind, number=number,
-                    conclusion=conclusion, premise=premise, text=text)
 
 
 def _key(prefix: str, i: int, text: str) -> str:
@@ -149,6 +134,7 @@ class CounterRetriever:
             (the best of n candidates scores n, the worst 1), not a similarity.
         """
         from argsim.counter.core.run import score_pools
+        from argsim.counter.core.userdata import user_argument
         from argsim.engine import engine_from_config
 
         if k < 1:
@@ -156,8 +142,8 @@ class CounterRetriever:
         if not self.candidates:
             raise ArgsimError("index candidates first: CounterRetriever(...).index(texts)")
         queries = [str(q) for q in ([queries] if isinstance(queries, str) else queries)]
-        points = [_argument(_key("q", i, q), q, "point", i) for i, q in enumerate(queries)]
-        cands = [_argument(_key("c", i, t), t, "counter", i) for i, t in enumerate(self.candidates)]
+        points = [user_argument(_key("q", i, q), q, "point", i) for i, q in enumerate(queries)]
+        cands = [user_argument(_key("c", i, t), t, "counter", i) for i, t in enumerate(self.candidates)]
         pools = {p.id: [c for c in cands if c.text != p.text] for p in points}  # never the query itself
         scored = [p for p in points if pools[p.id]]
         scores = score_pools(self.ranker, scored, {p.id: pools[p.id] for p in scored}, self.options, top_k=k,

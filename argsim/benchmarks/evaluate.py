@@ -164,21 +164,26 @@ def model_label(model: Any, index: int = 0) -> str:
 
 
 def model_kind(model: Any) -> str:
-    """'lexical' (bm25), 'cross' (a pair scorer: a CrossEncoder object, a cross-encoder folder) or 'bi'."""
+    """'lexical' (bm25), 'cross' (a pair scorer: a CrossEncoder object, a cross-encoder folder), 'two-tower' (a
+    bi-encoder whose queries and documents go through different towers: its manifest names `roles`) or 'bi'."""
     if isinstance(model, str | Path):
         if str(model) == "bm25":
             return "lexical"
-        folder = Path(model).expanduser()
+        from argsim.backend.names import manifest_roles, shipped_folder
+
+        folder = shipped_folder(str(model)) or Path(model).expanduser()
         if folder.is_dir():
             from argsim.counter.neural.cross import is_cross_folder
             from argsim.kpm.cross import is_cross_encoder
 
             if is_cross_folder(folder) or is_cross_encoder(str(folder)):
                 return "cross"
+            if manifest_roles(folder):
+                return "two-tower"
         return "bi"
     if type(model).__name__ in ("CrossEncoder", "PairScorer"):
         return "cross"
-    return "bi"
+    return "two-tower" if getattr(model, "roles", None) else "bi"
 
 
 def check_model(model: Any) -> None:
@@ -195,8 +200,14 @@ def check_model(model: Any) -> None:
 
 
 def can_score(task: Task, kind: str, evaluator_class: type) -> bool:
+    """Whether a model of `kind` (`model_kind`) can be scored on `task`: bm25 on the lexical task, a cross-encoder
+    where the evaluator takes one, a two-tower model where the evaluator encodes queries and documents apart
+    (reading chosen: a task that compares texts of one kind, e.g. triplets or SICK, has no side to give each
+    tower, so a two-tower model is not scored there rather than scored through one tower)."""
     if kind == "lexical":
         return task.lexical
+    if kind == "two-tower":
+        return bool(getattr(evaluator_class, "takes_roles", False))
     return kind == "bi" or bool(getattr(evaluator_class, "accepts_cross_encoder", False))
 
 
@@ -420,7 +431,8 @@ def _evaluators(chosen: Sequence[Task], kinds: Mapping[str, str], explicit: bool
             warn(f"{task.key} left out: {exc}")
     if not evaluators:
         raise ArgsimError(f"no chosen task can score {', '.join(kinds)} ({', '.join(t.key for t in chosen)}; "
-                          "bm25: arguana only; a cross-encoder: kpa, counter, arguana)")
+                          "bm25: arguana only; a cross-encoder: kpa, counter, arguana; a two-tower model: counter, "
+                          "arguana)")
     return evaluators
 
 

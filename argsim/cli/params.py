@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib
 import inspect
 import math
 import os
@@ -80,11 +81,7 @@ def output_check(kind: str = "file", suffixes: tuple[str, ...] = ()) -> OutputCh
 
 
 def _outputs(ctx: typer.Context) -> list[tuple[str, Path]]:
-    found = getattr(ctx, "argsim_outputs", None)
-    if found is None:
-        found = []
-        ctx.argsim_outputs = found  # type: ignore[attr-defined]
-    return found
+    return vars(ctx).setdefault("argsim_outputs", [])
 
 
 def _option_name(param: typer.CallbackParam) -> str:
@@ -115,26 +112,19 @@ def check_seed(name: str, value: int) -> None:
         raise ArgsimError(f"{name} {value}: a seed is an integer from 0 to {SEED_MAX} (numpy's range)")
 
 
-def check_task(name: str, value: str) -> None:
-    """A results task name (`argsim.results.check_task_name`): the file stays inside bench/results."""
-    from argsim.results import check_task_name
-
-    check_task_name(value, name)
-
-
-def check_statement_template(name: str, value: str) -> None:
-    """A key point / argument template (`argsim.kpm.scoring.check_template`): plain {text}, {topic}, {stance}."""
-    from argsim.kpm.scoring import check_template
-
-    check_template(value, name)
+def _library_check(module: str, name: str) -> Callable[[str, Any], None]:
+    """The library's one check `module.name(value, option)` (imported when used) as an (option, value) check: a
+    results task name stays inside bench/results (`argsim.results.check_task_name`), a template has plain {text},
+    {topic}, {stance} (`argsim.kpm.scoring.check_template`)."""
+    return lambda option, value: getattr(importlib.import_module(module), name)(value, option)
 
 
 #: repeatable options whose items may repeat (two models may have equal ensemble weights)
 REPEATS_ALLOWED = frozenset({"weight"})
 
 NAMED_CHECKS: dict[str, Callable[[str, Any], None]] = {
-    "seed": check_seed, "task": check_task, "kp_template": check_statement_template,
-    "arg_template": check_statement_template}
+    "seed": check_seed, "task": _library_check("argsim.results", "check_task_name"),
+    **dict.fromkeys(("kp_template", "arg_template"), _library_check("argsim.kpm.scoring", "check_template"))}
 
 
 def check_inputs_and_outputs(ctx: typer.Context) -> None:

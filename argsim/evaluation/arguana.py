@@ -172,6 +172,7 @@ class ArguAnaEvaluator(TaskEvaluator):
 
     task = "arguana"
     accepts_cross_encoder = True
+    takes_roles = True
 
     def __init__(self, data: ArguAnaData, name: str | None = None, config: Any = None) -> None:
         super().__init__(name or data.split, METRICS[0])

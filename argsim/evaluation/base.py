@@ -27,7 +27,7 @@ class TaskEvaluator(SentenceEvaluator):
     """Base class of argsim's task evaluators.
 
     Subclasses set `task` (the task's name in result rows and the leaderboard), `primary` (the primary metric's
-    unprefixed name), `accepts_cross_encoder`, and implement `evaluate`, which must set `unit_values` (or
+    unprefixed name), `accepts_cross_encoder`, `takes_roles`, and implement `evaluate`, which must set `unit_values` (or
     override `resample_primary`), and `from_dataset`, which builds the evaluator on a split of the task's real
     dataset (`split=None`: the official test split, dev where the data has no test labels).
 
@@ -40,6 +40,8 @@ class TaskEvaluator(SentenceEvaluator):
     task: ClassVar[str] = ""
     #: whether a cross-encoder (a pair scorer) can be scored on this task
     accepts_cross_encoder: ClassVar[bool] = False
+    #: whether the task encodes queries and documents apart, so a two-tower model (one tower per role) fits it
+    takes_roles: ClassVar[bool] = False
 
     def __init__(self, name: str, primary: str) -> None:
         super().__init__()

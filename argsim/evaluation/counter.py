@@ -74,6 +74,7 @@ class CounterArgumentEvaluator(TaskEvaluator):
 
     task: ClassVar[str] = "counter"
     accepts_cross_encoder: ClassVar[bool] = True
+    takes_roles: ClassVar[bool] = True
 
     def __init__(self, pools: Mapping[str, Pools], name: str = "test", primary_setting: str | None = None,
                  k: int = 30, ks: Sequence[int] = KS, config: Any = None, batch_size: int = 64,

@@ -13,10 +13,10 @@ from argsim.cli.params import OUT_DIR, OUT_FILE, choices, config_options, model_
 from argsim.config import RunConfig
 from argsim.counter.core.run import RankRequest
 from argsim.counter.lexical.feature_config import FeatureConfig
+from argsim.counter.ltr.model import LTR_METHODS
 from argsim.data.counterargs import SETTINGS
 from argsim.engine import engine_from_config
 
-LTR_METHOD_NAMES = ("logreg-part", "logreg-full", "xgboost-part", "xgboost-full")
 Split = Literal["training", "validation", "test"]
 Setting = Literal["sdoc", "sdc", "sdoa", "sda", "stc", "sta", "epc", "epa"]
 
@@ -132,8 +132,8 @@ def train_ltr_cmd(
         help=SETTING_HELP + "; one model per setting, trained on the training split's pools of that setting.")] = (
         "sdoc",),
     method: Annotated[list[str], typer.Option(
-        "--method", callback=choices(*LTR_METHOD_NAMES),
-        help="Which models to fit (share one feature extraction).")] = tuple(LTR_METHOD_NAMES),
+        "--method", callback=choices(*LTR_METHODS),
+        help="Which models to fit (share one feature extraction).")] = LTR_METHODS,
     neg_per_point: Annotated[int, typer.Option(
         min=0, help="False pairs sampled per training point from its pool (0 = all).")] = 10,
     input_file: Annotated[Path | None, typer.Option("--input", "-i", help="Train on your own arguments instead "

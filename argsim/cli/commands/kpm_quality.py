@@ -11,9 +11,10 @@ import typer
 
 from argsim.cli.commands.kpm import TRAIN_LABELS_HELP, TRAIN_SPLIT_HELP, _print_training
 from argsim.cli.groups import console, data_app, eval_app, run_config, summary_table, train_app
-from argsim.cli.params import OUT_DIR, ArgkpInput, argkp_input, config_options, model_option
+from argsim.cli.params import OUT_DIR, ArgkpInput, argkp_input, choices, config_options, model_option
 from argsim.cli.training_options import budget_options, placement
 from argsim.kpm.cross import CrossConfig
+from argsim.kpm.ensemble import COMBINES
 
 if TYPE_CHECKING:
     from argsim.training import Budget
@@ -53,15 +54,6 @@ def train_kpm_cross(
     _print_training(evaluate_trained(out, gold, info, run), out)
 
 
-def _combines(values: list[str]) -> list[str]:
-    from argsim.kpm.ensemble import COMBINES
-
-    bad = [v for v in values if v not in COMBINES]
-    if bad:
-        raise typer.BadParameter(f"'{bad[0]}' is not one of {', '.join(COMBINES)}")
-    return list(dict.fromkeys(values))
-
-
 @eval_app.command("kpm-folds")
 def eval_kpm_folds(
     ctx: typer.Context,
@@ -71,7 +63,7 @@ def eval_kpm_folds(
     weight: Annotated[list[float], typer.Option("--weight", "-w", help="Score only these ensemble weights (one per "
                                        "--model); default: search the grid of --weight-step.")] = (),
     weight_step: Annotated[float, typer.Option(min=0.01, max=1.0, help="Grid step of the weight search.")] = 0.1,
-    combine: Annotated[list[str], typer.Option(callback=_combines, help="How the models' scores combine: "
+    combine: Annotated[list[str], typer.Option(callback=choices(*COMBINES), help="How the models' scores combine: "
                                       "zscore, zlogit or mean (see rank keypoints); repeat to choose among "
                                       "several.")] = ("zscore",),
     folds: Annotated[int, typer.Option(min=1, help="Topic folds of train+dev (7 in the MTS paper).")] = 7,

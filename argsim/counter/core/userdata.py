@@ -16,6 +16,26 @@ from argsim.errors import InputError
 from argsim.io import read_numbered_records
 
 
+def user_argument(aid: str, text: str, kind: str, number: int, conclusion: str = "", **meta: str) -> Argument:
+    """A user's text as an `Argument` (split "user"): with a `conclusion`, `text` is its premise; else a point's
+    first line is its conclusion when a blank line follows it (as in counterargs-18). `meta`: theme, debate, stance.
+
+    Example:
+        >>> a = user_argument("p1", "They stop bullying.", "point", 0, conclusion="Uniforms work.")
+        >>> a.conclusion, a.premise
+        ('Uniforms work.', 'They stop bullying.')
+    """
+    text = str(text).strip()
+    if conclusion:
+        conclusion, premise, text = conclusion.strip(), text, f"{conclusion.strip()}\n\n{text}"
+    elif kind == "point" and "\n\n" in text:
+        conclusion, premise = split_point_text(text)
+    else:
+        conclusion, premise = "", text
+    return Argument(id=aid, split="user", kind=kind, number=number, conclusion=conclusion, premise=premise, text=text,
+                    **{"theme": "", "debate": "", "stance": "", **meta})
+
+
 def load_user_arguments(path: str | Path, candidates: str = "all"
                         ) -> tuple[list[Argument], dict[str, list[Argument]], dict[str, str | None]]:
     """(query points, pools, gold counter ids) from a user's argument file.
@@ -39,18 +59,8 @@ def load_user_arguments(path: str | Path, candidates: str = "all"
         kind = str(r.get("kind") or ("point" if not has_kind else "counter"))
         if kind not in ("point", "counter"):
             raise InputError(path, f"kind must be 'point' or 'counter', not '{kind}'", row=row, column="kind")
-        text = str(r["text"]).strip()
-        if r.get("conclusion"):
-            conclusion, premise = str(r["conclusion"]).strip(), text
-            full = f"{conclusion}\n\n{premise}"
-        elif kind == "point" and "\n\n" in text:
-            conclusion, premise = split_point_text(text)
-            full = text
-        else:
-            conclusion, premise, full = "", text, text
-        args.append(Argument(id=rid, split="user", theme=str(r.get("theme") or ""), debate=str(r.get("debate") or ""),
-                             stance=str(r.get("stance") or ""), kind=kind, number=row, conclusion=conclusion,
-                             premise=premise, text=full))
+        args.append(user_argument(rid, r["text"], kind, row, str(r.get("conclusion") or ""),
+                                  **{k: str(r.get(k) or "") for k in ("theme", "debate", "stance")}))
         gold[rid] = str(r["counter"]) if r.get("counter") not in (None, "") else None
     rows = {a.id: a.number for a in args}
     for a in args:

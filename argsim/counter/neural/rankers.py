@@ -57,9 +57,7 @@ def unipolar_ret_ranker(points, pools, model=None, precision="auto", config=None
                       precision=precision, config=config)
 
 
-@register_ranker("unipolar", help="alias of unipolar-ret")
-def unipolar_ranker(points, pools, model=None, precision="auto", config=None, **_):
-    return unipolar_ret_ranker(points, pools, model=model, precision=precision, config=config)
+register_ranker("unipolar", help="alias of unipolar-ret")(unipolar_ret_ranker)
 
 
 @register_ranker("cross-encoder", help="Cross-encoder reranking the BM25 top-k (--model CROSS_DIR; opt k=30)")

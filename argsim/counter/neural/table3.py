@@ -256,7 +256,7 @@ def table3_row_specs(results: Sequence[Table3Result], split: str, ks: Sequence[i
         acc, n = r.score.acc, len(r.score.ids)
         label = r.row.method if n >= all_points else f"{r.row.method} ({n}-point sample)"
         evaluation = r.score.evaluation(split)
-        evaluation = replace(evaluation, metrics={m: round(v, 4) for m, v in evaluation.metrics.items()})
+        evaluation = replace(evaluation, metrics={m: round(v, 4) for m, v in evaluation.items()})
         budget = (budgets or {}).get(r.row.method) or {"retriever": training_budget(r.row.first),
                                                        "reranker": training_budget(r.row.second)}
         for k in ks:
