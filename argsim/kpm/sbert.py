@@ -219,6 +219,34 @@ def _load_model(cfg: SbertConfig, device: str):
     return model
 
 
+def _check(cfg: SbertConfig, eval_data: KPMData | None) -> None:
+    """Reject contradicting settings before any work starts (one line each)."""
+    if cfg.loss not in LOSSES:
+        raise ArgsimError(f"unknown loss '{cfg.loss}': choose {' or '.join(LOSSES)}")
+    if cfg.loss == "mnrl" and cfg.train_layers > 0:
+        raise ArgsimError("--loss mnrl trains the whole model (sentence-transformers trainer): drop --train-layers")
+    if (cfg.lora_rank > 0 or bool(cfg.init)) and cfg.train_layers > 0:
+        raise ArgsimError("--lora-rank / --init train an adapter over every layer: drop --train-layers")
+    if cfg.eval_every > 0 and (cfg.train_layers > 0 or eval_data is None):
+        raise ArgsimError("--eval-every needs an evaluation split (--eval-split) and the sentence-transformers "
+                          "trainer (no --train-layers)")
+
+
+def _rows_and_loss(model, train: KPMData, cfg: SbertConfig) -> tuple[dict, object, dict]:
+    """The training columns, the loss over them and the extra trainer arguments that `cfg.loss` needs."""
+    from sentence_transformers.sentence_transformer import losses
+
+    if cfg.loss == "mnrl":
+        from sentence_transformers.base.sampler import BatchSamplers
+
+        # no text twice in a batch: see mnrl_rows
+        return (mnrl_rows(train, cfg.seed), losses.MultipleNegativesRankingLoss(model),
+                {"batch_sampler": BatchSamplers.NO_DUPLICATES})
+    loss = (losses.CosineSimilarityLoss(model) if cfg.loss == "cosine"
+            else losses.ContrastiveLoss(model, margin=cfg.contrastive_margin))
+    return pair_rows(train, cfg), loss, {}
+
+
 def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str | None = None,
                 quiet: bool = False, placement=None, budget=None, eval_data: KPMData | None = None) -> dict:
     """Fine-tune, save a sentence-transformers folder (with `cfg.lora_rank` or `cfg.init`: an adapter folder) at
@@ -227,22 +255,11 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
     `placement` (argsim.training) gives the device, precision and seed (default: `device` or the CPU, fp32,
     `cfg.seed`); `budget` the stops and checkpoints (default: `cfg.max_steps`); `eval_data` the labelled split
     that `cfg.eval_every` scores during training."""
-    from sentence_transformers.sentence_transformer import losses
-
     from argsim.settings import seed_everything
     from argsim.training import Budget, resolve_placement
     from argsim.training.st import TrainRun, check_cadence, fit_st
 
-    if cfg.loss not in LOSSES:
-        raise ArgsimError(f"unknown loss '{cfg.loss}': choose {' or '.join(LOSSES)}")
-    if cfg.loss == "mnrl" and cfg.train_layers > 0:
-        raise ArgsimError("--loss mnrl trains the whole model (sentence-transformers trainer): drop --train-layers")
-    adapter = cfg.lora_rank > 0 or bool(cfg.init)
-    if adapter and cfg.train_layers > 0:
-        raise ArgsimError("--lora-rank / --init train an adapter over every layer: drop --train-layers")
-    if cfg.eval_every > 0 and (cfg.train_layers > 0 or eval_data is None):
-        raise ArgsimError("--eval-every needs an evaluation split (--eval-split) and the sentence-transformers "
-                          "trainer (no --train-layers)")
+    _check(cfg, eval_data)
     placement = placement or resolve_placement(device or "cpu", "fp32", seed=cfg.seed)
     budget = budget or Budget(max_steps=cfg.max_steps)
     check_cadence(cfg.eval_every, budget)
@@ -253,17 +270,7 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
     from argsim.backend.models import set_st_max_seq_length
 
     set_st_max_seq_length(model, str(cfg.model), cfg.max_seq_length)
-    extra: dict = {}
-    if cfg.loss == "mnrl":
-        from sentence_transformers.base.sampler import BatchSamplers
-
-        rows = mnrl_rows(train, cfg.seed)
-        loss = losses.MultipleNegativesRankingLoss(model)
-        extra["batch_sampler"] = BatchSamplers.NO_DUPLICATES  # no text twice in a batch: see mnrl_rows
-    else:
-        rows = pair_rows(train, cfg)
-        loss = (losses.CosineSimilarityLoss(model) if cfg.loss == "cosine"
-                else losses.ContrastiveLoss(model, margin=cfg.contrastive_margin))
+    rows, loss, extra = _rows_and_loss(model, train, cfg)
     n_rows = len(next(iter(rows.values())))
     steps_per_epoch = math.ceil(n_rows / cfg.batch_size)
     start = time.perf_counter()
