@@ -17,6 +17,7 @@ chose the model: mildly optimistic), and every evaluation is recorded (`evals` o
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 from dataclasses import asdict, dataclass, field
@@ -110,6 +111,13 @@ def _on(batch: tuple[torch.Tensor, torch.Tensor], device: torch.device) -> tuple
     return ids.to(device), lengths
 
 
+def _epoch_batches(n: int, seed: int, batch_size: int, epoch: int) -> list[list[int]]:
+    """Epoch `epoch`'s batches of row indices: a function of the seed and the epoch, so a resumed run repeats them."""
+    order = list(range(n))
+    random.Random(seed + epoch).shuffle(order)
+    return [order[s:s + batch_size] for s in range(0, n, batch_size)]
+
+
 def train_bilstm(triplets: list[dict], out: Path, config: ThematicTrainConfig, dev: list[dict] | None = None,
                  log: callable = print, placement: Placement | None = None,  # type: ignore[valid-type]
                  budget: Budget | None = None) -> TrainReport:
@@ -160,16 +168,11 @@ def train_bilstm(triplets: list[dict], out: Path, config: ThematicTrainConfig, d
         a, p, n = (net(*_on(vocab.batch([t[f] for t in chunk]), device)) for f in FIELDS)
         return softmax_triplet_loss(l1_distance(a, p), l1_distance(a, n))
 
-    def epoch_batches(epoch: int) -> list[list[int]]:  # a function of the seed and the epoch: resumable
-        order = list(range(len(triplets)))
-        random.Random(config.seed + epoch).shuffle(order)
-        return [order[s:s + config.batch_size] for s in range(0, len(order), config.batch_size)]
-
     logger = [EvalLogCallback(select_metric(evaluator), log)] if evaluator is not None else []
-    data = ModuleData(triplets, epoch_batches, -(-len(triplets) // config.batch_size))
+    batches = functools.partial(_epoch_batches, len(triplets), config.seed, config.batch_size)
+    data = ModuleData(triplets, batches, -(-len(triplets) // config.batch_size))
     trainer, rec = fit_module(model, loss_of, data, TrainRun(out, placement, budget, policy(config), config.epochs),
-                              evaluator=evaluator, eval_every=config.eval_every,
-                              callbacks=logger)
+                              evaluator=evaluator, eval_every=config.eval_every, callbacks=logger)
     report = _report(trainer, rec, len(triplets))
     if trainer.is_world_process_zero():
         hashes = {"train": data_hash(triplets), "dev": data_hash(dev) if dev else None}
