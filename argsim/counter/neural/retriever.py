@@ -118,6 +118,20 @@ def validation_evaluator(corpus: CounterCorpus, limit: int | None = None):
     return ArguAnaEvaluator(build_arguana(corpus, "validation").head(limit), name="validation")
 
 
+def _model_and_loss(config: RetrieverConfig, device: str):
+    """The base model with its LoRA adapter (`config.lora_*`) and the cached in-batch-negatives loss over it."""
+    from sentence_transformers.sentence_transformer.losses import CachedMultipleNegativesRankingLoss
+
+    from argsim.backend import load_sentence_transformer
+    from argsim.backend.adapters import add_lora
+    from argsim.backend.models import set_st_max_seq_length
+
+    model = load_sentence_transformer(config.model, device=device)
+    set_st_max_seq_length(model, config.model, config.max_seq_length)
+    add_lora(model, config.lora_rank, config.lora_alpha)
+    return model, CachedMultipleNegativesRankingLoss(model, scale=config.scale, mini_batch_size=config.mini_batch_size)
+
+
 def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, budget=None,
                             quiet: bool = True, corpus: CounterCorpus | None = None) -> dict:
     """Train the open-collection counter retriever (see the module docstring) and save its adapter to `out`
@@ -137,11 +151,7 @@ def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, 
     Example:
         >>> stats = train_counter_retriever(RetrieverConfig(limit=64, epochs=1), Path("runs/cr"))  # doctest: +SKIP
     """
-    from sentence_transformers.sentence_transformer.losses import CachedMultipleNegativesRankingLoss
-
-    from argsim.backend import load_sentence_transformer
-    from argsim.backend.adapters import add_lora, save_adapter
-    from argsim.backend.models import set_st_max_seq_length
+    from argsim.backend.adapters import save_adapter
     from argsim.data.counterargs import load_counterargs
     from argsim.io import write_json
     from argsim.settings import seed_everything
@@ -156,10 +166,7 @@ def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, 
     seed_everything(placement.seed)
     corpus = corpus or load_counterargs()
     rows = training_rows(corpus, "training", seed=placement.seed, limit=config.limit)
-    model = load_sentence_transformer(config.model, device=placement.device)
-    set_st_max_seq_length(model, config.model, config.max_seq_length)
-    add_lora(model, config.lora_rank, config.lora_alpha)
-    loss = CachedMultipleNegativesRankingLoss(model, scale=config.scale, mini_batch_size=config.mini_batch_size)
+    model, loss = _model_and_loss(config, placement.device)
     evaluator = validation_evaluator(corpus, config.val_limit) if config.eval_every or config.validate else None
     policy = OptimPolicy(lr=config.lr, weight_decay=0.0, warmup_ratio=0.1)
     out = Path(out)
