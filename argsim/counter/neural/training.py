@@ -201,6 +201,20 @@ class CounterHistory(TrainerCallback):
         return control
 
 
+def _loss_of(data: PairData, base: np.ndarray | None) -> Callable:
+    """The batch loss over (point, positive, negative) text indices: from the frozen encoder's `base` table, or
+    (None: the encoder trains) from the model's own encoding of the texts."""
+    def loss_of(net: CounterModel, rows: tuple[np.ndarray, np.ndarray, np.ndarray]) -> torch.Tensor:
+        if base is not None:
+            device = next(net.parameters()).device
+            u, vp, vn = (torch.from_numpy(base[i]).to(device) for i in rows)
+        else:
+            u, vp, vn = (net.base(list(np.asarray(data.texts, dtype=object)[i]), side)
+                         for i, side in zip(rows, ("point", "candidate", "candidate"), strict=True))
+        return batch_loss(net, u, vp, vn)
+    return loss_of
+
+
 def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: bool = False,
           log: Callable[[dict], None] | None = None, max_minutes: float | None = None,
           model: CounterModel | None = None, init: str | Path | None = None, placement: Placement | None = None,
@@ -244,15 +258,6 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
     else:
         history.add(0, None, evaluator(model)[evaluator.primary_metric], 0.0, is_main_process())
 
-    def loss_of(net: CounterModel, rows: tuple[np.ndarray, np.ndarray, np.ndarray]) -> torch.Tensor:
-        if frozen:
-            device = next(net.parameters()).device
-            u, vp, vn = (torch.from_numpy(base[i]).to(device) for i in rows)
-        else:
-            u, vp, vn = (net.base(list(np.asarray(data.texts, dtype=object)[i]), side)
-                         for i, side in zip(rows, ("point", "candidate", "candidate"), strict=True))
-        return batch_loss(net, u, vp, vn)
-
     callbacks = [history, EarlyStoppingCallback(config.patience)]
     if budget.max_minutes is not None:  # checked at epoch ends, as the documented recipes expect
         callbacks.append(EpochMinutesCallback(budget.max_minutes))
@@ -260,7 +265,7 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
     module_data = ModuleData(pairs, negatives.batches, -(-len(pairs) // config.batch_size), negatives.collate,
                              key=_data_hashes(data))
     run = TrainRun(out_dir, placement, replace(budget, max_minutes=None), policy(config), config.epochs)
-    trainer, rec = fit_module(model, loss_of, module_data, run, groups=_groups(model, config),
+    trainer, rec = fit_module(model, _loss_of(data, base), module_data, run, groups=_groups(model, config),
                               evaluator=evaluator, callbacks=callbacks, log_every=1)
     if trainer.is_world_process_zero():
         _save_run(model, out_dir, config, data, history.history, rec, (placement, budget))
