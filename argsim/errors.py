@@ -22,7 +22,7 @@ def one_line(message: str, limit: int = MAX_MESSAGE) -> str:
     message keeps its head and its tail (where a message says what to do) around a count of what was cut.
 
     Example:
-        >>> one_line("a\nb")
+        >>> one_line("a\\nb")
         'a b'
         >>> len(one_line("x" * 10_000)) < 700
         True

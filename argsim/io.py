@@ -479,7 +479,7 @@ def lone_surrogate(text: str) -> int | None:
     else None.
 
     Example:
-        >>> lone_surrogate("a\ud800b"), lone_surrogate("\U0001f600")
+        >>> lone_surrogate("a\\ud800b"), lone_surrogate("\\U0001f600")
         (1, None)
     """
     try:

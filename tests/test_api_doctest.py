@@ -1,18 +1,24 @@
-"""Every Example in the public API's docstrings runs under doctest (real MiniLM; those that read a dataset skip
-where the datasets are absent)."""
+"""Every Example in argsim's docstrings (every module, public API first) runs under doctest (real MiniLM; those
+that read a dataset skip where the datasets are absent; an example marked `# doctest: +SKIP` on every line, one
+that trains or downloads, is left out)."""
 
 from __future__ import annotations
 
 import doctest
 import importlib
+import pkgutil
 
 import pytest
 
-MODULES = ["argsim", "argsim.api.datasets", "argsim.api.encode", "argsim.api.kpm", "argsim.api.counter",
-           "argsim.api.thematic", "argsim.api.minutes", "argsim.api.metrics", "argsim.evaluation.mteb_tasks",
-           "argsim.api.evaluate", "argsim.evaluation.kpa_map", "argsim.evaluation.counter",
-           "argsim.evaluation.triplets", "argsim.evaluation.clustering", "argsim.evaluation.sick",
-           "argsim.backend.resolve", "argsim.kpm.threshold", "argsim.minutes.summarize"]
+import argsim
+
+#: the public API's modules first (their examples name the package face), then every other module of argsim
+PUBLIC = ["argsim", "argsim.api.datasets", "argsim.api.encode", "argsim.api.kpm", "argsim.api.counter",
+          "argsim.api.thematic", "argsim.api.minutes", "argsim.api.metrics", "argsim.evaluation.mteb_tasks",
+          "argsim.api.evaluate", "argsim.evaluation.kpa_map", "argsim.evaluation.counter",
+          "argsim.evaluation.triplets", "argsim.evaluation.clustering", "argsim.evaluation.sick",
+          "argsim.backend.resolve", "argsim.kpm.threshold", "argsim.minutes.summarize"]
+MODULES = PUBLIC + sorted({m.name for m in pkgutil.walk_packages(argsim.__path__, "argsim.")} - set(PUBLIC))
 #: examples that read $ARGSIM_DATA
 NEEDS_DATA = {"argsim.api.datasets.load_dataset", "argsim.api.kpm.KeyPointMatcher.evaluate",
               "argsim.api.counter.CounterRetriever.evaluate", "argsim.api.evaluate.evaluate",

@@ -189,7 +189,7 @@ def calibration_choice(texts: Sequence[str], size: int = CALIBRATION_SIZE) -> tu
 
     Example:
         >>> calibration_choice(["b", "a", "a"])[0]
-        ['b', 'a']
+        ['a', 'b']
     """
     distinct = {t for t in texts if t.strip()}
     chosen = sorted(distinct, key=lambda t: hashlib.sha1(t.encode("utf-8")).digest())[:size]

@@ -53,7 +53,7 @@ def beir_id(arg: Argument) -> str:
 
     Example:
         >>> from argsim.data.counterargs import Argument
-        >>> a = Argument("x", "test", "sport", "house-would-ban-boxing", "con", 3, "point", "T", "B", "T\\n\\nB")
+        >>> a = Argument("x", "test", "sport", "house-would-ban-boxing", "con", "point", 3, "T", "B", "T\\n\\nB")
         >>> beir_id(a)
         'test-sport-hwbb-con03a'
     """

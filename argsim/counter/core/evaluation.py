@@ -95,7 +95,8 @@ def check_ranking_records(records: Sequence[dict], path: str | Path | None = Non
         path: the file (for messages).
 
     Example:
-        >>> check_ranking_records([{"point": "p1", "pool_size": 3, "gold": "c", "gold_better": 0, "gold_tied": 0}])
+        >>> check_ranking_records([{"point": "p1", "method": "bm25", "setting": "sdoc", "pool_size": 3, "gold": "c",
+        ...                         "gold_better": 0, "gold_tied": 0}])
     """
     from argsim.schemas import RankingRecord, validate
 
