@@ -206,9 +206,9 @@ class CounterCrossMarker(_Open):
     """`argsim_cross_encoder.json` of a counter-argument cross-encoder folder: its training options."""
 
     max_length: Annotated[int, Strict(), Field(ge=1)] = 256
-    lr: Number
-    batch_size: Annotated[int, Strict(), Field(ge=1)]
-    train_pairs: Annotated[int, Strict(), Field(ge=0)]
+    lr: Number | None = None
+    batch_size: Annotated[int, Strict(), Field(ge=1)] | None = None
+    train_pairs: Annotated[int, Strict(), Field(ge=0)] | None = None
 
 
 class CounterTrainConfig(_Open):

@@ -6,6 +6,7 @@ combination equals a hand computation, MNRL rows hold true hard negatives, MTS s
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from dataclasses import replace
 
@@ -394,6 +395,10 @@ def test_every_recipe_command_line_parses_with_the_cli(tmp_path, monkeypatch):
         for line in recipe.lines:
             if line:
                 seen.add(_parse_command_line(line).command_path)
+                words = shlex.split(line)  # the folder a line writes exists for the lines after it, as in a build
+                for flag, value in zip(words, words[1:], strict=False):
+                    if flag in ("--out", "-o"):
+                        (tmp_path / value).mkdir(parents=True, exist_ok=True)
     assert {"argsim train thematic", "argsim train bipolar", "argsim rank keypoints"} <= seen
     with pytest.raises(Exception, match="No such option"):
         _parse_command_line("argsim train thematic x.jsonl --out m --eval-evry 250")

@@ -16,7 +16,6 @@ from pathlib import Path
 import numpy as np
 
 from argsim.config import SEED
-from argsim.counter.lexical.features import feature_count
 from argsim.errors import ArgsimError
 from argsim.extras import need
 
@@ -35,6 +34,8 @@ class LTRModel:
         if model not in ("logreg", "xgboost"):
             raise ValueError("model must be 'logreg' or 'xgboost'")
         self.model, self.features, self.seed = model, features, seed
+        from argsim.counter.lexical.features import feature_count  # gensim (WMD): only when a model is built
+
         self.n_features = feature_count(features)
         self.pipeline = None
 
