@@ -374,7 +374,7 @@ def _record_faults(valid: dict) -> dict[str, tuple[str, bytes]]:
         "null-field": (".jsonl", _jsonl({**valid, first: None})),
         "list-in-field": (".jsonl", _jsonl({**valid, first: ["x"]})),
         "object-in-field": (".jsonl", _jsonl({**valid, first: {"x": 1}})),
-        "nan-in-field": (".jsonl", _jsonl(valid).replace(b"\n", b"\n", 1) + f'{{"{first}": NaN}}\n'.encode()),
+        "nan-in-field": (".jsonl", _jsonl(valid) + f'{{"{first}": NaN}}\n'.encode()),
         "empty-file": (".csv", b""),
         "empty-jsonl": (".jsonl", b""),
         "header-only": (".csv", _csv(valid).split(b"\n")[0] + b"\n"),

@@ -199,6 +199,10 @@ def check_model(model: Any) -> None:
     model_path(str(model))
 
 
+#: the model kinds scored on some tasks only (a bi-encoder: on all), as the messages name them
+LIMITED_KINDS = {"lexical": "bm25", "cross": "a cross-encoder", "two-tower": "a two-tower model"}
+
+
 def can_score(task: Task, kind: str, evaluator_class: type) -> bool:
     """Whether a model of `kind` (`model_kind`) can be scored on `task`: bm25 on the lexical task, a cross-encoder
     where the evaluator takes one, a two-tower model where the evaluator encodes queries and documents apart
@@ -430,9 +434,9 @@ def _evaluators(chosen: Sequence[Task], kinds: Mapping[str, str], explicit: bool
                 raise
             warn(f"{task.key} left out: {exc}")
     if not evaluators:
-        raise ArgsimError(f"no chosen task can score {', '.join(kinds)} ({', '.join(t.key for t in chosen)}; "
-                          "bm25: arguana only; a cross-encoder: kpa, counter, arguana; a two-tower model: counter, "
-                          "arguana)")
+        fits = "; ".join(f"{who}: {', '.join(t.key for t in TASKS.values() if can_score(t, kind, t.evaluator_class()))}"
+                         for kind, who in LIMITED_KINDS.items())
+        raise ArgsimError(f"no chosen task can score {', '.join(kinds)} ({', '.join(t.key for t in chosen)}; {fits})")
     return evaluators
 
 

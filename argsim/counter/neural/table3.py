@@ -305,7 +305,8 @@ def run_table3(models: dict[str, str | None], split: str = "test", settings: Seq
         from argsim.counter.neural.plot import learning_curves
         from argsim.counter.neural.training import read_history
 
-        learning_curves({k: read_history(v) for k, v in models.items() if v and read_history(v)}, curves)
+        histories = {k: read_history(v) for k, v in models.items() if v}
+        learning_curves({k: h for k, h in histories.items() if h}, curves)
     corpus = load_counterargs(config.data_dir)
     results = evaluate_table3(corpus, models, split, settings, ks, base_model=base_model,
                               bipolar_settings=bipolar_settings, cross_limit=cross_limit, seed=config.seed,
