@@ -68,6 +68,13 @@ def model_path(name: str) -> Path:
                      f"{', '.join(known_names())}, a local model folder or a Hugging Face model id")
 
 
+def check_model_name(name: str) -> None:
+    """A model named before any work must name something: a registered or shipped name, a model folder (checked
+    as one) or a Hugging Face id in the local cache; ModelError (one line, with the nearest name) else."""
+    if name not in known_names():
+        model_path(name)
+
+
 def _quiet_libraries() -> None:
     """Silence the libraries' own weight-loading bars and info logs (argsim shows its own progress)."""
     try:

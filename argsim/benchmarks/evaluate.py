@@ -189,14 +189,10 @@ def model_kind(model: Any) -> str:
 def check_model(model: Any) -> None:
     """A model given by name must name something before any work: a registered or shipped name, `bm25`, a model
     folder (checked as a model folder) or a Hugging Face id in the local cache; ModelError (one line) else."""
-    if not isinstance(model, str | Path):
-        return  # an object: the evaluators' resolver says what it accepts
-    from argsim.backend.folders import model_path
-    from argsim.backend.names import known_names
+    if isinstance(model, str | Path) and str(model) != "bm25":  # an object: the evaluators' resolver checks it
+        from argsim.backend.folders import check_model_name
 
-    if str(model) in (*known_names(), "bm25"):
-        return
-    model_path(str(model))
+        check_model_name(str(model))
 
 
 #: the model kinds scored on some tasks only (a bi-encoder: on all), as the messages name them

@@ -303,21 +303,15 @@ def model_option(help: str = "Backend model name (minilm, mpnet, ...), a folder 
 
 
 def check_model_names(value: Any) -> Any:
-    """A typer callback: each model name of `value` (one or a list) that is neither an argsim name, `bm25`, nor an
-    existing path must be a Hugging Face id in the local cache (`argsim.backend.folders.model_path`), else one
-    usage line naming the option, before any work; folders are checked by the loaders. Returns `value`."""
-    names = value if isinstance(value, list | tuple) else [value]
-    pending = [str(v) for v in names if v is not None and str(v) != "bm25" and not Path(str(v)).expanduser().exists()]
-    if not pending:
-        return value
-    from argsim.backend.folders import model_path
-    from argsim.backend.names import known_names
+    """A typer callback: each model name of `value` (one or a list) but `bm25` and existing paths must name a model
+    (`argsim.backend.folders.check_model_name`), else one usage line naming the option, before any work; folders
+    are checked by the loaders. Returns `value`."""
+    from argsim.backend.folders import check_model_name
 
-    known = set(known_names())
-    for name in pending:
-        if name not in known:
+    for name in value if isinstance(value, list | tuple) else [value]:
+        if name is not None and str(name) != "bm25" and not Path(str(name)).expanduser().exists():
             try:
-                model_path(name)
+                check_model_name(str(name))
             except ArgsimError as exc:
                 raise typer.BadParameter(str(exc)) from None
     return value
