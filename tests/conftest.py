@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -19,6 +20,13 @@ if not os.environ.get("ARGSIM_DATA") and (REPO.parent / "shared" / "data").is_di
 from argsim.config import default_data_dir  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+# typer's CliRunner turns the Typer app into its click command on every `invoke` (about 0.08 CPU seconds for
+# argsim's commands, paid by every CLI test): built once per app and process instead, as the console script builds
+# it once per run (the command objects keep no state between runs: ArgsimGroup.main restores what --quiet sets)
+import typer.testing  # noqa: E402
+
+typer.testing._get_command = functools.cache(typer.testing._get_command)
 
 # A repo-local cache (git-ignored) so repeated test runs reuse embeddings of the real model: the documented
 # default of every encoder's cache folder ($ARGSIM_CACHE_DIR) and of the CLI's --cache-dir.
