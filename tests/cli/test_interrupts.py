@@ -101,6 +101,7 @@ def test_counter_neural_table_keeps_finished_rows_and_continues(tmp_path, monkey
     import pytest
 
     import argsim.counter.neural.table3 as t3
+    from argsim.counter.neural.config import Table3Request
     from argsim.data.counterargs import load_counterargs_folder
     from argsim.errors import ArgsimError
 
@@ -111,16 +112,17 @@ def test_counter_neural_table_keeps_finished_rows_and_continues(tmp_path, monkey
     def ctrl_c(result):
         raise KeyboardInterrupt
 
+    request = Table3Request({}, "test", ("epa",), (5,))
     with pytest.raises(KeyboardInterrupt):
-        t3.evaluate_table3(corpus, {}, "test", ["epa"], (5,), state=state, on_result=ctrl_c)
+        t3.evaluate_table3(corpus, request, state=state, on_result=ctrl_c)
     assert calls == ["zero-shot cosine (minilm)"] and state.is_file()
     assert [p.name for p in state.parent.iterdir()] == [state.name]  # no temporary file left
     with pytest.raises(ArgsimError, match=r"interrupted run on other inputs \(ks\)"):
-        t3.evaluate_table3(corpus, {}, "test", ["epa"], (3,), state=state)
+        t3.evaluate_table3(corpus, Table3Request({}, "test", ("epa",), (3,)), state=state)
     calls.clear()
-    resumed = t3.evaluate_table3(corpus, {}, "test", ["epa"], (5,), state=state)
+    resumed = t3.evaluate_table3(corpus, request, state=state)
     assert calls == ["BM25"] and not state.exists()
-    whole = t3.evaluate_table3(corpus, {}, "test", ["epa"], (5,))
+    whole = t3.evaluate_table3(corpus, request)
     assert [r.row for r in resumed] == [r.row for r in whole]
     for a, b in zip(resumed, whole, strict=True):
         assert a.score.ids == b.score.ids and a.versus == b.versus

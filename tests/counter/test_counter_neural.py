@@ -424,7 +424,7 @@ def test_cross_encoder_validation_questions_and_choice_accuracy() -> None:
 
 
 def test_tiny_cross_encoder_training_learns_and_reloads(counterargs_corpus, tmp_path) -> None:
-    from argsim.counter.neural.cross import CrossScorer, choice_accuracy, train_cross_encoder, validation_choices
+    from argsim.counter.neural.cross import choice_accuracy, train_cross_encoder, validation_choices
     from argsim.counter.neural.data import counterargs_data
 
     data = counterargs_data(counterargs_corpus, limit=128, val_limit=60)
@@ -436,19 +436,20 @@ def test_tiny_cross_encoder_training_learns_and_reloads(counterargs_corpus, tmp_
                                batch_size=16, max_length=64, val_questions=questions, evals_per_epoch=1)
     assert [h["epoch"] for h in hist] == [0, 1.0]
     assert hist[0]["val"] < 0.4 and hist[1]["val"] > hist[0]["val"] + 0.3, hist  # chance is 0.2
-    # the saved folder is a plain transformers classifier that scores like the model at the end of training
-    scorer = CrossScorer(tmp_path / "ce")
-    assert choice_accuracy(scorer.score, questions) == pytest.approx(hist[1]["val"], abs=1e-4)
-    pair = questions[0][0]
-    assert scorer.score([pair, pair])[0] == scorer.score([pair])[0]  # memoised, order kept
-    # a ranking stage under --precision bf16 scores in bf16 (the CPU allows it), close to fp32
+    # the saved folder, loaded as the rankers load it (the backend's pair scorer), scores like the model at the end
+    # of training
     from argsim.counter.neural.pipeline import load_stage
 
+    scorer = load_stage(tmp_path / "ce")
+    assert choice_accuracy(scorer.score, questions) == pytest.approx(hist[1]["val"], abs=1e-4)
+    pair = questions[0][0]
+    assert scorer.score([pair, pair])[0] == pytest.approx(scorer.score([pair])[0], abs=1e-6)  # order kept
+    # a ranking stage under --precision bf16 scores in bf16 (the CPU allows it), close to fp32
     half = load_stage(tmp_path / "ce", "bf16")
     assert half.precision == "bf16" and next(half.model.parameters()).dtype == torch.bfloat16
     assert load_stage(tmp_path / "ce", "auto").precision == "fp32"
     pairs = [q[0] for q in questions[:8]]
-    assert np.abs(half.score(pairs) - scorer.score(pairs)).max() < 0.05
+    assert np.abs(half.probability(pairs) - scorer.probability(pairs)).max() < 0.05
 
 
 def test_table3_rows_keep_per_point_hits_for_paired_comparison(minilm, tmp_path) -> None:
@@ -483,7 +484,10 @@ def test_table3_rows_keep_per_point_hits_for_paired_comparison(minilm, tmp_path)
     assert versus["items"] == 6
     assert versus["delta"] == pytest.approx(sample.acc[5] - zero.aligned(1, sample.ids).mean(), abs=1e-4)
     # the whole table as `eval counter-neural` runs it: zero-shot and BM25 rows always, compared with zero-shot
-    results = evaluate_table3(corpus, {"bipolar": bip}, "test", ["epa"], (5,), seed=13)
+    from argsim.config import RunConfig
+    from argsim.counter.neural.config import Table3Request
+
+    results = evaluate_table3(corpus, Table3Request({"bipolar": bip}, "test", ("epa",), (5,)), RunConfig(seed=13))
     assert [r.row.method for r in results] == ["zero-shot cosine (minilm)", "BM25", "Bipolar-encoder"]
     assert results[0].versus == {} and results[2].versus[5]["items"] == len(corpus.points("test"))
     assert np.array_equal(results[2].score.hits[5], full.hits[5]) and results[2].paper == table3("Bipolar-encoder")

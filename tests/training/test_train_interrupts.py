@@ -131,10 +131,10 @@ def minutes(out: Path, asset: Path, resume: bool) -> int:
 
 
 def _kpm():
-    from argsim.data.argkp import load_kpm_files
+    from argsim.data.argkp import kpm_data
 
     kpm = REPO / "tests" / "fixtures" / "kpm"
-    return load_kpm_files(kpm / "arguments.csv", kpm / "key_points.csv", kpm / "labels.csv")
+    return kpm_data(kpm / "arguments.csv", kpm / "key_points.csv", kpm / "labels.csv")
 
 
 CASES = {"bilstm": bilstm, "mts": mts, "bipolar": bipolar, "minutes": minutes, "minilm": minilm,

@@ -252,7 +252,8 @@ def test_thematic_finetune_raises_held_out_triplet_accuracy(tiny_bert, tmp_path)
 def test_counter_cross_encoder_keeps_the_best_validated_weights_not_the_last(tiny_bert, tmp_path):
     """Validated twice per epoch, a tiny random cross-encoder at lr 3e-3 peaks early and ends lower: the saved model
     is the peak (it scores the best row's choice accuracy again) and the records name it."""
-    from argsim.counter.neural.cross import CrossScorer, choice_accuracy, train_cross_encoder, validation_choices
+    from argsim.counter.neural.cross import choice_accuracy, train_cross_encoder, validation_choices
+    from argsim.counter.neural.pipeline import load_stage
 
     pairs = [(a, b) for texts in TOPICS.values() for a, b in zip(texts[:3], texts[3:], strict=True)]
     collection = [t for p in pairs for t in p]
@@ -265,14 +266,15 @@ def test_counter_cross_encoder_keeps_the_best_validated_weights_not_the_last(tin
     metrics = json.loads((tmp_path / "ce" / "train_config.json").read_text())["metrics"]
     assert metrics["val_choice_accuracy"] == best and metrics["val_choice_accuracy_last"] == vals[-1]
     assert metrics["best_epoch"] == hist[1 + vals.index(best)]["epoch"]
-    assert choice_accuracy(CrossScorer(tmp_path / "ce").score, questions) == pytest.approx(best, abs=1e-4)
+    assert choice_accuracy(load_stage(tmp_path / "ce").score, questions) == pytest.approx(best, abs=1e-4)
 
 
 def test_counter_cross_encoder_resumed_keeps_the_best_validated_before_the_stop(tiny_bert, tmp_path):
     """The same run stopped by --max-steps 5 (the stopped weights are validated too, their row marked) and resumed:
     the best validated row comes before the stop, and the resumed run still saves its weights (the best of the
     whole history, the first of equal scores), not the last ones."""
-    from argsim.counter.neural.cross import CrossScorer, choice_accuracy, train_cross_encoder, validation_choices
+    from argsim.counter.neural.cross import choice_accuracy, train_cross_encoder, validation_choices
+    from argsim.counter.neural.pipeline import load_stage
 
     pairs = [(a, b) for texts in TOPICS.values() for a, b in zip(texts[:3], texts[3:], strict=True)]
     collection = [t for p in pairs for t in p]
@@ -288,7 +290,7 @@ def test_counter_cross_encoder_resumed_keeps_the_best_validated_before_the_stop(
     assert at < len(first) - 1 and max(vals[len(first) - 1:]) < vals[at], hist  # the premise: the best is earlier
     metrics = json.loads((tmp_path / "ce" / "train_config.json").read_text())["metrics"]
     assert metrics["val_choice_accuracy"] == vals[at] and metrics["best_epoch"] == hist[1 + at]["epoch"]
-    assert choice_accuracy(CrossScorer(tmp_path / "ce").score, questions) == pytest.approx(vals[at], abs=1e-4)
+    assert choice_accuracy(load_stage(tmp_path / "ce").score, questions) == pytest.approx(vals[at], abs=1e-4)
 
 
 def test_thematic_finetune_with_eval_every_keeps_the_budget_stop_checkpoint(tiny_bert, tmp_path):
@@ -421,12 +423,12 @@ def test_bilstm_eval_every_resumes_exactly(tiny_vectors, tmp_path):
 
 def test_kpm_trainers_train_on_the_resolved_device(devices_seen, tmp_path):
     """Siamese SBERT (full and top-layer) and MTS: one or two steps each, parameters on the resolved device."""
-    from argsim.data.argkp import load_kpm_files
+    from argsim.data.argkp import kpm_data
     from argsim.kpm.mts_model import MTSConfig
     from argsim.kpm.mts_train import train_mts
     from argsim.kpm.sbert import SbertConfig, train_sbert
 
-    data = load_kpm_files(FIXTURES / "kpm" / "arguments.csv", FIXTURES / "kpm" / "key_points.csv",
+    data = kpm_data(FIXTURES / "kpm" / "arguments.csv", FIXTURES / "kpm" / "key_points.csv",
                           FIXTURES / "kpm" / "labels.csv")
     for layers in (0, 2):
         info = train_sbert(data, tmp_path / f"sbert{layers}", SbertConfig(batch_size=8, max_seq_length=16,
