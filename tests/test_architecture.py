@@ -198,3 +198,15 @@ def test_no_layer_below_the_evaluators_imports_one():
                                                                  "CounterArgumentEvaluator", "TripletEvaluator",
                                                                  "ClusteringEvaluator", "SICKEvaluator"))
     assert offending(below, evaluators) == []
+
+
+def test_test_files_mirror_the_package_and_have_unique_names():
+    """tests/ mirrors argsim's packages (tests/kpm for argsim/kpm, ...; project-wide tests at its root); pytest
+    imports every test file as a top-level module (no __init__.py), so two files of one name would collide."""
+    tests = PKG.parent / "tests"
+    files = [p for p in tests.rglob("*.py") if "fixtures" not in p.parts]
+    names = [p.name for p in files if p.name != "conftest.py"]
+    assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
+    packages = {p.name for p in PKG.iterdir() if (p / "__init__.py").is_file()} | {"shipped"}
+    folders = {p.parent.name for p in files if p.parent != tests}
+    assert folders <= packages, folders - packages
