@@ -13,7 +13,14 @@
 """
 
 from argsim.training.budget import Budget
-from argsim.training.placement import Placement, is_main_process, placement_from_run, resolve_placement
+from argsim.training.placement import (
+    Placement,
+    begin_run,
+    is_main_process,
+    placement_from_run,
+    resolve_placement,
+)
 from argsim.training.policy import OptimPolicy
 
-__all__ = ["Budget", "OptimPolicy", "Placement", "is_main_process", "placement_from_run", "resolve_placement"]
+__all__ = ["Budget", "OptimPolicy", "Placement", "begin_run", "is_main_process", "placement_from_run",
+           "resolve_placement"]

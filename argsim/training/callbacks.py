@@ -215,3 +215,24 @@ class EpochMinutesCallback(TrainerCallback):
             control.should_training_stop = True
             control.should_save = True
         return control
+
+
+class EpochTimeCallback(TrainerCallback):
+    """The seconds each epoch of this invocation took (`seconds`, one per epoch ended).
+
+    Example:
+        >>> EpochTimeCallback().seconds
+        []
+    """
+
+    def __init__(self) -> None:
+        self.seconds: list[float] = []
+        self.began = time.perf_counter()
+
+    def on_epoch_begin(self, args, state, control, **kwargs):
+        self.began = time.perf_counter()
+        return control
+
+    def on_epoch_end(self, args, state, control, **kwargs):
+        self.seconds.append(round(time.perf_counter() - self.began, 2))
+        return control

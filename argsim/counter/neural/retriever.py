@@ -154,27 +154,22 @@ def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, 
     from argsim.backend.adapters import save_adapter
     from argsim.data.counterargs import load_counterargs
     from argsim.io import write_json
-    from argsim.settings import seed_everything
-    from argsim.training import Budget, OptimPolicy, resolve_placement
+    from argsim.training import OptimPolicy, begin_run
     from argsim.training.record import data_hash, train_config, write_records
     from argsim.training.st import TrainRun, check_cadence, fit_st
 
-    placement = placement or resolve_placement("cpu", "fp32", seed=config.seed)
-    budget = budget or Budget()
+    placement, budget = begin_run(config, placement, budget)
     if config.eval_every:
         check_cadence(config.eval_every, budget)
-    seed_everything(placement.seed)
     corpus = corpus or load_counterargs()
     rows = training_rows(corpus, "training", seed=placement.seed, limit=config.limit)
     model, loss = _model_and_loss(config, placement.device)
     evaluator = validation_evaluator(corpus, config.val_limit) if config.eval_every or config.validate else None
-    policy = OptimPolicy(lr=config.lr, weight_decay=0.0, warmup_ratio=0.1)
-    out = Path(out)
-    select = SELECTION_METRIC if config.eval_every else None
-    trainer, run = fit_st(model, rows, loss, TrainRun(out, placement, budget, policy, config.epochs,
-                                                      config.batch_size),
-                          evaluator=evaluator if select else None, eval_every=config.eval_every, select=select,
-                          disable_tqdm=quiet, batch_sampler="no_duplicates")
+    run_ = TrainRun(Path(out), placement, budget, OptimPolicy.from_config(config, warmup_ratio=0.1), config.epochs,
+                    config.batch_size)
+    out, select = run_.out, SELECTION_METRIC if config.eval_every else None
+    trainer, run = fit_st(model, rows, loss, run_, evaluator=evaluator if select else None, select=select,
+                          eval_every=config.eval_every, disable_tqdm=quiet, batch_sampler="no_duplicates")
     best = run["best"] or {}
     model.max_seq_length = config.encode_max_seq_length
     final = evaluator(model)[SELECTION_METRIC.removeprefix("eval_")] if config.validate else None
@@ -186,7 +181,6 @@ def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, 
         save_adapter(model, out, config.model, extra={"steps": run["steps"], "seconds": round(run["seconds"], 1),
                                                      "validation_ndcg_at_10": final})
         write_json(out / "argsim_training.json", {k: v for k, v in stats.items() if k not in ("losses", "evals")})
-        write_records(out, train_config("counter-retriever", placement, budget, policy, asdict(config),
-                                        {"train": data_hash(rows)}, run,
+        write_records(out, train_config("counter-retriever", run_, asdict(config), {"train": data_hash(rows)}, run,
                                         {"validation_ndcg_at_10": final}, base_model=config.model))
     return stats
