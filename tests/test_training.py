@@ -217,9 +217,10 @@ def test_thematic_finetune_keeps_the_best_dev_step_not_the_last(tiny_bert, tmp_p
     from safetensors.torch import load_file
 
     from argsim.io import read_records
+    from argsim.schemas import TripletRecord
     from argsim.thematic.finetune import SELECTION_METRIC, finetune_sentence_transformer
 
-    dev = read_records(REPO / "examples" / "thematic" / "triplets.jsonl", required=["anchor", "positive", "negative"])
+    dev = read_records(REPO / "examples" / "thematic" / "triplets.jsonl", TripletRecord)
     out = tmp_path / "m"
     stats = finetune_sentence_transformer(tiny_triplets(16), out, base=str(tiny_bert), placement=cpu(), batch_size=4,
                                           lr=1e-2, max_seq_length=16, epochs=3, dev=dev, eval_every=2, dev_sample=30)
@@ -317,9 +318,10 @@ def test_thematic_finetune_with_eval_every_keeps_the_budget_stop_checkpoint(tiny
     """A --max-steps/--max-minutes stop with --eval-every leaves its own checkpoint beside the best one, so --resume
     continues from the stop (the trainer's end-of-run clean-up must not delete it). A tiny random BERT."""
     from argsim.io import read_records
+    from argsim.schemas import TripletRecord
     from argsim.thematic.finetune import finetune_sentence_transformer
 
-    dev = read_records(REPO / "examples" / "thematic" / "triplets.jsonl", required=["anchor", "positive", "negative"])
+    dev = read_records(REPO / "examples" / "thematic" / "triplets.jsonl", TripletRecord)
     out = tmp_path / "m"
     finetune_sentence_transformer(tiny_triplets(16), out, base=str(tiny_bert), placement=cpu(), batch_size=4, lr=3e-4,
                                   max_seq_length=16, epochs=3, dev=dev, eval_every=2, dev_sample=10,

@@ -18,10 +18,10 @@ from pathlib import Path
 from argsim.data.catalog import DatasetInfo, Stat, dataset_dir, register_dataset
 from argsim.errors import ArgsimError, InputError, examples, warn
 from argsim.io import read_numbered_records
+from argsim.schemas import LabelRecord, argkp_items
 
 ARG_COLUMNS = ("arg_id", "argument", "topic", "stance")
 KP_COLUMNS = ("key_point_id", "key_point", "topic", "stance")
-LABEL_COLUMNS = ("arg_id", "key_point_id", "label")
 SPLITS = ("train", "dev")
 
 
@@ -108,35 +108,19 @@ def merge(parts: list[KPMData], name: str) -> KPMData:
 # ------------------------------------------------------------------ parsing
 
 
-def _stance(path: Path, row: int, value: str) -> int:
-    try:
-        num = float(str(value).strip())
-    except ValueError:
-        num = None
-    if num not in (1.0, -1.0):
-        raise InputError(path, f"stance must be 1 (pro) or -1 (con), not {value!r}", row=row, column="stance")
-    return int(num)
-
-
-def _records(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict]]:
-    """Records with their 1-based file row (header = row 1) for CSV, line/item number otherwise."""
-    text = tuple(c for c in columns if c not in ("arg_id", "key_point_id", "stance", "label"))
-    return read_numbered_records(path, required=columns, text=text)
-
-
 def read_items(path: str | Path, kind: type[Argument] | type[KeyPoint], text_column: str) -> list:
     """The arguments (`kind` Argument: arg_id, text, topic, stance) or key points (KeyPoint: key_point_id, ...) of
     a file; a repeated id is an error naming both rows."""
     path = Path(path)
     id_column = "arg_id" if kind is Argument else "key_point_id"
     out, seen = [], {}
-    for row, rec in _records(path, (id_column, text_column, "topic", "stance")):
-        item_id = str(rec[id_column]).strip()
+    for row, rec in read_numbered_records(path, argkp_items(id_column, text_column)):
+        item_id = rec[id_column].strip()
         if item_id in seen:
             raise InputError(path, f"duplicate {id_column} {item_id!r} (first at row {seen[item_id]})", row=row,
                              column=id_column)
         seen[item_id] = row
-        out.append(kind(item_id, str(rec[text_column]), str(rec["topic"]).strip(), _stance(path, row, rec["stance"])))
+        out.append(kind(item_id, rec[text_column], rec["topic"].strip(), rec["stance"]))
     return out
 
 
@@ -146,21 +130,18 @@ def read_labels(path: str | Path, arg_ids: set[str] | None = None,
     path = Path(path)
     out: dict[tuple[str, str], int] = {}
     first_row: dict[tuple[str, str], int] = {}
-    for row, rec in _records(path, LABEL_COLUMNS):
-        aid, kid = str(rec["arg_id"]).strip(), str(rec["key_point_id"]).strip()
+    for row, rec in read_numbered_records(path, LabelRecord):
+        aid, kid = rec["arg_id"].strip(), rec["key_point_id"].strip()
         if arg_ids is not None and aid not in arg_ids:
             raise InputError(path, f"arg_id {aid!r} is not in the arguments file", row=row, column="arg_id")
         if kp_ids is not None and kid not in kp_ids:
             raise InputError(path, f"key_point_id {kid!r} is not in the key points file", row=row,
                              column="key_point_id")
-        raw = str(rec["label"]).strip()
-        if raw not in ("0", "1", "0.0", "1.0"):
-            raise InputError(path, f"label must be 0 or 1, not {raw!r}", row=row, column="label")
         if (aid, kid) in out:
             raise InputError(path, f"duplicate pair ({aid}, {kid}) (first at row {first_row[(aid, kid)]})",
                              row=row)
         first_row[(aid, kid)] = row
-        out[(aid, kid)] = int(float(raw))
+        out[(aid, kid)] = rec["label"]
     return out
 
 
