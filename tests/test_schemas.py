@@ -237,6 +237,25 @@ def test_cli_report_and_models_curve_end_in_one_line(tmp_path, monkeypatch, shap
         assert len(lines) == 1 and "unexpected" not in lines[0] and str(tmp_path) in lines[0]
 
 
+def test_models_curve_given_a_file_or_nothing_says_what_it_is(tmp_path, monkeypatch):
+    """A file where a trained folder is expected (the record itself: its folder named), a missing path and a folder
+    argsim did not train: one line each, before any curve is drawn."""
+    monkeypatch.delenv("ARGSIM_DEBUG", raising=False)
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "train_config.json").write_text(json.dumps({"steps": 3, "losses": [1.0, 0.5]}))
+    (tmp_path / "empty").mkdir()
+    for target, phrase in ((tmp_path / "m" / "train_config.json", f"is a file; expected a trained model folder "
+                                                                  f"(its folder {tmp_path / 'm'})"),
+                           (tmp_path / "notes.txt", "is a file; expected a trained model folder"),
+                           (tmp_path / "nothing", "folder not found"),
+                           (tmp_path / "empty", "no train_config.json here")):
+        (tmp_path / "notes.txt").write_text("x")
+        result = runner.invoke(app, ["models", "curve", str(tmp_path / "m"), str(target)])
+        lines = result.stderr.strip().splitlines()
+        assert result.exit_code == 2 and len(lines) == 1 and f"{target}: {phrase}" in lines[0], result.stderr
+        assert not (tmp_path / "m" / "learning_curve.png").exists()  # checked before the first folder is drawn
+
+
 def test_report_that_would_print_nothing_says_why(tmp_path, monkeypatch):
     monkeypatch.delenv("ARGSIM_DEBUG", raising=False)
     result = runner.invoke(app, ["--workdir", str(tmp_path), "report"])
@@ -574,8 +593,8 @@ COMMAND_FAULTS = {
     "eval counterargs": (["eval", "counterargs", "{f}"], "r.csv", b"point,method,setting,pool_size\np,m,s,NaN\n"),
     "summarize minutes": (["summarize", "minutes", "--input", "{f}", "--out", "{d}/s.json"], "u.csv",
                           b"id,text,topic,subtopic,length\nq,t,a,b,1.5\n"),
-    "rank counter-search": (["rank", "counter-search", "-m", "counter-bi-encoder", "--candidates", "{f}", "--queries", "{f}", "--out",
-                             "{d}/r.jsonl"], "c.jsonl", _jsonl({"text": "a", "id": 1.5})),
+    "rank counter-search": (["rank", "counter-search", "-m", "counter-bi-encoder", "--candidates", "{f}",
+                             "--queries", "{f}", "--out", "{d}/r.jsonl"], "c.jsonl", _jsonl({"text": "a", "id": 1.5})),
 }
 
 
