@@ -576,9 +576,12 @@ class ArticleIndexRecord(TypedDict):
 
 
 @functools.cache
-def argkp_items(id_column: str, text_column: str) -> type:
-    """An argument (`arg_id`) or key point (`key_point_id`) of an ArgKP-style file with its text column."""
-    return record_kind(f"ArgKPItem[{text_column}]", {id_column: Id, text_column: RequiredText, "topic": RequiredText,
+def argkp_items(id_column: str, text_column: str, blank: bool = False) -> type:
+    """An argument (`arg_id`) or key point (`key_point_id`) of an ArgKP-style file with its text column; with
+    `blank` its text and topic may be empty (records the Python API builds: plain lists of texts have no topic,
+    a frame of pairs scored by the metric needs no text)."""
+    text = Text if blank else RequiredText
+    return record_kind(f"ArgKPItem[{text_column}]", {id_column: Id, text_column: text, "topic": text,
                                                      "stance": Stance})
 
 

@@ -193,10 +193,10 @@ def kpm_data(arguments: Part, key_points: Part, labels: Part | None = None, name
         >>> data.labels, data.candidates(data.arguments[0])[0].text
         ({('a1', 'k1'): 1}, 'y')
     """
-    a_source, a_records = _part(arguments, argkp_items("arg_id", argument_column))
+    a_source, a_records = _part(arguments, argkp_items("arg_id", argument_column, isinstance(arguments, tuple)))
     args = _items(a_source, a_records, Argument, argument_column, repeated)
-    kps = _items(*_part(key_points, argkp_items("key_point_id", key_point_column)), KeyPoint, key_point_column,
-                 repeated)
+    kps = _items(*_part(key_points, argkp_items("key_point_id", key_point_column, isinstance(key_points, tuple))),
+                 KeyPoint, key_point_column, repeated)
     gold = {} if labels is None else _labels(*_part(labels, LabelRecord), {a.arg_id for a in args},
                                              {k.kp_id for k in kps})
     files = [Path(p) for p in (arguments, key_points, labels) if p is not None and not isinstance(p, tuple)]
