@@ -160,7 +160,7 @@ class CounterArgumentEvaluator(TaskEvaluator):
         from argsim.backend.resolve import PairScorer, resolve_model
 
         if isinstance(model, (str, Path)):
-            from argsim.counter.neural.cross import is_cross_folder
+            from argsim.counter.neural.config import is_cross_folder
             from argsim.counter.neural.pipeline import load_stage
             from argsim.counter.neural.store import is_model_folder
 

@@ -125,7 +125,7 @@ def _save_cross(folder, num_labels: int) -> None:
     if num_labels == 1:
         (folder / CROSS_INFO).write_text(json.dumps({"context": "none", "sep": "[SEP]", "max_length": 96}))
     else:
-        from argsim.counter.neural.cross import CROSS_MARKER
+        from argsim.counter.neural.config import CROSS_MARKER
 
         (folder / CROSS_MARKER).write_text(json.dumps({"kind": "cross-encoder", "base_model": "minilm",
                                                         "max_length": 96}))

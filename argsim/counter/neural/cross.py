@@ -17,24 +17,10 @@ import numpy as np
 from sentence_transformers.base.evaluation import BaseEvaluator
 from transformers import TrainerCallback
 
-from argsim.counter.neural.config import NeuralConfig
+from argsim.counter.neural.config import CROSS_MARKER, NeuralConfig
 from argsim.io import write_json
 
-CROSS_MARKER = "argsim_cross_encoder.json"  # options of a saved cross-encoder; its history: HISTORY
 HISTORY = "history.json"  # the same file name as the other models' (training.read_history reads both)
-
-
-def is_cross_folder(folder: str | Path) -> bool:
-    return (Path(folder) / CROSS_MARKER).is_file()
-
-
-def marker_max_length(folder: str | Path) -> int:
-    """The token limit a saved cross-encoder folder was trained with (its marker file; 256 where it names none)."""
-    from argsim.backend.safety import model_files
-    from argsim.schemas import CounterCrossMarker, read_json_as
-
-    with model_files(folder, "cross-encoder"):
-        return int(read_json_as(CounterCrossMarker, Path(folder) / CROSS_MARKER).get("max_length", 256))
 
 
 def validation_choices(val_pairs: Sequence[tuple[str, str]], collection: Sequence[str], points: int = 100,
