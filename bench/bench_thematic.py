@@ -100,11 +100,11 @@ def ensure_model(name: str) -> bool:
                                                    max_triplets=recipe.get("max_triplets"),
                                                    max_minutes=recipe.get("max_minutes")))
     else:
-        from argsim.thematic.finetune import finetune_sentence_transformer
+        from argsim.thematic.finetune import ThematicTrainConfig, finetune_sentence_transformer
 
-        finetune_sentence_transformer(rows, Path(path), max_triplets=recipe["max_triplets"],
-                                      batch_size=recipe["batch_size"], seed=SEED, device="cpu",
-                                      max_minutes=recipe["max_minutes"])
+        finetune_sentence_transformer(rows, Path(path), ThematicTrainConfig(
+            max_triplets=recipe["max_triplets"], batch_size=recipe["batch_size"], seed=SEED,
+            max_minutes=recipe["max_minutes"], lr=2e-5, margin=1.0, lora_rank=0))  # docs/training.md's recipe
     return True
 
 
@@ -168,8 +168,9 @@ def _setting(alg: str, linkage: str) -> str:
 
 
 def scb_rows(name: str, scb: list[dict], clusterings, env: dict) -> list:
+    from argsim.measure import timed
     from argsim.metrics.clustering import clustering_evaluation
-    from argsim.results import result_rows, timed
+    from argsim.results import result_rows
     from argsim.thematic.evaluate import clustering_eval
 
     rows = []
@@ -188,9 +189,10 @@ def evaluate(name: str, quick: bool, env: dict) -> list:
     from argsim.backend import get_encoder
     from argsim.data.catalog import dataset_dir
     from argsim.data.sick import load_sick
+    from argsim.measure import peak_memory_mb, timed
     from argsim.metrics.triplets import triplet_scores
     from argsim.published import published
-    from argsim.results import peak_memory_mb, result_rows, timed
+    from argsim.results import result_rows
     from argsim.thematic.sick_eval import sick_relatedness
 
     model, distance, _ = SPECS[name]

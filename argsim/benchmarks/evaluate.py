@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import importlib
 import math
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -173,8 +172,8 @@ def model_kind(model: Any) -> str:
 
         folder = shipped_folder(str(model)) or Path(model).expanduser()
         if folder.is_dir():
-            from argsim.counter.neural.cross import is_cross_folder
-            from argsim.kpm.cross import is_cross_encoder
+            from argsim.counter.neural.config import is_cross_folder
+            from argsim.kpm.scoring import is_cross_encoder
 
             if is_cross_folder(folder) or is_cross_encoder(str(folder)):
                 return "cross"
@@ -471,63 +470,6 @@ def _mteb_scores(ev: Any) -> dict[str, float] | None:
     scores = getattr(ev, "scores", None)
     return {k: float(v) for k, v in scores.items() if isinstance(v, int | float)} if isinstance(scores, Mapping) \
         else None
-
-
-#: `argsim evaluate`'s task -> the task of `argsim.evaluation.mteb_tasks` its figures are written as
-MTEB_TASKS = {"arguana": "arguana"}
-
-
-def write_mteb_files(board: Leaderboard, folder: Path) -> list[Path]:
-    """MTEB's result JSON of every score whose task has an MTEB task with the same main score
-    (`argsim.evaluation.mteb_tasks.write_mteb_result`: `<folder>/<model>/no_revision_available/<task>.json`)."""
-    from argsim.evaluation.mteb_tasks import write_mteb_result
-
-    return [write_mteb_result(s.model, MTEB_TASKS[s.task], "test" if s.data in (None, "test") else s.data,
-                              s.mteb_scores or s.metrics, folder, evaluation_time=s.seconds)
-            for s in board.scores if s.task in MTEB_TASKS]
-
-
-def variant_label(config: RunConfig) -> str:
-    """How rows name the run's numeric variant after the model: '' for torch at the default precision, else e.g.
-    ' [openvino int8]' or ' [torch bf16]'.
-
-    Example:
-        >>> variant_label(RunConfig(backend="onnx", quantize="int8"))
-        ' [onnx int8]'
-    """
-    parts = [config.backend] if config.backend != "torch" else []
-    parts += [config.quantize] if config.quantize != "none" else []
-    parts += [config.precision] if config.precision != "auto" else []
-    return f" [{' '.join(parts if config.backend != 'torch' else ['torch', *parts])}]" if parts else ""
-
-
-def write_outputs(board: Leaderboard, config: RunConfig, out: Path | None = None, record: bool = False,
-                  mteb_out: Path | None = None, html: Path | None = None, command: str | None = None) -> list[str]:
-    """Write what was asked: the rows to `out` (a results JSON) and, with `record`, merged into
-    `bench/results/evaluate.json`; MTEB result files under `mteb_out`; the HTML page `html`. Returns one line per
-    output written."""
-    from argsim.results import run_environment, write_results
-
-    lines = []
-    if out is not None or record:
-        rows = board.rows(env=run_environment(config), command=command, variant=variant_label(config))
-        if out is not None:
-            lines.append(f"{write_results('evaluate', rows, path=out, command=command)}: {len(rows)} rows")
-        if record:
-            lines.append(f"{write_results('evaluate', rows, merge=True, command=command)}: {len(rows)} rows merged")
-    if mteb_out is not None:
-        written = write_mteb_files(board, mteb_out)
-        lines.append(f"{mteb_out}: {len(written)} MTEB result file(s)"
-                     + ("" if written else f" (MTEB tasks with argsim's figures: {', '.join(MTEB_TASKS)})"))
-    if html is not None:
-        from argsim import __version__
-        from argsim.benchmarks.evaluate_view import leaderboard_html
-        from argsim.io import write_text
-        from argsim.results import command_line
-
-        meta = f"{command or command_line()} (argsim {__version__}, {time.strftime('%Y-%m-%d %H:%M %Z')})"
-        lines.append(f"{write_text(html, leaderboard_html(board, meta=meta))}: written")
-    return lines
 
 
 def _chosen(tasks: Sequence[str], table: Mapping[str, Task]) -> list[Task]:

@@ -327,7 +327,9 @@ def test_summarize_minutes_frames_equal_one_item_at_a_time(data_dir):
 def test_triplet_accuracy_and_rouge1_by_hand():
     rng = np.random.default_rng(1)
     a, p, n = (rng.normal(size=(50, 8)) for _ in range(3))
-    cos = lambda x, y: (x * y).sum(1) / np.linalg.norm(x, axis=1) / np.linalg.norm(y, axis=1)  # noqa: E731
+    def cos(x, y):
+        return (x * y).sum(1) / np.linalg.norm(x, axis=1) / np.linalg.norm(y, axis=1)
+
     assert argsim.triplet_accuracy(a, p, n) == pytest.approx(float((cos(a, p) >= cos(a, n)).mean()))
     l1 = float((np.abs(a - n).sum(1) > np.abs(a - p).sum(1)).mean())
     assert argsim.triplet_accuracy(a, p, n, distance="l1") == pytest.approx(l1)

@@ -116,7 +116,8 @@ def _save_cross(folder, num_labels: int) -> None:
 
     import torch
 
-    from argsim.kpm.cross import CROSS_INFO, load_cross_encoder
+    from argsim.kpm.cross import load_cross_encoder
+    from argsim.kpm.scoring import CROSS_INFO
 
     torch.manual_seed(13)
     model = load_cross_encoder("minilm", "cpu", 96, num_labels=num_labels)
@@ -124,7 +125,7 @@ def _save_cross(folder, num_labels: int) -> None:
     if num_labels == 1:
         (folder / CROSS_INFO).write_text(json.dumps({"context": "none", "sep": "[SEP]", "max_length": 96}))
     else:
-        from argsim.counter.neural.cross import CROSS_MARKER
+        from argsim.counter.neural.config import CROSS_MARKER
 
         (folder / CROSS_MARKER).write_text(json.dumps({"kind": "cross-encoder", "base_model": "minilm",
                                                         "max_length": 96}))
@@ -162,23 +163,16 @@ def _check_scores(reference: np.ndarray, scores: np.ndarray, quantize: str) -> N
         assert rho >= CROSS_INT8_SPEARMAN and np.abs(scores - reference).max() > 0, rho
 
 
-def _spec(backend: str, quantize: str):
-    """The runtime of the run's options; exports in the tests' cache folder (reused by later runs)."""
-    from argsim.backend.registry import runtime_spec
-    from argsim.config import RunConfig
-
-    return runtime_spec(RunConfig(backend=backend, quantize=quantize))
-
-
 @pytest.mark.parametrize(("backend", "quantize"), VARIANTS)
 def test_kpm_cross_encoder_scores_in_the_backend(data_dir, kpm_cross, backend, quantize):
-    from argsim.kpm.cross import CrossScorer
+    from argsim.backend.resolve import pair_scorer
+    from argsim.config import RunConfig
 
     pairs = _pairs(data_dir)
-    reference = CrossScorer(kpm_cross).model.predict(pairs, batch_size=16, convert_to_numpy=True)
-    scorer = CrossScorer(kpm_cross, runtime=_spec(backend, quantize))
+    reference = pair_scorer(kpm_cross, RunConfig(device="cpu")).probability(pairs)
+    scorer = pair_scorer(kpm_cross, RunConfig(backend=backend, quantize=quantize))
     assert (scorer.backend, scorer.quantize) == (backend, quantize)
-    scores = scorer.model.predict(pairs, batch_size=16)
+    scores = scorer.probability(pairs)
     assert ((scores > 0) & (scores < 1)).all()  # the sigmoid, outside the graph
     _check_scores(reference, scores, quantize)
 
@@ -187,13 +181,14 @@ def test_kpm_cross_encoder_scores_in_the_backend(data_dir, kpm_cross, backend, q
 # cross-encoder above: the same graph but for the head's width, quantized by the same code
 @pytest.mark.parametrize(("backend", "quantize"), [v for v in VARIANTS if v != ("openvino", "int8")])
 def test_counter_cross_encoder_scores_in_the_backend(data_dir, counter_cross, backend, quantize):
-    from argsim.counter.neural.cross import CrossScorer
+    from argsim.backend.resolve import pair_scorer
+    from argsim.config import RunConfig
 
     pairs = _pairs(data_dir)
-    reference = CrossScorer(counter_cross).score(pairs)
-    scorer = CrossScorer(counter_cross, runtime=_spec(backend, quantize))
-    assert (scorer.backend, scorer.quantize, scorer.model) == (backend, quantize, None)
-    _check_scores(reference, scorer.score(pairs), quantize)
+    reference = pair_scorer(counter_cross, RunConfig(device="cpu")).probability(pairs)
+    scorer = pair_scorer(counter_cross, RunConfig(backend=backend, quantize=quantize))
+    assert (scorer.backend, scorer.quantize) == (backend, quantize)
+    _check_scores(reference, scorer.probability(pairs), quantize)
 
 
 def test_a_cross_encoder_ranks_through_the_run_options(kpm_workspace, kpm_cross, counter_cross, tmp_path,
@@ -201,20 +196,20 @@ def test_a_cross_encoder_ranks_through_the_run_options(kpm_workspace, kpm_cross,
     """`--backend` reaches the cross-encoders from the run's options: key point matching (`score_model`) and the
     counter-argument rankers (`load_stage`); the second load of each exports nothing."""
     from argsim.backend import registry
+    from argsim.backend.resolve import PairScorer
     from argsim.config import RunConfig
-    from argsim.counter.neural.cross import CrossScorer
     from argsim.counter.neural.pipeline import load_stage
-    from argsim.data.argkp import load_kpm_files
+    from argsim.data.argkp import kpm_data
     from argsim.kpm import ensemble
 
-    data = load_kpm_files("arguments.csv", "key_points.csv", "labels.csv")
+    data = kpm_data("arguments.csv", "key_points.csv", "labels.csv")
     config = RunConfig(backend="onnx", quiet=True)  # exports: the tests' cache folder
     reference = ensemble.score_model(data, str(kpm_cross), config=RunConfig(device="cpu", quiet=True))
     got = ensemble.score_model(data, str(kpm_cross), config=config)
     assert got.keys() == reference.keys()
     assert max(abs(got[a][k] - reference[a][k]) for a in got for k in got[a]) <= CROSS_FP32_ATOL
     stage = load_stage(str(counter_cross), config=config)
-    assert isinstance(stage, CrossScorer) and stage.backend == "onnx"
+    assert isinstance(stage, PairScorer) and stage.backend == "onnx"
 
     def refuse(*_args, **_kwargs):
         raise AssertionError("exported again")
@@ -229,16 +224,15 @@ def test_a_cross_encoder_ranks_through_the_run_options(kpm_workspace, kpm_cross,
 
 
 def test_cross_encoder_calibration_file_must_hold_pairs(counter_cross, tmp_path):
-    from argsim.backend.registry import runtime_spec
+    from argsim.backend.resolve import pair_scorer
     from argsim.config import RunConfig
-    from argsim.counter.neural.cross import CrossScorer
     from argsim.errors import BackendError
 
     cal = tmp_path / "cal.txt"
     cal.write_text("a text without its pair\n", encoding="utf-8")
-    spec = runtime_spec(RunConfig(backend="openvino", quantize="int8", cache_dir=tmp_path, calibration=cal))
+    config = RunConfig(backend="openvino", quantize="int8", cache_dir=tmp_path, calibration=cal)
     with pytest.raises(BackendError, match="first text<TAB>second text"):
-        CrossScorer(counter_cross, runtime=spec)
+        pair_scorer(counter_cross, config)
 
 
 # ------------------------------------------------------------------ MTS and the counter-argument models
@@ -249,8 +243,8 @@ def mts_folder(tmp_path_factory):
     """An MTS network over MiniLM (cls-last4, seeded stance and projection layers), saved as training saves one."""
     import torch
 
-    from argsim.kpm.mts_encoder import write_manifest
-    from argsim.kpm.mts_model import MTSConfig, build_net
+    from argsim.kpm.mts.encoder import write_manifest
+    from argsim.kpm.mts.network import MTSConfig, build_net
 
     folder = tmp_path_factory.mktemp("mts")
     torch.manual_seed(13)
@@ -268,7 +262,7 @@ def _statements(data_dir, n: int = 32) -> tuple[list[str], list[str], list[int]]
 @pytest.mark.parametrize(("backend", "quantize"), VARIANTS)
 def test_mts_backbone_runs_in_the_backend_and_its_heads_in_torch(data_dir, mts_folder, backend, quantize):
     from argsim.backend import get_encoder
-    from argsim.kpm.mts_encoder import MTSEncoder
+    from argsim.kpm.mts.encoder import MTSEncoder
 
     texts, topics, stances = _statements(data_dir)
     reference = get_encoder(str(mts_folder), device="cpu")
@@ -373,7 +367,7 @@ def test_lora_towers_run_merged_in_the_backend(data_dir, lora_counter_model, tmp
 
 def test_an_mts_fold_ensemble_runs_its_members_in_the_backend(data_dir, mts_folder, tmp_path):
     from argsim.backend import get_encoder
-    from argsim.kpm.mts_encoder import write_ensemble
+    from argsim.kpm.mts.encoder import write_ensemble
 
     (tmp_path / "ens").mkdir()
     (tmp_path / "ens" / "fold0").symlink_to(mts_folder, target_is_directory=True)

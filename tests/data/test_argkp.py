@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from argsim.data.argkp import load_argkp, load_kpm_files, split_stats
+from argsim.data.argkp import kpm_data, load_argkp, split_stats
 from argsim.errors import InputError
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "kpm"
@@ -48,26 +48,26 @@ def _copy(tmp_path: Path, name: str, edit) -> Path:
 def test_bad_stance_names_row_and_column(tmp_path):
     args = _copy(tmp_path, "arguments.csv", lambda ls: ls[:3] + [ls[3].replace(",1", ",pro")] + ls[4:])
     with pytest.raises(InputError) as err:
-        load_kpm_files(args, FIX / "key_points.csv")
+        kpm_data(args, FIX / "key_points.csv")
     assert "arguments.csv, row 4, column 'stance'" in str(err.value) and "'pro'" in str(err.value)
 
 
 def test_duplicate_ids_and_unknown_label_ids(tmp_path):
     kps = _copy(tmp_path, "key_points.csv", lambda ls: ls + [ls[1]])
     with pytest.raises(InputError, match=r"row 6, column 'key_point_id'.*duplicate key_point_id 'k1'"):
-        load_kpm_files(FIX / "arguments.csv", kps)
+        kpm_data(FIX / "arguments.csv", kps)
     labels = _copy(tmp_path, "labels.csv", lambda ls: ls + ["zz,k1,1"])
     with pytest.raises(InputError, match=r"labels.csv, row 17, column 'arg_id'.*'zz' is not in the arguments"):
-        load_kpm_files(FIX / "arguments.csv", FIX / "key_points.csv", labels)
+        kpm_data(FIX / "arguments.csv", FIX / "key_points.csv", labels)
 
 
 def test_label_values_and_missing_columns(tmp_path):
     labels = _copy(tmp_path, "labels.csv", lambda ls: ls[:2] + ["a1,k2,yes"] + ls[3:])
     with pytest.raises(InputError, match=r"row 3, column 'label'.*must be 0 or 1"):
-        load_kpm_files(FIX / "arguments.csv", FIX / "key_points.csv", labels)
+        kpm_data(FIX / "arguments.csv", FIX / "key_points.csv", labels)
     args = _copy(tmp_path, "arguments.csv", lambda ls: [ls[0].replace("stance", "side")] + ls[1:])
     with pytest.raises(InputError, match="missing column.*stance"):
-        load_kpm_files(args, FIX / "key_points.csv")
+        kpm_data(args, FIX / "key_points.csv")
 
 
 def test_missing_split_is_a_clear_error(data_dir):

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
+from pathlib import Path
+
 import pytest
 
-from argsim.data.counterargs import (
-    SETTING_FILES,
-    SETTINGS,
-    build_pools,
-    load_counterargs,
-    pool_type_counts,
-    read_type_counts,
-)
+from argsim.data.counterargs import SETTING_FILES, SETTINGS, CounterCorpus, build_pools, load_counterargs
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +30,39 @@ def test_point_parts(corpus):
     c = corpus.true_counter(p)
     assert c.id.endswith("pro/pro01b-counter.txt") and c.conclusion == "" and c.premise == c.text
     assert (p.argues, c.argues) == ("pro", "con")
+
+
+def pool_type_counts(corpus: CounterCorpus, split: str, setting: str) -> dict[str, int]:
+    """Counts of candidate types (the official labels, `true` for the own counter) over all pools."""
+    counts: dict[str, int] = defaultdict(int)
+    for pid, cands in build_pools(corpus, split, setting).items():
+        point = corpus.by_id[pid]
+        gold_id = corpus.true_counter(point).id
+        for c in cands:
+            if c.id == gold_id:
+                counts["true"] += 1
+            elif c.debate == point.debate and c.theme == point.theme:
+                counts[f"debate-{'same' if c.stance == point.stance else 'oppo'}-{c.kind}"] += 1
+            else:
+                counts[f"{'theme' if c.theme == point.theme else 'portal'}-{c.kind}"] += 1
+    return dict(counts)
+
+
+def read_type_counts(path: str | Path) -> dict[str, dict[str, int]]:
+    """Parse the ragged `00-argument-pair-type-counts.tsv`: file stem -> {type: count}."""
+    out: dict[str, dict[str, int]] = {}
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    for line in lines[1:]:
+        cells = [c for c in line.split("\t") if c.strip()]
+        if not cells:
+            continue
+        name = cells[0].removesuffix(".zip").removesuffix(".tsv")
+        counts = {}
+        for cell in cells[1:]:
+            label, _, num = cell.strip().rpartition(" ")
+            counts[label] = int(num)
+        out[name] = counts
+    return out
 
 
 def test_test_pools_reproduce_official_type_counts(corpus, data_dir):

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from argsim.data.argkp import KPMData, load_argkp, load_kpm_files
+from argsim.data.argkp import KPMData, kpm_data, load_argkp
 from argsim.evaluation import KPAMapEvaluator
 from argsim.metrics.kpa_map import evaluate_map
 
@@ -22,7 +22,7 @@ TOPIC = "We should abandon the use of school uniform"
 
 @pytest.fixture(scope="module")
 def gold() -> KPMData:
-    return load_kpm_files(FIX / "arguments.csv", FIX / "key_points.csv", FIX / "labels.csv")
+    return kpm_data(FIX / "arguments.csv", FIX / "key_points.csv", FIX / "labels.csv")
 
 
 def test_hand_case_is_the_official_map_and_the_identity_draw_too(gold):

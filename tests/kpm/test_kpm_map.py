@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from argsim.data.argkp import load_argkp, load_kpm_files
+from argsim.data.argkp import kpm_data, load_argkp
 from argsim.metrics.kpa_map import best_key_points, evaluate_map, pandas_descending_order, read_predictions
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "kpm"
@@ -17,7 +17,7 @@ FIX = Path(__file__).resolve().parents[1] / "fixtures" / "kpm"
 
 @pytest.fixture(scope="module")
 def gold():
-    return load_kpm_files(FIX / "arguments.csv", FIX / "key_points.csv", FIX / "labels.csv")
+    return kpm_data(FIX / "arguments.csv", FIX / "key_points.csv", FIX / "labels.csv")
 
 
 # Group (Uniforms,+1), 6 arguments, keeps int(3): a1 0.9 (match), a2 0.8 (no match), a3 0.7 (undecided);

@@ -66,7 +66,9 @@ def cross(data_dir, tmp_path_factory):
 
 
 def test_cross_encoder_learns_and_reloads_to_identical_scores(cross, tiny):
-    from argsim.kpm.cross import CrossScorer, format_argument, is_cross_encoder
+    from argsim.backend.resolve import pair_scorer
+    from argsim.config import RunConfig
+    from argsim.kpm.scoring import cross_predictions, format_argument, is_cross_encoder
 
     folder, model, info, before, after = cross
     assert info["steps"] == 12 and is_cross_encoder(folder)
@@ -75,20 +77,21 @@ def test_cross_encoder_learns_and_reloads_to_identical_scores(cross, tiny):
     config = json.loads((folder / "train_config.json").read_text())
     assert config["trainer"] == "kpm-cross" and config["optimizer"]["lr"] == 2e-4
     _, held = tiny
-    scores = CrossScorer(folder).score(held)
+    scores = cross_predictions(held, folder, RunConfig(device="cpu", quiet=True))
     a = held.arguments[0]
     kps = held.candidates(a)
     direct = model.predict([(format_argument(a.text, a.topic, a.stance, "none"), k.text) for k in kps])
     assert np.allclose([scores[a.arg_id][k.kp_id] for k in kps], direct, atol=1e-5)
-    half = CrossScorer(folder, precision="bf16")  # --precision bf16: the ranking cross-encoder computes in bf16
-    assert half.precision == "bf16" and next(half.model.model.parameters()).dtype == torch.bfloat16
+    bf16 = RunConfig(device="cpu", precision="bf16", quiet=True)  # --precision bf16: the cross-encoder in bf16
+    half = pair_scorer(folder, bf16)
+    assert half.precision == "bf16" and next(half.model.parameters()).dtype == torch.bfloat16
     one = KPMData("one", [a], held.key_points, {p: y for p, y in held.labels.items() if p[0] == a.arg_id})
-    half_scores = half.score(one)  # one argument: bf16 matmuls are slow on CPUs without bf16 units
+    half_scores = cross_predictions(one, folder, bf16)  # one argument: bf16 matmuls are slow on CPUs without bf16 units
     assert np.allclose([half_scores[a.arg_id][k.kp_id] for k in kps], direct, atol=0.03)
 
 
 def test_context_formats_use_the_tokenizers_separator():
-    from argsim.kpm.cross import format_argument
+    from argsim.kpm.scoring import format_argument
 
     assert format_argument("x", "T", 1, "topic", "</s>") == "T </s> x"
     assert format_argument("x", "T", -1, "topic-stance") == "T [SEP] con [SEP] x"
@@ -251,8 +254,8 @@ def test_mts_starts_from_a_sentence_transformers_folder(tiny, tmp_path):
     from safetensors.torch import load_file
 
     from argsim.backend import load_sentence_transformer
-    from argsim.kpm.mts_model import MTSConfig
-    from argsim.kpm.mts_train import train_mts
+    from argsim.kpm.mts.network import MTSConfig
+    from argsim.kpm.mts.train import train_mts
 
     sbert = load_sentence_transformer("minilm", device="cpu")
     emb = sbert[0].auto_model.embeddings.word_embeddings.weight
@@ -390,7 +393,7 @@ def test_fold_splits_load_back_and_kpm_folds_scores_fold_one_as_the_dev_split(da
     from typer.testing import CliRunner
 
     from argsim.cli.app import app
-    from argsim.kpm.mts_data import topic_folds
+    from argsim.kpm.mts.batches import topic_folds
     from argsim.kpm.scoring import score_key_points
     from argsim.metrics.kpa_map import evaluate_map
 
@@ -411,7 +414,9 @@ def test_cross_encoder_eval_every_keeps_the_best_dev_map_checkpoint(data_dir, ti
     """--eval-every 2: the official strict mAP of held-out arguments (same topic, never trained on) is scored every 2
     steps; a tiny random cross-encoder at lr 1e-3 peaks before the last step, and the saved folder is that checkpoint:
     `rank keypoints`' scorer reproduces the best score, and the records name its step."""
-    from argsim.kpm.cross import SELECTION_METRIC, CrossConfig, CrossScorer, train_cross
+    from argsim.config import RunConfig
+    from argsim.kpm.cross import SELECTION_METRIC, CrossConfig, train_cross
+    from argsim.kpm.scoring import cross_predictions
     from argsim.metrics.kpa_map import evaluate_map
     from argsim.training import resolve_placement
 
@@ -429,7 +434,7 @@ def test_cross_encoder_eval_every_keeps_the_best_dev_map_checkpoint(data_dir, ti
     assert sorted(scores) == [2, 4, 6, 8, 10, 12] and info["steps"] == 12
     best = min(step for step, v in scores.items() if v == max(scores.values()))
     assert info["best_step"] == best < 12 and scores[12] < scores[best], scores
-    kept = evaluate_map(CrossScorer(tmp_path / "ce").score(held), held)
+    kept = evaluate_map(cross_predictions(held, tmp_path / "ce", RunConfig(device="cpu", quiet=True)), held)
     assert kept.strict == pytest.approx(scores[best], abs=1e-4)
     metrics = json.loads((tmp_path / "ce" / "train_config.json").read_text())["metrics"]
     assert metrics["best_step"] == best and metrics[SELECTION_METRIC] == pytest.approx(scores[best])
