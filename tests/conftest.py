@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,15 @@ if not os.environ.get("ARGSIM_DATA") and (REPO.parent / "shared" / "data").is_di
     os.environ["ARGSIM_DATA"] = str(REPO.parent / "shared" / "data")
 
 from argsim.config import default_data_dir  # noqa: E402
+from argsim.measure import usable_cores  # noqa: E402
+
+# Under pytest-xdist (`make test`: two workers) each worker's torch gets its share of the cores: two workers of two
+# intra-op threads on two cores spin-wait for each other (tests/kpm/test_kpm_train.py's SBERT run: 53 CPU seconds
+# with two threads, 31 with one). Set before torch is imported; an OMP_NUM_THREADS given is kept.
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT") and "OMP_NUM_THREADS" not in os.environ:
+    os.environ["OMP_NUM_THREADS"] = str(max(1, usable_cores() // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
+    if "torch" in sys.modules:  # imported by a plugin before this file
+        sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
