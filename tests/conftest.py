@@ -109,6 +109,28 @@ def ray_session():
         ray.shutdown()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def counterargs_read_once():
+    """The real counterargs-18 (13,532 small files, about a CPU second to read) is read once per test process:
+    `load_counterargs_folder` (behind `load_counterargs`, the rankers, the API, `load_arguana`) returns one corpus
+    per folder under the real data folder; any other folder (a test's own files) is read each time."""
+    from argsim.data import arguana, counterargs
+
+    real, root, corpora = counterargs.load_counterargs_folder, (default_data_dir() / "counterargs18").resolve(), {}
+
+    def read_once(folder):
+        key = Path(folder).resolve()
+        if not key.is_relative_to(root):
+            return real(folder)
+        if key not in corpora:
+            corpora[key] = real(folder)
+        return corpora[key]
+
+    counterargs.load_counterargs_folder = arguana.load_counterargs_folder = read_once
+    yield
+    counterargs.load_counterargs_folder = arguana.load_counterargs_folder = real
+
+
 @pytest.fixture(scope="session")
 def counterargs_corpus(data_dir):
     """counterargs-18, loaded once per test session (about 10-20 s on the shared machine)."""
