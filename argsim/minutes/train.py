@@ -16,7 +16,6 @@ from argsim.errors import ArgsimError
 from argsim.io import read_records, write_json
 from argsim.options import setting
 
-BACKBONES = ("ginza", "minilm")
 FIELDS = ("anchor", "positive", "negative")
 
 
