@@ -55,6 +55,7 @@ def main() -> None:
     from argsim.minutes.mining import MiningConfig
     from argsim.minutes.pipeline import mine_minutes
     from argsim.minutes.summarize import SummarizeOptions, dataset_items, summarize_items
+    from argsim.schemas import TripletRecord
 
     run = RunConfig(device="cpu", quiet=True)
     folder = dataset_dir("poliinfo")
@@ -88,7 +89,7 @@ def main() -> None:
     print("mining", summary["counts"], summary["seconds"])
 
     # 2. backbone readiness for Japanese
-    test = read_records(args.triplets / "test.jsonl", required=["anchor", "positive", "negative"])
+    test = read_records(args.triplets / "test.jsonl", TripletRecord)
     sample = [r["anchor"] for r in test[:2000]]
     if args.quick:
         test = test[:500]

@@ -149,8 +149,9 @@ class ArgsimThematicClustering(_Local, AbsTaskClusteringLegacy):
 
     def _local_dataset(self) -> dict:
         from argsim.io import read_records
+        from argsim.schemas import LabelledSentenceRecord
 
-        rows = read_records(self.sentences, required=["text", "label"], text=["text"], scalar=["article"])
+        rows = read_records(self.sentences, LabelledSentenceRecord)
         articles: dict[str, list[dict]] = {}
         for r in rows:
             articles.setdefault(str(r.get("article", "")), []).append(r)

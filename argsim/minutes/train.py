@@ -15,6 +15,7 @@ from typing import Literal
 from argsim.errors import ArgsimError
 from argsim.io import read_records, write_json
 from argsim.options import setting
+from argsim.schemas import TripletRecord
 
 FIELDS = ("anchor", "positive", "negative")
 
@@ -54,7 +55,7 @@ class MinutesTrainConfig:
 def _load_triplets(path: Path, limit: int | None, seed: int) -> list[dict]:
     import numpy as np
 
-    rows = read_records(path, required=list(FIELDS), text=list(FIELDS))
+    rows = read_records(path, TripletRecord)
     if limit is not None and len(rows) > limit:
         idx = np.sort(np.random.default_rng(seed).choice(len(rows), size=limit, replace=False))
         rows = [rows[i] for i in idx]

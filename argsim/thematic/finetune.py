@@ -20,7 +20,6 @@ sample of which chose the step: mildly optimistic); the test split stays unseen.
 from __future__ import annotations
 
 import random
-import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -145,8 +144,6 @@ def _save(model, config: ThematicTrainConfig, run, rec: dict, stats: dict, data:
                                                       **({"init": config.init} if config.init else {})})
     else:
         model.save(str(out))
-    if not rec["stopped_by"]:
-        shutil.rmtree(out / "trainer", ignore_errors=True)  # the old trainer folder of earlier versions
     write_json(out / "argsim_training.json", stats)
     hashes = {"train": data_hash(triplets), "dev": data_hash(dev) if dev else None}
     write_records(out, train_config("thematic-minilm", run, dict(stats), hashes, rec, metrics, base_model=config.model))

@@ -559,8 +559,9 @@ def test_validation_of_a_tower_under_training_embeds_only_the_validation_texts(t
     from argsim.counter.neural.validation import at1_over_k
     from argsim.evaluation import CounterArgumentEvaluator
     from argsim.io import read_records
+    from argsim.schemas import CounterPairRecord
 
-    rows = {name: [(r["point"], r["counter"]) for r in read_records(EXAMPLES / f"{name}.jsonl")]
+    rows = {name: [(r["point"], r["counter"]) for r in read_records(EXAMPLES / f"{name}.jsonl", CounterPairRecord)]
             for name in ("train", "val")}
     data = PairData.from_text_pairs(rows["train"], rows["val"])
     torch.manual_seed(0)

@@ -196,9 +196,10 @@ def test_thematic_finetune_keeps_the_best_dev_step_not_the_last(tiny_bert, tmp_p
     from safetensors.torch import load_file
 
     from argsim.io import read_records
+    from argsim.schemas import TripletRecord
     from argsim.thematic.finetune import SELECTION_METRIC, ThematicTrainConfig, finetune_sentence_transformer
 
-    dev = read_records(REPO / "examples" / "thematic" / "triplets.jsonl", required=["anchor", "positive", "negative"])
+    dev = read_records(REPO / "examples" / "thematic" / "triplets.jsonl", TripletRecord)
     out = tmp_path / "m"
     config = ThematicTrainConfig(model=str(tiny_bert), batch_size=4, lr=1e-2, max_seq_length=16, epochs=3,
                                  eval_every=2, dev_sample=30, margin=1.0, lora_rank=0)
@@ -306,9 +307,10 @@ def test_thematic_finetune_with_eval_every_keeps_the_budget_stop_checkpoint(tiny
     """A --max-steps/--max-minutes stop with --eval-every leaves its own checkpoint beside the best one, so --resume
     continues from the stop (the trainer's end-of-run clean-up must not delete it). A tiny random BERT."""
     from argsim.io import read_records
+    from argsim.schemas import TripletRecord
     from argsim.thematic.finetune import ThematicTrainConfig, finetune_sentence_transformer
 
-    dev = read_records(REPO / "examples" / "thematic" / "triplets.jsonl", required=["anchor", "positive", "negative"])
+    dev = read_records(REPO / "examples" / "thematic" / "triplets.jsonl", TripletRecord)
     out = tmp_path / "m"
     config = ThematicTrainConfig(model=str(tiny_bert), batch_size=4, lr=3e-4, max_seq_length=16, epochs=3,
                                  eval_every=2, dev_sample=10, margin=1.0, lora_rank=0)

@@ -92,15 +92,15 @@ def train_thematic(
     from dataclasses import replace
 
     from argsim.io import read_records
+    from argsim.schemas import TripletRecord
     from argsim.training import is_main_process
 
     config = config.checked(has_dev=dev is not None, budget=plan)
     arch = config.arch
     where = placement(ctx, threads=config.threads or None)
     quiet = run_config(ctx).quiet
-    abc = ["anchor", "positive", "negative"]
-    rows = read_records(triplets, required=abc, text=abc)
-    dev_rows = read_records(dev, required=abc, text=abc) if dev else None
+    rows = read_records(triplets, TripletRecord)
+    dev_rows = read_records(dev, TripletRecord) if dev else None
     if arch == "bilstm":
         from argsim.thematic.train import train_bilstm
 
@@ -140,11 +140,12 @@ def cluster_sentences(
     from argsim.api.thematic import cluster_sentences as cluster
     from argsim.errors import ArgsimError
     from argsim.io import canonical_columns, read_records, write_jsonl
+    from argsim.schemas import SentenceRecord
     from argsim.thematic.cluster import default_model
 
     cfg = run_config(ctx)
     model = model or default_model()
-    rows = read_records(sentences, required=["text"], text=["text"], scalar=["label", "article"])
+    rows = read_records(sentences, SentenceRecord)
     canonical_columns(rows, sentences, ("label", "article"))
     if k is None and any("label" not in r for r in rows):
         raise ArgsimError(f"{sentences}: no `label` column to take k from; pass --k")
@@ -178,12 +179,13 @@ def eval_clustering(
     from argsim.measure import timed
     from argsim.metrics.clustering import averaged_scores, clustering_evaluation
     from argsim.results import result_rows, run_environment, write_results
+    from argsim.schemas import LabelledSentenceRecord
     from argsim.thematic.evaluate import clustering_eval
 
     cfg = run_config(ctx)
     env = run_environment(cfg, data_files=[sentences])
 
-    rows = read_records(sentences, required=["text", "label"], text=["text"], scalar=["article", "cluster"])
+    rows = read_records(sentences, LabelledSentenceRecord)
     canonical_columns(rows, sentences, ("label", "article", "cluster"))
     groups = [r.get("article", "") for r in rows]
     gold = [r["label"] for r in rows]
