@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from argsim.settings import seed_everything  # noqa: E402
+from argsim.settings import seed_everything
 
 DATA = REPO / "runs" / "thematic" / "data"
 MODELS = REPO / "models"

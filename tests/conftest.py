@@ -18,8 +18,8 @@ REPO = Path(__file__).resolve().parent.parent
 if not os.environ.get("ARGSIM_DATA") and (REPO.parent / "shared" / "data").is_dir():
     os.environ["ARGSIM_DATA"] = str(REPO.parent / "shared" / "data")
 
-from argsim.config import default_data_dir  # noqa: E402
-from argsim.measure import usable_cores  # noqa: E402
+from argsim.config import default_data_dir
+from argsim.measure import usable_cores
 
 # Under pytest-xdist (`make test`: two workers) each worker's torch gets its share of the cores: two workers of two
 # intra-op threads on two cores spin-wait for each other (tests/kpm/test_kpm_train.py's SBERT run: 53 CPU seconds
@@ -34,7 +34,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 # typer's CliRunner turns the Typer app into its click command on every `invoke` (about 0.08 CPU seconds for
 # argsim's commands, paid by every CLI test): built once per app and process instead, as the console script builds
 # it once per run (the command objects keep no state between runs: ArgsimGroup.main restores what --quiet sets)
-import typer.testing  # noqa: E402
+import typer.testing
 
 typer.testing._get_command = functools.cache(typer.testing._get_command)
 

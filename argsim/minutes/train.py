@@ -17,7 +17,6 @@ from argsim.io import read_records, write_json
 from argsim.options import setting
 from argsim.schemas import TripletRecord
 
-BACKBONES = ("ginza", "minilm")
 FIELDS = ("anchor", "positive", "negative")
 
 

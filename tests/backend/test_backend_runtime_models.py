@@ -243,8 +243,9 @@ def mts_folder(tmp_path_factory):
     """An MTS network over MiniLM (cls-last4, seeded stance and projection layers), saved as training saves one."""
     import torch
 
+    from argsim.kpm.mts.config import MTSConfig
     from argsim.kpm.mts.encoder import write_manifest
-    from argsim.kpm.mts.network import MTSConfig, build_net
+    from argsim.kpm.mts.network import build_net
 
     folder = tmp_path_factory.mktemp("mts")
     torch.manual_seed(13)

@@ -113,7 +113,8 @@ def test_topic_folds_fold1_is_official(data_dir):
 
 
 def test_identity_init_starts_from_the_zero_shot_encoder(minilm):
-    from argsim.kpm.mts.network import MTSConfig, build_net
+    from argsim.kpm.mts.config import MTSConfig
+    from argsim.kpm.mts.network import build_net
 
     net = build_net(MTSConfig(pooling="mean", out_dim=384, identity_init=True)).eval()
     texts = ["School uniform reduces bullying", "Whaling is cruel to intelligent animals"]
@@ -146,7 +147,7 @@ def fit_and_held(data_dir):
 def _tiny_mts(tiny_bert, folder, fit, lr: float, head_lr: float, epochs: int = 2, dev=None,
               dropout: float = 0.1):
     """MTS on the tiny random BERT (one thread: fastest on a busy machine); its info and held-out mAP scorer."""
-    from argsim.kpm.mts.network import MTSConfig
+    from argsim.kpm.mts.config import MTSConfig
     from argsim.kpm.mts.train import train_mts
     from argsim.training import resolve_placement
 

@@ -254,7 +254,7 @@ def test_mts_starts_from_a_sentence_transformers_folder(tiny, tmp_path):
     from safetensors.torch import load_file
 
     from argsim.backend import load_sentence_transformer
-    from argsim.kpm.mts.network import MTSConfig
+    from argsim.kpm.mts.config import MTSConfig
     from argsim.kpm.mts.train import train_mts
 
     sbert = load_sentence_transformer("minilm", device="cpu")

@@ -45,7 +45,7 @@ def test_mts_trains_saves_and_loads_through_the_backend(splits, tmp_path, in_pro
     from typer.testing import CliRunner
 
     from argsim.cli.app import app
-    from argsim.kpm.mts.network import MTSConfig
+    from argsim.kpm.mts.config import MTSConfig
     from argsim.kpm.mts.train import train_mts
 
     train, held = splits

@@ -102,7 +102,7 @@ def _sbert(out: Path, asset: Path, resume: bool, layers: int) -> int:
 
 
 def mts(out: Path, asset: Path, resume: bool) -> int:
-    from argsim.kpm.mts.network import MTSConfig
+    from argsim.kpm.mts.config import MTSConfig
     from argsim.kpm.mts.train import train_mts
 
     cfg = MTSConfig(model=str(asset), pooling="mean", epochs=3, max_pos=2, max_neg=2, max_unmatched=1, out_dim=8,
@@ -179,14 +179,11 @@ def assets(tmp_path, tiny_bert) -> dict[str, Path]:
 
 def warm_imports() -> None:
     """The trainers' modules, imported once in the forking parent."""
-    import argsim.counter.neural.cross
-    import argsim.counter.neural.training
-    import argsim.kpm.cross
-    import argsim.kpm.mts.train
-    import argsim.kpm.sbert
-    import argsim.minutes.train
-    import argsim.thematic.finetune
-    import argsim.thematic.train  # noqa: F401
+    import importlib
+
+    for name in ("counter.neural.cross", "counter.neural.training", "kpm.cross", "kpm.mts.train", "kpm.sbert",
+                 "minutes.train", "thematic.finetune", "thematic.train"):
+        importlib.import_module(f"argsim.{name}")
 
 
 @pytest.fixture(scope="module")

@@ -435,7 +435,7 @@ def test_bilstm_eval_every_resumes_exactly(tiny_vectors, tmp_path):
 def test_kpm_trainers_train_on_the_resolved_device(devices_seen, tmp_path):
     """Siamese SBERT (full and top-layer) and MTS: one or two steps each, parameters on the resolved device."""
     from argsim.data.argkp import kpm_data
-    from argsim.kpm.mts.network import MTSConfig
+    from argsim.kpm.mts.config import MTSConfig
     from argsim.kpm.mts.train import train_mts
     from argsim.kpm.sbert import SbertConfig, train_sbert
 

@@ -22,8 +22,9 @@ from argsim.errors import ArgsimError
 from argsim.evaluation.kpa_map import KPAMapEvaluator
 from argsim.io import write_json
 from argsim.kpm.mts.batches import cluster_batches, pair_batches, topic_folds
+from argsim.kpm.mts.config import VARIANTS, MTSConfig
 from argsim.kpm.mts.encoder import write_ensemble, write_manifest
-from argsim.kpm.mts.network import VARIANTS, ClusterLoss, MTSConfig, MTSNet, PairContrastiveLoss, build_net
+from argsim.kpm.mts.network import ClusterLoss, MTSNet, PairContrastiveLoss, build_net
 
 TRAIN_INFO = "argsim_train.json"
 
