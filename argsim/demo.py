@@ -15,7 +15,7 @@ from pathlib import Path
 
 from argsim.backend import get_encoder
 from argsim.config import RunConfig
-from argsim.data.argkp import load_kpm_files
+from argsim.data.argkp import kpm_data
 from argsim.kpm.scoring import BestMatch, best_matches, default_model, score_key_points
 
 DEMO_FILES = ("arguments.csv", "key_points.csv", "sentences.txt")
@@ -59,6 +59,6 @@ def match_examples(folder: Path | None = None, model: str | None = None,
     from argsim.kpm.threshold import model_threshold
 
     folder = demo_folder() if folder is None else folder
-    data = load_kpm_files(folder / "arguments.csv", folder / "key_points.csv", name="demo")
+    data = kpm_data(folder / "arguments.csv", folder / "key_points.csv", name="demo")
     model = model or default_model()
     return best_matches(data, score_key_points(data, get_encoder(model, config=config)), model_threshold(model)[0])

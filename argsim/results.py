@@ -22,7 +22,7 @@ from argsim.config import RunConfig
 from argsim.errors import ArgsimError
 from argsim.evaluation.record import Evaluation
 from argsim.io import folder_lock, read_json, sha256_file, write_json
-from argsim.measure import peak_memory_mb, timed, usable_cores  # noqa: F401 -- re-exported (callers import them from here)
+from argsim.measure import usable_cores
 from argsim.paths import results_dir
 from argsim.version import __version__, command_line, git_commit
 

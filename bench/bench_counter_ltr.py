@@ -32,8 +32,9 @@ from argsim.counter.lexical.stopwords import content_tokens  # noqa: E402
 from argsim.counter.lexical.wordvecs import word_vectors  # noqa: E402
 from argsim.data.counterargs import build_pools, load_counterargs  # noqa: E402
 from argsim.evaluation import Evaluation  # noqa: E402
+from argsim.measure import peak_memory_mb  # noqa: E402
 from argsim.metrics.ranking import accuracy_at_1  # noqa: E402
-from argsim.results import ResultRow, environment, peak_memory_mb, result_rows, write_results  # noqa: E402
+from argsim.results import ResultRow, environment, result_rows, write_results  # noqa: E402
 
 SETTINGS = ("sdoc", "sda", "epc", "epa")
 

@@ -122,17 +122,17 @@ def main() -> int:
              round(med, 2), extra={"p95": round(p95, 2), "load_at_start": load_at_start})
 
     # ---- cross-encoder reranking the same K
-    from argsim.counter.neural.cross import CrossScorer, is_cross_folder
+    from argsim.counter.neural.cross import is_cross_folder
+    from argsim.counter.neural.pipeline import load_stage
 
     if is_cross_folder(args.cross):
-        scorer = CrossScorer(args.cross, batch_size=32)
+        scorer = load_stage(args.cross)  # the backend's pair scorer, as the rankers load it
         n_cross = 3 if args.quick else 5
         for k in (10, 30):
             ms = []
             for i, p in enumerate(queries[:n_cross]):
                 ids, _ = rr.rank(q_base[i][None, :], k, exclude=[{by_id[p.id]}], rerank=False)
                 pairs = [(p.text, cands[j].text) for j in ids[0]]
-                scorer._memo.clear()
                 t = time.perf_counter()
                 scorer.score(pairs)
                 ms.append((time.perf_counter() - t) * 1000)

@@ -22,7 +22,8 @@ from argsim.config import RunConfig
 from argsim.data.catalog import data_root
 from argsim.evaluation import Evaluation
 from argsim.io import read_records
-from argsim.results import environment, peak_memory_mb, result_rows, write_results
+from argsim.measure import peak_memory_mb
+from argsim.results import environment, result_rows, write_results
 
 
 def main() -> int:

@@ -49,8 +49,9 @@ def zero_shot_rows(dev, env: dict, command: str) -> list:
     from argsim.backend import get_encoder
     from argsim.errors import ModelError
     from argsim.kpm.scoring import score_key_points
+    from argsim.measure import timed
     from argsim.metrics.kpa_map import evaluate_map
-    from argsim.results import result_rows, timed
+    from argsim.results import result_rows
 
     rows = []
     for model in ("minilm", "mpnet"):

@@ -20,8 +20,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from argsim.evaluation import Evaluation  # noqa: E402
+from argsim.measure import peak_memory_mb  # noqa: E402
 from argsim.published import published  # noqa: E402
-from argsim.results import ResultRow, environment, peak_memory_mb, result_rows, write_results  # noqa: E402
+from argsim.results import ResultRow, environment, result_rows, write_results  # noqa: E402
 
 
 def main() -> None:

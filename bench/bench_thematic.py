@@ -168,8 +168,9 @@ def _setting(alg: str, linkage: str) -> str:
 
 
 def scb_rows(name: str, scb: list[dict], clusterings, env: dict) -> list:
+    from argsim.measure import timed
     from argsim.metrics.clustering import clustering_evaluation
-    from argsim.results import result_rows, timed
+    from argsim.results import result_rows
     from argsim.thematic.evaluate import clustering_eval
 
     rows = []
@@ -188,9 +189,10 @@ def evaluate(name: str, quick: bool, env: dict) -> list:
     from argsim.backend import get_encoder
     from argsim.data.catalog import dataset_dir
     from argsim.data.sick import load_sick
+    from argsim.measure import peak_memory_mb, timed
     from argsim.metrics.triplets import triplet_scores
     from argsim.published import published
-    from argsim.results import peak_memory_mb, result_rows, timed
+    from argsim.results import result_rows
     from argsim.thematic.sick_eval import sick_relatedness
 
     model, distance, _ = SPECS[name]

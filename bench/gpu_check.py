@@ -1,8 +1,8 @@
 """`make gpu-check`: every trainer for a few steps and every encoder's inference on CUDA in the auto precision,
 with their throughput against the CPU, into bench/results/gpu.json; any path that stays on the CPU fails loudly.
 
-The trainers are the tiny runs of tests/test_train_interrupts.py (a 2-layer random BERT with MiniLM's tokenizer,
-16-d word vectors), each run on the CPU (fp32) and on CUDA (`--precision auto`: bf16 where the GPU has it); a
+The trainers are the tiny runs of tests/training/test_train_interrupts.py (a 2-layer random BERT with MiniLM's
+tokenizer, 16-d word vectors), each run on the CPU (fp32) and on CUDA (`--precision auto`: bf16 where the GPU has it); a
 `TrainerCallback` records the device of every trainable parameter at every step, and CUDA's peak allocated
 memory must grow during each CUDA run. The encoders are MiniLM and the folders the CUDA runs saved, each
 encoding the same 256 sentences on both devices (no cache). Without CUDA it prints one line and exits 0, so the
@@ -39,10 +39,10 @@ def tiny_assets(root: Path) -> dict[str, Path]:
     """The tiny BERT folder (sentence-transformers and transformers load it) and 16-d word vectors."""
     import numpy as np
     import torch
+    from conftest import TOPICS
     from gensim.models import KeyedVectors
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
-    from test_training import TOPICS
     from transformers import AutoTokenizer, BertConfig, BertModel
 
     from argsim.backend import model_path
@@ -108,7 +108,7 @@ def train_rows(root: Path, assets: dict[str, Path], failures: list[str]) -> list
 
 
 def encode_rows(root: Path, failures: list[str]) -> list[dict]:
-    from test_training import TOPICS
+    from conftest import TOPICS
 
     from argsim.backend import get_encoder
 
@@ -137,7 +137,7 @@ def main() -> int:
     if not torch.cuda.is_available():
         print("gpu-check: skipped: no CUDA device here (torch.cuda.is_available() is False)")
         return 0
-    sys.path.insert(0, str(REPO / "tests"))
+    sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "training")]
     from argsim.io import write_json
     from argsim.results import environment
 

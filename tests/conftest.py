@@ -99,6 +99,50 @@ def counterargs_corpus(data_dir):
     return load_counterargs(data_dir)
 
 
+#: three topics of six sentences: the trainers' tiny data (tests/training, tests/backend, bench/gpu_check.py)
+TOPICS = {
+    "coffee": ["Coffee is brewed from roasted beans.", "Espresso is a strong coffee drink.",
+               "Coffee plants grow in the tropics.", "Many people drink coffee in the morning.",
+               "Arabica beans have a mild taste.", "Coffee houses spread across Europe."],
+    "solar": ["Solar panels turn sunlight into electricity.", "Photovoltaic cells are made of silicon.",
+              "Solar power grows quickly worldwide.", "The sun provides energy for panels on roofs.",
+              "Solar farms cover large desert areas.", "Batteries store solar energy for the night."],
+    "football": ["The striker scored a late goal.", "Football matches last ninety minutes.",
+                 "The goalkeeper saved a penalty.", "The team won the league title.", "Fans sang in the stadium.",
+                 "The coach changed the formation."],
+}
+
+
+def tiny_triplets(n: int = 24) -> list[dict]:
+    import random
+
+    rng, names, rows = random.Random(0), list(TOPICS), []
+    for i in range(n):
+        same, other = names[i % 3], names[(i + 1) % 3]
+        a, p = rng.sample(TOPICS[same], 2)
+        rows.append({"anchor": a, "positive": p, "negative": rng.choice(TOPICS[other])})
+    return rows
+
+
+def parse_command_line(line: str):
+    """Parse an `argsim ...` line through the CLI's own parser (options, types, callbacks), invoking nothing."""
+    import shlex
+
+    from typer.main import get_command
+
+    from argsim.cli.app import app
+
+    argv = shlex.split(line)
+    assert argv[0] == "argsim", line
+    cmd, args, parent, name = get_command(app), argv[1:], None, "argsim"
+    while True:
+        ctx = cmd.make_context(name, list(args), parent=parent)
+        if not hasattr(cmd, "resolve_command"):
+            return ctx
+        name, cmd, args = cmd.resolve_command(ctx, [*getattr(ctx, "_protected_args", []), *ctx.args])
+        parent = ctx
+
+
 class InProcessActorPool:
     """Stands in for `embedding.embed_texts_ray` without Ray: the real `EmbedActor`, rebuilt from the spec it is
     given (as a Ray actor is), embeds blocks of 2 texts in this process; the blocks come back in reverse order

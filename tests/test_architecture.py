@@ -105,6 +105,53 @@ def test_backend_has_no_import_cycle():
     assert cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]  # the check finds one
 
 
+def module_graph() -> dict[str, set[str]]:
+    """{argsim module: the argsim modules it imports} (imports anywhere in a module, each name resolved to the
+    module that defines it)."""
+    names = {".".join(p.relative_to(PKG.parent).with_suffix("").parts).removesuffix(".__init__"): p
+             for p in PKG.rglob("*.py")}
+
+    def module(name: str) -> str | None:
+        while name and name not in names:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    def targets(path: Path) -> set[str]:  # `from a.b import c`: module a.b.c where it is one, else a.b
+        out = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                out |= {module(a.name) for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                out |= {module(f"{node.module}.{a.name}") for a in node.names}
+        return out
+
+    return {m: {d for d in targets(p) if d and d != m} for m, p in names.items()}
+
+
+#: each layer of docs/ARCHITECTURE.md: a module's layer is that of its longest listed prefix
+LAYERS = {"argsim.evaluation.record": 0, "argsim.vectors": 0, "argsim.config": 0, "argsim.options": 0,
+          "argsim.errors": 0, "argsim.extras": 0, "argsim.io": 0, "argsim.schemas": 0, "argsim.progress": 0,
+          "argsim.measure": 0, "argsim.version": 0, "argsim.paths": 0, "argsim.settings": 0, "argsim.published": 0,
+          "argsim.markdown": 0, "argsim.metrics": 1, "argsim.data": 2, "argsim.backend": 3, "argsim.training": 4,
+          "argsim.engine": 4, "argsim.kpm": 5, "argsim.counter": 5, "argsim.thematic": 5, "argsim.minutes": 5,
+          "argsim.evaluation": 6, "argsim.results": 7, "argsim.report": 7, "argsim.html": 7, "argsim.modelbuild": 7,
+          "argsim.benchmarks": 7, "argsim.demo": 7, "argsim.api": 7, "argsim": 7, "argsim.cli": 8}
+
+
+def layer(module: str) -> int:
+    return LAYERS[max((k for k in LAYERS if module == k or module.startswith(k + ".")), key=len)]
+
+
+def test_argsim_has_no_import_cycle_and_no_import_up_a_layer():
+    """No import cycle between argsim's modules; no import of a higher layer (but the known exception of
+    docs/ARCHITECTURE.md: a method package's trainer takes its task's evaluator to choose checkpoints)."""
+    graph = module_graph()
+    assert cycle(graph) == []
+    up = [f"{m} ({layer(m)}) imports {d} ({layer(d)})" for m, deps in graph.items() for d in sorted(deps)
+          if layer(d) > layer(m) and not (layer(m) == 5 and layer(d) == 6)]
+    assert up == []
+
+
 def test_no_global_settings_object():
     """The run options travel as a RunConfig: no module reads (or defines) the old RUNTIME singleton."""
     assert [str(p.relative_to(PKG)) for p in PKG.rglob("*.py") if "RUNTIME" in p.read_text(encoding="utf-8")] == []
@@ -198,3 +245,15 @@ def test_no_layer_below_the_evaluators_imports_one():
                                                                  "CounterArgumentEvaluator", "TripletEvaluator",
                                                                  "ClusteringEvaluator", "SICKEvaluator"))
     assert offending(below, evaluators) == []
+
+
+def test_test_files_mirror_the_package_and_have_unique_names():
+    """tests/ mirrors argsim's packages (tests/kpm for argsim/kpm, ...; project-wide tests at its root); pytest
+    imports every test file as a top-level module (no __init__.py), so two files of one name would collide."""
+    tests = PKG.parent / "tests"
+    files = [p for p in tests.rglob("*.py") if "fixtures" not in p.parts]
+    names = [p.name for p in files if p.name != "conftest.py"]
+    assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
+    packages = {p.name for p in PKG.iterdir() if (p / "__init__.py").is_file()} | {"shipped"}
+    folders = {p.parent.name for p in files if p.parent != tests}
+    assert folders <= packages, folders - packages

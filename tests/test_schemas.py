@@ -86,9 +86,10 @@ def _ltr_meta(path: Path) -> None:
 
 
 def _kpm_cross_info(path: Path) -> None:
-    from argsim.kpm.cross import CrossScorer
+    from argsim.data.argkp import KPMData
+    from argsim.kpm.scoring import cross_predictions
 
-    CrossScorer(path.parent)
+    cross_predictions(KPMData("none", [], []), path.parent)
 
 
 def _ensemble(path: Path) -> None:
@@ -283,15 +284,19 @@ def test_ranking_records_of_another_shape_are_one_line(tmp_path, monkeypatch, fi
 # ---------------------------------------------------------------- record files (CSV / TSV / JSONL / JSON lists)
 
 def _arguments(path: Path) -> None:
-    from argsim.data.argkp import Argument, read_items
+    from argsim.data.argkp import kpm_data
 
-    read_items(path, Argument, "argument")
+    kpm_data(path, ("key points", [(1, {"key_point_id": "k1", "key_point": "b", "topic": "t", "stance": 1})]))
 
 
 def _labels(path: Path) -> None:
-    from argsim.data.argkp import read_labels
+    from argsim.data.argkp import kpm_data
+    from argsim.io import read_numbered_records
 
-    read_labels(path)
+    ids = read_numbered_records(path)[0][1]  # the arguments and key points its first record names
+    aid, kid = (str(ids.get(c)).strip() for c in ("arg_id", "key_point_id"))
+    kpm_data(("arguments", [(1, {"arg_id": aid, "argument": "a", "topic": "t", "stance": 1})]),
+             ("key points", [(1, {"key_point_id": kid, "key_point": "b", "topic": "t", "stance": 1})]), path)
 
 
 def _counter_input(path: Path) -> None:

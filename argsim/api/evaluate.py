@@ -40,7 +40,8 @@ def evaluate(model_or_models: Any, tasks: Sequence[str] | None = None, limit: in
         >>> bool(df["ci_low"][0] <= df["value"][0] <= df["ci_high"][0])
         True
     """
-    from argsim.benchmarks.evaluate import run_evaluate, write_outputs
+    from argsim.benchmarks.evaluate import run_evaluate
+    from argsim.benchmarks.evaluate_view import write_outputs
 
     config = config or RunConfig()
     board = run_evaluate(model_or_models, tasks=tasks, limit=limit, config=config, compare=compare, n_boot=n_boot)

@@ -28,51 +28,45 @@ if TYPE_CHECKING:
 MATCH_COLUMNS = ["arg_id", "argument", "topic", "stance", "key_point_id", "key_point", "score", "matched"]
 
 
-def _frame(items: Any, text_col: str, id_col: str, prefix: str, topic: str | None, stance: int) -> pd.DataFrame:
-    """A list of texts or a DataFrame -> a frame with columns id, text, topic, stance."""
-    if isinstance(items, str):
-        items = [items]
-    if hasattr(items, "columns"):
-        df = items
-        if text_col not in df.columns:
-            raise ArgsimError(f"the {prefix} frame needs a '{text_col}' column (has {', '.join(map(str, df.columns))})")
-        n = len(df)
-        ids = df[id_col].astype(str).tolist() if id_col in df.columns else [f"{prefix}{i}" for i in range(n)]
-        topics = df["topic"].astype(str).tolist() if "topic" in df.columns else [topic or ""] * n
-        stances = [int(s) for s in df["stance"]] if "stance" in df.columns else [stance] * n
-        texts = df[text_col].astype(str).tolist()
-    else:
-        texts = [str(t) for t in items]
-        n = len(texts)
-        ids, topics, stances = [f"{prefix}{i}" for i in range(n)], [topic or ""] * n, [stance] * n
-    return pd.DataFrame({"id": ids, "text": texts, "topic": topics, "stance": stances})
+def _records(items: Any, text_col: str, id_col: str, prefix: str, topic: str | None,
+             stance: int) -> list[tuple[int, dict]]:
+    """A list of texts or a DataFrame -> numbered records; a column a frame lacks (a list has only texts) takes
+    the ids ``a0, a1, ...`` / ``k0, k1, ...``, the topic `topic` and the stance `stance`."""
+    rows = items.to_dict("records") if hasattr(items, "columns") else [
+        {text_col: str(t)} for t in ([items] if isinstance(items, str) else items)]
+    return [(i + 1, {id_col: f"{prefix}{i}", "topic": topic or "", "stance": stance, **row})
+            for i, row in enumerate(rows)]
 
 
-def kpm_data(arguments: Any, key_points: Any, topic: str | None = None, stance: int = 1,
-             name: str = "input") -> KPMData:
-    """Arguments and key points (lists of texts or DataFrames) -> the loader's `KPMData` (no labels).
+def match_inputs(arguments: Any, key_points: Any, topic: str | None = None, stance: int = 1,
+                 name: str = "input") -> KPMData:
+    """Arguments and key points (lists of texts or DataFrames) -> the loader's `KPMData` (no labels), through the
+    builder the CLI's files go through (`argsim.data.argkp.kpm_data`: the same refusals and warnings).
 
     Lists: every argument is matched against every key point (one topic `topic`, one stance `stance`).
     DataFrames: columns ``argument`` / ``key_point``, optional ``arg_id`` / ``key_point_id``, ``topic`` and
     ``stance`` (an argument is matched against the key points of its topic and stance, as in ArgKP).
     """
-    from argsim.data.argkp import Argument, KeyPoint, KPMData
+    from argsim.data.argkp import kpm_data
 
-    a = _frame(arguments, "argument", "arg_id", "a", topic, stance)
-    k = _frame(key_points, "key_point", "key_point_id", "k", topic, stance)
-    for frame, what in ((a, "argument"), (k, "key point")):
-        dup = frame["id"][frame["id"].duplicated()].tolist()
-        if dup:
-            raise ArgsimError(f"duplicate {what} id {dup[0]!r}")
-        bad = [s for s in frame["stance"] if s not in (1, -1)]
-        if bad:
-            raise ArgsimError(f"{what} stance must be 1 (pro) or -1 (con), not {bad[0]!r}")
-    from argsim.data.argkp import warn_unscorable
+    return kpm_data(("arguments", _records(arguments, "argument", "arg_id", "a", topic, stance)),
+                    ("key points", _records(key_points, "key_point", "key_point_id", "k", topic, stance)), name=name)
 
-    data = KPMData(name, [Argument(*r) for r in a.itertuples(index=False)],
-                   [KeyPoint(*r) for r in k.itertuples(index=False)])
-    warn_unscorable(data, name)  # the warning the CLI's loader gives (a topic differing only in case, ...)
-    return data
+
+def split_data(split: Any, data_dir: str | Path | None = None, name: str = "dataframe") -> KPMData:
+    """A labelled ArgKP split as `argsim.data.argkp.kpm_data` builds it: a split name (``"dev"``, read from
+    `data_dir`), a `KPMData` as it is, or a frame of (argument, key point) pairs as `load_dataset("argkp")` returns
+    them (the arguments and key points in order of first appearance, the labels where a `label` column has one,
+    NaN: unlabelled; the text columns `argument` and `key_point` optional: the metric needs no text)."""
+    from argsim.data.argkp import kpm_data, load_argkp
+
+    if isinstance(split, str):
+        return load_argkp(split, data_dir)
+    if not hasattr(split, "columns"):
+        return split
+    rows = [(i, {"argument": "", "key_point": "", **row}) for i, row in enumerate(split.to_dict("records"), start=1)]
+    labelled = [(i, row) for i, row in rows if row.get("label", float("nan")) == row.get("label")]
+    return kpm_data((name, rows), (name, rows), (name, labelled), name=name, repeated=True)
 
 
 class KeyPointMatcher:
@@ -172,7 +166,7 @@ class KeyPointMatcher:
             key point, the best score, ``matched`` False. An argument without a key point of its topic and stance
             has an empty key point and a NaN score.
         """
-        data = kpm_data(arguments, key_points, topic, stance)
+        data = match_inputs(arguments, key_points, topic, stance)
         ranking = self._rank(data)
         if all_pairs:
             best = {(m.arg_id, m.key_point_id) for m in ranking.matches if m.matched}
@@ -196,9 +190,7 @@ class KeyPointMatcher:
         Returns:
             As `match`: one row per distinct argument with its best key point and score.
         """
-        from argsim.api.metrics import kpm_data_from_frame
-
-        data = kpm_data_from_frame(pairs)
+        data = split_data(pairs)
         a = pd.DataFrame([(x.arg_id, x.text, x.topic, x.stance) for x in data.arguments],
                          columns=["arg_id", "argument", "topic", "stance"])
         k = pd.DataFrame([(x.kp_id, x.text, x.topic, x.stance) for x in data.key_points],
@@ -230,14 +222,9 @@ class KeyPointMatcher:
             >>> {name: round(value, 4) for name, value in scores.items()}
             {'strict_map': 0.8882, 'relaxed_map': 0.9581, 'threshold': 0.7401, 'f1_at_threshold': 0.6096}
         """
-        from argsim.api.metrics import kpm_data_from_frame
-        from argsim.data.argkp import load_argkp
         from argsim.evaluation.kpa_map import KPAMapEvaluator
 
-        if isinstance(split, str):
-            data = load_argkp(split, data_dir if data_dir is not None else self.config.data_dir)
-        else:
-            data = kpm_data_from_frame(split)
+        data = split_data(split, data_dir if data_dir is not None else self.config.data_dir)
         if topics is not None:
             data = data.subset(topics)
         if not data.has_labels:
@@ -273,8 +260,6 @@ class KeyPointMatcher:
             >>> matcher.models  # doctest: +SKIP
             ['models/kpm-sbert']
         """
-        from argsim.api.metrics import kpm_data_from_frame
-        from argsim.data.argkp import load_argkp
         from argsim.kpm.evaluate import training_inputs
         from argsim.kpm.sbert import SbertConfig, train_sbert
         from argsim.paths import workdir
@@ -284,10 +269,7 @@ class KeyPointMatcher:
             raise ArgsimError("fit trains one model: give KeyPointMatcher a single model")
         if not isinstance(self.models[0], str):
             raise ArgsimError("fit trains a model given by name or folder, not a model object (save it first)")
-        if isinstance(split, str):
-            data = load_argkp(split, data_dir if data_dir is not None else self.config.data_dir)
-        else:
-            data = kpm_data_from_frame(split, name="training frame")
+        data = split_data(split, data_dir if data_dir is not None else self.config.data_dir, "training frame")
         training_inputs(data, None, self.config)
         # SbertConfig's defaults are the recommended recipe (the one source of those settings)
         cfg = replace(recipe or SbertConfig(), model=self.models[0], seed=self.config.seed)

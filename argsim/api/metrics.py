@@ -17,42 +17,9 @@ from argsim.config import RunConfig
 from argsim.errors import ArgsimError
 
 if TYPE_CHECKING:
-    from argsim.data.argkp import KPMData
     from argsim.metrics.kpa_map import MapResult
 
 # ------------------------------------------------------------------ key point matching
-
-
-def kpm_data_from_frame(pairs: Any, name: str = "dataframe") -> KPMData:
-    """Labelled (argument, key point) pairs as `load_dataset("argkp")` returns them -> the loader's `KPMData`:
-    the arguments and key points in order of first appearance, the labels when a `label` column is present
-    (NaN: unlabelled). The text columns `argument` and `key_point` are optional (the metric needs no text)."""
-    from argsim.data.argkp import Argument, KeyPoint, KPMData
-
-    need = ["arg_id", "key_point_id", "topic", "stance"]
-    missing = [c for c in need if c not in pairs.columns]
-    if missing:
-        raise ArgsimError(f"{name}: the frame lacks column(s) {', '.join(missing)} (load_dataset('argkp') has them)")
-    frame = pairs.assign(**{c: pairs[c] if c in pairs.columns else "" for c in ("argument", "key_point")})
-    args: dict[str, Argument] = {}
-    kps: dict[str, KeyPoint] = {}
-    labels: dict[tuple[str, str], int] = {}
-    has_label = "label" in frame.columns
-    for i, row in enumerate(frame.itertuples(index=False), start=1):
-        aid, kid, topic = str(row.arg_id), str(row.key_point_id), str(row.topic)
-        try:
-            stance = int(float(row.stance))
-        except (TypeError, ValueError):
-            stance = 0
-        if stance not in (1, -1):
-            raise ArgsimError(f"{name}: row {i}, column stance: must be 1 (pro) or -1 (con), not {row.stance!r}")
-        args.setdefault(aid, Argument(aid, str(row.argument), topic, stance))
-        kps.setdefault(kid, KeyPoint(kid, str(row.key_point), topic, stance))
-        if has_label and row.label == row.label:  # NaN: unlabelled
-            if row.label not in (0, 1):
-                raise ArgsimError(f"{name}: row {i}, column label: must be 0 or 1, not {row.label!r}")
-            labels[(aid, kid)] = int(row.label)
-    return KPMData(name, list(args.values()), list(kps.values()), labels)
 
 
 def _predictions(predictions: Any) -> dict[str, dict[str, float]]:
@@ -69,16 +36,6 @@ def _predictions(predictions: Any) -> dict[str, dict[str, float]]:
     return {str(a): {str(k): float(s) for k, s in kps.items()} for a, kps in predictions.items()}
 
 
-def _gold(gold: Any, data_dir: str | Path | None = None):
-    if isinstance(gold, str):
-        from argsim.data.argkp import load_argkp
-
-        return load_argkp(gold, data_dir)
-    if hasattr(gold, "columns"):
-        return kpm_data_from_frame(gold)
-    return gold
-
-
 def map_result(predictions: Any, gold: Any, formula: str = "leaderboard", tie_break: str = "first", seed: int = 0,
                data_dir: str | Path | None = None) -> MapResult:
     """The full result of the official metric (per-group table, dummies, ignored ids); see `kpa_map`."""
@@ -93,7 +50,9 @@ def map_result(predictions: Any, gold: Any, formula: str = "leaderboard", tie_br
     bad = [a for a, kps in preds.items() if any(not math.isfinite(v) for v in kps.values())]
     if bad:
         raise ArgsimError(f"{len(bad)} argument(s) with a score that is not a finite number, e.g. {bad[0]}")
-    return evaluate_map(preds, _gold(gold, data_dir), formula=formula, tie_break=tie_break, seed=seed)
+    from argsim.api.kpm import split_data
+
+    return evaluate_map(preds, split_data(gold, data_dir), formula=formula, tie_break=tie_break, seed=seed)
 
 
 def kpa_map(predictions: Any, gold: Any, formula: str = "leaderboard", tie_break: str = "first", seed: int = 0,

@@ -316,15 +316,16 @@ def get_cross_encoder(name: str | Path, device: str = "cpu", precision: str = "f
         device, precision: where and in what it computes (resolved: `resolve_device`, `inference_precision`).
         runtime: `runtime_spec(config)`: None for PyTorch; else its logits are exported once
             (`argsim.backend.runtime.base_export(folder, "logits")`) and computed by ONNX Runtime / OpenVINO, the
-            activation applied outside the graph (OpenVINO int8 calibrates on the first pairs it scores).
+            pair scorer turning them into scores (OpenVINO int8 calibrates on the first pairs it scores).
         max_length: the pairs' token limit (None: the model's).
 
     Returns:
-        A CrossEncoder (`predict(pairs)`, `tokenizer`) or an `ExportedCrossEncoder` with the same two.
+        A CrossEncoder, or an `ExportedCrossEncoder` (its `logits(pairs)` and `tokenizer`); the backend's pair
+        scorer scores either (`argsim.backend.resolve.pair_scorer`).
 
     Example:
-        >>> get_cross_encoder("models/kpm-cross").predict([("We should ban guns", "Guns kill")])  # doctest: +SKIP
-        array([0.93], dtype=float32)
+        >>> get_cross_encoder("models/kpm-cross").tokenizer.sep_token  # doctest: +SKIP
+        '[SEP]'
     """
     import json
 

@@ -2,8 +2,8 @@
 
 Accepted: a registered name (`argsim models`), a model folder, a Hugging Face id in the local cache (all three
 through `get_encoder`), an argsim `Encoder` (returned as is), a sentence-transformers `SentenceTransformer` object
-(wrapped as an `Encoder`, `ObjectEncoder`) and a `CrossEncoder` object (wrapped as a pair scorer,
-`PairScorer`). Anything else is one `ModelError` line naming what is accepted.
+(wrapped as an `Encoder`, `ObjectEncoder`) and a `CrossEncoder` object (wrapped as argsim's one pair scorer,
+`PairScorer`; `pair_scorer` loads one by name). Anything else is one `ModelError` line naming what is accepted.
 
 An object's cache identity is a digest of its weights and configuration (`weights_digest`), taken when it is
 resolved: the same weights in memory and in a saved folder give the same vectors, and a model whose weights
@@ -25,6 +25,7 @@ from argsim.backend.encoder import Encoder
 from argsim.backend.models import STModelEncoder, kept_mode
 from argsim.config import RunConfig
 from argsim.errors import ModelError
+from argsim.progress import progress_bar
 
 ACCEPTED = ("a registered name, a model folder, a Hugging Face id in the local cache, an argsim Encoder, "
             "a SentenceTransformer, or a CrossEncoder")
@@ -91,29 +92,97 @@ class ObjectEncoder(STModelEncoder):
 
 
 class PairScorer:
-    """A `CrossEncoder` object as a pair scorer: `score(pairs) -> float array`, the probability of its last label
-    (a match / the best counter): a one-label model's activation (sigmoid by default: trained with BCE, a
-    probability); a model with several labels, the softmax over them (sentence-transformers' `apply_softmax`), so
-    a two-label model ranks as the difference of its two logits does. Its train/eval mode is left as it was.
+    """A cross-encoder as argsim's one pair scorer: a `CrossEncoder` object (`resolve_model`), or a folder, registry
+    name or Hugging Face id loaded once per process through the backend's model cache (`pair_scorer`: the run's
+    device, precision and `--backend onnx|openvino` runtime).
+
+    `score(pairs)` is the log-probability of the model's last label (a match / the best counter) computed from the
+    logits in float64 (`log_positive`): a one-label model's log-sigmoid, several labels' log-softmax. It orders
+    pairs as the probability does but never saturates: a float32 sigmoid or softmax rounds every pair whose logits
+    differ by more than about 17 to 1.0, and those pairs would tie. `probability(pairs)` is its exponential, for
+    callers whose scores are probabilities (key point matching's thresholds). The model's train/eval mode is left
+    as it was.
 
     Example:
         >>> scorer = resolve_model(CrossEncoder(folder))  # doctest: +SKIP
-        >>> scorer.score([("Uniforms stop bullying.", "Uniforms reduce bullying")])  # doctest: +SKIP
-        array([0.93], dtype=float32)
+        >>> scorer.probability([("Uniforms stop bullying.", "Uniforms reduce bullying")])  # doctest: +SKIP
+        array([0.93])
     """
 
-    def __init__(self, model: Any, batch_size: int = 64) -> None:
-        self.model, self.batch_size = model, batch_size
-        self.name = f"CrossEncoder@{weights_digest(model)[:8]}"
+    def __init__(self, model: Any, batch_size: int = 64, name: str | None = None, precision: str = "fp32",
+                 runtime: dict | None = None) -> None:
+        self.model, self.batch_size, self.precision = model, batch_size, precision
+        self.name = name or f"CrossEncoder@{weights_digest(model)[:8]}"
+        self.backend, self.quantize = (runtime["backend"], runtime["quantize"]) if runtime else ("torch", "none")
+
+    def logits(self, pairs: Sequence[tuple[str, str]], show_progress: bool = False) -> np.ndarray:
+        """The logits (len(pairs), labels) in float64, in input order."""
+        import torch
+
+        pairs, step, parts = [tuple(p) for p in pairs], self.batch_size * 8, [np.zeros((0, 1))]
+        with progress_bar(len(pairs), "cross-encoder", enabled=show_progress) as bar, kept_mode(self.model):
+            for chunk in (pairs[s:s + step] for s in range(0, len(pairs), step)):
+                got = self.model.logits(chunk, self.batch_size) if hasattr(self.model, "logits") else \
+                    self.model.predict(chunk, batch_size=self.batch_size, activation_fn=torch.nn.Identity(),
+                                       show_progress_bar=False, convert_to_numpy=True)
+                parts.append(np.asarray(got, dtype=np.float64).reshape(len(chunk), -1))
+                bar.advance(len(chunk))
+        return np.concatenate(parts[1:]) if len(parts) > 1 else parts[0]
 
     def score(self, pairs: Sequence[tuple[str, str]], show_progress: bool = False) -> np.ndarray:
-        if not pairs:
-            return np.zeros(0, dtype=np.float32)
-        with kept_mode(self.model):
-            scores = self.model.predict([tuple(p) for p in pairs], batch_size=self.batch_size, apply_softmax=True,
-                                        show_progress_bar=show_progress, convert_to_numpy=True)
-        scores = np.asarray(scores, dtype=np.float32)
-        return scores[:, -1] if scores.ndim == 2 else scores
+        """log P(last label) of every pair (float64), in input order."""
+        return log_positive(self.logits(pairs, show_progress))
+
+    def probability(self, pairs: Sequence[tuple[str, str]], show_progress: bool = False) -> np.ndarray:
+        """P(last label) of every pair (float64), in input order."""
+        return np.exp(self.score(pairs, show_progress))
+
+
+def log_positive(logits: np.ndarray) -> np.ndarray:
+    """log P(last label) of cross-encoder logits (n, labels) in float64, numerically stable:
+    -logsumexp(x - x_last), a one-label model's logit x read as the labels (0, x) (its sigmoid), so a pair whose
+    last label leads by d scores -log(1 + e^-d) (about -e^-d), never 0 for a finite lead.
+
+    Example:
+        >>> log_positive(np.array([[40.0], [30.0]]))  # both 1.0 as float32 sigmoids; apart here
+        array([-4.24835426e-18, -9.35762297e-14])
+        >>> float(np.exp(log_positive(np.array([[0.0, 0.0]])))[0])
+        0.5
+    """
+    logits = np.asarray(logits, dtype=np.float64)
+    if logits.shape[1] == 1:  # a sigmoid is the softmax of (0, logit)
+        logits = np.concatenate([np.zeros_like(logits), logits], axis=1)
+    return -np.logaddexp.reduce(logits - logits[:, -1:], axis=1)
+
+
+def pair_scorer(name: str | Path, config: RunConfig | None = None, max_length: int | None = None,
+                batch_size: int = 64) -> PairScorer:
+    """A cross-encoder folder (or registry name, Hugging Face id) as a `PairScorer`, its model loaded once per
+    process in the model cache (`argsim.backend.registry.get_cross_encoder`) on the run's device in its precision;
+    under `--backend onnx|openvino` (`runtime_spec`) its logits are exported once and computed on the CPU.
+
+    Args:
+        name: the model.
+        config: the run options (device, precision, backend, quantize, threads, cache folder); None: the defaults.
+        max_length: the pair's token limit (None: the model's).
+        batch_size: pairs per forward pass.
+
+    Returns:
+        The `PairScorer`.
+
+    Example:
+        >>> pair_scorer("models/kpm-cross").probability([("We should ban guns", "Guns kill")])  # doctest: +SKIP
+        array([0.93])
+    """
+    from argsim.backend.device import inference_precision, resolve_device
+    from argsim.backend.registry import get_cross_encoder, runtime_spec
+
+    config = config or RunConfig()
+    runtime = runtime_spec(config)
+    device = resolve_device(config.device) if runtime is None else "cpu"
+    precision = inference_precision(config.precision, device)
+    return PairScorer(get_cross_encoder(name, device, precision, runtime, max_length), batch_size,
+                      name=Path(name).name, precision=precision, runtime=runtime)
 
 
 def resolve_model(model: Any, config: RunConfig | None = None, cross_encoder: bool = True,

@@ -23,9 +23,9 @@ What is exported (`base_export`; `*_pipeline` build the traced module): a model 
 sentence-transformers pipeline or a transformer with argsim's pooling (`folder_pipeline`); a base with a LoRA
 adapter merged into its weights in memory (`sentence_pipeline` / `pooled_pipeline` of the merged model; the adapter
 folder's fingerprint keys the export); a cross-encoder's logits (`logits_pipeline`, pooling key `logits`; the
-activation is applied outside the graph by `cross_scores`). `ExportedModel` runs any of them on texts or text pairs;
-`ExportedEncoder` (argsim.backend.models), `ExportedCrossEncoder` and the loaders of MTS and the counter-argument
-models use it, their heads staying in torch.
+backend's pair scorer, `argsim.backend.resolve.PairScorer`, turns them into scores). `ExportedModel` runs any of
+them on texts or text pairs; `ExportedEncoder` (argsim.backend.models), `ExportedCrossEncoder` and the loaders of MTS
+and the counter-argument models use it, their heads staying in torch.
 
 Exported models are built once and kept in `<cache folder>/exported/`, one folder per source model under a key of
 its fingerprint (`argsim.backend.fingerprint`), the pooling, the export format and the torch / transformers /
@@ -303,9 +303,9 @@ def logits_pipeline(model, tokenizer, scores=None, activation: str = "identity",
                     max_length: int | None = None) -> tuple:
     """The export pipeline of a sequence classifier (a cross-encoder) in memory: token ids of a text pair in, its
     logits (batch, labels) out; `scores(features) -> logits` replaces `model(**features).logits` (a
-    sentence-transformers CrossEncoder's own forward). `activation` (identity, sigmoid, softmax) is what turns the
-    logits into scores (`cross_scores`), applied outside the graph; `max_length` the pair's token limit (None: the
-    model's positions). Returns `(module, tokenizer, input names, meta)`."""
+    sentence-transformers CrossEncoder's own forward). `activation` (identity, sigmoid, softmax: one the pair
+    scorer's log-probability reads as it is meant) is recorded in the meta; `max_length` the pair's token limit
+    (None: the model's positions). Returns `(module, tokenizer, input names, meta)`."""
     if activation not in ACTIVATIONS:
         raise ModelError(f"a cross-encoder whose activation is {activation} runs with --backend torch only")
     names = _input_names(tokenizer)
@@ -317,22 +317,8 @@ def logits_pipeline(model, tokenizer, scores=None, activation: str = "identity",
     return _pipeline(model, names, scores or (lambda feats: model(**feats).logits)), tokenizer, names, meta
 
 
-#: what turns a cross-encoder's logits into its scores (`cross_scores`)
+#: the activations of a cross-encoder that may be exported (`logits_pipeline`)
 ACTIVATIONS = ("identity", "sigmoid", "softmax")
-
-
-def cross_scores(logits: np.ndarray, activation: str) -> np.ndarray:
-    """A cross-encoder's scores from its logits (batch, labels): sigmoid (one label: P(match)), softmax over the
-    labels, or the logits themselves; one label comes back as a vector."""
-    logits = np.asarray(logits, dtype=np.float64)
-    if activation == "sigmoid":
-        out = 1.0 / (1.0 + np.exp(-logits))
-    elif activation == "softmax":
-        shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
-        out = shifted / shifted.sum(axis=1, keepdims=True)
-    else:
-        out = logits
-    return out[:, 0] if out.ndim == 2 and out.shape[1] == 1 else out
 
 
 def folder_pipeline(folder: Path, pooling: str | None) -> tuple:
@@ -603,14 +589,13 @@ def exported_model(folder: Path, pooling: str | None, spec: dict, precision: str
 
 
 class ExportedCrossEncoder:
-    """A cross-encoder export (`base_export(folder, "logits", ...)`) behind sentence-transformers'
-    `CrossEncoder.predict`: pairs in, scores out (the model's activation: sigmoid for one label, or `apply_softmax`
-    over the labels), pairs scored in length-sorted batches and returned in input order. OpenVINO int8 not yet
-    built calibrates on the first pairs it scores (the task's own pairs).
+    """A cross-encoder export (`base_export(folder, "logits", ...)`) as the backend's pair scorer uses it
+    (`argsim.backend.resolve.PairScorer`): pairs in, logits out, pairs run in length-sorted batches and returned in
+    input order. OpenVINO int8 not yet built calibrates on the first pairs it scores (the task's own pairs).
 
     Example:
         >>> ce = ExportedCrossEncoder(exported_model(folder, "logits", spec))  # doctest: +SKIP
-        >>> ce.predict([("an argument", "a key point")])  # doctest: +SKIP
+        >>> ce.logits([("an argument", "a key point")])  # doctest: +SKIP
     """
 
     def __init__(self, model: ExportedModel, max_length: int | None = None) -> None:
@@ -629,8 +614,3 @@ class ExportedCrossEncoder:
         out = np.empty_like(got)
         out[np.asarray(order)] = got
         return out
-
-    def predict(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32, show_progress_bar: bool = False,
-                apply_softmax: bool = False, convert_to_numpy: bool = True, **_: object) -> np.ndarray:
-        activation = "softmax" if apply_softmax else self.model.meta.get("activation", "identity")
-        return cross_scores(self.logits(pairs, batch_size), activation)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import importlib
 import math
 import re
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -176,7 +175,7 @@ def model_kind(model: Any) -> str:
         folder = shipped_folder(str(model)) or Path(model).expanduser()
         if folder.is_dir():
             from argsim.counter.neural.cross import is_cross_folder
-            from argsim.kpm.cross import is_cross_encoder
+            from argsim.kpm.scoring import is_cross_encoder
 
             if is_cross_folder(folder) or is_cross_encoder(str(folder)):
                 return "cross"
@@ -494,46 +493,19 @@ def _mteb_scores(ev: Any) -> dict[str, float] | None:
         else None
 
 
-#: `argsim evaluate`'s task -> the task of `argsim.evaluation.mteb_tasks` its figures are written as
-MTEB_TASKS = {"arguana": "arguana"}
-
-
-def write_mteb_files(board: Leaderboard, folder: Path) -> list[Path]:
-    """MTEB's result JSON of every score whose task has an MTEB task with the same main score
-    (`argsim.evaluation.mteb_tasks.write_mteb_result`: `<folder>/<model>/no_revision_available/<task>.json`)."""
-    from argsim.evaluation.mteb_tasks import write_mteb_result
-
-    return [write_mteb_result(s.model, MTEB_TASKS[s.task], "test" if s.data in (None, "test") else s.data,
-                              s.mteb_scores or s.metrics, folder, evaluation_time=s.seconds)
-            for s in board.scores if s.task in MTEB_TASKS]
-
-
-def variant_label(config: RunConfig) -> str:
-    """How rows name the run's numeric variant after the model: '' for torch at the default precision, else e.g.
-    ' [openvino int8]' or ' [torch bf16]'.
-
-    Example:
-        >>> variant_label(RunConfig(backend="onnx", quantize="int8"))
-        ' [onnx int8]'
-    """
-    parts = [config.backend] if config.backend != "torch" else []
-    parts += [config.quantize] if config.quantize != "none" else []
-    parts += [config.precision] if config.precision != "auto" else []
-    return f" [{' '.join(parts if config.backend != 'torch' else ['torch', *parts])}]" if parts else ""
-
-
 #: a model written as rows name one of its variants: 'minilm [openvino int8]', 'minilm [torch bf16]'
 VARIANT_NAME = re.compile(r"(?P<model>\S.*?) \[(?P<variant>[a-z0-9 ]+)\]")
 
 
 def parse_variant(model: str) -> tuple[str, dict[str, str]] | None:
-    """(model, its backend / quantize / precision) of a model written as `variant_label` names a variant of it,
+    """(model, its backend / quantize / precision) of a model written as rows name a variant of it
+    (`argsim.benchmarks.evaluate_view.variant_label`),
     so `argsim evaluate 'minilm [torch bf16]' minilm --compare 'minilm [torch bf16]' minilm` scores both in one
     run, on the same bootstrap draws; None for a name without a bracket that starts with a backend. Reading chosen:
     a variant names all three options (the others at their defaults), whatever the global options say.
 
     Raises:
-        ArgsimError: a bracket that starts with a backend but is not how `variant_label` names a variant.
+        ArgsimError: a bracket that starts with a backend but is not how rows name a variant.
 
     Example:
         >>> parse_variant("minilm [openvino int8]")
@@ -550,8 +522,8 @@ def parse_variant(model: str) -> tuple[str, dict[str, str]] | None:
     options = {"backend": words[0], "quantize": "none", "precision": "auto"}
     for w in words[1:]:
         options["quantize" if w in QUANTIZATIONS else "precision" if w in PRECISIONS else "?"] = w
-    named = "?" not in options and variant_label(RunConfig(**options)) == f" [{found['variant']}]"
-    if not named:
+    canonical = [words[0], *(v for v in (options["quantize"], options["precision"]) if v not in ("none", "auto"))]
+    if "?" in options or words != canonical or canonical == ["torch"]:
         raise ArgsimError(f"model '{model}': a variant is written [BACKEND QUANTIZE PRECISION] as result rows name "
                           f"it, e.g. '{found['model']} [openvino int8]' or '{found['model']} [torch bf16]'")
     return found["model"], options
@@ -566,36 +538,6 @@ def _variant(ev: Any, config: RunConfig | None) -> Iterator[None]:
         yield
     finally:
         ev.config = saved
-
-
-def write_outputs(board: Leaderboard, config: RunConfig, out: Path | None = None, record: bool = False,
-                  mteb_out: Path | None = None, html: Path | None = None, command: str | None = None) -> list[str]:
-    """Write what was asked: the rows to `out` (a results JSON) and, with `record`, merged into
-    `bench/results/evaluate.json`; MTEB result files under `mteb_out`; the HTML page `html`. Returns one line per
-    output written."""
-    from argsim.results import run_environment, write_results
-
-    lines = []
-    if out is not None or record:
-        rows = board.rows(env=run_environment(config), command=command, variant=variant_label(config),
-                          model_envs={m: run_environment(c) for m, c in board.variants.items()})
-        if out is not None:
-            lines.append(f"{write_results('evaluate', rows, path=out, command=command)}: {len(rows)} rows")
-        if record:
-            lines.append(f"{write_results('evaluate', rows, merge=True, command=command)}: {len(rows)} rows merged")
-    if mteb_out is not None:
-        written = write_mteb_files(board, mteb_out)
-        lines.append(f"{mteb_out}: {len(written)} MTEB result file(s)"
-                     + ("" if written else f" (MTEB tasks with argsim's figures: {', '.join(MTEB_TASKS)})"))
-    if html is not None:
-        from argsim import __version__
-        from argsim.benchmarks.evaluate_view import leaderboard_html
-        from argsim.io import write_text
-        from argsim.results import command_line
-
-        meta = f"{command or command_line()} (argsim {__version__}, {time.strftime('%Y-%m-%d %H:%M %Z')})"
-        lines.append(f"{write_text(html, leaderboard_html(board, meta=meta))}: written")
-    return lines
 
 
 def _chosen(tasks: Sequence[str], table: Mapping[str, Task]) -> list[Task]:

@@ -1,13 +1,17 @@
-"""The leaderboard of `argsim evaluate` as text cells (the terminal table) and as one self-contained HTML page."""
+"""The leaderboard of `argsim evaluate` as text cells (the terminal table), as one self-contained HTML page, and
+the files a run writes (`write_outputs`: result rows, MTEB result files, the page)."""
 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Mapping, Sequence
 from html import escape
+from pathlib import Path
 from typing import Any
 
 from argsim.benchmarks.evaluate import TASKS, Leaderboard, Task
+from argsim.config import RunConfig
 
 
 def _f(v: float | None, digits: int = 3) -> str:
@@ -118,3 +122,59 @@ def results_html(results: Sequence[Mapping[str, Any]]) -> str:
         body.append(f"<h2>{escape(res['task'])}</h2>"
                     + html.table(cols, [[escape(_fmt(r.get(c))) for c in cols] for r in rows]))
     return html.page("argsim results", "".join(body), "Every results file (bench/results/*.json).")
+
+
+#: `argsim evaluate`'s task -> the task of `argsim.evaluation.mteb_tasks` its figures are written as
+MTEB_TASKS = {"arguana": "arguana"}
+
+
+def write_mteb_files(board: Leaderboard, folder: Path) -> list[Path]:
+    """MTEB's result JSON of every score whose task has an MTEB task with the same main score
+    (`argsim.evaluation.mteb_tasks.write_mteb_result`: `<folder>/<model>/no_revision_available/<task>.json`)."""
+    from argsim.evaluation.mteb_tasks import write_mteb_result
+
+    return [write_mteb_result(s.model, MTEB_TASKS[s.task], "test" if s.data in (None, "test") else s.data,
+                              s.mteb_scores or s.metrics, folder, evaluation_time=s.seconds)
+            for s in board.scores if s.task in MTEB_TASKS]
+
+
+def variant_label(config: RunConfig) -> str:
+    """How rows name the run's numeric variant after the model: '' for torch at the default precision, else e.g.
+    ' [openvino int8]' or ' [torch bf16]'.
+
+    Example:
+        >>> variant_label(RunConfig(backend="onnx", quantize="int8"))
+        ' [onnx int8]'
+    """
+    parts = [config.backend] if config.backend != "torch" else []
+    parts += [config.quantize] if config.quantize != "none" else []
+    parts += [config.precision] if config.precision != "auto" else []
+    return f" [{' '.join(parts if config.backend != 'torch' else ['torch', *parts])}]" if parts else ""
+
+
+def write_outputs(board: Leaderboard, config: RunConfig, out: Path | None = None, record: bool = False,
+                  mteb_out: Path | None = None, html: Path | None = None, command: str | None = None) -> list[str]:
+    """Write what was asked: the rows to `out` (a results JSON) and, with `record`, merged into
+    `bench/results/evaluate.json`; MTEB result files under `mteb_out`; the HTML page `html`. Returns one line per
+    output written."""
+    from argsim.results import run_environment, write_results
+
+    lines = []
+    if out is not None or record:
+        rows = board.rows(env=run_environment(config), command=command, variant=variant_label(config),
+                          model_envs={m: run_environment(c) for m, c in board.variants.items()})
+        if out is not None:
+            lines.append(f"{write_results('evaluate', rows, path=out, command=command)}: {len(rows)} rows")
+        if record:
+            lines.append(f"{write_results('evaluate', rows, merge=True, command=command)}: {len(rows)} rows merged")
+    if mteb_out is not None:
+        written = write_mteb_files(board, mteb_out)
+        lines.append(f"{mteb_out}: {len(written)} MTEB result file(s)"
+                     + ("" if written else f" (MTEB tasks with argsim's figures: {', '.join(MTEB_TASKS)})"))
+    if html is not None:
+        from argsim.io import write_text
+        from argsim.version import __version__, command_line
+
+        meta = f"{command or command_line()} (argsim {__version__}, {time.strftime('%Y-%m-%d %H:%M %Z')})"
+        lines.append(f"{write_text(html, leaderboard_html(board, meta=meta))}: written")
+    return lines

@@ -3,24 +3,24 @@
 A split is three CSV files laid out as upstream: `arguments_<split>.csv` (arg_id, argument, topic, stance),
 `key_points_<split>.csv` (key_point_id, key_point, topic, stance) and `labels_<split>.csv`
 (arg_id, key_point_id, label). `load_argkp(split)` reads one split of the dataset folder (train, dev, or any
-split laid out the same way, e.g. test); `load_kpm_files(arguments, key_points, labels)` reads a user's own
-files (labels optional). Every problem is reported with file, row and column.
+split laid out the same way, e.g. test); `kpm_data(arguments, key_points, labels)` builds any split: a user's own
+files (labels optional) or records in memory (the Python API's lists and DataFrames). Every problem is reported
+with file, row and column.
 """
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from argsim.data.catalog import DatasetInfo, Stat, dataset_dir, register_dataset
 from argsim.errors import ArgsimError, InputError, examples, warn
 from argsim.io import read_numbered_records
 
-ARG_COLUMNS = ("arg_id", "argument", "topic", "stance")
-KP_COLUMNS = ("key_point_id", "key_point", "topic", "stance")
 LABEL_COLUMNS = ("arg_id", "key_point_id", "label")
 SPLITS = ("train", "dev")
 
@@ -108,7 +108,7 @@ def merge(parts: list[KPMData], name: str) -> KPMData:
 # ------------------------------------------------------------------ parsing
 
 
-def _stance(path: Path, row: int, value: str) -> int:
+def _stance(path: str | Path, row: int, value: Any) -> int:
     try:
         num = float(str(value).strip())
     except ValueError:
@@ -124,59 +124,100 @@ def _records(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict]]:
     return read_numbered_records(path, required=columns, text=text)
 
 
-def read_items(path: str | Path, kind: type[Argument] | type[KeyPoint], text_column: str) -> list:
-    """The arguments (`kind` Argument: arg_id, text, topic, stance) or key points (KeyPoint: key_point_id, ...) of
-    a file; a repeated id is an error naming both rows."""
-    path = Path(path)
+#: one part of a split: a file, or records in memory as (the name errors give, [(row, {column: value}), ...])
+Part = str | Path | tuple[str, Sequence[tuple[int, Mapping[str, Any]]]]
+
+
+def _part(part: Part, columns: tuple[str, ...]) -> tuple[str | Path, Sequence[tuple[int, Mapping[str, Any]]]]:
+    """(where, numbered records) of a file (`read_numbered_records`' checks) or of records in memory (each must
+    have the columns)."""
+    if not isinstance(part, tuple):
+        return Path(part), _records(Path(part), columns)
+    source, records = part
+    first = records[0][1] if records else {}
+    missing = [c for c in columns if records and c not in first]
+    if missing:
+        raise InputError(source, f"missing column(s) {', '.join(missing)}; found {', '.join(map(str, first))}",
+                         column=missing[0])
+    return part
+
+
+def _items(source: str | Path, records: Iterable[tuple[int, Mapping[str, Any]]], kind: type, text_column: str,
+           repeated: bool) -> list:
+    """The arguments (`kind` Argument) or key points (KeyPoint) of numbered records; a repeated id is an error
+    naming both rows, or (`repeated`: rows of pairs) the first row's item."""
     id_column = "arg_id" if kind is Argument else "key_point_id"
     out, seen = [], {}
-    for row, rec in _records(path, (id_column, text_column, "topic", "stance")):
-        item_id = str(rec[id_column]).strip()
-        if item_id in seen:
-            raise InputError(path, f"duplicate {id_column} {item_id!r} (first at row {seen[item_id]})", row=row,
+    for row, rec in records:
+        item_id, stance = str(rec[id_column]).strip(), _stance(source, row, rec["stance"])
+        if item_id in seen and not repeated:
+            raise InputError(source, f"duplicate {id_column} {item_id!r} (first at row {seen[item_id]})", row=row,
                              column=id_column)
-        seen[item_id] = row
-        out.append(kind(item_id, str(rec[text_column]), str(rec["topic"]).strip(), _stance(path, row, rec["stance"])))
+        if item_id not in seen:
+            seen[item_id] = row
+            out.append(kind(item_id, str(rec[text_column]), str(rec["topic"]).strip(), stance))
     return out
 
 
-def read_labels(path: str | Path, arg_ids: set[str] | None = None,
-                kp_ids: set[str] | None = None) -> dict[tuple[str, str], int]:
-    """Gold labels {(arg_id, key_point_id): 0/1}; ids are checked against the other two files when given."""
-    path = Path(path)
+def _labels(source: str | Path, records: Iterable[tuple[int, Mapping[str, Any]]], arg_ids: set[str],
+            kp_ids: set[str]) -> dict[tuple[str, str], int]:
+    """Gold labels {(arg_id, key_point_id): 0/1}, their ids checked against the arguments and key points."""
     out: dict[tuple[str, str], int] = {}
     first_row: dict[tuple[str, str], int] = {}
-    for row, rec in _records(path, LABEL_COLUMNS):
+    for row, rec in records:
         aid, kid = str(rec["arg_id"]).strip(), str(rec["key_point_id"]).strip()
-        if arg_ids is not None and aid not in arg_ids:
-            raise InputError(path, f"arg_id {aid!r} is not in the arguments file", row=row, column="arg_id")
-        if kp_ids is not None and kid not in kp_ids:
-            raise InputError(path, f"key_point_id {kid!r} is not in the key points file", row=row,
+        if aid not in arg_ids:
+            raise InputError(source, f"arg_id {aid!r} is not in the arguments file", row=row, column="arg_id")
+        if kid not in kp_ids:
+            raise InputError(source, f"key_point_id {kid!r} is not in the key points file", row=row,
                              column="key_point_id")
         raw = str(rec["label"]).strip()
         if raw not in ("0", "1", "0.0", "1.0"):
-            raise InputError(path, f"label must be 0 or 1, not {raw!r}", row=row, column="label")
+            raise InputError(source, f"label must be 0 or 1, not {raw!r}", row=row, column="label")
         if (aid, kid) in out:
-            raise InputError(path, f"duplicate pair ({aid}, {kid}) (first at row {first_row[(aid, kid)]})",
+            raise InputError(source, f"duplicate pair ({aid}, {kid}) (first at row {first_row[(aid, kid)]})",
                              row=row)
         first_row[(aid, kid)] = row
         out[(aid, kid)] = int(float(raw))
     return out
 
 
-def load_kpm_files(arguments: str | Path, key_points: str | Path, labels: str | Path | None = None,
-                   name: str | None = None, argument_column: str = "argument",
-                   key_point_column: str = "key_point") -> KPMData:
-    """A user's own split: arguments and key points CSV/TSV/JSONL (with topic and stance), labels optional."""
-    args = read_items(arguments, Argument, argument_column)
-    kps = read_items(key_points, KeyPoint, key_point_column)
-    files = [Path(arguments), Path(key_points)]
-    gold: dict[tuple[str, str], int] = {}
-    if labels is not None:
-        gold = read_labels(labels, {a.arg_id for a in args}, {k.kp_id for k in kps})
-        files.append(Path(labels))
-    data = KPMData(name or Path(arguments).stem, args, kps, gold, files)
-    warn_unscorable(data, Path(arguments))
+def kpm_data(arguments: Part, key_points: Part, labels: Part | None = None, name: str | None = None,
+             argument_column: str = "argument", key_point_column: str = "key_point",
+             repeated: bool = False) -> KPMData:
+    """The one builder of `KPMData`, for ArgKP's files, a user's own files and the Python API's lists and
+    DataFrames alike, so all refuse and warn in the same words: each id once (its topic, its stance 1 or -1), the
+    labels 0 or 1 naming known ids, each pair once; one warning line for arguments without a key point of their
+    topic and stance (`warn_unscorable`). Every problem names its file (or records), row and column.
+
+    Args:
+        arguments: The arguments (columns arg_id, `argument_column`, topic, stance): a CSV/TSV/JSONL/JSON file, or
+            ``(name, [(row, record), ...])`` in memory.
+        key_points: The key points (key_point_id, `key_point_column`, topic, stance), the same way.
+        labels: The gold labels (arg_id, key_point_id, label), the same way; None: unlabelled.
+        name: The split's name (None: the arguments file's stem, or the records' name).
+        argument_column, key_point_column: The text columns.
+        repeated: An id may repeat (records of (argument, key point) pairs: the first row of each id counts).
+
+    Returns:
+        The `KPMData` (its `files`: the files read).
+
+    Example:
+        >>> rows = [(1, {"arg_id": "a1", "argument": "x", "key_point_id": "k1", "key_point": "y", "topic": "t",
+        ...              "stance": "1", "label": 1})]
+        >>> data = kpm_data(("pairs", rows), ("pairs", rows), ("pairs", rows), repeated=True)
+        >>> data.labels, data.candidates(data.arguments[0])[0].text
+        ({('a1', 'k1'): 1}, 'y')
+    """
+    a_source, a_records = _part(arguments, ("arg_id", argument_column, "topic", "stance"))
+    args = _items(a_source, a_records, Argument, argument_column, repeated)
+    kps = _items(*_part(key_points, ("key_point_id", key_point_column, "topic", "stance")), KeyPoint,
+                 key_point_column, repeated)
+    gold = {} if labels is None else _labels(*_part(labels, LABEL_COLUMNS), {a.arg_id for a in args},
+                                             {k.kp_id for k in kps})
+    files = [Path(p) for p in (arguments, key_points, labels) if p is not None and not isinstance(p, tuple)]
+    data = KPMData(name or (a_source.stem if isinstance(a_source, Path) else a_source), args, kps, gold, files)
+    warn_unscorable(data, a_source)
     return data
 
 
@@ -221,7 +262,7 @@ def load_argkp(split: str = "dev", data_dir: str | Path | None = None, labels: b
     missing = [p.name for p in (a, k) + ((lab,) if labels else ()) if not p.is_file()]
     if missing:
         raise InputError(folder, f"split '{split}' not found: missing {', '.join(missing)}")
-    return load_kpm_files(a, k, lab if labels else None, name=f"argkp-{split}")
+    return kpm_data(a, k, lab if labels else None, name=f"argkp-{split}")
 
 
 # ------------------------------------------------------------------ catalog
@@ -248,7 +289,7 @@ def _check(folder: Path) -> list[Stat]:
     stats: list[Stat] = []
     for split in SPLITS:
         a, k, lab = split_files(folder, split)
-        data = load_kpm_files(a, k, lab, name=split)
+        data = kpm_data(a, k, lab, name=split)
         for key, value in split_stats(data).items():
             stats.append(Stat(f"{split}: {key}", value, _EXPECTED[split][key]))
     return stats
@@ -273,7 +314,7 @@ def load_kpm_input(split: str | None = "dev", arguments: str | Path | None = Non
             raise InputError(arguments or key_points, "give both --arguments and --key-points")
         if need_labels and labels is None:
             raise InputError(arguments, "evaluation needs the gold labels: give --labels")
-        return load_kpm_files(arguments, key_points, labels)
+        return kpm_data(arguments, key_points, labels)
     if labels is not None:  # the split's own labels would be read, and the file given silently not
         raise InputError(labels, "gold labels go with your own --arguments and --key-points; a split's labels are "
                                  "its labels_<split>.csv under --data-dir")

@@ -36,7 +36,7 @@ from pathlib import Path
 
 from argsim.data.catalog import DatasetInfo, Stat, dataset_dir, register_dataset
 from argsim.errors import InputError, did_you_mean
-from argsim.io import read_text_file, regular_files, split_lines
+from argsim.io import read_text_file, regular_files
 
 SPLITS = ("training", "validation", "test")
 SETTINGS = ("sdoc", "sdc", "sdoa", "sda", "stc", "sta", "epc", "epa")
@@ -220,39 +220,6 @@ def build_pools(corpus: CounterCorpus, split: str, setting: str) -> dict[str, li
         excluded = {p.id} | {cid for cid in by_text[key].get(gold.text, ()) if cid != gold.id}
         pools[p.id] = [c for c in base[bkey] if c.id not in excluded]
     return pools
-
-
-def pool_type_counts(corpus: CounterCorpus, split: str, setting: str) -> dict[str, int]:
-    """Counts of candidate types (the official labels, `true` for the own counter) over all pools."""
-    counts: dict[str, int] = defaultdict(int)
-    for pid, cands in build_pools(corpus, split, setting).items():
-        point = corpus.by_id[pid]
-        gold_id = corpus.true_counter(point).id
-        for c in cands:
-            if c.id == gold_id:
-                counts["true"] += 1
-            elif c.debate == point.debate and c.theme == point.theme:
-                counts[f"debate-{'same' if c.stance == point.stance else 'oppo'}-{c.kind}"] += 1
-            else:
-                counts[f"{'theme' if c.theme == point.theme else 'portal'}-{c.kind}"] += 1
-    return dict(counts)
-
-
-def read_type_counts(path: str | Path) -> dict[str, dict[str, int]]:
-    """Parse the ragged `00-argument-pair-type-counts.tsv`: file stem -> {type: count}."""
-    out: dict[str, dict[str, int]] = {}
-    lines = split_lines(read_text_file(path))
-    for line in lines[1:]:
-        cells = [c for c in line.split("\t") if c.strip()]
-        if not cells:
-            continue
-        name = cells[0].removesuffix(".zip").removesuffix(".tsv")
-        counts = {}
-        for cell in cells[1:]:
-            label, _, num = cell.strip().rpartition(" ")
-            counts[label] = int(num)
-        out[name] = counts
-    return out
 
 
 # ---------------------------------------------------------------- catalog entry

@@ -16,8 +16,9 @@ How each kind of model ranks:
 - "bm25": argsim's BM25 as the counter-argument rankers use it (`argsim.counter.lexical.textrep.BM25Index`:
   `tokenize_en` tokens, no stemming, no stop words, k1 = 1.5, b = 0.75, Lucene's idf), over the whole corpus;
 - a cross-encoder (a sentence-transformers `CrossEncoder` or a folder saved by `argsim train bipolar --kind
-  cross-encoder`, scored by `argsim.backend.resolve.PairScorer`: the probability of its last label, a softmax
-  over two labels, so it ranks as the difference of the two logits does): it reranks the BM25 top 100 of each
+  cross-encoder`, scored by `argsim.backend.resolve.PairScorer`: the log-probability of its last label in
+  float64, a log-softmax over two labels, so it ranks as the difference of the two logits does and never ties by
+  saturation): it reranks the BM25 top 100 of each
   query (the metrics' details say so); only those 100 are in its run, so its recall@100 is BM25's.
 
 Per-unit outcomes (for bootstrap intervals): one per query, its nDCG@10.
@@ -127,8 +128,8 @@ def bm25_run(data: ArguAnaData, k: int = max(K_VALUES)) -> dict[str, dict[str, f
 
 
 def cross_run(scorer: Any, data: ArguAnaData, depth: int = RERANK_DEPTH) -> dict[str, dict[str, float]]:
-    """A pair scorer's (`argsim.backend.resolve.PairScorer`: the probability of the cross-encoder's last label)
-    scores of the BM25 top `depth` of each query (the query as the first text)."""
+    """A pair scorer's (`argsim.backend.resolve.PairScorer`: the log-probability of the cross-encoder's last
+    label) scores of the BM25 top `depth` of each query (the query as the first text)."""
     first = bm25_run(data, depth)
     scores = iter(scorer.score([(data.queries[q], data.corpus[d]) for q, docs in first.items() for d in docs]))
     return {q: {d: float(next(scores)) for d in docs} for q, docs in first.items()}
@@ -138,17 +139,14 @@ def resolve_ranker(model: Any, config: Any) -> Any:
     """"bm25" as it is, a cross-encoder folder (`argsim train bipolar --kind cross-encoder`) as a `PairScorer`,
     anything else through `argsim.backend.resolve.resolve_model` (an `Encoder`, or a `PairScorer` for a
     `CrossEncoder` object)."""
-    from argsim.backend.resolve import PairScorer, resolve_model
+    from argsim.backend.resolve import pair_scorer, resolve_model
     from argsim.counter.neural.cross import is_cross_folder
 
     if isinstance(model, str) and model == "bm25":
         return model
     folder = Path(model).expanduser() if isinstance(model, (str, Path)) else None
     if folder is not None and folder.is_dir() and is_cross_folder(folder):
-        from argsim.backend.device import resolve_device
-        from argsim.backend.registry import load_cross_encoder
-
-        return PairScorer(load_cross_encoder(str(folder), resolve_device(getattr(config, "device", None) or "auto")))
+        return pair_scorer(folder, config)
     return resolve_model(model, config)
 
 

@@ -130,7 +130,6 @@ class CounterArgumentEvaluator(TaskEvaluator):
               ) -> tuple[dict[str, np.ndarray], Any]:
         """Pool-aligned scores of the model's ranking, and the stage result (None without a second stage)."""
         from argsim.backend.encoder import Encoder
-        from argsim.backend.resolve import PairScorer
 
         if isinstance(first, Encoder):
             from argsim.counter.core.registry import get_ranker
@@ -138,13 +137,7 @@ class CounterArgumentEvaluator(TaskEvaluator):
             return get_ranker("emb-cosine").fn(points, pools, model=first, config=self.config), None
         from argsim.counter.neural.pipeline import run_stages, scores_for_k
 
-        kmax = max(self.k, *self.ks)
-        if isinstance(second, PairScorer):
-            result = run_stages(points, pools, first, None, kmax=kmax)
-            for p in points:
-                result.second[p.id] = second.score([(p.text, pools[p.id][j].text) for j in result.top[p.id]])
-        else:
-            result = run_stages(points, pools, first, second, kmax=kmax)
+        result = run_stages(points, pools, first, second, kmax=max(self.k, *self.ks))
         if second is None:
             return scores_for_k(result, 1), None
         return scores_for_k(result, self.k), result

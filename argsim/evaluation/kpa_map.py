@@ -103,7 +103,7 @@ class KPAMapEvaluator(TaskEvaluator):
     is one more row of its group, so its group's top-half cut counts it twice).
 
     Args:
-        gold: labelled ArgKP-format data (`argsim.data.argkp.load_argkp("dev")`, `load_kpm_files`).
+        gold: labelled ArgKP-format data (`argsim.data.argkp.load_argkp("dev")`, `kpm_data`).
         name: the metrics' prefix when called as a sentence-transformers evaluator.
         config: the run options of models loaded by name (device, cache, quiet); None: the defaults.
         formula: ``"leaderboard"`` or ``"2021-09"`` (`argsim.metrics.kpa_map`).

@@ -19,22 +19,19 @@ Readings chosen where the sources leave it open:
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
-from argsim.backend.registry import get_cross_encoder, load_cross_encoder
+from argsim.backend.registry import load_cross_encoder
 from argsim.data.argkp import KPMData
 from argsim.errors import ArgsimError
+from argsim.kpm.scoring import CONTEXTS, CROSS_INFO, cross_predictions, format_argument
 from argsim.options import setting
 
-CONTEXTS = ("none", "topic", "topic-stance")
-CROSS_INFO = "argsim_kpm_cross.json"
 TRAIN_INFO = "argsim_train.json"
-ST_CONFIG = "config_sentence_transformers.json"
 
 
 @dataclass
@@ -64,17 +61,6 @@ class CrossConfig:
     seed: int = setting(13, "Random seed (the global --seed).", cli=False)
 
 
-def format_argument(text: str, topic: str, stance: int, context: str, sep: str = "[SEP]") -> str:
-    """The argument side of a pair: the text alone, or preceded by the topic (and stance) and separators."""
-    if context == "none":
-        return text
-    if context == "topic":
-        return f"{topic} {sep} {text}"
-    if context == "topic-stance":
-        return f"{topic} {sep} {'pro' if stance > 0 else 'con'} {sep} {text}"
-    raise ArgsimError(f"unknown context '{context}': choose {', '.join(CONTEXTS)}")
-
-
 def pair_rows(data: KPMData, context: str = "none", sep: str = "[SEP]") -> dict[str, list]:
     """Columns (argument, key_point, label) of the labelled pairs, in the labels file's order."""
     s1, s2, y = [], [], []
@@ -94,38 +80,11 @@ def policy(cfg: CrossConfig):
     return OptimPolicy(lr=cfg.lr, weight_decay=cfg.weight_decay, warmup_ratio=cfg.warmup_ratio)
 
 
-def is_cross_encoder(name: str | Path) -> bool:
-    """True for a folder that sentence-transformers saved as a CrossEncoder (its config's model_type), or a
-    `CrossEncoder` object."""
-    if not isinstance(name, (str, Path)):
-        from argsim.backend.resolve import is_cross_encoder_object
-
-        return is_cross_encoder_object(name)
-    path = Path(name).expanduser() / ST_CONFIG
-    if not path.is_file():
-        return False
-    try:
-        return json.loads(path.read_text(encoding="utf-8")).get("model_type") == "CrossEncoder"
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
-        return False
-
-
-def score_pairs_of(model, data: KPMData, context: str, sep: str, batch_size: int = 64,
-                   quiet: bool = True) -> dict[str, dict[str, float]]:
-    """`{arg_id: {kp_id: P(match)}}` of a CrossEncoder in memory, for every argument and each key point of its
-    topic and stance (the argument side formatted by `context`)."""
-    from argsim.kpm.scoring import pair_predictions
-
-    return pair_predictions(data, lambda pairs: model.predict(pairs, batch_size=batch_size, show_progress_bar=not quiet,
-                                                              convert_to_numpy=True),
-                            lambda a: format_argument(a.text, a.topic, a.stance, context, sep))
-
-
 def map_evaluator(gold: KPMData, context: str, sep: str, name: str = "dev", batch_size: int = 64):
     """The official KPA Track 1 mAP (leaderboard formula) of a key point cross-encoder, as a sentence-transformers
     evaluator: called on a CrossEncoder it returns `{"<name>_strict_map": ..., "<name>_relaxed_map": ...}`;
     `primary_metric` is the strict mAP. The pairs are scored as `rank keypoints --model DIR` scores a saved
-    folder (`score_pairs_of`).
+    folder (`argsim.kpm.scoring.cross_predictions`).
 
     Args:
         gold: the labelled split to score (e.g. ArgKP dev).
@@ -145,7 +104,7 @@ def map_evaluator(gold: KPMData, context: str, sep: str, name: str = "dev", batc
     from argsim.evaluation.kpa_map import KPAMapEvaluator
 
     return KPAMapEvaluator(gold, name=name, batch_size=batch_size,
-                           score=lambda model: score_pairs_of(model, gold, context, sep, batch_size))
+                           score=lambda model: cross_predictions(gold, model, context=context, sep=sep))
 
 
 def train_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None, budget=None,
@@ -220,32 +179,3 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
 
 
 SELECTION_METRIC = "eval_dev_strict_map"
-
-
-class CrossScorer:
-    """Scores (argument, key point) pairs with a saved cross-encoder folder, in the input format it was trained on.
-
-    `runtime` (`argsim.backend.registry.runtime_spec` of the run's options: `--backend onnx|openvino`, `--quantize
-    int8`): the CrossEncoder's logits are exported once (`argsim.backend.runtime.base_export(folder, "logits")`)
-    and computed by ONNX Runtime / OpenVINO, its sigmoid applied outside the graph; OpenVINO int8 calibrates on the
-    first pairs it scores (the task's own pairs) unless the calibration file holds pairs. None: PyTorch.
-    """
-
-    def __init__(self, folder: str | Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32",
-                 runtime: dict | None = None) -> None:
-        from argsim.schemas import KpmCrossInfo, read_json_as
-
-        folder = Path(folder)
-        meta_path = folder / CROSS_INFO
-        meta = read_json_as(KpmCrossInfo, meta_path) if meta_path.is_file() else {}
-        self.context = meta.get("context", "none")
-        self.precision = precision  # the precision it scores in (argsim.backend.device.inference_precision)
-        self.model = get_cross_encoder(folder, device, precision, runtime, meta.get("max_length"))
-        self.backend, self.quantize = (runtime["backend"], runtime["quantize"]) if runtime else ("torch", "none")
-        self.sep = meta.get("sep") or self.model.tokenizer.sep_token or "[SEP]"
-        self.batch_size = batch_size
-        self.name = folder.name
-
-    def score(self, data: KPMData, quiet: bool = True) -> dict[str, dict[str, float]]:
-        """`{arg_id: {kp_id: P(match)}}` for every argument and each key point of its topic and stance."""
-        return score_pairs_of(self.model, data, self.context, self.sep, self.batch_size, quiet)

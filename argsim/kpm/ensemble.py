@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -55,12 +54,16 @@ def standardise(preds: Predictions) -> Predictions:
     return {a: {k: (s - mean) * scale for k, s in kps.items()} for a, kps in preds.items()}
 
 
-def to_logits(preds: Predictions) -> Predictions:
-    """log(p / (1 - p)) of probability scores, p clipped to [LOGIT_CLIP, 1 - LOGIT_CLIP]."""
+def clipped_logit(p: Any) -> Any:
+    """log(p / (1 - p)) of probabilities (a number or an array), p clipped to [LOGIT_CLIP, 1 - LOGIT_CLIP]."""
     from scipy.special import logit
 
-    return {a: {k: float(logit(min(max(s, LOGIT_CLIP), 1 - LOGIT_CLIP))) for k, s in kps.items()}
-            for a, kps in preds.items()}
+    return logit(np.clip(p, LOGIT_CLIP, 1 - LOGIT_CLIP))
+
+
+def to_logits(preds: Predictions) -> Predictions:
+    """`clipped_logit` of probability scores."""
+    return {a: {k: float(clipped_logit(s)) for k, s in kps.items()} for a, kps in preds.items()}
 
 
 def combine_predictions(parts: Sequence[Predictions], weights: Sequence[float] | None = None,
@@ -94,38 +97,21 @@ def combine_predictions(parts: Sequence[Predictions], weights: Sequence[float] |
 
 def score_model(data: KPMData, model: str | Any, config=None, arg_template: str = "{text}",
                 kp_template: str = "{text}", engine: Engine | None = None) -> Predictions:
-    """`{arg_id: {kp_id: score}}` of one model: a cross-encoder folder (its sigmoid probability) or any backend
+    """`{arg_id: {kp_id: score}}` of one model: a cross-encoder folder or object (its probability) or any backend
     encoder (cosine; MTS takes topic and stance itself, plain encoders the templates), or a model object that
     `argsim.backend.resolve.resolve_model` takes (a `CrossEncoder` scores (argument, key point) text pairs); the
     embedding runs on `engine` (None: this process). A cross-encoder scores in this process on every engine: each
     pair is one forward pass of the pair (nothing to cache or share), and on a CPU machine its torch threads already
     use every core."""
-    from argsim.kpm.cross import is_cross_encoder
+    from argsim.kpm.scoring import cross_predictions, is_cross_encoder, score_key_points
 
-    if not isinstance(model, (str, Path)):  # an object: an Encoder, a SentenceTransformer or a CrossEncoder
-        from argsim.backend.resolve import PairScorer, resolve_model
-        from argsim.kpm.scoring import pair_predictions, score_key_points
-
-        scorer = resolve_model(model, config)
-        if isinstance(scorer, PairScorer):
-            return pair_predictions(data, scorer.score)
-        return score_key_points(data, scorer, arg_template, kp_template, engine)
-    if is_cross_encoder(model):
-        from argsim.backend.device import inference_precision, resolve_device
-        from argsim.backend.registry import runtime_spec
+    if is_cross_encoder(model):  # a folder (loaded once per process, get_cross_encoder) or a CrossEncoder object
         from argsim.config import RunConfig
-        from argsim.kpm.cross import CrossScorer
 
-        cfg = config or RunConfig()
-        runtime = runtime_spec(cfg)  # --backend onnx|openvino: the cross-encoder's logits in that runtime
-        device = resolve_device(cfg.device) if runtime is None else "cpu"
-        scorer = CrossScorer(model, device=device, precision=inference_precision(cfg.precision, device),
-                             runtime=runtime)  # its model loaded once per process (get_cross_encoder)
-        return scorer.score(data, quiet=cfg.quiet)
-    from argsim.backend import get_encoder
-    from argsim.kpm.scoring import score_key_points
+        return cross_predictions(data, model, config or RunConfig())
+    from argsim.backend.resolve import resolve_model  # a name, a folder, an Encoder or a SentenceTransformer
 
-    return score_key_points(data, get_encoder(model, config=config), arg_template, kp_template, engine)
+    return score_key_points(data, resolve_model(model, config), arg_template, kp_template, engine)
 
 
 def score_models(data: KPMData, models: Sequence[str], weights: Sequence[float] | None = None,
@@ -141,6 +127,6 @@ def score_models(data: KPMData, models: Sequence[str], weights: Sequence[float] 
 
 def probability_models(models: Sequence[str]) -> list[int]:
     """Indices of the models whose scores are probabilities (cross-encoder folders)."""
-    from argsim.kpm.cross import is_cross_encoder
+    from argsim.kpm.scoring import is_cross_encoder
 
     return [i for i, m in enumerate(models) if is_cross_encoder(m)]

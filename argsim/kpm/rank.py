@@ -15,8 +15,6 @@ from argsim.data.argkp import KPMData
 from argsim.kpm.scoring import BestMatch, Coverage, Predictions, best_matches, coverage
 from argsim.metrics.kpa_map import FORMULAS, MapResult, evaluate_map
 
-OUTPUT_FILES = ("predictions.json", "best_keypoints.csv", "coverage.csv", "metrics.json")
-
 
 @dataclass
 class KeypointRanking:

@@ -1,4 +1,5 @@
-"""Score every argument against the key points of its topic and stance (cosine of backend embeddings).
+"""Score every argument against the key points of its topic and stance (cosine of backend embeddings; a
+cross-encoder's probability, `cross_predictions`).
 
 Any backend `Encoder` works (zero-shot models, fine-tuned SBERT folders). Encoders that take the context
 (topic and stance) as separate inputs, like MTS, expose `encode_statements(texts, topics, stances, engine)`;
@@ -12,8 +13,10 @@ pairs, 0.05 s of CPU in all), less than shipping the vectors to a worker would c
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -131,6 +134,73 @@ def pair_predictions(gold: KPMData, score: Callable[[list[tuple[str, str]]], Seq
     for (a, k), s in zip(keys, score([(argument_text(a), k.text) for a, k in keys]), strict=True):
         out.setdefault(a.arg_id, {})[k.kp_id] = round(float(s), 6)
     return out
+
+
+# ------------------------------------------------------------------ cross-encoders
+
+CONTEXTS = ("none", "topic", "topic-stance")
+CROSS_INFO = "argsim_kpm_cross.json"  # a key point cross-encoder folder's input format (context, sep, max_length)
+ST_CONFIG = "config_sentence_transformers.json"
+
+
+def format_argument(text: str, topic: str, stance: int, context: str, sep: str = "[SEP]") -> str:
+    """The argument side of a pair: the text alone, or preceded by the topic (and stance) and separators."""
+    if context == "none":
+        return text
+    if context == "topic":
+        return f"{topic} {sep} {text}"
+    if context == "topic-stance":
+        return f"{topic} {sep} {'pro' if stance > 0 else 'con'} {sep} {text}"
+    raise ArgsimError(f"unknown context '{context}': choose {', '.join(CONTEXTS)}")
+
+
+def is_cross_encoder(name: str | Path) -> bool:
+    """True for a folder that sentence-transformers saved as a CrossEncoder (its config's model_type), or a
+    `CrossEncoder` object."""
+    if not isinstance(name, (str, Path)):
+        from argsim.backend.resolve import is_cross_encoder_object
+
+        return is_cross_encoder_object(name)
+    path = Path(name).expanduser() / ST_CONFIG
+    if not path.is_file():
+        return False
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get("model_type") == "CrossEncoder"
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+        return False
+
+
+def cross_predictions(data: KPMData, model: Any, config: Any = None, context: str | None = None,
+                      sep: str | None = None) -> Predictions:
+    """`{arg_id: {kp_id: P(match)}}` of a key point cross-encoder (`pair_predictions` with the backend's one pair
+    scorer's probability, `argsim.backend.resolve.PairScorer`), each argument in the input format it was trained on.
+
+    Args:
+        data: the arguments and key points.
+        model: a saved cross-encoder folder (loaded once per process through the model cache,
+            `argsim.backend.resolve.pair_scorer`, in the run's device, precision and runtime) or a `CrossEncoder`
+            object.
+        config: the run options (`RunConfig`; None: the defaults, quiet).
+        context, sep: the argument side's format and separator (None: the folder's `argsim_kpm_cross.json`, else
+            ``"none"`` and the tokenizer's own separator).
+
+    Returns:
+        The predictions, probabilities to 6 decimals.
+    """
+    from argsim.backend.resolve import PairScorer, pair_scorer
+    from argsim.schemas import KpmCrossInfo, read_json_as
+
+    meta: dict = {}
+    if isinstance(model, (str, Path)):
+        info = Path(model) / CROSS_INFO
+        meta = read_json_as(KpmCrossInfo, info) if info.is_file() else {}
+        scorer = pair_scorer(model, config, meta.get("max_length"))
+    else:
+        scorer = PairScorer(model, name="CrossEncoder")
+    context, sep = context or meta.get("context", "none"), sep or meta.get("sep") or scorer.model.tokenizer.sep_token
+    show = config is not None and not config.quiet
+    return pair_predictions(data, lambda pairs: scorer.probability(pairs, show_progress=show),
+                            lambda a: format_argument(a.text, a.topic, a.stance, context, sep or "[SEP]"))
 
 
 @dataclass

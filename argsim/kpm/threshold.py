@@ -69,7 +69,7 @@ def model_threshold(model: Any) -> tuple[float, str]:
         >>> model_threshold("minilm")
         (0.7226, 'cosine default')
     """
-    from argsim.kpm.cross import is_cross_encoder
+    from argsim.kpm.scoring import is_cross_encoder
 
     recorded = recorded_threshold(model)
     if recorded is not None:
@@ -99,7 +99,7 @@ def ensemble_threshold(models: Sequence[Any], parts: Sequence[dict[str, dict[str
         >>> ensemble_threshold(["minilm", "minilm"], parts, combine="mean")
         (0.7226, 'combined from the members')
     """
-    from argsim.kpm.ensemble import LOGIT_CLIP, check_weights, probability_models
+    from argsim.kpm.ensemble import check_weights, clipped_logit, probability_models
 
     if len(models) == 1:
         return model_threshold(models[0])
@@ -113,9 +113,7 @@ def ensemble_threshold(models: Sequence[Any], parts: Sequence[dict[str, dict[str
     for i, (wi, t, part) in enumerate(zip(w, thresholds, parts, strict=True)):
         values = np.asarray([s for kps in part.values() for s in kps.values()], dtype=np.float64)
         if i in probability:
-            values = np.log(np.clip(values, LOGIT_CLIP, 1 - LOGIT_CLIP) / (1 - np.clip(values, LOGIT_CLIP,
-                                                                                    1 - LOGIT_CLIP)))
-            t = math.log(min(max(t, LOGIT_CLIP), 1 - LOGIT_CLIP) / (1 - min(max(t, LOGIT_CLIP), 1 - LOGIT_CLIP)))
+            values, t = clipped_logit(values), float(clipped_logit(t))
         std = float(values.std()) if values.size else 0.0
         total += wi * ((t - float(values.mean())) / std if std > 0 else 0.0)
     return round(total, 6), "combined from the members"

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-TIES = ("expected", "pessimistic", "optimistic")
 Scored = Sequence[tuple[str, float]] | tuple[Sequence[str], Sequence[float] | np.ndarray]
 
 
@@ -96,8 +95,3 @@ def accuracy_from_ranks(ranks, ties: str = "expected") -> float:
 def mrr_from_ranks(ranks, ties: str = "expected") -> float:
     ranks = list(ranks)
     return float(np.mean([0.0 if r is MISSING else r.reciprocal_rank(ties) for r in ranks])) if ranks else float("nan")
-
-
-def random_accuracy_at_1(pool_sizes: Sequence[int]) -> float:
-    """Expected accuracy@1 of a random ranker: mean of 1/|pool|."""
-    return float(np.mean([1.0 / n for n in pool_sizes])) if len(pool_sizes) else float("nan")

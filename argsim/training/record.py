@@ -40,7 +40,7 @@ def data_hash(rows: object) -> str:
 
 
 def versions() -> dict:
-    from argsim import __version__
+    from argsim.version import __version__
 
     out = {"argsim": __version__, "python": platform.python_version()}
     for lib in LIBRARIES:

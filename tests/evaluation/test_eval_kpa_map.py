@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from argsim.data.argkp import KPMData, load_argkp, load_kpm_files
+from argsim.data.argkp import KPMData, kpm_data, load_argkp
 from argsim.evaluation import KPAMapEvaluator
 from argsim.metrics.kpa_map import evaluate_map
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "kpm"
-# the hand-computed case of tests/test_kpm_map.py: strict mAP (1 + 0.5 + 0) / 3
+# the hand-computed case of tests/kpm/test_kpm_map.py: strict mAP (1 + 0.5 + 0) / 3
 HAND = {"a1": {"k1": 0.9, "k2": 0.1}, "a2": {"k1": 0.8, "k2": 0.3}, "a3": {"k2": 0.7}, "a4": {"k1": 0.6},
         "a5": {"k2": 0.2}, "b1": {"k3": 0.3}, "c1": {"k4": 0.9}, "c2": {"k4": 0.1}}
 TOPIC = "We should abandon the use of school uniform"
@@ -22,7 +22,7 @@ TOPIC = "We should abandon the use of school uniform"
 
 @pytest.fixture(scope="module")
 def gold() -> KPMData:
-    return load_kpm_files(FIX / "arguments.csv", FIX / "key_points.csv", FIX / "labels.csv")
+    return kpm_data(FIX / "arguments.csv", FIX / "key_points.csv", FIX / "labels.csv")
 
 
 def test_hand_case_is_the_official_map_and_the_identity_draw_too(gold):

@@ -56,11 +56,46 @@ def test_a_cross_encoder_object_is_a_pair_scorer_where_pairs_are_scored(tiny_ber
     assert isinstance(scorer, PairScorer)
     pairs = [(TEXTS[0], TEXTS[1]), (TEXTS[1], TEXTS[2])]
     ce.train()
-    scores = scorer.score(pairs)
+    scores = scorer.probability(pairs)
     assert ce.training, "scoring must not leave a model under training in eval mode"
     np.testing.assert_allclose(scores, ce.predict(pairs), atol=1e-6)
+    np.testing.assert_allclose(scorer.score(pairs), np.log(scores), atol=1e-6)
     with pytest.raises(ModelError, match="scores pairs, not single texts"):
         resolve_model(ce, cross_encoder=False)
+
+
+class FixedLogits:
+    """A cross-encoder export stand-in: `logits(pairs)` from a table, in float32 as a model computes them."""
+
+    def __init__(self, table: dict) -> None:
+        self.table = table
+
+    def logits(self, pairs, batch_size: int = 32) -> np.ndarray:
+        return np.asarray([self.table[p] for p in pairs], dtype=np.float32)
+
+
+@pytest.mark.parametrize("table", [
+    {("q", "a"): [18.0], ("q", "b"): [40.0], ("q", "c"): [0.0], ("q", "d"): [-800.0]},
+    {("q", "a"): [-9.0, 9.0], ("q", "b"): [-20.0, 20.0], ("q", "c"): [0.0, 0.0], ("q", "d"): [400.0, -400.0]},
+], ids=["one label", "two labels"])
+def test_pair_scores_never_tie_by_saturation(table):
+    """Pairs whose positive logit leads by 18 and by 40: a float32 sigmoid / softmax rounds both to 1.0 (a tie);
+    the pair scorer's score is log P(last label) in float64, which keeps every pair apart in the logits' order and
+    equals the closed form -log(1 + e^-d) (d: the positive label's lead)."""
+    import math
+
+    import torch
+
+    pairs, logits = list(table), torch.tensor(list(table.values()), dtype=torch.float32)
+    f32 = torch.sigmoid(logits[:, 0]) if logits.shape[1] == 1 else torch.softmax(logits, -1)[:, -1]
+    assert f32[0] == f32[1] == 1.0  # the saturation this scorer avoids
+    scorer = PairScorer(FixedLogits(table), name="fixed")
+    scores = scorer.score(pairs)
+    assert scores.dtype == np.float64 and scores[1] > scores[0] > scores[2] > scores[3]
+    lead = [v[-1] - (v[0] if len(v) > 1 else 0.0) for v in table.values()]
+    expected = [-(math.log1p(math.exp(-d)) if d > -700 else -d) for d in lead]
+    np.testing.assert_allclose(scores, expected, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(scorer.probability(pairs)[2], 0.5)
 
 
 @pytest.mark.parametrize("call", [

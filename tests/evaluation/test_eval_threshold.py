@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from argsim.data.argkp import load_kpm_files
+from argsim.data.argkp import kpm_data
 from argsim.kpm.threshold import (
     COSINE_THRESHOLD,
     PROBABILITY_THRESHOLD,
@@ -54,7 +54,7 @@ def test_rank_keypoints_matches_and_covers_at_the_models_threshold(monkeypatch):
     import argsim.kpm.ensemble as ensemble
     from argsim.kpm.rank import rank_keypoints
 
-    data = load_kpm_files(FIX / "arguments.csv", FIX / "key_points.csv")
+    data = kpm_data(FIX / "arguments.csv", FIX / "key_points.csv")
     scores = {a.arg_id: {k.kp_id: s for k, s in zip(data.candidates(a), (0.55 + 0.04 * i, 0.3), strict=False)}
               for i, a in enumerate(data.arguments)}
     monkeypatch.setattr(ensemble, "score_model", lambda *args, **kwargs: scores)
@@ -74,7 +74,7 @@ def test_training_records_the_threshold_of_its_evaluation_split(tmp_path, monkey
     import argsim.kpm.evaluate as kpm_evaluate
     from argsim.metrics.kpa_map import f1_threshold
 
-    gold = load_kpm_files(FIX / "arguments.csv", FIX / "key_points.csv", FIX / "labels.csv")
+    gold = kpm_data(FIX / "arguments.csv", FIX / "key_points.csv", FIX / "labels.csv")
     preds = {"a1": {"k1": 0.9, "k2": 0.1}, "a2": {"k1": 0.8, "k2": 0.3}, "a3": {"k2": 0.7}, "a4": {"k1": 0.6},
              "b1": {"k3": 0.3}, "c1": {"k4": 0.9}, "c2": {"k4": 0.1}}
     monkeypatch.setattr(kpm_evaluate, "map_of_folder", lambda folder, data, config=None: (preds, None))

@@ -20,9 +20,8 @@ from argsim.cli.params import (
     out_file,
 )
 from argsim.cli.training_options import budget_options, placement
-from argsim.counter.core.run import RankRequest
 from argsim.counter.neural.bipolar import CrossValidation
-from argsim.counter.neural.config import NeuralConfig
+from argsim.counter.neural.config import NeuralConfig, Table3Request
 from argsim.counter.neural.data import PairSource
 from argsim.counter.neural.retriever import RetrieverConfig
 from argsim.data.counterargs import SETTINGS
@@ -117,19 +116,21 @@ def eval_counter_neural(
     unipolar_cls: Annotated[Path | None, typer.Option("--unipolar-cls", help="Unipolar-cls folder.")] = None,
     cross_encoder: Annotated[Path | None, typer.Option("--cross-encoder", help="Cross-encoder folder.")] = None,
     split: Annotated[Literal["training", "validation", "test"], typer.Option(
-        help="training | validation | test")] = RankRequest.split,
+        help="training | validation | test")] = Table3Request.split,
     settings: Annotated[str, typer.Option(
-        callback=comma_choices(*SETTINGS), help="Comma-separated settings (sdoc, sda, epc, epa, ...).")] = "epa",
+        callback=comma_choices(*SETTINGS), help="Comma-separated settings (sdoc, sda, epc, epa, ...).")
+    ] = ",".join(Table3Request.settings),
     ks: Annotated[str, typer.Option(
-        callback=comma_positive_ints, help="Comma-separated rerank depths K of @1/K.")] = "10,30,50",
+        callback=comma_positive_ints, help="Comma-separated rerank depths K of @1/K.")
+    ] = ",".join(map(str, Table3Request.ks)),
     bipolar_settings: Annotated[str | None, typer.Option(
         "--bipolar-settings", callback=comma_choices(*SETTINGS), help="Extra settings for the "
                                                                       "Bipolar-encoder row only (e.g. "
                                                                       "sdoc,sda,epc).")] = None,
     cross_limit: Annotated[int | None, typer.Option(
         "--cross-limit", min=0, help="Evaluate rows with a cross-encoder on a seeded random subset of N "
-                                     "points (CPU cost); 0 = all.")] = 300,
-    base_model: Annotated[str, model_option(help="Model of the zero-shot cosine row.")] = "minilm",
+                                     "points (CPU cost); 0 = all.")] = Table3Request.cross_limit,
+    base_model: Annotated[str, model_option(help="Model of the zero-shot cosine row.")] = Table3Request.base_model,
     base_model_alias: Annotated[str | None, typer.Option(
         "--base-model", hidden=True)] = None,  # the option's older name
     task: Annotated[str, typer.Option(help="Merge the rows into bench/results/<task>.json.")] = "counterargs-neural",
@@ -149,9 +150,10 @@ def eval_counter_neural(
     cfg, k_list = run_config(ctx), tuple(int(k) for k in ks.split(","))
     models = {"bipolar": bipolar, "bipolar-nodiff": bipolar_nodiff, "bi-encoder": bi_encoder,
               "unipolar-ret": unipolar_ret, "unipolar-cls": unipolar_cls, "cross-encoder": cross_encoder}
-    results, specs = run_table3(models, split, settings.split(","), k_list, base_model_alias or base_model,
-                                bipolar_settings.split(",") if bipolar_settings else (), cross_limit, budget, curves,
-                                cfg, state=under_workdir(f"runs/counter-neural/{task}.partial.json"))
+    request = Table3Request(models, split, tuple(settings.split(",")), k_list, base_model_alias or base_model,
+                            tuple(bipolar_settings.split(",")) if bipolar_settings else (), cross_limit)
+    results, specs = run_table3(request, budget, curves, cfg,
+                                state=under_workdir(f"runs/counter-neural/{task}.partial.json"))
     if curves:
         console.print(f"learning curves: {curves}")
     rows = []

@@ -29,8 +29,9 @@ def eval_triplets(
     """Share of triplets whose positive is closer to the anchor than the negative, and the mean diff."""
     from argsim.backend import get_encoder
     from argsim.io import read_records, write_json
+    from argsim.measure import timed
     from argsim.metrics.triplets import encoded_triplet_scores
-    from argsim.results import environment, result_rows, timed, write_results
+    from argsim.results import environment, result_rows, write_results
 
     cfg = run_config(ctx)
     env = environment(seed=cfg.seed, device=cfg.device, data_files=[triplets])

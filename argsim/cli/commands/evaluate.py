@@ -40,8 +40,8 @@ def evaluate(
 ) -> None:
     """Score models on every task they can do (bi-encoders: all; cross-encoders: the ranking tasks), zero-shot, on
     the official test splits, with 95 % bootstrap intervals and the papers' and MTEB's figures beside them."""
-    from argsim.benchmarks.evaluate import run_evaluate, write_outputs
-    from argsim.benchmarks.evaluate_view import leaderboard_cells, references_text
+    from argsim.benchmarks.evaluate import run_evaluate
+    from argsim.benchmarks.evaluate_view import leaderboard_cells, references_text, write_outputs
 
     cfg = run_config(ctx)
     chosen = [t.strip() for t in tasks.split(",") if t.strip()] if tasks is not None else None

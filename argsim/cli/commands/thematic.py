@@ -180,8 +180,9 @@ def eval_clustering(
 ) -> None:
     """MI, AMI, RI and ARI of the clustering against the gold sections, averaged over articles."""
     from argsim.io import canonical_columns, read_records
+    from argsim.measure import timed
     from argsim.metrics.clustering import averaged_scores, clustering_evaluation
-    from argsim.results import result_rows, run_environment, timed, write_results
+    from argsim.results import result_rows, run_environment, write_results
     from argsim.thematic.evaluate import clustering_eval
 
     cfg = run_config(ctx)
@@ -221,7 +222,8 @@ def eval_sick(
     """SICK relatedness: logistic regression on [|u-v|, u*v] from the training pairs (C picked on trial);
     Pearson r, Spearman rho and MSE on the test pairs."""
     from argsim.data.catalog import dataset_dir
-    from argsim.results import result_rows, run_environment, timed, write_results
+    from argsim.measure import timed
+    from argsim.results import result_rows, run_environment, write_results
     from argsim.thematic.evaluate import sick_eval
 
     cfg = run_config(ctx)

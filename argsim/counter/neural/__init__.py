@@ -5,4 +5,6 @@ Unipolar-ret/-cls and the Bipolar-encoder, trained with `argsim train bipolar` a
 Importing this package only registers the rankers (torch and the models load when a ranker runs).
 """
 
-from argsim.counter.neural import rankers as _rankers  # noqa: F401  (registers the rankers)
+from argsim.counter.neural import rankers  # registers the rankers
+
+__all__ = ["rankers"]

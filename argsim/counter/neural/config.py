@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
 from argsim.config import SEED
@@ -14,6 +14,29 @@ KINDS = ("bipolar", "bipolar-nodiff", "bi-encoder", "unipolar-ret", "unipolar-cl
 #: base-embedding poolings: `mean-norm` is what all-MiniLM-L6-v2 / all-mpnet-base-v2 were trained with
 POOLINGS = ("mean-norm", "mean", "cls")
 SAMPLINGS = ("random", "hard", "increasing")
+
+
+@dataclass(frozen=True)
+class Table3Request:
+    """What one Table 3 evaluation covers (`argsim.counter.neural.table3`, the options of `argsim eval
+    counter-neural`): the row models (`models`: bipolar, bipolar-nodiff, bi-encoder, unipolar-ret, unipolar-cls,
+    cross-encoder -> folder or None; a row runs when its models are given), the counterargs-18 `split` and
+    `settings`, the rerank depths `ks` of @1/K, the zero-shot cosine row's `base_model`, extra settings of the
+    Bipolar-encoder row alone (`bipolar_settings`) and the seeded point sample of the cross-encoder rows
+    (`cross_limit`; None or 0: every point).
+
+    Example:
+        >>> Table3Request({"bipolar": "counter-bipolar"}).ks
+        (10, 30, 50)
+    """
+
+    models: dict[str, str | None] = field(default_factory=dict)
+    split: str = "test"
+    settings: tuple[str, ...] = ("epa",)
+    ks: tuple[int, ...] = (10, 30, 50)
+    base_model: str = "minilm"
+    bipolar_settings: tuple[str, ...] = ()
+    cross_limit: int | None = 300
 
 
 @dataclass

@@ -2,8 +2,8 @@
 
 Trained as a sentence-transformers `CrossEncoder` (num_labels=2) with `CrossEncoderTrainer` and
 `CrossEntropyLoss` through argsim.training (device, precision, DDP, budgets, checkpoints, resume); the saved
-folder is a sentence-transformers CrossEncoder whose weights are also a plain transformers classifier
-(`AutoModelForSequenceClassification`), which `CrossScorer` loads.
+folder is a sentence-transformers CrossEncoder (its marker `argsim_cross_encoder.json` beside it), which the backend's
+pair scorer loads (`argsim.backend.resolve.pair_scorer`: log P(best counter), the log-softmax of its second label).
 """
 
 from __future__ import annotations
@@ -14,9 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from argsim.errors import ModelError
 from argsim.io import write_json
-from argsim.progress import progress_bar
 
 CROSS_MARKER = "argsim_cross_encoder.json"  # options of a saved cross-encoder; its history: HISTORY
 HISTORY = "history.json"  # the same file name as the other models' (training.read_history reads both)
@@ -26,93 +24,13 @@ def is_cross_folder(folder: str | Path) -> bool:
     return (Path(folder) / CROSS_MARKER).is_file()
 
 
-class CrossScorer:
-    """P(c is the best counter of p) from a trained cross-encoder folder; pair scores memoised in memory.
+def marker_max_length(folder: str | Path) -> int:
+    """The token limit a saved cross-encoder folder was trained with (its marker file; 256 where it names none)."""
+    from argsim.backend.safety import model_files
+    from argsim.schemas import CounterCrossMarker, read_json_as
 
-    `runtime` (`argsim.backend.registry.runtime_spec` of the run's options: `--backend onnx|openvino`, `--quantize
-    int8`): the classifier's logits are exported once (`argsim.backend.runtime.base_export(folder, "logits")`) and
-    computed by ONNX Runtime / OpenVINO, the softmax taken outside the graph; OpenVINO int8 calibrates on the first
-    pairs it scores (the task's own pairs) unless the calibration file holds pairs. None: PyTorch.
-    """
-
-    def __init__(self, folder: str | Path, batch_size: int = 32, max_length: int | None = None,
-                 precision: str = "fp32", runtime: dict | None = None) -> None:
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-        from argsim.backend.device import cast_for_inference
-        from argsim.backend.safety import HF_LOAD, check_model_folder
-
-        folder = Path(folder)
-        if not is_cross_folder(folder):
-            raise ModelError(f"{folder}: not a trained cross-encoder (train one with `argsim train bipolar "
-                             "--kind cross-encoder`)")
-        check_model_folder(folder)
-        from argsim.backend.safety import model_files
-        from argsim.schemas import CounterCrossMarker, read_json_as
-
-        with model_files(folder, "cross-encoder"):
-            meta = read_json_as(CounterCrossMarker, folder / CROSS_MARKER)
-            self.max_length = max_length or int(meta.get("max_length", 256))
-        self.precision = precision  # what it scores in (a resolved precision; the CPU)
-        self.batch_size, self._memo = batch_size, {}
-        self.backend, self.quantize, self.exported = "torch", "none", None
-        if runtime is not None:
-            from argsim.backend.runtime import ExportedCrossEncoder, exported_model, logits_pipeline
-
-            def build() -> tuple:
-                model = AutoModelForSequenceClassification.from_pretrained(str(folder), use_safetensors=True,
-                                                                           **HF_LOAD).eval()
-                return logits_pipeline(model, AutoTokenizer.from_pretrained(str(folder), **HF_LOAD),
-                                       activation="softmax")
-
-            self.exported = ExportedCrossEncoder(exported_model(folder, "logits", runtime, precision, build=build),
-                                                 self.max_length)
-            self.backend, self.quantize = runtime["backend"], runtime["quantize"]
-            self.model, self.tokenizer = None, self.exported.tokenizer
-            return
-        self.tokenizer = AutoTokenizer.from_pretrained(str(folder), **HF_LOAD)
-        self.model = cast_for_inference(
-            AutoModelForSequenceClassification.from_pretrained(str(folder), use_safetensors=True, **HF_LOAD), precision)
-
-    def score(self, pairs: Sequence[tuple[str, str]], show_progress: bool = False) -> np.ndarray:
-        todo = list(dict.fromkeys(p for p in pairs if p not in self._memo))
-        with progress_bar(len(todo), "cross-encoder", enabled=show_progress) as bar:
-            if self.exported is not None:  # length-sorted batches inside; progress chunk by chunk
-                step = self.batch_size * 8
-                probs = np.concatenate([np.zeros(0)] + [
-                    _advanced(self.exported.predict(todo[s:s + step], self.batch_size)[:, 1], bar.advance)
-                    for s in range(0, len(todo), step)])
-            else:
-                probs = score_pairs(self.model, self.tokenizer, todo, self.max_length, self.batch_size,
-                                    bar.advance)
-        self._memo.update(zip(todo, probs.tolist(), strict=True))
-        return np.asarray([self._memo[p] for p in pairs], dtype=np.float64)
-
-
-def _advanced(scores: np.ndarray, advance: Callable[[int], None]) -> np.ndarray:
-    advance(len(scores))
-    return scores
-
-
-def score_pairs(model, tokenizer, pairs: Sequence[tuple[str, str]], max_length: int,
-                batch_size: int = 32, advance: Callable[[int], None] | None = None) -> np.ndarray:
-    """P(class 1) of every (point, candidate) pair; longest pairs first so batches pad little; order kept."""
-    import torch
-
-    out = np.zeros(len(pairs), dtype=np.float64)
-    order = sorted(range(len(pairs)), key=lambda i: -(len(pairs[i][0]) + len(pairs[i][1])))
-    was_training = model.training
-    model.eval()
-    with torch.inference_mode():
-        for s in range(0, len(order), batch_size):
-            idx = order[s:s + batch_size]
-            enc = tokenizer([pairs[i][0] for i in idx], [pairs[i][1] for i in idx], padding=True, truncation=True,
-                            max_length=max_length, return_tensors="pt")
-            out[idx] = model(**enc).logits.softmax(-1)[:, 1].float().numpy()
-            if advance:
-                advance(len(idx))
-    model.train(was_training)
-    return out
+    with model_files(folder, "cross-encoder"):
+        return int(read_json_as(CounterCrossMarker, Path(folder) / CROSS_MARKER).get("max_length", 256))
 
 
 def validation_choices(val_pairs: Sequence[tuple[str, str]], collection: Sequence[str], points: int = 100,
@@ -147,27 +65,20 @@ def _choice_evaluator(questions: Sequence[Sequence[tuple[str, str]]], batch_size
     """A sentence-transformers evaluator: accuracy of picking the true counter among each question's pairs."""
     from sentence_transformers.base.evaluation.evaluator import BaseEvaluator
 
+    from argsim.backend.resolve import PairScorer
+
     class ChoiceEvaluator(BaseEvaluator):
         def __init__(self) -> None:
             super().__init__()
             self.name, self.primary_metric = "val", "choice_accuracy"
 
         def __call__(self, model, output_path=None, epoch: int = -1, steps: int = -1) -> dict:
-            acc = choice_accuracy(lambda prs: probabilities(model, prs, batch_size), questions)
+            acc = choice_accuracy(PairScorer(model, batch_size, name="in training").score, questions)
             metrics = self.prefix_name_to_metrics({"choice_accuracy": round(acc, 4)}, self.name)
             self.store_metrics_in_model_card_data(model, metrics, epoch, steps)
             return metrics
 
     return ChoiceEvaluator()
-
-
-def probabilities(model, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> np.ndarray:
-    """P(class 1) of every pair under a sentence-transformers CrossEncoder with two labels."""
-    if not pairs:
-        return np.zeros(0, dtype=np.float64)
-    probs = model.predict(list(pairs), batch_size=batch_size, show_progress_bar=False, apply_softmax=True,
-                          convert_to_numpy=True)
-    return np.asarray(probs, dtype=np.float64)[:, 1]
 
 
 def pointwise_examples(pairs: Sequence[tuple[str, str]], collection: Sequence[str], epochs: int,

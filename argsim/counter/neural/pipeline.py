@@ -61,18 +61,21 @@ def load_stage(spec: str | Path | None, precision: str = "auto", config=None):
     A cross-encoder scores on the CPU in `precision` (`--precision`, resolved for the CPU: auto = fp32, bf16 when
     asked), in the runtime of `config` (`--backend`, `--quantize`; None: PyTorch); CounterModel stages compute in
     fp32, their transformer in `config`'s runtime."""
-    from argsim.backend.device import inference_precision
-    from argsim.counter.neural.cross import CrossScorer, is_cross_folder
+    from argsim.counter.neural.cross import is_cross_folder, marker_max_length
     from argsim.counter.neural.store import load_model
 
     if spec is None or spec == "none":
         return None
     if spec == "bm25":
         return "bm25"
-    if is_cross_folder(spec):
-        from argsim.backend.registry import runtime_spec
+    if is_cross_folder(spec):  # the backend's pair scorer, on the CPU
+        from dataclasses import replace
 
-        return CrossScorer(spec, precision=inference_precision(precision, "cpu"), runtime=runtime_spec(config))
+        from argsim.backend.resolve import pair_scorer
+        from argsim.config import RunConfig
+
+        return pair_scorer(spec, replace(config or RunConfig(), device="cpu", precision=precision),
+                           marker_max_length(spec), batch_size=32)
     model = load_model(spec)
     model.run_config = config
     return model
@@ -103,14 +106,14 @@ def _bases(model, points: list[Argument], index: PoolIndex, cache: dict) -> tupl
 def run_stages(points: list[Argument], pools: dict[str, list[Argument]], first, second,
                kmax: int, show_progress: bool = False) -> StageResult:
     """First-stage scores over each whole pool; second-stage scores for the first stage's top `kmax`."""
-    from argsim.counter.neural.cross import CrossScorer
+    from argsim.backend.resolve import PairScorer
 
     index = PoolIndex.build(points, pools)
     cache: dict = {}
     first_full = _first_stage(first, points, pools, index, cache)
     top = {pid: np.argsort(-s, kind="stable")[:kmax] for pid, s in first_full.items()}
     second_scores: dict[str, np.ndarray | None] = {p.id: None for p in points}
-    if isinstance(second, CrossScorer):
+    if isinstance(second, PairScorer):
         pairs = [(p.text, pools[p.id][j].text) for p in points for j in top[p.id]]
         flat = second.score(pairs, show_progress=show_progress)
         pos = 0

@@ -18,6 +18,7 @@ import numpy as np
 
 from argsim.config import SEED
 from argsim.counter.core.evaluation import RowScore
+from argsim.counter.neural.config import Table3Request
 from argsim.counter.neural.pipeline import hits_over_k_pools, load_stage, run_stages
 from argsim.published import table3
 
@@ -142,21 +143,19 @@ class Table3Result:
     seconds: float = 0.0
 
 
-def table3_plan(models: dict[str, str | None], settings: Sequence[str], base_model: str = "minilm",
-                bipolar_settings: Sequence[str] = ()) -> list[tuple[RowSpec, str]]:
+def table3_plan(request: Table3Request) -> list[tuple[RowSpec, str]]:
     """(row, setting) pairs: every row on every setting, plus the Bipolar-encoder row (and its zero-shot
-    reference) on `bipolar_settings`."""
-    plan = [(r, s) for s in settings for r in table3_rows(models, base_model)]
-    if models.get("bipolar") and bipolar_settings:
+    reference) on the request's `bipolar_settings`."""
+    models, base_model = request.models, request.base_model
+    plan = [(r, s) for s in request.settings for r in table3_rows(models, base_model)]
+    if models.get("bipolar") and request.bipolar_settings:
         keep = ("Bipolar-encoder", f"zero-shot cosine ({base_model})")
-        plan += [(r, s) for s in bipolar_settings for r in table3_rows({"bipolar": models["bipolar"]}, base_model)
-                 if r.method in keep]
+        plan += [(r, s) for s in request.bipolar_settings
+                 for r in table3_rows({"bipolar": models["bipolar"]}, base_model) if r.method in keep]
     return plan
 
 
-def run_inputs(models: dict[str, str | None], split: str, settings: Sequence[str], ks: Sequence[int],
-               base_model: str, bipolar_settings: Sequence[str], cross_limit: int | None, seed: int,
-               data: str | None = None) -> dict:
+def run_inputs(request: Table3Request, seed: int, data: str | None = None) -> dict:
     """What an `evaluate_table3` run depends on: its options, and each model folder with the last change of its
     files (a folder trained again is another input)."""
     def stamp(folder: str) -> list:
@@ -164,9 +163,10 @@ def run_inputs(models: dict[str, str | None], split: str, settings: Sequence[str
         files = [p for p in path.iterdir() if p.is_file()] if path.is_dir() else []
         return [folder, max((p.stat().st_mtime_ns for p in files), default=0)]
 
-    return {"split": split, "settings": list(settings), "ks": [int(k) for k in ks], "base_model": base_model,
-            "bipolar_settings": list(bipolar_settings), "cross_limit": cross_limit, "seed": seed, "data": data,
-            "models": {k: stamp(v) for k, v in sorted(models.items()) if v}}
+    r = request
+    return {"split": r.split, "settings": list(r.settings), "ks": [int(k) for k in r.ks], "base_model": r.base_model,
+            "bipolar_settings": list(r.bipolar_settings), "cross_limit": r.cross_limit, "seed": seed, "data": data,
+            "models": {k: stamp(v) for k, v in sorted(r.models.items()) if v}}
 
 
 def _row_key(row: RowSpec, setting: str) -> str:
@@ -189,14 +189,12 @@ def _read_state(state: Path, inputs: dict) -> dict:
     return saved["rows"]
 
 
-def evaluate_table3(corpus, models: dict[str, str | None], split: str, settings: Sequence[str],
-                    ks: tuple[int, ...], base_model: str = "minilm", bipolar_settings: Sequence[str] = (),
-                    cross_limit: int | None = 300, seed: int = SEED,
-                    on_result: Callable[[Table3Result], None] | None = None,
-                    config=None, state: str | Path | None = None, data: str | None = None) -> list[Table3Result]:
-    """Evaluate the plan of `table3_plan` (models: bi-encoder, unipolar-ret, unipolar-cls, cross-encoder, bipolar,
-    bipolar-nodiff -> folder or None); `on_result` is called after each row (progress); `config`: the run's
-    options (the runtime of every stage's transformer).
+def evaluate_table3(corpus, request: Table3Request, config=None,
+                    on_result: Callable[[Table3Result], None] | None = None, state: str | Path | None = None,
+                    data: str | None = None) -> list[Table3Result]:
+    """Evaluate the plan of `table3_plan` for `request` on `corpus`; `config`: the run's options (the runtime of
+    every stage's transformer; its seed draws the cross-encoder rows' sample); `on_result` is called after each row
+    (progress).
 
     With `state` (a JSON file), every finished (row, setting) is stored there (atomically) as it finishes, so an
     interrupted run keeps it: the same call again evaluates only the rest (the per-point hits read back give the
@@ -205,19 +203,20 @@ def evaluate_table3(corpus, models: dict[str, str | None], split: str, settings:
     """
     from argsim.io import write_json
 
-    zero_shot = f"cosine:{base_model}"
+    zero_shot, seed = f"cosine:{request.base_model}", getattr(config, "seed", SEED)
+    split, ks = request.split, request.ks
     stages: dict = {}
     reference: dict[str, RowScore] = {}
     out = []
-    inputs = run_inputs(models, split, settings, ks, base_model, bipolar_settings, cross_limit, seed, data)
+    inputs = run_inputs(request, seed, data)
     state = Path(state) if state is not None else None
     done = _read_state(state, inputs) if state is not None else {}
     if done:
         from argsim.errors import warn
 
         warn(f"{state}: {len(done)} row(s) of an interrupted run are kept; only the rest are evaluated")
-    for row, setting in table3_plan(models, settings, base_model, bipolar_settings):
-        limit = (cross_limit or None) if row.uses_cross else None
+    for row, setting in table3_plan(request):
+        limit = (request.cross_limit or None) if row.uses_cross else None
         key = _row_key(row, setting)
         if key in done:
             kept = done[key]
@@ -269,17 +268,14 @@ def table3_row_specs(results: Sequence[Table3Result], split: str, ks: Sequence[i
     return specs
 
 
-def run_table3(models: dict[str, str | None], split: str = "test", settings: Sequence[str] = ("epa",),
-               ks: tuple[int, ...] = (10, 30, 50), base_model: str = "minilm", bipolar_settings: Sequence[str] = (),
-               cross_limit: int | None = 300, budgets: str | Path | None = None, curves: str | Path | None = None,
+def run_table3(request: Table3Request, budgets: str | Path | None = None, curves: str | Path | None = None,
                config=None, state: str | Path | None = None) -> tuple[list[Table3Result], list[tuple]]:
     """Table 3 as `argsim eval counter-neural` runs it: every model folder checked before the long work
     (`pipeline.check_stage`), `curves` plotted from the folders' histories, `evaluate_table3` on counterargs-18
     under the config's data folder (its seed draws the cross-encoder rows' sample).
 
     Args:
-        models: Row name (bipolar, bipolar-nodiff, bi-encoder, unipolar-ret, unipolar-cls, cross-encoder) ->
-            folder or None. split, settings, ks, base_model, bipolar_settings, cross_limit: as `evaluate_table3`.
+        request: the rows, split, settings, depths and samples (`Table3Request`).
         budgets: A JSON file: method -> training budget text (default: each folder's records, `training_budget`).
         curves: A PNG of the given models' learning curves. config: the run's `RunConfig`.
         state: where finished rows are kept for an interrupted run to continue (`evaluate_table3`).
@@ -288,7 +284,7 @@ def run_table3(models: dict[str, str | None], split: str = "test", settings: Seq
         The results and their rows' specs (`table3_row_specs`, for `argsim.results.rows_from_specs`).
 
     Example:
-        >>> results, specs = run_table3({"bipolar": "counter-bipolar"}, settings=["epa"])  # doctest: +SKIP
+        >>> results, specs = run_table3(Table3Request({"bipolar": "counter-bipolar"}))  # doctest: +SKIP
     """
     from argsim.config import RunConfig, default_data_dir
     from argsim.counter.neural.pipeline import check_stage
@@ -296,7 +292,8 @@ def run_table3(models: dict[str, str | None], split: str = "test", settings: Seq
     from argsim.schemas import Budgets, read_json_as
 
     config = config or RunConfig()
-    models = {k: str(v) if v else None for k, v in models.items()}
+    models = {k: str(v) if v else None for k, v in request.models.items()}
+    request = replace(request, models=models)
     for name, folder in models.items():
         if folder:
             check_stage(folder, f"--{name}")
@@ -308,7 +305,5 @@ def run_table3(models: dict[str, str | None], split: str = "test", settings: Seq
         histories = {k: read_history(v) for k, v in models.items() if v}
         learning_curves({k: h for k, h in histories.items() if h}, curves)
     corpus = load_counterargs(config.data_dir)
-    results = evaluate_table3(corpus, models, split, settings, ks, base_model=base_model,
-                              bipolar_settings=bipolar_settings, cross_limit=cross_limit, seed=config.seed,
-                              config=config, state=state, data=str(config.data_dir or default_data_dir()))
-    return results, table3_row_specs(results, split, ks, len(corpus.points(split)), text)
+    results = evaluate_table3(corpus, request, config, state=state, data=str(config.data_dir or default_data_dir()))
+    return results, table3_row_specs(results, request.split, request.ks, len(corpus.points(request.split)), text)

