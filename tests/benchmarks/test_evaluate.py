@@ -275,6 +275,7 @@ def test_a_model_written_with_its_variant_runs_under_it_and_its_rows_record_it(f
                               "--out", str(out), "--n-boot", "100"])
     assert res.exit_code == 0, res.output
     assert seen["good"].precision == "bf16" and seen["good"].backend == "torch" and seen["base"] is None
+    assert f"{variant} - base" in res.stdout  # the table names the variant (no markup eats its bracket)
     rows = {(r["method"], r["model"]): r for r in json.loads(out.read_text())["rows"]}
     assert set(rows) == {("evaluate", variant), ("evaluate", "base"), ("evaluate-compare", f"{variant} vs base")}
     assert rows[("evaluate", variant)]["env"]["precision"] == "bf16" and rows[("evaluate", "base")]["env"][
