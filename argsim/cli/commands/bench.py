@@ -59,12 +59,15 @@ def default(
     """The CPU default decided from the saved rows: every variant that `argsim evaluate --compare` tested against
     torch fp32 (evaluate.json), per task its figure, fp32's 95 % interval and the paired test; it passes when every
     figure lies inside the interval with no significant difference; the fastest that passes (backends.json) wins."""
+    from rich.markup import escape
+
     from argsim.benchmarks.default_gate import decide_from_results, decision_table
     from argsim.paths import results_dir
 
     run_config(ctx)
     decisions, winner = decide_from_results(results_dir(), fp32)
     header, *rows = decision_table(decisions)
+    rows = [[escape(c) for c in r] for r in rows]  # 'minilm [onnx int8]' is no markup
     console.print(summary_table("variants against torch fp32 (fastest first)", header, rows))
     console.print(f"default: {winner or f'{fp32} (torch fp32): no faster variant passes'}", markup=False,
                   highlight=False)
