@@ -635,46 +635,53 @@ def read_jsonl(path: str | Path) -> list[tuple[int, Any]]:
             if line.strip()]
 
 
-def read_records(path: str | Path, required: Sequence[str] = (), delimiter: str | None = None,
-                 text: Sequence[str] = (), scalar: Sequence[str] = ()) -> list[dict]:
+def read_records(path: str | Path, kind: type, delimiter: str | None = None) -> list[dict]:
     """Read CSV/TSV (header row), JSONL or JSON (a list of objects) into dicts: `read_numbered_records` without
     the row numbers (see there)."""
-    return [rec for _, rec in read_numbered_records(path, required, delimiter, text, scalar)]
+    return [rec for _, rec in read_numbered_records(path, kind, delimiter)]
 
 
-def read_numbered_records(path: str | Path, required: Sequence[str] = (), delimiter: str | None = None,
-                          text: Sequence[str] = (), scalar: Sequence[str] = ()) -> list[tuple[int, dict]]:
+def read_numbered_records(path: str | Path, kind: type, delimiter: str | None = None) -> list[tuple[int, dict]]:
     """Read CSV/TSV (header row), JSONL or JSON (a list of objects) into (row, dict) pairs, the row being the one
     argsim's errors name, so a caller's own checks name the same row as the reader's.
 
-    Every record must have the `required` columns with non-empty single values (in JSON not a list or object;
-    the `scalar` columns neither, where present), and the `text` columns (where present) must hold strings: in
-    JSON a number, list or object where text is expected is refused, not embedded as its `str()`. Errors name
-    file, row (1-based data row; for CSV the header is row 1) and column.
+    Every record is checked against `kind`, a record kind of `argsim.schemas` (its columns and their types:
+    text, ids, labels, counts), by `argsim.schemas.validate_records` before anything is done with them; the first
+    record that does not fit is one InputError naming file, row (1-based data row; for CSV the header is row 1)
+    and column. A CSV missing one of the kind's required columns is refused at its header.
+
+    Args:
+        path: the file (.csv, .tsv / .tab, .jsonl / .ndjson, .json; another suffix is read as CSV).
+        kind: the record kind, e.g. `argsim.schemas.TripletRecord`.
+        delimiter: the CSV delimiter (default: tab for .tsv / .tab, else comma).
+
+    Returns:
+        (row, record) pairs, each record a dict of the kind's values (and any other columns as read).
+
+    Example:
+        >>> from argsim.schemas import TripletRecord
+        >>> read_numbered_records("triplets.jsonl", TripletRecord)  # doctest: +SKIP
+        [(1, {'anchor': 'a', 'positive': 'b', 'negative': 'c'})]
     """
+    from argsim.schemas import columns, validate_records
+
     path = Path(path)
     suffix = path.suffix.lower()
-    rows: list[tuple[int, dict]] = []
     if suffix in (".jsonl", ".ndjson"):
-        for lineno, obj in read_jsonl(path):
-            if not isinstance(obj, dict):
-                raise InputError(path, "each line must be a JSON object", row=lineno)
-            rows.append((lineno, obj))
+        rows = read_jsonl(path)
     elif suffix == ".json":
         data = read_json(path)
-        if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
-            raise InputError(path, "expected a JSON list of objects")
+        if not isinstance(data, list):
+            raise InputError(path, f"expected a JSON list of records, found {describe(data)}")
         rows = list(enumerate(data, start=1))
     else:
-        rows = _csv_rows(path, delimiter or ("\t" if suffix in (".tsv", ".tab") else ","), required, text)
+        rows = _csv_rows(path, delimiter or ("\t" if suffix in (".tsv", ".tab") else ","), *columns(kind))
     if not rows:
         raise InputError(path, "no records")
-    for lineno, rec in rows:
-        _check_record(path, lineno, rec, required, text, scalar)
-    return rows
+    return validate_records(kind, rows, path, csv=suffix not in (".jsonl", ".ndjson", ".json"))
 
 
-def _csv_rows(path: Path, delimiter: str, required: Sequence[str], text: Sequence[str]) -> list[tuple[int, dict]]:
+def _csv_rows(path: Path, delimiter: str, required: Sequence[str], known: Sequence[str]) -> list[tuple[int, dict]]:
     """The (row, dict) records of a CSV/TSV file with a header row (blank rows skipped); one line per fault."""
     # strict: a quote opened and never closed is an error, not the rest of the file read as one field
     reader = csv.reader(io.StringIO(read_text_file(path), newline=""), delimiter=delimiter, strict=True)
@@ -684,7 +691,7 @@ def _csv_rows(path: Path, delimiter: str, required: Sequence[str], text: Sequenc
         raise InputError(path, "empty file (no header row)") from None
     except csv.Error as exc:
         raise InputError(path, f"malformed CSV: {exc}", row=1) from None
-    dup = next((h for h in [*required, *text] if header.count(h) > 1), None)
+    dup = next((h for h in known if header.count(h) > 1), None)
     if dup is not None:
         raise InputError(path, f"column {dup!r} appears twice in the header (which one is meant is unknown)",
                          row=1, column=dup)
@@ -710,23 +717,6 @@ def _csv_rows(path: Path, delimiter: str, required: Sequence[str], text: Sequenc
         raise InputError(path, f"missing column(s) {', '.join(missing)}; found {', '.join(header)}",
                          column=missing[0])
     return rows
-
-
-def _check_record(path: Path, lineno: int, rec: dict, required: Sequence[str], text: Sequence[str],
-                  scalar: Sequence[str]) -> None:
-    """`read_numbered_records`' checks of one record (see its docstring)."""
-    for col in required:
-        if col not in rec:
-            raise InputError(path, "missing field", row=lineno, column=col)
-        val = rec[col]
-        if val is None or (isinstance(val, str) and not val.strip()):
-            raise InputError(path, "empty value", row=lineno, column=col)
-    for col in (*required, *scalar):
-        if isinstance(rec.get(col), list | dict):
-            raise InputError(path, f"expected a single value, found {describe(rec[col])}", row=lineno, column=col)
-    for col in text:
-        if col in rec and rec[col] is not None and not isinstance(rec[col], str):
-            raise InputError(path, f"expected text, found {describe(rec[col])}", row=lineno, column=col)
 
 
 def describe(value: Any) -> str:
@@ -806,22 +796,83 @@ def parse_count(value: Any, path: str | Path | None = None, row: int | None = No
     return number
 
 
+#: the suffixes read as records (columns); any other file is plain text, one text a line
+RECORD_SUFFIXES = (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".json")
+
+
 def read_texts(path: str | Path, column: str = "text") -> list[str]:
-    """Texts from CSV/TSV/JSON/JSONL (`column`) or a plain text file (one non-empty text a line)."""
+    """Texts from CSV/TSV/JSON/JSONL (`column`) or a plain text file (one non-empty text a line: `text_lines`)."""
     path = Path(path)
-    if path.suffix.lower() in (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".json"):
-        return [r[column] for r in read_records(path, required=[column], text=[column])]
-    lines = split_lines(read_text_file(path))
-    while lines and not lines[-1].strip():  # blank lines at the end of a file hold no text
-        lines.pop()
-    texts = []
-    for lineno, line in enumerate(lines, start=1):
-        if not line.strip():
-            raise InputError(path, "empty text (a blank line between texts would shift the rows)", row=lineno)
-        texts.append(line)
-    if not texts:
+    if path.suffix.lower() in RECORD_SUFFIXES:
+        from argsim.schemas import text_records
+
+        return [r[column] for r in read_records(path, text_records(column))]
+    return [text for chunk in text_line_chunks(path, count_text_lines(path)) for text in chunk]
+
+
+def _text_lines(path: Path) -> Iterator[str]:
+    """The texts of a plain text file, read line by line (never the whole file at once): lines end at `\n`
+    (a `\r` before it dropped) as in `split_lines`, a leading BOM is dropped, blank lines at the end are no texts,
+    and a blank line between texts or bytes that are not UTF-8 are one InputError naming the row."""
+    check_input_file(path)
+    blank, offset = None, 0
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        raise InputError(path, f"cannot be read ({exc.strerror})") from None
+    with fh:
+        for lineno, raw in enumerate(fh, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(path, f"not valid UTF-8 (byte {offset + exc.start})", row=lineno) from None
+            offset += len(raw)
+            if lineno == 1 and line.startswith("\ufeff"):
+                line = line[1:]
+            line = line[:-1] if line.endswith("\n") else line
+            line = line[:-1] if line.endswith("\r") else line
+            if not line.strip():
+                blank = blank or lineno
+                continue
+            if blank is not None:
+                raise InputError(path, "empty text (a blank line between texts would shift the rows)", row=blank)
+            yield line
+
+
+def count_text_lines(path: str | Path) -> int:
+    """The number of texts of a plain text file, every line checked (`_text_lines`) while only one is held: the
+    check before any work of a file that is then read in chunks (`text_line_chunks`).
+
+    Example:
+        >>> count_text_lines("texts.txt")  # doctest: +SKIP
+        1000000
+    """
+    count = sum(1 for _ in _text_lines(Path(path)))
+    if not count:
         raise InputError(path, "no texts")
-    return texts
+    return count
+
+
+def text_line_chunks(path: str | Path, total: int, rows: int = 50_000) -> Iterator[list[str]]:
+    """The texts of a plain text file (checked by `count_text_lines`, which gave `total`) in lists of at most
+    `rows`: memory holds one chunk of texts, not the file. A file that changed since it was counted is refused.
+
+    Example:
+        >>> [len(c) for c in text_line_chunks("texts.txt", count_text_lines("texts.txt"), rows=400)]  # doctest: +SKIP
+        [400, 400, 200]
+    """
+    chunk: list[str] = []
+    seen = 0
+    for text in _text_lines(Path(path)):
+        chunk.append(text)
+        seen += 1
+        if len(chunk) == rows:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+    if seen != total:
+        raise InputError(path, f"changed while it was read ({seen:,} texts now, {total:,} when checked)")
 
 
 def canonical_label(value: Any) -> str:

@@ -1,10 +1,11 @@
 """Declared shapes of argsim's structured inputs, checked with pydantic before any work.
 
 Every JSON file argsim reads as a whole (results files, predictions, a trained folder's `train_config.json`,
-summaries, budgets) and every record of a JSONL/CSV file that a reader hands on is validated against one of the
-schemas here by `validate`, which turns pydantic's first complaint into one `InputError` naming the file, the
-row (the list index + 1, or the JSONL line) and the field: a JSON list where records are expected, a string where
-an object is, text in a number column end as one line and exit code 2, never as a TypeError deep inside a metric.
+summaries, budgets) is validated against one of the schemas here by `validate`, and every record of a
+CSV/TSV/JSONL file (or a JSON list of records) against its record kind by `validate_records`. Either turns
+pydantic's first complaint into one `InputError` naming the file, the row (the list index + 1, the JSONL line,
+the CSV row) and the field or column: a JSON list where records are expected, a string where an object is, text
+in a number column end as one line and exit code 2, never as a TypeError deep inside a metric.
 
 Numbers are read strictly where a number is meant (`true`, `"0.5"` and NaN are refused as a score); text fields
 accept text only. Unknown keys are kept (files grow new fields), so the schemas name only what is read.
@@ -12,11 +13,27 @@ accept text only. Unknown keys are kept (files grow new fields), so the schemas 
 
 from __future__ import annotations
 
+import functools
 import math
+import numbers
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, StrictStr, TypeAdapter, ValidationError
+import numpy as np
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    Strict,
+    StrictStr,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+)
+from typing_extensions import TypedDict
 
 from argsim.errors import InputError
 from argsim.io import describe
@@ -32,6 +49,114 @@ def _not_infinite(value: float) -> float:
 Number = Annotated[float, Strict(), Field(allow_inf_nan=False)]
 #: a JSON number that may be NaN (argsim's own files write NaN for an undefined figure), never infinite
 NumberOrNaN = Annotated[float, Strict(), AfterValidator(_not_infinite)]
+
+# the value types of record files (see "record kinds" below): a CSV cell is text, so labels and numbers are read
+# from text there (`validate(..., csv=True)`); in JSON they must be JSON numbers
+
+
+def _from_csv(info: ValidationInfo) -> bool:
+    return bool(info.context and info.context.get("csv"))
+
+
+def _is_number(value: Any) -> bool:
+    """A number, also a NumPy one (records built from a DataFrame), never true/false."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
+
+
+def _id(value: Any, info: ValidationInfo) -> str:
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool | np.bool_):
+        return str(int(value))
+    if not isinstance(value, str):
+        raise ValueError(f"expected text or a whole number, found {describe(value)}")
+    if not value.strip():
+        raise ValueError("empty value")
+    return value
+
+
+def _choice(allowed: tuple[int, ...], what: str):
+    def check(value: Any, info: ValidationInfo) -> int:
+        number: float | None = None
+        if isinstance(value, str) and _from_csv(info):
+            try:
+                number = float(value.strip())
+            except ValueError:
+                number = None
+        elif _is_number(value):
+            number = float(value)
+        if number is None or number not in allowed:
+            found = repr(value) if isinstance(value, str) and _from_csv(info) else describe(value)
+            if _is_number(value) and math.isfinite(value):
+                found = repr(value)
+            raise ValueError(f"{what}, not {found}")
+        return int(number)
+    return check
+
+
+def _number(nan: bool):
+    def check(value: Any, info: ValidationInfo) -> float:
+        if isinstance(value, str) and _from_csv(info):
+            try:
+                number = float(value.strip())
+            except ValueError:
+                raise ValueError(f"expected a number, found {value[:40]!r}") from None
+        elif _is_number(value):
+            number = float(value)
+        else:
+            raise ValueError(f"expected a number, found {describe(value)}")
+        if math.isinf(number) or (math.isnan(number) and not nan):
+            raise ValueError(f"expected a finite number, found {describe(number)}")
+        return number
+    return check
+
+
+def _scalar(value: Any, info: ValidationInfo) -> Any:
+    if isinstance(value, list | dict):
+        raise ValueError(f"expected a single value, found {describe(value)}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"expected a finite number, found {describe(value)}")
+    return value
+
+
+def _required_scalar(value: Any, info: ValidationInfo) -> Any:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise ValueError("empty value")
+    return _scalar(value, info)
+
+
+def _count(value: Any, info: ValidationInfo) -> int | None:
+    from argsim.errors import InputError
+    from argsim.io import parse_count
+
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None  # left out: the reader's default
+    if isinstance(value, str) and not _from_csv(info):
+        raise ValueError(f"expected a whole number, found text {value[:40]!r} (in JSON a count is a number)")
+    try:
+        return parse_count(value)
+    except InputError as exc:
+        raise ValueError(exc.problem) from None
+
+
+#: text, as given (a number, list or object where text is expected is refused, not embedded as its `str()`)
+Text = StrictStr
+#: text with at least one character other than a space
+RequiredText = Annotated[str, Strict(), Field(pattern=r"\S")]
+#: an id: non-empty text, or a JSON whole number read as its text
+Id = Annotated[str, PlainValidator(_id)]
+#: a gold label of a pair: 0 or 1 (CSV: "0", "1", "1.0"; JSON: the number)
+Label01 = Annotated[int, PlainValidator(_choice((0, 1), "label must be 0 or 1"))]
+#: a stance: 1 (pro) or -1 (con)
+Stance = Annotated[int, PlainValidator(_choice((1, -1), "stance must be 1 (pro) or -1 (con)"))]
+#: one value (text, a number, true/false, null), never a list or an object; numbers finite
+Scalar = Annotated[Any, PlainValidator(_scalar)]
+#: a finite number (CSV: its text)
+RecordNumber = Annotated[float, PlainValidator(_number(nan=False))]
+#: a number that may be NaN (argsim's own files write NaN for an undefined figure), never infinite
+RecordNumberOrNaN = Annotated[float, PlainValidator(_number(nan=True))]
+#: a `Scalar` that is neither null nor blank
+RequiredScalar = Annotated[Any, PlainValidator(_required_scalar)]
+#: a count >= 1 (JSON 3 or 3.0, CSV "3"); blank or null: left out (None)
+Count = Annotated[int | None, PlainValidator(_count)]
 
 
 class _Open(BaseModel):
@@ -125,21 +250,6 @@ class MinutesMeeting(_Open):
 #: a PoliInfo minutes file
 Meetings = list[MinutesMeeting]
 
-class RankingRecord(_Open):
-    """One line of a counter-argument ranking file (`argsim rank counterargs`; ranges are checked by
-    `argsim.counter.core.evaluation.check_ranking_records`)."""
-
-    point: StrictStr
-    method: StrictStr
-    setting: StrictStr
-    split: StrictStr | None = None
-    pool_size: Number
-    gold: StrictStr | None = None
-    gold_score: NumberOrNaN | None = None
-    gold_better: Number | None = None
-    gold_tied: Number | None = None
-
-
 #: shared-task predictions `{arg_id: {key_point_id: score}}`
 Predictions = dict[str, dict[str, Number]]
 
@@ -153,7 +263,7 @@ class SummaryItem(_Open):
 
     summary: StrictStr | None
     gold: StrictStr | None
-    budget: Any = None
+    budget: Count = None
 
 
 class SummariesObject(_Open):
@@ -294,7 +404,8 @@ def read_json_as(schema: Any, path: str | Path, what: str | None = None) -> Any:
     return data
 
 
-_EXPECTED = {"dict_type": "an object", "model_type": "an object", "model_attributes_type": "an object",
+_EXPECTED = {"typed_dict_type": "an object", "dict_type": "an object", "model_type": "an object",
+             "model_attributes_type": "an object",
              "list_type": "a list", "string_type": "text", "int_type": "a whole number",
              "float_type": "a number", "finite_number": "a finite number", "missing": None}
 
@@ -303,6 +414,8 @@ def _message(err: dict[str, Any]) -> str:
     kind = err["type"]
     if kind == "missing":
         return "missing field"
+    if kind == "string_pattern_mismatch":  # the one pattern: a required text holds a non-space character
+        return "empty value"
     expected = _EXPECTED.get(kind)
     if expected is not None:
         return f"expected {expected}, found {describe(err.get('input'))}"
@@ -326,7 +439,7 @@ def _data_path(data: Any, loc: tuple) -> list:
 
 
 def validate(schema: Any, data: Any, path: str | Path | None, row: int | None = None,
-             what: str | None = None) -> Any:
+             what: str | None = None, csv: bool = False) -> Any:
     """`data` checked against `schema` (a pydantic model or a type), or one InputError naming `path`, the row
     and the field of the first problem.
 
@@ -337,6 +450,8 @@ def validate(schema: Any, data: Any, path: str | Path | None, row: int | None = 
         row: the record's row (a JSONL line, a CSV row) when `data` is one record; for a whole file whose top
             level is a list, the list index + 1 becomes the row.
         what: what the file holds, for the top-level message ('a results file').
+        csv: `data` comes from a CSV/TSV file, whose cells are all text: a record kind's labels and numbers are
+            read from their text there (in JSON they must be numbers).
 
     Returns:
         The validated value (a model instance for a model, plain data otherwise).
@@ -346,7 +461,7 @@ def validate(schema: Any, data: Any, path: str | Path | None, row: int | None = 
         {'a1': {'k1': 0.5}}
     """
     try:
-        return TypeAdapter(schema).validate_python(data)
+        return _adapter(schema).validate_python(data, context={"csv": csv})
     except ValidationError as exc:
         # the most specific complaint first: of a union, pydantic reports every branch
         err = max(exc.errors(), key=lambda e: len(e["loc"]))
@@ -361,3 +476,221 @@ def validate(schema: Any, data: Any, path: str | Path | None, row: int | None = 
         if field is None and column is None and row is None and what:
             message = f"not {what}: {message}"
         raise InputError(path, message, row=row, column=column, field=field) from None
+
+
+def _adapter(schema: Any) -> TypeAdapter:
+    """One TypeAdapter per schema (building one costs more than validating a record)."""
+    try:
+        return _cached_adapter(schema)
+    except TypeError:  # a type that cannot be a dict key
+        return TypeAdapter(schema)
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_adapter(schema: Any) -> TypeAdapter:
+    return TypeAdapter(schema)
+
+
+# ---------------------------------------------------------------- record kinds (CSV / TSV / JSONL / JSON lists)
+#
+# Each kind of record file argsim reads is one TypedDict below, validated by `validate_records` (through
+# `argsim.io.read_records`) before any work: the records come back as plain dicts with their values read
+# (labels and stances as ints, counts as ints, ids as text). Unknown columns are kept. A CSV cell is text, so a
+# kind's labels and numbers are read from text there; in JSON they must be JSON numbers (a label `"1"` in one
+# line and `1` in the next is refused, not read two ways).
+
+
+_RECORD = ConfigDict(extra="allow")
+
+
+def record_kind(name: str, required: dict[str, Any], optional: dict[str, Any] | None = None) -> type:
+    """A record kind (a TypedDict keeping unknown columns) with `required` and `optional` columns and their types:
+    for kinds whose column names the user chooses (`embed --column`, the ArgKP readers' text columns).
+
+    Example:
+        >>> columns(record_kind("Pair", {"a": Text}, {"b": Id}))
+        (['a'], ['a', 'b'])
+    """
+    fields = {**required, **{k: NotRequired[v] for k, v in (optional or {}).items()}}
+    kind = TypedDict(name, fields)  # type: ignore[misc]
+    kind.__pydantic_config__ = _RECORD  # type: ignore[attr-defined]
+    return kind
+
+
+class TripletRecord(TypedDict):
+    """A triplet (`train thematic`, `eval triplets`, the minutes triplets)."""
+
+    __pydantic_config__ = _RECORD
+    anchor: RequiredText
+    positive: RequiredText
+    negative: RequiredText
+
+
+@functools.cache
+def text_records(column: str = "text", id_column: str | None = None) -> type:
+    """The records of a file of texts (`embed`, `read_texts`): the text `column`, and the id column when named."""
+    return record_kind(f"TextRecord[{column}]", {column: RequiredText, **({id_column: Id} if id_column else {})})
+
+
+class CollectionRecord(TypedDict):
+    """A text of a collection to search (`rank counter-search`): `text`, optional `id`."""
+
+    __pydantic_config__ = _RECORD
+    text: RequiredText
+    id: NotRequired[Id]
+
+
+class SentenceRecord(TypedDict):
+    """A sentence to cluster (`cluster sentences`): `text`, optional gold `label` and `article` (its group)."""
+
+    __pydantic_config__ = _RECORD
+    text: RequiredText
+    label: NotRequired[Scalar]
+    article: NotRequired[Scalar]
+
+
+class LabelledSentenceRecord(TypedDict):
+    """A sentence with its gold section (`eval clustering`, the MTEB clustering task); optional `cluster`."""
+
+    __pydantic_config__ = _RECORD
+    text: RequiredText
+    label: RequiredScalar
+    article: NotRequired[Scalar]
+    cluster: NotRequired[Scalar]
+
+
+class ArticleRecord(TypedDict):
+    """A user's article (`data triplets wikipedia --articles FILE`): its title and wikitext."""
+
+    __pydantic_config__ = _RECORD
+    title: RequiredText
+    text: RequiredText
+
+
+class ArticleIndexRecord(TypedDict):
+    """A row of the Wikipedia corpus's `article_info.csv`."""
+
+    __pydantic_config__ = _RECORD
+    raw_file: RequiredText
+    title: RequiredText
+
+
+@functools.cache
+def argkp_items(id_column: str, text_column: str, blank: bool = False) -> type:
+    """An argument (`arg_id`) or key point (`key_point_id`) of an ArgKP-style file with its text column; with
+    `blank` its text and topic may be empty (records the Python API builds: plain lists of texts have no topic,
+    a frame of pairs scored by the metric needs no text)."""
+    text = Text if blank else RequiredText
+    return record_kind(f"ArgKPItem[{text_column}]", {id_column: Id, text_column: text, "topic": text,
+                                                     "stance": Stance})
+
+
+class LabelRecord(TypedDict):
+    """A gold label of an (argument, key point) pair."""
+
+    __pydantic_config__ = _RECORD
+    arg_id: Id
+    key_point_id: Id
+    label: Label01
+
+
+class UserArgumentRecord(TypedDict):
+    """A user's argument (`rank counterargs --input`; see `argsim.counter.core.userdata`)."""
+
+    __pydantic_config__ = _RECORD
+    id: Id
+    text: RequiredText
+    conclusion: NotRequired[Text | None]
+    kind: NotRequired[Text | None]
+    counter: NotRequired[Scalar]
+    theme: NotRequired[Scalar]
+    debate: NotRequired[Scalar]
+    stance: NotRequired[Scalar]
+
+
+class UtteranceRecord(TypedDict):
+    """A user's utterance to summarise (`summarize minutes --input`): rows of one `id` form one item."""
+
+    __pydantic_config__ = _RECORD
+    id: Id
+    text: RequiredText
+    topic: RequiredText
+    subtopic: RequiredText
+    summary: NotRequired[Text | None]
+    length: NotRequired[Count]
+
+
+class SummaryRecord(TypedDict):
+    """A summary with its gold summary and optional character budget (`eval rouge` on CSV / JSONL)."""
+
+    __pydantic_config__ = _RECORD
+    summary: RequiredText
+    gold: RequiredText
+    budget: NotRequired[Count]
+
+
+class CounterPairRecord(TypedDict):
+    """A (point, counter) training pair (`train bipolar --pairs`)."""
+
+    __pydantic_config__ = _RECORD
+    point: RequiredText
+    counter: RequiredText
+
+
+class RankingRecord(TypedDict):
+    """One line of a counter-argument ranking file (`argsim rank counterargs`; ranges are checked by
+    `argsim.counter.core.evaluation.check_ranking_records`)."""
+
+    __pydantic_config__ = _RECORD
+    point: RequiredText
+    method: RequiredText
+    setting: RequiredText
+    split: NotRequired[StrictStr | None]
+    pool_size: RecordNumber
+    gold: NotRequired[StrictStr | None]
+    gold_score: NotRequired[RecordNumberOrNaN | None]
+    gold_better: NotRequired[RecordNumber | None]
+    gold_tied: NotRequired[RecordNumber | None]
+
+
+def columns(kind: type) -> tuple[list[str], list[str]]:
+    """(required, all) columns of a record kind, in declaration order (as pydantic reads the kind: under
+    postponed annotations `__required_keys__` would count a `NotRequired` column as required).
+
+    Example:
+        >>> columns(CollectionRecord)
+        (['text'], ['text', 'id'])
+    """
+    schema = _adapter(kind).core_schema
+    while schema.get("type") != "typed-dict":
+        schema = schema["schema"]
+    fields = schema["fields"]
+    return [name for name, f in fields.items() if f.get("required", True)], list(fields)
+
+
+def validate_records(kind: type, numbered: Sequence[tuple[int, Any]], path: str | Path,
+                     csv: bool = False) -> list[tuple[int, dict]]:
+    """The records of a file checked against a record kind in one pydantic pass, or one InputError naming the
+    file, the row and the column of the first record that does not fit.
+
+    Args:
+        kind: a record kind (a TypedDict of this module, or one made by `record_kind`).
+        numbered: (row, record) pairs as read, the row being the one errors name.
+        path: the file, for messages.
+        csv: the records come from a CSV/TSV file (all cells text).
+
+    Returns:
+        (row, record) pairs, each record a dict with its values read (ids as text, labels as ints).
+
+    Example:
+        >>> validate_records(LabelRecord, [(2, {"arg_id": "a", "key_point_id": 7, "label": "1"})], "l.csv", csv=True)
+        [(2, {'arg_id': 'a', 'key_point_id': '7', 'label': 1})]
+    """
+    try:
+        values = _adapter(list[kind]).validate_python([rec for _, rec in numbered], context={"csv": csv})
+    except ValidationError as exc:
+        index = min(e["loc"][0] for e in exc.errors() if e["loc"] and isinstance(e["loc"][0], int))
+        row, rec = numbered[index]
+        validate(kind, rec, path, row=row, csv=csv)  # raises: the first bad record's message
+        raise  # pragma: no cover - validate refuses what the list refused
+    return [(row, value) for (row, _), value in zip(numbered, values, strict=True)]

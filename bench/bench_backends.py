@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parent.parent
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(REPO))
 
-from argsim.cli.app import app  # noqa: E402
+from argsim.cli.app import app
 
 
 def main() -> int:

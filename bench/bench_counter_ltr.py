@@ -25,16 +25,16 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from argsim.counter.lexical.features import FeatureConfig, FeatureSpace  # noqa: E402
-from argsim.counter.lexical.prune import linear_scores  # noqa: E402
-from argsim.counter.lexical.simplesd import DEFAULT_READING, READINGS  # noqa: E402
-from argsim.counter.lexical.stopwords import content_tokens  # noqa: E402
-from argsim.counter.lexical.wordvecs import word_vectors  # noqa: E402
-from argsim.data.counterargs import build_pools, load_counterargs  # noqa: E402
-from argsim.evaluation import Evaluation  # noqa: E402
-from argsim.measure import peak_memory_mb  # noqa: E402
-from argsim.metrics.ranking import accuracy_at_1  # noqa: E402
-from argsim.results import ResultRow, environment, result_rows, write_results  # noqa: E402
+from argsim.counter.lexical.features import FeatureConfig, FeatureSpace
+from argsim.counter.lexical.prune import linear_scores
+from argsim.counter.lexical.simplesd import DEFAULT_READING, READINGS
+from argsim.counter.lexical.stopwords import content_tokens
+from argsim.counter.lexical.wordvecs import word_vectors
+from argsim.data.counterargs import build_pools, load_counterargs
+from argsim.evaluation import Evaluation
+from argsim.measure import peak_memory_mb
+from argsim.metrics.ranking import accuracy_at_1
+from argsim.results import ResultRow, environment, result_rows, write_results
 
 SETTINGS = ("sdoc", "sda", "epc", "epa")
 

@@ -24,6 +24,7 @@ from argsim.evaluation import Evaluation
 from argsim.io import read_records
 from argsim.measure import peak_memory_mb
 from argsim.results import environment, result_rows, write_results
+from argsim.schemas import text_records
 
 
 def main() -> int:
@@ -36,7 +37,7 @@ def main() -> int:
     args = ap.parse_args()
     n, repeats = (500, 1) if args.quick else (args.n, args.repeats)
     csv_path = data_root() / "argkp" / "arguments_train.csv"
-    texts = [r["argument"] for r in read_records(csv_path, required=["argument"])][:n]
+    texts = [r["argument"] for r in read_records(csv_path, text_records("argument"))][:n]
     seed = RunConfig().seed
     cache_root = Path(tempfile.mkdtemp(prefix="argsim-bench-"))
     try:

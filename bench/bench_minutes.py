@@ -19,10 +19,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from argsim.evaluation import Evaluation  # noqa: E402
-from argsim.measure import peak_memory_mb  # noqa: E402
-from argsim.published import published  # noqa: E402
-from argsim.results import ResultRow, environment, result_rows, write_results  # noqa: E402
+from argsim.evaluation import Evaluation
+from argsim.measure import peak_memory_mb
+from argsim.published import published
+from argsim.results import ResultRow, environment, result_rows, write_results
 
 
 def main() -> None:
@@ -55,6 +55,7 @@ def main() -> None:
     from argsim.minutes.mining import MiningConfig
     from argsim.minutes.pipeline import mine_minutes
     from argsim.minutes.summarize import SummarizeOptions, dataset_items, summarize_items
+    from argsim.schemas import TripletRecord
 
     run = RunConfig(device="cpu", quiet=True)
     folder = dataset_dir("poliinfo")
@@ -88,7 +89,7 @@ def main() -> None:
     print("mining", summary["counts"], summary["seconds"])
 
     # 2. backbone readiness for Japanese
-    test = read_records(args.triplets / "test.jsonl", required=["anchor", "positive", "negative"])
+    test = read_records(args.triplets / "test.jsonl", TripletRecord)
     sample = [r["anchor"] for r in test[:2000]]
     if args.quick:
         test = test[:500]

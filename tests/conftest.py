@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parent.parent
 if not os.environ.get("ARGSIM_DATA") and (REPO.parent / "shared" / "data").is_dir():
     os.environ["ARGSIM_DATA"] = str(REPO.parent / "shared" / "data")
 
-from argsim.config import default_data_dir  # noqa: E402
+from argsim.config import default_data_dir
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 

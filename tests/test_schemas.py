@@ -93,7 +93,7 @@ def _kpm_cross_info(path: Path) -> None:
 
 
 def _ensemble(path: Path) -> None:
-    from argsim.kpm.mts_encoder import load_ensemble
+    from argsim.kpm.mts.encoder import load_ensemble
 
     load_ensemble(path.parent)
 
@@ -238,6 +238,25 @@ def test_cli_report_and_models_curve_end_in_one_line(tmp_path, monkeypatch, shap
         assert len(lines) == 1 and "unexpected" not in lines[0] and str(tmp_path) in lines[0]
 
 
+def test_models_curve_given_a_file_or_nothing_says_what_it_is(tmp_path, monkeypatch):
+    """A file where a trained folder is expected (the record itself: its folder named), a missing path and a folder
+    argsim did not train: one line each, before any curve is drawn."""
+    monkeypatch.delenv("ARGSIM_DEBUG", raising=False)
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "train_config.json").write_text(json.dumps({"steps": 3, "losses": [1.0, 0.5]}))
+    (tmp_path / "empty").mkdir()
+    for target, phrase in ((tmp_path / "m" / "train_config.json", f"is a file; expected a trained model folder "
+                                                                  f"(its folder {tmp_path / 'm'})"),
+                           (tmp_path / "notes.txt", "is a file; expected a trained model folder"),
+                           (tmp_path / "nothing", "folder not found"),
+                           (tmp_path / "empty", "no train_config.json here")):
+        (tmp_path / "notes.txt").write_text("x")
+        result = runner.invoke(app, ["models", "curve", str(tmp_path / "m"), str(target)])
+        lines = result.stderr.strip().splitlines()
+        assert result.exit_code == 2 and len(lines) == 1 and f"{target}: {phrase}" in lines[0], result.stderr
+        assert not (tmp_path / "m" / "learning_curve.png").exists()  # checked before the first folder is drawn
+
+
 def test_report_that_would_print_nothing_says_why(tmp_path, monkeypatch):
     monkeypatch.delenv("ARGSIM_DEBUG", raising=False)
     result = runner.invoke(app, ["--workdir", str(tmp_path), "report"])
@@ -292,8 +311,9 @@ def _arguments(path: Path) -> None:
 def _labels(path: Path) -> None:
     from argsim.data.argkp import kpm_data
     from argsim.io import read_numbered_records
+    from argsim.schemas import LabelRecord
 
-    ids = read_numbered_records(path)[0][1]  # the arguments and key points its first record names
+    ids = read_numbered_records(path, LabelRecord)[0][1]  # the arguments and key points its first record names
     aid, kid = (str(ids.get(c)).strip() for c in ("arg_id", "key_point_id"))
     kpm_data(("arguments", [(1, {"arg_id": aid, "argument": "a", "topic": "t", "stance": 1})]),
              ("key points", [(1, {"key_point_id": kid, "key_point": "b", "topic": "t", "stance": 1})]), path)
@@ -337,16 +357,80 @@ def _summaries_rows(path: Path) -> None:
     read_summaries(path)
 
 
-#: reader -> one valid record (its first field is required, its text fields hold text)
+def _key_points(path: Path) -> None:
+    from argsim.data.argkp import kpm_data
+
+    kpm_data(("arguments", [(1, {"arg_id": "a1", "argument": "a", "topic": "t", "stance": -1})]), path)
+
+
+def _embed_ids(path: Path) -> None:  # `argsim embed --id-column id` (the encoder is loaded after the check)
+    from argsim.io import read_records
+    from argsim.schemas import text_records
+
+    read_records(path, text_records("text", "id"))
+
+
+def _collection(path: Path) -> None:
+    from argsim.counter.neural.rerank import _read_collection
+
+    _read_collection(path)
+
+
+def _sentences(path: Path) -> None:  # `argsim cluster sentences`
+    from argsim.io import read_records
+    from argsim.schemas import SentenceRecord
+
+    read_records(path, SentenceRecord)
+
+
+def _labelled_sentences(path: Path) -> None:  # `argsim eval clustering`, the MTEB clustering task
+    from argsim.io import read_records
+    from argsim.schemas import LabelledSentenceRecord
+
+    read_records(path, LabelledSentenceRecord)
+
+
+def _counter_pairs(path: Path) -> None:
+    from argsim.counter.neural.data import pairs_from_file
+
+    pairs_from_file(path)
+
+
+def _rankings(path: Path) -> None:  # `argsim eval counterargs`
+    from argsim.counter.core.evaluation import check_ranking_records
+    from argsim.io import read_records
+    from argsim.schemas import RankingRecord
+
+    check_ranking_records(read_records(path, RankingRecord), path)
+
+
+def _article_index(path: Path) -> None:
+    from argsim.io import read_records
+    from argsim.schemas import ArticleIndexRecord
+
+    read_records(path, ArticleIndexRecord)
+
+
+#: reader -> one valid record (its first field is required, its text fields hold text) and its number column
 RECORD_READERS = {
-    "arguments": (_arguments, {"argument": "a", "arg_id": "a1", "topic": "t", "stance": 1}),
-    "labels": (_labels, {"key_point_id": "k1", "arg_id": "a1", "label": 1}),
-    "counter_input": (_counter_input, {"text": "a point", "id": "p1"}),
-    "utterances": (_utterances, {"text": "発言です。", "id": "q1", "topic": "t", "subtopic": "s"}),
-    "triplets": (_triplets, {"anchor": "a", "positive": "b", "negative": "c"}),
-    "texts": (_texts, {"text": "a text"}),
-    "articles": (_articles, {"text": "== A ==\nSome text.", "title": "T"}),
-    "summaries_rows": (_summaries_rows, {"summary": "a", "gold": "b"}),
+    "arguments": (_arguments, {"argument": "a", "arg_id": "a1", "topic": "t", "stance": 1}, "stance"),
+    "key_points": (_key_points, {"key_point": "k", "key_point_id": "k1", "topic": "t", "stance": -1}, "stance"),
+    "labels": (_labels, {"key_point_id": "k1", "arg_id": "a1", "label": 1}, "label"),
+    "counter_input": (_counter_input, {"text": "a point", "id": "p1"}, None),
+    "utterances": (_utterances, {"text": "発言です。", "id": "q1", "topic": "t", "subtopic": "s", "length": 100},
+                   "length"),
+    "triplets": (_triplets, {"anchor": "a", "positive": "b", "negative": "c"}, None),
+    "texts": (_texts, {"text": "a text"}, None),
+    "embed_ids": (_embed_ids, {"text": "a text", "id": "t1"}, None),
+    "collection": (_collection, {"text": "a text", "id": "c1"}, None),
+    "sentences": (_sentences, {"text": "a sentence", "label": "history", "article": "A"}, None),
+    "labelled_sentences": (_labelled_sentences, {"text": "a sentence", "label": "history", "article": "A"}, None),
+    "counter_pairs": (_counter_pairs, {"point": "p", "counter": "c"}, None),
+    "rankings": (_rankings, {"point": "p", "method": "bm25", "setting": "sdoc", "pool_size": 3, "gold": "c",
+                             "gold_better": 0}, "pool_size"),
+    "article_index": (_article_index, {"raw_file": "a.txt", "title": "A"}, None),
+    "articles": (_articles, {"text": "== A ==\nSome text.", "title": "T"}, None),
+    "summaries_rows": (_summaries_rows, {"summary": "a", "gold": "b", "budget": 50}, "budget"),
 }
 
 
@@ -380,6 +464,10 @@ def _record_faults(valid: dict) -> dict[str, tuple[str, bytes]]:
         "list-in-field": (".jsonl", _jsonl({**valid, first: ["x"]})),
         "object-in-field": (".jsonl", _jsonl({**valid, first: {"x": 1}})),
         "nan-in-field": (".jsonl", _jsonl(valid) + f'{{"{first}": NaN}}\n'.encode()),
+        "blank-field": (".jsonl", _jsonl(valid, {**valid, first: "  "})),
+        "blank-cell": (".csv", _csv(valid, ["  ", *map(str, list(valid.values())[1:])])),
+        "bool-in-field": (".jsonl", _jsonl(valid, {**valid, first: True})),
+        "float-in-field": (".jsonl", _jsonl(valid, {**valid, first: 2.5})),
         "empty-file": (".csv", b""),
         "empty-jsonl": (".jsonl", b""),
         "header-only": (".csv", _csv(valid).split(b"\n")[0] + b"\n"),
@@ -398,7 +486,7 @@ FAULT_NAMES = sorted(_record_faults({"a": 1}))
 @pytest.mark.parametrize("reader", sorted(RECORD_READERS))
 @pytest.mark.parametrize("fault", FAULT_NAMES)
 def test_each_record_reader_refuses_each_fault_in_one_line(tmp_path, reader, fault):
-    func, valid = RECORD_READERS[reader]
+    func, valid, _ = RECORD_READERS[reader]
     suffix, content = _record_faults(valid)[fault]
     if reader == "texts" and suffix == ".csv" and fault == "too-many-fields":
         pytest.skip("a one-column CSV has no field count to exceed")
@@ -414,7 +502,7 @@ def test_each_record_reader_refuses_each_fault_in_one_line(tmp_path, reader, fau
 @pytest.mark.parametrize("form", ["bom-csv", "bom-jsonl", "extra-field", "huge-line"])
 def test_each_record_reader_reads_valid_variants(tmp_path, reader, form):
     """A BOM, a field no reader knows and a 2 MB text are all valid input."""
-    func, valid = RECORD_READERS[reader]
+    func, valid, _ = RECORD_READERS[reader]
     first = next(iter(valid))
     suffix, content = {"bom-csv": (".csv", b"\xef\xbb\xbf" + _csv(valid)),
                        "bom-jsonl": (".jsonl", b"\xef\xbb\xbf" + _jsonl(valid)),
@@ -424,6 +512,110 @@ def test_each_record_reader_reads_valid_variants(tmp_path, reader, form):
     path = tmp_path / f"input{suffix}"
     path.write_bytes(content)
     func(path)
+
+
+def _number_faults(valid: dict, column: str) -> dict[str, tuple[str, bytes]]:
+    """fault -> (suffix, content): wrong values in a reader's number column (a label, stance, count, pool size)."""
+    other = {**valid, next(iter(valid)): f"{next(iter(valid.values()))}2"}  # a second record (ids differ)
+    return {
+        "text-in-number-column": (".jsonl", _jsonl(valid, {**other, column: "high"})),
+        "text-in-number-column-csv": (".csv", _csv(valid, [("high" if k == column else str(v))
+                                                           for k, v in valid.items()])),
+        "mixed-number-types": (".jsonl", _jsonl(valid, {**other, column: str(valid[column])})),
+        "nan-in-number-column": (".jsonl", _jsonl(valid) + json.dumps({**other, column: math.nan}).encode()
+                                 + b"\n"),
+        "infinity-in-number-column": (".jsonl", _jsonl(valid) + json.dumps({**other, column: math.inf}).encode()
+                                      + b"\n"),
+        "bool-in-number-column": (".jsonl", _jsonl(valid, {**other, column: True})),
+        "list-in-number-column": (".jsonl", _jsonl(valid, {**other, column: [1]})),
+        "object-in-number-column": (".jsonl", _jsonl(valid, {**other, column: {"n": 1}})),
+        "out-of-range": (".jsonl", _jsonl(valid, {**other, column: -7})),
+    }
+
+
+NUMBER_READERS = sorted(r for r, (_, _, column) in RECORD_READERS.items() if column)
+
+
+@pytest.mark.parametrize("reader", NUMBER_READERS)
+@pytest.mark.parametrize("fault", sorted(_number_faults({"a": 1}, "a")))
+def test_each_number_column_refuses_each_wrong_value_naming_row_and_column(tmp_path, reader, fault):
+    """A label, stance, count or pool size that is text in JSON (also when the next line has the number: one
+    column, one type), text that is no number in CSV, NaN, infinity, true, a list, an object or a value out of
+    range is one line naming the file, the second record's row and the column."""
+    func, valid, column = RECORD_READERS[reader]
+    suffix, content = _number_faults(valid, column)[fault]
+    path = tmp_path / f"input{suffix}"
+    path.write_bytes(content)
+    with pytest.raises(InputError) as info:
+        func(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}, row 2, column '{column}': ") and "\n" not in message, message
+
+
+def test_record_values_are_read_once_for_every_caller(tmp_path):
+    """CSV text and JSON numbers give the same values: labels and stances as ints, ids as text, counts as ints."""
+    from argsim.io import read_records
+    from argsim.schemas import LabelRecord, UtteranceRecord
+
+    (tmp_path / "l.csv").write_text("arg_id,key_point_id,label\na1, 7 ,1.0\n")
+    (tmp_path / "l.jsonl").write_text(json.dumps({"arg_id": "a1", "key_point_id": 7, "label": 1.0}) + "\n")
+    csv_rec, = read_records(tmp_path / "l.csv", LabelRecord)
+    json_rec, = read_records(tmp_path / "l.jsonl", LabelRecord)
+    assert csv_rec["label"] == json_rec["label"] == 1 and type(json_rec["label"]) is int
+    assert json_rec["key_point_id"] == "7" and csv_rec["key_point_id"] == " 7 "
+    (tmp_path / "u.csv").write_text("id,text,topic,subtopic,length\nq,t,a,b,3\nr,t,a,b,\n")
+    assert [r.get("length") for r in read_records(tmp_path / "u.csv", UtteranceRecord)] == [3, None]
+
+
+def test_reading_100k_records_is_fast(tmp_path):
+    """The check is one pydantic pass over the rows: 100,000 CSV rows with an id read in a few CPU seconds at most
+    (about 1 s on one core: bench figures in docs/errors.md)."""
+    import time
+
+    from argsim.io import read_records
+    from argsim.schemas import text_records
+
+    path = tmp_path / "big.csv"
+    path.write_text("id,text\n" + "".join(f"i{n},text number {n}\n" for n in range(100_000)))
+    start = time.process_time()  # CPU time: other processes on the machine do not count
+    rows = read_records(path, text_records("text", "id"))
+    assert len(rows) == 100_000 and rows[-1] == {"id": "i99999", "text": "text number 99999"}
+    assert time.process_time() - start < 6.0
+
+
+#: command -> (its argv with the file at {f} and outputs under {d}, the file's name, its content): each a record
+#: file of a wrong shape, refused in one line before any model loads
+COMMAND_FAULTS = {
+    "embed": (["embed", "{f}", "--id-column", "id", "--out", "{d}/v.csv"], "t.jsonl",
+              _jsonl({"text": "a", "id": "1"}, {"text": "b", "id": ["x"]})),
+    "rank keypoints": (["rank", "keypoints", "--arguments", "{f}", "--key-points", "{f}", "--out", "{d}/k"],
+                       "a.jsonl", _jsonl({"arg_id": "a", "argument": "x", "key_point_id": "k", "key_point": "y",
+                                          "topic": "t", "stance": "pro"})),
+    "cluster sentences": (["cluster", "sentences", "{f}", "--k", "2", "--out", "{d}/c.jsonl"], "s.jsonl",
+                          _jsonl({"text": "a"}, {"text": "b", "article": {"x": 1}})),
+    "eval clustering": (["eval", "clustering", "{f}"], "s.csv", b"text,label\na,1\nb,\n"),
+    "eval triplets": (["eval", "triplets", "{f}"], "t.jsonl", _jsonl({"anchor": 1, "positive": "b",
+                                                                      "negative": "c"})),
+    "eval rouge": (["eval", "rouge", "{f}"], "r.jsonl", _jsonl({"summary": "a", "gold": "b", "budget": "many"})),
+    "eval counterargs": (["eval", "counterargs", "{f}"], "r.csv", b"point,method,setting,pool_size\np,m,s,NaN\n"),
+    "summarize minutes": (["summarize", "minutes", "--input", "{f}", "--out", "{d}/s.json"], "u.csv",
+                          b"id,text,topic,subtopic,length\nq,t,a,b,1.5\n"),
+    "rank counter-search": (["rank", "counter-search", "-m", "counter-bi-encoder", "--candidates", "{f}",
+                             "--queries", "{f}", "--out", "{d}/r.jsonl"], "c.jsonl", _jsonl({"text": "a", "id": 1.5})),
+}
+
+
+@pytest.mark.parametrize("command", sorted(COMMAND_FAULTS))
+def test_each_command_refuses_a_record_file_of_a_wrong_shape_in_one_line(tmp_path, monkeypatch, command):
+    monkeypatch.delenv("ARGSIM_DEBUG", raising=False)
+    argv, name, content = COMMAND_FAULTS[command]
+    path = tmp_path / name
+    path.write_bytes(content)
+    result = runner.invoke(app, ["--quiet", *(a.format(f=path, d=tmp_path) for a in argv)])
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"error: {path}, row ") and "unexpected" not in lines[0], lines[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]  # nothing written
 
 
 @pytest.mark.parametrize("lang", ["ja", "en"])

@@ -20,11 +20,12 @@ runner = CliRunner()
 
 def test_unterminated_quote_is_refused_not_read_as_data(tmp_path):
     from argsim.io import read_records
+    from argsim.schemas import text_records
 
     path = tmp_path / "t.csv"
     path.write_text('text\nfine\n"abc\nmore\n', encoding="utf-8")
     with pytest.raises(InputError, match=r"row 3: a quote opened in this row is never closed"):
-        read_records(path, required=["text"])
+        read_records(path, text_records("text"))
 
 
 def test_one_label_spelled_several_ways_is_one_label(capsys):

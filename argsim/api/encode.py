@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -146,26 +146,46 @@ def embed_file(input: str | Path, out: str | Path, spec: EmbedSpec | None = None
         >>> embed_file("texts.txt", "vectors.npy", EmbedSpec(model="minilm"))  # doctest: +SKIP
     """
     from argsim.errors import InputError
-    from argsim.io import read_records, read_texts, warn_duplicate_ids, write_vectors
+    from argsim.io import (
+        RECORD_SUFFIXES,
+        count_text_lines,
+        read_records,
+        read_texts,
+        text_line_chunks,
+        warn_duplicate_ids,
+        write_vectors,
+    )
+    from argsim.schemas import text_records
 
     spec = spec or EmbedSpec()
     column, id_column = spec.column, spec.id_column
 
     input, out = Path(input), Path(out)
-    texts = read_texts(input, column=column)
     ids = None
+    plain = input.suffix.lower() not in RECORD_SUFFIXES
+    if out.suffix.lower() == ".npy" and plain:  # streamed: one chunk of texts and of vectors at a time
+        total = count_text_lines(input)  # every line checked before any work
+        enc = encoder(spec.model, spec.pooling, spec.max_seq_length, spec.batch_size, config, spec.role)
+        start = time.perf_counter()
+        shape = _stream_npy(enc, text_line_chunks(input, total, STREAM_ROWS), total, out, spec.normalize)
+        return EmbedFileResult(total, out, shape, enc.name, enc.device, enc.precision, time.perf_counter() - start)
     if id_column is not None:
-        if input.suffix.lower() not in (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".json"):
+        if plain:
             raise InputError(input, "--id-column needs a CSV/TSV/JSON/JSONL input (plain text has no columns)")
         if out.suffix.lower() == ".npy":
             raise InputError(out, "--id-column applies to .csv / .parquet outputs and shard folders; a .npy file "
                                   "holds the vectors alone (row i = text i)")
-        ids = [str(r[id_column]) for r in read_records(input, required=[column, id_column])]
+        records = read_records(input, text_records(column, id_column))
+        texts, ids = [r[column] for r in records], [r[id_column] for r in records]
+        del records
         warn_duplicate_ids(ids, input, id_column)
+    else:
+        texts = read_texts(input, column=column)
     enc = encoder(spec.model, spec.pooling, spec.max_seq_length, spec.batch_size, config, spec.role)
     start = time.perf_counter()
     if out.suffix.lower() == ".npy" and len(texts) > STREAM_ROWS:
-        shape = _stream_npy(enc, texts, out, spec.normalize)
+        chunks = (texts[i:i + STREAM_ROWS] for i in range(0, len(texts), STREAM_ROWS))
+        shape = _stream_npy(enc, chunks, len(texts), out, spec.normalize)
         return EmbedFileResult(len(texts), out, shape, enc.name, enc.device, enc.precision,
                                time.perf_counter() - start)
     vectors = enc.encode(texts, normalize=spec.normalize)
@@ -178,19 +198,18 @@ def embed_file(input: str | Path, out: str | Path, spec: EmbedSpec | None = None
 STREAM_ROWS = 50_000
 
 
-def _stream_npy(enc, texts: list[str], out: Path, normalize: bool) -> tuple[int, int]:
-    """Encode `texts` STREAM_ROWS at a time straight into the .npy file (written atomically): memory holds one
-    chunk of vectors, not the whole matrix."""
+def _stream_npy(enc, chunks: Iterable[list[str]], total: int, out: Path, normalize: bool) -> tuple[int, int]:
+    """Encode the `total` texts of `chunks` one chunk at a time straight into the .npy file (written atomically):
+    memory holds one chunk of texts and of vectors, not the file or the whole matrix."""
     from argsim.io import atomic_path
 
     with atomic_path(out) as tmp, open(tmp, "wb") as fh:
         dim = 0
-        for start in range(0, len(texts), STREAM_ROWS):
-            vectors = np.ascontiguousarray(enc.encode(texts[start:start + STREAM_ROWS], normalize=normalize),
-                                           dtype=np.float32)
-            if start == 0:
+        for n, chunk in enumerate(chunks):
+            vectors = np.ascontiguousarray(enc.encode(chunk, normalize=normalize), dtype=np.float32)
+            if n == 0:
                 dim = int(vectors.shape[1])
                 np.lib.format.write_array_header_1_0(fh, {"descr": np.lib.format.dtype_to_descr(vectors.dtype),
-                                                          "fortran_order": False, "shape": (len(texts), dim)})
+                                                          "fortran_order": False, "shape": (total, dim)})
             fh.write(vectors.tobytes())
-    return len(texts), dim
+    return total, dim

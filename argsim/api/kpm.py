@@ -109,6 +109,7 @@ class KeyPointMatcher:
             from argsim.kpm.scoring import default_model
 
             model = default_model()
+        from argsim.backend.folders import check_model_name
         from argsim.backend.resolve import resolve_model
 
         self.config = config or RunConfig()
@@ -118,7 +119,9 @@ class KeyPointMatcher:
         if not self.models:
             raise ArgsimError("give at least one model")
         for m in self.models:
-            if not isinstance(m, str):
+            if isinstance(m, str):
+                check_model_name(m)  # an unknown name (`KPM`: did you mean 'kpm'?) now, as the CLI's --model
+            else:
                 resolve_model(m, self.config)  # an object argsim cannot use: one line now, not at the first match
         from argsim.kpm.ensemble import check_weights
 

@@ -178,6 +178,7 @@ def bench_inputs(options: BackendBenchOptions) -> BenchInputs:
     from argsim.data.argkp import load_argkp
     from argsim.data.catalog import data_root
     from argsim.io import read_records
+    from argsim.schemas import TripletRecord, text_records
 
     variant_names(options.variants)
     minutes_test = Path(options.minutes_dir) / "test.jsonl"
@@ -185,12 +186,12 @@ def bench_inputs(options: BackendBenchOptions) -> BenchInputs:
         raise ArgsimError(f"{minutes_test} is missing: run `argsim data triplets minutes --out "
                           f"{options.minutes_dir}` first")
     train_csv = data_root() / "argkp" / "arguments_train.csv"
-    train = [r["argument"] for r in read_records(train_csv, required=["argument"])]
+    train = [r["argument"] for r in read_records(train_csv, text_records("argument"))]
     return BenchInputs([train_csv, minutes_test], train[:options.n], calibration_choice(train[options.n:])[0],
                        load_argkp("dev"),
                        {s: dataset_points("test", s, limit=options.counter_points) for s in COUNTER_SETTINGS},
                        thematic_test_triplets(options.triplets),
-                       read_records(minutes_test, required=["anchor", "positive", "negative"])[
+                       read_records(minutes_test, TripletRecord)[
                            :options.minutes_triplets])
 
 

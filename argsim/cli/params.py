@@ -321,11 +321,38 @@ def check_model_names(value: Any) -> Any:
 PASSED = ("min", "max", "envvar", "exists", "dir_okay")
 
 
-def _field_option(f: dataclasses.Field, meta: dict[str, Any]) -> typer.models.OptionInfo:
+def finite_float(minimum: float | None = None, maximum: float | None = None) -> Callable[[str], float]:
+    """The parser of a float option with bounds: a number within [minimum, maximum], one line else. `nan` and
+    `inf` pass through to the output guard (`check_inputs_and_outputs`), which refuses them in every command alike
+    (`--lr nan: not a finite number`) instead of calling them out of range.
+
+    Example:
+        >>> finite_float(0)("nan"), finite_float(0)("0.5")
+        (nan, 0.5)
+    """
+
+    def parse(value: str | float) -> float:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{value!r} is not a number") from None
+        if math.isfinite(number):
+            if minimum is not None and number < minimum:
+                raise ValueError(f"{value} is below the minimum {minimum:g}")
+            if maximum is not None and number > maximum:
+                raise ValueError(f"{value} is above the maximum {maximum:g}")
+        return number
+
+    return parse
+
+
+def _field_option(f: dataclasses.Field, meta: dict[str, Any], hint: Any = None) -> typer.models.OptionInfo:
     from argsim.options import field_default, option_decls
 
     meta = {**f.metadata, **meta}
     extra = {k: meta[k] for k in PASSED if k in meta}
+    if hint in (float, float | None) and ("min" in meta or "max" in meta):
+        extra["parser"] = finite_float(meta.get("min"), meta.get("max"))
     if "output" in meta:
         extra["callback"] = output_check(meta["output"])
     # a field's option gets -m only where its metadata names it (a command may also have a --model of its own)
@@ -354,7 +381,7 @@ def config_options(cls: type, name: str = "config", exclude: tuple[str, ...] = (
     for f in dataclasses.fields(cls):
         if f.name in exclude or not is_option(f):
             continue
-        options[f.name] = (hints[f.name], _field_option(f, (meta or {}).get(f.name, {})))
+        options[f.name] = (hints[f.name], _field_option(f, (meta or {}).get(f.name, {}), hints[f.name]))
         for i, alias in enumerate(f.metadata.get("aliases", ())):
             key = f"{f.name}__alias{i}"
             aliases[key] = f.name

@@ -20,8 +20,8 @@ from typing import Any
 from argsim.data.catalog import DatasetInfo, Stat, dataset_dir, register_dataset
 from argsim.errors import ArgsimError, InputError, examples, warn
 from argsim.io import read_numbered_records
+from argsim.schemas import LabelRecord, argkp_items
 
-LABEL_COLUMNS = ("arg_id", "key_point_id", "label")
 SPLITS = ("train", "dev")
 
 
@@ -108,38 +108,25 @@ def merge(parts: list[KPMData], name: str) -> KPMData:
 # ------------------------------------------------------------------ parsing
 
 
-def _stance(path: str | Path, row: int, value: Any) -> int:
-    try:
-        num = float(str(value).strip())
-    except ValueError:
-        num = None
-    if num not in (1.0, -1.0):
-        raise InputError(path, f"stance must be 1 (pro) or -1 (con), not {value!r}", row=row, column="stance")
-    return int(num)
-
-
-def _records(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict]]:
-    """Records with their 1-based file row (header = row 1) for CSV, line/item number otherwise."""
-    text = tuple(c for c in columns if c not in ("arg_id", "key_point_id", "stance", "label"))
-    return read_numbered_records(path, required=columns, text=text)
-
-
 #: one part of a split: a file, or records in memory as (the name errors give, [(row, {column: value}), ...])
 Part = str | Path | tuple[str, Sequence[tuple[int, Mapping[str, Any]]]]
 
 
-def _part(part: Part, columns: tuple[str, ...]) -> tuple[str | Path, Sequence[tuple[int, Mapping[str, Any]]]]:
-    """(where, numbered records) of a file (`read_numbered_records`' checks) or of records in memory (each must
-    have the columns)."""
+def _part(part: Part, kind: type) -> tuple[str | Path, Sequence[tuple[int, Mapping[str, Any]]]]:
+    """(where, numbered records) of a file or of records in memory, checked against the record `kind`
+    (`argsim.schemas`: ids, texts, stances 1 / -1, labels 0 / 1; records in memory are read as a CSV's cells are,
+    their labels and stances from text or numbers)."""
+    from argsim.schemas import columns, validate_records
+
     if not isinstance(part, tuple):
-        return Path(part), _records(Path(part), columns)
+        return Path(part), read_numbered_records(Path(part), kind)
     source, records = part
     first = records[0][1] if records else {}
-    missing = [c for c in columns if records and c not in first]
+    missing = [c for c in columns(kind)[0] if records and c not in first]
     if missing:
         raise InputError(source, f"missing column(s) {', '.join(missing)}; found {', '.join(map(str, first))}",
                          column=missing[0])
-    return part
+    return source, validate_records(kind, [(row, dict(rec)) for row, rec in records], source, csv=True)
 
 
 def _items(source: str | Path, records: Iterable[tuple[int, Mapping[str, Any]]], kind: type, text_column: str,
@@ -149,13 +136,13 @@ def _items(source: str | Path, records: Iterable[tuple[int, Mapping[str, Any]]],
     id_column = "arg_id" if kind is Argument else "key_point_id"
     out, seen = [], {}
     for row, rec in records:
-        item_id, stance = str(rec[id_column]).strip(), _stance(source, row, rec["stance"])
+        item_id, stance = rec[id_column].strip(), rec["stance"]
         if item_id in seen and not repeated:
             raise InputError(source, f"duplicate {id_column} {item_id!r} (first at row {seen[item_id]})", row=row,
                              column=id_column)
         if item_id not in seen:
             seen[item_id] = row
-            out.append(kind(item_id, str(rec[text_column]), str(rec["topic"]).strip(), stance))
+            out.append(kind(item_id, rec[text_column], rec["topic"].strip(), stance))
     return out
 
 
@@ -165,20 +152,17 @@ def _labels(source: str | Path, records: Iterable[tuple[int, Mapping[str, Any]]]
     out: dict[tuple[str, str], int] = {}
     first_row: dict[tuple[str, str], int] = {}
     for row, rec in records:
-        aid, kid = str(rec["arg_id"]).strip(), str(rec["key_point_id"]).strip()
+        aid, kid = rec["arg_id"].strip(), rec["key_point_id"].strip()
         if aid not in arg_ids:
             raise InputError(source, f"arg_id {aid!r} is not in the arguments file", row=row, column="arg_id")
         if kid not in kp_ids:
             raise InputError(source, f"key_point_id {kid!r} is not in the key points file", row=row,
                              column="key_point_id")
-        raw = str(rec["label"]).strip()
-        if raw not in ("0", "1", "0.0", "1.0"):
-            raise InputError(source, f"label must be 0 or 1, not {raw!r}", row=row, column="label")
         if (aid, kid) in out:
             raise InputError(source, f"duplicate pair ({aid}, {kid}) (first at row {first_row[(aid, kid)]})",
                              row=row)
         first_row[(aid, kid)] = row
-        out[(aid, kid)] = int(float(raw))
+        out[(aid, kid)] = rec["label"]
     return out
 
 
@@ -209,11 +193,11 @@ def kpm_data(arguments: Part, key_points: Part, labels: Part | None = None, name
         >>> data.labels, data.candidates(data.arguments[0])[0].text
         ({('a1', 'k1'): 1}, 'y')
     """
-    a_source, a_records = _part(arguments, ("arg_id", argument_column, "topic", "stance"))
+    a_source, a_records = _part(arguments, argkp_items("arg_id", argument_column, isinstance(arguments, tuple)))
     args = _items(a_source, a_records, Argument, argument_column, repeated)
-    kps = _items(*_part(key_points, ("key_point_id", key_point_column, "topic", "stance")), KeyPoint,
-                 key_point_column, repeated)
-    gold = {} if labels is None else _labels(*_part(labels, LABEL_COLUMNS), {a.arg_id for a in args},
+    kps = _items(*_part(key_points, argkp_items("key_point_id", key_point_column, isinstance(key_points, tuple))),
+                 KeyPoint, key_point_column, repeated)
+    gold = {} if labels is None else _labels(*_part(labels, LabelRecord), {a.arg_id for a in args},
                                              {k.kp_id for k in kps})
     files = [Path(p) for p in (arguments, key_points, labels) if p is not None and not isinstance(p, tuple)]
     data = KPMData(name or (a_source.stem if isinstance(a_source, Path) else a_source), args, kps, gold, files)

@@ -150,11 +150,12 @@ def embed_local(path: Path, out: Path, spec: EmbedSpec, config=None, rows_per_sh
 
     from argsim.backend import get_encoder
     from argsim.io import read_records, read_texts, warn_duplicate_ids
+    from argsim.schemas import text_records
 
     if spec.id_column is not None:
-        records = read_records(path, required=[spec.column, spec.id_column], text=[spec.column])
+        records = read_records(path, text_records(spec.column, spec.id_column))
         texts = [r[spec.column] for r in records]
-        ids = [str(r[spec.id_column]) for r in records]
+        ids = [r[spec.id_column] for r in records]
         warn_duplicate_ids(ids, path, spec.id_column)
     else:
         texts = read_texts(path, column=spec.column)

@@ -29,11 +29,12 @@ from argsim.extras import need
 
 need("mteb", "argsim's MTEB tasks")
 
-from datasets import Dataset  # noqa: E402  (mteb's dependency; after the one-line check)
-from mteb.abstasks.clustering_legacy import AbsTaskClusteringLegacy  # noqa: E402
-from mteb.abstasks.retrieval import AbsTaskRetrieval  # noqa: E402
-from mteb.abstasks.sts import AbsTaskSTS  # noqa: E402
-from mteb.abstasks.task_metadata import TaskMetadata  # noqa: E402
+# mteb and its dependency, after the one-line check of the extra
+from datasets import Dataset
+from mteb.abstasks.clustering_legacy import AbsTaskClusteringLegacy
+from mteb.abstasks.retrieval import AbsTaskRetrieval
+from mteb.abstasks.sts import AbsTaskSTS
+from mteb.abstasks.task_metadata import TaskMetadata
 
 _COMMON = dict(category="t2t", modalities=["text"], eval_splits=["test"], eval_langs=["eng-Latn"],
                annotations_creators="derived", dialect=[], sample_creation="found")
@@ -148,8 +149,9 @@ class ArgsimThematicClustering(_Local, AbsTaskClusteringLegacy):
 
     def _local_dataset(self) -> dict:
         from argsim.io import read_records
+        from argsim.schemas import LabelledSentenceRecord
 
-        rows = read_records(self.sentences, required=["text", "label"], text=["text"], scalar=["article"])
+        rows = read_records(self.sentences, LabelledSentenceRecord)
         articles: dict[str, list[dict]] = {}
         for r in rows:
             articles.setdefault(str(r.get("article", "")), []).append(r)

@@ -91,8 +91,9 @@ class TripletEvaluator(TaskEvaluator):
             if not path.is_file():
                 raise ArgsimError(f"{path} is missing: mine the minutes triplets first (`argsim data triplets "
                                   f"minutes --out {path.parent}`)")
-            abc = ["anchor", "positive", "negative"]
-            rows = read_records(path, required=abc, text=abc)[:limit]
+            from argsim.schemas import TripletRecord
+
+            rows = read_records(path, TripletRecord)[:limit]
         else:
             raise ArgsimError(f"unknown triplet dataset '{dataset}': choose {' or '.join(DATASETS)}")
         return cls(rows, name=name or split, config=config)

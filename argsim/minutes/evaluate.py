@@ -16,9 +16,9 @@ from typing import Any
 from argsim.config import RunConfig
 from argsim.errors import InputError
 from argsim.evaluation.record import Evaluation
-from argsim.io import parse_count, read_numbered_records
+from argsim.io import parse_count, read_records
 from argsim.metrics.rouge import rouge1_corpus
-from argsim.schemas import Summaries, read_json_as
+from argsim.schemas import Summaries, SummaryRecord, read_json_as
 
 
 @dataclass
@@ -40,13 +40,11 @@ def read_summaries(path: Path) -> SummaryFile:
                                                   "{'summaries': [...]})")
         rows = data["summaries"] if isinstance(data, dict) else data
         meta = data if isinstance(data, dict) else {}
-        numbered = list(enumerate(rows, start=1))
-    else:  # the rows the reader's own errors name (for CSV the header is row 1)
-        numbered = read_numbered_records(path, required=["summary", "gold"], text=["summary", "gold"])
-        rows = [r for _, r in numbered]
-    for n, r in numbered:
-        if r.get("budget") not in (None, ""):
-            r["budget"] = parse_count(r["budget"], path, n, "budget")
+        for n, r in enumerate(rows, start=1):
+            if r.get("budget") not in (None, ""):
+                r["budget"] = parse_count(r["budget"], path, n, "budget")
+    else:
+        rows = read_records(path, SummaryRecord)  # budgets read as counts
     rows = [r for r in rows if str(r.get("gold") or "").strip()]
     if not rows:
         raise InputError(path, "no item has a gold summary")

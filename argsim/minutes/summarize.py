@@ -14,7 +14,7 @@ from typing import Literal
 import numpy as np
 
 from argsim.config import SEED
-from argsim.errors import InputError, did_you_mean
+from argsim.errors import ArgsimError, InputError, did_you_mean
 from argsim.minutes.mmr import MMRWeights, compose, key_size, select_embedrank, select_paper
 from argsim.minutes.text import clean_lines, split_sentences, strip_noise
 from argsim.options import setting
@@ -61,6 +61,12 @@ class SummarizeOptions(MMRWeights):
                                                      "the text.")
     seed: int = setting(SEED, "Seed of the random baseline (the global --seed).", cli=False)
 
+    def __post_init__(self) -> None:
+        if self.method == "embedrank-paper" and not (self.mmr_weight or self.m or self.s):
+            raise ArgsimError("the Eq. 6 weights --mmr-weight, --m and --s (mmr_weight, m, s) are all 0: every "
+                              "sentence would score 0 and each summary would be the item's first sentences; make "
+                              "one positive, or choose --method lead")
+
     @property
     def weights(self) -> MMRWeights:
         """The Eq. 6 weights alone."""
@@ -98,21 +104,18 @@ def user_items(path: Path, default_budget: int = 100) -> list[MinutesItem]:
     (character budget, at least 1) and `summary` (gold). Rows with the same id form one item, in file order, and
     must agree on topic, subtopic, length and summary (a later row may leave them blank); each text is cleaned
     and split into sentences. Errors name the file's row as the reader does (for CSV the header is row 1)."""
-    from argsim.io import parse_count, read_numbered_records
+    from argsim.io import read_numbered_records
+    from argsim.schemas import UtteranceRecord
 
-    rows = read_numbered_records(path, required=["id", "text", "topic", "subtopic"],
-                        text=["text", "topic", "subtopic", "summary"])
+    rows = read_numbered_records(path, UtteranceRecord)
     items: dict[str, MinutesItem] = {}
     first: dict[str, tuple[int, dict]] = {}
     for r, row in rows:
-        key = str(row["id"])
+        key = row["id"]
         if key not in items:
-            raw = row.get("length")
-            budget = parse_count(raw, path, r, "length") if raw not in (None, "") else default_budget
-            if budget < 1:
-                raise InputError(path, f"length {budget} must be at least 1 character", row=r, column="length")
-            items[key] = MinutesItem(key, [], topic_text(str(row["topic"] or "")), str(row["subtopic"] or ""),
-                                     budget, str(row.get("summary") or ""))
+            budget = row.get("length") or default_budget
+            items[key] = MinutesItem(key, [], topic_text(row["topic"]), row["subtopic"], budget,
+                                     row.get("summary") or "")
             first[key] = (r, row)
         else:  # one item, one context: rows that disagree would silently lose all but the first value
             r0, row0 = first[key]
@@ -121,7 +124,7 @@ def user_items(path: Path, default_budget: int = 100) -> list[MinutesItem]:
                 if b and a != b:
                     raise InputError(path, f"item '{key}' has {col} {b!r} here but {a!r} in row {r0}; rows of "
                                            "one item must agree", row=r, column=col)
-        text = str(row["text"] or "")
+        text = row["text"]
         items[key].sentences += [s for line in clean_lines(text, min_chars=1) for s in split_sentences(line)]
     empty = [k for k, it in items.items() if not it.sentences]
     if empty:

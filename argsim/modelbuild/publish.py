@@ -93,9 +93,9 @@ def minutes_slice(config=None) -> list[dict]:
     triplets (file order) that `argsim data triplets minutes` wrote (runs/minutes-triplets/test.jsonl)."""
     from argsim.io import read_records
     from argsim.paths import under_workdir
+    from argsim.schemas import TripletRecord
 
-    rows = read_records(under_workdir(MINUTES_TEST), required=["anchor", "positive", "negative"],
-                        text=["anchor", "positive", "negative"])
+    rows = read_records(under_workdir(MINUTES_TEST), TripletRecord)
     return [{k: str(r.get(k, "")) for k in ("anchor", "positive", "negative", "meeting", "negative_meeting")}
             for r in rows[:MINUTES_SLICE]]
 

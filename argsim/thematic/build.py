@@ -31,7 +31,9 @@ def read_user_articles(path: Path, quiet: bool = False) -> list[Article]:
             raise InputError(path, "no *.txt or *.wiki wikitext files in this folder")
         return [parse_article(read_text_file(f), f.stem.replace("_", " "), str(f))
                 for f in track(files, "parsing articles", enabled=not quiet)]
-    rows = read_records(path, required=["title", "text"], text=["title", "text"])
+    from argsim.schemas import ArticleRecord
+
+    rows = read_records(path, ArticleRecord)
     return [parse_article(r["text"], str(r["title"]), str(path))
             for r in track(rows, "parsing articles", enabled=not quiet)]
 

@@ -118,6 +118,29 @@ def redraw(folder: str | Path) -> Path | None:
     return draw_learning_curve(read_train_config(folder), Path(folder) / CURVE)
 
 
+def trained_folder(folder: str | Path) -> Path:
+    """`folder` if it is a folder holding a `train_config.json`, else one InputError saying what it is: a file (for
+    a `train_config.json` itself, naming its folder), nothing, or a folder argsim did not train.
+
+    Example:
+        >>> trained_folder("README.md")  # doctest: +SKIP
+        InputError: README.md: is a file; expected a trained model folder
+    """
+    from argsim.errors import InputError
+    from argsim.io import describe_path
+
+    folder = Path(folder)
+    if folder.is_file():
+        hint = f" (its folder {folder.parent})" if folder.name == "train_config.json" else ""
+        raise InputError(folder, f"is a file; expected a trained model folder{hint}")
+    if not folder.is_dir():
+        raise InputError(folder, (describe_path(folder) or "not a folder").replace("file not found",
+                                                                                  "folder not found"))
+    if not (folder / "train_config.json").is_file():
+        raise InputError(folder, "no train_config.json here (not a folder argsim trained)")
+    return folder
+
+
 def read_train_config(folder: str | Path) -> dict:
     """FOLDER/train_config.json, validated (`argsim.schemas.TrainConfig`: a file of another shape is one
     InputError naming the field)."""

@@ -27,6 +27,7 @@ def ws(tmp_path, monkeypatch):
     (tmp_path / "texts.txt").write_text("We should ban whaling.\nWhaling is a tradition.\n", encoding="utf-8")
     for name in ("arguments.csv", "key_points.csv", "labels.csv"):
         shutil.copy(FIXTURES / "kpm" / name, tmp_path / name)
+    shutil.copy(FIXTURES / "minutes" / "utterances.csv", tmp_path / "utterances.csv")
     # key points whose topic differs from the arguments' only in letter case
     kp = (tmp_path / "key_points.csv").read_text(encoding="utf-8").replace(",Uniforms,", ",uniforms ,")
     (tmp_path / "key_points_case.csv").write_text(kp, encoding="utf-8")
@@ -53,6 +54,14 @@ def _python_labels():
 CATALOGUE = [
     ("model-case", ["embed", "texts.txt", "--out", "v.npy", "--model", "KPM"],
      lambda: argsim.encode(["a"], model="KPM"), "did you mean 'kpm'", True),
+    ("model-case-kpm", ["rank", "keypoints", "--arguments", "arguments.csv", "--key-points", "key_points.csv",
+                        "--out", "ranked", "--model", "KPM"],
+     lambda: argsim.KeyPointMatcher("KPM"), "did you mean 'kpm'", True),
+    ("model-case-evaluate", ["evaluate", "KPM", "--tasks", "kpa"],
+     lambda: argsim.evaluate(["KPM"], tasks=["kpa"]), "did you mean 'kpm'", True),
+    ("mmr-weights-zero", ["summarize", "minutes", "--input", "utterances.csv", "--mmr-weight", "0", "--m", "0",
+                          "--s", "0"],
+     lambda: argsim.SummarizeOptions(mmr_weight=0, m=0, s=0), "are all 0", True),
     ("model-typo", ["embed", "texts.txt", "--out", "v.npy", "--model", "minlm"],
      lambda: argsim.encode(["a"], model="minlm"), "did you mean 'minilm'", True),
     ("threads-absurd", ["--threads", "1000000", "embed", "texts.txt", "--out", "v.npy"],

@@ -1,5 +1,6 @@
 """Interrupted work: a real SIGINT (Ctrl-C) to `argsim rank counterargs` running in a subprocess leaves no
-partial file, keeps the settings that finished, exits 130 with one line; `--resume` then ranks only the rest."""
+partial file, keeps the settings that finished, exits 130 with one line; `--resume` then ranks only the rest.
+`eval counter-neural` continues from its finished rows; `embed` and `rank keypoints` from their cached chunks."""
 
 from __future__ import annotations
 
@@ -173,3 +174,88 @@ def test_sigint_in_eval_counter_neural_exits_130_and_the_rerun_continues(tmp_pat
     assert calls == ["BM25"] and not state.exists()
     rows = json.loads((work / "bench" / "results" / "t3.json").read_text())["rows"]
     assert {r["method"].split(" (")[0] for r in rows} == {"zero-shot cosine", "BM25"}
+
+
+# the encoder of this process computes in chunks of 4 texts and, once the first chunk is in the cache, writes the
+# marker (argv's last item) and stalls: the interrupt lands after one committed chunk
+STALLING_ENCODER = """
+import sys, time
+from pathlib import Path
+from argsim.backend.cache import EmbeddingCache
+from argsim.backend.encoder import Encoder
+
+marker = Path(sys.argv.pop())
+real_compute, real_put = Encoder._compute, EmbeddingCache.put_many
+Encoder.chunk_batches = 1
+Encoder._compute = lambda self, texts, batch_size, *a, **k: real_compute(self, texts, 4, *a, **k)
+
+def put_many(self, texts, vectors):
+    real_put(self, texts, vectors)
+    marker.write_text(str(len(texts)))
+    time.sleep(120)
+
+EmbeddingCache.put_many = put_many
+from argsim.cli.app import main
+sys.argv = ['argsim', *sys.argv[1:]]
+main()
+"""
+
+
+def _interrupt_and_rerun(tmp_path: Path, monkeypatch, args: list[str]) -> tuple[int, list[int]]:
+    """`args` interrupted (SIGINT) after its first chunk of 4 texts is cached, then run again in this process on the
+    same cache; (the texts cached before the rerun, the sizes of the text lists the rerun computed)."""
+    from argsim.backend.encoder import Encoder
+
+    cache, marker = tmp_path / "cache", tmp_path / "one-chunk-cached"
+    argv = ["--quiet", "--cache-dir", str(cache), *args]
+    env = os.environ | {"PYTHONPATH": str(REPO)}
+    returncode, err = signal_at_marker([sys.executable, "-c", STALLING_ENCODER, *argv, str(marker)], env, marker,
+                                       signal.SIGINT)
+    assert returncode == 130 and len([ln for ln in err.splitlines() if ln.strip()]) == 1, err
+    assert "Traceback" not in err and marker.read_text() == "4"
+    real, computed = Encoder._compute, []
+    monkeypatch.setattr(Encoder, "_compute", lambda self, texts, *a, **k: computed.append(len(texts))
+                        or real(self, texts, *a, **k))
+    result = runner.invoke(app, argv)
+    assert result.exit_code == 0, result.output
+    return 4, computed
+
+
+def test_sigint_in_embed_then_the_rerun_embeds_only_the_rest(tmp_path, monkeypatch):
+    """`argsim embed` stopped by Ctrl-C after one chunk: exit 130, one line, no output or temporary file; the same
+    command again computes only the texts not cached and writes what an uninterrupted run writes."""
+    import numpy as np
+
+    texts = tmp_path / "texts.txt"
+    texts.write_text("".join(f"argument number {i} about school uniforms\n" for i in range(14)), encoding="utf-8")
+    out = tmp_path / "vectors.npy"
+    cached, computed = _interrupt_and_rerun(tmp_path, monkeypatch, ["embed", str(texts), "--model", "minilm",
+                                                                    "--out", str(out)])
+    assert sum(computed) == 14 - cached  # the finished chunk is not computed again
+    whole = tmp_path / "whole.npy"
+    result = runner.invoke(app, ["--quiet", "--no-cache", "embed", str(texts), "--model", "minilm", "--out",
+                                 str(whole)])
+    assert result.exit_code == 0, result.output
+    assert np.allclose(np.load(out), np.load(whole), atol=1e-5)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "one-chunk-cached", "texts.txt", "vectors.npy",
+                                                          "whole.npy"]
+
+
+def test_sigint_in_rank_keypoints_then_the_rerun_embeds_only_the_rest(tmp_path, monkeypatch):
+    """`argsim rank keypoints` stopped by Ctrl-C after one chunk of its texts: exit 130, one line, no predictions;
+    the same command again embeds only the texts not cached and writes the predictions of an uninterrupted run."""
+    kpm = REPO / "tests" / "fixtures" / "kpm"
+    files = ["--arguments", str(kpm / "arguments.csv"), "--key-points", str(kpm / "key_points.csv")]
+    out = tmp_path / "ranked"
+    cached, computed = _interrupt_and_rerun(tmp_path, monkeypatch, ["rank", "keypoints", *files, "--model",
+                                                                    "minilm", "--out", str(out)])
+    assert sum(computed) == 12 + 4 - cached  # 12 arguments and 4 key points, less the finished chunk
+    whole = tmp_path / "whole"
+    result = runner.invoke(app, ["--quiet", "--no-cache", "rank", "keypoints", *files, "--model", "minilm",
+                                 "--out", str(whole)])
+    assert result.exit_code == 0, result.output
+    resumed, fresh = (json.loads((d / "predictions.json").read_text()) for d in (out, whole))
+    assert resumed.keys() == fresh.keys()
+    for arg, scores in fresh.items():
+        assert resumed[arg].keys() == scores.keys()
+        assert all(abs(resumed[arg][k] - v) < 1e-5 for k, v in scores.items())

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from argsim.cli.app import app
 from argsim.errors import InputError
 from argsim.io import atomic_path, read_records, read_texts, write_json
+from argsim.schemas import text_records
 
 runner = CliRunner()
 
@@ -72,7 +73,7 @@ def test_malformed_jsonl_names_the_line(tmp_path):
     path = tmp_path / "x.jsonl"
     path.write_text('{"text": "ok"}\n{"text": broken\n')
     with pytest.raises(InputError, match=r"x.jsonl, row 2: malformed JSON line"):
-        read_records(path, required=["text"])
+        read_records(path, text_records("text"))
 
 
 def test_plain_text_rejects_blank_lines_inside(tmp_path):
@@ -109,3 +110,36 @@ def test_demo_matches_the_obvious_key_points():
     assert best["a5"] == "Social media spreads misinformation"
     result = invoke("demo")
     assert result.exit_code == 0 and "argsim demo" in result.output
+
+
+def test_a_plain_text_file_is_embedded_into_npy_in_chunks_never_read_whole(tmp_path, monkeypatch):
+    """Texts -> .npy streams: every line is checked first (a blank line inside is refused before the model loads),
+    then the texts are read and encoded one chunk at a time, and the file is never read into memory whole."""
+    import argsim.api.encode as encode_module
+    import argsim.io
+    from argsim.engine.embedding import EmbedSpec
+
+    class Rows:  # an encoder whose vector of "text i" is (i, len(chunk))
+        name, device, precision = "rows", "cpu", "fp32"
+        chunks: list[int] = []
+
+        def encode(self, texts, normalize=False):
+            self.chunks.append(len(texts))
+            return np.array([[float(t.split()[1]), len(texts)] for t in texts], dtype=np.float32)
+
+    monkeypatch.setattr(encode_module, "STREAM_ROWS", 3)
+    monkeypatch.setattr(encode_module, "encoder", lambda *a, **k: Rows())
+    monkeypatch.setattr(argsim.io, "read_text_file", lambda *a: pytest.fail("the whole file was read"))
+    path = tmp_path / "t.txt"
+    path.write_bytes(b"\xef\xbb\xbf" + "".join(f"text {i}\r\n" for i in range(8)).encode() + b"\n\n")
+    result = encode_module.embed_file(path, tmp_path / "v.npy", EmbedSpec())
+    assert result.texts == 8 and Rows.chunks == [3, 3, 2]
+    assert np.load(tmp_path / "v.npy")[:, 0].tolist() == list(range(8))
+    path.write_text("one\n\nthree\n")
+    monkeypatch.setattr(encode_module, "encoder", lambda *a, **k: pytest.fail("the model loaded"))
+    with pytest.raises(InputError, match=r"t\.txt, row 2: empty text"):
+        encode_module.embed_file(path, tmp_path / "w.npy", EmbedSpec())
+    path.write_bytes(b"fine\ncaf\xe9\n")
+    with pytest.raises(InputError, match=r"t\.txt, row 2: not valid UTF-8 \(byte 8\)"):
+        encode_module.embed_file(path, tmp_path / "w.npy", EmbedSpec())
+    assert not (tmp_path / "w.npy").exists()

@@ -121,7 +121,7 @@ def test_plain_templates_format_only_the_statement(ws):
 
 def test_more_folds_than_topics_are_refused_and_every_fold_asked_for_is_made(ws, data_dir):
     from argsim.data.argkp import load_argkp
-    from argsim.kpm.mts_data import topic_folds
+    from argsim.kpm.mts.batches import topic_folds
 
     result = runner.invoke(app, ["--quiet", "data", "kpm-folds", "--folds", "1000", "--out", "f"])
     assert result.exit_code == 2 and "at most" in result.stderr and not (ws / "f" / "argkp").exists()
@@ -140,3 +140,36 @@ def test_resume_with_nothing_to_resume_warns(ws):
     assert result.exit_code == 0, result.output
     warnings = [ln for ln in result.stderr.splitlines() if ln.startswith("warning:")]
     assert len(warnings) == 1 and "--resume: no checkpoint" in warnings[0], result.stderr
+
+
+#: float options of config dataclasses (with bounds and without) and hand-declared ones, each in its command
+FLOAT_OPTIONS = [
+    ["summarize", "minutes", "--input", "utterances.csv", "--beta"],
+    ["summarize", "minutes", "--input", "utterances.csv", "--mmr-weight"],
+    ["train", "sbert", "--lr"],
+    ["train", "bipolar", "--out", "b", "--lr"],
+    ["train", "thematic", "t.txt", "--out", "m", "--lr"],
+    ["models", "build", "--max-minutes"],
+    ["eval", "kpm-folds", "--weight-step"],
+    ["rank", "keypoints", *KPM, "--out", "r", "--threshold"],
+]
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+@pytest.mark.parametrize("argv", FLOAT_OPTIONS, ids=[" ".join(a[:2]) + " " + a[-1] for a in FLOAT_OPTIONS])
+def test_every_float_option_refuses_non_finite_numbers_alike(ws, argv, value):
+    """`nan` and `inf` are no number a setting can take, whatever its bounds: one message in every command (not
+    a range error that would call `nan` smaller than 0)."""
+    result = runner.invoke(app, ["--quiet", *argv, value])
+    lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
+    assert result.exit_code == 2 and len(lines) == 1, result.stderr
+    assert lines[0] == f"error: {argv[-1]} {float(value)}: not a finite number", lines[0]
+
+
+def test_mmr_weights_are_refused_only_where_they_score_nothing():
+    """All three Eq. 6 weights 0 are refused (`tests/test_api_refusals.py`); one of them 0, or weights that the
+    method does not use, are valid."""
+    import argsim
+
+    assert argsim.SummarizeOptions(mmr_weight=0, m=0, s=0, method="lead").method == "lead"
+    assert argsim.SummarizeOptions(mmr_weight=0).m == 0.3

@@ -14,7 +14,7 @@ import pytest
 
 xgb = pytest.importorskip("xgboost")
 
-from argsim.counter.ltr.tree_bounds import (  # noqa: E402
+from argsim.counter.ltr.tree_bounds import (
     margin_lower_bound,
     margin_upper_bound,
     margins,

@@ -139,10 +139,11 @@ def test_quantised_ivf_with_exact_refine_matches_numpy_exact_search_on_real_vect
     top-10 is numpy's exact top-10; probing a quarter of the lists keeps most of it."""
     from argsim.counter.neural.index import build_index, recall_at_k
     from argsim.io import read_records
+    from argsim.schemas import text_records
 
-    args = [r["argument"] for r in read_records(data_dir / "argkp" / "arguments_dev.csv", required=["argument"])]
+    args = [r["argument"] for r in read_records(data_dir / "argkp" / "arguments_dev.csv", text_records("argument"))]
     kps = [r["key_point"] for r in read_records(data_dir / "argkp" / "key_points_train.csv",
-                                                  required=["key_point"])][:40]
+                                                  text_records("key_point"))][:40]
     x = minilm.encode(args, normalize=True, show_progress=False).astype(np.float32)
     q = minilm.encode(kps, normalize=True, show_progress=False).astype(np.float32)
     exact = np.argsort(-(q @ x.T), axis=1, kind="stable")[:, :10]  # independent reference: numpy, not faiss

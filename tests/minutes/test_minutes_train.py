@@ -57,6 +57,7 @@ def test_training_learns_keeps_the_best_dev_checkpoint_and_saves_a_backend_loada
     from argsim.io import read_records
     from argsim.metrics.triplets import triplet_scores
     from argsim.minutes.train import SELECTION_METRIC, MinutesTrainConfig, train_minutes_sbert
+    from argsim.schemas import TripletRecord
 
     out, _ = bank_triplets
     log = train_minutes_sbert(out / "train.jsonl", out / "dev.jsonl", tmp_path / "m",
@@ -69,7 +70,7 @@ def test_training_learns_keeps_the_best_dev_checkpoint_and_saves_a_backend_loada
     for name in ("modules.json", "argsim_encoder.json", "train_log.json"):
         assert (tmp_path / "m" / name).is_file()
     enc = get_encoder(str(tmp_path / "m"))
-    dev = read_records(out / "dev.jsonl", required=["anchor", "positive", "negative"])
+    dev = read_records(out / "dev.jsonl", TripletRecord)
     vecs = [enc.encode([str(r[f]) for r in dev], use_cache=False) for f in ("anchor", "positive", "negative")]
     assert vecs[0].shape == (147, 300) and np.isfinite(vecs[0]).all()
     kept = triplet_scores(*vecs, distance="cosine", ties="wrong").accuracy

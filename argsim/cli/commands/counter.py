@@ -81,10 +81,11 @@ def eval_counterargs(
     """accuracy@1 and MRR per method and setting from ranking JSONL files, beside the paper's Table 2."""
     from argsim.counter.core.evaluation import check_ranking_records
     from argsim.io import read_records
+    from argsim.schemas import RankingRecord
 
     records = []
     for path in rankings:
-        found = read_records(path, required=["point", "pool_size"])
+        found = read_records(path, RankingRecord)
         check_ranking_records(found, path)
         records += found
     _print_summary(records, {}, task=task, ties=ties, config=run_config(ctx))

@@ -32,11 +32,11 @@ def eval_triplets(
     from argsim.measure import timed
     from argsim.metrics.triplets import encoded_triplet_scores
     from argsim.results import environment, result_rows, write_results
+    from argsim.schemas import TripletRecord
 
     cfg = run_config(ctx)
     env = environment(seed=cfg.seed, device=cfg.device, data_files=[triplets])
-    abc = ["anchor", "positive", "negative"]
-    records = read_records(triplets, required=abc, text=abc)[:limit]
+    records = read_records(triplets, TripletRecord)[:limit]
     table_rows, rows, payload = [], [], []
     for name in model:
         enc = get_encoder(name)

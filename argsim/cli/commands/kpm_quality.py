@@ -11,7 +11,7 @@ import typer
 
 from argsim.cli.commands.kpm import TRAIN_LABELS_HELP, TRAIN_SPLIT_HELP, _print_training
 from argsim.cli.groups import console, data_app, eval_app, run_config, summary_table, train_app
-from argsim.cli.params import OUT_DIR, ArgkpInput, argkp_input, choices, config_options, model_option
+from argsim.cli.params import OUT_DIR, ArgkpInput, argkp_input, choices, config_options, finite_float, model_option
 from argsim.cli.training_options import budget_options, placement
 from argsim.kpm.cross import CrossConfig
 from argsim.kpm.ensemble import COMBINES
@@ -62,7 +62,8 @@ def eval_kpm_folds(
                                     "(fold 1 = the official split). Repeat for an ensemble.")] = ("minilm",),
     weight: Annotated[list[float], typer.Option("--weight", "-w", help="Score only these ensemble weights (one per "
                                        "--model); default: search the grid of --weight-step.")] = (),
-    weight_step: Annotated[float, typer.Option(min=0.01, max=1.0, help="Grid step of the weight search.")] = 0.1,
+    weight_step: Annotated[float, typer.Option(min=0.01, max=1.0, parser=finite_float(0.01, 1.0),
+                                               help="Grid step of the weight search.")] = 0.1,
     combine: Annotated[list[str], typer.Option(callback=choices(*COMBINES), help="How the models' scores combine: "
                                       "zscore, zlogit or mean (see rank keypoints); repeat to choose among "
                                       "several.")] = ("zscore",),

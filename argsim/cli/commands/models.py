@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from argsim.cli.groups import ArgsimGroup, console, run_config, summary_table
+from argsim.cli.params import finite_float
 from argsim.modelbuild.publish import TASKS
 
 models_app = typer.Typer(name="models", cls=ArgsimGroup, invoke_without_command=True, rich_markup_mode="rich",
@@ -69,10 +70,11 @@ def models_build(
         "--list", help="Show the recipes, their state and times; build nothing.")] = False,
     log: Annotated[Path, typer.Option(help="Log file (appended; every step's "
                                            "output).")] = Path("runs/models-build.log"),
-    max_minutes: Annotated[float, typer.Option("--max-minutes", min=0.01, help="Stop the build after this many "
-                                      "minutes: the running training stops at its next budget check with a "
-                                      "checkpoint (a counter model: after the epoch that crosses it), recipes not "
-                                      "started wait; the next build resumes.")] = None,
+    max_minutes: Annotated[float, typer.Option("--max-minutes", min=0.01, parser=finite_float(0.01),
+                                               help="Stop the build after this many minutes: the running "
+                                               "training stops at its next budget check with a checkpoint (a "
+                                               "counter model: after the epoch that crosses it), recipes not "
+                                               "started wait; the next build resumes.")] = None,
 ) -> None:
     """Train the recommended model of each task in sequence: a total time estimate first, one progress bar,
     resumable (finished recipes are skipped by their records, an interrupted one continues with --resume), then
@@ -134,12 +136,10 @@ def models_curve(
     history.json). New training runs draw it themselves."""
     from argsim.counter.neural.plot import learning_curves
     from argsim.counter.neural.training import read_history
-    from argsim.errors import InputError
-    from argsim.training.curve import CURVE, OWN_HISTORY, read_train_config, redraw
+    from argsim.training.curve import CURVE, OWN_HISTORY, read_train_config, redraw, trained_folder
 
-    missing = [f for f in folders if not (f / "train_config.json").is_file()]
-    if missing:
-        raise InputError(missing[0], "no train_config.json here (not a folder argsim trained)")
+    for folder in folders:  # every folder checked before any is drawn
+        trained_folder(folder)
     for folder in folders:
         if (folder / OWN_HISTORY).is_file():
             config = read_train_config(folder)

@@ -92,15 +92,15 @@ def train_thematic(
     from dataclasses import replace
 
     from argsim.io import read_records
+    from argsim.schemas import TripletRecord
     from argsim.training import is_main_process
 
     config = config.checked(has_dev=dev is not None, budget=plan)
     arch = config.arch
     where = placement(ctx, threads=config.threads or None)
     quiet = run_config(ctx).quiet
-    abc = ["anchor", "positive", "negative"]
-    rows = read_records(triplets, required=abc, text=abc)
-    dev_rows = read_records(dev, required=abc, text=abc) if dev else None
+    rows = read_records(triplets, TripletRecord)
+    dev_rows = read_records(dev, TripletRecord) if dev else None
     if arch == "bilstm":
         from argsim.thematic.train import train_bilstm
 
@@ -114,13 +114,8 @@ def train_thematic(
     else:
         from argsim.thematic.finetune import finetune_sentence_transformer
 
-        stats = finetune_sentence_transformer(rows, out, base=config.model, epochs=config.epochs,
-                                              batch_size=config.batch_size, lr=config.lr, margin=config.margin,
-                                              max_triplets=config.max_triplets,
-                                              max_seq_length=config.max_seq_length, placement=where,
-                                              budget=plan, quiet=quiet, dev=dev_rows, eval_every=config.eval_every,
-                                              dev_sample=config.dev_sample, lora_rank=config.lora_rank,
-                                              lora_alpha=config.lora_alpha, init=config.init)
+        stats = finetune_sentence_transformer(rows, out, config, placement=where, budget=plan, quiet=quiet,
+                                              dev=dev_rows)
     if where.processes == 1 or is_main_process():
         console.print(summary_table(f"trained {arch} -> {out}", ["statistic", "value"],
                                     [[k, v] for k, v in stats.items()]))
@@ -145,11 +140,12 @@ def cluster_sentences(
     from argsim.api.thematic import cluster_sentences as cluster
     from argsim.errors import ArgsimError
     from argsim.io import canonical_columns, read_records, write_jsonl
+    from argsim.schemas import SentenceRecord
     from argsim.thematic.cluster import default_model
 
     cfg = run_config(ctx)
     model = model or default_model()
-    rows = read_records(sentences, required=["text"], text=["text"], scalar=["label", "article"])
+    rows = read_records(sentences, SentenceRecord)
     canonical_columns(rows, sentences, ("label", "article"))
     if k is None and any("label" not in r for r in rows):
         raise ArgsimError(f"{sentences}: no `label` column to take k from; pass --k")
@@ -183,12 +179,13 @@ def eval_clustering(
     from argsim.measure import timed
     from argsim.metrics.clustering import averaged_scores, clustering_evaluation
     from argsim.results import result_rows, run_environment, write_results
+    from argsim.schemas import LabelledSentenceRecord
     from argsim.thematic.evaluate import clustering_eval
 
     cfg = run_config(ctx)
     env = run_environment(cfg, data_files=[sentences])
 
-    rows = read_records(sentences, required=["text", "label"], text=["text"], scalar=["article", "cluster"])
+    rows = read_records(sentences, LabelledSentenceRecord)
     canonical_columns(rows, sentences, ("label", "article", "cluster"))
     groups = [r.get("article", "") for r in rows]
     gold = [r["label"] for r in rows]

@@ -186,11 +186,12 @@ def read_kept(out: str | Path, label: str, split: str, settings: Sequence[str]
     each of `settings` (reused instead of ranking again), and every other record (other methods, splits or
     settings; written back unchanged)."""
     from argsim.io import read_records
+    from argsim.schemas import RankingRecord
 
     kept: dict[str, list[dict]] = {}
     others: list[dict] = []
     if Path(out).is_file():
-        for rec in read_records(out, required=["point", "setting"]):
+        for rec in read_records(out, RankingRecord):
             if rec.get("method") == label and rec.get("split") == split and rec.get("setting") in settings:
                 kept.setdefault(rec["setting"], []).append(rec)
             else:

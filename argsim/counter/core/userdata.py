@@ -14,6 +14,7 @@ from pathlib import Path
 from argsim.data.counterargs import Argument, split_point_text
 from argsim.errors import InputError
 from argsim.io import read_numbered_records
+from argsim.schemas import UserArgumentRecord
 
 
 def user_argument(aid: str, text: str, kind: str, number: int, conclusion: str = "", **meta: str) -> Argument:
@@ -44,8 +45,7 @@ def load_user_arguments(path: str | Path, candidates: str = "all"
     """
     if candidates not in ("all", "counters"):
         raise ValueError("candidates must be 'all' or 'counters'")
-    numbered = read_numbered_records(path, required=["id", "text"], text=["text", "conclusion", "kind"],
-                           scalar=["counter", "theme", "debate", "stance"])
+    numbered = read_numbered_records(path, UserArgumentRecord)
     records = [r for _, r in numbered]
     args: list[Argument] = []
     gold: dict[str, str | None] = {}

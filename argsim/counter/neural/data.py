@@ -91,8 +91,9 @@ def pairs_from_file(path: Path) -> list[tuple[str, str]]:
     first row."""
     from argsim.errors import InputError
     from argsim.io import read_numbered_records
+    from argsim.schemas import CounterPairRecord
 
-    rows = read_numbered_records(path, required=["point", "counter"], text=["point", "counter"])
+    rows = read_numbered_records(path, CounterPairRecord)
     same = [row for row, r in rows if r["point"].strip() == r["counter"].strip()]
     if same:
         raise InputError(path, f"{len(same)} pair(s) have the point itself as the counter (a text is never its own "

@@ -119,7 +119,9 @@ def _read_collection(path: Path) -> tuple[list[str], list[str]]:
     if path.suffix.lower() in (".txt", ".text"):
         texts = read_texts(path)
         return [str(i) for i in range(len(texts))], texts
-    recs = read_records(path, required=["text"], text=["text"], scalar=["id"])
+    from argsim.schemas import CollectionRecord
+
+    recs = read_records(path, CollectionRecord)
     return [str(r.get("id", i)) for i, r in enumerate(recs)], [r["text"] for r in recs]
 
 
@@ -144,8 +146,8 @@ def search_files(model: str | Path, candidates: Path, queries: Path, k: int = 10
     from argsim.engine import engine_from_config
     from argsim.measure import timed
 
+    (cand_ids, cand_texts), (q_ids, q_texts) = _read_collection(candidates), _read_collection(queries)  # first
     m, config = load_model(model), config or RunConfig()
-    (cand_ids, cand_texts), (q_ids, q_texts) = _read_collection(candidates), _read_collection(queries)
     with timed() as t_build:
         rr = RetrieveRerank(m, cand_texts, index_kind=index, engine=engine_from_config(config), config=config)
     with timed() as t_rank:
