@@ -80,8 +80,9 @@ class RunConfig:
                                         "the cores argsim may use, from the CPU affinity and the cgroup quota).",
                                   min=1)
     backend: str = setting("torch", f"Runtime of transformer encoders: {'|'.join(BACKENDS)} (onnx: ONNX Runtime, "
-                           "openvino: OpenVINO; both CPU only, exported once and cached). Default torch fp32: no "
-                           "faster backend keeps every task figure within 0.005 of it (docs/backends.md).")
+                           "openvino: OpenVINO; both CPU only, exported once and cached). Default torch: a faster "
+                           "variant becomes the default only when every task figure passes fp32's interval and "
+                           "paired test (docs/backends.md).")
     quantize: str = setting("none", f"Quantization with --backend onnx|openvino: {'|'.join(QUANTIZATIONS)} (onnx: "
                             "dynamic int8; openvino: static int8, calibrated).")
     calibration: Path | None = setting(None, "Texts (one per line) that calibrate --backend openvino --quantize "

@@ -148,12 +148,16 @@ def environment(seed: int | None = None, device: str | None = None, data_files: 
 def run_environment(config: RunConfig, data_files: list[Path] | None = None,
                     models: dict[str, str] | None = None) -> dict[str, Any]:
     """The `env` of an inference command's rows: the run's seed, and the device and precision its encoders
-    actually compute in (`--device` resolved; `argsim.backend.device.inference_precision` of `--precision`)."""
-    from argsim.backend.device import inference_precision, resolve_device
+    actually compute in (`--device` resolved; `argsim.backend.device.inference_precision` of `--precision`); bf16
+    in torch on the CPU adds `bf16`: 'native' (AVX512_BF16 or AMX) or 'emulated' (bf16 numerics, converted in
+    software)."""
+    from argsim.backend.device import cpu_bf16_native, inference_precision, resolve_device
 
     device = resolve_device(config.device) if config.backend == "torch" else "cpu"
-    env = environment(seed=config.seed, device=device, precision=inference_precision(config.precision, device),
-                      data_files=data_files, models=models)
+    precision = inference_precision(config.precision, device)
+    env = environment(seed=config.seed, device=device, precision=precision, data_files=data_files, models=models)
+    if precision == "bf16" and device == "cpu" and config.backend == "torch":
+        env["bf16"] = "native" if cpu_bf16_native() else "emulated"
     if config.backend != "torch" or config.threads:
         env |= {"backend": config.backend, "quantize": config.quantize, "threads": config.threads}
     return env

@@ -1,9 +1,8 @@
 """CPU inference backends against PyTorch fp32: speed, memory, vector agreement and every task's figure.
 
 The measurement is `argsim.benchmarks.backends.run_backends_benchmark` (its docstring says what each figure is);
-`argsim bench backends` runs the same. Gates (docs/backends.md): a variant may become the CPU default when every
-task figure is within 0.005 of torch fp32 and its throughput is >= 5x torch fp32's. Writes
-bench/results/backends.json.
+`argsim bench backends` runs the same. Writes bench/results/backends.json; its speed-ups order the variants that
+pass the statistical rule of the CPU default (`argsim bench default`, docs/backends.md).
 
     argsim data triplets minutes --out runs/minutes-triplets   # once: the minutes test triplets
     python bench/bench_backends.py [--quick] [--n 2000] [--threads 1,2]   # the options of `argsim bench backends`

@@ -23,6 +23,7 @@ transformers Trainer neither picks cuda:0 nor spreads over every GPU with DataPa
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 
 from argsim.config import DEVICES, PRECISIONS
 from argsim.errors import ArgsimError
@@ -100,10 +101,38 @@ def resolve_precision(precision: str, device: str) -> str:
     return precision
 
 
+#: CPU flags of native bf16 matrix products: AVX512_BF16 and AMX (amx_bf16)
+BF16_FLAGS = ("avx512_bf16", "amx_bf16")
+#: whether `--precision auto` infers in bf16 on a CPU with native bf16 (docs/backends.md, "The default, and why")
+CPU_AUTO_BF16 = False
+
+
+def cpu_bf16_native(flags: Iterable[str] | None = None) -> bool:
+    """Whether the CPU computes bf16 natively: one of `BF16_FLAGS` among `flags` (default: /proc/cpuinfo's, read by
+    `argsim.backend.runtime.cpu_info`; where that lists none, torch's own CPU detection). Without them torch still
+    runs bf16 (the same bf16 rounding of weights and activations) but converts to fp32 in software, slower.
+
+    Example:
+        >>> cpu_bf16_native(["avx2", "avx512f", "avx512_bf16"]), cpu_bf16_native(["avx2", "avx512f"])
+        (True, False)
+    """
+    if flags is None:
+        from argsim.backend.runtime import cpu_info
+
+        flags = cpu_info()["flags"]
+        if not flags:
+            import torch
+
+            return bool(torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())
+    return any(f in BF16_FLAGS for f in flags)
+
+
 def inference_precision(precision: str, device: str) -> str:
     """The precision inference runs in on the resolved `device` (see the module doc): fp32, fp16 or bf16."""
     if (precision or "auto").lower() == "auto":
-        return "fp16" if device.startswith("cuda") else "fp32"
+        if device.startswith("cuda"):
+            return "fp16"
+        return "bf16" if device == "cpu" and CPU_AUTO_BF16 and cpu_bf16_native() else "fp32"
     return resolve_precision(precision, device)
 
 

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import importlib
 import math
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -256,6 +258,8 @@ class Leaderboard:
     scores: list[Score]
     comparisons: list[Comparison] = field(default_factory=list)
     n_boot: int = N_BOOT
+    #: the run options of each model written with its own variant (`parse_variant`: 'minilm [torch bf16]')
+    variants: dict[str, RunConfig] = field(default_factory=dict)
 
     def score(self, model: str, task: str) -> Score | None:
         return next((s for s in self.scores if s.model == model and s.task == task), None)
@@ -273,17 +277,23 @@ class Leaderboard:
         df.attrs["comparisons"] = pd.DataFrame([vars(c) for c in self.comparisons])
         return df
 
-    def rows(self, env: Mapping[str, Any] | None = None, command: str | None = None, variant: str = "") -> list:
+    def rows(self, env: Mapping[str, Any] | None = None, command: str | None = None, variant: str = "",
+             model_envs: Mapping[str, Mapping[str, Any]] | None = None) -> list:
         """The run as result rows (`argsim.results.result_rows`): every metric of every evaluation, the primary
         one with its interval in `extra`; each comparison as a row of method `evaluate-compare`. `variant` follows
-        each model's name (`variant_label`), so runs on other backends keep rows of their own."""
+        the name of each model not written with a variant of its own (`variant_label`), so runs on other backends
+        keep rows of their own; `model_envs` holds the `env` of those written with one (a comparison row takes its
+        first model's)."""
         from argsim.evaluation.record import Evaluation
         from argsim.results import result_rows
 
+        model_envs = model_envs or {}
+        name = {m: m if m in self.variants else m + variant for m in self.models}
         rows = []
         for s in self.scores:
             ev = Evaluation(s.task, s.metrics, s.metric, data=s.data, n=s.n)
-            for r in result_rows(ev, method=METHOD, model=s.model + variant, setting=s.task, seconds=s.seconds, env=env,
+            for r in result_rows(ev, method=METHOD, model=name[s.model], setting=s.task, seconds=s.seconds,
+                                 env=model_envs.get(s.model, env),
                                  command=command, paper={s.metric: s.reference.value} if s.reference else None):
                 if r.metric == s.metric:
                     r.extra = {"primary": True, "ci95": [s.low, s.high], "n_boot": self.n_boot, "units": s.n}
@@ -291,7 +301,8 @@ class Leaderboard:
         for c in self.comparisons:
             ev = Evaluation(c.task, {f"delta_{c.metric}": c.delta}, f"delta_{c.metric}")
             rows += [r for r in result_rows(
-                ev, method=COMPARE_METHOD, model=f"{c.a}{variant} vs {c.b}{variant}", setting=c.task, env=env,
+                ev, method=COMPARE_METHOD, model=f"{name[c.a]} vs {name[c.b]}", setting=c.task,
+                env=model_envs.get(c.a, env),
                 command=command,
                 extra={"ci95": [c.low, c.high], "p_bootstrap": c.p_bootstrap, "p_mcnemar": c.p_mcnemar,
                        "significant": c.significant, "n_boot": self.n_boot})]
@@ -378,17 +389,21 @@ def run_evaluate(model_or_models: Any, tasks: Sequence[str] | None = None, limit
     chosen = [table[k] for k in table] if tasks is None else _chosen(tasks, table)
     named = as_named_models(model_or_models)
     _check_run(named, compare, limit, n_boot)
-    kinds = {label: model_kind(m) for label, m in named.items()}
+    models = {label: (parse_variant(m) or (m, None))[0] if isinstance(m, str) else m for label, m in named.items()}
+    kinds = {label: model_kind(m) for label, m in models.items()}
     evaluators = _evaluators(chosen, kinds, tasks is not None, limit, config)
-    board = Leaderboard(list(named), [t for t in chosen if t.key in evaluators], [], n_boot=n_boot)
+    board = Leaderboard(list(named), [t for t in chosen if t.key in evaluators], [], n_boot=n_boot,
+                        variants={label: replace(config, **parse_variant(m)[1]) for label, m in named.items()
+                                  if isinstance(m, str) and parse_variant(m)})
     boots: dict[tuple[str, str], tuple[np.ndarray, np.ndarray | None]] = {}
     for t_index, task in enumerate(board.tasks):
         ev = evaluators[task.key]
         draws = None
-        for label, model in named.items():
+        for label, model in models.items():
             if can_score(task, kinds[label], type(ev)):
-                score, draws, boots[(label, task.key)] = _score(ev, task, label, model, draws,
-                                                                (n_boot, config.seed + t_index))
+                with _variant(ev, board.variants.get(label)):
+                    score, draws, boots[(label, task.key)] = _score(ev, task, label, model, draws,
+                                                                    (n_boot, config.seed + t_index))
                 board.scores.append(score)
                 log(f"{task.key}: {label} {score.metric} {score.value:.4f} [{score.low:.4f}, {score.high:.4f}] "
                     f"({score.seconds:.1f} s)")
@@ -409,7 +424,13 @@ def _check_run(named: Mapping[str, Any], compare: Sequence[str] | None, limit: i
     if n_boot < 100:
         raise ArgsimError(f"--n-boot {n_boot}: at least 100 draws make a 95 % interval")
     for m in named.values():
-        check_model(m)
+        model, variant = (parse_variant(m) or (m, None)) if isinstance(m, str) else (m, None)
+        check_model(model)
+        if variant is not None:
+            from argsim.backend.runtime import check_backend
+
+            check_backend(variant["backend"], variant["quantize"], "cpu" if variant["backend"] != "torch" else "auto",
+                          variant["precision"])
 
 
 def _evaluators(chosen: Sequence[Task], kinds: Mapping[str, str], explicit: bool, limit: int | None,
@@ -470,6 +491,53 @@ def _mteb_scores(ev: Any) -> dict[str, float] | None:
     scores = getattr(ev, "scores", None)
     return {k: float(v) for k, v in scores.items() if isinstance(v, int | float)} if isinstance(scores, Mapping) \
         else None
+
+
+#: a model written as rows name one of its variants: 'minilm [openvino int8]', 'minilm [torch bf16]'
+VARIANT_NAME = re.compile(r"(?P<model>\S.*?) \[(?P<variant>[a-z0-9 ]+)\]")
+
+
+def parse_variant(model: str) -> tuple[str, dict[str, str]] | None:
+    """(model, its backend / quantize / precision) of a model written as rows name a variant of it
+    (`argsim.benchmarks.evaluate_view.variant_label`),
+    so `argsim evaluate 'minilm [torch bf16]' minilm --compare 'minilm [torch bf16]' minilm` scores both in one
+    run, on the same bootstrap draws; None for a name without a bracket that starts with a backend. Reading chosen:
+    a variant names all three options (the others at their defaults), whatever the global options say.
+
+    Raises:
+        ArgsimError: a bracket that starts with a backend but is not how rows name a variant.
+
+    Example:
+        >>> parse_variant("minilm [openvino int8]")
+        ('minilm', {'backend': 'openvino', 'quantize': 'int8', 'precision': 'auto'})
+        >>> parse_variant("minilm") is None
+        True
+    """
+    from argsim.config import BACKENDS, PRECISIONS, QUANTIZATIONS
+
+    found = VARIANT_NAME.fullmatch(model)
+    words = found["variant"].split() if found else []
+    if not words or words[0] not in BACKENDS:
+        return None
+    options = {"backend": words[0], "quantize": "none", "precision": "auto"}
+    for w in words[1:]:
+        options["quantize" if w in QUANTIZATIONS else "precision" if w in PRECISIONS else "?"] = w
+    canonical = [words[0], *(v for v in (options["quantize"], options["precision"]) if v not in ("none", "auto"))]
+    if "?" in options or words != canonical or canonical == ["torch"]:
+        raise ArgsimError(f"model '{model}': a variant is written [BACKEND QUANTIZE PRECISION] as result rows name "
+                          f"it, e.g. '{found['model']} [openvino int8]' or '{found['model']} [torch bf16]'")
+    return found["model"], options
+
+
+@contextmanager
+def _variant(ev: Any, config: RunConfig | None) -> Iterator[None]:
+    """The evaluator resolves models under `config` (a model's own variant options) inside the block."""
+    saved = getattr(ev, "config", None)
+    ev.config = config or saved
+    try:
+        yield
+    finally:
+        ev.config = saved
 
 
 def _chosen(tasks: Sequence[str], table: Mapping[str, Task]) -> list[Task]:

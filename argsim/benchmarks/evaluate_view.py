@@ -161,7 +161,8 @@ def write_outputs(board: Leaderboard, config: RunConfig, out: Path | None = None
 
     lines = []
     if out is not None or record:
-        rows = board.rows(env=run_environment(config), command=command, variant=variant_label(config))
+        rows = board.rows(env=run_environment(config), command=command, variant=variant_label(config),
+                          model_envs={m: run_environment(c) for m, c in board.variants.items()})
         if out is not None:
             lines.append(f"{write_results('evaluate', rows, path=out, command=command)}: {len(rows)} rows")
         if record:

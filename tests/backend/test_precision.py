@@ -32,6 +32,23 @@ def test_inference_precision_reading():
             inference_precision(precision, device)
 
 
+@pytest.mark.parametrize(("flags", "decided", "expected"), [
+    (["avx2", "avx512f", "avx512_vnni"], True, "fp32"),  # bf16 emulated: never the default
+    (["avx2", "avx512f", "avx512_bf16"], True, "bf16"),
+    (["avx2", "avx512f", "amx_bf16", "amx_int8"], True, "bf16"),
+    (["avx2", "avx512f", "avx512_bf16"], False, "fp32"),  # the rule did not pass bf16
+])
+def test_auto_precision_on_the_cpu_follows_native_bf16_and_the_decision(monkeypatch, flags, decided, expected):
+    from argsim.backend import device, runtime
+
+    monkeypatch.setattr(runtime, "cpu_info", lambda: {"flags": flags})
+    monkeypatch.setattr(device, "CPU_AUTO_BF16", decided)
+    assert device.cpu_bf16_native() == any(f in ("avx512_bf16", "amx_bf16") for f in flags)
+    assert inference_precision("auto", "cpu") == expected
+    assert inference_precision("auto", "cuda") == "fp16" and inference_precision("auto", "mps") == "fp32"
+    assert inference_precision("fp32", "cpu") == "fp32"  # one option away
+
+
 @pytest.mark.parametrize("pooling", [None, "mean"])  # sentence-transformers folder / plain transformer path
 def test_bf16_inference_runs_in_bf16_close_to_fp32_under_its_own_cache_key(minilm, tmp_path, pooling):
     run = RunConfig(device="cpu", cache_dir=tmp_path, quiet=True)

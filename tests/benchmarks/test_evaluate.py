@@ -245,6 +245,10 @@ def test_limit_reaches_every_evaluator(fake_tasks):
     (["evaluate", "good", "base", "--compare", "good", "other"], "--compare"),
     (["evaluate", "good", "--limit", "0"], "--limit"),
     (["evaluate", "good", "--html", "r.txt"], ".html"),
+    (["evaluate", "good [torch]"], "a variant is written [BACKEND QUANTIZE PRECISION]"),
+    (["evaluate", "good [torch bf16 fp32]"], "a variant is written"),
+    (["evaluate", "good [onnx bf16]"], "--backend onnx computes in fp32"),
+    (["evaluate", "good [torch int8]"], "--quantize int8 needs --backend onnx or openvino"),
 ])
 def test_bad_options_and_models_are_one_line_exit_2_before_any_work(fake_tasks, tmp_path, monkeypatch, argv,
                                                                      phrase):
@@ -254,6 +258,33 @@ def test_bad_options_and_models_are_one_line_exit_2_before_any_work(fake_tasks, 
     lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("error:") and phrase in lines[0], res.stderr
     assert FakeEvaluator.built == [] and list(tmp_path.iterdir()) == []
+
+
+def test_a_model_written_with_its_variant_runs_under_it_and_its_rows_record_it(fake_tasks, tmp_path, monkeypatch):
+    """'good [torch bf16]' is 'good' scored under --precision bf16 beside 'base' in torch fp32, on the same draws:
+    the rows keep the variant's name and record what ran; the comparison row names both."""
+    seen, scored = {}, FakeEvaluator.evaluate
+
+    def evaluate(self: FakeEvaluator, model: Any) -> Evaluation:
+        seen[model] = getattr(self, "config", None)
+        return scored(self, model)
+
+    monkeypatch.setattr(FakeEvaluator, "evaluate", evaluate)
+    out, variant = tmp_path / "rows.json", "good [torch bf16]"
+    res = runner.invoke(app, ["--quiet", "evaluate", variant, "base", "--tasks", "kpa", "--compare", variant, "base",
+                              "--out", str(out), "--n-boot", "100"])
+    assert res.exit_code == 0, res.output
+    assert seen["good"].precision == "bf16" and seen["good"].backend == "torch" and seen["base"] is None
+    assert f"{variant} - base" in res.stdout  # the table names the variant (no markup eats its bracket)
+    rows = {(r["method"], r["model"]): r for r in json.loads(out.read_text())["rows"]}
+    assert set(rows) == {("evaluate", variant), ("evaluate", "base"), ("evaluate-compare", f"{variant} vs base")}
+    assert rows[("evaluate", variant)]["env"]["precision"] == "bf16" and rows[("evaluate", "base")]["env"][
+        "precision"] == "fp32"
+    assert rows[("evaluate", variant)]["env"]["bf16"] in ("native", "emulated") and "bf16" not in rows[
+        ("evaluate", "base")]["env"]
+    assert ev_mod.parse_variant("x [openvino int8]") == ("x", {"backend": "openvino", "quantize": "int8",
+                                                                "precision": "auto"})
+    assert ev_mod.parse_variant("folder [1]") is None and ev_mod.parse_variant("minilm") is None
 
 
 # ---------------------------------------------------------------- the HTML page in a browser

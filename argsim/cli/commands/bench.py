@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from argsim.benchmarks.backends import BackendBenchOptions
-from argsim.cli.groups import ArgsimGroup, console, run_config
+from argsim.cli.groups import ArgsimGroup, console, run_config, summary_table
 from argsim.cli.params import config_options
 
 DEFAULTS = BackendBenchOptions()
@@ -38,7 +38,7 @@ def backends(
 ) -> None:
     """Measure the CPU backends (torch fp32 / bf16, ONNX Runtime and OpenVINO fp32 / int8, a model2vec static
     model) with MiniLM: throughput, one-query latency, peak memory, cosine to fp32 and every task's figure, and
-    whether each passes the gates of the CPU default (docs/backends.md). Rows merge into backends.json."""
+    its speed-up and task deltas against torch fp32 (docs/backends.md). Rows merge into backends.json."""
     from argsim.benchmarks.backends import parse_threads, run_backends_benchmark, variant_names
 
     run_config(ctx)  # the global options were checked; the benchmark sets its own per variant
@@ -48,3 +48,26 @@ def backends(
                                                if k not in ("n", "counter_points", "triplets", "minutes_triplets")})
     rows = run_backends_benchmark(options, log=console.print)
     console.print(f"{len({r.method for r in rows})} variant(s) measured; rows in backends.json")
+
+
+@bench_app.command("default")
+def default(
+    ctx: typer.Context,
+    fp32: Annotated[str, typer.Option(help="The torch fp32 model the variants are compared with, as evaluate rows "
+                                           "name it.")] = "minilm",
+) -> None:
+    """The CPU default decided from the saved rows: every variant that `argsim evaluate --compare` tested against
+    torch fp32 (evaluate.json), per task its figure, fp32's 95 % interval and the paired test; it passes when every
+    figure lies inside the interval with no significant difference; the fastest that passes (backends.json) wins."""
+    from rich.markup import escape
+
+    from argsim.benchmarks.default_gate import decide_from_results, decision_table
+    from argsim.paths import results_dir
+
+    run_config(ctx)
+    decisions, winner = decide_from_results(results_dir(), fp32)
+    header, *rows = decision_table(decisions)
+    rows = [[escape(c) for c in r] for r in rows]  # 'minilm [onnx int8]' is no markup
+    console.print(summary_table("variants against torch fp32 (fastest first)", header, rows))
+    console.print(f"default: {winner or f'{fp32} (torch fp32): no faster variant passes'}", markup=False,
+                  highlight=False)

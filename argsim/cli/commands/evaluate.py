@@ -40,6 +40,8 @@ def evaluate(
 ) -> None:
     """Score models on every task they can do (bi-encoders: all; cross-encoders: the ranking tasks), zero-shot, on
     the official test splits, with 95 % bootstrap intervals and the papers' and MTEB's figures beside them."""
+    from rich.markup import escape
+
     from argsim.benchmarks.evaluate import run_evaluate
     from argsim.benchmarks.evaluate_view import leaderboard_cells, references_text, write_outputs
 
@@ -48,6 +50,7 @@ def evaluate(
     board = run_evaluate(models, tasks=chosen, limit=limit, config=cfg, compare=compare, n_boot=n_boot,
                          log=lambda line: None if cfg.quiet else console.print(line, markup=False, highlight=False))
     header, rows = leaderboard_cells(board)
+    rows = [[escape(c) if isinstance(c, str) else c for c in r] for r in rows]  # 'minilm [onnx int8]' is no markup
     console.print(summary_table(f"argsim evaluate: value [95 % interval]{f', first {limit} units' if limit else ''}",
                                 header, rows))
     for line in references_text(board):

@@ -1,0 +1,194 @@
+"""Which numeric variant of a model is the CPU default: the statistical rule of docs/backends.md ("The default, and
+why").
+
+A variant (another backend, quantization or precision of the same model) passes a task when
+
+1. its figure lies inside torch fp32's 95 % bootstrap interval on that task, and
+2. the paired test of variant - fp32 over the same units finds no significant difference
+   (`argsim.benchmarks.evaluate.paired_test`, the test `argsim evaluate --compare` reports: the paired bootstrap's
+   95 % interval of the difference excludes 0 and, where the figure is a mean of 0/1 outcomes, the exact McNemar
+   p < 0.05 as well).
+
+A variant passes when it passes every task. Speed decides nothing but the order: of the variants that pass, the
+fastest one that is faster than torch fp32 (throughput from the backends benchmark) may become the default where it
+runs natively. Reading chosen: the rule is two-sided (a variant that scores significantly better than fp32 fails
+too: the default must give fp32's figures, not other ones), and no fixed tolerance is added to it.
+
+The figures are `argsim evaluate` rows (`bench/results/evaluate.json`): each variant scored in one run with the
+fp32 model, e.g. `argsim evaluate 'minilm [onnx int8]' minilm --compare 'minilm [onnx int8]' minilm --record`, so
+both are resampled on the same draws and the comparison row holds the paired test.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from argsim.benchmarks.evaluate import COMPARE_METHOD, METHOD, paired_test, parse_variant, percentile_interval
+from argsim.errors import ArgsimError
+
+
+@dataclass(frozen=True)
+class TaskVerdict:
+    """A variant against torch fp32 on one task: the two figures, fp32's 95 % interval and the paired test."""
+
+    task: str
+    metric: str
+    value: float
+    fp32: float
+    fp32_low: float
+    fp32_high: float
+    delta_low: float
+    delta_high: float
+    p_bootstrap: float
+    p_mcnemar: float | None
+    significant: bool
+
+    @property
+    def delta(self) -> float:
+        return self.value - self.fp32
+
+    @property
+    def inside(self) -> bool:
+        """The variant's figure lies inside fp32's 95 % interval (bounds included)."""
+        return self.fp32_low <= self.value <= self.fp32_high
+
+    @property
+    def passes(self) -> bool:
+        """Inside fp32's interval and no significant paired difference (the module's rule)."""
+        return self.inside and not self.significant
+
+
+def task_verdict(task: str, metric: str, value: float, boot: np.ndarray, fp32: float, fp32_boot: np.ndarray,
+                 units: np.ndarray | None = None, fp32_units: np.ndarray | None = None) -> TaskVerdict:
+    """The rule on one task from the figures resampled on the same bootstrap draws (as `argsim evaluate` resamples
+    them) and, for McNemar, the 0/1 unit outcomes of both.
+
+    Args:
+        task, metric: what is compared.
+        value, boot: the variant's figure and its resampled figures.
+        fp32, fp32_boot: torch fp32's, on the same draws.
+        units, fp32_units: the 0/1 unit outcomes (None where the figure is not a mean of 0/1 outcomes).
+
+    Returns:
+        The `TaskVerdict` (`.passes`).
+
+    Example:
+        >>> u = np.array([1.0, 0.0, 1.0, 1.0] * 50)
+        >>> draws = np.random.default_rng(0).integers(0, 200, size=(500, 200))
+        >>> task_verdict("t", "accuracy", u.mean(), u[draws].mean(1), u.mean(), u[draws].mean(1), u, u).passes
+        True
+    """
+    low, high = percentile_interval(fp32_boot)
+    test = paired_test(boot, fp32_boot, units, fp32_units)
+    return TaskVerdict(task, metric, float(value), float(fp32), low, high, *test["ci95"], test["p_bootstrap"],
+                       test["p_mcnemar"], test["significant"])
+
+
+def verdicts_from_rows(rows: Sequence[Mapping[str, Any]], variant: str, fp32: str = "minilm") -> list[TaskVerdict]:
+    """The `TaskVerdict` of every task on which `argsim evaluate` rows (dicts, as evaluate.json holds them) give
+    `variant`'s figure, `fp32`'s with its interval, and the comparison row '`variant` vs `fp32`'."""
+    primary = {(r["model"], r["setting"]): r for r in rows
+               if r.get("method") == METHOD and (r.get("extra") or {}).get("primary")}
+    out = []
+    for r in rows:
+        if r.get("method") != COMPARE_METHOD or r["model"] != f"{variant} vs {fp32}":
+            continue
+        mine, base, extra = primary.get((variant, r["setting"])), primary.get((fp32, r["setting"])), r["extra"]
+        if mine is None or base is None:
+            continue
+        out.append(TaskVerdict(r["setting"], base["metric"], mine["value"], base["value"], *base["extra"]["ci95"],
+                               *extra["ci95"], extra["p_bootstrap"], extra.get("p_mcnemar"),
+                               bool(extra["significant"])))
+    return out
+
+
+def bench_name(variant: str) -> str | None:
+    """The backends benchmark's name of a variant written as evaluate rows name it (None: not one of its).
+
+    Example:
+        >>> bench_name("minilm [openvino int8]"), bench_name("minilm [torch bf16]")
+        ('openvino-int8', 'torch-bf16')
+    """
+    parsed = parse_variant(variant)
+    if parsed is None:
+        return None
+    o = parsed[1]
+    return f"{o['backend']}-{o['quantize'] if o['quantize'] != 'none' else o['precision'].replace('auto', 'fp32')}"
+
+
+@dataclass(frozen=True)
+class VariantDecision:
+    """One variant: its tasks' verdicts, its throughput against torch fp32 (None: not measured) and whether it
+    passes."""
+
+    variant: str
+    verdicts: list[TaskVerdict]
+    speedup: float | None
+
+    @property
+    def passes(self) -> bool:
+        return bool(self.verdicts) and all(v.passes for v in self.verdicts)
+
+
+def decide(evaluate_rows: Sequence[Mapping[str, Any]], backends_rows: Sequence[Mapping[str, Any]] = (),
+           fp32: str = "minilm") -> tuple[list[VariantDecision], str | None]:
+    """Every variant of `fp32` that evaluate rows compare with it, fastest first, and the default: the fastest one
+    that passes and is faster than fp32 (None: fp32 stays).
+
+    Args:
+        evaluate_rows: `argsim evaluate` rows (bench/results/evaluate.json).
+        backends_rows: `argsim bench backends` rows (bench/results/backends.json): each variant's
+            `speedup_vs_torch_fp32` (`bench_name`).
+        fp32: the torch fp32 model's name in the rows.
+
+    Returns:
+        (the decisions, the default variant's name or None).
+
+    Example:
+        >>> decide([])
+        ([], None)
+    """
+    speed = {r["method"]: r["value"] for r in backends_rows if r.get("metric") == "speedup_vs_torch_fp32"}
+    variants = dict.fromkeys(r["model"].partition(" vs ")[0] for r in evaluate_rows
+                             if r.get("method") == COMPARE_METHOD and r["model"].endswith(f" vs {fp32}"))
+    decisions = [VariantDecision(name, verdicts_from_rows(evaluate_rows, name, fp32), speed.get(bench_name(name)))
+                 for name in variants]
+    decisions.sort(key=lambda d: -(d.speedup or 0.0))
+    default = next((d.variant for d in decisions if d.passes and (d.speedup or 0.0) > 1.0), None)
+    return decisions, default
+
+
+def decision_table(decisions: Sequence[VariantDecision]) -> list[list[str]]:
+    """One markdown-ready row per (variant, task): speed-up, figure, delta, fp32's interval, paired interval, p
+    values, inside / significant, pass; the header first."""
+    out = [["variant", "x torch fp32", "task", "metric", "figure", "delta", "fp32 95 % interval",
+            "paired 95 % interval", "p (bootstrap)", "p (McNemar)", "inside", "significant", "passes"]]
+    for d in decisions:
+        for v in d.verdicts:
+            out.append([d.variant, f"{d.speedup:.2f}" if d.speedup else "-", v.task, v.metric, f"{v.value:.4f}",
+                        f"{v.delta:+.4f}", f"[{v.fp32_low:.4f}, {v.fp32_high:.4f}]",
+                        f"[{v.delta_low:+.4f}, {v.delta_high:+.4f}]", f"{v.p_bootstrap:.3f}",
+                        "-" if v.p_mcnemar is None else f"{v.p_mcnemar:.3f}", "yes" if v.inside else "no",
+                        "yes" if v.significant else "no", "pass" if v.passes else "fail"])
+    return out
+
+
+def decide_from_results(folder: str | Path, fp32: str = "minilm") -> tuple[list[VariantDecision], str | None]:
+    """`decide` on the results files of `folder` (evaluate.json; backends.json where it exists); ArgsimError (one
+    line) when evaluate.json is missing or compares no variant with `fp32`."""
+    folder = Path(folder)
+    rows = {}
+    for name in ("evaluate", "backends"):
+        path = folder / f"{name}.json"
+        rows[name] = json.loads(path.read_text(encoding="utf-8"))["rows"] if path.is_file() else []
+    decisions, default = decide(rows["evaluate"], rows["backends"], fp32)
+    if not decisions:
+        raise ArgsimError(f"{folder / 'evaluate.json'}: no comparison of a variant with {fp32}: run e.g. `argsim "
+                          f"evaluate '{fp32} [onnx int8]' {fp32} --compare '{fp32} [onnx int8]' {fp32} --record`")
+    return decisions, default
