@@ -122,7 +122,7 @@ def main() -> int:
              round(med, 2), extra={"p95": round(p95, 2), "load_at_start": load_at_start})
 
     # ---- cross-encoder reranking the same K
-    from argsim.counter.neural.cross import is_cross_folder
+    from argsim.counter.neural.config import is_cross_folder
     from argsim.counter.neural.pipeline import load_stage
 
     if is_cross_folder(args.cross):

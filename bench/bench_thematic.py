@@ -100,11 +100,11 @@ def ensure_model(name: str) -> bool:
                                                    max_triplets=recipe.get("max_triplets"),
                                                    max_minutes=recipe.get("max_minutes")))
     else:
-        from argsim.thematic.finetune import finetune_sentence_transformer
+        from argsim.thematic.finetune import ThematicTrainConfig, finetune_sentence_transformer
 
-        finetune_sentence_transformer(rows, Path(path), max_triplets=recipe["max_triplets"],
-                                      batch_size=recipe["batch_size"], seed=SEED, device="cpu",
-                                      max_minutes=recipe["max_minutes"])
+        finetune_sentence_transformer(rows, Path(path), ThematicTrainConfig(
+            max_triplets=recipe["max_triplets"], batch_size=recipe["batch_size"], seed=SEED,
+            max_minutes=recipe["max_minutes"], lr=2e-5, margin=1.0, lora_rank=0))  # docs/training.md's recipe
     return True
 
 

@@ -93,7 +93,7 @@ def _kpm_cross_info(path: Path) -> None:
 
 
 def _ensemble(path: Path) -> None:
-    from argsim.kpm.mts_encoder import load_ensemble
+    from argsim.kpm.mts.encoder import load_ensemble
 
     load_ensemble(path.parent)
 

@@ -142,8 +142,8 @@ def _mpnet_dir() -> Path:
 
 #: argsim's own model-folder loaders: the name an `argsim_encoder.json` gives -> the function (trusted code)
 ENCODER_LOADERS: dict[str, str] = {
-    "kpm-mts": "argsim.kpm.mts_encoder:load_mts_encoder",
-    "kpm-mts-ensemble": "argsim.kpm.mts_encoder:load_ensemble",
+    "kpm-mts": "argsim.kpm.mts.encoder:load_mts_encoder",
+    "kpm-mts-ensemble": "argsim.kpm.mts.encoder:load_ensemble",
     "thematic-bilstm": "argsim.thematic.bilstm:load_encoder",
     "thematic-concat": "argsim.thematic.bilstm:load_concat_encoder",
     "minutes-sbert": "argsim.minutes.sbert:load_encoder",

@@ -172,7 +172,7 @@ def model_kind(model: Any) -> str:
 
         folder = shipped_folder(str(model)) or Path(model).expanduser()
         if folder.is_dir():
-            from argsim.counter.neural.cross import is_cross_folder
+            from argsim.counter.neural.config import is_cross_folder
             from argsim.kpm.scoring import is_cross_encoder
 
             if is_cross_folder(folder) or is_cross_encoder(str(folder)):

@@ -140,7 +140,7 @@ def resolve_ranker(model: Any, config: Any) -> Any:
     anything else through `argsim.backend.resolve.resolve_model` (an `Encoder`, or a `PairScorer` for a
     `CrossEncoder` object)."""
     from argsim.backend.resolve import pair_scorer, resolve_model
-    from argsim.counter.neural.cross import is_cross_folder
+    from argsim.counter.neural.config import is_cross_folder
 
     if isinstance(model, str) and model == "bm25":
         return model

@@ -94,6 +94,7 @@ class CounterArgumentEvaluator(TaskEvaluator):
 
             get_ranker(ranker)  # an unknown name fails now, in one line
         self.records: dict[str, list[dict]] = {}
+        self.pairs, self.base = None, None  # `from_pairs`
 
     @classmethod
     def from_dataset(cls, split: str | None = None, limit: int | None = None, config: Any = None,
@@ -106,6 +107,52 @@ class CounterArgumentEvaluator(TaskEvaluator):
         pools = {s: dataset_points(split, s, limit=limit, data_dir=data_dir) for s in settings}
         return cls(pools, name=name or split, config=config)
 
+    @classmethod
+    def from_pairs(cls, data: Any, k: int = 30, name: str = "val",
+                   base: np.ndarray | None = None) -> CounterArgumentEvaluator:
+        """The counter trainers' validation (section 6.3): accuracy@1/`k` of a `CounterModel` on index pairs. Every
+        validation point is a query against the whole validation collection, itself masked (the epa setting of the
+        validation split); the retrieval head ranks, the classification head (where the model has one) reranks the
+        top `k`, and a hit is the point's own counter first (`argsim.counter.neural.validation.at1_over_k`, on
+        `argsim.counter.core.evaluation.at1_over_k_hits`, as the pools' @1/K). A model without a classification
+        head scores its retrieval accuracy@1.
+
+        Args:
+            data: the `argsim.counter.neural.data.PairData` whose `val_pairs` and `val_collection` are scored.
+            k: K, the reranked depth (the trainer's `k_val`).
+            name: the metrics' prefix.
+            base: the base embeddings of `data.texts` where training does not change them (a frozen encoder); None:
+                the model embeds the texts validation reads at each call.
+
+        Returns:
+            the evaluator; its primary metric `at1_over_<k>` (NaN without validation pairs), one unit per point.
+
+        Example:
+            >>> ev = CounterArgumentEvaluator.from_pairs(data, k=10)  # doctest: +SKIP
+            >>> ev(model)  # doctest: +SKIP
+            {'val_at1_over_10': 0.41}
+        """
+        evaluator = cls({"epa": ([], {}, {})}, name=name, k=k, ks=(k,))
+        evaluator.pairs, evaluator.base = data, base
+        evaluator.primary = evaluator.primary_metric = f"at1_over_{k}"
+        return evaluator
+
+    def _evaluate_pairs(self, model: Any) -> Evaluation:
+        """`from_pairs`' figure of `model` (the heads score on the CPU, the model's mode is kept)."""
+        from argsim.counter.neural.validation import at1_over_k, embed_needed, heads_on_cpu
+
+        data, hits = self.pairs, np.zeros(0, dtype=bool)
+        if len(data.val_pairs):
+            was_training = model.training
+            base = self.base if self.base is not None else embed_needed(model, data, self.name)
+            with heads_on_cpu(model):
+                hits = at1_over_k(model, base, data.val_pairs[:, 0], data.val_pairs[:, 1], data.val_collection,
+                                  ks=(self.k,))[self.k]
+            model.train(was_training)
+        self.unit_values = hits.astype(np.float64)
+        return Evaluation(self.task, {self.primary: float(hits.mean()) if len(hits) else float("nan")}, self.primary,
+                          data=self.name, n=len(hits), details={"settings": ["epa"], "k": self.k})
+
     # ------------------------------------------------------------------ scoring
 
     def _stages(self, model: Any) -> tuple[Any, Any]:
@@ -113,7 +160,7 @@ class CounterArgumentEvaluator(TaskEvaluator):
         from argsim.backend.resolve import PairScorer, resolve_model
 
         if isinstance(model, (str, Path)):
-            from argsim.counter.neural.cross import is_cross_folder
+            from argsim.counter.neural.config import is_cross_folder
             from argsim.counter.neural.pipeline import load_stage
             from argsim.counter.neural.store import is_model_folder
 
@@ -156,6 +203,8 @@ class CounterArgumentEvaluator(TaskEvaluator):
         return run.records
 
     def evaluate(self, model: Any) -> Evaluation:
+        if self.pairs is not None:
+            return self._evaluate_pairs(model)
         from argsim.backend.resolve import kept_mode
         from argsim.counter.core.evaluation import ranking_records, summarize
         from argsim.counter.neural.pipeline import hits_over_k_pools

@@ -74,12 +74,6 @@ def pair_rows(data: KPMData, context: str = "none", sep: str = "[SEP]") -> dict[
     return {"argument": s1, "key_point": s2, "label": y}
 
 
-def policy(cfg: CrossConfig):
-    from argsim.training import OptimPolicy
-
-    return OptimPolicy(lr=cfg.lr, weight_decay=cfg.weight_decay, warmup_ratio=cfg.warmup_ratio)
-
-
 def map_evaluator(gold: KPMData, context: str, sep: str, name: str = "dev", batch_size: int = 64):
     """The official KPA Track 1 mAP (leaderboard formula) of a key point cross-encoder, as a sentence-transformers
     evaluator: called on a CrossEncoder it returns `{"<name>_strict_map": ..., "<name>_relaxed_map": ...}`;
@@ -124,42 +118,35 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
     """`train_cross`, also returning the trained CrossEncoder in memory."""
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
 
-    from argsim.settings import seed_everything
-    from argsim.training import Budget, resolve_placement
+    from argsim.training import OptimPolicy, begin_run
     from argsim.training.st import TrainRun, check_cadence, fit_st
 
     if cfg.context not in CONTEXTS:
         raise ArgsimError(f"unknown context '{cfg.context}': choose {', '.join(CONTEXTS)}")
-    placement = placement or resolve_placement("cpu", "fp32", seed=cfg.seed)
-    budget = budget or Budget()
+    placement, budget = begin_run(cfg, placement, budget)
     if dev is not None:
         check_cadence(cfg.eval_every, budget)
-    cfg.seed = placement.seed
-    seed_everything(cfg.seed)
     out = Path(out)
     model = load_cross_encoder(cfg.model, placement.device, cfg.max_seq_length, num_labels=1)
     sep = model.tokenizer.sep_token or "[SEP]"
     rows = pair_rows(train, cfg.context, sep)
-    evaluator = None
-    if cfg.eval_every and dev is not None:
-        evaluator = map_evaluator(dev, cfg.context, sep)
+    evaluator = map_evaluator(dev, cfg.context, sep) if cfg.eval_every and dev is not None else None
     start = time.perf_counter()
-    trainer, run = fit_st(model, rows, BinaryCrossEntropyLoss(model),
-                          TrainRun(out, placement, budget, policy(cfg), cfg.epochs, cfg.batch_size),
-                          evaluator=evaluator, eval_every=cfg.eval_every,
-                          select=SELECTION_METRIC if evaluator is not None else None, disable_tqdm=quiet,
-                          dataloader_drop_last=False)
+    run = TrainRun(out, placement, budget, OptimPolicy.from_config(cfg), cfg.epochs, cfg.batch_size)
+    trainer, rec = fit_st(model, rows, BinaryCrossEntropyLoss(model), run, evaluator=evaluator,
+                          eval_every=cfg.eval_every, select=SELECTION_METRIC if evaluator is not None else None,
+                          disable_tqdm=quiet, dataloader_drop_last=False)
     seconds = time.perf_counter() - start
     steps_per_epoch = math.ceil(len(rows["label"]) / (cfg.batch_size * budget.grad_accum * placement.processes))
     info = {"method": "kpm-cross", "config": asdict(cfg), "train": train.name, "pairs": len(rows["label"]),
-            "steps": run["steps"], "seconds": round(seconds, 1),
-            "seconds_per_step": round(seconds / max(run["steps"], 1), 3),
-            "seconds_per_epoch": round(seconds * steps_per_epoch / max(run["steps"], 1), 1),
-            "device": placement.device, "precision": placement.precision, "stopped_by": run.get("stopped_by"),
-            "losses": run.get("losses", [])}
+            "steps": rec["steps"], "seconds": round(seconds, 1),
+            "seconds_per_step": round(seconds / max(rec["steps"], 1), 3),
+            "seconds_per_epoch": round(seconds * steps_per_epoch / max(rec["steps"], 1), 1),
+            "device": placement.device, "precision": placement.precision, "stopped_by": rec.get("stopped_by"),
+            "losses": rec.get("losses", [])}
     if evaluator is not None:
-        best = run["best"] or {}
-        info |= {"dev": [e for e in run["evals"] if SELECTION_METRIC in e], "best_step": best.get("step"),
+        best = rec["best"] or {}
+        info |= {"dev": [e for e in rec["evals"] if SELECTION_METRIC in e], "best_step": best.get("step"),
                  "best_dev": best.get("value")}
     if trainer.is_world_process_zero():
         from argsim.io import write_json
@@ -171,9 +158,9 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
         write_json(out / CROSS_INFO, {"context": cfg.context, "sep": sep, "max_length": cfg.max_seq_length})
         write_json(out / TRAIN_INFO, info)
         metrics = {SELECTION_METRIC: info["best_dev"], "best_step": info["best_step"]} if evaluator else None
-        write_records(out, train_config("kpm-cross", placement, budget, policy(cfg), asdict(cfg),
-                                        {train.name: data_hash(rows)}, {**run, "seconds": round(seconds, 2)},
-                                        metrics, base_model=cfg.model), pipeline_tag="text-ranking")
+        write_records(out, train_config("kpm-cross", run, asdict(cfg), {train.name: data_hash(rows)},
+                                        {**rec, "seconds": round(seconds, 2)}, metrics, base_model=cfg.model),
+                      pipeline_tag="text-ranking")
     info.setdefault("peak_mb", 0.0)
     return model, info
 

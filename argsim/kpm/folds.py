@@ -1,7 +1,7 @@
 """Model and ensemble selection on topic folds of train+dev (MTS section 5's topic k-fold), not on dev alone.
 
 Dev holds 4 topics; choosing ensemble weights (or a model) on it fits those 4 topics. Here every candidate is
-scored on the k folds of `argsim.kpm.mts_data.topic_folds` (fold 1 = the official train/dev split, folds 2..k
+scored on the k folds of `argsim.kpm.mts.batches.topic_folds` (fold 1 = the official train/dev split, folds 2..k
 hold out groups of training topics) and ranked by the mean strict mAP over the folds (relaxed breaks ties).
 
 A trained model is only fair on topics it never saw: give a model as a pattern with `{fold}` (e.g.
@@ -24,7 +24,7 @@ import numpy as np
 from argsim.data.argkp import KPMData
 from argsim.errors import ArgsimError
 from argsim.kpm.ensemble import Predictions, combine_predictions
-from argsim.kpm.mts_data import topic_folds
+from argsim.kpm.mts.batches import topic_folds
 from argsim.metrics.kpa_map import evaluate_map
 
 FOLD_FIELD = "{fold}"

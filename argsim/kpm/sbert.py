@@ -160,13 +160,6 @@ def _pooling_mode(model) -> str:
     return "cls" if getattr(pool, "pooling_mode_cls_token", False) else "mean"
 
 
-def policy(cfg: SbertConfig):
-    """The report's schedule: AdamW with weight decay 0, linear from `lr` to `lr_end` (both paths alike)."""
-    from argsim.training import OptimPolicy
-
-    return OptimPolicy(lr=cfg.lr, weight_decay=0.0, warmup_ratio=cfg.warmup_ratio, lr_end=cfg.lr_end)
-
-
 def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, run) -> tuple[dict, bool]:
     """The same objective on cached lower-layer states, updating only the top `cfg.train_layers` layers, on
     transformers' Trainer (`argsim.training.module.fit_module`; `run`: its `TrainRun`). Returns (the run record,
@@ -255,16 +248,13 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
     `placement` (argsim.training) gives the device, precision and seed (default: `device` or the CPU, fp32,
     `cfg.seed`); `budget` the stops and checkpoints (default: `cfg.max_steps`); `eval_data` the labelled split
     that `cfg.eval_every` scores during training."""
-    from argsim.settings import seed_everything
-    from argsim.training import Budget, resolve_placement
+    from argsim.training import OptimPolicy, begin_run, resolve_placement
     from argsim.training.st import TrainRun, check_cadence, fit_st
 
     _check(cfg, eval_data)
-    placement = placement or resolve_placement(device or "cpu", "fp32", seed=cfg.seed)
-    budget = budget or Budget(max_steps=cfg.max_steps)
+    placement = placement or (resolve_placement(device, "fp32", seed=cfg.seed) if device else None)
+    placement, budget = begin_run(cfg, placement, budget, max_steps=cfg.max_steps)
     check_cadence(cfg.eval_every, budget)
-    cfg.seed = placement.seed
-    seed_everything(cfg.seed)
     out = Path(out)
     model = _load_model(cfg, placement.device)
     from argsim.backend.models import set_st_max_seq_length
@@ -274,9 +264,9 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
     n_rows = len(next(iter(rows.values())))
     steps_per_epoch = math.ceil(n_rows / cfg.batch_size)
     start = time.perf_counter()
+    where = TrainRun(out, placement, budget, OptimPolicy.from_config(cfg), cfg.epochs, cfg.batch_size)
     if cfg.train_layers > 0:
-        run, is_main = _train_top_layers(model, rows, loss, cfg, TrainRun(out, placement, budget, policy(cfg),
-                                                                          cfg.epochs))
+        run, is_main = _train_top_layers(model, rows, loss, cfg, where)
     else:
         evaluator = None
         if cfg.eval_every > 0:
@@ -285,24 +275,22 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
 
             evaluator = KPAMapEvaluator(eval_data, name=eval_data.name.removeprefix("argkp-"),
                                         config=RunConfig(use_cache=False, quiet=True))  # weights change: no cache
-        trainer, run = fit_st(model, rows, loss, TrainRun(out, placement, budget, policy(cfg), cfg.epochs,
-                                                          cfg.batch_size),
-                              evaluator=evaluator, eval_every=cfg.eval_every,
+        trainer, run = fit_st(model, rows, loss, where, evaluator=evaluator, eval_every=cfg.eval_every,
                               select=f"eval_{evaluator.name}_strict_map" if evaluator is not None else None,
                               disable_tqdm=quiet, dataloader_drop_last=False, **extra)
         is_main = trainer.is_world_process_zero()
-    return _finish(model, out, cfg, train, rows, run, (steps_per_epoch, start), (placement, budget), is_main)
+    return _finish(model, cfg, train, rows, run, (steps_per_epoch, start), where, is_main)
 
 
-def _finish(model, out: Path, cfg: SbertConfig, train: KPMData, rows: dict, run: dict, timing: tuple[int, float],
-            where: tuple, is_main: bool) -> dict:
-    """The training info (`timing`: steps per epoch, start time; `where`: placement, budget); rank 0 saves the
+def _finish(model, cfg: SbertConfig, train: KPMData, rows: dict, run: dict, timing: tuple[int, float], where,
+            is_main: bool) -> dict:
+    """The training info (`timing`: steps per epoch, start time; `where`: the `TrainRun`); rank 0 saves the
     model (or its adapter), the info and the run's records."""
     from argsim.io import write_json
     from argsim.measure import peak_memory_mb
     from argsim.training.record import data_hash, train_config, write_records
 
-    (steps_per_epoch, start), (placement, budget) = timing, where
+    (steps_per_epoch, start), out, placement = timing, where.out, where.placement
     seconds = time.perf_counter() - start
     steps = run["steps"]
     info = {"method": "sbert", "config": asdict(cfg), "train": train.name, "pairs": len(next(iter(rows.values()))),
@@ -323,6 +311,6 @@ def _finish(model, out: Path, cfg: SbertConfig, train: KPMData, rows: dict, run:
             model.save(str(out))
         write_json(out / TRAIN_INFO, info)
         run = {**run, "seconds": round(seconds, 2)}
-        write_records(out, train_config("kpm-sbert", placement, budget, policy(cfg), asdict(cfg),
-                                        {train.name: data_hash(rows)}, run, base_model=cfg.model))
+        write_records(out, train_config("kpm-sbert", where, asdict(cfg), {train.name: data_hash(rows)}, run,
+                                        base_model=cfg.model))
     return info

@@ -8,7 +8,6 @@ precision the user names, budgets, checkpoints and resume, DDP under `accelerate
 
 from __future__ import annotations
 
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
@@ -19,6 +18,7 @@ from argsim.options import setting
 from argsim.schemas import TripletRecord
 
 BACKBONES = ("ginza", "minilm")
+FIELDS = ("anchor", "positive", "negative")
 
 
 @dataclass
@@ -60,114 +60,102 @@ def _load_triplets(path: Path, limit: int | None, seed: int) -> list[dict]:
     if limit is not None and len(rows) > limit:
         idx = np.sort(np.random.default_rng(seed).choice(len(rows), size=limit, replace=False))
         rows = [rows[i] for i in idx]
-    return [{k: str(r[k]) for k in ("anchor", "positive", "negative")} for r in rows]
-
-
-def policy(config: MinutesTrainConfig):
-    """The paper's optimizer: Adam (weight decay 0), 10% linear warm-up, then linear decay."""
-    from argsim.training import OptimPolicy
-
-    return OptimPolicy(lr=config.lr, weight_decay=0.0, warmup_ratio=config.warmup_ratio)
+    return [{k: str(r[k]) for k in FIELDS} for r in rows]
 
 
 def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, config: MinutesTrainConfig,
                         placement=None, budget=None, quiet: bool = False) -> dict:
     """Train and save a sentence-transformers model under `out` (rank 0 writes); returns the training log.
-
-    `placement` (device, precision, seed; default: the CPU in fp32 with `config.seed`) and `budget` (default:
-    none) come from argsim.training.
+    `placement` (device, precision, seed; default: the CPU, fp32, `config.seed`) and `budget`: argsim.training.
 
     Model selection: with dev triplets, sentence-transformers' `TripletEvaluator` scores them (triplet accuracy
-    by cosine, the task's metric: `argsim eval triplets` reports the minutes figure with it, whichever distance
-    the loss uses) before training, at every checkpoint (each epoch, or each `--checkpoint-every` steps) and where
-    the run ends, and the saved model is the checkpoint with the best dev accuracy, not the last (the first of
-    equal scores; `argsim.training.st.fit_st`'s selection, kept across --resume); the untrained model is a
-    baseline, not a candidate. The log records the untrained and the best dev accuracy and the kept step;
-    `train_config.json`'s metrics are the kept checkpoint's."""
+    by cosine, the task's metric, as `argsim eval triplets` reports the minutes figure, whatever the loss's
+    distance) before training, at every checkpoint (each epoch, or each `--checkpoint-every` steps) and where the
+    run ends; the saved model is the checkpoint with the best dev accuracy, not the last (the first of equal
+    scores; `fit_st`'s selection, kept across --resume); the untrained model is a baseline, not a candidate. The
+    log records the untrained and the best dev accuracy and the kept step; train_config.json's metrics are the
+    kept checkpoint's."""
     from sentence_transformers.sentence_transformer.evaluation import TripletEvaluator
     from sentence_transformers.sentence_transformer.losses import TripletDistanceMetric, TripletLoss
-    from transformers import TrainerCallback
 
-    from argsim.backend import load_sentence_transformer
-    from argsim.minutes import sbert
-    from argsim.settings import seed_everything
-    from argsim.training import Budget, resolve_placement
-    from argsim.training.record import data_hash, train_config, write_records
+    from argsim.training import OptimPolicy, begin_run
+    from argsim.training.callbacks import EpochTimeCallback
+    from argsim.training.record import data_hash, train_config
     from argsim.training.st import TrainRun, fit_st, logging_steps
 
-    placement = placement or resolve_placement("cpu", "fp32", seed=config.seed)
-    budget = budget or Budget()
-    config.seed = placement.seed
-    seed_everything(config.seed)
+    placement, budget = begin_run(config, placement, budget)
     train = _load_triplets(train_path, config.max_train, config.seed)
     dev = _load_triplets(dev_path, config.max_dev, config.seed) if dev_path else []
     if not train:
         raise ArgsimError(f"{train_path}: no training triplets")
     hashes = {"train": data_hash(train), "dev": data_hash(dev) if dev else None}
-    segmented = config.backbone == "ginza"
-    if segmented:
-        texts = sorted({r[k] for r in train + dev for k in ("anchor", "positive", "negative")})
-        tokens = dict(zip(texts, sbert.tokenize(texts), strict=True))
-        words: list[str] = []
-        if config.word_min_count > 0:  # counted over the training texts only
-            train_texts = sorted({r[k] for r in train for k in ("anchor", "positive", "negative")})
-            words = sbert.frequent_words([tokens[t] for t in train_texts], config.word_min_count)
-        seg = dict(zip(texts, sbert.render([tokens[t] for t in texts], frozenset(words)), strict=True))
-        train = [{k: seg[v] for k, v in r.items()} for r in train]
-        dev = [{k: seg[v] for k, v in r.items()} for r in dev]
-        model = sbert.build_ginza_model(config.update_embeddings, words=words)
-    else:
-        model = load_sentence_transformer(config.backbone, device=placement.device)
+    model, train, dev, words = _model_and_rows(config, train, dev, placement.device)
     metric = {"euclidean": TripletDistanceMetric.EUCLIDEAN, "cosine": TripletDistanceMetric.COSINE}[config.distance]
     loss = TripletLoss(model, distance_metric=metric, triplet_margin=config.margin)
-    evaluator = None
-    if dev:  # the task's metric: triplet accuracy by cosine, as `argsim eval triplets` scores the minutes figure
-        evaluator = TripletEvaluator([r["anchor"] for r in dev], [r["positive"] for r in dev],
-                                     [r["negative"] for r in dev], name="dev", similarity_fn_names=["cosine"],
-                                     show_progress_bar=False, write_csv=False)
-    epoch_times: list[float] = []
-
-    class EpochTimer(TrainerCallback):
-        def on_epoch_begin(self, args, state, control, **kw):
-            self.t = time.perf_counter()
-
-        def on_epoch_end(self, args, state, control, **kw):
-            epoch_times.append(round(time.perf_counter() - self.t, 2))
-
-    opt = policy(config)
+    evaluator = TripletEvaluator(*([r[k] for r in dev] for k in FIELDS), name="dev", similarity_fn_names=["cosine"],
+                                 show_progress_bar=False, write_csv=False) if dev else None
     untrained = evaluator(model)[SELECTION_METRIC.removeprefix("eval_")] if evaluator and not budget.resume else None
-    run_ = TrainRun(out, placement, budget, opt, config.epochs, config.batch_size)
-    trainer, run = fit_st(model, train, loss, run_, evaluator=evaluator, callbacks=(EpochTimer(),),
-                          disable_tqdm=quiet,
+    run = TrainRun(out, placement, budget, OptimPolicy.from_config(config), config.epochs, config.batch_size)
+    timer = EpochTimeCallback()
+    trainer, rec = fit_st(model, train, loss, run, evaluator=evaluator, callbacks=(timer,), disable_tqdm=quiet,
                           logging_steps=min(200, logging_steps(len(train), config.batch_size, config.epochs, budget,
                                                                placement.processes)),
                           eval_rows=dev[:64] if dev else None, per_device_eval_batch_size=64,
                           select=SELECTION_METRIC if evaluator else None)
-    dev_scores = [{k: v for k, v in h.items() if k.startswith("eval_dev")} | {"epoch": h.get("epoch"),
-                                                                               "step": h.get("step")}
+    dev_scores = [{k: v for k, v in h.items() if k.startswith("eval_dev") or k in ("epoch", "step")}
                   for h in trainer.state.log_history if any(k.startswith("eval_dev") for k in h)]
-    best = run["best"]
-    best_row = next((h for h in dev_scores if best and h["step"] == best["step"]), {})
+    best = rec["best"] or {}
     log = {"config": asdict(config), "train_triplets": len(train), "dev_triplets": len(dev),
-           "dev_untrained": untrained, "best_step": best["step"] if best else None,
-           "best_dev": best["value"] if best else None,
-           "own_words": len(words) if segmented else None,
-           "seconds": run["seconds"], "epoch_seconds": epoch_times, "dev": dev_scores, "steps": run["steps"],
-           "stopped_by": run["stopped_by"], "device": placement.device, "precision": placement.precision,
-           "train_file": str(train_path), "dev_file": str(dev_path) if dev_path else None}
+           "dev_untrained": untrained, "best_step": best.get("step"), "best_dev": best.get("value"),
+           "own_words": None if words is None else len(words), "seconds": rec["seconds"],
+           "epoch_seconds": timer.seconds, "dev": dev_scores, "steps": rec["steps"], "stopped_by": rec["stopped_by"],
+           "device": placement.device, "precision": placement.precision, "train_file": str(train_path),
+           "dev_file": str(dev_path) if dev_path else None}
     if trainer.is_world_process_zero():
-        out.mkdir(parents=True, exist_ok=True)
-        model.save(str(out))
-        if segmented:
-            sbert.mark_segmented(out, words=len(words))
-        write_json(out / "train_log.json", log)
-        metrics = dict(best_row)  # the kept checkpoint's dev scores
+        metrics = next((dict(h) for h in dev_scores if best and h["step"] == best["step"]), {})  # the kept one's
         if untrained is not None:
             metrics[f"{SELECTION_METRIC}_untrained"] = untrained
-        write_records(out, train_config("minutes-sbert", placement, budget, opt, asdict(config), hashes, run,
-                                        metrics, base_model=config.backbone))
+        _save(model, run, (config, words), log, train_config("minutes-sbert", run, asdict(config), hashes, rec,
+                                                             metrics, base_model=config.backbone))
     return log
 
 
-SELECTION_METRIC = "eval_dev_cosine_accuracy"
+def _model_and_rows(config: MinutesTrainConfig, train: list[dict], dev: list[dict], device: str
+                    ) -> tuple[object, list[dict], list[dict], list[str] | None]:
+    """The model to train and the triplets it reads: for the ginza backbone, GiNZA's word vectors under a dense
+    layer (`sbert.build_ginza_model`; `config.word_min_count`: the training texts' frequent words get vectors of
+    their own) over the Sudachi-segmented texts, and those own words; else the backbone as it is (words None)."""
+    if config.backbone != "ginza":
+        from argsim.backend import load_sentence_transformer
 
+        return load_sentence_transformer(config.backbone, device=device), train, dev, None
+    from argsim.minutes import sbert
+
+    texts = sorted({r[k] for r in train + dev for k in FIELDS})
+    tokens = dict(zip(texts, sbert.tokenize(texts), strict=True))
+    words: list[str] = []
+    if config.word_min_count > 0:  # counted over the training texts only
+        train_texts = sorted({r[k] for r in train for k in FIELDS})
+        words = sbert.frequent_words([tokens[t] for t in train_texts], config.word_min_count)
+    seg = dict(zip(texts, sbert.render([tokens[t] for t in texts], frozenset(words)), strict=True))
+    train = [{k: seg[v] for k, v in r.items()} for r in train]
+    dev = [{k: seg[v] for k, v in r.items()} for r in dev]
+    return sbert.build_ginza_model(config.update_embeddings, words=words), train, dev, words
+
+
+def _save(model, run, settings: tuple, log: dict, record: dict) -> None:
+    """Rank 0: the kept model (the segmented marker for the ginza backbone; `settings`: the config and its own
+    words), train_log.json and the run's records."""
+    from argsim.minutes import sbert
+    from argsim.training.record import write_records
+
+    (config, words), out = settings, Path(run.out)
+    out.mkdir(parents=True, exist_ok=True)
+    model.save(str(out))
+    if config.backbone == "ginza":
+        sbert.mark_segmented(out, words=len(words))
+    write_json(out / "train_log.json", log)
+    write_records(out, record)
+
+
+SELECTION_METRIC = "eval_dev_cosine_accuracy"

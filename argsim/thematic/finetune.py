@@ -1,12 +1,13 @@
 """The transformer variant: a backend sentence-transformers model (MiniLM) fine-tuned on thematic triplets with
-sentence-transformers' `TripletLoss` (Euclidean distance; margin 1 because MiniLM's vectors are unit length,
-so distances lie in [0, 2] and the library default of 5 could never be met).
+sentence-transformers' `TripletLoss` (Euclidean distance; a margin below 2 because MiniLM's vectors are unit
+length, so distances lie in [0, 2] and the library default of 5 could never be met).
 
-Trains through argsim.training (SentenceTransformerTrainer): AdamW lr 2e-5, weight decay 0, 10% warm-up, linear
-decay; the device / precision / seed of `placement`; `budget` (--max-steps, --max-minutes, --grad-accum,
+The settings are `ThematicTrainConfig`'s (by default the shipped `thematic`: a LoRA adapter of rank 16, margin
+0.3, lr 1e-4). Trains through argsim.training (SentenceTransformerTrainer): AdamW, weight decay 0, 10% warm-up,
+linear decay; the device / precision / seed of `placement`; `budget` (--max-steps, --max-minutes, --grad-accum,
 --checkpoint-every, --resume).
 
-Model selection (`eval_every` > 0, needs dev triplets): every `eval_every` steps and where the run ends
+Model selection (`config.eval_every` > 0, needs dev triplets): every `eval_every` steps and where the run ends
 sentence-transformers' `TripletEvaluator` scores a seeded sample of `dev_sample` dev triplets (Euclidean distance,
 ties wrong, as the TDC metric), a checkpoint is saved at each evaluation, and the trainer loads the best one at the
 end (`argsim.training.st.fit_st`'s selection: `load_best_model_at_end`, the first of equal scores, kept across
@@ -19,114 +20,133 @@ sample of which chose the step: mildly optimistic); the test split stays unseen.
 from __future__ import annotations
 
 import random
-import shutil
 from dataclasses import replace
 from pathlib import Path
 
+from argsim.thematic.config import ThematicTrainConfig
 
-def finetune_sentence_transformer(triplets: list[dict], out: Path, base: str = "minilm", epochs: int = 1,
-                                  batch_size: int = 16, lr: float = 2e-5, margin: float = 1.0,
-                                  max_triplets: int | None = None, max_seq_length: int = 64, seed: int = 13,
-                                  placement=None, budget=None, max_minutes: float | None = None,
-                                  quiet: bool = False, dev: list[dict] | None = None, eval_every: int = 0,
-                                  dev_sample: int | None = 2000, lora_rank: int | None = 0, lora_alpha: float = 32.0,
-                                  init: str | None = None) -> dict:
-    """Fine-tune `base` on (anchor, positive, negative) and save a sentence-transformers folder to `out`; with
-    `lora_rank` > 0 train a LoRA adapter instead and save only it (`argsim.backend.adapters`).
+FIELDS = ("anchor", "positive", "negative")
+SELECTION_METRIC = "eval_dev_euclidean_accuracy"
 
-    `init`: continue a trained LoRA adapter (the shipped `thematic`, or a folder trained with `lora_rank`;
-    `argsim.backend.adapters.continue_adapter`): its tensors start the run, and its base, rank and alpha replace
-    `base`, `lora_rank` (None or 0: the adapter's; another rank is refused, one line) and `lora_alpha`. `out`
-    is again an adapter folder over that base (loads by path, publishes with `argsim models publish`).
+
+def finetune_sentence_transformer(triplets: list[dict], out: Path, config: ThematicTrainConfig | None = None, *,
+                                  placement=None, budget=None, quiet: bool = False,
+                                  dev: list[dict] | None = None) -> dict:
+    """Fine-tune `config.model` on (anchor, positive, negative) records and save a sentence-transformers folder to
+    `out`; with `config.lora_rank` > 0 train a LoRA adapter instead and save only it (`argsim.backend.adapters`).
+
+    Args:
+        triplets: the training records (`config.max_triplets` of them, sampled with the seed).
+        out: the model folder (checkpoints under OUT/checkpoints).
+        config: the settings (default `ThematicTrainConfig()`), resolved for MiniLM (the fields left at None take
+            its recommended values). `config.init` continues a trained LoRA adapter (the shipped `thematic`, or a
+            folder trained with `lora_rank`; `argsim.backend.adapters.continue_adapter`): its tensors start the
+            run, and its base, rank and alpha replace `model`, `lora_rank` (None: the adapter's; another rank is
+            refused, one line) and `lora_alpha`; `out` is again an adapter folder over that base.
+        placement: device / precision / seed (default: the CPU, fp32, `config.seed`).
+        budget: the stops and checkpoints (default: `config.max_minutes` only).
+        quiet: no progress bar.
+        dev: dev triplets: with `config.eval_every`, a sample of `config.dev_sample` chooses the saved step (the
+            module docstring); the saved model's accuracy on all of them is reported.
+
+    Returns:
+        the run's statistics (also OUT/argsim_training.json).
 
     Example:
-        >>> stats = finetune_sentence_transformer(rows, Path("models/thematic-more"), init="thematic",
-        ...                                       max_triplets=2000)  # doctest: +SKIP
+        >>> more = ThematicTrainConfig(init="thematic", max_triplets=2000)
+        >>> stats = finetune_sentence_transformer(rows, Path("models/thematic-more"), more)  # doctest: +SKIP
     """
     from sentence_transformers.sentence_transformer.losses import TripletDistanceMetric, TripletLoss
 
-    from argsim.backend import load_sentence_transformer
-    from argsim.settings import seed_everything
-    from argsim.training import Budget, OptimPolicy, resolve_placement
-    from argsim.training.record import data_hash, train_config, write_records
+    from argsim.training import OptimPolicy, begin_run
     from argsim.training.st import TrainRun, check_cadence, fit_st
 
-    placement = placement or resolve_placement("cpu", "fp32", seed=seed)
-    budget = budget or Budget()
-    if max_minutes and budget.max_minutes is None:
-        budget = replace(budget, max_minutes=max_minutes)
-    if eval_every and dev:
-        check_cadence(eval_every, budget)
-    seed = placement.seed
-    seed_everything(seed)
-    rng = random.Random(seed)
-    if max_triplets and len(triplets) > max_triplets:
-        triplets = rng.sample(triplets, max_triplets)
-    if init:
-        from argsim.backend.adapters import continue_adapter
-
-        model, base, lora_rank, lora_alpha = continue_adapter(init, placement.device, rank=lora_rank)
-    else:
-        lora_rank = lora_rank or 0
-        model = load_sentence_transformer(base, device=placement.device)
-    from argsim.backend.models import set_st_max_seq_length
-
-    set_st_max_seq_length(model, str(base), max_seq_length)
-    if lora_rank > 0 and not init:
-        from argsim.backend.adapters import add_lora
-
-        add_lora(model, lora_rank, lora_alpha)
-    fields = ("anchor", "positive", "negative")
-    rows = {f: [t[f] for t in triplets] for f in fields}
-    loss = TripletLoss(model, distance_metric=TripletDistanceMetric.EUCLIDEAN, triplet_margin=margin)
-    out = Path(out)
-    policy = OptimPolicy(lr=lr, weight_decay=0.0, warmup_ratio=0.1)
-    evaluator = dev_evaluator(dev, dev_sample, seed) if eval_every and dev else None
-    # --lora-rank: --resume and the best-step reload read the adapter of a checkpoint
-    trainer, run = fit_st(model, rows, loss, TrainRun(out, placement, budget, policy, epochs, batch_size),
-                          evaluator=evaluator, eval_every=eval_every if evaluator else 0,
-                          select=SELECTION_METRIC if evaluator else None, disable_tqdm=quiet)
-    seconds = run["seconds"]
-    seen = min(trainer.state.global_step * batch_size * budget.grad_accum * placement.processes,
-               len(triplets) * epochs)
-    stats = {"base": base, "triplets": len(triplets), "triplets_seen": seen, "epochs": epochs,
-             "batch_size": batch_size, "lr": lr, "margin": margin, "max_seq_length": max_seq_length,
-             "seconds": seconds, "triplets_per_second": seen / max(seconds, 1e-9), "steps": run["steps"],
-             "stopped_by": run["stopped_by"], "device": placement.device, "precision": placement.precision,
-             "lora_rank": lora_rank}
-    if init:
-        stats["init"] = init
+    config = (config or ThematicTrainConfig()).resolved("minilm", has_dev=bool(dev))
+    placement, budget = begin_run(config, placement, budget)
+    if config.max_minutes and budget.max_minutes is None:
+        budget = replace(budget, max_minutes=config.max_minutes)
+    evaluator = dev_evaluator(dev, config.dev_sample, placement.seed) if config.eval_every and dev else None
     if evaluator is not None:
-        best = run["best"] or {}
-        stats |= {"eval_every": eval_every, "dev_sample": len(evaluator.anchors), "best_step": best.get("step"),
-                  "best_dev_sample_accuracy": best.get("value")}
-    metrics = {}
+        check_cadence(config.eval_every, budget)
+    if config.max_triplets and len(triplets) > config.max_triplets:
+        triplets = random.Random(placement.seed).sample(triplets, config.max_triplets)
+    model, config = _model(config, placement.device)
+    loss = TripletLoss(model, distance_metric=TripletDistanceMetric.EUCLIDEAN, triplet_margin=config.margin)
+    run = TrainRun(Path(out), placement, budget, OptimPolicy.from_config(config, warmup_ratio=0.1), config.epochs,
+                   config.batch_size)
+    # --lora-rank: --resume and the best-step reload read the adapter of a checkpoint
+    trainer, rec = fit_st(model, {f: [t[f] for t in triplets] for f in FIELDS}, loss, run, evaluator=evaluator,
+                          eval_every=config.eval_every if evaluator else 0,
+                          select=SELECTION_METRIC if evaluator else None, disable_tqdm=quiet)
+    stats = _stats(config, run, rec, len(triplets), evaluator)
     if trainer.is_world_process_zero():
-        if dev:  # TDC accuracy with the Euclidean distance the loss uses (ties count as wrong)
-            from argsim.metrics.triplets import encoded_triplet_scores
-
-            metrics["dev_triplet_accuracy"] = encoded_triplet_scores(
-                model, dev, distance="euclidean", ties="wrong", convert_to_numpy=True, show_progress_bar=False).accuracy
-            stats["dev_accuracy"] = metrics["dev_triplet_accuracy"]
-        if lora_rank > 0:
-            from argsim.backend.adapters import save_adapter
-
-            save_adapter(model, out, base, extra={"steps": run["steps"], "seconds": round(seconds, 1),
-                                                  **({"init": init} if init else {})})
-        else:
-            model.save(str(out))
-        if not run["stopped_by"]:
-            shutil.rmtree(out / "trainer", ignore_errors=True)  # the old trainer folder of earlier versions
-        from argsim.io import write_json
-
-        write_json(out / "argsim_training.json", stats)
-        write_records(out, train_config("thematic-minilm", placement, budget, policy, dict(stats),
-                                        {"train": data_hash(triplets), "dev": data_hash(dev) if dev else None},
-                                        run, metrics, base_model=base))
+        _save(model, config, run, rec, stats, (triplets, dev))
     return stats
 
 
-SELECTION_METRIC = "eval_dev_euclidean_accuracy"
+def _model(config: ThematicTrainConfig, device: str) -> tuple[object, ThematicTrainConfig]:
+    """The model to train with `config.max_seq_length` (`config.init`'s adapter continued, else `config.model`,
+    wrapped in a LoRA adapter with `config.lora_rank` > 0), and the config naming its base, rank and alpha."""
+    from argsim.backend.models import set_st_max_seq_length
+
+    if config.init:
+        from argsim.backend.adapters import continue_adapter
+
+        model, base, rank, alpha = continue_adapter(config.init, device, rank=config.lora_rank)
+        config = replace(config, model=base, lora_rank=rank, lora_alpha=alpha)
+    else:
+        from argsim.backend import load_sentence_transformer
+
+        model = load_sentence_transformer(config.model, device=device)
+        config = replace(config, lora_rank=config.lora_rank or 0)
+    set_st_max_seq_length(model, str(config.model), config.max_seq_length)
+    if config.lora_rank > 0 and not config.init:
+        from argsim.backend.adapters import add_lora
+
+        add_lora(model, config.lora_rank, config.lora_alpha)
+    return model, config
+
+
+def _stats(config: ThematicTrainConfig, run, rec: dict, n: int, evaluator) -> dict:
+    """The run's statistics: its settings, triplets seen, speed, stop and (with an evaluator) the kept step."""
+    seconds, place = rec["seconds"], run.placement
+    seen = min(rec["steps"] * config.batch_size * run.budget.grad_accum * place.processes, n * config.epochs)
+    stats = {"base": config.model, "triplets": n, "triplets_seen": seen, "epochs": config.epochs,
+             "batch_size": config.batch_size, "lr": config.lr, "margin": config.margin,
+             "max_seq_length": config.max_seq_length, "seconds": seconds,
+             "triplets_per_second": seen / max(seconds, 1e-9), "steps": rec["steps"], "stopped_by": rec["stopped_by"],
+             "device": place.device, "precision": place.precision, "lora_rank": config.lora_rank}
+    if config.init:
+        stats["init"] = config.init
+    if evaluator is not None:
+        best = rec["best"] or {}
+        stats |= {"eval_every": config.eval_every, "dev_sample": len(evaluator.anchors),
+                  "best_step": best.get("step"), "best_dev_sample_accuracy": best.get("value")}
+    return stats
+
+
+def _save(model, config: ThematicTrainConfig, run, rec: dict, stats: dict, data: tuple) -> None:
+    """Rank 0: the dev accuracy (into `stats`), the model (or its adapter), argsim_training.json and the records."""
+    from argsim.io import write_json
+    from argsim.training.record import data_hash, train_config, write_records
+
+    (triplets, dev), out, metrics = data, run.out, {}
+    if dev:  # TDC accuracy with the Euclidean distance the loss uses (ties count as wrong)
+        from argsim.metrics.triplets import encoded_triplet_scores
+
+        metrics["dev_triplet_accuracy"] = encoded_triplet_scores(
+            model, dev, distance="euclidean", ties="wrong", convert_to_numpy=True, show_progress_bar=False).accuracy
+        stats["dev_accuracy"] = metrics["dev_triplet_accuracy"]
+    if config.lora_rank > 0:
+        from argsim.backend.adapters import save_adapter
+
+        save_adapter(model, out, config.model, extra={"steps": rec["steps"], "seconds": round(rec["seconds"], 1),
+                                                      **({"init": config.init} if config.init else {})})
+    else:
+        model.save(str(out))
+    write_json(out / "argsim_training.json", stats)
+    hashes = {"train": data_hash(triplets), "dev": data_hash(dev) if dev else None}
+    write_records(out, train_config("thematic-minilm", run, dict(stats), hashes, rec, metrics, base_model=config.model))
 
 
 def dev_evaluator(dev: list[dict], dev_sample: int | None, seed: int):
@@ -135,6 +155,5 @@ def dev_evaluator(dev: list[dict], dev_sample: int | None, seed: int):
     from sentence_transformers.sentence_transformer.evaluation import TripletEvaluator
 
     rows = random.Random(seed).sample(dev, dev_sample) if dev_sample and len(dev) > dev_sample else dev
-    return TripletEvaluator([r["anchor"] for r in rows], [r["positive"] for r in rows],
-                            [r["negative"] for r in rows], name="dev", similarity_fn_names=["euclidean"],
+    return TripletEvaluator(*([r[f] for r in rows] for f in FIELDS), name="dev", similarity_fn_names=["euclidean"],
                             batch_size=64, show_progress_bar=False, write_csv=False)

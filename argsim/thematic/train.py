@@ -60,12 +60,6 @@ class TrainReport:
     stopped_by: str | None = None
 
 
-def policy(config: ThematicTrainConfig) -> OptimPolicy:
-    """The paper's optimizer: Adam (= AdamW with weight decay 0) at a constant rate (`config.lr`, else the
-    BiLSTM's recommended 1e-3), no clipping."""
-    return OptimPolicy(lr=config.resolved("bilstm").lr, weight_decay=0.0, schedule="constant", max_grad_norm=None)
-
-
 class LiveBiLSTM(Encoder):
     """A BiLSTM being trained as an argsim `Encoder` (its vocabulary, no disk cache, no progress bars)."""
 
@@ -141,8 +135,7 @@ def train_bilstm(triplets: list[dict], out: Path, config: ThematicTrainConfig, d
         the `TrainReport` (steps, speed, the dev accuracy of the saved model, the best evaluation's step).
 
     Example:
-        >>> rep = train_bilstm(rows, Path("models/thematic-sen"), ThematicTrainConfig(arch="bilstm"),
-        ...                    dev=dev_rows)  # doctest: +SKIP
+        >>> rep = train_bilstm(rows, Path("models/t"), ThematicTrainConfig(arch="bilstm"), dev=dev)  # doctest: +SKIP
         >>> rep.best_step, rep.dev_accuracy  # doctest: +SKIP
         (1032, 0.6057)
     """
@@ -171,12 +164,13 @@ def train_bilstm(triplets: list[dict], out: Path, config: ThematicTrainConfig, d
     logger = [EvalLogCallback(select_metric(evaluator), log)] if evaluator is not None else []
     batches = functools.partial(_epoch_batches, len(triplets), config.seed, config.batch_size)
     data = ModuleData(triplets, batches, -(-len(triplets) // config.batch_size))
-    trainer, rec = fit_module(model, loss_of, data, TrainRun(out, placement, budget, policy(config), config.epochs),
-                              evaluator=evaluator, eval_every=config.eval_every, callbacks=logger)
+    run = TrainRun(out, placement, budget, OptimPolicy.from_config(config, schedule="constant", max_grad_norm=None),
+                   config.epochs)  # the paper's Adam at a constant rate, no clipping
+    trainer, rec = fit_module(model, loss_of, data, run, evaluator=evaluator, eval_every=config.eval_every,
+                              callbacks=logger)
     report = _report(trainer, rec, len(triplets))
     if trainer.is_world_process_zero():
-        hashes = {"train": data_hash(triplets), "dev": data_hash(dev) if dev else None}
-        _save_run(out, model, vocab, config, dev, report, rec, (placement, budget, hashes), log)
+        _save_run(out, model, vocab, config, dev, report, rec, (run, data_hash(triplets)), log)
     return report
 
 
@@ -207,8 +201,8 @@ def _save_run(out: Path, model: AttentionBiLSTM, vocab: Vocabulary, config: Them
     if report.best_step is not None:
         metrics |= {"best_step": report.best_step, "best_epoch": report.best_epoch,
                     "best_dev_sample_accuracy_l1": report.best_dev_sample_accuracy}
-    placement, budget, hashes = where
-    write_records(out, train_config("thematic-bilstm", placement, budget, policy(config), asdict(config), hashes,
+    run, hashes = where[0], {"train": where[1], "dev": data_hash(dev) if dev else None}
+    write_records(out, train_config("thematic-bilstm", run, asdict(config), hashes,
                                     {k: v for k, v in rec.items() if k != "best"}, metrics,
                                     base_model=config.word_vectors))
     log(json.dumps({k: v for k, v in asdict(report).items() if k != "losses"}))

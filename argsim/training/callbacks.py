@@ -1,11 +1,6 @@
-"""What argsim adds to transformers' `Trainer`, one `TrainerCallback` per concern, shared by every trainer.
-
-- `BudgetCallback`: `--max-steps` / `--max-minutes` stop the run with a checkpoint (and an evaluation there when
-  the run evaluates on steps, so the stopped weights are a candidate for the best);
-- `InterruptCallback`: SIGINT / SIGTERM during training save a checkpoint at the end of the step in progress and
-  stop; `raise_if_interrupted` then exits as the signal asks (130 after Ctrl-C, 143 after SIGTERM), so
-  `--resume` continues the run;
-- `EvalLogCallback`: one line per evaluation on rank 0 (the primary metric, and whether it is the best so far).
+"""What argsim adds to transformers' `Trainer`, one `TrainerCallback` per concern, shared by every trainer: budgets
+(`BudgetCallback`, the counter trainers' `EpochMinutesCallback`), interrupts (`InterruptCallback`), progress lines
+(`EvalLogCallback`, `LossLogCallback`) and epoch times (`EpochTimeCallback`).
 
 Under DDP, a stop decided on one process is agreed by all (rank 0's clock decides the time budget; a signal seen
 by any process stops every process), so every process steps, saves and stops together.
@@ -214,4 +209,25 @@ class EpochMinutesCallback(TrainerCallback):
         if _agree(time.perf_counter() - self.start >= self.minutes * 60, args, "rank0"):
             control.should_training_stop = True
             control.should_save = True
+        return control
+
+
+class EpochTimeCallback(TrainerCallback):
+    """The seconds each epoch of this invocation took (`seconds`, one per epoch ended).
+
+    Example:
+        >>> EpochTimeCallback().seconds
+        []
+    """
+
+    def __init__(self) -> None:
+        self.seconds: list[float] = []
+        self.began = time.perf_counter()
+
+    def on_epoch_begin(self, args, state, control, **kwargs):
+        self.began = time.perf_counter()
+        return control
+
+    def on_epoch_end(self, args, state, control, **kwargs):
+        self.seconds.append(round(time.perf_counter() - self.began, 2))
         return control

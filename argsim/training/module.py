@@ -216,26 +216,20 @@ def fit_module(net: nn.Module, loss: Callable, data: ModuleData, run, *,
     Example:
         >>> trainer, rec = fit_module(net, loss_of, ModuleData(rows, batches, 10), run)  # doctest: +SKIP
     """
-    from argsim.training.st import (
-        identity,
-        kept_best,
-        logging_steps,
-        run_trainer,
-        selection_arguments,
-        trainer_arguments,
-    )
+    from argsim.training import st
 
     groups = groups or [{"params": [p for p in net.parameters() if p.requires_grad]}]
     if evaluator is not None:
-        extra = selection_arguments(select_metric(evaluator), eval_every, run.budget)
+        extra = st.selection_arguments(select_metric(evaluator), eval_every, run.budget)
     else:  # a checkpoint at every epoch end, as at every --checkpoint-every steps
         every = run.budget.checkpoint_every
         extra = {"save_strategy": "steps", "save_steps": every} if every else {"save_strategy": "epoch"}
-    every = log_every or logging_steps(data.n_batches, 1, run.epochs, run.budget, run.placement.processes)
-    args = trainer_arguments(replace(run, batch_size=1), "module", logging_steps=every,
-                             restore_callback_states_from_checkpoint=True, **extra)  # e.g. early stopping's count
+    every = log_every or st.logging_steps(data.n_batches, 1, run.epochs, run.budget, run.placement.processes)
+    args = st.trainer_arguments(replace(run, batch_size=1), "module", logging_steps=every,
+                                restore_callback_states_from_checkpoint=True, **extra)  # e.g. early stopping's count
     trainer = ModuleTrainer(net, loss, data, groups, run.policy, evaluator, args=args,
                             callbacks=list(callbacks) or None)
-    record = run_trainer(trainer, run.out, run.budget, identity(data.records if data.key is None else data.key, net))
-    record["best"] = kept_best(trainer) if evaluator is not None else None
+    ident = st.identity(data.records if data.key is None else data.key, net)
+    record = st.run_trainer(trainer, run.out, run.budget, ident)
+    record["best"] = st.kept_best(trainer) if evaluator is not None else None
     return trainer, record

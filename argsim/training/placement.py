@@ -10,6 +10,7 @@ import os
 from dataclasses import asdict, dataclass
 
 from argsim.backend.device import launched_processes, pin_cuda_index, resolve_device, resolve_precision
+from argsim.training.budget import Budget
 
 
 @dataclass(frozen=True)
@@ -23,11 +24,6 @@ class Placement:
     @property
     def cpu(self) -> bool:
         return self.device == "cpu"
-
-    @property
-    def mixed_precision(self) -> str:
-        """accelerate's name of the precision."""
-        return {"fp32": "no", "fp16": "fp16", "bf16": "bf16"}[self.precision]
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -55,6 +51,33 @@ def placement_from_run(run, threads: int | None = None) -> Placement:
 
     run = run if isinstance(run, RunConfig) else RunConfig()
     return resolve_placement(run.device, run.precision, run.threads or threads, run.seed)
+
+
+def begin_run(config: object, placement: Placement | None = None, budget: Budget | None = None,
+              **defaults: object) -> tuple[Placement, Budget]:
+    """A trainer's placement and budget, every random generator seeded (`argsim.settings.seed_everything`).
+
+    Args:
+        config: the trainer's settings; its `seed` seeds the default placement and then holds the placement's.
+        placement: the device / precision / seed (None: the CPU, fp32, `config.seed`).
+        budget: the stops and checkpoints (None: `Budget(**defaults)`).
+
+    Returns:
+        (placement, budget).
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> cfg = SimpleNamespace(seed=7)
+        >>> where, budget = begin_run(cfg, budget=None, max_steps=3)
+        >>> where.seed, cfg.seed, budget.max_steps
+        (7, 7, 3)
+    """
+    from argsim.settings import seed_everything
+
+    placement = placement or resolve_placement("cpu", "fp32", seed=config.seed)
+    config.seed = placement.seed
+    seed_everything(placement.seed)
+    return placement, budget or Budget(**defaults)
 
 
 def is_main_process() -> bool:

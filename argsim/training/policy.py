@@ -10,19 +10,14 @@ The sentence-transformers trainers get the same policy through `trainer_kwargs` 
 `linear` or `polynomial` power 1 down to `lr_end`, `constant_with_warmup`), the custom loops through
 `build_optimizer` / `build_scheduler`; the warm-up length is transformers' ceil(ratio x steps) in both.
 
-Per-trainer defaults are the papers' values where they state them:
-- political SBERT (minutes): Adam lr 2e-5, weight decay 0, 10% warm-up, linear decay;
-- Siamese SBERT (key points): lr 8e-6 decaying to 1e-6, weight decay 0 (full and top-layer paths alike);
-- MTS: lr 3e-5 (heads 1e-3), weight decay 0.01, 5% warm-up, linear decay, clipping 1;
-- thematic BiLSTM: Adam lr 1e-3, constant, no clipping; MiniLM thematic: lr 2e-5, 10% warm-up, linear;
-- CounterModel (Bi-/Unipolar-/Bipolar-encoders): Adam, constant rates per parameter group, no clipping;
-- Cross-encoder: Adam lr 2e-5, constant, no clipping.
+Each trainer's config holds its settings (`OptimPolicy.from_config`; the defaults per trainer, beside the papers'
+values: docs/training.md, "One optimizer policy").
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 
 SCHEDULES = ("linear", "constant")
 
@@ -35,6 +30,21 @@ class OptimPolicy:
     schedule: str = "linear"  # linear | constant
     lr_end: float = 0.0  # the rate reached at the last planned step (linear schedule)
     max_grad_norm: float | None = 1.0
+
+    @classmethod
+    def from_config(cls, config: object, **fixed: object) -> OptimPolicy:
+        """The policy of a trainer's config: its fields named as the policy's (`lr`, `weight_decay`,
+        `warmup_ratio`, `schedule`, `lr_end`, `max_grad_norm`), then `fixed` (what the trainer does not let the user
+        set, or a field named otherwise), the rest the policy's defaults.
+
+        Example:
+            >>> from types import SimpleNamespace
+            >>> p = OptimPolicy.from_config(SimpleNamespace(lr=1e-3, warmup_ratio=0.1, epochs=3), max_grad_norm=None)
+            >>> p.lr, p.warmup_ratio, p.weight_decay, p.max_grad_norm
+            (0.001, 0.1, 0.0, None)
+        """
+        values = {f.name: getattr(config, f.name) for f in fields(cls) if hasattr(config, f.name)}
+        return cls(**(values | fixed))
 
     def as_dict(self) -> dict:
         return {"optimizer": "AdamW", **asdict(self)}

@@ -66,13 +66,16 @@ def peak_memory() -> dict:
     return out
 
 
-def train_config(trainer: str, placement, budget, policy, options: dict, data: dict,
-                 run: dict, metrics: dict | None = None, base_model: str | None = None) -> dict:
+def train_config(trainer: str, run, options: dict, data: dict, record: dict, metrics: dict | None = None,
+                 base_model: str | None = None) -> dict:
+    """train_config.json's content: the run's `TrainRun` (placement, budget, policy), the trainer's `options`, the
+    data's hashes, `st.run_trainer`'s `record` (steps, seconds, losses, ...) and the `metrics` measured at the end."""
+    placement = run.placement
     return {"trainer": trainer, "command": command_line(),
             "base_model": base_model, "seed": placement.seed, "git_commit": git_commit(), "versions": versions(),
             "device": placement.device, "precision": placement.precision, "processes": placement.processes,
-            "threads": placement.threads, "options": options, "budget": budget.as_dict(),
-            "optimizer": policy.as_dict(), "data": data, **run, "peak_memory": peak_memory(),
+            "threads": placement.threads, "options": options, "budget": run.budget.as_dict(),
+            "optimizer": run.policy.as_dict(), "data": data, **record, "peak_memory": peak_memory(),
             "metrics": metrics or {}}
 
 

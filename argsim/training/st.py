@@ -1,20 +1,10 @@
 """sentence-transformers models train through the library's own trainers (`SentenceTransformerTrainer`,
-`CrossEncoderTrainer`): the training arguments carry the device, bf16/fp16, gradient accumulation, checkpoints
-(`save_steps`) and the policy; `run_trainer` adds the shared callbacks (`argsim.training.callbacks`: budgets and
-SIGINT / SIGTERM stop with a checkpoint) and passes the last checkpoint under OUT/checkpoints to
-`trainer.train(resume_from_checkpoint=...)` with `--resume` (refused, one line, for other data or another
-architecture: `check_resume`).
-Under `accelerate launch` / `torchrun` the trainer runs DDP by itself and saves only on rank 0.
-
-Model selection is the library's own, for every trainer alike (`fit_st(select=...)`, `selection_arguments`): the
-evaluator runs every `eval_every` steps (else at every `--checkpoint-every` checkpoint, else each epoch) and where
-the run ends (its last step or a budget's stop), a checkpoint is saved at each evaluation, and transformers'
-`load_best_model_at_end` with `metric_for_best_model` reloads the best one when training ends. transformers
-compares with a strict `>` (`greater_is_better`), so the first of equal scores is kept; `trainer_state.json` of
-every checkpoint records `best_metric` and `best_model_checkpoint`, so a `--resume`d run still knows the earlier
-best; checkpoint rotation never deletes the best checkpoint nor the newest. A LoRA model's checkpoints hold only
-the adapter, which `argsim.backend.adapters.adapter_checkpoint_loader` reads back for the resume and for the best
-reload alike. Without an evaluation the last weights are kept.
+`CrossEncoderTrainer`; `fit_st`), the custom torch models through `argsim.training.module`; both share what is
+here: the training arguments (device, bf16/fp16, gradient accumulation, checkpoints under OUT/checkpoints, the
+policy: `trainer_arguments`), `run_trainer` (the shared callbacks of `argsim.training.callbacks`, `--resume` from
+the last checkpoint, refused in one line for other data or another architecture: `check_resume`) and the one
+model selection (`selection_arguments`: transformers' `load_best_model_at_end`, the first of equal scores, kept
+across `--resume`; `kept_best`). Under `accelerate launch` / `torchrun` the trainer runs DDP and saves on rank 0.
 """
 
 from __future__ import annotations

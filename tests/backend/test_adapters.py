@@ -144,7 +144,7 @@ def test_thematic_lora_learns_and_saves_only_the_adapter(tiny_bert, tmp_path):
     from conftest import tiny_triplets
 
     from argsim.backend import load_sentence_transformer
-    from argsim.thematic.finetune import finetune_sentence_transformer
+    from argsim.thematic.finetune import ThematicTrainConfig, finetune_sentence_transformer
 
     trips = tiny_triplets(32)
 
@@ -154,9 +154,9 @@ def test_thematic_lora_learns_and_saves_only_the_adapter(tiny_bert, tmp_path):
         return float(np.mean(np.linalg.norm(a - n, axis=1) - np.linalg.norm(a - p, axis=1)))
 
     before = margin(load_sentence_transformer(str(tiny_bert), device="cpu"))
-    stats = finetune_sentence_transformer(trips, tmp_path / "t", base=str(tiny_bert), batch_size=8, lr=3e-2,
-                                          margin=1.0, epochs=2, max_seq_length=32, lora_rank=8, lora_alpha=16,
-                                          quiet=True)
+    stats = finetune_sentence_transformer(trips, tmp_path / "t", ThematicTrainConfig(
+        model=str(tiny_bert), batch_size=8, lr=3e-2, margin=1.0, epochs=2, max_seq_length=32, lora_rank=8,
+        lora_alpha=16), quiet=True)
     assert stats["steps"] == 8 and stats["lora_rank"] == 8
     names = {p.name for p in (tmp_path / "t").iterdir()}
     assert "adapter_model.safetensors" in names and "model.safetensors" not in names
@@ -169,11 +169,12 @@ def thematic_adapter(tiny_bert, tmp_path_factory):
     longer zero, so a run that started from a fresh adapter instead of it would save other tensors."""
     from conftest import tiny_triplets
 
-    from argsim.thematic.finetune import finetune_sentence_transformer
+    from argsim.thematic.finetune import ThematicTrainConfig, finetune_sentence_transformer
 
     out = tmp_path_factory.mktemp("thematic-init") / "first"
-    finetune_sentence_transformer(tiny_triplets(16), out, base=str(tiny_bert), batch_size=8, lr=3e-2, margin=1.0,
-                                  max_seq_length=32, lora_rank=4, lora_alpha=8, quiet=True)
+    finetune_sentence_transformer(tiny_triplets(16), out, ThematicTrainConfig(
+        model=str(tiny_bert), batch_size=8, lr=3e-2, margin=1.0, max_seq_length=32, lora_rank=4, lora_alpha=8),
+        quiet=True)
     return out
 
 
@@ -190,24 +191,24 @@ def test_thematic_init_starts_from_the_adapter(thematic_adapter, tiny_bert, tmp_
     from conftest import tiny_triplets
 
     from argsim.backend.names import read_card
-    from argsim.thematic.finetune import finetune_sentence_transformer
+    from argsim.thematic.finetune import ThematicTrainConfig, finetune_sentence_transformer
     from argsim.training import Budget
 
     first = _adapter_tensors(thematic_adapter)
     assert any(float(v.abs().max()) > 0 for k, v in first.items() if "lora_B" in k)  # B trained away from zero
     trips = tiny_triplets(16)
-    same = finetune_sentence_transformer(trips, tmp_path / "same", base="minilm", batch_size=8, lr=0.0,
-                                         max_seq_length=32, lora_rank=None, lora_alpha=99.0, quiet=True,
-                                         init=str(thematic_adapter), budget=Budget(max_steps=1))
+    same = finetune_sentence_transformer(trips, tmp_path / "same", ThematicTrainConfig(
+        model="minilm", batch_size=8, lr=0.0, margin=1.0, max_seq_length=32, lora_rank=None, lora_alpha=99.0,
+        init=str(thematic_adapter)), quiet=True, budget=Budget(max_steps=1))
     assert same["steps"] == 1 and same["lora_rank"] == 4 and same["base"] == str(tiny_bert)
     saved = _adapter_tensors(tmp_path / "same")
     assert saved.keys() == first.keys() and all(np.array_equal(saved[k], first[k]) for k in first)
     card = read_card(tmp_path / "same")
     assert card["base"] == str(tiny_bert) and card["rank"] == 4 and card["alpha"] == 8 and card["init"]
 
-    finetune_sentence_transformer(trips, tmp_path / "more", base="minilm", batch_size=8, lr=3e-2,
-                                  max_seq_length=32, lora_rank=4, quiet=True, init=str(thematic_adapter),
-                                  budget=Budget(max_steps=2))  # the warm-up's first step has lr 0
+    finetune_sentence_transformer(trips, tmp_path / "more", ThematicTrainConfig(
+        model="minilm", batch_size=8, lr=3e-2, margin=1.0, max_seq_length=32, lora_rank=4,
+        init=str(thematic_adapter)), quiet=True, budget=Budget(max_steps=2))  # the warm-up's first step has lr 0
     moved = _adapter_tensors(tmp_path / "more")
     assert moved.keys() == first.keys() and any(not np.array_equal(moved[k], first[k]) for k in first)
     texts = ["The committee met on Tuesday.", "Rainfall was heavy in spring."]
@@ -227,10 +228,10 @@ def test_init_refusals_are_one_line(thematic_adapter, tiny_bert, tmp_path):
 
     trips = tiny_triplets(8)
     cases = [
-        (lambda: finetune_sentence_transformer(trips, tmp_path / "a", lora_rank=8, init=str(thematic_adapter),
-                                               quiet=True), "rank 4"),
-        (lambda: finetune_sentence_transformer(trips, tmp_path / "b", init=str(tiny_bert), quiet=True),
-         "not a LoRA adapter"),
+        (lambda: finetune_sentence_transformer(trips, tmp_path / "a", ThematicTrainConfig(
+            lora_rank=8, init=str(thematic_adapter)), quiet=True), "rank 4"),
+        (lambda: finetune_sentence_transformer(trips, tmp_path / "b", ThematicTrainConfig(init=str(tiny_bert)),
+                                               quiet=True), "not a LoRA adapter"),
         (lambda: train_sbert(None, tmp_path / "c", SbertConfig(init=str(thematic_adapter), lora_rank=16),
                              device="cpu", quiet=True), "rank 4"),
         (lambda: ThematicTrainConfig(arch="bilstm", init="thematic").checked(has_dev=False), "--arch bilstm"),

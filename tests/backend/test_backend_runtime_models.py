@@ -125,7 +125,7 @@ def _save_cross(folder, num_labels: int) -> None:
     if num_labels == 1:
         (folder / CROSS_INFO).write_text(json.dumps({"context": "none", "sep": "[SEP]", "max_length": 96}))
     else:
-        from argsim.counter.neural.cross import CROSS_MARKER
+        from argsim.counter.neural.config import CROSS_MARKER
 
         (folder / CROSS_MARKER).write_text(json.dumps({"kind": "cross-encoder", "base_model": "minilm",
                                                         "max_length": 96}))
@@ -243,8 +243,8 @@ def mts_folder(tmp_path_factory):
     """An MTS network over MiniLM (cls-last4, seeded stance and projection layers), saved as training saves one."""
     import torch
 
-    from argsim.kpm.mts_encoder import write_manifest
-    from argsim.kpm.mts_model import MTSConfig, build_net
+    from argsim.kpm.mts.encoder import write_manifest
+    from argsim.kpm.mts.network import MTSConfig, build_net
 
     folder = tmp_path_factory.mktemp("mts")
     torch.manual_seed(13)
@@ -262,7 +262,7 @@ def _statements(data_dir, n: int = 32) -> tuple[list[str], list[str], list[int]]
 @pytest.mark.parametrize(("backend", "quantize"), VARIANTS)
 def test_mts_backbone_runs_in_the_backend_and_its_heads_in_torch(data_dir, mts_folder, backend, quantize):
     from argsim.backend import get_encoder
-    from argsim.kpm.mts_encoder import MTSEncoder
+    from argsim.kpm.mts.encoder import MTSEncoder
 
     texts, topics, stances = _statements(data_dir)
     reference = get_encoder(str(mts_folder), device="cpu")
@@ -367,7 +367,7 @@ def test_lora_towers_run_merged_in_the_backend(data_dir, lora_counter_model, tmp
 
 def test_an_mts_fold_ensemble_runs_its_members_in_the_backend(data_dir, mts_folder, tmp_path):
     from argsim.backend import get_encoder
-    from argsim.kpm.mts_encoder import write_ensemble
+    from argsim.kpm.mts.encoder import write_ensemble
 
     (tmp_path / "ens").mkdir()
     (tmp_path / "ens" / "fold0").symlink_to(mts_folder, target_is_directory=True)

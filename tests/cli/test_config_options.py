@@ -14,7 +14,7 @@ from argsim.cli.app import app
 from argsim.counter.lexical.feature_config import FeatureConfig
 from argsim.counter.neural.config import NeuralConfig
 from argsim.kpm.cross import CrossConfig
-from argsim.kpm.mts_config import MTSConfig
+from argsim.kpm.mts.config import MTSConfig
 from argsim.kpm.sbert import SbertConfig
 from argsim.minutes.mining import MiningConfig
 from argsim.minutes.train import MinutesTrainConfig
@@ -95,8 +95,8 @@ def test_train_thematic_with_no_option_trains_the_shipped_recipe_and_bilstm_the_
 
     seen: dict = {}
 
-    def fake_finetune(rows, out, **kw):
-        seen["minilm"] = kw
+    def fake_finetune(rows, out, config, **kw):
+        seen["minilm"] = {**vars(config), **kw}
         raise SystemExit(0)
 
     def fake_bilstm(rows, out, cfg, **kw):
@@ -114,7 +114,7 @@ def test_train_thematic_with_no_option_trains_the_shipped_recipe_and_bilstm_the_
 
     run("--dev", trips)
     kw = seen["minilm"]
-    assert (kw["lora_rank"], kw["lr"], kw["margin"], kw["batch_size"], kw["eval_every"], kw["base"]) == (
+    assert (kw["lora_rank"], kw["lr"], kw["margin"], kw["batch_size"], kw["eval_every"], kw["model"]) == (
         16, 1e-4, 0.3, 16, 250, "minilm")
     run()
     assert seen["minilm"]["eval_every"] == 0 and seen["minilm"]["dev"] is None  # no --dev: nothing to score
@@ -188,7 +188,7 @@ def test_one_name_per_concept_across_commands():
 
 
 @pytest.mark.parametrize("module", ["argsim.options", "argsim.config", "argsim.demo", "argsim.kpm.sbert",
-                                    "argsim.kpm.cross", "argsim.kpm.mts_config", "argsim.counter.neural.config",
+                                    "argsim.kpm.cross", "argsim.kpm.mts.config", "argsim.counter.neural.config",
                                     "argsim.thematic.config", "argsim.minutes.train", "argsim.minutes.mining",
                                     "argsim.counter.lexical.feature_config", "argsim.modelbuild.recipes"])
 def test_docstring_examples_of_the_settings_run(module):
@@ -202,7 +202,7 @@ def test_docstring_examples_of_the_settings_run(module):
 def test_mts_folders_saved_with_the_older_token_limit_names_load(tmp_path):
     import json
 
-    from argsim.kpm.mts_config import CONFIG_FILE
+    from argsim.kpm.mts.config import CONFIG_FILE
 
     (tmp_path / CONFIG_FILE).write_text(json.dumps({"statement_max_len": 40, "topic_max_len": 20, "pooling": "mean"}))
     loaded = MTSConfig.load(tmp_path)

@@ -121,7 +121,7 @@ def test_plain_templates_format_only_the_statement(ws):
 
 def test_more_folds_than_topics_are_refused_and_every_fold_asked_for_is_made(ws, data_dir):
     from argsim.data.argkp import load_argkp
-    from argsim.kpm.mts_data import topic_folds
+    from argsim.kpm.mts.batches import topic_folds
 
     result = runner.invoke(app, ["--quiet", "data", "kpm-folds", "--folds", "1000", "--out", "f"])
     assert result.exit_code == 2 and "at most" in result.stderr and not (ws / "f" / "argkp").exists()

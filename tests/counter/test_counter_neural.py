@@ -189,7 +189,8 @@ def test_reranker_never_returns_the_query(minilm) -> None:
 def test_tiny_training_run_beats_untrained_and_resumes(counterargs_corpus, tmp_path) -> None:
     from argsim.counter.neural.data import counterargs_data
     from argsim.counter.neural.store import load_model
-    from argsim.counter.neural.training import read_history, train, validate
+    from argsim.counter.neural.training import read_history, train
+    from argsim.evaluation import CounterArgumentEvaluator
 
     data = counterargs_data(counterargs_corpus, limit=300, val_limit=100)
     assert data.info["train_pairs"] == 300 and data.info["val_pairs"] == 100
@@ -200,7 +201,7 @@ def test_tiny_training_run_beats_untrained_and_resumes(counterargs_corpus, tmp_p
     # the saved folder is the best epoch, and it reproduces its validation accuracy
     model = load_model(tmp_path / "full")
     base = model.embed_texts(data.texts)
-    assert validate(model, data, base, 10) == pytest.approx(best)
+    assert CounterArgumentEvaluator.from_pairs(data, 10, base=base).evaluate(model).primary == pytest.approx(best)
     # interrupted after 3 epochs, resumed to 6: the same history as the uninterrupted run
     train(NeuralConfig(**{**cfg.as_dict(), "epochs": 3}), data, tmp_path / "split")
     resumed = train(cfg, data, tmp_path / "split", resume=True)
@@ -281,7 +282,7 @@ def test_rankers_on_pools_rerank_only_the_top_k(minilm, tmp_path) -> None:
     base = model.embed_texts([a.text for a in universe])
     val = at1_over_k(model, base, np.array([row[p.text] for p in points]), np.array([row[corpus.true_counter(p).text]
                      for p in points]), np.arange(len(universe)), ks=(1, 5, 10))
-    assert val == pytest.approx(k1)
+    assert {k: hits.mean() for k, hits in val.items()} == pytest.approx(k1)
     for p in points[:5]:
         s5, s1 = scores_for_k(result, 5)[p.id], scores_for_k(result, 1)[p.id]
         top5 = set(np.argsort(-s1)[:5])
@@ -431,9 +432,10 @@ def test_tiny_cross_encoder_training_learns_and_reloads(counterargs_corpus, tmp_
     t = data.texts
     questions = validation_choices([(t[p], t[c]) for p, c in data.val_pairs], [t[i] for i in data.val_collection],
                                    points=30, negatives=4)
-    hist = train_cross_encoder("minilm", [(t[p], t[c]) for p, c in data.train_pairs],
-                               [t[i] for i in data.train_collection], tmp_path / "ce", epochs=1, lr=1e-4,
-                               batch_size=16, max_length=64, val_questions=questions, evals_per_epoch=1)
+    config = NeuralConfig(kind="cross-encoder", epochs=1, encoder_lr=1e-4, batch_size=16, max_seq_length=64)
+    hist = train_cross_encoder(config, [(t[p], t[c]) for p, c in data.train_pairs],
+                               [t[i] for i in data.train_collection], tmp_path / "ce", questions=questions,
+                               evals_per_epoch=1)
     assert [h["epoch"] for h in hist] == [0, 1.0]
     assert hist[0]["val"] < 0.4 and hist[1]["val"] > hist[0]["val"] + 0.3, hist  # chance is 0.2
     # the saved folder, loaded as the rankers load it (the backend's pair scorer), scores like the model at the end
@@ -554,7 +556,8 @@ def test_validation_of_a_tower_under_training_embeds_only_the_validation_texts(t
     """A tower being trained re-embeds what validation reads every epoch: only the validation points, counters
     and candidates (not the training texts), and the figure is the one of the whole table's embeddings."""
     from argsim.counter.neural.data import PairData
-    from argsim.counter.neural.validation import AtOneOverKEvaluator, at1_over_k
+    from argsim.counter.neural.validation import at1_over_k
+    from argsim.evaluation import CounterArgumentEvaluator
     from argsim.io import read_records
     from argsim.schemas import CounterPairRecord
 
@@ -572,13 +575,40 @@ def test_validation_of_a_tower_under_training_embeds_only_the_validation_texts(t
         return original(texts, **kw)
 
     model.embed_texts = spy
-    evaluator = AtOneOverKEvaluator(data, k=3)
-    got = evaluator(model)[evaluator.primary_metric]
+    evaluator = CounterArgumentEvaluator.from_pairs(data, k=3)
+    got = evaluator(model)["val_at1_over_3"]
     val_texts = {t for pair in rows["val"] for t in pair}
     assert set(seen) == val_texts and len(seen) == len(val_texts) < len(data.texts)
     full = original(data.texts)
     assert got == at1_over_k(model, full, data.val_pairs[:, 0], data.val_pairs[:, 1], data.val_collection,
-                             ks=(3,))[3]
+                             ks=(3,))[3].mean()
+    assert evaluator.n_units == len(data.val_pairs) and evaluator.unit_values.mean() == got
+
+
+def test_the_validation_evaluator_scores_as_the_pools_pipeline(minilm, tmp_path) -> None:
+    """`CounterArgumentEvaluator.from_pairs` (the trainers' validation @1/K on index pairs) gives the figure of
+    the retrieve-then-rerank pipeline over pools (every validation point against every other validation text: the
+    epa setting), for a model with and without a classification head."""
+    from argsim.counter.neural.data import PairData
+    from argsim.counter.neural.pipeline import hits_over_k_pools, run_stages
+    from argsim.data.counterargs import Argument
+    from argsim.evaluation import CounterArgumentEvaluator
+    from argsim.io import read_records
+
+    rows = {name: [(r["point"], r["counter"]) for r in read_records(EXAMPLES / f"{name}.jsonl")]
+            for name in ("train", "val")}
+    data = PairData.from_text_pairs(rows["train"], rows["val"])
+    args = {int(i): Argument(str(i), "val", "", "", "", "", 0, "", data.texts[i], data.texts[i])
+            for i in data.val_collection}
+    points = [args[int(p)] for p, _ in data.val_pairs]
+    pools = {p.id: [a for a in args.values() if a.id != p.id] for p in points}
+    gold = {str(int(p)): str(int(c)) for p, c in data.val_pairs}
+    for kind in ("bipolar", "bi-encoder"):
+        torch.manual_seed(0)
+        model = CounterModel(NeuralConfig(kind=kind), dim=minilm.dim)
+        second = model if model.cls is not None else None
+        expected = hits_over_k_pools(run_stages(points, pools, model, second, kmax=3), pools, gold, (3,))[3].mean()
+        assert CounterArgumentEvaluator.from_pairs(data, k=3).evaluate(model).primary == pytest.approx(expected)
 
 
 def _bipolar_cli(tiny_bert, out, *extra: str):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from argsim.kpm.mts_model import ClusterLoss, PairContrastiveLoss
+from argsim.kpm.mts.network import ClusterLoss, PairContrastiveLoss
 
 
 def unit(deg: float) -> list[float]:
@@ -80,7 +80,7 @@ def test_simakp_contrastive_pairs():
 
 def test_cluster_batches_pseudo_labels(data_dir):
     from argsim.data.argkp import load_argkp
-    from argsim.kpm.mts_data import cluster_batches, pseudo_labels
+    from argsim.kpm.mts.batches import cluster_batches, pseudo_labels
 
     train = load_argkp("train", data_dir)
     train = train.subset(train.topics[:2])
@@ -101,7 +101,7 @@ def test_cluster_batches_pseudo_labels(data_dir):
 
 def test_topic_folds_fold1_is_official(data_dir):
     from argsim.data.argkp import load_argkp
-    from argsim.kpm.mts_data import topic_folds
+    from argsim.kpm.mts.batches import topic_folds
 
     train, dev = load_argkp("train", data_dir), load_argkp("dev", data_dir)
     folds = topic_folds(train, dev, 7)
@@ -113,7 +113,7 @@ def test_topic_folds_fold1_is_official(data_dir):
 
 
 def test_identity_init_starts_from_the_zero_shot_encoder(minilm):
-    from argsim.kpm.mts_model import MTSConfig, build_net
+    from argsim.kpm.mts.network import MTSConfig, build_net
 
     net = build_net(MTSConfig(pooling="mean", out_dim=384, identity_init=True)).eval()
     texts = ["School uniform reduces bullying", "Whaling is cruel to intelligent animals"]
@@ -146,8 +146,8 @@ def fit_and_held(data_dir):
 def _tiny_mts(tiny_bert, folder, fit, lr: float, head_lr: float, epochs: int = 2, dev=None,
               dropout: float = 0.1):
     """MTS on the tiny random BERT (one thread: fastest on a busy machine); its info and held-out mAP scorer."""
-    from argsim.kpm.mts_model import MTSConfig
-    from argsim.kpm.mts_train import train_mts
+    from argsim.kpm.mts.network import MTSConfig
+    from argsim.kpm.mts.train import train_mts
     from argsim.training import resolve_placement
 
     cfg = MTSConfig(model=str(tiny_bert), pooling="mean", epochs=epochs, max_pos=8, max_neg=8, max_unmatched=2,

@@ -254,8 +254,8 @@ def test_mts_starts_from_a_sentence_transformers_folder(tiny, tmp_path):
     from safetensors.torch import load_file
 
     from argsim.backend import load_sentence_transformer
-    from argsim.kpm.mts_model import MTSConfig
-    from argsim.kpm.mts_train import train_mts
+    from argsim.kpm.mts.network import MTSConfig
+    from argsim.kpm.mts.train import train_mts
 
     sbert = load_sentence_transformer("minilm", device="cpu")
     emb = sbert[0].auto_model.embeddings.word_embeddings.weight
@@ -393,7 +393,7 @@ def test_fold_splits_load_back_and_kpm_folds_scores_fold_one_as_the_dev_split(da
     from typer.testing import CliRunner
 
     from argsim.cli.app import app
-    from argsim.kpm.mts_data import topic_folds
+    from argsim.kpm.mts.batches import topic_folds
     from argsim.kpm.scoring import score_key_points
     from argsim.metrics.kpa_map import evaluate_map
 

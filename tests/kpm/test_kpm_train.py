@@ -45,8 +45,8 @@ def test_mts_trains_saves_and_loads_through_the_backend(splits, tmp_path, in_pro
     from typer.testing import CliRunner
 
     from argsim.cli.app import app
-    from argsim.kpm.mts_model import MTSConfig
-    from argsim.kpm.mts_train import train_mts
+    from argsim.kpm.mts.network import MTSConfig
+    from argsim.kpm.mts.train import train_mts
 
     train, held = splits
     cfg = MTSConfig(epochs=1, max_batches=2, max_pos=4, max_neg=6, max_unmatched=2, train_layers=2)

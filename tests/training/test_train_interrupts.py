@@ -5,6 +5,7 @@ sleeps) so the signal lands mid-run; each case trains a tiny model for a few ste
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -83,10 +84,11 @@ def bilstm(out: Path, asset: Path, resume: bool, rows: list[dict] | None = None)
 
 
 def minilm(out: Path, asset: Path, resume: bool, rows: list[dict] | None = None) -> int:
-    from argsim.thematic.finetune import finetune_sentence_transformer
+    from argsim.thematic.finetune import ThematicTrainConfig, finetune_sentence_transformer
 
-    run = finetune_sentence_transformer(rows or tiny_triplets(32), out, base=str(asset), batch_size=4, lr=1e-4,
-                                        max_seq_length=16, placement=_cpu(), budget=Budget(resume=resume))
+    config = ThematicTrainConfig(model=str(asset), batch_size=4, lr=1e-4, max_seq_length=16, margin=1.0, lora_rank=0)
+    run = finetune_sentence_transformer(rows or tiny_triplets(32), out, config, placement=_cpu(),
+                                        budget=Budget(resume=resume))
     return run["steps"]
 
 
@@ -100,8 +102,8 @@ def _sbert(out: Path, asset: Path, resume: bool, layers: int) -> int:
 
 
 def mts(out: Path, asset: Path, resume: bool) -> int:
-    from argsim.kpm.mts_model import MTSConfig
-    from argsim.kpm.mts_train import train_mts
+    from argsim.kpm.mts.network import MTSConfig
+    from argsim.kpm.mts.train import train_mts
 
     cfg = MTSConfig(model=str(asset), pooling="mean", epochs=3, max_pos=2, max_neg=2, max_unmatched=1, out_dim=8,
                     stance_dim=2, max_seq_length=16, topic_max_seq_length=8)  # 3 batches an epoch
@@ -117,6 +119,24 @@ def bipolar(out: Path, asset: Path, resume: bool) -> int:
     config = NeuralConfig(kind="bipolar", epochs=3, batch_size=2, k_val=2, lr=3e-3)  # 3 batches an epoch
     data = PairData.from_text_pairs(pairs[:6], pairs[6:])
     return train(config, data, out, placement=_cpu(), budget=Budget(resume=resume))[-1]["epoch"] * 3
+
+
+def counter_cross(out: Path, asset: Path, resume: bool) -> int:
+    from argsim.counter.neural.config import NeuralConfig
+    from argsim.counter.neural.cross import train_cross_encoder
+
+    pairs = [(a, b) for texts in TOPICS.values() for a, b in zip(texts[:3], texts[3:], strict=True)]  # 9 pairs
+    config = NeuralConfig(kind="cross-encoder", base_model=str(asset), epochs=2, batch_size=4, max_seq_length=16)
+    train_cross_encoder(config, pairs, [t for p in pairs for t in p], out, placement=_cpu(),
+                        budget=Budget(resume=resume))
+    return json.loads((out / "train_config.json").read_text())["steps"]
+
+
+def kpm_cross(out: Path, asset: Path, resume: bool) -> int:
+    from argsim.kpm.cross import CrossConfig, train_cross
+
+    cfg = CrossConfig(model=str(asset), batch_size=2, epochs=1.0, max_seq_length=16)  # 15 pairs: 8 steps
+    return train_cross(_kpm(), out, cfg, placement=_cpu(), budget=Budget(resume=resume), quiet=True)["steps"]
 
 
 def minutes(out: Path, asset: Path, resume: bool) -> int:
@@ -138,9 +158,10 @@ def _kpm():
 
 
 CASES = {"bilstm": bilstm, "mts": mts, "bipolar": bipolar, "minutes": minutes, "minilm": minilm,
-         "sbert": lambda o, a, r: _sbert(o, a, r, 0),
-         "sbert-top": lambda o, a, r: _sbert(o, a, r, 1)}
-PLANNED = {"bilstm": 16, "mts": 9, "bipolar": 9, "minutes": 8, "minilm": 8, "sbert": 8, "sbert-top": 8}
+         "sbert": lambda o, a, r: _sbert(o, a, r, 0), "sbert-top": lambda o, a, r: _sbert(o, a, r, 1),
+         "counter-cross": counter_cross, "kpm-cross": kpm_cross}
+PLANNED = {"bilstm": 16, "mts": 9, "bipolar": 9, "minutes": 8, "minilm": 8, "sbert": 8, "sbert-top": 8,
+           "counter-cross": 9, "kpm-cross": 8}
 
 
 @pytest.fixture
@@ -153,14 +174,15 @@ def assets(tmp_path, tiny_bert) -> dict[str, Path]:
     kv = KeyedVectors(vector_size=16)
     kv.add_vectors(words, np.random.default_rng(0).normal(size=(len(words), 16)).astype(np.float32))
     kv.save_word2vec_format(str(tmp_path / "tiny.txt"))
-    return {"bilstm": tmp_path / "tiny.txt", "minilm": tiny_bert, "sbert": tiny_bert, "sbert-top": tiny_bert,
-            "mts": tiny_bert, "bipolar": tiny_bert, "minutes": tiny_bert}
+    return {"bilstm": tmp_path / "tiny.txt", **dict.fromkeys(set(CASES) - {"bilstm"}, tiny_bert)}
 
 
 def warm_imports() -> None:
     """The trainers' modules, imported once in the forking parent."""
+    import argsim.counter.neural.cross
     import argsim.counter.neural.training
-    import argsim.kpm.mts_train
+    import argsim.kpm.cross
+    import argsim.kpm.mts.train
     import argsim.kpm.sbert
     import argsim.minutes.train
     import argsim.thematic.finetune
@@ -200,8 +222,8 @@ def _interrupt(parent, case: str, out: Path, asset: Path, sig: int) -> subproces
 @pytest.mark.parametrize(("case", "sig"), [("bilstm", signal.SIGINT), ("minilm", signal.SIGINT),
                                            ("sbert", signal.SIGINT), ("sbert-top", signal.SIGINT),
                                            ("mts", signal.SIGINT), ("bipolar", signal.SIGINT),
-                                           ("minutes", signal.SIGINT),
-                                           ("bilstm", signal.SIGTERM)])
+                                           ("minutes", signal.SIGINT), ("counter-cross", signal.SIGINT),
+                                           ("kpm-cross", signal.SIGINT), ("bilstm", signal.SIGTERM)])
 def test_a_signal_saves_a_checkpoint_that_resume_continues(case, sig, parent, assets, tmp_path):
     out = tmp_path / case
     done = _interrupt(parent, case, out, assets[case], sig)

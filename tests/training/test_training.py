@@ -157,10 +157,11 @@ def test_sentence_transformer_trainer_device_seed_resume_and_records(devices_see
     """Thematic fine-tune (the mechanics do not depend on the base: a tiny random BERT): on the resolved device; a
     run stopped by --max-steps and resumed equals the uninterrupted run with the same seed, weight for weight (so
     two runs with one seed are identical too); train_config.json + model card beside the weights."""
-    from argsim.thematic.finetune import finetune_sentence_transformer
+    from argsim.thematic.finetune import ThematicTrainConfig, finetune_sentence_transformer
 
     trips = tiny_triplets(16)
-    kw = {"base": str(tiny_bert), "batch_size": 4, "lr": 1e-4, "max_seq_length": 16}
+    kw = {"config": ThematicTrainConfig(model=str(tiny_bert), batch_size=4, lr=1e-4, max_seq_length=16, margin=1.0,
+                                        lora_rank=0)}
     old_umask = os.umask(0o002)
     try:
         finetune_sentence_transformer(trips, tmp_path / "a", placement=cpu(), **kw)
@@ -196,12 +197,13 @@ def test_thematic_finetune_keeps_the_best_dev_step_not_the_last(tiny_bert, tmp_p
 
     from argsim.io import read_records
     from argsim.schemas import TripletRecord
-    from argsim.thematic.finetune import SELECTION_METRIC, finetune_sentence_transformer
+    from argsim.thematic.finetune import SELECTION_METRIC, ThematicTrainConfig, finetune_sentence_transformer
 
     dev = read_records(REPO / "examples" / "thematic" / "triplets.jsonl", TripletRecord)
     out = tmp_path / "m"
-    stats = finetune_sentence_transformer(tiny_triplets(16), out, base=str(tiny_bert), placement=cpu(), batch_size=4,
-                                          lr=1e-2, max_seq_length=16, epochs=3, dev=dev, eval_every=2, dev_sample=30)
+    config = ThematicTrainConfig(model=str(tiny_bert), batch_size=4, lr=1e-2, max_seq_length=16, epochs=3,
+                                 eval_every=2, dev_sample=30, margin=1.0, lora_rank=0)
+    stats = finetune_sentence_transformer(tiny_triplets(16), out, config, placement=cpu(), dev=dev)
     config = json.loads((out / "train_config.json").read_text())
     scores = {e["step"]: e[SELECTION_METRIC] for e in config["evals"] if SELECTION_METRIC in e}
     assert sorted(scores) == [2, 4, 6, 8, 10, 12] and stats["dev_sample"] == 30
@@ -237,15 +239,17 @@ def held_out_triplets() -> list[dict]:
 def test_thematic_finetune_raises_held_out_triplet_accuracy(tiny_bert, tmp_path):
     """The transformer fine-tune (a tiny random BERT) on 24 triplets for 3 epochs raises triplet accuracy on
     sentences it never saw above the same run at a learning rate of 0 (the untrained model)."""
-    from argsim.thematic.finetune import finetune_sentence_transformer
+    from argsim.thematic.finetune import ThematicTrainConfig, finetune_sentence_transformer
 
     dev = held_out_triplets()
     assert not {t[f] for t in dev for f in ("anchor", "positive", "negative")} & {
         t[f] for t in tiny_triplets(24) for f in ("anchor", "positive", "negative")}
-    kw = {"base": str(tiny_bert), "placement": cpu(), "batch_size": 8, "epochs": 3, "max_seq_length": 16,
-          "dev": dev, "quiet": True}
-    zero = finetune_sentence_transformer(tiny_triplets(24), tmp_path / "zero", lr=0.0, **kw)
-    tuned = finetune_sentence_transformer(tiny_triplets(24), tmp_path / "tuned", lr=3e-3, **kw)
+    kw = {"model": str(tiny_bert), "batch_size": 8, "epochs": 3, "max_seq_length": 16, "margin": 1.0, "lora_rank": 0,
+          "eval_every": 0}
+    zero = finetune_sentence_transformer(tiny_triplets(24), tmp_path / "zero", ThematicTrainConfig(lr=0.0, **kw),
+                                         placement=cpu(), dev=dev, quiet=True)
+    tuned = finetune_sentence_transformer(tiny_triplets(24), tmp_path / "tuned", ThematicTrainConfig(lr=3e-3, **kw),
+                                          placement=cpu(), dev=dev, quiet=True)
     assert tuned["steps"] == zero["steps"] == 9
     assert tuned["dev_accuracy"] > zero["dev_accuracy"] + 0.15, (zero["dev_accuracy"], tuned["dev_accuracy"])
 
@@ -253,14 +257,17 @@ def test_thematic_finetune_raises_held_out_triplet_accuracy(tiny_bert, tmp_path)
 def test_counter_cross_encoder_keeps_the_best_validated_weights_not_the_last(tiny_bert, tmp_path):
     """Validated twice per epoch, a tiny random cross-encoder at lr 3e-3 peaks early and ends lower: the saved model
     is the peak (it scores the best row's choice accuracy again) and the records name it."""
+    from argsim.counter.neural.config import NeuralConfig
     from argsim.counter.neural.cross import choice_accuracy, train_cross_encoder, validation_choices
     from argsim.counter.neural.pipeline import load_stage
 
     pairs = [(a, b) for texts in TOPICS.values() for a, b in zip(texts[:3], texts[3:], strict=True)]
     collection = [t for p in pairs for t in p]
     questions = validation_choices(pairs, collection, points=9, negatives=3)
-    hist = train_cross_encoder(str(tiny_bert), pairs, collection, tmp_path / "ce", epochs=2, lr=3e-3, batch_size=4,
-                               max_length=32, val_questions=questions, evals_per_epoch=2, placement=cpu())
+    config = NeuralConfig(kind="cross-encoder", base_model=str(tiny_bert), epochs=2, encoder_lr=3e-3, batch_size=4,
+                          max_seq_length=32)
+    hist = train_cross_encoder(config, pairs, collection, tmp_path / "ce", questions=questions, evals_per_epoch=2,
+                               placement=cpu())
     vals = [h["val"] for h in hist[1:]]
     best = max(vals)
     assert vals[-1] < best, hist  # the premise: the last row is not the best
@@ -274,17 +281,19 @@ def test_counter_cross_encoder_resumed_keeps_the_best_validated_before_the_stop(
     """The same run stopped by --max-steps 5 (the stopped weights are validated too, their row marked) and resumed:
     the best validated row comes before the stop, and the resumed run still saves its weights (the best of the
     whole history, the first of equal scores), not the last ones."""
+    from argsim.counter.neural.config import NeuralConfig
     from argsim.counter.neural.cross import choice_accuracy, train_cross_encoder, validation_choices
     from argsim.counter.neural.pipeline import load_stage
 
     pairs = [(a, b) for texts in TOPICS.values() for a, b in zip(texts[:3], texts[3:], strict=True)]
     collection = [t for p in pairs for t in p]
     questions = validation_choices(pairs, collection, points=9, negatives=3)
-    kw = {"epochs": 2, "lr": 3e-3, "batch_size": 4, "max_length": 32, "val_questions": questions,
-          "evals_per_epoch": 2, "placement": cpu()}
-    first = train_cross_encoder(str(tiny_bert), pairs, collection, tmp_path / "ce", budget=Budget(max_steps=5), **kw)
+    config = NeuralConfig(kind="cross-encoder", base_model=str(tiny_bert), epochs=2, encoder_lr=3e-3, batch_size=4,
+                          max_seq_length=32)
+    kw = {"questions": questions, "evals_per_epoch": 2, "placement": cpu()}
+    first = train_cross_encoder(config, pairs, collection, tmp_path / "ce", budget=Budget(max_steps=5), **kw)
     assert first[-1]["stopped_early"] and first[-1]["examples"] == 20
-    hist = train_cross_encoder(str(tiny_bert), pairs, collection, tmp_path / "ce", budget=Budget(resume=True), **kw)
+    hist = train_cross_encoder(config, pairs, collection, tmp_path / "ce", budget=Budget(resume=True), **kw)
     assert hist[:len(first)] == first and len(hist) > len(first)
     vals = [h["val"] for h in hist[1:]]
     at = vals.index(max(vals))  # the first of equal scores
@@ -299,13 +308,13 @@ def test_thematic_finetune_with_eval_every_keeps_the_budget_stop_checkpoint(tiny
     continues from the stop (the trainer's end-of-run clean-up must not delete it). A tiny random BERT."""
     from argsim.io import read_records
     from argsim.schemas import TripletRecord
-    from argsim.thematic.finetune import finetune_sentence_transformer
+    from argsim.thematic.finetune import ThematicTrainConfig, finetune_sentence_transformer
 
     dev = read_records(REPO / "examples" / "thematic" / "triplets.jsonl", TripletRecord)
     out = tmp_path / "m"
-    finetune_sentence_transformer(tiny_triplets(16), out, base=str(tiny_bert), placement=cpu(), batch_size=4, lr=3e-4,
-                                  max_seq_length=16, epochs=3, dev=dev, eval_every=2, dev_sample=10,
-                                  budget=Budget(max_steps=5))
+    config = ThematicTrainConfig(model=str(tiny_bert), batch_size=4, lr=3e-4, max_seq_length=16, epochs=3,
+                                 eval_every=2, dev_sample=10, margin=1.0, lora_rank=0)
+    finetune_sentence_transformer(tiny_triplets(16), out, config, placement=cpu(), dev=dev, budget=Budget(max_steps=5))
     assert (out / "checkpoints" / "checkpoint-5").is_dir()
     assert json.loads((out / "train_config.json").read_text())["stopped_by"] == "max_steps"
 
@@ -426,8 +435,8 @@ def test_bilstm_eval_every_resumes_exactly(tiny_vectors, tmp_path):
 def test_kpm_trainers_train_on_the_resolved_device(devices_seen, tmp_path):
     """Siamese SBERT (full and top-layer) and MTS: one or two steps each, parameters on the resolved device."""
     from argsim.data.argkp import kpm_data
-    from argsim.kpm.mts_model import MTSConfig
-    from argsim.kpm.mts_train import train_mts
+    from argsim.kpm.mts.network import MTSConfig
+    from argsim.kpm.mts.train import train_mts
     from argsim.kpm.sbert import SbertConfig, train_sbert
 
     data = kpm_data(FIXTURES / "kpm" / "arguments.csv", FIXTURES / "kpm" / "key_points.csv",
@@ -462,8 +471,9 @@ def test_counter_trainers_train_on_the_resolved_device(devices_seen, tmp_path):
     saved = tmp_path / "bp" / "checkpoints" / "checkpoint-2"
     assert hist[0]["epoch"] == 0 and json.loads((saved / "trainer_state.json").read_text())["global_step"] == 2
     assert json.loads((saved / "counter_state.json").read_text())["current"]["epoch"] == 1  # the epoch in progress
-    hist = train_cross_encoder("minilm", pairs[:6], [t for p in pairs for t in p], tmp_path / "ce", max_length=16,
-                               batch_size=4, placement=cpu(), budget=Budget(max_steps=1))
+    hist = train_cross_encoder(NeuralConfig(kind="cross-encoder", epochs=1, max_seq_length=16, batch_size=4),
+                               pairs[:6], [t for p in pairs for t in p], tmp_path / "ce", placement=cpu(),
+                               budget=Budget(max_steps=1))
     assert hist[-1]["stopped_early"] and json.loads((tmp_path / "ce" / "train_config.json").read_text())["steps"] == 1
     assert devices_seen == {"cpu"}
 

@@ -20,7 +20,7 @@ from argsim.cli.params import (
     model_option,
 )
 from argsim.cli.training_options import budget_options, placement
-from argsim.kpm.mts_config import MTSConfig
+from argsim.kpm.mts.config import MTSConfig
 from argsim.kpm.sbert import SbertConfig
 
 if TYPE_CHECKING:
@@ -230,8 +230,8 @@ def train_mts_cmd(
     from argsim.data.argkp import load_argkp
     from argsim.errors import ArgsimError
     from argsim.kpm.evaluate import evaluate_folds, evaluate_trained, feature_size, training_inputs
-    from argsim.kpm.mts_data import topic_folds
-    from argsim.kpm.mts_train import train_folds, train_mts
+    from argsim.kpm.mts.batches import topic_folds
+    from argsim.kpm.mts.train import train_folds, train_mts
     from argsim.training import is_main_process
 
     if folds > 1 and source.arguments is not None:

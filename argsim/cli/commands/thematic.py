@@ -114,13 +114,8 @@ def train_thematic(
     else:
         from argsim.thematic.finetune import finetune_sentence_transformer
 
-        stats = finetune_sentence_transformer(rows, out, base=config.model, epochs=config.epochs,
-                                              batch_size=config.batch_size, lr=config.lr, margin=config.margin,
-                                              max_triplets=config.max_triplets,
-                                              max_seq_length=config.max_seq_length, placement=where,
-                                              budget=plan, quiet=quiet, dev=dev_rows, eval_every=config.eval_every,
-                                              dev_sample=config.dev_sample, lora_rank=config.lora_rank,
-                                              lora_alpha=config.lora_alpha, init=config.init)
+        stats = finetune_sentence_transformer(rows, out, config, placement=where, budget=plan, quiet=quiet,
+                                              dev=dev_rows)
     if where.processes == 1 or is_main_process():
         console.print(summary_table(f"trained {arch} -> {out}", ["statistic", "value"],
                                     [[k, v] for k, v in stats.items()]))

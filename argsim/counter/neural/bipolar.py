@@ -57,11 +57,10 @@ def train_bipolar(config: NeuralConfig, data: PairData, out: str | Path, *, init
         questions = validation_choices([(texts[p], texts[c]) for p, c in data.val_pairs],
                                        [texts[i] for i in data.val_collection], points=cross.points,
                                        negatives=cross.negatives, seed=seed)
-        history = train_cross_encoder(config.base_model, [(texts[p], texts[c]) for p, c in data.train_pairs],
-                                      [texts[i] for i in data.train_collection], out, epochs=config.epochs,
-                                      lr=config.encoder_lr, batch_size=config.batch_size,
-                                      max_length=config.max_seq_length, seed=seed, log=log, val_questions=questions,
-                                      evals_per_epoch=cross.evals, placement=placement, budget=budget, quiet=quiet)
+        history = train_cross_encoder(config, [(texts[p], texts[c]) for p, c in data.train_pairs],
+                                      [texts[i] for i in data.train_collection], out, questions=questions,
+                                      evals_per_epoch=cross.evals, placement=placement, budget=budget, quiet=quiet,
+                                      log=log)
         title = f"cross-encoder: validation accuracy@1 among 1 + {cross.negatives}"
     else:
         from argsim.counter.neural.training import train

@@ -1,8 +1,10 @@
-"""Configuration of the neural counter-argument models (one dataclass, saved as `config.json`)."""
+"""Configuration of the neural counter-argument models (one dataclass, saved as `config.json`), the marker of a
+saved cross-encoder, and the request of a Table 3 evaluation; torch-free."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
 from typing import Any, Literal
 
 from argsim.config import SEED
@@ -14,6 +16,23 @@ KINDS = ("bipolar", "bipolar-nodiff", "bi-encoder", "unipolar-ret", "unipolar-cl
 #: base-embedding poolings: `mean-norm` is what all-MiniLM-L6-v2 / all-mpnet-base-v2 were trained with
 POOLINGS = ("mean-norm", "mean", "cls")
 SAMPLINGS = ("random", "hard", "increasing")
+
+
+#: a saved cross-encoder's marker file (its training options; `argsim train bipolar --kind cross-encoder`)
+CROSS_MARKER = "argsim_cross_encoder.json"
+
+
+def is_cross_folder(folder: str | Path) -> bool:
+    return (Path(folder) / CROSS_MARKER).is_file()
+
+
+def marker_max_length(folder: str | Path) -> int:
+    """The token limit a saved cross-encoder folder was trained with (its marker file; 256 where it names none)."""
+    from argsim.backend.safety import model_files
+    from argsim.schemas import CounterCrossMarker, read_json_as
+
+    with model_files(folder, "cross-encoder"):
+        return int(read_json_as(CounterCrossMarker, Path(folder) / CROSS_MARKER).get("max_length", 256))
 
 
 @dataclass(frozen=True)

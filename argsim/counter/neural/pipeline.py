@@ -36,8 +36,7 @@ def check_stage(folder: str | Path, option: str = "model") -> None:
     import json
 
     from argsim.backend.safety import check_model_folder, model_files
-    from argsim.counter.neural.config import NeuralConfig
-    from argsim.counter.neural.cross import is_cross_folder
+    from argsim.counter.neural.config import NeuralConfig, is_cross_folder
     from argsim.counter.neural.store import check_frozen_base, is_model_folder, resolve_folder
     from argsim.errors import ModelError
 
@@ -61,7 +60,7 @@ def load_stage(spec: str | Path | None, precision: str = "auto", config=None):
     A cross-encoder scores on the CPU in `precision` (`--precision`, resolved for the CPU: auto = fp32, bf16 when
     asked), in the runtime of `config` (`--backend`, `--quantize`; None: PyTorch); CounterModel stages compute in
     fp32, their transformer in `config`'s runtime."""
-    from argsim.counter.neural.cross import is_cross_folder, marker_max_length
+    from argsim.counter.neural.config import is_cross_folder, marker_max_length
     from argsim.counter.neural.store import load_model
 
     if spec is None or spec == "none":

@@ -103,7 +103,7 @@ def evaluate_row(row: RowSpec, corpus, split: str, setting: str, ks: tuple[int, 
 
 def training_budget(folder: str | None) -> dict | None:
     """What a model folder cost to train: epochs run, best epoch, minutes, options (from its own records)."""
-    from argsim.counter.neural.cross import CROSS_MARKER, is_cross_folder
+    from argsim.counter.neural.config import CROSS_MARKER, is_cross_folder
     from argsim.counter.neural.training import read_history
     from argsim.schemas import CounterCrossMarker, TrainedHistory, read_json_as
 

@@ -1,6 +1,6 @@
 """Training the Bi-/Unipolar-/Bipolar-encoders: Adam, one sampled negative per pair and epoch, validation @1/K
-after every epoch, early stopping, and the best model saved (the task's own metric chooses it:
-`AtOneOverKEvaluator`, accuracy@1/K on the validation pairs) - on transformers' Trainer
+after every epoch, early stopping, and the best model saved (the task's own metric chooses it: accuracy@1/K on
+the validation pairs, `argsim.evaluation.CounterArgumentEvaluator.from_pairs`) - on transformers' Trainer
 (`argsim.training.module`: the device, precision and processes of the run, checkpoints under OUT/checkpoints at
 every epoch end and every --checkpoint-every steps, `resume` continuing them exactly: the epoch's negatives and
 batch order are saved beside the trainer's own state and random states)."""
@@ -23,10 +23,10 @@ from argsim.counter.neural.heads import classification_loss, triplet_loss
 from argsim.counter.neural.model import CounterModel
 from argsim.counter.neural.sampling import NegativeSampler
 from argsim.counter.neural.store import save_model
-from argsim.counter.neural.validation import AtOneOverKEvaluator, heads_on_cpu
+from argsim.counter.neural.validation import heads_on_cpu
+from argsim.evaluation.counter import CounterArgumentEvaluator
 from argsim.io import write_json
-from argsim.settings import seed_everything
-from argsim.training import Budget, OptimPolicy, Placement, is_main_process, resolve_placement
+from argsim.training import Budget, OptimPolicy, Placement, begin_run, is_main_process
 from argsim.training.record import data_hash, train_config, write_records
 
 HISTORY = "history.json"
@@ -47,13 +47,6 @@ def batch_loss(model: CounterModel, u: torch.Tensor, vp: torch.Tensor, vn: torch
     if cfg.has_classifier:
         loss = loss + classification_loss(model.classify(u, vp), model.classify(u, vn))
     return loss
-
-
-def validate(model: CounterModel, data: PairData, base: np.ndarray, k: int) -> float:
-    """Validation accuracy@1/k against the whole validation collection (`AtOneOverKEvaluator`; the heads run on
-    the CPU: they score precomputed NumPy embeddings)."""
-    evaluator = AtOneOverKEvaluator(data, k)
-    return evaluator(model, base=base)[evaluator.primary_metric]
 
 
 def warm_start(model: CounterModel, folder: str | Path) -> None:
@@ -102,11 +95,6 @@ def warm_start(model: CounterModel, folder: str | Path) -> None:
         if model.cand_tower is not model.point_tower:
             cand = saved / "candidate_encoder"
             model.cand_tower.set_lora(cand if cand.is_dir() else saved / "point_encoder")
-
-
-def policy(config: NeuralConfig) -> OptimPolicy:
-    """Adam (= AdamW with weight decay 0) at constant rates per parameter group, no clipping (as before)."""
-    return OptimPolicy(lr=config.lr, weight_decay=0.0, schedule="constant", max_grad_norm=None)
 
 
 class EpochNegatives:
@@ -222,10 +210,10 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
     """Train `config.kind` on `data` with transformers' Trainer (`argsim.training.module.fit_module`); the
     best-validation model is saved in `out_dir` (rank 0). Returns the history.
 
-    Model selection: `AtOneOverKEvaluator` (validation accuracy@1/`config.k_val`, section 6.3's figure) scores
-    the untrained model (recorded, not a candidate: there is no checkpoint of it) and every epoch; the saved
-    model is the epoch with the best score (`load_best_model_at_end`: strictly better than every earlier one, so
-    the first of equal scores), and `config.patience` evaluations without a better score stop the run
+    Model selection: `CounterArgumentEvaluator.from_pairs` (validation accuracy@1/`config.k_val`, section 6.3's
+    figure) scores the untrained model (recorded, not a candidate: there is no checkpoint of it) and every epoch;
+    the saved model is the epoch with the best score (`load_best_model_at_end`: strictly better than every earlier
+    one, so the first of equal scores), and `config.patience` evaluations without a better score stop the run
     (transformers' `EarlyStoppingCallback`).
 
     History rows: epoch (0 = untrained), loss, val (accuracy@1/k_val), hard (share of hard negatives),
@@ -238,19 +226,17 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
     from transformers import EarlyStoppingCallback
 
     from argsim.training.callbacks import EpochMinutesCallback
-    from argsim.training.module import ModuleData, fit_module
+    from argsim.training.module import ModuleData, fit_module, select_metric
     from argsim.training.st import TrainRun, last_checkpoint
 
     out_dir = Path(out_dir)
-    placement = placement or resolve_placement("cpu", "fp32", seed=config.seed)
-    budget = budget or Budget(max_minutes=max_minutes, resume=resume)
-    seed_everything(config.seed)
+    placement, budget = begin_run(config, placement, budget, max_minutes=max_minutes, resume=resume)
     model = _model(config, model, init)
     frozen = not config.train_encoder
     base = base_table(model, data.texts) if frozen else None
     negatives = EpochNegatives(model, data, config, base)
-    evaluator = AtOneOverKEvaluator(data, config.k_val, base=base)  # chooses the saved epoch
-    history = CounterHistory(out_dir, negatives, f"eval_{evaluator.primary_metric}",
+    evaluator = CounterArgumentEvaluator.from_pairs(data, config.k_val, base=base)  # chooses the saved epoch
+    history = CounterHistory(out_dir, negatives, select_metric(evaluator),
                              {"config": config.as_dict(), "data": data.info}, log)
     resume_from = last_checkpoint(out_dir) if budget.resume else None
     if resume_from is not None and (Path(resume_from) / CounterHistory.STATE).is_file():
@@ -264,11 +250,12 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
     pairs = list(range(len(data.train_pairs)))
     module_data = ModuleData(pairs, negatives.batches, -(-len(pairs) // config.batch_size), negatives.collate,
                              key=_data_hashes(data))
-    run = TrainRun(out_dir, placement, replace(budget, max_minutes=None), policy(config), config.epochs)
+    policy = OptimPolicy.from_config(config, schedule="constant", max_grad_norm=None)  # Adam, constant, per group
+    run = TrainRun(out_dir, placement, replace(budget, max_minutes=None), policy, config.epochs)
     trainer, rec = fit_module(model, _loss_of(data, base), module_data, run, groups=_groups(model, config),
                               evaluator=evaluator, callbacks=callbacks, log_every=1)
     if trainer.is_world_process_zero():
-        _save_run(model, out_dir, config, data, history.history, rec, (placement, budget))
+        _save_run(model, config, data, history.history, rec, replace(run, budget=budget))
     return history.history
 
 
@@ -296,21 +283,21 @@ def _groups(model: CounterModel, config: NeuralConfig) -> list[dict]:
     return groups
 
 
-def _save_run(model: CounterModel, out_dir: Path, config: NeuralConfig, data: PairData, history: list[dict],
-              rec: dict, where: tuple) -> None:
-    """Rank 0: the kept (best-validated) model, history.json and the run's records."""
+def _save_run(model: CounterModel, config: NeuralConfig, data: PairData, history: list[dict], rec: dict,
+              run) -> None:
+    """Rank 0: the kept (best-validated) model, history.json and the run's records (`run`: the `TrainRun`, with
+    the budget as given)."""
+    out_dir = run.out
     trained = history[1:] or history
     best_row = max(trained, key=lambda h: h["val"] if h["val"] == h["val"] else -1.0)
     save_model(model, out_dir, info={"epoch": best_row["epoch"], "val": best_row["val"], "data": data.info})
     write_json(out_dir / HISTORY, {"config": config.as_dict(), "data": data.info, "history": history})
-    run = {**{k: v for k, v in rec.items() if k != "best"}, "epochs_run": history[-1]["epoch"],
-           "losses": [h["loss"] for h in history[1:]]}
+    record = {**{k: v for k, v in rec.items() if k != "best"}, "epochs_run": history[-1]["epoch"],
+              "losses": [h["loss"] for h in history[1:]]}
     metrics = {f"val_at1_over_{config.k_val}_best": best_row["val"], "best_epoch": best_row["epoch"],
                f"val_at1_over_{config.k_val}_untrained": history[0]["val"]}
-    placement, budget = where
-    write_records(out_dir, train_config(f"counter-{config.kind}", placement, budget, policy(config),
-                                        config.as_dict(), _data_hashes(data), run, metrics,
-                                        base_model=config.base_model))
+    write_records(out_dir, train_config(f"counter-{config.kind}", run, config.as_dict(), _data_hashes(data), record,
+                                        metrics, base_model=config.base_model))
 
 
 def _data_hashes(data: PairData) -> dict:

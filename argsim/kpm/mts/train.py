@@ -21,9 +21,9 @@ from argsim.data.argkp import KPMData
 from argsim.errors import ArgsimError
 from argsim.evaluation.kpa_map import KPAMapEvaluator
 from argsim.io import write_json
-from argsim.kpm.mts_data import cluster_batches, pair_batches, topic_folds
-from argsim.kpm.mts_encoder import write_ensemble, write_manifest
-from argsim.kpm.mts_model import VARIANTS, ClusterLoss, MTSConfig, MTSNet, PairContrastiveLoss, build_net
+from argsim.kpm.mts.batches import cluster_batches, pair_batches, topic_folds
+from argsim.kpm.mts.encoder import write_ensemble, write_manifest
+from argsim.kpm.mts.network import VARIANTS, ClusterLoss, MTSConfig, MTSNet, PairContrastiveLoss, build_net
 
 TRAIN_INFO = "argsim_train.json"
 
@@ -46,13 +46,6 @@ def _step_loss(net: MTSNet, batch, loss_fn) -> torch.Tensor:
     st = batch.statements
     emb = net([s.text for s in st], [s.topic for s in st], [s.stance for s in st])
     return loss_fn(emb, torch.tensor(batch.labels, device=emb.device))
-
-
-def policy(cfg: MTSConfig):
-    """AdamW with weight decay `cfg.weight_decay`, warm-up `cfg.warmup_ratio`, linear decay, clipping 1."""
-    from argsim.training import OptimPolicy
-
-    return OptimPolicy(lr=cfg.lr, weight_decay=cfg.weight_decay, warmup_ratio=cfg.warmup_ratio, max_grad_norm=1.0)
 
 
 def _groups(net: MTSNet, cfg: MTSConfig) -> list[dict]:
@@ -108,7 +101,7 @@ def _net(cfg: MTSConfig, init: str | Path | None) -> MTSNet:
     if init is None:
         net = build_net(cfg)
     else:
-        from argsim.kpm.mts_model import load_net
+        from argsim.kpm.mts.network import load_net
 
         net = load_net(init, "cpu")
         if net.cfg.variant != cfg.variant or net.cfg.pooling != cfg.pooling:
@@ -137,8 +130,7 @@ def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, quiet: bool = Fal
     scores the network after every epoch and the folder keeps the best epoch (the first of equal scores:
     `load_best_model_at_end`), not the last; `info["dev"]` lists the scores, `info["best_epoch"]` the kept one."""
     from argsim.measure import peak_memory_mb
-    from argsim.settings import seed_everything
-    from argsim.training import Budget, resolve_placement
+    from argsim.training import OptimPolicy, begin_run
     from argsim.training.callbacks import LossLogCallback, epoch_rows
     from argsim.training.module import fit_module, whole_batches
     from argsim.training.record import data_hash
@@ -146,9 +138,7 @@ def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, quiet: bool = Fal
 
     if cfg.variant not in VARIANTS:
         raise ArgsimError(f"unknown variant '{cfg.variant}': choose one of {', '.join(VARIANTS)}")
-    placement = placement or resolve_placement("cpu", "fp32", seed=cfg.seed)
-    cfg.seed = placement.seed
-    seed_everything(cfg.seed)
+    placement, budget = begin_run(cfg, placement, budget)
     net = _net(cfg, init)
     loss_fn = (PairContrastiveLoss(cfg.contrastive_pos_margin, cfg.contrastive_neg_margin, cfg.miner_epsilon)
                if cfg.variant == "simakp" else
@@ -158,7 +148,7 @@ def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, quiet: bool = Fal
         raise ArgsimError(f"{train.name}: no key point with a matching argument to build batches from")
     labels = data_hash(sorted((str(a), str(k), int(v)) for (a, k), v in train.labels.items()))
     data = whole_batches(lambda epoch: _epoch_batches(train, cfg, epoch), n_batches, key=labels)
-    run = TrainRun(Path(out), placement, budget or Budget(), policy(cfg), cfg.epochs)
+    run = TrainRun(Path(out), placement, budget, OptimPolicy.from_config(cfg), cfg.epochs)
     evaluator = map_evaluator(dev) if dev is not None else None
     logger = [LossLogCallback(cfg.variant, lambda line: print(line, file=sys.stderr, flush=True))] if log_every else []
     trainer, rec = fit_module(net, lambda model, batch: _step_loss(model, batch, loss_fn), data, run,
@@ -197,8 +187,8 @@ def _save_run(net: MTSNet, run, cfg: MTSConfig, info: dict, rec: dict, hashes: d
         metrics = {k: v for k, v in info["dev"][info["best_epoch"] - 1].items() if k not in ("epoch", "step")}
         metrics["best_epoch"] = info["best_epoch"]
     record = {k: v for k, v in rec.items() if k != "best"} | {"epochs": info["epochs"]}
-    write_records(run.out, train_config(f"kpm-{cfg.variant}", run.placement, run.budget, policy(cfg), asdict(cfg),
-                                        hashes, record, metrics, base_model=str(cfg.model)))
+    write_records(run.out, train_config(f"kpm-{cfg.variant}", run, asdict(cfg), hashes, record, metrics,
+                                        base_model=str(cfg.model)))
 
 
 def train_folds(train: KPMData, dev: KPMData, out: str | Path, cfg: MTSConfig, folds: int,

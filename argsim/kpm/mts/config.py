@@ -1,6 +1,6 @@
 """The settings of Matching The Statements (Phan et al. 2021): one dataclass, saved with the model.
 
-Kept apart from the network (`argsim.kpm.mts_model`) so that reading the settings (the CLI builds
+Kept apart from the network (`argsim.kpm.mts.network`) so that reading the settings (the CLI builds
 `argsim train mts`'s options from these fields, see `argsim.options`) does not import torch.
 """
 

@@ -54,7 +54,7 @@ class MTSEncoder(Encoder):
         import torch
 
         from argsim.backend.device import cast_for_inference
-        from argsim.kpm.mts_model import load_net
+        from argsim.kpm.mts.network import load_net
 
         self.net = cast_for_inference(load_net(folder, device), precision) if runtime is None else \
             load_net(folder, "cpu", backbone=False)  # the backbone runs in the export

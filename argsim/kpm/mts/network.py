@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from argsim.backend.pooling import pool
-from argsim.kpm.mts_config import CONFIG_FILE, VARIANTS, MTSConfig  # noqa: F401 (imported from here too)
+from argsim.kpm.mts.config import CONFIG_FILE, VARIANTS, MTSConfig  # noqa: F401 (imported from here too)
 
 HEAD_FILE = "mts_head.pt"
 
