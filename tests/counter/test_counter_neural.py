@@ -594,8 +594,9 @@ def test_the_validation_evaluator_scores_as_the_pools_pipeline(minilm, tmp_path)
     from argsim.data.counterargs import Argument
     from argsim.evaluation import CounterArgumentEvaluator
     from argsim.io import read_records
+    from argsim.schemas import CounterPairRecord
 
-    rows = {name: [(r["point"], r["counter"]) for r in read_records(EXAMPLES / f"{name}.jsonl")]
+    rows = {name: [(r["point"], r["counter"]) for r in read_records(EXAMPLES / f"{name}.jsonl", CounterPairRecord)]
             for name in ("train", "val")}
     data = PairData.from_text_pairs(rows["train"], rows["val"])
     args = {int(i): Argument(str(i), "val", "", "", "", "", 0, "", data.texts[i], data.texts[i])
