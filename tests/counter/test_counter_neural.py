@@ -248,6 +248,11 @@ def test_cli_bad_input_is_one_line_error(tmp_path) -> None:
     assert "bad.jsonl" in res.output and "counter" in res.output
     res = CliRunner().invoke(app, ["rank", "counter-search", "--model", str(tmp_path), "--candidates", str(bad),
                                    "--queries", str(bad), "--out", str(tmp_path / "x.jsonl")])
+    assert res.exit_code == 2 and "column 'text': missing field" in res.output  # the files first, then the model
+    texts = tmp_path / "texts.txt"
+    texts.write_text("a point\nanother point\n")
+    res = CliRunner().invoke(app, ["rank", "counter-search", "--model", str(tmp_path), "--candidates", str(texts),
+                                   "--queries", str(texts), "--out", str(tmp_path / "x.jsonl")])
     assert res.exit_code == 2 and "not a trained counter-argument model" in res.output
 
 
