@@ -111,7 +111,8 @@ def _trained_history(path: Path) -> None:
 
 
 def _budgets(path: Path) -> None:
-    from argsim.schemas import Budgets, read_json_as
+    from argsim.io import read_json_as
+    from argsim.schemas import Budgets
 
     read_json_as(Budgets, path)
 
