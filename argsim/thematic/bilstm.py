@@ -3,7 +3,7 @@
 Attention as in Yang et al. (2016): u_t = tanh(W h_t + b), a_t = softmax(u_t . c), s = sum_t a_t h_t.
 Saved folders (`save_model`) hold `argsim_encoder.json`, `config.json`, `vocab.txt` and `model.pt`, and load
 through the backend: `get_encoder(folder)`. A "concatenation" folder (`save_concat`) joins several such models
-(triplets-sen-titles = [triplets-sen ; triplets-titles]).
+(triplets-sen-titles = [triplets-sen ; triplets-titles]); it loads through `argsim.backend.concat`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from argsim.backend.encoder import CompositeEncoder, Encoder
+from argsim.backend.concat import ConcatEncoder, load_concat_encoder  # noqa: F401 (the thematic-concat loader)
+from argsim.backend.encoder import Encoder
 from argsim.backend.fingerprint import fingerprint
 from argsim.backend.models import tokenize_en
 from argsim.backend.safety import load_torch_weights
@@ -158,23 +159,6 @@ class BiLSTMEncoder(Encoder):
         return np.concatenate(outs, axis=0)
 
 
-class ConcatEncoder(CompositeEncoder):
-    """Concatenation of several backend encoders' vectors (the paper's triplets-sen-titles)."""
-
-    def __init__(self, folder: Path, parts: list[Encoder]) -> None:
-        super().__init__()
-        self.parts = parts
-        self.name = Path(folder).name
-        self.device, self.precision = parts[0].device, parts[0].precision
-        self.identity = "concat:" + "+".join(p.identity for p in parts)
-        ran = [p for p in parts if p.backend != "torch"]
-        if ran:  # a part's transformer runs in ONNX Runtime / OpenVINO
-            self.backend, self.quantize = ran[0].backend, ran[0].quantize
-
-    def _encode_batch(self, texts: list[str]) -> np.ndarray:
-        return np.concatenate([p.encode(texts, show_progress=False) for p in self.parts], axis=1)
-
-
 def load_encoder(folder: Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32") -> BiLSTMEncoder:
     """Backend loader named in `argsim_encoder.json`. The BiLSTM runs no transformer and computes in fp32 whatever
     `precision` asks (its `precision` says so)."""
@@ -193,21 +177,3 @@ def save_concat(folder: Path, parts: dict[str, Path]) -> Path:
     (folder / "config.json").write_text(json.dumps({"parts": list(parts)}, indent=2), encoding="utf-8")
     (folder / "argsim_encoder.json").write_text(json.dumps(CONCAT_MANIFEST), encoding="utf-8")
     return folder
-
-
-def load_concat_encoder(folder: Path, device: str = "cpu", batch_size: int = 64,
-                        precision: str = "fp32", runtime: dict | None = None) -> ConcatEncoder:
-    """The `thematic-concat` loader; `runtime` (`--backend onnx|openvino`): every transformer part runs there."""
-    from argsim.backend import get_encoder
-    from argsim.backend.registry import member_options
-
-    folder = Path(folder)
-    from argsim.io import read_json_as
-    from argsim.schemas import ConcatConfig
-
-    config = read_json_as(ConcatConfig, folder / "config.json", what="a concatenation's config {parts: [...]}")
-    options = member_options(runtime)
-    parts = [get_encoder(str(folder / "parts" / name), device=device if runtime is None else None,
-                         batch_size=batch_size, precision=precision, **options)
-             for name in config["parts"]]
-    return ConcatEncoder(folder, parts)
