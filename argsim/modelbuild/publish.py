@@ -38,8 +38,8 @@ class ShippedTask:
     licence: str
     slice_description: str
     slice_figures: Callable[[Path, object], dict[str, float]]  # (trained folder, RunConfig) -> figures
-    artifact: str = "lora"  # the card's artifact: "lora" (an adapter), "heads" (heads over the frozen base) or
-    # "lora+heads" (heads over the base with LoRA adapters of its towers)
+    artifact: str = "lora"  # the card's artifact: "lora" (an adapter), "heads" (heads over the frozen base),
+    # "lora+heads" (heads over the base with LoRA adapters of its towers) or "composite" (a config over shipped models)
     files: tuple[str, ...] = ("adapter_model.safetensors", "adapter_config.json", "argsim_encoder.json")
     trained_with: str = "train with --lora-rank"  # how a folder of this kind is made (for the refusal)
     #: (trained folder, staging folder) -> card entries: writes the artifact that ships from a trained folder that is
@@ -82,6 +82,30 @@ def _counter_slice(ranker: str) -> Callable[[Path, object], dict[str, float]]:
         return {"accuracy_at_1": summary.accuracy_at_1, "mrr": summary.mrr, "points": summary.points}
 
     return figures
+
+
+#: the fixed open-collection slice a shipped counter-argument retriever is checked on: argsim's ArguAna replica
+#: (`argsim.data.arguana`), validation, the points of one idebate theme as queries over its arguments
+ARGUANA_SLICE = {"split": "validation", "themes": ("culture",)}
+
+
+def arguana_slice(config=None):
+    """The `ARGUANA_SLICE` replica (47 validation queries over 417 arguments)."""
+    from argsim.data.arguana import load_arguana
+
+    return load_arguana(ARGUANA_SLICE["split"], config.data_dir if config else None, themes=ARGUANA_SLICE["themes"])
+
+
+def _retriever_slice_figures(folder: Path, config=None) -> dict[str, float]:
+    """Both protocols on their slices, through the loader users get: accuracy@1 and MRR on `COUNTER_SLICE` (the
+    `emb-cosine` ranker: points as queries, candidates as documents) and nDCG@10 on `ARGUANA_SLICE` (the
+    `ArguAnaEvaluator` of `argsim evaluate`)."""
+    from argsim.evaluation.arguana import ArguAnaEvaluator
+
+    data = arguana_slice(config)
+    result = ArguAnaEvaluator(data, config=config).evaluate(str(folder))
+    return {**_counter_slice("emb-cosine")(folder, config), "arguana_ndcg_at_10": result["ndcg_at_10"],
+            "arguana_queries": result.n, "arguana_documents": len(data.corpus)}
 
 
 MINUTES_TEST = "runs/minutes-triplets/test.jsonl"
@@ -207,6 +231,31 @@ TASKS: dict[str, ShippedTask] = {
         files=("heads.safetensors", "config.json", "argsim_encoder.json", "point_encoder/adapter_model.safetensors",
                "point_encoder/adapter_config.json"),
         trained_with="train with `argsim train bipolar --kind bipolar --train-encoder --lora-rank 16`"),
+    "counter-retriever": ShippedTask(
+        "counter-retriever", "counter-retriever",
+        "open-collection counter-argument retriever: LoRA adapter over MiniLM (one tower), cached MNRL with "
+        "same-debate hard negatives",
+        primary="validation_ndcg_at_10", figures=("validation_ndcg_at_10",),
+        data="counterargs-18 training pairs without any text of the validation or test split (2,796 of 4,065 "
+             "point-counter pairs; validation: the ArguAna replica's validation split)",
+        licence=COUNTERARGS_LICENCE.replace("the shipped heads hold", "the shipped adapter holds"),
+        slice_description=f"{COUNTER_SLICE_TEXT}: accuracy@1 and MRR (emb-cosine); ArguAna replica "
+                          f"{ARGUANA_SLICE['split']}, theme {ARGUANA_SLICE['themes'][0]}: nDCG@10",
+        slice_figures=_retriever_slice_figures,
+        trained_with="train with `argsim train counter-retriever`"),
+    "counter-fusion": ShippedTask(
+        "counter-fusion", "counter-retriever",
+        "counter-argument retrieval by the sum of two models' cosines: counter-bi-encoder (point tower for "
+        "points, candidate tower for candidates) and counter-retriever, as one two-tower embedding model (the "
+        "concatenation of their L2-normalised vectors)",
+        primary="validation_ndcg_at_10", figures=("validation_ndcg_at_10", "test_ndcg_at_10", "test_epa_accuracy_at_1"),
+        data="no training of its own: its parts' data (counter-bi-encoder, counter-retriever); its weights chosen "
+             "on the ArguAna replica's validation split",
+        licence=COUNTERARGS_LICENCE.replace("the shipped heads hold", "the shipped config holds"),
+        slice_description=f"{COUNTER_SLICE_TEXT}: accuracy@1 and MRR (emb-cosine); ArguAna replica "
+                          f"{ARGUANA_SLICE['split']}, theme {ARGUANA_SLICE['themes'][0]}: nDCG@10",
+        slice_figures=_retriever_slice_figures, artifact="composite", files=("config.json", "argsim_encoder.json"),
+        trained_with="write with `argsim.backend.concat.save_composite` and record its figures in train_config.json"),
     "minutes": ShippedTask(
         "minutes", "minutes", "political Sentence-BERT (Shirafuji et al.): GiNZA word vectors with own word vectors "
         "+ dense layer, triplet loss; a sparse delta over GiNZA's table",

@@ -1,0 +1,60 @@
+"""The open-collection counter-argument models that ship: `counter-retriever` (a LoRA adapter over MiniLM) and
+`counter-fusion` (a config over two shipped models: the sum of counter-bi-encoder's and counter-retriever's cosines,
+as one two-tower model). Each loads by name offline and reproduces its card's figures on both protocols' fixed
+slices (counterargs-18 validation pools, setting sda; the ArguAna replica's validation split, one theme)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import argsim
+from argsim.backend import get_encoder
+from argsim.backend.adapters import base_sha256, sha256_file
+from argsim.backend.names import ADAPTER_WEIGHTS, read_card, shipped_models
+from argsim.evaluation.arguana import ArguAnaEvaluator
+from argsim.modelbuild.publish import COUNTER_SLICE, arguana_slice
+
+
+def test_the_retriever_ships_its_adapter_and_the_fusion_only_its_config():
+    retriever, fusion = shipped_models()["counter-retriever"], shipped_models()["counter-fusion"]
+    card = read_card(retriever)
+    assert card["base_sha256"] == base_sha256("minilm") and card["adapter_sha256"] == sha256_file(
+        retriever / ADAPTER_WEIGHTS)
+    assert (retriever / ADAPTER_WEIGHTS).stat().st_size < 4 * 2**20
+    assert card["figures"]["validation_ndcg_at_10"] == pytest.approx(0.518)
+    assert sorted(p.name for p in fusion.iterdir()) == ["argsim_encoder.json", "card.json", "config.json"]
+    card = read_card(fusion)
+    assert card["artifact"] == "composite" and card["weights_sha256"] == sha256_file(fusion / "config.json")
+    assert card["parts"] == ["counter-bi-encoder", "counter-retriever"] and card["normalize_parts"]
+    # the fused model beats the Bi-encoder (0.563 / 0.434) on both protocols' test figures
+    assert card["figures"]["test_ndcg_at_10"] > 0.563 and card["figures"]["test_epa_accuracy_at_1"] > 0.434
+
+
+@pytest.mark.parametrize("name", ["counter-retriever", "counter-fusion"])
+def test_loads_by_name_and_reproduces_its_slice_figures(name, data_dir):
+    card = read_card(shipped_models()[name])
+    got = argsim.CounterRetriever("emb-cosine", model=name).evaluate(
+        COUNTER_SLICE["split"], COUNTER_SLICE["setting"], limit=COUNTER_SLICE["limit"], data_dir=data_dir)
+    assert got["points"] == card["slice"]["points"] == COUNTER_SLICE["limit"]
+    assert got["accuracy_at_1"] == pytest.approx(card["slice"]["accuracy_at_1"], abs=1e-9)
+    assert got["mrr"] == pytest.approx(card["slice"]["mrr"], abs=1e-4)
+    data = arguana_slice()
+    assert (len(data.queries), len(data.corpus)) == (card["slice"]["arguana_queries"],
+                                                     card["slice"]["arguana_documents"]) == (47, 417)
+    result = ArguAnaEvaluator(data).evaluate(name)
+    assert result["ndcg_at_10"] == pytest.approx(card["slice"]["arguana_ndcg_at_10"], abs=1e-4)
+
+
+def test_the_fusion_is_the_sum_of_its_parts_cosines():
+    """Points through the query side, candidates through the document side: the fused inner product is the
+    Bi-encoder's cosine (point tower against candidate tower) plus the retriever's cosine (one tower)."""
+    fusion = get_encoder("counter-fusion", device="cpu")
+    assert fusion.roles == {"query": "point", "document": "candidate"}
+    points = ["School uniforms stop bullying."]
+    candidates = ["Uniforms do nothing against bullying.", "Taxes fund public schools."]
+    q, d = fusion.for_role("query").encode(points), fusion.for_role("document").encode(candidates)
+    bi, ret = get_encoder("counter-bi-encoder", device="cpu"), get_encoder("counter-retriever", device="cpu")
+    want = (bi.for_role("query").encode(points, normalize=True) @ bi.for_role("document").encode(
+        candidates, normalize=True).T + ret.encode(points, normalize=True) @ ret.encode(candidates, normalize=True).T)
+    np.testing.assert_allclose(q @ d.T, want, atol=1e-5)
