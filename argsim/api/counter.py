@@ -23,6 +23,8 @@ from argsim.errors import ArgsimError
 if TYPE_CHECKING:
     from argsim.evaluation.record import Evaluation
 
+#: what `CounterRetriever()` ranks with: the shipped counter-fusion model's cosine (docs/counterargs-neural.md)
+DEFAULT_RANKER, DEFAULT_MODEL = "emb-cosine", "counter-fusion"
 RETRIEVE_COLUMNS = ["query", "rank", "candidate", "score", "query_id", "candidate_id"]
 
 
@@ -34,17 +36,21 @@ def _key(prefix: str, i: int, text: str) -> str:
 class CounterRetriever:
     """Index candidate arguments, then retrieve the best counter-arguments for queries.
 
-    The default ranker is the Bi-encoder that ships with argsim (``"bi-encoder"``, model ``"counter-bi-encoder"``:
-    two linear heads over frozen MiniLM: the Bi-encoder of Shi, Cao and Nguyen, "Revisiting the Role of Similarity
-    and Dissimilarity in Best Counter Argument Retrieval", arXiv 2023, trained with increasing-hard negatives).
-    `retrieve` ranks every indexed candidate, as the counterargs-18 setting epa ranks every argument of the test
-    split; there the shipped Bi-encoder is the best measured method (accuracy@1 0.434 against 0.283 for MiniLM
-    cosine and 0.260 for the learning-to-rank XGBoost-full; bench/results/counterargs-neural.json and
-    counterargs-ltr.json), and also in sda and epc. Within one debate's opposing counters (sdoc) XGBoost-full is
-    better (0.760 against 0.720): pass ``ranker="xgboost-full"`` with its trained folder there.
+    The default is the fused model that ships with argsim (``ranker="emb-cosine"``, model ``"counter-fusion"``:
+    the sum of the cosines of the shipped Bi-encoder ``"counter-bi-encoder"``, two linear heads over frozen MiniLM:
+    the Bi-encoder of Shi, Cao and Nguyen, "Revisiting the Role of Similarity and Dissimilarity in Best Counter
+    Argument Retrieval", arXiv 2023, and of the open-collection retriever ``"counter-retriever"``, a LoRA adapter
+    over MiniLM; points are encoded as queries, candidates as documents). `retrieve` ranks every indexed candidate,
+    as the counterargs-18 setting epa ranks every argument of the test split; there the fused model is the best
+    measured method (accuracy@1 0.480 against 0.434 for the Bi-encoder alone, 0.283 for MiniLM cosine and 0.260 for
+    the learning-to-rank XGBoost-full; bench/results/counter-retriever.json, counterargs-neural.json and
+    counterargs-ltr.json), and so it is on the open collection (ArguAna replica, test nDCG@10 0.664 against 0.563;
+    docs/counterargs-neural.md). Within one debate's opposing counters (sdoc) XGBoost-full is better than the
+    Bi-encoder (0.760 against 0.720): pass ``ranker="xgboost-full"`` with its trained folder there.
 
     Args:
-        ranker: A registered ranker (``"bi-encoder"``, ``"emb-cosine"``, ``"bm25"``, ``"tf-cosine"``,
+        ranker: None (the default: ``"emb-cosine"`` with the shipped ``"counter-fusion"``), or a registered ranker
+            (``"bi-encoder"``, ``"emb-cosine"``, ``"bm25"``, ``"tf-cosine"``,
             ``"simple-sd"``, ``"logreg-part"``, ..., ``"feature:<name>"``, the other neural rankers;
             `argsim rank counterargs --list`).
         model: The encoder or model folder of rankers that need one (bi-encoder: the shipped
@@ -63,9 +69,12 @@ class CounterRetriever:
         0     1  School uniforms do not stop bullying.
     """
 
-    def __init__(self, ranker: str = "bi-encoder", model: str | Path | Any = None, options: dict | None = None,
+    def __init__(self, ranker: str | None = None, model: str | Path | Any = None, options: dict | None = None,
                  config: RunConfig | None = None) -> None:
         from argsim.counter.core.registry import get_ranker, ranker_options
+
+        if ranker is None:  # the default: the shipped fused model, cosine of its query and document sides
+            ranker, model = DEFAULT_RANKER, DEFAULT_MODEL if model is None else model
 
         info = get_ranker(ranker)
         allowed = ranker_options(info)
@@ -129,8 +138,8 @@ class CounterRetriever:
             A DataFrame, one row per (query, rank): ``query, rank (1 = best), candidate, score, query_id (the
             query's position), candidate_id (its index id)``. ``score`` is the ranker's, higher is better and
             comparable only among one query's candidates: a similarity for the lexical and embedding rankers
-            (bm25, tf-cosine, emb-cosine), a model's score for learning-to-rank, and for the neural rankers
-            (bi-encoder, the default, bipolar, the rerankers) the candidate's place counted from the bottom
+            (bm25, tf-cosine, emb-cosine: the default), a model's score for learning-to-rank, and for the neural
+            rankers (bi-encoder, bipolar, the rerankers) the candidate's place counted from the bottom
             (the best of n candidates scores n, the worst 1), not a similarity.
         """
         from argsim.counter.core.run import score_pools

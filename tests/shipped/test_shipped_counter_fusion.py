@@ -1,17 +1,20 @@
 """The open-collection counter-argument models that ship: `counter-retriever` (a LoRA adapter over MiniLM) and
 `counter-fusion` (a config over two shipped models: the sum of counter-bi-encoder's and counter-retriever's cosines,
 as one two-tower model). Each loads by name offline and reproduces its card's figures on both protocols' fixed
-slices (counterargs-18 validation pools, setting sda; the ArguAna replica's validation split, one theme)."""
+slices (counterargs-18 validation pools, setting sda; the ArguAna replica's validation split, one theme); the
+fused model is the default of `CounterRetriever()`."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from typer.testing import CliRunner
 
 import argsim
 from argsim.backend import get_encoder
 from argsim.backend.adapters import base_sha256, sha256_file
 from argsim.backend.names import ADAPTER_WEIGHTS, read_card, shipped_models
+from argsim.cli.app import app
 from argsim.evaluation.arguana import ArguAnaEvaluator
 from argsim.modelbuild.publish import COUNTER_SLICE, arguana_slice
 
@@ -29,12 +32,18 @@ def test_the_retriever_ships_its_adapter_and_the_fusion_only_its_config():
     assert card["parts"] == ["counter-bi-encoder", "counter-retriever"] and card["normalize_parts"]
     # the fused model beats the Bi-encoder (0.563 / 0.434) on both protocols' test figures
     assert card["figures"]["test_ndcg_at_10"] > 0.563 and card["figures"]["test_epa_accuracy_at_1"] > 0.434
+    listed = CliRunner().invoke(app, ["models"], env={"COLUMNS": "250"})
+    assert listed.exit_code == 0 and "counter-retriever" in listed.output and "counter-fusion" in listed.output
 
 
 @pytest.mark.parametrize("name", ["counter-retriever", "counter-fusion"])
 def test_loads_by_name_and_reproduces_its_slice_figures(name, data_dir):
     card = read_card(shipped_models()[name])
-    got = argsim.CounterRetriever("emb-cosine", model=name).evaluate(
+    # the default of `CounterRetriever()` is the fused model: the cosine of its query and document sides
+    retriever = argsim.CounterRetriever() if name == "counter-fusion" else argsim.CounterRetriever("emb-cosine",
+                                                                                                  model=name)
+    assert (retriever.ranker, retriever.options) == ("emb-cosine", {"model": name})
+    got = retriever.evaluate(
         COUNTER_SLICE["split"], COUNTER_SLICE["setting"], limit=COUNTER_SLICE["limit"], data_dir=data_dir)
     assert got["points"] == card["slice"]["points"] == COUNTER_SLICE["limit"]
     assert got["accuracy_at_1"] == pytest.approx(card["slice"]["accuracy_at_1"], abs=1e-9)
