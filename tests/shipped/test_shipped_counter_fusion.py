@@ -67,3 +67,25 @@ def test_the_fusion_is_the_sum_of_its_parts_cosines():
     want = (bi.for_role("query").encode(points, normalize=True) @ bi.for_role("document").encode(
         candidates, normalize=True).T + ret.encode(points, normalize=True) @ ret.encode(candidates, normalize=True).T)
     np.testing.assert_allclose(q @ d.T, want, atol=1e-5)
+
+
+def test_counter_search_defaults_to_the_fused_model(tmp_path):
+    """`argsim rank counter-search` without --model ranks by the fused cosine (points as queries, candidates as
+    documents); a query found among the candidates is never its own."""
+    import json
+
+    candidates = ["School uniforms stop bullying.", "Uniforms do nothing against bullying.",
+                  "Taxes fund public schools.", "A ban on fast food takes away a free choice."]
+    (tmp_path / "c.txt").write_text("\n".join(candidates) + "\n", encoding="utf-8")
+    (tmp_path / "q.txt").write_text(candidates[0] + "\n", encoding="utf-8")
+    res = CliRunner().invoke(app, ["rank", "counter-search", "--candidates", str(tmp_path / "c.txt"), "--queries",
+                                   str(tmp_path / "q.txt"), "--k", "3", "--out", str(tmp_path / "hits.jsonl")],
+                             env={"COLUMNS": "250"})
+    assert res.exit_code == 0, res.output
+    (line,) = [json.loads(x) for x in (tmp_path / "hits.jsonl").read_text().splitlines()]
+    fusion = get_encoder("counter-fusion", device="cpu")
+    q = fusion.for_role("query").encode(candidates[:1], normalize=True)
+    d = fusion.for_role("document").encode(candidates[1:], normalize=True)
+    want = [candidates[1 + j] for j in np.argsort(-(q @ d.T)[0])]
+    assert [r["text"] for r in line["results"]] == want
+    np.testing.assert_allclose([r["score"] for r in line["results"]], np.sort(q @ d.T)[0][::-1], atol=1e-5)

@@ -177,8 +177,10 @@ def eval_counter_neural(
 def counter_search(
     ctx: typer.Context,
     *,
-    model: Annotated[Path, model_option(help="Trained model folder (argsim train bipolar), or "
-                               "counter-bi-encoder (the Bi-encoder that ships with argsim).")],
+    model: Annotated[str, model_option(help="An embedding model (the default: counter-fusion, the shipped sum of "
+                              "counter-bi-encoder's and counter-retriever's cosines), ranked by cosine, points as "
+                              "queries, candidates as documents; or a trained counter model (argsim train bipolar, "
+                              "counter-bi-encoder, counter-bipolar): retrieve, then rerank.")] = "counter-fusion",
     candidates: Annotated[Path, typer.Option(help="Candidate arguments: a text file (one per line) or CSV/JSONL with a "
                                     "'text' column (and optional 'id').")],
     queries: Annotated[Path, typer.Option(help="Query points: same formats.")],
@@ -190,12 +192,14 @@ def counter_search(
     out: Annotated[Path, typer.Option(
         "--out", "-o", callback=OUT_FILE, help="JSONL: one line per query with its ranked candidates.")],
 ) -> None:
-    """Retrieve-then-rerank over your own collection through faiss: candidates are embedded once (backend cache),
-    the retrieval head picks the top k, the classification head reranks them; a query found in the collection
-    is never its own candidate.
+    """Counter-argument search over your own collection through faiss: candidates are embedded once (backend
+    cache); an embedding model (the default, counter-fusion) ranks them by cosine with the query, a trained counter
+    model's retrieval head picks the top k and its classification head reranks them; a query found in the
+    collection is never its own candidate.
 
-    With `--engine ray` the candidate and query embeddings that the cache lacks are computed on Ray's actor pool
-    (and cached); the faiss search and the rerank run in this process (see argsim.counter.neural.rerank)."""
+    With `--engine ray` a trained counter model's candidate and query embeddings that the cache lacks are computed
+    on Ray's actor pool (and cached); the faiss search and the rerank run in this process (see
+    argsim.counter.neural.rerank)."""
     from argsim.counter.neural.rerank import search_files
     from argsim.io import write_jsonl
 

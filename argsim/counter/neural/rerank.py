@@ -127,34 +127,75 @@ def _read_collection(path: Path) -> tuple[list[str], list[str]]:
 
 def search_files(model: str | Path, candidates: Path, queries: Path, k: int = 10, index: str = "auto",
                  config: RunConfig | None = None) -> tuple[list[dict], dict]:
-    """Retrieve-then-rerank the queries of one file against the candidates of another (`argsim rank
-    counter-search`): `RetrieveRerank` over the candidates, a query found among them never its own candidate.
+    """Rank the queries of one file against the candidates of another through faiss (`argsim rank
+    counter-search`), a query found among the candidates never its own candidate: a trained counter model
+    (`argsim train bipolar`, counter-bi-encoder, counter-bipolar) retrieves then reranks (`RetrieveRerank`); any
+    other embedding model (the default, counter-fusion) ranks by the cosine of its query side (the points) and
+    document side (the candidates; `Encoder.for_role`), embedded in this process.
 
     Args:
-        model: A trained counter model folder or a shipped one's name. candidates, queries: text files (one per
-            line) or CSV/JSONL files with a 'text' column (and 'id'). k: candidates per query. index: the faiss
-            index kind (`index.build_index`). config: the run's options (engine, cache, runtime).
+        model: A trained counter model folder, a shipped model's name or any embedding model. candidates, queries:
+            text files (one per line) or CSV/JSONL files with a 'text' column (and 'id'). k: candidates per query.
+            index: the faiss index kind (`index.build_index`). config: the run's options (engine, cache, runtime).
 
     Returns:
         One dict per query (query_id, query, results: [{id, text, score}] best first), and the run's figures
         (kind, candidates, index_seconds, rank_seconds).
 
     Example:
-        >>> lines, info = search_files("counter-bi-encoder", Path("c.txt"), Path("q.txt"), k=3)  # doctest: +SKIP
+        >>> lines, info = search_files("counter-fusion", Path("c.txt"), Path("q.txt"), k=3)  # doctest: +SKIP
     """
-    from argsim.counter.neural.store import load_model
     from argsim.engine import engine_from_config
     from argsim.measure import timed
 
     (cand_ids, cand_texts), (q_ids, q_texts) = _read_collection(candidates), _read_collection(queries)  # first
-    m, config = load_model(model), config or RunConfig()
-    with timed() as t_build:
-        rr = RetrieveRerank(m, cand_texts, index_kind=index, engine=engine_from_config(config), config=config)
-    with timed() as t_rank:
-        ids, scores = rr.rank_texts(q_texts, k)
+    config = config or RunConfig()
+    if _is_counter_model(model):
+        from argsim.counter.neural.store import load_model
+
+        m = load_model(model)
+        with timed() as t_build:
+            rr = RetrieveRerank(m, cand_texts, index_kind=index, engine=engine_from_config(config), config=config)
+        with timed() as t_rank:
+            ids, scores = rr.rank_texts(q_texts, k)
+        kind = m.config.kind
+    else:
+        from argsim.backend import get_encoder
+
+        enc = get_encoder(str(model), config=config)
+        check_index(index, len(cand_texts))  # before the embedding
+        with timed() as t_build:
+            faiss_index = build_index(enc.for_role("document").encode(cand_texts, normalize=True), index)
+        with timed() as t_rank:
+            by_text: dict[str, set[int]] = {}
+            for i, t in enumerate(cand_texts):
+                by_text.setdefault(t, set()).add(i)
+            q = enc.for_role("query").encode(q_texts, normalize=True)
+            scores, ids = search_excluding(faiss_index, q, k, [by_text.get(t, set()) for t in q_texts])
+        kind = f"{enc.name} (cosine)"
     lines = [{"query_id": qid, "query": qt,
               "results": [{"id": cand_ids[j], "text": cand_texts[j], "score": float(s)}
                           for j, s in zip(ids[i], scores[i], strict=True) if j >= 0]}
              for i, (qid, qt) in enumerate(zip(q_ids, q_texts, strict=True))]
-    return lines, {"kind": m.config.kind, "candidates": len(cand_texts), "index_seconds": t_build["seconds"],
+    return lines, {"kind": kind, "candidates": len(cand_texts), "index_seconds": t_build["seconds"],
                    "rank_seconds": t_rank["seconds"]}
+
+
+def _is_counter_model(model: str | Path) -> bool:
+    """Whether `model` is for the trained counter models' path: a folder (shipped or not) whose manifest names the
+    `counter-neural` loader, or one that no other loader takes (no argsim manifest naming one, no transformers
+    config: its refusal is the counter model loader's one line); registry names and other model folders embed."""
+    from argsim.backend.names import ENCODER_MANIFEST, MODELS, manifest_loader_name, shipped_folder
+    from argsim.errors import ModelError
+
+    if str(model) in MODELS:
+        return False
+    folder = shipped_folder(str(model)) or Path(model).expanduser()
+    if not folder.is_dir():
+        return False
+    if (folder / ENCODER_MANIFEST).is_file():
+        try:
+            return manifest_loader_name(folder) == "counter-neural"
+        except ModelError:
+            return True
+    return not ((folder / "modules.json").is_file() or (folder / "config.json").is_file())
