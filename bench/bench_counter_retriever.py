@@ -2,8 +2,8 @@
 1,406 points as queries over 8,676 points and counters, nDCG@10 by MTEB's scoring) and counterargs-18's own pools
 (test, setting epa: each point against every argument of the test split, accuracy@1).
 
-    python bench/bench_counter_retriever.py [--models counter-fusion,counter-retriever,counter-bi-encoder,minilm] [--limit N]
-        [--protocols arguana,epa]
+    python bench/bench_counter_retriever.py [--models counter-fusion,counter-retriever,counter-bi-encoder,minilm]
+        [--limit N] [--protocols arguana,epa]
 
 Two-tower models encode points as queries and candidates as documents (`Encoder.for_role`); `counter-bipolar`
 is scored with its own ranker on the pools (retrieval head top 30 reranked by its classification head) and by its
@@ -31,7 +31,8 @@ POOL_RANKERS = {"counter-bipolar": "bipolar", "counter-bi-encoder": "bi-encoder"
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--models", default="counter-fusion,counter-retriever,counter-bi-encoder,minilm", help="comma list of models")
+    ap.add_argument("--models", default="counter-fusion,counter-retriever,counter-bi-encoder,minilm",
+                    help="comma list of models")
     ap.add_argument("--protocols", default="arguana,epa", help="arguana, epa or both")
     ap.add_argument("--limit", type=int, default=None, help="the first N queries / points only")
     args = ap.parse_args()
