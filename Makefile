@@ -25,10 +25,10 @@ $(STAMP): pyproject.toml constraints/cpu.txt
 demo: install
 	$(BIN)/argsim demo
 
-# two worker processes, each test file whole on one of them (pytest-xdist), the longest files first (tests/conftest.py;
-# --no-loadscope-reorder keeps that order): on two cores about a third less wall time than one process (the only
-# files tests share are the embedding cache, an SQLite database, and the exported models, each built in a temporary
-# folder and renamed)
+# two worker processes, each test file whole on one of them (pytest-xdist), the longest files first and each
+# worker's torch on its share of the cores (tests/conftest.py; --no-loadscope-reorder keeps that order): on two cores
+# about a third less wall time than one process (the only files tests share are the embedding cache, an SQLite
+# database, and the exported models, each built in a temporary folder and renamed)
 test: install
 	$(BIN)/python -m pytest tests -n 2 --dist loadfile --no-loadscope-reorder --durations=15
 

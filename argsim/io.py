@@ -628,6 +628,31 @@ def read_json(path: str | Path) -> Any:
     return parse_json(read_text_file(path), path)
 
 
+def read_json_as(schema: Any, path: str | Path, what: str | None = None) -> Any:
+    """A JSON file read with `read_json`'s rules and checked against `schema` by `argsim.schemas.validate`: every
+    problem (no file, not UTF-8, malformed or truncated JSON, another shape) is one InputError naming the file
+    (and the row and field).
+
+    Args:
+        schema: a pydantic model class or a type.
+        path: the file.
+        what: what the file holds, for the top-level message.
+
+    Returns:
+        The parsed JSON as it is in the file (plain dicts and lists), now known to be of the shape; the fields the
+        schema leaves out keep their absence (callers read them with their defaults).
+
+    Example:
+        >>> read_json_as(Budgets, "budgets.json")  # doctest: +SKIP
+        {'bipolar': '2 epochs'}
+    """
+    from argsim.schemas import validate
+
+    data = read_json(path)
+    validate(schema, data, path, what=what)
+    return data
+
+
 def read_jsonl(path: str | Path) -> list[tuple[int, Any]]:
     """(line number, value) of each non-blank line of a JSONL file, lines split by `split_lines` (a U+2028 inside
     a JSON string stays in its line) and parsed by `parse_json`."""
@@ -663,7 +688,7 @@ def read_numbered_records(path: str | Path, kind: type, delimiter: str | None = 
         >>> read_numbered_records("triplets.jsonl", TripletRecord)  # doctest: +SKIP
         [(1, {'anchor': 'a', 'positive': 'b', 'negative': 'c'})]
     """
-    from argsim.schemas import columns, validate_records
+    from argsim.schemas import columns, describe, validate_records
 
     path = Path(path)
     suffix = path.suffix.lower()
@@ -719,27 +744,6 @@ def _csv_rows(path: Path, delimiter: str, required: Sequence[str], known: Sequen
     return rows
 
 
-def describe(value: Any) -> str:
-    """What a JSON value is, for messages: 'a list', 'text', 'a number', 'true/false', 'null', 'an object'."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true/false"
-    if isinstance(value, float) and value != value:
-        return "NaN"
-    if isinstance(value, float) and value in (float("inf"), float("-inf")):
-        return "infinity"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "text"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
-
-
 def warn_duplicate_ids(ids: Sequence[str], path: str | Path, column: str) -> int:
     """One warning line when `ids` repeat (rows keyed by them would be ambiguous); returns how many repeat.
 
@@ -761,39 +765,6 @@ def warn_duplicate_ids(ids: Sequence[str], path: str | Path, column: str) -> int
         warn(f"{path}: {len(repeated)} value(s) of column '{column}' repeat ({examples(repeated)}); the rows are "
              "kept as given, so those ids name several vectors")
     return len(repeated)
-
-
-def parse_count(value: Any, path: str | Path | None = None, row: int | None = None, column: str | None = None,
-                minimum: int = 1) -> int:
-    """A whole number >= `minimum` from a record field (JSON 3 or 3.0, CSV "3"); anything else (true, 2.5, -1,
-    "x", nan) is InputError naming file, row and column.
-
-    Args:
-        value: the field's value.
-        path: the file (for messages).
-        row: the record's row.
-        column: the field's name.
-        minimum: the smallest count accepted.
-
-    Returns:
-        The count.
-
-    Example:
-        >>> parse_count("12")
-        12
-    """
-    number: int | None = None
-    if isinstance(value, int) and not isinstance(value, bool):
-        number = value
-    elif isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        number = int(value)
-    elif isinstance(value, str) and value.strip().lstrip("+-").isdigit() and value.strip().isascii():
-        number = int(value.strip())
-    if number is None:
-        raise InputError(path, f"{value!r} is not a whole number", row=row, column=column)
-    if number < minimum:
-        raise InputError(path, f"{number} must be at least {minimum}", row=row, column=column)
-    return number
 
 
 #: the suffixes read as records (columns); any other file is plain text, one text a line

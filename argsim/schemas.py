@@ -36,7 +36,6 @@ from pydantic import (
 from typing_extensions import TypedDict
 
 from argsim.errors import InputError
-from argsim.io import describe
 
 
 def _not_infinite(value: float) -> float:
@@ -125,7 +124,6 @@ def _required_scalar(value: Any, info: ValidationInfo) -> Any:
 
 def _count(value: Any, info: ValidationInfo) -> int | None:
     from argsim.errors import InputError
-    from argsim.io import parse_count
 
     if value is None or (isinstance(value, str) and not value.strip()):
         return None  # left out: the reader's default
@@ -259,7 +257,7 @@ Budgets = dict[str, StrictStr | Number]
 
 class SummaryItem(_Open):
     """One item of a summaries file (`argsim summarize minutes` writes them; `eval rouge` reads them); the budget
-    (a count, JSON or CSV text) is checked by `argsim.io.parse_count`."""
+    (a count, JSON or CSV text) is checked by `parse_count`."""
 
     summary: StrictStr | None
     gold: StrictStr | None
@@ -379,29 +377,58 @@ class TableState(_Open):
     rows: dict[str, KeptRow]
 
 
-def read_json_as(schema: Any, path: str | Path, what: str | None = None) -> Any:
-    """A JSON file read with `argsim.io.read_json`'s rules and checked against `schema` by `validate`: every
-    problem (no file, not UTF-8, malformed or truncated JSON, another shape) is one InputError naming the file
-    (and the row and field).
+def describe(value: Any) -> str:
+    """What a JSON value is, for messages: 'a list', 'text', 'a number', 'true/false', 'null', 'an object'."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, float) and value != value:
+        return "NaN"
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        return "infinity"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def parse_count(value: Any, path: str | Path | None = None, row: int | None = None, column: str | None = None,
+                minimum: int = 1) -> int:
+    """A whole number >= `minimum` from a record field (JSON 3 or 3.0, CSV "3"); anything else (true, 2.5, -1,
+    "x", nan) is InputError naming file, row and column.
 
     Args:
-        schema: a pydantic model class or a type.
-        path: the file.
-        what: what the file holds, for the top-level message.
+        value: the field's value.
+        path: the file (for messages).
+        row: the record's row.
+        column: the field's name.
+        minimum: the smallest count accepted.
 
     Returns:
-        The parsed JSON as it is in the file (plain dicts and lists), now known to be of the shape; the fields the
-        schema leaves out keep their absence (callers read them with their defaults).
+        The count.
 
     Example:
-        >>> read_json_as(Budgets, "budgets.json")  # doctest: +SKIP
-        {'bipolar': '2 epochs'}
+        >>> parse_count("12")
+        12
     """
-    from argsim.io import read_json
-
-    data = read_json(path)
-    validate(schema, data, path, what=what)
-    return data
+    number: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str) and value.strip().lstrip("+-").isdigit() and value.strip().isascii():
+        number = int(value.strip())
+    if number is None:
+        raise InputError(path, f"{value!r} is not a whole number", row=row, column=column)
+    if number < minimum:
+        raise InputError(path, f"{number} must be at least {minimum}", row=row, column=column)
+    return number
 
 
 _EXPECTED = {"typed_dict_type": "an object", "dict_type": "an object", "model_type": "an object",

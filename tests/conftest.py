@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,8 +19,24 @@ if not os.environ.get("ARGSIM_DATA") and (REPO.parent / "shared" / "data").is_di
     os.environ["ARGSIM_DATA"] = str(REPO.parent / "shared" / "data")
 
 from argsim.config import default_data_dir
+from argsim.measure import usable_cores
+
+# Under pytest-xdist (`make test`: two workers) each worker's torch gets its share of the cores: two workers of two
+# intra-op threads on two cores spin-wait for each other (tests/kpm/test_kpm_train.py's SBERT run: 53 CPU seconds
+# with two threads, 31 with one). Set before torch is imported; an OMP_NUM_THREADS given is kept.
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT") and "OMP_NUM_THREADS" not in os.environ:
+    os.environ["OMP_NUM_THREADS"] = str(max(1, usable_cores() // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
+    if "torch" in sys.modules:  # imported by a plugin before this file
+        sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+# typer's CliRunner turns the Typer app into its click command on every `invoke` (about 0.08 CPU seconds for
+# argsim's commands, paid by every CLI test): built once per app and process instead, as the console script builds
+# it once per run (the command objects keep no state between runs: ArgsimGroup.main restores what --quiet sets)
+import typer.testing
+
+typer.testing._get_command = functools.cache(typer.testing._get_command)
 
 # A repo-local cache (git-ignored) so repeated test runs reuse embeddings of the real model: the documented
 # default of every encoder's cache folder ($ARGSIM_CACHE_DIR) and of the CLI's --cache-dir.
@@ -89,6 +107,28 @@ def ray_session():
     yield ray
     if started:
         ray.shutdown()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def counterargs_read_once():
+    """The real counterargs-18 (13,532 small files, about a CPU second to read) is read once per test process:
+    `load_counterargs_folder` (behind `load_counterargs`, the rankers, the API, `load_arguana`) returns one corpus
+    per folder under the real data folder; any other folder (a test's own files) is read each time."""
+    from argsim.data import arguana, counterargs
+
+    real, root, corpora = counterargs.load_counterargs_folder, (default_data_dir() / "counterargs18").resolve(), {}
+
+    def read_once(folder):
+        key = Path(folder).resolve()
+        if not key.is_relative_to(root):
+            return real(folder)
+        if key not in corpora:
+            corpora[key] = real(folder)
+        return corpora[key]
+
+    counterargs.load_counterargs_folder = arguana.load_counterargs_folder = read_once
+    yield
+    counterargs.load_counterargs_folder = arguana.load_counterargs_folder = real
 
 
 @pytest.fixture(scope="session")
@@ -202,11 +242,14 @@ def signal_at_marker(argv: list[str], env: dict, marker: Path, sig: int, wait: f
 
 # ------------------------------------------------------------------ scheduling under `make test`
 
-#: the longest files (CPU seconds measured alone, longest first): under pytest-xdist (`make test`: `--dist loadfile
-#: --no-loadscope-reorder`, each file whole on one worker, in collection order) they start first, so the two
-#: workers end together; without the reorder option xdist would start the files with the most tests first
-LONGEST_FIRST = ["test_training.py", "test_counter_neural.py", "test_arguana.py", "test_train_interrupts.py",
-                 "test_kpm_train.py", "test_scale.py", "test_engine_commands.py"]
+#: the longest files (CPU seconds under `make test` with a cold embedding and export cache, as in a clean clone;
+#: longest first; the Ray files last, whose time is mostly Ray's own processes): under pytest-xdist (`make test`:
+#: `--dist loadfile --no-loadscope-reorder`, each file whole on one worker, in collection order) they start first, so
+#: the two workers end together; without the reorder option xdist would start the files with the most tests first
+LONGEST_FIRST = ["test_backend_runtime_models.py", "test_training.py", "test_adapters.py", "test_counter_neural.py",
+                 "test_wheel.py", "test_kpm_quality.py", "test_shipped.py", "test_train_interrupts.py",
+                 "test_st_selection.py", "test_concurrency.py", "test_backend_runtime.py", "test_arguana.py",
+                 "test_schemas.py", "test_kpm_train.py", "test_scale.py", "test_engine_commands.py"]
 
 
 def pytest_collection_modifyitems(config, items):

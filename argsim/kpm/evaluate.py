@@ -107,7 +107,8 @@ def fold_summary(scores: list[FoldScore]) -> dict[str, tuple[float, float]]:
 def feature_size(model: str, pooling: str) -> int:
     """The size of a model's pooled features: hidden size (config.json), x 4 for `cls-last4`."""
     from argsim.backend import model_path
-    from argsim.schemas import TransformerConfig, read_json_as
+    from argsim.io import read_json_as
+    from argsim.schemas import TransformerConfig
 
     hidden = read_json_as(TransformerConfig, model_path(model) / "config.json")["hidden_size"]
     return hidden * (4 if pooling == "cls-last4" else 1)

@@ -188,7 +188,8 @@ def cross_predictions(data: KPMData, model: Any, config: Any = None, context: st
         The predictions, probabilities to 6 decimals.
     """
     from argsim.backend.resolve import PairScorer, pair_scorer
-    from argsim.schemas import KpmCrossInfo, read_json_as
+    from argsim.io import read_json_as
+    from argsim.schemas import KpmCrossInfo
 
     meta: dict = {}
     if isinstance(model, (str, Path)):

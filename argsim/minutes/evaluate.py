@@ -16,9 +16,9 @@ from typing import Any
 from argsim.config import RunConfig
 from argsim.errors import InputError
 from argsim.evaluation.record import Evaluation
-from argsim.io import parse_count, read_records
+from argsim.io import read_json_as, read_records
 from argsim.metrics.rouge import rouge1_corpus
-from argsim.schemas import Summaries, SummaryRecord, read_json_as
+from argsim.schemas import Summaries, SummaryRecord, parse_count
 
 
 @dataclass

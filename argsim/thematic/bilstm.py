@@ -202,7 +202,8 @@ def load_concat_encoder(folder: Path, device: str = "cpu", batch_size: int = 64,
     from argsim.backend.registry import member_options
 
     folder = Path(folder)
-    from argsim.schemas import ConcatConfig, read_json_as
+    from argsim.io import read_json_as
+    from argsim.schemas import ConcatConfig
 
     config = read_json_as(ConcatConfig, folder / "config.json", what="a concatenation's config {parts: [...]}")
     options = member_options(runtime)

@@ -128,7 +128,8 @@ def add_metrics(out: str | Path, metrics: dict) -> None:
     path = Path(out) / TRAIN_CONFIG
     if not path.is_file():
         return
-    from argsim.schemas import TrainRecord, read_json_as
+    from argsim.io import read_json_as
+    from argsim.schemas import TrainRecord
 
     config = read_json_as(TrainRecord, path, what="a training record (a JSON object naming its trainer)")
     config["metrics"] = {**(config.get("metrics") or {}), **metrics}

@@ -99,7 +99,7 @@ def check_resume(out: Path, budget: Budget, ident: dict | None) -> str | None:
         warn(f"--resume: no checkpoint under {folder}, so the training starts from the beginning")
     saved = folder / IDENTITY
     if resume_from is not None and ident is not None and saved.is_file():
-        from argsim.schemas import read_json_as
+        from argsim.io import read_json_as
 
         differs = [k for k, v in read_json_as(dict[str, object], saved).items() if ident.get(k) != v]
         if differs:

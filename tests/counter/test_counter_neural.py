@@ -248,6 +248,11 @@ def test_cli_bad_input_is_one_line_error(tmp_path) -> None:
     assert "bad.jsonl" in res.output and "counter" in res.output
     res = CliRunner().invoke(app, ["rank", "counter-search", "--model", str(tmp_path), "--candidates", str(bad),
                                    "--queries", str(bad), "--out", str(tmp_path / "x.jsonl")])
+    assert res.exit_code == 2 and "column 'text': missing field" in res.output  # the files first, then the model
+    texts = tmp_path / "texts.txt"
+    texts.write_text("a point\nanother point\n")
+    res = CliRunner().invoke(app, ["rank", "counter-search", "--model", str(tmp_path), "--candidates", str(texts),
+                                   "--queries", str(texts), "--out", str(tmp_path / "x.jsonl")])
     assert res.exit_code == 2 and "not a trained counter-argument model" in res.output
 
 
@@ -594,8 +599,9 @@ def test_the_validation_evaluator_scores_as_the_pools_pipeline(minilm, tmp_path)
     from argsim.data.counterargs import Argument
     from argsim.evaluation import CounterArgumentEvaluator
     from argsim.io import read_records
+    from argsim.schemas import CounterPairRecord
 
-    rows = {name: [(r["point"], r["counter"]) for r in read_records(EXAMPLES / f"{name}.jsonl")]
+    rows = {name: [(r["point"], r["counter"]) for r in read_records(EXAMPLES / f"{name}.jsonl", CounterPairRecord)]
             for name in ("train", "val")}
     data = PairData.from_text_pairs(rows["train"], rows["val"])
     args = {int(i): Argument(str(i), "val", "", "", "", "", 0, "", data.texts[i], data.texts[i])

@@ -50,7 +50,8 @@ def resolve_weights(reading: str | None = None, weights: list[float] | str | Non
     """Explicit weights (8 numbers or a JSON file from `--tune`), else a named reading."""
     if weights is not None:
         if isinstance(weights, str):
-            from argsim.schemas import SimpleSDWeights, read_json_as
+            from argsim.io import read_json_as
+            from argsim.schemas import SimpleSDWeights
 
             weights = read_json_as(SimpleSDWeights, weights, what="a JSON object with 'weights' (8 numbers), as "
                                                                   "--tune writes")["weights"]

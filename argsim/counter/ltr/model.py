@@ -117,8 +117,8 @@ class LTRModel:
         from sklearn.pipeline import make_pipeline
         from sklearn.preprocessing import StandardScaler
 
-        from argsim.io import read_json
-        from argsim.schemas import LTRMeta, read_json_as
+        from argsim.io import read_json, read_json_as
+        from argsim.schemas import LTRMeta
 
         folder = Path(folder)
         if not (folder / "ltr.json").is_file():

@@ -29,7 +29,8 @@ def is_cross_folder(folder: str | Path) -> bool:
 def marker_max_length(folder: str | Path) -> int:
     """The token limit a saved cross-encoder folder was trained with (its marker file; 256 where it names none)."""
     from argsim.backend.safety import model_files
-    from argsim.schemas import CounterCrossMarker, read_json_as
+    from argsim.io import read_json_as
+    from argsim.schemas import CounterCrossMarker
 
     with model_files(folder, "cross-encoder"):
         return int(read_json_as(CounterCrossMarker, Path(folder) / CROSS_MARKER).get("max_length", 256))

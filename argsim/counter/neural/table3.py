@@ -105,7 +105,8 @@ def training_budget(folder: str | None) -> dict | None:
     """What a model folder cost to train: epochs run, best epoch, minutes, options (from its own records)."""
     from argsim.counter.neural.config import CROSS_MARKER, is_cross_folder
     from argsim.counter.neural.training import read_history
-    from argsim.schemas import CounterCrossMarker, TrainedHistory, read_json_as
+    from argsim.io import read_json_as
+    from argsim.schemas import CounterCrossMarker, TrainedHistory
 
     if not folder or folder == "bm25" or folder.startswith("cosine:"):
         return None
@@ -177,7 +178,8 @@ def _read_state(state: Path, inputs: dict) -> dict:
     """The rows an interrupted run finished (`state`'s `rows`), when it ran on the same `inputs`; ArgsimError
     (one line) when they differ, {} when there is no state."""
     from argsim.errors import ArgsimError
-    from argsim.schemas import TableState, read_json_as
+    from argsim.io import read_json_as
+    from argsim.schemas import TableState
 
     if not state.exists():
         return {}
@@ -289,7 +291,8 @@ def run_table3(request: Table3Request, budgets: str | Path | None = None, curves
     from argsim.config import RunConfig, default_data_dir
     from argsim.counter.neural.pipeline import check_stage
     from argsim.data.counterargs import load_counterargs
-    from argsim.schemas import Budgets, read_json_as
+    from argsim.io import read_json_as
+    from argsim.schemas import Budgets
 
     config = config or RunConfig()
     models = {k: str(v) if v else None for k, v in request.models.items()}

@@ -308,7 +308,8 @@ def _data_hashes(data: PairData) -> dict:
 
 def read_history(folder: str | Path) -> list[dict]:
     """FOLDER/history.json's rows (validated: `argsim.schemas.History`), [] when there is none."""
-    from argsim.schemas import History, read_json_as
+    from argsim.io import read_json_as
+    from argsim.schemas import History
 
     path = Path(folder) / HISTORY
     if not path.is_file():

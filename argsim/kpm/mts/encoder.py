@@ -145,7 +145,8 @@ def load_ensemble(folder: str | Path, device: str = "cpu", batch_size: int = 64,
     from argsim.backend.safety import model_files
 
     folder = Path(folder)
-    from argsim.schemas import EnsembleManifest, read_json_as
+    from argsim.io import read_json_as
+    from argsim.schemas import EnsembleManifest
 
     with model_files(folder, "MTS ensemble"):
         members = read_json_as(EnsembleManifest, folder / ENSEMBLE_FILE)["members"]
