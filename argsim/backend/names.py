@@ -65,7 +65,7 @@ SHIPPED_DIR = Path(__file__).resolve().parent.parent / "shipped"
 
 def is_shipped_folder(folder: Path) -> bool:
     """A folder that can ship: a card.json beside an `argsim_encoder.json` (its loader) and the card's weights
-    file (a LoRA adapter, or heads over a frozen base; see the module docstring)."""
+    file (a LoRA adapter, heads over a frozen base, or a composite's config.json; see the module docstring)."""
     folder = Path(folder)
     if not ((folder / CARD).is_file() and (folder / "argsim_encoder.json").is_file()):
         return False

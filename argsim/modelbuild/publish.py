@@ -1,8 +1,10 @@
 """`argsim models publish NAME FOLDER`: put a trained model into the package as a shipped model, behind a gate.
 
 A shipped model (`argsim/shipped/<name>/`, package data) is a small artifact over an installed base
-(`argsim.backend.adapters`): a LoRA adapter (`kpm`), heads over the frozen base (`counter-bi-encoder`), or a delta
-over GiNZA's word table (`minutes`: a task with `pack` writes its artifact from the trained folder). Its
+(`argsim.backend.adapters`): a LoRA adapter (`kpm`), heads over the frozen base (`counter-bi-encoder`), a delta
+over GiNZA's word table (`minutes`: a task with `pack` writes its artifact from the trained folder), or only the
+config of a composite over other shipped models (`counter-fusion`, `argsim.backend.concat`; its card's weights file
+is that config). Its
 card.json names the base and the hash of the base's weights, and also records what it is and how well it does:
 task, the data it was trained on and that data's licence, the training command and time, its figures on the
 task's own metric (from the training run's train_config.json), and its figure on a fixed small slice of the
