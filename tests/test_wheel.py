@@ -86,14 +86,15 @@ def run_installed_many(site: Path, cwd: Path, commands: list[tuple[list[str], di
 
 # every shipped model with the files it ships, and the sentence embedded with it
 SHIPPED_LORA = {"adapter_model.safetensors", "adapter_config.json", "card.json", "argsim_encoder.json"}
-SHIPPED = {"kpm": SHIPPED_LORA, "thematic": SHIPPED_LORA,
+SHIPPED = {"kpm": SHIPPED_LORA, "thematic": SHIPPED_LORA, "counter-retriever": SHIPPED_LORA,
+           "counter-fusion": {"config.json", "card.json", "argsim_encoder.json"},
            "counter-bi-encoder": {"heads.safetensors", "config.json", "card.json", "argsim_encoder.json"},
            "counter-bipolar": {"heads.safetensors", "config.json", "card.json", "argsim_encoder.json",
                                "point_encoder"},
            "minutes": {"minutes_delta.safetensors", "words.json", "card.json", "argsim_encoder.json"}}
 SENTENCE = {"minutes": "保育所の整備を加速すべきです。"}
 #: the two-tower models are embedded through one named tower (without a role they are refused)
-ROLE = {"counter-bi-encoder": "document"}
+ROLE = {"counter-bi-encoder": "document", "counter-fusion": "query"}
 
 
 @pytest.fixture(scope="module")
@@ -155,7 +156,8 @@ def test_the_readme_python_examples_run_from_the_installed_wheel(installed, tmp_
 def test_the_installed_wheel_carries_the_shipped_models(installed, elsewhere_runs):
     """The shipped models are package data: the non-editable install lists and loads `kpm` and `thematic` (LoRA
     adapters), `counter-bi-encoder` (heads over the frozen base), `counter-bipolar` (a LoRA adapter of its tower and
-    its heads) and `minutes` (a delta over GiNZA's table) by name
+    its heads), `counter-retriever` (a LoRA adapter), `counter-fusion` (a config over two shipped models) and
+    `minutes` (a delta over GiNZA's table) by name
     (each base checked against its card), embedding the same vectors as the source tree's."""
     import numpy as np
 
