@@ -103,14 +103,16 @@ def resolve_precision(precision: str, device: str) -> str:
 
 #: CPU flags of native bf16 matrix products: AVX512_BF16 and AMX (amx_bf16)
 BF16_FLAGS = ("avx512_bf16", "amx_bf16")
-#: whether `--precision auto` infers in bf16 on a CPU with native bf16 (docs/backends.md, "The default, and why")
+#: whether `--precision auto` infers in bf16 on a CPU with native bf16 (docs/backends.md, "The default, and why":
+#: bf16 passed the two tasks measured so far; the rule asks for all seven). Before switching it on, `auto` must stay
+#: fp32 for the onnx / openvino backends, whose callers resolve the precision here too.
 CPU_AUTO_BF16 = False
 
 
 def cpu_bf16_native(flags: Iterable[str] | None = None) -> bool:
     """Whether the CPU computes bf16 natively: one of `BF16_FLAGS` among `flags` (default: /proc/cpuinfo's, read by
     `argsim.backend.runtime.cpu_info`; where that lists none, torch's own CPU detection). Without them torch still
-    runs bf16 (the same bf16 rounding of weights and activations) but converts to fp32 in software, slower.
+    runs bf16 (the same bf16 rounding of weights and activations) but forms the products through fp32 in software.
 
     Example:
         >>> cpu_bf16_native(["avx2", "avx512f", "avx512_bf16"]), cpu_bf16_native(["avx2", "avx512f"])
