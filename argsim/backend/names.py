@@ -174,20 +174,37 @@ def encoder_manifest(loader: str, roles: dict[str, str] | None = None) -> dict:
 
 
 def manifest_roles(folder: Path) -> dict[str, str] | None:
-    """The tower per role that `folder/argsim_encoder.json` names (None: none named, one tower); ModelError (one
-    line) for roles other than query and document."""
+    """The tower per role that `folder/argsim_encoder.json` names (a concatenation: its first two-tower part's;
+    None: one tower); ModelError (one line) for roles other than query and document."""
     from argsim.backend.encoder import ROLES
 
     path = Path(folder) / ENCODER_MANIFEST
     try:
-        roles = json.loads(path.read_text(encoding="utf-8")).get("roles")
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        roles = manifest.get("roles")
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
         return None
     if roles is None:
-        return None
+        return _composite_roles(Path(folder)) if manifest.get("loader") in ("concat", "thematic-concat") else None
     if not isinstance(roles, dict) or set(roles) != set(ROLES) or not all(isinstance(t, str) for t in roles.values()):
         raise ModelError(f"{path}: 'roles' must map query and document to a tower name, not {roles!r}")
     return dict(roles)
+
+
+def _composite_roles(folder: Path) -> dict[str, str] | None:
+    """A concatenation's roles: those of its first part that has two towers (`argsim.backend.concat`), None if
+    none has; a part is a subfolder `parts/<name>` or a shipped model's name."""
+    try:
+        parts = json.loads((folder / "config.json").read_text(encoding="utf-8")).get("parts") or []
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+        return None
+    for name in parts if isinstance(parts, list) else []:
+        part = folder / "parts" / str(name)
+        part = part if part.is_dir() else shipped_folder(str(name))
+        roles = manifest_roles(part) if part is not None else None
+        if roles:
+            return roles
+    return None
 
 
 def manifest_loader_name(folder: Path) -> str:

@@ -89,3 +89,13 @@ def test_counter_search_defaults_to_the_fused_model(tmp_path):
     want = [candidates[1 + j] for j in np.argsort(-(q @ d.T)[0])]
     assert [r["text"] for r in line["results"]] == want
     np.testing.assert_allclose([r["score"] for r in line["results"]], np.sort(q @ d.T)[0][::-1], atol=1e-5)
+
+
+def test_the_fused_model_is_known_as_two_tower_before_loading():
+    """`argsim evaluate` and the other entry points decide from the folder alone whether a model has towers: the
+    composite names none in its manifest, so they come from its parts."""
+    from argsim.backend.names import manifest_roles, shipped_folder
+    from argsim.benchmarks.evaluate import model_kind
+
+    assert manifest_roles(shipped_folder("counter-fusion")) == manifest_roles(shipped_folder("counter-bi-encoder"))
+    assert model_kind("counter-fusion") == "two-tower" and model_kind("counter-retriever") == "bi"
