@@ -124,16 +124,18 @@ def bench_name(variant: str) -> str | None:
 
 @dataclass(frozen=True)
 class VariantDecision:
-    """One variant: its tasks' verdicts, its throughput against torch fp32 (None: not measured) and whether it
-    passes."""
+    """One variant: its tasks' verdicts, its throughput against torch fp32 (None: not measured), the tasks fp32 was
+    scored on that it was not compared on (`missing`), and whether it passes: every task compared, every one
+    passed."""
 
     variant: str
     verdicts: list[TaskVerdict]
     speedup: float | None
+    missing: tuple[str, ...] = ()
 
     @property
     def passes(self) -> bool:
-        return bool(self.verdicts) and all(v.passes for v in self.verdicts)
+        return bool(self.verdicts) and not self.missing and all(v.passes for v in self.verdicts)
 
 
 def decide(evaluate_rows: Sequence[Mapping[str, Any]], backends_rows: Sequence[Mapping[str, Any]] = (),
@@ -157,8 +159,13 @@ def decide(evaluate_rows: Sequence[Mapping[str, Any]], backends_rows: Sequence[M
     speed = {r["method"]: r["value"] for r in backends_rows if r.get("metric") == "speedup_vs_torch_fp32"}
     variants = dict.fromkeys(r["model"].partition(" vs ")[0] for r in evaluate_rows
                              if r.get("method") == COMPARE_METHOD and r["model"].endswith(f" vs {fp32}"))
-    decisions = [VariantDecision(name, verdicts_from_rows(evaluate_rows, name, fp32), speed.get(bench_name(name)))
-                 for name in variants]
+    tasks = dict.fromkeys(r["setting"] for r in evaluate_rows if r.get("method") == METHOD and r["model"] == fp32
+                          and (r.get("extra") or {}).get("primary"))
+    decisions = []
+    for name in variants:
+        verdicts = verdicts_from_rows(evaluate_rows, name, fp32)
+        missing = tuple(t for t in tasks if t not in {v.task for v in verdicts})
+        decisions.append(VariantDecision(name, verdicts, speed.get(bench_name(name)), missing))
     decisions.sort(key=lambda d: -(d.speedup or 0.0))
     default = next((d.variant for d in decisions if d.passes and (d.speedup or 0.0) > 1.0), None)
     return decisions, default
@@ -176,6 +183,8 @@ def decision_table(decisions: Sequence[VariantDecision]) -> list[list[str]]:
                         f"[{v.delta_low:+.4f}, {v.delta_high:+.4f}]", f"{v.p_bootstrap:.3f}",
                         "-" if v.p_mcnemar is None else f"{v.p_mcnemar:.3f}", "yes" if v.inside else "no",
                         "yes" if v.significant else "no", "pass" if v.passes else "fail"])
+        out += [[d.variant, f"{d.speedup:.2f}" if d.speedup else "-", task, *["-"] * 9, "not compared"]
+                for task in d.missing]
     return out
 
 

@@ -122,3 +122,18 @@ def test_rows_give_the_arrays_verdicts_and_the_fastest_passing_variant_wins(tmp_
     assert "default: minilm [onnx int8]" in res.stdout and "│ minilm [openvino int8] │" in res.stdout
     res = CliRunner().invoke(app, ["--workdir", str(tmp_path), "bench", "default", "--fp32", "mpnet"])
     assert res.exit_code == 2 and "no comparison of a variant with mpnet" in res.output
+
+
+def test_a_variant_not_compared_on_every_task_of_fp32_does_not_pass():
+    """fp32 scored on a task the variant was never compared on: the variant is missing evidence, not passing."""
+    base = fp32_units()
+    name = "minilm [onnx int8]"
+    board = run_evaluate({name: Outcomes(flipped(base, 5, 2)), "minilm": Outcomes(base)}, compare=[name, "minilm"],
+                         n_boot=1000, task_table={"units": Task("units", UnitsEvaluator, "U", "fake")})
+    rows = [r.as_dict() for r in board.rows(env={})]
+    speed = [{"method": "onnx-int8", "metric": "speedup_vs_torch_fp32", "value": 2.6}]
+    assert decide(rows, speed)[1] == name
+    fp32_row = next(r for r in rows if r["model"] == "minilm" and (r.get("extra") or {}).get("primary"))
+    rows.append(fp32_row | {"setting": "other"})
+    (decision,), default = decide(rows, speed)
+    assert decision.missing == ("other",) and not decision.passes and default is None
