@@ -99,7 +99,7 @@ def _ensemble(path: Path) -> None:
 
 
 def _concat(path: Path) -> None:
-    from argsim.thematic.bilstm import load_concat_encoder
+    from argsim.backend.concat import load_concat_encoder
 
     load_concat_encoder(path.parent)
 

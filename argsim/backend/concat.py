@@ -33,6 +33,7 @@ import numpy as np
 from pydantic import Field, Strict
 
 from argsim.backend.encoder import CompositeEncoder, Encoder
+from argsim.backend.names import part_source
 from argsim.errors import ModelError
 from argsim.schemas import ConcatConfig
 from argsim.vectors import l2_normalize
@@ -108,20 +109,6 @@ class ConcatEncoder(CompositeEncoder):
             vectors = l2_normalize(vectors) if self.normalize else vectors
             outs.append(vectors * math.sqrt(self.weights[i]) if self.weights else vectors)
         return np.concatenate(outs, axis=1)
-
-
-def part_source(folder: Path, part: str) -> str:
-    """What `get_encoder` loads for the part named `part` of the concatenation in `folder`: its sub-folder
-    `parts/<part>` when there is one, else a registry or shipped model name; ModelError (one line) otherwise."""
-    from argsim.backend.names import known_names
-
-    sub = Path(folder) / "parts" / part
-    if "/" not in part and "\\" not in part and not part.startswith(".") and sub.is_dir():
-        return str(sub)
-    if part in known_names():
-        return part
-    raise ModelError(f"{Path(folder) / 'config.json'}: part {part!r} is neither a folder under parts/ nor a "
-                     f"registry or shipped model ({', '.join(known_names())})")
 
 
 def save_composite(folder: Path, parts: list[str], normalize_parts: bool = True, weights: list[float] | None = None,

@@ -145,8 +145,8 @@ ENCODER_LOADERS: dict[str, str] = {
     "kpm-mts": "argsim.kpm.mts.encoder:load_mts_encoder",
     "kpm-mts-ensemble": "argsim.kpm.mts.encoder:load_ensemble",
     "thematic-bilstm": "argsim.thematic.bilstm:load_encoder",
-    "thematic-concat": "argsim.backend.concat:load_concat_encoder",
     "concat": "argsim.backend.concat:load_concat_encoder",
+    "thematic-concat": "argsim.backend.concat:load_concat_encoder",  # the name concatenations saved earlier carry
     "minutes-sbert": "argsim.minutes.sbert:load_encoder",
     "counter-neural": "argsim.counter.neural.store:load_encoder",
     "sbert-lora": "argsim.backend.adapters:load_adapter_encoder",
@@ -185,23 +185,35 @@ def manifest_roles(folder: Path) -> dict[str, str] | None:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
         return None
     if roles is None:
-        return _composite_roles(Path(folder)) if manifest.get("loader") in ("concat", "thematic-concat") else None
+        concat = ENCODER_LOADERS.get(manifest.get("loader")) == ENCODER_LOADERS["concat"]
+        return _composite_roles(Path(folder)) if concat else None
     if not isinstance(roles, dict) or set(roles) != set(ROLES) or not all(isinstance(t, str) for t in roles.values()):
         raise ModelError(f"{path}: 'roles' must map query and document to a tower name, not {roles!r}")
     return dict(roles)
 
 
+def part_source(folder: Path, part: str) -> str:
+    """What `get_encoder` loads for the part named `part` of the concatenation in `folder`: its sub-folder
+    `parts/<part>` when there is one, else a registry or shipped model name; ModelError (one line) otherwise."""
+    sub = Path(folder) / "parts" / part
+    if "/" not in part and "\\" not in part and not part.startswith(".") and sub.is_dir():
+        return str(sub)
+    if part in known_names():
+        return part
+    raise ModelError(f"{Path(folder) / 'config.json'}: part {part!r} is neither a folder under parts/ nor a "
+                     f"registry or shipped model ({', '.join(known_names())})")
+
+
 def _composite_roles(folder: Path) -> dict[str, str] | None:
-    """A concatenation's roles: those of its first part that has two towers (`argsim.backend.concat`), None if
-    none has; a part is a subfolder `parts/<name>` or a shipped model's name."""
+    """A concatenation's roles (`argsim.backend.concat`): those of its first part (`part_source`) that has two
+    towers; None if none has, or the config cannot be read (loading it says why)."""
     try:
         parts = json.loads((folder / "config.json").read_text(encoding="utf-8")).get("parts") or []
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+        sources = [part_source(folder, str(p)) for p in parts]
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError, TypeError, ModelError):
         return None
-    for name in parts if isinstance(parts, list) else []:
-        part = folder / "parts" / str(name)
-        part = part if part.is_dir() else shipped_folder(str(name))
-        roles = manifest_roles(part) if part is not None else None
+    for source in sources:
+        roles = manifest_roles(Path(source) if Path(source).is_dir() else shipped_folder(source) or Path(source))
         if roles:
             return roles
     return None

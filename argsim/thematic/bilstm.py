@@ -16,7 +16,6 @@ import numpy as np
 import torch
 from torch import nn
 
-from argsim.backend.concat import ConcatEncoder, load_concat_encoder  # noqa: F401 (the thematic-concat loader)
 from argsim.backend.encoder import Encoder
 from argsim.backend.fingerprint import fingerprint
 from argsim.backend.models import tokenize_en
@@ -26,7 +25,6 @@ from argsim.errors import ModelError
 
 PAD, UNK = 0, 1
 MANIFEST = {"loader": "thematic-bilstm"}  # names in argsim.backend.names.ENCODER_LOADERS
-CONCAT_MANIFEST = {"loader": "thematic-concat"}
 MAX_TOKENS = 80
 
 
@@ -175,5 +173,7 @@ def save_concat(folder: Path, parts: dict[str, Path]) -> Path:
             shutil.rmtree(dst)
         shutil.copytree(src, dst, ignore=shutil.ignore_patterns("checkpoint.pt", "checkpoints"))
     (folder / "config.json").write_text(json.dumps({"parts": list(parts)}, indent=2), encoding="utf-8")
-    (folder / "argsim_encoder.json").write_text(json.dumps(CONCAT_MANIFEST), encoding="utf-8")
+    from argsim.backend.concat import MANIFEST
+
+    (folder / "argsim_encoder.json").write_text(json.dumps(MANIFEST), encoding="utf-8")
     return folder
