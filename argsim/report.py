@@ -146,7 +146,8 @@ VS_PAPERS: list[dict[str, Any]] = [
      "value": {"model": "counter-fusion", "split": "test", "setting": "epa", "metric": "accuracy_at_1"},
      "paper": [("counterargs-neural", "Bipolar-encoder/accuracy@1/10")],
      "paper_model": "Bipolar-encoder, BERT; its Bi-encoder: 0.149",
-     "train": "about 50 min (the retriever; the Bi-encoder's heads: 1.3 min once the texts' embeddings are cached)"},
+     "train": "the retriever: 22.8 min for steps 51-88 of 88, resumed (its card's training_seconds); the "
+              "Bi-encoder's heads: 1.3 min once the texts' embeddings are cached"},
     {"task": "Thematic similarity", "model": "`thematic`: a LoRA adapter over MiniLM that ships with argsim",
      "data": "Wikipedia sentence triplets test, accuracy", "results": "thematic",
      "value": {"model": "thematic", "method": "triplet-eval", "metric": "accuracy"},
