@@ -179,7 +179,7 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
     backend, quantize = backend or config.backend, quantize or config.quantize
     check_backend(backend, quantize, device or config.device, precision or config.precision)
     dev = resolve_device(device or config.device) if backend == "torch" else "cpu"
-    prec = inference_precision(precision or config.precision, dev)
+    prec = inference_precision(precision or config.precision, dev, backend)
     if calibration is None and config.calibration is not None and quantize != "none":
         calibration = read_calibration(config.calibration)
     cal = tuple(calibration) if calibration is not None and backend == "openvino" and quantize != "none" else None

@@ -180,7 +180,7 @@ def pair_scorer(name: str | Path, config: RunConfig | None = None, max_length: i
     config = config or RunConfig()
     runtime = runtime_spec(config)
     device = resolve_device(config.device) if runtime is None else "cpu"
-    precision = inference_precision(config.precision, device)
+    precision = inference_precision(config.precision, device, config.backend)
     return PairScorer(get_cross_encoder(name, device, precision, runtime, max_length), batch_size,
                       name=Path(name).name, precision=precision, runtime=runtime)
 
