@@ -252,8 +252,8 @@ def measure_variant(model: str, variant: tuple[str, str, str, str], options: Bac
 def variant_rows(results: dict[str, dict], options: BackendBenchOptions, inputs: BenchInputs,
                  distill_seconds: float | None, command: str | None, log: Callable[[str], None]) -> list:
     """The rows of the variants measured so far, each with its speed-up and task deltas against torch fp32."""
-    from argsim.backend.runtime import default_threads
     from argsim.evaluation.record import Evaluation
+    from argsim.measure import usable_cores
     from argsim.results import environment, result_rows
 
     fp32, rows = results.get("torch-fp32"), []
@@ -261,7 +261,7 @@ def variant_rows(results: dict[str, dict], options: BackendBenchOptions, inputs:
         backend, quantize, precision = next(v[1:] for v in VARIANTS if v[0] == name)
         env = environment(seed=SEED, device="cpu", precision=precision, data_files=inputs.files)
         env["conditions"] |= {"load_start": r["load_average_start"], "load_end": r["load_average_end"],
-                              "threads_timed": list(options.threads), "threads_default": default_threads()}
+                              "threads_timed": list(options.threads), "threads_default": usable_cores()}
         env |= {"backend": backend, "quantize": quantize}
         figures = {k: round(v, 4) for k, v in r.items() if not k.startswith("load_average") and v is not None}
         extra: dict = {"n": options.n, "batch": options.batch_size, "counter_points": options.counter_points,

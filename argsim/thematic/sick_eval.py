@@ -2,37 +2,20 @@
 
 Features [|u - v|, u * v]; a multinomial logistic regression over the five integer scores trained on the
 sparse target distribution of each gold score (y between floor and ceil: weights ceil-y and y-floor, done with
-sample weights), prediction = expected score. C is chosen on the trial split; Pearson r, Spearman rho and MSE
-are reported on the test split. The regression is fitted to convergence (L-BFGS to a gradient tolerance of 1e-6;
-MiniLM's features take about 420 iterations at C = 0.1): a looser stop leaves figures that move by several
-thousandths with the stopping point rather than with the vectors, more than the differences between backends.
+sample weights), prediction = expected score. C is chosen on the trial split; `argsim.evaluation.SICKEvaluator`
+reports Pearson r, Spearman rho and MSE on the test split. The regression is fitted to convergence (L-BFGS to a
+gradient tolerance of 1e-6; MiniLM's features take about 420 iterations at C = 0.1): a looser stop leaves figures
+that move by several thousandths with the stopping point rather than with the vectors, more than the differences
+between backends.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
-
-from argsim.evaluation.record import Evaluation
 
 C_GRID = (0.1, 1.0)
 TOL = 1e-6
 MAX_ITER = 5000
-
-
-@dataclass(frozen=True)
-class SickScores:
-    pearson: float
-    spearman: float
-    mse: float
-    c: float
-    n_test: int
-
-    def evaluation(self, data: str | None = "test") -> Evaluation:
-        """The contract view: pearson (primary), spearman, mse; the chosen C as a detail."""
-        return Evaluation("sick-relatedness", {"pearson": self.pearson, "spearman": self.spearman, "mse": self.mse},
-                          "pearson", data=data, n=self.n_test, details={"c": self.c})
 
 
 def pair_features(u: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -80,12 +63,3 @@ def sick_predictions(encode, train: list, trial: list, test: list) -> tuple[np.n
     best_c = max(C_GRID, key=lambda c: pearsonr(fits[c][0], ydv)[0])
     return fits[best_c][1], best_c
 
-
-def sick_relatedness(encode, train: list, trial: list, test: list) -> SickScores:
-    """Train on `train` pairs, pick C on `trial`, score on `test` (lists of SickPair); `encode(texts)`->array."""
-    from scipy.stats import pearsonr, spearmanr
-
-    pred, best_c = sick_predictions(encode, train, trial, test)
-    yte = np.array([p.relatedness for p in test])
-    return SickScores(float(pearsonr(pred, yte)[0]), float(spearmanr(pred, yte)[0]),
-                      float(np.mean((pred - yte) ** 2)), best_c, len(test))
