@@ -118,21 +118,18 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
     """`train_cross`, also returning the trained CrossEncoder in memory."""
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
 
-    from argsim.training import OptimPolicy, begin_run
-    from argsim.training.st import TrainRun, check_cadence, fit_st
+    from argsim.training import begin_run
+    from argsim.training.st import fit_st
 
     if cfg.context not in CONTEXTS:
         raise ArgsimError(f"unknown context '{cfg.context}': choose {', '.join(CONTEXTS)}")
-    placement, budget = begin_run(cfg, placement, budget)
-    if dev is not None:
-        check_cadence(cfg.eval_every, budget)
-    out = Path(out)
+    run = begin_run(cfg, out, placement, budget, cfg.eval_every if dev is not None else 0)
+    out, placement, budget = run.out, run.placement, run.budget
     model = load_cross_encoder(cfg.model, placement.device, cfg.max_seq_length, num_labels=1)
     sep = model.tokenizer.sep_token or "[SEP]"
     rows = pair_rows(train, cfg.context, sep)
     evaluator = map_evaluator(dev, cfg.context, sep) if cfg.eval_every and dev is not None else None
     start = time.perf_counter()
-    run = TrainRun(out, placement, budget, OptimPolicy.from_config(cfg), cfg.epochs, cfg.batch_size)
     trainer, rec = fit_st(model, rows, BinaryCrossEntropyLoss(model), run, evaluator=evaluator,
                           eval_every=cfg.eval_every, select=SELECTION_METRIC if evaluator is not None else None,
                           disable_tqdm=quiet, dataloader_drop_last=False)

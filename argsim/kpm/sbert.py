@@ -35,10 +35,6 @@ LOSSES = ("cosine", "contrastive", "mnrl")
 TRAIN_INFO = "argsim_train.json"
 
 
-MODEL_HELP = ("Base model: minilm, mpnet, a sentence-transformers folder or a Hugging Face id (e.g. "
-              "sentence-transformers/all-MiniLM-L6-v2).")
-
-
 @dataclass
 class SbertConfig:
     """The settings of `train_sbert`; the defaults are the recommended recipe (`argsim models build kpm-sbert`):
@@ -52,7 +48,8 @@ class SbertConfig:
         ('contrastive', 8e-06)
     """
 
-    model: str = setting("minilm", MODEL_HELP)
+    model: str = setting("minilm", "Base model: minilm, mpnet, a sentence-transformers folder or a Hugging Face id "
+                         "(e.g. sentence-transformers/all-MiniLM-L6-v2).")
     loss: Literal["cosine", "contrastive", "mnrl"] = setting(
         "contrastive", "contrastive = ContrastiveLoss on the labelled pairs (recommended); cosine = regression of "
         "the cosine towards --positive-target / --negative-target (the report's best); mnrl = "
@@ -121,14 +118,10 @@ def mnrl_rows(data: KPMData, seed: int = 13) -> dict[str, list]:
     import random
 
     rng = random.Random(seed)
-    matched: dict[str, set[str]] = {}
-    for (aid, kid), y in data.labels.items():
-        if y == 1:
-            matched.setdefault(aid, set()).add(kid)
+    matched: dict[str, list[str]] = {}
     labelled_neg: dict[str, list[str]] = {}
     for (aid, kid), y in data.labels.items():
-        if y == 0:
-            labelled_neg.setdefault(aid, []).append(kid)
+        (matched if y == 1 else labelled_neg).setdefault(aid, []).append(kid)
     anchor, positive, negative = [], [], []
     for (aid, kid), y in data.labels.items():
         if y != 1:
@@ -146,20 +139,6 @@ def mnrl_rows(data: KPMData, seed: int = 13) -> dict[str, list]:
     return {"anchor": anchor, "positive": positive, "negative": negative}
 
 
-def _with_pooling(model, pooling: str):
-    from sentence_transformers import SentenceTransformer
-    from sentence_transformers.sentence_transformer.modules import Pooling
-
-    word = model[0]
-    pool = Pooling(word.get_word_embedding_dimension(), pooling_mode=pooling)
-    return SentenceTransformer(modules=[word, pool], device=model.device)
-
-
-def _pooling_mode(model) -> str:
-    pool = model[1]
-    return "cls" if getattr(pool, "pooling_mode_cls_token", False) else "mean"
-
-
 def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, run) -> tuple[dict, bool]:
     """The same objective on cached lower-layer states, updating only the top `cfg.train_layers` layers, on
     transformers' Trainer (`argsim.training.module.fit_module`; `run`: its `TrainRun`). Returns (the run record,
@@ -173,7 +152,7 @@ def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, run)
 
     word = model[0]
     top = TopLayerTrainer(word.auto_model, word.tokenizer, cfg.train_layers)
-    pooling = _pooling_mode(model)
+    pooling = "cls" if getattr(model[1], "pooling_mode_cls_token", False) else "mean"
     n = len(rows["label"])
 
     def loss_of(_net, idx: list[int]) -> torch.Tensor:
@@ -206,7 +185,11 @@ def _load_model(cfg: SbertConfig, device: str):
         return model
     model = load_sentence_transformer(cfg.model, device=device)
     if cfg.pooling:
-        model = _with_pooling(model, cfg.pooling)
+        from sentence_transformers import SentenceTransformer
+        from sentence_transformers.sentence_transformer.modules import Pooling
+
+        pool = Pooling(model[0].get_word_embedding_dimension(), pooling_mode=cfg.pooling)
+        model = SentenceTransformer(modules=[model[0], pool], device=model.device)
     if cfg.lora_rank > 0:
         add_lora(model, cfg.lora_rank, cfg.lora_alpha, cfg.lora_dropout)
     return model
@@ -248,23 +231,18 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
     `placement` (argsim.training) gives the device, precision and seed (default: `device` or the CPU, fp32,
     `cfg.seed`); `budget` the stops and checkpoints (default: `cfg.max_steps`); `eval_data` the labelled split
     that `cfg.eval_every` scores during training."""
-    from argsim.training import OptimPolicy, begin_run, resolve_placement
-    from argsim.training.st import TrainRun, check_cadence, fit_st
+    from argsim.backend.models import set_st_max_seq_length
+    from argsim.training import begin_run, resolve_placement
+    from argsim.training.st import fit_st
 
     _check(cfg, eval_data)
     placement = placement or (resolve_placement(device, "fp32", seed=cfg.seed) if device else None)
-    placement, budget = begin_run(cfg, placement, budget, max_steps=cfg.max_steps)
-    check_cadence(cfg.eval_every, budget)
-    out = Path(out)
-    model = _load_model(cfg, placement.device)
-    from argsim.backend.models import set_st_max_seq_length
-
+    where = begin_run(cfg, out, placement, budget, cfg.eval_every, max_steps=cfg.max_steps)
+    model = _load_model(cfg, where.placement.device)
     set_st_max_seq_length(model, str(cfg.model), cfg.max_seq_length)
     rows, loss, extra = _rows_and_loss(model, train, cfg)
-    n_rows = len(next(iter(rows.values())))
-    steps_per_epoch = math.ceil(n_rows / cfg.batch_size)
+    steps_per_epoch = math.ceil(len(next(iter(rows.values()))) / cfg.batch_size)
     start = time.perf_counter()
-    where = TrainRun(out, placement, budget, OptimPolicy.from_config(cfg), cfg.epochs, cfg.batch_size)
     if cfg.train_layers > 0:
         run, is_main = _train_top_layers(model, rows, loss, cfg, where)
     else:

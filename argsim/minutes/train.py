@@ -77,12 +77,13 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
     from sentence_transformers.sentence_transformer.evaluation import TripletEvaluator
     from sentence_transformers.sentence_transformer.losses import TripletDistanceMetric, TripletLoss
 
-    from argsim.training import OptimPolicy, begin_run
+    from argsim.training import begin_run
     from argsim.training.callbacks import EpochTimeCallback
     from argsim.training.record import data_hash, train_config
-    from argsim.training.st import TrainRun, fit_st, logging_steps
+    from argsim.training.st import fit_st, logging_steps
 
-    placement, budget = begin_run(config, placement, budget)
+    run = begin_run(config, out, placement, budget)
+    placement, budget = run.placement, run.budget
     train = _load_triplets(train_path, config.max_train, config.seed)
     dev = _load_triplets(dev_path, config.max_dev, config.seed) if dev_path else []
     if not train:
@@ -94,7 +95,6 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
     evaluator = TripletEvaluator(*([r[k] for r in dev] for k in FIELDS), name="dev", similarity_fn_names=["cosine"],
                                  show_progress_bar=False, write_csv=False) if dev else None
     untrained = evaluator(model)[SELECTION_METRIC.removeprefix("eval_")] if evaluator and not budget.resume else None
-    run = TrainRun(out, placement, budget, OptimPolicy.from_config(config), config.epochs, config.batch_size)
     timer = EpochTimeCallback()
     trainer, rec = fit_st(model, train, loss, run, evaluator=evaluator, callbacks=(timer,), disable_tqdm=quiet,
                           logging_steps=min(200, logging_steps(len(train), config.batch_size, config.epochs, budget,

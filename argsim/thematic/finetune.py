@@ -58,22 +58,18 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, config: Thema
     """
     from sentence_transformers.sentence_transformer.losses import TripletDistanceMetric, TripletLoss
 
-    from argsim.training import OptimPolicy, begin_run
-    from argsim.training.st import TrainRun, check_cadence, fit_st
+    from argsim.training import begin_run
+    from argsim.training.st import fit_st
 
     config = (config or ThematicTrainConfig()).resolved("minilm", has_dev=bool(dev))
-    placement, budget = begin_run(config, placement, budget)
-    if config.max_minutes and budget.max_minutes is None:
-        budget = replace(budget, max_minutes=config.max_minutes)
-    evaluator = dev_evaluator(dev, config.dev_sample, placement.seed) if config.eval_every and dev else None
-    if evaluator is not None:
-        check_cadence(config.eval_every, budget)
+    run = begin_run(config, out, placement, budget, config.eval_every if dev else 0, {"warmup_ratio": 0.1})
+    if config.max_minutes and run.budget.max_minutes is None:
+        run = replace(run, budget=replace(run.budget, max_minutes=config.max_minutes))
+    evaluator = dev_evaluator(dev, config.dev_sample, run.placement.seed) if config.eval_every and dev else None
     if config.max_triplets and len(triplets) > config.max_triplets:
-        triplets = random.Random(placement.seed).sample(triplets, config.max_triplets)
-    model, config = _model(config, placement.device)
+        triplets = random.Random(run.placement.seed).sample(triplets, config.max_triplets)
+    model, config = _model(config, run.placement.device)
     loss = TripletLoss(model, distance_metric=TripletDistanceMetric.EUCLIDEAN, triplet_margin=config.margin)
-    run = TrainRun(Path(out), placement, budget, OptimPolicy.from_config(config, warmup_ratio=0.1), config.epochs,
-                   config.batch_size)
     # --lora-rank: --resume and the best-step reload read the adapter of a checkpoint
     trainer, rec = fit_st(model, {f: [t[f] for t in triplets] for f in FIELDS}, loss, run, evaluator=evaluator,
                           eval_every=config.eval_every if evaluator else 0,

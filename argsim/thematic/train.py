@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from argsim.backend import load_word_vectors
 from argsim.backend.encoder import Encoder
 from argsim.evaluation.record import Evaluation
 from argsim.evaluation.triplets import TripletEvaluator
@@ -38,7 +39,9 @@ from argsim.thematic.bilstm import (
     softmax_triplet_loss,
 )
 from argsim.thematic.config import ThematicTrainConfig
-from argsim.training import Budget, OptimPolicy, Placement, resolve_placement
+from argsim.training import Budget, Placement, begin_run, resolve_placement
+from argsim.training.callbacks import EvalLogCallback
+from argsim.training.module import ModuleData, fit_module, select_metric
 from argsim.training.record import data_hash, train_config, write_records
 
 FIELDS = ("anchor", "positive", "negative")
@@ -95,11 +98,6 @@ class TripletAccuracyEvaluator(TripletEvaluator):
         return super().evaluate(model if isinstance(model, Encoder) else LiveBiLSTM(model, self.vocab))
 
 
-def _evaluate(model: AttentionBiLSTM, vocab: Vocabulary, triplets: list[dict]) -> float:
-    """TDC accuracy with L1 distance (d+ < d-) on all `triplets`."""
-    return TripletAccuracyEvaluator(triplets, vocab).evaluate(model)["accuracy"]
-
-
 def _on(batch: tuple[torch.Tensor, torch.Tensor], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     ids, lengths = batch
     return ids.to(device), lengths
@@ -139,16 +137,12 @@ def train_bilstm(triplets: list[dict], out: Path, config: ThematicTrainConfig, d
         >>> rep.best_step, rep.dev_accuracy  # doctest: +SKIP
         (1032, 0.6057)
     """
-    from argsim.backend import load_word_vectors
-    from argsim.training.callbacks import EvalLogCallback
-    from argsim.training.module import ModuleData, fit_module, select_metric
-    from argsim.training.st import TrainRun
-
-    out = Path(out)
     config = config.resolved("bilstm", has_dev=bool(dev))
     placement = placement or resolve_placement("cpu", "fp32", threads=config.threads, seed=config.seed)
-    budget = budget or Budget(max_minutes=config.max_minutes, checkpoint_every=config.checkpoint_every, resume=True)
-    config.seed = placement.seed
+    run = begin_run(config, out, placement, budget or Budget(max_minutes=config.max_minutes, resume=True,
+                                                             checkpoint_every=config.checkpoint_every),
+                    config.eval_every if dev else 0, {"schedule": "constant", "max_grad_norm": None})
+    out = run.out  # the paper's Adam at a constant rate, no clipping
     if config.max_triplets and len(triplets) > config.max_triplets:
         triplets = random.Random(config.seed).sample(triplets, config.max_triplets)
     vocab, matrix = build_vocabulary([t[f] for t in triplets for f in FIELDS], load_word_vectors(config.word_vectors))
@@ -164,8 +158,6 @@ def train_bilstm(triplets: list[dict], out: Path, config: ThematicTrainConfig, d
     logger = [EvalLogCallback(select_metric(evaluator), log)] if evaluator is not None else []
     batches = functools.partial(_epoch_batches, len(triplets), config.seed, config.batch_size)
     data = ModuleData(triplets, batches, -(-len(triplets) // config.batch_size))
-    run = TrainRun(out, placement, budget, OptimPolicy.from_config(config, schedule="constant", max_grad_norm=None),
-                   config.epochs)  # the paper's Adam at a constant rate, no clipping
     trainer, rec = fit_module(model, loss_of, data, run, evaluator=evaluator, eval_every=config.eval_every,
                               callbacks=logger)
     report = _report(trainer, rec, len(triplets))
@@ -191,7 +183,7 @@ def _save_run(out: Path, model: AttentionBiLSTM, vocab: Vocabulary, config: Them
     """Rank 0: the dev accuracy of the kept model on all dev triplets, the model folder and the run's records."""
     model.eval()
     if dev:
-        report.dev_accuracy = _evaluate(model, vocab, dev)
+        report.dev_accuracy = TripletAccuracyEvaluator(dev, vocab).evaluate(model)["accuracy"]  # on all of them
     info = {**asdict(config), "architecture": "bilstm-attention", "output_dim": 2 * config.hidden,
             "training": asdict(report)}
     save_model(out, model.to("cpu"), vocab, info)

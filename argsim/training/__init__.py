@@ -7,6 +7,7 @@ sentence-transformers trainers: `fit_st`), `module` (custom torch models: `fit_m
 from argsim.training.budget import Budget
 from argsim.training.placement import (
     Placement,
+    TrainRun,
     begin_run,
     is_main_process,
     placement_from_run,
@@ -14,5 +15,5 @@ from argsim.training.placement import (
 )
 from argsim.training.policy import OptimPolicy
 
-__all__ = ["Budget", "OptimPolicy", "Placement", "begin_run", "is_main_process", "placement_from_run",
+__all__ = ["Budget", "OptimPolicy", "Placement", "TrainRun", "begin_run", "is_main_process", "placement_from_run",
            "resolve_placement"]

@@ -42,3 +42,12 @@ class Budget:
         if self.max_minutes is not None and seconds >= self.max_minutes * 60:
             return "max_minutes"
         return None
+
+
+def check_cadence(eval_every: int, budget: Budget) -> None:
+    """Refuse, before any work, a `--checkpoint-every` that is not a multiple of `eval_every` (every evaluated step
+    is saved: `argsim.training.st.selection_arguments`)."""
+    every = budget.checkpoint_every
+    if eval_every and every and every % eval_every:
+        raise ArgsimError(f"--checkpoint-every {every} must be a multiple of --eval-every {eval_every} (every "
+                          "evaluated step is saved, so that the best one can be kept)")

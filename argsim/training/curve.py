@@ -144,10 +144,7 @@ def trained_folder(folder: str | Path) -> Path:
 def read_train_config(folder: str | Path) -> dict:
     """FOLDER/train_config.json, validated (`argsim.schemas.TrainConfig`: a file of another shape is one
     InputError naming the field)."""
-    from argsim.io import read_json
-    from argsim.schemas import TrainConfig, validate
+    from argsim.io import read_json_as
+    from argsim.schemas import TrainConfig
 
-    path = Path(folder) / "train_config.json"
-    config = read_json(path)
-    validate(TrainConfig, config, path, what="a training record (a JSON object)")
-    return config
+    return read_json_as(TrainConfig, Path(folder) / "train_config.json", what="a training record (a JSON object)")

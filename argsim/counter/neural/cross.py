@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -167,10 +168,13 @@ def train_cross_encoder(config: NeuralConfig, pairs: Sequence[tuple[str, str]], 
     from argsim.backend import model_path
     from argsim.backend.safety import HF_LOAD
     from argsim.counter.neural.training import read_history
-    from argsim.training import OptimPolicy, begin_run
-    from argsim.training.st import TrainRun, fit_st
+    from argsim.training import begin_run
+    from argsim.training.st import fit_st
 
-    placement, budget = begin_run(config, placement, budget)
+    run = begin_run(config, out, placement, budget, policy={"lr": config.encoder_lr, "schedule": "constant",
+                                                            "max_grad_norm": None})
+    run = replace(run, epochs=1)  # the epochs are in the examples: fresh negatives every epoch
+    placement, budget = run.placement, run.budget
     pairs, out = list(pairs), Path(out)
     model = CrossEncoder(str(model_path(config.base_model)), num_labels=2, max_length=config.max_seq_length,
                          device=placement.device, **HF_LOAD)
@@ -184,8 +188,6 @@ def train_cross_encoder(config: NeuralConfig, pairs: Sequence[tuple[str, str]], 
     if not tracker.history:
         tracker.add({"epoch": 0, "val": evaluator(model)["val_choice_accuracy"] if evaluator else None,
                      "loss": None, "examples": 0, "seconds": 0.0})
-    policy = OptimPolicy.from_config(config, lr=config.encoder_lr, schedule="constant", max_grad_norm=None)
-    run = TrainRun(out, placement, budget, policy, 1, config.batch_size)
     trainer, rec = fit_st(model, data, CrossEntropyLoss(model), run, evaluator=evaluator, eval_every=every,
                           select=SELECTION_METRIC if evaluator else None, callbacks=(tracker,), disable_tqdm=quiet,
                           logging_steps=every)

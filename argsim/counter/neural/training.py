@@ -26,7 +26,7 @@ from argsim.counter.neural.store import save_model
 from argsim.counter.neural.validation import heads_on_cpu
 from argsim.evaluation.counter import CounterArgumentEvaluator
 from argsim.io import write_json
-from argsim.training import Budget, OptimPolicy, Placement, begin_run, is_main_process
+from argsim.training import Budget, Placement, begin_run, is_main_process
 from argsim.training.record import data_hash, train_config, write_records
 
 HISTORY = "history.json"
@@ -227,10 +227,11 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
 
     from argsim.training.callbacks import EpochMinutesCallback
     from argsim.training.module import ModuleData, fit_module, select_metric
-    from argsim.training.st import TrainRun, last_checkpoint
+    from argsim.training.st import last_checkpoint
 
-    out_dir = Path(out_dir)
-    placement, budget = begin_run(config, placement, budget, max_minutes=max_minutes, resume=resume)
+    run = begin_run(config, out_dir, placement, budget, policy={"schedule": "constant", "max_grad_norm": None},
+                    max_minutes=max_minutes, resume=resume)  # Adam at constant rates, per group
+    out_dir, budget = run.out, run.budget
     model = _model(config, model, init)
     frozen = not config.train_encoder
     base = base_table(model, data.texts) if frozen else None
@@ -250,12 +251,11 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
     pairs = list(range(len(data.train_pairs)))
     module_data = ModuleData(pairs, negatives.batches, -(-len(pairs) // config.batch_size), negatives.collate,
                              key=_data_hashes(data))
-    policy = OptimPolicy.from_config(config, schedule="constant", max_grad_norm=None)  # Adam, constant, per group
-    run = TrainRun(out_dir, placement, replace(budget, max_minutes=None), policy, config.epochs)
-    trainer, rec = fit_module(model, _loss_of(data, base), module_data, run, groups=_groups(model, config),
+    trainer, rec = fit_module(model, _loss_of(data, base), module_data,
+                              replace(run, budget=replace(budget, max_minutes=None)), groups=_groups(model, config),
                               evaluator=evaluator, callbacks=callbacks, log_every=1)
     if trainer.is_world_process_zero():
-        _save_run(model, config, data, history.history, rec, replace(run, budget=budget))
+        _save_run(model, config, data, history.history, rec, run)
     return history.history
 
 
