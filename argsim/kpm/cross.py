@@ -28,8 +28,12 @@ from typing import Literal
 from argsim.backend.registry import load_cross_encoder
 from argsim.data.argkp import KPMData
 from argsim.errors import ArgsimError
+from argsim.io import write_json
 from argsim.kpm.scoring import CONTEXTS, CROSS_INFO, cross_predictions, format_argument
+from argsim.measure import peak_memory_mb
 from argsim.options import setting
+from argsim.training import begin_run
+from argsim.training.record import data_hash, train_config, write_records
 
 TRAIN_INFO = "argsim_train.json"
 
@@ -118,7 +122,6 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
     """`train_cross`, also returning the trained CrossEncoder in memory."""
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
 
-    from argsim.training import begin_run
     from argsim.training.st import fit_st
 
     if cfg.context not in CONTEXTS:
@@ -146,10 +149,6 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
         info |= {"dev": [e for e in rec["evals"] if SELECTION_METRIC in e], "best_step": best.get("step"),
                  "best_dev": best.get("value")}
     if trainer.is_world_process_zero():
-        from argsim.io import write_json
-        from argsim.measure import peak_memory_mb
-        from argsim.training.record import data_hash, train_config, write_records
-
         info["peak_mb"] = peak_memory_mb()
         model.save(str(out))
         write_json(out / CROSS_INFO, {"context": cfg.context, "sep": sep, "max_length": cfg.max_seq_length})

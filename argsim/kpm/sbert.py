@@ -27,9 +27,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
+from argsim.config import RunConfig
 from argsim.data.argkp import KPMData
 from argsim.errors import ArgsimError
+from argsim.io import write_json
+from argsim.measure import peak_memory_mb
 from argsim.options import setting
+from argsim.training import begin_run, resolve_placement
+from argsim.training.record import data_hash, train_config, write_records
 
 LOSSES = ("cosine", "contrastive", "mnrl")
 TRAIN_INFO = "argsim_train.json"
@@ -232,7 +237,6 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
     `cfg.seed`); `budget` the stops and checkpoints (default: `cfg.max_steps`); `eval_data` the labelled split
     that `cfg.eval_every` scores during training."""
     from argsim.backend.models import set_st_max_seq_length
-    from argsim.training import begin_run, resolve_placement
     from argsim.training.st import fit_st
 
     _check(cfg, eval_data)
@@ -248,7 +252,6 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
     else:
         evaluator = None
         if cfg.eval_every > 0:
-            from argsim.config import RunConfig
             from argsim.evaluation.kpa_map import KPAMapEvaluator
 
             evaluator = KPAMapEvaluator(eval_data, name=eval_data.name.removeprefix("argkp-"),
@@ -264,10 +267,6 @@ def _finish(model, cfg: SbertConfig, train: KPMData, rows: dict, run: dict, timi
             is_main: bool) -> dict:
     """The training info (`timing`: steps per epoch, start time; `where`: the `TrainRun`); rank 0 saves the
     model (or its adapter), the info and the run's records."""
-    from argsim.io import write_json
-    from argsim.measure import peak_memory_mb
-    from argsim.training.record import data_hash, train_config, write_records
-
     (steps_per_epoch, start), out, placement = timing, where.out, where.placement
     seconds = time.perf_counter() - start
     steps = run["steps"]

@@ -16,6 +16,8 @@ from argsim.errors import ArgsimError
 from argsim.io import read_records, write_json
 from argsim.options import setting
 from argsim.schemas import TripletRecord
+from argsim.training import begin_run
+from argsim.training.record import data_hash, train_config, write_records
 
 FIELDS = ("anchor", "positive", "negative")
 
@@ -77,9 +79,7 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
     from sentence_transformers.sentence_transformer.evaluation import TripletEvaluator
     from sentence_transformers.sentence_transformer.losses import TripletDistanceMetric, TripletLoss
 
-    from argsim.training import begin_run
     from argsim.training.callbacks import EpochTimeCallback
-    from argsim.training.record import data_hash, train_config
     from argsim.training.st import fit_st, logging_steps
 
     run = begin_run(config, out, placement, budget)
@@ -146,7 +146,6 @@ def _save(model, run, settings: tuple, log: dict, record: dict) -> None:
     """Rank 0: the kept model (the segmented marker for the ginza backbone; `settings`: the config and its own
     words), train_log.json and the run's records."""
     from argsim.minutes import sbert
-    from argsim.training.record import write_records
 
     (config, words), out = settings, Path(run.out)
     out.mkdir(parents=True, exist_ok=True)

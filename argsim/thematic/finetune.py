@@ -23,7 +23,18 @@ import random
 from dataclasses import replace
 from pathlib import Path
 
+from sentence_transformers.sentence_transformer.evaluation import TripletEvaluator
+from sentence_transformers.sentence_transformer.losses import TripletDistanceMetric, TripletLoss
+
+from argsim.backend import load_sentence_transformer
+from argsim.backend.adapters import add_lora, continue_adapter, save_adapter
+from argsim.backend.models import set_st_max_seq_length
+from argsim.io import write_json
+from argsim.metrics.triplets import encoded_triplet_scores
 from argsim.thematic.config import ThematicTrainConfig
+from argsim.training import begin_run
+from argsim.training.record import data_hash, train_config, write_records
+from argsim.training.st import fit_st
 
 FIELDS = ("anchor", "positive", "negative")
 SELECTION_METRIC = "eval_dev_euclidean_accuracy"
@@ -56,11 +67,6 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, config: Thema
         >>> more = ThematicTrainConfig(init="thematic", max_triplets=2000)
         >>> stats = finetune_sentence_transformer(rows, Path("models/thematic-more"), more)  # doctest: +SKIP
     """
-    from sentence_transformers.sentence_transformer.losses import TripletDistanceMetric, TripletLoss
-
-    from argsim.training import begin_run
-    from argsim.training.st import fit_st
-
     config = (config or ThematicTrainConfig()).resolved("minilm", has_dev=bool(dev))
     run = begin_run(config, out, placement, budget, config.eval_every if dev else 0, {"warmup_ratio": 0.1})
     if config.max_minutes and run.budget.max_minutes is None:
@@ -83,22 +89,14 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, config: Thema
 def _model(config: ThematicTrainConfig, device: str) -> tuple[object, ThematicTrainConfig]:
     """The model to train with `config.max_seq_length` (`config.init`'s adapter continued, else `config.model`,
     wrapped in a LoRA adapter with `config.lora_rank` > 0), and the config naming its base, rank and alpha."""
-    from argsim.backend.models import set_st_max_seq_length
-
     if config.init:
-        from argsim.backend.adapters import continue_adapter
-
         model, base, rank, alpha = continue_adapter(config.init, device, rank=config.lora_rank)
         config = replace(config, model=base, lora_rank=rank, lora_alpha=alpha)
     else:
-        from argsim.backend import load_sentence_transformer
-
         model = load_sentence_transformer(config.model, device=device)
         config = replace(config, lora_rank=config.lora_rank or 0)
     set_st_max_seq_length(model, str(config.model), config.max_seq_length)
     if config.lora_rank > 0 and not config.init:
-        from argsim.backend.adapters import add_lora
-
         add_lora(model, config.lora_rank, config.lora_alpha)
     return model, config
 
@@ -123,19 +121,12 @@ def _stats(config: ThematicTrainConfig, run, rec: dict, n: int, evaluator) -> di
 
 def _save(model, config: ThematicTrainConfig, run, rec: dict, stats: dict, data: tuple) -> None:
     """Rank 0: the dev accuracy (into `stats`), the model (or its adapter), argsim_training.json and the records."""
-    from argsim.io import write_json
-    from argsim.training.record import data_hash, train_config, write_records
-
     (triplets, dev), out, metrics = data, run.out, {}
     if dev:  # TDC accuracy with the Euclidean distance the loss uses (ties count as wrong)
-        from argsim.metrics.triplets import encoded_triplet_scores
-
         metrics["dev_triplet_accuracy"] = encoded_triplet_scores(
             model, dev, distance="euclidean", ties="wrong", convert_to_numpy=True, show_progress_bar=False).accuracy
         stats["dev_accuracy"] = metrics["dev_triplet_accuracy"]
     if config.lora_rank > 0:
-        from argsim.backend.adapters import save_adapter
-
         save_adapter(model, out, config.model, extra={"steps": rec["steps"], "seconds": round(rec["seconds"], 1),
                                                       **({"init": config.init} if config.init else {})})
     else:
@@ -148,8 +139,6 @@ def _save(model, config: ThematicTrainConfig, run, rec: dict, stats: dict, data:
 def dev_evaluator(dev: list[dict], dev_sample: int | None, seed: int):
     """The selection's evaluator: sentence-transformers' `TripletEvaluator` (Euclidean distance) on a seeded
     sample of `dev_sample` dev triplets (all of them when None or fewer); its metric is `SELECTION_METRIC`."""
-    from sentence_transformers.sentence_transformer.evaluation import TripletEvaluator
-
     rows = random.Random(seed).sample(dev, dev_sample) if dev_sample and len(dev) > dev_sample else dev
     return TripletEvaluator(*([r[f] for r in rows] for f in FIELDS), name="dev", similarity_fn_names=["euclidean"],
                             batch_size=64, show_progress_bar=False, write_csv=False)

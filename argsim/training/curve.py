@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from argsim.io import atomic_path
+from argsim.errors import InputError
+from argsim.extras import need
+from argsim.io import atomic_path, describe_path, read_json_as
+from argsim.schemas import TrainConfig
 
 CURVE = "learning_curve.png"
 OWN_HISTORY = "history.json"  # trainers with a per-epoch validation history draw CURVE from it themselves
@@ -66,8 +69,6 @@ def _title(config: dict) -> str:
 
 def pyplot():
     """matplotlib.pyplot on the Agg backend (no display needed); without matplotlib, one line naming its extra."""
-    from argsim.extras import need
-
     need("matplotlib", "learning-curve plots").use("Agg")
     return need("matplotlib.pyplot", "learning-curve plots")
 
@@ -126,9 +127,6 @@ def trained_folder(folder: str | Path) -> Path:
         >>> trained_folder("README.md")  # doctest: +SKIP
         InputError: README.md: is a file; expected a trained model folder
     """
-    from argsim.errors import InputError
-    from argsim.io import describe_path
-
     folder = Path(folder)
     if folder.is_file():
         hint = f" (its folder {folder.parent})" if folder.name == "train_config.json" else ""
@@ -144,7 +142,4 @@ def trained_folder(folder: str | Path) -> Path:
 def read_train_config(folder: str | Path) -> dict:
     """FOLDER/train_config.json, validated (`argsim.schemas.TrainConfig`: a file of another shape is one
     InputError naming the field)."""
-    from argsim.io import read_json_as
-    from argsim.schemas import TrainConfig
-
     return read_json_as(TrainConfig, Path(folder) / "train_config.json", what="a training record (a JSON object)")

@@ -11,6 +11,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from argsim.backend.device import launched_processes, pin_cuda_index, resolve_device, resolve_precision
+from argsim.config import RunConfig
+from argsim.settings import seed_everything
 from argsim.training.budget import Budget, check_cadence
 from argsim.training.policy import OptimPolicy
 
@@ -62,8 +64,6 @@ def resolve_placement(device: str = "auto", precision: str = "auto", threads: in
 
 def placement_from_run(run, threads: int | None = None) -> Placement:
     """A `Placement` from the CLI's `RunConfig` (`threads`: the command's own default when --threads is unset)."""
-    from argsim.config import RunConfig
-
     run = run if isinstance(run, RunConfig) else RunConfig()
     return resolve_placement(run.device, run.precision, run.threads or threads, run.seed)
 
@@ -92,8 +92,6 @@ def begin_run(config: object, out: str | Path, placement: Placement | None = Non
         >>> run.placement.seed, cfg.seed, run.budget.max_steps, run.policy.lr
         (7, 7, 3, 0.001)
     """
-    from argsim.settings import seed_everything
-
     placement = placement or resolve_placement("cpu", "fp32", seed=config.seed)
     config.seed = placement.seed
     seed_everything(placement.seed)

@@ -19,8 +19,11 @@ import platform
 from importlib import metadata
 from pathlib import Path
 
-from argsim.io import widen_private_files, write_json, write_text
-from argsim.version import command_line, git_commit
+from argsim.io import read_json_as, widen_private_files, write_json, write_text
+from argsim.measure import peak_memory_mb
+from argsim.schemas import TrainRecord
+from argsim.training.curve import CURVE, OWN_HISTORY, draw_learning_curve
+from argsim.version import __version__, command_line, git_commit
 
 TRAIN_CONFIG = "train_config.json"
 CARD = "README.md"
@@ -40,8 +43,6 @@ def data_hash(rows: object) -> str:
 
 
 def versions() -> dict:
-    from argsim.version import __version__
-
     out = {"argsim": __version__, "python": platform.python_version()}
     for lib in LIBRARIES:
         try:
@@ -53,16 +54,11 @@ def versions() -> dict:
 
 def peak_memory() -> dict:
     """Peak resident memory of this process (MiB) and, on CUDA, the peak allocated GPU memory (MiB)."""
-    from argsim.measure import peak_memory_mb
+    import torch
 
     out = {"cpu_rss_mb": peak_memory_mb()}
-    try:
-        import torch
-
-        if torch.cuda.is_available() and torch.cuda.is_initialized():
-            out["cuda_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
-    except ImportError:  # pragma: no cover
-        pass
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        out["cuda_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
     return out
 
 
@@ -116,8 +112,6 @@ def write_records(out: str | Path, config: dict, pipeline_tag: str = "sentence-s
     else:
         text = front_matter(config, pipeline_tag) + f"# argsim {config['trainer']} model\n"
     write_text(card, text + _argsim_section(config))
-    from argsim.training.curve import CURVE, OWN_HISTORY, draw_learning_curve
-
     if not (out / OWN_HISTORY).is_file():  # the counter trainers draw their validation curve from it themselves
         draw_learning_curve(config, out / CURVE)
     widen_private_files(out)  # the weights safetensors wrote as 0600, the checkpoints included
@@ -128,9 +122,6 @@ def add_metrics(out: str | Path, metrics: dict) -> None:
     path = Path(out) / TRAIN_CONFIG
     if not path.is_file():
         return
-    from argsim.io import read_json_as
-    from argsim.schemas import TrainRecord
-
     config = read_json_as(TrainRecord, path, what="a training record (a JSON object naming its trainer)")
     config["metrics"] = {**(config.get("metrics") or {}), **metrics}
     write_records(out, config)

@@ -23,7 +23,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from argsim.io import write_json
 from argsim.options import setting
+from argsim.training import begin_run
+from argsim.training.record import data_hash, train_config, write_records
 
 if TYPE_CHECKING:
     from argsim.data.counterargs import Argument, CounterCorpus
@@ -154,9 +157,6 @@ def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, 
     """
     from argsim.backend.adapters import save_adapter
     from argsim.data.counterargs import load_counterargs
-    from argsim.io import write_json
-    from argsim.training import begin_run
-    from argsim.training.record import data_hash, train_config, write_records
     from argsim.training.st import fit_st
 
     run_ = begin_run(config, out, placement, budget, config.eval_every, {"warmup_ratio": 0.1})

@@ -15,19 +15,24 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from transformers import TrainerCallback
+from transformers import EarlyStoppingCallback, TrainerCallback
 
 from argsim.counter.neural.config import NeuralConfig
 from argsim.counter.neural.data import PairData
 from argsim.counter.neural.heads import classification_loss, triplet_loss
 from argsim.counter.neural.model import CounterModel
 from argsim.counter.neural.sampling import NegativeSampler
-from argsim.counter.neural.store import save_model
+from argsim.counter.neural.store import load_model, save_model
 from argsim.counter.neural.validation import heads_on_cpu
+from argsim.errors import ModelError
 from argsim.evaluation.counter import CounterArgumentEvaluator
-from argsim.io import write_json
+from argsim.io import read_json_as, write_json
+from argsim.schemas import History
 from argsim.training import Budget, Placement, begin_run, is_main_process
+from argsim.training.callbacks import EpochMinutesCallback
+from argsim.training.module import ModuleData, fit_module, select_metric
 from argsim.training.record import data_hash, train_config, write_records
+from argsim.training.st import last_checkpoint
 
 HISTORY = "history.json"
 
@@ -72,9 +77,6 @@ def warm_start(model: CounterModel, folder: str | Path) -> None:
         >>> lora = NeuralConfig(train_encoder=True, lora_rank=16)
         >>> warm_start(CounterModel(lora), "counter-bipolar")  # doctest: +SKIP
     """
-    from argsim.counter.neural.store import load_model
-    from argsim.errors import ModelError
-
     source = load_model(folder)
     if source.config.kind != model.config.kind or source.dim != model.dim:
         raise ModelError(f"{folder}: a {source.config.kind} model of width {source.dim} cannot initialise a "
@@ -223,12 +225,6 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
     saved model whose heads (and LoRA tower adapters, when both have them) start the training (`warm_start`).
     `placement`: device / precision / seed (default: the CPU, fp32, `config.seed`).
     """
-    from transformers import EarlyStoppingCallback
-
-    from argsim.training.callbacks import EpochMinutesCallback
-    from argsim.training.module import ModuleData, fit_module, select_metric
-    from argsim.training.st import last_checkpoint
-
     run = begin_run(config, out_dir, placement, budget, policy={"schedule": "constant", "max_grad_norm": None},
                     max_minutes=max_minutes, resume=resume)  # Adam at constant rates, per group
     out_dir, budget = run.out, run.budget
@@ -308,9 +304,6 @@ def _data_hashes(data: PairData) -> dict:
 
 def read_history(folder: str | Path) -> list[dict]:
     """FOLDER/history.json's rows (validated: `argsim.schemas.History`), [] when there is none."""
-    from argsim.io import read_json_as
-    from argsim.schemas import History
-
     path = Path(folder) / HISTORY
     if not path.is_file():
         return []
