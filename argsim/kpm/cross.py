@@ -20,7 +20,6 @@ Readings chosen where the sources leave it open:
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
@@ -132,18 +131,17 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
     sep = model.tokenizer.sep_token or "[SEP]"
     rows = pair_rows(train, cfg.context, sep)
     evaluator = map_evaluator(dev, cfg.context, sep) if cfg.eval_every and dev is not None else None
-    start = time.perf_counter()
     trainer, rec = fit_st(model, rows, BinaryCrossEntropyLoss(model), run, evaluator=evaluator,
                           eval_every=cfg.eval_every, select=SELECTION_METRIC if evaluator is not None else None,
                           disable_tqdm=quiet, dataloader_drop_last=False)
-    seconds = time.perf_counter() - start
+    seconds = rec["seconds"]
     steps_per_epoch = math.ceil(len(rows["label"]) / (cfg.batch_size * budget.grad_accum * placement.processes))
     info = {"method": "kpm-cross", "config": asdict(cfg), "train": train.name, "pairs": len(rows["label"]),
             "steps": rec["steps"], "seconds": round(seconds, 1),
             "seconds_per_step": round(seconds / max(rec["steps"], 1), 3),
             "seconds_per_epoch": round(seconds * steps_per_epoch / max(rec["steps"], 1), 1),
             "device": placement.device, "precision": placement.precision, "stopped_by": rec.get("stopped_by"),
-            "losses": rec.get("losses", [])}
+            "losses": rec["losses"]}
     if evaluator is not None:
         best = rec["best"] or {}
         info |= {"dev": [e for e in rec["evals"] if SELECTION_METRIC in e], "best_step": best.get("step"),
@@ -155,7 +153,7 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
         write_json(out / TRAIN_INFO, info)
         metrics = {SELECTION_METRIC: info["best_dev"], "best_step": info["best_step"]} if evaluator else None
         write_records(out, train_config("kpm-cross", run, asdict(cfg), {train.name: data_hash(rows)},
-                                        {**rec, "seconds": round(seconds, 2)}, metrics, base_model=cfg.model),
+                                        rec, metrics, base_model=cfg.model),
                       pipeline_tag="text-ranking")
     info.setdefault("peak_mb", 0.0)
     return model, info

@@ -22,7 +22,6 @@ equal scores; `argsim.training.st.fit_st`'s selection: the best checkpoint, also
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
@@ -245,8 +244,6 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
     model = _load_model(cfg, where.placement.device)
     set_st_max_seq_length(model, str(cfg.model), cfg.max_seq_length)
     rows, loss, extra = _rows_and_loss(model, train, cfg)
-    steps_per_epoch = math.ceil(len(next(iter(rows.values()))) / cfg.batch_size)
-    start = time.perf_counter()
     if cfg.train_layers > 0:
         run, is_main = _train_top_layers(model, rows, loss, cfg, where)
     else:
@@ -260,19 +257,17 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
                               select=f"eval_{evaluator.name}_strict_map" if evaluator is not None else None,
                               disable_tqdm=quiet, dataloader_drop_last=False, **extra)
         is_main = trainer.is_world_process_zero()
-    return _finish(model, cfg, train, rows, run, (steps_per_epoch, start), where, is_main)
+    return _finish(model, cfg, train, rows, run, where, is_main)
 
 
-def _finish(model, cfg: SbertConfig, train: KPMData, rows: dict, run: dict, timing: tuple[int, float], where,
-            is_main: bool) -> dict:
-    """The training info (`timing`: steps per epoch, start time; `where`: the `TrainRun`); rank 0 saves the
-    model (or its adapter), the info and the run's records."""
-    (steps_per_epoch, start), out, placement = timing, where.out, where.placement
-    seconds = time.perf_counter() - start
-    steps = run["steps"]
-    info = {"method": "sbert", "config": asdict(cfg), "train": train.name, "pairs": len(next(iter(rows.values()))),
-            "steps": steps, "seconds": round(seconds, 1),
-            "seconds_per_epoch": round(seconds * steps_per_epoch / max(steps, 1), 1),
+def _finish(model, cfg: SbertConfig, train: KPMData, rows: dict, run: dict, where, is_main: bool) -> dict:
+    """The training info (`where`: the `TrainRun`); rank 0 saves the model (or its adapter), the info and the run's
+    records."""
+    out, placement, seconds, steps = where.out, where.placement, run["seconds"], run["steps"]
+    pairs = len(next(iter(rows.values())))  # the columns are the loss's (no label column for mnrl)
+    info = {"method": "sbert", "config": asdict(cfg), "train": train.name, "pairs": pairs, "steps": steps,
+            "seconds": round(seconds, 1),
+            "seconds_per_epoch": round(seconds * math.ceil(pairs / cfg.batch_size) / max(steps, 1), 1),
             "peak_mb": peak_memory_mb(), "device": placement.device, "precision": placement.precision,
             "stopped_by": run.get("stopped_by")}
     if run.get("best"):
@@ -287,7 +282,6 @@ def _finish(model, cfg: SbertConfig, train: KPMData, rows: dict, run: dict, timi
         else:
             model.save(str(out))
         write_json(out / TRAIN_INFO, info)
-        run = {**run, "seconds": round(seconds, 2)}
         write_records(out, train_config("kpm-sbert", where, asdict(cfg), {train.name: data_hash(rows)}, run,
                                         base_model=cfg.model))
     return info

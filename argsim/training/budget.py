@@ -1,10 +1,8 @@
-"""Budgets every trainer takes: when to stop, how many batches per optimizer step, when to checkpoint.
-
-`max_steps` (optimizer steps) and `max_minutes` (wall-clock of this invocation) stop a run early and leave a
-checkpoint; they never change the learning-rate schedule (planned over the epochs), so `--resume` with a larger
-budget continues exactly where an uninterrupted run would be. `grad_accum` batches are accumulated per optimizer
-step (the effective batch is batch size x grad_accum x processes). `checkpoint_every` N optimizer steps (0: only
-when a budget stops the run and at the end of each epoch). `resume` continues from OUT/checkpoints.
+"""Budgets every trainer takes (docs/training.md, "Budgets, checkpoints, resume"): `max_steps` optimizer steps
+and `max_minutes` of this invocation stop a run with a checkpoint and never change the schedule (planned over the
+epochs), so `--resume` continues the uninterrupted run; `grad_accum` batches per optimizer step; a checkpoint
+every `checkpoint_every` optimizer steps (0: only at a budget's stop and each epoch end); `resume` continues from
+OUT/checkpoints.
 """
 
 from __future__ import annotations

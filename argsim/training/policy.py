@@ -1,17 +1,7 @@
-"""The one optimizer / learning-rate policy of every argsim trainer, stated once.
-
-AdamW (decoupled weight decay; with weight decay 0 it is exactly Adam), a linear warm-up over `warmup_ratio` of
-the planned optimizer steps, then a linear decay from `lr` to `lr_end` (0 by default) - or a constant rate
-(`schedule="constant"`, after the warm-up). Gradients are clipped to `max_grad_norm` (None: no clipping).
-The planned steps follow the epochs, never the budgets (`--max-steps`, `--max-minutes` only stop a run), so a
-stopped and resumed run follows the same schedule as an uninterrupted one.
-
-Every trainer gets it as transformers' `TrainingArguments` (`trainer_kwargs`: optim adamw_torch, `linear` or
-`polynomial` power 1 down to `lr_end`, `constant_with_warmup`; the warm-up is ceil(ratio x steps)); the custom
-models' parameter groups get the same AdamW (`module.ModuleTrainer.create_optimizer`).
-
-Each trainer's config holds its settings (`OptimPolicy.from_config`; the defaults per trainer, beside the papers'
-values: docs/training.md, "One optimizer policy").
+"""The one optimizer / learning-rate policy of every argsim trainer, stated once (docs/training.md, "One optimizer
+policy"): AdamW, a linear warm-up over `warmup_ratio` of the planned steps (the epochs', never the budgets'), then
+a linear decay from `lr` to `lr_end` or a constant rate; gradients clipped to `max_grad_norm` (None: none). Each
+trainer's config holds its settings (`OptimPolicy.from_config`).
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
-"""A trained model explains itself: `train_config.json` and a model card `README.md` beside the weights.
-
-train_config.json: the full command line, seed, git commit, argsim / Python / library versions, the device and
-precision actually used, processes, the options, budget and optimizer policy, hashes of the data splits, steps,
-why the run stopped, wall time and peak memory, and the metrics measured at the end.
-learning_curve.png: the training loss (and any evaluation logged during training) against steps
-(`argsim.training.curve`), unless the trainer keeps its own per-epoch validation history (history.json, the
-counter trainers), which it draws as that PNG itself.
-README.md: sentence-transformers' own model card for its models (written by `model.save`), with an argsim
-section appended; for the other models the same YAML front-matter keys (library_name, base_model, tags,
-pipeline_tag) and the same metrics table. Only rank 0 writes (the callers check `is_main`).
+"""A trained model explains itself (docs/training.md, "A trained model explains itself"): `train_config.json`, a
+model card `README.md` (sentence-transformers' own card with an argsim section appended, else the same front
+matter and section) and `learning_curve.png` (`argsim.training.curve`; the counter trainers draw theirs from their
+own history.json) beside the weights. Only rank 0 writes (the callers check).
 """
 
 from __future__ import annotations
