@@ -109,10 +109,7 @@ def train_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=Non
     """Fine-tune a cross-encoder on the labelled pairs of `train`; save it at `out` (rank 0); the training info.
 
     Model selection: with `cfg.eval_every` > 0 and `dev` (labelled), `map_evaluator` (the official strict mAP,
-    the task's metric) scores `dev` every `eval_every` steps and where the run ends, a checkpoint is saved at each
-    evaluation (the budget's --checkpoint-every must be a multiple) and the saved model is the best one, not the
-    last step (`argsim.training.st.fit_st`'s selection: transformers' `load_best_model_at_end`, the first of
-    equal scores, kept across --resume)."""
+    the task's metric) on `dev` chooses the saved step (`argsim.training.st.fit_st`'s selection)."""
     return fit_cross(train, out, cfg, placement, budget, quiet, dev)[1]
 
 

@@ -2,21 +2,20 @@
 
 A shared sentence-transformers encoder (mean or CLS pooling); the loss is either a cosine-similarity regression
 towards target 1 for matches and 0.5 for non-matches (the report's best setting), or sentence-transformers'
-ContrastiveLoss (the default: it scores higher on ArgKP dev with MiniLM), or (`mnrl`)
-MultipleNegativesRankingLoss with in-batch and hard negatives (`mnrl_rows`).
-The learning rate decays linearly from `lr` to `lr_end` (the report's "(8e-6, 1e-6)"
-schedules). The result is a plain sentence-transformers folder: `get_encoder(folder)` and
+ContrastiveLoss (the default: it scores higher on ArgKP dev with MiniLM), or (`mnrl`) MultipleNegativesRankingLoss
+with in-batch and hard negatives (`mnrl_rows`). The learning rate decays linearly from `lr` to `lr_end` (the
+report's "(8e-6, 1e-6)" schedules). The result is a plain sentence-transformers folder: `get_encoder(folder)` and
 `SentenceTransformer(folder)` load it. Both paths train through argsim.training: the full model with
-SentenceTransformerTrainer, the top-layer variant (`train_layers`) with transformers' Trainer over the cached
-lower layers (`argsim.training.module.fit_module`); one policy
-(AdamW, weight decay 0 - the top-layer path used 0.01 before - linear from `lr` to `lr_end`).
+SentenceTransformerTrainer, the top-layer variant (`train_layers`) with transformers' Trainer over the cached lower
+layers (`argsim.training.module.fit_module`); one policy (AdamW, weight decay 0 - the top-layer path used 0.01
+before - linear from `lr` to `lr_end`).
 
 `lora_rank` > 0 trains a LoRA adapter (peft) over the attention and feed-forward linear layers instead of the
-weights, and the folder then holds only the adapter (`argsim.backend.adapters`: a few MB, loaded over the
-installed base, whose hash it records); `init` continues a shipped adapter (`--init kpm`). `eval_every` > 0 scores
-the evaluation split with the official mAP every N steps and where the run ends
-(`argsim.evaluation.KPAMapEvaluator`) and keeps the weights that scored best on its strict mAP (the first of
-equal scores; `argsim.training.st.fit_st`'s selection: the best checkpoint, also across --resume).
+weights, and the folder then holds only the adapter (`argsim.backend.adapters`: a few MB, loaded over the installed
+base, whose hash it records); `init` continues a shipped adapter (`--init kpm`). `eval_every` > 0 scores the
+evaluation split with the official mAP every N steps and where the run ends (`argsim.evaluation.KPAMapEvaluator`)
+and keeps the weights that scored best on its strict mAP (the first of equal scores; `argsim.training.st.fit_st`'s
+selection: the best checkpoint, also across --resume).
 """
 
 from __future__ import annotations

@@ -2,8 +2,7 @@
 
 Paper settings: mean pooling, triplet loss (Euclidean distance) with margin 1, batch 16, Adam lr 2e-5 (weight
 decay 0), 10% linear warm-up, 3 epochs. The defaults (`MinutesTrainConfig`) are the recommended recipe: the same
-with cosine distance, margin 0.5 and lr 1e-3. Trains through argsim.training: the device and
-precision the user names, budgets, checkpoints and resume, DDP under `accelerate launch` / `torchrun`.
+with cosine distance, margin 0.5 and lr 1e-3. Trains through argsim.training (docs/training.md).
 """
 
 from __future__ import annotations

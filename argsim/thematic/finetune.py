@@ -1,19 +1,14 @@
 """The transformer variant: a backend sentence-transformers model (MiniLM) fine-tuned on thematic triplets with
 sentence-transformers' `TripletLoss` (Euclidean distance; a margin below 2 because MiniLM's vectors are unit
-length, so distances lie in [0, 2] and the library default of 5 could never be met).
+length, so distances lie in [0, 2] and the library default of 5 could never be met), with `ThematicTrainConfig`'s
+settings (by default the shipped `thematic`: a LoRA adapter of rank 16, margin 0.3, lr 1e-4; AdamW, 10% warm-up,
+linear decay).
 
-The settings are `ThematicTrainConfig`'s (by default the shipped `thematic`: a LoRA adapter of rank 16, margin
-0.3, lr 1e-4). Trains through argsim.training (SentenceTransformerTrainer): AdamW, weight decay 0, 10% warm-up,
-linear decay; the device / precision / seed of `placement`; `budget` (--max-steps, --max-minutes, --grad-accum,
---checkpoint-every, --resume).
-
-Model selection (`config.eval_every` > 0, needs dev triplets): every `eval_every` steps and where the run ends
-sentence-transformers' `TripletEvaluator` scores a seeded sample of `dev_sample` dev triplets (Euclidean distance,
-ties wrong, as the TDC metric), a checkpoint is saved at each evaluation, and the trainer loads the best one at the
-end (`argsim.training.st.fit_st`'s selection: `load_best_model_at_end`, the first of equal scores, kept across
---resume; a LoRA checkpoint's adapter is read back): the saved model is the best step on dev, not the last. Why:
-on our triplets-sen data fine-tuning past a few hundred steps lowered test TDC below zero-shot (docs/thematic.md),
-so the step count is a hyper-parameter chosen on dev. The reported dev accuracy is then on all dev triplets (a
+Model selection (`config.eval_every` > 0, needs dev triplets): sentence-transformers' `TripletEvaluator` on a
+seeded sample of `dev_sample` dev triplets (Euclidean distance, ties wrong, as the TDC metric) chooses the saved
+step (`argsim.training.st.fit_st`'s selection; a LoRA checkpoint's adapter is read back). Why: on our
+triplets-sen data fine-tuning past a few hundred steps lowered test TDC below zero-shot (docs/thematic.md), so
+the step count is a hyper-parameter chosen on dev. The reported dev accuracy is then on all dev triplets (a
 sample of which chose the step: mildly optimistic); the test split stays unseen.
 """
 

@@ -1,18 +1,13 @@
-"""Training the thematic triplet network (BiLSTM + attention, L1 distance, the paper's softmax loss, Adam 1e-3).
+"""Training the thematic triplet network (BiLSTM + attention, L1 distance, the paper's softmax loss, Adam 1e-3) on
+transformers' Trainer (`argsim.training.module.fit_module`); `max_triplets` subsamples the training triplets
+(seeded); each epoch's batch order is a function of the seed and the epoch, so --resume continues exactly.
 
-Trains on transformers' Trainer (`argsim.training.module.fit_module`: device, precision, DDP, checkpoints under
-OUT/checkpoints). Bounded runs: `max_triplets` subsamples the training triplets (seeded); the budget
-(--max-steps, --max-minutes) stops the run with a checkpoint, written also every `checkpoint_every` steps and at
-the end of each epoch; --resume continues from it exactly (the epoch's batch order is a function of the seed and
-the epoch).
-
-Model selection (with dev triplets): the task's own metric chooses the saved model. `TripletAccuracyEvaluator`
-(the TDC accuracy of Ein Dor et al. (2018): L1 distance, a triplet is right when d(a, p) < d(a, n), ties wrong)
-scores a seeded sample of `dev_sample` dev triplets every `eval_every` optimizer steps (0: after every epoch);
-OUT holds the best-scoring model (the first of equal scores: `load_best_model_at_end`), not the last. The
-paper trains one epoch and does not say how it picked its model; with one epoch and no `eval_every` the saved
-model is the last, as before. The reported `dev_accuracy` is then measured on all dev triplets (a sample of which
-chose the model: mildly optimistic), and every evaluation is recorded (`evals` of train_config.json).
+Model selection (with dev triplets): `TripletAccuracyEvaluator` (the TDC accuracy of Ein Dor et al. (2018): L1
+distance, a triplet is right when d(a, p) < d(a, n), ties wrong) on a seeded sample of `dev_sample` dev triplets
+chooses the saved model (`train_bilstm`'s `dev`). The paper trains one epoch and does not say how it picked its
+model; with one epoch and no `eval_every` the saved model is the last, as before. The reported `dev_accuracy` is
+measured on all dev triplets (a sample of which chose the model: mildly optimistic), and every evaluation is
+recorded (`evals` of train_config.json).
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """Train MTS (or its QA / SimAKP baselines), save a folder `get_encoder` loads, optionally over topic folds.
 
-Trains on transformers' Trainer (`argsim.training.module`): the device / precision / processes of the run, the MTS
-policy (AdamW, weight decay 0.01, 5% warm-up, linear decay, clipping 1; the heads at their own rate), budgets,
-checkpoints under OUT/checkpoints and --resume; the key-point-centred batches of an epoch (a function of the seed
-and the epoch) are served whole by a batch sampler (`whole_batches`), the losses (pytorch-metric-learning's) are
-the trainer's `compute_loss`.
+Trains on transformers' Trainer (`argsim.training.module`) with the MTS policy (AdamW, weight decay 0.01, 5%
+warm-up, linear decay, clipping 1; the heads at their own rate); an epoch's key-point-centred batches (a function
+of the seed and the epoch) are served whole (`whole_batches`), pytorch-metric-learning's losses are the loss.
 """
 
 from __future__ import annotations
