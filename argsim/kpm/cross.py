@@ -77,39 +77,13 @@ def pair_rows(data: KPMData, context: str = "none", sep: str = "[SEP]") -> dict[
     return {"argument": s1, "key_point": s2, "label": y}
 
 
-def map_evaluator(gold: KPMData, context: str, sep: str, name: str = "dev", batch_size: int = 64):
-    """The official KPA Track 1 mAP (leaderboard formula) of a key point cross-encoder, as a sentence-transformers
-    evaluator: called on a CrossEncoder it returns `{"<name>_strict_map": ..., "<name>_relaxed_map": ...}`;
-    `primary_metric` is the strict mAP. The pairs are scored as `rank keypoints --model DIR` scores a saved
-    folder (`argsim.kpm.scoring.cross_predictions`).
-
-    Args:
-        gold: the labelled split to score (e.g. ArgKP dev).
-        context: the argument side's format (`CrossConfig.context`).
-        sep: the tokenizer's separator token.
-        name: the metrics' prefix.
-        batch_size: pairs per batch.
-
-    Returns:
-        the evaluator.
-
-    Example:
-        >>> ev = map_evaluator(load_argkp("dev"), "none", "[SEP]")  # doctest: +SKIP
-        >>> ev(cross_encoder)["dev_strict_map"]  # doctest: +SKIP
-        0.80...
-    """
-    from argsim.evaluation.kpa_map import KPAMapEvaluator
-
-    return KPAMapEvaluator(gold, name=name, batch_size=batch_size,
-                           score=lambda model: cross_predictions(gold, model, context=context, sep=sep))
-
-
 def train_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None, budget=None,
                 quiet: bool = False, dev: KPMData | None = None) -> dict:
     """Fine-tune a cross-encoder on the labelled pairs of `train`; save it at `out` (rank 0); the training info.
 
-    Model selection: with `cfg.eval_every` > 0 and `dev` (labelled), `map_evaluator` (the official strict mAP,
-    the task's metric) on `dev` chooses the saved step (`argsim.training.st.fit_st`'s selection)."""
+    Model selection: with `cfg.eval_every` > 0 and `dev` (labelled), `KPAMapEvaluator` (the official strict mAP,
+    the task's metric; the pairs scored as `rank keypoints --model DIR` scores a saved folder) on `dev` chooses the
+    saved step (`argsim.training.st.fit_st`'s selection)."""
     return fit_cross(train, out, cfg, placement, budget, quiet, dev)[1]
 
 
@@ -127,7 +101,12 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
     model = load_cross_encoder(cfg.model, placement.device, cfg.max_seq_length, num_labels=1)
     sep = model.tokenizer.sep_token or "[SEP]"
     rows = pair_rows(train, cfg.context, sep)
-    evaluator = map_evaluator(dev, cfg.context, sep) if cfg.eval_every and dev is not None else None
+    evaluator = None
+    if cfg.eval_every and dev is not None:
+        from argsim.evaluation.kpa_map import KPAMapEvaluator
+
+        evaluator = KPAMapEvaluator(dev, name="dev",
+                                    score=lambda m: cross_predictions(dev, m, context=cfg.context, sep=sep))
     trainer, rec = fit_st(model, rows, BinaryCrossEntropyLoss(model), run, evaluator=evaluator,
                           eval_every=cfg.eval_every, select=SELECTION_METRIC if evaluator is not None else None,
                           disable_tqdm=quiet, dataloader_drop_last=False)

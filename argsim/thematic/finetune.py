@@ -66,7 +66,12 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, config: Thema
     run = begin_run(config, out, placement, budget, config.eval_every if dev else 0, {"warmup_ratio": 0.1})
     if config.max_minutes and run.budget.max_minutes is None:
         run = replace(run, budget=replace(run.budget, max_minutes=config.max_minutes))
-    evaluator = dev_evaluator(dev, config.dev_sample, run.placement.seed) if config.eval_every and dev else None
+    evaluator = None
+    if config.eval_every and dev:  # TripletEvaluator on a seeded sample of `dev_sample` (all when None or fewer)
+        rows = random.Random(run.placement.seed).sample(dev, config.dev_sample) \
+            if config.dev_sample and len(dev) > config.dev_sample else dev
+        evaluator = TripletEvaluator(*([r[f] for r in rows] for f in FIELDS), name="dev", batch_size=64,
+                                     similarity_fn_names=["euclidean"], show_progress_bar=False, write_csv=False)
     if config.max_triplets and len(triplets) > config.max_triplets:
         triplets = random.Random(run.placement.seed).sample(triplets, config.max_triplets)
     model, config = _model(config, run.placement.device)
@@ -130,10 +135,3 @@ def _save(model, config: ThematicTrainConfig, run, rec: dict, stats: dict, data:
     hashes = {"train": data_hash(triplets), "dev": data_hash(dev) if dev else None}
     write_records(out, train_config("thematic-minilm", run, dict(stats), hashes, rec, metrics, base_model=config.model))
 
-
-def dev_evaluator(dev: list[dict], dev_sample: int | None, seed: int):
-    """The selection's evaluator: sentence-transformers' `TripletEvaluator` (Euclidean distance) on a seeded
-    sample of `dev_sample` dev triplets (all of them when None or fewer); its metric is `SELECTION_METRIC`."""
-    rows = random.Random(seed).sample(dev, dev_sample) if dev_sample and len(dev) > dev_sample else dev
-    return TripletEvaluator(*([r[f] for r in rows] for f in FIELDS), name="dev", similarity_fn_names=["euclidean"],
-                            batch_size=64, show_progress_bar=False, write_csv=False)

@@ -81,18 +81,6 @@ class LiveMTS(Encoder):
         return np.concatenate(outs, axis=0) if outs else np.zeros((0, self.net.cfg.out_dim), np.float32)
 
 
-def map_evaluator(gold: KPMData, name: str = "dev") -> KPAMapEvaluator:
-    """The official KPA Track 1 strict mAP (leaderboard formula) of the MTS network in training: every argument
-    scored against the key points of its topic and stance by the cosine of the two statements' vectors.
-
-    Example:
-        >>> ev = map_evaluator(load_argkp("dev"))  # doctest: +SKIP
-        >>> ev(net)["dev_strict_map"]  # doctest: +SKIP
-        0.79...
-    """
-    return KPAMapEvaluator(gold, name=name, score=lambda net: score_key_points(gold, LiveMTS(net)))
-
-
 def _net(cfg: MTSConfig, init: str | Path | None) -> MTSNet:
     """The network to train: a new one, or (`init`) a saved MTS folder continued (same architecture)."""
     if init is None:
@@ -121,8 +109,9 @@ def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, quiet: bool = Fal
     fp32, `cfg.seed`); `budget`: stops, accumulation, checkpoints (default: none); `log_every`: a loss line on
     stderr every N steps.
 
-    Model selection: with `dev` (labelled), `map_evaluator` (the official strict mAP, the task's metric)
-    scores the network after every epoch and the folder keeps the best epoch (the first of equal scores:
+    Model selection: with `dev` (labelled), `KPAMapEvaluator` (the official strict mAP, the task's metric: every
+    argument scored against the key points of its topic and stance by the cosine of `LiveMTS` vectors) scores the
+    network after every epoch and the folder keeps the best epoch (the first of equal scores:
     `load_best_model_at_end`), not the last; `info["dev"]` lists the scores, `info["best_epoch"]` the kept one."""
     if cfg.variant not in VARIANTS:
         raise ArgsimError(f"unknown variant '{cfg.variant}': choose one of {', '.join(VARIANTS)}")
@@ -137,7 +126,7 @@ def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, quiet: bool = Fal
         raise ArgsimError(f"{train.name}: no key point with a matching argument to build batches from")
     labels = data_hash(sorted((str(a), str(k), int(v)) for (a, k), v in train.labels.items()))
     data = whole_batches(lambda epoch: _epoch_batches(train, cfg, epoch), n_batches, key=labels)
-    evaluator = map_evaluator(dev) if dev is not None else None
+    evaluator = KPAMapEvaluator(dev, score=lambda m: score_key_points(dev, LiveMTS(m))) if dev is not None else None
     logger = [LossLogCallback(cfg.variant, lambda line: print(line, file=sys.stderr, flush=True))] if log_every else []
     trainer, rec = fit_module(net, lambda model, batch: _step_loss(model, batch, loss_fn), data, run,
                               groups=_groups(net, cfg), evaluator=evaluator, callbacks=logger,
