@@ -146,17 +146,14 @@ def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, run)
     """The same objective on cached lower-layer states, updating only the top `cfg.train_layers` layers, on
     transformers' Trainer (`argsim.training.module.fit_module`; `run`: its `TrainRun`). Returns (the run record,
     is rank 0)."""
-    import random
-
     import torch
 
     from argsim.backend.partial import TopLayerTrainer
-    from argsim.training.module import ModuleData, fit_module
+    from argsim.training.module import fit_module, shuffled_batches
 
     word = model[0]
     top = TopLayerTrainer(word.auto_model, word.tokenizer, cfg.train_layers)
     pooling = "cls" if getattr(model[1], "pooling_mode_cls_token", False) else "mean"
-    n = len(rows["label"])
 
     def loss_of(_net, idx: list[int]) -> torch.Tensor:
         e1 = top.features([rows["sentence1"][i] for i in idx], cfg.max_seq_length, pooling)
@@ -164,12 +161,7 @@ def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, run)
         labels = torch.tensor([rows["label"][i] for i in idx], dtype=torch.float32, device=e1.device)
         return loss.compute_loss_from_embeddings([e1, e2], labels)
 
-    def epoch_batches(epoch: int) -> list[list[int]]:
-        order = list(range(n))
-        random.Random(cfg.seed + epoch).shuffle(order)  # a function of the epoch: resumable
-        return [order[s:s + cfg.batch_size] for s in range(0, n, cfg.batch_size)]
-
-    data = ModuleData(list(range(n)), epoch_batches, math.ceil(n / cfg.batch_size), key=rows)
+    data = shuffled_batches(range(len(rows["label"])), cfg.batch_size, cfg.seed, key=rows)
     trainer, record = fit_module(model, loss_of, data, run)
     model.eval()
     return record, trainer.is_world_process_zero()

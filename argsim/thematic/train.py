@@ -12,7 +12,6 @@ recorded (`evals` of train_config.json).
 
 from __future__ import annotations
 
-import functools
 import json
 import random
 from dataclasses import asdict, dataclass, field
@@ -36,7 +35,7 @@ from argsim.thematic.bilstm import (
 from argsim.thematic.config import ThematicTrainConfig
 from argsim.training import Budget, Placement, begin_run, resolve_placement
 from argsim.training.callbacks import EvalLogCallback
-from argsim.training.module import ModuleData, fit_module, select_metric
+from argsim.training.module import fit_module, select_metric, shuffled_batches
 from argsim.training.record import data_hash, train_config, write_records
 
 FIELDS = ("anchor", "positive", "negative")
@@ -98,13 +97,6 @@ def _on(batch: tuple[torch.Tensor, torch.Tensor], device: torch.device) -> tuple
     return ids.to(device), lengths
 
 
-def _epoch_batches(n: int, seed: int, batch_size: int, epoch: int) -> list[list[int]]:
-    """Epoch `epoch`'s batches of row indices: a function of the seed and the epoch, so a resumed run repeats them."""
-    order = list(range(n))
-    random.Random(seed + epoch).shuffle(order)
-    return [order[s:s + batch_size] for s in range(0, n, batch_size)]
-
-
 def train_bilstm(triplets: list[dict], out: Path, config: ThematicTrainConfig, dev: list[dict] | None = None,
                  log: callable = print, placement: Placement | None = None,  # type: ignore[valid-type]
                  budget: Budget | None = None) -> TrainReport:
@@ -151,8 +143,7 @@ def train_bilstm(triplets: list[dict], out: Path, config: ThematicTrainConfig, d
         return softmax_triplet_loss(l1_distance(a, p), l1_distance(a, n))
 
     logger = [EvalLogCallback(select_metric(evaluator), log)] if evaluator is not None else []
-    batches = functools.partial(_epoch_batches, len(triplets), config.seed, config.batch_size)
-    data = ModuleData(triplets, batches, -(-len(triplets) // config.batch_size))
+    data = shuffled_batches(triplets, config.batch_size, config.seed)
     trainer, rec = fit_module(model, loss_of, data, run, evaluator=evaluator, eval_every=config.eval_every,
                               callbacks=logger)
     report = _report(trainer, rec, len(triplets))

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -70,6 +71,23 @@ class ModuleData:
     n_batches: int
     collate: Callable[[list], Any] = list
     key: Any = None  # what identifies the data for `--resume` (default: the records)
+
+
+def shuffled_batches(records: Sequence, batch_size: int, seed: int, key: Any = None) -> ModuleData:
+    """`ModuleData` whose epoch `e` is the records in an order shuffled by `seed + e` (so a resumed run repeats it),
+    in batches of `batch_size`.
+
+    Example:
+        >>> data = shuffled_batches("abcde", 2, seed=13)
+        >>> data.n_batches, sorted(i for b in data.batches(0) for i in b)
+        (3, [0, 1, 2, 3, 4])
+    """
+    def batches(epoch: int) -> list[list[int]]:
+        order = list(range(len(records)))
+        random.Random(seed + epoch).shuffle(order)
+        return [order[s:s + batch_size] for s in range(0, len(order), batch_size)]
+
+    return ModuleData(records, batches, -(-len(records) // batch_size), key=key)
 
 
 def whole_batches(make: Callable[[int], Sequence], n: int, key: Any) -> ModuleData:
@@ -187,7 +205,7 @@ def select_metric(evaluator: Any) -> str:
 def fit_module(net: nn.Module, loss: Callable, data: ModuleData, run, *,
                groups: list[dict] | None = None, evaluator: Any = None, eval_every: int = 0,
                callbacks: Sequence = (), log_every: int | None = None) -> tuple[ModuleTrainer, dict]:
-    """Train `net` on `data` with `ModuleTrainer`; returns (the trainer, `st.run_trainer`'s record + `best`).
+    """Train `net` on `data` with `ModuleTrainer`; returns (the trainer, `st.run_trainer`'s record).
 
     Args:
         net, loss, data: the network, `loss(net, collated batch)`, the `ModuleData`.
@@ -217,7 +235,5 @@ def fit_module(net: nn.Module, loss: Callable, data: ModuleData, run, *,
                                 restore_callback_states_from_checkpoint=True, **extra)  # e.g. early stopping's count
     trainer = ModuleTrainer(net, loss, data, groups, run.policy, evaluator, args=args,
                             callbacks=list(callbacks) or None)
-    ident = st.identity(data.records if data.key is None else data.key, net)
-    record = st.run_trainer(trainer, run.out, run.budget, ident)
-    record["best"] = st.kept_best(trainer) if evaluator is not None else None
-    return trainer, record
+    return trainer, st.run_trainer(trainer, run.out, run.budget,
+                                   st.identity(data.records if data.key is None else data.key, net))

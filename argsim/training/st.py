@@ -83,8 +83,8 @@ def check_resume(out: Path, budget: Budget, ident: dict | None) -> str | None:
 
 def run_trainer(trainer, out: Path, budget: Budget, ident: dict | None = None) -> dict:
     """`trainer.train()` (resumed from the last checkpoint with --resume) with the budget and interrupt callbacks;
-    returns steps, seconds, stop reason, the logged losses and evaluations. A SIGINT / SIGTERM leaves a checkpoint
-    and exits 130 / 143 (`InterruptCallback`)."""
+    returns steps, seconds, stop reason, the logged losses and evaluations and the kept best (`kept_best`). A
+    SIGINT / SIGTERM leaves a checkpoint and exits 130 / 143 (`InterruptCallback`)."""
     budget_cb, interrupt = BudgetCallback(budget), InterruptCallback()
     trainer.remove_callback(PrinterCallback)  # no log dicts on stdout: the record keeps them
     trainer.add_callback(budget_cb)
@@ -99,7 +99,7 @@ def run_trainer(trainer, out: Path, budget: Budget, ident: dict | None = None) -
             "losses": [round(h["loss"], 5) for h in logs if "loss" in h],
             "loss_steps": [h["step"] for h in logs if "loss" in h],
             "evals": [{k: v for k, v in h.items() if k == "step" or (k.startswith("eval_") and k != "eval_loss")}
-                      for h in logs if any(k.startswith("eval_") for k in h)]}
+                      for h in logs if any(k.startswith("eval_") for k in h)], "best": kept_best(trainer)}
 
 
 def selection_arguments(select: str, eval_every: int, budget: Budget) -> dict:
@@ -196,7 +196,6 @@ def fit_st(model, rows: dict[str, list] | list[dict], loss, run: TrainRun, *, ev
     record = run_trainer(trainer, run.out, run.budget, identity(rows, model))
     if failed:
         raise ModelError(f"cannot load the best checkpoint {failed[0]}")
-    record["best"] = kept_best(trainer) if selecting else None
     return trainer, record
 
 
