@@ -182,26 +182,24 @@ def epoch_rows(log_history: list[dict]) -> list[dict]:
             for r in rows.values()]
 
 
-class EpochMinutesCallback(TrainerCallback):
+class EpochMinutesCallback(BudgetCallback):
     """Stop after the epoch at which this invocation's training time reaches `minutes` (checked at epoch ends, so
     the epoch is finished, evaluated and saved: the counter trainers' `--max-minutes`).
 
     Example:
-        >>> EpochMinutesCallback(30.0).minutes
+        >>> EpochMinutesCallback(30.0).budget.max_minutes
         30.0
     """
 
     def __init__(self, minutes: float) -> None:
-        self.minutes, self.start = minutes, time.perf_counter()
+        super().__init__(Budget(max_minutes=minutes))
 
-    def on_train_begin(self, args, state, control, **kwargs):
-        self.start = time.perf_counter()
-        return control
+    def on_step_end(self, args, state, control, **kwargs):
+        return control  # at epoch ends only
 
     def on_epoch_end(self, args, state, control, **kwargs):
-        if _agree(time.perf_counter() - self.start >= self.minutes * 60, args, "rank0"):
-            control.should_training_stop = True
-            control.should_save = True
+        if _agree(time.perf_counter() - self.start >= self.budget.max_minutes * 60, args, "rank0"):
+            control.should_training_stop = control.should_save = True
         return control
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from argsim.errors import InputError
 from argsim.extras import need
 from argsim.io import atomic_path, describe_path, read_json_as
@@ -34,13 +36,8 @@ def loss_points(config: dict) -> tuple[list[float], list[float]]:
 
 def moving_average(values: list[float], window: int) -> list[float]:
     """Trailing mean over the last `window` values (shorter at the start)."""
-    out, acc = [], 0.0
-    for i, v in enumerate(values):
-        acc += v
-        if i >= window:
-            acc -= values[i - window]
-        out.append(acc / min(i + 1, window))
-    return out
+    sums = np.cumsum([0.0, *values])
+    return [float(sums[i + 1] - sums[max(0, i + 1 - window)]) / min(i + 1, window) for i in range(len(values))]
 
 
 def eval_series(config: dict) -> dict[str, tuple[list[float], list[float]]]:
@@ -48,12 +45,9 @@ def eval_series(config: dict) -> dict[str, tuple[list[float], list[float]]]:
     series: dict[str, tuple[list[float], list[float]]] = {}
     for row in config.get("evals") or []:
         step = row.get("step")
-        if step is None:
-            continue
         for key, value in row.items():
-            if key == "step" or not isinstance(value, (int, float)) or isinstance(value, bool):
-                continue
-            if key.endswith(("runtime", "per_second", "epoch")):
+            if step is None or key == "step" or not isinstance(value, (int, float)) or isinstance(value, bool) \
+                    or key.endswith(("runtime", "per_second", "epoch")):
                 continue
             xs, ys = series.setdefault(key, ([], []))
             xs.append(float(step))
