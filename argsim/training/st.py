@@ -107,12 +107,10 @@ def selection_arguments(select: str, eval_every: int, budget: Budget) -> dict:
     `load_best_model_at_end`): evaluations every `eval_every` steps, else at every `--checkpoint-every` checkpoint,
     else each epoch, and a checkpoint saved at each evaluation (so that the best step is always a checkpoint).
 
-    Readings chosen: a `--checkpoint-every` that is a multiple of `eval_every` is kept to the finer cadence (every
-    evaluated step is saved; with fewer saves than evaluations transformers would record a best step that has no
-    checkpoint and reload an older one); one that is not is refused. `save_total_limit` is 2, not 1: rotation
-    keeps the best and the newest checkpoint either way, but with a limit of 1 transformers deletes every
-    checkpoint except the best when training ends, which would throw away the one a budget's stop writes for
-    `--resume`. `greater_is_better` is False only for a loss.
+    Readings chosen (docs/training.md): every evaluated step is saved (with fewer saves than evaluations
+    transformers would reload an older checkpoint than the best), so a `--checkpoint-every` must be a multiple of
+    `eval_every`; `save_total_limit` is 2 (with 1, transformers deletes the newest checkpoint, which a budget's stop
+    writes for `--resume`, when it is not the best); `greater_is_better` is False only for a loss.
 
     Args:
         select: the metric as the trainer logs it (e.g. "eval_dev_strict_map"; the "eval_" prefix may be left out).
@@ -160,15 +158,12 @@ def fit_st(model, rows: dict[str, list] | list[dict], loss, run: TrainRun, *, ev
         evaluator: a sentence-transformers evaluator; with `eval_every` > 0 it runs every `eval_every` steps
             (else when `select` or `extra`'s `eval_strategy` says).
         select: keep the weights of the best evaluation by this metric, as the trainer logs it (e.g.
-            "eval_dev_strict_map"), not the last step's (`selection_arguments`; the best survives `--resume`).
-            Needs `evaluator` or `eval_rows`; without either, or None, the last weights are kept.
+            "eval_dev_strict_map"), not the last step's (`selection_arguments`; the best survives `--resume`; a
+            LoRA checkpoint's adapter is read back). Needs `evaluator` or `eval_rows`; else the last weights stay.
         callbacks: more TrainerCallbacks (e.g. a history recorder).
         eval_rows: records of an evaluation dataset (the trainer's eval loss), if any.
         extra: more training arguments (e.g. `disable_tqdm=False` for a progress bar, `logging_steps` (default:
             about ten times per run), `per_device_eval_batch_size`, `batch_sampler`).
-
-    A LoRA model's checkpoints hold only the adapter; resuming or reloading the best one reads it
-    (`argsim.backend.adapters.adapter_checkpoint_loader`).
 
     Returns:
         (the trainer, `run_trainer`'s record: steps, seconds, stop reason, logged losses and evaluations, and

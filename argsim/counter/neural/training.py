@@ -1,9 +1,6 @@
-"""Training the Bi-/Unipolar-/Bipolar-encoders: Adam, one sampled negative per pair and epoch, validation @1/K
-after every epoch, early stopping, and the best model saved (the task's own metric chooses it: accuracy@1/K on
-the validation pairs, `argsim.evaluation.CounterArgumentEvaluator.from_pairs`) - on transformers' Trainer
-(`argsim.training.module`: the device, precision and processes of the run, checkpoints under OUT/checkpoints at
-every epoch end and every --checkpoint-every steps, `resume` continuing them exactly: the epoch's negatives and
-batch order are saved beside the trainer's own state and random states)."""
+"""Training the Bi-/Unipolar-/Bipolar-encoders on transformers' Trainer (`argsim.training.module`): Adam, one
+sampled negative per pair and epoch (`EpochNegatives`), validation @1/K after every epoch choosing the saved model,
+early stopping (`train`)."""
 
 from __future__ import annotations
 
