@@ -7,7 +7,7 @@ OUT/checkpoints.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from argsim.errors import ArgsimError
 
@@ -29,9 +29,6 @@ class Budget:
             raise ArgsimError(f"--checkpoint-every must be 0 or more, not {self.checkpoint_every}")
         if self.max_minutes is not None and self.max_minutes <= 0:
             raise ArgsimError(f"--max-minutes must be positive, not {self.max_minutes}")
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
     def reached(self, steps: int, seconds: float) -> str | None:
         """Which budget a run with `steps` optimizer steps after `seconds` has used up, if any."""

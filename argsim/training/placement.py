@@ -7,7 +7,7 @@ or an impossible precision is one line and exit 2 before any data or model is lo
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from argsim.backend.device import launched_processes, pin_cuda_index, resolve_device, resolve_precision
@@ -28,9 +28,6 @@ class Placement:
     @property
     def cpu(self) -> bool:
         return self.device == "cpu"
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 @dataclass(frozen=True)

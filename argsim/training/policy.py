@@ -6,7 +6,7 @@ trainer's config holds its settings (`OptimPolicy.from_config`).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 
 
 @dataclass(frozen=True)
@@ -32,9 +32,6 @@ class OptimPolicy:
         """
         values = {f.name: getattr(config, f.name) for f in fields(cls) if hasattr(config, f.name)}
         return cls(**(values | fixed))
-
-    def as_dict(self) -> dict:
-        return {"optimizer": "AdamW", **asdict(self)}
 
     def trainer_kwargs(self) -> dict:
         """The policy as (SentenceTransformer|CrossEncoder)TrainingArguments keywords."""

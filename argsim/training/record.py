@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import platform
+from dataclasses import asdict
 from importlib import metadata
 from pathlib import Path
 
@@ -63,9 +64,9 @@ def train_config(trainer: str, run, options: dict, data: dict, record: dict, met
     return {"trainer": trainer, "command": command_line(),
             "base_model": base_model, "seed": placement.seed, "git_commit": git_commit(), "versions": versions(),
             "device": placement.device, "precision": placement.precision, "processes": placement.processes,
-            "threads": placement.threads, "options": options, "budget": run.budget.as_dict(),
-            "optimizer": run.policy.as_dict(), "data": data, **record, "peak_memory": peak_memory(),
-            "metrics": metrics or {}}
+            "threads": placement.threads, "options": options, "budget": asdict(run.budget),
+            "optimizer": {"optimizer": "AdamW", **asdict(run.policy)}, "data": data, **record,
+            "peak_memory": peak_memory(), "metrics": metrics or {}}
 
 
 def _metrics_table(metrics: dict) -> str:
