@@ -88,12 +88,9 @@ def _argsim_section(config: dict) -> str:
 
 
 def front_matter(config: dict, pipeline_tag: str = "sentence-similarity") -> str:
-    tags = ["argsim", config["trainer"]]
-    lines = ["---", "library_name: argsim"]
-    if config.get("base_model"):
-        lines.append(f"base_model: {config['base_model']}")
-    lines += ["tags:", *[f"- {t}" for t in tags], f"pipeline_tag: {pipeline_tag}", "---", ""]
-    return "\n".join(lines)
+    base = f"base_model: {config['base_model']}\n" if config.get("base_model") else ""
+    return (f"---\nlibrary_name: argsim\n{base}tags:\n- argsim\n- {config['trainer']}\n"
+            f"pipeline_tag: {pipeline_tag}\n---\n")
 
 
 def write_records(out: str | Path, config: dict, pipeline_tag: str = "sentence-similarity") -> None:
