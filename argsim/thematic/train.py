@@ -126,10 +126,9 @@ def train_bilstm(triplets: list[dict], out: Path, config: ThematicTrainConfig, d
     """
     config = config.resolved("bilstm", has_dev=bool(dev))
     placement = placement or resolve_placement("cpu", "fp32", threads=config.threads, seed=config.seed)
-    run = begin_run(config, out, placement, budget or Budget(max_minutes=config.max_minutes, resume=True,
-                                                             checkpoint_every=config.checkpoint_every),
-                    config.eval_every if dev else 0, {"schedule": "constant", "max_grad_norm": None})
-    out = run.out  # the paper's Adam at a constant rate, no clipping
+    budget = budget or Budget(max_minutes=config.max_minutes, checkpoint_every=config.checkpoint_every, resume=True)
+    run = begin_run(config, out, placement, budget, config.eval_every if dev else 0,
+                    {"schedule": "constant", "max_grad_norm": None})  # the paper's Adam at a constant rate, no clipping
     if config.max_triplets and len(triplets) > config.max_triplets:
         triplets = random.Random(config.seed).sample(triplets, config.max_triplets)
     vocab, matrix = build_vocabulary([t[f] for t in triplets for f in FIELDS], load_word_vectors(config.word_vectors))
@@ -148,7 +147,7 @@ def train_bilstm(triplets: list[dict], out: Path, config: ThematicTrainConfig, d
                               callbacks=logger)
     report = _report(trainer, rec, len(triplets))
     if trainer.is_world_process_zero():
-        _save_run(out, model, vocab, config, dev, report, rec, (run, data_hash(triplets)), log)
+        _save_run(run.out, model, vocab, config, dev, report, rec, (run, data_hash(triplets)), log)
     return report
 
 
