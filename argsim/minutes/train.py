@@ -79,7 +79,7 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
     from sentence_transformers.sentence_transformer.losses import TripletDistanceMetric, TripletLoss
 
     from argsim.training.callbacks import EpochTimeCallback
-    from argsim.training.st import fit_st, logging_steps
+    from argsim.training.st import fit_st
 
     run = begin_run(config, out, placement, budget)
     placement, budget = run.placement, run.budget
@@ -89,15 +89,13 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
         raise ArgsimError(f"{train_path}: no training triplets")
     hashes = {"train": data_hash(train), "dev": data_hash(dev) if dev else None}
     model, train, dev, words = _model_and_rows(config, train, dev, placement.device)
-    metric = {"euclidean": TripletDistanceMetric.EUCLIDEAN, "cosine": TripletDistanceMetric.COSINE}[config.distance]
-    loss = TripletLoss(model, distance_metric=metric, triplet_margin=config.margin)
+    loss = TripletLoss(model, distance_metric=getattr(TripletDistanceMetric, config.distance.upper()),
+                       triplet_margin=config.margin)
     evaluator = TripletEvaluator(*([r[k] for r in dev] for k in FIELDS), name="dev", similarity_fn_names=["cosine"],
                                  show_progress_bar=False, write_csv=False) if dev else None
     untrained = evaluator(model)[SELECTION_METRIC.removeprefix("eval_")] if evaluator and not budget.resume else None
     timer = EpochTimeCallback()
     trainer, rec = fit_st(model, train, loss, run, evaluator=evaluator, callbacks=(timer,), disable_tqdm=quiet,
-                          logging_steps=min(200, logging_steps(len(train), config.batch_size, config.epochs, budget,
-                                                               placement.processes)),
                           eval_rows=dev[:64] if dev else None, per_device_eval_batch_size=64,
                           select=SELECTION_METRIC if evaluator else None)
     dev_scores = [{k: v for k, v in h.items() if k.startswith("eval_dev") or k in ("epoch", "step")}
