@@ -578,7 +578,7 @@ def exported_model(folder: Path, pooling: str | None, spec: dict, precision: str
 class ExportedCrossEncoder:
     """A cross-encoder export (`base_export(folder, "logits", ...)`) as the backend's pair scorer uses it
     (`argsim.backend.resolve.PairScorer`): pairs in, logits out, pairs run in length-sorted batches and returned in
-    input order. OpenVINO int8 not yet built calibrates on the first pairs it scores (the task's own pairs).
+    input order. OpenVINO int8 not yet built calibrates on the pairs of the first scoring (`calibrate`).
 
     Example:
         >>> ce = ExportedCrossEncoder(exported_model(folder, "logits", spec))  # doctest: +SKIP
@@ -589,6 +589,12 @@ class ExportedCrossEncoder:
         self.model, self.max_length = model, max_length  # the pair's token limit (None: the export's)
         self.num_labels = int(model.meta["dim"])
         self.tokenizer = model.tokenizer
+
+    def calibrate(self, pairs: Sequence[tuple[str, str]]) -> None:
+        """OpenVINO int8 not built yet: build it calibrated on `pairs` (nothing otherwise). The pair scorer calls it
+        with all the pairs it is asked for before it reads its cache, whose key the calibration digest is part of."""
+        if self.model.needs_calibration:
+            self.model.prepare([a for a, _ in pairs], [b for _, b in pairs], self.max_length)
 
     def logits(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> np.ndarray:
         """The logits (len(pairs), labels) of every pair, in input order."""

@@ -134,6 +134,8 @@ def check_input(path: Path, spec: EmbedSpec) -> None:
         from argsim.io import check_input_file
 
         check_input_file(path)
+        if spec.id_column is not None:
+            raise InputError(path, "--id-column needs a CSV/TSV/JSONL/Parquet input (plain text has no columns)")
         return
     found = input_columns(path)
     for col in (spec.column, spec.id_column):
@@ -149,30 +151,27 @@ def embed_local(path: Path, out: Path, spec: EmbedSpec, config=None, rows_per_sh
     import pyarrow.parquet as pq
 
     from argsim.backend import get_encoder
-    from argsim.io import read_records, read_texts, warn_duplicate_ids
+    from argsim.io import count_texts, record_chunks, text_chunks, warn_duplicate_ids
     from argsim.schemas import text_records
 
+    ids = None  # the first pass checks every record before any work, holding one chunk (and the ids)
     if spec.id_column is not None:
-        records = read_records(path, text_records(spec.column, spec.id_column))
-        texts = [r[spec.column] for r in records]
-        ids = [r[spec.id_column] for r in records]
+        ids = [r[spec.id_column] for chunk in record_chunks(path, text_records(spec.column, spec.id_column))
+               for _, r in chunk]
         warn_duplicate_ids(ids, path, spec.id_column)
-    else:
-        texts = read_texts(path, column=spec.column)
-        ids = None
+    total = len(ids) if ids is not None else count_texts(path, spec.column)
     enc = get_encoder(spec.model, pooling=spec.pooling, max_seq_length=spec.max_seq_length,
                       batch_size=spec.batch_size, config=config).for_role(spec.role)
-    keys = text_keys(texts)
-    ids = ids or [k.hex() for k in keys]
     dim = 0
     with _staging(out) as tmp:
-        for n, start in enumerate(range(0, len(texts), rows_per_shard)):
-            stop = start + rows_per_shard
-            # one shard's vectors at a time: memory is bounded by rows_per_shard, not by the file's length
-            vectors = enc.encode(texts[start:stop], normalize=spec.normalize)
+        # one shard's texts and vectors at a time: memory is bounded by rows_per_shard, not by the file's length
+        for n, texts in enumerate(text_chunks(path, total, spec.column, rows_per_shard)):
+            keys = text_keys(texts)
+            part = ids[n * rows_per_shard:n * rows_per_shard + len(texts)] if ids else [k.hex() for k in keys]
+            vectors = enc.encode(texts, normalize=spec.normalize)
             dim = int(vectors.shape[1])
-            pq.write_table(shard_table(ids[start:stop], keys[start:stop], vectors), tmp / f"part-{n:05d}.parquet")
-        manifest = _manifest(spec, enc.cache_key, dim, len(texts), "local", path)
+            pq.write_table(shard_table(part, keys, vectors), tmp / f"part-{n:05d}.parquet")
+        manifest = _manifest(spec, enc.cache_key, dim, total, "local", path)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
 
