@@ -74,5 +74,5 @@ def default(
         if d.passes and not d.eligible:
             console.print(f"{d.variant} passes but runs an exported graph, not the model as stored: one option away, "
                           "not a default", markup=False, highlight=False)
-    console.print(f"default: {winner or f'{fp32} (torch fp32): no faster variant passes'}", markup=False,
-                  highlight=False)
+    fallback = f"{fp32} (torch fp32): no faster variant that runs the model as stored passes"
+    console.print(f"default: {winner or fallback}", markup=False, highlight=False)
