@@ -7,7 +7,6 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 import pytest
-from conftest import parse_command_line as parse
 from typer.main import get_command
 
 from argsim.cli.app import app
@@ -21,6 +20,7 @@ from argsim.minutes.train import MinutesTrainConfig
 from argsim.modelbuild.recipes import RECIPES, Step
 from argsim.options import config_argv, is_option, option_name, setting
 from argsim.thematic.config import ThematicTrainConfig
+from tests.conftest import parse_command_line as parse
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "kpm"
 COMMANDS = {"train sbert": SbertConfig, "train kpm-cross": CrossConfig, "train mts": MTSConfig,

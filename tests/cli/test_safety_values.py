@@ -6,16 +6,11 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from argsim.cli.app import app
-
-REPO = Path(__file__).resolve().parents[2]
-FIXTURES = REPO / "tests" / "fixtures"
-runner = CliRunner()
+from tests.cli.conftest import FIXTURES, REPO, runner
 
 
 @pytest.fixture

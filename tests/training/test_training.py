@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import TOPICS, tiny_triplets
 from typer.testing import CliRunner
 
 from argsim.errors import ArgsimError
 from argsim.training import Budget, OptimPolicy, resolve_placement
+from tests.conftest import TOPICS, tiny_triplets
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 REPO = Path(__file__).resolve().parents[2]
