@@ -149,15 +149,6 @@ def speed_and_deltas(variant: dict[str, float], fp32: dict[str, float], thread_c
     return speed, {m: round(variant[m] - fp32[m], 4) for m in TASK_METRICS}
 
 
-def thematic_test_triplets(limit: int, data_dir: str | Path | None = None) -> list[dict]:
-    """The first `limit` test triplets of triplets-sen as `argsim data triplets wikipedia` builds them with its
-    defaults (`argsim.thematic.build.first_test_triplets`)."""
-    from argsim.data.catalog import dataset_dir
-    from argsim.thematic.build import first_test_triplets
-
-    return first_test_triplets(dataset_dir("wikipedia", data_dir), limit)
-
-
 @dataclass
 class BenchInputs:
     """The texts and tasks every variant is measured on (`bench_inputs`)."""
@@ -176,9 +167,10 @@ def bench_inputs(options: BackendBenchOptions) -> BenchInputs:
     from argsim.backend.runtime import calibration_choice
     from argsim.counter.core.run import dataset_points
     from argsim.data.argkp import load_argkp
-    from argsim.data.catalog import data_root
+    from argsim.data.catalog import data_root, dataset_dir
     from argsim.io import read_records
     from argsim.schemas import TripletRecord, text_records
+    from argsim.thematic.build import first_test_triplets
 
     variant_names(options.variants)
     minutes_test = Path(options.minutes_dir) / "test.jsonl"
@@ -190,7 +182,7 @@ def bench_inputs(options: BackendBenchOptions) -> BenchInputs:
     return BenchInputs([train_csv, minutes_test], train[:options.n], calibration_choice(train[options.n:])[0],
                        load_argkp("dev"),
                        {s: dataset_points("test", s, limit=options.counter_points) for s in COUNTER_SETTINGS},
-                       thematic_test_triplets(options.triplets),
+                       first_test_triplets(dataset_dir("wikipedia"), options.triplets),
                        read_records(minutes_test, TripletRecord)[
                            :options.minutes_triplets])
 

@@ -46,16 +46,9 @@ def triplets_wikipedia(
     """
     from argsim.data.catalog import dataset_dir
     from argsim.data.wikipedia import load_articles
-    from argsim.errors import ArgsimError
     from argsim.thematic.build import build_datasets, read_user_articles
-    from argsim.thematic.sections import LEVELS
-    from argsim.thematic.triplets import NEGATIVES
 
     cfg = run_config(ctx)
-    if negatives not in NEGATIVES:
-        raise ArgsimError(f"--negatives must be one of {', '.join(NEGATIVES)}")
-    if level not in LEVELS:
-        raise ArgsimError(f"--level must be one of {', '.join(LEVELS)}")
     docs = read_user_articles(articles, quiet=cfg.quiet) if articles else load_articles(
         dataset_dir("wikipedia", cfg.data_dir), use_cache=cfg.use_cache, cache_dir=cfg.resolved_cache_dir(),
         quiet=cfg.quiet)
