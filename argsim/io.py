@@ -418,6 +418,30 @@ def split_lines(text: str) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
+def _binary_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each line of a UTF-8 file read line by line in binary (never the whole file), lines
+    ending at `\n` only, as `split_lines` splits (the line end and a `\r` before it dropped; a lone CR or a U+2028
+    stays inside its line); a leading BOM is dropped. One-line errors for a path that is not a readable regular
+    file and for bytes that are not UTF-8 (naming the byte and the line, as `read_text_file`)."""
+    check_input_file(path)
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        raise InputError(path, f"cannot be read ({exc.strerror})") from None
+    offset = 0
+    with fh:
+        for lineno, raw in enumerate(fh, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(path, f"not valid UTF-8 (byte {offset + exc.start})", row=lineno) from None
+            offset += len(raw)
+            if lineno == 1 and line.startswith("\ufeff"):
+                line = line[1:]
+            line = line[:-1] if line.endswith("\n") else line
+            yield lineno, line[:-1] if line.endswith("\r") else line
+
+
 def read_text_file(path: str | Path) -> str:
     """Read a UTF-8 file (a leading BOM dropped) exactly as stored: no newline translation, so a lone CR or any
     other character stays inside its line (`split_lines` splits). One-line errors for a path that is not a
@@ -656,8 +680,12 @@ def read_json_as(schema: Any, path: str | Path, what: str | None = None) -> Any:
 def read_jsonl(path: str | Path) -> list[tuple[int, Any]]:
     """(line number, value) of each non-blank line of a JSONL file, lines split by `split_lines` (a U+2028 inside
     a JSON string stays in its line) and parsed by `parse_json`."""
-    return [(n, parse_json(line, path, n)) for n, line in enumerate(split_lines(read_text_file(path)), start=1)
-            if line.strip()]
+    return list(_jsonl_values(Path(path)))
+
+
+def _jsonl_values(path: Path) -> Iterator[tuple[int, Any]]:
+    """`read_jsonl`'s (line number, value) pairs, one line held at a time."""
+    return ((n, parse_json(line, path, n)) for n, line in _binary_lines(path) if line.strip())
 
 
 def read_records(path: str | Path, kind: type, delimiter: str | None = None) -> list[dict]:
@@ -688,60 +716,113 @@ def read_numbered_records(path: str | Path, kind: type, delimiter: str | None = 
         >>> read_numbered_records("triplets.jsonl", TripletRecord)  # doctest: +SKIP
         [(1, {'anchor': 'a', 'positive': 'b', 'negative': 'c'})]
     """
+    return [rec for chunk in record_chunks(path, kind, delimiter, rows=sys.maxsize) for rec in chunk]
+
+
+def record_chunks(path: str | Path, kind: type, delimiter: str | None = None,
+                  rows: int = 50_000) -> Iterator[list[tuple[int, dict]]]:
+    """`read_numbered_records` in lists of at most `rows` validated (row, record) pairs, CSV/TSV and JSONL read
+    line by line: memory holds one chunk, not the file (a .json list is parsed whole). Errors are
+    `read_numbered_records`' (file, row, column), raised when the chunk holding the fault is reached: callers that
+    must refuse before any work count the records first (`count_records`), then read them again.
+
+    Example:
+        >>> from argsim.schemas import text_records
+        >>> [len(c) for c in record_chunks("texts.csv", text_records("text"), rows=400)]  # doctest: +SKIP
+        [400, 400, 200]
+    """
     from argsim.schemas import columns, describe, validate_records
 
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".ndjson"):
-        rows = read_jsonl(path)
+        numbered: Iterable[tuple[int, Any]] = _jsonl_values(path)
     elif suffix == ".json":
         data = read_json(path)
         if not isinstance(data, list):
             raise InputError(path, f"expected a JSON list of records, found {describe(data)}")
-        rows = list(enumerate(data, start=1))
+        numbered = enumerate(data, start=1)
     else:
-        rows = _csv_rows(path, delimiter or ("\t" if suffix in (".tsv", ".tab") else ","), *columns(kind))
-    if not rows:
+        numbered = _csv_records(path, delimiter or ("\t" if suffix in (".tsv", ".tab") else ","), *columns(kind))
+    csv_cells, chunk, seen = suffix not in (".jsonl", ".ndjson", ".json"), [], False
+    for item in numbered:
+        chunk.append(item)
+        if len(chunk) == rows:
+            yield validate_records(kind, chunk, path, csv=csv_cells)
+            chunk, seen = [], True
+    if not chunk and not seen:
         raise InputError(path, "no records")
-    return validate_records(kind, rows, path, csv=suffix not in (".jsonl", ".ndjson", ".json"))
+    if chunk:
+        yield validate_records(kind, chunk, path, csv=csv_cells)
 
 
-def _csv_rows(path: Path, delimiter: str, required: Sequence[str], known: Sequence[str]) -> list[tuple[int, dict]]:
-    """The (row, dict) records of a CSV/TSV file with a header row (blank rows skipped); one line per fault."""
-    # strict: a quote opened and never closed is an error, not the rest of the file read as one field
-    reader = csv.reader(io.StringIO(read_text_file(path), newline=""), delimiter=delimiter, strict=True)
+def count_records(path: str | Path, kind: type, delimiter: str | None = None) -> int:
+    """The number of records of a CSV/TSV/JSONL/JSON file, every one checked (`record_chunks`) while one chunk is
+    held: the check before any work of a file then read in chunks.
+
+    Example:
+        >>> from argsim.schemas import text_records
+        >>> count_records("texts.csv", text_records("text"))  # doctest: +SKIP
+        1000000
+    """
+    return sum(len(chunk) for chunk in record_chunks(path, kind, delimiter))
+
+
+def _csv_records(path: Path, delimiter: str, required: Sequence[str], known: Sequence[str]) -> Iterator[tuple[int,
+                                                                                                              dict]]:
+    """The (row, dict) records of a CSV/TSV file with a header row (blank rows skipped), read line by line (lines
+    split as `read_text_file` + `newline=""` split them); one line per fault."""
+    check_input_file(path)
     try:
-        header = [h.strip().lstrip("\ufeff") for h in next(reader)]
-    except StopIteration:
-        raise InputError(path, "empty file (no header row)") from None
-    except csv.Error as exc:
-        raise InputError(path, f"malformed CSV: {exc}", row=1) from None
-    dup = next((h for h in known if header.count(h) > 1), None)
-    if dup is not None:
-        raise InputError(path, f"column {dup!r} appears twice in the header (which one is meant is unknown)",
-                         row=1, column=dup)
-    rows, lineno = [], 1
-    while True:
+        # newline="": no translation, as the csv module wants; utf-8-sig: a leading BOM dropped
+        fh = open(path, encoding="utf-8-sig", newline="")
+    except OSError as exc:
+        raise InputError(path, f"cannot be read ({exc.strerror})") from None
+    with fh:
+        # strict: a quote opened and never closed is an error, not the rest of the file read as one field
+        reader = csv.reader(fh, delimiter=delimiter, strict=True)
         try:
-            values = next(reader)
+            header = [h.strip().lstrip("\ufeff") for h in next(reader)]
         except StopIteration:
-            break
+            raise InputError(path, "empty file (no header row)") from None
         except csv.Error as exc:
-            if "unexpected end of data" in str(exc):
-                raise InputError(path, "a quote opened in this row is never closed (the rest of the file would "
-                                       "be read as one field)", row=lineno + 1) from None
-            raise InputError(path, f"malformed CSV: {exc}", row=reader.line_num) from None
-        lineno += 1
-        if not values or all(not v.strip() for v in values):
-            continue
-        if len(values) != len(header):
-            raise InputError(path, f"expected {len(header)} fields, found {len(values)}", row=lineno)
-        rows.append((lineno, dict(zip(header, values, strict=True))))
-    missing = [c for c in required if c not in header]
-    if missing:
-        raise InputError(path, f"missing column(s) {', '.join(missing)}; found {', '.join(header)}",
-                         column=missing[0])
-    return rows
+            raise InputError(path, f"malformed CSV: {exc}", row=1) from None
+        except UnicodeDecodeError:
+            _refuse_non_utf8(path)
+        dup = next((h for h in known if header.count(h) > 1), None)
+        if dup is not None:
+            raise InputError(path, f"column {dup!r} appears twice in the header (which one is meant is unknown)",
+                             row=1, column=dup)
+        missing = [c for c in required if c not in header]
+        if missing:
+            raise InputError(path, f"missing column(s) {', '.join(missing)}; found {', '.join(header)}",
+                             column=missing[0])
+        lineno = 1
+        while True:
+            try:
+                values = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as exc:
+                if "unexpected end of data" in str(exc):
+                    raise InputError(path, "a quote opened in this row is never closed (the rest of the file would "
+                                           "be read as one field)", row=lineno + 1) from None
+                raise InputError(path, f"malformed CSV: {exc}", row=reader.line_num) from None
+            except UnicodeDecodeError:
+                _refuse_non_utf8(path)
+            lineno += 1
+            if not values or all(not v.strip() for v in values):
+                continue
+            if len(values) != len(header):
+                raise InputError(path, f"expected {len(header)} fields, found {len(values)}", row=lineno)
+            yield lineno, dict(zip(header, values, strict=True))
+
+
+def _refuse_non_utf8(path: Path) -> None:
+    """The InputError of a file that is not UTF-8, naming the first bad byte and its line (`_binary_lines`)."""
+    for _ in _binary_lines(path):
+        pass
+    raise InputError(path, "not valid UTF-8")  # pragma: no cover - the scan above raises
 
 
 def warn_duplicate_ids(ids: Sequence[str], path: str | Path, column: str) -> int:
@@ -785,29 +866,14 @@ def _text_lines(path: Path) -> Iterator[str]:
     """The texts of a plain text file, read line by line (never the whole file at once): lines end at `\n`
     (a `\r` before it dropped) as in `split_lines`, a leading BOM is dropped, blank lines at the end are no texts,
     and a blank line between texts or bytes that are not UTF-8 are one InputError naming the row."""
-    check_input_file(path)
-    blank, offset = None, 0
-    try:
-        fh = open(path, "rb")
-    except OSError as exc:
-        raise InputError(path, f"cannot be read ({exc.strerror})") from None
-    with fh:
-        for lineno, raw in enumerate(fh, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(path, f"not valid UTF-8 (byte {offset + exc.start})", row=lineno) from None
-            offset += len(raw)
-            if lineno == 1 and line.startswith("\ufeff"):
-                line = line[1:]
-            line = line[:-1] if line.endswith("\n") else line
-            line = line[:-1] if line.endswith("\r") else line
-            if not line.strip():
-                blank = blank or lineno
-                continue
-            if blank is not None:
-                raise InputError(path, "empty text (a blank line between texts would shift the rows)", row=blank)
-            yield line
+    blank = None
+    for lineno, line in _binary_lines(path):
+        if not line.strip():
+            blank = blank or lineno
+            continue
+        if blank is not None:
+            raise InputError(path, "empty text (a blank line between texts would shift the rows)", row=blank)
+        yield line
 
 
 def count_text_lines(path: str | Path) -> int:
@@ -842,6 +908,44 @@ def text_line_chunks(path: str | Path, total: int, rows: int = 50_000) -> Iterat
             chunk = []
     if chunk:
         yield chunk
+    if seen != total:
+        raise InputError(path, f"changed while it was read ({seen:,} texts now, {total:,} when checked)")
+
+
+def count_texts(path: str | Path, column: str = "text") -> int:
+    """The number of texts of a file, every one checked while one chunk is held: `count_records` of a CSV/TSV/JSONL/
+    JSON file (`column` holds the text), `count_text_lines` of a plain text file. The check before any work of a
+    file then read in chunks (`text_chunks`).
+
+    Example:
+        >>> count_texts("texts.csv", column="argument")  # doctest: +SKIP
+        1000000
+    """
+    if Path(path).suffix.lower() not in RECORD_SUFFIXES:
+        return count_text_lines(path)
+    from argsim.schemas import text_records
+
+    return count_records(path, text_records(column))
+
+
+def text_chunks(path: str | Path, total: int, column: str = "text", rows: int = 50_000) -> Iterator[list[str]]:
+    """The texts of a file (checked by `count_texts`, which gave `total`) in lists of at most `rows`, the file read
+    line by line (a .json list excepted): memory holds one chunk of texts, not the file. A file that changed since
+    it was counted is refused.
+
+    Example:
+        >>> [len(c) for c in text_chunks("texts.csv", 1000, "argument", rows=400)]  # doctest: +SKIP
+        [400, 400, 200]
+    """
+    if Path(path).suffix.lower() not in RECORD_SUFFIXES:
+        yield from text_line_chunks(path, total, rows)
+        return
+    from argsim.schemas import text_records
+
+    seen = 0
+    for chunk in record_chunks(path, text_records(column), rows=rows):
+        seen += len(chunk)
+        yield [record[column] for _, record in chunk]
     if seen != total:
         raise InputError(path, f"changed while it was read ({seen:,} texts now, {total:,} when checked)")
 

@@ -148,10 +148,10 @@ def embed_file(input: str | Path, out: str | Path, spec: EmbedSpec | None = None
     from argsim.errors import InputError
     from argsim.io import (
         RECORD_SUFFIXES,
-        count_text_lines,
+        count_texts,
         read_records,
         read_texts,
-        text_line_chunks,
+        text_chunks,
         warn_duplicate_ids,
         write_vectors,
     )
@@ -159,22 +159,20 @@ def embed_file(input: str | Path, out: str | Path, spec: EmbedSpec | None = None
 
     spec = spec or EmbedSpec()
     column, id_column = spec.column, spec.id_column
-
     input, out = Path(input), Path(out)
-    ids = None
-    plain = input.suffix.lower() not in RECORD_SUFFIXES
-    if out.suffix.lower() == ".npy" and plain:  # streamed: one chunk of texts and of vectors at a time
-        total = count_text_lines(input)  # every line checked before any work
-        enc = encoder(spec.model, spec.pooling, spec.max_seq_length, spec.batch_size, config, spec.role)
-        start = time.perf_counter()
-        shape = _stream_npy(enc, text_line_chunks(input, total, STREAM_ROWS), total, out, spec.normalize)
-        return EmbedFileResult(total, out, shape, enc.name, enc.device, enc.precision, time.perf_counter() - start)
-    if id_column is not None:
-        if plain:
-            raise InputError(input, "--id-column needs a CSV/TSV/JSON/JSONL input (plain text has no columns)")
-        if out.suffix.lower() == ".npy":
+    if id_column is not None and input.suffix.lower() not in RECORD_SUFFIXES:
+        raise InputError(input, "--id-column needs a CSV/TSV/JSON/JSONL input (plain text has no columns)")
+    if out.suffix.lower() == ".npy":  # streamed: one chunk of texts and of vectors at a time
+        if id_column is not None:
             raise InputError(out, "--id-column applies to .csv / .parquet outputs and shard folders; a .npy file "
                                   "holds the vectors alone (row i = text i)")
+        total = count_texts(input, column)  # every text checked before any work, one chunk held
+        enc = encoder(spec.model, spec.pooling, spec.max_seq_length, spec.batch_size, config, spec.role)
+        start = time.perf_counter()
+        shape = _stream_npy(enc, text_chunks(input, total, column, STREAM_ROWS), total, out, spec.normalize)
+        return EmbedFileResult(total, out, shape, enc.name, enc.device, enc.precision, time.perf_counter() - start)
+    ids = None  # .csv / .parquet outputs hold every vector (and id) at once
+    if id_column is not None:
         records = read_records(input, text_records(column, id_column))
         texts, ids = [r[column] for r in records], [r[id_column] for r in records]
         del records
@@ -183,11 +181,6 @@ def embed_file(input: str | Path, out: str | Path, spec: EmbedSpec | None = None
         texts = read_texts(input, column=column)
     enc = encoder(spec.model, spec.pooling, spec.max_seq_length, spec.batch_size, config, spec.role)
     start = time.perf_counter()
-    if out.suffix.lower() == ".npy" and len(texts) > STREAM_ROWS:
-        chunks = (texts[i:i + STREAM_ROWS] for i in range(0, len(texts), STREAM_ROWS))
-        shape = _stream_npy(enc, chunks, len(texts), out, spec.normalize)
-        return EmbedFileResult(len(texts), out, shape, enc.name, enc.device, enc.precision,
-                               time.perf_counter() - start)
     vectors = enc.encode(texts, normalize=spec.normalize)
     seconds = time.perf_counter() - start
     write_vectors(out, vectors, ids)

@@ -25,7 +25,6 @@ from argsim.backend.encoder import Encoder
 from argsim.backend.models import STModelEncoder, kept_mode
 from argsim.config import RunConfig
 from argsim.errors import ModelError
-from argsim.progress import progress_bar
 
 ACCEPTED = ("a registered name, a model folder, a Hugging Face id in the local cache, an argsim Encoder, "
             "a SentenceTransformer, or a CrossEncoder")
@@ -103,6 +102,12 @@ class PairScorer:
     callers whose scores are probabilities (key point matching's thresholds). The model's train/eval mode is left
     as it was.
 
+    The logits go through the embedding path (`PairLogits`, an `Encoder` of pairs): identical pairs are scored
+    once, and with an `identity` (the model's; `pair_scorer` and `resolve_model` set it) they are kept in the
+    embedding cache under it, chunk by chunk as they finish: an interrupted scoring resumes with only the pairs
+    not yet scored, and gives the scores of an uninterrupted one (the model's float32 logits are stored as they
+    are). Without an identity (a model under training) nothing is cached.
+
     Example:
         >>> scorer = resolve_model(CrossEncoder(folder))  # doctest: +SKIP
         >>> scorer.probability([("Uniforms stop bullying.", "Uniforms reduce bullying")])  # doctest: +SKIP
@@ -110,24 +115,24 @@ class PairScorer:
     """
 
     def __init__(self, model: Any, batch_size: int = 64, name: str | None = None, precision: str = "fp32",
-                 runtime: dict | None = None) -> None:
+                 runtime: dict | None = None, identity: str | None = None, config: RunConfig | None = None) -> None:
         self.model, self.batch_size, self.precision = model, batch_size, precision
         self.name = name or f"CrossEncoder@{weights_digest(model)[:8]}"
         self.backend, self.quantize = (runtime["backend"], runtime["quantize"]) if runtime else ("torch", "none")
+        config = config or RunConfig()
+        self.pairs = PairLogits(self, identity)
+        self.pairs.configure(config.resolved_cache_dir(), identity is not None and config.use_cache, config.quiet)
 
     def logits(self, pairs: Sequence[tuple[str, str]], show_progress: bool = False) -> np.ndarray:
         """The logits (len(pairs), labels) in float64, in input order."""
-        import torch
-
-        pairs, step, parts = [tuple(p) for p in pairs], self.batch_size * 8, [np.zeros((0, 1))]
-        with progress_bar(len(pairs), "cross-encoder", enabled=show_progress) as bar, kept_mode(self.model):
-            for chunk in (pairs[s:s + step] for s in range(0, len(pairs), step)):
-                got = self.model.logits(chunk, self.batch_size) if hasattr(self.model, "logits") else \
-                    self.model.predict(chunk, batch_size=self.batch_size, activation_fn=torch.nn.Identity(),
-                                       show_progress_bar=False, convert_to_numpy=True)
-                parts.append(np.asarray(got, dtype=np.float64).reshape(len(chunk), -1))
-                bar.advance(len(chunk))
-        return np.concatenate(parts[1:]) if len(parts) > 1 else parts[0]
+        pairs = [tuple(p) for p in pairs]
+        if not pairs:
+            return np.zeros((0, 1))
+        getattr(self.model, "calibrate", lambda _pairs: None)(pairs)  # OpenVINO int8: on the pairs asked for
+        with kept_mode(self.model):
+            got = self.pairs.encode([pair_text(p) for p in pairs], show_progress=show_progress,
+                                    description="cross-encoder")
+        return got.astype(np.float64)
 
     def score(self, pairs: Sequence[tuple[str, str]], show_progress: bool = False) -> np.ndarray:
         """log P(last label) of every pair (float64), in input order."""
@@ -136,6 +141,53 @@ class PairScorer:
     def probability(self, pairs: Sequence[tuple[str, str]], show_progress: bool = False) -> np.ndarray:
         """P(last label) of every pair (float64), in input order."""
         return np.exp(self.score(pairs, show_progress))
+
+
+def pair_text(pair: tuple[str, str]) -> str:
+    """A pair as one text (a JSON list), the key of its logits in the embedding cache; `PairLogits` reads it back.
+
+    Example:
+        >>> pair_text(("a claim", "its counter"))
+        '["a claim", "its counter"]'
+    """
+    first, second = pair
+    return json.dumps([first, second], ensure_ascii=False)
+
+
+class PairLogits(Encoder):
+    """A `PairScorer`'s logits as an `Encoder` of pairs (`pair_text`), so that pairs are scored as texts are
+    embedded (`Encoder.encode`): de-duplicated, length-sorted, in chunks that the embedding cache commits as they
+    finish, under `identity` (the scorer's model, keyed apart from every encoder's by its ``pairs:`` prefix, plus
+    the precision and the runtime as `Encoder.cache_key` adds them)."""
+
+    def __init__(self, scorer: PairScorer, identity: str | None) -> None:
+        super().__init__()
+        self.scorer, self.name, self.batch_size = scorer, scorer.name, scorer.batch_size
+        self.identity = f"pairs:{identity}" if identity else ""
+        self.precision, self.backend, self.quantize = scorer.precision, scorer.backend, scorer.quantize
+
+    @property
+    def runtime(self) -> str:  # an export's backend, quantization and calibration digest; empty for torch
+        return getattr(getattr(self.scorer.model, "model", None), "runtime", "") if self.backend != "torch" else ""
+
+    def encode(self, texts, *args, **kwargs) -> np.ndarray:
+        self._close_stale_cache()  # an OpenVINO int8 model calibrated since: its digest keys the scores
+        return super().encode(texts, *args, **kwargs)
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        import torch
+
+        pairs = [tuple(json.loads(t)) for t in texts]
+        model, size = self.scorer.model, self.scorer.batch_size
+        got = model.logits(pairs, size) if hasattr(model, "logits") else \
+            model.predict(pairs, batch_size=size, activation_fn=torch.nn.Identity(), show_progress_bar=False,
+                          convert_to_numpy=True)
+        return np.asarray(got, dtype=np.float32).reshape(len(pairs), -1)
+
+
+def _token_limit(model: Any) -> int | None:
+    """A cross-encoder's pair token limit (a `CrossEncoder`'s `max_seq_length`, an export's `max_length`)."""
+    return model.max_seq_length if hasattr(model, "max_seq_length") else getattr(model, "max_length", None)
 
 
 def log_positive(logits: np.ndarray) -> np.ndarray:
@@ -180,9 +232,14 @@ def pair_scorer(name: str | Path, config: RunConfig | None = None, max_length: i
     config = config or RunConfig()
     runtime = runtime_spec(config)
     device = resolve_device(config.device) if runtime is None else "cpu"
-    precision = inference_precision(config.precision, device)
-    return PairScorer(get_cross_encoder(name, device, precision, runtime, max_length), batch_size,
-                      name=Path(name).name, precision=precision, runtime=runtime)
+    precision = inference_precision(config.precision, device, config.backend)
+    from argsim.backend.fingerprint import fingerprint
+    from argsim.backend.folders import model_path
+
+    model = get_cross_encoder(name, device, precision, runtime, max_length)
+    identity = f"cross:{fingerprint(model_path(str(name)))}:{_token_limit(model)}"
+    return PairScorer(model, batch_size, name=Path(name).name, precision=precision, runtime=runtime,
+                      identity=identity, config=config)
 
 
 def resolve_model(model: Any, config: RunConfig | None = None, cross_encoder: bool = True,
@@ -222,6 +279,8 @@ def resolve_model(model: Any, config: RunConfig | None = None, cross_encoder: bo
         if not cross_encoder:
             raise ModelError("a CrossEncoder scores pairs, not single texts: this task needs an embedding model "
                              f"({ACCEPTED.removesuffix(', or a CrossEncoder')})")
-        return PairScorer(model, batch_size=batch_size)
+        digest = weights_digest(model)
+        return PairScorer(model, batch_size, name=f"CrossEncoder@{digest[:8]}", config=config,
+                          identity=f"ce-weights:{digest}:{_token_limit(model)}")
     shown = repr(model) if len(repr(model)) <= 40 else repr(model)[:37] + "..."
     raise ModelError(f"model {shown} ({type(model).__name__}): give {ACCEPTED}")

@@ -17,7 +17,6 @@ The folder appears only when the run finished (written under a temporary name, t
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from argsim.backend.cache import text_key
 from argsim.errors import ArgsimError, InputError
 from argsim.options import setting
 
@@ -85,10 +85,6 @@ def check_shard_out(out: Path) -> None:
     check_output_path(out, "folder")  # creatable: no file on the way, a folder we can write into (root included)
 
 
-def text_keys(texts: list[str]) -> list[bytes]:
-    return [hashlib.sha1(t.encode("utf-8")).digest() for t in texts]
-
-
 def shard_table(ids: list[str], keys: list[bytes], vectors: np.ndarray):
     """The Parquet table of one shard."""
     import pyarrow as pa
@@ -134,6 +130,8 @@ def check_input(path: Path, spec: EmbedSpec) -> None:
         from argsim.io import check_input_file
 
         check_input_file(path)
+        if spec.id_column is not None:
+            raise InputError(path, "--id-column needs a CSV/TSV/JSONL/Parquet input (plain text has no columns)")
         return
     found = input_columns(path)
     for col in (spec.column, spec.id_column):
@@ -149,30 +147,27 @@ def embed_local(path: Path, out: Path, spec: EmbedSpec, config=None, rows_per_sh
     import pyarrow.parquet as pq
 
     from argsim.backend import get_encoder
-    from argsim.io import read_records, read_texts, warn_duplicate_ids
+    from argsim.io import count_texts, record_chunks, text_chunks, warn_duplicate_ids
     from argsim.schemas import text_records
 
+    ids = None  # the first pass checks every record before any work, holding one chunk (and the ids)
     if spec.id_column is not None:
-        records = read_records(path, text_records(spec.column, spec.id_column))
-        texts = [r[spec.column] for r in records]
-        ids = [r[spec.id_column] for r in records]
+        ids = [r[spec.id_column] for chunk in record_chunks(path, text_records(spec.column, spec.id_column))
+               for _, r in chunk]
         warn_duplicate_ids(ids, path, spec.id_column)
-    else:
-        texts = read_texts(path, column=spec.column)
-        ids = None
+    total = len(ids) if ids is not None else count_texts(path, spec.column)
     enc = get_encoder(spec.model, pooling=spec.pooling, max_seq_length=spec.max_seq_length,
                       batch_size=spec.batch_size, config=config).for_role(spec.role)
-    keys = text_keys(texts)
-    ids = ids or [k.hex() for k in keys]
     dim = 0
     with _staging(out) as tmp:
-        for n, start in enumerate(range(0, len(texts), rows_per_shard)):
-            stop = start + rows_per_shard
-            # one shard's vectors at a time: memory is bounded by rows_per_shard, not by the file's length
-            vectors = enc.encode(texts[start:stop], normalize=spec.normalize)
+        # one shard's texts and vectors at a time: memory is bounded by rows_per_shard, not by the file's length
+        for n, texts in enumerate(text_chunks(path, total, spec.column, rows_per_shard)):
+            keys = [text_key(t) for t in texts]
+            part = ids[n * rows_per_shard:n * rows_per_shard + len(texts)] if ids else [k.hex() for k in keys]
+            vectors = enc.encode(texts, normalize=spec.normalize)
             dim = int(vectors.shape[1])
-            pq.write_table(shard_table(ids[start:stop], keys[start:stop], vectors), tmp / f"part-{n:05d}.parquet")
-        manifest = _manifest(spec, enc.cache_key, dim, len(texts), "local", path)
+            pq.write_table(shard_table(part, keys, vectors), tmp / f"part-{n:05d}.parquet")
+        manifest = _manifest(spec, enc.cache_key, dim, total, "local", path)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
 
@@ -205,7 +200,7 @@ class EmbedActor:
             raise InputError(None, f"{column.null_count} empty value(s) in column '{self.spec.column}'")
         texts = pc.cast(column, pa.string()).to_pylist()
         vectors = self.encoder.encode(texts, normalize=self.spec.normalize, use_cache=False, show_progress=False)
-        keys = text_keys(texts)
+        keys = [text_key(t) for t in texts]
         if self.spec.id_column is not None:
             ids = pc.cast(batch.column(self.spec.id_column), pa.string()).to_pylist()
         else:
@@ -415,7 +410,7 @@ def verify_shards(folder: Path, keys: list[bytes], vectors: np.ndarray, manifest
         raise ArgsimError(f"{folder}: the source file {source} is not here, so the vectors cannot be checked "
                           "against the model; give it with --source FILE; nothing was imported")
     src = _source_texts(source, manifest)
-    texts = dict(zip(text_keys(src), src, strict=True))
+    texts = dict(zip(map(text_key, src), src, strict=True))
     pick = np.random.default_rng(seed).choice(len(keys), size=min(rows, len(keys)), replace=False)
     missing = [int(i) for i in pick if bytes(keys[i]) not in texts]
     if missing:

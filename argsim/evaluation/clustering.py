@@ -80,18 +80,14 @@ class ClusteringEvaluator(TaskEvaluator):
 
     def evaluate(self, model: Any) -> Evaluation:
         from argsim.backend.resolve import resolve_model
-        from argsim.metrics.clustering import METRICS, clustering_scores
+        from argsim.metrics.clustering import METRICS, group_scores
         from argsim.thematic.cluster import cluster_groups
 
         encoder = resolve_model(model, self.config, cross_encoder=False, batch_size=self.batch_size)
         vectors = encoder.encode([str(r["text"]) for r in self.rows])
         predicted = cluster_groups(self.rows, vectors, self.algorithm, seed=self.seed, linkage=self.linkage)
-        groups: dict[Any, tuple[list, list]] = {}
-        for r, p in zip(self.rows, predicted, strict=True):
-            gold, pred = groups.setdefault(r.get("article", ""), ([], []))
-            gold.append(r["label"])
-            pred.append(p)
-        self.per_article = {g: clustering_scores(y, p) for g, (y, p) in groups.items()}
+        self.per_article = group_scores([r.get("article", "") for r in self.rows], [r["label"] for r in self.rows],
+                                        predicted)
         scores = list(self.per_article.values())
         self.unit_values = np.array([s["AMI"] for s in scores], dtype=np.float64)
         metrics = {m: float(np.mean([s[m] for s in scores])) for m in METRICS}

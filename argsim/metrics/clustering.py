@@ -7,8 +7,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from argsim.evaluation.record import Evaluation
-
 METRICS = ("MI", "AMI", "RI", "ARI")
 
 
@@ -26,16 +24,16 @@ def clustering_scores(gold: Sequence, predicted: Sequence) -> dict[str, float]:
             "ARI": float(metrics.adjusted_rand_score(gold, predicted))}
 
 
-def averaged_scores(groups: Sequence, gold: Sequence, predicted: Sequence) -> tuple[dict[str, float], int]:
-    """Scores computed per group (article) and averaged with equal weight; returns (means, number of groups)."""
+def group_scores(groups: Sequence, gold: Sequence, predicted: Sequence) -> dict:
+    """{group (article): its `clustering_scores`}, groups in order of first appearance."""
     by_group: dict = defaultdict(lambda: ([], []))
     for g, y, p in zip(groups, gold, predicted, strict=True):
         by_group[g][0].append(y)
         by_group[g][1].append(p)
-    per = [clustering_scores(y, p) for y, p in by_group.values()]
+    return {g: clustering_scores(y, p) for g, (y, p) in by_group.items()}
+
+
+def averaged_scores(groups: Sequence, gold: Sequence, predicted: Sequence) -> tuple[dict[str, float], int]:
+    """Scores computed per group (article) and averaged with equal weight; returns (means, number of groups)."""
+    per = list(group_scores(groups, gold, predicted).values())
     return {m: float(np.mean([s[m] for s in per])) for m in METRICS}, len(per)
-
-
-def clustering_evaluation(scores: dict[str, float], groups: int, data: str | None = None) -> Evaluation:
-    """The contract view of `averaged_scores`: MI, AMI (primary), RI, ARI averaged over `groups` articles."""
-    return Evaluation("clustering", scores, "AMI", data=data, n=groups)

@@ -220,7 +220,6 @@ def test_lr_end_equal_to_lr_is_a_constant_rate_and_above_it_is_refused_before_wo
 
     assert OptimPolicy(lr=1e-4, lr_end=1e-4).trainer_kwargs()["lr_scheduler_type"] == "constant_with_warmup"
     assert OptimPolicy(lr=1e-4, lr_end=1e-5).trainer_kwargs()["lr_scheduler_type"] == "polynomial"
-    assert OptimPolicy(lr=1e-4, lr_end=1e-4).factor(5, 10) == pytest.approx(1.0)
     res = CliRunner().invoke(app, ["--data-dir", str(tmp_path / "absent"), "train", "sbert", "--lr", "1e-5",
                                    "--lr-end", "1e-4", "--out", str(tmp_path / "m")])
     assert res.exit_code == 2 and "--lr-end" in res.output and not (tmp_path / "m").exists()

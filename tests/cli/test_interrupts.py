@@ -259,3 +259,37 @@ def test_sigint_in_rank_keypoints_then_the_rerun_embeds_only_the_rest(tmp_path, 
     for arg, scores in fresh.items():
         assert resumed[arg].keys() == scores.keys()
         assert all(abs(resumed[arg][k] - v) < 1e-5 for k, v in scores.items())
+
+
+def test_sigint_in_rank_keypoints_with_a_cross_encoder_then_the_rerun_scores_only_the_rest(tmp_path, monkeypatch,
+                                                                                           tiny_bert):
+    """`argsim rank keypoints` with a cross-encoder stopped by Ctrl-C after one chunk of its pairs: exit 130, one
+    line, no output folder; the same command again scores only the pairs not cached (their logits are kept in the
+    embedding cache under the model's fingerprint) and writes the predictions of an uninterrupted run, exactly."""
+    from sentence_transformers import CrossEncoder
+
+    from argsim.backend import registry
+    from argsim.backend.encoder import Encoder
+    from argsim.kpm.scoring import CROSS_INFO
+
+    model = tmp_path / "cross"
+    CrossEncoder(str(tiny_bert), num_labels=1, max_length=64, device="cpu").save(str(model))
+    (model / CROSS_INFO).write_text(json.dumps({"context": "topic", "sep": "[SEP]", "max_length": 64}))
+    kpm = REPO / "tests" / "fixtures" / "kpm"
+    files = ["--arguments", str(kpm / "arguments.csv"), "--key-points", str(kpm / "key_points.csv")]
+    n_pairs = 6 * 2 + 4 * 1 + 2 * 1  # the 12 arguments, each with the key points of its topic and stance
+    out = tmp_path / "ranked"
+    real = Encoder._compute  # the child's chunks (4 pairs) here too, so that the runs score in the same batches
+    monkeypatch.setattr(Encoder, "chunk_batches", 1)
+    monkeypatch.setattr(Encoder, "_compute", lambda self, texts, batch_size, *a, **k: real(self, texts, 4, *a, **k))
+    cached, computed = _interrupt_and_rerun(tmp_path, monkeypatch, ["rank", "keypoints", *files, "--model",
+                                                                    str(model), "--out", str(out)])
+    assert sum(computed) == n_pairs - cached and len(computed) == 1  # only the pairs not scored before the stop
+    monkeypatch.setattr(registry, "_LOADED", {})
+    whole = tmp_path / "whole"
+    result = runner.invoke(app, ["--quiet", "--no-cache", "rank", "keypoints", *files, "--model", str(model),
+                                 "--out", str(whole)])
+    assert result.exit_code == 0, result.output
+    resumed, fresh = (json.loads((d / "predictions.json").read_text()) for d in (out, whole))
+    assert sum(len(kps) for kps in fresh.values()) == n_pairs and resumed == fresh
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "cross", "one-chunk-cached", "ranked", "whole"]

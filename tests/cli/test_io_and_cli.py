@@ -112,6 +112,57 @@ def test_demo_matches_the_obvious_key_points():
     assert result.exit_code == 0 and "argsim demo" in result.output
 
 
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
+def test_a_csv_or_jsonl_file_is_embedded_in_chunks_never_read_whole(tmp_path, monkeypatch, suffix):
+    """CSV / JSONL -> .npy and -> a shard folder stream like plain text: every record is checked first, holding one
+    chunk (a bad record in the last row is refused, naming file, row and column, before the model loads), then
+    the texts are read and encoded one chunk at a time; the file is never read into memory whole."""
+    import argsim.api.encode as encode_module
+    import argsim.backend
+    import argsim.io
+    from argsim.engine.embedding import EmbedSpec, embed_local, read_shards
+
+    class Rows:  # an encoder whose vector of "text i" is (i, len(chunk))
+        name, device, precision, cache_key = "rows", "cpu", "fp32", "rows"
+        chunks: list[int] = []
+
+        def for_role(self, role):
+            return self
+
+        def encode(self, texts, normalize=False):
+            self.chunks.append(len(texts))
+            return np.array([[float(t.split()[1]), len(texts)] for t in texts], dtype=np.float32)
+
+    monkeypatch.setattr(encode_module, "STREAM_ROWS", 3)
+    monkeypatch.setattr(encode_module, "encoder", lambda *a, **k: Rows())
+    path, real = tmp_path / f"t{suffix}", argsim.io.read_text_file
+    monkeypatch.setattr(argsim.io, "read_text_file",
+                        lambda p: pytest.fail("the whole file was read") if p == path else real(p))
+
+    def write(cells: list[str]) -> None:
+        if suffix == ".csv":
+            path.write_bytes(("\ufeffid,text\r\n" + "".join(f"r{i},{c}\r\n" for i, c in enumerate(cells))).encode())
+        else:
+            path.write_text("".join(json.dumps({"id": f"r{i}", "text": c}) + "\n" for i, c in enumerate(cells)))
+
+    write([f"text {i}" for i in range(8)])
+    result = encode_module.embed_file(path, tmp_path / "v.npy", EmbedSpec())
+    assert result.texts == 8 and Rows.chunks == [3, 3, 2]
+    assert np.load(tmp_path / "v.npy")[:, 0].tolist() == list(range(8))
+    Rows.chunks.clear()
+    monkeypatch.setattr(argsim.backend, "get_encoder", lambda *a, **k: Rows())
+    embed_local(path, tmp_path / "shards", EmbedSpec(id_column="id"), rows_per_shard=3)
+    ids, _keys, vectors, manifest = read_shards(tmp_path / "shards")
+    assert Rows.chunks == [3, 3, 2] and manifest["rows"] == 8 and ids == [f"r{i}" for i in range(8)]
+    assert vectors[:, 0].tolist() == list(range(8))
+    write([f"text {i}" for i in range(7)] + [" "])
+    monkeypatch.setattr(encode_module, "encoder", lambda *a, **k: pytest.fail("the model loaded"))
+    row = 9 if suffix == ".csv" else 8  # a CSV's header is row 1
+    with pytest.raises(InputError, match=rf"t\{suffix}, row {row}, column 'text': .*empty"):
+        encode_module.embed_file(path, tmp_path / "w.npy", EmbedSpec())
+    assert not (tmp_path / "w.npy").exists()
+
+
 def test_a_plain_text_file_is_embedded_into_npy_in_chunks_never_read_whole(tmp_path, monkeypatch):
     """Texts -> .npy streams: every line is checked first (a blank line inside is refused before the model loads),
     then the texts are read and encoded one chunk at a time, and the file is never read into memory whole."""
