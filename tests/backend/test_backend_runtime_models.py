@@ -19,7 +19,7 @@ pytest.importorskip("openvino")
 #: int8 the mean cosine >= 0.98 and every one >= 0.95
 FP32_MIN_COSINE, INT8_MEAN_COSINE, INT8_MIN_COSINE = 0.999, 0.98, 0.95
 #: OpenVINO int8 calibrates on this many texts in the tests (NNCF on 300 takes a minute on two cores)
-TEST_CALIBRATION = 128
+TEST_CALIBRATION = 64
 VARIANTS = [("onnx", "none"), ("openvino", "none"), ("onnx", "int8"), ("openvino", "int8")]
 
 
