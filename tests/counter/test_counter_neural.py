@@ -433,10 +433,10 @@ def test_tiny_cross_encoder_training_learns_and_reloads(counterargs_corpus, tmp_
     from argsim.counter.neural.cross import choice_accuracy, train_cross_encoder, validation_choices
     from argsim.counter.neural.data import counterargs_data
 
-    data = counterargs_data(counterargs_corpus, limit=128, val_limit=60)
+    data = counterargs_data(counterargs_corpus, limit=96, val_limit=60)  # 96 pairs: 0.0 -> 0.6 in one epoch
     t = data.texts
     questions = validation_choices([(t[p], t[c]) for p, c in data.val_pairs], [t[i] for i in data.val_collection],
-                                   points=30, negatives=4)
+                                   points=20, negatives=4)
     config = NeuralConfig(kind="cross-encoder", epochs=1, encoder_lr=1e-4, batch_size=16, max_seq_length=64)
     hist = train_cross_encoder(config, [(t[p], t[c]) for p, c in data.train_pairs],
                                [t[i] for i in data.train_collection], tmp_path / "ce", questions=questions,
