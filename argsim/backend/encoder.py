@@ -11,6 +11,7 @@ import numpy as np
 from argsim.backend.cache import EmbeddingCache
 from argsim.config import default_cache_dir
 from argsim.errors import InputError
+from argsim.io import refuse_bytes
 from argsim.progress import progress_bar
 from argsim.vectors import l2_normalize
 
@@ -144,6 +145,7 @@ class Encoder(ABC):
         """Embed `texts` (list of str) into a float32 array of shape (len(texts), dim)."""
         if isinstance(texts, str):
             texts = [texts]
+        refuse_bytes(texts)
         texts = list(texts)
         for i, t in enumerate(texts):
             if not isinstance(t, str):

@@ -80,7 +80,7 @@ class ClusteringEvaluator(TaskEvaluator):
 
     def evaluate(self, model: Any) -> Evaluation:
         from argsim.backend.resolve import resolve_model
-        from argsim.metrics.clustering import METRICS, clustering_scores
+        from argsim.metrics.clustering import METRICS, clustering_scores, warn_one_section
         from argsim.thematic.cluster import cluster_groups
 
         encoder = resolve_model(model, self.config, cross_encoder=False, batch_size=self.batch_size)
@@ -91,6 +91,7 @@ class ClusteringEvaluator(TaskEvaluator):
             gold, pred = groups.setdefault(r.get("article", ""), ([], []))
             gold.append(r["label"])
             pred.append(p)
+        warn_one_section([r.get("article", "") for r in self.rows], [r["label"] for r in self.rows])
         self.per_article = {g: clustering_scores(y, p) for g, (y, p) in groups.items()}
         scores = list(self.per_article.values())
         self.unit_values = np.array([s["AMI"] for s in scores], dtype=np.float64)

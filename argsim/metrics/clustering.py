@@ -26,6 +26,23 @@ def clustering_scores(gold: Sequence, predicted: Sequence) -> dict[str, float]:
             "ARI": float(metrics.adjusted_rand_score(gold, predicted))}
 
 
+def warn_one_section(groups: Sequence, gold: Sequence) -> int:
+    """One warning line, with counts, when articles (groups) have a single gold section: any clustering of them
+    scores AMI, RI and ARI 1 (MI 0), so they raise the averages without saying anything about the vectors. Returns
+    how many articles have one section."""
+    from argsim.errors import examples, warn
+
+    sections: dict = defaultdict(set)
+    for g, y in zip(groups, gold, strict=True):
+        sections[g].add(y)
+    single = [g for g, labels in sections.items() if len(labels) == 1]
+    if single:
+        warn(f"{len(single)} of {len(sections)} article(s) have one gold section "
+             f"({examples([g if g != '' else '(all)' for g in single])}): every "
+             "clustering of them scores AMI, RI and ARI 1, so they say nothing about the model")
+    return len(single)
+
+
 def averaged_scores(groups: Sequence, gold: Sequence, predicted: Sequence) -> tuple[dict[str, float], int]:
     """Scores computed per group (article) and averaged with equal weight; returns (means, number of groups)."""
     by_group: dict = defaultdict(lambda: ([], []))

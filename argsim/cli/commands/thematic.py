@@ -177,7 +177,7 @@ def eval_clustering(
     """MI, AMI, RI and ARI of the clustering against the gold sections, averaged over articles."""
     from argsim.io import canonical_columns, read_records
     from argsim.measure import timed
-    from argsim.metrics.clustering import averaged_scores, clustering_evaluation
+    from argsim.metrics.clustering import averaged_scores, clustering_evaluation, warn_one_section
     from argsim.results import result_rows, run_environment, write_results
     from argsim.schemas import LabelledSentenceRecord
     from argsim.thematic.evaluate import clustering_eval
@@ -189,6 +189,7 @@ def eval_clustering(
     canonical_columns(rows, sentences, ("label", "article", "cluster"))
     groups = [r.get("article", "") for r in rows]
     gold = [r["label"] for r in rows]
+    warn_one_section(groups, gold)
     table_rows, results = [], []
     if all("cluster" in r for r in rows):
         s, n = averaged_scores(groups, gold, [r["cluster"] for r in rows])
