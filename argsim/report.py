@@ -205,8 +205,6 @@ def papers_table(folder: Path | None = None) -> str:
         else:
             secs = [(_select(rows, sel) or {}).get("seconds") for sel in spec["train"]]
             train = _minutes(sum(secs)) if all(isinstance(x, int | float) for x in secs) else "?"
-            if spec.get("train_note"):
-                train += f" ({spec['train_note']})"
         out.append([spec["task"], spec["model"], spec["data"], f"**{ours}**", f"{paper} ({spec['paper_model']})",
                     train])
     return markdown.table(["task", "argsim's best model", "data, metric", "argsim", "paper", "training, 2 CPU cores"],

@@ -154,7 +154,7 @@ def run_environment(config: RunConfig, data_files: list[Path] | None = None,
     from argsim.backend.device import cpu_bf16_native, inference_precision, resolve_device
 
     device = resolve_device(config.device) if config.backend == "torch" else "cpu"
-    precision = inference_precision(config.precision, device)
+    precision = inference_precision(config.precision, device, config.backend)
     env = environment(seed=config.seed, device=device, precision=precision, data_files=data_files, models=models)
     if precision == "bf16" and device == "cpu" and config.backend == "torch":
         env["bf16"] = "native" if cpu_bf16_native() else "emulated"

@@ -544,13 +544,9 @@ def record_kind(name: str, required: dict[str, Any], optional: dict[str, Any] | 
     return kind
 
 
-class TripletRecord(TypedDict):
-    """A triplet (`train thematic`, `eval triplets`, the minutes triplets)."""
-
-    __pydantic_config__ = _RECORD
-    anchor: RequiredText
-    positive: RequiredText
-    negative: RequiredText
+#: A triplet (`train thematic`, `eval triplets`, the minutes triplets).
+TripletRecord = record_kind("TripletRecord", {"anchor": RequiredText, "positive": RequiredText,
+                                              "negative": RequiredText})
 
 
 @functools.cache
@@ -559,47 +555,23 @@ def text_records(column: str = "text", id_column: str | None = None) -> type:
     return record_kind(f"TextRecord[{column}]", {column: RequiredText, **({id_column: Id} if id_column else {})})
 
 
-class CollectionRecord(TypedDict):
-    """A text of a collection to search (`rank counter-search`): `text`, optional `id`."""
+#: A text of a collection to search (`rank counter-search`): `text`, optional `id`.
+CollectionRecord = record_kind("CollectionRecord", {"text": RequiredText, "id": NotRequired[Id]})
 
-    __pydantic_config__ = _RECORD
-    text: RequiredText
-    id: NotRequired[Id]
+#: A sentence to cluster (`cluster sentences`): `text`, optional gold `label` and `article` (its group).
+SentenceRecord = record_kind("SentenceRecord", {"text": RequiredText, "label": NotRequired[Scalar],
+                                                "article": NotRequired[Scalar]})
 
+#: A sentence with its gold section (`eval clustering`, the MTEB clustering task); optional `cluster`.
+LabelledSentenceRecord = record_kind("LabelledSentenceRecord", {"text": RequiredText, "label": RequiredScalar,
+                                                                "article": NotRequired[Scalar],
+                                                                "cluster": NotRequired[Scalar]})
 
-class SentenceRecord(TypedDict):
-    """A sentence to cluster (`cluster sentences`): `text`, optional gold `label` and `article` (its group)."""
+#: A user's article (`data triplets wikipedia --articles FILE`): its title and wikitext.
+ArticleRecord = record_kind("ArticleRecord", {"title": RequiredText, "text": RequiredText})
 
-    __pydantic_config__ = _RECORD
-    text: RequiredText
-    label: NotRequired[Scalar]
-    article: NotRequired[Scalar]
-
-
-class LabelledSentenceRecord(TypedDict):
-    """A sentence with its gold section (`eval clustering`, the MTEB clustering task); optional `cluster`."""
-
-    __pydantic_config__ = _RECORD
-    text: RequiredText
-    label: RequiredScalar
-    article: NotRequired[Scalar]
-    cluster: NotRequired[Scalar]
-
-
-class ArticleRecord(TypedDict):
-    """A user's article (`data triplets wikipedia --articles FILE`): its title and wikitext."""
-
-    __pydantic_config__ = _RECORD
-    title: RequiredText
-    text: RequiredText
-
-
-class ArticleIndexRecord(TypedDict):
-    """A row of the Wikipedia corpus's `article_info.csv`."""
-
-    __pydantic_config__ = _RECORD
-    raw_file: RequiredText
-    title: RequiredText
+#: A row of the Wikipedia corpus's `article_info.csv`.
+ArticleIndexRecord = record_kind("ArticleIndexRecord", {"raw_file": RequiredText, "title": RequiredText})
 
 
 @functools.cache
@@ -612,72 +584,36 @@ def argkp_items(id_column: str, text_column: str, blank: bool = False) -> type:
                                                      "stance": Stance})
 
 
-class LabelRecord(TypedDict):
-    """A gold label of an (argument, key point) pair."""
+#: A gold label of an (argument, key point) pair.
+LabelRecord = record_kind("LabelRecord", {"arg_id": Id, "key_point_id": Id, "label": Label01})
 
-    __pydantic_config__ = _RECORD
-    arg_id: Id
-    key_point_id: Id
-    label: Label01
+#: A user's argument (`rank counterargs --input`; see `argsim.counter.core.userdata`).
+UserArgumentRecord = record_kind("UserArgumentRecord", {"id": Id, "text": RequiredText,
+                                                        "conclusion": NotRequired[Text | None],
+                                                        "kind": NotRequired[Text | None],
+                                                        "counter": NotRequired[Scalar], "theme": NotRequired[Scalar],
+                                                        "debate": NotRequired[Scalar], "stance": NotRequired[Scalar]})
 
+#: A user's utterance to summarise (`summarize minutes --input`): rows of one `id` form one item.
+UtteranceRecord = record_kind("UtteranceRecord", {"id": Id, "text": RequiredText, "topic": RequiredText,
+                                                  "subtopic": RequiredText, "summary": NotRequired[Text | None],
+                                                  "length": NotRequired[Count]})
 
-class UserArgumentRecord(TypedDict):
-    """A user's argument (`rank counterargs --input`; see `argsim.counter.core.userdata`)."""
+#: A summary with its gold summary and optional character budget (`eval rouge` on CSV / JSONL).
+SummaryRecord = record_kind("SummaryRecord", {"summary": RequiredText, "gold": RequiredText,
+                                              "budget": NotRequired[Count]})
 
-    __pydantic_config__ = _RECORD
-    id: Id
-    text: RequiredText
-    conclusion: NotRequired[Text | None]
-    kind: NotRequired[Text | None]
-    counter: NotRequired[Scalar]
-    theme: NotRequired[Scalar]
-    debate: NotRequired[Scalar]
-    stance: NotRequired[Scalar]
+#: A (point, counter) training pair (`train bipolar --pairs`).
+CounterPairRecord = record_kind("CounterPairRecord", {"point": RequiredText, "counter": RequiredText})
 
-
-class UtteranceRecord(TypedDict):
-    """A user's utterance to summarise (`summarize minutes --input`): rows of one `id` form one item."""
-
-    __pydantic_config__ = _RECORD
-    id: Id
-    text: RequiredText
-    topic: RequiredText
-    subtopic: RequiredText
-    summary: NotRequired[Text | None]
-    length: NotRequired[Count]
-
-
-class SummaryRecord(TypedDict):
-    """A summary with its gold summary and optional character budget (`eval rouge` on CSV / JSONL)."""
-
-    __pydantic_config__ = _RECORD
-    summary: RequiredText
-    gold: RequiredText
-    budget: NotRequired[Count]
-
-
-class CounterPairRecord(TypedDict):
-    """A (point, counter) training pair (`train bipolar --pairs`)."""
-
-    __pydantic_config__ = _RECORD
-    point: RequiredText
-    counter: RequiredText
-
-
-class RankingRecord(TypedDict):
-    """One line of a counter-argument ranking file (`argsim rank counterargs`; ranges are checked by
-    `argsim.counter.core.evaluation.check_ranking_records`)."""
-
-    __pydantic_config__ = _RECORD
-    point: RequiredText
-    method: RequiredText
-    setting: RequiredText
-    split: NotRequired[StrictStr | None]
-    pool_size: RecordNumber
-    gold: NotRequired[StrictStr | None]
-    gold_score: NotRequired[RecordNumberOrNaN | None]
-    gold_better: NotRequired[RecordNumber | None]
-    gold_tied: NotRequired[RecordNumber | None]
+#: One line of a counter-argument ranking file (`argsim rank counterargs`; ranges are checked by
+#: `argsim.counter.core.evaluation.check_ranking_records`).
+RankingRecord = record_kind("RankingRecord", {"point": RequiredText, "method": RequiredText, "setting": RequiredText,
+                                              "split": NotRequired[StrictStr | None], "pool_size": RecordNumber,
+                                              "gold": NotRequired[StrictStr | None],
+                                              "gold_score": NotRequired[RecordNumberOrNaN | None],
+                                              "gold_better": NotRequired[RecordNumber | None],
+                                              "gold_tied": NotRequired[RecordNumber | None]})
 
 
 def columns(kind: type) -> tuple[list[str], list[str]]:

@@ -15,7 +15,7 @@ Stages (each with wall time, throughput and the stage's peak resident memory, Vm
    two sentences' vectors (those sentences are embedded for real): a stand-in for embedding 1M texts, which this
    2-core machine cannot do in the time (the rows say how many vectors were embedded and how many composed);
 4. query encoders: `--queries` real sentences (not in the index as such) encoded by torch fp32, ONNX Runtime,
-   OpenVINO (fp32) and ONNX int8 at the library's thread count (`default_threads`): the median latency of one
+   OpenVINO (fp32) and ONNX int8 at the library's thread count (`usable_cores`): the median latency of one
    query at a time and the cosine of every query vector to torch's. The fastest encoder whose vectors equal
    torch's (every cosine >= 0.9999) answers the queries below; int8 vectors do not, so it is timed only;
 5. retrieve: faiss exact search (IndexFlatIP) of the torch query vectors is the reference top-30. Each kind of
@@ -213,9 +213,9 @@ def main() -> int:
     import faiss
 
     from argsim.backend import get_encoder
-    from argsim.backend.runtime import default_threads
     from argsim.config import RunConfig
     from argsim.counter.neural.index import build_index, exact_index, recall_at_k, rerank_exact
+    from argsim.measure import usable_cores
 
     rows: list[ResultRow] = []
     cmd = " ".join(["python bench/bench_scale.py", *sys.argv[1:]])
@@ -299,7 +299,7 @@ def main() -> int:
           f"{st.seconds:.0f} s", flush=True)
 
     # 4. query encoders: one query at a time, at the library's thread count; identical vectors or not eligible
-    threads = default_threads()
+    threads = usable_cores()
     faiss.omp_set_num_threads(threads)
     lat_n = min(args.latency_queries, len(queries))
     reference = encoder.encode(queries, normalize=True, use_cache=False, show_progress=False)

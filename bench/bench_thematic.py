@@ -168,19 +168,18 @@ def _setting(alg: str, linkage: str) -> str:
 
 
 def scb_rows(name: str, scb: list[dict], clusterings, env: dict) -> list:
+    from argsim.evaluation import ClusteringEvaluator
     from argsim.measure import timed
-    from argsim.metrics.clustering import clustering_evaluation
     from argsim.results import result_rows
-    from argsim.thematic.evaluate import clustering_eval
 
     rows = []
     for alg, linkage in clusterings:
         with timed() as t:
-            scores, n = clustering_eval(scb, SPECS[name][0], alg, seed=SEED, linkage=linkage)
-        rows += result_rows(clustering_evaluation(scores, n, "test"), method="scb-clustering", model=name,
+            ev = ClusteringEvaluator(scb, "test", alg, linkage, seed=SEED).evaluate(SPECS[name][0])
+        rows += result_rows(ev, method="scb-clustering", model=name,
                             setting=_setting(alg, linkage), seconds=t["seconds"],
-                            extra={"articles": n, "sentences": len(scb)}, env=env, command=bench_command())
-        print(f"  {name} SCB {_setting(alg, linkage)}: " + " ".join(f"{m} {v:.3f}" for m, v in scores.items()),
+                            extra={"articles": ev.n, "sentences": len(scb)}, env=env, command=bench_command())
+        print(f"  {name} SCB {_setting(alg, linkage)}: " + " ".join(f"{m} {v:.3f}" for m, v in ev.metrics.items()),
               flush=True)
     return rows
 
@@ -189,11 +188,11 @@ def evaluate(name: str, quick: bool, env: dict) -> list:
     from argsim.backend import get_encoder
     from argsim.data.catalog import dataset_dir
     from argsim.data.sick import load_sick
+    from argsim.evaluation import SICKEvaluator
     from argsim.measure import peak_memory_mb, timed
     from argsim.metrics.triplets import triplet_scores
     from argsim.published import published
     from argsim.results import result_rows
-    from argsim.thematic.sick_eval import sick_relatedness
 
     model, distance, _ = SPECS[name]
     enc = get_encoder(model)
@@ -215,11 +214,11 @@ def evaluate(name: str, quick: bool, env: dict) -> list:
     folder = dataset_dir("sick")
     lim = (300, 100, 300) if quick else (ARGS.sick_train or None, 200, ARGS.sick_test or None)
     with timed() as t:
-        s = sick_relatedness(enc.encode, load_sick(folder, "train")[:lim[0]], load_sick(folder, "trial")[:lim[1]],
-                             load_sick(folder, "test")[:lim[2]])
-    rows += result_rows(s.evaluation("test"), method="sick-relatedness", model=name, setting=f"logreg C={s.c}",
-                        seconds=t["seconds"], extra={"n": s.n_test}, env=env, command=bench_command())
-    print(f"  {name} SICK: r {s.pearson:.4f} rho {s.spearman:.4f} mse {s.mse:.4f}", flush=True)
+        s = SICKEvaluator(load_sick(folder, "train")[:lim[0]], load_sick(folder, "trial")[:lim[1]],
+                          load_sick(folder, "test")[:lim[2]]).evaluate(enc)
+    rows += result_rows(s, method="sick-relatedness", model=name, setting=f"logreg C={s.details['c']}",
+                        seconds=t["seconds"], extra={"n": s.n}, env=env, command=bench_command())
+    print(f"  {name} SICK: r {s['pearson']:.4f} rho {s['spearman']:.4f} mse {s['mse']:.4f}", flush=True)
     return rows
 
 

@@ -53,6 +53,17 @@ def data_dir() -> Path:
 
 
 @pytest.fixture
+def shared_exports(tmp_path) -> Path:
+    """`tmp_path` as a cache folder holding no vectors whose `exported/` is the tests' own export folder (a link):
+    a test of the vector cache (keys, separation) builds no ONNX / OpenVINO model another test exported already
+    (an export of MiniLM: about 15 CPU seconds; OpenVINO int8 calibration as much again)."""
+    shared = Path(os.environ["ARGSIM_CACHE_DIR"]) / "exported"
+    shared.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "exported").symlink_to(shared, target_is_directory=True)
+    return tmp_path
+
+
+@pytest.fixture
 def kpm_workspace(tmp_path, monkeypatch) -> Path:
     """The working folder of a CLI test: `tmp_path`, made the current directory, holding the small ArgKP-format
     files of tests/fixtures/kpm (arguments.csv, key_points.csv, labels.csv)."""

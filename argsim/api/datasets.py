@@ -127,33 +127,24 @@ def _counterargs(split: str | None, data_dir: str | Path | None) -> pd.DataFrame
                                        "premise", "text", "counter"])
 
 
-def _articles(data_dir: str | Path | None):
+def _wikipedia(split: str | None, data_dir: str | Path | None) -> pd.DataFrame:
     from argsim.data.catalog import dataset_dir
     from argsim.data.wikipedia import load_articles
 
-    return load_articles(dataset_dir("wikipedia", data_dir), quiet=True)
-
-
-def _wikipedia(split: str | None, data_dir: str | Path | None) -> pd.DataFrame:
     rows = [(a.title, s.heading, s.level, pi, sent)
-            for a in _articles(data_dir) for s in a.sections for pi, p in enumerate(s.paragraphs)
-            for sent in p.sentences]
+            for a in load_articles(dataset_dir("wikipedia", data_dir), quiet=True) for s in a.sections
+            for pi, p in enumerate(s.paragraphs) for sent in p.sentences]
     return pd.DataFrame(rows, columns=["article", "section", "level", "paragraph", "sentence"])
 
 
 def _wikipedia_triplets(split: str | None, data_dir: str | Path | None) -> pd.DataFrame:
+    from argsim.data.catalog import dataset_dir
+    from argsim.thematic.build import first_test_triplets
     from argsim.thematic.triplets import SPLITS as TRIPLET_SPLITS
-    from argsim.thematic.triplets import prepare, sentence_triplets, split_articles
 
-    unique: dict = {}
-    for a in _articles(data_dir):
-        unique.setdefault(a.title, a)
-    parts = split_articles(list(unique), seed=SEED)
-    frames = []
-    for s in ([split] if split else list(TRIPLET_SPLITS)):
-        prepared = prepare([unique[t] for t in parts[s]], level="top")
-        frames.append(pd.DataFrame(sentence_triplets(prepared, negatives="adjacent", seed=SEED)).assign(split=s))
-    return pd.concat(frames, ignore_index=True)
+    folder = dataset_dir("wikipedia", data_dir)
+    return pd.concat([pd.DataFrame(first_test_triplets(folder, None, SEED, s)).assign(split=s)
+                      for s in ([split] if split else list(TRIPLET_SPLITS))], ignore_index=True)
 
 
 def _poliinfo(split: str | None, data_dir: str | Path | None) -> pd.DataFrame:

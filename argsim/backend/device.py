@@ -129,12 +129,14 @@ def cpu_bf16_native(flags: Iterable[str] | None = None) -> bool:
     return any(f in BF16_FLAGS for f in flags)
 
 
-def inference_precision(precision: str, device: str) -> str:
-    """The precision inference runs in on the resolved `device` (see the module doc): fp32, fp16 or bf16."""
+def inference_precision(precision: str, device: str, backend: str = "torch") -> str:
+    """The precision inference runs in on the resolved `device` with `backend` (see the module doc): fp32, fp16 or
+    bf16; auto on the CPU is bf16 only in torch (an exported ONNX Runtime / OpenVINO graph stays fp32)."""
     if (precision or "auto").lower() == "auto":
         if device.startswith("cuda"):
             return "fp16"
-        return "bf16" if device == "cpu" and CPU_AUTO_BF16 and cpu_bf16_native() else "fp32"
+        native = device == "cpu" and backend == "torch" and CPU_AUTO_BF16 and cpu_bf16_native()
+        return "bf16" if native else "fp32"
     return resolve_precision(precision, device)
 
 

@@ -34,6 +34,7 @@ from argsim.backend.safety import HF_LOAD, check_model_folder
 from argsim.backend.words import load_word_vectors, word_vectors_identity
 from argsim.config import RunConfig
 from argsim.errors import ModelError
+from argsim.measure import usable_cores
 
 
 def _loader_from_manifest(folder: Path) -> Callable[..., Encoder]:
@@ -168,7 +169,7 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
         (1, 384)
     """
     from argsim.backend.pooling import POOLINGS
-    from argsim.backend.runtime import cap_threads, check_backend, default_threads, read_calibration
+    from argsim.backend.runtime import cap_threads, check_backend, read_calibration
 
     if not isinstance(name, str) or not name.strip():
         raise ModelError(f"model name {name!r} is empty: give a registry name, a model folder or a Hugging Face id")
@@ -179,11 +180,11 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
     backend, quantize = backend or config.backend, quantize or config.quantize
     check_backend(backend, quantize, device or config.device, precision or config.precision)
     dev = resolve_device(device or config.device) if backend == "torch" else "cpu"
-    prec = inference_precision(precision or config.precision, dev)
+    prec = inference_precision(precision or config.precision, dev, backend)
     if calibration is None and config.calibration is not None and quantize != "none":
         calibration = read_calibration(config.calibration)
     cal = tuple(calibration) if calibration is not None and backend == "openvino" and quantize != "none" else None
-    threads = cap_threads(config.threads) or default_threads()
+    threads = cap_threads(config.threads) or usable_cores()
     if backend == "torch":
         _set_torch_threads(threads, bool(config.threads))
     run = (config.resolved_cache_dir(), config.use_cache, config.quiet)
@@ -244,7 +245,7 @@ def runtime_spec(config: RunConfig | None = None) -> dict | None:
         >>> runtime_spec(RunConfig(backend="onnx"))["backend"]  # doctest: +SKIP
         'onnx'
     """
-    from argsim.backend.runtime import check_backend, default_threads, read_calibration
+    from argsim.backend.runtime import check_backend, read_calibration
 
     config = config or RunConfig()
     check_backend(config.backend, config.quantize, config.device, config.precision)
@@ -253,7 +254,7 @@ def runtime_spec(config: RunConfig | None = None) -> dict | None:
     calibration = None
     if config.calibration is not None and config.backend == "openvino" and config.quantize != "none":
         calibration = read_calibration(config.calibration)
-    return {"backend": config.backend, "quantize": config.quantize, "threads": config.threads or default_threads(),
+    return {"backend": config.backend, "quantize": config.quantize, "threads": config.threads or usable_cores(),
             "cache_root": config.resolved_cache_dir(), "calibration": calibration}
 
 

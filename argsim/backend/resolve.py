@@ -232,7 +232,7 @@ def pair_scorer(name: str | Path, config: RunConfig | None = None, max_length: i
     config = config or RunConfig()
     runtime = runtime_spec(config)
     device = resolve_device(config.device) if runtime is None else "cpu"
-    precision = inference_precision(config.precision, device)
+    precision = inference_precision(config.precision, device, config.backend)
     from argsim.backend.fingerprint import fingerprint
     from argsim.backend.folders import model_path
 

@@ -33,7 +33,7 @@ sentence-transformers versions; the runtime's own files sit inside it under the 
 calibration digest and the runtime's versions (onnxruntime, openvino, nncf). A later run loads them without
 loading torch weights. Builds write into a temporary folder and rename it, so a crash leaves no half model.
 
-Threads: `default_threads()` is the number of cores argsim may use: the process's CPU affinity, capped by a
+Threads: `argsim.measure.usable_cores()` is the number of cores argsim may use: the process's CPU affinity, capped by a
 cgroup v2 `cpu.max` quota (a container's share). `--threads N` overrides it.
 """
 
@@ -97,11 +97,6 @@ def cap_threads(threads: int | None, option: str = "--threads") -> int | None:
     return threads
 
 
-def default_threads() -> int:
-    """Intra-op threads of the ONNX Runtime and OpenVINO backends when `--threads` is not given: `usable_cores()`."""
-    return usable_cores()
-
-
 #: CPU features that decide which kernels the backends use (int8 dot products, native bf16)
 CPU_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_bf16", "amx_int8")
 
@@ -160,17 +155,9 @@ def check_backend(backend: str, quantize: str = "none", device: str = "auto", pr
                            f"not {precision}")
     if quantize != "none" and precision == "bf16":
         raise BackendError("--quantize int8 runs its unquantized operators in fp32: drop --precision bf16")
-    missing = [p for p in BACKEND_PACKAGES[backend] if not _installed(p)]
+    missing = [p for p in BACKEND_PACKAGES[backend] if _version(p) == "none"]
     if missing:
         raise BackendError(f"--backend {backend} needs {', '.join(missing)}: pip install 'argsim[cpu]'")
-
-
-def _installed(package: str) -> bool:
-    try:
-        metadata.version(package)
-    except metadata.PackageNotFoundError:
-        return False
-    return True
 
 
 def _version(package: str) -> str:

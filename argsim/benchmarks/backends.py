@@ -149,15 +149,6 @@ def speed_and_deltas(variant: dict[str, float], fp32: dict[str, float], thread_c
     return speed, {m: round(variant[m] - fp32[m], 4) for m in TASK_METRICS}
 
 
-def thematic_test_triplets(limit: int, data_dir: str | Path | None = None) -> list[dict]:
-    """The first `limit` test triplets of triplets-sen as `argsim data triplets wikipedia` builds them with its
-    defaults (`argsim.thematic.build.first_test_triplets`)."""
-    from argsim.data.catalog import dataset_dir
-    from argsim.thematic.build import first_test_triplets
-
-    return first_test_triplets(dataset_dir("wikipedia", data_dir), limit)
-
-
 @dataclass
 class BenchInputs:
     """The texts and tasks every variant is measured on (`bench_inputs`)."""
@@ -176,9 +167,10 @@ def bench_inputs(options: BackendBenchOptions) -> BenchInputs:
     from argsim.backend.runtime import calibration_choice
     from argsim.counter.core.run import dataset_points
     from argsim.data.argkp import load_argkp
-    from argsim.data.catalog import data_root
+    from argsim.data.catalog import data_root, dataset_dir
     from argsim.io import read_records
     from argsim.schemas import TripletRecord, text_records
+    from argsim.thematic.build import first_test_triplets
 
     variant_names(options.variants)
     minutes_test = Path(options.minutes_dir) / "test.jsonl"
@@ -190,7 +182,7 @@ def bench_inputs(options: BackendBenchOptions) -> BenchInputs:
     return BenchInputs([train_csv, minutes_test], train[:options.n], calibration_choice(train[options.n:])[0],
                        load_argkp("dev"),
                        {s: dataset_points("test", s, limit=options.counter_points) for s in COUNTER_SETTINGS},
-                       thematic_test_triplets(options.triplets),
+                       first_test_triplets(dataset_dir("wikipedia"), options.triplets),
                        read_records(minutes_test, TripletRecord)[
                            :options.minutes_triplets])
 
@@ -252,8 +244,8 @@ def measure_variant(model: str, variant: tuple[str, str, str, str], options: Bac
 def variant_rows(results: dict[str, dict], options: BackendBenchOptions, inputs: BenchInputs,
                  distill_seconds: float | None, command: str | None, log: Callable[[str], None]) -> list:
     """The rows of the variants measured so far, each with its speed-up and task deltas against torch fp32."""
-    from argsim.backend.runtime import default_threads
     from argsim.evaluation.record import Evaluation
+    from argsim.measure import usable_cores
     from argsim.results import environment, result_rows
 
     fp32, rows = results.get("torch-fp32"), []
@@ -261,7 +253,7 @@ def variant_rows(results: dict[str, dict], options: BackendBenchOptions, inputs:
         backend, quantize, precision = next(v[1:] for v in VARIANTS if v[0] == name)
         env = environment(seed=SEED, device="cpu", precision=precision, data_files=inputs.files)
         env["conditions"] |= {"load_start": r["load_average_start"], "load_end": r["load_average_end"],
-                              "threads_timed": list(options.threads), "threads_default": default_threads()}
+                              "threads_timed": list(options.threads), "threads_default": usable_cores()}
         env |= {"backend": backend, "quantize": quantize}
         figures = {k: round(v, 4) for k, v in r.items() if not k.startswith("load_average") and v is not None}
         extra: dict = {"n": options.n, "batch": options.batch_size, "counter_points": options.counter_points,

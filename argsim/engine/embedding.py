@@ -17,7 +17,6 @@ The folder appears only when the run finished (written under a temporary name, t
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from argsim.backend.cache import text_key
 from argsim.errors import ArgsimError, InputError
 from argsim.options import setting
 
@@ -83,10 +83,6 @@ def check_shard_out(out: Path) -> None:
     from argsim.io import check_output_path
 
     check_output_path(out, "folder")  # creatable: no file on the way, a folder we can write into (root included)
-
-
-def text_keys(texts: list[str]) -> list[bytes]:
-    return [hashlib.sha1(t.encode("utf-8")).digest() for t in texts]
 
 
 def shard_table(ids: list[str], keys: list[bytes], vectors: np.ndarray):
@@ -166,7 +162,7 @@ def embed_local(path: Path, out: Path, spec: EmbedSpec, config=None, rows_per_sh
     with _staging(out) as tmp:
         # one shard's texts and vectors at a time: memory is bounded by rows_per_shard, not by the file's length
         for n, texts in enumerate(text_chunks(path, total, spec.column, rows_per_shard)):
-            keys = text_keys(texts)
+            keys = [text_key(t) for t in texts]
             part = ids[n * rows_per_shard:n * rows_per_shard + len(texts)] if ids else [k.hex() for k in keys]
             vectors = enc.encode(texts, normalize=spec.normalize)
             dim = int(vectors.shape[1])
@@ -204,7 +200,7 @@ class EmbedActor:
             raise InputError(None, f"{column.null_count} empty value(s) in column '{self.spec.column}'")
         texts = pc.cast(column, pa.string()).to_pylist()
         vectors = self.encoder.encode(texts, normalize=self.spec.normalize, use_cache=False, show_progress=False)
-        keys = text_keys(texts)
+        keys = [text_key(t) for t in texts]
         if self.spec.id_column is not None:
             ids = pc.cast(batch.column(self.spec.id_column), pa.string()).to_pylist()
         else:
@@ -414,7 +410,7 @@ def verify_shards(folder: Path, keys: list[bytes], vectors: np.ndarray, manifest
         raise ArgsimError(f"{folder}: the source file {source} is not here, so the vectors cannot be checked "
                           "against the model; give it with --source FILE; nothing was imported")
     src = _source_texts(source, manifest)
-    texts = dict(zip(text_keys(src), src, strict=True))
+    texts = dict(zip(map(text_key, src), src, strict=True))
     pick = np.random.default_rng(seed).choice(len(keys), size=min(rows, len(keys)), replace=False)
     missing = [int(i) for i in pick if bytes(keys[i]) not in texts]
     if missing:

@@ -65,6 +65,9 @@ class ClusteringEvaluator(TaskEvaluator):
         self.algorithm, self.linkage, self.seed = algorithm, linkage, seed
         self.config, self.batch_size = config, batch_size
         self.per_article: dict[Any, dict[str, float]] = {}
+        from argsim.metrics.clustering import warn_one_section
+
+        warn_one_section([r.get("article", "") for r in self.rows], [r["label"] for r in self.rows])
 
     @classmethod
     def from_dataset(cls, split: str | None = None, limit: int | None = None, config: Any = None,
@@ -80,19 +83,14 @@ class ClusteringEvaluator(TaskEvaluator):
 
     def evaluate(self, model: Any) -> Evaluation:
         from argsim.backend.resolve import resolve_model
-        from argsim.metrics.clustering import METRICS, clustering_scores, warn_one_section
+        from argsim.metrics.clustering import METRICS, group_scores
         from argsim.thematic.cluster import cluster_groups
 
         encoder = resolve_model(model, self.config, cross_encoder=False, batch_size=self.batch_size)
         vectors = encoder.encode([str(r["text"]) for r in self.rows])
         predicted = cluster_groups(self.rows, vectors, self.algorithm, seed=self.seed, linkage=self.linkage)
-        groups: dict[Any, tuple[list, list]] = {}
-        for r, p in zip(self.rows, predicted, strict=True):
-            gold, pred = groups.setdefault(r.get("article", ""), ([], []))
-            gold.append(r["label"])
-            pred.append(p)
-        warn_one_section([r.get("article", "") for r in self.rows], [r["label"] for r in self.rows])
-        self.per_article = {g: clustering_scores(y, p) for g, (y, p) in groups.items()}
+        self.per_article = group_scores([r.get("article", "") for r in self.rows], [r["label"] for r in self.rows],
+                                        predicted)
         scores = list(self.per_article.values())
         self.unit_values = np.array([s["AMI"] for s in scores], dtype=np.float64)
         metrics = {m: float(np.mean([s[m] for s in scores])) for m in METRICS}

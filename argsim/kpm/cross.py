@@ -20,7 +20,6 @@ Readings chosen where the sources leave it open:
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
@@ -28,8 +27,12 @@ from typing import Literal
 from argsim.backend.registry import load_cross_encoder
 from argsim.data.argkp import KPMData
 from argsim.errors import ArgsimError
+from argsim.io import write_json
 from argsim.kpm.scoring import CONTEXTS, CROSS_INFO, cross_predictions, format_argument
+from argsim.measure import peak_memory_mb
 from argsim.options import setting
+from argsim.training import begin_run
+from argsim.training.record import data_hash, train_config, write_records
 
 TRAIN_INFO = "argsim_train.json"
 
@@ -74,42 +77,13 @@ def pair_rows(data: KPMData, context: str = "none", sep: str = "[SEP]") -> dict[
     return {"argument": s1, "key_point": s2, "label": y}
 
 
-def map_evaluator(gold: KPMData, context: str, sep: str, name: str = "dev", batch_size: int = 64):
-    """The official KPA Track 1 mAP (leaderboard formula) of a key point cross-encoder, as a sentence-transformers
-    evaluator: called on a CrossEncoder it returns `{"<name>_strict_map": ..., "<name>_relaxed_map": ...}`;
-    `primary_metric` is the strict mAP. The pairs are scored as `rank keypoints --model DIR` scores a saved
-    folder (`argsim.kpm.scoring.cross_predictions`).
-
-    Args:
-        gold: the labelled split to score (e.g. ArgKP dev).
-        context: the argument side's format (`CrossConfig.context`).
-        sep: the tokenizer's separator token.
-        name: the metrics' prefix.
-        batch_size: pairs per batch.
-
-    Returns:
-        the evaluator.
-
-    Example:
-        >>> ev = map_evaluator(load_argkp("dev"), "none", "[SEP]")  # doctest: +SKIP
-        >>> ev(cross_encoder)["dev_strict_map"]  # doctest: +SKIP
-        0.80...
-    """
-    from argsim.evaluation.kpa_map import KPAMapEvaluator
-
-    return KPAMapEvaluator(gold, name=name, batch_size=batch_size,
-                           score=lambda model: cross_predictions(gold, model, context=context, sep=sep))
-
-
 def train_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None, budget=None,
                 quiet: bool = False, dev: KPMData | None = None) -> dict:
     """Fine-tune a cross-encoder on the labelled pairs of `train`; save it at `out` (rank 0); the training info.
 
-    Model selection: with `cfg.eval_every` > 0 and `dev` (labelled), `map_evaluator` (the official strict mAP,
-    the task's metric) scores `dev` every `eval_every` steps and where the run ends, a checkpoint is saved at each
-    evaluation (the budget's --checkpoint-every must be a multiple) and the saved model is the best one, not the
-    last step (`argsim.training.st.fit_st`'s selection: transformers' `load_best_model_at_end`, the first of
-    equal scores, kept across --resume)."""
+    Model selection: with `cfg.eval_every` > 0 and `dev` (labelled), `KPAMapEvaluator` (the official strict mAP,
+    the task's metric; the pairs scored as `rank keypoints --model DIR` scores a saved folder) on `dev` chooses the
+    saved step (`argsim.training.st.fit_st`'s selection)."""
     return fit_cross(train, out, cfg, placement, budget, quiet, dev)[1]
 
 
@@ -118,48 +92,44 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
     """`train_cross`, also returning the trained CrossEncoder in memory."""
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
 
-    from argsim.training import OptimPolicy, begin_run
-    from argsim.training.st import TrainRun, check_cadence, fit_st
+    from argsim.training.st import fit_st
 
     if cfg.context not in CONTEXTS:
         raise ArgsimError(f"unknown context '{cfg.context}': choose {', '.join(CONTEXTS)}")
-    placement, budget = begin_run(cfg, placement, budget)
-    if dev is not None:
-        check_cadence(cfg.eval_every, budget)
-    out = Path(out)
+    run = begin_run(cfg, out, placement, budget, cfg.eval_every if dev is not None else 0)
+    out, placement, budget = run.out, run.placement, run.budget
     model = load_cross_encoder(cfg.model, placement.device, cfg.max_seq_length, num_labels=1)
     sep = model.tokenizer.sep_token or "[SEP]"
     rows = pair_rows(train, cfg.context, sep)
-    evaluator = map_evaluator(dev, cfg.context, sep) if cfg.eval_every and dev is not None else None
-    start = time.perf_counter()
-    run = TrainRun(out, placement, budget, OptimPolicy.from_config(cfg), cfg.epochs, cfg.batch_size)
+    evaluator = None
+    if cfg.eval_every and dev is not None:
+        from argsim.evaluation.kpa_map import KPAMapEvaluator
+
+        evaluator = KPAMapEvaluator(dev, name="dev",
+                                    score=lambda m: cross_predictions(dev, m, context=cfg.context, sep=sep))
     trainer, rec = fit_st(model, rows, BinaryCrossEntropyLoss(model), run, evaluator=evaluator,
                           eval_every=cfg.eval_every, select=SELECTION_METRIC if evaluator is not None else None,
                           disable_tqdm=quiet, dataloader_drop_last=False)
-    seconds = time.perf_counter() - start
+    seconds = rec["seconds"]
     steps_per_epoch = math.ceil(len(rows["label"]) / (cfg.batch_size * budget.grad_accum * placement.processes))
     info = {"method": "kpm-cross", "config": asdict(cfg), "train": train.name, "pairs": len(rows["label"]),
             "steps": rec["steps"], "seconds": round(seconds, 1),
             "seconds_per_step": round(seconds / max(rec["steps"], 1), 3),
             "seconds_per_epoch": round(seconds * steps_per_epoch / max(rec["steps"], 1), 1),
             "device": placement.device, "precision": placement.precision, "stopped_by": rec.get("stopped_by"),
-            "losses": rec.get("losses", [])}
+            "losses": rec["losses"]}
     if evaluator is not None:
         best = rec["best"] or {}
         info |= {"dev": [e for e in rec["evals"] if SELECTION_METRIC in e], "best_step": best.get("step"),
                  "best_dev": best.get("value")}
     if trainer.is_world_process_zero():
-        from argsim.io import write_json
-        from argsim.measure import peak_memory_mb
-        from argsim.training.record import data_hash, train_config, write_records
-
         info["peak_mb"] = peak_memory_mb()
         model.save(str(out))
         write_json(out / CROSS_INFO, {"context": cfg.context, "sep": sep, "max_length": cfg.max_seq_length})
         write_json(out / TRAIN_INFO, info)
         metrics = {SELECTION_METRIC: info["best_dev"], "best_step": info["best_step"]} if evaluator else None
         write_records(out, train_config("kpm-cross", run, asdict(cfg), {train.name: data_hash(rows)},
-                                        {**rec, "seconds": round(seconds, 2)}, metrics, base_model=cfg.model),
+                                        rec, metrics, base_model=cfg.model),
                       pipeline_tag="text-ranking")
     info.setdefault("peak_mb", 0.0)
     return model, info

@@ -2,41 +2,40 @@
 
 A shared sentence-transformers encoder (mean or CLS pooling); the loss is either a cosine-similarity regression
 towards target 1 for matches and 0.5 for non-matches (the report's best setting), or sentence-transformers'
-ContrastiveLoss (the default: it scores higher on ArgKP dev with MiniLM), or (`mnrl`)
-MultipleNegativesRankingLoss with in-batch and hard negatives (`mnrl_rows`).
-The learning rate decays linearly from `lr` to `lr_end` (the report's "(8e-6, 1e-6)"
-schedules). The result is a plain sentence-transformers folder: `get_encoder(folder)` and
+ContrastiveLoss (the default: it scores higher on ArgKP dev with MiniLM), or (`mnrl`) MultipleNegativesRankingLoss
+with in-batch and hard negatives (`mnrl_rows`). The learning rate decays linearly from `lr` to `lr_end` (the
+report's "(8e-6, 1e-6)" schedules). The result is a plain sentence-transformers folder: `get_encoder(folder)` and
 `SentenceTransformer(folder)` load it. Both paths train through argsim.training: the full model with
-SentenceTransformerTrainer, the top-layer variant (`train_layers`) with transformers' Trainer over the cached
-lower layers (`argsim.training.module.fit_module`); one policy
-(AdamW, weight decay 0 - the top-layer path used 0.01 before - linear from `lr` to `lr_end`).
+SentenceTransformerTrainer, the top-layer variant (`train_layers`) with transformers' Trainer over the cached lower
+layers (`argsim.training.module.fit_module`); one policy (AdamW, weight decay 0 - the top-layer path used 0.01
+before - linear from `lr` to `lr_end`).
 
 `lora_rank` > 0 trains a LoRA adapter (peft) over the attention and feed-forward linear layers instead of the
-weights, and the folder then holds only the adapter (`argsim.backend.adapters`: a few MB, loaded over the
-installed base, whose hash it records); `init` continues a shipped adapter (`--init kpm`). `eval_every` > 0 scores
-the evaluation split with the official mAP every N steps and where the run ends
-(`argsim.evaluation.KPAMapEvaluator`) and keeps the weights that scored best on its strict mAP (the first of
-equal scores; `argsim.training.st.fit_st`'s selection: the best checkpoint, also across --resume).
+weights, and the folder then holds only the adapter (`argsim.backend.adapters`: a few MB, loaded over the installed
+base, whose hash it records); `init` continues a shipped adapter (`--init kpm`). `eval_every` > 0 scores the
+evaluation split with the official mAP every N steps and where the run ends (`argsim.evaluation.KPAMapEvaluator`)
+and keeps the weights that scored best on its strict mAP (the first of equal scores; `argsim.training.st.fit_st`'s
+selection: the best checkpoint, also across --resume).
 """
 
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
+from argsim.config import RunConfig
 from argsim.data.argkp import KPMData
 from argsim.errors import ArgsimError
+from argsim.io import write_json
+from argsim.measure import peak_memory_mb
 from argsim.options import setting
+from argsim.training import begin_run, resolve_placement
+from argsim.training.record import data_hash, train_config, write_records
 
 LOSSES = ("cosine", "contrastive", "mnrl")
 TRAIN_INFO = "argsim_train.json"
-
-
-MODEL_HELP = ("Base model: minilm, mpnet, a sentence-transformers folder or a Hugging Face id (e.g. "
-              "sentence-transformers/all-MiniLM-L6-v2).")
 
 
 @dataclass
@@ -52,7 +51,8 @@ class SbertConfig:
         ('contrastive', 8e-06)
     """
 
-    model: str = setting("minilm", MODEL_HELP)
+    model: str = setting("minilm", "Base model: minilm, mpnet, a sentence-transformers folder or a Hugging Face id "
+                         "(e.g. sentence-transformers/all-MiniLM-L6-v2).")
     loss: Literal["cosine", "contrastive", "mnrl"] = setting(
         "contrastive", "contrastive = ContrastiveLoss on the labelled pairs (recommended); cosine = regression of "
         "the cosine towards --positive-target / --negative-target (the report's best); mnrl = "
@@ -121,14 +121,10 @@ def mnrl_rows(data: KPMData, seed: int = 13) -> dict[str, list]:
     import random
 
     rng = random.Random(seed)
-    matched: dict[str, set[str]] = {}
-    for (aid, kid), y in data.labels.items():
-        if y == 1:
-            matched.setdefault(aid, set()).add(kid)
+    matched: dict[str, list[str]] = {}
     labelled_neg: dict[str, list[str]] = {}
     for (aid, kid), y in data.labels.items():
-        if y == 0:
-            labelled_neg.setdefault(aid, []).append(kid)
+        (matched if y == 1 else labelled_neg).setdefault(aid, []).append(kid)
     anchor, positive, negative = [], [], []
     for (aid, kid), y in data.labels.items():
         if y != 1:
@@ -146,35 +142,18 @@ def mnrl_rows(data: KPMData, seed: int = 13) -> dict[str, list]:
     return {"anchor": anchor, "positive": positive, "negative": negative}
 
 
-def _with_pooling(model, pooling: str):
-    from sentence_transformers import SentenceTransformer
-    from sentence_transformers.sentence_transformer.modules import Pooling
-
-    word = model[0]
-    pool = Pooling(word.get_word_embedding_dimension(), pooling_mode=pooling)
-    return SentenceTransformer(modules=[word, pool], device=model.device)
-
-
-def _pooling_mode(model) -> str:
-    pool = model[1]
-    return "cls" if getattr(pool, "pooling_mode_cls_token", False) else "mean"
-
-
 def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, run) -> tuple[dict, bool]:
     """The same objective on cached lower-layer states, updating only the top `cfg.train_layers` layers, on
     transformers' Trainer (`argsim.training.module.fit_module`; `run`: its `TrainRun`). Returns (the run record,
     is rank 0)."""
-    import random
-
     import torch
 
     from argsim.backend.partial import TopLayerTrainer
-    from argsim.training.module import ModuleData, fit_module
+    from argsim.training.module import fit_module, shuffled_batches
 
     word = model[0]
     top = TopLayerTrainer(word.auto_model, word.tokenizer, cfg.train_layers)
-    pooling = _pooling_mode(model)
-    n = len(rows["label"])
+    pooling = "cls" if getattr(model[1], "pooling_mode_cls_token", False) else "mean"
 
     def loss_of(_net, idx: list[int]) -> torch.Tensor:
         e1 = top.features([rows["sentence1"][i] for i in idx], cfg.max_seq_length, pooling)
@@ -182,12 +161,7 @@ def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, run)
         labels = torch.tensor([rows["label"][i] for i in idx], dtype=torch.float32, device=e1.device)
         return loss.compute_loss_from_embeddings([e1, e2], labels)
 
-    def epoch_batches(epoch: int) -> list[list[int]]:
-        order = list(range(n))
-        random.Random(cfg.seed + epoch).shuffle(order)  # a function of the epoch: resumable
-        return [order[s:s + cfg.batch_size] for s in range(0, n, cfg.batch_size)]
-
-    data = ModuleData(list(range(n)), epoch_batches, math.ceil(n / cfg.batch_size), key=rows)
+    data = shuffled_batches(range(len(rows["label"])), cfg.batch_size, cfg.seed, key=rows)
     trainer, record = fit_module(model, loss_of, data, run)
     model.eval()
     return record, trainer.is_world_process_zero()
@@ -206,7 +180,11 @@ def _load_model(cfg: SbertConfig, device: str):
         return model
     model = load_sentence_transformer(cfg.model, device=device)
     if cfg.pooling:
-        model = _with_pooling(model, cfg.pooling)
+        from sentence_transformers import SentenceTransformer
+        from sentence_transformers.sentence_transformer.modules import Pooling
+
+        pool = Pooling(model[0].get_word_embedding_dimension(), pooling_mode=cfg.pooling)
+        model = SentenceTransformer(modules=[model[0], pool], device=model.device)
     if cfg.lora_rank > 0:
         add_lora(model, cfg.lora_rank, cfg.lora_alpha, cfg.lora_dropout)
     return model
@@ -248,29 +226,20 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
     `placement` (argsim.training) gives the device, precision and seed (default: `device` or the CPU, fp32,
     `cfg.seed`); `budget` the stops and checkpoints (default: `cfg.max_steps`); `eval_data` the labelled split
     that `cfg.eval_every` scores during training."""
-    from argsim.training import OptimPolicy, begin_run, resolve_placement
-    from argsim.training.st import TrainRun, check_cadence, fit_st
+    from argsim.backend.models import set_st_max_seq_length
+    from argsim.training.st import fit_st
 
     _check(cfg, eval_data)
     placement = placement or (resolve_placement(device, "fp32", seed=cfg.seed) if device else None)
-    placement, budget = begin_run(cfg, placement, budget, max_steps=cfg.max_steps)
-    check_cadence(cfg.eval_every, budget)
-    out = Path(out)
-    model = _load_model(cfg, placement.device)
-    from argsim.backend.models import set_st_max_seq_length
-
+    where = begin_run(cfg, out, placement, budget, cfg.eval_every, max_steps=cfg.max_steps)
+    model = _load_model(cfg, where.placement.device)
     set_st_max_seq_length(model, str(cfg.model), cfg.max_seq_length)
     rows, loss, extra = _rows_and_loss(model, train, cfg)
-    n_rows = len(next(iter(rows.values())))
-    steps_per_epoch = math.ceil(n_rows / cfg.batch_size)
-    start = time.perf_counter()
-    where = TrainRun(out, placement, budget, OptimPolicy.from_config(cfg), cfg.epochs, cfg.batch_size)
     if cfg.train_layers > 0:
         run, is_main = _train_top_layers(model, rows, loss, cfg, where)
     else:
         evaluator = None
         if cfg.eval_every > 0:
-            from argsim.config import RunConfig
             from argsim.evaluation.kpa_map import KPAMapEvaluator
 
             evaluator = KPAMapEvaluator(eval_data, name=eval_data.name.removeprefix("argkp-"),
@@ -279,23 +248,17 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
                               select=f"eval_{evaluator.name}_strict_map" if evaluator is not None else None,
                               disable_tqdm=quiet, dataloader_drop_last=False, **extra)
         is_main = trainer.is_world_process_zero()
-    return _finish(model, cfg, train, rows, run, (steps_per_epoch, start), where, is_main)
+    return _finish(model, cfg, train, rows, run, where, is_main)
 
 
-def _finish(model, cfg: SbertConfig, train: KPMData, rows: dict, run: dict, timing: tuple[int, float], where,
-            is_main: bool) -> dict:
-    """The training info (`timing`: steps per epoch, start time; `where`: the `TrainRun`); rank 0 saves the
-    model (or its adapter), the info and the run's records."""
-    from argsim.io import write_json
-    from argsim.measure import peak_memory_mb
-    from argsim.training.record import data_hash, train_config, write_records
-
-    (steps_per_epoch, start), out, placement = timing, where.out, where.placement
-    seconds = time.perf_counter() - start
-    steps = run["steps"]
-    info = {"method": "sbert", "config": asdict(cfg), "train": train.name, "pairs": len(next(iter(rows.values()))),
-            "steps": steps, "seconds": round(seconds, 1),
-            "seconds_per_epoch": round(seconds * steps_per_epoch / max(steps, 1), 1),
+def _finish(model, cfg: SbertConfig, train: KPMData, rows: dict, run: dict, where, is_main: bool) -> dict:
+    """The training info (`where`: the `TrainRun`); rank 0 saves the model (or its adapter), the info and the run's
+    records."""
+    out, placement, seconds, steps = where.out, where.placement, run["seconds"], run["steps"]
+    pairs = len(next(iter(rows.values())))  # the columns are the loss's (no label column for mnrl)
+    info = {"method": "sbert", "config": asdict(cfg), "train": train.name, "pairs": pairs, "steps": steps,
+            "seconds": round(seconds, 1),
+            "seconds_per_epoch": round(seconds * math.ceil(pairs / cfg.batch_size) / max(steps, 1), 1),
             "peak_mb": peak_memory_mb(), "device": placement.device, "precision": placement.precision,
             "stopped_by": run.get("stopped_by")}
     if run.get("best"):
@@ -310,7 +273,6 @@ def _finish(model, cfg: SbertConfig, train: KPMData, rows: dict, run: dict, timi
         else:
             model.save(str(out))
         write_json(out / TRAIN_INFO, info)
-        run = {**run, "seconds": round(seconds, 2)}
         write_records(out, train_config("kpm-sbert", where, asdict(cfg), {train.name: data_hash(rows)}, run,
                                         base_model=cfg.model))
     return info

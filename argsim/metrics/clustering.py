@@ -7,8 +7,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from argsim.evaluation.record import Evaluation
-
 METRICS = ("MI", "AMI", "RI", "ARI")
 
 
@@ -29,30 +27,36 @@ def clustering_scores(gold: Sequence, predicted: Sequence) -> dict[str, float]:
 def warn_one_section(groups: Sequence, gold: Sequence) -> int:
     """One warning line, with counts, when articles (groups) have a single gold section: any clustering of them
     scores AMI, RI and ARI 1 (MI 0), so they raise the averages without saying anything about the vectors. Returns
-    how many articles have one section."""
+    how many articles have one section. The same warning is given once per process (`eval clustering` evaluates
+    the same rows with each model and algorithm)."""
     from argsim.errors import examples, warn
 
     sections: dict = defaultdict(set)
     for g, y in zip(groups, gold, strict=True):
         sections[g].add(y)
     single = [g for g, labels in sections.items() if len(labels) == 1]
-    if single:
-        warn(f"{len(single)} of {len(sections)} article(s) have one gold section "
-             f"({examples([g if g != '' else '(all)' for g in single])}): every "
-             "clustering of them scores AMI, RI and ARI 1, so they say nothing about the model")
+    message = (f"{len(single)} of {len(sections)} article(s) have one gold section "
+               f"({examples([g if g != '' else '(all)' for g in single])}): every clustering of them scores AMI, "
+               "RI and ARI 1, so they say nothing about the model")
+    if single and message not in _WARNED:
+        _WARNED.add(message)
+        warn(message)
     return len(single)
 
 
-def averaged_scores(groups: Sequence, gold: Sequence, predicted: Sequence) -> tuple[dict[str, float], int]:
-    """Scores computed per group (article) and averaged with equal weight; returns (means, number of groups)."""
+_WARNED: set[str] = set()  # the one-section warnings given in this process
+
+
+def group_scores(groups: Sequence, gold: Sequence, predicted: Sequence) -> dict:
+    """{group (article): its `clustering_scores`}, groups in order of first appearance."""
     by_group: dict = defaultdict(lambda: ([], []))
     for g, y, p in zip(groups, gold, predicted, strict=True):
         by_group[g][0].append(y)
         by_group[g][1].append(p)
-    per = [clustering_scores(y, p) for y, p in by_group.values()]
+    return {g: clustering_scores(y, p) for g, (y, p) in by_group.items()}
+
+
+def averaged_scores(groups: Sequence, gold: Sequence, predicted: Sequence) -> tuple[dict[str, float], int]:
+    """Scores computed per group (article) and averaged with equal weight; returns (means, number of groups)."""
+    per = list(group_scores(groups, gold, predicted).values())
     return {m: float(np.mean([s[m] for s in per])) for m in METRICS}, len(per)
-
-
-def clustering_evaluation(scores: dict[str, float], groups: int, data: str | None = None) -> Evaluation:
-    """The contract view of `averaged_scores`: MI, AMI (primary), RI, ARI averaged over `groups` articles."""
-    return Evaluation("clustering", scores, "AMI", data=data, n=groups)

@@ -2,8 +2,7 @@
 
 Paper settings: mean pooling, triplet loss (Euclidean distance) with margin 1, batch 16, Adam lr 2e-5 (weight
 decay 0), 10% linear warm-up, 3 epochs. The defaults (`MinutesTrainConfig`) are the recommended recipe: the same
-with cosine distance, margin 0.5 and lr 1e-3. Trains through argsim.training: the device and
-precision the user names, budgets, checkpoints and resume, DDP under `accelerate launch` / `torchrun`.
+with cosine distance, margin 0.5 and lr 1e-3. Trains through argsim.training (docs/training.md).
 """
 
 from __future__ import annotations
@@ -16,6 +15,8 @@ from argsim.errors import ArgsimError
 from argsim.io import read_records, write_json
 from argsim.options import setting
 from argsim.schemas import TripletRecord
+from argsim.training import begin_run
+from argsim.training.record import data_hash, train_config, write_records
 
 FIELDS = ("anchor", "positive", "negative")
 
@@ -77,28 +78,24 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
     from sentence_transformers.sentence_transformer.evaluation import TripletEvaluator
     from sentence_transformers.sentence_transformer.losses import TripletDistanceMetric, TripletLoss
 
-    from argsim.training import OptimPolicy, begin_run
     from argsim.training.callbacks import EpochTimeCallback
-    from argsim.training.record import data_hash, train_config
-    from argsim.training.st import TrainRun, fit_st, logging_steps
+    from argsim.training.st import fit_st
 
-    placement, budget = begin_run(config, placement, budget)
+    run = begin_run(config, out, placement, budget)
+    placement, budget = run.placement, run.budget
     train = _load_triplets(train_path, config.max_train, config.seed)
     dev = _load_triplets(dev_path, config.max_dev, config.seed) if dev_path else []
     if not train:
         raise ArgsimError(f"{train_path}: no training triplets")
     hashes = {"train": data_hash(train), "dev": data_hash(dev) if dev else None}
     model, train, dev, words = _model_and_rows(config, train, dev, placement.device)
-    metric = {"euclidean": TripletDistanceMetric.EUCLIDEAN, "cosine": TripletDistanceMetric.COSINE}[config.distance]
-    loss = TripletLoss(model, distance_metric=metric, triplet_margin=config.margin)
+    loss = TripletLoss(model, distance_metric=getattr(TripletDistanceMetric, config.distance.upper()),
+                       triplet_margin=config.margin)
     evaluator = TripletEvaluator(*([r[k] for r in dev] for k in FIELDS), name="dev", similarity_fn_names=["cosine"],
                                  show_progress_bar=False, write_csv=False) if dev else None
     untrained = evaluator(model)[SELECTION_METRIC.removeprefix("eval_")] if evaluator and not budget.resume else None
-    run = TrainRun(out, placement, budget, OptimPolicy.from_config(config), config.epochs, config.batch_size)
     timer = EpochTimeCallback()
     trainer, rec = fit_st(model, train, loss, run, evaluator=evaluator, callbacks=(timer,), disable_tqdm=quiet,
-                          logging_steps=min(200, logging_steps(len(train), config.batch_size, config.epochs, budget,
-                                                               placement.processes)),
                           eval_rows=dev[:64] if dev else None, per_device_eval_batch_size=64,
                           select=SELECTION_METRIC if evaluator else None)
     dev_scores = [{k: v for k, v in h.items() if k.startswith("eval_dev") or k in ("epoch", "step")}
@@ -146,7 +143,6 @@ def _save(model, run, settings: tuple, log: dict, record: dict) -> None:
     """Rank 0: the kept model (the segmented marker for the ginza backbone; `settings`: the config and its own
     words), train_log.json and the run's records."""
     from argsim.minutes import sbert
-    from argsim.training.record import write_records
 
     (config, words), out = settings, Path(run.out)
     out.mkdir(parents=True, exist_ok=True)

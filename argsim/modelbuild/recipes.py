@@ -139,10 +139,18 @@ def thematic_recipe(name: str, description: str, out: str, config: ThematicTrain
                   setting=setting, split="triplets-sen-dev")
 
 
-MINUTES_WORDS = "models/minutes-sbert-words"
-MINUTES_WORDS_CPU_MINUTES = 24
-MINUTES_WORDS_BASIS = ("measured: 7,902 steps of 16 (42,130 triplets x 3 epochs) with 19,630 own word vectors in "
-                       "21.6 min on 2 idle CPU cores")
+def minutes_recipe(name: str, description: str, out: str, config: MinutesTrainConfig, cpu_minutes: float,
+                   gpu_minutes: float, basis: str, setting: str) -> Recipe:
+    """A political SBERT trained on the minutes triplets (mined once), scored on their test split; its training
+    run records the dev accuracy it reached."""
+    return Recipe(name, "minutes", description, out,
+                  step("train minutes-sbert", config, checkpoint_every=500, out=out), cpu_minutes=cpu_minutes,
+                  gpu_minutes=gpu_minutes, basis=basis,
+                  prepare=((step("data triplets minutes", out=MINUTES_DATA), f"{MINUTES_DATA}/train.jsonl"),),
+                  score=(step("eval triplets", None, f"{MINUTES_DATA}/test.jsonl", model=out, task="minutes"),),
+                  figures={"dev_accuracy": "train_config.json:metrics.eval_dev_cosine_accuracy"}, method=name,
+                  setting=setting, split="dev")
+
 
 BIPOLAR_RANDOM = "models/counter_neural/bipolar-random"
 BIPOLAR_LORA = "models/counter_neural/bipolar-lora"
@@ -240,28 +248,17 @@ RECIPES: tuple[Recipe, ...] = (
                           "fine-tune's steps took 1.7 s, so the epoch ~2 h",
                     distance=None, accuracy_key="dev_triplet_accuracy",
                     setting="LoRA r=16 alpha 32, TripletLoss margin 0.3, lr 1e-4, --eval-every 250"),
-    Recipe("minutes-sbert", "minutes", "minutes: political SBERT on all mined training triplets, 3 epochs",
-           "models/minutes-sbert-full",
-           step("train minutes-sbert", MinutesTrainConfig(), checkpoint_every=500, out="models/minutes-sbert-full"),
-           cpu_minutes=10, gpu_minutes=2,
-           basis="measured: 7,902 steps of 16 (42,130 triplets x 3 epochs) in 7.6 min on 2 CPU cores, 9.6 min with "
-                 "the scoring",
-           prepare=((step("data triplets minutes", out=MINUTES_DATA), f"{MINUTES_DATA}/train.jsonl"),),
-           score=(step("eval triplets", None, f"{MINUTES_DATA}/test.jsonl", model="models/minutes-sbert-full",
-                       task="minutes"),),
-           figures={"dev_accuracy": "train_config.json:metrics.eval_dev_cosine_accuracy"}, method="minutes-sbert",
-           setting="all mined training triplets, 3 epochs, cosine distance, margin 0.5", split="dev"),
-    Recipe("minutes-sbert-words", "minutes", "minutes: the shipped political SBERT (`minutes`): the recipe above with "
-           "own vectors for the words seen twice in training",
-           MINUTES_WORDS,
-           step("train minutes-sbert", MinutesTrainConfig(word_min_count=2), checkpoint_every=500, out=MINUTES_WORDS),
-           cpu_minutes=MINUTES_WORDS_CPU_MINUTES, gpu_minutes=4,
-           basis=MINUTES_WORDS_BASIS,
-           prepare=((step("data triplets minutes", out=MINUTES_DATA), f"{MINUTES_DATA}/train.jsonl"),),
-           score=(step("eval triplets", None, f"{MINUTES_DATA}/test.jsonl", model=MINUTES_WORDS, task="minutes"),),
-           figures={"dev_accuracy": "train_config.json:metrics.eval_dev_cosine_accuracy"},
-           method="minutes-sbert-words",
-           setting="all mined training triplets, own vectors for words seen twice, 3 epochs, cosine, margin 0.5",
-           split="dev"),
+    minutes_recipe("minutes-sbert", "minutes: political SBERT on all mined training triplets, 3 epochs",
+                   "models/minutes-sbert-full", MinutesTrainConfig(), cpu_minutes=10, gpu_minutes=2,
+                   basis="measured: 7,902 steps of 16 (42,130 triplets x 3 epochs) in 7.6 min on 2 CPU cores, 9.6 "
+                         "min with the scoring",
+                   setting="all mined training triplets, 3 epochs, cosine distance, margin 0.5"),
+    minutes_recipe("minutes-sbert-words", "minutes: the shipped political SBERT (`minutes`): the recipe above with "
+                   "own vectors for the words seen twice in training", "models/minutes-sbert-words",
+                   MinutesTrainConfig(word_min_count=2), cpu_minutes=24, gpu_minutes=4,
+                   basis="measured: 7,902 steps of 16 (42,130 triplets x 3 epochs) with 19,630 own word vectors in "
+                         "21.6 min on 2 idle CPU cores",
+                   setting="all mined training triplets, own vectors for words seen twice, 3 epochs, cosine, margin "
+                           "0.5"),
 )
 

@@ -56,12 +56,12 @@ def cluster_vectors(vectors: np.ndarray, k: int, algorithm: str = "kmeans", seed
 
 
 def cluster_groups(rows: list[dict], vectors: np.ndarray, algorithm: str = "kmeans", k: int | None = None,
-                   group_field: str = "article", label_field: str = "label", seed: int = SEED,
-                   linkage: str = "ward") -> list[int]:
-    """Cluster each group (article) of `rows` separately; k per group = its number of gold labels unless given."""
+                   seed: int = SEED, linkage: str = "ward") -> list[int]:
+    """Cluster each group (`article`) of `rows` separately; k per group = its number of gold `label`s unless
+    given."""
     groups: dict = {}
     for i, r in enumerate(rows):
-        groups.setdefault(r.get(group_field, ""), []).append(i)
+        groups.setdefault(r.get("article", ""), []).append(i)
     out = [0] * len(rows)
     capped = [g for g, idx in groups.items() if k is not None and k > len(idx)]
     if capped:  # more clusters asked than sentences: each such group gets one cluster per sentence
@@ -71,7 +71,7 @@ def cluster_groups(rows: list[dict], vectors: np.ndarray, algorithm: str = "kmea
         warn(f"k={k} exceeds the sentences of {len(capped)} of {len(groups)} group(s) ({examples(names)}); "
              "those get one cluster per sentence")
     for idx in groups.values():
-        kk = k if k is not None else len({rows[i][label_field] for i in idx})
+        kk = k if k is not None else len({rows[i]["label"] for i in idx})
         labels = cluster_vectors(vectors[idx], kk, algorithm, seed, linkage)
         for i, lab in zip(idx, labels, strict=True):
             out[i] = int(lab)

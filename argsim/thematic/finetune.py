@@ -1,19 +1,14 @@
 """The transformer variant: a backend sentence-transformers model (MiniLM) fine-tuned on thematic triplets with
 sentence-transformers' `TripletLoss` (Euclidean distance; a margin below 2 because MiniLM's vectors are unit
-length, so distances lie in [0, 2] and the library default of 5 could never be met).
+length, so distances lie in [0, 2] and the library default of 5 could never be met), with `ThematicTrainConfig`'s
+settings (by default the shipped `thematic`: a LoRA adapter of rank 16, margin 0.3, lr 1e-4; AdamW, 10% warm-up,
+linear decay).
 
-The settings are `ThematicTrainConfig`'s (by default the shipped `thematic`: a LoRA adapter of rank 16, margin
-0.3, lr 1e-4). Trains through argsim.training (SentenceTransformerTrainer): AdamW, weight decay 0, 10% warm-up,
-linear decay; the device / precision / seed of `placement`; `budget` (--max-steps, --max-minutes, --grad-accum,
---checkpoint-every, --resume).
-
-Model selection (`config.eval_every` > 0, needs dev triplets): every `eval_every` steps and where the run ends
-sentence-transformers' `TripletEvaluator` scores a seeded sample of `dev_sample` dev triplets (Euclidean distance,
-ties wrong, as the TDC metric), a checkpoint is saved at each evaluation, and the trainer loads the best one at the
-end (`argsim.training.st.fit_st`'s selection: `load_best_model_at_end`, the first of equal scores, kept across
---resume; a LoRA checkpoint's adapter is read back): the saved model is the best step on dev, not the last. Why:
-on our triplets-sen data fine-tuning past a few hundred steps lowered test TDC below zero-shot (docs/thematic.md),
-so the step count is a hyper-parameter chosen on dev. The reported dev accuracy is then on all dev triplets (a
+Model selection (`config.eval_every` > 0, needs dev triplets): sentence-transformers' `TripletEvaluator` on a
+seeded sample of `dev_sample` dev triplets (Euclidean distance, ties wrong, as the TDC metric) chooses the saved
+step (`argsim.training.st.fit_st`'s selection; a LoRA checkpoint's adapter is read back). Why: on our
+triplets-sen data fine-tuning past a few hundred steps lowered test TDC below zero-shot (docs/thematic.md), so
+the step count is a hyper-parameter chosen on dev. The reported dev accuracy is then on all dev triplets (a
 sample of which chose the step: mildly optimistic); the test split stays unseen.
 """
 
@@ -23,7 +18,18 @@ import random
 from dataclasses import replace
 from pathlib import Path
 
+from sentence_transformers.sentence_transformer.evaluation import TripletEvaluator
+from sentence_transformers.sentence_transformer.losses import TripletDistanceMetric, TripletLoss
+
+from argsim.backend import load_sentence_transformer
+from argsim.backend.adapters import add_lora, continue_adapter, save_adapter
+from argsim.backend.models import set_st_max_seq_length
+from argsim.io import write_json
+from argsim.metrics.triplets import encoded_triplet_scores
 from argsim.thematic.config import ThematicTrainConfig
+from argsim.training import begin_run
+from argsim.training.record import data_hash, train_config, write_records
+from argsim.training.st import fit_st
 
 FIELDS = ("anchor", "positive", "negative")
 SELECTION_METRIC = "eval_dev_euclidean_accuracy"
@@ -56,24 +62,20 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, config: Thema
         >>> more = ThematicTrainConfig(init="thematic", max_triplets=2000)
         >>> stats = finetune_sentence_transformer(rows, Path("models/thematic-more"), more)  # doctest: +SKIP
     """
-    from sentence_transformers.sentence_transformer.losses import TripletDistanceMetric, TripletLoss
-
-    from argsim.training import OptimPolicy, begin_run
-    from argsim.training.st import TrainRun, check_cadence, fit_st
-
     config = (config or ThematicTrainConfig()).resolved("minilm", has_dev=bool(dev))
-    placement, budget = begin_run(config, placement, budget)
-    if config.max_minutes and budget.max_minutes is None:
-        budget = replace(budget, max_minutes=config.max_minutes)
-    evaluator = dev_evaluator(dev, config.dev_sample, placement.seed) if config.eval_every and dev else None
-    if evaluator is not None:
-        check_cadence(config.eval_every, budget)
+    run = begin_run(config, out, placement, budget, config.eval_every if dev else 0, {"warmup_ratio": 0.1})
+    if config.max_minutes and run.budget.max_minutes is None:
+        run = replace(run, budget=replace(run.budget, max_minutes=config.max_minutes))
+    evaluator = None
+    if config.eval_every and dev:  # TripletEvaluator on a seeded sample of `dev_sample` (all when None or fewer)
+        rows = random.Random(run.placement.seed).sample(dev, config.dev_sample) \
+            if config.dev_sample and len(dev) > config.dev_sample else dev
+        evaluator = TripletEvaluator(*([r[f] for r in rows] for f in FIELDS), name="dev", batch_size=64,
+                                     similarity_fn_names=["euclidean"], show_progress_bar=False, write_csv=False)
     if config.max_triplets and len(triplets) > config.max_triplets:
-        triplets = random.Random(placement.seed).sample(triplets, config.max_triplets)
-    model, config = _model(config, placement.device)
+        triplets = random.Random(run.placement.seed).sample(triplets, config.max_triplets)
+    model, config = _model(config, run.placement.device)
     loss = TripletLoss(model, distance_metric=TripletDistanceMetric.EUCLIDEAN, triplet_margin=config.margin)
-    run = TrainRun(Path(out), placement, budget, OptimPolicy.from_config(config, warmup_ratio=0.1), config.epochs,
-                   config.batch_size)
     # --lora-rank: --resume and the best-step reload read the adapter of a checkpoint
     trainer, rec = fit_st(model, {f: [t[f] for t in triplets] for f in FIELDS}, loss, run, evaluator=evaluator,
                           eval_every=config.eval_every if evaluator else 0,
@@ -87,22 +89,14 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, config: Thema
 def _model(config: ThematicTrainConfig, device: str) -> tuple[object, ThematicTrainConfig]:
     """The model to train with `config.max_seq_length` (`config.init`'s adapter continued, else `config.model`,
     wrapped in a LoRA adapter with `config.lora_rank` > 0), and the config naming its base, rank and alpha."""
-    from argsim.backend.models import set_st_max_seq_length
-
     if config.init:
-        from argsim.backend.adapters import continue_adapter
-
         model, base, rank, alpha = continue_adapter(config.init, device, rank=config.lora_rank)
         config = replace(config, model=base, lora_rank=rank, lora_alpha=alpha)
     else:
-        from argsim.backend import load_sentence_transformer
-
         model = load_sentence_transformer(config.model, device=device)
         config = replace(config, lora_rank=config.lora_rank or 0)
     set_st_max_seq_length(model, str(config.model), config.max_seq_length)
     if config.lora_rank > 0 and not config.init:
-        from argsim.backend.adapters import add_lora
-
         add_lora(model, config.lora_rank, config.lora_alpha)
     return model, config
 
@@ -127,19 +121,12 @@ def _stats(config: ThematicTrainConfig, run, rec: dict, n: int, evaluator) -> di
 
 def _save(model, config: ThematicTrainConfig, run, rec: dict, stats: dict, data: tuple) -> None:
     """Rank 0: the dev accuracy (into `stats`), the model (or its adapter), argsim_training.json and the records."""
-    from argsim.io import write_json
-    from argsim.training.record import data_hash, train_config, write_records
-
     (triplets, dev), out, metrics = data, run.out, {}
     if dev:  # TDC accuracy with the Euclidean distance the loss uses (ties count as wrong)
-        from argsim.metrics.triplets import encoded_triplet_scores
-
         metrics["dev_triplet_accuracy"] = encoded_triplet_scores(
             model, dev, distance="euclidean", ties="wrong", convert_to_numpy=True, show_progress_bar=False).accuracy
         stats["dev_accuracy"] = metrics["dev_triplet_accuracy"]
     if config.lora_rank > 0:
-        from argsim.backend.adapters import save_adapter
-
         save_adapter(model, out, config.model, extra={"steps": rec["steps"], "seconds": round(rec["seconds"], 1),
                                                       **({"init": config.init} if config.init else {})})
     else:
@@ -148,12 +135,3 @@ def _save(model, config: ThematicTrainConfig, run, rec: dict, stats: dict, data:
     hashes = {"train": data_hash(triplets), "dev": data_hash(dev) if dev else None}
     write_records(out, train_config("thematic-minilm", run, dict(stats), hashes, rec, metrics, base_model=config.model))
 
-
-def dev_evaluator(dev: list[dict], dev_sample: int | None, seed: int):
-    """The selection's evaluator: sentence-transformers' `TripletEvaluator` (Euclidean distance) on a seeded
-    sample of `dev_sample` dev triplets (all of them when None or fewer); its metric is `SELECTION_METRIC`."""
-    from sentence_transformers.sentence_transformer.evaluation import TripletEvaluator
-
-    rows = random.Random(seed).sample(dev, dev_sample) if dev_sample and len(dev) > dev_sample else dev
-    return TripletEvaluator(*([r[f] for r in rows] for f in FIELDS), name="dev", similarity_fn_names=["euclidean"],
-                            batch_size=64, show_progress_bar=False, write_csv=False)

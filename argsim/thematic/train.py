@@ -1,23 +1,17 @@
-"""Training the thematic triplet network (BiLSTM + attention, L1 distance, the paper's softmax loss, Adam 1e-3).
+"""Training the thematic triplet network (BiLSTM + attention, L1 distance, the paper's softmax loss, Adam 1e-3) on
+transformers' Trainer (`argsim.training.module.fit_module`); `max_triplets` subsamples the training triplets
+(seeded); each epoch's batch order is a function of the seed and the epoch, so --resume continues exactly.
 
-Trains on transformers' Trainer (`argsim.training.module.fit_module`: device, precision, DDP, checkpoints under
-OUT/checkpoints). Bounded runs: `max_triplets` subsamples the training triplets (seeded); the budget
-(--max-steps, --max-minutes) stops the run with a checkpoint, written also every `checkpoint_every` steps and at
-the end of each epoch; --resume continues from it exactly (the epoch's batch order is a function of the seed and
-the epoch).
-
-Model selection (with dev triplets): the task's own metric chooses the saved model. `TripletAccuracyEvaluator`
-(the TDC accuracy of Ein Dor et al. (2018): L1 distance, a triplet is right when d(a, p) < d(a, n), ties wrong)
-scores a seeded sample of `dev_sample` dev triplets every `eval_every` optimizer steps (0: after every epoch);
-OUT holds the best-scoring model (the first of equal scores: `load_best_model_at_end`), not the last. The
-paper trains one epoch and does not say how it picked its model; with one epoch and no `eval_every` the saved
-model is the last, as before. The reported `dev_accuracy` is then measured on all dev triplets (a sample of which
-chose the model: mildly optimistic), and every evaluation is recorded (`evals` of train_config.json).
+Model selection (with dev triplets): `TripletAccuracyEvaluator` (the TDC accuracy of Ein Dor et al. (2018): L1
+distance, a triplet is right when d(a, p) < d(a, n), ties wrong) on a seeded sample of `dev_sample` dev triplets
+chooses the saved model (`train_bilstm`'s `dev`). The paper trains one epoch and does not say how it picked its
+model; with one epoch and no `eval_every` the saved model is the last, as before. The reported `dev_accuracy` is
+measured on all dev triplets (a sample of which chose the model: mildly optimistic), and every evaluation is
+recorded (`evals` of train_config.json).
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import random
 from dataclasses import asdict, dataclass, field
@@ -26,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from argsim.backend import load_word_vectors
 from argsim.backend.encoder import Encoder
 from argsim.evaluation.record import Evaluation
 from argsim.evaluation.triplets import TripletEvaluator
@@ -38,7 +33,9 @@ from argsim.thematic.bilstm import (
     softmax_triplet_loss,
 )
 from argsim.thematic.config import ThematicTrainConfig
-from argsim.training import Budget, OptimPolicy, Placement, resolve_placement
+from argsim.training import Budget, Placement, begin_run, resolve_placement
+from argsim.training.callbacks import EvalLogCallback
+from argsim.training.module import fit_module, select_metric, shuffled_batches
 from argsim.training.record import data_hash, train_config, write_records
 
 FIELDS = ("anchor", "positive", "negative")
@@ -95,21 +92,9 @@ class TripletAccuracyEvaluator(TripletEvaluator):
         return super().evaluate(model if isinstance(model, Encoder) else LiveBiLSTM(model, self.vocab))
 
 
-def _evaluate(model: AttentionBiLSTM, vocab: Vocabulary, triplets: list[dict]) -> float:
-    """TDC accuracy with L1 distance (d+ < d-) on all `triplets`."""
-    return TripletAccuracyEvaluator(triplets, vocab).evaluate(model)["accuracy"]
-
-
 def _on(batch: tuple[torch.Tensor, torch.Tensor], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     ids, lengths = batch
     return ids.to(device), lengths
-
-
-def _epoch_batches(n: int, seed: int, batch_size: int, epoch: int) -> list[list[int]]:
-    """Epoch `epoch`'s batches of row indices: a function of the seed and the epoch, so a resumed run repeats them."""
-    order = list(range(n))
-    random.Random(seed + epoch).shuffle(order)
-    return [order[s:s + batch_size] for s in range(0, n, batch_size)]
 
 
 def train_bilstm(triplets: list[dict], out: Path, config: ThematicTrainConfig, dev: list[dict] | None = None,
@@ -139,16 +124,11 @@ def train_bilstm(triplets: list[dict], out: Path, config: ThematicTrainConfig, d
         >>> rep.best_step, rep.dev_accuracy  # doctest: +SKIP
         (1032, 0.6057)
     """
-    from argsim.backend import load_word_vectors
-    from argsim.training.callbacks import EvalLogCallback
-    from argsim.training.module import ModuleData, fit_module, select_metric
-    from argsim.training.st import TrainRun
-
-    out = Path(out)
     config = config.resolved("bilstm", has_dev=bool(dev))
     placement = placement or resolve_placement("cpu", "fp32", threads=config.threads, seed=config.seed)
     budget = budget or Budget(max_minutes=config.max_minutes, checkpoint_every=config.checkpoint_every, resume=True)
-    config.seed = placement.seed
+    run = begin_run(config, out, placement, budget, config.eval_every if dev else 0,
+                    {"schedule": "constant", "max_grad_norm": None})  # the paper's Adam at a constant rate, no clipping
     if config.max_triplets and len(triplets) > config.max_triplets:
         triplets = random.Random(config.seed).sample(triplets, config.max_triplets)
     vocab, matrix = build_vocabulary([t[f] for t in triplets for f in FIELDS], load_word_vectors(config.word_vectors))
@@ -162,15 +142,12 @@ def train_bilstm(triplets: list[dict], out: Path, config: ThematicTrainConfig, d
         return softmax_triplet_loss(l1_distance(a, p), l1_distance(a, n))
 
     logger = [EvalLogCallback(select_metric(evaluator), log)] if evaluator is not None else []
-    batches = functools.partial(_epoch_batches, len(triplets), config.seed, config.batch_size)
-    data = ModuleData(triplets, batches, -(-len(triplets) // config.batch_size))
-    run = TrainRun(out, placement, budget, OptimPolicy.from_config(config, schedule="constant", max_grad_norm=None),
-                   config.epochs)  # the paper's Adam at a constant rate, no clipping
+    data = shuffled_batches(triplets, config.batch_size, config.seed)
     trainer, rec = fit_module(model, loss_of, data, run, evaluator=evaluator, eval_every=config.eval_every,
                               callbacks=logger)
     report = _report(trainer, rec, len(triplets))
     if trainer.is_world_process_zero():
-        _save_run(out, model, vocab, config, dev, report, rec, (run, data_hash(triplets)), log)
+        _save_run(run.out, model, vocab, config, dev, report, rec, (run, data_hash(triplets)), log)
     return report
 
 
@@ -191,7 +168,7 @@ def _save_run(out: Path, model: AttentionBiLSTM, vocab: Vocabulary, config: Them
     """Rank 0: the dev accuracy of the kept model on all dev triplets, the model folder and the run's records."""
     model.eval()
     if dev:
-        report.dev_accuracy = _evaluate(model, vocab, dev)
+        report.dev_accuracy = TripletAccuracyEvaluator(dev, vocab).evaluate(model)["accuracy"]  # on all of them
     info = {**asdict(config), "architecture": "bilstm-attention", "output_dim": 2 * config.hidden,
             "training": asdict(report)}
     save_model(out, model.to("cpu"), vocab, info)

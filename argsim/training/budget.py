@@ -1,15 +1,13 @@
-"""Budgets every trainer takes: when to stop, how many batches per optimizer step, when to checkpoint.
-
-`max_steps` (optimizer steps) and `max_minutes` (wall-clock of this invocation) stop a run early and leave a
-checkpoint; they never change the learning-rate schedule (planned over the epochs), so `--resume` with a larger
-budget continues exactly where an uninterrupted run would be. `grad_accum` batches are accumulated per optimizer
-step (the effective batch is batch size x grad_accum x processes). `checkpoint_every` N optimizer steps (0: only
-when a budget stops the run and at the end of each epoch). `resume` continues from OUT/checkpoints.
+"""Budgets every trainer takes (docs/training.md, "Budgets, checkpoints, resume"): `max_steps` optimizer steps
+and `max_minutes` of this invocation stop a run with a checkpoint and never change the schedule (planned over the
+epochs), so `--resume` continues the uninterrupted run; `grad_accum` batches per optimizer step; a checkpoint
+every `checkpoint_every` optimizer steps (0: only at a budget's stop and each epoch end); `resume` continues from
+OUT/checkpoints.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from argsim.errors import ArgsimError
 
@@ -32,9 +30,6 @@ class Budget:
         if self.max_minutes is not None and self.max_minutes <= 0:
             raise ArgsimError(f"--max-minutes must be positive, not {self.max_minutes}")
 
-    def as_dict(self) -> dict:
-        return asdict(self)
-
     def reached(self, steps: int, seconds: float) -> str | None:
         """Which budget a run with `steps` optimizer steps after `seconds` has used up, if any."""
         if self.max_steps is not None and steps >= self.max_steps:
@@ -42,3 +37,12 @@ class Budget:
         if self.max_minutes is not None and seconds >= self.max_minutes * 60:
             return "max_minutes"
         return None
+
+
+def check_cadence(eval_every: int, budget: Budget) -> None:
+    """Refuse, before any work, a `--checkpoint-every` that is not a multiple of `eval_every` (every evaluated step
+    is saved: `argsim.training.st.selection_arguments`)."""
+    every = budget.checkpoint_every
+    if eval_every and every and every % eval_every:
+        raise ArgsimError(f"--checkpoint-every {every} must be a multiple of --eval-every {eval_every} (every "
+                          "evaluated step is saved, so that the best one can be kept)")

@@ -1,19 +1,21 @@
-"""What argsim adds to transformers' `Trainer`, one `TrainerCallback` per concern, shared by every trainer: budgets
-(`BudgetCallback`, the counter trainers' `EpochMinutesCallback`), interrupts (`InterruptCallback`), progress lines
-(`EvalLogCallback`, `LossLogCallback`) and epoch times (`EpochTimeCallback`).
-
-Under DDP, a stop decided on one process is agreed by all (rank 0's clock decides the time budget; a signal seen
-by any process stops every process), so every process steps, saves and stops together.
+"""What argsim adds to transformers' `Trainer`, one `TrainerCallback` per concern, shared by every trainer
+(docs/training.md). Under DDP, a stop decided on one process is agreed by all (rank 0's clock decides the time
+budget; a signal seen by any process stops every process), so every process steps, saves and stops together.
 """
 
 from __future__ import annotations
 
+import math
 import signal
+import threading
 import time
 from collections.abc import Callable
 
+import torch
+import torch.distributed as dist
 from transformers import TrainerCallback
 
+from argsim.errors import warn
 from argsim.training.budget import Budget
 
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
@@ -23,9 +25,6 @@ def _agree(flag: bool, args, how: str = "max") -> bool:
     """`flag` agreed across processes: rank 0's value (`how="rank0"`) or any process's (`how="max"`)."""
     if args.world_size <= 1:
         return flag
-    import torch
-    import torch.distributed as dist
-
     t = torch.tensor([1.0 if flag else 0.0], device=args.device)
     if how == "rank0":
         dist.broadcast(t, src=0)
@@ -93,8 +92,6 @@ class InterruptCallback(TrainerCallback):
         self.received = signum
 
     def on_train_begin(self, args, state, control, **kwargs):
-        import threading
-
         if threading.current_thread() is threading.main_thread():
             self._former = {s: signal.signal(s, self._handle) for s in EXIT_CODES}
         return control
@@ -115,8 +112,6 @@ class InterruptCallback(TrainerCallback):
         """Exit as the signal asks, after one line saying where the checkpoint is."""
         if self.received is None:
             return
-        from argsim.errors import warn
-
         warn(f"stopped by {signal.Signals(self.received).name}: a checkpoint is under {where}; --resume continues")
         if self.received == signal.SIGINT:
             raise KeyboardInterrupt
@@ -172,8 +167,6 @@ def epoch_rows(log_history: list[dict]) -> list[dict]:
         ...             {"loss": 0.5, "epoch": 1.5, "step": 3}])
         [{'epoch': 1, 'step': 2, 'mean_loss': 1.5}, {'epoch': 2, 'step': 3, 'mean_loss': 0.5}]
     """
-    import math
-
     rows: dict[int, dict] = {}
     last = 0
     for h in log_history:
@@ -189,26 +182,24 @@ def epoch_rows(log_history: list[dict]) -> list[dict]:
             for r in rows.values()]
 
 
-class EpochMinutesCallback(TrainerCallback):
+class EpochMinutesCallback(BudgetCallback):
     """Stop after the epoch at which this invocation's training time reaches `minutes` (checked at epoch ends, so
     the epoch is finished, evaluated and saved: the counter trainers' `--max-minutes`).
 
     Example:
-        >>> EpochMinutesCallback(30.0).minutes
+        >>> EpochMinutesCallback(30.0).budget.max_minutes
         30.0
     """
 
     def __init__(self, minutes: float) -> None:
-        self.minutes, self.start = minutes, time.perf_counter()
+        super().__init__(Budget(max_minutes=minutes))
 
-    def on_train_begin(self, args, state, control, **kwargs):
-        self.start = time.perf_counter()
-        return control
+    def on_step_end(self, args, state, control, **kwargs):
+        return control  # at epoch ends only
 
     def on_epoch_end(self, args, state, control, **kwargs):
-        if _agree(time.perf_counter() - self.start >= self.minutes * 60, args, "rank0"):
-            control.should_training_stop = True
-            control.should_save = True
+        if _agree(time.perf_counter() - self.start >= self.budget.max_minutes * 60, args, "rank0"):
+            control.should_training_stop = control.should_save = True
         return control
 
 

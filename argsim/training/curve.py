@@ -12,7 +12,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from argsim.io import atomic_path
+import numpy as np
+
+from argsim.errors import InputError
+from argsim.extras import need
+from argsim.io import atomic_path, describe_path, read_json_as
+from argsim.schemas import TrainConfig
 
 CURVE = "learning_curve.png"
 OWN_HISTORY = "history.json"  # trainers with a per-epoch validation history draw CURVE from it themselves
@@ -31,13 +36,8 @@ def loss_points(config: dict) -> tuple[list[float], list[float]]:
 
 def moving_average(values: list[float], window: int) -> list[float]:
     """Trailing mean over the last `window` values (shorter at the start)."""
-    out, acc = [], 0.0
-    for i, v in enumerate(values):
-        acc += v
-        if i >= window:
-            acc -= values[i - window]
-        out.append(acc / min(i + 1, window))
-    return out
+    sums = np.cumsum([0.0, *values])
+    return [float(sums[i + 1] - sums[max(0, i + 1 - window)]) / min(i + 1, window) for i in range(len(values))]
 
 
 def eval_series(config: dict) -> dict[str, tuple[list[float], list[float]]]:
@@ -45,12 +45,9 @@ def eval_series(config: dict) -> dict[str, tuple[list[float], list[float]]]:
     series: dict[str, tuple[list[float], list[float]]] = {}
     for row in config.get("evals") or []:
         step = row.get("step")
-        if step is None:
-            continue
         for key, value in row.items():
-            if key == "step" or not isinstance(value, (int, float)) or isinstance(value, bool):
-                continue
-            if key.endswith(("runtime", "per_second", "epoch")):
+            if step is None or key == "step" or not isinstance(value, (int, float)) or isinstance(value, bool) \
+                    or key.endswith(("runtime", "per_second", "epoch")):
                 continue
             xs, ys = series.setdefault(key, ([], []))
             xs.append(float(step))
@@ -66,8 +63,6 @@ def _title(config: dict) -> str:
 
 def pyplot():
     """matplotlib.pyplot on the Agg backend (no display needed); without matplotlib, one line naming its extra."""
-    from argsim.extras import need
-
     need("matplotlib", "learning-curve plots").use("Agg")
     return need("matplotlib.pyplot", "learning-curve plots")
 
@@ -126,9 +121,6 @@ def trained_folder(folder: str | Path) -> Path:
         >>> trained_folder("README.md")  # doctest: +SKIP
         InputError: README.md: is a file; expected a trained model folder
     """
-    from argsim.errors import InputError
-    from argsim.io import describe_path
-
     folder = Path(folder)
     if folder.is_file():
         hint = f" (its folder {folder.parent})" if folder.name == "train_config.json" else ""
@@ -144,10 +136,4 @@ def trained_folder(folder: str | Path) -> Path:
 def read_train_config(folder: str | Path) -> dict:
     """FOLDER/train_config.json, validated (`argsim.schemas.TrainConfig`: a file of another shape is one
     InputError naming the field)."""
-    from argsim.io import read_json
-    from argsim.schemas import TrainConfig, validate
-
-    path = Path(folder) / "train_config.json"
-    config = read_json(path)
-    validate(TrainConfig, config, path, what="a training record (a JSON object)")
-    return config
+    return read_json_as(TrainConfig, Path(folder) / "train_config.json", what="a training record (a JSON object)")

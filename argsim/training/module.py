@@ -1,29 +1,23 @@
-"""Custom torch models (the thematic BiLSTM, top-layer SBERT, ...) on transformers' own `Trainer`.
-
-A trainer supplies its network, a `loss(net, batch)` function, its training records and the batches of an epoch
-as lists of record indices (a function of the epoch, rebuilt from the trainer's seeds: `EpochBatches`, a batch
-sampler); `fit_module` does the rest with `ModuleTrainer`, a `Trainer` whose model is `LossModule(net, loss)`
-(`forward(batch)` = the loss, so DDP and autocast see one forward), whose `compute_loss` is that forward and whose
-`evaluate` calls the task's evaluator (a sentence-transformers style evaluator: `evaluator(net) -> {metric: value}`
-with a `primary_metric`). Everything else is the library's: the optimizer steps, gradient accumulation, clipping,
-the schedule, devices, bf16/fp16 autocast, DDP under torchrun / accelerate launch, checkpoints
-(`OUT/checkpoints/checkpoint-N`, a tensor held under two names written once: safetensors' `save_model`), exact
-resume (`trainer_state.json`, the skipped batches of the epoch in progress, every random state) and the choice
-of the best checkpoint (`load_best_model_at_end` by the evaluator's primary metric: `st.selection_arguments`).
+"""Custom torch models (MTS, the thematic BiLSTM, the counter models, top-layer SBERT) on transformers' own
+`Trainer`: `ModuleTrainer` and `fit_module` (docs/training.md). A tensor held under two names is written once
+(safetensors' `save_model`) in OUT/checkpoints/checkpoint-N.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import torch
+from accelerate.utils import broadcast_object_list
+from safetensors.torch import load_model, save_model
 from torch import nn
 from transformers import Trainer
 
-from argsim.training.policy import build_optimizer
+from argsim.training import st
 
 WEIGHTS = "model.safetensors"
 
@@ -79,6 +73,23 @@ class ModuleData:
     key: Any = None  # what identifies the data for `--resume` (default: the records)
 
 
+def shuffled_batches(records: Sequence, batch_size: int, seed: int, key: Any = None) -> ModuleData:
+    """`ModuleData` whose epoch `e` is the records in an order shuffled by `seed + e` (so a resumed run repeats it),
+    in batches of `batch_size`.
+
+    Example:
+        >>> data = shuffled_batches("abcde", 2, seed=13)
+        >>> data.n_batches, sorted(i for b in data.batches(0) for i in b)
+        (3, [0, 1, 2, 3, 4])
+    """
+    def batches(epoch: int) -> list[list[int]]:
+        order = list(range(len(records)))
+        random.Random(seed + epoch).shuffle(order)
+        return [order[s:s + batch_size] for s in range(0, len(order), batch_size)]
+
+    return ModuleData(records, batches, -(-len(records) // batch_size), key=key)
+
+
 def whole_batches(make: Callable[[int], Sequence], n: int, key: Any) -> ModuleData:
     """`ModuleData` for a trainer whose batches are built whole, epoch by epoch (MTS's key-point-centred batches):
     record `(e, i)` is batch `i` of `make(e)` (the latest epoch's batches are kept), one record per batch.
@@ -104,7 +115,8 @@ def whole_batches(make: Callable[[int], Sequence], n: int, key: Any) -> ModuleDa
 
 
 class ModuleTrainer(Trainer):
-    """transformers' `Trainer` for a `LossModule` (see the module docstring).
+    """transformers' `Trainer` whose model is `LossModule(net, loss)`, whose batches come from `EpochBatches` and
+    whose `evaluate` calls the task's evaluator (`evaluator(net) -> {metric: value}` with a `primary_metric`).
 
     Args (besides `Trainer`'s `args` and `callbacks`):
         net, loss: the network and its loss.
@@ -126,8 +138,10 @@ class ModuleTrainer(Trainer):
         return self.accelerator.prepare(loader)
 
     def create_optimizer(self, model: nn.Module | None = None) -> torch.optim.Optimizer:
-        if self.optimizer is None:
-            self.optimizer = build_optimizer(self.groups, self.policy)
+        if self.optimizer is None:  # AdamW over the groups (a group without "lr" gets the policy's rate)
+            groups = [{**g, "params": [p for p in g["params"] if p.requires_grad]} for g in self.groups]
+            self.optimizer = torch.optim.AdamW([g for g in groups if g["params"]], lr=self.policy.lr,
+                                               weight_decay=self.policy.weight_decay)
         return self.optimizer
 
     def _prepare_inputs(self, inputs: Any) -> Any:
@@ -146,8 +160,6 @@ class ModuleTrainer(Trainer):
 
     def evaluate(self, eval_dataset: Any = None, ignore_keys: Any = None,
                  metric_key_prefix: str = "eval") -> dict[str, float]:
-        from accelerate.utils import broadcast_object_list
-
         metrics: dict = {}
         if self.evaluator is not None and self.is_world_process_zero():
             was = self.net.training
@@ -163,8 +175,6 @@ class ModuleTrainer(Trainer):
         return metrics
 
     def _save(self, output_dir: str | None = None, state_dict: dict | None = None) -> None:
-        from safetensors.torch import save_model
-
         if not self.args.should_save:
             return
         folder = Path(output_dir or self.args.output_dir)
@@ -172,8 +182,6 @@ class ModuleTrainer(Trainer):
         save_model(self.accelerator.unwrap_model(self.model), str(folder / WEIGHTS))  # a tied tensor once
 
     def _load_from_checkpoint(self, resume_from_checkpoint: str, model: nn.Module | None = None) -> None:
-        from safetensors.torch import load_model
-
         # read on the CPU; load_state_dict copies into the parameters wherever they are
         load_model(self.accelerator.unwrap_model(model or self.model), str(Path(resume_from_checkpoint) / WEIGHTS))
 
@@ -197,7 +205,7 @@ def select_metric(evaluator: Any) -> str:
 def fit_module(net: nn.Module, loss: Callable, data: ModuleData, run, *,
                groups: list[dict] | None = None, evaluator: Any = None, eval_every: int = 0,
                callbacks: Sequence = (), log_every: int | None = None) -> tuple[ModuleTrainer, dict]:
-    """Train `net` on `data` with `ModuleTrainer`; returns (the trainer, `st.run_trainer`'s record + `best`).
+    """Train `net` on `data` with `ModuleTrainer`; returns (the trainer, `st.run_trainer`'s record).
 
     Args:
         net, loss, data: the network, `loss(net, collated batch)`, the `ModuleData`.
@@ -216,8 +224,6 @@ def fit_module(net: nn.Module, loss: Callable, data: ModuleData, run, *,
     Example:
         >>> trainer, rec = fit_module(net, loss_of, ModuleData(rows, batches, 10), run)  # doctest: +SKIP
     """
-    from argsim.training import st
-
     groups = groups or [{"params": [p for p in net.parameters() if p.requires_grad]}]
     if evaluator is not None:
         extra = st.selection_arguments(select_metric(evaluator), eval_every, run.budget)
@@ -225,11 +231,9 @@ def fit_module(net: nn.Module, loss: Callable, data: ModuleData, run, *,
         every = run.budget.checkpoint_every
         extra = {"save_strategy": "steps", "save_steps": every} if every else {"save_strategy": "epoch"}
     every = log_every or st.logging_steps(data.n_batches, 1, run.epochs, run.budget, run.placement.processes)
-    args = st.trainer_arguments(replace(run, batch_size=1), "module", logging_steps=every,
+    args = st.trainer_arguments(replace(run, batch_size=1), logging_steps=every,
                                 restore_callback_states_from_checkpoint=True, **extra)  # e.g. early stopping's count
     trainer = ModuleTrainer(net, loss, data, groups, run.policy, evaluator, args=args,
                             callbacks=list(callbacks) or None)
-    ident = st.identity(data.records if data.key is None else data.key, net)
-    record = st.run_trainer(trainer, run.out, run.budget, ident)
-    record["best"] = st.kept_best(trainer) if evaluator is not None else None
-    return trainer, record
+    return trainer, st.run_trainer(trainer, run.out, run.budget,
+                                   st.identity(data.records if data.key is None else data.key, net))

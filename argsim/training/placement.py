@@ -7,10 +7,14 @@ or an impossible precision is one line and exit 2 before any data or model is lo
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+from pathlib import Path
 
 from argsim.backend.device import launched_processes, pin_cuda_index, resolve_device, resolve_precision
-from argsim.training.budget import Budget
+from argsim.config import RunConfig
+from argsim.settings import seed_everything
+from argsim.training.budget import Budget, check_cadence
+from argsim.training.policy import OptimPolicy
 
 
 @dataclass(frozen=True)
@@ -25,8 +29,18 @@ class Placement:
     def cpu(self) -> bool:
         return self.device == "cpu"
 
-    def as_dict(self) -> dict:
-        return asdict(self)
+
+@dataclass(frozen=True)
+class TrainRun:
+    """Where and how one training runs: OUT (checkpoints under OUT/checkpoints), placement, budget, policy, the
+    planned epochs (fractional: the schedule plans that many) and the examples per device batch."""
+
+    out: Path
+    placement: Placement
+    budget: Budget
+    policy: OptimPolicy
+    epochs: float = 1.0
+    batch_size: int = 16
 
 
 def resolve_placement(device: str = "auto", precision: str = "auto", threads: int | None = None,
@@ -47,37 +61,41 @@ def resolve_placement(device: str = "auto", precision: str = "auto", threads: in
 
 def placement_from_run(run, threads: int | None = None) -> Placement:
     """A `Placement` from the CLI's `RunConfig` (`threads`: the command's own default when --threads is unset)."""
-    from argsim.config import RunConfig
-
     run = run if isinstance(run, RunConfig) else RunConfig()
     return resolve_placement(run.device, run.precision, run.threads or threads, run.seed)
 
 
-def begin_run(config: object, placement: Placement | None = None, budget: Budget | None = None,
-              **defaults: object) -> tuple[Placement, Budget]:
-    """A trainer's placement and budget, every random generator seeded (`argsim.settings.seed_everything`).
+def begin_run(config: object, out: str | Path, placement: Placement | None = None, budget: Budget | None = None,
+              eval_every: int = 0, policy: dict | None = None, **defaults: object) -> TrainRun:
+    """A trainer's `TrainRun`, every random generator seeded (`argsim.settings.seed_everything`) and the evaluation
+    cadence checked before any work (`budget.check_cadence`).
 
     Args:
-        config: the trainer's settings; its `seed` seeds the default placement and then holds the placement's.
+        config: the trainer's settings: its `seed` seeds the default placement and then holds the placement's; its
+            `epochs` and `batch_size` (where it has them) and its policy fields (`OptimPolicy.from_config`).
+        out: the model folder.
         placement: the device / precision / seed (None: the CPU, fp32, `config.seed`).
         budget: the stops and checkpoints (None: `Budget(**defaults)`).
+        eval_every: the steps between evaluations that the budget's checkpoints must be a multiple of.
+        policy: `OptimPolicy.from_config`'s fixed values (what the trainer does not let the user set).
 
     Returns:
-        (placement, budget).
+        the `TrainRun`.
 
     Example:
         >>> from types import SimpleNamespace
-        >>> cfg = SimpleNamespace(seed=7)
-        >>> where, budget = begin_run(cfg, budget=None, max_steps=3)
-        >>> where.seed, cfg.seed, budget.max_steps
-        (7, 7, 3)
+        >>> cfg = SimpleNamespace(seed=7, lr=1e-3)
+        >>> run = begin_run(cfg, "out", max_steps=3)
+        >>> run.placement.seed, cfg.seed, run.budget.max_steps, run.policy.lr
+        (7, 7, 3, 0.001)
     """
-    from argsim.settings import seed_everything
-
     placement = placement or resolve_placement("cpu", "fp32", seed=config.seed)
     config.seed = placement.seed
     seed_everything(placement.seed)
-    return placement, budget or Budget(**defaults)
+    budget = budget or Budget(**defaults)
+    check_cadence(eval_every, budget)
+    return TrainRun(Path(out), placement, budget, OptimPolicy.from_config(config, **(policy or {})),
+                    getattr(config, "epochs", 1.0), getattr(config, "batch_size", 16))
 
 
 def is_main_process() -> bool:

@@ -1,14 +1,7 @@
-"""A trained model explains itself: `train_config.json` and a model card `README.md` beside the weights.
-
-train_config.json: the full command line, seed, git commit, argsim / Python / library versions, the device and
-precision actually used, processes, the options, budget and optimizer policy, hashes of the data splits, steps,
-why the run stopped, wall time and peak memory, and the metrics measured at the end.
-learning_curve.png: the training loss (and any evaluation logged during training) against steps
-(`argsim.training.curve`), unless the trainer keeps its own per-epoch validation history (history.json, the
-counter trainers), which it draws as that PNG itself.
-README.md: sentence-transformers' own model card for its models (written by `model.save`), with an argsim
-section appended; for the other models the same YAML front-matter keys (library_name, base_model, tags,
-pipeline_tag) and the same metrics table. Only rank 0 writes (the callers check `is_main`).
+"""A trained model explains itself (docs/training.md, "A trained model explains itself"): `train_config.json`, a
+model card `README.md` (sentence-transformers' own card with an argsim section appended, else the same front
+matter and section) and `learning_curve.png` (`argsim.training.curve`; the counter trainers draw theirs from their
+own history.json) beside the weights. Only rank 0 writes (the callers check).
 """
 
 from __future__ import annotations
@@ -16,11 +9,15 @@ from __future__ import annotations
 import hashlib
 import json
 import platform
+from dataclasses import asdict
 from importlib import metadata
 from pathlib import Path
 
-from argsim.io import widen_private_files, write_json, write_text
-from argsim.version import command_line, git_commit
+from argsim.io import read_json_as, widen_private_files, write_json, write_text
+from argsim.measure import peak_memory_mb
+from argsim.schemas import TrainRecord
+from argsim.training.curve import CURVE, OWN_HISTORY, draw_learning_curve
+from argsim.version import __version__, command_line, git_commit
 
 TRAIN_CONFIG = "train_config.json"
 CARD = "README.md"
@@ -40,8 +37,6 @@ def data_hash(rows: object) -> str:
 
 
 def versions() -> dict:
-    from argsim.version import __version__
-
     out = {"argsim": __version__, "python": platform.python_version()}
     for lib in LIBRARIES:
         try:
@@ -53,16 +48,11 @@ def versions() -> dict:
 
 def peak_memory() -> dict:
     """Peak resident memory of this process (MiB) and, on CUDA, the peak allocated GPU memory (MiB)."""
-    from argsim.measure import peak_memory_mb
+    import torch
 
     out = {"cpu_rss_mb": peak_memory_mb()}
-    try:
-        import torch
-
-        if torch.cuda.is_available() and torch.cuda.is_initialized():
-            out["cuda_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
-    except ImportError:  # pragma: no cover
-        pass
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        out["cuda_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
     return out
 
 
@@ -74,9 +64,9 @@ def train_config(trainer: str, run, options: dict, data: dict, record: dict, met
     return {"trainer": trainer, "command": command_line(),
             "base_model": base_model, "seed": placement.seed, "git_commit": git_commit(), "versions": versions(),
             "device": placement.device, "precision": placement.precision, "processes": placement.processes,
-            "threads": placement.threads, "options": options, "budget": run.budget.as_dict(),
-            "optimizer": run.policy.as_dict(), "data": data, **record, "peak_memory": peak_memory(),
-            "metrics": metrics or {}}
+            "threads": placement.threads, "options": options, "budget": asdict(run.budget),
+            "optimizer": {"optimizer": "AdamW", **asdict(run.policy)}, "data": data, **record,
+            "peak_memory": peak_memory(), "metrics": metrics or {}}
 
 
 def _metrics_table(metrics: dict) -> str:
@@ -98,12 +88,9 @@ def _argsim_section(config: dict) -> str:
 
 
 def front_matter(config: dict, pipeline_tag: str = "sentence-similarity") -> str:
-    tags = ["argsim", config["trainer"]]
-    lines = ["---", "library_name: argsim"]
-    if config.get("base_model"):
-        lines.append(f"base_model: {config['base_model']}")
-    lines += ["tags:", *[f"- {t}" for t in tags], f"pipeline_tag: {pipeline_tag}", "---", ""]
-    return "\n".join(lines)
+    base = f"base_model: {config['base_model']}\n" if config.get("base_model") else ""
+    return (f"---\nlibrary_name: argsim\n{base}tags:\n- argsim\n- {config['trainer']}\n"
+            f"pipeline_tag: {pipeline_tag}\n---\n")
 
 
 def write_records(out: str | Path, config: dict, pipeline_tag: str = "sentence-similarity") -> None:
@@ -116,8 +103,6 @@ def write_records(out: str | Path, config: dict, pipeline_tag: str = "sentence-s
     else:
         text = front_matter(config, pipeline_tag) + f"# argsim {config['trainer']} model\n"
     write_text(card, text + _argsim_section(config))
-    from argsim.training.curve import CURVE, OWN_HISTORY, draw_learning_curve
-
     if not (out / OWN_HISTORY).is_file():  # the counter trainers draw their validation curve from it themselves
         draw_learning_curve(config, out / CURVE)
     widen_private_files(out)  # the weights safetensors wrote as 0600, the checkpoints included
@@ -128,9 +113,6 @@ def add_metrics(out: str | Path, metrics: dict) -> None:
     path = Path(out) / TRAIN_CONFIG
     if not path.is_file():
         return
-    from argsim.io import read_json_as
-    from argsim.schemas import TrainRecord
-
     config = read_json_as(TrainRecord, path, what="a training record (a JSON object naming its trainer)")
     config["metrics"] = {**(config.get("metrics") or {}), **metrics}
     write_records(out, config)

@@ -1,79 +1,58 @@
-"""sentence-transformers models train through the library's own trainers (`SentenceTransformerTrainer`,
-`CrossEncoderTrainer`; `fit_st`), the custom torch models through `argsim.training.module`; both share what is
-here: the training arguments (device, bf16/fp16, gradient accumulation, checkpoints under OUT/checkpoints, the
-policy: `trainer_arguments`), `run_trainer` (the shared callbacks of `argsim.training.callbacks`, `--resume` from
-the last checkpoint, refused in one line for other data or another architecture: `check_resume`) and the one
-model selection (`selection_arguments`: transformers' `load_best_model_at_end`, the first of equal scores, kept
-across `--resume`; `kept_best`). Under `accelerate launch` / `torchrun` the trainer runs DDP and saves on rank 0.
+"""What every argsim trainer shares around transformers' `Trainer`: the training arguments (`trainer_arguments`),
+`run_trainer` (the shared callbacks, `--resume` checked by `check_resume`), the one model selection
+(`selection_arguments`, `kept_best`) and `fit_st`, the trainer of the sentence-transformers models (custom torch
+models: `argsim.training.module`). Under `accelerate launch` / `torchrun` the trainer runs DDP and saves on rank 0.
 """
 
 from __future__ import annotations
 
+import math
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
-from argsim.training.budget import Budget
+import datasets
+from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+from sentence_transformers.cross_encoder import CrossEncoder, CrossEncoderTrainer, CrossEncoderTrainingArguments
+from transformers import TrainingArguments
+from transformers.trainer_callback import PrinterCallback
+from transformers.trainer_utils import get_last_checkpoint
+
+from argsim.backend.adapters import adapter_checkpoint_loader, is_lora
+from argsim.errors import ArgsimError, ModelError, warn
+from argsim.io import read_json_as, write_json
+from argsim.training.budget import Budget, check_cadence
 from argsim.training.callbacks import BudgetCallback, InterruptCallback
-from argsim.training.placement import Placement, is_main_process
-from argsim.training.policy import OptimPolicy
+from argsim.training.placement import TrainRun, is_main_process
+from argsim.training.record import data_hash
 
 CHECKPOINTS = "checkpoints"
 IDENTITY = "run.json"  # beside the checkpoints: the data and architecture they were trained on
 
 
-@dataclass(frozen=True)
-class TrainRun:
-    """Where and how one training runs: OUT (checkpoints under OUT/checkpoints), placement, budget, policy, the
-    planned epochs (fractional: the schedule plans that many) and the examples per device batch."""
-
-    out: Path
-    placement: Placement
-    budget: Budget
-    policy: OptimPolicy
-    epochs: float = 1.0
-    batch_size: int = 16
-
-
-def trainer_arguments(run: TrainRun, kind: str = "st", **extra: object):
-    """The TrainingArguments of `run` (`kind`: "st" SentenceTransformer, "cross" CrossEncoder, "module" a custom
-    torch model; no progress bar unless `disable_tqdm=False`); checkpoints under OUT/checkpoints."""
-    if kind == "cross":
-        from sentence_transformers.cross_encoder import CrossEncoderTrainingArguments as Args
-    elif kind == "st":
-        from sentence_transformers import SentenceTransformerTrainingArguments as Args
-    else:
-        from transformers import TrainingArguments as Args
-
-    out, placement, budget, policy = run.out, run.placement, run.budget, run.policy
-    every = budget.checkpoint_every
-    kw: dict = {"output_dir": str(Path(out) / CHECKPOINTS), "num_train_epochs": run.epochs,
+def trainer_arguments(run: TrainRun, args_class: type = TrainingArguments, **extra: object) -> TrainingArguments:
+    """`args_class` (TrainingArguments or a sentence-transformers subclass) for `run`, overridden by `extra`; no
+    progress bar unless `disable_tqdm=False`; checkpoints under OUT/checkpoints."""
+    placement, budget, every = run.placement, run.budget, run.budget.checkpoint_every
+    kw: dict = {"output_dir": str(Path(run.out) / CHECKPOINTS), "num_train_epochs": run.epochs,
                 "per_device_train_batch_size": run.batch_size, "gradient_accumulation_steps": budget.grad_accum,
                 "seed": placement.seed, "data_seed": placement.seed, "use_cpu": placement.cpu,
                 "bf16": placement.precision == "bf16", "fp16": placement.precision == "fp16",
                 "save_strategy": "steps" if every else "no", "save_steps": every or 500, "save_total_limit": 1,
                 "report_to": "none", "disable_tqdm": True, "dataloader_num_workers": 0,
-                "ddp_find_unused_parameters": True, **policy.trainer_kwargs()}
+                "ddp_find_unused_parameters": True, **run.policy.trainer_kwargs()}
     if placement.processes > 1 and placement.cpu:
         kw["ddp_backend"] = "gloo"
-    kw.update(extra)
-    return Args(**kw)
+    return args_class(**(kw | extra))
 
 
 def logging_steps(examples: int, batch_size: int, epochs: float, budget: Budget, processes: int = 1) -> int:
     """Log the loss about ten times per run (at most every 50 steps, at least every step)."""
-    import math
-
     total = math.ceil(math.ceil(examples / (batch_size * processes)) / budget.grad_accum * epochs)
-    if budget.max_steps:
-        total = min(total, budget.max_steps)
-    return max(1, min(50, total // 10))
+    return max(1, min(50, min(total, budget.max_steps or total) // 10))
 
 
 def last_checkpoint(out: Path) -> str | None:
     """The newest `checkpoint-N` folder under OUT/checkpoints, if any."""
-    from transformers.trainer_utils import get_last_checkpoint
-
     folder = Path(out) / CHECKPOINTS
     return get_last_checkpoint(str(folder)) if folder.is_dir() else None
 
@@ -81,8 +60,6 @@ def last_checkpoint(out: Path) -> str | None:
 def identity(rows: object, model) -> dict:
     """What a checkpoint must have been trained on to be resumed: the data's hash and the architecture (the
     trainable parameters' names and shapes)."""
-    from argsim.training.record import data_hash
-
     shapes = [(n, list(p.shape)) for n, p in model.named_parameters() if p.requires_grad]
     return {"data": data_hash(rows), "architecture": data_hash(shapes)}
 
@@ -90,17 +67,11 @@ def identity(rows: object, model) -> dict:
 def check_resume(out: Path, budget: Budget, ident: dict | None) -> str | None:
     """The checkpoint `--resume` continues (None: start afresh, with a warning when none exists); a checkpoint
     made on other data or another architecture is refused in one line. Records `ident` beside the checkpoints."""
-    from argsim.errors import ArgsimError, warn
-    from argsim.io import write_json
-
-    folder = Path(out) / CHECKPOINTS
+    saved = Path(out) / CHECKPOINTS / IDENTITY
     resume_from = last_checkpoint(out) if budget.resume else None
     if budget.resume and resume_from is None:
-        warn(f"--resume: no checkpoint under {folder}, so the training starts from the beginning")
-    saved = folder / IDENTITY
+        warn(f"--resume: no checkpoint under {saved.parent}, so the training starts from the beginning")
     if resume_from is not None and ident is not None and saved.is_file():
-        from argsim.io import read_json_as
-
         differs = [k for k, v in read_json_as(dict[str, object], saved).items() if ident.get(k) != v]
         if differs:
             raise ArgsimError(f"--resume: {resume_from} was trained on other {' and '.join(differs)}; "
@@ -112,10 +83,8 @@ def check_resume(out: Path, budget: Budget, ident: dict | None) -> str | None:
 
 def run_trainer(trainer, out: Path, budget: Budget, ident: dict | None = None) -> dict:
     """`trainer.train()` (resumed from the last checkpoint with --resume) with the budget and interrupt callbacks;
-    returns steps, seconds, stop reason, the logged losses and evaluations. A SIGINT / SIGTERM leaves a checkpoint
-    and exits 130 / 143 (`InterruptCallback`)."""
-    from transformers.trainer_callback import PrinterCallback
-
+    returns steps, seconds, stop reason, the logged losses and evaluations and the kept best (`kept_best`). A
+    SIGINT / SIGTERM leaves a checkpoint and exits 130 / 143 (`InterruptCallback`)."""
     budget_cb, interrupt = BudgetCallback(budget), InterruptCallback()
     trainer.remove_callback(PrinterCallback)  # no log dicts on stdout: the record keeps them
     trainer.add_callback(budget_cb)
@@ -130,7 +99,7 @@ def run_trainer(trainer, out: Path, budget: Budget, ident: dict | None = None) -
             "losses": [round(h["loss"], 5) for h in logs if "loss" in h],
             "loss_steps": [h["step"] for h in logs if "loss" in h],
             "evals": [{k: v for k, v in h.items() if k == "step" or (k.startswith("eval_") and k != "eval_loss")}
-                      for h in logs if any(k.startswith("eval_") for k in h)]}
+                      for h in logs if any(k.startswith("eval_") for k in h)], "best": kept_best(trainer)}
 
 
 def selection_arguments(select: str, eval_every: int, budget: Budget) -> dict:
@@ -138,12 +107,10 @@ def selection_arguments(select: str, eval_every: int, budget: Budget) -> dict:
     `load_best_model_at_end`): evaluations every `eval_every` steps, else at every `--checkpoint-every` checkpoint,
     else each epoch, and a checkpoint saved at each evaluation (so that the best step is always a checkpoint).
 
-    Readings chosen: a `--checkpoint-every` that is a multiple of `eval_every` is kept to the finer cadence (every
-    evaluated step is saved; with fewer saves than evaluations transformers would record a best step that has no
-    checkpoint and reload an older one); one that is not is refused. `save_total_limit` is 2, not 1: rotation
-    keeps the best and the newest checkpoint either way, but with a limit of 1 transformers deletes every
-    checkpoint except the best when training ends, which would throw away the one a budget's stop writes for
-    `--resume`. `greater_is_better` is False only for a loss.
+    Readings chosen (docs/training.md): every evaluated step is saved (with fewer saves than evaluations
+    transformers would reload an older checkpoint than the best), so a `--checkpoint-every` must be a multiple of
+    `eval_every`; `save_total_limit` is 2 (with 1, transformers deletes the newest checkpoint, which a budget's stop
+    writes for `--resume`, when it is not the best); `greater_is_better` is False only for a loss.
 
     Args:
         select: the metric as the trainer logs it (e.g. "eval_dev_strict_map"; the "eval_" prefix may be left out).
@@ -168,17 +135,6 @@ def selection_arguments(select: str, eval_every: int, budget: Budget) -> dict:
                       "greater_is_better": not metric.endswith("loss"), "save_total_limit": 2}
 
 
-def check_cadence(eval_every: int, budget: Budget) -> None:
-    """Refuse, before any work, a `--checkpoint-every` that is not a multiple of `eval_every` (see
-    `selection_arguments`)."""
-    every = budget.checkpoint_every
-    if eval_every and every and every % eval_every:
-        from argsim.errors import ArgsimError
-
-        raise ArgsimError(f"--checkpoint-every {every} must be a multiple of --eval-every {eval_every} (every "
-                          "evaluated step is saved, so that the best one can be kept)")
-
-
 def kept_best(trainer) -> dict | None:
     """{"step", "value"} of the checkpoint `load_best_model_at_end` reloaded (as `trainer_state.json` records it,
     across resumes), or None where no evaluated checkpoint exists (the last weights stay)."""
@@ -192,9 +148,7 @@ def fit_st(model, rows: dict[str, list] | list[dict], loss, run: TrainRun, *, ev
            select: str | None = None, callbacks: tuple = (), eval_rows: list[dict] | None = None,
            **extra: object) -> tuple[object, dict]:
     """Train a sentence-transformers model with the library's own trainer: `SentenceTransformerTrainer` for a
-    SentenceTransformer, `CrossEncoderTrainer` for a CrossEncoder. The one training function of every
-    sentence-transformers trainer (key point SBERT and cross-encoder, counter-argument cross-encoder, MiniLM
-    thematic fine-tune, political SBERT), each calling it with its loss, data and evaluator.
+    SentenceTransformer, `CrossEncoderTrainer` for a CrossEncoder.
 
     Args:
         model: the SentenceTransformer or CrossEncoder.
@@ -204,17 +158,12 @@ def fit_st(model, rows: dict[str, list] | list[dict], loss, run: TrainRun, *, ev
         evaluator: a sentence-transformers evaluator; with `eval_every` > 0 it runs every `eval_every` steps
             (else when `select` or `extra`'s `eval_strategy` says).
         select: keep the weights of the best evaluation by this metric, as the trainer logs it (e.g.
-            "eval_dev_strict_map"), not the last step's: `selection_arguments` (evaluations every `eval_every`
-            steps, else at the budget's checkpoints, else each epoch, and where the run ends; a checkpoint at each;
-            the first of equal scores; the best survives `--resume`). Needs `evaluator` or `eval_rows`; without
-            either, or None, the last weights are kept.
+            "eval_dev_strict_map"), not the last step's (`selection_arguments`; the best survives `--resume`; a
+            LoRA checkpoint's adapter is read back). Needs `evaluator` or `eval_rows`; else the last weights stay.
         callbacks: more TrainerCallbacks (e.g. a history recorder).
         eval_rows: records of an evaluation dataset (the trainer's eval loss), if any.
         extra: more training arguments (e.g. `disable_tqdm=False` for a progress bar, `logging_steps` (default:
             about ten times per run), `per_device_eval_batch_size`, `batch_sampler`).
-
-    A LoRA model's checkpoints hold only the adapter; resuming or reloading the best one reads it
-    (`argsim.backend.adapters.adapter_checkpoint_loader`).
 
     Returns:
         (the trainer, `run_trainer`'s record: steps, seconds, stop reason, logged losses and evaluations, and
@@ -232,54 +181,42 @@ def fit_st(model, rows: dict[str, list] | list[dict], loss, run: TrainRun, *, ev
     """
     selecting = select is not None and (evaluator is not None or bool(eval_rows))
     if selecting:
-        extra = {**extra, **selection_arguments(select, eval_every, run.budget)}
+        extra |= selection_arguments(select, eval_every, run.budget)
     elif evaluator is not None and eval_every:
         extra = {"eval_strategy": "steps", "eval_steps": eval_every, **extra}
     trainer = _st_trainer(model, rows, loss, run, evaluator, callbacks, eval_rows, extra)
     if _lora(model):  # the trainer's own reload expects the full model's keys; a LoRA checkpoint holds the adapter
-        from argsim.backend.adapters import adapter_checkpoint_loader
-
         trainer._load_from_checkpoint = adapter_checkpoint_loader(model)
     failed = _guard_best_reload(trainer) if selecting else []
     record = run_trainer(trainer, run.out, run.budget, identity(rows, model))
     if failed:
-        from argsim.errors import ModelError
-
         raise ModelError(f"cannot load the best checkpoint {failed[0]}")
-    record["best"] = kept_best(trainer) if selecting else None
     return trainer, record
 
 
 def _lora(model) -> bool:
-    from argsim.backend.adapters import is_lora
-
     try:
         return is_lora(model)
     except (AttributeError, IndexError, KeyError, TypeError):  # a model without a transformer module first
         return False
 
 
+def _dataset(data: dict[str, list] | list[dict]) -> datasets.Dataset:
+    return datasets.Dataset.from_list(data) if isinstance(data, list) else datasets.Dataset.from_dict(data)
+
+
 def _st_trainer(model, rows, loss, run: TrainRun, evaluator, callbacks: tuple, eval_rows: list[dict] | None,
                 extra: dict):
     """The `SentenceTransformerTrainer` (a `CrossEncoderTrainer` for a CrossEncoder) of `fit_st`."""
-    import datasets
-    from sentence_transformers.cross_encoder import CrossEncoder
-
-    def dataset(data: dict[str, list] | list[dict]):
-        return datasets.Dataset.from_list(data) if isinstance(data, list) else datasets.Dataset.from_dict(data)
-
     cross = isinstance(model, CrossEncoder)
-    if cross:
-        from sentence_transformers.cross_encoder import CrossEncoderTrainer as Trainer
-    else:
-        from sentence_transformers import SentenceTransformerTrainer as Trainer
-    data = dataset(rows)
+    data = _dataset(rows)
     extra.setdefault("logging_steps", logging_steps(len(data), run.batch_size, run.epochs, run.budget,
                                                     run.placement.processes))
-    args = trainer_arguments(run, "cross" if cross else "st", **extra)
-    kw = {"eval_dataset": dataset(eval_rows)} if eval_rows else {}
-    return Trainer(model=model, args=args, train_dataset=data, loss=loss, evaluator=evaluator,
-                   callbacks=list(callbacks) or None, **kw)
+    args = trainer_arguments(run, CrossEncoderTrainingArguments if cross else SentenceTransformerTrainingArguments,
+                             **extra)
+    return (CrossEncoderTrainer if cross else SentenceTransformerTrainer)(
+        model=model, args=args, train_dataset=data, loss=loss, evaluator=evaluator,
+        callbacks=list(callbacks) or None, eval_dataset=_dataset(eval_rows) if eval_rows else None)
 
 
 def _guard_best_reload(trainer) -> list[str]:

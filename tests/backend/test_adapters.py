@@ -141,10 +141,9 @@ def test_thematic_lora_learns_and_saves_only_the_adapter(tiny_bert, tmp_path):
     """`train thematic --lora-rank N`: the triplet margin d(a, n) - d(a, p) on its training triplets grows, the
     folder holds only the adapter, and it loads through the backend. The base is a tiny random BERT given as a
     folder (the KPM tests above cover an adapter over MiniLM named by the registry); at lr 0 the margin stays put."""
-    from conftest import tiny_triplets
-
     from argsim.backend import load_sentence_transformer
     from argsim.thematic.finetune import ThematicTrainConfig, finetune_sentence_transformer
+    from tests.conftest import tiny_triplets
 
     trips = tiny_triplets(32)
 
@@ -167,9 +166,8 @@ def test_thematic_lora_learns_and_saves_only_the_adapter(tiny_bert, tmp_path):
 def thematic_adapter(tiny_bert, tmp_path_factory):
     """A thematic LoRA adapter (rank 4) trained a few steps over the tiny random BERT: its B matrices are no
     longer zero, so a run that started from a fresh adapter instead of it would save other tensors."""
-    from conftest import tiny_triplets
-
     from argsim.thematic.finetune import ThematicTrainConfig, finetune_sentence_transformer
+    from tests.conftest import tiny_triplets
 
     out = tmp_path_factory.mktemp("thematic-init") / "first"
     finetune_sentence_transformer(tiny_triplets(16), out, ThematicTrainConfig(
@@ -188,11 +186,10 @@ def test_thematic_init_starts_from_the_adapter(thematic_adapter, tiny_bert, tmp_
     """`train thematic --init FOLDER`: at lr 0 one step saves exactly the init adapter's tensors (the run started
     from them, with its rank and alpha, not from a fresh adapter); at lr > 0 they move, and the output is again an
     adapter folder over the same base that loads by path."""
-    from conftest import tiny_triplets
-
     from argsim.backend.names import read_card
     from argsim.thematic.finetune import ThematicTrainConfig, finetune_sentence_transformer
     from argsim.training import Budget
+    from tests.conftest import tiny_triplets
 
     first = _adapter_tensors(thematic_adapter)
     assert any(float(v.abs().max()) > 0 for k, v in first.items() if "lora_B" in k)  # B trained away from zero
@@ -219,12 +216,11 @@ def test_thematic_init_starts_from_the_adapter(thematic_adapter, tiny_bert, tmp_
 def test_init_refusals_are_one_line(thematic_adapter, tiny_bert, tmp_path):
     """Options that cannot continue an adapter are refused in one line before any training: another rank, a
     folder that is not an adapter, the BiLSTM, fine-tuning every weight (--lora-rank 0)."""
-    from conftest import tiny_triplets
-
     from argsim.errors import ArgsimError
     from argsim.kpm.sbert import SbertConfig, train_sbert
     from argsim.thematic.config import ThematicTrainConfig
     from argsim.thematic.finetune import finetune_sentence_transformer
+    from tests.conftest import tiny_triplets
 
     trips = tiny_triplets(8)
     cases = [

@@ -5,6 +5,7 @@ argument models' towers. Each path against PyTorch fp32 on real sentences, expor
 from __future__ import annotations
 
 import csv
+import functools
 
 import numpy as np
 import pytest
@@ -59,16 +60,16 @@ def test_shipped_adapters_run_merged_in_the_backend(data_dir, name, backend, qua
     _check_vectors(reference, enc.encode(texts, use_cache=False), quantize)
 
 
-def test_two_adapters_over_one_base_never_share_an_export_or_a_vector(tmp_path):
+def test_two_adapters_over_one_base_never_share_an_export_or_a_vector(shared_exports):
     from argsim.backend import get_encoder
     from argsim.config import RunConfig
 
-    config = RunConfig(cache_dir=tmp_path, backend="onnx")
+    config = RunConfig(cache_dir=shared_exports, backend="onnx")
     kpm, thematic = get_encoder("kpm", config=config), get_encoder("thematic", config=config)
     base = get_encoder("minilm", config=config)
     assert len({kpm.base, thematic.base, base.base}) == 3  # one export each, though the base is one
     assert len({kpm.cache_key, thematic.cache_key, base.cache_key}) == 3
-    torch_kpm = get_encoder("kpm", device="cpu", config=RunConfig(cache_dir=tmp_path))
+    torch_kpm = get_encoder("kpm", device="cpu", config=RunConfig(cache_dir=shared_exports))
     assert torch_kpm.identity == kpm.identity and torch_kpm.cache_key != kpm.cache_key
     text = "Social media does more harm than good"
     sentinel = np.full((1, 384), 7.0, dtype=np.float32)
@@ -152,6 +153,15 @@ def _pairs(data_dir, n: int = 96) -> list[tuple[str, str]]:
     return [(a, k) for a in args for k in kps][:n]
 
 
+@functools.cache
+def _torch_probabilities(folder, data_dir) -> np.ndarray:
+    """PyTorch fp32's probabilities of `_pairs` by the cross-encoder `folder`: each variant's reference, once."""
+    from argsim.backend.resolve import pair_scorer
+    from argsim.config import RunConfig
+
+    return pair_scorer(folder, RunConfig(device="cpu")).probability(_pairs(data_dir))
+
+
 def _check_scores(reference: np.ndarray, scores: np.ndarray, quantize: str) -> None:
     from scipy.stats import spearmanr
 
@@ -169,7 +179,7 @@ def test_kpm_cross_encoder_scores_in_the_backend(data_dir, kpm_cross, backend, q
     from argsim.config import RunConfig
 
     pairs = _pairs(data_dir)
-    reference = pair_scorer(kpm_cross, RunConfig(device="cpu")).probability(pairs)
+    reference = _torch_probabilities(kpm_cross, data_dir)
     scorer = pair_scorer(kpm_cross, RunConfig(backend=backend, quantize=quantize))
     assert (scorer.backend, scorer.quantize) == (backend, quantize)
     scores = scorer.probability(pairs)
@@ -185,7 +195,7 @@ def test_counter_cross_encoder_scores_in_the_backend(data_dir, counter_cross, ba
     from argsim.config import RunConfig
 
     pairs = _pairs(data_dir)
-    reference = pair_scorer(counter_cross, RunConfig(device="cpu")).probability(pairs)
+    reference = _torch_probabilities(counter_cross, data_dir)
     scorer = pair_scorer(counter_cross, RunConfig(backend=backend, quantize=quantize))
     assert (scorer.backend, scorer.quantize) == (backend, quantize)
     _check_scores(reference, scorer.probability(pairs), quantize)
@@ -223,14 +233,14 @@ def test_a_cross_encoder_ranks_through_the_run_options(kpm_workspace, kpm_cross,
     assert load_stage(str(counter_cross), config=config).backend == "onnx"
 
 
-def test_cross_encoder_calibration_file_must_hold_pairs(counter_cross, tmp_path):
+def test_cross_encoder_calibration_file_must_hold_pairs(counter_cross, shared_exports):
     from argsim.backend.resolve import pair_scorer
     from argsim.config import RunConfig
     from argsim.errors import BackendError
 
-    cal = tmp_path / "cal.txt"
+    cal = shared_exports / "cal.txt"
     cal.write_text("a text without its pair\n", encoding="utf-8")
-    config = RunConfig(backend="openvino", quantize="int8", cache_dir=tmp_path, calibration=cal)
+    config = RunConfig(backend="openvino", quantize="int8", cache_dir=shared_exports, calibration=cal)
     with pytest.raises(BackendError, match="first text<TAB>second text"):
         pair_scorer(counter_cross, config)
 
@@ -412,13 +422,13 @@ def test_rank_keypoints_with_a_cross_encoder_in_the_backend(kpm_workspace, kpm_c
     assert res.exit_code == 2 and len(lines) == 1 and "TAB" in lines[0], res.output
 
 
-def test_counter_model_openvino_int8_keys_its_vectors_by_the_calibration(tmp_path):
+def test_counter_model_openvino_int8_keys_its_vectors_by_the_calibration(shared_exports):
     """Without calibration texts the frozen base calibrates on the first texts encoded; their digest keys the
     model's vectors (another set of texts: another cache)."""
     from argsim.backend import get_encoder
     from argsim.config import RunConfig
 
-    enc = get_encoder("counter-bi-encoder", config=RunConfig(cache_dir=tmp_path, backend="openvino",
+    enc = get_encoder("counter-bi-encoder", config=RunConfig(cache_dir=shared_exports, backend="openvino",
                                                              quantize="int8")).for_role("document")
     texts = ["Homeschooling should be banned", "We should ban fast food", "Cannabis should be legal"]
     enc.encode(texts)

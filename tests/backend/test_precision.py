@@ -47,6 +47,7 @@ def test_auto_precision_on_the_cpu_follows_native_bf16_and_the_decision(monkeypa
     assert inference_precision("auto", "cpu") == expected
     assert inference_precision("auto", "cuda") == "fp16" and inference_precision("auto", "mps") == "fp32"
     assert inference_precision("fp32", "cpu") == "fp32"  # one option away
+    assert inference_precision("auto", "cpu", "onnx") == inference_precision("auto", "cpu", "openvino") == "fp32"
 
 
 @pytest.mark.parametrize("pooling", [None, "mean"])  # sentence-transformers folder / plain transformer path

@@ -26,13 +26,15 @@ def test_speed_ups_compare_best_thread_counts_and_deltas_cover_every_task_figure
 
 def test_thematic_slice_is_the_api_test_split(data_dir, tmp_path):
     """On the first 120 rows of the real article index (a dataset folder of its own: the whole corpus takes the
-    API's reference seconds to parse), the slice is the head of the API's test split, which it builds from a few
-    test articles only."""
+    API's reference seconds to parse), the slice is the head of the test split `argsim data triplets wikipedia`
+    writes (`build_datasets`), built from a few test articles only, and the API's test split is all of it."""
     import csv
 
     from argsim.api.datasets import load_dataset
-    from argsim.benchmarks.backends import thematic_test_triplets
-    from argsim.data.wikipedia import ROOT
+    from argsim.data.wikipedia import ROOT, load_articles
+    from argsim.io import read_records
+    from argsim.schemas import TripletRecord
+    from argsim.thematic.build import build_datasets, first_test_triplets
 
     real, small = data_dir / "wikipedia" / ROOT, tmp_path / "wikipedia" / ROOT
     small.mkdir(parents=True)
@@ -43,11 +45,14 @@ def test_thematic_slice_is_the_api_test_split(data_dir, tmp_path):
     with open(small / "article_info.csv", encoding="utf-8", newline="") as fh:
         assert len(list(csv.DictReader(fh))) == 120  # no row spans lines
 
-    ours = thematic_test_triplets(25, data_dir=tmp_path)
+    ours = first_test_triplets(tmp_path / "wikipedia", 25)
     api = load_dataset("wikipedia-triplets", split="test", data_dir=tmp_path)
+    build_datasets(load_articles(tmp_path / "wikipedia", use_cache=False, quiet=True), tmp_path / "built")
+    built = [(t["anchor"], t["positive"], t["negative"])
+             for t in read_records(tmp_path / "built" / "triplets-sen-test.jsonl", TripletRecord)]
     assert len(ours) == 25 and len(api) > 25 and api["article"].nunique() > len({t["article"] for t in ours})
-    assert [(t["anchor"], t["positive"], t["negative"]) for t in ours] == \
-        list(zip(api["anchor"], api["positive"], api["negative"], strict=True))[:25]
+    assert [(t["anchor"], t["positive"], t["negative"]) for t in ours] == built[:25]
+    assert list(zip(api["anchor"], api["positive"], api["negative"], strict=True)) == built
 
 
 @pytest.mark.parametrize(("argv", "says"), [

@@ -108,7 +108,9 @@ def test_rows_give_the_arrays_verdicts_and_the_fastest_passing_variant_wins(tmp_
     decisions, default = decide(rows, speed)
     assert [(d.variant, d.passes) for d in decisions] == [
         ("minilm [openvino int8]", False), ("minilm [onnx int8]", True), ("minilm [torch bf16]", True)]
-    assert default == "minilm [onnx int8]"  # openvino int8 is faster but fails
+    assert [d.eligible for d in decisions] == [False, False, True]  # exported graphs are one option away
+    assert default == "minilm [torch bf16]"  # openvino int8 is faster but fails; onnx int8 passes but is an export
+    assert decide([r for r in rows if "bf16" not in r["model"]], speed)[1] is None
     assert decide(rows)[1] is None  # without speed-ups nothing is known to be faster
     assert bench_name("minilm [openvino fp32]") == "openvino-fp32" and bench_name("minilm") is None
 
@@ -119,7 +121,8 @@ def test_rows_give_the_arrays_verdicts_and_the_fastest_passing_variant_wins(tmp_
     (tmp_path / "bench" / "results" / "backends.json").write_text(json.dumps({"task": "backends", "rows": speed}))
     res = CliRunner().invoke(app, ["--workdir", str(tmp_path), "bench", "default"])
     assert res.exit_code == 0, res.output
-    assert "default: minilm [onnx int8]" in res.stdout and "│ minilm [openvino int8] │" in res.stdout
+    assert "default: minilm [torch bf16]" in res.stdout and "│ minilm [openvino int8] │" in res.stdout
+    assert "minilm [onnx int8] passes but runs an exported graph" in res.stdout
     res = CliRunner().invoke(app, ["--workdir", str(tmp_path), "bench", "default", "--fp32", "mpnet"])
     assert res.exit_code == 2 and "no comparison of a variant with mpnet" in res.output
 
@@ -127,11 +130,11 @@ def test_rows_give_the_arrays_verdicts_and_the_fastest_passing_variant_wins(tmp_
 def test_a_variant_not_compared_on_every_task_of_fp32_does_not_pass():
     """fp32 scored on a task the variant was never compared on: the variant is missing evidence, not passing."""
     base = fp32_units()
-    name = "minilm [onnx int8]"
+    name = "minilm [torch bf16]"
     board = run_evaluate({name: Outcomes(flipped(base, 5, 2)), "minilm": Outcomes(base)}, compare=[name, "minilm"],
                          n_boot=1000, task_table={"units": Task("units", UnitsEvaluator, "U", "fake")})
     rows = [r.as_dict() for r in board.rows(env={})]
-    speed = [{"method": "onnx-int8", "metric": "speedup_vs_torch_fp32", "value": 2.6}]
+    speed = [{"method": "torch-bf16", "metric": "speedup_vs_torch_fp32", "value": 1.7}]
     assert decide(rows, speed)[1] == name
     fp32_row = next(r for r in rows if r["model"] == "minilm" and (r.get("extra") or {}).get("primary"))
     rows.append(fp32_row | {"setting": "other"})

@@ -9,18 +9,13 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from argsim.cli.app import app
+from tests.cli.conftest import FIXTURES, REPO, runner
 
-REPO = Path(__file__).resolve().parents[2]
-FIXTURES = REPO / "tests" / "fixtures"
 SENTINEL = b"already written: must survive\n"
-
-runner = CliRunner()
 
 
 @pytest.fixture

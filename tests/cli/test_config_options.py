@@ -7,7 +7,6 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 import pytest
-from conftest import parse_command_line as parse
 from typer.main import get_command
 
 from argsim.cli.app import app
@@ -21,6 +20,7 @@ from argsim.minutes.train import MinutesTrainConfig
 from argsim.modelbuild.recipes import RECIPES, Step
 from argsim.options import config_argv, is_option, option_name, setting
 from argsim.thematic.config import ThematicTrainConfig
+from tests.conftest import parse_command_line as parse
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "kpm"
 COMMANDS = {"train sbert": SbertConfig, "train kpm-cross": CrossConfig, "train mts": MTSConfig,
@@ -220,7 +220,6 @@ def test_lr_end_equal_to_lr_is_a_constant_rate_and_above_it_is_refused_before_wo
 
     assert OptimPolicy(lr=1e-4, lr_end=1e-4).trainer_kwargs()["lr_scheduler_type"] == "constant_with_warmup"
     assert OptimPolicy(lr=1e-4, lr_end=1e-5).trainer_kwargs()["lr_scheduler_type"] == "polynomial"
-    assert OptimPolicy(lr=1e-4, lr_end=1e-4).factor(5, 10) == pytest.approx(1.0)
     res = CliRunner().invoke(app, ["--data-dir", str(tmp_path / "absent"), "train", "sbert", "--lr", "1e-5",
                                    "--lr-end", "1e-4", "--out", str(tmp_path / "m")])
     assert res.exit_code == 2 and "--lr-end" in res.output and not (tmp_path / "m").exists()

@@ -11,10 +11,10 @@ import signal
 import sys
 from pathlib import Path
 
-from conftest import signal_at_marker
 from typer.testing import CliRunner
 
 from argsim.cli.app import app
+from tests.conftest import signal_at_marker
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "tests" / "fixtures" / "counter_neural" / "02-extracted-arguments"

@@ -17,13 +17,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 from argsim.cli.app import app
-
-REPO = Path(__file__).resolve().parents[2]
-FIXTURES = REPO / "tests" / "fixtures"
-runner = CliRunner()
+from tests.cli.conftest import REPO, runner
 
 
 @pytest.fixture

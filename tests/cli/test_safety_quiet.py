@@ -11,13 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from argsim.cli.app import app
-
-REPO = Path(__file__).resolve().parents[2]
-FIXTURES = REPO / "tests" / "fixtures"
-runner = CliRunner()
+from tests.cli.conftest import REPO, runner
 
 NOISY = r'''
 import logging, sys, warnings

@@ -13,9 +13,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import torch
-from conftest import parse_command_line
 
 from argsim.data.argkp import KPMData, load_argkp
+from tests.conftest import parse_command_line
 
 
 def _cut(data: KPMData, n: int, name: str) -> KPMData:

@@ -224,12 +224,12 @@ def test_concat_encoder(prepared, tmp_path):
 def test_sick_relatedness_on_real_slice(data_dir):
     from argsim.backend import get_encoder
     from argsim.data.sick import load_sick
-    from argsim.thematic.sick_eval import sick_relatedness
+    from argsim.evaluation import SICKEvaluator
 
     folder = data_dir / "sick"
-    s = sick_relatedness(get_encoder("glove50").encode, load_sick(folder, "train")[:300],
-                         load_sick(folder, "trial")[:60], load_sick(folder, "test")[:200])
-    assert s.n_test == 200 and s.pearson > 0.5 and s.spearman > 0.4 and 0 < s.mse < 1.0
+    s = SICKEvaluator(load_sick(folder, "train")[:300], load_sick(folder, "trial")[:60],
+                      load_sick(folder, "test")[:200]).evaluate(get_encoder("glove50"))
+    assert s.n == 200 and s["pearson"] > 0.5 and s["spearman"] > 0.4 and 0 < s["mse"] < 1.0
 
 
 def test_cli_builds_triplets_and_clusters(tmp_path, minilm):

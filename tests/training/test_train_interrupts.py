@@ -14,10 +14,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import TOPICS, tiny_triplets
 
 from argsim.errors import ArgsimError
 from argsim.training import Budget, resolve_placement
+from tests.conftest import TOPICS, tiny_triplets
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -4,6 +4,7 @@ parameters on the resolved device, same seed -> same weights, resume == uninterr
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -11,11 +12,11 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import TOPICS, tiny_triplets
 from typer.testing import CliRunner
 
 from argsim.errors import ArgsimError
 from argsim.training import Budget, OptimPolicy, resolve_placement
+from tests.conftest import TOPICS, tiny_triplets
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 REPO = Path(__file__).resolve().parents[2]
@@ -93,6 +94,7 @@ def test_policy_equals_transformers_schedules():
         get_constant_schedule_with_warmup,
         get_linear_schedule_with_warmup,
         get_polynomial_decay_schedule_with_warmup,
+        get_scheduler,
     )
 
     total = 40
@@ -101,13 +103,13 @@ def test_policy_equals_transformers_schedules():
                  o, 0, total, lr_end=1e-6, power=1.0)),
              (OptimPolicy(lr=2e-5, warmup_ratio=0.05, schedule="constant"),
               lambda o: get_constant_schedule_with_warmup(o, 2))]
-    for policy, reference in cases:
-        p = torch.nn.Parameter(torch.zeros(1))
-        ours = torch.optim.AdamW([p], lr=policy.lr)
+    for policy, reference in cases:  # the schedule transformers builds from the policy's TrainingArguments
+        kw = policy.trainer_kwargs()
+        ours = torch.optim.AdamW([torch.nn.Parameter(torch.zeros(1))], lr=policy.lr)
         theirs = torch.optim.AdamW([torch.nn.Parameter(torch.zeros(1))], lr=policy.lr)
-        from argsim.training.policy import build_scheduler
-
-        s1, s2 = build_scheduler(ours, policy, total), reference(theirs)
+        s1 = get_scheduler(kw["lr_scheduler_type"], ours, math.ceil(kw["warmup_steps"] * total), total,
+                           scheduler_specific_kwargs=kw.get("lr_scheduler_kwargs"))
+        s2 = reference(theirs)
         for _ in range(total + 2):
             assert ours.param_groups[0]["lr"] == pytest.approx(theirs.param_groups[0]["lr"], rel=1e-9, abs=1e-15)
             ours.step(), theirs.step(), s1.step(), s2.step()

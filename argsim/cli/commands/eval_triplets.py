@@ -27,26 +27,23 @@ def eval_triplets(
     out: Annotated[Path | None, typer.Option(callback=OUT_FILE, help="Write the scores as JSON here.")] = None,
 ) -> None:
     """Share of triplets whose positive is closer to the anchor than the negative, and the mean diff."""
-    from argsim.backend import get_encoder
+    from argsim.evaluation import TripletEvaluator
     from argsim.io import read_records, write_json
     from argsim.measure import timed
-    from argsim.metrics.triplets import encoded_triplet_scores
     from argsim.results import environment, result_rows, write_results
     from argsim.schemas import TripletRecord
 
     cfg = run_config(ctx)
     env = environment(seed=cfg.seed, device=cfg.device, data_files=[triplets])
     records = read_records(triplets, TripletRecord)[:limit]
+    evaluator = TripletEvaluator(records, triplets.stem, distance, ties, cfg)
     table_rows, rows, payload = [], [], []
     for name in model:
-        enc = get_encoder(name)
         with timed() as t:
-            s = encoded_triplet_scores(enc, records, distance=distance, ties=ties)
-        table_rows.append([name, s.accuracy, s.mean_diff, s.ties, f"{t['seconds']:.1f}"])
-        payload.append({"model": name, "accuracy": s.accuracy, "mean_diff": s.mean_diff, "n": s.n,
-                        "ties": s.ties, "seconds": t["seconds"]})
-        rows += result_rows(s.evaluation(triplets.stem), method="triplet-eval", model=name, setting=distance,
-                            seconds=t["seconds"], env=env)
+            s = evaluator.evaluate(name)
+        table_rows.append([name, *s.metrics.values(), s.details["ties"], f"{t['seconds']:.1f}"])
+        payload.append({"model": name, **s.metrics, "n": s.n, "ties": s.details["ties"], "seconds": t["seconds"]})
+        rows += result_rows(s, method="triplet-eval", model=name, setting=distance, seconds=t["seconds"], env=env)
     console.print(summary_table(f"triplets: {triplets.name} ({len(records):,})",
                                 ["model", "accuracy", "mean diff", "ties", "seconds"], table_rows))
     if out:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
@@ -20,6 +21,7 @@ from argsim.cli.params import (
     model_option,
 )
 from argsim.cli.training_options import budget_options, placement
+from argsim.errors import ArgsimError
 from argsim.kpm.mts.config import MTSConfig
 from argsim.kpm.sbert import SbertConfig
 
@@ -153,6 +155,21 @@ def rank_keypoints(
                   f"({len(ranking.predictions):,} arguments scored in {ranking.seconds:.1f}s)")
 
 
+def train_and_score(ctx: typer.Context, source: ArgkpInput, eval_split: str | None, out: Path,
+                    train: Callable[..., dict], needs_eval: str | None = None) -> None:
+    """A key point trainer's command body: the labelled training data and the evaluation split (`needs_eval`: the
+    option that requires one, refused without it), `train(data, gold, run, placement)`, the trained model scored
+    on the split and printed."""
+    from argsim.kpm.evaluate import evaluate_trained, training_inputs
+
+    run = run_config(ctx)
+    data = source.load(run.data_dir, need_labels=True)
+    gold = training_inputs(data, eval_split, run)
+    if needs_eval and gold is None:
+        raise ArgsimError(f"{needs_eval} needs an evaluation split with labels (--eval-split)")
+    _print_training(evaluate_trained(out, gold, train(data, gold, run, placement(ctx)), run), out)
+
+
 def _print_training(info: dict, folder: Path) -> None:
     from argsim.training import is_main_process
 
@@ -181,16 +198,11 @@ def train_sbert_cmd(
 ) -> None:
     """Fine-tune a Siamese SBERT on labelled argument/key point pairs; saves a sentence-transformers folder
     that `rank keypoints --model DIR` loads. The defaults are the recommended recipe (contrastive loss)."""
-    from argsim.kpm.evaluate import evaluate_trained, training_inputs
     from argsim.kpm.sbert import train_sbert
 
-    run = run_config(ctx)
-    where = placement(ctx)
-    data = source.load(run.data_dir, need_labels=True)
-    gold = training_inputs(data, eval_split, run)
-    cfg = replace(config, seed=where.seed, max_steps=plan.max_steps or -1)
-    info = train_sbert(data, out, cfg, quiet=run_config(ctx).quiet, placement=where, budget=plan, eval_data=gold)
-    _print_training(evaluate_trained(out, gold, info, run), out)
+    train_and_score(ctx, source, eval_split, out, lambda data, gold, run, where: train_sbert(
+        data, out, replace(config, seed=where.seed, max_steps=plan.max_steps or -1), quiet=run.quiet,
+        placement=where, budget=plan, eval_data=gold))
 
 
 @train_app.command("mts")
@@ -229,8 +241,7 @@ def train_mts_cmd(
     intra-pair variance loss with multi-similarity mining; cosine at inference. Saves a folder that
     `rank keypoints --model DIR` loads."""
     from argsim.data.argkp import load_argkp
-    from argsim.errors import ArgsimError
-    from argsim.kpm.evaluate import evaluate_folds, evaluate_trained, feature_size, training_inputs
+    from argsim.kpm.evaluate import evaluate_folds, feature_size
     from argsim.kpm.mts.batches import topic_folds
     from argsim.kpm.mts.train import train_folds, train_mts
     from argsim.training import is_main_process
@@ -240,20 +251,15 @@ def train_mts_cmd(
     if keep_best and folds > 1:
         raise ArgsimError("--keep-best works with --folds 1 (each fold model is scored on its held-out topics)")
     run, where = run_config(ctx), placement(ctx)
-    quiet = run.quiet
     cfg = replace(config, seed=where.seed,
                   out_dim=out_dim or (feature_size(config.model, config.pooling) if config.identity_init else 256))
     if folds <= 1:
-        data = source.load(run.data_dir, need_labels=True)
-        gold = training_inputs(data, eval_split, run)
-        if keep_best and gold is None:
-            raise ArgsimError("--keep-best needs an evaluation split with labels (--eval-split)")
-        info = train_mts(data, out, cfg, quiet=quiet, log_every=log_every, init=init, placement=where, budget=plan,
-                         dev=gold if keep_best else None)
-        _print_training(evaluate_trained(out, gold, info, run), out)
+        train_and_score(ctx, source, eval_split, out, lambda data, gold, run, where: train_mts(
+            data, out, cfg, quiet=run.quiet, log_every=log_every, init=init, placement=where, budget=plan,
+            dev=gold if keep_best else None), needs_eval="--keep-best" if keep_best else None)
         return
     train, dev = load_argkp("train", run.data_dir), load_argkp("dev", run.data_dir)
-    infos = train_folds(train, dev, out, cfg, folds, only=fold or None, quiet=quiet, log_every=log_every,
+    infos = train_folds(train, dev, out, cfg, folds, only=fold or None, quiet=run.quiet, log_every=log_every,
                         placement=where, budget=plan)
     if is_main_process():
         held = {i: h for i, (_, h) in enumerate(topic_folds(train, dev, folds), start=1)}

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from argsim.cli.commands.kpm import TRAIN_LABELS_HELP, TRAIN_SPLIT_HELP, _print_training
+from argsim.cli.commands.kpm import TRAIN_LABELS_HELP, TRAIN_SPLIT_HELP, train_and_score
 from argsim.cli.groups import console, data_app, eval_app, run_config, summary_table, train_app
 from argsim.cli.params import OUT_DIR, ArgkpInput, argkp_input, choices, config_options, finite_float, model_option
-from argsim.cli.training_options import budget_options, placement
+from argsim.cli.training_options import budget_options
 from argsim.kpm.cross import CrossConfig
 from argsim.kpm.ensemble import COMBINES
 
@@ -39,19 +39,10 @@ def train_kpm_cross(
     from dataclasses import replace
 
     from argsim.kpm.cross import train_cross
-    from argsim.kpm.evaluate import evaluate_trained, training_inputs
 
-    run = run_config(ctx)
-    where = placement(ctx)
-    data = source.load(run.data_dir, need_labels=True)
-    gold = training_inputs(data, eval_split, run)
-    if config.eval_every and gold is None:
-        from argsim.errors import ArgsimError
-
-        raise ArgsimError("--eval-every needs an evaluation split with labels (--eval-split)")
-    info = train_cross(data, out, replace(config, seed=where.seed), placement=where, budget=plan,
-                       quiet=run_config(ctx).quiet, dev=gold)
-    _print_training(evaluate_trained(out, gold, info, run), out)
+    train_and_score(ctx, source, eval_split, out, lambda data, gold, run, where: train_cross(
+        data, out, replace(config, seed=where.seed), placement=where, budget=plan, quiet=run.quiet, dev=gold),
+        needs_eval="--eval-every" if config.eval_every else None)
 
 
 @eval_app.command("kpm-folds")

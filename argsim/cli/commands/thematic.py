@@ -46,16 +46,9 @@ def triplets_wikipedia(
     """
     from argsim.data.catalog import dataset_dir
     from argsim.data.wikipedia import load_articles
-    from argsim.errors import ArgsimError
     from argsim.thematic.build import build_datasets, read_user_articles
-    from argsim.thematic.sections import LEVELS
-    from argsim.thematic.triplets import NEGATIVES
 
     cfg = run_config(ctx)
-    if negatives not in NEGATIVES:
-        raise ArgsimError(f"--negatives must be one of {', '.join(NEGATIVES)}")
-    if level not in LEVELS:
-        raise ArgsimError(f"--level must be one of {', '.join(LEVELS)}")
     docs = read_user_articles(articles, quiet=cfg.quiet) if articles else load_articles(
         dataset_dir("wikipedia", cfg.data_dir), use_cache=cfg.use_cache, cache_dir=cfg.resolved_cache_dir(),
         quiet=cfg.quiet)
@@ -175,16 +168,15 @@ def eval_clustering(
     task: Annotated[str | None, typer.Option(help="Also merge the rows into bench/results/<task>.json.")] = None,
 ) -> None:
     """MI, AMI, RI and ARI of the clustering against the gold sections, averaged over articles."""
+    from argsim.evaluation import ClusteringEvaluator
     from argsim.io import canonical_columns, read_records
     from argsim.measure import timed
-    from argsim.metrics.clustering import averaged_scores, clustering_evaluation, warn_one_section
+    from argsim.metrics.clustering import averaged_scores, warn_one_section
     from argsim.results import result_rows, run_environment, write_results
     from argsim.schemas import LabelledSentenceRecord
-    from argsim.thematic.evaluate import clustering_eval
 
     cfg = run_config(ctx)
     env = run_environment(cfg, data_files=[sentences])
-
     rows = read_records(sentences, LabelledSentenceRecord)
     canonical_columns(rows, sentences, ("label", "article", "cluster"))
     groups = [r.get("article", "") for r in rows]
@@ -198,11 +190,11 @@ def eval_clustering(
         for m in model:
             for alg in algorithm:
                 with timed() as t:
-                    s, n = clustering_eval(rows, m, alg, seed=cfg.seed, linkage=linkage, config=cfg)
-                table_rows.append([m, alg, n, *s.values()])
+                    ev = ClusteringEvaluator(rows, sentences.stem, alg, linkage, cfg.seed, cfg).evaluate(m)
+                table_rows.append([m, alg, ev.n, *ev.metrics.values()])
                 setting = alg if alg == "kmeans" else f"{alg}-{linkage}"
-                results += result_rows(clustering_evaluation(s, n, sentences.stem), method="thematic-clustering",
-                                       model=m, setting=setting, seconds=t["seconds"], env=env)
+                results += result_rows(ev, method="thematic-clustering", model=m, setting=setting,
+                                       seconds=t["seconds"], env=env)
     console.print(summary_table(f"clustering: {sentences.name}", ["model", "algorithm", "articles", "MI", "AMI", "RI",
                                                              "ARI"], table_rows))
     if task and results:
@@ -220,19 +212,21 @@ def eval_sick(
     """SICK relatedness: logistic regression on [|u-v|, u*v] from the training pairs (C picked on trial);
     Pearson r, Spearman rho and MSE on the test pairs."""
     from argsim.data.catalog import dataset_dir
+    from argsim.data.sick import load_sick
+    from argsim.evaluation import SICKEvaluator
     from argsim.measure import timed
     from argsim.results import result_rows, run_environment, write_results
-    from argsim.thematic.evaluate import sick_eval
 
     cfg = run_config(ctx)
     root = folder or dataset_dir("sick", cfg.data_dir)
     env = run_environment(cfg, data_files=[Path(root) / "SICK_test_annotated.txt"])
+    evaluator = SICKEvaluator(*(load_sick(root, s) for s in ("train", "trial", "test")), config=cfg)
     table_rows, results = [], []
     for m in model:
         with timed() as t:
-            s = sick_eval(m, root, config=cfg)
-        table_rows.append([m, s.pearson, s.spearman, s.mse, s.c, t["seconds"]])
-        results += result_rows(s.evaluation("test"), method="sick-relatedness", model=m, setting="logreg",
+            s = evaluator.evaluate(m)
+        table_rows.append([m, *s.metrics.values(), s.details["c"], t["seconds"]])
+        results += result_rows(s, method="sick-relatedness", model=m, setting="logreg",
                                seconds=t["seconds"], env=env)
     console.print(summary_table("SICK relatedness (test)",
                                 ["model", "pearson r", "spearman rho", "MSE", "C", "seconds"], table_rows))

@@ -11,14 +11,24 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 from sentence_transformers.base.evaluation import BaseEvaluator
+from sentence_transformers.cross_encoder import CrossEncoder
+from sentence_transformers.cross_encoder.losses import CrossEntropyLoss
 from transformers import TrainerCallback
 
+from argsim.backend import model_path
+from argsim.backend.resolve import PairScorer
+from argsim.backend.safety import HF_LOAD
 from argsim.counter.neural.config import CROSS_MARKER, NeuralConfig
+from argsim.counter.neural.training import read_history
 from argsim.io import write_json
+from argsim.training import begin_run, is_main_process
+from argsim.training.record import data_hash, train_config, write_records
+from argsim.training.st import fit_st
 
 HISTORY = "history.json"  # the same file name as the other models' (training.read_history reads both)
 
@@ -66,8 +76,6 @@ class ChoiceEvaluator(BaseEvaluator):
         self.name, self.primary_metric = "val", "choice_accuracy"
 
     def __call__(self, model, output_path: str | None = None, epoch: int = -1, steps: int = -1) -> dict:
-        from argsim.backend.resolve import PairScorer
-
         acc = choice_accuracy(PairScorer(model, self.batch_size, name="in training").score, self.questions)
         metrics = self.prefix_name_to_metrics({"choice_accuracy": round(acc, 4)}, self.name)
         self.store_metrics_in_model_card_data(model, metrics, epoch, steps)
@@ -94,8 +102,6 @@ class CrossHistory(TrainerCallback):
         self.start, self.losses, self.step = time.perf_counter(), [], 0
 
     def add(self, row: dict) -> None:
-        from argsim.training import is_main_process
-
         self.history.append(row)
         if self.log and is_main_process():
             self.log(row)
@@ -161,16 +167,10 @@ def train_cross_encoder(config: NeuralConfig, pairs: Sequence[tuple[str, str]], 
     Example:
         >>> train_cross_encoder(NeuralConfig(kind="cross-encoder"), pairs, texts, "models/ce")  # doctest: +SKIP
     """
-    from sentence_transformers.cross_encoder import CrossEncoder
-    from sentence_transformers.cross_encoder.losses import CrossEntropyLoss
-
-    from argsim.backend import model_path
-    from argsim.backend.safety import HF_LOAD
-    from argsim.counter.neural.training import read_history
-    from argsim.training import OptimPolicy, begin_run
-    from argsim.training.st import TrainRun, fit_st
-
-    placement, budget = begin_run(config, placement, budget)
+    run = begin_run(config, out, placement, budget, policy={"lr": config.encoder_lr, "schedule": "constant",
+                                                            "max_grad_norm": None})
+    run = replace(run, epochs=1)  # the epochs are in the examples: fresh negatives every epoch
+    placement, budget = run.placement, run.budget
     pairs, out = list(pairs), Path(out)
     model = CrossEncoder(str(model_path(config.base_model)), num_labels=2, max_length=config.max_seq_length,
                          device=placement.device, **HF_LOAD)
@@ -184,8 +184,6 @@ def train_cross_encoder(config: NeuralConfig, pairs: Sequence[tuple[str, str]], 
     if not tracker.history:
         tracker.add({"epoch": 0, "val": evaluator(model)["val_choice_accuracy"] if evaluator else None,
                      "loss": None, "examples": 0, "seconds": 0.0})
-    policy = OptimPolicy.from_config(config, lr=config.encoder_lr, schedule="constant", max_grad_norm=None)
-    run = TrainRun(out, placement, budget, policy, 1, config.batch_size)
     trainer, rec = fit_st(model, data, CrossEntropyLoss(model), run, evaluator=evaluator, eval_every=every,
                           select=SELECTION_METRIC if evaluator else None, callbacks=(tracker,), disable_tqdm=quiet,
                           logging_steps=every)
@@ -200,8 +198,6 @@ def _save_cross(model, config: NeuralConfig, run, rec: dict, tracker: CrossHisto
                 evals_per_epoch: int) -> None:
     """Rank 0: the kept weights (the best validated row's, not necessarily the last), the marker, history.json,
     train_config.json and the card."""
-    from argsim.training.record import data_hash, train_config, write_records
-
     out, history, best = run.out, tracker.history, rec["best"]
     model.save(str(out))
     write_json(out / CROSS_MARKER, {"kind": "cross-encoder", "base_model": config.base_model,

@@ -23,7 +23,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from argsim.io import write_json
 from argsim.options import setting
+from argsim.training import begin_run
+from argsim.training.record import data_hash, train_config, write_records
 
 if TYPE_CHECKING:
     from argsim.data.counterargs import Argument, CounterCorpus
@@ -154,20 +157,13 @@ def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, 
     """
     from argsim.backend.adapters import save_adapter
     from argsim.data.counterargs import load_counterargs
-    from argsim.io import write_json
-    from argsim.training import OptimPolicy, begin_run
-    from argsim.training.record import data_hash, train_config, write_records
-    from argsim.training.st import TrainRun, check_cadence, fit_st
+    from argsim.training.st import fit_st
 
-    placement, budget = begin_run(config, placement, budget)
-    if config.eval_every:
-        check_cadence(config.eval_every, budget)
+    run_ = begin_run(config, out, placement, budget, config.eval_every, {"warmup_ratio": 0.1})
     corpus = corpus or load_counterargs()
-    rows = training_rows(corpus, "training", seed=placement.seed, limit=config.limit)
-    model, loss = _model_and_loss(config, placement.device)
+    rows = training_rows(corpus, "training", seed=run_.placement.seed, limit=config.limit)
+    model, loss = _model_and_loss(config, run_.placement.device)
     evaluator = validation_evaluator(corpus, config.val_limit) if config.eval_every or config.validate else None
-    run_ = TrainRun(Path(out), placement, budget, OptimPolicy.from_config(config, warmup_ratio=0.1), config.epochs,
-                    config.batch_size)
     out, select = run_.out, SELECTION_METRIC if config.eval_every else None
     trainer, run = fit_st(model, rows, loss, run_, evaluator=evaluator if select else None, select=select,
                           eval_every=config.eval_every, disable_tqdm=quiet, batch_sampler="no_duplicates")

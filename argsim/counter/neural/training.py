@@ -1,9 +1,6 @@
-"""Training the Bi-/Unipolar-/Bipolar-encoders: Adam, one sampled negative per pair and epoch, validation @1/K
-after every epoch, early stopping, and the best model saved (the task's own metric chooses it: accuracy@1/K on
-the validation pairs, `argsim.evaluation.CounterArgumentEvaluator.from_pairs`) - on transformers' Trainer
-(`argsim.training.module`: the device, precision and processes of the run, checkpoints under OUT/checkpoints at
-every epoch end and every --checkpoint-every steps, `resume` continuing them exactly: the epoch's negatives and
-batch order are saved beside the trainer's own state and random states)."""
+"""Training the Bi-/Unipolar-/Bipolar-encoders on transformers' Trainer (`argsim.training.module`): Adam, one
+sampled negative per pair and epoch (`EpochNegatives`), validation @1/K after every epoch choosing the saved model,
+early stopping (`train`)."""
 
 from __future__ import annotations
 
@@ -15,26 +12,26 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from transformers import TrainerCallback
+from transformers import EarlyStoppingCallback, TrainerCallback
 
 from argsim.counter.neural.config import NeuralConfig
 from argsim.counter.neural.data import PairData
 from argsim.counter.neural.heads import classification_loss, triplet_loss
 from argsim.counter.neural.model import CounterModel
 from argsim.counter.neural.sampling import NegativeSampler
-from argsim.counter.neural.store import save_model
+from argsim.counter.neural.store import load_model, save_model
 from argsim.counter.neural.validation import heads_on_cpu
+from argsim.errors import ModelError
 from argsim.evaluation.counter import CounterArgumentEvaluator
-from argsim.io import write_json
-from argsim.training import Budget, OptimPolicy, Placement, begin_run, is_main_process
+from argsim.io import read_json_as, write_json
+from argsim.schemas import History
+from argsim.training import Budget, Placement, begin_run, is_main_process
+from argsim.training.callbacks import EpochMinutesCallback
+from argsim.training.module import ModuleData, fit_module, select_metric
 from argsim.training.record import data_hash, train_config, write_records
+from argsim.training.st import last_checkpoint
 
 HISTORY = "history.json"
-
-
-def base_table(model: CounterModel, texts: list[str]) -> np.ndarray:
-    """Base embeddings of every text (frozen: backend, disk-cached; trainable: the current towers)."""
-    return model.embed_texts(texts, side="candidate", progress="embedding the texts")
 
 
 def batch_loss(model: CounterModel, u: torch.Tensor, vp: torch.Tensor, vn: torch.Tensor) -> torch.Tensor:
@@ -72,9 +69,6 @@ def warm_start(model: CounterModel, folder: str | Path) -> None:
         >>> lora = NeuralConfig(train_encoder=True, lora_rank=16)
         >>> warm_start(CounterModel(lora), "counter-bipolar")  # doctest: +SKIP
     """
-    from argsim.counter.neural.store import load_model
-    from argsim.errors import ModelError
-
     source = load_model(folder)
     if source.config.kind != model.config.kind or source.dim != model.dim:
         raise ModelError(f"{folder}: a {source.config.kind} model of width {source.dim} cannot initialise a "
@@ -122,7 +116,8 @@ class EpochNegatives:
         if self.current.get("epoch") != epoch:
             vectors = None
             if self.sampler.probability(epoch) > 0:
-                table = self.base if self.base is not None else base_table(self.model, self.data.texts)
+                table = self.base if self.base is not None else \
+                    self.model.embed_texts(self.data.texts, side="candidate", progress="embedding the texts")
                 with heads_on_cpu(self.model):
                     vectors = self.model.retrieval_numpy(table, "candidate") if cfg.has_retrieval else table
             self.sampler.rng = np.random.default_rng([cfg.seed, epoch])
@@ -223,17 +218,13 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
     saved model whose heads (and LoRA tower adapters, when both have them) start the training (`warm_start`).
     `placement`: device / precision / seed (default: the CPU, fp32, `config.seed`).
     """
-    from transformers import EarlyStoppingCallback
-
-    from argsim.training.callbacks import EpochMinutesCallback
-    from argsim.training.module import ModuleData, fit_module, select_metric
-    from argsim.training.st import TrainRun, last_checkpoint
-
-    out_dir = Path(out_dir)
-    placement, budget = begin_run(config, placement, budget, max_minutes=max_minutes, resume=resume)
+    run = begin_run(config, out_dir, placement, budget, policy={"schedule": "constant", "max_grad_norm": None},
+                    max_minutes=max_minutes, resume=resume)  # Adam at constant rates, per group
+    out_dir, budget = run.out, run.budget
     model = _model(config, model, init)
     frozen = not config.train_encoder
-    base = base_table(model, data.texts) if frozen else None
+    # the frozen encoder's base embeddings of every text, once (backend, disk-cached)
+    base = model.embed_texts(data.texts, side="candidate", progress="embedding the texts") if frozen else None
     negatives = EpochNegatives(model, data, config, base)
     evaluator = CounterArgumentEvaluator.from_pairs(data, config.k_val, base=base)  # chooses the saved epoch
     history = CounterHistory(out_dir, negatives, select_metric(evaluator),
@@ -250,12 +241,11 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
     pairs = list(range(len(data.train_pairs)))
     module_data = ModuleData(pairs, negatives.batches, -(-len(pairs) // config.batch_size), negatives.collate,
                              key=_data_hashes(data))
-    policy = OptimPolicy.from_config(config, schedule="constant", max_grad_norm=None)  # Adam, constant, per group
-    run = TrainRun(out_dir, placement, replace(budget, max_minutes=None), policy, config.epochs)
-    trainer, rec = fit_module(model, _loss_of(data, base), module_data, run, groups=_groups(model, config),
+    trainer, rec = fit_module(model, _loss_of(data, base), module_data,
+                              replace(run, budget=replace(budget, max_minutes=None)), groups=_groups(model, config),
                               evaluator=evaluator, callbacks=callbacks, log_every=1)
     if trainer.is_world_process_zero():
-        _save_run(model, config, data, history.history, rec, replace(run, budget=budget))
+        _save_run(model, config, data, history.history, rec, run)
     return history.history
 
 
@@ -308,9 +298,6 @@ def _data_hashes(data: PairData) -> dict:
 
 def read_history(folder: str | Path) -> list[dict]:
     """FOLDER/history.json's rows (validated: `argsim.schemas.History`), [] when there is none."""
-    from argsim.io import read_json_as
-    from argsim.schemas import History
-
     path = Path(folder) / HISTORY
     if not path.is_file():
         return []

@@ -1,10 +1,8 @@
 """Train MTS (or its QA / SimAKP baselines), save a folder `get_encoder` loads, optionally over topic folds.
 
-Trains on transformers' Trainer (`argsim.training.module`): the device / precision / processes of the run, the MTS
-policy (AdamW, weight decay 0.01, 5% warm-up, linear decay, clipping 1; the heads at their own rate), budgets,
-checkpoints under OUT/checkpoints and --resume; the key-point-centred batches of an epoch (a function of the seed
-and the epoch) are served whole by a batch sampler (`whole_batches`), the losses (pytorch-metric-learning's) are
-the trainer's `compute_loss`.
+Trains on transformers' Trainer (`argsim.training.module`) with the MTS policy (AdamW, weight decay 0.01, 5%
+warm-up, linear decay, clipping 1; the heads at their own rate); an epoch's key-point-centred batches (a function
+of the seed and the epoch) are served whole (`whole_batches`), pytorch-metric-learning's losses are the loss.
 """
 
 from __future__ import annotations
@@ -24,7 +22,13 @@ from argsim.io import write_json
 from argsim.kpm.mts.batches import cluster_batches, pair_batches, topic_folds
 from argsim.kpm.mts.config import VARIANTS, MTSConfig
 from argsim.kpm.mts.encoder import write_ensemble, write_manifest
-from argsim.kpm.mts.network import ClusterLoss, MTSNet, PairContrastiveLoss, build_net
+from argsim.kpm.mts.network import ClusterLoss, MTSNet, PairContrastiveLoss, build_net, load_net
+from argsim.kpm.scoring import score_key_points
+from argsim.measure import peak_memory_mb
+from argsim.training import begin_run, is_main_process
+from argsim.training.callbacks import LossLogCallback, epoch_rows
+from argsim.training.module import fit_module, whole_batches
+from argsim.training.record import data_hash, train_config, write_records
 
 TRAIN_INFO = "argsim_train.json"
 
@@ -77,33 +81,11 @@ class LiveMTS(Encoder):
         return np.concatenate(outs, axis=0) if outs else np.zeros((0, self.net.cfg.out_dim), np.float32)
 
 
-def map_evaluator(gold: KPMData, name: str = "dev") -> KPAMapEvaluator:
-    """The official KPA Track 1 strict mAP (leaderboard formula) of the MTS network in training: every argument
-    scored against the key points of its topic and stance by the cosine of the two statements' vectors.
-
-    Example:
-        >>> ev = map_evaluator(load_argkp("dev"))  # doctest: +SKIP
-        >>> ev(net)["dev_strict_map"]  # doctest: +SKIP
-        0.79...
-    """
-    from argsim.kpm.scoring import score_key_points
-
-    return KPAMapEvaluator(gold, name=name, score=lambda net: score_key_points(gold, LiveMTS(net)))
-
-
-def save_mts(net: MTSNet, folder: Path, info: dict) -> None:
-    net.save(folder)
-    write_manifest(folder, "kpm-mts")
-    write_json(folder / TRAIN_INFO, info)
-
-
 def _net(cfg: MTSConfig, init: str | Path | None) -> MTSNet:
     """The network to train: a new one, or (`init`) a saved MTS folder continued (same architecture)."""
     if init is None:
         net = build_net(cfg)
     else:
-        from argsim.kpm.mts.network import load_net
-
         net = load_net(init, "cpu")
         if net.cfg.variant != cfg.variant or net.cfg.pooling != cfg.pooling:
             raise ArgsimError(f"{init}: saved as {net.cfg.variant}/{net.cfg.pooling}, cannot continue as "
@@ -127,19 +109,14 @@ def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, quiet: bool = Fal
     fp32, `cfg.seed`); `budget`: stops, accumulation, checkpoints (default: none); `log_every`: a loss line on
     stderr every N steps.
 
-    Model selection: with `dev` (labelled), `map_evaluator` (the official strict mAP, the task's metric)
-    scores the network after every epoch and the folder keeps the best epoch (the first of equal scores:
+    Model selection: with `dev` (labelled), `KPAMapEvaluator` (the official strict mAP, the task's metric: every
+    argument scored against the key points of its topic and stance by the cosine of `LiveMTS` vectors) scores the
+    network after every epoch and the folder keeps the best epoch (the first of equal scores:
     `load_best_model_at_end`), not the last; `info["dev"]` lists the scores, `info["best_epoch"]` the kept one."""
-    from argsim.measure import peak_memory_mb
-    from argsim.training import OptimPolicy, begin_run
-    from argsim.training.callbacks import LossLogCallback, epoch_rows
-    from argsim.training.module import fit_module, whole_batches
-    from argsim.training.record import data_hash
-    from argsim.training.st import TrainRun
-
     if cfg.variant not in VARIANTS:
         raise ArgsimError(f"unknown variant '{cfg.variant}': choose one of {', '.join(VARIANTS)}")
-    placement, budget = begin_run(cfg, placement, budget)
+    run = begin_run(cfg, out, placement, budget)
+    placement = run.placement
     net = _net(cfg, init)
     loss_fn = (PairContrastiveLoss(cfg.contrastive_pos_margin, cfg.contrastive_neg_margin, cfg.miner_epsilon)
                if cfg.variant == "simakp" else
@@ -149,8 +126,7 @@ def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, quiet: bool = Fal
         raise ArgsimError(f"{train.name}: no key point with a matching argument to build batches from")
     labels = data_hash(sorted((str(a), str(k), int(v)) for (a, k), v in train.labels.items()))
     data = whole_batches(lambda epoch: _epoch_batches(train, cfg, epoch), n_batches, key=labels)
-    run = TrainRun(Path(out), placement, budget, OptimPolicy.from_config(cfg), cfg.epochs)
-    evaluator = map_evaluator(dev) if dev is not None else None
+    evaluator = KPAMapEvaluator(dev, score=lambda m: score_key_points(dev, LiveMTS(m))) if dev is not None else None
     logger = [LossLogCallback(cfg.variant, lambda line: print(line, file=sys.stderr, flush=True))] if log_every else []
     trainer, rec = fit_module(net, lambda model, batch: _step_loss(model, batch, loss_fn), data, run,
                               groups=_groups(net, cfg), evaluator=evaluator, callbacks=logger,
@@ -180,9 +156,9 @@ def _dev_rows(rec: dict, name: str) -> dict:
 
 
 def _save_run(net: MTSNet, run, cfg: MTSConfig, info: dict, rec: dict, hashes: dict) -> None:
-    from argsim.training.record import train_config, write_records
-
-    save_mts(net, run.out, info)
+    net.save(run.out)
+    write_manifest(run.out, "kpm-mts")
+    write_json(run.out / TRAIN_INFO, info)
     metrics: dict = {}
     if info.get("best_epoch") is not None:
         metrics = {k: v for k, v in info["dev"][info["best_epoch"] - 1].items() if k not in ("epoch", "step")}
@@ -197,9 +173,7 @@ def train_folds(train: KPMData, dev: KPMData, out: str | Path, cfg: MTSConfig, f
                 budget=None) -> list[dict]:
     """Topic k-fold (fold 1 = the official split): one model per fold under out/fold_<i>, plus an ensemble
     folder `out` whose `argsim_encoder.json` averages the cosine of every trained fold model."""
-    out = Path(out)
-    infos = []
-    members = []
+    out, infos, members = Path(out), [], []
     for i, (tr, _held) in enumerate(topic_folds(train, dev, folds), start=1):
         folder = out / f"fold_{i}"
         if only and i not in only:
@@ -210,8 +184,6 @@ def train_folds(train: KPMData, dev: KPMData, out: str | Path, cfg: MTSConfig, f
         info["fold"] = i
         infos.append(info)
         members.append(folder.name)
-    from argsim.training import is_main_process
-
     if is_main_process():
         write_ensemble(out, members)
     return infos
