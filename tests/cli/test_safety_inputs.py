@@ -212,3 +212,20 @@ def test_a_topic_in_another_unicode_form_is_the_same_topic(ws, form):
     gold = pd.DataFrame({"arg_id": ["a1", "a1", "a2", "a2"], "key_point_id": ["k1", "k2", "k1", "k2"],
                          "topic": [topic, topic, nfc, nfc], "stance": [1] * 4, "label": [1, 0, 0, 1]})
     assert len(map_result({"a1": {"k1": 0.9, "k2": 0.1}, "a2": {"k1": 0.2, "k2": 0.8}}, gold).groups) == 1
+
+
+def test_a_lone_surrogate_given_in_python_is_one_line_for_every_scorer(ws, tiny_bert):
+    """A lone surrogate reaches no file reader from Python (`KeyPointMatcher.match` lists, a pair scorer's pairs):
+    the embedding path refuses it in one InputError (before, the cache key's UTF-8 encoding raised
+    UnicodeEncodeError), for an encoder and for a cross-encoder's pairs alike."""
+    from sentence_transformers import CrossEncoder
+
+    import argsim
+    from argsim.backend.resolve import resolve_model
+    from argsim.errors import InputError
+
+    with pytest.raises(InputError, match="lone surrogate U\\+D800"):
+        argsim.KeyPointMatcher("glove50").match(["Uniforms \ud800 are cheap"], ["Uniforms save money"])
+    scorer = resolve_model(CrossEncoder(str(tiny_bert), num_labels=1, device="cpu"))
+    with pytest.raises(InputError, match="lone surrogate U\\+D800"):
+        scorer.score([("Uniforms \ud800 are cheap", "Uniforms save money")])
