@@ -15,7 +15,10 @@ from argsim.engine.embedding import EmbedSpec
 
 
 def _is_folder(out: Path) -> bool:
-    return out.is_dir() or out.suffix == ""
+    """A shard folder: a path without a suffix, or an existing folder whose suffix is no vector file's."""
+    from argsim.io import VECTOR_SUFFIXES
+
+    return out.suffix == "" or (out.is_dir() and out.suffix.lower() not in VECTOR_SUFFIXES)
 
 
 def _out_check(value: Path | None, ctx: typer.Context = None, param: typer.CallbackParam = None) -> Path | None:
