@@ -435,11 +435,19 @@ def _binary_lines(path: Path) -> Iterator[tuple[int, str]]:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise InputError(path, f"not valid UTF-8 (byte {offset + exc.start})", row=lineno) from None
+            if "\x00" in line:
+                raise InputError(path, _nul_message(offset + raw.index(b"\x00")), row=lineno)
             offset += len(raw)
             if lineno == 1 and line.startswith("\ufeff"):
                 line = line[1:]
             line = line[:-1] if line.endswith("\n") else line
             yield lineno, line[:-1] if line.endswith("\r") else line
+
+
+def _nul_message(byte: int) -> str:
+    """The error of a NUL character in a text file: UTF-16 text (every other byte NUL) or a binary file reads as
+    valid UTF-8 otherwise, and would be embedded, scored or trained on as text."""
+    return f"holds a NUL character (byte {byte}): argsim reads UTF-8 text, and this looks like UTF-16 or binary data"
 
 
 def read_text_file(path: str | Path) -> str:
@@ -456,6 +464,9 @@ def read_text_file(path: str | Path) -> str:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise InputError(path, f"not valid UTF-8 (byte {exc.start})", row=line) from None
+    if "\x00" in text:
+        at = data.index(b"\x00")
+        raise InputError(path, _nul_message(at), row=data[:at].count(b"\n") + 1)
     return text[1:] if text.startswith("\ufeff") else text
 
 
@@ -513,13 +524,21 @@ def lone_surrogate(text: str) -> int | None:
     return None
 
 
+def refuse_bytes(texts: Any, where: str | Path | None = None) -> None:
+    """InputError when `texts` are bytes: iterated, they would be numbers, one per byte."""
+    if isinstance(texts, (bytes, bytearray, memoryview)):
+        raise InputError(where, "texts are bytes, not text: decode them first (e.g. data.decode('utf-8'))")
+
+
 def check_texts(texts: Iterable[str], where: str | Path | None = None) -> None:
-    """InputError for the first text holding a lone surrogate (a JSON escape such as \\ud800 without its pair,
-    or a Python string built from one): it is no character, and no model, cache or file can hold it.
+    """InputError for bytes (`refuse_bytes`) and for the first text holding a lone surrogate (a JSON escape such as
+    \\ud800 without its pair, or a Python string built from one): it is no character, and no model, cache or file
+    can hold it.
 
     Example:
         >>> check_texts(["ok", "\U0001f600"])
     """
+    refuse_bytes(texts, where)
     for i, t in enumerate(texts):
         at = lone_surrogate(t) if isinstance(t, str) else None
         if at is not None:
@@ -789,6 +808,8 @@ def _csv_records(path: Path, delimiter: str, required: Sequence[str], known: Seq
             raise InputError(path, f"malformed CSV: {exc}", row=1) from None
         except UnicodeDecodeError:
             _refuse_non_utf8(path)
+        if any("\x00" in h for h in header):
+            _refuse_nul(path)
         dup = next((h for h in known if header.count(h) > 1), None)
         if dup is not None:
             raise InputError(path, f"column {dup!r} appears twice in the header (which one is meant is unknown)",
@@ -811,11 +832,20 @@ def _csv_records(path: Path, delimiter: str, required: Sequence[str], known: Seq
             except UnicodeDecodeError:
                 _refuse_non_utf8(path)
             lineno += 1
+            if any("\x00" in v for v in values):
+                _refuse_nul(path)
             if not values or all(not v.strip() for v in values):
                 continue
             if len(values) != len(header):
                 raise InputError(path, f"expected {len(header)} fields, found {len(values)}", row=lineno)
             yield lineno, dict(zip(header, values, strict=True))
+
+
+def _refuse_nul(path: Path) -> None:
+    """The InputError of a file holding a NUL character, naming its byte and line (`_binary_lines`)."""
+    for _ in _binary_lines(path):
+        pass
+    raise InputError(path, _nul_message(0))  # pragma: no cover - the scan above raises
 
 
 def _refuse_non_utf8(path: Path) -> None:
@@ -978,6 +1008,20 @@ def canonical_label(value: Any) -> str:
 
 #: characters that are invisible and change no meaning at the ends of a label (zero-width space / joiners, BOM)
 ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff"
+
+
+def topic_key(topic: str) -> str:
+    """What makes two topics one: the text in Unicode NFC, without outer spaces or zero-width characters (a topic
+    typed in another normal form, or copied with a zero-width space, is the same topic; letter case is not
+    folded, `warn_unscorable` names such near misses).
+
+    Example:
+        >>> topic_key("Uniforme\u0301s\u200b ") == topic_key("Uniformés")
+        True
+    """
+    import unicodedata
+
+    return unicodedata.normalize("NFC", topic).strip().strip(ZERO_WIDTH).strip()
 
 
 def canonical_labels(values: Sequence[Any], where: str, column: str = "label") -> list[str]:

@@ -653,3 +653,44 @@ def test_an_error_quoting_huge_input_stays_one_short_line(tmp_path, monkeypatch)
         lines = result.stderr.strip().splitlines()
         assert result.exit_code == 2 and len(lines) == 1 and len(lines[0]) < 800, result.stderr[:300]
     assert str(path) in lines[0] or "--distance" in lines[0]
+
+
+def _gold_frame():
+    import pandas as pd
+
+    return pd.DataFrame({"arg_id": ["a1", "a2"], "key_point_id": ["k1", "k1"], "topic": ["t", "t"],
+                         "stance": [1, 1], "argument": ["x", "y"], "key_point": ["K", "K"], "label": [1, 0]})
+
+
+API_SHAPES = [
+    ("kpa_map-list", lambda a: a.kpa_map([1, 2], _gold_frame()), "predictions: not predictions"),
+    ("kpa_map-list-of-scores", lambda a: a.kpa_map({"a1": [0.9]}, _gold_frame()), "field 'a1': expected an object"),
+    ("kpa_map-text-score", lambda a: a.kpa_map({"a1": {"k1": "high"}}, _gold_frame()),
+     "field 'a1.k1': expected a number, found text"),
+    ("kpa_map-frame-columns", lambda a: a.kpa_map(__import__("pandas").DataFrame({"arg_id": ["a1"]}), _gold_frame()),
+     "missing column(s) key_point_id, score"),
+    ("match-records-as-texts", lambda a: a.KeyPointMatcher("glove50").match([{"arg_id": "a1"}], ["kp"]),
+     "column 'argument': expected text, found an object"),
+    ("match-number-as-text", lambda a: a.KeyPointMatcher("glove50").match(["ok", 3], ["kp"]),
+     "row 2, column 'argument': expected text, found a number"),
+    ("encode-bytes", lambda a: a.encode(b"We should ban whaling.", model="glove50"), "texts are bytes"),
+]
+
+
+@pytest.mark.parametrize(("call", "phrase"), [c[1:] for c in API_SHAPES], ids=[c[0] for c in API_SHAPES])
+def test_the_python_api_refuses_wrong_shapes_in_one_line(call, phrase, monkeypatch):
+    """Wrong shapes given to the public Python names end in one InputError naming the field, before any model
+    loads, as the CLI's files do: before, a list of predictions was an AttributeError, records given where texts
+    are expected were embedded as their repr, and bytes were embedded one number per byte."""
+    import argsim
+    from argsim.backend import registry
+    from argsim.errors import InputError
+
+    monkeypatch.setattr(registry, "_build", lambda *a, **k: pytest.fail("a model was loaded"))
+    with pytest.raises(InputError) as info:
+        call(argsim)
+    assert phrase in str(info.value) and "\n" not in str(info.value)
+    import numpy as np
+
+    kept = argsim.kpa_map({"a1": {"k1": np.float32(0.9)}, "a2": {"k1": np.int64(0)}}, _gold_frame())  # numpy scores
+    assert kept == {"strict_map": 1.0, "relaxed_map": 1.0}

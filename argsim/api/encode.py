@@ -148,6 +148,8 @@ def embed_file(input: str | Path, out: str | Path, spec: EmbedSpec | None = None
     from argsim.errors import InputError
     from argsim.io import (
         RECORD_SUFFIXES,
+        VECTOR_SUFFIXES,
+        check_output_path,
         count_texts,
         read_records,
         read_texts,
@@ -159,7 +161,7 @@ def embed_file(input: str | Path, out: str | Path, spec: EmbedSpec | None = None
 
     spec = spec or EmbedSpec()
     column, id_column = spec.column, spec.id_column
-    input, out = Path(input), Path(out)
+    input, out = Path(input), check_output_path(out, "file", VECTOR_SUFFIXES)
     if id_column is not None and input.suffix.lower() not in RECORD_SUFFIXES:
         raise InputError(input, "--id-column needs a CSV/TSV/JSON/JSONL input (plain text has no columns)")
     if out.suffix.lower() == ".npy":  # streamed: one chunk of texts and of vectors at a time

@@ -33,7 +33,7 @@ def _records(items: Any, text_col: str, id_col: str, prefix: str, topic: str | N
     """A list of texts or a DataFrame -> numbered records; a column a frame lacks (a list has only texts) takes
     the ids ``a0, a1, ...`` / ``k0, k1, ...``, the topic `topic` and the stance `stance`."""
     rows = items.to_dict("records") if hasattr(items, "columns") else [
-        {text_col: str(t)} for t in ([items] if isinstance(items, str) else items)]
+        {text_col: t} for t in ([items] if isinstance(items, str) else items)]  # a non-text item: refused
     return [(i + 1, {id_col: f"{prefix}{i}", "topic": topic or "", "stance": stance, **row})
             for i, row in enumerate(rows)]
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from argsim.config import RunConfig
-from argsim.errors import ArgsimError
+from argsim.errors import ArgsimError, InputError
 
 if TYPE_CHECKING:
     from argsim.metrics.kpa_map import MapResult
@@ -28,12 +28,23 @@ def _predictions(predictions: Any) -> dict[str, dict[str, float]]:
         from argsim.metrics.kpa_map import read_predictions
 
         return read_predictions(predictions)
+    from argsim.schemas import Predictions, validate
+
     if hasattr(predictions, "columns"):
-        out: dict[str, dict[str, float]] = {}
+        missing = [c for c in ("arg_id", "key_point_id", "score") if c not in predictions.columns]
+        if missing:
+            raise InputError("predictions", f"missing column(s) {', '.join(missing)}; found "
+                                            f"{', '.join(map(str, predictions.columns))}", column=missing[0])
+        out: dict[str, dict[str, Any]] = {}
         for row in predictions.itertuples(index=False):
-            out.setdefault(str(row.arg_id), {})[str(row.key_point_id)] = float(row.score)
-        return out
-    return {str(a): {str(k): float(s) for k, s in kps.items()} for a, kps in predictions.items()}
+            out.setdefault(str(row.arg_id), {})[str(row.key_point_id)] = row.score
+        predictions = out
+    if isinstance(predictions, Mapping):  # ids may be numbers in memory; they are text in a file
+        predictions = {str(a): {str(k): v for k, v in kps.items()} if isinstance(kps, Mapping) else kps
+                       for a, kps in predictions.items()}
+    # the schema `eval map` reads its file with: an object of objects of numbers, each problem one line
+    checked = validate(Predictions, predictions, "predictions", what="predictions {arg_id: {key_point_id: score}}")
+    return {str(a): {str(k): float(s) for k, s in kps.items()} for a, kps in checked.items()}
 
 
 def map_result(predictions: Any, gold: Any, formula: str = "leaderboard", tie_break: str = "first", seed: int = 0,

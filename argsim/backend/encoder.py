@@ -11,6 +11,7 @@ import numpy as np
 from argsim.backend.cache import EmbeddingCache
 from argsim.config import default_cache_dir
 from argsim.errors import InputError
+from argsim.io import check_texts, refuse_bytes
 from argsim.progress import progress_bar
 from argsim.vectors import l2_normalize
 
@@ -144,10 +145,12 @@ class Encoder(ABC):
         """Embed `texts` (list of str) into a float32 array of shape (len(texts), dim)."""
         if isinstance(texts, str):
             texts = [texts]
+        refuse_bytes(texts)
         texts = list(texts)
         for i, t in enumerate(texts):
             if not isinstance(t, str):
                 raise InputError(None, f"text {i} is {type(t).__name__}, not a string")
+        check_texts(texts)  # a lone surrogate: no cache key, no tokenizer and no file can hold it
         use_cache = self.use_cache if use_cache is None else use_cache
         unique = list(dict.fromkeys(texts))
         found: dict[str, np.ndarray] = self.cache().get_many(unique) if use_cache and unique else {}

@@ -10,7 +10,7 @@ from dataclasses import replace
 import typer
 
 from argsim.cli import commands
-from argsim.cli.groups import GROUPS, ArgsimGroup
+from argsim.cli.groups import GROUPS, ROOT, ArgsimGroup
 from argsim.cli.params import config_options
 from argsim.config import DEVICES, ENGINES, PRECISIONS, RunConfig
 from argsim.errors import ArgsimError
@@ -67,15 +67,9 @@ def main_options(ctx: typer.Context, config: RunConfig) -> None:
     seed_everything(config.seed)
 
 
-def _load_commands() -> None:
-    for mod in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"{commands.__name__}.{mod.name}")
-        register = getattr(module, "register", None)
-        if register is not None:
-            register(app)
-
-
-_load_commands()
+for _mod in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
+    importlib.import_module(f"{commands.__name__}.{_mod.name}")  # its commands join ROOT and the groups
+app.registered_commands += ROOT.registered_commands
 for _g in GROUPS:
     app.add_typer(_g)
 

@@ -190,6 +190,9 @@ triplets_app = _group("triplets", "Build training/evaluation triplets (JSONL: an
 data_app.add_typer(triplets_app)
 
 GROUPS = [data_app, train_app, rank_app, cluster_app, summarize_app, eval_app]
+#: the root's own commands (`argsim embed`, `argsim report`, ...), added to it by `argsim.cli.app`
+ROOT = typer.Typer()
+root_command = ROOT.command
 
 
 def summary_table(title: str, columns: list[str], rows: list[list], total: list | None = None) -> Table:

@@ -19,7 +19,7 @@ from typing import Any
 
 from argsim.data.catalog import DatasetInfo, Stat, dataset_dir, register_dataset
 from argsim.errors import ArgsimError, InputError, examples, warn
-from argsim.io import read_numbered_records
+from argsim.io import read_numbered_records, topic_key
 from argsim.schemas import LabelRecord, argkp_items
 
 SPLITS = ("train", "dev")
@@ -56,7 +56,7 @@ class KPMData:
         self.kp_by_id = {k.kp_id: k for k in self.key_points}
         groups: dict[tuple[str, int], list[KeyPoint]] = defaultdict(list)
         for kp in self.key_points:
-            groups[(kp.topic, kp.stance)].append(kp)
+            groups[(topic_key(kp.topic), kp.stance)].append(kp)
         self._kps_by_group = dict(groups)
 
     @property
@@ -69,11 +69,11 @@ class KPMData:
 
     def candidates(self, arg: Argument) -> list[KeyPoint]:
         """The key points of the argument's topic and stance (the ones the task scores it against)."""
-        return self._kps_by_group.get((arg.topic, arg.stance), [])
+        return self._kps_by_group.get((topic_key(arg.topic), arg.stance), [])
 
     def unscorable(self) -> list[Argument]:
         """Arguments whose (topic, stance) has no key point: no method can score them."""
-        return [a for a in self.arguments if (a.topic, a.stance) not in self._kps_by_group]
+        return [a for a in self.arguments if (topic_key(a.topic), a.stance) not in self._kps_by_group]
 
     def positives(self) -> int:
         return sum(1 for v in self.labels.values() if v == 1)

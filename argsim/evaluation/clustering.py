@@ -65,6 +65,9 @@ class ClusteringEvaluator(TaskEvaluator):
         self.algorithm, self.linkage, self.seed = algorithm, linkage, seed
         self.config, self.batch_size = config, batch_size
         self.per_article: dict[Any, dict[str, float]] = {}
+        from argsim.metrics.clustering import warn_one_section
+
+        warn_one_section([r.get("article", "") for r in self.rows], [r["label"] for r in self.rows])
 
     @classmethod
     def from_dataset(cls, split: str | None = None, limit: int | None = None, config: Any = None,

@@ -24,6 +24,7 @@ from argsim.data.argkp import KPMData
 from argsim.errors import ArgsimError
 from argsim.evaluation.base import TaskEvaluator
 from argsim.evaluation.record import Evaluation
+from argsim.io import topic_key
 from argsim.metrics.kpa_map import FORMULAS, f1_threshold
 
 Predictions = dict[str, dict[str, float]]
@@ -56,7 +57,7 @@ class ArgumentRows:
         groups: dict[tuple[str, int], int] = {}
         rows = []
         for a in gold.arguments:
-            g = groups.setdefault((a.topic, a.stance), len(groups))
+            g = groups.setdefault((topic_key(a.topic), a.stance), len(groups))
             if a.arg_id in best:
                 kp, s = best[a.arg_id]
                 label = gold.labels.get((a.arg_id, kp))

@@ -44,6 +44,18 @@ def check_weights(models: Sequence[str], weights: Sequence[float] | None) -> lis
     return [float(w) for w in weights]
 
 
+def check_threshold(threshold: float | None, models: Sequence[Any], combine: str) -> None:
+    """ArgsimError (one line) for a threshold no score can reach: one model's scores and a weighted mean of several
+    are cosines or probabilities, at most 1 (z-scored ensembles are unbounded). A threshold below every score is
+    allowed: it asks for every argument's best key point (`KeyPointMatcher(threshold=float("-inf"))`)."""
+    if threshold is None or (len(models) > 1 and combine != "mean"):
+        return
+    if threshold > 1.0:
+        scores = "the model's scores are" if len(models) == 1 else "the weighted mean of the models' scores is"
+        raise ArgsimError(f"--threshold {threshold:g}: {scores} cosines or probabilities, at most 1, so no argument "
+                          "could match")
+
+
 def standardise(preds: Predictions) -> Predictions:
     """z-scores of one model's scores over all its scored pairs (population std; constant scores -> 0)."""
     values = np.asarray([s for kps in preds.values() for s in kps.values()], dtype=np.float64)

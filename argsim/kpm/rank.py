@@ -59,7 +59,7 @@ def rank_keypoints(data: KPMData, models: Sequence[Any] | None = None, weights: 
     there (atomically).
     """
     from argsim.engine import engine_from_config
-    from argsim.kpm.ensemble import check_weights, score_models
+    from argsim.kpm.ensemble import check_threshold, check_weights, score_models
     from argsim.measure import timed
 
     config = config or RunConfig()
@@ -69,6 +69,7 @@ def rank_keypoints(data: KPMData, models: Sequence[Any] | None = None, weights: 
 
         models = [default_model()]  # the shipped key point matcher when the package carries it
     check_weights(models, weights)
+    check_threshold(threshold, models, combine)
     with timed() as t:
         preds, parts = score_models(data, models, weights, combine, config, arg_template, kp_template,
                                     engine_from_config(config))

@@ -25,6 +25,7 @@ from argsim.backend import Encoder
 from argsim.data.argkp import KPMData
 from argsim.engine import Engine, encode
 from argsim.errors import ArgsimError
+from argsim.io import topic_key
 from argsim.vectors import l2_normalize
 
 Predictions = dict[str, dict[str, float]]
@@ -46,7 +47,8 @@ TEMPLATE_FIELDS = ("text", "topic", "stance")
 
 
 def check_template(template: str, option: str = "template", fields: Sequence[str] = TEMPLATE_FIELDS) -> str:
-    """`template` if every replacement field in it is a plain `{name}` of `fields`, else ArgsimError (one line).
+    """`template` if every replacement field in it is a plain `{name}` of `fields` and `{text}` is one of them,
+    else ArgsimError (one line).
 
     Parsed with `string.Formatter`: attribute or index access (`{topic.__class__}`, `{text[0]}`), conversions
     (`!r`), nested fields in a format spec, unknown names and unbalanced braces are refused before anything is
@@ -81,6 +83,9 @@ def check_template(template: str, option: str = "template", fields: Sequence[str
             format("x", spec)
         except ValueError as exc:
             raise ArgsimError(f"{option} {template!r}: format spec {spec!r} of {{{name}}}: {exc}") from None
+    if "text" in fields and not any(name == "text" for _literal, name, _spec, _conv in parts):
+        raise ArgsimError(f"{option} {template!r}: no {{text}} field, so every statement of one topic and stance "
+                          "would be the same text (and score alike); e.g. '{topic}: {text}'")
     return template
 
 
@@ -247,14 +252,15 @@ def coverage(data: KPMData, matches: list[BestMatch], threshold: float) -> list[
     `argsim.kpm.threshold`), KPA's summary."""
     per_group: dict[tuple[str, int], int] = {}
     for a in data.arguments:
-        per_group[(a.topic, a.stance)] = per_group.get((a.topic, a.stance), 0) + 1
+        group = (topic_key(a.topic), a.stance)
+        per_group[group] = per_group.get(group, 0) + 1
     counts: dict[str, int] = {}
     for m in matches:
         if m.score >= threshold:
             counts[m.key_point_id] = counts.get(m.key_point_id, 0) + 1
     rows = []
     for kp in data.key_points:
-        n = per_group.get((kp.topic, kp.stance), 0)
+        n = per_group.get((topic_key(kp.topic), kp.stance), 0)
         c = counts.get(kp.kp_id, 0)
         rows.append(Coverage(kp.kp_id, kp.text, kp.topic, kp.stance, c, n, round(c / n, 4) if n else 0.0))
     rows.sort(key=lambda r: (r.topic, -r.stance, -r.matched))

@@ -24,6 +24,29 @@ def clustering_scores(gold: Sequence, predicted: Sequence) -> dict[str, float]:
             "ARI": float(metrics.adjusted_rand_score(gold, predicted))}
 
 
+def warn_one_section(groups: Sequence, gold: Sequence) -> int:
+    """One warning line, with counts, when articles (groups) have a single gold section: any clustering of them
+    scores AMI, RI and ARI 1 (MI 0), so they raise the averages without saying anything about the vectors. Returns
+    how many articles have one section. The same warning is given once per process (`eval clustering` evaluates
+    the same rows with each model and algorithm)."""
+    from argsim.errors import examples, warn
+
+    sections: dict = defaultdict(set)
+    for g, y in zip(groups, gold, strict=True):
+        sections[g].add(y)
+    single = [g for g, labels in sections.items() if len(labels) == 1]
+    message = (f"{len(single)} of {len(sections)} article(s) have one gold section "
+               f"({examples([g if g != '' else '(all)' for g in single])}): every clustering of them scores AMI, "
+               "RI and ARI 1, so they say nothing about the model")
+    if single and message not in _WARNED:
+        _WARNED.add(message)
+        warn(message)
+    return len(single)
+
+
+_WARNED: set[str] = set()  # the one-section warnings given in this process
+
+
 def group_scores(groups: Sequence, gold: Sequence, predicted: Sequence) -> dict:
     """{group (article): its `clustering_scores`}, groups in order of first appearance."""
     by_group: dict = defaultdict(lambda: ([], []))

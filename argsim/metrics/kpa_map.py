@@ -28,6 +28,7 @@ import numpy as np
 
 from argsim.errors import ArgsimError, InputError, examples
 from argsim.evaluation.record import Evaluation
+from argsim.io import topic_key
 
 FORMULAS = ("leaderboard", "2021-09")
 TIE_BREAKS = ("first", "random")
@@ -180,7 +181,7 @@ def evaluate_map(predictions: Predictions, gold: Gold, formula: str = "leaderboa
             pair = _Pair(arg.arg_id, kp_id, score, gold.labels.get((arg.arg_id, kp_id)))
         else:
             pair = _Pair(arg.arg_id, DUMMY_ID, 0.0, 0)
-        groups[(arg.topic, arg.stance)].append(pair)
+        groups[(topic_key(arg.topic), arg.stance)].append(pair)
     scores: list[GroupScore] = []
     for (topic, stance), pairs in groups.items():
         order = pandas_descending_order(np.array([p.score for p in pairs]))

@@ -156,3 +156,76 @@ def test_a_commands_own_checks_name_the_same_row_as_the_reader(tmp_path):
     for path, column in ((bad_length, "length"), (empty_text, "text")):
         res = runner.invoke(app, ["-q", "summarize", "minutes", "-i", str(path), "--out", str(tmp_path / "o.json")])
         assert res.exit_code == 2 and f"row 2, column '{column}'" in res.output, res.output
+
+
+@pytest.mark.parametrize(("name", "data", "row"), [
+    ("u16.txt", "first text here\nsecond text here\n".encode("utf-16-le"), 1),  # UTF-16 without a BOM
+    ("nul.txt", b"one text\ntwo\x00texts\n", 2),
+    ("nul.csv", b"id,text\r\na,fine\r\nb,hel\x00lo\r\n", 3),
+    ("nul.jsonl", b'{"text": "a"}\n{"text": "b\x00"}\n', 2),
+])
+def test_a_nul_character_is_refused_as_utf16_or_binary_input(ws, name, data, row):
+    """A NUL character is valid UTF-8 but never text: UTF-16 without a BOM (every other byte NUL) or a binary file
+    would be embedded as garbage. Every text reader refuses it in one line naming file and row, before any model
+    loads, through the CLI and the Python API."""
+    from argsim.api.encode import embed_file
+    from argsim.errors import InputError
+    from argsim.io import read_texts
+
+    (ws / name).write_bytes(data)
+    _one_error(["embed", name, "--model", "glove50", "--out", "v.npy"], f"{name}, row {row}: holds a NUL character")
+    for call in (lambda: read_texts(ws / name), lambda: embed_file(ws / name, ws / "w.npy")):
+        with pytest.raises(InputError, match=rf"row {row}: holds a NUL character"):
+            call()
+    assert not (ws / "v.npy").exists() and not (ws / "w.npy").exists()
+
+
+@pytest.mark.parametrize("form", ["nfd", "zero-width", "outer-space"])
+def test_a_topic_in_another_unicode_form_is_the_same_topic(ws, form):
+    """Arguments whose topic is the key points' in another Unicode normal form, or with a zero-width character or
+    a space at its end, are matched against those key points and share their mAP group (`topic_key`), in the CLI
+    and in the Python API; before, they were refused as having no key point of their topic."""
+    import unicodedata
+
+    import pandas as pd
+
+    import argsim
+    from argsim.api.metrics import map_result
+
+    nfc = unicodedata.normalize("NFC", "Uniformés")
+    topic = {"nfd": unicodedata.normalize("NFD", nfc), "zero-width": nfc + "\u200b", "outer-space": nfc + " "}[form]
+    assert topic != nfc
+    args = pd.DataFrame({"arg_id": ["a1", "a2"], "argument": ["Uniforms stop bullying", "Uniforms are cheap"],
+                         "topic": [topic, nfc], "stance": [1, 1]})
+    kps = pd.DataFrame({"key_point_id": ["k1", "k2"], "key_point": ["Uniforms reduce bullying",
+                                                                    "Uniforms are practical"],
+                        "topic": [nfc, nfc], "stance": [1, 1]})
+    args.to_csv(ws / "args.csv", index=False)
+    kps.to_csv(ws / "kps.csv", index=False)
+    (ws / "labs.csv").write_text("arg_id,key_point_id,label\na1,k1,1\na1,k2,0\na2,k1,0\na2,k2,1\n")
+    result = runner.invoke(app, ["--quiet", "rank", "keypoints", "--arguments", "args.csv", "--key-points", "kps.csv",
+                                 "--model", "glove50", "--out", "r"])
+    assert result.exit_code == 0 and "warning" not in result.stderr, result.output
+    assert set(json.loads((ws / "r" / "predictions.json").read_text())) == {"a1", "a2"}
+    matched = argsim.KeyPointMatcher("glove50").match(args, kps)
+    assert matched["key_point_id"].notna().all() and len(matched) == 2
+    gold = pd.DataFrame({"arg_id": ["a1", "a1", "a2", "a2"], "key_point_id": ["k1", "k2", "k1", "k2"],
+                         "topic": [topic, topic, nfc, nfc], "stance": [1] * 4, "label": [1, 0, 0, 1]})
+    assert len(map_result({"a1": {"k1": 0.9, "k2": 0.1}, "a2": {"k1": 0.2, "k2": 0.8}}, gold).groups) == 1
+
+
+def test_a_lone_surrogate_given_in_python_is_one_line_for_every_scorer(ws, tiny_bert):
+    """A lone surrogate reaches no file reader from Python (`KeyPointMatcher.match` lists, a pair scorer's pairs):
+    the embedding path refuses it in one InputError (before, the cache key's UTF-8 encoding raised
+    UnicodeEncodeError), for an encoder and for a cross-encoder's pairs alike."""
+    from sentence_transformers import CrossEncoder
+
+    import argsim
+    from argsim.backend.resolve import resolve_model
+    from argsim.errors import InputError
+
+    with pytest.raises(InputError, match="lone surrogate U\\+D800"):
+        argsim.KeyPointMatcher("glove50").match(["Uniforms \ud800 are cheap"], ["Uniforms save money"])
+    scorer = resolve_model(CrossEncoder(str(tiny_bert), num_labels=1, device="cpu"))
+    with pytest.raises(InputError, match="lone surrogate U\\+D800"):
+        scorer.score([("Uniforms \ud800 are cheap", "Uniforms save money")])

@@ -173,3 +173,21 @@ def test_key_points_of_other_topics_only_are_refused(tmp_path, monkeypatch):
     lines = result.stderr.strip().splitlines()
     assert result.exit_code == 2 and len(lines) == 1 and "nothing would be scored" in lines[0], result.stderr
     assert not (tmp_path / "kp").exists()
+
+
+def test_a_vector_file_output_that_is_an_existing_folder_is_refused(ws, no_model_loads):
+    """`embed --out dir.npy` where dir.npy is a folder: one line naming it, nothing written into it (before, shards
+    went into it, though the suffix asked for a .npy file); `embed_file` in Python says the same instead of an
+    IsADirectoryError after the work."""
+    from argsim.api.encode import embed_file
+    from argsim.errors import InputError
+
+    for suffix in (".npy", ".csv", ".parquet"):
+        folder = ws / f"dir{suffix}"
+        folder.mkdir()
+        result = runner.invoke(app, ["--quiet", "embed", "in.csv", "--out", folder.name])
+        lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
+        assert result.exit_code == 2 and len(lines) == 1 and "is a folder" in lines[0], result.output
+        with pytest.raises(InputError, match="is a folder; expected a file name"):
+            embed_file(ws / "in.csv", folder)
+        assert not any(folder.iterdir())

@@ -168,3 +168,64 @@ def test_mmr_weights_are_refused_only_where_they_score_nothing():
 
     assert argsim.SummarizeOptions(mmr_weight=0, m=0, s=0, method="lead").method == "lead"
     assert argsim.SummarizeOptions(mmr_weight=0).m == 0.3
+
+
+@pytest.mark.parametrize("value", ["5", "1.01"])
+def test_a_threshold_no_score_can_reach_is_refused(ws, value):
+    """`rank keypoints --threshold` above 1 with one model (cosines, or a cross-encoder's probabilities) or a mean
+    ensemble: no argument could match, so it is one line before any work, in the CLI and in `KeyPointMatcher`; a
+    z-scored ensemble's scores are unbounded and take it, and a threshold below every score (every best key point
+    fits) stays allowed."""
+    import argsim
+    from argsim.errors import ArgsimError
+    from argsim.kpm.ensemble import check_threshold
+
+    result = runner.invoke(app, ["--quiet", "rank", "keypoints", *KPM, "--model", "glove50", "--threshold", value,
+                                 "--out", "r"])
+    lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
+    assert result.exit_code == 2 and len(lines) == 1 and "at most 1" in lines[0], result.output
+    assert not (ws / "r").exists()
+    with pytest.raises(ArgsimError, match="at most 1"):
+        argsim.KeyPointMatcher("glove50", threshold=float(value)).match(["Uniforms are cheap"], ["Uniforms save"])
+    with pytest.raises(ArgsimError, match="at most 1"):
+        check_threshold(float(value), ["minilm", "glove50"], "mean")
+    check_threshold(float(value), ["minilm", "glove50"], "zscore")
+    check_threshold(float("-inf"), ["glove50"], "zscore")
+
+
+def test_articles_of_one_gold_section_are_warned_about(ws, capsys):
+    """An article whose sentences all share one gold section scores AMI, RI and ARI 1 under any clustering: `eval
+    clustering` (once, whatever the models and algorithms) and the `ClusteringEvaluator` say so in one warning line
+    with counts."""
+    from argsim.evaluation.clustering import ClusteringEvaluator
+
+    rows = [{"text": t, "label": lab, "article": art} for t, lab, art in [
+        ("The team won the cup final.", 0, "sport"), ("The striker scored twice.", 0, "sport"),
+        ("Parliament passed the budget.", 0, "politics"), ("The minister resigned.", 1, "politics")]]
+    (ws / "one.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    result = runner.invoke(app, ["--quiet", "eval", "clustering", "one.jsonl", "--model", "glove50", "--algorithm",
+                                 "kmeans", "--algorithm", "agglomerative"])
+    warnings = [ln for ln in result.stderr.splitlines() if ln.startswith("warning:")]
+    assert result.exit_code == 0 and len(warnings) == 1, result.output
+    assert "1 of 2 article(s) have one gold section (sport)" in warnings[0]
+    capsys.readouterr()
+    ClusteringEvaluator([{**r, "article": r["article"].replace("sport", "football")} for r in rows])
+    assert "1 of 2 article(s) have one gold section (football)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("template", ["", "  ", "{topic}", "{stance}: {topic}"])
+def test_a_template_without_the_text_is_refused(ws, template):
+    """`--kp-template` / `--arg-template` without `{text}` would show the model the same text for every statement
+    of a topic and stance, and every pair would score alike: one line before any work, in the CLI and in
+    `KeyPointMatcher` (before, it ran and matched arbitrary key points)."""
+    import argsim
+    from argsim.errors import ArgsimError
+
+    for option in ("--kp-template", "--arg-template"):
+        result = runner.invoke(app, ["--quiet", "rank", "keypoints", *KPM, "--model", "glove50", option, template,
+                                     "--out", "r"])
+        lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
+        assert result.exit_code == 2 and len(lines) == 1 and "no {text} field" in lines[0], result.output
+    assert not (ws / "r").exists()
+    with pytest.raises(ArgsimError, match=r"no \{text\} field"):
+        argsim.KeyPointMatcher("glove50", kp_template=template).match(["Uniforms are cheap"], ["Uniforms save"])

@@ -1,2 +1,2 @@
 """Command modules, discovered automatically: each attaches commands to the groups in `argsim.cli.groups`
-(or, through a `register(app)` function, to the root app). One module per method family."""
+(or, with `argsim.cli.groups.root_command`, to the root app). One module per method family."""

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from argsim.benchmarks.backends import BackendBenchOptions
-from argsim.cli.groups import ArgsimGroup, console, run_config, summary_table
+from argsim.cli.groups import GROUPS, ArgsimGroup, console, run_config, summary_table
 from argsim.cli.params import config_options
 
 DEFAULTS = BackendBenchOptions()
@@ -22,8 +22,7 @@ bench_app = typer.Typer(name="bench", cls=ArgsimGroup, no_args_is_help=True, ric
                         add_completion=False, help="Benchmarks whose rows go to bench/results (the work folder's).")
 
 
-def register(app: typer.Typer) -> None:
-    app.add_typer(bench_app)
+GROUPS.append(bench_app)
 
 
 @bench_app.command("backends")

@@ -6,14 +6,11 @@ from typing import Annotated
 
 import typer
 
-from argsim.cli.groups import console, run_config, summary_table
+from argsim.cli.groups import console, root_command, run_config, summary_table
 from argsim.cli.params import model_option
 
 
-def register(app: typer.Typer) -> None:
-    app.command("demo")(demo)
-
-
+@root_command("demo")
 def demo(ctx: typer.Context, model: Annotated[str | None, model_option(
         help="Backend model (default: the shipped key point matcher kpm, as `rank keypoints`).")] = None) -> None:
     """Match eight example arguments to four key points (cosine of embeddings) and print the table."""

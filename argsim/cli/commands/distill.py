@@ -7,14 +7,11 @@ from typing import Annotated
 
 import typer
 
-from argsim.cli.groups import console, run_config
+from argsim.cli.groups import console, root_command, run_config
 from argsim.cli.params import OUT_DIR
 
 
-def register(app: typer.Typer) -> None:
-    app.command("distill")(distill)
-
-
+@root_command("distill")
 def distill(
     ctx: typer.Context,
     *,

@@ -8,18 +8,17 @@ from typing import Annotated
 
 import typer
 
-from argsim.cli.groups import console, run_config, summary_table
+from argsim.cli.groups import console, root_command, run_config, summary_table
 from argsim.cli.params import config_options, out_file
 from argsim.config import RunConfig
 from argsim.engine.embedding import EmbedSpec
 
 
-def register(app: typer.Typer) -> None:
-    app.command("embed")(embed)  # `argsim models` (listing these models too): argsim.cli.commands.models
-
-
 def _is_folder(out: Path) -> bool:
-    return out.is_dir() or out.suffix == ""
+    """A shard folder: a path without a suffix, or an existing folder whose suffix is no vector file's."""
+    from argsim.io import VECTOR_SUFFIXES
+
+    return out.suffix == "" or (out.is_dir() and out.suffix.lower() not in VECTOR_SUFFIXES)
 
 
 def _out_check(value: Path | None, ctx: typer.Context = None, param: typer.CallbackParam = None) -> Path | None:
@@ -40,6 +39,7 @@ def _out_check(value: Path | None, ctx: typer.Context = None, param: typer.Callb
 _out_check.argsim_output = "file"  # type: ignore[attr-defined]  # lets a test find every output option
 
 
+@root_command("embed")
 @config_options(EmbedSpec, "spec")
 def embed(
     ctx: typer.Context,

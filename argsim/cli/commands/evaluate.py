@@ -8,14 +8,11 @@ from typing import Annotated
 import typer
 
 from argsim.benchmarks.evaluate import N_BOOT, TASKS
-from argsim.cli.groups import console, run_config, summary_table
+from argsim.cli.groups import console, root_command, run_config, summary_table
 from argsim.cli.params import OUT_DIR, OUT_FILE, comma_choices, out_file
 
 
-def register(app: typer.Typer) -> None:
-    app.command("evaluate")(evaluate)
-
-
+@root_command("evaluate")
 def evaluate(
     ctx: typer.Context,
     models: Annotated[list[str], typer.Argument(

@@ -124,7 +124,7 @@ def rank_keypoints(
     With `--engine ray` the bi-encoder / SBERT / MTS embeddings that the cache lacks are computed on Ray's actor
     pool (and cached); scoring, and cross-encoder models, run in this process (see argsim.kpm.scoring)."""
     from argsim.errors import warn
-    from argsim.kpm.ensemble import check_weights
+    from argsim.kpm.ensemble import check_threshold, check_weights
     from argsim.kpm.rank import rank_keypoints as rank
     from argsim.kpm.scoring import default_model
     from argsim.results import result_rows, run_environment, write_results
@@ -132,6 +132,7 @@ def rank_keypoints(
     cfg = run_config(ctx)
     model = model or [default_model()]
     check_weights(model, weight)
+    check_threshold(threshold, model, combine)
     data = source.load(cfg.data_dir)
     if task and not data.has_labels:
         warn(f"{data.name} has no gold labels; --task will write no rows")

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from argsim.cli.groups import ArgsimGroup, console, run_config, summary_table
+from argsim.cli.groups import GROUPS, ArgsimGroup, console, run_config, summary_table
 from argsim.cli.params import finite_float
 from argsim.modelbuild.publish import TASKS
 
@@ -17,8 +17,7 @@ models_app = typer.Typer(name="models", cls=ArgsimGroup, invoke_without_command=
                                                     "`models build` (the recommended model of each task).")
 
 
-def register(app: typer.Typer) -> None:
-    app.add_typer(models_app)
+GROUPS.append(models_app)
 
 
 def _root(ctx: typer.Context) -> Path:

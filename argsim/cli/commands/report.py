@@ -9,14 +9,11 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from argsim.cli.groups import console
+from argsim.cli.groups import console, root_command
 from argsim.cli.params import OUT_FILE, out_file
 
 
-def register(app: typer.Typer) -> None:
-    app.command("report")(report)
-
-
+@root_command("report")
 def report(
     task: Annotated[str | None, typer.Option(help="Only this task (file name without .json).")] = None,
     readme: Annotated[Path | None, typer.Option(

@@ -7,13 +7,10 @@ from typing import Annotated
 
 import typer
 
-from argsim.cli.groups import console, run_config
+from argsim.cli.groups import console, root_command, run_config
 
 
-def register(app: typer.Typer) -> None:
-    app.command("embed-import")(embed_import)
-
-
+@root_command("embed-import")
 def embed_import(
     ctx: typer.Context,
     folder: Annotated[Path, typer.Argument(help="A shard folder written by `argsim embed ... --out DIR` "

@@ -171,7 +171,7 @@ def eval_clustering(
     from argsim.evaluation import ClusteringEvaluator
     from argsim.io import canonical_columns, read_records
     from argsim.measure import timed
-    from argsim.metrics.clustering import averaged_scores
+    from argsim.metrics.clustering import averaged_scores, warn_one_section
     from argsim.results import result_rows, run_environment, write_results
     from argsim.schemas import LabelledSentenceRecord
 
@@ -181,6 +181,7 @@ def eval_clustering(
     canonical_columns(rows, sentences, ("label", "article", "cluster"))
     groups = [r.get("article", "") for r in rows]
     gold = [r["label"] for r in rows]
+    warn_one_section(groups, gold)
     table_rows, results = [], []
     if all("cluster" in r for r in rows):
         s, n = averaged_scores(groups, gold, [r["cluster"] for r in rows])
