@@ -807,9 +807,9 @@ def _csv_records(path: Path, delimiter: str, required: Sequence[str], known: Seq
         except csv.Error as exc:
             raise InputError(path, f"malformed CSV: {exc}", row=1) from None
         except UnicodeDecodeError:
-            _refuse_non_utf8(path)
+            _refuse_bad_bytes(path)
         if any("\x00" in h for h in header):
-            _refuse_nul(path)
+            _refuse_bad_bytes(path)
         dup = next((h for h in known if header.count(h) > 1), None)
         if dup is not None:
             raise InputError(path, f"column {dup!r} appears twice in the header (which one is meant is unknown)",
@@ -830,10 +830,10 @@ def _csv_records(path: Path, delimiter: str, required: Sequence[str], known: Seq
                                            "be read as one field)", row=lineno + 1) from None
                 raise InputError(path, f"malformed CSV: {exc}", row=reader.line_num) from None
             except UnicodeDecodeError:
-                _refuse_non_utf8(path)
+                _refuse_bad_bytes(path)
             lineno += 1
             if any("\x00" in v for v in values):
-                _refuse_nul(path)
+                _refuse_bad_bytes(path)
             if not values or all(not v.strip() for v in values):
                 continue
             if len(values) != len(header):
@@ -841,18 +841,12 @@ def _csv_records(path: Path, delimiter: str, required: Sequence[str], known: Seq
             yield lineno, dict(zip(header, values, strict=True))
 
 
-def _refuse_nul(path: Path) -> None:
-    """The InputError of a file holding a NUL character, naming its byte and line (`_binary_lines`)."""
+def _refuse_bad_bytes(path: Path) -> None:
+    """The InputError of a file that is not UTF-8 or holds a NUL character, naming the first bad byte and its line:
+    `_binary_lines` raises it when its scan reaches them."""
     for _ in _binary_lines(path):
         pass
-    raise InputError(path, _nul_message(0))  # pragma: no cover - the scan above raises
-
-
-def _refuse_non_utf8(path: Path) -> None:
-    """The InputError of a file that is not UTF-8, naming the first bad byte and its line (`_binary_lines`)."""
-    for _ in _binary_lines(path):
-        pass
-    raise InputError(path, "not valid UTF-8")  # pragma: no cover - the scan above raises
+    raise InputError(path, "not valid UTF-8 text")  # pragma: no cover - the scan above raises
 
 
 def warn_duplicate_ids(ids: Sequence[str], path: str | Path, column: str) -> int:
@@ -889,7 +883,10 @@ def read_texts(path: str | Path, column: str = "text") -> list[str]:
         from argsim.schemas import text_records
 
         return [r[column] for r in read_records(path, text_records(column))]
-    return [text for chunk in text_line_chunks(path, count_text_lines(path)) for text in chunk]
+    texts = list(_text_lines(path))  # read once (counting first would read the file twice)
+    if not texts:
+        raise InputError(path, "no texts")
+    return texts
 
 
 def _text_lines(path: Path) -> Iterator[str]:
@@ -908,7 +905,7 @@ def _text_lines(path: Path) -> Iterator[str]:
 
 def count_text_lines(path: str | Path) -> int:
     """The number of texts of a plain text file, every line checked (`_text_lines`) while only one is held: the
-    check before any work of a file that is then read in chunks (`text_line_chunks`).
+    check before any work of a file that is then read in chunks (`text_chunks`).
 
     Example:
         >>> count_text_lines("texts.txt")  # doctest: +SKIP
@@ -918,28 +915,6 @@ def count_text_lines(path: str | Path) -> int:
     if not count:
         raise InputError(path, "no texts")
     return count
-
-
-def text_line_chunks(path: str | Path, total: int, rows: int = 50_000) -> Iterator[list[str]]:
-    """The texts of a plain text file (checked by `count_text_lines`, which gave `total`) in lists of at most
-    `rows`: memory holds one chunk of texts, not the file. A file that changed since it was counted is refused.
-
-    Example:
-        >>> [len(c) for c in text_line_chunks("texts.txt", count_text_lines("texts.txt"), rows=400)]  # doctest: +SKIP
-        [400, 400, 200]
-    """
-    chunk: list[str] = []
-    seen = 0
-    for text in _text_lines(Path(path)):
-        chunk.append(text)
-        seen += 1
-        if len(chunk) == rows:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-    if seen != total:
-        raise InputError(path, f"changed while it was read ({seen:,} texts now, {total:,} when checked)")
 
 
 def count_texts(path: str | Path, column: str = "text") -> int:
@@ -968,14 +943,22 @@ def text_chunks(path: str | Path, total: int, column: str = "text", rows: int = 
         [400, 400, 200]
     """
     if Path(path).suffix.lower() not in RECORD_SUFFIXES:
-        yield from text_line_chunks(path, total, rows)
-        return
-    from argsim.schemas import text_records
+        texts: Iterable[str] = _text_lines(Path(path))
+    else:
+        from argsim.schemas import text_records
 
+        records = record_chunks(path, text_records(column), rows=rows)
+        texts = (record[column] for chunk in records for _, record in chunk)
+    chunk: list[str] = []
     seen = 0
-    for chunk in record_chunks(path, text_records(column), rows=rows):
-        seen += len(chunk)
-        yield [record[column] for _, record in chunk]
+    for text in texts:
+        chunk.append(text)
+        seen += 1
+        if len(chunk) == rows:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
     if seen != total:
         raise InputError(path, f"changed while it was read ({seen:,} texts now, {total:,} when checked)")
 
