@@ -971,8 +971,6 @@ def canonical_label(value: Any) -> str:
         >>> [canonical_label(v) for v in (1, 1.0, " 1", "1.0", "Ａ", "a\\u200b")]
         ['1', '1', '1', '1', 'Ａ', 'a']
     """
-    import unicodedata
-
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -981,7 +979,7 @@ def canonical_label(value: Any) -> str:
         return str(int(value))
     if isinstance(value, int | float):
         return repr(value)
-    text = unicodedata.normalize("NFC", str(value)).strip().strip(ZERO_WIDTH).strip()
+    text = topic_key(str(value))  # the same normal form as topics'
     try:
         number = float(text)
     except ValueError:
