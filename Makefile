@@ -9,7 +9,7 @@ export TOKENIZERS_PARALLELISM := false
 # this repository's datasets (argsim itself reads --data-dir, else $ARGSIM_DATA, else the per-user data folder)
 export ARGSIM_DATA ?= $(abspath ../shared/data)
 
-.PHONY: install demo test wheel-check bench bench-quick lint report mpnet models gpu-check clean
+.PHONY: install demo test test-slow bench bench-quick lint report mpnet models gpu-check clean
 
 install: $(STAMP)
 
@@ -28,14 +28,18 @@ demo: install
 # two worker processes, each test file whole on one of them (pytest-xdist), the longest files first and each
 # worker's torch on its share of the cores (tests/conftest.py; --no-loadscope-reorder keeps that order): on two cores
 # about a third less wall time than one process (the only files tests share are the embedding cache, an SQLite
-# database, and the exported models, each built in a temporary folder and renamed)
-test: install
-	$(BIN)/python -m pytest tests -n 2 --dist loadfile --no-loadscope-reorder --durations=15
+# database, and the exported models, each built in a temporary folder and renamed). The tests that start several
+# processes at once (Ray, DDP, concurrent writers) or build and install the wheel are marked `slow`: test-slow
+# runs them (a few minutes more; CI runs both)
+PYTEST := $(BIN)/python -m pytest tests -n 2 --dist loadfile --no-loadscope-reorder --durations=15
 
-# the wheel as a user installs it (non-editable, into a folder of its own), run from another folder: argsim --help,
-# demo, data check (also in `test`) and the README's Python examples (here only: about a minute more)
-wheel-check: install
-	ARGSIM_WHEEL_CHECK=1 $(BIN)/python -m pytest tests/test_wheel.py
+test: install
+	$(PYTEST) -m "not slow"
+
+# the wheel as a user installs it (non-editable, into a folder of its own) run from another folder (argsim --help,
+# demo, data check, the README's Python examples), Ray, DDP under torchrun / accelerate, two processes at once
+test-slow: install
+	$(PYTEST) -m slow
 
 lint: install
 	$(BIN)/ruff check argsim tests bench

@@ -253,14 +253,15 @@ def signal_at_marker(argv: list[str], env: dict, marker: Path, sig: int, wait: f
 
 # ------------------------------------------------------------------ scheduling under `make test`
 
-#: the longest files (CPU seconds under `make test` with a cold embedding and export cache, as in a clean clone;
-#: longest first; the Ray files last, whose time is mostly Ray's own processes): under pytest-xdist (`make test`:
-#: `--dist loadfile --no-loadscope-reorder`, each file whole on one worker, in collection order) they start first, so
-#: the two workers end together; without the reorder option xdist would start the files with the most tests first
-LONGEST_FIRST = ["test_backend_runtime_models.py", "test_training.py", "test_adapters.py", "test_counter_neural.py",
-                 "test_wheel.py", "test_kpm_quality.py", "test_shipped.py", "test_train_interrupts.py",
-                 "test_st_selection.py", "test_concurrency.py", "test_backend_runtime.py", "test_arguana.py",
-                 "test_schemas.py", "test_kpm_train.py", "test_scale.py", "test_engine_commands.py"]
+#: the longest files of `make test` (seconds; with a cold embedding and export cache, as in a clean clone, the
+#: exporting file first): under pytest-xdist (`make test`: `--dist loadfile --no-loadscope-reorder`, each file whole
+#: on one worker, in collection order) they start first, so the two workers end together; without the reorder
+#: option xdist would start the files with the most tests first
+LONGEST_FIRST = ["test_backend_runtime_models.py", "test_interrupts.py", "test_counter_neural.py", "test_training.py",
+                 "test_train_interrupts.py", "test_kpm_quality.py", "test_adapters.py", "test_arguana.py",
+                 "test_kpm_train.py", "test_backend_runtime.py", "test_shipped.py", "test_schemas.py",
+                 "test_st_selection.py", "test_safety_quiet.py", "test_counter_retriever.py", "test_wheel.py",
+                 "test_scale.py", "test_engine_commands.py"]
 
 
 def pytest_collection_modifyitems(config, items):

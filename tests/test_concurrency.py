@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -27,6 +28,7 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(REPO), "ARGSIM_DEBUG": "1"}
 
 
+@pytest.mark.slow
 def test_two_processes_merging_into_one_results_file_lose_no_rows(tmp_path):
     path = tmp_path / "race.json"
     procs = [subprocess.Popen([sys.executable, "-c", MERGER, who, "25", str(path)], env=_env())
@@ -37,6 +39,7 @@ def test_two_processes_merging_into_one_results_file_lose_no_rows(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["race.json"]  # no temporary or lock file is left
 
 
+@pytest.mark.slow
 def test_two_processes_embedding_through_one_cache_into_one_output(tmp_path):
     texts = tmp_path / "t.txt"
     texts.write_text("".join(f"sentence number {i} about argument mining\n" for i in range(40)), encoding="utf-8")

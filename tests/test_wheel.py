@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 
+#: each test builds or runs the installed wheel in fresh processes: `make test-slow`
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -136,7 +139,6 @@ def test_the_installed_wheel_runs_from_another_folder(installed, elsewhere_runs,
     assert res["code"] == 0 and res["error"] is None, res["stdout"][-2000:] + res["stderr"][-2000:]
 
 
-@pytest.mark.skipif(not os.environ.get("ARGSIM_WHEEL_CHECK"), reason="about a minute: `make wheel-check` runs it")
 def test_the_readme_python_examples_run_from_the_installed_wheel(installed, tmp_path, data_dir):
     """The README's ```python blocks, in order in one namespace, with the installed wheel's argsim."""
     from test_readme import python_blocks

@@ -10,7 +10,7 @@ import numpy as np
 
 from argsim.backend.cache import EmbeddingCache
 from argsim.config import default_cache_dir
-from argsim.errors import InputError
+from argsim.errors import BackendError, InputError
 from argsim.io import check_texts, refuse_bytes
 from argsim.progress import progress_bar
 from argsim.vectors import l2_normalize
@@ -27,6 +27,23 @@ def check_role(role: str | None) -> None:
 
         raise ModelError(f"unknown role {role!r}: choose query or document")
 
+
+#: the most texts one forward pass may hold: larger batches bring no speed on any device (MiniLM's throughput on
+#: a GPU levels off well below it) and only risk running out of memory
+MAX_BATCH_SIZE = 8192
+
+
+def check_batch_size(batch_size: object) -> int:
+    """`batch_size` if it is a whole number from 1 to `MAX_BATCH_SIZE`, else a `BackendError` saying so.
+
+    Example:
+        >>> check_batch_size(64)
+        64
+    """
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= MAX_BATCH_SIZE:
+        raise BackendError(f"batch size {batch_size!r} is out of range: give a whole number from 1 to "
+                           f"{MAX_BATCH_SIZE:,}")
+    return batch_size
 
 class Encoder(ABC):
     """Base class of every embedding model in argsim.
@@ -159,7 +176,8 @@ class Encoder(ABC):
         missing = [t for t in unique if t not in found]
         if missing:
             store = self.cache().put_many if use_cache else None
-            computed = self._compute(missing, batch_size or self.batch_size, show_progress, description, store)
+            step = check_batch_size(batch_size or self.batch_size)
+            computed = self._compute(missing, step, show_progress, description, store)
             if found:
                 self._drop_foreign(found, computed)
                 if len(found) + len(missing) < len(unique):  # foreign rows: computed now, their rows replaced

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from argsim.backend.device import inference_precision, resolve_device
-from argsim.backend.encoder import Encoder
+from argsim.backend.encoder import Encoder, check_batch_size
 from argsim.backend.folders import _quiet_libraries, model_path, plain_sentence_transformer
 from argsim.backend.names import (
     DEFAULT_MODEL,
@@ -175,6 +175,7 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
         raise ModelError(f"model name {name!r} is empty: give a registry name, a model folder or a Hugging Face id")
     if pooling is not None and pooling not in POOLINGS:
         raise ModelError(f"unknown pooling '{pooling}': choose one of {', '.join(POOLINGS)}")
+    check_batch_size(batch_size)
     pooling = None if pooling == "model" else pooling  # one cached instance for the model's own pooling
     config = config or RunConfig()
     backend, quantize = backend or config.backend, quantize or config.quantize

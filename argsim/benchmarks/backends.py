@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from argsim.backend.encoder import MAX_BATCH_SIZE
 from argsim.config import SEED, RunConfig
 from argsim.errors import ArgsimError
 from argsim.options import setting
@@ -59,7 +60,7 @@ class BackendBenchOptions:
     """
 
     n: int = setting(2000, "ArgKP training arguments timed for throughput.", min=1)
-    batch_size: int = setting(64, "Encoding batch.", min=1)
+    batch_size: int = setting(64, "Encoding batch.", min=1, max=MAX_BATCH_SIZE)
     repeats: int = setting(1, "Throughput passes (the best counts).", min=1)
     threads: tuple[int, ...] = setting((1, 2), "Thread counts timed (comma list).")
     quality_threads: int = setting(1, "Threads of the latency and task passes.", min=1)

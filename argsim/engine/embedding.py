@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from argsim.backend.cache import text_key
+from argsim.backend.encoder import MAX_BATCH_SIZE
 from argsim.errors import ArgsimError, InputError
 from argsim.options import setting
 
@@ -63,7 +64,7 @@ class EmbedSpec:
     pooling: Literal["model", "mean", "cls", "cls-last4"] | None = setting(
         None, "Transformer pooling (default: the model's own).")
     max_seq_length: int | None = setting(None, "Truncate inputs to this many tokens.", min=1)
-    batch_size: int = setting(64, "Texts per forward pass.", min=1)
+    batch_size: int = setting(64, "Texts per forward pass.", min=1, max=MAX_BATCH_SIZE)
     normalize: bool = setting(False, "L2-normalise the vectors.", option="--normalize/--no-normalize")
     device: str = setting("cpu", "The workers' device.", cli=False)
     #: the global --precision, resolved by each worker for its device (its identity then says so)

@@ -136,3 +136,12 @@ def test_run_options_come_from_the_config_not_a_global(tmp_path):
     assert a.model is b.model  # weights loaded once
     b.encode(["not cached"])
     assert not (tmp_path / "b").exists()
+
+
+@pytest.mark.parametrize("size", [0, -3, 8193, 10**11, 2.5, True])
+def test_a_batch_size_out_of_range_is_refused_before_any_model_loads(size):
+    from argsim.backend import get_encoder
+    from argsim.errors import BackendError
+
+    with pytest.raises(BackendError, match="batch size .* out of range"):
+        get_encoder("no-such-model-is-loaded", batch_size=size)

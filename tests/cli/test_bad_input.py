@@ -98,6 +98,8 @@ CASES: list[tuple[str, list[str], str, bool]] = [
     ("embed-not-utf8", ["embed", "latin1.txt"], "not valid UTF-8", False),
     ("embed-missing-column", ["embed", "arguments.csv", "--column", "text"], "missing column", False),
     ("embed-out-full-dir", ["embed", "texts.txt", "--out", "adir"], "folder is not empty", False),
+    ("embed-batch-huge", ["embed", "texts.txt", "--batch-size", "100000000000", "--out", "v.npy"], "--batch-size",
+     False),
     ("embed-shards-unwritable", ["embed", "texts.txt", "--out", "/proc/argsim-none/shards"], "not writable", False),
     ("embed-out-under-file", ["embed", "texts.txt", "--out", "old.json/v.npy"], "is a file, not a folder", False),
     ("embed-out-unwritable", ["embed", "texts.txt", "--out", "/proc/argsim-none/v.npy"], "not writable", False),

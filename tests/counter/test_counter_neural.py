@@ -714,3 +714,17 @@ def test_init_counter_bipolar_starts_from_the_shipped_adapter() -> None:
     with pytest.raises(ModelError, match="rank 16") as err:
         warm_start(CounterModel(NeuralConfig(kind="bipolar", train_encoder=True, lora_rank=8)), "counter-bipolar")
     assert "\n" not in str(err.value)
+
+
+def test_a_rerank_depth_beyond_every_real_pool_is_named_in_one_warning(data_dir, capsys) -> None:
+    """@1/K with K deeper than every candidate pool equals reranking the whole pool: said once, with the size."""
+    from argsim.counter.neural.table3 import warn_deep_ks
+    from argsim.data.counterargs import build_pools, load_counterargs
+
+    pools = build_pools(load_counterargs(data_dir), "validation", "sdoc")
+    largest = max(map(len, pools.values()))
+    assert warn_deep_ks(pools, (1, largest), "pool") == []
+    assert capsys.readouterr().err == ""
+    assert warn_deep_ks(pools, (1, largest + 1, 10**11), "sdoc pool") == [largest + 1, 10**11]
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"largest {largest}" in err[0] and "100000000000" in err[0]

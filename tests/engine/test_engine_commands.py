@@ -124,6 +124,7 @@ def _same_outputs(a: Path, b: Path, files: list[str]) -> None:
                     assert u == v, (name, x, y)
 
 
+@pytest.mark.slow
 def test_rank_keypoints_on_ray_equals_local_and_a_second_run_encodes_nothing(ray_session, tmp_path, minilm,
                                                                              monkeypatch):
     cache = tmp_path / "cache"

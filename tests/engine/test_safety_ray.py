@@ -54,6 +54,7 @@ def test_a_closed_port_fails_in_seconds(ws):
     assert seconds < 10 and not (ws / "r.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_a_listener_that_is_not_ray_fails_in_seconds(ws):
     server = socket.socket()
     server.bind(("127.0.0.1", 0))

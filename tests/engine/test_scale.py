@@ -13,6 +13,7 @@ from argsim.engine.embedding import read_shards
 runner = CliRunner()
 
 
+@pytest.mark.slow
 def test_ray_map_keeps_order_and_shares_one_object(ray_session):
     import operator  # workers import functions by module: a library function, not one of this test file
 
@@ -45,6 +46,7 @@ def _embed(tmp_path, source, name, *engine):
     return dict(zip(ids, vectors, strict=True)), dict(zip(ids, keys, strict=True)), manifest
 
 
+@pytest.mark.slow
 def test_ray_embedding_shards_equal_local_and_import_into_the_cache(ray_session, fifty_sentences, tmp_path,
                                                                    minilm, monkeypatch):
     local, local_keys, m_local = _embed(tmp_path, fifty_sentences, "local")
@@ -86,6 +88,7 @@ def sda_slice(counterargs_corpus):
     return points, {p.id: pools[p.id] for p in points}, {p.id: corpus.true_counter(p).id for p in points}
 
 
+@pytest.mark.slow
 def test_ray_pair_work_equals_local(ray_session, sda_slice):
     """Exact WMDs, pruned Simple-SD and a logistic-regression-like linear score with a negative WMD weight:
     the same numbers on Ray tasks as in this process (counterargs-18 test, sda, 5 points)."""

@@ -76,6 +76,22 @@ def versus_reference(score: RowScore, reference: RowScore, ks: tuple[int, ...]) 
     return {k: paired_comparison(score.hits[k], reference.aligned(1, score.ids)) for k in ks}
 
 
+def warn_deep_ks(pools: dict[str, list], ks: Sequence[int], what: str) -> list[int]:
+    """Warn (one line) about the rerank depths K deeper than every pool, where @1/K is the same as reranking the
+    whole pool; returns those K.
+
+    Example:
+        >>> warn_deep_ks({"p1": ["a", "b"], "p2": ["c"]}, (1, 2), "pool")
+        []
+    """
+    from argsim.errors import warn
+
+    largest = max(map(len, pools.values()), default=0)
+    if deep := [k for k in ks if k > largest]:
+        warn(f"K = {', '.join(map(str, deep))} exceeds every {what} (largest {largest}): @1/K reranks each whole pool")
+    return deep
+
+
 def evaluate_row(row: RowSpec, corpus, split: str, setting: str, ks: tuple[int, ...],
                  limit: int | None = None, seed: int = SEED, stages: dict | None = None,
                  config=None) -> RowScore:
@@ -94,6 +110,7 @@ def evaluate_row(row: RowSpec, corpus, split: str, setting: str, ks: tuple[int, 
     key = ("pools", split, setting)
     if key not in stages:  # building the epa pools takes a while: once per split and setting
         stages[key] = build_pools(corpus, split, setting)
+        warn_deep_ks(stages[key], ks, f"{setting} candidate pool on {split}")
     pools = {p.id: stages[key][p.id] for p in points}
     gold = {p.id: corpus.true_counter(p).id for p in points}
     result = run_stages(points, pools, stages[row.first], stages.get(row.second) if row.second else None,
