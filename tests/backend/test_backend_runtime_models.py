@@ -21,6 +21,11 @@ FP32_MIN_COSINE, INT8_MEAN_COSINE, INT8_MIN_COSINE = 0.999, 0.98, 0.95
 #: OpenVINO int8 calibrates on this many texts in the tests (NNCF on 300 takes a minute on two cores)
 TEST_CALIBRATION = 64
 VARIANTS = [("onnx", "none"), ("openvino", "none"), ("onnx", "int8"), ("openvino", "int8")]
+#: OpenVINO int8 (NNCF calibration: the slowest build, 15-30 s each) is checked on MiniLM itself
+#: (test_backend_runtime.py), on a cross-encoder's pair graph and on a counter model's calibration key (below): the
+#: models whose transformer is a MiniLM graph (a merged adapter, the MTS backbone, the counter towers' base) go
+#: through the same export and quantization code, so they run the other three variants
+MINILM_GRAPH_VARIANTS = VARIANTS[:3]
 
 
 def _arguments(data_dir, split: str, n: int) -> list[str]:
@@ -44,10 +49,8 @@ def _check_vectors(reference: np.ndarray, vectors: np.ndarray, quantize: str) ->
 # ------------------------------------------------------------------ shipped LoRA adapters
 
 
-# OpenVINO int8 (NNCF calibration: the slowest build) once: both adapters are a LoRA update merged into MiniLM, one
-# graph, which the same code quantizes
 @pytest.mark.parametrize(("name", "backend", "quantize"), [
-    *[("kpm", *v) for v in VARIANTS], *[("thematic", *v) for v in VARIANTS if v != ("openvino", "int8")]])
+    *[("kpm", *v) for v in MINILM_GRAPH_VARIANTS], *[("thematic", *v) for v in MINILM_GRAPH_VARIANTS]])
 def test_shipped_adapters_run_merged_in_the_backend(data_dir, name, backend, quantize):
     from argsim.backend import get_encoder
     from argsim.backend.models import ExportedEncoder
@@ -189,7 +192,7 @@ def test_kpm_cross_encoder_scores_in_the_backend(data_dir, kpm_cross, backend, q
 
 # OpenVINO int8 of a MiniLM cross-encoder (NNCF calibrated on the first pairs scored) is checked on the key point
 # cross-encoder above: the same graph but for the head's width, quantized by the same code
-@pytest.mark.parametrize(("backend", "quantize"), [v for v in VARIANTS if v != ("openvino", "int8")])
+@pytest.mark.parametrize(("backend", "quantize"), MINILM_GRAPH_VARIANTS)
 def test_counter_cross_encoder_scores_in_the_backend(data_dir, counter_cross, backend, quantize):
     from argsim.backend.resolve import pair_scorer
     from argsim.config import RunConfig
@@ -270,7 +273,7 @@ def _statements(data_dir, n: int = 32) -> tuple[list[str], list[str], list[int]]
     return [r["argument"] for r in rows], [r["topic"] for r in rows], [int(r["stance"]) for r in rows]
 
 
-@pytest.mark.parametrize(("backend", "quantize"), VARIANTS)
+@pytest.mark.parametrize(("backend", "quantize"), MINILM_GRAPH_VARIANTS)
 def test_mts_backbone_runs_in_the_backend_and_its_heads_in_torch(data_dir, mts_folder, backend, quantize):
     from argsim.backend import get_encoder
     from argsim.kpm.mts.encoder import MTSEncoder
@@ -317,17 +320,15 @@ def test_mts_vectors_are_cached_apart_per_backend(mts_folder, tmp_path):
     assert torch_enc.identity == onnx_enc.identity and torch_enc.cache_key != onnx_enc.cache_key
 
 
-@pytest.mark.parametrize(("backend", "quantize"), VARIANTS)
+@pytest.mark.parametrize(("backend", "quantize"), MINILM_GRAPH_VARIANTS)
 def test_shipped_counter_bi_encoder_runs_its_base_in_the_backend(data_dir, backend, quantize):
     """The shipped counter-bi-encoder: the frozen MiniLM in the backend, the retrieval heads in torch."""
     from argsim.backend import get_encoder
 
     texts = _arguments(data_dir, "dev", 32)
     reference = get_encoder("counter-bi-encoder", device="cpu").for_role("document").encode(texts, use_cache=False)
-    # its base is MiniLM's export: calibrated as test_backend_runtime's MiniLM is, the int8 model is built once
-    calibration = _arguments(data_dir, "train", runtime.CALIBRATION_SIZE) if quantize == "int8" else None
-    enc = get_encoder("counter-bi-encoder", backend=backend, quantize=quantize,
-                      calibration=calibration).for_role("document")  # two towers: the document (candidate) one
+    # two towers: the document (candidate) one
+    enc = get_encoder("counter-bi-encoder", backend=backend, quantize=quantize).for_role("document")
     assert (enc.backend, enc.quantize) == (backend, quantize)
     assert enc.model.embed_texts(["probe"]).shape == (1, 384)  # its base encoder is the backend's
     _check_vectors(reference, enc.encode(texts, use_cache=False), quantize)
