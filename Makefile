@@ -31,6 +31,9 @@ demo: install
 # database, and the exported models, each built in a temporary folder and renamed). The tests that start several
 # processes at once (Ray, DDP, concurrent writers) or build and install the wheel are marked `slow`: test-slow
 # runs them (a few minutes more; CI runs both)
+# Python keeps its compiled modules (and pytest its rewritten test files) even where the environment turns that off,
+# so each worker and each subprocess a test starts does not compile argsim and the tests again
+test test-slow: export PYTHONDONTWRITEBYTECODE :=
 PYTEST := $(BIN)/python -m pytest tests -n 2 --dist loadfile --no-loadscope-reorder --durations=15
 
 test: install
