@@ -103,29 +103,22 @@ def test_second_run_exports_nothing(data_dir, monkeypatch):
         assert np.allclose(again.encode(["a claim"], use_cache=False), first[v], atol=1e-6)
 
 
-def test_openvino_int8_without_calibration_uses_the_first_texts(tmp_path):
-    """Calibrated on the first encode's texts; its digest keys the vectors (another set: another cache). The fp32
-    ONNX export it quantizes (not what is tested here) is the test session's, copied without its variants."""
-    import os
-    import shutil
-    from pathlib import Path
-
+def test_openvino_int8_without_calibration_uses_the_first_texts(shared_exports):
+    """Calibrated on the first encode's texts; its digest keys the vectors (another set: another cache) and names
+    the quantized export, built beside the fp32 ONNX export it quantizes (the tests' export folder: NNCF's 15 s
+    once)."""
     from argsim.backend import get_encoder, model_path
     from argsim.config import RunConfig
 
-    shared = runtime.base_export(model_path("minilm"), None, Path(os.environ["ARGSIM_CACHE_DIR"]))
-    (tmp_path / "exported" / shared.name).mkdir(parents=True)
-    for f in shared.iterdir():
-        if f.is_file():
-            shutil.copy(f, tmp_path / "exported" / shared.name / f.name)
-    enc = get_encoder("minilm", config=RunConfig(cache_dir=tmp_path, backend="openvino", quantize="int8"))
+    enc = get_encoder("minilm", config=RunConfig(cache_dir=shared_exports, backend="openvino", quantize="int8"))
     texts = ["Homeschooling should be banned", "We should ban fast food", "Cannabis should be legal"]
     enc.encode(texts)
     _, digest = runtime.calibration_choice(texts)
     assert enc.cache_key.endswith(f"openvino:int8:cal={digest}") and enc.recipe["calibration"]
     assert len(enc.cache()) == 3
-    assert (tmp_path / "exported" / shared.name / f"openvino-int8-ov{runtime._version('openvino')}-nncf"
-            f"{runtime._version('nncf')}-cal{digest}" / "model.xml").is_file()  # quantized here, from the copy
+    base = runtime.base_export(model_path("minilm"), None, shared_exports)
+    assert (base / f"openvino-int8-ov{runtime._version('openvino')}-nncf{runtime._version('nncf')}-cal{digest}"
+            / "model.xml").is_file()
 
 
 @pytest.mark.parametrize(("backend", "quantize", "device", "precision", "words"), [
