@@ -12,7 +12,7 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -546,6 +546,29 @@ def check_texts(texts: Iterable[str], where: str | Path | None = None) -> None:
                                     "(half of an escaped pair, not a character); fix the escape")
 
 
+
+def as_texts(texts: Any, where: str) -> list[str]:
+    """`texts` (one string, or any iterable of strings: a list, tuple, generator, numpy array or pandas Series) as
+    a list, read once: what the Python API takes wherever it takes texts. Anything else (None, a dict, a frame,
+    bytes), an item that is not a string (never turned into one: None is no "None") or a lone surrogate is an
+    InputError naming `where` and the item.
+
+    Example:
+        >>> as_texts("one", "texts"), as_texts(iter(["a", "b"]), "texts")
+        (['one'], ['a', 'b'])
+    """
+    if isinstance(texts, str):
+        return [texts]
+    refuse_bytes(texts, where)
+    if isinstance(texts, Mapping) or hasattr(texts, "columns") or not isinstance(texts, Iterable):
+        raise InputError(where, f"expected a list of strings (or one string), found {type(texts).__name__}")
+    out = list(texts)
+    for i, t in enumerate(out):
+        if not isinstance(t, str):
+            raise InputError(where, f"item {i + 1} is {type(t).__name__}, not a string")
+    check_texts(out, where)
+    return out
+
 #: the longest input Sudachi (GiNZA's tokenizer) takes, in UTF-8 bytes; spaCy's own limit is `nlp.max_length`
 SUDACHI_MAX_BYTES = 49149
 #: where a long text is cut into pieces for a spaCy pipeline: after the last sentence end or space in the window
@@ -886,7 +909,18 @@ def read_texts(path: str | Path, column: str = "text") -> list[str]:
     texts = list(_text_lines(path))  # read once (counting first would read the file twice)
     if not texts:
         raise InputError(path, "no texts")
+    _warn_lone_cr(path, sum("\r" in t for t in texts))
     return texts
+
+
+def _warn_lone_cr(path: Path, n: int) -> None:
+    """The warning for texts holding a lone carriage return: lines end at LF (`split_lines`), so a file whose lines
+    end at CR alone (classic Mac OS) reads as one text."""
+    if n:
+        from argsim.errors import warn
+
+        warn(f"{path}: {n} text(s) hold a carriage return that ends no line (a classic Mac OS line end?): lines end "
+             "at LF, so each is read as one text; convert the line ends to LF to split them")
 
 
 def _text_lines(path: Path) -> Iterator[str]:
@@ -911,9 +945,12 @@ def count_text_lines(path: str | Path) -> int:
         >>> count_text_lines("texts.txt")  # doctest: +SKIP
         1000000
     """
-    count = sum(1 for _ in _text_lines(Path(path)))
+    count = lone_cr = 0
+    for line in _text_lines(Path(path)):
+        count, lone_cr = count + 1, lone_cr + ("\r" in line)
     if not count:
         raise InputError(path, "no texts")
+    _warn_lone_cr(Path(path), lone_cr)
     return count
 
 

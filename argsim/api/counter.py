@@ -19,6 +19,7 @@ import pandas as pd
 
 from argsim.config import RunConfig
 from argsim.errors import ArgsimError
+from argsim.io import as_texts
 
 if TYPE_CHECKING:
     from argsim.evaluation.record import Evaluation
@@ -115,7 +116,7 @@ class CounterRetriever:
             if ids is None and "id" in candidates.columns:
                 ids = candidates["id"].astype(str).tolist()
             candidates = candidates["text"].tolist()
-        texts = [str(t) for t in candidates]
+        texts = as_texts(candidates, "candidates")
         if not texts:
             raise ArgsimError("no candidates to index")
         ids = [str(i) for i in ids] if ids is not None else [str(i) for i in range(len(texts))]
@@ -150,7 +151,7 @@ class CounterRetriever:
             raise ArgsimError("k must be at least 1")
         if not self.candidates:
             raise ArgsimError("index candidates first: CounterRetriever(...).index(texts)")
-        queries = [str(q) for q in ([queries] if isinstance(queries, str) else queries)]
+        queries = as_texts(queries, "queries")
         points = [user_argument(_key("q", i, q), q, "point", i) for i, q in enumerate(queries)]
         cands = [user_argument(_key("c", i, t), t, "counter", i) for i, t in enumerate(self.candidates)]
         pools = {p.id: [c for c in cands if c.text != p.text] for p in points}  # never the query itself

@@ -71,12 +71,11 @@ def encode(texts: str | Sequence[str], model: Any = "minilm", batch_size: int = 
         >>> round(float(v[0] @ v[1]), 2)  # the cosine: the vectors are unit length
         0.48
     """
-    from argsim.io import check_texts
+    from argsim.io import as_texts
 
-    single = isinstance(texts, str)
-    check_texts([texts] if single else texts, "texts")  # a lone surrogate: refused as the CLI's readers do
+    single, texts = isinstance(texts, str), as_texts(texts, "texts")  # refused as the CLI's readers refuse
     enc = encoder(model, pooling, max_seq_length, batch_size, config, role)
-    vectors = enc.encode([texts] if single else list(texts), normalize=normalize)
+    vectors = enc.encode(texts, normalize=normalize)
     return vectors[0] if single else vectors
 
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from argsim.config import RunConfig
 from argsim.errors import ArgsimError, InputError
+from argsim.io import as_texts
 
 if TYPE_CHECKING:
     from argsim.metrics.kpa_map import MapResult
@@ -110,7 +111,7 @@ def accuracy_at_1(scores: Any, gold: Mapping[str, str], ties: str = "expected") 
     Args:
         scores: A DataFrame with columns ``query, candidate, score`` (as `CounterRetriever.retrieve` returns;
             every candidate, or the top k: a true counter outside them counts as a miss), or
-            ``{query: [(candidate, score), ...]}``.
+            ``{query: [(candidate, score), ...]}`` or ``{query: {candidate: score}}``.
         gold: ``{query: its true counter}``; queries without a gold entry count as misses.
         ties: ``"expected"`` (1/t credit), ``"pessimistic"`` or ``"optimistic"``.
 
@@ -123,20 +124,39 @@ def accuracy_at_1(scores: Any, gold: Mapping[str, str], ties: str = "expected") 
         >>> argsim.accuracy_at_1(scores, {"q1": "c1", "q2": "c2"})
         0.75
     """
+    import math
+
+    from argsim.metrics.ranking import TIES
     from argsim.metrics.ranking import accuracy_at_1 as acc
 
+    if ties not in TIES:
+        raise ArgsimError(f"unknown ties {ties!r}: choose one of {', '.join(TIES)}")
     if hasattr(scores, "columns"):
         grouped: dict[str, list[tuple[str, float]]] = {}
         for row in scores.itertuples(index=False):
             grouped.setdefault(str(row.query), []).append((str(row.candidate), float(row.score)))
         scores = grouped
-    import math
-
+    if not isinstance(scores, Mapping):
+        raise ArgsimError(f"scores: expected a DataFrame or {{query: [(candidate, score), ...]}}, found "
+                          f"{type(scores).__name__}")
     if not scores:
         raise ArgsimError("no queries to score: accuracy@1 of nothing is undefined")
+    scores = {q: list(ranked.items()) if isinstance(ranked, Mapping) else ranked for q, ranked in scores.items()}
+    for q, ranked in scores.items():
+        pairs = isinstance(ranked, list | tuple) and all(
+            isinstance(p, list | tuple) and len(p) == 2 and isinstance(p[1], int | float | np.number)
+            and not isinstance(p[1], bool) for p in ranked)
+        if not pairs:
+            raise InputError("scores", f"expected (candidate, score) pairs with numeric scores, found {ranked!r}",
+                             field=str(q))
     bad = [q for q, ranked in scores.items() if any(not math.isfinite(float(s)) for _, s in ranked)]
     if bad:
         raise ArgsimError(f"{len(bad)} quer(ies) with a score that is not a finite number, e.g. {bad[0]}")
+    if missing := [q for q in scores if q not in gold]:
+        from argsim.errors import examples, warn
+
+        warn(f"{len(missing)} of {len(scores)} queries have no gold counter (e.g. {examples(missing)}): each counts "
+             "as a miss")
     return acc(scores, gold, ties=ties)
 
 
@@ -171,14 +191,19 @@ def triplet_accuracy(anchor: Any, positive: Any, negative: Any, model: str | Non
     """
     from argsim.metrics.triplets import triplet_scores
 
-    parts = [anchor, positive, negative]
+    names, parts = ("anchor", "positive", "negative"), [anchor, positive, negative]
     if not all(isinstance(p, np.ndarray) for p in parts):
         from argsim.api.encode import encode
 
-        texts = [list(p) for p in parts]
+        texts = [as_texts(p, name) for p, name in zip(parts, names, strict=True)]
         if not len(texts[0]) == len(texts[1]) == len(texts[2]):
             raise ArgsimError("anchor, positive and negative must have the same length")
         parts = [encode(t, model=model or "minilm", config=config) for t in texts]
+    if not parts[0].ndim == 2 or not parts[0].shape == parts[1].shape == parts[2].shape:
+        raise ArgsimError(f"anchor, positive and negative must be arrays of one (n, dim) shape, not "
+                          f"{', '.join(str(p.shape) for p in parts)}")
+    if bad := [name for p, name in zip(parts, names, strict=True) if not np.isfinite(p).all()]:
+        raise ArgsimError(f"{', '.join(bad)}: the vectors hold NaN or infinite values")
     return triplet_scores(*parts, distance=distance, ties=ties).accuracy
 
 
@@ -210,9 +235,7 @@ def rouge1(summaries: str | Sequence[str], references: str | Sequence[str], unit
     from argsim.metrics.rouge import rouge1_corpus
     from argsim.minutes.evaluate import rouge_nlp
 
-    single = isinstance(summaries, str)
-    cands = [summaries] if single else list(summaries)
-    refs = [references] if isinstance(references, str) else list(references)
+    cands, refs = as_texts(summaries, "summaries"), as_texts(references, "references")
     lims = [limits] * len(cands) if isinstance(limits, int) or limits is None else list(limits)
     if not cands:
         raise ArgsimError("no summaries to score: ROUGE-1 of nothing is undefined")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from argsim.config import RunConfig
 from argsim.errors import ArgsimError
+from argsim.io import as_texts
 from argsim.minutes.summarize import SummarizeOptions
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ def summarize_minutes(sentences: str | Sequence[str], topic: str = "", subtopic:
     if isinstance(sentences, str):
         sents = [x for line in clean_lines(sentences, min_chars=1) for x in split_sentences(line)]
     else:
-        sents = [str(x) for x in sentences if str(x).strip()]
+        sents = [x for x in as_texts(sentences, "sentences") if x.strip()]
     if not sents:
         raise ArgsimError("no sentences to summarise")
     item = MinutesItem("input", sents, topic_text(topic), subtopic, budget)

@@ -11,6 +11,7 @@ import numpy as np
 
 from argsim.config import RunConfig
 from argsim.errors import ArgsimError
+from argsim.io import as_texts
 
 
 def cluster_sentences(sentences: Sequence[str], model: str | Path | Any = None, n_clusters: int | None = None,
@@ -46,7 +47,7 @@ def cluster_sentences(sentences: Sequence[str], model: str | Path | Any = None, 
     from argsim.thematic.cluster import ALGORITHMS, cluster_groups, default_model
 
     config = config or RunConfig()
-    texts = [str(s) for s in sentences]
+    texts = as_texts(sentences, "sentences")
     if algorithm not in ALGORITHMS:
         raise ArgsimError(f"algorithm must be one of {', '.join(ALGORITHMS)}, not {algorithm!r}")
     for name, col in (("groups", groups), ("labels", labels)):

@@ -19,6 +19,7 @@ the same footing as a bi-encoder's cosine. Probabilities are stored to 6 decimal
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -47,7 +48,13 @@ def check_weights(models: Sequence[str], weights: Sequence[float] | None) -> lis
 def check_threshold(threshold: float | None, models: Sequence[Any], combine: str) -> None:
     """ArgsimError (one line) for a threshold no score can reach: one model's scores and a weighted mean of several
     are cosines or probabilities, at most 1 (z-scored ensembles are unbounded). A threshold below every score is
-    allowed: it asks for every argument's best key point (`KeyPointMatcher(threshold=float("-inf"))`)."""
+    allowed: it asks for every argument's best key point (`KeyPointMatcher(threshold=float("-inf"))`). An unknown
+    `combine` is refused here too, for one model as for several (as the command line's `--combine`)."""
+    if combine not in COMBINES:
+        raise ArgsimError(f"unknown --combine '{combine}': choose {' or '.join(COMBINES)}")
+    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, numbers.Real)
+                                  or math.isnan(threshold)):
+        raise ArgsimError(f"--threshold {threshold!r}: give a number (or None: the model's recorded threshold)")
     if threshold is None or (len(models) > 1 and combine != "mean"):
         return
     if threshold > 1.0:

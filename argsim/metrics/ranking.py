@@ -17,6 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+#: the readings of a gold candidate tied with others (above)
+TIES = ("expected", "pessimistic", "optimistic")
+
 Scored = Sequence[tuple[str, float]] | tuple[Sequence[str], Sequence[float] | np.ndarray]
 
 

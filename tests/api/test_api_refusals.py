@@ -8,6 +8,7 @@ import re
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
@@ -118,3 +119,48 @@ def test_english_text_to_the_minutes_summarizer_is_warned(capsys):
     assert len("".join(out)) <= 20
     err = capsys.readouterr().err
     assert "no whole sentence fits the budget" in err and "no Japanese sentence end" in err
+
+
+@pytest.mark.parametrize(("call", "phrase"), [
+    (lambda: argsim.encode(None), "texts: expected a list of strings (or one string), found NoneType"),
+    (lambda: argsim.encode({"a": 1}), "found dict"),
+    (lambda: argsim.rouge1(None, "a", unit="char"), "summaries: expected a list of strings"),
+    (lambda: argsim.rouge1("a", ["a", 1], unit="char"), "references: item 2 is int"),
+    (lambda: argsim.summarize_minutes([None], model="minilm"), "sentences: item 1 is NoneType, not a string"),
+    (lambda: argsim.cluster_sentences(["a", 3], model="minilm", n_clusters=1), "sentences: item 2 is int"),
+    (lambda: argsim.CounterRetriever("bm25").index(["a", None]), "candidates: item 2 is NoneType"),
+    (lambda: argsim.CounterRetriever("bm25").index(["a b", "c d"]).retrieve(7), "queries: expected a list"),
+    (lambda: argsim.triplet_accuracy(["a"], [None], ["c"]), "positive: item 1 is NoneType"),
+    (lambda: argsim.triplet_accuracy(np.ones((2, 3)), np.ones((3, 3)), np.ones((2, 3))), "one (n, dim) shape"),
+    (lambda: argsim.triplet_accuracy(np.full((2, 3), np.nan), np.ones((2, 3)), np.ones((2, 3))),
+     "anchor: the vectors hold NaN"),
+    (lambda: argsim.accuracy_at_1({"q": 5}, {"q": "a"}), "expected (candidate, score) pairs"),
+    (lambda: argsim.accuracy_at_1({"q": [("a", "high")]}, {"q": "a"}), "expected (candidate, score) pairs"),
+    (lambda: argsim.accuracy_at_1([("a", 1)], {"q": "a"}), "scores: expected a DataFrame"),
+    (lambda: argsim.accuracy_at_1({"q": [("a", 1)]}, {"q": "a"}, ties="random"), "unknown ties 'random'"),
+    (lambda: argsim.KeyPointMatcher("minilm", combine="max").match(["a"], ["b"], topic="t"), "unknown --combine"),
+    (lambda: argsim.KeyPointMatcher("minilm", threshold="0.5").match(["a"], ["b"], topic="t"), "give a number"),
+    (lambda: argsim.KeyPointMatcher("minilm", threshold=float("nan")).match(["a"], ["b"], topic="t"),
+     "give a number"),
+], ids=["encode-none", "encode-dict", "rouge-none", "rouge-int", "summarize-none", "cluster-int", "index-none",
+        "retrieve-int", "triplet-none", "triplet-shapes", "triplet-nan", "acc-not-pairs", "acc-text-score",
+        "acc-not-mapping", "acc-ties", "kpm-combine", "kpm-threshold-text", "kpm-threshold-nan"])
+def test_a_python_input_of_the_wrong_kind_is_one_argsim_error_before_any_work(call, phrase):
+    """Never a TypeError from deep inside, never an input turned into something else (None is no "None")."""
+    with pytest.raises(ArgsimError) as err:
+        call()
+    assert phrase in str(err.value) and "\n" not in str(err.value)
+
+
+def test_texts_of_any_iterable_kind_are_read_once_and_accuracy_takes_either_form(minilm, capsys):
+    expected = argsim.encode(["a", "b"])
+    for texts in (iter(["a", "b"]), ("a", "b"), np.array(["a", "b"]), pd.Series(["a", "b"])):
+        assert np.array_equal(argsim.encode(texts), expected)
+    pairs = {"q1": [("c1", 0.9), ("c2", 0.1)], "q2": [("c1", 0.5), ("c2", 0.5)]}
+    as_dicts = {q: dict(ranked) for q, ranked in pairs.items()}
+    gold = {"q1": "c1", "q2": "c2"}
+    assert argsim.accuracy_at_1(as_dicts, gold) == argsim.accuracy_at_1(pairs, gold) == 0.75
+    assert capsys.readouterr().err == ""
+    assert argsim.accuracy_at_1(pairs, {"q1": "c1", "q9": "c2"}) == 0.5  # q2 has no gold: a miss, said once
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "1 of 2 queries have no gold counter (e.g. q2)" in err[0]
