@@ -167,7 +167,7 @@ class ResultRow(_Open):
     """One row of a results file (`argsim.results.ResultRow.as_dict`)."""
 
     metric: StrictStr
-    value: NumberOrNaN | None = None
+    value: NumberOrNaN  # every row states its figure (NaN where it is undefined)
     method: StrictStr | None = None
     model: StrictStr | None = None
     split: StrictStr | None = None

@@ -34,8 +34,8 @@ def eval_triplets(
     from argsim.schemas import TripletRecord
 
     cfg = run_config(ctx)
+    records = read_records(triplets, TripletRecord)[:limit]  # checked before anything loads
     env = environment(seed=cfg.seed, device=cfg.device, data_files=[triplets])
-    records = read_records(triplets, TripletRecord)[:limit]
     evaluator = TripletEvaluator(records, triplets.stem, distance, ties, cfg)
     table_rows, rows, payload = [], [], []
     for name in model:
