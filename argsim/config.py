@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from argsim.options import setting
+from argsim.options import check_settings, setting
 
 PRECISIONS = ("auto", "fp32", "fp16", "bf16")
 #: inference runtimes of transformer encoders (argsim.backend.runtime): PyTorch, ONNX Runtime, OpenVINO
@@ -94,6 +94,9 @@ class RunConfig:
     workdir: Path | None = setting(None, "Where runs write by default: default outputs (runs/, models/), "
                                          "bench/results, LTR models, feature caches (default $ARGSIM_HOME, else "
                                          "the working directory).", envvar="ARGSIM_HOME", output="folder")
+
+    def __post_init__(self) -> None:
+        check_settings(self)  # refused as the command line's parser refuses (types, bounds)
 
     def resolved_cache_dir(self) -> Path:
         """`cache_dir`, else `default_cache_dir()` (the embedding cache's folder)."""

@@ -116,6 +116,35 @@ def did_you_mean(name: str, choices: Iterable[str]) -> str:
     return f" (did you mean '{match}'?)" if match is not None and match != name else ""
 
 
+
+def check_count(value: object, name: str, minimum: int = 1) -> int:
+    """`value` if it is a whole number of at least `minimum`, else an ArgsimError naming `name`: what the Python
+    API does with a count the command line would have parsed as an integer option.
+
+    Example:
+        >>> check_count(3, "k")
+        3
+    """
+    import numbers
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ArgsimError(f"{name} must be a whole number of at least {minimum}, not {value!r}")
+    return int(value)
+
+
+def check_choice(value: object, name: str, choices: Iterable[str]) -> str:
+    """`value` if it is one of `choices`, else an ArgsimError naming `name`, the nearest choice and all of them.
+
+    Example:
+        >>> check_choice("cosine", "distance", ("cosine", "l1"))
+        'cosine'
+    """
+    choices = tuple(choices)
+    if not isinstance(value, str) or value not in choices:
+        hint = did_you_mean(value, choices) if isinstance(value, str) else ""
+        raise ArgsimError(f"unknown {name} {value!r}{hint}: choose one of {', '.join(choices)}")
+    return value
+
 def environment_problem(exc: BaseException) -> str | None:
     """One line for a fault of the machine rather than of argsim (a full disk, a read-only or forbidden folder,
     a quota, no home folder); None for anything else. The CLI prints it and exits with code 2; atomic writes

@@ -25,8 +25,14 @@ Example:
 
 from __future__ import annotations
 
+import functools
+import math
+import numbers
+import os
+import types
+import typing
 from dataclasses import MISSING, Field, field, fields
-from typing import Any
+from typing import Any, Literal
 
 
 def setting(default: Any, help: str, **metadata: Any) -> Any:
@@ -129,3 +135,63 @@ def config_argv(config: Any, exclude: tuple[str, ...] = ()) -> list[str]:
         else:
             argv += [flag, _text(value)]
     return argv
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _accepts(hint: Any, value: Any) -> bool:
+    """Whether `value` is of the field type `hint` (scalars, unions, literals; containers are not looked into)."""
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_accepts(h, value) for h in typing.get_args(hint))
+    if origin is Literal:
+        return value in typing.get_args(hint)
+    checks = {type(None): lambda v: v is None, bool: lambda v: isinstance(v, bool),
+              int: lambda v: isinstance(v, numbers.Integral) and not isinstance(v, bool),
+              float: lambda v: isinstance(v, numbers.Real) and not isinstance(v, bool),
+              str: lambda v: isinstance(v, str), os.PathLike: lambda v: isinstance(v, str | os.PathLike)}
+    from pathlib import Path
+
+    check = checks.get(os.PathLike if hint is Path else hint)
+    return check is None or check(value)
+
+
+def _describe(hint: Any) -> str:
+    """A field type in words: `int or None`, `one of 'fit', 'truncate'`."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return " or ".join(_describe(h) for h in typing.get_args(hint))
+    if typing.get_origin(hint) is Literal:
+        return "one of " + ", ".join(map(repr, typing.get_args(hint)))
+    return "None" if hint is type(None) else getattr(hint, "__name__", str(hint))
+
+
+def check_settings(config: Any) -> None:
+    """ArgsimError (one line) for a field of the config dataclass `config` whose value is not of its declared type,
+    is NaN, or lies outside its bounds (metadata `min` / `max`): a config built in Python is refused where the
+    command line's parser refuses the same value. Called by the configs' `__post_init__`.
+
+    Example:
+        >>> from argsim.config import RunConfig
+        >>> RunConfig(seed=-1)
+        Traceback (most recent call last):
+        ...
+        argsim.errors.ArgsimError: RunConfig seed (--seed) -1: must be at least 0
+    """
+    from argsim.errors import ArgsimError
+
+    hints = _hints(type(config))
+    for f in fields(config):
+        value, where = getattr(config, f.name), f"{type(config).__name__} {f.name} ({option_name(f)})"
+        if f.name in hints and not _accepts(hints[f.name], value):
+            raise ArgsimError(f"{where} {value!r}: expected {_describe(hints[f.name])}, found {type(value).__name__}")
+        if isinstance(value, numbers.Real) and not isinstance(value, bool):
+            if math.isnan(value):
+                raise ArgsimError(f"{where}: NaN is no setting")
+            low, high = f.metadata.get("min"), f.metadata.get("max")
+            if low is not None and value < low:
+                raise ArgsimError(f"{where} {value!r}: must be at least {low}")
+            if high is not None and value > high:
+                raise ArgsimError(f"{where} {value!r}: must be at most {high}")

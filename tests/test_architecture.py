@@ -42,8 +42,10 @@ def test_metrics_import_no_loader_backend_or_method():
 @pytest.mark.parametrize("leaf", ["evaluation/record", "vectors", "markdown", "published", "config", "errors",
                                   "options", "version", "measure"])
 def test_leaf_modules_import_no_argsim(leaf):
-    """Foundations import nothing from argsim but `options` (the `setting` fields of RunConfig)."""
-    allowed = ("argsim.options", "argsim.options.setting") if leaf == "config" else ()
+    """Foundations import nothing from argsim but `options` (RunConfig's `setting` fields and their check) and
+    `errors` (the one error `options` raises)."""
+    allowed = {"config": ("argsim.options", "argsim.options.setting", "argsim.options.check_settings"),
+               "options": ("argsim.errors", "argsim.errors.ArgsimError")}.get(leaf, ())
     assert [m for m in imports(PKG / f"{leaf}.py") if m.startswith("argsim") and m not in allowed] == []
 
 

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from argsim.config import RunConfig
-from argsim.errors import ArgsimError
+from argsim.errors import ArgsimError, check_count
 from argsim.io import as_texts
 
 if TYPE_CHECKING:
@@ -79,6 +79,9 @@ class CounterRetriever:
 
         info = get_ranker(ranker)
         allowed = ranker_options(info)
+        if options is not None and not isinstance(options, dict):
+            raise ArgsimError(f"options: give a dict of the ranker's options (e.g. {{'bm25_idf': 'okapi'}}), not "
+                              f"{type(options).__name__}")
         self.options = dict(options or {})
         bad = [k for k in self.options if k not in allowed]
         if bad:
@@ -147,8 +150,7 @@ class CounterRetriever:
         from argsim.counter.core.userdata import user_argument
         from argsim.engine import engine_from_config
 
-        if k < 1:
-            raise ArgsimError("k must be at least 1")
+        check_count(k, "k")
         if not self.candidates:
             raise ArgsimError("index candidates first: CounterRetriever(...).index(texts)")
         queries = as_texts(queries, "queries")
@@ -197,6 +199,8 @@ class CounterRetriever:
         from argsim.evaluation.counter import CounterArgumentEvaluator
         from argsim.evaluation.record import Evaluation
 
+        if limit is not None:
+            check_count(limit, "limit")
         pools = dataset_points(split, setting, limit=limit, sample=sample, seed=self.config.seed,
                                data_dir=data_dir if data_dir is not None else self.config.data_dir)
         options = dict(self.options)

@@ -81,6 +81,8 @@ def load_dataset(name: str, split: str | None = None, data_dir: str | Path | Non
         raise ArgsimError(f"unknown dataset '{name}'{did_you_mean(name, ALIASES)}"
                           f": choose one of {', '.join(sorted(ALIASES))}")
     splits = SPLITS[key]
+    if split is not None and not isinstance(split, str):
+        raise ArgsimError(f"split {split!r}: give a split name (a string) or None for all")
     if split is not None and splits and key != "argkp" and split not in splits:
         raise ArgsimError(f"unknown split '{split}' of {key}{did_you_mean(str(split), splits)}"
                           f": choose one of {', '.join(splits)} (or None for all)")

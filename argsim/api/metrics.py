@@ -53,8 +53,13 @@ def map_result(predictions: Any, gold: Any, formula: str = "leaderboard", tie_br
     """The full result of the official metric (per-group table, dummies, ignored ids); see `kpa_map`."""
     import math
 
+    from argsim.errors import check_choice
     from argsim.metrics.kpa_map import evaluate_map
 
+    check_choice(tie_break, "tie_break", ("first", "random"))
+    if not (isinstance(gold, str) or hasattr(gold, "columns") or hasattr(gold, "labels")):
+        raise ArgsimError(f"gold: give a split name, a DataFrame of labelled pairs or a loaded split, not "
+                          f"{type(gold).__name__}")
     preds = _predictions(predictions)
     if not any(preds.values()):  # as `eval map` on an empty file: not a silent 0 for every group
         raise ArgsimError("no predictions: not one (argument, key point) score; an empty set would score mAP 0 for "
@@ -189,8 +194,11 @@ def triplet_accuracy(anchor: Any, positive: Any, negative: Any, model: str | Non
         ...                         ["Stocks fell sharply today."])
         1.0
     """
-    from argsim.metrics.triplets import triplet_scores
+    from argsim.errors import check_choice
+    from argsim.metrics.triplets import DISTANCES, triplet_scores
 
+    check_choice(distance, "distance", DISTANCES)
+    check_choice(ties, "ties", ("correct", "wrong"))
     names, parts = ("anchor", "positive", "negative"), [anchor, positive, negative]
     if not all(isinstance(p, np.ndarray) for p in parts):
         from argsim.api.encode import encode
@@ -202,6 +210,8 @@ def triplet_accuracy(anchor: Any, positive: Any, negative: Any, model: str | Non
     if not parts[0].ndim == 2 or not parts[0].shape == parts[1].shape == parts[2].shape:
         raise ArgsimError(f"anchor, positive and negative must be arrays of one (n, dim) shape, not "
                           f"{', '.join(str(p.shape) for p in parts)}")
+    if not len(parts[0]):
+        raise ArgsimError("no triplets to score: triplet accuracy of nothing is undefined")
     if bad := [name for p, name in zip(parts, names, strict=True) if not np.isfinite(p).all()]:
         raise ArgsimError(f"{', '.join(bad)}: the vectors hold NaN or infinite values")
     return triplet_scores(*parts, distance=distance, ties=ties).accuracy
@@ -236,7 +246,10 @@ def rouge1(summaries: str | Sequence[str], references: str | Sequence[str], unit
     from argsim.minutes.evaluate import rouge_nlp
 
     cands, refs = as_texts(summaries, "summaries"), as_texts(references, "references")
-    lims = [limits] * len(cands) if isinstance(limits, int) or limits is None else list(limits)
+    from argsim.errors import check_count
+
+    lims = [limits] * len(cands) if limits is None or isinstance(limits, int | str) else list(limits)
+    lims = [None if lim is None else check_count(lim, "limits (characters)") for lim in lims]
     if not cands:
         raise ArgsimError("no summaries to score: ROUGE-1 of nothing is undefined")
     if all(lim is None for lim in lims):

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from argsim.config import RunConfig
-from argsim.errors import ArgsimError
+from argsim.errors import ArgsimError, check_count
 from argsim.io import as_texts
 from argsim.minutes.summarize import SummarizeOptions
 
@@ -56,8 +56,7 @@ def summarize_minutes(sentences: str | Sequence[str], topic: str = "", subtopic:
     from argsim.minutes.summarize import MinutesItem, run_summaries, topic_text
     from argsim.minutes.text import clean_lines, split_sentences
 
-    if budget < 1:
-        raise ArgsimError("budget must be at least 1 character")
+    check_count(budget, "budget (characters)")
     config = config or RunConfig()
     options = replace(options or SummarizeOptions(), seed=config.seed)
     if hasattr(sentences, "columns"):

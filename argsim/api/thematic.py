@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from argsim.config import RunConfig
-from argsim.errors import ArgsimError
+from argsim.errors import ArgsimError, check_choice, check_count
 from argsim.io import as_texts
 
 
@@ -44,7 +44,7 @@ def cluster_sentences(sentences: Sequence[str], model: str | Path | Any = None, 
         [1, 1, 0, 0]
     """
     from argsim.api.encode import encode
-    from argsim.thematic.cluster import ALGORITHMS, cluster_groups, default_model
+    from argsim.thematic.cluster import ALGORITHMS, LINKAGES, cluster_groups, default_model
 
     config = config or RunConfig()
     texts = as_texts(sentences, "sentences")
@@ -55,8 +55,9 @@ def cluster_sentences(sentences: Sequence[str], model: str | Path | Any = None, 
             raise ArgsimError(f"{name} has {len(col)} entries for {len(texts)} sentences")
     if n_clusters is None and labels is None:
         raise ArgsimError("give n_clusters, or the gold labels to take it from")
-    if n_clusters is not None and n_clusters < 1:
-        raise ArgsimError("n_clusters must be at least 1")
+    if n_clusters is not None:
+        check_count(n_clusters, "n_clusters")
+    check_choice(linkage, "linkage", LINKAGES)
     from argsim.io import canonical_columns
 
     rows = canonical_columns([{"article": "" if groups is None else groups[i],

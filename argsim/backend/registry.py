@@ -33,7 +33,7 @@ from argsim.backend.names import (
 from argsim.backend.safety import HF_LOAD, check_model_folder
 from argsim.backend.words import load_word_vectors, word_vectors_identity
 from argsim.config import RunConfig
-from argsim.errors import ModelError
+from argsim.errors import ModelError, check_count
 from argsim.measure import usable_cores
 
 
@@ -176,6 +176,8 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
     if pooling is not None and pooling not in POOLINGS:
         raise ModelError(f"unknown pooling '{pooling}': choose one of {', '.join(POOLINGS)}")
     check_batch_size(batch_size)
+    if max_seq_length is not None:
+        check_count(max_seq_length, "max_seq_length (tokens)")
     pooling = None if pooling == "model" else pooling  # one cached instance for the model's own pooling
     config = config or RunConfig()
     backend, quantize = backend or config.backend, quantize or config.quantize

@@ -186,8 +186,10 @@ def mteb_tasks(names: Sequence[str] | None = None, data_dir: str | Path | None =
         >>> [t.metadata.name for t in mteb_tasks(["arguana", "sick"], limit=5)]  # the data loads when MTEB runs
         ['ArgsimArguAna', 'ArgsimSICK-R']
     """
-    from argsim.errors import ArgsimError
+    from argsim.errors import ArgsimError, check_count
 
+    if limit is not None:
+        check_count(limit, "limit")
     chosen = list(names) if names is not None else [n for n in TASKS if n != "thematic-clustering" or sentences]
     unknown = [n for n in chosen if n not in TASKS]
     if unknown:

@@ -40,6 +40,8 @@ def check_weights(models: Sequence[str], weights: Sequence[float] | None) -> lis
         return [1.0 / len(models)] * len(models)
     if len(weights) != len(models):
         raise ArgsimError(f"--weight given {len(weights)} time(s) for {len(models)} --model(s): give one per model")
+    if not all(isinstance(w, numbers.Real) and not isinstance(w, bool) for w in weights):
+        raise ArgsimError(f"--weight values must be numbers, not {list(weights)}")
     if not all(math.isfinite(w) for w in weights) or any(w < 0 for w in weights) or not any(w > 0 for w in weights):
         raise ArgsimError(f"--weight values must be non-negative and not all zero, not {list(weights)}")
     return [float(w) for w in weights]

@@ -17,7 +17,7 @@ from argsim.config import SEED
 from argsim.errors import ArgsimError, InputError, did_you_mean
 from argsim.minutes.mmr import MMRWeights, compose, key_size, select_embedrank, select_paper
 from argsim.minutes.text import clean_lines, split_sentences, strip_noise
-from argsim.options import setting
+from argsim.options import check_settings, setting
 
 METHODS = ("embedrank-paper", "embedrank", "lead", "random")
 ITEM_SETS = ("ntcir14", "poliinfo2")
@@ -62,6 +62,7 @@ class SummarizeOptions(MMRWeights):
     seed: int = setting(SEED, "Seed of the random baseline (the global --seed).", cli=False)
 
     def __post_init__(self) -> None:
+        check_settings(self)
         if self.method == "embedrank-paper" and not (self.mmr_weight or self.m or self.s):
             raise ArgsimError("the Eq. 6 weights --mmr-weight, --m and --s (mmr_weight, m, s) are all 0: every "
                               "sentence would score 0 and each summary would be the item's first sentences; make "
