@@ -31,7 +31,7 @@ import numpy as np
 from argsim.backend.cache import text_key
 from argsim.backend.encoder import MAX_BATCH_SIZE
 from argsim.errors import ArgsimError, InputError
-from argsim.options import setting
+from argsim.options import check_settings, setting
 
 if TYPE_CHECKING:
     from argsim.backend.encoder import Encoder
@@ -73,6 +73,9 @@ class EmbedSpec:
         None, "What the texts are to a retrieval model: query (points seeking counters) or document (candidates). "
               "Needed by two-tower models (counter-bi-encoder: point / candidate tower); one-tower models ignore "
               "it or apply their own prompt for it.")
+
+    def __post_init__(self) -> None:
+        check_settings(self)  # as the options generated from these fields check them
 
 
 def check_shard_out(out: Path) -> None:

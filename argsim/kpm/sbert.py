@@ -30,7 +30,7 @@ from argsim.data.argkp import KPMData
 from argsim.errors import ArgsimError
 from argsim.io import write_json
 from argsim.measure import peak_memory_mb
-from argsim.options import setting
+from argsim.options import check_settings, setting
 from argsim.training import begin_run, resolve_placement
 from argsim.training.record import data_hash, train_config, write_records
 
@@ -86,6 +86,7 @@ class SbertConfig:
                               "last weights).", min=0)
 
     def __post_init__(self) -> None:
+        check_settings(self)
         if self.lr_end > self.lr:
             raise ArgsimError(f"--lr-end {self.lr_end:g} is above --lr {self.lr:g}: the rate decays from --lr to "
                               "--lr-end (equal values keep it constant)")

@@ -168,13 +168,17 @@ def test_english_text_to_the_minutes_summarizer_is_warned(capsys):
      "(did you mean 'ward'?)"),
     (lambda: argsim.cluster_sentences(["a", "b"], model="minilm", n_clusters=1.5), "n_clusters must be a whole"),
     (lambda: argsim.encode(["a"], max_seq_length=0), "max_seq_length (tokens) must be a whole number"),
+    (lambda: __import__("argsim.kpm.sbert").kpm.sbert.SbertConfig(batch_size=0),
+     "SbertConfig batch_size (--batch-size) 0: must be at least 1"),
+    (lambda: __import__("argsim.engine.embedding").engine.embedding.EmbedSpec(role="q"),
+     "EmbedSpec role (--role) 'q': expected one of 'query', 'document' or None"),
 ], ids=["encode-none", "encode-dict", "rouge-none", "rouge-int", "summarize-none", "cluster-int", "index-none",
         "retrieve-int", "triplet-none", "triplet-shapes", "triplet-nan", "acc-not-pairs", "acc-text-score",
         "acc-not-mapping", "acc-ties", "kpm-combine", "kpm-threshold-text", "kpm-threshold-nan",
         "config-seed", "config-threads", "config-type", "options-negative", "options-nan", "options-literal",
         "budget-fraction", "split-number", "weights-text", "ranker-options-text", "k-fraction", "limit-zero",
         "tie-break", "gold-list", "limits-negative", "distance", "triplet-ties", "triplets-none", "linkage",
-        "clusters-fraction", "max-seq-length"])
+        "clusters-fraction", "max-seq-length", "fit-recipe", "embed-spec"])
 def test_a_python_input_of_the_wrong_kind_is_one_argsim_error_before_any_work(call, phrase):
     """Never a TypeError from deep inside, never an input turned into something else (None is no "None")."""
     with pytest.raises(ArgsimError) as err:
