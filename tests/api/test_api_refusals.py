@@ -121,6 +121,13 @@ def test_english_text_to_the_minutes_summarizer_is_warned(capsys):
     assert "no whole sentence fits the budget" in err and "no Japanese sentence end" in err
 
 
+
+def _config(module: str, name: str, **fields):
+    """A config of an API call built with `fields` (KeyPointMatcher.fit's recipe, embed_file's spec)."""
+    import importlib
+
+    return getattr(importlib.import_module(module), name)(**fields)
+
 @pytest.mark.parametrize(("call", "phrase"), [
     (lambda: argsim.encode(None), "texts: expected a list of strings (or one string), found NoneType"),
     (lambda: argsim.encode({"a": 1}), "found dict"),
@@ -168,9 +175,9 @@ def test_english_text_to_the_minutes_summarizer_is_warned(capsys):
      "(did you mean 'ward'?)"),
     (lambda: argsim.cluster_sentences(["a", "b"], model="minilm", n_clusters=1.5), "n_clusters must be a whole"),
     (lambda: argsim.encode(["a"], max_seq_length=0), "max_seq_length (tokens) must be a whole number"),
-    (lambda: __import__("argsim.kpm.sbert").kpm.sbert.SbertConfig(batch_size=0),
+    (lambda: _config("argsim.kpm.sbert", "SbertConfig", batch_size=0),
      "SbertConfig batch_size (--batch-size) 0: must be at least 1"),
-    (lambda: __import__("argsim.engine.embedding").engine.embedding.EmbedSpec(role="q"),
+    (lambda: _config("argsim.engine.embedding", "EmbedSpec", role="q"),
      "EmbedSpec role (--role) 'q': expected one of 'query', 'document' or None"),
 ], ids=["encode-none", "encode-dict", "rouge-none", "rouge-int", "summarize-none", "cluster-int", "index-none",
         "retrieve-int", "triplet-none", "triplet-shapes", "triplet-nan", "acc-not-pairs", "acc-text-score",
