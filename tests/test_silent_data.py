@@ -114,3 +114,20 @@ def test_no_home_folder_is_one_line(tmp_path, monkeypatch):
     assert result.exit_code == 2 and "no home folder" in result.stderr, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.txt"]  # no "~" folder, no output
+
+
+def test_a_collection_without_gold_counters_says_so_and_its_rankings_cannot_be_scored(tmp_path, monkeypatch):
+    """`rank counterargs --input` over points without counters writes the rankings and says there is no accuracy
+    (no empty table); `eval counterargs` of such rankings is one line, exit 2, not an empty table and exit 0."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ARGSIM_DEBUG", raising=False)
+    (tmp_path / "points.jsonl").write_text("".join(
+        json.dumps({"id": f"p{i}", "text": f"School uniforms {word}.", "kind": "point"}) + "\n"
+        for i, word in enumerate(["stop bullying", "cost parents money", "limit expression"])), encoding="utf-8")
+    res = runner.invoke(app, ["rank", "counterargs", "--method", "bm25", "--input", "points.jsonl", "--out",
+                              "r.jsonl"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0 and "no point has a gold counter: 3 rankings, no accuracy@1" in res.output
+    assert "┏" not in res.output and len((tmp_path / "r.jsonl").read_text().splitlines()) == 3
+    res = runner.invoke(app, ["eval", "counterargs", "r.jsonl"], env={"COLUMNS": "200"})
+    assert res.exit_code == 2 and "r.jsonl: no point has a gold counter" in res.output
+    assert len([line for line in res.output.splitlines() if line.strip()]) == 1

@@ -80,6 +80,7 @@ def eval_counterargs(
 ) -> None:
     """accuracy@1 and MRR per method and setting from ranking JSONL files, beside the paper's Table 2."""
     from argsim.counter.core.evaluation import check_ranking_records
+    from argsim.errors import InputError
     from argsim.io import read_records
     from argsim.schemas import RankingRecord
 
@@ -87,6 +88,8 @@ def eval_counterargs(
     for path in rankings:
         found = read_records(path, RankingRecord)
         check_ranking_records(found, path)
+        if not any(r.get("gold") is not None for r in found):
+            raise InputError(path, "no point has a gold counter (every 'gold' is null): nothing to score")
         records += found
     _print_summary(records, {}, task=task, ties=ties, config=run_config(ctx))
 
@@ -116,6 +119,9 @@ def _print_summary(records: list[dict], runs: dict, task: str | None = None, tie
                             paper={"accuracy@1": paper}, seconds=None if run is None else run.seconds,
                             peak_mb=None if run is None else run.peak_mb,
                             extra={"points": s.points} | ({"options": run.options} if run else {}), env=env)
+    if not table_rows:  # a collection without gold counters: rankings, no accuracy
+        console.print(f"no point has a gold counter: {len(records):,} rankings, no accuracy@1")
+        return
     console.print(summary_table("best-counter retrieval: accuracy@1 (paper = Table 2 of the bipolar-encoder paper)",
                                 ["method", "split", "setting", "points", "pool", "random", "acc@1", "paper", "MRR",
                                  "s"], table_rows))
