@@ -116,7 +116,6 @@ def did_you_mean(name: str, choices: Iterable[str]) -> str:
     return f" (did you mean '{match}'?)" if match is not None and match != name else ""
 
 
-
 def check_count(value: object, name: str, minimum: int = 1) -> int:
     """`value` if it is a whole number of at least `minimum`, else an ArgsimError naming `name`: what the Python
     API does with a count the command line would have parsed as an integer option.
@@ -144,6 +143,7 @@ def check_choice(value: object, name: str, choices: Iterable[str]) -> str:
         hint = did_you_mean(value, choices) if isinstance(value, str) else ""
         raise ArgsimError(f"unknown {name} {value!r}{hint}: choose one of {', '.join(choices)}")
     return value
+
 
 def environment_problem(exc: BaseException) -> str | None:
     """One line for a fault of the machine rather than of argsim (a full disk, a read-only or forbidden folder,

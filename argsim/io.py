@@ -524,50 +524,32 @@ def lone_surrogate(text: str) -> int | None:
     return None
 
 
-def refuse_bytes(texts: Any, where: str | Path | None = None) -> None:
-    """InputError when `texts` are bytes: iterated, they would be numbers, one per byte."""
-    if isinstance(texts, (bytes, bytearray, memoryview)):
-        raise InputError(where, "texts are bytes, not text: decode them first (e.g. data.decode('utf-8'))")
-
-
-def check_texts(texts: Iterable[str], where: str | Path | None = None) -> None:
-    """InputError for bytes (`refuse_bytes`) and for the first text holding a lone surrogate (a JSON escape such as
-    \\ud800 without its pair, or a Python string built from one): it is no character, and no model, cache or file
-    can hold it.
-
-    Example:
-        >>> check_texts(["ok", "\U0001f600"])
-    """
-    refuse_bytes(texts, where)
-    for i, t in enumerate(texts):
-        at = lone_surrogate(t) if isinstance(t, str) else None
-        if at is not None:
-            raise InputError(where, f"text {i + 1} holds a lone surrogate U+{ord(t[at]):04X} at character {at + 1} "
-                                    "(half of an escaped pair, not a character); fix the escape")
-
-
-
 def as_texts(texts: Any, where: str) -> list[str]:
     """`texts` (one string, or any iterable of strings: a list, tuple, generator, numpy array or pandas Series) as
-    a list, read once: what the Python API takes wherever it takes texts. Anything else (None, a dict, a frame,
-    bytes), an item that is not a string (never turned into one: None is no "None") or a lone surrogate is an
-    InputError naming `where` and the item.
+    a list, read once: what the Python API and `Encoder.encode` take wherever they take texts. Anything else (None,
+    a dict, a frame, bytes: iterated, they would be numbers), an item that is not a string (never turned into one:
+    None is no "None") or a text holding a lone surrogate (a JSON escape such as \\ud800 without its pair: no
+    character, and no model, cache or file can hold it) is an InputError naming `where` and the item.
 
     Example:
-        >>> as_texts("one", "texts"), as_texts(iter(["a", "b"]), "texts")
-        (['one'], ['a', 'b'])
+        >>> as_texts("one", "texts"), as_texts(iter(["a", "\U0001f600"]), "texts")
+        (['one'], ['a', '\U0001f600'])
     """
     if isinstance(texts, str):
-        return [texts]
-    refuse_bytes(texts, where)
+        texts = [texts]
+    if isinstance(texts, bytes | bytearray | memoryview):
+        raise InputError(where, "texts are bytes, not text: decode them first (e.g. data.decode('utf-8'))")
     if isinstance(texts, Mapping) or hasattr(texts, "columns") or not isinstance(texts, Iterable):
         raise InputError(where, f"expected a list of strings (or one string), found {type(texts).__name__}")
     out = list(texts)
     for i, t in enumerate(out):
         if not isinstance(t, str):
             raise InputError(where, f"item {i + 1} is {type(t).__name__}, not a string")
-    check_texts(out, where)
+        if (at := lone_surrogate(t)) is not None:
+            raise InputError(where, f"text {i + 1} holds a lone surrogate U+{ord(t[at]):04X} at character {at + 1} "
+                                    "(half of an escaped pair, not a character); fix the escape")
     return out
+
 
 #: the longest input Sudachi (GiNZA's tokenizer) takes, in UTF-8 bytes; spaCy's own limit is `nlp.max_length`
 SUDACHI_MAX_BYTES = 49149

@@ -32,6 +32,7 @@ import os
 import types
 import typing
 from dataclasses import MISSING, Field, field, fields
+from pathlib import Path
 from typing import Any, Literal
 
 
@@ -142,21 +143,19 @@ def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
 
-def _accepts(hint: Any, value: Any) -> bool:
-    """Whether `value` is of the field type `hint` (scalars, unions, literals; containers are not looked into)."""
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        return any(_accepts(h, value) for h in typing.get_args(hint))
-    if origin is Literal:
-        return value in typing.get_args(hint)
-    checks = {type(None): lambda v: v is None, bool: lambda v: isinstance(v, bool),
-              int: lambda v: isinstance(v, numbers.Integral) and not isinstance(v, bool),
-              float: lambda v: isinstance(v, numbers.Real) and not isinstance(v, bool),
-              str: lambda v: isinstance(v, str), os.PathLike: lambda v: isinstance(v, str | os.PathLike)}
-    from pathlib import Path
+#: a field type -> the classes its values may be (containers and other types are not checked)
+_KINDS: dict[Any, tuple[type, ...]] = {type(None): (type(None),), bool: (bool,), int: (numbers.Integral,),
+                                       float: (numbers.Real,), str: (str,), Path: (str, os.PathLike)}
 
-    check = checks.get(os.PathLike if hint is Path else hint)
-    return check is None or check(value)
+
+def _accepts(hint: Any, value: Any) -> bool:
+    """Whether `value` is of the field type `hint` (a bool is no number)."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return any(_accepts(h, value) for h in typing.get_args(hint))
+    if typing.get_origin(hint) is Literal:
+        return value in typing.get_args(hint)
+    kinds = _KINDS.get(hint)
+    return kinds is None or (isinstance(value, kinds) and (hint is bool or not isinstance(value, bool)))
 
 
 def _describe(hint: Any) -> str:
@@ -169,9 +168,10 @@ def _describe(hint: Any) -> str:
 
 
 def check_settings(config: Any) -> None:
-    """ArgsimError (one line) for a field of the config dataclass `config` whose value is not of its declared type,
-    is NaN, or lies outside its bounds (metadata `min` / `max`): a config built in Python is refused where the
-    command line's parser refuses the same value. Called by the configs' `__post_init__`.
+    """ArgsimError (one line) for a field of the config dataclass `config` whose value is not of its declared type
+    (a misspelt choice gets the nearest one), is NaN, or lies outside its bounds (metadata `min` / `max`): a config
+    built in Python is refused where the command line's parser refuses the same value. Called by the configs'
+    `__post_init__`.
 
     Example:
         >>> from argsim.config import RunConfig
@@ -180,13 +180,16 @@ def check_settings(config: Any) -> None:
         ...
         argsim.errors.ArgsimError: RunConfig seed (--seed) -1: must be at least 0
     """
-    from argsim.errors import ArgsimError
+    from argsim.errors import ArgsimError, did_you_mean
 
     hints = _hints(type(config))
     for f in fields(config):
         value, where = getattr(config, f.name), f"{type(config).__name__} {f.name} ({option_name(f)})"
-        if f.name in hints and not _accepts(hints[f.name], value):
-            raise ArgsimError(f"{where} {value!r}: expected {_describe(hints[f.name])}, found {type(value).__name__}")
+        hint = hints.get(f.name)
+        if hint is not None and not _accepts(hint, value):
+            choices = [c for c in typing.get_args(hint) if isinstance(c, str)] if isinstance(value, str) else []
+            raise ArgsimError(f"{where} {value!r}{did_you_mean(value, choices) if choices else ''}: expected "
+                              f"{_describe(hint)}, found {type(value).__name__}")
         if isinstance(value, numbers.Real) and not isinstance(value, bool):
             if math.isnan(value):
                 raise ArgsimError(f"{where}: NaN is no setting")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from argsim.config import RunConfig
-from argsim.errors import ArgsimError, InputError
+from argsim.errors import ArgsimError, InputError, check_choice, check_count
 from argsim.io import as_texts
 
 if TYPE_CHECKING:
@@ -53,10 +53,8 @@ def map_result(predictions: Any, gold: Any, formula: str = "leaderboard", tie_br
     """The full result of the official metric (per-group table, dummies, ignored ids); see `kpa_map`."""
     import math
 
-    from argsim.errors import check_choice
     from argsim.metrics.kpa_map import evaluate_map
 
-    check_choice(tie_break, "tie_break", ("first", "random"))
     if not (isinstance(gold, str) or hasattr(gold, "columns") or hasattr(gold, "labels")):
         raise ArgsimError(f"gold: give a split name, a DataFrame of labelled pairs or a loaded split, not "
                           f"{type(gold).__name__}")
@@ -134,8 +132,7 @@ def accuracy_at_1(scores: Any, gold: Mapping[str, str], ties: str = "expected") 
     from argsim.metrics.ranking import TIES
     from argsim.metrics.ranking import accuracy_at_1 as acc
 
-    if ties not in TIES:
-        raise ArgsimError(f"unknown ties {ties!r}: choose one of {', '.join(TIES)}")
+    check_choice(ties, "ties", TIES)
     if hasattr(scores, "columns"):
         grouped: dict[str, list[tuple[str, float]]] = {}
         for row in scores.itertuples(index=False):
@@ -194,11 +191,10 @@ def triplet_accuracy(anchor: Any, positive: Any, negative: Any, model: str | Non
         ...                         ["Stocks fell sharply today."])
         1.0
     """
-    from argsim.errors import check_choice
-    from argsim.metrics.triplets import DISTANCES, triplet_scores
+    from argsim.metrics.triplets import DISTANCES, TIES, triplet_scores
 
     check_choice(distance, "distance", DISTANCES)
-    check_choice(ties, "ties", ("correct", "wrong"))
+    check_choice(ties, "ties", TIES)
     names, parts = ("anchor", "positive", "negative"), [anchor, positive, negative]
     if not all(isinstance(p, np.ndarray) for p in parts):
         from argsim.api.encode import encode
@@ -246,8 +242,6 @@ def rouge1(summaries: str | Sequence[str], references: str | Sequence[str], unit
     from argsim.minutes.evaluate import rouge_nlp
 
     cands, refs = as_texts(summaries, "summaries"), as_texts(references, "references")
-    from argsim.errors import check_count
-
     lims = [limits] * len(cands) if limits is None or isinstance(limits, int | str) else list(limits)
     lims = [None if lim is None else check_count(lim, "limits (characters)") for lim in lims]
     if not cands:

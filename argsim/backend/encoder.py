@@ -10,8 +10,8 @@ import numpy as np
 
 from argsim.backend.cache import EmbeddingCache
 from argsim.config import default_cache_dir
-from argsim.errors import BackendError, InputError
-from argsim.io import check_texts, refuse_bytes
+from argsim.errors import BackendError
+from argsim.io import as_texts
 from argsim.progress import progress_bar
 from argsim.vectors import l2_normalize
 
@@ -44,6 +44,7 @@ def check_batch_size(batch_size: object) -> int:
         raise BackendError(f"batch size {batch_size!r} is out of range: give a whole number from 1 to "
                            f"{MAX_BATCH_SIZE:,}")
     return batch_size
+
 
 class Encoder(ABC):
     """Base class of every embedding model in argsim.
@@ -160,14 +161,7 @@ class Encoder(ABC):
                use_cache: bool | None = None, show_progress: bool | None = None,
                description: str | None = None) -> np.ndarray:
         """Embed `texts` (list of str) into a float32 array of shape (len(texts), dim)."""
-        if isinstance(texts, str):
-            texts = [texts]
-        refuse_bytes(texts)
-        texts = list(texts)
-        for i, t in enumerate(texts):
-            if not isinstance(t, str):
-                raise InputError(None, f"text {i} is {type(t).__name__}, not a string")
-        check_texts(texts)  # a lone surrogate: no cache key, no tokenizer and no file can hold it
+        texts, batch_size = as_texts(texts, "texts"), check_batch_size(batch_size or self.batch_size)
         use_cache = self.use_cache if use_cache is None else use_cache
         unique = list(dict.fromkeys(texts))
         found: dict[str, np.ndarray] = self.cache().get_many(unique) if use_cache and unique else {}
@@ -176,13 +170,12 @@ class Encoder(ABC):
         missing = [t for t in unique if t not in found]
         if missing:
             store = self.cache().put_many if use_cache else None
-            step = check_batch_size(batch_size or self.batch_size)
-            computed = self._compute(missing, step, show_progress, description, store)
+            computed = self._compute(missing, batch_size, show_progress, description, store)
             if found:
                 self._drop_foreign(found, computed)
                 if len(found) + len(missing) < len(unique):  # foreign rows: computed now, their rows replaced
                     again = [t for t in unique if t not in found and t not in set(missing)]
-                    found.update(zip(again, self._compute(again, batch_size or self.batch_size, show_progress,
+                    found.update(zip(again, self._compute(again, batch_size, show_progress,
                                                           description, store), strict=True))
             found.update(zip(missing, computed, strict=True))
         if not texts:  # as sentence-transformers: no rows, the model's width

@@ -20,9 +20,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from argsim.errors import ArgsimError
+from argsim.errors import ArgsimError, check_choice
 from argsim.evaluation.base import TaskEvaluator
 from argsim.evaluation.record import Evaluation
+from argsim.metrics.triplets import TIES
 
 DATASETS = ("wikipedia", "minutes")
 #: where `argsim data triplets minutes` writes by default (under the work folder)
@@ -65,8 +66,7 @@ class TripletEvaluator(TaskEvaluator):
         if missing:
             raise ArgsimError(f"{name}: triplets need the fields anchor, positive and negative (missing "
                               f"{', '.join(missing)})")
-        if ties not in ("wrong", "correct"):
-            raise ArgsimError(f"ties must be 'wrong' or 'correct', not {ties!r}")
+        check_choice(ties, "ties", TIES)
         self.distance, self.ties, self.config, self.batch_size = distance, ties, config, batch_size
 
     @classmethod

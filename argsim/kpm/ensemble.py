@@ -27,7 +27,7 @@ import numpy as np
 
 from argsim.data.argkp import KPMData
 from argsim.engine import Engine
-from argsim.errors import ArgsimError
+from argsim.errors import ArgsimError, check_choice
 
 Predictions = dict[str, dict[str, float]]
 COMBINES = ("zscore", "zlogit", "mean")
@@ -52,8 +52,7 @@ def check_threshold(threshold: float | None, models: Sequence[Any], combine: str
     are cosines or probabilities, at most 1 (z-scored ensembles are unbounded). A threshold below every score is
     allowed: it asks for every argument's best key point (`KeyPointMatcher(threshold=float("-inf"))`). An unknown
     `combine` is refused here too, for one model as for several (as the command line's `--combine`)."""
-    if combine not in COMBINES:
-        raise ArgsimError(f"unknown --combine '{combine}': choose {' or '.join(COMBINES)}")
+    check_choice(combine, "--combine", COMBINES)
     if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, numbers.Real)
                                   or math.isnan(threshold)):
         raise ArgsimError(f"--threshold {threshold!r}: give a number (or None: the model's recorded threshold)")
@@ -91,8 +90,7 @@ def combine_predictions(parts: Sequence[Predictions], weights: Sequence[float] |
                         method: str = "zscore", probability_parts: Sequence[int] = ()) -> Predictions:
     """Weighted combination of several models' predictions (see the module docstring); `probability_parts`: the
     indices of the parts whose scores are probabilities (`zlogit` maps those to logits)."""
-    if method not in COMBINES:
-        raise ArgsimError(f"unknown --combine '{method}': choose {' or '.join(COMBINES)}")
+    check_choice(method, "--combine", COMBINES)
     if not parts:
         raise ArgsimError("no predictions to combine")
     w = check_weights([str(i) for i in range(len(parts))], weights)

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from argsim.errors import ArgsimError, InputError, examples
+from argsim.errors import ArgsimError, InputError, check_choice, examples
 from argsim.evaluation.record import Evaluation
 from argsim.io import topic_key
 
@@ -125,9 +125,8 @@ def pandas_descending_order(scores: np.ndarray) -> np.ndarray:
 
 def best_key_points(predictions: Predictions, valid_kp_ids: set[str], tie_break: str = "first",
                     seed: int = 0) -> tuple[dict[str, tuple[str, float]], list[str]]:
-    """Each argument's top key point among the valid ids; also the invalid ids seen (first-seen order)."""
-    if tie_break not in TIE_BREAKS:
-        raise ArgsimError(f"unknown tie-break '{tie_break}': choose {' or '.join(TIE_BREAKS)}")
+    """Each argument's top key point among the valid ids; also the invalid ids seen (first-seen order);
+    `tie_break`: one of TIE_BREAKS (checked by `evaluate_map`)."""
     rng = random.Random(seed)
     best: dict[str, tuple[str, float]] = {}
     invalid: dict[str, None] = {}
@@ -164,8 +163,8 @@ def group_average_precision(labels: np.ndarray, scores: np.ndarray, formula: str
 def evaluate_map(predictions: Predictions, gold: Gold, formula: str = "leaderboard",
                  tie_break: str = "first", seed: int = 0) -> MapResult:
     """Strict and relaxed mAP of `predictions` on the labelled split `gold`, exactly as the official script."""
-    if formula not in FORMULAS:
-        raise ArgsimError(f"unknown formula '{formula}': choose {' or '.join(FORMULAS)}")
+    check_choice(formula, "formula", FORMULAS)
+    check_choice(tie_break, "tie_break", TIE_BREAKS)
     if not gold.labels:
         raise ArgsimError(f"{gold.name}: no gold labels to evaluate against (give the labels file)")
     known = {a.arg_id for a in gold.arguments}

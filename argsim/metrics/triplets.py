@@ -15,6 +15,8 @@ from argsim.evaluation.record import Evaluation
 from argsim.vectors import l2_normalize
 
 DISTANCES = ("cosine", "l1", "euclidean")
+#: how a triplet whose two distances are equal counts
+TIES = ("correct", "wrong")
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,11 @@ from typing import Literal
 import numpy as np
 
 from argsim.config import SEED
-from argsim.errors import ArgsimError, InputError, did_you_mean
+from argsim.errors import ArgsimError, InputError
 from argsim.minutes.mmr import MMRWeights, compose, key_size, select_embedrank, select_paper
 from argsim.minutes.text import clean_lines, split_sentences, strip_noise
 from argsim.options import check_settings, setting
 
-METHODS = ("embedrank-paper", "embedrank", "lead", "random")
 ITEM_SETS = ("ntcir14", "poliinfo2")
 
 
@@ -140,9 +139,6 @@ def summarize_items(items: Sequence[MinutesItem], encoder=None, options: Summari
     `quiet`: no progress bar."""
     from argsim.progress import track
 
-    if options.method not in METHODS:
-        raise InputError(None, f"unknown method '{options.method}'{did_you_mean(options.method, METHODS)}"
-                               f": choose one of {', '.join(METHODS)}")
     vec_of: dict[str, np.ndarray] = {}
     if options.method.startswith("embedrank"):
         texts = sorted(({s for it in items for s in it.sentences} | {it.main_topic for it in items}

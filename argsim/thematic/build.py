@@ -7,7 +7,7 @@ from pathlib import Path
 
 from argsim.config import SEED
 from argsim.data.wikipedia import Article, parse_article
-from argsim.errors import ArgsimError, InputError, did_you_mean
+from argsim.errors import InputError, check_choice
 from argsim.io import read_records, read_text_file, regular_files, write_json, write_jsonl
 from argsim.progress import track
 from argsim.thematic.triplets import (
@@ -58,8 +58,7 @@ def prepared_split(folder: Path, split: str = "test", seed: int = SEED) -> Itera
     """
     from argsim.data.wikipedia import ROOT, parse_article, read_article_index, read_raw_article
 
-    if split not in SPLITS:
-        raise ArgsimError(f"unknown split '{split}'{did_you_mean(split, SPLITS)}: choose one of {', '.join(SPLITS)}")
+    check_choice(split, "split", SPLITS)
     rows: dict[str, dict] = {}
     for row in read_article_index(folder):
         rows.setdefault(row["title"], row)

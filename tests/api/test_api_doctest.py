@@ -40,11 +40,13 @@ FLAGS = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
 
 
 def examples(name: str) -> list[doctest.DocTest]:
-    """The module's docstring examples, those marked `+SKIP` on every line left out."""
+    """The module's docstring examples, those marked `+SKIP` on every line left out; a module whose source holds
+    `>>>` but in which none is found fails (a finder that finds nothing would pass every test)."""
     module = importlib.import_module(name)
-    return [test for test in doctest.DocTestFinder(exclude_empty=True).find(module, name)
-            if test.examples and test.name.startswith(name)
-            and not all(ex.options.get(doctest.SKIP) for ex in test.examples)]
+    found = [test for test in doctest.DocTestFinder(exclude_empty=True).find(module, name)
+             if test.examples and test.name.startswith(name)]
+    assert found or name not in MODULES, f"{name}: `>>>` in its source, but no docstring example found"
+    return [test for test in found if not all(ex.options.get(doctest.SKIP) for ex in test.examples)]
 
 
 @pytest.mark.parametrize("name", MODULES)

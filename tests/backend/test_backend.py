@@ -145,3 +145,11 @@ def test_a_batch_size_out_of_range_is_refused_before_any_model_loads(size):
 
     with pytest.raises(BackendError, match="batch size .* out of range"):
         get_encoder("no-such-model-is-loaded", batch_size=size)
+
+
+def test_encode_refuses_a_batch_size_out_of_range_even_when_every_text_is_cached(minilm):
+    from argsim.errors import BackendError
+
+    minilm.encode(["We should ban whaling."])  # cached now: nothing left to compute
+    with pytest.raises(BackendError, match="batch size 100000 is out of range"):
+        minilm.encode(["We should ban whaling."], batch_size=100_000)

@@ -16,7 +16,7 @@ from argsim.counter.core.evaluation import ranking_records
 from argsim.counter.core.registry import get_ranker
 from argsim.data.counterargs import SETTINGS, SPLITS, Argument, build_pools, load_counterargs
 from argsim.engine.base import Engine
-from argsim.errors import ArgsimError, did_you_mean, warn
+from argsim.errors import ArgsimError, check_choice, warn
 from argsim.measure import peak_memory_mb, timed
 from argsim.options import setting
 
@@ -74,11 +74,8 @@ def dataset_points(split: str, setting: str, limit: int | None = None, data_dir:
                    ) -> tuple[list[Argument], dict[str, list[Argument]], dict[str, str | None]]:
     """Points of a counterargs-18 split (the first `limit` in id order, or a seeded random `sample`), their
     pools and gold counters."""
-    if split not in SPLITS:
-        raise ArgsimError(f"unknown split '{split}'{did_you_mean(split, SPLITS)}: choose one of {', '.join(SPLITS)}")
-    if setting not in SETTINGS:
-        raise ArgsimError(f"unknown setting '{setting}'{did_you_mean(setting, SETTINGS)}"
-                          f": choose one of {', '.join(SETTINGS)}")
+    check_choice(split, "split", SPLITS)
+    check_choice(setting, "setting", SETTINGS)
     if limit is not None and sample is not None:
         raise ArgsimError("--limit and --sample both choose the points: give one of them")
     corpus = load_counterargs(data_dir)

@@ -34,6 +34,11 @@ from argsim.training.st import last_checkpoint
 HISTORY = "history.json"
 
 
+def base_table(model: CounterModel, texts: list[str]) -> np.ndarray:
+    """Base embeddings of every text (frozen: backend, disk-cached; trainable: the current towers)."""
+    return model.embed_texts(texts, side="candidate", progress="embedding the texts")
+
+
 def batch_loss(model: CounterModel, u: torch.Tensor, vp: torch.Tensor, vn: torch.Tensor) -> torch.Tensor:
     """The model kind's loss on base embeddings: triplet (retrieval) + CE on both pairs (classification)."""
     cfg = model.config
@@ -116,8 +121,7 @@ class EpochNegatives:
         if self.current.get("epoch") != epoch:
             vectors = None
             if self.sampler.probability(epoch) > 0:
-                table = self.base if self.base is not None else \
-                    self.model.embed_texts(self.data.texts, side="candidate", progress="embedding the texts")
+                table = self.base if self.base is not None else base_table(self.model, self.data.texts)
                 with heads_on_cpu(self.model):
                     vectors = self.model.retrieval_numpy(table, "candidate") if cfg.has_retrieval else table
             self.sampler.rng = np.random.default_rng([cfg.seed, epoch])
@@ -223,8 +227,7 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
     out_dir, budget = run.out, run.budget
     model = _model(config, model, init)
     frozen = not config.train_encoder
-    # the frozen encoder's base embeddings of every text, once (backend, disk-cached)
-    base = model.embed_texts(data.texts, side="candidate", progress="embedding the texts") if frozen else None
+    base = base_table(model, data.texts) if frozen else None  # once: the frozen encoder's
     negatives = EpochNegatives(model, data, config, base)
     evaluator = CounterArgumentEvaluator.from_pairs(data, config.k_val, base=base)  # chooses the saved epoch
     history = CounterHistory(out_dir, negatives, select_metric(evaluator),
