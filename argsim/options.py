@@ -1,10 +1,10 @@
 """Settings declared once: a trainer's config dataclass is the single source of its options.
 
-Each field of a config dataclass (`argsim.kpm.sbert.SbertConfig`, `argsim.minutes.train.MinutesTrainConfig`,
-...) carries its type, its default (the recommended setting) and, in its metadata, its help text, bounds and
-command-line name. The CLI turns the fields into the options of the train command (`argsim.cli.params.
-config_options`), and `argsim models build` turns a recipe's config (a preset over the same dataclass) back into
-a command line (`config_argv`), so a setting is written in one place.
+Each field of a config dataclass (`argsim.trainers.kpm_sbert.SbertConfig`,
+`argsim.trainers.minutes_sbert.MinutesTrainConfig`, ...) carries its type, its default (the recommended setting)
+and, in its metadata, its help text, bounds and command-line name. The CLI turns the fields into the options of
+the train command (`argsim.cli.params.config_options`), and `argsim models build` turns a recipe's config (a preset
+over the same dataclass) back into a command line (`config_argv`), so a setting is written in one place.
 
 Metadata keys: `help` (text), `min` / `max` (bounds checked by the parser), `option` (the option's name when it
 differs from `--field-name`, e.g. "--max-seq-length"; a boolean's is "--on/--off"; a tuple for a short name too,

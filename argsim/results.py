@@ -20,9 +20,9 @@ from typing import Any
 
 from argsim.config import RunConfig
 from argsim.errors import ArgsimError
-from argsim.evaluation.record import Evaluation
 from argsim.io import folder_lock, read_json, sha256_file, write_json
 from argsim.measure import usable_cores
+from argsim.metrics.record import Evaluation
 from argsim.paths import results_dir
 from argsim.version import __version__, command_line, git_commit
 

@@ -24,7 +24,7 @@ def plain_loop(rows: dict, steps: int, batch: int, max_length: int) -> tuple[flo
     """Seconds per step of a bare training loop, and the mean padded length of its batches."""
     import torch
 
-    from argsim.kpm.cross import load_cross_encoder
+    from argsim.trainers.kpm_cross import load_cross_encoder
 
     ce = load_cross_encoder("minilm", "cpu", max_length, num_labels=1)
     tok, model = ce.tokenizer, ce.model
@@ -52,7 +52,7 @@ def main() -> int:
     args = ap.parse_args()
     if args.quick:
         args.steps = 10
-    from argsim.kpm.cross import CrossConfig, fit_cross, pair_rows
+    from argsim.trainers.kpm_cross import CrossConfig, fit_cross, pair_rows
     from argsim.training import Budget
 
     train = load_argkp("train", data_root())

@@ -94,13 +94,13 @@ def ensure_model(name: str) -> bool:
     rows = read_jsonl(DATA / recipe["data"])
     print(f"training {name} on {len(rows):,} triplets ({recipe})", flush=True)
     if recipe["arch"] == "bilstm":
-        from argsim.thematic.train import ThematicTrainConfig, train_bilstm
+        from argsim.trainers.thematic_bilstm import ThematicTrainConfig, train_bilstm
 
         train_bilstm(rows, Path(path), ThematicTrainConfig(epochs=recipe.get("epochs", 1), seed=SEED,
                                                    max_triplets=recipe.get("max_triplets"),
                                                    max_minutes=recipe.get("max_minutes")))
     else:
-        from argsim.thematic.finetune import ThematicTrainConfig, finetune_sentence_transformer
+        from argsim.trainers.thematic_minilm import ThematicTrainConfig, finetune_sentence_transformer
 
         finetune_sentence_transformer(rows, Path(path), ThematicTrainConfig(
             max_triplets=recipe["max_triplets"], batch_size=recipe["batch_size"], seed=SEED,

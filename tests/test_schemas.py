@@ -49,7 +49,7 @@ def _train_config(path: Path) -> None:
 
 
 def _history(path: Path) -> None:
-    from argsim.counter.neural.training import read_history
+    from argsim.counter.neural.store import read_history
 
     read_history(path.parent)
 
@@ -335,7 +335,7 @@ def _utterances(path: Path) -> None:
 
 
 def _triplets(path: Path) -> None:
-    from argsim.minutes.train import _load_triplets
+    from argsim.trainers.minutes_sbert import _load_triplets
 
     _load_triplets(path, None, 0)
 

@@ -22,7 +22,7 @@ from argsim.errors import ArgsimError, check_count
 from argsim.io import as_texts
 
 if TYPE_CHECKING:
-    from argsim.evaluation.record import Evaluation
+    from argsim.metrics.record import Evaluation
 
 #: what `CounterRetriever()` ranks with: the shipped counter-fusion model's cosine (docs/counterargs-neural.md)
 DEFAULT_RANKER, DEFAULT_MODEL = "emb-cosine", "counter-fusion"
@@ -197,7 +197,7 @@ class CounterRetriever:
         """
         from argsim.counter.core.run import dataset_points
         from argsim.evaluation.counter import CounterArgumentEvaluator
-        from argsim.evaluation.record import Evaluation
+        from argsim.metrics.record import Evaluation
 
         if limit is not None:
             check_count(limit, "limit")

@@ -21,9 +21,9 @@ from argsim.errors import ArgsimError
 
 if TYPE_CHECKING:
     from argsim.data.argkp import KPMData
-    from argsim.evaluation.record import Evaluation
     from argsim.kpm.rank import KeypointRanking
-    from argsim.kpm.sbert import SbertConfig
+    from argsim.metrics.record import Evaluation
+    from argsim.trainers.kpm_sbert import SbertConfig
 
 MATCH_COLUMNS = ["arg_id", "argument", "topic", "stance", "key_point_id", "key_point", "score", "matched"]
 
@@ -249,7 +249,7 @@ class KeyPointMatcher:
             split: An ArgKP split name, or a DataFrame of labelled pairs (`load_dataset("argkp")`).
             out: The folder to save the sentence-transformers model in (None: ``models/kpm-sbert`` in the run's
                 work folder, `RunConfig.workdir`, else ``$ARGSIM_HOME``, else the current folder).
-            recipe: The training settings (`argsim.kpm.sbert.SbertConfig`, the options of `argsim train sbert`;
+            recipe: The training settings (`argsim.trainers.kpm_sbert.SbertConfig`, the options of `argsim train sbert`;
                 e.g. ``SbertConfig(epochs=2, max_steps=100)``); None: the recommended recipe. Its model and seed
                 are this matcher's model and the config's seed.
             data_dir: The dataset root for a split name (None: the config's).
@@ -264,8 +264,8 @@ class KeyPointMatcher:
             ['models/kpm-sbert']
         """
         from argsim.kpm.evaluate import training_inputs
-        from argsim.kpm.sbert import SbertConfig, train_sbert
         from argsim.paths import workdir
+        from argsim.trainers.kpm_sbert import SbertConfig, train_sbert
         from argsim.training import resolve_placement
 
         if len(self.models) != 1:

@@ -245,8 +245,8 @@ def measure_variant(model: str, variant: tuple[str, str, str, str], options: Bac
 def variant_rows(results: dict[str, dict], options: BackendBenchOptions, inputs: BenchInputs,
                  distill_seconds: float | None, command: str | None, log: Callable[[str], None]) -> list:
     """The rows of the variants measured so far, each with its speed-up and task deltas against torch fp32."""
-    from argsim.evaluation.record import Evaluation
     from argsim.measure import usable_cores
+    from argsim.metrics.record import Evaluation
     from argsim.results import environment, result_rows
 
     fp32, rows = results.get("torch-fp32"), []

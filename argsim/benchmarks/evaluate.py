@@ -284,7 +284,7 @@ class Leaderboard:
         the name of each model not written with a variant of its own (`variant_label`), so runs on other backends
         keep rows of their own; `model_envs` holds the `env` of those written with one (a comparison row takes its
         first model's)."""
-        from argsim.evaluation.record import Evaluation
+        from argsim.metrics.record import Evaluation
         from argsim.results import result_rows
 
         model_envs = model_envs or {}

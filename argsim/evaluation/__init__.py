@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from argsim.evaluation.record import Evaluation
+from argsim.metrics.record import Evaluation
 
 #: public evaluator name -> the module that defines it (imported on first access)
 _EVALUATORS: dict[str, str] = {

@@ -39,8 +39,8 @@ import numpy as np
 
 from argsim.data.arguana import ArguAnaData, load_arguana
 from argsim.evaluation.base import TaskEvaluator
-from argsim.evaluation.record import Evaluation
 from argsim.extras import need
+from argsim.metrics.record import Evaluation
 
 #: MTEB's retrieval cut-offs (`AbsTaskRetrieval.k_values`); the run holds the top `max(K_VALUES)` of each query
 K_VALUES = (1, 3, 5, 10, 20, 100, 1000)

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 from sentence_transformers.base.evaluation import SentenceEvaluator
 
-from argsim.evaluation.record import Evaluation
+from argsim.metrics.record import Evaluation
 
 
 class TaskEvaluator(SentenceEvaluator):

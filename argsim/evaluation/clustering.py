@@ -23,7 +23,7 @@ import numpy as np
 from argsim.config import SEED
 from argsim.errors import ArgsimError
 from argsim.evaluation.base import TaskEvaluator
-from argsim.evaluation.record import Evaluation
+from argsim.metrics.record import Evaluation
 
 
 class ClusteringEvaluator(TaskEvaluator):

@@ -36,7 +36,7 @@ import numpy as np
 
 from argsim.errors import ArgsimError
 from argsim.evaluation.base import TaskEvaluator
-from argsim.evaluation.record import Evaluation
+from argsim.metrics.record import Evaluation
 
 #: the settings the evaluator reports by default (the paper's Table 2 columns that differ most)
 SETTINGS = ("sdoc", "sda", "epc", "epa")

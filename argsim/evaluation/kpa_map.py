@@ -23,9 +23,9 @@ import numpy as np
 from argsim.data.argkp import KPMData
 from argsim.errors import ArgsimError
 from argsim.evaluation.base import TaskEvaluator
-from argsim.evaluation.record import Evaluation
 from argsim.io import topic_key
 from argsim.metrics.kpa_map import FORMULAS, f1_threshold
+from argsim.metrics.record import Evaluation
 
 Predictions = dict[str, dict[str, float]]
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from argsim.errors import ArgsimError
 from argsim.evaluation.base import TaskEvaluator
-from argsim.evaluation.record import Evaluation
+from argsim.metrics.record import Evaluation
 
 
 class SICKEvaluator(TaskEvaluator):

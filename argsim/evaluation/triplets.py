@@ -22,7 +22,7 @@ import numpy as np
 
 from argsim.errors import ArgsimError, check_choice
 from argsim.evaluation.base import TaskEvaluator
-from argsim.evaluation.record import Evaluation
+from argsim.metrics.record import Evaluation
 from argsim.metrics.triplets import TIES
 
 DATASETS = ("wikipedia", "minutes")

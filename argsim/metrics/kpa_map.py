@@ -27,8 +27,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from argsim.errors import ArgsimError, InputError, check_choice, examples
-from argsim.evaluation.record import Evaluation
 from argsim.io import topic_key
+from argsim.metrics.record import Evaluation
 
 FORMULAS = ("leaderboard", "2021-09")
 TIE_BREAKS = ("first", "random")

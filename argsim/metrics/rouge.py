@@ -19,8 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from argsim.evaluation.record import Evaluation
 from argsim.io import pipe_docs
+from argsim.metrics.record import Evaluation
 
 UNITS = ("content", "surface", "char")
 CONTENT_POS = frozenset({"NOUN", "PROPN", "VERB", "ADJ", "NUM"})

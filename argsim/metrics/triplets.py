@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from argsim.evaluation.record import Evaluation
+from argsim.metrics.record import Evaluation
 from argsim.vectors import l2_normalize
 
 DISTANCES = ("cosine", "l1", "euclidean")

@@ -15,8 +15,8 @@ from typing import Any
 
 from argsim.config import RunConfig
 from argsim.errors import InputError
-from argsim.evaluation.record import Evaluation
 from argsim.io import read_json_as, read_records
+from argsim.metrics.record import Evaluation
 from argsim.metrics.rouge import rouge1_corpus
 from argsim.schemas import Summaries, SummaryRecord, parse_count
 

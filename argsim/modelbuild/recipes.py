@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from argsim.counter.neural.config import NeuralConfig
-from argsim.kpm.cross import CrossConfig
-from argsim.kpm.sbert import SbertConfig
-from argsim.minutes.train import MinutesTrainConfig
 from argsim.options import config_argv
 from argsim.thematic.config import ThematicTrainConfig
+from argsim.trainers.kpm_cross import CrossConfig
+from argsim.trainers.kpm_sbert import SbertConfig
+from argsim.trainers.minutes_sbert import MinutesTrainConfig
 
 
 @dataclass(frozen=True)

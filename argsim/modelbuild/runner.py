@@ -230,7 +230,7 @@ def finish(recipe: Recipe, root: Path, seconds: float, got: dict[str, float]) ->
     write_json(out / MARKER, {"recipe": recipe.name, "train": recipe.train_line, "finished": True, "seconds": seconds,
                               "figures": got, "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S")})
     if got and recipe.method:
-        from argsim.evaluation.record import Evaluation
+        from argsim.metrics.record import Evaluation
         from argsim.results import result_rows, write_results
 
         # the row's command is the training command, so its seconds are that run's own (train_config.json; a

@@ -186,7 +186,7 @@ def test_fit_checks_its_arguments():
 def test_fit_trains_the_recipe_it_is_given_into_the_work_folder(tmp_path, monkeypatch):
     """fit hands train_sbert the recipe with this matcher's model and the run's seed, and writes under the run's
     work folder by default (the training itself: tests/kpm/test_kpm_train.py)."""
-    from argsim.kpm import sbert
+    from argsim.trainers import kpm_sbert as sbert
 
     seen = {}
     monkeypatch.setattr(sbert, "train_sbert", lambda data, out, cfg, **kw: seen.update(out=out, cfg=cfg) or {})

@@ -175,7 +175,7 @@ def _config(module: str, name: str, **fields):
      "(did you mean 'ward'?)"),
     (lambda: argsim.cluster_sentences(["a", "b"], model="minilm", n_clusters=1.5), "n_clusters must be a whole"),
     (lambda: argsim.encode(["a"], max_seq_length=0), "max_seq_length (tokens) must be a whole number"),
-    (lambda: _config("argsim.kpm.sbert", "SbertConfig", batch_size=0),
+    (lambda: _config("argsim.trainers.kpm_sbert", "SbertConfig", batch_size=0),
      "SbertConfig batch_size (--batch-size) 0: must be at least 1"),
     (lambda: _config("argsim.engine.embedding", "EmbedSpec", role="q"),
      "EmbedSpec role (--role) 'q': expected one of 'query', 'document' or None"),

@@ -46,7 +46,7 @@ def _gap(model, data) -> float:
 @pytest.fixture(scope="module")
 def trained(small, tmp_path_factory):
     from argsim.backend import load_sentence_transformer
-    from argsim.kpm.sbert import SbertConfig, train_sbert
+    from argsim.trainers.kpm_sbert import SbertConfig, train_sbert
 
     train, held = small
     out = tmp_path_factory.mktemp("lora") / "kpm"
@@ -104,7 +104,7 @@ def test_wrong_base_is_refused_in_one_line(trained, tmp_path):
 
 
 def test_init_continues_an_adapter(trained, small, tmp_path):
-    from argsim.kpm.sbert import SbertConfig, train_sbert
+    from argsim.trainers.kpm_sbert import SbertConfig, train_sbert
 
     out, _, _ = trained
     train, _ = small
@@ -121,7 +121,7 @@ def test_lora_run_stopped_and_resumed_equals_the_uninterrupted_run(small, tiny_b
     not depend on the base, so a tiny random BERT (a folder base) stands in for MiniLM."""
     from safetensors.torch import load_file
 
-    from argsim.kpm.sbert import SbertConfig, train_sbert
+    from argsim.trainers.kpm_sbert import SbertConfig, train_sbert
     from argsim.training import Budget
 
     tiny, _ = small  # 64 pairs: 4 steps of 16
@@ -142,7 +142,7 @@ def test_thematic_lora_learns_and_saves_only_the_adapter(tiny_bert, tmp_path):
     folder holds only the adapter, and it loads through the backend. The base is a tiny random BERT given as a
     folder (the KPM tests above cover an adapter over MiniLM named by the registry); at lr 0 the margin stays put."""
     from argsim.backend import load_sentence_transformer
-    from argsim.thematic.finetune import ThematicTrainConfig, finetune_sentence_transformer
+    from argsim.trainers.thematic_minilm import ThematicTrainConfig, finetune_sentence_transformer
     from tests.conftest import tiny_triplets
 
     trips = tiny_triplets(32)
@@ -166,7 +166,7 @@ def test_thematic_lora_learns_and_saves_only_the_adapter(tiny_bert, tmp_path):
 def thematic_adapter(tiny_bert, tmp_path_factory):
     """A thematic LoRA adapter (rank 4) trained a few steps over the tiny random BERT: its B matrices are no
     longer zero, so a run that started from a fresh adapter instead of it would save other tensors."""
-    from argsim.thematic.finetune import ThematicTrainConfig, finetune_sentence_transformer
+    from argsim.trainers.thematic_minilm import ThematicTrainConfig, finetune_sentence_transformer
     from tests.conftest import tiny_triplets
 
     out = tmp_path_factory.mktemp("thematic-init") / "first"
@@ -187,7 +187,7 @@ def test_thematic_init_starts_from_the_adapter(thematic_adapter, tiny_bert, tmp_
     from them, with its rank and alpha, not from a fresh adapter); at lr > 0 they move, and the output is again an
     adapter folder over the same base that loads by path."""
     from argsim.backend.names import read_card
-    from argsim.thematic.finetune import ThematicTrainConfig, finetune_sentence_transformer
+    from argsim.trainers.thematic_minilm import ThematicTrainConfig, finetune_sentence_transformer
     from argsim.training import Budget
     from tests.conftest import tiny_triplets
 
@@ -217,9 +217,9 @@ def test_init_refusals_are_one_line(thematic_adapter, tiny_bert, tmp_path):
     """Options that cannot continue an adapter are refused in one line before any training: another rank, a
     folder that is not an adapter, the BiLSTM, fine-tuning every weight (--lora-rank 0)."""
     from argsim.errors import ArgsimError
-    from argsim.kpm.sbert import SbertConfig, train_sbert
     from argsim.thematic.config import ThematicTrainConfig
-    from argsim.thematic.finetune import finetune_sentence_transformer
+    from argsim.trainers.kpm_sbert import SbertConfig, train_sbert
+    from argsim.trainers.thematic_minilm import finetune_sentence_transformer
     from tests.conftest import tiny_triplets
 
     trips = tiny_triplets(8)

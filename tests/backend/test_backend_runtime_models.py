@@ -120,8 +120,8 @@ def _save_cross(folder, num_labels: int) -> None:
 
     import torch
 
-    from argsim.kpm.cross import load_cross_encoder
     from argsim.kpm.scoring import CROSS_INFO
+    from argsim.trainers.kpm_cross import load_cross_encoder
 
     torch.manual_seed(13)
     model = load_cross_encoder("minilm", "cpu", 96, num_labels=num_labels)

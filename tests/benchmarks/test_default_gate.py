@@ -15,7 +15,7 @@ from argsim.benchmarks.default_gate import bench_name, decide, task_verdict, ver
 from argsim.benchmarks.evaluate import Task, bootstrap_draws, run_evaluate
 from argsim.cli.app import app
 from argsim.evaluation.base import TaskEvaluator
-from argsim.evaluation.record import Evaluation
+from argsim.metrics.record import Evaluation
 
 N = 500
 DRAWS = bootstrap_draws(N, 2000, 13)

@@ -32,7 +32,7 @@ from argsim.benchmarks.evaluate import (
 from argsim.cli.app import app
 from argsim.errors import ArgsimError
 from argsim.evaluation.base import TaskEvaluator
-from argsim.evaluation.record import Evaluation
+from argsim.metrics.record import Evaluation
 
 runner = CliRunner()
 

@@ -12,14 +12,14 @@ from typer.main import get_command
 from argsim.cli.app import app
 from argsim.counter.lexical.feature_config import FeatureConfig
 from argsim.counter.neural.config import NeuralConfig
-from argsim.kpm.cross import CrossConfig
 from argsim.kpm.mts.config import MTSConfig
-from argsim.kpm.sbert import SbertConfig
 from argsim.minutes.mining import MiningConfig
-from argsim.minutes.train import MinutesTrainConfig
 from argsim.modelbuild.recipes import RECIPES, Step
 from argsim.options import config_argv, is_option, option_name, setting
 from argsim.thematic.config import ThematicTrainConfig
+from argsim.trainers.kpm_cross import CrossConfig
+from argsim.trainers.kpm_sbert import SbertConfig
+from argsim.trainers.minutes_sbert import MinutesTrainConfig
 from tests.conftest import parse_command_line as parse
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "kpm"
@@ -90,8 +90,8 @@ def test_train_thematic_with_no_option_trains_the_shipped_recipe_and_bilstm_the_
     trains the paper's BiLSTM with the paper's values (Adam 1e-3, batch 64); a value given wins."""
     from typer.testing import CliRunner
 
-    import argsim.thematic.finetune as finetune
-    import argsim.thematic.train as bilstm
+    import argsim.trainers.thematic_bilstm as bilstm
+    import argsim.trainers.thematic_minilm as finetune
 
     seen: dict = {}
 
@@ -148,7 +148,7 @@ def test_old_spellings_still_set_the_field(tmp_path, monkeypatch):
     aliases of --max-seq-length and --model."""
     from typer.testing import CliRunner
 
-    import argsim.kpm.cross as cross
+    import argsim.trainers.kpm_cross as cross
 
     seen = {}
 
@@ -187,9 +187,10 @@ def test_one_name_per_concept_across_commands():
     assert parse("argsim train ltr --bert-model mpnet").params["bert_model__alias0"] == "mpnet"
 
 
-@pytest.mark.parametrize("module", ["argsim.options", "argsim.config", "argsim.demo", "argsim.kpm.sbert",
-                                    "argsim.kpm.cross", "argsim.kpm.mts.config", "argsim.counter.neural.config",
-                                    "argsim.thematic.config", "argsim.minutes.train", "argsim.minutes.mining",
+@pytest.mark.parametrize("module", ["argsim.options", "argsim.config", "argsim.demo", "argsim.trainers.kpm_sbert",
+                                    "argsim.trainers.kpm_cross", "argsim.kpm.mts.config",
+                                    "argsim.counter.neural.config", "argsim.thematic.config",
+                                    "argsim.trainers.minutes_sbert", "argsim.minutes.mining",
                                     "argsim.counter.lexical.feature_config", "argsim.modelbuild.recipes"])
 def test_docstring_examples_of_the_settings_run(module):
     import doctest

@@ -20,7 +20,7 @@ from argsim.counter.neural.heads import (
 from argsim.counter.neural.index import build_index, search_excluding
 from argsim.counter.neural.model import CounterModel
 from argsim.counter.neural.sampling import NegativeSampler
-from argsim.counter.neural.training import batch_loss
+from argsim.trainers.counter_models import batch_loss
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "counter_neural"
 ARGUMENTS = Path(__file__).parents[1] / "fixtures" / "counter_neural" / "02-extracted-arguments"
@@ -188,9 +188,9 @@ def test_reranker_never_returns_the_query(minilm) -> None:
 
 def test_tiny_training_run_beats_untrained_and_resumes(counterargs_corpus, tmp_path) -> None:
     from argsim.counter.neural.data import counterargs_data
-    from argsim.counter.neural.store import load_model
-    from argsim.counter.neural.training import read_history, train
+    from argsim.counter.neural.store import load_model, read_history
     from argsim.evaluation import CounterArgumentEvaluator
+    from argsim.trainers.counter_models import train
 
     data = counterargs_data(counterargs_corpus, limit=300, val_limit=100)
     assert data.info["train_pairs"] == 300 and data.info["val_pairs"] == 100
@@ -321,8 +321,8 @@ def test_top_layer_fine_tuning_matches_the_full_forward_and_trains_only_the_top(
 
 def test_warm_start_copies_the_heads_and_refuses_another_kind(tmp_path) -> None:
     from argsim.counter.neural.store import save_model
-    from argsim.counter.neural.training import warm_start
     from argsim.errors import ModelError
+    from argsim.trainers.counter_models import warm_start
 
     torch.manual_seed(0)
     trained = CounterModel(NeuralConfig(kind="bipolar"), dim=8)
@@ -409,7 +409,7 @@ def test_saved_fine_tuned_model_embeds_through_the_backend(tmp_path) -> None:
 
 
 def test_cross_encoder_validation_questions_and_choice_accuracy() -> None:
-    from argsim.counter.neural.cross import choice_accuracy, validation_choices
+    from argsim.trainers.counter_cross import choice_accuracy, validation_choices
 
     pairs = [(f"point {i}", f"counter {i}") for i in range(30)]
     collection = [t for pc in pairs for t in pc]
@@ -430,8 +430,8 @@ def test_cross_encoder_validation_questions_and_choice_accuracy() -> None:
 
 
 def test_tiny_cross_encoder_training_learns_and_reloads(counterargs_corpus, tmp_path) -> None:
-    from argsim.counter.neural.cross import choice_accuracy, train_cross_encoder, validation_choices
     from argsim.counter.neural.data import counterargs_data
+    from argsim.trainers.counter_cross import choice_accuracy, train_cross_encoder, validation_choices
 
     data = counterargs_data(counterargs_corpus, limit=96, val_limit=60)  # 96 pairs: 0.0 -> 0.6 in one epoch
     t = data.texts
@@ -638,7 +638,7 @@ def test_init_continues_the_lora_tower_adapters(tiny_bert, tmp_path) -> None:
 
     from argsim.counter.neural.data import PairData, pairs_from_file
     from argsim.counter.neural.store import load_model, save_model
-    from argsim.counter.neural.training import train
+    from argsim.trainers.counter_models import train
 
     config = NeuralConfig(kind="bipolar", base_model=str(tiny_bert), train_encoder=True, lora_rank=4, lora_alpha=8,
                           max_seq_length=32, k_val=3, epochs=1, patience=1, lr=1e-2, encoder_lr=1e-2)
@@ -679,7 +679,7 @@ def test_heads_only_init_of_a_lora_run_copies_the_heads_and_keeps_fresh_adapters
     """A heads-only saved model (frozen encoder, as the shipped counter-bi-encoder) still starts a LoRA run: its
     heads are copied, the towers' adapters stay fresh (B zero: the base's function)."""
     from argsim.counter.neural.store import save_model
-    from argsim.counter.neural.training import warm_start
+    from argsim.trainers.counter_models import warm_start
 
     torch.manual_seed(0)
     frozen = CounterModel(NeuralConfig(kind="bipolar", base_model=str(tiny_bert)), dim=32)
@@ -702,8 +702,8 @@ def test_init_counter_bipolar_starts_from_the_shipped_adapter() -> None:
     from safetensors.torch import load_file
 
     from argsim.backend.names import shipped_models
-    from argsim.counter.neural.training import warm_start
     from argsim.errors import ModelError
+    from argsim.trainers.counter_models import warm_start
 
     folder = shipped_models()["counter-bipolar"]
     want = load_file(str(folder / "point_encoder" / "adapter_model.safetensors"))

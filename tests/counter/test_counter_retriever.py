@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from argsim.counter.neural.retriever import RetrieverConfig, hard_negative, train_counter_retriever, training_rows
 from argsim.data.counterargs import Argument, CounterCorpus
+from argsim.trainers.counter_retriever import RetrieverConfig, hard_negative, train_counter_retriever, training_rows
 
 
 def _arg(split: str, debate: str, stance: str, number: int, kind: str, text: str) -> Argument:
@@ -54,7 +54,7 @@ def test_a_tiny_run_learns(counterargs_corpus, tmp_path) -> None:
     """A few steps on a few debates: the loss falls and the validation nDCG@10 rises above the untrained model's;
     the folder is an adapter that loads by path."""
     from argsim.backend import get_encoder, load_sentence_transformer
-    from argsim.counter.neural.retriever import validation_evaluator
+    from argsim.trainers.counter_retriever import validation_evaluator
 
     def debates(split: str, n: int) -> list:
         keep = sorted({a.debate for a in counterargs_corpus.split(split)})[:n]

@@ -148,7 +148,7 @@ def _tiny_mts(tiny_bert, folder, fit, lr: float, head_lr: float, epochs: int = 2
               dropout: float = 0.1):
     """MTS on the tiny random BERT (one thread: fastest on a busy machine); its info and held-out mAP scorer."""
     from argsim.kpm.mts.config import MTSConfig
-    from argsim.kpm.mts.train import train_mts
+    from argsim.trainers.mts import train_mts
     from argsim.training import resolve_placement
 
     cfg = MTSConfig(model=str(tiny_bert), pooling="mean", epochs=epochs, max_pos=8, max_neg=8, max_unmatched=2,

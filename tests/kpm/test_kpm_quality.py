@@ -46,7 +46,7 @@ def cross(data_dir, tmp_path_factory):
     its BCE loss and AUC on those pairs before and after."""
     from sklearn.metrics import log_loss, roc_auc_score
 
-    from argsim.kpm.cross import CrossConfig, fit_cross, load_cross_encoder, pair_rows
+    from argsim.trainers.kpm_cross import CrossConfig, fit_cross, load_cross_encoder, pair_rows
 
     full = load_argkp("train", data_dir)
     train = _balanced(full.subset([full.topics[1]]), 48)
@@ -236,7 +236,7 @@ def test_weight_grid_and_fold_selection_prefer_the_better_model(tiny):
 
 
 def test_mnrl_rows_pair_each_match_with_a_non_matching_key_point_of_its_topic_and_stance(tiny):
-    from argsim.kpm.sbert import mnrl_rows
+    from argsim.trainers.kpm_sbert import mnrl_rows
 
     train, _ = tiny
     rows = mnrl_rows(train, seed=1)
@@ -255,7 +255,7 @@ def test_mts_starts_from_a_sentence_transformers_folder(tiny, tmp_path):
 
     from argsim.backend import load_sentence_transformer
     from argsim.kpm.mts.config import MTSConfig
-    from argsim.kpm.mts.train import train_mts
+    from argsim.trainers.mts import train_mts
 
     sbert = load_sentence_transformer("minilm", device="cpu")
     emb = sbert[0].auto_model.embeddings.word_embeddings.weight
@@ -415,9 +415,9 @@ def test_cross_encoder_eval_every_keeps_the_best_dev_map_checkpoint(data_dir, ti
     steps; a tiny random cross-encoder at lr 1e-3 peaks before the last step, and the saved folder is that checkpoint:
     `rank keypoints`' scorer reproduces the best score, and the records name its step."""
     from argsim.config import RunConfig
-    from argsim.kpm.cross import SELECTION_METRIC, CrossConfig, train_cross
     from argsim.kpm.scoring import cross_predictions
     from argsim.metrics.kpa_map import evaluate_map
+    from argsim.trainers.kpm_cross import SELECTION_METRIC, CrossConfig, train_cross
     from argsim.training import resolve_placement
 
     full = load_argkp("train", data_dir)

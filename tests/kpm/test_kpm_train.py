@@ -26,7 +26,7 @@ def splits(data_dir):
 def test_sbert_short_run_beats_zero_shot_on_held_out_topic(splits, minilm, tmp_path):
     import math
 
-    from argsim.kpm.sbert import SbertConfig, pair_rows, train_sbert
+    from argsim.trainers.kpm_sbert import SbertConfig, pair_rows, train_sbert
 
     train, held = splits
     zero = evaluate_map(score_key_points(held, minilm), held)
@@ -46,7 +46,7 @@ def test_mts_trains_saves_and_loads_through_the_backend(splits, tmp_path, in_pro
 
     from argsim.cli.app import app
     from argsim.kpm.mts.config import MTSConfig
-    from argsim.kpm.mts.train import train_mts
+    from argsim.trainers.mts import train_mts
 
     train, held = splits
     cfg = MTSConfig(epochs=1, max_batches=2, max_pos=4, max_neg=6, max_unmatched=2, train_layers=2)

@@ -56,8 +56,8 @@ def test_training_learns_keeps_the_best_dev_checkpoint_and_saves_a_backend_loada
     from argsim.backend import get_encoder
     from argsim.io import read_records
     from argsim.metrics.triplets import triplet_scores
-    from argsim.minutes.train import SELECTION_METRIC, MinutesTrainConfig, train_minutes_sbert
     from argsim.schemas import TripletRecord
+    from argsim.trainers.minutes_sbert import SELECTION_METRIC, MinutesTrainConfig, train_minutes_sbert
 
     out, _ = bank_triplets
     log = train_minutes_sbert(out / "train.jsonl", out / "dev.jsonl", tmp_path / "m",
@@ -111,7 +111,7 @@ def test_training_with_own_words_counts_them_on_train_and_the_loader_uses_them(b
 
     from argsim.backend import get_encoder
     from argsim.minutes.sbert import frequent_words, segment, tokenize
-    from argsim.minutes.train import MinutesTrainConfig, _load_triplets, train_minutes_sbert
+    from argsim.trainers.minutes_sbert import MinutesTrainConfig, _load_triplets, train_minutes_sbert
 
     out, _ = bank_triplets
     config = MinutesTrainConfig(epochs=1, max_train=64, max_dev=32, lr=1e-3, word_min_count=3,

@@ -164,7 +164,7 @@ def test_cluster_vectors_separates_themes():
 def test_bilstm_trains_saves_and_loads_through_backend(prepared, tmp_path):
     from argsim.backend import get_encoder
     from argsim.metrics.triplets import triplet_scores
-    from argsim.thematic.train import ThematicTrainConfig, train_bilstm
+    from argsim.trainers.thematic_bilstm import ThematicTrainConfig, train_bilstm
 
     trips = sentence_triplets(prepared, seed=0)
 
@@ -195,7 +195,7 @@ def test_bilstm_trains_saves_and_loads_through_backend(prepared, tmp_path):
 
 
 def test_time_limited_training_resumes(prepared, tmp_path):
-    from argsim.thematic.train import ThematicTrainConfig, train_bilstm
+    from argsim.trainers.thematic_bilstm import ThematicTrainConfig, train_bilstm
 
     trips = sentence_triplets(prepared, seed=0)[:32]
     cfg = ThematicTrainConfig(hidden=8, attention=4, batch_size=8, epochs=1, seed=2, max_minutes=1e-9)
@@ -209,7 +209,7 @@ def test_time_limited_training_resumes(prepared, tmp_path):
 def test_concat_encoder(prepared, tmp_path):
     from argsim.backend import get_encoder
     from argsim.thematic.bilstm import save_concat
-    from argsim.thematic.train import ThematicTrainConfig, train_bilstm
+    from argsim.trainers.thematic_bilstm import ThematicTrainConfig, train_bilstm
 
     trips = sentence_triplets(prepared, seed=0)[:8]
     for name in ("a", "b"):

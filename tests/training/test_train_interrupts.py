@@ -76,7 +76,7 @@ def _cpu():
 
 
 def bilstm(out: Path, asset: Path, resume: bool, rows: list[dict] | None = None) -> int:
-    from argsim.thematic.train import ThematicTrainConfig, train_bilstm
+    from argsim.trainers.thematic_bilstm import ThematicTrainConfig, train_bilstm
 
     cfg = ThematicTrainConfig(hidden=8, attention=4, batch_size=4, epochs=2, seed=5, word_vectors=str(asset))
     return train_bilstm(rows or tiny_triplets(32), out, cfg, log=lambda *_: None, placement=_cpu(),
@@ -84,7 +84,7 @@ def bilstm(out: Path, asset: Path, resume: bool, rows: list[dict] | None = None)
 
 
 def minilm(out: Path, asset: Path, resume: bool, rows: list[dict] | None = None) -> int:
-    from argsim.thematic.finetune import ThematicTrainConfig, finetune_sentence_transformer
+    from argsim.trainers.thematic_minilm import ThematicTrainConfig, finetune_sentence_transformer
 
     config = ThematicTrainConfig(model=str(asset), batch_size=4, lr=1e-4, max_seq_length=16, margin=1.0, lora_rank=0)
     run = finetune_sentence_transformer(rows or tiny_triplets(32), out, config, placement=_cpu(),
@@ -93,7 +93,7 @@ def minilm(out: Path, asset: Path, resume: bool, rows: list[dict] | None = None)
 
 
 def _sbert(out: Path, asset: Path, resume: bool, layers: int) -> int:
-    from argsim.kpm.sbert import SbertConfig, train_sbert
+    from argsim.trainers.kpm_sbert import SbertConfig, train_sbert
 
     data = _kpm()  # 15 pairs
     cfg = SbertConfig(model=str(asset), loss="cosine", batch_size=2, max_seq_length=16, train_layers=layers,
@@ -103,7 +103,7 @@ def _sbert(out: Path, asset: Path, resume: bool, layers: int) -> int:
 
 def mts(out: Path, asset: Path, resume: bool) -> int:
     from argsim.kpm.mts.config import MTSConfig
-    from argsim.kpm.mts.train import train_mts
+    from argsim.trainers.mts import train_mts
 
     cfg = MTSConfig(model=str(asset), pooling="mean", epochs=3, max_pos=2, max_neg=2, max_unmatched=1, out_dim=8,
                     stance_dim=2, max_seq_length=16, topic_max_seq_length=8)  # 3 batches an epoch
@@ -113,7 +113,7 @@ def mts(out: Path, asset: Path, resume: bool) -> int:
 def bipolar(out: Path, asset: Path, resume: bool) -> int:
     from argsim.counter.neural.config import NeuralConfig
     from argsim.counter.neural.data import PairData
-    from argsim.counter.neural.training import train
+    from argsim.trainers.counter_models import train
 
     pairs = [(a, b) for texts in TOPICS.values() for a, b in zip(texts[:3], texts[3:], strict=True)]
     config = NeuralConfig(kind="bipolar", epochs=3, batch_size=2, k_val=2, lr=3e-3)  # 3 batches an epoch
@@ -123,7 +123,7 @@ def bipolar(out: Path, asset: Path, resume: bool) -> int:
 
 def counter_cross(out: Path, asset: Path, resume: bool) -> int:
     from argsim.counter.neural.config import NeuralConfig
-    from argsim.counter.neural.cross import train_cross_encoder
+    from argsim.trainers.counter_cross import train_cross_encoder
 
     pairs = [(a, b) for texts in TOPICS.values() for a, b in zip(texts[:3], texts[3:], strict=True)]  # 9 pairs
     config = NeuralConfig(kind="cross-encoder", base_model=str(asset), epochs=2, batch_size=4, max_seq_length=16)
@@ -133,7 +133,7 @@ def counter_cross(out: Path, asset: Path, resume: bool) -> int:
 
 
 def kpm_cross(out: Path, asset: Path, resume: bool) -> int:
-    from argsim.kpm.cross import CrossConfig, train_cross
+    from argsim.trainers.kpm_cross import CrossConfig, train_cross
 
     cfg = CrossConfig(model=str(asset), batch_size=2, epochs=1.0, max_seq_length=16)  # 15 pairs: 8 steps
     return train_cross(_kpm(), out, cfg, placement=_cpu(), budget=Budget(resume=resume), quiet=True)["steps"]
@@ -141,7 +141,7 @@ def kpm_cross(out: Path, asset: Path, resume: bool) -> int:
 
 def minutes(out: Path, asset: Path, resume: bool) -> int:
     from argsim.io import write_jsonl
-    from argsim.minutes.train import MinutesTrainConfig, train_minutes_sbert
+    from argsim.trainers.minutes_sbert import MinutesTrainConfig, train_minutes_sbert
 
     write_jsonl(out.parent / "minutes.jsonl", tiny_triplets(32))
     config = MinutesTrainConfig(backbone=str(asset), batch_size=4, lr=2e-5, distance="euclidean", margin=1.0,
@@ -181,9 +181,9 @@ def warm_imports() -> None:
     """The trainers' modules, imported once in the forking parent."""
     import importlib
 
-    for name in ("counter.neural.cross", "counter.neural.training", "kpm.cross", "kpm.mts.train", "kpm.sbert",
-                 "minutes.train", "thematic.finetune", "thematic.train"):
-        importlib.import_module(f"argsim.{name}")
+    for name in ("counter_cross", "counter_models", "kpm_cross", "mts", "kpm_sbert", "minutes_sbert",
+                 "thematic_minilm", "thematic_bilstm"):
+        importlib.import_module(f"argsim.trainers.{name}")
 
 
 @pytest.fixture(scope="module")
@@ -234,7 +234,7 @@ def test_a_signal_saves_a_checkpoint_that_resume_continues(case, sig, parent, as
 
 
 def test_resume_from_a_checkpoint_made_on_other_data_or_architecture_is_refused(assets, tmp_path):
-    from argsim.thematic.train import ThematicTrainConfig, train_bilstm
+    from argsim.trainers.thematic_bilstm import ThematicTrainConfig, train_bilstm
 
     out = tmp_path / "m"
     bilstm(out, assets["bilstm"], False)

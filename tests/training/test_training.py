@@ -159,7 +159,7 @@ def test_sentence_transformer_trainer_device_seed_resume_and_records(devices_see
     """Thematic fine-tune (the mechanics do not depend on the base: a tiny random BERT): on the resolved device; a
     run stopped by --max-steps and resumed equals the uninterrupted run with the same seed, weight for weight (so
     two runs with one seed are identical too); train_config.json + model card beside the weights."""
-    from argsim.thematic.finetune import ThematicTrainConfig, finetune_sentence_transformer
+    from argsim.trainers.thematic_minilm import ThematicTrainConfig, finetune_sentence_transformer
 
     trips = tiny_triplets(16)
     kw = {"config": ThematicTrainConfig(model=str(tiny_bert), batch_size=4, lr=1e-4, max_seq_length=16, margin=1.0,
@@ -199,7 +199,7 @@ def test_thematic_finetune_keeps_the_best_dev_step_not_the_last(tiny_bert, tmp_p
 
     from argsim.io import read_records
     from argsim.schemas import TripletRecord
-    from argsim.thematic.finetune import SELECTION_METRIC, ThematicTrainConfig, finetune_sentence_transformer
+    from argsim.trainers.thematic_minilm import SELECTION_METRIC, ThematicTrainConfig, finetune_sentence_transformer
 
     dev = read_records(REPO / "examples" / "thematic" / "triplets.jsonl", TripletRecord)
     out = tmp_path / "m"
@@ -241,7 +241,7 @@ def held_out_triplets() -> list[dict]:
 def test_thematic_finetune_raises_held_out_triplet_accuracy(tiny_bert, tmp_path):
     """The transformer fine-tune (a tiny random BERT) on 24 triplets for 3 epochs raises triplet accuracy on
     sentences it never saw above the same run at a learning rate of 0 (the untrained model)."""
-    from argsim.thematic.finetune import ThematicTrainConfig, finetune_sentence_transformer
+    from argsim.trainers.thematic_minilm import ThematicTrainConfig, finetune_sentence_transformer
 
     dev = held_out_triplets()
     assert not {t[f] for t in dev for f in ("anchor", "positive", "negative")} & {
@@ -260,8 +260,8 @@ def test_counter_cross_encoder_keeps_the_best_validated_weights_not_the_last(tin
     """Validated twice per epoch, a tiny random cross-encoder at lr 3e-3 peaks early and ends lower: the saved model
     is the peak (it scores the best row's choice accuracy again) and the records name it."""
     from argsim.counter.neural.config import NeuralConfig
-    from argsim.counter.neural.cross import choice_accuracy, train_cross_encoder, validation_choices
     from argsim.counter.neural.pipeline import load_stage
+    from argsim.trainers.counter_cross import choice_accuracy, train_cross_encoder, validation_choices
 
     pairs = [(a, b) for texts in TOPICS.values() for a, b in zip(texts[:3], texts[3:], strict=True)]
     collection = [t for p in pairs for t in p]
@@ -284,8 +284,8 @@ def test_counter_cross_encoder_resumed_keeps_the_best_validated_before_the_stop(
     the best validated row comes before the stop, and the resumed run still saves its weights (the best of the
     whole history, the first of equal scores), not the last ones."""
     from argsim.counter.neural.config import NeuralConfig
-    from argsim.counter.neural.cross import choice_accuracy, train_cross_encoder, validation_choices
     from argsim.counter.neural.pipeline import load_stage
+    from argsim.trainers.counter_cross import choice_accuracy, train_cross_encoder, validation_choices
 
     pairs = [(a, b) for texts in TOPICS.values() for a, b in zip(texts[:3], texts[3:], strict=True)]
     collection = [t for p in pairs for t in p]
@@ -310,7 +310,7 @@ def test_thematic_finetune_with_eval_every_keeps_the_budget_stop_checkpoint(tiny
     continues from the stop (the trainer's end-of-run clean-up must not delete it). A tiny random BERT."""
     from argsim.io import read_records
     from argsim.schemas import TripletRecord
-    from argsim.thematic.finetune import ThematicTrainConfig, finetune_sentence_transformer
+    from argsim.trainers.thematic_minilm import ThematicTrainConfig, finetune_sentence_transformer
 
     dev = read_records(REPO / "examples" / "thematic" / "triplets.jsonl", TripletRecord)
     out = tmp_path / "m"
@@ -359,7 +359,7 @@ def test_train_thematic_default_trains_a_lora_adapter_and_chooses_on_dev(tiny_be
 def test_custom_loop_device_seed_resume_and_bf16(devices_seen, tiny_vectors, tmp_path):
     """Thematic BiLSTM through the accelerate loop: resolved device, same seed -> same weights, a run stopped
     mid-epoch by --max-steps and resumed equals the uninterrupted run (dropout RNG included); bf16 autocast."""
-    from argsim.thematic.train import ThematicTrainConfig, train_bilstm
+    from argsim.trainers.thematic_bilstm import ThematicTrainConfig, train_bilstm
 
     trips = tiny_triplets(32)
     cfg = {"hidden": 8, "attention": 4, "batch_size": 8, "epochs": 2, "seed": 5, "word_vectors": tiny_vectors}
@@ -389,7 +389,7 @@ def test_bilstm_keeps_the_epoch_with_the_best_dev_triplet_accuracy(tiny_vectors,
     weights are those of a one-epoch run without dev (evaluating draws no random numbers)."""
     from argsim.backend import get_encoder
     from argsim.metrics.triplets import encoded_triplet_scores
-    from argsim.thematic.train import ThematicTrainConfig, train_bilstm
+    from argsim.trainers.thematic_bilstm import ThematicTrainConfig, train_bilstm
 
     trips, dev = tiny_triplets(32), held_out_triplets()
     cfg = {"hidden": 8, "attention": 4, "batch_size": 8, "seed": 3, "word_vectors": tiny_vectors, "lr": 1e-2}
@@ -416,7 +416,7 @@ def test_bilstm_keeps_the_epoch_with_the_best_dev_triplet_accuracy(tiny_vectors,
 def test_bilstm_eval_every_resumes_exactly(tiny_vectors, tmp_path):
     """--eval-every 3 with dev: a run stopped by --max-steps between evaluations (and evaluated there, a
     candidate) and resumed records the same evaluations and keeps the same best model as the uninterrupted run."""
-    from argsim.thematic.train import ThematicTrainConfig, train_bilstm
+    from argsim.trainers.thematic_bilstm import ThematicTrainConfig, train_bilstm
 
     trips, dev = tiny_triplets(32), held_out_triplets()
     cfg = {"hidden": 8, "attention": 4, "batch_size": 8, "epochs": 3, "seed": 5, "word_vectors": tiny_vectors,
@@ -438,8 +438,8 @@ def test_kpm_trainers_train_on_the_resolved_device(devices_seen, tmp_path):
     """Siamese SBERT (full and top-layer) and MTS: one or two steps each, parameters on the resolved device."""
     from argsim.data.argkp import kpm_data
     from argsim.kpm.mts.config import MTSConfig
-    from argsim.kpm.mts.train import train_mts
-    from argsim.kpm.sbert import SbertConfig, train_sbert
+    from argsim.trainers.kpm_sbert import SbertConfig, train_sbert
+    from argsim.trainers.mts import train_mts
 
     data = kpm_data(FIXTURES / "kpm" / "arguments.csv", FIXTURES / "kpm" / "key_points.csv",
                           FIXTURES / "kpm" / "labels.csv")
@@ -461,9 +461,9 @@ def test_counter_trainers_train_on_the_resolved_device(devices_seen, tmp_path):
     mid-epoch leaves a checkpoint with the epoch in progress) and the Cross-encoder (CrossEncoderTrainer):
     parameters on the resolved device."""
     from argsim.counter.neural.config import NeuralConfig
-    from argsim.counter.neural.cross import train_cross_encoder
     from argsim.counter.neural.data import PairData
-    from argsim.counter.neural.training import train
+    from argsim.trainers.counter_cross import train_cross_encoder
+    from argsim.trainers.counter_models import train
 
     pairs = [(a, b) for texts in TOPICS.values() for a, b in zip(texts[:3], texts[3:], strict=True)]
     data = PairData.from_text_pairs(pairs[:6], pairs[6:])
@@ -482,7 +482,7 @@ def test_counter_trainers_train_on_the_resolved_device(devices_seen, tmp_path):
 
 def test_minutes_trainer_honours_the_placement(devices_seen, tmp_path):
     from argsim.io import write_jsonl
-    from argsim.minutes.train import MinutesTrainConfig, train_minutes_sbert
+    from argsim.trainers.minutes_sbert import MinutesTrainConfig, train_minutes_sbert
 
     write_jsonl(tmp_path / "t.jsonl", tiny_triplets(8))
     config = MinutesTrainConfig(backbone="minilm", batch_size=4, lr=2e-5, distance="euclidean", margin=1.0)
@@ -600,7 +600,7 @@ def test_tied_heads_are_checkpointed_once_silently_and_resume_exactly(tmp_path, 
     from argsim.counter.neural.config import NeuralConfig
     from argsim.counter.neural.data import PairData
     from argsim.counter.neural.model import CounterModel
-    from argsim.counter.neural.training import train
+    from argsim.trainers.counter_models import train
 
     pairs = [(a, b) for texts in TOPICS.values() for a, b in zip(texts[:3], texts[3:], strict=True)]
     data = PairData.from_text_pairs(pairs[:6], pairs[6:])

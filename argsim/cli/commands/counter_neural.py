@@ -20,11 +20,11 @@ from argsim.cli.params import (
     out_file,
 )
 from argsim.cli.training_options import budget_options, placement
-from argsim.counter.neural.bipolar import CrossValidation
 from argsim.counter.neural.config import NeuralConfig, Table3Request
 from argsim.counter.neural.data import PairSource
-from argsim.counter.neural.retriever import RetrieverConfig
 from argsim.data.counterargs import SETTINGS
+from argsim.trainers.counter_bipolar import CrossValidation
+from argsim.trainers.counter_retriever import RetrieverConfig
 
 if TYPE_CHECKING:
     from argsim.training import Budget
@@ -60,7 +60,7 @@ def train_bipolar_cmd(
     """
     import json
 
-    from argsim.counter.neural.bipolar import train_bipolar
+    from argsim.trainers.counter_bipolar import train_bipolar
     from argsim.training import is_main_process
 
     run, where = run_config(ctx), placement(ctx)
@@ -95,7 +95,7 @@ def train_counter_retriever_cmd(
     A LoRA adapter over MiniLM trained with cached MultipleNegativesRankingLoss on counterargs-18's training points,
     their counters and a hard negative of the same debate; the best validation-collection nDCG@10 (validation points
     over the training and validation arguments) is kept with --eval-every, and scored at the end."""
-    from argsim.counter.neural.retriever import train_counter_retriever
+    from argsim.trainers.counter_retriever import train_counter_retriever
     from argsim.training import is_main_process
 
     where = placement(ctx)

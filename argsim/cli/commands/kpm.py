@@ -23,7 +23,7 @@ from argsim.cli.params import (
 from argsim.cli.training_options import budget_options, placement
 from argsim.errors import ArgsimError
 from argsim.kpm.mts.config import MTSConfig
-from argsim.kpm.sbert import SbertConfig
+from argsim.trainers.kpm_sbert import SbertConfig
 
 if TYPE_CHECKING:
     from argsim.training import Budget
@@ -198,7 +198,7 @@ def train_sbert_cmd(
 ) -> None:
     """Fine-tune a Siamese SBERT on labelled argument/key point pairs; saves a sentence-transformers folder
     that `rank keypoints --model DIR` loads. The defaults are the recommended recipe (contrastive loss)."""
-    from argsim.kpm.sbert import train_sbert
+    from argsim.trainers.kpm_sbert import train_sbert
 
     train_and_score(ctx, source, eval_split, out, lambda data, gold, run, where: train_sbert(
         data, out, replace(config, seed=where.seed, max_steps=plan.max_steps or -1), quiet=run.quiet,
@@ -243,7 +243,7 @@ def train_mts_cmd(
     from argsim.data.argkp import load_argkp
     from argsim.kpm.evaluate import evaluate_folds, feature_size
     from argsim.kpm.mts.batches import topic_folds
-    from argsim.kpm.mts.train import train_folds, train_mts
+    from argsim.trainers.mts import train_folds, train_mts
     from argsim.training import is_main_process
 
     if folds > 1 and source.arguments is not None:

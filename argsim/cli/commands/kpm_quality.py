@@ -13,8 +13,8 @@ from argsim.cli.commands.kpm import TRAIN_LABELS_HELP, TRAIN_SPLIT_HELP, train_a
 from argsim.cli.groups import console, data_app, eval_app, run_config, summary_table, train_app
 from argsim.cli.params import OUT_DIR, ArgkpInput, argkp_input, choices, config_options, finite_float, model_option
 from argsim.cli.training_options import budget_options
-from argsim.kpm.cross import CrossConfig
 from argsim.kpm.ensemble import COMBINES
+from argsim.trainers.kpm_cross import CrossConfig
 
 if TYPE_CHECKING:
     from argsim.training import Budget
@@ -38,7 +38,7 @@ def train_kpm_cross(
     recommended recipe."""
     from dataclasses import replace
 
-    from argsim.kpm.cross import train_cross
+    from argsim.trainers.kpm_cross import train_cross
 
     train_and_score(ctx, source, eval_split, out, lambda data, gold, run, where: train_cross(
         data, out, replace(config, seed=where.seed), placement=where, budget=plan, quiet=run.quiet, dev=gold),

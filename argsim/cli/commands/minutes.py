@@ -22,7 +22,7 @@ from argsim.cli.params import (
 from argsim.cli.training_options import budget_options, placement
 from argsim.minutes.mining import MiningConfig
 from argsim.minutes.summarize import SummarizeOptions
-from argsim.minutes.train import MinutesTrainConfig
+from argsim.trainers.minutes_sbert import MinutesTrainConfig
 
 if TYPE_CHECKING:
     from argsim.training import Budget
@@ -89,7 +89,7 @@ def train_minutes_sbert(
     `--model models/minutes-sbert` works in every argsim command), train_log.json (config, seconds per
     epoch, dev accuracy per epoch), train_config.json and a model card README.md.
     """
-    from argsim.minutes.train import train_minutes_sbert as run
+    from argsim.trainers.minutes_sbert import train_minutes_sbert as run
 
     where = placement(ctx)
     config = replace(config, seed=where.seed)

@@ -134,7 +134,7 @@ def models_curve(
     any evaluation logged during training (a counter model: its validation accuracy per epoch, from
     history.json). New training runs draw it themselves."""
     from argsim.counter.neural.plot import learning_curves
-    from argsim.counter.neural.training import read_history
+    from argsim.counter.neural.store import read_history
     from argsim.training.curve import CURVE, OWN_HISTORY, read_train_config, redraw, trained_folder
 
     for folder in folders:  # every folder checked before any is drawn

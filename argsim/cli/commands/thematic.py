@@ -95,7 +95,7 @@ def train_thematic(
     rows = read_records(triplets, TripletRecord)
     dev_rows = read_records(dev, TripletRecord) if dev else None
     if arch == "bilstm":
-        from argsim.thematic.train import train_bilstm
+        from argsim.trainers.thematic_bilstm import train_bilstm
 
         cfg = replace(config, seed=where.seed, threads=where.threads)
         rep = train_bilstm(rows, out, cfg, dev=dev_rows, log=console.print, placement=where, budget=plan)
@@ -105,7 +105,7 @@ def train_thematic(
                  "best step": rep.best_step if rep.best_step is not None else "-",
                  "stopped by": rep.stopped_by or "-"}
     else:
-        from argsim.thematic.finetune import finetune_sentence_transformer
+        from argsim.trainers.thematic_minilm import finetune_sentence_transformer
 
         stats = finetune_sentence_transformer(rows, out, config, placement=where, budget=plan, quiet=quiet,
                                               dev=dev_rows)

@@ -29,8 +29,8 @@ import numpy as np
 
 from argsim.data.counterargs import Argument
 from argsim.errors import ArgsimError, InputError
-from argsim.evaluation.record import Evaluation
 from argsim.metrics.ranking import GoldRank, accuracy_from_ranks, gold_rank, mrr_from_ranks
+from argsim.metrics.record import Evaluation
 
 
 def ranking_records(points: list[Argument], pools: dict[str, list[Argument]], scores: dict[str, np.ndarray],

@@ -198,7 +198,7 @@ def study_readings(split: str, settings: list[str], limit: int | None = None, tu
 def study_row_specs(report: dict) -> list[tuple]:
     """The result rows of a `study_readings` report as (Evaluation, labels) pairs for `argsim.results.rows_from_specs`
     (rows are made above the methods): one per (setting, reading), and the tuned weights' accuracy."""
-    from argsim.evaluation.record import Evaluation
+    from argsim.metrics.record import Evaluation
 
     split, model = report["split"], report["word_vectors"]
     specs = []

@@ -34,7 +34,9 @@ from argsim.counter.neural.config import NeuralConfig
 from argsim.counter.neural.model import CounterModel
 from argsim.counter.neural.towers import TransformerTower, frozen_encoder
 from argsim.errors import ModelError
-from argsim.io import atomic_path, write_json
+from argsim.io import atomic_path, read_json_as, write_json
+from argsim.schemas import History
+from argsim.training.curve import OWN_HISTORY
 
 HEADS = "heads.safetensors"
 #: the heads file of folders written before safetensors (still read, never written)
@@ -290,3 +292,11 @@ def load_encoder(folder: str | Path, device: str = "cpu", batch_size: int = 64, 
     computes in fp32 whatever `precision` asks (its `precision` says so, and its cache key stays the fp32 one);
     `runtime`: the transformer's runtime (`RetrievalEncoder`)."""
     return RetrievalEncoder(Path(folder), device=device, batch_size=batch_size, name=name, runtime=runtime)
+
+
+def read_history(folder: str | Path) -> list[dict]:
+    """FOLDER/history.json's rows (validated: `argsim.schemas.History`), [] when there is none."""
+    path = Path(folder) / OWN_HISTORY
+    if not path.is_file():
+        return []
+    return read_json_as(History, path, what="a learning-curve table {history: [{epoch, val, loss}]}")["history"]

@@ -121,7 +121,7 @@ def evaluate_row(row: RowSpec, corpus, split: str, setting: str, ks: tuple[int, 
 def training_budget(folder: str | None) -> dict | None:
     """What a model folder cost to train: epochs run, best epoch, minutes, options (from its own records)."""
     from argsim.counter.neural.config import CROSS_MARKER, is_cross_folder
-    from argsim.counter.neural.training import read_history
+    from argsim.counter.neural.store import read_history
     from argsim.io import read_json_as
     from argsim.schemas import CounterCrossMarker, TrainedHistory
 
@@ -320,7 +320,7 @@ def run_table3(request: Table3Request, budgets: str | Path | None = None, curves
     text = read_json_as(Budgets, budgets, what="a JSON object: method -> training budget text") if budgets else None
     if curves:
         from argsim.counter.neural.plot import learning_curves
-        from argsim.counter.neural.training import read_history
+        from argsim.counter.neural.store import read_history
 
         histories = {k: read_history(v) for k, v in models.items() if v}
         learning_curves({k: h for k, h in histories.items() if h}, curves)

@@ -24,13 +24,12 @@ from argsim.backend import model_path
 from argsim.backend.resolve import PairScorer
 from argsim.backend.safety import HF_LOAD
 from argsim.counter.neural.config import CROSS_MARKER, NeuralConfig
-from argsim.counter.neural.training import read_history
+from argsim.counter.neural.store import read_history
 from argsim.io import write_json
 from argsim.training import begin_run, is_main_process
+from argsim.training.curve import OWN_HISTORY
 from argsim.training.record import data_hash, train_config, write_records
 from argsim.training.st import fit_st
-
-HISTORY = "history.json"  # the same file name as the other models' (training.read_history reads both)
 
 
 def validation_choices(val_pairs: Sequence[tuple[str, str]], collection: Sequence[str], points: int = 100,
@@ -203,7 +202,7 @@ def _save_cross(model, config: NeuralConfig, run, rec: dict, tracker: CrossHisto
     write_json(out / CROSS_MARKER, {"kind": "cross-encoder", "base_model": config.base_model,
                                     "max_length": config.max_seq_length, "lr": config.encoder_lr,
                                     "batch_size": config.batch_size, "train_pairs": len(pairs)})
-    write_json(out / HISTORY, {"kind": "cross-encoder", "history": history})
+    write_json(out / OWN_HISTORY, {"kind": "cross-encoder", "history": history})
     metrics = {"val_choice_accuracy_untrained": history[0]["val"],
                "val_choice_accuracy": best["value"] if best else history[-1]["val"],
                "val_choice_accuracy_last": history[-1]["val"],

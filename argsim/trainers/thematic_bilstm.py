@@ -22,8 +22,8 @@ import torch
 
 from argsim.backend import load_word_vectors
 from argsim.backend.encoder import Encoder
-from argsim.evaluation.record import Evaluation
 from argsim.evaluation.triplets import TripletEvaluator
+from argsim.metrics.record import Evaluation
 from argsim.thematic.bilstm import (
     AttentionBiLSTM,
     Vocabulary,

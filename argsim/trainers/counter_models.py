@@ -23,15 +23,13 @@ from argsim.counter.neural.store import load_model, save_model
 from argsim.counter.neural.validation import heads_on_cpu
 from argsim.errors import ModelError
 from argsim.evaluation.counter import CounterArgumentEvaluator
-from argsim.io import read_json_as, write_json
-from argsim.schemas import History
+from argsim.io import write_json
 from argsim.training import Budget, Placement, begin_run, is_main_process
 from argsim.training.callbacks import EpochMinutesCallback
+from argsim.training.curve import OWN_HISTORY
 from argsim.training.module import ModuleData, fit_module, select_metric
 from argsim.training.record import data_hash, train_config, write_records
 from argsim.training.st import last_checkpoint
-
-HISTORY = "history.json"
 
 
 def base_table(model: CounterModel, texts: list[str]) -> np.ndarray:
@@ -163,7 +161,7 @@ class CounterHistory(TrainerCallback):
         if main:
             if self.log:
                 self.log(self.history[-1])
-            write_json(self.out / HISTORY, {**self.info, "history": self.history})
+            write_json(self.out / OWN_HISTORY, {**self.info, "history": self.history})
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         if logs and "loss" in logs:
@@ -284,7 +282,7 @@ def _save_run(model: CounterModel, config: NeuralConfig, data: PairData, history
     trained = history[1:] or history
     best_row = max(trained, key=lambda h: h["val"] if h["val"] == h["val"] else -1.0)
     save_model(model, out_dir, info={"epoch": best_row["epoch"], "val": best_row["val"], "data": data.info})
-    write_json(out_dir / HISTORY, {"config": config.as_dict(), "data": data.info, "history": history})
+    write_json(out_dir / OWN_HISTORY, {"config": config.as_dict(), "data": data.info, "history": history})
     record = {**{k: v for k, v in rec.items() if k != "best"}, "epochs_run": history[-1]["epoch"],
               "losses": [h["loss"] for h in history[1:]]}
     metrics = {f"val_at1_over_{config.k_val}_best": best_row["val"], "best_epoch": best_row["epoch"],
@@ -297,11 +295,3 @@ def _data_hashes(data: PairData) -> dict:
     texts = data.texts
     return {"train": data_hash([(texts[p], texts[c]) for p, c in data.train_pairs]),
             "val": data_hash([(texts[p], texts[c]) for p, c in data.val_pairs])}
-
-
-def read_history(folder: str | Path) -> list[dict]:
-    """FOLDER/history.json's rows (validated: `argsim.schemas.History`), [] when there is none."""
-    path = Path(folder) / HISTORY
-    if not path.is_file():
-        return []
-    return read_json_as(History, path, what="a learning-curve table {history: [{epoch, val, loss}]}")["history"]

@@ -51,7 +51,7 @@ def train_bipolar(config: NeuralConfig, data: PairData, out: str | Path, *, init
     out = Path(out)
     seed = placement.seed if placement is not None else config.seed
     if config.kind == "cross-encoder":
-        from argsim.counter.neural.cross import train_cross_encoder, validation_choices
+        from argsim.trainers.counter_cross import train_cross_encoder, validation_choices
 
         texts = data.texts
         questions = validation_choices([(texts[p], texts[c]) for p, c in data.val_pairs],
@@ -63,7 +63,7 @@ def train_bipolar(config: NeuralConfig, data: PairData, out: str | Path, *, init
                                       log=log)
         title = f"cross-encoder: validation accuracy@1 among 1 + {cross.negatives}"
     else:
-        from argsim.counter.neural.training import train
+        from argsim.trainers.counter_models import train
 
         history = train(replace(config, seed=seed), data, out, log=log, init=init, placement=placement, budget=budget)
         title = f"{config.kind}: validation accuracy@1/{config.k_val}"
