@@ -39,20 +39,15 @@ def ranking_records(points: list[Argument], pools: dict[str, list[Argument]], sc
     """One record per point (see the module docstring)."""
     records = []
     for p in points:
-        cands = pools[p.id]
-        s = np.asarray(scores[p.id], dtype=np.float64)
-        if len(s) != len(cands):
-            raise ValueError(f"ranker returned {len(s)} scores for the {len(cands)} candidates of {p.id}")
+        ids, s, g = [c.id for c in pools[p.id]], np.asarray(scores[p.id], dtype=np.float64), gold.get(p.id)
+        if len(s) != len(ids):
+            raise ValueError(f"ranker returned {len(s)} scores for the {len(ids)} candidates of {p.id}")
         order = np.argsort(-np.where(np.isnan(s), -np.inf, s), kind="stable")[:top_k]
-        rec = {"point": p.id, "method": method, "setting": setting, "split": split, "pool_size": len(cands),
-               "gold": gold.get(p.id), "gold_score": None, "gold_better": None, "gold_tied": None,
-               "top": [{"id": cands[j].id, "score": float(s[j])} for j in order]}
-        g = gold.get(p.id)
-        if g is not None:
-            r = gold_rank(([c.id for c in cands], s), g)
-            if r.pool:
-                rec.update(gold_score=float(s[[c.id for c in cands].index(g)]), gold_better=r.better,
-                           gold_tied=r.tied)
+        rec = {"point": p.id, "method": method, "setting": setting, "split": split, "pool_size": len(ids),
+               "gold": g, "gold_score": None, "gold_better": None, "gold_tied": None,
+               "top": [{"id": ids[j], "score": float(s[j])} for j in order]}
+        if g is not None and (r := gold_rank((ids, s), g)).pool:
+            rec.update(gold_score=float(s[ids.index(g)]), gold_better=r.better, gold_tied=r.tied)
         records.append(rec)
     return records
 
@@ -161,8 +156,7 @@ def reranked_best(top: np.ndarray, second: np.ndarray | None, k: int) -> int:
     `top`)."""
     if second is None or k <= 1 or len(top) <= 1:
         return top[0]
-    kk = min(k, len(top))
-    return top[rerank_order(second[:kk])[0]]
+    return top[rerank_order(second[:min(k, len(top))])[0]]
 
 
 def at1_over_k_hits(ranked: Iterable[tuple[np.ndarray, np.ndarray | None]], gold: Sequence,

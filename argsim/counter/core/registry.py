@@ -90,11 +90,9 @@ def load_rankers() -> dict[str, RankerInfo]:
     for mod in _BUILTIN_MODULES + _OPTIONAL_MODULES:
         try:
             importlib.import_module(mod)
-        except ModuleNotFoundError as exc:
-            if exc.name != mod:  # the package exists but one of its imports is missing: say so
+        except ImportError as exc:  # silent only when the package itself is absent, not one of its imports
+            if not (isinstance(exc, ModuleNotFoundError) and exc.name == mod):
                 warnings.warn(f"{mod} not loaded: {exc}", stacklevel=2)
-        except ImportError as exc:
-            warnings.warn(f"{mod} not loaded: {exc}", stacklevel=2)
     return RANKERS
 
 

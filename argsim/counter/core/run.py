@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -53,19 +54,11 @@ def parse_options(pairs: list[str], allowed: Sequence[str] | None = None, method
 
 
 def _coerce(value: str):
-    low = value.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    for cast in (int, float):
-        try:
+    if value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    for cast in (int, float, lambda v: [float(x) for x in v.split(",")]):  # a comma list of floats
+        with suppress(ValueError):
             return cast(value)
-        except ValueError:
-            pass
-    if "," in value:
-        try:
-            return [float(v) for v in value.split(",")]
-        except ValueError:
-            return value
     return value
 
 
@@ -127,16 +120,13 @@ def run_ranker(method: str, points: list[Argument], pools: dict[str, list[Argume
         scores = score_pools(method, points, pools, options, top_k=top_k, engine=engine, precision=precision,
                              config=config, gold=gold, setting=setting, split=split)
     records = ranking_records(points, pools, scores, gold, method=label, setting=setting, split=split, top_k=top_k)
-    exact = bool(getattr(scores, "exact_rank", True))
     for r in records:
-        r["exact_rank"] = exact
+        r["exact_rank"] = bool(getattr(scores, "exact_rank", True))
     stats = getattr(scores, "stats", None)
-    if stats:
-        options = options | {"stats": stats}
     # the machine is shared: the load average beside the time says what the time means
-    options = options | {"load_average": [round(load_start, 2), round(os.getloadavg()[0], 2)]}
-    if engine is not None:
-        options = options | {"engine": engine.describe()}
+    options = (options | ({"stats": stats} if stats else {})
+               | {"load_average": [round(load_start, 2), round(os.getloadavg()[0], 2)]}
+               | ({"engine": engine.describe()} if engine is not None else {}))
     return RankRun(method=label, setting=setting, split=split, records=records, seconds=t["seconds"],
                    peak_mb=peak_memory_mb(), n_points=len(points), n_pairs=sum(len(v) for v in pools.values()),
                    options=options)

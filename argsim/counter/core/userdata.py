@@ -46,11 +46,10 @@ def load_user_arguments(path: str | Path, candidates: str = "all"
     if candidates not in ("all", "counters"):
         raise ValueError("candidates must be 'all' or 'counters'")
     numbered = read_numbered_records(path, UserArgumentRecord)
-    records = [r for _, r in numbered]
     args: list[Argument] = []
     gold: dict[str, str | None] = {}
     seen: set[str] = set()
-    has_kind = any(r.get("kind") for r in records)
+    has_kind = any(r.get("kind") for _, r in numbered)
     for row, r in numbered:
         rid = str(r["id"])
         if rid in seen:
@@ -62,14 +61,13 @@ def load_user_arguments(path: str | Path, candidates: str = "all"
         args.append(user_argument(rid, r["text"], kind, row, str(r.get("conclusion") or ""),
                                   **{k: str(r.get(k) or "") for k in ("theme", "debate", "stance")}))
         gold[rid] = str(r["counter"]) if r.get("counter") not in (None, "") else None
-    rows = {a.id: a.number for a in args}
-    for a in args:
+    for a in args:  # a.number: its row
         if gold[a.id] is not None and gold[a.id] not in seen:
-            raise InputError(path, f"counter '{gold[a.id]}' of '{a.id}' is not an id in the file", row=rows[a.id],
+            raise InputError(path, f"counter '{gold[a.id]}' of '{a.id}' is not an id in the file", row=a.number,
                              column="counter")
         if gold[a.id] == a.id:
             raise InputError(path, f"'{a.id}' names itself as its counter (a point is never its own candidate)",
-                             row=rows[a.id], column="counter")
+                             row=a.number, column="counter")
     points = [a for a in args if a.kind == "point"]
     if not points:
         raise InputError(path, "no points to rank counters for (no record has kind 'point')")
@@ -84,5 +82,5 @@ def load_user_arguments(path: str | Path, candidates: str = "all"
         p = outside[0]
         raise InputError(path, f"{len(outside)} point(s) have a true counter that cannot be among their candidates "
                                f"(e.g. '{p.id}': its counter '{gold[p.id]}' is of kind 'point', and with candidates "
-                               "'counters' only counters are candidates)", row=rows[p.id], column="counter")
+                               "'counters' only counters are candidates)", row=p.number, column="counter")
     return points, pools, {p.id: gold[p.id] for p in points}
