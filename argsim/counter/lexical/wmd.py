@@ -32,12 +32,6 @@ from argsim.backend.static_words import cover_words
 from argsim.counter.lexical.stopwords import content_tokens
 
 
-def _ot():  # the POT module, imported on first use
-    from argsim.extras import need
-
-    return need("ot", "word mover's distance")
-
-
 def emd_cost(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> float:
     """Exact EMD cost by POT's public `ot.emd2` (the call gensim's `wmdistance` makes; a, b > 0 with equal sums).
 
@@ -46,7 +40,9 @@ def emd_cost(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> float:
     40 x 30), but a whole Simple-SD ranking (sdoc, 300 points, every pair solved) takes 1.5-1.6 vs 1.7-2.1 s of
     CPU (about 20 %): not worth depending on a private module. The values agree to 4e-16, the accuracy is equal.
     """
-    return float(_ot().emd2(a, b, m, check_marginals=False))
+    from argsim.extras import need  # POT, imported on first use
+
+    return float(need("ot", "word mover's distance").emd2(a, b, m, check_marginals=False))
 
 
 _SAFETY = 1e-6  # lower bounds are shrunk by this relative margin so float rounding can never prune wrongly
@@ -78,19 +74,14 @@ class WMDEngine:
         norms = np.linalg.norm(raw, axis=1, keepdims=True)
         self.vectors = (raw / np.where(norms > 0, norms, 1)).astype(np.float64)
         self.sq_norms = (self.vectors * self.vectors).sum(1)
-        self.n_texts = len(texts)
-        self.empty = np.array([len(w) == 0 for w in self.words])
+        lengths = np.array([len(w) for w in self.words], dtype=np.int64)
+        self.empty = lengths == 0
         self.centroids = np.zeros((len(texts), self.vectors.shape[1]))
-        rows, cols, vals = [], [], []
-        for t, (w, a) in enumerate(zip(self.words, self.weights, strict=True)):
-            if len(w):
-                self.centroids[t] = a @ self.vectors[w]
-                rows.append(np.full(len(w), t))
-                cols.append(w)
-                vals.append(a)
-        self.bags = sp.csr_matrix((np.concatenate(vals) if vals else np.zeros(0),
-                                   (np.concatenate(rows) if rows else np.zeros(0, int),
-                                    np.concatenate(cols) if cols else np.zeros(0, int))),
+        for t in np.flatnonzero(lengths):
+            self.centroids[t] = self.weights[t] @ self.vectors[self.words[t]]
+        self.bags = sp.csr_matrix((np.concatenate([np.zeros(0), *self.weights]),
+                                   (np.repeat(np.arange(len(texts)), lengths),
+                                    np.concatenate([np.zeros(0, int), *self.words]))),
                                   shape=(len(texts), len(self.vectors)))
 
     # ------------------------------------------------------------ exact
@@ -102,13 +93,7 @@ class WMDEngine:
         """Exact WMD between texts i and j (gensim semantics, see the module docstring)."""
         if self.empty[i] or self.empty[j]:
             return float("inf")
-        wi, wj = self.words[i], self.words[j]
-        if len(wi) == 1 and len(wj) == 1 and wi[0] == wj[0]:
-            return 0.0
-        m = self.cost_matrix(i, j)
-        if m.max() <= 0.0:
-            return 0.0
-        return emd_cost(self.weights[i], self.weights[j], m)
+        return self.solve(i, j, self.cost_matrix(i, j))
 
     def distances(self, pairs: np.ndarray, engine=None, min_pairs: int = 2000) -> np.ndarray:
         """Exact WMD of each (i, j) row of `pairs`, on `engine` (an `argsim.engine` engine; None: this process)
@@ -126,9 +111,8 @@ class WMDEngine:
         js = np.asarray(js, dtype=np.int64)
         bags = self.bags[js]
         used, col = np.unique(bags.indices, return_inverse=True)
-        return PoolView(js=js, bags=bags, used=used, col=col.ravel(), used_vectors=self.vectors[used],
-                        used_sq=self.sq_norms[used], centroids=self.centroids[js], empty=self.empty[js],
-                        lengths=np.diff(bags.indptr))
+        return PoolView(js=js, bags=bags, col=col.ravel(), used_vectors=self.vectors[used],
+                        used_sq=self.sq_norms[used], lengths=np.diff(bags.indptr))
 
     # ------------------------------------------------------------ lower bounds
 
@@ -164,16 +148,14 @@ class WMDEngine:
         The costs are the same `cdist` values the exact solver uses. `view`: as in `relaxed_bounds`.
         """
         js = np.asarray(js, dtype=np.int64)
-        out = np.full(len(js), np.inf)
         if self.empty[i] or len(js) == 0:
-            return out
+            return np.full(len(js), np.inf)
         view = view if view is not None else self.pool_view(js)
         a, q = self.weights[i], self.vectors[self.words[i]]
         bags, col, lengths = view.bags, view.col, view.lengths
         dist = cdist(q, view.used_vectors)  # (|i|, |used|)
         side_c = view.row_sums(dist.min(axis=0)[col])
-        n = len(view.js)
-        side_q = np.full(n, np.inf)
+        side_q = np.full(len(view.js), np.inf)
         for start, stop in view.chunks(chunk_nnz):  # chunks of candidates bounded by their total word count
             lo, hi = bags.indptr[start], bags.indptr[stop]
             rows = np.arange(start, stop)
@@ -196,11 +178,7 @@ class WMDEngine:
         """
         js = np.asarray(js, dtype=np.int64)
         ub = np.sqrt(np.maximum(2.0 - 2.0 * (self.centroids[js] @ self.centroids[i]), 0.0))
-        ub = ub * (1 + _SAFETY) + _SAFETY
-        ub[self.empty[js]] = np.inf
-        if self.empty[i]:
-            ub[:] = np.inf
-        return ub
+        return np.where(self.empty[js] | self.empty[i], np.inf, ub * (1 + _SAFETY) + _SAFETY)
 
     def pair_upper(self, i: int, j: int, m: np.ndarray | None) -> float:
         """The independent plan's cost a^T M b >= WMD(i, j), from the pair's cost matrix (inf if one is empty)."""
@@ -225,10 +203,7 @@ class WMDEngine:
 
     def _finish(self, lb: np.ndarray, i: int, js: np.ndarray) -> np.ndarray:
         lb = np.maximum(np.asarray(lb, dtype=np.float64) * (1 - _SAFETY) - _SAFETY, 0.0)
-        lb[self.empty[js]] = np.inf
-        if self.empty[i]:
-            lb[:] = np.inf
-        return lb
+        return np.where(self.empty[js] | self.empty[i], np.inf, lb)
 
 
 def _distances_chunk(engine: WMDEngine, chunk: np.ndarray) -> np.ndarray:
@@ -241,12 +216,9 @@ class PoolView:
 
     js: np.ndarray
     bags: sp.csr_matrix  # the candidates' bags of words (rows aligned with js)
-    used: np.ndarray  # the distinct words of these candidates
-    col: np.ndarray  # position in `used` of each stored entry of `bags`
-    used_vectors: np.ndarray
+    col: np.ndarray  # position among the candidates' distinct words of each stored entry of `bags`
+    used_vectors: np.ndarray  # the vectors of those distinct words
     used_sq: np.ndarray
-    centroids: np.ndarray
-    empty: np.ndarray
     lengths: np.ndarray  # words per candidate
 
     def rows(self, js: np.ndarray) -> np.ndarray:
