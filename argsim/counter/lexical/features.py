@@ -21,6 +21,7 @@ A point without a conclusion (an empty first part) gets met = that of an empty t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -71,8 +72,12 @@ class FeatureSpace:
         self.cl_texts = [p.conclusion for p in self.points]
         self.pr_texts = [p.premise or p.text for p in self.points]
         self._dense: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        self._engine: WMDEngine | None = None
-        self._text_ids: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        texts: dict[str, int] = {}  # the distinct texts (conclusions, premises, candidates) of the WMD engine
+        #: engine text index of each point's conclusion, premise, and of each universe candidate
+        self.text_ids = tuple(np.fromiter((texts.setdefault(t, len(texts)) for t in group), dtype=np.int64,
+                                          count=len(group))
+                              for group in (self.cl_texts, self.pr_texts, [a.text for a in self.index.universe]))
+        self._texts = list(texts)
 
     # ------------------------------------------------------------ cheap metrics (dense over the universe)
 
@@ -96,10 +101,9 @@ class FeatureSpace:
 
             enc = get_encoder(self.config.bert_model, pooling=self.config.bert_pooling)
             u = enc.encode(universe, normalize=True)
-            out = tuple(enc.encode([t if t else " " for t in texts], normalize=True) @ u.T
+            out = tuple(np.where(np.asarray([bool(t) for t in texts])[:, None],  # an empty part: 0
+                                 enc.encode([t or " " for t in texts], normalize=True) @ u.T, 0.0).astype(np.float64)
                         for texts in (self.cl_texts, self.pr_texts))
-            out = tuple(np.where(np.asarray([bool(t) for t in texts])[:, None], m, 0.0).astype(np.float64)
-                        for m, texts in zip(out, (self.cl_texts, self.pr_texts), strict=True))
         else:
             raise ValueError(f"'{metric}' is not a dense metric")
         self._dense[metric] = out
@@ -112,43 +116,25 @@ class FeatureSpace:
 
     # ------------------------------------------------------------ WMD
 
-    @property
+    @cached_property
     def engine(self) -> WMDEngine:
-        """One WMD engine over the distinct texts (conclusions, premises, candidates)."""
-        if self._engine is None:
-            from argsim.counter.lexical.wordvecs import word_vectors
+        """One WMD engine over the distinct texts (conclusions, premises, candidates), built on first use."""
+        from argsim.counter.lexical.wordvecs import word_vectors
 
-            texts: dict[str, int] = {}
-            ids = [np.fromiter((texts.setdefault(t, len(texts)) for t in group), dtype=np.int64, count=len(group))
-                   for group in (self.cl_texts, self.pr_texts, [a.text for a in self.index.universe])]
-            self._text_ids = (ids[0], ids[1], ids[2])
-            self._engine = WMDEngine(word_vectors(self.config.word_vectors), list(texts),
-                                     stopwords=self.config.stopwords)
-        return self._engine
-
-    @property
-    def text_ids(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Engine text index of each point's conclusion, premise, and of each universe candidate."""
-        _ = self.engine
-        assert self._text_ids is not None
-        return self._text_ids
+        return WMDEngine(word_vectors(self.config.word_vectors), self._texts, stopwords=self.config.stopwords)
 
     def wmd_distances(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """Exact WMD(p_cl, c) and WMD(p_pr, c) for every pool pair (distinct text pairs solved once)."""
         cl_ids, pr_ids, u_ids = self.text_ids
-        per_point = []
+        pairs = []  # per point: its (conclusion, candidate) pairs, then its (premise, candidate) pairs
         for i, p in enumerate(self.points):
             c = u_ids[self.index.columns[p.id]]
-            per_point.append((np.stack([np.full(len(c), cl_ids[i]), c], 1),
-                              np.stack([np.full(len(c), pr_ids[i]), c], 1)))
-        allpairs = np.concatenate([x for pair in per_point for x in pair]) if per_point else np.zeros((0, 2), int)
+            pairs += [np.stack([np.full(len(c), cl_ids[i]), c], 1), np.stack([np.full(len(c), pr_ids[i]), c], 1)]
+        allpairs = np.concatenate(pairs) if pairs else np.zeros((0, 2), int)
         uniq, inverse = np.unique(allpairs, axis=0, return_inverse=True)
         dist = self.engine.distances(uniq, engine=self.executor)[inverse.ravel()]
-        out, pos = {}, 0
-        for p, (a, b) in zip(self.points, per_point, strict=True):
-            out[p.id] = (dist[pos:pos + len(a)], dist[pos + len(a):pos + len(a) + len(b)])
-            pos += len(a) + len(b)
-        return out
+        dist = np.split(dist, np.cumsum([len(x) for x in pairs])[:-1])
+        return {p.id: (dist[2 * i], dist[2 * i + 1]) for i, p in enumerate(self.points)}
 
     # ------------------------------------------------------------ feature matrices
 

@@ -88,14 +88,11 @@ def manhattan_distance(queries: sp.csr_matrix, docs: sp.csr_matrix) -> np.ndarra
 
 def cosine_similarity(queries: sp.csr_matrix, docs: sp.csr_matrix) -> np.ndarray:
     """Cosine of term-frequency rows, all pairs (0 where either text is empty)."""
-    q = _unit_rows(queries)
-    d = _unit_rows(docs)
-    return np.asarray((q @ d.T).toarray())
-
-
-def _unit_rows(m: sp.csr_matrix) -> sp.csr_matrix:
-    norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
-    return _scale_rows(m, np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 0.0))
+    unit = []  # rows as unit vectors; empty rows stay zero
+    for m in (queries, docs):
+        norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
+        unit.append(_scale_rows(m, 1.0 / np.where(norms > 0, norms, 1.0)))
+    return np.asarray((unit[0] @ unit[1].T).toarray())
 
 
 # ---------------------------------------------------------------- BM25
