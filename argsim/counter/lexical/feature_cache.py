@@ -49,7 +49,8 @@ def pool_features(points: list[Argument], pools: dict[str, list[Argument]], conf
         data = np.load(path)
         return {p.id: data[f"f{i}"] for i, p in enumerate(points)}
 
-    cached = load(cache_path(n_features))
+    path = cache_path(n_features)
+    cached = load(path)
     if cached is not None:
         return cached
     other = load(cache_path(20 if n_features <= 8 else 8))
@@ -61,13 +62,11 @@ def pool_features(points: list[Argument], pools: dict[str, list[Argument]], conf
         feats = {pid: np.concatenate([other[pid], rest[pid]], axis=1) for pid in other}
     else:
         feats = space.features(n_features)
-    path = cache_path(n_features)
     if path is not None:
         from argsim.io import atomic_path
 
         path.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_path(path) as tmp:
-            with open(tmp, "wb") as fh:
-                np.savez(fh, **{f"f{i}": feats[p.id] for i, p in enumerate(points)})
+        with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+            np.savez(fh, **{f"f{i}": feats[p.id] for i, p in enumerate(points)})
     return feats
 

@@ -52,17 +52,6 @@ class PruneStats:
         return self.solved_pr / self.pairs if self.pairs else 0.0
 
 
-def wmd_upper(w: np.ndarray, s_cl_lo, s_cl_hi, s_pr_lo, s_pr_hi) -> np.ndarray:
-    """Upper bound of sum_k w_k agg_k(s_cl, s_pr) over the box [lo, hi]^2 (aggregations are monotone)."""
-    lo = aggregate(s_cl_lo, s_pr_lo)
-    hi = aggregate(s_cl_hi, s_pr_hi)
-    return np.where(w >= 0, w * hi, w * lo).sum(axis=-1)
-
-
-def wmd_exact(w: np.ndarray, d_cl: np.ndarray, d_pr: np.ndarray) -> np.ndarray:
-    return (aggregate(inverse_distance(d_cl), inverse_distance(d_pr)) * w).sum(axis=-1)
-
-
 class PoolScore:
     """A learned score of a point's candidates whose WMD block (x5..x8) is known only through bounds on the two
     WMD similarities s_cl, s_pr. `data` is the score's per-point part (the exact non-WMD features or their
@@ -100,10 +89,12 @@ class LinearScore(PoolScore):
 
     def upper(self, data: np.ndarray, rows: np.ndarray, s_cl_lo: np.ndarray, s_cl_hi: np.ndarray,
               s_pr_lo: np.ndarray, s_pr_hi: np.ndarray) -> np.ndarray:
-        return data[rows] + wmd_upper(self.w, s_cl_lo, s_cl_hi, s_pr_lo, s_pr_hi)
+        """The aggregations are monotone: a weight's best corner of the box is hi when w >= 0, else lo."""
+        w, lo, hi = self.w, aggregate(s_cl_lo, s_pr_lo), aggregate(s_cl_hi, s_pr_hi)
+        return data[rows] + np.where(w >= 0, w * hi, w * lo).sum(axis=-1)
 
     def exact(self, data: np.ndarray, rows: np.ndarray, d_cl: np.ndarray, d_pr: np.ndarray) -> np.ndarray:
-        return data[rows] + wmd_exact(self.w, d_cl, d_pr)
+        return data[rows] + (aggregate(inverse_distance(d_cl), inverse_distance(d_pr)) * self.w).sum(axis=-1)
 
 
 @dataclass
@@ -181,11 +172,8 @@ def _rank_point(shared: tuple[WMDEngine, PoolScore, str, int], task: _Task, view
         d_cl = np.array([engine.distance(task.cl, int(c)) for c in task.cands])
         d_pr = np.array([engine.distance(task.pr, int(c)) for c in task.cands])
         return model.final(task.data, rows, d_cl, d_pr), n, n
-    if model.needs_lower:
-        s_cl_lo = inverse_distance(engine.upper_bounds(task.cl, task.cands))
-        s_pr_lo = inverse_distance(engine.upper_bounds(task.pr, task.cands))
-    else:
-        s_cl_lo, s_pr_lo = np.zeros(n), np.zeros(n)
+    s_cl_lo, s_pr_lo = (inverse_distance(engine.upper_bounds(text, task.cands)) if model.needs_lower else np.zeros(n)
+                        for text in (task.cl, task.pr))
     s_cl_hi = inverse_distance(engine.full_relaxed_bounds(task.cl, task.cands, view=view))
     s_pr_hi = inverse_distance(engine.relaxed_bounds(task.pr, task.cands, view=view))  # long premise: cheap half
     ub = model.upper(task.data, rows, s_cl_lo, s_cl_hi, s_pr_lo, s_pr_hi)
@@ -227,7 +215,6 @@ def pruned_scores(space: FeatureSpace, model: PoolScore, data: dict[str, Any],
     """
     if mode not in MODES:
         raise ValueError(f"unknown pruning mode '{mode}': choose one of {', '.join(MODES)}")
-    stats = PruneStats(pairs=sum(len(space.pools[p.id]) for p in space.points))
     cl_ids, pr_ids, u_ids = space.text_ids
     tasks = []
     for i, p in enumerate(space.points):
@@ -243,12 +230,9 @@ def pruned_scores(space: FeatureSpace, model: PoolScore, data: dict[str, Any],
     done = space.executor.map(_rank_block, items, (space.engine, model, mode, top_k), description=description,
                               block=1)
     results = [r for part in done for r in part]  # blocks keep the points' order
-    out = {}
-    for p, (score, s_cl, s_pr) in zip(space.points, results, strict=True):
-        out[p.id] = score
-        stats.solved_cl += s_cl
-        stats.solved_pr += s_pr
-    return out, stats
+    stats = PruneStats(pairs=sum(len(space.pools[p.id]) for p in space.points),
+                       solved_cl=sum(r[1] for r in results), solved_pr=sum(r[2] for r in results))
+    return {p.id: r[0] for p, r in zip(space.points, results, strict=True)}, stats
 
 
 def linear_scores(space: FeatureSpace, weights: np.ndarray, gold: dict[str, str | None] | None = None,
@@ -257,10 +241,8 @@ def linear_scores(space: FeatureSpace, weights: np.ndarray, gold: dict[str, str 
     """Scores w . x (x = the first len(weights) features) for every pool, solving only the WMDs that matter."""
     if mode not in MODES:
         raise ValueError(f"unknown pruning mode '{mode}': choose one of {', '.join(MODES)}")
-    weights = np.asarray(weights, dtype=np.float64)
-    n_metrics = (len(weights) + 3) // 4
-    w = np.zeros(4 * n_metrics)
-    w[: len(weights)] = weights
+    w = np.pad(np.asarray(weights, dtype=np.float64), (0, -len(weights) % 4))  # whole metrics of 4 aggregations
+    n_metrics = len(w) // 4
     base = {p.id: np.zeros(len(space.pools[p.id])) for p in space.points}
     for k, metric in enumerate(METRICS[:n_metrics]):
         wk = w[4 * k: 4 * k + 4]

@@ -94,15 +94,10 @@ def simple_sd_ranker(points, pools, reading: str | None = None, weights=None, wo
 
 def single_feature_ranker(feature: str):
     """A ranker scoring by one of the 20 features (x_i alone), with the same exact pruned search."""
-    from argsim.counter.lexical.features import N_FULL
-
     if feature not in FEATURE_NAMES:
-        from argsim.errors import ArgsimError
-
         raise ArgsimError(f"unknown feature '{feature}': choose one of {', '.join(FEATURE_NAMES)}")
-    w = np.zeros(N_FULL)
+    w = np.zeros(4 * (FEATURE_NAMES.index(feature) // 4 + 1))  # up to the end of the feature's metric
     w[FEATURE_NAMES.index(feature)] = 1.0
-    w = w[: 4 * (FEATURE_NAMES.index(feature) // 4 + 1)]
 
     def rank(points, pools, word_vectors: str = "glove50", engine: Engine | None = None, top_k: int = 10,
              stopwords: str = DEFAULT_STOPWORDS, **_):
@@ -132,14 +127,9 @@ def tune_weights(features: dict[str, np.ndarray], ids: dict[str, list[str]], gol
         improved = False
         for i in range(len(w)):
             for value in grid:
-                if value == w[i]:
-                    continue
                 trial = w.copy()
                 trial[i] = value
-                if not np.any(trial):
-                    continue
-                acc = accuracy_of(features, ids, gold, trial)
-                if acc > best + 1e-12:
+                if value != w[i] and np.any(trial) and (acc := accuracy_of(features, ids, gold, trial)) > best + 1e-12:
                     best, w, improved = acc, trial, True
         trace.append({"round": r, "weights": w.tolist(), "accuracy": best})
         if not improved:
