@@ -52,7 +52,6 @@ class TreeScore(PoolScore):
     def __post_init__(self) -> None:
         if self.ltr.model != "xgboost":
             raise ValueError("TreeScore needs an XGBoost model")
-        self.needs_lower = True
         scaler, clf = self.ltr.pipeline[0], self.ltr.pipeline[-1]
         self.mean, self.scale = np.asarray(scaler.mean_, np.float64), np.asarray(scaler.scale_, np.float64)
         self.trees = parse_xgboost(clf.get_booster())
@@ -65,17 +64,14 @@ class TreeScore(PoolScore):
         """What XGBoost sees: StandardScaler's (x - mean) / scale in float64, stored as float32 by the DMatrix."""
         return ((x - self.mean) / self.scale).astype(np.float32)
 
-    def margin_upper(self, x_lo: np.ndarray, x_hi: np.ndarray) -> np.ndarray:
-        """Upper bound of XGBoost's float32 margin over the feature box [x_lo, x_hi] (raw features)."""
-        return margin_upper_bound(self.trees, self._inputs(x_lo), self._inputs(x_hi)) + self.slack
-
     def upper(self, data: np.ndarray, rows: np.ndarray, s_cl_lo: np.ndarray, s_cl_hi: np.ndarray,
               s_pr_lo: np.ndarray, s_pr_hi: np.ndarray) -> np.ndarray:
         lo, hi = data[rows], data[rows].copy()
         lo[:, WMD_BLOCK] = aggregate(s_cl_lo, s_pr_lo)
         hi[:, WMD_BLOCK] = aggregate(s_cl_hi, s_pr_hi)
+        margin = margin_upper_bound(self.trees, self._inputs(lo), self._inputs(hi)) + self.slack  # XGBoost's float32
         with np.errstate(over="ignore"):
-            return 1.0 / (1.0 + np.exp(-self.margin_upper(lo, hi))) * (1 + 1e-6)
+            return 1.0 / (1.0 + np.exp(-margin)) * (1 + 1e-6)
 
     def _filled(self, data: np.ndarray, rows: np.ndarray, d_cl: np.ndarray, d_pr: np.ndarray) -> np.ndarray:
         x = data[rows]  # a copy

@@ -27,6 +27,10 @@ LOGREG_PARAMS = dict(class_weight="balanced", C=50, max_iter=1000)
 MODEL_FORMAT = "argsim-ltr-1"  # model.json: scaler (+ logistic regression) as numbers; xgboost.json: XGBoost's own
 
 
+def _xgb_classifier(**params):
+    return need("xgboost", "the XGBoost learning-to-rank models").XGBClassifier(**params)
+
+
 class LTRModel:
     """Scaler + classifier on the first 8 ('part') or all 20 ('full') features."""
 
@@ -51,9 +55,7 @@ class LTRModel:
             from sklearn.linear_model import LogisticRegression
 
             return make_pipeline(StandardScaler(), LogisticRegression(random_state=self.seed, **LOGREG_PARAMS))
-        XGBClassifier = need("xgboost", "the XGBoost learning-to-rank models").XGBClassifier
-
-        return make_pipeline(StandardScaler(), XGBClassifier(random_state=self.seed, **XGB_PARAMS))
+        return make_pipeline(StandardScaler(), _xgb_classifier(random_state=self.seed, **XGB_PARAMS))
 
     def _x(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=np.float64)
@@ -137,21 +139,18 @@ class LTRModel:
                 raise TypeError("model.json must hold an object")
         try:
             scaler = StandardScaler()
-            scaler.mean_ = np.asarray(params["scaler"]["mean"], dtype=np.float64)
-            scaler.scale_ = np.asarray(params["scaler"]["scale"], dtype=np.float64)
-            scaler.var_ = np.asarray(params["scaler"]["var"], dtype=np.float64)
+            scaler.mean_, scaler.scale_, scaler.var_ = (np.asarray(params["scaler"][k], dtype=np.float64)
+                                                        for k in ("mean", "scale", "var"))
             scaler.n_samples_seen_ = params["scaler"]["n_samples_seen"]
             scaler.n_features_in_ = len(scaler.mean_)
             if m.model == "logreg":
                 clf = LogisticRegression(**LOGREG_PARAMS)
-                clf.coef_ = np.asarray(params["logreg"]["coef"], dtype=np.float64)
-                clf.intercept_ = np.asarray(params["logreg"]["intercept"], dtype=np.float64)
+                clf.coef_, clf.intercept_ = (np.asarray(params["logreg"][k], dtype=np.float64)
+                                             for k in ("coef", "intercept"))
                 clf.classes_ = np.asarray(params["logreg"]["classes"])
                 clf.n_features_in_ = clf.coef_.shape[1]
             else:
-                XGBClassifier = need("xgboost", "the XGBoost learning-to-rank models").XGBClassifier
-
-                clf = XGBClassifier()
+                clf = _xgb_classifier()
                 clf.load_model(str(folder / "xgboost.json"))
         except (KeyError, TypeError, ValueError, OSError) as exc:
             raise ArgsimError(f"{folder}: unreadable LTR model ({exc})") from None

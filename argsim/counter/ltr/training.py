@@ -61,8 +61,7 @@ def training_set_from(points: list[Argument], pools: dict[str, list[Argument]], 
         sampled[p.id] = pos[:1] + negs
     feats = pool_features(points, sampled, config, n_features, engine=engine)
     x = np.concatenate([feats[p.id] for p in points])
-    y = np.concatenate([np.r_[np.ones(1, dtype=int),
-                              np.zeros(len(sampled[p.id]) - 1, dtype=int)] for p in points])
+    y = np.concatenate([np.r_[np.ones(1, dtype=int), np.zeros(len(sampled[p.id]) - 1, dtype=int)] for p in points])
     return TrainingSet(x=x, y=y, sampling=meta | {"neg_per_point": neg_per_point, "points": len(points),
                                                   "pairs": int(len(y)), "positives": int(y.sum())})
 

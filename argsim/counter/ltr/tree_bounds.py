@@ -165,7 +165,7 @@ class _LeafMasks:
         parent = np.full(len(left), -1, dtype=np.int64)
         parent[left[inner]] = inner
         parent[right[inner]] = inner
-        anc, on_left, which = [], [], []
+        anc, on_left, which = [np.zeros(0, np.int64)], [np.zeros(0, bool)], [np.zeros(0, np.int64)]
         cur, lid = leaves.astype(np.int64), np.arange(len(leaves))
         while len(cur):
             up = parent[cur]
@@ -175,9 +175,7 @@ class _LeafMasks:
             on_left.append(left[up] == cur)
             which.append(lid)
             cur = up
-        anc_a = np.concatenate(anc) if anc else np.zeros(0, dtype=np.int64)
-        left_a = np.concatenate(on_left) if on_left else np.zeros(0, dtype=bool)
-        which_a = np.concatenate(which) if which else np.zeros(0, dtype=np.int64)
+        anc_a, left_a, which_a = (np.concatenate(x) for x in (anc, on_left, which))
         self.features = np.unique(trees.feature[inner])
         self.cuts: dict[int, np.ndarray] = {}
         self._records: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
@@ -243,7 +241,9 @@ class _LeafMasks:
         return self.base + best.sum(axis=1)
 
 
-def _as_box(trees: TreeEnsemble, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _box_bound(trees: TreeEnsemble, lo: np.ndarray, hi: np.ndarray, sign: float) -> np.ndarray:
+    """sign x (base + sum over trees of the (sign x value)-largest leaf reachable from the box), per row, in chunks
+    of rows that bound the memory of one pass."""
     lo = np.atleast_2d(np.asarray(lo, dtype=np.float32))
     hi = np.atleast_2d(np.asarray(hi, dtype=np.float32))
     if lo.shape != hi.shape or lo.shape[1] < trees.n_features:
@@ -252,7 +252,12 @@ def _as_box(trees: TreeEnsemble, lo: np.ndarray, hi: np.ndarray) -> tuple[np.nda
         raise ValueError("NaN in the box: missing values (XGBoost's default direction) are not supported")
     if np.any(lo > hi):
         raise ValueError("lo > hi in the box")
-    return lo, hi
+    masks = trees.masks(sign)
+    out = np.empty(len(lo))
+    step = max(1, CHUNK_WORDS // max(masks.n_words, 1))
+    for start in range(0, len(lo), step):
+        out[start:start + step] = sign * masks.upper(lo[start:start + step], hi[start:start + step])
+    return out
 
 
 def margin_upper_bound(trees: TreeEnsemble, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -261,24 +266,12 @@ def margin_upper_bound(trees: TreeEnsemble, lo: np.ndarray, hi: np.ndarray) -> n
     lo, hi: (N, n_features) inputs of the model (after any preprocessing), cast to float32 as XGBoost does.
     With lo == hi it is the model's margin (up to float32 rounding, see `TreeEnsemble.rounding_slack`).
     """
-    lo, hi = _as_box(trees, lo, hi)
-    masks = trees.masks(+1.0)
-    out = np.empty(len(lo))
-    step = max(1, CHUNK_WORDS // max(masks.n_words, 1))
-    for start in range(0, len(lo), step):
-        out[start:start + step] = masks.upper(lo[start:start + step], hi[start:start + step])
-    return out
+    return _box_bound(trees, lo, hi, +1.0)
 
 
 def margin_lower_bound(trees: TreeEnsemble, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """base + sum over trees of the smallest leaf reachable from the box: <= the margin everywhere in it."""
-    lo, hi = _as_box(trees, lo, hi)
-    masks = trees.masks(-1.0)
-    out = np.empty(len(lo))
-    step = max(1, CHUNK_WORDS // max(masks.n_words, 1))
-    for start in range(0, len(lo), step):
-        out[start:start + step] = -masks.upper(lo[start:start + step], hi[start:start + step])
-    return out
+    return _box_bound(trees, lo, hi, -1.0)
 
 
 def margins(trees: TreeEnsemble, x: np.ndarray) -> np.ndarray:
