@@ -23,12 +23,8 @@ def bm25_scores(points: list[Argument], pools: dict[str, list[Argument]], stats:
         return index.gather(BM25Index.fit(docs, k1=k1, b=b, idf=idf).scores(queries.counts))
     if stats != "pool":
         raise ValueError(f"unknown BM25 statistics '{stats}': choose universe or pool")
-    out = {}
-    for i, p in enumerate(points):
-        cols = index.columns[p.id]
-        sub = type(docs)(docs.vocab, docs.counts[cols])
-        out[p.id] = BM25Index.fit(sub, k1=k1, b=b, idf=idf).scores(queries.counts[i])[0]
-    return out
+    return {p.id: BM25Index.fit(type(docs)(docs.vocab, docs.counts[index.columns[p.id]]), k1=k1, b=b, idf=idf)
+            .scores(queries.counts[i])[0] for i, p in enumerate(points)}
 
 
 @register_ranker("bm25", help="BM25 of the candidate for the whole point (opts: bm25_stats=universe|pool, "

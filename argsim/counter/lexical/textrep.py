@@ -60,9 +60,12 @@ def shared_term_matrices(*groups: Sequence[str], stopwords: str = "none") -> lis
         tm = term_matrix(texts, vocab, stopwords=stopwords)
         vocab = tm.vocab
         mats.append(tm)
-    n = len(vocab)
-    return [TermMatrix(vocab, sp.csr_matrix((m.counts.data, m.counts.indices, m.counts.indptr),
-                                            shape=(m.counts.shape[0], n))) for m in mats]
+    return [TermMatrix(vocab, _widen(m.counts, len(vocab))) for m in mats]
+
+
+def _widen(m: sp.csr_matrix, n: int) -> sp.csr_matrix:
+    """`m` with `n` columns: a vocabulary that grew after `m` was built."""
+    return m if m.shape[1] == n else sp.csr_matrix((m.data, m.indices, m.indptr), shape=(m.shape[0], n))
 
 
 def manhattan_distance(queries: sp.csr_matrix, docs: sp.csr_matrix) -> np.ndarray:
@@ -110,7 +113,6 @@ class BM25Index:
     """
 
     weights: sp.csr_matrix  # (n_docs, n_vocab)
-    vocab: dict[str, int]
 
     @classmethod
     def fit(cls, docs: TermMatrix, k1: float = 1.5, b: float = 0.75, idf: str = "lucene",
@@ -134,15 +136,10 @@ class BM25Index:
         row_of = np.repeat(np.arange(n_docs), np.diff(counts.indptr))
         tf = w.data
         w.data = idf_v[w.indices] * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl[row_of] / avgdl))
-        return cls(weights=w, vocab=docs.vocab)
+        return cls(weights=w)
 
     def scores(self, queries: sp.csr_matrix) -> np.ndarray:
         """(n_queries, n_docs) BM25 scores; query rows are term counts whose vocabulary indices agree with the
         documents' (build both with `shared_term_matrices`)."""
-        w = self.weights
-        if queries.shape[1] > w.shape[1]:  # the queries' vocabulary extends the documents' one
-            w = sp.csr_matrix((w.data, w.indices, w.indptr), shape=(w.shape[0], queries.shape[1]))
-        elif queries.shape[1] < w.shape[1]:
-            queries = sp.csr_matrix((queries.data, queries.indices, queries.indptr),
-                                    shape=(queries.shape[0], w.shape[1]))
-        return np.asarray((queries @ w.T).toarray())
+        n = max(queries.shape[1], self.weights.shape[1])  # the queries' vocabulary may extend the documents' one
+        return np.asarray((_widen(queries, n) @ _widen(self.weights, n).T).toarray())
