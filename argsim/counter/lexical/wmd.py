@@ -7,16 +7,11 @@ by POT's network simplex (`ot.emd2`, see `emd_cost`). Special cases, as in gensi
 `inf`; two texts made of the same single word give 0. (gensim also returns `inf` when every ground cost is 0, a
 guard against the solver stalling; that only happens for identical single-word texts, which give 0 here.)
 
-What makes it fast compared to `wmdistance` per pair:
-- every text is tokenised and turned into (word ids, weights, centroid) once, not once per pair;
-- the ground-cost matrix of a pair is a slice of precomputed unit vectors, no dictionary building;
-- two lower bounds prune pairs that cannot matter (used by the pruned rankers in `argsim.counter.lexical.prune`):
-  the word-centroid distance WCD = |X a - Y b| and the relaxed WMD (RWMD) of Kusner et al. (2015), whose
-  candidate-side half is computed for a whole pool with one matrix product;
-- bound computations that do not depend on the query (the candidates' bags, the distinct words they use and
-  their vectors, row boundaries) are made once per pool block (`PoolView`), not once per query: points whose
-  pools overlap (all of epa, one debate of sdoc) share one view of the union of their pools;
-- many pairs or pools run on an `argsim.engine` (local, or Ray tasks); no process pool of its own.
+Fast compared to `wmdistance` per pair (docs/counterargs-ltr.md, Speed): each text becomes (word ids, weights,
+centroid) once; a pair's ground costs are a slice of precomputed unit vectors; the word-centroid distance and the
+relaxed WMD of Kusner et al. (2015) bound pairs from below for the pruned rankers (`argsim.counter.lexical.prune`),
+their query-independent part made once per pool block (`PoolView`, shared by points whose pools overlap); many
+pairs or pools run on an `argsim.engine` (local, or Ray tasks).
 """
 
 from __future__ import annotations
@@ -118,8 +113,7 @@ class WMDEngine:
 
     def centroid_bounds(self, i: int, js: np.ndarray) -> np.ndarray:
         """WCD = |centroid_i - centroid_j| <= WMD(i, j), for many j at once (inf where a text is empty)."""
-        lb = np.linalg.norm(self.centroids[js] - self.centroids[i][None, :], axis=1)
-        return self._finish(lb, i, js)
+        return self._finish(np.linalg.norm(self.centroids[js] - self.centroids[i][None, :], axis=1), i, js)
 
     def relaxed_bounds(self, i: int, js: np.ndarray, view: PoolView | None = None) -> np.ndarray:
         """max(WCD, candidate-side RWMD) for many j: sum_w b_w * min_{v in text i} cost(w, v) <= WMD(i, j).
@@ -133,8 +127,7 @@ class WMDEngine:
         q = self.vectors[self.words[i]]
         # only the words that occur in the view's candidates; per word: cost to the closest word of text i
         # min_v |w - v|^2 = |w|^2 + min_v (|v|^2 - 2 w.v): one product, the root taken after the minimum
-        part = view.used_vectors @ (-2.0 * q.T)
-        part += self.sq_norms[self.words[i]][None, :]
+        part = view.used_vectors @ (-2.0 * q.T) + self.sq_norms[self.words[i]][None, :]
         nearest = np.sqrt(np.maximum(view.used_sq + part.min(axis=1), 0.0))
         rwmd = view.row_sums(nearest[view.col])[view.rows(js)]
         return np.maximum(self._finish(rwmd, i, js), self.centroid_bounds(i, js))
@@ -158,14 +151,10 @@ class WMDEngine:
         side_q = np.full(len(view.js), np.inf)
         for start, stop in view.chunks(chunk_nnz):  # chunks of candidates bounded by their total word count
             lo, hi = bags.indptr[start], bags.indptr[stop]
-            rows = np.arange(start, stop)
-            nonempty = rows[lengths[start:stop] > 0]
+            nonempty = start + np.flatnonzero(lengths[start:stop] > 0)
             if len(nonempty) and hi > lo:
-                block = dist[:, col[lo:hi]]
-                minima = np.minimum.reduceat(block, bags.indptr[nonempty] - lo, axis=1)
-                side_q[nonempty] = a @ minima
-        out = np.maximum(side_q, side_c)[view.rows(js)]
-        return self._finish(out, i, js)
+                side_q[nonempty] = a @ np.minimum.reduceat(dist[:, col[lo:hi]], bags.indptr[nonempty] - lo, axis=1)
+        return self._finish(np.maximum(side_q, side_c)[view.rows(js)], i, js)
 
     # ------------------------------------------------------------ upper bounds
 
@@ -182,9 +171,7 @@ class WMDEngine:
 
     def pair_upper(self, i: int, j: int, m: np.ndarray | None) -> float:
         """The independent plan's cost a^T M b >= WMD(i, j), from the pair's cost matrix (inf if one is empty)."""
-        if m is None:
-            return float("inf")
-        return float(self.weights[i] @ m @ self.weights[j]) * (1 + _SAFETY) + _SAFETY
+        return float("inf") if m is None else float(self.weights[i] @ m @ self.weights[j]) * (1 + _SAFETY) + _SAFETY
 
     def pair_bound(self, i: int, j: int) -> tuple[float, np.ndarray | None]:
         """(full RWMD lower bound, the cost matrix to reuse for the exact solve) for one pair."""
