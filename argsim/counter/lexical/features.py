@@ -4,17 +4,11 @@ Order (the paper's): metric-major, aggregation m/x/p/s inside each metric, i.e.
 x1..x4 = Manhattan {min, max, product, sum}, x5..x8 = WMD, x9..x12 = TF cosine, x13..x16 = BM25,
 x17..x20 = BERT cosine. Simple-SD and the "part" models use x1..x8, the "full" models all 20.
 
-Tokens: `tokenize_en` without gensim's English stop words (`FeatureConfig.stopwords`, 'gensim' by default,
-'none' keeps them) for Manhattan, WMD and TF cosine; BM25 keeps every token (its IDF already discounts them).
-
-Metrics (each a similarity, larger = more similar):
-- `manhattan`: 1 / (1 + d), d = L1 distance of the L1-normalised term-frequency vectors (d in [0, 2]);
-- `wmd`: 1 / (1 + WMD) with gensim's WMD over the chosen word vectors; WMD = inf (a text without any known
-  word) gives similarity 0, the limit of 1 / (1 + d);
-- `cosine`: cosine of the term-frequency vectors (0 for an empty text);
-- `bm25`: BM25 score of the candidate for the part as the query (`argsim.counter.lexical.textrep.BM25Index`; document
-  statistics from all distinct candidates of the run, i.e. the split's arguments for counterargs-18);
-- `bert`: cosine of the backend's [CLS] embeddings (MiniLM by default, standing in for bert-base-uncased).
+Metrics (similarities; tokens without gensim's stop words by default, except for BM25; each defined in
+docs/counterargs-ltr.md, Features): `manhattan` 1 / (1 + L1 distance of the L1-normalised term frequencies);
+`wmd` 1 / (1 + gensim's WMD), 0 for WMD = inf (a text without a known word); `cosine` of the term frequencies;
+`bm25` of the candidate for the part as query (`argsim.counter.lexical.textrep.BM25Index`, statistics from all
+distinct candidates of the run); `bert` cosine of the backend's [CLS] vectors (MiniLM for bert-base-uncased).
 A point without a conclusion (an empty first part) gets met = that of an empty text.
 """
 
