@@ -50,8 +50,7 @@ def pool_features(points: list[Argument], pools: dict[str, list[Argument]], conf
         return {p.id: data[f"f{i}"] for i, p in enumerate(points)}
 
     path = cache_path(n_features)
-    cached = load(path)
-    if cached is not None:
+    if (cached := load(path)) is not None:
         return cached
     other = load(cache_path(20 if n_features <= 8 else 8))
     if other is not None and n_features <= 8:

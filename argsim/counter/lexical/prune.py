@@ -1,22 +1,18 @@
 """Exact ranking by a learned score over the features without solving every WMD: bound, prune, solve the rest.
 
 The search is generic over a `PoolScore`, anything that can bound its score from above over a box of the two WMD
-similarities and score a candidate exactly: `LinearScore` below (Simple-SD, logistic regression) and the tree
-ensembles' `argsim.counter.ltr.cascade.TreeScore` (XGBoost, bounded by `argsim.counter.ltr.tree_bounds`). The
-linear case, as the first one written:
+similarities and score a candidate exactly: `LinearScore` below (Simple-SD; logistic regression, affine after its
+scaler) and the tree ensembles' `argsim.counter.ltr.cascade.TreeScore` (XGBoost).
 
-For a linear scorer f(x) = w . x (Simple-SD; logistic regression after its scaler, which is affine) every feature
-except the WMD block (x5..x8) is cheap and computed exactly for all pairs. The WMD block is a sum of
-w_k * agg_k(s_cl, s_pr) with s = 1 / (1 + WMD) in [0, 1]; min, max, product and sum are non-decreasing in each
-argument, so lower bounds on the two WMDs (word-centroid distance and relaxed WMD, `argsim.counter.lexical.wmd`) give an
-upper bound on f for every candidate where the WMD weights are positive; a negative weight (logistic regression)
-needs the similarity's lower bound, i.e. an upper bound on the WMD: the independent transport plan's cost, bounded
-for a whole pool by sqrt(2 - 2 <centroid_i, centroid_j>) and computed exactly per pair from its cost matrix.
-The first bounds are computed for the whole pool at once: the full
-relaxed WMD for the short conclusion (`WMDEngine.full_relaxed_bounds`), the cheaper candidate-side RWMD and the
-word-centroid distance for the long premise (`relaxed_bounds`). Candidates are visited by decreasing upper
-bound; each is tightened step by step (full premise RWMD from the cost matrix the solver needs anyway, exact
-conclusion WMD, exact premise WMD) and dropped as soon as its bound falls below the threshold:
+Every feature except the WMD block x5..x8 = agg(s_cl, s_pr), s = 1 / (1 + WMD) in [0, 1], is cheap and exact for
+all pairs. min, max, product and sum are non-decreasing in each argument, so lower bounds on the two WMDs
+(`argsim.counter.lexical.wmd`) bound a linear score from above where the WMD weights are positive; a negative
+weight needs an upper bound on the WMD: the independent transport plan's cost, sqrt(2 - 2 <centroid_i,
+centroid_j>) for a whole pool, exact per pair from its cost matrix. The pool-wide lower bounds: the full relaxed
+WMD for the short conclusion (`WMDEngine.full_relaxed_bounds`), the candidate-side RWMD and the word-centroid
+distance for the long premise (`relaxed_bounds`). Candidates are visited by decreasing upper bound; each is
+tightened step by step (full premise RWMD from the cost matrix the solver needs anyway, exact conclusion WMD,
+exact premise WMD) and dropped as soon as its bound falls below the threshold:
 
 - `mode="rank"` (default when the true counter is known): threshold = the true counter's exact score, so every
   candidate that could score >= it is exact; accuracy@1, ties and the true counter's rank (MRR) are exact;
@@ -169,8 +165,7 @@ def _rank_point(shared: tuple[WMDEngine, PoolScore, str, int], task: _Task, view
     n = len(task.cands)
     rows = np.arange(n)
     if mode == "none":
-        d_cl = np.array([engine.distance(task.cl, int(c)) for c in task.cands])
-        d_pr = np.array([engine.distance(task.pr, int(c)) for c in task.cands])
+        d_cl, d_pr = (np.array([engine.distance(text, int(c)) for c in task.cands]) for text in (task.cl, task.pr))
         return model.final(task.data, rows, d_cl, d_pr), n, n
     s_cl_lo, s_pr_lo = (inverse_distance(engine.upper_bounds(text, task.cands)) if model.needs_lower else np.zeros(n)
                         for text in (task.cl, task.pr))
@@ -218,14 +213,13 @@ def pruned_scores(space: FeatureSpace, model: PoolScore, data: dict[str, Any],
     cl_ids, pr_ids, u_ids = space.text_ids
     tasks = []
     for i, p in enumerate(space.points):
-        cols = space.index.columns[p.id]
         g = (gold or {}).get(p.id)
         pos = [c.id for c in space.pools[p.id]].index(g) if g is not None and mode != "none" else -1
-        tasks.append(_Task(cl=int(cl_ids[i]), pr=int(pr_ids[i]), cands=u_ids[cols], data=data[p.id], gold=pos))
+        tasks.append(_Task(cl=int(cl_ids[i]), pr=int(pr_ids[i]), cands=u_ids[space.index.columns[p.id]],
+                           data=data[p.id], gold=pos))
     items = []
-    per_worker = 4 * space.executor.workers
-    for union, members in pool_blocks([t.cands for t in tasks]):
-        size = len(members) if space.executor.workers <= 1 else max(1, -(-len(tasks) // per_worker))
+    for union, members in pool_blocks([t.cands for t in tasks]):  # every worker gets several blocks
+        size = len(members) if space.executor.workers <= 1 else max(1, -(-len(tasks) // (4 * space.executor.workers)))
         items += [(union, [tasks[k] for k in members[a:a + size]]) for a in range(0, len(members), size)]
     done = space.executor.map(_rank_block, items, (space.engine, model, mode, top_k), description=description,
                               block=1)

@@ -15,6 +15,7 @@ features is ambiguous; the readings compared on the validation split (docs/count
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -156,18 +157,19 @@ def study_readings(split: str, settings: list[str], limit: int | None = None, tu
     """`argsim train simple-sd`: accuracy@1 of every reading on each setting of a split (a seeded sample of
     `limit` points per setting) and, with `tune`, `tune_weights` on `tune_setting` (default: sda if among the
     settings, else the first) starting from its best reading, on features cached in `cache_dir` (None: no
-    cache). Returns the report written as JSON: `readings`
-    (setting -> reading -> accuracy, plus points and seconds) and, when tuned, `tuned` and `weights`."""
+    cache). Returns the report written as JSON: `readings` (setting -> reading -> accuracy, plus points and
+    seconds) and, when tuned, `tuned` and `weights`."""
     import time
 
     from argsim.counter.core.run import dataset_points
 
     report: dict = {"split": split, "word_vectors": word_vectors, "stopwords": stopwords, "limit": limit,
                     "seed": seed, "readings": {}}
+    compare = partial(compare_readings, word_vectors=word_vectors, engine=engine, stopwords=stopwords)
     for s in settings:
         points, pools, gold = dataset_points(split, s, sample=limit, seed=seed, data_dir=data_dir)
         t0 = time.perf_counter()
-        accs = compare_readings(points, pools, gold, word_vectors=word_vectors, engine=engine, stopwords=stopwords)
+        accs = compare(points, pools, gold)
         report["readings"][s] = accs | {"points": len(points), "seconds": time.perf_counter() - t0}
     if tune:
         s = tune_setting or ("sda" if "sda" in settings else settings[0])
@@ -175,8 +177,7 @@ def study_readings(split: str, settings: list[str], limit: int | None = None, tu
         feats = pool_features(points, pools, FeatureConfig(word_vectors=word_vectors, stopwords=stopwords), N_PART,
                               cache_dir=cache_dir, engine=engine)
         ids = {p.id: [c.id for c in pools[p.id]] for p in points}
-        accs = report["readings"].get(s) or compare_readings(points, pools, gold, word_vectors=word_vectors,
-                                                             engine=engine, stopwords=stopwords)
+        accs = report["readings"].get(s) or compare(points, pools, gold)
         best_reading = max(READINGS, key=lambda n: accs[n])
         w, acc, trace = tune_weights(feats, ids, gold, READINGS[best_reading])
         report["tuned"] = {"setting": s, "start": best_reading, "weights": w.tolist(), "accuracy": acc,
@@ -191,12 +192,9 @@ def study_row_specs(report: dict) -> list[tuple]:
     from argsim.evaluation.record import Evaluation
 
     split, model = report["split"], report["word_vectors"]
-    specs = []
-    for s, accs in report["readings"].items():
-        for n in READINGS:
-            ev = Evaluation.single("counter-ranking", "accuracy@1", round(accs[n], 4), data=split, n=accs["points"])
-            specs.append((ev, {"method": f"simple-sd[{n}]", "model": model, "setting": s, "seconds": accs["seconds"],
-                               "extra": {"points": accs["points"]}}))
+    specs = [(Evaluation.single("counter-ranking", "accuracy@1", round(accs[n], 4), data=split, n=accs["points"]),
+              {"method": f"simple-sd[{n}]", "model": model, "setting": s, "seconds": accs["seconds"],
+               "extra": {"points": accs["points"]}}) for s, accs in report["readings"].items() for n in READINGS]
     if "tuned" in report:
         t = report["tuned"]
         ev = Evaluation.single("counter-ranking", "accuracy@1", round(t["accuracy"], 4), data=split)
