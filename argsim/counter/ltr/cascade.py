@@ -1,17 +1,11 @@
 """Exact XGBoost ranking over full pools without solving every WMD (section 3.2 / appendix B.1 models, unchanged).
 
-The XGBoost LTR score of a pair is the positive-class probability p = sigmoid(m(z)) of the margin of its trees
-(`argsim.counter.ltr.tree_bounds`) at z = StandardScaler(x), x = the pair's features (Table 1). Every feature
-except the WMD block x5..x8 is cheap and computed exactly for the whole pool. The WMD block is
-agg(s_cl, s_pr) with s = 1 / (1 + WMD); min, max, product and sum are non-decreasing in both arguments, so bounds
-s in [s_lo, s_hi] on the two similarities (from the WMD bounds the linear search already computes,
-`argsim.counter.lexical.prune`) give the box agg(s_cl_lo, s_pr_lo) <= x5..8 <= agg(s_cl_hi, s_pr_hi); the
-scaler is increasing, so the box maps to a box of z, and `margin_upper_bound` bounds m over it (exact per tree).
-The search is prune.py's, with this score as its `PoolScore`: candidates visited by decreasing bound, tightened
-(the pair's full premise RWMD and independent-plan cost, then the exact conclusion WMD) and solved in batches of
-`TreeScore.batch`, stopped when the next bound is below the threshold; modes rank / top / none as there
-(`--opt prune=...`), exact scores of solved candidates from the model itself (the same numbers as scoring every
-pair), the others keep their bound.
+The XGBoost LTR score of a pair is sigmoid(m(z)), m the margin of its trees (`argsim.counter.ltr.tree_bounds`),
+z = StandardScaler(x), x the pair's features (Table 1). The similarity bounds of `argsim.counter.lexical.prune`
+give the box agg(s_cl_lo, s_pr_lo) <= x5..8 <= agg(s_cl_hi, s_pr_hi) (the aggregations are monotone); the scaler is
+increasing, so it maps to a box of z, over which `margin_upper_bound` bounds m (exactly per tree). The search is
+prune.py's with `TreeScore` as its `PoolScore`, in batches of `TreeScore.batch`; solved candidates get the model's
+own scores (the same numbers as scoring every pair), the others keep their bound.
 
 Readings and choices:
 - The trees are not monotone in the WMD features (no monotone constraints: the trained models are used as they
@@ -95,8 +89,7 @@ def cheap_features(space: FeatureSpace, n_features: int) -> dict[str, np.ndarray
         if metric == "wmd":
             continue
         for pid, (cl, pr) in space.pooled_metric(metric).items():
-            block = aggregate(cl, pr)
-            out[pid][:, 4 * k: min(4 * k + 4, n_features)] = block[:, : min(4, n_features - 4 * k)]
+            out[pid][:, 4 * k: min(4 * k + 4, n_features)] = aggregate(cl, pr)[:, : min(4, n_features - 4 * k)]
     return out
 
 

@@ -1,12 +1,9 @@
 """Pointwise learning to rank (section 3.2, appendix B.1): logistic regression and XGBoost on the features.
 
-`LTRModel` is a scikit-learn-style estimator (`fit`, `predict_proba`, `decision_function`, `predict`) around
-a `StandardScaler` + `LogisticRegression(class_weight="balanced", C=50, max_iter=1000)` or
-`StandardScaler` + `XGBClassifier` with the appendix's hyper-parameters, except n_jobs = 1 instead of 20: on the
-shared 2-core machine two OpenMP threads made a 480-pair fit take 334 s instead of 1.1 s (threads spinning
-under contention); parallel work belongs to the engine (`--engine ray`). `features="part"` uses x1..x8, `"full"`
-all 20 (`argsim.counter.lexical.features`). Training pairs: `argsim.counter.ltr.training`; rankers:
-`argsim.counter.ltr.rankers`.
+`LTRModel` is a scikit-learn-style estimator (`fit`, `predict_proba`, `decision_function`, `predict`) around a
+`StandardScaler` + `LogisticRegression` or `XGBClassifier` with the appendix's hyper-parameters, except n_jobs = 1
+instead of 20 (threads spinning under contention on 2 shared cores, docs/counterargs-ltr.md); parallel work belongs
+to the engine (`--engine ray`). `features="part"` uses x1..x8, `"full"` all 20 (`argsim.counter.lexical.features`).
 """
 
 from __future__ import annotations
@@ -104,9 +101,7 @@ class LTRModel:
             with atomic_path(folder / "xgboost.json") as tmp:  # the temporary name keeps .json: xgboost's format
                 clf.save_model(str(tmp))
         write_json(folder / "model.json", params)
-        stale = folder / "model.joblib"
-        if stale.exists():  # an old pickle beside the new model would only mislead
-            stale.unlink()
+        (folder / "model.joblib").unlink(missing_ok=True)  # an old pickle beside the new model would only mislead
         write_json(folder / "ltr.json", {"model": self.model, "features": self.features, "seed": self.seed,
                                          "n_features": self.n_features} | (meta or {}))
         return folder

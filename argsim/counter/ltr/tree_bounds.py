@@ -226,13 +226,12 @@ class _LeafMasks:
             cuts = self.cuts[f]
             at_lo = np.searchsorted(cuts, lo[:, f], side="right")
             if np.array_equal(lo[:, f], hi[:, f]) and ((f, "both") in self._tables or (f, "lo") not in self._tables):
-                np.take(self.table(f, "both"), at_lo, axis=0, out=tmp)
+                looks = [("both", at_lo)]
+            else:
+                looks = [("lo", at_lo), ("hi", np.searchsorted(cuts, hi[:, f], side="right"))]
+            for kind, at in looks:
+                np.take(self.table(f, kind), at, axis=0, out=tmp)
                 acc &= tmp
-                continue
-            np.take(self.table(f, "lo"), at_lo, axis=0, out=tmp)
-            acc &= tmp
-            np.take(self.table(f, "hi"), np.searchsorted(cuts, hi[:, f], side="right"), axis=0, out=tmp)
-            acc &= tmp
         # the first reachable leaf of each word is its largest: its bit is the lowest set bit
         first = np.bitwise_count((acc & (~acc + np.uint64(1))) - np.uint64(1))  # 64 for an empty word
         best = self.values.ravel()[self.flat_offsets + first.astype(np.int64)]
