@@ -122,9 +122,8 @@ def run_ranker(method: str, points: list[Argument], pools: dict[str, list[Argume
     records = ranking_records(points, pools, scores, gold, method=label, setting=setting, split=split, top_k=top_k)
     for r in records:
         r["exact_rank"] = bool(getattr(scores, "exact_rank", True))
-    stats = getattr(scores, "stats", None)
     # the machine is shared: the load average beside the time says what the time means
-    options = (options | ({"stats": stats} if stats else {})
+    options = (options | ({"stats": stats} if (stats := getattr(scores, "stats", None)) else {})
                | {"load_average": [round(load_start, 2), round(os.getloadavg()[0], 2)]}
                | ({"engine": engine.describe()} if engine is not None else {}))
     return RankRun(method=label, setting=setting, split=split, records=records, seconds=t["seconds"],

@@ -73,12 +73,10 @@ def load_user_arguments(path: str | Path, candidates: str = "all"
         raise InputError(path, "no points to rank counters for (no record has kind 'point')")
     pools = {p.id: [c for c in args if c.id != p.id and (candidates == "all" or c.kind == "counter")]
              for p in points}
-    empty = [pid for pid, cands in pools.items() if not cands]
-    if empty:
+    if empty := [pid for pid, cands in pools.items() if not cands]:
         raise InputError(path, f"point '{empty[0]}' has no candidates")
     # a true counter outside its point's pool could only be scored as a miss: refused, not scored
-    outside = [p for p in points if gold[p.id] is not None and all(c.id != gold[p.id] for c in pools[p.id])]
-    if outside:
+    if outside := [p for p in points if gold[p.id] is not None and all(c.id != gold[p.id] for c in pools[p.id])]:
         p = outside[0]
         raise InputError(path, f"{len(outside)} point(s) have a true counter that cannot be among their candidates "
                                f"(e.g. '{p.id}': its counter '{gold[p.id]}' is of kind 'point', and with candidates "
