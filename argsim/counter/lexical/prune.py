@@ -26,7 +26,7 @@ only bounds from below during the search (XGBoost: its own float32 predictions, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -110,20 +110,20 @@ def _rank_block(shared: tuple[WMDEngine, PoolScore, str, int], block: tuple[np.n
     return [_rank_point(shared, task, view) for task in tasks]
 
 
-@dataclass
 class _Search:
-    """One point's search: `score` holds each candidate's bound until it is solved (then its exact score)."""
+    """One point's search: the similarity bounds of its whole pool, and `score`, each candidate's upper bound `ub`
+    until it is solved (then its exact score)."""
 
-    engine: WMDEngine
-    model: PoolScore
-    task: _Task
-    s_cl_lo: np.ndarray  # similarity bounds of the whole pool (`_rank_point`)
-    s_cl_hi: np.ndarray
-    s_pr_lo: np.ndarray
-    score: np.ndarray
-    solved_cl: int = 0
-    solved_pr: int = 0
-    done: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
+    def __init__(self, engine: WMDEngine, model: PoolScore, task: _Task, view: PoolView | None) -> None:
+        self.engine, self.model, self.task, n = engine, model, task, len(task.cands)
+        self.s_cl_lo, self.s_pr_lo = (inverse_distance(engine.upper_bounds(text, task.cands)) if model.needs_lower
+                                      else np.zeros(n) for text in (task.cl, task.pr))
+        self.s_cl_hi = inverse_distance(engine.full_relaxed_bounds(task.cl, task.cands, view=view))
+        s_pr_hi = inverse_distance(engine.relaxed_bounds(task.pr, task.cands, view=view))  # long premise: cheap half
+        self.ub = model.upper(task.data, np.arange(n), self.s_cl_lo, self.s_cl_hi, self.s_pr_lo, s_pr_hi)
+        self.score = self.ub.copy()
+        self.solved_cl = self.solved_pr = 0
+        self.done: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (rows, d_cl, d_pr) of solved candidates
 
     def _prune(self, js: np.ndarray, bound: np.ndarray, thr: float) -> np.ndarray:
         """Candidates js whose `bound` falls below thr keep it as their score; the mask of the others."""
@@ -162,29 +162,22 @@ class _Search:
 def _rank_point(shared: tuple[WMDEngine, PoolScore, str, int], task: _Task, view: PoolView | None = None
                 ) -> tuple[np.ndarray, int, int]:
     engine, model, mode, top_k = shared
-    n = len(task.cands)
-    rows = np.arange(n)
     if mode == "none":
         d_cl, d_pr = (np.array([engine.distance(text, int(c)) for c in task.cands]) for text in (task.cl, task.pr))
-        return model.final(task.data, rows, d_cl, d_pr), n, n
-    s_cl_lo, s_pr_lo = (inverse_distance(engine.upper_bounds(text, task.cands)) if model.needs_lower else np.zeros(n)
-                        for text in (task.cl, task.pr))
-    s_cl_hi = inverse_distance(engine.full_relaxed_bounds(task.cl, task.cands, view=view))
-    s_pr_hi = inverse_distance(engine.relaxed_bounds(task.pr, task.cands, view=view))  # long premise: cheap half
-    ub = model.upper(task.data, rows, s_cl_lo, s_cl_hi, s_pr_lo, s_pr_hi)
-    search = _Search(engine, model, task, s_cl_lo, s_cl_hi, s_pr_lo, ub.copy())
+        return model.final(task.data, np.arange(len(task.cands)), d_cl, d_pr), len(task.cands), len(task.cands)
+    search = _Search(engine, model, task, view)
     exact: list[float] = []
     thr = -np.inf
     if task.gold >= 0:
         search.solve(np.array([task.gold]), -np.inf)
         thr = search.score[task.gold]
         exact.append(thr)
-    order = np.argsort(-ub, kind="stable")
+    order = np.argsort(-search.ub, kind="stable")
     order = order[order != task.gold]
     step = max(1, int(model.batch))
     for start in range(0, len(order), step):
         js = order[start:start + step]
-        js = js[ub[js] >= thr]  # decreasing: what is cut here ends the search
+        js = js[search.ub[js] >= thr]  # decreasing: what is cut here ends the search
         if not len(js):
             break
         solved = search.solve(js, thr)
@@ -221,8 +214,7 @@ def pruned_scores(space: FeatureSpace, model: PoolScore, data: dict[str, Any],
     for union, members in pool_blocks([t.cands for t in tasks]):  # every worker gets several blocks
         size = len(members) if space.executor.workers <= 1 else max(1, -(-len(tasks) // (4 * space.executor.workers)))
         items += [(union, [tasks[k] for k in members[a:a + size]]) for a in range(0, len(members), size)]
-    done = space.executor.map(_rank_block, items, (space.engine, model, mode, top_k), description=description,
-                              block=1)
+    done = space.executor.map(_rank_block, items, (space.engine, model, mode, top_k), description=description, block=1)
     results = [r for part in done for r in part]  # blocks keep the points' order
     stats = PruneStats(pairs=sum(len(space.pools[p.id]) for p in space.points),
                        solved_cl=sum(r[1] for r in results), solved_pr=sum(r[2] for r in results))
@@ -247,5 +239,4 @@ def linear_scores(space: FeatureSpace, weights: np.ndarray, gold: dict[str, str 
     w_wmd = w[4:8] if n_metrics >= 2 else np.zeros(4)
     if not np.any(w_wmd):
         return base, PruneStats(pairs=sum(len(v) for v in base.values()))
-    return pruned_scores(space, LinearScore(w_wmd), base, gold=gold, mode=mode, top_k=top_k,
-                         description=description)
+    return pruned_scores(space, LinearScore(w_wmd), base, gold=gold, mode=mode, top_k=top_k, description=description)
