@@ -73,8 +73,6 @@ class FeatureSpace:
                               for group in (self.cl_texts, self.pr_texts, [a.text for a in self.index.universe]))
         self._texts = list(texts)
 
-    # ------------------------------------------------------------ cheap metrics (dense over the universe)
-
     def dense_metric(self, metric: str) -> tuple[np.ndarray, np.ndarray]:
         """(cl, pr) similarity matrices of shape (n_points, n_universe) for a non-WMD metric."""
         if metric in self._dense:
@@ -108,8 +106,6 @@ class FeatureSpace:
         return {p.id: (cl[i, self.index.columns[p.id]], pr[i, self.index.columns[p.id]])
                 for i, p in enumerate(self.points)}
 
-    # ------------------------------------------------------------ WMD
-
     @cached_property
     def engine(self) -> WMDEngine:
         """One WMD engine over the distinct texts (conclusions, premises, candidates), built on first use."""
@@ -130,19 +126,14 @@ class FeatureSpace:
         dist = np.split(dist, np.cumsum([len(x) for x in pairs])[:-1])
         return {p.id: (dist[2 * i], dist[2 * i + 1]) for i, p in enumerate(self.points)}
 
-    # ------------------------------------------------------------ feature matrices
-
     def features(self, n_features: int = N_FULL, first: int = 0) -> dict[str, np.ndarray]:
         """Point id -> (pool size, n_features - first) matrix of features x[first+1..n_features] in Table 1's
         order (all metrics exact); `first` must be a multiple of 4."""
         metrics = METRICS[first // 4: (n_features + 3) // 4]
         blocks: dict[str, list[np.ndarray]] = {p.id: [] for p in self.points}
         for metric in metrics:
-            if metric == "wmd":
-                pooled = {pid: (inverse_distance(a), inverse_distance(b))
-                          for pid, (a, b) in self.wmd_distances().items()}
-            else:
-                pooled = self.pooled_metric(metric)
+            pooled = ({pid: (inverse_distance(a), inverse_distance(b)) for pid, (a, b) in self.wmd_distances().items()}
+                      if metric == "wmd" else self.pooled_metric(metric))
             for pid, (cl, pr) in pooled.items():
                 blocks[pid].append(aggregate(cl, pr))
         return {pid: np.concatenate(b, axis=1)[:, : n_features - first] for pid, b in blocks.items()}

@@ -25,6 +25,7 @@ from scipy.spatial.distance import cdist
 
 from argsim.backend.static_words import cover_words
 from argsim.counter.lexical.stopwords import content_tokens
+from argsim.extras import need
 
 
 def emd_cost(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> float:
@@ -35,8 +36,6 @@ def emd_cost(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> float:
     40 x 30), but a whole Simple-SD ranking (sdoc, 300 points, every pair solved) takes 1.5-1.6 vs 1.7-2.1 s of
     CPU (about 20 %): not worth depending on a private module. The values agree to 4e-16, the accuracy is equal.
     """
-    from argsim.extras import need  # POT, imported on first use
-
     return float(need("ot", "word mover's distance").emd2(a, b, m, check_marginals=False))
 
 
@@ -79,8 +78,6 @@ class WMDEngine:
                                     np.concatenate([np.zeros(0, int), *self.words]))),
                                   shape=(len(texts), len(self.vectors)))
 
-    # ------------------------------------------------------------ exact
-
     def cost_matrix(self, i: int, j: int) -> np.ndarray:
         return cdist(self.vectors[self.words[i]], self.vectors[self.words[j]])
 
@@ -99,8 +96,6 @@ class WMDEngine:
         chunks = np.array_split(pairs, max(engine.workers * 8, len(pairs) // 5000))
         return np.concatenate(engine.map(_distances_chunk, chunks, self, description="exact WMD", block=1))
 
-    # ------------------------------------------------------------ per-pool work, shared by the pool's queries
-
     def pool_view(self, js: np.ndarray) -> PoolView:
         """What the bounds need of the candidates `js` (sorted, distinct) regardless of the query."""
         js = np.asarray(js, dtype=np.int64)
@@ -108,8 +103,6 @@ class WMDEngine:
         used, col = np.unique(bags.indices, return_inverse=True)
         return PoolView(js=js, bags=bags, col=col.ravel(), used_vectors=self.vectors[used],
                         used_sq=self.sq_norms[used], lengths=np.diff(bags.indptr))
-
-    # ------------------------------------------------------------ lower bounds
 
     def centroid_bounds(self, i: int, js: np.ndarray) -> np.ndarray:
         """WCD = |centroid_i - centroid_j| <= WMD(i, j), for many j at once (inf where a text is empty)."""
@@ -155,8 +148,6 @@ class WMDEngine:
             if len(nonempty) and hi > lo:
                 side_q[nonempty] = a @ np.minimum.reduceat(dist[:, col[lo:hi]], bags.indptr[nonempty] - lo, axis=1)
         return self._finish(np.maximum(side_q, side_c)[view.rows(js)], i, js)
-
-    # ------------------------------------------------------------ upper bounds
 
     def upper_bounds(self, i: int, js: np.ndarray) -> np.ndarray:
         """WMD(i, j) <= sqrt(2 - 2 <centroid_i, centroid_j>) for many j at once (inf where a text is empty).
