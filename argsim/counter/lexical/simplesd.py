@@ -15,6 +15,7 @@ features is ambiguous; the readings compared on the validation split (docs/count
 
 from __future__ import annotations
 
+import time
 from functools import partial
 from pathlib import Path
 
@@ -22,12 +23,14 @@ import numpy as np
 
 from argsim.config import SEED
 from argsim.counter.core.registry import ScoreDict, register_ranker, register_ranker_family
+from argsim.counter.core.run import dataset_points
 from argsim.counter.lexical.feature_cache import FEATURE_CACHE, pool_features
 from argsim.counter.lexical.features import FEATURE_NAMES, N_PART, FeatureConfig, FeatureSpace
 from argsim.counter.lexical.prune import linear_scores
 from argsim.counter.lexical.stopwords import DEFAULT_STOPWORDS
 from argsim.engine.base import Engine, LocalEngine
 from argsim.errors import ArgsimError
+from argsim.evaluation.record import Evaluation
 from argsim.metrics.ranking import accuracy_at_1
 
 
@@ -159,10 +162,6 @@ def study_readings(split: str, settings: list[str], limit: int | None = None, tu
     settings, else the first) starting from its best reading, on features cached in `cache_dir` (None: no
     cache). Returns the report written as JSON: `readings` (setting -> reading -> accuracy, plus points and
     seconds) and, when tuned, `tuned` and `weights`."""
-    import time
-
-    from argsim.counter.core.run import dataset_points
-
     report: dict = {"split": split, "word_vectors": word_vectors, "stopwords": stopwords, "limit": limit,
                     "seed": seed, "readings": {}}
     compare = partial(compare_readings, word_vectors=word_vectors, engine=engine, stopwords=stopwords)
@@ -189,8 +188,6 @@ def study_readings(split: str, settings: list[str], limit: int | None = None, tu
 def study_row_specs(report: dict) -> list[tuple]:
     """The result rows of a `study_readings` report as (Evaluation, labels) pairs for `argsim.results.rows_from_specs`
     (rows are made above the methods): one per (setting, reading), and the tuned weights' accuracy."""
-    from argsim.evaluation.record import Evaluation
-
     split, model = report["split"], report["word_vectors"]
     specs = [(Evaluation.single("counter-ranking", "accuracy@1", round(accs[n], 4), data=split, n=accs["points"]),
               {"method": f"simple-sd[{n}]", "model": model, "setting": s, "seconds": accs["seconds"],

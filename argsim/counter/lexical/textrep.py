@@ -43,11 +43,9 @@ def term_matrix(texts: Sequence[str], vocab: dict[str, int] | None = None, stopw
     rows, cols = [], []
     for i, text in enumerate(texts):
         for tok in content_tokens(text, stopwords):
-            j = vocab.setdefault(tok, len(vocab))
             rows.append(i)
-            cols.append(j)
-    data = np.ones(len(rows), dtype=np.float64)
-    counts = sp.csr_matrix((data, (rows, cols)), shape=(len(texts), len(vocab)))
+            cols.append(vocab.setdefault(tok, len(vocab)))
+    counts = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(texts), len(vocab)))
     counts.sum_duplicates()
     return TermMatrix(vocab, counts)
 
@@ -73,8 +71,7 @@ def manhattan_distance(queries: sp.csr_matrix, docs: sp.csr_matrix) -> np.ndarra
 
     |a - b|_1 = |a|_1 + |b|_1 - 2 * sum_t min(a_t, b_t), computed per query on the query's own terms only.
     """
-    qa = np.asarray(queries.sum(axis=1)).ravel()
-    da = np.asarray(docs.sum(axis=1)).ravel()
+    qa, da = (np.asarray(m.sum(axis=1)).ravel() for m in (queries, docs))
     docs_csc = docs.tocsc()
     out = np.empty((queries.shape[0], docs.shape[0]), dtype=np.float64)
     for i in range(queries.shape[0]):
