@@ -113,8 +113,7 @@ def check_ranking_records(records: Sequence[dict], path: str | Path | None = Non
         better, tied = _count(r.get("gold_better")), _count(r.get("gold_tied", 0))
         for col, value in (("gold_better", better), ("gold_tied", tied)):
             if value is None:
-                raise InputError(path, f"{col} must be a whole number >= 0, not {r.get(col)!r}", row=row,
-                                 column=col)
+                raise InputError(path, f"{col} must be a whole number >= 0, not {r.get(col)!r}", row=row, column=col)
         if better + tied >= pool:
             raise InputError(path, f"gold_better + gold_tied = {better + tied} must be below pool_size {pool} (the "
                                    "gold counter is in the pool)", row=row, column="gold_better")

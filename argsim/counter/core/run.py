@@ -45,8 +45,7 @@ def parse_options(pairs: list[str], allowed: Sequence[str] | None = None, method
             raise ArgsimError(f"--opt '{item}': expected key=value")
         key = key.strip().replace("-", "_")
         if allowed is not None and key not in allowed:
-            valid = ", ".join(allowed) if allowed else "none"
-            raise ArgsimError(f"--opt '{key}' is not an option of {method}; valid keys: {valid}")
+            raise ArgsimError(f"--opt '{key}' is not an option of {method}; valid keys: {', '.join(allowed) or 'none'}")
         if key in out:
             raise ArgsimError(f"--opt '{key}' given twice")
         out[key] = _coerce(value.strip())

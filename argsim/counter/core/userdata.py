@@ -71,8 +71,7 @@ def load_user_arguments(path: str | Path, candidates: str = "all"
     points = [a for a in args if a.kind == "point"]
     if not points:
         raise InputError(path, "no points to rank counters for (no record has kind 'point')")
-    pools = {p.id: [c for c in args if c.id != p.id and (candidates == "all" or c.kind == "counter")]
-             for p in points}
+    pools = {p.id: [c for c in args if c.id != p.id and (candidates == "all" or c.kind == "counter")] for p in points}
     if empty := [pid for pid, cands in pools.items() if not cands]:
         raise InputError(path, f"point '{empty[0]}' has no candidates")
     # a true counter outside its point's pool could only be scored as a miss: refused, not scored

@@ -114,6 +114,7 @@ class LTRModel:
         from sklearn.pipeline import make_pipeline
         from sklearn.preprocessing import StandardScaler
 
+        from argsim.backend.safety import model_files
         from argsim.io import read_json, read_json_as
         from argsim.schemas import LTRMeta
 
@@ -124,8 +125,6 @@ class LTRModel:
             hint = " (it holds a pickle, model.joblib, which is never loaded: it could run code)" \
                 if (folder / "model.joblib").exists() else ""
             raise ArgsimError(f"{folder}: no model.json{hint}; retrain it with `argsim train ltr`")
-        from argsim.backend.safety import model_files
-
         with model_files(folder, "LTR model"):
             meta = read_json_as(LTRMeta, folder / "ltr.json", what="an LTR model's metadata {model, features}")
             m = cls(meta["model"], meta["features"], meta.get("seed", 13))

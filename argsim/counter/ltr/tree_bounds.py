@@ -180,9 +180,8 @@ class _LeafMasks:
         self.cuts: dict[int, np.ndarray] = {}
         self._records: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
         for f in self.features:
-            cuts = np.unique(trees.threshold[inner[trees.feature[inner] == f]])
+            self.cuts[int(f)] = cuts = np.unique(trees.threshold[inner[trees.feature[inner] == f]])
             sel = trees.feature[anc_a] == f
-            self.cuts[int(f)] = cuts
             self._records[int(f)] = (np.searchsorted(cuts, trees.threshold[anc_a[sel]]), left_a[sel],
                                      leaf_word[which_a[sel]], ~leaf_bit[which_a[sel]])
         self._tables: dict[tuple[int, str], np.ndarray] = {}
