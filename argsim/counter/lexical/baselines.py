@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from argsim.backend import get_encoder
+from argsim.backend.resolve import resolve_model
 from argsim.counter.core.pools import PoolIndex
 from argsim.counter.core.registry import register_ranker
 from argsim.counter.lexical.textrep import BM25Index, cosine_similarity, shared_term_matrices
@@ -45,9 +47,6 @@ def tf_cosine_ranker(points, pools, **_):
 def emb_cosine_ranker(points, pools, model=None, pooling: str | None = None, config=None, **_):
     """`model`: a name or folder (with `pooling`), or any model `argsim.backend.resolve.resolve_model` takes (an
     `Encoder`, a `SentenceTransformer`); points are encoded as queries, candidates as documents."""
-    from argsim.backend import get_encoder
-    from argsim.backend.resolve import resolve_model
-
     index = PoolIndex.build(points, pools)
     enc = (get_encoder(str(model or "minilm"), pooling=pooling, config=config) if pooling is not None
            else resolve_model(model or "minilm", config, cross_encoder=False))

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from argsim.backend.words import word_vectors_identity
 from argsim.counter.lexical.features import FeatureConfig, FeatureSpace
 from argsim.data.counterargs import Argument
 from argsim.engine.base import Engine, LocalEngine
@@ -22,8 +23,6 @@ def _vectors_key(name: str) -> str:
     static model folder (a folder rewritten under the same path gets new features)."""
     if name in ("glove50", "w2v-training") or not Path(name).expanduser().exists():
         return name
-    from argsim.backend.words import word_vectors_identity
-
     return word_vectors_identity(name)
 
 

@@ -19,10 +19,12 @@ from functools import cached_property
 
 import numpy as np
 
+from argsim.backend import get_encoder
 from argsim.counter.core.pools import PoolIndex
 from argsim.counter.lexical.feature_config import FeatureConfig
 from argsim.counter.lexical.textrep import BM25Index, cosine_similarity, manhattan_distance, shared_term_matrices
 from argsim.counter.lexical.wmd import WMDEngine
+from argsim.counter.lexical.wordvecs import word_vectors
 from argsim.data.counterargs import Argument
 from argsim.engine.base import Engine, LocalEngine
 
@@ -89,8 +91,6 @@ class FeatureSpace:
                 bm25 = BM25Index.fit(docs, idf=self.config.bm25_idf)
                 out = tuple(bm25.scores(q.counts) for q in (cl, pr))
         elif metric == "bert":
-            from argsim.backend import get_encoder
-
             enc = get_encoder(self.config.bert_model, pooling=self.config.bert_pooling)
             u = enc.encode(universe, normalize=True)
             out = tuple(np.where(np.asarray([bool(t) for t in texts])[:, None],  # an empty part: 0
@@ -109,8 +109,6 @@ class FeatureSpace:
     @cached_property
     def engine(self) -> WMDEngine:
         """One WMD engine over the distinct texts (conclusions, premises, candidates), built on first use."""
-        from argsim.counter.lexical.wordvecs import word_vectors
-
         return WMDEngine(word_vectors(self.config.word_vectors), self._texts, stopwords=self.config.stopwords)
 
     def wmd_distances(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
