@@ -24,13 +24,9 @@ class TermMatrix:
     vocab: dict[str, int]
     counts: sp.csr_matrix  # (n_texts, n_vocab) float64 counts
 
-    @property
-    def lengths(self) -> np.ndarray:
-        return np.asarray(self.counts.sum(axis=1)).ravel()
-
     def l1(self) -> sp.csr_matrix:
         """Rows divided by their token count (empty rows stay zero)."""
-        return _scale_rows(self.counts, 1.0 / np.maximum(self.lengths, 1.0))
+        return _scale_rows(self.counts, 1.0 / np.maximum(np.asarray(self.counts.sum(axis=1)).ravel(), 1.0))
 
 
 def _scale_rows(m: sp.csr_matrix, factors: np.ndarray) -> sp.csr_matrix:
@@ -94,8 +90,6 @@ def cosine_similarity(queries: sp.csr_matrix, docs: sp.csr_matrix) -> np.ndarray
         unit.append(_scale_rows(m, 1.0 / np.where(norms > 0, norms, 1.0)))
     return np.asarray((unit[0] @ unit[1].T).toarray())
 
-
-# ---------------------------------------------------------------- BM25
 
 BM25_IDFS = ("lucene", "okapi")
 
