@@ -10,11 +10,10 @@ A ranking record (one JSON line per point)::
 MRR are exact for every pool size even though only the top k are stored. `exact_rank` is false when the
 ranker pruned (scores below its top k are upper bounds): accuracy@1 is still exact, MRR is then not reported.
 
-accuracy@1/K (section 6.3 of the bipolar-encoder paper): the first stage ranks a point's candidates, the second
-stage (a classification head or cross-encoder) rescores the first K, and the point is a hit when the best of
-those K is the true counter. `rerank_order` is the one reordering, `at1_over_k_hits` the one @1/K, used by the
-training validation, Table 3, the pool rankers and the faiss search alike. Ties go to the earlier candidate
-(the first stage's order); with K = 1 or no second stage, the hit is the first stage's top candidate.
+accuracy@1/K (section 6.3 of the bipolar-encoder paper; docs/counterargs-neural.md): a point is a hit when the
+second stage's best of the first stage's top K is the true counter (`rerank_order`, `at1_over_k_hits`: the one
+reordering and the one @1/K). Ties go to the earlier candidate (the first stage's order); with K = 1 or no second
+stage, the hit is the first stage's top candidate.
 """
 
 from __future__ import annotations
@@ -138,9 +137,6 @@ def summarize(records: Iterable[dict], ties: str = "expected") -> list[RankingSu
                                   mrr_from_ranks(ranks, ties) if exact else float("nan"),
                                   float(np.mean([1 / n for n in pools])), float(np.mean(pools))))
     return out
-
-
-# ---------------------------------------------------------------- accuracy@1/K (retrieve, then rerank the top K)
 
 
 def rerank_order(second: np.ndarray) -> np.ndarray:

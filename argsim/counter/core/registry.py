@@ -14,11 +14,8 @@ Register with::
     def my_ranker(points, pools, **options): ...
 
 A family of rankers named `<prefix>:<argument>` (e.g. `feature:wmd-sum`) registers a factory with
-`register_ranker_family(prefix, factory)`; `factory(argument)` returns the ranker.
-
-`get_ranker(name)` imports the built-in rankers (`argsim.counter.lexical.baselines`, `argsim.counter.lexical.simplesd`,
-`argsim.counter.ltr.rankers`) and, when installed, `argsim.counter.neural` (whose modules register themselves on
-import), then looks the name up. This module imports no ranker module at its top, so rankers import it freely.
+`register_ranker_family(prefix, factory)`; `factory(argument)` returns the ranker. `get_ranker(name)` imports the
+ranker modules (`load_rankers`), which register themselves, so no ranker module is imported at this module's top.
 """
 
 from __future__ import annotations

@@ -107,10 +107,9 @@ def run_ranker(method: str, points: list[Argument], pools: dict[str, list[Argume
                config=None) -> RankRun:
     """Score every pool with ranker `method` and turn the scores into ranking records (method = `label`).
 
-    `engine` (an `argsim.engine` engine; None: this process) is handed to the ranker, which runs its bulk work
-    (exact WMDs, pruned ranking) there; rankers without bulk work ignore it. `precision` (the run's `--precision`)
-    is handed on the same way: rankers with a transformer stage compute in it, the others ignore it; and so is
-    `config` (the run's `RunConfig`, when given): the runtime (`--backend`, `--quantize`) of a transformer stage.
+    Handed to the ranker, which ignores what it has no use for: `engine` (an `argsim.engine` engine; None: this
+    process) for its bulk work (exact WMDs, pruned ranking), `precision` (the run's `--precision`) and `config` (the
+    run's `RunConfig`: the runtime, `--backend` and `--quantize`) for a transformer stage.
     """
     options = dict(options or {})
     label = label or default_label(method, options)

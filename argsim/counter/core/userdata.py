@@ -47,14 +47,12 @@ def load_user_arguments(path: str | Path, candidates: str = "all"
         raise ValueError("candidates must be 'all' or 'counters'")
     numbered = read_numbered_records(path, UserArgumentRecord)
     args: list[Argument] = []
-    gold: dict[str, str | None] = {}
-    seen: set[str] = set()
+    gold: dict[str, str | None] = {}  # every id read so far: its true counter's id or None
     has_kind = any(r.get("kind") for _, r in numbered)
     for row, r in numbered:
         rid = str(r["id"])
-        if rid in seen:
+        if rid in gold:
             raise InputError(path, f"duplicate id '{rid}'", row=row, column="id")
-        seen.add(rid)
         kind = str(r.get("kind") or ("point" if not has_kind else "counter"))
         if kind not in ("point", "counter"):
             raise InputError(path, f"kind must be 'point' or 'counter', not '{kind}'", row=row, column="kind")
@@ -62,7 +60,7 @@ def load_user_arguments(path: str | Path, candidates: str = "all"
                                   **{k: str(r.get(k) or "") for k in ("theme", "debate", "stance")}))
         gold[rid] = str(r["counter"]) if r.get("counter") not in (None, "") else None
     for a in args:  # a.number: its row
-        if gold[a.id] is not None and gold[a.id] not in seen:
+        if gold[a.id] is not None and gold[a.id] not in gold:
             raise InputError(path, f"counter '{gold[a.id]}' of '{a.id}' is not an id in the file", row=a.number,
                              column="counter")
         if gold[a.id] == a.id:

@@ -18,9 +18,7 @@ Venturini, SIGIR 2015), extended from a point to a box. Each tree's leaves are n
 64-bit words; a split that a box cannot pass to the left clears the bits of its left subtree's leaves (and to the
 right, of the right subtree's). Per feature, the masks of all splits on it are combined once per cut position
 (`_LeafMasks.table`), so a row costs one table look-up and one AND per feature and word (two for an interval
-feature): the reachable leaves are exactly the bits left set (a leaf is reachable iff none of its ancestors
-closes its side), and the largest is the word's lowest set bit. No descent, no per-row branching; a word-wide
-`numpy` pass per feature over blocks of rows.
+feature), no descent: the bits left set are the reachable leaves, the largest is the word's lowest set bit.
 
 Readings and choices:
 - Parsing: XGBoost's own JSON model (`Booster.save_raw("json")`, i.e. what `argsim train ltr` saves as
