@@ -83,10 +83,6 @@ class TreeEnsemble:
         return 2.0 * (self.n_trees + 2) * 2.0 ** -24 * total + 1e-9
 
 
-def _logit(p: float) -> float:
-    return float(np.log(p) - np.log1p(-p))
-
-
 def parse_xgboost(model: Any) -> TreeEnsemble:
     """A `TreeEnsemble` from an XGBoost booster, its JSON text/bytes (`save_raw("json")`, a saved `.json` file's
     content) or that JSON as a dict."""
@@ -108,7 +104,7 @@ def parse_xgboost(model: Any) -> TreeEnsemble:
         raise ValueError(f"the model's best_iteration ({best}) ends before its last tree: predictions use fewer trees")
     objective = learner["objective"]["name"]
     base = float(str(params["base_score"]).strip("[]"))
-    base_margin = _logit(base) if objective in ("binary:logistic", "reg:logistic") else base
+    base_margin = float(np.log(base) - np.log1p(-base)) if objective in ("binary:logistic", "reg:logistic") else base
     left, right, feature, threshold, value, roots = [], [], [], [], [], []
     offset = 0
     for tree in trees:
