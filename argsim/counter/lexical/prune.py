@@ -50,9 +50,8 @@ class PruneStats:
 
 class PoolScore:
     """A learned score of a point's candidates whose WMD block (x5..x8) is known only through bounds on the two
-    WMD similarities s_cl, s_pr. `data` is the score's per-point part (the exact non-WMD features or their
-    contribution), `rows` positions in the pool. Implementations: `LinearScore` here, the XGBoost cascade's
-    `argsim.counter.ltr.cascade.TreeScore`."""
+    WMD similarities s_cl, s_pr (`LinearScore`, `TreeScore`). `data` is the score's per-point part (the exact non-WMD
+    features or their contribution), `rows` positions in the pool."""
 
     #: whether lower bounds of the similarities narrow the upper bound (else they are taken as 0)
     needs_lower: bool = True
@@ -85,9 +84,8 @@ class LinearScore(PoolScore):
 
     def upper(self, data: np.ndarray, rows: np.ndarray, s_cl_lo: np.ndarray, s_cl_hi: np.ndarray,
               s_pr_lo: np.ndarray, s_pr_hi: np.ndarray) -> np.ndarray:
-        """The aggregations are monotone: a weight's best corner of the box is hi when w >= 0, else lo."""
         w, lo, hi = self.w, aggregate(s_cl_lo, s_pr_lo), aggregate(s_cl_hi, s_pr_hi)
-        return data[rows] + np.where(w >= 0, w * hi, w * lo).sum(axis=-1)
+        return data[rows] + np.where(w >= 0, w * hi, w * lo).sum(axis=-1)  # monotone: each weight's best corner
 
     def exact(self, data: np.ndarray, rows: np.ndarray, d_cl: np.ndarray, d_pr: np.ndarray) -> np.ndarray:
         return data[rows] + (aggregate(inverse_distance(d_cl), inverse_distance(d_pr)) * self.w).sum(axis=-1)
@@ -111,8 +109,7 @@ def _rank_block(shared: tuple[WMDEngine, PoolScore, str, int], block: tuple[np.n
 
 
 class _Search:
-    """One point's search: the similarity bounds of its whole pool, and `score`, each candidate's upper bound `ub`
-    until it is solved (then its exact score)."""
+    """One point's search: its pool's similarity bounds; `score`, each candidate's bound `ub` until it is solved."""
 
     def __init__(self, engine: WMDEngine, model: PoolScore, task: _Task, view: PoolView | None) -> None:
         self.engine, self.model, self.task, n = engine, model, task, len(task.cands)
@@ -232,10 +229,9 @@ def linear_scores(space: FeatureSpace, weights: np.ndarray, gold: dict[str, str 
     base = {p.id: np.zeros(len(space.pools[p.id])) for p in space.points}
     for k, metric in enumerate(METRICS[:n_metrics]):
         wk = w[4 * k: 4 * k + 4]
-        if metric == "wmd" or not np.any(wk):
-            continue
-        for pid, (cl, pr) in space.pooled_metric(metric).items():
-            base[pid] += (aggregate(cl, pr) * wk).sum(axis=-1)
+        if metric != "wmd" and np.any(wk):
+            for pid, (cl, pr) in space.pooled_metric(metric).items():
+                base[pid] += (aggregate(cl, pr) * wk).sum(axis=-1)
     w_wmd = w[4:8] if n_metrics >= 2 else np.zeros(4)
     if not np.any(w_wmd):
         return base, PruneStats(pairs=sum(len(v) for v in base.values()))

@@ -86,10 +86,9 @@ def cheap_features(space: FeatureSpace, n_features: int) -> dict[str, np.ndarray
     """Point id -> (pool, n_features) features with every metric but WMD exact and the WMD block 0."""
     out = {p.id: np.zeros((len(space.pools[p.id]), n_features)) for p in space.points}
     for k, metric in enumerate(METRICS[: (n_features + 3) // 4]):
-        if metric == "wmd":
-            continue
-        for pid, (cl, pr) in space.pooled_metric(metric).items():
-            out[pid][:, 4 * k: min(4 * k + 4, n_features)] = aggregate(cl, pr)[:, : min(4, n_features - 4 * k)]
+        if metric != "wmd":
+            for pid, (cl, pr) in space.pooled_metric(metric).items():
+                out[pid][:, 4 * k: min(4 * k + 4, n_features)] = aggregate(cl, pr)[:, : min(4, n_features - 4 * k)]
     return out
 
 
