@@ -71,9 +71,8 @@ class RankingSummary:
 
 def _count(value: object) -> int | None:
     """`value` as a count if it is a whole non-negative number (JSON 3 or 3.0), else None."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    if isinstance(value, float) and (not math.isfinite(value) or not value.is_integer()):
+    if isinstance(value, bool) or not isinstance(value, int | float) or (
+            isinstance(value, float) and not (math.isfinite(value) and value.is_integer())):
         return None
     return int(value) if value >= 0 else None
 

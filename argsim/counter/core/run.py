@@ -75,9 +75,8 @@ def dataset_points(split: str, setting: str, limit: int | None = None, data_dir:
     if sample is not None and sample < len(points):
         rng = np.random.default_rng(seed)
         points = [points[i] for i in sorted(rng.choice(len(points), size=sample, replace=False))]
-    all_pools = build_pools(corpus, split, setting)
-    pools = {p.id: all_pools[p.id] for p in points}
-    return points, pools, {p.id: corpus.true_counter(p).id for p in points}
+    pools = build_pools(corpus, split, setting)
+    return points, {p.id: pools[p.id] for p in points}, {p.id: corpus.true_counter(p).id for p in points}
 
 
 def default_label(method: str, options: dict) -> str:

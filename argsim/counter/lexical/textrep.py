@@ -51,9 +51,8 @@ def shared_term_matrices(*groups: Sequence[str], stopwords: str = "none") -> lis
     vocab: dict[str, int] = {}
     mats = []
     for texts in groups:
-        tm = term_matrix(texts, vocab, stopwords=stopwords)
-        vocab = tm.vocab
-        mats.append(tm)
+        mats.append(term_matrix(texts, vocab, stopwords=stopwords))
+        vocab = mats[-1].vocab
     return [TermMatrix(vocab, _widen(m.counts, len(vocab))) for m in mats]
 
 

@@ -15,9 +15,7 @@ from argsim.config import SEED
 def word_vectors(name: str = "glove50"):
     """'glove50', 'w2v-training' (trained once with gensim on the training split, then loaded), a word2vec file or
     a static model folder (`argsim distill`)."""
-    if name == "w2v-training":
-        return train_word2vec()
-    return load_word_vectors(name)
+    return train_word2vec() if name == "w2v-training" else load_word_vectors(name)
 
 
 def train_word2vec(out_dir: str | Path | None = None, dim: int = 50, epochs: int = 10, seed: int = SEED,

@@ -80,8 +80,7 @@ class LTRModel:
         """Logistic regression as weights on the raw features: coef / scale (the offset does not change ranks)."""
         if self.model != "logreg":
             raise ValueError("only logistic regression is linear")
-        scaler, clf = self.pipeline[0], self.pipeline[-1]
-        return clf.coef_.ravel() / scaler.scale_
+        return self.pipeline[-1].coef_.ravel() / self.pipeline[0].scale_
 
     def save(self, folder: str | Path, meta: dict | None = None) -> Path:
         """Save as data, never a pickle: the scaler (and logistic regression) as JSON numbers in `model.json`,

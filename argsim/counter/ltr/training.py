@@ -86,7 +86,6 @@ def train_ltr(corpus: CounterCorpus | None, setting: str, methods: tuple[str, ..
     for method in methods:
         kind, feats = method.split("-")
         model = LTRModel(kind, feats, seed=seed).fit(data.x, data.y)
-        folder = under_workdir(out_dir) / setting / method
-        saved[method] = model.save(folder, meta={"features_config": asdict(config), "sampling": data.sampling,
-                                                 "method": method})
+        meta = {"features_config": asdict(config), "sampling": data.sampling, "method": method}
+        saved[method] = model.save(under_workdir(out_dir) / setting / method, meta=meta)
     return saved
