@@ -10,11 +10,10 @@ A ranking record (one JSON line per point)::
 MRR are exact for every pool size even though only the top k are stored. `exact_rank` is false when the
 ranker pruned (scores below its top k are upper bounds): accuracy@1 is still exact, MRR is then not reported.
 
-accuracy@1/K (section 6.3 of the bipolar-encoder paper): the first stage ranks a point's candidates, the second
-stage (a classification head or cross-encoder) rescores the first K, and the point is a hit when the best of
-those K is the true counter. `rerank_order` is the one reordering, `at1_over_k_hits` the one @1/K, used by the
-training validation, Table 3, the pool rankers and the faiss search alike. Ties go to the earlier candidate
-(the first stage's order); with K = 1 or no second stage, the hit is the first stage's top candidate.
+accuracy@1/K (section 6.3 of the bipolar-encoder paper; docs/counterargs-neural.md): a point is a hit when the
+second stage's best of the first stage's top K is the true counter (`rerank_order`, `at1_over_k_hits`: the one
+reordering and the one @1/K). Ties go to the earlier candidate (the first stage's order); with K = 1 or no second
+stage, the hit is the first stage's top candidate.
 """
 
 from __future__ import annotations
@@ -39,20 +38,15 @@ def ranking_records(points: list[Argument], pools: dict[str, list[Argument]], sc
     """One record per point (see the module docstring)."""
     records = []
     for p in points:
-        cands = pools[p.id]
-        s = np.asarray(scores[p.id], dtype=np.float64)
-        if len(s) != len(cands):
-            raise ValueError(f"ranker returned {len(s)} scores for the {len(cands)} candidates of {p.id}")
+        ids, s, g = [c.id for c in pools[p.id]], np.asarray(scores[p.id], dtype=np.float64), gold.get(p.id)
+        if len(s) != len(ids):
+            raise ValueError(f"ranker returned {len(s)} scores for the {len(ids)} candidates of {p.id}")
         order = np.argsort(-np.where(np.isnan(s), -np.inf, s), kind="stable")[:top_k]
-        rec = {"point": p.id, "method": method, "setting": setting, "split": split, "pool_size": len(cands),
-               "gold": gold.get(p.id), "gold_score": None, "gold_better": None, "gold_tied": None,
-               "top": [{"id": cands[j].id, "score": float(s[j])} for j in order]}
-        g = gold.get(p.id)
-        if g is not None:
-            r = gold_rank(([c.id for c in cands], s), g)
-            if r.pool:
-                rec.update(gold_score=float(s[[c.id for c in cands].index(g)]), gold_better=r.better,
-                           gold_tied=r.tied)
+        rec = {"point": p.id, "method": method, "setting": setting, "split": split, "pool_size": len(ids),
+               "gold": g, "gold_score": None, "gold_better": None, "gold_tied": None,
+               "top": [{"id": ids[j], "score": float(s[j])} for j in order]}
+        if g is not None and (r := gold_rank((ids, s), g)).pool:
+            rec.update(gold_score=float(s[ids.index(g)]), gold_better=r.better, gold_tied=r.tied)
         records.append(rec)
     return records
 
@@ -77,9 +71,8 @@ class RankingSummary:
 
 def _count(value: object) -> int | None:
     """`value` as a count if it is a whole non-negative number (JSON 3 or 3.0), else None."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    if isinstance(value, float) and (not math.isfinite(value) or not value.is_integer()):
+    if isinstance(value, bool) or not isinstance(value, int | float) or (
+            isinstance(value, float) and not (math.isfinite(value) and value.is_integer())):
         return None
     return int(value) if value >= 0 else None
 
@@ -118,8 +111,7 @@ def check_ranking_records(records: Sequence[dict], path: str | Path | None = Non
         better, tied = _count(r.get("gold_better")), _count(r.get("gold_tied", 0))
         for col, value in (("gold_better", better), ("gold_tied", tied)):
             if value is None:
-                raise InputError(path, f"{col} must be a whole number >= 0, not {r.get(col)!r}", row=row,
-                                 column=col)
+                raise InputError(path, f"{col} must be a whole number >= 0, not {r.get(col)!r}", row=row, column=col)
         if better + tied >= pool:
             raise InputError(path, f"gold_better + gold_tied = {better + tied} must be below pool_size {pool} (the "
                                    "gold counter is in the pool)", row=row, column="gold_better")
@@ -146,9 +138,6 @@ def summarize(records: Iterable[dict], ties: str = "expected") -> list[RankingSu
     return out
 
 
-# ---------------------------------------------------------------- accuracy@1/K (retrieve, then rerank the top K)
-
-
 def rerank_order(second: np.ndarray) -> np.ndarray:
     """Positions of a first-stage top list reordered by second-stage scores, best first; ties keep the first
     stage's order (a stable sort)."""
@@ -161,8 +150,7 @@ def reranked_best(top: np.ndarray, second: np.ndarray | None, k: int) -> int:
     `top`)."""
     if second is None or k <= 1 or len(top) <= 1:
         return top[0]
-    kk = min(k, len(top))
-    return top[rerank_order(second[:kk])[0]]
+    return top[rerank_order(second[:min(k, len(top))])[0]]
 
 
 def at1_over_k_hits(ranked: Iterable[tuple[np.ndarray, np.ndarray | None]], gold: Sequence,

@@ -29,10 +29,6 @@ class PoolIndex:
                    for p in points}
         return cls(points=points, universe=universe, columns=columns)
 
-    @property
-    def n_pairs(self) -> int:
-        return int(sum(len(c) for c in self.columns.values()))
-
     def gather(self, dense: np.ndarray) -> dict[str, np.ndarray]:
         """Rows of a (n_points, n_universe) matrix -> per-point arrays aligned with the pools."""
         return {p.id: dense[i, self.columns[p.id]] for i, p in enumerate(self.points)}

@@ -14,11 +14,8 @@ Register with::
     def my_ranker(points, pools, **options): ...
 
 A family of rankers named `<prefix>:<argument>` (e.g. `feature:wmd-sum`) registers a factory with
-`register_ranker_family(prefix, factory)`; `factory(argument)` returns the ranker.
-
-`get_ranker(name)` imports the built-in rankers (`argsim.counter.lexical.baselines`, `argsim.counter.lexical.simplesd`,
-`argsim.counter.ltr.rankers`) and, when installed, `argsim.counter.neural` (whose modules register themselves on
-import), then looks the name up. This module imports no ranker module at its top, so rankers import it freely.
+`register_ranker_family(prefix, factory)`; `factory(argument)` returns the ranker. `get_ranker(name)` imports the
+ranker modules (`load_rankers`), which register themselves, so no ranker module is imported at this module's top.
 """
 
 from __future__ import annotations
@@ -90,11 +87,9 @@ def load_rankers() -> dict[str, RankerInfo]:
     for mod in _BUILTIN_MODULES + _OPTIONAL_MODULES:
         try:
             importlib.import_module(mod)
-        except ModuleNotFoundError as exc:
-            if exc.name != mod:  # the package exists but one of its imports is missing: say so
+        except ImportError as exc:  # silent only when the package itself is absent, not one of its imports
+            if not (isinstance(exc, ModuleNotFoundError) and exc.name == mod):
                 warnings.warn(f"{mod} not loaded: {exc}", stacklevel=2)
-        except ImportError as exc:
-            warnings.warn(f"{mod} not loaded: {exc}", stacklevel=2)
     return RANKERS
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -44,8 +45,7 @@ def parse_options(pairs: list[str], allowed: Sequence[str] | None = None, method
             raise ArgsimError(f"--opt '{item}': expected key=value")
         key = key.strip().replace("-", "_")
         if allowed is not None and key not in allowed:
-            valid = ", ".join(allowed) if allowed else "none"
-            raise ArgsimError(f"--opt '{key}' is not an option of {method}; valid keys: {valid}")
+            raise ArgsimError(f"--opt '{key}' is not an option of {method}; valid keys: {', '.join(allowed) or 'none'}")
         if key in out:
             raise ArgsimError(f"--opt '{key}' given twice")
         out[key] = _coerce(value.strip())
@@ -53,19 +53,11 @@ def parse_options(pairs: list[str], allowed: Sequence[str] | None = None, method
 
 
 def _coerce(value: str):
-    low = value.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    for cast in (int, float):
-        try:
+    if value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    for cast in (int, float, lambda v: [float(x) for x in v.split(",")]):  # a comma list of floats
+        with suppress(ValueError):
             return cast(value)
-        except ValueError:
-            pass
-    if "," in value:
-        try:
-            return [float(v) for v in value.split(",")]
-        except ValueError:
-            return value
     return value
 
 
@@ -83,9 +75,8 @@ def dataset_points(split: str, setting: str, limit: int | None = None, data_dir:
     if sample is not None and sample < len(points):
         rng = np.random.default_rng(seed)
         points = [points[i] for i in sorted(rng.choice(len(points), size=sample, replace=False))]
-    all_pools = build_pools(corpus, split, setting)
-    pools = {p.id: all_pools[p.id] for p in points}
-    return points, pools, {p.id: corpus.true_counter(p).id for p in points}
+    pools = build_pools(corpus, split, setting)
+    return points, {p.id: pools[p.id] for p in points}, {p.id: corpus.true_counter(p).id for p in points}
 
 
 def default_label(method: str, options: dict) -> str:
@@ -115,10 +106,9 @@ def run_ranker(method: str, points: list[Argument], pools: dict[str, list[Argume
                config=None) -> RankRun:
     """Score every pool with ranker `method` and turn the scores into ranking records (method = `label`).
 
-    `engine` (an `argsim.engine` engine; None: this process) is handed to the ranker, which runs its bulk work
-    (exact WMDs, pruned ranking) there; rankers without bulk work ignore it. `precision` (the run's `--precision`)
-    is handed on the same way: rankers with a transformer stage compute in it, the others ignore it; and so is
-    `config` (the run's `RunConfig`, when given): the runtime (`--backend`, `--quantize`) of a transformer stage.
+    Handed to the ranker, which ignores what it has no use for: `engine` (an `argsim.engine` engine; None: this
+    process) for its bulk work (exact WMDs, pruned ranking), `precision` (the run's `--precision`) and `config` (the
+    run's `RunConfig`: the runtime, `--backend` and `--quantize`) for a transformer stage.
     """
     options = dict(options or {})
     label = label or default_label(method, options)
@@ -127,16 +117,12 @@ def run_ranker(method: str, points: list[Argument], pools: dict[str, list[Argume
         scores = score_pools(method, points, pools, options, top_k=top_k, engine=engine, precision=precision,
                              config=config, gold=gold, setting=setting, split=split)
     records = ranking_records(points, pools, scores, gold, method=label, setting=setting, split=split, top_k=top_k)
-    exact = bool(getattr(scores, "exact_rank", True))
     for r in records:
-        r["exact_rank"] = exact
-    stats = getattr(scores, "stats", None)
-    if stats:
-        options = options | {"stats": stats}
+        r["exact_rank"] = bool(getattr(scores, "exact_rank", True))
     # the machine is shared: the load average beside the time says what the time means
-    options = options | {"load_average": [round(load_start, 2), round(os.getloadavg()[0], 2)]}
-    if engine is not None:
-        options = options | {"engine": engine.describe()}
+    options = (options | ({"stats": stats} if (stats := getattr(scores, "stats", None)) else {})
+               | {"load_average": [round(load_start, 2), round(os.getloadavg()[0], 2)]}
+               | ({"engine": engine.describe()} if engine is not None else {}))
     return RankRun(method=label, setting=setting, split=split, records=records, seconds=t["seconds"],
                    peak_mb=peak_memory_mb(), n_points=len(points), n_pairs=sum(len(v) for v in pools.values()),
                    options=options)

@@ -46,43 +46,36 @@ def load_user_arguments(path: str | Path, candidates: str = "all"
     if candidates not in ("all", "counters"):
         raise ValueError("candidates must be 'all' or 'counters'")
     numbered = read_numbered_records(path, UserArgumentRecord)
-    records = [r for _, r in numbered]
     args: list[Argument] = []
-    gold: dict[str, str | None] = {}
-    seen: set[str] = set()
-    has_kind = any(r.get("kind") for r in records)
+    gold: dict[str, str | None] = {}  # every id read so far: its true counter's id or None
+    has_kind = any(r.get("kind") for _, r in numbered)
     for row, r in numbered:
         rid = str(r["id"])
-        if rid in seen:
+        if rid in gold:
             raise InputError(path, f"duplicate id '{rid}'", row=row, column="id")
-        seen.add(rid)
         kind = str(r.get("kind") or ("point" if not has_kind else "counter"))
         if kind not in ("point", "counter"):
             raise InputError(path, f"kind must be 'point' or 'counter', not '{kind}'", row=row, column="kind")
         args.append(user_argument(rid, r["text"], kind, row, str(r.get("conclusion") or ""),
                                   **{k: str(r.get(k) or "") for k in ("theme", "debate", "stance")}))
         gold[rid] = str(r["counter"]) if r.get("counter") not in (None, "") else None
-    rows = {a.id: a.number for a in args}
-    for a in args:
-        if gold[a.id] is not None and gold[a.id] not in seen:
-            raise InputError(path, f"counter '{gold[a.id]}' of '{a.id}' is not an id in the file", row=rows[a.id],
+    for a in args:  # a.number: its row
+        if gold[a.id] is not None and gold[a.id] not in gold:
+            raise InputError(path, f"counter '{gold[a.id]}' of '{a.id}' is not an id in the file", row=a.number,
                              column="counter")
         if gold[a.id] == a.id:
             raise InputError(path, f"'{a.id}' names itself as its counter (a point is never its own candidate)",
-                             row=rows[a.id], column="counter")
+                             row=a.number, column="counter")
     points = [a for a in args if a.kind == "point"]
     if not points:
         raise InputError(path, "no points to rank counters for (no record has kind 'point')")
-    pools = {p.id: [c for c in args if c.id != p.id and (candidates == "all" or c.kind == "counter")]
-             for p in points}
-    empty = [pid for pid, cands in pools.items() if not cands]
-    if empty:
+    pools = {p.id: [c for c in args if c.id != p.id and (candidates == "all" or c.kind == "counter")] for p in points}
+    if empty := [pid for pid, cands in pools.items() if not cands]:
         raise InputError(path, f"point '{empty[0]}' has no candidates")
     # a true counter outside its point's pool could only be scored as a miss: refused, not scored
-    outside = [p for p in points if gold[p.id] is not None and all(c.id != gold[p.id] for c in pools[p.id])]
-    if outside:
+    if outside := [p for p in points if gold[p.id] is not None and all(c.id != gold[p.id] for c in pools[p.id])]:
         p = outside[0]
         raise InputError(path, f"{len(outside)} point(s) have a true counter that cannot be among their candidates "
                                f"(e.g. '{p.id}': its counter '{gold[p.id]}' is of kind 'point', and with candidates "
-                               "'counters' only counters are candidates)", row=rows[p.id], column="counter")
+                               "'counters' only counters are candidates)", row=p.number, column="counter")
     return points, pools, {p.id: gold[p.id] for p in points}

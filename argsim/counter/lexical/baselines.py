@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from argsim.backend import get_encoder
+from argsim.backend.resolve import resolve_model
 from argsim.counter.core.pools import PoolIndex
 from argsim.counter.core.registry import register_ranker
 from argsim.counter.lexical.textrep import BM25Index, cosine_similarity, shared_term_matrices
@@ -23,12 +25,8 @@ def bm25_scores(points: list[Argument], pools: dict[str, list[Argument]], stats:
         return index.gather(BM25Index.fit(docs, k1=k1, b=b, idf=idf).scores(queries.counts))
     if stats != "pool":
         raise ValueError(f"unknown BM25 statistics '{stats}': choose universe or pool")
-    out = {}
-    for i, p in enumerate(points):
-        cols = index.columns[p.id]
-        sub = type(docs)(docs.vocab, docs.counts[cols])
-        out[p.id] = BM25Index.fit(sub, k1=k1, b=b, idf=idf).scores(queries.counts[i])[0]
-    return out
+    return {p.id: BM25Index.fit(type(docs)(docs.vocab, docs.counts[index.columns[p.id]]), k1=k1, b=b, idf=idf)
+            .scores(queries.counts[i])[0] for i, p in enumerate(points)}
 
 
 @register_ranker("bm25", help="BM25 of the candidate for the whole point (opts: bm25_stats=universe|pool, "
@@ -49,9 +47,6 @@ def tf_cosine_ranker(points, pools, **_):
 def emb_cosine_ranker(points, pools, model=None, pooling: str | None = None, config=None, **_):
     """`model`: a name or folder (with `pooling`), or any model `argsim.backend.resolve.resolve_model` takes (an
     `Encoder`, a `SentenceTransformer`); points are encoded as queries, candidates as documents."""
-    from argsim.backend import get_encoder
-    from argsim.backend.resolve import resolve_model
-
     index = PoolIndex.build(points, pools)
     enc = (get_encoder(str(model or "minilm"), pooling=pooling, config=config) if pooling is not None
            else resolve_model(model or "minilm", config, cross_encoder=False))

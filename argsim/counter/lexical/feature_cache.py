@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from argsim.backend.words import word_vectors_identity
 from argsim.counter.lexical.features import FeatureConfig, FeatureSpace
 from argsim.data.counterargs import Argument
 from argsim.engine.base import Engine, LocalEngine
@@ -22,8 +23,6 @@ def _vectors_key(name: str) -> str:
     static model folder (a folder rewritten under the same path gets new features)."""
     if name in ("glove50", "w2v-training") or not Path(name).expanduser().exists():
         return name
-    from argsim.backend.words import word_vectors_identity
-
     return word_vectors_identity(name)
 
 
@@ -49,8 +48,8 @@ def pool_features(points: list[Argument], pools: dict[str, list[Argument]], conf
         data = np.load(path)
         return {p.id: data[f"f{i}"] for i, p in enumerate(points)}
 
-    cached = load(cache_path(n_features))
-    if cached is not None:
+    path = cache_path(n_features)
+    if (cached := load(path)) is not None:
         return cached
     other = load(cache_path(20 if n_features <= 8 else 8))
     if other is not None and n_features <= 8:
@@ -61,13 +60,11 @@ def pool_features(points: list[Argument], pools: dict[str, list[Argument]], conf
         feats = {pid: np.concatenate([other[pid], rest[pid]], axis=1) for pid in other}
     else:
         feats = space.features(n_features)
-    path = cache_path(n_features)
     if path is not None:
         from argsim.io import atomic_path
 
         path.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_path(path) as tmp:
-            with open(tmp, "wb") as fh:
-                np.savez(fh, **{f"f{i}": feats[p.id] for i, p in enumerate(points)})
+        with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+            np.savez(fh, **{f"f{i}": feats[p.id] for i, p in enumerate(points)})
     return feats
 

@@ -33,9 +33,6 @@ class FeatureConfig:
         DEFAULT_STOPWORDS, "Stop words dropped for Manhattan, WMD and TF cosine: gensim (gensim's English list) or "
         "none (BM25 keeps every token).")
 
-    def as_dict(self) -> dict:
-        return dict(self.__dict__)
-
     @classmethod
     def from_dict(cls, values: dict) -> FeatureConfig:
         """From a saved config; keys that are not feature choices (e.g. `workers` of older models) are ignored."""

@@ -4,30 +4,27 @@ Order (the paper's): metric-major, aggregation m/x/p/s inside each metric, i.e.
 x1..x4 = Manhattan {min, max, product, sum}, x5..x8 = WMD, x9..x12 = TF cosine, x13..x16 = BM25,
 x17..x20 = BERT cosine. Simple-SD and the "part" models use x1..x8, the "full" models all 20.
 
-Tokens: `tokenize_en` without gensim's English stop words (`FeatureConfig.stopwords`, 'gensim' by default,
-'none' keeps them) for Manhattan, WMD and TF cosine; BM25 keeps every token (its IDF already discounts them).
-
-Metrics (each a similarity, larger = more similar):
-- `manhattan`: 1 / (1 + d), d = L1 distance of the L1-normalised term-frequency vectors (d in [0, 2]);
-- `wmd`: 1 / (1 + WMD) with gensim's WMD over the chosen word vectors; WMD = inf (a text without any known
-  word) gives similarity 0, the limit of 1 / (1 + d);
-- `cosine`: cosine of the term-frequency vectors (0 for an empty text);
-- `bm25`: BM25 score of the candidate for the part as the query (`argsim.counter.lexical.textrep.BM25Index`; document
-  statistics from all distinct candidates of the run, i.e. the split's arguments for counterargs-18);
-- `bert`: cosine of the backend's [CLS] embeddings (MiniLM by default, standing in for bert-base-uncased).
+Metrics (similarities; tokens without gensim's stop words by default, except for BM25; each defined in
+docs/counterargs-ltr.md, Features): `manhattan` 1 / (1 + L1 distance of the L1-normalised term frequencies);
+`wmd` 1 / (1 + gensim's WMD), 0 for WMD = inf (a text without a known word); `cosine` of the term frequencies;
+`bm25` of the candidate for the part as query (`argsim.counter.lexical.textrep.BM25Index`, statistics from all
+distinct candidates of the run); `bert` cosine of the backend's [CLS] vectors (MiniLM for bert-base-uncased).
 A point without a conclusion (an empty first part) gets met = that of an empty text.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
+from argsim.backend import get_encoder
 from argsim.counter.core.pools import PoolIndex
 from argsim.counter.lexical.feature_config import FeatureConfig
 from argsim.counter.lexical.textrep import BM25Index, cosine_similarity, manhattan_distance, shared_term_matrices
 from argsim.counter.lexical.wmd import WMDEngine
+from argsim.counter.lexical.wordvecs import word_vectors
 from argsim.data.counterargs import Argument
 from argsim.engine.base import Engine, LocalEngine
 
@@ -71,10 +68,12 @@ class FeatureSpace:
         self.cl_texts = [p.conclusion for p in self.points]
         self.pr_texts = [p.premise or p.text for p in self.points]
         self._dense: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        self._engine: WMDEngine | None = None
-        self._text_ids: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-
-    # ------------------------------------------------------------ cheap metrics (dense over the universe)
+        texts: dict[str, int] = {}  # the distinct texts (conclusions, premises, candidates) of the WMD engine
+        #: engine text index of each point's conclusion, premise, and of each universe candidate
+        self.text_ids = tuple(np.fromiter((texts.setdefault(t, len(texts)) for t in group), dtype=np.int64,
+                                          count=len(group))
+                              for group in (self.cl_texts, self.pr_texts, [a.text for a in self.index.universe]))
+        self._texts = list(texts)
 
     def dense_metric(self, metric: str) -> tuple[np.ndarray, np.ndarray]:
         """(cl, pr) similarity matrices of shape (n_points, n_universe) for a non-WMD metric."""
@@ -92,14 +91,11 @@ class FeatureSpace:
                 bm25 = BM25Index.fit(docs, idf=self.config.bm25_idf)
                 out = tuple(bm25.scores(q.counts) for q in (cl, pr))
         elif metric == "bert":
-            from argsim.backend import get_encoder
-
             enc = get_encoder(self.config.bert_model, pooling=self.config.bert_pooling)
             u = enc.encode(universe, normalize=True)
-            out = tuple(enc.encode([t if t else " " for t in texts], normalize=True) @ u.T
+            out = tuple(np.where(np.asarray([bool(t) for t in texts])[:, None],  # an empty part: 0
+                                 enc.encode([t or " " for t in texts], normalize=True) @ u.T, 0.0).astype(np.float64)
                         for texts in (self.cl_texts, self.pr_texts))
-            out = tuple(np.where(np.asarray([bool(t) for t in texts])[:, None], m, 0.0).astype(np.float64)
-                        for m, texts in zip(out, (self.cl_texts, self.pr_texts), strict=True))
         else:
             raise ValueError(f"'{metric}' is not a dense metric")
         self._dense[metric] = out
@@ -110,47 +106,23 @@ class FeatureSpace:
         return {p.id: (cl[i, self.index.columns[p.id]], pr[i, self.index.columns[p.id]])
                 for i, p in enumerate(self.points)}
 
-    # ------------------------------------------------------------ WMD
-
-    @property
+    @cached_property
     def engine(self) -> WMDEngine:
-        """One WMD engine over the distinct texts (conclusions, premises, candidates)."""
-        if self._engine is None:
-            from argsim.counter.lexical.wordvecs import word_vectors
-
-            texts: dict[str, int] = {}
-            ids = [np.fromiter((texts.setdefault(t, len(texts)) for t in group), dtype=np.int64, count=len(group))
-                   for group in (self.cl_texts, self.pr_texts, [a.text for a in self.index.universe])]
-            self._text_ids = (ids[0], ids[1], ids[2])
-            self._engine = WMDEngine(word_vectors(self.config.word_vectors), list(texts),
-                                     stopwords=self.config.stopwords)
-        return self._engine
-
-    @property
-    def text_ids(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Engine text index of each point's conclusion, premise, and of each universe candidate."""
-        _ = self.engine
-        assert self._text_ids is not None
-        return self._text_ids
+        """One WMD engine over the distinct texts (conclusions, premises, candidates), built on first use."""
+        return WMDEngine(word_vectors(self.config.word_vectors), self._texts, stopwords=self.config.stopwords)
 
     def wmd_distances(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """Exact WMD(p_cl, c) and WMD(p_pr, c) for every pool pair (distinct text pairs solved once)."""
         cl_ids, pr_ids, u_ids = self.text_ids
-        per_point = []
+        pairs = []  # per point: its (conclusion, candidate) pairs, then its (premise, candidate) pairs
         for i, p in enumerate(self.points):
             c = u_ids[self.index.columns[p.id]]
-            per_point.append((np.stack([np.full(len(c), cl_ids[i]), c], 1),
-                              np.stack([np.full(len(c), pr_ids[i]), c], 1)))
-        allpairs = np.concatenate([x for pair in per_point for x in pair]) if per_point else np.zeros((0, 2), int)
+            pairs += [np.stack([np.full(len(c), cl_ids[i]), c], 1), np.stack([np.full(len(c), pr_ids[i]), c], 1)]
+        allpairs = np.concatenate(pairs) if pairs else np.zeros((0, 2), int)
         uniq, inverse = np.unique(allpairs, axis=0, return_inverse=True)
         dist = self.engine.distances(uniq, engine=self.executor)[inverse.ravel()]
-        out, pos = {}, 0
-        for p, (a, b) in zip(self.points, per_point, strict=True):
-            out[p.id] = (dist[pos:pos + len(a)], dist[pos + len(a):pos + len(a) + len(b)])
-            pos += len(a) + len(b)
-        return out
-
-    # ------------------------------------------------------------ feature matrices
+        dist = np.split(dist, np.cumsum([len(x) for x in pairs])[:-1])
+        return {p.id: (dist[2 * i], dist[2 * i + 1]) for i, p in enumerate(self.points)}
 
     def features(self, n_features: int = N_FULL, first: int = 0) -> dict[str, np.ndarray]:
         """Point id -> (pool size, n_features - first) matrix of features x[first+1..n_features] in Table 1's
@@ -158,11 +130,8 @@ class FeatureSpace:
         metrics = METRICS[first // 4: (n_features + 3) // 4]
         blocks: dict[str, list[np.ndarray]] = {p.id: [] for p in self.points}
         for metric in metrics:
-            if metric == "wmd":
-                pooled = {pid: (inverse_distance(a), inverse_distance(b))
-                          for pid, (a, b) in self.wmd_distances().items()}
-            else:
-                pooled = self.pooled_metric(metric)
+            pooled = ({pid: (inverse_distance(a), inverse_distance(b)) for pid, (a, b) in self.wmd_distances().items()}
+                      if metric == "wmd" else self.pooled_metric(metric))
             for pid, (cl, pr) in pooled.items():
                 blocks[pid].append(aggregate(cl, pr))
         return {pid: np.concatenate(b, axis=1)[:, : n_features - first] for pid, b in blocks.items()}

@@ -1,22 +1,18 @@
 """Exact ranking by a learned score over the features without solving every WMD: bound, prune, solve the rest.
 
 The search is generic over a `PoolScore`, anything that can bound its score from above over a box of the two WMD
-similarities and score a candidate exactly: `LinearScore` below (Simple-SD, logistic regression) and the tree
-ensembles' `argsim.counter.ltr.cascade.TreeScore` (XGBoost, bounded by `argsim.counter.ltr.tree_bounds`). The
-linear case, as the first one written:
+similarities and score a candidate exactly: `LinearScore` below (Simple-SD; logistic regression, affine after its
+scaler) and the tree ensembles' `argsim.counter.ltr.cascade.TreeScore` (XGBoost).
 
-For a linear scorer f(x) = w . x (Simple-SD; logistic regression after its scaler, which is affine) every feature
-except the WMD block (x5..x8) is cheap and computed exactly for all pairs. The WMD block is a sum of
-w_k * agg_k(s_cl, s_pr) with s = 1 / (1 + WMD) in [0, 1]; min, max, product and sum are non-decreasing in each
-argument, so lower bounds on the two WMDs (word-centroid distance and relaxed WMD, `argsim.counter.lexical.wmd`) give an
-upper bound on f for every candidate where the WMD weights are positive; a negative weight (logistic regression)
-needs the similarity's lower bound, i.e. an upper bound on the WMD: the independent transport plan's cost, bounded
-for a whole pool by sqrt(2 - 2 <centroid_i, centroid_j>) and computed exactly per pair from its cost matrix.
-The first bounds are computed for the whole pool at once: the full
-relaxed WMD for the short conclusion (`WMDEngine.full_relaxed_bounds`), the cheaper candidate-side RWMD and the
-word-centroid distance for the long premise (`relaxed_bounds`). Candidates are visited by decreasing upper
-bound; each is tightened step by step (full premise RWMD from the cost matrix the solver needs anyway, exact
-conclusion WMD, exact premise WMD) and dropped as soon as its bound falls below the threshold:
+Every feature except the WMD block x5..x8 = agg(s_cl, s_pr), s = 1 / (1 + WMD) in [0, 1], is cheap and exact for
+all pairs. min, max, product and sum are non-decreasing in each argument, so lower bounds on the two WMDs
+(`argsim.counter.lexical.wmd`) bound a linear score from above where the WMD weights are positive; a negative
+weight needs an upper bound on the WMD: the independent transport plan's cost, sqrt(2 - 2 <centroid_i,
+centroid_j>) for a whole pool, exact per pair from its cost matrix. The pool-wide lower bounds: the full relaxed
+WMD for the short conclusion (`WMDEngine.full_relaxed_bounds`), the candidate-side RWMD and the word-centroid
+distance for the long premise (`relaxed_bounds`). Candidates are visited by decreasing upper bound; each is
+tightened step by step (full premise RWMD from the cost matrix the solver needs anyway, exact conclusion WMD,
+exact premise WMD) and dropped as soon as its bound falls below the threshold:
 
 - `mode="rank"` (default when the true counter is known): threshold = the true counter's exact score, so every
   candidate that could score >= it is exact; accuracy@1, ties and the true counter's rank (MRR) are exact;
@@ -30,7 +26,7 @@ only bounds from below during the search (XGBoost: its own float32 predictions, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -52,22 +48,10 @@ class PruneStats:
         return self.solved_pr / self.pairs if self.pairs else 0.0
 
 
-def wmd_upper(w: np.ndarray, s_cl_lo, s_cl_hi, s_pr_lo, s_pr_hi) -> np.ndarray:
-    """Upper bound of sum_k w_k agg_k(s_cl, s_pr) over the box [lo, hi]^2 (aggregations are monotone)."""
-    lo = aggregate(s_cl_lo, s_pr_lo)
-    hi = aggregate(s_cl_hi, s_pr_hi)
-    return np.where(w >= 0, w * hi, w * lo).sum(axis=-1)
-
-
-def wmd_exact(w: np.ndarray, d_cl: np.ndarray, d_pr: np.ndarray) -> np.ndarray:
-    return (aggregate(inverse_distance(d_cl), inverse_distance(d_pr)) * w).sum(axis=-1)
-
-
 class PoolScore:
     """A learned score of a point's candidates whose WMD block (x5..x8) is known only through bounds on the two
-    WMD similarities s_cl, s_pr. `data` is the score's per-point part (the exact non-WMD features or their
-    contribution), `rows` positions in the pool. Implementations: `LinearScore` here, the XGBoost cascade's
-    `argsim.counter.ltr.cascade.TreeScore`."""
+    WMD similarities s_cl, s_pr (`LinearScore`, `TreeScore`). `data` is the score's per-point part (the exact non-WMD
+    features or their contribution), `rows` positions in the pool."""
 
     #: whether lower bounds of the similarities narrow the upper bound (else they are taken as 0)
     needs_lower: bool = True
@@ -100,10 +84,11 @@ class LinearScore(PoolScore):
 
     def upper(self, data: np.ndarray, rows: np.ndarray, s_cl_lo: np.ndarray, s_cl_hi: np.ndarray,
               s_pr_lo: np.ndarray, s_pr_hi: np.ndarray) -> np.ndarray:
-        return data[rows] + wmd_upper(self.w, s_cl_lo, s_cl_hi, s_pr_lo, s_pr_hi)
+        w, lo, hi = self.w, aggregate(s_cl_lo, s_pr_lo), aggregate(s_cl_hi, s_pr_hi)
+        return data[rows] + np.where(w >= 0, w * hi, w * lo).sum(axis=-1)  # monotone: each weight's best corner
 
     def exact(self, data: np.ndarray, rows: np.ndarray, d_cl: np.ndarray, d_pr: np.ndarray) -> np.ndarray:
-        return data[rows] + wmd_exact(self.w, d_cl, d_pr)
+        return data[rows] + (aggregate(inverse_distance(d_cl), inverse_distance(d_pr)) * self.w).sum(axis=-1)
 
 
 @dataclass
@@ -123,20 +108,19 @@ def _rank_block(shared: tuple[WMDEngine, PoolScore, str, int], block: tuple[np.n
     return [_rank_point(shared, task, view) for task in tasks]
 
 
-@dataclass
 class _Search:
-    """One point's search: `score` holds each candidate's bound until it is solved (then its exact score)."""
+    """One point's search: its pool's similarity bounds; `score`, each candidate's bound `ub` until it is solved."""
 
-    engine: WMDEngine
-    model: PoolScore
-    task: _Task
-    s_cl_lo: np.ndarray  # similarity bounds of the whole pool (`_rank_point`)
-    s_cl_hi: np.ndarray
-    s_pr_lo: np.ndarray
-    score: np.ndarray
-    solved_cl: int = 0
-    solved_pr: int = 0
-    done: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
+    def __init__(self, engine: WMDEngine, model: PoolScore, task: _Task, view: PoolView | None) -> None:
+        self.engine, self.model, self.task, n = engine, model, task, len(task.cands)
+        self.s_cl_lo, self.s_pr_lo = (inverse_distance(engine.upper_bounds(text, task.cands)) if model.needs_lower
+                                      else np.zeros(n) for text in (task.cl, task.pr))
+        self.s_cl_hi = inverse_distance(engine.full_relaxed_bounds(task.cl, task.cands, view=view))
+        s_pr_hi = inverse_distance(engine.relaxed_bounds(task.pr, task.cands, view=view))  # long premise: cheap half
+        self.ub = model.upper(task.data, np.arange(n), self.s_cl_lo, self.s_cl_hi, self.s_pr_lo, s_pr_hi)
+        self.score = self.ub.copy()
+        self.solved_cl = self.solved_pr = 0
+        self.done: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (rows, d_cl, d_pr) of solved candidates
 
     def _prune(self, js: np.ndarray, bound: np.ndarray, thr: float) -> np.ndarray:
         """Candidates js whose `bound` falls below thr keep it as their score; the mask of the others."""
@@ -175,33 +159,22 @@ class _Search:
 def _rank_point(shared: tuple[WMDEngine, PoolScore, str, int], task: _Task, view: PoolView | None = None
                 ) -> tuple[np.ndarray, int, int]:
     engine, model, mode, top_k = shared
-    n = len(task.cands)
-    rows = np.arange(n)
     if mode == "none":
-        d_cl = np.array([engine.distance(task.cl, int(c)) for c in task.cands])
-        d_pr = np.array([engine.distance(task.pr, int(c)) for c in task.cands])
-        return model.final(task.data, rows, d_cl, d_pr), n, n
-    if model.needs_lower:
-        s_cl_lo = inverse_distance(engine.upper_bounds(task.cl, task.cands))
-        s_pr_lo = inverse_distance(engine.upper_bounds(task.pr, task.cands))
-    else:
-        s_cl_lo, s_pr_lo = np.zeros(n), np.zeros(n)
-    s_cl_hi = inverse_distance(engine.full_relaxed_bounds(task.cl, task.cands, view=view))
-    s_pr_hi = inverse_distance(engine.relaxed_bounds(task.pr, task.cands, view=view))  # long premise: cheap half
-    ub = model.upper(task.data, rows, s_cl_lo, s_cl_hi, s_pr_lo, s_pr_hi)
-    search = _Search(engine, model, task, s_cl_lo, s_cl_hi, s_pr_lo, ub.copy())
+        d_cl, d_pr = (np.array([engine.distance(text, int(c)) for c in task.cands]) for text in (task.cl, task.pr))
+        return model.final(task.data, np.arange(len(task.cands)), d_cl, d_pr), len(task.cands), len(task.cands)
+    search = _Search(engine, model, task, view)
     exact: list[float] = []
     thr = -np.inf
     if task.gold >= 0:
         search.solve(np.array([task.gold]), -np.inf)
         thr = search.score[task.gold]
         exact.append(thr)
-    order = np.argsort(-ub, kind="stable")
+    order = np.argsort(-search.ub, kind="stable")
     order = order[order != task.gold]
     step = max(1, int(model.batch))
     for start in range(0, len(order), step):
         js = order[start:start + step]
-        js = js[ub[js] >= thr]  # decreasing: what is cut here ends the search
+        js = js[search.ub[js] >= thr]  # decreasing: what is cut here ends the search
         if not len(js):
             break
         solved = search.solve(js, thr)
@@ -227,28 +200,22 @@ def pruned_scores(space: FeatureSpace, model: PoolScore, data: dict[str, Any],
     """
     if mode not in MODES:
         raise ValueError(f"unknown pruning mode '{mode}': choose one of {', '.join(MODES)}")
-    stats = PruneStats(pairs=sum(len(space.pools[p.id]) for p in space.points))
     cl_ids, pr_ids, u_ids = space.text_ids
     tasks = []
     for i, p in enumerate(space.points):
-        cols = space.index.columns[p.id]
         g = (gold or {}).get(p.id)
         pos = [c.id for c in space.pools[p.id]].index(g) if g is not None and mode != "none" else -1
-        tasks.append(_Task(cl=int(cl_ids[i]), pr=int(pr_ids[i]), cands=u_ids[cols], data=data[p.id], gold=pos))
+        tasks.append(_Task(cl=int(cl_ids[i]), pr=int(pr_ids[i]), cands=u_ids[space.index.columns[p.id]],
+                           data=data[p.id], gold=pos))
     items = []
-    per_worker = 4 * space.executor.workers
-    for union, members in pool_blocks([t.cands for t in tasks]):
-        size = len(members) if space.executor.workers <= 1 else max(1, -(-len(tasks) // per_worker))
+    for union, members in pool_blocks([t.cands for t in tasks]):  # every worker gets several blocks
+        size = len(members) if space.executor.workers <= 1 else max(1, -(-len(tasks) // (4 * space.executor.workers)))
         items += [(union, [tasks[k] for k in members[a:a + size]]) for a in range(0, len(members), size)]
-    done = space.executor.map(_rank_block, items, (space.engine, model, mode, top_k), description=description,
-                              block=1)
+    done = space.executor.map(_rank_block, items, (space.engine, model, mode, top_k), description=description, block=1)
     results = [r for part in done for r in part]  # blocks keep the points' order
-    out = {}
-    for p, (score, s_cl, s_pr) in zip(space.points, results, strict=True):
-        out[p.id] = score
-        stats.solved_cl += s_cl
-        stats.solved_pr += s_pr
-    return out, stats
+    stats = PruneStats(pairs=sum(len(space.pools[p.id]) for p in space.points),
+                       solved_cl=sum(r[1] for r in results), solved_pr=sum(r[2] for r in results))
+    return {p.id: r[0] for p, r in zip(space.points, results, strict=True)}, stats
 
 
 def linear_scores(space: FeatureSpace, weights: np.ndarray, gold: dict[str, str | None] | None = None,
@@ -257,19 +224,15 @@ def linear_scores(space: FeatureSpace, weights: np.ndarray, gold: dict[str, str 
     """Scores w . x (x = the first len(weights) features) for every pool, solving only the WMDs that matter."""
     if mode not in MODES:
         raise ValueError(f"unknown pruning mode '{mode}': choose one of {', '.join(MODES)}")
-    weights = np.asarray(weights, dtype=np.float64)
-    n_metrics = (len(weights) + 3) // 4
-    w = np.zeros(4 * n_metrics)
-    w[: len(weights)] = weights
+    w = np.pad(np.asarray(weights, dtype=np.float64), (0, -len(weights) % 4))  # whole metrics of 4 aggregations
+    n_metrics = len(w) // 4
     base = {p.id: np.zeros(len(space.pools[p.id])) for p in space.points}
     for k, metric in enumerate(METRICS[:n_metrics]):
         wk = w[4 * k: 4 * k + 4]
-        if metric == "wmd" or not np.any(wk):
-            continue
-        for pid, (cl, pr) in space.pooled_metric(metric).items():
-            base[pid] += (aggregate(cl, pr) * wk).sum(axis=-1)
+        if metric != "wmd" and np.any(wk):
+            for pid, (cl, pr) in space.pooled_metric(metric).items():
+                base[pid] += (aggregate(cl, pr) * wk).sum(axis=-1)
     w_wmd = w[4:8] if n_metrics >= 2 else np.zeros(4)
     if not np.any(w_wmd):
         return base, PruneStats(pairs=sum(len(v) for v in base.values()))
-    return pruned_scores(space, LinearScore(w_wmd), base, gold=gold, mode=mode, top_k=top_k,
-                         description=description)
+    return pruned_scores(space, LinearScore(w_wmd), base, gold=gold, mode=mode, top_k=top_k, description=description)

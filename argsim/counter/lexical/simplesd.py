@@ -15,12 +15,15 @@ features is ambiguous; the readings compared on the validation split (docs/count
 
 from __future__ import annotations
 
+import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 from argsim.config import SEED
 from argsim.counter.core.registry import ScoreDict, register_ranker, register_ranker_family
+from argsim.counter.core.run import dataset_points
 from argsim.counter.lexical.feature_cache import FEATURE_CACHE, pool_features
 from argsim.counter.lexical.features import FEATURE_NAMES, N_PART, FeatureConfig, FeatureSpace
 from argsim.counter.lexical.prune import linear_scores
@@ -28,6 +31,7 @@ from argsim.counter.lexical.stopwords import DEFAULT_STOPWORDS
 from argsim.engine.base import Engine, LocalEngine
 from argsim.errors import ArgsimError
 from argsim.metrics.ranking import accuracy_at_1
+from argsim.metrics.record import Evaluation
 
 
 def _weights(**named: float) -> np.ndarray:
@@ -94,15 +98,10 @@ def simple_sd_ranker(points, pools, reading: str | None = None, weights=None, wo
 
 def single_feature_ranker(feature: str):
     """A ranker scoring by one of the 20 features (x_i alone), with the same exact pruned search."""
-    from argsim.counter.lexical.features import N_FULL
-
     if feature not in FEATURE_NAMES:
-        from argsim.errors import ArgsimError
-
         raise ArgsimError(f"unknown feature '{feature}': choose one of {', '.join(FEATURE_NAMES)}")
-    w = np.zeros(N_FULL)
+    w = np.zeros(4 * (FEATURE_NAMES.index(feature) // 4 + 1))  # up to the end of the feature's metric
     w[FEATURE_NAMES.index(feature)] = 1.0
-    w = w[: 4 * (FEATURE_NAMES.index(feature) // 4 + 1)]
 
     def rank(points, pools, word_vectors: str = "glove50", engine: Engine | None = None, top_k: int = 10,
              stopwords: str = DEFAULT_STOPWORDS, **_):
@@ -132,14 +131,9 @@ def tune_weights(features: dict[str, np.ndarray], ids: dict[str, list[str]], gol
         improved = False
         for i in range(len(w)):
             for value in grid:
-                if value == w[i]:
-                    continue
                 trial = w.copy()
                 trial[i] = value
-                if not np.any(trial):
-                    continue
-                acc = accuracy_of(features, ids, gold, trial)
-                if acc > best + 1e-12:
+                if value != w[i] and np.any(trial) and (acc := accuracy_of(features, ids, gold, trial)) > best + 1e-12:
                     best, w, improved = acc, trial, True
         trace.append({"round": r, "weights": w.tolist(), "accuracy": best})
         if not improved:
@@ -166,18 +160,15 @@ def study_readings(split: str, settings: list[str], limit: int | None = None, tu
     """`argsim train simple-sd`: accuracy@1 of every reading on each setting of a split (a seeded sample of
     `limit` points per setting) and, with `tune`, `tune_weights` on `tune_setting` (default: sda if among the
     settings, else the first) starting from its best reading, on features cached in `cache_dir` (None: no
-    cache). Returns the report written as JSON: `readings`
-    (setting -> reading -> accuracy, plus points and seconds) and, when tuned, `tuned` and `weights`."""
-    import time
-
-    from argsim.counter.core.run import dataset_points
-
+    cache). Returns the report written as JSON: `readings` (setting -> reading -> accuracy, plus points and
+    seconds) and, when tuned, `tuned` and `weights`."""
     report: dict = {"split": split, "word_vectors": word_vectors, "stopwords": stopwords, "limit": limit,
                     "seed": seed, "readings": {}}
+    compare = partial(compare_readings, word_vectors=word_vectors, engine=engine, stopwords=stopwords)
     for s in settings:
         points, pools, gold = dataset_points(split, s, sample=limit, seed=seed, data_dir=data_dir)
         t0 = time.perf_counter()
-        accs = compare_readings(points, pools, gold, word_vectors=word_vectors, engine=engine, stopwords=stopwords)
+        accs = compare(points, pools, gold)
         report["readings"][s] = accs | {"points": len(points), "seconds": time.perf_counter() - t0}
     if tune:
         s = tune_setting or ("sda" if "sda" in settings else settings[0])
@@ -185,8 +176,7 @@ def study_readings(split: str, settings: list[str], limit: int | None = None, tu
         feats = pool_features(points, pools, FeatureConfig(word_vectors=word_vectors, stopwords=stopwords), N_PART,
                               cache_dir=cache_dir, engine=engine)
         ids = {p.id: [c.id for c in pools[p.id]] for p in points}
-        accs = report["readings"].get(s) or compare_readings(points, pools, gold, word_vectors=word_vectors,
-                                                             engine=engine, stopwords=stopwords)
+        accs = report["readings"].get(s) or compare(points, pools, gold)
         best_reading = max(READINGS, key=lambda n: accs[n])
         w, acc, trace = tune_weights(feats, ids, gold, READINGS[best_reading])
         report["tuned"] = {"setting": s, "start": best_reading, "weights": w.tolist(), "accuracy": acc,
@@ -198,15 +188,10 @@ def study_readings(split: str, settings: list[str], limit: int | None = None, tu
 def study_row_specs(report: dict) -> list[tuple]:
     """The result rows of a `study_readings` report as (Evaluation, labels) pairs for `argsim.results.rows_from_specs`
     (rows are made above the methods): one per (setting, reading), and the tuned weights' accuracy."""
-    from argsim.metrics.record import Evaluation
-
     split, model = report["split"], report["word_vectors"]
-    specs = []
-    for s, accs in report["readings"].items():
-        for n in READINGS:
-            ev = Evaluation.single("counter-ranking", "accuracy@1", round(accs[n], 4), data=split, n=accs["points"])
-            specs.append((ev, {"method": f"simple-sd[{n}]", "model": model, "setting": s, "seconds": accs["seconds"],
-                               "extra": {"points": accs["points"]}}))
+    specs = [(Evaluation.single("counter-ranking", "accuracy@1", round(accs[n], 4), data=split, n=accs["points"]),
+              {"method": f"simple-sd[{n}]", "model": model, "setting": s, "seconds": accs["seconds"],
+               "extra": {"points": accs["points"]}}) for s, accs in report["readings"].items() for n in READINGS]
     if "tuned" in report:
         t = report["tuned"]
         ev = Evaluation.single("counter-ranking", "accuracy@1", round(t["accuracy"], 4), data=split)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import cache
 
 from argsim.backend.models import tokenize_en
+from argsim.extras import need
 
 STOPWORD_LISTS = ("gensim", "none")
 DEFAULT_STOPWORDS = "gensim"  # of the similarity features (Manhattan, WMD, TF cosine); BM25 uses "none"
@@ -16,8 +17,6 @@ def stopword_set(stopwords: str) -> frozenset[str]:
     if stopwords == "none":
         return frozenset()
     if stopwords == "gensim":
-        from argsim.extras import need
-
         return frozenset(need("gensim.parsing.preprocessing", "the gensim stop-word list").STOPWORDS)
     raise ValueError(f"unknown stop-word list '{stopwords}': choose one of {', '.join(STOPWORD_LISTS)}")
 

@@ -24,13 +24,9 @@ class TermMatrix:
     vocab: dict[str, int]
     counts: sp.csr_matrix  # (n_texts, n_vocab) float64 counts
 
-    @property
-    def lengths(self) -> np.ndarray:
-        return np.asarray(self.counts.sum(axis=1)).ravel()
-
     def l1(self) -> sp.csr_matrix:
         """Rows divided by their token count (empty rows stay zero)."""
-        return _scale_rows(self.counts, 1.0 / np.maximum(self.lengths, 1.0))
+        return _scale_rows(self.counts, 1.0 / np.maximum(np.asarray(self.counts.sum(axis=1)).ravel(), 1.0))
 
 
 def _scale_rows(m: sp.csr_matrix, factors: np.ndarray) -> sp.csr_matrix:
@@ -43,11 +39,9 @@ def term_matrix(texts: Sequence[str], vocab: dict[str, int] | None = None, stopw
     rows, cols = [], []
     for i, text in enumerate(texts):
         for tok in content_tokens(text, stopwords):
-            j = vocab.setdefault(tok, len(vocab))
             rows.append(i)
-            cols.append(j)
-    data = np.ones(len(rows), dtype=np.float64)
-    counts = sp.csr_matrix((data, (rows, cols)), shape=(len(texts), len(vocab)))
+            cols.append(vocab.setdefault(tok, len(vocab)))
+    counts = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(texts), len(vocab)))
     counts.sum_duplicates()
     return TermMatrix(vocab, counts)
 
@@ -57,12 +51,14 @@ def shared_term_matrices(*groups: Sequence[str], stopwords: str = "none") -> lis
     vocab: dict[str, int] = {}
     mats = []
     for texts in groups:
-        tm = term_matrix(texts, vocab, stopwords=stopwords)
-        vocab = tm.vocab
-        mats.append(tm)
-    n = len(vocab)
-    return [TermMatrix(vocab, sp.csr_matrix((m.counts.data, m.counts.indices, m.counts.indptr),
-                                            shape=(m.counts.shape[0], n))) for m in mats]
+        mats.append(term_matrix(texts, vocab, stopwords=stopwords))
+        vocab = mats[-1].vocab
+    return [TermMatrix(vocab, _widen(m.counts, len(vocab))) for m in mats]
+
+
+def _widen(m: sp.csr_matrix, n: int) -> sp.csr_matrix:
+    """`m` with `n` columns: a vocabulary that grew after `m` was built."""
+    return m if m.shape[1] == n else sp.csr_matrix((m.data, m.indices, m.indptr), shape=(m.shape[0], n))
 
 
 def manhattan_distance(queries: sp.csr_matrix, docs: sp.csr_matrix) -> np.ndarray:
@@ -70,8 +66,7 @@ def manhattan_distance(queries: sp.csr_matrix, docs: sp.csr_matrix) -> np.ndarra
 
     |a - b|_1 = |a|_1 + |b|_1 - 2 * sum_t min(a_t, b_t), computed per query on the query's own terms only.
     """
-    qa = np.asarray(queries.sum(axis=1)).ravel()
-    da = np.asarray(docs.sum(axis=1)).ravel()
+    qa, da = (np.asarray(m.sum(axis=1)).ravel() for m in (queries, docs))
     docs_csc = docs.tocsc()
     out = np.empty((queries.shape[0], docs.shape[0]), dtype=np.float64)
     for i in range(queries.shape[0]):
@@ -88,17 +83,12 @@ def manhattan_distance(queries: sp.csr_matrix, docs: sp.csr_matrix) -> np.ndarra
 
 def cosine_similarity(queries: sp.csr_matrix, docs: sp.csr_matrix) -> np.ndarray:
     """Cosine of term-frequency rows, all pairs (0 where either text is empty)."""
-    q = _unit_rows(queries)
-    d = _unit_rows(docs)
-    return np.asarray((q @ d.T).toarray())
+    unit = []  # rows as unit vectors; empty rows stay zero
+    for m in (queries, docs):
+        norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
+        unit.append(_scale_rows(m, 1.0 / np.where(norms > 0, norms, 1.0)))
+    return np.asarray((unit[0] @ unit[1].T).toarray())
 
-
-def _unit_rows(m: sp.csr_matrix) -> sp.csr_matrix:
-    norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
-    return _scale_rows(m, np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 0.0))
-
-
-# ---------------------------------------------------------------- BM25
 
 BM25_IDFS = ("lucene", "okapi")
 
@@ -113,7 +103,6 @@ class BM25Index:
     """
 
     weights: sp.csr_matrix  # (n_docs, n_vocab)
-    vocab: dict[str, int]
 
     @classmethod
     def fit(cls, docs: TermMatrix, k1: float = 1.5, b: float = 0.75, idf: str = "lucene",
@@ -137,15 +126,10 @@ class BM25Index:
         row_of = np.repeat(np.arange(n_docs), np.diff(counts.indptr))
         tf = w.data
         w.data = idf_v[w.indices] * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl[row_of] / avgdl))
-        return cls(weights=w, vocab=docs.vocab)
+        return cls(weights=w)
 
     def scores(self, queries: sp.csr_matrix) -> np.ndarray:
         """(n_queries, n_docs) BM25 scores; query rows are term counts whose vocabulary indices agree with the
         documents' (build both with `shared_term_matrices`)."""
-        w = self.weights
-        if queries.shape[1] > w.shape[1]:  # the queries' vocabulary extends the documents' one
-            w = sp.csr_matrix((w.data, w.indices, w.indptr), shape=(w.shape[0], queries.shape[1]))
-        elif queries.shape[1] < w.shape[1]:
-            queries = sp.csr_matrix((queries.data, queries.indices, queries.indptr),
-                                    shape=(queries.shape[0], w.shape[1]))
-        return np.asarray((queries @ w.T).toarray())
+        n = max(queries.shape[1], self.weights.shape[1])  # the queries' vocabulary may extend the documents' one
+        return np.asarray((_widen(queries, n) @ _widen(self.weights, n).T).toarray())

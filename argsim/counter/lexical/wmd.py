@@ -7,16 +7,11 @@ by POT's network simplex (`ot.emd2`, see `emd_cost`). Special cases, as in gensi
 `inf`; two texts made of the same single word give 0. (gensim also returns `inf` when every ground cost is 0, a
 guard against the solver stalling; that only happens for identical single-word texts, which give 0 here.)
 
-What makes it fast compared to `wmdistance` per pair:
-- every text is tokenised and turned into (word ids, weights, centroid) once, not once per pair;
-- the ground-cost matrix of a pair is a slice of precomputed unit vectors, no dictionary building;
-- two lower bounds prune pairs that cannot matter (used by the pruned rankers in `argsim.counter.lexical.prune`):
-  the word-centroid distance WCD = |X a - Y b| and the relaxed WMD (RWMD) of Kusner et al. (2015), whose
-  candidate-side half is computed for a whole pool with one matrix product;
-- bound computations that do not depend on the query (the candidates' bags, the distinct words they use and
-  their vectors, row boundaries) are made once per pool block (`PoolView`), not once per query: points whose
-  pools overlap (all of epa, one debate of sdoc) share one view of the union of their pools;
-- many pairs or pools run on an `argsim.engine` (local, or Ray tasks); no process pool of its own.
+Fast compared to `wmdistance` per pair (docs/counterargs-ltr.md, Speed): each text becomes (word ids, weights,
+centroid) once; a pair's ground costs are a slice of precomputed unit vectors; the word-centroid distance and the
+relaxed WMD of Kusner et al. (2015) bound pairs from below for the pruned rankers (`argsim.counter.lexical.prune`),
+their query-independent part made once per pool block (`PoolView`, shared by points whose pools overlap); many
+pairs or pools run on an `argsim.engine` (local, or Ray tasks).
 """
 
 from __future__ import annotations
@@ -30,12 +25,7 @@ from scipy.spatial.distance import cdist
 
 from argsim.backend.static_words import cover_words
 from argsim.counter.lexical.stopwords import content_tokens
-
-
-def _ot():  # the POT module, imported on first use
-    from argsim.extras import need
-
-    return need("ot", "word mover's distance")
+from argsim.extras import need
 
 
 def emd_cost(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> float:
@@ -46,7 +36,7 @@ def emd_cost(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> float:
     40 x 30), but a whole Simple-SD ranking (sdoc, 300 points, every pair solved) takes 1.5-1.6 vs 1.7-2.1 s of
     CPU (about 20 %): not worth depending on a private module. The values agree to 4e-16, the accuracy is equal.
     """
-    return float(_ot().emd2(a, b, m, check_marginals=False))
+    return float(need("ot", "word mover's distance").emd2(a, b, m, check_marginals=False))
 
 
 _SAFETY = 1e-6  # lower bounds are shrunk by this relative margin so float rounding can never prune wrongly
@@ -78,22 +68,15 @@ class WMDEngine:
         norms = np.linalg.norm(raw, axis=1, keepdims=True)
         self.vectors = (raw / np.where(norms > 0, norms, 1)).astype(np.float64)
         self.sq_norms = (self.vectors * self.vectors).sum(1)
-        self.n_texts = len(texts)
-        self.empty = np.array([len(w) == 0 for w in self.words])
+        lengths = np.array([len(w) for w in self.words], dtype=np.int64)
+        self.empty = lengths == 0
         self.centroids = np.zeros((len(texts), self.vectors.shape[1]))
-        rows, cols, vals = [], [], []
-        for t, (w, a) in enumerate(zip(self.words, self.weights, strict=True)):
-            if len(w):
-                self.centroids[t] = a @ self.vectors[w]
-                rows.append(np.full(len(w), t))
-                cols.append(w)
-                vals.append(a)
-        self.bags = sp.csr_matrix((np.concatenate(vals) if vals else np.zeros(0),
-                                   (np.concatenate(rows) if rows else np.zeros(0, int),
-                                    np.concatenate(cols) if cols else np.zeros(0, int))),
+        for t in np.flatnonzero(lengths):
+            self.centroids[t] = self.weights[t] @ self.vectors[self.words[t]]
+        self.bags = sp.csr_matrix((np.concatenate([np.zeros(0), *self.weights]),
+                                   (np.repeat(np.arange(len(texts)), lengths),
+                                    np.concatenate([np.zeros(0, int), *self.words]))),
                                   shape=(len(texts), len(self.vectors)))
-
-    # ------------------------------------------------------------ exact
 
     def cost_matrix(self, i: int, j: int) -> np.ndarray:
         return cdist(self.vectors[self.words[i]], self.vectors[self.words[j]])
@@ -102,13 +85,7 @@ class WMDEngine:
         """Exact WMD between texts i and j (gensim semantics, see the module docstring)."""
         if self.empty[i] or self.empty[j]:
             return float("inf")
-        wi, wj = self.words[i], self.words[j]
-        if len(wi) == 1 and len(wj) == 1 and wi[0] == wj[0]:
-            return 0.0
-        m = self.cost_matrix(i, j)
-        if m.max() <= 0.0:
-            return 0.0
-        return emd_cost(self.weights[i], self.weights[j], m)
+        return self.solve(i, j, self.cost_matrix(i, j))
 
     def distances(self, pairs: np.ndarray, engine=None, min_pairs: int = 2000) -> np.ndarray:
         """Exact WMD of each (i, j) row of `pairs`, on `engine` (an `argsim.engine` engine; None: this process)
@@ -119,23 +96,17 @@ class WMDEngine:
         chunks = np.array_split(pairs, max(engine.workers * 8, len(pairs) // 5000))
         return np.concatenate(engine.map(_distances_chunk, chunks, self, description="exact WMD", block=1))
 
-    # ------------------------------------------------------------ per-pool work, shared by the pool's queries
-
     def pool_view(self, js: np.ndarray) -> PoolView:
         """What the bounds need of the candidates `js` (sorted, distinct) regardless of the query."""
         js = np.asarray(js, dtype=np.int64)
         bags = self.bags[js]
         used, col = np.unique(bags.indices, return_inverse=True)
-        return PoolView(js=js, bags=bags, used=used, col=col.ravel(), used_vectors=self.vectors[used],
-                        used_sq=self.sq_norms[used], centroids=self.centroids[js], empty=self.empty[js],
-                        lengths=np.diff(bags.indptr))
-
-    # ------------------------------------------------------------ lower bounds
+        return PoolView(js=js, bags=bags, col=col.ravel(), used_vectors=self.vectors[used],
+                        used_sq=self.sq_norms[used], lengths=np.diff(bags.indptr))
 
     def centroid_bounds(self, i: int, js: np.ndarray) -> np.ndarray:
         """WCD = |centroid_i - centroid_j| <= WMD(i, j), for many j at once (inf where a text is empty)."""
-        lb = np.linalg.norm(self.centroids[js] - self.centroids[i][None, :], axis=1)
-        return self._finish(lb, i, js)
+        return self._finish(np.linalg.norm(self.centroids[js] - self.centroids[i][None, :], axis=1), i, js)
 
     def relaxed_bounds(self, i: int, js: np.ndarray, view: PoolView | None = None) -> np.ndarray:
         """max(WCD, candidate-side RWMD) for many j: sum_w b_w * min_{v in text i} cost(w, v) <= WMD(i, j).
@@ -149,8 +120,7 @@ class WMDEngine:
         q = self.vectors[self.words[i]]
         # only the words that occur in the view's candidates; per word: cost to the closest word of text i
         # min_v |w - v|^2 = |w|^2 + min_v (|v|^2 - 2 w.v): one product, the root taken after the minimum
-        part = view.used_vectors @ (-2.0 * q.T)
-        part += self.sq_norms[self.words[i]][None, :]
+        part = view.used_vectors @ (-2.0 * q.T) + self.sq_norms[self.words[i]][None, :]
         nearest = np.sqrt(np.maximum(view.used_sq + part.min(axis=1), 0.0))
         rwmd = view.row_sums(nearest[view.col])[view.rows(js)]
         return np.maximum(self._finish(rwmd, i, js), self.centroid_bounds(i, js))
@@ -164,28 +134,20 @@ class WMDEngine:
         The costs are the same `cdist` values the exact solver uses. `view`: as in `relaxed_bounds`.
         """
         js = np.asarray(js, dtype=np.int64)
-        out = np.full(len(js), np.inf)
         if self.empty[i] or len(js) == 0:
-            return out
+            return np.full(len(js), np.inf)
         view = view if view is not None else self.pool_view(js)
         a, q = self.weights[i], self.vectors[self.words[i]]
         bags, col, lengths = view.bags, view.col, view.lengths
         dist = cdist(q, view.used_vectors)  # (|i|, |used|)
         side_c = view.row_sums(dist.min(axis=0)[col])
-        n = len(view.js)
-        side_q = np.full(n, np.inf)
+        side_q = np.full(len(view.js), np.inf)
         for start, stop in view.chunks(chunk_nnz):  # chunks of candidates bounded by their total word count
             lo, hi = bags.indptr[start], bags.indptr[stop]
-            rows = np.arange(start, stop)
-            nonempty = rows[lengths[start:stop] > 0]
+            nonempty = start + np.flatnonzero(lengths[start:stop] > 0)
             if len(nonempty) and hi > lo:
-                block = dist[:, col[lo:hi]]
-                minima = np.minimum.reduceat(block, bags.indptr[nonempty] - lo, axis=1)
-                side_q[nonempty] = a @ minima
-        out = np.maximum(side_q, side_c)[view.rows(js)]
-        return self._finish(out, i, js)
-
-    # ------------------------------------------------------------ upper bounds
+                side_q[nonempty] = a @ np.minimum.reduceat(dist[:, col[lo:hi]], bags.indptr[nonempty] - lo, axis=1)
+        return self._finish(np.maximum(side_q, side_c)[view.rows(js)], i, js)
 
     def upper_bounds(self, i: int, js: np.ndarray) -> np.ndarray:
         """WMD(i, j) <= sqrt(2 - 2 <centroid_i, centroid_j>) for many j at once (inf where a text is empty).
@@ -196,17 +158,11 @@ class WMDEngine:
         """
         js = np.asarray(js, dtype=np.int64)
         ub = np.sqrt(np.maximum(2.0 - 2.0 * (self.centroids[js] @ self.centroids[i]), 0.0))
-        ub = ub * (1 + _SAFETY) + _SAFETY
-        ub[self.empty[js]] = np.inf
-        if self.empty[i]:
-            ub[:] = np.inf
-        return ub
+        return np.where(self.empty[js] | self.empty[i], np.inf, ub * (1 + _SAFETY) + _SAFETY)
 
     def pair_upper(self, i: int, j: int, m: np.ndarray | None) -> float:
         """The independent plan's cost a^T M b >= WMD(i, j), from the pair's cost matrix (inf if one is empty)."""
-        if m is None:
-            return float("inf")
-        return float(self.weights[i] @ m @ self.weights[j]) * (1 + _SAFETY) + _SAFETY
+        return float("inf") if m is None else float(self.weights[i] @ m @ self.weights[j]) * (1 + _SAFETY) + _SAFETY
 
     def pair_bound(self, i: int, j: int) -> tuple[float, np.ndarray | None]:
         """(full RWMD lower bound, the cost matrix to reuse for the exact solve) for one pair."""
@@ -225,10 +181,7 @@ class WMDEngine:
 
     def _finish(self, lb: np.ndarray, i: int, js: np.ndarray) -> np.ndarray:
         lb = np.maximum(np.asarray(lb, dtype=np.float64) * (1 - _SAFETY) - _SAFETY, 0.0)
-        lb[self.empty[js]] = np.inf
-        if self.empty[i]:
-            lb[:] = np.inf
-        return lb
+        return np.where(self.empty[js] | self.empty[i], np.inf, lb)
 
 
 def _distances_chunk(engine: WMDEngine, chunk: np.ndarray) -> np.ndarray:
@@ -241,12 +194,9 @@ class PoolView:
 
     js: np.ndarray
     bags: sp.csr_matrix  # the candidates' bags of words (rows aligned with js)
-    used: np.ndarray  # the distinct words of these candidates
-    col: np.ndarray  # position in `used` of each stored entry of `bags`
-    used_vectors: np.ndarray
+    col: np.ndarray  # position among the candidates' distinct words of each stored entry of `bags`
+    used_vectors: np.ndarray  # the vectors of those distinct words
     used_sq: np.ndarray
-    centroids: np.ndarray
-    empty: np.ndarray
     lengths: np.ndarray  # words per candidate
 
     def rows(self, js: np.ndarray) -> np.ndarray:

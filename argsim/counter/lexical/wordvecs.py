@@ -15,30 +15,25 @@ from argsim.config import SEED
 def word_vectors(name: str = "glove50"):
     """'glove50', 'w2v-training' (trained once with gensim on the training split, then loaded), a word2vec file or
     a static model folder (`argsim distill`)."""
-    if name == "w2v-training":
-        return train_word2vec()
-    return load_word_vectors(name)
+    return train_word2vec() if name == "w2v-training" else load_word_vectors(name)
 
 
 def train_word2vec(out_dir: str | Path | None = None, dim: int = 50, epochs: int = 10, seed: int = SEED,
                    data_dir: str | Path | None = None):
     """Skip-gram word2vec (gensim) on every point and counter of the training split; cached in word2vec's binary
     format (never a pickle) under `out_dir`, by default `<workdir>/models/counter` (see `argsim.paths`)."""
-    from argsim.extras import need
-
-    models = need("gensim.models", "training word2vec")
-    KeyedVectors, Word2Vec = models.KeyedVectors, models.Word2Vec
-
     from argsim.data.counterargs import load_counterargs
+    from argsim.extras import need
     from argsim.io import atomic_path
     from argsim.paths import workdir
 
+    models = need("gensim.models", "training word2vec")
     path = Path(out_dir or workdir() / "models" / "counter") / f"w2v-training-{dim}d-s{seed}.bin"
     if path.exists():
-        return KeyedVectors.load_word2vec_format(str(path), binary=True)
-    corpus = load_counterargs(data_dir)
-    sentences = [tokenize_en(a.text) for a in corpus.split("training")]
-    model = Word2Vec(sentences, vector_size=dim, window=5, min_count=2, sg=1, epochs=epochs, seed=seed, workers=1)
+        return models.KeyedVectors.load_word2vec_format(str(path), binary=True)
+    sentences = [tokenize_en(a.text) for a in load_counterargs(data_dir).split("training")]
+    model = models.Word2Vec(sentences, vector_size=dim, window=5, min_count=2, sg=1, epochs=epochs, seed=seed,
+                            workers=1)
     with atomic_path(path) as tmp:
         model.wv.save_word2vec_format(str(tmp), binary=True)
     return model.wv

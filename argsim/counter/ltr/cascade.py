@@ -1,17 +1,11 @@
 """Exact XGBoost ranking over full pools without solving every WMD (section 3.2 / appendix B.1 models, unchanged).
 
-The XGBoost LTR score of a pair is the positive-class probability p = sigmoid(m(z)) of the margin of its trees
-(`argsim.counter.ltr.tree_bounds`) at z = StandardScaler(x), x = the pair's features (Table 1). Every feature
-except the WMD block x5..x8 is cheap and computed exactly for the whole pool. The WMD block is
-agg(s_cl, s_pr) with s = 1 / (1 + WMD); min, max, product and sum are non-decreasing in both arguments, so bounds
-s in [s_lo, s_hi] on the two similarities (from the WMD bounds the linear search already computes,
-`argsim.counter.lexical.prune`) give the box agg(s_cl_lo, s_pr_lo) <= x5..8 <= agg(s_cl_hi, s_pr_hi); the
-scaler is increasing, so the box maps to a box of z, and `margin_upper_bound` bounds m over it (exact per tree).
-The search is prune.py's, with this score as its `PoolScore`: candidates visited by decreasing bound, tightened
-(the pair's full premise RWMD and independent-plan cost, then the exact conclusion WMD) and solved in batches of
-`TreeScore.batch`, stopped when the next bound is below the threshold; modes rank / top / none as there
-(`--opt prune=...`), exact scores of solved candidates from the model itself (the same numbers as scoring every
-pair), the others keep their bound.
+The XGBoost LTR score of a pair is sigmoid(m(z)), m the margin of its trees (`argsim.counter.ltr.tree_bounds`),
+z = StandardScaler(x), x the pair's features (Table 1). The similarity bounds of `argsim.counter.lexical.prune`
+give the box agg(s_cl_lo, s_pr_lo) <= x5..8 <= agg(s_cl_hi, s_pr_hi) (the aggregations are monotone); the scaler is
+increasing, so it maps to a box of z, over which `margin_upper_bound` bounds m (exactly per tree). The search is
+prune.py's with `TreeScore` as its `PoolScore`, in batches of `TreeScore.batch`; solved candidates get the model's
+own scores (the same numbers as scoring every pair), the others keep their bound.
 
 Readings and choices:
 - The trees are not monotone in the WMD features (no monotone constraints: the trained models are used as they
@@ -52,7 +46,6 @@ class TreeScore(PoolScore):
     def __post_init__(self) -> None:
         if self.ltr.model != "xgboost":
             raise ValueError("TreeScore needs an XGBoost model")
-        self.needs_lower = True
         scaler, clf = self.ltr.pipeline[0], self.ltr.pipeline[-1]
         self.mean, self.scale = np.asarray(scaler.mean_, np.float64), np.asarray(scaler.scale_, np.float64)
         self.trees = parse_xgboost(clf.get_booster())
@@ -65,17 +58,14 @@ class TreeScore(PoolScore):
         """What XGBoost sees: StandardScaler's (x - mean) / scale in float64, stored as float32 by the DMatrix."""
         return ((x - self.mean) / self.scale).astype(np.float32)
 
-    def margin_upper(self, x_lo: np.ndarray, x_hi: np.ndarray) -> np.ndarray:
-        """Upper bound of XGBoost's float32 margin over the feature box [x_lo, x_hi] (raw features)."""
-        return margin_upper_bound(self.trees, self._inputs(x_lo), self._inputs(x_hi)) + self.slack
-
     def upper(self, data: np.ndarray, rows: np.ndarray, s_cl_lo: np.ndarray, s_cl_hi: np.ndarray,
               s_pr_lo: np.ndarray, s_pr_hi: np.ndarray) -> np.ndarray:
         lo, hi = data[rows], data[rows].copy()
         lo[:, WMD_BLOCK] = aggregate(s_cl_lo, s_pr_lo)
         hi[:, WMD_BLOCK] = aggregate(s_cl_hi, s_pr_hi)
+        margin = margin_upper_bound(self.trees, self._inputs(lo), self._inputs(hi)) + self.slack  # XGBoost's float32
         with np.errstate(over="ignore"):
-            return 1.0 / (1.0 + np.exp(-self.margin_upper(lo, hi))) * (1 + 1e-6)
+            return 1.0 / (1.0 + np.exp(-margin)) * (1 + 1e-6)
 
     def _filled(self, data: np.ndarray, rows: np.ndarray, d_cl: np.ndarray, d_pr: np.ndarray) -> np.ndarray:
         x = data[rows]  # a copy
@@ -96,11 +86,9 @@ def cheap_features(space: FeatureSpace, n_features: int) -> dict[str, np.ndarray
     """Point id -> (pool, n_features) features with every metric but WMD exact and the WMD block 0."""
     out = {p.id: np.zeros((len(space.pools[p.id]), n_features)) for p in space.points}
     for k, metric in enumerate(METRICS[: (n_features + 3) // 4]):
-        if metric == "wmd":
-            continue
-        for pid, (cl, pr) in space.pooled_metric(metric).items():
-            block = aggregate(cl, pr)
-            out[pid][:, 4 * k: min(4 * k + 4, n_features)] = block[:, : min(4, n_features - 4 * k)]
+        if metric != "wmd":
+            for pid, (cl, pr) in space.pooled_metric(metric).items():
+                out[pid][:, 4 * k: min(4 * k + 4, n_features)] = aggregate(cl, pr)[:, : min(4, n_features - 4 * k)]
     return out
 
 

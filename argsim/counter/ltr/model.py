@@ -1,12 +1,9 @@
 """Pointwise learning to rank (section 3.2, appendix B.1): logistic regression and XGBoost on the features.
 
-`LTRModel` is a scikit-learn-style estimator (`fit`, `predict_proba`, `decision_function`, `predict`) around
-a `StandardScaler` + `LogisticRegression(class_weight="balanced", C=50, max_iter=1000)` or
-`StandardScaler` + `XGBClassifier` with the appendix's hyper-parameters, except n_jobs = 1 instead of 20: on the
-shared 2-core machine two OpenMP threads made a 480-pair fit take 334 s instead of 1.1 s (threads spinning
-under contention); parallel work belongs to the engine (`--engine ray`). `features="part"` uses x1..x8, `"full"`
-all 20 (`argsim.counter.lexical.features`). Training pairs: `argsim.counter.ltr.training`; rankers:
-`argsim.counter.ltr.rankers`.
+`LTRModel` is a scikit-learn-style estimator (`fit`, `predict_proba`, `decision_function`, `predict`) around a
+`StandardScaler` + `LogisticRegression` or `XGBClassifier` with the appendix's hyper-parameters, except n_jobs = 1
+instead of 20 (threads spinning under contention on 2 shared cores, docs/counterargs-ltr.md); parallel work belongs
+to the engine (`--engine ray`). `features="part"` uses x1..x8, `"full"` all 20 (`argsim.counter.lexical.features`).
 """
 
 from __future__ import annotations
@@ -25,6 +22,10 @@ XGB_PARAMS = dict(max_depth=8, learning_rate=0.01, n_estimators=1000, min_child_
                   objective="binary:logistic", eval_metric="auc", gamma=0, n_jobs=1)
 LOGREG_PARAMS = dict(class_weight="balanced", C=50, max_iter=1000)
 MODEL_FORMAT = "argsim-ltr-1"  # model.json: scaler (+ logistic regression) as numbers; xgboost.json: XGBoost's own
+
+
+def _xgb_classifier(**params):
+    return need("xgboost", "the XGBoost learning-to-rank models").XGBClassifier(**params)
 
 
 class LTRModel:
@@ -51,9 +52,7 @@ class LTRModel:
             from sklearn.linear_model import LogisticRegression
 
             return make_pipeline(StandardScaler(), LogisticRegression(random_state=self.seed, **LOGREG_PARAMS))
-        XGBClassifier = need("xgboost", "the XGBoost learning-to-rank models").XGBClassifier
-
-        return make_pipeline(StandardScaler(), XGBClassifier(random_state=self.seed, **XGB_PARAMS))
+        return make_pipeline(StandardScaler(), _xgb_classifier(random_state=self.seed, **XGB_PARAMS))
 
     def _x(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=np.float64)
@@ -81,8 +80,7 @@ class LTRModel:
         """Logistic regression as weights on the raw features: coef / scale (the offset does not change ranks)."""
         if self.model != "logreg":
             raise ValueError("only logistic regression is linear")
-        scaler, clf = self.pipeline[0], self.pipeline[-1]
-        return clf.coef_.ravel() / scaler.scale_
+        return self.pipeline[-1].coef_.ravel() / self.pipeline[0].scale_
 
     def save(self, folder: str | Path, meta: dict | None = None) -> Path:
         """Save as data, never a pickle: the scaler (and logistic regression) as JSON numbers in `model.json`,
@@ -102,9 +100,7 @@ class LTRModel:
             with atomic_path(folder / "xgboost.json") as tmp:  # the temporary name keeps .json: xgboost's format
                 clf.save_model(str(tmp))
         write_json(folder / "model.json", params)
-        stale = folder / "model.joblib"
-        if stale.exists():  # an old pickle beside the new model would only mislead
-            stale.unlink()
+        (folder / "model.joblib").unlink(missing_ok=True)  # an old pickle beside the new model would only mislead
         write_json(folder / "ltr.json", {"model": self.model, "features": self.features, "seed": self.seed,
                                          "n_features": self.n_features} | (meta or {}))
         return folder
@@ -117,6 +113,7 @@ class LTRModel:
         from sklearn.pipeline import make_pipeline
         from sklearn.preprocessing import StandardScaler
 
+        from argsim.backend.safety import model_files
         from argsim.io import read_json, read_json_as
         from argsim.schemas import LTRMeta
 
@@ -127,8 +124,6 @@ class LTRModel:
             hint = " (it holds a pickle, model.joblib, which is never loaded: it could run code)" \
                 if (folder / "model.joblib").exists() else ""
             raise ArgsimError(f"{folder}: no model.json{hint}; retrain it with `argsim train ltr`")
-        from argsim.backend.safety import model_files
-
         with model_files(folder, "LTR model"):
             meta = read_json_as(LTRMeta, folder / "ltr.json", what="an LTR model's metadata {model, features}")
             m = cls(meta["model"], meta["features"], meta.get("seed", 13))
@@ -137,21 +132,18 @@ class LTRModel:
                 raise TypeError("model.json must hold an object")
         try:
             scaler = StandardScaler()
-            scaler.mean_ = np.asarray(params["scaler"]["mean"], dtype=np.float64)
-            scaler.scale_ = np.asarray(params["scaler"]["scale"], dtype=np.float64)
-            scaler.var_ = np.asarray(params["scaler"]["var"], dtype=np.float64)
+            scaler.mean_, scaler.scale_, scaler.var_ = (np.asarray(params["scaler"][k], dtype=np.float64)
+                                                        for k in ("mean", "scale", "var"))
             scaler.n_samples_seen_ = params["scaler"]["n_samples_seen"]
             scaler.n_features_in_ = len(scaler.mean_)
             if m.model == "logreg":
                 clf = LogisticRegression(**LOGREG_PARAMS)
-                clf.coef_ = np.asarray(params["logreg"]["coef"], dtype=np.float64)
-                clf.intercept_ = np.asarray(params["logreg"]["intercept"], dtype=np.float64)
+                clf.coef_, clf.intercept_ = (np.asarray(params["logreg"][k], dtype=np.float64)
+                                             for k in ("coef", "intercept"))
                 clf.classes_ = np.asarray(params["logreg"]["classes"])
                 clf.n_features_in_ = clf.coef_.shape[1]
             else:
-                XGBClassifier = need("xgboost", "the XGBoost learning-to-rank models").XGBClassifier
-
-                clf = XGBClassifier()
+                clf = _xgb_classifier()
                 clf.load_model(str(folder / "xgboost.json"))
         except (KeyError, TypeError, ValueError, OSError) as exc:
             raise ArgsimError(f"{folder}: unreadable LTR model ({exc})") from None

@@ -42,18 +42,14 @@ def _ltr_ranker(method: str):
         ltr, meta = LTRModel.load(_model_folder(method, setting, model))
         # models saved before the stop-word option kept every token
         config = FeatureConfig.from_dict({"stopwords": "none"} | (meta.get("features_config") or {}))
-        if ltr.model == "logreg":
-            space = FeatureSpace(points, pools, config, executor=engine or LocalEngine())
-            scores, stats = linear_scores(space, ltr.linear_weights(), gold=gold if prune == "rank" else None,
-                                          mode=prune, top_k=top_k, description=method)
-            return ScoreDict(scores, exact_rank=prune in ("rank", "none"), stats=stats.__dict__)
-        if prune == "none":
+        if ltr.model == "xgboost" and prune == "none":
             feats = pool_features(points, pools, config, ltr.n_features, engine=engine)
             return ScoreDict({p.id: ltr.decision_function(feats[p.id]) for p in points}, exact_rank=True)
         space = FeatureSpace(points, pools, config, executor=engine or LocalEngine())
-        scores, stats = tree_scores(space, ltr, gold=gold if prune == "rank" else None,
-                                    mode="rank" if prune == "rank" else "top", top_k=top_k, description=method)
-        return ScoreDict(scores, exact_rank=prune == "rank", stats=stats.__dict__)
+        search = {"gold": gold if prune == "rank" else None, "mode": prune, "top_k": top_k, "description": method}
+        scores, stats = (linear_scores(space, ltr.linear_weights(), **search) if ltr.model == "logreg"
+                         else tree_scores(space, ltr, **search))  # the exact search over linear or tree scores
+        return ScoreDict(scores, exact_rank=prune in ("rank", "none"), stats=stats.__dict__)
 
     return rank
 

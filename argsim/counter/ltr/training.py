@@ -54,15 +54,13 @@ def training_set_from(points: list[Argument], pools: dict[str, list[Argument]], 
     sampled = {}
     points = [p for p in points if any(c.id == gold[p.id] for c in pools[p.id])]
     for p in points:
-        pos = [c for c in pools[p.id] if c.id == gold[p.id]]
         negs = [c for c in pools[p.id] if c.id != gold[p.id]]
         if neg_per_point is not None and len(negs) > neg_per_point:
             negs = [negs[i] for i in sorted(rng.choice(len(negs), size=neg_per_point, replace=False))]
-        sampled[p.id] = pos[:1] + negs
+        sampled[p.id] = [next(c for c in pools[p.id] if c.id == gold[p.id]), *negs]  # the true counter first
     feats = pool_features(points, sampled, config, n_features, engine=engine)
     x = np.concatenate([feats[p.id] for p in points])
-    y = np.concatenate([np.r_[np.ones(1, dtype=int),
-                              np.zeros(len(sampled[p.id]) - 1, dtype=int)] for p in points])
+    y = np.concatenate([np.r_[np.ones(1, dtype=int), np.zeros(len(sampled[p.id]) - 1, dtype=int)] for p in points])
     return TrainingSet(x=x, y=y, sampling=meta | {"neg_per_point": neg_per_point, "points": len(points),
                                                   "pairs": int(len(y)), "positives": int(y.sum())})
 
@@ -88,7 +86,6 @@ def train_ltr(corpus: CounterCorpus | None, setting: str, methods: tuple[str, ..
     for method in methods:
         kind, feats = method.split("-")
         model = LTRModel(kind, feats, seed=seed).fit(data.x, data.y)
-        folder = under_workdir(out_dir) / setting / method
-        saved[method] = model.save(folder, meta={"features_config": asdict(config), "sampling": data.sampling,
-                                                 "method": method})
+        meta = {"features_config": asdict(config), "sampling": data.sampling, "method": method}
+        saved[method] = model.save(under_workdir(out_dir) / setting / method, meta=meta)
     return saved

@@ -18,9 +18,7 @@ Venturini, SIGIR 2015), extended from a point to a box. Each tree's leaves are n
 64-bit words; a split that a box cannot pass to the left clears the bits of its left subtree's leaves (and to the
 right, of the right subtree's). Per feature, the masks of all splits on it are combined once per cut position
 (`_LeafMasks.table`), so a row costs one table look-up and one AND per feature and word (two for an interval
-feature): the reachable leaves are exactly the bits left set (a leaf is reachable iff none of its ancestors
-closes its side), and the largest is the word's lowest set bit. No descent, no per-row branching; a word-wide
-`numpy` pass per feature over blocks of rows.
+feature), no descent: the bits left set are the reachable leaves, the largest is the word's lowest set bit.
 
 Readings and choices:
 - Parsing: XGBoost's own JSON model (`Booster.save_raw("json")`, i.e. what `argsim train ltr` saves as
@@ -85,10 +83,6 @@ class TreeEnsemble:
         return 2.0 * (self.n_trees + 2) * 2.0 ** -24 * total + 1e-9
 
 
-def _logit(p: float) -> float:
-    return float(np.log(p) - np.log1p(-p))
-
-
 def parse_xgboost(model: Any) -> TreeEnsemble:
     """A `TreeEnsemble` from an XGBoost booster, its JSON text/bytes (`save_raw("json")`, a saved `.json` file's
     content) or that JSON as a dict."""
@@ -110,7 +104,7 @@ def parse_xgboost(model: Any) -> TreeEnsemble:
         raise ValueError(f"the model's best_iteration ({best}) ends before its last tree: predictions use fewer trees")
     objective = learner["objective"]["name"]
     base = float(str(params["base_score"]).strip("[]"))
-    base_margin = _logit(base) if objective in ("binary:logistic", "reg:logistic") else base
+    base_margin = float(np.log(base) - np.log1p(-base)) if objective in ("binary:logistic", "reg:logistic") else base
     left, right, feature, threshold, value, roots = [], [], [], [], [], []
     offset = 0
     for tree in trees:
@@ -165,7 +159,7 @@ class _LeafMasks:
         parent = np.full(len(left), -1, dtype=np.int64)
         parent[left[inner]] = inner
         parent[right[inner]] = inner
-        anc, on_left, which = [], [], []
+        anc, on_left, which = [np.zeros(0, np.int64)], [np.zeros(0, bool)], [np.zeros(0, np.int64)]
         cur, lid = leaves.astype(np.int64), np.arange(len(leaves))
         while len(cur):
             up = parent[cur]
@@ -175,16 +169,13 @@ class _LeafMasks:
             on_left.append(left[up] == cur)
             which.append(lid)
             cur = up
-        anc_a = np.concatenate(anc) if anc else np.zeros(0, dtype=np.int64)
-        left_a = np.concatenate(on_left) if on_left else np.zeros(0, dtype=bool)
-        which_a = np.concatenate(which) if which else np.zeros(0, dtype=np.int64)
+        anc_a, left_a, which_a = (np.concatenate(x) for x in (anc, on_left, which))
         self.features = np.unique(trees.feature[inner])
         self.cuts: dict[int, np.ndarray] = {}
         self._records: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
         for f in self.features:
-            cuts = np.unique(trees.threshold[inner[trees.feature[inner] == f]])
+            self.cuts[int(f)] = cuts = np.unique(trees.threshold[inner[trees.feature[inner] == f]])
             sel = trees.feature[anc_a] == f
-            self.cuts[int(f)] = cuts
             self._records[int(f)] = (np.searchsorted(cuts, trees.threshold[anc_a[sel]]), left_a[sel],
                                      leaf_word[which_a[sel]], ~leaf_bit[which_a[sel]])
         self._tables: dict[tuple[int, str], np.ndarray] = {}
@@ -228,13 +219,12 @@ class _LeafMasks:
             cuts = self.cuts[f]
             at_lo = np.searchsorted(cuts, lo[:, f], side="right")
             if np.array_equal(lo[:, f], hi[:, f]) and ((f, "both") in self._tables or (f, "lo") not in self._tables):
-                np.take(self.table(f, "both"), at_lo, axis=0, out=tmp)
+                looks = [("both", at_lo)]
+            else:
+                looks = [("lo", at_lo), ("hi", np.searchsorted(cuts, hi[:, f], side="right"))]
+            for kind, at in looks:
+                np.take(self.table(f, kind), at, axis=0, out=tmp)
                 acc &= tmp
-                continue
-            np.take(self.table(f, "lo"), at_lo, axis=0, out=tmp)
-            acc &= tmp
-            np.take(self.table(f, "hi"), np.searchsorted(cuts, hi[:, f], side="right"), axis=0, out=tmp)
-            acc &= tmp
         # the first reachable leaf of each word is its largest: its bit is the lowest set bit
         first = np.bitwise_count((acc & (~acc + np.uint64(1))) - np.uint64(1))  # 64 for an empty word
         best = self.values.ravel()[self.flat_offsets + first.astype(np.int64)]
@@ -243,7 +233,9 @@ class _LeafMasks:
         return self.base + best.sum(axis=1)
 
 
-def _as_box(trees: TreeEnsemble, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _box_bound(trees: TreeEnsemble, lo: np.ndarray, hi: np.ndarray, sign: float) -> np.ndarray:
+    """sign x (base + sum over trees of the (sign x value)-largest leaf reachable from the box), per row, in chunks
+    of rows that bound the memory of one pass."""
     lo = np.atleast_2d(np.asarray(lo, dtype=np.float32))
     hi = np.atleast_2d(np.asarray(hi, dtype=np.float32))
     if lo.shape != hi.shape or lo.shape[1] < trees.n_features:
@@ -252,7 +244,12 @@ def _as_box(trees: TreeEnsemble, lo: np.ndarray, hi: np.ndarray) -> tuple[np.nda
         raise ValueError("NaN in the box: missing values (XGBoost's default direction) are not supported")
     if np.any(lo > hi):
         raise ValueError("lo > hi in the box")
-    return lo, hi
+    masks = trees.masks(sign)
+    out = np.empty(len(lo))
+    step = max(1, CHUNK_WORDS // max(masks.n_words, 1))
+    for start in range(0, len(lo), step):
+        out[start:start + step] = sign * masks.upper(lo[start:start + step], hi[start:start + step])
+    return out
 
 
 def margin_upper_bound(trees: TreeEnsemble, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -261,24 +258,12 @@ def margin_upper_bound(trees: TreeEnsemble, lo: np.ndarray, hi: np.ndarray) -> n
     lo, hi: (N, n_features) inputs of the model (after any preprocessing), cast to float32 as XGBoost does.
     With lo == hi it is the model's margin (up to float32 rounding, see `TreeEnsemble.rounding_slack`).
     """
-    lo, hi = _as_box(trees, lo, hi)
-    masks = trees.masks(+1.0)
-    out = np.empty(len(lo))
-    step = max(1, CHUNK_WORDS // max(masks.n_words, 1))
-    for start in range(0, len(lo), step):
-        out[start:start + step] = masks.upper(lo[start:start + step], hi[start:start + step])
-    return out
+    return _box_bound(trees, lo, hi, +1.0)
 
 
 def margin_lower_bound(trees: TreeEnsemble, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """base + sum over trees of the smallest leaf reachable from the box: <= the margin everywhere in it."""
-    lo, hi = _as_box(trees, lo, hi)
-    masks = trees.masks(-1.0)
-    out = np.empty(len(lo))
-    step = max(1, CHUNK_WORDS // max(masks.n_words, 1))
-    for start in range(0, len(lo), step):
-        out[start:start + step] = -masks.upper(lo[start:start + step], hi[start:start + step])
-    return out
+    return _box_bound(trees, lo, hi, -1.0)
 
 
 def margins(trees: TreeEnsemble, x: np.ndarray) -> np.ndarray:
