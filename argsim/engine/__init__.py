@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from argsim.backend.encoder import Encoder
 
 
-
 def encode(engine: Engine | None, encoder: Encoder, texts: Sequence[str], normalize: bool = False) -> np.ndarray:
     """`encoder.encode(texts)` on `engine` (local: the encoder itself; ray: what the cache lacks, on Ray's actor
     pool, merged into the encoder's cache): see `argsim.engine.encoding` (imported on first use)."""

@@ -22,7 +22,8 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -171,9 +172,7 @@ def embed_local(path: Path, out: Path, spec: EmbedSpec, config=None, rows_per_sh
             vectors = enc.encode(texts, normalize=spec.normalize)
             dim = int(vectors.shape[1])
             pq.write_table(shard_table(part, keys, vectors), tmp / f"part-{n:05d}.parquet")
-        manifest = _manifest(spec, enc.cache_key, dim, total, "local", path)
-        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
-    return manifest
+        return _manifest(tmp, spec, enc.cache_key, dim, total, "local", path)
 
 
 # ---------------------------------------------------------------- Ray engine
@@ -251,11 +250,10 @@ def actor_pool(ds, spec: EmbedSpec, engine, batch_rows: int, workers: int | None
 
     gpus = engine.gpus()
     actors = workers or (gpus if gpus else engine.workers)
-    worker_spec = EmbedSpec(**{**spec.__dict__, "device": "cuda" if gpus else "cpu"})
     ds = ds.map_batches(
-        EmbedActor, fn_constructor_kwargs={"spec": worker_spec}, batch_size=batch_rows, batch_format="pyarrow",
-        compute=ray.data.ActorPoolStrategy(size=actors), num_cpus=0 if gpus else ACTOR_CPUS,
-        num_gpus=1 if gpus else 0)
+        EmbedActor, fn_constructor_kwargs={"spec": replace(spec, device="cuda" if gpus else "cpu")},
+        batch_size=batch_rows, batch_format="pyarrow", compute=ray.data.ActorPoolStrategy(size=actors),
+        num_cpus=0 if gpus else ACTOR_CPUS, num_gpus=1 if gpus else 0)
     return ds, actors
 
 
@@ -264,20 +262,17 @@ def embed_ray(path: Path, out: Path, spec: EmbedSpec, engine, batch_rows: int = 
     """Embed with a Ray Data actor pool and write the shard folder (the engine's cluster does the work)."""
     import pyarrow.dataset as pads
 
+    from argsim.engine.ray_engine import worker_errors
+
     ray = engine.session()  # connect first (the dataset needs a session)
     quiet_data(ray, quiet)
     if path.suffix.lower() not in TABLE_SUFFIXES and not path.is_dir():  # plain text: one text a line
-        spec = EmbedSpec(**{**spec.__dict__, "column": "text", "id_column": None})
+        spec = replace(spec, column="text", id_column=None)
     ds, actors = actor_pool(read_dataset(path, spec), spec, engine, batch_rows, workers)
     with _staging(out) as tmp:
-        try:
+        with worker_errors(ray, f"{path}: "):
             ds.write_parquet(str(tmp), min_rows_per_file=min(rows_per_shard, 10_000),
                              ray_remote_args={"num_cpus": IO_CPUS})
-        except ray.exceptions.RayTaskError as exc:
-            cause = getattr(exc, "cause", None)
-            if isinstance(cause, ArgsimError):
-                raise ArgsimError(f"{path}: {cause}") from None
-            raise
         files = sorted(tmp.glob("*.parquet"))
         if not files:
             raise InputError(path, "no texts")
@@ -286,9 +281,7 @@ def embed_ray(path: Path, out: Path, spec: EmbedSpec, engine, batch_rows: int = 
         if len(identities) != 1:
             raise ArgsimError(f"{path}: workers embedded with different model identities {sorted(identities)}")
         first = pads.dataset(str(files[0]), format="parquet").schema.field("vector").type.list_size
-        manifest = _manifest(spec, identities.pop(), int(first), table.num_rows, "ray", path, actors=actors)
-        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
-    return manifest
+        return _manifest(tmp, spec, identities.pop(), int(first), table.num_rows, "ray", path, actors=actors)
 
 
 def embed_texts_ray(engine, spec: EmbedSpec, texts: list[str], chunk_rows: int,
@@ -300,6 +293,8 @@ def embed_texts_ray(engine, spec: EmbedSpec, texts: list[str], chunk_rows: int,
     (the caller passes them length-sorted: the same batches as the local encoder's chunks)."""
     import pyarrow as pa
 
+    from argsim.engine.ray_engine import worker_errors
+
     ray = engine.session()
     quiet_data(ray, quiet)
     blocks = [pa.table({spec.column: pa.array(texts[i:i + chunk_rows], type=pa.string())})
@@ -308,21 +303,15 @@ def embed_texts_ray(engine, spec: EmbedSpec, texts: list[str], chunk_rows: int,
         return
     want = min(workers or engine.workers, len(blocks))
     ds, _ = actor_pool(ray.data.from_arrow(blocks), spec, engine, chunk_rows, want)
-    try:
+    with worker_errors(ray):
         for batch in ds.iter_batches(batch_format="pyarrow", batch_size=None, prefetch_batches=0):
             if batch.num_rows == 0:
                 continue
-            flat = pa.concat_arrays([c.flatten() for c in batch.column("vector").chunks])
-            vectors = np.asarray(flat.to_numpy(zero_copy_only=False), dtype=np.float32).reshape(batch.num_rows, -1)
             identities = set(batch.column("identity").to_pylist())
             if len(identities) != 1:
                 raise ArgsimError(f"workers embedded with different model identities {sorted(identities)}")
+            vectors = _flat(batch.column("vector")).reshape(batch.num_rows, -1)
             yield batch.column("key").to_pylist(), vectors, identities.pop()
-    except ray.exceptions.RayTaskError as exc:
-        cause = getattr(exc, "cause", None)
-        if isinstance(cause, ArgsimError):
-            raise ArgsimError(str(cause)) from None
-        raise
 
 
 # ---------------------------------------------------------------- reading shards back
@@ -359,9 +348,15 @@ def read_shards(folder: str | Path) -> tuple[list[str], list[bytes], np.ndarray,
     size = getattr(col.type, "list_size", None)
     if size != dim:
         raise InputError(folder, f"the shards hold {size}-d vectors but the manifest says {dim}")
-    flat = pa.concat_arrays([c.flatten() for c in col.chunks]) if col.num_chunks else pa.array([], pa.float32())
-    vectors = np.asarray(flat.to_numpy(zero_copy_only=False), dtype=np.float32).reshape(-1, dim)
-    return table.column("id").to_pylist(), table.column("key").to_pylist(), vectors, manifest
+    return table.column("id").to_pylist(), table.column("key").to_pylist(), _flat(col).reshape(-1, dim), manifest
+
+
+def _flat(column) -> np.ndarray:
+    """The values of a column of fixed-size float lists (a pyarrow ChunkedArray), flat, as float32."""
+    import pyarrow as pa
+
+    flat = pa.concat_arrays([c.flatten() for c in column.chunks]) if column.num_chunks else pa.array([], pa.float32())
+    return np.asarray(flat.to_numpy(zero_copy_only=False), dtype=np.float32)
 
 
 #: how many imported rows are encoded again and compared; the smallest cosine accepted
@@ -467,35 +462,31 @@ def import_shards(folder: str | Path, cache_dir: str | Path, chunk: int = 50_000
 # ---------------------------------------------------------------- helpers
 
 
-def _manifest(spec: EmbedSpec, identity: str, dim: int, rows: int, engine: str, source: Path, **extra) -> dict:
-    return {"model": spec.model, "identity": identity, "pooling": spec.pooling, "max_seq_length": spec.max_seq_length,
-            "normalize": spec.normalize, "dim": dim, "rows": rows, "engine": engine,
-            "source": str(Path(source).resolve()),
-            "column": spec.column, "id_column": spec.id_column, "role": spec.role, **extra}
+def _manifest(tmp: Path, spec: EmbedSpec, identity: str, dim: int, rows: int, engine: str, source: Path,
+              **extra) -> dict:
+    """The shard folder's manifest, written into `tmp`."""
+    manifest = {"model": spec.model, "identity": identity, "pooling": spec.pooling,
+                "max_seq_length": spec.max_seq_length, "normalize": spec.normalize, "dim": dim, "rows": rows,
+                "engine": engine, "source": str(Path(source).resolve()), "column": spec.column,
+                "id_column": spec.id_column, "role": spec.role, **extra}
+    (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+    return manifest
 
 
-class _staging:
+@contextmanager
+def _staging(out: Path) -> Iterator[Path]:
     """A temporary folder beside `out`, renamed onto it when the block finishes (removed on failure)."""
+    from argsim.io import current_umask
 
-    def __init__(self, out: Path) -> None:
-        self.out = Path(out)
-
-    def __enter__(self) -> Path:
-        self.out.parent.mkdir(parents=True, exist_ok=True)
-        self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.", dir=self.out.parent))
-        os.chmod(self.tmp, 0o777 & ~_umask())
-        return self.tmp
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None:
-            if self.out.is_dir():
-                self.out.rmdir()  # empty (checked before the work)
-            os.replace(self.tmp, self.out)
-        else:
-            shutil.rmtree(self.tmp, ignore_errors=True)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    os.chmod(tmp, 0o777 & ~current_umask())
+    try:
+        yield tmp
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if out.is_dir():
+        out.rmdir()  # empty (checked before the work)
+    os.replace(tmp, out)

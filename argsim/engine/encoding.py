@@ -13,9 +13,8 @@ Equality with `local`: the missing texts are sent length-sorted in blocks of the
 agree to float tolerance (an actor runs torch with one thread, so sums may round differently).
 Workers rebuild the encoder from its `recipe` (`get_encoder` arguments, precision included); the model identity
 they report (`Encoder.cache_key`: with the precision when not fp32) must equal the local one, otherwise nothing is
-stored. An encoder without a recipe (one wrapping weights held in
-memory, e.g. a fine-tuned counter-argument tower) cannot be rebuilt on a worker: it is encoded locally, with a
-one-line warning.
+stored. An encoder without a recipe (one wrapping weights held in memory, e.g. a fine-tuned counter-argument
+tower) cannot be rebuilt on a worker: it is encoded locally, with a one-line warning.
 """
 
 from __future__ import annotations
@@ -27,7 +26,8 @@ import numpy as np
 from argsim.backend.cache import text_key
 from argsim.backend.encoder import Encoder
 from argsim.engine.base import Engine
-from argsim.errors import ArgsimError, InputError, warn
+from argsim.errors import ArgsimError, warn
+from argsim.io import as_texts
 from argsim.vectors import l2_normalize
 
 
@@ -43,24 +43,14 @@ def worker_spec(encoder: Encoder):
                      precision=recipe.get("precision", "auto"))
 
 
-def missing_texts(encoder: Encoder, texts: Sequence[str]) -> list[str]:
-    """The distinct texts of `texts` that the encoder's cache does not hold, in first-seen order."""
-    unique = list(dict.fromkeys(texts))
-    if not encoder.use_cache or not unique:
-        return unique
-    found = encoder.cache().get_many(unique)
-    return [t for t in unique if t not in found]
-
-
 def encode(engine: Engine | None, encoder: Encoder, texts: Sequence[str], normalize: bool = False) -> np.ndarray:
     """`encoder.encode(texts)` on `engine` (see the module docstring): float32 (len(texts), dim), input order."""
-    texts = [texts] if isinstance(texts, str) else list(texts)
+    texts = as_texts(texts, "texts")
     if engine is None or engine.name == "local" or not texts:
         return encoder.encode(texts, normalize=normalize)
-    for i, t in enumerate(texts):
-        if not isinstance(t, str):
-            raise InputError(None, f"text {i} is {type(t).__name__}, not a string")
-    missing = missing_texts(encoder, texts)
+    unique = list(dict.fromkeys(texts))  # the distinct texts the cache lacks, in first-seen order
+    found = encoder.cache().get_many(unique) if encoder.use_cache else {}
+    missing = [t for t in unique if t not in found]
     spec = worker_spec(encoder) if missing else None
     if missing and spec is None:
         warn(f"{encoder.name}: this encoder cannot be rebuilt on engine workers; {len(missing):,} text(s) are "

@@ -11,23 +11,14 @@ and each block is one Ray task; results come back in the items' order.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from argsim.engine.base import Engine
 from argsim.errors import ArgsimError
 from argsim.measure import usable_cores
 from argsim.progress import progress_bar
-
-
-def import_ray():
-    """The `ray` module, or one clear line telling how to install it."""
-    try:
-        import ray
-    except ImportError:
-        raise ArgsimError("--engine ray needs Ray: pip install 'argsim[ray]'") from None
-    return ray
-
 
 #: seconds a --ray-address gets to accept a TCP connection before argsim gives up (one line, no Ray start-up)
 CONNECT_SECONDS = 3.0
@@ -106,7 +97,10 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None, quiet: b
     process may use) and logs only warnings (errors under `quiet`); worker output never reaches the terminal."""
     import logging
 
-    ray = import_ray()
+    try:
+        import ray
+    except ImportError:
+        raise ArgsimError("--engine ray needs Ray: pip install 'argsim[ray]'") from None
     if ray.is_initialized():
         return ray
     address = address or os.environ.get("RAY_ADDRESS") or None
@@ -167,11 +161,10 @@ class RayEngine(Engine):
         pending = list(refs)
         with progress_bar(len(items), description or "working", enabled=description is not None) as bar:
             while pending:
-                done, pending = ray.wait(pending, num_returns=1)
-                for ref in done:
-                    k = position[ref]
-                    results[k] = _get(ray, ref)
-                    bar.advance(len(blocks[k]))
+                (ref,), pending = ray.wait(pending, num_returns=1)
+                with worker_errors(ray):
+                    results[position[ref]] = ray.get(ref)
+                bar.advance(len(blocks[position[ref]]))
         return [r for part in results for r in part]  # type: ignore[union-attr]
 
     def describe(self) -> dict:
@@ -180,12 +173,13 @@ class RayEngine(Engine):
                 "address": self.address or os.environ.get("RAY_ADDRESS") or "local"}
 
 
-def _get(ray, ref):
-    """`ray.get`, re-raising an argsim error from a worker as itself (one line, exit 2)."""
+@contextmanager
+def worker_errors(ray, prefix: str = "") -> Iterator[None]:
+    """An argsim error raised in a Ray worker re-raised here as itself, after `prefix` (one line, exit 2)."""
     try:
-        return ray.get(ref)
+        yield
     except ray.exceptions.RayTaskError as exc:
         cause = getattr(exc, "cause", None)
         if isinstance(cause, ArgsimError):
-            raise ArgsimError(str(cause)) from None
+            raise ArgsimError(f"{prefix}{cause}") from None
         raise
