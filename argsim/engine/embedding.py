@@ -7,11 +7,9 @@ engine). Row order inside the folder is not the input order (Ray streams blocks)
 which. `read_shards` reads a folder back; `import_shards` merges one into the embedding cache.
 
 - `local`: the backend's `Encoder.encode` (de-duplicated, length-sorted, cached, resumable), then shards.
-- `ray`: `ray.data.read_csv/read_json/read_parquet/read_text` stream the input; `map_batches` runs a callable
-  class on an actor pool: one model per actor, one actor per CPU of the cluster (or one per GPU, with
-  `num_gpus=1`, when the cluster has GPUs; a CPU actor runs one torch thread and reserves half a CPU, see
-  `ACTOR_CPUS`); the result is written by Ray as Parquet shards. Workers do not use
-  the local cache (they may be other machines): import the shards to cache them.
+- `ray`: Ray Data streams the input (`read_dataset`) through `EmbedActor` on an actor pool (`actor_pool`: one
+  model per actor, one actor per CPU or GPU of the cluster) and writes the shards. Workers do not use the local
+  cache (they may be other machines): import the shards to cache them.
 The folder appears only when the run finished (written under a temporary name, then renamed).
 """
 
@@ -29,9 +27,13 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from argsim.backend.cache import text_key
+from argsim.backend import get_encoder
+from argsim.backend.cache import EmbeddingCache, text_key
 from argsim.backend.encoder import MAX_BATCH_SIZE
+from argsim.config import RunConfig
+from argsim.engine.ray_engine import worker_errors
 from argsim.errors import ArgsimError, InputError
+from argsim.io import check_input_file, check_output_path, current_umask, parse_json, read_json_as, read_texts
 from argsim.options import check_settings, setting
 
 if TYPE_CHECKING:
@@ -85,8 +87,6 @@ def check_shard_out(out: Path) -> None:
         raise ArgsimError(f"{out}: exists and is not a folder (shards need a folder)")
     if out.is_dir() and any(out.iterdir()):
         raise ArgsimError(f"{out}: folder is not empty (choose a new folder for the shards)")
-    from argsim.io import check_output_path
-
     check_output_path(out, "folder")  # creatable: no file on the way, a folder we can write into (root included)
 
 
@@ -105,8 +105,6 @@ def shard_table(ids: list[str], keys: list[bytes], vectors: np.ndarray):
 
 def input_columns(path: Path) -> list[str]:
     """Column names of a CSV/TSV/JSONL/Parquet file (read from its header / first record / schema)."""
-    from argsim.io import check_input_file
-
     suffix = path.suffix.lower()
     if not path.is_dir():
         check_input_file(path)  # a FIFO is never opened; the message names what the path is
@@ -114,8 +112,6 @@ def input_columns(path: Path) -> list[str]:
         import pyarrow.dataset as pads
 
         return list(pads.dataset(str(path), format="parquet").schema.names)
-    from argsim.io import parse_json
-
     with open(path, "rb") as fh:  # binary lines end at \n only (a U+2028 or lone CR stays inside its line)
         if suffix in (".jsonl", ".ndjson"):
             for n, raw in enumerate(fh, start=1):
@@ -132,8 +128,6 @@ def input_columns(path: Path) -> list[str]:
 def check_input(path: Path, spec: EmbedSpec) -> None:
     """The columns the run needs exist (plain text files have one implicit column)."""
     if path.suffix.lower() not in TABLE_SUFFIXES and not path.is_dir():
-        from argsim.io import check_input_file
-
         check_input_file(path)
         if spec.id_column is not None:
             raise InputError(path, "--id-column needs a CSV/TSV/JSONL/Parquet input (plain text has no columns)")
@@ -151,7 +145,6 @@ def embed_local(path: Path, out: Path, spec: EmbedSpec, config=None, rows_per_sh
     """Encode with the backend (the run's cache, resumable) and write the shard folder."""
     import pyarrow.parquet as pq
 
-    from argsim.backend import get_encoder
     from argsim.io import count_texts, record_chunks, text_chunks, warn_duplicate_ids
     from argsim.schemas import text_records
 
@@ -182,9 +175,6 @@ class EmbedActor:
     """One model per actor: `__call__` turns a pyarrow batch of texts into a shard batch (id, key, vector)."""
 
     def __init__(self, spec: EmbedSpec) -> None:
-        from argsim.backend import get_encoder
-        from argsim.config import RunConfig
-
         self.spec = spec
         if spec.device == "cpu":
             import torch
@@ -204,10 +194,8 @@ class EmbedActor:
         texts = pc.cast(column, pa.string()).to_pylist()
         vectors = self.encoder.encode(texts, normalize=self.spec.normalize, use_cache=False, show_progress=False)
         keys = [text_key(t) for t in texts]
-        if self.spec.id_column is not None:
-            ids = pc.cast(batch.column(self.spec.id_column), pa.string()).to_pylist()
-        else:
-            ids = [k.hex() for k in keys]
+        ids = ([k.hex() for k in keys] if self.spec.id_column is None
+               else pc.cast(batch.column(self.spec.id_column), pa.string()).to_pylist())
         table = shard_table(ids, keys, vectors)
         return table.append_column("identity", pa.array([self.encoder.cache_key] * len(ids)).dictionary_encode())
 
@@ -262,8 +250,6 @@ def embed_ray(path: Path, out: Path, spec: EmbedSpec, engine, batch_rows: int = 
     """Embed with a Ray Data actor pool and write the shard folder (the engine's cluster does the work)."""
     import pyarrow.dataset as pads
 
-    from argsim.engine.ray_engine import worker_errors
-
     ray = engine.session()  # connect first (the dataset needs a session)
     quiet_data(ray, quiet)
     if path.suffix.lower() not in TABLE_SUFFIXES and not path.is_dir():  # plain text: one text a line
@@ -293,8 +279,6 @@ def embed_texts_ray(engine, spec: EmbedSpec, texts: list[str], chunk_rows: int,
     (the caller passes them length-sorted: the same batches as the local encoder's chunks)."""
     import pyarrow as pa
 
-    from argsim.engine.ray_engine import worker_errors
-
     ray = engine.session()
     quiet_data(ray, quiet)
     blocks = [pa.table({spec.column: pa.array(texts[i:i + chunk_rows], type=pa.string())})
@@ -319,7 +303,6 @@ def embed_texts_ray(engine, spec: EmbedSpec, texts: list[str], chunk_rows: int,
 
 def read_manifest(folder: Path) -> dict:
     """The shard folder's manifest, its fields typed (InputError, one line, otherwise)."""
-    from argsim.io import read_json_as
     from argsim.schemas import ShardManifest
 
     folder = Path(folder)
@@ -366,8 +349,6 @@ VERIFY_MIN_COSINE = 0.99
 
 def _source_texts(path: Path, manifest: dict) -> list[str]:
     """The texts of the file the shards were made from, read as `embed` read them."""
-    from argsim.io import read_texts
-
     column = manifest.get("column") or "text"
     if path.suffix.lower() == ".parquet" or path.is_dir():
         import pyarrow.dataset as pads
@@ -434,9 +415,6 @@ def import_shards(folder: str | Path, cache_dir: str | Path, chunk: int = 50_000
 
     The rows enter the cache only after `verify_shards` accepts them (the model the manifest names is loaded
     with `config`'s options; `source` overrides the manifest's source file)."""
-    from argsim.backend import get_encoder
-    from argsim.backend.cache import EmbeddingCache
-
     folder = Path(folder)
     manifest = read_manifest(folder)
     if manifest.get("normalize"):
@@ -476,8 +454,6 @@ def _manifest(tmp: Path, spec: EmbedSpec, identity: str, dim: int, rows: int, en
 @contextmanager
 def _staging(out: Path) -> Iterator[Path]:
     """A temporary folder beside `out`, renamed onto it when the block finishes (removed on failure)."""
-    from argsim.io import current_umask
-
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))

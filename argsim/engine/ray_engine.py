@@ -1,11 +1,8 @@
-"""The Ray engine: tasks over blocks of items on a Ray cluster (attached by address, or started locally).
-
-`RayEngine(address)` attaches to `address` (a `ray://` or `host:port` address, or `auto`; checked with a
-3-second TCP connection first); without one it starts a local Ray instance on the loopback address with the cores
-this process may use, or `--threads` (dashboard off, worker logs kept from the terminal). An already initialised
-Ray session (a test fixture, a notebook) is reused as it is. The shared object is put in the object store once
-per `map` call; items are grouped into blocks (several per worker, so a slow block does not hold the rest back)
-and each block is one Ray task; results come back in the items' order.
+"""The Ray engine: tasks over blocks of items on a Ray cluster, attached by address (checked first:
+`check_reachable`) or started locally (`ensure_ray`; an already initialised Ray session, a test fixture or a
+notebook, is reused as it is). The shared object is put in the object store once per `map` call; items are grouped
+into blocks (several per worker, so a slow block does not hold the rest back), each block one Ray task; results
+come back in the items' order.
 """
 
 from __future__ import annotations
