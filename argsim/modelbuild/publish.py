@@ -1,18 +1,14 @@
-"""`argsim models publish NAME FOLDER`: put a trained model into the package as a shipped model, behind a gate.
+"""`argsim models publish NAME FOLDER`: put a trained model into the package as a shipped model, behind a gate
+(docs/models.md, "Train, continue, publish").
 
 A shipped model (`argsim/shipped/<name>/`, package data) is a small artifact over an installed base
-(`argsim.backend.adapters`): a LoRA adapter (`kpm`), heads over the frozen base (`counter-bi-encoder`), a delta
-over GiNZA's word table (`minutes`: a task with `pack` writes its artifact from the trained folder), or only the
-config of a composite over other shipped models (`counter-fusion`, `argsim.backend.concat`; its card's weights file
-is that config). Its
-card.json names the base and the hash of the base's weights, and also records what it is and how well it does:
-task, the data it was trained on and that data's licence, the training command and time, its figures on the
-task's own metric (from the training run's train_config.json), and its figure on a fixed small slice of the
-evaluation split (`slice`), measured when publishing through the same loader users get, so a test can check
-offline that the shipped file reproduces it.
-
-The gate: a model replaces the shipped one only when its recorded figure (the task's primary metric) is at least
-the shipped one's; otherwise nothing is written (ArgsimError, exit 2).
+(`argsim.backend.adapters`): a LoRA adapter, heads over the frozen base, a delta over GiNZA's word table (a task
+with `pack` writes it from the trained folder) or the config of a composite over other shipped models. Its
+card.json names the base and the hash of the base's weights, and records the task, the data and its licence, the
+training command and time, the figures of the training run (train_config.json), and the figure on a fixed small
+slice of the evaluation split (`slice`), measured when publishing through the loader users get, so a test can
+check offline that the shipped files reproduce it. The gate: a model replaces the shipped one only when its
+recorded primary figure is at least the shipped one's; otherwise nothing is written (ArgsimError, exit 2).
 """
 
 from __future__ import annotations
@@ -23,8 +19,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from argsim.backend.names import SHIPPED_DIR, is_shipped_folder, read_card, shipped_models, weights_file
+from argsim.data.catalog import dataset_dir
 from argsim.errors import ArgsimError
+from argsim.io import read_records, write_json
 from argsim.modelbuild.inventory import read_json_object
+from argsim.paths import under_workdir
+from argsim.schemas import TripletRecord
 
 
 @dataclass(frozen=True)
@@ -117,10 +118,6 @@ MINUTES_SLICE = 300
 def minutes_slice(config=None) -> list[dict]:
     """The fixed slice of the minutes test triplets a shipped political SBERT is checked on: the first 300 test
     triplets (file order) that `argsim data triplets minutes` wrote (runs/minutes-triplets/test.jsonl)."""
-    from argsim.io import read_records
-    from argsim.paths import under_workdir
-    from argsim.schemas import TripletRecord
-
     rows = read_records(under_workdir(MINUTES_TEST), TripletRecord)
     return [{k: str(r.get(k, "")) for k in ("anchor", "positive", "negative", "meeting", "negative_meeting")}
             for r in rows[:MINUTES_SLICE]]
@@ -171,7 +168,6 @@ def thematic_slice(config=None) -> list[dict]:
     """The fixed slice of the thematic test triplets a shipped thematic encoder is checked on: the first
     `THEMATIC_SLICE_SIZE` triplets-sen test triplets, exactly as `argsim data triplets wikipedia` writes them
     (`argsim.thematic.build.first_test_triplets`)."""
-    from argsim.data.catalog import dataset_dir
     from argsim.thematic.build import first_test_triplets
 
     return first_test_triplets(dataset_dir("wikipedia", config.data_dir if config else None), THEMATIC_SLICE_SIZE)
@@ -197,6 +193,8 @@ COUNTER_TASK = {"primary": "val_at1_over_30_best", "figures": ("val_at1_over_30_
                 "licence": COUNTERARGS_LICENCE}
 COUNTER_SLICE_TEXT = (f"counterargs-18 {COUNTER_SLICE['split']}, first {COUNTER_SLICE['limit']} points (id order), "
                       f"setting {COUNTER_SLICE['setting']}")
+RETRIEVER_SLICE_TEXT = (f"{COUNTER_SLICE_TEXT}: accuracy@1 and MRR (emb-cosine); ArguAna replica "
+                        f"{ARGUANA_SLICE['split']}, theme {ARGUANA_SLICE['themes'][0]}: nDCG@10")
 
 TASKS: dict[str, ShippedTask] = {
     "kpm": ShippedTask("kpm", "kpm", "key point matching bi-encoder: LoRA adapter over MiniLM, contrastive loss",
@@ -241,8 +239,7 @@ TASKS: dict[str, ShippedTask] = {
         data="counterargs-18 training pairs without any text of the validation or test split (2,796 of 4,065 "
              "point-counter pairs; validation: the ArguAna replica's validation split)",
         licence=COUNTERARGS_LICENCE.replace("the shipped heads hold", "the shipped adapter holds"),
-        slice_description=f"{COUNTER_SLICE_TEXT}: accuracy@1 and MRR (emb-cosine); ArguAna replica "
-                          f"{ARGUANA_SLICE['split']}, theme {ARGUANA_SLICE['themes'][0]}: nDCG@10",
+        slice_description=RETRIEVER_SLICE_TEXT,
         slice_figures=_retriever_slice_figures,
         trained_with="train with `argsim train counter-retriever`"),
     "counter-fusion": ShippedTask(
@@ -254,8 +251,7 @@ TASKS: dict[str, ShippedTask] = {
         data="no training of its own: its parts' data (counter-bi-encoder, counter-retriever); its weights chosen "
              "on the ArguAna replica's validation split",
         licence=COUNTERARGS_LICENCE.replace("the shipped heads hold", "the shipped config holds"),
-        slice_description=f"{COUNTER_SLICE_TEXT}: accuracy@1 and MRR (emb-cosine); ArguAna replica "
-                          f"{ARGUANA_SLICE['split']}, theme {ARGUANA_SLICE['themes'][0]}: nDCG@10",
+        slice_description=RETRIEVER_SLICE_TEXT,
         slice_figures=_retriever_slice_figures, artifact="composite", files=("config.json", "argsim_encoder.json"),
         trained_with="write with `argsim.backend.concat.save_composite` and record its figures in train_config.json"),
     "minutes": ShippedTask(
@@ -280,10 +276,6 @@ def artifact_of(card: dict) -> str:
     return str(card.get("artifact") or ("lora" if card.get("adapter") == "lora" else "?"))
 
 
-def _hash_key(artifact: str) -> str:
-    return "adapter_sha256" if artifact == "lora" else "weights_sha256"
-
-
 def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> dict:
     """Copy the trained model in `folder` into the package as the shipped model `name` when its recorded primary
     figure is at least the shipped one's; returns the card written. ArgsimError (nothing written) otherwise.
@@ -303,9 +295,6 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
         >>> publish("kpm", Path("models/kpm-lora"))["figures"]["dev_strict_map"]  # doctest: +SKIP
         0.83...
     """
-    from argsim.backend.names import SHIPPED_DIR, is_shipped_folder, read_card
-    from argsim.io import write_json
-
     if name not in TASKS:
         raise ArgsimError(f"unknown shipped model '{name}': choose from {', '.join(TASKS)}")
     spec, folder = TASKS[name], Path(folder)
@@ -314,10 +303,19 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
                               or any(not (folder / f).is_file() for f in spec.files)):
         raise ArgsimError(f"{folder}: not a folder that can ship as '{name}' ({spec.trained_with}; it holds "
                           f"{', '.join(spec.files)} and card.json)")
-    record, figures = _recorded_figures(folder, spec)
+    record = read_json_object(folder / "train_config.json") or {}
+    metrics = record.get("metrics") or {}
+    missing = [m for m in spec.figures if not isinstance(metrics.get(m), (int, float))]
+    if missing:
+        raise ArgsimError(f"{folder / 'train_config.json'}: no {missing[0]} recorded (train with the evaluation "
+                          "split, e.g. --eval-split dev)")
+    figures = {m: float(metrics[m]) for m in spec.figures}
     dest = Path(dest) if dest else SHIPPED_DIR
-    _check_not_worse(dest / name, spec, figures, f"{folder}: {spec.primary} {figures[spec.primary]:.4f} is below "
-                     f"the shipped '{name}'")
+    current = read_card(dest / name) if is_shipped_folder(dest / name) else None
+    have = ((current or {}).get("figures") or {}).get(spec.primary)
+    if isinstance(have, (int, float)) and figures[spec.primary] < have:
+        raise ArgsimError(f"{folder}: {spec.primary} {figures[spec.primary]:.4f} is below the shipped '{name}' "
+                          f"({have:.4f}); nothing was published")
     staging = dest / f".{name}.publishing"
     if staging.exists():
         shutil.rmtree(staging)
@@ -340,31 +338,9 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
     return card
 
 
-def _recorded_figures(folder: Path, spec: ShippedTask) -> tuple[dict, dict[str, float]]:
-    """(train_config.json, its figures of `spec.figures`); ArgsimError when one is not recorded."""
-    record = read_json_object(folder / "train_config.json") or {}
-    metrics = record.get("metrics") or {}
-    missing = [m for m in spec.figures if not isinstance(metrics.get(m), (int, float))]
-    if missing:
-        raise ArgsimError(f"{folder / 'train_config.json'}: no {missing[0]} recorded (train with the evaluation "
-                          "split, e.g. --eval-split dev)")
-    return record, {m: float(metrics[m]) for m in spec.figures}
-
-
-def _check_not_worse(target: Path, spec: ShippedTask, figures: dict[str, float], below: str) -> None:
-    """ArgsimError `below (shipped figure)` when the shipped model in `target` has the better primary figure."""
-    from argsim.backend.names import is_shipped_folder, read_card
-
-    current = read_card(target) if is_shipped_folder(target) else None
-    have = ((current or {}).get("figures") or {}).get(spec.primary)
-    if isinstance(have, (int, float)) and figures[spec.primary] < have:
-        raise ArgsimError(f"{below} ({have:.4f}); nothing was published")
-
-
 def _provenance(name: str, spec: ShippedTask, record: dict, figures: dict, source: Path, card: dict) -> dict:
     """The card's fields that say what the model is and how it was trained, and its weights' digests."""
     from argsim.backend.adapters import sha256_file
-    from argsim.backend.names import weights_file
 
     adapters = {f: sha256_file(source / f) for f in spec.files if f.endswith(".safetensors") and "/" in f}
     adapters = {"adapters_sha256": adapters} if spec.artifact == "lora+heads" else {}
@@ -373,7 +349,8 @@ def _provenance(name: str, spec: ShippedTask, record: dict, figures: dict, sourc
             "steps": record.get("steps"), "training_seconds": record.get("seconds"),
             "training_device": record.get("device"), "training_precision": record.get("precision"),
             "training_threads": record.get("threads"), "git_commit": record.get("git_commit"), "figures": figures,
-            _hash_key(spec.artifact): sha256_file(weights_file(source, card)), **adapters,
+            "adapter_sha256" if spec.artifact == "lora" else "weights_sha256": sha256_file(weights_file(source, card)),
+            **adapters,
             "published_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
 
@@ -393,8 +370,6 @@ def _swap_in(staging: Path, target: Path) -> None:
 def shipped_summaries() -> list[dict]:
     """One line per shipped model for `argsim models`: name, task, base, artifact (lora / heads / lora+heads /
     delta) and the size of all its files, figures, slice figures."""
-    from argsim.backend.names import read_card, shipped_models
-
     rows = []
     for name, folder in shipped_models().items():
         card = read_card(folder)
