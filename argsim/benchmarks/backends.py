@@ -17,6 +17,7 @@ import os
 import statistics
 import time
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -26,14 +27,20 @@ import numpy as np
 from argsim.backend import get_encoder, registry
 from argsim.backend.encoder import MAX_BATCH_SIZE
 from argsim.config import SEED, RunConfig
+from argsim.counter.core.run import dataset_points
+from argsim.data.argkp import load_argkp
 from argsim.data.catalog import data_root, dataset_dir
 from argsim.errors import ArgsimError
 from argsim.evaluation.record import Evaluation
 from argsim.io import read_records
+from argsim.kpm.scoring import score_key_points
 from argsim.measure import usable_cores
+from argsim.metrics.kpa_map import evaluate_map
+from argsim.metrics.triplets import encoded_triplet_scores
 from argsim.options import setting
 from argsim.results import environment, result_rows, write_results
 from argsim.schemas import TripletRecord, text_records
+from argsim.thematic.build import first_test_triplets
 
 #: (name, backend, quantize, precision)
 VARIANTS = [("torch-fp32", "torch", "none", "fp32"), ("torch-bf16", "torch", "none", "bf16"),
@@ -77,20 +84,16 @@ class BackendBenchOptions:
 
 def reset_peak() -> None:
     """Reset this process's peak resident set (Linux: VmHWM := VmRSS)."""
-    try:
+    with suppress(OSError):
         Path("/proc/self/clear_refs").write_text("5")
-    except OSError:
-        pass
 
 
 def peak_rss_mb() -> float | None:
     """This process's peak resident set in MiB (Linux), else None."""
-    try:
+    with suppress(OSError):
         for line in Path("/proc/self/status").read_text().splitlines():
             if line.startswith("VmHWM:"):
                 return round(int(line.split()[1]) / 1024, 1)
-    except OSError:
-        pass
     return None
 
 
@@ -158,9 +161,6 @@ class BenchInputs:
 def bench_inputs(options: BackendBenchOptions) -> BenchInputs:
     """The inputs of `options`' run; ArgsimError (one line) for an unknown variant or missing minutes triplets."""
     from argsim.backend.runtime import calibration_choice
-    from argsim.counter.core.run import dataset_points
-    from argsim.data.argkp import load_argkp
-    from argsim.thematic.build import first_test_triplets
 
     variant_names(options.variants)
     minutes_test = Path(options.minutes_dir) / "test.jsonl"
@@ -178,10 +178,6 @@ def bench_inputs(options: BackendBenchOptions) -> BenchInputs:
 
 def task_figures(enc: Any, inputs: BenchInputs) -> dict[str, float]:
     """Every `TASK_METRICS` figure of `enc`."""
-    from argsim.kpm.scoring import score_key_points
-    from argsim.metrics.kpa_map import evaluate_map
-    from argsim.metrics.triplets import encoded_triplet_scores
-
     kpm = evaluate_map(score_key_points(inputs.dev, enc), inputs.dev)
     return {"kpm_strict_mAP": kpm.strict, "kpm_relaxed_mAP": kpm.relaxed, **counter_accuracy(enc, inputs.slices),
             "triplet_accuracy": encoded_triplet_scores(enc, inputs.triplets, ties="wrong",

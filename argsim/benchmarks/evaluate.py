@@ -22,9 +22,13 @@ from typing import Any
 
 import numpy as np
 
+from argsim.backend.folders import check_model_name
+from argsim.backend.names import manifest_roles, shipped_folder
 from argsim.config import BACKENDS, PRECISIONS, QUANTIZATIONS, SEED, RunConfig
+from argsim.counter.neural.config import is_cross_folder
 from argsim.errors import ArgsimError, warn
 from argsim.evaluation.record import Evaluation
+from argsim.kpm.scoring import is_cross_encoder
 from argsim.measure import timed
 from argsim.metrics.paired import paired_comparison
 from argsim.published import PUBLISHED, mteb_figure, published
@@ -103,9 +107,6 @@ TASKS: dict[str, Task] = {t.key: t for t in (
 )}
 
 
-# ---------------------------------------------------------------- statistics (pure)
-
-
 def bootstrap_draws(n_units: int, n_boot: int = N_BOOT, seed: int = SEED) -> np.ndarray:
     """(n_boot, n_units) unit indices drawn with replacement: one draw set per task, shared by every model."""
     return np.random.default_rng(seed).integers(0, n_units, size=(n_boot, n_units))
@@ -148,9 +149,6 @@ def paired_test(a_boot: np.ndarray, b_boot: np.ndarray, a_units: np.ndarray | No
     return out
 
 
-# ---------------------------------------------------------------- models
-
-
 def model_label(model: Any, index: int = 0) -> str:
     """How the leaderboard names a model: a name or folder as given, an object by its `name` or class."""
     if isinstance(model, str | Path):
@@ -164,13 +162,8 @@ def model_kind(model: Any) -> str:
     if isinstance(model, str | Path):
         if str(model) == "bm25":
             return "lexical"
-        from argsim.backend.names import manifest_roles, shipped_folder
-
         folder = shipped_folder(str(model)) or Path(model).expanduser()
         if folder.is_dir():
-            from argsim.counter.neural.config import is_cross_folder
-            from argsim.kpm.scoring import is_cross_encoder
-
             if is_cross_folder(folder) or is_cross_encoder(str(folder)):
                 return "cross"
             if manifest_roles(folder):
@@ -185,8 +178,6 @@ def check_model(model: Any) -> None:
     """A model given by name must name something before any work: a registered or shipped name, `bm25`, a model
     folder (checked as a model folder) or a Hugging Face id in the local cache; ModelError (one line) else."""
     if isinstance(model, str | Path) and str(model) != "bm25":  # an object: the evaluators' resolver checks it
-        from argsim.backend.folders import check_model_name
-
         check_model_name(str(model))
 
 
@@ -204,9 +195,6 @@ def can_score(task: Task, kind: str, evaluator_class: type) -> bool:
     if kind == "two-tower":
         return bool(getattr(evaluator_class, "takes_roles", False))
     return kind == "bi" or bool(getattr(evaluator_class, "accepts_cross_encoder", False))
-
-
-# ---------------------------------------------------------------- the run
 
 
 @dataclass
@@ -283,19 +271,17 @@ class Leaderboard:
         for s in self.scores:
             ev = Evaluation(s.task, s.metrics, s.metric, data=s.data, n=s.n)
             for r in result_rows(ev, method=METHOD, model=name[s.model], setting=s.task, seconds=s.seconds,
-                                 env=model_envs.get(s.model, env),
-                                 command=command, paper={s.metric: s.reference.value} if s.reference else None):
+                                 env=model_envs.get(s.model, env), command=command,
+                                 paper={s.metric: s.reference.value} if s.reference else None):
                 if r.metric == s.metric:
                     r.extra = {"primary": True, "ci95": [s.low, s.high], "n_boot": self.n_boot, "units": s.n}
                 rows.append(r)
         for c in self.comparisons:
             ev = Evaluation(c.task, {f"delta_{c.metric}": c.delta}, f"delta_{c.metric}")
-            rows += [r for r in result_rows(
-                ev, method=COMPARE_METHOD, model=f"{name[c.a]} vs {name[c.b]}", setting=c.task,
-                env=model_envs.get(c.a, env),
-                command=command,
-                extra={"ci95": [c.low, c.high], "p_bootstrap": c.p_bootstrap, "p_mcnemar": c.p_mcnemar,
-                       "significant": c.significant, "n_boot": self.n_boot})]
+            rows += result_rows(ev, method=COMPARE_METHOD, model=f"{name[c.a]} vs {name[c.b]}", setting=c.task,
+                                env=model_envs.get(c.a, env), command=command,
+                                extra={"ci95": [c.low, c.high], "p_bootstrap": c.p_bootstrap,
+                                       "p_mcnemar": c.p_mcnemar, "significant": c.significant, "n_boot": self.n_boot})
         return rows
 
     @classmethod
@@ -454,10 +440,8 @@ def _score(ev: Any, task: Task, label: str, model: Any, draws: np.ndarray | None
         draws = bootstrap_draws(ev.n_units, *boot)
     resampled = np.asarray(ev.resample_primary(draws), dtype=np.float64)
     low, high = percentile_interval(resampled)
-    ref = None
-    if task.key == "arguana" and isinstance(model, str | Path):
-        found = mteb_figure(str(model))
-        ref = Reference(f"MTEB: {found[0]}", found[1]) if found else None
+    found = mteb_figure(str(model)) if task.key == "arguana" and isinstance(model, str | Path) else None
+    ref = Reference(f"MTEB: {found[0]}", found[1]) if found else None
     return (Score(label, task.key, result.primary_metric, result.primary, low, high, result.n, t["seconds"],
                   result.data, dict(result.metrics), ref, _mteb_scores(ev)), draws, (resampled, _binary_units(ev)))
 

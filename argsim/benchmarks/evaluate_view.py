@@ -59,12 +59,8 @@ def _metric(board: Leaderboard, task: Task) -> str:
 
 def references_text(board: Leaderboard) -> list[str]:
     """One line per task with published figures: `task: label value; ...`."""
-    out = []
-    for t in board.tasks:
-        refs = TASKS[t.key].reference_figures() if t.key in TASKS else []
-        if refs:
-            out.append(f"{t.title}: " + "; ".join(f"{r.label} {r.value:.3f}" for r in refs))
-    return out
+    return [f"{t.title}: " + "; ".join(f"{r.label} {r.value:.3f}" for r in refs) for t in board.tasks
+            if (refs := TASKS[t.key].reference_figures() if t.key in TASKS else [])]
 
 
 def leaderboard_html(board: Leaderboard, title: str = "argsim evaluate", meta: str = "",

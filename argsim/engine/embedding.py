@@ -16,11 +16,12 @@ The folder appears only when the run finished (written under a temporary name, t
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -100,9 +101,6 @@ def shard_table(ids: list[str], keys: list[bytes], vectors: np.ndarray):
                      "vector": pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1])})
 
 
-# ---------------------------------------------------------------- input checks (before any work)
-
-
 def input_columns(path: Path) -> list[str]:
     """Column names of a CSV/TSV/JSONL/Parquet file (read from its header / first record / schema)."""
     suffix = path.suffix.lower()
@@ -138,9 +136,6 @@ def check_input(path: Path, spec: EmbedSpec) -> None:
             raise InputError(path, f"missing column(s) {col}; found {', '.join(found)}", column=col)
 
 
-# ---------------------------------------------------------------- local engine
-
-
 def embed_local(path: Path, out: Path, spec: EmbedSpec, config=None, rows_per_shard: int = 100_000) -> dict:
     """Encode with the backend (the run's cache, resumable) and write the shard folder."""
     import pyarrow.parquet as pq
@@ -166,9 +161,6 @@ def embed_local(path: Path, out: Path, spec: EmbedSpec, config=None, rows_per_sh
             dim = int(vectors.shape[1])
             pq.write_table(shard_table(part, keys, vectors), tmp / f"part-{n:05d}.parquet")
         return _manifest(tmp, spec, enc.cache_key, dim, total, "local", path)
-
-
-# ---------------------------------------------------------------- Ray engine
 
 
 class EmbedActor:
@@ -226,8 +218,6 @@ def quiet_data(ray, quiet: bool) -> None:
     ctx.enable_progress_bars = not quiet
     ctx.print_on_execution_start = not quiet
     if quiet:
-        import logging
-
         logging.getLogger("ray.data").setLevel(logging.WARNING)
 
 
@@ -296,9 +286,6 @@ def embed_texts_ray(engine, spec: EmbedSpec, texts: list[str], chunk_rows: int,
                 raise ArgsimError(f"workers embedded with different model identities {sorted(identities)}")
             vectors = _flat(batch.column("vector")).reshape(batch.num_rows, -1)
             yield batch.column("key").to_pylist(), vectors, identities.pop()
-
-
-# ---------------------------------------------------------------- reading shards back
 
 
 def read_manifest(folder: Path) -> dict:
@@ -428,16 +415,10 @@ def import_shards(folder: str | Path, cache_dir: str | Path, chunk: int = 50_000
                           config=config).for_role(manifest.get("role"))
     verify_shards(folder, keys, vectors, manifest, encoder,
                   Path(source) if source is not None else Path(str(manifest.get("source", ""))))
-    cache = EmbeddingCache(cache_dir, manifest["identity"])
-    try:
+    with closing(EmbeddingCache(cache_dir, manifest["identity"])) as cache:
         for start in range(0, len(keys), chunk):
             cache.put_keys(keys[start:start + chunk], vectors[start:start + chunk])
-    finally:
-        cache.close()
     return len(keys), manifest
-
-
-# ---------------------------------------------------------------- helpers
 
 
 def _manifest(tmp: Path, spec: EmbedSpec, identity: str, dim: int, rows: int, engine: str, source: Path,

@@ -1,12 +1,9 @@
 """One engine-aware embedding call: `encode(engine, encoder, texts)`, the same vectors on every engine.
 
-- `local` (or no engine): the backend `Encoder.encode` itself (de-duplication, length-sorted batches, the disk
-  cache, resumable), unchanged.
-- `ray`: the texts NOT already in the encoder's cache are embedded on the engine's Ray Data actor pool
-  (`embedding.embed_texts_ray`: `EmbedActor`, one model per actor, the path `argsim embed --engine ray` takes);
-  each finished block is merged into the encoder's own disk cache as it arrives (an interrupted run keeps its
-  finished blocks), then the vectors are read back from the cache in input order. A second run, on either
-  engine, encodes nothing. With `--no-cache` the blocks are kept in memory instead.
+Locally (or with no engine) it is the backend's `Encoder.encode` itself. On `ray` the texts the encoder's cache
+lacks are embedded on the engine's actor pool (`embedding.embed_texts_ray`, the actors of `argsim embed --engine
+ray`) and each finished block is merged into the encoder's disk cache as it arrives (with `--no-cache`: kept in
+memory), then the vectors are read back in input order (docs/scale.md).
 
 Equality with `local`: the missing texts are sent length-sorted in blocks of the local encoder's chunk size
 (`batch_size * chunk_batches`), so every actor runs the same batches as the local encoder would; the vectors

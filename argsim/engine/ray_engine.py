@@ -7,7 +7,11 @@ come back in the items' order.
 
 from __future__ import annotations
 
+import logging
 import os
+import socket
+import subprocess
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -33,8 +37,6 @@ def _host_port(address: str) -> tuple[str, int] | None:
 def check_reachable(address: str, seconds: float = CONNECT_SECONDS) -> None:
     """ArgsimError (one line) when nothing accepts a TCP connection at `address` within `seconds`: Ray itself
     would retry for tens of seconds and print its own C++ logs before failing."""
-    import socket
-
     target = _host_port(address)
     if target is None:
         return
@@ -73,9 +75,6 @@ def _gcs_problem(address: str, seconds: float) -> str | None:
     """Ask the head node's GCS for its cluster id with Ray's own client, in a child process that is stopped after
     `seconds` + 7 s (Ray's client retries for longer and logs from C++ onto stderr); the failure's first line, or
     None when it answered (or this Ray version lacks that client)."""
-    import subprocess
-    import sys
-
     try:
         done = subprocess.run([sys.executable, "-c", _GCS_PROBE, address, str(seconds)], capture_output=True,
                               text=True, timeout=seconds + 7, stdin=subprocess.DEVNULL)
@@ -92,8 +91,6 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None, quiet: b
     An address is checked with a TCP connection first (`check_reachable`). A local instance advertises the
     loopback address (`_node_ip_address`), has no dashboard, takes `num_cpus` CPUs (default: the cores this
     process may use) and logs only warnings (errors under `quiet`); worker output never reaches the terminal."""
-    import logging
-
     try:
         import ray
     except ImportError:

@@ -58,10 +58,8 @@ def trained_models(root: Path, depth: int = 3) -> list[TrainedModel]:
     for level in range(1, depth + 1):
         for rec in RECORDS:
             for path in sorted(root.glob("/".join(["*"] * level) + f"/{rec}")):
-                if "checkpoints" in path.parts:
-                    continue
                 folder = path.parent
-                if folder.resolve() in found:
+                if "checkpoints" in path.parts or folder.resolve() in found:
                     continue
                 config = read_json_object(folder / "train_config.json", problems) or {}
                 build = read_json_object(folder / "models_build.json", problems) or {}

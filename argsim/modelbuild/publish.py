@@ -17,15 +17,23 @@ import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
+from argsim.backend import get_encoder
 from argsim.backend.names import SHIPPED_DIR, is_shipped_folder, read_card, shipped_models, weights_file
+from argsim.counter.core.evaluation import summarize
+from argsim.counter.core.run import RankRequest, rank_counterargs
+from argsim.data.argkp import load_argkp
+from argsim.data.arguana import load_arguana
 from argsim.data.catalog import dataset_dir
 from argsim.errors import ArgsimError
-from argsim.io import read_records, write_json
+from argsim.io import read_records, sha256_file, write_json
+from argsim.metrics.triplets import encoded_triplet_scores
 from argsim.modelbuild.inventory import read_json_object
 from argsim.paths import under_workdir
 from argsim.schemas import TripletRecord
+from argsim.thematic.build import first_test_triplets
 
 
 @dataclass(frozen=True)
@@ -53,8 +61,6 @@ class ShippedTask:
 def kpm_slice(config=None):
     """The fixed slice of ArgKP dev a shipped key point matcher is checked on: the first dev topic (file order),
     both stances, every argument and key point of it."""
-    from argsim.data.argkp import load_argkp
-
     dev = load_argkp("dev", config.data_dir if config else None)
     return dev.subset(dev.topics[:1], name="argkp-dev[topic 1]")
 
@@ -71,20 +77,13 @@ def _kpm_slice_figures(folder: Path, config=None) -> dict[str, float]:
 COUNTER_SLICE = {"split": "validation", "setting": "sda", "limit": 60}
 
 
-def _counter_slice(ranker: str) -> Callable[[Path, object], dict[str, float]]:
+def _counter_slice_figures(ranker: str, folder: Path, config=None) -> dict[str, float]:
     """accuracy@1 and MRR on `COUNTER_SLICE` with `ranker` (`bi-encoder`, `bipolar`), through the function that
     `argsim rank counterargs` and `CounterRetriever.evaluate` run (`argsim.counter.core.run.rank_counterargs`)."""
-
-    def figures(folder: Path, config=None) -> dict[str, float]:
-        from argsim.counter.core.evaluation import summarize
-        from argsim.counter.core.run import RankRequest, rank_counterargs
-
-        _, records = rank_counterargs(RankRequest(ranker, (COUNTER_SLICE["setting"],), COUNTER_SLICE["split"],
-                                                  {"model": str(folder)}, limit=COUNTER_SLICE["limit"]), config)
-        (summary,) = summarize(records)
-        return {"accuracy_at_1": summary.accuracy_at_1, "mrr": summary.mrr, "points": summary.points}
-
-    return figures
+    _, records = rank_counterargs(RankRequest(ranker, (COUNTER_SLICE["setting"],), COUNTER_SLICE["split"],
+                                              {"model": str(folder)}, limit=COUNTER_SLICE["limit"]), config)
+    (summary,) = summarize(records)
+    return {"accuracy_at_1": summary.accuracy_at_1, "mrr": summary.mrr, "points": summary.points}
 
 
 #: the fixed open-collection slice a shipped counter-argument retriever is checked on: argsim's ArguAna replica
@@ -94,8 +93,6 @@ ARGUANA_SLICE = {"split": "validation", "themes": ("culture",)}
 
 def arguana_slice(config=None):
     """The `ARGUANA_SLICE` replica (47 validation queries over 417 arguments)."""
-    from argsim.data.arguana import load_arguana
-
     return load_arguana(ARGUANA_SLICE["split"], config.data_dir if config else None, themes=ARGUANA_SLICE["themes"])
 
 
@@ -107,7 +104,7 @@ def _retriever_slice_figures(folder: Path, config=None) -> dict[str, float]:
 
     data = arguana_slice(config)
     result = ArguAnaEvaluator(data, config=config).evaluate(str(folder))
-    return {**_counter_slice("emb-cosine")(folder, config), "arguana_ndcg_at_10": result["ndcg_at_10"],
+    return {**_counter_slice_figures("emb-cosine", folder, config), "arguana_ndcg_at_10": result["ndcg_at_10"],
             "arguana_queries": result.n, "arguana_documents": len(data.corpus)}
 
 
@@ -168,16 +165,11 @@ def thematic_slice(config=None) -> list[dict]:
     """The fixed slice of the thematic test triplets a shipped thematic encoder is checked on: the first
     `THEMATIC_SLICE_SIZE` triplets-sen test triplets, exactly as `argsim data triplets wikipedia` writes them
     (`argsim.thematic.build.first_test_triplets`)."""
-    from argsim.thematic.build import first_test_triplets
-
     return first_test_triplets(dataset_dir("wikipedia", config.data_dir if config else None), THEMATIC_SLICE_SIZE)
 
 
 def _thematic_slice_figures(folder: Path, config=None) -> dict[str, float]:
     """Triplet accuracy on the slice with cosine distance, ties correct (what `argsim eval triplets` reports)."""
-    from argsim.backend import get_encoder
-    from argsim.metrics.triplets import encoded_triplet_scores
-
     enc = get_encoder(str(folder), config=config, device=None if config else "cpu")
     return {"triplet_accuracy": encoded_triplet_scores(enc, thematic_slice(config)).accuracy}
 
@@ -218,7 +210,7 @@ TASKS: dict[str, ShippedTask] = {
         "counter-bi-encoder", "counterargs-neural",
         "best counter-argument retrieval Bi-encoder: two linear heads over frozen MiniLM, increasing-hard negatives",
         **COUNTER_TASK, slice_description=f"{COUNTER_SLICE_TEXT}: accuracy@1 and MRR",
-        slice_figures=_counter_slice("bi-encoder"), artifact="heads",
+        slice_figures=partial(_counter_slice_figures, "bi-encoder"), artifact="heads",
         files=("heads.safetensors", "config.json", "argsim_encoder.json"),
         trained_with="train with `argsim train bipolar --kind bi-encoder` (frozen encoder)"),
     "counter-bipolar": ShippedTask(
@@ -227,7 +219,7 @@ TASKS: dict[str, ShippedTask] = {
         "and its retrieval and classification heads, trained jointly",
         **COUNTER_TASK, slice_description=f"{COUNTER_SLICE_TEXT}: accuracy@1 and MRR of the retrieval top 30 "
                                           "reranked by the classification head",
-        slice_figures=_counter_slice("bipolar"), artifact="lora+heads",
+        slice_figures=partial(_counter_slice_figures, "bipolar"), artifact="lora+heads",
         files=("heads.safetensors", "config.json", "argsim_encoder.json", "point_encoder/adapter_model.safetensors",
                "point_encoder/adapter_config.json"),
         trained_with="train with `argsim train bipolar --kind bipolar --train-encoder --lora-rank 16`"),
@@ -340,8 +332,6 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
 
 def _provenance(name: str, spec: ShippedTask, record: dict, figures: dict, source: Path, card: dict) -> dict:
     """The card's fields that say what the model is and how it was trained, and its weights' digests."""
-    from argsim.backend.adapters import sha256_file
-
     adapters = {f: sha256_file(source / f) for f in spec.files if f.endswith(".safetensors") and "/" in f}
     adapters = {"adapters_sha256": adapters} if spec.artifact == "lora+heads" else {}
     return {"name": name, "task": spec.task, "description": spec.description, "data": spec.data,

@@ -66,7 +66,7 @@ def figures(recipe: Recipe, root: Path) -> dict[str, float]:
 
 
 def state(recipe: Recipe, root: Path) -> str:
-    """finished | interrupted | new."""
+    """finished | trained | interrupted | new."""
     out = root / recipe.out
     done = read_json_object(out / MARKER) or {}
     if done.get("finished") and done.get("train") == recipe.train_line:
