@@ -300,8 +300,7 @@ class Leaderboard:
                 n_boot = extra.get("n_boot", n_boot)
                 ref = Reference("published", r["paper"]) if r.get("paper") is not None else None
                 scores.append(Score(r["model"], r["setting"], r["metric"], r["value"], low, high, extra.get("units"),
-                                    r.get("seconds") or 0.0, r.get("split"), metrics[(r["model"], r["setting"])],
-                                    ref))
+                                    r.get("seconds") or 0.0, r.get("split"), metrics[(r["model"], r["setting"])], ref))
             elif r.get("method") == COMPARE_METHOD:
                 a, _, b = r["model"].partition(" vs ")
                 low, high = extra.get("ci95") or [math.nan, math.nan]

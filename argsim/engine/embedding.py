@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from argsim.backend import get_encoder
 from argsim.backend.cache import EmbeddingCache, text_key
 from argsim.backend.encoder import MAX_BATCH_SIZE
 from argsim.config import RunConfig
@@ -140,6 +139,7 @@ def embed_local(path: Path, out: Path, spec: EmbedSpec, config=None, rows_per_sh
     """Encode with the backend (the run's cache, resumable) and write the shard folder."""
     import pyarrow.parquet as pq
 
+    from argsim.backend import get_encoder  # read when called: argsim.backend.get_encoder may be replaced
     from argsim.io import count_texts, record_chunks, text_chunks, warn_duplicate_ids
     from argsim.schemas import text_records
 
@@ -167,6 +167,8 @@ class EmbedActor:
     """One model per actor: `__call__` turns a pyarrow batch of texts into a shard batch (id, key, vector)."""
 
     def __init__(self, spec: EmbedSpec) -> None:
+        from argsim.backend import get_encoder
+
         self.spec = spec
         if spec.device == "cpu":
             import torch
@@ -402,6 +404,8 @@ def import_shards(folder: str | Path, cache_dir: str | Path, chunk: int = 50_000
 
     The rows enter the cache only after `verify_shards` accepts them (the model the manifest names is loaded
     with `config`'s options; `source` overrides the manifest's source file)."""
+    from argsim.backend import get_encoder
+
     folder = Path(folder)
     manifest = read_manifest(folder)
     if manifest.get("normalize"):

@@ -173,8 +173,7 @@ def build(the_plan: Plan, root: Path, log: Path, global_options: Sequence[str] =
 
             note(f"{recipe.name}: {status}, ~{recipe.cpu_minutes:g} min on 2 CPU cores ({recipe.description})")
             began = time.perf_counter()
-            stopped = _run_steps(recipe, _steps(recipe, root, status), root, log, global_options, deadline, note,
-                                 tick)
+            stopped = _run_steps(recipe, status, root, log, global_options, deadline, note, tick)
             if stopped:
                 spent = True
                 note(f"{recipe.name}: stopped by the build's --max-minutes with a checkpoint; rerun "
@@ -190,20 +189,15 @@ def build(the_plan: Plan, root: Path, log: Path, global_options: Sequence[str] =
     return summaries
 
 
-def _steps(recipe: Recipe, root: Path, status: str) -> list[tuple[str, bool]]:
-    """(command line, is training) of what the recipe still has to run: the data it lacks, its training unless
-    trained (resumed when interrupted), its scoring."""
+def _run_steps(recipe: Recipe, status: str, root: Path, log: Path, global_options: Sequence[str],
+               deadline: float | None, note: Callable[[str], None], tick: Callable[[], None]) -> bool:
+    """Run what the recipe still has to run: the data it lacks, its training unless trained (resumed when
+    interrupted, bounded by the build's deadline), its scoring. True when the training stopped at the deadline
+    with a checkpoint; ArgsimError naming the recipe and the log when a step fails."""
     steps = [(line, False) for line, creates in recipe.prepare_lines if not (root / creates).exists()]
     if recipe.train and status != "trained":
         steps.append((recipe.train_line + (" --resume" if status == "interrupted" else ""), True))
-    return steps + [(line, False) for line in recipe.score_lines]
-
-
-def _run_steps(recipe: Recipe, steps: list[tuple[str, bool]], root: Path, log: Path, global_options: Sequence[str],
-               deadline: float | None, note: Callable[[str], None], tick: Callable[[], None]) -> bool:
-    """Run the steps (training bounded by the build's deadline); True when the training stopped at the deadline
-    with a checkpoint. ArgsimError naming the recipe and the log when a step fails."""
-    for line, is_training in steps:
+    for line, is_training in steps + [(line, False) for line in recipe.score_lines]:
         bounded = False
         if is_training and deadline is not None:
             line, bounded = with_budget(line, (deadline - time.monotonic()) / 60)
