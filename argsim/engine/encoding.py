@@ -45,9 +45,9 @@ def encode(engine: Engine | None, encoder: Encoder, texts: Sequence[str], normal
     texts = as_texts(texts, "texts")
     if engine is None or engine.name == "local" or not texts:
         return encoder.encode(texts, normalize=normalize)
-    unique = list(dict.fromkeys(texts))  # the distinct texts the cache lacks, in first-seen order
+    unique = list(dict.fromkeys(texts))
     found = encoder.cache().get_many(unique) if encoder.use_cache else {}
-    missing = [t for t in unique if t not in found]
+    missing = [t for t in unique if t not in found]  # distinct, uncached, in first-seen order
     spec = worker_spec(encoder) if missing else None
     if missing and spec is None:
         warn(f"{encoder.name}: this encoder cannot be rebuilt on engine workers; {len(missing):,} text(s) are "
