@@ -1,23 +1,12 @@
-"""CPU inference backends against PyTorch fp32: speed, memory, vector agreement and every task's figure.
+"""CPU inference backends against PyTorch fp32: speed, memory, vector agreement and every task's figure (the run
+docs/backends.md, "Measured", describes).
 
-Variants of all-MiniLM-L6-v2 (`VARIANTS`): torch fp32, torch bf16, onnx fp32, onnx int8 (dynamic), openvino fp32,
-openvino int8 (static, calibrated on 300 ArgKP training arguments outside the throughput slice) and a model2vec
-static model distilled from MiniLM. For each one:
-
-- throughput: sentences/s on the first `n` ArgKP training arguments, batch 64, no cache, at each thread count of
-  `threads` (torch: `torch.set_num_threads`; ONNX Runtime / OpenVINO: intra-op threads), best of `repeats`;
-- one-query latency: median ms of 30 single short key points encoded one at a time;
-- peak memory: the process's peak resident set while the variant loads and runs (VmHWM reset before it);
-- cosine to torch fp32 of every ArgKP dev argument and key point (mean and minimum);
-- task figures, each also as the difference to torch fp32: KPM strict / relaxed mAP on ArgKP dev (zero-shot,
-  argument vs key point), counterargs-18 accuracy@1 (emb-cosine) on the first `counter_points` test points of
-  the sdoc, sda, epc and epa settings, thematic triplet accuracy (cosine, ties wrong) on the first `triplets`
-  test triplets of triplets-sen, and minutes triplet accuracy (cosine, ties wrong) on the first
-  `minutes_triplets` test triplets mined from the assembly minutes (`argsim data triplets minutes`, GiNZA
-  thresholds, seed 13; the encoder scored is MiniLM, as on every other task).
-
-The task figures here are quick checks on slices; which variant may become the CPU default is decided on the full
-test sets with intervals and paired tests (`argsim.benchmarks.default_gate`, `argsim bench default`), where this
+Each variant of all-MiniLM-L6-v2 (`VARIANTS`) is timed (sentences/s at each thread count of `threads`, best of
+`repeats`; the median one-query latency; the peak resident set while it loads and runs) and compared with torch
+fp32: the cosine of the ArgKP dev vectors, and task figures on slices (KPM mAP on ArgKP dev, counterargs-18
+accuracy@1 on the first `counter_points` test points of four settings, thematic and minutes triplet accuracy,
+cosine, ties wrong), each also as the difference to fp32. These are quick checks; which variant may become the CPU
+default is decided on the full test sets (`argsim.benchmarks.default_gate`, `argsim bench default`), where this
 benchmark's speed-ups only order the variants that pass. Rows go to `<results folder>/backends.json` (merged).
 """
 
@@ -28,16 +17,30 @@ import os
 import statistics
 import time
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from argsim.backend import get_encoder, registry
 from argsim.backend.encoder import MAX_BATCH_SIZE
 from argsim.config import SEED, RunConfig
+from argsim.counter.core.run import dataset_points
+from argsim.data.argkp import load_argkp
+from argsim.data.catalog import data_root, dataset_dir
 from argsim.errors import ArgsimError
+from argsim.io import read_records
+from argsim.kpm.scoring import score_key_points
+from argsim.measure import usable_cores
+from argsim.metrics.kpa_map import evaluate_map
+from argsim.metrics.record import Evaluation
+from argsim.metrics.triplets import encoded_triplet_scores
 from argsim.options import setting
+from argsim.results import environment, result_rows, write_results
+from argsim.schemas import TripletRecord, text_records
+from argsim.thematic.build import first_test_triplets
 
 #: (name, backend, quantize, precision)
 VARIANTS = [("torch-fp32", "torch", "none", "fp32"), ("torch-bf16", "torch", "none", "bf16"),
@@ -81,41 +84,33 @@ class BackendBenchOptions:
 
 def reset_peak() -> None:
     """Reset this process's peak resident set (Linux: VmHWM := VmRSS)."""
-    try:
+    with suppress(OSError):
         Path("/proc/self/clear_refs").write_text("5")
-    except OSError:
-        pass
 
 
 def peak_rss_mb() -> float | None:
     """This process's peak resident set in MiB (Linux), else None."""
-    try:
+    with suppress(OSError):
         for line in Path("/proc/self/status").read_text().splitlines():
             if line.startswith("VmHWM:"):
                 return round(int(line.split()[1]) / 1024, 1)
-    except OSError:
-        pass
     return None
+
+
+def _seconds(enc: Any, texts: list[str]) -> float:
+    start = time.perf_counter()
+    enc.encode(texts, use_cache=False, show_progress=False)
+    return time.perf_counter() - start
 
 
 def throughput(enc: Any, texts: list[str], repeats: int) -> float:
     """Sentences per second of `enc` on `texts` (no cache), the best of `repeats` passes."""
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        enc.encode(texts, use_cache=False, show_progress=False)
-        best = min(best, time.perf_counter() - start)
-    return len(texts) / best
+    return len(texts) / min(_seconds(enc, texts) for _ in range(repeats))
 
 
 def latency_ms(enc: Any, queries: list[str]) -> float:
     """Median milliseconds of encoding each query alone (no cache)."""
-    times = []
-    for q in queries:
-        start = time.perf_counter()
-        enc.encode([q], use_cache=False, show_progress=False)
-        times.append(time.perf_counter() - start)
-    return 1000 * statistics.median(times)
+    return 1000 * statistics.median(_seconds(enc, [q]) for q in queries)
 
 
 def counter_accuracy(enc: Any, slices: dict) -> dict[str, float]:
@@ -166,12 +161,6 @@ class BenchInputs:
 def bench_inputs(options: BackendBenchOptions) -> BenchInputs:
     """The inputs of `options`' run; ArgsimError (one line) for an unknown variant or missing minutes triplets."""
     from argsim.backend.runtime import calibration_choice
-    from argsim.counter.core.run import dataset_points
-    from argsim.data.argkp import load_argkp
-    from argsim.data.catalog import data_root, dataset_dir
-    from argsim.io import read_records
-    from argsim.schemas import TripletRecord, text_records
-    from argsim.thematic.build import first_test_triplets
 
     variant_names(options.variants)
     minutes_test = Path(options.minutes_dir) / "test.jsonl"
@@ -184,16 +173,11 @@ def bench_inputs(options: BackendBenchOptions) -> BenchInputs:
                        load_argkp("dev"),
                        {s: dataset_points("test", s, limit=options.counter_points) for s in COUNTER_SETTINGS},
                        first_test_triplets(dataset_dir("wikipedia"), options.triplets),
-                       read_records(minutes_test, TripletRecord)[
-                           :options.minutes_triplets])
+                       read_records(minutes_test, TripletRecord)[:options.minutes_triplets])
 
 
 def task_figures(enc: Any, inputs: BenchInputs) -> dict[str, float]:
     """Every `TASK_METRICS` figure of `enc`."""
-    from argsim.kpm.scoring import score_key_points
-    from argsim.metrics.kpa_map import evaluate_map
-    from argsim.metrics.triplets import encoded_triplet_scores
-
     kpm = evaluate_map(score_key_points(inputs.dev, enc), inputs.dev)
     return {"kpm_strict_mAP": kpm.strict, "kpm_relaxed_mAP": kpm.relaxed, **counter_accuracy(enc, inputs.slices),
             "triplet_accuracy": encoded_triplet_scores(enc, inputs.triplets, ties="wrong",
@@ -207,8 +191,6 @@ def measure_variant(model: str, variant: tuple[str, str, str, str], options: Bac
     """One variant's figures: throughput at each thread count, latency, peak memory, cosine to torch fp32's vectors
     (`reference`, filled by torch fp32 itself) and the task figures."""
     import torch
-
-    from argsim.backend import get_encoder, registry
 
     name, backend, quantize, precision = variant
     registry._LOADED.clear()
@@ -245,10 +227,6 @@ def measure_variant(model: str, variant: tuple[str, str, str, str], options: Bac
 def variant_rows(results: dict[str, dict], options: BackendBenchOptions, inputs: BenchInputs,
                  distill_seconds: float | None, command: str | None, log: Callable[[str], None]) -> list:
     """The rows of the variants measured so far, each with its speed-up and task deltas against torch fp32."""
-    from argsim.measure import usable_cores
-    from argsim.metrics.record import Evaluation
-    from argsim.results import environment, result_rows
-
     fp32, rows = results.get("torch-fp32"), []
     for name, r in results.items():
         backend, quantize, precision = next(v[1:] for v in VARIANTS if v[0] == name)
@@ -303,9 +281,6 @@ def run_backends_benchmark(options: BackendBenchOptions = BackendBenchOptions(),
     Example:
         >>> run_backends_benchmark(BackendBenchOptions.quick(variants=("torch-fp32",)))  # doctest: +SKIP
     """
-    from argsim.backend import registry
-    from argsim.results import write_results
-
     inputs = bench_inputs(options)
     results: dict[str, dict] = {}
     reference: dict[str, np.ndarray] = {}

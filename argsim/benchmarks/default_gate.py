@@ -1,27 +1,15 @@
 """Which numeric variant of a model is the CPU default: the statistical rule of docs/backends.md ("The default, and
-why").
+why"), decided from `argsim evaluate` rows (`bench/results/evaluate.json`: each variant scored in one run with the
+fp32 model and compared with it, e.g. `argsim evaluate 'minilm [onnx int8]' minilm --compare 'minilm [onnx int8]'
+minilm --record`, so both are resampled on the same draws and the comparison row holds the paired test).
 
-A variant (another backend, quantization or precision of the same model) passes a task when
-
-1. its figure lies inside torch fp32's 95 % bootstrap interval on that task, and
-2. the paired test of variant - fp32 over the same units finds no significant difference
-   (`argsim.benchmarks.evaluate.paired_test`, the test `argsim evaluate --compare` reports: the paired bootstrap's
-   95 % interval of the difference excludes 0 and, where the figure is a mean of 0/1 outcomes, the exact McNemar
-   p < 0.05 as well).
-
-A variant passes when it passes every task. Speed decides nothing but the order: of the variants that pass, the
-fastest one that is faster than torch fp32 (throughput from the backends benchmark) becomes the default where it
-runs natively. Readings chosen: the rule is two-sided (a variant that scores significantly better than fp32 fails
-too: the default must give fp32's figures, not other ones), and no fixed tolerance is added to it. "Runs natively"
-is read as: the model runs as it is stored, in its own framework, on number formats the hardware computes (bf16 on
-CPUs with AVX512_BF16 or AMX, fp16 on CUDA). An exported graph (ONNX Runtime, OpenVINO) is a conversion, not the
-model: it is built on first use, and OpenVINO int8 is calibrated on the first texts it encodes, so the same text
-would get other vectors after another first batch. Such a variant can pass and stay one option away
-(`eligible`); the default is the fastest variant that passes and is eligible.
-
-The figures are `argsim evaluate` rows (`bench/results/evaluate.json`): each variant scored in one run with the
-fp32 model, e.g. `argsim evaluate 'minilm [onnx int8]' minilm --compare 'minilm [onnx int8]' minilm --record`, so
-both are resampled on the same draws and the comparison row holds the paired test.
+A variant passes a task when its figure lies inside torch fp32's 95 % bootstrap interval and the paired test of
+variant - fp32 (`argsim.benchmarks.evaluate.paired_test`) finds no significant difference; it passes when it passes
+every task. Speed only orders: of the variants that pass, the fastest one faster than fp32 (the backends benchmark)
+that runs natively becomes the default. Readings chosen: the rule is two-sided (significantly better fails too:
+the default must give fp32's figures), no fixed tolerance is added, and "runs natively" means the model as it is
+stored, in its own framework, on a number format the hardware computes (an ONNX Runtime / OpenVINO export is a
+conversion built and calibrated on first use: it can pass but stays one option away, `VariantDecision.eligible`).
 """
 
 from __future__ import annotations

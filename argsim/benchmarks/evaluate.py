@@ -1,19 +1,12 @@
-"""`argsim evaluate` / `argsim.evaluate`: every task a model can do, zero-shot, with 95 % bootstrap intervals.
+"""`argsim evaluate` / `argsim.evaluate`: every task a model can do, zero-shot, with 95 % bootstrap intervals
+(docs/evaluate.md).
 
 Each task is one `argsim.evaluation.TaskEvaluator` on its official test split (dev where the data has no test
-labels: `from_dataset(split=None)`). A bi-encoder is scored on every task; a cross-encoder (a pair scorer) and
-`bm25` only where the evaluator takes one (`accepts_cross_encoder`; `bm25`: ArguAna). Each model's primary figure
-gets a 95 % percentile-bootstrap interval over the task's resampling units (Efron and Tibshirani, "An Introduction
-to the Bootstrap", 1993, ch. 13): `n_boot` draws of unit indices, the SAME draws for every model of a task, so two
-models' resampled figures are paired draw by draw. `compare=(A, B)` tests A - B per task: the paired bootstrap's
-95 % interval of the difference and its two-sided p (twice the smaller tail share of differences <= 0 / >= 0),
-and, where the primary figure is the mean of 0/1 outcomes (triplet accuracy, hit@1), the exact McNemar test
-(`argsim.metrics.paired`). A difference is marked significant when the paired interval excludes 0 and, for 0/1
-outcomes, McNemar's p < 0.05 as well (both readings agree).
-
-Everything a run measured becomes result rows (`result_rows`: method ``evaluate``, the task as `setting`, the
-interval in `extra`; comparisons as method ``evaluate-compare``), and the leaderboard, its HTML page and the
-DataFrame are built back from rows alone (`Leaderboard.from_rows`), so `argsim report --html` redraws a saved run.
+labels); a cross-encoder and `bm25` are scored only where the evaluator takes one (`can_score`). Each model's
+primary figure gets a 95 % percentile-bootstrap interval over the task's units (Efron and Tibshirani, 1993, ch.
+13) on the SAME draws for every model of a task, so `compare=(A, B)` tests A - B draw by draw (`paired_test`).
+Everything a run measured becomes result rows (method ``evaluate``; comparisons ``evaluate-compare``), and the
+leaderboard is built back from rows alone (`Leaderboard.from_rows`), so `argsim report --html` redraws a saved run.
 """
 
 from __future__ import annotations
@@ -29,8 +22,17 @@ from typing import Any
 
 import numpy as np
 
-from argsim.config import SEED, RunConfig
+from argsim.backend.folders import check_model_name
+from argsim.backend.names import manifest_roles, shipped_folder
+from argsim.config import BACKENDS, PRECISIONS, QUANTIZATIONS, SEED, RunConfig
+from argsim.counter.neural.config import is_cross_folder
 from argsim.errors import ArgsimError, warn
+from argsim.kpm.scoring import is_cross_encoder
+from argsim.measure import timed
+from argsim.metrics.paired import paired_comparison
+from argsim.metrics.record import Evaluation
+from argsim.published import PUBLISHED, mteb_figure, published
+from argsim.results import result_rows
 
 METHOD, COMPARE_METHOD = "evaluate", "evaluate-compare"
 N_BOOT = 1000
@@ -75,13 +77,9 @@ class Task:
         return getattr(importlib.import_module("argsim.evaluation"), self.evaluator)
 
     def reference_figures(self) -> list[Reference]:
-        from argsim.published import published
-
         out = [Reference(label, v) for name, label in self.references
                if (v := published(self.published_task or self.key, name)) is not None]
         if self.key == "arguana":
-            from argsim.published import PUBLISHED
-
             out += [Reference(f"MTEB: {name.removeprefix('mteb/')}", v) for name, v in PUBLISHED["arguana"].items()]
         return out
 
@@ -109,9 +107,6 @@ TASKS: dict[str, Task] = {t.key: t for t in (
 )}
 
 
-# ---------------------------------------------------------------- statistics (pure)
-
-
 def bootstrap_draws(n_units: int, n_boot: int = N_BOOT, seed: int = SEED) -> np.ndarray:
     """(n_boot, n_units) unit indices drawn with replacement: one draw set per task, shared by every model."""
     return np.random.default_rng(seed).integers(0, n_units, size=(n_boot, n_units))
@@ -130,7 +125,9 @@ def percentile_interval(resampled: np.ndarray) -> tuple[float, float]:
 def paired_test(a_boot: np.ndarray, b_boot: np.ndarray, a_units: np.ndarray | None = None,
                 b_units: np.ndarray | None = None) -> dict[str, Any]:
     """A - B from their figures resampled on the same draws: the difference's 95 % interval, its two-sided
-    bootstrap p, the exact McNemar p where 0/1 unit outcomes are given, and whether the difference is significant.
+    bootstrap p (twice the smaller tail share of differences <= 0 / >= 0), the exact McNemar p where 0/1 unit
+    outcomes are given (`argsim.metrics.paired`), and whether the difference is significant (reading chosen: the
+    interval excludes 0 and, for 0/1 outcomes, McNemar's p < 0.05 as well).
 
     Example:
         >>> a, b = np.array([0.8, 0.7, 0.9, 0.85]), np.array([0.5, 0.6, 0.55, 0.5])
@@ -144,17 +141,12 @@ def paired_test(a_boot: np.ndarray, b_boot: np.ndarray, a_units: np.ndarray | No
     out: dict[str, Any] = {"ci95": [low, high], "p_bootstrap": p_boot, "p_mcnemar": None}
     significant = bool(low > 0 or high < 0)
     if a_units is not None and b_units is not None:
-        from argsim.metrics.paired import paired_comparison
-
         mc = paired_comparison(a_units, b_units, n_boot=1)
         if "p_mcnemar" in mc:
             out |= {"p_mcnemar": mc["p_mcnemar"], "wins": mc["wins"], "losses": mc["losses"]}
             significant = significant and mc["p_mcnemar"] < ALPHA
     out["significant"] = significant
     return out
-
-
-# ---------------------------------------------------------------- models
 
 
 def model_label(model: Any, index: int = 0) -> str:
@@ -170,13 +162,8 @@ def model_kind(model: Any) -> str:
     if isinstance(model, str | Path):
         if str(model) == "bm25":
             return "lexical"
-        from argsim.backend.names import manifest_roles, shipped_folder
-
         folder = shipped_folder(str(model)) or Path(model).expanduser()
         if folder.is_dir():
-            from argsim.counter.neural.config import is_cross_folder
-            from argsim.kpm.scoring import is_cross_encoder
-
             if is_cross_folder(folder) or is_cross_encoder(str(folder)):
                 return "cross"
             if manifest_roles(folder):
@@ -191,8 +178,6 @@ def check_model(model: Any) -> None:
     """A model given by name must name something before any work: a registered or shipped name, `bm25`, a model
     folder (checked as a model folder) or a Hugging Face id in the local cache; ModelError (one line) else."""
     if isinstance(model, str | Path) and str(model) != "bm25":  # an object: the evaluators' resolver checks it
-        from argsim.backend.folders import check_model_name
-
         check_model_name(str(model))
 
 
@@ -210,9 +195,6 @@ def can_score(task: Task, kind: str, evaluator_class: type) -> bool:
     if kind == "two-tower":
         return bool(getattr(evaluator_class, "takes_roles", False))
     return kind == "bi" or bool(getattr(evaluator_class, "accepts_cross_encoder", False))
-
-
-# ---------------------------------------------------------------- the run
 
 
 @dataclass
@@ -269,9 +251,8 @@ class Leaderboard:
         `attrs["comparisons"]` holds the paired tests as a DataFrame."""
         import pandas as pd
 
-        df = pd.DataFrame([{"model": s.model, "task": s.task, "metric": s.metric, "value": s.value,
-                            "ci_low": s.low, "ci_high": s.high, "n": s.n, "seconds": s.seconds, "data": s.data,
-                            "reference": s.reference.value if s.reference else None} for s in self.scores],
+        df = pd.DataFrame([[s.model, s.task, s.metric, s.value, s.low, s.high, s.n, s.seconds, s.data,
+                            s.reference.value if s.reference else None] for s in self.scores],
                           columns=["model", "task", "metric", "value", "ci_low", "ci_high", "n", "seconds", "data",
                                    "reference"])
         df.attrs["comparisons"] = pd.DataFrame([vars(c) for c in self.comparisons])
@@ -284,34 +265,29 @@ class Leaderboard:
         the name of each model not written with a variant of its own (`variant_label`), so runs on other backends
         keep rows of their own; `model_envs` holds the `env` of those written with one (a comparison row takes its
         first model's)."""
-        from argsim.metrics.record import Evaluation
-        from argsim.results import result_rows
-
         model_envs = model_envs or {}
         name = {m: m if m in self.variants else m + variant for m in self.models}
         rows = []
         for s in self.scores:
             ev = Evaluation(s.task, s.metrics, s.metric, data=s.data, n=s.n)
             for r in result_rows(ev, method=METHOD, model=name[s.model], setting=s.task, seconds=s.seconds,
-                                 env=model_envs.get(s.model, env),
-                                 command=command, paper={s.metric: s.reference.value} if s.reference else None):
+                                 env=model_envs.get(s.model, env), command=command,
+                                 paper={s.metric: s.reference.value} if s.reference else None):
                 if r.metric == s.metric:
                     r.extra = {"primary": True, "ci95": [s.low, s.high], "n_boot": self.n_boot, "units": s.n}
                 rows.append(r)
         for c in self.comparisons:
             ev = Evaluation(c.task, {f"delta_{c.metric}": c.delta}, f"delta_{c.metric}")
-            rows += [r for r in result_rows(
-                ev, method=COMPARE_METHOD, model=f"{name[c.a]} vs {name[c.b]}", setting=c.task,
-                env=model_envs.get(c.a, env),
-                command=command,
-                extra={"ci95": [c.low, c.high], "p_bootstrap": c.p_bootstrap, "p_mcnemar": c.p_mcnemar,
-                       "significant": c.significant, "n_boot": self.n_boot})]
+            rows += result_rows(ev, method=COMPARE_METHOD, model=f"{name[c.a]} vs {name[c.b]}", setting=c.task,
+                                env=model_envs.get(c.a, env), command=command,
+                                extra={"ci95": [c.low, c.high], "p_bootstrap": c.p_bootstrap,
+                                       "p_mcnemar": c.p_mcnemar, "significant": c.significant, "n_boot": self.n_boot})
         return rows
 
     @classmethod
     def from_rows(cls, rows: Sequence[Mapping[str, Any]]) -> Leaderboard:
         """The leaderboard that rows of `argsim evaluate` (dicts, as a results file holds them) describe."""
-        scores, comparisons, models, keys = [], [], [], []
+        scores, comparisons = [], []
         metrics: dict[tuple[str, str], dict[str, float]] = {}
         for r in rows:
             if r.get("method") == METHOD:
@@ -324,18 +300,15 @@ class Leaderboard:
                 n_boot = extra.get("n_boot", n_boot)
                 ref = Reference("published", r["paper"]) if r.get("paper") is not None else None
                 scores.append(Score(r["model"], r["setting"], r["metric"], r["value"], low, high, extra.get("units"),
-                                    r.get("seconds") or 0.0, r.get("split"), metrics[(r["model"], r["setting"])],
-                                    ref))
-                models += [r["model"]] if r["model"] not in models else []
-                keys += [r["setting"]] if r["setting"] not in keys else []
+                                    r.get("seconds") or 0.0, r.get("split"), metrics[(r["model"], r["setting"])], ref))
             elif r.get("method") == COMPARE_METHOD:
                 a, _, b = r["model"].partition(" vs ")
                 low, high = extra.get("ci95") or [math.nan, math.nan]
                 comparisons.append(Comparison(r["setting"], a, b, r["metric"].removeprefix("delta_"), r["value"],
                                               low, high, extra.get("p_bootstrap", math.nan),
                                               extra.get("p_mcnemar"), bool(extra.get("significant"))))
-        tasks = [TASKS.get(k) or Task(k, "", k, k) for k in keys]
-        return cls(models, tasks, scores, comparisons, n_boot)
+        tasks = [TASKS.get(k) or Task(k, "", k, k) for k in dict.fromkeys(s.task for s in scores)]
+        return cls(list(dict.fromkeys(s.model for s in scores)), tasks, scores, comparisons, n_boot)
 
 
 def as_named_models(model_or_models: Any) -> dict[str, Any]:
@@ -389,12 +362,12 @@ def run_evaluate(model_or_models: Any, tasks: Sequence[str] | None = None, limit
     chosen = [table[k] for k in table] if tasks is None else _chosen(tasks, table)
     named = as_named_models(model_or_models)
     _check_run(named, compare, limit, n_boot)
-    models = {label: (parse_variant(m) or (m, None))[0] if isinstance(m, str) else m for label, m in named.items()}
+    parsed = {label: parse_variant(m) if isinstance(m, str) else None for label, m in named.items()}
+    models = {label: parsed[label][0] if parsed[label] else m for label, m in named.items()}
     kinds = {label: model_kind(m) for label, m in models.items()}
     evaluators = _evaluators(chosen, kinds, tasks is not None, limit, config)
     board = Leaderboard(list(named), [t for t in chosen if t.key in evaluators], [], n_boot=n_boot,
-                        variants={label: replace(config, **parse_variant(m)[1]) for label, m in named.items()
-                                  if isinstance(m, str) and parse_variant(m)})
+                        variants={label: replace(config, **p[1]) for label, p in parsed.items() if p})
     boots: dict[tuple[str, str], tuple[np.ndarray, np.ndarray | None]] = {}
     for t_index, task in enumerate(board.tasks):
         ev = evaluators[task.key]
@@ -460,20 +433,14 @@ def _score(ev: Any, task: Task, label: str, model: Any, draws: np.ndarray | None
            boot: tuple[int, int]) -> tuple[Score, np.ndarray, tuple[np.ndarray, np.ndarray | None]]:
     """(the model's `Score` on the task, the bootstrap draws (made on first use from `boot` = (n_boot, seed)),
     (its resampled primary metric, its binary units for McNemar))."""
-    from argsim.measure import timed
-
     with timed() as t:
         result = ev.evaluate(model)
     if draws is None:
         draws = bootstrap_draws(ev.n_units, *boot)
     resampled = np.asarray(ev.resample_primary(draws), dtype=np.float64)
     low, high = percentile_interval(resampled)
-    ref = None
-    if task.key == "arguana" and isinstance(model, str | Path):
-        from argsim.published import mteb_figure
-
-        found = mteb_figure(str(model))
-        ref = Reference(f"MTEB: {found[0]}", found[1]) if found else None
+    found = mteb_figure(str(model)) if task.key == "arguana" and isinstance(model, str | Path) else None
+    ref = Reference(f"MTEB: {found[0]}", found[1]) if found else None
     return (Score(label, task.key, result.primary_metric, result.primary, low, high, result.n, t["seconds"],
                   result.data, dict(result.metrics), ref, _mteb_scores(ev)), draws, (resampled, _binary_units(ev)))
 
@@ -513,8 +480,6 @@ def parse_variant(model: str) -> tuple[str, dict[str, str]] | None:
         >>> parse_variant("minilm") is None
         True
     """
-    from argsim.config import BACKENDS, PRECISIONS, QUANTIZATIONS
-
     found = VARIANT_NAME.fullmatch(model)
     words = found["variant"].split() if found else []
     if not words or words[0] not in BACKENDS:

@@ -10,8 +10,13 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from argsim import html
 from argsim.benchmarks.evaluate import TASKS, Leaderboard, Task
 from argsim.config import RunConfig
+from argsim.io import write_text
+from argsim.published import SOURCES
+from argsim.results import run_environment, write_results
+from argsim.version import __version__, command_line
 
 
 def _f(v: float | None, digits: int = 3) -> str:
@@ -54,21 +59,14 @@ def _metric(board: Leaderboard, task: Task) -> str:
 
 def references_text(board: Leaderboard) -> list[str]:
     """One line per task with published figures: `task: label value; ...`."""
-    out = []
-    for t in board.tasks:
-        refs = TASKS[t.key].reference_figures() if t.key in TASKS else []
-        if refs:
-            out.append(f"{t.title}: " + "; ".join(f"{r.label} {r.value:.3f}" for r in refs))
-    return out
+    return [f"{t.title}: " + "; ".join(f"{r.label} {r.value:.3f}" for r in refs) for t in board.tasks
+            if (refs := TASKS[t.key].reference_figures() if t.key in TASKS else [])]
 
 
 def leaderboard_html(board: Leaderboard, title: str = "argsim evaluate", meta: str = "",
                      notes: Sequence[str] = ()) -> str:
     """One self-contained HTML page: the leaderboard table, then a bar chart per task (bars with their 95 %
     interval as whiskers, the papers' and MTEB's figures as labelled dashed lines)."""
-    from argsim import html
-    from argsim.published import SOURCES
-
     header, rows = leaderboard_cells(board)
     classes = ["" for _ in board.models] + ["compare" for _ in rows[len(board.models):]]
     cells = [[escape(r[0])] + [_cell_html(c) for c in r[1:]] for r in rows]
@@ -108,7 +106,6 @@ def _cell_html(text: str) -> str:
 def results_html(results: Sequence[Mapping[str, Any]]) -> str:
     """`argsim report --html`: the leaderboard of every `evaluate` results file's rows, then every other results
     file as a table of its rows."""
-    from argsim import html
     from argsim.report import COLUMNS, _fmt
 
     body = []
@@ -146,10 +143,8 @@ def variant_label(config: RunConfig) -> str:
         >>> variant_label(RunConfig(backend="onnx", quantize="int8"))
         ' [onnx int8]'
     """
-    parts = [config.backend] if config.backend != "torch" else []
-    parts += [config.quantize] if config.quantize != "none" else []
-    parts += [config.precision] if config.precision != "auto" else []
-    return f" [{' '.join(parts if config.backend != 'torch' else ['torch', *parts])}]" if parts else ""
+    extra = [v for v, default in ((config.quantize, "none"), (config.precision, "auto")) if v != default]
+    return f" [{' '.join([config.backend, *extra])}]" if config.backend != "torch" or extra else ""
 
 
 def write_outputs(board: Leaderboard, config: RunConfig, out: Path | None = None, record: bool = False,
@@ -157,8 +152,6 @@ def write_outputs(board: Leaderboard, config: RunConfig, out: Path | None = None
     """Write what was asked: the rows to `out` (a results JSON) and, with `record`, merged into
     `bench/results/evaluate.json`; MTEB result files under `mteb_out`; the HTML page `html`. Returns one line per
     output written."""
-    from argsim.results import run_environment, write_results
-
     lines = []
     if out is not None or record:
         rows = board.rows(env=run_environment(config), command=command, variant=variant_label(config),
@@ -172,9 +165,6 @@ def write_outputs(board: Leaderboard, config: RunConfig, out: Path | None = None
         lines.append(f"{mteb_out}: {len(written)} MTEB result file(s)"
                      + ("" if written else f" (MTEB tasks with argsim's figures: {', '.join(MTEB_TASKS)})"))
     if html is not None:
-        from argsim.io import write_text
-        from argsim.version import __version__, command_line
-
         meta = f"{command or command_line()} (argsim {__version__}, {time.strftime('%Y-%m-%d %H:%M %Z')})"
         lines.append(f"{write_text(html, leaderboard_html(board, meta=meta))}: written")
     return lines

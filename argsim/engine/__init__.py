@@ -1,11 +1,8 @@
-"""Where bulk work runs: `local` (this process, no Ray needed; the default) or `ray` (a Ray cluster).
+"""Where bulk work runs: `local` (this process, no Ray needed; the default) or `ray` (a Ray cluster; docs/scale.md).
 
 An engine maps a function over items, `fn(shared, item)`, and returns the results in the items' order. `shared`
-(e.g. a WMD engine with its word vectors) is handed to the workers once, not once per item: the local engine
-passes the object itself; the Ray engine puts it in the object store once and every task reads it from there.
-Both give the same numbers; the Ray engine only adds parallelism across the cluster's CPUs.
-
-No home-made process pools: parallelism past one process is Ray's (the CLI's `--engine ray`, `--ray-address`).
+(e.g. a WMD engine with its word vectors) is handed to the workers once, not once per item. Both engines give the
+same numbers; Ray only adds parallelism across the cluster's CPUs (no home-made process pools).
 """
 
 from __future__ import annotations
@@ -21,7 +18,6 @@ if TYPE_CHECKING:
     import numpy as np
 
     from argsim.backend.encoder import Encoder
-
 
 
 def encode(engine: Engine | None, encoder: Encoder, texts: Sequence[str], normalize: bool = False) -> np.ndarray:

@@ -7,30 +7,33 @@ engine). Row order inside the folder is not the input order (Ray streams blocks)
 which. `read_shards` reads a folder back; `import_shards` merges one into the embedding cache.
 
 - `local`: the backend's `Encoder.encode` (de-duplicated, length-sorted, cached, resumable), then shards.
-- `ray`: `ray.data.read_csv/read_json/read_parquet/read_text` stream the input; `map_batches` runs a callable
-  class on an actor pool: one model per actor, one actor per CPU of the cluster (or one per GPU, with
-  `num_gpus=1`, when the cluster has GPUs; a CPU actor runs one torch thread and reserves half a CPU, see
-  `ACTOR_CPUS`); the result is written by Ray as Parquet shards. Workers do not use
-  the local cache (they may be other machines): import the shards to cache them.
+- `ray`: Ray Data streams the input (`read_dataset`) through `EmbedActor` on an actor pool (`actor_pool`: one
+  model per actor, one actor per CPU or GPU of the cluster) and writes the shards. Workers do not use the local
+  cache (they may be other machines): import the shards to cache them.
 The folder appears only when the run finished (written under a temporary name, then renamed).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from contextlib import closing, contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from argsim.backend.cache import text_key
+from argsim.backend.cache import EmbeddingCache, text_key
 from argsim.backend.encoder import MAX_BATCH_SIZE
+from argsim.config import RunConfig
+from argsim.engine.ray_engine import worker_errors
 from argsim.errors import ArgsimError, InputError
+from argsim.io import check_input_file, check_output_path, current_umask, parse_json, read_json_as, read_texts
 from argsim.options import check_settings, setting
 
 if TYPE_CHECKING:
@@ -84,8 +87,6 @@ def check_shard_out(out: Path) -> None:
         raise ArgsimError(f"{out}: exists and is not a folder (shards need a folder)")
     if out.is_dir() and any(out.iterdir()):
         raise ArgsimError(f"{out}: folder is not empty (choose a new folder for the shards)")
-    from argsim.io import check_output_path
-
     check_output_path(out, "folder")  # creatable: no file on the way, a folder we can write into (root included)
 
 
@@ -99,13 +100,8 @@ def shard_table(ids: list[str], keys: list[bytes], vectors: np.ndarray):
                      "vector": pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1])})
 
 
-# ---------------------------------------------------------------- input checks (before any work)
-
-
 def input_columns(path: Path) -> list[str]:
     """Column names of a CSV/TSV/JSONL/Parquet file (read from its header / first record / schema)."""
-    from argsim.io import check_input_file
-
     suffix = path.suffix.lower()
     if not path.is_dir():
         check_input_file(path)  # a FIFO is never opened; the message names what the path is
@@ -113,8 +109,6 @@ def input_columns(path: Path) -> list[str]:
         import pyarrow.dataset as pads
 
         return list(pads.dataset(str(path), format="parquet").schema.names)
-    from argsim.io import parse_json
-
     with open(path, "rb") as fh:  # binary lines end at \n only (a U+2028 or lone CR stays inside its line)
         if suffix in (".jsonl", ".ndjson"):
             for n, raw in enumerate(fh, start=1):
@@ -131,8 +125,6 @@ def input_columns(path: Path) -> list[str]:
 def check_input(path: Path, spec: EmbedSpec) -> None:
     """The columns the run needs exist (plain text files have one implicit column)."""
     if path.suffix.lower() not in TABLE_SUFFIXES and not path.is_dir():
-        from argsim.io import check_input_file
-
         check_input_file(path)
         if spec.id_column is not None:
             raise InputError(path, "--id-column needs a CSV/TSV/JSONL/Parquet input (plain text has no columns)")
@@ -143,14 +135,11 @@ def check_input(path: Path, spec: EmbedSpec) -> None:
             raise InputError(path, f"missing column(s) {col}; found {', '.join(found)}", column=col)
 
 
-# ---------------------------------------------------------------- local engine
-
-
 def embed_local(path: Path, out: Path, spec: EmbedSpec, config=None, rows_per_shard: int = 100_000) -> dict:
     """Encode with the backend (the run's cache, resumable) and write the shard folder."""
     import pyarrow.parquet as pq
 
-    from argsim.backend import get_encoder
+    from argsim.backend import get_encoder  # read when called: argsim.backend.get_encoder may be replaced
     from argsim.io import count_texts, record_chunks, text_chunks, warn_duplicate_ids
     from argsim.schemas import text_records
 
@@ -171,12 +160,7 @@ def embed_local(path: Path, out: Path, spec: EmbedSpec, config=None, rows_per_sh
             vectors = enc.encode(texts, normalize=spec.normalize)
             dim = int(vectors.shape[1])
             pq.write_table(shard_table(part, keys, vectors), tmp / f"part-{n:05d}.parquet")
-        manifest = _manifest(spec, enc.cache_key, dim, total, "local", path)
-        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
-    return manifest
-
-
-# ---------------------------------------------------------------- Ray engine
+        return _manifest(tmp, spec, enc.cache_key, dim, total, "local", path)
 
 
 class EmbedActor:
@@ -184,7 +168,6 @@ class EmbedActor:
 
     def __init__(self, spec: EmbedSpec) -> None:
         from argsim.backend import get_encoder
-        from argsim.config import RunConfig
 
         self.spec = spec
         if spec.device == "cpu":
@@ -205,10 +188,8 @@ class EmbedActor:
         texts = pc.cast(column, pa.string()).to_pylist()
         vectors = self.encoder.encode(texts, normalize=self.spec.normalize, use_cache=False, show_progress=False)
         keys = [text_key(t) for t in texts]
-        if self.spec.id_column is not None:
-            ids = pc.cast(batch.column(self.spec.id_column), pa.string()).to_pylist()
-        else:
-            ids = [k.hex() for k in keys]
+        ids = ([k.hex() for k in keys] if self.spec.id_column is None
+               else pc.cast(batch.column(self.spec.id_column), pa.string()).to_pylist())
         table = shard_table(ids, keys, vectors)
         return table.append_column("identity", pa.array([self.encoder.cache_key] * len(ids)).dictionary_encode())
 
@@ -239,8 +220,6 @@ def quiet_data(ray, quiet: bool) -> None:
     ctx.enable_progress_bars = not quiet
     ctx.print_on_execution_start = not quiet
     if quiet:
-        import logging
-
         logging.getLogger("ray.data").setLevel(logging.WARNING)
 
 
@@ -251,11 +230,10 @@ def actor_pool(ds, spec: EmbedSpec, engine, batch_rows: int, workers: int | None
 
     gpus = engine.gpus()
     actors = workers or (gpus if gpus else engine.workers)
-    worker_spec = EmbedSpec(**{**spec.__dict__, "device": "cuda" if gpus else "cpu"})
     ds = ds.map_batches(
-        EmbedActor, fn_constructor_kwargs={"spec": worker_spec}, batch_size=batch_rows, batch_format="pyarrow",
-        compute=ray.data.ActorPoolStrategy(size=actors), num_cpus=0 if gpus else ACTOR_CPUS,
-        num_gpus=1 if gpus else 0)
+        EmbedActor, fn_constructor_kwargs={"spec": replace(spec, device="cuda" if gpus else "cpu")},
+        batch_size=batch_rows, batch_format="pyarrow", compute=ray.data.ActorPoolStrategy(size=actors),
+        num_cpus=0 if gpus else ACTOR_CPUS, num_gpus=1 if gpus else 0)
     return ds, actors
 
 
@@ -267,17 +245,12 @@ def embed_ray(path: Path, out: Path, spec: EmbedSpec, engine, batch_rows: int = 
     ray = engine.session()  # connect first (the dataset needs a session)
     quiet_data(ray, quiet)
     if path.suffix.lower() not in TABLE_SUFFIXES and not path.is_dir():  # plain text: one text a line
-        spec = EmbedSpec(**{**spec.__dict__, "column": "text", "id_column": None})
+        spec = replace(spec, column="text", id_column=None)
     ds, actors = actor_pool(read_dataset(path, spec), spec, engine, batch_rows, workers)
     with _staging(out) as tmp:
-        try:
+        with worker_errors(ray, f"{path}: "):
             ds.write_parquet(str(tmp), min_rows_per_file=min(rows_per_shard, 10_000),
                              ray_remote_args={"num_cpus": IO_CPUS})
-        except ray.exceptions.RayTaskError as exc:
-            cause = getattr(exc, "cause", None)
-            if isinstance(cause, ArgsimError):
-                raise ArgsimError(f"{path}: {cause}") from None
-            raise
         files = sorted(tmp.glob("*.parquet"))
         if not files:
             raise InputError(path, "no texts")
@@ -286,9 +259,7 @@ def embed_ray(path: Path, out: Path, spec: EmbedSpec, engine, batch_rows: int = 
         if len(identities) != 1:
             raise ArgsimError(f"{path}: workers embedded with different model identities {sorted(identities)}")
         first = pads.dataset(str(files[0]), format="parquet").schema.field("vector").type.list_size
-        manifest = _manifest(spec, identities.pop(), int(first), table.num_rows, "ray", path, actors=actors)
-        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
-    return manifest
+        return _manifest(tmp, spec, identities.pop(), int(first), table.num_rows, "ray", path, actors=actors)
 
 
 def embed_texts_ray(engine, spec: EmbedSpec, texts: list[str], chunk_rows: int,
@@ -308,29 +279,19 @@ def embed_texts_ray(engine, spec: EmbedSpec, texts: list[str], chunk_rows: int,
         return
     want = min(workers or engine.workers, len(blocks))
     ds, _ = actor_pool(ray.data.from_arrow(blocks), spec, engine, chunk_rows, want)
-    try:
+    with worker_errors(ray):
         for batch in ds.iter_batches(batch_format="pyarrow", batch_size=None, prefetch_batches=0):
             if batch.num_rows == 0:
                 continue
-            flat = pa.concat_arrays([c.flatten() for c in batch.column("vector").chunks])
-            vectors = np.asarray(flat.to_numpy(zero_copy_only=False), dtype=np.float32).reshape(batch.num_rows, -1)
             identities = set(batch.column("identity").to_pylist())
             if len(identities) != 1:
                 raise ArgsimError(f"workers embedded with different model identities {sorted(identities)}")
+            vectors = _flat(batch.column("vector")).reshape(batch.num_rows, -1)
             yield batch.column("key").to_pylist(), vectors, identities.pop()
-    except ray.exceptions.RayTaskError as exc:
-        cause = getattr(exc, "cause", None)
-        if isinstance(cause, ArgsimError):
-            raise ArgsimError(str(cause)) from None
-        raise
-
-
-# ---------------------------------------------------------------- reading shards back
 
 
 def read_manifest(folder: Path) -> dict:
     """The shard folder's manifest, its fields typed (InputError, one line, otherwise)."""
-    from argsim.io import read_json_as
     from argsim.schemas import ShardManifest
 
     folder = Path(folder)
@@ -359,9 +320,15 @@ def read_shards(folder: str | Path) -> tuple[list[str], list[bytes], np.ndarray,
     size = getattr(col.type, "list_size", None)
     if size != dim:
         raise InputError(folder, f"the shards hold {size}-d vectors but the manifest says {dim}")
-    flat = pa.concat_arrays([c.flatten() for c in col.chunks]) if col.num_chunks else pa.array([], pa.float32())
-    vectors = np.asarray(flat.to_numpy(zero_copy_only=False), dtype=np.float32).reshape(-1, dim)
-    return table.column("id").to_pylist(), table.column("key").to_pylist(), vectors, manifest
+    return table.column("id").to_pylist(), table.column("key").to_pylist(), _flat(col).reshape(-1, dim), manifest
+
+
+def _flat(column) -> np.ndarray:
+    """The values of a column of fixed-size float lists (a pyarrow ChunkedArray), flat, as float32."""
+    import pyarrow as pa
+
+    flat = pa.concat_arrays([c.flatten() for c in column.chunks]) if column.num_chunks else pa.array([], pa.float32())
+    return np.asarray(flat.to_numpy(zero_copy_only=False), dtype=np.float32)
 
 
 #: how many imported rows are encoded again and compared; the smallest cosine accepted
@@ -371,8 +338,6 @@ VERIFY_MIN_COSINE = 0.99
 
 def _source_texts(path: Path, manifest: dict) -> list[str]:
     """The texts of the file the shards were made from, read as `embed` read them."""
-    from argsim.io import read_texts
-
     column = manifest.get("column") or "text"
     if path.suffix.lower() == ".parquet" or path.is_dir():
         import pyarrow.dataset as pads
@@ -440,7 +405,6 @@ def import_shards(folder: str | Path, cache_dir: str | Path, chunk: int = 50_000
     The rows enter the cache only after `verify_shards` accepts them (the model the manifest names is loaded
     with `config`'s options; `source` overrides the manifest's source file)."""
     from argsim.backend import get_encoder
-    from argsim.backend.cache import EmbeddingCache
 
     folder = Path(folder)
     manifest = read_manifest(folder)
@@ -455,47 +419,35 @@ def import_shards(folder: str | Path, cache_dir: str | Path, chunk: int = 50_000
                           config=config).for_role(manifest.get("role"))
     verify_shards(folder, keys, vectors, manifest, encoder,
                   Path(source) if source is not None else Path(str(manifest.get("source", ""))))
-    cache = EmbeddingCache(cache_dir, manifest["identity"])
-    try:
+    with closing(EmbeddingCache(cache_dir, manifest["identity"])) as cache:
         for start in range(0, len(keys), chunk):
             cache.put_keys(keys[start:start + chunk], vectors[start:start + chunk])
-    finally:
-        cache.close()
     return len(keys), manifest
 
 
-# ---------------------------------------------------------------- helpers
+def _manifest(tmp: Path, spec: EmbedSpec, identity: str, dim: int, rows: int, engine: str, source: Path,
+              **extra) -> dict:
+    """The shard folder's manifest, written into `tmp`."""
+    manifest = {"model": spec.model, "identity": identity, "pooling": spec.pooling,
+                "max_seq_length": spec.max_seq_length, "normalize": spec.normalize, "dim": dim, "rows": rows,
+                "engine": engine, "source": str(Path(source).resolve()), "column": spec.column,
+                "id_column": spec.id_column, "role": spec.role, **extra}
+    (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+    return manifest
 
 
-def _manifest(spec: EmbedSpec, identity: str, dim: int, rows: int, engine: str, source: Path, **extra) -> dict:
-    return {"model": spec.model, "identity": identity, "pooling": spec.pooling, "max_seq_length": spec.max_seq_length,
-            "normalize": spec.normalize, "dim": dim, "rows": rows, "engine": engine,
-            "source": str(Path(source).resolve()),
-            "column": spec.column, "id_column": spec.id_column, "role": spec.role, **extra}
-
-
-class _staging:
+@contextmanager
+def _staging(out: Path) -> Iterator[Path]:
     """A temporary folder beside `out`, renamed onto it when the block finishes (removed on failure)."""
-
-    def __init__(self, out: Path) -> None:
-        self.out = Path(out)
-
-    def __enter__(self) -> Path:
-        self.out.parent.mkdir(parents=True, exist_ok=True)
-        self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.", dir=self.out.parent))
-        os.chmod(self.tmp, 0o777 & ~_umask())
-        return self.tmp
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None:
-            if self.out.is_dir():
-                self.out.rmdir()  # empty (checked before the work)
-            os.replace(self.tmp, self.out)
-        else:
-            shutil.rmtree(self.tmp, ignore_errors=True)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    os.chmod(tmp, 0o777 & ~current_umask())
+    try:
+        yield tmp
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if out.is_dir():
+        out.rmdir()  # empty (checked before the work)
+    os.replace(tmp, out)

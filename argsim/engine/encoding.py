@@ -1,21 +1,17 @@
 """One engine-aware embedding call: `encode(engine, encoder, texts)`, the same vectors on every engine.
 
-- `local` (or no engine): the backend `Encoder.encode` itself (de-duplication, length-sorted batches, the disk
-  cache, resumable), unchanged.
-- `ray`: the texts NOT already in the encoder's cache are embedded on the engine's Ray Data actor pool
-  (`embedding.embed_texts_ray`: `EmbedActor`, one model per actor, the path `argsim embed --engine ray` takes);
-  each finished block is merged into the encoder's own disk cache as it arrives (an interrupted run keeps its
-  finished blocks), then the vectors are read back from the cache in input order. A second run, on either
-  engine, encodes nothing. With `--no-cache` the blocks are kept in memory instead.
+Locally (or with no engine) it is the backend's `Encoder.encode` itself. On `ray` the texts the encoder's cache
+lacks are embedded on the engine's actor pool (`embedding.embed_texts_ray`, the actors of `argsim embed --engine
+ray`) and each finished block is merged into the encoder's disk cache as it arrives (with `--no-cache`: kept in
+memory), then the vectors are read back in input order (docs/scale.md).
 
 Equality with `local`: the missing texts are sent length-sorted in blocks of the local encoder's chunk size
 (`batch_size * chunk_batches`), so every actor runs the same batches as the local encoder would; the vectors
 agree to float tolerance (an actor runs torch with one thread, so sums may round differently).
 Workers rebuild the encoder from its `recipe` (`get_encoder` arguments, precision included); the model identity
 they report (`Encoder.cache_key`: with the precision when not fp32) must equal the local one, otherwise nothing is
-stored. An encoder without a recipe (one wrapping weights held in
-memory, e.g. a fine-tuned counter-argument tower) cannot be rebuilt on a worker: it is encoded locally, with a
-one-line warning.
+stored. An encoder without a recipe (one wrapping weights held in memory, e.g. a fine-tuned counter-argument
+tower) cannot be rebuilt on a worker: it is encoded locally, with a one-line warning.
 """
 
 from __future__ import annotations
@@ -27,7 +23,8 @@ import numpy as np
 from argsim.backend.cache import text_key
 from argsim.backend.encoder import Encoder
 from argsim.engine.base import Engine
-from argsim.errors import ArgsimError, InputError, warn
+from argsim.errors import ArgsimError, warn
+from argsim.io import as_texts
 from argsim.vectors import l2_normalize
 
 
@@ -43,24 +40,14 @@ def worker_spec(encoder: Encoder):
                      precision=recipe.get("precision", "auto"))
 
 
-def missing_texts(encoder: Encoder, texts: Sequence[str]) -> list[str]:
-    """The distinct texts of `texts` that the encoder's cache does not hold, in first-seen order."""
-    unique = list(dict.fromkeys(texts))
-    if not encoder.use_cache or not unique:
-        return unique
-    found = encoder.cache().get_many(unique)
-    return [t for t in unique if t not in found]
-
-
 def encode(engine: Engine | None, encoder: Encoder, texts: Sequence[str], normalize: bool = False) -> np.ndarray:
     """`encoder.encode(texts)` on `engine` (see the module docstring): float32 (len(texts), dim), input order."""
-    texts = [texts] if isinstance(texts, str) else list(texts)
+    texts = as_texts(texts, "texts")
     if engine is None or engine.name == "local" or not texts:
         return encoder.encode(texts, normalize=normalize)
-    for i, t in enumerate(texts):
-        if not isinstance(t, str):
-            raise InputError(None, f"text {i} is {type(t).__name__}, not a string")
-    missing = missing_texts(encoder, texts)
+    unique = list(dict.fromkeys(texts))
+    found = encoder.cache().get_many(unique) if encoder.use_cache else {}
+    missing = [t for t in unique if t not in found]  # distinct, uncached, in first-seen order
     spec = worker_spec(encoder) if missing else None
     if missing and spec is None:
         warn(f"{encoder.name}: this encoder cannot be rebuilt on engine workers; {len(missing):,} text(s) are "

@@ -1,33 +1,25 @@
-"""The Ray engine: tasks over blocks of items on a Ray cluster (attached by address, or started locally).
-
-`RayEngine(address)` attaches to `address` (a `ray://` or `host:port` address, or `auto`; checked with a
-3-second TCP connection first); without one it starts a local Ray instance on the loopback address with the cores
-this process may use, or `--threads` (dashboard off, worker logs kept from the terminal). An already initialised
-Ray session (a test fixture, a notebook) is reused as it is. The shared object is put in the object store once
-per `map` call; items are grouped into blocks (several per worker, so a slow block does not hold the rest back)
-and each block is one Ray task; results come back in the items' order.
+"""The Ray engine: tasks over blocks of items on a Ray cluster, attached by address (checked first:
+`check_reachable`) or started locally (`ensure_ray`; an already initialised Ray session, a test fixture or a
+notebook, is reused as it is). The shared object is put in the object store once per `map` call; items are grouped
+into blocks (several per worker, so a slow block does not hold the rest back), each block one Ray task; results
+come back in the items' order.
 """
 
 from __future__ import annotations
 
+import logging
 import os
-from collections.abc import Callable, Sequence
+import socket
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from argsim.engine.base import Engine
 from argsim.errors import ArgsimError
 from argsim.measure import usable_cores
 from argsim.progress import progress_bar
-
-
-def import_ray():
-    """The `ray` module, or one clear line telling how to install it."""
-    try:
-        import ray
-    except ImportError:
-        raise ArgsimError("--engine ray needs Ray: pip install 'argsim[ray]'") from None
-    return ray
-
 
 #: seconds a --ray-address gets to accept a TCP connection before argsim gives up (one line, no Ray start-up)
 CONNECT_SECONDS = 3.0
@@ -45,8 +37,6 @@ def _host_port(address: str) -> tuple[str, int] | None:
 def check_reachable(address: str, seconds: float = CONNECT_SECONDS) -> None:
     """ArgsimError (one line) when nothing accepts a TCP connection at `address` within `seconds`: Ray itself
     would retry for tens of seconds and print its own C++ logs before failing."""
-    import socket
-
     target = _host_port(address)
     if target is None:
         return
@@ -85,9 +75,6 @@ def _gcs_problem(address: str, seconds: float) -> str | None:
     """Ask the head node's GCS for its cluster id with Ray's own client, in a child process that is stopped after
     `seconds` + 7 s (Ray's client retries for longer and logs from C++ onto stderr); the failure's first line, or
     None when it answered (or this Ray version lacks that client)."""
-    import subprocess
-    import sys
-
     try:
         done = subprocess.run([sys.executable, "-c", _GCS_PROBE, address, str(seconds)], capture_output=True,
                               text=True, timeout=seconds + 7, stdin=subprocess.DEVNULL)
@@ -104,9 +91,10 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None, quiet: b
     An address is checked with a TCP connection first (`check_reachable`). A local instance advertises the
     loopback address (`_node_ip_address`), has no dashboard, takes `num_cpus` CPUs (default: the cores this
     process may use) and logs only warnings (errors under `quiet`); worker output never reaches the terminal."""
-    import logging
-
-    ray = import_ray()
+    try:
+        import ray
+    except ImportError:
+        raise ArgsimError("--engine ray needs Ray: pip install 'argsim[ray]'") from None
     if ray.is_initialized():
         return ray
     address = address or os.environ.get("RAY_ADDRESS") or None
@@ -167,11 +155,10 @@ class RayEngine(Engine):
         pending = list(refs)
         with progress_bar(len(items), description or "working", enabled=description is not None) as bar:
             while pending:
-                done, pending = ray.wait(pending, num_returns=1)
-                for ref in done:
-                    k = position[ref]
-                    results[k] = _get(ray, ref)
-                    bar.advance(len(blocks[k]))
+                (ref,), pending = ray.wait(pending, num_returns=1)
+                with worker_errors(ray):
+                    results[position[ref]] = ray.get(ref)
+                bar.advance(len(blocks[position[ref]]))
         return [r for part in results for r in part]  # type: ignore[union-attr]
 
     def describe(self) -> dict:
@@ -180,12 +167,13 @@ class RayEngine(Engine):
                 "address": self.address or os.environ.get("RAY_ADDRESS") or "local"}
 
 
-def _get(ray, ref):
-    """`ray.get`, re-raising an argsim error from a worker as itself (one line, exit 2)."""
+@contextmanager
+def worker_errors(ray, prefix: str = "") -> Iterator[None]:
+    """An argsim error raised in a Ray worker re-raised here as itself, after `prefix` (one line, exit 2)."""
     try:
-        return ray.get(ref)
+        yield
     except ray.exceptions.RayTaskError as exc:
         cause = getattr(exc, "cause", None)
         if isinstance(cause, ArgsimError):
-            raise ArgsimError(str(cause)) from None
+            raise ArgsimError(f"{prefix}{cause}") from None
         raise

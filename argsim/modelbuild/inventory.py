@@ -5,6 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from argsim.errors import InputError, warn
+from argsim.io import read_json
+from argsim.schemas import TrainConfig, validate
+
 RECORDS = ("train_config.json", "models_build.json")
 
 
@@ -21,10 +25,6 @@ class TrainedModel:
 def read_json_object(path: Path, problems: list[str] | None = None) -> dict | None:
     """A JSON object a run wrote (train_config.json, the build's marker) checked against its schema; None when
     missing, and None with the problem appended to `problems` when unreadable or of another shape."""
-    from argsim.errors import InputError
-    from argsim.io import read_json
-    from argsim.schemas import TrainConfig, validate
-
     if not path.is_file():
         return None
     try:
@@ -39,7 +39,7 @@ def read_json_object(path: Path, problems: list[str] | None = None) -> dict | No
 
 
 def _numbers(d: dict) -> dict[str, float]:
-    return {k: float(v) for k, v in d.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    return {k: v for k, value in d.items() if (v := _number(value)) is not None}
 
 
 def trained_models(root: Path, depth: int = 3) -> list[TrainedModel]:
@@ -48,8 +48,6 @@ def trained_models(root: Path, depth: int = 3) -> list[TrainedModel]:
     added). A folder reached twice (through a symlink) is listed once; records of another shape are left out
     with one warning giving their count and the first problem; `root` that exists but is not a folder is an
     InputError."""
-    from argsim.errors import InputError, warn
-
     root = Path(root)
     if root.exists() and not root.is_dir():
         raise InputError(root, "is a file; expected the folder that holds trained models")
@@ -60,10 +58,8 @@ def trained_models(root: Path, depth: int = 3) -> list[TrainedModel]:
     for level in range(1, depth + 1):
         for rec in RECORDS:
             for path in sorted(root.glob("/".join(["*"] * level) + f"/{rec}")):
-                if "checkpoints" in path.parts:
-                    continue
                 folder = path.parent
-                if folder.resolve() in found:
+                if "checkpoints" in path.parts or folder.resolve() in found:
                     continue
                 config = read_json_object(folder / "train_config.json", problems) or {}
                 build = read_json_object(folder / "models_build.json", problems) or {}

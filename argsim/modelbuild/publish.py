@@ -1,18 +1,14 @@
-"""`argsim models publish NAME FOLDER`: put a trained model into the package as a shipped model, behind a gate.
+"""`argsim models publish NAME FOLDER`: put a trained model into the package as a shipped model, behind a gate
+(docs/models.md, "Train, continue, publish").
 
 A shipped model (`argsim/shipped/<name>/`, package data) is a small artifact over an installed base
-(`argsim.backend.adapters`): a LoRA adapter (`kpm`), heads over the frozen base (`counter-bi-encoder`), a delta
-over GiNZA's word table (`minutes`: a task with `pack` writes its artifact from the trained folder), or only the
-config of a composite over other shipped models (`counter-fusion`, `argsim.backend.concat`; its card's weights file
-is that config). Its
-card.json names the base and the hash of the base's weights, and also records what it is and how well it does:
-task, the data it was trained on and that data's licence, the training command and time, its figures on the
-task's own metric (from the training run's train_config.json), and its figure on a fixed small slice of the
-evaluation split (`slice`), measured when publishing through the same loader users get, so a test can check
-offline that the shipped file reproduces it.
-
-The gate: a model replaces the shipped one only when its recorded figure (the task's primary metric) is at least
-the shipped one's; otherwise nothing is written (ArgsimError, exit 2).
+(`argsim.backend.adapters`): a LoRA adapter, heads over the frozen base, a delta over GiNZA's word table (a task
+with `pack` writes it from the trained folder) or the config of a composite over other shipped models. Its
+card.json names the base and the hash of the base's weights, and records the task, the data and its licence, the
+training command and time, the figures of the training run (train_config.json), and the figure on a fixed small
+slice of the evaluation split (`slice`), measured when publishing through the loader users get, so a test can
+check offline that the shipped files reproduce it. The gate: a model replaces the shipped one only when its
+recorded primary figure is at least the shipped one's; otherwise nothing is written (ArgsimError, exit 2).
 """
 
 from __future__ import annotations
@@ -21,10 +17,23 @@ import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
+from argsim.backend import get_encoder
+from argsim.backend.names import SHIPPED_DIR, is_shipped_folder, read_card, shipped_models, weights_file
+from argsim.counter.core.evaluation import summarize
+from argsim.counter.core.run import RankRequest, rank_counterargs
+from argsim.data.argkp import load_argkp
+from argsim.data.arguana import load_arguana
+from argsim.data.catalog import dataset_dir
 from argsim.errors import ArgsimError
+from argsim.io import read_records, sha256_file, write_json
+from argsim.metrics.triplets import encoded_triplet_scores
 from argsim.modelbuild.inventory import read_json_object
+from argsim.paths import under_workdir
+from argsim.schemas import TripletRecord
+from argsim.thematic.build import first_test_triplets
 
 
 @dataclass(frozen=True)
@@ -52,8 +61,6 @@ class ShippedTask:
 def kpm_slice(config=None):
     """The fixed slice of ArgKP dev a shipped key point matcher is checked on: the first dev topic (file order),
     both stances, every argument and key point of it."""
-    from argsim.data.argkp import load_argkp
-
     dev = load_argkp("dev", config.data_dir if config else None)
     return dev.subset(dev.topics[:1], name="argkp-dev[topic 1]")
 
@@ -70,20 +77,13 @@ def _kpm_slice_figures(folder: Path, config=None) -> dict[str, float]:
 COUNTER_SLICE = {"split": "validation", "setting": "sda", "limit": 60}
 
 
-def _counter_slice(ranker: str) -> Callable[[Path, object], dict[str, float]]:
+def _counter_slice_figures(ranker: str, folder: Path, config=None) -> dict[str, float]:
     """accuracy@1 and MRR on `COUNTER_SLICE` with `ranker` (`bi-encoder`, `bipolar`), through the function that
     `argsim rank counterargs` and `CounterRetriever.evaluate` run (`argsim.counter.core.run.rank_counterargs`)."""
-
-    def figures(folder: Path, config=None) -> dict[str, float]:
-        from argsim.counter.core.evaluation import summarize
-        from argsim.counter.core.run import RankRequest, rank_counterargs
-
-        _, records = rank_counterargs(RankRequest(ranker, (COUNTER_SLICE["setting"],), COUNTER_SLICE["split"],
-                                                  {"model": str(folder)}, limit=COUNTER_SLICE["limit"]), config)
-        (summary,) = summarize(records)
-        return {"accuracy_at_1": summary.accuracy_at_1, "mrr": summary.mrr, "points": summary.points}
-
-    return figures
+    _, records = rank_counterargs(RankRequest(ranker, (COUNTER_SLICE["setting"],), COUNTER_SLICE["split"],
+                                              {"model": str(folder)}, limit=COUNTER_SLICE["limit"]), config)
+    (summary,) = summarize(records)
+    return {"accuracy_at_1": summary.accuracy_at_1, "mrr": summary.mrr, "points": summary.points}
 
 
 #: the fixed open-collection slice a shipped counter-argument retriever is checked on: argsim's ArguAna replica
@@ -93,8 +93,6 @@ ARGUANA_SLICE = {"split": "validation", "themes": ("culture",)}
 
 def arguana_slice(config=None):
     """The `ARGUANA_SLICE` replica (47 validation queries over 417 arguments)."""
-    from argsim.data.arguana import load_arguana
-
     return load_arguana(ARGUANA_SLICE["split"], config.data_dir if config else None, themes=ARGUANA_SLICE["themes"])
 
 
@@ -106,7 +104,7 @@ def _retriever_slice_figures(folder: Path, config=None) -> dict[str, float]:
 
     data = arguana_slice(config)
     result = ArguAnaEvaluator(data, config=config).evaluate(str(folder))
-    return {**_counter_slice("emb-cosine")(folder, config), "arguana_ndcg_at_10": result["ndcg_at_10"],
+    return {**_counter_slice_figures("emb-cosine", folder, config), "arguana_ndcg_at_10": result["ndcg_at_10"],
             "arguana_queries": result.n, "arguana_documents": len(data.corpus)}
 
 
@@ -117,10 +115,6 @@ MINUTES_SLICE = 300
 def minutes_slice(config=None) -> list[dict]:
     """The fixed slice of the minutes test triplets a shipped political SBERT is checked on: the first 300 test
     triplets (file order) that `argsim data triplets minutes` wrote (runs/minutes-triplets/test.jsonl)."""
-    from argsim.io import read_records
-    from argsim.paths import under_workdir
-    from argsim.schemas import TripletRecord
-
     rows = read_records(under_workdir(MINUTES_TEST), TripletRecord)
     return [{k: str(r.get(k, "")) for k in ("anchor", "positive", "negative", "meeting", "negative_meeting")}
             for r in rows[:MINUTES_SLICE]]
@@ -171,17 +165,11 @@ def thematic_slice(config=None) -> list[dict]:
     """The fixed slice of the thematic test triplets a shipped thematic encoder is checked on: the first
     `THEMATIC_SLICE_SIZE` triplets-sen test triplets, exactly as `argsim data triplets wikipedia` writes them
     (`argsim.thematic.build.first_test_triplets`)."""
-    from argsim.data.catalog import dataset_dir
-    from argsim.thematic.build import first_test_triplets
-
     return first_test_triplets(dataset_dir("wikipedia", config.data_dir if config else None), THEMATIC_SLICE_SIZE)
 
 
 def _thematic_slice_figures(folder: Path, config=None) -> dict[str, float]:
     """Triplet accuracy on the slice with cosine distance, ties correct (what `argsim eval triplets` reports)."""
-    from argsim.backend import get_encoder
-    from argsim.metrics.triplets import encoded_triplet_scores
-
     enc = get_encoder(str(folder), config=config, device=None if config else "cpu")
     return {"triplet_accuracy": encoded_triplet_scores(enc, thematic_slice(config)).accuracy}
 
@@ -197,6 +185,8 @@ COUNTER_TASK = {"primary": "val_at1_over_30_best", "figures": ("val_at1_over_30_
                 "licence": COUNTERARGS_LICENCE}
 COUNTER_SLICE_TEXT = (f"counterargs-18 {COUNTER_SLICE['split']}, first {COUNTER_SLICE['limit']} points (id order), "
                       f"setting {COUNTER_SLICE['setting']}")
+RETRIEVER_SLICE_TEXT = (f"{COUNTER_SLICE_TEXT}: accuracy@1 and MRR (emb-cosine); ArguAna replica "
+                        f"{ARGUANA_SLICE['split']}, theme {ARGUANA_SLICE['themes'][0]}: nDCG@10")
 
 TASKS: dict[str, ShippedTask] = {
     "kpm": ShippedTask("kpm", "kpm", "key point matching bi-encoder: LoRA adapter over MiniLM, contrastive loss",
@@ -220,7 +210,7 @@ TASKS: dict[str, ShippedTask] = {
         "counter-bi-encoder", "counterargs-neural",
         "best counter-argument retrieval Bi-encoder: two linear heads over frozen MiniLM, increasing-hard negatives",
         **COUNTER_TASK, slice_description=f"{COUNTER_SLICE_TEXT}: accuracy@1 and MRR",
-        slice_figures=_counter_slice("bi-encoder"), artifact="heads",
+        slice_figures=partial(_counter_slice_figures, "bi-encoder"), artifact="heads",
         files=("heads.safetensors", "config.json", "argsim_encoder.json"),
         trained_with="train with `argsim train bipolar --kind bi-encoder` (frozen encoder)"),
     "counter-bipolar": ShippedTask(
@@ -229,7 +219,7 @@ TASKS: dict[str, ShippedTask] = {
         "and its retrieval and classification heads, trained jointly",
         **COUNTER_TASK, slice_description=f"{COUNTER_SLICE_TEXT}: accuracy@1 and MRR of the retrieval top 30 "
                                           "reranked by the classification head",
-        slice_figures=_counter_slice("bipolar"), artifact="lora+heads",
+        slice_figures=partial(_counter_slice_figures, "bipolar"), artifact="lora+heads",
         files=("heads.safetensors", "config.json", "argsim_encoder.json", "point_encoder/adapter_model.safetensors",
                "point_encoder/adapter_config.json"),
         trained_with="train with `argsim train bipolar --kind bipolar --train-encoder --lora-rank 16`"),
@@ -241,8 +231,7 @@ TASKS: dict[str, ShippedTask] = {
         data="counterargs-18 training pairs without any text of the validation or test split (2,796 of 4,065 "
              "point-counter pairs; validation: the ArguAna replica's validation split)",
         licence=COUNTERARGS_LICENCE.replace("the shipped heads hold", "the shipped adapter holds"),
-        slice_description=f"{COUNTER_SLICE_TEXT}: accuracy@1 and MRR (emb-cosine); ArguAna replica "
-                          f"{ARGUANA_SLICE['split']}, theme {ARGUANA_SLICE['themes'][0]}: nDCG@10",
+        slice_description=RETRIEVER_SLICE_TEXT,
         slice_figures=_retriever_slice_figures,
         trained_with="train with `argsim train counter-retriever`"),
     "counter-fusion": ShippedTask(
@@ -254,8 +243,7 @@ TASKS: dict[str, ShippedTask] = {
         data="no training of its own: its parts' data (counter-bi-encoder, counter-retriever); its weights chosen "
              "on the ArguAna replica's validation split",
         licence=COUNTERARGS_LICENCE.replace("the shipped heads hold", "the shipped config holds"),
-        slice_description=f"{COUNTER_SLICE_TEXT}: accuracy@1 and MRR (emb-cosine); ArguAna replica "
-                          f"{ARGUANA_SLICE['split']}, theme {ARGUANA_SLICE['themes'][0]}: nDCG@10",
+        slice_description=RETRIEVER_SLICE_TEXT,
         slice_figures=_retriever_slice_figures, artifact="composite", files=("config.json", "argsim_encoder.json"),
         trained_with="write with `argsim.backend.concat.save_composite` and record its figures in train_config.json"),
     "minutes": ShippedTask(
@@ -280,10 +268,6 @@ def artifact_of(card: dict) -> str:
     return str(card.get("artifact") or ("lora" if card.get("adapter") == "lora" else "?"))
 
 
-def _hash_key(artifact: str) -> str:
-    return "adapter_sha256" if artifact == "lora" else "weights_sha256"
-
-
 def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> dict:
     """Copy the trained model in `folder` into the package as the shipped model `name` when its recorded primary
     figure is at least the shipped one's; returns the card written. ArgsimError (nothing written) otherwise.
@@ -303,9 +287,6 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
         >>> publish("kpm", Path("models/kpm-lora"))["figures"]["dev_strict_map"]  # doctest: +SKIP
         0.83...
     """
-    from argsim.backend.names import SHIPPED_DIR, is_shipped_folder, read_card
-    from argsim.io import write_json
-
     if name not in TASKS:
         raise ArgsimError(f"unknown shipped model '{name}': choose from {', '.join(TASKS)}")
     spec, folder = TASKS[name], Path(folder)
@@ -314,10 +295,19 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
                               or any(not (folder / f).is_file() for f in spec.files)):
         raise ArgsimError(f"{folder}: not a folder that can ship as '{name}' ({spec.trained_with}; it holds "
                           f"{', '.join(spec.files)} and card.json)")
-    record, figures = _recorded_figures(folder, spec)
+    record = read_json_object(folder / "train_config.json") or {}
+    metrics = record.get("metrics") or {}
+    missing = [m for m in spec.figures if not isinstance(metrics.get(m), (int, float))]
+    if missing:
+        raise ArgsimError(f"{folder / 'train_config.json'}: no {missing[0]} recorded (train with the evaluation "
+                          "split, e.g. --eval-split dev)")
+    figures = {m: float(metrics[m]) for m in spec.figures}
     dest = Path(dest) if dest else SHIPPED_DIR
-    _check_not_worse(dest / name, spec, figures, f"{folder}: {spec.primary} {figures[spec.primary]:.4f} is below "
-                     f"the shipped '{name}'")
+    current = read_card(dest / name) if is_shipped_folder(dest / name) else None
+    have = ((current or {}).get("figures") or {}).get(spec.primary)
+    if isinstance(have, (int, float)) and figures[spec.primary] < have:
+        raise ArgsimError(f"{folder}: {spec.primary} {figures[spec.primary]:.4f} is below the shipped '{name}' "
+                          f"({have:.4f}); nothing was published")
     staging = dest / f".{name}.publishing"
     if staging.exists():
         shutil.rmtree(staging)
@@ -340,32 +330,8 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
     return card
 
 
-def _recorded_figures(folder: Path, spec: ShippedTask) -> tuple[dict, dict[str, float]]:
-    """(train_config.json, its figures of `spec.figures`); ArgsimError when one is not recorded."""
-    record = read_json_object(folder / "train_config.json") or {}
-    metrics = record.get("metrics") or {}
-    missing = [m for m in spec.figures if not isinstance(metrics.get(m), (int, float))]
-    if missing:
-        raise ArgsimError(f"{folder / 'train_config.json'}: no {missing[0]} recorded (train with the evaluation "
-                          "split, e.g. --eval-split dev)")
-    return record, {m: float(metrics[m]) for m in spec.figures}
-
-
-def _check_not_worse(target: Path, spec: ShippedTask, figures: dict[str, float], below: str) -> None:
-    """ArgsimError `below (shipped figure)` when the shipped model in `target` has the better primary figure."""
-    from argsim.backend.names import is_shipped_folder, read_card
-
-    current = read_card(target) if is_shipped_folder(target) else None
-    have = ((current or {}).get("figures") or {}).get(spec.primary)
-    if isinstance(have, (int, float)) and figures[spec.primary] < have:
-        raise ArgsimError(f"{below} ({have:.4f}); nothing was published")
-
-
 def _provenance(name: str, spec: ShippedTask, record: dict, figures: dict, source: Path, card: dict) -> dict:
     """The card's fields that say what the model is and how it was trained, and its weights' digests."""
-    from argsim.backend.adapters import sha256_file
-    from argsim.backend.names import weights_file
-
     adapters = {f: sha256_file(source / f) for f in spec.files if f.endswith(".safetensors") and "/" in f}
     adapters = {"adapters_sha256": adapters} if spec.artifact == "lora+heads" else {}
     return {"name": name, "task": spec.task, "description": spec.description, "data": spec.data,
@@ -373,7 +339,8 @@ def _provenance(name: str, spec: ShippedTask, record: dict, figures: dict, sourc
             "steps": record.get("steps"), "training_seconds": record.get("seconds"),
             "training_device": record.get("device"), "training_precision": record.get("precision"),
             "training_threads": record.get("threads"), "git_commit": record.get("git_commit"), "figures": figures,
-            _hash_key(spec.artifact): sha256_file(weights_file(source, card)), **adapters,
+            "adapter_sha256" if spec.artifact == "lora" else "weights_sha256": sha256_file(weights_file(source, card)),
+            **adapters,
             "published_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
 
@@ -393,8 +360,6 @@ def _swap_in(staging: Path, target: Path) -> None:
 def shipped_summaries() -> list[dict]:
     """One line per shipped model for `argsim models`: name, task, base, artifact (lora / heads / lora+heads /
     delta) and the size of all its files, figures, slice figures."""
-    from argsim.backend.names import read_card, shipped_models
-
     rows = []
     for name, folder in shipped_models().items():
         card = read_card(folder)

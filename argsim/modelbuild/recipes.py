@@ -1,17 +1,15 @@
 """The recommended model of each task as a recipe: presets over the trainers' config dataclasses.
 
-A recipe's steps are argsim commands (`Step`): a train step is the command plus a preset of its config dataclass
-(`SbertConfig`, `CrossConfig`, `NeuralConfig`, `ThematicTrainConfig`, `MinutesTrainConfig`): the command line is
-built from it (`argsim.options.config_argv`: only the fields that differ from the defaults become options, so
-a recipe whose preset is the default trains what the command trains with no option). `prepare` builds data once
-(skipped when `creates` exists), `train` trains into `out` (resumable: the build adds --resume when a checkpoint
-is there), `score` lines run after training (eval commands that merge their rows into bench/results
-themselves). `figures` name where the figure the model reached is read: {row metric: "file-in-out:dotted.key"};
-the build turns them into bench/results/<task>.json rows and `argsim models` shows them.
+A recipe's steps are argsim commands (`Step`); a train step's command line is built from a preset of its config
+dataclass (`argsim.options.config_argv`: only the fields that differ from the defaults become options, so a
+recipe whose preset is the default trains what the command trains with no option). `prepare` builds data once
+(skipped when `creates` exists), `train` trains into `out` (resumable), `score` lines run after training (eval
+commands that merge their rows into bench/results themselves). `figures` name where the figure the model reached
+is read, {row metric: "file-in-out:dotted.key"}: the build writes them as bench/results/<task>.json rows.
 
-`cpu_minutes`: the wall time on 2 CPU cores - measured where `basis` says so, else estimated from a measured
-step cost times the steps; `gpu_minutes`: ESTIMATED for one GPU (H100-class) from the same step costs
-(transformer steps taken as 25x faster than on the 2 cores, the word-vector/BiLSTM ones 10x; no GPU measured it).
+`cpu_minutes`: the wall time on 2 CPU cores, measured where `basis` says so, else a measured step cost times the
+steps; `gpu_minutes`: ESTIMATED for one H100-class GPU from the same step costs (transformer steps taken as 25x
+faster than on the 2 cores, the word-vector/BiLSTM ones 10x; no GPU measured it).
 """
 
 from __future__ import annotations

@@ -1,17 +1,12 @@
 """`argsim models build`: run recipes in sequence, resumable, with one progress bar (also into a log file).
 
 State lives in the recipes' own folders: a recipe is finished when `OUT/models_build.json` says so for the same
-command line (written after its training and scoring succeeded) or, for a training recipe, when its
-`train_config.json` shows a run that was not stopped by a budget; an interrupted recipe (a checkpoint under OUT:
-`checkpoints/`, which every trainer writes through transformers' Trainer) is continued with `--resume`. Steps
-run as child processes (`python -m argsim.cli.app ...`, the same
-global options), their output appended to the log; the bar advances by each recipe's estimated minutes.
-After each recipe its figures (see `Recipe.figures`) become rows of bench/results/<task>.json
-(`argsim.results.write_results`, merged).
-
-`max_minutes` bounds the whole build: each training line gets `--max-minutes` set to what is left of it (or keeps
-its own, smaller, limit), so a run stops cleanly at its trainer's next budget check with a checkpoint; a recipe
-stopped by the build's budget is neither scored nor marked finished, and the next `argsim models build` resumes it.
+command line, or trained when its `train_config.json` shows a run that no budget stopped; an interrupted one (a
+checkpoint under OUT) continues with `--resume`. Steps run as child processes (`python -m argsim.cli.app ...`, the
+same global options), their output appended to the log; the bar advances by each recipe's estimated minutes; each
+recipe's figures (`Recipe.figures`) are merged into bench/results/<task>.json. `max_minutes` bounds the whole build:
+each training line gets `--max-minutes` set to what is left (or keeps its own smaller limit), and a recipe stopped
+by it is neither scored nor marked finished, so the next `argsim models build` resumes it.
 """
 
 from __future__ import annotations
@@ -25,8 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from argsim.errors import ArgsimError
+from argsim.io import write_json
+from argsim.metrics.record import Evaluation
 from argsim.modelbuild.inventory import read_json_object
 from argsim.modelbuild.recipes import RECIPES, Recipe
+from argsim.progress import progress_bar
+from argsim.results import result_rows, write_results
 
 MARKER = "models_build.json"
 BUDGET_STOPS = ("max_steps", "max_minutes")
@@ -67,7 +66,7 @@ def figures(recipe: Recipe, root: Path) -> dict[str, float]:
 
 
 def state(recipe: Recipe, root: Path) -> str:
-    """finished | interrupted | new."""
+    """finished | trained | interrupted | new."""
     out = root / recipe.out
     done = read_json_object(out / MARKER) or {}
     if done.get("finished") and done.get("train") == recipe.train_line:
@@ -142,8 +141,6 @@ def build(the_plan: Plan, root: Path, log: Path, global_options: Sequence[str] =
     """Run the plan's unfinished recipes in order; returns one summary per recipe (status skipped, built, stopped
     or pending). A failed step stops the build (ArgsimError naming the recipe and the log) after recording what
     finished; `max_minutes` bounds the build (see the module docstring)."""
-    from argsim.progress import progress_bar
-
     log.parent.mkdir(parents=True, exist_ok=True)
     summaries = []
 
@@ -154,18 +151,17 @@ def build(the_plan: Plan, root: Path, log: Path, global_options: Sequence[str] =
 
     deadline = None if max_minutes is None else time.monotonic() + max_minutes * 60
     spent = False
-    total = max(1, round(the_plan.minutes * 60))
-    with progress_bar(total, "models build", enabled=not quiet) as bar:
+    with progress_bar(max(1, round(the_plan.minutes * 60)), "models build", enabled=not quiet) as bar:
         for recipe in the_plan.recipes:
             status = the_plan.states[recipe.name]
-            if status != "finished" and (spent or (deadline is not None and time.monotonic() >= deadline)):
-                spent = True
-                note(f"{recipe.name}: not started, the build's --max-minutes is spent; rerun to continue")
-                summaries.append({"recipe": recipe.name, "status": "pending"})
-                continue
             if status == "finished":
                 note(f"{recipe.name}: finished already ({root / recipe.out}), skipped")
                 summaries.append({"recipe": recipe.name, "status": "skipped", **figures(recipe, root)})
+                continue
+            spent = spent or (deadline is not None and time.monotonic() >= deadline)
+            if spent:
+                note(f"{recipe.name}: not started, the build's --max-minutes is spent; rerun to continue")
+                summaries.append({"recipe": recipe.name, "status": "pending"})
                 continue
             budget_s = recipe.cpu_minutes * 60
             used = [0.0]
@@ -177,8 +173,7 @@ def build(the_plan: Plan, root: Path, log: Path, global_options: Sequence[str] =
 
             note(f"{recipe.name}: {status}, ~{recipe.cpu_minutes:g} min on 2 CPU cores ({recipe.description})")
             began = time.perf_counter()
-            stopped = _run_steps(recipe, _steps(recipe, root, status), root, log, global_options, deadline, note,
-                                 tick)
+            stopped = _run_steps(recipe, status, root, log, global_options, deadline, note, tick)
             if stopped:
                 spent = True
                 note(f"{recipe.name}: stopped by the build's --max-minutes with a checkpoint; rerun "
@@ -194,20 +189,15 @@ def build(the_plan: Plan, root: Path, log: Path, global_options: Sequence[str] =
     return summaries
 
 
-def _steps(recipe: Recipe, root: Path, status: str) -> list[tuple[str, bool]]:
-    """(command line, is training) of what the recipe still has to run: the data it lacks, its training unless
-    trained (resumed when interrupted), its scoring."""
+def _run_steps(recipe: Recipe, status: str, root: Path, log: Path, global_options: Sequence[str],
+               deadline: float | None, note: Callable[[str], None], tick: Callable[[], None]) -> bool:
+    """Run what the recipe still has to run: the data it lacks, its training unless trained (resumed when
+    interrupted, bounded by the build's deadline), its scoring. True when the training stopped at the deadline
+    with a checkpoint; ArgsimError naming the recipe and the log when a step fails."""
     steps = [(line, False) for line, creates in recipe.prepare_lines if not (root / creates).exists()]
     if recipe.train and status != "trained":
         steps.append((recipe.train_line + (" --resume" if status == "interrupted" else ""), True))
-    return steps + [(line, False) for line in recipe.score_lines]
-
-
-def _run_steps(recipe: Recipe, steps: list[tuple[str, bool]], root: Path, log: Path, global_options: Sequence[str],
-               deadline: float | None, note: Callable[[str], None], tick: Callable[[], None]) -> bool:
-    """Run the steps (training bounded by the build's deadline); True when the training stopped at the deadline
-    with a checkpoint. ArgsimError naming the recipe and the log when a step fails."""
-    for line, is_training in steps:
+    for line, is_training in steps + [(line, False) for line in recipe.score_lines]:
         bounded = False
         if is_training and deadline is not None:
             line, bounded = with_budget(line, (deadline - time.monotonic()) / 60)
@@ -224,15 +214,10 @@ def _run_steps(recipe: Recipe, steps: list[tuple[str, bool]], root: Path, log: P
 
 def finish(recipe: Recipe, root: Path, seconds: float, got: dict[str, float]) -> None:
     """Mark the recipe finished (OUT/models_build.json) and merge its figures into bench/results/<task>.json."""
-    from argsim.io import write_json
-
     out = root / recipe.out
     write_json(out / MARKER, {"recipe": recipe.name, "train": recipe.train_line, "finished": True, "seconds": seconds,
                               "figures": got, "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S")})
     if got and recipe.method:
-        from argsim.metrics.record import Evaluation
-        from argsim.results import result_rows, write_results
-
         # the row's command is the training command, so its seconds are that run's own (train_config.json; a
         # model trained before this build, or resumed, keeps its real training time); the build's wall time
         # (prepare + train + score) is in OUT/models_build.json
