@@ -1,40 +1,20 @@
 """CPU inference runtimes of transformer encoders: ONNX Runtime and OpenVINO, fp32 or int8; thread defaults.
 
-`--backend torch|onnx|openvino` picks the runtime a transformer encoder (a named transformer model, a
-sentence-transformers folder, a plain transformers folder with explicit pooling) computes in; `--quantize int8`
-quantizes it:
+`--backend torch|onnx|openvino` picks the runtime, `--quantize int8` quantizes it; docs/backends.md says what each
+one runs, how exports are cached and keyed, and what each costs in quality. In short: **onnx** traces the model's
+whole embedding pipeline with `torch.onnx.export` (TorchScript exporter, opset 17, dynamic batch and length) and
+runs it on ONNX Runtime's CPU provider; its int8 is `quantize_dynamic` of the MatMul weights per output channel.
+Reading chosen: MatMul only and per channel, because quantizing every operator (embedding Gathers included) or per
+tensor lowered the mean cosine to fp32 of MiniLM on ArgKP arguments from 0.993 to 0.96. **openvino** converts the
+same ONNX graph and compiles it with `INFERENCE_PRECISION_HINT` f32 (or bf16 with `--precision bf16`): without the
+hint OpenVINO's CPU plugin silently computes in bf16 on CPUs with AVX512_BF16 or AMX; its int8 is NNCF static
+quantization calibrated on `CALIBRATION_SIZE` texts (`calibration_choice`), whose digest keys the model and its
+vectors.
 
-- **onnx**: the model's whole embedding pipeline (transformer, the folder's own pooling, Dense and Normalize
-  modules, or argsim's `mean` / `cls` / `cls-last4` pooling) traced once with `torch.onnx.export` (the
-  TorchScript exporter, opset 17, dynamic batch and length) and run by ONNX Runtime's CPU provider. int8:
-  `onnxruntime.quantization.quantize_dynamic` of the MatMul weights, per output channel (signed int8 weights,
-  activations quantized on the fly). Reading chosen: MatMul only and per channel, because quantizing every
-  operator (embedding Gathers included) or per tensor lowered the mean cosine to fp32 of MiniLM on ArgKP
-  arguments from 0.993 to 0.96.
-- **openvino**: the same ONNX graph converted with `openvino.convert_model`, compiled for the CPU with
-  `INFERENCE_PRECISION_HINT` f32 (`--precision auto|fp32`) or bf16 (`--precision bf16`): without the hint
-  OpenVINO's CPU plugin silently computes in bf16 on CPUs with AVX512_BF16 or AMX. int8: NNCF post-training
-  static quantization (`nncf.quantize`, transformer model type: SmoothQuant + fast bias correction), calibrated
-  on `CALIBRATION_SIZE` texts: the calibration texts given (`--calibration FILE`, the API's `calibration=`), else
-  the texts of the encoder's first `encode` call. The texts chosen are the first `CALIBRATION_SIZE` distinct ones
-  in SHA-1 order (a fixed choice whatever their order), and their digest keys the model and its vectors.
-
-What is exported (`base_export`; `*_pipeline` build the traced module): a model folder's own
-sentence-transformers pipeline or a transformer with argsim's pooling (`folder_pipeline`); a base with a LoRA
-adapter merged into its weights in memory (`sentence_pipeline` / `pooled_pipeline` of the merged model; the adapter
-folder's fingerprint keys the export); a cross-encoder's logits (`logits_pipeline`, pooling key `logits`; the
-backend's pair scorer, `argsim.backend.resolve.PairScorer`, turns them into scores). `ExportedModel` runs any of
-them on texts or text pairs; `ExportedEncoder` (argsim.backend.models), `ExportedCrossEncoder` and the loaders of MTS
-and the counter-argument models use it, their heads staying in torch.
-
-Exported models are built once and kept in `<cache folder>/exported/`, one folder per source model under a key of
-its fingerprint (`argsim.backend.fingerprint`), the pooling, the export format and the torch / transformers /
-sentence-transformers versions; the runtime's own files sit inside it under the backend, the quantization, the
-calibration digest and the runtime's versions (onnxruntime, openvino, nncf). A later run loads them without
-loading torch weights. Builds write into a temporary folder and rename it, so a crash leaves no half model.
-
-Threads: `argsim.measure.usable_cores()` is the number of cores argsim may use: the process's CPU affinity, capped by a
-cgroup v2 `cpu.max` quota (a container's share). `--threads N` overrides it.
+What is exported (`base_export`; `*_pipeline` build the traced module): a model folder's own pipeline or a
+transformer with argsim's pooling (`folder_pipeline`), a base with a LoRA adapter merged in, or a cross-encoder's
+logits (`logits_pipeline`). `ExportedModel` runs any of them on texts or text pairs. Builds write into a temporary
+folder and rename it, so a crash leaves no half model.
 """
 
 from __future__ import annotations
@@ -44,6 +24,7 @@ import hashlib
 import json
 import logging
 import os
+import platform
 import shutil
 import tempfile
 import warnings
@@ -56,7 +37,7 @@ import numpy as np
 
 from argsim.backend.safety import HF_LOAD, check_model_folder
 from argsim.config import BACKENDS, QUANTIZATIONS
-from argsim.errors import BackendError, ModelError
+from argsim.errors import BackendError, ModelError, warn
 from argsim.measure import usable_cores
 
 #: how many distinct texts calibrate an OpenVINO int8 model (NNCF's default subset size)
@@ -89,8 +70,6 @@ def cap_threads(threads: int | None, option: str = "--threads") -> int | None:
         return None
     cores = usable_cores()
     if threads > cores:
-        from argsim.errors import warn
-
         warn(f"{option} {threads} is more than the {cores} core(s) this process may use (CPU affinity, cgroup "
              f"quota): {cores} are used")
         return cores
@@ -117,8 +96,6 @@ def cpu_info() -> dict:
             elif key.strip() == "flags" and not flags:
                 flags = set(value.split())
     except OSError:
-        import platform
-
         model = platform.processor()
     return {"model": model, "flags": [f for f in CPU_FLAGS if f in flags], "logical_cpus": os.cpu_count(),
             "cores_usable": usable_cores()}
@@ -210,7 +187,6 @@ def _silenced() -> Iterator[None]:
             yield
     finally:
         root.setLevel(level)
-
 
 
 def _atomic_build(target: Path, build) -> Path:
@@ -375,11 +351,6 @@ def base_export(folder: Path, pooling: str | None, cache_root: Path, adapter: Pa
                          lambda tmp: _export_onnx(builder, pooling, tmp))
 
 
-def export_meta(base: Path) -> dict:
-    """The `argsim_export.json` of an export folder (inputs, max_seq_length, dim, pooling)."""
-    return json.loads((base / "argsim_export.json").read_text(encoding="utf-8"))
-
-
 def runtime_model(base: Path, backend: str, quantize: str, calibration: Sequence[dict] | None = None,
                   calibration_digest: str = "") -> Path:
     """The model file `backend` runs for the export `base`, built once: `model.onnx` (onnx fp32), an int8 ONNX
@@ -410,8 +381,6 @@ def runtime_model(base: Path, backend: str, quantize: str, calibration: Sequence
             import nncf
 
             nncf.set_log_level(logging.ERROR)
-            if not calibration:
-                raise BackendError("OpenVINO int8 needs calibration texts (--calibration FILE)")
             with _silenced():  # NNCF draws its own progress bars
                 model = nncf.quantize(model, nncf.Dataset(list(calibration)), model_type=nncf.ModelType.TRANSFORMER,
                                       subset_size=len(calibration))
@@ -458,11 +427,6 @@ class OpenVINORunner:
         return np.array(self.request.get_output_tensor(0).data, dtype=np.float32, copy=True)
 
 
-def runner(path: Path, backend: str, threads: int, precision: str = "fp32") -> OnnxRunner | OpenVINORunner:
-    """The runner of a model file built by `runtime_model`."""
-    return OnnxRunner(path, threads) if backend == "onnx" else OpenVINORunner(path, threads, precision)
-
-
 class ExportedModel:
     """An export (`base_export`) run by ONNX Runtime or OpenVINO, fp32 or int8: texts (or text pairs) in, the
     graph's output (pooled embeddings, or a classifier's logits) out. Tokenized as sentence-transformers does
@@ -486,7 +450,7 @@ class ExportedModel:
 
         self.base, self.backend, self.quantize, self.threads = Path(base), backend, quantize, threads
         self.precision = precision
-        self.meta = export_meta(self.base)
+        self.meta = json.loads((self.base / "argsim_export.json").read_text(encoding="utf-8"))  # inputs, dim, ...
         self.tokenizer = AutoTokenizer.from_pretrained(str(self.base), **HF_LOAD)
         self.calibration_digest = ""
         self._runner: OnnxRunner | OpenVINORunner | None = None
@@ -534,7 +498,8 @@ class ExportedModel:
             items = [self.features([a], [b] if b is not None else None, max_length) for a, b in pairs]
             self.calibration = chosen
         path = runtime_model(self.base, self.backend, self.quantize, items, self.calibration_digest)
-        self._runner = runner(path, self.backend, self.threads, self.precision)
+        self._runner = OnnxRunner(path, self.threads) if self.backend == "onnx" else \
+            OpenVINORunner(path, self.threads, self.precision)
         return self
 
     def run(self, first: Sequence[str], second: Sequence[str] | None = None, max_length: int | None = None,
