@@ -6,35 +6,12 @@ linear layer W a trainable low-rank update (alpha / r) * B A. peft builds and me
 sentence-transformers model (`model[0].auto_model`) is wrapped with peft's `get_peft_model`, and only the
 adapter's tensors (`get_peft_model_state_dict`) are written - never the base weights.
 
-An adapter folder holds:
-
-    adapter_model.safetensors   the LoRA tensors (peft's key names)
-    adapter_config.json         peft's LoraConfig (base_model_name_or_path = the registry name of the base)
-    card.json                   base (registry name) and base_sha256 (SHA-256 of the base's weights file),
-                                pooling/max_seq_length, and for shipped models data, command, figures, licence
-    argsim_encoder.json         {"loader": "sbert-lora"}: `get_encoder(folder)` loads it
-
-Loading checks the installed base's weights against `base_sha256` (another base: one line, ModelError), applies
-the adapter and merges it into the weights (`merge_and_unload`: inference costs what the base costs). The
-encoder's cache identity is the base hash plus the adapter file's hash.
-
-A trained adapter can be trained further: `continue_adapter` loads it over its base, kept trainable, and gives
-the base, rank and alpha it implies (`argsim train sbert --init kpm`, `argsim train thematic --init thematic`).
-
-Shipped models live under `argsim/shipped/<name>/` (package data); `get_encoder("kpm")` loads one by name
-(`shipped_models()` lists them). Each is a small artifact over an installed base, never a copy of the base: its
-card.json names the base (registry name) and the base's weights hash, `artifact` says what the folder adds to
-the base, and `weights` names the file that holds it:
-
-    "lora"    a LoRA adapter (this module; weights adapter_model.safetensors), e.g. `kpm`
-    "heads"   small heads over the frozen base (`argsim.counter.neural.store`; weights heads.safetensors), e.g.
-              `counter-bi-encoder`
-    "delta"   the rows of GiNZA's word table that training changed, own word vectors and a dense layer
-              (`argsim.minutes.shipped`; weights minutes_delta.safetensors; its loader checks the hashes of the
-              installed GiNZA's table and word map), e.g. `minutes`
-
-Every artifact loads through its folder's `argsim_encoder.json` loader, which checks the base with `check_base`
-first (another base: one line, ModelError, nothing loaded).
+An adapter folder (`adapter_model.safetensors`, peft's `adapter_config.json`, `card.json` with the base and its
+weights' SHA-256, `argsim_encoder.json` naming the loader `sbert-lora`) and the shipped artifacts (a LoRA adapter,
+heads over the frozen base, GiNZA's delta) are described in docs/models.md, "How loading works". Every artifact's
+loader checks the installed base with `check_base` first (another base: one line, ModelError, nothing loaded); an
+adapter is then merged into the weights (`merge_and_unload`: inference costs what the base costs), or kept
+trainable by `continue_adapter` (`argsim train sbert --init kpm`).
 """
 
 from __future__ import annotations
@@ -49,8 +26,8 @@ import numpy as np
 
 from argsim.backend.encoder import Encoder
 from argsim.backend.names import ADAPTER_WEIGHTS, CARD, read_card
-from argsim.errors import ModelError
-from argsim.io import sha256_file
+from argsim.errors import ArgsimError, ModelError
+from argsim.io import atomic_path, sha256_file, write_json
 
 ADAPTER_CONFIG = "adapter_config.json"
 LOADER_NAME = "sbert-lora"
@@ -173,7 +150,6 @@ def save_adapter(model, folder: Path, base: str, extra: dict | None = None) -> P
     from safetensors.torch import save_file
 
     from argsim.backend.names import encoder_manifest
-    from argsim.io import atomic_path, write_json
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -300,7 +276,6 @@ def continue_adapter(init: str, device: str | None = None, rank: int | None = No
         ('minilm', 16, 32.0)
     """
     from argsim.backend.folders import model_path
-    from argsim.errors import ArgsimError
 
     folder = model_path(init)
     if not is_adapter_folder(folder):
