@@ -59,23 +59,9 @@ class StaticWordVectors(KeyedVectors):
         #: the whole-word tokens come first; words composed later follow them
         self.vocabulary_size = len(self.index_to_key)
 
-    def encode_words(self, words: list[str]) -> tuple[list[str], np.ndarray]:
-        """The static model's encoding of each word (float32), leaving out words whose tokens are all unknown.
-
-        Args:
-            words: distinct words.
-
-        Returns:
-            The words kept and their vectors (one row each).
-        """
-        known = [w for w, ids in zip(words, self.model.tokenize(words), strict=True) if ids]
-        if not known:
-            return [], np.zeros((0, self.vector_size), dtype=np.float32)
-        vectors = self.model.encode(known, show_progress_bar=False, use_multiprocessing=False, batch_size=4096)
-        return known, np.asarray(vectors, dtype=np.float32)
-
     def add_words(self, words: Iterable[str]) -> int:
-        """Add the vectors of `words` not yet present (one batch); returns how many were added.
+        """Add, in one batch, the static model's encoding (float32) of each of `words` not yet present, leaving out
+        words whose tokens are all unknown.
 
         Args:
             words: any words (repeats and present ones are skipped).
@@ -84,9 +70,10 @@ class StaticWordVectors(KeyedVectors):
             The number of words added.
         """
         new = [w for w in dict.fromkeys(words) if isinstance(w, str) and w and w not in self.key_to_index]
-        kept, vectors = self.encode_words(new)
+        kept = [w for w, ids in zip(new, self.model.tokenize(new), strict=True) if ids]
         if kept:
-            self.add_vectors(kept, vectors)
+            vectors = self.model.encode(kept, show_progress_bar=False, use_multiprocessing=False, batch_size=4096)
+            self.add_vectors(kept, np.asarray(vectors, dtype=np.float32))
             self.norms = None  # gensim caches the norms; the new rows need theirs
         return len(kept)
 
