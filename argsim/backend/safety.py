@@ -21,6 +21,8 @@ the terminal whether to run a folder's code (it raises instead), so stdin is nev
 from __future__ import annotations
 
 import json
+import pickle
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -50,18 +52,13 @@ def _remote_code_key(obj: Any, depth: int = 0) -> str | None:
     """The first key in `obj` (nested dicts/lists, 32 levels) that asks for remote code, else None."""
     if depth > 32:
         return "nesting deeper than 32 levels"
-    if isinstance(obj, dict):
-        for key, value in obj.items():
-            if key in REMOTE_CODE_KEYS and value not in (False, None, {}, [], ""):
-                return key
-            found = _remote_code_key(value, depth + 1)
-            if found:
-                return found
-    elif isinstance(obj, list):
-        for value in obj:
-            found = _remote_code_key(value, depth + 1)
-            if found:
-                return found
+    items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
+    for key, value in items:  # a list's keys are its indices: never a remote-code key
+        if key in REMOTE_CODE_KEYS and value not in (False, None, {}, [], ""):
+            return key
+        found = _remote_code_key(value, depth + 1)
+        if found:
+            return found
     return None
 
 
@@ -171,9 +168,6 @@ def load_torch_weights(path: str | Path) -> Any:
     Example:
         >>> state = load_torch_weights("models/thematic/model.pt")  # doctest: +SKIP
     """
-    import pickle
-    import warnings
-
     import torch
 
     try:
