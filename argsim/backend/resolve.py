@@ -31,19 +31,15 @@ ACCEPTED = ("a registered name, a model folder, a Hugging Face id in the local c
 
 
 def _is_sentence_transformer(model: Any) -> bool:
-    try:
-        from sentence_transformers import SentenceTransformer
-    except ImportError:  # pragma: no cover - a dependency of argsim
-        return False
+    from sentence_transformers import SentenceTransformer
+
     return isinstance(model, SentenceTransformer)
 
 
 def is_cross_encoder_object(model: Any) -> bool:
     """True for a sentence-transformers `CrossEncoder` object."""
-    try:
-        from sentence_transformers import CrossEncoder
-    except ImportError:  # pragma: no cover
-        return False
+    from sentence_transformers import CrossEncoder
+
     return isinstance(model, CrossEncoder)
 
 
