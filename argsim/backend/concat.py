@@ -35,6 +35,7 @@ from pydantic import Field, Strict
 from argsim.backend.encoder import CompositeEncoder, Encoder
 from argsim.backend.names import part_source
 from argsim.errors import ModelError
+from argsim.io import read_json_as, write_json
 from argsim.schemas import ConcatConfig
 from argsim.vectors import l2_normalize
 
@@ -119,8 +120,6 @@ def save_composite(folder: Path, parts: list[str], normalize_parts: bool = True,
     Example:
         >>> save_composite(Path("models/fused"), ["counter-bi-encoder", "counter-retriever"])  # doctest: +SKIP
     """
-    from argsim.io import write_json
-
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     config: dict = {"parts": list(parts), "normalize_parts": normalize_parts}
@@ -136,7 +135,6 @@ def load_concat_encoder(folder: Path, device: str = "cpu", batch_size: int = 64,
     """The `concat` (and `thematic-concat`) loader; `runtime` (`--backend onnx|openvino`): every transformer part
     runs there; `name`: the shipped model's name, for a shipped folder."""
     from argsim.backend.registry import get_encoder, member_options
-    from argsim.io import read_json_as
 
     folder = Path(folder)
     config = read_json_as(CompositeConfig, folder / "config.json",

@@ -10,7 +10,7 @@ import numpy as np
 
 from argsim.backend.cache import EmbeddingCache
 from argsim.config import default_cache_dir
-from argsim.errors import BackendError
+from argsim.errors import BackendError, ModelError, warn
 from argsim.io import as_texts
 from argsim.progress import progress_bar
 from argsim.vectors import l2_normalize
@@ -23,8 +23,6 @@ ROLES = ("query", "document")
 def check_role(role: str | None) -> None:
     """ModelError (one line) for a role that is not None, "query" or "document"."""
     if role is not None and role not in ROLES:
-        from argsim.errors import ModelError
-
         raise ModelError(f"unknown role {role!r}: choose query or document")
 
 
@@ -107,8 +105,6 @@ class Encoder(ABC):
         check_role(role)
         if self.roles is None:
             return self
-        from argsim.errors import ModelError
-
         towers = ", ".join(f"{r}: its {t} tower" for r, t in self.roles.items())
         raise ModelError(f"{self.name} has two towers ({towers}): give a role, query or document")
 
@@ -192,8 +188,6 @@ class Encoder(ABC):
     def _drop_foreign(self, found: dict[str, np.ndarray], computed: np.ndarray | None = None) -> None:
         """Serve from the cache only vectors of this model's dimension (`known_dim`, else that of the vectors just
         computed); others are dropped with a warning (and computed again by the caller)."""
-        from argsim.errors import warn
-
         dim = self.known_dim() if computed is None or not len(computed) else int(computed.shape[-1])
         if dim is None:
             return

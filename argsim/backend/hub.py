@@ -12,7 +12,7 @@ import os
 import re
 from pathlib import Path
 
-from argsim.errors import ModelError
+from argsim.errors import ModelError, did_you_mean
 
 _ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 _TRUE = {"1", "true", "yes", "on"}
@@ -44,7 +44,6 @@ def resolve_hub_model(model_id: str) -> Path:
         return Path(snapshot_download(repo_id=model_id, cache_dir=str(cache), local_files_only=offline()))
     except LocalEntryNotFoundError:
         from argsim.backend.names import known_names
-        from argsim.errors import did_you_mean
 
         hint = did_you_mean(model_id, known_names())
         raise ModelError(f"unknown model '{model_id}'{hint}: not an argsim name, a local folder, nor a model in the "

