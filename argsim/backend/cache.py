@@ -1,18 +1,11 @@
-"""On-disk embedding cache: one SQLite file per model identity, rows keyed by the text's SHA-1.
+"""On-disk embedding cache: one SQLite file per model identity, rows keyed by the text's SHA-1 (docs/usage.md).
 
-What is checked, so that a corrupt cache is never used:
-- the file records the identity and dimension it was built for; a file of another identity or schema, or one
-  SQLite cannot read, is discarded and rebuilt;
-- every row carries a CRC-32 of its key and vector bytes (schema 2). A row whose checksum, length or dimension
-  does not match is treated as missing: the vector is recomputed and the row replaced, never served. CRC-32
-  catches every flip of up to 3 bits and every burst of up to 32 bits in a row, and any other damage with
-  probability 1 - 2^-32. Files of schema 1 (no checksums) are upgraded in place on first open: their rows get
-  a checksum of their bytes as they are then (damage from before the upgrade cannot be recognised).
-- the folder must be a writable directory and the file a writable regular file: otherwise `CacheError` (one line,
-  exit 2) is raised when the cache is opened, i.e. before any text is encoded. Runs that cannot write a cache
-  use `--no-cache` or `--cache-dir DIR`.
-Rows are committed as they are stored (`put_many` per finished chunk of an encode), so an interrupted run keeps
-what it finished.
+A corrupt cache is never used: a file of another identity or schema, or one SQLite cannot read, is discarded and
+rebuilt; a row whose CRC-32 (of its key and vector bytes, schema 2), length or dimension does not match is treated
+as missing, recomputed and replaced. Files of schema 1 (no checksums) are upgraded in place on first open, their
+rows checksummed as they are then. A folder or file that cannot be written is a `CacheError` (one line, exit 2)
+when the cache is opened, before any text is encoded. Rows are committed as they are stored (`put_many` per
+finished chunk of an encode), so an interrupted run keeps what it finished.
 """
 
 from __future__ import annotations

@@ -153,12 +153,10 @@ class TransformerEncoder(Encoder):
 class ExportedEncoder(Encoder):
     """A transformer encoder run by ONNX Runtime or OpenVINO (argsim.backend.runtime), fp32 or int8.
 
-    The exported graph is the whole embedding pipeline of the torch encoder it replaces (a sentence-transformers
-    folder's own modules, a transformer with argsim's `pool`, or, with `adapter` and `build`, a base with a LoRA
-    adapter merged in), and the texts are tokenized as sentence-transformers does (padding to the longest,
-    truncation to the max length), so its `identity` is the torch encoder's; `runtime` (backend, quantization,
+    The exported graph is the whole embedding pipeline of the torch encoder it replaces, tokenized as
+    sentence-transformers does, so its `identity` is the torch encoder's; `runtime` (backend, quantization,
     calibration digest) keys its cache apart. OpenVINO int8 without calibration texts calibrates on the texts of
-    its first `encode` call (module doc of argsim.backend.runtime) and is built then.
+    its first `encode` call and is built then.
 
     `runtime`: `argsim.backend.registry.runtime_spec`'s dict (backend, quantize, threads, cache_root, calibration
     texts); `identity`: the torch encoder's identity without its max length (None: that of `folder` with

@@ -19,8 +19,6 @@ from argsim.config import default_cache_dir
 from argsim.errors import ModelError
 
 DEFAULT_MODEL = "minilm"
-
-
 ENCODER_MANIFEST = "argsim_encoder.json"
 
 
@@ -55,11 +53,7 @@ MODELS: dict[str, ModelInfo] = {
 
 
 CARD = "card.json"
-
-
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
-
-
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "shipped"
 
 

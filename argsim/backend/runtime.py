@@ -292,16 +292,12 @@ def folder_pipeline(folder: Path, pooling: str | None) -> tuple:
         from sentence_transformers import SentenceTransformer
 
         return sentence_pipeline(SentenceTransformer(str(folder), device="cpu", **HF_LOAD).eval(), folder)
-    from transformers import AutoTokenizer
+    from transformers import AutoModel, AutoModelForSequenceClassification, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(str(folder), **HF_LOAD)
     if pooling == "logits":
-        from transformers import AutoModelForSequenceClassification
-
         model = AutoModelForSequenceClassification.from_pretrained(str(folder), use_safetensors=True, **HF_LOAD)
         return logits_pipeline(model.eval(), tokenizer)
-    from transformers import AutoModel
-
     model = AutoModel.from_pretrained(str(folder), use_safetensors=True, **HF_LOAD).eval()
     return pooled_pipeline(model, tokenizer, pooling)
 
