@@ -166,14 +166,11 @@ def save_adapter(model, folder: Path, base: str, extra: dict | None = None) -> P
     card.update({"base": base, "base_sha256": base_sha256(base), "adapter": "lora", "rank": config["r"],
                  "alpha": config["lora_alpha"], "trainable_parameters": sum(t.numel() for t in tensors.values()),
                  "adapter_sha256": sha256_file(folder / ADAPTER_WEIGHTS),
-                 "pooling": _pooling_mode(model), "max_seq_length": model.max_seq_length, **(extra or {})})
+                 "pooling": "cls" if getattr(model[1], "pooling_mode_cls_token", False) else "mean",
+                 "max_seq_length": model.max_seq_length, **(extra or {})})
     write_json(folder / CARD, card)
     write_json(folder / "argsim_encoder.json", encoder_manifest(LOADER_NAME))
     return folder
-
-
-def _pooling_mode(model) -> str:
-    return "cls" if getattr(model[1], "pooling_mode_cls_token", False) else "mean"
 
 
 # ------------------------------------------------------------------ loading side

@@ -162,11 +162,9 @@ class EmbeddingCache:
         elif vectors.shape[1] != self.dim:
             self._conn = self._rebuild(f"dimension changed from {self.dim} to {vectors.shape[1]}")
             return self.put_keys(keys, vectors)
-        rows = []
-        for k, v in zip(keys, vectors, strict=True):
-            b = v.tobytes()
-            rows.append((bytes(k), b, row_checksum(bytes(k), b)))
-        self._conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", rows)
+        rows = [(bytes(k), v.tobytes()) for k, v in zip(keys, vectors, strict=True)]
+        self._conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
+                               [(k, b, row_checksum(k, b)) for k, b in rows])
         self._conn.commit()
 
     def __len__(self) -> int:

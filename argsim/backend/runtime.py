@@ -208,14 +208,13 @@ def _atomic_build(target: Path, build) -> Path:
     return target
 
 
-def _input_names(tokenizer) -> list[str]:
-    return [n for n in MODEL_INPUTS if n in tokenizer("probe")]
-
-
-def _pipeline(model, names: list[str], call) -> Any:
-    """A torch module (in eval mode) holding `model` whose forward takes the tokenizer's inputs in `names` order
-    and returns `call(features)`: the graph an export traces."""
+def _pipeline(model, tokenizer, call, meta: dict) -> tuple:
+    """`(module, tokenizer, input names, meta)`: a torch module (in eval mode) holding `model` whose forward takes
+    the tokenizer's inputs (of `MODEL_INPUTS`, in that order) and returns `call(features)`, the graph an export
+    traces."""
     import torch
+
+    names = [n for n in MODEL_INPUTS if n in tokenizer("probe")]
 
     class Pipeline(torch.nn.Module):
         def __init__(self) -> None:
@@ -225,7 +224,7 @@ def _pipeline(model, names: list[str], call) -> Any:
         def forward(self, *inputs):
             return call(dict(zip(names, inputs, strict=True)))
 
-    return Pipeline().eval()
+    return Pipeline().eval(), tokenizer, names, meta
 
 
 def sentence_pipeline(st, folder: Path | str = "") -> tuple:
@@ -240,10 +239,9 @@ def sentence_pipeline(st, folder: Path | str = "") -> tuple:
     if tokenizer is None:
         raise ModelError(f"{folder}: its first module {type(first).__name__} is not a transformer; "
                          "it runs with --backend torch only")
-    names = _input_names(tokenizer)
     meta = {"max_seq_length": int(st.max_seq_length or 512), "dim": int(st.get_sentence_embedding_dimension()),
             "lowercase": bool(getattr(first, "do_lower_case", False))}
-    return _pipeline(st, names, lambda feats: st(feats)["sentence_embedding"]), tokenizer, names, meta
+    return _pipeline(st, tokenizer, lambda feats: st(feats)["sentence_embedding"], meta)
 
 
 def pooled_pipeline(model, tokenizer, pooling: str) -> tuple:
@@ -251,7 +249,6 @@ def pooled_pipeline(model, tokenizer, pooling: str) -> tuple:
     `argsim.backend.pooling.pool`): `(module, tokenizer, input names, meta)`."""
     from argsim.backend.pooling import pool
 
-    names = _input_names(tokenizer)
     hidden = int(model.config.hidden_size)
 
     def call(feats: dict) -> Any:
@@ -259,7 +256,7 @@ def pooled_pipeline(model, tokenizer, pooling: str) -> tuple:
 
     limit = int(getattr(model.config, "max_position_embeddings", 512))
     meta = {"max_seq_length": limit, "dim": hidden * (4 if pooling == "cls-last4" else 1), "lowercase": False}
-    return _pipeline(model, names, call), tokenizer, names, meta
+    return _pipeline(model, tokenizer, call, meta)
 
 
 def logits_pipeline(model, tokenizer, scores=None, activation: str = "identity",
@@ -271,13 +268,12 @@ def logits_pipeline(model, tokenizer, scores=None, activation: str = "identity",
     (None: the model's positions). Returns `(module, tokenizer, input names, meta)`."""
     if activation not in ACTIVATIONS:
         raise ModelError(f"a cross-encoder whose activation is {activation} runs with --backend torch only")
-    names = _input_names(tokenizer)
     config = getattr(model, "config", None)
     limit = int(getattr(config, "max_position_embeddings", 512) or 512)
     labels = int(getattr(model, "num_labels", None) or getattr(config, "num_labels", 1) or 1)
     meta = {"max_seq_length": min(max_length or limit, limit), "dim": labels, "lowercase": False,
             "activation": activation}
-    return _pipeline(model, names, scores or (lambda feats: model(**feats).logits)), tokenizer, names, meta
+    return _pipeline(model, tokenizer, scores or (lambda feats: model(**feats).logits), meta)
 
 
 #: the activations of a cross-encoder that may be exported (`logits_pipeline`)
