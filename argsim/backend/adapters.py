@@ -24,8 +24,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from argsim.backend.device import cast_for_inference
 from argsim.backend.encoder import Encoder
-from argsim.backend.names import ADAPTER_WEIGHTS, CARD, read_card
+from argsim.backend.folders import model_path, plain_sentence_transformer
+from argsim.backend.models import ExportedEncoder
+from argsim.backend.names import ADAPTER_WEIGHTS, CARD, MODELS, encoder_manifest, read_card
+from argsim.backend.runtime import sentence_pipeline
 from argsim.errors import ArgsimError, ModelError
 from argsim.io import atomic_path, sha256_file, write_json
 
@@ -45,8 +49,6 @@ def _sha256_cached(path: str, size: int, mtime: float) -> str:
 
 def base_weights_file(base: str) -> Path:
     """The weights file of an installed base model (registry name or folder): model.safetensors."""
-    from argsim.backend.folders import model_path
-
     folder = model_path(base)
     for name in ("model.safetensors", "pytorch_model.bin"):
         if (folder / name).is_file():
@@ -149,8 +151,6 @@ def save_adapter(model, folder: Path, base: str, extra: dict | None = None) -> P
     from peft import get_peft_model_state_dict
     from safetensors.torch import save_file
 
-    from argsim.backend.names import encoder_manifest
-
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     peft_model = model[0].model
@@ -183,8 +183,6 @@ def is_adapter_folder(folder: Path) -> bool:
 def check_base(folder: Path, card: dict) -> str:
     """The base's registry name after checking that the installed base is the one the artifact (adapter or heads)
     was trained on: its weights' SHA-256 against the card's `base_sha256` (ModelError, one line, otherwise)."""
-    from argsim.backend.names import MODELS
-
     base = card["base"]
     if base in MODELS and not MODELS[base].installed:
         raise ModelError(f"{folder}: its base model '{base}' is not installed "
@@ -214,8 +212,6 @@ def apply_adapter(folder: Path, device: str | None = None, trainable: bool = Fal
     Example:
         >>> model = apply_adapter(shipped_models()["kpm"])  # doctest: +SKIP
     """
-    from argsim.backend.folders import plain_sentence_transformer
-
     folder = Path(folder)
     card = read_card(folder)
     base = check_base(folder, card)
@@ -272,8 +268,6 @@ def continue_adapter(init: str, device: str | None = None, rank: int | None = No
         >>> base, rank, alpha  # doctest: +SKIP
         ('minilm', 16, 32.0)
     """
-    from argsim.backend.folders import model_path
-
     folder = model_path(init)
     if not is_adapter_folder(folder):
         raise ArgsimError(f"--init {init}: not a LoRA adapter (a shipped adapter such as kpm or thematic, or a "
@@ -296,8 +290,6 @@ class AdapterEncoder(Encoder):
     def __init__(self, folder: Path, name: str, device: str, batch_size: int = 64,
                  max_seq_length: int | None = None, precision: str = "fp32") -> None:
         super().__init__()
-        from argsim.backend.device import cast_for_inference
-
         folder = Path(folder)
         self.name, self.device, self.batch_size, self.precision = name, device, batch_size, precision
         self.model = cast_for_inference(apply_adapter(folder, device), precision)
@@ -330,10 +322,6 @@ def load_adapter_encoder(folder: Path, device: str = "cpu", batch_size: int = 64
     name = name or folder.name
     if runtime is None:
         return AdapterEncoder(folder, name, device, batch_size, max_seq_length, precision)
-    from argsim.backend.folders import model_path
-    from argsim.backend.models import ExportedEncoder
-    from argsim.backend.runtime import sentence_pipeline
-
     card = read_card(folder)
     base = check_base(folder, card)
     prefix = f"lora:{card['base_sha256'][:16]}:{sha256_file(folder / ADAPTER_WEIGHTS)[:16]}:model"

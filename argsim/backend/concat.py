@@ -32,8 +32,9 @@ from typing import Annotated
 import numpy as np
 from pydantic import Field, Strict
 
-from argsim.backend.encoder import CompositeEncoder, Encoder
+from argsim.backend.encoder import CompositeEncoder, Encoder, check_role
 from argsim.backend.names import part_source
+from argsim.backend.registry import get_encoder, member_options
 from argsim.errors import ModelError
 from argsim.io import read_json_as, write_json
 from argsim.schemas import ConcatConfig
@@ -88,8 +89,6 @@ class ConcatEncoder(CompositeEncoder):
         two-tower composite refuses None (`Encoder.for_role`)."""
         if self.roles is None or role is None:
             return super().for_role(role)
-        from argsim.backend.encoder import check_role
-
         check_role(role)
         if role not in self._bound:
             bound = ConcatEncoder(self.name, [p.for_role(role) for p in self.parts], self.normalize, self.weights)
@@ -134,7 +133,6 @@ def load_concat_encoder(folder: Path, device: str = "cpu", batch_size: int = 64,
                         runtime: dict | None = None, name: str | None = None) -> ConcatEncoder:
     """The `concat` (and `thematic-concat`) loader; `runtime` (`--backend onnx|openvino`): every transformer part
     runs there; `name`: the shipped model's name, for a shipped folder."""
-    from argsim.backend.registry import get_encoder, member_options
 
     folder = Path(folder)
     config = read_json_as(CompositeConfig, folder / "config.json",

@@ -7,6 +7,7 @@ import zipfile
 from pathlib import Path
 
 from argsim.backend.device import resolve_device
+from argsim.backend.hub import looks_like_hub_id, resolve_hub_model
 from argsim.backend.names import DEFAULT_MODEL, MODELS, _mpnet_dir, _mpnet_parts, known_names, shipped_folder
 from argsim.backend.safety import HF_LOAD, check_model_folder
 from argsim.errors import ModelError, did_you_mean, nearest
@@ -54,8 +55,6 @@ def model_path(name: str) -> Path:
         return p
     if name in MODELS:
         raise ModelError(f"model '{name}' is not a transformer: it has no folder to fine-tune")
-    from argsim.backend.hub import looks_like_hub_id, resolve_hub_model
-
     match = nearest(name, known_names())
     if "/" not in name and match is not None and match.casefold() == name.strip().casefold():
         raise ModelError(f"unknown model '{name}'{did_you_mean(name, known_names())}: names are case-sensitive")

@@ -16,6 +16,7 @@ from argsim.backend.device import cast_for_inference
 from argsim.backend.encoder import Encoder
 from argsim.backend.fingerprint import fingerprint
 from argsim.backend.pooling import pool
+from argsim.backend.runtime import exported_model
 from argsim.backend.safety import HF_LOAD
 from argsim.errors import ModelError
 from argsim.io import pipe_docs
@@ -167,8 +168,6 @@ class ExportedEncoder(Encoder):
                  max_seq_length: int | None = None, precision: str = "fp32", identity: str | None = None,
                  adapter: Path | None = None, build=None) -> None:
         super().__init__()
-        from argsim.backend.runtime import exported_model
-
         self.folder, self.pooling = Path(folder), pooling
         self.name, self.device, self.batch_size, self.precision = name, "cpu", batch_size, precision
         self.backend, self.quantize = runtime["backend"], runtime["quantize"]

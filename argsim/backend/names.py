@@ -15,6 +15,7 @@ import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
+from argsim.backend.encoder import ROLES
 from argsim.config import default_cache_dir
 from argsim.errors import ModelError
 
@@ -170,8 +171,6 @@ def encoder_manifest(loader: str, roles: dict[str, str] | None = None) -> dict:
 def manifest_roles(folder: Path) -> dict[str, str] | None:
     """The tower per role that `folder/argsim_encoder.json` names (a concatenation: its first two-tower part's;
     None: one tower); ModelError (one line) for roles other than query and document."""
-    from argsim.backend.encoder import ROLES
-
     path = Path(folder) / ENCODER_MANIFEST
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))

@@ -1,11 +1,9 @@
 """Loading, on top of the backend: `get_encoder` (the one entry point that loads an encoder by name),
 `get_cross_encoder`, and the one process-wide model cache both share.
 
-Names (`argsim.backend.names`): minilm (default), mpnet, glove50, wordllama, e5-multilingual, ginza — each only
-when its package is installed — the shipped models, or any local folder: a sentence-transformers model, a
-transformers model, or an argsim model folder (a file `argsim_encoder.json` naming one of argsim's own loaders,
-`{"loader": "kpm-mts"}`). A sentence-transformers folder may only name module classes of sentence-transformers or
-argsim in `modules.json`, and folders holding pickles are refused (`argsim.backend.safety`).
+A name is one of `argsim.backend.names` (a base model when its package is installed, a shipped model) or a local
+folder: a sentence-transformers model, a transformers model, or an argsim model folder (its `argsim_encoder.json`
+names one of argsim's own loaders, `{"loader": "kpm-mts"}`), checked as data first (`argsim.backend.safety`).
 """
 
 from __future__ import annotations
@@ -18,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from argsim.backend.device import inference_precision, resolve_device
+from argsim.backend.device import cast_for_inference, inference_precision, resolve_device
 from argsim.backend.encoder import Encoder, check_batch_size
 from argsim.backend.folders import _quiet_libraries, model_path, plain_sentence_transformer
 from argsim.backend.names import (
@@ -31,6 +29,7 @@ from argsim.backend.names import (
 )
 from argsim.backend.pooling import POOLINGS
 from argsim.backend.safety import HF_LOAD, check_model_folder
+from argsim.backend.static import Model2VecEncoder, is_model2vec_folder
 from argsim.backend.words import load_word_vectors, word_vectors_identity
 from argsim.config import RunConfig
 from argsim.errors import ModelError, check_count, warn
@@ -70,8 +69,6 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
         extra["runtime"] = runtime if "runtime" in inspect.signature(loader).parameters else None
         return loader(folder, device=device, batch_size=batch_size, precision=precision,
                       **{k: v for k, v in extra.items() if v})
-    from argsim.backend.static import Model2VecEncoder, is_model2vec_folder
-
     if is_model2vec_folder(folder):  # static embeddings (`argsim distill`): no transformer, any backend
         return Model2VecEncoder(folder, label)
     is_st = (folder / "modules.json").is_file()
@@ -306,8 +303,6 @@ def get_cross_encoder(name: str | Path, device: str = "cpu", precision: str = "f
            json.dumps(runtime, sort_keys=True, default=str))
     if key not in _LOADED:
         if runtime is None:
-            from argsim.backend.device import cast_for_inference
-
             _LOADED[key] = cast_for_inference(load_cross_encoder(str(name), device, max_length), precision)
         else:
             from argsim.backend.runtime import ExportedCrossEncoder, exported_model

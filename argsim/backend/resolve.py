@@ -18,8 +18,12 @@ from typing import Any
 
 import numpy as np
 
+from argsim.backend.device import inference_precision, resolve_device
 from argsim.backend.encoder import Encoder
+from argsim.backend.fingerprint import fingerprint
+from argsim.backend.folders import model_path
 from argsim.backend.models import STModelEncoder, kept_mode
+from argsim.backend.registry import get_cross_encoder, get_encoder, runtime_spec
 from argsim.config import RunConfig
 from argsim.errors import ModelError
 
@@ -209,11 +213,6 @@ def pair_scorer(name: str | Path, config: RunConfig | None = None, max_length: i
         >>> pair_scorer("models/kpm-cross").probability([("We should ban guns", "Guns kill")])  # doctest: +SKIP
         array([0.93])
     """
-    from argsim.backend.device import inference_precision, resolve_device
-    from argsim.backend.fingerprint import fingerprint
-    from argsim.backend.folders import model_path
-    from argsim.backend.registry import get_cross_encoder, runtime_spec
-
     config = config or RunConfig()
     runtime = runtime_spec(config)
     device = resolve_device(config.device) if runtime is None else "cpu"
@@ -252,8 +251,6 @@ def resolve_model(model: Any, config: RunConfig | None = None, cross_encoder: bo
     if isinstance(model, Path):
         model = str(model)
     if isinstance(model, str):
-        from argsim.backend.registry import get_encoder
-
         return get_encoder(model, batch_size=batch_size, config=config)
     from sentence_transformers import SentenceTransformer
 

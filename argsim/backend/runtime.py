@@ -35,6 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from argsim.backend.fingerprint import fingerprint
+from argsim.backend.pooling import pool
 from argsim.backend.safety import HF_LOAD, check_model_folder
 from argsim.config import BACKENDS, QUANTIZATIONS
 from argsim.errors import BackendError, ModelError, warn
@@ -247,8 +249,6 @@ def sentence_pipeline(st, folder: Path | str = "") -> tuple:
 def pooled_pipeline(model, tokenizer, pooling: str) -> tuple:
     """The export pipeline of a transformers model in memory with argsim's pooling (`mean`, `cls`, `cls-last4`;
     `argsim.backend.pooling.pool`): `(module, tokenizer, input names, meta)`."""
-    from argsim.backend.pooling import pool
-
     hidden = int(model.config.hidden_size)
 
     def call(feats: dict) -> Any:
@@ -330,8 +330,6 @@ def base_export(folder: Path, pooling: str | None, cache_root: Path, adapter: Pa
     Example:
         >>> base_export(model_path("minilm"), None, default_cache_dir())  # doctest: +SKIP
     """
-    from argsim.backend.fingerprint import fingerprint
-
     source = fingerprint(folder)
     key = {"source": source, "pooling": pooling or "model", "format": EXPORT_FORMAT,
            **{p: _version(p) for p in ("torch", "transformers", "sentence-transformers", "onnx")}}

@@ -1,21 +1,16 @@
 """Model folders are data, never programs: the one check every loader runs before anything is imported or loaded.
 
-`check_model_folder(folder)` refuses (ModelError, one line) a folder that would run code when loaded:
+`check_model_folder(folder)` refuses (ModelError, one line; docs/errors.md) a folder that would run code when loaded:
+a pickle file (`*.pkl`, `*.pickle`, `*.joblib`); a JSON file asking for remote code (`auto_map`, a true
+`trust_remote_code`, `custom_pipelines`); weights saved as pickles (`pytorch_model.bin`, `*.pt`, `*.pth`, `*.ckpt`)
+without a safetensors file beside them (argsim's own head files, read through `load_torch_weights` with
+`weights_only=True`, are allowed in argsim's own folders); a `modules.json` naming a module class outside
+sentence-transformers / argsim (every module sub-folder it names is checked the same way); an `argsim_encoder.json`
+naming a loader outside argsim's registry.
 
-- a pickle file (`*.pkl`, `*.pickle`, `*.joblib`): unpickling runs code;
-- a configuration asking for remote code: `auto_map` (transformers would import a `.py` file from the folder),
-  `trust_remote_code` set true (e.g. a sentence-transformers `sentence_bert_config.json`'s `model_args`), or
-  `custom_pipelines`, in any JSON file of the folder;
-- model weights saved as pickles (`pytorch_model.bin`, `*.pt`, `*.pth`, `*.ckpt`) without a safetensors file beside
-  them: transformers and sentence-transformers would unpickle them (argsim's own head files, loaded with
-  `torch.load(weights_only=True)` through `load_torch_weights`, are allowed in argsim's own folders);
-- a sentence-transformers `modules.json` naming a module class outside sentence-transformers / argsim; every
-  module sub-folder it names is checked the same way;
-- an `argsim_encoder.json` naming a loader outside argsim's registry.
-
-`HF_LOAD` holds the keyword arguments every transformers / sentence-transformers load passes
-(`local_files_only=True`, `trust_remote_code=False`): with `trust_remote_code=False` transformers never asks on
-the terminal whether to run a folder's code (it raises instead), so stdin is never read.
+`HF_LOAD` holds the keyword arguments every transformers / sentence-transformers load passes: with
+`trust_remote_code=False` transformers never asks on the terminal whether to run a folder's code (it raises
+instead), so stdin is never read.
 """
 
 from __future__ import annotations
@@ -28,6 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from argsim.backend.names import manifest_loader_name
 from argsim.errors import ModelError
 
 #: keyword arguments of every transformers / sentence-transformers `from_pretrained` / constructor call
@@ -136,8 +132,6 @@ def check_model_folder(folder: str | Path) -> None:
         >>> check_model_folder("models/kpm-mts")  # doctest: +SKIP
     """
     folder = Path(folder)
-    from argsim.backend.names import manifest_loader_name
-
     todo = [folder]
     seen: set[Path] = set()
     while todo:

@@ -20,6 +20,8 @@ import numpy as np
 
 from argsim.backend.encoder import Encoder
 from argsim.backend.fingerprint import fingerprint
+from argsim.backend.folders import model_path
+from argsim.backend.runtime import _atomic_build
 from argsim.errors import ModelError
 
 
@@ -89,9 +91,6 @@ def distill(model: str, out: str | Path, pca_dims: int | None = 256, device: str
         >>> distill("minilm", "models/minilm-static")  # doctest: +SKIP
         DistillResult(out=PosixPath('models/minilm-static'), vocabulary=29528, dim=256, seconds=74.0)
     """
-    from argsim.backend.folders import model_path
-    from argsim.backend.runtime import _atomic_build
-
     out = Path(out)
     if out.exists():
         raise ModelError(f"{out}: already exists; choose a new folder for the static model")

@@ -36,6 +36,8 @@ from pathlib import Path
 import numpy as np
 from gensim.models import KeyedVectors
 
+from argsim.backend.safety import check_model_folder
+from argsim.backend.static import is_model2vec_folder
 from argsim.errors import ModelError
 
 
@@ -107,9 +109,6 @@ def static_word_vectors(folder: str | Path) -> StaticWordVectors:
         >>> static_word_vectors("models/minilm-static").vector_size  # doctest: +SKIP
         256
     """
-    from argsim.backend.safety import check_model_folder
-    from argsim.backend.static import is_model2vec_folder
-
     folder = Path(folder)
     check_model_folder(folder)
     if not is_model2vec_folder(folder):
