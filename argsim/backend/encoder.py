@@ -136,8 +136,6 @@ class Encoder(ABC):
     def set_runtime(self, runtime: str) -> None:
         """Set `runtime` (an OpenVINO int8 model calibrated now: its digest keys the vectors); a cache opened under
         the former key is closed, and opens again under the new one."""
-        if runtime == self.runtime:
-            return
         self.runtime = runtime
         self._close_stale_cache()
 

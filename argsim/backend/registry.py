@@ -58,14 +58,11 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
     folder = model_path(name)
     shipped = shipped_folder(name) is not None
     label = name if name in MODELS or shipped else folder.name
-    # argsim's own loader: of a shipped model (package data; the loader checks the base), or of a folder that
-    # `model_path` checked
-    if (folder / ENCODER_MANIFEST).is_file():
+    if (folder / ENCODER_MANIFEST).is_file():  # a shipped model's (its loader checks the base) or a checked folder's
         module_name, _, func = ENCODER_LOADERS[manifest_loader_name(folder)].partition(":")
         loader: Callable[..., Encoder] = getattr(importlib.import_module(module_name), func)
         extra = {"name": name, "max_seq_length": max_seq_length} if shipped else {}
-        # the runtime goes to a loader that runs its transformer in ONNX Runtime / OpenVINO (it takes a `runtime`
-        # parameter); any other loader's model runs as it is, and `get_encoder` says so
+        # a loader without a `runtime` parameter runs its model as it is (`get_encoder` says so)
         extra["runtime"] = runtime if "runtime" in inspect.signature(loader).parameters else None
         return loader(folder, device=device, batch_size=batch_size, precision=precision,
                       **{k: v for k, v in extra.items() if v})

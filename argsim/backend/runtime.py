@@ -461,11 +461,9 @@ class ExportedModel:
     def features(self, first: Sequence[str], second: Sequence[str] | None = None,
                  max_length: int | None = None) -> dict[str, np.ndarray]:
         """The graph's inputs for texts (or text pairs), as sentence-transformers tokenizes them."""
-        first = list(first)
-        second = list(second) if second is not None else None
-        if self.meta.get("lowercase"):
-            first = [t.lower() for t in first]
-            second = [t.lower() for t in second] if second is not None else None
+        case = str.lower if self.meta.get("lowercase") else str
+        first = [case(t) for t in first]
+        second = None if second is None else [case(t) for t in second]
         limit = min(max_length or self.meta["max_seq_length"], self.meta["max_seq_length"])
         feats = self.tokenizer(first, second, padding=True, truncation="longest_first", max_length=limit,
                                return_tensors="np")

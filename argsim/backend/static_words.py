@@ -3,9 +3,8 @@ learning-to-rank features and the thematic BiLSTM, beside GloVe 6B 50d.
 
 `argsim distill MODEL` (`argsim.backend.static`) writes a model2vec folder (Tulkens and van Dongen, "Model2Vec:
 fast state-of-the-art static embeddings", 2024): one static vector per token of the teacher's WordPiece
-vocabulary. `load_word_vectors(FOLDER)` (`argsim.backend.registry`, the one place word vectors are chosen) reads
-such a folder through `static_word_vectors`, so `--word-vectors FOLDER` (or `word_vectors=FOLDER`) works wherever
-`glove50` does.
+vocabulary. `load_word_vectors(FOLDER)` (`argsim.backend.words`) reads it through `static_word_vectors`, so
+`--word-vectors FOLDER` works wherever `glove50` does.
 
 A word's vector is **the static model's own encoding of the word**: `StaticModel.encode([word])`, i.e. the mean
 of the static vectors of the WordPiece tokens the word splits into, L2-normalised when the model's config says
@@ -24,8 +23,7 @@ tokens), each mapped to its encoding (for a one-token word: its row, normalised)
 composed in one batch when a method first meets them (`cover_words`, called by the WMD engine and the BiLSTM's
 vocabulary), and a word whose tokens are all unknown stays unknown (dropped, as GloVe drops it). Composed words
 come after the `vocabulary_size` whole words, so a list taken from the start of `index_to_key` does not depend on
-what was composed before. Loading reads `model.safetensors` and `tokenizer.json` only (the folder passes
-`argsim.backend.safety.check_model_folder` first: model folders are data, never code).
+what was composed before.
 """
 
 from __future__ import annotations
