@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from argsim.backend.names import manifest_loader_name
+from argsim.backend.names import ENCODER_MANIFEST, manifest_loader_name
 from argsim.errors import ModelError
 
 #: keyword arguments of every transformers / sentence-transformers `from_pretrained` / constructor call
@@ -74,10 +74,6 @@ def _check_json(path: Path) -> None:
                          "programs: nothing was loaded or run")
 
 
-def _is_argsim_folder(folder: Path) -> bool:
-    return (folder / "argsim_encoder.json").is_file()
-
-
 def _check_one(folder: Path) -> list[str]:
     """Check the files of `folder` itself; return the module sub-folders a `modules.json` names."""
     if not folder.is_dir():
@@ -92,7 +88,7 @@ def _check_one(folder: Path) -> list[str]:
         raise ModelError(f"{pickles[0]}: pickle files are not loaded (they can run code); save models as "
                          "safetensors / JSON")
     has_safetensors = any(n.endswith(".safetensors") or n.endswith(".safetensors.index.json") for n in names)
-    own = _is_argsim_folder(folder)
+    own = ENCODER_MANIFEST in names  # one of argsim's own folders
     pickled = [p for p in files if p.suffix.lower() in PICKLED_WEIGHT_SUFFIXES and p.name not in NOT_LOADED
                and not (own and p.name in ARGSIM_WEIGHT_FILES)]
     if pickled and not has_safetensors:
@@ -141,7 +137,7 @@ def check_model_folder(folder: str | Path) -> None:
             continue
         seen.add(key)
         subs = _check_one(current)
-        if _is_argsim_folder(current):
+        if (current / ENCODER_MANIFEST).is_file():
             manifest_loader_name(current)
             subs += [s for s in ("backbone", "point_encoder", "candidate_encoder") if (current / s).is_dir()]
         for sub in subs:
