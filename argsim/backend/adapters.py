@@ -68,7 +68,7 @@ def base_sha256(base: str) -> str:
 
 def add_lora(model, rank: int, alpha: float, dropout: float = 0.0, targets: str = LORA_TARGETS) -> int:
     """Wrap the transformer of a SentenceTransformer `model` in a trainable LoRA adapter (in place); every base
-    weight is frozen. Returns the number of trainable parameters.
+    weight is frozen.
 
     Args:
         model: a sentence_transformers.SentenceTransformer whose first module is a Transformer.
@@ -307,13 +307,9 @@ class AdapterEncoder(Encoder):
 def load_adapter_encoder(folder: Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32",
                          max_seq_length: int | None = None, name: str | None = None,
                          runtime: dict | None = None) -> Encoder:
-    """The encoder of an adapter folder (the `sbert-lora` loader of `argsim_encoder.json`).
-
-    With `runtime` (`--backend onnx|openvino`, the spec `get_encoder` passes: backend, quantize, threads,
-    cache_root, calibration) the base with the adapter merged into its weights (`apply_adapter`, peft's
-    `merge_and_unload`) is exported once, keyed by the base's and the adapter folder's fingerprints, and runs in
-    that runtime (`argsim.backend.models.ExportedEncoder`); its cache identity is the torch encoder's, its
-    `runtime` keys the vectors apart.
+    """The encoder of an adapter folder (the `sbert-lora` loader of `argsim_encoder.json`). With `runtime` (the spec
+    `get_encoder` passes) the base with the adapter merged in is exported once, keyed by the base's and the
+    adapter's fingerprints, and runs there (`ExportedEncoder`, the torch encoder's identity).
 
     Example:
         >>> enc = load_adapter_encoder(shipped_models()["kpm"], runtime=None)  # doctest: +SKIP

@@ -22,6 +22,7 @@ import numpy as np
 from argsim.errors import ArgsimError
 
 SCHEMA_VERSION = "2"
+_HINT = "choose another with --cache-dir DIR or run with --no-cache"
 
 
 class CacheError(ArgsimError):
@@ -40,15 +41,14 @@ def row_checksum(key: bytes, value: bytes) -> int:
 def check_cache_folder(folder: str | Path) -> Path:
     """`folder` as a usable cache folder (created if missing), else `CacheError` naming the problem."""
     folder = Path(folder)
-    hint = "choose another with --cache-dir DIR or run with --no-cache"
     if folder.exists() and not folder.is_dir():
-        raise CacheError(f"embedding cache {folder}: is a file, not a folder; {hint}")
+        raise CacheError(f"embedding cache {folder}: is a file, not a folder; {_HINT}")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise CacheError(f"embedding cache {folder}: cannot create the folder ({exc.strerror}); {hint}") from None
+        raise CacheError(f"embedding cache {folder}: cannot create the folder ({exc.strerror}); {_HINT}") from None
     if not _writable(folder):
-        raise CacheError(f"embedding cache {folder}: the folder is not writable; {hint}")
+        raise CacheError(f"embedding cache {folder}: the folder is not writable; {_HINT}")
     return folder
 
 
@@ -65,11 +65,10 @@ class EmbeddingCache:
         self.folder = check_cache_folder(folder)
         digest = hashlib.sha256(identity.encode("utf-8")).hexdigest()[:24]
         self.path = self.folder / f"{digest}.sqlite"
-        hint = "choose another with --cache-dir DIR or run with --no-cache"
         if self.path.exists() and not self.path.is_file():
-            raise CacheError(f"embedding cache {self.path}: is not a regular file; {hint}")
+            raise CacheError(f"embedding cache {self.path}: is not a regular file; {_HINT}")
         if self.path.exists() and not _writable(self.path):
-            raise CacheError(f"embedding cache {self.path}: the file is not writable; {hint}")
+            raise CacheError(f"embedding cache {self.path}: the file is not writable; {_HINT}")
         self.dim: int | None = None
         self.rebuilt_reason: str | None = None
         self.rejected = 0  # rows refused by the checks since opening
@@ -104,8 +103,7 @@ class EmbeddingCache:
             return conn
         except sqlite3.OperationalError as exc:
             if "readonly" in str(exc) or "unable to open" in str(exc):
-                raise CacheError(f"embedding cache {self.path}: {exc}; choose another with --cache-dir DIR or "
-                                 "run with --no-cache") from None
+                raise CacheError(f"embedding cache {self.path}: {exc}; {_HINT}") from None
             return self._rebuild(f"unreadable ({exc})")
         except sqlite3.DatabaseError as exc:
             return self._rebuild(f"unreadable ({exc})")

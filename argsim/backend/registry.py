@@ -127,10 +127,9 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
             (plain transformer with that pooling).
         config: the command's run options -- device, precision, backend, quantization, calibration file and
             threads (unless given here), embedding cache folder, `use_cache` and `quiet`; None: `RunConfig()`.
-        backend: torch | onnx | openvino (None: `config.backend`): the runtime of a transformer encoder
-            (`argsim.backend.runtime`), argsim's own model folders included (shipped LoRA adapters merged, MTS
-            backbones, counter-argument towers; their heads stay torch); encoders that run no transformer (static
-            vectors, the BiLSTM, the minutes model over GiNZA) run as they are, with one warning line.
+        backend: torch | onnx | openvino (None: `config.backend`): the runtime of a transformer encoder, argsim's
+            own model folders included (docs/backends.md: what runs where); encoders that run no transformer run
+            as they are, with one warning line.
         quantize: none | int8 (None: `config.quantize`): ONNX dynamic or OpenVINO static int8.
         calibration: texts that calibrate OpenVINO int8 (None: `config.calibration`'s file, else the texts of
             the encoder's first `encode`).
