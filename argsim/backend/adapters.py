@@ -90,8 +90,7 @@ def add_lora(model, rank: int, alpha: float, dropout: float = 0.0, targets: str 
     return sum(p.numel() for p in word.model.parameters() if p.requires_grad)
 
 
-def wrap_lora(transformer, rank: int, alpha: float, dropout: float = 0.0,
-              targets: str | list[str] = LORA_TARGETS):
+def wrap_lora(transformer, rank: int, alpha: float, dropout: float = 0.0, targets: str | list[str] = LORA_TARGETS):
     """A transformers model wrapped in a trainable peft LoRA adapter on `targets` (base weights frozen).
 
     peft reads transformers' deprecated `is_gradient_checkpointing` while wrapping; that FutureWarning concerns

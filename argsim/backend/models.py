@@ -104,8 +104,7 @@ class SentenceTransformerEncoder(STModelEncoder):
         from sentence_transformers import SentenceTransformer
 
         self.name, self.device, self.batch_size, self.precision = name, device, batch_size, precision
-        self.model = cast_for_inference(SentenceTransformer(str(path), device=device, **HF_LOAD),
-                                        precision)
+        self.model = cast_for_inference(SentenceTransformer(str(path), device=device, **HF_LOAD), precision)
         set_st_max_seq_length(self.model, name, max_seq_length)
         self.identity = f"st:{fingerprint(path)}:model:{self.model.max_seq_length}"
 

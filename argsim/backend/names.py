@@ -50,9 +50,6 @@ MODELS: dict[str, ModelInfo] = {
 }
 
 
-# ------------------------------------------------------------------ the models that ship inside argsim
-
-
 CARD = "card.json"
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "shipped"
@@ -130,9 +127,6 @@ def _mpnet_parts() -> list[Path]:
 
 def _mpnet_dir() -> Path:
     return default_cache_dir().parent / "models" / "all-mpnet-base-v2"
-
-
-# ------------------------------------------------------------------ manifests
 
 
 #: argsim's own model-folder loaders: the name an `argsim_encoder.json` gives -> the function (trusted code)

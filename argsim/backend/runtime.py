@@ -50,9 +50,6 @@ BACKEND_PACKAGES = {"onnx": ("onnxruntime", "onnx"), "openvino": ("openvino", "o
 MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
-# ------------------------------------------------------------------ threads
-
-
 def cap_threads(threads: int | None, option: str = "--threads") -> int | None:
     """`threads` capped at `usable_cores()`, with one warning when it was more (more threads than cores only take
     turns, and an absurd count makes thread pools crash the process); None stays None.
@@ -103,9 +100,6 @@ def cpu_info() -> dict:
             "cores_usable": usable_cores()}
 
 
-# ------------------------------------------------------------------ checks
-
-
 def check_backend(backend: str, quantize: str = "none", device: str = "auto", precision: str = "auto") -> None:
     """Refuse (BackendError, one line) a combination that cannot run, before any model is loaded.
 
@@ -146,9 +140,6 @@ def _version(package: str) -> str:
         return "none"
 
 
-# ------------------------------------------------------------------ calibration
-
-
 def calibration_choice(texts: Sequence[str], size: int = CALIBRATION_SIZE) -> tuple[list[str], str]:
     """The calibration texts picked from `texts` (the first `size` distinct non-empty ones in SHA-1 order) and
     their digest (16 hex digits).
@@ -173,9 +164,6 @@ def read_calibration(path: Path) -> list[str]:
     if not texts:
         raise BackendError(f"{path}: the calibration file holds no text")
     return texts
-
-
-# ------------------------------------------------------------------ export
 
 
 @contextlib.contextmanager
@@ -317,8 +305,7 @@ def _export_onnx(build, pooling: str | None, out: Path) -> None:
                                                         "format": EXPORT_FORMAT}), encoding="utf-8")
 
 
-def base_export(folder: Path, pooling: str | None, cache_root: Path, adapter: Path | None = None,
-                build=None) -> Path:
+def base_export(folder: Path, pooling: str | None, cache_root: Path, adapter: Path | None = None, build=None) -> Path:
     """The fp32 ONNX export of `folder` with `pooling` (None: the folder's own modules; 'logits': a sequence
     classifier's logits), built once under `cache_root`.
 
@@ -377,9 +364,6 @@ def runtime_model(base: Path, backend: str, quantize: str, calibration: Sequence
         ov.save_model(model, str(tmp / "model.xml"), compress_to_fp16=False)
 
     return _atomic_build(base / tag, build_ov) / "model.xml"
-
-
-# ------------------------------------------------------------------ runners
 
 
 class OnnxRunner:
@@ -506,8 +490,7 @@ class ExportedModel:
 
 
 def exported_model(folder: Path, pooling: str | None, spec: dict, precision: str = "fp32",
-                   adapter: Path | None = None, build=None,
-                   max_length: int | None = None) -> ExportedModel:
+                   adapter: Path | None = None, build=None, max_length: int | None = None) -> ExportedModel:
     """`ExportedModel` of `base_export(folder, pooling, ...)` under a run's runtime spec (`spec`: backend, quantize,
     threads, cache_root and calibration texts, as `argsim.backend.get_encoder` makes it); loaded at once unless
     OpenVINO int8 waits for its calibration texts (`ExportedModel.prepare`: the first texts it runs). A cross-encoder
