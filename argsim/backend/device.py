@@ -29,8 +29,7 @@ from argsim.errors import ArgsimError
 def _mps_available() -> bool:
     import torch
 
-    mps = getattr(torch.backends, "mps", None)
-    return bool(mps is not None and mps.is_available())
+    return torch.backends.mps.is_available()
 
 
 def launched_processes() -> int:

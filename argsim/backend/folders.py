@@ -75,13 +75,10 @@ def check_model_name(name: str) -> None:
 
 def _quiet_libraries() -> None:
     """Silence the libraries' own weight-loading bars and info logs (argsim shows its own progress)."""
-    try:
-        from transformers.utils import logging as hf_logging
+    from transformers.utils import logging as hf_logging
 
-        hf_logging.disable_progress_bar()
-        hf_logging.set_verbosity_error()
-    except ImportError:  # pragma: no cover
-        pass
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
 
 
 def plain_sentence_transformer(name: str, device: str | None = None):

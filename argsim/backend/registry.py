@@ -281,9 +281,8 @@ def get_cross_encoder(name: str | Path, device: str = "cpu", precision: str = "f
     Args:
         name: a cross-encoder folder (or registry name / Hugging Face id).
         device, precision: where and in what it computes (resolved: `resolve_device`, `inference_precision`).
-        runtime: `runtime_spec(config)`: None for PyTorch; else its logits are exported once
-            (`argsim.backend.runtime.base_export(folder, "logits")`) and computed by ONNX Runtime / OpenVINO, the
-            pair scorer turning them into scores (OpenVINO int8 calibrates on the first pairs it scores).
+        runtime: `runtime_spec(config)`: None for PyTorch; else its logits are exported once (`base_export(folder,
+            "logits")`) and computed by ONNX Runtime / OpenVINO (OpenVINO int8 calibrates on the first pairs).
         max_length: the pairs' token limit (None: the model's).
 
     Returns:

@@ -1,20 +1,16 @@
 """CPU inference runtimes of transformer encoders: ONNX Runtime and OpenVINO, fp32 or int8; thread defaults.
 
-`--backend torch|onnx|openvino` picks the runtime, `--quantize int8` quantizes it; docs/backends.md says what each
-one runs, how exports are cached and keyed, and what each costs in quality. In short: **onnx** traces the model's
-whole embedding pipeline with `torch.onnx.export` (TorchScript exporter, opset 17, dynamic batch and length) and
-runs it on ONNX Runtime's CPU provider; its int8 is `quantize_dynamic` of the MatMul weights per output channel.
-Reading chosen: MatMul only and per channel, because quantizing every operator (embedding Gathers included) or per
-tensor lowered the mean cosine to fp32 of MiniLM on ArgKP arguments from 0.993 to 0.96. **openvino** converts the
-same ONNX graph and compiles it with `INFERENCE_PRECISION_HINT` f32 (or bf16 with `--precision bf16`): without the
-hint OpenVINO's CPU plugin silently computes in bf16 on CPUs with AVX512_BF16 or AMX; its int8 is NNCF static
-quantization calibrated on `CALIBRATION_SIZE` texts (`calibration_choice`), whose digest keys the model and its
-vectors.
-
-What is exported (`base_export`; `*_pipeline` build the traced module): a model folder's own pipeline or a
-transformer with argsim's pooling (`folder_pipeline`), a base with a LoRA adapter merged in, or a cross-encoder's
-logits (`logits_pipeline`). `ExportedModel` runs any of them on texts or text pairs. Builds write into a temporary
-folder and rename it, so a crash leaves no half model.
+`--backend torch|onnx|openvino` picks the runtime, `--quantize int8` quantizes it (docs/backends.md: what each one
+runs, how exports are cached and keyed, what each costs in quality). **onnx** traces the model's whole embedding
+pipeline (`base_export`: TorchScript exporter, opset 17, dynamic batch and length) and runs it on ONNX Runtime's CPU
+provider; its int8 is `quantize_dynamic` of the MatMul weights per output channel. Reading chosen: MatMul only and
+per channel, because quantizing every operator (embedding Gathers included) or per tensor lowered the mean cosine
+to fp32 of MiniLM on ArgKP arguments from 0.993 to 0.96. **openvino** converts the same ONNX graph and compiles it
+with `INFERENCE_PRECISION_HINT` f32 (or bf16 with `--precision bf16`): without the hint OpenVINO's CPU plugin
+silently computes in bf16 on CPUs with AVX512_BF16 or AMX; its int8 is NNCF static quantization calibrated on
+`CALIBRATION_SIZE` texts (`calibration_choice`), whose digest keys the model and its vectors. `ExportedModel` runs
+any export on texts or text pairs; builds write into a temporary folder and rename it, so a crash leaves no half
+model.
 """
 
 from __future__ import annotations
@@ -310,9 +306,8 @@ def base_export(folder: Path, pooling: str | None, cache_root: Path, adapter: Pa
     classifier's logits), built once under `cache_root`.
 
     `adapter`: a LoRA adapter folder merged into the weights of `folder` (its fingerprint keys the export beside the
-    base's, so two adapters over one base never share one); `build()` then gives the merged pipeline
-    (`sentence_pipeline`, `pooled_pipeline`, `logits_pipeline` of the model in memory), and so does it for a model
-    whose folder needs its own loader. Without `build` the folder is loaded by `folder_pipeline`.
+    base's, so two adapters over one base never share one). `build()` gives the pipeline of a model in memory (the
+    merged one, or one whose folder needs its own loader); without it the folder loads by `folder_pipeline`.
 
     Example:
         >>> base_export(model_path("minilm"), None, default_cache_dir())  # doctest: +SKIP
