@@ -63,9 +63,6 @@ def base_sha256(base: str) -> str:
     return _sha256_cached(str(path), st.st_size, st.st_mtime)
 
 
-# ------------------------------------------------------------------ training side
-
-
 def add_lora(model, rank: int, alpha: float, dropout: float = 0.0, targets: str = LORA_TARGETS) -> int:
     """Wrap the transformer of a SentenceTransformer `model` in a trainable LoRA adapter (in place); every base
     weight is frozen.
@@ -170,9 +167,6 @@ def save_adapter(model, folder: Path, base: str, extra: dict | None = None) -> P
     write_json(folder / CARD, card)
     write_json(folder / "argsim_encoder.json", encoder_manifest(LOADER_NAME))
     return folder
-
-
-# ------------------------------------------------------------------ loading side
 
 
 def is_adapter_folder(folder: Path) -> bool:

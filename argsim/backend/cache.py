@@ -74,7 +74,6 @@ class EmbeddingCache:
         self.rejected = 0  # rows refused by the checks since opening
         self._conn = self._open()
 
-    # -- lifecycle
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=60)
         conn.execute("PRAGMA journal_mode=WAL")
@@ -120,7 +119,6 @@ class EmbeddingCache:
     def close(self) -> None:
         self._conn.close()
 
-    # -- access
     def get_many(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
         """Vectors for the texts that are cached and pass every check (a row that fails is missing)."""
         keys = {text_key(t): t for t in texts}

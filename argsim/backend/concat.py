@@ -137,9 +137,8 @@ def load_concat_encoder(folder: Path, device: str = "cpu", batch_size: int = 64,
     folder = Path(folder)
     config = read_json_as(CompositeConfig, folder / "config.json",
                           what="a concatenation's config {parts: [...], normalize_parts, weights}")
-    options = member_options(runtime)
     parts = [get_encoder(part_source(folder, part), device=device if runtime is None else None,
-                         batch_size=batch_size, precision=precision, **options)
+                         batch_size=batch_size, precision=precision, **member_options(runtime))
              for part in config["parts"]]
     return ConcatEncoder(name or folder.name, parts, bool(config.get("normalize_parts", False)),
                          config.get("weights"))

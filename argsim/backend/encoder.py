@@ -116,7 +116,6 @@ class Encoder(ABC):
         self.cache_dir, self.use_cache, self.quiet = cache_dir, use_cache, quiet
         return self
 
-    # -- to implement
     @abstractmethod
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         """Encode texts (already sorted by length; any count up to chunk_batches * batch_size)."""
@@ -125,7 +124,6 @@ class Encoder(ABC):
     def dim(self) -> int:
         return int(self.encode(["dimension probe"], use_cache=False).shape[1])
 
-    # -- cache
     @property
     def cache_key(self) -> str:
         """What keys the embedding cache: `identity`, plus the precision when it is not fp32 and the runtime when it
@@ -150,7 +148,6 @@ class Encoder(ABC):
             self._cache = EmbeddingCache(self.cache_dir or default_cache_dir(), self.cache_key)
         return self._cache
 
-    # -- the one public call
     def encode(self, texts: Sequence[str], normalize: bool = False, batch_size: int | None = None,
                use_cache: bool | None = None, show_progress: bool | None = None,
                description: str | None = None) -> np.ndarray:

@@ -193,12 +193,10 @@ class ExportedEncoder(Encoder):
             if self.recipe is not None:
                 self.recipe["calibration"] = self.model.calibration
 
-    @property
-    def dim(self) -> int:
+    def known_dim(self) -> int:
         return int(self.meta["dim"])
 
-    def known_dim(self) -> int | None:
-        return int(self.meta["dim"])
+    dim = property(known_dim)  # stated by the export: no probe encode
 
     def calibrate(self, texts: str | list[str]) -> None:
         """OpenVINO int8 not built yet: build it calibrated on `texts` (nothing otherwise)."""

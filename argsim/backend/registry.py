@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from argsim.backend import models as m
+from argsim.backend.adapters import apply_adapter, is_adapter_folder
 from argsim.backend.device import cast_for_inference, inference_precision, resolve_device
 from argsim.backend.encoder import Encoder, check_batch_size
 from argsim.backend.folders import _quiet_libraries, model_path, plain_sentence_transformer
@@ -39,8 +41,6 @@ from argsim.measure import usable_cores
 
 def _build(name: str, pooling: str | None, max_seq_length: int | None, device: str,
            batch_size: int, precision: str = "fp32", runtime: dict | None = None) -> Encoder:
-    import argsim.backend.models as m
-
     _quiet_libraries()
 
     if name in MODELS and not MODELS[name].installed:
@@ -250,8 +250,6 @@ def load_sentence_transformer(name: str = DEFAULT_MODEL, device: str | None = No
     folder); `device` None: auto. A shipped model or adapter folder comes back with its adapter merged into the
     base's weights (`argsim.backend.adapters.apply_adapter` keeps it trainable instead)."""
     if name not in MODELS:
-        from argsim.backend.adapters import apply_adapter, is_adapter_folder
-
         folder = model_path(name)
         if is_adapter_folder(folder):
             return apply_adapter(folder, device=resolve_device(device or "auto"))

@@ -127,8 +127,7 @@ def check_model_folder(folder: str | Path) -> None:
     Example:
         >>> check_model_folder("models/kpm-mts")  # doctest: +SKIP
     """
-    folder = Path(folder)
-    todo = [folder]
+    todo = [Path(folder)]
     seen: set[Path] = set()
     while todo:
         current = todo.pop()
