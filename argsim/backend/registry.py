@@ -161,8 +161,8 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
         calibration = read_calibration(config.calibration)
     cal = tuple(calibration) if calibration is not None and backend == "openvino" and quantize != "none" else None
     threads = cap_threads(config.threads) or usable_cores()
-    if backend == "torch":  # torch's intra-op threads: the run's count, else at most `threads` (torch counts the
-        import torch  # affinity's CPUs, not a container's quota)
+    if backend == "torch":
+        import torch  # threads: the run's count, else at most `threads` (torch counts CPUs, not a container's quota)
 
         if config.threads or torch.get_num_threads() > threads:
             torch.set_num_threads(threads)
