@@ -6,35 +6,12 @@ linear layer W a trainable low-rank update (alpha / r) * B A. peft builds and me
 sentence-transformers model (`model[0].auto_model`) is wrapped with peft's `get_peft_model`, and only the
 adapter's tensors (`get_peft_model_state_dict`) are written - never the base weights.
 
-An adapter folder holds:
-
-    adapter_model.safetensors   the LoRA tensors (peft's key names)
-    adapter_config.json         peft's LoraConfig (base_model_name_or_path = the registry name of the base)
-    card.json                   base (registry name) and base_sha256 (SHA-256 of the base's weights file),
-                                pooling/max_seq_length, and for shipped models data, command, figures, licence
-    argsim_encoder.json         {"loader": "sbert-lora"}: `get_encoder(folder)` loads it
-
-Loading checks the installed base's weights against `base_sha256` (another base: one line, ModelError), applies
-the adapter and merges it into the weights (`merge_and_unload`: inference costs what the base costs). The
-encoder's cache identity is the base hash plus the adapter file's hash.
-
-A trained adapter can be trained further: `continue_adapter` loads it over its base, kept trainable, and gives
-the base, rank and alpha it implies (`argsim train sbert --init kpm`, `argsim train thematic --init thematic`).
-
-Shipped models live under `argsim/shipped/<name>/` (package data); `get_encoder("kpm")` loads one by name
-(`shipped_models()` lists them). Each is a small artifact over an installed base, never a copy of the base: its
-card.json names the base (registry name) and the base's weights hash, `artifact` says what the folder adds to
-the base, and `weights` names the file that holds it:
-
-    "lora"    a LoRA adapter (this module; weights adapter_model.safetensors), e.g. `kpm`
-    "heads"   small heads over the frozen base (`argsim.counter.neural.store`; weights heads.safetensors), e.g.
-              `counter-bi-encoder`
-    "delta"   the rows of GiNZA's word table that training changed, own word vectors and a dense layer
-              (`argsim.minutes.shipped`; weights minutes_delta.safetensors; its loader checks the hashes of the
-              installed GiNZA's table and word map), e.g. `minutes`
-
-Every artifact loads through its folder's `argsim_encoder.json` loader, which checks the base with `check_base`
-first (another base: one line, ModelError, nothing loaded).
+An adapter folder (`adapter_model.safetensors`, peft's `adapter_config.json`, `card.json` with the base and its
+weights' SHA-256, `argsim_encoder.json` naming the loader `sbert-lora`) and the shipped artifacts (a LoRA adapter,
+heads over the frozen base, GiNZA's delta) are described in docs/models.md, "How loading works". Every artifact's
+loader checks the installed base with `check_base` first (another base: one line, ModelError, nothing loaded); an
+adapter is then merged into the weights (`merge_and_unload`: inference costs what the base costs), or kept
+trainable by `continue_adapter` (`argsim train sbert --init kpm`).
 """
 
 from __future__ import annotations
@@ -47,10 +24,14 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from argsim.backend.device import cast_for_inference
 from argsim.backend.encoder import Encoder
-from argsim.backend.names import ADAPTER_WEIGHTS, CARD, read_card
-from argsim.errors import ModelError
-from argsim.io import sha256_file
+from argsim.backend.folders import model_path, plain_sentence_transformer
+from argsim.backend.models import ExportedEncoder
+from argsim.backend.names import ADAPTER_WEIGHTS, CARD, MODELS, encoder_manifest, read_card
+from argsim.backend.runtime import sentence_pipeline
+from argsim.errors import ArgsimError, ModelError
+from argsim.io import atomic_path, sha256_file, write_json
 
 ADAPTER_CONFIG = "adapter_config.json"
 LOADER_NAME = "sbert-lora"
@@ -68,8 +49,6 @@ def _sha256_cached(path: str, size: int, mtime: float) -> str:
 
 def base_weights_file(base: str) -> Path:
     """The weights file of an installed base model (registry name or folder): model.safetensors."""
-    from argsim.backend.folders import model_path
-
     folder = model_path(base)
     for name in ("model.safetensors", "pytorch_model.bin"):
         if (folder / name).is_file():
@@ -84,12 +63,9 @@ def base_sha256(base: str) -> str:
     return _sha256_cached(str(path), st.st_size, st.st_mtime)
 
 
-# ------------------------------------------------------------------ training side
-
-
 def add_lora(model, rank: int, alpha: float, dropout: float = 0.0, targets: str = LORA_TARGETS) -> int:
     """Wrap the transformer of a SentenceTransformer `model` in a trainable LoRA adapter (in place); every base
-    weight is frozen. Returns the number of trainable parameters.
+    weight is frozen.
 
     Args:
         model: a sentence_transformers.SentenceTransformer whose first module is a Transformer.
@@ -111,8 +87,7 @@ def add_lora(model, rank: int, alpha: float, dropout: float = 0.0, targets: str 
     return sum(p.numel() for p in word.model.parameters() if p.requires_grad)
 
 
-def wrap_lora(transformer, rank: int, alpha: float, dropout: float = 0.0,
-              targets: str | list[str] = LORA_TARGETS):
+def wrap_lora(transformer, rank: int, alpha: float, dropout: float = 0.0, targets: str | list[str] = LORA_TARGETS):
     """A transformers model wrapped in a trainable peft LoRA adapter on `targets` (base weights frozen).
 
     peft reads transformers' deprecated `is_gradient_checkpointing` while wrapping; that FutureWarning concerns
@@ -172,9 +147,6 @@ def save_adapter(model, folder: Path, base: str, extra: dict | None = None) -> P
     from peft import get_peft_model_state_dict
     from safetensors.torch import save_file
 
-    from argsim.backend.names import encoder_manifest
-    from argsim.io import atomic_path, write_json
-
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     peft_model = model[0].model
@@ -190,17 +162,11 @@ def save_adapter(model, folder: Path, base: str, extra: dict | None = None) -> P
     card.update({"base": base, "base_sha256": base_sha256(base), "adapter": "lora", "rank": config["r"],
                  "alpha": config["lora_alpha"], "trainable_parameters": sum(t.numel() for t in tensors.values()),
                  "adapter_sha256": sha256_file(folder / ADAPTER_WEIGHTS),
-                 "pooling": _pooling_mode(model), "max_seq_length": model.max_seq_length, **(extra or {})})
+                 "pooling": "cls" if getattr(model[1], "pooling_mode_cls_token", False) else "mean",
+                 "max_seq_length": model.max_seq_length, **(extra or {})})
     write_json(folder / CARD, card)
     write_json(folder / "argsim_encoder.json", encoder_manifest(LOADER_NAME))
     return folder
-
-
-def _pooling_mode(model) -> str:
-    return "cls" if getattr(model[1], "pooling_mode_cls_token", False) else "mean"
-
-
-# ------------------------------------------------------------------ loading side
 
 
 def is_adapter_folder(folder: Path) -> bool:
@@ -210,8 +176,6 @@ def is_adapter_folder(folder: Path) -> bool:
 def check_base(folder: Path, card: dict) -> str:
     """The base's registry name after checking that the installed base is the one the artifact (adapter or heads)
     was trained on: its weights' SHA-256 against the card's `base_sha256` (ModelError, one line, otherwise)."""
-    from argsim.backend.names import MODELS
-
     base = card["base"]
     if base in MODELS and not MODELS[base].installed:
         raise ModelError(f"{folder}: its base model '{base}' is not installed "
@@ -241,8 +205,6 @@ def apply_adapter(folder: Path, device: str | None = None, trainable: bool = Fal
     Example:
         >>> model = apply_adapter(shipped_models()["kpm"])  # doctest: +SKIP
     """
-    from argsim.backend.folders import plain_sentence_transformer
-
     folder = Path(folder)
     card = read_card(folder)
     base = check_base(folder, card)
@@ -299,9 +261,6 @@ def continue_adapter(init: str, device: str | None = None, rank: int | None = No
         >>> base, rank, alpha  # doctest: +SKIP
         ('minilm', 16, 32.0)
     """
-    from argsim.backend.folders import model_path
-    from argsim.errors import ArgsimError
-
     folder = model_path(init)
     if not is_adapter_folder(folder):
         raise ArgsimError(f"--init {init}: not a LoRA adapter (a shipped adapter such as kpm or thematic, or a "
@@ -324,8 +283,6 @@ class AdapterEncoder(Encoder):
     def __init__(self, folder: Path, name: str, device: str, batch_size: int = 64,
                  max_seq_length: int | None = None, precision: str = "fp32") -> None:
         super().__init__()
-        from argsim.backend.device import cast_for_inference
-
         folder = Path(folder)
         self.name, self.device, self.batch_size, self.precision = name, device, batch_size, precision
         self.model = cast_for_inference(apply_adapter(folder, device), precision)
@@ -343,13 +300,9 @@ class AdapterEncoder(Encoder):
 def load_adapter_encoder(folder: Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32",
                          max_seq_length: int | None = None, name: str | None = None,
                          runtime: dict | None = None) -> Encoder:
-    """The encoder of an adapter folder (the `sbert-lora` loader of `argsim_encoder.json`).
-
-    With `runtime` (`--backend onnx|openvino`, the spec `get_encoder` passes: backend, quantize, threads,
-    cache_root, calibration) the base with the adapter merged into its weights (`apply_adapter`, peft's
-    `merge_and_unload`) is exported once, keyed by the base's and the adapter folder's fingerprints, and runs in
-    that runtime (`argsim.backend.models.ExportedEncoder`); its cache identity is the torch encoder's, its
-    `runtime` keys the vectors apart.
+    """The encoder of an adapter folder (the `sbert-lora` loader of `argsim_encoder.json`). With `runtime` (the spec
+    `get_encoder` passes) the base with the adapter merged in is exported once, keyed by the base's and the
+    adapter's fingerprints, and runs there (`ExportedEncoder`, the torch encoder's identity).
 
     Example:
         >>> enc = load_adapter_encoder(shipped_models()["kpm"], runtime=None)  # doctest: +SKIP
@@ -358,10 +311,6 @@ def load_adapter_encoder(folder: Path, device: str = "cpu", batch_size: int = 64
     name = name or folder.name
     if runtime is None:
         return AdapterEncoder(folder, name, device, batch_size, max_seq_length, precision)
-    from argsim.backend.folders import model_path
-    from argsim.backend.models import ExportedEncoder
-    from argsim.backend.runtime import sentence_pipeline
-
     card = read_card(folder)
     base = check_base(folder, card)
     prefix = f"lora:{card['base_sha256'][:16]}:{sha256_file(folder / ADAPTER_WEIGHTS)[:16]}:model"

@@ -1,18 +1,11 @@
-"""On-disk embedding cache: one SQLite file per model identity, rows keyed by the text's SHA-1.
+"""On-disk embedding cache: one SQLite file per model identity, rows keyed by the text's SHA-1 (docs/usage.md).
 
-What is checked, so that a corrupt cache is never used:
-- the file records the identity and dimension it was built for; a file of another identity or schema, or one
-  SQLite cannot read, is discarded and rebuilt;
-- every row carries a CRC-32 of its key and vector bytes (schema 2). A row whose checksum, length or dimension
-  does not match is treated as missing: the vector is recomputed and the row replaced, never served. CRC-32
-  catches every flip of up to 3 bits and every burst of up to 32 bits in a row, and any other damage with
-  probability 1 - 2^-32. Files of schema 1 (no checksums) are upgraded in place on first open: their rows get
-  a checksum of their bytes as they are then (damage from before the upgrade cannot be recognised).
-- the folder must be a writable directory and the file a writable regular file: otherwise `CacheError` (one line,
-  exit 2) is raised when the cache is opened, i.e. before any text is encoded. Runs that cannot write a cache
-  use `--no-cache` or `--cache-dir DIR`.
-Rows are committed as they are stored (`put_many` per finished chunk of an encode), so an interrupted run keeps
-what it finished.
+A corrupt cache is never used: a file of another identity or schema, or one SQLite cannot read, is discarded and
+rebuilt; a row whose CRC-32 (of its key and vector bytes, schema 2), length or dimension does not match is treated
+as missing, recomputed and replaced. Files of schema 1 (no checksums) are upgraded in place on first open, their
+rows checksummed as they are then. A folder or file that cannot be written is a `CacheError` (one line, exit 2)
+when the cache is opened, before any text is encoded. Rows are committed as they are stored (`put_many` per
+finished chunk of an encode), so an interrupted run keeps what it finished.
 """
 
 from __future__ import annotations
@@ -29,6 +22,7 @@ import numpy as np
 from argsim.errors import ArgsimError
 
 SCHEMA_VERSION = "2"
+_HINT = "choose another with --cache-dir DIR or run with --no-cache"
 
 
 class CacheError(ArgsimError):
@@ -47,15 +41,14 @@ def row_checksum(key: bytes, value: bytes) -> int:
 def check_cache_folder(folder: str | Path) -> Path:
     """`folder` as a usable cache folder (created if missing), else `CacheError` naming the problem."""
     folder = Path(folder)
-    hint = "choose another with --cache-dir DIR or run with --no-cache"
     if folder.exists() and not folder.is_dir():
-        raise CacheError(f"embedding cache {folder}: is a file, not a folder; {hint}")
+        raise CacheError(f"embedding cache {folder}: is a file, not a folder; {_HINT}")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise CacheError(f"embedding cache {folder}: cannot create the folder ({exc.strerror}); {hint}") from None
+        raise CacheError(f"embedding cache {folder}: cannot create the folder ({exc.strerror}); {_HINT}") from None
     if not _writable(folder):
-        raise CacheError(f"embedding cache {folder}: the folder is not writable; {hint}")
+        raise CacheError(f"embedding cache {folder}: the folder is not writable; {_HINT}")
     return folder
 
 
@@ -72,17 +65,15 @@ class EmbeddingCache:
         self.folder = check_cache_folder(folder)
         digest = hashlib.sha256(identity.encode("utf-8")).hexdigest()[:24]
         self.path = self.folder / f"{digest}.sqlite"
-        hint = "choose another with --cache-dir DIR or run with --no-cache"
         if self.path.exists() and not self.path.is_file():
-            raise CacheError(f"embedding cache {self.path}: is not a regular file; {hint}")
+            raise CacheError(f"embedding cache {self.path}: is not a regular file; {_HINT}")
         if self.path.exists() and not _writable(self.path):
-            raise CacheError(f"embedding cache {self.path}: the file is not writable; {hint}")
+            raise CacheError(f"embedding cache {self.path}: the file is not writable; {_HINT}")
         self.dim: int | None = None
         self.rebuilt_reason: str | None = None
         self.rejected = 0  # rows refused by the checks since opening
         self._conn = self._open()
 
-    # -- lifecycle
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=60)
         conn.execute("PRAGMA journal_mode=WAL")
@@ -111,8 +102,7 @@ class EmbeddingCache:
             return conn
         except sqlite3.OperationalError as exc:
             if "readonly" in str(exc) or "unable to open" in str(exc):
-                raise CacheError(f"embedding cache {self.path}: {exc}; choose another with --cache-dir DIR or "
-                                 "run with --no-cache") from None
+                raise CacheError(f"embedding cache {self.path}: {exc}; {_HINT}") from None
             return self._rebuild(f"unreadable ({exc})")
         except sqlite3.DatabaseError as exc:
             return self._rebuild(f"unreadable ({exc})")
@@ -129,7 +119,6 @@ class EmbeddingCache:
     def close(self) -> None:
         self._conn.close()
 
-    # -- access
     def get_many(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
         """Vectors for the texts that are cached and pass every check (a row that fails is missing)."""
         keys = {text_key(t): t for t in texts}
@@ -169,11 +158,9 @@ class EmbeddingCache:
         elif vectors.shape[1] != self.dim:
             self._conn = self._rebuild(f"dimension changed from {self.dim} to {vectors.shape[1]}")
             return self.put_keys(keys, vectors)
-        rows = []
-        for k, v in zip(keys, vectors, strict=True):
-            b = v.tobytes()
-            rows.append((bytes(k), b, row_checksum(bytes(k), b)))
-        self._conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", rows)
+        rows = [(bytes(k), v.tobytes()) for k, v in zip(keys, vectors, strict=True)]
+        self._conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
+                               [(k, b, row_checksum(k, b)) for k, b in rows])
         self._conn.commit()
 
     def __len__(self) -> int:

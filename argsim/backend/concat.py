@@ -32,9 +32,11 @@ from typing import Annotated
 import numpy as np
 from pydantic import Field, Strict
 
-from argsim.backend.encoder import CompositeEncoder, Encoder
+from argsim.backend.encoder import CompositeEncoder, Encoder, check_role
 from argsim.backend.names import part_source
+from argsim.backend.registry import get_encoder, member_options
 from argsim.errors import ModelError
+from argsim.io import read_json_as, write_json
 from argsim.schemas import ConcatConfig
 from argsim.vectors import l2_normalize
 
@@ -87,8 +89,6 @@ class ConcatEncoder(CompositeEncoder):
         two-tower composite refuses None (`Encoder.for_role`)."""
         if self.roles is None or role is None:
             return super().for_role(role)
-        from argsim.backend.encoder import check_role
-
         check_role(role)
         if role not in self._bound:
             bound = ConcatEncoder(self.name, [p.for_role(role) for p in self.parts], self.normalize, self.weights)
@@ -119,8 +119,6 @@ def save_composite(folder: Path, parts: list[str], normalize_parts: bool = True,
     Example:
         >>> save_composite(Path("models/fused"), ["counter-bi-encoder", "counter-retriever"])  # doctest: +SKIP
     """
-    from argsim.io import write_json
-
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     config: dict = {"parts": list(parts), "normalize_parts": normalize_parts}
@@ -135,15 +133,12 @@ def load_concat_encoder(folder: Path, device: str = "cpu", batch_size: int = 64,
                         runtime: dict | None = None, name: str | None = None) -> ConcatEncoder:
     """The `concat` (and `thematic-concat`) loader; `runtime` (`--backend onnx|openvino`): every transformer part
     runs there; `name`: the shipped model's name, for a shipped folder."""
-    from argsim.backend.registry import get_encoder, member_options
-    from argsim.io import read_json_as
 
     folder = Path(folder)
     config = read_json_as(CompositeConfig, folder / "config.json",
                           what="a concatenation's config {parts: [...], normalize_parts, weights}")
-    options = member_options(runtime)
     parts = [get_encoder(part_source(folder, part), device=device if runtime is None else None,
-                         batch_size=batch_size, precision=precision, **options)
+                         batch_size=batch_size, precision=precision, **member_options(runtime))
              for part in config["parts"]]
     return ConcatEncoder(name or folder.name, parts, bool(config.get("normalize_parts", False)),
                          config.get("weights"))

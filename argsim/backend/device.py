@@ -1,19 +1,16 @@
-"""Device and numeric-precision choice, resolved once before any work starts.
+"""Device and numeric-precision choice, resolved once before any work starts (docs/training.md, "Device,
+precision, threads").
 
 `--device auto|cpu|cuda|cuda:N|mps`: auto picks CUDA, then MPS, then the CPU. A device the machine lacks is an
 `ArgsimError` (one line, exit 2). `--precision auto|fp32|fp16|bf16`: auto is bf16 on a GPU that supports it,
 fp16 on older CUDA GPUs, fp32 on the CPU and on MPS (reading chosen: MPS autocast is incomplete, so fp32).
 fp16 on the CPU is refused (torch's CPU autocast is bf16); bf16 on a CUDA GPU without bf16 is refused.
 
-Inference (`inference_precision`, every backend encoder and the cross-encoders that rank) reads the same option
-but casts the weights themselves (no autocast): auto is fp16 on CUDA (the backend's documented "half precision
-on GPU"; bf16 only when asked), fp32 on the CPU and MPS. Reading chosen for an explicit bf16 on the CPU: allowed
-(torch runs bf16 matmuls on the CPU; vectors differ from fp32 in the 2nd-3rd digit), fp16 on the CPU and bf16 on
-MPS are refused as in training (one line, exit 2). Encoders that run no transformer (static word vectors,
-WordLlama, e5 C engine, GiNZA, the thematic BiLSTM) stay fp32 whatever is asked and say so in their `precision`;
-so do the counter-argument CounterModels (their heads take fp32 cached embeddings) and `eval counter-neural`. The
-counter-argument cross-encoder stage of `rank counterargs` runs on the CPU: it resolves the option for the CPU.
-A non-fp32 encoder keys its embedding cache by its precision too, so fp16/bf16 vectors never answer an fp32 request.
+Inference (`inference_precision`) reads the same option but casts the weights themselves (no autocast): auto is
+fp16 on CUDA (the backend's documented "half precision on GPU"; bf16 only when asked), fp32 on the CPU and MPS.
+Reading chosen for an explicit bf16 on the CPU: allowed (torch runs bf16 matmuls on the CPU; vectors differ from
+fp32 in the 2nd-3rd digit), fp16 on the CPU and bf16 on MPS are refused as in training (one line, exit 2).
+Encoders that run no transformer stay fp32 whatever is asked and say so in their `precision`.
 
 Training runs one process per GPU: under `accelerate launch` / `torchrun` every process uses the GPU of its
 LOCAL_RANK; a single process asked for `cuda:N` pins CUDA_VISIBLE_DEVICES=N before CUDA starts (so the
@@ -32,8 +29,7 @@ from argsim.errors import ArgsimError
 def _mps_available() -> bool:
     import torch
 
-    mps = getattr(torch.backends, "mps", None)
-    return bool(mps is not None and mps.is_available())
+    return torch.backends.mps.is_available()
 
 
 def launched_processes() -> int:
@@ -140,16 +136,11 @@ def inference_precision(precision: str, device: str, backend: str = "torch") -> 
     return resolve_precision(precision, device)
 
 
-def torch_dtype(precision: str):
-    """The torch dtype of a resolved precision."""
-    import torch
-
-    return {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[precision]
-
-
 def cast_for_inference(module, precision: str):
     """`module` with its floating-point weights in `precision` (a resolved one), in eval mode; returned for
     chaining."""
     if precision != "fp32":
-        module = module.to(torch_dtype(precision))
+        import torch
+
+        module = module.to({"fp16": torch.float16, "bf16": torch.bfloat16}[precision])
     return module.eval()

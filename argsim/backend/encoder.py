@@ -10,7 +10,7 @@ import numpy as np
 
 from argsim.backend.cache import EmbeddingCache
 from argsim.config import default_cache_dir
-from argsim.errors import BackendError
+from argsim.errors import BackendError, ModelError, warn
 from argsim.io import as_texts
 from argsim.progress import progress_bar
 from argsim.vectors import l2_normalize
@@ -23,8 +23,6 @@ ROLES = ("query", "document")
 def check_role(role: str | None) -> None:
     """ModelError (one line) for a role that is not None, "query" or "document"."""
     if role is not None and role not in ROLES:
-        from argsim.errors import ModelError
-
         raise ModelError(f"unknown role {role!r}: choose query or document")
 
 
@@ -107,8 +105,6 @@ class Encoder(ABC):
         check_role(role)
         if self.roles is None:
             return self
-        from argsim.errors import ModelError
-
         towers = ", ".join(f"{r}: its {t} tower" for r, t in self.roles.items())
         raise ModelError(f"{self.name} has two towers ({towers}): give a role, query or document")
 
@@ -120,7 +116,6 @@ class Encoder(ABC):
         self.cache_dir, self.use_cache, self.quiet = cache_dir, use_cache, quiet
         return self
 
-    # -- to implement
     @abstractmethod
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         """Encode texts (already sorted by length; any count up to chunk_batches * batch_size)."""
@@ -129,7 +124,6 @@ class Encoder(ABC):
     def dim(self) -> int:
         return int(self.encode(["dimension probe"], use_cache=False).shape[1])
 
-    # -- cache
     @property
     def cache_key(self) -> str:
         """What keys the embedding cache: `identity`, plus the precision when it is not fp32 and the runtime when it
@@ -140,8 +134,6 @@ class Encoder(ABC):
     def set_runtime(self, runtime: str) -> None:
         """Set `runtime` (an OpenVINO int8 model calibrated now: its digest keys the vectors); a cache opened under
         the former key is closed, and opens again under the new one."""
-        if runtime == self.runtime:
-            return
         self.runtime = runtime
         self._close_stale_cache()
 
@@ -156,7 +148,6 @@ class Encoder(ABC):
             self._cache = EmbeddingCache(self.cache_dir or default_cache_dir(), self.cache_key)
         return self._cache
 
-    # -- the one public call
     def encode(self, texts: Sequence[str], normalize: bool = False, batch_size: int | None = None,
                use_cache: bool | None = None, show_progress: bool | None = None,
                description: str | None = None) -> np.ndarray:
@@ -192,8 +183,6 @@ class Encoder(ABC):
     def _drop_foreign(self, found: dict[str, np.ndarray], computed: np.ndarray | None = None) -> None:
         """Serve from the cache only vectors of this model's dimension (`known_dim`, else that of the vectors just
         computed); others are dropped with a warning (and computed again by the caller)."""
-        from argsim.errors import warn
-
         dim = self.known_dim() if computed is None or not len(computed) else int(computed.shape[-1])
         if dim is None:
             return

@@ -7,9 +7,10 @@ import zipfile
 from pathlib import Path
 
 from argsim.backend.device import resolve_device
+from argsim.backend.hub import looks_like_hub_id, resolve_hub_model
 from argsim.backend.names import DEFAULT_MODEL, MODELS, _mpnet_dir, _mpnet_parts, known_names, shipped_folder
 from argsim.backend.safety import HF_LOAD, check_model_folder
-from argsim.errors import ModelError
+from argsim.errors import ModelError, did_you_mean, nearest
 
 
 def _extract_mpnet() -> Path:
@@ -54,9 +55,6 @@ def model_path(name: str) -> Path:
         return p
     if name in MODELS:
         raise ModelError(f"model '{name}' is not a transformer: it has no folder to fine-tune")
-    from argsim.backend.hub import looks_like_hub_id, resolve_hub_model
-    from argsim.errors import did_you_mean, nearest
-
     match = nearest(name, known_names())
     if "/" not in name and match is not None and match.casefold() == name.strip().casefold():
         raise ModelError(f"unknown model '{name}'{did_you_mean(name, known_names())}: names are case-sensitive")
@@ -77,13 +75,10 @@ def check_model_name(name: str) -> None:
 
 def _quiet_libraries() -> None:
     """Silence the libraries' own weight-loading bars and info logs (argsim shows its own progress)."""
-    try:
-        from transformers.utils import logging as hf_logging
+    from transformers.utils import logging as hf_logging
 
-        hf_logging.disable_progress_bar()
-        hf_logging.set_verbosity_error()
-    except ImportError:  # pragma: no cover
-        pass
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
 
 
 def plain_sentence_transformer(name: str, device: str | None = None):

@@ -12,18 +12,13 @@ import os
 import re
 from pathlib import Path
 
-from argsim.errors import ModelError
+from argsim.errors import ModelError, did_you_mean
 
 _ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
-_TRUE = {"1", "true", "yes", "on"}
 
 
 def looks_like_hub_id(name: str) -> bool:
     return bool(_ID.match(name)) and not name.endswith((".", "-")) and ".." not in name
-
-
-def offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in _TRUE
 
 
 def hub_cache_dir() -> Path:
@@ -40,11 +35,11 @@ def resolve_hub_model(model_id: str) -> Path:
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 
     cache = hub_cache_dir()
+    offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
     try:
-        return Path(snapshot_download(repo_id=model_id, cache_dir=str(cache), local_files_only=offline()))
+        return Path(snapshot_download(repo_id=model_id, cache_dir=str(cache), local_files_only=offline))
     except LocalEntryNotFoundError:
         from argsim.backend.names import known_names
-        from argsim.errors import did_you_mean
 
         hint = did_you_mean(model_id, known_names())
         raise ModelError(f"unknown model '{model_id}'{hint}: not an argsim name, a local folder, nor a model in the "

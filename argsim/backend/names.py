@@ -15,12 +15,11 @@ import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
+from argsim.backend.encoder import ROLES
 from argsim.config import default_cache_dir
 from argsim.errors import ModelError
 
 DEFAULT_MODEL = "minilm"
-
-
 ENCODER_MANIFEST = "argsim_encoder.json"
 
 
@@ -51,15 +50,8 @@ MODELS: dict[str, ModelInfo] = {
 }
 
 
-# ------------------------------------------------------------------ the models that ship inside argsim
-
-
 CARD = "card.json"
-
-
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
-
-
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "shipped"
 
 
@@ -137,9 +129,6 @@ def _mpnet_dir() -> Path:
     return default_cache_dir().parent / "models" / "all-mpnet-base-v2"
 
 
-# ------------------------------------------------------------------ manifests
-
-
 #: argsim's own model-folder loaders: the name an `argsim_encoder.json` gives -> the function (trusted code)
 ENCODER_LOADERS: dict[str, str] = {
     "kpm-mts": "argsim.kpm.mts.encoder:load_mts_encoder",
@@ -176,8 +165,6 @@ def encoder_manifest(loader: str, roles: dict[str, str] | None = None) -> dict:
 def manifest_roles(folder: Path) -> dict[str, str] | None:
     """The tower per role that `folder/argsim_encoder.json` names (a concatenation: its first two-tower part's;
     None: one tower); ModelError (one line) for roles other than query and document."""
-    from argsim.backend.encoder import ROLES
-
     path = Path(folder) / ENCODER_MANIFEST
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))

@@ -12,6 +12,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from argsim.backend.pooling import mean_pool
+
 
 class TopLayerTrainer:
     """Pooled features (mean, cls or cls-last4) with gradients through the top `n_top` layers only."""
@@ -74,8 +76,6 @@ class TopLayerTrainer:
         if pooling == "cls":
             return cls_out[-1]
         if pooling == "mean":
-            from argsim.backend.pooling import mean_pool
-
             return mean_pool(hidden, mask)
         if pooling != "cls-last4":
             raise ValueError(f"unknown pooling {pooling}")

@@ -1,25 +1,24 @@
 """Loading, on top of the backend: `get_encoder` (the one entry point that loads an encoder by name),
 `get_cross_encoder`, and the one process-wide model cache both share.
 
-Names (`argsim.backend.names`): minilm (default), mpnet, glove50, wordllama, e5-multilingual, ginza — each only
-when its package is installed — the shipped models, or any local folder: a sentence-transformers model, a
-transformers model, or an argsim model folder (a file `argsim_encoder.json` naming one of argsim's own loaders,
-`{"loader": "kpm-mts"}`). A sentence-transformers folder may only name module classes of sentence-transformers or
-argsim in `modules.json`, and folders holding pickles are refused (`argsim.backend.safety`).
-
-Layers inside the backend (each imports only those above it in this list): device, cache, fingerprint, hub,
-pooling, encoder; names; safety; folders, words; runtime, static, static_words; models; adapters; registry.
+A name is one of `argsim.backend.names` (a base model when its package is installed, a shipped model) or a local
+folder: a sentence-transformers model, a transformers model, or an argsim model folder (its `argsim_encoder.json`
+names one of argsim's own loaders, `{"loader": "kpm-mts"}`), checked as data first (`argsim.backend.safety`).
 """
 
 from __future__ import annotations
 
+import copy
 import importlib
-import importlib.util
+import inspect
+import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from argsim.backend.device import inference_precision, resolve_device
+from argsim.backend import models as m
+from argsim.backend.adapters import apply_adapter, is_adapter_folder
+from argsim.backend.device import cast_for_inference, inference_precision, resolve_device
 from argsim.backend.encoder import Encoder, check_batch_size
 from argsim.backend.folders import _quiet_libraries, model_path, plain_sentence_transformer
 from argsim.backend.names import (
@@ -30,57 +29,43 @@ from argsim.backend.names import (
     manifest_loader_name,
     shipped_folder,
 )
+from argsim.backend.pooling import POOLINGS
 from argsim.backend.safety import HF_LOAD, check_model_folder
+from argsim.backend.static import Model2VecEncoder, is_model2vec_folder
 from argsim.backend.words import load_word_vectors, word_vectors_identity
 from argsim.config import RunConfig
-from argsim.errors import ModelError, check_count
+from argsim.errors import ModelError, check_count, warn
+from argsim.extras import install_hint
 from argsim.measure import usable_cores
-
-
-def _loader_from_manifest(folder: Path) -> Callable[..., Encoder]:
-    module_name, _, func = ENCODER_LOADERS[manifest_loader_name(folder)].partition(":")
-    return getattr(importlib.import_module(module_name), func)
 
 
 def _build(name: str, pooling: str | None, max_seq_length: int | None, device: str,
            batch_size: int, precision: str = "fp32", runtime: dict | None = None) -> Encoder:
-    import argsim.backend.models as m
-
     _quiet_libraries()
 
     if name in MODELS and not MODELS[name].installed:
-        from argsim.extras import install_hint
-
         hint = "`make mpnet`" if name == "mpnet" else install_hint(MODELS[name].package)
         raise ModelError(f"model '{name}' is not installed ({hint})")
     _check_options_apply(name, pooling, max_seq_length)
-    if name in ("glove50",):
+    if name == "glove50":
         return m.StaticVectorEncoder(load_word_vectors(name), name, word_vectors_identity(name))
-    if name == "wordllama":
-        return m.WordLlamaEncoder()
-    if name == "e5-multilingual":
-        return m.E5Encoder()
-    if name == "ginza":
-        return m.GinzaEncoder()
+    own_engine = {"wordllama": m.WordLlamaEncoder, "e5-multilingual": m.E5Encoder, "ginza": m.GinzaEncoder}
+    if name in own_engine:
+        return own_engine[name]()
     path = Path(name).expanduser()
     if name not in MODELS and path.is_file():
         return m.StaticVectorEncoder(load_word_vectors(str(path)), path.name, word_vectors_identity(str(path)))
     folder = model_path(name)
     shipped = shipped_folder(name) is not None
     label = name if name in MODELS or shipped else folder.name
-    if shipped:  # package data: its manifest's loader (an adapter, or heads over a frozen base) checks the base
-        loader = _loader_from_manifest(folder)
-        extra = {"max_seq_length": max_seq_length} if max_seq_length else {}
-        return loader(folder, device=device, batch_size=batch_size, precision=precision, name=name,
-                      **extra, **_runtime_argument(loader, runtime))
-    if name not in MODELS:
-        check_model_folder(folder)
-    if (folder / ENCODER_MANIFEST).is_file():
-        loader = _loader_from_manifest(folder)
+    if (folder / ENCODER_MANIFEST).is_file():  # a shipped model's (its loader checks the base) or a checked folder's
+        module_name, _, func = ENCODER_LOADERS[manifest_loader_name(folder)].partition(":")
+        loader: Callable[..., Encoder] = getattr(importlib.import_module(module_name), func)
+        extra = {"name": name, "max_seq_length": max_seq_length} if shipped else {}
+        # a loader without a `runtime` parameter runs its model as it is (`get_encoder` says so)
+        extra["runtime"] = runtime if "runtime" in inspect.signature(loader).parameters else None
         return loader(folder, device=device, batch_size=batch_size, precision=precision,
-                      **_runtime_argument(loader, runtime))
-    from argsim.backend.static import Model2VecEncoder, is_model2vec_folder
-
+                      **{k: v for k, v in extra.items() if v})
     if is_model2vec_folder(folder):  # static embeddings (`argsim distill`): no transformer, any backend
         return Model2VecEncoder(folder, label)
     is_st = (folder / "modules.json").is_file()
@@ -93,16 +78,6 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
     if is_st and pooling in (None, "model"):
         return m.SentenceTransformerEncoder(folder, label, device, batch_size, max_seq_length, precision)
     return m.TransformerEncoder(folder, label, device, pooling or "mean", batch_size, max_seq_length, precision)
-
-
-def _runtime_argument(loader: Callable[..., Encoder], runtime: dict | None) -> dict:
-    """`{"runtime": spec}` for a model-folder loader that runs its transformer in ONNX Runtime / OpenVINO (it takes
-    a `runtime` parameter), else nothing (the loader's model runs as it is, and `get_encoder` says so)."""
-    import inspect
-
-    if runtime is None or "runtime" not in inspect.signature(loader).parameters:
-        return {}
-    return {"runtime": runtime}
 
 
 def _transformer_name(name: str) -> bool:
@@ -152,10 +127,9 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
             (plain transformer with that pooling).
         config: the command's run options -- device, precision, backend, quantization, calibration file and
             threads (unless given here), embedding cache folder, `use_cache` and `quiet`; None: `RunConfig()`.
-        backend: torch | onnx | openvino (None: `config.backend`): the runtime of a transformer encoder
-            (`argsim.backend.runtime`), argsim's own model folders included (shipped LoRA adapters merged, MTS
-            backbones, counter-argument towers; their heads stay torch); encoders that run no transformer (static
-            vectors, the BiLSTM, the minutes model over GiNZA) run as they are, with one warning line.
+        backend: torch | onnx | openvino (None: `config.backend`): the runtime of a transformer encoder, argsim's
+            own model folders included (docs/backends.md: what runs where); encoders that run no transformer run
+            as they are, with one warning line.
         quantize: none | int8 (None: `config.quantize`): ONNX dynamic or OpenVINO static int8.
         calibration: texts that calibrate OpenVINO int8 (None: `config.calibration`'s file, else the texts of
             the encoder's first `encode`).
@@ -168,7 +142,6 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
         >>> enc.encode(["We should ban fast food"]).shape  # doctest: +SKIP
         (1, 384)
     """
-    from argsim.backend.pooling import POOLINGS
     from argsim.backend.runtime import cap_threads, check_backend, read_calibration
 
     if not isinstance(name, str) or not name.strip():
@@ -189,7 +162,10 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
     cal = tuple(calibration) if calibration is not None and backend == "openvino" and quantize != "none" else None
     threads = cap_threads(config.threads) or usable_cores()
     if backend == "torch":
-        _set_torch_threads(threads, bool(config.threads))
+        import torch  # threads: the run's count, else at most `threads` (torch counts CPUs, not a container's quota)
+
+        if config.threads or torch.get_num_threads() > threads:
+            torch.set_num_threads(threads)
     run = (config.resolved_cache_dir(), config.use_cache, config.quiet)
     key = (name, pooling, max_seq_length, dev, prec, batch_size, backend, quantize, cal,
            threads if backend != "torch" else None, *run)
@@ -206,22 +182,11 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
     return _LOADED[key]
 
 
-def _set_torch_threads(threads: int, asked: bool) -> None:
-    """torch's intra-op threads: `threads` when the run asked for a count, else at most `threads` (torch counts
-    the affinity's CPUs, not a container's quota)."""
-    import torch
-
-    if asked or torch.get_num_threads() > threads:
-        torch.set_num_threads(threads)
-
-
 def _load(key: tuple, spec: dict | None) -> Encoder:
     """A new encoder for a `get_encoder` key: a copy sharing the weights of one loaded under other run options
     (the key's first 10 items equal), else built (`_build`; a malformed model folder is one line)."""
     base = next((e for k, e in _LOADED.items() if k[:10] == key[:10]), None)
     if base is not None:
-        import copy
-
         enc = copy.copy(base)
         enc._cache = None
         return enc
@@ -233,8 +198,6 @@ def _load(key: tuple, spec: dict | None) -> Encoder:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ModelError(f"cannot load model '{name}': {first[:200]}") from None
     if spec is not None and enc.backend != spec["backend"]:  # said once per model, never silently ignored
-        from argsim.errors import warn
-
         warn(f"--backend {spec['backend']} applies to transformer encoders only: '{name}' runs as it is")
     return enc
 
@@ -287,8 +250,6 @@ def load_sentence_transformer(name: str = DEFAULT_MODEL, device: str | None = No
     folder); `device` None: auto. A shipped model or adapter folder comes back with its adapter merged into the
     base's weights (`argsim.backend.adapters.apply_adapter` keeps it trainable instead)."""
     if name not in MODELS:
-        from argsim.backend.adapters import apply_adapter, is_adapter_folder
-
         folder = model_path(name)
         if is_adapter_folder(folder):
             return apply_adapter(folder, device=resolve_device(device or "auto"))
@@ -318,9 +279,8 @@ def get_cross_encoder(name: str | Path, device: str = "cpu", precision: str = "f
     Args:
         name: a cross-encoder folder (or registry name / Hugging Face id).
         device, precision: where and in what it computes (resolved: `resolve_device`, `inference_precision`).
-        runtime: `runtime_spec(config)`: None for PyTorch; else its logits are exported once
-            (`argsim.backend.runtime.base_export(folder, "logits")`) and computed by ONNX Runtime / OpenVINO, the
-            pair scorer turning them into scores (OpenVINO int8 calibrates on the first pairs it scores).
+        runtime: `runtime_spec(config)`: None for PyTorch; else its logits are exported once (`base_export(folder,
+            "logits")`) and computed by ONNX Runtime / OpenVINO (OpenVINO int8 calibrates on the first pairs).
         max_length: the pairs' token limit (None: the model's).
 
     Returns:
@@ -331,15 +291,11 @@ def get_cross_encoder(name: str | Path, device: str = "cpu", precision: str = "f
         >>> get_cross_encoder("models/kpm-cross").tokenizer.sep_token  # doctest: +SKIP
         '[SEP]'
     """
-    import json
-
     kind = runtime["backend"] if runtime else "torch"
     key = ("cross-encoder", str(name), device, precision, max_length, None, kind,
            json.dumps(runtime, sort_keys=True, default=str))
     if key not in _LOADED:
         if runtime is None:
-            from argsim.backend.device import cast_for_inference
-
             _LOADED[key] = cast_for_inference(load_cross_encoder(str(name), device, max_length), precision)
         else:
             from argsim.backend.runtime import ExportedCrossEncoder, exported_model

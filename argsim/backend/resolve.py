@@ -1,9 +1,6 @@
-"""`resolve_model`: the one way every public entry point turns "a model" into something that scores.
-
-Accepted: a registered name (`argsim models`), a model folder, a Hugging Face id in the local cache (all three
-through `get_encoder`), an argsim `Encoder` (returned as is), a sentence-transformers `SentenceTransformer` object
-(wrapped as an `Encoder`, `ObjectEncoder`) and a `CrossEncoder` object (wrapped as argsim's one pair scorer,
-`PairScorer`; `pair_scorer` loads one by name). Anything else is one `ModelError` line naming what is accepted.
+"""`resolve_model`: the one way every public entry point turns "a model" (see its Args) into something that scores:
+an `Encoder`, a `SentenceTransformer` wrapped as one (`ObjectEncoder`), or argsim's one pair scorer (`PairScorer`,
+for a `CrossEncoder` object; `pair_scorer` loads one by name).
 
 An object's cache identity is a digest of its weights and configuration (`weights_digest`), taken when it is
 resolved: the same weights in memory and in a saved folder give the same vectors, and a model whose weights
@@ -21,8 +18,12 @@ from typing import Any
 
 import numpy as np
 
+from argsim.backend.device import inference_precision, resolve_device
 from argsim.backend.encoder import Encoder
+from argsim.backend.fingerprint import fingerprint
+from argsim.backend.folders import model_path
 from argsim.backend.models import STModelEncoder, kept_mode
+from argsim.backend.registry import get_cross_encoder, get_encoder, runtime_spec
 from argsim.config import RunConfig
 from argsim.errors import ModelError
 
@@ -30,20 +31,10 @@ ACCEPTED = ("a registered name, a model folder, a Hugging Face id in the local c
             "a SentenceTransformer, or a CrossEncoder")
 
 
-def _is_sentence_transformer(model: Any) -> bool:
-    try:
-        from sentence_transformers import SentenceTransformer
-    except ImportError:  # pragma: no cover - a dependency of argsim
-        return False
-    return isinstance(model, SentenceTransformer)
-
-
 def is_cross_encoder_object(model: Any) -> bool:
     """True for a sentence-transformers `CrossEncoder` object."""
-    try:
-        from sentence_transformers import CrossEncoder
-    except ImportError:  # pragma: no cover
-        return False
+    from sentence_transformers import CrossEncoder
+
     return isinstance(model, CrossEncoder)
 
 
@@ -100,13 +91,9 @@ class PairScorer:
     pairs as the probability does but never saturates: a float32 sigmoid or softmax rounds every pair whose logits
     differ by more than about 17 to 1.0, and those pairs would tie. `probability(pairs)` is its exponential, for
     callers whose scores are probabilities (key point matching's thresholds). The model's train/eval mode is left
-    as it was.
-
-    The logits go through the embedding path (`PairLogits`, an `Encoder` of pairs): identical pairs are scored
-    once, and with an `identity` (the model's; `pair_scorer` and `resolve_model` set it) they are kept in the
-    embedding cache under it, chunk by chunk as they finish: an interrupted scoring resumes with only the pairs
-    not yet scored, and gives the scores of an uninterrupted one (the model's float32 logits are stored as they
-    are). Without an identity (a model under training) nothing is cached.
+    as it was. The logits go through the embedding path and its cache (`PairLogits`; docs/usage.md) under
+    `identity` (the model's; `pair_scorer` and `resolve_model` set it); without one (a model under training)
+    nothing is cached.
 
     Example:
         >>> scorer = resolve_model(CrossEncoder(folder))  # doctest: +SKIP
@@ -226,16 +213,10 @@ def pair_scorer(name: str | Path, config: RunConfig | None = None, max_length: i
         >>> pair_scorer("models/kpm-cross").probability([("We should ban guns", "Guns kill")])  # doctest: +SKIP
         array([0.93])
     """
-    from argsim.backend.device import inference_precision, resolve_device
-    from argsim.backend.registry import get_cross_encoder, runtime_spec
-
     config = config or RunConfig()
     runtime = runtime_spec(config)
     device = resolve_device(config.device) if runtime is None else "cpu"
     precision = inference_precision(config.precision, device, config.backend)
-    from argsim.backend.fingerprint import fingerprint
-    from argsim.backend.folders import model_path
-
     model = get_cross_encoder(name, device, precision, runtime, max_length)
     identity = f"cross:{fingerprint(model_path(str(name)))}:{_token_limit(model)}"
     return PairScorer(model, batch_size, name=Path(name).name, precision=precision, runtime=runtime,
@@ -270,10 +251,10 @@ def resolve_model(model: Any, config: RunConfig | None = None, cross_encoder: bo
     if isinstance(model, Path):
         model = str(model)
     if isinstance(model, str):
-        from argsim.backend.registry import get_encoder
-
         return get_encoder(model, batch_size=batch_size, config=config)
-    if _is_sentence_transformer(model):
+    from sentence_transformers import SentenceTransformer
+
+    if isinstance(model, SentenceTransformer):
         return ObjectEncoder(model, batch_size=batch_size, config=config)
     if is_cross_encoder_object(model):
         if not cross_encoder:

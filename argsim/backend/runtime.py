@@ -1,40 +1,16 @@
 """CPU inference runtimes of transformer encoders: ONNX Runtime and OpenVINO, fp32 or int8; thread defaults.
 
-`--backend torch|onnx|openvino` picks the runtime a transformer encoder (a named transformer model, a
-sentence-transformers folder, a plain transformers folder with explicit pooling) computes in; `--quantize int8`
-quantizes it:
-
-- **onnx**: the model's whole embedding pipeline (transformer, the folder's own pooling, Dense and Normalize
-  modules, or argsim's `mean` / `cls` / `cls-last4` pooling) traced once with `torch.onnx.export` (the
-  TorchScript exporter, opset 17, dynamic batch and length) and run by ONNX Runtime's CPU provider. int8:
-  `onnxruntime.quantization.quantize_dynamic` of the MatMul weights, per output channel (signed int8 weights,
-  activations quantized on the fly). Reading chosen: MatMul only and per channel, because quantizing every
-  operator (embedding Gathers included) or per tensor lowered the mean cosine to fp32 of MiniLM on ArgKP
-  arguments from 0.993 to 0.96.
-- **openvino**: the same ONNX graph converted with `openvino.convert_model`, compiled for the CPU with
-  `INFERENCE_PRECISION_HINT` f32 (`--precision auto|fp32`) or bf16 (`--precision bf16`): without the hint
-  OpenVINO's CPU plugin silently computes in bf16 on CPUs with AVX512_BF16 or AMX. int8: NNCF post-training
-  static quantization (`nncf.quantize`, transformer model type: SmoothQuant + fast bias correction), calibrated
-  on `CALIBRATION_SIZE` texts: the calibration texts given (`--calibration FILE`, the API's `calibration=`), else
-  the texts of the encoder's first `encode` call. The texts chosen are the first `CALIBRATION_SIZE` distinct ones
-  in SHA-1 order (a fixed choice whatever their order), and their digest keys the model and its vectors.
-
-What is exported (`base_export`; `*_pipeline` build the traced module): a model folder's own
-sentence-transformers pipeline or a transformer with argsim's pooling (`folder_pipeline`); a base with a LoRA
-adapter merged into its weights in memory (`sentence_pipeline` / `pooled_pipeline` of the merged model; the adapter
-folder's fingerprint keys the export); a cross-encoder's logits (`logits_pipeline`, pooling key `logits`; the
-backend's pair scorer, `argsim.backend.resolve.PairScorer`, turns them into scores). `ExportedModel` runs any of
-them on texts or text pairs; `ExportedEncoder` (argsim.backend.models), `ExportedCrossEncoder` and the loaders of MTS
-and the counter-argument models use it, their heads staying in torch.
-
-Exported models are built once and kept in `<cache folder>/exported/`, one folder per source model under a key of
-its fingerprint (`argsim.backend.fingerprint`), the pooling, the export format and the torch / transformers /
-sentence-transformers versions; the runtime's own files sit inside it under the backend, the quantization, the
-calibration digest and the runtime's versions (onnxruntime, openvino, nncf). A later run loads them without
-loading torch weights. Builds write into a temporary folder and rename it, so a crash leaves no half model.
-
-Threads: `argsim.measure.usable_cores()` is the number of cores argsim may use: the process's CPU affinity, capped by a
-cgroup v2 `cpu.max` quota (a container's share). `--threads N` overrides it.
+`--backend torch|onnx|openvino` picks the runtime, `--quantize int8` quantizes it (docs/backends.md: what each one
+runs, how exports are cached and keyed, what each costs in quality). **onnx** traces the model's whole embedding
+pipeline (`base_export`: TorchScript exporter, opset 17, dynamic batch and length) and runs it on ONNX Runtime's CPU
+provider; its int8 is `quantize_dynamic` of the MatMul weights per output channel. Reading chosen: MatMul only and
+per channel, because quantizing every operator (embedding Gathers included) or per tensor lowered the mean cosine
+to fp32 of MiniLM on ArgKP arguments from 0.993 to 0.96. **openvino** converts the same ONNX graph and compiles it
+with `INFERENCE_PRECISION_HINT` f32 (or bf16 with `--precision bf16`): without the hint OpenVINO's CPU plugin
+silently computes in bf16 on CPUs with AVX512_BF16 or AMX; its int8 is NNCF static quantization calibrated on
+`CALIBRATION_SIZE` texts (`calibration_choice`), whose digest keys the model and its vectors. `ExportedModel` runs
+any export on texts or text pairs; builds write into a temporary folder and rename it, so a crash leaves no half
+model.
 """
 
 from __future__ import annotations
@@ -44,6 +20,7 @@ import hashlib
 import json
 import logging
 import os
+import platform
 import shutil
 import tempfile
 import warnings
@@ -54,9 +31,11 @@ from typing import Any
 
 import numpy as np
 
+from argsim.backend.fingerprint import fingerprint
+from argsim.backend.pooling import pool
 from argsim.backend.safety import HF_LOAD, check_model_folder
 from argsim.config import BACKENDS, QUANTIZATIONS
-from argsim.errors import BackendError, ModelError
+from argsim.errors import BackendError, ModelError, warn
 from argsim.measure import usable_cores
 
 #: how many distinct texts calibrate an OpenVINO int8 model (NNCF's default subset size)
@@ -65,9 +44,6 @@ EXPORT_FORMAT = "1"  # bump when the exported graph changes (its folders are the
 #: what each backend needs installed (`pip install 'argsim[cpu]'`)
 BACKEND_PACKAGES = {"onnx": ("onnxruntime", "onnx"), "openvino": ("openvino", "onnx")}
 MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
-
-
-# ------------------------------------------------------------------ threads
 
 
 def cap_threads(threads: int | None, option: str = "--threads") -> int | None:
@@ -89,8 +65,6 @@ def cap_threads(threads: int | None, option: str = "--threads") -> int | None:
         return None
     cores = usable_cores()
     if threads > cores:
-        from argsim.errors import warn
-
         warn(f"{option} {threads} is more than the {cores} core(s) this process may use (CPU affinity, cgroup "
              f"quota): {cores} are used")
         return cores
@@ -117,14 +91,9 @@ def cpu_info() -> dict:
             elif key.strip() == "flags" and not flags:
                 flags = set(value.split())
     except OSError:
-        import platform
-
         model = platform.processor()
     return {"model": model, "flags": [f for f in CPU_FLAGS if f in flags], "logical_cpus": os.cpu_count(),
             "cores_usable": usable_cores()}
-
-
-# ------------------------------------------------------------------ checks
 
 
 def check_backend(backend: str, quantize: str = "none", device: str = "auto", precision: str = "auto") -> None:
@@ -167,9 +136,6 @@ def _version(package: str) -> str:
         return "none"
 
 
-# ------------------------------------------------------------------ calibration
-
-
 def calibration_choice(texts: Sequence[str], size: int = CALIBRATION_SIZE) -> tuple[list[str], str]:
     """The calibration texts picked from `texts` (the first `size` distinct non-empty ones in SHA-1 order) and
     their digest (16 hex digits).
@@ -196,9 +162,6 @@ def read_calibration(path: Path) -> list[str]:
     return texts
 
 
-# ------------------------------------------------------------------ export
-
-
 @contextlib.contextmanager
 def _silenced() -> Iterator[None]:
     """No output from a library call: its progress bars (stdout / stderr) and its root-logger warnings."""
@@ -210,7 +173,6 @@ def _silenced() -> Iterator[None]:
             yield
     finally:
         root.setLevel(level)
-
 
 
 def _atomic_build(target: Path, build) -> Path:
@@ -232,14 +194,13 @@ def _atomic_build(target: Path, build) -> Path:
     return target
 
 
-def _input_names(tokenizer) -> list[str]:
-    return [n for n in MODEL_INPUTS if n in tokenizer("probe")]
-
-
-def _pipeline(model, names: list[str], call) -> Any:
-    """A torch module (in eval mode) holding `model` whose forward takes the tokenizer's inputs in `names` order
-    and returns `call(features)`: the graph an export traces."""
+def _pipeline(model, tokenizer, call, meta: dict) -> tuple:
+    """`(module, tokenizer, input names, meta)`: a torch module (in eval mode) holding `model` whose forward takes
+    the tokenizer's inputs (of `MODEL_INPUTS`, in that order) and returns `call(features)`, the graph an export
+    traces."""
     import torch
+
+    names = [n for n in MODEL_INPUTS if n in tokenizer("probe")]
 
     class Pipeline(torch.nn.Module):
         def __init__(self) -> None:
@@ -249,7 +210,7 @@ def _pipeline(model, names: list[str], call) -> Any:
         def forward(self, *inputs):
             return call(dict(zip(names, inputs, strict=True)))
 
-    return Pipeline().eval()
+    return Pipeline().eval(), tokenizer, names, meta
 
 
 def sentence_pipeline(st, folder: Path | str = "") -> tuple:
@@ -264,18 +225,14 @@ def sentence_pipeline(st, folder: Path | str = "") -> tuple:
     if tokenizer is None:
         raise ModelError(f"{folder}: its first module {type(first).__name__} is not a transformer; "
                          "it runs with --backend torch only")
-    names = _input_names(tokenizer)
     meta = {"max_seq_length": int(st.max_seq_length or 512), "dim": int(st.get_sentence_embedding_dimension()),
             "lowercase": bool(getattr(first, "do_lower_case", False))}
-    return _pipeline(st, names, lambda feats: st(feats)["sentence_embedding"]), tokenizer, names, meta
+    return _pipeline(st, tokenizer, lambda feats: st(feats)["sentence_embedding"], meta)
 
 
 def pooled_pipeline(model, tokenizer, pooling: str) -> tuple:
     """The export pipeline of a transformers model in memory with argsim's pooling (`mean`, `cls`, `cls-last4`;
     `argsim.backend.pooling.pool`): `(module, tokenizer, input names, meta)`."""
-    from argsim.backend.pooling import pool
-
-    names = _input_names(tokenizer)
     hidden = int(model.config.hidden_size)
 
     def call(feats: dict) -> Any:
@@ -283,7 +240,7 @@ def pooled_pipeline(model, tokenizer, pooling: str) -> tuple:
 
     limit = int(getattr(model.config, "max_position_embeddings", 512))
     meta = {"max_seq_length": limit, "dim": hidden * (4 if pooling == "cls-last4" else 1), "lowercase": False}
-    return _pipeline(model, names, call), tokenizer, names, meta
+    return _pipeline(model, tokenizer, call, meta)
 
 
 def logits_pipeline(model, tokenizer, scores=None, activation: str = "identity",
@@ -295,13 +252,12 @@ def logits_pipeline(model, tokenizer, scores=None, activation: str = "identity",
     (None: the model's positions). Returns `(module, tokenizer, input names, meta)`."""
     if activation not in ACTIVATIONS:
         raise ModelError(f"a cross-encoder whose activation is {activation} runs with --backend torch only")
-    names = _input_names(tokenizer)
     config = getattr(model, "config", None)
     limit = int(getattr(config, "max_position_embeddings", 512) or 512)
     labels = int(getattr(model, "num_labels", None) or getattr(config, "num_labels", 1) or 1)
     meta = {"max_seq_length": min(max_length or limit, limit), "dim": labels, "lowercase": False,
             "activation": activation}
-    return _pipeline(model, names, scores or (lambda feats: model(**feats).logits)), tokenizer, names, meta
+    return _pipeline(model, tokenizer, scores or (lambda feats: model(**feats).logits), meta)
 
 
 #: the activations of a cross-encoder that may be exported (`logits_pipeline`)
@@ -316,16 +272,12 @@ def folder_pipeline(folder: Path, pooling: str | None) -> tuple:
         from sentence_transformers import SentenceTransformer
 
         return sentence_pipeline(SentenceTransformer(str(folder), device="cpu", **HF_LOAD).eval(), folder)
-    from transformers import AutoTokenizer
+    from transformers import AutoModel, AutoModelForSequenceClassification, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(str(folder), **HF_LOAD)
     if pooling == "logits":
-        from transformers import AutoModelForSequenceClassification
-
         model = AutoModelForSequenceClassification.from_pretrained(str(folder), use_safetensors=True, **HF_LOAD)
         return logits_pipeline(model.eval(), tokenizer)
-    from transformers import AutoModel
-
     model = AutoModel.from_pretrained(str(folder), use_safetensors=True, **HF_LOAD).eval()
     return pooled_pipeline(model, tokenizer, pooling)
 
@@ -349,21 +301,17 @@ def _export_onnx(build, pooling: str | None, out: Path) -> None:
                                                         "format": EXPORT_FORMAT}), encoding="utf-8")
 
 
-def base_export(folder: Path, pooling: str | None, cache_root: Path, adapter: Path | None = None,
-                build=None) -> Path:
+def base_export(folder: Path, pooling: str | None, cache_root: Path, adapter: Path | None = None, build=None) -> Path:
     """The fp32 ONNX export of `folder` with `pooling` (None: the folder's own modules; 'logits': a sequence
     classifier's logits), built once under `cache_root`.
 
     `adapter`: a LoRA adapter folder merged into the weights of `folder` (its fingerprint keys the export beside the
-    base's, so two adapters over one base never share one); `build()` then gives the merged pipeline
-    (`sentence_pipeline`, `pooled_pipeline`, `logits_pipeline` of the model in memory), and so does it for a model
-    whose folder needs its own loader. Without `build` the folder is loaded by `folder_pipeline`.
+    base's, so two adapters over one base never share one). `build()` gives the pipeline of a model in memory (the
+    merged one, or one whose folder needs its own loader); without it the folder loads by `folder_pipeline`.
 
     Example:
         >>> base_export(model_path("minilm"), None, default_cache_dir())  # doctest: +SKIP
     """
-    from argsim.backend.fingerprint import fingerprint
-
     source = fingerprint(folder)
     key = {"source": source, "pooling": pooling or "model", "format": EXPORT_FORMAT,
            **{p: _version(p) for p in ("torch", "transformers", "sentence-transformers", "onnx")}}
@@ -373,11 +321,6 @@ def base_export(folder: Path, pooling: str | None, cache_root: Path, adapter: Pa
     builder = build or (lambda: folder_pipeline(Path(folder), pooling))
     return _atomic_build(Path(cache_root) / "exported" / f"{source}-{digest}",
                          lambda tmp: _export_onnx(builder, pooling, tmp))
-
-
-def export_meta(base: Path) -> dict:
-    """The `argsim_export.json` of an export folder (inputs, max_seq_length, dim, pooling)."""
-    return json.loads((base / "argsim_export.json").read_text(encoding="utf-8"))
 
 
 def runtime_model(base: Path, backend: str, quantize: str, calibration: Sequence[dict] | None = None,
@@ -410,17 +353,12 @@ def runtime_model(base: Path, backend: str, quantize: str, calibration: Sequence
             import nncf
 
             nncf.set_log_level(logging.ERROR)
-            if not calibration:
-                raise BackendError("OpenVINO int8 needs calibration texts (--calibration FILE)")
             with _silenced():  # NNCF draws its own progress bars
                 model = nncf.quantize(model, nncf.Dataset(list(calibration)), model_type=nncf.ModelType.TRANSFORMER,
                                       subset_size=len(calibration))
         ov.save_model(model, str(tmp / "model.xml"), compress_to_fp16=False)
 
     return _atomic_build(base / tag, build_ov) / "model.xml"
-
-
-# ------------------------------------------------------------------ runners
 
 
 class OnnxRunner:
@@ -458,11 +396,6 @@ class OpenVINORunner:
         return np.array(self.request.get_output_tensor(0).data, dtype=np.float32, copy=True)
 
 
-def runner(path: Path, backend: str, threads: int, precision: str = "fp32") -> OnnxRunner | OpenVINORunner:
-    """The runner of a model file built by `runtime_model`."""
-    return OnnxRunner(path, threads) if backend == "onnx" else OpenVINORunner(path, threads, precision)
-
-
 class ExportedModel:
     """An export (`base_export`) run by ONNX Runtime or OpenVINO, fp32 or int8: texts (or text pairs) in, the
     graph's output (pooled embeddings, or a classifier's logits) out. Tokenized as sentence-transformers does
@@ -486,7 +419,7 @@ class ExportedModel:
 
         self.base, self.backend, self.quantize, self.threads = Path(base), backend, quantize, threads
         self.precision = precision
-        self.meta = export_meta(self.base)
+        self.meta = json.loads((self.base / "argsim_export.json").read_text(encoding="utf-8"))  # inputs, dim, ...
         self.tokenizer = AutoTokenizer.from_pretrained(str(self.base), **HF_LOAD)
         self.calibration_digest = ""
         self._runner: OnnxRunner | OpenVINORunner | None = None
@@ -507,11 +440,9 @@ class ExportedModel:
     def features(self, first: Sequence[str], second: Sequence[str] | None = None,
                  max_length: int | None = None) -> dict[str, np.ndarray]:
         """The graph's inputs for texts (or text pairs), as sentence-transformers tokenizes them."""
-        first = list(first)
-        second = list(second) if second is not None else None
-        if self.meta.get("lowercase"):
-            first = [t.lower() for t in first]
-            second = [t.lower() for t in second] if second is not None else None
+        case = str.lower if self.meta.get("lowercase") else str
+        first = [case(t) for t in first]
+        second = None if second is None else [case(t) for t in second]
         limit = min(max_length or self.meta["max_seq_length"], self.meta["max_seq_length"])
         feats = self.tokenizer(first, second, padding=True, truncation="longest_first", max_length=limit,
                                return_tensors="np")
@@ -534,7 +465,8 @@ class ExportedModel:
             items = [self.features([a], [b] if b is not None else None, max_length) for a, b in pairs]
             self.calibration = chosen
         path = runtime_model(self.base, self.backend, self.quantize, items, self.calibration_digest)
-        self._runner = runner(path, self.backend, self.threads, self.precision)
+        self._runner = OnnxRunner(path, self.threads) if self.backend == "onnx" else \
+            OpenVINORunner(path, self.threads, self.precision)
         return self
 
     def run(self, first: Sequence[str], second: Sequence[str] | None = None, max_length: int | None = None,
@@ -553,8 +485,7 @@ class ExportedModel:
 
 
 def exported_model(folder: Path, pooling: str | None, spec: dict, precision: str = "fp32",
-                   adapter: Path | None = None, build=None,
-                   max_length: int | None = None) -> ExportedModel:
+                   adapter: Path | None = None, build=None, max_length: int | None = None) -> ExportedModel:
     """`ExportedModel` of `base_export(folder, pooling, ...)` under a run's runtime spec (`spec`: backend, quantize,
     threads, cache_root and calibration texts, as `argsim.backend.get_encoder` makes it); loaded at once unless
     OpenVINO int8 waits for its calibration texts (`ExportedModel.prepare`: the first texts it runs). A cross-encoder

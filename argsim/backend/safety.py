@@ -1,31 +1,29 @@
 """Model folders are data, never programs: the one check every loader runs before anything is imported or loaded.
 
-`check_model_folder(folder)` refuses (ModelError, one line) a folder that would run code when loaded:
+`check_model_folder(folder)` refuses (ModelError, one line; docs/errors.md) a folder that would run code when loaded:
+a pickle file (`*.pkl`, `*.pickle`, `*.joblib`); a JSON file asking for remote code (`auto_map`, a true
+`trust_remote_code`, `custom_pipelines`); weights saved as pickles (`pytorch_model.bin`, `*.pt`, `*.pth`, `*.ckpt`)
+without a safetensors file beside them (argsim's own head files, read through `load_torch_weights` with
+`weights_only=True`, are allowed in argsim's own folders); a `modules.json` naming a module class outside
+sentence-transformers / argsim (every module sub-folder it names is checked the same way); an `argsim_encoder.json`
+naming a loader outside argsim's registry.
 
-- a pickle file (`*.pkl`, `*.pickle`, `*.joblib`): unpickling runs code;
-- a configuration asking for remote code: `auto_map` (transformers would import a `.py` file from the folder),
-  `trust_remote_code` set true (e.g. a sentence-transformers `sentence_bert_config.json`'s `model_args`), or
-  `custom_pipelines`, in any JSON file of the folder;
-- model weights saved as pickles (`pytorch_model.bin`, `*.pt`, `*.pth`, `*.ckpt`) without a safetensors file beside
-  them: transformers and sentence-transformers would unpickle them (argsim's own head files, loaded with
-  `torch.load(weights_only=True)` through `load_torch_weights`, are allowed in argsim's own folders);
-- a sentence-transformers `modules.json` naming a module class outside sentence-transformers / argsim; every
-  module sub-folder it names is checked the same way;
-- an `argsim_encoder.json` naming a loader outside argsim's registry.
-
-`HF_LOAD` holds the keyword arguments every transformers / sentence-transformers load passes
-(`local_files_only=True`, `trust_remote_code=False`): with `trust_remote_code=False` transformers never asks on
-the terminal whether to run a folder's code (it raises instead), so stdin is never read.
+`HF_LOAD` holds the keyword arguments every transformers / sentence-transformers load passes: with
+`trust_remote_code=False` transformers never asks on the terminal whether to run a folder's code (it raises
+instead), so stdin is never read.
 """
 
 from __future__ import annotations
 
 import json
+import pickle
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from argsim.backend.names import ENCODER_MANIFEST, manifest_loader_name
 from argsim.errors import ModelError
 
 #: keyword arguments of every transformers / sentence-transformers `from_pretrained` / constructor call
@@ -50,18 +48,13 @@ def _remote_code_key(obj: Any, depth: int = 0) -> str | None:
     """The first key in `obj` (nested dicts/lists, 32 levels) that asks for remote code, else None."""
     if depth > 32:
         return "nesting deeper than 32 levels"
-    if isinstance(obj, dict):
-        for key, value in obj.items():
-            if key in REMOTE_CODE_KEYS and value not in (False, None, {}, [], ""):
-                return key
-            found = _remote_code_key(value, depth + 1)
-            if found:
-                return found
-    elif isinstance(obj, list):
-        for value in obj:
-            found = _remote_code_key(value, depth + 1)
-            if found:
-                return found
+    items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
+    for key, value in items:  # a list's keys are its indices: never a remote-code key
+        if key in REMOTE_CODE_KEYS and value not in (False, None, {}, [], ""):
+            return key
+        found = _remote_code_key(value, depth + 1)
+        if found:
+            return found
     return None
 
 
@@ -81,10 +74,6 @@ def _check_json(path: Path) -> None:
                          "programs: nothing was loaded or run")
 
 
-def _is_argsim_folder(folder: Path) -> bool:
-    return (folder / "argsim_encoder.json").is_file()
-
-
 def _check_one(folder: Path) -> list[str]:
     """Check the files of `folder` itself; return the module sub-folders a `modules.json` names."""
     if not folder.is_dir():
@@ -99,7 +88,7 @@ def _check_one(folder: Path) -> list[str]:
         raise ModelError(f"{pickles[0]}: pickle files are not loaded (they can run code); save models as "
                          "safetensors / JSON")
     has_safetensors = any(n.endswith(".safetensors") or n.endswith(".safetensors.index.json") for n in names)
-    own = _is_argsim_folder(folder)
+    own = ENCODER_MANIFEST in names  # one of argsim's own folders
     pickled = [p for p in files if p.suffix.lower() in PICKLED_WEIGHT_SUFFIXES and p.name not in NOT_LOADED
                and not (own and p.name in ARGSIM_WEIGHT_FILES)]
     if pickled and not has_safetensors:
@@ -138,10 +127,7 @@ def check_model_folder(folder: str | Path) -> None:
     Example:
         >>> check_model_folder("models/kpm-mts")  # doctest: +SKIP
     """
-    folder = Path(folder)
-    from argsim.backend.names import manifest_loader_name
-
-    todo = [folder]
+    todo = [Path(folder)]
     seen: set[Path] = set()
     while todo:
         current = todo.pop()
@@ -150,7 +136,7 @@ def check_model_folder(folder: str | Path) -> None:
             continue
         seen.add(key)
         subs = _check_one(current)
-        if _is_argsim_folder(current):
+        if (current / ENCODER_MANIFEST).is_file():
             manifest_loader_name(current)
             subs += [s for s in ("backbone", "point_encoder", "candidate_encoder") if (current / s).is_dir()]
         for sub in subs:
@@ -171,9 +157,6 @@ def load_torch_weights(path: str | Path) -> Any:
     Example:
         >>> state = load_torch_weights("models/thematic/model.pt")  # doctest: +SKIP
     """
-    import pickle
-    import warnings
-
     import torch
 
     try:

@@ -12,8 +12,6 @@ quality that docs/backends.md records per task. The folder written (`model.safet
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +20,8 @@ import numpy as np
 
 from argsim.backend.encoder import Encoder
 from argsim.backend.fingerprint import fingerprint
+from argsim.backend.folders import model_path
+from argsim.backend.runtime import _atomic_build
 from argsim.errors import ModelError
 
 
@@ -91,8 +91,6 @@ def distill(model: str, out: str | Path, pca_dims: int | None = 256, device: str
         >>> distill("minilm", "models/minilm-static")  # doctest: +SKIP
         DistillResult(out=PosixPath('models/minilm-static'), vocabulary=29528, dim=256, seconds=74.0)
     """
-    from argsim.backend.folders import model_path
-
     out = Path(out)
     if out.exists():
         raise ModelError(f"{out}: already exists; choose a new folder for the static model")
@@ -103,16 +101,12 @@ def distill(model: str, out: str | Path, pca_dims: int | None = 256, device: str
     source = model_path(model)
     start = time.perf_counter()
     static = m2v_distill(model_name=str(source), pca_dims=pca_dims, device=device)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+
+    def save(tmp: Path) -> None:
         static.save_pretrained(str(tmp))
-        for extra in ("README.md",):  # the model card names the library's hub defaults, not this run
-            (tmp / extra).unlink(missing_ok=True)
-        tmp.rename(out)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+        (tmp / "README.md").unlink(missing_ok=True)  # the model card names the library's hub defaults, not this run
+
+    _atomic_build(out, save)
     vectors = np.asarray(static.embedding)
     return DistillResult(out=out, vocabulary=int(vectors.shape[0]), dim=int(vectors.shape[1]),
                          seconds=round(time.perf_counter() - start, 1))

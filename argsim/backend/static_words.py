@@ -3,9 +3,8 @@ learning-to-rank features and the thematic BiLSTM, beside GloVe 6B 50d.
 
 `argsim distill MODEL` (`argsim.backend.static`) writes a model2vec folder (Tulkens and van Dongen, "Model2Vec:
 fast state-of-the-art static embeddings", 2024): one static vector per token of the teacher's WordPiece
-vocabulary. `load_word_vectors(FOLDER)` (`argsim.backend.registry`, the one place word vectors are chosen) reads
-such a folder through `static_word_vectors`, so `--word-vectors FOLDER` (or `word_vectors=FOLDER`) works wherever
-`glove50` does.
+vocabulary. `load_word_vectors(FOLDER)` (`argsim.backend.words`) reads it through `static_word_vectors`, so
+`--word-vectors FOLDER` works wherever `glove50` does.
 
 A word's vector is **the static model's own encoding of the word**: `StaticModel.encode([word])`, i.e. the mean
 of the static vectors of the WordPiece tokens the word splits into, L2-normalised when the model's config says
@@ -24,8 +23,7 @@ tokens), each mapped to its encoding (for a one-token word: its row, normalised)
 composed in one batch when a method first meets them (`cover_words`, called by the WMD engine and the BiLSTM's
 vocabulary), and a word whose tokens are all unknown stays unknown (dropped, as GloVe drops it). Composed words
 come after the `vocabulary_size` whole words, so a list taken from the start of `index_to_key` does not depend on
-what was composed before. Loading reads `model.safetensors` and `tokenizer.json` only (the folder passes
-`argsim.backend.safety.check_model_folder` first: model folders are data, never code).
+what was composed before.
 """
 
 from __future__ import annotations
@@ -36,6 +34,8 @@ from pathlib import Path
 import numpy as np
 from gensim.models import KeyedVectors
 
+from argsim.backend.safety import check_model_folder
+from argsim.backend.static import is_model2vec_folder
 from argsim.errors import ModelError
 
 
@@ -59,23 +59,9 @@ class StaticWordVectors(KeyedVectors):
         #: the whole-word tokens come first; words composed later follow them
         self.vocabulary_size = len(self.index_to_key)
 
-    def encode_words(self, words: list[str]) -> tuple[list[str], np.ndarray]:
-        """The static model's encoding of each word (float32), leaving out words whose tokens are all unknown.
-
-        Args:
-            words: distinct words.
-
-        Returns:
-            The words kept and their vectors (one row each).
-        """
-        known = [w for w, ids in zip(words, self.model.tokenize(words), strict=True) if ids]
-        if not known:
-            return [], np.zeros((0, self.vector_size), dtype=np.float32)
-        vectors = self.model.encode(known, show_progress_bar=False, use_multiprocessing=False, batch_size=4096)
-        return known, np.asarray(vectors, dtype=np.float32)
-
     def add_words(self, words: Iterable[str]) -> int:
-        """Add the vectors of `words` not yet present (one batch); returns how many were added.
+        """Add, in one batch, the static model's encoding (float32) of each of `words` not yet present, leaving out
+        words whose tokens are all unknown.
 
         Args:
             words: any words (repeats and present ones are skipped).
@@ -84,9 +70,10 @@ class StaticWordVectors(KeyedVectors):
             The number of words added.
         """
         new = [w for w in dict.fromkeys(words) if isinstance(w, str) and w and w not in self.key_to_index]
-        kept, vectors = self.encode_words(new)
+        kept = [w for w, ids in zip(new, self.model.tokenize(new), strict=True) if ids]
         if kept:
-            self.add_vectors(kept, vectors)
+            vectors = self.model.encode(kept, show_progress_bar=False, use_multiprocessing=False, batch_size=4096)
+            self.add_vectors(kept, np.asarray(vectors, dtype=np.float32))
             self.norms = None  # gensim caches the norms; the new rows need theirs
         return len(kept)
 
@@ -120,9 +107,6 @@ def static_word_vectors(folder: str | Path) -> StaticWordVectors:
         >>> static_word_vectors("models/minilm-static").vector_size  # doctest: +SKIP
         256
     """
-    from argsim.backend.safety import check_model_folder
-    from argsim.backend.static import is_model2vec_folder
-
     folder = Path(folder)
     check_model_folder(folder)
     if not is_model2vec_folder(folder):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from argsim.backend.fingerprint import fingerprint
 from argsim.errors import ModelError
+from argsim.extras import missing_message, need
 
 
 @lru_cache(maxsize=4)
@@ -18,8 +19,6 @@ def load_word_vectors(name: str = "glove50"):
     `argsim.backend.static_words`). gensim's own `KeyedVectors.save` format is a pickle and is refused: loading it
     could run code."""
     import numpy as np
-
-    from argsim.extras import missing_message, need
 
     KeyedVectors = need("gensim.models", "word vectors").KeyedVectors
     if name == "glove50":
