@@ -35,6 +35,8 @@ from dataclasses import MISSING, Field, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
+from argsim.errors import ArgsimError, did_you_mean
+
 
 def setting(default: Any, help: str, **metadata: Any) -> Any:
     """A dataclass field with its default and its option's metadata (see the module docstring).
@@ -180,8 +182,6 @@ def check_settings(config: Any) -> None:
         ...
         argsim.errors.ArgsimError: RunConfig seed (--seed) -1: must be at least 0
     """
-    from argsim.errors import ArgsimError, did_you_mean
-
     hints = _hints(type(config))
     for f in fields(config):
         value, where = getattr(config, f.name), f"{type(config).__name__} {f.name} ({option_name(f)})"
