@@ -14,6 +14,7 @@ import stat
 import sys
 import tempfile
 import unicodedata
+import warnings
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
@@ -579,8 +580,6 @@ def pipe_docs(nlp: Any, texts: Sequence[str], batch_size: int = 256) -> Iterator
         if n == 1:
             yield parts[0]
         else:
-            import warnings
-
             from spacy.tokens import Doc
 
             with warnings.catch_warnings():  # GiNZA's per-doc user data (sub-tokens) is not merged; no one reads it

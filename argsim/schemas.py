@@ -1,14 +1,8 @@
-"""Declared shapes of argsim's structured inputs, checked with pydantic before any work.
+"""Declared shapes of argsim's structured inputs, checked with pydantic before any work (docs/errors.md).
 
-Every JSON file argsim reads as a whole (results files, predictions, a trained folder's `train_config.json`,
-summaries, budgets) is validated against one of the schemas here by `validate`, and every record of a
-CSV/TSV/JSONL file (or a JSON list of records) against its record kind by `validate_records`. Either turns
-pydantic's first complaint into one `InputError` naming the file, the row (the list index + 1, the JSONL line,
-the CSV row) and the field or column: a JSON list where records are expected, a string where an object is, text
-in a number column end as one line and exit code 2, never as a TypeError deep inside a metric.
-
-Numbers are read strictly where a number is meant (`true`, `"0.5"` and NaN are refused as a score); text fields
-accept text only. Unknown keys are kept (files grow new fields), so the schemas name only what is read.
+A whole JSON file is checked against a schema by `validate`, each record of a CSV/TSV/JSONL file (or a JSON list
+of records) against its record kind by `validate_records`: pydantic's first complaint becomes one `InputError`
+naming the file, the row and the field or column. Unknown keys are kept (files grow new fields).
 """
 
 from __future__ import annotations
