@@ -31,13 +31,10 @@ from argsim.errors import InputError, examples, warn
 
 def current_umask() -> int:
     """The process umask (read without changing it where /proc allows)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
+    with suppress(OSError, ValueError), open("/proc/self/status", encoding="ascii") as fh:
+        for line in fh:
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
     mask = os.umask(0o022)  # pragma: no cover - non-Linux fallback
     os.umask(mask)
     return mask
@@ -280,9 +277,7 @@ def write_vectors(path: str | Path, vectors: np.ndarray, ids: Sequence[str] | No
 
 
 def _json_default(obj: Any) -> Any:
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
+    if isinstance(obj, np.generic | np.ndarray):
         return obj.tolist()
     if isinstance(obj, Path):
         return str(obj)
@@ -365,15 +360,13 @@ def regular_files(paths: Iterable[str | Path], folder: str | Path, what: str = "
     Example:
         >>> regular_files(Path("articles").glob("*.txt"), "articles")  # doctest: +SKIP
     """
-    kept, skipped = [], []
-    for p in paths:
-        problem = describe_path(p)
-        (skipped if problem is not None else kept).append((Path(p), problem))
+    checked = [(Path(p), describe_path(p)) for p in paths]
+    skipped = [(p, problem) for p, problem in checked if problem is not None]
     if skipped:
         first, problem = skipped[0]
         warn(f"{folder}: {len(skipped)} of the {what} are not regular files and are skipped "
              f"({examples([q.name for q, _ in skipped])}; {first.name} {problem})")
-    return [p for p, _ in kept]
+    return [p for p, problem in checked if problem is None]
 
 
 def split_lines(text: str) -> list[str]:
@@ -393,10 +386,8 @@ def split_lines(text: str) -> list[str]:
         >>> split_lines("a\\x0cb\\r\\nc\\n")
         ['a\\x0cb', 'c']
     """
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
+    lines = text.removesuffix("\n").split("\n") if text else []
+    return [line.removesuffix("\r") for line in lines]
 
 
 def _binary_lines(path: Path) -> Iterator[tuple[int, str]]:
@@ -419,10 +410,8 @@ def _binary_lines(path: Path) -> Iterator[tuple[int, str]]:
             if "\x00" in line:
                 raise InputError(path, _nul_message(offset + raw.index(b"\x00")), row=lineno)
             offset += len(raw)
-            if lineno == 1 and line.startswith("\ufeff"):
-                line = line[1:]
-            line = line[:-1] if line.endswith("\n") else line
-            yield lineno, line[:-1] if line.endswith("\r") else line
+            line = line.removeprefix("\ufeff") if lineno == 1 else line
+            yield lineno, line.removesuffix("\n").removesuffix("\r")
 
 
 def _nul_message(byte: int) -> str:
