@@ -581,14 +581,11 @@ def _refuse_lone_surrogates(value: Any, path: str | Path | None, row: int | None
     stack = [value]
     while stack:
         v = stack.pop()
-        if isinstance(v, str):
-            at = lone_surrogate(v)
-            if at is not None:
-                raise InputError(path, f"a lone surrogate U+{ord(v[at]):04X} in a JSON string (half of an escaped "
-                                       "pair, not a character); fix the escape", row=row)
-        elif isinstance(v, dict):
-            stack.extend(v.keys())
-            stack.extend(v.values())
+        if isinstance(v, str) and (at := lone_surrogate(v)) is not None:
+            raise InputError(path, f"a lone surrogate U+{ord(v[at]):04X} in a JSON string (half of an escaped "
+                                   "pair, not a character); fix the escape", row=row)
+        if isinstance(v, dict):
+            stack.extend([*v.keys(), *v.values()])
         elif isinstance(v, list):
             stack.extend(v)
 

@@ -74,9 +74,7 @@ def option_decls(f: Field) -> tuple[str, ...]:
     if name:
         return tuple(name) if isinstance(name, tuple | list) else (name,)
     flag = "--" + f.name.replace("_", "-")
-    if f.type in (bool, "bool"):
-        return (f"{flag}/--no-{f.name.replace('_', '-')}",)
-    return (flag,)
+    return (f"{flag}/--no-{flag[2:]}",) if f.type in (bool, "bool") else (flag,)
 
 
 def option_name(f: Field) -> str:
