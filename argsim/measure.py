@@ -34,13 +34,8 @@ def cgroup_cpu_quota(root: Path = Path("/sys/fs/cgroup")) -> float | None:
     """CPUs the cgroup v2 `cpu.max` quota allows (quota / period), None when unlimited or not readable."""
     try:
         quota, period = (root / "cpu.max").read_text().split()[:2]
-    except (OSError, ValueError):
-        return None
-    if quota == "max":
-        return None
-    try:
-        return int(quota) / int(period)
-    except (ValueError, ZeroDivisionError):
+        return None if quota == "max" else int(quota) / int(period)
+    except (OSError, ValueError, ZeroDivisionError):
         return None
 
 

@@ -35,6 +35,8 @@ from dataclasses import MISSING, Field, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
+from argsim.errors import ArgsimError, did_you_mean
+
 
 def setting(default: Any, help: str, **metadata: Any) -> Any:
     """A dataclass field with its default and its option's metadata (see the module docstring).
@@ -72,9 +74,7 @@ def option_decls(f: Field) -> tuple[str, ...]:
     if name:
         return tuple(name) if isinstance(name, tuple | list) else (name,)
     flag = "--" + f.name.replace("_", "-")
-    if f.type in (bool, "bool"):
-        return (f"{flag}/--no-{f.name.replace('_', '-')}",)
-    return (flag,)
+    return (f"{flag}/--no-{flag[2:]}",) if f.type in (bool, "bool") else (flag,)
 
 
 def option_name(f: Field) -> str:
@@ -180,8 +180,6 @@ def check_settings(config: Any) -> None:
         ...
         argsim.errors.ArgsimError: RunConfig seed (--seed) -1: must be at least 0
     """
-    from argsim.errors import ArgsimError, did_you_mean
-
     hints = _hints(type(config))
     for f in fields(config):
         value, where = getattr(config, f.name), f"{type(config).__name__} {f.name} ({option_name(f)})"

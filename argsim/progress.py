@@ -8,8 +8,11 @@ last line at the end when it wrote any: short work stays silent, hours-long work
 
 from __future__ import annotations
 
+import logging
 import os
+import sys
 import time
+import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
@@ -69,14 +72,6 @@ def _clock(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}"
 
 
-def log_interval() -> float:
-    """Seconds between two plain progress lines (ARGSIM_PROGRESS_SECONDS, default 60)."""
-    try:
-        return max(0.0, float(os.environ.get("ARGSIM_PROGRESS_SECONDS", "60")))
-    except ValueError:
-        return 60.0
-
-
 @contextmanager
 def progress_bar(total: int, description: str, enabled: bool | None = True) -> Iterator[_Bar | _NullBar | _LogBar]:
     """A progress bar over `total` units on stderr; none when `enabled` is false (pass `not quiet`), or when
@@ -85,7 +80,11 @@ def progress_bar(total: int, description: str, enabled: bool | None = True) -> I
         yield _NullBar()
         return
     if not console.is_terminal:
-        bar = _LogBar(total, description, log_interval())
+        try:  # seconds between two plain progress lines
+            every = max(0.0, float(os.environ.get("ARGSIM_PROGRESS_SECONDS", "60")))
+        except ValueError:
+            every = 60.0
+        bar = _LogBar(total, description, every)
         try:
             yield bar
         finally:
@@ -124,8 +123,6 @@ QUIET_ENV = ("ARGSIM_QUIET", "TQDM_DISABLE", "HF_HUB_DISABLE_PROGRESS_BARS", "HF
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """`warnings.showwarning` replacement: a library's warning as argsim's one line (no source line)."""
-    import sys
-
     text = str(message).strip().splitlines()
     print(f"warning: {category.__name__}: {text[0] if text else ''}", file=file or sys.stderr, flush=True)
 
@@ -141,12 +138,7 @@ def library_output(quiet: bool) -> None:
     Example:
         >>> library_output(quiet=True)  # doctest: +SKIP
     """
-    import logging
-    import warnings
-
     warnings.showwarning = _one_line_warning
-    import sys
-
     if quiet:
         warnings.simplefilter("ignore")
         for var in QUIET_ENV:

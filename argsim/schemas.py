@@ -1,14 +1,8 @@
-"""Declared shapes of argsim's structured inputs, checked with pydantic before any work.
+"""Declared shapes of argsim's structured inputs, checked with pydantic before any work (docs/errors.md).
 
-Every JSON file argsim reads as a whole (results files, predictions, a trained folder's `train_config.json`,
-summaries, budgets) is validated against one of the schemas here by `validate`, and every record of a
-CSV/TSV/JSONL file (or a JSON list of records) against its record kind by `validate_records`. Either turns
-pydantic's first complaint into one `InputError` naming the file, the row (the list index + 1, the JSONL line,
-the CSV row) and the field or column: a JSON list where records are expected, a string where an object is, text
-in a number column end as one line and exit code 2, never as a TypeError deep inside a metric.
-
-Numbers are read strictly where a number is meant (`true`, `"0.5"` and NaN are refused as a score); text fields
-accept text only. Unknown keys are kept (files grow new fields), so the schemas name only what is read.
+A whole JSON file is checked against a schema by `validate`, each record of a CSV/TSV/JSONL file (or a JSON list
+of records) against its record kind by `validate_records`: pydantic's first complaint becomes one `InputError`
+naming the file, the row and the field or column. Unknown keys are kept (files grow new fields).
 """
 
 from __future__ import annotations
@@ -72,16 +66,19 @@ def _id(value: Any, info: ValidationInfo) -> str:
     return value
 
 
+def _as_float(value: Any, info: ValidationInfo) -> float | None:
+    """The number `value` is (a CSV cell: the number its text reads as), else None."""
+    if isinstance(value, str) and _from_csv(info):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return None
+    return float(value) if _is_number(value) else None
+
+
 def _choice(allowed: tuple[int, ...], what: str):
     def check(value: Any, info: ValidationInfo) -> int:
-        number: float | None = None
-        if isinstance(value, str) and _from_csv(info):
-            try:
-                number = float(value.strip())
-            except ValueError:
-                number = None
-        elif _is_number(value):
-            number = float(value)
+        number = _as_float(value, info)
         if number is None or number not in allowed:
             found = repr(value) if isinstance(value, str) and _from_csv(info) else describe(value)
             if _is_number(value) and math.isfinite(value):
@@ -93,15 +90,10 @@ def _choice(allowed: tuple[int, ...], what: str):
 
 def _number(nan: bool):
     def check(value: Any, info: ValidationInfo) -> float:
-        if isinstance(value, str) and _from_csv(info):
-            try:
-                number = float(value.strip())
-            except ValueError:
-                raise ValueError(f"expected a number, found {value[:40]!r}") from None
-        elif _is_number(value):
-            number = float(value)
-        else:
-            raise ValueError(f"expected a number, found {describe(value)}")
+        number = _as_float(value, info)
+        if number is None:
+            found = repr(value[:40]) if isinstance(value, str) and _from_csv(info) else describe(value)
+            raise ValueError(f"expected a number, found {found}")
         if math.isinf(number) or (math.isnan(number) and not nan):
             raise ValueError(f"expected a finite number, found {describe(number)}")
         return number
@@ -123,8 +115,6 @@ def _required_scalar(value: Any, info: ValidationInfo) -> Any:
 
 
 def _count(value: Any, info: ValidationInfo) -> int | None:
-    from argsim.errors import InputError
-
     if value is None or (isinstance(value, str) and not value.strip()):
         return None  # left out: the reader's default
     if isinstance(value, str) and not _from_csv(info):
@@ -381,21 +371,10 @@ def describe(value: Any) -> str:
     """What a JSON value is, for messages: 'a list', 'text', 'a number', 'true/false', 'null', 'an object'."""
     if value is None:
         return "null"
-    if isinstance(value, bool):
-        return "true/false"
-    if isinstance(value, float) and value != value:
-        return "NaN"
-    if isinstance(value, float) and value in (float("inf"), float("-inf")):
-        return "infinity"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "text"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if value != value else "infinity"
+    kinds = ((bool, "true/false"), (int | float, "a number"), (str, "text"), (list, "a list"), (dict, "an object"))
+    return next((word for kind, word in kinds if isinstance(value, kind)), type(value).__name__)
 
 
 def parse_count(value: Any, path: str | Path | None = None, row: int | None = None, column: str | None = None,
@@ -519,12 +498,9 @@ def _cached_adapter(schema: Any) -> TypeAdapter:
 
 
 # ---------------------------------------------------------------- record kinds (CSV / TSV / JSONL / JSON lists)
-#
-# Each kind of record file argsim reads is one TypedDict below, validated by `validate_records` (through
-# `argsim.io.read_records`) before any work: the records come back as plain dicts with their values read
-# (labels and stances as ints, counts as ints, ids as text). Unknown columns are kept. A CSV cell is text, so a
-# kind's labels and numbers are read from text there; in JSON they must be JSON numbers (a label `"1"` in one
-# line and `1` in the next is refused, not read two ways).
+# One TypedDict per kind of record file; the records come back as plain dicts with their values read (labels,
+# stances and counts as ints, ids as text). In JSON a label is a number (`"1"` in one line and `1` in the next is
+# refused, not read two ways).
 
 
 _RECORD = ConfigDict(extra="allow")

@@ -4,21 +4,16 @@ process-wide settings object any more."""
 from __future__ import annotations
 
 import random
+from contextlib import suppress
 
 import numpy as np
 
-from argsim.config import default_cache_dir, default_data_dir
-
-__all__ = ["default_cache_dir", "default_data_dir", "seed_everything"]
-
 
 def seed_everything(seed: int) -> None:
-    """Seed Python, NumPy and torch (when imported) for reproducible runs (the CLI calls it once per command)."""
+    """Seed Python, NumPy and torch (when installed) for reproducible runs (the CLI calls it once per command)."""
     random.seed(seed)
     np.random.seed(seed)
-    try:
+    with suppress(ImportError):
         import torch
 
         torch.manual_seed(seed)
-    except ImportError:  # pragma: no cover
-        pass
