@@ -29,8 +29,9 @@ demo: install
 # worker's torch on its share of the cores (tests/conftest.py; --no-loadscope-reorder keeps that order): on two cores
 # about a third less wall time than one process (the only files tests share are the embedding cache, an SQLite
 # database, and the exported models, each built in a temporary folder and renamed). The tests that start several
-# processes at once (Ray, DDP, concurrent writers) or build and install the wheel are marked `slow`: test-slow
-# runs them (a few minutes more; CI runs both)
+# processes at once (Ray, DDP, concurrent writers), build and install the wheel, or are the longest end-to-end checks
+# on real data (OpenVINO int8 calibration, MTEB, shipped slice figures, the real-model trainers' learning) are marked
+# `slow`: test-slow runs them (a few minutes more; CI runs both)
 # Python keeps its compiled modules (and pytest its rewritten test files) even where the environment turns that off,
 # so each worker and each subprocess a test starts does not compile argsim and the tests again
 test test-slow: export PYTHONDONTWRITEBYTECODE :=
@@ -40,7 +41,8 @@ test: install
 	$(PYTEST) -m "not slow"
 
 # the wheel as a user installs it (non-editable, into a folder of its own) run from another folder (argsim --help,
-# demo, data check, the README's Python examples), Ray, DDP under torchrun / accelerate, two processes at once
+# demo, data check, the README's Python examples), Ray, DDP under torchrun / accelerate, two processes at once, and
+# the longest checks on real data
 test-slow: install
 	$(PYTEST) -m slow
 

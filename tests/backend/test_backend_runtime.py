@@ -31,7 +31,7 @@ def _cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize(("backend", "quantize", "floor"), [
     ("onnx", "none", FP32_MIN_COSINE), ("openvino", "none", FP32_MIN_COSINE),
-    ("onnx", "int8", INT8_MIN_COSINE), ("openvino", "int8", INT8_MIN_COSINE)])
+    ("onnx", "int8", INT8_MIN_COSINE), pytest.param("openvino", "int8", INT8_MIN_COSINE, marks=pytest.mark.slow)])
 def test_vectors_match_torch_fp32_on_real_arguments(data_dir, minilm, backend, quantize, floor):
     from argsim.backend import get_encoder
 

@@ -26,6 +26,8 @@ VARIANTS = [("onnx", "none"), ("openvino", "none"), ("onnx", "int8"), ("openvino
 #: models whose transformer is a MiniLM graph (a merged adapter, the MTS backbone, the counter towers' base) go
 #: through the same export and quantization code, so they run the other three variants
 MINILM_GRAPH_VARIANTS = VARIANTS[:3]
+#: the three OpenVINO int8 builds are `slow` (`make test-slow`): NNCF calibration is most of a cold test run
+SLOW_OV_INT8 = [*MINILM_GRAPH_VARIANTS, pytest.param("openvino", "int8", marks=pytest.mark.slow)]
 
 
 def _arguments(data_dir, split: str, n: int) -> list[str]:
@@ -176,7 +178,7 @@ def _check_scores(reference: np.ndarray, scores: np.ndarray, quantize: str) -> N
         assert rho >= CROSS_INT8_SPEARMAN and np.abs(scores - reference).max() > 0, rho
 
 
-@pytest.mark.parametrize(("backend", "quantize"), VARIANTS)
+@pytest.mark.parametrize(("backend", "quantize"), SLOW_OV_INT8)
 def test_kpm_cross_encoder_scores_in_the_backend(data_dir, kpm_cross, backend, quantize):
     from argsim.backend.resolve import pair_scorer
     from argsim.config import RunConfig
@@ -423,6 +425,7 @@ def test_rank_keypoints_with_a_cross_encoder_in_the_backend(kpm_workspace, kpm_c
     assert res.exit_code == 2 and len(lines) == 1 and "TAB" in lines[0], res.output
 
 
+@pytest.mark.slow
 def test_counter_model_openvino_int8_keys_its_vectors_by_the_calibration(shared_exports):
     """Without calibration texts the frozen base calibrates on the first texts encoded; their digest keys the
     model's vectors (another set of texts: another cache)."""

@@ -122,6 +122,7 @@ def test_evaluator_units_and_rankers_on_a_tiny_replica():
 # ---------------------------------------------------------------- argsim's tasks as MTEB tasks
 
 
+@pytest.mark.slow
 def test_mteb_tasks_load_offline_and_mteb_scores_as_the_evaluator(tmp_path, monkeypatch):
     """The tasks load from the local data only; MTEB's own run of MiniLM on a tiny ArguAna replica gives the
     evaluator's nDCG@10; the result writer writes MTEB's file."""

@@ -36,6 +36,7 @@ def test_the_retriever_ships_its_adapter_and_the_fusion_only_its_config():
     assert listed.exit_code == 0 and "counter-retriever" in listed.output and "counter-fusion" in listed.output
 
 
+@pytest.mark.slow  # embeds an ArguAna slice with each tower: most of a cold run
 @pytest.mark.parametrize("name", ["counter-retriever", "counter-fusion"])
 def test_loads_by_name_and_reproduces_its_slice_figures(name, data_dir):
     card = read_card(shipped_models()[name])
