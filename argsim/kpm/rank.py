@@ -91,9 +91,7 @@ def rank_keypoints(data: KPMData, models: Sequence[Any] | None = None, weights: 
 
 def model_label(model: Any) -> str:
     """How a model is named in a ranking's summary: its name or folder, else its class (a model object)."""
-    if isinstance(model, (str, Path)):
-        return str(model)
-    return str(getattr(model, "name", None) or type(model).__name__)
+    return str(model) if isinstance(model, (str, Path)) else str(getattr(model, "name", None) or type(model).__name__)
 
 
 def write_ranking(result: KeypointRanking, out: Path) -> None:

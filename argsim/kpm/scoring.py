@@ -14,6 +14,7 @@ pairs, 0.05 s of CPU in all), less than shipping the vectors to a worker would c
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -118,11 +119,9 @@ def score_key_points(data: KPMData, encoder: Encoder, arg_template: str = "{text
     kp_row = {k.kp_id: i for i, k in enumerate(kps)}
     out: Predictions = {}
     for i, arg in enumerate(args):
-        cands = data.candidates(arg)
-        if not cands:
+        if not (cands := data.candidates(arg)):
             continue
-        rows = [kp_row[k.kp_id] for k in cands]
-        sims = k_vec[rows] @ a_vec[i]
+        sims = k_vec[[kp_row[k.kp_id] for k in cands]] @ a_vec[i]
         out[arg.arg_id] = {k.kp_id: round(float(s), 6) for k, s in zip(cands, sims, strict=True)}
     return out
 
@@ -150,12 +149,9 @@ ST_CONFIG = "config_sentence_transformers.json"
 
 def format_argument(text: str, topic: str, stance: int, context: str, sep: str = "[SEP]") -> str:
     """The argument side of a pair: the text alone, or preceded by the topic (and stance) and separators."""
-    if context == "none":
-        return text
-    if context == "topic":
-        return f"{topic} {sep} {text}"
-    if context == "topic-stance":
-        return f"{topic} {sep} {'pro' if stance > 0 else 'con'} {sep} {text}"
+    if context in CONTEXTS:
+        return {"none": text, "topic": f"{topic} {sep} {text}",
+                "topic-stance": f"{topic} {sep} {'pro' if stance > 0 else 'con'} {sep} {text}"}[context]
     raise ArgsimError(f"unknown context '{context}': choose {', '.join(CONTEXTS)}")
 
 
@@ -227,12 +223,10 @@ def best_matches(data: KPMData, predictions: Predictions, threshold: float | Non
     threshold keeps its best key point and score for inspection, but matches no key point."""
     out = []
     for arg in data.arguments:
-        scores = predictions.get(arg.arg_id)
-        if not scores:
-            continue
-        kp_id = max(scores.items(), key=lambda kv: kv[1])[0]
-        out.append(BestMatch(arg.arg_id, arg.text, arg.topic, arg.stance, kp_id, data.kp_by_id[kp_id].text,
-                             scores[kp_id], threshold is None or scores[kp_id] >= threshold))
+        if scores := predictions.get(arg.arg_id):
+            kp_id = max(scores, key=scores.__getitem__)
+            out.append(BestMatch(arg.arg_id, arg.text, arg.topic, arg.stance, kp_id, data.kp_by_id[kp_id].text,
+                                 scores[kp_id], threshold is None or scores[kp_id] >= threshold))
     return out
 
 
@@ -250,18 +244,11 @@ class Coverage:
 def coverage(data: KPMData, matches: list[BestMatch], threshold: float) -> list[Coverage]:
     """Per key point: how many arguments it matches (their best key point, score >= threshold: the model's own,
     `argsim.kpm.threshold`), KPA's summary."""
-    per_group: dict[tuple[str, int], int] = {}
-    for a in data.arguments:
-        group = (topic_key(a.topic), a.stance)
-        per_group[group] = per_group.get(group, 0) + 1
-    counts: dict[str, int] = {}
-    for m in matches:
-        if m.score >= threshold:
-            counts[m.key_point_id] = counts.get(m.key_point_id, 0) + 1
+    per_group = Counter((topic_key(a.topic), a.stance) for a in data.arguments)
+    counts = Counter(m.key_point_id for m in matches if m.score >= threshold)
     rows = []
     for kp in data.key_points:
-        n = per_group.get((topic_key(kp.topic), kp.stance), 0)
-        c = counts.get(kp.kp_id, 0)
+        n, c = per_group[(topic_key(kp.topic), kp.stance)], counts[kp.kp_id]
         rows.append(Coverage(kp.kp_id, kp.text, kp.topic, kp.stance, c, n, round(c / n, 4) if n else 0.0))
     rows.sort(key=lambda r: (r.topic, -r.stance, -r.matched))
     return rows

@@ -131,20 +131,12 @@ def best_key_points(predictions: Predictions, valid_kp_ids: set[str], tie_break:
     best: dict[str, tuple[str, float]] = {}
     invalid: dict[str, None] = {}
     for arg_id, kps in predictions.items():
-        valid = {}
-        for kp_id, score in kps.items():
-            if kp_id in valid_kp_ids:
-                valid[kp_id] = float(score)
-            else:
-                invalid[kp_id] = None
-        if not valid:
-            continue
-        top = max(valid.values())
-        if tie_break == "first":
-            kp_id = next(k for k, v in valid.items() if v == top)
-        else:
-            kp_id = rng.choice([k for k, v in valid.items() if v == top])
-        best[arg_id] = (kp_id, top)
+        invalid.update(dict.fromkeys(k for k in kps if k not in valid_kp_ids))
+        valid = {k: float(s) for k, s in kps.items() if k in valid_kp_ids}
+        if valid:
+            top = max(valid.values())
+            tied = [k for k, v in valid.items() if v == top]
+            best[arg_id] = (tied[0] if tie_break == "first" else rng.choice(tied), top)
     return best, list(invalid)
 
 

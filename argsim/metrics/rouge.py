@@ -108,17 +108,10 @@ def rouge1_corpus(candidates: Sequence[str], references: Sequence[str], limits: 
         raise ValueError("candidates, references and limits must have the same length")
     tok = tokenizer_for(unit, nlp)
     cand_units, ref_units = tok(list(candidates)), tok(list(references))
-    scores, over = [], 0
-    for i, (cu, ru) in enumerate(zip(cand_units, ref_units, strict=True)):
-        limit = limits[i] if limits is not None else None
-        if limit is not None and len(candidates[i]) > limit:
-            over += 1
-            scores.append(RougeScore(0.0, 0.0, 0.0))
-        else:
-            scores.append(rouge1(cu, ru))
+    over = [limit is not None and len(c) > limit
+            for c, limit in zip(candidates, limits if limits is not None else [None] * len(candidates), strict=True)]
+    scores = [RougeScore(0.0, 0.0, 0.0) if o else rouge1(cu, ru)
+              for o, cu, ru in zip(over, cand_units, ref_units, strict=True)]
     n = len(scores)
-
-    def mean(attr: str) -> float:
-        return sum(getattr(s, attr) for s in scores) / n if n else 0.0
-
-    return RougeReport(unit, mean("recall"), mean("precision"), mean("f"), n, over, scores)
+    means = [sum(getattr(s, attr) for s in scores) / n if n else 0.0 for attr in ("recall", "precision", "f")]
+    return RougeReport(unit, *means, n, sum(over), scores)

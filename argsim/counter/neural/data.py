@@ -28,9 +28,6 @@ class TextTable:
     def add_all(self, texts: Iterable[str]) -> np.ndarray:
         return np.asarray([self.add(t) for t in texts], dtype=np.int64)
 
-    def __len__(self) -> int:
-        return len(self.texts)
-
 
 @dataclass
 class PairData:

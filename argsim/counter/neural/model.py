@@ -156,12 +156,4 @@ class CounterModel(nn.Module):
 
 def _unique_parameters(modules: list) -> list[nn.Parameter]:
     """Parameters of the given modules (None skipped), each once even when modules share weights."""
-    seen, out = set(), []
-    for module in modules:
-        if module is None:
-            continue
-        for p in module.parameters():
-            if id(p) not in seen:
-                seen.add(id(p))
-                out.append(p)
-    return out
+    return list({id(p): p for module in modules if module is not None for p in module.parameters()}.values())

@@ -115,11 +115,8 @@ def run_stages(points: list[Argument], pools: dict[str, list[Argument]], first, 
     if isinstance(second, PairScorer):
         pairs = [(p.text, pools[p.id][j].text) for p in points for j in top[p.id]]
         flat = second.score(pairs, show_progress=show_progress)
-        pos = 0
-        for p in points:
-            n = len(top[p.id])
-            second_scores[p.id] = flat[pos:pos + n]
-            pos += n
+        ends = np.cumsum([len(top[p.id]) for p in points])
+        second_scores = {p.id: flat[end - len(top[p.id]):end] for p, end in zip(points, ends, strict=True)}
     elif second is not None:
         u, q = _bases(second, points, index, cache)
         for i, p in enumerate(points):

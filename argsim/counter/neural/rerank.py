@@ -29,9 +29,8 @@ class NumpyHeads:
 
     def __init__(self, model: CounterModel) -> None:
         def linear(head):
-            if head is None:
-                return None
-            return head.linear.weight.detach().numpy().T.copy(), head.linear.bias.detach().numpy().copy()
+            return None if head is None else (head.linear.weight.detach().numpy().T.copy(),
+                                              head.linear.bias.detach().numpy().copy())
 
         self.ret_point, self.ret_cand = linear(model.ret_point), linear(model.ret_cand)
         self.normalize = model.config.normalize_retrieval
@@ -42,9 +41,7 @@ class NumpyHeads:
         if head is None:
             return x
         y = x @ head[0] + head[1]
-        if self.normalize:
-            y = l2_normalize(y)
-        return y
+        return l2_normalize(y) if self.normalize else y
 
 
 class RetrieveRerank:
@@ -73,9 +70,7 @@ class RetrieveRerank:
         self.retrieval = model.retrieval_numpy(self.base, "candidate")
         self.index = build_index(self.retrieval, index_kind)
         self.heads = NumpyHeads(model)
-        self._by_text: dict[str, list[int]] = {}
-        for i, t in enumerate(self.texts or []):
-            self._by_text.setdefault(t, []).append(i)
+        self._by_text = _ids_by_text(self.texts or [])
 
     def __len__(self) -> int:
         return len(self.base)
@@ -110,6 +105,14 @@ class RetrieveRerank:
         base = self.model.embed_texts(list(queries), side="point", engine=self.engine, config=self.config)
         exclude = [self.ids_of_text(q) for q in queries] if exclude_self else None
         return self.rank(base, k, exclude, rerank=rerank)
+
+
+def _ids_by_text(texts: Sequence[str]) -> dict[str, set[int]]:
+    """Text -> the ids (positions) of the candidates with exactly that text."""
+    by_text: dict[str, set[int]] = {}
+    for i, t in enumerate(texts):
+        by_text.setdefault(t, set()).add(i)
+    return by_text
 
 
 def _read_collection(path: Path) -> tuple[list[str], list[str]]:
@@ -167,9 +170,7 @@ def search_files(model: str | Path, candidates: Path, queries: Path, k: int = 10
         with timed() as t_build:
             faiss_index = build_index(enc.for_role("document").encode(cand_texts, normalize=True), index)
         with timed() as t_rank:
-            by_text: dict[str, set[int]] = {}
-            for i, t in enumerate(cand_texts):
-                by_text.setdefault(t, set()).add(i)
+            by_text = _ids_by_text(cand_texts)
             q = enc.for_role("query").encode(q_texts, normalize=True)
             scores, ids = search_excluding(faiss_index, q, k, [by_text.get(t, set()) for t in q_texts])
         kind = f"{enc.name} (cosine)"

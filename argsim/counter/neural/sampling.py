@@ -27,19 +27,13 @@ class NegativeSampler:
 
     def probability(self, epoch: int) -> float:
         """Share of hard negatives in `epoch` (1-based)."""
-        if self.strategy == "random":
-            return 0.0
-        if self.strategy == "hard":
-            return 1.0
-        return hard_probability(epoch, self.rate)
+        return {"random": 0.0, "hard": 1.0}.get(self.strategy, hard_probability(epoch, self.rate))
 
     def random(self, rows: np.ndarray) -> np.ndarray:
         points, counters = self.pairs[rows, 0], self.pairs[rows, 1]
         neg = self.collection[self.rng.integers(0, len(self.collection), len(rows))]
-        bad = (neg == points) | (neg == counters)
-        while bad.any():
+        while (bad := (neg == points) | (neg == counters)).any():
             neg[bad] = self.collection[self.rng.integers(0, len(self.collection), int(bad.sum()))]
-            bad = (neg == points) | (neg == counters)
         return neg
 
     def hard(self, rows: np.ndarray, vectors: np.ndarray) -> np.ndarray:
@@ -56,8 +50,7 @@ class NegativeSampler:
             cand = self.collection[cand[cand >= 0]]
             cand = cand[(cand != points[i]) & (cand != counters[i])][: self.hard_pool]
             out[i] = cand[self.rng.integers(0, len(cand))] if len(cand) else -1
-        missing = out < 0
-        if missing.any():
+        if (missing := out < 0).any():
             out[missing] = self.random(rows[missing])
         return out
 

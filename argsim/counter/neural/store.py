@@ -98,13 +98,12 @@ def save_model(model: CounterModel, folder: str | Path, info: dict | None = None
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    if model.point_tower is not None:
-        for name, tower in (("point_encoder", model.point_tower), ("candidate_encoder", model.cand_tower)):
-            if name == "candidate_encoder" and tower is model.point_tower:
-                continue
-            if model.config.lora:  # only the adapter: the base is the installed one
-                tower.save_lora(folder / name)
-                continue
+    for name, tower in (("point_encoder", model.point_tower), ("candidate_encoder", model.cand_tower)):
+        if tower is None or (name == "candidate_encoder" and tower is model.point_tower):
+            continue
+        if model.config.lora:  # only the adapter: the base is the installed one
+            tower.save_lora(folder / name)
+        else:
             tower.model.save_pretrained(folder / name)
             tower.tokenizer.save_pretrained(folder / name)
     with atomic_path(folder / HEADS) as tmp:
@@ -137,10 +136,7 @@ def resolve_folder(spec: str | Path) -> Path:
 
 def heads_file(folder: Path) -> Path | None:
     """heads.safetensors, else an older folder's heads.pt, else None."""
-    for name in (HEADS, LEGACY_HEADS):
-        if (folder / name).is_file():
-            return folder / name
-    return None
+    return next((folder / name for name in (HEADS, LEGACY_HEADS) if (folder / name).is_file()), None)
 
 
 def is_model_folder(folder: str | Path) -> bool:
@@ -185,8 +181,7 @@ def load_model(folder: str | Path) -> CounterModel:
         elif config.train_encoder and config.separate_towers:
             model.cand_tower = TransformerTower(str(folder / "candidate_encoder"), config.pooling,
                                                 config.max_seq_length)
-        state = _read_heads(weights)
-        missing, unexpected = model.load_state_dict(state, strict=False)
+        missing, unexpected = model.load_state_dict(_read_heads(weights), strict=False)
         bad = [m for m in missing if not m.startswith(("point_tower.", "cand_tower."))]
         if bad or unexpected:
             raise ModelError(f"{folder}: {weights.name} does not match config.json ({bad or unexpected})")

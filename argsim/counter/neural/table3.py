@@ -187,10 +187,6 @@ def run_inputs(request: Table3Request, seed: int, data: str | None = None) -> di
             "models": {k: stamp(v) for k, v in sorted(r.models.items()) if v}}
 
 
-def _row_key(row: RowSpec, setting: str) -> str:
-    return f"{row.method}|{row.first}|{row.second}|{setting}"
-
-
 def _read_state(state: Path, inputs: dict) -> dict:
     """The rows an interrupted run finished (`state`'s `rows`), when it ran on the same `inputs`; ArgsimError
     (one line) when they differ, {} when there is no state."""
@@ -235,16 +231,15 @@ def evaluate_table3(corpus, request: Table3Request, config=None,
 
         warn(f"{state}: {len(done)} row(s) of an interrupted run are kept; only the rest are evaluated")
     for row, setting in table3_plan(request):
-        limit = (request.cross_limit or None) if row.uses_cross else None
-        key = _row_key(row, setting)
+        key = f"{row.method}|{row.first}|{row.second}|{setting}"
         if key in done:
             kept = done[key]
             score = RowScore(kept["ids"], {int(k): np.asarray(v) for k, v in kept["hits"].items()})
             seconds = kept["seconds"]
         else:
             t0 = time.perf_counter()
-            score = evaluate_row(row, corpus, split, setting, ks, limit=limit, seed=seed, stages=stages,
-                                 config=config)
+            score = evaluate_row(row, corpus, split, setting, ks, seed=seed, stages=stages, config=config,
+                                 limit=(request.cross_limit or None) if row.uses_cross else None)
             seconds = time.perf_counter() - t0
             if state is not None:
                 done[key] = {"ids": list(score.ids), "hits": {str(k): v.tolist() for k, v in score.hits.items()},
@@ -259,8 +254,8 @@ def evaluate_table3(corpus, request: Table3Request, config=None,
         out.append(result)
         if on_result:
             on_result(result)
-    if state is not None and state.exists():
-        state.unlink()  # the table is whole: nothing left to resume
+    if state is not None:
+        state.unlink(missing_ok=True)  # the table is whole: nothing left to resume
     return out
 
 
@@ -282,8 +277,7 @@ def table3_row_specs(results: Sequence[Table3Result], split: str, ks: Sequence[i
                 "method": label, "model": r.row.second or r.row.first, "setting": r.setting,
                 "metrics": [f"accuracy@1/{k}"], "paper": {f"accuracy@1/{k}": r.paper.get(k)}, "seconds": r.seconds,
                 "extra": {"points": n, "first_stage": r.row.first, "first_stage_at1": round(acc[1], 4),
-                                       "reranker": r.row.second, "vs_zero_shot": r.versus.get(k),
-                                       "budget": budget}}))
+                          "reranker": r.row.second, "vs_zero_shot": r.versus.get(k), "budget": budget}}))
     return specs
 
 

@@ -47,7 +47,7 @@ def at1_over_k(model: CounterModel, base: np.ndarray, queries: np.ndarray, golds
 @contextmanager
 def heads_on_cpu(model: CounterModel) -> Iterator[None]:
     """Run the (small) heads on the CPU for NumPy scoring, then put them back (a no-op on the CPU)."""
-    heads = [h for h in {id(h): h for h in (model.ret_point, model.ret_cand, model.cls) if h is not None}.values()]
+    heads = list({id(h): h for h in (model.ret_point, model.ret_cand, model.cls) if h is not None}.values())
     devices = [next(h.parameters()).device for h in heads]
     for h in heads:
         h.to("cpu")

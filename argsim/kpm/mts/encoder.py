@@ -142,12 +142,12 @@ def load_mts_encoder(folder: str | Path, device: str = "cpu", batch_size: int = 
 def load_ensemble(folder: str | Path, device: str = "cpu", batch_size: int = 64,
                   precision: str = "fp32", runtime: dict | None = None) -> EnsembleEncoder:
     from argsim.backend import get_encoder
+    from argsim.backend.registry import member_options
     from argsim.backend.safety import model_files
-
-    folder = Path(folder)
     from argsim.io import read_json_as
     from argsim.schemas import EnsembleManifest
 
+    folder = Path(folder)
     with model_files(folder, "MTS ensemble"):
         members = read_json_as(EnsembleManifest, folder / ENSEMBLE_FILE)["members"]
     paths = [folder / m for m in members]
@@ -158,8 +158,6 @@ def load_ensemble(folder: str | Path, device: str = "cpu", batch_size: int = 64,
     missing = [str(p) for p in paths if not p.is_dir()]
     if missing:
         raise ModelError(f"{folder}: ensemble member folder(s) missing: {', '.join(missing)}")
-    from argsim.backend.registry import member_options
-
     options = member_options(runtime)  # every member's backbone in the run's runtime
     ensemble = EnsembleEncoder([get_encoder(str(p), device=device if runtime is None else None,
                                             batch_size=batch_size, precision=precision, **options)

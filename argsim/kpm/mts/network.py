@@ -20,8 +20,6 @@ from argsim.kpm.mts.config import MTSConfig
 HEAD_FILE = "mts_head.pt"
 
 
-
-
 class MTSNet(nn.Module):
     """Shared transformer + stance layer + context-integration linear layer."""
 
@@ -86,21 +84,16 @@ class MTSNet(nn.Module):
 
     def freeze_lower_layers(self, n: int) -> None:
         """Freeze the embeddings and the first n transformer layers (cheaper CPU training)."""
-        if n <= 0:
-            return
-        for p in self.backbone.embeddings.parameters():
-            p.requires_grad = False
-        for layer in self.backbone.encoder.layer[:n]:
-            for p in layer.parameters():
-                p.requires_grad = False
+        if n > 0:
+            for module in (self.backbone.embeddings, *self.backbone.encoder.layer[:n]):
+                module.requires_grad_(False)
 
     def freeze_backbone(self) -> None:
         """Train only the stance and projection layers; the backbone's pooled features come from the
         backend encoder (same weights, same pooling), so they are computed once and cached on disk."""
         from argsim.backend import get_encoder
 
-        for p in self.backbone.parameters():
-            p.requires_grad = False
+        self.backbone.requires_grad_(False)
         model = str(self.cfg.model)
         self._frozen = lambda max_len: get_encoder(model, pooling=self.cfg.pooling, max_seq_length=max_len,
                                                    device=str(self.device))
