@@ -47,8 +47,7 @@ def char_units(text: str) -> list[str]:
 def token_units(texts: Sequence[str], nlp: Any, unit: str = "content") -> list[list[str]]:
     """Sudachi (GiNZA) tokens of each text: content-word lemmas, or all non-punctuation surfaces.
 
-    `nlp` is a spaCy `Language` whose tokens carry `pos_`, `lemma_` and `orth_` (GiNZA's `ja_ginza`).
-    """
+    `nlp` is a spaCy `Language` whose tokens carry `pos_`, `lemma_` and `orth_` (GiNZA's `ja_ginza`)."""
     out = []
     with nlp.select_pipes(enable=[]):
         for doc in pipe_docs(nlp, [ENUM_RE.sub("", t) for t in texts], batch_size=256):
@@ -102,8 +101,7 @@ def rouge1_corpus(candidates: Sequence[str], references: Sequence[str], limits: 
                   unit: str = "content", nlp: Any = None) -> RougeReport:
     """Macro-averaged ROUGE-1; a candidate longer than its limit (characters) scores 0.
 
-    `nlp`: the tokenizer pipeline the `content` and `surface` units need (see `token_units`).
-    """
+    `nlp`: the tokenizer pipeline the `content` and `surface` units need (see `token_units`)."""
     if len(candidates) != len(references) or (limits is not None and len(limits) != len(candidates)):
         raise ValueError("candidates, references and limits must have the same length")
     tok = tokenizer_for(unit, nlp)
