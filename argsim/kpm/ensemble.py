@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from argsim.config import RunConfig
 from argsim.data.argkp import KPMData
 from argsim.engine import Engine
 from argsim.errors import ArgsimError, check_choice
@@ -119,8 +120,6 @@ def score_model(data: KPMData, model: str | Any, config=None, arg_template: str 
     from argsim.kpm.scoring import cross_predictions, is_cross_encoder, score_key_points
 
     if is_cross_encoder(model):  # a folder (loaded once per process, get_cross_encoder) or a CrossEncoder object
-        from argsim.config import RunConfig
-
         return cross_predictions(data, model, config or RunConfig())
     from argsim.backend.resolve import resolve_model  # a name, a folder, an Encoder or a SentenceTransformer
 

@@ -14,6 +14,7 @@ pairs, 0.05 s of CPU in all), less than shipping the vectors to a worker would c
 from __future__ import annotations
 
 import json
+import string
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -23,10 +24,11 @@ from typing import Any
 import numpy as np
 
 from argsim.backend import Encoder
+from argsim.backend.names import shipped_models
 from argsim.data.argkp import KPMData
 from argsim.engine import Engine, encode
 from argsim.errors import ArgsimError
-from argsim.io import topic_key
+from argsim.io import read_json_as, topic_key
 from argsim.vectors import l2_normalize
 
 Predictions = dict[str, dict[str, float]]
@@ -39,8 +41,6 @@ SHIPPED_KPM = "kpm"
 def default_model() -> str:
     """The default model of `rank keypoints`: the shipped key point matcher `kpm` when the package carries it,
     else zero-shot MiniLM."""
-    from argsim.backend.names import shipped_models
-
     return SHIPPED_KPM if SHIPPED_KPM in shipped_models() else "minilm"
 
 
@@ -67,8 +67,6 @@ def check_template(template: str, option: str = "template", fields: Sequence[str
         >>> check_template("{topic} | {text}")
         '{topic} | {text}'
     """
-    import string
-
     try:
         parts = list(string.Formatter().parse(template))
     except ValueError as exc:
@@ -94,8 +92,7 @@ def embed_statements(encoder: Encoder, texts: Sequence[str], topics: Sequence[st
                      template: str = "{text}", engine: Engine | None = None) -> np.ndarray:
     """L2-normalised embeddings of statements in their context (topic, stance), embedded on `engine` (None:
     this process)."""
-    contextual = getattr(encoder, "encode_statements", None)
-    if contextual is not None:
+    if (contextual := getattr(encoder, "encode_statements", None)) is not None:
         vecs = contextual(list(texts), list(topics), list(stances), engine=engine)
     else:
         check_template(template)
@@ -140,8 +137,6 @@ def pair_predictions(gold: KPMData, score: Callable[[list[tuple[str, str]]], Seq
     return out
 
 
-# ------------------------------------------------------------------ cross-encoders
-
 CONTEXTS = ("none", "topic", "topic-stance")
 CROSS_INFO = "argsim_kpm_cross.json"  # a key point cross-encoder folder's input format (context, sep, max_length)
 ST_CONFIG = "config_sentence_transformers.json"
@@ -149,9 +144,12 @@ ST_CONFIG = "config_sentence_transformers.json"
 
 def format_argument(text: str, topic: str, stance: int, context: str, sep: str = "[SEP]") -> str:
     """The argument side of a pair: the text alone, or preceded by the topic (and stance) and separators."""
-    if context in CONTEXTS:
-        return {"none": text, "topic": f"{topic} {sep} {text}",
-                "topic-stance": f"{topic} {sep} {'pro' if stance > 0 else 'con'} {sep} {text}"}[context]
+    if context == "none":
+        return text
+    if context == "topic":
+        return f"{topic} {sep} {text}"
+    if context == "topic-stance":
+        return f"{topic} {sep} {'pro' if stance > 0 else 'con'} {sep} {text}"
     raise ArgsimError(f"unknown context '{context}': choose {', '.join(CONTEXTS)}")
 
 
@@ -186,10 +184,8 @@ def cross_predictions(data: KPMData, model: Any, config: Any = None, context: st
             ``"none"`` and the tokenizer's own separator).
 
     Returns:
-        The predictions, probabilities to 6 decimals.
-    """
+        The predictions, probabilities to 6 decimals."""
     from argsim.backend.resolve import PairScorer, pair_scorer
-    from argsim.io import read_json_as
     from argsim.schemas import KpmCrossInfo
 
     meta: dict = {}

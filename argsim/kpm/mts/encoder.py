@@ -18,8 +18,9 @@ import numpy as np
 from argsim.backend import Encoder
 from argsim.backend.encoder import CompositeEncoder
 from argsim.backend.fingerprint import fingerprint
-from argsim.engine import Engine
+from argsim.engine import Engine, encode
 from argsim.errors import ModelError
+from argsim.io import read_json_as
 from argsim.vectors import l2_normalize
 
 SEP = "\x1f"
@@ -45,8 +46,7 @@ class MTSEncoder(Encoder):
     pooling (the saved `backbone/` folder, `cls-last4` or the trained pooling) is exported once and computes the
     features in that runtime; the stance layer and the projection stay torch. OpenVINO int8 calibrates on the
     statements (QA: the topic-statement pairs) of the first `encode` call unless calibration texts were given.
-    Vectors are cached apart per runtime.
-    """
+    Vectors are cached apart per runtime."""
 
     def __init__(self, folder: Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32",
                  runtime: dict | None = None) -> None:
@@ -100,8 +100,6 @@ class MTSEncoder(Encoder):
     def encode_statements(self, texts: Sequence[str], topics: Sequence[str], stances: Sequence[int],
                           engine: Engine | None = None) -> np.ndarray:
         """Embeddings of statements in their context, on `engine` (None: this process)."""
-        from argsim.engine import encode
-
         return encode(engine, self, [pack(t, tp, s) for t, tp, s in zip(texts, topics, stances, strict=True)])
 
 
@@ -144,7 +142,6 @@ def load_ensemble(folder: str | Path, device: str = "cpu", batch_size: int = 64,
     from argsim.backend import get_encoder
     from argsim.backend.registry import member_options
     from argsim.backend.safety import model_files
-    from argsim.io import read_json_as
     from argsim.schemas import EnsembleManifest
 
     folder = Path(folder)

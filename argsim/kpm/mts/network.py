@@ -104,8 +104,8 @@ class MTSNet(nn.Module):
 
         self._top = TopLayerTrainer(self.backbone, self.tokenizer, n)
 
-    # ---- persistence: the backbone as a transformers folder, the head as a state dict
     def save(self, folder: Path) -> None:
+        """Write the backbone as a transformers folder, the head as a state dict and the settings under `folder`."""
         folder.mkdir(parents=True, exist_ok=True)
         self.backbone.save_pretrained(str(folder / "backbone"))
         self.tokenizer.save_pretrained(str(folder / "backbone"))
@@ -123,8 +123,7 @@ def build_net(cfg: MTSConfig) -> MTSNet:
 
 def load_net(folder: str | Path, device: str = "cpu", backbone: bool = True) -> MTSNet:
     """A trained network saved by `MTSNet.save`; `backbone=False`: its stance and projection layers only (the
-    backbone's weights are not read: its features come from an ONNX Runtime / OpenVINO export, `MTSNet.exported`).
-    """
+    backbone's weights are not read: its features come from an ONNX Runtime / OpenVINO export, `MTSNet.exported`)."""
     from transformers import AutoConfig, AutoModel, AutoTokenizer
 
     from argsim.backend.safety import HF_LOAD, check_model_folder, load_torch_weights, model_files
@@ -146,9 +145,6 @@ def load_net(folder: str | Path, device: str = "cpu", backbone: bool = True) -> 
         net.stance.load_state_dict(head["stance"])
         net.proj.load_state_dict(head["proj"])
     return net.to(device).eval()
-
-
-# ------------------------------------------------------------------ losses
 
 
 class ClusterLoss(nn.Module):
