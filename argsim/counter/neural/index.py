@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from argsim.config import SEED
+from argsim.errors import ArgsimError
 
 INDEX_KINDS = ("auto", "flat", "hnsw", "ivf", "ivfpq", "ivfsq8", "ivfpqfs")
 #: `auto` searches exactly up to this many candidates (a flat scan of 1M x 384 floats took 178 ms a query, so
@@ -68,8 +69,6 @@ def check_index(kind: str, n: int) -> None:
     """
     need = MIN_TRAIN.get(kind, 1)
     if n < need:
-        from argsim.errors import ArgsimError
-
         raise ArgsimError(f"--index {kind} needs at least {need:,} candidates to train its codes, and there are "
                           f"{n:,}: use --index flat or auto")
 
@@ -142,15 +141,13 @@ def search_excluding(index, queries: np.ndarray, k: int,
 
     Searches k + max(|exclude|) neighbours so that k remain after filtering; rows are padded with -1 / -inf
     when the index holds fewer than k admissible candidates. A k above the index's size is its size (a k of
-    10^11 allocates no 10^11 columns).
-    """
+    10^11 allocates no 10^11 columns)."""
     queries = np.ascontiguousarray(queries, dtype=np.float32)
     k = max(1, min(k, index.ntotal))  # no more results than candidates: a huge k allocates nothing
     extra = max((len(e) for e in exclude), default=0) if exclude else 0
     want = min(k + extra, index.ntotal)
     scores, ids = index.search(queries, want)
-    out_s = np.full((len(queries), k), -np.inf, dtype=np.float32)
-    out_i = np.full((len(queries), k), -1, dtype=np.int64)
+    out_s, out_i = np.full((len(queries), k), -np.inf, dtype=np.float32), np.full((len(queries), k), -1, dtype=np.int64)
     for q in range(len(queries)):
         bad = exclude[q] if exclude else ()
         keep = [j for j in range(want) if ids[q, j] >= 0 and int(ids[q, j]) not in bad][:k]

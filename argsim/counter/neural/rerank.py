@@ -7,12 +7,15 @@ from pathlib import Path
 
 import numpy as np
 
+from argsim.backend.names import ENCODER_MANIFEST, MODELS, manifest_loader_name, shipped_folder
 from argsim.config import RunConfig
 from argsim.counter.core.evaluation import rerank_order
 from argsim.counter.neural.heads import cls_probability
 from argsim.counter.neural.index import build_index, check_index, search_excluding
 from argsim.counter.neural.model import CounterModel
-from argsim.engine import Engine
+from argsim.engine import Engine, engine_from_config
+from argsim.errors import ModelError
+from argsim.io import read_records, read_texts
 from argsim.vectors import l2_normalize
 
 
@@ -54,8 +57,7 @@ class RetrieveRerank:
     with Ray, what the cache lacks runs on the actor pool). The search and the rerank stay in this process on
     every engine: faiss already searches a block of queries on all cores (OpenMP), the rerank of a query is a
     few numpy operations (`NumpyHeads`), and a Ray task would first have to receive the whole index (1.5 GB at
-    1M x 384 flat) and the base embeddings; per-query work that small does not pay for that transfer.
-    """
+    1M x 384 flat) and the base embeddings; per-query work that small does not pay for that transfer."""
 
     def __init__(self, model: CounterModel, texts: Sequence[str] | None = None, base: np.ndarray | None = None,
                  index_kind: str = "auto", engine: Engine | None = None, config: RunConfig | None = None) -> None:
@@ -89,8 +91,7 @@ class RetrieveRerank:
             return ids, scores
         out_ids, out_scores = ids.copy(), scores.copy()
         for q in range(len(ids)):
-            valid = ids[q] >= 0
-            cand = ids[q][valid]
+            cand = ids[q][ids[q] >= 0]
             if not len(cand):
                 continue
             p = cls_probability(self.heads.cls, query_base[q], self.base[cand])
@@ -117,8 +118,6 @@ def _ids_by_text(texts: Sequence[str]) -> dict[str, set[int]]:
 
 def _read_collection(path: Path) -> tuple[list[str], list[str]]:
     """(ids, texts) of a text file (one per line; ids 0, 1, ...) or a CSV/JSONL with a 'text' column (optional 'id')."""
-    from argsim.io import read_records, read_texts
-
     if path.suffix.lower() in (".txt", ".text"):
         texts = read_texts(path)
         return [str(i) for i in range(len(texts))], texts
@@ -148,7 +147,6 @@ def search_files(model: str | Path, candidates: Path, queries: Path, k: int = 10
     Example:
         >>> lines, info = search_files("counter-fusion", Path("c.txt"), Path("q.txt"), k=3)  # doctest: +SKIP
     """
-    from argsim.engine import engine_from_config
     from argsim.measure import timed
 
     (cand_ids, cand_texts), (q_ids, q_texts) = _read_collection(candidates), _read_collection(queries)  # first
@@ -186,9 +184,6 @@ def _is_counter_model(model: str | Path) -> bool:
     """Whether `model` is for the trained counter models' path: a folder (shipped or not) whose manifest names the
     `counter-neural` loader, or one that no other loader takes (no argsim manifest naming one, no transformers
     config: its refusal is the counter model loader's one line); registry names and other model folders embed."""
-    from argsim.backend.names import ENCODER_MANIFEST, MODELS, manifest_loader_name, shipped_folder
-    from argsim.errors import ModelError
-
     if str(model) in MODELS:
         return False
     folder = shipped_folder(str(model)) or Path(model).expanduser()

@@ -13,8 +13,7 @@ class NegativeSampler:
     """Draws one negative per (point, counter) pair from a collection of candidate indices.
 
     `pairs` (n, 2) and `collection` hold indices into one table of texts; a negative is never the pair's point
-    or its counter (identical texts share an index, so an identical copy of the counter is excluded too).
-    """
+    or its counter (identical texts share an index, so an identical copy of the counter is excluded too)."""
 
     def __init__(self, pairs: np.ndarray, collection: np.ndarray, strategy: str = "increasing",
                  rate: float = 0.02, hard_pool: int = 1, seed: int = SEED) -> None:
@@ -39,12 +38,10 @@ class NegativeSampler:
     def hard(self, rows: np.ndarray, vectors: np.ndarray) -> np.ndarray:
         """Negatives among the `hard_pool` collection texts nearest to each positive (inner product).
 
-        `vectors` holds one row per text of the table (at least for the collection and the positives).
-        """
+        `vectors` holds one row per text of the table (at least for the collection and the positives)."""
         points, counters = self.pairs[rows, 0], self.pairs[rows, 1]
         index = exact_index(vectors[self.collection])
-        want = self.hard_pool + 2
-        _, nbr = index.search(np.ascontiguousarray(vectors[counters], dtype=np.float32), want)
+        _, nbr = index.search(np.ascontiguousarray(vectors[counters], dtype=np.float32), self.hard_pool + 2)
         out = np.empty(len(rows), dtype=np.int64)
         for i, cand in enumerate(nbr):
             cand = self.collection[cand[cand >= 0]]
