@@ -113,8 +113,7 @@ def score_folds(models: Sequence[str], train: KPMData, dev: KPMData, k: int, con
 
     splits = topic_folds(train, dev, k)
     chosen = list(folds) if folds else list(range(1, len(splits) + 1))
-    bad = [f for f in chosen if not 1 <= f <= len(splits)]
-    if bad:
+    if bad := [f for f in chosen if not 1 <= f <= len(splits)]:
         raise ArgsimError(f"--fold {bad[0]}: there are {len(splits)} folds")
     golds = [splits[i - 1][1] for i in chosen]
     per_fold = [[score_model(held, fold_model(m, i), config, arg_template, kp_template) for m in models]

@@ -90,8 +90,7 @@ def pairs_from_file(path: Path) -> list[tuple[str, str]]:
     from argsim.schemas import CounterPairRecord
 
     rows = read_numbered_records(path, CounterPairRecord)
-    same = [row for row, r in rows if r["point"].strip() == r["counter"].strip()]
-    if same:
+    if same := [row for row, r in rows if r["point"].strip() == r["counter"].strip()]:
         raise InputError(path, f"{len(same)} pair(s) have the point itself as the counter (a text is never its own "
                                "candidate, so they would be dropped)", row=same[0], column="counter")
     return [(str(r["point"]), str(r["counter"])) for _, r in rows]

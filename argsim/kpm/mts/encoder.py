@@ -152,8 +152,7 @@ def load_ensemble(folder: str | Path, device: str = "cpu", batch_size: int = 64,
         if (p / ENSEMBLE_FILE).exists() or p.resolve() in (folder.resolve(), *folder.resolve().parents):
             raise ModelError(f"{folder}: member {p.name or p} is an ensemble or contains this one; members are "
                              "single trained models")
-    missing = [str(p) for p in paths if not p.is_dir()]
-    if missing:
+    if missing := [str(p) for p in paths if not p.is_dir()]:
         raise ModelError(f"{folder}: ensemble member folder(s) missing: {', '.join(missing)}")
     options = member_options(runtime)  # every member's backbone in the run's runtime
     ensemble = EnsembleEncoder([get_encoder(str(p), device=device if runtime is None else None,
