@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from argsim.config import RunConfig
 from argsim.data.argkp import KPMData
 from argsim.engine import Engine
 from argsim.errors import ArgsimError, check_choice
@@ -81,11 +82,6 @@ def clipped_logit(p: Any) -> Any:
     return logit(np.clip(p, LOGIT_CLIP, 1 - LOGIT_CLIP))
 
 
-def to_logits(preds: Predictions) -> Predictions:
-    """`clipped_logit` of probability scores."""
-    return {a: {k: float(clipped_logit(s)) for k, s in kps.items()} for a, kps in preds.items()}
-
-
 def combine_predictions(parts: Sequence[Predictions], weights: Sequence[float] | None = None,
                         method: str = "zscore", probability_parts: Sequence[int] = ()) -> Predictions:
     """Weighted combination of several models' predictions (see the module docstring); `probability_parts`: the
@@ -96,21 +92,20 @@ def combine_predictions(parts: Sequence[Predictions], weights: Sequence[float] |
     w = check_weights([str(i) for i in range(len(parts))], weights)
     if method == "zlogit":
         probability = set(probability_parts)
-        parts = [to_logits(p) if i in probability else p for i, p in enumerate(parts)]
+        parts = [{a: {k: float(clipped_logit(s)) for k, s in kps.items()} for a, kps in p.items()}
+                 if i in probability else p for i, p in enumerate(parts)]
     if method in ("zscore", "zlogit"):
         parts = [standardise(p) for p in parts]
     out: Predictions = {}
     for arg_id in dict.fromkeys(a for p in parts for a in p):
-        kps = dict.fromkeys(k for p in parts for k in p.get(arg_id, {}))
-        row = {}
-        for k in kps:
+        row = out.setdefault(arg_id, {})
+        for k in dict.fromkeys(k for p in parts for k in p.get(arg_id, {})):
             got = [(wi, p[arg_id][k]) for wi, p in zip(w, parts, strict=True) if k in p.get(arg_id, {})]
             total = sum(wi * s for wi, s in got)
             if method == "mean":
                 norm = sum(wi for wi, _ in got)
                 total = total / norm if norm else 0.0
             row[k] = round(float(total), 6)
-        out[arg_id] = row
     return out
 
 
@@ -125,8 +120,6 @@ def score_model(data: KPMData, model: str | Any, config=None, arg_template: str 
     from argsim.kpm.scoring import cross_predictions, is_cross_encoder, score_key_points
 
     if is_cross_encoder(model):  # a folder (loaded once per process, get_cross_encoder) or a CrossEncoder object
-        from argsim.config import RunConfig
-
         return cross_predictions(data, model, config or RunConfig())
     from argsim.backend.resolve import resolve_model  # a name, a folder, an Encoder or a SentenceTransformer
 

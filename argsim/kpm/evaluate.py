@@ -13,7 +13,8 @@ import numpy as np
 
 from argsim.config import RunConfig
 from argsim.data.argkp import KPMData, load_argkp
-from argsim.io import write_json
+from argsim.errors import ArgsimError
+from argsim.io import read_json_as, write_json
 from argsim.metrics.kpa_map import FORMULAS, MapResult, evaluate_map, f1_threshold
 
 
@@ -31,8 +32,6 @@ def training_inputs(data: KPMData, eval_split: str | None, config: RunConfig | N
     """Everything a training run needs, checked before the model loads: labelled pairs with at least one match,
     and the evaluation split (loaded now, so a missing one fails before the first step, not after the budget).
     Returns the evaluation split (None without one)."""
-    from argsim.errors import ArgsimError
-
     if not data.has_labels:
         raise ArgsimError(f"{data.name}: training needs gold labels (give --labels)")
     if data.positives() == 0:
@@ -61,10 +60,9 @@ def evaluate_trained(folder: Path, gold: KPMData | None, info: dict, config: Run
     split = gold.name.removeprefix("argkp-")
     preds, _ = map_of_folder(folder, gold, config)
     write_json(folder / f"predictions_{split}.json", preds)
-    info["eval"] = {}
-    for formula in FORMULAS:
-        r = evaluate_map(preds, gold, formula=formula)
-        info["eval"][formula] = {"split": split, "data": gold.name, "strict": r.strict, "relaxed": r.relaxed}
+    maps = {formula: evaluate_map(preds, gold, formula=formula) for formula in FORMULAS}
+    info["eval"] = {f: {"split": split, "data": gold.name, "strict": r.strict, "relaxed": r.relaxed}
+                    for f, r in maps.items()}
     value, f1 = f1_threshold(preds, gold.labels)
     if value == value:  # the model's decision threshold (argsim.kpm.threshold), when the split has a match
         info["threshold"] = {"value": value, "f1": f1, "data": gold.name}
@@ -107,7 +105,6 @@ def fold_summary(scores: list[FoldScore]) -> dict[str, tuple[float, float]]:
 def feature_size(model: str, pooling: str) -> int:
     """The size of a model's pooled features: hidden size (config.json), x 4 for `cls-last4`."""
     from argsim.backend import model_path
-    from argsim.io import read_json_as
     from argsim.schemas import TransformerConfig
 
     hidden = read_json_as(TransformerConfig, model_path(model) / "config.json")["hidden_size"]

@@ -1,15 +1,11 @@
-"""Model and ensemble selection on topic folds of train+dev (MTS section 5's topic k-fold), not on dev alone.
+"""Model and ensemble selection on topic folds of train+dev (MTS section 5's topic k-fold), not on dev alone (its 4
+topics would be fitted): every candidate is scored on the k folds of `argsim.kpm.mts.batches.topic_folds` (fold 1 =
+the official train/dev split) and ranked by the mean strict mAP over the folds (relaxed breaks ties).
 
-Dev holds 4 topics; choosing ensemble weights (or a model) on it fits those 4 topics. Here every candidate is
-scored on the k folds of `argsim.kpm.mts.batches.topic_folds` (fold 1 = the official train/dev split, folds 2..k
-hold out groups of training topics) and ranked by the mean strict mAP over the folds (relaxed breaks ties).
-
-A trained model is only fair on topics it never saw: give a model as a pattern with `{fold}` (e.g.
-`models/kpm-cross-folds/fold{fold}`), one model per fold trained on that fold's training topics -
-`write_fold_splits` lays the folds out as ArgKP splits (`fold<i>-train`, `fold<i>-dev`) that every trainer reads
-with `--data-dir DIR --split fold<i>-train`. A plain trained folder (trained on the official train split) is
-in-sample on folds 2..k: `in_sample_models` names those so the command can warn. Zero-shot models are fair
-everywhere.
+A trained model is only fair on topics it never saw: give it as a pattern with `{fold}` (e.g.
+`models/kpm-cross-folds/fold{fold}`), one model per fold trained on the ArgKP splits `write_fold_splits` writes
+(`--split fold<i>-train`); a plain trained folder is in-sample on folds 2..k (`in_sample_models` names those so
+the command can warn). Zero-shot models are fair everywhere.
 """
 
 from __future__ import annotations
@@ -23,6 +19,7 @@ import numpy as np
 
 from argsim.data.argkp import KPMData
 from argsim.errors import ArgsimError
+from argsim.io import write_csv
 from argsim.kpm.ensemble import Predictions, combine_predictions
 from argsim.kpm.mts.batches import topic_folds
 from argsim.metrics.kpa_map import evaluate_map
@@ -49,8 +46,6 @@ def in_sample_models(specs: Sequence[str]) -> list[str]:
 def write_fold_splits(train: KPMData, dev: KPMData, k: int, folder: str | Path) -> list[str]:
     """Write folds 2..k as ArgKP splits under `folder/argkp/` (fold 1 is the official train/dev split) and the
     official splits' own files next to them; returns the split names written."""
-    from argsim.io import write_csv
-
     root = Path(folder) / "argkp"
     names = []
     splits = [(f"fold{i}-{part}", data) for i, (tr, te) in enumerate(topic_folds(train, dev, k), start=1)
@@ -104,13 +99,9 @@ def rank_candidates(per_fold: Sequence[Sequence[Predictions]], golds: Sequence[K
     models whose scores are probabilities (see `combine_predictions`)."""
     out = []
     for method, w in itertools.product([combine] if isinstance(combine, str) else combine, grid):
-        strict, relaxed = [], []
-        for parts, gold in zip(per_fold, golds, strict=True):
-            preds = parts[0] if len(parts) == 1 else combine_predictions(parts, w, method, probability_parts)
-            r = evaluate_map(preds, gold, formula=formula)
-            strict.append(r.strict)
-            relaxed.append(r.relaxed)
-        out.append(Candidate(tuple(w), strict, relaxed, method))
+        maps = [evaluate_map(parts[0] if len(parts) == 1 else combine_predictions(parts, w, method, probability_parts),
+                             gold, formula=formula) for parts, gold in zip(per_fold, golds, strict=True)]
+        out.append(Candidate(tuple(w), [r.strict for r in maps], [r.relaxed for r in maps], method))
     return sorted(out, key=lambda c: (-c.mean_strict, -c.mean_relaxed))
 
 
@@ -122,14 +113,11 @@ def score_folds(models: Sequence[str], train: KPMData, dev: KPMData, k: int, con
 
     splits = topic_folds(train, dev, k)
     chosen = list(folds) if folds else list(range(1, len(splits) + 1))
-    bad = [f for f in chosen if not 1 <= f <= len(splits)]
-    if bad:
+    if bad := [f for f in chosen if not 1 <= f <= len(splits)]:
         raise ArgsimError(f"--fold {bad[0]}: there are {len(splits)} folds")
-    per_fold, golds = [], []
-    for i in chosen:
-        held = splits[i - 1][1]
-        per_fold.append([score_model(held, fold_model(m, i), config, arg_template, kp_template) for m in models])
-        golds.append(held)
+    golds = [splits[i - 1][1] for i in chosen]
+    per_fold = [[score_model(held, fold_model(m, i), config, arg_template, kp_template) for m in models]
+                for i, held in zip(chosen, golds, strict=True)]
     return per_fold, golds
 
 
@@ -146,11 +134,8 @@ def selection_specs(ranked: Sequence[Candidate], models: Sequence[str], golds: S
     split = f"topic folds {', '.join(g.name for g in golds)} of {k}"
     specs = []
     for (kind, which), c in picked.items():
-        if kind == "alone":
-            model, setting = models[which], "model alone"
-        else:
-            model = " + ".join(models)
-            setting = f"best {which} weights {', '.join(f'{w:g}' for w in c.weights)} on the folds"
+        model, setting = (models[which], "model alone") if kind == "alone" else \
+            (" + ".join(models), f"best {which} weights {', '.join(f'{w:g}' for w in c.weights)} on the folds")
         specs.append(({"strict_mAP": c.mean_strict, "relaxed_mAP": c.mean_relaxed},
                       {"method": "fold-selection", "model": model, "split": split, "setting": setting,
                        "extra": {"strict_per_fold": c.strict, "relaxed_per_fold": c.relaxed}}))

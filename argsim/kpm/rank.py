@@ -12,7 +12,8 @@ from typing import Any
 
 from argsim.config import RunConfig
 from argsim.data.argkp import KPMData
-from argsim.kpm.scoring import BestMatch, Coverage, Predictions, best_matches, coverage
+from argsim.io import write_csv, write_json
+from argsim.kpm.scoring import BestMatch, Coverage, Predictions, best_matches, coverage, default_model
 from argsim.metrics.kpa_map import FORMULAS, MapResult, evaluate_map
 
 
@@ -56,8 +57,7 @@ def rank_keypoints(data: KPMData, models: Sequence[Any] | None = None, weights: 
 
     The embedding runs on the engine of `config` (local or Ray; see `argsim.kpm.scoring`). With `out`, writes
     `predictions.json` (the input of `argsim eval map`), `best_keypoints.csv`, `coverage.csv` and `metrics.json`
-    there (atomically).
-    """
+    there (atomically)."""
     from argsim.engine import engine_from_config
     from argsim.kpm.ensemble import check_threshold, check_weights, score_models
     from argsim.measure import timed
@@ -65,8 +65,6 @@ def rank_keypoints(data: KPMData, models: Sequence[Any] | None = None, weights: 
     config = config or RunConfig()
     models = list(models or [])
     if not models:
-        from argsim.kpm.scoring import default_model
-
         models = [default_model()]  # the shipped key point matcher when the package carries it
     check_weights(models, weights)
     check_threshold(threshold, models, combine)
@@ -91,15 +89,11 @@ def rank_keypoints(data: KPMData, models: Sequence[Any] | None = None, weights: 
 
 def model_label(model: Any) -> str:
     """How a model is named in a ranking's summary: its name or folder, else its class (a model object)."""
-    if isinstance(model, (str, Path)):
-        return str(model)
-    return str(getattr(model, "name", None) or type(model).__name__)
+    return str(model) if isinstance(model, (str, Path)) else str(getattr(model, "name", None) or type(model).__name__)
 
 
 def write_ranking(result: KeypointRanking, out: Path) -> None:
     """The four output files of a ranking (see `rank_keypoints`)."""
-    from argsim.io import write_csv, write_json
-
     write_json(out / "predictions.json", result.predictions)
     write_csv(out / "best_keypoints.csv", [asdict(m) for m in result.matches])
     write_csv(out / "coverage.csv", [asdict(c) for c in result.coverage])

@@ -14,6 +14,8 @@ pairs, 0.05 s of CPU in all), less than shipping the vectors to a worker would c
 from __future__ import annotations
 
 import json
+import string
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,10 +24,11 @@ from typing import Any
 import numpy as np
 
 from argsim.backend import Encoder
+from argsim.backend.names import shipped_models
 from argsim.data.argkp import KPMData
 from argsim.engine import Engine, encode
 from argsim.errors import ArgsimError
-from argsim.io import topic_key
+from argsim.io import read_json_as, topic_key
 from argsim.vectors import l2_normalize
 
 Predictions = dict[str, dict[str, float]]
@@ -38,8 +41,6 @@ SHIPPED_KPM = "kpm"
 def default_model() -> str:
     """The default model of `rank keypoints`: the shipped key point matcher `kpm` when the package carries it,
     else zero-shot MiniLM."""
-    from argsim.backend.names import shipped_models
-
     return SHIPPED_KPM if SHIPPED_KPM in shipped_models() else "minilm"
 
 
@@ -66,8 +67,6 @@ def check_template(template: str, option: str = "template", fields: Sequence[str
         >>> check_template("{topic} | {text}")
         '{topic} | {text}'
     """
-    import string
-
     try:
         parts = list(string.Formatter().parse(template))
     except ValueError as exc:
@@ -93,8 +92,7 @@ def embed_statements(encoder: Encoder, texts: Sequence[str], topics: Sequence[st
                      template: str = "{text}", engine: Engine | None = None) -> np.ndarray:
     """L2-normalised embeddings of statements in their context (topic, stance), embedded on `engine` (None:
     this process)."""
-    contextual = getattr(encoder, "encode_statements", None)
-    if contextual is not None:
+    if (contextual := getattr(encoder, "encode_statements", None)) is not None:
         vecs = contextual(list(texts), list(topics), list(stances), engine=engine)
     else:
         check_template(template)
@@ -118,11 +116,9 @@ def score_key_points(data: KPMData, encoder: Encoder, arg_template: str = "{text
     kp_row = {k.kp_id: i for i, k in enumerate(kps)}
     out: Predictions = {}
     for i, arg in enumerate(args):
-        cands = data.candidates(arg)
-        if not cands:
+        if not (cands := data.candidates(arg)):
             continue
-        rows = [kp_row[k.kp_id] for k in cands]
-        sims = k_vec[rows] @ a_vec[i]
+        sims = k_vec[[kp_row[k.kp_id] for k in cands]] @ a_vec[i]
         out[arg.arg_id] = {k.kp_id: round(float(s), 6) for k, s in zip(cands, sims, strict=True)}
     return out
 
@@ -140,8 +136,6 @@ def pair_predictions(gold: KPMData, score: Callable[[list[tuple[str, str]]], Seq
         out.setdefault(a.arg_id, {})[k.kp_id] = round(float(s), 6)
     return out
 
-
-# ------------------------------------------------------------------ cross-encoders
 
 CONTEXTS = ("none", "topic", "topic-stance")
 CROSS_INFO = "argsim_kpm_cross.json"  # a key point cross-encoder folder's input format (context, sep, max_length)
@@ -190,10 +184,8 @@ def cross_predictions(data: KPMData, model: Any, config: Any = None, context: st
             ``"none"`` and the tokenizer's own separator).
 
     Returns:
-        The predictions, probabilities to 6 decimals.
-    """
+        The predictions, probabilities to 6 decimals."""
     from argsim.backend.resolve import PairScorer, pair_scorer
-    from argsim.io import read_json_as
     from argsim.schemas import KpmCrossInfo
 
     meta: dict = {}
@@ -227,12 +219,10 @@ def best_matches(data: KPMData, predictions: Predictions, threshold: float | Non
     threshold keeps its best key point and score for inspection, but matches no key point."""
     out = []
     for arg in data.arguments:
-        scores = predictions.get(arg.arg_id)
-        if not scores:
-            continue
-        kp_id = max(scores.items(), key=lambda kv: kv[1])[0]
-        out.append(BestMatch(arg.arg_id, arg.text, arg.topic, arg.stance, kp_id, data.kp_by_id[kp_id].text,
-                             scores[kp_id], threshold is None or scores[kp_id] >= threshold))
+        if scores := predictions.get(arg.arg_id):
+            kp_id = max(scores, key=scores.__getitem__)
+            out.append(BestMatch(arg.arg_id, arg.text, arg.topic, arg.stance, kp_id, data.kp_by_id[kp_id].text,
+                                 scores[kp_id], threshold is None or scores[kp_id] >= threshold))
     return out
 
 
@@ -250,18 +240,11 @@ class Coverage:
 def coverage(data: KPMData, matches: list[BestMatch], threshold: float) -> list[Coverage]:
     """Per key point: how many arguments it matches (their best key point, score >= threshold: the model's own,
     `argsim.kpm.threshold`), KPA's summary."""
-    per_group: dict[tuple[str, int], int] = {}
-    for a in data.arguments:
-        group = (topic_key(a.topic), a.stance)
-        per_group[group] = per_group.get(group, 0) + 1
-    counts: dict[str, int] = {}
-    for m in matches:
-        if m.score >= threshold:
-            counts[m.key_point_id] = counts.get(m.key_point_id, 0) + 1
+    per_group = Counter((topic_key(a.topic), a.stance) for a in data.arguments)
+    counts = Counter(m.key_point_id for m in matches if m.score >= threshold)
     rows = []
     for kp in data.key_points:
-        n = per_group.get((topic_key(kp.topic), kp.stance), 0)
-        c = counts.get(kp.kp_id, 0)
+        n, c = per_group[(topic_key(kp.topic), kp.stance)], counts[kp.kp_id]
         rows.append(Coverage(kp.kp_id, kp.text, kp.topic, kp.stance, c, n, round(c / n, 4) if n else 0.0))
     rows.sort(key=lambda r: (r.topic, -r.stance, -r.matched))
     return rows

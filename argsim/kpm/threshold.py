@@ -1,17 +1,12 @@
-"""A key point matcher's decision threshold: the score from which an argument matches a key point.
+"""A key point matcher's decision threshold: the score from which an argument matches a key point (docs/kpm.md).
 
-What a score means depends on the model: a bi-encoder's cosine, a cross-encoder's probability and an ensemble's
-z-score live on different scales (on ArgKP dev, one fixed 0.5 counts most arguments as covered with the shipped
-`kpm` and few with zero-shot MiniLM), so the threshold belongs to the model. A model's threshold is the one that
-maximises F1 of "score >= threshold is a match" on labelled pairs (`argsim.metrics.kpa_map.f1_threshold`, which
-`argsim.evaluation.KPAMapEvaluator` reports), recorded
-- in a shipped matcher's card (`card.json`: ``"threshold": {"value", "f1", "data"}``),
-- in a trained folder's `argsim_train.json` (``"threshold"``), written when training scores its evaluation split
-  (`argsim.kpm.evaluate.evaluate_trained`).
-A model without one falls back on its score scale: 0.5 for a cross-encoder (a folder or object: a probability, the
-classifier's own decision boundary), else `COSINE_THRESHOLD`, the F1-maximising threshold of zero-shot MiniLM's
-cosine on ArgKP dev (see its comment). An ensemble's threshold is its members' thresholds combined as their scores
-are (`ensemble_threshold`). `argsim rank keypoints` and `argsim.KeyPointMatcher` use it unless given one.
+A score's scale is the model's (a bi-encoder's cosine, a cross-encoder's probability, an ensemble's z-score), so
+the threshold belongs to the model: the one maximising F1 of "score >= threshold is a match" on labelled pairs
+(`argsim.metrics.kpa_map.f1_threshold`), recorded in a shipped matcher's card (`card.json`: ``"threshold":
+{"value", "f1", "data"}``) or a trained folder's `argsim_train.json` (`argsim.kpm.evaluate.evaluate_trained`).
+Without one: 0.5 for a cross-encoder (the classifier's own decision boundary), else `COSINE_THRESHOLD`; an
+ensemble combines its members' thresholds as it combines their scores (`ensemble_threshold`). `argsim rank
+keypoints` and `argsim.KeyPointMatcher` use it unless given one.
 """
 
 from __future__ import annotations
@@ -71,12 +66,10 @@ def model_threshold(model: Any) -> tuple[float, str]:
     """
     from argsim.kpm.scoring import is_cross_encoder
 
-    recorded = recorded_threshold(model)
-    if recorded is not None:
+    if (recorded := recorded_threshold(model)) is not None:
         return recorded, "recorded"
-    if is_cross_encoder(model):
-        return PROBABILITY_THRESHOLD, "probability default"
-    return COSINE_THRESHOLD, "cosine default"
+    return (PROBABILITY_THRESHOLD, "probability default") if is_cross_encoder(model) else \
+        (COSINE_THRESHOLD, "cosine default")
 
 
 def ensemble_threshold(models: Sequence[Any], parts: Sequence[dict[str, dict[str, float]]],
@@ -106,8 +99,7 @@ def ensemble_threshold(models: Sequence[Any], parts: Sequence[dict[str, dict[str
     w = check_weights([str(i) for i in range(len(models))], weights)
     thresholds = [model_threshold(m)[0] for m in models]
     if combine == "mean":
-        return round(sum(wi * t for wi, t in zip(w, thresholds, strict=True)) / sum(w), 6), \
-            "combined from the members"
+        return round(sum(wi * t for wi, t in zip(w, thresholds, strict=True)) / sum(w), 6), "combined from the members"
     probability = set(probability_models(models)) if combine == "zlogit" else set()
     total = 0.0
     for i, (wi, t, part) in enumerate(zip(w, thresholds, parts, strict=True)):

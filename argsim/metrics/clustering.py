@@ -7,6 +7,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from argsim.errors import examples, warn
+
 METRICS = ("MI", "AMI", "RI", "ARI")
 
 
@@ -29,8 +31,6 @@ def warn_one_section(groups: Sequence, gold: Sequence) -> int:
     scores AMI, RI and ARI 1 (MI 0), so they raise the averages without saying anything about the vectors. Returns
     how many articles have one section. The same warning is given once per process (`eval clustering` evaluates
     the same rows with each model and algorithm)."""
-    from argsim.errors import examples, warn
-
     sections: dict = defaultdict(set)
     for g, y in zip(groups, gold, strict=True):
         sections[g].add(y)

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from argsim.errors import ArgsimError, InputError, check_choice, examples
-from argsim.io import topic_key
+from argsim.io import read_json, topic_key
 from argsim.metrics.record import Evaluation
 
 FORMULAS = ("leaderboard", "2021-09")
@@ -104,11 +104,9 @@ class _Pair:
 
 def read_predictions(path: str | Path) -> dict[str, dict[str, float]]:
     """Read and validate a shared-task predictions JSON `{arg_id: {kp_id: score}}` (order preserved)."""
-    from argsim.io import read_json
     from argsim.schemas import Predictions, validate
 
-    out = validate(Predictions, read_json(path), path,
-                   what="predictions {arg_id: {key_point_id: score}}")
+    out = validate(Predictions, read_json(path), path, what="predictions {arg_id: {key_point_id: score}}")
     out = {arg_id: {kp_id: float(score) for kp_id, score in kps.items()} for arg_id, kps in out.items()}
     if not any(out.values()):
         raise InputError(path, "no predictions: not one (argument, key point) score; an empty file would score "
@@ -131,20 +129,12 @@ def best_key_points(predictions: Predictions, valid_kp_ids: set[str], tie_break:
     best: dict[str, tuple[str, float]] = {}
     invalid: dict[str, None] = {}
     for arg_id, kps in predictions.items():
-        valid = {}
-        for kp_id, score in kps.items():
-            if kp_id in valid_kp_ids:
-                valid[kp_id] = float(score)
-            else:
-                invalid[kp_id] = None
-        if not valid:
-            continue
-        top = max(valid.values())
-        if tie_break == "first":
-            kp_id = next(k for k, v in valid.items() if v == top)
-        else:
-            kp_id = rng.choice([k for k, v in valid.items() if v == top])
-        best[arg_id] = (kp_id, top)
+        invalid.update(dict.fromkeys(k for k in kps if k not in valid_kp_ids))
+        valid = {k: float(s) for k, s in kps.items() if k in valid_kp_ids}
+        if valid:
+            top = max(valid.values())
+            tied = [k for k, v in valid.items() if v == top]
+            best[arg_id] = (tied[0] if tie_break == "first" else rng.choice(tied), top)
     return best, list(invalid)
 
 
@@ -174,13 +164,10 @@ def evaluate_map(predictions: Predictions, gold: Gold, formula: str = "leaderboa
                           f"{gold.name} (e.g. {examples(unknown)}): predictions and gold come from different data")
     best, invalid = best_key_points(predictions, set(gold.kp_by_id), tie_break, seed)
     groups: dict[tuple[str, int], list[_Pair]] = defaultdict(list)
-    for arg in gold.arguments:  # the gold file's order (pandas' left merge keeps it)
-        if arg.arg_id in best:
-            kp_id, score = best[arg.arg_id]
-            pair = _Pair(arg.arg_id, kp_id, score, gold.labels.get((arg.arg_id, kp_id)))
-        else:
-            pair = _Pair(arg.arg_id, DUMMY_ID, 0.0, 0)
-        groups[(topic_key(arg.topic), arg.stance)].append(pair)
+    for arg in gold.arguments:  # the gold file's order (pandas' left merge keeps it); a dummy pair without a prediction
+        kp_id, score = best[arg.arg_id] if arg.arg_id in best else (DUMMY_ID, 0.0)
+        label = gold.labels.get((arg.arg_id, kp_id)) if arg.arg_id in best else 0
+        groups[(topic_key(arg.topic), arg.stance)].append(_Pair(arg.arg_id, kp_id, score, label))
     scores: list[GroupScore] = []
     for (topic, stance), pairs in groups.items():
         order = pandas_descending_order(np.array([p.score for p in pairs]))

@@ -34,18 +34,12 @@ class GoldRank:
     def accuracy_at_1(self, ties: str = "expected") -> float:
         if self.better > 0:
             return 0.0
-        if ties == "optimistic":
-            return 1.0
-        if ties == "pessimistic":
-            return 1.0 if self.tied == 0 else 0.0
-        return 1.0 / (self.tied + 1)
+        return {"optimistic": 1.0, "pessimistic": float(self.tied == 0)}.get(ties, 1.0 / (self.tied + 1))
 
     def reciprocal_rank(self, ties: str = "expected") -> float:
         first = self.better + 1
-        if ties == "optimistic":
-            return 1.0 / first
-        if ties == "pessimistic":
-            return 1.0 / (first + self.tied)
+        if ties in ("optimistic", "pessimistic"):
+            return 1.0 / (first if ties == "optimistic" else first + self.tied)
         return float(np.mean(1.0 / np.arange(first, first + self.tied + 1)))
 
 
@@ -53,20 +47,17 @@ MISSING = GoldRank(better=1 << 30, tied=0, pool=0)
 
 
 def _split(scored: Scored) -> tuple[list[str], np.ndarray]:
-    if isinstance(scored, tuple) and len(scored) == 2 and not isinstance(scored[0], str):
-        ids, scores = scored
-        return list(ids), np.asarray(scores, dtype=np.float64)
-    ids = [c for c, _ in scored]
-    return ids, np.asarray([s for _, s in scored], dtype=np.float64)
+    if not (isinstance(scored, tuple) and len(scored) == 2 and not isinstance(scored[0], str)):
+        scored = ([c for c, _ in scored], [s for _, s in scored])
+    return list(scored[0]), np.asarray(scored[1], dtype=np.float64)
 
 
 def gold_rank(scored: Scored, gold: str) -> GoldRank:
     """How many candidates beat / tie the gold candidate (NaN scores count as -inf)."""
     ids, scores = _split(scored)
-    try:
-        g = ids.index(gold)
-    except ValueError:
+    if gold not in ids:
         return MISSING
+    g = ids.index(gold)
     scores = np.where(np.isnan(scores), -np.inf, scores)
     s = scores[g]
     return GoldRank(better=int((scores > s).sum()), tied=int((scores == s).sum()) - 1, pool=len(ids))
@@ -80,14 +71,12 @@ def gold_ranks(scores_by_point: Mapping[str, Scored], gold_by_point: Mapping[str
 def accuracy_at_1(scores_by_point: Mapping[str, Scored], gold_by_point: Mapping[str, str],
                   ties: str = "expected") -> float:
     """Share of points whose gold candidate scores highest (see the module docstring for ties)."""
-    ranks = gold_ranks(scores_by_point, gold_by_point)
-    return accuracy_from_ranks(ranks.values(), ties)
+    return accuracy_from_ranks(gold_ranks(scores_by_point, gold_by_point).values(), ties)
 
 
 def mrr(scores_by_point: Mapping[str, Scored], gold_by_point: Mapping[str, str], ties: str = "expected") -> float:
     """Mean reciprocal rank of the gold candidate."""
-    ranks = gold_ranks(scores_by_point, gold_by_point)
-    return mrr_from_ranks(ranks.values(), ties)
+    return mrr_from_ranks(gold_ranks(scores_by_point, gold_by_point).values(), ties)
 
 
 def accuracy_from_ranks(ranks, ties: str = "expected") -> float:

@@ -19,8 +19,7 @@ class Evaluation(Mapping[str, float]):
 
     `task` names the evaluation (e.g. "triplets", "kpa-map"), `data` what it reports on (a split, a file stem),
     `n` how many items it scored; `details` holds facts that are not metrics (tie counts, over-limit counts).
-    Iterating yields the metric names in insertion order; `ev["accuracy"]` is a value.
-    """
+    Iterating yields the metric names in insertion order; `ev["accuracy"]` is a value."""
 
     task: str
     metrics: Mapping[str, float]

@@ -47,8 +47,7 @@ def char_units(text: str) -> list[str]:
 def token_units(texts: Sequence[str], nlp: Any, unit: str = "content") -> list[list[str]]:
     """Sudachi (GiNZA) tokens of each text: content-word lemmas, or all non-punctuation surfaces.
 
-    `nlp` is a spaCy `Language` whose tokens carry `pos_`, `lemma_` and `orth_` (GiNZA's `ja_ginza`).
-    """
+    `nlp` is a spaCy `Language` whose tokens carry `pos_`, `lemma_` and `orth_` (GiNZA's `ja_ginza`)."""
     out = []
     with nlp.select_pipes(enable=[]):
         for doc in pipe_docs(nlp, [ENUM_RE.sub("", t) for t in texts], batch_size=256):
@@ -102,23 +101,15 @@ def rouge1_corpus(candidates: Sequence[str], references: Sequence[str], limits: 
                   unit: str = "content", nlp: Any = None) -> RougeReport:
     """Macro-averaged ROUGE-1; a candidate longer than its limit (characters) scores 0.
 
-    `nlp`: the tokenizer pipeline the `content` and `surface` units need (see `token_units`).
-    """
+    `nlp`: the tokenizer pipeline the `content` and `surface` units need (see `token_units`)."""
     if len(candidates) != len(references) or (limits is not None and len(limits) != len(candidates)):
         raise ValueError("candidates, references and limits must have the same length")
     tok = tokenizer_for(unit, nlp)
     cand_units, ref_units = tok(list(candidates)), tok(list(references))
-    scores, over = [], 0
-    for i, (cu, ru) in enumerate(zip(cand_units, ref_units, strict=True)):
-        limit = limits[i] if limits is not None else None
-        if limit is not None and len(candidates[i]) > limit:
-            over += 1
-            scores.append(RougeScore(0.0, 0.0, 0.0))
-        else:
-            scores.append(rouge1(cu, ru))
+    over = [limit is not None and len(c) > limit
+            for c, limit in zip(candidates, limits if limits is not None else [None] * len(candidates), strict=True)]
+    scores = [RougeScore(0.0, 0.0, 0.0) if o else rouge1(cu, ru)
+              for o, cu, ru in zip(over, cand_units, ref_units, strict=True)]
     n = len(scores)
-
-    def mean(attr: str) -> float:
-        return sum(getattr(s, attr) for s in scores) / n if n else 0.0
-
-    return RougeReport(unit, mean("recall"), mean("precision"), mean("f"), n, over, scores)
+    means = [sum(getattr(s, attr) for s in scores) / n if n else 0.0 for attr in ("recall", "precision", "f")]
+    return RougeReport(unit, *means, n, sum(over), scores)

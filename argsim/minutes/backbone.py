@@ -37,8 +37,7 @@ def minilm_tokenizer_report(texts: Sequence[str], model: str = "minilm") -> dict
                 n_voiced += 1
                 n_voiced_changed += changed
     return {"texts": len(texts), "tokens": n_tok, "unk_rate": n_unk / max(n_tok, 1),
-            "chars_changed_by_normaliser": n_changed / max(n_chars, 1),
-            "voiced_kana_share": n_voiced / max(n_chars, 1),
+            "chars_changed_by_normaliser": n_changed / max(n_chars, 1), "voiced_kana_share": n_voiced / max(n_chars, 1),
             "voiced_kana_damaged": n_voiced_changed / max(n_voiced, 1),
             "example": " ".join(tok.tokenize(texts[0])) if texts else ""}
 
@@ -52,9 +51,7 @@ def ginza_oov_report(texts: Sequence[str]) -> dict[str, float]:
     n = oov = 0
     with nlp.select_pipes(enable=[]):
         for doc in pipe_docs(nlp, texts, batch_size=256):
-            for t in doc:
-                if t.is_punct or t.is_space:
-                    continue
-                n += 1
-                oov += not t.has_vector
+            words = [t for t in doc if not (t.is_punct or t.is_space)]
+            n += len(words)
+            oov += sum(not t.has_vector for t in words)
     return {"texts": len(texts), "tokens": n, "oov_rate": oov / max(n, 1)}

@@ -38,8 +38,7 @@ def read_summaries(path: Path) -> SummaryFile:
     if path.suffix == ".json":
         data = read_json_as(Summaries, path, what="a list of items with 'summary' and 'gold' (or "
                                                   "{'summaries': [...]})")
-        rows = data["summaries"] if isinstance(data, dict) else data
-        meta = data if isinstance(data, dict) else {}
+        rows, meta = (data["summaries"], data) if isinstance(data, dict) else (data, {})
         for n, r in enumerate(rows, start=1):
             if r.get("budget") not in (None, ""):
                 r["budget"] = parse_count(r["budget"], path, n, "budget")
@@ -65,8 +64,7 @@ def score_summaries(summaries: SummaryFile, units: Sequence[str] = ("content", "
                     nlp: Any = None) -> list[Evaluation]:
     """ROUGE-1 of the summaries against their gold summaries, one evaluation per unit.
 
-    `nlp` defaults to `rouge_nlp(units)`; each evaluation's `details` holds the unit and the over-limit count.
-    """
+    `nlp` defaults to `rouge_nlp(units)`; each evaluation's `details` holds the unit and the over-limit count."""
     items = summaries.items
     limits = None if no_limit else [int(r["budget"]) if r.get("budget") not in (None, "") else None for r in items]
     nlp = nlp if nlp is not None else rouge_nlp(units)

@@ -85,8 +85,7 @@ def mine_triplets(lines: Sequence[Line], vectors: np.ndarray, config: MiningConf
     """Mine (anchor, positive, negative) triplets; `vectors` are the lines' embeddings (any scale).
 
     Returns the triplets (dicts with anchor, positive, negative, split, meeting, date, speaker, cos_pos,
-    cos_neg) and counters of what happened (pairs considered, rejected by speaker/threshold, no negative).
-    """
+    cos_neg) and counters of what happened (pairs considered, rejected by speaker/threshold, no negative)."""
     if len(lines) != len(vectors):
         raise ValueError("one vector per line is needed")
     unit = l2_normalize(vectors)

@@ -60,12 +60,13 @@ def select_paper(sent_vecs: np.ndarray, n: int, topic_vec: np.ndarray | None = N
                  budget: int | None = None) -> list[tuple[int, float]]:
     """Greedy Eq. (6) selection of up to `n` sentences; returns (index, score) in selection order.
 
-    With `lengths` and `budget`, a sentence that would overflow the remaining budget is skipped.
-    """
+    With `lengths` and `budget`, a sentence that would overflow the remaining budget is skipped."""
     rel_q, topical, pair = paper_mmr_scores(sent_vecs, topic_vec, subtopic_vec, weights)
-    return _greedy(len(rel_q), n, lambda i, sel: weights.mmr_weight * (0.5 * rel_q[i] - 0.5 * (max(pair[i, sel]) if sel
-                                                                                     else 0.0)) + topical[i],
-                   allowed, lengths, budget)
+
+    def score(i: int, sel: list[int]) -> float:  # the max term is 0 while nothing is selected
+        return weights.mmr_weight * (0.5 * rel_q[i] - 0.5 * max(pair[i, sel], default=0.0)) + topical[i]
+
+    return _greedy(len(rel_q), n, score, allowed, lengths, budget)
 
 
 def select_embedrank(sent_vecs: np.ndarray, n: int, beta: float = 0.5, allowed: Sequence[bool] | None = None,
@@ -101,11 +102,8 @@ def _greedy(count: int, n: int, score, allowed, lengths, budget) -> list[tuple[i
     while remaining and len(chosen) < n:
         sel = [i for i, _ in chosen]
         scored = sorted(((score(i, sel), i) for i in remaining), key=lambda t: (-t[0], t[1]))
-        pick = None
-        for sc, i in scored:
-            if budget is None or lengths is None or used + lengths[i] <= budget:
-                pick = (i, float(sc))
-                break
+        pick = next(((i, float(sc)) for sc, i in scored
+                     if budget is None or lengths is None or used + lengths[i] <= budget), None)
         if pick is None:
             break
         chosen.append(pick)
@@ -119,8 +117,7 @@ def compose(sentences: Sequence[str], chosen: Sequence[tuple[int, float]], budge
     """Join the chosen sentences in document order within `budget` characters.
 
     `fit`: the selection already respects the budget; if nothing fitted, the best sentence (`fallback`) is
-    cut to the budget. `truncate`: the joined text is cut at the budget.
-    """
+    cut to the budget. `truncate`: the joined text is cut at the budget."""
     if mode not in CAP_MODES:
         raise ValueError(f"unknown cap mode '{mode}': choose one of {', '.join(CAP_MODES)}")
     order = sorted(i for i, _ in chosen)

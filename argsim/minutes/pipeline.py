@@ -8,6 +8,7 @@ from pathlib import Path
 
 from argsim.config import RunConfig
 from argsim.data.poliinfo import Meeting
+from argsim.errors import ArgsimError
 from argsim.io import write_jsonl
 from argsim.minutes.mining import SPLITS, MiningConfig, corpus_lines, mine_triplets, split_meetings
 
@@ -22,8 +23,6 @@ def mine_minutes(meetings: list[Meeting], out: Path, config: MiningConfig | None
     start = time.perf_counter()
     lines = corpus_lines(meetings, config.min_chars, config.boilerplate_min_count)
     if not lines:
-        from argsim.errors import ArgsimError
-
         raise ArgsimError("no usable lines in the minutes (after noise and boilerplate removal)")
     t_clean = time.perf_counter() - start
     enc = get_encoder(model, config=run)

@@ -1,25 +1,19 @@
 """The political Sentence-BERT (Shirafuji et al., Sec. 3.2-3.3) with the backbones available offline.
 
-No Japanese BERT exists offline, so two backbones are offered:
-- `ginza` (default): a sentence-transformers stack WordEmbeddings(GiNZA's 20,000 x 300 word2vec table)
-  -> Pooling(mean) -> Dense(300 -> 300, initialised to the identity). Before training it equals the GiNZA
-  document vector (cosine-wise); the dense layer and (optionally) the word vectors are trained. Texts are
-  segmented with GiNZA's Sudachi tokenizer and each token is written as its vector row ("r123") before the
-  model sees it, so the folder is a plain sentence-transformers model over space-separated row tokens;
-  `argsim_encoder.json` makes `get_encoder(folder)` segment raw Japanese first. GiNZA maps 480k words onto
-  those 20,000 rows, so words that share a row cannot be told apart however long the model trains; with
-  `words` (`train minutes-sbert --word-min-count N`: the surface forms seen at least N times in the training
-  texts) each such word gets a vector of its own ("w:<word>"), initialised to its row's vector, or to zero
-  for a word GiNZA has no vector for (dropped before, and averaged as zero by GiNZA: same direction). Before
-  training the model still equals the GiNZA document vector cosine-wise. This is a deviation from the paper
+No Japanese BERT exists offline, so two backbones are offered (docs/minutes.md):
+- `ginza` (default): WordEmbeddings(GiNZA's 20,000 x 300 word2vec table) -> Pooling(mean) -> Dense(300 -> 300,
+  initialised to the identity), over texts segmented by Sudachi into vector-row tokens ("r123"), so that before
+  training it equals the GiNZA document vector cosine-wise; `argsim_encoder.json` makes `get_encoder(folder)`
+  segment raw Japanese first. With `words` (`--word-min-count N`) each frequent word gets a vector of its own
+  ("w:<word>", from its row or zero), since GiNZA maps 480k words onto those rows. A deviation from the paper
   (which fine-tunes a Japanese BERT with its own sub-word vocabulary), and closer to it than shared rows.
-- `minilm` or any sentence-transformers folder: fine-tuned as is (its uncased English WordPiece strips
-  dakuten and maps many kanji to [UNK]; see docs/minutes.md).
+- `minilm` or any sentence-transformers folder: fine-tuned as is (its uncased WordPiece strips dakuten).
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -31,9 +25,6 @@ from argsim.io import pipe_docs
 
 MANIFEST = {"loader": "minutes-sbert"}  # a name in argsim.backend.names.ENCODER_LOADERS
 SEGMENTED_MARKER = "argsim_segmented.json"
-
-
-# ------------------------------------------------------------------ segmentation
 
 
 def _ginza_nlp():
@@ -64,8 +55,6 @@ def render(tokens: Sequence[Sequence[tuple[str, int]]], words: frozenset[str] | 
 def frequent_words(tokens: Sequence[Sequence[tuple[str, int]]], min_count: int) -> list[str]:
     """Surface forms seen at least `min_count` times, most frequent first (ties by first appearance); a form with
     whitespace inside, which the whitespace tokenizer could not keep whole, is left out."""
-    from collections import Counter
-
     counts = Counter(w for toks in tokens for w, _ in toks if not any(c.isspace() for c in w))
     return [w for w, n in counts.most_common() if n >= min_count]
 
@@ -75,16 +64,11 @@ def segment(texts: Sequence[str], words: frozenset[str] | set[str] = frozenset()
 
     Without `words`, the space-joined GiNZA vector rows of its tokens (GiNZA keeps 20,000 distinct vectors for
     480k words: words share rows); tokens without a vector are dropped (GiNZA averages them as zeros: same
-    direction).
-    """
+    direction)."""
     return render(tokenize(texts, batch_size), words)
 
 
-# ------------------------------------------------------------------ building
-
-
-def build_ginza_model(update_embeddings: bool = True, dense: bool = True,
-                      words: Sequence[str] = ()):
+def build_ginza_model(update_embeddings: bool = True, dense: bool = True, words: Sequence[str] = ()):
     """WordEmbeddings(GiNZA's vector table, tokens "r<row>", and "w:<word>" for each of `words`, initialised
     to its row or zero) -> mean pooling -> Dense(300, 300) = identity."""
     import torch
@@ -127,9 +111,6 @@ def model_words(model) -> frozenset[str]:
     """The words with a vector of their own in a ginza-backbone model (its "w:<word>" tokens)."""
     vocab = getattr(getattr(model[0], "tokenizer", None), "vocab", None) or []
     return frozenset(t[2:] for t in vocab if t.startswith("w:"))
-
-
-# ------------------------------------------------------------------ the backend encoder
 
 
 class SegmentedSentenceTransformerEncoder(Encoder):

@@ -1,37 +1,35 @@
 """The political Sentence-BERT as a small artifact over the installed GiNZA table: what ships as `minutes`.
 
-A trained ginza-backbone model (`argsim.minutes.sbert`, `train minutes-sbert`) is WordEmbeddings -> mean pooling
--> Dense. Its embedding matrix is GiNZA's 20,000 x 300 word2vec table (24 MB in fp32, installed with ja-ginza)
-plus, with `--word-min-count`, one row per own word ("w:<word>", initialised from its GiNZA row or zero); a saved
-folder copies all of it. Training changes only the rows its texts use, so the artifact keeps:
+A trained ginza-backbone model (`argsim.minutes.sbert`) copies GiNZA's whole 20,000 x 300 table, but training
+changes only the rows its texts use, so the artifact keeps (docs/models.md, "How loading works"):
 
-    minutes_delta.safetensors   dense.weight, dense.bias (fp32); delta.index (int32): the embedding rows whose
-                                trained value differs from their start; delta.values: trained - start for those
-                                rows, in fp32, fp16 or int8 (int8: delta.scale, one fp32 scale per row, absmax/127)
+    minutes_delta.safetensors   dense.weight, dense.bias (fp32); delta.index (int32): the changed embedding rows;
+                                delta.values: trained - start for those rows, in fp32, fp16 or int8 (int8:
+                                delta.scale, one fp32 scale per row, absmax/127)
     words.json                  the own words, in vocabulary order (the model's "w:<word>" tokens)
-    card.json                   base "ginza", base_sha256 (SHA-256 of ja-ginza's vocab/vectors), base_files (the
-                                vectors and key2row hashes), base_version, artifact "delta", weights (the file
-                                above) and its weights_sha256, precision, rows stored
+    card.json                   base "ginza", base_sha256, base_files (vectors and key2row hashes), base_version,
+                                artifact "delta", weights and weights_sha256, precision, rows stored
     argsim_encoder.json         {"loader": "minutes-delta"}
 
-Loading checks the installed GiNZA files against the card (another or a missing base: one line, ModelError),
-rebuilds the start matrix exactly as training did (`build_ginza_model(words=...)`), adds the deltas and sets the
-dense layer. `delta_rows` (pruning: only the rows with the largest delta norms) is offered for size; the shipped
-model's card records what was kept and the figure it reaches.
+Loading checks the installed GiNZA files against the card, rebuilds the start matrix exactly as training did
+(`build_ginza_model(words=...)`), adds the deltas and sets the dense layer.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from argsim.backend.encoder import Encoder
-from argsim.backend.names import read_card
-from argsim.errors import ModelError
+from argsim.backend.names import encoder_manifest, read_card
+from argsim.errors import InputError, ModelError
+from argsim.io import atomic_path, write_json
 
 DELTA_FILE = "minutes_delta.safetensors"
 WORDS_FILE = "words.json"
@@ -41,9 +39,6 @@ ARTIFACT = "delta"  # the card's `artifact` (argsim.backend.adapters): a sparse 
 BASE = "ginza"
 BASE_FILES = ("vocab/vectors", "vocab/key2row")
 PRECISIONS = ("fp32", "fp16", "int8")
-
-
-# ------------------------------------------------------------------ the base
 
 
 def ginza_folder() -> Path:
@@ -87,14 +82,9 @@ def check_base(folder: Path, card: dict) -> None:
                              "loaded")
 
 
-# ------------------------------------------------------------------ packing
-
-
 def _quantize(delta: np.ndarray, precision: str) -> dict[str, np.ndarray]:
-    if precision == "fp32":
-        return {"delta.values": delta.astype(np.float32)}
-    if precision == "fp16":
-        return {"delta.values": delta.astype(np.float16)}
+    if precision in ("fp32", "fp16"):
+        return {"delta.values": delta.astype(np.float32 if precision == "fp32" else np.float16)}
     scale = np.abs(delta).max(axis=1) / 127.0
     scale[scale == 0] = 1.0
     return {"delta.values": np.round(delta / scale[:, None]).astype(np.int8), "delta.scale": scale.astype(np.float32)}
@@ -125,13 +115,9 @@ def pack(trained: Path, out: Path, precision: str = "fp16", delta_rows: int | No
         >>> pack(Path("models/minutes-sbert-words"), Path("runs/minutes-pack"))["precision"]  # doctest: +SKIP
         'fp16'
     """
-    from importlib import metadata
-
     from safetensors.numpy import save_file
 
     from argsim.backend.adapters import sha256_file
-    from argsim.backend.names import encoder_manifest
-    from argsim.io import atomic_path, write_json
 
     if precision not in PRECISIONS:
         raise ModelError(f"precision {precision!r}: choose one of {', '.join(PRECISIONS)}")
@@ -181,9 +167,6 @@ def _trained_and_start(trained: Path) -> tuple[Any, Any, list[str]]:
         raise ModelError(f"{trained}: its vocabulary or modules are not those of the installed GiNZA table with "
                          "its own words; it cannot be stored as a delta over it")
     return model, start, words
-
-
-# ------------------------------------------------------------------ loading
 
 
 def build_model(folder: Path):
@@ -242,9 +225,6 @@ def load_encoder(folder: str | Path, device: str = "cpu", batch_size: int = 64, 
                                                model=model, identity=identity, name=name)
 
 
-# ------------------------------------------------------------------ the card's slice
-
-
 def corpus(data_dir: str | Path | None = None) -> list:
     """The cleaned lines of every PoliInfo minutes file, in the order `data triplets minutes` mines them (its
     default cleaning settings)."""
@@ -261,15 +241,10 @@ def locate_triplets(rows: list[dict], data_dir: str | Path | None = None) -> lis
     """[anchor line, negative line] in `corpus()` for each mined triplet (its positive is the line after the
     anchor): how a card names its slice without copying the minutes' text. InputError for a triplet the corpus
     does not hold (other data, other cleaning settings)."""
-    from argsim.errors import InputError
-
     lines = corpus(data_dir)
-    where: dict[tuple[str, str], int] = {}
-    for i, line in enumerate(lines):
-        where.setdefault((line.meeting, line.text), i)
-    anchors: dict[tuple[str, str, str], int] = {}
-    for i in range(len(lines) - 1):
-        anchors.setdefault((lines[i].meeting, lines[i].text, lines[i + 1].text), i)
+    # the first line of each key: built backwards, so the earliest one is written last
+    where = {(line.meeting, line.text): i for i, line in reversed(list(enumerate(lines)))}
+    anchors = {(lines[i].meeting, lines[i].text, lines[i + 1].text): i for i in reversed(range(len(lines) - 1))}
     out = []
     for n, row in enumerate(rows, start=1):
         a = anchors.get((row.get("meeting"), row["anchor"], row["positive"]))
@@ -288,8 +263,6 @@ def slice_triplets(pairs: list[list[int]], data_dir: str | Path | None = None) -
 
 def slice_sha256(rows: list[dict]) -> str:
     """SHA-256 of the slice's texts (anchor, positive, negative of each triplet, tab- and newline-joined)."""
-    import hashlib
-
     text = "\n".join("\t".join(r[k] for k in ("anchor", "positive", "negative")) for r in rows)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -13,8 +13,9 @@ from typing import Literal
 
 import numpy as np
 
-from argsim.config import SEED
-from argsim.errors import ArgsimError, InputError
+from argsim.config import SEED, RunConfig
+from argsim.errors import ArgsimError, InputError, examples, warn
+from argsim.io import read_numbered_records
 from argsim.minutes.mmr import MMRWeights, compose, key_size, select_embedrank, select_paper
 from argsim.minutes.text import clean_lines, split_sentences, strip_noise
 from argsim.options import check_settings, setting
@@ -104,7 +105,6 @@ def user_items(path: Path, default_budget: int = 100) -> list[MinutesItem]:
     (character budget, at least 1) and `summary` (gold). Rows with the same id form one item, in file order, and
     must agree on topic, subtopic, length and summary (a later row may leave them blank); each text is cleaned
     and split into sentences. Errors name the file's row as the reader does (for CSV the header is row 1)."""
-    from argsim.io import read_numbered_records
     from argsim.schemas import UtteranceRecord
 
     rows = read_numbered_records(path, UtteranceRecord)
@@ -113,9 +113,8 @@ def user_items(path: Path, default_budget: int = 100) -> list[MinutesItem]:
     for r, row in rows:
         key = row["id"]
         if key not in items:
-            budget = row.get("length") or default_budget
-            items[key] = MinutesItem(key, [], topic_text(row["topic"]), row["subtopic"], budget,
-                                     row.get("summary") or "")
+            items[key] = MinutesItem(key, [], topic_text(row["topic"]), row["subtopic"],
+                                     row.get("length") or default_budget, row.get("summary") or "")
             first[key] = (r, row)
         else:  # one item, one context: rows that disagree would silently lose all but the first value
             r0, row0 = first[key]
@@ -124,10 +123,8 @@ def user_items(path: Path, default_budget: int = 100) -> list[MinutesItem]:
                 if b and a != b:
                     raise InputError(path, f"item '{key}' has {col} {b!r} here but {a!r} in row {r0}; rows of "
                                            "one item must agree", row=r, column=col)
-        text = row["text"]
-        items[key].sentences += [s for line in clean_lines(text, min_chars=1) for s in split_sentences(line)]
-    empty = [k for k, it in items.items() if not it.sentences]
-    if empty:
+        items[key].sentences += [s for line in clean_lines(row["text"], min_chars=1) for s in split_sentences(line)]
+    if empty := [k for k, it in items.items() if not it.sentences]:
         raise InputError(path, f"item '{empty[0]}' has no text after cleaning")
     return list(items.values())
 
@@ -159,16 +156,10 @@ def summarize_items(items: Sequence[MinutesItem], encoder=None, options: Summari
             chosen = _lead([lengths[i] for i in order], n, budget)
             chosen = [(int(order[i]), 0.0) for i, _ in chosen]
         else:
-            sv = np.stack([vec_of[s] for s in it.sentences]) if it.sentences else np.zeros((0, 1))
-            if options.method == "embedrank-paper":
-                chosen = select_paper(sv, n, vec_of.get(it.main_topic) if it.main_topic else None,
-                                      vec_of.get(it.sub_topic) if it.sub_topic else None, options.weights,
-                                      lengths=lengths, budget=budget)
-            else:
-                chosen = select_embedrank(sv, n, options.beta, lengths=lengths, budget=budget)
+            chosen = _embedrank(it, vec_of, options, n, lengths, budget)
         fallback = None
         if not chosen and it.sentences:
-            fallback = 0 if options.method in ("lead", "random") else _best_single(it, vec_of, options)
+            fallback = 0 if options.method in ("lead", "random") else _embedrank(it, vec_of, options, 1)[0][0]
         summary = compose(it.sentences, chosen, it.budget, options.cap, fallback)
         if fallback is not None and len(it.sentences[fallback]) > it.budget:
             cut.append(it.id)
@@ -185,8 +176,6 @@ def warn_cut(cut: list[str], items: Sequence[MinutesItem]) -> None:
     """One warning line for the items whose summary is one sentence cut at the character budget (no whole
     sentence fitted, so `fit` could not skip what overflows), naming text that has no Japanese sentence ends
     (English text is one long "sentence" to the Japanese sentence splitter, cut mid-word)."""
-    from argsim.errors import examples, warn
-
     by_id = {it.id: it for it in items}
     unsplit = [i for i in cut if all(not any(c in s for c in "。！？") for s in by_id[i].sentences)]
     hint = (f"; {len(unsplit)} of them hold no Japanese sentence end (。！？): the summarizer splits Japanese "
@@ -206,11 +195,14 @@ def _lead(lengths: Sequence[int], n: int, budget: int | None) -> list[tuple[int,
     return chosen
 
 
-def _best_single(it: MinutesItem, vec_of: dict, options: SummarizeOptions) -> int:
-    sv = np.stack([vec_of[s] for s in it.sentences])
-    ranked = (select_paper(sv, 1, vec_of.get(it.main_topic), vec_of.get(it.sub_topic), options.weights)
-              if options.method == "embedrank-paper" else select_embedrank(sv, 1, options.beta))
-    return ranked[0][0]
+def _embedrank(it: MinutesItem, vec_of: dict, options: SummarizeOptions, n: int, lengths: Sequence[int] | None = None,
+               budget: int | None = None) -> list[tuple[int, float]]:
+    """The EmbedRank selection of `options.method` (the topics' vectors: None for an empty topic)."""
+    sv = np.stack([vec_of[s] for s in it.sentences]) if it.sentences else np.zeros((0, 1))
+    if options.method == "embedrank-paper":
+        return select_paper(sv, n, vec_of.get(it.main_topic), vec_of.get(it.sub_topic), options.weights,
+                            lengths=lengths, budget=budget)
+    return select_embedrank(sv, n, options.beta, lengths=lengths, budget=budget)
 
 
 def run_summaries(items: Sequence[MinutesItem], model: str = "ginza", options: SummarizeOptions = SummarizeOptions(),
@@ -218,7 +210,6 @@ def run_summaries(items: Sequence[MinutesItem], model: str = "ginza", options: S
     """`summarize_items` with the backend encoder `model` (only the EmbedRank methods embed); the records and
     the seconds the summarising took (`argsim summarize minutes` and `argsim.summarize_minutes` call this)."""
     from argsim.backend import get_encoder
-    from argsim.config import RunConfig
     from argsim.measure import timed
 
     config = config or RunConfig()

@@ -29,14 +29,12 @@ def split_lines(utterance: str) -> list[str]:
     """Split an utterance into its lines (paragraphs).
 
     The minutes indent each paragraph with a full-width space; a line that is not indented and does not
-    follow a sentence end is a hard wrap (e.g. "…ご異議ありません" + "か。") and is joined to the previous one.
-    """
+    follow a sentence end is a hard wrap (e.g. "…ご異議ありません" + "か。") and is joined to the previous one."""
     out: list[str] = []
     for raw in utterance.split("\n"):
         if not raw.strip():
             continue
-        wrapped = out and not raw.startswith(("\u3000", " ")) and not out[-1].endswith(tuple(SENTENCE_END))
-        if wrapped:
+        if out and not raw.startswith(("\u3000", " ")) and not out[-1].endswith(tuple(SENTENCE_END)):  # wrapped
             out[-1] += raw.strip()
         else:
             out.append(raw)
@@ -52,11 +50,9 @@ def clean_lines(utterance: str, min_chars: int = 10) -> list[str]:
 def boilerplate(lines: Iterable[str], min_count: int = 5) -> set[str]:
     """Lines that recur verbatim at least `min_count` times (procedural formulas such as
     'それでは、そのようにいたします。', '説明は終わりました。')."""
-    counts = Counter(lines)
-    return {line for line, n in counts.items() if n >= min_count}
+    return {line for line, n in Counter(lines).items() if n >= min_count}
 
 
 def split_sentences(text: str) -> list[str]:
     """Split Japanese text into sentences after 。！？ (keeping the mark)."""
-    parts = re.split(r"(?<=[。！？!?])", text)
-    return [p.strip() for p in parts if p.strip()]
+    return [p.strip() for p in re.split(r"(?<=[。！？!?])", text) if p.strip()]

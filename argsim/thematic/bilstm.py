@@ -19,7 +19,7 @@ from torch import nn
 from argsim.backend.encoder import Encoder
 from argsim.backend.fingerprint import fingerprint
 from argsim.backend.models import tokenize_en
-from argsim.backend.safety import load_torch_weights
+from argsim.backend.safety import load_torch_weights, model_files
 from argsim.backend.static_words import cover_words
 from argsim.errors import ModelError
 
@@ -75,12 +75,9 @@ class Vocabulary:
         return [self.index.get(t, UNK) for t in toks] or [UNK]
 
     def batch(self, texts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
-        seqs = [self.ids(t) for t in texts]
-        lengths = torch.tensor([len(s) for s in seqs])
-        ids = torch.zeros(len(seqs), int(lengths.max()), dtype=torch.long)
-        for i, s in enumerate(seqs):
-            ids[i, :len(s)] = torch.tensor(s)
-        return ids, lengths
+        seqs = [torch.tensor(self.ids(t)) for t in texts]
+        ids = nn.utils.rnn.pad_sequence(seqs, batch_first=True, padding_value=PAD)
+        return ids, torch.tensor([len(s) for s in seqs])
 
 
 def build_vocabulary(texts: list[str], keyed_vectors, top_words: int = 100_000) -> tuple[Vocabulary, np.ndarray]:
@@ -92,19 +89,11 @@ def build_vocabulary(texts: list[str], keyed_vectors, top_words: int = 100_000) 
     cover_words(keyed_vectors, (t for toks in tokens for t in toks))
     index = keyed_vectors.key_to_index
     words = list(keyed_vectors.index_to_key[:min(top_words, getattr(keyed_vectors, "vocabulary_size", top_words))])
-    seen = set(words)
-    for toks in tokens:
-        for t in toks:
-            if t in index and t not in seen:
-                seen.add(t)
-                words.append(t)
+    words = list(dict.fromkeys(words + [t for toks in tokens for t in toks if t in index]))
     dim = keyed_vectors.vector_size
     matrix = np.zeros((len(words) + 2, dim), dtype=np.float32)
     matrix[2:] = keyed_vectors.vectors[[index[w] for w in words]]
     return Vocabulary(words), matrix
-
-
-# ------------------------------------------------------------------ saving and loading
 
 
 def save_model(folder: Path, model: AttentionBiLSTM, vocab: Vocabulary, config: dict) -> Path:
@@ -126,8 +115,6 @@ def load_model(folder: Path) -> tuple[AttentionBiLSTM, Vocabulary, dict]:
         state = load_torch_weights(folder / "model.pt")
     except (OSError, ValueError) as exc:
         raise ModelError(f"{folder}: not a thematic BiLSTM folder ({exc})") from None
-    from argsim.backend.safety import model_files
-
     with model_files(folder, "thematic BiLSTM"):
         vectors = state["embedding.weight"].numpy()
         model = AttentionBiLSTM(vectors, config["hidden"], config["attention"], config["dropout"])

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from argsim.config import SEED
-from argsim.data.wikipedia import Article, parse_article
+from argsim.data.wikipedia import ROOT, Article, parse_article, read_article_index, read_raw_article
 from argsim.errors import InputError, check_choice
 from argsim.io import read_records, read_text_file, regular_files, write_json, write_jsonl
 from argsim.progress import track
@@ -56,8 +56,6 @@ def prepared_split(folder: Path, split: str = "test", seed: int = SEED) -> Itera
         >>> next(prepared_split(dataset_dir("wikipedia"))).title  # doctest: +SKIP
         'Abortion'
     """
-    from argsim.data.wikipedia import ROOT, parse_article, read_article_index, read_raw_article
-
     check_choice(split, "split", SPLITS)
     rows: dict[str, dict] = {}
     for row in read_article_index(folder):
@@ -88,16 +86,11 @@ def first_test_triplets(folder: Path, limit: int | None, seed: int = SEED, split
         5
     """
     prepared: list = []
-    triplets: list[dict] = []
     for article in prepared_split(folder, split, seed):
         prepared.append(article)
-        if limit is not None:
-            triplets = sentence_triplets(prepared, seed=seed)
-            if len(triplets) >= limit:
-                break
-    if limit is None:
-        triplets = sentence_triplets(prepared, seed=seed)
-    return triplets[:limit]
+        if limit is not None and len(sentence_triplets(prepared, seed=seed)) >= limit:
+            break
+    return sentence_triplets(prepared, seed=seed)[:limit]
 
 
 def first_scb_rows(folder: Path, articles: int | None, split: str = "test", seed: int = SEED) -> list[dict]:
@@ -114,8 +107,7 @@ def first_scb_rows(folder: Path, articles: int | None, split: str = "test", seed
     for article in prepared_split(folder, split, seed):
         if articles is not None and seen >= articles:
             break
-        more = clustering_benchmark([article])
-        if more:
+        if more := clustering_benchmark([article]):
             rows += more
             seen += 1
     return rows
@@ -125,12 +117,9 @@ def build_datasets(articles: list[Article], out: Path, negatives: str = "adjacen
                    seed: int = SEED, min_sections: int = 5) -> dict[str, dict[str, int]]:
     """Write split.json, triplets-sen-<split>.jsonl, triplets-titles-<split>.jsonl and scb-<split>.jsonl.
 
-    Returns counts per split: articles, eligible articles, sen/titles triplets, SCB articles and sentences.
-    """
+    Returns counts per split: articles, eligible articles, sen/titles triplets, SCB articles and sentences."""
     out = Path(out)
-    unique: dict[str, Article] = {}
-    for a in articles:
-        unique.setdefault(a.title, a)
+    unique = {a.title: a for a in reversed(articles)}  # the first article of each title
     splits = split_articles(list(unique), seed=seed)
     write_json(out / "split.json", {"seed": seed, "level": level, "negatives": negatives, **splits})
     counts: dict[str, dict[str, int]] = {}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from argsim.config import SEED
+from argsim.errors import examples, warn
 from argsim.vectors import l2_normalize
 
 ALGORITHMS = ("kmeans", "agglomerative")
@@ -50,9 +51,8 @@ def cluster_vectors(vectors: np.ndarray, k: int, algorithm: str = "kmeans", seed
         return KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(unit)
     if linkage not in LINKAGES:
         raise ValueError(f"linkage must be one of {', '.join(LINKAGES)}, not {linkage!r}")
-    if linkage == "ward":
-        return AgglomerativeClustering(n_clusters=k, linkage="ward").fit_predict(unit)
-    return AgglomerativeClustering(n_clusters=k, metric="cosine", linkage=linkage).fit_predict(unit)
+    metric = "euclidean" if linkage == "ward" else "cosine"
+    return AgglomerativeClustering(n_clusters=k, metric=metric, linkage=linkage).fit_predict(unit)
 
 
 def cluster_groups(rows: list[dict], vectors: np.ndarray, algorithm: str = "kmeans", k: int | None = None,
@@ -65,8 +65,6 @@ def cluster_groups(rows: list[dict], vectors: np.ndarray, algorithm: str = "kmea
     out = [0] * len(rows)
     capped = [g for g, idx in groups.items() if k is not None and k > len(idx)]
     if capped:  # more clusters asked than sentences: each such group gets one cluster per sentence
-        from argsim.errors import examples, warn
-
         names = [g if g != "" else "(all)" for g in capped]  # rows without a group form one group, shown as (all)
         warn(f"k={k} exceeds the sentences of {len(capped)} of {len(groups)} group(s) ({examples(names)}); "
              "those get one cluster per sentence")

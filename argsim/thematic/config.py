@@ -1,15 +1,8 @@
-"""The settings of `argsim train thematic`: one dataclass for both networks (MiniLM and the paper's BiLSTM).
-
-Kept apart from the trainers so that reading the settings (the CLI builds the command's options from these
-fields, see `argsim.options`) does not import torch. The defaults are the recommended recipe, the shipped
-`thematic` model (`argsim models build thematic-lora`): a LoRA adapter of rank 16 over MiniLM, TripletLoss margin
-0.3, lr 1e-4, batch 16, the best of its dev evaluations every 250 steps. The paper's BiLSTM (Ein Dor et al.,
-"Learning Thematic Similarity Metric Using Triplet Networks", ACL 2018) is `arch="bilstm"` (`argsim models build
-thematic-bilstm`), with the paper's values.
-
-The settings whose recommended value differs between the two networks (learning rate, batch size, LoRA rank,
-evaluation interval) default to None, "the arch's recommended value": `ARCH_DEFAULTS` holds those values and
-`ThematicTrainConfig.resolved` is the one place that fills them in.
+"""The settings of `argsim train thematic`: one dataclass for both networks, MiniLM and the paper's BiLSTM (Ein Dor
+et al., "Learning Thematic Similarity Metric Using Triplet Networks", ACL 2018), torch-free so that the CLI builds
+the command's options from its fields (`argsim.options`) without importing torch. The defaults are the shipped
+`thematic` model's recipe (`argsim models build thematic-lora`; the BiLSTM's: `thematic-bilstm`); the settings
+whose value differs between the networks default to None and are filled in by `ThematicTrainConfig.resolved`.
 """
 
 from __future__ import annotations
@@ -76,8 +69,7 @@ class ThematicTrainConfig:
     max_seq_length: int = setting(64, "--arch minilm: token limit per sentence.", min=1)
     lr: float | None = setting(None, f"Learning rate (default per arch: {_per_arch('lr')}; the BiLSTM's is the "
                                "paper's Adam rate).", min=0)
-    batch_size: int | None = setting(None, f"Triplets per step (default per arch: {_per_arch('batch_size')}).",
-                                     min=1)
+    batch_size: int | None = setting(None, f"Triplets per step (default per arch: {_per_arch('batch_size')}).", min=1)
     epochs: int = setting(1, "Passes over the (sub-sampled) triplets.", min=1)
     max_triplets: int | None = setting(None, "Sub-sample this many training triplets (seeded).", min=1)
     eval_every: int | None = setting(None, "With --dev: also score a dev sample every N optimizer steps and keep "

@@ -23,8 +23,7 @@ class KeptSection:
     """One section that passed the filters: its heading and, per paragraph, the sentences of 5-50 tokens.
 
     `openers[i]` is the opening sentence of paragraph i when it has 5-50 tokens, else None (the paragraph is
-    still counted, so paragraph distances are those of the article).
-    """
+    still counted, so paragraph distances are those of the article)."""
 
     heading: str
     paragraphs: list[list[str]] = field(default_factory=list)
@@ -43,8 +42,7 @@ def merged_sections(article: Article, level: str = "top") -> list[tuple[str, lis
     """(heading, paragraphs as sentence lists) per section, lead included.
 
     level 'top': a level-2 section absorbs its sub-sections (the paper's sections); 'all': every heading is a
-    section of its own.
-    """
+    section of its own."""
     if level not in LEVELS:
         raise ValueError(f"level must be one of {LEVELS}, not {level!r}")
     out: list[tuple[str, list[list[str]]]] = []

@@ -25,13 +25,10 @@ def pair_features(u: np.ndarray, v: np.ndarray) -> np.ndarray:
 def _soft_targets(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Row indices, integer classes and weights expressing each score as a distribution over 1..5."""
     lo = np.floor(scores).astype(int)
-    hi = np.minimum(lo + 1, 5)
     w_hi = scores - lo
-    w_lo = 1.0 - w_hi
-    idx = np.arange(len(scores))
-    rows = np.concatenate([idx, idx])
-    classes = np.concatenate([lo, hi])
-    weights = np.concatenate([w_lo, w_hi])
+    rows = np.tile(np.arange(len(scores)), 2)
+    classes = np.concatenate([lo, np.minimum(lo + 1, 5)])
+    weights = np.concatenate([1.0 - w_hi, w_hi])
     keep = weights > 1e-9
     return rows[keep], classes[keep], weights[keep]
 
@@ -57,8 +54,7 @@ def sick_predictions(encode, train: list, trial: list, test: list) -> tuple[np.n
         return pair_features(encode([p.sentence_a for p in pairs]), encode([p.sentence_b for p in pairs]))
 
     xtr, xdv, xte = feats(train), feats(trial), feats(test)
-    ytr = np.array([p.relatedness for p in train])
-    ydv = np.array([p.relatedness for p in trial])
+    ytr, ydv = (np.array([p.relatedness for p in pairs]) for pairs in (train, trial))
     fits = {c: fit_predict(xtr, ytr, [xdv, xte], c) for c in C_GRID}
     best_c = max(C_GRID, key=lambda c: pearsonr(fits[c][0], ydv)[0])
     return fits[best_c][1], best_c

@@ -12,6 +12,7 @@ triplets-titles: the section's first sentence is the pivot, "article title + sec
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -38,19 +39,14 @@ def split_articles(titles: list[str], seed: int = SEED, fractions: tuple[float, 
     random.Random(seed).shuffle(distinct)
     n_train = round(len(distinct) * fractions[0])
     n_dev = round(len(distinct) * fractions[1])
-    return {"train": distinct[:n_train], "dev": distinct[n_train:n_train + n_dev],
-            "test": distinct[n_train + n_dev:]}
+    return {"train": distinct[:n_train], "dev": distinct[n_train:n_train + n_dev], "test": distinct[n_train + n_dev:]}
 
 
 def prepare(articles: list[Article], level: str = "top", min_sections: int = MIN_SECTIONS
             ) -> list[PreparedArticle]:
     """Filtered sections of the articles that keep at least `min_sections` sections."""
-    out = []
-    for a in articles:
-        secs = kept_sections(a, level)
-        if eligible(secs, min_sections):
-            out.append(PreparedArticle(a.title, secs))
-    return out
+    kept = ((a.title, kept_sections(a, level)) for a in articles)
+    return [PreparedArticle(title, secs) for title, secs in kept if eligible(secs, min_sections)]
 
 
 def _openers(sec: KeptSection) -> list[tuple[int, str]]:
@@ -58,11 +54,9 @@ def _openers(sec: KeptSection) -> list[tuple[int, str]]:
 
 
 def _intra_pairs(sec: KeptSection, max_distance: int) -> Iterator[tuple[str, str]]:
-    ops = _openers(sec)
-    for a in range(len(ops)):
-        for b in range(a + 1, len(ops)):
-            if ops[b][0] - ops[a][0] <= max_distance:
-                yield ops[a][1], ops[b][1]
+    for (i, first), (j, second) in itertools.combinations(_openers(sec), 2):
+        if j - i <= max_distance:
+            yield first, second
 
 
 def sentence_triplets(articles: list[PreparedArticle], negatives: str = "adjacent", seed: int = SEED,
@@ -89,8 +83,7 @@ def sentence_triplets(articles: list[PreparedArticle], negatives: str = "adjacen
                         neg_sec = rng.choice([j for j, s in enumerate(neg_art.sections) if _openers(s)])
                     pool = pools[neg_sec] if neg_art is art else _openers(neg_art.sections[neg_sec])
                     out.append({"anchor": anchor, "positive": positive, "negative": rng.choice(pool)[1],
-                                "article": art.title, "section": sec.heading,
-                                "negative_article": neg_art.title,
+                                "article": art.title, "section": sec.heading, "negative_article": neg_art.title,
                                 "negative_section": neg_art.sections[neg_sec].heading})
     return out
 
@@ -120,11 +113,6 @@ def title_triplets(articles: list[PreparedArticle]) -> list[dict]:
 def clustering_benchmark(articles: list[PreparedArticle], min_sections: int = 5, max_sections: int = 12
                          ) -> list[dict]:
     """SCB rows (article, section, label, text): every kept sentence of articles with 5-12 sections."""
-    rows = []
-    for art in articles:
-        if not min_sections <= len(art.sections) <= max_sections:
-            continue
-        for label, sec in enumerate(art.sections):
-            rows += [{"article": art.title, "section": sec.heading, "label": label, "text": s}
-                     for s in sec.sentences]
-    return rows
+    return [{"article": art.title, "section": sec.heading, "label": label, "text": s}
+            for art in articles if min_sections <= len(art.sections) <= max_sections
+            for label, sec in enumerate(art.sections) for s in sec.sentences]

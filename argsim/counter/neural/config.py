@@ -96,8 +96,7 @@ class NeuralConfig:
     epochs: int = setting(200, "Maximum epochs (the paper: 200).", min=1)
     lr: float = setting(1e-4, "Adam learning rate of the heads (the paper: 3e-6 for everything).", min=0)
     cls_lr: float | None = setting(None, "Adam learning rate of the classification head (default: --lr).", min=0)
-    encoder_lr: float = setting(2e-5, "Adam learning rate of the transformer (--train-encoder, cross-encoder).",
-                                min=0)
+    encoder_lr: float = setting(2e-5, "Adam learning rate of the transformer (--train-encoder, cross-encoder).", min=0)
     batch_size: int = setting(32, "Triplets per step (the paper: 4).", min=1)
     margin: float = setting(1.0, "Triplet margin (Euclidean distance; the paper: 1.0, p = 2).", min=0)
     sampling: Literal["random", "hard", "increasing"] = setting(
@@ -110,12 +109,10 @@ class NeuralConfig:
     seed: int = setting(SEED, "Random seed.", cli=False)
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ArgsimError(f"unknown model kind '{self.kind}': choose one of {', '.join(KINDS)}")
-        if self.pooling not in POOLINGS:
-            raise ArgsimError(f"unknown pooling '{self.pooling}': choose one of {', '.join(POOLINGS)}")
-        if self.sampling not in SAMPLINGS:
-            raise ArgsimError(f"unknown sampling '{self.sampling}': choose one of {', '.join(SAMPLINGS)}")
+        for name, value, choices in (("model kind", self.kind, KINDS), ("pooling", self.pooling, POOLINGS),
+                                     ("sampling", self.sampling, SAMPLINGS)):
+            if value not in choices:
+                raise ArgsimError(f"unknown {name} '{value}': choose one of {', '.join(choices)}")
         if self.kind == "bipolar-nodiff":
             self.use_diff = False
         if self.lora_rank and not self.train_encoder:

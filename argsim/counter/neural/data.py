@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 
 from argsim.config import SEED
+from argsim.errors import ArgsimError, InputError
+from argsim.io import read_numbered_records
 from argsim.options import setting
 
 
@@ -27,9 +29,6 @@ class TextTable:
 
     def add_all(self, texts: Iterable[str]) -> np.ndarray:
         return np.asarray([self.add(t) for t in texts], dtype=np.int64)
-
-    def __len__(self) -> int:
-        return len(self.texts)
 
 
 @dataclass
@@ -62,8 +61,7 @@ def counterargs_data(corpus, train_split: str = "training", val_split: str = "va
     """PairData from the counterargs-18 corpus: pairs of the splits, collections = every argument (epa).
 
     `limit` / `val_limit` keep a random subset of the pairs, and then the collection is only those pairs' texts
-    (quick runs and tests).
-    """
+    (quick runs and tests)."""
     rng = np.random.default_rng(seed)
 
     def take(split: str, n: int | None) -> tuple[list, list]:
@@ -89,13 +87,10 @@ def pairs_from_file(path: Path) -> list[tuple[str, str]]:
     """(point, counter) pairs of a training file (CSV/TSV/JSONL with columns point, counter); a pair whose counter
     is its point (which training would drop, a text never being its own candidate) is refused with its count and
     first row."""
-    from argsim.errors import InputError
-    from argsim.io import read_numbered_records
     from argsim.schemas import CounterPairRecord
 
     rows = read_numbered_records(path, CounterPairRecord)
-    same = [row for row, r in rows if r["point"].strip() == r["counter"].strip()]
-    if same:
+    if same := [row for row, r in rows if r["point"].strip() == r["counter"].strip()]:
         raise InputError(path, f"{len(same)} pair(s) have the point itself as the counter (a text is never its own "
                                "candidate, so they would be dropped)", row=same[0], column="counter")
     return [(str(r["point"]), str(r["counter"])) for _, r in rows]
@@ -124,8 +119,6 @@ class PairSource:
 
             return counterargs_data(load_counterargs(data_dir), limit=self.limit, val_limit=self.val_limit, seed=seed)
         if self.val is None:
-            from argsim.errors import ArgsimError
-
             raise ArgsimError("--train needs --val (a file of validation pairs point, counter)")
         data = PairData.from_text_pairs(pairs_from_file(self.train)[:self.limit],
                                         pairs_from_file(self.val)[:self.val_limit])

@@ -20,8 +20,7 @@ class RetrievalHead(nn.Module):
     """linear(u) -> retrieval embedding; f_ret(p, c) = dot(u1, v1). Initialised to the identity.
 
     Starting from the identity makes the untrained head exactly the starting model's (cosine) ranking, so
-    training can only move away from a known baseline, never start below it.
-    """
+    training can only move away from a known baseline, never start below it."""
 
     def __init__(self, dim: int, out_dim: int | None = None, normalize: bool = True) -> None:
         super().__init__()

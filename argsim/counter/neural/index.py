@@ -1,16 +1,10 @@
-"""faiss indexes over retrieval embeddings: exact inner product for small collections, IVF with 8-bit codes for
-large ones.
+"""faiss indexes over retrieval embeddings: exact inner product for small collections, inverted lists for large
+ones (the kinds: `build_index`; `ivfpqfs` scans 4-bit codes with faiss's SIMD "fast scan" kernels, Andre et al.,
+"Quicker ADC", IEEE TPAMI 2019).
 
-Kinds: `flat` (exact), `hnsw` (graph), `ivf` (inverted lists of full vectors, exact scores inside the probed
-lists), `ivfpq` (product-quantised codes, m sub-vectors of 8 bits: 48 bytes a vector for m = 48 instead of 1,536),
-`ivfsq8` (inverted lists of 8-bit scalar-quantised codes, one byte a dimension), `ivfpqfs` (inverted lists of
-4-bit product-quantised codes, dim / 4 sub-vectors: 48 bytes at 384 dimensions, scanned with faiss's SIMD
-"fast scan" kernels; Andre et al., "Quicker ADC", IEEE TPAMI 2019) - both re-score their top k x `refine`
-candidates exactly from the float vectors (faiss `IndexRefineFlat`) - and `auto`: `flat` up to `AUTO_FLAT_MAX`
-candidates, `ivf` above with nlist = 4 sqrt(n) rounded to a power of two and nprobe = nlist / 32 (4,096 / 128 at
-1M): at 1M candidates the fastest configuration of bench/bench_scale.py that kept recall@30 >= 0.9 against exact
-search (0.941, 8.4 ms a query with its encoding; the 8-bit and 4-bit kinds scanned faster in batches but answered
-one query at a time more slowly there, 12 and 18 ms at the same recall, bench/results/scale.json).
+`auto` is at 1M candidates the fastest configuration of bench/bench_scale.py that kept recall@30 >= 0.9 against
+exact search (0.941, 8.4 ms a query with its encoding; the 8-bit and 4-bit kinds scanned faster in batches but
+answered one query at a time more slowly there, 12 and 18 ms at the same recall, bench/results/scale.json).
 `rerank_exact` re-scores any candidate list exactly; `recall_at_k` measures an index against the exact top-k of
 `exact_index`.
 """
@@ -20,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from argsim.config import SEED
+from argsim.errors import ArgsimError
 
 INDEX_KINDS = ("auto", "flat", "hnsw", "ivf", "ivfpq", "ivfsq8", "ivfpqfs")
 #: `auto` searches exactly up to this many candidates (a flat scan of 1M x 384 floats took 178 ms a query, so
@@ -74,8 +69,6 @@ def check_index(kind: str, n: int) -> None:
     """
     need = MIN_TRAIN.get(kind, 1)
     if n < need:
-        from argsim.errors import ArgsimError
-
         raise ArgsimError(f"--index {kind} needs at least {need:,} candidates to train its codes, and there are "
                           f"{n:,}: use --index flat or auto")
 
@@ -112,24 +105,17 @@ def build_index(vectors: np.ndarray, kind: str = "flat", nlist: int | None = Non
         kind, nlist, auto_nprobe = auto_kind(len(vectors))
         nprobe = auto_nprobe or nprobe
     check_index(kind, len(vectors))
+    if kind not in INDEX_KINDS[1:]:
+        raise ValueError(f"unknown index kind '{kind}': choose one of {', '.join(INDEX_KINDS)}")
     if kind == "flat":
         return exact_index(vectors)
+    faiss = _faiss()
     if kind == "hnsw":
-        faiss = _faiss()
         index = faiss.IndexHNSWFlat(vectors.shape[1], hnsw_m, faiss.METRIC_INNER_PRODUCT)
         index.hnsw.efSearch = ef_search
         index.add(vectors)
         return index
-    if kind in ("ivf", "ivfpq", "ivfsq8", "ivfpqfs"):
-        return _ivf_index(vectors, kind, nlist, nprobe, seed, pq_m, train_size, refine)
-    raise ValueError(f"unknown index kind '{kind}': choose one of {', '.join(INDEX_KINDS)}")
-
-
-def _ivf_index(vectors: np.ndarray, kind: str, nlist: int | None, nprobe: int, seed: int, pq_m: int,
-               train_size: int | None, refine: int | None):
-    """The inverted-list kinds of `build_index`: the coarse quantiser trained on a seeded sample."""
-    faiss = _faiss()
-    n, dim = vectors.shape
+    n, dim = vectors.shape  # the inverted-list kinds: the coarse quantiser trained on a seeded sample
     coded = kind in DEFAULT_REFINE  # 8-bit / 4-bit codes: more, smaller lists
     nlist = min(nlist or max(1, min(16384 if coded else 4096, int((4 if coded else 1) * np.sqrt(n)))), n)
     quantizer, ip = faiss.IndexFlatIP(dim), faiss.METRIC_INNER_PRODUCT
@@ -155,15 +141,13 @@ def search_excluding(index, queries: np.ndarray, k: int,
 
     Searches k + max(|exclude|) neighbours so that k remain after filtering; rows are padded with -1 / -inf
     when the index holds fewer than k admissible candidates. A k above the index's size is its size (a k of
-    10^11 allocates no 10^11 columns).
-    """
+    10^11 allocates no 10^11 columns)."""
     queries = np.ascontiguousarray(queries, dtype=np.float32)
     k = max(1, min(k, index.ntotal))  # no more results than candidates: a huge k allocates nothing
     extra = max((len(e) for e in exclude), default=0) if exclude else 0
     want = min(k + extra, index.ntotal)
     scores, ids = index.search(queries, want)
-    out_s = np.full((len(queries), k), -np.inf, dtype=np.float32)
-    out_i = np.full((len(queries), k), -1, dtype=np.int64)
+    out_s, out_i = np.full((len(queries), k), -np.inf, dtype=np.float32), np.full((len(queries), k), -1, dtype=np.int64)
     for q in range(len(queries)):
         bad = exclude[q] if exclude else ()
         keep = [j for j in range(want) if ids[q, j] >= 0 and int(ids[q, j]) not in bad][:k]

@@ -23,7 +23,7 @@ from argsim.config import RunConfig
 from argsim.counter.neural.config import NeuralConfig
 from argsim.counter.neural.heads import ClassificationHead, RetrievalHead, cls_probability
 from argsim.counter.neural.towers import TowerEncoder, TransformerTower, frozen_encoder
-from argsim.engine import Engine
+from argsim.engine import Engine, encode
 
 
 class CounterModel(nn.Module):
@@ -68,17 +68,14 @@ class CounterModel(nn.Module):
             for tower in {id(t): t for t in (self.point_tower, self.cand_tower) if t is not None}.values():
                 tower.train_top_layers(self.config.train_layers)
 
-    # ---------------------------------------------------------------- parameters
     def head_parameters(self, which: str = "all") -> list[nn.Parameter]:
         """Parameters of the heads: 'all', 'retrieval' or 'classification'."""
-        heads = {"all": [self.ret_point, self.ret_cand, self.cls], "retrieval": [self.ret_point, self.ret_cand],
-                 "classification": [self.cls]}[which]
-        return _unique_parameters(heads)
+        return _unique_parameters({"all": [self.ret_point, self.ret_cand, self.cls],
+                                   "retrieval": [self.ret_point, self.ret_cand], "classification": [self.cls]}[which])
 
     def tower_parameters(self) -> list[nn.Parameter]:
         return _unique_parameters([self.point_tower, self.cand_tower])
 
-    # ---------------------------------------------------------------- base embeddings
     def base(self, texts: list[str], side: str) -> torch.Tensor:
         """Base embeddings with gradients (trainable towers only)."""
         tower = self.point_tower if side == "point" else self.cand_tower
@@ -94,8 +91,6 @@ class CounterModel(nn.Module):
         on `engine` (None: this process; a fine-tuned tower cannot be rebuilt on Ray workers and is encoded
         here); a tower being trained encodes directly (its weights change every step), with a progress bar
         described by `progress` when given."""
-        from argsim.engine import encode
-
         config = config or self.run_config
         tower = self.point_tower if side == "point" else self.cand_tower
         if tower is not None and self.folder is not None and not self.training:
@@ -128,7 +123,6 @@ class CounterModel(nn.Module):
             self._tower_encoders[key] = TowerEncoder(tower, self.folder / sub, runtime=runtime, lora_base=base)
         return self._tower_encoders[key]
 
-    # ---------------------------------------------------------------- heads
     def retrieval(self, base: torch.Tensor, side: str) -> torch.Tensor:
         """Retrieval embedding u1 / v1 (for models without a retrieval head: the base embedding)."""
         head = self.ret_point if side == "point" else self.ret_cand
@@ -156,12 +150,4 @@ class CounterModel(nn.Module):
 
 def _unique_parameters(modules: list) -> list[nn.Parameter]:
     """Parameters of the given modules (None skipped), each once even when modules share weights."""
-    seen, out = set(), []
-    for module in modules:
-        if module is None:
-            continue
-        for p in module.parameters():
-            if id(p) not in seen:
-                seen.add(id(p))
-                out.append(p)
-    return out
+    return list({id(p): p for module in modules if module is not None for p in module.parameters()}.values())

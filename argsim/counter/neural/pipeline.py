@@ -7,16 +7,19 @@ cached base embeddings, or a cross-encoder. Base embeddings of every distinct ca
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
+from argsim.config import RunConfig
 from argsim.counter.core.evaluation import at1_over_k_hits, rerank_order
 from argsim.counter.core.pools import PoolIndex
 from argsim.counter.neural.rerank import order_to_scores
 from argsim.data.counterargs import Argument
+from argsim.errors import ModelError
 from argsim.vectors import l2_normalize
 
 
@@ -33,12 +36,9 @@ def check_stage(folder: str | Path, option: str = "model") -> None:
     """Before any work: `folder` is a trained counter model or cross-encoder folder (or a shipped counter model's
     name, e.g. `counter-bi-encoder`) that is data (the one model folder check) with a readable config; ModelError
     (one line) otherwise."""
-    import json
-
     from argsim.backend.safety import check_model_folder, model_files
     from argsim.counter.neural.config import NeuralConfig, is_cross_folder
     from argsim.counter.neural.store import check_frozen_base, is_model_folder, resolve_folder
-    from argsim.errors import ModelError
 
     folder = resolve_folder(folder)
     if not (is_model_folder(folder) or is_cross_folder(folder)):
@@ -68,10 +68,7 @@ def load_stage(spec: str | Path | None, precision: str = "auto", config=None):
     if spec == "bm25":
         return "bm25"
     if is_cross_folder(spec):  # the backend's pair scorer, on the CPU
-        from dataclasses import replace
-
         from argsim.backend.resolve import pair_scorer
-        from argsim.config import RunConfig
 
         return pair_scorer(spec, replace(config or RunConfig(), device="cpu", precision=precision),
                            marker_max_length(spec), batch_size=32)
@@ -87,8 +84,7 @@ def _first_stage(stage, points: list[Argument], pools: dict[str, list[Argument]]
     if stage == "bm25":
         return bm25_scores(points, pools)
     u, q = _bases(stage, points, index, cache)
-    ret_c = stage.retrieval_numpy(u, "candidate")
-    ret_q = stage.retrieval_numpy(q, "point")
+    ret_c, ret_q = stage.retrieval_numpy(u, "candidate"), stage.retrieval_numpy(q, "point")
     if stage.ret_point is None:  # classification-only model: cosine of the base embeddings
         ret_c, ret_q = l2_normalize(ret_c), l2_normalize(ret_q)
     return {p.id: ret_c[index.columns[p.id]] @ ret_q[i] for i, p in enumerate(points)}
@@ -115,11 +111,8 @@ def run_stages(points: list[Argument], pools: dict[str, list[Argument]], first, 
     if isinstance(second, PairScorer):
         pairs = [(p.text, pools[p.id][j].text) for p in points for j in top[p.id]]
         flat = second.score(pairs, show_progress=show_progress)
-        pos = 0
-        for p in points:
-            n = len(top[p.id])
-            second_scores[p.id] = flat[pos:pos + n]
-            pos += n
+        ends = np.cumsum([len(top[p.id]) for p in points])
+        second_scores = {p.id: flat[end - len(top[p.id]):end] for p, end in zip(points, ends, strict=True)}
     elif second is not None:
         u, q = _bases(second, points, index, cache)
         for i, p in enumerate(points):
@@ -145,6 +138,5 @@ def hits_over_k_pools(result: StageResult, pools: dict[str, list[Argument]], gol
                       ks: Sequence[int]) -> dict[int, np.ndarray]:
     """Per point (in `result.top` order), for every K: is the best of the first stage's top K (by the second
     stage) the gold counter? (`argsim.counter.core.evaluation.at1_over_k_hits`)"""
-    ranked = (([pools[pid][j].id for j in top], result.second[pid])
-              for pid, top in result.top.items())
+    ranked = (([pools[pid][j].id for j in top], result.second[pid]) for pid, top in result.top.items())
     return at1_over_k_hits(ranked, [gold[pid] for pid in result.top], ks)

@@ -61,8 +61,7 @@ register_ranker("unipolar", help="alias of unipolar-ret")(unipolar_ret_ranker)
 
 
 @register_ranker("cross-encoder", help="Cross-encoder reranking the BM25 top-k (--model CROSS_DIR; opt k=30)")
-def cross_encoder_ranker(points, pools, model=None, k=30, retriever="bm25",
-                         precision="auto", config=None, **_):
+def cross_encoder_ranker(points, pools, model=None, k=30, retriever="bm25", precision="auto", config=None, **_):
     return _two_stage(points, pools, retriever, _need(model, "--model DIR", "cross-encoder"), k,
                       precision=precision, config=config)
 

@@ -7,12 +7,15 @@ from pathlib import Path
 
 import numpy as np
 
+from argsim.backend.names import ENCODER_MANIFEST, MODELS, manifest_loader_name, shipped_folder
 from argsim.config import RunConfig
 from argsim.counter.core.evaluation import rerank_order
 from argsim.counter.neural.heads import cls_probability
 from argsim.counter.neural.index import build_index, check_index, search_excluding
 from argsim.counter.neural.model import CounterModel
-from argsim.engine import Engine
+from argsim.engine import Engine, engine_from_config
+from argsim.errors import ModelError
+from argsim.io import read_records, read_texts
 from argsim.vectors import l2_normalize
 
 
@@ -29,9 +32,8 @@ class NumpyHeads:
 
     def __init__(self, model: CounterModel) -> None:
         def linear(head):
-            if head is None:
-                return None
-            return head.linear.weight.detach().numpy().T.copy(), head.linear.bias.detach().numpy().copy()
+            return None if head is None else (head.linear.weight.detach().numpy().T.copy(),
+                                              head.linear.bias.detach().numpy().copy())
 
         self.ret_point, self.ret_cand = linear(model.ret_point), linear(model.ret_cand)
         self.normalize = model.config.normalize_retrieval
@@ -42,9 +44,7 @@ class NumpyHeads:
         if head is None:
             return x
         y = x @ head[0] + head[1]
-        if self.normalize:
-            y = l2_normalize(y)
-        return y
+        return l2_normalize(y) if self.normalize else y
 
 
 class RetrieveRerank:
@@ -57,8 +57,7 @@ class RetrieveRerank:
     with Ray, what the cache lacks runs on the actor pool). The search and the rerank stay in this process on
     every engine: faiss already searches a block of queries on all cores (OpenMP), the rerank of a query is a
     few numpy operations (`NumpyHeads`), and a Ray task would first have to receive the whole index (1.5 GB at
-    1M x 384 flat) and the base embeddings; per-query work that small does not pay for that transfer.
-    """
+    1M x 384 flat) and the base embeddings; per-query work that small does not pay for that transfer."""
 
     def __init__(self, model: CounterModel, texts: Sequence[str] | None = None, base: np.ndarray | None = None,
                  index_kind: str = "auto", engine: Engine | None = None, config: RunConfig | None = None) -> None:
@@ -73,9 +72,7 @@ class RetrieveRerank:
         self.retrieval = model.retrieval_numpy(self.base, "candidate")
         self.index = build_index(self.retrieval, index_kind)
         self.heads = NumpyHeads(model)
-        self._by_text: dict[str, list[int]] = {}
-        for i, t in enumerate(self.texts or []):
-            self._by_text.setdefault(t, []).append(i)
+        self._by_text = _ids_by_text(self.texts or [])
 
     def __len__(self) -> int:
         return len(self.base)
@@ -94,8 +91,7 @@ class RetrieveRerank:
             return ids, scores
         out_ids, out_scores = ids.copy(), scores.copy()
         for q in range(len(ids)):
-            valid = ids[q] >= 0
-            cand = ids[q][valid]
+            cand = ids[q][ids[q] >= 0]
             if not len(cand):
                 continue
             p = cls_probability(self.heads.cls, query_base[q], self.base[cand])
@@ -112,10 +108,16 @@ class RetrieveRerank:
         return self.rank(base, k, exclude, rerank=rerank)
 
 
+def _ids_by_text(texts: Sequence[str]) -> dict[str, set[int]]:
+    """Text -> the ids (positions) of the candidates with exactly that text."""
+    by_text: dict[str, set[int]] = {}
+    for i, t in enumerate(texts):
+        by_text.setdefault(t, set()).add(i)
+    return by_text
+
+
 def _read_collection(path: Path) -> tuple[list[str], list[str]]:
     """(ids, texts) of a text file (one per line; ids 0, 1, ...) or a CSV/JSONL with a 'text' column (optional 'id')."""
-    from argsim.io import read_records, read_texts
-
     if path.suffix.lower() in (".txt", ".text"):
         texts = read_texts(path)
         return [str(i) for i in range(len(texts))], texts
@@ -145,7 +147,6 @@ def search_files(model: str | Path, candidates: Path, queries: Path, k: int = 10
     Example:
         >>> lines, info = search_files("counter-fusion", Path("c.txt"), Path("q.txt"), k=3)  # doctest: +SKIP
     """
-    from argsim.engine import engine_from_config
     from argsim.measure import timed
 
     (cand_ids, cand_texts), (q_ids, q_texts) = _read_collection(candidates), _read_collection(queries)  # first
@@ -167,9 +168,7 @@ def search_files(model: str | Path, candidates: Path, queries: Path, k: int = 10
         with timed() as t_build:
             faiss_index = build_index(enc.for_role("document").encode(cand_texts, normalize=True), index)
         with timed() as t_rank:
-            by_text: dict[str, set[int]] = {}
-            for i, t in enumerate(cand_texts):
-                by_text.setdefault(t, set()).add(i)
+            by_text = _ids_by_text(cand_texts)
             q = enc.for_role("query").encode(q_texts, normalize=True)
             scores, ids = search_excluding(faiss_index, q, k, [by_text.get(t, set()) for t in q_texts])
         kind = f"{enc.name} (cosine)"
@@ -185,9 +184,6 @@ def _is_counter_model(model: str | Path) -> bool:
     """Whether `model` is for the trained counter models' path: a folder (shipped or not) whose manifest names the
     `counter-neural` loader, or one that no other loader takes (no argsim manifest naming one, no transformers
     config: its refusal is the counter model loader's one line); registry names and other model folders embed."""
-    from argsim.backend.names import ENCODER_MANIFEST, MODELS, manifest_loader_name, shipped_folder
-    from argsim.errors import ModelError
-
     if str(model) in MODELS:
         return False
     folder = shipped_folder(str(model)) or Path(model).expanduser()

@@ -13,8 +13,7 @@ class NegativeSampler:
     """Draws one negative per (point, counter) pair from a collection of candidate indices.
 
     `pairs` (n, 2) and `collection` hold indices into one table of texts; a negative is never the pair's point
-    or its counter (identical texts share an index, so an identical copy of the counter is excluded too).
-    """
+    or its counter (identical texts share an index, so an identical copy of the counter is excluded too)."""
 
     def __init__(self, pairs: np.ndarray, collection: np.ndarray, strategy: str = "increasing",
                  rate: float = 0.02, hard_pool: int = 1, seed: int = SEED) -> None:
@@ -27,37 +26,28 @@ class NegativeSampler:
 
     def probability(self, epoch: int) -> float:
         """Share of hard negatives in `epoch` (1-based)."""
-        if self.strategy == "random":
-            return 0.0
-        if self.strategy == "hard":
-            return 1.0
-        return hard_probability(epoch, self.rate)
+        return {"random": 0.0, "hard": 1.0}.get(self.strategy, hard_probability(epoch, self.rate))
 
     def random(self, rows: np.ndarray) -> np.ndarray:
         points, counters = self.pairs[rows, 0], self.pairs[rows, 1]
         neg = self.collection[self.rng.integers(0, len(self.collection), len(rows))]
-        bad = (neg == points) | (neg == counters)
-        while bad.any():
+        while (bad := (neg == points) | (neg == counters)).any():
             neg[bad] = self.collection[self.rng.integers(0, len(self.collection), int(bad.sum()))]
-            bad = (neg == points) | (neg == counters)
         return neg
 
     def hard(self, rows: np.ndarray, vectors: np.ndarray) -> np.ndarray:
         """Negatives among the `hard_pool` collection texts nearest to each positive (inner product).
 
-        `vectors` holds one row per text of the table (at least for the collection and the positives).
-        """
+        `vectors` holds one row per text of the table (at least for the collection and the positives)."""
         points, counters = self.pairs[rows, 0], self.pairs[rows, 1]
         index = exact_index(vectors[self.collection])
-        want = self.hard_pool + 2
-        _, nbr = index.search(np.ascontiguousarray(vectors[counters], dtype=np.float32), want)
+        _, nbr = index.search(np.ascontiguousarray(vectors[counters], dtype=np.float32), self.hard_pool + 2)
         out = np.empty(len(rows), dtype=np.int64)
         for i, cand in enumerate(nbr):
             cand = self.collection[cand[cand >= 0]]
             cand = cand[(cand != points[i]) & (cand != counters[i])][: self.hard_pool]
             out[i] = cand[self.rng.integers(0, len(cand))] if len(cand) else -1
-        missing = out < 0
-        if missing.any():
+        if (missing := out < 0).any():
             out[missing] = self.random(rows[missing])
         return out
 

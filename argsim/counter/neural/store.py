@@ -3,19 +3,13 @@ the towers, or with `--lora-rank` only the towers' LoRA adapters (`point_encoder
 adapter_model.safetensors and adapter_config.json), applied to the installed base when loading.
 
     config.json          the `NeuralConfig` and the base embedding width (`dim`)
-    heads.safetensors    the heads' tensors (safetensors: loading runs no code)
-    card.json            with a frozen base from the registry: the base (registry name) and its weights' SHA-256
-                         (`argsim.backend.adapters.base_sha256`), so loading refuses another base in one line;
-                         `artifact: heads` makes the folder a shippable model (`argsim models publish
-                         counter-bi-encoder FOLDER`), like a LoRA adapter
-    argsim_encoder.json  `argsim.backend.get_encoder(folder)` (and every command that takes `--model`) gives the
-                         model's retrieval embeddings, disk-cached by the backend; a model with two towers
-                         (the Bi-encoder) names them per role, {"roles": {"query": "point", "document":
-                         "candidate"}}, and encodes only with a role (`Encoder.for_role`)
+    heads.safetensors    the heads' tensors (older folders: `heads.pt`, read with `torch.load(weights_only=True)`)
+    card.json            with a frozen base from the registry: the base and its weights' SHA-256, so loading refuses
+                         another base in one line; `artifact: heads` makes the folder shippable (docs/models.md)
+    argsim_encoder.json  `get_encoder(folder)` gives the model's retrieval embeddings; a two-tower model (the
+                         Bi-encoder) names its towers per role and encodes only with a role (`Encoder.for_role`)
 
-Folders written before the heads moved to safetensors hold `heads.pt` (a torch state dict, read with
-`torch.load(weights_only=True)`); they still load. A shipped model loads by its name wherever a folder is taken:
-`load_model("counter-bi-encoder")`.
+A shipped model loads by its name wherever a folder is taken: `load_model("counter-bi-encoder")`.
 """
 
 from __future__ import annotations
@@ -27,9 +21,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from argsim.backend.encoder import Encoder
+from argsim.backend.encoder import Encoder, check_role
 from argsim.backend.fingerprint import fingerprint
+from argsim.backend.names import CARD, MODELS, encoder_manifest, manifest_loader_name, read_card, shipped_folder
 from argsim.backend.safety import check_model_folder, load_torch_weights, model_files
+from argsim.config import RunConfig
 from argsim.counter.neural.config import NeuralConfig
 from argsim.counter.neural.model import CounterModel
 from argsim.counter.neural.towers import TransformerTower, frozen_encoder
@@ -48,8 +44,6 @@ TOWER_ROLES = {"query": "point", "document": "candidate"}
 
 def manifest(config: NeuralConfig) -> dict:
     """The `argsim_encoder.json` of a saved model: its loader, and with two towers their roles."""
-    from argsim.backend.names import encoder_manifest
-
     return encoder_manifest(MANIFEST["loader"], TOWER_ROLES if config.separate_towers else None)
 
 
@@ -65,7 +59,6 @@ def model_card(model: CounterModel) -> dict | None:
     pooling and length; None when the base is fine-tuned (the towers are in the folder) or not a registry model
     (no hash to check against)."""
     from argsim.backend.adapters import base_sha256
-    from argsim.backend.names import MODELS
 
     cfg = model.config
     if (cfg.train_encoder and not cfg.lora) or cfg.base_model not in MODELS \
@@ -94,17 +87,15 @@ def save_model(model: CounterModel, folder: str | Path, info: dict | None = None
     from safetensors.torch import save_file
 
     from argsim.backend.adapters import sha256_file
-    from argsim.backend.names import CARD
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    if model.point_tower is not None:
-        for name, tower in (("point_encoder", model.point_tower), ("candidate_encoder", model.cand_tower)):
-            if name == "candidate_encoder" and tower is model.point_tower:
-                continue
-            if model.config.lora:  # only the adapter: the base is the installed one
-                tower.save_lora(folder / name)
-                continue
+    for name, tower in (("point_encoder", model.point_tower), ("candidate_encoder", model.cand_tower)):
+        if tower is None or (name == "candidate_encoder" and tower is model.point_tower):
+            continue
+        if model.config.lora:  # only the adapter: the base is the installed one
+            tower.save_lora(folder / name)
+        else:
             tower.model.save_pretrained(folder / name)
             tower.tokenizer.save_pretrained(folder / name)
     with atomic_path(folder / HEADS) as tmp:
@@ -127,8 +118,6 @@ def resolve_folder(spec: str | Path) -> Path:
         >>> resolve_folder("counter-bi-encoder").name  # doctest: +SKIP
         'counter-bi-encoder'
     """
-    from argsim.backend.names import manifest_loader_name, shipped_folder
-
     shipped = shipped_folder(str(spec))
     if shipped is not None and manifest_loader_name(shipped) == MANIFEST["loader"]:
         return shipped
@@ -137,10 +126,7 @@ def resolve_folder(spec: str | Path) -> Path:
 
 def heads_file(folder: Path) -> Path | None:
     """heads.safetensors, else an older folder's heads.pt, else None."""
-    for name in (HEADS, LEGACY_HEADS):
-        if (folder / name).is_file():
-            return folder / name
-    return None
+    return next((folder / name for name in (HEADS, LEGACY_HEADS) if (folder / name).is_file()), None)
 
 
 def is_model_folder(folder: str | Path) -> bool:
@@ -185,8 +171,7 @@ def load_model(folder: str | Path) -> CounterModel:
         elif config.train_encoder and config.separate_towers:
             model.cand_tower = TransformerTower(str(folder / "candidate_encoder"), config.pooling,
                                                 config.max_seq_length)
-        state = _read_heads(weights)
-        missing, unexpected = model.load_state_dict(state, strict=False)
+        missing, unexpected = model.load_state_dict(_read_heads(weights), strict=False)
         bad = [m for m in missing if not m.startswith(("point_tower.", "cand_tower."))]
         if bad or unexpected:
             raise ModelError(f"{folder}: {weights.name} does not match config.json ({bad or unexpected})")
@@ -200,7 +185,6 @@ def check_frozen_base(folder: Path, config: NeuralConfig) -> None:
     installed base's weights are the ones the heads were trained on (`argsim.backend.adapters.check_base`);
     ModelError, one line, otherwise."""
     from argsim.backend.adapters import check_base
-    from argsim.backend.names import CARD, read_card
 
     if (config.train_encoder and not config.lora) or not (folder / CARD).is_file():
         return
@@ -241,13 +225,10 @@ class RetrievalEncoder(Encoder):
         self.model = load_model(folder)
         self.name, self.device, self.batch_size = name or Path(folder).name, device, batch_size
         self.fingerprint = fingerprint(folder)
-        self.roles = (manifest_roles(Path(folder)) or dict(TOWER_ROLES)) if self.model.config.separate_towers \
-            else None
+        self.roles = (manifest_roles(Path(folder)) or dict(TOWER_ROLES)) if self.model.config.separate_towers else None
         self.side: str | None = None if self.roles else "candidate"
         self.identity = f"counter-neural:{self.fingerprint}:{self.side or 'unbound'}-retrieval"
         if runtime is not None:
-            from argsim.config import RunConfig
-
             self.model.run_config = RunConfig(cache_dir=Path(runtime["cache_root"]), backend=runtime["backend"],
                                               quantize=runtime["quantize"], threads=runtime["threads"])
             self.model.run_calibration = runtime.get("calibration")
@@ -262,8 +243,6 @@ class RetrievalEncoder(Encoder):
     def for_role(self, role: str | None) -> Encoder:
         if self.roles is None or role is None:
             return super().for_role(role)
-        from argsim.backend.encoder import check_role
-
         check_role(role)
         if role not in self._bound:  # the same model and run options, the role's tower and cache key
             bound = copy.copy(self)
@@ -282,8 +261,7 @@ class RetrievalEncoder(Encoder):
         return super().encode(texts, *args, **kwargs)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
-        base = self.model.embed_texts(texts, side=self.side)
-        return self.model.retrieval_numpy(base, self.side)
+        return self.model.retrieval_numpy(self.model.embed_texts(texts, side=self.side), self.side)
 
 
 def load_encoder(folder: str | Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32",

@@ -16,10 +16,16 @@ from pathlib import Path
 
 import numpy as np
 
-from argsim.config import SEED
+from argsim.config import SEED, RunConfig, default_data_dir
 from argsim.counter.core.evaluation import RowScore
-from argsim.counter.neural.config import Table3Request
-from argsim.counter.neural.pipeline import hits_over_k_pools, load_stage, run_stages
+from argsim.counter.neural.config import CROSS_MARKER, NeuralConfig, Table3Request, is_cross_folder
+from argsim.counter.neural.model import CounterModel
+from argsim.counter.neural.pipeline import check_stage, hits_over_k_pools, load_stage, run_stages
+from argsim.counter.neural.store import read_history
+from argsim.data.counterargs import build_pools, load_counterargs
+from argsim.errors import ArgsimError, warn
+from argsim.io import read_json_as, write_json
+from argsim.metrics.paired import paired_comparison
 from argsim.published import table3
 
 
@@ -57,9 +63,6 @@ def resolve_stage(spec: str | None, config=None):
     """load_stage plus 'cosine:<model>': an untrained Unipolar-ret (identity head) = the model's cosine; `config`:
     the run's options (the transformers' runtime, `--backend`, `--quantize`)."""
     if spec and spec.startswith("cosine:"):
-        from argsim.counter.neural.config import NeuralConfig
-        from argsim.counter.neural.model import CounterModel
-
         base = spec.split(":", 1)[1]
         cfg = NeuralConfig(kind="unipolar-ret", base_model=base)
         probe = CounterModel(cfg, dim=1)
@@ -71,8 +74,6 @@ def resolve_stage(spec: str | None, config=None):
 
 def versus_reference(score: RowScore, reference: RowScore, ks: tuple[int, ...]) -> dict[int, dict]:
     """Paired comparison of a row's @1/K hits with the reference row's accuracy@1 on the same points, per K."""
-    from argsim.metrics.paired import paired_comparison
-
     return {k: paired_comparison(score.hits[k], reference.aligned(1, score.ids)) for k in ks}
 
 
@@ -84,8 +85,6 @@ def warn_deep_ks(pools: dict[str, list], ks: Sequence[int], what: str) -> list[i
         >>> warn_deep_ks({"p1": ["a", "b"], "p2": ["c"]}, (1, 2), "pool")
         []
     """
-    from argsim.errors import warn
-
     largest = max(map(len, pools.values()), default=0)
     if deep := [k for k in ks if k > largest]:
         warn(f"K = {', '.join(map(str, deep))} exceeds every {what} (largest {largest}): @1/K reranks each whole pool")
@@ -97,8 +96,6 @@ def evaluate_row(row: RowSpec, corpus, split: str, setting: str, ks: tuple[int, 
                  config=None) -> RowScore:
     """@1/K of one row on `split`/`setting` (optionally a seeded random subset of `limit` points); the result also
     holds K = 1, the first stage's own accuracy@1 on the same points."""
-    from argsim.data.counterargs import build_pools
-
     stages = stages if stages is not None else {}
     for spec in (row.first, row.second):
         if spec is not None and spec not in stages:
@@ -120,9 +117,6 @@ def evaluate_row(row: RowSpec, corpus, split: str, setting: str, ks: tuple[int, 
 
 def training_budget(folder: str | None) -> dict | None:
     """What a model folder cost to train: epochs run, best epoch, minutes, options (from its own records)."""
-    from argsim.counter.neural.config import CROSS_MARKER, is_cross_folder
-    from argsim.counter.neural.store import read_history
-    from argsim.io import read_json_as
     from argsim.schemas import CounterCrossMarker, TrainedHistory
 
     if not folder or folder == "bm25" or folder.startswith("cosine:"):
@@ -187,15 +181,9 @@ def run_inputs(request: Table3Request, seed: int, data: str | None = None) -> di
             "models": {k: stamp(v) for k, v in sorted(r.models.items()) if v}}
 
 
-def _row_key(row: RowSpec, setting: str) -> str:
-    return f"{row.method}|{row.first}|{row.second}|{setting}"
-
-
 def _read_state(state: Path, inputs: dict) -> dict:
     """The rows an interrupted run finished (`state`'s `rows`), when it ran on the same `inputs`; ArgsimError
     (one line) when they differ, {} when there is no state."""
-    from argsim.errors import ArgsimError
-    from argsim.io import read_json_as
     from argsim.schemas import TableState
 
     if not state.exists():
@@ -218,10 +206,7 @@ def evaluate_table3(corpus, request: Table3Request, config=None,
     With `state` (a JSON file), every finished (row, setting) is stored there (atomically) as it finishes, so an
     interrupted run keeps it: the same call again evaluates only the rest (the per-point hits read back give the
     same table and paired comparisons) and removes the file at the end; a call on other inputs (`run_inputs`:
-    options, model folders, `data`) is refused in one line while the file is there.
-    """
-    from argsim.io import write_json
-
+    options, model folders, `data`) is refused in one line while the file is there."""
     zero_shot, seed = f"cosine:{request.base_model}", getattr(config, "seed", SEED)
     split, ks = request.split, request.ks
     stages: dict = {}
@@ -231,20 +216,17 @@ def evaluate_table3(corpus, request: Table3Request, config=None,
     state = Path(state) if state is not None else None
     done = _read_state(state, inputs) if state is not None else {}
     if done:
-        from argsim.errors import warn
-
         warn(f"{state}: {len(done)} row(s) of an interrupted run are kept; only the rest are evaluated")
     for row, setting in table3_plan(request):
-        limit = (request.cross_limit or None) if row.uses_cross else None
-        key = _row_key(row, setting)
+        key = f"{row.method}|{row.first}|{row.second}|{setting}"
         if key in done:
             kept = done[key]
             score = RowScore(kept["ids"], {int(k): np.asarray(v) for k, v in kept["hits"].items()})
             seconds = kept["seconds"]
         else:
             t0 = time.perf_counter()
-            score = evaluate_row(row, corpus, split, setting, ks, limit=limit, seed=seed, stages=stages,
-                                 config=config)
+            score = evaluate_row(row, corpus, split, setting, ks, seed=seed, stages=stages, config=config,
+                                 limit=(request.cross_limit or None) if row.uses_cross else None)
             seconds = time.perf_counter() - t0
             if state is not None:
                 done[key] = {"ids": list(score.ids), "hits": {str(k): v.tolist() for k, v in score.hits.items()},
@@ -259,8 +241,8 @@ def evaluate_table3(corpus, request: Table3Request, config=None,
         out.append(result)
         if on_result:
             on_result(result)
-    if state is not None and state.exists():
-        state.unlink()  # the table is whole: nothing left to resume
+    if state is not None:
+        state.unlink(missing_ok=True)  # the table is whole: nothing left to resume
     return out
 
 
@@ -282,8 +264,7 @@ def table3_row_specs(results: Sequence[Table3Result], split: str, ks: Sequence[i
                 "method": label, "model": r.row.second or r.row.first, "setting": r.setting,
                 "metrics": [f"accuracy@1/{k}"], "paper": {f"accuracy@1/{k}": r.paper.get(k)}, "seconds": r.seconds,
                 "extra": {"points": n, "first_stage": r.row.first, "first_stage_at1": round(acc[1], 4),
-                                       "reranker": r.row.second, "vs_zero_shot": r.versus.get(k),
-                                       "budget": budget}}))
+                          "reranker": r.row.second, "vs_zero_shot": r.versus.get(k), "budget": budget}}))
     return specs
 
 
@@ -305,10 +286,6 @@ def run_table3(request: Table3Request, budgets: str | Path | None = None, curves
     Example:
         >>> results, specs = run_table3(Table3Request({"bipolar": "counter-bipolar"}))  # doctest: +SKIP
     """
-    from argsim.config import RunConfig, default_data_dir
-    from argsim.counter.neural.pipeline import check_stage
-    from argsim.data.counterargs import load_counterargs
-    from argsim.io import read_json_as
     from argsim.schemas import Budgets
 
     config = config or RunConfig()
@@ -320,7 +297,6 @@ def run_table3(request: Table3Request, budgets: str | Path | None = None, curves
     text = read_json_as(Budgets, budgets, what="a JSON object: method -> training budget text") if budgets else None
     if curves:
         from argsim.counter.neural.plot import learning_curves
-        from argsim.counter.neural.store import read_history
 
         histories = {k: read_history(v) for k, v in models.items() if v}
         learning_curves({k: h for k, h in histories.items() if h}, curves)

@@ -20,12 +20,10 @@ def at1_over_k(model: CounterModel, base: np.ndarray, queries: np.ndarray, golds
     one bool per query (their mean is the accuracy).
 
     `base` holds the base embeddings of the whole text table; a query is never its own candidate (its index is
-    masked). Models without a classification head give the same figure for every K (the retrieval's acc@1).
-    """
+    masked). Models without a classification head give the same figure for every K (the retrieval's acc@1)."""
     model.eval()
     queries, golds, collection = (np.asarray(a, dtype=np.int64) for a in (queries, golds, collection))
-    ret_c = model.retrieval_numpy(base[collection], "candidate")
-    ret_q = model.retrieval_numpy(base[queries], "point")
+    ret_c, ret_q = model.retrieval_numpy(base[collection], "candidate"), model.retrieval_numpy(base[queries], "point")
     kmax = min(max(ks), len(collection) - 1)
     hits: dict[int, list] = {k: [] for k in ks}
     for s in range(0, len(queries), chunk):
@@ -47,7 +45,7 @@ def at1_over_k(model: CounterModel, base: np.ndarray, queries: np.ndarray, golds
 @contextmanager
 def heads_on_cpu(model: CounterModel) -> Iterator[None]:
     """Run the (small) heads on the CPU for NumPy scoring, then put them back (a no-op on the CPU)."""
-    heads = [h for h in {id(h): h for h in (model.ret_point, model.ret_cand, model.cls) if h is not None}.values()]
+    heads = list({id(h): h for h in (model.ret_point, model.ret_cand, model.cls) if h is not None}.values())
     devices = [next(h.parameters()).device for h in heads]
     for h in heads:
         h.to("cpu")

@@ -70,18 +70,10 @@ def cluster_batches(data: KPMData, max_pos: int = 30, max_neg: int = 90, max_unm
         for ids in groups.values():
             rng.shuffle(ids)
         pos, neg, unm = groups["pos"][:max_pos], groups["neg"][:max_neg], groups["unmatched"][:max_unmatched]
-        stmts = [Statement(kp.text, kp.topic, kp.stance)]
-        labels = [kp_label[kp.kp_id]]
-        for aid in pos:
-            stmts.append(_stmt(data, aid))
-            labels.append(kp_label[kp.kp_id])
-        for aid in neg:
-            stmts.append(_stmt(data, aid))
-            labels.append(arg_label[aid])
-        for aid in unm:
-            stmts.append(_stmt(data, aid))
-            labels.append(next_label)
-            next_label += 1
+        stmts = [_statement(kp)] + [_statement(data.arg_by_id[aid]) for aid in pos + neg + unm]
+        labels = [kp_label[kp.kp_id]] * (1 + len(pos)) + [arg_label[aid] for aid in neg] \
+            + list(range(next_label, next_label + len(unm)))  # an unmatched argument is its own cluster
+        next_label += len(unm)
         batches.append(ClusterBatch(kp.kp_id, stmts, labels))
     rng.shuffle(batches)
     return batches
@@ -95,19 +87,14 @@ def pair_batches(data: KPMData, batch_size: int = 32, seed: int = 0) -> list[Pai
     out = []
     for start in range(0, len(pairs), batch_size):
         chunk = pairs[start:start + batch_size]
-        out.append(PairBatch([_stmt(data, a) for (a, _), _ in chunk],
-                             [_kp_stmt(data, k) for (_, k), _ in chunk], [y for _, y in chunk]))
+        out.append(PairBatch([_statement(data.arg_by_id[a]) for (a, _), _ in chunk],
+                             [_statement(data.kp_by_id[k]) for (_, k), _ in chunk], [y for _, y in chunk]))
     return out
 
 
-def _stmt(data: KPMData, aid: str) -> Statement:
-    a = data.arg_by_id[aid]
-    return Statement(a.text, a.topic, a.stance)
-
-
-def _kp_stmt(data: KPMData, kid: str) -> Statement:
-    k = data.kp_by_id[kid]
-    return Statement(k.text, k.topic, k.stance)
+def _statement(item) -> Statement:
+    """An argument or key point as a `Statement`."""
+    return Statement(item.text, item.topic, item.stance)
 
 
 def topic_folds(train: KPMData, dev: KPMData, k: int = 7) -> list[tuple[KPMData, KPMData]]:
@@ -126,9 +113,7 @@ def topic_folds(train: KPMData, dev: KPMData, k: int = 7) -> list[tuple[KPMData,
     # k-1 consecutive groups whose sizes differ by at most one (as numpy.array_split): exactly the folds asked
     # for (a fixed group size of ceil(n / (k-1)) would leave later folds empty, e.g. 12 folds when 20 are asked)
     base, extra = divmod(len(topics), k - 1)
-    bounds = [0]
-    for i in range(k - 1):
-        bounds.append(bounds[-1] + base + (1 if i < extra else 0))
+    bounds = [i * base + min(i, extra) for i in range(k)]
     for i in range(k - 1):
         held = topics[bounds[i]:bounds[i + 1]]
         rest = [t for t in everything.topics if t not in held]

@@ -34,8 +34,7 @@ class MTSConfig:
         "contrastive baseline, section 5.4).")
     pooling: Literal["cls-last4", "cls", "mean"] = setting("cls-last4", "cls-last4 (paper), cls or mean.")
     stance_dim: int = setting(32, "N: stance embedding size.", min=1)
-    out_dim: int = setting(256, "D: final embedding size (with --identity-init: the backbone's feature size).",
-                           min=1)
+    out_dim: int = setting(256, "D: final embedding size (with --identity-init: the backbone's feature size).", min=1)
     dropout: float = setting(0.1, "Dropout before the projection.", min=0, max=0.99)
     max_seq_length: int = setting(50, "Token limit of a statement (argument or key point).", min=1)
     topic_max_seq_length: int = setting(30, "Token limit of a topic.", min=1)

@@ -18,8 +18,9 @@ import numpy as np
 from argsim.backend import Encoder
 from argsim.backend.encoder import CompositeEncoder
 from argsim.backend.fingerprint import fingerprint
-from argsim.engine import Engine
+from argsim.engine import Engine, encode
 from argsim.errors import ModelError
+from argsim.io import read_json_as
 from argsim.vectors import l2_normalize
 
 SEP = "\x1f"
@@ -45,8 +46,7 @@ class MTSEncoder(Encoder):
     pooling (the saved `backbone/` folder, `cls-last4` or the trained pooling) is exported once and computes the
     features in that runtime; the stance layer and the projection stay torch. OpenVINO int8 calibrates on the
     statements (QA: the topic-statement pairs) of the first `encode` call unless calibration texts were given.
-    Vectors are cached apart per runtime.
-    """
+    Vectors are cached apart per runtime."""
 
     def __init__(self, folder: Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32",
                  runtime: dict | None = None) -> None:
@@ -100,8 +100,6 @@ class MTSEncoder(Encoder):
     def encode_statements(self, texts: Sequence[str], topics: Sequence[str], stances: Sequence[int],
                           engine: Engine | None = None) -> np.ndarray:
         """Embeddings of statements in their context, on `engine` (None: this process)."""
-        from argsim.engine import encode
-
         return encode(engine, self, [pack(t, tp, s) for t, tp, s in zip(texts, topics, stances, strict=True)])
 
 
@@ -142,12 +140,11 @@ def load_mts_encoder(folder: str | Path, device: str = "cpu", batch_size: int = 
 def load_ensemble(folder: str | Path, device: str = "cpu", batch_size: int = 64,
                   precision: str = "fp32", runtime: dict | None = None) -> EnsembleEncoder:
     from argsim.backend import get_encoder
+    from argsim.backend.registry import member_options
     from argsim.backend.safety import model_files
-
-    folder = Path(folder)
-    from argsim.io import read_json_as
     from argsim.schemas import EnsembleManifest
 
+    folder = Path(folder)
     with model_files(folder, "MTS ensemble"):
         members = read_json_as(EnsembleManifest, folder / ENSEMBLE_FILE)["members"]
     paths = [folder / m for m in members]
@@ -155,11 +152,8 @@ def load_ensemble(folder: str | Path, device: str = "cpu", batch_size: int = 64,
         if (p / ENSEMBLE_FILE).exists() or p.resolve() in (folder.resolve(), *folder.resolve().parents):
             raise ModelError(f"{folder}: member {p.name or p} is an ensemble or contains this one; members are "
                              "single trained models")
-    missing = [str(p) for p in paths if not p.is_dir()]
-    if missing:
+    if missing := [str(p) for p in paths if not p.is_dir()]:
         raise ModelError(f"{folder}: ensemble member folder(s) missing: {', '.join(missing)}")
-    from argsim.backend.registry import member_options
-
     options = member_options(runtime)  # every member's backbone in the run's runtime
     ensemble = EnsembleEncoder([get_encoder(str(p), device=device if runtime is None else None,
                                             batch_size=batch_size, precision=precision, **options)

@@ -20,8 +20,6 @@ from argsim.kpm.mts.config import MTSConfig
 HEAD_FILE = "mts_head.pt"
 
 
-
-
 class MTSNet(nn.Module):
     """Shared transformer + stance layer + context-integration linear layer."""
 
@@ -86,21 +84,16 @@ class MTSNet(nn.Module):
 
     def freeze_lower_layers(self, n: int) -> None:
         """Freeze the embeddings and the first n transformer layers (cheaper CPU training)."""
-        if n <= 0:
-            return
-        for p in self.backbone.embeddings.parameters():
-            p.requires_grad = False
-        for layer in self.backbone.encoder.layer[:n]:
-            for p in layer.parameters():
-                p.requires_grad = False
+        if n > 0:
+            for module in (self.backbone.embeddings, *self.backbone.encoder.layer[:n]):
+                module.requires_grad_(False)
 
     def freeze_backbone(self) -> None:
         """Train only the stance and projection layers; the backbone's pooled features come from the
         backend encoder (same weights, same pooling), so they are computed once and cached on disk."""
         from argsim.backend import get_encoder
 
-        for p in self.backbone.parameters():
-            p.requires_grad = False
+        self.backbone.requires_grad_(False)
         model = str(self.cfg.model)
         self._frozen = lambda max_len: get_encoder(model, pooling=self.cfg.pooling, max_seq_length=max_len,
                                                    device=str(self.device))
@@ -111,8 +104,8 @@ class MTSNet(nn.Module):
 
         self._top = TopLayerTrainer(self.backbone, self.tokenizer, n)
 
-    # ---- persistence: the backbone as a transformers folder, the head as a state dict
     def save(self, folder: Path) -> None:
+        """Write the backbone as a transformers folder, the head as a state dict and the settings under `folder`."""
         folder.mkdir(parents=True, exist_ok=True)
         self.backbone.save_pretrained(str(folder / "backbone"))
         self.tokenizer.save_pretrained(str(folder / "backbone"))
@@ -130,8 +123,7 @@ def build_net(cfg: MTSConfig) -> MTSNet:
 
 def load_net(folder: str | Path, device: str = "cpu", backbone: bool = True) -> MTSNet:
     """A trained network saved by `MTSNet.save`; `backbone=False`: its stance and projection layers only (the
-    backbone's weights are not read: its features come from an ONNX Runtime / OpenVINO export, `MTSNet.exported`).
-    """
+    backbone's weights are not read: its features come from an ONNX Runtime / OpenVINO export, `MTSNet.exported`)."""
     from transformers import AutoConfig, AutoModel, AutoTokenizer
 
     from argsim.backend.safety import HF_LOAD, check_model_folder, load_torch_weights, model_files
@@ -153,9 +145,6 @@ def load_net(folder: str | Path, device: str = "cpu", backbone: bool = True) -> 
         net.stance.load_state_dict(head["stance"])
         net.proj.load_state_dict(head["proj"])
     return net.to(device).eval()
-
-
-# ------------------------------------------------------------------ losses
 
 
 class ClusterLoss(nn.Module):
