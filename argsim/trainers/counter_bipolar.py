@@ -17,9 +17,8 @@ from argsim.options import setting
 
 @dataclass(frozen=True)
 class CrossValidation:
-    """How the cross-encoder is validated while it trains: `points` questions (a validation point, its counter
-    and `negatives` random candidates), asked `evals` times per epoch (section 6.3 validates the bi-encoders by
-    accuracy@1/K instead, `NeuralConfig.k_val`)."""
+    """The cross-encoder's validation: `points` questions (a point, its counter, `negatives` random candidates)
+    asked `evals` times per epoch (the bi-encoders: accuracy@1/K, `NeuralConfig.k_val`)."""
 
     points: int = setting(100, "Cross-encoder validation: questions (validation points, each with its counter and "
                                "random negatives).", min=1, option="--cross-val-points")

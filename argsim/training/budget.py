@@ -1,9 +1,5 @@
-"""Budgets every trainer takes (docs/training.md, "Budgets, checkpoints, resume"): `max_steps` optimizer steps
-and `max_minutes` of this invocation stop a run with a checkpoint and never change the schedule (planned over the
-epochs), so `--resume` continues the uninterrupted run; `grad_accum` batches per optimizer step; a checkpoint
-every `checkpoint_every` optimizer steps (0: only at a budget's stop and each epoch end); `resume` continues from
-OUT/checkpoints.
-"""
+"""Budgets every trainer takes (docs/training.md, "Budgets, checkpoints, resume"): they stop a run with a checkpoint
+and never change the schedule, so `--resume` continues the uninterrupted run."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""What argsim adds to transformers' `Trainer`, one `TrainerCallback` per concern, shared by every trainer
-(docs/training.md). Under DDP, a stop decided on one process is agreed by all (rank 0's clock decides the time
-budget; a signal seen by any process stops every process), so every process steps, saves and stops together.
-"""
+"""What argsim adds to transformers' `Trainer`, one `TrainerCallback` per concern (docs/training.md). Under DDP
+a stop is agreed by all processes (rank 0's clock; a signal seen by any)."""
 
 from __future__ import annotations
 
@@ -41,13 +39,11 @@ def _stop_with_checkpoint(args, state, control) -> None:
 
 
 class BudgetCallback(TrainerCallback):
-    """Stop when `budget.max_steps` optimizer steps are done or `budget.max_minutes` of this invocation have
-    passed, with a checkpoint there. The budgets never change the learning-rate schedule (planned over the
-    epochs), so a resumed run is the uninterrupted one.
+    """Stop, with a checkpoint, once `budget.max_steps` optimizer steps are done or `budget.max_minutes` of this
+    invocation have passed (the schedule unchanged: `Budget`).
 
     Example:
-        >>> cb = BudgetCallback(Budget(max_steps=3))
-        >>> cb.stopped_by is None
+        >>> BudgetCallback(Budget(max_steps=3)).stopped_by is None
         True
     """
 
@@ -70,15 +66,12 @@ class BudgetCallback(TrainerCallback):
 
 
 class InterruptCallback(TrainerCallback):
-    """SIGINT / SIGTERM while training: finish the step in progress, save a checkpoint, stop. The handlers are
-    installed when training begins and the former ones restored when it ends; `raise_if_interrupted` (after
-    `trainer.train()`) then exits 130 (SIGINT, as Ctrl-C) or 143 (SIGTERM). A second signal while the
-    checkpoint is being written exits at once (the checkpoint folder is written atomically by transformers'
-    rename, so at worst the previous checkpoint stays the last).
+    """SIGINT / SIGTERM while training (handlers installed for the run only): finish the step, save a checkpoint,
+    stop; `raise_if_interrupted` then exits 130 (SIGINT) or 143 (SIGTERM). A second signal exits at once (the
+    checkpoint folder is renamed into place, so at worst the previous checkpoint stays the last).
 
     Example:
-        >>> cb = InterruptCallback()
-        >>> cb.received is None
+        >>> InterruptCallback().received is None
         True
     """
 
@@ -119,12 +112,10 @@ class InterruptCallback(TrainerCallback):
 
 
 class EvalLogCallback(TrainerCallback):
-    """One line per evaluation through `log` on rank 0: the step, the metric chosen by and whether it is the best
-    so far (the first of equal scores, as transformers' `metric_for_best_model`).
+    """One line per evaluation through `log` on rank 0: the step, the `metric` and whether it is the best so far.
 
     Example:
-        >>> lines = []
-        >>> cb = EvalLogCallback("eval_dev_acc", lines.append)
+        >>> cb = EvalLogCallback("eval_dev_acc", print)
     """
 
     def __init__(self, metric: str, log: Callable[[str], None]) -> None:
@@ -141,8 +132,7 @@ class EvalLogCallback(TrainerCallback):
 
 
 class LossLogCallback(TrainerCallback):
-    """Progress in a log: one line per logged loss on rank 0 (`[label] epoch E step S loss L Ns`), every
-    `logging_steps` optimizer steps.
+    """One line per logged loss through `log` on rank 0: `[label] epoch E step S loss L Ns`.
 
     Example:
         >>> cb = LossLogCallback("mts", print)
@@ -159,8 +149,7 @@ class LossLogCallback(TrainerCallback):
 
 
 def epoch_rows(log_history: list[dict]) -> list[dict]:
-    """A row per epoch begun, from a trainer's `log_history` (kept across `--resume`): `{"epoch", "step",
-    "mean_loss"}`, the mean of the losses logged during it (each weighted by the steps it covers).
+    """A row per epoch begun in a trainer's `log_history`: `{"epoch", "step", "mean_loss"}` (step-weighted).
 
     Example:
         >>> epoch_rows([{"loss": 2.0, "epoch": 0.5, "step": 1}, {"loss": 1.0, "epoch": 1.0, "step": 2},
@@ -183,8 +172,7 @@ def epoch_rows(log_history: list[dict]) -> list[dict]:
 
 
 class EpochMinutesCallback(BudgetCallback):
-    """Stop after the epoch at which this invocation's training time reaches `minutes` (checked at epoch ends, so
-    the epoch is finished, evaluated and saved: the counter trainers' `--max-minutes`).
+    """The counter trainers' `--max-minutes`: stop after the epoch in which this invocation's time reaches `minutes`.
 
     Example:
         >>> EpochMinutesCallback(30.0).budget.max_minutes

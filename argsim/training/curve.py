@@ -1,12 +1,6 @@
-"""The learning curve of a training run, drawn from its `train_config.json` as `learning_curve.png` beside it.
-
-Left: the training loss against optimizer steps - the losses the run logged (`losses`, at `loss_steps` when the
-trainer recorded them, else spread evenly over the run's `steps`), with a moving average once there are more
-than 40 points. Right: the evaluations logged during training (`evals`: [{"step": N, "<metric>": value}], e.g. the
-sentence-transformers evaluator's `eval_*` rows), one line per metric; without any, the end-of-run `metrics`
-are listed instead. The title names the trainer, the steps, the wall time and why the run stopped, so a PNG
-read alone still says what it shows. matplotlib's Agg backend: no display needed.
-"""
+"""The learning curve of a training run, drawn from its `train_config.json` as `learning_curve.png` beside it:
+left the logged losses against optimizer steps (a moving average past 40 points), right the evaluations logged
+during training (else the end-of-run `metrics`); the title names the trainer, steps, time and stop reason."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""A trained model explains itself (docs/training.md, "A trained model explains itself"): `train_config.json`, a
-model card `README.md` (sentence-transformers' own card with an argsim section appended, else the same front
-matter and section) and `learning_curve.png` (`argsim.training.curve`; the counter trainers draw theirs from their
-own history.json) beside the weights. Only rank 0 writes (the callers check).
-"""
+"""A trained model explains itself (docs/training.md): `train_config.json`, the card `README.md` and
+`learning_curve.png` beside the weights. Only rank 0 writes (the callers check)."""
 
 from __future__ import annotations
 
@@ -54,6 +51,30 @@ def peak_memory() -> dict:
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         out["cuda_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
     return out
+
+
+def run_info(run, rec: dict) -> dict:
+    """What every trainer's own info file repeats of its run (`rec`: `st.run_trainer`'s record): steps, seconds
+    (rounded to 0.1), the stop reason, device and precision.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> run = SimpleNamespace(placement=SimpleNamespace(device="cpu", precision="fp32"))
+        >>> run_info(run, {"steps": 4, "seconds": 1.26, "stopped_by": None})
+        {'steps': 4, 'seconds': 1.3, 'stopped_by': None, 'device': 'cpu', 'precision': 'fp32'}
+    """
+    return {"steps": rec["steps"], "seconds": round(rec["seconds"], 1), "stopped_by": rec.get("stopped_by"),
+            "device": run.placement.device, "precision": run.placement.precision}
+
+
+def save_run(run, trainer: str, options: dict, data: dict, rec: dict, metrics: dict | None = None,
+             base_model: str | None = None, files: dict | None = None,
+             pipeline_tag: str = "sentence-similarity") -> None:
+    """Rank 0, the model saved: `files` ({name: JSON content}, e.g. the trainer's own info file) in OUT, then
+    OUT/train_config.json (`train_config`) and the card (`write_records`)."""
+    for name, content in (files or {}).items():
+        write_json(Path(run.out) / name, content)
+    write_records(run.out, train_config(trainer, run, options, data, rec, metrics, base_model), pipeline_tag)
 
 
 def train_config(trainer: str, run, options: dict, data: dict, record: dict, metrics: dict | None = None,
