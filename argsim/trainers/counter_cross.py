@@ -174,8 +174,7 @@ def train_cross_encoder(config: NeuralConfig, pairs: Sequence[tuple[str, str]], 
         tracker.add({"epoch": 0, "val": evaluator(model)["val_choice_accuracy"] if evaluator else None,
                      "loss": None, "examples": 0, "seconds": 0.0})
     trainer, rec = fit_st(model, data, CrossEntropyLoss(model), run, evaluator=evaluator, eval_every=every,
-                          select=SELECTION_METRIC if evaluator else None, callbacks=(tracker,), disable_tqdm=quiet,
-                          logging_steps=every)
+                          select=SELECTION_METRIC, callbacks=(tracker,), disable_tqdm=quiet, logging_steps=every)
     if tracker.step != trainer.state.global_step:  # no validation: a row where the run ended
         tracker.row(trainer.state.global_step, None, bool(rec["stopped_by"]))
     if trainer.is_world_process_zero():

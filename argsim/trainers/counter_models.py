@@ -25,7 +25,7 @@ from argsim.errors import ModelError
 from argsim.evaluation.counter import CounterArgumentEvaluator
 from argsim.io import write_json
 from argsim.training import Budget, Placement, begin_run, is_main_process
-from argsim.training.callbacks import EpochMinutesCallback
+from argsim.training.callbacks import BudgetCallback
 from argsim.training.curve import OWN_HISTORY
 from argsim.training.module import ModuleData, fit_module, select_metric
 from argsim.training.record import data_hash, save_run
@@ -179,8 +179,7 @@ class CounterHistory(TrainerCallback):
 
 
 def _loss_of(data: PairData, base: np.ndarray | None) -> Callable:
-    """The batch loss over (point, positive, negative) text indices: from the frozen encoder's `base` table, or
-    (None: the encoder trains) from the model's own encoding of the texts."""
+    """The batch loss over (point, positive, negative) text indices, from `base` (frozen) or the model's towers."""
     def loss_of(net: CounterModel, rows: tuple[np.ndarray, np.ndarray, np.ndarray]) -> torch.Tensor:
         if base is not None:
             device = next(net.parameters()).device
@@ -222,7 +221,7 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
 
     callbacks = [history, EarlyStoppingCallback(config.patience)]
     if budget.max_minutes is not None:  # checked at epoch ends, as the documented recipes expect
-        callbacks.append(EpochMinutesCallback(budget.max_minutes))
+        callbacks.append(BudgetCallback(Budget(max_minutes=budget.max_minutes), epoch_end=True))
     pairs = list(range(len(data.train_pairs)))
     module_data = ModuleData(pairs, negatives.batches, -(-len(pairs) // config.batch_size), negatives.collate,
                              key=_data_hashes(data))

@@ -100,8 +100,8 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
         evaluator = KPAMapEvaluator(dev, name="dev",
                                     score=lambda m: cross_predictions(dev, m, context=cfg.context, sep=sep))
     trainer, rec = fit_st(model, rows, BinaryCrossEntropyLoss(model), run, evaluator=evaluator,
-                          eval_every=cfg.eval_every, select=SELECTION_METRIC if evaluator is not None else None,
-                          disable_tqdm=quiet, dataloader_drop_last=False)
+                          eval_every=cfg.eval_every, select=SELECTION_METRIC, disable_tqdm=quiet,
+                          dataloader_drop_last=False)
     seconds, steps = rec["seconds"], max(rec["steps"], 1)
     steps_per_epoch = math.ceil(len(rows["label"]) / (cfg.batch_size * budget.grad_accum * placement.processes))
     info = {"method": "kpm-cross", "config": asdict(cfg), "train": train.name, "pairs": len(rows["label"]),

@@ -153,8 +153,7 @@ def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, run)
 
 
 def _load_model(cfg: SbertConfig, device: str):
-    """The model to train: the base (optionally re-pooled, optionally LoRA-wrapped) or, with `cfg.init`, a shipped
-    adapter kept trainable (its base and adapter shape replace `cfg.model` / `cfg.lora_*`)."""
+    """The model to train: the base (re-pooled, LoRA-wrapped as `cfg` says) or `cfg.init`'s adapter, trainable."""
     from argsim.backend import load_sentence_transformer
     from argsim.backend.adapters import add_lora, continue_adapter
 
@@ -234,8 +233,7 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
 
 
 def _finish(model, cfg: SbertConfig, train: KPMData, rows: dict, run: dict, where, is_main: bool) -> dict:
-    """The training info (`where`: the `TrainRun`); rank 0 saves the model (or its adapter), the info and the run's
-    records."""
+    """The training info; rank 0 saves the model (or its adapter), the info and the run's records."""
     pairs = len(next(iter(rows.values())))  # the columns are the loss's (no label column for mnrl)
     info = {"method": "sbert", "config": asdict(cfg), "train": train.name, "pairs": pairs, **run_info(where, run),
             "seconds_per_epoch": round(run["seconds"] * math.ceil(pairs / cfg.batch_size) / max(run["steps"], 1), 1),

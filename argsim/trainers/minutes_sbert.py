@@ -71,7 +71,6 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
     from sentence_transformers.sentence_transformer.evaluation import TripletEvaluator
     from sentence_transformers.sentence_transformer.losses import TripletDistanceMetric, TripletLoss
 
-    from argsim.training.callbacks import EpochTimeCallback
     from argsim.training.st import fit_st
 
     run = begin_run(config, out, placement, budget)
@@ -87,16 +86,14 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
     evaluator = TripletEvaluator(*([r[k] for r in dev] for k in FIELDS), name="dev", similarity_fn_names=["cosine"],
                                  show_progress_bar=False, write_csv=False) if dev else None
     untrained = evaluator(model)[SELECTION_METRIC.removeprefix("eval_")] if evaluator and not budget.resume else None
-    timer = EpochTimeCallback()
-    trainer, rec = fit_st(model, train, loss, run, evaluator=evaluator, callbacks=(timer,), disable_tqdm=quiet,
-                          eval_rows=dev[:64] if dev else None, per_device_eval_batch_size=64,
-                          select=SELECTION_METRIC if evaluator else None)
+    trainer, rec = fit_st(model, train, loss, run, evaluator=evaluator, disable_tqdm=quiet, select=SELECTION_METRIC,
+                          eval_rows=dev[:64] if dev else None, per_device_eval_batch_size=64)
     dev_scores = [{k: v for k, v in h.items() if k.startswith("eval_dev") or k in ("epoch", "step")}
                   for h in trainer.state.log_history if any(k.startswith("eval_dev") for k in h)]
     best = rec["best"] or {}
     log = {"config": asdict(config), "train_triplets": len(train), "dev_triplets": len(dev),
            "dev_untrained": untrained, "best_step": best.get("step"), "best_dev": best.get("value"),
-           "own_words": None if words is None else len(words), "epoch_seconds": timer.seconds, "dev": dev_scores,
+           "own_words": None if words is None else len(words), "epoch_seconds": rec["epoch_seconds"], "dev": dev_scores,
            **run_info(run, rec), "train_file": str(train_path), "dev_file": str(dev_path) if dev_path else None}
     if trainer.is_world_process_zero():
         metrics = next((dict(h) for h in dev_scores if best and h["step"] == best["step"]), {})  # the kept one's

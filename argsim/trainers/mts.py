@@ -11,7 +11,6 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from argsim.backend.encoder import Encoder
@@ -20,7 +19,7 @@ from argsim.errors import ArgsimError
 from argsim.evaluation.kpa_map import KPAMapEvaluator
 from argsim.kpm.mts.batches import cluster_batches, pair_batches, topic_folds
 from argsim.kpm.mts.config import VARIANTS, MTSConfig
-from argsim.kpm.mts.encoder import write_ensemble, write_manifest
+from argsim.kpm.mts.encoder import MTSEncoder, write_ensemble, write_manifest
 from argsim.kpm.mts.network import ClusterLoss, MTSNet, PairContrastiveLoss, build_net, load_net
 from argsim.kpm.scoring import score_key_points
 from argsim.measure import peak_memory_mb
@@ -58,25 +57,14 @@ def _groups(net: MTSNet, cfg: MTSConfig) -> list[dict]:
     return ([{"params": body, "lr": cfg.lr}] if body else []) + [{"params": head, "lr": cfg.head_lr}]
 
 
-class LiveMTS(Encoder):
-    """An MTS network in training as an argsim `Encoder` (no disk cache), which `KPAMapEvaluator` scores as it
-    scores a saved MTS folder."""
+class LiveMTS(MTSEncoder):
+    """An MTS network in training as the `MTSEncoder` of a saved folder (no disk cache), for `KPAMapEvaluator`."""
 
     def __init__(self, net: MTSNet, batch_size: int = 64) -> None:
-        super().__init__()
-        self.net, self.batch_size, self.name, self.identity = net, batch_size, "training", ""
+        Encoder.__init__(self)
+        self.net, self.batch_size, self.name, self.identity, self.exported = net, batch_size, "training", "", None
+        self._torch = torch
         self.configure(use_cache=False, quiet=True)
-
-    def _encode_batch(self, texts: list[str]) -> np.ndarray:
-        raise NotImplementedError("MTS encodes statements with their topic and stance")
-
-    def encode_statements(self, texts, topics, stances, engine=None) -> np.ndarray:
-        outs, step = [], self.batch_size
-        with torch.inference_mode():
-            for i in range(0, len(texts), step):
-                outs.append(self.net(list(texts[i:i + step]), list(topics[i:i + step]),
-                                     list(stances[i:i + step])).float().cpu().numpy())
-        return np.concatenate(outs, axis=0) if outs else np.zeros((0, self.net.cfg.out_dim), np.float32)
 
 
 def _net(cfg: MTSConfig, init: str | Path | None) -> MTSNet:
@@ -137,8 +125,7 @@ def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, quiet: bool = Fal
 
 
 def _dev_rows(rec: dict, name: str, info: dict) -> dict:
-    """Add the dev evaluations to `info` as `dev` rows ({"epoch", "step", "<name>_strict_map", ...}) with the kept
-    one's epoch (`best_epoch`); returns the kept row's metrics for train_config.json."""
+    """Add the dev evaluations (`dev` rows) and the kept epoch (`best_epoch`) to `info`; returns the kept metrics."""
     rows = [{"epoch": i, "step": e["step"], **{k.removeprefix("eval_"): round(v, 5) for k, v in e.items()
                                                if k.startswith(f"eval_{name}_")}}
             for i, e in enumerate(rec["evals"], start=1)]

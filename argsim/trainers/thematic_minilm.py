@@ -70,8 +70,7 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, config: Thema
     loss = TripletLoss(model, distance_metric=TripletDistanceMetric.EUCLIDEAN, triplet_margin=config.margin)
     # --lora-rank: --resume and the best-step reload read the adapter of a checkpoint
     trainer, rec = fit_st(model, {f: [t[f] for t in triplets] for f in FIELDS}, loss, run, evaluator=evaluator,
-                          eval_every=config.eval_every if evaluator else 0,
-                          select=SELECTION_METRIC if evaluator else None, disable_tqdm=quiet)
+                          eval_every=config.eval_every, select=SELECTION_METRIC, disable_tqdm=quiet)
     stats = _stats(config, run, rec, len(triplets), evaluator)
     if trainer.is_world_process_zero():
         _save(model, config, run, rec, stats, (triplets, dev))
@@ -79,8 +78,7 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, config: Thema
 
 
 def _model(config: ThematicTrainConfig, device: str) -> tuple[object, ThematicTrainConfig]:
-    """The model to train (`config.init`'s adapter, else `config.model`, LoRA-wrapped with `config.lora_rank`) and
-    the config naming its base, rank and alpha."""
+    """The model to train (`config.init`'s adapter, else `config.model`, LoRA-wrapped) and its config."""
     if config.init:
         model, base, rank, alpha = continue_adapter(config.init, device, rank=config.lora_rank)
         config = replace(config, model=base, lora_rank=rank, lora_alpha=alpha)

@@ -40,28 +40,46 @@ def _stop_with_checkpoint(args, state, control) -> None:
 
 class BudgetCallback(TrainerCallback):
     """Stop, with a checkpoint, once `budget.max_steps` optimizer steps are done or `budget.max_minutes` of this
-    invocation have passed (the schedule unchanged: `Budget`).
+    invocation have passed (the schedule unchanged: `Budget`); with `epoch_end`, checked at epoch ends only (the
+    epoch finished, evaluated and saved: the counter trainers' `--max-minutes`). `epoch_seconds`: each epoch's time.
 
     Example:
         >>> BudgetCallback(Budget(max_steps=3)).stopped_by is None
         True
     """
 
-    def __init__(self, budget: Budget) -> None:
-        self.budget, self.start, self.stopped_by = budget, time.perf_counter(), None
+    def __init__(self, budget: Budget, epoch_end: bool = False) -> None:
+        self.budget, self.epoch_end, self.stopped_by = budget, epoch_end, None
+        self.start = self.epoch_began = time.perf_counter()
+        self.epoch_seconds: list[float] = []
+
+    def reason(self, args, state) -> str | None:
+        """The budget used up, if any (rank 0's clock decides the time for every process)."""
+        reason = self.budget.reached(state.global_step, time.perf_counter() - self.start)
+        if self.budget.max_minutes is not None and args.world_size > 1:
+            late = _agree(reason == "max_minutes", args, "rank0")
+            reason = "max_minutes" if late else (None if reason == "max_minutes" else reason)
+        return reason
 
     def on_train_begin(self, args, state, control, **kwargs):
         self.start = time.perf_counter()
         return control
 
+    def on_epoch_begin(self, args, state, control, **kwargs):
+        self.epoch_began = time.perf_counter()
+        return control
+
     def on_step_end(self, args, state, control, **kwargs):
-        reason = self.budget.reached(state.global_step, time.perf_counter() - self.start)
-        if self.budget.max_minutes is not None and args.world_size > 1:  # rank 0's clock decides for all
-            late = _agree(reason == "max_minutes", args, "rank0")
-            reason = "max_minutes" if late else (None if reason == "max_minutes" else reason)
-        if reason:
+        if not self.epoch_end and (reason := self.reason(args, state)):
             self.stopped_by = reason
             _stop_with_checkpoint(args, state, control)
+        return control
+
+    def on_epoch_end(self, args, state, control, **kwargs):
+        self.epoch_seconds.append(round(time.perf_counter() - self.epoch_began, 2))
+        if self.epoch_end and (reason := self.reason(args, state)):
+            self.stopped_by = reason
+            control.should_training_stop = control.should_save = True
         return control
 
 
@@ -169,44 +187,3 @@ def epoch_rows(log_history: list[dict]) -> list[dict]:
         row["step"], last = h["step"], h["step"]
     return [{"epoch": r["epoch"], "step": r["step"], "mean_loss": round(r["total"] / r["steps"], 5)}
             for r in rows.values()]
-
-
-class EpochMinutesCallback(BudgetCallback):
-    """The counter trainers' `--max-minutes`: stop after the epoch in which this invocation's time reaches `minutes`.
-
-    Example:
-        >>> EpochMinutesCallback(30.0).budget.max_minutes
-        30.0
-    """
-
-    def __init__(self, minutes: float) -> None:
-        super().__init__(Budget(max_minutes=minutes))
-
-    def on_step_end(self, args, state, control, **kwargs):
-        return control  # at epoch ends only
-
-    def on_epoch_end(self, args, state, control, **kwargs):
-        if _agree(time.perf_counter() - self.start >= self.budget.max_minutes * 60, args, "rank0"):
-            control.should_training_stop = control.should_save = True
-        return control
-
-
-class EpochTimeCallback(TrainerCallback):
-    """The seconds each epoch of this invocation took (`seconds`, one per epoch ended).
-
-    Example:
-        >>> EpochTimeCallback().seconds
-        []
-    """
-
-    def __init__(self) -> None:
-        self.seconds: list[float] = []
-        self.began = time.perf_counter()
-
-    def on_epoch_begin(self, args, state, control, **kwargs):
-        self.began = time.perf_counter()
-        return control
-
-    def on_epoch_end(self, args, state, control, **kwargs):
-        self.seconds.append(round(time.perf_counter() - self.began, 2))
-        return control

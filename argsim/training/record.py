@@ -70,8 +70,7 @@ def run_info(run, rec: dict) -> dict:
 def save_run(run, trainer: str, options: dict, data: dict, rec: dict, metrics: dict | None = None,
              base_model: str | None = None, files: dict | None = None,
              pipeline_tag: str = "sentence-similarity") -> None:
-    """Rank 0, the model saved: `files` ({name: JSON content}, e.g. the trainer's own info file) in OUT, then
-    OUT/train_config.json (`train_config`) and the card (`write_records`)."""
+    """Rank 0, the model saved: `files` ({name: JSON content}) in OUT, then train_config.json and the card."""
     for name, content in (files or {}).items():
         write_json(Path(run.out) / name, content)
     write_records(run.out, train_config(trainer, run, options, data, rec, metrics, base_model), pipeline_tag)

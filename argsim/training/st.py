@@ -27,8 +27,7 @@ IDENTITY = "run.json"  # beside the checkpoints: the data and architecture they 
 
 
 def trainer_arguments(run: TrainRun, args_class: type = TrainingArguments, **extra: object) -> TrainingArguments:
-    """`args_class` (TrainingArguments or a sentence-transformers subclass) for `run`, overridden by `extra`; no
-    progress bar unless `disable_tqdm=False`; checkpoints under OUT/checkpoints."""
+    """`args_class` (TrainingArguments or a subclass) for `run`, overridden by `extra`; checkpoints: OUT/checkpoints."""
     placement, budget, every = run.placement, run.budget, run.budget.checkpoint_every
     kw: dict = {"output_dir": str(Path(run.out) / CHECKPOINTS), "num_train_epochs": run.epochs,
                 "per_device_train_batch_size": run.batch_size, "gradient_accumulation_steps": budget.grad_accum,
@@ -55,8 +54,7 @@ def last_checkpoint(out: Path) -> str | None:
 
 
 def identity(rows: object, model) -> dict:
-    """What a checkpoint must have been trained on to be resumed: the data's hash and the architecture (the
-    trainable parameters' names and shapes)."""
+    """What a checkpoint must have been trained on to be resumed: the data's hash and the trainable shapes."""
     shapes = [(n, list(p.shape)) for n, p in model.named_parameters() if p.requires_grad]
     return {"data": data_hash(rows), "architecture": data_hash(shapes)}
 
@@ -80,7 +78,8 @@ def check_resume(out: Path, budget: Budget, ident: dict | None) -> str | None:
 
 def run_trainer(trainer, out: Path, budget: Budget, ident: dict | None = None) -> dict:
     """`trainer.train()` (resumed with --resume) with the budget and interrupt callbacks (a signal leaves a
-    checkpoint and exits 130 / 143); returns steps, seconds, stop reason, losses, evaluations, the kept best."""
+    checkpoint and exits 130 / 143); returns steps, seconds (also each epoch's: `epoch_seconds`), stop reason,
+    losses, evaluations and the kept best."""
     budget_cb, interrupt = BudgetCallback(budget), InterruptCallback()
     trainer.remove_callback(PrinterCallback)  # no log dicts on stdout: the record keeps them
     trainer.add_callback(budget_cb)
@@ -91,7 +90,7 @@ def run_trainer(trainer, out: Path, budget: Budget, ident: dict | None = None) -
     interrupt.raise_if_interrupted(str(Path(out) / CHECKPOINTS))
     logs = trainer.state.log_history
     return {"steps": trainer.state.global_step, "seconds": round(time.perf_counter() - began, 2),
-            "stopped_by": budget_cb.stopped_by, "resumed_from": resume_from,
+            "stopped_by": budget_cb.stopped_by, "resumed_from": resume_from, "epoch_seconds": budget_cb.epoch_seconds,
             "losses": [round(h["loss"], 5) for h in logs if "loss" in h],
             "loss_steps": [h["step"] for h in logs if "loss" in h],
             "evals": [{k: v for k, v in h.items() if k == "step" or (k.startswith("eval_") and k != "eval_loss")}
@@ -179,8 +178,7 @@ def fit_st(model, rows: dict[str, list] | list[dict], loss, run: TrainRun, *, ev
 
 
 def save_st(model, out: Path, base: str, extra: dict | None = None) -> None:
-    """Save a trained sentence-transformers model in OUT: a LoRA model's adapter only (`save_adapter`, `extra` in
-    its card.json, `base` the model it adapts), else the whole model."""
+    """Save a trained sentence-transformers model in OUT, a LoRA model's adapter only (`save_adapter`)."""
     if _lora(model):
         save_adapter(model, Path(out), base, extra=extra)
     else:

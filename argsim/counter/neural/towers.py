@@ -17,18 +17,13 @@ from argsim.config import RunConfig
 from argsim.vectors import l2_normalize
 
 
-def backend_pooling(pooling: str) -> str | None:
-    """The backend pooling that reproduces a tower pooling (None = the sentence-transformers pipeline)."""
-    return None if pooling == "mean-norm" else pooling
-
-
 def frozen_encoder(base_model: str, pooling: str, max_seq_length: int | None = None,
                    config: RunConfig | None = None, calibration: list[str] | None = None) -> Encoder:
-    """The backend encoder that gives the base embeddings of a frozen tower (disk-cached; `config`: the run's
-    options, None: the defaults; `calibration`: texts that calibrate OpenVINO int8, None: `config`'s file, else
-    the first texts encoded)."""
+    """The backend encoder of a frozen tower's base embeddings (disk-cached; `config`: the run's options;
+    `calibration`: texts that calibrate OpenVINO int8, None: `config`'s file, else the first texts encoded)."""
     cal = calibration if config is not None and config.backend == "openvino" and config.quantize != "none" else None
-    return get_encoder(base_model, pooling=backend_pooling(pooling), max_seq_length=max_seq_length, config=config,
+    backend_pooling = None if pooling == "mean-norm" else pooling  # None: the sentence-transformers pipeline
+    return get_encoder(base_model, pooling=backend_pooling, max_seq_length=max_seq_length, config=config,
                        calibration=cal)
 
 
@@ -59,8 +54,7 @@ class TransformerTower(nn.Module):
         return sum(p.numel() for p in self.model.parameters() if p.requires_grad)
 
     def load_lora(self, folder: Path) -> None:
-        """Set the adapter tensors from `folder/adapter_model.safetensors` (written by `save_lora`) and merge them
-        into the weights (inference costs what the base costs)."""
+        """Set the adapter tensors from `folder` (written by `save_lora`) and merge them into the weights."""
         self.set_lora(folder)
         self.model = self.model.merge_and_unload()
 
@@ -79,8 +73,7 @@ class TransformerTower(nn.Module):
                              f"({str(exc).splitlines()[-1].strip()[:160]})") from None
 
     def save_lora(self, folder: Path) -> None:
-        """Write only the adapter (peft's adapter_model.safetensors and adapter_config.json), never the base (nor
-        peft's README template, which would name this machine's base folder)."""
+        """Write only the adapter (peft's files), never the base nor peft's README (it names this machine's base)."""
         self.model.save_pretrained(str(folder))
         (folder / "README.md").unlink(missing_ok=True)
 
