@@ -1,8 +1,6 @@
 """`train_bipolar`: train any kind of the neural counter-argument models (Shi, Cao and Nguyen, "Revisiting the Role
-of Similarity and Dissimilarity in Best Counter Argument Retrieval", arXiv 2023) on `PairData`, the one entry of
-`argsim train bipolar` and of Python callers: the heads' trainer (`training.train`) or, for kind
-`cross-encoder`, the cross-encoder's (`cross.train_cross_encoder`); both write `learning_curve.png` beside the
-model."""
+of Similarity and Dissimilarity in Best Counter Argument Retrieval", arXiv 2023) on `PairData`: `counter_models.train`
+or, for kind `cross-encoder`, `counter_cross.train_cross_encoder`, then `learning_curve.png` beside the model."""
 
 from __future__ import annotations
 

@@ -130,8 +130,7 @@ def _model_and_loss(config: RetrieverConfig, device: str):
 
 def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, budget=None,
                             quiet: bool = True, corpus: CounterCorpus | None = None) -> dict:
-    """Train the open-collection counter retriever (see the module docstring) and save its adapter to `out`
-    (loads with `--model OUT` everywhere).
+    """Train the open-collection counter retriever (the module docstring) and save its adapter to `out`.
 
     Args:
         config: the recipe (`RetrieverConfig`).
@@ -141,8 +140,7 @@ def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, 
         corpus: counterargs-18 (None: loaded from the data folder).
 
     Returns:
-        the run's statistics: examples, steps, seconds, stop reason, the logged losses and validation scores, the
-        best step and its validation nDCG@10.
+        the run's statistics (steps, seconds, losses, validation scores, the best step and its nDCG@10).
 
     Example:
         >>> stats = train_counter_retriever(RetrieverConfig(limit=64, epochs=1), Path("runs/cr"))  # doctest: +SKIP

@@ -1,13 +1,10 @@
-"""Training the thematic triplet network (BiLSTM + attention, L1 distance, the paper's softmax loss, Adam 1e-3) on
-transformers' Trainer (`argsim.training.module.fit_module`); `max_triplets` subsamples the training triplets
-(seeded); each epoch's batch order is a function of the seed and the epoch, so --resume continues exactly.
+"""Training the thematic triplet network (BiLSTM + attention, L1 distance, the paper's softmax loss, Adam 1e-3) with
+`fit_module`; `max_triplets` subsamples the training triplets (seeded).
 
 Model selection (with dev triplets): `TripletAccuracyEvaluator` (the TDC accuracy of Ein Dor et al. (2018): L1
-distance, a triplet is right when d(a, p) < d(a, n), ties wrong) on a seeded sample of `dev_sample` dev triplets
-chooses the saved model (`train_bilstm`'s `dev`). The paper trains one epoch and does not say how it picked its
-model; with one epoch and no `eval_every` the saved model is the last, as before. The reported `dev_accuracy` is
-measured on all dev triplets (a sample of which chose the model: mildly optimistic), and every evaluation is
-recorded (`evals` of train_config.json).
+distance, ties wrong) on a seeded sample of `dev_sample` dev triplets. Reading chosen: the paper trains one epoch
+and does not say how it picked its model; with one epoch and no `eval_every` the saved model is the last. The
+reported `dev_accuracy` is on all dev triplets (a sample of which chose the model: mildly optimistic).
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
-"""The transformer variant: a backend sentence-transformers model (MiniLM) fine-tuned on thematic triplets with
-sentence-transformers' `TripletLoss` (Euclidean distance; a margin below 2 because MiniLM's vectors are unit
-length, so distances lie in [0, 2] and the library default of 5 could never be met), with `ThematicTrainConfig`'s
-settings (by default the shipped `thematic`: a LoRA adapter of rank 16, margin 0.3, lr 1e-4; AdamW, 10% warm-up,
-linear decay).
+"""The transformer variant: MiniLM fine-tuned on thematic triplets with `TripletLoss` (Euclidean distance; a margin
+below 2 because MiniLM's unit vectors lie within 2 of each other, so the library default of 5 could never be met),
+by default the shipped `thematic`'s recipe (LoRA rank 16, margin 0.3, lr 1e-4; AdamW, 10% warm-up, linear decay).
 
-Model selection (`config.eval_every` > 0, needs dev triplets): sentence-transformers' `TripletEvaluator` on a
-seeded sample of `dev_sample` dev triplets (Euclidean distance, ties wrong, as the TDC metric) chooses the saved
-step (`argsim.training.st.fit_st`'s selection; a LoRA checkpoint's adapter is read back). Why: on our
-triplets-sen data fine-tuning past a few hundred steps lowered test TDC below zero-shot (docs/thematic.md), so
-the step count is a hyper-parameter chosen on dev. The reported dev accuracy is then on all dev triplets (a
-sample of which chose the step: mildly optimistic); the test split stays unseen.
+Model selection (`config.eval_every` > 0, with dev triplets): `TripletEvaluator` (Euclidean, ties wrong) on a
+seeded sample of `dev_sample` chooses the saved step (`fit_st`'s selection): on triplets-sen, training past a few
+hundred steps lowered test TDC below zero-shot (docs/thematic.md). The reported dev accuracy is on all dev
+triplets (mildly optimistic); the test split stays unseen.
 """
 
 from __future__ import annotations
@@ -37,8 +33,7 @@ SELECTION_METRIC = "eval_dev_euclidean_accuracy"
 def finetune_sentence_transformer(triplets: list[dict], out: Path, config: ThematicTrainConfig | None = None, *,
                                   placement=None, budget=None, quiet: bool = False,
                                   dev: list[dict] | None = None) -> dict:
-    """Fine-tune `config.model` on (anchor, positive, negative) records and save a sentence-transformers folder to
-    `out`; with `config.lora_rank` > 0 train a LoRA adapter instead and save only it (`argsim.backend.adapters`).
+    """Fine-tune `config.model` on (anchor, positive, negative) records and save it (or its LoRA adapter) to `out`.
 
     Args:
         triplets, out: the training records (`config.max_triplets` of them, seeded) and the model folder.
