@@ -121,8 +121,7 @@ class CrossHistory(TrainerCallback):
 
 def pointwise_examples(pairs: Sequence[tuple[str, str]], collection: Sequence[str], epochs: int,
                        seed: int) -> dict[str, list]:
-    """Each epoch: (p, c, 1) and (p, a random other text of the collection, 0) for every pair (fresh negatives
-    per epoch, drawn in order from one seeded generator); the epochs are concatenated."""
+    """Each epoch (concatenated): (p, c, 1) and (p, a random other text, 0) for every pair, from one seeded draw."""
     rng = np.random.default_rng(seed)
     s1, s2, y = [], [], []
     for _ in range(epochs):

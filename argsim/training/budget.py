@@ -36,8 +36,7 @@ class Budget:
 
 
 def check_cadence(eval_every: int, budget: Budget) -> None:
-    """Refuse, before any work, a `--checkpoint-every` that is not a multiple of `eval_every` (every evaluated step
-    is saved: `argsim.training.st.selection_arguments`)."""
+    """Refuse before any work a `--checkpoint-every` that is not a multiple of `eval_every` (`selection_arguments`)."""
     every = budget.checkpoint_every
     if eval_every and every and every % eval_every:
         raise ArgsimError(f"--checkpoint-every {every} must be a multiple of --eval-every {eval_every} (every "

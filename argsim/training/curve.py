@@ -128,6 +128,5 @@ def trained_folder(folder: str | Path) -> Path:
 
 
 def read_train_config(folder: str | Path) -> dict:
-    """FOLDER/train_config.json, validated (`argsim.schemas.TrainConfig`: a file of another shape is one
-    InputError naming the field)."""
+    """FOLDER/train_config.json, validated (`argsim.schemas.TrainConfig`: another shape is one InputError)."""
     return read_json_as(TrainConfig, Path(folder) / "train_config.json", what="a training record (a JSON object)")

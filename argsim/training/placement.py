@@ -32,8 +32,7 @@ class Placement:
 
 @dataclass(frozen=True)
 class TrainRun:
-    """Where and how one training runs: OUT (checkpoints under OUT/checkpoints), placement, budget, policy, the
-    planned epochs (fractional: the schedule plans that many) and the examples per device batch."""
+    """Where and how one training runs: OUT, placement, budget, policy, planned epochs, examples per device batch."""
 
     out: Path
     placement: Placement

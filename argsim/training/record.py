@@ -78,8 +78,7 @@ def save_run(run, trainer: str, options: dict, data: dict, rec: dict, metrics: d
 
 def train_config(trainer: str, run, options: dict, data: dict, record: dict, metrics: dict | None = None,
                  base_model: str | None = None) -> dict:
-    """train_config.json's content: the run's `TrainRun` (placement, budget, policy), the trainer's `options`, the
-    data's hashes, `st.run_trainer`'s `record` (steps, seconds, losses, ...) and the `metrics` measured at the end."""
+    """train_config.json's content: the `TrainRun`, the trainer's `options`, data hashes, `record`, end `metrics`."""
     placement = run.placement
     return {"trainer": trainer, "command": command_line(),
             "base_model": base_model, "seed": placement.seed, "git_commit": git_commit(), "versions": versions(),
