@@ -1,8 +1,6 @@
 """`train_bipolar`: train any kind of the neural counter-argument models (Shi, Cao and Nguyen, "Revisiting the Role
-of Similarity and Dissimilarity in Best Counter Argument Retrieval", arXiv 2023) on `PairData`, the one entry of
-`argsim train bipolar` and of Python callers: the heads' trainer (`training.train`) or, for kind
-`cross-encoder`, the cross-encoder's (`cross.train_cross_encoder`); both write `learning_curve.png` beside the
-model."""
+of Similarity and Dissimilarity in Best Counter Argument Retrieval", arXiv 2023) on `PairData`: `counter_models.train`
+or, for kind `cross-encoder`, `counter_cross.train_cross_encoder`, then `learning_curve.png` beside the model."""
 
 from __future__ import annotations
 
@@ -17,9 +15,8 @@ from argsim.options import setting
 
 @dataclass(frozen=True)
 class CrossValidation:
-    """How the cross-encoder is validated while it trains: `points` questions (a validation point, its counter
-    and `negatives` random candidates), asked `evals` times per epoch (section 6.3 validates the bi-encoders by
-    accuracy@1/K instead, `NeuralConfig.k_val`)."""
+    """The cross-encoder's validation: `points` questions (a point, its counter, `negatives` random candidates)
+    asked `evals` times per epoch (the bi-encoders: accuracy@1/K, `NeuralConfig.k_val`)."""
 
     points: int = setting(100, "Cross-encoder validation: questions (validation points, each with its counter and "
                                "random negatives).", min=1, option="--cross-val-points")

@@ -1,9 +1,7 @@
 """Cross-encoder (section 4.2): "[CLS] p [SEP] c" -> linear -> softmax over 2 classes, cross-entropy loss.
 
-Trained as a sentence-transformers `CrossEncoder` (num_labels=2) with `CrossEncoderTrainer` and
-`CrossEntropyLoss` through argsim.training (device, precision, DDP, budgets, checkpoints, resume); the saved
-folder is a sentence-transformers CrossEncoder (its marker `argsim_cross_encoder.json` beside it), which the backend's
-pair scorer loads (`argsim.backend.resolve.pair_scorer`: log P(best counter), the log-softmax of its second label).
+A sentence-transformers `CrossEncoder` (num_labels=2) trained with `CrossEncoderTrainer` and `CrossEntropyLoss`;
+the folder (marker `argsim_cross_encoder.json`) scores log P(best counter) through `argsim.backend.resolve.pair_scorer`.
 """
 
 from __future__ import annotations
@@ -25,10 +23,9 @@ from argsim.backend.resolve import PairScorer
 from argsim.backend.safety import HF_LOAD
 from argsim.counter.neural.config import CROSS_MARKER, NeuralConfig
 from argsim.counter.neural.store import read_history
-from argsim.io import write_json
 from argsim.training import begin_run, is_main_process
 from argsim.training.curve import OWN_HISTORY
-from argsim.training.record import data_hash, train_config, write_records
+from argsim.training.record import data_hash, save_run
 from argsim.training.st import fit_st
 
 
@@ -61,8 +58,7 @@ def choice_accuracy(score: Callable[[list[tuple[str, str]]], np.ndarray],
 
 
 class ChoiceEvaluator(BaseEvaluator):
-    """A sentence-transformers evaluator: the validation choice accuracy (`choice_accuracy`) of a CrossEncoder on
-    `questions` (`validation_choices`); its metric `val_choice_accuracy` chooses the kept checkpoint.
+    """A sentence-transformers evaluator: `choice_accuracy` of a CrossEncoder on `questions` (`val_choice_accuracy`).
 
     Example:
         >>> ChoiceEvaluator([]).primary_metric
@@ -82,9 +78,8 @@ class ChoiceEvaluator(BaseEvaluator):
 
 
 class CrossHistory(TrainerCallback):
-    """The cross-encoder's history: a row per validation (fractional `epoch`, `val`, the mean training `loss`
-    since the previous row, `examples` seen, cumulative `seconds`, `stopped_early` at a budget's stop), continued
-    from `history` (the rows of a resumed run); `log` gets every row on rank 0.
+    """A history row per validation (fractional `epoch`, `val`, mean `loss` since the last row, `examples` seen,
+    cumulative `seconds`, `stopped_early`), continuing `history` (a resumed run's); `log` gets each on rank 0.
 
     Example:
         >>> h = CrossHistory([], per_epoch=10, examples=(16, 320))
@@ -126,8 +121,7 @@ class CrossHistory(TrainerCallback):
 
 def pointwise_examples(pairs: Sequence[tuple[str, str]], collection: Sequence[str], epochs: int,
                        seed: int) -> dict[str, list]:
-    """Each epoch: (p, c, 1) and (p, a random other text of the collection, 0) for every pair (fresh negatives
-    per epoch, drawn in order from one seeded generator); the epochs are concatenated."""
+    """Each epoch (concatenated): (p, c, 1) and (p, a random other text, 0) for every pair, from one seeded draw."""
     rng = np.random.default_rng(seed)
     s1, s2, y = [], [], []
     for _ in range(epochs):
@@ -148,17 +142,12 @@ def train_cross_encoder(config: NeuralConfig, pairs: Sequence[tuple[str, str]], 
                         out: str | Path, *, questions: Sequence[Sequence[tuple[str, str]]] = (),
                         evals_per_epoch: int = 4, placement=None, budget=None, quiet: bool = True,
                         log: Callable[[dict], None] | None = None) -> list[dict]:
-    """Pointwise training of `config.base_model` as sentence-transformers' `CrossEncoder` (2 labels) with
-    `CrossEncoderTrainer` and `CrossEntropyLoss` (`pointwise_examples`: fresh negatives every epoch, `config.epochs`
-    of them; Adam at `config.encoder_lr`, constant; `config.batch_size`, `config.max_seq_length`) through
-    `argsim.training` (`placement`, `budget`, checkpoints under OUT/checkpoints, `--resume`).
+    """Pointwise training of `config.base_model` as a 2-label `CrossEncoder` on `pointwise_examples` (fresh
+    negatives every epoch; Adam at `config.encoder_lr`, constant).
 
-    With `questions` (`validation_choices`) the model is validated before training (epoch 0) and
-    `evals_per_epoch` times per epoch (and where a budget stops it): history rows (`CrossHistory`) carry
-    fractional epochs, the mean training loss since the previous row and `val`, the accuracy of picking the true
-    counter among its question's candidates (`ChoiceEvaluator`). That figure chooses the saved weights: the best
-    validated row of training (the first of equal scores; the untrained row is the baseline, not a candidate;
-    `fit_st`'s selection, kept across `--resume`). Without `questions` the last step is saved.
+    With `questions` (`validation_choices`) the model is validated before training (epoch 0) and `evals_per_epoch`
+    times per epoch (`ChoiceEvaluator`, `CrossHistory` rows); the best validated step is saved (`fit_st`'s
+    selection; the untrained row is a baseline, not a candidate). Without `questions` the last step is saved.
 
     Returns:
         the history rows (OUT also holds them as history.json, the marker, train_config.json and the card).
@@ -184,8 +173,7 @@ def train_cross_encoder(config: NeuralConfig, pairs: Sequence[tuple[str, str]], 
         tracker.add({"epoch": 0, "val": evaluator(model)["val_choice_accuracy"] if evaluator else None,
                      "loss": None, "examples": 0, "seconds": 0.0})
     trainer, rec = fit_st(model, data, CrossEntropyLoss(model), run, evaluator=evaluator, eval_every=every,
-                          select=SELECTION_METRIC if evaluator else None, callbacks=(tracker,), disable_tqdm=quiet,
-                          logging_steps=every)
+                          select=SELECTION_METRIC, callbacks=(tracker,), disable_tqdm=quiet, logging_steps=every)
     if tracker.step != trainer.state.global_step:  # no validation: a row where the run ended
         tracker.row(trainer.state.global_step, None, bool(rec["stopped_by"]))
     if trainer.is_world_process_zero():
@@ -195,19 +183,17 @@ def train_cross_encoder(config: NeuralConfig, pairs: Sequence[tuple[str, str]], 
 
 def _save_cross(model, config: NeuralConfig, run, rec: dict, tracker: CrossHistory, pairs: list,
                 evals_per_epoch: int) -> None:
-    """Rank 0: the kept weights (the best validated row's, not necessarily the last), the marker, history.json,
-    train_config.json and the card."""
-    out, history, best = run.out, tracker.history, rec["best"]
-    model.save(str(out))
-    write_json(out / CROSS_MARKER, {"kind": "cross-encoder", "base_model": config.base_model,
-                                    "max_length": config.max_seq_length, "lr": config.encoder_lr,
-                                    "batch_size": config.batch_size, "train_pairs": len(pairs)})
-    write_json(out / OWN_HISTORY, {"kind": "cross-encoder", "history": history})
+    """Rank 0: the kept weights, the marker, history.json, train_config.json and the card."""
+    history, best = tracker.history, rec["best"]
+    model.save(str(run.out))
+    marker = {"kind": "cross-encoder", "base_model": config.base_model, "max_length": config.max_seq_length,
+              "lr": config.encoder_lr, "batch_size": config.batch_size, "train_pairs": len(pairs)}
     metrics = {"val_choice_accuracy_untrained": history[0]["val"],
                "val_choice_accuracy": best["value"] if best else history[-1]["val"],
                "val_choice_accuracy_last": history[-1]["val"],
                "best_epoch": round(best["step"] / tracker.per_epoch, 3) if best else None}
     options = {"epochs": config.epochs, "lr": config.encoder_lr, "batch_size": config.batch_size,
                "max_length": config.max_seq_length, "evals_per_epoch": evals_per_epoch}
-    write_records(out, train_config("counter-cross-encoder", run, options, {"train": data_hash(pairs)}, rec, metrics,
-                                    base_model=config.base_model), pipeline_tag="text-classification")
+    save_run(run, "counter-cross-encoder", options, {"train": data_hash(pairs)}, rec, metrics, config.base_model,
+             {CROSS_MARKER: marker, OWN_HISTORY: {"kind": "cross-encoder", "history": history}},
+             pipeline_tag="text-classification")

@@ -25,10 +25,10 @@ from argsim.errors import ModelError
 from argsim.evaluation.counter import CounterArgumentEvaluator
 from argsim.io import write_json
 from argsim.training import Budget, Placement, begin_run, is_main_process
-from argsim.training.callbacks import EpochMinutesCallback
+from argsim.training.callbacks import BudgetCallback
 from argsim.training.curve import OWN_HISTORY
 from argsim.training.module import ModuleData, fit_module, select_metric
-from argsim.training.record import data_hash, train_config, write_records
+from argsim.training.record import data_hash, save_run
 from argsim.training.st import last_checkpoint
 
 
@@ -51,18 +51,14 @@ def batch_loss(model: CounterModel, u: torch.Tensor, vp: torch.Tensor, vn: torch
 
 def warm_start(model: CounterModel, folder: str | Path) -> None:
     """Start `model` from a saved model of the same kind and width (a folder or a shipped model's name): its heads
-    (e.g. heads trained on the frozen encoder, before fine-tuning the encoder with them) and, when both hold LoRA
-    tower adapters (`--train-encoder --lora-rank N`, e.g. the shipped `counter-bipolar`), the adapters' tensors
-    too, so the run continues the saved model (training time adds up across runs and machines).
+    and, when both hold LoRA tower adapters (e.g. the shipped `counter-bipolar`), the adapters' tensors too.
 
-    Reading chosen: an adapter of another rank or alpha, or over another base, cannot be continued (its update
-    would change), so it is refused (one line) rather than dropped; a saved model with adapters warm-starts a run
-    without them (frozen encoder or full fine-tuning) with its heads only, as a heads-only model (the shipped
-    `counter-bi-encoder`) warm-starts any run. A separate candidate tower takes the saved `candidate_encoder/`
-    adapter, else the point tower's.
+    Reading chosen: an adapter of another rank, alpha or base is refused (one line), not dropped; a saved model
+    with adapters starts a run without them with its heads only; a separate candidate tower takes the saved
+    `candidate_encoder/` adapter, else the point tower's.
 
     Args:
-        model: the new model (its towers already wrapped in their trainable adapters when `config.lora`).
+        model: the new model (its towers already wrapped in their adapters when `config.lora`).
         folder: the saved model (`store.load_model` reads it, checking its base).
 
     Raises:
@@ -95,11 +91,9 @@ def warm_start(model: CounterModel, folder: str | Path) -> None:
 
 
 class EpochNegatives:
-    """The batches of each epoch: one fresh negative per pair (hard ones from the model as the epoch begins, with
-    the sampler's schedule) and a fresh order, drawn from generators seeded by (seed, epoch), so a resumed run
-    draws what the uninterrupted one drew. The epoch in progress (`current`: its negatives, order and hard
-    share) is saved with every checkpoint: a run resumed mid-epoch cannot recompute hard negatives from the
-    weights the epoch began with.
+    """Each epoch's batches: a fresh negative per pair (hard ones from the model as the epoch begins) and a fresh
+    order, seeded by (seed, epoch); the epoch in progress (`current`) goes into every checkpoint, since a run
+    resumed mid-epoch cannot recompute its hard negatives.
 
     Example:
         >>> neg = EpochNegatives(model, data, config, base)  # doctest: +SKIP
@@ -136,10 +130,8 @@ class EpochNegatives:
 
 
 class CounterHistory(TrainerCallback):
-    """The counter trainers' per-epoch history (`{"epoch", "loss", "val", "hard", "seconds"}`, epoch 0 the
-    untrained model), written to OUT/history.json after every evaluation and kept with every checkpoint (with
-    the epoch in progress of `EpochNegatives`), so a resumed run continues it.
-    """
+    """The per-epoch history (`{"epoch", "loss", "val", "hard", "seconds"}`, epoch 0 untrained) in OUT/history.json
+    after every evaluation, and with the epoch in progress in every checkpoint (a resumed run continues it)."""
 
     STATE = "counter_state.json"
 
@@ -187,8 +179,7 @@ class CounterHistory(TrainerCallback):
 
 
 def _loss_of(data: PairData, base: np.ndarray | None) -> Callable:
-    """The batch loss over (point, positive, negative) text indices: from the frozen encoder's `base` table, or
-    (None: the encoder trains) from the model's own encoding of the texts."""
+    """The batch loss over (point, positive, negative) text indices, from `base` (frozen) or the model's towers."""
     def loss_of(net: CounterModel, rows: tuple[np.ndarray, np.ndarray, np.ndarray]) -> torch.Tensor:
         if base is not None:
             device = next(net.parameters()).device
@@ -204,21 +195,13 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
           log: Callable[[dict], None] | None = None, max_minutes: float | None = None,
           model: CounterModel | None = None, init: str | Path | None = None, placement: Placement | None = None,
           budget: Budget | None = None) -> list[dict]:
-    """Train `config.kind` on `data` with transformers' Trainer (`argsim.training.module.fit_module`); the
-    best-validation model is saved in `out_dir` (rank 0). Returns the history.
+    """Train `config.kind` on `data` (`fit_module`) and save the best-validated model in `out_dir` (rank 0);
+    returns the history (`CounterHistory` rows).
 
-    Model selection: `CounterArgumentEvaluator.from_pairs` (validation accuracy@1/`config.k_val`, section 6.3's
-    figure) scores the untrained model (recorded, not a candidate: there is no checkpoint of it) and every epoch;
-    the saved model is the epoch with the best score (`load_best_model_at_end`: strictly better than every earlier
-    one, so the first of equal scores), and `config.patience` evaluations without a better score stop the run
-    (transformers' `EarlyStoppingCallback`).
-
-    History rows: epoch (0 = untrained), loss, val (accuracy@1/k_val), hard (share of hard negatives),
-    seconds (cumulative training time). `budget.max_minutes` (or `max_minutes`) stops after the epoch that
-    crosses it (its validation is a candidate); `budget.max_steps` stops mid-epoch with a checkpoint that
-    `resume` continues exactly (the epoch's negatives and batch order are in the checkpoint). `init`: a
-    saved model whose heads (and LoRA tower adapters, when both have them) start the training (`warm_start`).
-    `placement`: device / precision / seed (default: the CPU, fp32, `config.seed`).
+    Model selection: validation accuracy@1/`config.k_val` (section 6.3; `CounterArgumentEvaluator.from_pairs`)
+    of every epoch chooses the saved one (the untrained model is recorded, not a candidate); `config.patience`
+    evaluations without a better score stop the run. `budget.max_minutes` (or `max_minutes`) stops after the
+    epoch that crosses it; `budget.max_steps` mid-epoch, resumed exactly. `init`: `warm_start`'s folder.
     """
     run = begin_run(config, out_dir, placement, budget, policy={"schedule": "constant", "max_grad_norm": None},
                     max_minutes=max_minutes, resume=resume)  # Adam at constant rates, per group
@@ -238,7 +221,7 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
 
     callbacks = [history, EarlyStoppingCallback(config.patience)]
     if budget.max_minutes is not None:  # checked at epoch ends, as the documented recipes expect
-        callbacks.append(EpochMinutesCallback(budget.max_minutes))
+        callbacks.append(BudgetCallback(Budget(max_minutes=budget.max_minutes), epoch_end=True))
     pairs = list(range(len(data.train_pairs)))
     module_data = ModuleData(pairs, negatives.batches, -(-len(pairs) // config.batch_size), negatives.collate,
                              key=_data_hashes(data))
@@ -276,19 +259,15 @@ def _groups(model: CounterModel, config: NeuralConfig) -> list[dict]:
 
 def _save_run(model: CounterModel, config: NeuralConfig, data: PairData, history: list[dict], rec: dict,
               run) -> None:
-    """Rank 0: the kept (best-validated) model, history.json and the run's records (`run`: the `TrainRun`, with
-    the budget as given)."""
-    out_dir = run.out
+    """Rank 0: the kept (best-validated) model, history.json and the run's records."""
     trained = history[1:] or history
     best_row = max(trained, key=lambda h: h["val"] if h["val"] == h["val"] else -1.0)
-    save_model(model, out_dir, info={"epoch": best_row["epoch"], "val": best_row["val"], "data": data.info})
-    write_json(out_dir / OWN_HISTORY, {"config": config.as_dict(), "data": data.info, "history": history})
-    record = {**{k: v for k, v in rec.items() if k != "best"}, "epochs_run": history[-1]["epoch"],
-              "losses": [h["loss"] for h in history[1:]]}
+    save_model(model, run.out, info={"epoch": best_row["epoch"], "val": best_row["val"], "data": data.info})
+    record = {**rec, "epochs_run": history[-1]["epoch"], "losses": [h["loss"] for h in history[1:]]}
     metrics = {f"val_at1_over_{config.k_val}_best": best_row["val"], "best_epoch": best_row["epoch"],
                f"val_at1_over_{config.k_val}_untrained": history[0]["val"]}
-    write_records(out_dir, train_config(f"counter-{config.kind}", run, config.as_dict(), _data_hashes(data), record,
-                                        metrics, base_model=config.base_model))
+    save_run(run, f"counter-{config.kind}", config.as_dict(), _data_hashes(data), record, metrics, config.base_model,
+             {OWN_HISTORY: {"config": config.as_dict(), "data": data.info, "history": history}})
 
 
 def _data_hashes(data: PairData) -> dict:

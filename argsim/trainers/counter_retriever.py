@@ -6,14 +6,11 @@ Benchmarks, built from counterargs-18 of Wachsmuth et al., ACL 2018).
 Recipe: sentence-transformers' `CachedMultipleNegativesRankingLoss` (Gao et al., "Scaling Deep Contrastive
 Learning Batch Size under Memory Limited Setup", RepL4NLP 2021: the in-batch-negatives loss of Henderson et al.
 2017 with a large batch computed in mini-batches) over (point, its counter, a hard negative) of counterargs-18's
-TRAINING split; the hard negative is drawn (seeded) from the same debate: the other counters and the points of the
-opposing side (`hard_negative`). One tower for both sides (a symmetric model): a counter shares its point's topic
-and vocabulary, which the loss turns into the ranking "the counter above the other arguments of the debate".
+training split, the hard negative drawn (seeded) from the same debate (`hard_negative`); one tower for both sides.
 
-Model selection: nDCG@10 of the ArguAna replica's validation split (validation points as queries over the
-training and validation arguments without any test text, the query itself ignored; `validation_evaluator`) every
-`eval_every` steps, the best kept by sentence-transformers' trainer (`argsim.training.st.fit_st`). No test text is
-read: training pairs and negatives whose text recurs in the validation or test split are left out (`training_rows`).
+Model selection: nDCG@10 of the ArguAna replica's validation split (`validation_evaluator`) every `eval_every`
+steps (`fit_st`'s selection). No test text is read: pairs and negatives whose text recurs in the validation or test
+split are left out (`training_rows`).
 """
 
 from __future__ import annotations
@@ -23,10 +20,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from argsim.io import write_json
 from argsim.options import setting
 from argsim.training import begin_run
-from argsim.training.record import data_hash, train_config, write_records
+from argsim.training.record import data_hash, save_run
 
 if TYPE_CHECKING:
     from argsim.data.counterargs import Argument, CounterCorpus
@@ -81,11 +77,8 @@ def hard_negative(point: Argument, counter: Argument, debate: list[Argument], rn
 def training_rows(corpus: CounterCorpus, split: str = "training", seed: int = 13, limit: int | None = None,
                   held_out_splits: tuple[str, ...] = ("validation", "test")) -> dict[str, list[str]]:
     """The loss's columns {anchor, positive, negative}: every point of `split` with its counter and a hard negative
-    (`hard_negative`; a point whose debate has none gets a random counter of the split).
-
-    counterargs-18 repeats texts across its splits (16% of the training pairs hold a point or counter whose text is
-    also a test text, as many a validation text): a pair or negative with a text of `held_out_splits` is left out,
-    so that neither the test points and their counters nor the selection's validation collection are learnt.
+    (`hard_negative`, else a random counter of the split). counterargs-18 repeats texts across splits (16% of the
+    training pairs hold a test text): a pair or negative with a text of `held_out_splits` is left out.
 
     Example:
         >>> rows = training_rows(load_counterargs(), limit=8)  # doctest: +SKIP
@@ -113,9 +106,8 @@ def training_rows(corpus: CounterCorpus, split: str = "training", seed: int = 13
 
 
 def validation_evaluator(corpus: CounterCorpus, limit: int | None = None):
-    """The selection's evaluator: `ArguAnaEvaluator` (MTEB's scoring) on the replica's validation split
-    (validation points over the training and validation arguments, no test text; `argsim.data.arguana`), named
-    "validation" (metric `SELECTION_METRIC`); `limit`: its first N queries."""
+    """The selection's `ArguAnaEvaluator` "validation" (`SELECTION_METRIC`) on the replica's validation split (no
+    test text; `argsim.data.arguana`); `limit`: its first N queries."""
     from argsim.data.arguana import build_arguana
     from argsim.evaluation.arguana import ArguAnaEvaluator
 
@@ -138,8 +130,7 @@ def _model_and_loss(config: RetrieverConfig, device: str):
 
 def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, budget=None,
                             quiet: bool = True, corpus: CounterCorpus | None = None) -> dict:
-    """Train the open-collection counter retriever (see the module docstring) and save its adapter to `out`
-    (loads with `--model OUT` everywhere).
+    """Train the open-collection counter retriever (the module docstring) and save its adapter to `out`.
 
     Args:
         config: the recipe (`RetrieverConfig`).
@@ -149,15 +140,13 @@ def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, 
         corpus: counterargs-18 (None: loaded from the data folder).
 
     Returns:
-        the run's statistics: examples, steps, seconds, stop reason, the logged losses and validation scores, the
-        best step and its validation nDCG@10.
+        the run's statistics (steps, seconds, losses, validation scores, the best step and its nDCG@10).
 
     Example:
         >>> stats = train_counter_retriever(RetrieverConfig(limit=64, epochs=1), Path("runs/cr"))  # doctest: +SKIP
     """
-    from argsim.backend.adapters import save_adapter
     from argsim.data.counterargs import load_counterargs
-    from argsim.training.st import fit_st
+    from argsim.training.st import fit_st, save_st
 
     run_ = begin_run(config, out, placement, budget, config.eval_every, {"warmup_ratio": 0.1})
     corpus = corpus or load_counterargs()
@@ -175,9 +164,9 @@ def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, 
              "selection_ndcg_at_10": best.get("value"), "encode_max_seq_length": config.encode_max_seq_length,
              "validation_ndcg_at_10": final, "losses": run["losses"], "evals": run["evals"]}
     if trainer.is_world_process_zero():
-        save_adapter(model, out, config.model, extra={"steps": run["steps"], "seconds": round(run["seconds"], 1),
-                                                     "validation_ndcg_at_10": final})
-        write_json(out / "argsim_training.json", {k: v for k, v in stats.items() if k not in ("losses", "evals")})
-        write_records(out, train_config("counter-retriever", run_, asdict(config), {"train": data_hash(rows)}, run,
-                                        {"validation_ndcg_at_10": final}, base_model=config.model))
+        save_st(model, out, config.model, {"steps": run["steps"], "seconds": round(run["seconds"], 1),
+                                           "validation_ndcg_at_10": final})
+        save_run(run_, "counter-retriever", asdict(config), {"train": data_hash(rows)}, run,
+                 {"validation_ndcg_at_10": final}, config.model,
+                 {"argsim_training.json": {k: v for k, v in stats.items() if k not in ("losses", "evals")}})
     return stats

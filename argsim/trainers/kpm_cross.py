@@ -1,20 +1,16 @@
 """Cross-encoder key point matcher: one transformer reads the (argument, key point) pair and outputs a match logit.
 
 The approach of the KPA-2021 leaderboard's best system (RoBERTa-base cross-encoder; the MTS paper's section 2
-lists it as the strongest Track 1 entry), built on sentence-transformers' `CrossEncoder` (one output label,
-sigmoid at inference) and trained with `CrossEncoderTrainer` + `BinaryCrossEntropyLoss` on the labelled pairs of
-the labels file (label 1 match, 0 no match), through argsim.training (device, precision, budgets, records).
+lists it as the strongest Track 1 entry): sentence-transformers' `CrossEncoder` (one label, sigmoid at inference)
+trained with `CrossEncoderTrainer` + `BinaryCrossEntropyLoss` on the labelled pairs.
 
 Readings chosen where the sources leave it open:
-- input: the first text is the argument, the second the key point. `context` puts the topic (and the stance) in
-  front of the argument, joined with the tokenizer's own separator token: "topic [SEP] argument" /
-  "topic [SEP] pro [SEP] argument" (RoBERTa: "</s>"). The key point side is the key point alone.
-- optimizer: AdamW lr 2e-5, weight decay 0, 10% linear warm-up then linear decay to 0, gradients clipped at 1
-  (sentence-transformers' defaults apart from the weight decay); batch 16, max length 96 tokens for the pair;
-  3 epochs (the recommended recipe).
-- score: the sigmoid probability; `rank keypoints` ranks each argument's candidates by it (ties as any score).
-- a saved folder is a plain CrossEncoder folder (`config_sentence_transformers.json` says model_type
-  "CrossEncoder": that is how argsim recognises one); `argsim_kpm_cross.json` beside it holds the input format.
+- input: (argument, key point); `context` puts the topic (and the stance) in front of the argument with the
+  tokenizer's separator: "topic [SEP] argument" / "topic [SEP] pro [SEP] argument" (RoBERTa: "</s>").
+- optimizer: AdamW lr 2e-5, weight decay 0, 10% linear warm-up then linear decay to 0, clipping 1; batch 16, 96
+  tokens per pair, 3 epochs.
+- score: the sigmoid probability (ties as any score); the folder is a plain CrossEncoder folder, with
+  `argsim_kpm_cross.json` (the input format) beside it.
 """
 
 from __future__ import annotations
@@ -27,20 +23,19 @@ from typing import Literal
 from argsim.backend.registry import load_cross_encoder
 from argsim.data.argkp import KPMData
 from argsim.errors import ArgsimError
-from argsim.io import write_json
 from argsim.kpm.scoring import CONTEXTS, CROSS_INFO, cross_predictions, format_argument
 from argsim.measure import peak_memory_mb
 from argsim.options import setting
 from argsim.training import begin_run
-from argsim.training.record import data_hash, train_config, write_records
+from argsim.training.record import data_hash, run_info, save_run
 
 TRAIN_INFO = "argsim_train.json"
 
 
 @dataclass
 class CrossConfig:
-    """The settings of `train_cross`; the defaults are the recommended recipe (`argsim models build kpm-cross`:
-    MiniLM, BCE, 3 epochs). Each field is one option of `argsim train kpm-cross` (see `argsim.options`).
+    """The settings of `train_cross` (one option of `argsim train kpm-cross` each); the defaults are the recommended
+    recipe (`argsim models build kpm-cross`).
 
     Example:
         >>> CrossConfig().epochs, CrossConfig(context="topic").context
@@ -80,10 +75,7 @@ def pair_rows(data: KPMData, context: str = "none", sep: str = "[SEP]") -> dict[
 def train_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None, budget=None,
                 quiet: bool = False, dev: KPMData | None = None) -> dict:
     """Fine-tune a cross-encoder on the labelled pairs of `train`; save it at `out` (rank 0); the training info.
-
-    Model selection: with `cfg.eval_every` > 0 and `dev` (labelled), `KPAMapEvaluator` (the official strict mAP,
-    the task's metric; the pairs scored as `rank keypoints --model DIR` scores a saved folder) on `dev` chooses the
-    saved step (`argsim.training.st.fit_st`'s selection)."""
+    With `cfg.eval_every` > 0 and `dev`, the official strict mAP on `dev` (`KPAMapEvaluator`) chooses the step."""
     return fit_cross(train, out, cfg, placement, budget, quiet, dev)[1]
 
 
@@ -108,29 +100,25 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
         evaluator = KPAMapEvaluator(dev, name="dev",
                                     score=lambda m: cross_predictions(dev, m, context=cfg.context, sep=sep))
     trainer, rec = fit_st(model, rows, BinaryCrossEntropyLoss(model), run, evaluator=evaluator,
-                          eval_every=cfg.eval_every, select=SELECTION_METRIC if evaluator is not None else None,
-                          disable_tqdm=quiet, dataloader_drop_last=False)
-    seconds = rec["seconds"]
+                          eval_every=cfg.eval_every, select=SELECTION_METRIC, disable_tqdm=quiet,
+                          dataloader_drop_last=False)
+    seconds, steps = rec["seconds"], max(rec["steps"], 1)
     steps_per_epoch = math.ceil(len(rows["label"]) / (cfg.batch_size * budget.grad_accum * placement.processes))
     info = {"method": "kpm-cross", "config": asdict(cfg), "train": train.name, "pairs": len(rows["label"]),
-            "steps": rec["steps"], "seconds": round(seconds, 1),
-            "seconds_per_step": round(seconds / max(rec["steps"], 1), 3),
-            "seconds_per_epoch": round(seconds * steps_per_epoch / max(rec["steps"], 1), 1),
-            "device": placement.device, "precision": placement.precision, "stopped_by": rec.get("stopped_by"),
-            "losses": rec["losses"]}
+            **run_info(run, rec), "seconds_per_step": round(seconds / steps, 3),
+            "seconds_per_epoch": round(seconds * steps_per_epoch / steps, 1), "losses": rec["losses"]}
+    metrics = None
     if evaluator is not None:
         best = rec["best"] or {}
         info |= {"dev": [e for e in rec["evals"] if SELECTION_METRIC in e], "best_step": best.get("step"),
                  "best_dev": best.get("value")}
+        metrics = {SELECTION_METRIC: info["best_dev"], "best_step": info["best_step"]}
     if trainer.is_world_process_zero():
         info["peak_mb"] = peak_memory_mb()
         model.save(str(out))
-        write_json(out / CROSS_INFO, {"context": cfg.context, "sep": sep, "max_length": cfg.max_seq_length})
-        write_json(out / TRAIN_INFO, info)
-        metrics = {SELECTION_METRIC: info["best_dev"], "best_step": info["best_step"]} if evaluator else None
-        write_records(out, train_config("kpm-cross", run, asdict(cfg), {train.name: data_hash(rows)},
-                                        rec, metrics, base_model=cfg.model),
-                      pipeline_tag="text-ranking")
+        save_run(run, "kpm-cross", asdict(cfg), {train.name: data_hash(rows)}, rec, metrics, cfg.model,
+                 {CROSS_INFO: {"context": cfg.context, "sep": sep, "max_length": cfg.max_seq_length}, TRAIN_INFO: info},
+                 pipeline_tag="text-ranking")
     info.setdefault("peak_mb", 0.0)
     return model, info
 

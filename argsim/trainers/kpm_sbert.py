@@ -1,21 +1,12 @@
 """Siamese SBERT / SRoBERTa fine-tuning on labelled (argument, key point) pairs (Mariani & Marinelli).
 
-A shared sentence-transformers encoder (mean or CLS pooling); the loss is either a cosine-similarity regression
-towards target 1 for matches and 0.5 for non-matches (the report's best setting), or sentence-transformers'
-ContrastiveLoss (the default: it scores higher on ArgKP dev with MiniLM), or (`mnrl`) MultipleNegativesRankingLoss
-with in-batch and hard negatives (`mnrl_rows`). The learning rate decays linearly from `lr` to `lr_end` (the
-report's "(8e-6, 1e-6)" schedules). The result is a plain sentence-transformers folder: `get_encoder(folder)` and
-`SentenceTransformer(folder)` load it. Both paths train through argsim.training: the full model with
-SentenceTransformerTrainer, the top-layer variant (`train_layers`) with transformers' Trainer over the cached lower
-layers (`argsim.training.module.fit_module`); one policy (AdamW, weight decay 0 - the top-layer path used 0.01
-before - linear from `lr` to `lr_end`).
-
-`lora_rank` > 0 trains a LoRA adapter (peft) over the attention and feed-forward linear layers instead of the
-weights, and the folder then holds only the adapter (`argsim.backend.adapters`: a few MB, loaded over the installed
-base, whose hash it records); `init` continues a shipped adapter (`--init kpm`). `eval_every` > 0 scores the
-evaluation split with the official mAP every N steps and where the run ends (`argsim.evaluation.KPAMapEvaluator`)
-and keeps the weights that scored best on its strict mAP (the first of equal scores; `argsim.training.st.fit_st`'s
-selection: the best checkpoint, also across --resume).
+A shared sentence-transformers encoder; the loss is a cosine regression towards 1 (matches) and 0.5 (the
+report's best), ContrastiveLoss (the default: higher ArgKP dev mAP with MiniLM) or MultipleNegativesRankingLoss with
+hard negatives (`mnrl_rows`); the rate decays linearly from `lr` to `lr_end` (the report's "(8e-6, 1e-6)"). The
+folder is a plain sentence-transformers one, or with `lora_rank` / `init` a LoRA adapter over the installed base
+(`argsim.backend.adapters`). The whole model trains with SentenceTransformerTrainer, `train_layers` on cached lower
+layers with `fit_module` (one policy: AdamW, weight decay 0 - the top-layer path used 0.01 before); `eval_every`
+keeps the best strict mAP of the evaluation split (`KPAMapEvaluator`, `fit_st`'s selection).
 """
 
 from __future__ import annotations
@@ -28,11 +19,11 @@ from typing import Literal
 from argsim.config import RunConfig
 from argsim.data.argkp import KPMData
 from argsim.errors import ArgsimError
-from argsim.io import write_json
 from argsim.measure import peak_memory_mb
 from argsim.options import check_settings, setting
 from argsim.training import begin_run, resolve_placement
-from argsim.training.record import data_hash, train_config, write_records
+from argsim.training.record import data_hash, run_info, save_run
+from argsim.training.st import save_st
 
 LOSSES = ("cosine", "contrastive", "mnrl")
 TRAIN_INFO = "argsim_train.json"
@@ -40,11 +31,8 @@ TRAIN_INFO = "argsim_train.json"
 
 @dataclass
 class SbertConfig:
-    """The settings of `train_sbert`; the defaults are the recommended recipe (`argsim models build kpm-sbert`):
-    ContrastiveLoss, lr 2e-5 decaying linearly to 0, one epoch (dev mAP strict 0.814 / relaxed 0.955 with
-    MiniLM).
-
-    Each field is one option of `argsim train sbert` (see `argsim.options`).
+    """The settings of `train_sbert` (one option of `argsim train sbert` each); the defaults are the recommended
+    recipe (`argsim models build kpm-sbert`: dev mAP strict 0.814 / relaxed 0.955 with MiniLM).
 
     Example:
         >>> SbertConfig().loss, SbertConfig(loss="cosine", lr=8e-6, lr_end=1e-6).lr
@@ -113,12 +101,9 @@ def mnrl_rows(data: KPMData, seed: int = 13) -> dict[str, list]:
     argument does not match - drawn (seeded) among its labelled non-matches, else among the unlabelled ones;
     a pair whose topic and stance has no other key point is dropped (ArgKP train: 4,161 of 4,260 pairs kept).
 
-    Every other text in the batch is an in-batch negative of an anchor. False negatives in a batch are handled
-    so: the trainer uses the no-duplicates batch sampler (no text twice in a batch, across all columns), so a key
-    point never appears as both a row's positive and another row's negative, and an argument never twice; what
-    remains is an argument matching several key points of its topic meeting one of its other matches as another
-    row's positive (in ArgKP train 240 of 4,018 matched arguments match more than one key point); that pair
-    counts as a negative (a limitation the library shares; GISTEmbedLoss would need a guide model)."""
+    Reading chosen for in-batch false negatives: the no-duplicates batch sampler keeps any text from appearing
+    twice in a batch; an argument's other match appearing as another row's positive (240 of ArgKP train's 4,018
+    matched arguments match several key points) still counts as a negative (GISTEmbedLoss would need a guide)."""
     import random
 
     rng = random.Random(seed)
@@ -144,9 +129,8 @@ def mnrl_rows(data: KPMData, seed: int = 13) -> dict[str, list]:
 
 
 def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, run) -> tuple[dict, bool]:
-    """The same objective on cached lower-layer states, updating only the top `cfg.train_layers` layers, on
-    transformers' Trainer (`argsim.training.module.fit_module`; `run`: its `TrainRun`). Returns (the run record,
-    is rank 0)."""
+    """The same objective on cached lower-layer states, training the top `cfg.train_layers` layers (`fit_module`).
+    Returns (the run record, is rank 0)."""
     import torch
 
     from argsim.backend.partial import TopLayerTrainer
@@ -169,8 +153,7 @@ def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, run)
 
 
 def _load_model(cfg: SbertConfig, device: str):
-    """The model to train: the base (optionally re-pooled, optionally LoRA-wrapped) or, with `cfg.init`, a shipped
-    adapter kept trainable (its base and adapter shape replace `cfg.model` / `cfg.lora_*`)."""
+    """The model to train: the base (re-pooled, LoRA-wrapped as `cfg` says) or `cfg.init`'s adapter, trainable."""
     from argsim.backend import load_sentence_transformer
     from argsim.backend.adapters import add_lora, continue_adapter
 
@@ -221,12 +204,9 @@ def _rows_and_loss(model, train: KPMData, cfg: SbertConfig) -> tuple[dict, objec
 
 def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str | None = None,
                 quiet: bool = False, placement=None, budget=None, eval_data: KPMData | None = None) -> dict:
-    """Fine-tune, save a sentence-transformers folder (with `cfg.lora_rank` or `cfg.init`: an adapter folder) at
-    `out` (rank 0), return the training info.
-
-    `placement` (argsim.training) gives the device, precision and seed (default: `device` or the CPU, fp32,
-    `cfg.seed`); `budget` the stops and checkpoints (default: `cfg.max_steps`); `eval_data` the labelled split
-    that `cfg.eval_every` scores during training."""
+    """Fine-tune, save a sentence-transformers (or adapter) folder at `out` (rank 0), return the training info.
+    `placement`: default `device` or the CPU, fp32, `cfg.seed`; `budget`: default `cfg.max_steps`; `eval_data`:
+    the labelled split that `cfg.eval_every` scores."""
     from argsim.backend.models import set_st_max_seq_length
     from argsim.training.st import fit_st
 
@@ -253,27 +233,20 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
 
 
 def _finish(model, cfg: SbertConfig, train: KPMData, rows: dict, run: dict, where, is_main: bool) -> dict:
-    """The training info (`where`: the `TrainRun`); rank 0 saves the model (or its adapter), the info and the run's
-    records."""
-    out, placement, seconds, steps = where.out, where.placement, run["seconds"], run["steps"]
+    """The training info; rank 0 saves the model (or its adapter), the info and the run's records."""
     pairs = len(next(iter(rows.values())))  # the columns are the loss's (no label column for mnrl)
-    info = {"method": "sbert", "config": asdict(cfg), "train": train.name, "pairs": pairs, "steps": steps,
-            "seconds": round(seconds, 1),
-            "seconds_per_epoch": round(seconds * math.ceil(pairs / cfg.batch_size) / max(steps, 1), 1),
-            "peak_mb": peak_memory_mb(), "device": placement.device, "precision": placement.precision,
-            "stopped_by": run.get("stopped_by")}
+    info = {"method": "sbert", "config": asdict(cfg), "train": train.name, "pairs": pairs, **run_info(where, run),
+            "seconds_per_epoch": round(run["seconds"] * math.ceil(pairs / cfg.batch_size) / max(run["steps"], 1), 1),
+            "peak_mb": peak_memory_mb()}
     if run.get("best"):
         info["best"] = run["best"]
     if is_main:
-        from argsim.backend.adapters import is_lora, save_adapter
+        from argsim.backend.adapters import is_lora
 
         if is_lora(model):
             info["trainable_parameters"] = sum(p.numel() for p in model.parameters() if p.requires_grad)
-            save_adapter(model, out, cfg.model, extra={"data": train.name, "steps": steps,
-                                                       "seconds": round(seconds, 1)})
-        else:
-            model.save(str(out))
-        write_json(out / TRAIN_INFO, info)
-        write_records(out, train_config("kpm-sbert", where, asdict(cfg), {train.name: data_hash(rows)}, run,
-                                        base_model=cfg.model))
+        save_st(model, where.out, cfg.model, {"data": train.name, "steps": run["steps"],
+                                              "seconds": round(run["seconds"], 1)})
+        save_run(where, "kpm-sbert", asdict(cfg), {train.name: data_hash(rows)}, run, base_model=cfg.model,
+                 files={TRAIN_INFO: info})
     return info

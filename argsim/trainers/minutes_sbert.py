@@ -12,21 +12,19 @@ from pathlib import Path
 from typing import Literal
 
 from argsim.errors import ArgsimError
-from argsim.io import read_records, write_json
+from argsim.io import read_records
 from argsim.options import setting
 from argsim.schemas import TripletRecord
 from argsim.training import begin_run
-from argsim.training.record import data_hash, train_config, write_records
+from argsim.training.record import data_hash, run_info, save_run
 
 FIELDS = ("anchor", "positive", "negative")
 
 
 @dataclass
 class MinutesTrainConfig:
-    """The settings of `train_minutes_sbert`; the defaults are the recommended recipe (`argsim models build
-    minutes-sbert`: lr 1e-3, cosine distance, margin 0.5, 3 epochs; the paper's: Euclidean distance, margin 1,
-    lr 2e-5). Each field is one option of `argsim train minutes-sbert`
-    (see `argsim.options`).
+    """The settings of `train_minutes_sbert` (one option of `argsim train minutes-sbert` each); the defaults are the
+    recommended recipe (`argsim models build minutes-sbert`).
 
     Example:
         >>> MinutesTrainConfig().distance, MinutesTrainConfig(distance="euclidean", margin=1.0).margin
@@ -66,19 +64,13 @@ def _load_triplets(path: Path, limit: int | None, seed: int) -> list[dict]:
 def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, config: MinutesTrainConfig,
                         placement=None, budget=None, quiet: bool = False) -> dict:
     """Train and save a sentence-transformers model under `out` (rank 0 writes); returns the training log.
-    `placement` (device, precision, seed; default: the CPU, fp32, `config.seed`) and `budget`: argsim.training.
 
-    Model selection: with dev triplets, sentence-transformers' `TripletEvaluator` scores them (triplet accuracy
-    by cosine, the task's metric, as `argsim eval triplets` reports the minutes figure, whatever the loss's
-    distance) before training, at every checkpoint (each epoch, or each `--checkpoint-every` steps) and where the
-    run ends; the saved model is the checkpoint with the best dev accuracy, not the last (the first of equal
-    scores; `fit_st`'s selection, kept across --resume); the untrained model is a baseline, not a candidate. The
-    log records the untrained and the best dev accuracy and the kept step; train_config.json's metrics are the
-    kept checkpoint's."""
+    Model selection: the dev triplets' accuracy by cosine (the task's metric, whatever the loss's distance;
+    `TripletEvaluator`) before training (a baseline, not a candidate), at every checkpoint and where the run ends
+    chooses the saved checkpoint (`fit_st`'s selection); train_config.json's metrics are the kept one's."""
     from sentence_transformers.sentence_transformer.evaluation import TripletEvaluator
     from sentence_transformers.sentence_transformer.losses import TripletDistanceMetric, TripletLoss
 
-    from argsim.training.callbacks import EpochTimeCallback
     from argsim.training.st import fit_st
 
     run = begin_run(config, out, placement, budget)
@@ -94,33 +86,28 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
     evaluator = TripletEvaluator(*([r[k] for r in dev] for k in FIELDS), name="dev", similarity_fn_names=["cosine"],
                                  show_progress_bar=False, write_csv=False) if dev else None
     untrained = evaluator(model)[SELECTION_METRIC.removeprefix("eval_")] if evaluator and not budget.resume else None
-    timer = EpochTimeCallback()
-    trainer, rec = fit_st(model, train, loss, run, evaluator=evaluator, callbacks=(timer,), disable_tqdm=quiet,
-                          eval_rows=dev[:64] if dev else None, per_device_eval_batch_size=64,
-                          select=SELECTION_METRIC if evaluator else None)
+    trainer, rec = fit_st(model, train, loss, run, evaluator=evaluator, disable_tqdm=quiet, select=SELECTION_METRIC,
+                          eval_rows=dev[:64] if dev else None, per_device_eval_batch_size=64)
     dev_scores = [{k: v for k, v in h.items() if k.startswith("eval_dev") or k in ("epoch", "step")}
                   for h in trainer.state.log_history if any(k.startswith("eval_dev") for k in h)]
     best = rec["best"] or {}
     log = {"config": asdict(config), "train_triplets": len(train), "dev_triplets": len(dev),
            "dev_untrained": untrained, "best_step": best.get("step"), "best_dev": best.get("value"),
-           "own_words": None if words is None else len(words), "seconds": rec["seconds"],
-           "epoch_seconds": timer.seconds, "dev": dev_scores, "steps": rec["steps"], "stopped_by": rec["stopped_by"],
-           "device": placement.device, "precision": placement.precision, "train_file": str(train_path),
-           "dev_file": str(dev_path) if dev_path else None}
+           "own_words": None if words is None else len(words), "epoch_seconds": rec["epoch_seconds"], "dev": dev_scores,
+           **run_info(run, rec), "train_file": str(train_path), "dev_file": str(dev_path) if dev_path else None}
     if trainer.is_world_process_zero():
         metrics = next((dict(h) for h in dev_scores if best and h["step"] == best["step"]), {})  # the kept one's
         if untrained is not None:
             metrics[f"{SELECTION_METRIC}_untrained"] = untrained
-        _save(model, run, (config, words), log, train_config("minutes-sbert", run, asdict(config), hashes, rec,
-                                                             metrics, base_model=config.backbone))
+        _save(model, Path(run.out), config, words)
+        save_run(run, "minutes-sbert", asdict(config), hashes, rec, metrics, config.backbone, {"train_log.json": log})
     return log
 
 
 def _model_and_rows(config: MinutesTrainConfig, train: list[dict], dev: list[dict], device: str
                     ) -> tuple[object, list[dict], list[dict], list[str] | None]:
-    """The model to train and the triplets it reads: for the ginza backbone, GiNZA's word vectors under a dense
-    layer (`sbert.build_ginza_model`; `config.word_min_count`: the training texts' frequent words get vectors of
-    their own) over the Sudachi-segmented texts, and those own words; else the backbone as it is (words None)."""
+    """The model to train, the triplets it reads and its own words: for ginza, `sbert.build_ginza_model` over the
+    Sudachi-segmented texts (`config.word_min_count`: the training texts' frequent words); else the backbone."""
     if config.backbone != "ginza":
         from argsim.backend import load_sentence_transformer
 
@@ -139,18 +126,14 @@ def _model_and_rows(config: MinutesTrainConfig, train: list[dict], dev: list[dic
     return sbert.build_ginza_model(config.update_embeddings, words=words), train, dev, words
 
 
-def _save(model, run, settings: tuple, log: dict, record: dict) -> None:
-    """Rank 0: the kept model (the segmented marker for the ginza backbone; `settings`: the config and its own
-    words), train_log.json and the run's records."""
+def _save(model, out: Path, config: MinutesTrainConfig, words: list[str] | None) -> None:
+    """Rank 0: the kept model, with the segmented marker for the ginza backbone (`words`: its own words)."""
     from argsim.minutes import sbert
 
-    (config, words), out = settings, Path(run.out)
     out.mkdir(parents=True, exist_ok=True)
     model.save(str(out))
     if config.backbone == "ginza":
         sbert.mark_segmented(out, words=len(words))
-    write_json(out / "train_log.json", log)
-    write_records(out, record)
 
 
 SELECTION_METRIC = "eval_dev_cosine_accuracy"

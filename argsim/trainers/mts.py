@@ -11,24 +11,22 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from argsim.backend.encoder import Encoder
 from argsim.data.argkp import KPMData
 from argsim.errors import ArgsimError
 from argsim.evaluation.kpa_map import KPAMapEvaluator
-from argsim.io import write_json
 from argsim.kpm.mts.batches import cluster_batches, pair_batches, topic_folds
 from argsim.kpm.mts.config import VARIANTS, MTSConfig
-from argsim.kpm.mts.encoder import write_ensemble, write_manifest
+from argsim.kpm.mts.encoder import MTSEncoder, write_ensemble, write_manifest
 from argsim.kpm.mts.network import ClusterLoss, MTSNet, PairContrastiveLoss, build_net, load_net
 from argsim.kpm.scoring import score_key_points
 from argsim.measure import peak_memory_mb
 from argsim.training import begin_run, is_main_process
 from argsim.training.callbacks import LossLogCallback, epoch_rows
 from argsim.training.module import fit_module, whole_batches
-from argsim.training.record import data_hash, train_config, write_records
+from argsim.training.record import data_hash, run_info, save_run
 
 TRAIN_INFO = "argsim_train.json"
 
@@ -59,26 +57,14 @@ def _groups(net: MTSNet, cfg: MTSConfig) -> list[dict]:
     return ([{"params": body, "lr": cfg.lr}] if body else []) + [{"params": head, "lr": cfg.head_lr}]
 
 
-class LiveMTS(Encoder):
-    """An MTS network being trained as an argsim `Encoder` (statements with their topic and stance; no disk cache,
-    no progress bars), so `argsim.evaluation.KPAMapEvaluator` scores it as `rank keypoints --model DIR` scores a
-    saved MTS folder."""
+class LiveMTS(MTSEncoder):
+    """An MTS network in training as the `MTSEncoder` of a saved folder (no disk cache), for `KPAMapEvaluator`."""
 
     def __init__(self, net: MTSNet, batch_size: int = 64) -> None:
-        super().__init__()
-        self.net, self.batch_size, self.name, self.identity = net, batch_size, "training", ""
+        Encoder.__init__(self)
+        self.net, self.batch_size, self.name, self.identity, self.exported = net, batch_size, "training", "", None
+        self._torch = torch
         self.configure(use_cache=False, quiet=True)
-
-    def _encode_batch(self, texts: list[str]) -> np.ndarray:
-        raise NotImplementedError("MTS encodes statements with their topic and stance")
-
-    def encode_statements(self, texts, topics, stances, engine=None) -> np.ndarray:
-        outs, step = [], self.batch_size
-        with torch.inference_mode():
-            for i in range(0, len(texts), step):
-                outs.append(self.net(list(texts[i:i + step]), list(topics[i:i + step]),
-                                     list(stances[i:i + step])).float().cpu().numpy())
-        return np.concatenate(outs, axis=0) if outs else np.zeros((0, self.net.cfg.out_dim), np.float32)
 
 
 def _net(cfg: MTSConfig, init: str | Path | None) -> MTSNet:
@@ -103,20 +89,13 @@ def _net(cfg: MTSConfig, init: str | Path | None) -> MTSNet:
 
 def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, quiet: bool = False, log_every: int = 0,
               init: str | Path | None = None, placement=None, budget=None, dev: KPMData | None = None) -> dict:
-    """Train one model on `train` with transformers' Trainer (`argsim.training.module.fit_module`: a checkpoint
-    under OUT/checkpoints at every epoch end, --resume) and save it at `out` (rank 0). Returns the training info
-    (timings, peak memory, per-epoch mean losses). `placement`: device / precision / seed (default: the CPU,
-    fp32, `cfg.seed`); `budget`: stops, accumulation, checkpoints (default: none); `log_every`: a loss line on
-    stderr every N steps.
-
-    Model selection: with `dev` (labelled), `KPAMapEvaluator` (the official strict mAP, the task's metric: every
-    argument scored against the key points of its topic and stance by the cosine of `LiveMTS` vectors) scores the
-    network after every epoch and the folder keeps the best epoch (the first of equal scores:
-    `load_best_model_at_end`), not the last; `info["dev"]` lists the scores, `info["best_epoch"]` the kept one."""
+    """Train one model on `train` (`fit_module`: a checkpoint at every epoch end) and save it at `out` (rank 0);
+    returns the training info (timings, peak memory, per-epoch mean losses). `log_every`: a loss line on stderr
+    every N steps. With `dev`, the official strict mAP (`KPAMapEvaluator` over `LiveMTS` vectors) after every
+    epoch chooses the kept epoch (`info["dev"]`: the scores, `info["best_epoch"]`: the kept one)."""
     if cfg.variant not in VARIANTS:
         raise ArgsimError(f"unknown variant '{cfg.variant}': choose one of {', '.join(VARIANTS)}")
     run = begin_run(cfg, out, placement, budget)
-    placement = run.placement
     net = _net(cfg, init)
     loss_fn = (PairContrastiveLoss(cfg.contrastive_pos_margin, cfg.contrastive_neg_margin, cfg.miner_epsilon)
                if cfg.variant == "simakp" else
@@ -133,46 +112,36 @@ def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, quiet: bool = Fal
                               log_every=log_every or 1)
     net.eval()
     epochs = epoch_rows(trainer.state.log_history)
-    info: dict = {"method": cfg.variant, "config": asdict(cfg), "train": train.name, "device": placement.device,
-                  "precision": placement.precision, "processes": placement.processes, "steps": rec["steps"],
-                  "epochs": epochs, "seconds": round(rec["seconds"], 1), "init": str(init) if init else None,
-                  "seconds_per_epoch": round(rec["seconds"] / max(1, len(epochs)), 1), "peak_mb": peak_memory_mb(),
-                  "stopped_by": rec["stopped_by"]}
-    if evaluator is not None:
-        info |= _dev_rows(rec, evaluator.name)
+    info: dict = {"method": cfg.variant, "config": asdict(cfg), "train": train.name, **run_info(run, rec),
+                  "processes": run.placement.processes, "epochs": epochs, "init": str(init) if init else None,
+                  "seconds_per_epoch": round(rec["seconds"] / max(1, len(epochs)), 1), "peak_mb": peak_memory_mb()}
+    metrics = _dev_rows(rec, evaluator.name, info) if evaluator is not None else {}
     if trainer.is_world_process_zero():
-        _save_run(net, run, cfg, info, rec, {train.name: labels})
+        net.save(run.out)
+        write_manifest(run.out, "kpm-mts")
+        save_run(run, f"kpm-{cfg.variant}", asdict(cfg), {train.name: labels}, rec | {"epochs": epochs}, metrics,
+                 str(cfg.model), {TRAIN_INFO: info})
     return info
 
 
-def _dev_rows(rec: dict, name: str) -> dict:
-    """The dev evaluations as `info["dev"]` rows ({"epoch", "step", "<name>_strict_map", ...}) and the kept one's
-    epoch (`best_epoch`)."""
+def _dev_rows(rec: dict, name: str, info: dict) -> dict:
+    """Add the dev evaluations (`dev` rows) and the kept epoch (`best_epoch`) to `info`; returns the kept metrics."""
     rows = [{"epoch": i, "step": e["step"], **{k.removeprefix("eval_"): round(v, 5) for k, v in e.items()
                                                if k.startswith(f"eval_{name}_")}}
             for i, e in enumerate(rec["evals"], start=1)]
     best = rec.get("best") or {}
-    return {"dev": rows, "best_epoch": next((r["epoch"] for r in rows if r["step"] == best.get("step")), None)}
-
-
-def _save_run(net: MTSNet, run, cfg: MTSConfig, info: dict, rec: dict, hashes: dict) -> None:
-    net.save(run.out)
-    write_manifest(run.out, "kpm-mts")
-    write_json(run.out / TRAIN_INFO, info)
-    metrics: dict = {}
-    if info.get("best_epoch") is not None:
-        metrics = {k: v for k, v in info["dev"][info["best_epoch"] - 1].items() if k not in ("epoch", "step")}
-        metrics["best_epoch"] = info["best_epoch"]
-    record = {k: v for k, v in rec.items() if k != "best"} | {"epochs": info["epochs"]}
-    write_records(run.out, train_config(f"kpm-{cfg.variant}", run, asdict(cfg), hashes, record, metrics,
-                                        base_model=str(cfg.model)))
+    kept = next((r for r in rows if r["step"] == best.get("step")), None)
+    info |= {"dev": rows, "best_epoch": kept["epoch"] if kept else None}
+    if kept is None:
+        return {}
+    return {k: v for k, v in kept.items() if k not in ("epoch", "step")} | {"best_epoch": kept["epoch"]}
 
 
 def train_folds(train: KPMData, dev: KPMData, out: str | Path, cfg: MTSConfig, folds: int,
                 only: list[int] | None = None, quiet: bool = False, log_every: int = 0, placement=None,
                 budget=None) -> list[dict]:
-    """Topic k-fold (fold 1 = the official split): one model per fold under out/fold_<i>, plus an ensemble
-    folder `out` whose `argsim_encoder.json` averages the cosine of every trained fold model."""
+    """Topic k-fold (fold 1 = the official split): a model per fold under out/fold_<i>, and `out` the ensemble
+    (`argsim_encoder.json`) averaging their cosines."""
     out, infos, members = Path(out), [], []
     for i, (tr, _held) in enumerate(topic_folds(train, dev, folds), start=1):
         folder = out / f"fold_{i}"

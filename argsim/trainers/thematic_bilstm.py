@@ -1,13 +1,10 @@
-"""Training the thematic triplet network (BiLSTM + attention, L1 distance, the paper's softmax loss, Adam 1e-3) on
-transformers' Trainer (`argsim.training.module.fit_module`); `max_triplets` subsamples the training triplets
-(seeded); each epoch's batch order is a function of the seed and the epoch, so --resume continues exactly.
+"""Training the thematic triplet network (BiLSTM + attention, L1 distance, the paper's softmax loss, Adam 1e-3) with
+`fit_module`; `max_triplets` subsamples the training triplets (seeded).
 
 Model selection (with dev triplets): `TripletAccuracyEvaluator` (the TDC accuracy of Ein Dor et al. (2018): L1
-distance, a triplet is right when d(a, p) < d(a, n), ties wrong) on a seeded sample of `dev_sample` dev triplets
-chooses the saved model (`train_bilstm`'s `dev`). The paper trains one epoch and does not say how it picked its
-model; with one epoch and no `eval_every` the saved model is the last, as before. The reported `dev_accuracy` is
-measured on all dev triplets (a sample of which chose the model: mildly optimistic), and every evaluation is
-recorded (`evals` of train_config.json).
+distance, ties wrong) on a seeded sample of `dev_sample` dev triplets. Reading chosen: the paper trains one epoch
+and does not say how it picked its model; with one epoch and no `eval_every` the saved model is the last. The
+reported `dev_accuracy` is on all dev triplets (a sample of which chose the model: mildly optimistic).
 """
 
 from __future__ import annotations
@@ -36,7 +33,7 @@ from argsim.thematic.config import ThematicTrainConfig
 from argsim.training import Budget, Placement, begin_run, resolve_placement
 from argsim.training.callbacks import EvalLogCallback
 from argsim.training.module import fit_module, select_metric, shuffled_batches
-from argsim.training.record import data_hash, train_config, write_records
+from argsim.training.record import data_hash, save_run
 
 FIELDS = ("anchor", "positive", "negative")
 
@@ -71,10 +68,8 @@ class LiveBiLSTM(Encoder):
 
 
 class TripletAccuracyEvaluator(TripletEvaluator):
-    """The TDC accuracy of a BiLSTM in training (`argsim.evaluation.TripletEvaluator` with the L1 distance the
-    network is trained with, ties wrong, as `argsim eval triplets --distance l1 --ties wrong`) on a seeded sample
-    of `sample` triplets (None: all); called on the network it returns `{"<name>_accuracy", "<name>_mean_diff"}`.
-    Evaluating draws no random numbers, so it does not change the run.
+    """The TDC accuracy of a BiLSTM in training (`TripletEvaluator`, L1 distance, ties wrong) on a seeded sample of
+    `sample` triplets (None: all): `{"<name>_accuracy", "<name>_mean_diff"}`; it draws no random numbers.
 
     Example:
         >>> ev = TripletAccuracyEvaluator(dev_rows, vocab, sample=2000)  # doctest: +SKIP
@@ -103,21 +98,16 @@ def train_bilstm(triplets: list[dict], out: Path, config: ThematicTrainConfig, d
     """Train on (anchor, positive, negative) records and save a backend-loadable model folder to `out`.
 
     Args:
-        triplets: the training records.
-        out: the model folder (checkpoints under OUT/checkpoints).
-        config: the settings; the fields left to the arch (None) take the BiLSTM's recommended values
-            (`ThematicTrainConfig.resolved("bilstm")`, the paper's Adam 1e-3 and batch 64) whatever its `arch`
-            says; the run records the resolved copy.
-        dev: dev triplets: `TripletAccuracyEvaluator` scores a sample of `config.dev_sample` of them every
-            `config.eval_every` steps (else every epoch) and OUT keeps the best-scoring model; its accuracy on all
-            of them is reported. None: OUT holds the last model.
+        triplets, out: the training records and the model folder.
+        config: the settings, resolved for the BiLSTM (`ThematicTrainConfig.resolved("bilstm")`) whatever its `arch`.
+        dev: dev triplets: a sample of `config.dev_sample` chooses the kept model (`TripletAccuracyEvaluator`, every
+            `config.eval_every` steps, else every epoch); its accuracy on all is reported. None: the last model.
         log: prints the run's messages.
-        placement: device / precision / seed (default: the CPU, fp32, `config.seed`, `config.threads` threads).
-        budget: default `Budget(max_minutes=config.max_minutes, checkpoint_every=config.checkpoint_every,
-            resume=True)` - a library call into the same folder continues its checkpoint, as before.
+        placement: default the CPU, fp32, `config.seed`, `config.threads` threads.
+        budget: default `config.max_minutes`, `config.checkpoint_every`, resume=True (a library call continues).
 
     Returns:
-        the `TrainReport` (steps, speed, the dev accuracy of the saved model, the best evaluation's step).
+        the `TrainReport`.
 
     Example:
         >>> rep = train_bilstm(rows, Path("models/t"), ThematicTrainConfig(arch="bilstm"), dev=dev)  # doctest: +SKIP
@@ -178,8 +168,6 @@ def _save_run(out: Path, model: AttentionBiLSTM, vocab: Vocabulary, config: Them
     if report.best_step is not None:
         metrics |= {"best_step": report.best_step, "best_epoch": report.best_epoch,
                     "best_dev_sample_accuracy_l1": report.best_dev_sample_accuracy}
-    run, hashes = where[0], {"train": where[1], "dev": data_hash(dev) if dev else None}
-    write_records(out, train_config("thematic-bilstm", run, asdict(config), hashes,
-                                    {k: v for k, v in rec.items() if k != "best"}, metrics,
-                                    base_model=config.word_vectors))
+    hashes = {"train": where[1], "dev": data_hash(dev) if dev else None}
+    save_run(where[0], "thematic-bilstm", asdict(config), hashes, rec, metrics, config.word_vectors)
     log(json.dumps({k: v for k, v in asdict(report).items() if k != "losses"}))

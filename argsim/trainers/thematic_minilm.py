@@ -1,15 +1,11 @@
-"""The transformer variant: a backend sentence-transformers model (MiniLM) fine-tuned on thematic triplets with
-sentence-transformers' `TripletLoss` (Euclidean distance; a margin below 2 because MiniLM's vectors are unit
-length, so distances lie in [0, 2] and the library default of 5 could never be met), with `ThematicTrainConfig`'s
-settings (by default the shipped `thematic`: a LoRA adapter of rank 16, margin 0.3, lr 1e-4; AdamW, 10% warm-up,
-linear decay).
+"""The transformer variant: MiniLM fine-tuned on thematic triplets with `TripletLoss` (Euclidean distance; a margin
+below 2 because MiniLM's unit vectors lie within 2 of each other, so the library default of 5 could never be met),
+by default the shipped `thematic`'s recipe (LoRA rank 16, margin 0.3, lr 1e-4; AdamW, 10% warm-up, linear decay).
 
-Model selection (`config.eval_every` > 0, needs dev triplets): sentence-transformers' `TripletEvaluator` on a
-seeded sample of `dev_sample` dev triplets (Euclidean distance, ties wrong, as the TDC metric) chooses the saved
-step (`argsim.training.st.fit_st`'s selection; a LoRA checkpoint's adapter is read back). Why: on our
-triplets-sen data fine-tuning past a few hundred steps lowered test TDC below zero-shot (docs/thematic.md), so
-the step count is a hyper-parameter chosen on dev. The reported dev accuracy is then on all dev triplets (a
-sample of which chose the step: mildly optimistic); the test split stays unseen.
+Model selection (`config.eval_every` > 0, with dev triplets): `TripletEvaluator` (Euclidean, ties wrong) on a
+seeded sample of `dev_sample` chooses the saved step (`fit_st`'s selection): on triplets-sen, training past a few
+hundred steps lowered test TDC below zero-shot (docs/thematic.md). The reported dev accuracy is on all dev
+triplets (mildly optimistic); the test split stays unseen.
 """
 
 from __future__ import annotations
@@ -22,14 +18,13 @@ from sentence_transformers.sentence_transformer.evaluation import TripletEvaluat
 from sentence_transformers.sentence_transformer.losses import TripletDistanceMetric, TripletLoss
 
 from argsim.backend import load_sentence_transformer
-from argsim.backend.adapters import add_lora, continue_adapter, save_adapter
+from argsim.backend.adapters import add_lora, continue_adapter
 from argsim.backend.models import set_st_max_seq_length
-from argsim.io import write_json
 from argsim.metrics.triplets import encoded_triplet_scores
 from argsim.thematic.config import ThematicTrainConfig
 from argsim.training import begin_run
-from argsim.training.record import data_hash, train_config, write_records
-from argsim.training.st import fit_st
+from argsim.training.record import data_hash, run_info, save_run
+from argsim.training.st import fit_st, save_st
 
 FIELDS = ("anchor", "positive", "negative")
 SELECTION_METRIC = "eval_dev_euclidean_accuracy"
@@ -38,22 +33,14 @@ SELECTION_METRIC = "eval_dev_euclidean_accuracy"
 def finetune_sentence_transformer(triplets: list[dict], out: Path, config: ThematicTrainConfig | None = None, *,
                                   placement=None, budget=None, quiet: bool = False,
                                   dev: list[dict] | None = None) -> dict:
-    """Fine-tune `config.model` on (anchor, positive, negative) records and save a sentence-transformers folder to
-    `out`; with `config.lora_rank` > 0 train a LoRA adapter instead and save only it (`argsim.backend.adapters`).
+    """Fine-tune `config.model` on (anchor, positive, negative) records and save it (or its LoRA adapter) to `out`.
 
     Args:
-        triplets: the training records (`config.max_triplets` of them, sampled with the seed).
-        out: the model folder (checkpoints under OUT/checkpoints).
-        config: the settings (default `ThematicTrainConfig()`), resolved for MiniLM (the fields left at None take
-            its recommended values). `config.init` continues a trained LoRA adapter (the shipped `thematic`, or a
-            folder trained with `lora_rank`; `argsim.backend.adapters.continue_adapter`): its tensors start the
-            run, and its base, rank and alpha replace `model`, `lora_rank` (None: the adapter's; another rank is
-            refused, one line) and `lora_alpha`; `out` is again an adapter folder over that base.
-        placement: device / precision / seed (default: the CPU, fp32, `config.seed`).
-        budget: the stops and checkpoints (default: `config.max_minutes` only).
-        quiet: no progress bar.
-        dev: dev triplets: with `config.eval_every`, a sample of `config.dev_sample` chooses the saved step (the
-            module docstring); the saved model's accuracy on all of them is reported.
+        triplets, out: the training records (`config.max_triplets` of them, seeded) and the model folder.
+        config: the settings (default `ThematicTrainConfig()`), resolved for MiniLM; `config.init` continues a
+            trained adapter (`continue_adapter`: its base, rank and alpha replace `model`, `lora_rank`, `lora_alpha`).
+        placement, budget: default the CPU, fp32, `config.seed`; `config.max_minutes` only. quiet: no progress bar.
+        dev: dev triplets: with `config.eval_every`, a sample chooses the saved step; the accuracy on all is reported.
 
     Returns:
         the run's statistics (also OUT/argsim_training.json).
@@ -78,8 +65,7 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, config: Thema
     loss = TripletLoss(model, distance_metric=TripletDistanceMetric.EUCLIDEAN, triplet_margin=config.margin)
     # --lora-rank: --resume and the best-step reload read the adapter of a checkpoint
     trainer, rec = fit_st(model, {f: [t[f] for t in triplets] for f in FIELDS}, loss, run, evaluator=evaluator,
-                          eval_every=config.eval_every if evaluator else 0,
-                          select=SELECTION_METRIC if evaluator else None, disable_tqdm=quiet)
+                          eval_every=config.eval_every, select=SELECTION_METRIC, disable_tqdm=quiet)
     stats = _stats(config, run, rec, len(triplets), evaluator)
     if trainer.is_world_process_zero():
         _save(model, config, run, rec, stats, (triplets, dev))
@@ -87,8 +73,7 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, config: Thema
 
 
 def _model(config: ThematicTrainConfig, device: str) -> tuple[object, ThematicTrainConfig]:
-    """The model to train with `config.max_seq_length` (`config.init`'s adapter continued, else `config.model`,
-    wrapped in a LoRA adapter with `config.lora_rank` > 0), and the config naming its base, rank and alpha."""
+    """The model to train (`config.init`'s adapter, else `config.model`, LoRA-wrapped) and its config."""
     if config.init:
         model, base, rank, alpha = continue_adapter(config.init, device, rank=config.lora_rank)
         config = replace(config, model=base, lora_rank=rank, lora_alpha=alpha)
@@ -103,13 +88,12 @@ def _model(config: ThematicTrainConfig, device: str) -> tuple[object, ThematicTr
 
 def _stats(config: ThematicTrainConfig, run, rec: dict, n: int, evaluator) -> dict:
     """The run's statistics: its settings, triplets seen, speed, stop and (with an evaluator) the kept step."""
-    seconds, place = rec["seconds"], run.placement
+    place = run.placement
     seen = min(rec["steps"] * config.batch_size * run.budget.grad_accum * place.processes, n * config.epochs)
     stats = {"base": config.model, "triplets": n, "triplets_seen": seen, "epochs": config.epochs,
              "batch_size": config.batch_size, "lr": config.lr, "margin": config.margin,
-             "max_seq_length": config.max_seq_length, "seconds": seconds,
-             "triplets_per_second": seen / max(seconds, 1e-9), "steps": rec["steps"], "stopped_by": rec["stopped_by"],
-             "device": place.device, "precision": place.precision, "lora_rank": config.lora_rank}
+             "max_seq_length": config.max_seq_length, **run_info(run, rec),
+             "triplets_per_second": seen / max(rec["seconds"], 1e-9), "lora_rank": config.lora_rank}
     if config.init:
         stats["init"] = config.init
     if evaluator is not None:
@@ -121,17 +105,13 @@ def _stats(config: ThematicTrainConfig, run, rec: dict, n: int, evaluator) -> di
 
 def _save(model, config: ThematicTrainConfig, run, rec: dict, stats: dict, data: tuple) -> None:
     """Rank 0: the dev accuracy (into `stats`), the model (or its adapter), argsim_training.json and the records."""
-    (triplets, dev), out, metrics = data, run.out, {}
+    (triplets, dev), metrics = data, {}
     if dev:  # TDC accuracy with the Euclidean distance the loss uses (ties count as wrong)
         metrics["dev_triplet_accuracy"] = encoded_triplet_scores(
             model, dev, distance="euclidean", ties="wrong", convert_to_numpy=True, show_progress_bar=False).accuracy
         stats["dev_accuracy"] = metrics["dev_triplet_accuracy"]
-    if config.lora_rank > 0:
-        save_adapter(model, out, config.model, extra={"steps": rec["steps"], "seconds": round(rec["seconds"], 1),
-                                                      **({"init": config.init} if config.init else {})})
-    else:
-        model.save(str(out))
-    write_json(out / "argsim_training.json", stats)
+    save_st(model, run.out, config.model, {"steps": rec["steps"], "seconds": round(rec["seconds"], 1),
+                                           **({"init": config.init} if config.init else {})})
     hashes = {"train": data_hash(triplets), "dev": data_hash(dev) if dev else None}
-    write_records(out, train_config("thematic-minilm", run, dict(stats), hashes, rec, metrics, base_model=config.model))
-
+    save_run(run, "thematic-minilm", dict(stats), hashes, rec, metrics, config.model,
+             {"argsim_training.json": stats})

@@ -1,9 +1,5 @@
-"""Budgets every trainer takes (docs/training.md, "Budgets, checkpoints, resume"): `max_steps` optimizer steps
-and `max_minutes` of this invocation stop a run with a checkpoint and never change the schedule (planned over the
-epochs), so `--resume` continues the uninterrupted run; `grad_accum` batches per optimizer step; a checkpoint
-every `checkpoint_every` optimizer steps (0: only at a budget's stop and each epoch end); `resume` continues from
-OUT/checkpoints.
-"""
+"""Budgets every trainer takes (docs/training.md, "Budgets, checkpoints, resume"): they stop a run with a checkpoint
+and never change the schedule, so `--resume` continues the uninterrupted run."""
 
 from __future__ import annotations
 
@@ -40,8 +36,7 @@ class Budget:
 
 
 def check_cadence(eval_every: int, budget: Budget) -> None:
-    """Refuse, before any work, a `--checkpoint-every` that is not a multiple of `eval_every` (every evaluated step
-    is saved: `argsim.training.st.selection_arguments`)."""
+    """Refuse before any work a `--checkpoint-every` that is not a multiple of `eval_every` (`selection_arguments`)."""
     every = budget.checkpoint_every
     if eval_every and every and every % eval_every:
         raise ArgsimError(f"--checkpoint-every {every} must be a multiple of --eval-every {eval_every} (every "

@@ -1,7 +1,5 @@
-"""What argsim adds to transformers' `Trainer`, one `TrainerCallback` per concern, shared by every trainer
-(docs/training.md). Under DDP, a stop decided on one process is agreed by all (rank 0's clock decides the time
-budget; a signal seen by any process stops every process), so every process steps, saves and stops together.
-"""
+"""What argsim adds to transformers' `Trainer`, one `TrainerCallback` per concern (docs/training.md). Under DDP
+a stop is agreed by all processes (rank 0's clock; a signal seen by any)."""
 
 from __future__ import annotations
 
@@ -41,44 +39,57 @@ def _stop_with_checkpoint(args, state, control) -> None:
 
 
 class BudgetCallback(TrainerCallback):
-    """Stop when `budget.max_steps` optimizer steps are done or `budget.max_minutes` of this invocation have
-    passed, with a checkpoint there. The budgets never change the learning-rate schedule (planned over the
-    epochs), so a resumed run is the uninterrupted one.
+    """Stop, with a checkpoint, once `budget.max_steps` optimizer steps are done or `budget.max_minutes` of this
+    invocation have passed (the schedule unchanged: `Budget`); with `epoch_end`, checked at epoch ends only (the
+    epoch finished, evaluated and saved: the counter trainers' `--max-minutes`). `epoch_seconds`: each epoch's time.
 
     Example:
-        >>> cb = BudgetCallback(Budget(max_steps=3))
-        >>> cb.stopped_by is None
+        >>> BudgetCallback(Budget(max_steps=3)).stopped_by is None
         True
     """
 
-    def __init__(self, budget: Budget) -> None:
-        self.budget, self.start, self.stopped_by = budget, time.perf_counter(), None
+    def __init__(self, budget: Budget, epoch_end: bool = False) -> None:
+        self.budget, self.epoch_end, self.stopped_by = budget, epoch_end, None
+        self.start = self.epoch_began = time.perf_counter()
+        self.epoch_seconds: list[float] = []
+
+    def reason(self, args, state) -> str | None:
+        """The budget used up, if any (rank 0's clock decides the time for every process)."""
+        reason = self.budget.reached(state.global_step, time.perf_counter() - self.start)
+        if self.budget.max_minutes is not None and args.world_size > 1:
+            late = _agree(reason == "max_minutes", args, "rank0")
+            reason = "max_minutes" if late else (None if reason == "max_minutes" else reason)
+        return reason
 
     def on_train_begin(self, args, state, control, **kwargs):
         self.start = time.perf_counter()
         return control
 
+    def on_epoch_begin(self, args, state, control, **kwargs):
+        self.epoch_began = time.perf_counter()
+        return control
+
     def on_step_end(self, args, state, control, **kwargs):
-        reason = self.budget.reached(state.global_step, time.perf_counter() - self.start)
-        if self.budget.max_minutes is not None and args.world_size > 1:  # rank 0's clock decides for all
-            late = _agree(reason == "max_minutes", args, "rank0")
-            reason = "max_minutes" if late else (None if reason == "max_minutes" else reason)
-        if reason:
+        if not self.epoch_end and (reason := self.reason(args, state)):
             self.stopped_by = reason
             _stop_with_checkpoint(args, state, control)
         return control
 
+    def on_epoch_end(self, args, state, control, **kwargs):
+        self.epoch_seconds.append(round(time.perf_counter() - self.epoch_began, 2))
+        if self.epoch_end and (reason := self.reason(args, state)):
+            self.stopped_by = reason
+            control.should_training_stop = control.should_save = True
+        return control
+
 
 class InterruptCallback(TrainerCallback):
-    """SIGINT / SIGTERM while training: finish the step in progress, save a checkpoint, stop. The handlers are
-    installed when training begins and the former ones restored when it ends; `raise_if_interrupted` (after
-    `trainer.train()`) then exits 130 (SIGINT, as Ctrl-C) or 143 (SIGTERM). A second signal while the
-    checkpoint is being written exits at once (the checkpoint folder is written atomically by transformers'
-    rename, so at worst the previous checkpoint stays the last).
+    """SIGINT / SIGTERM while training (handlers installed for the run only): finish the step, save a checkpoint,
+    stop; `raise_if_interrupted` then exits 130 (SIGINT) or 143 (SIGTERM). A second signal exits at once (the
+    checkpoint folder is renamed into place, so at worst the previous checkpoint stays the last).
 
     Example:
-        >>> cb = InterruptCallback()
-        >>> cb.received is None
+        >>> InterruptCallback().received is None
         True
     """
 
@@ -119,12 +130,10 @@ class InterruptCallback(TrainerCallback):
 
 
 class EvalLogCallback(TrainerCallback):
-    """One line per evaluation through `log` on rank 0: the step, the metric chosen by and whether it is the best
-    so far (the first of equal scores, as transformers' `metric_for_best_model`).
+    """One line per evaluation through `log` on rank 0: the step, the `metric` and whether it is the best so far.
 
     Example:
-        >>> lines = []
-        >>> cb = EvalLogCallback("eval_dev_acc", lines.append)
+        >>> cb = EvalLogCallback("eval_dev_acc", print)
     """
 
     def __init__(self, metric: str, log: Callable[[str], None]) -> None:
@@ -141,8 +150,7 @@ class EvalLogCallback(TrainerCallback):
 
 
 class LossLogCallback(TrainerCallback):
-    """Progress in a log: one line per logged loss on rank 0 (`[label] epoch E step S loss L Ns`), every
-    `logging_steps` optimizer steps.
+    """One line per logged loss through `log` on rank 0: `[label] epoch E step S loss L Ns`.
 
     Example:
         >>> cb = LossLogCallback("mts", print)
@@ -159,8 +167,7 @@ class LossLogCallback(TrainerCallback):
 
 
 def epoch_rows(log_history: list[dict]) -> list[dict]:
-    """A row per epoch begun, from a trainer's `log_history` (kept across `--resume`): `{"epoch", "step",
-    "mean_loss"}`, the mean of the losses logged during it (each weighted by the steps it covers).
+    """A row per epoch begun in a trainer's `log_history`: `{"epoch", "step", "mean_loss"}` (step-weighted).
 
     Example:
         >>> epoch_rows([{"loss": 2.0, "epoch": 0.5, "step": 1}, {"loss": 1.0, "epoch": 1.0, "step": 2},
@@ -180,45 +187,3 @@ def epoch_rows(log_history: list[dict]) -> list[dict]:
         row["step"], last = h["step"], h["step"]
     return [{"epoch": r["epoch"], "step": r["step"], "mean_loss": round(r["total"] / r["steps"], 5)}
             for r in rows.values()]
-
-
-class EpochMinutesCallback(BudgetCallback):
-    """Stop after the epoch at which this invocation's training time reaches `minutes` (checked at epoch ends, so
-    the epoch is finished, evaluated and saved: the counter trainers' `--max-minutes`).
-
-    Example:
-        >>> EpochMinutesCallback(30.0).budget.max_minutes
-        30.0
-    """
-
-    def __init__(self, minutes: float) -> None:
-        super().__init__(Budget(max_minutes=minutes))
-
-    def on_step_end(self, args, state, control, **kwargs):
-        return control  # at epoch ends only
-
-    def on_epoch_end(self, args, state, control, **kwargs):
-        if _agree(time.perf_counter() - self.start >= self.budget.max_minutes * 60, args, "rank0"):
-            control.should_training_stop = control.should_save = True
-        return control
-
-
-class EpochTimeCallback(TrainerCallback):
-    """The seconds each epoch of this invocation took (`seconds`, one per epoch ended).
-
-    Example:
-        >>> EpochTimeCallback().seconds
-        []
-    """
-
-    def __init__(self) -> None:
-        self.seconds: list[float] = []
-        self.began = time.perf_counter()
-
-    def on_epoch_begin(self, args, state, control, **kwargs):
-        self.began = time.perf_counter()
-        return control
-
-    def on_epoch_end(self, args, state, control, **kwargs):
-        self.seconds.append(round(time.perf_counter() - self.began, 2))
-        return control

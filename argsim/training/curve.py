@@ -1,12 +1,6 @@
-"""The learning curve of a training run, drawn from its `train_config.json` as `learning_curve.png` beside it.
-
-Left: the training loss against optimizer steps - the losses the run logged (`losses`, at `loss_steps` when the
-trainer recorded them, else spread evenly over the run's `steps`), with a moving average once there are more
-than 40 points. Right: the evaluations logged during training (`evals`: [{"step": N, "<metric>": value}], e.g. the
-sentence-transformers evaluator's `eval_*` rows), one line per metric; without any, the end-of-run `metrics`
-are listed instead. The title names the trainer, the steps, the wall time and why the run stopped, so a PNG
-read alone still says what it shows. matplotlib's Agg backend: no display needed.
-"""
+"""The learning curve of a training run, drawn from its `train_config.json` as `learning_curve.png` beside it:
+left the logged losses against optimizer steps (a moving average past 40 points), right the evaluations logged
+during training (else the end-of-run `metrics`); the title names the trainer, steps, time and stop reason."""
 
 from __future__ import annotations
 
@@ -134,6 +128,5 @@ def trained_folder(folder: str | Path) -> Path:
 
 
 def read_train_config(folder: str | Path) -> dict:
-    """FOLDER/train_config.json, validated (`argsim.schemas.TrainConfig`: a file of another shape is one
-    InputError naming the field)."""
+    """FOLDER/train_config.json, validated (`argsim.schemas.TrainConfig`: another shape is one InputError)."""
     return read_json_as(TrainConfig, Path(folder) / "train_config.json", what="a training record (a JSON object)")

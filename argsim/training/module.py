@@ -1,7 +1,4 @@
-"""Custom torch models (MTS, the thematic BiLSTM, the counter models, top-layer SBERT) on transformers' own
-`Trainer`: `ModuleTrainer` and `fit_module` (docs/training.md). A tensor held under two names is written once
-(safetensors' `save_model`) in OUT/checkpoints/checkpoint-N.
-"""
+"""Custom torch models on transformers' own `Trainer`: `ModuleTrainer` and `fit_module` (docs/training.md)."""
 
 from __future__ import annotations
 
@@ -91,8 +88,7 @@ def shuffled_batches(records: Sequence, batch_size: int, seed: int, key: Any = N
 
 
 def whole_batches(make: Callable[[int], Sequence], n: int, key: Any) -> ModuleData:
-    """`ModuleData` for a trainer whose batches are built whole, epoch by epoch (MTS's key-point-centred batches):
-    record `(e, i)` is batch `i` of `make(e)` (the latest epoch's batches are kept), one record per batch.
+    """`ModuleData` whose epoch `e` is the batches `make(e)` built whole (MTS's), one record `(e, i)` per batch.
 
     Example:
         >>> data = whole_batches(lambda e: [f"e{e}b0", f"e{e}b1"], 2, key="toy")
@@ -115,15 +111,9 @@ def whole_batches(make: Callable[[int], Sequence], n: int, key: Any) -> ModuleDa
 
 
 class ModuleTrainer(Trainer):
-    """transformers' `Trainer` whose model is `LossModule(net, loss)`, whose batches come from `EpochBatches` and
-    whose `evaluate` calls the task's evaluator (`evaluator(net) -> {metric: value}` with a `primary_metric`).
-
-    Args (besides `Trainer`'s `args` and `callbacks`):
-        net, loss: the network and its loss.
-        data: the `ModuleData`.
-        groups, policy: the optimizer's parameter groups (`{"params", "lr"}`) and the `OptimPolicy`.
-        evaluator: the task's evaluator (called on `net`), or None.
-    """
+    """transformers' `Trainer` whose model is `LossModule(net, loss)`, whose batches are `data`'s (`EpochBatches`),
+    whose AdamW takes `groups` (`{"params", "lr"}`) under `policy` and whose `evaluate` calls `evaluator(net) ->
+    {metric: value}` (with a `primary_metric`; None: none)."""
 
     def __init__(self, net: nn.Module, loss: Callable, data: ModuleData, groups: list[dict], policy,
                  evaluator: Callable | None = None, **kw: Any) -> None:
@@ -205,21 +195,18 @@ def select_metric(evaluator: Any) -> str:
 def fit_module(net: nn.Module, loss: Callable, data: ModuleData, run, *,
                groups: list[dict] | None = None, evaluator: Any = None, eval_every: int = 0,
                callbacks: Sequence = (), log_every: int | None = None) -> tuple[ModuleTrainer, dict]:
-    """Train `net` on `data` with `ModuleTrainer`; returns (the trainer, `st.run_trainer`'s record).
+    """Train `net` on `data` with `ModuleTrainer`.
 
     Args:
         net, loss, data: the network, `loss(net, collated batch)`, the `ModuleData`.
-        run: the run's `TrainRun` (OUT, placement, budget, policy, epochs; its batch size is unused: `data`'s
-            batches are whole).
+        run: the `TrainRun` (its batch size unused: `data`'s batches are whole).
         groups: the optimizer's parameter groups (default: every trainable parameter at the policy's rate).
-        evaluator: the task's evaluator: with it the run evaluates every `eval_every` steps (else at every
-            `--checkpoint-every`, else each epoch) and where it ends, and keeps the best checkpoint's weights
-            (`st.selection_arguments`: the first of equal scores, across `--resume`).
-        callbacks: more `TrainerCallback`s.
-        log_every: log the loss every N steps (default: about ten times per run, `st.logging_steps`).
+        evaluator: the task's evaluator, run every `eval_every` steps; the best checkpoint is kept
+            (`st.selection_arguments`).
+        callbacks: more `TrainerCallback`s. log_every: log the loss every N steps (default `st.logging_steps`).
 
     Returns:
-        (the trainer, the run record: steps, seconds, stopped_by, losses, evals, best {"step", "value"}).
+        (the trainer, `st.run_trainer`'s record).
 
     Example:
         >>> trainer, rec = fit_module(net, loss_of, ModuleData(rows, batches, 10), run)  # doctest: +SKIP

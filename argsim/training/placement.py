@@ -32,8 +32,7 @@ class Placement:
 
 @dataclass(frozen=True)
 class TrainRun:
-    """Where and how one training runs: OUT (checkpoints under OUT/checkpoints), placement, budget, policy, the
-    planned epochs (fractional: the schedule plans that many) and the examples per device batch."""
+    """Where and how one training runs: OUT, placement, budget, policy, planned epochs, examples per device batch."""
 
     out: Path
     placement: Placement
@@ -67,16 +66,13 @@ def placement_from_run(run, threads: int | None = None) -> Placement:
 
 def begin_run(config: object, out: str | Path, placement: Placement | None = None, budget: Budget | None = None,
               eval_every: int = 0, policy: dict | None = None, **defaults: object) -> TrainRun:
-    """A trainer's `TrainRun`, every random generator seeded (`argsim.settings.seed_everything`) and the evaluation
-    cadence checked before any work (`budget.check_cadence`).
+    """A trainer's `TrainRun`, every random generator seeded and the evaluation cadence checked before any work.
 
     Args:
-        config: the trainer's settings: its `seed` seeds the default placement and then holds the placement's; its
-            `epochs` and `batch_size` (where it has them) and its policy fields (`OptimPolicy.from_config`).
-        out: the model folder.
-        placement: the device / precision / seed (None: the CPU, fp32, `config.seed`).
-        budget: the stops and checkpoints (None: `Budget(**defaults)`).
-        eval_every: the steps between evaluations that the budget's checkpoints must be a multiple of.
+        config: the trainer's settings: its `seed` (then set to the placement's), `epochs`, `batch_size` and policy
+            fields (`OptimPolicy.from_config`). out: the model folder.
+        placement: None: the CPU, fp32, `config.seed`. budget: None: `Budget(**defaults)`.
+        eval_every: the steps between evaluations (`check_cadence`).
         policy: `OptimPolicy.from_config`'s fixed values (what the trainer does not let the user set).
 
     Returns:

@@ -1,8 +1,5 @@
-"""The one optimizer / learning-rate policy of every argsim trainer, stated once (docs/training.md, "One optimizer
-policy"): AdamW, a linear warm-up over `warmup_ratio` of the planned steps (the epochs', never the budgets'), then
-a linear decay from `lr` to `lr_end` or a constant rate; gradients clipped to `max_grad_norm` (None: none). Each
-trainer's config holds its settings (`OptimPolicy.from_config`).
-"""
+"""The one optimizer / learning-rate policy of every argsim trainer (docs/training.md, "One optimizer policy"):
+AdamW, warm-up over `warmup_ratio` of the planned steps, a linear decay from `lr` to `lr_end` or a constant rate."""
 
 from __future__ import annotations
 
@@ -20,9 +17,7 @@ class OptimPolicy:
 
     @classmethod
     def from_config(cls, config: object, **fixed: object) -> OptimPolicy:
-        """The policy of a trainer's config: its fields named as the policy's (`lr`, `weight_decay`,
-        `warmup_ratio`, `schedule`, `lr_end`, `max_grad_norm`), then `fixed` (what the trainer does not let the user
-        set, or a field named otherwise), the rest the policy's defaults.
+        """The policy of a trainer's config (its fields named as the policy's), overridden by `fixed`.
 
         Example:
             >>> from types import SimpleNamespace

@@ -1,8 +1,5 @@
-"""A trained model explains itself (docs/training.md, "A trained model explains itself"): `train_config.json`, a
-model card `README.md` (sentence-transformers' own card with an argsim section appended, else the same front
-matter and section) and `learning_curve.png` (`argsim.training.curve`; the counter trainers draw theirs from their
-own history.json) beside the weights. Only rank 0 writes (the callers check).
-"""
+"""A trained model explains itself (docs/training.md): `train_config.json`, the card `README.md` and
+`learning_curve.png` beside the weights. Only rank 0 writes (the callers check)."""
 
 from __future__ import annotations
 
@@ -56,10 +53,32 @@ def peak_memory() -> dict:
     return out
 
 
+def run_info(run, rec: dict) -> dict:
+    """What every trainer's own info file repeats of its run (`rec`: `st.run_trainer`'s record): steps, seconds
+    (rounded to 0.1), the stop reason, device and precision.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> run = SimpleNamespace(placement=SimpleNamespace(device="cpu", precision="fp32"))
+        >>> run_info(run, {"steps": 4, "seconds": 1.26, "stopped_by": None})
+        {'steps': 4, 'seconds': 1.3, 'stopped_by': None, 'device': 'cpu', 'precision': 'fp32'}
+    """
+    return {"steps": rec["steps"], "seconds": round(rec["seconds"], 1), "stopped_by": rec.get("stopped_by"),
+            "device": run.placement.device, "precision": run.placement.precision}
+
+
+def save_run(run, trainer: str, options: dict, data: dict, rec: dict, metrics: dict | None = None,
+             base_model: str | None = None, files: dict | None = None,
+             pipeline_tag: str = "sentence-similarity") -> None:
+    """Rank 0, the model saved: `files` ({name: JSON content}) in OUT, then train_config.json and the card."""
+    for name, content in (files or {}).items():
+        write_json(Path(run.out) / name, content)
+    write_records(run.out, train_config(trainer, run, options, data, rec, metrics, base_model), pipeline_tag)
+
+
 def train_config(trainer: str, run, options: dict, data: dict, record: dict, metrics: dict | None = None,
                  base_model: str | None = None) -> dict:
-    """train_config.json's content: the run's `TrainRun` (placement, budget, policy), the trainer's `options`, the
-    data's hashes, `st.run_trainer`'s `record` (steps, seconds, losses, ...) and the `metrics` measured at the end."""
+    """train_config.json's content: the `TrainRun`, the trainer's `options`, data hashes, `record`, end `metrics`."""
     placement = run.placement
     return {"trainer": trainer, "command": command_line(),
             "base_model": base_model, "seed": placement.seed, "git_commit": git_commit(), "versions": versions(),

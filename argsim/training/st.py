@@ -1,8 +1,5 @@
-"""What every argsim trainer shares around transformers' `Trainer`: the training arguments (`trainer_arguments`),
-`run_trainer` (the shared callbacks, `--resume` checked by `check_resume`), the one model selection
-(`selection_arguments`, `kept_best`) and `fit_st`, the trainer of the sentence-transformers models (custom torch
-models: `argsim.training.module`). Under `accelerate launch` / `torchrun` the trainer runs DDP and saves on rank 0.
-"""
+"""What every argsim trainer shares around transformers' `Trainer` (`trainer_arguments`, `run_trainer`, the one
+model selection `selection_arguments`) and `fit_st`, the trainer of the sentence-transformers models."""
 
 from __future__ import annotations
 
@@ -17,7 +14,7 @@ from transformers import TrainingArguments
 from transformers.trainer_callback import PrinterCallback
 from transformers.trainer_utils import get_last_checkpoint
 
-from argsim.backend.adapters import adapter_checkpoint_loader, is_lora
+from argsim.backend.adapters import adapter_checkpoint_loader, is_lora, save_adapter
 from argsim.errors import ArgsimError, ModelError, warn
 from argsim.io import read_json_as, write_json
 from argsim.training.budget import Budget, check_cadence
@@ -30,8 +27,7 @@ IDENTITY = "run.json"  # beside the checkpoints: the data and architecture they 
 
 
 def trainer_arguments(run: TrainRun, args_class: type = TrainingArguments, **extra: object) -> TrainingArguments:
-    """`args_class` (TrainingArguments or a sentence-transformers subclass) for `run`, overridden by `extra`; no
-    progress bar unless `disable_tqdm=False`; checkpoints under OUT/checkpoints."""
+    """`args_class` (TrainingArguments or a subclass) for `run`, overridden by `extra`; checkpoints: OUT/checkpoints."""
     placement, budget, every = run.placement, run.budget, run.budget.checkpoint_every
     kw: dict = {"output_dir": str(Path(run.out) / CHECKPOINTS), "num_train_epochs": run.epochs,
                 "per_device_train_batch_size": run.batch_size, "gradient_accumulation_steps": budget.grad_accum,
@@ -58,15 +54,14 @@ def last_checkpoint(out: Path) -> str | None:
 
 
 def identity(rows: object, model) -> dict:
-    """What a checkpoint must have been trained on to be resumed: the data's hash and the architecture (the
-    trainable parameters' names and shapes)."""
+    """What a checkpoint must have been trained on to be resumed: the data's hash and the trainable shapes."""
     shapes = [(n, list(p.shape)) for n, p in model.named_parameters() if p.requires_grad]
     return {"data": data_hash(rows), "architecture": data_hash(shapes)}
 
 
 def check_resume(out: Path, budget: Budget, ident: dict | None) -> str | None:
-    """The checkpoint `--resume` continues (None: start afresh, with a warning when none exists); a checkpoint
-    made on other data or another architecture is refused in one line. Records `ident` beside the checkpoints."""
+    """The checkpoint `--resume` continues (None: start afresh); one made on other data or another architecture is
+    refused in one line. Records `ident` beside the checkpoints."""
     saved = Path(out) / CHECKPOINTS / IDENTITY
     resume_from = last_checkpoint(out) if budget.resume else None
     if budget.resume and resume_from is None:
@@ -82,9 +77,9 @@ def check_resume(out: Path, budget: Budget, ident: dict | None) -> str | None:
 
 
 def run_trainer(trainer, out: Path, budget: Budget, ident: dict | None = None) -> dict:
-    """`trainer.train()` (resumed from the last checkpoint with --resume) with the budget and interrupt callbacks;
-    returns steps, seconds, stop reason, the logged losses and evaluations and the kept best (`kept_best`). A
-    SIGINT / SIGTERM leaves a checkpoint and exits 130 / 143 (`InterruptCallback`)."""
+    """`trainer.train()` (resumed with --resume) with the budget and interrupt callbacks (a signal leaves a
+    checkpoint and exits 130 / 143); returns steps, seconds (also each epoch's: `epoch_seconds`), stop reason,
+    losses, evaluations and the kept best."""
     budget_cb, interrupt = BudgetCallback(budget), InterruptCallback()
     trainer.remove_callback(PrinterCallback)  # no log dicts on stdout: the record keeps them
     trainer.add_callback(budget_cb)
@@ -95,7 +90,7 @@ def run_trainer(trainer, out: Path, budget: Budget, ident: dict | None = None) -
     interrupt.raise_if_interrupted(str(Path(out) / CHECKPOINTS))
     logs = trainer.state.log_history
     return {"steps": trainer.state.global_step, "seconds": round(time.perf_counter() - began, 2),
-            "stopped_by": budget_cb.stopped_by, "resumed_from": resume_from,
+            "stopped_by": budget_cb.stopped_by, "resumed_from": resume_from, "epoch_seconds": budget_cb.epoch_seconds,
             "losses": [round(h["loss"], 5) for h in logs if "loss" in h],
             "loss_steps": [h["step"] for h in logs if "loss" in h],
             "evals": [{k: v for k, v in h.items() if k == "step" or (k.startswith("eval_") and k != "eval_loss")}
@@ -103,19 +98,16 @@ def run_trainer(trainer, out: Path, budget: Budget, ident: dict | None = None) -
 
 
 def selection_arguments(select: str, eval_every: int, budget: Budget) -> dict:
-    """The training arguments that keep the best evaluation's weights by `select` (transformers'
-    `load_best_model_at_end`): evaluations every `eval_every` steps, else at every `--checkpoint-every` checkpoint,
-    else each epoch, and a checkpoint saved at each evaluation (so that the best step is always a checkpoint).
+    """The training arguments that keep the best evaluation's weights by `select` (`load_best_model_at_end`),
+    evaluating and saving every `eval_every` steps, else at every `--checkpoint-every`, else each epoch.
 
-    Readings chosen (docs/training.md): every evaluated step is saved (with fewer saves than evaluations
-    transformers would reload an older checkpoint than the best), so a `--checkpoint-every` must be a multiple of
-    `eval_every`; `save_total_limit` is 2 (with 1, transformers deletes the newest checkpoint, which a budget's stop
-    writes for `--resume`, when it is not the best); `greater_is_better` is False only for a loss.
+    Readings chosen (docs/training.md): every evaluated step is saved, so `--checkpoint-every` must be a multiple of
+    `eval_every`; `save_total_limit` 2 keeps the best and the newest (a budget's stop); a loss is minimised.
 
     Args:
         select: the metric as the trainer logs it (e.g. "eval_dev_strict_map"; the "eval_" prefix may be left out).
         eval_every: evaluate every N steps (0: at the budget's checkpoints, else each epoch).
-        budget: the run's `Budget` (its `checkpoint_every`).
+        budget: the run's `Budget`.
 
     Returns:
         keyword arguments for `trainer_arguments`.
@@ -136,8 +128,7 @@ def selection_arguments(select: str, eval_every: int, budget: Budget) -> dict:
 
 
 def kept_best(trainer) -> dict | None:
-    """{"step", "value"} of the checkpoint `load_best_model_at_end` reloaded (as `trainer_state.json` records it,
-    across resumes), or None where no evaluated checkpoint exists (the last weights stay)."""
+    """{"step", "value"} of the checkpoint `load_best_model_at_end` reloaded (across resumes), else None."""
     folder = trainer.state.best_model_checkpoint
     if not trainer.args.load_best_model_at_end or folder is None or trainer.state.best_metric is None:
         return None
@@ -147,31 +138,23 @@ def kept_best(trainer) -> dict | None:
 def fit_st(model, rows: dict[str, list] | list[dict], loss, run: TrainRun, *, evaluator=None, eval_every: int = 0,
            select: str | None = None, callbacks: tuple = (), eval_rows: list[dict] | None = None,
            **extra: object) -> tuple[object, dict]:
-    """Train a sentence-transformers model with the library's own trainer: `SentenceTransformerTrainer` for a
-    SentenceTransformer, `CrossEncoderTrainer` for a CrossEncoder.
+    """Train a SentenceTransformer (`SentenceTransformerTrainer`) or a CrossEncoder (`CrossEncoderTrainer`).
 
     Args:
-        model: the SentenceTransformer or CrossEncoder.
+        model, loss: the model and a sentence-transformers loss over it.
         rows: the training columns (`{column: values}`, in the order the loss reads them) or records.
-        loss: a sentence-transformers loss over `model`.
-        run: the `TrainRun` (OUT, placement, budget, policy, epochs, batch size: `trainer_arguments`).
-        evaluator: a sentence-transformers evaluator; with `eval_every` > 0 it runs every `eval_every` steps
-            (else when `select` or `extra`'s `eval_strategy` says).
-        select: keep the weights of the best evaluation by this metric, as the trainer logs it (e.g.
-            "eval_dev_strict_map"), not the last step's (`selection_arguments`; the best survives `--resume`; a
-            LoRA checkpoint's adapter is read back). Needs `evaluator` or `eval_rows`; else the last weights stay.
-        callbacks: more TrainerCallbacks (e.g. a history recorder).
-        eval_rows: records of an evaluation dataset (the trainer's eval loss), if any.
-        extra: more training arguments (e.g. `disable_tqdm=False` for a progress bar, `logging_steps` (default:
-            about ten times per run), `per_device_eval_batch_size`, `batch_sampler`).
+        run: the `TrainRun` (`trainer_arguments`).
+        evaluator: a sentence-transformers evaluator, run every `eval_every` steps (else as `select` says).
+        select: keep the best evaluation's weights by this metric (`selection_arguments`; LoRA checkpoints' adapters
+            read back); needs `evaluator` or `eval_rows`, else the last weights stay.
+        callbacks: more TrainerCallbacks. eval_rows: records of an evaluation dataset (its loss), if any.
+        extra: more training arguments (`disable_tqdm`, `logging_steps` (default: `logging_steps`), ...).
 
     Returns:
-        (the trainer, `run_trainer`'s record: steps, seconds, stop reason, logged losses and evaluations, and
-        `best`: {"step", "value"} of the kept evaluation with `select`, else None); the model holds the kept weights.
+        (the trainer, `run_trainer`'s record); the model holds the kept weights.
 
     Raises:
-        ModelError: the best checkpoint could not be read back (transformers would only log it and keep the last
-            weights).
+        ModelError: the best checkpoint could not be read back (transformers would keep the last weights).
 
     Example:
         >>> trainer, rec = fit_st(model, rows, BinaryCrossEntropyLoss(model),
@@ -192,6 +175,14 @@ def fit_st(model, rows: dict[str, list] | list[dict], loss, run: TrainRun, *, ev
     if failed:
         raise ModelError(f"cannot load the best checkpoint {failed[0]}")
     return trainer, record
+
+
+def save_st(model, out: Path, base: str, extra: dict | None = None) -> None:
+    """Save a trained sentence-transformers model in OUT, a LoRA model's adapter only (`save_adapter`)."""
+    if _lora(model):
+        save_adapter(model, Path(out), base, extra=extra)
+    else:
+        model.save(str(out))
 
 
 def _lora(model) -> bool:
@@ -220,8 +211,7 @@ def _st_trainer(model, rows, loss, run: TrainRun, evaluator, callbacks: tuple, e
 
 
 def _guard_best_reload(trainer) -> list[str]:
-    """sentence-transformers' `_load_best_model` logs a failed reload and goes on with the last weights; this
-    records the failure (the list returned) so that `fit_st` raises it instead."""
+    """Record a failed best reload (which sentence-transformers only logs) in the list returned, for `fit_st`."""
     load, failed = trainer._load_from_checkpoint, []
 
     def guarded(path: str, *args: object) -> None:

@@ -17,18 +17,13 @@ from argsim.config import RunConfig
 from argsim.vectors import l2_normalize
 
 
-def backend_pooling(pooling: str) -> str | None:
-    """The backend pooling that reproduces a tower pooling (None = the sentence-transformers pipeline)."""
-    return None if pooling == "mean-norm" else pooling
-
-
 def frozen_encoder(base_model: str, pooling: str, max_seq_length: int | None = None,
                    config: RunConfig | None = None, calibration: list[str] | None = None) -> Encoder:
-    """The backend encoder that gives the base embeddings of a frozen tower (disk-cached; `config`: the run's
-    options, None: the defaults; `calibration`: texts that calibrate OpenVINO int8, None: `config`'s file, else
-    the first texts encoded)."""
+    """The backend encoder of a frozen tower's base embeddings (disk-cached; `config`: the run's options;
+    `calibration`: texts that calibrate OpenVINO int8, None: `config`'s file, else the first texts encoded)."""
     cal = calibration if config is not None and config.backend == "openvino" and config.quantize != "none" else None
-    return get_encoder(base_model, pooling=backend_pooling(pooling), max_seq_length=max_seq_length, config=config,
+    backend_pooling = None if pooling == "mean-norm" else pooling  # None: the sentence-transformers pipeline
+    return get_encoder(base_model, pooling=backend_pooling, max_seq_length=max_seq_length, config=config,
                        calibration=cal)
 
 
@@ -45,52 +40,40 @@ class TransformerTower(nn.Module):
         self.top = None  # a TopLayerTrainer once `train_top_layers` was called
 
     def train_top_layers(self, n: int) -> None:
-        """Fine-tune only the top `n` layers: the lower layers' outputs are computed once per text and cached
-        (`argsim.backend.partial`), so a step and a re-encoding run `n` layers instead of all of them."""
+        """Fine-tune only the top `n` layers, the lower layers' outputs cached per text (`argsim.backend.partial`)."""
         from argsim.backend.partial import TopLayerTrainer
 
         self.top = TopLayerTrainer(self.model, self.tokenizer, n)
 
     def add_lora(self, rank: int, alpha: float) -> int:
-        """Wrap the transformer in a trainable LoRA adapter (peft, the targets of
-        `argsim.backend.adapters.LORA_TARGETS`: every layer's attention and feed-forward layers); the base weights
-        are frozen. Returns the number of trainable parameters."""
+        """Wrap the transformer in a trainable LoRA adapter (`argsim.backend.adapters.wrap_lora`, the base frozen).
+        Returns the number of trainable parameters."""
         from argsim.backend.adapters import wrap_lora
 
         self.model = wrap_lora(self.model, rank, alpha)
         return sum(p.numel() for p in self.model.parameters() if p.requires_grad)
 
     def load_lora(self, folder: Path) -> None:
-        """Set the adapter tensors from `folder/adapter_model.safetensors` (written by `save_lora`) and merge them
-        into the weights (inference costs what the base costs)."""
+        """Set the adapter tensors from `folder` (written by `save_lora`) and merge them into the weights."""
         self.set_lora(folder)
         self.model = self.model.merge_and_unload()
 
     def set_lora(self, folder: Path) -> None:
-        """Set the tensors of this tower's (trainable, unmerged) LoRA adapter from
-        `folder/adapter_model.safetensors`: a run continues a saved model's adapters (`training.warm_start`).
-        ModelError (one line) for tensors the adapter has no place for, or of another shape."""
-        from peft import set_peft_model_state_dict
-        from safetensors.torch import load_file
-
-        from argsim.backend.adapters import PEFT_PREFIX
+        """Set this tower's (trainable, unmerged) LoRA adapter from `folder/adapter_model.safetensors` (a run
+        continues a saved model's adapters: `warm_start`). ModelError (one line) for tensors of another shape or
+        that the adapter has no place for."""
+        from argsim.backend.adapters import load_adapter_tensors
         from argsim.backend.names import ADAPTER_WEIGHTS
         from argsim.errors import ModelError
 
-        tensors = {k if k.startswith(PEFT_PREFIX) else PEFT_PREFIX + k: v
-                   for k, v in load_file(str(folder / ADAPTER_WEIGHTS)).items()}
         try:
-            result = set_peft_model_state_dict(self.model, tensors)
+            load_adapter_tensors([self], folder)  # sets the tensors of `model[0].model`: this tower's transformer
         except RuntimeError as exc:  # torch's size mismatch report spans lines
             raise ModelError(f"{folder / ADAPTER_WEIGHTS}: tensors of another shape than this model's adapter "
                              f"({str(exc).splitlines()[-1].strip()[:160]})") from None
-        if getattr(result, "unexpected_keys", []):
-            raise ModelError(f"{folder / ADAPTER_WEIGHTS}: tensors the model has no place for "
-                             f"({result.unexpected_keys[0]}, ...)")
 
     def save_lora(self, folder: Path) -> None:
-        """Write only the adapter (peft's adapter_model.safetensors and adapter_config.json), never the base (nor
-        peft's README template, which would name this machine's base folder)."""
+        """Write only the adapter (peft's files), never the base nor peft's README (it names this machine's base)."""
         self.model.save_pretrained(str(folder))
         (folder / "README.md").unlink(missing_ok=True)
 
@@ -111,8 +94,7 @@ class TransformerTower(nn.Module):
 
     @torch.no_grad()
     def encode(self, texts: list[str], batch_size: int = 32, progress: str | None = None) -> np.ndarray:
-        """Embed texts without gradients (longest first, output in input order); `progress`: the description of
-        a progress bar over the texts (a tower being trained re-embeds thousands of texts: minutes on a CPU)."""
+        """Embed texts without gradients (longest first, output in input order); `progress`: a progress bar's text."""
         from argsim.progress import progress_bar
 
         was_training = self.training
@@ -129,13 +111,11 @@ class TransformerTower(nn.Module):
 
 
 class TowerEncoder(Encoder):
-    """A saved fine-tuned tower as a backend encoder: the weights already loaded, embeddings disk-cached under
-    the fingerprint of the tower's folder (+ pooling and length).
+    """A saved fine-tuned tower as a backend encoder, embeddings disk-cached under its folder's fingerprint.
 
-    `runtime` (`argsim.backend.registry.runtime_spec`: `--backend onnx|openvino`, `--quantize int8`): the tower's
-    transformer with its pooling is exported once and runs there (`mean-norm` normalised after it); a fine-tuned
-    tower's folder is exported as it is, LoRA adapters (`lora_base`: the base they adapt) merged into the base's
-    weights in memory, the export keyed by the adapter folder's fingerprint. Vectors are cached apart per runtime.
+    `runtime` (`argsim.backend.registry.runtime_spec`): the transformer with its pooling is exported once and runs
+    there; LoRA adapters (`lora_base`: the base they adapt) are merged into the base's weights first, the export
+    keyed by the adapter folder's fingerprint. Vectors are cached apart per runtime.
     """
 
     def __init__(self, tower: TransformerTower, folder: Path, batch_size: int = 32, runtime: dict | None = None,
