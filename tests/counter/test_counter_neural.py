@@ -186,6 +186,7 @@ def test_reranker_never_returns_the_query(minilm) -> None:
     assert all(raw[q, 0] == q for q in range(16))
 
 
+@pytest.mark.slow  # learning on the real MiniLM: make test-slow
 def test_tiny_training_run_beats_untrained_and_resumes(counterargs_corpus, tmp_path) -> None:
     from argsim.counter.neural.data import counterargs_data
     from argsim.counter.neural.store import load_model, read_history
@@ -429,6 +430,7 @@ def test_cross_encoder_validation_questions_and_choice_accuracy() -> None:
     assert choice_accuracy(lambda prs: np.zeros(len(prs)), questions) == 0.0
 
 
+@pytest.mark.slow  # learning on the real MiniLM: make test-slow
 def test_tiny_cross_encoder_training_learns_and_reloads(counterargs_corpus, tmp_path) -> None:
     from argsim.counter.neural.data import counterargs_data
     from argsim.trainers.counter_cross import choice_accuracy, train_cross_encoder, validation_choices

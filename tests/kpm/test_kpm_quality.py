@@ -65,6 +65,7 @@ def cross(data_dir, tmp_path_factory):
     return folder, model, info, before, after
 
 
+@pytest.mark.slow  # the module's cross-encoder learns on the real MiniLM: make test-slow
 def test_cross_encoder_learns_and_reloads_to_identical_scores(cross, tiny):
     from argsim.backend.resolve import pair_scorer
     from argsim.config import RunConfig
@@ -97,6 +98,7 @@ def test_context_formats_use_the_tokenizers_separator():
     assert format_argument("x", "T", -1, "topic-stance") == "T [SEP] con [SEP] x"
 
 
+@pytest.mark.slow  # the module's cross-encoder learns on the real MiniLM: make test-slow
 def test_rank_keypoints_with_a_cross_encoder_and_an_ensemble(cross, tiny, tmp_path):
     from typer.testing import CliRunner
 

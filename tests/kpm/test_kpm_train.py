@@ -23,6 +23,7 @@ def splits(data_dir):
     return train.subset(train.topics[:2]), held
 
 
+@pytest.mark.slow  # learning on the real MiniLM: make test-slow
 def test_sbert_short_run_beats_zero_shot_on_held_out_topic(splits, minilm, tmp_path):
     import math
 
