@@ -163,26 +163,18 @@ def load_counterargs_folder(folder: str | Path) -> CounterCorpus:
 # ---------------------------------------------------------------- candidate pools
 
 
+def _scope(setting: str, a: Argument) -> tuple:
+    """The arguments a setting draws a point's candidates from: its debate (sd*), its theme (st*), the split (ep*)."""
+    return {"sd": (a.theme, a.debate), "st": (a.theme,), "ep": ()}[setting[:2]]
+
+
 def _in_setting(setting: str, point: Argument, cand: Argument) -> bool:
-    same_debate = cand.debate == point.debate and cand.theme == point.theme
+    """Whether `cand`, of the point's scope, is a candidate of `setting` (the module docstring's table)."""
     if setting == "sdoc":
-        return same_debate and cand.kind == "counter" and cand.stance == point.stance
-    if setting == "sdc":
-        return same_debate and cand.kind == "counter"
+        return cand.kind == "counter" and cand.stance == point.stance
     if setting == "sdoa":
-        return same_debate and cand.argues != point.argues
-    if setting == "sda":
-        return same_debate
-    if setting == "stc":
-        return cand.theme == point.theme and cand.kind == "counter"
-    if setting == "sta":
-        return cand.theme == point.theme
-    if setting == "epc":
-        return cand.kind == "counter"
-    if setting == "epa":
-        return True
-    raise ValueError(f"unknown setting '{setting}'{did_you_mean(setting, SETTINGS)}"
-                     f": choose one of {', '.join(SETTINGS)}")
+        return cand.argues != point.argues
+    return cand.kind == "counter" or not setting.endswith("c")  # sdc, stc, epc: counters; sda, sta, epa: all
 
 
 def build_pools(corpus: CounterCorpus, split: str, setting: str) -> dict[str, list[Argument]]:
@@ -197,19 +189,13 @@ def build_pools(corpus: CounterCorpus, split: str, setting: str) -> dict[str, li
     args = [a for a in corpus.split(split) if a.kind == "counter" or a.pair_key in corpus._counter_of]
     scope: dict[tuple, list[Argument]] = defaultdict(list)
     for a in args:
-        if setting in ("sdoc", "sdc", "sdoa", "sda"):
-            scope[(a.theme, a.debate)].append(a)
-        elif setting in ("stc", "sta"):
-            scope[(a.theme,)].append(a)
-        else:
-            scope[()].append(a)
+        scope[_scope(setting, a)].append(a)
     pools: dict[str, list[Argument]] = {}
     base: dict[tuple, list[Argument]] = {}  # candidates of a scope for one kind of query, before exclusions
     by_text: dict[tuple, dict[str, list[str]]] = {}
     for p in corpus.points(split):
         gold = corpus.true_counter(p)
-        key = (p.theme, p.debate) if setting in ("sdoc", "sdc", "sdoa", "sda") else (
-            (p.theme,) if setting in ("stc", "sta") else ())
+        key = _scope(setting, p)
         bkey = (*key, p.theme, p.debate, p.stance) if setting in ("sdoc", "sdoa") else key
         if bkey not in base:
             base[bkey] = [c for c in scope[key] if _in_setting(setting, p, c)]

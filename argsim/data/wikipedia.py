@@ -217,13 +217,10 @@ def load_articles(folder: Path, use_cache: bool = True, limit: int | None = None
             cache.unlink(missing_ok=True)  # corrupt: rebuild
     from argsim.progress import track
 
-    seen: set[str] = set()
-    rows = []
+    first: dict[str, dict] = {}
     for row in read_article_index(folder):
-        if row["title"] not in seen:
-            seen.add(row["title"])
-            rows.append(row)
-    rows = rows[:limit]
+        first.setdefault(row["title"], row)
+    rows = list(first.values())[:limit]
     articles = [parse_article(read_raw_article(folder / ROOT / r["raw_file"]), r["title"], r["raw_file"])
                 for r in track(rows, "parsing Wikipedia articles", enabled=not quiet)]
     if use_cache and limit is None:
