@@ -1,27 +1,16 @@
 """`ArguAnaEvaluator`: open-collection counter-argument retrieval (BEIR / MTEB "ArguAna") scored by MTEB's own code.
 
-The data is argsim's near-replica of BEIR's ArguAna (`argsim.data.arguana`: 1,406 test points as queries, 8,676
-points and counters as the corpus, the point's own counter relevant). A model ranks the whole corpus for every
-query; the run (the top 1,000 documents of each query) is scored by MTEB's retrieval scoring
-(`mteb._evaluators.retrieval_metrics.calculate_retrieval_scores`: pytrec_eval's `ndcg_cut` / `recall`, MTEB's
-`mrr`, MTEB's metric names via `make_score_dict`) after a query's own id is taken out of its results, exactly as
-MTEB's `RetrievalEvaluator.evaluate(ignore_identical_ids=True)` does for ArguAna. So the figures come from the
-same code as the MTEB leaderboard's; they differ from it only by the data (see `argsim.data.arguana`).
+The data is argsim's near-replica of BEIR's ArguAna (`argsim.data.arguana`). A model ranks the whole corpus for
+every query; the run (the top 1,000 documents of each query) is scored by MTEB's retrieval scoring
+(`calculate_retrieval_scores`, `make_score_dict`) after a query's own id is taken out of its results, as MTEB's
+`RetrievalEvaluator.evaluate(ignore_identical_ids=True)` does for ArguAna: the figures come from the code of the MTEB
+leaderboard and differ from it only by the data (docs/arguana.md).
 
-How each kind of model ranks:
-- a bi-encoder (anything `argsim.backend.resolve.resolve_model` turns into an `Encoder`: a model name, a folder,
-  an argsim `Encoder`, a `SentenceTransformer`): queries through `for_role("query")` and documents through
-  `for_role("document")` (a two-tower model's towers, a model's own prompts for the roles; otherwise one side for
-  both), L2-normalised, exact cosine top-1000 by blocked matrix products;
-- "bm25": argsim's BM25 as the counter-argument rankers use it (`argsim.counter.lexical.textrep.BM25Index`:
-  `tokenize_en` tokens, no stemming, no stop words, k1 = 1.5, b = 0.75, Lucene's idf), over the whole corpus;
-- a cross-encoder (a sentence-transformers `CrossEncoder` or a folder saved by `argsim train bipolar --kind
-  cross-encoder`, scored by `argsim.backend.resolve.PairScorer`: the log-probability of its last label in
-  float64, a log-softmax over two labels, so it ranks as the difference of the two logits does and never ties by
-  saturation): it reranks the BM25 top 100 of each
-  query (the metrics' details say so); only those 100 are in its run, so its recall@100 is BM25's.
-
-Per-unit outcomes (for bootstrap intervals): one per query, its nDCG@10.
+How each kind of model ranks: a bi-encoder (whatever `resolve_model` turns into an `Encoder`) by exact cosine,
+queries through `for_role("query")` and documents through `for_role("document")` (`dense_run`); "bm25" with argsim's
+BM25 of the counter-argument rankers (`bm25_run`); a cross-encoder (a `CrossEncoder` or a folder of `argsim train
+bipolar --kind cross-encoder`, scored by `argsim.backend.resolve.PairScorer`) reranks the BM25 top 100 of each query
+(`cross_run`), so its recall@100 is BM25's. Per-unit outcomes (for bootstrap intervals): each query's nDCG@10.
 
 Example:
     >>> ev = ArguAnaEvaluator.from_dataset("test", limit=50)                     # doctest: +SKIP

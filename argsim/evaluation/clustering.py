@@ -51,7 +51,6 @@ class ClusteringEvaluator(TaskEvaluator):
     """
 
     task: ClassVar[str] = "clustering"
-    accepts_cross_encoder: ClassVar[bool] = False
 
     def __init__(self, rows: Sequence[Mapping[str, Any]], name: str = "test", algorithm: str = "kmeans",
                  linkage: str = "ward", seed: int = SEED, config: Any = None, batch_size: int = 64) -> None:
@@ -82,12 +81,10 @@ class ClusteringEvaluator(TaskEvaluator):
         return cls(rows, name=name or split, seed=getattr(config, "seed", 13), config=config)
 
     def evaluate(self, model: Any) -> Evaluation:
-        from argsim.backend.resolve import resolve_model
         from argsim.metrics.clustering import METRICS, group_scores
         from argsim.thematic.cluster import cluster_groups
 
-        encoder = resolve_model(model, self.config, cross_encoder=False, batch_size=self.batch_size)
-        vectors = encoder.encode([str(r["text"]) for r in self.rows])
+        vectors = self._encoder(model).encode([str(r["text"]) for r in self.rows])
         predicted = cluster_groups(self.rows, vectors, self.algorithm, seed=self.seed, linkage=self.linkage)
         self.per_article = group_scores([r.get("article", "") for r in self.rows], [r["label"] for r in self.rows],
                                         predicted)

@@ -189,25 +189,14 @@ class CounterArgumentEvaluator(TaskEvaluator):
             return scores_for_k(result, 1), None
         return scores_for_k(result, self.k), result
 
-    def _ranker_records(self, model: Any, setting: str, points: list, pools: dict[str, list],
-                        gold: dict[str, str | None]) -> list[dict]:
-        """The ranking records of the registered ranker `self.ranker` with `model` as its model option."""
-        from argsim.counter.core.run import run_ranker
-        from argsim.engine import engine_from_config
-
-        options = self.options | ({"model": model} if model is not None else {})
-        config = self.config
-        run = run_ranker(self.ranker, points, pools, gold, setting=setting, split=self.name, options=options,
-                         engine=engine_from_config(config) if config is not None else None,
-                         precision=getattr(config, "precision", "auto"), config=config)
-        return run.records
-
     def evaluate(self, model: Any) -> Evaluation:
         if self.pairs is not None:
             return self._evaluate_pairs(model)
         from argsim.backend.resolve import kept_mode
         from argsim.counter.core.evaluation import ranking_records, summarize
+        from argsim.counter.core.run import run_ranker
         from argsim.counter.neural.pipeline import hits_over_k_pools
+        from argsim.engine import engine_from_config
         from argsim.metrics.ranking import GoldRank
 
         metrics: dict[str, float] = {}
@@ -217,8 +206,12 @@ class CounterArgumentEvaluator(TaskEvaluator):
             first, second = (None, None) if self.ranker is not None else self._stages(model)
             for setting, (points, pools, gold) in self.pools.items():
                 staged = None
-                if self.ranker is not None:
-                    records = self._ranker_records(model, setting, points, pools, gold)
+                if self.ranker is not None:  # the registered ranker, `model` as its model option
+                    records = run_ranker(self.ranker, points, pools, gold, setting=setting, split=self.name,
+                                         options=self.options | ({"model": model} if model is not None else {}),
+                                         engine=engine_from_config(self.config) if self.config is not None else None,
+                                         precision=getattr(self.config, "precision", "auto"),
+                                         config=self.config).records
                 else:
                     scores, staged = self._rank(first, second, points, pools)
                     records = ranking_records(points, pools, scores, gold, method="model", setting=setting,

@@ -178,10 +178,8 @@ class KPAMapEvaluator(TaskEvaluator):
                           details={"formula": self.formula, "dummies": result.dummies})
 
     def resample_primary(self, draws: np.ndarray) -> np.ndarray:
-        if self.rows is None:
-            raise RuntimeError(f"{type(self).__name__}: evaluate a model before resampling")
-        draws = np.atleast_2d(np.asarray(draws, dtype=np.int64))
-        return np.array([self.rows.mean_ap(d, formula=self.formula) for d in draws])
+        rows = self._evaluated(self.rows)
+        return self._per_draw(draws, lambda d: rows.mean_ap(d, formula=self.formula))
 
     def get_config_dict(self) -> dict:
         return {"gold": self.gold.name, "formula": self.formula}

@@ -2,16 +2,9 @@
 Benchmark", EACL 2023) that read argsim's local data, so `mteb.evaluate(model, tasks=argsim.mteb_tasks())` runs
 offline, and the writer of MTEB's result files for figures argsim measured itself.
 
-The tasks (MTEB's own scoring throughout; where its metric is not the paper's, the task's docstring says so):
-
-=========================  ==========  =================================================  ================
-task                       MTEB type   data                                               main score
-=========================  ==========  =================================================  ================
-ArgsimArguAna              Retrieval   the ArguAna replica (`argsim.data.arguana`), test   ndcg_at_10
-ArgsimSICK-R               STS         SICK (SemEval-2014 test, 4,927 pairs)               cosine_spearman
-ArgsimArgKPReranking       Reranking   ArgKP-2021 dev: arguments rerank their key points   map_at_1000
-ArgsimThematicClustering   Clustering  a sentence file of `argsim thematic build` (given)  v_measure
-=========================  ==========  =================================================  ================
+The tasks (`TASKS`, tabulated in docs/arguana.md): ArgsimArguAna (Retrieval), ArgsimSICK-R (STS),
+ArgsimArgKPReranking (Reranking) and ArgsimThematicClustering (Clustering), scored by MTEB's own code throughout;
+where its metric is not the paper's, the task's docstring says so.
 
 Example:
     >>> import mteb, argsim                                                       # doctest: +SKIP
@@ -35,6 +28,8 @@ from mteb.abstasks.clustering_legacy import AbsTaskClusteringLegacy
 from mteb.abstasks.retrieval import AbsTaskRetrieval
 from mteb.abstasks.sts import AbsTaskSTS
 from mteb.abstasks.task_metadata import TaskMetadata
+
+from argsim.errors import ArgsimError, check_count
 
 _COMMON = dict(category="t2t", modalities=["text"], eval_splits=["test"], eval_langs=["eng-Latn"],
                annotations_creators="derived", dialect=[], sample_creation="found")
@@ -186,8 +181,6 @@ def mteb_tasks(names: Sequence[str] | None = None, data_dir: str | Path | None =
         >>> [t.metadata.name for t in mteb_tasks(["arguana", "sick"], limit=5)]  # the data loads when MTEB runs
         ['ArgsimArguAna', 'ArgsimSICK-R']
     """
-    from argsim.errors import ArgsimError, check_count
-
     if limit is not None:
         check_count(limit, "limit")
     chosen = list(names) if names is not None else [n for n in TASKS if n != "thematic-clustering" or sentences]
@@ -231,7 +224,6 @@ def write_mteb_result(model_name: str, task: str, split: str, metrics: Mapping[s
     """
     from mteb import TaskResult
 
-    from argsim.errors import ArgsimError
     from argsim.io import atomic_path
 
     by_mteb_name = {cls.metadata.name: cls for cls in TASKS.values()}

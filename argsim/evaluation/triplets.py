@@ -54,7 +54,6 @@ class TripletEvaluator(TaskEvaluator):
     """
 
     task: ClassVar[str] = "triplets"
-    accepts_cross_encoder: ClassVar[bool] = False
 
     def __init__(self, triplets: Sequence[Mapping[str, Any]], name: str = "test", distance: str = "cosine",
                  ties: str = "wrong", config: Any = None, batch_size: int = 64) -> None:
@@ -100,12 +99,10 @@ class TripletEvaluator(TaskEvaluator):
 
     def diffs(self, model: Any) -> np.ndarray:
         """Per triplet: the margin (positive similarity minus negative similarity) under `model`."""
-        from argsim.backend.resolve import resolve_model
         from argsim.metrics.triplets import TRIPLET_FIELDS, triplet_diffs
 
         n = len(self.triplets)
-        encoder = resolve_model(model, self.config, cross_encoder=False, batch_size=self.batch_size)
-        vectors = encoder.encode([str(r[f]) for f in TRIPLET_FIELDS for r in self.triplets])
+        vectors = self._encoder(model).encode([str(r[f]) for f in TRIPLET_FIELDS for r in self.triplets])
         return triplet_diffs(vectors[:n], vectors[n:2 * n], vectors[2 * n:], self.distance)
 
     def evaluate(self, model: Any) -> Evaluation:
