@@ -42,12 +42,10 @@ class CounterRetriever:
     the Bi-encoder of Shi, Cao and Nguyen, "Revisiting the Role of Similarity and Dissimilarity in Best Counter
     Argument Retrieval", arXiv 2023, and of the open-collection retriever ``"counter-retriever"``, a LoRA adapter
     over MiniLM; points are encoded as queries, candidates as documents). `retrieve` ranks every indexed candidate,
-    as the counterargs-18 setting epa ranks every argument of the test split; there the fused model is the best
-    measured method (accuracy@1 0.480 against 0.434 for the Bi-encoder alone, 0.283 for MiniLM cosine and 0.260 for
-    the learning-to-rank XGBoost-full; bench/results/counter-retriever.json, counterargs-neural.json and
-    counterargs-ltr.json), and so it is on the open collection (ArguAna replica, test nDCG@10 0.664 against 0.563;
-    docs/counterargs-neural.md). Within one debate's opposing counters (sdoc) XGBoost-full is better than the
-    Bi-encoder (0.760 against 0.720): pass ``ranker="xgboost-full"`` with its trained folder there.
+    as the counterargs-18 setting epa ranks every argument of the test split, where the fused model is the best
+    measured method, as on the open collection (the figures: docs/python-api.md, docs/counterargs-neural.md).
+    Within one debate's opposing counters (sdoc) XGBoost-full is better: pass ``ranker="xgboost-full"`` with its
+    trained folder there.
 
     Args:
         ranker: None (the default: ``"emb-cosine"`` with the shipped ``"counter-fusion"``), or a registered ranker

@@ -117,14 +117,8 @@ def _counterargs(split: str | None, data_dir: str | Path | None) -> pd.DataFrame
     from argsim.data.counterargs import load_counterargs
 
     corpus = load_counterargs(data_dir)
-    rows = []
-    for a in corpus.arguments:
-        if split is not None and a.split != split:
-            continue
-        counter = corpus.true_counter(a) if a.kind == "point" else None
-        rows.append({"id": a.id, "split": a.split, "theme": a.theme, "debate": a.debate, "stance": a.stance,
-                     "kind": a.kind, "number": a.number, "conclusion": a.conclusion, "premise": a.premise,
-                     "text": a.text, "counter": counter.id if counter is not None else None})
+    rows = [{**asdict(a), "counter": getattr(corpus.true_counter(a) if a.kind == "point" else None, "id", None)}
+            for a in corpus.arguments if split is None or a.split == split]
     return pd.DataFrame(rows, columns=["id", "split", "theme", "debate", "stance", "kind", "number", "conclusion",
                                        "premise", "text", "counter"])
 

@@ -129,7 +129,6 @@ def summarize_minutes_frame(frame: pd.DataFrame, budget: int = 100, model: str |
                                  str(row[gold_col] or "") if gold_col else ""))
     config = config or RunConfig()
     records, _ = run_summaries(items, str(model), replace(options or SummarizeOptions(), seed=config.seed), config)
-    return pd.DataFrame({"id": [r["id"] for r in records], "summary": [r["summary"] for r in records],
-                         "budget": [r["budget"] for r in records], "gold": [r["gold"] for r in records],
-                         "selected": [[x["sentence"] for x in sorted(r["selected"], key=lambda x: x["index"])]
-                                      for r in records]})
+    return pd.DataFrame([(r["id"], r["summary"], r["budget"], r["gold"],
+                          [x["sentence"] for x in sorted(r["selected"], key=lambda x: x["index"])]) for r in records],
+                        columns=["id", "summary", "budget", "gold", "selected"])
