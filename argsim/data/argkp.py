@@ -272,9 +272,7 @@ def split_stats(data: KPMData) -> dict[str, int]:
 def _check(folder: Path) -> list[Stat]:
     stats: list[Stat] = []
     for split in SPLITS:
-        a, k, lab = split_files(folder, split)
-        data = kpm_data(a, k, lab, name=split)
-        for key, value in split_stats(data).items():
+        for key, value in split_stats(kpm_data(*split_files(folder, split), name=split)).items():
             stats.append(Stat(f"{split}: {key}", value, _EXPECTED[split][key]))
     return stats
 

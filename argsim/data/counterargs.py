@@ -98,12 +98,8 @@ def read_argument(path: Path, root: Path) -> Argument:
     if m is None or m.group(1) != side:
         raise InputError(path, "not a counterargs-18 argument file name")
     raw = read_text_file(path).replace("\r\n", "\n").replace("\r", "\n")  # universal newlines
-    kind = m.group(4)
-    text = raw.strip()
-    if kind == "point":
-        conclusion, premise = split_point_text(raw)
-    else:
-        conclusion, premise = "", text
+    kind, text = m.group(4), raw.strip()
+    conclusion, premise = split_point_text(raw) if kind == "point" else ("", text)
     return Argument(id=rel.as_posix(), split=split, theme=theme, debate=debate, stance=side, kind=kind,
                     number=int(m.group(2)), conclusion=conclusion, premise=premise, text=text)
 
@@ -147,8 +143,7 @@ class CounterCorpus:
 
 def load_counterargs(data_dir: str | Path | None = None) -> CounterCorpus:
     """Load every point and counter of counterargs-18 from `<data_dir>/counterargs18/02-extracted-arguments`."""
-    folder = dataset_dir("counterargs18", data_dir) / ARGS_DIR
-    return load_counterargs_folder(folder)
+    return load_counterargs_folder(dataset_dir("counterargs18", data_dir) / ARGS_DIR)
 
 
 def load_counterargs_folder(folder: str | Path) -> CounterCorpus:
@@ -156,8 +151,7 @@ def load_counterargs_folder(folder: str | Path) -> CounterCorpus:
     folder = Path(folder)
     files = regular_files(sorted(p for p in folder.glob("*/*/*/*/*.txt") if _FILE_RE.match(p.name)), folder,
                           "argument files")
-    args = [read_argument(p, folder) for p in files]
-    return CounterCorpus(args, root=folder)
+    return CounterCorpus([read_argument(p, folder) for p in files], root=folder)
 
 
 # ---------------------------------------------------------------- candidate pools
