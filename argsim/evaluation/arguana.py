@@ -124,21 +124,6 @@ def cross_run(scorer: Any, data: ArguAnaData, depth: int = RERANK_DEPTH) -> dict
     return {q: {d: float(next(scores)) for d in docs} for q, docs in first.items()}
 
 
-def resolve_ranker(model: Any, config: Any) -> Any:
-    """"bm25" as it is, a cross-encoder folder (`argsim train bipolar --kind cross-encoder`) as a `PairScorer`,
-    anything else through `argsim.backend.resolve.resolve_model` (an `Encoder`, or a `PairScorer` for a
-    `CrossEncoder` object)."""
-    from argsim.backend.resolve import pair_scorer, resolve_model
-    from argsim.counter.neural.config import is_cross_folder
-
-    if isinstance(model, str) and model == "bm25":
-        return model
-    folder = Path(model).expanduser() if isinstance(model, (str, Path)) else None
-    if folder is not None and folder.is_dir() and is_cross_folder(folder):
-        return pair_scorer(folder, config)
-    return resolve_model(model, config)
-
-
 class ArguAnaEvaluator(TaskEvaluator):
     """nDCG@10 (primary), MRR@10 and recall@100 of open-collection counter-argument retrieval (BEIR's ArguAna),
     computed by MTEB's retrieval scoring on argsim's replica.
@@ -176,9 +161,18 @@ class ArguAnaEvaluator(TaskEvaluator):
         return cls(data, name=name, config=config)
 
     def evaluate(self, model: Any) -> Evaluation:
-        from argsim.backend.resolve import PairScorer
+        from argsim.backend.resolve import PairScorer, pair_scorer, resolve_model
+        from argsim.counter.neural.config import is_cross_folder
 
-        ranker = resolve_ranker(model, self.config)
+        # "bm25" as it is, a cross-encoder folder (`argsim train bipolar --kind cross-encoder`) as a `PairScorer`,
+        # anything else through `resolve_model` (an `Encoder`, or a `PairScorer` for a `CrossEncoder` object)
+        folder = Path(model).expanduser() if isinstance(model, (str, Path)) else None
+        if isinstance(model, str) and model == "bm25":
+            ranker = model
+        elif folder is not None and folder.is_dir() and is_cross_folder(folder):
+            ranker = pair_scorer(folder, self.config)
+        else:
+            ranker = resolve_model(model, self.config)
         if ranker == "bm25":
             self.run, how = bm25_run(self.data), "argsim BM25 (Lucene idf, k1 1.5, b 0.75), top 1000"
         elif isinstance(ranker, PairScorer):

@@ -1,9 +1,7 @@
-"""`TaskEvaluator`: the base of argsim's task evaluators (a sentence-transformers `SentenceEvaluator`).
-
-A task evaluator holds its data (a split of a dataset, built by the subclass's `from_dataset`), scores a model
-with `evaluate(model) -> Evaluation`, and, called as a sentence-transformers evaluator (`evaluator(model)`),
-returns the same metrics as a dict prefixed with its `name`, so a trainer can pick checkpoints by
-`metric_for_best_model = f"eval_{name}_{primary}"`.
+"""`TaskEvaluator`: the base of argsim's task evaluators (a sentence-transformers `SentenceEvaluator`). Called as
+one (`evaluator(model)`), it returns `evaluate`'s metrics prefixed with its `name`, so a trainer picks checkpoints
+by `metric_for_best_model = f"eval_{name}_{primary}"`; the same classes score models in `argsim evaluate` and
+answer the API's `evaluate` methods.
 
 Intervals and paired tests: after `evaluate`, the evaluator keeps one outcome per resampling unit (a query's
 nDCG@10, a point's hit@1, a triplet's 0/1, an argument's rows for mAP). `n_units` counts them and

@@ -30,14 +30,6 @@ from argsim.metrics.record import Evaluation
 Predictions = dict[str, dict[str, float]]
 
 
-def default_split(data_dir: Any = None) -> str:
-    """`test` when the ArgKP folder holds the test split's labels, else `dev`."""
-    from argsim.data.argkp import split_files
-    from argsim.data.catalog import dataset_dir
-
-    return "test" if split_files(dataset_dir("argkp", data_dir), "test")[2].is_file() else "dev"
-
-
 @dataclass
 class ArgumentRows:
     """Per gold argument (file order): its (topic, stance) group, its best key point's score and labels (a dummy
@@ -142,10 +134,11 @@ class KPAMapEvaluator(TaskEvaluator):
     def from_dataset(cls, split: str | None = None, limit: int | None = None, config: Any = None,
                      name: str | None = None) -> KPAMapEvaluator:
         """ArgKP `split` (None: `test` where its labels are present, else `dev`), its first `limit` arguments."""
-        from argsim.data.argkp import load_argkp
+        from argsim.data.argkp import load_argkp, split_files
+        from argsim.data.catalog import dataset_dir
 
-        data_dir = getattr(config, "data_dir", None)
-        split = split or default_split(data_dir)
+        data_dir = getattr(config, "data_dir", None)  # default: test where its labels are present, else dev
+        split = split or ("test" if split_files(dataset_dir("argkp", data_dir), "test")[2].is_file() else "dev")
         gold = load_argkp(split, data_dir)
         if limit is not None:
             args = gold.arguments[:limit]
@@ -154,20 +147,14 @@ class KPAMapEvaluator(TaskEvaluator):
                            {p: v for p, v in gold.labels.items() if p[0] in ids}, gold.files)
         return cls(gold, name=name or split, config=config)
 
-    def predictions_of(self, model: Any) -> Predictions:
-        """`{arg_id: {kp_id: score}}` of `model` on the gold arguments (see the class docstring)."""
-        from argsim.kpm.ensemble import score_model
-
-        if self.score is not None:
-            return self.score(model)
-        return score_model(self.gold, model, self.config, self.arg_template, self.kp_template)
-
     def evaluate(self, model: Any) -> Evaluation:
         from argsim.backend.resolve import kept_mode
+        from argsim.kpm.ensemble import score_model
         from argsim.metrics.kpa_map import evaluate_map
 
-        with kept_mode(model):
-            preds = self.predictions_of(model)
+        with kept_mode(model):  # {arg_id: {kp_id: score}} of `model` on the gold arguments (the class docstring)
+            preds = self.score(model) if self.score is not None else score_model(
+                self.gold, model, self.config, self.arg_template, self.kp_template)
         result = evaluate_map(preds, self.gold, formula=self.formula)
         threshold, f1 = f1_threshold(preds, self.gold.labels)
         self.predictions, self.rows = preds, ArgumentRows.build(preds, self.gold)

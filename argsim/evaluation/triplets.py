@@ -85,28 +85,23 @@ class TripletEvaluator(TaskEvaluator):
         elif dataset == "minutes":
             from argsim.io import read_records
             from argsim.paths import under_workdir
+            from argsim.schemas import TripletRecord
 
             path = Path(folder or under_workdir(MINUTES_DIR)) / f"{split}.jsonl"
             if not path.is_file():
                 raise ArgsimError(f"{path} is missing: mine the minutes triplets first (`argsim data triplets "
                                   f"minutes --out {path.parent}`)")
-            from argsim.schemas import TripletRecord
-
             rows = read_records(path, TripletRecord)[:limit]
         else:
             raise ArgsimError(f"unknown triplet dataset '{dataset}': choose {' or '.join(DATASETS)}")
         return cls(rows, name=name or split, config=config)
 
-    def diffs(self, model: Any) -> np.ndarray:
-        """Per triplet: the margin (positive similarity minus negative similarity) under `model`."""
+    def evaluate(self, model: Any) -> Evaluation:
         from argsim.metrics.triplets import TRIPLET_FIELDS, triplet_diffs
 
         n = len(self.triplets)
         vectors = self._encoder(model).encode([str(r[f]) for f in TRIPLET_FIELDS for r in self.triplets])
-        return triplet_diffs(vectors[:n], vectors[n:2 * n], vectors[2 * n:], self.distance)
-
-    def evaluate(self, model: Any) -> Evaluation:
-        diffs = self.diffs(model)
+        diffs = triplet_diffs(vectors[:n], vectors[n:2 * n], vectors[2 * n:], self.distance)  # per triplet
         correct = diffs > 0 if self.ties == "wrong" else diffs >= 0
         self.unit_values = correct.astype(np.float64)
         return Evaluation(self.task, {"accuracy": float(correct.mean()), "mean_diff": float(diffs.mean())},
