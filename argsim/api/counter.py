@@ -74,9 +74,7 @@ class CounterRetriever:
 
         if ranker is None:  # the default: the shipped fused model, cosine of its query and document sides
             ranker, model = DEFAULT_RANKER, DEFAULT_MODEL if model is None else model
-
-        info = get_ranker(ranker)
-        allowed = ranker_options(info)
+        allowed = ranker_options(get_ranker(ranker))
         if options is not None and not isinstance(options, dict):
             raise ArgsimError(f"options: give a dict of the ranker's options (e.g. {{'bm25_idf': 'okapi'}}), not "
                               f"{type(options).__name__}")

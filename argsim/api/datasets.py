@@ -93,11 +93,8 @@ def _argkp(split: str | None, data_dir: str | Path | None) -> pd.DataFrame:
     from argsim.data.argkp import SPLITS as ARGKP_SPLITS
     from argsim.data.argkp import load_argkp
 
-    frames = []
-    for s in ([split] if split else list(ARGKP_SPLITS)):
-        for part in s.split("+"):
-            frames.append(argkp_frame(load_argkp(part, data_dir)).assign(split=part))
-    return pd.concat(frames, ignore_index=True)
+    return pd.concat([argkp_frame(load_argkp(part, data_dir)).assign(split=part)
+                      for s in ([split] if split else list(ARGKP_SPLITS)) for part in s.split("+")], ignore_index=True)
 
 
 def argkp_frame(data) -> pd.DataFrame:
@@ -106,11 +103,8 @@ def argkp_frame(data) -> pd.DataFrame:
     by_arg: dict[str, list[tuple[str, int]]] = {}
     for (aid, kid), label in data.labels.items():
         by_arg.setdefault(aid, []).append((kid, label))
-    rows = []
-    for a in data.arguments:
-        for kid, label in by_arg.get(a.arg_id, []):
-            rows.append((a.arg_id, kid, a.topic, a.stance, a.text, data.kp_by_id[kid].text, label))
-    return pd.DataFrame(rows, columns=ARGKP_COLUMNS)
+    return pd.DataFrame([(a.arg_id, kid, a.topic, a.stance, a.text, data.kp_by_id[kid].text, label)
+                         for a in data.arguments for kid, label in by_arg.get(a.arg_id, [])], columns=ARGKP_COLUMNS)
 
 
 def _counterargs(split: str | None, data_dir: str | Path | None) -> pd.DataFrame:
@@ -148,12 +142,10 @@ def _poliinfo(split: str | None, data_dir: str | Path | None) -> pd.DataFrame:
     from argsim.data.poliinfo import NTCIR14_GOLD, load_ntcir14_items
 
     folder = dataset_dir("poliinfo", data_dir)
-    rows = []
-    for which in ([split] if split else list(NTCIR14_GOLD)):
-        for it in load_ntcir14_items(folder, which):
-            if it.sentences and it.summary:  # the summarization benchmark (`ntcir14_gold_items`)
-                rows.append({**asdict(it), "sentences": list(it.sentences), "split": which})
-    return pd.DataFrame(rows)
+    return pd.DataFrame([{**asdict(it), "sentences": list(it.sentences), "split": which}
+                         for which in ([split] if split else list(NTCIR14_GOLD))
+                         for it in load_ntcir14_items(folder, which)
+                         if it.sentences and it.summary])  # the summarization benchmark (`ntcir14_gold_items`)
 
 
 def _sick(split: str | None, data_dir: str | Path | None) -> pd.DataFrame:

@@ -105,13 +105,12 @@ class KeyPointMatcher:
                  weights: Sequence[float] | None = None, combine: str = "zscore", arg_template: str = "{text}",
                  kp_template: str = "{text}", threshold: float | None = None,
                  config: RunConfig | None = None) -> None:
-        if model is None:
-            from argsim.kpm.scoring import default_model
-
-            model = default_model()
         from argsim.backend.folders import check_model_name
         from argsim.backend.resolve import resolve_model
+        from argsim.kpm.ensemble import check_weights
+        from argsim.kpm.scoring import default_model
 
+        model = default_model() if model is None else model
         self.config = config or RunConfig()
         # a model object is one model (a SentenceTransformer iterates over its modules): only lists are ensembles
         self.models = [str(m) if isinstance(m, Path) else m for m in (model if isinstance(model, (list, tuple))
@@ -123,8 +122,6 @@ class KeyPointMatcher:
                 check_model_name(m)  # an unknown name (`KPM`: did you mean 'kpm'?) now, as the CLI's --model
             else:
                 resolve_model(m, self.config)  # an object argsim cannot use: one line now, not at the first match
-        from argsim.kpm.ensemble import check_weights
-
         check_weights(self.models, weights)
         self.weights = list(weights) if weights else None
         self.combine = combine

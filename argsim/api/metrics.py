@@ -7,6 +7,7 @@ references; these add the conversions from lists, dicts and DataFrames.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from argsim.config import RunConfig
-from argsim.errors import ArgsimError, InputError, check_choice, check_count
+from argsim.errors import ArgsimError, InputError, check_choice, check_count, examples, warn
 from argsim.io import as_texts
 
 if TYPE_CHECKING:
@@ -51,8 +52,7 @@ def _predictions(predictions: Any) -> dict[str, dict[str, float]]:
 def map_result(predictions: Any, gold: Any, formula: str = "leaderboard", tie_break: str = "first", seed: int = 0,
                data_dir: str | Path | None = None) -> MapResult:
     """The full result of the official metric (per-group table, dummies, ignored ids); see `kpa_map`."""
-    import math
-
+    from argsim.api.kpm import split_data
     from argsim.metrics.kpa_map import evaluate_map
 
     if not (isinstance(gold, str) or hasattr(gold, "columns") or hasattr(gold, "labels")):
@@ -65,8 +65,6 @@ def map_result(predictions: Any, gold: Any, formula: str = "leaderboard", tie_br
     bad = [a for a, kps in preds.items() if any(not math.isfinite(v) for v in kps.values())]
     if bad:
         raise ArgsimError(f"{len(bad)} argument(s) with a score that is not a finite number, e.g. {bad[0]}")
-    from argsim.api.kpm import split_data
-
     return evaluate_map(preds, split_data(gold, data_dir), formula=formula, tie_break=tie_break, seed=seed)
 
 
@@ -127,8 +125,6 @@ def accuracy_at_1(scores: Any, gold: Mapping[str, str], ties: str = "expected") 
         >>> argsim.accuracy_at_1(scores, {"q1": "c1", "q2": "c2"})
         0.75
     """
-    import math
-
     from argsim.metrics.ranking import TIES
     from argsim.metrics.ranking import accuracy_at_1 as acc
 
@@ -155,8 +151,6 @@ def accuracy_at_1(scores: Any, gold: Mapping[str, str], ties: str = "expected") 
     if bad:
         raise ArgsimError(f"{len(bad)} quer(ies) with a score that is not a finite number, e.g. {bad[0]}")
     if missing := [q for q in scores if q not in gold]:
-        from argsim.errors import examples, warn
-
         warn(f"{len(missing)} of {len(scores)} queries have no gold counter (e.g. {examples(missing)}): each counts "
              "as a miss")
     return acc(scores, gold, ties=ties)

@@ -36,10 +36,7 @@ def summarize_minutes(sentences: str | Sequence[str], topic: str = "", subtopic:
             political SBERT's, docs/models.md; ``"minutes"``, that shipped model; ``"e5-multilingual"``; a folder
             trained by `argsim train minutes-sbert`).
         options: How sentences are picked (`argsim.minutes.summarize.SummarizeOptions`, the options of
-            `argsim summarize minutes`): ``method`` ``"embedrank-paper"`` (Eq. 6, the default),
-            ``"embedrank"`` (normalised MMR with ``beta``), ``"lead"`` or ``"random"``; the Eq. 6 weights
-            ``mmr_weight`` (the paper's k), ``m``, ``s``; ``chars_per_key`` (key size = budget / this); ``cap``
-            ``"fit"`` (skip sentences that overflow the budget) or ``"truncate"``. None: the defaults.
+            `argsim summarize minutes`: method, the Eq. 6 weights, chars_per_key, cap); None: the defaults.
         config: The run options (device, seed of ``"random"``, cache); None: the defaults.
 
     Returns:
