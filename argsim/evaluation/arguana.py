@@ -26,6 +26,9 @@ from typing import Any
 
 import numpy as np
 
+from argsim.backend.resolve import PairScorer, pair_scorer, resolve_model
+from argsim.counter.lexical.textrep import BM25Index, shared_term_matrices
+from argsim.counter.neural.config import is_cross_folder
 from argsim.data.arguana import ArguAnaData, load_arguana
 from argsim.evaluation.base import TaskEvaluator
 from argsim.extras import need
@@ -104,8 +107,6 @@ def dense_run(encoder: Any, data: ArguAnaData, k: int = max(K_VALUES)) -> dict[s
 
 def bm25_matrix(data: ArguAnaData) -> np.ndarray:
     """argsim's BM25 (Lucene idf, k1 1.5, b 0.75, every token) of every corpus document for every query."""
-    from argsim.counter.lexical.textrep import BM25Index, shared_term_matrices
-
     docs, queries = shared_term_matrices(list(data.corpus.values()), list(data.queries.values()))
     return BM25Index.fit(docs).scores(queries.counts)
 
@@ -161,9 +162,6 @@ class ArguAnaEvaluator(TaskEvaluator):
         return cls(data, name=name, config=config)
 
     def evaluate(self, model: Any) -> Evaluation:
-        from argsim.backend.resolve import PairScorer, pair_scorer, resolve_model
-        from argsim.counter.neural.config import is_cross_folder
-
         # "bm25" as it is, a cross-encoder folder (`argsim train bipolar --kind cross-encoder`) as a `PairScorer`,
         # anything else through `resolve_model` (an `Encoder`, or a `PairScorer` for a `CrossEncoder` object)
         folder = Path(model).expanduser() if isinstance(model, (str, Path)) else None

@@ -21,9 +21,13 @@ from typing import Any, ClassVar
 import numpy as np
 
 from argsim.config import SEED
+from argsim.data.catalog import dataset_dir
 from argsim.errors import ArgsimError
 from argsim.evaluation.base import TaskEvaluator
+from argsim.metrics.clustering import METRICS, group_scores, warn_one_section
 from argsim.metrics.record import Evaluation
+from argsim.thematic.build import first_scb_rows
+from argsim.thematic.cluster import cluster_groups
 
 
 class ClusteringEvaluator(TaskEvaluator):
@@ -64,8 +68,6 @@ class ClusteringEvaluator(TaskEvaluator):
         self.algorithm, self.linkage, self.seed = algorithm, linkage, seed
         self.config, self.batch_size = config, batch_size
         self.per_article: dict[Any, dict[str, float]] = {}
-        from argsim.metrics.clustering import warn_one_section
-
         warn_one_section([r.get("article", "") for r in self.rows], [r["label"] for r in self.rows])
 
     @classmethod
@@ -73,17 +75,11 @@ class ClusteringEvaluator(TaskEvaluator):
                      name: str | None = None) -> ClusteringEvaluator:
         """The sentence clustering benchmark of `split` (None: test) of the Wikipedia corpus, as
         `argsim data triplets wikipedia` writes `scb-<split>.jsonl`: its first `limit` articles."""
-        from argsim.data.catalog import dataset_dir
-        from argsim.thematic.build import first_scb_rows
-
         split = split or "test"
         rows = first_scb_rows(dataset_dir("wikipedia", getattr(config, "data_dir", None)), limit, split=split)
         return cls(rows, name=name or split, seed=getattr(config, "seed", 13), config=config)
 
     def evaluate(self, model: Any) -> Evaluation:
-        from argsim.metrics.clustering import METRICS, group_scores
-        from argsim.thematic.cluster import cluster_groups
-
         vectors = self._encoder(model).encode([str(r["text"]) for r in self.rows])
         predicted = cluster_groups(self.rows, vectors, self.algorithm, seed=self.seed, linkage=self.linkage)
         self.per_article = group_scores([r.get("article", "") for r in self.rows], [r["label"] for r in self.rows],

@@ -34,8 +34,19 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from argsim.backend.encoder import Encoder
+from argsim.backend.resolve import PairScorer, kept_mode, resolve_model
+from argsim.counter.core.evaluation import ranking_records, summarize
+from argsim.counter.core.registry import get_ranker
+from argsim.counter.core.run import dataset_points, run_ranker
+from argsim.counter.neural.config import is_cross_folder
+from argsim.counter.neural.pipeline import hits_over_k_pools, load_stage, run_stages, scores_for_k
+from argsim.counter.neural.store import is_model_folder
+from argsim.counter.neural.validation import at1_over_k, embed_needed, heads_on_cpu
+from argsim.engine import engine_from_config
 from argsim.errors import ArgsimError
 from argsim.evaluation.base import TaskEvaluator
+from argsim.metrics.ranking import GoldRank
 from argsim.metrics.record import Evaluation
 
 #: the settings the evaluator reports by default (the paper's Table 2 columns that differ most)
@@ -90,8 +101,6 @@ class CounterArgumentEvaluator(TaskEvaluator):
         self.config, self.batch_size = config, batch_size
         self.ranker, self.options = ranker, dict(options or {})
         if ranker is not None:
-            from argsim.counter.core.registry import get_ranker
-
             get_ranker(ranker)  # an unknown name fails now, in one line
         self.records: dict[str, list[dict]] = {}
         self.pairs, self.base = None, None  # `from_pairs`
@@ -100,8 +109,6 @@ class CounterArgumentEvaluator(TaskEvaluator):
     def from_dataset(cls, split: str | None = None, limit: int | None = None, config: Any = None,
                      name: str | None = None, settings: Sequence[str] = SETTINGS) -> CounterArgumentEvaluator:
         """counterargs-18 `split` (None: test), the first `limit` points (id order) in each of `settings`."""
-        from argsim.counter.core.run import dataset_points
-
         split = split or "test"
         data_dir = getattr(config, "data_dir", None)
         pools = {s: dataset_points(split, s, limit=limit, data_dir=data_dir) for s in settings}
@@ -139,8 +146,6 @@ class CounterArgumentEvaluator(TaskEvaluator):
 
     def _evaluate_pairs(self, model: Any) -> Evaluation:
         """`from_pairs`' figure of `model` (the heads score on the CPU, the model's mode is kept)."""
-        from argsim.counter.neural.validation import at1_over_k, embed_needed, heads_on_cpu
-
         data, hits = self.pairs, np.zeros(0, dtype=bool)
         if len(data.val_pairs):
             was_training = model.training
@@ -157,13 +162,7 @@ class CounterArgumentEvaluator(TaskEvaluator):
 
     def _stages(self, model: Any) -> tuple[Any, Any]:
         """(first stage, second stage or None) of a reranking model; (Encoder, None) of an embedding model."""
-        from argsim.backend.resolve import PairScorer, resolve_model
-
         if isinstance(model, (str, Path)):
-            from argsim.counter.neural.config import is_cross_folder
-            from argsim.counter.neural.pipeline import load_stage
-            from argsim.counter.neural.store import is_model_folder
-
             precision = getattr(self.config, "precision", "auto")
             if is_cross_folder(model):
                 return "bm25", load_stage(str(model), precision, self.config)
@@ -176,14 +175,8 @@ class CounterArgumentEvaluator(TaskEvaluator):
     def _rank(self, first: Any, second: Any, points: list, pools: dict[str, list]
               ) -> tuple[dict[str, np.ndarray], Any]:
         """Pool-aligned scores of the model's ranking, and the stage result (None without a second stage)."""
-        from argsim.backend.encoder import Encoder
-
         if isinstance(first, Encoder):
-            from argsim.counter.core.registry import get_ranker
-
             return get_ranker("emb-cosine").fn(points, pools, model=first, config=self.config), None
-        from argsim.counter.neural.pipeline import run_stages, scores_for_k
-
         result = run_stages(points, pools, first, second, kmax=max(self.k, *self.ks))
         if second is None:
             return scores_for_k(result, 1), None
@@ -192,13 +185,6 @@ class CounterArgumentEvaluator(TaskEvaluator):
     def evaluate(self, model: Any) -> Evaluation:
         if self.pairs is not None:
             return self._evaluate_pairs(model)
-        from argsim.backend.resolve import kept_mode
-        from argsim.counter.core.evaluation import ranking_records, summarize
-        from argsim.counter.core.run import run_ranker
-        from argsim.counter.neural.pipeline import hits_over_k_pools
-        from argsim.engine import engine_from_config
-        from argsim.metrics.ranking import GoldRank
-
         metrics: dict[str, float] = {}
         random: dict[str, float] = {}
         n = 0

@@ -20,11 +20,22 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from argsim.data.argkp import KPMData
+from argsim.backend.resolve import kept_mode
+from argsim.data.argkp import KPMData, load_argkp, split_files
+from argsim.data.catalog import dataset_dir
 from argsim.errors import ArgsimError
 from argsim.evaluation.base import TaskEvaluator
 from argsim.io import topic_key
-from argsim.metrics.kpa_map import FORMULAS, f1_threshold
+from argsim.metrics.kpa_map import (
+    DUMMY_KEPT_SCORE,
+    FORMULAS,
+    TOP_FRACTION,
+    best_key_points,
+    evaluate_map,
+    f1_threshold,
+    group_average_precision,
+    pandas_descending_order,
+)
 from argsim.metrics.record import Evaluation
 
 Predictions = dict[str, dict[str, float]]
@@ -43,8 +54,6 @@ class ArgumentRows:
 
     @classmethod
     def build(cls, predictions: Predictions, gold: KPMData) -> ArgumentRows:
-        from argsim.metrics.kpa_map import best_key_points
-
         best, _ = best_key_points(predictions, set(gold.kp_by_id))
         groups: dict[tuple[str, int], int] = {}
         rows = []
@@ -63,13 +72,6 @@ class ArgumentRows:
     def mean_ap(self, idx: np.ndarray, relaxed: bool = False, formula: str = "leaderboard") -> float:
         """The mAP of the arguments `idx` (a bootstrap draw: repeats are separate rows, kept in draw order), by
         the official procedure (pandas' sort order, the top-half cut, dummy rows at 0.99 after it)."""
-        from argsim.metrics.kpa_map import (
-            DUMMY_KEPT_SCORE,
-            TOP_FRACTION,
-            group_average_precision,
-            pandas_descending_order,
-        )
-
         idx = np.asarray(idx, dtype=np.int64)
         labels = self.relaxed if relaxed else self.strict
         aps = []
@@ -134,9 +136,6 @@ class KPAMapEvaluator(TaskEvaluator):
     def from_dataset(cls, split: str | None = None, limit: int | None = None, config: Any = None,
                      name: str | None = None) -> KPAMapEvaluator:
         """ArgKP `split` (None: `test` where its labels are present, else `dev`), its first `limit` arguments."""
-        from argsim.data.argkp import load_argkp, split_files
-        from argsim.data.catalog import dataset_dir
-
         data_dir = getattr(config, "data_dir", None)  # default: test where its labels are present, else dev
         split = split or ("test" if split_files(dataset_dir("argkp", data_dir), "test")[2].is_file() else "dev")
         gold = load_argkp(split, data_dir)
@@ -148,9 +147,7 @@ class KPAMapEvaluator(TaskEvaluator):
         return cls(gold, name=name or split, config=config)
 
     def evaluate(self, model: Any) -> Evaluation:
-        from argsim.backend.resolve import kept_mode
         from argsim.kpm.ensemble import score_model
-        from argsim.metrics.kpa_map import evaluate_map
 
         with kept_mode(model):  # {arg_id: {kp_id: score}} of `model` on the gold arguments (the class docstring)
             preds = self.score(model) if self.score is not None else score_model(

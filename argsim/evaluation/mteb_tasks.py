@@ -29,7 +29,13 @@ from mteb.abstasks.retrieval import AbsTaskRetrieval
 from mteb.abstasks.sts import AbsTaskSTS
 from mteb.abstasks.task_metadata import TaskMetadata
 
+from argsim.data.argkp import load_argkp
+from argsim.data.arguana import load_arguana
+from argsim.data.catalog import dataset_dir
+from argsim.data.sick import load_sick
 from argsim.errors import ArgsimError, check_count
+from argsim.io import atomic_path, read_records
+from argsim.schemas import LabelledSentenceRecord
 
 _COMMON = dict(category="t2t", modalities=["text"], eval_splits=["test"], eval_langs=["eng-Latn"],
                annotations_creators="derived", dialect=[], sample_creation="found")
@@ -75,8 +81,6 @@ class ArgsimArguAna(_Local, AbsTaskRetrieval):
         domains=["Social", "Web", "Written"], prompt={"query": "Given a claim, find documents that refute the claim"})
 
     def _local_dataset(self) -> dict:
-        from argsim.data.arguana import load_arguana
-
         data = load_arguana("test", data_dir=self.data_dir, themes=self.themes).head(self.limit)
         return {"default": {"test": _retrieval_split(data.queries, data.corpus, data.qrels)}}
 
@@ -92,9 +96,6 @@ class ArgsimSICKR(_Local, AbsTaskSTS):
                          "cosine_spearman", "argsim/sick", domains=["Web", "Written"])
 
     def _local_dataset(self) -> dict:
-        from argsim.data.catalog import dataset_dir
-        from argsim.data.sick import load_sick
-
         pairs = load_sick(dataset_dir("sick", self.data_dir), "test")[: self.limit]
         return {"test": Dataset.from_dict({"sentence1": [p.sentence_a for p in pairs],
                                            "sentence2": [p.sentence_b for p in pairs],
@@ -112,8 +113,6 @@ class ArgsimArgKPReranking(_Local, AbsTaskRetrieval):
                          eval_splits=["test"])
 
     def _local_dataset(self) -> dict:
-        from argsim.data.argkp import load_argkp
-
         data = load_argkp("dev", data_dir=self.data_dir)
         positives: dict[str, dict[str, int]] = {}
         for (arg_id, kp_id), label in data.labels.items():
@@ -143,9 +142,6 @@ class ArgsimThematicClustering(_Local, AbsTaskClusteringLegacy):
         self.sentences = Path(sentences)
 
     def _local_dataset(self) -> dict:
-        from argsim.io import read_records
-        from argsim.schemas import LabelledSentenceRecord
-
         rows = read_records(self.sentences, LabelledSentenceRecord)
         articles: dict[str, list[dict]] = {}
         for r in rows:
@@ -223,8 +219,6 @@ def write_mteb_result(model_name: str, task: str, split: str, metrics: Mapping[s
         PosixPath('mteb-results/minilm/no_revision_available/ArgsimArguAna.json')
     """
     from mteb import TaskResult
-
-    from argsim.io import atomic_path
 
     by_mteb_name = {cls.metadata.name: cls for cls in TASKS.values()}
     cls = TASKS.get(task) or by_mteb_name.get(task)

@@ -18,9 +18,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from argsim.data.catalog import dataset_dir
+from argsim.data.sick import load_sick
 from argsim.errors import ArgsimError
 from argsim.evaluation.base import TaskEvaluator
 from argsim.metrics.record import Evaluation
+from argsim.thematic.sick_eval import sick_predictions
 
 
 class SICKEvaluator(TaskEvaluator):
@@ -64,9 +67,6 @@ class SICKEvaluator(TaskEvaluator):
                      name: str | None = None) -> SICKEvaluator:
         """Fit on SICK train, choose C on trial, score `split` (None: test; or trial) of the official files, its
         first `limit` pairs."""
-        from argsim.data.catalog import dataset_dir
-        from argsim.data.sick import load_sick
-
         split = split or "test"
         if split not in ("test", "trial"):
             raise ArgsimError(f"SICK split '{split}': evaluate on 'test' or 'trial' (train fits the regression)")
@@ -77,8 +77,6 @@ class SICKEvaluator(TaskEvaluator):
 
     def evaluate(self, model: Any) -> Evaluation:
         from scipy.stats import spearmanr
-
-        from argsim.thematic.sick_eval import sick_predictions
 
         pred, c = sick_predictions(self._encoder(model).encode, self.train, self.trial, self.test)
         self.predictions = pred

@@ -20,10 +20,15 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from argsim.data.catalog import dataset_dir
 from argsim.errors import ArgsimError, check_choice
 from argsim.evaluation.base import TaskEvaluator
+from argsim.io import read_records
 from argsim.metrics.record import Evaluation
-from argsim.metrics.triplets import TIES
+from argsim.metrics.triplets import TIES, TRIPLET_FIELDS, triplet_diffs
+from argsim.paths import under_workdir
+from argsim.schemas import TripletRecord
+from argsim.thematic.build import first_test_triplets
 
 DATASETS = ("wikipedia", "minutes")
 #: where `argsim data triplets minutes` writes by default (under the work folder)
@@ -77,16 +82,9 @@ class TripletEvaluator(TaskEvaluator):
         ``runs/minutes-triplets`` in the work folder)."""
         split = split or "test"
         if dataset == "wikipedia":
-            from argsim.data.catalog import dataset_dir
-            from argsim.thematic.build import first_test_triplets
-
             rows = first_test_triplets(dataset_dir("wikipedia", getattr(config, "data_dir", None)), limit,
                                        split=split)
         elif dataset == "minutes":
-            from argsim.io import read_records
-            from argsim.paths import under_workdir
-            from argsim.schemas import TripletRecord
-
             path = Path(folder or under_workdir(MINUTES_DIR)) / f"{split}.jsonl"
             if not path.is_file():
                 raise ArgsimError(f"{path} is missing: mine the minutes triplets first (`argsim data triplets "
@@ -97,8 +95,6 @@ class TripletEvaluator(TaskEvaluator):
         return cls(rows, name=name or split, config=config)
 
     def evaluate(self, model: Any) -> Evaluation:
-        from argsim.metrics.triplets import TRIPLET_FIELDS, triplet_diffs
-
         n = len(self.triplets)
         vectors = self._encoder(model).encode([str(r[f]) for f in TRIPLET_FIELDS for r in self.triplets])
         diffs = triplet_diffs(vectors[:n], vectors[n:2 * n], vectors[2 * n:], self.distance)  # per triplet
