@@ -12,17 +12,20 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from argsim.backend.resolve import resolve_model
 from argsim.config import RunConfig
+from argsim.counter.core.registry import get_ranker, ranker_options
+from argsim.counter.core.run import dataset_points, score_pools
+from argsim.counter.core.userdata import user_argument
+from argsim.engine import engine_from_config
 from argsim.errors import ArgsimError, check_count
 from argsim.io import as_texts
-
-if TYPE_CHECKING:
-    from argsim.metrics.record import Evaluation
+from argsim.metrics.record import Evaluation
 
 #: what `CounterRetriever()` ranks with: the shipped counter-fusion model's cosine (docs/counterargs-neural.md)
 DEFAULT_RANKER, DEFAULT_MODEL = "emb-cosine", "counter-fusion"
@@ -70,8 +73,6 @@ class CounterRetriever:
 
     def __init__(self, ranker: str | None = None, model: str | Path | Any = None, options: dict | None = None,
                  config: RunConfig | None = None) -> None:
-        from argsim.counter.core.registry import get_ranker, ranker_options
-
         if ranker is None:  # the default: the shipped fused model, cosine of its query and document sides
             ranker, model = DEFAULT_RANKER, DEFAULT_MODEL if model is None else model
         allowed = ranker_options(get_ranker(ranker))
@@ -83,8 +84,6 @@ class CounterRetriever:
         if bad:
             raise ArgsimError(f"'{bad[0]}' is not an option of {ranker}; valid keys: {', '.join(allowed) or 'none'}")
         if model is not None and not isinstance(model, (str, Path)):
-            from argsim.backend.resolve import resolve_model
-
             resolve_model(model, config, cross_encoder=False)  # an object argsim cannot use: one line, now
             if ranker != "emb-cosine":
                 raise ArgsimError(f"a model object ranks with ranker='emb-cosine' (the cosine of its embeddings); "
@@ -142,10 +141,6 @@ class CounterRetriever:
             rankers (bi-encoder, bipolar, the rerankers) the candidate's place counted from the bottom
             (the best of n candidates scores n, the worst 1), not a similarity.
         """
-        from argsim.counter.core.run import score_pools
-        from argsim.counter.core.userdata import user_argument
-        from argsim.engine import engine_from_config
-
         check_count(k, "k")
         if not self.candidates:
             raise ArgsimError("index candidates first: CounterRetriever(...).index(texts)")
@@ -191,9 +186,7 @@ class CounterRetriever:
             >>> round(scores["accuracy_at_1"], 3), scores.n
             (0.65, 20)
         """
-        from argsim.counter.core.run import dataset_points
         from argsim.evaluation.counter import CounterArgumentEvaluator
-        from argsim.metrics.record import Evaluation
 
         if limit is not None:
             check_count(limit, "limit")

@@ -12,7 +12,16 @@ from pathlib import Path
 import pandas as pd
 
 from argsim.config import SEED
+from argsim.data.argkp import SPLITS as ARGKP_SPLITS
+from argsim.data.argkp import load_argkp
+from argsim.data.catalog import dataset_dir
+from argsim.data.counterargs import load_counterargs
+from argsim.data.poliinfo import NTCIR14_GOLD, load_ntcir14_items
+from argsim.data.sick import SPLIT_FILES, load_sick
+from argsim.data.wikipedia import load_articles
 from argsim.errors import ArgsimError, did_you_mean
+from argsim.thematic.build import first_test_triplets
+from argsim.thematic.triplets import SPLITS as TRIPLET_SPLITS
 
 #: accepted names -> the canonical one
 ALIASES = {
@@ -90,9 +99,6 @@ def load_dataset(name: str, split: str | None = None, data_dir: str | Path | Non
 
 
 def _argkp(split: str | None, data_dir: str | Path | None) -> pd.DataFrame:
-    from argsim.data.argkp import SPLITS as ARGKP_SPLITS
-    from argsim.data.argkp import load_argkp
-
     return pd.concat([argkp_frame(load_argkp(part, data_dir)).assign(split=part)
                       for s in ([split] if split else list(ARGKP_SPLITS)) for part in s.split("+")], ignore_index=True)
 
@@ -108,8 +114,6 @@ def argkp_frame(data) -> pd.DataFrame:
 
 
 def _counterargs(split: str | None, data_dir: str | Path | None) -> pd.DataFrame:
-    from argsim.data.counterargs import load_counterargs
-
     corpus = load_counterargs(data_dir)
     rows = [{**asdict(a), "counter": getattr(corpus.true_counter(a) if a.kind == "point" else None, "id", None)}
             for a in corpus.arguments if split is None or a.split == split]
@@ -118,9 +122,6 @@ def _counterargs(split: str | None, data_dir: str | Path | None) -> pd.DataFrame
 
 
 def _wikipedia(split: str | None, data_dir: str | Path | None) -> pd.DataFrame:
-    from argsim.data.catalog import dataset_dir
-    from argsim.data.wikipedia import load_articles
-
     rows = [(a.title, s.heading, s.level, pi, sent)
             for a in load_articles(dataset_dir("wikipedia", data_dir), quiet=True) for s in a.sections
             for pi, p in enumerate(s.paragraphs) for sent in p.sentences]
@@ -128,19 +129,12 @@ def _wikipedia(split: str | None, data_dir: str | Path | None) -> pd.DataFrame:
 
 
 def _wikipedia_triplets(split: str | None, data_dir: str | Path | None) -> pd.DataFrame:
-    from argsim.data.catalog import dataset_dir
-    from argsim.thematic.build import first_test_triplets
-    from argsim.thematic.triplets import SPLITS as TRIPLET_SPLITS
-
     folder = dataset_dir("wikipedia", data_dir)
     return pd.concat([pd.DataFrame(first_test_triplets(folder, None, SEED, s)).assign(split=s)
                       for s in ([split] if split else list(TRIPLET_SPLITS))], ignore_index=True)
 
 
 def _poliinfo(split: str | None, data_dir: str | Path | None) -> pd.DataFrame:
-    from argsim.data.catalog import dataset_dir
-    from argsim.data.poliinfo import NTCIR14_GOLD, load_ntcir14_items
-
     folder = dataset_dir("poliinfo", data_dir)
     return pd.DataFrame([{**asdict(it), "sentences": list(it.sentences), "split": which}
                          for which in ([split] if split else list(NTCIR14_GOLD))
@@ -149,9 +143,6 @@ def _poliinfo(split: str | None, data_dir: str | Path | None) -> pd.DataFrame:
 
 
 def _sick(split: str | None, data_dir: str | Path | None) -> pd.DataFrame:
-    from argsim.data.catalog import dataset_dir
-    from argsim.data.sick import SPLIT_FILES, load_sick
-
     folder = dataset_dir("sick", data_dir)
     rows = [asdict(p) for s in ([split] if split else list(SPLIT_FILES)) for p in load_sick(folder, s)]
     return pd.DataFrame(rows, columns=["pair_id", "sentence_a", "sentence_b", "relatedness", "entailment", "split"])

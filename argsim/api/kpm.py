@@ -16,11 +16,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from argsim.backend.folders import check_model_name
+from argsim.backend.resolve import resolve_model
 from argsim.config import RunConfig
+from argsim.data.argkp import KPMData, kpm_data, load_argkp
 from argsim.errors import ArgsimError
+from argsim.kpm.ensemble import check_weights
+from argsim.kpm.scoring import default_model
+from argsim.paths import workdir
 
 if TYPE_CHECKING:
-    from argsim.data.argkp import KPMData
     from argsim.kpm.rank import KeypointRanking
     from argsim.metrics.record import Evaluation
     from argsim.trainers.kpm_sbert import SbertConfig
@@ -47,8 +52,6 @@ def match_inputs(arguments: Any, key_points: Any, topic: str | None = None, stan
     DataFrames: columns ``argument`` / ``key_point``, optional ``arg_id`` / ``key_point_id``, ``topic`` and
     ``stance`` (an argument is matched against the key points of its topic and stance, as in ArgKP).
     """
-    from argsim.data.argkp import kpm_data
-
     return kpm_data(("arguments", _records(arguments, "argument", "arg_id", "a", topic, stance)),
                     ("key points", _records(key_points, "key_point", "key_point_id", "k", topic, stance)), name=name)
 
@@ -58,8 +61,6 @@ def split_data(split: Any, data_dir: str | Path | None = None, name: str = "data
     `data_dir`), a `KPMData` as it is, or a frame of (argument, key point) pairs as `load_dataset("argkp")` returns
     them (the arguments and key points in order of first appearance, the labels where a `label` column has one,
     NaN: unlabelled; the text columns `argument` and `key_point` optional: the metric needs no text)."""
-    from argsim.data.argkp import kpm_data, load_argkp
-
     if isinstance(split, str):
         return load_argkp(split, data_dir)
     if not hasattr(split, "columns"):
@@ -105,11 +106,6 @@ class KeyPointMatcher:
                  weights: Sequence[float] | None = None, combine: str = "zscore", arg_template: str = "{text}",
                  kp_template: str = "{text}", threshold: float | None = None,
                  config: RunConfig | None = None) -> None:
-        from argsim.backend.folders import check_model_name
-        from argsim.backend.resolve import resolve_model
-        from argsim.kpm.ensemble import check_weights
-        from argsim.kpm.scoring import default_model
-
         model = default_model() if model is None else model
         self.config = config or RunConfig()
         # a model object is one model (a SentenceTransformer iterates over its modules): only lists are ensembles
@@ -261,7 +257,6 @@ class KeyPointMatcher:
             ['models/kpm-sbert']
         """
         from argsim.kpm.evaluate import training_inputs
-        from argsim.paths import workdir
         from argsim.trainers.kpm_sbert import SbertConfig, train_sbert
         from argsim.training import resolve_placement
 

@@ -10,16 +10,15 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from argsim.config import RunConfig
 from argsim.errors import ArgsimError, InputError, check_choice, check_count, examples, warn
 from argsim.io import as_texts
-
-if TYPE_CHECKING:
-    from argsim.metrics.kpa_map import MapResult
+from argsim.metrics.kpa_map import MapResult, evaluate_map, read_predictions
+from argsim.metrics.rouge import rouge1_corpus
 
 # ------------------------------------------------------------------ key point matching
 
@@ -27,8 +26,6 @@ if TYPE_CHECKING:
 def _predictions(predictions: Any) -> dict[str, dict[str, float]]:
     """{arg_id: {key_point_id: score}} from that dict, a JSON file of it, or a frame (arg_id, key_point_id, score)."""
     if isinstance(predictions, (str, Path)):
-        from argsim.metrics.kpa_map import read_predictions
-
         return read_predictions(predictions)
     from argsim.schemas import Predictions, validate
 
@@ -53,8 +50,6 @@ def map_result(predictions: Any, gold: Any, formula: str = "leaderboard", tie_br
                data_dir: str | Path | None = None) -> MapResult:
     """The full result of the official metric (per-group table, dummies, ignored ids); see `kpa_map`."""
     from argsim.api.kpm import split_data
-    from argsim.metrics.kpa_map import evaluate_map
-
     if not (isinstance(gold, str) or hasattr(gold, "columns") or hasattr(gold, "labels")):
         raise ArgsimError(f"gold: give a split name, a DataFrame of labelled pairs or a loaded split, not "
                           f"{type(gold).__name__}")
@@ -232,7 +227,6 @@ def rouge1(summaries: str | Sequence[str], references: str | Sequence[str], unit
         >>> round(r["recall"], 4), round(r["precision"], 4)
         (0.7778, 1.0)
     """
-    from argsim.metrics.rouge import rouge1_corpus
     from argsim.minutes.evaluate import rouge_nlp
 
     cands, refs = as_texts(summaries, "summaries"), as_texts(references, "references")

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 from argsim.config import RunConfig
 from argsim.errors import ArgsimError, check_count
 from argsim.io import as_texts
-from argsim.minutes.summarize import SummarizeOptions
+from argsim.minutes.summarize import MinutesItem, SummarizeOptions, run_summaries, topic_text
+from argsim.minutes.text import clean_lines, split_sentences
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -50,9 +51,6 @@ def summarize_minutes(sentences: str | Sequence[str], topic: str = "", subtopic:
         ...     topic="待機児童対策", subtopic="保育所の整備", budget=30)
         ['保育所の待機児童が増えています。']
     """
-    from argsim.minutes.summarize import MinutesItem, run_summaries, topic_text
-    from argsim.minutes.text import clean_lines, split_sentences
-
     check_count(budget, "budget (characters)")
     config = config or RunConfig()
     options = replace(options or SummarizeOptions(), seed=config.seed)
@@ -100,9 +98,6 @@ def summarize_minutes_frame(frame: pd.DataFrame, budget: int = 100, model: str |
         ['待機児童が増えています。']
     """
     import pandas as pd
-
-    from argsim.minutes.summarize import MinutesItem, run_summaries, topic_text
-    from argsim.minutes.text import clean_lines, split_sentences
 
     text_col = _column(frame, "sentences", "text")
     if text_col is None:

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from argsim.data.catalog import DatasetInfo, Stat, dataset_dir, register_dataset
-from argsim.errors import ArgsimError, InputError, examples, warn
+from argsim.errors import ArgsimError, InputError, did_you_mean, examples, warn
 from argsim.io import read_numbered_records, topic_key
-from argsim.schemas import LabelRecord, argkp_items
+from argsim.schemas import LabelRecord, argkp_items, columns, validate_records
 
 SPLITS = ("train", "dev")
 
@@ -85,8 +85,6 @@ class KPMData:
         have = sorted({a.topic for a in self.arguments} | {k.topic for k in self.key_points})
         unknown = sorted(keep - set(have))
         if unknown:
-            from argsim.errors import did_you_mean
-
             raise ArgsimError(f"{self.name}: no topic {unknown[0]!r}{did_you_mean(unknown[0], have)}"
                               f"{f' (and {len(unknown) - 1} more unknown)' if len(unknown) > 1 else ''}; "
                               f"it has {len(have)} topics")
@@ -116,8 +114,6 @@ def _part(part: Part, kind: type) -> tuple[str | Path, Sequence[tuple[int, Mappi
     """(where, numbered records) of a file or of records in memory, checked against the record `kind`
     (`argsim.schemas`: ids, texts, stances 1 / -1, labels 0 / 1; records in memory are read as a CSV's cells are,
     their labels and stances from text or numbers)."""
-    from argsim.schemas import columns, validate_records
-
     if not isinstance(part, tuple):
         return Path(part), read_numbered_records(Path(part), kind)
     source, records = part
