@@ -1,10 +1,7 @@
 """`CounterRetriever`: best-counter retrieval (Wachsmuth et al. 2018) with any registered ranker.
 
-The rankers are those of `argsim rank counterargs --list` (`argsim.counter.core.registry`): BM25, TF cosine,
-embedding cosine, Simple-SD, the learning-to-rank models, single features (`feature:<name>`) and the neural
-rankers. A retriever holds an index of candidate texts; `retrieve` scores every candidate but the query itself for
-each query with the ranker (`argsim.counter.core.run.score_pools`, the call `argsim rank counterargs` makes) and
-keeps the best k.
+The rankers are those of `argsim rank counterargs --list`; `retrieve` scores the indexed candidates with the call
+that command makes (`argsim.counter.core.run.score_pools`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""`load_dataset`: the datasets argsim reads, as pandas DataFrames (one row per record, documented columns).
-
-The loaders of `argsim.data` do the reading and validation (errors name file, row and column); this module only
-turns their records into frames. The data folder is `data_dir`, else `$ARGSIM_DATA` (see `argsim data check`).
+"""`load_dataset`: the datasets argsim reads, as pandas DataFrames (one row per record, documented columns); the
+loaders of `argsim.data` read and validate them, this module only turns their records into frames.
 """
 
 from __future__ import annotations

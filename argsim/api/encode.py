@@ -54,11 +54,9 @@ def encode(texts: str | Sequence[str], model: Any = "minilm", batch_size: int = 
            config: RunConfig | None = None, role: str | None = None) -> np.ndarray:
     """Embed texts with a backend model; vectors are cached on disk, so a second call over the same texts is fast.
 
-    Retrieval models may encode queries and documents differently (sentence-transformers' `encode_query` /
-    `encode_document`): `role="query"` for the texts that seek (a point), `role="document"` for the texts searched
-    (candidates). A one-tower model ignores the role (or applies its own prompt for it); a two-tower model (the
-    shipped `counter-bi-encoder`: a point tower and a candidate tower) needs it, and without one is refused
-    (ModelError): cosine over one tower's vectors for both sides is not what such a model scores.
+    `role="query"` for the texts that seek (a point), `role="document"` for the texts searched (candidates), as
+    sentence-transformers' `encode_query` / `encode_document`: a one-tower model ignores it (or applies its prompt),
+    a two-tower model (the shipped `counter-bi-encoder`) needs it and without one is refused (ModelError).
 
     Args:
         texts: A list of strings (or one string).

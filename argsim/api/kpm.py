@@ -1,9 +1,6 @@
-"""`KeyPointMatcher`: key point matching (KPA-2021 Track 1) as a library object.
-
-Scoring is the cosine of backend embeddings between an argument and each key point of its topic and stance (or a
-cross-encoder's probability, or an ensemble of several models), as `argsim rank keypoints` scores; training is
-the recommended Siamese SBERT recipe; evaluation is the official mAP. The run itself is
-`argsim.kpm.rank.rank_keypoints`, the function the command calls.
+"""`KeyPointMatcher`: key point matching (KPA-2021 Track 1) as a library object, scored as `argsim rank keypoints`
+scores (`argsim.kpm.rank.rank_keypoints`, the function the command calls), trained with the recommended Siamese
+SBERT recipe, evaluated with the official mAP.
 """
 
 from __future__ import annotations
@@ -234,9 +231,9 @@ class KeyPointMatcher:
 
     def fit(self, split: str | pd.DataFrame = "train", out: str | Path | None = None,
             recipe: SbertConfig | None = None, data_dir: str | Path | None = None) -> KeyPointMatcher:
-        """Fine-tune this matcher's (first) model as a Siamese SBERT with the recommended recipe
-        (ContrastiveLoss, lr 2e-5 decaying to 0, batch 16; what `argsim models build kpm-sbert` trains) on the
-        labelled pairs of an ArgKP split, and match with the trained folder from now on.
+        """Fine-tune this matcher's (first) model as a Siamese SBERT with the recommended recipe (`SbertConfig`'s
+        defaults, what `argsim models build kpm-sbert` trains) on the labelled pairs of an ArgKP split, and match
+        with the trained folder from now on.
 
         Args:
             split: An ArgKP split name, or a DataFrame of labelled pairs (`load_dataset("argkp")`).

@@ -1,8 +1,6 @@
 """The metrics of the papers on plain data: `kpa_map` (KPA-2021 Track 1), `accuracy_at_1` (best-counter
-retrieval), `triplet_accuracy` (thematic and minutes triplets) and `rouge1` (minutes summaries).
-
-Each is a thin wrapper over `argsim.metrics`, whose exact implementations the tests check against independent
-references; these add the conversions from lists, dicts and DataFrames.
+retrieval), `triplet_accuracy` (thematic and minutes triplets) and `rouge1` (minutes summaries): thin wrappers
+over `argsim.metrics` that add the conversions from lists, dicts and DataFrames.
 """
 
 from __future__ import annotations

@@ -33,9 +33,8 @@ def summarize_minutes(sentences: str | Sequence[str], topic: str = "", subtopic:
         topic: The main topic (headline) of the item.
         subtopic: Its subtopic.
         budget: The summary's character budget.
-        model: The encoder (``"ginza"``, the default: its summaries score a higher ROUGE-1 recall than the shipped
-            political SBERT's, docs/models.md; ``"minutes"``, that shipped model; ``"e5-multilingual"``; a folder
-            trained by `argsim train minutes-sbert`).
+        model: The encoder (``"ginza"``, the default, docs/models.md; ``"minutes"``; ``"e5-multilingual"``; a
+            folder trained by `argsim train minutes-sbert`).
         options: How sentences are picked (`argsim.minutes.summarize.SummarizeOptions`, the options of
             `argsim summarize minutes`: method, the Eq. 6 weights, chars_per_key, cap); None: the defaults.
         config: The run options (device, seed of ``"random"``, cache); None: the defaults.

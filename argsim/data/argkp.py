@@ -2,10 +2,8 @@
 
 A split is three CSV files laid out as upstream: `arguments_<split>.csv` (arg_id, argument, topic, stance),
 `key_points_<split>.csv` (key_point_id, key_point, topic, stance) and `labels_<split>.csv`
-(arg_id, key_point_id, label). `load_argkp(split)` reads one split of the dataset folder (train, dev, or any
-split laid out the same way, e.g. test); `kpm_data(arguments, key_points, labels)` builds any split: a user's own
-files (labels optional) or records in memory (the Python API's lists and DataFrames). Every problem is reported
-with file, row and column.
+(arg_id, key_point_id, label). `load_argkp(split)` reads one split of the dataset folder; `kpm_data` builds any
+split (a user's own files, records in memory). Every problem is reported with file, row and column.
 """
 
 from __future__ import annotations

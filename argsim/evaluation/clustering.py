@@ -8,9 +8,8 @@ vectors into as many clusters as the article has sections, and the partition is 
 article's scores are averaged with equal weight (`argsim.metrics.clustering.averaged_scores`). Reading: the paper
 does not say how it averages over articles; equal weight per article is argsim's.
 
-Resampling unit: the article (its cluster set). Since every metric is an equal-weight mean over articles, the
-resampled primary metric is the mean of the drawn articles' AMI (`unit_values`), so the base class's
-`resample_primary` is exact; the per-article scores of every metric are kept in `per_article`.
+Resampling unit: the article; every metric being an equal-weight mean over articles, the base class's
+`resample_primary` of the articles' AMI (`unit_values`) is exact.
 """
 
 from __future__ import annotations

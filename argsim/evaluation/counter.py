@@ -1,10 +1,9 @@
 """`CounterArgumentEvaluator`: best-counter retrieval on counterargs-18 (accuracy@1, MRR, accuracy@1/K).
 
 Wachsmuth, Syed and Stein, "Retrieval of the Best Counterargument without Prior Topic Knowledge", ACL 2018,
-section 5: each point's candidates are the pool of a setting (`sdoc`: the opposing counters of its debate, `sda`:
-every argument of its debate, `epc` / `epa`: the counters / all arguments of the split); a ranking is scored by
-accuracy@1 (the true counter ranked first) and MRR, exactly for every pool size, ties at their expectation
-(`argsim.counter.core.evaluation`: `ranking_records`, `summarize`). accuracy@1/K (Shi, Cao and Nguyen,
+section 5: each point's candidates are the pool of a setting (`argsim.data.counterargs`); a ranking is scored by
+accuracy@1 and MRR, exactly for every pool size, ties at their expectation (`argsim.counter.core.evaluation`).
+accuracy@1/K (Shi, Cao and Nguyen,
 "Revisiting the Role of Similarity and Dissimilarity in Best Counter Argument Retrieval", arXiv 2023, section
 6.3): the first stage's top K is reranked by a second stage, a hit when the best of those K is the true counter
 (`argsim.counter.core.evaluation.at1_over_k_hits`, via `argsim.counter.neural.pipeline`).
@@ -17,10 +16,8 @@ How a model ranks a pool:
   `bi-encoder` rankers);
 - a counter cross-encoder folder, or a `CrossEncoder` object: BM25 ranks, the cross-encoder reranks the top K
   (the `cross-encoder` ranker).
-A model that reranks reports accuracy@1 / MRR of its ranking at depth `k` (as `argsim rank counterargs` ranks
-with it) and accuracy@1/K for every K of `ks` (K = 1: the first stage alone). With `ranker`, a registered ranker
-(`argsim rank counterargs --list`: bm25, the learning-to-rank models, ...) ranks instead, given the model as its
-`model` option (`argsim.counter.core.run.run_ranker`, the function the command calls).
+A model that reranks is scored at depth `k`, and by accuracy@1/K for every K of `ks`; with `ranker`, a registered
+ranker ranks instead (`argsim.counter.core.run.run_ranker`, the function `argsim rank counterargs` calls).
 
 Resampling unit: the point of the primary setting (its expected hit@1, 1/(ties + 1) when the true counter ties
 for first).

@@ -6,10 +6,8 @@ cos(a, p) - cos(a, n) > 0 (`argsim.metrics.triplets`). An exact tie counts as wr
 = share of triplets whose positive is strictly closer); `ties` reports how many there were. (The minutes paper's
 Table 4 counts a tie correct; pass ``ties="correct"`` for that reading.)
 
-Data (`from_dataset`): ``dataset="wikipedia"``: the triplets-sen triplets of a split of the Wikipedia corpus,
-built as `argsim data triplets wikipedia` builds them (`argsim.thematic.build.first_test_triplets`);
-``dataset="minutes"``: the triplets mined from the PoliInfo assembly minutes by `argsim data triplets minutes`
-(Shirafuji et al., section 3.1), read from that command's output folder (`<split>.jsonl`).
+Data (`from_dataset`): the Wikipedia triplets as `argsim data triplets wikipedia` builds them, or the triplets
+`argsim data triplets minutes` mines from the PoliInfo assembly minutes (Shirafuji et al., section 3.1).
 """
 
 from __future__ import annotations
