@@ -182,10 +182,9 @@ def parse_article(wikitext: str, title: str, source: str = "") -> Article:
 
 def read_article_index(folder: Path) -> list[dict]:
     """Rows of `article_info.csv` (topic_id, raw_file, title, url)."""
-    path = folder / ROOT / "article_info.csv"
     from argsim.schemas import ArticleIndexRecord
 
-    return read_records(path, ArticleIndexRecord)
+    return read_records(folder / ROOT / "article_info.csv", ArticleIndexRecord)
 
 
 def read_raw_article(path: Path) -> str:
