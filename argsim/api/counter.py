@@ -1,10 +1,7 @@
 """`CounterRetriever`: best-counter retrieval (Wachsmuth et al. 2018) with any registered ranker.
 
-The rankers are those of `argsim rank counterargs --list` (`argsim.counter.core.registry`): BM25, TF cosine,
-embedding cosine, Simple-SD, the learning-to-rank models, single features (`feature:<name>`) and the neural
-rankers. A retriever holds an index of candidate texts; `retrieve` scores every candidate but the query itself for
-each query with the ranker (`argsim.counter.core.run.score_pools`, the call `argsim rank counterargs` makes) and
-keeps the best k.
+The rankers are those of `argsim rank counterargs --list`; `retrieve` scores the indexed candidates with the call
+that command makes (`argsim.counter.core.run.score_pools`).
 """
 
 from __future__ import annotations
@@ -12,17 +9,20 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from argsim.backend.resolve import resolve_model
 from argsim.config import RunConfig
+from argsim.counter.core.registry import get_ranker, ranker_options
+from argsim.counter.core.run import dataset_points, score_pools
+from argsim.counter.core.userdata import user_argument
+from argsim.engine import engine_from_config
 from argsim.errors import ArgsimError, check_count
 from argsim.io import as_texts
-
-if TYPE_CHECKING:
-    from argsim.metrics.record import Evaluation
+from argsim.metrics.record import Evaluation
 
 #: what `CounterRetriever()` ranks with: the shipped counter-fusion model's cosine (docs/counterargs-neural.md)
 DEFAULT_RANKER, DEFAULT_MODEL = "emb-cosine", "counter-fusion"
@@ -42,12 +42,10 @@ class CounterRetriever:
     the Bi-encoder of Shi, Cao and Nguyen, "Revisiting the Role of Similarity and Dissimilarity in Best Counter
     Argument Retrieval", arXiv 2023, and of the open-collection retriever ``"counter-retriever"``, a LoRA adapter
     over MiniLM; points are encoded as queries, candidates as documents). `retrieve` ranks every indexed candidate,
-    as the counterargs-18 setting epa ranks every argument of the test split; there the fused model is the best
-    measured method (accuracy@1 0.480 against 0.434 for the Bi-encoder alone, 0.283 for MiniLM cosine and 0.260 for
-    the learning-to-rank XGBoost-full; bench/results/counter-retriever.json, counterargs-neural.json and
-    counterargs-ltr.json), and so it is on the open collection (ArguAna replica, test nDCG@10 0.664 against 0.563;
-    docs/counterargs-neural.md). Within one debate's opposing counters (sdoc) XGBoost-full is better than the
-    Bi-encoder (0.760 against 0.720): pass ``ranker="xgboost-full"`` with its trained folder there.
+    as the counterargs-18 setting epa ranks every argument of the test split, where the fused model is the best
+    measured method, as on the open collection (the figures: docs/python-api.md, docs/counterargs-neural.md).
+    Within one debate's opposing counters (sdoc) XGBoost-full is better: pass ``ranker="xgboost-full"`` with its
+    trained folder there.
 
     Args:
         ranker: None (the default: ``"emb-cosine"`` with the shipped ``"counter-fusion"``), or a registered ranker
@@ -72,13 +70,9 @@ class CounterRetriever:
 
     def __init__(self, ranker: str | None = None, model: str | Path | Any = None, options: dict | None = None,
                  config: RunConfig | None = None) -> None:
-        from argsim.counter.core.registry import get_ranker, ranker_options
-
         if ranker is None:  # the default: the shipped fused model, cosine of its query and document sides
             ranker, model = DEFAULT_RANKER, DEFAULT_MODEL if model is None else model
-
-        info = get_ranker(ranker)
-        allowed = ranker_options(info)
+        allowed = ranker_options(get_ranker(ranker))
         if options is not None and not isinstance(options, dict):
             raise ArgsimError(f"options: give a dict of the ranker's options (e.g. {{'bm25_idf': 'okapi'}}), not "
                               f"{type(options).__name__}")
@@ -87,8 +81,6 @@ class CounterRetriever:
         if bad:
             raise ArgsimError(f"'{bad[0]}' is not an option of {ranker}; valid keys: {', '.join(allowed) or 'none'}")
         if model is not None and not isinstance(model, (str, Path)):
-            from argsim.backend.resolve import resolve_model
-
             resolve_model(model, config, cross_encoder=False)  # an object argsim cannot use: one line, now
             if ranker != "emb-cosine":
                 raise ArgsimError(f"a model object ranks with ranker='emb-cosine' (the cosine of its embeddings); "
@@ -146,10 +138,6 @@ class CounterRetriever:
             rankers (bi-encoder, bipolar, the rerankers) the candidate's place counted from the bottom
             (the best of n candidates scores n, the worst 1), not a similarity.
         """
-        from argsim.counter.core.run import score_pools
-        from argsim.counter.core.userdata import user_argument
-        from argsim.engine import engine_from_config
-
         check_count(k, "k")
         if not self.candidates:
             raise ArgsimError("index candidates first: CounterRetriever(...).index(texts)")
@@ -195,9 +183,7 @@ class CounterRetriever:
             >>> round(scores["accuracy_at_1"], 3), scores.n
             (0.65, 20)
         """
-        from argsim.counter.core.run import dataset_points
         from argsim.evaluation.counter import CounterArgumentEvaluator
-        from argsim.metrics.record import Evaluation
 
         if limit is not None:
             check_count(limit, "limit")

@@ -1,7 +1,5 @@
-"""`load_dataset`: the datasets argsim reads, as pandas DataFrames (one row per record, documented columns).
-
-The loaders of `argsim.data` do the reading and validation (errors name file, row and column); this module only
-turns their records into frames. The data folder is `data_dir`, else `$ARGSIM_DATA` (see `argsim data check`).
+"""`load_dataset`: the datasets argsim reads, as pandas DataFrames (one row per record, documented columns); the
+loaders of `argsim.data` read and validate them, this module only turns their records into frames.
 """
 
 from __future__ import annotations
@@ -12,7 +10,16 @@ from pathlib import Path
 import pandas as pd
 
 from argsim.config import SEED
+from argsim.data.argkp import SPLITS as ARGKP_SPLITS
+from argsim.data.argkp import load_argkp
+from argsim.data.catalog import dataset_dir
+from argsim.data.counterargs import load_counterargs
+from argsim.data.poliinfo import NTCIR14_GOLD, load_ntcir14_items
+from argsim.data.sick import SPLIT_FILES, load_sick
+from argsim.data.wikipedia import load_articles
 from argsim.errors import ArgsimError, did_you_mean
+from argsim.thematic.build import first_test_triplets
+from argsim.thematic.triplets import SPLITS as TRIPLET_SPLITS
 
 #: accepted names -> the canonical one
 ALIASES = {
@@ -90,14 +97,8 @@ def load_dataset(name: str, split: str | None = None, data_dir: str | Path | Non
 
 
 def _argkp(split: str | None, data_dir: str | Path | None) -> pd.DataFrame:
-    from argsim.data.argkp import SPLITS as ARGKP_SPLITS
-    from argsim.data.argkp import load_argkp
-
-    frames = []
-    for s in ([split] if split else list(ARGKP_SPLITS)):
-        for part in s.split("+"):
-            frames.append(argkp_frame(load_argkp(part, data_dir)).assign(split=part))
-    return pd.concat(frames, ignore_index=True)
+    return pd.concat([argkp_frame(load_argkp(part, data_dir)).assign(split=part)
+                      for s in ([split] if split else list(ARGKP_SPLITS)) for part in s.split("+")], ignore_index=True)
 
 
 def argkp_frame(data) -> pd.DataFrame:
@@ -106,33 +107,19 @@ def argkp_frame(data) -> pd.DataFrame:
     by_arg: dict[str, list[tuple[str, int]]] = {}
     for (aid, kid), label in data.labels.items():
         by_arg.setdefault(aid, []).append((kid, label))
-    rows = []
-    for a in data.arguments:
-        for kid, label in by_arg.get(a.arg_id, []):
-            rows.append((a.arg_id, kid, a.topic, a.stance, a.text, data.kp_by_id[kid].text, label))
-    return pd.DataFrame(rows, columns=ARGKP_COLUMNS)
+    return pd.DataFrame([(a.arg_id, kid, a.topic, a.stance, a.text, data.kp_by_id[kid].text, label)
+                         for a in data.arguments for kid, label in by_arg.get(a.arg_id, [])], columns=ARGKP_COLUMNS)
 
 
 def _counterargs(split: str | None, data_dir: str | Path | None) -> pd.DataFrame:
-    from argsim.data.counterargs import load_counterargs
-
     corpus = load_counterargs(data_dir)
-    rows = []
-    for a in corpus.arguments:
-        if split is not None and a.split != split:
-            continue
-        counter = corpus.true_counter(a) if a.kind == "point" else None
-        rows.append({"id": a.id, "split": a.split, "theme": a.theme, "debate": a.debate, "stance": a.stance,
-                     "kind": a.kind, "number": a.number, "conclusion": a.conclusion, "premise": a.premise,
-                     "text": a.text, "counter": counter.id if counter is not None else None})
+    rows = [{**asdict(a), "counter": getattr(corpus.true_counter(a) if a.kind == "point" else None, "id", None)}
+            for a in corpus.arguments if split is None or a.split == split]
     return pd.DataFrame(rows, columns=["id", "split", "theme", "debate", "stance", "kind", "number", "conclusion",
                                        "premise", "text", "counter"])
 
 
 def _wikipedia(split: str | None, data_dir: str | Path | None) -> pd.DataFrame:
-    from argsim.data.catalog import dataset_dir
-    from argsim.data.wikipedia import load_articles
-
     rows = [(a.title, s.heading, s.level, pi, sent)
             for a in load_articles(dataset_dir("wikipedia", data_dir), quiet=True) for s in a.sections
             for pi, p in enumerate(s.paragraphs) for sent in p.sentences]
@@ -140,32 +127,20 @@ def _wikipedia(split: str | None, data_dir: str | Path | None) -> pd.DataFrame:
 
 
 def _wikipedia_triplets(split: str | None, data_dir: str | Path | None) -> pd.DataFrame:
-    from argsim.data.catalog import dataset_dir
-    from argsim.thematic.build import first_test_triplets
-    from argsim.thematic.triplets import SPLITS as TRIPLET_SPLITS
-
     folder = dataset_dir("wikipedia", data_dir)
     return pd.concat([pd.DataFrame(first_test_triplets(folder, None, SEED, s)).assign(split=s)
                       for s in ([split] if split else list(TRIPLET_SPLITS))], ignore_index=True)
 
 
 def _poliinfo(split: str | None, data_dir: str | Path | None) -> pd.DataFrame:
-    from argsim.data.catalog import dataset_dir
-    from argsim.data.poliinfo import NTCIR14_GOLD, load_ntcir14_items
-
     folder = dataset_dir("poliinfo", data_dir)
-    rows = []
-    for which in ([split] if split else list(NTCIR14_GOLD)):
-        for it in load_ntcir14_items(folder, which):
-            if it.sentences and it.summary:  # the summarization benchmark (`ntcir14_gold_items`)
-                rows.append({**asdict(it), "sentences": list(it.sentences), "split": which})
-    return pd.DataFrame(rows)
+    return pd.DataFrame([{**asdict(it), "sentences": list(it.sentences), "split": which}
+                         for which in ([split] if split else list(NTCIR14_GOLD))
+                         for it in load_ntcir14_items(folder, which)
+                         if it.sentences and it.summary])  # the summarization benchmark (`ntcir14_gold_items`)
 
 
 def _sick(split: str | None, data_dir: str | Path | None) -> pd.DataFrame:
-    from argsim.data.catalog import dataset_dir
-    from argsim.data.sick import SPLIT_FILES, load_sick
-
     folder = dataset_dir("sick", data_dir)
     rows = [asdict(p) for s in ([split] if split else list(SPLIT_FILES)) for p in load_sick(folder, s)]
     return pd.DataFrame(rows, columns=["pair_id", "sentence_a", "sentence_b", "relatedness", "entailment", "split"])

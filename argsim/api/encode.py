@@ -12,6 +12,20 @@ import numpy as np
 
 from argsim.config import RunConfig
 from argsim.engine.embedding import EmbedSpec
+from argsim.errors import InputError, ModelError
+from argsim.io import (
+    RECORD_SUFFIXES,
+    VECTOR_SUFFIXES,
+    as_texts,
+    atomic_path,
+    check_output_path,
+    count_texts,
+    read_records,
+    read_texts,
+    text_chunks,
+    warn_duplicate_ids,
+    write_vectors,
+)
 
 if TYPE_CHECKING:
     from argsim.backend.encoder import Encoder
@@ -29,8 +43,6 @@ def encoder(model: Any = "minilm", pooling: str | None = None, max_seq_length: i
         return get_encoder(str(model), pooling=pooling, max_seq_length=max_seq_length, batch_size=batch_size,
                            config=config).for_role(role)
     if pooling is not None or max_seq_length is not None:
-        from argsim.errors import ModelError
-
         raise ModelError("pooling and max_seq_length apply to a model loaded by name or folder, not to a model "
                          "object (set them on the object)")
     enc = resolve_model(model, config, cross_encoder=False, batch_size=batch_size)
@@ -42,11 +54,9 @@ def encode(texts: str | Sequence[str], model: Any = "minilm", batch_size: int = 
            config: RunConfig | None = None, role: str | None = None) -> np.ndarray:
     """Embed texts with a backend model; vectors are cached on disk, so a second call over the same texts is fast.
 
-    Retrieval models may encode queries and documents differently (sentence-transformers' `encode_query` /
-    `encode_document`): `role="query"` for the texts that seek (a point), `role="document"` for the texts searched
-    (candidates). A one-tower model ignores the role (or applies its own prompt for it); a two-tower model (the
-    shipped `counter-bi-encoder`: a point tower and a candidate tower) needs it, and without one is refused
-    (ModelError): cosine over one tower's vectors for both sides is not what such a model scores.
+    `role="query"` for the texts that seek (a point), `role="document"` for the texts searched (candidates), as
+    sentence-transformers' `encode_query` / `encode_document`: a one-tower model ignores it (or applies its prompt),
+    a two-tower model (the shipped `counter-bi-encoder`) needs it and without one is refused (ModelError).
 
     Args:
         texts: A list of strings (or one string).
@@ -71,8 +81,6 @@ def encode(texts: str | Sequence[str], model: Any = "minilm", batch_size: int = 
         >>> round(float(v[0] @ v[1]), 2)  # the cosine: the vectors are unit length
         0.48
     """
-    from argsim.io import as_texts
-
     single, texts = isinstance(texts, str), as_texts(texts, "texts")  # refused as the CLI's readers refuse
     enc = encoder(model, pooling, max_seq_length, batch_size, config, role)
     vectors = enc.encode(texts, normalize=normalize)
@@ -144,18 +152,6 @@ def embed_file(input: str | Path, out: str | Path, spec: EmbedSpec | None = None
     Example:
         >>> embed_file("texts.txt", "vectors.npy", EmbedSpec(model="minilm"))  # doctest: +SKIP
     """
-    from argsim.errors import InputError
-    from argsim.io import (
-        RECORD_SUFFIXES,
-        VECTOR_SUFFIXES,
-        check_output_path,
-        count_texts,
-        read_records,
-        read_texts,
-        text_chunks,
-        warn_duplicate_ids,
-        write_vectors,
-    )
     from argsim.schemas import text_records
 
     spec = spec or EmbedSpec()
@@ -195,8 +191,6 @@ STREAM_ROWS = 50_000
 def _stream_npy(enc, chunks: Iterable[list[str]], total: int, out: Path, normalize: bool) -> tuple[int, int]:
     """Encode the `total` texts of `chunks` one chunk at a time straight into the .npy file (written atomically):
     memory holds one chunk of texts and of vectors, not the file or the whole matrix."""
-    from argsim.io import atomic_path
-
     with atomic_path(out) as tmp, open(tmp, "wb") as fh:
         dim = 0
         for n, chunk in enumerate(chunks):

@@ -1,9 +1,6 @@
-"""`KeyPointMatcher`: key point matching (KPA-2021 Track 1) as a library object.
-
-Scoring is the cosine of backend embeddings between an argument and each key point of its topic and stance (or a
-cross-encoder's probability, or an ensemble of several models), as `argsim rank keypoints` scores; training is
-the recommended Siamese SBERT recipe; evaluation is the official mAP. The run itself is
-`argsim.kpm.rank.rank_keypoints`, the function the command calls.
+"""`KeyPointMatcher`: key point matching (KPA-2021 Track 1) as a library object, scored as `argsim rank keypoints`
+scores (`argsim.kpm.rank.rank_keypoints`, the function the command calls), trained with the recommended Siamese
+SBERT recipe, evaluated with the official mAP.
 """
 
 from __future__ import annotations
@@ -16,11 +13,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from argsim.backend.folders import check_model_name
+from argsim.backend.resolve import resolve_model
 from argsim.config import RunConfig
+from argsim.data.argkp import KPMData, kpm_data, load_argkp
 from argsim.errors import ArgsimError
+from argsim.kpm.ensemble import check_weights
+from argsim.kpm.scoring import default_model
+from argsim.paths import workdir
 
 if TYPE_CHECKING:
-    from argsim.data.argkp import KPMData
     from argsim.kpm.rank import KeypointRanking
     from argsim.metrics.record import Evaluation
     from argsim.trainers.kpm_sbert import SbertConfig
@@ -47,8 +49,6 @@ def match_inputs(arguments: Any, key_points: Any, topic: str | None = None, stan
     DataFrames: columns ``argument`` / ``key_point``, optional ``arg_id`` / ``key_point_id``, ``topic`` and
     ``stance`` (an argument is matched against the key points of its topic and stance, as in ArgKP).
     """
-    from argsim.data.argkp import kpm_data
-
     return kpm_data(("arguments", _records(arguments, "argument", "arg_id", "a", topic, stance)),
                     ("key points", _records(key_points, "key_point", "key_point_id", "k", topic, stance)), name=name)
 
@@ -58,8 +58,6 @@ def split_data(split: Any, data_dir: str | Path | None = None, name: str = "data
     `data_dir`), a `KPMData` as it is, or a frame of (argument, key point) pairs as `load_dataset("argkp")` returns
     them (the arguments and key points in order of first appearance, the labels where a `label` column has one,
     NaN: unlabelled; the text columns `argument` and `key_point` optional: the metric needs no text)."""
-    from argsim.data.argkp import kpm_data, load_argkp
-
     if isinstance(split, str):
         return load_argkp(split, data_dir)
     if not hasattr(split, "columns"):
@@ -105,13 +103,7 @@ class KeyPointMatcher:
                  weights: Sequence[float] | None = None, combine: str = "zscore", arg_template: str = "{text}",
                  kp_template: str = "{text}", threshold: float | None = None,
                  config: RunConfig | None = None) -> None:
-        if model is None:
-            from argsim.kpm.scoring import default_model
-
-            model = default_model()
-        from argsim.backend.folders import check_model_name
-        from argsim.backend.resolve import resolve_model
-
+        model = default_model() if model is None else model
         self.config = config or RunConfig()
         # a model object is one model (a SentenceTransformer iterates over its modules): only lists are ensembles
         self.models = [str(m) if isinstance(m, Path) else m for m in (model if isinstance(model, (list, tuple))
@@ -123,8 +115,6 @@ class KeyPointMatcher:
                 check_model_name(m)  # an unknown name (`KPM`: did you mean 'kpm'?) now, as the CLI's --model
             else:
                 resolve_model(m, self.config)  # an object argsim cannot use: one line now, not at the first match
-        from argsim.kpm.ensemble import check_weights
-
         check_weights(self.models, weights)
         self.weights = list(weights) if weights else None
         self.combine = combine
@@ -241,9 +231,9 @@ class KeyPointMatcher:
 
     def fit(self, split: str | pd.DataFrame = "train", out: str | Path | None = None,
             recipe: SbertConfig | None = None, data_dir: str | Path | None = None) -> KeyPointMatcher:
-        """Fine-tune this matcher's (first) model as a Siamese SBERT with the recommended recipe
-        (ContrastiveLoss, lr 2e-5 decaying to 0, batch 16; what `argsim models build kpm-sbert` trains) on the
-        labelled pairs of an ArgKP split, and match with the trained folder from now on.
+        """Fine-tune this matcher's (first) model as a Siamese SBERT with the recommended recipe (`SbertConfig`'s
+        defaults, what `argsim models build kpm-sbert` trains) on the labelled pairs of an ArgKP split, and match
+        with the trained folder from now on.
 
         Args:
             split: An ArgKP split name, or a DataFrame of labelled pairs (`load_dataset("argkp")`).
@@ -264,7 +254,6 @@ class KeyPointMatcher:
             ['models/kpm-sbert']
         """
         from argsim.kpm.evaluate import training_inputs
-        from argsim.paths import workdir
         from argsim.trainers.kpm_sbert import SbertConfig, train_sbert
         from argsim.training import resolve_placement
 

@@ -1,24 +1,22 @@
 """The metrics of the papers on plain data: `kpa_map` (KPA-2021 Track 1), `accuracy_at_1` (best-counter
-retrieval), `triplet_accuracy` (thematic and minutes triplets) and `rouge1` (minutes summaries).
-
-Each is a thin wrapper over `argsim.metrics`, whose exact implementations the tests check against independent
-references; these add the conversions from lists, dicts and DataFrames.
+retrieval), `triplet_accuracy` (thematic and minutes triplets) and `rouge1` (minutes summaries): thin wrappers
+over `argsim.metrics` that add the conversions from lists, dicts and DataFrames.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from argsim.config import RunConfig
-from argsim.errors import ArgsimError, InputError, check_choice, check_count
+from argsim.errors import ArgsimError, InputError, check_choice, check_count, examples, warn
 from argsim.io import as_texts
-
-if TYPE_CHECKING:
-    from argsim.metrics.kpa_map import MapResult
+from argsim.metrics.kpa_map import MapResult, evaluate_map, read_predictions
+from argsim.metrics.rouge import rouge1_corpus
 
 # ------------------------------------------------------------------ key point matching
 
@@ -26,8 +24,6 @@ if TYPE_CHECKING:
 def _predictions(predictions: Any) -> dict[str, dict[str, float]]:
     """{arg_id: {key_point_id: score}} from that dict, a JSON file of it, or a frame (arg_id, key_point_id, score)."""
     if isinstance(predictions, (str, Path)):
-        from argsim.metrics.kpa_map import read_predictions
-
         return read_predictions(predictions)
     from argsim.schemas import Predictions, validate
 
@@ -51,10 +47,7 @@ def _predictions(predictions: Any) -> dict[str, dict[str, float]]:
 def map_result(predictions: Any, gold: Any, formula: str = "leaderboard", tie_break: str = "first", seed: int = 0,
                data_dir: str | Path | None = None) -> MapResult:
     """The full result of the official metric (per-group table, dummies, ignored ids); see `kpa_map`."""
-    import math
-
-    from argsim.metrics.kpa_map import evaluate_map
-
+    from argsim.api.kpm import split_data
     if not (isinstance(gold, str) or hasattr(gold, "columns") or hasattr(gold, "labels")):
         raise ArgsimError(f"gold: give a split name, a DataFrame of labelled pairs or a loaded split, not "
                           f"{type(gold).__name__}")
@@ -65,8 +58,6 @@ def map_result(predictions: Any, gold: Any, formula: str = "leaderboard", tie_br
     bad = [a for a, kps in preds.items() if any(not math.isfinite(v) for v in kps.values())]
     if bad:
         raise ArgsimError(f"{len(bad)} argument(s) with a score that is not a finite number, e.g. {bad[0]}")
-    from argsim.api.kpm import split_data
-
     return evaluate_map(preds, split_data(gold, data_dir), formula=formula, tie_break=tie_break, seed=seed)
 
 
@@ -127,8 +118,6 @@ def accuracy_at_1(scores: Any, gold: Mapping[str, str], ties: str = "expected") 
         >>> argsim.accuracy_at_1(scores, {"q1": "c1", "q2": "c2"})
         0.75
     """
-    import math
-
     from argsim.metrics.ranking import TIES
     from argsim.metrics.ranking import accuracy_at_1 as acc
 
@@ -155,8 +144,6 @@ def accuracy_at_1(scores: Any, gold: Mapping[str, str], ties: str = "expected") 
     if bad:
         raise ArgsimError(f"{len(bad)} quer(ies) with a score that is not a finite number, e.g. {bad[0]}")
     if missing := [q for q in scores if q not in gold]:
-        from argsim.errors import examples, warn
-
         warn(f"{len(missing)} of {len(scores)} queries have no gold counter (e.g. {examples(missing)}): each counts "
              "as a miss")
     return acc(scores, gold, ties=ties)
@@ -238,7 +225,6 @@ def rouge1(summaries: str | Sequence[str], references: str | Sequence[str], unit
         >>> round(r["recall"], 4), round(r["precision"], 4)
         (0.7778, 1.0)
     """
-    from argsim.metrics.rouge import rouge1_corpus
     from argsim.minutes.evaluate import rouge_nlp
 
     cands, refs = as_texts(summaries, "summaries"), as_texts(references, "references")

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 from argsim.config import RunConfig
 from argsim.errors import ArgsimError, check_count
 from argsim.io import as_texts
-from argsim.minutes.summarize import SummarizeOptions
+from argsim.minutes.summarize import MinutesItem, SummarizeOptions, run_summaries, topic_text
+from argsim.minutes.text import clean_lines, split_sentences
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -32,14 +33,10 @@ def summarize_minutes(sentences: str | Sequence[str], topic: str = "", subtopic:
         topic: The main topic (headline) of the item.
         subtopic: Its subtopic.
         budget: The summary's character budget.
-        model: The encoder (``"ginza"``, the default: its summaries score a higher ROUGE-1 recall than the shipped
-            political SBERT's, docs/models.md; ``"minutes"``, that shipped model; ``"e5-multilingual"``; a folder
-            trained by `argsim train minutes-sbert`).
+        model: The encoder (``"ginza"``, the default, docs/models.md; ``"minutes"``; ``"e5-multilingual"``; a
+            folder trained by `argsim train minutes-sbert`).
         options: How sentences are picked (`argsim.minutes.summarize.SummarizeOptions`, the options of
-            `argsim summarize minutes`): ``method`` ``"embedrank-paper"`` (Eq. 6, the default),
-            ``"embedrank"`` (normalised MMR with ``beta``), ``"lead"`` or ``"random"``; the Eq. 6 weights
-            ``mmr_weight`` (the paper's k), ``m``, ``s``; ``chars_per_key`` (key size = budget / this); ``cap``
-            ``"fit"`` (skip sentences that overflow the budget) or ``"truncate"``. None: the defaults.
+            `argsim summarize minutes`: method, the Eq. 6 weights, chars_per_key, cap); None: the defaults.
         config: The run options (device, seed of ``"random"``, cache); None: the defaults.
 
     Returns:
@@ -53,9 +50,6 @@ def summarize_minutes(sentences: str | Sequence[str], topic: str = "", subtopic:
         ...     topic="待機児童対策", subtopic="保育所の整備", budget=30)
         ['保育所の待機児童が増えています。']
     """
-    from argsim.minutes.summarize import MinutesItem, run_summaries, topic_text
-    from argsim.minutes.text import clean_lines, split_sentences
-
     check_count(budget, "budget (characters)")
     config = config or RunConfig()
     options = replace(options or SummarizeOptions(), seed=config.seed)
@@ -104,9 +98,6 @@ def summarize_minutes_frame(frame: pd.DataFrame, budget: int = 100, model: str |
     """
     import pandas as pd
 
-    from argsim.minutes.summarize import MinutesItem, run_summaries, topic_text
-    from argsim.minutes.text import clean_lines, split_sentences
-
     text_col = _column(frame, "sentences", "text")
     if text_col is None:
         raise ArgsimError("the items frame needs a 'sentences' (list) or 'text' column")
@@ -129,7 +120,6 @@ def summarize_minutes_frame(frame: pd.DataFrame, budget: int = 100, model: str |
                                  str(row[gold_col] or "") if gold_col else ""))
     config = config or RunConfig()
     records, _ = run_summaries(items, str(model), replace(options or SummarizeOptions(), seed=config.seed), config)
-    return pd.DataFrame({"id": [r["id"] for r in records], "summary": [r["summary"] for r in records],
-                         "budget": [r["budget"] for r in records], "gold": [r["gold"] for r in records],
-                         "selected": [[x["sentence"] for x in sorted(r["selected"], key=lambda x: x["index"])]
-                                      for r in records]})
+    return pd.DataFrame([(r["id"], r["summary"], r["budget"], r["gold"],
+                          [x["sentence"] for x in sorted(r["selected"], key=lambda x: x["index"])]) for r in records],
+                        columns=["id", "summary", "budget", "gold", "selected"])

@@ -11,7 +11,7 @@ import numpy as np
 
 from argsim.config import RunConfig
 from argsim.errors import ArgsimError, check_choice, check_count
-from argsim.io import as_texts
+from argsim.io import as_texts, canonical_columns
 
 
 def cluster_sentences(sentences: Sequence[str], model: str | Path | Any = None, n_clusters: int | None = None,
@@ -58,8 +58,6 @@ def cluster_sentences(sentences: Sequence[str], model: str | Path | Any = None, 
     if n_clusters is not None:
         check_count(n_clusters, "n_clusters")
     check_choice(linkage, "linkage", LINKAGES)
-    from argsim.io import canonical_columns
-
     rows = canonical_columns([{"article": "" if groups is None else groups[i],
                                **({} if labels is None else {"label": labels[i]})} for i in range(len(texts))],
                              "cluster_sentences", ("label", "article"))

@@ -2,10 +2,8 @@
 
 A split is three CSV files laid out as upstream: `arguments_<split>.csv` (arg_id, argument, topic, stance),
 `key_points_<split>.csv` (key_point_id, key_point, topic, stance) and `labels_<split>.csv`
-(arg_id, key_point_id, label). `load_argkp(split)` reads one split of the dataset folder (train, dev, or any
-split laid out the same way, e.g. test); `kpm_data(arguments, key_points, labels)` builds any split: a user's own
-files (labels optional) or records in memory (the Python API's lists and DataFrames). Every problem is reported
-with file, row and column.
+(arg_id, key_point_id, label). `load_argkp(split)` reads one split of the dataset folder; `kpm_data` builds any
+split (a user's own files, records in memory). Every problem is reported with file, row and column.
 """
 
 from __future__ import annotations
@@ -18,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from argsim.data.catalog import DatasetInfo, Stat, dataset_dir, register_dataset
-from argsim.errors import ArgsimError, InputError, examples, warn
+from argsim.errors import ArgsimError, InputError, did_you_mean, examples, warn
 from argsim.io import read_numbered_records, topic_key
-from argsim.schemas import LabelRecord, argkp_items
+from argsim.schemas import LabelRecord, argkp_items, columns, validate_records
 
 SPLITS = ("train", "dev")
 
@@ -85,8 +83,6 @@ class KPMData:
         have = sorted({a.topic for a in self.arguments} | {k.topic for k in self.key_points})
         unknown = sorted(keep - set(have))
         if unknown:
-            from argsim.errors import did_you_mean
-
             raise ArgsimError(f"{self.name}: no topic {unknown[0]!r}{did_you_mean(unknown[0], have)}"
                               f"{f' (and {len(unknown) - 1} more unknown)' if len(unknown) > 1 else ''}; "
                               f"it has {len(have)} topics")
@@ -116,8 +112,6 @@ def _part(part: Part, kind: type) -> tuple[str | Path, Sequence[tuple[int, Mappi
     """(where, numbered records) of a file or of records in memory, checked against the record `kind`
     (`argsim.schemas`: ids, texts, stances 1 / -1, labels 0 / 1; records in memory are read as a CSV's cells are,
     their labels and stances from text or numbers)."""
-    from argsim.schemas import columns, validate_records
-
     if not isinstance(part, tuple):
         return Path(part), read_numbered_records(Path(part), kind)
     source, records = part
@@ -272,9 +266,7 @@ def split_stats(data: KPMData) -> dict[str, int]:
 def _check(folder: Path) -> list[Stat]:
     stats: list[Stat] = []
     for split in SPLITS:
-        a, k, lab = split_files(folder, split)
-        data = kpm_data(a, k, lab, name=split)
-        for key, value in split_stats(data).items():
+        for key, value in split_stats(kpm_data(*split_files(folder, split), name=split)).items():
             stats.append(Stat(f"{split}: {key}", value, _EXPECTED[split][key]))
     return stats
 

@@ -2,30 +2,21 @@
 of Information Retrieval Models", NeurIPS Datasets and Benchmarks 2021), rebuilt from counterargs-18.
 
 BEIR's (and MTEB's) ArguAna turns the best-counterargument task of Wachsmuth, Syed & Stein (ACL 2018) into retrieval
-over one collection: the queries are the 1,406 test points, the corpus holds points and counters of all three splits,
-the one relevant document of a query is the point's own counter, and a query's own id is removed from its results
-(`ignore_identical_ids`), because the points are in the corpus too. Ids are BEIR's::
-
-    {split}-{theme}-{initials of the debate folder's words}-{pro|con}{NN}{a|b}     a = point, b = counter
-
-e.g. `test-environment-aeghhgwpe-pro02a` for `test/environment/animals-environment-general-health-health-general-
-weight-philosophy-ethics/pro/pro02a-point.txt`. A text is the argument file's text with line breaks turned into
-spaces (BEIR's query text exactly).
+over one collection: the 1,406 test points are the queries, the points and counters of all three splits the corpus,
+a point's own counter its one relevant document, and a query's own id is removed from its results. Ids are BEIR's,
+`{split}-{theme}-{initials of the debate folder's words}-{pro|con}{NN}{a|b}` (a = point, b = counter); a text is
+the argument file's text with line breaks turned into spaces (BEIR's query text exactly). docs/arguana.md compares
+the replica with BEIR's data figure by figure.
 
 BEIR does not document which arguments enter its 8,674 documents. This near-replica takes (the reading chosen):
 every test counter (each is a query's relevant document), then one document per distinct text among all other
 points and counters (test first, then training, then validation, each in path order; a text that equals a test
-counter's text is not repeated). That gives 8,676 documents, two more than BEIR's 8,674. The 1,406 queries, their
-1,298 distinct texts and their shortest and longest lengths (251 and 5,500 characters) equal BEIR's. The five test
-points without a counter keep a qrel that names their absent `b` id, as in BEIR (MTEB counts 5 relevant ids
-missing from the corpus): those queries score 0 for every model. Further differences: BEIR's documents carry a
-`title` (the debate's idebate tags for some debates, empty for others) that the replica leaves out, and BEIR's
-corpus differs in a few texts (its longest document has 6,673 characters, the replica's 7,163).
+counter's text is not repeated): 8,676 documents. The five test points without a counter keep a qrel naming their
+absent `b` id, as in BEIR, and score 0 for every model.
 
-`split="validation"` is the same construction on training + validation for model selection: queries = validation
-points, corpus = training and validation arguments, and no text that occurs anywhere in the test split (1,143 of the
-2,590 distinct test texts also occur in training, so those arguments are left out; a validation point whose
-text or whose counter's text is a test text is no query). Its three points without a counter are no queries either.
+`split="validation"` is the same construction on training + validation for model selection, without any text that
+occurs in the test split (a validation point whose text or whose counter's text is a test text is no query, nor is
+a point without a counter).
 
 Example:
     >>> data = load_arguana("test")                                         # doctest: +SKIP
@@ -37,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from argsim.data.catalog import dataset_dir
@@ -173,11 +165,5 @@ def load_arguana(split: str = "test", data_dir: str | Path | None = None,
     return build_arguana(corpus, split)
 
 
-_CORPORA: dict[Path, CounterCorpus] = {}
-
-
-def _cached_corpus(folder: Path) -> CounterCorpus:
-    """counterargs-18's arguments, read once per process and folder (13,532 small files)."""
-    if folder not in _CORPORA:
-        _CORPORA[folder] = load_counterargs_folder(folder)
-    return _CORPORA[folder]
+#: counterargs-18's arguments, read once per process and folder (13,532 small files)
+_cached_corpus = cache(load_counterargs_folder)

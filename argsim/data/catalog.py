@@ -83,5 +83,4 @@ def dataset_dir(name: str, data_dir: str | Path | None = None) -> Path:
 
 def check_dataset(name: str, data_dir: str | Path | None = None) -> list[Stat]:
     """Validate dataset `name` and return its statistics beside the SOURCE.md figures."""
-    folder = dataset_dir(name, data_dir)
-    return DATASETS[name].check(folder)
+    return DATASETS[name].check(dataset_dir(name, data_dir))

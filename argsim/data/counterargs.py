@@ -98,12 +98,8 @@ def read_argument(path: Path, root: Path) -> Argument:
     if m is None or m.group(1) != side:
         raise InputError(path, "not a counterargs-18 argument file name")
     raw = read_text_file(path).replace("\r\n", "\n").replace("\r", "\n")  # universal newlines
-    kind = m.group(4)
-    text = raw.strip()
-    if kind == "point":
-        conclusion, premise = split_point_text(raw)
-    else:
-        conclusion, premise = "", text
+    kind, text = m.group(4), raw.strip()
+    conclusion, premise = split_point_text(raw) if kind == "point" else ("", text)
     return Argument(id=rel.as_posix(), split=split, theme=theme, debate=debate, stance=side, kind=kind,
                     number=int(m.group(2)), conclusion=conclusion, premise=premise, text=text)
 
@@ -147,8 +143,7 @@ class CounterCorpus:
 
 def load_counterargs(data_dir: str | Path | None = None) -> CounterCorpus:
     """Load every point and counter of counterargs-18 from `<data_dir>/counterargs18/02-extracted-arguments`."""
-    folder = dataset_dir("counterargs18", data_dir) / ARGS_DIR
-    return load_counterargs_folder(folder)
+    return load_counterargs_folder(dataset_dir("counterargs18", data_dir) / ARGS_DIR)
 
 
 def load_counterargs_folder(folder: str | Path) -> CounterCorpus:
@@ -156,33 +151,24 @@ def load_counterargs_folder(folder: str | Path) -> CounterCorpus:
     folder = Path(folder)
     files = regular_files(sorted(p for p in folder.glob("*/*/*/*/*.txt") if _FILE_RE.match(p.name)), folder,
                           "argument files")
-    args = [read_argument(p, folder) for p in files]
-    return CounterCorpus(args, root=folder)
+    return CounterCorpus([read_argument(p, folder) for p in files], root=folder)
 
 
 # ---------------------------------------------------------------- candidate pools
 
 
+def _scope(setting: str, a: Argument) -> tuple:
+    """The arguments a setting draws a point's candidates from: its debate (sd*), its theme (st*), the split (ep*)."""
+    return {"sd": (a.theme, a.debate), "st": (a.theme,), "ep": ()}[setting[:2]]
+
+
 def _in_setting(setting: str, point: Argument, cand: Argument) -> bool:
-    same_debate = cand.debate == point.debate and cand.theme == point.theme
+    """Whether `cand`, of the point's scope, is a candidate of `setting` (the module docstring's table)."""
     if setting == "sdoc":
-        return same_debate and cand.kind == "counter" and cand.stance == point.stance
-    if setting == "sdc":
-        return same_debate and cand.kind == "counter"
+        return cand.kind == "counter" and cand.stance == point.stance
     if setting == "sdoa":
-        return same_debate and cand.argues != point.argues
-    if setting == "sda":
-        return same_debate
-    if setting == "stc":
-        return cand.theme == point.theme and cand.kind == "counter"
-    if setting == "sta":
-        return cand.theme == point.theme
-    if setting == "epc":
-        return cand.kind == "counter"
-    if setting == "epa":
-        return True
-    raise ValueError(f"unknown setting '{setting}'{did_you_mean(setting, SETTINGS)}"
-                     f": choose one of {', '.join(SETTINGS)}")
+        return cand.argues != point.argues
+    return cand.kind == "counter" or not setting.endswith("c")  # sdc, stc, epc: counters; sda, sta, epa: all
 
 
 def build_pools(corpus: CounterCorpus, split: str, setting: str) -> dict[str, list[Argument]]:
@@ -197,19 +183,13 @@ def build_pools(corpus: CounterCorpus, split: str, setting: str) -> dict[str, li
     args = [a for a in corpus.split(split) if a.kind == "counter" or a.pair_key in corpus._counter_of]
     scope: dict[tuple, list[Argument]] = defaultdict(list)
     for a in args:
-        if setting in ("sdoc", "sdc", "sdoa", "sda"):
-            scope[(a.theme, a.debate)].append(a)
-        elif setting in ("stc", "sta"):
-            scope[(a.theme,)].append(a)
-        else:
-            scope[()].append(a)
+        scope[_scope(setting, a)].append(a)
     pools: dict[str, list[Argument]] = {}
     base: dict[tuple, list[Argument]] = {}  # candidates of a scope for one kind of query, before exclusions
     by_text: dict[tuple, dict[str, list[str]]] = {}
     for p in corpus.points(split):
         gold = corpus.true_counter(p)
-        key = (p.theme, p.debate) if setting in ("sdoc", "sdc", "sdoa", "sda") else (
-            (p.theme,) if setting in ("stc", "sta") else ())
+        key = _scope(setting, p)
         bkey = (*key, p.theme, p.debate, p.stance) if setting in ("sdoc", "sdoa") else key
         if bkey not in base:
             base[bkey] = [c for c in scope[key] if _in_setting(setting, p, c)]

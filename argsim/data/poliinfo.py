@@ -9,6 +9,7 @@ Layout under `<data>/poliinfo/` (see SOURCE.md): `minutes/{committees,proceeding
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -136,31 +137,33 @@ def _as_list(v: object) -> list:
     return v if isinstance(v, list) else [v]
 
 
+def _read_items(path: Path, make: Callable[[dict], object]) -> list:
+    """`make(record)` of each record of a JSON list; a record it cannot read is an InputError naming its row."""
+    items = []
+    for i, d in enumerate(read_json(path)):
+        try:
+            items.append(make(d))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(path, f"malformed item ({exc})", row=i + 1) from None
+    return items
+
+
+def _dialog_item(d: dict) -> DialogItem:
+    answers = tuple(Answer(speaker=s, start=int(a or 0), end=int(b or 0), length=int(n or 0), summary=summ or "")
+                    for s, a, b, n, summ in zip(*(_as_list(d[f"Answer{k}"]) for k in (
+                        "Speaker", "StartingLine", "EndingLine", "Length", "Summary")), strict=True))
+    return DialogItem(id=d["ID"], meeting=d["Meeting"], date=d["Date"], main_topic=d["MainTopic"],
+                      sub_topic=d["SubTopic"], question_speaker=d["QuestionSpeaker"],
+                      question_start=int(d["QuestionStartingLine"] or 0),
+                      question_end=int(d["QuestionEndingLine"] or 0), question_length=int(d["QuestionLength"] or 0),
+                      question_summary=d["QuestionSummary"] or "", answers=answers)
+
+
 def load_dialog_items(folder: str | Path, split: str = "training-segmented") -> list[DialogItem]:
     """PoliInfo-2 items of one split: training-segmented, training-unsegmented, test, test-gsd."""
     if split not in DIALOG_SPLITS:
         raise InputError(None, f"unknown PoliInfo-2 split '{split}': choose one of {', '.join(DIALOG_SPLITS)}")
-    path = Path(folder) / f"{DIALOG_PREFIX}{DIALOG_SPLITS[split]}.json"
-    items = []
-    for i, d in enumerate(read_json(path)):
-        try:
-            answers = tuple(Answer(speaker=s, start=int(a or 0), end=int(b or 0), length=int(n or 0),
-                                   summary=summ or "")
-                            for s, a, b, n, summ in zip(_as_list(d["AnswerSpeaker"]),
-                                                        _as_list(d["AnswerStartingLine"]),
-                                                        _as_list(d["AnswerEndingLine"]),
-                                                        _as_list(d["AnswerLength"]),
-                                                        _as_list(d["AnswerSummary"]), strict=True))
-            items.append(DialogItem(id=d["ID"], meeting=d["Meeting"], date=d["Date"],
-                                    main_topic=d["MainTopic"], sub_topic=d["SubTopic"],
-                                    question_speaker=d["QuestionSpeaker"],
-                                    question_start=int(d["QuestionStartingLine"] or 0),
-                                    question_end=int(d["QuestionEndingLine"] or 0),
-                                    question_length=int(d["QuestionLength"] or 0),
-                                    question_summary=d["QuestionSummary"] or "", answers=answers))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise InputError(path, f"malformed item ({exc})", row=i + 1) from None
-    return items
+    return _read_items(Path(folder) / f"{DIALOG_PREFIX}{DIALOG_SPLITS[split]}.json", _dialog_item)
 
 
 # ------------------------------------------------------------------ NTCIR-14 summarization
@@ -204,26 +207,16 @@ def load_ntcir14_items(folder: str | Path, which: str = "training") -> list[Summ
     """NTCIR-14 summarization items of one file: training, single-test(gs), multi-test(gs)."""
     if which not in NTCIR14_FILES:
         raise InputError(None, f"unknown NTCIR-14 file '{which}': choose one of {', '.join(NTCIR14_FILES)}")
-    path = Path(folder) / "ntcir14_poliinfo" / "summarization" / NTCIR14_FILES[which]
-    items = []
-    for i, d in enumerate(read_json(path)):
-        try:
-            items.append(SummarizationItem(
-                id=d["ID"], date=heisei_date(str(d["Date"])), meeting=d["Meeting"], speaker=d["Speaker"],
-                main_topic=d["MainTopic"] or "", sub_topic=d["SubTopic"] or "", start=int(d["StartingLine"]),
-                end=int(d["EndingLine"]), length=parse_length(d["Length"]), summary=d.get("Summary") or "",
-                sentences=split_source(d.get("Source")), source_file=which))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise InputError(path, f"malformed item ({exc})", row=i + 1) from None
-    return items
+    return _read_items(Path(folder) / "ntcir14_poliinfo" / "summarization" / NTCIR14_FILES[which], lambda d: (
+        SummarizationItem(id=d["ID"], date=heisei_date(str(d["Date"])), meeting=d["Meeting"], speaker=d["Speaker"],
+                          main_topic=d["MainTopic"] or "", sub_topic=d["SubTopic"] or "", start=int(d["StartingLine"]),
+                          end=int(d["EndingLine"]), length=parse_length(d["Length"]), summary=d.get("Summary") or "",
+                          sentences=split_source(d.get("Source")), source_file=which)))
 
 
 def ntcir14_gold_items(folder: str | Path) -> list[SummarizationItem]:
     """Every NTCIR-14 item that has both Source text and a gold summary (the summarization benchmark)."""
-    out = []
-    for which in NTCIR14_GOLD:
-        out += [it for it in load_ntcir14_items(folder, which) if it.sentences and it.summary]
-    return out
+    return [it for which in NTCIR14_GOLD for it in load_ntcir14_items(folder, which) if it.sentences and it.summary]
 
 
 # ------------------------------------------------------------------ PoliInfo-2 -> NTCIR-14 source spans
@@ -249,7 +242,7 @@ class MappedPart:
 
 def _span_index(folder: Path) -> dict[str, list[SummarizationItem]]:
     by_date: dict[str, list[SummarizationItem]] = {}
-    for which in ("training", "single-testgs", "multi-testgs"):
+    for which in NTCIR14_GOLD:
         for it in load_ntcir14_items(folder, which):
             if it.sentences:
                 by_date.setdefault(it.date, []).append(it)

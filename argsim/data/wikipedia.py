@@ -25,9 +25,11 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from argsim.config import default_cache_dir
 from argsim.data.catalog import DatasetInfo, Stat, register_dataset
 from argsim.errors import InputError
-from argsim.io import check_input_file, pipe_docs, read_records, read_text_file
+from argsim.io import atomic_path, check_input_file, pipe_docs, read_records, read_text_file
+from argsim.progress import track
 
 ROOT = "ibm_claim_stance_articles"
 PARSER_VERSION = "3"
@@ -99,11 +101,10 @@ def _resolve_link(match: re.Match) -> str:
 
 def _repeat_sub(pattern: re.Pattern, repl, text: str) -> str:
     """Apply `pattern` until nothing matches (innermost-first removal of nested constructs)."""
-    while True:
-        new = pattern.sub(repl, text)
-        if new == text:
-            return text
-        text = new
+    n = 1
+    while n:
+        text, n = pattern.subn(repl, text)
+    return text
 
 
 def strip_markup(text: str) -> str:
@@ -181,10 +182,9 @@ def parse_article(wikitext: str, title: str, source: str = "") -> Article:
 
 def read_article_index(folder: Path) -> list[dict]:
     """Rows of `article_info.csv` (topic_id, raw_file, title, url)."""
-    path = folder / ROOT / "article_info.csv"
     from argsim.schemas import ArticleIndexRecord
 
-    return read_records(path, ArticleIndexRecord)
+    return read_records(folder / ROOT / "article_info.csv", ArticleIndexRecord)
 
 
 def read_raw_article(path: Path) -> str:
@@ -195,8 +195,6 @@ def read_raw_article(path: Path) -> str:
 
 
 def _cache_file(folder: Path, cache_dir: Path | None = None) -> Path:
-    from argsim.config import default_cache_dir
-
     info = folder / ROOT / "article_info.csv"
     key = hashlib.sha256(info.read_bytes() + PARSER_VERSION.encode()).hexdigest()[:16]
     return (cache_dir or default_cache_dir()) / "datasets" / f"wikipedia-{key}.json.gz"
@@ -215,20 +213,13 @@ def load_articles(folder: Path, use_cache: bool = True, limit: int | None = None
                 return [Article.from_dict(d) for d in json.load(fh)]
         except (OSError, ValueError, KeyError):
             cache.unlink(missing_ok=True)  # corrupt: rebuild
-    from argsim.progress import track
-
-    seen: set[str] = set()
-    rows = []
+    first: dict[str, dict] = {}
     for row in read_article_index(folder):
-        if row["title"] not in seen:
-            seen.add(row["title"])
-            rows.append(row)
-    rows = rows[:limit]
+        first.setdefault(row["title"], row)
+    rows = list(first.values())[:limit]
     articles = [parse_article(read_raw_article(folder / ROOT / r["raw_file"]), r["title"], r["raw_file"])
                 for r in track(rows, "parsing Wikipedia articles", enabled=not quiet)]
     if use_cache and limit is None:
-        from argsim.io import atomic_path
-
         cache.parent.mkdir(parents=True, exist_ok=True)
         with atomic_path(cache) as tmp, gzip.open(tmp, "wt", encoding="utf-8") as fh:
             json.dump([a.to_dict() for a in articles], fh)

@@ -1,11 +1,6 @@
-"""Task evaluators: one per task, each a sentence-transformers evaluator, and the result record they return.
-
-Every evaluator is a `TaskEvaluator` (a sentence-transformers `SentenceEvaluator`): callable on a model (an argsim
-encoder, a model name or folder, a `SentenceTransformer`, or a `CrossEncoder` where the task can take one), it
-returns a dict of metrics and names its `primary_metric`. The same classes choose checkpoints in training
-(`metric_for_best_model`), score models in `argsim evaluate` and answer the API's `evaluate` methods.
-`Evaluation` is the result record (named metrics, not an evaluator) that `argsim.results.result_rows` turns
-into rows. The evaluators load on first use, so importing the record imports no model library.
+"""Task evaluators: one `TaskEvaluator` (a sentence-transformers `SentenceEvaluator`, `argsim.evaluation.base`) per
+task, and `Evaluation`, the result record they return (named metrics) that `argsim.results.result_rows` turns into
+rows. The evaluators load on first use, so importing the record imports no model library.
 """
 
 from __future__ import annotations

@@ -1,27 +1,16 @@
 """`ArguAnaEvaluator`: open-collection counter-argument retrieval (BEIR / MTEB "ArguAna") scored by MTEB's own code.
 
-The data is argsim's near-replica of BEIR's ArguAna (`argsim.data.arguana`: 1,406 test points as queries, 8,676
-points and counters as the corpus, the point's own counter relevant). A model ranks the whole corpus for every
-query; the run (the top 1,000 documents of each query) is scored by MTEB's retrieval scoring
-(`mteb._evaluators.retrieval_metrics.calculate_retrieval_scores`: pytrec_eval's `ndcg_cut` / `recall`, MTEB's
-`mrr`, MTEB's metric names via `make_score_dict`) after a query's own id is taken out of its results, exactly as
-MTEB's `RetrievalEvaluator.evaluate(ignore_identical_ids=True)` does for ArguAna. So the figures come from the
-same code as the MTEB leaderboard's; they differ from it only by the data (see `argsim.data.arguana`).
+The data is argsim's near-replica of BEIR's ArguAna (`argsim.data.arguana`). A model ranks the whole corpus for
+every query; the run (the top 1,000 documents of each query) is scored by MTEB's retrieval scoring
+(`calculate_retrieval_scores`, `make_score_dict`) after a query's own id is taken out of its results, as MTEB's
+`RetrievalEvaluator.evaluate(ignore_identical_ids=True)` does for ArguAna: the figures come from the code of the MTEB
+leaderboard and differ from it only by the data (docs/arguana.md).
 
-How each kind of model ranks:
-- a bi-encoder (anything `argsim.backend.resolve.resolve_model` turns into an `Encoder`: a model name, a folder,
-  an argsim `Encoder`, a `SentenceTransformer`): queries through `for_role("query")` and documents through
-  `for_role("document")` (a two-tower model's towers, a model's own prompts for the roles; otherwise one side for
-  both), L2-normalised, exact cosine top-1000 by blocked matrix products;
-- "bm25": argsim's BM25 as the counter-argument rankers use it (`argsim.counter.lexical.textrep.BM25Index`:
-  `tokenize_en` tokens, no stemming, no stop words, k1 = 1.5, b = 0.75, Lucene's idf), over the whole corpus;
-- a cross-encoder (a sentence-transformers `CrossEncoder` or a folder saved by `argsim train bipolar --kind
-  cross-encoder`, scored by `argsim.backend.resolve.PairScorer`: the log-probability of its last label in
-  float64, a log-softmax over two labels, so it ranks as the difference of the two logits does and never ties by
-  saturation): it reranks the BM25 top 100 of each
-  query (the metrics' details say so); only those 100 are in its run, so its recall@100 is BM25's.
-
-Per-unit outcomes (for bootstrap intervals): one per query, its nDCG@10.
+How each kind of model ranks: a bi-encoder (whatever `resolve_model` turns into an `Encoder`) by exact cosine,
+queries through `for_role("query")` and documents through `for_role("document")` (`dense_run`); "bm25" with argsim's
+BM25 of the counter-argument rankers (`bm25_run`); a cross-encoder (a `CrossEncoder` or a folder of `argsim train
+bipolar --kind cross-encoder`, scored by `argsim.backend.resolve.PairScorer`) reranks the BM25 top 100 of each query
+(`cross_run`), so its recall@100 is BM25's. Per-unit outcomes (for bootstrap intervals): each query's nDCG@10.
 
 Example:
     >>> ev = ArguAnaEvaluator.from_dataset("test", limit=50)                     # doctest: +SKIP
@@ -37,6 +26,9 @@ from typing import Any
 
 import numpy as np
 
+from argsim.backend.resolve import PairScorer, pair_scorer, resolve_model
+from argsim.counter.lexical.textrep import BM25Index, shared_term_matrices
+from argsim.counter.neural.config import is_cross_folder
 from argsim.data.arguana import ArguAnaData, load_arguana
 from argsim.evaluation.base import TaskEvaluator
 from argsim.extras import need
@@ -115,8 +107,6 @@ def dense_run(encoder: Any, data: ArguAnaData, k: int = max(K_VALUES)) -> dict[s
 
 def bm25_matrix(data: ArguAnaData) -> np.ndarray:
     """argsim's BM25 (Lucene idf, k1 1.5, b 0.75, every token) of every corpus document for every query."""
-    from argsim.counter.lexical.textrep import BM25Index, shared_term_matrices
-
     docs, queries = shared_term_matrices(list(data.corpus.values()), list(data.queries.values()))
     return BM25Index.fit(docs).scores(queries.counts)
 
@@ -133,21 +123,6 @@ def cross_run(scorer: Any, data: ArguAnaData, depth: int = RERANK_DEPTH) -> dict
     first = bm25_run(data, depth)
     scores = iter(scorer.score([(data.queries[q], data.corpus[d]) for q, docs in first.items() for d in docs]))
     return {q: {d: float(next(scores)) for d in docs} for q, docs in first.items()}
-
-
-def resolve_ranker(model: Any, config: Any) -> Any:
-    """"bm25" as it is, a cross-encoder folder (`argsim train bipolar --kind cross-encoder`) as a `PairScorer`,
-    anything else through `argsim.backend.resolve.resolve_model` (an `Encoder`, or a `PairScorer` for a
-    `CrossEncoder` object)."""
-    from argsim.backend.resolve import pair_scorer, resolve_model
-    from argsim.counter.neural.config import is_cross_folder
-
-    if isinstance(model, str) and model == "bm25":
-        return model
-    folder = Path(model).expanduser() if isinstance(model, (str, Path)) else None
-    if folder is not None and folder.is_dir() and is_cross_folder(folder):
-        return pair_scorer(folder, config)
-    return resolve_model(model, config)
 
 
 class ArguAnaEvaluator(TaskEvaluator):
@@ -187,9 +162,15 @@ class ArguAnaEvaluator(TaskEvaluator):
         return cls(data, name=name, config=config)
 
     def evaluate(self, model: Any) -> Evaluation:
-        from argsim.backend.resolve import PairScorer
-
-        ranker = resolve_ranker(model, self.config)
+        # "bm25" as it is, a cross-encoder folder (`argsim train bipolar --kind cross-encoder`) as a `PairScorer`,
+        # anything else through `resolve_model` (an `Encoder`, or a `PairScorer` for a `CrossEncoder` object)
+        folder = Path(model).expanduser() if isinstance(model, (str, Path)) else None
+        if isinstance(model, str) and model == "bm25":
+            ranker = model
+        elif folder is not None and folder.is_dir() and is_cross_folder(folder):
+            ranker = pair_scorer(folder, self.config)
+        else:
+            ranker = resolve_model(model, self.config)
         if ranker == "bm25":
             self.run, how = bm25_run(self.data), "argsim BM25 (Lucene idf, k1 1.5, b 0.75), top 1000"
         elif isinstance(ranker, PairScorer):

@@ -1,9 +1,7 @@
-"""`TaskEvaluator`: the base of argsim's task evaluators (a sentence-transformers `SentenceEvaluator`).
-
-A task evaluator holds its data (a split of a dataset, built by the subclass's `from_dataset`), scores a model
-with `evaluate(model) -> Evaluation`, and, called as a sentence-transformers evaluator (`evaluator(model)`),
-returns the same metrics as a dict prefixed with its `name`, so a trainer can pick checkpoints by
-`metric_for_best_model = f"eval_{name}_{primary}"`.
+"""`TaskEvaluator`: the base of argsim's task evaluators (a sentence-transformers `SentenceEvaluator`). Called as
+one (`evaluator(model)`), it returns `evaluate`'s metrics prefixed with its `name`, so a trainer picks checkpoints
+by `metric_for_best_model = f"eval_{name}_{primary}"`; the same classes score models in `argsim evaluate` and
+answer the API's `evaluate` methods.
 
 Intervals and paired tests: after `evaluate`, the evaluator keeps one outcome per resampling unit (a query's
 nDCG@10, a point's hit@1, a triplet's 0/1, an argument's rows for mAP). `n_units` counts them and
@@ -70,15 +68,29 @@ class TaskEvaluator(SentenceEvaluator):
             self.store_metrics_in_model_card_data(model, metrics, epoch, steps)
         return metrics
 
+    def _encoder(self, model: Any) -> Any:
+        """`model` as an embedding model (`argsim.backend.resolve.resolve_model`, no cross-encoder), with the
+        evaluator's run options and batch size."""
+        from argsim.backend.resolve import resolve_model
+
+        return resolve_model(model, self.config, cross_encoder=False, batch_size=self.batch_size)
+
+    def _evaluated(self, value: Any) -> Any:
+        """`value` (what `evaluate` kept), or a RuntimeError when no model was evaluated yet."""
+        if value is None:
+            raise RuntimeError(f"{type(self).__name__}: evaluate a model before resampling")
+        return value
+
+    @staticmethod
+    def _per_draw(draws: np.ndarray, metric: Any) -> np.ndarray:
+        """`metric(row)` of each row of `draws` (unit indices; one draw may be given as a flat array)."""
+        return np.array([metric(d) for d in np.atleast_2d(np.asarray(draws, dtype=np.int64))])
+
     @property
     def n_units(self) -> int:
         """How many resampling units the last `evaluate` scored."""
-        if self.unit_values is None:
-            raise RuntimeError(f"{type(self).__name__}: evaluate a model before resampling")
-        return len(self.unit_values)
+        return len(self._evaluated(self.unit_values))
 
     def resample_primary(self, draws: np.ndarray) -> np.ndarray:
         """The primary metric on each row of `draws` (an (n_boot, n_units) array of unit indices)."""
-        if self.unit_values is None:
-            raise RuntimeError(f"{type(self).__name__}: evaluate a model before resampling")
-        return np.asarray(self.unit_values, dtype=np.float64)[np.asarray(draws)].mean(axis=1)
+        return np.asarray(self._evaluated(self.unit_values), dtype=np.float64)[np.asarray(draws)].mean(axis=1)

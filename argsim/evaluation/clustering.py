@@ -8,9 +8,8 @@ vectors into as many clusters as the article has sections, and the partition is 
 article's scores are averaged with equal weight (`argsim.metrics.clustering.averaged_scores`). Reading: the paper
 does not say how it averages over articles; equal weight per article is argsim's.
 
-Resampling unit: the article (its cluster set). Since every metric is an equal-weight mean over articles, the
-resampled primary metric is the mean of the drawn articles' AMI (`unit_values`), so the base class's
-`resample_primary` is exact; the per-article scores of every metric are kept in `per_article`.
+Resampling unit: the article; every metric being an equal-weight mean over articles, the base class's
+`resample_primary` of the articles' AMI (`unit_values`) is exact.
 """
 
 from __future__ import annotations
@@ -21,9 +20,13 @@ from typing import Any, ClassVar
 import numpy as np
 
 from argsim.config import SEED
+from argsim.data.catalog import dataset_dir
 from argsim.errors import ArgsimError
 from argsim.evaluation.base import TaskEvaluator
+from argsim.metrics.clustering import METRICS, group_scores, warn_one_section
 from argsim.metrics.record import Evaluation
+from argsim.thematic.build import first_scb_rows
+from argsim.thematic.cluster import cluster_groups
 
 
 class ClusteringEvaluator(TaskEvaluator):
@@ -51,7 +54,6 @@ class ClusteringEvaluator(TaskEvaluator):
     """
 
     task: ClassVar[str] = "clustering"
-    accepts_cross_encoder: ClassVar[bool] = False
 
     def __init__(self, rows: Sequence[Mapping[str, Any]], name: str = "test", algorithm: str = "kmeans",
                  linkage: str = "ward", seed: int = SEED, config: Any = None, batch_size: int = 64) -> None:
@@ -65,8 +67,6 @@ class ClusteringEvaluator(TaskEvaluator):
         self.algorithm, self.linkage, self.seed = algorithm, linkage, seed
         self.config, self.batch_size = config, batch_size
         self.per_article: dict[Any, dict[str, float]] = {}
-        from argsim.metrics.clustering import warn_one_section
-
         warn_one_section([r.get("article", "") for r in self.rows], [r["label"] for r in self.rows])
 
     @classmethod
@@ -74,20 +74,12 @@ class ClusteringEvaluator(TaskEvaluator):
                      name: str | None = None) -> ClusteringEvaluator:
         """The sentence clustering benchmark of `split` (None: test) of the Wikipedia corpus, as
         `argsim data triplets wikipedia` writes `scb-<split>.jsonl`: its first `limit` articles."""
-        from argsim.data.catalog import dataset_dir
-        from argsim.thematic.build import first_scb_rows
-
         split = split or "test"
         rows = first_scb_rows(dataset_dir("wikipedia", getattr(config, "data_dir", None)), limit, split=split)
         return cls(rows, name=name or split, seed=getattr(config, "seed", 13), config=config)
 
     def evaluate(self, model: Any) -> Evaluation:
-        from argsim.backend.resolve import resolve_model
-        from argsim.metrics.clustering import METRICS, group_scores
-        from argsim.thematic.cluster import cluster_groups
-
-        encoder = resolve_model(model, self.config, cross_encoder=False, batch_size=self.batch_size)
-        vectors = encoder.encode([str(r["text"]) for r in self.rows])
+        vectors = self._encoder(model).encode([str(r["text"]) for r in self.rows])
         predicted = cluster_groups(self.rows, vectors, self.algorithm, seed=self.seed, linkage=self.linkage)
         self.per_article = group_scores([r.get("article", "") for r in self.rows], [r["label"] for r in self.rows],
                                         predicted)

@@ -1,10 +1,9 @@
 """`CounterArgumentEvaluator`: best-counter retrieval on counterargs-18 (accuracy@1, MRR, accuracy@1/K).
 
 Wachsmuth, Syed and Stein, "Retrieval of the Best Counterargument without Prior Topic Knowledge", ACL 2018,
-section 5: each point's candidates are the pool of a setting (`sdoc`: the opposing counters of its debate, `sda`:
-every argument of its debate, `epc` / `epa`: the counters / all arguments of the split); a ranking is scored by
-accuracy@1 (the true counter ranked first) and MRR, exactly for every pool size, ties at their expectation
-(`argsim.counter.core.evaluation`: `ranking_records`, `summarize`). accuracy@1/K (Shi, Cao and Nguyen,
+section 5: each point's candidates are the pool of a setting (`argsim.data.counterargs`); a ranking is scored by
+accuracy@1 and MRR, exactly for every pool size, ties at their expectation (`argsim.counter.core.evaluation`).
+accuracy@1/K (Shi, Cao and Nguyen,
 "Revisiting the Role of Similarity and Dissimilarity in Best Counter Argument Retrieval", arXiv 2023, section
 6.3): the first stage's top K is reranked by a second stage, a hit when the best of those K is the true counter
 (`argsim.counter.core.evaluation.at1_over_k_hits`, via `argsim.counter.neural.pipeline`).
@@ -17,10 +16,8 @@ How a model ranks a pool:
   `bi-encoder` rankers);
 - a counter cross-encoder folder, or a `CrossEncoder` object: BM25 ranks, the cross-encoder reranks the top K
   (the `cross-encoder` ranker).
-A model that reranks reports accuracy@1 / MRR of its ranking at depth `k` (as `argsim rank counterargs` ranks
-with it) and accuracy@1/K for every K of `ks` (K = 1: the first stage alone). With `ranker`, a registered ranker
-(`argsim rank counterargs --list`: bm25, the learning-to-rank models, ...) ranks instead, given the model as its
-`model` option (`argsim.counter.core.run.run_ranker`, the function the command calls).
+A model that reranks is scored at depth `k`, and by accuracy@1/K for every K of `ks`; with `ranker`, a registered
+ranker ranks instead (`argsim.counter.core.run.run_ranker`, the function `argsim rank counterargs` calls).
 
 Resampling unit: the point of the primary setting (its expected hit@1, 1/(ties + 1) when the true counter ties
 for first).
@@ -34,8 +31,19 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from argsim.backend.encoder import Encoder
+from argsim.backend.resolve import PairScorer, kept_mode, resolve_model
+from argsim.counter.core.evaluation import ranking_records, summarize
+from argsim.counter.core.registry import get_ranker
+from argsim.counter.core.run import dataset_points, run_ranker
+from argsim.counter.neural.config import is_cross_folder
+from argsim.counter.neural.pipeline import hits_over_k_pools, load_stage, run_stages, scores_for_k
+from argsim.counter.neural.store import is_model_folder
+from argsim.counter.neural.validation import at1_over_k, embed_needed, heads_on_cpu
+from argsim.engine import engine_from_config
 from argsim.errors import ArgsimError
 from argsim.evaluation.base import TaskEvaluator
+from argsim.metrics.ranking import GoldRank
 from argsim.metrics.record import Evaluation
 
 #: the settings the evaluator reports by default (the paper's Table 2 columns that differ most)
@@ -90,8 +98,6 @@ class CounterArgumentEvaluator(TaskEvaluator):
         self.config, self.batch_size = config, batch_size
         self.ranker, self.options = ranker, dict(options or {})
         if ranker is not None:
-            from argsim.counter.core.registry import get_ranker
-
             get_ranker(ranker)  # an unknown name fails now, in one line
         self.records: dict[str, list[dict]] = {}
         self.pairs, self.base = None, None  # `from_pairs`
@@ -100,8 +106,6 @@ class CounterArgumentEvaluator(TaskEvaluator):
     def from_dataset(cls, split: str | None = None, limit: int | None = None, config: Any = None,
                      name: str | None = None, settings: Sequence[str] = SETTINGS) -> CounterArgumentEvaluator:
         """counterargs-18 `split` (None: test), the first `limit` points (id order) in each of `settings`."""
-        from argsim.counter.core.run import dataset_points
-
         split = split or "test"
         data_dir = getattr(config, "data_dir", None)
         pools = {s: dataset_points(split, s, limit=limit, data_dir=data_dir) for s in settings}
@@ -139,8 +143,6 @@ class CounterArgumentEvaluator(TaskEvaluator):
 
     def _evaluate_pairs(self, model: Any) -> Evaluation:
         """`from_pairs`' figure of `model` (the heads score on the CPU, the model's mode is kept)."""
-        from argsim.counter.neural.validation import at1_over_k, embed_needed, heads_on_cpu
-
         data, hits = self.pairs, np.zeros(0, dtype=bool)
         if len(data.val_pairs):
             was_training = model.training
@@ -157,13 +159,7 @@ class CounterArgumentEvaluator(TaskEvaluator):
 
     def _stages(self, model: Any) -> tuple[Any, Any]:
         """(first stage, second stage or None) of a reranking model; (Encoder, None) of an embedding model."""
-        from argsim.backend.resolve import PairScorer, resolve_model
-
         if isinstance(model, (str, Path)):
-            from argsim.counter.neural.config import is_cross_folder
-            from argsim.counter.neural.pipeline import load_stage
-            from argsim.counter.neural.store import is_model_folder
-
             precision = getattr(self.config, "precision", "auto")
             if is_cross_folder(model):
                 return "bm25", load_stage(str(model), precision, self.config)
@@ -176,40 +172,16 @@ class CounterArgumentEvaluator(TaskEvaluator):
     def _rank(self, first: Any, second: Any, points: list, pools: dict[str, list]
               ) -> tuple[dict[str, np.ndarray], Any]:
         """Pool-aligned scores of the model's ranking, and the stage result (None without a second stage)."""
-        from argsim.backend.encoder import Encoder
-
         if isinstance(first, Encoder):
-            from argsim.counter.core.registry import get_ranker
-
             return get_ranker("emb-cosine").fn(points, pools, model=first, config=self.config), None
-        from argsim.counter.neural.pipeline import run_stages, scores_for_k
-
         result = run_stages(points, pools, first, second, kmax=max(self.k, *self.ks))
         if second is None:
             return scores_for_k(result, 1), None
         return scores_for_k(result, self.k), result
 
-    def _ranker_records(self, model: Any, setting: str, points: list, pools: dict[str, list],
-                        gold: dict[str, str | None]) -> list[dict]:
-        """The ranking records of the registered ranker `self.ranker` with `model` as its model option."""
-        from argsim.counter.core.run import run_ranker
-        from argsim.engine import engine_from_config
-
-        options = self.options | ({"model": model} if model is not None else {})
-        config = self.config
-        run = run_ranker(self.ranker, points, pools, gold, setting=setting, split=self.name, options=options,
-                         engine=engine_from_config(config) if config is not None else None,
-                         precision=getattr(config, "precision", "auto"), config=config)
-        return run.records
-
     def evaluate(self, model: Any) -> Evaluation:
         if self.pairs is not None:
             return self._evaluate_pairs(model)
-        from argsim.backend.resolve import kept_mode
-        from argsim.counter.core.evaluation import ranking_records, summarize
-        from argsim.counter.neural.pipeline import hits_over_k_pools
-        from argsim.metrics.ranking import GoldRank
-
         metrics: dict[str, float] = {}
         random: dict[str, float] = {}
         n = 0
@@ -217,8 +189,12 @@ class CounterArgumentEvaluator(TaskEvaluator):
             first, second = (None, None) if self.ranker is not None else self._stages(model)
             for setting, (points, pools, gold) in self.pools.items():
                 staged = None
-                if self.ranker is not None:
-                    records = self._ranker_records(model, setting, points, pools, gold)
+                if self.ranker is not None:  # the registered ranker, `model` as its model option
+                    records = run_ranker(self.ranker, points, pools, gold, setting=setting, split=self.name,
+                                         options=self.options | ({"model": model} if model is not None else {}),
+                                         engine=engine_from_config(self.config) if self.config is not None else None,
+                                         precision=getattr(self.config, "precision", "auto"),
+                                         config=self.config).records
                 else:
                     scores, staged = self._rank(first, second, points, pools)
                     records = ranking_records(points, pools, scores, gold, method="model", setting=setting,

@@ -20,22 +20,25 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from argsim.data.argkp import KPMData
+from argsim.backend.resolve import kept_mode
+from argsim.data.argkp import KPMData, load_argkp, split_files
+from argsim.data.catalog import dataset_dir
 from argsim.errors import ArgsimError
 from argsim.evaluation.base import TaskEvaluator
 from argsim.io import topic_key
-from argsim.metrics.kpa_map import FORMULAS, f1_threshold
+from argsim.metrics.kpa_map import (
+    DUMMY_KEPT_SCORE,
+    FORMULAS,
+    TOP_FRACTION,
+    best_key_points,
+    evaluate_map,
+    f1_threshold,
+    group_average_precision,
+    pandas_descending_order,
+)
 from argsim.metrics.record import Evaluation
 
 Predictions = dict[str, dict[str, float]]
-
-
-def default_split(data_dir: Any = None) -> str:
-    """`test` when the ArgKP folder holds the test split's labels, else `dev`."""
-    from argsim.data.argkp import split_files
-    from argsim.data.catalog import dataset_dir
-
-    return "test" if split_files(dataset_dir("argkp", data_dir), "test")[2].is_file() else "dev"
 
 
 @dataclass
@@ -51,8 +54,6 @@ class ArgumentRows:
 
     @classmethod
     def build(cls, predictions: Predictions, gold: KPMData) -> ArgumentRows:
-        from argsim.metrics.kpa_map import best_key_points
-
         best, _ = best_key_points(predictions, set(gold.kp_by_id))
         groups: dict[tuple[str, int], int] = {}
         rows = []
@@ -71,13 +72,6 @@ class ArgumentRows:
     def mean_ap(self, idx: np.ndarray, relaxed: bool = False, formula: str = "leaderboard") -> float:
         """The mAP of the arguments `idx` (a bootstrap draw: repeats are separate rows, kept in draw order), by
         the official procedure (pandas' sort order, the top-half cut, dummy rows at 0.99 after it)."""
-        from argsim.metrics.kpa_map import (
-            DUMMY_KEPT_SCORE,
-            TOP_FRACTION,
-            group_average_precision,
-            pandas_descending_order,
-        )
-
         idx = np.asarray(idx, dtype=np.int64)
         labels = self.relaxed if relaxed else self.strict
         aps = []
@@ -142,10 +136,8 @@ class KPAMapEvaluator(TaskEvaluator):
     def from_dataset(cls, split: str | None = None, limit: int | None = None, config: Any = None,
                      name: str | None = None) -> KPAMapEvaluator:
         """ArgKP `split` (None: `test` where its labels are present, else `dev`), its first `limit` arguments."""
-        from argsim.data.argkp import load_argkp
-
-        data_dir = getattr(config, "data_dir", None)
-        split = split or default_split(data_dir)
+        data_dir = getattr(config, "data_dir", None)  # default: test where its labels are present, else dev
+        split = split or ("test" if split_files(dataset_dir("argkp", data_dir), "test")[2].is_file() else "dev")
         gold = load_argkp(split, data_dir)
         if limit is not None:
             args = gold.arguments[:limit]
@@ -154,20 +146,12 @@ class KPAMapEvaluator(TaskEvaluator):
                            {p: v for p, v in gold.labels.items() if p[0] in ids}, gold.files)
         return cls(gold, name=name or split, config=config)
 
-    def predictions_of(self, model: Any) -> Predictions:
-        """`{arg_id: {kp_id: score}}` of `model` on the gold arguments (see the class docstring)."""
+    def evaluate(self, model: Any) -> Evaluation:
         from argsim.kpm.ensemble import score_model
 
-        if self.score is not None:
-            return self.score(model)
-        return score_model(self.gold, model, self.config, self.arg_template, self.kp_template)
-
-    def evaluate(self, model: Any) -> Evaluation:
-        from argsim.backend.resolve import kept_mode
-        from argsim.metrics.kpa_map import evaluate_map
-
-        with kept_mode(model):
-            preds = self.predictions_of(model)
+        with kept_mode(model):  # {arg_id: {kp_id: score}} of `model` on the gold arguments (the class docstring)
+            preds = self.score(model) if self.score is not None else score_model(
+                self.gold, model, self.config, self.arg_template, self.kp_template)
         result = evaluate_map(preds, self.gold, formula=self.formula)
         threshold, f1 = f1_threshold(preds, self.gold.labels)
         self.predictions, self.rows = preds, ArgumentRows.build(preds, self.gold)
@@ -178,10 +162,8 @@ class KPAMapEvaluator(TaskEvaluator):
                           details={"formula": self.formula, "dummies": result.dummies})
 
     def resample_primary(self, draws: np.ndarray) -> np.ndarray:
-        if self.rows is None:
-            raise RuntimeError(f"{type(self).__name__}: evaluate a model before resampling")
-        draws = np.atleast_2d(np.asarray(draws, dtype=np.int64))
-        return np.array([self.rows.mean_ap(d, formula=self.formula) for d in draws])
+        rows = self._evaluated(self.rows)
+        return self._per_draw(draws, lambda d: rows.mean_ap(d, formula=self.formula))
 
     def get_config_dict(self) -> dict:
         return {"gold": self.gold.name, "formula": self.formula}

@@ -2,16 +2,9 @@
 Benchmark", EACL 2023) that read argsim's local data, so `mteb.evaluate(model, tasks=argsim.mteb_tasks())` runs
 offline, and the writer of MTEB's result files for figures argsim measured itself.
 
-The tasks (MTEB's own scoring throughout; where its metric is not the paper's, the task's docstring says so):
-
-=========================  ==========  =================================================  ================
-task                       MTEB type   data                                               main score
-=========================  ==========  =================================================  ================
-ArgsimArguAna              Retrieval   the ArguAna replica (`argsim.data.arguana`), test   ndcg_at_10
-ArgsimSICK-R               STS         SICK (SemEval-2014 test, 4,927 pairs)               cosine_spearman
-ArgsimArgKPReranking       Reranking   ArgKP-2021 dev: arguments rerank their key points   map_at_1000
-ArgsimThematicClustering   Clustering  a sentence file of `argsim thematic build` (given)  v_measure
-=========================  ==========  =================================================  ================
+The tasks (`TASKS`, tabulated in docs/arguana.md): ArgsimArguAna (Retrieval), ArgsimSICK-R (STS),
+ArgsimArgKPReranking (Reranking) and ArgsimThematicClustering (Clustering), scored by MTEB's own code throughout;
+where its metric is not the paper's, the task's docstring says so.
 
 Example:
     >>> import mteb, argsim                                                       # doctest: +SKIP
@@ -35,6 +28,14 @@ from mteb.abstasks.clustering_legacy import AbsTaskClusteringLegacy
 from mteb.abstasks.retrieval import AbsTaskRetrieval
 from mteb.abstasks.sts import AbsTaskSTS
 from mteb.abstasks.task_metadata import TaskMetadata
+
+from argsim.data.argkp import load_argkp
+from argsim.data.arguana import load_arguana
+from argsim.data.catalog import dataset_dir
+from argsim.data.sick import load_sick
+from argsim.errors import ArgsimError, check_count
+from argsim.io import atomic_path, read_records
+from argsim.schemas import LabelledSentenceRecord
 
 _COMMON = dict(category="t2t", modalities=["text"], eval_splits=["test"], eval_langs=["eng-Latn"],
                annotations_creators="derived", dialect=[], sample_creation="found")
@@ -80,8 +81,6 @@ class ArgsimArguAna(_Local, AbsTaskRetrieval):
         domains=["Social", "Web", "Written"], prompt={"query": "Given a claim, find documents that refute the claim"})
 
     def _local_dataset(self) -> dict:
-        from argsim.data.arguana import load_arguana
-
         data = load_arguana("test", data_dir=self.data_dir, themes=self.themes).head(self.limit)
         return {"default": {"test": _retrieval_split(data.queries, data.corpus, data.qrels)}}
 
@@ -97,9 +96,6 @@ class ArgsimSICKR(_Local, AbsTaskSTS):
                          "cosine_spearman", "argsim/sick", domains=["Web", "Written"])
 
     def _local_dataset(self) -> dict:
-        from argsim.data.catalog import dataset_dir
-        from argsim.data.sick import load_sick
-
         pairs = load_sick(dataset_dir("sick", self.data_dir), "test")[: self.limit]
         return {"test": Dataset.from_dict({"sentence1": [p.sentence_a for p in pairs],
                                            "sentence2": [p.sentence_b for p in pairs],
@@ -117,8 +113,6 @@ class ArgsimArgKPReranking(_Local, AbsTaskRetrieval):
                          eval_splits=["test"])
 
     def _local_dataset(self) -> dict:
-        from argsim.data.argkp import load_argkp
-
         data = load_argkp("dev", data_dir=self.data_dir)
         positives: dict[str, dict[str, int]] = {}
         for (arg_id, kp_id), label in data.labels.items():
@@ -148,9 +142,6 @@ class ArgsimThematicClustering(_Local, AbsTaskClusteringLegacy):
         self.sentences = Path(sentences)
 
     def _local_dataset(self) -> dict:
-        from argsim.io import read_records
-        from argsim.schemas import LabelledSentenceRecord
-
         rows = read_records(self.sentences, LabelledSentenceRecord)
         articles: dict[str, list[dict]] = {}
         for r in rows:
@@ -186,8 +177,6 @@ def mteb_tasks(names: Sequence[str] | None = None, data_dir: str | Path | None =
         >>> [t.metadata.name for t in mteb_tasks(["arguana", "sick"], limit=5)]  # the data loads when MTEB runs
         ['ArgsimArguAna', 'ArgsimSICK-R']
     """
-    from argsim.errors import ArgsimError, check_count
-
     if limit is not None:
         check_count(limit, "limit")
     chosen = list(names) if names is not None else [n for n in TASKS if n != "thematic-clustering" or sentences]
@@ -230,9 +219,6 @@ def write_mteb_result(model_name: str, task: str, split: str, metrics: Mapping[s
         PosixPath('mteb-results/minilm/no_revision_available/ArgsimArguAna.json')
     """
     from mteb import TaskResult
-
-    from argsim.errors import ArgsimError
-    from argsim.io import atomic_path
 
     by_mteb_name = {cls.metadata.name: cls for cls in TASKS.values()}
     cls = TASKS.get(task) or by_mteb_name.get(task)

@@ -18,9 +18,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from argsim.data.catalog import dataset_dir
+from argsim.data.sick import load_sick
 from argsim.errors import ArgsimError
 from argsim.evaluation.base import TaskEvaluator
 from argsim.metrics.record import Evaluation
+from argsim.thematic.sick_eval import sick_predictions
 
 
 class SICKEvaluator(TaskEvaluator):
@@ -47,7 +50,6 @@ class SICKEvaluator(TaskEvaluator):
     """
 
     task: ClassVar[str] = "sick-relatedness"
-    accepts_cross_encoder: ClassVar[bool] = False
 
     def __init__(self, train: Sequence[Any], trial: Sequence[Any], test: Sequence[Any], name: str = "test",
                  config: Any = None, batch_size: int = 64) -> None:
@@ -65,9 +67,6 @@ class SICKEvaluator(TaskEvaluator):
                      name: str | None = None) -> SICKEvaluator:
         """Fit on SICK train, choose C on trial, score `split` (None: test; or trial) of the official files, its
         first `limit` pairs."""
-        from argsim.data.catalog import dataset_dir
-        from argsim.data.sick import load_sick
-
         split = split or "test"
         if split not in ("test", "trial"):
             raise ArgsimError(f"SICK split '{split}': evaluate on 'test' or 'trial' (train fits the regression)")
@@ -77,34 +76,25 @@ class SICKEvaluator(TaskEvaluator):
         return cls(train, trial, scored, name=name or split, config=config)
 
     def evaluate(self, model: Any) -> Evaluation:
-        from argsim.backend.resolve import resolve_model
-        from argsim.thematic.sick_eval import sick_predictions
+        from scipy.stats import spearmanr
 
-        encoder = resolve_model(model, self.config, cross_encoder=False, batch_size=self.batch_size)
-        pred, c = sick_predictions(encoder.encode, self.train, self.trial, self.test)
+        pred, c = sick_predictions(self._encoder(model).encode, self.train, self.trial, self.test)
         self.predictions = pred
         self.unit_values = np.arange(len(pred), dtype=np.float64)  # unit = pair (row index)
-        metrics = {"pearson": _pearson(pred, self.gold), "spearman": _spearman(pred, self.gold),
+        metrics = {"pearson": _correlation(pred, self.gold), "spearman": _correlation(pred, self.gold, spearmanr),
                    "mse": float(np.mean((pred - self.gold) ** 2))}
         return Evaluation(self.task, metrics, "pearson", data=self.name, n=len(pred), details={"c": c})
 
     def resample_primary(self, draws: np.ndarray) -> np.ndarray:
-        if self.predictions is None:
-            raise RuntimeError(f"{type(self).__name__}: evaluate a model before resampling")
-        draws = np.atleast_2d(np.asarray(draws, dtype=np.int64))
-        return np.array([_pearson(self.predictions[d], self.gold[d]) for d in draws])
+        predictions = self._evaluated(self.predictions)
+        return self._per_draw(draws, lambda d: _correlation(predictions[d], self.gold[d]))
 
     def get_config_dict(self) -> dict:
         return {"train": len(self.train), "trial": len(self.trial), "test": len(self.test)}
 
 
-def _pearson(x: np.ndarray, y: np.ndarray) -> float:
+def _correlation(x: np.ndarray, y: np.ndarray, method: Any = None) -> float:
+    """Pearson's r (or `method`, scipy's spearmanr) of x and y; NaN when either is constant."""
     from scipy.stats import pearsonr
 
-    return float(pearsonr(x, y)[0]) if np.ptp(x) > 0 and np.ptp(y) > 0 else float("nan")
-
-
-def _spearman(x: np.ndarray, y: np.ndarray) -> float:
-    from scipy.stats import spearmanr
-
-    return float(spearmanr(x, y)[0]) if np.ptp(x) > 0 and np.ptp(y) > 0 else float("nan")
+    return float((method or pearsonr)(x, y)[0]) if np.ptp(x) > 0 and np.ptp(y) > 0 else float("nan")

@@ -6,10 +6,8 @@ cos(a, p) - cos(a, n) > 0 (`argsim.metrics.triplets`). An exact tie counts as wr
 = share of triplets whose positive is strictly closer); `ties` reports how many there were. (The minutes paper's
 Table 4 counts a tie correct; pass ``ties="correct"`` for that reading.)
 
-Data (`from_dataset`): ``dataset="wikipedia"``: the triplets-sen triplets of a split of the Wikipedia corpus,
-built as `argsim data triplets wikipedia` builds them (`argsim.thematic.build.first_test_triplets`);
-``dataset="minutes"``: the triplets mined from the PoliInfo assembly minutes by `argsim data triplets minutes`
-(Shirafuji et al., section 3.1), read from that command's output folder (`<split>.jsonl`).
+Data (`from_dataset`): the Wikipedia triplets as `argsim data triplets wikipedia` builds them, or the triplets
+`argsim data triplets minutes` mines from the PoliInfo assembly minutes (Shirafuji et al., section 3.1).
 """
 
 from __future__ import annotations
@@ -20,10 +18,15 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from argsim.data.catalog import dataset_dir
 from argsim.errors import ArgsimError, check_choice
 from argsim.evaluation.base import TaskEvaluator
+from argsim.io import read_records
 from argsim.metrics.record import Evaluation
-from argsim.metrics.triplets import TIES
+from argsim.metrics.triplets import TIES, TRIPLET_FIELDS, triplet_diffs
+from argsim.paths import under_workdir
+from argsim.schemas import TripletRecord
+from argsim.thematic.build import first_test_triplets
 
 DATASETS = ("wikipedia", "minutes")
 #: where `argsim data triplets minutes` writes by default (under the work folder)
@@ -54,7 +57,6 @@ class TripletEvaluator(TaskEvaluator):
     """
 
     task: ClassVar[str] = "triplets"
-    accepts_cross_encoder: ClassVar[bool] = False
 
     def __init__(self, triplets: Sequence[Mapping[str, Any]], name: str = "test", distance: str = "cosine",
                  ties: str = "wrong", config: Any = None, batch_size: int = 64) -> None:
@@ -78,38 +80,22 @@ class TripletEvaluator(TaskEvaluator):
         ``runs/minutes-triplets`` in the work folder)."""
         split = split or "test"
         if dataset == "wikipedia":
-            from argsim.data.catalog import dataset_dir
-            from argsim.thematic.build import first_test_triplets
-
             rows = first_test_triplets(dataset_dir("wikipedia", getattr(config, "data_dir", None)), limit,
                                        split=split)
         elif dataset == "minutes":
-            from argsim.io import read_records
-            from argsim.paths import under_workdir
-
             path = Path(folder or under_workdir(MINUTES_DIR)) / f"{split}.jsonl"
             if not path.is_file():
                 raise ArgsimError(f"{path} is missing: mine the minutes triplets first (`argsim data triplets "
                                   f"minutes --out {path.parent}`)")
-            from argsim.schemas import TripletRecord
-
             rows = read_records(path, TripletRecord)[:limit]
         else:
             raise ArgsimError(f"unknown triplet dataset '{dataset}': choose {' or '.join(DATASETS)}")
         return cls(rows, name=name or split, config=config)
 
-    def diffs(self, model: Any) -> np.ndarray:
-        """Per triplet: the margin (positive similarity minus negative similarity) under `model`."""
-        from argsim.backend.resolve import resolve_model
-        from argsim.metrics.triplets import TRIPLET_FIELDS, triplet_diffs
-
-        n = len(self.triplets)
-        encoder = resolve_model(model, self.config, cross_encoder=False, batch_size=self.batch_size)
-        vectors = encoder.encode([str(r[f]) for f in TRIPLET_FIELDS for r in self.triplets])
-        return triplet_diffs(vectors[:n], vectors[n:2 * n], vectors[2 * n:], self.distance)
-
     def evaluate(self, model: Any) -> Evaluation:
-        diffs = self.diffs(model)
+        n = len(self.triplets)
+        vectors = self._encoder(model).encode([str(r[f]) for f in TRIPLET_FIELDS for r in self.triplets])
+        diffs = triplet_diffs(vectors[:n], vectors[n:2 * n], vectors[2 * n:], self.distance)  # per triplet
         correct = diffs > 0 if self.ties == "wrong" else diffs >= 0
         self.unit_values = correct.astype(np.float64)
         return Evaluation(self.task, {"accuracy": float(correct.mean()), "mean_diff": float(diffs.mean())},
