@@ -260,3 +260,12 @@ def test_test_files_mirror_the_package_and_have_unique_names():
     packages = {p.name for p in PKG.iterdir() if (p / "__init__.py").is_file()} | {"shipped"}
     folders = {p.parent.name for p in files if p.parent != tests}
     assert folders <= packages, folders - packages
+
+
+def test_building_the_cli_imports_no_model_library():
+    """`argsim --help` and the option parsing load no model or data-frame library: the configs behind the options
+    live in modules that import them when a run starts (and --quiet is applied before any library prints)."""
+    heavy = ("torch", "transformers", "sentence_transformers", "datasets", "pandas", "tqdm")
+    code = f"import sys; import argsim.cli.app; print([m for m in {heavy!r} if m in sys.modules])"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PKG.parent)
+    assert res.returncode == 0 and res.stdout.strip() == "[]", res.stdout + res.stderr

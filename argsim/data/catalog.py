@@ -83,4 +83,5 @@ def dataset_dir(name: str, data_dir: str | Path | None = None) -> Path:
 
 def check_dataset(name: str, data_dir: str | Path | None = None) -> list[Stat]:
     """Validate dataset `name` and return its statistics beside the SOURCE.md figures."""
-    return DATASETS[name].check(dataset_dir(name, data_dir))
+    folder = dataset_dir(name, data_dir)  # an unknown name: one line, before DATASETS is indexed
+    return DATASETS[name].check(folder)

@@ -23,7 +23,6 @@ from argsim.measure import peak_memory_mb
 from argsim.options import check_settings, setting
 from argsim.training import begin_run, resolve_placement
 from argsim.training.record import data_hash, run_info, save_run
-from argsim.training.st import save_st
 
 LOSSES = ("cosine", "contrastive", "mnrl")
 TRAIN_INFO = "argsim_train.json"
@@ -234,6 +233,8 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
 
 def _finish(model, cfg: SbertConfig, train: KPMData, rows: dict, run: dict, where, is_main: bool) -> dict:
     """The training info; rank 0 saves the model (or its adapter), the info and the run's records."""
+    from argsim.training.st import save_st  # sentence-transformers: imported when a model is saved
+
     pairs = len(next(iter(rows.values())))  # the columns are the loss's (no label column for mnrl)
     info = {"method": "sbert", "config": asdict(cfg), "train": train.name, "pairs": pairs, **run_info(where, run),
             "seconds_per_epoch": round(run["seconds"] * math.ceil(pairs / cfg.batch_size) / max(run["steps"], 1), 1),

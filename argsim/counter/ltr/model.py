@@ -2,8 +2,9 @@
 
 `LTRModel` is a scikit-learn-style estimator (`fit`, `predict_proba`, `decision_function`, `predict`) around a
 `StandardScaler` + `LogisticRegression` or `XGBClassifier` with the appendix's hyper-parameters, except n_jobs = 1
-instead of 20 (threads spinning under contention on 2 shared cores, docs/counterargs-ltr.md); parallel work belongs
-to the engine (`--engine ray`). `features="part"` uses x1..x8, `"full"` all 20 (`argsim.counter.lexical.features`).
+instead of 20 (on two cores, OpenMP threads spinning made a fit 300 times slower: docs/counterargs-ltr.md);
+parallel work belongs to the engine (`--engine ray`). `features="part"` uses x1..x8, `"full"` all 20
+(`argsim.counter.lexical.features`).
 """
 
 from __future__ import annotations
