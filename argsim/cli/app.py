@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 import sys
 from dataclasses import replace
@@ -10,7 +11,7 @@ from dataclasses import replace
 import typer
 
 from argsim.cli import commands
-from argsim.cli.groups import GROUPS, ROOT, ArgsimGroup
+from argsim.cli.groups import GROUPS, ROOT, ArgsimGroup, fit_tables_to_output
 from argsim.cli.params import config_options
 from argsim.config import DEVICES, ENGINES, PRECISIONS, RunConfig
 from argsim.errors import ArgsimError
@@ -27,8 +28,10 @@ app = typer.Typer(name="argsim", cls=ArgsimGroup, no_args_is_help=True, rich_mar
 @config_options(RunConfig)
 def main_options(ctx: typer.Context, config: RunConfig) -> None:
     """Global options (the fields of `RunConfig`), checked and applied before any command."""
-    device, precision, backend, quantize = config.device, config.precision, config.backend, config.quantize
-    engine, ray_address = config.engine, config.ray_address
+    from argsim.backend.runtime import cap_threads, check_backend
+    from argsim.progress import library_output
+
+    device, precision = config.device, config.precision
     if device not in DEVICES and not device.startswith("cuda:"):
         raise typer.BadParameter(f"choose one of {', '.join(DEVICES)}", param_hint="--device")
     if precision not in PRECISIONS:
@@ -42,24 +45,17 @@ def main_options(ctx: typer.Context, config: RunConfig) -> None:
             inference_precision(precision, resolved)
         except ArgsimError as exc:
             raise typer.BadParameter(str(exc), param_hint="--precision") from None
-    from argsim.backend.runtime import check_backend
-
     try:
-        check_backend(backend, quantize, device, precision)
+        check_backend(config.backend, config.quantize, device, precision)
     except ArgsimError as exc:
         raise typer.BadParameter(str(exc), param_hint="--backend") from None
-    if engine not in ENGINES:
+    if config.engine not in ENGINES:
         raise typer.BadParameter(f"choose one of {', '.join(ENGINES)}", param_hint="--engine")
-    if engine == "ray" and ray_address and ctx.invoked_subcommand is not None:  # before any work: seconds, one line
+    if config.engine == "ray" and config.ray_address and ctx.invoked_subcommand is not None:  # before any work
         from argsim.engine.ray_engine import check_reachable
 
-        check_reachable(ray_address)
-    from argsim.cli.groups import fit_tables_to_output
-    from argsim.progress import library_output
-
+        check_reachable(config.ray_address)
     library_output(config.quiet)  # libraries' warnings one line each (none under --quiet), their bars off under --quiet
-    from argsim.backend.runtime import cap_threads
-
     config = replace(config, threads=cap_threads(config.threads))  # at most the cores this process may use
     fit_tables_to_output()
     ctx.obj = config
@@ -76,8 +72,6 @@ for _g in GROUPS:
 
 def main() -> None:
     """Console-script entry point."""
-    import os
-
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # the application's choice, not the library's
     _terminate_as_interrupt()
     sys.exit(app())

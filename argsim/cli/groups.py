@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
@@ -25,6 +26,11 @@ def fit_tables_to_output() -> None:
     console.width = FILE_WIDTH if not console.is_terminal else None  # type: ignore[assignment]
 
 
+def _error(message: str) -> None:
+    """One red error line on stderr (`message` is plain text, not markup)."""
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+
+
 def refuse_repeated_options(command, args: list[str]) -> None:
     """A single-valued option given twice (`--out a.json --out b.json`) is a usage error: click would keep the
     last value and drop the first silently. Flags and repeatable options may repeat."""
@@ -34,18 +40,17 @@ def refuse_repeated_options(command, args: list[str]) -> None:
                 and not getattr(param, "is_flag", False) and not getattr(param, "count", False):
             for opt in [*param.opts, *param.secondary_opts]:
                 seen[opt] = param.opts[0]
-    counts: dict[str, int] = {}
+    given: set[str] = set()
     for arg in args:
         if arg == "--":
             break
-        name = arg.split("=", 1)[0] if arg.startswith("--") else arg
-        if name in seen:
-            counts[seen[name]] = counts.get(seen[name], 0) + 1
-            if counts[seen[name]] > 1:
-                from typer._click.exceptions import UsageError  # typer's click: one line, exit code 2
+        name = seen.get(arg.split("=", 1)[0] if arg.startswith("--") else arg)
+        if name in given:
+            from typer._click.exceptions import UsageError  # typer's click: one line, exit code 2
 
-                raise UsageError(f"{seen[name]} is given twice; it takes one value (the first would be "
-                                        "dropped silently)")
+            raise UsageError(f"{name} is given twice; it takes one value (the first would be dropped silently)")
+        if name is not None:
+            given.add(name)
 
 
 class ArgsimCommand(TyperCommand):
@@ -98,47 +103,39 @@ class ArgsimGroup(TyperGroup):
         try:
             return super().invoke(ctx)
         except ArgsimError as exc:
-            err_console.print(f"[bold red]error:[/] {escape(one_line(str(exc)))}", highlight=False, soft_wrap=True)
+            _error(one_line(str(exc)))
             raise typer.Exit(exc.exit_code) from None
         except MemoryError:
-            err_console.print("[bold red]error:[/] out of memory (try a smaller --batch-size, fewer texts, or "
-                              "--limit)", highlight=False, soft_wrap=True)
+            _error("out of memory (try a smaller --batch-size, fewer texts, or --limit)")
             raise typer.Exit(1) from None
         except Exception as exc:
-            import os
-
             from argsim.errors import environment_problem
 
+            clicks = type(exc).__module__.split(".")[0] in ("click", "typer")
             problem = environment_problem(exc)  # a full disk, a read-only folder, no home folder: one line, exit 2
-            if problem is not None and type(exc).__module__.split(".")[0] not in ("click", "typer"):
-                err_console.print(f"[bold red]error:[/] {escape(problem)}", highlight=False, soft_wrap=True)
+            if problem is not None and not clicks:
+                _error(problem)
                 raise typer.Exit(2) from None
-            if type(exc).__module__.split(".")[0] in ("click", "typer") or os.environ.get("ARGSIM_DEBUG"):
+            if clicks or os.environ.get("ARGSIM_DEBUG"):
                 raise  # click's own control flow; ARGSIM_DEBUG=1 (the test suite sets it): the full traceback
             text = str(exc).strip().splitlines()
-            where = f"{text[0][:300]}" if text else ""
-            err_console.print(f"[bold red]error:[/] unexpected {type(exc).__name__}{': ' + where if where else ''}"
-                              " (this is a bug in argsim; ARGSIM_DEBUG=1 shows where)", highlight=False,
-                              soft_wrap=True)
+            where = f": {text[0][:300]}" if text else ""
+            _error(f"unexpected {type(exc).__name__}{where} (this is a bug in argsim; ARGSIM_DEBUG=1 shows where)")
             raise typer.Exit(1) from None
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         """Like typer's, but a usage error (bad option value, missing argument, bad --out) is one red line; the
         environment that --quiet set for the libraries is restored when the command ends (a caller running
         several commands in one process, e.g. tests, gets each its own)."""
-        import os
-
         from argsim.progress import QUIET_ENV
 
-        saved = {var: os.environ.get(var) for var in QUIET_ENV}
+        saved = {var: os.environ[var] for var in QUIET_ENV if var in os.environ}
         try:
             return self._main(args, prog_name, complete_var, standalone_mode, **extra)
         finally:
-            for var, value in saved.items():
-                if value is None:
-                    os.environ.pop(var, None)
-                else:
-                    os.environ[var] = value
+            for var in QUIET_ENV:
+                os.environ.pop(var, None)
+            os.environ.update(saved)
 
     def _main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         if not standalone_mode:
@@ -152,9 +149,7 @@ class ArgsimGroup(TyperGroup):
                 raise
             ctx = getattr(exc, "ctx", None)
             hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
-            message = one_line(exc.format_message().replace("Value error, ", ""))  # pydantic's prefix on choices
-            err_console.print(f"[bold red]error:[/] {escape(message)}{escape(hint)}", highlight=False,
-                              soft_wrap=True)
+            _error(one_line(exc.format_message().replace("Value error, ", "")) + hint)  # pydantic's prefix on choices
             sys.exit(exc.exit_code)
         except typer.Abort:
             err_console.print("[bold red]aborted[/]", highlight=False)

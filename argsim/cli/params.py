@@ -22,6 +22,7 @@ import inspect
 import math
 import os
 import typing
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,9 +36,9 @@ OutputCheck = Callable[[Path | None], Path | None]
 Command = TypeVar("Command", bound=Callable[..., Any])
 
 
-def _is_default(ctx: typer.Context, param: typer.CallbackParam) -> bool:
+def _is_default(ctx: typer.Context, name: str | None) -> bool:
     """Whether the option kept its default (not given on the command line or by an environment variable)."""
-    source = ctx.get_parameter_source(param.name)
+    source = ctx.get_parameter_source(name)
     return source is not None and source.name in ("DEFAULT", "DEFAULT_MAP")
 
 
@@ -49,8 +50,7 @@ def refuse_given(ctx: typer.Context, names: Sequence[str], why: str) -> None:
         >>> refuse_given(ctx, ["items"], "it picks dataset items; your own --input is summarised")  # doctest: +SKIP
     """
     for name in names:
-        source = ctx.get_parameter_source(name)
-        if source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP"):
+        if ctx.get_parameter_source(name) is not None and not _is_default(ctx, name):
             raise ArgsimError(f"--{name.replace('_', '-')} does not apply here: {why}")
 
 
@@ -66,22 +66,19 @@ def output_check(kind: str = "file", suffixes: tuple[str, ...] = ()) -> OutputCh
 
         if value is None:
             return None
-        if ctx is not None and param is not None and _is_default(ctx, param):
+        parsing = ctx is not None and param is not None
+        if parsing and _is_default(ctx, param.name):
             value = under_workdir(value)  # defaults (runs/..., models/...) go to --workdir / $ARGSIM_HOME
         try:
             check_output_path(value, kind, suffixes)
         except ArgsimError as exc:
             raise typer.BadParameter(str(exc)) from None
-        if ctx is not None and param is not None:  # for `check_inputs_and_outputs`, run before the command
-            _outputs(ctx).append((_option_name(param), value))
+        if parsing:  # for `check_inputs_and_outputs`, run before the command
+            vars(ctx).setdefault("argsim_outputs", []).append((_option_name(param), value))
         return value
 
     check.argsim_output = kind  # type: ignore[attr-defined]  # lets a test find every output option
     return check
-
-
-def _outputs(ctx: typer.Context) -> list[tuple[str, Path]]:
-    return vars(ctx).setdefault("argsim_outputs", [])
 
 
 def _option_name(param: typer.CallbackParam) -> str:
@@ -89,18 +86,25 @@ def _option_name(param: typer.CallbackParam) -> str:
     return opts[0] if opts else str(param.name).upper()
 
 
-def _paths(value: Any) -> list[Path]:
-    """The existing paths a parameter value names (a Path, a str naming an existing path, or a list of them)."""
-    items = value if isinstance(value, list | tuple) else [value]
-    out = []
-    for item in items:
-        if isinstance(item, Path) or (isinstance(item, str) and item and "\x00" not in item and len(item) < 4096):
-            try:
-                if os.path.lexists(os.path.expanduser(item)):
-                    out.append(Path(item))
-            except (OSError, ValueError):
-                continue
-    return out
+def _items(value: Any) -> list | tuple:
+    """A parameter's values: a list or tuple as it is, any other value as a list of one."""
+    return value if isinstance(value, list | tuple) else [value]
+
+
+def _names_path(item: Any) -> bool:
+    """Whether `item` (a Path, or a str that could be one) names an existing path."""
+    if not isinstance(item, Path) and not (isinstance(item, str) and item and "\x00" not in item and len(item) < 4096):
+        return False
+    try:
+        return os.path.lexists(os.path.expanduser(item))
+    except (OSError, ValueError):
+        return False
+
+
+def _repeated(items: Any) -> Any:
+    """The first of `items` given twice (only ints and strs count), else None."""
+    counts = Counter(item for item in items if isinstance(item, int | str))
+    return next((item for item, n in counts.items() if n > 1), None)
 
 
 SEED_MAX = 2**32 - 1  # numpy's RandomState / np.random.seed accept 0 .. 2**32 - 1
@@ -135,29 +139,21 @@ def check_inputs_and_outputs(ctx: typer.Context) -> None:
     from argsim.io import check_distinct_outputs
 
     for param in ctx.command.params:  # options whose meaning is the same in every command
-        value = ctx.params.get(param.name)
+        name, value = _option_name(param), ctx.params.get(param.name)
         check = NAMED_CHECKS.get(str(param.name))
         if check is not None and value is not None:
-            check(_option_name(param), value)
-        for item in value if isinstance(value, list | tuple) else [value]:
+            check(name, value)
+        for item in _items(value):
             if isinstance(item, float) and not math.isfinite(item):  # click's ranges let nan through
-                raise ArgsimError(f"{_option_name(param)} {item}: not a finite number")
-        if isinstance(value, list | tuple) and param.name not in REPEATS_ALLOWED:
-            seen: set = set()
-            for item in value:
-                if isinstance(item, int | str) and item in seen:
-                    raise ArgsimError(f"{_option_name(param)} {item} is given twice (it would count twice)")
-                seen.add(item)
+                raise ArgsimError(f"{name} {item}: not a finite number")
+        twice = _repeated(value) if isinstance(value, list | tuple) and param.name not in REPEATS_ALLOWED else None
+        if twice is not None:
+            raise ArgsimError(f"{name} {twice} is given twice (it would count twice)")
     outputs = list(getattr(ctx, "argsim_outputs", []))
-    if not outputs:
-        return
     out_names = {name for name, _ in outputs}
-    inputs = []
-    for param in ctx.command.params:
-        name = _option_name(param)
-        if name in out_names or param.name not in ctx.params:
-            continue
-        inputs += [(name, p) for p in _paths(ctx.params[param.name])]
+    inputs = [(_option_name(param), Path(item)) for param in ctx.command.params
+              if param.name in ctx.params and _option_name(param) not in out_names
+              for item in _items(ctx.params[param.name]) if _names_path(item)]
     check_distinct_outputs(outputs, inputs)
 
 
@@ -188,9 +184,7 @@ def from_workdir(ctx: typer.Context, param: typer.CallbackParam, value: Path | N
     folder, a path given by the user as given."""
     from argsim.paths import under_workdir
 
-    if value is not None and _is_default(ctx, param):
-        return under_workdir(value)
-    return value
+    return under_workdir(value) if value is not None and _is_default(ctx, param.name) else value
 
 
 def comma_choices(*values: str) -> Callable[[str | None], str | None]:
@@ -201,19 +195,18 @@ def comma_choices(*values: str) -> Callable[[str | None], str | None]:
 
 def _no_repeats(items: list[str]) -> None:
     """A list naming one value twice would run (and count) it twice: refused."""
-    seen: set[str] = set()
-    for item in items:
-        if item in seen:
-            raise typer.BadParameter(f"'{item}' is given twice")
-        seen.add(item)
+    twice = _repeated(items)
+    if twice is not None:
+        raise typer.BadParameter(f"'{twice}' is given twice")
 
 
 def comma_positive_ints(value: str | None) -> str | None:
     """A typer option callback for a comma-separated list of positive integers (e.g. rerank depths 10,30,50)."""
-    for item in (value or "").split(","):
-        if item.strip() and (not item.strip().isascii() or not item.strip().isdigit() or int(item) < 1):
-            raise typer.BadParameter(f"'{item.strip()}' is not a positive integer")
-    _no_repeats([str(int(i)) for i in (value or "").split(",") if i.strip()])
+    items = [item.strip() for item in (value or "").split(",") if item.strip()]
+    for item in items:
+        if not item.isascii() or not item.isdigit() or int(item) < 1:
+            raise typer.BadParameter(f"'{item}' is not a positive integer")
+    _no_repeats([str(int(item)) for item in items])
     return value
 
 
@@ -308,7 +301,7 @@ def check_model_names(value: Any) -> Any:
     are checked by the loaders. Returns `value`."""
     from argsim.backend.folders import check_model_name
 
-    for name in value if isinstance(value, list | tuple) else [value]:
+    for name in _items(value):
         if name is not None and str(name) != "bm25" and not Path(str(name)).expanduser().exists():
             try:
                 check_model_name(str(name))
