@@ -159,7 +159,19 @@ class KeyPointMatcher:
             key point, the best score, ``matched`` False. An argument without a key point of its topic and stance
             has an empty key point and a NaN score.
         """
-        data = match_inputs(arguments, key_points, topic, stance)
+        return self._match_rows(match_inputs(arguments, key_points, topic, stance), all_pairs)
+
+    def match_df(self, pairs: pd.DataFrame) -> pd.DataFrame:
+        """`match` on a frame of (argument, key point) pairs as `load_dataset("argkp")` returns it: its distinct
+        arguments against its distinct key points of the same topic and stance.
+
+        Returns:
+            As `match`: one row per distinct argument with its best key point and score.
+        """
+        return self._match_rows(split_data(pairs), all_pairs=False)  # read once, warned once
+
+    def _match_rows(self, data, all_pairs: bool) -> pd.DataFrame:
+        """`match`'s frame for key point data (`argsim.data.argkp.KPMData`)."""
         ranking = self._rank(data)
         if all_pairs:
             best = {(m.arg_id, m.key_point_id) for m in ranking.matches if m.matched}
@@ -175,20 +187,6 @@ class KeyPointMatcher:
             rows.append((a.arg_id, a.text, a.topic, a.stance, m.key_point_id if fits else None,
                          m.key_point if fits else None, m.score if m else np.nan, fits))
         return pd.DataFrame(rows, columns=MATCH_COLUMNS)
-
-    def match_df(self, pairs: pd.DataFrame) -> pd.DataFrame:
-        """`match` on a frame of (argument, key point) pairs as `load_dataset("argkp")` returns it: its distinct
-        arguments against its distinct key points of the same topic and stance.
-
-        Returns:
-            As `match`: one row per distinct argument with its best key point and score.
-        """
-        data = split_data(pairs)
-        a = pd.DataFrame([(x.arg_id, x.text, x.topic, x.stance) for x in data.arguments],
-                         columns=["arg_id", "argument", "topic", "stance"])
-        k = pd.DataFrame([(x.kp_id, x.text, x.topic, x.stance) for x in data.key_points],
-                         columns=["key_point_id", "key_point", "topic", "stance"])
-        return self.match(a, k)
 
     # -------------------------------------------------------------- evaluation
 

@@ -17,6 +17,7 @@ from argsim.errors import ArgsimError, InputError, check_choice, check_count, ex
 from argsim.io import as_texts
 from argsim.metrics.kpa_map import MapResult, evaluate_map, read_predictions
 from argsim.metrics.rouge import rouge1_corpus
+from argsim.metrics.triplets import TRIPLET_FIELDS
 
 # ------------------------------------------------------------------ key point matching
 
@@ -182,7 +183,7 @@ def triplet_accuracy(anchor: Any, positive: Any, negative: Any, model: str | Non
 
     check_choice(distance, "distance", DISTANCES)
     check_choice(ties, "ties", TIES)
-    names, parts = ("anchor", "positive", "negative"), [anchor, positive, negative]
+    names, parts = TRIPLET_FIELDS, [anchor, positive, negative]
     if not all(isinstance(p, np.ndarray) for p in parts):
         from argsim.api.encode import encode
 

@@ -16,6 +16,7 @@ from argsim.data.argkp import KPMData, load_argkp
 from argsim.errors import ArgsimError
 from argsim.io import read_json_as, write_json
 from argsim.metrics.kpa_map import FORMULAS, MapResult, evaluate_map, f1_threshold
+from argsim.training.record import TRAIN_INFO
 
 
 def map_of_folder(folder: Path, gold: KPMData, config: RunConfig | None = None,
@@ -66,7 +67,7 @@ def evaluate_trained(folder: Path, gold: KPMData | None, info: dict, config: Run
     value, f1 = f1_threshold(preds, gold.labels)
     if value == value:  # the model's decision threshold (argsim.kpm.threshold), when the split has a match
         info["threshold"] = {"value": value, "f1": f1, "data": gold.name}
-    write_json(folder / "argsim_train.json", info)
+    write_json(folder / TRAIN_INFO, info)
     ev = info["eval"]["leaderboard"]
     add_metrics(folder, {f"{split}_strict_map": ev["strict"], f"{split}_relaxed_map": ev["relaxed"]})
     return info
@@ -91,7 +92,7 @@ def evaluate_folds(out: Path, infos: list[dict], held: dict[int, KPMData],
         folder = out / f"fold_{i}"
         _, r = map_of_folder(folder, held[i], config)
         info["eval"] = {"leaderboard": {"split": held[i].name, "strict": r.strict, "relaxed": r.relaxed}}
-        write_json(folder / "argsim_train.json", info)
+        write_json(folder / TRAIN_INFO, info)
         scores.append(FoldScore(i, len(held[i].topics), info["seconds_per_epoch"], r.strict, r.relaxed))
     return scores
 

@@ -23,6 +23,7 @@ from argsim.io import write_csv
 from argsim.kpm.ensemble import Predictions, combine_predictions
 from argsim.kpm.mts.batches import topic_folds
 from argsim.metrics.kpa_map import evaluate_map
+from argsim.training.record import TRAIN_INFO
 
 FOLD_FIELD = "{fold}"
 
@@ -37,7 +38,7 @@ def in_sample_models(specs: Sequence[str]) -> list[str]:
     on folds 2..k."""
     from argsim.backend.names import shipped_models
 
-    records = ("train_config.json", "argsim_train.json", "argsim_training.json")
+    records = ("train_config.json", TRAIN_INFO, "argsim_training.json")
     shipped = shipped_models()
     return [s for s in specs if FOLD_FIELD not in s and (s in shipped or any((Path(s) / r).is_file()
                                                                              for r in records))]

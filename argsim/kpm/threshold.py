@@ -19,13 +19,15 @@ from typing import Any
 
 import numpy as np
 
+from argsim.training.record import TRAIN_INFO
+
 #: the threshold of a probability (a cross-encoder without a recorded one): the classifier's decision boundary
 PROBABILITY_THRESHOLD = 0.5
 #: the threshold of a cosine (a bi-encoder without a recorded one): the F1-maximising threshold of zero-shot MiniLM
 #: on ArgKP-2021 dev (3,458 labelled pairs; F1 0.395 there), as `KPAMapEvaluator.from_dataset("dev")` reports it
 COSINE_THRESHOLD = 0.7226
 #: the files a model folder may record its threshold in, in the order they are read
-RECORDS = ("card.json", "argsim_train.json")
+RECORDS = ("card.json", TRAIN_INFO)
 
 
 def recorded_threshold(model: Any) -> float | None:

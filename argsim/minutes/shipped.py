@@ -30,6 +30,7 @@ from argsim.backend.encoder import Encoder
 from argsim.backend.names import encoder_manifest, read_card
 from argsim.errors import InputError, ModelError
 from argsim.io import atomic_path, write_json
+from argsim.metrics.triplets import TRIPLET_FIELDS
 
 DELTA_FILE = "minutes_delta.safetensors"
 WORDS_FILE = "words.json"
@@ -263,7 +264,7 @@ def slice_triplets(pairs: list[list[int]], data_dir: str | Path | None = None) -
 
 def slice_sha256(rows: list[dict]) -> str:
     """SHA-256 of the slice's texts (anchor, positive, negative of each triplet, tab- and newline-joined)."""
-    text = "\n".join("\t".join(r[k] for k in ("anchor", "positive", "negative")) for r in rows)
+    text = "\n".join("\t".join(r[k] for k in TRIPLET_FIELDS) for r in rows)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

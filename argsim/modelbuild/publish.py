@@ -29,11 +29,12 @@ from argsim.data.arguana import load_arguana
 from argsim.data.catalog import dataset_dir
 from argsim.errors import ArgsimError
 from argsim.io import read_records, sha256_file, write_json
-from argsim.metrics.triplets import encoded_triplet_scores
+from argsim.metrics.triplets import TRIPLET_FIELDS, encoded_triplet_scores
 from argsim.modelbuild.inventory import read_json_object
 from argsim.paths import under_workdir
 from argsim.schemas import TripletRecord
 from argsim.thematic.build import first_test_triplets
+from argsim.training.record import TRAIN_INFO
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,7 @@ def _minutes_slice_figures(folder: Path, config=None) -> dict:
     rows = minutes_slice(config)
     pairs = shipped.locate_triplets(rows, data_dir)
     rebuilt = shipped.slice_triplets(pairs, data_dir)
-    texts = [{k: r[k] for k in ("anchor", "positive", "negative")} for r in rows]
+    texts = [{k: r[k] for k in TRIPLET_FIELDS} for r in rows]
     if rebuilt != texts:
         raise ArgsimError(f"{MINUTES_TEST}: its triplets are not the ones the PoliInfo minutes rebuild")
     encoder = shipped.load_encoder(folder).configure(None, False, True)
@@ -320,7 +321,7 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
             (staging / file).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(folder / file, staging / file)
     card.update(_provenance(name, spec, record, figures, source, card))
-    threshold = (read_json_object(folder / "argsim_train.json") or {}).get("threshold")
+    threshold = (read_json_object(folder / TRAIN_INFO) or {}).get("threshold")
     if isinstance(threshold, dict):  # a key point matcher's decision threshold (argsim.kpm.threshold)
         card["threshold"] = threshold
     write_json(staging / "card.json", card)

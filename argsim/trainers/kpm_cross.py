@@ -27,9 +27,7 @@ from argsim.kpm.scoring import CONTEXTS, CROSS_INFO, cross_predictions, format_a
 from argsim.measure import peak_memory_mb
 from argsim.options import setting
 from argsim.training import begin_run
-from argsim.training.record import data_hash, run_info, save_run
-
-TRAIN_INFO = "argsim_train.json"
+from argsim.training.record import TRAIN_INFO, data_hash, run_info, save_run
 
 
 @dataclass

@@ -22,10 +22,9 @@ from argsim.errors import ArgsimError
 from argsim.measure import peak_memory_mb
 from argsim.options import check_settings, setting
 from argsim.training import begin_run, resolve_placement
-from argsim.training.record import data_hash, run_info, save_run
+from argsim.training.record import TRAIN_INFO, data_hash, run_info, save_run
 
 LOSSES = ("cosine", "contrastive", "mnrl")
-TRAIN_INFO = "argsim_train.json"
 
 
 @dataclass

@@ -13,12 +13,13 @@ from typing import Literal
 
 from argsim.errors import ArgsimError
 from argsim.io import read_records
+from argsim.metrics.triplets import TRIPLET_FIELDS
 from argsim.options import setting
 from argsim.schemas import TripletRecord
 from argsim.training import begin_run
 from argsim.training.record import data_hash, run_info, save_run
 
-FIELDS = ("anchor", "positive", "negative")
+FIELDS = TRIPLET_FIELDS
 
 
 @dataclass

@@ -26,9 +26,7 @@ from argsim.measure import peak_memory_mb
 from argsim.training import begin_run, is_main_process
 from argsim.training.callbacks import LossLogCallback, epoch_rows
 from argsim.training.module import fit_module, whole_batches
-from argsim.training.record import data_hash, run_info, save_run
-
-TRAIN_INFO = "argsim_train.json"
+from argsim.training.record import TRAIN_INFO, data_hash, run_info, save_run
 
 
 def _epoch_batches(train: KPMData, cfg: MTSConfig, epoch: int) -> list:

@@ -21,6 +21,7 @@ from argsim.backend import load_word_vectors
 from argsim.backend.encoder import Encoder
 from argsim.evaluation.triplets import TripletEvaluator
 from argsim.metrics.record import Evaluation
+from argsim.metrics.triplets import TRIPLET_FIELDS
 from argsim.thematic.bilstm import (
     AttentionBiLSTM,
     Vocabulary,
@@ -35,7 +36,7 @@ from argsim.training.callbacks import EvalLogCallback
 from argsim.training.module import fit_module, select_metric, shuffled_batches
 from argsim.training.record import data_hash, save_run
 
-FIELDS = ("anchor", "positive", "negative")
+FIELDS = TRIPLET_FIELDS
 
 
 @dataclass

@@ -20,13 +20,13 @@ from sentence_transformers.sentence_transformer.losses import TripletDistanceMet
 from argsim.backend import load_sentence_transformer
 from argsim.backend.adapters import add_lora, continue_adapter
 from argsim.backend.models import set_st_max_seq_length
-from argsim.metrics.triplets import encoded_triplet_scores
+from argsim.metrics.triplets import TRIPLET_FIELDS, encoded_triplet_scores
 from argsim.thematic.config import ThematicTrainConfig
 from argsim.training import begin_run
 from argsim.training.record import data_hash, run_info, save_run
 from argsim.training.st import fit_st, save_st
 
-FIELDS = ("anchor", "positive", "negative")
+FIELDS = TRIPLET_FIELDS
 SELECTION_METRIC = "eval_dev_euclidean_accuracy"
 
 

@@ -17,6 +17,7 @@ from argsim.training.curve import CURVE, OWN_HISTORY, draw_learning_curve
 from argsim.version import __version__, command_line, git_commit
 
 TRAIN_CONFIG = "train_config.json"
+TRAIN_INFO = "argsim_train.json"  # the key point trainers' own record (threshold, dev rows, timings)
 CARD = "README.md"
 LIBRARIES = ("torch", "transformers", "sentence-transformers", "accelerate", "datasets", "huggingface-hub",
              "numpy", "pytorch-metric-learning")
