@@ -359,7 +359,11 @@ def run_evaluate(model_or_models: Any, tasks: Sequence[str] | None = None, limit
     """
     config = config or RunConfig()
     table = dict(task_table or TASKS)
-    chosen = [table[k] for k in table] if tasks is None else _chosen(tasks, table)
+    unknown = [] if tasks is None else [t for t in tasks if t not in table]
+    if unknown or tasks is not None and not tasks:
+        raise ArgsimError(f"unknown task {', '.join(map(repr, unknown)) or '(none given)'}: choose from "
+                          f"{', '.join(table)}")
+    chosen = [table[k] for k in table if tasks is None or k in tasks]
     named = as_named_models(model_or_models)
     _check_run(named, compare, limit, n_boot)
     parsed = {label: parse_variant(m) if isinstance(m, str) else None for label, m in named.items()}
@@ -441,8 +445,10 @@ def _score(ev: Any, task: Task, label: str, model: Any, draws: np.ndarray | None
     low, high = percentile_interval(resampled)
     found = mteb_figure(str(model)) if task.key == "arguana" and isinstance(model, str | Path) else None
     ref = Reference(f"MTEB: {found[0]}", found[1]) if found else None
+    mteb = getattr(ev, "scores", None)  # MTEB's full score dict where the evaluator keeps one
+    mteb = {k: float(v) for k, v in mteb.items() if isinstance(v, int | float)} if isinstance(mteb, Mapping) else None
     return (Score(label, task.key, result.primary_metric, result.primary, low, high, result.n, t["seconds"],
-                  result.data, dict(result.metrics), ref, _mteb_scores(ev)), draws, (resampled, _binary_units(ev)))
+                  result.data, dict(result.metrics), ref, mteb), draws, (resampled, _binary_units(ev)))
 
 
 def _compare(board: Leaderboard, task: str, compare: list[str], boots: dict) -> Comparison:
@@ -452,12 +458,6 @@ def _compare(board: Leaderboard, task: str, compare: list[str], boots: dict) -> 
     sa, sb = board.score(compare[0], task), board.score(compare[1], task)
     return Comparison(task, compare[0], compare[1], sa.metric, sa.value - sb.value, *test["ci95"],
                       test["p_bootstrap"], test["p_mcnemar"], test["significant"])
-
-
-def _mteb_scores(ev: Any) -> dict[str, float] | None:
-    scores = getattr(ev, "scores", None)
-    return {k: float(v) for k, v in scores.items() if isinstance(v, int | float)} if isinstance(scores, Mapping) \
-        else None
 
 
 #: a model written as rows name one of its variants: 'minilm [openvino int8]', 'minilm [torch bf16]'
@@ -503,14 +503,6 @@ def _variant(ev: Any, config: RunConfig | None) -> Iterator[None]:
         yield
     finally:
         ev.config = saved
-
-
-def _chosen(tasks: Sequence[str], table: Mapping[str, Task]) -> list[Task]:
-    unknown = [t for t in tasks if t not in table]
-    if unknown or not tasks:
-        raise ArgsimError(f"unknown task {', '.join(map(repr, unknown)) or '(none given)'}: choose from "
-                          f"{', '.join(table)}")
-    return [table[k] for k in table if k in tasks]
 
 
 def _binary_units(ev: Any) -> np.ndarray | None:
