@@ -412,11 +412,8 @@ def import_shards(folder: str | Path, cache_dir: str | Path, chunk: int = 50_000
         raise ArgsimError(f"{folder}: shards hold L2-normalised vectors; the cache stores the model's raw vectors "
                           "(embed again without --normalize to import)")
     _, keys, vectors, _ = read_shards(folder)
-    pooling, length = manifest.get("pooling"), manifest.get("max_seq_length")
-    if pooling is not None and not isinstance(pooling, str) or length is not None and not isinstance(length, int):
-        raise InputError(folder / MANIFEST, "'pooling' must be a string and 'max_seq_length' an integer")
-    encoder = get_encoder(manifest["model"], pooling=pooling, max_seq_length=length,
-                          config=config).for_role(manifest.get("role"))
+    encoder = get_encoder(manifest["model"], pooling=manifest.get("pooling"),  # typed by read_manifest
+                          max_seq_length=manifest.get("max_seq_length"), config=config).for_role(manifest.get("role"))
     verify_shards(folder, keys, vectors, manifest, encoder,
                   Path(source) if source is not None else Path(str(manifest.get("source", ""))))
     with closing(EmbeddingCache(cache_dir, manifest["identity"])) as cache:
