@@ -113,21 +113,15 @@ MINUTES_TEST = "runs/minutes-triplets/test.jsonl"
 MINUTES_SLICE = 300
 
 
-def minutes_slice(config=None) -> list[dict]:
-    """The fixed slice of the minutes test triplets a shipped political SBERT is checked on: the first 300 test
-    triplets (file order) that `argsim data triplets minutes` wrote (runs/minutes-triplets/test.jsonl)."""
-    rows = read_records(under_workdir(MINUTES_TEST), TripletRecord)
-    return [{k: str(r.get(k, "")) for k in ("anchor", "positive", "negative", "meeting", "negative_meeting")}
-            for r in rows[:MINUTES_SLICE]]
-
-
 def _minutes_slice_figures(folder: Path, config=None) -> dict:
-    """The slice's accuracy through the shipped loader, and where its triplets are in the minutes (line numbers
-    of `argsim.minutes.shipped.corpus`, not their text) with the texts' hash, so a test rebuilds it offline."""
+    """The slice (the first MINUTES_SLICE test triplets, file order, of `argsim data triplets minutes`)'s accuracy
+    through the shipped loader, and where its triplets are in the minutes (line numbers of
+    `argsim.minutes.shipped.corpus`, not their text) with the texts' hash, so a test rebuilds it offline."""
     from argsim.minutes import shipped
 
     data_dir = config.data_dir if config else None
-    rows = minutes_slice(config)
+    rows = [{k: str(r.get(k, "")) for k in ("anchor", "positive", "negative", "meeting", "negative_meeting")}
+            for r in read_records(under_workdir(MINUTES_TEST), TripletRecord)[:MINUTES_SLICE]]
     pairs = shipped.locate_triplets(rows, data_dir)
     rebuilt = shipped.slice_triplets(pairs, data_dir)
     texts = [{k: r[k] for k in TRIPLET_FIELDS} for r in rows]
