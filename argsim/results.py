@@ -20,7 +20,7 @@ from typing import Any
 from argsim.config import RunConfig
 from argsim.errors import ArgsimError
 from argsim.io import folder_lock, read_json, sha256_file, write_json
-from argsim.measure import usable_cores
+from argsim.measure import cpu_info
 from argsim.metrics.record import Evaluation
 from argsim.paths import results_dir
 from argsim.version import __version__, command_line, git_commit, package_versions
@@ -95,28 +95,13 @@ def rows_from_specs(specs: Sequence[tuple[Evaluation, Mapping[str, Any]]],
 
 #: keys of a row's `extra` that describe the conditions of a timing, not the figure; moved into `env["conditions"]`
 CONDITION_KEYS = ("load", "load_start", "load_end", "load_at_start", "load_average", "machine")
-#: CPU features that change transformer and int8 kernel speed (reported when the CPU has them)
-CPU_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_int8")
 
 
 def conditions() -> dict[str, Any]:
     """The conditions a timing ran under: CPU model and speed-relevant flags, usable cores, torch threads (when
     torch is loaded) and the 1-minute load average now (i.e. at the start of what is measured)."""
-    cpu, flags = platform.processor() or None, []
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                key, _, value = line.partition(":")
-                if key.strip() == "model name":
-                    cpu = value.strip()
-                elif key.strip() == "flags":
-                    have = set(value.split())
-                    flags = [f for f in CPU_FLAGS if f in have]
-                    break
-    except OSError:
-        pass
-    out: dict[str, Any] = {"cpu": cpu, "cpu_flags": flags,
-                           "cores": usable_cores()}
+    cpu = cpu_info()
+    out: dict[str, Any] = {"cpu": cpu["model"] or None, "cpu_flags": cpu["flags"], "cores": cpu["cores_usable"]}
     if "torch" in sys.modules:
         out["threads"] = sys.modules["torch"].get_num_threads()
     if hasattr(os, "getloadavg"):
