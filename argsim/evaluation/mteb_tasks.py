@@ -47,7 +47,8 @@ def _metadata(name: str, description: str, type_: str, main_score: str, source: 
 
 
 class _Local:
-    """A task whose data argsim reads from its data folder (`data_dir`, None: `$ARGSIM_DATA`), first `limit` units."""
+    """A task whose data argsim reads from its data folder (`data_dir`, None: `$ARGSIM_DATA`), first `limit` units;
+    each task's `_local_dataset()` builds MTEB's dataset dict."""
 
     def __init__(self, data_dir: str | Path | None = None, limit: int | None = None,
                  themes: Sequence[str] | None = None, **kwargs: Any) -> None:
@@ -58,9 +59,6 @@ class _Local:
         if not self.data_loaded:
             self.dataset = self._local_dataset()
             self.data_loaded = True
-
-    def _local_dataset(self) -> dict:
-        raise NotImplementedError
 
 
 def _retrieval_split(queries: Mapping[str, str], corpus: Mapping[str, str], qrels: Mapping[str, Mapping[str, int]],
