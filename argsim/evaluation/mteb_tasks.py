@@ -85,9 +85,8 @@ class ArgsimArguAna(_Local, AbsTaskRetrieval):
 
 class ArgsimSICKR(_Local, AbsTaskSTS):
     """SICK relatedness (Marelli et al., SemEval-2014 Task 1) as MTEB STS: Spearman of the zero-shot cosine with
-    the 1-5 gold relatedness on the 4,927 test pairs. `argsim eval sick` follows instead the protocol of Kiros et
-    al. / Tai et al.: a logistic regression on [|u - v|, u * v] of the frozen vectors trained on the train split
-    (C picked on trial), reporting Pearson r (and Spearman, MSE) of its expected score."""
+    the 1-5 gold relatedness on the 4,927 test pairs, not the Pearson r of the trained regression that `argsim eval
+    sick` reports (`argsim.evaluation.sick`)."""
 
     min_score, max_score = 1, 5
     metadata = _metadata("ArgsimSICK-R", "SICK relatedness of sentence pairs (SemEval-2014 test split)", "STS",
