@@ -37,15 +37,11 @@ def _key(prefix: str, i: int, text: str) -> str:
 class CounterRetriever:
     """Index candidate arguments, then retrieve the best counter-arguments for queries.
 
-    The default is the fused model that ships with argsim (``ranker="emb-cosine"``, model ``"counter-fusion"``:
-    the sum of the cosines of the shipped Bi-encoder ``"counter-bi-encoder"``, two linear heads over frozen MiniLM:
-    the Bi-encoder of Shi, Cao and Nguyen, "Revisiting the Role of Similarity and Dissimilarity in Best Counter
-    Argument Retrieval", arXiv 2023, and of the open-collection retriever ``"counter-retriever"``, a LoRA adapter
-    over MiniLM; points are encoded as queries, candidates as documents). `retrieve` ranks every indexed candidate,
-    as the counterargs-18 setting epa ranks every argument of the test split, where the fused model is the best
-    measured method, as on the open collection (the figures: docs/python-api.md, docs/counterargs-neural.md).
-    Within one debate's opposing counters (sdoc) XGBoost-full is better: pass ``ranker="xgboost-full"`` with its
-    trained folder there.
+    The default is the fused model that ships with argsim (``ranker="emb-cosine"``, model ``"counter-fusion"``: the
+    sum of the cosines of ``"counter-bi-encoder"``, the Bi-encoder of Shi, Cao and Nguyen, "Revisiting the Role of
+    Similarity and Dissimilarity in Best Counter Argument Retrieval", arXiv 2023, and of the open-collection
+    retriever ``"counter-retriever"``), the best measured method when every argument is a candidate; its figures
+    and when another ranker is better: docs/python-api.md ("Counter-argument retrieval").
 
     Args:
         ranker: None (the default: ``"emb-cosine"`` with the shipped ``"counter-fusion"``), or a registered ranker

@@ -295,7 +295,5 @@ def load_kpm_input(split: str | None = "dev", arguments: str | Path | None = Non
         raise InputError(labels, "gold labels go with your own --arguments and --key-points; a split's labels are "
                                  "its labels_<split>.csv under --data-dir")
     split = split or "dev"
-    if need_labels or "+" in split:
-        return load_argkp(split, data_dir, labels=True)
-    has_labels = split_files(dataset_dir("argkp", data_dir), split)[2].is_file()
-    return load_argkp(split, data_dir, labels=has_labels)
+    with_labels = need_labels or "+" in split or split_files(dataset_dir("argkp", data_dir), split)[2].is_file()
+    return load_argkp(split, data_dir, labels=with_labels)

@@ -119,20 +119,16 @@ def build_arguana(corpus: CounterCorpus, split: str = "test") -> ArguAnaData:
     """
     if split not in ARGUANA_SPLITS:
         raise ValueError(f"unknown ArguAna split '{split}': choose one of {', '.join(ARGUANA_SPLITS)}")
-    by_key = {a.pair_key: a for a in corpus.arguments if a.kind == "counter"}
-    if split == "test":
-        pool = [a for a in corpus.arguments if a.split in _ORDER]
-        counters = corpus.counters("test")
-        docs = _collection([a for a in pool if not (a.split == "test" and a.kind == "counter")], counters, set())
-        points = corpus.all_points("test")
-    else:
-        banned = {beir_text(a) for a in corpus.split("test")}
-        pool = [a for a in corpus.arguments if a.split in ("training", "validation")]
-        counters = [a for a in corpus.counters("validation") if beir_text(a) not in banned]
-        docs = _collection([a for a in pool if not (a.split == "validation" and a.kind == "counter")], counters,
-                           banned)
-        points = [p for p in corpus.all_points("validation") if beir_text(p) not in banned
-                  and p.pair_key in by_key and beir_id(by_key[p.pair_key]) in docs]
+    test = split == "test"
+    banned = set() if test else {beir_text(a) for a in corpus.split("test")}  # validation: never a test text
+    pool = [a for a in corpus.arguments if a.split in (_ORDER if test else ("training", "validation"))]
+    counters = [a for a in corpus.counters(split) if beir_text(a) not in banned]
+    docs = _collection([a for a in pool if not (a.split == split and a.kind == "counter")], counters, banned)
+    points = corpus.all_points(split)
+    if not test:
+        by_key = {a.pair_key: a for a in corpus.arguments if a.kind == "counter"}
+        points = [p for p in points if beir_text(p) not in banned and p.pair_key in by_key
+                  and beir_id(by_key[p.pair_key]) in docs]
     queries = {beir_id(p): beir_text(p) for p in points}
     qrels = {beir_id(p): {beir_id(p)[:-1] + "b": 1} for p in points}
     return ArguAnaData(split, queries, docs, qrels)

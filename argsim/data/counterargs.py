@@ -123,8 +123,7 @@ class CounterCorpus:
 
     def points(self, split: str | None = None) -> list[Argument]:
         """Every point of `split` that has a counter (the queries of the task), in id order."""
-        return [a for a in self.arguments if a.kind == "point" and (split is None or a.split == split)
-                and a.pair_key in self._counter_of]
+        return [a for a in self.all_points(split) if a.pair_key in self._counter_of]
 
     def all_points(self, split: str | None = None) -> list[Argument]:
         """Every point, with or without a counter."""

@@ -240,17 +240,6 @@ class MappedPart:
     ntcir_ids: tuple[str, ...]
 
 
-def _span_index(folder: Path) -> dict[str, list[SummarizationItem]]:
-    by_date: dict[str, list[SummarizationItem]] = {}
-    for which in NTCIR14_GOLD:
-        for it in load_ntcir14_items(folder, which):
-            if it.sentences:
-                by_date.setdefault(it.date, []).append(it)
-    for v in by_date.values():
-        v.sort(key=lambda it: (it.start, it.end))
-    return by_date
-
-
 def covering_items(spans: list[SummarizationItem], start: int, end: int) -> list[SummarizationItem] | None:
     """NTCIR-14 items (sorted, de-duplicated by span) whose line ranges together cover [start, end]
     without gaps; None when some line of the span has no source text."""
@@ -279,7 +268,10 @@ def map_dialog_items(folder: str | Path, split: str = "training-segmented") -> l
     that would give line-level text is not available, see SOURCE.md).
     """
     folder = Path(folder)
-    by_date = _span_index(folder)
+    by_date: dict[str, list[SummarizationItem]] = {}  # the NTCIR-14 items with Source text, per date, by span
+    for it in sorted((it for which in NTCIR14_GOLD for it in load_ntcir14_items(folder, which) if it.sentences),
+                     key=lambda it: (it.start, it.end)):
+        by_date.setdefault(it.date, []).append(it)
     out: list[MappedPart] = []
     for item in load_dialog_items(folder, split):
         parts = [("question", item.question_speaker, item.question_start, item.question_end,

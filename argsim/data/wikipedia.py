@@ -194,19 +194,14 @@ def read_raw_article(path: Path) -> str:
     return read_text_file(path)  # a FIFO or folder is named, never opened
 
 
-def _cache_file(folder: Path, cache_dir: Path | None = None) -> Path:
-    info = folder / ROOT / "article_info.csv"
-    key = hashlib.sha256(info.read_bytes() + PARSER_VERSION.encode()).hexdigest()[:16]
-    return (cache_dir or default_cache_dir()) / "datasets" / f"wikipedia-{key}.json.gz"
-
-
 def load_articles(folder: Path, use_cache: bool = True, limit: int | None = None, cache_dir: Path | None = None,
                   quiet: bool = False) -> list[Article]:
     """The distinct articles (first file of each title, in article_info.csv order), parsed and cached.
 
     `cache_dir`: the cache folder (None: `default_cache_dir()`; parsed articles go under its `datasets/`).
     """
-    cache = _cache_file(folder, cache_dir)
+    key = hashlib.sha256((folder / ROOT / "article_info.csv").read_bytes() + PARSER_VERSION.encode()).hexdigest()
+    cache = (cache_dir or default_cache_dir()) / "datasets" / f"wikipedia-{key[:16]}.json.gz"
     if use_cache and limit is None and cache.is_file():
         try:
             with gzip.open(cache, "rt", encoding="utf-8") as fh:

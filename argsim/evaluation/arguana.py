@@ -1,21 +1,6 @@
-"""`ArguAnaEvaluator`: open-collection counter-argument retrieval (BEIR / MTEB "ArguAna") scored by MTEB's own code.
-
-The data is argsim's near-replica of BEIR's ArguAna (`argsim.data.arguana`). A model ranks the whole corpus for
-every query; the run (the top 1,000 documents of each query) is scored by MTEB's retrieval scoring
-(`calculate_retrieval_scores`, `make_score_dict`) after a query's own id is taken out of its results, as MTEB's
-`RetrievalEvaluator.evaluate(ignore_identical_ids=True)` does for ArguAna: the figures come from the code of the MTEB
-leaderboard and differ from it only by the data (docs/arguana.md).
-
-How each kind of model ranks: a bi-encoder (whatever `resolve_model` turns into an `Encoder`) by exact cosine,
-queries through `for_role("query")` and documents through `for_role("document")` (`dense_run`); "bm25" with argsim's
-BM25 of the counter-argument rankers (`bm25_run`); a cross-encoder (a `CrossEncoder` or a folder of `argsim train
-bipolar --kind cross-encoder`, scored by `argsim.backend.resolve.PairScorer`) reranks the BM25 top 100 of each query
-(`cross_run`), so its recall@100 is BM25's. Per-unit outcomes (for bootstrap intervals): each query's nDCG@10.
-
-Example:
-    >>> ev = ArguAnaEvaluator.from_dataset("test", limit=50)                     # doctest: +SKIP
-    >>> ev.evaluate("minilm")["ndcg_at_10"]                                      # doctest: +SKIP
-    0.47...
+"""`ArguAnaEvaluator`: open-collection counter-argument retrieval (BEIR / MTEB "ArguAna") on argsim's replica
+(`argsim.data.arguana`), scored by MTEB's own retrieval code; how each kind of model ranks, and how the figures
+relate to the MTEB leaderboard's: docs/arguana.md ("Scoring"). Per-unit outcomes: each query's nDCG@10.
 """
 
 from __future__ import annotations

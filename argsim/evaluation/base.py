@@ -3,11 +3,9 @@ one (`evaluator(model)`), it returns `evaluate`'s metrics prefixed with its `nam
 by `metric_for_best_model = f"eval_{name}_{primary}"`; the same classes score models in `argsim evaluate` and
 answer the API's `evaluate` methods.
 
-Intervals and paired tests: after `evaluate`, the evaluator keeps one outcome per resampling unit (a query's
-nDCG@10, a point's hit@1, a triplet's 0/1, an argument's rows for mAP). `n_units` counts them and
-`resample_primary(draws)` recomputes the primary metric on each row of unit indices, so a bootstrap interval and a
-paired bootstrap of two models (the same draws for both) need no knowledge of the task. The default treats the
-primary metric as the mean of `unit_values`; metrics that are not means of units (mAP, AMI/ARI) override it.
+Intervals and paired tests (docs/evaluate.md): after `evaluate`, the evaluator keeps one outcome per resampling
+unit; `resample_primary(draws)` recomputes the primary metric on rows of unit indices, by default as the mean of
+`unit_values` (metrics that are not means of units, mAP and AMI/ARI, override it).
 """
 
 from __future__ import annotations

@@ -47,7 +47,8 @@ def _metadata(name: str, description: str, type_: str, main_score: str, source: 
 
 
 class _Local:
-    """A task whose data argsim reads from its data folder (`data_dir`, None: `$ARGSIM_DATA`), first `limit` units."""
+    """A task whose data argsim reads from its data folder (`data_dir`, None: `$ARGSIM_DATA`), first `limit` units;
+    each task's `_local_dataset()` builds MTEB's dataset dict."""
 
     def __init__(self, data_dir: str | Path | None = None, limit: int | None = None,
                  themes: Sequence[str] | None = None, **kwargs: Any) -> None:
@@ -58,9 +59,6 @@ class _Local:
         if not self.data_loaded:
             self.dataset = self._local_dataset()
             self.data_loaded = True
-
-    def _local_dataset(self) -> dict:
-        raise NotImplementedError
 
 
 def _retrieval_split(queries: Mapping[str, str], corpus: Mapping[str, str], qrels: Mapping[str, Mapping[str, int]],
@@ -87,9 +85,8 @@ class ArgsimArguAna(_Local, AbsTaskRetrieval):
 
 class ArgsimSICKR(_Local, AbsTaskSTS):
     """SICK relatedness (Marelli et al., SemEval-2014 Task 1) as MTEB STS: Spearman of the zero-shot cosine with
-    the 1-5 gold relatedness on the 4,927 test pairs. `argsim eval sick` follows instead the protocol of Kiros et
-    al. / Tai et al.: a logistic regression on [|u - v|, u * v] of the frozen vectors trained on the train split
-    (C picked on trial), reporting Pearson r (and Spearman, MSE) of its expected score."""
+    the 1-5 gold relatedness on the 4,927 test pairs, not the Pearson r of the trained regression that `argsim eval
+    sick` reports (`argsim.evaluation.sick`)."""
 
     min_score, max_score = 1, 5
     metadata = _metadata("ArgsimSICK-R", "SICK relatedness of sentence pairs (SemEval-2014 test split)", "STS",
