@@ -13,6 +13,7 @@ import platform
 import re
 import sys
 from collections.abc import Mapping, Sequence
+from contextlib import nullcontext, suppress
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import Any
 
 from argsim.config import RunConfig
 from argsim.errors import ArgsimError
-from argsim.io import folder_lock, read_json, sha256_file, write_json
+from argsim.io import folder_lock, read_json_as, sha256_file, write_json
 from argsim.measure import usable_cores
 from argsim.metrics.record import Evaluation
 from argsim.paths import results_dir
@@ -104,20 +105,16 @@ def conditions() -> dict[str, Any]:
     """The conditions a timing ran under: CPU model and speed-relevant flags, usable cores, torch threads (when
     torch is loaded) and the 1-minute load average now (i.e. at the start of what is measured)."""
     cpu, flags = platform.processor() or None, []
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                key, _, value = line.partition(":")
-                if key.strip() == "model name":
-                    cpu = value.strip()
-                elif key.strip() == "flags":
-                    have = set(value.split())
-                    flags = [f for f in CPU_FLAGS if f in have]
-                    break
-    except OSError:
-        pass
-    out: dict[str, Any] = {"cpu": cpu, "cpu_flags": flags,
-                           "cores": usable_cores()}
+    with suppress(OSError), open("/proc/cpuinfo", encoding="utf-8") as fh:
+        for line in fh:
+            key, _, value = line.partition(":")
+            if key.strip() == "model name":
+                cpu = value.strip()
+            elif key.strip() == "flags":
+                have = set(value.split())
+                flags = [f for f in CPU_FLAGS if f in have]
+                break
+    out: dict[str, Any] = {"cpu": cpu, "cpu_flags": flags, "cores": usable_cores()}
     if "torch" in sys.modules:
         out["threads"] = sys.modules["torch"].get_num_threads()
     if hasattr(os, "getloadavg"):
@@ -217,30 +214,20 @@ def write_results(task: str, rows: list[ResultRow | dict], command: str | None =
             d["extra"] = extra
             d["env"] = {**d["env"], "conditions": {**(d["env"].get("conditions") or {}), **moved}}
         new_rows.append(d)
-    if not merge:
-        return _write_results_file(path, task, new_rows, [], command)
-    with folder_lock(path.parent):  # another process merging into the same file waits: no rows are lost
-        return _merge_results_file(path, task, new_rows, command)
-
-
-def _merge_results_file(path: Path, task: str, new_rows: list[dict], command: str) -> Path:
     commands: list[str] = []
-    if path.exists():
-        from argsim.schemas import ResultsFile, validate
+    # with merge, another process merging into the same file waits: no rows are lost
+    with folder_lock(path.parent) if merge else nullcontext():
+        if merge and path.exists():
+            from argsim.schemas import ResultsFile
 
-        old = read_json(path)
-        validate(ResultsFile, old, path, what="a results file {task, rows: [{metric, value, ...}]}")
-        seen = {row_key(r) for r in new_rows}
-        new_rows = [r for r in old.get("rows", []) if row_key(r) not in seen] + new_rows
-        commands = list(old.get("commands") or ([old["command"]] if old.get("command") else []))
-    return _write_results_file(path, task, new_rows, commands, command)
-
-
-def _write_results_file(path: Path, task: str, new_rows: list[dict], commands: list[str], command: str) -> Path:
-    for c in [r["command"] for r in new_rows if r.get("command")] + [command]:
-        if c not in commands and any(r.get("command") == c for r in new_rows):
-            commands.append(c)
-    return write_json(path, {"task": task, "rows": new_rows, "commands": commands})
+            old = read_json_as(ResultsFile, path, what="a results file {task, rows: [{metric, value, ...}]}")
+            seen = {row_key(r) for r in new_rows}
+            new_rows = [r for r in old.get("rows", []) if row_key(r) not in seen] + new_rows
+            commands = list(old.get("commands") or ([old["command"]] if old.get("command") else []))
+        for c in [r["command"] for r in new_rows if r.get("command")] + [command]:
+            if c not in commands and any(r.get("command") == c for r in new_rows):
+                commands.append(c)
+        return write_json(path, {"task": task, "rows": new_rows, "commands": commands})
 
 
 def row_key(row: Mapping[str, Any]) -> tuple:
