@@ -21,7 +21,7 @@ from typing import Any
 
 from argsim.config import RunConfig
 from argsim.errors import ArgsimError
-from argsim.io import folder_lock, read_json_as, sha256_file, write_json
+from argsim.io import folder_lock, sha256_file, write_json
 from argsim.measure import usable_cores
 from argsim.metrics.record import Evaluation
 from argsim.paths import results_dir
@@ -218,9 +218,9 @@ def write_results(task: str, rows: list[ResultRow | dict], command: str | None =
     # with merge, another process merging into the same file waits: no rows are lost
     with folder_lock(path.parent) if merge else nullcontext():
         if merge and path.exists():
-            from argsim.schemas import ResultsFile
+            from argsim.report import read_results_file
 
-            old = read_json_as(ResultsFile, path, what="a results file {task, rows: [{metric, value, ...}]}")
+            old = read_results_file(path)
             seen = {row_key(r) for r in new_rows}
             new_rows = [r for r in old.get("rows", []) if row_key(r) not in seen] + new_rows
             commands = list(old.get("commands") or ([old["command"]] if old.get("command") else []))
