@@ -804,12 +804,16 @@ RECORD_SUFFIXES = (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".json")
 
 def read_texts(path: str | Path, column: str = "text") -> list[str]:
     """Texts from CSV/TSV/JSON/JSONL (`column`) or a plain text file (one non-empty text a line: `_text_lines`)."""
-    path = Path(path)
-    if path.suffix.lower() in RECORD_SUFFIXES:
-        from argsim.schemas import text_records
+    return list(_texts(path, column, whole=True, rows=sys.maxsize))  # read once (counting first: twice)
 
-        return [r[column] for r in read_records(path, text_records(column))]
-    return list(_text_lines(path, whole=True))  # read once (counting first would read the file twice)
+
+def _texts(path: str | Path, column: str, whole: bool, rows: int = 50_000) -> Iterator[str]:
+    """The texts of a record file's `column` (validated `rows` records at a time), else `_text_lines`."""
+    if Path(path).suffix.lower() not in RECORD_SUFFIXES:
+        return _text_lines(Path(path), whole=whole)
+    from argsim.schemas import text_records
+
+    return (record[column] for chunk in record_chunks(path, text_records(column), rows=rows) for _, record in chunk)
 
 
 def _text_lines(path: Path, whole: bool = False) -> Iterator[str]:
@@ -834,31 +838,16 @@ def _text_lines(path: Path, whole: bool = False) -> Iterator[str]:
              "end at LF, so each is read as one text; convert the line ends to LF to split them")
 
 
-def count_text_lines(path: str | Path) -> int:
-    """The number of texts of a plain text file, every line checked (`_text_lines`) while only one is held: the
-    check before any work of a file that is then read in chunks (`text_chunks`).
-
-    Example:
-        >>> count_text_lines("texts.txt")  # doctest: +SKIP
-        1000000
-    """
-    return sum(1 for _ in _text_lines(Path(path), whole=True))
-
-
 def count_texts(path: str | Path, column: str = "text") -> int:
     """The number of texts of a file, every one checked while one chunk is held: the records of a CSV/TSV/JSONL/
-    JSON file (`column` holds the text), `count_text_lines` of a plain text file. The check before any work of a
-    file then read in chunks (`text_chunks`).
+    JSON file (`column` holds the text), else the lines of a plain text file (`_text_lines`). The check before any work
+    of a file then read in chunks (`text_chunks`).
 
     Example:
         >>> count_texts("texts.csv", column="argument")  # doctest: +SKIP
         1000000
     """
-    if Path(path).suffix.lower() not in RECORD_SUFFIXES:
-        return count_text_lines(path)
-    from argsim.schemas import text_records
-
-    return sum(len(chunk) for chunk in record_chunks(path, text_records(column)))
+    return sum(1 for _ in _texts(path, column, whole=True))
 
 
 def text_chunks(path: str | Path, total: int, column: str = "text", rows: int = 50_000) -> Iterator[list[str]]:
@@ -870,14 +859,7 @@ def text_chunks(path: str | Path, total: int, column: str = "text", rows: int = 
         >>> [len(c) for c in text_chunks("texts.csv", 1000, "argument", rows=400)]  # doctest: +SKIP
         [400, 400, 200]
     """
-    if Path(path).suffix.lower() not in RECORD_SUFFIXES:
-        texts: Iterable[str] = _text_lines(Path(path))
-    else:
-        from argsim.schemas import text_records
-
-        records = record_chunks(path, text_records(column), rows=rows)
-        texts = (record[column] for chunk in records for _, record in chunk)
-    texts, seen = iter(texts), 0
+    texts, seen = _texts(path, column, whole=False, rows=rows), 0
     while chunk := list(islice(texts, rows)):
         seen += len(chunk)
         yield chunk
