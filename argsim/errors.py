@@ -45,12 +45,8 @@ class InputError(ArgsimError):
     def __init__(self, path: str | Path | None, problem: str, row: int | None = None,
                  column: str | None = None, field: str | None = None) -> None:
         where = str(path) if path is not None else "<input>"
-        if row is not None:
-            where += f", row {row}"
-        if column is not None:
-            where += f", column '{column}'"
-        if field is not None:
-            where += f", field '{field}'"
+        for value, form in ((row, ", row {}"), (column, ", column '{}'"), (field, ", field '{}'")):
+            where += form.format(value) if value is not None else ""
         super().__init__(one_line(f"{where}: {problem}"))
         self.path, self.row, self.column, self.problem = path, row, column, problem
 

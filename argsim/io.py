@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -369,6 +369,14 @@ def regular_files(paths: Iterable[str | Path], folder: str | Path, what: str = "
     return [p for p, problem in checked if problem is None]
 
 
+def _open_input(path: str | Path, mode: str, **kwargs: Any) -> IO:
+    """`open` of an input file checked by `check_input_file`, its OSError one InputError."""
+    try:
+        return open(check_input_file(path), mode, **kwargs)
+    except OSError as exc:
+        raise InputError(path, f"cannot be read ({exc.strerror})") from None
+
+
 def split_lines(text: str) -> list[str]:
     """Lines of `text` split at `\\n` only, a `\\r` before it dropped: the line ends files use (LF, CRLF).
 
@@ -395,13 +403,8 @@ def _binary_lines(path: Path) -> Iterator[tuple[int, str]]:
     ending at `\n` only, as `split_lines` splits (the line end and a `\r` before it dropped; a lone CR or a U+2028
     stays inside its line); a leading BOM is dropped. One-line errors for a path that is not a readable regular
     file and for bytes that are not UTF-8 (naming the byte and the line, as `read_text_file`)."""
-    check_input_file(path)
-    try:
-        fh = open(path, "rb")
-    except OSError as exc:
-        raise InputError(path, f"cannot be read ({exc.strerror})") from None
     offset = 0
-    with fh:
+    with _open_input(path, "rb") as fh:
         for lineno, raw in enumerate(fh, start=1):
             try:
                 line = raw.decode("utf-8")
@@ -424,11 +427,8 @@ def read_text_file(path: str | Path) -> str:
     """Read a UTF-8 file (a leading BOM dropped) exactly as stored: no newline translation, so a lone CR or any
     other character stays inside its line (`split_lines` splits). One-line errors for a path that is not a
     readable regular file (FIFOs are never opened) and for bytes that are not UTF-8."""
-    path = check_input_file(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(path, f"cannot be read ({exc.strerror})") from None
+    with _open_input(path, "rb") as fh:
+        data = fh.read()
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -726,13 +726,8 @@ def _csv_records(path: Path, delimiter: str, required: Sequence[str], known: Seq
                                                                                                               dict]]:
     """The (row, dict) records of a CSV/TSV file with a header row (blank rows skipped), read line by line (lines
     split as `read_text_file` + `newline=""` split them); one line per fault."""
-    check_input_file(path)
-    try:
-        # newline="": no translation, as the csv module wants; utf-8-sig: a leading BOM dropped
-        fh = open(path, encoding="utf-8-sig", newline="")
-    except OSError as exc:
-        raise InputError(path, f"cannot be read ({exc.strerror})") from None
-    with fh:
+    # newline="": no translation, as the csv module wants; utf-8-sig: a leading BOM dropped
+    with _open_input(path, "r", encoding="utf-8-sig", newline="") as fh:
         # strict: a quote opened and never closed is an error, not the rest of the file read as one field
         reader = csv.reader(fh, delimiter=delimiter, strict=True)
         try:
@@ -809,12 +804,16 @@ RECORD_SUFFIXES = (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".json")
 
 def read_texts(path: str | Path, column: str = "text") -> list[str]:
     """Texts from CSV/TSV/JSON/JSONL (`column`) or a plain text file (one non-empty text a line: `_text_lines`)."""
-    path = Path(path)
-    if path.suffix.lower() in RECORD_SUFFIXES:
-        from argsim.schemas import text_records
+    return list(_texts(path, column, whole=True, rows=sys.maxsize))  # read once (counting first: twice)
 
-        return [r[column] for r in read_records(path, text_records(column))]
-    return list(_text_lines(path, whole=True))  # read once (counting first would read the file twice)
+
+def _texts(path: str | Path, column: str, whole: bool, rows: int = 50_000) -> Iterator[str]:
+    """The texts of a record file's `column` (validated `rows` records at a time), else `_text_lines`."""
+    if Path(path).suffix.lower() not in RECORD_SUFFIXES:
+        return _text_lines(Path(path), whole=whole)
+    from argsim.schemas import text_records
+
+    return (record[column] for chunk in record_chunks(path, text_records(column), rows=rows) for _, record in chunk)
 
 
 def _text_lines(path: Path, whole: bool = False) -> Iterator[str]:
@@ -841,18 +840,14 @@ def _text_lines(path: Path, whole: bool = False) -> Iterator[str]:
 
 def count_texts(path: str | Path, column: str = "text") -> int:
     """The number of texts of a file, every one checked while one chunk is held: the records of a CSV/TSV/JSONL/
-    JSON file (`column` holds the text), the lines of a plain text file (`_text_lines`). The check before any work
+    JSON file (`column` holds the text), else the lines of a plain text file (`_text_lines`). The check before any work
     of a file then read in chunks (`text_chunks`).
 
     Example:
         >>> count_texts("texts.csv", column="argument")  # doctest: +SKIP
         1000000
     """
-    if Path(path).suffix.lower() not in RECORD_SUFFIXES:
-        return sum(1 for _ in _text_lines(Path(path), whole=True))
-    from argsim.schemas import text_records
-
-    return sum(len(chunk) for chunk in record_chunks(path, text_records(column)))
+    return sum(1 for _ in _texts(path, column, whole=True))
 
 
 def text_chunks(path: str | Path, total: int, column: str = "text", rows: int = 50_000) -> Iterator[list[str]]:
@@ -864,14 +859,7 @@ def text_chunks(path: str | Path, total: int, column: str = "text", rows: int = 
         >>> [len(c) for c in text_chunks("texts.csv", 1000, "argument", rows=400)]  # doctest: +SKIP
         [400, 400, 200]
     """
-    if Path(path).suffix.lower() not in RECORD_SUFFIXES:
-        texts: Iterable[str] = _text_lines(Path(path))
-    else:
-        from argsim.schemas import text_records
-
-        records = record_chunks(path, text_records(column), rows=rows)
-        texts = (record[column] for chunk in records for _, record in chunk)
-    texts, seen = iter(texts), 0
+    texts, seen = _texts(path, column, whole=False, rows=rows), 0
     while chunk := list(islice(texts, rows)):
         seen += len(chunk)
         yield chunk

@@ -91,10 +91,6 @@ def field_default(f: Field) -> Any:
     return MISSING
 
 
-def _text(value: Any) -> str:
-    return repr(value) if isinstance(value, float) else str(value)
-
-
 def config_argv(config: Any, exclude: tuple[str, ...] = ()) -> list[str]:
     """The command-line arguments that set `config`'s fields that differ from their defaults.
 
@@ -130,11 +126,9 @@ def config_argv(config: Any, exclude: tuple[str, ...] = ()) -> list[str]:
             argv.append(on if value else off)
         elif value is None:
             raise ValueError(f"{type(config).__name__}.{f.name}: None cannot be given on the command line")
-        elif isinstance(value, (list, tuple)):
-            for item in value:
-                argv += [flag, _text(item)]
-        else:
-            argv += [flag, _text(value)]
+        else:  # a list: one `--name value` per item
+            for item in value if isinstance(value, list | tuple) else [value]:
+                argv += [flag, repr(item) if isinstance(item, float) else str(item)]
     return argv
 
 

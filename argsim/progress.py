@@ -14,7 +14,7 @@ import sys
 import time
 import warnings
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from typing import TypeVar
 
 from rich.console import Console
@@ -84,11 +84,8 @@ def progress_bar(total: int, description: str, enabled: bool | None = True) -> I
             every = max(0.0, float(os.environ.get("ARGSIM_PROGRESS_SECONDS", "60")))
         except ValueError:
             every = 60.0
-        bar = _LogBar(total, description, every)
-        try:
+        with closing(_LogBar(total, description, every)) as bar:
             yield bar
-        finally:
-            bar.close()
         return
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=True)

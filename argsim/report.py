@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from argsim import markdown
-from argsim.io import read_json, write_text
+from argsim.io import read_json, read_json_as, write_text
 from argsim.paths import results_dir
 
 START, END = "<!-- results:start -->", "<!-- results:end -->"
@@ -57,11 +57,9 @@ def select_results(task: str | None = None, required: bool = True, folder: Path 
 
 def read_results_file(path: Path) -> dict[str, Any]:
     """One results file as a dict, validated (`argsim.schemas.ResultsFile`)."""
-    from argsim.schemas import ResultsFile, validate
+    from argsim.schemas import ResultsFile
 
-    data = read_json(path)
-    validate(ResultsFile, data, path, what="a results file {task, rows: [{metric, value, ...}]}")
-    return data
+    return read_json_as(ResultsFile, path, what="a results file {task, rows: [{metric, value, ...}]}")
 
 
 def markdown_table(result: dict[str, Any], conditions: bool = False) -> str:

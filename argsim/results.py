@@ -13,13 +13,14 @@ import platform
 import re
 import sys
 from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from argsim.config import RunConfig
 from argsim.errors import ArgsimError
-from argsim.io import folder_lock, read_json, sha256_file, write_json
+from argsim.io import folder_lock, sha256_file, write_json
 from argsim.measure import cpu_info
 from argsim.metrics.record import Evaluation
 from argsim.paths import results_dir
@@ -195,30 +196,20 @@ def write_results(task: str, rows: list[ResultRow | dict], command: str | None =
             d["extra"] = extra
             d["env"] = {**d["env"], "conditions": {**(d["env"].get("conditions") or {}), **moved}}
         new_rows.append(d)
-    if not merge:
-        return _write_results_file(path, task, new_rows, [], command)
-    with folder_lock(path.parent):  # another process merging into the same file waits: no rows are lost
-        return _merge_results_file(path, task, new_rows, command)
-
-
-def _merge_results_file(path: Path, task: str, new_rows: list[dict], command: str) -> Path:
     commands: list[str] = []
-    if path.exists():
-        from argsim.schemas import ResultsFile, validate
+    # with merge, another process merging into the same file waits: no rows are lost
+    with folder_lock(path.parent) if merge else nullcontext():
+        if merge and path.exists():
+            from argsim.report import read_results_file
 
-        old = read_json(path)
-        validate(ResultsFile, old, path, what="a results file {task, rows: [{metric, value, ...}]}")
-        seen = {row_key(r) for r in new_rows}
-        new_rows = [r for r in old.get("rows", []) if row_key(r) not in seen] + new_rows
-        commands = list(old.get("commands") or ([old["command"]] if old.get("command") else []))
-    return _write_results_file(path, task, new_rows, commands, command)
-
-
-def _write_results_file(path: Path, task: str, new_rows: list[dict], commands: list[str], command: str) -> Path:
-    for c in [r["command"] for r in new_rows if r.get("command")] + [command]:
-        if c not in commands and any(r.get("command") == c for r in new_rows):
-            commands.append(c)
-    return write_json(path, {"task": task, "rows": new_rows, "commands": commands})
+            old = read_results_file(path)
+            seen = {row_key(r) for r in new_rows}
+            new_rows = [r for r in old.get("rows", []) if row_key(r) not in seen] + new_rows
+            commands = list(old.get("commands") or ([old["command"]] if old.get("command") else []))
+        for c in [r["command"] for r in new_rows if r.get("command")] + [command]:
+            if c not in commands and any(r.get("command") == c for r in new_rows):
+                commands.append(c)
+        return write_json(path, {"task": task, "rows": new_rows, "commands": commands})
 
 
 def row_key(row: Mapping[str, Any]) -> tuple:
