@@ -59,19 +59,6 @@ def table3_rows(models: dict[str, str | None], base_model: str = "minilm") -> li
         for method, first, second, cross in MODEL_ROWS if m.get(first) and (second is None or m.get(second))]
 
 
-def resolve_stage(spec: str | None, config=None):
-    """load_stage plus 'cosine:<model>': an untrained Unipolar-ret (identity head) = the model's cosine; `config`:
-    the run's options (the transformers' runtime, `--backend`, `--quantize`)."""
-    if spec and spec.startswith("cosine:"):
-        base = spec.split(":", 1)[1]
-        cfg = NeuralConfig(kind="unipolar-ret", base_model=base)
-        probe = CounterModel(cfg, dim=1)
-        model = CounterModel(cfg, dim=probe.embed_texts(["dimension probe"]).shape[1])
-        model.run_config = config
-        return model
-    return load_stage(spec, config=config)
-
-
 def versus_reference(score: RowScore, reference: RowScore, ks: tuple[int, ...]) -> dict[int, dict]:
     """Paired comparison of a row's @1/K hits with the reference row's accuracy@1 on the same points, per K."""
     return {k: paired_comparison(score.hits[k], reference.aligned(1, score.ids)) for k in ks}
@@ -97,9 +84,15 @@ def evaluate_row(row: RowSpec, corpus, split: str, setting: str, ks: tuple[int, 
     """@1/K of one row on `split`/`setting` (optionally a seeded random subset of `limit` points); the result also
     holds K = 1, the first stage's own accuracy@1 on the same points."""
     stages = stages if stages is not None else {}
-    for spec in (row.first, row.second):
-        if spec is not None and spec not in stages:
-            stages[spec] = resolve_stage(spec, config)
+    for spec in (row.first, row.second):  # `config`: the transformers' runtime
+        if spec is None or spec in stages:
+            continue
+        if spec.startswith("cosine:"):  # an untrained Unipolar-ret (identity head): the model's cosine
+            cfg = NeuralConfig(kind="unipolar-ret", base_model=spec.split(":", 1)[1])
+            stages[spec] = CounterModel(cfg, dim=CounterModel(cfg, dim=1).embed_texts(["dimension probe"]).shape[1])
+            stages[spec].run_config = config
+        else:
+            stages[spec] = load_stage(spec, config=config)
     points = corpus.points(split)
     if limit is not None and limit < len(points):
         keep = sorted(np.random.default_rng(seed).choice(len(points), size=limit, replace=False))
