@@ -37,14 +37,9 @@ from argsim.training.curve import OWN_HISTORY
 HEADS = "heads.safetensors"
 #: the heads file of folders written before safetensors (still read, never written)
 LEGACY_HEADS = "heads.pt"
-MANIFEST = {"loader": "counter-neural"}  # a name in argsim.backend.names.ENCODER_LOADERS
+LOADER = "counter-neural"  # a name in argsim.backend.names.ENCODER_LOADERS
 #: a two-tower model's tower per role (`argsim.backend.encoder.Encoder.roles`): the point tower encodes queries
 TOWER_ROLES = {"query": "point", "document": "candidate"}
-
-
-def manifest(config: NeuralConfig) -> dict:
-    """The `argsim_encoder.json` of a saved model: its loader, and with two towers their roles."""
-    return encoder_manifest(MANIFEST["loader"], TOWER_ROLES if config.separate_towers else None)
 
 
 def _head_state(model: CounterModel) -> dict[str, torch.Tensor]:
@@ -107,7 +102,9 @@ def save_model(model: CounterModel, folder: str | Path, info: dict | None = None
         write_json(folder / CARD, {**card, "weights_sha256": sha256_file(folder / HEADS)})
     else:
         (folder / CARD).unlink(missing_ok=True)
-    write_json(folder / "argsim_encoder.json", manifest(model.config))
+    # the loader, and with two towers their roles
+    write_json(folder / "argsim_encoder.json",
+               encoder_manifest(LOADER, TOWER_ROLES if model.config.separate_towers else None))
     return folder
 
 
@@ -119,7 +116,7 @@ def resolve_folder(spec: str | Path) -> Path:
         'counter-bi-encoder'
     """
     shipped = shipped_folder(str(spec))
-    if shipped is not None and manifest_loader_name(shipped) == MANIFEST["loader"]:
+    if shipped is not None and manifest_loader_name(shipped) == LOADER:
         return shipped
     return Path(spec)
 
