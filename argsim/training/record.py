@@ -7,14 +7,13 @@ import hashlib
 import json
 import platform
 from dataclasses import asdict
-from importlib import metadata
 from pathlib import Path
 
 from argsim.io import read_json_as, widen_private_files, write_json, write_text
 from argsim.measure import peak_memory_mb
 from argsim.schemas import TrainRecord
 from argsim.training.curve import CURVE, OWN_HISTORY, draw_learning_curve
-from argsim.version import __version__, command_line, git_commit
+from argsim.version import __version__, command_line, git_commit, package_versions
 
 TRAIN_CONFIG = "train_config.json"
 TRAIN_INFO = "argsim_train.json"  # the key point trainers' own record (threshold, dev rows, timings)
@@ -32,16 +31,6 @@ def data_hash(rows: object) -> str:
     else:
         h.update(json.dumps(rows, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8"))
     return h.hexdigest()[:16]
-
-
-def versions() -> dict:
-    out = {"argsim": __version__, "python": platform.python_version()}
-    for lib in LIBRARIES:
-        try:
-            out[lib] = metadata.version(lib)
-        except metadata.PackageNotFoundError:
-            continue
-    return out
 
 
 def peak_memory() -> dict:
@@ -82,7 +71,8 @@ def train_config(trainer: str, run, options: dict, data: dict, record: dict, met
     """train_config.json's content: the `TrainRun`, the trainer's `options`, data hashes, `record`, end `metrics`."""
     placement = run.placement
     return {"trainer": trainer, "command": command_line(),
-            "base_model": base_model, "seed": placement.seed, "git_commit": git_commit(), "versions": versions(),
+            "base_model": base_model, "seed": placement.seed, "git_commit": git_commit(),
+            "versions": {"argsim": __version__, "python": platform.python_version(), **package_versions(LIBRARIES)},
             "device": placement.device, "precision": placement.precision, "processes": placement.processes,
             "threads": placement.threads, "options": options, "budget": asdict(run.budget),
             "optimizer": {"optimizer": "AdamW", **asdict(run.policy)}, "data": data, **record,

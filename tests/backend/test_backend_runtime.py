@@ -18,6 +18,8 @@ pytest.importorskip("openvino")
 #: the recorded tolerance (docs/backends.md): every vector's cosine to PyTorch fp32 >= 0.999 for the fp32
 #: backends; for int8 the mean cosine >= 0.98 and every vector's >= 0.95
 FP32_MIN_COSINE, INT8_MEAN_COSINE, INT8_MIN_COSINE = 0.999, 0.98, 0.95
+#: the texts of the OpenVINO int8 export that the export-reuse tests build once between them (NNCF: 15 s a build)
+FIRST_TEXTS = ["Homeschooling should be banned", "We should ban fast food", "Cannabis should be legal"]
 
 
 def _arguments(data_dir, split: str, n: int) -> list[str]:
@@ -75,11 +77,13 @@ def test_cache_never_serves_another_backends_vector(tmp_path):
     assert not np.allclose(got, sentinel) and abs(float(np.linalg.norm(got)) - 1.0) < 1e-3
 
 
-def test_second_run_exports_nothing(data_dir, monkeypatch):
-    """Everything built once is reused from the export folder: a fresh process-level load exports nothing."""
+def test_second_run_exports_nothing(monkeypatch):
+    """Everything built once is reused from the export folder: a fresh process-level load exports nothing (the
+    OpenVINO int8 export is the one calibrated on `FIRST_TEXTS`, as in the next test: whichever runs first builds
+    it)."""
     from argsim.backend import get_encoder, registry
 
-    calibration = _arguments(data_dir, "train", runtime.CALIBRATION_SIZE)
+    calibration = FIRST_TEXTS
     variants = [("onnx", "none"), ("onnx", "int8"), ("openvino", "none"), ("openvino", "int8")]
     first = {v: get_encoder("minilm", backend=v[0], quantize=v[1], calibration=calibration).encode(["a claim"],
                                                                                                    use_cache=False)
@@ -111,7 +115,7 @@ def test_openvino_int8_without_calibration_uses_the_first_texts(shared_exports):
     from argsim.config import RunConfig
 
     enc = get_encoder("minilm", config=RunConfig(cache_dir=shared_exports, backend="openvino", quantize="int8"))
-    texts = ["Homeschooling should be banned", "We should ban fast food", "Cannabis should be legal"]
+    texts = FIRST_TEXTS
     enc.encode(texts)
     _, digest = runtime.calibration_choice(texts)
     assert enc.cache_key.endswith(f"openvino:int8:cal={digest}") and enc.recipe["calibration"]

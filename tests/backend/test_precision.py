@@ -39,9 +39,10 @@ def test_inference_precision_reading():
     (["avx2", "avx512f", "avx512_bf16"], False, "fp32"),  # the rule did not pass bf16
 ])
 def test_auto_precision_on_the_cpu_follows_native_bf16_and_the_decision(monkeypatch, flags, decided, expected):
-    from argsim.backend import device, runtime
+    from argsim import measure
+    from argsim.backend import device
 
-    monkeypatch.setattr(runtime, "cpu_info", lambda: {"flags": flags})
+    monkeypatch.setattr(measure, "cpu_info", lambda: {"flags": flags})
     monkeypatch.setattr(device, "CPU_AUTO_BF16", decided)
     assert device.cpu_bf16_native() == any(f in ("avx512_bf16", "amx_bf16") for f in flags)
     assert inference_precision("auto", "cpu") == expected

@@ -187,6 +187,15 @@ def test_one_name_per_concept_across_commands():
     assert parse("argsim train ltr --bert-model mpnet").params["bert_model__alias0"] == "mpnet"
 
 
+def test_no_flag_reads_as_a_double_negative():
+    """A boolean whose name already says "no" is one flag (`--no-limit`), never `--no-limit / --no-no-limit`."""
+    doubled = [(" ".join(path), opt) for path, cmd in _commands(get_command(app)) for p in cmd.params
+               for opt in [*p.opts, *getattr(p, "secondary_opts", [])] if opt.startswith("--no-no-")]
+    assert doubled == []
+    flag = next(p for p in get_command(app).commands["eval"].commands["rouge"].params if p.name == "no_limit")
+    assert flag.opts == ["--no-limit"] and not flag.secondary_opts
+
+
 @pytest.mark.parametrize("module", ["argsim.options", "argsim.config", "argsim.demo", "argsim.trainers.kpm_sbert",
                                     "argsim.trainers.kpm_cross", "argsim.kpm.mts.config",
                                     "argsim.counter.neural.config", "argsim.thematic.config",

@@ -86,16 +86,16 @@ def test_plain_text_rejects_blank_lines_inside(tmp_path):
 
 def test_a_file_of_classic_mac_line_ends_is_one_text_and_says_so(tmp_path, capsys):
     """Lines end at LF (CRLF too); a file whose lines end at CR alone is one text, with one warning per read."""
-    from argsim.io import count_text_lines
+    from argsim.io import count_texts
 
     path = tmp_path / "mac.txt"
     path.write_bytes(b"alpha\rbeta\rgamma\r")
     assert read_texts(path) == ["alpha\rbeta\rgamma"]  # the final CR dropped, as before an LF
-    assert count_text_lines(path) == 1
+    assert count_texts(path) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and all("1 text(s) hold a carriage return that ends no line" in line for line in err)
     path.write_bytes(b"alpha\r\nbeta\r\n")
-    assert read_texts(path) == ["alpha", "beta"] and count_text_lines(path) == 2
+    assert read_texts(path) == ["alpha", "beta"] and count_texts(path) == 2
     assert capsys.readouterr().err == ""
 
 def test_atomic_write_keeps_old_file_on_failure(tmp_path):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from argsim.data.counterargs import Argument, CounterCorpus
 from argsim.trainers.counter_retriever import RetrieverConfig, hard_negative, train_counter_retriever, training_rows
 
@@ -50,6 +52,7 @@ def test_training_rows_leave_out_every_validation_and_test_text() -> None:
     assert len(training_rows(corpus, held_out_splits=())["anchor"]) == 6
 
 
+@pytest.mark.slow
 def test_a_tiny_run_learns(counterargs_corpus, tmp_path) -> None:
     """A few steps on a few debates: the loss falls and the validation nDCG@10 rises above the untrained model's;
     the folder is an adapter that loads by path."""

@@ -147,6 +147,7 @@ def test_the_counter_bi_encoder_ships_small_with_its_card():
     assert card["training_seconds"] > 0 and "Wachsmuth" in card["data_licence"]
 
 
+@pytest.mark.slow
 def test_counter_bi_encoder_loads_by_name_and_reproduces_its_slice_figure(data_dir):
     """The shipped Bi-encoder (`CounterRetriever("bi-encoder")`): on the card's slice it gives the recorded figure;
     its ranking is the dot product of the two heads' embeddings (computed here from the heads' tensors with
@@ -196,6 +197,7 @@ def test_counter_bi_encoder_loads_by_name_and_reproduces_its_slice_figure(data_d
         enc.encode(texts, use_cache=False)
 
 
+@pytest.mark.slow
 def test_the_counter_bipolar_ships_its_adapter_and_heads_and_reproduces_its_slice_figure(data_dir):
     """The shipped Bipolar-encoder is a LoRA adapter of its one tower plus the two heads (no base weight, each file
     hashed in the card); by name, `--method bipolar`'s default ranker gives the card's slice figure, which is not

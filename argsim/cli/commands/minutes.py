@@ -159,7 +159,8 @@ def eval_rouge(
         "--unit", callback=choices("content", "surface", "char"), help="content (content-word lemmas), surface (all "
                                                                        "tokens) or char; repeat for several.")] = (
         "content", "char"),
-    no_limit: Annotated[bool, typer.Option(help="Do not zero summaries longer than their budget.")] = False,
+    no_limit: Annotated[bool, typer.Option("--no-limit", help="Do not zero summaries longer than their "
+                                                              "budget.")] = False,
     task: Annotated[str | None, typer.Option(help="Also merge the rows into bench/results/<task>.json.")] = None,
     out: Annotated[Path | None, typer.Option(callback=OUT_FILE, help="Write the scores as JSON here.")] = None,
 ) -> None:
