@@ -15,6 +15,7 @@ import numpy as np
 
 from argsim.config import SEED
 from argsim.errors import ArgsimError
+from argsim.extras import need
 
 INDEX_KINDS = ("auto", "flat", "hnsw", "ivf", "ivfpq", "ivfsq8", "ivfpqfs")
 #: `auto` searches exactly up to this many candidates (a flat scan of 1M x 384 floats took 178 ms a query, so
@@ -26,15 +27,9 @@ AUTO_PROBE_SHARE = 32
 DEFAULT_REFINE = {"ivfsq8": 4, "ivfpqfs": 10}
 
 
-def _faiss():
-    from argsim.extras import need
-
-    return need("faiss", "a faiss index")
-
-
 def exact_index(vectors: np.ndarray):
     """An exact inner-product index (faiss IndexFlatIP) holding `vectors`."""
-    faiss = _faiss()
+    faiss = need("faiss", "a faiss index")
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
     index = faiss.IndexFlatIP(vectors.shape[1])
     index.add(vectors)
@@ -67,9 +62,9 @@ def check_index(kind: str, n: int) -> None:
     Example:
         >>> check_index("ivfpqfs", 1000)
     """
-    need = MIN_TRAIN.get(kind, 1)
-    if n < need:
-        raise ArgsimError(f"--index {kind} needs at least {need:,} candidates to train its codes, and there are "
+    least = MIN_TRAIN.get(kind, 1)
+    if n < least:
+        raise ArgsimError(f"--index {kind} needs at least {least:,} candidates to train its codes, and there are "
                           f"{n:,}: use --index flat or auto")
 
 
@@ -109,7 +104,7 @@ def build_index(vectors: np.ndarray, kind: str = "flat", nlist: int | None = Non
         raise ValueError(f"unknown index kind '{kind}': choose one of {', '.join(INDEX_KINDS)}")
     if kind == "flat":
         return exact_index(vectors)
-    faiss = _faiss()
+    faiss = need("faiss", "a faiss index")
     if kind == "hnsw":
         index = faiss.IndexHNSWFlat(vectors.shape[1], hnsw_m, faiss.METRIC_INNER_PRODUCT)
         index.hnsw.efSearch = ef_search
