@@ -174,21 +174,6 @@ def run_inputs(request: Table3Request, seed: int, data: str | None = None) -> di
             "models": {k: stamp(v) for k, v in sorted(r.models.items()) if v}}
 
 
-def _read_state(state: Path, inputs: dict) -> dict:
-    """The rows an interrupted run finished (`state`'s `rows`), when it ran on the same `inputs`; ArgsimError
-    (one line) when they differ, {} when there is no state."""
-    from argsim.schemas import TableState
-
-    if not state.exists():
-        return {}
-    saved = read_json_as(TableState, state, what="an interrupted table's state {inputs, rows}")
-    if saved["inputs"] != inputs:
-        differs = sorted(k for k in {*inputs, *saved["inputs"]} if inputs.get(k) != saved["inputs"].get(k))
-        raise ArgsimError(f"{state}: holds the finished rows of an interrupted run on other inputs "
-                          f"({', '.join(differs)}); rerun that command to finish it, or delete the file to start over")
-    return saved["rows"]
-
-
 def evaluate_table3(corpus, request: Table3Request, config=None,
                     on_result: Callable[[Table3Result], None] | None = None, state: str | Path | None = None,
                     data: str | None = None) -> list[Table3Result]:
@@ -200,14 +185,23 @@ def evaluate_table3(corpus, request: Table3Request, config=None,
     interrupted run keeps it: the same call again evaluates only the rest (the per-point hits read back give the
     same table and paired comparisons) and removes the file at the end; a call on other inputs (`run_inputs`:
     options, model folders, `data`) is refused in one line while the file is there."""
+    from argsim.schemas import TableState
+
     zero_shot, seed = f"cosine:{request.base_model}", getattr(config, "seed", SEED)
     split, ks = request.split, request.ks
     stages: dict = {}
     reference: dict[str, RowScore] = {}
     out = []
     inputs = run_inputs(request, seed, data)
-    state = Path(state) if state is not None else None
-    done = _read_state(state, inputs) if state is not None else {}
+    state, done = Path(state) if state is not None else None, {}
+    if state is not None and state.exists():  # the rows an interrupted run finished, if it ran on these inputs
+        saved = read_json_as(TableState, state, what="an interrupted table's state {inputs, rows}")
+        if saved["inputs"] != inputs:
+            differs = sorted(k for k in {*inputs, *saved["inputs"]} if inputs.get(k) != saved["inputs"].get(k))
+            raise ArgsimError(f"{state}: holds the finished rows of an interrupted run on other inputs "
+                              f"({', '.join(differs)}); rerun that command to finish it, or delete the file to "
+                              "start over")
+        done = saved["rows"]
     if done:
         warn(f"{state}: {len(done)} row(s) of an interrupted run are kept; only the rest are evaluated")
     for row, setting in table3_plan(request):
