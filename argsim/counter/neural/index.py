@@ -3,8 +3,7 @@ ones (the kinds: `build_index`; `ivfpqfs` scans 4-bit codes with faiss's SIMD "f
 "Quicker ADC", IEEE TPAMI 2019).
 
 `auto` is at 1M candidates the fastest configuration of bench/bench_scale.py that kept recall@30 >= 0.9 against
-exact search (0.941, 8.4 ms a query with its encoding; the 8-bit and 4-bit kinds scanned faster in batches but
-answered one query at a time more slowly there, 12 and 18 ms at the same recall, bench/results/scale.json).
+exact search (the measurements: docs/scale.md, Retrieval).
 `rerank_exact` re-scores any candidate list exactly; `recall_at_k` measures an index against the exact top-k of
 `exact_index`.
 """
