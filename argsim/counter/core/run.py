@@ -163,25 +163,6 @@ class RankRequest:
         return self.label or default_label(self.method, dict(self.options or {}))
 
 
-def read_kept(out: str | Path, label: str, split: str, settings: Sequence[str]
-              ) -> tuple[dict[str, list[dict]], list[dict]]:
-    """What an earlier (possibly interrupted) ranking in `out` holds: the records of method `label` on `split` in
-    each of `settings` (reused instead of ranking again), and every other record (other methods, splits or
-    settings; written back unchanged)."""
-    from argsim.io import read_records
-    from argsim.schemas import RankingRecord
-
-    kept: dict[str, list[dict]] = {}
-    others: list[dict] = []
-    if Path(out).is_file():
-        for rec in read_records(out, RankingRecord):
-            if rec.get("method") == label and rec.get("split") == split and rec.get("setting") in settings:
-                kept.setdefault(rec["setting"], []).append(rec)
-            else:
-                others.append(rec)
-    return kept, others
-
-
 def rank_counterargs(request: RankRequest, config: RunConfig | None = None, out: str | Path | None = None,
                      resume: bool = False) -> tuple[list[RankRun], list[dict]]:
     """Rank what `request` names (`run_ranker` for each setting, or once for its user file): the one function of
@@ -191,7 +172,7 @@ def rank_counterargs(request: RankRequest, config: RunConfig | None = None, out:
         request: The method, its options, the split, settings and points. config: the run's options (seed of
             `sample`, data folder, engine, precision and runtime of transformer stages). out: a JSONL ranking
             rewritten atomically after every finished setting. resume: keep the settings `out` already holds for
-            this method and split (`read_kept`) and rank the others.
+            this method and split and rank the others.
 
     Returns:
         (runs, records): one `RankRun` per setting ranked now, and the records of every setting (kept ones too).
@@ -200,14 +181,22 @@ def rank_counterargs(request: RankRequest, config: RunConfig | None = None, out:
         >>> runs, records = rank_counterargs(RankRequest("bm25", ("sdoc",), limit=20))  # doctest: +SKIP
     """
     from argsim.engine import engine_from_config
-    from argsim.io import write_jsonl
+    from argsim.io import read_records, write_jsonl
+    from argsim.schemas import RankingRecord
 
     config = config or RunConfig()
     if resume and request.user_file is not None:
         raise ArgsimError("--resume continues counterargs-18 settings; it does not apply to --input")
     if resume and not Path(out).is_file():
         warn(f"--resume: {out} does not exist yet, so every setting is ranked")
-    kept, others = read_kept(out, request.name, request.split, request.settings) if resume else ({}, [])
+    kept: dict[str, list[dict]] = {}  # the records of this method and split per setting: reused, not ranked again
+    others: list[dict] = []  # every other record of `out`: written back unchanged
+    for rec in read_records(out, RankingRecord) if resume and Path(out).is_file() else ():
+        if rec.get("method") == request.name and rec.get("split") == request.split \
+                and rec.get("setting") in request.settings:
+            kept.setdefault(rec["setting"], []).append(rec)
+        else:
+            others.append(rec)
     run = partial(run_ranker, request.method, options=request.options, top_k=request.top_k, label=request.name,
                   engine=engine_from_config(config), precision=config.precision, config=config)
     if request.user_file is not None:

@@ -18,14 +18,6 @@ from argsim.paths import under_workdir
 FEATURE_CACHE = Path("runs/counter/features")  # relative: placed in the work folder (argsim.paths) when used
 
 
-def _vectors_key(name: str) -> str:
-    """The word vectors' part of the cache key: the name of a named source, the content fingerprint of a file or
-    static model folder (a folder rewritten under the same path gets new features)."""
-    if name in ("glove50", "w2v-training") or not Path(name).expanduser().exists():
-        return name
-    return word_vectors_identity(name)
-
-
 def pool_features(points: list[Argument], pools: dict[str, list[Argument]], config: FeatureConfig,
                   n_features: int, cache_dir: str | Path | None = FEATURE_CACHE,
                   engine: Engine | None = None) -> dict[str, np.ndarray]:
@@ -35,8 +27,14 @@ def pool_features(points: list[Argument], pools: dict[str, list[Argument]], conf
     A 'full' request reuses a cached 'part' block (the expensive WMDs) and a 'part' request a cached full one.
     """
 
+    # the word vectors in the key: a named source by its name, a file or static model folder by its content
+    # fingerprint (a folder rewritten under the same path gets new features)
+    name = config.word_vectors
+    vectors = name if name in ("glove50", "w2v-training") or not Path(name).expanduser().exists() \
+        else word_vectors_identity(name)
+
     def cache_path(n: int) -> Path | None:
-        key = hashlib.sha1(json.dumps([_vectors_key(config.word_vectors), config.bert_model, config.bert_pooling,
+        key = hashlib.sha1(json.dumps([vectors, config.bert_model, config.bert_pooling,
                                        config.bm25_idf, config.stopwords,
                                        n, [(p.id, [c.id for c in pools[p.id]]) for p in points]]).encode()
                            ).hexdigest()[:16]

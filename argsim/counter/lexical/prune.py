@@ -5,14 +5,11 @@ similarities and score a candidate exactly: `LinearScore` below (Simple-SD; logi
 scaler) and the tree ensembles' `argsim.counter.ltr.cascade.TreeScore` (XGBoost).
 
 Every feature except the WMD block x5..x8 = agg(s_cl, s_pr), s = 1 / (1 + WMD) in [0, 1], is cheap and exact for
-all pairs. min, max, product and sum are non-decreasing in each argument, so lower bounds on the two WMDs
-(`argsim.counter.lexical.wmd`) bound a linear score from above where the WMD weights are positive; a negative
-weight needs an upper bound on the WMD: the independent transport plan's cost, sqrt(2 - 2 <centroid_i,
-centroid_j>) for a whole pool, exact per pair from its cost matrix. The pool-wide lower bounds: the full relaxed
-WMD for the short conclusion (`WMDEngine.full_relaxed_bounds`), the candidate-side RWMD and the word-centroid
-distance for the long premise (`relaxed_bounds`). Candidates are visited by decreasing upper bound; each is
-tightened step by step (full premise RWMD from the cost matrix the solver needs anyway, exact conclusion WMD,
-exact premise WMD) and dropped as soon as its bound falls below the threshold:
+all pairs; the aggregations are monotone, so bounds on the two WMDs (`argsim.counter.lexical.wmd`: which bound
+where, and the upper bounds a negative weight needs, in docs/counterargs-ltr.md, Speed) bound the score.
+Candidates are visited by decreasing upper bound; each is tightened step by step (full premise RWMD from the cost
+matrix the solver needs anyway, exact conclusion WMD, exact premise WMD) and dropped as soon as its bound falls
+below the threshold:
 
 - `mode="rank"` (default when the true counter is known): threshold = the true counter's exact score, so every
   candidate that could score >= it is exact; accuracy@1, ties and the true counter's rank (MRR) are exact;

@@ -115,17 +115,15 @@ def single_feature_ranker(feature: str):
 register_ranker_family("feature", single_feature_ranker)
 
 
-def accuracy_of(features: dict[str, np.ndarray], ids: dict[str, list[str]], gold: dict[str, str],
-                w: np.ndarray) -> float:
-    return accuracy_at_1({pid: (ids[pid], f @ w) for pid, f in features.items()}, gold)
-
-
 def tune_weights(features: dict[str, np.ndarray], ids: dict[str, list[str]], gold: dict[str, str],
                  start: np.ndarray, grid: tuple[float, ...] = (-1, -0.5, -0.2, -0.1, 0, 0.1, 0.2, 0.5, 0.9, 1),
                  rounds: int = 2) -> tuple[np.ndarray, float, list[dict]]:
     """Coordinate ascent over the 8 weights (each over `grid`), maximising accuracy@1; keeps the first best."""
+    def accuracy(w: np.ndarray) -> float:
+        return accuracy_at_1({pid: (ids[pid], f @ w) for pid, f in features.items()}, gold)
+
     w = np.asarray(start, dtype=np.float64).copy()
-    best = accuracy_of(features, ids, gold, w)
+    best = accuracy(w)
     trace = [{"round": 0, "weights": w.tolist(), "accuracy": best}]
     for r in range(1, rounds + 1):
         improved = False
@@ -133,7 +131,7 @@ def tune_weights(features: dict[str, np.ndarray], ids: dict[str, list[str]], gol
             for value in grid:
                 trial = w.copy()
                 trial[i] = value
-                if value != w[i] and np.any(trial) and (acc := accuracy_of(features, ids, gold, trial)) > best + 1e-12:
+                if value != w[i] and np.any(trial) and (acc := accuracy(trial)) > best + 1e-12:
                     best, w, improved = acc, trial, True
         trace.append({"round": r, "weights": w.tolist(), "accuracy": best})
         if not improved:

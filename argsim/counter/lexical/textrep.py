@@ -26,11 +26,7 @@ class TermMatrix:
 
     def l1(self) -> sp.csr_matrix:
         """Rows divided by their token count (empty rows stay zero)."""
-        return _scale_rows(self.counts, 1.0 / np.maximum(np.asarray(self.counts.sum(axis=1)).ravel(), 1.0))
-
-
-def _scale_rows(m: sp.csr_matrix, factors: np.ndarray) -> sp.csr_matrix:
-    return sp.csr_matrix(sp.diags(factors) @ m)
+        return sp.csr_matrix(sp.diags(1.0 / np.maximum(np.asarray(self.counts.sum(axis=1)).ravel(), 1.0)) @ self.counts)
 
 
 def term_matrix(texts: Sequence[str], vocab: dict[str, int] | None = None, stopwords: str = "none") -> TermMatrix:
@@ -86,7 +82,7 @@ def cosine_similarity(queries: sp.csr_matrix, docs: sp.csr_matrix) -> np.ndarray
     unit = []  # rows as unit vectors; empty rows stay zero
     for m in (queries, docs):
         norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
-        unit.append(_scale_rows(m, 1.0 / np.where(norms > 0, norms, 1.0)))
+        unit.append(sp.csr_matrix(sp.diags(1.0 / np.where(norms > 0, norms, 1.0)) @ m))
     return np.asarray((unit[0] @ unit[1].T).toarray())
 
 

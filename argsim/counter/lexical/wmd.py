@@ -7,11 +7,9 @@ by POT's network simplex (`ot.emd2`, see `emd_cost`). Special cases, as in gensi
 `inf`; two texts made of the same single word give 0. (gensim also returns `inf` when every ground cost is 0, a
 guard against the solver stalling; that only happens for identical single-word texts, which give 0 here.)
 
-Fast compared to `wmdistance` per pair (docs/counterargs-ltr.md, Speed): each text becomes (word ids, weights,
-centroid) once; a pair's ground costs are a slice of precomputed unit vectors; the word-centroid distance and the
+Fast compared to `wmdistance` per pair (how: docs/counterargs-ltr.md, Speed); the word-centroid distance and the
 relaxed WMD of Kusner et al. (2015) bound pairs from below for the pruned rankers (`argsim.counter.lexical.prune`),
-their query-independent part made once per pool block (`PoolView`, shared by points whose pools overlap); many
-pairs or pools run on an `argsim.engine` (local, or Ray tasks).
+their query-independent part made once per pool block (`PoolView`).
 """
 
 from __future__ import annotations

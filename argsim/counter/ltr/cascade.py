@@ -1,11 +1,9 @@
 """Exact XGBoost ranking over full pools without solving every WMD (section 3.2 / appendix B.1 models, unchanged).
 
 The XGBoost LTR score of a pair is sigmoid(m(z)), m the margin of its trees (`argsim.counter.ltr.tree_bounds`),
-z = StandardScaler(x), x the pair's features (Table 1). The similarity bounds of `argsim.counter.lexical.prune`
-give the box agg(s_cl_lo, s_pr_lo) <= x5..8 <= agg(s_cl_hi, s_pr_hi) (the aggregations are monotone); the scaler is
-increasing, so it maps to a box of z, over which `margin_upper_bound` bounds m (exactly per tree). The search is
-prune.py's with `TreeScore` as its `PoolScore`, in batches of `TreeScore.batch`; solved candidates get the model's
-own scores (the same numbers as scoring every pair), the others keep their bound.
+z = StandardScaler(x), x the pair's features (Table 1); the similarity bounds give a box of z over which
+`margin_upper_bound` bounds m (docs/counterargs-ltr.md, Speed). The search is prune.py's with `TreeScore` as its
+`PoolScore`; solved candidates get the model's own scores, the others keep their bound.
 
 Readings and choices:
 - The trees are not monotone in the WMD features (no monotone constraints: the trained models are used as they

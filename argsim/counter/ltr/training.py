@@ -7,7 +7,7 @@ candidates sampled uniformly (seeded) from the point's pool in the chosen settin
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -23,31 +23,13 @@ from argsim.paths import under_workdir
 
 MODELS_DIR = Path("models/counter/ltr")  # relative: placed in the work folder (argsim.paths) when used
 
-@dataclass
-class TrainingSet:
-    x: np.ndarray
-    y: np.ndarray
-    sampling: dict = field(default_factory=dict)
-
-
-def training_set(corpus: CounterCorpus, setting: str, n_features: int, config: FeatureConfig,
-                 neg_per_point: int | None = 10, seed: int = SEED, split: str = "training",
-                 limit: int | None = None, engine: Engine | None = None) -> TrainingSet:
-    """Pointwise pairs of a counterargs-18 split: true counters (1) and sampled pool candidates (0)."""
-    rng = np.random.default_rng(seed)
-    pools = build_pools(corpus, split, setting)
-    points = corpus.points(split)
-    if limit is not None:
-        points = [points[i] for i in sorted(rng.choice(len(points), size=min(limit, len(points)), replace=False))]
-    gold = {p.id: corpus.true_counter(p).id for p in points}
-    return training_set_from(points, pools, gold, n_features, config, neg_per_point, rng,
-                             {"split": split, "setting": setting, "seed": seed, "limit": limit}, engine=engine)
-
 
 def training_set_from(points: list[Argument], pools: dict[str, list[Argument]], gold: dict[str, str | None],
                       n_features: int, config: FeatureConfig, neg_per_point: int | None,
-                      rng: np.random.Generator, meta: dict, engine: Engine | None = None) -> TrainingSet:
-    """Pairs from any points/pools with known true counters (points without one are skipped)."""
+                      rng: np.random.Generator, meta: dict, engine: Engine | None = None
+                      ) -> tuple[np.ndarray, np.ndarray, dict]:
+    """Pointwise pairs (x, y, sampling) from any points/pools with known true counters: each true counter (1) and
+    its sampled pool candidates (0); points without a true counter are skipped."""
     points = [p for p in points if gold.get(p.id) is not None]
     if not points:
         raise ArgsimError("no training point has a true counter")
@@ -61,8 +43,8 @@ def training_set_from(points: list[Argument], pools: dict[str, list[Argument]], 
     feats = pool_features(points, sampled, config, n_features, engine=engine)
     x = np.concatenate([feats[p.id] for p in points])
     y = np.concatenate([np.r_[np.ones(1, dtype=int), np.zeros(len(sampled[p.id]) - 1, dtype=int)] for p in points])
-    return TrainingSet(x=x, y=y, sampling=meta | {"neg_per_point": neg_per_point, "points": len(points),
-                                                  "pairs": int(len(y)), "positives": int(y.sum())})
+    return x, y, meta | {"neg_per_point": neg_per_point, "points": len(points), "pairs": int(len(y)),
+                         "positives": int(y.sum())}
 
 
 def train_ltr(corpus: CounterCorpus | None, setting: str, methods: tuple[str, ...] = LTR_METHODS,
@@ -75,17 +57,21 @@ def train_ltr(corpus: CounterCorpus | None, setting: str, methods: tuple[str, ..
     """
     config = config or FeatureConfig()
     n = max(feature_count(m.split("-")[1]) for m in methods)
+    rng = np.random.default_rng(seed)
     if user_data is not None:
         points, pools, gold = user_data
-        data = training_set_from(points, pools, gold, n, config, neg_per_point, np.random.default_rng(seed),
-                                 {"split": "user", "setting": setting, "seed": seed}, engine=engine)
-    else:
-        data = training_set(corpus, setting, n, config, neg_per_point=neg_per_point, seed=seed, limit=limit,
-                            engine=engine)
+        meta = {"split": "user", "setting": setting, "seed": seed}
+    else:  # every training-split point (a seeded sample of `limit`) in the setting's pools
+        pools, points = build_pools(corpus, "training", setting), corpus.points("training")
+        if limit is not None:
+            points = [points[i] for i in sorted(rng.choice(len(points), size=min(limit, len(points)), replace=False))]
+        gold = {p.id: corpus.true_counter(p).id for p in points}
+        meta = {"split": "training", "setting": setting, "seed": seed, "limit": limit}
+    x, y, sampling = training_set_from(points, pools, gold, n, config, neg_per_point, rng, meta, engine=engine)
     saved = {}
     for method in methods:
         kind, feats = method.split("-")
-        model = LTRModel(kind, feats, seed=seed).fit(data.x, data.y)
-        meta = {"features_config": asdict(config), "sampling": data.sampling, "method": method}
+        model = LTRModel(kind, feats, seed=seed).fit(x, y)
+        meta = {"features_config": asdict(config), "sampling": sampling, "method": method}
         saved[method] = model.save(under_workdir(out_dir) / setting / method, meta=meta)
     return saved

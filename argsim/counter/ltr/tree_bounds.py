@@ -14,11 +14,8 @@ bounds the LTR score of counterargs-18 pairs whose WMD features are only known a
 (`argsim.counter.ltr.cascade`).
 
 How, for millions of rows: QuickScorer's bit vectors (Lucchese, Nardini, Orlando, Perego, Tonellotto &
-Venturini, SIGIR 2015), extended from a point to a box. Each tree's leaves are numbered by decreasing value in
-64-bit words; a split that a box cannot pass to the left clears the bits of its left subtree's leaves (and to the
-right, of the right subtree's). Per feature, the masks of all splits on it are combined once per cut position
-(`_LeafMasks.table`), so a row costs one table look-up and one AND per feature and word (two for an interval
-feature), no descent: the bits left set are the reachable leaves, the largest is the word's lowest set bit.
+Venturini, SIGIR 2015), extended from a point to a box (`_LeafMasks`; docs/counterargs-ltr.md, Speed): the bits
+left set are the reachable leaves, numbered by decreasing value, so the largest is a word's lowest set bit.
 
 Readings and choices:
 - Parsing: XGBoost's own JSON model (`Booster.save_raw("json")`, i.e. what `argsim train ltr` saves as

@@ -14,23 +14,6 @@ from argsim.io import read_numbered_records
 from argsim.options import setting
 
 
-class TextTable:
-    """Unique texts with stable indices."""
-
-    def __init__(self) -> None:
-        self.texts: list[str] = []
-        self._index: dict[str, int] = {}
-
-    def add(self, text: str) -> int:
-        if text not in self._index:
-            self._index[text] = len(self.texts)
-            self.texts.append(text)
-        return self._index[text]
-
-    def add_all(self, texts: Iterable[str]) -> np.ndarray:
-        return np.asarray([self.add(t) for t in texts], dtype=np.int64)
-
-
 @dataclass
 class PairData:
     """Point–counter pairs for training and validation, plus the candidate collections of each split."""
@@ -46,14 +29,19 @@ class PairData:
     def from_text_pairs(cls, train: Sequence[tuple[str, str]], val: Sequence[tuple[str, str]],
                         train_extra: Sequence[str] = (), val_extra: Sequence[str] = ()) -> PairData:
         """Build from (point, counter) text pairs; each split's collection = its points, counters and extras."""
-        table = TextTable()
-        tp = np.stack([table.add_all(p for p, _ in train), table.add_all(c for _, c in train)], axis=1) \
-            if train else np.zeros((0, 2), np.int64)
-        vp = np.stack([table.add_all(p for p, _ in val), table.add_all(c for _, c in val)], axis=1) \
-            if val else np.zeros((0, 2), np.int64)
-        tc = np.unique(np.concatenate([tp.ravel(), table.add_all(train_extra)]))
-        vc = np.unique(np.concatenate([vp.ravel(), table.add_all(val_extra)]))
-        return cls(table.texts, tp, tc, vp, vc)
+        index: dict[str, int] = {}  # each distinct text's position in the table
+
+        def ids(texts: Iterable[str]) -> np.ndarray:
+            return np.asarray([index.setdefault(t, len(index)) for t in texts], dtype=np.int64)
+
+        def pairs(ps: Sequence[tuple[str, str]]) -> np.ndarray:
+            empty = np.zeros((0, 2), np.int64)
+            return np.stack([ids(p for p, _ in ps), ids(c for _, c in ps)], axis=1) if ps else empty
+
+        tp, vp = pairs(train), pairs(val)
+        tc = np.unique(np.concatenate([tp.ravel(), ids(train_extra)]))
+        vc = np.unique(np.concatenate([vp.ravel(), ids(val_extra)]))
+        return cls(list(index), tp, tc, vp, vc)
 
 
 def counterargs_data(corpus, train_split: str = "training", val_split: str = "validation",

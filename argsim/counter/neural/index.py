@@ -3,8 +3,7 @@ ones (the kinds: `build_index`; `ivfpqfs` scans 4-bit codes with faiss's SIMD "f
 "Quicker ADC", IEEE TPAMI 2019).
 
 `auto` is at 1M candidates the fastest configuration of bench/bench_scale.py that kept recall@30 >= 0.9 against
-exact search (0.941, 8.4 ms a query with its encoding; the 8-bit and 4-bit kinds scanned faster in batches but
-answered one query at a time more slowly there, 12 and 18 ms at the same recall, bench/results/scale.json).
+exact search (the measurements: docs/scale.md, Retrieval).
 `rerank_exact` re-scores any candidate list exactly; `recall_at_k` measures an index against the exact top-k of
 `exact_index`.
 """
@@ -15,6 +14,7 @@ import numpy as np
 
 from argsim.config import SEED
 from argsim.errors import ArgsimError
+from argsim.extras import need
 
 INDEX_KINDS = ("auto", "flat", "hnsw", "ivf", "ivfpq", "ivfsq8", "ivfpqfs")
 #: `auto` searches exactly up to this many candidates (a flat scan of 1M x 384 floats took 178 ms a query, so
@@ -26,15 +26,9 @@ AUTO_PROBE_SHARE = 32
 DEFAULT_REFINE = {"ivfsq8": 4, "ivfpqfs": 10}
 
 
-def _faiss():
-    from argsim.extras import need
-
-    return need("faiss", "a faiss index")
-
-
 def exact_index(vectors: np.ndarray):
     """An exact inner-product index (faiss IndexFlatIP) holding `vectors`."""
-    faiss = _faiss()
+    faiss = need("faiss", "a faiss index")
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
     index = faiss.IndexFlatIP(vectors.shape[1])
     index.add(vectors)
@@ -67,9 +61,9 @@ def check_index(kind: str, n: int) -> None:
     Example:
         >>> check_index("ivfpqfs", 1000)
     """
-    need = MIN_TRAIN.get(kind, 1)
-    if n < need:
-        raise ArgsimError(f"--index {kind} needs at least {need:,} candidates to train its codes, and there are "
+    least = MIN_TRAIN.get(kind, 1)
+    if n < least:
+        raise ArgsimError(f"--index {kind} needs at least {least:,} candidates to train its codes, and there are "
                           f"{n:,}: use --index flat or auto")
 
 
@@ -109,7 +103,7 @@ def build_index(vectors: np.ndarray, kind: str = "flat", nlist: int | None = Non
         raise ValueError(f"unknown index kind '{kind}': choose one of {', '.join(INDEX_KINDS)}")
     if kind == "flat":
         return exact_index(vectors)
-    faiss = _faiss()
+    faiss = need("faiss", "a faiss index")
     if kind == "hnsw":
         index = faiss.IndexHNSWFlat(vectors.shape[1], hnsw_m, faiss.METRIC_INNER_PRODUCT)
         index.hnsw.efSearch = ef_search

@@ -77,19 +77,6 @@ def load_stage(spec: str | Path | None, precision: str = "auto", config=None):
     return model
 
 
-def _first_stage(stage, points: list[Argument], pools: dict[str, list[Argument]],
-                 index: PoolIndex, cache: dict) -> dict[str, np.ndarray]:
-    from argsim.counter.lexical.baselines import bm25_scores
-
-    if stage == "bm25":
-        return bm25_scores(points, pools)
-    u, q = _bases(stage, points, index, cache)
-    ret_c, ret_q = stage.retrieval_numpy(u, "candidate"), stage.retrieval_numpy(q, "point")
-    if stage.ret_point is None:  # classification-only model: cosine of the base embeddings
-        ret_c, ret_q = l2_normalize(ret_c), l2_normalize(ret_q)
-    return {p.id: ret_c[index.columns[p.id]] @ ret_q[i] for i, p in enumerate(points)}
-
-
 def _bases(model, points: list[Argument], index: PoolIndex, cache: dict) -> tuple[np.ndarray, np.ndarray]:
     key = id(model)
     if key not in cache:
@@ -102,10 +89,18 @@ def run_stages(points: list[Argument], pools: dict[str, list[Argument]], first, 
                kmax: int, show_progress: bool = False) -> StageResult:
     """First-stage scores over each whole pool; second-stage scores for the first stage's top `kmax`."""
     from argsim.backend.resolve import PairScorer
+    from argsim.counter.lexical.baselines import bm25_scores
 
     index = PoolIndex.build(points, pools)
     cache: dict = {}
-    first_full = _first_stage(first, points, pools, index, cache)
+    if first == "bm25":
+        first_full = bm25_scores(points, pools)
+    else:  # the retrieval head's dot product
+        u, q = _bases(first, points, index, cache)
+        ret_c, ret_q = first.retrieval_numpy(u, "candidate"), first.retrieval_numpy(q, "point")
+        if first.ret_point is None:  # classification-only model: cosine of the base embeddings
+            ret_c, ret_q = l2_normalize(ret_c), l2_normalize(ret_q)
+        first_full = {p.id: ret_c[index.columns[p.id]] @ ret_q[i] for i, p in enumerate(points)}
     top = {pid: np.argsort(-s, kind="stable")[:kmax] for pid, s in first_full.items()}
     second_scores: dict[str, np.ndarray | None] = {p.id: None for p in points}
     if isinstance(second, PairScorer):

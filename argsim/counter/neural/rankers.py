@@ -29,26 +29,21 @@ def _two_stage(points, pools, first, second, k, precision: str = "auto", config=
     return scores_for_k(run_stages(points, pools, first_stage, second_stage, kmax=k), k)
 
 
-#: the shipped Bi-encoder and Bipolar-encoder (`argsim models`): the `bi-encoder` / `bipolar` rankers' model when
-#: none is given
-SHIPPED_BI_ENCODER = "counter-bi-encoder"
-SHIPPED_BIPOLAR = "counter-bipolar"
-
-
 @register_ranker("bipolar", help="Bipolar-encoder: retrieval head top-k, reranked by its classification head "
                                  "(--model DIR; default: the shipped counter-bipolar; opt k=30)")
 def bipolar_ranker(points, pools, model=None, k=30, precision="auto", config=None, **_):
     from argsim.backend.names import shipped_models
 
-    folder = model or (SHIPPED_BIPOLAR if SHIPPED_BIPOLAR in shipped_models() else _need(model, "--model DIR",
-                                                                                          "bipolar"))
+    # without --model: the shipped model (`argsim models`)
+    folder = model or ("counter-bipolar" if "counter-bipolar" in shipped_models() else _need(model, "--model DIR",
+                                                                                            "bipolar"))
     return _two_stage(points, pools, folder, folder, k, precision=precision, config=config)
 
 
 @register_ranker("bi-encoder", help="Bi-encoder retrieval: dot product of the point and candidate towers (--model DIR; "
                                     "default: the shipped counter-bi-encoder)")
 def bi_encoder_ranker(points, pools, model=None, precision="auto", config=None, **_):
-    return _two_stage(points, pools, model or SHIPPED_BI_ENCODER, None, 1, precision=precision, config=config)
+    return _two_stage(points, pools, model or "counter-bi-encoder", None, 1, precision=precision, config=config)
 
 
 @register_ranker("unipolar-ret", help="Unipolar-ret retrieval: shared tower + retrieval head (--model DIR)")

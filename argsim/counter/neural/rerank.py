@@ -53,11 +53,9 @@ class RetrieveRerank:
     `rank(query_base, k)` returns the top-k candidate ids by the retrieval head, reranked by the classification
     head on the cached base embeddings; ids in a query's `exclude` set (the query itself) are never returned.
 
-    `engine` (None: this process): where the candidate and query texts are embedded (`argsim.engine.encode`:
-    with Ray, what the cache lacks runs on the actor pool). The search and the rerank stay in this process on
-    every engine: faiss already searches a block of queries on all cores (OpenMP), the rerank of a query is a
-    few numpy operations (`NumpyHeads`), and a Ray task would first have to receive the whole index (1.5 GB at
-    1M x 384 flat) and the base embeddings; per-query work that small does not pay for that transfer."""
+    `engine` (None: this process): where the candidate and query texts are embedded (`argsim.engine.encode`).
+    The search and the rerank stay in this process on every engine (docs/scale.md): a worker would first need the
+    whole index (1.5 GB at 1M x 384 flat) for a few numpy operations per query."""
 
     def __init__(self, model: CounterModel, texts: Sequence[str] | None = None, base: np.ndarray | None = None,
                  index_kind: str = "auto", engine: Engine | None = None, config: RunConfig | None = None) -> None:

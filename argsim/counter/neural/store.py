@@ -37,37 +37,15 @@ from argsim.training.curve import OWN_HISTORY
 HEADS = "heads.safetensors"
 #: the heads file of folders written before safetensors (still read, never written)
 LEGACY_HEADS = "heads.pt"
-MANIFEST = {"loader": "counter-neural"}  # a name in argsim.backend.names.ENCODER_LOADERS
+LOADER = "counter-neural"  # a name in argsim.backend.names.ENCODER_LOADERS
 #: a two-tower model's tower per role (`argsim.backend.encoder.Encoder.roles`): the point tower encodes queries
 TOWER_ROLES = {"query": "point", "document": "candidate"}
-
-
-def manifest(config: NeuralConfig) -> dict:
-    """The `argsim_encoder.json` of a saved model: its loader, and with two towers their roles."""
-    return encoder_manifest(MANIFEST["loader"], TOWER_ROLES if config.separate_towers else None)
 
 
 def _head_state(model: CounterModel) -> dict[str, torch.Tensor]:
     # cloned: a shared head (Unipolar's one retrieval head under two names) is two tensors in the file
     return {k: v.detach().cpu().clone().contiguous() for k, v in model.state_dict().items()
             if not k.startswith(("point_tower.", "cand_tower."))}
-
-
-def model_card(model: CounterModel) -> dict | None:
-    """The card of a heads-over-a-frozen-base model: base (registry name), its weights' SHA-256, what the folder
-    adds (`artifact: heads`, or `lora+heads` with LoRA adapters of the towers; `weights: heads.safetensors`),
-    pooling and length; None when the base is fine-tuned (the towers are in the folder) or not a registry model
-    (no hash to check against)."""
-    from argsim.backend.adapters import base_sha256
-
-    cfg = model.config
-    if (cfg.train_encoder and not cfg.lora) or cfg.base_model not in MODELS \
-            or MODELS[cfg.base_model].kind != "sentence-transformers":
-        return None
-    artifact = "lora+heads" if cfg.lora else "heads"
-    return {"base": cfg.base_model, "base_sha256": base_sha256(cfg.base_model), "artifact": artifact,
-            "weights": HEADS, "kind": cfg.kind, "pooling": cfg.pooling, "max_seq_length": cfg.max_seq_length,
-            "trainable_parameters": sum(t.numel() for t in _head_state(model).values())}
 
 
 def save_model(model: CounterModel, folder: str | Path, info: dict | None = None) -> Path:
@@ -86,7 +64,7 @@ def save_model(model: CounterModel, folder: str | Path, info: dict | None = None
     """
     from safetensors.torch import save_file
 
-    from argsim.backend.adapters import sha256_file
+    from argsim.backend.adapters import base_sha256, sha256_file
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -102,12 +80,22 @@ def save_model(model: CounterModel, folder: str | Path, info: dict | None = None
         save_file(_head_state(model), str(tmp), metadata={"format": "pt"})
     (folder / LEGACY_HEADS).unlink(missing_ok=True)  # an older run's heads would not match these
     write_json(folder / "config.json", {**model.config.as_dict(), "dim": model.dim, "info": info or {}})
-    card = model_card(model)
-    if card is not None:
-        write_json(folder / CARD, {**card, "weights_sha256": sha256_file(folder / HEADS)})
-    else:
+    cfg = model.config
+    # a card only for heads (`artifact: heads`, or `lora+heads` with LoRA adapters of the towers) over a frozen
+    # registry base: the base's weights' SHA-256 to check (a fine-tuned base's towers are in the folder)
+    if (cfg.train_encoder and not cfg.lora) or cfg.base_model not in MODELS \
+            or MODELS[cfg.base_model].kind != "sentence-transformers":
         (folder / CARD).unlink(missing_ok=True)
-    write_json(folder / "argsim_encoder.json", manifest(model.config))
+    else:
+        write_json(folder / CARD, {
+            "base": cfg.base_model, "base_sha256": base_sha256(cfg.base_model),
+            "artifact": "lora+heads" if cfg.lora else "heads", "weights": HEADS, "kind": cfg.kind,
+            "pooling": cfg.pooling, "max_seq_length": cfg.max_seq_length,
+            "trainable_parameters": sum(t.numel() for t in _head_state(model).values()),
+            "weights_sha256": sha256_file(folder / HEADS)})
+    # the loader, and with two towers their roles
+    write_json(folder / "argsim_encoder.json",
+               encoder_manifest(LOADER, TOWER_ROLES if model.config.separate_towers else None))
     return folder
 
 
@@ -119,7 +107,7 @@ def resolve_folder(spec: str | Path) -> Path:
         'counter-bi-encoder'
     """
     shipped = shipped_folder(str(spec))
-    if shipped is not None and manifest_loader_name(shipped) == MANIFEST["loader"]:
+    if shipped is not None and manifest_loader_name(shipped) == LOADER:
         return shipped
     return Path(spec)
 

@@ -59,19 +59,6 @@ def table3_rows(models: dict[str, str | None], base_model: str = "minilm") -> li
         for method, first, second, cross in MODEL_ROWS if m.get(first) and (second is None or m.get(second))]
 
 
-def resolve_stage(spec: str | None, config=None):
-    """load_stage plus 'cosine:<model>': an untrained Unipolar-ret (identity head) = the model's cosine; `config`:
-    the run's options (the transformers' runtime, `--backend`, `--quantize`)."""
-    if spec and spec.startswith("cosine:"):
-        base = spec.split(":", 1)[1]
-        cfg = NeuralConfig(kind="unipolar-ret", base_model=base)
-        probe = CounterModel(cfg, dim=1)
-        model = CounterModel(cfg, dim=probe.embed_texts(["dimension probe"]).shape[1])
-        model.run_config = config
-        return model
-    return load_stage(spec, config=config)
-
-
 def versus_reference(score: RowScore, reference: RowScore, ks: tuple[int, ...]) -> dict[int, dict]:
     """Paired comparison of a row's @1/K hits with the reference row's accuracy@1 on the same points, per K."""
     return {k: paired_comparison(score.hits[k], reference.aligned(1, score.ids)) for k in ks}
@@ -97,9 +84,15 @@ def evaluate_row(row: RowSpec, corpus, split: str, setting: str, ks: tuple[int, 
     """@1/K of one row on `split`/`setting` (optionally a seeded random subset of `limit` points); the result also
     holds K = 1, the first stage's own accuracy@1 on the same points."""
     stages = stages if stages is not None else {}
-    for spec in (row.first, row.second):
-        if spec is not None and spec not in stages:
-            stages[spec] = resolve_stage(spec, config)
+    for spec in (row.first, row.second):  # `config`: the transformers' runtime
+        if spec is None or spec in stages:
+            continue
+        if spec.startswith("cosine:"):  # an untrained Unipolar-ret (identity head): the model's cosine
+            cfg = NeuralConfig(kind="unipolar-ret", base_model=spec.split(":", 1)[1])
+            stages[spec] = CounterModel(cfg, dim=CounterModel(cfg, dim=1).embed_texts(["dimension probe"]).shape[1])
+            stages[spec].run_config = config
+        else:
+            stages[spec] = load_stage(spec, config=config)
     points = corpus.points(split)
     if limit is not None and limit < len(points):
         keep = sorted(np.random.default_rng(seed).choice(len(points), size=limit, replace=False))
@@ -181,21 +174,6 @@ def run_inputs(request: Table3Request, seed: int, data: str | None = None) -> di
             "models": {k: stamp(v) for k, v in sorted(r.models.items()) if v}}
 
 
-def _read_state(state: Path, inputs: dict) -> dict:
-    """The rows an interrupted run finished (`state`'s `rows`), when it ran on the same `inputs`; ArgsimError
-    (one line) when they differ, {} when there is no state."""
-    from argsim.schemas import TableState
-
-    if not state.exists():
-        return {}
-    saved = read_json_as(TableState, state, what="an interrupted table's state {inputs, rows}")
-    if saved["inputs"] != inputs:
-        differs = sorted(k for k in {*inputs, *saved["inputs"]} if inputs.get(k) != saved["inputs"].get(k))
-        raise ArgsimError(f"{state}: holds the finished rows of an interrupted run on other inputs "
-                          f"({', '.join(differs)}); rerun that command to finish it, or delete the file to start over")
-    return saved["rows"]
-
-
 def evaluate_table3(corpus, request: Table3Request, config=None,
                     on_result: Callable[[Table3Result], None] | None = None, state: str | Path | None = None,
                     data: str | None = None) -> list[Table3Result]:
@@ -207,14 +185,23 @@ def evaluate_table3(corpus, request: Table3Request, config=None,
     interrupted run keeps it: the same call again evaluates only the rest (the per-point hits read back give the
     same table and paired comparisons) and removes the file at the end; a call on other inputs (`run_inputs`:
     options, model folders, `data`) is refused in one line while the file is there."""
+    from argsim.schemas import TableState
+
     zero_shot, seed = f"cosine:{request.base_model}", getattr(config, "seed", SEED)
     split, ks = request.split, request.ks
     stages: dict = {}
     reference: dict[str, RowScore] = {}
     out = []
     inputs = run_inputs(request, seed, data)
-    state = Path(state) if state is not None else None
-    done = _read_state(state, inputs) if state is not None else {}
+    state, done = Path(state) if state is not None else None, {}
+    if state is not None and state.exists():  # the rows an interrupted run finished, if it ran on these inputs
+        saved = read_json_as(TableState, state, what="an interrupted table's state {inputs, rows}")
+        if saved["inputs"] != inputs:
+            differs = sorted(k for k in {*inputs, *saved["inputs"]} if inputs.get(k) != saved["inputs"].get(k))
+            raise ArgsimError(f"{state}: holds the finished rows of an interrupted run on other inputs "
+                              f"({', '.join(differs)}); rerun that command to finish it, or delete the file to "
+                              "start over")
+        done = saved["rows"]
     if done:
         warn(f"{state}: {len(done)} row(s) of an interrupted run are kept; only the rest are evaluated")
     for row, setting in table3_plan(request):
