@@ -8,6 +8,7 @@ import math
 import os
 import platform
 import resource
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,10 +16,10 @@ from pathlib import Path
 
 
 def peak_memory_mb() -> float:
-    """Peak resident memory of this process (and waited-for children) in MiB."""
-    self_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    child_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return round(max(self_kb, child_kb) / 1024, 1)
+    """Peak resident memory of this process (and waited-for children) in MiB (`ru_maxrss`: KiB on Linux, bytes on
+    macOS)."""
+    peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    return round(peak / (2**20 if sys.platform == "darwin" else 1024), 1)
 
 
 @contextmanager

@@ -89,7 +89,8 @@ def reset_peak() -> None:
 
 
 def peak_rss_mb() -> float | None:
-    """This process's peak resident set in MiB (Linux), else None."""
+    """This process's peak resident set in MiB since `reset_peak` (Linux), else None: unlike
+    `argsim.measure.peak_memory_mb` (getrusage, never reset), it gives each variant its own peak."""
     with suppress(OSError):
         for line in Path("/proc/self/status").read_text().splitlines():
             if line.startswith("VmHWM:"):
