@@ -428,7 +428,10 @@ def read_text_file(path: str | Path) -> str:
     other character stays inside its line (`split_lines` splits). One-line errors for a path that is not a
     readable regular file (FIFOs are never opened) and for bytes that are not UTF-8."""
     with _open_input(path, "rb") as fh:
-        data = fh.read()
+        try:
+            data = fh.read()
+        except OSError as exc:  # an I/O error mid-read (EIO): one line too
+            raise InputError(path, f"cannot be read ({exc.strerror})") from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -209,3 +209,30 @@ def test_a_plain_text_file_is_embedded_into_npy_in_chunks_never_read_whole(tmp_p
     with pytest.raises(InputError, match=r"t\.txt, row 2: not valid UTF-8 \(byte 8\)"):
         encode_module.embed_file(path, tmp_path / "w.npy", EmbedSpec())
     assert not (tmp_path / "w.npy").exists()
+
+
+def test_an_io_error_while_reading_is_one_line(tmp_path, monkeypatch):
+    """A file that opens but fails mid-read (EIO: a failing disk, a network mount gone) is one InputError naming
+    it, as a file that cannot be opened is."""
+    import argsim.io as argsim_io
+    from argsim.errors import InputError
+
+    path = tmp_path / "texts.txt"
+    path.write_text("alpha\n", encoding="utf-8")
+
+    class Failing:
+        def __init__(self, *args, **kwargs) -> None:
+            self.fh = open(*args, **kwargs)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc) -> None:
+            self.fh.close()
+
+        def read(self, *args):
+            raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(argsim_io, "open", Failing, raising=False)
+    with pytest.raises(InputError, match=r"texts\.txt: cannot be read \(Input/output error\)"):
+        argsim_io.read_text_file(path)
