@@ -369,10 +369,13 @@ def regular_files(paths: Iterable[str | Path], folder: str | Path, what: str = "
     return [p for p, problem in checked if problem is None]
 
 
-def _open_input(path: str | Path, mode: str, **kwargs: Any) -> IO:
-    """`open` of an input file checked by `check_input_file`, its OSError one InputError."""
+@contextmanager
+def _open_input(path: str | Path, mode: str, **kwargs: Any) -> Iterator[IO]:
+    """An input file checked by `check_input_file`, open while the block reads it; an OSError in opening or in
+    reading (EIO mid-file) is one InputError."""
     try:
-        return open(check_input_file(path), mode, **kwargs)
+        with open(check_input_file(path), mode, **kwargs) as fh:
+            yield fh
     except OSError as exc:
         raise InputError(path, f"cannot be read ({exc.strerror})") from None
 
@@ -428,10 +431,7 @@ def read_text_file(path: str | Path) -> str:
     other character stays inside its line (`split_lines` splits). One-line errors for a path that is not a
     readable regular file (FIFOs are never opened) and for bytes that are not UTF-8."""
     with _open_input(path, "rb") as fh:
-        try:
-            data = fh.read()
-        except OSError as exc:  # an I/O error mid-read (EIO): one line too
-            raise InputError(path, f"cannot be read ({exc.strerror})") from None
+        data = fh.read()
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

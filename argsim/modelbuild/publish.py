@@ -120,7 +120,7 @@ def _minutes_slice_figures(folder: Path, config=None) -> dict:
     from argsim.minutes import shipped
 
     data_dir = config.data_dir if config else None
-    rows = [{k: str(r.get(k, "")) for k in ("anchor", "positive", "negative", "meeting", "negative_meeting")}
+    rows = [{k: str(r.get(k, "")) for k in (*TRIPLET_FIELDS, "meeting", "negative_meeting")}
             for r in read_records(under_workdir(MINUTES_TEST), TripletRecord)[:MINUTES_SLICE]]
     pairs = shipped.locate_triplets(rows, data_dir)
     rebuilt = shipped.slice_triplets(pairs, data_dir)

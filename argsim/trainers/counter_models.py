@@ -236,12 +236,7 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
 def _model(config: NeuralConfig, model: CounterModel | None, init: str | Path | None) -> CounterModel:
     """The model to train (`model`, else a new one of `config`), warm-started from `init`, top layers trainable."""
     if model is None:
-        dim = None
-        if not config.train_encoder:
-            probe = CounterModel(NeuralConfig(kind="unipolar-ret", base_model=config.base_model,
-                                              pooling=config.pooling, max_seq_length=config.max_seq_length), dim=1)
-            dim = probe.embed_texts(["dimension probe"]).shape[1]
-        model = CounterModel(config, dim=dim)
+        model = CounterModel(config)
     if init is not None:
         warm_start(model, init)
     model.train_top_layers()

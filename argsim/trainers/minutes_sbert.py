@@ -19,8 +19,6 @@ from argsim.schemas import TripletRecord
 from argsim.training import begin_run
 from argsim.training.record import data_hash, run_info, save_run
 
-FIELDS = TRIPLET_FIELDS
-
 
 @dataclass
 class MinutesTrainConfig:
@@ -59,7 +57,7 @@ def _load_triplets(path: Path, limit: int | None, seed: int) -> list[dict]:
     if limit is not None and len(rows) > limit:
         idx = np.sort(np.random.default_rng(seed).choice(len(rows), size=limit, replace=False))
         rows = [rows[i] for i in idx]
-    return [{k: str(r[k]) for k in FIELDS} for r in rows]
+    return [{k: str(r[k]) for k in TRIPLET_FIELDS} for r in rows]
 
 
 def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, config: MinutesTrainConfig,
@@ -84,8 +82,9 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
     model, train, dev, words = _model_and_rows(config, train, dev, placement.device)
     loss = TripletLoss(model, distance_metric=getattr(TripletDistanceMetric, config.distance.upper()),
                        triplet_margin=config.margin)
-    evaluator = TripletEvaluator(*([r[k] for r in dev] for k in FIELDS), name="dev", similarity_fn_names=["cosine"],
-                                 show_progress_bar=False, write_csv=False) if dev else None
+    evaluator = TripletEvaluator(*([r[k] for r in dev] for k in TRIPLET_FIELDS), name="dev",
+                                 similarity_fn_names=["cosine"], show_progress_bar=False,
+                                 write_csv=False) if dev else None
     untrained = evaluator(model)[SELECTION_METRIC.removeprefix("eval_")] if evaluator and not budget.resume else None
     trainer, rec = fit_st(model, train, loss, run, evaluator=evaluator, disable_tqdm=quiet, select=SELECTION_METRIC,
                           eval_rows=dev[:64] if dev else None, per_device_eval_batch_size=64)
@@ -115,11 +114,11 @@ def _model_and_rows(config: MinutesTrainConfig, train: list[dict], dev: list[dic
         return load_sentence_transformer(config.backbone, device=device), train, dev, None
     from argsim.minutes import sbert
 
-    texts = sorted({r[k] for r in train + dev for k in FIELDS})
+    texts = sorted({r[k] for r in train + dev for k in TRIPLET_FIELDS})
     tokens = dict(zip(texts, sbert.tokenize(texts), strict=True))
     words: list[str] = []
     if config.word_min_count > 0:  # counted over the training texts only
-        train_texts = sorted({r[k] for r in train for k in FIELDS})
+        train_texts = sorted({r[k] for r in train for k in TRIPLET_FIELDS})
         words = sbert.frequent_words([tokens[t] for t in train_texts], config.word_min_count)
     seg = dict(zip(texts, sbert.render([tokens[t] for t in texts], frozenset(words)), strict=True))
     train = [{k: seg[v] for k, v in r.items()} for r in train]

@@ -36,8 +36,6 @@ from argsim.training.callbacks import EvalLogCallback
 from argsim.training.module import fit_module, select_metric, shuffled_batches
 from argsim.training.record import data_hash, save_run
 
-FIELDS = TRIPLET_FIELDS
-
 
 @dataclass
 class TrainReport:
@@ -122,14 +120,15 @@ def train_bilstm(triplets: list[dict], out: Path, config: ThematicTrainConfig, d
                     {"schedule": "constant", "max_grad_norm": None})  # the paper's Adam at a constant rate, no clipping
     if config.max_triplets and len(triplets) > config.max_triplets:
         triplets = random.Random(config.seed).sample(triplets, config.max_triplets)
-    vocab, matrix = build_vocabulary([t[f] for t in triplets for f in FIELDS], load_word_vectors(config.word_vectors))
+    vocab, matrix = build_vocabulary([t[f] for t in triplets for f in TRIPLET_FIELDS],
+                                     load_word_vectors(config.word_vectors))
     torch.manual_seed(config.seed)
     model = AttentionBiLSTM(matrix, config.hidden, config.attention, config.dropout)
     evaluator = TripletAccuracyEvaluator(dev, vocab, sample=config.dev_sample, seed=config.seed) if dev else None
 
     def loss_of(net: AttentionBiLSTM, chunk: list[dict]) -> torch.Tensor:
         device = net.embedding.weight.device
-        a, p, n = (net(*_on(vocab.batch([t[f] for t in chunk]), device)) for f in FIELDS)
+        a, p, n = (net(*_on(vocab.batch([t[f] for t in chunk]), device)) for f in TRIPLET_FIELDS)
         return softmax_triplet_loss(l1_distance(a, p), l1_distance(a, n))
 
     logger = [EvalLogCallback(select_metric(evaluator), log)] if evaluator is not None else []

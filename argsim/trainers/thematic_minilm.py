@@ -26,7 +26,6 @@ from argsim.training import begin_run
 from argsim.training.record import data_hash, run_info, save_run
 from argsim.training.st import fit_st, save_st
 
-FIELDS = TRIPLET_FIELDS
 SELECTION_METRIC = "eval_dev_euclidean_accuracy"
 
 
@@ -57,15 +56,16 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, config: Thema
     if config.eval_every and dev:  # TripletEvaluator on a seeded sample of `dev_sample` (all when None or fewer)
         rows = random.Random(run.placement.seed).sample(dev, config.dev_sample) \
             if config.dev_sample and len(dev) > config.dev_sample else dev
-        evaluator = TripletEvaluator(*([r[f] for r in rows] for f in FIELDS), name="dev", batch_size=64,
+        evaluator = TripletEvaluator(*([r[f] for r in rows] for f in TRIPLET_FIELDS), name="dev", batch_size=64,
                                      similarity_fn_names=["euclidean"], show_progress_bar=False, write_csv=False)
     if config.max_triplets and len(triplets) > config.max_triplets:
         triplets = random.Random(run.placement.seed).sample(triplets, config.max_triplets)
     model, config = _model(config, run.placement.device)
     loss = TripletLoss(model, distance_metric=TripletDistanceMetric.EUCLIDEAN, triplet_margin=config.margin)
     # --lora-rank: --resume and the best-step reload read the adapter of a checkpoint
-    trainer, rec = fit_st(model, {f: [t[f] for t in triplets] for f in FIELDS}, loss, run, evaluator=evaluator,
-                          eval_every=config.eval_every, select=SELECTION_METRIC, disable_tqdm=quiet)
+    trainer, rec = fit_st(model, {f: [t[f] for t in triplets] for f in TRIPLET_FIELDS}, loss, run,
+                          evaluator=evaluator, eval_every=config.eval_every, select=SELECTION_METRIC,
+                          disable_tqdm=quiet)
     stats = _stats(config, run, rec, len(triplets), evaluator)
     if trainer.is_world_process_zero():
         _save(model, config, run, rec, stats, (triplets, dev))

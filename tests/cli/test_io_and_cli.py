@@ -211,14 +211,16 @@ def test_a_plain_text_file_is_embedded_into_npy_in_chunks_never_read_whole(tmp_p
     assert not (tmp_path / "w.npy").exists()
 
 
-def test_an_io_error_while_reading_is_one_line(tmp_path, monkeypatch):
+@pytest.mark.parametrize(("name", "read"), [("texts.txt", "read_text_file"), ("texts.txt", "read_texts"),
+                                           ("texts.csv", "read_texts")])
+def test_an_io_error_while_reading_is_one_line(tmp_path, monkeypatch, name, read):
     """A file that opens but fails mid-read (EIO: a failing disk, a network mount gone) is one InputError naming
-    it, as a file that cannot be opened is."""
+    it, as a file that cannot be opened is, in every reader (whole file, lines, CSV records)."""
     import argsim.io as argsim_io
     from argsim.errors import InputError
 
-    path = tmp_path / "texts.txt"
-    path.write_text("alpha\n", encoding="utf-8")
+    path = tmp_path / name
+    path.write_text("text\nalpha\n", encoding="utf-8")
 
     class Failing:
         def __init__(self, *args, **kwargs) -> None:
@@ -233,6 +235,9 @@ def test_an_io_error_while_reading_is_one_line(tmp_path, monkeypatch):
         def read(self, *args):
             raise OSError(5, "Input/output error")
 
+        def __iter__(self):
+            raise OSError(5, "Input/output error")
+
     monkeypatch.setattr(argsim_io, "open", Failing, raising=False)
-    with pytest.raises(InputError, match=r"texts\.txt: cannot be read \(Input/output error\)"):
-        argsim_io.read_text_file(path)
+    with pytest.raises(InputError, match=rf"{name}: cannot be read \(Input/output error\)"):
+        getattr(argsim_io, read)(path)

@@ -27,7 +27,8 @@ from argsim.engine import Engine, encode
 
 
 class CounterModel(nn.Module):
-    """Towers + heads of one neural counter-argument model."""
+    """Towers + heads of one neural counter-argument model; `dim` (the base embedding width) is the tower's with
+    a trainable encoder, else given or read from the frozen encoder (`argsim.backend.encoder.Encoder.dim`)."""
 
     def __init__(self, config: NeuralConfig, dim: int | None = None, tower: TransformerTower | None = None) -> None:
         super().__init__()
@@ -49,8 +50,8 @@ class CounterModel(nn.Module):
                 for t in {id(t): t for t in (self.point_tower, self.cand_tower)}.values():
                     t.add_lora(config.lora_rank, config.lora_alpha)
             dim = tower.dim
-        if dim is None:
-            raise ValueError("a frozen-encoder model needs the base embedding dimension")
+        if dim is None:  # a frozen encoder's width, from the backend
+            dim = frozen_encoder(config.base_model, config.pooling, config.max_seq_length).dim
         self.dim = dim
         self.ret_point: RetrievalHead | None = None
         self.ret_cand: RetrievalHead | None = None

@@ -88,8 +88,7 @@ def evaluate_row(row: RowSpec, corpus, split: str, setting: str, ks: tuple[int, 
         if spec is None or spec in stages:
             continue
         if spec.startswith("cosine:"):  # an untrained Unipolar-ret (identity head): the model's cosine
-            cfg = NeuralConfig(kind="unipolar-ret", base_model=spec.split(":", 1)[1])
-            stages[spec] = CounterModel(cfg, dim=CounterModel(cfg, dim=1).embed_texts(["dimension probe"]).shape[1])
+            stages[spec] = CounterModel(NeuralConfig(kind="unipolar-ret", base_model=spec.split(":", 1)[1]))
             stages[spec].run_config = config
         else:
             stages[spec] = load_stage(spec, config=config)
