@@ -8,9 +8,8 @@ from typing import Annotated
 
 import typer
 
-from argsim.cli.groups import console, root_command, run_config, summary_table
+from argsim.cli.groups import console, root_command, run_config
 from argsim.cli.params import config_options, out_file
-from argsim.config import RunConfig
 from argsim.engine.embedding import EmbedSpec
 
 
@@ -46,30 +45,24 @@ def embed(
     spec: EmbedSpec,
     input: Annotated[Path, typer.Argument(help="CSV/TSV (header row), JSONL/JSON (objects), or plain text "
                                            "(one text a line).")],
-    out: Annotated[Path, typer.Option(
-        callback=_out_check, help="Output file, format by suffix: .npy (float32, one row "
-                                  "per text, input order), .csv (id, then one column per "
-                                  "dimension), .parquet (columns id, vector); or a new "
-                                  "folder (no suffix) for sharded Parquet (id, key, "
-                                  "vector), which `--engine ray` always writes and "
-                                  "`argsim embed-import` merges into the cache.")] = Path("vectors.npy"),
+    out: Annotated[Path, typer.Option(callback=_out_check, help="Output file, format by suffix: .npy (float32, one "
+                                      "row per text, input order), .csv (id, then one column per dimension), "
+                                      ".parquet (columns id, vector); or a new folder (no suffix) for sharded "
+                                      "Parquet (id, key, vector), which `--engine ray` always writes and `argsim "
+                                      "embed-import` merges into the cache.")] = Path("vectors.npy"),
 ) -> None:
     """Embed texts and save a float32 matrix; a second run over the same texts reads the disk cache."""
     config = run_config(ctx)
-    if config.engine == "ray" or _is_folder(out):
-        return _embed_shards(input, out, config, replace(spec, precision=config.precision))
+    if config.engine != "ray" and not _is_folder(out):
+        from argsim.api.encode import embed_file
 
-    from argsim.api.encode import embed_file
-
-    r = embed_file(input, out, spec, config=config)
-    runtime = r.precision if config.backend == "torch" else (
-        f"{config.backend} {config.quantize if config.quantize != 'none' else r.precision}")
-    console.print(f"{r.texts:,} texts -> {r.out} {r.shape} with {r.model} on {r.device} ({runtime}) in "
-                  f"{r.seconds:.2f}s")
-
-
-def _embed_shards(input: Path, out: Path, config: RunConfig, spec: EmbedSpec) -> None:
-    """`embed` into a shard folder, on the configured engine (local, or a Ray Data actor pool)."""
+        r = embed_file(input, out, spec, config=config)
+        runtime = r.precision if config.backend == "torch" else (
+            f"{config.backend} {config.quantize if config.quantize != 'none' else r.precision}")
+        console.print(f"{r.texts:,} texts -> {r.out} {r.shape} with {r.model} on {r.device} ({runtime}) in "
+                      f"{r.seconds:.2f}s")
+        return
+    # a shard folder, on the configured engine (local, or a Ray Data actor pool)
     import time
 
     from argsim.engine import engine_from_config
@@ -78,6 +71,7 @@ def _embed_shards(input: Path, out: Path, config: RunConfig, spec: EmbedSpec) ->
 
     if not _is_folder(out):
         raise ArgsimError(f"{out}: --engine ray writes sharded Parquet; give --out a new folder (no suffix)")
+    spec = replace(spec, precision=config.precision)
     check_input(input, spec)
     start = time.perf_counter()
     if config.engine == "ray":
@@ -86,11 +80,3 @@ def _embed_shards(input: Path, out: Path, config: RunConfig, spec: EmbedSpec) ->
         manifest = embed_local(input, out, spec, config=config)
     console.print(f"{manifest['rows']:,} texts -> {out}/ (dim {manifest['dim']}, {manifest['engine']} engine) "
                   f"in {time.perf_counter() - start:.2f}s")
-
-
-def models() -> None:
-    """List the named offline models and whether each is installed."""
-    from argsim.backend import MODELS
-
-    console.print(summary_table("argsim models", ["name", "installed", "description"], [
-        [m.name, "[green]yes[/]" if m.installed else "[dim]no[/]", m.description] for m in MODELS.values()]))

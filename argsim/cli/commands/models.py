@@ -38,11 +38,12 @@ def models(
     from argsim.cli.global_options import check_global_options
 
     check_global_options(ctx)  # the listing is a group callback, not an ArgsimCommand: checked here
-    from argsim.cli.commands.embed import models as named_models
+    from argsim.backend import MODELS
     from argsim.modelbuild.inventory import trained_models
     from argsim.modelbuild.publish import shipped_summaries
 
-    named_models()
+    console.print(summary_table("argsim models", ["name", "installed", "description"], [
+        [m.name, "[green]yes[/]" if m.installed else "[dim]no[/]", m.description] for m in MODELS.values()]))
     console.print(summary_table(
         "models that ship with argsim (--model NAME; a LoRA adapter, heads or a delta over an installed base)",
         ["name", "task", "base", "artifact", "MB", "figures", "trained with"],
