@@ -56,9 +56,6 @@ def map_result(predictions: Any, gold: Any, formula: str = "leaderboard", tie_br
     if not any(preds.values()):  # as `eval map` on an empty file: not a silent 0 for every group
         raise ArgsimError("no predictions: not one (argument, key point) score; an empty set would score mAP 0 for "
                           "every group")
-    bad = [a for a, kps in preds.items() if any(not math.isfinite(v) for v in kps.values())]
-    if bad:
-        raise ArgsimError(f"{len(bad)} argument(s) with a score that is not a finite number, e.g. {bad[0]}")
     return evaluate_map(preds, split_data(gold, data_dir), formula=formula, tie_break=tie_break, seed=seed)
 
 
