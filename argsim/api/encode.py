@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -159,17 +159,13 @@ def embed_file(input: str | Path, out: str | Path, spec: EmbedSpec | None = None
     input, out = Path(input), check_output_path(out, "file", VECTOR_SUFFIXES)
     if id_column is not None and input.suffix.lower() not in RECORD_SUFFIXES:
         raise InputError(input, "--id-column needs a CSV/TSV/JSON/JSONL input (plain text has no columns)")
-    if out.suffix.lower() == ".npy":  # streamed: one chunk of texts and of vectors at a time
+    stream, ids = out.suffix.lower() == ".npy", None  # .npy: streamed, one chunk of texts and of vectors at a time
+    if stream:
         if id_column is not None:
             raise InputError(out, "--id-column applies to .csv / .parquet outputs and shard folders; a .npy file "
                                   "holds the vectors alone (row i = text i)")
         total = count_texts(input, column)  # every text checked before any work, one chunk held
-        enc = encoder(spec.model, spec.pooling, spec.max_seq_length, spec.batch_size, config, spec.role)
-        start = time.perf_counter()
-        shape = _stream_npy(enc, text_chunks(input, total, column, STREAM_ROWS), total, out, spec.normalize)
-        return EmbedFileResult(total, out, shape, enc.name, enc.device, enc.precision, time.perf_counter() - start)
-    ids = None  # .csv / .parquet outputs hold every vector (and id) at once
-    if id_column is not None:
+    elif id_column is not None:  # .csv / .parquet outputs hold every vector (and id) at once
         records = read_records(input, text_records(column, id_column))
         texts, ids = [r[column] for r in records], [r[id_column] for r in records]
         del records
@@ -178,26 +174,22 @@ def embed_file(input: str | Path, out: str | Path, spec: EmbedSpec | None = None
         texts = read_texts(input, column=column)
     enc = encoder(spec.model, spec.pooling, spec.max_seq_length, spec.batch_size, config, spec.role)
     start = time.perf_counter()
-    vectors = enc.encode(texts, normalize=spec.normalize)
-    seconds = time.perf_counter() - start
-    write_vectors(out, vectors, ids)
-    return EmbedFileResult(len(texts), out, tuple(vectors.shape), enc.name, enc.device, enc.precision, seconds)
-
-
-#: texts encoded at a time when a long file is embedded into .npy (the matrix is written as it is computed)
-STREAM_ROWS = 50_000
-
-
-def _stream_npy(enc, chunks: Iterable[list[str]], total: int, out: Path, normalize: bool) -> tuple[int, int]:
-    """Encode the `total` texts of `chunks` one chunk at a time straight into the .npy file (written atomically):
-    memory holds one chunk of texts and of vectors, not the file or the whole matrix."""
-    with atomic_path(out) as tmp, open(tmp, "wb") as fh:
+    if not stream:
+        vectors = enc.encode(texts, normalize=spec.normalize)
+        seconds = time.perf_counter() - start
+        write_vectors(out, vectors, ids)
+        return EmbedFileResult(len(texts), out, tuple(vectors.shape), enc.name, enc.device, enc.precision, seconds)
+    with atomic_path(out) as tmp, open(tmp, "wb") as fh:  # the matrix is written as it is computed, atomically
         dim = 0
-        for n, chunk in enumerate(chunks):
-            vectors = np.ascontiguousarray(enc.encode(chunk, normalize=normalize), dtype=np.float32)
+        for n, chunk in enumerate(text_chunks(input, total, column, STREAM_ROWS)):
+            vectors = np.ascontiguousarray(enc.encode(chunk, normalize=spec.normalize), dtype=np.float32)
             if n == 0:
                 dim = int(vectors.shape[1])
                 np.lib.format.write_array_header_1_0(fh, {"descr": np.lib.format.dtype_to_descr(vectors.dtype),
                                                           "fortran_order": False, "shape": (total, dim)})
             fh.write(vectors.tobytes())
-    return total, dim
+    return EmbedFileResult(total, out, (total, dim), enc.name, enc.device, enc.precision, time.perf_counter() - start)
+
+
+#: texts encoded at a time when a long file is embedded into .npy (the matrix is written as it is computed)
+STREAM_ROWS = 50_000
