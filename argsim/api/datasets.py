@@ -13,6 +13,7 @@ from argsim.config import SEED
 from argsim.data.argkp import SPLITS as ARGKP_SPLITS
 from argsim.data.argkp import load_argkp
 from argsim.data.catalog import dataset_dir
+from argsim.data.counterargs import SPLITS as COUNTER_SPLITS
 from argsim.data.counterargs import load_counterargs
 from argsim.data.poliinfo import NTCIR14_GOLD, load_ntcir14_items
 from argsim.data.sick import SPLIT_FILES, load_sick
@@ -31,14 +32,8 @@ ALIASES = {
     "sick": "sick",
 }
 #: the canonical names and their splits (None loads them all, with a `split` column)
-SPLITS = {
-    "argkp": ("train", "dev"),
-    "counterargs": ("training", "validation", "test"),
-    "wikipedia": (),
-    "wikipedia-triplets": ("train", "dev", "test"),
-    "poliinfo": ("training", "single-testgs", "multi-testgs"),
-    "sick": ("train", "trial", "test"),
-}
+SPLITS = {"argkp": ARGKP_SPLITS, "counterargs": COUNTER_SPLITS, "wikipedia": (), "wikipedia-triplets": TRIPLET_SPLITS,
+          "poliinfo": NTCIR14_GOLD, "sick": tuple(SPLIT_FILES)}
 ARGKP_COLUMNS = ["arg_id", "key_point_id", "topic", "stance", "argument", "key_point", "label"]
 
 
@@ -93,12 +88,12 @@ def load_dataset(name: str, split: str | None = None, data_dir: str | Path | Non
     if split is not None and splits and key != "argkp" and split not in splits:
         raise ArgsimError(f"unknown split '{split}' of {key}{did_you_mean(str(split), splits)}"
                           f": choose one of {', '.join(splits)} (or None for all)")
-    return _LOADERS[key](split, data_dir)
+    return _LOADERS[key]([split] if split else list(splits), data_dir)
 
 
-def _argkp(split: str | None, data_dir: str | Path | None) -> pd.DataFrame:
+def _argkp(splits: list[str], data_dir: str | Path | None) -> pd.DataFrame:
     return pd.concat([argkp_frame(load_argkp(part, data_dir)).assign(split=part)
-                      for s in ([split] if split else list(ARGKP_SPLITS)) for part in s.split("+")], ignore_index=True)
+                      for s in splits for part in s.split("+")], ignore_index=True)
 
 
 def argkp_frame(data) -> pd.DataFrame:
@@ -111,38 +106,37 @@ def argkp_frame(data) -> pd.DataFrame:
                          for a in data.arguments for kid, label in by_arg.get(a.arg_id, [])], columns=ARGKP_COLUMNS)
 
 
-def _counterargs(split: str | None, data_dir: str | Path | None) -> pd.DataFrame:
+def _counterargs(splits: list[str], data_dir: str | Path | None) -> pd.DataFrame:
     corpus = load_counterargs(data_dir)
     rows = [{**asdict(a), "counter": getattr(corpus.true_counter(a) if a.kind == "point" else None, "id", None)}
-            for a in corpus.arguments if split is None or a.split == split]
+            for a in corpus.arguments if a.split in splits]
     return pd.DataFrame(rows, columns=["id", "split", "theme", "debate", "stance", "kind", "number", "conclusion",
                                        "premise", "text", "counter"])
 
 
-def _wikipedia(split: str | None, data_dir: str | Path | None) -> pd.DataFrame:
+def _wikipedia(splits: list[str], data_dir: str | Path | None) -> pd.DataFrame:
     rows = [(a.title, s.heading, s.level, pi, sent)
             for a in load_articles(dataset_dir("wikipedia", data_dir), quiet=True) for s in a.sections
             for pi, p in enumerate(s.paragraphs) for sent in p.sentences]
     return pd.DataFrame(rows, columns=["article", "section", "level", "paragraph", "sentence"])
 
 
-def _wikipedia_triplets(split: str | None, data_dir: str | Path | None) -> pd.DataFrame:
+def _wikipedia_triplets(splits: list[str], data_dir: str | Path | None) -> pd.DataFrame:
     folder = dataset_dir("wikipedia", data_dir)
-    return pd.concat([pd.DataFrame(first_test_triplets(folder, None, SEED, s)).assign(split=s)
-                      for s in ([split] if split else list(TRIPLET_SPLITS))], ignore_index=True)
+    return pd.concat([pd.DataFrame(first_test_triplets(folder, None, SEED, s)).assign(split=s) for s in splits],
+                     ignore_index=True)
 
 
-def _poliinfo(split: str | None, data_dir: str | Path | None) -> pd.DataFrame:
+def _poliinfo(splits: list[str], data_dir: str | Path | None) -> pd.DataFrame:
     folder = dataset_dir("poliinfo", data_dir)
     return pd.DataFrame([{**asdict(it), "sentences": list(it.sentences), "split": which}
-                         for which in ([split] if split else list(NTCIR14_GOLD))
-                         for it in load_ntcir14_items(folder, which)
+                         for which in splits for it in load_ntcir14_items(folder, which)
                          if it.sentences and it.summary])  # the summarization benchmark (`ntcir14_gold_items`)
 
 
-def _sick(split: str | None, data_dir: str | Path | None) -> pd.DataFrame:
+def _sick(splits: list[str], data_dir: str | Path | None) -> pd.DataFrame:
     folder = dataset_dir("sick", data_dir)
-    rows = [asdict(p) for s in ([split] if split else list(SPLIT_FILES)) for p in load_sick(folder, s)]
+    rows = [asdict(p) for s in splits for p in load_sick(folder, s)]
     return pd.DataFrame(rows, columns=["pair_id", "sentence_a", "sentence_b", "relatedness", "entailment", "split"])
 
 
