@@ -1,12 +1,6 @@
-"""`argsim evaluate` / `argsim.evaluate`: every task a model can do, zero-shot, with 95 % bootstrap intervals
-(docs/evaluate.md).
-
-Each task is one `argsim.evaluation.TaskEvaluator` on its official test split (dev where the data has no test
-labels); a cross-encoder and `bm25` are scored only where the evaluator takes one (`can_score`). Each model's
-primary figure gets a 95 % percentile-bootstrap interval over the task's units (Efron and Tibshirani, 1993, ch.
-13) on the SAME draws for every model of a task, so `compare=(A, B)` tests A - B draw by draw (`paired_test`).
-Everything a run measured becomes result rows (method ``evaluate``; comparisons ``evaluate-compare``), and the
-leaderboard is built back from rows alone (`Leaderboard.from_rows`), so `argsim report --html` redraws a saved run.
+"""`argsim evaluate` / `argsim.evaluate`: every task a model can do (one `argsim.evaluation.TaskEvaluator` each),
+zero-shot, with 95 % percentile-bootstrap intervals (Efron and Tibshirani, 1993, ch. 13) on the same draws for every
+model of a task, paired tests, result rows and the leaderboard built back from them: docs/evaluate.md.
 """
 
 from __future__ import annotations
@@ -385,7 +379,11 @@ def run_evaluate(model_or_models: Any, tasks: Sequence[str] | None = None, limit
                 log(f"{task.key}: {label} {score.metric} {score.value:.4f} [{score.low:.4f}, {score.high:.4f}] "
                     f"({score.seconds:.1f} s)")
         if compare is not None and all((c, task.key) in boots for c in compare):
-            board.comparisons.append(_compare(board, task.key, list(compare), boots))
+            (a_boot, a_units), (b_boot, b_units) = (boots[(c, task.key)] for c in compare)
+            test = paired_test(a_boot, b_boot, a_units, b_units)
+            sa, sb = (board.score(c, task.key) for c in compare)
+            board.comparisons.append(Comparison(task.key, *compare, sa.metric, sa.value - sb.value, *test["ci95"],
+                                                test["p_bootstrap"], test["p_mcnemar"], test["significant"]))
     return board
 
 
@@ -412,9 +410,7 @@ def _check_run(named: Mapping[str, Any], compare: Sequence[str] | None, limit: i
 
 def _evaluators(chosen: Sequence[Task], kinds: Mapping[str, str], explicit: bool, limit: int | None,
                 config: RunConfig) -> dict[str, Any]:
-    """The evaluator of every chosen task some model can be scored on (every task's data read before any model is
-    scored); a default task whose data is missing is left out with a warning, a chosen one (`explicit`) is an
-    error."""
+    """The evaluator of every chosen task some model can be scored on, each one's data read before any scoring."""
     evaluators = {}
     for task in chosen:
         cls = task.evaluator_class()
@@ -435,8 +431,7 @@ def _evaluators(chosen: Sequence[Task], kinds: Mapping[str, str], explicit: bool
 
 def _score(ev: Any, task: Task, label: str, model: Any, draws: np.ndarray | None,
            boot: tuple[int, int]) -> tuple[Score, np.ndarray, tuple[np.ndarray, np.ndarray | None]]:
-    """(the model's `Score` on the task, the bootstrap draws (made on first use from `boot` = (n_boot, seed)),
-    (its resampled primary metric, its binary units for McNemar))."""
+    """(`Score`, the draws (made on first use from `boot` = (n_boot, seed)), (resampled primary, 0/1 units))."""
     with timed() as t:
         result = ev.evaluate(model)
     if draws is None:
@@ -449,15 +444,6 @@ def _score(ev: Any, task: Task, label: str, model: Any, draws: np.ndarray | None
     mteb = {k: float(v) for k, v in mteb.items() if isinstance(v, int | float)} if isinstance(mteb, Mapping) else None
     return (Score(label, task.key, result.primary_metric, result.primary, low, high, result.n, t["seconds"],
                   result.data, dict(result.metrics), ref, mteb), draws, (resampled, _binary_units(ev)))
-
-
-def _compare(board: Leaderboard, task: str, compare: list[str], boots: dict) -> Comparison:
-    """The paired test of compare[0] - compare[1] on `task`."""
-    (a_boot, a_units), (b_boot, b_units) = boots[(compare[0], task)], boots[(compare[1], task)]
-    test = paired_test(a_boot, b_boot, a_units, b_units)
-    sa, sb = board.score(compare[0], task), board.score(compare[1], task)
-    return Comparison(task, compare[0], compare[1], sa.metric, sa.value - sb.value, *test["ci95"],
-                      test["p_bootstrap"], test["p_mcnemar"], test["significant"])
 
 
 #: a model written as rows name one of its variants: 'minilm [openvino int8]', 'minilm [torch bf16]'
