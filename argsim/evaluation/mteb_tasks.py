@@ -180,16 +180,10 @@ def mteb_tasks(names: Sequence[str] | None = None, data_dir: str | Path | None =
     unknown = [n for n in chosen if n not in TASKS]
     if unknown:
         raise ArgsimError(f"unknown MTEB task {', '.join(unknown)}: choose from {', '.join(TASKS)}")
-    out = []
-    for name in chosen:
-        if name == "thematic-clustering":
-            if sentences is None:
-                raise ArgsimError("thematic-clustering needs its sentence file (sentences=..., from `argsim "
-                                  "thematic build`)")
-            out.append(ArgsimThematicClustering(sentences, limit=limit))
-        else:
-            out.append(TASKS[name](data_dir=data_dir, limit=limit, themes=themes))
-    return out
+    if "thematic-clustering" in chosen and sentences is None:
+        raise ArgsimError("thematic-clustering needs its sentence file (sentences=..., from `argsim thematic build`)")
+    return [ArgsimThematicClustering(sentences, limit=limit) if name == "thematic-clustering"
+            else TASKS[name](data_dir=data_dir, limit=limit, themes=themes) for name in chosen]
 
 
 def write_mteb_result(model_name: str, task: str, split: str, metrics: Mapping[str, float], folder: str | Path,
