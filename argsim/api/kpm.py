@@ -32,8 +32,7 @@ MATCH_COLUMNS = ["arg_id", "argument", "topic", "stance", "key_point_id", "key_p
 
 def _records(items: Any, text_col: str, id_col: str, prefix: str, topic: str | None,
              stance: int) -> list[tuple[int, dict]]:
-    """A list of texts or a DataFrame -> numbered records; a column a frame lacks (a list has only texts) takes
-    the ids ``a0, a1, ...`` / ``k0, k1, ...``, the topic `topic` and the stance `stance`."""
+    """Texts or a frame -> numbered records; a missing column takes ids a0.. / k0.., `topic` and `stance`."""
     rows = items.to_dict("records") if hasattr(items, "columns") else [
         {text_col: t} for t in ([items] if isinstance(items, str) else items)]  # a non-text item: refused
     return [(i + 1, {id_col: f"{prefix}{i}", "topic": topic or "", "stance": stance, **row})
@@ -132,8 +131,7 @@ class KeyPointMatcher:
     # -------------------------------------------------------------- scoring
 
     def _rank(self, data: KPMData) -> KeypointRanking:
-        """The whole run on loaded data (`argsim.kpm.rank.rank_keypoints`, what `argsim rank keypoints` runs):
-        predictions, best matches, coverage, the mAPs when `data` has labels."""
+        """The run of `argsim rank keypoints` on loaded data (`argsim.kpm.rank.rank_keypoints`)."""
         from argsim.kpm.rank import rank_keypoints
 
         return rank_keypoints(data, self.models, self.weights, self.combine, self.config, self.arg_template,

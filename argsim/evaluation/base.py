@@ -67,8 +67,7 @@ class TaskEvaluator(SentenceEvaluator):
         return metrics
 
     def _encoder(self, model: Any) -> Any:
-        """`model` as an embedding model (`argsim.backend.resolve.resolve_model`, no cross-encoder), with the
-        evaluator's run options and batch size."""
+        """`model` as an embedding model (`resolve_model`, no cross-encoder) with the evaluator's options."""
         from argsim.backend.resolve import resolve_model
 
         return resolve_model(model, self.config, cross_encoder=False, batch_size=self.batch_size)
