@@ -281,20 +281,19 @@ class Leaderboard:
     @classmethod
     def from_rows(cls, rows: Sequence[Mapping[str, Any]]) -> Leaderboard:
         """The leaderboard that rows of `argsim evaluate` (dicts, as a results file holds them) describe."""
-        scores, comparisons = [], []
-        metrics: dict[tuple[str, str], dict[str, float]] = {}
-        for r in rows:
-            if r.get("method") == METHOD:
-                metrics.setdefault((r["model"], r["setting"]), {})[r["metric"]] = r["value"]
-        n_boot = N_BOOT
+        scores, comparisons, n_boot = [], [], N_BOOT
+        metrics: dict[tuple[str, str], dict[str, float]] = {}  # each score's dict, filled by all of its rows
         for r in rows:
             extra = r.get("extra") or {}
+            if r.get("method") == METHOD:
+                found = metrics.setdefault((r["model"], r["setting"]), {})
+                found[r["metric"]] = r["value"]
             if r.get("method") == METHOD and extra.get("primary"):
                 low, high = extra.get("ci95") or [math.nan, math.nan]
                 n_boot = extra.get("n_boot", n_boot)
                 ref = Reference("published", r["paper"]) if r.get("paper") is not None else None
                 scores.append(Score(r["model"], r["setting"], r["metric"], r["value"], low, high, extra.get("units"),
-                                    r.get("seconds") or 0.0, r.get("split"), metrics[(r["model"], r["setting"])], ref))
+                                    r.get("seconds") or 0.0, r.get("split"), found, ref))
             elif r.get("method") == COMPARE_METHOD:
                 a, _, b = r["model"].partition(" vs ")
                 low, high = extra.get("ci95") or [math.nan, math.nan]
