@@ -37,11 +37,10 @@ def _key(prefix: str, i: int, text: str) -> str:
 class CounterRetriever:
     """Index candidate arguments, then retrieve the best counter-arguments for queries.
 
-    The default is the fused model that ships with argsim (``ranker="emb-cosine"``, model ``"counter-fusion"``: the
-    sum of the cosines of ``"counter-bi-encoder"``, the Bi-encoder of Shi, Cao and Nguyen, "Revisiting the Role of
-    Similarity and Dissimilarity in Best Counter Argument Retrieval", arXiv 2023, and of the open-collection
-    retriever ``"counter-retriever"``), the best measured method when every argument is a candidate; its figures
-    and when another ranker is better: docs/python-api.md ("Counter-argument retrieval").
+    The default is the fused model that ships with argsim (``ranker="emb-cosine"``, model ``"counter-fusion"``, with
+    the Bi-encoder of Shi, Cao and Nguyen, "Revisiting the Role of Similarity and Dissimilarity in Best Counter
+    Argument Retrieval", arXiv 2023); what it fuses, its figures and when another ranker is better:
+    docs/python-api.md ("Counter-argument retrieval").
 
     Args:
         ranker: None (the default: ``"emb-cosine"`` with the shipped ``"counter-fusion"``), or a registered ranker
