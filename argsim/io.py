@@ -580,19 +580,6 @@ def pipe_docs(nlp: Any, texts: Sequence[str], batch_size: int = 256) -> Iterator
             yield joined
 
 
-def _refuse_lone_surrogates(value: Any, path: str | Path | None, row: int | None) -> None:
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, str) and (at := lone_surrogate(v)) is not None:
-            raise InputError(path, f"a lone surrogate U+{ord(v[at]):04X} in a JSON string (half of an escaped "
-                                   "pair, not a character); fix the escape", row=row)
-        if isinstance(v, dict):
-            stack.extend([*v.keys(), *v.values()])
-        elif isinstance(v, list):
-            stack.extend(v)
-
-
 def parse_json(text: str, path: str | Path | None = None, row: int | None = None, allow_nan: bool = True) -> Any:
     """`json.loads` with argsim's rules, every failure one InputError naming `path` (and `row`, else the line):
     a key repeated within one object is refused (which value is meant is unknowable), so are integers of more
@@ -617,7 +604,10 @@ def parse_json(text: str, path: str | Path | None = None, row: int | None = None
         value = json.loads(text, object_pairs_hook=_unique_object, parse_int=_parse_int, parse_float=_parse_float,
                            parse_constant=float if allow_nan else _parse_constant)
         if _SURROGATE_ESCAPE.search(text):  # a \ud800-style escape: only a pair makes a character
-            _refuse_lone_surrogates(value, path, row)
+            out = json.dumps(value, ensure_ascii=False)  # the parsed value written out holds any lone one
+            if (at := lone_surrogate(out)) is not None:
+                raise InputError(path, f"a lone surrogate U+{ord(out[at]):04X} in a JSON string (half of an "
+                                       "escaped pair, not a character); fix the escape", row=row)
         return value
     except _RefusedJson as exc:
         raise InputError(path, str(exc), row=row) from None
