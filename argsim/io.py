@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from itertools import islice
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 import numpy as np
 
@@ -402,10 +402,9 @@ def split_lines(text: str) -> list[str]:
 
 
 def _binary_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(line number, text) of each line of a UTF-8 file read line by line in binary (never the whole file), lines
-    ending at `\n` only, as `split_lines` splits (the line end and a `\r` before it dropped; a lone CR or a U+2028
-    stays inside its line); a leading BOM is dropped. One-line errors for a path that is not a readable regular
-    file and for bytes that are not UTF-8 (naming the byte and the line, as `read_text_file`)."""
+    """(line number, text) of each line of a UTF-8 file read in binary, one line at a time, split as `split_lines`
+    splits (a leading BOM dropped); one-line errors naming the byte and the line of bytes that are not UTF-8 and of
+    a NUL character (UTF-16 text or a binary file reads as valid UTF-8 otherwise)."""
     offset = 0
     with _open_input(path, "rb") as fh:
         for lineno, raw in enumerate(fh, start=1):
@@ -414,33 +413,28 @@ def _binary_lines(path: Path) -> Iterator[tuple[int, str]]:
             except UnicodeDecodeError as exc:
                 raise InputError(path, f"not valid UTF-8 (byte {offset + exc.start})", row=lineno) from None
             if "\x00" in line:
-                raise InputError(path, _nul_message(offset + raw.index(b"\x00")), row=lineno)
+                at = offset + raw.index(b"\x00")
+                raise InputError(path, f"holds a NUL character (byte {at}): argsim reads UTF-8 text, and this looks "
+                                       "like UTF-16 or binary data", row=lineno)
             offset += len(raw)
             line = line.removeprefix("\ufeff") if lineno == 1 else line
             yield lineno, line.removesuffix("\n").removesuffix("\r")
 
 
-def _nul_message(byte: int) -> str:
-    """The error of a NUL character in a text file: UTF-16 text (every other byte NUL) or a binary file reads as
-    valid UTF-8 otherwise, and would be embedded, scored or trained on as text."""
-    return f"holds a NUL character (byte {byte}): argsim reads UTF-8 text, and this looks like UTF-16 or binary data"
-
-
 def read_text_file(path: str | Path) -> str:
     """Read a UTF-8 file (a leading BOM dropped) exactly as stored: no newline translation, so a lone CR or any
     other character stays inside its line (`split_lines` splits). One-line errors for a path that is not a
-    readable regular file (FIFOs are never opened) and for bytes that are not UTF-8."""
+    readable regular file (FIFOs are never opened) and for bytes that are not UTF-8 or a NUL character (naming the
+    first bad byte and its line, as the line readers do)."""
     with _open_input(path, "rb") as fh:
         data = fh.read()
     try:
         text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise InputError(path, f"not valid UTF-8 (byte {exc.start})", row=line) from None
+    except UnicodeDecodeError:
+        _refuse_bad_bytes(path)
     if "\x00" in text:
-        at = data.index(b"\x00")
-        raise InputError(path, _nul_message(at), row=data[:at].count(b"\n") + 1)
-    return text[1:] if text.startswith("\ufeff") else text
+        _refuse_bad_bytes(path)
+    return text.removeprefix("\ufeff")
 
 
 class _RefusedJson(ValueError):
@@ -757,10 +751,9 @@ def _csv_records(path: Path, delimiter: str, required: Sequence[str], known: Seq
             raise InputError(path, "empty file (no header row)")
 
 
-def _refuse_bad_bytes(path: Path) -> None:
-    """The InputError of a file that is not UTF-8 or holds a NUL character, naming the first bad byte and its line:
-    `_binary_lines` raises it when its scan reaches them."""
-    for _ in _binary_lines(path):
+def _refuse_bad_bytes(path: str | Path) -> NoReturn:
+    """The InputError of the first byte of `path` that is not UTF-8 or is NUL, naming it and its line."""
+    for _ in _binary_lines(Path(path)):
         pass
     raise InputError(path, "not valid UTF-8 text")  # pragma: no cover - the scan above raises
 
