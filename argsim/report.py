@@ -183,10 +183,6 @@ def _select(rows: list[dict[str, Any]], fields: dict[str, Any]) -> dict[str, Any
     return hits[-1] if hits else None
 
 
-def _minutes(seconds: float) -> str:
-    return f"{seconds / 60:.1f} min" if seconds < 600 else f"{seconds / 60:.0f} min"
-
-
 def papers_table(folder: Path | None = None) -> str:
     """The README's table: each task's best model in argsim beside the paper's figure (`VS_PAPERS`)."""
     from argsim.published import published
@@ -202,7 +198,8 @@ def papers_table(folder: Path | None = None) -> str:
             train = spec["train"]
         else:
             secs = [(_select(rows, sel) or {}).get("seconds") for sel in spec["train"]]
-            train = _minutes(sum(secs)) if all(isinstance(x, int | float) for x in secs) else "?"
+            train = f"{sum(secs) / 60:.{1 if sum(secs) < 600 else 0}f} min" if all(
+                isinstance(x, int | float) for x in secs) else "?"
         out.append([spec["task"], spec["model"], spec["data"], f"**{ours}**", f"{paper} ({spec['paper_model']})",
                     train])
     return markdown.table(["task", "argsim's best model", "data, metric", "argsim", "paper", "training, 2 CPU cores"],
