@@ -80,10 +80,8 @@ def _choice(allowed: tuple[int, ...], what: str):
     def check(value: Any, info: ValidationInfo) -> int:
         number = _as_float(value, info)
         if number is None or number not in allowed:
-            found = repr(value) if isinstance(value, str) and _from_csv(info) else describe(value)
-            if _is_number(value) and math.isfinite(value):
-                found = repr(value)
-            raise ValueError(f"{what}, not {found}")
+            quoted = (isinstance(value, str) and _from_csv(info)) or (_is_number(value) and math.isfinite(value))
+            raise ValueError(f"{what}, not {repr(value) if quoted else describe(value)}")
         return int(number)
     return check
 
