@@ -371,8 +371,7 @@ def regular_files(paths: Iterable[str | Path], folder: str | Path, what: str = "
 
 @contextmanager
 def _open_input(path: str | Path, mode: str, **kwargs: Any) -> Iterator[IO]:
-    """An input file checked by `check_input_file`, open while the block reads it; an OSError in opening or in
-    reading (EIO mid-file) is one InputError."""
+    """An input file checked by `check_input_file`, open; an OSError opening or reading it is one InputError."""
     try:
         with open(check_input_file(path), mode, **kwargs) as fh:
             yield fh
@@ -557,21 +556,19 @@ def pipe_docs(nlp: Any, texts: Sequence[str], batch_size: int = 256) -> Iterator
     max_chars = max(1, min(int(nlp.max_length), SUDACHI_MAX_BYTES // 4))  # 4 bytes: the longest UTF-8 character
     spans, pieces = [], []
     for text in texts:
-        parts = text_pieces(text, max_chars) if len(text) > max_chars else [text]
+        parts = text_pieces(text, max_chars)
         spans.append(len(parts))
         pieces.extend(parts)
     docs = nlp.pipe(pieces, batch_size=batch_size)
     for n in spans:
         parts = [next(docs) for _ in range(n)]
-        if n == 1:
-            yield parts[0]
-        else:
+        if n > 1:
             from spacy.tokens import Doc
 
             with warnings.catch_warnings():  # GiNZA's per-doc user data (sub-tokens) is not merged; no one reads it
                 warnings.simplefilter("ignore")
-                joined = Doc.from_docs(parts, ensure_whitespace=False)
-            yield joined
+                parts = [Doc.from_docs(parts, ensure_whitespace=False)]
+        yield parts[0]
 
 
 def parse_json(text: str, path: str | Path | None = None, row: int | None = None, allow_nan: bool = True) -> Any:
@@ -796,11 +793,7 @@ def _texts(path: str | Path, column: str, whole: bool, rows: int = 50_000) -> It
 
 
 def _text_lines(path: Path, whole: bool = False) -> Iterator[str]:
-    """The texts of a plain text file, read line by line (never the whole file at once): lines end at `\n`
-    (a `\r` before it dropped) as in `split_lines`, a leading BOM is dropped, blank lines at the end are no texts,
-    and a blank line between texts or bytes that are not UTF-8 are one InputError naming the row. With `whole`
-    (a whole file's first read), a file of no texts is refused once all is read, and texts holding a lone carriage
-    return get one warning: lines end at LF, so a file whose lines end at CR alone (classic Mac OS) is one text."""
+    """The texts of a plain text file (`_binary_lines`; a blank line between texts refused); `whole`: a first read."""
     blank, count, lone_cr = None, 0, 0
     for lineno, line in _binary_lines(path):
         if not line.strip():
