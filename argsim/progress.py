@@ -13,7 +13,7 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sized
 from contextlib import closing, contextmanager
 from typing import TypeVar
 
@@ -96,10 +96,7 @@ def progress_bar(total: int, description: str, enabled: bool | None = True) -> I
 def track(items: Iterable[T], description: str, total: int | None = None, enabled: bool = True) -> Iterator[T]:
     """Iterate with a progress bar (none when `enabled` is false)."""
     if total is None:
-        try:
-            total = len(items)  # type: ignore[arg-type]
-        except TypeError:
-            total = 0
+        total = len(items) if isinstance(items, Sized) else 0
     with progress_bar(total, description, enabled=enabled) as bar:
         for item in items:
             yield item
