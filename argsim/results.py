@@ -206,9 +206,7 @@ def write_results(task: str, rows: list[ResultRow | dict], command: str | None =
             seen = {row_key(r) for r in new_rows}
             new_rows = [r for r in old.get("rows", []) if row_key(r) not in seen] + new_rows
             commands = list(old.get("commands") or ([old["command"]] if old.get("command") else []))
-        for c in [r["command"] for r in new_rows if r.get("command")] + [command]:
-            if c not in commands and any(r.get("command") == c for r in new_rows):
-                commands.append(c)
+        commands += [c for c in dict.fromkeys(r.get("command") for r in new_rows) if c and c not in commands]
         return write_json(path, {"task": task, "rows": new_rows, "commands": commands})
 
 
