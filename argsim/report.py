@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from argsim import markdown
-from argsim.io import read_json, read_json_as, write_text
+from argsim.errors import ArgsimError, InputError, did_you_mean, examples, warn
+from argsim.io import read_json, read_json_as, read_text_file, write_text
 from argsim.paths import results_dir
+from argsim.published import PUBLISHED, SOURCES, published
 
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 COLUMNS = ("method", "model", "split", "setting", "metric", "value", "paper", "seconds", "peak_mb")
@@ -38,8 +40,6 @@ def select_results(task: str | None = None, required: bool = True, folder: Path 
         >>> [r["task"] for r in select_results("kpm")]  # doctest: +SKIP
         ['kpm']
     """
-    from argsim.errors import ArgsimError, did_you_mean, examples, warn
-
     everything = load_all(folder)
     results = [r for r in everything if task is None or r["task"] == task]
     where = folder or results_dir()
@@ -185,8 +185,6 @@ def _select(rows: list[dict[str, Any]], fields: dict[str, Any]) -> dict[str, Any
 
 def papers_table(folder: Path | None = None) -> str:
     """The README's table: each task's best model in argsim beside the paper's figure (`VS_PAPERS`)."""
-    from argsim.published import published
-
     by_task = {r["task"]: r.get("rows", []) for r in load_all(folder)}
     out = []
     for spec in VS_PAPERS:
@@ -213,8 +211,6 @@ def render_markdown(folder: Path | None = None, headline: bool = True) -> str:
 
 def published_table() -> str:
     """The published figures every `paper` cell comes from (`argsim.published`), one line per figure."""
-    from argsim.published import PUBLISHED, SOURCES
-
     lines = ["## Published figures", "", "From `argsim/published.py`, the one table results, benchmarks and this "
              "report read (fractions).", ""]
     for task, figures in PUBLISHED.items():
@@ -238,9 +234,6 @@ def write_full_results(path: Path, folder: Path | None = None) -> Path:
 def update_readme(readme: Path, folder: Path | None = None, render: Any = None) -> bool:
     """Replace the README's results block (between the markers) with `render(folder)` (default `papers_table`);
     returns whether it changed."""
-    from argsim.errors import InputError
-    from argsim.io import read_text_file
-
     text = read_text_file(readme)
     if START not in text or END not in text:
         raise InputError(readme, f"no {START} ... {END} block: only that block is rewritten, so nothing was "

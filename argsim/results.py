@@ -24,6 +24,7 @@ from argsim.io import folder_lock, sha256_file, write_json
 from argsim.measure import cpu_info
 from argsim.metrics.record import Evaluation
 from argsim.paths import results_dir
+from argsim.report import read_results_file
 from argsim.version import __version__, command_line, git_commit, package_versions
 
 TRACKED_PACKAGES = ("torch", "sentence-transformers", "transformers", "numpy", "scikit-learn", "xgboost-cpu",
@@ -200,8 +201,6 @@ def write_results(task: str, rows: list[ResultRow | dict], command: str | None =
     # with merge, another process merging into the same file waits: no rows are lost
     with folder_lock(path.parent) if merge else nullcontext():
         if merge and path.exists():
-            from argsim.report import read_results_file
-
             old = read_results_file(path)
             seen = {row_key(r) for r in new_rows}
             new_rows = [r for r in old.get("rows", []) if row_key(r) not in seen] + new_rows
