@@ -111,10 +111,8 @@ def headline_table(result: dict[str, Any]) -> str:
         ck = tuple(str(r.get(f)) for f in col_fields)
         rk = tuple(str(r.get(f) if r.get(f) is not None else "") for f in row_fields)
         columns.setdefault(ck, None)
-        text = _fmt(r.get("value"))
-        if r.get("paper") is not None:
-            text += f" ({_fmt(r['paper'])})"
-        cells.setdefault(rk, {})[ck] = text
+        paper = f" ({_fmt(r['paper'])})" if r.get("paper") is not None else ""
+        cells.setdefault(rk, {})[ck] = _fmt(r.get("value")) + paper
     header = list(row_fields) + [" ".join(c for c in ck if c != "None") for ck in columns]
     lines = [f"#### {result['task']}", "",
              markdown.table(header, [list(rk) + [row.get(ck, "") for ck in columns] for rk, row in cells.items()])]
