@@ -159,20 +159,8 @@ def check_output_path(path: str | Path, kind: str = "file", suffixes: Sequence[s
     return path
 
 
-def same_file(a: str | Path, b: str | Path) -> bool:
-    """Whether two paths name one file: the same real path (symlinks resolved), or one inode (hard links).
-
-    Args:
-        a: a path (need not exist).
-        b: another path.
-
-    Returns:
-        True when writing `a` would replace or change `b`.
-
-    Example:
-        >>> same_file("x.json", "./x.json")
-        True
-    """
+def _same_file(a: str | Path, b: str | Path) -> bool:
+    """Whether writing `a` would change `b`: the same real path (symlinks resolved), or one inode (hard links)."""
     try:
         if os.path.realpath(os.path.expanduser(a)) == os.path.realpath(os.path.expanduser(b)):
             return True
@@ -186,7 +174,7 @@ def check_distinct_outputs(outputs: Sequence[tuple[str, Path]], inputs: Sequence
     """Refuse (InputError, one line) an output that is an input, or one file named by two outputs.
 
     Run before any work: `outputs` and `inputs` are (option name, path) pairs. An output counts as an input when
-    `same_file` says so (through symlinks and hard links); a folder output equal to an input folder too.
+    `_same_file` says so (through symlinks and hard links); a folder output equal to an input folder too.
 
     Args:
         outputs: the paths the command will write.
@@ -197,11 +185,11 @@ def check_distinct_outputs(outputs: Sequence[tuple[str, Path]], inputs: Sequence
     """
     for i, (oname, opath) in enumerate(outputs):
         for iname, ipath in inputs:
-            if same_file(opath, ipath):
+            if _same_file(opath, ipath):
                 raise InputError(opath, f"{oname} names the input {iname} ({ipath}); writing it would destroy "
                                         "the input: choose another output path")
         for oname2, opath2 in outputs[i + 1:]:
-            if same_file(opath, opath2):
+            if _same_file(opath, opath2):
                 raise InputError(opath, f"given to both {oname} and {oname2}; one would overwrite the other: "
                                         "choose two paths")
 
@@ -469,14 +457,8 @@ def _parse_constant(name: str) -> float:
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
-def lone_surrogate(text: str) -> int | None:
-    """The index of the first lone surrogate (U+D800..U+DFFF, not a character: UTF-8 cannot hold it) in `text`,
-    else None.
-
-    Example:
-        >>> lone_surrogate("a\\ud800b"), lone_surrogate("\\U0001f600")
-        (1, None)
-    """
+def _lone_surrogate(text: str) -> int | None:
+    """The index of the first lone surrogate (U+D800..U+DFFF: no character, UTF-8 cannot hold it), else None."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -505,7 +487,7 @@ def as_texts(texts: Any, where: str) -> list[str]:
     for i, t in enumerate(out):
         if not isinstance(t, str):
             raise InputError(where, f"item {i + 1} is {type(t).__name__}, not a string")
-        if (at := lone_surrogate(t)) is not None:
+        if (at := _lone_surrogate(t)) is not None:
             raise InputError(where, f"text {i + 1} holds a lone surrogate U+{ord(t[at]):04X} at character {at + 1} "
                                     "(half of an escaped pair, not a character); fix the escape")
     return out
@@ -596,7 +578,7 @@ def parse_json(text: str, path: str | Path | None = None, row: int | None = None
                            parse_constant=float if allow_nan else _parse_constant)
         if _SURROGATE_ESCAPE.search(text):  # a \ud800-style escape: only a pair makes a character
             out = json.dumps(value, ensure_ascii=False)  # the parsed value written out holds any lone one
-            if (at := lone_surrogate(out)) is not None:
+            if (at := _lone_surrogate(out)) is not None:
                 raise InputError(path, f"a lone surrogate U+{ord(out[at]):04X} in a JSON string (half of an "
                                        "escaped pair, not a character); fix the escape", row=row)
         return value
