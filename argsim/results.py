@@ -115,11 +115,8 @@ def environment(seed: int | None = None, device: str | None = None, data_files: 
                 models: dict[str, str] | None = None, precision: str | None = None) -> dict[str, Any]:
     """The `env` of a row: versions, git commit, seed, device, precision, data file hashes, model fingerprints, and
     the `conditions` of its timings (`conditions()`)."""
-    data = {}
-    for p in data_files or []:
-        p = Path(p)
-        if p.is_file():
-            data[p.name if len(p.parts) < 3 else "/".join(p.parts[-3:])] = sha256_file(p)
+    data = {p.name if len(p.parts) < 3 else "/".join(p.parts[-3:]): sha256_file(p)
+            for p in map(Path, data_files or []) if p.is_file()}
     return {"argsim": __version__, "commit": git_commit(), "python": platform.python_version(),
             "platform": platform.platform(), "packages": package_versions(TRACKED_PACKAGES), "seed": seed,
             "device": device, "precision": precision, "data": data, "models": models or {}, "conditions": conditions()}
