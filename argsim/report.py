@@ -89,7 +89,8 @@ HEADLINES: dict[str, dict[str, Any]] = {
                 "splits": ["test-full", "test-sample500", "ntcir14-740", "ntcir14-60"],
                 "columns": ("split", "setting", "metric")},
 }
-KEY_FIELDS = ("method", "model", "split", "setting", "metric")
+#: what identifies a figure in a results file
+KEY_FIELDS = COLUMNS[:5]
 
 
 def headline_table(result: dict[str, Any]) -> str:

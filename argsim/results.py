@@ -24,7 +24,7 @@ from argsim.io import folder_lock, sha256_file, write_json
 from argsim.measure import cpu_info
 from argsim.metrics.record import Evaluation
 from argsim.paths import results_dir
-from argsim.report import read_results_file
+from argsim.report import KEY_FIELDS, read_results_file
 from argsim.version import __version__, command_line, git_commit, package_versions
 
 TRACKED_PACKAGES = ("torch", "sentence-transformers", "transformers", "numpy", "scikit-learn", "xgboost-cpu",
@@ -208,4 +208,4 @@ def write_results(task: str, rows: list[ResultRow | dict], command: str | None =
 
 def row_key(row: Mapping[str, Any]) -> tuple:
     """What identifies a figure in a results file: (method, model, split, setting, metric)."""
-    return tuple(row.get(f) for f in ("method", "model", "split", "setting", "metric"))
+    return tuple(row.get(f) for f in KEY_FIELDS)
