@@ -3,11 +3,12 @@ docs/backends.md, "Measured", describes).
 
 Each variant of all-MiniLM-L6-v2 (`VARIANTS`) is timed (sentences/s at each thread count of `threads`, best of
 `repeats`; the median one-query latency; the peak resident set while it loads and runs) and compared with torch
-fp32: the cosine of the ArgKP dev vectors, and task figures on slices (KPM mAP on ArgKP dev, counterargs-18
-accuracy@1 on the first `counter_points` test points of four settings, thematic and minutes triplet accuracy,
-cosine, ties wrong), each also as the difference to fp32. These are quick checks; which variant may become the CPU
-default is decided on the full test sets (`argsim.benchmarks.default_gate`, `argsim bench default`), where this
-benchmark's speed-ups only order the variants that pass. Rows go to `<results folder>/backends.json` (merged).
+fp32: the cosine of the ArgKP dev vectors, and task figures on slices by the task evaluators of `argsim evaluate`
+(KPM mAP on ArgKP dev, counterargs-18 accuracy@1 on the first `counter_points` test points of four settings,
+thematic and minutes triplet accuracy, cosine, ties wrong), each also as the difference to fp32. These are quick
+checks; which variant may become the CPU default is decided on the full test sets (`argsim.benchmarks.default_gate`,
+`argsim bench default`), where this benchmark's speed-ups only order the variants that pass. Rows go to
+`<results folder>/backends.json` (merged).
 """
 
 from __future__ import annotations
@@ -20,27 +21,24 @@ from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from argsim.backend import get_encoder, registry
 from argsim.backend.encoder import MAX_BATCH_SIZE
 from argsim.config import SEED, RunConfig
-from argsim.counter.core.run import dataset_points
-from argsim.data.argkp import load_argkp
-from argsim.data.catalog import data_root, dataset_dir
+from argsim.data.catalog import data_root
 from argsim.errors import ArgsimError
 from argsim.io import read_records
-from argsim.kpm.scoring import score_key_points
 from argsim.measure import usable_cores
-from argsim.metrics.kpa_map import evaluate_map
 from argsim.metrics.record import Evaluation
-from argsim.metrics.triplets import encoded_triplet_scores
 from argsim.options import setting
 from argsim.results import environment, result_rows, write_results
-from argsim.schemas import TripletRecord, text_records
-from argsim.thematic.build import first_test_triplets
+from argsim.schemas import text_records
+
+if TYPE_CHECKING:  # the evaluators import sentence-transformers: loaded when a run starts
+    from argsim.evaluation import CounterArgumentEvaluator, KPAMapEvaluator, TripletEvaluator
 
 #: (name, backend, quantize, precision)
 VARIANTS = [("torch-fp32", "torch", "none", "fp32"), ("torch-bf16", "torch", "none", "bf16"),
@@ -114,22 +112,6 @@ def latency_ms(enc: Any, queries: list[str]) -> float:
     return 1000 * statistics.median(_seconds(enc, [q]) for q in queries)
 
 
-def counter_accuracy(enc: Any, slices: dict) -> dict[str, float]:
-    """accuracy@1 of the cosine of `enc`'s embeddings (point vs candidate) per setting (texts encoded once)."""
-    texts = sorted({p.text for points, pools, _ in slices.values() for p in points}
-                   | {c.text for _, pools, _ in slices.values() for pool in pools.values() for c in pool})
-    vec = dict(zip(texts, enc.encode(texts, normalize=True, show_progress=False), strict=True))
-    out = {}
-    for name, (points, pools, gold) in slices.items():
-        hits = 0
-        for p in points:
-            pool = pools[p.id]
-            scores = np.stack([vec[c.text] for c in pool]) @ vec[p.text]
-            hits += pool[int(np.argmax(scores))].id == gold[p.id]
-        out[f"counter_{name}_acc1"] = hits / len(points)
-    return out
-
-
 def speed_and_deltas(variant: dict[str, float], fp32: dict[str, float], thread_counts: Sequence[int]
                      ) -> tuple[float, dict[str, float]]:
     """(speed-up, task deltas) of a variant's figures against torch fp32's: the speed-up compares each one's best
@@ -148,20 +130,21 @@ def speed_and_deltas(variant: dict[str, float], fp32: dict[str, float], thread_c
 
 @dataclass
 class BenchInputs:
-    """The texts and tasks every variant is measured on (`bench_inputs`)."""
+    """The texts and the task evaluators (those of `argsim evaluate`, on slices) every variant is measured on."""
 
     files: list[Path]  # the ArgKP training arguments, the mined minutes test triplets
     texts: list[str]  # timed for throughput
     calibration: list[str]  # OpenVINO int8's calibration texts
-    dev: Any  # ArgKP dev (`KPMData`)
-    slices: dict  # counterargs-18 test points per setting
-    triplets: list[dict]
-    minutes: list[dict]
+    kpm: KPAMapEvaluator  # ArgKP dev (its `gold` also gives the latency and cosine texts)
+    counter: CounterArgumentEvaluator  # the first test points of each setting
+    triplets: TripletEvaluator  # cosine, ties wrong
+    minutes: TripletEvaluator
 
 
 def bench_inputs(options: BackendBenchOptions) -> BenchInputs:
     """The inputs of `options`' run; ArgsimError (one line) for an unknown variant or missing minutes triplets."""
     from argsim.backend.runtime import calibration_choice
+    from argsim.evaluation import CounterArgumentEvaluator, KPAMapEvaluator, TripletEvaluator
 
     variant_names(options.variants)
     minutes_test = Path(options.minutes_dir) / "test.jsonl"
@@ -171,20 +154,20 @@ def bench_inputs(options: BackendBenchOptions) -> BenchInputs:
     train_csv = data_root() / "argkp" / "arguments_train.csv"
     train = [r["argument"] for r in read_records(train_csv, text_records("argument"))]
     return BenchInputs([train_csv, minutes_test], train[:options.n], calibration_choice(train[options.n:])[0],
-                       load_argkp("dev"),
-                       {s: dataset_points("test", s, limit=options.counter_points) for s in COUNTER_SETTINGS},
-                       first_test_triplets(dataset_dir("wikipedia"), options.triplets),
-                       read_records(minutes_test, TripletRecord)[:options.minutes_triplets])
+                       KPAMapEvaluator.from_dataset("dev"),
+                       CounterArgumentEvaluator.from_dataset("test", options.counter_points, settings=COUNTER_SETTINGS),
+                       TripletEvaluator.from_dataset("test", options.triplets),
+                       TripletEvaluator.from_dataset("test", options.minutes_triplets, dataset="minutes",
+                                                     folder=options.minutes_dir))
 
 
 def task_figures(enc: Any, inputs: BenchInputs) -> dict[str, float]:
     """Every `TASK_METRICS` figure of `enc`."""
-    kpm = evaluate_map(score_key_points(inputs.dev, enc), inputs.dev)
-    return {"kpm_strict_mAP": kpm.strict, "kpm_relaxed_mAP": kpm.relaxed, **counter_accuracy(enc, inputs.slices),
-            "triplet_accuracy": encoded_triplet_scores(enc, inputs.triplets, ties="wrong",
-                                                       show_progress=False).accuracy,
-            "minutes_triplet_accuracy": encoded_triplet_scores(enc, inputs.minutes, ties="wrong",
-                                                               show_progress=False).accuracy}
+    kpm, counter = inputs.kpm.evaluate(enc), inputs.counter.evaluate(enc)
+    return {"kpm_strict_mAP": kpm["strict_map"], "kpm_relaxed_mAP": kpm["relaxed_map"],
+            **{f"counter_{s}_acc1": counter[f"{s}_accuracy@1"] for s in COUNTER_SETTINGS},
+            "triplet_accuracy": inputs.triplets.evaluate(enc)["accuracy"],
+            "minutes_triplet_accuracy": inputs.minutes.evaluate(enc)["accuracy"]}
 
 
 def measure_variant(model: str, variant: tuple[str, str, str, str], options: BackendBenchOptions,
@@ -211,11 +194,12 @@ def measure_variant(model: str, variant: tuple[str, str, str, str], options: Bac
     torch.set_num_threads(options.quality_threads)
     enc = get_encoder(model, batch_size=options.batch_size, config=replace(base, threads=options.quality_threads),
                       calibration=cal)
-    kp_texts = list(dict.fromkeys(str(k.text) for k in inputs.dev.key_points))
+    kp_texts = list(dict.fromkeys(str(k.text) for k in inputs.kpm.gold.key_points))
     latency_ms(enc, kp_texts[-5:])  # warm-up of the one-text path
     r["latency_ms"] = latency_ms(enc, kp_texts[:30])
     r["peak_mb"] = peak_rss_mb()
-    vecs = enc.encode(list(dict.fromkeys(str(a.text) for a in inputs.dev.arguments)) + kp_texts, show_progress=False)
+    vecs = enc.encode(list(dict.fromkeys(str(a.text) for a in inputs.kpm.gold.arguments)) + kp_texts,
+                      show_progress=False)
     if name == "torch-fp32":
         reference["dev"] = vecs
     if name != "model2vec" and "dev" in reference:  # a static model's vectors live in another space
@@ -237,8 +221,8 @@ def variant_rows(results: dict[str, dict], options: BackendBenchOptions, inputs:
         env |= {"backend": backend, "quantize": quantize}
         figures = {k: round(v, 4) for k, v in r.items() if not k.startswith("load_average") and v is not None}
         extra: dict = {"n": options.n, "batch": options.batch_size, "counter_points": options.counter_points,
-                       "latency_and_task_threads": options.quality_threads, "triplets": len(inputs.triplets),
-                       "minutes_triplets": len(inputs.minutes),
+                       "latency_and_task_threads": options.quality_threads, "triplets": len(inputs.triplets.triplets),
+                       "minutes_triplets": len(inputs.minutes.triplets),
                        "calibration": f"{len(inputs.calibration)} ArgKP train arguments"
                        if quantize == "int8" and backend == "openvino" else None}
         if name == "model2vec":
