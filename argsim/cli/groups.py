@@ -20,12 +20,6 @@ err_console = Console(stderr=True)
 FILE_WIDTH = 400
 
 
-def fit_tables_to_output() -> None:
-    """Tables as wide as their content when stdout is not a terminal (a file, a pipe, a test runner): rich would
-    otherwise cut every column to fit 80 characters. On a terminal the terminal's width stays."""
-    console.width = FILE_WIDTH if not console.is_terminal else None  # type: ignore[assignment]
-
-
 def _error(message: str) -> None:
     """One red error line on stderr (`message` is plain text, not markup)."""
     err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
