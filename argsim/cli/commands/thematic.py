@@ -214,20 +214,14 @@ def eval_sick(
     from argsim.data.catalog import dataset_dir
     from argsim.data.sick import load_sick
     from argsim.evaluation import SICKEvaluator
-    from argsim.measure import timed
-    from argsim.results import result_rows, run_environment, write_results
+    from argsim.results import evaluate_models, run_environment, write_results
 
     cfg = run_config(ctx)
     root = folder or dataset_dir("sick", cfg.data_dir)
     env = run_environment(cfg, data_files=[Path(root) / "SICK_test_annotated.txt"])
     evaluator = SICKEvaluator(*(load_sick(root, s) for s in ("train", "trial", "test")), config=cfg)
-    table_rows, results = [], []
-    for m in model:
-        with timed() as t:
-            s = evaluator.evaluate(m)
-        table_rows.append([m, *s.metrics.values(), s.details["c"], t["seconds"]])
-        results += result_rows(s, method="sick-relatedness", model=m, setting="logreg",
-                               seconds=t["seconds"], env=env)
+    scored, results = evaluate_models(evaluator, model, env, method="sick-relatedness", setting="logreg")
+    table_rows = [[m, *s.metrics.values(), s.details["c"], seconds] for m, s, seconds in scored]
     console.print(summary_table("SICK relatedness (test)",
                                 ["model", "pearson r", "spearman rho", "MSE", "C", "seconds"], table_rows))
     if task:
