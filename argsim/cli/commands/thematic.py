@@ -82,35 +82,14 @@ def train_thematic(
     The defaults are the recommended recipe, the shipped `thematic` model: a LoRA adapter (rank 16) over MiniLM,
     TripletLoss margin 0.3, lr 1e-4, batch 16, with --dev the best of its dev evaluations every 250 steps.
     --arch bilstm trains the paper's BiLSTM with the paper's values (Adam 1e-3, batch 64)."""
-    from dataclasses import replace
-
-    from argsim.io import read_records
-    from argsim.schemas import TripletRecord
+    from argsim.trainers.thematic import train_thematic as train
     from argsim.training import is_main_process
 
     config = config.checked(has_dev=dev is not None, budget=plan)
-    arch = config.arch
     where = placement(ctx, threads=config.threads or None)
-    quiet = run_config(ctx).quiet
-    rows = read_records(triplets, TripletRecord)
-    dev_rows = read_records(dev, TripletRecord) if dev else None
-    if arch == "bilstm":
-        from argsim.trainers.thematic_bilstm import train_bilstm
-
-        cfg = replace(config, seed=where.seed, threads=where.threads)
-        rep = train_bilstm(rows, out, cfg, dev=dev_rows, log=console.print, placement=where, budget=plan)
-        stats = {"triplets": rep.train_triplets, "seen": rep.triplets_seen, "steps": rep.steps,
-                 "seconds": rep.seconds, "triplets/s": rep.triplets_per_second,
-                 "dev accuracy (L1)": rep.dev_accuracy if rep.dev_accuracy is not None else "-",
-                 "best step": rep.best_step if rep.best_step is not None else "-",
-                 "stopped by": rep.stopped_by or "-"}
-    else:
-        from argsim.trainers.thematic_minilm import finetune_sentence_transformer
-
-        stats = finetune_sentence_transformer(rows, out, config, placement=where, budget=plan, quiet=quiet,
-                                              dev=dev_rows)
+    stats = train(triplets, out, config, where, plan, dev=dev, quiet=run_config(ctx).quiet, log=console.print)
     if where.processes == 1 or is_main_process():
-        console.print(summary_table(f"trained {arch} -> {out}", ["statistic", "value"],
+        console.print(summary_table(f"trained {config.arch} -> {out}", ["statistic", "value"],
                                     [[k, v] for k, v in stats.items()]))
 
 
