@@ -184,10 +184,11 @@ ROOT = typer.Typer()
 root_command = ROOT.command
 
 
-def summary_table(title: str, columns: list[str], rows: list[list], total: list | None = None) -> Table:
+def summary_table(title: str, columns: list[str], rows: list[list], total: list | None = None,
+                  caption: str | None = None) -> Table:
     """A rich table with thousands separators for ints and four decimals for floats; `total`: a last row below a
     line."""
-    table = Table(title=title)
+    table = Table(title=title, caption=caption)
     for c in columns:
         table.add_column(c)
     for r in [*rows, *([None, total] if total is not None else [])]:
