@@ -135,18 +135,17 @@ def check_input(path: Path, spec: EmbedSpec) -> None:
             raise InputError(path, f"missing column(s) {col}; found {', '.join(found)}", column=col)
 
 
-def embed_folder(path: Path, out: Path, spec: EmbedSpec, config: RunConfig) -> tuple[dict, float]:
-    """`argsim embed` into the shard folder `out` on the run's engine (`embed_local`, or `embed_ray`'s actor pool),
-    at the run's precision, the input checked first: (the folder's manifest, seconds)."""
+def embed_folder(path: Path, out: Path, spec: EmbedSpec, config: RunConfig, engine) -> tuple[dict, float]:
+    """`argsim embed` into the shard folder `out` on the run's engine (`embed_local`, or `embed_ray`'s actor pool on
+    `engine`, `argsim.engine.engine_from_config(config)`), at the run's precision, the input checked first: (the
+    folder's manifest, seconds)."""
     import time
-
-    from argsim.engine import engine_from_config
 
     spec = replace(spec, precision=config.precision)
     check_input(path, spec)
     start = time.perf_counter()
     if config.engine == "ray":
-        manifest = embed_ray(path, out, spec, engine_from_config(config), quiet=config.quiet)
+        manifest = embed_ray(path, out, spec, engine, quiet=config.quiet)
     else:
         manifest = embed_local(path, out, spec, config=config)
     return manifest, time.perf_counter() - start
