@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Annotated, Literal
 
 import typer
 
@@ -23,10 +23,7 @@ from argsim.cli.training_options import budget_options, placement
 from argsim.minutes.mining import MiningConfig
 from argsim.minutes.summarize import SummarizeOptions
 from argsim.trainers.minutes_sbert import MinutesTrainConfig
-
-if TYPE_CHECKING:
-    from argsim.training import Budget
-
+from argsim.training.budget import Budget
 
 
 @triplets_app.command("minutes")

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Annotated, Literal
 
 import typer
 
@@ -12,9 +12,7 @@ from argsim.cli.groups import cluster_app, console, eval_app, run_config, summar
 from argsim.cli.params import OUT_DIR, OUT_FILE, choices, config_options, model_option
 from argsim.cli.training_options import budget_options, placement
 from argsim.thematic.config import ThematicTrainConfig
-
-if TYPE_CHECKING:
-    from argsim.training import Budget
+from argsim.training.budget import Budget
 
 Algorithm = Literal["kmeans", "agglomerative"]
 Linkage = Literal["ward", "average", "complete"]
