@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -124,26 +124,15 @@ def summarize_minutes(
     k*(0.5*cos(D,Q) - 0.5*max cos(D,S)) + m*cos(D,topic) + s*cos(D,subtopic) (k: --mmr-weight), key size =
     budget/50, joined in document order within the character budget. Writes JSON: per item the selected
     sentences (index, score, rank), the summary and the gold summary when known."""
-    from argsim.data.catalog import dataset_dir
-    from argsim.io import write_json
-    from argsim.minutes.summarize import dataset_items, run_summaries, user_items
+    from argsim.minutes.summarize import summarize_to_file
 
-    cfg = run_config(ctx)
     if input:
         refuse_given(ctx, ["items"], "it picks the dataset's items, and --input gives your own")
     else:
         refuse_given(ctx, ["length"], "it is the budget of --input rows without a length column")
-    its = user_items(input, length) if input else dataset_items(dataset_dir("poliinfo", cfg.data_dir), items)
-    its = its[:limit] if limit else its
-    options = replace(options, seed=cfg.seed)
-    method = options.method
-    results, seconds = run_summaries(its, model, options, cfg)
-    embeds = method.startswith("embedrank")
-    write_json(out, {"method": method, "model": model if embeds else None, "items": input and str(input) or items,
-                     "options": {k: v for k, v in asdict(options).items() if k not in ("method", "seed")},
-                     "seconds": seconds, "summaries": results})
+    results, seconds = summarize_to_file(out, model, options, run_config(ctx), items, input, length, limit)
     rows = [[r["id"], r["budget"], len(r["summary"]), r["summary"][:40]] for r in results[:5]]
-    console.print(summary_table(f"{len(results)} summaries ({method}, {seconds:.1f}s) -> {out}",
+    console.print(summary_table(f"{len(results)} summaries ({options.method}, {seconds:.1f}s) -> {out}",
                          ["id", "budget", "chars", "summary (first 5 items)"], rows))
 
 
