@@ -1,16 +1,14 @@
-"""CPU inference runtimes of transformer encoders: ONNX Runtime and OpenVINO, fp32 or int8; thread defaults.
+"""CPU inference runtimes of transformer encoders: ONNX Runtime and OpenVINO, fp32 or int8; thread defaults
+(`--backend`, `--quantize`; docs/backends.md: what each one runs, how exports are cached and keyed, what each costs).
 
-`--backend torch|onnx|openvino` picks the runtime, `--quantize int8` quantizes it (docs/backends.md: what each one
-runs, how exports are cached and keyed, what each costs in quality). **onnx** traces the model's whole embedding
-pipeline (`base_export`: TorchScript exporter, opset 17, dynamic batch and length) and runs it on ONNX Runtime's CPU
-provider; its int8 is `quantize_dynamic` of the MatMul weights per output channel. Reading chosen: MatMul only and
-per channel, because quantizing every operator (embedding Gathers included) or per tensor lowered the mean cosine
-to fp32 of MiniLM on ArgKP arguments from 0.993 to 0.96. **openvino** converts the same ONNX graph and compiles it
-with `INFERENCE_PRECISION_HINT` f32 (or bf16 with `--precision bf16`): without the hint OpenVINO's CPU plugin
-silently computes in bf16 on CPUs with AVX512_BF16 or AMX; its int8 is NNCF static quantization calibrated on
-`CALIBRATION_SIZE` texts (`calibration_choice`), whose digest keys the model and its vectors. `ExportedModel` runs
-any export on texts or text pairs; builds write into a temporary folder and rename it, so a crash leaves no half
-model.
+**onnx** traces the model's whole embedding pipeline (`base_export`: TorchScript exporter, opset 17, dynamic batch
+and length); its int8 is `quantize_dynamic`. Reading chosen: MatMul weights only, per output channel, because
+quantizing every operator (embedding Gathers included) or per tensor lowered the mean cosine to fp32 of MiniLM on
+ArgKP arguments from 0.993 to 0.96. **openvino** converts the same graph and compiles it with
+`INFERENCE_PRECISION_HINT` f32 (bf16 with `--precision bf16`; without the hint it silently computes in bf16 on CPUs
+with AVX512_BF16 or AMX); its int8 is NNCF static quantization calibrated on `CALIBRATION_SIZE` texts
+(`calibration_choice`), whose digest keys the model and its vectors. Builds write into a temporary folder and
+rename it, so a crash leaves no half model.
 """
 
 from __future__ import annotations
