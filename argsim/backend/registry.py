@@ -1,9 +1,7 @@
 """Loading, on top of the backend: `get_encoder` (the one entry point that loads an encoder by name),
-`get_cross_encoder`, and the one process-wide model cache both share.
-
-A name is one of `argsim.backend.names` (a base model when its package is installed, a shipped model) or a local
-folder: a sentence-transformers model, a transformers model, or an argsim model folder (its `argsim_encoder.json`
-names one of argsim's own loaders, `{"loader": "kpm-mts"}`), checked as data first (`argsim.backend.safety`).
+`get_cross_encoder`, and the one process-wide model cache both share. A name is one of `argsim.backend.names` or a
+local folder (sentence-transformers, transformers, or an argsim folder whose `argsim_encoder.json` names one of
+argsim's own loaders), checked as data first (`argsim.backend.safety`).
 """
 
 from __future__ import annotations
@@ -30,7 +28,7 @@ from argsim.backend.names import (
     shipped_folder,
 )
 from argsim.backend.pooling import POOLINGS
-from argsim.backend.safety import HF_LOAD, check_model_folder
+from argsim.backend.safety import HF_LOAD
 from argsim.backend.static import Model2VecEncoder, is_model2vec_folder
 from argsim.backend.words import load_word_vectors, word_vectors_identity
 from argsim.config import RunConfig
@@ -258,16 +256,14 @@ def load_sentence_transformer(name: str = DEFAULT_MODEL, device: str | None = No
 
 def load_cross_encoder(name: str, device: str = "cpu", max_length: int | None = None,
                        num_labels: int | None = None) -> Any:
-    """A sentence-transformers CrossEncoder (trainable) from a registry name, folder or Hugging Face id (the
-    backend's resolution), the folder checked first (`check_model_folder`)."""
+    """A sentence-transformers CrossEncoder (trainable) from a registry name, folder or Hugging Face id
+    (`model_path`: the folder checked first)."""
     from sentence_transformers import CrossEncoder
 
     _quiet_libraries()
-    folder = model_path(name)
-    if name not in MODELS:
-        check_model_folder(folder)
     try:
-        return CrossEncoder(str(folder), num_labels=num_labels, max_length=max_length, device=device, **HF_LOAD)
+        return CrossEncoder(str(model_path(name)), num_labels=num_labels, max_length=max_length, device=device,
+                            **HF_LOAD)
     except (OSError, ValueError, KeyError) as exc:
         raise ModelError(f"cannot load cross-encoder '{name}': {exc}") from None
 
