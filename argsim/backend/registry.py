@@ -79,8 +79,7 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
 
 
 def _transformer_name(name: str) -> bool:
-    """Whether `name` is a transformer whose pooling and length the options choose (a registry transformer, or
-    a folder that is a sentence-transformers / transformers model, not one of argsim's own)."""
+    """Whether `name` is a transformer whose pooling and length the options choose (not one of argsim's own)."""
     if name in MODELS:
         return MODELS[name].kind == "sentence-transformers"
     shipped = shipped_folder(name)
@@ -95,8 +94,7 @@ def _transformer_name(name: str) -> bool:
 
 
 def _check_options_apply(name: str, pooling: str | None, max_seq_length: int | None) -> None:
-    """--pooling / --max-seq-length for a model they cannot change (static vectors, argsim's own models): refused,
-    not ignored."""
+    """Refuse (not ignore) --pooling / --max-seq-length for a model they cannot change (static, argsim's own)."""
     if _transformer_name(name):
         return
     what = "static word vectors" if name in MODELS or Path(name).expanduser().is_file() else "an argsim model"
@@ -181,8 +179,7 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
 
 
 def _load(key: tuple, spec: dict | None) -> Encoder:
-    """A new encoder for a `get_encoder` key: a copy sharing the weights of one loaded under other run options
-    (the key's first 10 items equal), else built (`_build`; a malformed model folder is one line)."""
+    """A new encoder for a `get_encoder` key: a copy of one loaded under other run options (key[:10]), else built."""
     base = next((e for k, e in _LOADED.items() if k[:10] == key[:10]), None)
     if base is not None:
         enc = copy.copy(base)
@@ -280,8 +277,8 @@ def get_cross_encoder(name: str | Path, device: str = "cpu", precision: str = "f
         max_length: the pairs' token limit (None: the model's).
 
     Returns:
-        A CrossEncoder, or an `ExportedCrossEncoder` (its `logits(pairs)` and `tokenizer`); the backend's pair
-        scorer scores either (`argsim.backend.resolve.pair_scorer`).
+        A CrossEncoder, or an `ExportedModel` (its `logits(pairs)`, `calibrate(pairs)` and `tokenizer`); the
+        backend's pair scorer scores either (`argsim.backend.resolve.pair_scorer`).
 
     Example:
         >>> get_cross_encoder("models/kpm-cross").tokenizer.sep_token  # doctest: +SKIP
@@ -294,10 +291,10 @@ def get_cross_encoder(name: str | Path, device: str = "cpu", precision: str = "f
         if runtime is None:
             _LOADED[key] = cast_for_inference(load_cross_encoder(str(name), device, max_length), precision)
         else:
-            from argsim.backend.runtime import ExportedCrossEncoder, exported_model
+            from argsim.backend.runtime import exported_model
 
-            _LOADED[key] = ExportedCrossEncoder(exported_model(Path(name), "logits", runtime, precision,
-                                                               build=lambda: _cross_pipeline(name, max_length)))
+            _LOADED[key] = exported_model(Path(name), "logits", runtime, precision,
+                                          build=lambda: _cross_pipeline(name, max_length))
     return _LOADED[key]
 
 
