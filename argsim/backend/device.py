@@ -19,12 +19,6 @@ from argsim.config import DEVICES, PRECISIONS
 from argsim.errors import ArgsimError
 
 
-def _mps_available() -> bool:
-    import torch
-
-    return torch.backends.mps.is_available()
-
-
 def launched_processes() -> int:
     """WORLD_SIZE of an `accelerate launch` / `torchrun` run (1 for a plain process)."""
     return int(os.environ.get("WORLD_SIZE", "1") or 1)
@@ -56,7 +50,7 @@ def resolve_device(device: str = "auto") -> str:
     if device == "auto":
         if torch.cuda.is_available():
             return "cuda"
-        return "mps" if _mps_available() else "cpu"
+        return "mps" if torch.backends.mps.is_available() else "cpu"
     if device.startswith("cuda"):
         if not torch.cuda.is_available():
             raise ArgsimError(f"device '{device}' requested but CUDA is not available on this machine")
@@ -65,7 +59,7 @@ def resolve_device(device: str = "auto") -> str:
         if ":" in device and int(device[5:]) >= torch.cuda.device_count():
             raise ArgsimError(f"device '{device}' requested but this machine has {torch.cuda.device_count()} "
                               "CUDA device(s)")
-    if device == "mps" and not _mps_available():
+    if device == "mps" and not torch.backends.mps.is_available():
         raise ArgsimError("device 'mps' requested but MPS is not available on this machine")
     return device
 
