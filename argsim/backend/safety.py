@@ -135,10 +135,7 @@ def check_model_folder(folder: str | Path) -> None:
         if (current / ENCODER_MANIFEST).is_file():
             manifest_loader_name(current)
             subs += [s for s in ("backbone", "point_encoder", "candidate_encoder") if (current / s).is_dir()]
-        for sub in subs:
-            path = current / sub
-            if path.is_dir():
-                todo.append(path)
+        todo += [current / sub for sub in subs if (current / sub).is_dir()]
 
 
 def load_torch_weights(path: str | Path) -> Any:
