@@ -82,16 +82,13 @@ def add_lora(model, rank: int, alpha: float, dropout: float = 0.0, targets: str 
 def wrap_lora(transformer, rank: int, alpha: float, dropout: float = 0.0, targets: str | list[str] = LORA_TARGETS):
     """A transformers model wrapped in a trainable peft LoRA adapter on `targets` (base weights frozen).
 
-    peft reads transformers' deprecated `is_gradient_checkpointing` while wrapping; that FutureWarning concerns
-    peft, not the user, so it is not shown.
-
     Example:
         >>> peft_model = wrap_lora(AutoModel.from_pretrained(path), rank=16, alpha=32)  # doctest: +SKIP
     """
     from peft import LoraConfig, get_peft_model
 
     config = LoraConfig(r=rank, lora_alpha=alpha, lora_dropout=dropout, target_modules=targets, bias="none")
-    with warnings.catch_warnings():
+    with warnings.catch_warnings():  # peft reads transformers' deprecated `is_gradient_checkpointing`: not shown
         warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
         return get_peft_model(transformer, config)
 
