@@ -15,20 +15,13 @@ import os
 from collections.abc import Iterable
 
 from argsim import measure
-from argsim.config import DEVICES, PRECISIONS
+from argsim.config import PRECISIONS, check_device_name
 from argsim.errors import ArgsimError
 
 
 def launched_processes() -> int:
     """WORLD_SIZE of an `accelerate launch` / `torchrun` run (1 for a plain process)."""
     return int(os.environ.get("WORLD_SIZE", "1") or 1)
-
-
-def check_device_name(device: str) -> str:
-    device = (device or "auto").lower()
-    if device not in DEVICES and not (device.startswith("cuda:") and device[5:].isdigit()):
-        raise ArgsimError(f"unknown device '{device}': choose one of {', '.join(DEVICES)} or cuda:N")
-    return device
 
 
 def pin_cuda_index(device: str) -> None:

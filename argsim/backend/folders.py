@@ -8,7 +8,15 @@ from pathlib import Path
 
 from argsim.backend.device import resolve_device
 from argsim.backend.hub import looks_like_hub_id, resolve_hub_model
-from argsim.backend.names import DEFAULT_MODEL, MODELS, _mpnet_dir, _mpnet_parts, known_names, shipped_folder
+from argsim.backend.names import (
+    DEFAULT_MODEL,
+    ENCODER_MANIFEST,
+    MODELS,
+    _mpnet_dir,
+    _mpnet_parts,
+    known_names,
+    shipped_folder,
+)
 from argsim.backend.safety import HF_LOAD, check_model_folder
 from argsim.errors import ModelError, did_you_mean, nearest
 
@@ -70,9 +78,18 @@ def model_path(name: str) -> Path:
 
 def check_model_name(name: str) -> None:
     """A model named before any work must name something: a registered or shipped name, a model folder (checked
-    as one) or a Hugging Face id in the local cache; ModelError (one line, with the nearest name) else."""
+    as one, `check_model_files`) or a Hugging Face id in the local cache; ModelError (one line, with the nearest
+    name) else."""
     if name not in known_names():
-        model_path(name)
+        check_model_files(model_path(name))
+
+
+def check_model_files(folder: Path) -> Path:
+    """`folder`, if it holds a model argsim loads (argsim's manifest, a sentence-transformers `modules.json` or a
+    transformers `config.json`); ModelError (one line) else."""
+    if not any((folder / f).is_file() for f in (ENCODER_MANIFEST, "modules.json", "config.json")):
+        raise ModelError(f"{folder}: not a sentence-transformers, transformers or argsim model folder")
+    return folder
 
 
 def _quiet_libraries() -> None:

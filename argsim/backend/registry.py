@@ -18,7 +18,7 @@ from argsim.backend import models as m
 from argsim.backend.adapters import apply_adapter, is_adapter_folder
 from argsim.backend.device import cast_for_inference, inference_precision, resolve_device
 from argsim.backend.encoder import Encoder, check_batch_size
-from argsim.backend.folders import _quiet_libraries, model_path, plain_sentence_transformer
+from argsim.backend.folders import _quiet_libraries, check_model_files, model_path, plain_sentence_transformer
 from argsim.backend.names import (
     DEFAULT_MODEL,
     ENCODER_LOADERS,
@@ -53,7 +53,7 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
     path = Path(name).expanduser()
     if name not in MODELS and path.is_file():
         return m.StaticVectorEncoder(load_word_vectors(str(path)), path.name, word_vectors_identity(str(path)))
-    folder = model_path(name)
+    folder = check_model_files(model_path(name))
     shipped = shipped_folder(name) is not None
     label = name if name in MODELS or shipped else folder.name
     if (folder / ENCODER_MANIFEST).is_file():  # a shipped model's (its loader checks the base) or a checked folder's
@@ -67,8 +67,6 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
     if is_model2vec_folder(folder):  # static embeddings (`argsim distill`): no transformer, any backend
         return Model2VecEncoder(folder, label)
     is_st = (folder / "modules.json").is_file()
-    if not is_st and not (folder / "config.json").is_file():
-        raise ModelError(f"{folder}: not a sentence-transformers, transformers or argsim model folder")
     if runtime is not None:  # ONNX Runtime / OpenVINO (argsim.backend.runtime)
         own = is_st and pooling in (None, "model")
         return m.ExportedEncoder(folder, label, None if own else pooling or "mean", runtime, batch_size=batch_size,
