@@ -53,15 +53,12 @@ def triplets_minutes(
     from argsim.minutes.pipeline import mine_minutes
 
     cfg = run_config(ctx)
-    if minutes:
-        meetings = load_meetings(Path("."), files=[p.resolve() for p in minutes])
-    else:
-        meetings = load_meetings(dataset_dir("poliinfo", cfg.data_dir))
-    config = replace(config, seed=cfg.seed)
-    summary = mine_minutes(meetings, out, config, model=model, run=cfg)
+    meetings = (load_meetings(Path("."), files=[p.resolve() for p in minutes]) if minutes
+                else load_meetings(dataset_dir("poliinfo", cfg.data_dir)))
+    summary = mine_minutes(meetings, out, replace(config, seed=cfg.seed), model=model, run=cfg)
     write_json(out / "counts.json", summary)
-    rows = [[k, v] for k, v in summary["counts"].items()]
-    console.print(summary_table(f"minutes triplets -> {out}", ["count", "value"], rows))
+    console.print(summary_table(f"minutes triplets -> {out}", ["count", "value"],
+                                [[k, v] for k, v in summary["counts"].items()]))
 
 
 @train_app.command("minutes-sbert")
