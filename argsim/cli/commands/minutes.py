@@ -157,18 +157,14 @@ def eval_rouge(
     cfg = run_config(ctx)
     data = read_summaries(summaries)
     evaluations = score_summaries(data, unit, no_limit=no_limit, nlp=rouge_nlp(unit, config=cfg))
-    table_rows, results, payload = [], [], []
-    for ev in evaluations:
-        u = ev.details["unit"]
-        table_rows.append([u, ev["rouge1-recall"], ev["rouge1-precision"], ev["rouge1-f"], ev.n,
-                           ev.details["over_limit"]])
-        payload.append({"unit": u, "recall": ev["rouge1-recall"], "precision": ev["rouge1-precision"],
-                        "f": ev["rouge1-f"], "n": ev.n, "over_limit": ev.details["over_limit"]})
-        results += result_rows(ev, method=data.method, model=data.model, setting=u,
-                               metrics=["rouge1-recall", "rouge1-f"],
-                               env=environment(seed=cfg.seed, device=cfg.device, data_files=[summaries]))
+    payload = [{"unit": ev.details["unit"], "recall": ev["rouge1-recall"], "precision": ev["rouge1-precision"],
+                "f": ev["rouge1-f"], "n": ev.n, "over_limit": ev.details["over_limit"]} for ev in evaluations]
+    env = environment(seed=cfg.seed, device=cfg.device, data_files=[summaries])
+    results = [row for ev in evaluations for row in result_rows(
+        ev, method=data.method, model=data.model, setting=ev.details["unit"], metrics=["rouge1-recall", "rouge1-f"],
+        env=env)]
     console.print(summary_table(f"ROUGE-1: {summaries.name}", ["unit", "recall", "precision", "F", "n", "over limit"],
-                         table_rows))
+                                [list(p.values()) for p in payload]))
     if out:
         write_json(out, {"summaries": str(summaries), "scores": payload})
     if task:
