@@ -7,7 +7,6 @@ cached base embeddings, or a cross-encoder. Base embeddings of every distinct ca
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -37,8 +36,8 @@ def check_stage(folder: str | Path, option: str = "model") -> None:
     name, e.g. `counter-bi-encoder`) that is data (the one model folder check) with a readable config; ModelError
     (one line) otherwise."""
     from argsim.backend.safety import check_model_folder, model_files
-    from argsim.counter.neural.config import NeuralConfig, is_cross_folder
-    from argsim.counter.neural.store import check_frozen_base, is_model_folder, resolve_folder
+    from argsim.counter.neural.config import is_cross_folder
+    from argsim.counter.neural.store import is_model_folder, read_config, resolve_folder
 
     folder = resolve_folder(folder)
     if not (is_model_folder(folder) or is_cross_folder(folder)):
@@ -47,10 +46,7 @@ def check_stage(folder: str | Path, option: str = "model") -> None:
     check_model_folder(folder)
     if is_model_folder(folder):
         with model_files(folder, "counter-argument model"):
-            raw = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-            if not isinstance(raw, dict) or isinstance(raw.get("dim"), bool) or int(raw["dim"]) < 1:
-                raise ValueError("config.json: 'dim' must be a positive integer")
-            check_frozen_base(folder, NeuralConfig.from_dict(raw))
+            read_config(folder)
 
 
 def load_stage(spec: str | Path | None, precision: str = "auto", config=None):
