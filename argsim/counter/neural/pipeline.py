@@ -16,7 +16,6 @@ import numpy as np
 from argsim.config import RunConfig
 from argsim.counter.core.evaluation import at1_over_k_hits, rerank_order
 from argsim.counter.core.pools import PoolIndex
-from argsim.counter.neural.rerank import order_to_scores
 from argsim.data.counterargs import Argument
 from argsim.errors import ModelError
 from argsim.vectors import l2_normalize
@@ -113,7 +112,8 @@ def run_stages(points: list[Argument], pools: dict[str, list[Argument]], first, 
 
 
 def scores_for_k(result: StageResult, k: int) -> dict[str, np.ndarray]:
-    """Pool-aligned scores: the first stage's top k reordered by the second stage, then the rest."""
+    """Pool-aligned scores that reproduce the order (best = n, worst = 1): the first stage's top k reordered by the
+    second stage, then the rest."""
     out = {}
     for pid, first in result.first_full.items():
         order = np.argsort(-first, kind="stable")
@@ -121,7 +121,8 @@ def scores_for_k(result: StageResult, k: int) -> dict[str, np.ndarray]:
         if sec is not None and k > 1:
             kk = min(k, len(sec))
             order = np.concatenate([order[:kk][rerank_order(sec[:kk])], order[kk:]])
-        out[pid] = order_to_scores(order)
+        out[pid] = np.empty(len(order), dtype=np.float64)
+        out[pid][order] = np.arange(len(order), 0, -1, dtype=np.float64)
     return out
 
 

@@ -19,13 +19,6 @@ from argsim.io import read_records, read_texts
 from argsim.vectors import l2_normalize
 
 
-def order_to_scores(order: np.ndarray) -> np.ndarray:
-    """Scores aligned with the pool that reproduce `order` (best = n, worst = 1)."""
-    scores = np.empty(len(order), dtype=np.float64)
-    scores[order] = np.arange(len(order), 0, -1, dtype=np.float64)
-    return scores
-
-
 class NumpyHeads:
     """The model's heads as plain numpy (no torch dispatch per query: what keeps one query under a millisecond);
     `cls` is the classification head's snapshot for `heads.cls_probability`."""
