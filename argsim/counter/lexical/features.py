@@ -5,11 +5,10 @@ x1..x4 = Manhattan {min, max, product, sum}, x5..x8 = WMD, x9..x12 = TF cosine, 
 x17..x20 = BERT cosine. Simple-SD and the "part" models use x1..x8, the "full" models all 20.
 
 Metrics (similarities; tokens without gensim's stop words by default, except for BM25; each defined in
-docs/counterargs-ltr.md, Features): `manhattan` 1 / (1 + L1 distance of the L1-normalised term frequencies);
-`wmd` 1 / (1 + gensim's WMD), 0 for WMD = inf (a text without a known word); `cosine` of the term frequencies;
-`bm25` of the candidate for the part as query (`argsim.counter.lexical.textrep.BM25Index`, statistics from all
-distinct candidates of the run); `bert` cosine of the backend's [CLS] vectors (MiniLM for bert-base-uncased).
-A point without a conclusion (an empty first part) gets met = that of an empty text.
+docs/counterargs-ltr.md, Features): Manhattan and WMD as 1 / (1 + d) (WMD = inf, a text without a known word,
+gives 0), TF cosine, BM25 with statistics from all distinct candidates of the run, and the cosine of MiniLM's
+[CLS] vectors standing in for bert-base-uncased. A point without a conclusion (an empty first part) gets met =
+that of an empty text.
 """
 
 from __future__ import annotations

@@ -29,27 +29,23 @@ class TermMatrix:
         return sp.csr_matrix(sp.diags(1.0 / np.maximum(np.asarray(self.counts.sum(axis=1)).ravel(), 1.0)) @ self.counts)
 
 
-def term_matrix(texts: Sequence[str], vocab: dict[str, int] | None = None, stopwords: str = "none") -> TermMatrix:
-    """Count matrix of `texts`; with `vocab` given, unknown tokens are added to (a copy of) it."""
-    vocab = dict(vocab or {})
-    rows, cols = [], []
-    for i, text in enumerate(texts):
-        for tok in content_tokens(text, stopwords):
-            rows.append(i)
-            cols.append(vocab.setdefault(tok, len(vocab)))
-    counts = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(texts), len(vocab)))
-    counts.sum_duplicates()
-    return TermMatrix(vocab, counts)
-
-
 def shared_term_matrices(*groups: Sequence[str], stopwords: str = "none") -> list[TermMatrix]:
-    """Term matrices of several text groups over one vocabulary (all with the final vocabulary width)."""
+    """Term-count matrices of several text groups over one vocabulary (all with the final vocabulary width)."""
     vocab: dict[str, int] = {}
-    mats = []
+    entries = []  # per group: its (row, column) of every token
     for texts in groups:
-        mats.append(term_matrix(texts, vocab, stopwords=stopwords))
-        vocab = mats[-1].vocab
-    return [TermMatrix(vocab, _widen(m.counts, len(vocab))) for m in mats]
+        rows, cols = [], []
+        for i, text in enumerate(texts):
+            for tok in content_tokens(text, stopwords):
+                rows.append(i)
+                cols.append(vocab.setdefault(tok, len(vocab)))
+        entries.append((len(texts), rows, cols))
+    mats = []
+    for n, rows, cols in entries:
+        counts = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, len(vocab)))
+        counts.sum_duplicates()
+        mats.append(TermMatrix(vocab, counts))
+    return mats
 
 
 def _widen(m: sp.csr_matrix, n: int) -> sp.csr_matrix:
