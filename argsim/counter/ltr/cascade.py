@@ -50,7 +50,7 @@ class TreeScore(PoolScore):
         if self.trees.objective not in LOGISTIC:
             raise ValueError(f"unsupported XGBoost objective {self.trees.objective}: only {', '.join(LOGISTIC)}")
         self.slack = self.trees.rounding_slack()
-        self.trees.masks(+1.0).prepare(interval=range(WMD_BLOCK.start, WMD_BLOCK.stop))  # shipped built
+        self.trees.masks.prepare(interval=range(WMD_BLOCK.start, WMD_BLOCK.stop))  # shipped built
 
     def _inputs(self, x: np.ndarray) -> np.ndarray:
         """What XGBoost sees: StandardScaler's (x - mean) / scale in float64, stored as float32 by the DMatrix."""
