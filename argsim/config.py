@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
 
+from platformdirs import user_cache_dir, user_data_dir
+
 from argsim.errors import ArgsimError
 from argsim.options import check_settings, setting
 
@@ -38,8 +40,6 @@ def default_data_dir() -> Path:
     env = os.environ.get("ARGSIM_DATA")
     if env:
         return Path(env)
-    from platformdirs import user_data_dir
-
     # expanduser: without a home folder platformdirs returns "~/..." (a folder named "~" in the working
     # directory); Path.expanduser then raises, which the CLI names in one line
     return Path(user_data_dir("argsim")).expanduser() / "data"
@@ -47,8 +47,6 @@ def default_data_dir() -> Path:
 
 def default_cache_dir() -> Path:
     """`$ARGSIM_CACHE_DIR`, else the user's cache folder."""
-    from platformdirs import user_cache_dir
-
     env = os.environ.get("ARGSIM_CACHE_DIR")
     return Path(env) if env else Path(user_cache_dir("argsim")).expanduser() / "embeddings"
 
