@@ -198,7 +198,7 @@ def epa_cut(counterargs_corpus):
 def test_cascade_equals_scoring_every_pair(epa_cut):
     from argsim.counter.lexical.features import FeatureConfig, FeatureSpace
     from argsim.counter.lexical.prune import pruned_scores
-    from argsim.counter.ltr.cascade import TreeScore, cheap_features, tree_scores
+    from argsim.counter.ltr.cascade import TreeScore, tree_scores
     from argsim.metrics.ranking import accuracy_at_1, mrr
 
     ltr, points, pools, gold = epa_cut
@@ -206,7 +206,7 @@ def test_cascade_equals_scoring_every_pair(epa_cut):
     brute = {pid: ltr.decision_function(x) for pid, x in space.features(8).items()}
     ids = {p.id: [c.id for c in pools[p.id]] for p in points}
     top, st_top = tree_scores(space, ltr, mode="top", top_k=1, description=None)
-    model, cheap = pickle.loads(pickle.dumps(TreeScore(ltr))), cheap_features(space, 8)  # as shipped to workers
+    model, cheap = pickle.loads(pickle.dumps(TreeScore(ltr))), space.features(8, wmd=False)  # as shipped to workers
     rank, st_rank = pruned_scores(space, model, cheap, gold=gold, mode="rank", description=None)
     for name, run in (("top", top), ("rank", rank)):
         assert accuracy_at_1({k: (ids[k], v) for k, v in run.items()}, gold) == \

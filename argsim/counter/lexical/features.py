@@ -123,14 +123,19 @@ class FeatureSpace:
         dist = np.split(dist, np.cumsum([len(x) for x in pairs])[:-1])
         return {p.id: (dist[2 * i], dist[2 * i + 1]) for i, p in enumerate(self.points)}
 
-    def features(self, n_features: int = N_FULL, first: int = 0) -> dict[str, np.ndarray]:
+    def features(self, n_features: int = N_FULL, first: int = 0, wmd: bool = True) -> dict[str, np.ndarray]:
         """Point id -> (pool size, n_features - first) matrix of features x[first+1..n_features] in Table 1's
-        order (all metrics exact); `first` must be a multiple of 4."""
+        order (all metrics exact; with `wmd=False` the WMD block is 0, for a search that bounds it); `first` must
+        be a multiple of 4."""
         metrics = METRICS[first // 4: (n_features + 3) // 4]
         blocks: dict[str, list[np.ndarray]] = {p.id: [] for p in self.points}
         for metric in metrics:
-            pooled = ({pid: (inverse_distance(a), inverse_distance(b)) for pid, (a, b) in self.wmd_distances().items()}
-                      if metric == "wmd" else self.pooled_metric(metric))
+            if metric != "wmd":
+                pooled = self.pooled_metric(metric)
+            elif wmd:
+                pooled = {pid: tuple(map(inverse_distance, d)) for pid, d in self.wmd_distances().items()}
+            else:
+                pooled = {p.id: (np.zeros(len(self.pools[p.id])),) * 2 for p in self.points}
             for pid, (cl, pr) in pooled.items():
                 blocks[pid].append(aggregate(cl, pr))
         return {pid: np.concatenate(b, axis=1)[:, : n_features - first] for pid, b in blocks.items()}

@@ -64,7 +64,7 @@ class TreeEnsemble:
 
     @cached_property
     def masks(self) -> _LeafMasks:
-        """The bit-vector tables of the upper bounds, built once and kept."""
+        """The bit-vector tables of the bound, built once and kept."""
         return _LeafMasks(self)
 
     def rounding_slack(self) -> float:
@@ -243,11 +243,10 @@ def margin_upper_bound(trees: TreeEnsemble, lo: np.ndarray, hi: np.ndarray) -> n
         raise ValueError("NaN in the box: missing values (XGBoost's default direction) are not supported")
     if np.any(lo > hi):
         raise ValueError("lo > hi in the box")
-    masks = trees.masks
     out = np.empty(len(lo))
-    step = max(1, CHUNK_WORDS // max(masks.n_words, 1))
+    step = max(1, CHUNK_WORDS // max(trees.masks.n_words, 1))
     for start in range(0, len(lo), step):
-        out[start:start + step] = masks.upper(lo[start:start + step], hi[start:start + step])
+        out[start:start + step] = trees.masks.upper(lo[start:start + step], hi[start:start + step])
     return out
 
 

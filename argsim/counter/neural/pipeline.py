@@ -58,10 +58,8 @@ def load_stage(spec: str | Path | None, precision: str = "auto", config=None):
     from argsim.counter.neural.config import is_cross_folder, marker_max_length
     from argsim.counter.neural.store import load_model
 
-    if spec is None or spec == "none":
-        return None
-    if spec == "bm25":
-        return "bm25"
+    if spec in (None, "none", "bm25"):
+        return "bm25" if spec == "bm25" else None
     if is_cross_folder(spec):  # the backend's pair scorer, on the CPU
         from argsim.backend.resolve import pair_scorer
 
