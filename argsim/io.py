@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from itertools import islice
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 import numpy as np
 
@@ -159,20 +159,8 @@ def check_output_path(path: str | Path, kind: str = "file", suffixes: Sequence[s
     return path
 
 
-def same_file(a: str | Path, b: str | Path) -> bool:
-    """Whether two paths name one file: the same real path (symlinks resolved), or one inode (hard links).
-
-    Args:
-        a: a path (need not exist).
-        b: another path.
-
-    Returns:
-        True when writing `a` would replace or change `b`.
-
-    Example:
-        >>> same_file("x.json", "./x.json")
-        True
-    """
+def _same_file(a: str | Path, b: str | Path) -> bool:
+    """Whether writing `a` would change `b`: the same real path (symlinks resolved), or one inode (hard links)."""
     try:
         if os.path.realpath(os.path.expanduser(a)) == os.path.realpath(os.path.expanduser(b)):
             return True
@@ -186,7 +174,7 @@ def check_distinct_outputs(outputs: Sequence[tuple[str, Path]], inputs: Sequence
     """Refuse (InputError, one line) an output that is an input, or one file named by two outputs.
 
     Run before any work: `outputs` and `inputs` are (option name, path) pairs. An output counts as an input when
-    `same_file` says so (through symlinks and hard links); a folder output equal to an input folder too.
+    `_same_file` says so (through symlinks and hard links); a folder output equal to an input folder too.
 
     Args:
         outputs: the paths the command will write.
@@ -197,11 +185,11 @@ def check_distinct_outputs(outputs: Sequence[tuple[str, Path]], inputs: Sequence
     """
     for i, (oname, opath) in enumerate(outputs):
         for iname, ipath in inputs:
-            if same_file(opath, ipath):
+            if _same_file(opath, ipath):
                 raise InputError(opath, f"{oname} names the input {iname} ({ipath}); writing it would destroy "
                                         "the input: choose another output path")
         for oname2, opath2 in outputs[i + 1:]:
-            if same_file(opath, opath2):
+            if _same_file(opath, opath2):
                 raise InputError(opath, f"given to both {oname} and {oname2}; one would overwrite the other: "
                                         "choose two paths")
 
@@ -371,8 +359,7 @@ def regular_files(paths: Iterable[str | Path], folder: str | Path, what: str = "
 
 @contextmanager
 def _open_input(path: str | Path, mode: str, **kwargs: Any) -> Iterator[IO]:
-    """An input file checked by `check_input_file`, open while the block reads it; an OSError in opening or in
-    reading (EIO mid-file) is one InputError."""
+    """An input file checked by `check_input_file`, open; an OSError opening or reading it is one InputError."""
     try:
         with open(check_input_file(path), mode, **kwargs) as fh:
             yield fh
@@ -402,10 +389,9 @@ def split_lines(text: str) -> list[str]:
 
 
 def _binary_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(line number, text) of each line of a UTF-8 file read line by line in binary (never the whole file), lines
-    ending at `\n` only, as `split_lines` splits (the line end and a `\r` before it dropped; a lone CR or a U+2028
-    stays inside its line); a leading BOM is dropped. One-line errors for a path that is not a readable regular
-    file and for bytes that are not UTF-8 (naming the byte and the line, as `read_text_file`)."""
+    """(line number, text) of each line of a UTF-8 file read in binary, one line at a time, split as `split_lines`
+    splits (a leading BOM dropped); one-line errors naming the byte and the line of bytes that are not UTF-8 and of
+    a NUL character (UTF-16 text or a binary file reads as valid UTF-8 otherwise)."""
     offset = 0
     with _open_input(path, "rb") as fh:
         for lineno, raw in enumerate(fh, start=1):
@@ -414,33 +400,28 @@ def _binary_lines(path: Path) -> Iterator[tuple[int, str]]:
             except UnicodeDecodeError as exc:
                 raise InputError(path, f"not valid UTF-8 (byte {offset + exc.start})", row=lineno) from None
             if "\x00" in line:
-                raise InputError(path, _nul_message(offset + raw.index(b"\x00")), row=lineno)
+                at = offset + raw.index(b"\x00")
+                raise InputError(path, f"holds a NUL character (byte {at}): argsim reads UTF-8 text, and this looks "
+                                       "like UTF-16 or binary data", row=lineno)
             offset += len(raw)
             line = line.removeprefix("\ufeff") if lineno == 1 else line
             yield lineno, line.removesuffix("\n").removesuffix("\r")
 
 
-def _nul_message(byte: int) -> str:
-    """The error of a NUL character in a text file: UTF-16 text (every other byte NUL) or a binary file reads as
-    valid UTF-8 otherwise, and would be embedded, scored or trained on as text."""
-    return f"holds a NUL character (byte {byte}): argsim reads UTF-8 text, and this looks like UTF-16 or binary data"
-
-
 def read_text_file(path: str | Path) -> str:
     """Read a UTF-8 file (a leading BOM dropped) exactly as stored: no newline translation, so a lone CR or any
     other character stays inside its line (`split_lines` splits). One-line errors for a path that is not a
-    readable regular file (FIFOs are never opened) and for bytes that are not UTF-8."""
+    readable regular file (FIFOs are never opened) and for bytes that are not UTF-8 or a NUL character (naming the
+    first bad byte and its line, as the line readers do)."""
     with _open_input(path, "rb") as fh:
         data = fh.read()
     try:
         text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise InputError(path, f"not valid UTF-8 (byte {exc.start})", row=line) from None
+    except UnicodeDecodeError:
+        _refuse_bad_bytes(path)
     if "\x00" in text:
-        at = data.index(b"\x00")
-        raise InputError(path, _nul_message(at), row=data[:at].count(b"\n") + 1)
-    return text[1:] if text.startswith("\ufeff") else text
+        _refuse_bad_bytes(path)
+    return text.removeprefix("\ufeff")
 
 
 class _RefusedJson(ValueError):
@@ -476,14 +457,8 @@ def _parse_constant(name: str) -> float:
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
-def lone_surrogate(text: str) -> int | None:
-    """The index of the first lone surrogate (U+D800..U+DFFF, not a character: UTF-8 cannot hold it) in `text`,
-    else None.
-
-    Example:
-        >>> lone_surrogate("a\\ud800b"), lone_surrogate("\\U0001f600")
-        (1, None)
-    """
+def _lone_surrogate(text: str) -> int | None:
+    """The index of the first lone surrogate (U+D800..U+DFFF: no character, UTF-8 cannot hold it), else None."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -512,7 +487,7 @@ def as_texts(texts: Any, where: str) -> list[str]:
     for i, t in enumerate(out):
         if not isinstance(t, str):
             raise InputError(where, f"item {i + 1} is {type(t).__name__}, not a string")
-        if (at := lone_surrogate(t)) is not None:
+        if (at := _lone_surrogate(t)) is not None:
             raise InputError(where, f"text {i + 1} holds a lone surrogate U+{ord(t[at]):04X} at character {at + 1} "
                                     "(half of an escaped pair, not a character); fix the escape")
     return out
@@ -563,34 +538,19 @@ def pipe_docs(nlp: Any, texts: Sequence[str], batch_size: int = 256) -> Iterator
     max_chars = max(1, min(int(nlp.max_length), SUDACHI_MAX_BYTES // 4))  # 4 bytes: the longest UTF-8 character
     spans, pieces = [], []
     for text in texts:
-        parts = text_pieces(text, max_chars) if len(text) > max_chars else [text]
+        parts = text_pieces(text, max_chars)
         spans.append(len(parts))
         pieces.extend(parts)
     docs = nlp.pipe(pieces, batch_size=batch_size)
     for n in spans:
         parts = [next(docs) for _ in range(n)]
-        if n == 1:
-            yield parts[0]
-        else:
+        if n > 1:
             from spacy.tokens import Doc
 
             with warnings.catch_warnings():  # GiNZA's per-doc user data (sub-tokens) is not merged; no one reads it
                 warnings.simplefilter("ignore")
-                joined = Doc.from_docs(parts, ensure_whitespace=False)
-            yield joined
-
-
-def _refuse_lone_surrogates(value: Any, path: str | Path | None, row: int | None) -> None:
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, str) and (at := lone_surrogate(v)) is not None:
-            raise InputError(path, f"a lone surrogate U+{ord(v[at]):04X} in a JSON string (half of an escaped "
-                                   "pair, not a character); fix the escape", row=row)
-        if isinstance(v, dict):
-            stack.extend([*v.keys(), *v.values()])
-        elif isinstance(v, list):
-            stack.extend(v)
+                parts = [Doc.from_docs(parts, ensure_whitespace=False)]
+        yield parts[0]
 
 
 def parse_json(text: str, path: str | Path | None = None, row: int | None = None, allow_nan: bool = True) -> Any:
@@ -617,7 +577,10 @@ def parse_json(text: str, path: str | Path | None = None, row: int | None = None
         value = json.loads(text, object_pairs_hook=_unique_object, parse_int=_parse_int, parse_float=_parse_float,
                            parse_constant=float if allow_nan else _parse_constant)
         if _SURROGATE_ESCAPE.search(text):  # a \ud800-style escape: only a pair makes a character
-            _refuse_lone_surrogates(value, path, row)
+            out = json.dumps(value, ensure_ascii=False)  # the parsed value written out holds any lone one
+            if (at := _lone_surrogate(out)) is not None:
+                raise InputError(path, f"a lone surrogate U+{ord(out[at]):04X} in a JSON string (half of an "
+                                       "escaped pair, not a character); fix the escape", row=row)
         return value
     except _RefusedJson as exc:
         raise InputError(path, str(exc), row=row) from None
@@ -727,57 +690,49 @@ def record_chunks(path: str | Path, kind: type, delimiter: str | None = None,
 
 def _csv_records(path: Path, delimiter: str, required: Sequence[str], known: Sequence[str]) -> Iterator[tuple[int,
                                                                                                               dict]]:
-    """The (row, dict) records of a CSV/TSV file with a header row (blank rows skipped), read line by line (lines
-    split as `read_text_file` + `newline=""` split them); one line per fault."""
+    """The (row, dict) records of a CSV/TSV file with a header row (blank rows skipped), read line by line."""
     # newline="": no translation, as the csv module wants; utf-8-sig: a leading BOM dropped
     with _open_input(path, "r", encoding="utf-8-sig", newline="") as fh:
         # strict: a quote opened and never closed is an error, not the rest of the file read as one field
         reader = csv.reader(fh, delimiter=delimiter, strict=True)
-        try:
-            header = [h.strip().lstrip("\ufeff") for h in next(reader)]
-        except StopIteration:
-            raise InputError(path, "empty file (no header row)") from None
-        except csv.Error as exc:
-            raise InputError(path, f"malformed CSV: {exc}", row=1) from None
-        except UnicodeDecodeError:
-            _refuse_bad_bytes(path)
-        if any("\x00" in h for h in header):
-            _refuse_bad_bytes(path)
-        dup = next((h for h in known if header.count(h) > 1), None)
-        if dup is not None:
-            raise InputError(path, f"column {dup!r} appears twice in the header (which one is meant is unknown)",
-                             row=1, column=dup)
-        missing = [c for c in required if c not in header]
-        if missing:
-            raise InputError(path, f"missing column(s) {', '.join(missing)}; found {', '.join(header)}",
-                             column=missing[0])
-        lineno = 1
+        header: list[str] | None = None
+        lineno = 0
         while True:
             try:
                 values = next(reader)
             except StopIteration:
                 break
             except csv.Error as exc:
-                if "unexpected end of data" in str(exc):
+                if header is not None and "unexpected end of data" in str(exc):
                     raise InputError(path, "a quote opened in this row is never closed (the rest of the file would "
                                            "be read as one field)", row=lineno + 1) from None
-                raise InputError(path, f"malformed CSV: {exc}", row=reader.line_num) from None
+                raise InputError(path, f"malformed CSV: {exc}", row=1 if header is None else reader.line_num) from None
             except UnicodeDecodeError:
                 _refuse_bad_bytes(path)
             lineno += 1
             if any("\x00" in v for v in values):
                 _refuse_bad_bytes(path)
-            if not values or all(not v.strip() for v in values):
-                continue
-            if len(values) != len(header):
-                raise InputError(path, f"expected {len(header)} fields, found {len(values)}", row=lineno)
-            yield lineno, dict(zip(header, values, strict=True))
+            if header is None:
+                header = [h.strip().lstrip("\ufeff") for h in values]
+                dup = next((h for h in known if header.count(h) > 1), None)
+                if dup is not None:
+                    raise InputError(path, f"column {dup!r} appears twice in the header (which one is meant is "
+                                           "unknown)", row=1, column=dup)
+                missing = [c for c in required if c not in header]
+                if missing:
+                    raise InputError(path, f"missing column(s) {', '.join(missing)}; found {', '.join(header)}",
+                                     column=missing[0])
+            elif values and any(v.strip() for v in values):
+                if len(values) != len(header):
+                    raise InputError(path, f"expected {len(header)} fields, found {len(values)}", row=lineno)
+                yield lineno, dict(zip(header, values, strict=True))
+        if header is None:
+            raise InputError(path, "empty file (no header row)")
 
 
-def _refuse_bad_bytes(path: Path) -> None:
-    """The InputError of a file that is not UTF-8 or holds a NUL character, naming the first bad byte and its line:
-    `_binary_lines` raises it when its scan reaches them."""
-    for _ in _binary_lines(path):
+def _refuse_bad_bytes(path: str | Path) -> NoReturn:
+    """The InputError of the first byte of `path` that is not UTF-8 or is NUL, naming it and its line."""
+    for _ in _binary_lines(Path(path)):
         pass
     raise InputError(path, "not valid UTF-8 text")  # pragma: no cover - the scan above raises
 
@@ -820,11 +775,7 @@ def _texts(path: str | Path, column: str, whole: bool, rows: int = 50_000) -> It
 
 
 def _text_lines(path: Path, whole: bool = False) -> Iterator[str]:
-    """The texts of a plain text file, read line by line (never the whole file at once): lines end at `\n`
-    (a `\r` before it dropped) as in `split_lines`, a leading BOM is dropped, blank lines at the end are no texts,
-    and a blank line between texts or bytes that are not UTF-8 are one InputError naming the row. With `whole`
-    (a whole file's first read), a file of no texts is refused once all is read, and texts holding a lone carriage
-    return get one warning: lines end at LF, so a file whose lines end at CR alone (classic Mac OS) is one text."""
+    """The texts of a plain text file (`_binary_lines`; a blank line between texts refused); `whole`: a first read."""
     blank, count, lone_cr = None, 0, 0
     for lineno, line in _binary_lines(path):
         if not line.strip():

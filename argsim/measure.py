@@ -11,7 +11,7 @@ import resource
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 
@@ -33,17 +33,9 @@ def timed() -> Iterator[dict[str, float]]:
         out["seconds"] = round(time.perf_counter() - start, 3)
 
 
-def cgroup_cpu_quota(root: Path = Path("/sys/fs/cgroup")) -> float | None:
-    """CPUs the cgroup v2 `cpu.max` quota allows (quota / period), None when unlimited or not readable."""
-    try:
-        quota, period = (root / "cpu.max").read_text().split()[:2]
-        return None if quota == "max" else int(quota) / int(period)
-    except (OSError, ValueError, ZeroDivisionError):
-        return None
-
-
 def usable_cores(root: Path = Path("/sys/fs/cgroup")) -> int:
-    """The cores this process may run on: its CPU affinity, capped by the cgroup quota (rounded up), at least 1.
+    """The cores this process may run on: its CPU affinity, capped by the cgroup v2 quota (`cpu.max`: quota /
+    period CPUs, rounded up; none when unlimited or not readable), at least 1.
 
     Example:
         >>> usable_cores() >= 1
@@ -53,9 +45,10 @@ def usable_cores(root: Path = Path("/sys/fs/cgroup")) -> int:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not Linux
         cores = os.cpu_count() or 1
-    quota = cgroup_cpu_quota(root)
-    if quota is not None:
-        cores = min(cores, max(1, math.ceil(quota)))
+    with suppress(OSError, ValueError, ZeroDivisionError):
+        quota, period = (root / "cpu.max").read_text().split()[:2]
+        if quota != "max":
+            cores = min(cores, math.ceil(int(quota) / int(period)))
     return max(1, cores)
 
 

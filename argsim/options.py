@@ -132,9 +132,7 @@ def config_argv(config: Any, exclude: tuple[str, ...] = ()) -> list[str]:
     return argv
 
 
-@functools.cache
-def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+_hints = functools.cache(typing.get_type_hints)
 
 
 #: a field type -> the classes its values may be (containers and other types are not checked)

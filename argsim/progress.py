@@ -9,11 +9,12 @@ last line at the end when it wrote any: short work stays silent, hours-long work
 from __future__ import annotations
 
 import logging
+import math
 import os
 import sys
 import time
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sized
 from contextlib import closing, contextmanager
 from typing import TypeVar
 
@@ -22,11 +23,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 T = TypeVar("T")
 console = Console(stderr=True)
-
-
-class _NullBar:
-    def advance(self, n: int = 1) -> None:
-        pass
 
 
 class _Bar:
@@ -38,7 +34,7 @@ class _Bar:
 
 
 class _LogBar:
-    """Plain progress lines for a non-terminal stderr, at most one per `every` seconds."""
+    """Plain progress lines for a non-terminal stderr, at most one per `every` seconds (none when it is inf)."""
 
     def __init__(self, total: int, description: str, every: float) -> None:
         self.total, self.description, self.every = total, description, every
@@ -73,15 +69,13 @@ def _clock(seconds: float) -> str:
 
 
 @contextmanager
-def progress_bar(total: int, description: str, enabled: bool | None = True) -> Iterator[_Bar | _NullBar | _LogBar]:
+def progress_bar(total: int, description: str, enabled: bool | None = True) -> Iterator[_Bar | _LogBar]:
     """A progress bar over `total` units on stderr; none when `enabled` is false (pass `not quiet`), or when
     ARGSIM_QUIET=1 (what `argsim --quiet` sets for the run, so a bar deep in a library call stays off too)."""
-    if enabled is False or os.environ.get("ARGSIM_QUIET") == "1":
-        yield _NullBar()
-        return
-    if not console.is_terminal:
+    off = enabled is False or os.environ.get("ARGSIM_QUIET") == "1"
+    if off or not console.is_terminal:
         try:  # seconds between two plain progress lines
-            every = max(0.0, float(os.environ.get("ARGSIM_PROGRESS_SECONDS", "60")))
+            every = math.inf if off else max(0.0, float(os.environ.get("ARGSIM_PROGRESS_SECONDS", "60")))
         except ValueError:
             every = 60.0
         with closing(_LogBar(total, description, every)) as bar:
@@ -96,10 +90,7 @@ def progress_bar(total: int, description: str, enabled: bool | None = True) -> I
 def track(items: Iterable[T], description: str, total: int | None = None, enabled: bool = True) -> Iterator[T]:
     """Iterate with a progress bar (none when `enabled` is false)."""
     if total is None:
-        try:
-            total = len(items)  # type: ignore[arg-type]
-        except TypeError:
-            total = 0
+        total = len(items) if isinstance(items, Sized) else 0
     with progress_bar(total, description, enabled=enabled) as bar:
         for item in items:
             yield item

@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from argsim import markdown
-from argsim.io import read_json, read_json_as, write_text
+from argsim.errors import ArgsimError, InputError, did_you_mean, examples, warn
+from argsim.io import read_json, read_json_as, read_text_file, write_text
 from argsim.paths import results_dir
+from argsim.published import PUBLISHED, SOURCES, published
 
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 COLUMNS = ("method", "model", "split", "setting", "metric", "value", "paper", "seconds", "peak_mb")
@@ -38,8 +40,6 @@ def select_results(task: str | None = None, required: bool = True, folder: Path 
         >>> [r["task"] for r in select_results("kpm")]  # doctest: +SKIP
         ['kpm']
     """
-    from argsim.errors import ArgsimError, did_you_mean, examples, warn
-
     everything = load_all(folder)
     results = [r for r in everything if task is None or r["task"] == task]
     where = folder or results_dir()
@@ -89,7 +89,8 @@ HEADLINES: dict[str, dict[str, Any]] = {
                 "splits": ["test-full", "test-sample500", "ntcir14-740", "ntcir14-60"],
                 "columns": ("split", "setting", "metric")},
 }
-KEY_FIELDS = ("method", "model", "split", "setting", "metric")
+#: what identifies a figure in a results file
+KEY_FIELDS = COLUMNS[:5]
 
 
 def headline_table(result: dict[str, Any]) -> str:
@@ -111,10 +112,8 @@ def headline_table(result: dict[str, Any]) -> str:
         ck = tuple(str(r.get(f)) for f in col_fields)
         rk = tuple(str(r.get(f) if r.get(f) is not None else "") for f in row_fields)
         columns.setdefault(ck, None)
-        text = _fmt(r.get("value"))
-        if r.get("paper") is not None:
-            text += f" ({_fmt(r['paper'])})"
-        cells.setdefault(rk, {})[ck] = text
+        paper = f" ({_fmt(r['paper'])})" if r.get("paper") is not None else ""
+        cells.setdefault(rk, {})[ck] = _fmt(r.get("value")) + paper
     header = list(row_fields) + [" ".join(c for c in ck if c != "None") for ck in columns]
     lines = [f"#### {result['task']}", "",
              markdown.table(header, [list(rk) + [row.get(ck, "") for ck in columns] for rk, row in cells.items()])]
@@ -183,14 +182,8 @@ def _select(rows: list[dict[str, Any]], fields: dict[str, Any]) -> dict[str, Any
     return hits[-1] if hits else None
 
 
-def _minutes(seconds: float) -> str:
-    return f"{seconds / 60:.1f} min" if seconds < 600 else f"{seconds / 60:.0f} min"
-
-
 def papers_table(folder: Path | None = None) -> str:
     """The README's table: each task's best model in argsim beside the paper's figure (`VS_PAPERS`)."""
-    from argsim.published import published
-
     by_task = {r["task"]: r.get("rows", []) for r in load_all(folder)}
     out = []
     for spec in VS_PAPERS:
@@ -202,7 +195,8 @@ def papers_table(folder: Path | None = None) -> str:
             train = spec["train"]
         else:
             secs = [(_select(rows, sel) or {}).get("seconds") for sel in spec["train"]]
-            train = _minutes(sum(secs)) if all(isinstance(x, int | float) for x in secs) else "?"
+            train = f"{sum(secs) / 60:.{1 if sum(secs) < 600 else 0}f} min" if all(
+                isinstance(x, int | float) for x in secs) else "?"
         out.append([spec["task"], spec["model"], spec["data"], f"**{ours}**", f"{paper} ({spec['paper_model']})",
                     train])
     return markdown.table(["task", "argsim's best model", "data, metric", "argsim", "paper", "training, 2 CPU cores"],
@@ -216,8 +210,6 @@ def render_markdown(folder: Path | None = None, headline: bool = True) -> str:
 
 def published_table() -> str:
     """The published figures every `paper` cell comes from (`argsim.published`), one line per figure."""
-    from argsim.published import PUBLISHED, SOURCES
-
     lines = ["## Published figures", "", "From `argsim/published.py`, the one table results, benchmarks and this "
              "report read (fractions).", ""]
     for task, figures in PUBLISHED.items():
@@ -241,9 +233,6 @@ def write_full_results(path: Path, folder: Path | None = None) -> Path:
 def update_readme(readme: Path, folder: Path | None = None, render: Any = None) -> bool:
     """Replace the README's results block (between the markers) with `render(folder)` (default `papers_table`);
     returns whether it changed."""
-    from argsim.errors import InputError
-    from argsim.io import read_text_file
-
     text = read_text_file(readme)
     if START not in text or END not in text:
         raise InputError(readme, f"no {START} ... {END} block: only that block is rewritten, so nothing was "

@@ -24,6 +24,7 @@ from argsim.io import folder_lock, sha256_file, write_json
 from argsim.measure import cpu_info
 from argsim.metrics.record import Evaluation
 from argsim.paths import results_dir
+from argsim.report import KEY_FIELDS, read_results_file
 from argsim.version import __version__, command_line, git_commit, package_versions
 
 TRACKED_PACKAGES = ("torch", "sentence-transformers", "transformers", "numpy", "scikit-learn", "xgboost-cpu",
@@ -114,11 +115,8 @@ def environment(seed: int | None = None, device: str | None = None, data_files: 
                 models: dict[str, str] | None = None, precision: str | None = None) -> dict[str, Any]:
     """The `env` of a row: versions, git commit, seed, device, precision, data file hashes, model fingerprints, and
     the `conditions` of its timings (`conditions()`)."""
-    data = {}
-    for p in data_files or []:
-        p = Path(p)
-        if p.is_file():
-            data[p.name if len(p.parts) < 3 else "/".join(p.parts[-3:])] = sha256_file(p)
+    data = {p.name if len(p.parts) < 3 else "/".join(p.parts[-3:]): sha256_file(p)
+            for p in map(Path, data_files or []) if p.is_file()}
     return {"argsim": __version__, "commit": git_commit(), "python": platform.python_version(),
             "platform": platform.platform(), "packages": package_versions(TRACKED_PACKAGES), "seed": seed,
             "device": device, "precision": precision, "data": data, "models": models or {}, "conditions": conditions()}
@@ -200,18 +198,14 @@ def write_results(task: str, rows: list[ResultRow | dict], command: str | None =
     # with merge, another process merging into the same file waits: no rows are lost
     with folder_lock(path.parent) if merge else nullcontext():
         if merge and path.exists():
-            from argsim.report import read_results_file
-
             old = read_results_file(path)
             seen = {row_key(r) for r in new_rows}
             new_rows = [r for r in old.get("rows", []) if row_key(r) not in seen] + new_rows
             commands = list(old.get("commands") or ([old["command"]] if old.get("command") else []))
-        for c in [r["command"] for r in new_rows if r.get("command")] + [command]:
-            if c not in commands and any(r.get("command") == c for r in new_rows):
-                commands.append(c)
+        commands += [c for c in dict.fromkeys(r.get("command") for r in new_rows) if c and c not in commands]
         return write_json(path, {"task": task, "rows": new_rows, "commands": commands})
 
 
 def row_key(row: Mapping[str, Any]) -> tuple:
     """What identifies a figure in a results file: (method, model, split, setting, metric)."""
-    return tuple(row.get(f) for f in ("method", "model", "split", "setting", "metric"))
+    return tuple(row.get(f) for f in KEY_FIELDS)

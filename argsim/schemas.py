@@ -80,10 +80,8 @@ def _choice(allowed: tuple[int, ...], what: str):
     def check(value: Any, info: ValidationInfo) -> int:
         number = _as_float(value, info)
         if number is None or number not in allowed:
-            found = repr(value) if isinstance(value, str) and _from_csv(info) else describe(value)
-            if _is_number(value) and math.isfinite(value):
-                found = repr(value)
-            raise ValueError(f"{what}, not {found}")
+            quoted = (isinstance(value, str) and _from_csv(info)) or (_is_number(value) and math.isfinite(value))
+            raise ValueError(f"{what}, not {repr(value) if quoted else describe(value)}")
         return int(number)
     return check
 
@@ -484,17 +482,16 @@ def validate(schema: Any, data: Any, path: str | Path | None, row: int | None = 
         raise InputError(path, message, row=row, column=column, field=field) from None
 
 
+#: one TypeAdapter per schema (building one costs more than validating a record)
+_cached_adapter = functools.lru_cache(maxsize=256)(TypeAdapter)
+
+
 def _adapter(schema: Any) -> TypeAdapter:
-    """One TypeAdapter per schema (building one costs more than validating a record)."""
+    """`schema`'s cached TypeAdapter (a new one for a type that cannot be a dict key)."""
     try:
         return _cached_adapter(schema)
-    except TypeError:  # a type that cannot be a dict key
+    except TypeError:
         return TypeAdapter(schema)
-
-
-@functools.lru_cache(maxsize=256)
-def _cached_adapter(schema: Any) -> TypeAdapter:
-    return TypeAdapter(schema)
 
 
 # ---------------------------------------------------------------- record kinds (CSV / TSV / JSONL / JSON lists)

@@ -9,6 +9,7 @@ import shlex
 import subprocess
 import sys
 from collections.abc import Iterable
+from contextlib import suppress
 from importlib import metadata
 from pathlib import Path
 
@@ -30,10 +31,8 @@ def package_versions(names: Iterable[str]) -> dict[str, str]:
     """
     found = {}
     for name in names:
-        try:
+        with suppress(metadata.PackageNotFoundError):
             found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
     return found
 
 

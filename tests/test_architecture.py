@@ -43,8 +43,9 @@ def test_metrics_import_no_loader_backend_or_method():
                                   "options", "version", "measure"])
 def test_leaf_modules_import_no_argsim(leaf):
     """Foundations import nothing from argsim but `options` (RunConfig's `setting` fields and their check) and
-    `errors` (the one error `options` raises)."""
-    allowed = {"config": ("argsim.options", "argsim.options.setting", "argsim.options.check_settings"),
+    `errors` (the one error `options` and the device name check raise)."""
+    allowed = {"config": ("argsim.options", "argsim.options.setting", "argsim.options.check_settings",
+                          "argsim.errors", "argsim.errors.ArgsimError"),
                "options": ("argsim.errors", "argsim.errors.ArgsimError", "argsim.errors.did_you_mean")}.get(leaf, ())
     assert [m for m in imports(PKG / f"{leaf}.py") if m.startswith("argsim") and m not in allowed] == []
 

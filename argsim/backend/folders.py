@@ -8,7 +8,15 @@ from pathlib import Path
 
 from argsim.backend.device import resolve_device
 from argsim.backend.hub import looks_like_hub_id, resolve_hub_model
-from argsim.backend.names import DEFAULT_MODEL, MODELS, _mpnet_dir, _mpnet_parts, known_names, shipped_folder
+from argsim.backend.names import (
+    DEFAULT_MODEL,
+    ENCODER_MANIFEST,
+    MODELS,
+    _mpnet_dir,
+    _mpnet_parts,
+    known_names,
+    shipped_folder,
+)
 from argsim.backend.safety import HF_LOAD, check_model_folder
 from argsim.errors import ModelError, did_you_mean, nearest
 
@@ -37,9 +45,11 @@ def _extract_mpnet() -> Path:
 
 
 def model_path(name: str) -> Path:
-    """The local folder of a transformer model (registry name, shipped model or path), for fine-tuning code."""
+    """The local folder of a transformer model (registry name, shipped model or path; checked as data unless a
+    registry name), for fine-tuning code."""
     shipped = shipped_folder(name)
     if shipped is not None:
+        check_model_folder(shipped)
         return shipped
     if not isinstance(name, str) or not name.strip():
         raise ModelError(f"model name {name!r} is empty: give a registry name, a model folder or a Hugging Face id")
@@ -68,9 +78,18 @@ def model_path(name: str) -> Path:
 
 def check_model_name(name: str) -> None:
     """A model named before any work must name something: a registered or shipped name, a model folder (checked
-    as one) or a Hugging Face id in the local cache; ModelError (one line, with the nearest name) else."""
+    as one, `check_model_files`) or a Hugging Face id in the local cache; ModelError (one line, with the nearest
+    name) else."""
     if name not in known_names():
-        model_path(name)
+        check_model_files(model_path(name))
+
+
+def check_model_files(folder: Path) -> Path:
+    """`folder`, if it holds a model argsim loads (argsim's manifest, a sentence-transformers `modules.json` or a
+    transformers `config.json`); ModelError (one line) else."""
+    if not any((folder / f).is_file() for f in (ENCODER_MANIFEST, "modules.json", "config.json")):
+        raise ModelError(f"{folder}: not a sentence-transformers, transformers or argsim model folder")
+    return folder
 
 
 def _quiet_libraries() -> None:
@@ -87,8 +106,6 @@ def plain_sentence_transformer(name: str, device: str | None = None):
     from sentence_transformers import SentenceTransformer
 
     _quiet_libraries()
-    if name not in MODELS:
-        check_model_folder(model_path(name))
     return SentenceTransformer(str(model_path(name)), device=resolve_device(device or "auto"), **HF_LOAD)
 
 
@@ -98,7 +115,5 @@ def load_transformer(name: str = DEFAULT_MODEL):
 
     _quiet_libraries()
     folder = model_path(name)
-    if name not in MODELS:
-        check_model_folder(folder)
     return (AutoTokenizer.from_pretrained(str(folder), **HF_LOAD),
             AutoModel.from_pretrained(str(folder), use_safetensors=True, **HF_LOAD))

@@ -108,6 +108,8 @@ class ArgsimGroup(TyperGroup):
         except MemoryError:
             _error("out of memory (try a smaller --batch-size, fewer texts, or --limit)")
             raise typer.Exit(1) from None
+        except BrokenPipeError:
+            raise  # the reader of the output left (`argsim models | head -1`): click ends quietly, exit 1
         except Exception as exc:
             from argsim.errors import environment_problem
 

@@ -260,6 +260,17 @@ def test_bad_options_and_models_are_one_line_exit_2_before_any_work(fake_tasks, 
     assert FakeEvaluator.built == [] and list(tmp_path.iterdir()) == []
 
 
+def test_a_folder_that_holds_no_model_is_refused_before_any_data_is_read(fake_tasks, tmp_path):
+    """An empty folder (or one of anything but a model) given as a model: one line, exit 2, and no task's data read,
+    so no warning about a task's missing data comes first."""
+    (tmp_path / "empty").mkdir()
+    res = runner.invoke(app, ["--quiet", "evaluate", "good", str(tmp_path / "empty")])
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert res.exit_code == 2 and len(lines) == 1, res.stderr
+    assert "empty: not a sentence-transformers, transformers or argsim model folder" in lines[0]
+    assert FakeEvaluator.built == []
+
+
 def test_a_model_written_with_its_variant_runs_under_it_and_its_rows_record_it(fake_tasks, tmp_path, monkeypatch):
     """'good [torch bf16]' is 'good' scored under --precision bf16 beside 'base' in torch fp32, on the same draws:
     the rows keep the variant's name and record what ran; the comparison row names both."""

@@ -138,3 +138,17 @@ def test_an_unexpected_exception_is_one_line_exit_1(ws):
                            "--key-points", "key_points.csv", "--out", "r"], cwd=ws, env=env, capture_output=True,
                           text=True, timeout=300)
     assert "Traceback" in done.stderr
+
+
+def test_a_reader_that_leaves_early_ends_the_command_quietly(monkeypatch):
+    """`argsim models | head -1`: the output's reader closes the pipe, so the next write raises BrokenPipeError;
+    the command ends as click ends it (exit 1), with no "unexpected ... bug" line, whatever it was printing."""
+    from argsim.cli import groups
+
+    def closed_pipe(*args, **kwargs):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.delenv("ARGSIM_DEBUG", raising=False)  # the handling of unexpected errors as a user meets it
+    monkeypatch.setattr(groups.console, "print", closed_pipe)
+    result = runner.invoke(app, ["models"])
+    assert result.exit_code == 1 and "unexpected" not in result.output and "error" not in result.output
