@@ -62,13 +62,18 @@ def read_results_file(path: Path) -> dict[str, Any]:
     return read_json_as(ResultsFile, path, what="a results file {task, rows: [{metric, value, ...}]}")
 
 
-def markdown_table(result: dict[str, Any], conditions: bool = False) -> str:
-    """One task's rows as a markdown table, with the command that regenerates it (`conditions`: a last column
-    with each row's timing conditions, `conditions_text`)."""
+def table_cells(result: dict[str, Any], conditions: bool = False) -> tuple[list[str], list[list[str]]]:
+    """One task's header (the columns any row fills; `conditions`: a last column with each row's timing conditions,
+    `conditions_text`) and its rows' cells, as `markdown_table` and `argsim report` show them."""
     rows = result.get("rows", [])
     cols = [c for c in COLUMNS if any(r.get(c) not in (None, "") for r in rows)]
     body = [[_fmt(r.get(c)) for c in cols] + ([conditions_text(r)] if conditions else []) for r in rows]
-    lines = [f"#### {result['task']}", "", markdown.table(cols + (["conditions"] if conditions else []), body)]
+    return cols + (["conditions"] if conditions else []), body
+
+
+def markdown_table(result: dict[str, Any], conditions: bool = False) -> str:
+    """One task's rows as a markdown table (`table_cells`), with the command that regenerates it."""
+    lines = [f"#### {result['task']}", "", markdown.table(*table_cells(result, conditions))]
     commands = result.get("commands") or [result.get("command")]
     lines += ["", "Regenerate: " + "; ".join(f"`{c}`" for c in commands if c), ""]
     return "\n".join(lines)

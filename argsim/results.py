@@ -21,7 +21,7 @@ from typing import Any
 from argsim.config import RunConfig
 from argsim.errors import ArgsimError
 from argsim.io import folder_lock, sha256_file, write_json
-from argsim.measure import cpu_info
+from argsim.measure import cpu_info, timed
 from argsim.metrics.record import Evaluation
 from argsim.paths import results_dir
 from argsim.report import KEY_FIELDS, read_results_file
@@ -93,6 +93,19 @@ def rows_from_specs(specs: Sequence[tuple[Evaluation, Mapping[str, Any]]],
     """The rows of (evaluation, labels) pairs that a method package describes (`labels`: the keyword arguments
     of `result_rows` but `env` / `command`, which are the run's)."""
     return [row for ev, labels in specs for row in result_rows(ev, env=env, command=command, **labels)]
+
+
+def evaluate_models(evaluator: Any, models: Sequence[str], env: Mapping[str, Any] | None = None,
+                    **labels: Any) -> tuple[list[tuple[str, Evaluation, float]], list[ResultRow]]:
+    """Each of `models` scored by `evaluator.evaluate` (a task evaluator of `argsim.evaluation`), timed:
+    ([(model, its evaluation, seconds)], their rows: `result_rows` with `labels` (method, setting, ...))."""
+    scored, rows = [], []
+    for model in models:
+        with timed() as t:
+            ev = evaluator.evaluate(model)
+        scored.append((model, ev, t["seconds"]))
+        rows += result_rows(ev, model=model, seconds=t["seconds"], env=env, **labels)
+    return scored, rows
 
 
 #: keys of a row's `extra` that describe the conditions of a timing, not the figure; moved into `env["conditions"]`

@@ -1,17 +1,11 @@
-"""LoRA adapters over installed sentence-transformers bases, and the models that ship inside argsim.
+"""LoRA adapters over installed sentence-transformers bases, and the models that ship inside argsim (the folders'
+layout and how they load: docs/models.md, "How loading works").
 
 A LoRA adapter (Hu et al., "LoRA: Low-Rank Adaptation of Large Language Models", ICLR 2022) adds to a frozen
 linear layer W a trainable low-rank update (alpha / r) * B A. peft builds and merges it. transformers' own
-`add_adapter` wants a newer peft than the package registry has, so the underlying transformer of a
-sentence-transformers model (`model[0].auto_model`) is wrapped with peft's `get_peft_model`, and only the
-adapter's tensors (`get_peft_model_state_dict`) are written - never the base weights.
-
-An adapter folder (`adapter_model.safetensors`, peft's `adapter_config.json`, `card.json` with the base and its
-weights' SHA-256, `argsim_encoder.json` naming the loader `sbert-lora`) and the shipped artifacts (a LoRA adapter,
-heads over the frozen base, GiNZA's delta) are described in docs/models.md, "How loading works". Every artifact's
-loader checks the installed base with `check_base` first (another base: one line, ModelError, nothing loaded); an
-adapter is then merged into the weights (`merge_and_unload`: inference costs what the base costs), or kept
-trainable by `continue_adapter` (`argsim train sbert --init kpm`).
+`add_adapter` wants a newer peft than the package registry has, so the transformer of a sentence-transformers model
+is wrapped with peft's `get_peft_model`, and only the adapter's tensors are written, never the base weights. Every
+artifact's loader checks the installed base with `check_base` first (another base: one line, nothing loaded).
 """
 
 from __future__ import annotations
@@ -22,12 +16,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import numpy as np
-
 from argsim.backend.device import cast_for_inference
 from argsim.backend.encoder import Encoder
 from argsim.backend.folders import model_path, plain_sentence_transformer
-from argsim.backend.models import ExportedEncoder
+from argsim.backend.models import ExportedEncoder, STModelEncoder
 from argsim.backend.names import ADAPTER_WEIGHTS, CARD, MODELS, encoder_manifest, read_card
 from argsim.backend.runtime import sentence_pipeline
 from argsim.errors import ArgsimError, ModelError
@@ -90,16 +82,13 @@ def add_lora(model, rank: int, alpha: float, dropout: float = 0.0, targets: str 
 def wrap_lora(transformer, rank: int, alpha: float, dropout: float = 0.0, targets: str | list[str] = LORA_TARGETS):
     """A transformers model wrapped in a trainable peft LoRA adapter on `targets` (base weights frozen).
 
-    peft reads transformers' deprecated `is_gradient_checkpointing` while wrapping; that FutureWarning concerns
-    peft, not the user, so it is not shown.
-
     Example:
         >>> peft_model = wrap_lora(AutoModel.from_pretrained(path), rank=16, alpha=32)  # doctest: +SKIP
     """
     from peft import LoraConfig, get_peft_model
 
     config = LoraConfig(r=rank, lora_alpha=alpha, lora_dropout=dropout, target_modules=targets, bias="none")
-    with warnings.catch_warnings():
+    with warnings.catch_warnings():  # peft reads transformers' deprecated `is_gradient_checkpointing`: not shown
         warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
         return get_peft_model(transformer, config)
 
@@ -277,24 +266,18 @@ def continue_adapter(init: str, device: str | None = None, rank: int | None = No
     return ContinuedAdapter(model, read_card(folder)["base"], have, alpha)
 
 
-class AdapterEncoder(Encoder):
-    """A sentence-transformers base with a LoRA adapter merged in (see the module docstring)."""
+class AdapterEncoder(STModelEncoder):
+    """A sentence-transformers base with a LoRA adapter merged in (see the module docstring), cached under
+    `prefix` (the adapter's `lora:` identity) and its max length."""
 
-    def __init__(self, folder: Path, name: str, device: str, batch_size: int = 64,
-                 max_seq_length: int | None = None, precision: str = "fp32") -> None:
+    def __init__(self, folder: Path, name: str, device: str, batch_size: int, max_seq_length: int | None,
+                 precision: str, prefix: str) -> None:
         super().__init__()
-        folder = Path(folder)
         self.name, self.device, self.batch_size, self.precision = name, device, batch_size, precision
         self.model = cast_for_inference(apply_adapter(folder, device), precision)
         if max_seq_length:
             self.model.max_seq_length = max_seq_length
-        card = read_card(folder)
-        self.identity = (f"lora:{card['base_sha256'][:16]}:{sha256_file(folder / ADAPTER_WEIGHTS)[:16]}:"
-                         f"model:{self.model.max_seq_length}")
-
-    def _encode_batch(self, texts: list[str]) -> np.ndarray:
-        vecs = self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False)
-        return vecs.astype(np.float32, copy=False)
+        self.identity = f"{prefix}:{self.model.max_seq_length}"
 
 
 def load_adapter_encoder(folder: Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32",
@@ -308,12 +291,10 @@ def load_adapter_encoder(folder: Path, device: str = "cpu", batch_size: int = 64
         >>> enc = load_adapter_encoder(shipped_models()["kpm"], runtime=None)  # doctest: +SKIP
     """
     folder = Path(folder)
-    name = name or folder.name
-    if runtime is None:
-        return AdapterEncoder(folder, name, device, batch_size, max_seq_length, precision)
-    card = read_card(folder)
-    base = check_base(folder, card)
+    name, card = name or folder.name, read_card(folder)
     prefix = f"lora:{card['base_sha256'][:16]}:{sha256_file(folder / ADAPTER_WEIGHTS)[:16]}:model"
-    return ExportedEncoder(model_path(base), name, None, runtime, batch_size=batch_size, max_seq_length=max_seq_length,
-                           precision=precision, identity=prefix, adapter=folder,
+    if runtime is None:
+        return AdapterEncoder(folder, name, device, batch_size, max_seq_length, precision, prefix)
+    return ExportedEncoder(model_path(check_base(folder, card)), name, None, runtime, batch_size=batch_size,
+                           max_seq_length=max_seq_length, precision=precision, identity=prefix, adapter=folder,
                            build=lambda: sentence_pipeline(apply_adapter(folder, "cpu"), folder))

@@ -1,11 +1,9 @@
 """On-disk embedding cache: one SQLite file per model identity, rows keyed by the text's SHA-1 (docs/usage.md).
 
-A corrupt cache is never used: a file of another identity or schema, or one SQLite cannot read, is discarded and
-rebuilt; a row whose CRC-32 (of its key and vector bytes, schema 2), length or dimension does not match is treated
-as missing, recomputed and replaced. Files of schema 1 (no checksums) are upgraded in place on first open, their
-rows checksummed as they are then. A folder or file that cannot be written is a `CacheError` (one line, exit 2)
-when the cache is opened, before any text is encoded. Rows are committed as they are stored (`put_many` per
-finished chunk of an encode), so an interrupted run keeps what it finished.
+A file of another identity or schema, or one SQLite cannot read, is discarded and rebuilt; a row whose CRC-32 (of
+its key and vector bytes, schema 2), length or dimension does not match is missing (recomputed, replaced); schema 1
+files are upgraded in place. A folder or file that cannot be written is a `CacheError` (one line, exit 2) when the
+cache opens, before any text is encoded. `put_many` commits at once, so an interrupted encode keeps its chunks.
 """
 
 from __future__ import annotations

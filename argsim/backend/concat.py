@@ -1,25 +1,16 @@
 """A composite embedding model: the concatenation of other models' vectors, each optionally L2-normalised and
-weighted, for any task.
+weighted, for any task (docs/models.md, "counter-retriever and counter-fusion").
 
 A concatenation folder holds `argsim_encoder.json` (`{"loader": "concat"}`; the thematic models' folders say
-`thematic-concat`, the same loader) and `config.json`:
-
-    {"parts": ["counter-bi-encoder", "counter-retriever"], "normalize_parts": true, "weights": [1.0, 1.0]}
-
-A part is a sub-folder `parts/<name>` of the folder when there is one (the thematic `save_concat` copies models
-there), else a registry or shipped model name (`argsim models`); nothing else loads. With `normalize_parts` each
-part's vectors are L2-normalised before they are joined, and part i is scaled by sqrt(w_i), so the inner product of
-two composite vectors is the weighted sum of the parts' cosines, sum_i w_i cos_i (score fusion by a sum of cosines,
-written as one embedding model; with weights 1 the sum of cosines). Without `normalize_parts` the raw vectors are
-joined (the thematic model triplets-sen-titles = [triplets-sen ; triplets-titles]; its weights scale the
-raw vectors by sqrt(w_i) alike).
-
-Two towers: when a part has roles (`Encoder.roles`, e.g. the counter-argument Bi-encoder's point and candidate
-towers), the composite has roles too, `for_role(role)` is the concatenation of every part's `for_role(role)`
-encoder (a one-tower part encodes both roles alike), and encoding without a role is refused, as for the part.
-
-Cosine over composite vectors divides the sum by the composite norms (sqrt(sum_i w_i) for each side when
-normalised), a constant: the ranking by cosine is the ranking by the weighted sum of cosines.
+`thematic-concat`, the same loader) and `config.json`, e.g.
+`{"parts": ["counter-bi-encoder", "counter-retriever"], "normalize_parts": true, "weights": [1.0, 1.0]}`. A part is
+a sub-folder `parts/<name>` when there is one (the thematic `save_concat` copies models there), else a registry or
+shipped model name; nothing else loads. With `normalize_parts` each part's vectors are L2-normalised and part i is
+scaled by sqrt(w_i), so the inner product of two composite vectors is sum_i w_i cos_i (score fusion written as one
+embedding model; the composite norms are constant, so the ranking by cosine is the ranking by that sum); without it
+the raw vectors are joined, scaled alike (the thematic triplets-sen-titles = [triplets-sen ; triplets-titles]).
+When a part has two towers (`Encoder.roles`), so has the composite: `for_role(role)` concatenates every part's
+`for_role(role)` encoder (a one-tower part encodes both roles alike), and encoding without a role is refused.
 """
 
 from __future__ import annotations

@@ -1,20 +1,12 @@
 """Device and numeric-precision choice, resolved once before any work starts (docs/training.md, "Device,
-precision, threads").
+precision, threads": what each option does; a device the machine lacks is an `ArgsimError`, one line, exit 2).
 
-`--device auto|cpu|cuda|cuda:N|mps`: auto picks CUDA, then MPS, then the CPU. A device the machine lacks is an
-`ArgsimError` (one line, exit 2). `--precision auto|fp32|fp16|bf16`: auto is bf16 on a GPU that supports it,
-fp16 on older CUDA GPUs, fp32 on the CPU and on MPS (reading chosen: MPS autocast is incomplete, so fp32).
-fp16 on the CPU is refused (torch's CPU autocast is bf16); bf16 on a CUDA GPU without bf16 is refused.
-
-Inference (`inference_precision`) reads the same option but casts the weights themselves (no autocast): auto is
-fp16 on CUDA (the backend's documented "half precision on GPU"; bf16 only when asked), fp32 on the CPU and MPS.
-Reading chosen for an explicit bf16 on the CPU: allowed (torch runs bf16 matmuls on the CPU; vectors differ from
-fp32 in the 2nd-3rd digit), fp16 on the CPU and bf16 on MPS are refused as in training (one line, exit 2).
-Encoders that run no transformer stay fp32 whatever is asked and say so in their `precision`.
-
-Training runs one process per GPU: under `accelerate launch` / `torchrun` every process uses the GPU of its
-LOCAL_RANK; a single process asked for `cuda:N` pins CUDA_VISIBLE_DEVICES=N before CUDA starts (so the
-transformers Trainer neither picks cuda:0 nor spreads over every GPU with DataParallel).
+Readings chosen: `--precision auto` is fp32 on MPS (MPS autocast is incomplete). Inference (`inference_precision`)
+casts the weights themselves (no autocast): auto is fp16 on CUDA (bf16 only when asked); an explicit bf16 on the
+CPU is allowed (torch runs bf16 matmuls there; vectors differ from fp32 in the 2nd-3rd digit), fp16 on the CPU and
+bf16 on MPS are refused as in training. Encoders that run no transformer stay fp32 and say so in their `precision`.
+Under `accelerate launch` / `torchrun` every process uses the GPU of its LOCAL_RANK; a single process asked for
+`cuda:N` pins CUDA_VISIBLE_DEVICES=N before CUDA starts (so the Trainer neither picks cuda:0 nor uses DataParallel).
 """
 
 from __future__ import annotations
@@ -25,12 +17,6 @@ from collections.abc import Iterable
 from argsim import measure
 from argsim.config import PRECISIONS, check_device_name
 from argsim.errors import ArgsimError
-
-
-def _mps_available() -> bool:
-    import torch
-
-    return torch.backends.mps.is_available()
 
 
 def launched_processes() -> int:
@@ -57,7 +43,7 @@ def resolve_device(device: str = "auto") -> str:
     if device == "auto":
         if torch.cuda.is_available():
             return "cuda"
-        return "mps" if _mps_available() else "cpu"
+        return "mps" if torch.backends.mps.is_available() else "cpu"
     if device.startswith("cuda"):
         if not torch.cuda.is_available():
             raise ArgsimError(f"device '{device}' requested but CUDA is not available on this machine")
@@ -66,7 +52,7 @@ def resolve_device(device: str = "auto") -> str:
         if ":" in device and int(device[5:]) >= torch.cuda.device_count():
             raise ArgsimError(f"device '{device}' requested but this machine has {torch.cuda.device_count()} "
                               "CUDA device(s)")
-    if device == "mps" and not _mps_available():
+    if device == "mps" and not torch.backends.mps.is_available():
         raise ArgsimError("device 'mps' requested but MPS is not available on this machine")
     return device
 

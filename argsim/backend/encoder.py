@@ -87,13 +87,9 @@ class Encoder(ABC):
 
     def for_role(self, role: str | None) -> Encoder:
         """The encoder of texts in `role` ("query", "document", None: unspecified), as sentence-transformers'
-        `encode_query` / `encode_document`.
-
-        A one-tower model encodes both roles alike and returns itself (a sentence-transformers model with `prompts`
-        for the role prefixes them, `argsim.backend.models.SentenceTransformerEncoder`). A two-tower model
-        (`roles` set) returns the encoder of the role's tower, whose cache key names the tower; without a role
-        it is refused: cosine over one tower's vectors for both sides would compare texts the model never
-        compares.
+        `encode_query` / `encode_document`: a one-tower model returns itself (`STModelEncoder` prefixes a role's
+        prompt), a two-tower model (`roles` set) its role's tower, keyed apart, and refuses None (one tower's
+        vectors for both sides would compare texts the model never compares).
 
         Raises:
             ModelError: an unknown role, or None for a two-tower model.
@@ -132,8 +128,7 @@ class Encoder(ABC):
         return f"{key}:{self.runtime}" if self.runtime else key
 
     def set_runtime(self, runtime: str) -> None:
-        """Set `runtime` (an OpenVINO int8 model calibrated now: its digest keys the vectors); a cache opened under
-        the former key is closed, and opens again under the new one."""
+        """Set `runtime` (an OpenVINO int8 model calibrated now: its digest keys the vectors)."""
         self.runtime = runtime
         self._close_stale_cache()
 
@@ -181,8 +176,7 @@ class Encoder(ABC):
         return None
 
     def _drop_foreign(self, found: dict[str, np.ndarray], computed: np.ndarray | None = None) -> None:
-        """Serve from the cache only vectors of this model's dimension (`known_dim`, else that of the vectors just
-        computed); others are dropped with a warning (and computed again by the caller)."""
+        """Drop (with a warning) cached vectors not of `known_dim` (else the just computed vectors') dimension."""
         dim = self.known_dim() if computed is None or not len(computed) else int(computed.shape[-1])
         if dim is None:
             return
@@ -195,8 +189,7 @@ class Encoder(ABC):
 
     def _compute(self, texts: list[str], batch_size: int, show_progress: bool | None,
                  description: str | None, store: Callable[[list[str], np.ndarray], None] | None = None) -> np.ndarray:
-        """Vectors of `texts` in chunks of length-sorted batches; `store(chunk_texts, vectors)` is called as each
-        chunk finishes (the cache commits it), so an interrupted run keeps every finished chunk."""
+        """Vectors of `texts` in chunks of length-sorted batches, each `store(chunk_texts, vectors)`d as it ends."""
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         step = batch_size * max(1, self.chunk_batches)
         show = (len(texts) >= PROGRESS_MIN_TEXTS and not self.quiet) if show_progress is None else show_progress

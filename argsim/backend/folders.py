@@ -45,9 +45,11 @@ def _extract_mpnet() -> Path:
 
 
 def model_path(name: str) -> Path:
-    """The local folder of a transformer model (registry name, shipped model or path), for fine-tuning code."""
+    """The local folder of a transformer model (registry name, shipped model or path; checked as data unless a
+    registry name), for fine-tuning code."""
     shipped = shipped_folder(name)
     if shipped is not None:
+        check_model_folder(shipped)
         return shipped
     if not isinstance(name, str) or not name.strip():
         raise ModelError(f"model name {name!r} is empty: give a registry name, a model folder or a Hugging Face id")
@@ -104,8 +106,6 @@ def plain_sentence_transformer(name: str, device: str | None = None):
     from sentence_transformers import SentenceTransformer
 
     _quiet_libraries()
-    if name not in MODELS:
-        check_model_folder(model_path(name))
     return SentenceTransformer(str(model_path(name)), device=resolve_device(device or "auto"), **HF_LOAD)
 
 
@@ -115,7 +115,5 @@ def load_transformer(name: str = DEFAULT_MODEL):
 
     _quiet_libraries()
     folder = model_path(name)
-    if name not in MODELS:
-        check_model_folder(folder)
     return (AutoTokenizer.from_pretrained(str(folder), **HF_LOAD),
             AutoModel.from_pretrained(str(folder), use_safetensors=True, **HF_LOAD))

@@ -1,9 +1,7 @@
-"""`--model` also takes a Hugging Face model id (e.g. `FacebookAI/roberta-base`, `bert-base-uncased`).
-
-The id is resolved through the local Hugging Face cache (huggingface_hub's layout under $HF_HUB_CACHE, else
-$HF_HOME/hub, else ~/.cache/huggingface/hub: `models--org--name/snapshots/<rev>/` with `refs/main`). It is
-downloaded only where the environment allows it: with HF_HUB_OFFLINE set (the Makefile and the tests set it;
-argsim itself never does) a missing id is one line and exit 2.
+"""`--model` also takes a Hugging Face model id (e.g. `FacebookAI/roberta-base`), resolved through the local Hugging
+Face cache (huggingface_hub's layout under $HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub). It is
+downloaded only where the environment allows it: with HF_HUB_OFFLINE set (the Makefile and the tests set it; argsim
+itself never does) a missing id is one line and exit 2.
 """
 
 from __future__ import annotations
@@ -21,20 +19,14 @@ def looks_like_hub_id(name: str) -> bool:
     return bool(_ID.match(name)) and not name.endswith((".", "-")) and ".." not in name
 
 
-def hub_cache_dir() -> Path:
-    """The cache folder huggingface_hub uses, read from the environment now (not at import time)."""
-    if os.environ.get("HF_HUB_CACHE"):
-        return Path(os.environ["HF_HUB_CACHE"]).expanduser()
-    home = os.environ.get("HF_HOME") or os.path.join(os.environ.get("XDG_CACHE_HOME", "~/.cache"), "huggingface")
-    return Path(home).expanduser() / "hub"
-
-
 def resolve_hub_model(model_id: str) -> Path:
     """The local snapshot folder of `model_id` (downloading it unless HF_HUB_OFFLINE is set)."""
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 
-    cache = hub_cache_dir()
+    # the cache folder huggingface_hub uses, read from the environment now (not at import time)
+    home = os.environ.get("HF_HOME") or os.path.join(os.environ.get("XDG_CACHE_HOME", "~/.cache"), "huggingface")
+    cache = Path(os.environ.get("HF_HUB_CACHE") or Path(home) / "hub").expanduser()
     offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
     try:
         return Path(snapshot_download(repo_id=model_id, cache_dir=str(cache), local_files_only=offline))

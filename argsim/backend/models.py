@@ -151,16 +151,11 @@ class TransformerEncoder(Encoder):
 
 
 class ExportedEncoder(Encoder):
-    """A transformer encoder run by ONNX Runtime or OpenVINO (argsim.backend.runtime), fp32 or int8.
-
-    The exported graph is the whole embedding pipeline of the torch encoder it replaces, tokenized as
-    sentence-transformers does, so its `identity` is the torch encoder's; `runtime` (backend, quantization,
-    calibration digest) keys its cache apart. OpenVINO int8 without calibration texts calibrates on the texts of
-    its first `encode` call and is built then.
-
-    `runtime`: `argsim.backend.registry.runtime_spec`'s dict (backend, quantize, threads, cache_root, calibration
-    texts); `identity`: the torch encoder's identity without its max length (None: that of `folder` with
-    `pooling`).
+    """A transformer encoder run by ONNX Runtime or OpenVINO (argsim.backend.runtime), fp32 or int8: the whole
+    embedding pipeline of the torch encoder it replaces, so its `identity` is the torch encoder's (given without the
+    max length, else that of `folder` with `pooling`), and `runtime` keys its cache apart. OpenVINO int8 without
+    calibration texts calibrates on its first `encode` call's. `runtime`: the spec `get_encoder` passes (backend,
+    quantize, threads, cache_root, calibration texts).
     """
 
     def __init__(self, folder: str | Path, name: str, pooling: str | None, runtime: dict, batch_size: int = 64,
@@ -173,13 +168,10 @@ class ExportedEncoder(Encoder):
         spec = {k: runtime[k] for k in ("backend", "quantize", "threads", "cache_root")}
         self.model = exported_model(self.folder, pooling, spec, precision, adapter=adapter, build=build)
         self.base, self.meta, self.tokenizer = self.model.base, self.model.meta, self.model.tokenizer
-        check_max_seq_length(name, max_seq_length, self.meta["max_seq_length"])
-        if pooling is None:
-            self.max_seq_length = min(max_seq_length or self.meta["max_seq_length"], self.meta["max_seq_length"])
-            prefix = f"st:{fingerprint(folder)}:model"
-        else:
-            self.max_seq_length = min(max_seq_length or 256, self.meta["max_seq_length"])
-            prefix = f"hf:{fingerprint(folder)}:{pooling}"
+        limit = self.meta["max_seq_length"]
+        check_max_seq_length(name, max_seq_length, limit)
+        self.max_seq_length = max_seq_length or (limit if pooling is None else min(256, limit))
+        prefix = f"st:{fingerprint(folder)}:model" if pooling is None else f"hf:{fingerprint(folder)}:{pooling}"
         self.identity = f"{identity or prefix}:{self.max_seq_length}"
         self.runtime = self.model.runtime
         if runtime.get("calibration"):

@@ -1,10 +1,8 @@
 """The name table at the bottom of the backend: the named offline models (`MODELS`), the models that ship inside
 argsim (`shipped_models`, their cards), and the manifests that name argsim's own model-folder loaders. Nothing here
-loads a model; `argsim.backend.registry.get_encoder` does, on top.
-
-A model folder is data, never a program: its manifest (`argsim_encoder.json`) names a loader of `ENCODER_LOADERS`
-by name (the old manifests that named one of these functions by import path still load); anything else ends in one
-line (ModelError) before anything is imported or loaded.
+loads a model (`argsim.backend.registry.get_encoder` does). A model folder is data, never a program: its manifest
+(`argsim_encoder.json`) names a loader of `ENCODER_LOADERS` by name (old manifests naming one by import path still
+load); anything else ends in one line (ModelError) before anything is imported or loaded.
 """
 
 from __future__ import annotations
@@ -192,8 +190,7 @@ def part_source(folder: Path, part: str) -> str:
 
 
 def _composite_roles(folder: Path) -> dict[str, str] | None:
-    """A concatenation's roles (`argsim.backend.concat`): those of its first part (`part_source`) that has two
-    towers; None if none has, or the config cannot be read (loading it says why)."""
+    """A concatenation's roles: its first two-tower part's; None if none has or the config is unreadable."""
     try:
         parts = json.loads((folder / "config.json").read_text(encoding="utf-8")).get("parts") or []
         sources = [part_source(folder, str(p)) for p in parts]

@@ -1,9 +1,7 @@
 """Loading, on top of the backend: `get_encoder` (the one entry point that loads an encoder by name),
-`get_cross_encoder`, and the one process-wide model cache both share.
-
-A name is one of `argsim.backend.names` (a base model when its package is installed, a shipped model) or a local
-folder: a sentence-transformers model, a transformers model, or an argsim model folder (its `argsim_encoder.json`
-names one of argsim's own loaders, `{"loader": "kpm-mts"}`), checked as data first (`argsim.backend.safety`).
+`get_cross_encoder`, and the one process-wide model cache both share. A name is one of `argsim.backend.names` or a
+local folder (sentence-transformers, transformers, or an argsim folder whose `argsim_encoder.json` names one of
+argsim's own loaders), checked as data first (`argsim.backend.safety`).
 """
 
 from __future__ import annotations
@@ -30,7 +28,7 @@ from argsim.backend.names import (
     shipped_folder,
 )
 from argsim.backend.pooling import POOLINGS
-from argsim.backend.safety import HF_LOAD, check_model_folder
+from argsim.backend.safety import HF_LOAD
 from argsim.backend.static import Model2VecEncoder, is_model2vec_folder
 from argsim.backend.words import load_word_vectors, word_vectors_identity
 from argsim.config import RunConfig
@@ -79,8 +77,7 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
 
 
 def _transformer_name(name: str) -> bool:
-    """Whether `name` is a transformer whose pooling and length the options choose (a registry transformer, or
-    a folder that is a sentence-transformers / transformers model, not one of argsim's own)."""
+    """Whether `name` is a transformer whose pooling and length the options choose (not one of argsim's own)."""
     if name in MODELS:
         return MODELS[name].kind == "sentence-transformers"
     shipped = shipped_folder(name)
@@ -95,8 +92,7 @@ def _transformer_name(name: str) -> bool:
 
 
 def _check_options_apply(name: str, pooling: str | None, max_seq_length: int | None) -> None:
-    """--pooling / --max-seq-length for a model they cannot change (static vectors, argsim's own models): refused,
-    not ignored."""
+    """Refuse (not ignore) --pooling / --max-seq-length for a model they cannot change (static, argsim's own)."""
     if _transformer_name(name):
         return
     what = "static word vectors" if name in MODELS or Path(name).expanduser().is_file() else "an argsim model"
@@ -181,8 +177,7 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
 
 
 def _load(key: tuple, spec: dict | None) -> Encoder:
-    """A new encoder for a `get_encoder` key: a copy sharing the weights of one loaded under other run options
-    (the key's first 10 items equal), else built (`_build`; a malformed model folder is one line)."""
+    """A new encoder for a `get_encoder` key: a copy of one loaded under other run options (key[:10]), else built."""
     base = next((e for k, e in _LOADED.items() if k[:10] == key[:10]), None)
     if base is not None:
         enc = copy.copy(base)
@@ -256,16 +251,14 @@ def load_sentence_transformer(name: str = DEFAULT_MODEL, device: str | None = No
 
 def load_cross_encoder(name: str, device: str = "cpu", max_length: int | None = None,
                        num_labels: int | None = None) -> Any:
-    """A sentence-transformers CrossEncoder (trainable) from a registry name, folder or Hugging Face id (the
-    backend's resolution), the folder checked first (`check_model_folder`)."""
+    """A sentence-transformers CrossEncoder (trainable) from a registry name, folder or Hugging Face id
+    (`model_path`: the folder checked first)."""
     from sentence_transformers import CrossEncoder
 
     _quiet_libraries()
-    folder = model_path(name)
-    if name not in MODELS:
-        check_model_folder(folder)
     try:
-        return CrossEncoder(str(folder), num_labels=num_labels, max_length=max_length, device=device, **HF_LOAD)
+        return CrossEncoder(str(model_path(name)), num_labels=num_labels, max_length=max_length, device=device,
+                            **HF_LOAD)
     except (OSError, ValueError, KeyError) as exc:
         raise ModelError(f"cannot load cross-encoder '{name}': {exc}") from None
 
@@ -282,8 +275,8 @@ def get_cross_encoder(name: str | Path, device: str = "cpu", precision: str = "f
         max_length: the pairs' token limit (None: the model's).
 
     Returns:
-        A CrossEncoder, or an `ExportedCrossEncoder` (its `logits(pairs)` and `tokenizer`); the backend's pair
-        scorer scores either (`argsim.backend.resolve.pair_scorer`).
+        A CrossEncoder, or an `ExportedModel` (its `logits(pairs)`, `calibrate(pairs)` and `tokenizer`); the
+        backend's pair scorer scores either (`argsim.backend.resolve.pair_scorer`).
 
     Example:
         >>> get_cross_encoder("models/kpm-cross").tokenizer.sep_token  # doctest: +SKIP
@@ -296,10 +289,10 @@ def get_cross_encoder(name: str | Path, device: str = "cpu", precision: str = "f
         if runtime is None:
             _LOADED[key] = cast_for_inference(load_cross_encoder(str(name), device, max_length), precision)
         else:
-            from argsim.backend.runtime import ExportedCrossEncoder, exported_model
+            from argsim.backend.runtime import exported_model
 
-            _LOADED[key] = ExportedCrossEncoder(exported_model(Path(name), "logits", runtime, precision,
-                                                               build=lambda: _cross_pipeline(name, max_length)))
+            _LOADED[key] = exported_model(Path(name), "logits", runtime, precision,
+                                          build=lambda: _cross_pipeline(name, max_length))
     return _LOADED[key]
 
 

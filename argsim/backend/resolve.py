@@ -155,7 +155,7 @@ class PairLogits(Encoder):
 
     @property
     def runtime(self) -> str:  # an export's backend, quantization and calibration digest; empty for torch
-        return getattr(getattr(self.scorer.model, "model", None), "runtime", "") if self.backend != "torch" else ""
+        return getattr(self.scorer.model, "runtime", "") if self.backend != "torch" else ""
 
     def encode(self, texts, *args, **kwargs) -> np.ndarray:
         self._close_stale_cache()  # an OpenVINO int8 model calibrated since: its digest keys the scores

@@ -1,16 +1,14 @@
-"""CPU inference runtimes of transformer encoders: ONNX Runtime and OpenVINO, fp32 or int8; thread defaults.
+"""CPU inference runtimes of transformer encoders: ONNX Runtime and OpenVINO, fp32 or int8; thread defaults
+(`--backend`, `--quantize`; docs/backends.md: what each one runs, how exports are cached and keyed, what each costs).
 
-`--backend torch|onnx|openvino` picks the runtime, `--quantize int8` quantizes it (docs/backends.md: what each one
-runs, how exports are cached and keyed, what each costs in quality). **onnx** traces the model's whole embedding
-pipeline (`base_export`: TorchScript exporter, opset 17, dynamic batch and length) and runs it on ONNX Runtime's CPU
-provider; its int8 is `quantize_dynamic` of the MatMul weights per output channel. Reading chosen: MatMul only and
-per channel, because quantizing every operator (embedding Gathers included) or per tensor lowered the mean cosine
-to fp32 of MiniLM on ArgKP arguments from 0.993 to 0.96. **openvino** converts the same ONNX graph and compiles it
-with `INFERENCE_PRECISION_HINT` f32 (or bf16 with `--precision bf16`): without the hint OpenVINO's CPU plugin
-silently computes in bf16 on CPUs with AVX512_BF16 or AMX; its int8 is NNCF static quantization calibrated on
-`CALIBRATION_SIZE` texts (`calibration_choice`), whose digest keys the model and its vectors. `ExportedModel` runs
-any export on texts or text pairs; builds write into a temporary folder and rename it, so a crash leaves no half
-model.
+**onnx** traces the model's whole embedding pipeline (`base_export`: TorchScript exporter, opset 17, dynamic batch
+and length); its int8 is `quantize_dynamic`. Reading chosen: MatMul weights only, per output channel, because
+quantizing every operator (embedding Gathers included) or per tensor lowered the mean cosine to fp32 of MiniLM on
+ArgKP arguments from 0.993 to 0.96. **openvino** converts the same graph and compiles it with
+`INFERENCE_PRECISION_HINT` f32 (bf16 with `--precision bf16`; without the hint it silently computes in bf16 on CPUs
+with AVX512_BF16 or AMX); its int8 is NNCF static quantization calibrated on `CALIBRATION_SIZE` texts
+(`calibration_choice`), whose digest keys the model and its vectors. Builds write into a temporary folder and
+rename it, so a crash leaves no half model.
 """
 
 from __future__ import annotations
@@ -23,7 +21,7 @@ import os
 import shutil
 import tempfile
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -166,9 +164,7 @@ def _atomic_build(target: Path, build) -> Path:
 
 
 def _pipeline(model, tokenizer, call, meta: dict) -> tuple:
-    """`(module, tokenizer, input names, meta)`: a torch module (in eval mode) holding `model` whose forward takes
-    the tokenizer's inputs (of `MODEL_INPUTS`, in that order) and returns `call(features)`, the graph an export
-    traces."""
+    """(an eval-mode torch module mapping the tokenizer's `MODEL_INPUTS` to `call(features)`, tokenizer, names, meta)"""
     import torch
 
     names = [n for n in MODEL_INPUTS if n in tokenizer("probe")]
@@ -332,39 +328,32 @@ def runtime_model(base: Path, backend: str, quantize: str, calibration: Sequence
     return _atomic_build(base / tag, build_ov) / "model.xml"
 
 
-class OnnxRunner:
-    """ONNX Runtime CPU session: `runner(features) -> (batch, dim) float32`."""
-
-    def __init__(self, path: Path, threads: int) -> None:
+def _runner(path: Path, backend: str, threads: int, precision: str) -> Callable[[dict], np.ndarray]:
+    """`runner(features) -> (batch, dim) float32`: an ONNX Runtime CPU session, or an OpenVINO CPU compiled model
+    (latency hint, one stream)."""
+    if backend == "onnx":
         import onnxruntime as ort
 
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
-        self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-        self.inputs = [i.name for i in self.session.get_inputs()]
+        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        names = [i.name for i in session.get_inputs()]
+        return lambda features: session.run(None, {n: features[n] for n in names})[0]
+    import openvino as ov
 
-    def __call__(self, features: dict[str, np.ndarray]) -> np.ndarray:
-        return self.session.run(None, {n: features[n] for n in self.inputs})[0]
+    config = {"INFERENCE_PRECISION_HINT": "bf16" if precision == "bf16" else "f32",
+              "INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY"}
+    compiled = ov.Core().compile_model(str(path), "CPU", config)
+    request = compiled.create_infer_request()
+    names = [i.get_any_name() for i in compiled.inputs]
 
+    def run(features: dict) -> np.ndarray:
+        request.infer({n: features[n] for n in names})
+        return np.array(request.get_output_tensor(0).data, dtype=np.float32, copy=True)
 
-class OpenVINORunner:
-    """OpenVINO CPU compiled model (latency hint, one stream): `runner(features) -> (batch, dim) float32`."""
-
-    def __init__(self, path: Path, threads: int, precision: str = "fp32") -> None:
-        import openvino as ov
-
-        core = ov.Core()
-        config = {"INFERENCE_PRECISION_HINT": "bf16" if precision == "bf16" else "f32",
-                  "INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY"}
-        self.compiled = core.compile_model(str(path), "CPU", config)
-        self.request = self.compiled.create_infer_request()
-        self.inputs = [i.get_any_name() for i in self.compiled.inputs]
-
-    def __call__(self, features: dict[str, np.ndarray]) -> np.ndarray:
-        self.request.infer({n: features[n] for n in self.inputs})
-        return np.array(self.request.get_output_tensor(0).data, dtype=np.float32, copy=True)
+    return run
 
 
 class ExportedModel:
@@ -393,7 +382,7 @@ class ExportedModel:
         self.meta = json.loads((self.base / "argsim_export.json").read_text(encoding="utf-8"))  # inputs, dim, ...
         self.tokenizer = AutoTokenizer.from_pretrained(str(self.base), **HF_LOAD)
         self.calibration_digest = ""
-        self._runner: OnnxRunner | OpenVINORunner | None = None
+        self._runner: Callable[[dict], np.ndarray] | None = None
 
     @property
     def needs_calibration(self) -> bool:
@@ -436,8 +425,7 @@ class ExportedModel:
             items = [self.features([a], [b] if b is not None else None, max_length) for a, b in pairs]
             self.calibration = chosen
         path = runtime_model(self.base, self.backend, self.quantize, items, self.calibration_digest)
-        self._runner = OnnxRunner(path, self.threads) if self.backend == "onnx" else \
-            OpenVINORunner(path, self.threads, self.precision)
+        self._runner = _runner(path, self.backend, self.threads, self.precision)
         return self
 
     def run(self, first: Sequence[str], second: Sequence[str] | None = None, max_length: int | None = None,
@@ -453,6 +441,25 @@ class ExportedModel:
         if not outs:
             return np.zeros((0, int(self.meta["dim"])), dtype=np.float32)
         return np.concatenate(outs, axis=0).astype(np.float32, copy=False)
+
+    def calibrate(self, pairs: Sequence[tuple[str, str]]) -> None:
+        """A cross-encoder's OpenVINO int8 not built yet: build it calibrated on `pairs` (nothing otherwise). The
+        pair scorer calls it with all the pairs it is asked for before it reads its cache, whose key the calibration
+        digest is part of."""
+        if self.needs_calibration:
+            self.prepare([a for a, _ in pairs], [b for _, b in pairs])
+
+    def logits(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> np.ndarray:
+        """A cross-encoder export's logits (len(pairs), labels) as the pair scorer (`argsim.backend.resolve.PairScorer`)
+        uses them: pairs run in length-sorted batches, returned in input order."""
+        pairs = list(pairs)
+        if not pairs:
+            return np.zeros((0, int(self.meta["dim"])), dtype=np.float32)
+        order = sorted(range(len(pairs)), key=lambda i: -(len(pairs[i][0]) + len(pairs[i][1])))
+        got = self.run([pairs[i][0] for i in order], [pairs[i][1] for i in order], batch_size=batch_size)
+        out = np.empty_like(got)
+        out[np.asarray(order)] = got
+        return out
 
 
 def exported_model(folder: Path, pooling: str | None, spec: dict, precision: str = "fp32",
@@ -476,36 +483,3 @@ def exported_model(folder: Path, pooling: str | None, spec: dict, precision: str
         model.prepare(spec["calibration"], max_length=max_length)
     return model
 
-
-class ExportedCrossEncoder:
-    """A cross-encoder export (`base_export(folder, "logits", ...)`) as the backend's pair scorer uses it
-    (`argsim.backend.resolve.PairScorer`): pairs in, logits out, pairs run in length-sorted batches and returned in
-    input order. OpenVINO int8 not yet built calibrates on the pairs of the first scoring (`calibrate`).
-
-    Example:
-        >>> ce = ExportedCrossEncoder(exported_model(folder, "logits", spec))  # doctest: +SKIP
-        >>> ce.logits([("an argument", "a key point")])  # doctest: +SKIP
-    """
-
-    def __init__(self, model: ExportedModel, max_length: int | None = None) -> None:
-        self.model, self.max_length = model, max_length  # the pair's token limit (None: the export's)
-        self.num_labels = int(model.meta["dim"])
-        self.tokenizer = model.tokenizer
-
-    def calibrate(self, pairs: Sequence[tuple[str, str]]) -> None:
-        """OpenVINO int8 not built yet: build it calibrated on `pairs` (nothing otherwise). The pair scorer calls it
-        with all the pairs it is asked for before it reads its cache, whose key the calibration digest is part of."""
-        if self.model.needs_calibration:
-            self.model.prepare([a for a, _ in pairs], [b for _, b in pairs], self.max_length)
-
-    def logits(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> np.ndarray:
-        """The logits (len(pairs), labels) of every pair, in input order."""
-        pairs = list(pairs)
-        if not pairs:
-            return np.zeros((0, self.num_labels), dtype=np.float32)
-        order = sorted(range(len(pairs)), key=lambda i: -(len(pairs[i][0]) + len(pairs[i][1])))
-        got = self.model.run([pairs[i][0] for i in order], [pairs[i][1] for i in order], self.max_length,
-                             batch_size=batch_size)
-        out = np.empty_like(got)
-        out[np.asarray(order)] = got
-        return out

@@ -1,16 +1,12 @@
 """Model folders are data, never programs: the one check every loader runs before anything is imported or loaded.
 
 `check_model_folder(folder)` refuses (ModelError, one line; docs/errors.md) a folder that would run code when loaded:
-a pickle file (`*.pkl`, `*.pickle`, `*.joblib`); a JSON file asking for remote code (`auto_map`, a true
-`trust_remote_code`, `custom_pipelines`); weights saved as pickles (`pytorch_model.bin`, `*.pt`, `*.pth`, `*.ckpt`)
-without a safetensors file beside them (argsim's own head files, read through `load_torch_weights` with
-`weights_only=True`, are allowed in argsim's own folders); a `modules.json` naming a module class outside
-sentence-transformers / argsim (every module sub-folder it names is checked the same way); an `argsim_encoder.json`
-naming a loader outside argsim's registry.
-
-`HF_LOAD` holds the keyword arguments every transformers / sentence-transformers load passes: with
-`trust_remote_code=False` transformers never asks on the terminal whether to run a folder's code (it raises
-instead), so stdin is never read.
+pickle files; JSON asking for remote code (`REMOTE_CODE_KEYS`); weights saved as pickles without a safetensors file
+beside them (argsim's own head files, read with `weights_only=True` by `load_torch_weights`, are allowed in argsim's
+own folders); a `modules.json` naming a class outside sentence-transformers / argsim (each module sub-folder it
+names is checked the same way); an `argsim_encoder.json` naming a loader outside argsim's registry. `HF_LOAD` holds
+the keyword arguments of every transformers / sentence-transformers load: with `trust_remote_code=False`
+transformers never asks on the terminal whether to run a folder's code (it raises), so stdin is never read.
 """
 
 from __future__ import annotations
@@ -139,10 +135,7 @@ def check_model_folder(folder: str | Path) -> None:
         if (current / ENCODER_MANIFEST).is_file():
             manifest_loader_name(current)
             subs += [s for s in ("backbone", "point_encoder", "candidate_encoder") if (current / s).is_dir()]
-        for sub in subs:
-            path = current / sub
-            if path.is_dir():
-                todo.append(path)
+        todo += [current / sub for sub in subs if (current / sub).is_dir()]
 
 
 def load_torch_weights(path: str | Path) -> Any:

@@ -1,12 +1,9 @@
-"""Static embeddings distilled from a transformer (model2vec): `argsim distill MODEL --out DIR`.
+"""Static embeddings distilled from a transformer (model2vec): `argsim distill MODEL --out DIR` (docs/backends.md).
 
 model2vec (Tulkens and van Dongen, "Model2Vec: fast state-of-the-art static embeddings", 2024) runs the
-sentence-transformers model once over every token of its vocabulary, reduces the token vectors with PCA
-(`pca_dims`, 256 by default) and weights them by Zipf-based SIF weights; a sentence is then the mean of its
-tokens' static vectors: no transformer at inference, tens of times faster than the model it comes from, at a cost in
-quality that docs/backends.md records per task. The folder written (`model.safetensors`, `tokenizer.json`,
-`config.json` with `"model_type": "model2vec"`) is data: `--model DIR` loads it anywhere through
-`Model2VecEncoder` (safetensors only; a folder with pickles is refused like any model folder).
+sentence-transformers model once over its vocabulary, reduces the token vectors with PCA (`pca_dims`) and weights
+them by Zipf-based SIF weights; a sentence is the mean of its tokens' static vectors, no transformer at inference.
+The folder written is data: `--model DIR` loads it through `Model2VecEncoder` (a folder with pickles is refused).
 """
 
 from __future__ import annotations

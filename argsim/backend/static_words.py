@@ -1,29 +1,16 @@
 """A model2vec static model's word vectors as gensim KeyedVectors: the word-vector source of WMD, Simple-SD, the
-learning-to-rank features and the thematic BiLSTM, beside GloVe 6B 50d.
+learning-to-rank features and the thematic BiLSTM, beside GloVe 6B 50d (docs/backends.md, "Static word vectors").
+`argsim distill MODEL` (`argsim.backend.static`; Tulkens and van Dongen, "Model2Vec: fast state-of-the-art static
+embeddings", 2024) writes the folder; `load_word_vectors(FOLDER)` reads it through `static_word_vectors`.
 
-`argsim distill MODEL` (`argsim.backend.static`) writes a model2vec folder (Tulkens and van Dongen, "Model2Vec:
-fast state-of-the-art static embeddings", 2024): one static vector per token of the teacher's WordPiece
-vocabulary. `load_word_vectors(FOLDER)` (`argsim.backend.words`) reads it through `static_word_vectors`, so
-`--word-vectors FOLDER` works wherever `glove50` does.
-
-A word's vector is **the static model's own encoding of the word**: `StaticModel.encode([word])`, i.e. the mean
-of the static vectors of the WordPiece tokens the word splits into, L2-normalised when the model's config says
-`normalize` (what `argsim distill` writes). The readings considered:
-
-- *whole-word tokens only* (every other word unknown, as GloVe drops unknown words): WordPiece keeps about 24k
-  whole words, so rarer words of the arguments ("vaccination" = va ##cci ##nation) would vanish from the bags;
-- *each sub-word token its own bag entry* (WMD over WordPiece tokens): changes the bags, so a comparison with
-  GloVe would no longer hold the texts fixed and vary only the vectors;
-- *the model's encoding of the word* (chosen): argsim's own word tokens (`tokenize_en`) stay the bags' words for
-  every word-vector source; every word the tokenizer covers gets a vector, and it is exactly the vector
-  `--model FOLDER` gives the one-word text, so the word vectors and the sentence encoder agree.
-
-The KeyedVectors start with the vocabulary's whole-word tokens (no `##` continuation pieces, no `[SPECIAL]`
-tokens), each mapped to its encoding (for a one-token word: its row, normalised); words outside that list are
-composed in one batch when a method first meets them (`cover_words`, called by the WMD engine and the BiLSTM's
-vocabulary), and a word whose tokens are all unknown stays unknown (dropped, as GloVe drops it). Composed words
-come after the `vocabulary_size` whole words, so a list taken from the start of `index_to_key` does not depend on
-what was composed before.
+Ambiguity: what a word's vector is. Set aside: whole-word tokens only (rarer words, "vaccination" = va ##cci
+##nation, would vanish from the bags) and one bag entry per WordPiece token (it changes the bags, so a comparison
+with GloVe would no longer vary only the vectors). Chosen: the static model's own encoding of the word
+(`StaticModel.encode([word])`: the mean of its WordPiece tokens' vectors, L2-normalised when the config says
+`normalize`), exactly the vector `--model FOLDER` gives the one-word text; argsim's own word tokens (`tokenize_en`)
+stay the bags' words for every source. The whole-word tokens (no `##` pieces, no `[SPECIAL]` tokens) load at once;
+other words are composed in one batch when a method first meets them (`cover_words`) and come after the
+`vocabulary_size` whole words; a word whose tokens are all unknown stays unknown (dropped, as GloVe drops it).
 """
 
 from __future__ import annotations

@@ -44,24 +44,19 @@ def load_word_vectors(name: str = "glove50"):
     if head[:1] == b"\x80":  # pickle protocol 2+
         raise ModelError(f"{p}: a pickled KeyedVectors file is not loaded (it could run code); save the vectors "
                          "with save_word2vec_format")
-    _check_word2vec_header(p, head)
+    # the header `count dim` must fit the file: each vector takes at least `dim` bytes (binary: 4 x dim), so a
+    # header claiming more would make gensim allocate memory for vectors that are not there
+    parts = head.split()
+    if len(parts) != 2 or not all(x.isdigit() for x in parts):
+        raise ModelError(f"{p}: not a word2vec file (its first line must be '<count> <dimension>')")
+    count, dim = int(parts[0]), int(parts[1])
+    if count < 1 or dim < 1 or dim > 100_000 or count * dim * (4 if p.suffix == ".bin" else 2) > p.stat().st_size:
+        raise ModelError(f"{p}: header says {count} vectors of {dim} dimensions, more than the file's "
+                         f"{p.stat().st_size:,} bytes can hold")
     try:
         return KeyedVectors.load_word2vec_format(str(p), binary=p.suffix == ".bin")
     except (ValueError, UnicodeDecodeError, EOFError, MemoryError) as exc:
         raise ModelError(f"{p}: not a word2vec text/binary file ({type(exc).__name__}: {str(exc)[:160]})") from None
-
-
-def _check_word2vec_header(path: Path, head: bytes) -> None:
-    """The header `count dim` of a word2vec file must fit the file: each vector takes at least `dim` bytes (binary:
-    4 x dim), so a header claiming more would make gensim allocate memory for vectors that are not there."""
-    parts = head.split()
-    if len(parts) != 2 or not all(x.isdigit() for x in parts):
-        raise ModelError(f"{path}: not a word2vec file (its first line must be '<count> <dimension>')")
-    count, dim = int(parts[0]), int(parts[1])
-    per_vector = dim * (4 if path.suffix == ".bin" else 2)
-    if count < 1 or dim < 1 or dim > 100_000 or count * per_vector > path.stat().st_size:
-        raise ModelError(f"{path}: header says {count} vectors of {dim} dimensions, more than the file's "
-                         f"{path.stat().st_size:,} bytes can hold")
 
 
 def word_vectors_identity(name: str) -> str:

@@ -11,7 +11,7 @@ from dataclasses import replace
 import typer
 
 from argsim.cli import commands
-from argsim.cli.groups import GROUPS, ROOT, ArgsimGroup, fit_tables_to_output
+from argsim.cli.groups import FILE_WIDTH, GROUPS, ROOT, ArgsimGroup, console
 from argsim.cli.params import config_options
 from argsim.config import RunConfig
 from argsim.errors import ArgsimError
@@ -51,7 +51,8 @@ def main_options(ctx: typer.Context, config: RunConfig) -> None:
         check_reachable(config.ray_address)
     library_output(config.quiet)  # libraries' warnings one line each (none under --quiet), their bars off under --quiet
     config = replace(config, threads=cap_threads(config.threads))  # at most the cores this process may use
-    fit_tables_to_output()
+    # tables as wide as their content when stdout is a file or a pipe (rich would cut them to 80); a terminal's width
+    console.width = FILE_WIDTH if not console.is_terminal else None  # type: ignore[assignment]
     ctx.obj = config
     set_workdir(config.workdir)
     seed_everything(config.seed)

@@ -20,12 +20,6 @@ err_console = Console(stderr=True)
 FILE_WIDTH = 400
 
 
-def fit_tables_to_output() -> None:
-    """Tables as wide as their content when stdout is not a terminal (a file, a pipe, a test runner): rich would
-    otherwise cut every column to fit 80 characters. On a terminal the terminal's width stays."""
-    console.width = FILE_WIDTH if not console.is_terminal else None  # type: ignore[assignment]
-
-
 def _error(message: str) -> None:
     """One red error line on stderr (`message` is plain text, not markup)."""
     err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
@@ -192,10 +186,11 @@ ROOT = typer.Typer()
 root_command = ROOT.command
 
 
-def summary_table(title: str, columns: list[str], rows: list[list], total: list | None = None) -> Table:
+def summary_table(title: str, columns: list[str], rows: list[list], total: list | None = None,
+                  caption: str | None = None) -> Table:
     """A rich table with thousands separators for ints and four decimals for floats; `total`: a last row below a
     line."""
-    table = Table(title=title)
+    table = Table(title=title, caption=caption)
     for c in columns:
         table.add_column(c)
     for r in [*rows, *([None, total] if total is not None else [])]:

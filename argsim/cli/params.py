@@ -117,9 +117,7 @@ def check_seed(name: str, value: int) -> None:
 
 
 def _library_check(module: str, name: str) -> Callable[[str, Any], None]:
-    """The library's one check `module.name(value, option)` (imported when used) as an (option, value) check: a
-    results task name stays inside bench/results (`argsim.results.check_task_name`), a template has plain {text},
-    {topic}, {stance} (`argsim.kpm.scoring.check_template`)."""
+    """The library's one check `module.name(value, option)` (imported when used) as an (option, value) check."""
     return lambda option, value: getattr(importlib.import_module(module), name)(value, option)
 
 

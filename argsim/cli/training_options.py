@@ -41,6 +41,7 @@ def budget_options(**helps: str) -> Callable[[Command], Command]:
 def placement(ctx: typer.Context, threads: int | None = None):
     """Resolve the device / precision / threads of the global options (exit 2 on a device the machine lacks)."""
     from argsim.cli.groups import run_config
-    from argsim.training import placement_from_run
+    from argsim.training import resolve_placement
 
-    return placement_from_run(run_config(ctx), threads=threads)
+    run = run_config(ctx)  # `threads`: the command's own default when --threads is unset
+    return resolve_placement(run.device, run.precision, run.threads or threads, run.seed)

@@ -135,6 +135,22 @@ def check_input(path: Path, spec: EmbedSpec) -> None:
             raise InputError(path, f"missing column(s) {col}; found {', '.join(found)}", column=col)
 
 
+def embed_folder(path: Path, out: Path, spec: EmbedSpec, config: RunConfig, engine) -> tuple[dict, float]:
+    """`argsim embed` into the shard folder `out` on the run's engine (`embed_local`, or `embed_ray`'s actor pool on
+    `engine`, `argsim.engine.engine_from_config(config)`), at the run's precision, the input checked first: (the
+    folder's manifest, seconds)."""
+    import time
+
+    spec = replace(spec, precision=config.precision)
+    check_input(path, spec)
+    start = time.perf_counter()
+    if config.engine == "ray":
+        manifest = embed_ray(path, out, spec, engine, quiet=config.quiet)
+    else:
+        manifest = embed_local(path, out, spec, config=config)
+    return manifest, time.perf_counter() - start
+
+
 def embed_local(path: Path, out: Path, spec: EmbedSpec, config=None, rows_per_shard: int = 100_000) -> dict:
     """Encode with the backend (the run's cache, resumable) and write the shard folder."""
     import pyarrow.parquet as pq
@@ -336,17 +352,6 @@ VERIFY_ROWS = 16
 VERIFY_MIN_COSINE = 0.99
 
 
-def _source_texts(path: Path, manifest: dict) -> list[str]:
-    """The texts of the file the shards were made from, read as `embed` read them."""
-    column = manifest.get("column") or "text"
-    if path.suffix.lower() == ".parquet" or path.is_dir():
-        import pyarrow.dataset as pads
-
-        return [str(t) for t in pads.dataset(str(path), format="parquet").to_table(columns=[column])
-                .column(column).to_pylist()]
-    return read_texts(path, column=column)
-
-
 def verify_shards(folder: Path, keys: list[bytes], vectors: np.ndarray, manifest: dict, encoder: Encoder,
                   source: Path, rows: int = VERIFY_ROWS, seed: int = 0) -> None:
     """Refuse (ArgsimError, one line) shards whose vectors are not `encoder`'s: the identity and dimension must be
@@ -378,7 +383,14 @@ def verify_shards(folder: Path, keys: list[bytes], vectors: np.ndarray, manifest
     if not source.exists():
         raise ArgsimError(f"{folder}: the source file {source} is not here, so the vectors cannot be checked "
                           "against the model; give it with --source FILE; nothing was imported")
-    src = _source_texts(source, manifest)
+    column = manifest.get("column") or "text"  # the source's texts, read as `embed` read them
+    if source.suffix.lower() == ".parquet" or source.is_dir():
+        import pyarrow.dataset as pads
+
+        src = [str(t) for t in pads.dataset(str(source), format="parquet").to_table(columns=[column])
+               .column(column).to_pylist()]
+    else:
+        src = read_texts(source, column=column)
     texts = dict(zip(map(text_key, src), src, strict=True))
     pick = np.random.default_rng(seed).choice(len(keys), size=min(rows, len(keys)), replace=False)
     missing = [int(i) for i in pick if bytes(keys[i]) not in texts]

@@ -65,13 +65,16 @@ def check_threshold(threshold: float | None, models: Sequence[Any], combine: str
                           "could match")
 
 
+def mean_scale(preds: Predictions) -> tuple[float, float]:
+    """(mean, 1 / population std) of one model's scores over all its scored pairs (scale 0: constant or none)."""
+    values = np.asarray([s for kps in preds.values() for s in kps.values()], dtype=np.float64)
+    std = float(values.std()) if values.size else 0.0
+    return (float(values.mean()) if values.size else 0.0), (1.0 / std if std > 0 else 0.0)
+
+
 def standardise(preds: Predictions) -> Predictions:
     """z-scores of one model's scores over all its scored pairs (population std; constant scores -> 0)."""
-    values = np.asarray([s for kps in preds.values() for s in kps.values()], dtype=np.float64)
-    if values.size == 0:
-        return {a: {} for a in preds}
-    mean, std = float(values.mean()), float(values.std())
-    scale = 1.0 / std if std > 0 else 0.0
+    mean, scale = mean_scale(preds)
     return {a: {k: (s - mean) * scale for k, s in kps.items()} for a, kps in preds.items()}
 
 
@@ -80,6 +83,11 @@ def clipped_logit(p: Any) -> Any:
     from scipy.special import logit
 
     return logit(np.clip(p, LOGIT_CLIP, 1 - LOGIT_CLIP))
+
+
+def logits(preds: Predictions) -> Predictions:
+    """`clipped_logit` of every score of one probability-valued model."""
+    return {a: {k: float(clipped_logit(s)) for k, s in kps.items()} for a, kps in preds.items()}
 
 
 def combine_predictions(parts: Sequence[Predictions], weights: Sequence[float] | None = None,
@@ -92,8 +100,7 @@ def combine_predictions(parts: Sequence[Predictions], weights: Sequence[float] |
     w = check_weights([str(i) for i in range(len(parts))], weights)
     if method == "zlogit":
         probability = set(probability_parts)
-        parts = [{a: {k: float(clipped_logit(s)) for k, s in kps.items()} for a, kps in p.items()}
-                 if i in probability else p for i, p in enumerate(parts)]
+        parts = [logits(p) if i in probability else p for i, p in enumerate(parts)]
     if method in ("zscore", "zlogit"):
         parts = [standardise(p) for p in parts]
     out: Predictions = {}

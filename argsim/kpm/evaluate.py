@@ -53,13 +53,14 @@ def evaluate_trained(folder: Path, gold: KPMData | None, info: dict, config: Run
     (`info["threshold"] = {value, f1, data}`, read by `argsim.kpm.threshold`),
     written back to `argsim_train.json` and into the model's record, and the predictions to
     `predictions_<split>.json`. Without a split, or off the main process: `info` unchanged."""
+    from argsim.kpm.ensemble import score_model
     from argsim.training import is_main_process
     from argsim.training.record import add_metrics
 
     if gold is None or not is_main_process():
         return info
     split = gold.name.removeprefix("argkp-")
-    preds, _ = map_of_folder(folder, gold, config)
+    preds = score_model(gold, str(folder), config)
     write_json(folder / f"predictions_{split}.json", preds)
     maps = {formula: evaluate_map(preds, gold, formula=formula) for formula in FORMULAS}
     info["eval"] = {f: {"split": split, "data": gold.name, "strict": r.strict, "relaxed": r.relaxed}

@@ -83,18 +83,13 @@ def rank_keypoints(data: KPMData, models: Sequence[Any] | None = None, weights: 
     if data.has_labels:
         result.maps = {f: evaluate_map(preds, data, formula=f) for f in FORMULAS}
     if out is not None:
-        write_ranking(result, Path(out))
+        write_json(Path(out) / "predictions.json", result.predictions)
+        write_csv(Path(out) / "best_keypoints.csv", [asdict(m) for m in result.matches])
+        write_csv(Path(out) / "coverage.csv", [asdict(c) for c in result.coverage])
+        write_json(Path(out) / "metrics.json", result.summary())
     return result
 
 
 def model_label(model: Any) -> str:
     """How a model is named in a ranking's summary: its name or folder, else its class (a model object)."""
     return str(model) if isinstance(model, (str, Path)) else str(getattr(model, "name", None) or type(model).__name__)
-
-
-def write_ranking(result: KeypointRanking, out: Path) -> None:
-    """The four output files of a ranking (see `rank_keypoints`)."""
-    write_json(out / "predictions.json", result.predictions)
-    write_csv(out / "best_keypoints.csv", [asdict(m) for m in result.matches])
-    write_csv(out / "coverage.csv", [asdict(c) for c in result.coverage])
-    write_json(out / "metrics.json", result.summary())

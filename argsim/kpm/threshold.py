@@ -17,8 +17,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from argsim.training.record import TRAIN_INFO
 
 #: the threshold of a probability (a cross-encoder without a recorded one): the classifier's decision boundary
@@ -94,7 +92,7 @@ def ensemble_threshold(models: Sequence[Any], parts: Sequence[dict[str, dict[str
         >>> ensemble_threshold(["minilm", "minilm"], parts, combine="mean")
         (0.7226, 'combined from the members')
     """
-    from argsim.kpm.ensemble import check_weights, clipped_logit, probability_models
+    from argsim.kpm.ensemble import check_weights, clipped_logit, logits, mean_scale, probability_models
 
     if len(models) == 1:
         return model_threshold(models[0])
@@ -105,9 +103,8 @@ def ensemble_threshold(models: Sequence[Any], parts: Sequence[dict[str, dict[str
     probability = set(probability_models(models)) if combine == "zlogit" else set()
     total = 0.0
     for i, (wi, t, part) in enumerate(zip(w, thresholds, parts, strict=True)):
-        values = np.asarray([s for kps in part.values() for s in kps.values()], dtype=np.float64)
         if i in probability:
-            values, t = clipped_logit(values), float(clipped_logit(t))
-        std = float(values.std()) if values.size else 0.0
-        total += wi * ((t - float(values.mean())) / std if std > 0 else 0.0)
+            part, t = logits(part), float(clipped_logit(t))
+        mean, scale = mean_scale(part)
+        total += wi * (t - mean) * scale
     return round(total, 6), "combined from the members"

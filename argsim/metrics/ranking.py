@@ -46,15 +46,11 @@ class GoldRank:
 MISSING = GoldRank(better=1 << 30, tied=0, pool=0)
 
 
-def _split(scored: Scored) -> tuple[list[str], np.ndarray]:
-    if not (isinstance(scored, tuple) and len(scored) == 2 and not isinstance(scored[0], str)):
-        scored = ([c for c, _ in scored], [s for _, s in scored])
-    return list(scored[0]), np.asarray(scored[1], dtype=np.float64)
-
-
 def gold_rank(scored: Scored, gold: str) -> GoldRank:
     """How many candidates beat / tie the gold candidate (NaN scores count as -inf)."""
-    ids, scores = _split(scored)
+    if not (isinstance(scored, tuple) and len(scored) == 2 and not isinstance(scored[0], str)):
+        scored = ([c for c, _ in scored], [s for _, s in scored])
+    ids, scores = list(scored[0]), np.asarray(scored[1], dtype=np.float64)
     if gold not in ids:
         return MISSING
     g = ids.index(gold)

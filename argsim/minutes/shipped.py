@@ -91,13 +91,6 @@ def _quantize(delta: np.ndarray, precision: str) -> dict[str, np.ndarray]:
     return {"delta.values": np.round(delta / scale[:, None]).astype(np.int8), "delta.scale": scale.astype(np.float32)}
 
 
-def _dequantize(tensors: dict[str, np.ndarray]) -> np.ndarray:
-    values = tensors["delta.values"].astype(np.float32)
-    if "delta.scale" in tensors:
-        values = values * tensors["delta.scale"].astype(np.float32)[:, None]
-    return values
-
-
 def pack(trained: Path, out: Path, precision: str = "fp16", delta_rows: int | None = None) -> dict:
     """Write the artifact of a trained ginza-backbone minutes model into `out`; returns its card entries.
 
@@ -195,7 +188,9 @@ def build_model(folder: Path):
     model = sbert.build_ginza_model(update_embeddings=False, words=words)
     emb = model[0].emb_layer.weight
     index = tensors["delta.index"].astype(np.int64)
-    values = _dequantize(tensors)
+    values = tensors["delta.values"].astype(np.float32)
+    if "delta.scale" in tensors:  # int8: one scale per row
+        values = values * tensors["delta.scale"].astype(np.float32)[:, None]
     if index.size and (index.min() < 0 or index.max() >= emb.shape[0] or values.shape != (len(index), emb.shape[1])):
         raise ModelError(f"{folder / DELTA_FILE}: its deltas do not fit the {emb.shape[0]} x {emb.shape[1]} table")
     with torch.no_grad():

@@ -217,3 +217,24 @@ def run_summaries(items: Sequence[MinutesItem], model: str = "ginza", options: S
     with timed() as t:
         results = summarize_items(items, enc, options, quiet=config.quiet)
     return results, t["seconds"]
+
+
+def summarize_to_file(out: Path, model: str, options: SummarizeOptions, config: RunConfig, items: str = "ntcir14",
+                      input: Path | None = None, length: int = 100,
+                      limit: int | None = None) -> tuple[list[dict], float]:
+    """`argsim summarize minutes`: the dataset's `items` (or the user's `input` rows, `length` the budget of rows
+    without one; the first `limit`) summarised by `run_summaries` (seeded by the run's seed) and written to `out` as
+    JSON with the method, model, items, options and seconds. Returns (the summaries, seconds)."""
+    from dataclasses import asdict, replace
+
+    from argsim.data.catalog import dataset_dir
+    from argsim.io import write_json
+
+    its = user_items(input, length) if input else dataset_items(dataset_dir("poliinfo", config.data_dir), items)
+    options = replace(options, seed=config.seed)
+    results, seconds = run_summaries(its[:limit] if limit else its, model, options, config)
+    write_json(out, {"method": options.method, "model": model if options.method.startswith("embedrank") else None,
+                     "items": input and str(input) or items,
+                     "options": {k: v for k, v in asdict(options).items() if k not in ("method", "seed")},
+                     "seconds": seconds, "summaries": results})
+    return results, seconds

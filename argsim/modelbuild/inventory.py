@@ -81,3 +81,17 @@ def _number(value: object) -> float | None:
 
 def _dict(value: object) -> dict:
     return value if isinstance(value, dict) else {}
+
+
+def redraw_curves(folders: list[Path]) -> list[Path | None]:
+    """`argsim models curve`: every folder checked (`trained_folder`) before any is drawn, then each one's
+    learning_curve.png redrawn from its records (a counter model: its history.json); None where no loss was logged."""
+    from argsim.counter.neural.plot import learning_curves
+    from argsim.counter.neural.store import read_history
+    from argsim.training.curve import CURVE, OWN_HISTORY, read_train_config, redraw, trained_folder
+
+    for folder in folders:
+        trained_folder(folder)
+    return [learning_curves({read_train_config(folder).get("trainer", folder.name): read_history(folder)},
+                            folder / CURVE) if (folder / OWN_HISTORY).is_file() else redraw(folder)
+            for folder in folders]

@@ -18,10 +18,6 @@ TOL = 1e-6
 MAX_ITER = 5000
 
 
-def pair_features(u: np.ndarray, v: np.ndarray) -> np.ndarray:
-    return np.concatenate([np.abs(u - v), u * v], axis=1)
-
-
 def _soft_targets(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Row indices, integer classes and weights expressing each score as a distribution over 1..5."""
     lo = np.floor(scores).astype(int)
@@ -50,8 +46,9 @@ def sick_predictions(encode, train: list, trial: list, test: list) -> tuple[np.n
     SickPair; `encode(texts) -> array`), and the C chosen. Each C is fitted once and predicts both splits."""
     from scipy.stats import pearsonr
 
-    def feats(pairs: list) -> np.ndarray:
-        return pair_features(encode([p.sentence_a for p in pairs]), encode([p.sentence_b for p in pairs]))
+    def feats(pairs: list) -> np.ndarray:  # |u - v| and u * v of the two sentences' vectors
+        u, v = encode([p.sentence_a for p in pairs]), encode([p.sentence_b for p in pairs])
+        return np.concatenate([np.abs(u - v), u * v], axis=1)
 
     xtr, xdv, xte = feats(train), feats(trial), feats(test)
     ytr, ydv = (np.array([p.relatedness for p in pairs]) for pairs in (train, trial))

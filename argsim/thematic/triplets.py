@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from argsim.config import SEED
@@ -53,12 +52,6 @@ def _openers(sec: KeptSection) -> list[tuple[int, str]]:
     return [(i, s) for i, s in enumerate(sec.openers) if s is not None]
 
 
-def _intra_pairs(sec: KeptSection, max_distance: int) -> Iterator[tuple[str, str]]:
-    for (i, first), (j, second) in itertools.combinations(_openers(sec), 2):
-        if j - i <= max_distance:
-            yield first, second
-
-
 def sentence_triplets(articles: list[PreparedArticle], negatives: str = "adjacent", seed: int = SEED,
                       max_distance: int = MAX_PARAGRAPH_DISTANCE) -> list[dict]:
     """triplets-sen records: anchor, positive, negative, article, section, negative_section, negative_article."""
@@ -70,7 +63,9 @@ def sentence_triplets(articles: list[PreparedArticle], negatives: str = "adjacen
         pools = [_openers(s) for s in art.sections]
         for si, sec in enumerate(art.sections):
             neighbours = [j for j in (si - 1, si + 1) if 0 <= j < len(art.sections) and pools[j]]
-            for first, second in _intra_pairs(sec, max_distance):
+            for (i, first), (j, second) in itertools.combinations(pools[si], 2):
+                if j - i > max_distance:
+                    continue
                 anchor, positive = (first, second) if rng.random() < 0.5 else (second, first)
                 for nj in neighbours:
                     neg_art, neg_sec = art, nj

@@ -206,9 +206,11 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
     run = begin_run(config, out_dir, placement, budget, policy={"schedule": "constant", "max_grad_norm": None},
                     max_minutes=max_minutes, resume=resume)  # Adam at constant rates, per group
     out_dir, budget = run.out, run.budget
-    model = _model(config, model, init)
-    frozen = not config.train_encoder
-    base = base_table(model, data.texts) if frozen else None  # once: the frozen encoder's
+    model = model if model is not None else CounterModel(config)
+    if init is not None:
+        warm_start(model, init)
+    model.train_top_layers()
+    base = None if config.train_encoder else base_table(model, data.texts)  # once: the frozen encoder's
     negatives = EpochNegatives(model, data, config, base)
     evaluator = CounterArgumentEvaluator.from_pairs(data, config.k_val, base=base)  # chooses the saved epoch
     history = CounterHistory(out_dir, negatives, select_metric(evaluator),
@@ -222,34 +224,19 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
     callbacks = [history, EarlyStoppingCallback(config.patience)]
     if budget.max_minutes is not None:  # checked at epoch ends, as the documented recipes expect
         callbacks.append(BudgetCallback(Budget(max_minutes=budget.max_minutes), epoch_end=True))
+    groups = [{"params": model.head_parameters("retrieval"), "lr": config.lr},  # the trainable ones (`ModuleTrainer`)
+              {"params": model.head_parameters("classification"), "lr": config.cls_lr or config.lr}]
+    if config.train_encoder:
+        groups.append({"params": model.tower_parameters(), "lr": config.encoder_lr})
     pairs = list(range(len(data.train_pairs)))
     module_data = ModuleData(pairs, negatives.batches, -(-len(pairs) // config.batch_size), negatives.collate,
                              key=_data_hashes(data))
     trainer, rec = fit_module(model, _loss_of(data, base), module_data,
-                              replace(run, budget=replace(budget, max_minutes=None)), groups=_groups(model, config),
+                              replace(run, budget=replace(budget, max_minutes=None)), groups=groups,
                               evaluator=evaluator, callbacks=callbacks, log_every=1)
     if trainer.is_world_process_zero():
         _save_run(model, config, data, history.history, rec, run)
     return history.history
-
-
-def _model(config: NeuralConfig, model: CounterModel | None, init: str | Path | None) -> CounterModel:
-    """The model to train (`model`, else a new one of `config`), warm-started from `init`, top layers trainable."""
-    if model is None:
-        model = CounterModel(config)
-    if init is not None:
-        warm_start(model, init)
-    model.train_top_layers()
-    return model
-
-
-def _groups(model: CounterModel, config: NeuralConfig) -> list[dict]:
-    groups = [{"params": model.head_parameters("retrieval"), "lr": config.lr},
-              {"params": model.head_parameters("classification"), "lr": config.cls_lr or config.lr}]
-    groups = [g for g in groups if g["params"]]
-    if config.train_encoder:
-        groups.append({"params": [p for p in model.tower_parameters() if p.requires_grad], "lr": config.encoder_lr})
-    return groups
 
 
 def _save_run(model: CounterModel, config: NeuralConfig, data: PairData, history: list[dict], rec: dict,

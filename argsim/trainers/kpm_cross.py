@@ -87,8 +87,7 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
     if cfg.context not in CONTEXTS:
         raise ArgsimError(f"unknown context '{cfg.context}': choose {', '.join(CONTEXTS)}")
     run = begin_run(cfg, out, placement, budget, cfg.eval_every if dev is not None else 0)
-    out, placement, budget = run.out, run.placement, run.budget
-    model = load_cross_encoder(cfg.model, placement.device, cfg.max_seq_length, num_labels=1)
+    model = load_cross_encoder(cfg.model, run.placement.device, cfg.max_seq_length, num_labels=1)
     sep = model.tokenizer.sep_token or "[SEP]"
     rows = pair_rows(train, cfg.context, sep)
     evaluator = None
@@ -101,7 +100,7 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
                           eval_every=cfg.eval_every, select=SELECTION_METRIC, disable_tqdm=quiet,
                           dataloader_drop_last=False)
     seconds, steps = rec["seconds"], max(rec["steps"], 1)
-    steps_per_epoch = math.ceil(len(rows["label"]) / (cfg.batch_size * budget.grad_accum * placement.processes))
+    steps_per_epoch = math.ceil(len(rows["label"]) / (cfg.batch_size * run.budget.grad_accum * run.placement.processes))
     info = {"method": "kpm-cross", "config": asdict(cfg), "train": train.name, "pairs": len(rows["label"]),
             **run_info(run, rec), "seconds_per_step": round(seconds / steps, 3),
             "seconds_per_epoch": round(seconds * steps_per_epoch / steps, 1), "losses": rec["losses"]}
@@ -113,7 +112,7 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
         metrics = {SELECTION_METRIC: info["best_dev"], "best_step": info["best_step"]}
     if trainer.is_world_process_zero():
         info["peak_mb"] = peak_memory_mb()
-        model.save(str(out))
+        model.save(str(run.out))
         save_run(run, "kpm-cross", asdict(cfg), {train.name: data_hash(rows)}, rec, metrics, cfg.model,
                  {CROSS_INFO: {"context": cfg.context, "sep": sep, "max_length": cfg.max_seq_length}, TRAIN_INFO: info},
                  pipeline_tag="text-ranking")

@@ -24,8 +24,6 @@ from argsim.options import check_settings, setting
 from argsim.training import begin_run, resolve_placement
 from argsim.training.record import TRAIN_INFO, data_hash, run_info, save_run
 
-LOSSES = ("cosine", "contrastive", "mnrl")
-
 
 @dataclass
 class SbertConfig:
@@ -172,34 +170,6 @@ def _load_model(cfg: SbertConfig, device: str):
     return model
 
 
-def _check(cfg: SbertConfig, eval_data: KPMData | None) -> None:
-    """Reject contradicting settings before any work starts (one line each)."""
-    if cfg.loss not in LOSSES:
-        raise ArgsimError(f"unknown loss '{cfg.loss}': choose {' or '.join(LOSSES)}")
-    if cfg.loss == "mnrl" and cfg.train_layers > 0:
-        raise ArgsimError("--loss mnrl trains the whole model (sentence-transformers trainer): drop --train-layers")
-    if (cfg.lora_rank > 0 or bool(cfg.init)) and cfg.train_layers > 0:
-        raise ArgsimError("--lora-rank / --init train an adapter over every layer: drop --train-layers")
-    if cfg.eval_every > 0 and (cfg.train_layers > 0 or eval_data is None):
-        raise ArgsimError("--eval-every needs an evaluation split (--eval-split) and the sentence-transformers "
-                          "trainer (no --train-layers)")
-
-
-def _rows_and_loss(model, train: KPMData, cfg: SbertConfig) -> tuple[dict, object, dict]:
-    """The training columns, the loss over them and the extra trainer arguments that `cfg.loss` needs."""
-    from sentence_transformers.sentence_transformer import losses
-
-    if cfg.loss == "mnrl":
-        from sentence_transformers.base.sampler import BatchSamplers
-
-        # no text twice in a batch: see mnrl_rows
-        return (mnrl_rows(train, cfg.seed), losses.MultipleNegativesRankingLoss(model),
-                {"batch_sampler": BatchSamplers.NO_DUPLICATES})
-    loss = (losses.CosineSimilarityLoss(model) if cfg.loss == "cosine"
-            else losses.ContrastiveLoss(model, margin=cfg.contrastive_margin))
-    return pair_rows(train, cfg), loss, {}
-
-
 def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str | None = None,
                 quiet: bool = False, placement=None, budget=None, eval_data: KPMData | None = None) -> dict:
     """Fine-tune, save a sentence-transformers (or adapter) folder at `out` (rank 0), return the training info.
@@ -208,7 +178,13 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
     from argsim.backend.models import set_st_max_seq_length
     from argsim.training.st import fit_st
 
-    _check(cfg, eval_data)
+    if cfg.loss == "mnrl" and cfg.train_layers > 0:
+        raise ArgsimError("--loss mnrl trains the whole model (sentence-transformers trainer): drop --train-layers")
+    if (cfg.lora_rank > 0 or bool(cfg.init)) and cfg.train_layers > 0:
+        raise ArgsimError("--lora-rank / --init train an adapter over every layer: drop --train-layers")
+    if cfg.eval_every > 0 and (cfg.train_layers > 0 or eval_data is None):
+        raise ArgsimError("--eval-every needs an evaluation split (--eval-split) and the sentence-transformers "
+                          "trainer (no --train-layers)")
     placement = placement or (resolve_placement(device, "fp32", seed=cfg.seed) if device else None)
     where = begin_run(cfg, out, placement, budget, cfg.eval_every, max_steps=cfg.max_steps)
     model = _load_model(cfg, where.placement.device)
@@ -228,6 +204,21 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
                               disable_tqdm=quiet, dataloader_drop_last=False, **extra)
         is_main = trainer.is_world_process_zero()
     return _finish(model, cfg, train, rows, run, where, is_main)
+
+
+def _rows_and_loss(model, train: KPMData, cfg: SbertConfig) -> tuple[dict, object, dict]:
+    """The training columns, the loss over them and the extra trainer arguments that `cfg.loss` needs."""
+    from sentence_transformers.sentence_transformer import losses
+
+    if cfg.loss == "mnrl":
+        from sentence_transformers.base.sampler import BatchSamplers
+
+        # no text twice in a batch: see mnrl_rows
+        return (mnrl_rows(train, cfg.seed), losses.MultipleNegativesRankingLoss(model),
+                {"batch_sampler": BatchSamplers.NO_DUPLICATES})
+    loss = (losses.CosineSimilarityLoss(model) if cfg.loss == "cosine"
+            else losses.ContrastiveLoss(model, margin=cfg.contrastive_margin))
+    return pair_rows(train, cfg), loss, {}
 
 
 def _finish(model, cfg: SbertConfig, train: KPMData, rows: dict, run: dict, where, is_main: bool) -> dict:

@@ -99,7 +99,11 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
         metrics = next((dict(h) for h in dev_scores if best and h["step"] == best["step"]), {})  # the kept one's
         if untrained is not None:
             metrics[f"{SELECTION_METRIC}_untrained"] = untrained
-        _save(model, Path(run.out), config, words)
+        model.save(str(run.out))
+        if config.backbone == "ginza":  # the segmented marker, with the model's own words
+            from argsim.minutes import sbert
+
+            sbert.mark_segmented(run.out, words=len(words))
         save_run(run, "minutes-sbert", asdict(config), hashes, rec, metrics, config.backbone, {"train_log.json": log})
     return log
 
@@ -124,16 +128,6 @@ def _model_and_rows(config: MinutesTrainConfig, train: list[dict], dev: list[dic
     train = [{k: seg[v] for k, v in r.items()} for r in train]
     dev = [{k: seg[v] for k, v in r.items()} for r in dev]
     return sbert.build_ginza_model(config.update_embeddings, words=words), train, dev, words
-
-
-def _save(model, out: Path, config: MinutesTrainConfig, words: list[str] | None) -> None:
-    """Rank 0: the kept model, with the segmented marker for the ginza backbone (`words`: its own words)."""
-    from argsim.minutes import sbert
-
-    out.mkdir(parents=True, exist_ok=True)
-    model.save(str(out))
-    if config.backbone == "ginza":
-        sbert.mark_segmented(out, words=len(words))
 
 
 SELECTION_METRIC = "eval_dev_cosine_accuracy"

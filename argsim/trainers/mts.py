@@ -49,12 +49,6 @@ def _step_loss(net: MTSNet, batch, loss_fn) -> torch.Tensor:
     return loss_fn(emb, torch.tensor(batch.labels, device=emb.device))
 
 
-def _groups(net: MTSNet, cfg: MTSConfig) -> list[dict]:
-    body = [p for p in net.backbone.parameters() if p.requires_grad]
-    head = list(net.stance.parameters()) + list(net.proj.parameters())
-    return ([{"params": body, "lr": cfg.lr}] if body else []) + [{"params": head, "lr": cfg.head_lr}]
-
-
 class LiveMTS(MTSEncoder):
     """An MTS network in training as the `MTSEncoder` of a saved folder (no disk cache), for `KPAMapEvaluator`."""
 
@@ -105,8 +99,10 @@ def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, quiet: bool = Fal
     data = whole_batches(lambda epoch: _epoch_batches(train, cfg, epoch), n_batches, key=labels)
     evaluator = KPAMapEvaluator(dev, score=lambda m: score_key_points(dev, LiveMTS(m))) if dev is not None else None
     logger = [LossLogCallback(cfg.variant, lambda line: print(line, file=sys.stderr, flush=True))] if log_every else []
+    groups = [{"params": list(net.backbone.parameters()), "lr": cfg.lr},  # the trainable ones (`ModuleTrainer`)
+              {"params": list(net.stance.parameters()) + list(net.proj.parameters()), "lr": cfg.head_lr}]
     trainer, rec = fit_module(net, lambda model, batch: _step_loss(model, batch, loss_fn), data, run,
-                              groups=_groups(net, cfg), evaluator=evaluator, callbacks=logger,
+                              groups=groups, evaluator=evaluator, callbacks=logger,
                               log_every=log_every or 1)
     net.eval()
     epochs = epoch_rows(trainer.state.log_history)

@@ -60,7 +60,15 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, config: Thema
                                      similarity_fn_names=["euclidean"], show_progress_bar=False, write_csv=False)
     if config.max_triplets and len(triplets) > config.max_triplets:
         triplets = random.Random(run.placement.seed).sample(triplets, config.max_triplets)
-    model, config = _model(config, run.placement.device)
+    if config.init:  # `continue_adapter`: the adapter's base, rank and alpha
+        model, base, rank, alpha = continue_adapter(config.init, run.placement.device, rank=config.lora_rank)
+        config = replace(config, model=base, lora_rank=rank, lora_alpha=alpha)
+    else:
+        model = load_sentence_transformer(config.model, device=run.placement.device)
+        config = replace(config, lora_rank=config.lora_rank or 0)
+    set_st_max_seq_length(model, str(config.model), config.max_seq_length)
+    if config.lora_rank > 0 and not config.init:
+        add_lora(model, config.lora_rank, config.lora_alpha)
     loss = TripletLoss(model, distance_metric=TripletDistanceMetric.EUCLIDEAN, triplet_margin=config.margin)
     # --lora-rank: --resume and the best-step reload read the adapter of a checkpoint
     trainer, rec = fit_st(model, {f: [t[f] for t in triplets] for f in TRIPLET_FIELDS}, loss, run,
@@ -70,20 +78,6 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, config: Thema
     if trainer.is_world_process_zero():
         _save(model, config, run, rec, stats, (triplets, dev))
     return stats
-
-
-def _model(config: ThematicTrainConfig, device: str) -> tuple[object, ThematicTrainConfig]:
-    """The model to train (`config.init`'s adapter, else `config.model`, LoRA-wrapped) and its config."""
-    if config.init:
-        model, base, rank, alpha = continue_adapter(config.init, device, rank=config.lora_rank)
-        config = replace(config, model=base, lora_rank=rank, lora_alpha=alpha)
-    else:
-        model = load_sentence_transformer(config.model, device=device)
-        config = replace(config, lora_rank=config.lora_rank or 0)
-    set_st_max_seq_length(model, str(config.model), config.max_seq_length)
-    if config.lora_rank > 0 and not config.init:
-        add_lora(model, config.lora_rank, config.lora_alpha)
-    return model, config
 
 
 def _stats(config: ThematicTrainConfig, run, rec: dict, n: int, evaluator) -> dict:

@@ -49,12 +49,6 @@ def eval_series(config: dict) -> dict[str, tuple[list[float], list[float]]]:
     return series
 
 
-def _title(config: dict) -> str:
-    minutes = (config.get("seconds") or 0) / 60
-    stop = f", stopped by {config['stopped_by']}" if config.get("stopped_by") else ""
-    return f"{config.get('trainer', '?')}: {config.get('steps', '?')} steps, {minutes:.1f} min{stop}"
-
-
 def pyplot():
     """matplotlib.pyplot on the Agg backend (no display needed); without matplotlib, one line naming its extra."""
     need("matplotlib", "learning-curve plots").use("Agg")
@@ -81,7 +75,9 @@ def draw_learning_curve(config: dict, path: str | Path) -> Path | None:
         ax.plot(steps, moving_average(losses, max(5, len(losses) // 20)), color="C0", label="moving average")
     ax.set_xlabel("optimizer step")
     ax.set_ylabel("training loss")
-    ax.set_title(_title(config), fontsize=10)
+    minutes, stop = (config.get("seconds") or 0) / 60, config.get("stopped_by")
+    ax.set_title(f"{config.get('trainer', '?')}: {config.get('steps', '?')} steps, {minutes:.1f} min"
+                 + (f", stopped by {stop}" if stop else ""), fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     series = eval_series(config)

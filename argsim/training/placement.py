@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from argsim.backend.device import launched_processes, pin_cuda_index, resolve_device, resolve_precision
-from argsim.config import RunConfig
 from argsim.settings import seed_everything
 from argsim.training.budget import Budget, check_cadence
 from argsim.training.policy import OptimPolicy
@@ -56,12 +55,6 @@ def resolve_placement(device: str = "auto", precision: str = "auto", threads: in
         threads = cap_threads(threads)
         torch.set_num_threads(threads)
     return Placement(device=dev, precision=prec, threads=threads, processes=launched_processes(), seed=seed)
-
-
-def placement_from_run(run, threads: int | None = None) -> Placement:
-    """A `Placement` from the CLI's `RunConfig` (`threads`: the command's own default when --threads is unset)."""
-    run = run if isinstance(run, RunConfig) else RunConfig()
-    return resolve_placement(run.device, run.precision, run.threads or threads, run.seed)
 
 
 def begin_run(config: object, out: str | Path, placement: Placement | None = None, budget: Budget | None = None,

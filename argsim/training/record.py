@@ -33,16 +33,6 @@ def data_hash(rows: object) -> str:
     return h.hexdigest()[:16]
 
 
-def peak_memory() -> dict:
-    """Peak resident memory of this process (MiB) and, on CUDA, the peak allocated GPU memory (MiB)."""
-    import torch
-
-    out = {"cpu_rss_mb": peak_memory_mb()}
-    if torch.cuda.is_available() and torch.cuda.is_initialized():
-        out["cuda_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
-    return out
-
-
 def run_info(run, rec: dict) -> dict:
     """What every trainer's own info file repeats of its run (`rec`: `st.run_trainer`'s record): steps, seconds
     (rounded to 0.1), the stop reason, device and precision.
@@ -68,39 +58,35 @@ def save_run(run, trainer: str, options: dict, data: dict, rec: dict, metrics: d
 
 def train_config(trainer: str, run, options: dict, data: dict, record: dict, metrics: dict | None = None,
                  base_model: str | None = None) -> dict:
-    """train_config.json's content: the `TrainRun`, the trainer's `options`, data hashes, `record`, end `metrics`."""
-    placement = run.placement
+    """train_config.json's content: the `TrainRun`, the trainer's `options`, data hashes, `record`, end `metrics`,
+    the peak resident memory (MiB) and, on CUDA, the peak allocated GPU memory (MiB)."""
+    import torch
+
+    placement, peak = run.placement, {"cpu_rss_mb": peak_memory_mb()}
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        peak["cuda_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
     return {"trainer": trainer, "command": command_line(),
             "base_model": base_model, "seed": placement.seed, "git_commit": git_commit(),
             "versions": {"argsim": __version__, "python": platform.python_version(), **package_versions(LIBRARIES)},
             "device": placement.device, "precision": placement.precision, "processes": placement.processes,
             "threads": placement.threads, "options": options, "budget": asdict(run.budget),
             "optimizer": {"optimizer": "AdamW", **asdict(run.policy)}, "data": data, **record,
-            "peak_memory": peak_memory(), "metrics": metrics or {}}
-
-
-def _metrics_table(metrics: dict) -> str:
-    flat = {k: v for k, v in metrics.items() if isinstance(v, (int, float, str)) and not isinstance(v, bool)}
-    if not flat:
-        return "No metric was measured at the end of this run.\n"
-    rows = "\n".join(f"| {k} | {v:.4f} |" if isinstance(v, float) else f"| {k} | {v} |" for k, v in flat.items())
-    return f"| metric | value |\n|---|---|\n{rows}\n"
+            "peak_memory": peak, "metrics": metrics or {}}
 
 
 def _argsim_section(config: dict) -> str:
+    """The card's section on the run, with a table of the metrics measured at the end."""
+    flat = {k: v for k, v in config.get("metrics", {}).items()
+            if isinstance(v, (int, float, str)) and not isinstance(v, bool)}
+    rows = "\n".join(f"| {k} | {v:.4f} |" if isinstance(v, float) else f"| {k} | {v} |" for k, v in flat.items())
+    table = f"| metric | value |\n|---|---|\n{rows}\n" if flat else "No metric was measured at the end of this run.\n"
     return (f"\n{CARD_MARK}\n## argsim training run\n\n"
             f"Trained with `{config['command']}` (trainer `{config['trainer']}`, seed {config['seed']}, "
             f"device {config['device']}, precision {config['precision']}, {config['processes']} process(es), "
             f"{config.get('steps', '?')} optimizer steps, {config.get('seconds', '?')} s"
             + (f", stopped by {config['stopped_by']}" if config.get("stopped_by") else "") + ").\n\n"
-            "Metrics measured at the end:\n\n" + _metrics_table(config.get("metrics", {}))
+            "Metrics measured at the end:\n\n" + table
             + f"\nEverything else (versions, git commit, data hashes, budgets, optimizer): `{TRAIN_CONFIG}`.\n")
-
-
-def front_matter(config: dict, pipeline_tag: str = "sentence-similarity") -> str:
-    base = f"base_model: {config['base_model']}\n" if config.get("base_model") else ""
-    return (f"---\nlibrary_name: argsim\n{base}tags:\n- argsim\n- {config['trainer']}\n"
-            f"pipeline_tag: {pipeline_tag}\n---\n")
 
 
 def write_records(out: str | Path, config: dict, pipeline_tag: str = "sentence-similarity") -> None:
@@ -111,7 +97,9 @@ def write_records(out: str | Path, config: dict, pipeline_tag: str = "sentence-s
     if card.is_file() and card.read_text(encoding="utf-8").startswith("---"):
         text = card.read_text(encoding="utf-8").split(CARD_MARK)[0].rstrip() + "\n"
     else:
-        text = front_matter(config, pipeline_tag) + f"# argsim {config['trainer']} model\n"
+        base = f"base_model: {config['base_model']}\n" if config.get("base_model") else ""
+        text = (f"---\nlibrary_name: argsim\n{base}tags:\n- argsim\n- {config['trainer']}\n"
+                f"pipeline_tag: {pipeline_tag}\n---\n# argsim {config['trainer']} model\n")
     write_text(card, text + _argsim_section(config))
     if not (out / OWN_HISTORY).is_file():  # the counter trainers draw their validation curve from it themselves
         draw_learning_curve(config, out / CURVE)

@@ -88,13 +88,16 @@ def run_trainer(trainer, out: Path, budget: Budget, ident: dict | None = None) -
     began = time.perf_counter()
     trainer.train(resume_from_checkpoint=resume_from)
     interrupt.raise_if_interrupted(str(Path(out) / CHECKPOINTS))
-    logs = trainer.state.log_history
-    return {"steps": trainer.state.global_step, "seconds": round(time.perf_counter() - began, 2),
+    state = trainer.state
+    logs, folder = state.log_history, state.best_model_checkpoint  # the best `load_best_model_at_end` reloaded
+    kept = trainer.args.load_best_model_at_end and folder is not None and state.best_metric is not None
+    return {"steps": state.global_step, "seconds": round(time.perf_counter() - began, 2),
             "stopped_by": budget_cb.stopped_by, "resumed_from": resume_from, "epoch_seconds": budget_cb.epoch_seconds,
             "losses": [round(h["loss"], 5) for h in logs if "loss" in h],
             "loss_steps": [h["step"] for h in logs if "loss" in h],
             "evals": [{k: v for k, v in h.items() if k == "step" or (k.startswith("eval_") and k != "eval_loss")}
-                      for h in logs if any(k.startswith("eval_") for k in h)], "best": kept_best(trainer)}
+                      for h in logs if any(k.startswith("eval_") for k in h)],
+            "best": {"step": int(str(folder).rsplit("-", 1)[1]), "value": float(state.best_metric)} if kept else None}
 
 
 def selection_arguments(select: str, eval_every: int, budget: Budget) -> dict:
@@ -125,14 +128,6 @@ def selection_arguments(select: str, eval_every: int, budget: Budget) -> dict:
     metric = select if select.startswith("eval_") else f"eval_{select}"
     return cadence | {"load_best_model_at_end": True, "metric_for_best_model": metric,
                       "greater_is_better": not metric.endswith("loss"), "save_total_limit": 2}
-
-
-def kept_best(trainer) -> dict | None:
-    """{"step", "value"} of the checkpoint `load_best_model_at_end` reloaded (across resumes), else None."""
-    folder = trainer.state.best_model_checkpoint
-    if not trainer.args.load_best_model_at_end or folder is None or trainer.state.best_metric is None:
-        return None
-    return {"step": int(str(folder).rsplit("-", 1)[1]), "value": float(trainer.state.best_metric)}
 
 
 def fit_st(model, rows: dict[str, list] | list[dict], loss, run: TrainRun, *, evaluator=None, eval_every: int = 0,
@@ -167,7 +162,14 @@ def fit_st(model, rows: dict[str, list] | list[dict], loss, run: TrainRun, *, ev
         extra |= selection_arguments(select, eval_every, run.budget)
     elif evaluator is not None and eval_every:
         extra = {"eval_strategy": "steps", "eval_steps": eval_every, **extra}
-    trainer = _st_trainer(model, rows, loss, run, evaluator, callbacks, eval_rows, extra)
+    cross, data = isinstance(model, CrossEncoder), _dataset(rows)
+    extra.setdefault("logging_steps", logging_steps(len(data), run.batch_size, run.epochs, run.budget,
+                                                    run.placement.processes))
+    args = trainer_arguments(run, CrossEncoderTrainingArguments if cross else SentenceTransformerTrainingArguments,
+                             **extra)
+    trainer = (CrossEncoderTrainer if cross else SentenceTransformerTrainer)(
+        model=model, args=args, train_dataset=data, loss=loss, evaluator=evaluator,
+        callbacks=list(callbacks) or None, eval_dataset=_dataset(eval_rows) if eval_rows else None)
     if _lora(model):  # the trainer's own reload expects the full model's keys; a LoRA checkpoint holds the adapter
         trainer._load_from_checkpoint = adapter_checkpoint_loader(model)
     failed = _guard_best_reload(trainer) if selecting else []
@@ -194,20 +196,6 @@ def _lora(model) -> bool:
 
 def _dataset(data: dict[str, list] | list[dict]) -> datasets.Dataset:
     return datasets.Dataset.from_list(data) if isinstance(data, list) else datasets.Dataset.from_dict(data)
-
-
-def _st_trainer(model, rows, loss, run: TrainRun, evaluator, callbacks: tuple, eval_rows: list[dict] | None,
-                extra: dict):
-    """The `SentenceTransformerTrainer` (a `CrossEncoderTrainer` for a CrossEncoder) of `fit_st`."""
-    cross = isinstance(model, CrossEncoder)
-    data = _dataset(rows)
-    extra.setdefault("logging_steps", logging_steps(len(data), run.batch_size, run.epochs, run.budget,
-                                                    run.placement.processes))
-    args = trainer_arguments(run, CrossEncoderTrainingArguments if cross else SentenceTransformerTrainingArguments,
-                             **extra)
-    return (CrossEncoderTrainer if cross else SentenceTransformerTrainer)(
-        model=model, args=args, train_dataset=data, loss=loss, evaluator=evaluator,
-        callbacks=list(callbacks) or None, eval_dataset=_dataset(eval_rows) if eval_rows else None)
 
 
 def _guard_best_reload(trainer) -> list[str]:

@@ -15,7 +15,6 @@ import pytest
 xgb = pytest.importorskip("xgboost")
 
 from argsim.counter.ltr.tree_bounds import (
-    margin_lower_bound,
     margin_upper_bound,
     margins,
     parse_xgboost,
@@ -69,10 +68,10 @@ def test_box_bounds_contain_every_prediction_inside(small_booster):
     centre = x[:40]
     width = rng.uniform(0, 1.5, size=centre.shape) * (rng.random(centre.shape) < 0.5)  # some features exact
     lo, hi = centre - width, centre + width
-    upper, lower = margin_upper_bound(trees, lo, hi), margin_lower_bound(trees, lo, hi)
+    upper = margin_upper_bound(trees, lo, hi)
     inside = lo[:, None, :] + rng.random((40, 200, 6)) * (hi - lo)[:, None, :]
     pred = _predict(booster, inside.reshape(-1, 6)).reshape(40, 200)
-    assert np.all(pred <= upper[:, None] + 1e-5) and np.all(pred >= lower[:, None] - 1e-5)
+    assert np.all(pred <= upper[:, None] + 1e-5)
     assert np.all(upper > pred.max(axis=1) - 1e-5) and np.any(upper > pred.max(axis=1) + 0.1)  # valid, not tight
     # a box bound from the corners only is not a bound: the random points inside find its misses
     corners = np.maximum(margins(trees, lo), margins(trees, hi))
@@ -82,11 +81,10 @@ def test_box_bounds_contain_every_prediction_inside(small_booster):
                              random_state=0).fit(np.concatenate([x, x + 0.01]), rng.integers(0, 2, size=800))
     deep = deep.get_booster()
     trees = parse_xgboost(deep)
-    assert trees.masks(1.0).multiword
+    assert trees.masks.multiword
     np.testing.assert_allclose(margins(trees, x), _predict(deep, x), rtol=0, atol=1e-5)
     pred = _predict(deep, inside.reshape(-1, 6)).reshape(40, 200)
     assert np.all(pred <= margin_upper_bound(trees, lo, hi)[:, None] + 1e-5)
-    assert np.all(pred >= margin_lower_bound(trees, lo, hi)[:, None] - 1e-5)
 
 
 def _grid_max(booster, trees, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -200,7 +198,7 @@ def epa_cut(counterargs_corpus):
 def test_cascade_equals_scoring_every_pair(epa_cut):
     from argsim.counter.lexical.features import FeatureConfig, FeatureSpace
     from argsim.counter.lexical.prune import pruned_scores
-    from argsim.counter.ltr.cascade import TreeScore, cheap_features, tree_scores
+    from argsim.counter.ltr.cascade import TreeScore, tree_scores
     from argsim.metrics.ranking import accuracy_at_1, mrr
 
     ltr, points, pools, gold = epa_cut
@@ -208,7 +206,7 @@ def test_cascade_equals_scoring_every_pair(epa_cut):
     brute = {pid: ltr.decision_function(x) for pid, x in space.features(8).items()}
     ids = {p.id: [c.id for c in pools[p.id]] for p in points}
     top, st_top = tree_scores(space, ltr, mode="top", top_k=1, description=None)
-    model, cheap = pickle.loads(pickle.dumps(TreeScore(ltr))), cheap_features(space, 8)  # as shipped to workers
+    model, cheap = pickle.loads(pickle.dumps(TreeScore(ltr))), space.features(8, wmd=False)  # as shipped to workers
     rank, st_rank = pruned_scores(space, model, cheap, gold=gold, mode="rank", description=None)
     for name, run in (("top", top), ("rank", rank)):
         assert accuracy_at_1({k: (ids[k], v) for k, v in run.items()}, gold) == \

@@ -71,13 +71,14 @@ def test_rank_keypoints_matches_and_covers_at_the_models_threshold(monkeypatch):
 def test_training_records_the_threshold_of_its_evaluation_split(tmp_path, monkeypatch):
     """`evaluate_trained` writes the F1-best threshold on the evaluation split into argsim_train.json, where
     `model_threshold` reads it back."""
+    import argsim.kpm.ensemble as ensemble
     import argsim.kpm.evaluate as kpm_evaluate
     from argsim.metrics.kpa_map import f1_threshold
 
     gold = kpm_data(FIX / "arguments.csv", FIX / "key_points.csv", FIX / "labels.csv")
     preds = {"a1": {"k1": 0.9, "k2": 0.1}, "a2": {"k1": 0.8, "k2": 0.3}, "a3": {"k2": 0.7}, "a4": {"k1": 0.6},
              "b1": {"k3": 0.3}, "c1": {"k4": 0.9}, "c2": {"k4": 0.1}}
-    monkeypatch.setattr(kpm_evaluate, "map_of_folder", lambda folder, data, config=None: (preds, None))
+    monkeypatch.setattr(ensemble, "score_model", lambda *args, **kwargs: preds)
     info = kpm_evaluate.evaluate_trained(tmp_path, gold, {}, None)
     value, f1 = f1_threshold(preds, gold.labels)
     assert info["threshold"] == {"value": value, "f1": f1, "data": gold.name}

@@ -65,8 +65,7 @@ def rank_counterargs(
     ranked = {r.setting for r in runs}
     for s in [s for s in setting if resume and s not in ranked]:
         console.print(f"kept {sum(r['setting'] == s for r in records):,} ranked points of {s} from {out} (--resume)")
-    _print_summary(records, {(r.method, r.setting, r.split): r for r in runs}, task=task, model=model,
-                   config=run_config(ctx))
+    _print_summary(records, {(r.method, r.setting, r.split): r for r in runs}, run_config(ctx), task, model=model)
     console.print(f"ranking of {len(records):,} points written to {out}")
 
 
@@ -79,32 +78,20 @@ def eval_counterargs(
     task: Annotated[str | None, typer.Option(help="Also merge the figures into bench/results/<task>.json.")] = None,
 ) -> None:
     """accuracy@1 and MRR per method and setting from ranking JSONL files, beside the paper's Table 2."""
-    from argsim.counter.core.evaluation import check_ranking_records
-    from argsim.errors import InputError
-    from argsim.io import read_records
-    from argsim.schemas import RankingRecord
+    from argsim.counter.core.evaluation import read_rankings
 
-    records = []
-    for path in rankings:
-        found = read_records(path, RankingRecord)
-        check_ranking_records(found, path)
-        if not any(r.get("gold") is not None for r in found):
-            raise InputError(path, "no point has a gold counter (every 'gold' is null): nothing to score")
-        records += found
-    _print_summary(records, {}, task=task, ties=ties, config=run_config(ctx))
+    _print_summary(read_rankings(rankings), {}, run_config(ctx), task, ties)
 
 
-def _print_summary(records: list[dict], runs: dict, task: str | None = None, ties: str = "expected",
-                   model: str | None = None, config: RunConfig | None = None) -> None:
+def _print_summary(records: list[dict], runs: dict, config: RunConfig, task: str | None = None,
+                   ties: str = "expected", model: str | None = None) -> None:
     from rich.markup import escape
 
     from argsim.counter.core.evaluation import summarize
     from argsim.published import table2
     from argsim.results import result_rows, run_environment, write_results
 
-    config = config or RunConfig()
     env = run_environment(config)
-
     table_rows, rows = [], []
     for s in summarize(records, ties=ties):
         run = runs.get((s.method, s.setting, s.split))
@@ -152,24 +139,12 @@ def train_ltr_cmd(
 ) -> None:
     """Fit logistic-regression / XGBoost rankers (appendix B.1 hyper-parameters) pointwise on counterargs-18
     training pairs: each point's true counter plus sampled false candidates from its pool."""
-    from argsim.counter.ltr.training import train_ltr
-    from argsim.data.counterargs import load_counterargs
-    from argsim.io import read_json
-    from argsim.measure import timed
+    from argsim.counter.ltr.training import train_ltr_settings
 
-    cfg, user_data, rows = run_config(ctx), None, []
-    if input_file is not None:
-        from argsim.counter.core.userdata import load_user_arguments
-
-        user_data, setting = load_user_arguments(input_file, candidates="all"), ["user"]
-    corpus = None if user_data is not None else load_counterargs(cfg.data_dir)
-    for s in setting:
-        with timed() as t:
-            saved = train_ltr(corpus, s, tuple(method), config, neg_per_point=neg_per_point or None, seed=cfg.seed,
-                              out_dir=out, limit=limit, user_data=user_data, engine=engine_from_config(cfg))
-        for m, folder in saved.items():
-            sampling = read_json(folder / "ltr.json")["sampling"]
-            rows.append([s, m, sampling["pairs"], sampling["positives"], str(folder), f"{t['seconds']:.0f}"])
+    saved = train_ltr_settings(setting, tuple(method), config, run_config(ctx), neg_per_point=neg_per_point or None,
+                               out_dir=out, limit=limit, input_file=input_file)
+    rows = [[s["setting"], s["method"], s["sampling"]["pairs"], s["sampling"]["positives"], str(s["folder"]),
+             f"{s['seconds']:.0f}"] for s in saved]
     console.print(summary_table("trained LTR models", ["setting", "method", "pairs", "positives", "folder", "s"], rows))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Annotated, Literal
 
 import typer
 
@@ -25,9 +25,7 @@ from argsim.counter.neural.data import PairSource
 from argsim.data.counterargs import SETTINGS
 from argsim.trainers.counter_bipolar import CrossValidation
 from argsim.trainers.counter_retriever import RetrieverConfig
-
-if TYPE_CHECKING:
-    from argsim.training import Budget
+from argsim.training.budget import Budget
 
 
 @train_app.command("bipolar")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -62,21 +61,13 @@ def embed(
         console.print(f"{r.texts:,} texts -> {r.out} {r.shape} with {r.model} on {r.device} ({runtime}) in "
                       f"{r.seconds:.2f}s")
         return
-    # a shard folder, on the configured engine (local, or a Ray Data actor pool)
-    import time
-
     from argsim.engine import engine_from_config
-    from argsim.engine.embedding import check_input, embed_local, embed_ray
+    from argsim.engine.embedding import embed_folder
     from argsim.errors import ArgsimError
 
     if not _is_folder(out):
         raise ArgsimError(f"{out}: --engine ray writes sharded Parquet; give --out a new folder (no suffix)")
-    spec = replace(spec, precision=config.precision)
-    check_input(input, spec)
-    start = time.perf_counter()
-    if config.engine == "ray":
-        manifest = embed_ray(input, out, spec, engine_from_config(config), quiet=config.quiet)
-    else:
-        manifest = embed_local(input, out, spec, config=config)
+    manifest, seconds = embed_folder(input, out, spec, config, engine_from_config(config) if config.engine == "ray"
+                                     else None)  # on the configured engine (local, or a Ray Data actor pool)
     console.print(f"{manifest['rows']:,} texts -> {out}/ (dim {manifest['dim']}, {manifest['engine']} engine) "
-                  f"in {time.perf_counter() - start:.2f}s")
+                  f"in {seconds:.2f}s")

@@ -29,21 +29,17 @@ def eval_triplets(
     """Share of triplets whose positive is closer to the anchor than the negative, and the mean diff."""
     from argsim.evaluation import TripletEvaluator
     from argsim.io import read_records, write_json
-    from argsim.measure import timed
-    from argsim.results import environment, result_rows, write_results
+    from argsim.results import environment, evaluate_models, write_results
     from argsim.schemas import TripletRecord
 
     cfg = run_config(ctx)
     records = read_records(triplets, TripletRecord)[:limit]  # checked before anything loads
     env = environment(seed=cfg.seed, device=cfg.device, data_files=[triplets])
     evaluator = TripletEvaluator(records, triplets.stem, distance, ties, cfg)
-    table_rows, rows, payload = [], [], []
-    for name in model:
-        with timed() as t:
-            s = evaluator.evaluate(name)
-        table_rows.append([name, *s.metrics.values(), s.details["ties"], f"{t['seconds']:.1f}"])
-        payload.append({"model": name, **s.metrics, "n": s.n, "ties": s.details["ties"], "seconds": t["seconds"]})
-        rows += result_rows(s, method="triplet-eval", model=name, setting=distance, seconds=t["seconds"], env=env)
+    scored, rows = evaluate_models(evaluator, model, env, method="triplet-eval", setting=distance)
+    table_rows = [[name, *s.metrics.values(), s.details["ties"], f"{seconds:.1f}"] for name, s, seconds in scored]
+    payload = [{"model": name, **s.metrics, "n": s.n, "ties": s.details["ties"], "seconds": seconds}
+               for name, s, seconds in scored]
     console.print(summary_table(f"triplets: {triplets.name} ({len(records):,})",
                                 ["model", "accuracy", "mean diff", "ties", "seconds"], table_rows))
     if out:

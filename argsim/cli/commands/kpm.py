@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Annotated, Literal
 
 import typer
 
@@ -24,9 +24,7 @@ from argsim.cli.training_options import budget_options, placement
 from argsim.errors import ArgsimError
 from argsim.kpm.mts.config import MTSConfig
 from argsim.trainers.kpm_sbert import SbertConfig
-
-if TYPE_CHECKING:
-    from argsim.training import Budget
+from argsim.training.budget import Budget
 
 Formula = Literal["leaderboard", "2021-09"]
 TieBreak = Literal["first", "random"]

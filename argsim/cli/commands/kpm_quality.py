@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -15,9 +15,7 @@ from argsim.cli.params import OUT_DIR, ArgkpInput, argkp_input, choices, config_
 from argsim.cli.training_options import budget_options
 from argsim.kpm.ensemble import COMBINES
 from argsim.trainers.kpm_cross import CrossConfig
-
-if TYPE_CHECKING:
-    from argsim.training import Budget
+from argsim.training.budget import Budget
 
 
 @train_app.command("kpm-cross")

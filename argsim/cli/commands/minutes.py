@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Annotated, Literal
 
 import typer
 
@@ -23,10 +23,7 @@ from argsim.cli.training_options import budget_options, placement
 from argsim.minutes.mining import MiningConfig
 from argsim.minutes.summarize import SummarizeOptions
 from argsim.trainers.minutes_sbert import MinutesTrainConfig
-
-if TYPE_CHECKING:
-    from argsim.training import Budget
-
+from argsim.training.budget import Budget
 
 
 @triplets_app.command("minutes")
@@ -56,15 +53,12 @@ def triplets_minutes(
     from argsim.minutes.pipeline import mine_minutes
 
     cfg = run_config(ctx)
-    if minutes:
-        meetings = load_meetings(Path("."), files=[p.resolve() for p in minutes])
-    else:
-        meetings = load_meetings(dataset_dir("poliinfo", cfg.data_dir))
-    config = replace(config, seed=cfg.seed)
-    summary = mine_minutes(meetings, out, config, model=model, run=cfg)
+    meetings = (load_meetings(Path("."), files=[p.resolve() for p in minutes]) if minutes
+                else load_meetings(dataset_dir("poliinfo", cfg.data_dir)))
+    summary = mine_minutes(meetings, out, replace(config, seed=cfg.seed), model=model, run=cfg)
     write_json(out / "counts.json", summary)
-    rows = [[k, v] for k, v in summary["counts"].items()]
-    console.print(summary_table(f"minutes triplets -> {out}", ["count", "value"], rows))
+    console.print(summary_table(f"minutes triplets -> {out}", ["count", "value"],
+                                [[k, v] for k, v in summary["counts"].items()]))
 
 
 @train_app.command("minutes-sbert")
@@ -127,26 +121,15 @@ def summarize_minutes(
     k*(0.5*cos(D,Q) - 0.5*max cos(D,S)) + m*cos(D,topic) + s*cos(D,subtopic) (k: --mmr-weight), key size =
     budget/50, joined in document order within the character budget. Writes JSON: per item the selected
     sentences (index, score, rank), the summary and the gold summary when known."""
-    from argsim.data.catalog import dataset_dir
-    from argsim.io import write_json
-    from argsim.minutes.summarize import dataset_items, run_summaries, user_items
+    from argsim.minutes.summarize import summarize_to_file
 
-    cfg = run_config(ctx)
     if input:
         refuse_given(ctx, ["items"], "it picks the dataset's items, and --input gives your own")
     else:
         refuse_given(ctx, ["length"], "it is the budget of --input rows without a length column")
-    its = user_items(input, length) if input else dataset_items(dataset_dir("poliinfo", cfg.data_dir), items)
-    its = its[:limit] if limit else its
-    options = replace(options, seed=cfg.seed)
-    method = options.method
-    results, seconds = run_summaries(its, model, options, cfg)
-    embeds = method.startswith("embedrank")
-    write_json(out, {"method": method, "model": model if embeds else None, "items": input and str(input) or items,
-                     "options": {k: v for k, v in asdict(options).items() if k not in ("method", "seed")},
-                     "seconds": seconds, "summaries": results})
+    results, seconds = summarize_to_file(out, model, options, run_config(ctx), items, input, length, limit)
     rows = [[r["id"], r["budget"], len(r["summary"]), r["summary"][:40]] for r in results[:5]]
-    console.print(summary_table(f"{len(results)} summaries ({method}, {seconds:.1f}s) -> {out}",
+    console.print(summary_table(f"{len(results)} summaries ({options.method}, {seconds:.1f}s) -> {out}",
                          ["id", "budget", "chars", "summary (first 5 items)"], rows))
 
 
@@ -174,18 +157,14 @@ def eval_rouge(
     cfg = run_config(ctx)
     data = read_summaries(summaries)
     evaluations = score_summaries(data, unit, no_limit=no_limit, nlp=rouge_nlp(unit, config=cfg))
-    table_rows, results, payload = [], [], []
-    for ev in evaluations:
-        u = ev.details["unit"]
-        table_rows.append([u, ev["rouge1-recall"], ev["rouge1-precision"], ev["rouge1-f"], ev.n,
-                           ev.details["over_limit"]])
-        payload.append({"unit": u, "recall": ev["rouge1-recall"], "precision": ev["rouge1-precision"],
-                        "f": ev["rouge1-f"], "n": ev.n, "over_limit": ev.details["over_limit"]})
-        results += result_rows(ev, method=data.method, model=data.model, setting=u,
-                               metrics=["rouge1-recall", "rouge1-f"],
-                               env=environment(seed=cfg.seed, device=cfg.device, data_files=[summaries]))
+    payload = [{"unit": ev.details["unit"], "recall": ev["rouge1-recall"], "precision": ev["rouge1-precision"],
+                "f": ev["rouge1-f"], "n": ev.n, "over_limit": ev.details["over_limit"]} for ev in evaluations]
+    env = environment(seed=cfg.seed, device=cfg.device, data_files=[summaries])
+    results = [row for ev in evaluations for row in result_rows(
+        ev, method=data.method, model=data.model, setting=ev.details["unit"], metrics=["rouge1-recall", "rouge1-f"],
+        env=env)]
     console.print(summary_table(f"ROUGE-1: {summaries.name}", ["unit", "recall", "precision", "F", "n", "over limit"],
-                         table_rows))
+                                [list(p.values()) for p in payload]))
     if out:
         write_json(out, {"summaries": str(summaries), "scores": payload})
     if task:

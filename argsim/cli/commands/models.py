@@ -134,16 +134,7 @@ def models_curve(
     """(Re)draw FOLDER/learning_curve.png from FOLDER/train_config.json: the training loss against steps and
     any evaluation logged during training (a counter model: its validation accuracy per epoch, from
     history.json). New training runs draw it themselves."""
-    from argsim.counter.neural.plot import learning_curves
-    from argsim.counter.neural.store import read_history
-    from argsim.training.curve import CURVE, OWN_HISTORY, read_train_config, redraw, trained_folder
+    from argsim.modelbuild.inventory import redraw_curves
 
-    for folder in folders:  # every folder checked before any is drawn
-        trained_folder(folder)
-    for folder in folders:
-        if (folder / OWN_HISTORY).is_file():
-            config = read_train_config(folder)
-            png = learning_curves({config.get("trainer", folder.name): read_history(folder)}, folder / CURVE)
-        else:
-            png = redraw(folder)
+    for folder, png in zip(folders, redraw_curves(folders), strict=True):
         console.print(f"{folder}: " + (f"learning curve written to {png}" if png else "no loss was logged"))

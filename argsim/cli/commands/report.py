@@ -7,9 +7,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from argsim.cli.groups import console, root_command
+from argsim.cli.groups import console, root_command, summary_table
 from argsim.cli.params import OUT_FILE, out_file
 
 
@@ -30,14 +29,14 @@ def report(
                                          "rows as its leaderboard and charts, other tasks as tables).")] = None,
 ) -> None:
     """Render the committed results files (the one schema shared by every benchmark and evaluation)."""
-    from argsim.report import markdown_table, select_results, update_readme, write_full_results
+    from argsim.report import markdown_table, select_results, table_cells, update_readme, write_full_results
 
     results = select_results(task, required=readme is None and full is None)  # nothing to do: says why, exit 2
     for res in results:
         if markdown:
             console.print(markdown_table(res, conditions=conditions), markup=False, highlight=False)
         else:
-            console.print(_table(res, conditions))
+            console.print(summary_table(res["task"], *table_cells(res, conditions), caption=res.get("command")))
     if readme is not None:
         console.print(f"{readme}: {'updated' if update_readme(readme) else 'already up to date'}")
     if full is not None:
@@ -48,16 +47,3 @@ def report(
 
         console.print(f"{write_text(html, results_html(results))}: written")
 
-
-def _table(res: dict, conditions: bool) -> Table:
-    """One results file as a rich table: the columns any row fills (and each row's timing conditions)."""
-    from argsim.report import COLUMNS, _fmt, conditions_text
-
-    rows = res.get("rows", [])
-    cols = [c for c in COLUMNS if any(r.get(c) not in (None, "") for r in rows)]
-    table = Table(title=res["task"], caption=res.get("command"))
-    for c in cols + (["conditions"] if conditions else []):
-        table.add_column(c)
-    for r in rows:
-        table.add_row(*(_fmt(r.get(c)) for c in cols), *([conditions_text(r)] if conditions else []))
-    return table

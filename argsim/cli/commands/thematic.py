@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Annotated, Literal
 
 import typer
 
@@ -12,9 +12,7 @@ from argsim.cli.groups import cluster_app, console, eval_app, run_config, summar
 from argsim.cli.params import OUT_DIR, OUT_FILE, choices, config_options, model_option
 from argsim.cli.training_options import budget_options, placement
 from argsim.thematic.config import ThematicTrainConfig
-
-if TYPE_CHECKING:
-    from argsim.training import Budget
+from argsim.training.budget import Budget
 
 Algorithm = Literal["kmeans", "agglomerative"]
 Linkage = Literal["ward", "average", "complete"]
@@ -82,35 +80,14 @@ def train_thematic(
     The defaults are the recommended recipe, the shipped `thematic` model: a LoRA adapter (rank 16) over MiniLM,
     TripletLoss margin 0.3, lr 1e-4, batch 16, with --dev the best of its dev evaluations every 250 steps.
     --arch bilstm trains the paper's BiLSTM with the paper's values (Adam 1e-3, batch 64)."""
-    from dataclasses import replace
-
-    from argsim.io import read_records
-    from argsim.schemas import TripletRecord
+    from argsim.trainers.thematic import train_thematic as train
     from argsim.training import is_main_process
 
     config = config.checked(has_dev=dev is not None, budget=plan)
-    arch = config.arch
     where = placement(ctx, threads=config.threads or None)
-    quiet = run_config(ctx).quiet
-    rows = read_records(triplets, TripletRecord)
-    dev_rows = read_records(dev, TripletRecord) if dev else None
-    if arch == "bilstm":
-        from argsim.trainers.thematic_bilstm import train_bilstm
-
-        cfg = replace(config, seed=where.seed, threads=where.threads)
-        rep = train_bilstm(rows, out, cfg, dev=dev_rows, log=console.print, placement=where, budget=plan)
-        stats = {"triplets": rep.train_triplets, "seen": rep.triplets_seen, "steps": rep.steps,
-                 "seconds": rep.seconds, "triplets/s": rep.triplets_per_second,
-                 "dev accuracy (L1)": rep.dev_accuracy if rep.dev_accuracy is not None else "-",
-                 "best step": rep.best_step if rep.best_step is not None else "-",
-                 "stopped by": rep.stopped_by or "-"}
-    else:
-        from argsim.trainers.thematic_minilm import finetune_sentence_transformer
-
-        stats = finetune_sentence_transformer(rows, out, config, placement=where, budget=plan, quiet=quiet,
-                                              dev=dev_rows)
+    stats = train(triplets, out, config, where, plan, dev=dev, quiet=run_config(ctx).quiet, log=console.print)
     if where.processes == 1 or is_main_process():
-        console.print(summary_table(f"trained {arch} -> {out}", ["statistic", "value"],
+        console.print(summary_table(f"trained {config.arch} -> {out}", ["statistic", "value"],
                                     [[k, v] for k, v in stats.items()]))
 
 
@@ -214,20 +191,14 @@ def eval_sick(
     from argsim.data.catalog import dataset_dir
     from argsim.data.sick import load_sick
     from argsim.evaluation import SICKEvaluator
-    from argsim.measure import timed
-    from argsim.results import result_rows, run_environment, write_results
+    from argsim.results import evaluate_models, run_environment, write_results
 
     cfg = run_config(ctx)
     root = folder or dataset_dir("sick", cfg.data_dir)
     env = run_environment(cfg, data_files=[Path(root) / "SICK_test_annotated.txt"])
     evaluator = SICKEvaluator(*(load_sick(root, s) for s in ("train", "trial", "test")), config=cfg)
-    table_rows, results = [], []
-    for m in model:
-        with timed() as t:
-            s = evaluator.evaluate(m)
-        table_rows.append([m, *s.metrics.values(), s.details["c"], t["seconds"]])
-        results += result_rows(s, method="sick-relatedness", model=m, setting="logreg",
-                               seconds=t["seconds"], env=env)
+    scored, results = evaluate_models(evaluator, model, env, method="sick-relatedness", setting="logreg")
+    table_rows = [[m, *s.metrics.values(), s.details["c"], seconds] for m, s, seconds in scored]
     console.print(summary_table("SICK relatedness (test)",
                                 ["model", "pearson r", "spearman rho", "MSE", "C", "seconds"], table_rows))
     if task:

@@ -117,6 +117,22 @@ def check_ranking_records(records: Sequence[dict], path: str | Path | None = Non
                                    "gold counter is in the pool)", row=row, column="gold_better")
 
 
+def read_rankings(paths: Sequence[str | Path]) -> list[dict]:
+    """The ranking records of JSONL files (`argsim eval counterargs`), each file checked by `check_ranking_records`;
+    a file where no point has a gold counter is refused (nothing to score)."""
+    from argsim.io import read_records
+    from argsim.schemas import RankingRecord
+
+    records = []
+    for path in paths:
+        found = read_records(path, RankingRecord)
+        check_ranking_records(found, path)
+        if not any(r.get("gold") is not None for r in found):
+            raise InputError(path, "no point has a gold counter (every 'gold' is null): nothing to score")
+        records += found
+    return records
+
+
 def summarize(records: Iterable[dict], ties: str = "expected") -> list[RankingSummary]:
     """accuracy@1 and MRR per (method, setting, split) over the records that have a gold counter (checked by
     `check_ranking_records` first)."""

@@ -5,11 +5,10 @@ x1..x4 = Manhattan {min, max, product, sum}, x5..x8 = WMD, x9..x12 = TF cosine, 
 x17..x20 = BERT cosine. Simple-SD and the "part" models use x1..x8, the "full" models all 20.
 
 Metrics (similarities; tokens without gensim's stop words by default, except for BM25; each defined in
-docs/counterargs-ltr.md, Features): `manhattan` 1 / (1 + L1 distance of the L1-normalised term frequencies);
-`wmd` 1 / (1 + gensim's WMD), 0 for WMD = inf (a text without a known word); `cosine` of the term frequencies;
-`bm25` of the candidate for the part as query (`argsim.counter.lexical.textrep.BM25Index`, statistics from all
-distinct candidates of the run); `bert` cosine of the backend's [CLS] vectors (MiniLM for bert-base-uncased).
-A point without a conclusion (an empty first part) gets met = that of an empty text.
+docs/counterargs-ltr.md, Features): Manhattan and WMD as 1 / (1 + d) (WMD = inf, a text without a known word,
+gives 0), TF cosine, BM25 with statistics from all distinct candidates of the run, and the cosine of MiniLM's
+[CLS] vectors standing in for bert-base-uncased. A point without a conclusion (an empty first part) gets met =
+that of an empty text.
 """
 
 from __future__ import annotations
@@ -124,14 +123,19 @@ class FeatureSpace:
         dist = np.split(dist, np.cumsum([len(x) for x in pairs])[:-1])
         return {p.id: (dist[2 * i], dist[2 * i + 1]) for i, p in enumerate(self.points)}
 
-    def features(self, n_features: int = N_FULL, first: int = 0) -> dict[str, np.ndarray]:
+    def features(self, n_features: int = N_FULL, first: int = 0, wmd: bool = True) -> dict[str, np.ndarray]:
         """Point id -> (pool size, n_features - first) matrix of features x[first+1..n_features] in Table 1's
-        order (all metrics exact); `first` must be a multiple of 4."""
+        order (all metrics exact; with `wmd=False` the WMD block is 0, for a search that bounds it); `first` must
+        be a multiple of 4."""
         metrics = METRICS[first // 4: (n_features + 3) // 4]
         blocks: dict[str, list[np.ndarray]] = {p.id: [] for p in self.points}
         for metric in metrics:
-            pooled = ({pid: (inverse_distance(a), inverse_distance(b)) for pid, (a, b) in self.wmd_distances().items()}
-                      if metric == "wmd" else self.pooled_metric(metric))
+            if metric != "wmd":
+                pooled = self.pooled_metric(metric)
+            elif wmd:
+                pooled = {pid: tuple(map(inverse_distance, d)) for pid, d in self.wmd_distances().items()}
+            else:
+                pooled = {p.id: (np.zeros(len(self.pools[p.id])),) * 2 for p in self.points}
             for pid, (cl, pr) in pooled.items():
                 blocks[pid].append(aggregate(cl, pr))
         return {pid: np.concatenate(b, axis=1)[:, : n_features - first] for pid, b in blocks.items()}

@@ -2,23 +2,11 @@
 
 The search is generic over a `PoolScore`, anything that can bound its score from above over a box of the two WMD
 similarities and score a candidate exactly: `LinearScore` below (Simple-SD; logistic regression, affine after its
-scaler) and the tree ensembles' `argsim.counter.ltr.cascade.TreeScore` (XGBoost).
-
-Every feature except the WMD block x5..x8 = agg(s_cl, s_pr), s = 1 / (1 + WMD) in [0, 1], is cheap and exact for
-all pairs; the aggregations are monotone, so bounds on the two WMDs (`argsim.counter.lexical.wmd`: which bound
-where, and the upper bounds a negative weight needs, in docs/counterargs-ltr.md, Speed) bound the score.
-Candidates are visited by decreasing upper bound; each is tightened step by step (full premise RWMD from the cost
-matrix the solver needs anyway, exact conclusion WMD, exact premise WMD) and dropped as soon as its bound falls
-below the threshold:
-
-- `mode="rank"` (default when the true counter is known): threshold = the true counter's exact score, so every
-  candidate that could score >= it is exact; accuracy@1, ties and the true counter's rank (MRR) are exact;
-- `mode="top"`: threshold = the best exact score so far (k = 1; or the k-th best with `top_k`); accuracy@1
-  and ties are exact (the true counter is always solved), the rank below the top is not;
-- `mode="none"`: every pair is solved exactly.
-Candidates that were pruned keep their upper bound as score (always below the threshold). A score may solve
-`batch` candidates at a time (the threshold then moves after each batch), and report through `final` numbers it
-only bounds from below during the search (XGBoost: its own float32 predictions, one call per point).
+scaler) and the tree ensembles' `argsim.counter.ltr.cascade.TreeScore` (XGBoost). Every feature but the WMD block
+x5..x8 is exact; candidates are visited by decreasing upper bound, tightened step by step (full premise RWMD,
+exact conclusion WMD, exact premise WMD) and dropped once below the threshold, where they keep their bound as
+score. The bounds and the modes `rank` (the true counter's rank exact), `top` (the top k exact) and `none` (every
+pair solved): docs/counterargs-ltr.md, Speed.
 """
 
 from __future__ import annotations

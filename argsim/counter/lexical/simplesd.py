@@ -1,16 +1,11 @@
 """Simple-SD (Wachsmuth et al. 2018): f(x) = sum_i alpha_i x_i over the first 8 features (Manhattan and WMD).
 
 The paper gives alpha4 = alpha8 = 0.9, alpha1 = alpha2 = -0.1, the rest 0. How these indices map onto the
-features is ambiguous; the readings compared on the validation split (docs/counterargs-ltr.md) are:
-
-- `literal`: Table 1's order (metric-major, m/x/p/s): -0.1 man-min - 0.1 man-max + 0.9 man-sum + 0.9 wmd-sum.
-  With two parts min + max = sum, so this is 0.8 man-sum + 0.9 wmd-sum: no dissimilarity term at all.
-- `interleaved`: aggregation-major order (x1 = man-min, x2 = wmd-min, x3 = man-max, x4 = wmd-max, ...,
-  x8 = wmd-sum): -0.1 man-min - 0.1 wmd-min + 0.9 wmd-max + 0.9 wmd-sum.
-- `max-min`: the method's idea, "similar to one part, dissimilar to the other": for both metrics
-  0.9 * max(part similarities) - 0.1 * min(part similarities).
-- `sum-min`: similarity = sum, dissimilarity = min for both metrics: 0.9 sum - 0.1 min (= 0.8 min + 0.9 max).
-`--tune` searches the 8 weights by coordinate ascent on a validation setting (see `tune_weights`).
+features is ambiguous; the readings (`READINGS`; weights and validation figures: docs/counterargs-ltr.md) are
+`literal` (Table 1's order; with two parts min + max = sum, so no dissimilarity term is left), `interleaved`
+(aggregation-major order), `max-min` (the method's idea, "similar to one part, dissimilar to the other":
+0.9 max - 0.1 min for both metrics) and `sum-min` (0.9 sum - 0.1 min). `--tune` searches the 8 weights by coordinate
+ascent on a validation setting (see `tune_weights`).
 """
 
 from __future__ import annotations

@@ -29,32 +29,19 @@ class TermMatrix:
         return sp.csr_matrix(sp.diags(1.0 / np.maximum(np.asarray(self.counts.sum(axis=1)).ravel(), 1.0)) @ self.counts)
 
 
-def term_matrix(texts: Sequence[str], vocab: dict[str, int] | None = None, stopwords: str = "none") -> TermMatrix:
-    """Count matrix of `texts`; with `vocab` given, unknown tokens are added to (a copy of) it."""
-    vocab = dict(vocab or {})
-    rows, cols = [], []
-    for i, text in enumerate(texts):
-        for tok in content_tokens(text, stopwords):
-            rows.append(i)
-            cols.append(vocab.setdefault(tok, len(vocab)))
-    counts = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(texts), len(vocab)))
-    counts.sum_duplicates()
-    return TermMatrix(vocab, counts)
-
-
 def shared_term_matrices(*groups: Sequence[str], stopwords: str = "none") -> list[TermMatrix]:
-    """Term matrices of several text groups over one vocabulary (all with the final vocabulary width)."""
+    """Term-count matrices of several text groups over one vocabulary (columns in first-seen order)."""
     vocab: dict[str, int] = {}
+    cols = [[[vocab.setdefault(tok, len(vocab)) for tok in content_tokens(text, stopwords)] for text in texts]
+            for texts in groups]
     mats = []
-    for texts in groups:
-        mats.append(term_matrix(texts, vocab, stopwords=stopwords))
-        vocab = mats[-1].vocab
-    return [TermMatrix(vocab, _widen(m.counts, len(vocab))) for m in mats]
-
-
-def _widen(m: sp.csr_matrix, n: int) -> sp.csr_matrix:
-    """`m` with `n` columns: a vocabulary that grew after `m` was built."""
-    return m if m.shape[1] == n else sp.csr_matrix((m.data, m.indices, m.indptr), shape=(m.shape[0], n))
+    for rows in cols:
+        lengths = [len(row) for row in rows]
+        where = (np.repeat(np.arange(len(rows)), lengths), [c for row in rows for c in row])
+        counts = sp.csr_matrix((np.ones(sum(lengths)), where), shape=(len(rows), len(vocab)))
+        counts.sum_duplicates()
+        mats.append(TermMatrix(vocab, counts))
+    return mats
 
 
 def manhattan_distance(queries: sp.csr_matrix, docs: sp.csr_matrix) -> np.ndarray:
@@ -125,7 +112,6 @@ class BM25Index:
         return cls(weights=w)
 
     def scores(self, queries: sp.csr_matrix) -> np.ndarray:
-        """(n_queries, n_docs) BM25 scores; query rows are term counts whose vocabulary indices agree with the
-        documents' (build both with `shared_term_matrices`)."""
-        n = max(queries.shape[1], self.weights.shape[1])  # the queries' vocabulary may extend the documents' one
-        return np.asarray((_widen(queries, n) @ _widen(self.weights, n).T).toarray())
+        """(n_queries, n_docs) BM25 scores; query rows are term counts over the documents' vocabulary (build both
+        with `shared_term_matrices`)."""
+        return np.asarray((queries @ self.weights.T).toarray())

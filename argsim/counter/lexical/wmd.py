@@ -27,13 +27,8 @@ from argsim.extras import need
 
 
 def emd_cost(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> float:
-    """Exact EMD cost by POT's public `ot.emd2` (the call gensim's `wmdistance` makes; a, b > 0 with equal sums).
-
-    POT's private `ot.lp._network_simplex.emd_c` skips emd2's backend conversions and is faster per call
-    (measured on the shared 2-core machine: 20 vs 150 us of CPU for a 5 x 30-word pair, 110 vs 274 us for
-    40 x 30), but a whole Simple-SD ranking (sdoc, 300 points, every pair solved) takes 1.5-1.6 vs 1.7-2.1 s of
-    CPU (about 20 %): not worth depending on a private module. The values agree to 4e-16, the accuracy is equal.
-    """
+    """Exact EMD cost by POT's public `ot.emd2` (the call gensim's `wmdistance` makes; a, b > 0 with equal sums);
+    why not POT's faster private `emd_c`: docs/counterargs-ltr.md, Speed."""
     return float(need("ot", "word mover's distance").emd2(a, b, m, check_marginals=False))
 
 

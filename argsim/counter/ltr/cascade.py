@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from argsim.counter.lexical.features import METRICS, FeatureSpace, aggregate, inverse_distance
+from argsim.counter.lexical.features import FeatureSpace, aggregate, inverse_distance
 from argsim.counter.lexical.prune import PoolScore, PruneStats, pruned_scores
 from argsim.counter.ltr.model import LTRModel
 from argsim.counter.ltr.tree_bounds import TreeEnsemble, margin_upper_bound, margins, parse_xgboost
@@ -50,7 +50,7 @@ class TreeScore(PoolScore):
         if self.trees.objective not in LOGISTIC:
             raise ValueError(f"unsupported XGBoost objective {self.trees.objective}: only {', '.join(LOGISTIC)}")
         self.slack = self.trees.rounding_slack()
-        self.trees.masks(+1.0).prepare(interval=range(WMD_BLOCK.start, WMD_BLOCK.stop))  # shipped built
+        self.trees.masks.prepare(interval=range(WMD_BLOCK.start, WMD_BLOCK.stop))  # shipped built
 
     def _inputs(self, x: np.ndarray) -> np.ndarray:
         """What XGBoost sees: StandardScaler's (x - mean) / scale in float64, stored as float32 by the DMatrix."""
@@ -80,22 +80,12 @@ class TreeScore(PoolScore):
         return self.ltr.decision_function(self._filled(data, rows, d_cl, d_pr))
 
 
-def cheap_features(space: FeatureSpace, n_features: int) -> dict[str, np.ndarray]:
-    """Point id -> (pool, n_features) features with every metric but WMD exact and the WMD block 0."""
-    out = {p.id: np.zeros((len(space.pools[p.id]), n_features)) for p in space.points}
-    for k, metric in enumerate(METRICS[: (n_features + 3) // 4]):
-        if metric != "wmd":
-            for pid, (cl, pr) in space.pooled_metric(metric).items():
-                out[pid][:, 4 * k: min(4 * k + 4, n_features)] = aggregate(cl, pr)[:, : min(4, n_features - 4 * k)]
-    return out
-
-
 def tree_scores(space: FeatureSpace, ltr: LTRModel, gold: dict[str, str | None] | None = None,
                 mode: str = "top", top_k: int = 10, description: str | None = "ranking"
                 ) -> tuple[dict[str, np.ndarray], PruneStats]:
     """XGBoost ranking scores of every pool by the bound-and-prune search (see the module docstring)."""
     model = TreeScore(ltr)
-    data = cheap_features(space, ltr.n_features)
+    data = space.features(ltr.n_features, wmd=False)  # the WMD block bounded by the search
     if ltr.n_features <= WMD_BLOCK.start or not np.isin(model.trees.feature[model.trees.left >= 0],
                                                          np.arange(WMD_BLOCK.start, WMD_BLOCK.stop)).any():
         return {pid: ltr.decision_function(x) for pid, x in data.items()}, \

@@ -45,16 +45,6 @@ class LTRModel:
     def name(self) -> str:
         return f"{self.model}-{self.features}"
 
-    def _make(self):
-        from sklearn.pipeline import make_pipeline
-        from sklearn.preprocessing import StandardScaler
-
-        if self.model == "logreg":
-            from sklearn.linear_model import LogisticRegression
-
-            return make_pipeline(StandardScaler(), LogisticRegression(random_state=self.seed, **LOGREG_PARAMS))
-        return make_pipeline(StandardScaler(), _xgb_classifier(random_state=self.seed, **XGB_PARAMS))
-
     def _x(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=np.float64)
         if x.shape[1] < self.n_features:
@@ -62,7 +52,13 @@ class LTRModel:
         return x[:, : self.n_features]
 
     def fit(self, x: np.ndarray, y: np.ndarray) -> LTRModel:
-        self.pipeline = self._make().fit(self._x(x), np.asarray(y, dtype=int))
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+
+        clf = (LogisticRegression(random_state=self.seed, **LOGREG_PARAMS) if self.model == "logreg"
+               else _xgb_classifier(random_state=self.seed, **XGB_PARAMS))
+        self.pipeline = make_pipeline(StandardScaler(), clf).fit(self._x(x), np.asarray(y, dtype=int))
         return self
 
     def predict_proba(self, x: np.ndarray) -> np.ndarray:

@@ -7,12 +7,13 @@ candidates sampled uniformly (seeded) from the point's pool in the chosen settin
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 
-from argsim.config import SEED
+from argsim.config import SEED, RunConfig
 from argsim.counter.lexical.feature_cache import pool_features
 from argsim.counter.lexical.features import FeatureConfig, feature_count
 from argsim.counter.ltr.model import LTR_METHODS, LTRModel
@@ -74,4 +75,28 @@ def train_ltr(corpus: CounterCorpus | None, setting: str, methods: tuple[str, ..
         model = LTRModel(kind, feats, seed=seed).fit(x, y)
         meta = {"features_config": asdict(config), "sampling": sampling, "method": method}
         saved[method] = model.save(under_workdir(out_dir) / setting / method, meta=meta)
+    return saved
+
+
+def train_ltr_settings(settings: Sequence[str], methods: tuple[str, ...], config: FeatureConfig, run: RunConfig,
+                       neg_per_point: int | None = 10, out_dir: str | Path = MODELS_DIR, limit: int | None = None,
+                       input_file: Path | None = None) -> list[dict]:
+    """`argsim train ltr`: `train_ltr` for each setting on counterargs-18 (with `input_file`, once on the user's
+    arguments as the setting 'user'), seeded by the run's seed, bulk work on its engine. Returns per saved model
+    its setting, method, training pairs and positives, folder and the seconds of its setting."""
+    from argsim.counter.core.userdata import load_user_arguments
+    from argsim.data.counterargs import load_counterargs
+    from argsim.engine import engine_from_config
+    from argsim.io import read_json
+    from argsim.measure import timed
+
+    user_data = load_user_arguments(input_file, candidates="all") if input_file is not None else None
+    corpus = None if user_data is not None else load_counterargs(run.data_dir)
+    saved = []
+    for setting in ["user"] if user_data is not None else settings:
+        with timed() as t:
+            models = train_ltr(corpus, setting, methods, config, neg_per_point=neg_per_point, seed=run.seed,
+                               out_dir=out_dir, limit=limit, user_data=user_data, engine=engine_from_config(run))
+        saved += [{"setting": setting, "method": m, "sampling": read_json(folder / "ltr.json")["sampling"],
+                   "folder": folder, "seconds": t["seconds"]} for m, folder in models.items()]
     return saved

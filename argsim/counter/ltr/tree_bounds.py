@@ -29,13 +29,13 @@ Readings and choices:
 - Leaves are summed in float64; XGBoost sums float32, so the margin it predicts may differ from the exact sum
   by rounding. `TreeEnsemble.rounding_slack` bounds that difference; a caller that compares a bound with
   XGBoost's own prediction adds it.
-- `margin_lower_bound` is the upper bound of the ensemble with negated leaves (the search does not need it).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -57,17 +57,15 @@ class TreeEnsemble:
     base_margin: float
     n_features: int
     objective: str = "binary:logistic"
-    _masks: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def n_trees(self) -> int:
         return len(self.roots)
 
-    def masks(self, sign: float) -> _LeafMasks:
-        """The bit-vector tables for upper (+1) or lower (-1) bounds, built once and kept."""
-        if sign not in self._masks:
-            self._masks[sign] = _LeafMasks(self, sign)
-        return self._masks[sign]
+    @cached_property
+    def masks(self) -> _LeafMasks:
+        """The bit-vector tables of the bound, built once and kept."""
+        return _LeafMasks(self)
 
     def rounding_slack(self) -> float:
         """An upper bound of |XGBoost's float32 sum of base and leaves - the exact sum|, for any input:
@@ -129,14 +127,14 @@ ALL_BITS = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
 class _LeafMasks:
-    """QuickScorer's bit vectors for one sign of the leaf values: per tree, its leaves sorted by decreasing
-    (sign x value) in 64-bit words; per feature and cut position, the leaves a box can no longer reach."""
+    """QuickScorer's bit vectors: per tree, its leaves sorted by decreasing value in 64-bit words; per feature and
+    cut position, the leaves a box can no longer reach."""
 
-    def __init__(self, trees: TreeEnsemble, sign: float) -> None:
+    def __init__(self, trees: TreeEnsemble) -> None:
         left, right, n_trees = trees.left, trees.right, trees.n_trees
         sizes = np.diff(np.append(trees.roots, len(left)))
         tree_of = np.repeat(np.arange(n_trees), sizes)
-        value = sign * trees.value
+        value = trees.value
         leaves = np.flatnonzero(left < 0)
         leaves = leaves[np.lexsort((-value[leaves], tree_of[leaves]))]  # by tree, then by decreasing value
         counts = np.bincount(tree_of[leaves], minlength=n_trees)
@@ -150,7 +148,7 @@ class _LeafMasks:
         self.values = np.full((self.n_words, 65), -np.inf)  # column 64: an empty word
         self.values[leaf_word, rank % 64] = value[leaves]
         self.flat_offsets = np.arange(self.n_words, dtype=np.int64) * 65
-        self.base = sign * trees.base_margin
+        self.base = trees.base_margin
         # every (ancestor, side) of every leaf: the leaf is cut off when the box cannot take that side
         inner = np.flatnonzero(left >= 0)
         parent = np.full(len(left), -1, dtype=np.int64)
@@ -230,9 +228,13 @@ class _LeafMasks:
         return self.base + best.sum(axis=1)
 
 
-def _box_bound(trees: TreeEnsemble, lo: np.ndarray, hi: np.ndarray, sign: float) -> np.ndarray:
-    """sign x (base + sum over trees of the (sign x value)-largest leaf reachable from the box), per row, in chunks
-    of rows that bound the memory of one pass."""
+def margin_upper_bound(trees: TreeEnsemble, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """base + sum over trees of the largest leaf reachable from the box [lo, hi], for each of the N rows (in chunks
+    of rows that bound the memory of one pass).
+
+    lo, hi: (N, n_features) inputs of the model (after any preprocessing), cast to float32 as XGBoost does.
+    With lo == hi it is the model's margin (up to float32 rounding, see `TreeEnsemble.rounding_slack`).
+    """
     lo = np.atleast_2d(np.asarray(lo, dtype=np.float32))
     hi = np.atleast_2d(np.asarray(hi, dtype=np.float32))
     if lo.shape != hi.shape or lo.shape[1] < trees.n_features:
@@ -241,26 +243,11 @@ def _box_bound(trees: TreeEnsemble, lo: np.ndarray, hi: np.ndarray, sign: float)
         raise ValueError("NaN in the box: missing values (XGBoost's default direction) are not supported")
     if np.any(lo > hi):
         raise ValueError("lo > hi in the box")
-    masks = trees.masks(sign)
     out = np.empty(len(lo))
-    step = max(1, CHUNK_WORDS // max(masks.n_words, 1))
+    step = max(1, CHUNK_WORDS // max(trees.masks.n_words, 1))
     for start in range(0, len(lo), step):
-        out[start:start + step] = sign * masks.upper(lo[start:start + step], hi[start:start + step])
+        out[start:start + step] = trees.masks.upper(lo[start:start + step], hi[start:start + step])
     return out
-
-
-def margin_upper_bound(trees: TreeEnsemble, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """base + sum over trees of the largest leaf reachable from the box [lo, hi], for each of the N rows.
-
-    lo, hi: (N, n_features) inputs of the model (after any preprocessing), cast to float32 as XGBoost does.
-    With lo == hi it is the model's margin (up to float32 rounding, see `TreeEnsemble.rounding_slack`).
-    """
-    return _box_bound(trees, lo, hi, +1.0)
-
-
-def margin_lower_bound(trees: TreeEnsemble, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """base + sum over trees of the smallest leaf reachable from the box: <= the margin everywhere in it."""
-    return _box_bound(trees, lo, hi, -1.0)
 
 
 def margins(trees: TreeEnsemble, x: np.ndarray) -> np.ndarray:

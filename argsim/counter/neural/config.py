@@ -3,7 +3,7 @@ saved cross-encoder, and the request of a Table 3 evaluation; torch-free."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -145,8 +145,7 @@ class NeuralConfig:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> NeuralConfig:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in known})
+        return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
 
 
 def hard_probability(epoch: int, rate: float) -> float:

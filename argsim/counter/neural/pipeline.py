@@ -7,7 +7,6 @@ cached base embeddings, or a cross-encoder. Base embeddings of every distinct ca
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -17,7 +16,6 @@ import numpy as np
 from argsim.config import RunConfig
 from argsim.counter.core.evaluation import at1_over_k_hits, rerank_order
 from argsim.counter.core.pools import PoolIndex
-from argsim.counter.neural.rerank import order_to_scores
 from argsim.data.counterargs import Argument
 from argsim.errors import ModelError
 from argsim.vectors import l2_normalize
@@ -37,8 +35,8 @@ def check_stage(folder: str | Path, option: str = "model") -> None:
     name, e.g. `counter-bi-encoder`) that is data (the one model folder check) with a readable config; ModelError
     (one line) otherwise."""
     from argsim.backend.safety import check_model_folder, model_files
-    from argsim.counter.neural.config import NeuralConfig, is_cross_folder
-    from argsim.counter.neural.store import check_frozen_base, is_model_folder, resolve_folder
+    from argsim.counter.neural.config import is_cross_folder
+    from argsim.counter.neural.store import is_model_folder, read_config, resolve_folder
 
     folder = resolve_folder(folder)
     if not (is_model_folder(folder) or is_cross_folder(folder)):
@@ -47,10 +45,7 @@ def check_stage(folder: str | Path, option: str = "model") -> None:
     check_model_folder(folder)
     if is_model_folder(folder):
         with model_files(folder, "counter-argument model"):
-            raw = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-            if not isinstance(raw, dict) or isinstance(raw.get("dim"), bool) or int(raw["dim"]) < 1:
-                raise ValueError("config.json: 'dim' must be a positive integer")
-            check_frozen_base(folder, NeuralConfig.from_dict(raw))
+            read_config(folder)
 
 
 def load_stage(spec: str | Path | None, precision: str = "auto", config=None):
@@ -63,10 +58,8 @@ def load_stage(spec: str | Path | None, precision: str = "auto", config=None):
     from argsim.counter.neural.config import is_cross_folder, marker_max_length
     from argsim.counter.neural.store import load_model
 
-    if spec is None or spec == "none":
-        return None
-    if spec == "bm25":
-        return "bm25"
+    if spec in (None, "none", "bm25"):
+        return "bm25" if spec == "bm25" else None
     if is_cross_folder(spec):  # the backend's pair scorer, on the CPU
         from argsim.backend.resolve import pair_scorer
 
@@ -117,7 +110,8 @@ def run_stages(points: list[Argument], pools: dict[str, list[Argument]], first, 
 
 
 def scores_for_k(result: StageResult, k: int) -> dict[str, np.ndarray]:
-    """Pool-aligned scores: the first stage's top k reordered by the second stage, then the rest."""
+    """Pool-aligned scores that reproduce the order (best = n, worst = 1): the first stage's top k reordered by the
+    second stage, then the rest."""
     out = {}
     for pid, first in result.first_full.items():
         order = np.argsort(-first, kind="stable")
@@ -125,7 +119,8 @@ def scores_for_k(result: StageResult, k: int) -> dict[str, np.ndarray]:
         if sec is not None and k > 1:
             kk = min(k, len(sec))
             order = np.concatenate([order[:kk][rerank_order(sec[:kk])], order[kk:]])
-        out[pid] = order_to_scores(order)
+        out[pid] = np.empty(len(order), dtype=np.float64)
+        out[pid][order] = np.arange(len(order), 0, -1, dtype=np.float64)
     return out
 
 

@@ -19,13 +19,6 @@ from argsim.io import read_records, read_texts
 from argsim.vectors import l2_normalize
 
 
-def order_to_scores(order: np.ndarray) -> np.ndarray:
-    """Scores aligned with the pool that reproduce `order` (best = n, worst = 1)."""
-    scores = np.empty(len(order), dtype=np.float64)
-    scores[order] = np.arange(len(order), 0, -1, dtype=np.float64)
-    return scores
-
-
 class NumpyHeads:
     """The model's heads as plain numpy (no torch dispatch per query: what keeps one query under a millisecond);
     `cls` is the classification head's snapshot for `heads.cls_probability`."""
@@ -75,10 +68,6 @@ class RetrieveRerank:
     def __len__(self) -> int:
         return len(self.base)
 
-    def ids_of_text(self, text: str) -> set[int]:
-        """Candidate ids whose text is exactly `text` (a query found in the collection is excluded by these)."""
-        return set(self._by_text.get(text, ()))
-
     def rank(self, query_base: np.ndarray, k: int, exclude: list[set[int]] | None = None,
              rerank: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """(ids (n, k), scores (n, k)) per query: retrieval top-k, reranked by the classifier when it exists."""
@@ -102,7 +91,7 @@ class RetrieveRerank:
                    rerank: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """Embed query texts and rank; a candidate with exactly the query's text is never returned."""
         base = self.model.embed_texts(list(queries), side="point", engine=self.engine, config=self.config)
-        exclude = [self.ids_of_text(q) for q in queries] if exclude_self else None
+        exclude = [set(self._by_text.get(q, ())) for q in queries] if exclude_self else None
         return self.rank(base, k, exclude, rerank=rerank)
 
 

@@ -144,14 +144,12 @@ def load_model(folder: str | Path) -> CounterModel:
     check_model_folder(folder)
     weights = heads_file(folder)
     with model_files(folder, "counter-argument model"):
-        raw = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-        config = NeuralConfig.from_dict(raw)
-        check_frozen_base(folder, config)
+        config, dim = read_config(folder)
         tower = None
         if config.train_encoder:  # LoRA: the base, whose adapters are loaded below; else the saved tower
             source = config.base_model if config.lora else str(folder / "point_encoder")
             tower = TransformerTower(source, config.pooling, config.max_seq_length)
-        model = CounterModel(config, dim=int(raw["dim"]), tower=tower)
+        model = CounterModel(config, dim=dim, tower=tower)
         if config.lora:
             model.point_tower.load_lora(folder / "point_encoder")
             if model.cand_tower is not model.point_tower:
@@ -168,19 +166,24 @@ def load_model(folder: str | Path) -> CounterModel:
     return model
 
 
-def check_frozen_base(folder: Path, config: NeuralConfig) -> None:
-    """With a card.json and a frozen encoder (or LoRA adapters over it): the card's base is config.json's and the
-    installed base's weights are the ones the heads were trained on (`argsim.backend.adapters.check_base`);
-    ModelError, one line, otherwise."""
+def read_config(folder: Path) -> tuple[NeuralConfig, int]:
+    """config.json's `NeuralConfig` and base embedding width `dim` (a positive integer); with a card.json and a
+    frozen encoder (or LoRA adapters over it), the card's base must be config.json's and the installed base's
+    weights the ones the heads were trained on (`argsim.backend.adapters.check_base`): ModelError, one line,
+    otherwise. Called inside `model_files`, which turns a malformed file into one line."""
     from argsim.backend.adapters import check_base
 
-    if (config.train_encoder and not config.lora) or not (folder / CARD).is_file():
-        return
-    card = read_card(folder)
-    if card["base"] != config.base_model:
-        raise ModelError(f"{folder / CARD}: base '{card['base']}' is not config.json's base_model "
-                         f"'{config.base_model}'")
-    check_base(folder, card)
+    raw = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    if not isinstance(raw, dict) or isinstance(raw.get("dim"), bool) or int(raw["dim"]) < 1:
+        raise ValueError("config.json: 'dim' must be a positive integer")
+    config = NeuralConfig.from_dict(raw)
+    if (folder / CARD).is_file() and not (config.train_encoder and not config.lora):
+        card = read_card(folder)
+        if card["base"] != config.base_model:
+            raise ModelError(f"{folder / CARD}: base '{card['base']}' is not config.json's base_model "
+                             f"'{config.base_model}'")
+        check_base(folder, card)
+    return config, int(raw["dim"])
 
 
 def _read_heads(path: Path) -> dict[str, torch.Tensor]:

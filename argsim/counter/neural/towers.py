@@ -45,13 +45,11 @@ class TransformerTower(nn.Module):
 
         self.top = TopLayerTrainer(self.model, self.tokenizer, n)
 
-    def add_lora(self, rank: int, alpha: float) -> int:
-        """Wrap the transformer in a trainable LoRA adapter (`argsim.backend.adapters.wrap_lora`, the base frozen).
-        Returns the number of trainable parameters."""
+    def add_lora(self, rank: int, alpha: float) -> None:
+        """Wrap the transformer in a trainable LoRA adapter (`argsim.backend.adapters.wrap_lora`, the base frozen)."""
         from argsim.backend.adapters import wrap_lora
 
         self.model = wrap_lora(self.model, rank, alpha)
-        return sum(p.numel() for p in self.model.parameters() if p.requires_grad)
 
     def load_lora(self, folder: Path) -> None:
         """Set the adapter tensors from `folder` (written by `save_lora`) and merge them into the weights."""

@@ -25,7 +25,7 @@ def at1_over_k(model: CounterModel, base: np.ndarray, queries: np.ndarray, golds
     queries, golds, collection = (np.asarray(a, dtype=np.int64) for a in (queries, golds, collection))
     ret_c, ret_q = model.retrieval_numpy(base[collection], "candidate"), model.retrieval_numpy(base[queries], "point")
     kmax = min(max(ks), len(collection) - 1)
-    hits: dict[int, list] = {k: [] for k in ks}
+    batches = []  # per chunk of queries: K -> hits
     for s in range(0, len(queries), chunk):
         q = queries[s:s + chunk]
         scores = ret_q[s:s + chunk] @ ret_c.T
@@ -36,10 +36,8 @@ def at1_over_k(model: CounterModel, base: np.ndarray, queries: np.ndarray, golds
         cand = collection[top]                                     # (b, kmax) text indices
         second = (model.cls_scores_numpy(base[q][:, None, :], base[cand]) if model.cls is not None
                   else [None] * len(q))                            # (b, kmax) P(best counter)
-        batch = at1_over_k_hits(zip(cand, second, strict=True), golds[s:s + chunk], ks)
-        for k in ks:
-            hits[k].append(np.asarray(batch[k], dtype=bool))
-    return {k: np.concatenate(hits[k]) if hits[k] else np.zeros(0, dtype=bool) for k in ks}
+        batches.append(at1_over_k_hits(zip(cand, second, strict=True), golds[s:s + chunk], ks))
+    return {k: np.concatenate([np.zeros(0, dtype=bool), *(b[k] for b in batches)]) for k in ks}
 
 
 @contextmanager

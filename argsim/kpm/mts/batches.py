@@ -13,6 +13,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+import numpy as np
+
 from argsim.data.argkp import KPMData, merge
 from argsim.errors import ArgsimError
 
@@ -109,13 +111,10 @@ def topic_folds(train: KPMData, dev: KPMData, k: int = 7) -> list[tuple[KPMData,
         raise ArgsimError(f"--folds {k}: the training split has {len(train.topics)} topics, so at most "
                           f"{len(train.topics) + 1} folds (fold 1 is the official split)")
     everything = merge([train, dev], "argkp-train+dev")
-    topics = train.topics
-    # k-1 consecutive groups whose sizes differ by at most one (as numpy.array_split): exactly the folds asked
-    # for (a fixed group size of ceil(n / (k-1)) would leave later folds empty, e.g. 12 folds when 20 are asked)
-    base, extra = divmod(len(topics), k - 1)
-    bounds = [i * base + min(i, extra) for i in range(k)]
-    for i in range(k - 1):
-        held = topics[bounds[i]:bounds[i + 1]]
+    # k-1 consecutive groups whose sizes differ by at most one (numpy.array_split): exactly the folds asked for (a
+    # fixed group size of ceil(n / (k-1)) would leave later folds empty, e.g. 12 folds when 20 are asked)
+    for i, group in enumerate(np.array_split(np.array(train.topics, dtype=object), k - 1)):
+        held = list(group)
         rest = [t for t in everything.topics if t not in held]
         folds.append((everything.subset(rest, f"fold{i + 2}-train"), everything.subset(held, f"fold{i + 2}-dev")))
     return folds
