@@ -147,9 +147,8 @@ def eval_clustering(
     """MI, AMI, RI and ARI of the clustering against the gold sections, averaged over articles."""
     from argsim.evaluation import ClusteringEvaluator
     from argsim.io import canonical_columns, read_records
-    from argsim.measure import timed
     from argsim.metrics.clustering import averaged_scores, warn_one_section
-    from argsim.results import result_rows, run_environment, write_results
+    from argsim.results import evaluate_models, run_environment, write_results
     from argsim.schemas import LabelledSentenceRecord
 
     cfg = run_config(ctx)
@@ -166,12 +165,11 @@ def eval_clustering(
     else:
         for m in model:
             for alg in algorithm:
-                with timed() as t:
-                    ev = ClusteringEvaluator(rows, sentences.stem, alg, linkage, cfg.seed, cfg).evaluate(m)
+                evaluator = ClusteringEvaluator(rows, sentences.stem, alg, linkage, cfg.seed, cfg)
+                [(_, ev, _)], found = evaluate_models(evaluator, [m], env, method="thematic-clustering",
+                                                      setting=alg if alg == "kmeans" else f"{alg}-{linkage}")
                 table_rows.append([m, alg, ev.n, *ev.metrics.values()])
-                setting = alg if alg == "kmeans" else f"{alg}-{linkage}"
-                results += result_rows(ev, method="thematic-clustering", model=m, setting=setting,
-                                       seconds=t["seconds"], env=env)
+                results += found
     console.print(summary_table(f"clustering: {sentences.name}", ["model", "algorithm", "articles", "MI", "AMI", "RI",
                                                              "ARI"], table_rows))
     if task and results:
