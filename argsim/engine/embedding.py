@@ -139,16 +139,14 @@ def embed_folder(path: Path, out: Path, spec: EmbedSpec, config: RunConfig, engi
     """`argsim embed` into the shard folder `out` on the run's engine (`embed_local`, or `embed_ray`'s actor pool on
     `engine`, `argsim.engine.engine_from_config(config)`), at the run's precision, the input checked first: (the
     folder's manifest, seconds)."""
-    import time
+    from argsim.measure import timed
 
     spec = replace(spec, precision=config.precision)
     check_input(path, spec)
-    start = time.perf_counter()
-    if config.engine == "ray":
-        manifest = embed_ray(path, out, spec, engine, quiet=config.quiet)
-    else:
-        manifest = embed_local(path, out, spec, config=config)
-    return manifest, time.perf_counter() - start
+    with timed() as t:
+        manifest = embed_ray(path, out, spec, engine, quiet=config.quiet) if config.engine == "ray" \
+            else embed_local(path, out, spec, config=config)
+    return manifest, t["seconds"]
 
 
 def embed_local(path: Path, out: Path, spec: EmbedSpec, config=None, rows_per_shard: int = 100_000) -> dict:
