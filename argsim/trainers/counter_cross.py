@@ -7,7 +7,6 @@ the folder (marker `argsim_cross_encoder.json`) scores log P(best counter) throu
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -16,14 +15,14 @@ import numpy as np
 from sentence_transformers.base.evaluation import BaseEvaluator
 from sentence_transformers.cross_encoder import CrossEncoder
 from sentence_transformers.cross_encoder.losses import CrossEntropyLoss
-from transformers import TrainerCallback
 
 from argsim.backend import model_path
 from argsim.backend.resolve import PairScorer
 from argsim.backend.safety import HF_LOAD
 from argsim.counter.neural.config import CROSS_MARKER, NeuralConfig
 from argsim.counter.neural.store import read_history
-from argsim.training import begin_run, is_main_process
+from argsim.training import begin_run
+from argsim.training.callbacks import HistoryCallback
 from argsim.training.curve import OWN_HISTORY
 from argsim.training.record import data_hash, save_run
 from argsim.training.st import fit_st
@@ -77,48 +76,6 @@ class ChoiceEvaluator(BaseEvaluator):
         return metrics
 
 
-class CrossHistory(TrainerCallback):
-    """A history row per validation (fractional `epoch`, `val`, mean `loss` since the last row, `examples` seen,
-    cumulative `seconds`, `stopped_early`), continuing `history` (a resumed run's); `log` gets each on rank 0.
-
-    Example:
-        >>> h = CrossHistory([], per_epoch=10, examples=(16, 320))
-        >>> h.row(5, 0.5, False)
-        >>> h.history[0]["epoch"], h.history[0]["examples"]
-        (0.5, 80)
-    """
-
-    def __init__(self, history: list[dict], per_epoch: int, examples: tuple[int, int],
-                 log: Callable[[dict], None] | None = None) -> None:
-        self.history, self.per_epoch, self.log = history, per_epoch, log
-        self.per_step, self.total = examples  # examples per optimizer step, in all
-        self.offset = history[-1].get("seconds") or 0.0 if history else 0.0
-        self.start, self.losses, self.step = time.perf_counter(), [], 0
-
-    def add(self, row: dict) -> None:
-        self.history.append(row)
-        if self.log and is_main_process():
-            self.log(row)
-
-    def on_log(self, args, state, control, logs=None, **kw):
-        if logs and "loss" in logs:
-            self.losses.append(float(logs["loss"]))
-
-    def on_evaluate(self, args, state, control, metrics=None, **kw):
-        stopped = control.should_training_stop and state.global_step < state.max_steps  # a budget's stop
-        self.row(state.global_step, (metrics or {}).get(SELECTION_METRIC), stopped)
-
-    def row(self, step: int, val: float | None, stopped: bool) -> None:
-        if step == self.step:
-            return
-        self.step = step
-        self.add({"epoch": round(step / self.per_epoch, 3), "val": val,
-                  "loss": float(np.mean(self.losses)) if self.losses else None,
-                  "examples": min(step * self.per_step, self.total),
-                  "seconds": round(self.offset + time.perf_counter() - self.start, 2), "stopped_early": stopped})
-        self.losses = []
-
-
 def pointwise_examples(pairs: Sequence[tuple[str, str]], collection: Sequence[str], epochs: int,
                        seed: int) -> dict[str, list]:
     """Each epoch (concatenated): (p, c, 1) and (p, a random other text, 0) for every pair, from one seeded draw."""
@@ -146,7 +103,7 @@ def train_cross_encoder(config: NeuralConfig, pairs: Sequence[tuple[str, str]], 
     negatives every epoch; Adam at `config.encoder_lr`, constant).
 
     With `questions` (`validation_choices`) the model is validated before training (epoch 0) and `evals_per_epoch`
-    times per epoch (`ChoiceEvaluator`, `CrossHistory` rows); the best validated step is saved (`fit_st`'s
+    times per epoch (`ChoiceEvaluator`, a `HistoryCallback` row each); the best validated step is saved (`fit_st`'s
     selection; the untrained row is a baseline, not a candidate). Without `questions` the last step is saved.
 
     Returns:
@@ -167,31 +124,35 @@ def train_cross_encoder(config: NeuralConfig, pairs: Sequence[tuple[str, str]], 
     per_epoch = math.ceil(2 * len(pairs) / per_step)
     every = max(1, round(per_epoch / max(evals_per_epoch, 1)))
     evaluator = ChoiceEvaluator(questions) if questions else None
-    tracker = CrossHistory(read_history(out) if budget.resume else [], per_epoch, (per_step, len(data["label"])),
-                           log)
+
+    def row(state, metrics: dict, stopped: bool, loss: float | None, seconds: float) -> dict:
+        step = state.global_step
+        return {"epoch": round(step / per_epoch, 3), "val": metrics.get(SELECTION_METRIC), "loss": loss,
+                "examples": min(step * per_step, len(data["label"])), "seconds": seconds, "stopped_early": stopped}
+
+    tracker = HistoryCallback(row, read_history(out) if budget.resume else [], log)
     if not tracker.history:
         tracker.add({"epoch": 0, "val": evaluator(model)["val_choice_accuracy"] if evaluator else None,
                      "loss": None, "examples": 0, "seconds": 0.0})
     trainer, rec = fit_st(model, data, CrossEntropyLoss(model), run, evaluator=evaluator, eval_every=every,
                           select=SELECTION_METRIC, callbacks=(tracker,), disable_tqdm=quiet, logging_steps=every)
-    if tracker.step != trainer.state.global_step:  # no validation: a row where the run ended
-        tracker.row(trainer.state.global_step, None, bool(rec["stopped_by"]))
+    tracker.take(trainer.state, {}, bool(rec["stopped_by"]))  # no validation there: a row where the run ended
     if trainer.is_world_process_zero():
-        _save_cross(model, config, run, rec, tracker, pairs, evals_per_epoch)
+        _save_cross(model, config, run, rec, tracker.history, per_epoch, pairs, evals_per_epoch)
     return tracker.history
 
 
-def _save_cross(model, config: NeuralConfig, run, rec: dict, tracker: CrossHistory, pairs: list,
+def _save_cross(model, config: NeuralConfig, run, rec: dict, history: list[dict], per_epoch: int, pairs: list,
                 evals_per_epoch: int) -> None:
     """Rank 0: the kept weights, the marker, history.json, train_config.json and the card."""
-    history, best = tracker.history, rec["best"]
+    best = rec["best"]
     model.save(str(run.out))
     marker = {"kind": "cross-encoder", "base_model": config.base_model, "max_length": config.max_seq_length,
               "lr": config.encoder_lr, "batch_size": config.batch_size, "train_pairs": len(pairs)}
     metrics = {"val_choice_accuracy_untrained": history[0]["val"],
                "val_choice_accuracy": best["value"] if best else history[-1]["val"],
                "val_choice_accuracy_last": history[-1]["val"],
-               "best_epoch": round(best["step"] / tracker.per_epoch, 3) if best else None}
+               "best_epoch": round(best["step"] / per_epoch, 3) if best else None}
     options = {"epochs": config.epochs, "lr": config.encoder_lr, "batch_size": config.batch_size,
                "max_length": config.max_seq_length, "evals_per_epoch": evals_per_epoch}
     save_run(run, "counter-cross-encoder", options, {"train": data_hash(pairs)}, rec, metrics, config.base_model,

@@ -4,15 +4,13 @@ early stopping (`train`)."""
 
 from __future__ import annotations
 
-import json
-import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import torch
-from transformers import EarlyStoppingCallback, TrainerCallback
+from transformers import EarlyStoppingCallback
 
 from argsim.counter.neural.config import NeuralConfig
 from argsim.counter.neural.data import PairData
@@ -24,8 +22,8 @@ from argsim.counter.neural.validation import heads_on_cpu
 from argsim.errors import ModelError
 from argsim.evaluation.counter import CounterArgumentEvaluator
 from argsim.io import write_json
-from argsim.training import Budget, Placement, begin_run, is_main_process
-from argsim.training.callbacks import BudgetCallback
+from argsim.training import Budget, Placement, begin_run
+from argsim.training.callbacks import BudgetCallback, HistoryCallback
 from argsim.training.curve import OWN_HISTORY
 from argsim.training.module import ModuleData, fit_module, select_metric
 from argsim.training.record import data_hash, save_run
@@ -129,53 +127,16 @@ class EpochNegatives:
         return pairs[rows_, 0], pairs[rows_, 1], np.asarray(self.current["negatives"])[rows_]
 
 
-class CounterHistory(TrainerCallback):
-    """The per-epoch history (`{"epoch", "loss", "val", "hard", "seconds"}`, epoch 0 untrained) in OUT/history.json
-    after every evaluation, and with the epoch in progress in every checkpoint (a resumed run continues it)."""
-
-    STATE = "counter_state.json"
-
-    def __init__(self, out: Path, negatives: EpochNegatives, metric: str, info: dict,
-                 log: Callable[[dict], None] | None) -> None:
-        self.out, self.negatives, self.metric, self.info, self.log = out, negatives, metric, info, log
-        self.history: list[dict] = []
-        self.losses: list[float] = []
-        self.seconds, self.began = 0.0, time.perf_counter()
-
-    def restore(self, checkpoint: str) -> None:
-        saved = json.loads((Path(checkpoint) / self.STATE).read_text(encoding="utf-8"))
-        self.history, self.losses, self.seconds = saved["history"], saved["losses"], saved["seconds"]
-        self.negatives.current = saved["current"]
-
-    def add(self, epoch: int, loss: float | None, val: float, hard: float, main: bool) -> None:
-        seconds = round(self.seconds + time.perf_counter() - self.began, 2) if epoch else 0.0
-        self.history.append({"epoch": epoch, "loss": loss, "val": val, "hard": hard, "seconds": seconds})
-        if main:
-            if self.log:
-                self.log(self.history[-1])
-            write_json(self.out / OWN_HISTORY, {**self.info, "history": self.history})
-
-    def on_log(self, args, state, control, logs=None, **kwargs):
-        if logs and "loss" in logs:
-            self.losses.append(float(logs["loss"]))
-        return control
-
-    def on_evaluate(self, args, state, control, metrics=None, **kwargs):
-        if abs((state.epoch or 0) - round(state.epoch or 0)) > 1e-6:  # a budget's stop mid-epoch: no epoch row
-            return control
-        loss = float(np.mean(self.losses)) if self.losses else None
-        self.add(round(state.epoch or 0), loss, metrics[self.metric], self.negatives.current.get("hard", 0.0),
-                 state.is_world_process_zero)
-        self.losses = []
-        return control
-
-    def on_save(self, args, state, control, **kwargs):
-        if state.is_world_process_zero:
-            folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
-            write_json(folder / self.STATE, {"history": self.history, "losses": self.losses,
-                                             "current": self.negatives.current,
-                                             "seconds": self.seconds + time.perf_counter() - self.began})
-        return control
+def _epoch_row(negatives: EpochNegatives, metric: str) -> Callable[..., dict | None]:
+    """The history row (`{"epoch", "loss", "val", "hard", "seconds"}`) of an evaluation at an epoch's end (a
+    budget's stop mid-epoch: none)."""
+    def row(state, metrics: dict, stopped: bool, loss: float | None, seconds: float) -> dict | None:
+        epoch = state.epoch or 0
+        if abs(epoch - round(epoch)) > 1e-6:
+            return None
+        return {"epoch": round(epoch), "loss": loss, "val": metrics[metric],
+                "hard": negatives.current.get("hard", 0.0), "seconds": seconds}
+    return row
 
 
 def _loss_of(data: PairData, base: np.ndarray | None) -> Callable:
@@ -196,7 +157,7 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
           model: CounterModel | None = None, init: str | Path | None = None, placement: Placement | None = None,
           budget: Budget | None = None) -> list[dict]:
     """Train `config.kind` on `data` (`fit_module`) and save the best-validated model in `out_dir` (rank 0);
-    returns the history (`CounterHistory` rows).
+    returns the history (`_epoch_row`'s rows, epoch 0 untrained).
 
     Model selection: validation accuracy@1/`config.k_val` (section 6.3; `CounterArgumentEvaluator.from_pairs`)
     of every epoch chooses the saved one (the untrained model is recorded, not a candidate); `config.patience`
@@ -213,13 +174,16 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
     base = None if config.train_encoder else base_table(model, data.texts)  # once: the frozen encoder's
     negatives = EpochNegatives(model, data, config, base)
     evaluator = CounterArgumentEvaluator.from_pairs(data, config.k_val, base=base)  # chooses the saved epoch
-    history = CounterHistory(out_dir, negatives, select_metric(evaluator),
-                             {"config": config.as_dict(), "data": data.info}, log)
-    resume_from = last_checkpoint(out_dir) if budget.resume else None
-    if resume_from is not None and (Path(resume_from) / CounterHistory.STATE).is_file():
-        history.restore(resume_from)
-    else:
-        history.add(0, None, evaluator(model)[evaluator.primary_metric], 0.0, is_main_process())
+    info = {"config": config.as_dict(), "data": data.info}
+    history = HistoryCallback(_epoch_row(negatives, select_metric(evaluator)), log=log,
+                              write=lambda rows: write_json(out_dir / OWN_HISTORY, {**info, "history": rows}),
+                              state_file="counter_state.json", extra=lambda: {"current": negatives.current})
+    saved = history.restore(last_checkpoint(out_dir) if budget.resume else None)  # the epoch in progress continued
+    if saved is not None:
+        negatives.current = saved["current"]
+    else:  # epoch 0: the untrained model
+        history.add({"epoch": 0, "loss": None, "val": evaluator(model)[evaluator.primary_metric], "hard": 0.0,
+                     "seconds": 0.0})
 
     callbacks = [history, EarlyStoppingCallback(config.patience)]
     if budget.max_minutes is not None:  # checked at epoch ends, as the documented recipes expect
