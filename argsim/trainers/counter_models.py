@@ -127,18 +127,6 @@ class EpochNegatives:
         return pairs[rows_, 0], pairs[rows_, 1], np.asarray(self.current["negatives"])[rows_]
 
 
-def _epoch_row(negatives: EpochNegatives, metric: str) -> Callable[..., dict | None]:
-    """The history row (`{"epoch", "loss", "val", "hard", "seconds"}`) of an evaluation at an epoch's end (a
-    budget's stop mid-epoch: none)."""
-    def row(state, metrics: dict, stopped: bool, loss: float | None, seconds: float) -> dict | None:
-        epoch = state.epoch or 0
-        if abs(epoch - round(epoch)) > 1e-6:
-            return None
-        return {"epoch": round(epoch), "loss": loss, "val": metrics[metric],
-                "hard": negatives.current.get("hard", 0.0), "seconds": seconds}
-    return row
-
-
 def _loss_of(data: PairData, base: np.ndarray | None) -> Callable:
     """The batch loss over (point, positive, negative) text indices, from `base` (frozen) or the model's towers."""
     def loss_of(net: CounterModel, rows: tuple[np.ndarray, np.ndarray, np.ndarray]) -> torch.Tensor:
@@ -157,7 +145,7 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
           model: CounterModel | None = None, init: str | Path | None = None, placement: Placement | None = None,
           budget: Budget | None = None) -> list[dict]:
     """Train `config.kind` on `data` (`fit_module`) and save the best-validated model in `out_dir` (rank 0);
-    returns the history (`_epoch_row`'s rows, epoch 0 untrained).
+    returns the history (`{"epoch", "loss", "val", "hard", "seconds"}` per epoch, epoch 0 untrained).
 
     Model selection: validation accuracy@1/`config.k_val` (section 6.3; `CounterArgumentEvaluator.from_pairs`)
     of every epoch chooses the saved one (the untrained model is recorded, not a candidate); `config.patience`
@@ -174,8 +162,15 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
     base = None if config.train_encoder else base_table(model, data.texts)  # once: the frozen encoder's
     negatives = EpochNegatives(model, data, config, base)
     evaluator = CounterArgumentEvaluator.from_pairs(data, config.k_val, base=base)  # chooses the saved epoch
-    info = {"config": config.as_dict(), "data": data.info}
-    history = HistoryCallback(_epoch_row(negatives, select_metric(evaluator)), log=log,
+    metric, info = select_metric(evaluator), {"config": config.as_dict(), "data": data.info}
+
+    def row(state, metrics: dict, stopped: bool, loss: float | None, seconds: float) -> dict | None:
+        epoch = state.epoch or 0  # a row per epoch (a budget's stop mid-epoch: none)
+        return None if abs(epoch - round(epoch)) > 1e-6 else {
+            "epoch": round(epoch), "loss": loss, "val": metrics[metric], "hard": negatives.current.get("hard", 0.0),
+            "seconds": seconds}
+
+    history = HistoryCallback(row, log=log,
                               write=lambda rows: write_json(out_dir / OWN_HISTORY, {**info, "history": rows}),
                               state_file="counter_state.json", extra=lambda: {"current": negatives.current})
     saved = history.restore(last_checkpoint(out_dir) if budget.resume else None)  # the epoch in progress continued

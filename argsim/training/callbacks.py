@@ -172,73 +172,64 @@ class LossLogCallback(TrainerCallback):
 
 
 class HistoryCallback(TrainerCallback):
-    """A history row per evaluated step (at most one a step): `row(state, metrics, stopped, loss, seconds)` (None:
-    no row there) from the trainer's state, the evaluation's metrics, whether a budget stopped the run, the mean loss
-    logged since the last row and the seconds since the run began (continuing a resumed `history`'s last row's).
-    Each row goes to `log` and `write(history)` on rank 0; with `state_file`, every checkpoint holds the history,
-    the pending losses, `extra()` and the seconds under that name, which `restore` reads back.
+    """A history row per evaluated step, `row(state, metrics, stopped, loss, seconds)` (None: none there): the
+    evaluation's metrics, whether a budget stopped the run, the mean loss logged since the last row and the seconds
+    since the run began (continuing `history`, a resumed run's). Rows go to `log` and `write(history)` on rank 0;
+    with `state_file`, each checkpoint holds the history, pending losses, `extra()` and seconds (`restore`).
 
     Example:
         >>> from transformers import TrainerState
-        >>> h = HistoryCallback(lambda state, metrics, stopped, loss, seconds: {"step": state.global_step,
-        ...                                                                    "loss": loss})
+        >>> h = HistoryCallback(lambda state, metrics, stopped, loss, seconds: {"loss": loss})
         >>> h.losses = [1.0, 3.0]
-        >>> h.take(TrainerState(global_step=5), {}, False)
-        >>> h.history
-        [{'step': 5, 'loss': 2.0}]
+        >>> h.take(TrainerState(global_step=5), {}, False) or h.history
+        [{'loss': 2.0}]
     """
 
     def __init__(self, row: Callable[..., dict | None], history: list[dict] | None = None,
                  log: Callable[[dict], None] | None = None, write: Callable[[list[dict]], object] | None = None,
-                 state_file: str | None = None, extra: Callable[[], dict] = dict) -> None:
+                 state_file: str = "", extra: Callable[[], dict] = dict) -> None:
         self.row, self.log, self.write, self.state_file, self.extra = row, log, write, state_file, extra
         self.history = history if history is not None else []
         self.offset = self.history[-1].get("seconds") or 0.0 if self.history else 0.0
-        self.losses: list[float] = []
-        self.step, self.began = 0, time.perf_counter()
+        self.losses, self.step, self.began = [], 0, time.perf_counter()
 
     def restore(self, checkpoint: str | None) -> dict | None:
         """The state `checkpoint` holds (None: none), its history, pending losses and seconds continued."""
-        if checkpoint is None or not (Path(checkpoint) / str(self.state_file)).is_file():
+        path = Path(checkpoint or "") / self.state_file
+        if checkpoint is None or not path.is_file():
             return None
-        saved = json.loads((Path(checkpoint) / str(self.state_file)).read_text(encoding="utf-8"))
+        saved = json.loads(path.read_text(encoding="utf-8"))
         self.history, self.losses, self.offset = saved["history"], saved["losses"], saved["seconds"]
         return saved
 
     def add(self, row: dict) -> None:
         self.history.append(row)
-        if is_main_process():
-            if self.log:
-                self.log(row)
-            if self.write:
-                self.write(self.history)
+        if self.log and is_main_process():
+            self.log(row)
+        if self.write and is_main_process():
+            self.write(self.history)
 
     def take(self, state, metrics: dict, stopped: bool) -> None:
         """The row of an evaluation at `state.global_step`, unless that step has one."""
-        if state.global_step == self.step:
-            return
-        loss = float(np.mean(self.losses)) if self.losses else None
-        row = self.row(state, metrics, stopped, loss, round(self.offset + time.perf_counter() - self.began, 2))
-        if row is not None:
-            self.step, self.losses = state.global_step, []
-            self.add(row)
+        if state.global_step != self.step:
+            loss = float(np.mean(self.losses)) if self.losses else None
+            row = self.row(state, metrics, stopped, loss, round(self.offset + time.perf_counter() - self.began, 2))
+            if row is not None:
+                self.step, self.losses = state.global_step, []
+                self.add(row)
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         if logs and "loss" in logs:
             self.losses.append(float(logs["loss"]))
-        return control
 
     def on_evaluate(self, args, state, control, metrics=None, **kwargs):
-        stopped = control.should_training_stop and state.global_step < state.max_steps  # a budget's stop
-        self.take(state, metrics or {}, stopped)
-        return control
+        self.take(state, metrics or {}, control.should_training_stop and state.global_step < state.max_steps)
 
     def on_save(self, args, state, control, **kwargs):
         if self.state_file and state.is_world_process_zero:
             write_json(Path(args.output_dir) / f"checkpoint-{state.global_step}" / self.state_file,
                        {"history": self.history, "losses": self.losses, **self.extra(),
                         "seconds": self.offset + time.perf_counter() - self.began})
-        return control
 
 
 def epoch_rows(log_history: list[dict]) -> list[dict]:
