@@ -203,7 +203,7 @@ def fit_module(net: nn.Module, loss: Callable, data: ModuleData, run, *,
         groups: the optimizer's parameter groups (default: every trainable parameter at the policy's rate).
         evaluator: the task's evaluator, run every `eval_every` steps; the best checkpoint is kept
             (`st.selection_arguments`).
-        callbacks: more `TrainerCallback`s. log_every: log the loss every N steps (default `st.logging_steps`).
+        callbacks: more `TrainerCallback`s. log_every: log the loss every N steps (default: about ten times a run).
 
     Returns:
         (the trainer, `st.run_trainer`'s record).
@@ -217,8 +217,8 @@ def fit_module(net: nn.Module, loss: Callable, data: ModuleData, run, *,
     else:  # a checkpoint at every epoch end, as at every --checkpoint-every steps
         every = run.budget.checkpoint_every
         extra = {"save_strategy": "steps", "save_steps": every} if every else {"save_strategy": "epoch"}
-    every = log_every or st.logging_steps(data.n_batches, 1, run.epochs, run.budget, run.placement.processes)
-    args = st.trainer_arguments(replace(run, batch_size=1), logging_steps=every,
+    extra |= {"logging_steps": log_every} if log_every else {}
+    args = st.trainer_arguments(replace(run, batch_size=1), data.n_batches,
                                 restore_callback_states_from_checkpoint=True, **extra)  # e.g. early stopping's count
     trainer = ModuleTrainer(net, loss, data, groups, run.policy, evaluator, args=args,
                             callbacks=list(callbacks) or None)

@@ -26,25 +26,23 @@ CHECKPOINTS = "checkpoints"
 IDENTITY = "run.json"  # beside the checkpoints: the data and architecture they were trained on
 
 
-def trainer_arguments(run: TrainRun, args_class: type = TrainingArguments, **extra: object) -> TrainingArguments:
-    """`args_class` (TrainingArguments or a subclass) for `run`, overridden by `extra`; checkpoints: OUT/checkpoints."""
+def trainer_arguments(run: TrainRun, examples: int, args_class: type = TrainingArguments,
+                      **extra: object) -> TrainingArguments:
+    """`args_class` (TrainingArguments or a subclass) for `run` over `examples` training examples, overridden by
+    `extra`; checkpoints: OUT/checkpoints; the loss logged about ten times a run (every 1 to 50 steps)."""
     placement, budget, every = run.placement, run.budget, run.budget.checkpoint_every
+    total = math.ceil(math.ceil(examples / (run.batch_size * placement.processes)) / budget.grad_accum * run.epochs)
     kw: dict = {"output_dir": str(Path(run.out) / CHECKPOINTS), "num_train_epochs": run.epochs,
                 "per_device_train_batch_size": run.batch_size, "gradient_accumulation_steps": budget.grad_accum,
                 "seed": placement.seed, "data_seed": placement.seed, "use_cpu": placement.cpu,
                 "bf16": placement.precision == "bf16", "fp16": placement.precision == "fp16",
                 "save_strategy": "steps" if every else "no", "save_steps": every or 500, "save_total_limit": 1,
+                "logging_steps": max(1, min(50, min(total, budget.max_steps or total) // 10)),
                 "report_to": "none", "disable_tqdm": True, "dataloader_num_workers": 0,
                 "ddp_find_unused_parameters": True, **run.policy.trainer_kwargs()}
     if placement.processes > 1 and placement.cpu:
         kw["ddp_backend"] = "gloo"
     return args_class(**(kw | extra))
-
-
-def logging_steps(examples: int, batch_size: int, epochs: float, budget: Budget, processes: int = 1) -> int:
-    """Log the loss about ten times per run (at most every 50 steps, at least every step)."""
-    total = math.ceil(math.ceil(examples / (batch_size * processes)) / budget.grad_accum * epochs)
-    return max(1, min(50, min(total, budget.max_steps or total) // 10))
 
 
 def last_checkpoint(out: Path) -> str | None:
@@ -143,7 +141,7 @@ def fit_st(model, rows: dict[str, list] | list[dict], loss, run: TrainRun, *, ev
         select: keep the best evaluation's weights by this metric (`selection_arguments`; LoRA checkpoints' adapters
             read back); needs `evaluator` or `eval_rows`, else the last weights stay.
         callbacks: more TrainerCallbacks. eval_rows: records of an evaluation dataset (its loss), if any.
-        extra: more training arguments (`disable_tqdm`, `logging_steps` (default: `logging_steps`), ...).
+        extra: more training arguments (`disable_tqdm`, `logging_steps` (default: about ten a run), ...).
 
     Returns:
         (the trainer, `run_trainer`'s record); the model holds the kept weights.
@@ -163,10 +161,8 @@ def fit_st(model, rows: dict[str, list] | list[dict], loss, run: TrainRun, *, ev
     elif evaluator is not None and eval_every:
         extra = {"eval_strategy": "steps", "eval_steps": eval_every, **extra}
     cross, data = isinstance(model, CrossEncoder), _dataset(rows)
-    extra.setdefault("logging_steps", logging_steps(len(data), run.batch_size, run.epochs, run.budget,
-                                                    run.placement.processes))
-    args = trainer_arguments(run, CrossEncoderTrainingArguments if cross else SentenceTransformerTrainingArguments,
-                             **extra)
+    args = trainer_arguments(run, len(data), CrossEncoderTrainingArguments if cross else
+                             SentenceTransformerTrainingArguments, **extra)
     trainer = (CrossEncoderTrainer if cross else SentenceTransformerTrainer)(
         model=model, args=args, train_dataset=data, loss=loss, evaluator=evaluator,
         callbacks=list(callbacks) or None, eval_dataset=_dataset(eval_rows) if eval_rows else None)
