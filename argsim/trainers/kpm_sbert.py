@@ -78,17 +78,12 @@ class SbertConfig:
 
 def pair_rows(data: KPMData, cfg: SbertConfig) -> dict[str, list]:
     """Columns (sentence1, sentence2, score|label) from the labelled pairs, in the labels file's order."""
-    s1, s2, y = [], [], []
-    for (aid, kid), label in data.labels.items():
-        s1.append(data.arg_by_id[aid].text)
-        s2.append(data.kp_by_id[kid].text)
-        if cfg.loss == "cosine":
-            y.append(cfg.positive_target if label == 1 else cfg.negative_target)
-        else:
-            y.append(int(label))
-    if not s1:
-        raise ArgsimError(f"{data.name}: no labelled pairs to train on")
-    return {"sentence1": s1, "sentence2": s2, "label": y}
+    from argsim.trainers.kpm_cross import pair_rows as labelled_pairs
+
+    rows = labelled_pairs(data)
+    y = [(cfg.positive_target if v == 1 else cfg.negative_target) if cfg.loss == "cosine" else int(v)
+         for v in rows["label"]]
+    return {"sentence1": rows["argument"], "sentence2": rows["key_point"], "label": y}
 
 
 def mnrl_rows(data: KPMData, seed: int = 13) -> dict[str, list]:
