@@ -115,12 +115,10 @@ def scores_for_k(result: StageResult, k: int) -> dict[str, np.ndarray]:
     out = {}
     for pid, first in result.first_full.items():
         order = np.argsort(-first, kind="stable")
-        sec = result.second[pid]
-        if sec is not None and k > 1:
-            kk = min(k, len(sec))
-            order = np.concatenate([order[:kk][rerank_order(sec[:kk])], order[kk:]])
-        out[pid] = np.empty(len(order), dtype=np.float64)
-        out[pid][order] = np.arange(len(order), 0, -1, dtype=np.float64)
+        if (sec := result.second[pid]) is not None and k > 1:
+            head = rerank_order(sec[:k])
+            order[:len(head)] = order[head]
+        out[pid] = (len(order) - np.argsort(order)).astype(np.float64)
     return out
 
 
