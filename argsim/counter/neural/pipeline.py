@@ -103,9 +103,8 @@ def run_stages(points: list[Argument], pools: dict[str, list[Argument]], first, 
         second_scores = {p.id: flat[end - len(top[p.id]):end] for p, end in zip(points, ends, strict=True)}
     elif second is not None:
         u, q = _bases(second, points, index, cache)
-        for i, p in enumerate(points):
-            cols = index.columns[p.id][top[p.id]]
-            second_scores[p.id] = second.cls_scores_numpy(q[i][None, :], u[cols])
+        second_scores = {p.id: second.cls_scores_numpy(q[i][None, :], u[index.columns[p.id][top[p.id]]])
+                         for i, p in enumerate(points)}
     return StageResult(top=top, second=second_scores, first_full=first_full)
 
 
