@@ -73,8 +73,7 @@ def dataset_points(split: str, setting: str, limit: int | None = None, data_dir:
     corpus = load_counterargs(data_dir)
     points = corpus.points(split)[:limit]
     if sample is not None and sample < len(points):
-        rng = np.random.default_rng(seed)
-        points = [points[i] for i in sorted(rng.choice(len(points), size=sample, replace=False))]
+        points = [points[i] for i in sorted(np.random.default_rng(seed).choice(len(points), sample, replace=False))]
     pools = build_pools(corpus, split, setting)
     return points, {p.id: pools[p.id] for p in points}, {p.id: corpus.true_counter(p).id for p in points}
 

@@ -101,9 +101,8 @@ class FeatureSpace:
         return out
 
     def pooled_metric(self, metric: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        cl, pr = self.dense_metric(metric)
-        return {p.id: (cl[i, self.index.columns[p.id]], pr[i, self.index.columns[p.id]])
-                for i, p in enumerate(self.points)}
+        cl, pr = map(self.index.gather, self.dense_metric(metric))
+        return {pid: (cl[pid], pr[pid]) for pid in cl}
 
     @cached_property
     def engine(self) -> WMDEngine:

@@ -58,26 +58,24 @@ class TreeScore(PoolScore):
 
     def upper(self, data: np.ndarray, rows: np.ndarray, s_cl_lo: np.ndarray, s_cl_hi: np.ndarray,
               s_pr_lo: np.ndarray, s_pr_hi: np.ndarray) -> np.ndarray:
-        lo, hi = data[rows], data[rows].copy()
-        lo[:, WMD_BLOCK] = aggregate(s_cl_lo, s_pr_lo)
-        hi[:, WMD_BLOCK] = aggregate(s_cl_hi, s_pr_hi)
+        lo, hi = self._filled(data, rows, s_cl_lo, s_pr_lo), self._filled(data, rows, s_cl_hi, s_pr_hi)
         margin = margin_upper_bound(self.trees, self._inputs(lo), self._inputs(hi)) + self.slack  # XGBoost's float32
         with np.errstate(over="ignore"):
             return 1.0 / (1.0 + np.exp(-margin)) * (1 + 1e-6)
 
-    def _filled(self, data: np.ndarray, rows: np.ndarray, d_cl: np.ndarray, d_pr: np.ndarray) -> np.ndarray:
+    def _filled(self, data: np.ndarray, rows: np.ndarray, s_cl: np.ndarray, s_pr: np.ndarray) -> np.ndarray:
         x = data[rows]  # a copy
-        x[:, WMD_BLOCK] = aggregate(inverse_distance(d_cl), inverse_distance(d_pr))
+        x[:, WMD_BLOCK] = aggregate(s_cl, s_pr)
         return x
 
     def exact(self, data: np.ndarray, rows: np.ndarray, d_cl: np.ndarray, d_pr: np.ndarray) -> np.ndarray:
         """A lower bound of XGBoost's score from the trees' own exact margin (one XGBoost call costs ~30 ms, so it
         is made once per point, in `final`)."""
-        z = self._inputs(self._filled(data, rows, d_cl, d_pr))
+        z = self._inputs(self._filled(data, rows, inverse_distance(d_cl), inverse_distance(d_pr)))
         return 1.0 / (1.0 + np.exp(-(margins(self.trees, z) - self.slack))) * (1 - 1e-6)
 
     def final(self, data: np.ndarray, rows: np.ndarray, d_cl: np.ndarray, d_pr: np.ndarray) -> np.ndarray:
-        return self.ltr.decision_function(self._filled(data, rows, d_cl, d_pr))
+        return self.ltr.decision_function(self._filled(data, rows, inverse_distance(d_cl), inverse_distance(d_pr)))
 
 
 def tree_scores(space: FeatureSpace, ltr: LTRModel, gold: dict[str, str | None] | None = None,

@@ -56,9 +56,7 @@ def counterargs_data(corpus, train_split: str = "training", val_split: str = "va
         pairs = list(corpus.pairs(split))
         args = list(corpus.points(split)) + list(corpus.counters(split))
         if n is not None and n < len(pairs):
-            keep = sorted(rng.choice(len(pairs), size=n, replace=False))
-            pairs = [pairs[i] for i in keep]
-            args = []
+            pairs, args = [pairs[i] for i in sorted(rng.choice(len(pairs), size=n, replace=False))], []
         return pairs, args
 
     tr_pairs, tr_args = take(train_split, limit)

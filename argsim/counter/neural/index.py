@@ -145,8 +145,7 @@ def search_excluding(index, queries: np.ndarray, k: int,
     for q in range(len(queries)):
         bad = exclude[q] if exclude else ()
         keep = [j for j in range(want) if ids[q, j] >= 0 and int(ids[q, j]) not in bad][:k]
-        out_s[q, :len(keep)] = scores[q, keep]
-        out_i[q, :len(keep)] = ids[q, keep]
+        out_s[q, :len(keep)], out_i[q, :len(keep)] = scores[q, keep], ids[q, keep]
     return out_s, out_i
 
 

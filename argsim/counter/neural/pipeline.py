@@ -103,9 +103,8 @@ def run_stages(points: list[Argument], pools: dict[str, list[Argument]], first, 
         second_scores = {p.id: flat[end - len(top[p.id]):end] for p, end in zip(points, ends, strict=True)}
     elif second is not None:
         u, q = _bases(second, points, index, cache)
-        for i, p in enumerate(points):
-            cols = index.columns[p.id][top[p.id]]
-            second_scores[p.id] = second.cls_scores_numpy(q[i][None, :], u[cols])
+        second_scores = {p.id: second.cls_scores_numpy(q[i][None, :], u[index.columns[p.id][top[p.id]]])
+                         for i, p in enumerate(points)}
     return StageResult(top=top, second=second_scores, first_full=first_full)
 
 
@@ -115,12 +114,10 @@ def scores_for_k(result: StageResult, k: int) -> dict[str, np.ndarray]:
     out = {}
     for pid, first in result.first_full.items():
         order = np.argsort(-first, kind="stable")
-        sec = result.second[pid]
-        if sec is not None and k > 1:
-            kk = min(k, len(sec))
-            order = np.concatenate([order[:kk][rerank_order(sec[:kk])], order[kk:]])
-        out[pid] = np.empty(len(order), dtype=np.float64)
-        out[pid][order] = np.arange(len(order), 0, -1, dtype=np.float64)
+        if (sec := result.second[pid]) is not None and k > 1:
+            head = rerank_order(sec[:k])
+            order[:len(head)] = order[head]
+        out[pid] = (len(order) - np.argsort(order)).astype(np.float64)
     return out
 
 

@@ -25,8 +25,7 @@ def _two_stage(points, pools, first, second, k, precision: str = "auto", config=
     from argsim.counter.neural.pipeline import load_stage, run_stages, scores_for_k
 
     first_stage, second_stage = load_stage(first, precision, config), load_stage(second, precision, config)
-    k = int(k)
-    return scores_for_k(run_stages(points, pools, first_stage, second_stage, kmax=k), k)
+    return scores_for_k(run_stages(points, pools, first_stage, second_stage, kmax=int(k)), int(k))
 
 
 @register_ranker("bipolar", help="Bipolar-encoder: retrieval head top-k, reranked by its classification head "

@@ -76,16 +76,12 @@ class RetrieveRerank:
         scores, ids = search_excluding(self.index, q_ret, k, exclude)
         if not rerank or self.heads.cls is None:
             return ids, scores
-        out_ids, out_scores = ids.copy(), scores.copy()
-        for q in range(len(ids)):
-            cand = ids[q][ids[q] >= 0]
-            if not len(cand):
-                continue
+        for q, row in enumerate(ids):  # the padding (-1) stays last
+            cand = row[row >= 0]
             p = cls_probability(self.heads.cls, query_base[q], self.base[cand])
             order = rerank_order(p)
-            out_ids[q, :len(cand)] = cand[order]
-            out_scores[q, :len(cand)] = p[order]
-        return out_ids, out_scores
+            ids[q, :len(cand)], scores[q, :len(cand)] = cand[order], p[order]
+        return ids, scores
 
     def rank_texts(self, queries: Sequence[str], k: int, exclude_self: bool = True,
                    rerank: bool = True) -> tuple[np.ndarray, np.ndarray]:

@@ -94,8 +94,7 @@ def evaluate_row(row: RowSpec, corpus, split: str, setting: str, ks: tuple[int, 
             stages[spec] = load_stage(spec, config=config)
     points = corpus.points(split)
     if limit is not None and limit < len(points):
-        keep = sorted(np.random.default_rng(seed).choice(len(points), size=limit, replace=False))
-        points = [points[i] for i in keep]
+        points = [points[i] for i in sorted(np.random.default_rng(seed).choice(len(points), size=limit, replace=False))]
     key = ("pools", split, setting)
     if key not in stages:  # building the epa pools takes a while: once per split and setting
         stages[key] = build_pools(corpus, split, setting)

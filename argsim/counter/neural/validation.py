@@ -31,9 +31,7 @@ def at1_over_k(model: CounterModel, base: np.ndarray, queries: np.ndarray, golds
         scores = ret_q[s:s + chunk] @ ret_c.T
         scores[collection[None, :] == q[:, None]] = -np.inf
         top = np.argpartition(-scores, kmax - 1, axis=1)[:, :kmax]
-        top_scores = np.take_along_axis(scores, top, axis=1)
-        top = np.take_along_axis(top, np.argsort(-top_scores, axis=1, kind="stable"), axis=1)
-        cand = collection[top]                                     # (b, kmax) text indices
+        cand = collection[np.take_along_axis(top, np.argsort(-np.take_along_axis(scores, top, 1), 1, "stable"), 1)]
         second = (model.cls_scores_numpy(base[q][:, None, :], base[cand]) if model.cls is not None
                   else [None] * len(q))                            # (b, kmax) P(best counter)
         batches.append(at1_over_k_hits(zip(cand, second, strict=True), golds[s:s + chunk], ks))
