@@ -2,8 +2,8 @@
 precision, threads": what each option does; a device the machine lacks is an `ArgsimError`, one line, exit 2).
 
 Readings chosen: `--precision auto` is fp32 on MPS (MPS autocast is incomplete). Inference (`inference_precision`)
-casts the weights themselves (no autocast): auto is fp16 on CUDA (bf16 only when asked); an explicit bf16 on the
-CPU is allowed (torch runs bf16 matmuls there; vectors differ from fp32 in the 2nd-3rd digit), fp16 on the CPU and
+casts the weights themselves (no autocast): auto is fp16 on CUDA (bf16 only when asked) and, in torch, bf16 on CPUs
+that compute it natively (`cpu_bf16_native`; fp32 elsewhere); an explicit bf16 on any CPU is allowed (torch runs bf16 matmuls there; vectors differ from fp32 in the 2nd-3rd digit), fp16 on the CPU and
 bf16 on MPS are refused as in training. Encoders that run no transformer stay fp32 and say so in their `precision`.
 Under `accelerate launch` / `torchrun` every process uses the GPU of its LOCAL_RANK; a single process asked for
 `cuda:N` pins CUDA_VISIBLE_DEVICES=N before CUDA starts (so the Trainer neither picks cuda:0 nor uses DataParallel).
@@ -79,10 +79,9 @@ def resolve_precision(precision: str, device: str) -> str:
 
 #: CPU flags of native bf16 matrix products: AVX512_BF16 and AMX (amx_bf16)
 BF16_FLAGS = ("avx512_bf16", "amx_bf16")
-#: whether `--precision auto` infers in bf16 on a CPU with native bf16 (docs/backends.md, "The default, and why":
-#: bf16 passed the two tasks measured so far; the rule asks for all seven). Before switching it on, `auto` must stay
-#: fp32 for the onnx / openvino backends, whose callers resolve the precision here too.
-CPU_AUTO_BF16 = False
+#: whether `--precision auto` infers in bf16 in torch on a CPU with native bf16: torch bf16 passed the rule of
+#: docs/backends.md ("The default, and why") on all seven tasks; `auto` stays fp32 in the onnx / openvino backends
+CPU_AUTO_BF16 = True
 
 
 def cpu_bf16_native(flags: Iterable[str] | None = None) -> bool:

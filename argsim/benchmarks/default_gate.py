@@ -85,7 +85,9 @@ def task_verdict(task: str, metric: str, value: float, boot: np.ndarray, fp32: f
 
 def verdicts_from_rows(rows: Sequence[Mapping[str, Any]], variant: str, fp32: str = "minilm") -> list[TaskVerdict]:
     """The `TaskVerdict` of every task on which `argsim evaluate` rows (dicts, as evaluate.json holds them) give
-    `variant`'s figure, `fp32`'s with its interval, and the comparison row '`variant` vs `fp32`'."""
+    `variant`'s figure, `fp32`'s with its interval, and the comparison row '`variant` vs `fp32`'; a baseline whose
+    row records another precision than fp32 (`auto` on a CPU with native bf16) is no baseline: that task is not
+    compared."""
     primary = {(r["model"], r["setting"]): r for r in rows
                if r.get("method") == METHOD and (r.get("extra") or {}).get("primary")}
     out = []
@@ -93,7 +95,7 @@ def verdicts_from_rows(rows: Sequence[Mapping[str, Any]], variant: str, fp32: st
         if r.get("method") != COMPARE_METHOD or r["model"] != f"{variant} vs {fp32}":
             continue
         mine, base, extra = primary.get((variant, r["setting"])), primary.get((fp32, r["setting"])), r["extra"]
-        if mine is None or base is None:
+        if mine is None or base is None or (base.get("env") or {}).get("precision", "fp32") != "fp32":
             continue
         out.append(TaskVerdict(r["setting"], base["metric"], mine["value"], base["value"], *base["extra"]["ci95"],
                                *extra["ci95"], extra["p_bootstrap"], extra.get("p_mcnemar"),

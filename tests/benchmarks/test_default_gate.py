@@ -136,6 +136,9 @@ def test_a_variant_not_compared_on_every_task_of_fp32_does_not_pass():
     rows = [r.as_dict() for r in board.rows(env={})]
     speed = [{"method": "torch-bf16", "metric": "speedup_vs_torch_fp32", "value": 1.7}]
     assert decide(rows, speed)[1] == name
+    # a baseline that ran in bf16 (auto on a CPU with native bf16) is no fp32 baseline: nothing compared
+    assert verdicts_from_rows([r | {"env": {"precision": "bf16"}} if r["model"] == "minilm" else r for r in rows],
+                              name) == []
     fp32_row = next(r for r in rows if r["model"] == "minilm" and (r.get("extra") or {}).get("primary"))
     rows.append(fp32_row | {"setting": "other"})
     (decision,), default = decide(rows, speed)
