@@ -34,7 +34,7 @@ def rows_of(folder: Path, env_base: dict) -> list:
                f"({card['trainable_parameters']:,} parameters), {opts['loss']} loss, lr {opts['lr']:g} -> "
                f"{opts['lr_end']:g}, {record['steps']} steps x {opts['batch_size']} pairs, seed {record['seed']}"
                + (f", best of dev evaluations every {opts['eval_every']} steps (step {best['step']})" if best
-                  else ""))
+                  else "") + f", trained in {record['precision']} on {record.get('threads') or 'all'} thread(s)")
     env = {**env_base, "device": record["device"], "precision": record["precision"], "seed": record["seed"],
            "threads": record.get("threads")}
     extra = {"train_command": record["command"], "steps": record["steps"], "train_seconds": record["seconds"],
