@@ -82,9 +82,12 @@ def test_bad_precision_is_one_line_and_exit_2_before_any_work(tmp_path, precisio
     assert not out.exists()
 
 
-def test_inference_rows_record_the_precision_used():
+def test_inference_rows_record_the_precision_used(monkeypatch):
+    from argsim import measure
     from argsim.results import run_environment
 
-    assert run_environment(RunConfig(device="cpu"))["precision"] == "fp32"
+    for flags, auto in ((["avx2", "avx512f"], "fp32"), (["avx512f", "avx512_bf16"], "bf16")):
+        monkeypatch.setattr(measure, "cpu_info", lambda flags=flags: {"flags": flags})
+        assert run_environment(RunConfig(device="cpu"))["precision"] == auto
     env = run_environment(RunConfig(device="cpu", precision="bf16"))
     assert (env["device"], env["precision"]) == ("cpu", "bf16")

@@ -120,8 +120,13 @@ def test_policy_equals_transformers_schedules():
 def test_precision_and_device_resolution(monkeypatch):
     from argsim.backend.device import resolve_device, resolve_precision
 
-    assert resolve_precision("auto", "cpu") == "fp32" and resolve_precision("bf16", "cpu") == "bf16"
-    assert resolve_precision("auto", "mps") == "fp32"
+    from argsim import measure
+
+    for flags, auto in ((["avx2", "avx512f", "avx512_vnni"], "fp32"), (["avx512f", "avx512_bf16"], "bf16"),
+                        (["avx2", "amx_bf16"], "bf16")):  # autocast in bf16 only where the CPU computes it
+        monkeypatch.setattr(measure, "cpu_info", lambda flags=flags: {"flags": flags})
+        assert resolve_precision("auto", "cpu") == auto and resolve_precision("bf16", "cpu") == "bf16"
+        assert resolve_precision("fp32", "cpu") == "fp32" and resolve_precision("auto", "mps") == "fp32"
     with pytest.raises(ArgsimError, match="fp16 needs a CUDA GPU"):
         resolve_precision("fp16", "cpu")
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
