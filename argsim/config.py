@@ -87,9 +87,9 @@ class RunConfig:
     cache_dir: Path | None = setting(None, "Embedding cache folder (default $ARGSIM_CACHE_DIR, else the user's "
                                            "cache folder).", output="folder")
     use_cache: bool = setting(True, "Use the embedding cache (--no-cache bypasses it).", option="--cache/--no-cache")
-    precision: Precision = setting("auto", "Numeric precision. auto: bf16 on CPUs with native bf16 (AVX512_BF16 / "
-                                   "AMX); on CUDA, training in bf16 where the GPU supports it (else fp16) and "
-                                   "inference in fp16; fp32 otherwise. bf16 runs on any CPU; fp16 needs CUDA.")
+    precision: Precision = setting("auto", "Numeric precision. auto: training in bf16 on GPUs that support it, fp16 "
+                                   "on older CUDA; inference in fp16 on CUDA; fp32 on CPU and MPS. bf16 runs on the "
+                                   "CPU too; fp16 needs CUDA.")
     threads: int | None = setting(None, "CPU threads of inference (default: torch's own choice; onnx / openvino: "
                                         "the cores argsim may use, from the CPU affinity and the cgroup quota).",
                                   min=1)

@@ -84,7 +84,10 @@ def test_bad_precision_is_one_line_and_exit_2_before_any_work(tmp_path, precisio
 
 def test_inference_rows_record_the_precision_used(monkeypatch):
     from argsim import measure
+    from argsim.backend import device
     from argsim.results import run_environment
+
+    monkeypatch.setattr(device, "CPU_AUTO_BF16", True)
 
     for flags, auto in ((["avx2", "avx512f"], "fp32"), (["avx512f", "avx512_bf16"], "bf16")):
         monkeypatch.setattr(measure, "cpu_info", lambda flags=flags: {"flags": flags})

@@ -121,7 +121,8 @@ def test_rows_give_the_arrays_verdicts_and_the_fastest_passing_variant_wins(tmp_
     (tmp_path / "bench" / "results" / "backends.json").write_text(json.dumps({"task": "backends", "rows": speed}))
     res = CliRunner().invoke(app, ["--workdir", str(tmp_path), "bench", "default"])
     assert res.exit_code == 0, res.output
-    assert "default: minilm [torch bf16]" in res.stdout and "│ minilm [openvino int8] │" in res.stdout
+    assert "minilm [torch bf16] passes and runs the model as stored: one option away" in res.stdout
+    assert "default: minilm (torch fp32) on every CPU" in res.stdout and "│ minilm [openvino int8] │" in res.stdout
     assert "minilm [onnx int8] passes but runs an exported graph" in res.stdout
     res = CliRunner().invoke(app, ["--workdir", str(tmp_path), "bench", "default", "--fp32", "mpnet"])
     assert res.exit_code == 2 and "no comparison of a variant with mpnet" in res.output

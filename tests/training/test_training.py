@@ -118,10 +118,11 @@ def test_policy_equals_transformers_schedules():
 
 
 def test_precision_and_device_resolution(monkeypatch):
+    from argsim import measure
+    from argsim.backend import device
     from argsim.backend.device import resolve_device, resolve_precision
 
-    from argsim import measure
-
+    monkeypatch.setattr(device, "CPU_AUTO_BF16", True)
     for flags, auto in ((["avx2", "avx512f", "avx512_vnni"], "fp32"), (["avx512f", "avx512_bf16"], "bf16"),
                         (["avx2", "amx_bf16"], "bf16")):  # autocast in bf16 only where the CPU computes it
         monkeypatch.setattr(measure, "cpu_info", lambda flags=flags: {"flags": flags})

@@ -58,7 +58,7 @@ def default(
     """The CPU default decided from the saved rows: every variant that `argsim evaluate --compare` tested against
     torch fp32 (evaluate.json), per task its figure, fp32's 95 % interval and the paired test; it passes when every
     figure lies inside the interval with no significant difference; the fastest that passes (backends.json) and runs
-    the model as stored (torch; an exported graph stays one option away) wins."""
+    the model as stored (torch; an exported graph stays one option away) is named. The default stays torch fp32."""
     from rich.markup import escape
 
     from argsim.benchmarks.default_gate import decide_from_results, decision_table
@@ -73,5 +73,7 @@ def default(
         if d.passes and not d.eligible:
             console.print(f"{d.variant} passes but runs an exported graph, not the model as stored: one option away, "
                           "not a default", markup=False, highlight=False)
-    fallback = f"{fp32} (torch fp32): no faster variant that runs the model as stored passes"
-    console.print(f"default: {winner or fallback}", markup=False, highlight=False)
+    console.print(f"default: {fp32} (torch fp32) on every CPU, so that a command gives the same figures on every "
+                  "machine; " + (f"{winner} passes and runs the model as stored: one option away" if winner else
+                                 "no faster variant that runs the model as stored passes"), markup=False,
+                  highlight=False)

@@ -52,8 +52,8 @@ def load_stage(spec: str | Path | None, precision: str = "auto", config=None):
     """'bm25', a CounterModel folder (or a shipped counter model's name), or a cross-encoder folder -> the stage
     object (None stays None).
 
-    A cross-encoder scores on the CPU in `precision` (`--precision`, resolved for the CPU: auto = bf16 on a CPU with
-    native bf16, else fp32), in the runtime of `config` (`--backend`, `--quantize`; None: PyTorch); CounterModel stages compute in
+    A cross-encoder scores on the CPU in `precision` (`--precision`, resolved for the CPU: auto = fp32, bf16 when
+    asked), in the runtime of `config` (`--backend`, `--quantize`; None: PyTorch); CounterModel stages compute in
     fp32, their transformer in `config`'s runtime."""
     from argsim.counter.neural.config import is_cross_folder, marker_max_length
     from argsim.counter.neural.store import load_model
