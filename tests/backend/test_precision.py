@@ -94,3 +94,19 @@ def test_inference_rows_record_the_precision_used(monkeypatch):
         assert run_environment(RunConfig(device="cpu"))["precision"] == auto
     env = run_environment(RunConfig(device="cpu", precision="bf16"))
     assert (env["device"], env["precision"]) == ("cpu", "bf16")
+
+
+def test_counter_models_compute_in_fp32_where_auto_would_be_bf16(monkeypatch):
+    """A counter-argument model computes in fp32 and keys its cache so: its frozen base too, also on a CPU where
+    `--precision auto` is bf16 (otherwise bf16 base vectors would be cached under the fp32 key)."""
+    from argsim import measure
+    from argsim.backend import device
+    from argsim.backend.registry import get_encoder
+
+    texts = ["Uniforms stop bullying.", "Taxes fund schools."]
+    fp32 = get_encoder("counter-bi-encoder", config=RunConfig(use_cache=False)).for_role("document").encode(texts)
+    monkeypatch.setattr(measure, "cpu_info", lambda: {"flags": ["avx512f", "avx512_bf16"]})
+    monkeypatch.setattr(device, "CPU_AUTO_BF16", True)
+    encoder = get_encoder("counter-bi-encoder", config=RunConfig(use_cache=False)).for_role("document")
+    assert encoder.precision == "fp32"
+    np.testing.assert_array_equal(encoder.encode(texts), fp32)

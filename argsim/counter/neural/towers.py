@@ -19,12 +19,13 @@ from argsim.vectors import l2_normalize
 
 def frozen_encoder(base_model: str, pooling: str, max_seq_length: int | None = None,
                    config: RunConfig | None = None, calibration: list[str] | None = None) -> Encoder:
-    """The backend encoder of a frozen tower's base embeddings (disk-cached; `config`: the run's options;
-    `calibration`: texts that calibrate OpenVINO int8, None: `config`'s file, else the first texts encoded)."""
+    """The backend encoder of a frozen tower's base embeddings, in fp32 as the model's heads (disk-cached; `config`:
+    the run's options; `calibration`: texts that calibrate OpenVINO int8, None: `config`'s file, else the first
+    texts encoded)."""
     cal = calibration if config is not None and config.backend == "openvino" and config.quantize != "none" else None
     backend_pooling = None if pooling == "mean-norm" else pooling  # None: the sentence-transformers pipeline
     return get_encoder(base_model, pooling=backend_pooling, max_seq_length=max_seq_length, config=config,
-                       calibration=cal)
+                       precision="fp32", calibration=cal)
 
 
 class TransformerTower(nn.Module):
