@@ -59,11 +59,8 @@ def base_hashes() -> dict[str, str]:
     from argsim.backend.adapters import _sha256_cached
 
     folder = ginza_folder()
-    out = {}
-    for name in BASE_FILES:
-        st = (folder / name).stat()
-        out[name] = _sha256_cached(str(folder / name), st.st_size, st.st_mtime)
-    return out
+    stats = {name: (folder / name).stat() for name in BASE_FILES}
+    return {name: _sha256_cached(str(folder / name), st.st_size, st.st_mtime) for name, st in stats.items()}
 
 
 def check_base(folder: Path, card: dict) -> None:
@@ -81,14 +78,6 @@ def check_base(folder: Path, card: dict) -> None:
             raise ModelError(f"{folder / CARD}: the installed base '{BASE}' ({name} sha256 {have[name][:12]}) is "
                              f"not the one this model was trained on ({str(want.get(name))[:12]}); nothing was "
                              "loaded")
-
-
-def _quantize(delta: np.ndarray, precision: str) -> dict[str, np.ndarray]:
-    if precision in ("fp32", "fp16"):
-        return {"delta.values": delta.astype(np.float32 if precision == "fp32" else np.float16)}
-    scale = np.abs(delta).max(axis=1) / 127.0
-    scale[scale == 0] = 1.0
-    return {"delta.values": np.round(delta / scale[:, None]).astype(np.int8), "delta.scale": scale.astype(np.float32)}
 
 
 def pack(trained: Path, out: Path, precision: str = "fp16", delta_rows: int | None = None) -> dict:
@@ -123,10 +112,16 @@ def pack(trained: Path, out: Path, precision: str = "fp16", delta_rows: int | No
     index = np.flatnonzero(norms > 0)
     if delta_rows is not None and len(index) > delta_rows:
         index = np.sort(index[np.argsort(-norms[index], kind="stable")[:delta_rows]])
-    dense = model[2].linear
+    dense, values = model[2].linear, delta[index]
     tensors = {"dense.weight": dense.weight.detach().float().numpy(),
-               "dense.bias": dense.bias.detach().float().numpy(),
-               "delta.index": index.astype(np.int32), **_quantize(delta[index], precision)}
+               "dense.bias": dense.bias.detach().float().numpy(), "delta.index": index.astype(np.int32)}
+    if precision == "int8":  # absmax/127, one fp32 scale per row
+        scale = np.abs(values).max(axis=1) / 127.0
+        scale[scale == 0] = 1.0
+        tensors |= {"delta.values": np.round(values / scale[:, None]).astype(np.int8),
+                    "delta.scale": scale.astype(np.float32)}
+    else:
+        tensors["delta.values"] = values.astype(np.float32 if precision == "fp32" else np.float16)
     out.mkdir(parents=True, exist_ok=True)
     with atomic_path(out / DELTA_FILE) as tmp:
         save_file({k: np.ascontiguousarray(v) for k, v in tensors.items()}, str(tmp))

@@ -153,8 +153,7 @@ def summarize_items(items: Sequence[MinutesItem], encoder=None, options: Summari
             chosen = _lead(lengths, n, budget)
         elif options.method == "random":
             order = rng.permutation(len(it.sentences))
-            chosen = _lead([lengths[i] for i in order], n, budget)
-            chosen = [(int(order[i]), 0.0) for i, _ in chosen]
+            chosen = [(int(order[i]), 0.0) for i, _ in _lead([lengths[i] for i in order], n, budget)]
         else:
             chosen = _embedrank(it, vec_of, options, n, lengths, budget)
         fallback = None
