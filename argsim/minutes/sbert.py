@@ -1,12 +1,9 @@
 """The political Sentence-BERT (Shirafuji et al., Sec. 3.2-3.3) with the backbones available offline.
 
-No Japanese BERT exists offline, so two backbones are offered (docs/minutes.md):
-- `ginza` (default): WordEmbeddings(GiNZA's 20,000 x 300 word2vec table) -> Pooling(mean) -> Dense(300 -> 300,
-  initialised to the identity), over texts segmented by Sudachi into vector-row tokens ("r123"), so that before
-  training it equals the GiNZA document vector cosine-wise; `argsim_encoder.json` makes `get_encoder(folder)`
-  segment raw Japanese first. With `words` (`--word-min-count N`) each frequent word gets a vector of its own
-  ("w:<word>", from its row or zero), since GiNZA maps 480k words onto those rows. A deviation from the paper
-  (which fine-tunes a Japanese BERT with its own sub-word vocabulary), and closer to it than shared rows.
+No Japanese BERT exists offline, so two backbones are offered (docs/minutes.md tells them in full):
+- `ginza` (default): WordEmbeddings(GiNZA's table) -> Pooling(mean) -> Dense(identity) over Sudachi tokens written
+  as vector rows ("r123"), with `words` own vectors ("w:<word>"). A deviation from the paper (which fine-tunes a
+  Japanese BERT with its own sub-word vocabulary), and closer to it than shared rows.
 - `minilm` or any sentence-transformers folder: fine-tuned as is (its uncased WordPiece strips dakuten).
 """
 

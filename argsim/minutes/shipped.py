@@ -1,18 +1,9 @@
 """The political Sentence-BERT as a small artifact over the installed GiNZA table: what ships as `minutes`.
 
-A trained ginza-backbone model (`argsim.minutes.sbert`) copies GiNZA's whole 20,000 x 300 table, but training
-changes only the rows its texts use, so the artifact keeps (docs/models.md, "How loading works"):
-
-    minutes_delta.safetensors   dense.weight, dense.bias (fp32); delta.index (int32): the changed embedding rows;
-                                delta.values: trained - start for those rows, in fp32, fp16 or int8 (int8:
-                                delta.scale, one fp32 scale per row, absmax/127)
-    words.json                  the own words, in vocabulary order (the model's "w:<word>" tokens)
-    card.json                   base "ginza", base_sha256, base_files (vectors and key2row hashes), base_version,
-                                artifact "delta", weights and weights_sha256, precision, rows stored
-    argsim_encoder.json         {"loader": "minutes-delta"}
-
-Loading checks the installed GiNZA files against the card, rebuilds the start matrix exactly as training did
-(`build_ginza_model(words=...)`), adds the deltas and sets the dense layer.
+Training a ginza-backbone model (`argsim.minutes.sbert`) changes only the rows its texts use, so the artifact keeps
+the dense layer and the changed rows' deltas over the installed table (docs/models.md, "How loading works", gives
+the folder in full): `minutes_delta.safetensors` holds dense.weight, dense.bias, delta.index (int32) and
+delta.values (fp32, fp16 or int8 with delta.scale), and `card.json` the base's hashes (`base_files`).
 """
 
 from __future__ import annotations
