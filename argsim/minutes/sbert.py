@@ -75,10 +75,8 @@ def build_ginza_model(update_embeddings: bool = True, dense: bool = True, words:
 
     nlp = _ginza_nlp()
     table = np.asarray(nlp.vocab.vectors.data, dtype=np.float32)
-    rows = [int(nlp.vocab.vectors.find(key=nlp.vocab.strings[w])) for w in words]
-    word_vectors = np.zeros((len(rows), table.shape[1]), dtype=np.float32)
-    known = [i for i, r in enumerate(rows) if r >= 0]
-    word_vectors[known] = table[[rows[i] for i in known]]
+    rows = np.array([nlp.vocab.vectors.find(key=nlp.vocab.strings[w]) for w in words], dtype=np.int64)
+    word_vectors = np.where((rows >= 0)[:, None], table[rows], np.float32(0))  # a word without a row: zero
     vocab = ["PADDING_TOKEN"] + [f"r{i}" for i in range(len(table))] + [f"w:{w}" for w in words]
     weights = np.concatenate([np.zeros((1, table.shape[1]), dtype=np.float32), table, word_vectors])
     tokenizer = WhitespaceTokenizer(vocab=vocab, stop_words=[], do_lower_case=False)
