@@ -1,9 +1,6 @@
-"""One engine-aware embedding call: `encode(engine, encoder, texts)`, the same vectors on every engine.
-
-Locally (or with no engine) it is the backend's `Encoder.encode` itself. On `ray` the texts the encoder's cache
-lacks are embedded on the engine's actor pool (`embedding.embed_texts_ray`, the actors of `argsim embed --engine
-ray`) and each finished block is merged into the encoder's disk cache as it arrives (with `--no-cache`: kept in
-memory), then the vectors are read back in input order (docs/scale.md).
+"""One engine-aware embedding call: `encode(engine, encoder, texts)`, the same vectors on every engine (locally the
+backend's `Encoder.encode`; on `ray` the uncached texts on `embedding.embed_texts_ray`'s actor pool, each finished
+block merged into the encoder's cache, with `--no-cache` kept in memory: docs/scale.md).
 
 Equality with `local`: the missing texts are sent length-sorted in blocks of the local encoder's chunk size
 (`batch_size * chunk_batches`), so every actor runs the same batches as the local encoder would; the vectors

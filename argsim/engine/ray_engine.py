@@ -25,21 +25,14 @@ from argsim.progress import progress_bar
 CONNECT_SECONDS = 3.0
 
 
-def _host_port(address: str) -> tuple[str, int] | None:
-    """(host, port) of a `host:port` or `ray://host:port` address; None for `auto`, `local` or no port."""
-    rest = address.split("://", 1)[1] if "://" in address else address
-    host, sep, port = rest.rpartition(":")
-    if not sep or not port.isdigit():
-        return None
-    return host.strip("[]") or "127.0.0.1", int(port)
-
-
 def check_reachable(address: str, seconds: float = CONNECT_SECONDS) -> None:
     """ArgsimError (one line) when nothing accepts a TCP connection at `address` within `seconds`: Ray itself
-    would retry for tens of seconds and print its own C++ logs before failing."""
-    target = _host_port(address)
-    if target is None:
+    would retry for tens of seconds and print its own C++ logs before failing. Only a `host:port` or
+    `ray://host:port` address is checked (not `auto`, `local` or one without a port)."""
+    host, sep, port = address.split("://", 1)[-1].rpartition(":")
+    if not sep or not port.isdigit():
         return
+    target = (host.strip("[]") or "127.0.0.1", int(port))
     hint = "start it or drop --ray-address to run a local instance"
     try:
         socket.create_connection(target, timeout=seconds).close()

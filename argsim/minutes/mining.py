@@ -70,14 +70,10 @@ def split_meetings(meeting_sizes: dict[str, int], fractions: Sequence[float] = (
     """Assign whole meetings to train/dev/test in a seeded random order, by cumulative share of lines."""
     ids = sorted(meeting_sizes)
     np.random.default_rng(seed).shuffle(ids)
-    total = max(1, sum(meeting_sizes.values()))
-    bounds = np.cumsum(fractions) / np.sum(fractions)
-    out, done = {}, 0
-    for mid in ids:
-        share = done / total
-        out[mid] = SPLITS[int(np.searchsorted(bounds, share, side="right"))] if share < 1 else SPLITS[-1]
-        done += meeting_sizes[mid]
-    return out
+    sizes = np.array([meeting_sizes[m] for m in ids], dtype=np.int64)
+    shares = (np.cumsum(sizes) - sizes) / max(1, sum(meeting_sizes.values()))  # lines before each meeting
+    picks = np.searchsorted(np.cumsum(fractions) / np.sum(fractions), shares, side="right")
+    return {m: SPLITS[int(p)] if s < 1 else SPLITS[-1] for m, s, p in zip(ids, shares, picks, strict=True)}
 
 
 def mine_triplets(lines: Sequence[Line], vectors: np.ndarray, config: MiningConfig = MiningConfig(),

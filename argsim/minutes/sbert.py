@@ -1,12 +1,9 @@
 """The political Sentence-BERT (Shirafuji et al., Sec. 3.2-3.3) with the backbones available offline.
 
-No Japanese BERT exists offline, so two backbones are offered (docs/minutes.md):
-- `ginza` (default): WordEmbeddings(GiNZA's 20,000 x 300 word2vec table) -> Pooling(mean) -> Dense(300 -> 300,
-  initialised to the identity), over texts segmented by Sudachi into vector-row tokens ("r123"), so that before
-  training it equals the GiNZA document vector cosine-wise; `argsim_encoder.json` makes `get_encoder(folder)`
-  segment raw Japanese first. With `words` (`--word-min-count N`) each frequent word gets a vector of its own
-  ("w:<word>", from its row or zero), since GiNZA maps 480k words onto those rows. A deviation from the paper
-  (which fine-tunes a Japanese BERT with its own sub-word vocabulary), and closer to it than shared rows.
+No Japanese BERT exists offline, so two backbones are offered (docs/minutes.md tells them in full):
+- `ginza` (default): WordEmbeddings(GiNZA's table) -> Pooling(mean) -> Dense(identity) over Sudachi tokens written
+  as vector rows ("r123"), with `words` own vectors ("w:<word>"). A deviation from the paper (which fine-tunes a
+  Japanese BERT with its own sub-word vocabulary), and closer to it than shared rows.
 - `minilm` or any sentence-transformers folder: fine-tuned as is (its uncased WordPiece strips dakuten).
 """
 
@@ -78,10 +75,8 @@ def build_ginza_model(update_embeddings: bool = True, dense: bool = True, words:
 
     nlp = _ginza_nlp()
     table = np.asarray(nlp.vocab.vectors.data, dtype=np.float32)
-    rows = [int(nlp.vocab.vectors.find(key=nlp.vocab.strings[w])) for w in words]
-    word_vectors = np.zeros((len(rows), table.shape[1]), dtype=np.float32)
-    known = [i for i, r in enumerate(rows) if r >= 0]
-    word_vectors[known] = table[[rows[i] for i in known]]
+    rows = np.array([nlp.vocab.vectors.find(key=nlp.vocab.strings[w]) for w in words], dtype=np.int64)
+    word_vectors = np.where((rows >= 0)[:, None], table[rows], np.float32(0))  # a word without a row: zero
     vocab = ["PADDING_TOKEN"] + [f"r{i}" for i in range(len(table))] + [f"w:{w}" for w in words]
     weights = np.concatenate([np.zeros((1, table.shape[1]), dtype=np.float32), table, word_vectors])
     tokenizer = WhitespaceTokenizer(vocab=vocab, stop_words=[], do_lower_case=False)

@@ -1,18 +1,9 @@
 """The political Sentence-BERT as a small artifact over the installed GiNZA table: what ships as `minutes`.
 
-A trained ginza-backbone model (`argsim.minutes.sbert`) copies GiNZA's whole 20,000 x 300 table, but training
-changes only the rows its texts use, so the artifact keeps (docs/models.md, "How loading works"):
-
-    minutes_delta.safetensors   dense.weight, dense.bias (fp32); delta.index (int32): the changed embedding rows;
-                                delta.values: trained - start for those rows, in fp32, fp16 or int8 (int8:
-                                delta.scale, one fp32 scale per row, absmax/127)
-    words.json                  the own words, in vocabulary order (the model's "w:<word>" tokens)
-    card.json                   base "ginza", base_sha256, base_files (vectors and key2row hashes), base_version,
-                                artifact "delta", weights and weights_sha256, precision, rows stored
-    argsim_encoder.json         {"loader": "minutes-delta"}
-
-Loading checks the installed GiNZA files against the card, rebuilds the start matrix exactly as training did
-(`build_ginza_model(words=...)`), adds the deltas and sets the dense layer.
+Training a ginza-backbone model (`argsim.minutes.sbert`) changes only the rows its texts use, so the artifact keeps
+the dense layer and the changed rows' deltas over the installed table (docs/models.md, "How loading works", gives
+the folder in full): `minutes_delta.safetensors` holds dense.weight, dense.bias, delta.index (int32) and
+delta.values (fp32, fp16 or int8 with delta.scale), and `card.json` the base's hashes (`base_files`).
 """
 
 from __future__ import annotations
@@ -59,11 +50,8 @@ def base_hashes() -> dict[str, str]:
     from argsim.backend.adapters import _sha256_cached
 
     folder = ginza_folder()
-    out = {}
-    for name in BASE_FILES:
-        st = (folder / name).stat()
-        out[name] = _sha256_cached(str(folder / name), st.st_size, st.st_mtime)
-    return out
+    stats = {name: (folder / name).stat() for name in BASE_FILES}
+    return {name: _sha256_cached(str(folder / name), st.st_size, st.st_mtime) for name, st in stats.items()}
 
 
 def check_base(folder: Path, card: dict) -> None:
@@ -81,14 +69,6 @@ def check_base(folder: Path, card: dict) -> None:
             raise ModelError(f"{folder / CARD}: the installed base '{BASE}' ({name} sha256 {have[name][:12]}) is "
                              f"not the one this model was trained on ({str(want.get(name))[:12]}); nothing was "
                              "loaded")
-
-
-def _quantize(delta: np.ndarray, precision: str) -> dict[str, np.ndarray]:
-    if precision in ("fp32", "fp16"):
-        return {"delta.values": delta.astype(np.float32 if precision == "fp32" else np.float16)}
-    scale = np.abs(delta).max(axis=1) / 127.0
-    scale[scale == 0] = 1.0
-    return {"delta.values": np.round(delta / scale[:, None]).astype(np.int8), "delta.scale": scale.astype(np.float32)}
 
 
 def pack(trained: Path, out: Path, precision: str = "fp16", delta_rows: int | None = None) -> dict:
@@ -123,10 +103,16 @@ def pack(trained: Path, out: Path, precision: str = "fp16", delta_rows: int | No
     index = np.flatnonzero(norms > 0)
     if delta_rows is not None and len(index) > delta_rows:
         index = np.sort(index[np.argsort(-norms[index], kind="stable")[:delta_rows]])
-    dense = model[2].linear
+    dense, values = model[2].linear, delta[index]
     tensors = {"dense.weight": dense.weight.detach().float().numpy(),
-               "dense.bias": dense.bias.detach().float().numpy(),
-               "delta.index": index.astype(np.int32), **_quantize(delta[index], precision)}
+               "dense.bias": dense.bias.detach().float().numpy(), "delta.index": index.astype(np.int32)}
+    if precision == "int8":  # absmax/127, one fp32 scale per row
+        scale = np.abs(values).max(axis=1) / 127.0
+        scale[scale == 0] = 1.0
+        tensors |= {"delta.values": np.round(values / scale[:, None]).astype(np.int8),
+                    "delta.scale": scale.astype(np.float32)}
+    else:
+        tensors["delta.values"] = values.astype(np.float32 if precision == "fp32" else np.float16)
     out.mkdir(parents=True, exist_ok=True)
     with atomic_path(out / DELTA_FILE) as tmp:
         save_file({k: np.ascontiguousarray(v) for k, v in tensors.items()}, str(tmp))

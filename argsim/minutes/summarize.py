@@ -16,7 +16,7 @@ import numpy as np
 from argsim.config import SEED, RunConfig
 from argsim.errors import ArgsimError, InputError, examples, warn
 from argsim.io import read_numbered_records
-from argsim.minutes.mmr import MMRWeights, compose, key_size, select_embedrank, select_paper
+from argsim.minutes.mmr import MMRWeights, _greedy, compose, key_size, select_embedrank, select_paper
 from argsim.minutes.text import clean_lines, split_sentences, strip_noise
 from argsim.options import check_settings, setting
 
@@ -153,8 +153,7 @@ def summarize_items(items: Sequence[MinutesItem], encoder=None, options: Summari
             chosen = _lead(lengths, n, budget)
         elif options.method == "random":
             order = rng.permutation(len(it.sentences))
-            chosen = _lead([lengths[i] for i in order], n, budget)
-            chosen = [(int(order[i]), 0.0) for i, _ in chosen]
+            chosen = [(int(order[i]), 0.0) for i, _ in _lead([lengths[i] for i in order], n, budget)]
         else:
             chosen = _embedrank(it, vec_of, options, n, lengths, budget)
         fallback = None
@@ -185,14 +184,8 @@ def warn_cut(cut: list[str], items: Sequence[MinutesItem]) -> None:
 
 
 def _lead(lengths: Sequence[int], n: int, budget: int | None) -> list[tuple[int, float]]:
-    chosen, used = [], 0
-    for i, ln in enumerate(lengths):
-        if len(chosen) >= n:
-            break
-        if budget is None or used + ln <= budget:
-            chosen.append((i, 0.0))
-            used += ln
-    return chosen
+    """The first `n` sentences in order, skipping those that overflow `budget` (the greedy pick of the earliest)."""
+    return [(i, 0.0) for i, _ in _greedy(len(lengths), n, lambda i, sel: -i, None, lengths, budget)]
 
 
 def _embedrank(it: MinutesItem, vec_of: dict, options: SummarizeOptions, n: int, lengths: Sequence[int] | None = None,

@@ -62,7 +62,7 @@ def cluster_groups(rows: list[dict], vectors: np.ndarray, algorithm: str = "kmea
     groups: dict = {}
     for i, r in enumerate(rows):
         groups.setdefault(r.get("article", ""), []).append(i)
-    out = [0] * len(rows)
+    out = np.zeros(len(rows), dtype=int)
     capped = [g for g, idx in groups.items() if k is not None and k > len(idx)]
     if capped:  # more clusters asked than sentences: each such group gets one cluster per sentence
         names = [g if g != "" else "(all)" for g in capped]  # rows without a group form one group, shown as (all)
@@ -70,7 +70,5 @@ def cluster_groups(rows: list[dict], vectors: np.ndarray, algorithm: str = "kmea
              "those get one cluster per sentence")
     for idx in groups.values():
         kk = k if k is not None else len({rows[i]["label"] for i in idx})
-        labels = cluster_vectors(vectors[idx], kk, algorithm, seed, linkage)
-        for i, lab in zip(idx, labels, strict=True):
-            out[i] = int(lab)
-    return out
+        out[idx] = cluster_vectors(vectors[idx], kk, algorithm, seed, linkage)
+    return out.tolist()

@@ -1,9 +1,5 @@
-"""The paper's section filters: which sections and sentences of an article take part in triplets and clustering.
-
-Rules (Ein Dor et al. 2018, section 3.1): drop the first section (the lead) and "Background"; drop the list
-sections (External links, Further reading, References, See also, Notes, Citations, Authored books); keep
-sentences of 5-50 tokens; keep only articles with at least five remaining sections.
-"""
+"""The paper's section filters (Ein Dor et al. 2018, section 3.1; docs/thematic.md, "Section filters"): which
+sections and sentences of an article take part in triplets and clustering."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
 """Weakly labelled thematic triplets from article sections (triplets-sen, triplets-titles) and the sentence
-clustering benchmark (SCB), built from Wikipedia articles the way Ein Dor et al. (2018) describe.
-
-triplets-sen: pivot and positive are paragraph-opening sentences of the same section at most three paragraphs
-apart; the negative is a paragraph-opening sentence of the previous / next section (one triplet each, so at
-most two per pair). Alternatives (the paper's section 5): `random-section` (a random other section of the same
-article, as many triplets per pair) and `random-article` (a random section of another article of the split).
-
-triplets-titles: the section's first sentence is the pivot, "article title + section title" the positive and
-"article title + previous/next section title" the negative.
+clustering benchmark (SCB), built from Wikipedia articles the way Ein Dor et al. (2018) describe (docs/thematic.md
+defines each in full; the `random-section` and `random-article` negatives are the paper's section 5 alternatives).
 """
 
 from __future__ import annotations
