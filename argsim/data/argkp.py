@@ -155,8 +155,7 @@ def _labels(source: str | Path, records: Iterable[tuple[int, Mapping[str, Any]]]
         if (aid, kid) in out:
             raise InputError(source, f"duplicate pair ({aid}, {kid}) (first at row {first_row[(aid, kid)]})",
                              row=row)
-        first_row[(aid, kid)] = row
-        out[(aid, kid)] = rec["label"]
+        first_row[(aid, kid)], out[(aid, kid)] = row, rec["label"]
     return out
 
 
@@ -264,17 +263,14 @@ def split_stats(data: KPMData) -> dict[str, int]:
 
 
 def _check(folder: Path) -> list[Stat]:
-    stats: list[Stat] = []
-    for split in SPLITS:
-        for key, value in split_stats(kpm_data(*split_files(folder, split), name=split)).items():
-            stats.append(Stat(f"{split}: {key}", value, _EXPECTED[split][key]))
-    return stats
+    return [Stat(f"{split}: {key}", value, _EXPECTED[split][key]) for split in SPLITS
+            for key, value in split_stats(kpm_data(*split_files(folder, split), name=split)).items()]
 
 
 register_dataset(DatasetInfo(
     name="argkp", folder="argkp", title="ArgKP-2021 (KPA shared task 2021, track 1)",
     published="https://github.com/IBM/KPA_2021_shared_task (kpm_data/, commit 2f5e2d5)",
-    layout=[p for s in SPLITS for p in (f"arguments_{s}.csv", f"key_points_{s}.csv", f"labels_{s}.csv")],
+    layout=[p.name for s in SPLITS for p in split_files(Path(), s)],
     check=_check,
     notes=["the test split (arguments_test.csv, key_points_test.csv, labels_test.csv) loads the same way "
            "when placed beside train/dev"],

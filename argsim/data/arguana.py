@@ -2,11 +2,9 @@
 of Information Retrieval Models", NeurIPS Datasets and Benchmarks 2021), rebuilt from counterargs-18.
 
 BEIR's (and MTEB's) ArguAna turns the best-counterargument task of Wachsmuth, Syed & Stein (ACL 2018) into retrieval
-over one collection: the 1,406 test points are the queries, the points and counters of all three splits the corpus,
-a point's own counter its one relevant document, and a query's own id is removed from its results. Ids are BEIR's,
-`{split}-{theme}-{initials of the debate folder's words}-{pro|con}{NN}{a|b}` (a = point, b = counter); a text is
-the argument file's text with line breaks turned into spaces (BEIR's query text exactly). docs/arguana.md compares
-the replica with BEIR's data figure by figure.
+over one collection (the 1,406 test points are the queries, a point's own counter its one relevant document; ids and
+texts are BEIR's, `beir_id` and `beir_text`); docs/arguana.md describes it and compares the replica with BEIR's data
+figure by figure.
 
 BEIR does not document which arguments enter its 8,674 documents. This near-replica takes (the reading chosen):
 every test counter (each is a query's relevant document), then one document per distinct text among all other
@@ -126,9 +124,8 @@ def build_arguana(corpus: CounterCorpus, split: str = "test") -> ArguAnaData:
     docs = _collection([a for a in pool if not (a.split == split and a.kind == "counter")], counters, banned)
     points = corpus.all_points(split)
     if not test:
-        by_key = {a.pair_key: a for a in corpus.arguments if a.kind == "counter"}
-        points = [p for p in points if beir_text(p) not in banned and p.pair_key in by_key
-                  and beir_id(by_key[p.pair_key]) in docs]
+        points = [p for p in points if beir_text(p) not in banned and (c := corpus.true_counter(p)) is not None
+                  and beir_id(c) in docs]
     queries = {beir_id(p): beir_text(p) for p in points}
     qrels = {beir_id(p): {beir_id(p)[:-1] + "b": 1} for p in points}
     return ArguAnaData(split, queries, docs, qrels)

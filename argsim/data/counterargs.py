@@ -68,9 +68,7 @@ class Argument:
     @property
     def argues(self) -> str:
         """The stance the text argues: the side for a point, the opposite side for a counter."""
-        if self.kind == "point":
-            return self.stance
-        return {"pro": "con", "con": "pro"}.get(self.stance, self.stance)
+        return self.stance if self.kind == "point" else {"pro": "con", "con": "pro"}.get(self.stance, self.stance)
 
     @property
     def pair_key(self) -> tuple[str, str, str, str, int]:
@@ -185,18 +183,13 @@ def build_pools(corpus: CounterCorpus, split: str, setting: str) -> dict[str, li
         scope[_scope(setting, a)].append(a)
     pools: dict[str, list[Argument]] = {}
     base: dict[tuple, list[Argument]] = {}  # candidates of a scope for one kind of query, before exclusions
-    by_text: dict[tuple, dict[str, list[str]]] = {}
     for p in corpus.points(split):
         gold = corpus.true_counter(p)
         key = _scope(setting, p)
         bkey = (*key, p.theme, p.debate, p.stance) if setting in ("sdoc", "sdoa") else key
         if bkey not in base:
             base[bkey] = [c for c in scope[key] if _in_setting(setting, p, c)]
-        if key not in by_text:
-            by_text[key] = defaultdict(list)
-            for c in scope[key]:
-                by_text[key][c.text].append(c.id)
-        excluded = {p.id} | {cid for cid in by_text[key].get(gold.text, ()) if cid != gold.id}
+        excluded = {p.id} | {c.id for c in scope[key] if c.text == gold.text and c.id != gold.id}
         pools[p.id] = [c for c in base[bkey] if c.id not in excluded]
     return pools
 

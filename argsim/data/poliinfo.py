@@ -96,10 +96,9 @@ def load_meetings(folder: str | Path, files: list[Path] | None = None) -> list[M
             mid = f"{path.stem}#{i}"
             meeting = Meeting(id=mid, title=m.get("ProceedingTitle") or "", date=_iso_date(m.get("Date") or ""),
                               url=m.get("URL") or "", source=rel)
-            for j, u in enumerate(m["Proceeding"]):
-                meeting.utterances.append(Utterance(meeting=mid, date=meeting.date,
-                                                    speaker=str(u.get("Speaker") or "null"),
-                                                    text=u.get("Utterance") or "", title=meeting.title, index=j))
+            meeting.utterances.extend(Utterance(meeting=mid, date=meeting.date, speaker=str(u.get("Speaker") or "null"),
+                                                text=u.get("Utterance") or "", title=meeting.title, index=j)
+                                      for j, u in enumerate(m["Proceeding"]))
             meetings.append(meeting)
     return meetings
 

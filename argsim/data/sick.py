@@ -35,9 +35,8 @@ def _read_tsv(path: Path, required: tuple[str, ...]) -> list[dict[str, str]]:
     if not lines:
         raise InputError(path, "empty file")
     header = lines[0].split("\t")
-    for col in required:
-        if col not in header:
-            raise InputError(path, "missing column", column=col)
+    if missing := [col for col in required if col not in header]:
+        raise InputError(path, "missing column", column=missing[0])
     rows = []
     for i, line in enumerate(lines[1:], start=2):
         if not line.strip():

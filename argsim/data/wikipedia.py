@@ -239,17 +239,14 @@ def check(folder: Path) -> list[Stat]:
     """Statistics beside SOURCE.md: files, distinct titles, bytes, topics, heading counts."""
     rows = read_article_index(folder)
     titles = {r["title"] for r in rows}
-    total_bytes, per_file = 0, []
-    for r in rows:
-        data = check_input_file(folder / ROOT / r["raw_file"]).read_bytes()  # a FIFO is named, never opened
-        total_bytes += len(data)
-        per_file.append(list(iter_headings(data.decode("utf-8"))))
+    files = [check_input_file(folder / ROOT / r["raw_file"]).read_bytes() for r in rows]  # a FIFO: named, not opened
+    per_file = [list(iter_headings(data.decode("utf-8"))) for data in files]
     levels = [lv for lvs in per_file for lv in lvs]
     per_article = [len(v) for v in per_file]
     return [
         Stat("article files", len(rows), 1056),
         Stat("distinct titles", len(titles), 1019),
-        Stat("bytes (all files)", total_bytes, 38_119_565),
+        Stat("bytes (all files)", sum(map(len, files)), 38_119_565),
         Stat("debate topics", len({r["topic_id"] for r in rows}), 55),
         Stat("headings (all files; SOURCE.md 17,685)", len(levels)),
         Stat("level-2 headings (SOURCE.md 8,428)", sum(lv == 2 for lv in levels)),

@@ -110,8 +110,7 @@ def combine_predictions(parts: Sequence[Predictions], weights: Sequence[float] |
             got = [(wi, p[arg_id][k]) for wi, p in zip(w, parts, strict=True) if k in p.get(arg_id, {})]
             total = sum(wi * s for wi, s in got)
             if method == "mean":
-                norm = sum(wi for wi, _ in got)
-                total = total / norm if norm else 0.0
+                total = total / norm if (norm := sum(wi for wi, _ in got)) else 0.0
             row[k] = round(float(total), 6)
     return out
 

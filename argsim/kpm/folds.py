@@ -48,7 +48,6 @@ def write_fold_splits(train: KPMData, dev: KPMData, k: int, folder: str | Path) 
     """Write folds 2..k as ArgKP splits under `folder/argkp/` (fold 1 is the official train/dev split) and the
     official splits' own files next to them; returns the split names written."""
     root = Path(folder) / "argkp"
-    names = []
     splits = [(f"fold{i}-{part}", data) for i, (tr, te) in enumerate(topic_folds(train, dev, k), start=1)
               for part, data in (("train", tr), ("dev", te))]
     for name, data in [("train", train), ("dev", dev), *splits]:  # train/dev: the dataset layout needs them
@@ -60,8 +59,7 @@ def write_fold_splits(train: KPMData, dev: KPMData, k: int, folder: str | Path) 
                    for p in data.key_points])
         write_csv(root / f"labels_{name}.csv",
                   [{"arg_id": a, "key_point_id": kp, "label": y} for (a, kp), y in data.labels.items()])
-        names.append(name)
-    return names[2:]
+    return [name for name, _ in splits]
 
 
 def weight_grid(n: int, step: float = 0.1) -> list[tuple[float, ...]]:

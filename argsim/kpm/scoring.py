@@ -109,10 +109,8 @@ def score_key_points(data: KPMData, encoder: Encoder, arg_template: str = "{text
     args, kps = data.arguments, data.key_points
     if not kps:
         raise ArgsimError(f"{data.name}: no key points to score against")
-    a_vec = embed_statements(encoder, [a.text for a in args], [a.topic for a in args], [a.stance for a in args],
-                             arg_template, engine)
-    k_vec = embed_statements(encoder, [k.text for k in kps], [k.topic for k in kps], [k.stance for k in kps],
-                             kp_template, engine)
+    a_vec, k_vec = (embed_statements(encoder, [x.text for x in xs], [x.topic for x in xs], [x.stance for x in xs],
+                                     template, engine) for xs, template in ((args, arg_template), (kps, kp_template)))
     kp_row = {k.kp_id: i for i, k in enumerate(kps)}
     out: Predictions = {}
     for i, arg in enumerate(args):

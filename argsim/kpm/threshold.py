@@ -1,12 +1,8 @@
-"""A key point matcher's decision threshold: the score from which an argument matches a key point (docs/kpm.md).
-
-A score's scale is the model's (a bi-encoder's cosine, a cross-encoder's probability, an ensemble's z-score), so
-the threshold belongs to the model: the one maximising F1 of "score >= threshold is a match" on labelled pairs
-(`argsim.metrics.kpa_map.f1_threshold`), recorded in a shipped matcher's card (`card.json`: ``"threshold":
-{"value", "f1", "data"}``) or a trained folder's `argsim_train.json` (`argsim.kpm.evaluate.evaluate_trained`).
-Without one: 0.5 for a cross-encoder (the classifier's own decision boundary), else `COSINE_THRESHOLD`; an
-ensemble combines its members' thresholds as it combines their scores (`ensemble_threshold`). `argsim rank
-keypoints` and `argsim.KeyPointMatcher` use it unless given one.
+"""A key point matcher's decision threshold: the score from which an argument matches a key point (the rule:
+docs/kpm.md, 'Matching and coverage'). The F1-best one (`argsim.metrics.kpa_map.f1_threshold`) is recorded in a
+shipped matcher's card (`card.json`: ``"threshold": {"value", "f1", "data"}``) or a trained folder's
+`argsim_train.json` (`argsim.kpm.evaluate.evaluate_trained`); without one: `PROBABILITY_THRESHOLD` for a
+cross-encoder, else `COSINE_THRESHOLD`; an ensemble's: `ensemble_threshold`.
 """
 
 from __future__ import annotations

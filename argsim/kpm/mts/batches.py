@@ -86,12 +86,9 @@ def pair_batches(data: KPMData, batch_size: int = 32, seed: int = 0) -> list[Pai
     rng = random.Random(seed)
     pairs = list(data.labels.items())
     rng.shuffle(pairs)
-    out = []
-    for start in range(0, len(pairs), batch_size):
-        chunk = pairs[start:start + batch_size]
-        out.append(PairBatch([_statement(data.arg_by_id[a]) for (a, _), _ in chunk],
-                             [_statement(data.kp_by_id[k]) for (_, k), _ in chunk], [y for _, y in chunk]))
-    return out
+    return [PairBatch([_statement(data.arg_by_id[a]) for (a, _), _ in chunk],
+                      [_statement(data.kp_by_id[k]) for (_, k), _ in chunk], [y for _, y in chunk])
+            for chunk in (pairs[start:start + batch_size] for start in range(0, len(pairs), batch_size))]
 
 
 def _statement(item) -> Statement:
