@@ -29,8 +29,9 @@ class SickPair:
     split: str
 
 
-def _read_tsv(path: Path, required: tuple[str, ...]) -> list[dict[str, str]]:
-    """Rows of a header-first, unquoted TSV file, with file/row/column errors."""
+def _read_tsv(path: Path, required: tuple[str, ...]) -> list[tuple[int, dict[str, str]]]:
+    """(row number in the file, row) of a header-first, unquoted TSV file, blank lines skipped, with file/row/column
+    errors."""
     lines = split_lines(read_text_file(path))
     if not lines:
         raise InputError(path, "empty file")
@@ -44,7 +45,7 @@ def _read_tsv(path: Path, required: tuple[str, ...]) -> list[dict[str, str]]:
         cells = line.split("\t")
         if len(cells) != len(header):
             raise InputError(path, f"{len(cells)} fields, expected {len(header)}", row=i)
-        rows.append(dict(zip(header, cells, strict=True)))
+        rows.append((i, dict(zip(header, cells, strict=True))))
     return rows
 
 
@@ -67,15 +68,14 @@ def load_sick(folder: Path, split: str = "train") -> list[SickPair]:
         raise InputError(None, f"unknown SICK split '{split}': choose one of {', '.join(SPLIT_FILES)}")
     path = Path(folder) / SPLIT_FILES[split]
     cols = ("pair_ID", "sentence_A", "sentence_B", "relatedness_score", "entailment_judgment")
-    return [_pair(r, path, i, split, "entailment_judgment") for i, r in enumerate(_read_tsv(path, cols), start=2)]
+    return [_pair(r, path, i, split, "entailment_judgment") for i, r in _read_tsv(path, cols)]
 
 
 def load_sick_full(folder: Path) -> list[SickPair]:
     """All 9,840 pairs of the full SICK release (split from its SemEval_set column, lower-cased)."""
     path = Path(folder) / "SICK.txt"
     cols = ("pair_ID", "sentence_A", "sentence_B", "relatedness_score", "entailment_label", "SemEval_set")
-    return [_pair(r, path, i, r["SemEval_set"].lower(), "entailment_label")
-            for i, r in enumerate(_read_tsv(path, cols), start=2)]
+    return [_pair(r, path, i, r["SemEval_set"].lower(), "entailment_label") for i, r in _read_tsv(path, cols)]
 
 
 def check(folder: Path) -> list[Stat]:

@@ -32,6 +32,11 @@ def test_malformed_rows_name_file_and_row(tmp_path):
                                              encoding="utf-8")
     with pytest.raises(InputError, match=r"SICK_train.txt.*row 3"):
         load_sick(tmp_path, "train")
+    # a blank line is skipped but still counted: the bad row is named by its line in the file
+    (tmp_path / "SICK_train.txt").write_text(header + "1\ta\tb\t4.5\tNEUTRAL\n\n2\ta\tb\t9\tNEUTRAL\n",
+                                             encoding="utf-8")
+    with pytest.raises(InputError, match=r"SICK_train.txt.*row 4.*outside 1-5"):
+        load_sick(tmp_path, "train")
     (tmp_path / "SICK_trial.txt").write_text(header + "1\ta\tb\t4.5\n", encoding="utf-8")
     with pytest.raises(InputError, match="4 fields"):
         load_sick(tmp_path, "trial")
