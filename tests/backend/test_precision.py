@@ -109,4 +109,4 @@ def test_counter_models_compute_in_fp32_where_auto_would_be_bf16(monkeypatch):
     monkeypatch.setattr(device, "CPU_AUTO_BF16", True)
     encoder = get_encoder("counter-bi-encoder", config=RunConfig(use_cache=False)).for_role("document")
     assert encoder.precision == "fp32"
-    np.testing.assert_array_equal(encoder.encode(texts), fp32)
+    np.testing.assert_allclose(encoder.encode(texts), fp32, atol=1e-6)  # a bf16 base differs by ~1e-3
