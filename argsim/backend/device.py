@@ -109,12 +109,10 @@ def cpu_bf16_native(flags: Iterable[str] | None = None) -> bool:
 
 def inference_precision(precision: str, device: str, backend: str = "torch") -> str:
     """The precision inference runs in on the resolved `device` with `backend` (see the module doc): fp32, fp16 or
-    bf16; auto on the CPU is bf16 only in torch (an exported ONNX Runtime / OpenVINO graph stays fp32)."""
-    if (precision or "auto").lower() == "auto":
-        if device.startswith("cuda"):
-            return "fp16"
-        native = device == "cpu" and backend == "torch" and CPU_AUTO_BF16 and cpu_bf16_native()
-        return "bf16" if native else "fp32"
+    bf16; auto is training's (`resolve_precision`) but fp16 on CUDA and fp32 in an exported ONNX Runtime / OpenVINO
+    graph."""
+    if (precision or "auto").lower() == "auto" and (device.startswith("cuda") or backend != "torch"):
+        return "fp16" if device.startswith("cuda") else "fp32"
     return resolve_precision(precision, device)
 
 
