@@ -62,6 +62,8 @@ def check_device_name(device: str) -> str:
     if device not in DEVICES and not (device.startswith("cuda:") and device[5:].isdigit()):
         raise ArgsimError(f"unknown device '{device}' (--device): choose one of {', '.join(DEVICES)} or cuda:N")
     return device
+
+
 #: the one default seed of every sampler, split and initialiser (the global `--seed`)
 SEED = 13
 
