@@ -172,11 +172,6 @@ class PairLogits(Encoder):
         return np.asarray(got, dtype=np.float32).reshape(len(pairs), -1)
 
 
-def _token_limit(model: Any) -> int | None:
-    """A cross-encoder's pair token limit (a `CrossEncoder`'s `max_seq_length`, an export's `max_length`)."""
-    return model.max_seq_length if hasattr(model, "max_seq_length") else getattr(model, "max_length", None)
-
-
 def log_positive(logits: np.ndarray) -> np.ndarray:
     """log P(last label) of cross-encoder logits (n, labels) in float64, numerically stable:
     -logsumexp(x - x_last), a one-label model's logit x read as the labels (0, x) (its sigmoid), so a pair whose
@@ -218,7 +213,7 @@ def pair_scorer(name: str | Path, config: RunConfig | None = None, max_length: i
     device = resolve_device(config.device) if runtime is None else "cpu"
     precision = inference_precision(config.precision, device, config.backend)
     model = get_cross_encoder(name, device, precision, runtime, max_length)
-    identity = f"cross:{fingerprint(model_path(str(name)))}:{_token_limit(model)}"
+    identity = f"cross:{fingerprint(model_path(str(name)))}:{getattr(model, 'max_seq_length', None)}"  # an export: None
     return PairScorer(model, batch_size, name=Path(name).name, precision=precision, runtime=runtime,
                       identity=identity, config=config)
 
@@ -262,6 +257,6 @@ def resolve_model(model: Any, config: RunConfig | None = None, cross_encoder: bo
                              f"({ACCEPTED.removesuffix(', or a CrossEncoder')})")
         digest = weights_digest(model)
         return PairScorer(model, batch_size, name=f"CrossEncoder@{digest[:8]}", config=config,
-                          identity=f"ce-weights:{digest}:{_token_limit(model)}")
+                          identity=f"ce-weights:{digest}:{model.max_seq_length}")
     shown = repr(model) if len(repr(model)) <= 40 else repr(model)[:37] + "..."
     raise ModelError(f"model {shown} ({type(model).__name__}): give {ACCEPTED}")
