@@ -135,17 +135,18 @@ def check_input(path: Path, spec: EmbedSpec) -> None:
             raise InputError(path, f"missing column(s) {col}; found {', '.join(found)}", column=col)
 
 
-def embed_folder(path: Path, out: Path, spec: EmbedSpec, config: RunConfig, engine) -> tuple[dict, float]:
+def embed_folder(path: Path, out: Path, spec: EmbedSpec, config: RunConfig) -> tuple[dict, float]:
     """`argsim embed` into the shard folder `out` on the run's engine (`embed_local`, or `embed_ray`'s actor pool on
-    `engine`, `argsim.engine.engine_from_config(config)`), at the run's precision, the input checked first: (the
-    folder's manifest, seconds)."""
+    `argsim.engine.engine_from_config(config)`), at the run's precision, the input checked first: (the folder's
+    manifest, seconds)."""
+    from argsim.engine import engine_from_config
     from argsim.measure import timed
 
     spec = replace(spec, precision=config.precision)
     check_input(path, spec)
     with timed() as t:
-        manifest = embed_ray(path, out, spec, engine, quiet=config.quiet) if config.engine == "ray" \
-            else embed_local(path, out, spec, config=config)
+        manifest = embed_ray(path, out, spec, engine_from_config(config), quiet=config.quiet) \
+            if config.engine == "ray" else embed_local(path, out, spec, config=config)
     return manifest, t["seconds"]
 
 

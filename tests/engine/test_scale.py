@@ -68,7 +68,8 @@ def test_ray_embedding_shards_equal_local_and_import_into_the_cache(ray_session,
     np.testing.assert_array_equal(np.stack([found[remote_keys[i]] for i in ids]), np.stack([remote[i] for i in ids]))
 
 
-def test_engine_ray_needs_a_folder_and_existing_columns(tmp_path, fifty_sentences):
+def test_engine_ray_needs_a_folder_and_existing_columns(tmp_path, fifty_sentences, monkeypatch):
+    monkeypatch.setattr("argsim.engine.engine_from_config", lambda config: pytest.fail("Ray before the input check"))
     result = runner.invoke(app, ["--quiet", "--engine", "ray", "embed", str(fifty_sentences), "--column",
                                  "argument", "--out", str(tmp_path / "v.npy")])
     assert result.exit_code == 2 and "give --out a new folder" in result.output

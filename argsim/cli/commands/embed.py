@@ -61,13 +61,11 @@ def embed(
         console.print(f"{r.texts:,} texts -> {r.out} {r.shape} with {r.model} on {r.device} ({runtime}) in "
                       f"{r.seconds:.2f}s")
         return
-    from argsim.engine import engine_from_config
     from argsim.engine.embedding import embed_folder
     from argsim.errors import ArgsimError
 
     if not _is_folder(out):
         raise ArgsimError(f"{out}: --engine ray writes sharded Parquet; give --out a new folder (no suffix)")
-    manifest, seconds = embed_folder(input, out, spec, config, engine_from_config(config) if config.engine == "ray"
-                                     else None)  # on the configured engine (local, or a Ray Data actor pool)
+    manifest, seconds = embed_folder(input, out, spec, config)  # on the configured engine (local, or Ray Data actors)
     console.print(f"{manifest['rows']:,} texts -> {out}/ (dim {manifest['dim']}, {manifest['engine']} engine) "
                   f"in {seconds:.2f}s")
