@@ -20,13 +20,11 @@ from argsim.training.record import TRAIN_INFO
 
 
 def map_of_folder(folder: Path, gold: KPMData, config: RunConfig | None = None,
-                  formula: str = "leaderboard") -> tuple[dict[str, dict[str, float]], MapResult]:
-    """Score `gold` with the saved model in `folder` (any encoder or a cross-encoder); the predictions and the
-    mAP under `formula`."""
+                  formula: str = "leaderboard") -> MapResult:
+    """The mAP under `formula` of the saved model in `folder` (any encoder or a cross-encoder) on `gold`."""
     from argsim.kpm.ensemble import score_model
 
-    preds = score_model(gold, str(folder), config)
-    return preds, evaluate_map(preds, gold, formula=formula)
+    return evaluate_map(score_model(gold, str(folder), config), gold, formula=formula)
 
 
 def training_inputs(data: KPMData, eval_split: str | None, config: RunConfig | None = None) -> KPMData | None:
@@ -91,7 +89,7 @@ def evaluate_folds(out: Path, infos: list[dict], held: dict[int, KPMData],
     for info in infos:
         i = info["fold"]
         folder = out / f"fold_{i}"
-        _, r = map_of_folder(folder, held[i], config)
+        r = map_of_folder(folder, held[i], config)
         info["eval"] = {"leaderboard": {"split": held[i].name, "strict": r.strict, "relaxed": r.relaxed}}
         write_json(folder / TRAIN_INFO, info)
         scores.append(FoldScore(i, len(held[i].topics), info["seconds_per_epoch"], r.strict, r.relaxed))

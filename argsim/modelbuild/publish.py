@@ -69,7 +69,7 @@ def kpm_slice(config=None):
 def _kpm_slice_figures(folder: Path, config=None) -> dict[str, float]:
     from argsim.kpm.evaluate import map_of_folder
 
-    _, result = map_of_folder(folder, kpm_slice(config), config)
+    result = map_of_folder(folder, kpm_slice(config), config)
     return {"strict_map": result.strict, "relaxed_map": result.relaxed}
 
 
