@@ -7,7 +7,7 @@ NTCIR-14 summarization files, the PoliInfo-2 segmented items mapped onto them, o
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -15,7 +15,7 @@ import numpy as np
 
 from argsim.config import SEED, RunConfig
 from argsim.errors import ArgsimError, InputError, examples, warn
-from argsim.io import read_numbered_records
+from argsim.io import read_numbered_records, write_json
 from argsim.minutes.mmr import MMRWeights, _greedy, compose, key_size, select_embedrank, select_paper
 from argsim.minutes.text import clean_lines, split_sentences, strip_noise
 from argsim.options import check_settings, setting
@@ -218,10 +218,7 @@ def summarize_to_file(out: Path, model: str, options: SummarizeOptions, config: 
     """`argsim summarize minutes`: the dataset's `items` (or the user's `input` rows, `length` the budget of rows
     without one; the first `limit`) summarised by `run_summaries` (seeded by the run's seed) and written to `out` as
     JSON with the method, model, items, options and seconds. Returns (the summaries, seconds)."""
-    from dataclasses import asdict, replace
-
     from argsim.data.catalog import dataset_dir
-    from argsim.io import write_json
 
     its = user_items(input, length) if input else dataset_items(dataset_dir("poliinfo", config.data_dir), items)
     options = replace(options, seed=config.seed)
