@@ -17,7 +17,7 @@ from argsim.config import SEED, RunConfig
 from argsim.counter.lexical.feature_cache import pool_features
 from argsim.counter.lexical.features import FeatureConfig, feature_count
 from argsim.counter.ltr.model import LTR_METHODS, LTRModel
-from argsim.data.counterargs import Argument, CounterCorpus, build_pools
+from argsim.data.counterargs import Argument, CounterCorpus, build_pools, load_counterargs
 from argsim.engine.base import Engine
 from argsim.errors import ArgsimError
 from argsim.paths import under_workdir
@@ -85,7 +85,6 @@ def train_ltr_settings(settings: Sequence[str], methods: tuple[str, ...], config
     arguments as the setting 'user'), seeded by the run's seed, bulk work on its engine. Returns per saved model
     its setting, method, training pairs and positives, folder and the seconds of its setting."""
     from argsim.counter.core.userdata import load_user_arguments
-    from argsim.data.counterargs import load_counterargs
     from argsim.engine import engine_from_config
     from argsim.io import read_json
     from argsim.measure import timed
