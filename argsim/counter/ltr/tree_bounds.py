@@ -134,9 +134,8 @@ class _LeafMasks:
         left, right, n_trees = trees.left, trees.right, trees.n_trees
         sizes = np.diff(np.append(trees.roots, len(left)))
         tree_of = np.repeat(np.arange(n_trees), sizes)
-        value = trees.value
         leaves = np.flatnonzero(left < 0)
-        leaves = leaves[np.lexsort((-value[leaves], tree_of[leaves]))]  # by tree, then by decreasing value
+        leaves = leaves[np.lexsort((-trees.value[leaves], tree_of[leaves]))]  # by tree, then by decreasing value
         counts = np.bincount(tree_of[leaves], minlength=n_trees)
         rank = np.arange(len(leaves)) - np.repeat(np.cumsum(counts) - counts, counts)
         words = (counts + 63) // 64
@@ -146,7 +145,7 @@ class _LeafMasks:
         leaf_word = self.word_start[tree_of[leaves]] + rank // 64
         leaf_bit = np.left_shift(np.uint64(1), (rank % 64).astype(np.uint64))
         self.values = np.full((self.n_words, 65), -np.inf)  # column 64: an empty word
-        self.values[leaf_word, rank % 64] = value[leaves]
+        self.values[leaf_word, rank % 64] = trees.value[leaves]
         self.flat_offsets = np.arange(self.n_words, dtype=np.int64) * 65
         self.base = trees.base_margin
         # every (ancestor, side) of every leaf: the leaf is cut off when the box cannot take that side
