@@ -616,6 +616,7 @@ def test_tied_heads_are_checkpointed_once_silently_and_resume_exactly(tmp_path, 
     full = train(config, data, tmp_path / "a", placement=cpu())
     train(config, data, tmp_path / "r", placement=cpu(), budget=Budget(max_steps=4))
     rest = train(config, data, tmp_path / "r", placement=cpu(), budget=Budget(resume=True))
+    assert full[-1]["loss"] < full[1]["loss"], full  # it learned (val stays 0.0 on 3 pairs at k 2)
     assert [(h["loss"], h["val"]) for h in rest] == [(h["loss"], h["val"]) for h in full]
     assert same_weights(tmp_path / "a", tmp_path / "r")
     printed = capfd.readouterr()
