@@ -20,12 +20,11 @@ from argsim.backend import model_path
 from argsim.backend.resolve import PairScorer
 from argsim.backend.safety import HF_LOAD
 from argsim.counter.neural.config import CROSS_MARKER, NeuralConfig
-from argsim.counter.neural.store import read_history
 from argsim.training import begin_run
 from argsim.training.callbacks import HistoryCallback
 from argsim.training.curve import OWN_HISTORY
 from argsim.training.record import data_hash, save_run
-from argsim.training.st import fit_st
+from argsim.training.st import fit_st, last_checkpoint
 
 
 def validation_choices(val_pairs: Sequence[tuple[str, str]], collection: Sequence[str], points: int = 100,
@@ -130,7 +129,8 @@ def train_cross_encoder(config: NeuralConfig, pairs: Sequence[tuple[str, str]], 
         return {"epoch": round(step / per_epoch, 3), "val": metrics.get(SELECTION_METRIC), "loss": loss,
                 "examples": min(step * per_step, len(data["label"])), "seconds": seconds, "stopped_early": stopped}
 
-    tracker = HistoryCallback(row, read_history(out) if budget.resume else [], log)
+    tracker = HistoryCallback(row, log=log, state_file="cross_state.json")  # each checkpoint holds its rows
+    tracker.restore(last_checkpoint(out) if budget.resume else None)
     if not tracker.history:
         tracker.add({"epoch": 0, "val": evaluator(model)["val_choice_accuracy"] if evaluator else None,
                      "loss": None, "examples": 0, "seconds": 0.0})

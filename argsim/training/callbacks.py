@@ -174,8 +174,8 @@ class LossLogCallback(TrainerCallback):
 class HistoryCallback(TrainerCallback):
     """A history row per evaluated step, `row(state, metrics, stopped, loss, seconds)` (None: none there): the
     evaluation's metrics, whether a budget stopped the run, the mean loss logged since the last row and the seconds
-    since the run began (continuing `history`, a resumed run's). Rows go to `log` and `write(history)` on rank 0;
-    with `state_file`, each checkpoint holds the history, pending losses, `extra()` and seconds (`restore`).
+    since the run began. Rows go to `log` and `write(history)` on rank 0; with `state_file`, each checkpoint holds
+    the history, pending losses, `extra()` and seconds, which `restore` continues on a resumed run.
 
     Example:
         >>> from transformers import TrainerState
@@ -185,13 +185,12 @@ class HistoryCallback(TrainerCallback):
         [{'loss': 2.0}]
     """
 
-    def __init__(self, row: Callable[..., dict | None], history: list[dict] | None = None,
-                 log: Callable[[dict], None] | None = None, write: Callable[[list[dict]], object] | None = None,
-                 state_file: str = "", extra: Callable[[], dict] = dict) -> None:
+    def __init__(self, row: Callable[..., dict | None], log: Callable[[dict], None] | None = None,
+                 write: Callable[[list[dict]], object] | None = None, state_file: str = "",
+                 extra: Callable[[], dict] = dict) -> None:
         self.row, self.log, self.write, self.state_file, self.extra = row, log, write, state_file, extra
-        self.history = history if history is not None else []
-        self.offset = self.history[-1].get("seconds") or 0.0 if self.history else 0.0
-        self.losses, self.step, self.began = [], 0, time.perf_counter()
+        self.history: list[dict] = []
+        self.losses, self.step, self.offset, self.began = [], 0, 0.0, time.perf_counter()
 
     def restore(self, checkpoint: str | None) -> dict | None:
         """The state `checkpoint` holds (None: none), its history, pending losses and seconds continued."""
