@@ -194,8 +194,7 @@ class HistoryCallback(TrainerCallback):
 
     def restore(self, checkpoint: str | None) -> dict | None:
         """The state `checkpoint` holds (None: none), its history, pending losses and seconds continued."""
-        path = Path(checkpoint or "") / self.state_file
-        if checkpoint is None or not path.is_file():
+        if checkpoint is None or not (path := Path(checkpoint) / self.state_file).is_file():
             return None
         saved = json.loads(path.read_text(encoding="utf-8"))
         self.history, self.losses, self.offset = saved["history"], saved["losses"], saved["seconds"]
