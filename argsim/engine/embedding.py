@@ -31,7 +31,7 @@ import numpy as np
 from argsim.backend.cache import EmbeddingCache, text_key
 from argsim.backend.encoder import MAX_BATCH_SIZE
 from argsim.config import RunConfig
-from argsim.engine.ray_engine import worker_errors
+from argsim.engine.ray_engine import RayEngine, worker_errors
 from argsim.errors import ArgsimError, InputError
 from argsim.io import check_input_file, check_output_path, current_umask, parse_json, read_json_as, read_texts
 from argsim.options import check_settings, setting
@@ -137,16 +137,15 @@ def check_input(path: Path, spec: EmbedSpec) -> None:
 
 def embed_folder(path: Path, out: Path, spec: EmbedSpec, config: RunConfig) -> tuple[dict, float]:
     """`argsim embed` into the shard folder `out` on the run's engine (`embed_local`, or `embed_ray`'s actor pool on
-    `argsim.engine.engine_from_config(config)`), at the run's precision, the input checked first: (the folder's
-    manifest, seconds)."""
-    from argsim.engine import engine_from_config
+    a `RayEngine` of the run's --ray-address and --threads), at the run's precision, the input checked first: (the
+    folder's manifest, seconds)."""
     from argsim.measure import timed
 
     spec = replace(spec, precision=config.precision)
     check_input(path, spec)
     with timed() as t:
-        manifest = embed_ray(path, out, spec, engine_from_config(config), quiet=config.quiet) \
-            if config.engine == "ray" else embed_local(path, out, spec, config=config)
+        manifest = embed_local(path, out, spec, config=config) if config.engine != "ray" else \
+            embed_ray(path, out, spec, RayEngine(config.ray_address, config.threads, config.quiet), quiet=config.quiet)
     return manifest, t["seconds"]
 
 

@@ -69,7 +69,7 @@ def test_ray_embedding_shards_equal_local_and_import_into_the_cache(ray_session,
 
 
 def test_engine_ray_needs_a_folder_and_existing_columns(tmp_path, fifty_sentences, monkeypatch):
-    monkeypatch.setattr("argsim.engine.engine_from_config", lambda config: pytest.fail("Ray before the input check"))
+    monkeypatch.setattr("argsim.engine.embedding.RayEngine", lambda *a: pytest.fail("Ray before the input check"))
     result = runner.invoke(app, ["--quiet", "--engine", "ray", "embed", str(fifty_sentences), "--column",
                                  "argument", "--out", str(tmp_path / "v.npy")])
     assert result.exit_code == 2 and "give --out a new folder" in result.output
