@@ -11,17 +11,15 @@ from dataclasses import replace
 import typer
 
 from argsim.cli import commands
-from argsim.cli.groups import FILE_WIDTH, GROUPS, ROOT, ArgsimGroup, console
+from argsim.cli.groups import FILE_WIDTH, GROUPS, ROOT, console, group
 from argsim.cli.params import config_options
 from argsim.config import RunConfig
 from argsim.errors import ArgsimError
 from argsim.paths import set_workdir
 from argsim.settings import seed_everything
 
-app = typer.Typer(name="argsim", cls=ArgsimGroup, no_args_is_help=True, rich_markup_mode="rich",
-                  add_completion=False,
-                  help="Argument-similarity toolkit: key point matching, counter-argument retrieval, "
-                       "thematic clustering and minutes summarization on one embedding backend.")
+app = group("argsim", "Argument-similarity toolkit: key point matching, counter-argument retrieval, thematic "
+            "clustering and minutes summarization on one embedding backend.")
 
 
 @app.callback()

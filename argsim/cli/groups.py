@@ -127,29 +127,27 @@ class ArgsimGroup(TyperGroup):
 
         saved = {var: os.environ[var] for var in QUIET_ENV if var in os.environ}
         try:
-            return self._main(args, prog_name, complete_var, standalone_mode, **extra)
-        finally:
-            for var in QUIET_ENV:
-                os.environ.pop(var, None)
-            os.environ.update(saved)
-
-    def _main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
-        if not standalone_mode:
-            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-        try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except typer.TyperException as exc:  # click's usage errors (typer vendors click)
+            if not standalone_mode or not hasattr(exc, "format_message"):  # not one of click's errors
+                raise
             if type(exc).__name__ == "NoArgsIsHelpError":  # the help was printed already
                 sys.exit(exc.exit_code)
-            if not hasattr(exc, "format_message"):  # not one of click's errors
-                raise
             ctx = getattr(exc, "ctx", None)
             hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
             _error(one_line(exc.format_message().replace("Value error, ", "")) + hint)  # pydantic's prefix on choices
             sys.exit(exc.exit_code)
         except typer.Abort:
+            if not standalone_mode:
+                raise
             err_console.print("[bold red]aborted[/]", highlight=False)
             sys.exit(1)
+        finally:
+            for var in QUIET_ENV:
+                os.environ.pop(var, None)
+            os.environ.update(saved)
+        if not standalone_mode:
+            return rv
         if rv == 130:  # typer's answer to Ctrl-C: what was written atomically is whole, the rest not written
             err_console.print("[bold red]interrupted[/]: finished outputs are kept, nothing is half-written",
                               highlight=False)
@@ -161,22 +159,23 @@ class ArgsimGroup(TyperGroup):
 TERMINATED = False
 
 
-def _group(name: str, help_text: str) -> typer.Typer:
-    return typer.Typer(name=name, help=help_text, cls=ArgsimGroup, no_args_is_help=True,
-                       rich_markup_mode="rich", add_completion=False)
+def group(name: str, help_text: str, **options: bool) -> typer.Typer:
+    """A typer app whose commands run through `ArgsimGroup` (`options`: typer's, e.g. `invoke_without_command`)."""
+    return typer.Typer(name=name, help=help_text, cls=ArgsimGroup, rich_markup_mode="rich", add_completion=False,
+                       **{"no_args_is_help": True, **options})
 
 
-data_app = _group("data", "Check the datasets and build training triplets from them.")
-train_app = _group("train", "Train a model (MTS, SBERT, thematic triplet network, bipolar encoder, "
+data_app = group("data", "Check the datasets and build training triplets from them.")
+train_app = group("train", "Train a model (MTS, SBERT, thematic triplet network, bipolar encoder, "
                    "learning-to-rank, political SBERT). Trained models are saved under --out.")
-rank_app = _group("rank", "Rank candidates for queries: key points for arguments, best counter-arguments.")
-cluster_app = _group("cluster", "Cluster sentences by theme.")
-summarize_app = _group("summarize", "Extractive summarization (EmbedRank++ MMR) of assembly minutes.")
-eval_app = _group("eval", "Official metrics: KPA mAP, counter-argument accuracy@1, triplet accuracy, "
+rank_app = group("rank", "Rank candidates for queries: key points for arguments, best counter-arguments.")
+cluster_app = group("cluster", "Cluster sentences by theme.")
+summarize_app = group("summarize", "Extractive summarization (EmbedRank++ MMR) of assembly minutes.")
+eval_app = group("eval", "Official metrics: KPA mAP, counter-argument accuracy@1, triplet accuracy, "
                   "clustering MI/AMI/RI/ARI, ROUGE-1.")
 
 # `argsim data triplets <dataset>`: shared by the thematic (wikipedia) and minutes (minutes) triplet builders
-triplets_app = _group("triplets", "Build training/evaluation triplets (JSONL: anchor, positive, negative) "
+triplets_app = group("triplets", "Build training/evaluation triplets (JSONL: anchor, positive, negative) "
                       "from a dataset: `wikipedia` (thematic sections), `minutes` (assembly minutes).")
 data_app.add_typer(triplets_app)
 

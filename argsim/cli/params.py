@@ -1,16 +1,10 @@
-"""Option checks shared by every command: output paths are checked before any work is done.
+"""Option checks and option groups shared by every command.
 
-Pass `callback=OUT_FILE` (or `OUT_DIR`, or `out_file(".npy", ".csv")`) to an output option: typer runs the
-callback while it parses the options (defaults included), before the command body, so a `--out` that is an
-existing folder where a file is expected, an existing file where a folder is expected, or an unwritable place
-ends in one line and exit code 2 with nothing computed. A default (not given) output path is placed under the
-work folder (`--workdir` / `$ARGSIM_HOME`, else the current directory; see `argsim.paths`). Fixed choices are
-`Literal[...]` annotations (typer checks them and lists them in `--help`); `choices(...)` checks repeatable ones.
-
-Options that several commands share are defined here once and added by a decorator (`option_group`): the ArgKP
-input options of the key point commands (`argkp_input`); the training budget (`training_options.budget_options`);
-the options of a trainer's config dataclass (`config_options`: each field's type, default and help, declared once
-in the library, see `argsim.options`); the model option (`model_option`: one name, `--model` / `-m`, everywhere).
+An output option takes `callback=OUT_FILE` (or `OUT_DIR`, `out_file(".npy", ".csv")`): typer runs it while parsing,
+before the command body, so a bad `--out` is one line and exit code 2 with nothing computed; a default output path
+goes under the work folder (`argsim.paths`). Fixed choices are `Literal[...]` annotations; `choices(...)` checks
+repeatable ones. `option_group` adds shared options to a command: the ArgKP inputs (`argkp_input`), the training
+budget (`training_options.budget_options`), a config dataclass's fields (`config_options`, see `argsim.options`).
 """
 
 from __future__ import annotations
@@ -246,9 +240,6 @@ def option_group(name: str, build: Callable[..., Any],
 
 SPLIT_HELP = ("ArgKP-2021 split under --data-dir: train, dev, train+dev, or any split laid out the same way "
               "(arguments_<split>.csv, key_points_<split>.csv, labels_<split>.csv). Ignored with --arguments.")
-ARGS_HELP = ("Your own arguments file (CSV/TSV/JSONL) with columns arg_id, argument, topic, stance (1 pro / "
-             "-1 con). Use with --key-points.")
-KPS_HELP = "Your own key points file with columns key_point_id, key_point, topic, stance."
 LABELS_HELP = "Gold labels file with columns arg_id, key_point_id, label (1 match / 0 no match)."
 
 
@@ -275,12 +266,12 @@ def argkp_input(split: str = "dev", split_help: str = SPLIT_HELP,
     passed to it as `source: ArgkpInput`."""
     return option_group("source", ArgkpInput,
                         split=(str, typer.Option(split, help=split_help)),
-                        arguments=(Path | None, typer.Option(None, help=ARGS_HELP)),
-                        key_points=(Path | None, typer.Option(None, help=KPS_HELP)),
+                        arguments=(Path | None, typer.Option(None, help="Your own arguments file (CSV/TSV/JSONL) with "
+                                                             "columns arg_id, argument, topic, stance (1 pro / -1 "
+                                                             "con). Use with --key-points.")),
+                        key_points=(Path | None, typer.Option(None, help="Your own key points file with columns "
+                                                              "key_point_id, key_point, topic, stance.")),
                         labels=(Path | None, typer.Option(None, help=labels_help)))
-
-
-MODEL_DECLS = ("--model", "-m")
 
 
 def model_option(help: str = "Backend model name (minilm, mpnet, ...), a folder trained by argsim, a "
@@ -290,7 +281,7 @@ def model_option(help: str = "Backend model name (minilm, mpnet, ...), a folder 
     while the options are parsed (`check_model_names`), so a misspelt second `-m` is refused before the first
     model loads."""
     kwargs.setdefault("callback", check_model_names)
-    return typer.Option(*MODEL_DECLS, help=help, **kwargs)
+    return typer.Option("--model", "-m", help=help, **kwargs)
 
 
 def check_model_names(value: Any) -> Any:
@@ -306,10 +297,6 @@ def check_model_names(value: Any) -> Any:
             except ArgsimError as exc:
                 raise typer.BadParameter(str(exc)) from None
     return value
-
-
-#: field metadata passed on to typer as they are
-PASSED = ("min", "max", "envvar", "exists", "dir_okay")
 
 
 def finite_float(minimum: float | None = None, maximum: float | None = None) -> Callable[[str], float]:
@@ -341,7 +328,7 @@ def _field_option(f: dataclasses.Field, meta: dict[str, Any], hint: Any = None) 
     from argsim.options import field_default, option_decls
 
     meta = {**f.metadata, **meta}
-    extra = {k: meta[k] for k in PASSED if k in meta}
+    extra = {k: meta[k] for k in ("min", "max", "envvar", "exists", "dir_okay") if k in meta}  # passed as they are
     if hint in (float, float | None) and ("min" in meta or "max" in meta):
         extra["parser"] = finite_float(meta.get("min"), meta.get("max"))
     if "output" in meta:

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from argsim.benchmarks.backends import BackendBenchOptions
-from argsim.cli.groups import GROUPS, ArgsimGroup, console, run_config, summary_table
+from argsim.cli.groups import GROUPS, console, group, run_config, summary_table
 from argsim.cli.params import config_options
 
 DEFAULTS = BackendBenchOptions()
@@ -18,10 +18,7 @@ def _help(name: str) -> str:
     return next(f.metadata["help"] for f in fields(BackendBenchOptions) if f.name == name)
 
 
-bench_app = typer.Typer(name="bench", cls=ArgsimGroup, no_args_is_help=True, rich_markup_mode="rich",
-                        add_completion=False, help="Benchmarks whose rows go to bench/results (the work folder's).")
-
-
+bench_app = group("bench", "Benchmarks whose rows go to bench/results (the work folder's).")
 GROUPS.append(bench_app)
 
 

@@ -8,15 +8,12 @@ from typing import Annotated
 
 import typer
 
-from argsim.cli.groups import GROUPS, ArgsimGroup, console, run_config, summary_table
+from argsim.cli.groups import GROUPS, console, group, run_config, summary_table
 from argsim.cli.params import finite_float
 from argsim.modelbuild.publish import TASKS
 
-models_app = typer.Typer(name="models", cls=ArgsimGroup, invoke_without_command=True, rich_markup_mode="rich",
-                         add_completion=False, help="The named offline models, the trained ones, and "
-                                                    "`models build` (the recommended model of each task).")
-
-
+models_app = group("models", "The named offline models, the trained ones, and `models build` (the recommended model "
+                   "of each task).", invoke_without_command=True, no_args_is_help=False)
 GROUPS.append(models_app)
 
 
