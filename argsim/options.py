@@ -12,15 +12,6 @@ e.g. ("--quiet", "-q")), `aliases` (older spellings still accepted, hidden from 
 option; set from elsewhere, e.g. the seed from the global `--seed`), `envvar` (an environment variable the option
 reads), `output` ("file" / "folder": an output the command line checks before any work), `exists` / `dir_okay`
 (an input path that must exist / may be a folder).
-
-Example:
-    >>> from dataclasses import dataclass
-    >>> @dataclass
-    ... class Demo:
-    ...     lr: float = setting(2e-5, "Learning rate.", min=0)
-    ...     shuffle: bool = setting(True, "Shuffle the pairs.", option="--shuffle/--no-shuffle")
-    >>> config_argv(Demo(lr=1e-3, shuffle=False))
-    ['--lr', '0.001', '--no-shuffle']
 """
 
 from __future__ import annotations

@@ -128,8 +128,6 @@ class KeyPointMatcher:
         model = labels[0] if len(labels) == 1 else labels
         return f"KeyPointMatcher(model={model!r})"
 
-    # -------------------------------------------------------------- scoring
-
     def _rank(self, data: KPMData) -> KeypointRanking:
         """The run of `argsim rank keypoints` on loaded data (`argsim.kpm.rank.rank_keypoints`)."""
         from argsim.kpm.rank import rank_keypoints
@@ -186,8 +184,6 @@ class KeyPointMatcher:
                          m.key_point if fits else None, m.score if m else np.nan, fits))
         return pd.DataFrame(rows, columns=MATCH_COLUMNS)
 
-    # -------------------------------------------------------------- evaluation
-
     def evaluate(self, split: str | pd.DataFrame = "dev", topics: Sequence[str] | None = None,
                  formula: str = "leaderboard", data_dir: str | Path | None = None) -> Evaluation:
         """The official mAP (`argsim.kpa_map`) of this matcher on a labelled ArgKP split, and the threshold that
@@ -222,8 +218,6 @@ class KeyPointMatcher:
         evaluator = KPAMapEvaluator(data, name=data.name, config=self.config, formula=formula,
                                     score=lambda _models: self._rank(data).predictions)
         return evaluator.evaluate(self.models)
-
-    # -------------------------------------------------------------- training
 
     def fit(self, split: str | pd.DataFrame = "train", out: str | Path | None = None,
             recipe: SbertConfig | None = None, data_dir: str | Path | None = None) -> KeyPointMatcher:

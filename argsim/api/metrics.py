@@ -19,8 +19,6 @@ from argsim.metrics.kpa_map import MapResult, evaluate_map, read_predictions
 from argsim.metrics.rouge import rouge1_corpus
 from argsim.metrics.triplets import TRIPLET_FIELDS
 
-# ------------------------------------------------------------------ key point matching
-
 
 def _predictions(predictions: Any) -> dict[str, dict[str, float]]:
     """{arg_id: {key_point_id: score}} from that dict, a JSON file of it, or a frame (arg_id, key_point_id, score)."""
@@ -93,9 +91,6 @@ def kpa_map(predictions: Any, gold: Any, formula: str = "leaderboard", tie_break
     return {"strict_map": r.strict, "relaxed_map": r.relaxed}
 
 
-# ------------------------------------------------------------------ counter-argument retrieval
-
-
 def accuracy_at_1(scores: Any, gold: Mapping[str, str], ties: str = "expected") -> float:
     """accuracy@1 of best-counter retrieval (Wachsmuth et al. 2018): the share of queries whose true counter
     scores highest; ties with it earn the expected credit 1/t (or see `ties`).
@@ -147,9 +142,6 @@ def accuracy_at_1(scores: Any, gold: Mapping[str, str], ties: str = "expected") 
     return acc(scores, gold, ties=ties)
 
 
-# ------------------------------------------------------------------ triplets
-
-
 def triplet_accuracy(anchor: Any, positive: Any, negative: Any, model: str | None = None,
                      distance: str = "cosine", ties: str = "correct", config: RunConfig | None = None) -> float:
     """Triplet accuracy: the share of (anchor, positive, negative) triplets whose positive is closer to the
@@ -196,9 +188,6 @@ def triplet_accuracy(anchor: Any, positive: Any, negative: Any, model: str | Non
     if bad := [name for p, name in zip(parts, names, strict=True) if not np.isfinite(p).all()]:
         raise ArgsimError(f"{', '.join(bad)}: the vectors hold NaN or infinite values")
     return triplet_scores(*parts, distance=distance, ties=ties).accuracy
-
-
-# ------------------------------------------------------------------ ROUGE-1
 
 
 def rouge1(summaries: str | Sequence[str], references: str | Sequence[str], unit: str = "content",

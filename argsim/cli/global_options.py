@@ -1,10 +1,7 @@
-"""Which global options each command uses: one declaration, enforced for every command in one place
-(`check_global_options`, called by `groups.ArgsimCommand.invoke` before the command's body).
-
-A global option given on the command line (other than at its default) to a command that does not use it is a
-usage error (one line, exit
-code 2): `argsim --device cuda report` would otherwise run on nothing and say nothing. Options set through the
-environment (`ARGSIM_HOME`, `RAY_ADDRESS`) are not refused: they apply to every command that uses them.
+"""Which global options each command uses, declared once and enforced for every command (`check_global_options`,
+called by `groups.ArgsimCommand.invoke` before the command's body): a global option given on the command line
+(not at its default) to a command that does not use it is a usage error, exit code 2; options set through the
+environment (`ARGSIM_HOME`, `RAY_ADDRESS`) apply to every command that uses them.
 """
 
 from __future__ import annotations

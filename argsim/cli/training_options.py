@@ -1,9 +1,5 @@
-"""The options every `argsim train ...` command shares (budgets), and the run's placement from the globals.
-
-`@budget_options()` adds --max-steps, --max-minutes, --grad-accum, --checkpoint-every and --resume to a train
-command (after its own options): the fields of `argsim.training.Budget` (their defaults are the dataclass's; the
-help texts are here), passed as one `plan: Budget`; a command whose budget means something else gives a field
-another help, e.g. `@budget_options(max_minutes="Stop after the epoch that crosses ...")`.
+"""The options every `argsim train ...` command shares (the training budget), and the run's placement from the
+globals.
 """
 
 from __future__ import annotations
@@ -29,8 +25,8 @@ BUDGET_OPTIONS: dict[str, dict] = {
 
 
 def budget_options(**helps: str) -> Callable[[Command], Command]:
-    """A decorator adding the budget options to a train command, passed to it as `plan` (see the module doc);
-    `helps`: {field: help text} replacing a shared one."""
+    """A decorator adding the fields of `argsim.training.Budget` (its defaults, the help texts above) to a train
+    command after its own options, passed as `plan: Budget`; `helps`: {field: help text} replacing a shared one."""
     unknown = set(helps) - set(BUDGET_OPTIONS)
     if unknown:
         raise ValueError(f"no budget option {', '.join(sorted(unknown))}")

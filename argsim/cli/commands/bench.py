@@ -12,10 +12,7 @@ from argsim.cli.groups import GROUPS, console, group, run_config, summary_table
 from argsim.cli.params import config_options
 
 DEFAULTS = BackendBenchOptions()
-
-
-def _help(name: str) -> str:
-    return next(f.metadata["help"] for f in fields(BackendBenchOptions) if f.name == name)
+HELP = {f.name: f.metadata.get("help", "") for f in fields(BackendBenchOptions)}
 
 
 bench_app = group("bench", "Benchmarks whose rows go to bench/results (the work folder's).")
@@ -29,8 +26,8 @@ def backends(
     options: BackendBenchOptions,
     quick: Annotated[bool, typer.Option(
         "--quick", help="300 texts, 20 points a setting, 200 triplets of each kind.")] = False,
-    threads: Annotated[str, typer.Option(help=_help("threads"))] = ",".join(map(str, DEFAULTS.threads)),
-    variants: Annotated[str, typer.Option(help=_help("variants"))] = ",".join(DEFAULTS.variants),
+    threads: Annotated[str, typer.Option(help=HELP["threads"])] = ",".join(map(str, DEFAULTS.threads)),
+    variants: Annotated[str, typer.Option(help=HELP["variants"])] = ",".join(DEFAULTS.variants),
 ) -> None:
     """Measure the CPU backends (torch fp32 / bf16, ONNX Runtime and OpenVINO fp32 / int8, a model2vec static
     model) with MiniLM: throughput, one-query latency, peak memory, cosine to fp32 and every task's figure, and

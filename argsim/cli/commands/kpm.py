@@ -159,23 +159,19 @@ def train_and_score(ctx: typer.Context, source: ArgkpInput, eval_split: str | No
     option that requires one, refused without it), `train(data, gold, run, placement)`, the trained model scored
     on the split and printed."""
     from argsim.kpm.evaluate import evaluate_trained, training_inputs
+    from argsim.training import is_main_process
 
     run = run_config(ctx)
     data = source.load(run.data_dir, need_labels=True)
     gold = training_inputs(data, eval_split, run)
     if needs_eval and gold is None:
         raise ArgsimError(f"{needs_eval} needs an evaluation split with labels (--eval-split)")
-    _print_training(evaluate_trained(out, gold, train(data, gold, run, placement(ctx)), run), out)
-
-
-def _print_training(info: dict, folder: Path) -> None:
-    from argsim.training import is_main_process
-
+    info = evaluate_trained(out, gold, train(data, gold, run, placement(ctx)), run)
     if not is_main_process():
         return
     ev = info.get("eval", {}).get("leaderboard", {})
     on = f" on {ev.get('data', ev['split'])}" if ev else ""
-    console.print(summary_table(f"trained {info['method']} -> {folder}", [
+    console.print(summary_table(f"trained {info['method']} -> {out}", [
         "train", "steps", "seconds", "s/epoch", "peak MB", f"strict mAP{on}", f"relaxed mAP{on}"], [[
         info["train"], info["steps"], *(f"{info[k]:.0f}" for k in ("seconds", "seconds_per_epoch", "peak_mb")),
         ev.get("strict", "-"), ev.get("relaxed", "-")]]))
@@ -239,7 +235,7 @@ def train_mts_cmd(
     intra-pair variance loss with multi-similarity mining; cosine at inference. Saves a folder that
     `rank keypoints --model DIR` loads."""
     from argsim.data.argkp import load_argkp
-    from argsim.kpm.evaluate import evaluate_folds, feature_size
+    from argsim.kpm.evaluate import evaluate_folds, feature_size, fold_summary
     from argsim.kpm.mts.batches import topic_folds
     from argsim.trainers.mts import train_folds, train_mts
     from argsim.training import is_main_process
@@ -259,15 +255,10 @@ def train_mts_cmd(
     train, dev = load_argkp("train", run.data_dir), load_argkp("dev", run.data_dir)
     infos = train_folds(train, dev, out, cfg, folds, only=fold or None, quiet=run.quiet, log_every=log_every,
                         placement=where, budget=plan)
-    if is_main_process():
-        held = {i: h for i, (_, h) in enumerate(topic_folds(train, dev, folds), start=1)}
-        _print_folds(out, evaluate_folds(out, infos, held, run))
-
-
-def _print_folds(out: Path, scores: list) -> None:
-    """The per-fold table and the mean +- std line."""
-    from argsim.kpm.evaluate import fold_summary
-
+    if not is_main_process():
+        return
+    held = {i: h for i, (_, h) in enumerate(topic_folds(train, dev, folds), start=1)}
+    scores = evaluate_folds(out, infos, held, run)
     summary = fold_summary(scores) if scores else None
     console.print(summary_table(f"MTS topic folds -> {out}", ["fold", "held-out topics", "s/epoch", "strict mAP",
                                                              "relaxed mAP"],
