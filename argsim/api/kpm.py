@@ -214,7 +214,6 @@ class KeyPointMatcher:
             data = data.subset(topics)
         if not data.has_labels:
             raise ArgsimError(f"{data.name}: no gold labels to evaluate against")
-        # the run `rank keypoints` makes (one model or the ensemble), scored by the task's evaluator
         evaluator = KPAMapEvaluator(data, name=data.name, config=self.config, formula=formula,
                                     score=lambda _models: self._rank(data).predictions)
         return evaluator.evaluate(self.models)
@@ -253,7 +252,6 @@ class KeyPointMatcher:
             raise ArgsimError("fit trains a model given by name or folder, not a model object (save it first)")
         data = split_data(split, data_dir if data_dir is not None else self.config.data_dir, "training frame")
         training_inputs(data, None, self.config)
-        # SbertConfig's defaults are the recommended recipe (the one source of those settings)
         cfg = replace(recipe or SbertConfig(), model=self.models[0], seed=self.config.seed)
         out = Path(out) if out is not None else workdir(self.config.workdir) / "models" / "kpm-sbert"
         where = resolve_placement(self.config.device, self.config.precision, self.config.threads,
