@@ -64,16 +64,9 @@ for _g in GROUPS:
 
 
 def main() -> None:
-    """Console-script entry point."""
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # the application's choice, not the library's
-    _terminate_as_interrupt()
-    sys.exit(app())
-
-
-def _terminate_as_interrupt() -> None:
-    """SIGTERM (a scheduler's or `kill`'s stop) ends the run as Ctrl-C does: cleanup runs (no temporary file is
-    left, finished outputs are kept, `--resume` and the embedding cache continue), one line; the exit code is
-    143 (128 + SIGTERM) where Ctrl-C's is 130, as the trainers exit."""
+    """Console-script entry point. SIGTERM (a scheduler's or `kill`'s stop) ends the run as Ctrl-C does: cleanup
+    runs (no temporary file is left, finished outputs are kept, `--resume` and the embedding cache continue), one
+    line; the exit code is 143 (128 + SIGTERM) where Ctrl-C's is 130, as the trainers exit."""
     import signal
 
     from argsim.cli import groups
@@ -82,8 +75,10 @@ def _terminate_as_interrupt() -> None:
         groups.TERMINATED = True
         raise KeyboardInterrupt
 
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # the application's choice, not the library's
     if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
         signal.signal(signal.SIGTERM, interrupt)
+    sys.exit(app())
 
 
 if __name__ == "__main__":

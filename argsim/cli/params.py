@@ -101,13 +101,10 @@ def _repeated(items: Any) -> Any:
     return next((item for item, n in counts.items() if n > 1), None)
 
 
-SEED_MAX = 2**32 - 1  # numpy's RandomState / np.random.seed accept 0 .. 2**32 - 1
-
-
 def check_seed(name: str, value: int) -> None:
     """A seed numpy accepts (0 .. 2**32-1), else one line: a seed outside it fails deep inside the first sampler."""
-    if not isinstance(value, int) or not 0 <= value <= SEED_MAX:
-        raise ArgsimError(f"{name} {value}: a seed is an integer from 0 to {SEED_MAX} (numpy's range)")
+    if not isinstance(value, int) or not 0 <= value <= 2**32 - 1:
+        raise ArgsimError(f"{name} {value}: a seed is an integer from 0 to {2**32 - 1} (numpy's range)")
 
 
 def _library_check(module: str, name: str) -> Callable[[str, Any], None]:
