@@ -271,14 +271,12 @@ def argkp_input(split: str = "dev", split_help: str = SPLIT_HELP,
                         labels=(Path | None, typer.Option(None, help=labels_help)))
 
 
-def model_option(help: str = "Backend model name (minilm, mpnet, ...), a folder trained by argsim, a "
-                 "sentence-transformers folder or a Hugging Face id.", **kwargs: Any) -> typer.models.OptionInfo:
+def model_option(help: str) -> typer.models.OptionInfo:
     """The one `--model` / `-m` option (a model name or folder), for `Annotated[str, model_option(...)] = default`;
     `-m` means `--model` in every command that has it, and nothing else anywhere. Every name given is checked
     while the options are parsed (`check_model_names`), so a misspelt second `-m` is refused before the first
     model loads."""
-    kwargs.setdefault("callback", check_model_names)
-    return typer.Option("--model", "-m", help=help, **kwargs)
+    return typer.Option("--model", "-m", help=help, callback=check_model_names)
 
 
 def check_model_names(value: Any) -> Any:

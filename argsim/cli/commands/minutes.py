@@ -84,13 +84,12 @@ def train_minutes_sbert(
     epoch, dev accuracy per epoch), train_config.json and a model card README.md.
     """
     from argsim.trainers.minutes_sbert import train_minutes_sbert as run
+    from argsim.training import is_main_process
 
     where = placement(ctx)
     config = replace(config, seed=where.seed)
     log = run(train, dev if dev is not None and dev.is_file() else None, out, config, placement=where, budget=plan,
               quiet=run_config(ctx).quiet)
-    from argsim.training import is_main_process
-
     if not is_main_process():
         return
     rows = [["train triplets", log["train_triplets"]], ["seconds", log["seconds"]],
