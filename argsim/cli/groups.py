@@ -28,12 +28,10 @@ def _error(message: str) -> None:
 def refuse_repeated_options(command, args: list[str]) -> None:
     """A single-valued option given twice (`--out a.json --out b.json`) is a usage error: click would keep the
     last value and drop the first silently. Flags and repeatable options may repeat."""
-    seen: dict[str, str] = {}
-    for param in command.params:  # typer's own (vendored) click options: recognised by their kind, not class
-        if getattr(param, "param_type_name", "") == "option" and not param.multiple \
-                and not getattr(param, "is_flag", False) and not getattr(param, "count", False):
-            for opt in [*param.opts, *param.secondary_opts]:
-                seen[opt] = param.opts[0]
+    seen = {opt: param.opts[0] for param in command.params  # typer's (vendored) click options: by kind, not class
+            if getattr(param, "param_type_name", "") == "option" and not param.multiple
+            and not getattr(param, "is_flag", False) and not getattr(param, "count", False)
+            for opt in [*param.opts, *param.secondary_opts]}
     given: set[str] = set()
     for arg in args:
         if arg == "--":
@@ -189,9 +187,7 @@ def summary_table(title: str, columns: list[str], rows: list[list], total: list 
                   caption: str | None = None) -> Table:
     """A rich table with thousands separators for ints and four decimals for floats; `total`: a last row below a
     line."""
-    table = Table(title=title, caption=caption)
-    for c in columns:
-        table.add_column(c)
+    table = Table(*columns, title=title, caption=caption)
     for r in [*rows, *([None, total] if total is not None else [])]:
         if r is None:
             table.add_section()
