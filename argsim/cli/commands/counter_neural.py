@@ -122,9 +122,8 @@ def eval_counter_neural(
         callback=comma_positive_ints, help="Comma-separated rerank depths K of @1/K.")
     ] = ",".join(map(str, Table3Request.ks)),
     bipolar_settings: Annotated[str | None, typer.Option(
-        "--bipolar-settings", callback=comma_choices(*SETTINGS), help="Extra settings for the "
-                                                                      "Bipolar-encoder row only (e.g. "
-                                                                      "sdoc,sda,epc).")] = None,
+        "--bipolar-settings", callback=comma_choices(*SETTINGS),
+        help="Extra settings for the Bipolar-encoder row only (e.g. sdoc,sda,epc).")] = None,
     cross_limit: Annotated[int | None, typer.Option(
         "--cross-limit", min=0, help="Evaluate rows with a cross-encoder on a seeded random subset of N "
                                      "points (CPU cost); 0 = all.")] = Table3Request.cross_limit,

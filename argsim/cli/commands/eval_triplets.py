@@ -16,8 +16,7 @@ def eval_triplets(
     ctx: typer.Context,
     triplets: Annotated[Path, typer.Argument(help="JSONL (or CSV) with fields anchor, positive, negative "
                                               "(as written by `argsim data triplets ...`).")],
-    model: Annotated[list[str], model_option(help="Model name or folder; repeat to "
-                                                                     "compare several.")] = ("minilm",),
+    model: Annotated[list[str], model_option(help="Model name or folder; repeat to compare several.")] = ("minilm",),
     distance: Annotated[Literal["cosine", "l1", "euclidean"], typer.Option(
         help="cosine | l1 | euclidean (l1 for the thematic BiLSTM).")] = "cosine",
     ties: Annotated[Literal["correct", "wrong"], typer.Option(

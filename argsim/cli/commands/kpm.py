@@ -57,9 +57,9 @@ def eval_map(
     source: ArgkpInput,
     predictions: Annotated[Path, typer.Argument(help="Predictions JSON in the shared-task format "
                                                  "{arg_id: {key_point_id: score}} (as `rank keypoints` writes).")],
-    formula: Annotated[Formula, typer.Option(help="leaderboard = plain AP of the kept top half "
-                                                  "(all published results); 2021-09 = the "
-                                                  "organisers' later fix, AP x positives/kept.")] = "leaderboard",
+    formula: Annotated[Formula, typer.Option(help="leaderboard = plain AP of the kept top half (all published "
+                                             "results); 2021-09 = the organisers' later fix, AP x "
+                                             "positives/kept.")] = "leaderboard",
     tie_break: Annotated[TieBreak, typer.Option(help="An argument's best key point on tied scores: first (JSON "
                                   "order, as the official code) or random (seeded by --seed).")] = "first",
     seed: Annotated[int, typer.Option(help="Seed of --tie-break random.")] = 0,
@@ -96,13 +96,10 @@ def rank_keypoints(
                                     "models' scores (ensemble).")] = (),
     weight: Annotated[list[float], typer.Option("--weight", "-w", help="Ensemble weight of each --model, in order "
                                        "(default equal), e.g. --weight 0.7 --weight 0.3.")] = (),
-    combine: Annotated[Literal["zscore", "zlogit", "mean"], typer.Option(help="zscore: standardise each "
-                                                                "model's scores over all scored pairs, then the "
-                                                                "weighted sum (models on different scales: "
-                                                                "cosine + cross-encoder); zlogit: the same with "
-                                                                "a cross-encoder's logit in place of its "
-                                                                "probability; mean: the weighted mean of the raw "
-                                                                "scores.")] = "zscore",
+    combine: Annotated[Literal["zscore", "zlogit", "mean"], typer.Option(
+        help="zscore: standardise each model's scores over all scored pairs, then the weighted sum (models on "
+             "different scales: cosine + cross-encoder); zlogit: the same with a cross-encoder's logit in place of "
+             "its probability; mean: the weighted mean of the raw scores.")] = "zscore",
     kp_template: Annotated[str, typer.Option(help="How a key point is shown to plain encoders: fields {text}, "
                                     "{topic}, {stance}; e.g. '{topic} {text}'. Context-aware models (MTS) "
                                     "take topic and stance as inputs and ignore templates.")] = "{text}",
