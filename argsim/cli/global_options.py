@@ -29,6 +29,10 @@ UNUSED: dict[str, tuple[str, ...]] = {
 #: the commands that fan bulk work out through --engine
 ENGINE_COMMANDS = ("embed", "rank counterargs", "rank keypoints", "rank counter-search", "train ltr",
                    "train simple-sd")
+#: why an unused global option does not apply
+WHY = {**dict.fromkeys(ENGINE, f"it runs in this process (--engine applies to {', '.join(ENGINE_COMMANDS)})"),
+       **dict.fromkeys(CACHE, "it embeds nothing"), **dict.fromkeys(MODEL, "it runs no model"),
+       "seed": "it draws nothing at random", "data_dir": "it reads no dataset"}
 
 
 def unused_options(command: str) -> tuple[str, ...]:
@@ -55,20 +59,10 @@ def check_global_options(ctx) -> None:
     unused = set(unused_options(command))
     for param in root.command.params:
         if param.name in unused and root.get_parameter_source(param.name) == ParameterSource.COMMANDLINE:
-            if root.params.get(param.name) == param.default:
-                continue  # the default said aloud changes nothing
             value = root.params.get(param.name)
+            if value == param.default:
+                continue  # the default said aloud changes nothing
             given = param.secondary_opts[0] if value is False and getattr(param, "secondary_opts", None) \
                 else param.opts[0]
-            raise UsageError(f"{given} does not apply to `argsim {command}`: {_why(param.name)}; leave it "
-                             "out")
-
-
-def _why(name: str) -> str:
-    if name in ENGINE:
-        return f"it runs in this process (--engine applies to {', '.join(ENGINE_COMMANDS)})"
-    if name in CACHE:
-        return "it embeds nothing"
-    if name in MODEL:
-        return "it runs no model"
-    return {"seed": "it draws nothing at random", "data_dir": "it reads no dataset"}.get(name, "it is not used")
+            why = WHY.get(param.name, "it is not used")
+            raise UsageError(f"{given} does not apply to `argsim {command}`: {why}; leave it out")
