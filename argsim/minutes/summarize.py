@@ -166,26 +166,19 @@ def summarize_items(items: Sequence[MinutesItem], encoder=None, options: Summari
                     "selected": [{"index": i, "sentence": it.sentences[i], "score": round(sc, 6), "rank": r + 1}
                                  for r, (i, sc) in enumerate(chosen)],
                     "n_sentences": len(it.sentences), **({"meta": it.meta} if it.meta else {})})
-    if cut:
-        warn_cut(cut, items)
+    if cut:  # English text is one long "sentence" to the Japanese sentence splitter: its summary is cut mid-word
+        by_id = {it.id: it for it in items}
+        unsplit = [i for i in cut if not any(c in s for s in by_id[i].sentences for c in "。！？")]
+        hint = (f"; {len(unsplit)} of them hold no Japanese sentence end (。！？): the summarizer splits Japanese "
+                "sentences only, so such text is cut mid-word" if unsplit else "")
+        warn(f"{len(cut)} of {len(items)} items: no whole sentence fits the budget, so the summary is the best "
+             f"sentence cut at the budget ({examples(cut)}){hint}")
     return out
-
-
-def warn_cut(cut: list[str], items: Sequence[MinutesItem]) -> None:
-    """One warning line for the items whose summary is one sentence cut at the character budget (no whole
-    sentence fitted, so `fit` could not skip what overflows), naming text that has no Japanese sentence ends
-    (English text is one long "sentence" to the Japanese sentence splitter, cut mid-word)."""
-    by_id = {it.id: it for it in items}
-    unsplit = [i for i in cut if all(not any(c in s for c in "。！？") for s in by_id[i].sentences)]
-    hint = (f"; {len(unsplit)} of them hold no Japanese sentence end (。！？): the summarizer splits Japanese "
-            "sentences only, so such text is cut mid-word" if unsplit else "")
-    warn(f"{len(cut)} of {len(items)} items: no whole sentence fits the budget, so the summary is the best "
-         f"sentence cut at the budget ({examples(cut)}){hint}")
 
 
 def _lead(lengths: Sequence[int], n: int, budget: int | None) -> list[tuple[int, float]]:
     """The first `n` sentences in order, skipping those that overflow `budget` (the greedy pick of the earliest)."""
-    return [(i, 0.0) for i, _ in _greedy(len(lengths), n, lambda i, sel: -i, None, lengths, budget)]
+    return [(i, 0.0) for i, _ in _greedy(len(lengths), n, lambda i, sel: -i, lengths, budget)]
 
 
 def _embedrank(it: MinutesItem, vec_of: dict, options: SummarizeOptions, n: int, lengths: Sequence[int] | None = None,
