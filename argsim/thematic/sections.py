@@ -34,29 +34,24 @@ def _length_ok(sentence: str, min_tokens: int, max_tokens: int) -> bool:
     return min_tokens <= count_tokens(sentence) <= max_tokens
 
 
-def merged_sections(article: Article, level: str = "top") -> list[tuple[str, list[list[str]]]]:
-    """(heading, paragraphs as sentence lists) per section, lead included.
+def kept_sections(article: Article, level: str = "top", min_tokens: int = MIN_TOKENS,
+                  max_tokens: int = MAX_TOKENS) -> list[KeptSection]:
+    """The article's sections after the paper's filters (lead, Background and list sections dropped; sentences
+    of min-max tokens); sections left without any sentence are dropped too.
 
     level 'top': a level-2 section absorbs its sub-sections (the paper's sections); 'all': every heading is a
     section of its own."""
     if level not in LEVELS:
         raise ValueError(f"level must be one of {LEVELS}, not {level!r}")
-    out: list[tuple[str, list[list[str]]]] = []
+    merged: list[tuple[str, list[list[str]]]] = []  # (heading, paragraphs as sentence lists) per section, lead included
     for sec in article.sections:
         paragraphs = [list(p.sentences) for p in sec.paragraphs]
-        if level == "all" or sec.level <= 2 or not out:
-            out.append((sec.heading, paragraphs))
+        if level == "all" or sec.level <= 2 or not merged:
+            merged.append((sec.heading, paragraphs))
         else:
-            out[-1][1].extend(paragraphs)
-    return out
-
-
-def kept_sections(article: Article, level: str = "top", min_tokens: int = MIN_TOKENS,
-                  max_tokens: int = MAX_TOKENS) -> list[KeptSection]:
-    """The article's sections after the paper's filters (lead, Background and list sections dropped; sentences
-    of min-max tokens); sections left without any sentence are dropped too."""
+            merged[-1][1].extend(paragraphs)
     kept = []
-    for i, (heading, paragraphs) in enumerate(merged_sections(article, level)):
+    for i, (heading, paragraphs) in enumerate(merged):
         if i == 0 or heading.strip().lower() in DROPPED_HEADINGS:
             continue
         sec = KeptSection(heading)
@@ -67,7 +62,3 @@ def kept_sections(article: Article, level: str = "top", min_tokens: int = MIN_TO
             kept.append(sec)
     return kept
 
-
-def eligible(sections: list[KeptSection], min_sections: int = MIN_SECTIONS) -> bool:
-    """Articles need at least `min_sections` remaining sections."""
-    return len(sections) >= min_sections

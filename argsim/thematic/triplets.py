@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from argsim.config import SEED
 from argsim.data.wikipedia import Article
-from argsim.thematic.sections import MIN_SECTIONS, KeptSection, eligible, kept_sections
+from argsim.thematic.sections import MIN_SECTIONS, KeptSection, kept_sections
 
 NEGATIVES = ("adjacent", "random-section", "random-article")
 SPLITS = ("train", "dev", "test")
@@ -38,7 +38,7 @@ def prepare(articles: list[Article], level: str = "top", min_sections: int = MIN
             ) -> list[PreparedArticle]:
     """Filtered sections of the articles that keep at least `min_sections` sections."""
     kept = ((a.title, kept_sections(a, level)) for a in articles)
-    return [PreparedArticle(title, secs) for title, secs in kept if eligible(secs, min_sections)]
+    return [PreparedArticle(title, secs) for title, secs in kept if len(secs) >= min_sections]
 
 
 def _openers(sec: KeptSection) -> list[tuple[int, str]]:
