@@ -1,9 +1,6 @@
-"""How well can each offline backbone even read Japanese? Figures that justify the backbone choice.
-
-- MiniLM (bert-base-uncased WordPiece): share of [UNK] tokens, and the share of characters that its
-  normaliser changes (lower-casing strips accents: NFD + removal of combining marks turns が into か,
-  パ into ハ, so voiced and unvoiced kana collide).
-- GiNZA: share of Sudachi tokens without a word vector.
+"""How well can each offline backbone even read Japanese? The figures behind the backbone choice (docs/minutes.md,
+"The political Sentence-BERT"): MiniLM's [UNK] rate and the characters its accent-stripping normaliser changes
+(voiced kana lose their mark), and GiNZA's share of Sudachi tokens without a word vector.
 """
 
 from __future__ import annotations
