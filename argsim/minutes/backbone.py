@@ -9,14 +9,14 @@ import unicodedata
 from collections.abc import Sequence
 
 
-def minilm_tokenizer_report(texts: Sequence[str], model: str = "minilm") -> dict[str, float]:
-    """Unknown-token rate and accent-stripping damage of a WordPiece tokenizer on `texts`."""
+def minilm_tokenizer_report(texts: Sequence[str]) -> dict[str, float]:
+    """Unknown-token rate and accent-stripping damage of MiniLM's WordPiece tokenizer on `texts`."""
     from transformers import AutoTokenizer
 
     from argsim.backend import model_path
     from argsim.backend.safety import HF_LOAD
 
-    tok = AutoTokenizer.from_pretrained(str(model_path(model)), **HF_LOAD)
+    tok = AutoTokenizer.from_pretrained(str(model_path("minilm")), **HF_LOAD)
     normalizer = tok.backend_tokenizer.normalizer if getattr(tok, "backend_tokenizer", None) else None
     n_tok = n_unk = n_chars = n_changed = n_voiced = n_voiced_changed = 0
     for text in texts:
