@@ -37,12 +37,11 @@ class KeptSection:
         return [s for p in self.paragraphs for s in p]
 
 
-def _length_ok(sentence: str, min_tokens: int, max_tokens: int) -> bool:
-    return min_tokens <= count_tokens(sentence) <= max_tokens
+def _length_ok(sentence: str) -> bool:
+    return MIN_TOKENS <= count_tokens(sentence) <= MAX_TOKENS
 
 
-def kept_sections(article: Article, level: str = "top", min_tokens: int = MIN_TOKENS,
-                  max_tokens: int = MAX_TOKENS) -> list[KeptSection]:
+def kept_sections(article: Article, level: str = "top") -> list[KeptSection]:
     """The article's sections after the paper's filters (lead, Background and list sections dropped; sentences
     of min-max tokens); sections left without any sentence are dropped too.
 
@@ -63,8 +62,8 @@ def kept_sections(article: Article, level: str = "top", min_tokens: int = MIN_TO
             continue
         sec = KeptSection(heading)
         for para in paragraphs:
-            sec.paragraphs.append([s for s in para if _length_ok(s, min_tokens, max_tokens)])
-            sec.openers.append(para[0] if para and _length_ok(para[0], min_tokens, max_tokens) else None)
+            sec.paragraphs.append([s for s in para if _length_ok(s)])
+            sec.openers.append(para[0] if para and _length_ok(para[0]) else None)
         if sec.sentences:
             kept.append(sec)
     return kept
@@ -102,8 +101,7 @@ def _openers(sec: KeptSection) -> list[tuple[int, str]]:
     return [(i, s) for i, s in enumerate(sec.openers) if s is not None]
 
 
-def sentence_triplets(articles: list[PreparedArticle], negatives: str = "adjacent", seed: int = SEED,
-                      max_distance: int = MAX_PARAGRAPH_DISTANCE) -> list[dict]:
+def sentence_triplets(articles: list[PreparedArticle], negatives: str = "adjacent", seed: int = SEED) -> list[dict]:
     """triplets-sen records: anchor, positive, negative, article, section, negative_section, negative_article."""
     if negatives not in NEGATIVES:
         raise ValueError(f"negatives must be one of {NEGATIVES}, not {negatives!r}")
@@ -114,7 +112,7 @@ def sentence_triplets(articles: list[PreparedArticle], negatives: str = "adjacen
         for si, sec in enumerate(art.sections):
             neighbours = [j for j in (si - 1, si + 1) if 0 <= j < len(art.sections) and pools[j]]
             for (i, first), (j, second) in itertools.combinations(pools[si], 2):
-                if j - i > max_distance:
+                if j - i > MAX_PARAGRAPH_DISTANCE:
                     continue
                 anchor, positive = (first, second) if rng.random() < 0.5 else (second, first)
                 for nj in neighbours:
@@ -155,9 +153,8 @@ def title_triplets(articles: list[PreparedArticle]) -> list[dict]:
     return out
 
 
-def clustering_benchmark(articles: list[PreparedArticle], min_sections: int = 5, max_sections: int = 12
-                         ) -> list[dict]:
+def clustering_benchmark(articles: list[PreparedArticle]) -> list[dict]:
     """SCB rows (article, section, label, text): every kept sentence of articles with 5-12 sections."""
     return [{"article": art.title, "section": sec.heading, "label": label, "text": s}
-            for art in articles if min_sections <= len(art.sections) <= max_sections
+            for art in articles if 5 <= len(art.sections) <= 12
             for label, sec in enumerate(art.sections) for s in sec.sentences]
