@@ -80,13 +80,12 @@ class PreparedArticle:
     sections: list[KeptSection]
 
 
-def split_articles(titles: list[str], seed: int = SEED, fractions: tuple[float, float] = (0.8, 0.1)
-                   ) -> dict[str, list[str]]:
+def split_articles(titles: list[str], seed: int = SEED) -> dict[str, list[str]]:
     """Seeded 80/10/10 split of distinct article titles (done before any filtering)."""
     distinct = sorted(set(titles))
     random.Random(seed).shuffle(distinct)
-    n_train = round(len(distinct) * fractions[0])
-    n_dev = round(len(distinct) * fractions[1])
+    n_train = round(len(distinct) * 0.8)
+    n_dev = round(len(distinct) * 0.1)
     return {"train": distinct[:n_train], "dev": distinct[n_train:n_train + n_dev], "test": distinct[n_train + n_dev:]}
 
 
