@@ -83,20 +83,19 @@ def topic_text(raw: str) -> str:
     return raw.replace("<br>", "。").strip()
 
 
-def dataset_items(folder: Path, which: str = "ntcir14", exact_only: bool = True) -> list[MinutesItem]:
+def dataset_items(folder: Path, which: str = "ntcir14") -> list[MinutesItem]:
     """`ntcir14`: the 740 NTCIR-14 items with Source and gold summary; `poliinfo2`: the PoliInfo-2
-    segmented questions/answers whose spans the NTCIR-14 Sources cover (exactly, unless exact_only=False)."""
+    segmented questions/answers whose spans the NTCIR-14 Sources cover exactly."""
     from argsim.data import poliinfo as P
 
     if which == "ntcir14":
         return [MinutesItem(it.id, _clean_sentences(it.sentences), topic_text(it.main_topic), it.sub_topic,
-                            it.length, it.summary, {"speaker": it.speaker, "date": it.date,
-                                                    "file": it.source_file})
+                            it.length, it.summary, {"speaker": it.speaker, "date": it.date, "file": it.source_file})
                 for it in P.ntcir14_gold_items(folder)]
     if which == "poliinfo2":
         return [MinutesItem(f"{m.item_id}:{m.part}", _clean_sentences(m.sentences), topic_text(m.main_topic),
                             m.sub_topic, m.length, m.summary, {"speaker": m.speaker, "exact": m.exact})
-                for m in P.map_dialog_items(folder) if m.exact or not exact_only]
+                for m in P.map_dialog_items(folder) if m.exact]
     raise InputError(None, f"unknown item set '{which}': choose one of {', '.join(ITEM_SETS)}")
 
 
