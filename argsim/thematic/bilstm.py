@@ -69,12 +69,9 @@ class Vocabulary:
         self.words = words
         self.index = {w: i + 2 for i, w in enumerate(words)}
 
-    def ids(self, text: str) -> list[int]:
-        toks = tokenize_en(text)[:MAX_TOKENS]
-        return [self.index.get(t, UNK) for t in toks] or [UNK]
-
     def batch(self, texts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
-        seqs = [torch.tensor(self.ids(t)) for t in texts]
+        seqs = [torch.tensor([self.index.get(t, UNK) for t in tokenize_en(text)[:MAX_TOKENS]] or [UNK])
+                for text in texts]  # an empty text: one unknown token
         ids = nn.utils.rnn.pad_sequence(seqs, batch_first=True, padding_value=PAD)
         return ids, torch.tensor([len(s) for s in seqs])
 
