@@ -52,8 +52,7 @@ def main() -> None:
     from argsim.metrics.triplets import triplet_scores
     from argsim.minutes.backbone import ginza_oov_report, minilm_tokenizer_report
     from argsim.minutes.evaluate import rouge_nlp
-    from argsim.minutes.mining import MiningConfig
-    from argsim.minutes.pipeline import mine_minutes
+    from argsim.minutes.mining import MiningConfig, mine_minutes
     from argsim.minutes.summarize import SummarizeOptions, dataset_items, summarize_items
     from argsim.schemas import TripletRecord
 

@@ -96,7 +96,6 @@ class MapResult:
 
 @dataclass(frozen=True)
 class _Pair:
-    arg_id: str
     kp_id: str
     score: float
     label: int | None  # None = undecided (not in the labels file)
@@ -167,7 +166,7 @@ def evaluate_map(predictions: Predictions, gold: Gold, formula: str = "leaderboa
     for arg in gold.arguments:  # the gold file's order (pandas' left merge keeps it); a dummy pair without a prediction
         kp_id, score = best[arg.arg_id] if arg.arg_id in best else (DUMMY_ID, 0.0)
         label = gold.labels.get((arg.arg_id, kp_id)) if arg.arg_id in best else 0
-        groups[(topic_key(arg.topic), arg.stance)].append(_Pair(arg.arg_id, kp_id, score, label))
+        groups[(topic_key(arg.topic), arg.stance)].append(_Pair(kp_id, score, label))
     scores: list[GroupScore] = []
     for (topic, stance), pairs in groups.items():
         order = pandas_descending_order(np.array([p.score for p in pairs]))

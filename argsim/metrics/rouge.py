@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,17 +59,6 @@ def token_units(texts: Sequence[str], nlp: Any, unit: str = "content") -> list[l
     return out
 
 
-def tokenizer_for(unit: str, nlp: Any = None) -> Callable[[Sequence[str]], list[list[str]]]:
-    """Texts -> unit lists for `unit`; `content` and `surface` need `nlp` (see `token_units`)."""
-    if unit not in UNITS:
-        raise ValueError(f"unknown ROUGE unit '{unit}': choose one of {', '.join(UNITS)}")
-    if unit == "char":
-        return lambda texts: [char_units(t) for t in texts]
-    if nlp is None:
-        raise ValueError(f"ROUGE unit '{unit}' needs a tokenizer pipeline (nlp); only 'char' works without one")
-    return lambda texts: token_units(texts, nlp, unit)
-
-
 def rouge1(candidate: Sequence[str], reference: Sequence[str]) -> RougeScore:
     """ROUGE-1 of two unit lists: clipped unigram overlap over the reference (recall) / candidate (precision)."""
     c, r = Counter(candidate), Counter(reference)
@@ -104,8 +93,12 @@ def rouge1_corpus(candidates: Sequence[str], references: Sequence[str], limits: 
     `nlp`: the tokenizer pipeline the `content` and `surface` units need (see `token_units`)."""
     if len(candidates) != len(references) or (limits is not None and len(limits) != len(candidates)):
         raise ValueError("candidates, references and limits must have the same length")
-    tok = tokenizer_for(unit, nlp)
-    cand_units, ref_units = tok(list(candidates)), tok(list(references))
+    if unit not in UNITS:
+        raise ValueError(f"unknown ROUGE unit '{unit}': choose one of {', '.join(UNITS)}")
+    if unit != "char" and nlp is None:
+        raise ValueError(f"ROUGE unit '{unit}' needs a tokenizer pipeline (nlp); only 'char' works without one")
+    cand_units, ref_units = ([char_units(t) for t in texts] if unit == "char" else token_units(list(texts), nlp, unit)
+                             for texts in (candidates, references))
     over = [limit is not None and len(c) > limit
             for c, limit in zip(candidates, limits if limits is not None else [None] * len(candidates), strict=True)]
     scores = [RougeScore(0.0, 0.0, 0.0) if o else rouge1(cu, ru)

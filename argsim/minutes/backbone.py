@@ -1,9 +1,6 @@
-"""How well can each offline backbone even read Japanese? Figures that justify the backbone choice.
-
-- MiniLM (bert-base-uncased WordPiece): share of [UNK] tokens, and the share of characters that its
-  normaliser changes (lower-casing strips accents: NFD + removal of combining marks turns が into か,
-  パ into ハ, so voiced and unvoiced kana collide).
-- GiNZA: share of Sudachi tokens without a word vector.
+"""How well can each offline backbone even read Japanese? The figures behind the backbone choice (docs/minutes.md,
+"The political Sentence-BERT"): MiniLM's [UNK] rate and the characters its accent-stripping normaliser changes
+(voiced kana lose their mark), and GiNZA's share of Sudachi tokens without a word vector.
 """
 
 from __future__ import annotations
@@ -12,14 +9,14 @@ import unicodedata
 from collections.abc import Sequence
 
 
-def minilm_tokenizer_report(texts: Sequence[str], model: str = "minilm") -> dict[str, float]:
-    """Unknown-token rate and accent-stripping damage of a WordPiece tokenizer on `texts`."""
+def minilm_tokenizer_report(texts: Sequence[str]) -> dict[str, float]:
+    """Unknown-token rate and accent-stripping damage of MiniLM's WordPiece tokenizer on `texts`."""
     from transformers import AutoTokenizer
 
     from argsim.backend import model_path
     from argsim.backend.safety import HF_LOAD
 
-    tok = AutoTokenizer.from_pretrained(str(model_path(model)), **HF_LOAD)
+    tok = AutoTokenizer.from_pretrained(str(model_path("minilm")), **HF_LOAD)
     normalizer = tok.backend_tokenizer.normalizer if getattr(tok, "backend_tokenizer", None) else None
     n_tok = n_unk = n_chars = n_changed = n_voiced = n_voiced_changed = 0
     for text in texts:

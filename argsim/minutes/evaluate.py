@@ -9,7 +9,7 @@ Items without a gold summary are skipped (they cannot be scored); a summary over
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,6 @@ class SummaryFile:
     method: str = "summaries"
     model: str | None = None
     data: str = ""
-    meta: dict[str, Any] = field(default_factory=dict)
 
 
 def read_summaries(path: Path) -> SummaryFile:
@@ -48,7 +47,7 @@ def read_summaries(path: Path) -> SummaryFile:
     if not rows:
         raise InputError(path, "no item has a gold summary")
     return SummaryFile(rows, method=meta.get("method", "summaries"), model=meta.get("model"),
-                       data=str(meta.get("items", path.stem)), meta=meta)
+                       data=str(meta.get("items", path.stem)))
 
 
 def rouge_nlp(units: Sequence[str], config: RunConfig | None = None) -> Any:

@@ -40,37 +40,29 @@ def key_size(budget: int, chars_per_key: int = 50) -> int:
     return max(1, int(budget) // chars_per_key)
 
 
-def paper_mmr_scores(sent_vecs: np.ndarray, topic_vec: np.ndarray | None, subtopic_vec: np.ndarray | None,
-                     weights: MMRWeights = MMRWeights()) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Relevance terms of Eq. (6): (cos(D, Q), topic part m*cos(D,MT)+s*cos(D,ST), pairwise cos)."""
+def select_paper(sent_vecs: np.ndarray, n: int, topic_vec: np.ndarray | None = None,
+                 subtopic_vec: np.ndarray | None = None, weights: MMRWeights = MMRWeights(),
+                 lengths: Sequence[int] | None = None, budget: int | None = None) -> list[tuple[int, float]]:
+    """Greedy Eq. (6) selection of up to `n` sentences; returns (index, score) in selection order.
+
+    With `lengths` and `budget`, a sentence that would overflow the remaining budget is skipped."""
     d = _unit(sent_vecs)
     q = _unit(d.mean(axis=0)) if len(d) else d.mean(axis=0)
-    rel_q = d @ q
-    topical = np.zeros(len(d))
+    rel_q, pair = d @ q, d @ d.T
+    topical = np.zeros(len(d))  # the topic part m * cos(D, MT) + s * cos(D, ST)
     if topic_vec is not None and weights.m:
         topical += weights.m * (d @ _unit(topic_vec))
     if subtopic_vec is not None and weights.s:
         topical += weights.s * (d @ _unit(subtopic_vec))
-    return rel_q, topical, d @ d.T
-
-
-def select_paper(sent_vecs: np.ndarray, n: int, topic_vec: np.ndarray | None = None,
-                 subtopic_vec: np.ndarray | None = None, weights: MMRWeights = MMRWeights(),
-                 allowed: Sequence[bool] | None = None, lengths: Sequence[int] | None = None,
-                 budget: int | None = None) -> list[tuple[int, float]]:
-    """Greedy Eq. (6) selection of up to `n` sentences; returns (index, score) in selection order.
-
-    With `lengths` and `budget`, a sentence that would overflow the remaining budget is skipped."""
-    rel_q, topical, pair = paper_mmr_scores(sent_vecs, topic_vec, subtopic_vec, weights)
 
     def score(i: int, sel: list[int]) -> float:  # the max term is 0 while nothing is selected
         return weights.mmr_weight * (0.5 * rel_q[i] - 0.5 * max(pair[i, sel], default=0.0)) + topical[i]
 
-    return _greedy(len(rel_q), n, score, allowed, lengths, budget)
+    return _greedy(len(d), n, score, lengths, budget)
 
 
-def select_embedrank(sent_vecs: np.ndarray, n: int, beta: float = 0.5, allowed: Sequence[bool] | None = None,
-                     lengths: Sequence[int] | None = None, budget: int | None = None) -> list[tuple[int, float]]:
+def select_embedrank(sent_vecs: np.ndarray, n: int, beta: float = 0.5, lengths: Sequence[int] | None = None,
+                     budget: int | None = None) -> list[tuple[int, float]]:
     """Original EmbedRank++ normalised MMR (no topic terms)."""
     d = _unit(sent_vecs)
     if len(d) == 0:
@@ -92,11 +84,11 @@ def select_embedrank(sent_vecs: np.ndarray, n: int, beta: float = 0.5, allowed: 
             return float(doc_sim[i])  # the reference code starts from the most document-similar candidate
         return float(beta * doc_norm[i] - (1 - beta) * max(pair[i, sel]))
 
-    return _greedy(len(d), n, score, allowed, lengths, budget)
+    return _greedy(len(d), n, score, lengths, budget)
 
 
-def _greedy(count: int, n: int, score, allowed, lengths, budget) -> list[tuple[int, float]]:
-    remaining = [i for i in range(count) if allowed is None or allowed[i]]
+def _greedy(count: int, n: int, score, lengths, budget) -> list[tuple[int, float]]:
+    remaining = list(range(count))
     chosen: list[tuple[int, float]] = []
     used = 0
     while remaining and len(chosen) < n:

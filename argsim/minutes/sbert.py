@@ -31,13 +31,13 @@ def _ginza_nlp():
     return get_encoder("ginza").nlp
 
 
-def tokenize(texts: Sequence[str], batch_size: int = 256) -> list[list[tuple[str, int]]]:
+def tokenize(texts: Sequence[str]) -> list[list[tuple[str, int]]]:
     """Each text's Sudachi (split mode C) tokens as (surface form, GiNZA vector row or -1); spaces dropped."""
     nlp = _ginza_nlp()
     vectors, strings = nlp.vocab.vectors, nlp.vocab.strings
     out = []
     with nlp.select_pipes(enable=[]):
-        for doc in pipe_docs(nlp, texts, batch_size=batch_size):
+        for doc in pipe_docs(nlp, texts, batch_size=256):
             out.append([(t.orth_, int(vectors.find(key=strings[t.orth_]))) for t in doc if t.orth_.strip()])
     return out
 
@@ -56,16 +56,16 @@ def frequent_words(tokens: Sequence[Sequence[tuple[str, int]]], min_count: int) 
     return [w for w, n in counts.most_common() if n >= min_count]
 
 
-def segment(texts: Sequence[str], words: frozenset[str] | set[str] = frozenset(), batch_size: int = 256) -> list[str]:
+def segment(texts: Sequence[str], words: frozenset[str] | set[str] = frozenset()) -> list[str]:
     """Each text as the model's tokens: "r12 w:予算 r7 ..." (see `render`).
 
     Without `words`, the space-joined GiNZA vector rows of its tokens (GiNZA keeps 20,000 distinct vectors for
     480k words: words share rows); tokens without a vector are dropped (GiNZA averages them as zeros: same
     direction)."""
-    return render(tokenize(texts, batch_size), words)
+    return render(tokenize(texts), words)
 
 
-def build_ginza_model(update_embeddings: bool = True, dense: bool = True, words: Sequence[str] = ()):
+def build_ginza_model(update_embeddings: bool = True, words: Sequence[str] = ()):
     """WordEmbeddings(GiNZA's vector table, tokens "r<row>", and "w:<word>" for each of `words`, initialised
     to its row or zero) -> mean pooling -> Dense(300, 300) = identity."""
     import torch
@@ -83,14 +83,12 @@ def build_ginza_model(update_embeddings: bool = True, dense: bool = True, words:
     emb = WordEmbeddings(tokenizer=tokenizer, embedding_weights=weights, update_embeddings=update_embeddings,
                          max_seq_length=512)
     dim = emb.get_embedding_dimension()
-    modules = [emb, Pooling(dim, pooling_mode="mean")]
-    if dense:
-        layer = Dense(dim, dim, bias=True, activation_function=torch.nn.Identity())
-        with torch.no_grad():
-            layer.linear.weight.copy_(torch.eye(dim))
-            layer.linear.bias.zero_()
-        modules.append(layer)
-    return SentenceTransformer(modules=modules, device="cpu")
+    pooling = Pooling(dim, pooling_mode="mean")
+    dense = Dense(dim, dim, bias=True, activation_function=torch.nn.Identity())
+    with torch.no_grad():
+        dense.linear.weight.copy_(torch.eye(dim))
+        dense.linear.bias.zero_()
+    return SentenceTransformer(modules=[emb, pooling, dense], device="cpu")
 
 
 def mark_segmented(folder: str | Path, words: int = 0) -> None:

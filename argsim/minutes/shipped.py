@@ -13,7 +13,6 @@ import importlib.util
 import json
 from importlib import metadata
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -33,8 +32,11 @@ BASE_FILES = ("vocab/vectors", "vocab/key2row")
 PRECISIONS = ("fp32", "fp16", "int8")
 
 
-def ginza_folder() -> Path:
-    """The installed ja_ginza model folder (the one holding vocab/vectors); ModelError when none is installed."""
+def base_hashes() -> dict[str, str]:
+    """SHA-256 of the installed GiNZA word table and its word-to-row map ({"vocab/vectors": ..., ...}); ModelError
+    when no ja_ginza with vocab/vectors is installed."""
+    from argsim.backend.adapters import _sha256_cached
+
     spec = importlib.util.find_spec("ja_ginza")
     if spec is None or not spec.submodule_search_locations:
         raise ModelError("model 'ginza' is not installed (pip install ja-ginza)")
@@ -42,16 +44,8 @@ def ginza_folder() -> Path:
     found = sorted(p.parent.parent for p in root.glob("*/vocab/vectors"))
     if not found:
         raise ModelError(f"{root}: the installed ja-ginza has no vocab/vectors")
-    return found[-1]
-
-
-def base_hashes() -> dict[str, str]:
-    """SHA-256 of the installed GiNZA word table and its word-to-row map ({"vocab/vectors": ..., ...})."""
-    from argsim.backend.adapters import _sha256_cached
-
-    folder = ginza_folder()
-    stats = {name: (folder / name).stat() for name in BASE_FILES}
-    return {name: _sha256_cached(str(folder / name), st.st_size, st.st_mtime) for name, st in stats.items()}
+    stats = {name: (found[-1] / name).stat() for name in BASE_FILES}
+    return {name: _sha256_cached(str(found[-1] / name), st.st_size, st.st_mtime) for name, st in stats.items()}
 
 
 def check_base(folder: Path, card: dict) -> None:
@@ -90,14 +84,25 @@ def pack(trained: Path, out: Path, precision: str = "fp16", delta_rows: int | No
         'fp16'
     """
     from safetensors.numpy import save_file
+    from sentence_transformers import SentenceTransformer
 
     from argsim.backend.adapters import sha256_file
+    from argsim.backend.safety import HF_LOAD, check_model_folder
+    from argsim.minutes import sbert
 
     if precision not in PRECISIONS:
         raise ModelError(f"precision {precision!r}: choose one of {', '.join(PRECISIONS)}")
-    out = Path(out)
-    model, start, words = _trained_and_start(Path(trained))
+    out, trained = Path(out), Path(trained)
+    check_model_folder(trained)
+    if not (trained / sbert.SEGMENTED_MARKER).is_file():
+        raise ModelError(f"{trained}: not a ginza-backbone minutes model (no {sbert.SEGMENTED_MARKER})")
+    model = SentenceTransformer(str(trained), device="cpu", **HF_LOAD)
     vocab = list(model[0].tokenizer.vocab)
+    words = [t[2:] for t in vocab if t.startswith("w:")]
+    start = sbert.build_ginza_model(update_embeddings=False, words=words)  # the installed table with its own words
+    if list(start[0].tokenizer.vocab) != vocab or len(model) != 3:
+        raise ModelError(f"{trained}: its vocabulary or modules are not those of the installed GiNZA table with "
+                         "its own words; it cannot be stored as a delta over it")
     delta = model[0].emb_layer.weight.detach().float().numpy() - start[0].emb_layer.weight.detach().float().numpy()
     norms = np.linalg.norm(delta, axis=1)
     index = np.flatnonzero(norms > 0)
@@ -126,27 +131,6 @@ def pack(trained: Path, out: Path, precision: str = "fp16", delta_rows: int | No
     existing = json.loads((out / CARD).read_text(encoding="utf-8")) if (out / CARD).is_file() else {}
     write_json(out / CARD, existing | card)
     return card
-
-
-def _trained_and_start(trained: Path) -> tuple[Any, Any, list[str]]:
-    """(the trained ginza-backbone model, its start: the installed GiNZA table with the model's own words, those
-    words); ModelError when the model is not a delta over that start."""
-    from sentence_transformers import SentenceTransformer
-
-    from argsim.backend.safety import HF_LOAD, check_model_folder
-    from argsim.minutes import sbert
-
-    check_model_folder(trained)
-    if not (trained / sbert.SEGMENTED_MARKER).is_file():
-        raise ModelError(f"{trained}: not a ginza-backbone minutes model (no {sbert.SEGMENTED_MARKER})")
-    model = SentenceTransformer(str(trained), device="cpu", **HF_LOAD)
-    vocab = list(model[0].tokenizer.vocab)
-    words = [t[2:] for t in vocab if t.startswith("w:")]
-    start = sbert.build_ginza_model(update_embeddings=False, words=words)
-    if list(start[0].tokenizer.vocab) != vocab or len(model) != 3:
-        raise ModelError(f"{trained}: its vocabulary or modules are not those of the installed GiNZA table with "
-                         "its own words; it cannot be stored as a delta over it")
-    return model, start, words
 
 
 def build_model(folder: Path):

@@ -83,20 +83,19 @@ def topic_text(raw: str) -> str:
     return raw.replace("<br>", "。").strip()
 
 
-def dataset_items(folder: Path, which: str = "ntcir14", exact_only: bool = True) -> list[MinutesItem]:
+def dataset_items(folder: Path, which: str = "ntcir14") -> list[MinutesItem]:
     """`ntcir14`: the 740 NTCIR-14 items with Source and gold summary; `poliinfo2`: the PoliInfo-2
-    segmented questions/answers whose spans the NTCIR-14 Sources cover (exactly, unless exact_only=False)."""
+    segmented questions/answers whose spans the NTCIR-14 Sources cover exactly."""
     from argsim.data import poliinfo as P
 
     if which == "ntcir14":
         return [MinutesItem(it.id, _clean_sentences(it.sentences), topic_text(it.main_topic), it.sub_topic,
-                            it.length, it.summary, {"speaker": it.speaker, "date": it.date,
-                                                    "file": it.source_file})
+                            it.length, it.summary, {"speaker": it.speaker, "date": it.date, "file": it.source_file})
                 for it in P.ntcir14_gold_items(folder)]
     if which == "poliinfo2":
         return [MinutesItem(f"{m.item_id}:{m.part}", _clean_sentences(m.sentences), topic_text(m.main_topic),
                             m.sub_topic, m.length, m.summary, {"speaker": m.speaker, "exact": m.exact})
-                for m in P.map_dialog_items(folder) if m.exact or not exact_only]
+                for m in P.map_dialog_items(folder) if m.exact]
     raise InputError(None, f"unknown item set '{which}': choose one of {', '.join(ITEM_SETS)}")
 
 
@@ -166,26 +165,19 @@ def summarize_items(items: Sequence[MinutesItem], encoder=None, options: Summari
                     "selected": [{"index": i, "sentence": it.sentences[i], "score": round(sc, 6), "rank": r + 1}
                                  for r, (i, sc) in enumerate(chosen)],
                     "n_sentences": len(it.sentences), **({"meta": it.meta} if it.meta else {})})
-    if cut:
-        warn_cut(cut, items)
+    if cut:  # English text is one long "sentence" to the Japanese sentence splitter: its summary is cut mid-word
+        by_id = {it.id: it for it in items}
+        unsplit = [i for i in cut if not any(c in s for s in by_id[i].sentences for c in "。！？")]
+        hint = (f"; {len(unsplit)} of them hold no Japanese sentence end (。！？): the summarizer splits Japanese "
+                "sentences only, so such text is cut mid-word" if unsplit else "")
+        warn(f"{len(cut)} of {len(items)} items: no whole sentence fits the budget, so the summary is the best "
+             f"sentence cut at the budget ({examples(cut)}){hint}")
     return out
-
-
-def warn_cut(cut: list[str], items: Sequence[MinutesItem]) -> None:
-    """One warning line for the items whose summary is one sentence cut at the character budget (no whole
-    sentence fitted, so `fit` could not skip what overflows), naming text that has no Japanese sentence ends
-    (English text is one long "sentence" to the Japanese sentence splitter, cut mid-word)."""
-    by_id = {it.id: it for it in items}
-    unsplit = [i for i in cut if all(not any(c in s for c in "。！？") for s in by_id[i].sentences)]
-    hint = (f"; {len(unsplit)} of them hold no Japanese sentence end (。！？): the summarizer splits Japanese "
-            "sentences only, so such text is cut mid-word" if unsplit else "")
-    warn(f"{len(cut)} of {len(items)} items: no whole sentence fits the budget, so the summary is the best "
-         f"sentence cut at the budget ({examples(cut)}){hint}")
 
 
 def _lead(lengths: Sequence[int], n: int, budget: int | None) -> list[tuple[int, float]]:
     """The first `n` sentences in order, skipping those that overflow `budget` (the greedy pick of the earliest)."""
-    return [(i, 0.0) for i, _ in _greedy(len(lengths), n, lambda i, sel: -i, None, lengths, budget)]
+    return [(i, 0.0) for i, _ in _greedy(len(lengths), n, lambda i, sel: -i, lengths, budget)]
 
 
 def _embedrank(it: MinutesItem, vec_of: dict, options: SummarizeOptions, n: int, lengths: Sequence[int] | None = None,

@@ -31,11 +31,10 @@ MAX_TOKENS = 80
 class AttentionBiLSTM(nn.Module):
     """BiLSTM + word attention over (frozen) pre-trained word vectors; output size 2 x hidden."""
 
-    def __init__(self, vectors: np.ndarray, hidden: int = 300, attention: int = 200, dropout: float = 0.2,
-                 freeze_embeddings: bool = True) -> None:
+    def __init__(self, vectors: np.ndarray, hidden: int = 300, attention: int = 200, dropout: float = 0.2) -> None:
         super().__init__()
         self.embedding = nn.Embedding.from_pretrained(torch.as_tensor(vectors, dtype=torch.float32),
-                                                      freeze=freeze_embeddings, padding_idx=PAD)
+                                                      freeze=True, padding_idx=PAD)
         self.lstm = nn.LSTM(vectors.shape[1], hidden, batch_first=True, bidirectional=True)
         self.dropout = nn.Dropout(dropout)
         self.project = nn.Linear(2 * hidden, attention)
@@ -70,12 +69,9 @@ class Vocabulary:
         self.words = words
         self.index = {w: i + 2 for i, w in enumerate(words)}
 
-    def ids(self, text: str, max_tokens: int = MAX_TOKENS) -> list[int]:
-        toks = tokenize_en(text)[:max_tokens]
-        return [self.index.get(t, UNK) for t in toks] or [UNK]
-
     def batch(self, texts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
-        seqs = [torch.tensor(self.ids(t)) for t in texts]
+        seqs = [torch.tensor([self.index.get(t, UNK) for t in tokenize_en(text)[:MAX_TOKENS]] or [UNK])
+                for text in texts]  # an empty text: one unknown token
         ids = nn.utils.rnn.pad_sequence(seqs, batch_first=True, padding_value=PAD)
         return ids, torch.tensor([len(s) for s in seqs])
 

@@ -76,7 +76,7 @@ def test_split_is_by_meeting_and_deterministic():
 
 def test_mining_real_ginza_on_example_minutes(tmp_path):
     from argsim.data.poliinfo import load_meetings
-    from argsim.minutes.pipeline import mine_minutes
+    from argsim.minutes.mining import mine_minutes
     from tests.conftest import FIXTURES
 
     meetings = load_meetings(tmp_path, files=[FIXTURES / "minutes" / "minutes.json"])

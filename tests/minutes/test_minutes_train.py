@@ -11,7 +11,7 @@ from argsim.minutes.mining import MiningConfig
 @pytest.fixture(scope="module")
 def bank_triplets(data_dir, tmp_path_factory):
     from argsim.data.poliinfo import load_meetings
-    from argsim.minutes.pipeline import mine_minutes
+    from argsim.minutes.mining import mine_minutes
 
     folder = data_dir / "poliinfo"
     out = tmp_path_factory.mktemp("bank")

@@ -14,10 +14,10 @@ from argsim.data.wikipedia import parse_article
 from argsim.metrics.clustering import averaged_scores, clustering_scores
 from argsim.thematic.bilstm import softmax_triplet_loss
 from argsim.thematic.cluster import cluster_vectors
-from argsim.thematic.sections import kept_sections
 from argsim.thematic.triplets import (
     PreparedArticle,
     clustering_benchmark,
+    kept_sections,
     prepare,
     sentence_triplets,
     split_articles,

@@ -50,7 +50,7 @@ def triplets_minutes(
     from argsim.data.catalog import dataset_dir
     from argsim.data.poliinfo import load_meetings
     from argsim.io import write_json
-    from argsim.minutes.pipeline import mine_minutes
+    from argsim.minutes.mining import mine_minutes
 
     cfg = run_config(ctx)
     meetings = (load_meetings(Path("."), files=[p.resolve() for p in minutes]) if minutes
