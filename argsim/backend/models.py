@@ -195,10 +195,6 @@ class ExportedEncoder(Encoder):
         if self.model.needs_calibration:
             self._prepare([texts] if isinstance(texts, str) else list(texts))
 
-    def encode(self, texts, *args, **kwargs) -> np.ndarray:
-        self.calibrate(texts)  # OpenVINO int8 without calibration texts: the first texts asked for
-        return super().encode(texts, *args, **kwargs)
-
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         return self.model.run(texts, max_length=self.max_seq_length, batch_size=self.batch_size)
 

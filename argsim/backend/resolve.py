@@ -157,10 +157,6 @@ class PairLogits(Encoder):
     def runtime(self) -> str:  # an export's backend, quantization and calibration digest; empty for torch
         return getattr(self.scorer.model, "runtime", "") if self.backend != "torch" else ""
 
-    def encode(self, texts, *args, **kwargs) -> np.ndarray:
-        self._close_stale_cache()  # an OpenVINO int8 model calibrated since: its digest keys the scores
-        return super().encode(texts, *args, **kwargs)
-
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         import torch
 
