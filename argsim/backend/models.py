@@ -66,11 +66,16 @@ def kept_mode(model: Any) -> Iterator[None]:
 
 
 class STModelEncoder(Encoder):
-    """A `SentenceTransformer` in `self.model` used as it is (its own pooling and normalisation); its train/eval
-    mode is left as it was after each encode. Subclasses set `model`, `name`, `identity`."""
+    """A `SentenceTransformer` `model` used as it is (its own pooling and normalisation), cached under `prefix` and
+    its max length; its train/eval mode is left as it was after each encode."""
 
-    model: Any
     prompt_name: str | None = None
+
+    def __init__(self, model: Any, name: str, prefix: str, device: str = "cpu", batch_size: int = 64,
+                 precision: str = "fp32") -> None:
+        super().__init__()
+        self.model, self.name, self.device, self.batch_size, self.precision = model, name, device, batch_size, precision
+        self.identity = f"{prefix}:{model.max_seq_length}"
 
     def for_role(self, role: str | None) -> Encoder:
         """The model's own prompt for `role` ("query"/"document" in its `prompts`, as sentence-transformers'
@@ -100,13 +105,11 @@ class SentenceTransformerEncoder(STModelEncoder):
 
     def __init__(self, path: str | Path, name: str, device: str, batch_size: int = 64,
                  max_seq_length: int | None = None, precision: str = "fp32") -> None:
-        super().__init__()
         from sentence_transformers import SentenceTransformer
 
-        self.name, self.device, self.batch_size, self.precision = name, device, batch_size, precision
-        self.model = cast_for_inference(SentenceTransformer(str(path), device=device, **HF_LOAD), precision)
-        set_st_max_seq_length(self.model, name, max_seq_length)
-        self.identity = f"st:{fingerprint(path)}:model:{self.model.max_seq_length}"
+        model = cast_for_inference(SentenceTransformer(str(path), device=device, **HF_LOAD), precision)
+        set_st_max_seq_length(model, name, max_seq_length)
+        super().__init__(model, name, f"st:{fingerprint(path)}:model", device, batch_size, precision)
 
 
 class TransformerEncoder(Encoder):

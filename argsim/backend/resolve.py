@@ -70,14 +70,11 @@ class ObjectEncoder(STModelEncoder):
     left as it was after each encode."""
 
     def __init__(self, model: Any, batch_size: int = 64, config: RunConfig | None = None) -> None:
-        super().__init__()
-        config = config or RunConfig()
-        self.model, self.batch_size = model, batch_size
-        self.name = f"SentenceTransformer@{weights_digest(model)[:8]}"
-        self.identity = f"st-weights:{weights_digest(model)}:model:{model.max_seq_length}"
-        self.device = str(getattr(model, "device", "cpu"))
+        config, digest = config or RunConfig(), weights_digest(model)
         dtype = str(getattr(next(model.parameters(), None), "dtype", "torch.float32"))
-        self.precision = {"torch.float16": "fp16", "torch.bfloat16": "bf16"}.get(dtype, "fp32")
+        super().__init__(model, f"SentenceTransformer@{digest[:8]}", f"st-weights:{digest}:model",
+                         str(getattr(model, "device", "cpu")), batch_size,
+                         {"torch.float16": "fp16", "torch.bfloat16": "bf16"}.get(dtype, "fp32"))
         self.configure(config.resolved_cache_dir(), config.use_cache, config.quiet)
 
 
