@@ -88,11 +88,6 @@ class ConcatEncoder(CompositeEncoder):
             self._bound[role] = bound
         return self._bound[role]
 
-    def encode(self, texts, *args, **kwargs) -> np.ndarray:
-        if self.roles is not None:
-            self.for_role(None)  # two towers and no role: refused, one line
-        return super().encode(texts, *args, **kwargs)
-
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         outs = []
         for i, part in enumerate(self.parts):

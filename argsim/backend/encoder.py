@@ -151,6 +151,8 @@ class Encoder(ABC):
                use_cache: bool | None = None, show_progress: bool | None = None,
                description: str | None = None) -> np.ndarray:
         """Embed `texts` (list of str) into a float32 array of shape (len(texts), dim)."""
+        if self.roles is not None:
+            self.for_role(None)  # two towers and no role: refused, one line
         self.calibrate(texts)  # OpenVINO int8 without calibration texts: the first texts asked for
         self._close_stale_cache()  # a model calibrated since: its digest keys the vectors
         texts, batch_size = as_texts(texts, "texts"), check_batch_size(batch_size or self.batch_size)

@@ -149,9 +149,8 @@ class RayEngine(Engine):
         return [r for part in results for r in part]  # type: ignore[union-attr]
 
     def describe(self) -> dict:
-        ray = self.session()
-        return {"engine": self.name, "workers": self.workers, "ray": ray.__version__,
-                "address": self.address or os.environ.get("RAY_ADDRESS") or "local"}
+        return super().describe() | {"ray": self.session().__version__,
+                                     "address": self.address or os.environ.get("RAY_ADDRESS") or "local"}
 
 
 @contextmanager
