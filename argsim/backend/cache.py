@@ -113,9 +113,7 @@ class EmbeddingCache:
     def _rebuild(self, reason: str) -> sqlite3.Connection:
         self.rebuilt_reason = reason
         for suffix in ("", "-wal", "-shm"):
-            p = Path(str(self.path) + suffix)
-            if p.exists():
-                p.unlink()
+            Path(str(self.path) + suffix).unlink(missing_ok=True)
         self.dim = None
         return self._open()
 

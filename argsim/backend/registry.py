@@ -160,7 +160,19 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
         spec = None if backend == "torch" else {"backend": backend, "quantize": quantize, "threads": threads,
                                                   "cache_root": run[0],
                                                   "calibration": list(cal) if cal is not None else None}
-        enc = _load(key, spec)
+        base = next((e for k, e in _LOADED.items() if k[:10] == key[:10]), None)  # loaded under other run options
+        if base is not None:
+            enc = copy.copy(base)
+            enc._cache = None
+        else:
+            try:
+                enc = _build(name, pooling, max_seq_length, dev, batch_size, prec, spec)
+            except (OSError, ValueError, KeyError, TypeError, IndexError, RecursionError) as exc:
+                # a model folder's files are input: a malformed config is one line, not a traceback
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise ModelError(f"cannot load model '{name}': {first[:200]}") from None
+            if spec is not None and enc.backend != spec["backend"]:  # said once per model, never silently ignored
+                warn(f"--backend {spec['backend']} applies to transformer encoders only: '{name}' runs as it is")
         path = Path(name).expanduser()  # as another process in another folder finds it: a local path absolute
         portable = name if name in MODELS or shipped_folder(name) is not None or not path.exists() else \
             str(path.resolve())
@@ -170,25 +182,6 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
             enc.recipe |= {"backend": backend, "quantize": quantize, "calibration": spec["calibration"]}
         _LOADED[key] = enc.configure(*run)
     return _LOADED[key]
-
-
-def _load(key: tuple, spec: dict | None) -> Encoder:
-    """A new encoder for a `get_encoder` key: a copy of one loaded under other run options (key[:10]), else built."""
-    base = next((e for k, e in _LOADED.items() if k[:10] == key[:10]), None)
-    if base is not None:
-        enc = copy.copy(base)
-        enc._cache = None
-        return enc
-    name, pooling, max_seq_length, dev, prec, batch_size = key[:6]
-    try:
-        enc = _build(name, pooling, max_seq_length, dev, batch_size, prec, spec)
-    except (OSError, ValueError, KeyError, TypeError, IndexError, RecursionError) as exc:
-        # a model folder's files are input: a malformed config is one line, not a traceback
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ModelError(f"cannot load model '{name}': {first[:200]}") from None
-    if spec is not None and enc.backend != spec["backend"]:  # said once per model, never silently ignored
-        warn(f"--backend {spec['backend']} applies to transformer encoders only: '{name}' runs as it is")
-    return enc
 
 
 def runtime_spec(config: RunConfig | None = None) -> dict | None:
