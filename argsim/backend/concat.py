@@ -119,7 +119,6 @@ def load_concat_encoder(folder: Path, device: str = "cpu", batch_size: int = 64,
                         runtime: dict | None = None, name: str | None = None) -> ConcatEncoder:
     """The `concat` (and `thematic-concat`) loader; `runtime` (`--backend onnx|openvino`): every transformer part
     runs there; `name`: the shipped model's name, for a shipped folder."""
-
     folder = Path(folder)
     config = read_json_as(CompositeConfig, folder / "config.json",
                           what="a concatenation's config {parts: [...], normalize_parts, weights}")

@@ -175,9 +175,7 @@ class Encoder(ABC):
         if not texts:  # as sentence-transformers: no rows, the model's width
             return np.zeros((0, self.dim), dtype=np.float32)
         out = np.stack([found[t] for t in texts]).astype(np.float32, copy=False)
-        if normalize:
-            out = l2_normalize(out)
-        return out
+        return l2_normalize(out) if normalize else out
 
     def known_dim(self) -> int | None:
         """The dimension of this model's vectors when the model states it without encoding (None: unknown)."""

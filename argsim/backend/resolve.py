@@ -236,10 +236,8 @@ def resolve_model(model: Any, config: RunConfig | None = None, cross_encoder: bo
     """
     if isinstance(model, Encoder):
         return model
-    if isinstance(model, Path):
-        model = str(model)
-    if isinstance(model, str):
-        return get_encoder(model, batch_size=batch_size, config=config)
+    if isinstance(model, (str, Path)):
+        return get_encoder(str(model), batch_size=batch_size, config=config)
     from sentence_transformers import SentenceTransformer
 
     if isinstance(model, SentenceTransformer):
