@@ -122,7 +122,6 @@ class TransformerEncoder(Encoder):
     def __init__(self, path: str | Path, name: str, device: str, pooling: str = "mean",
                  batch_size: int = 64, max_seq_length: int | None = None, precision: str = "fp32") -> None:
         super().__init__()
-        import torch
         from transformers import AutoModel, AutoTokenizer
 
         if pooling not in ("mean", "cls", "cls-last4"):
@@ -136,13 +135,13 @@ class TransformerEncoder(Encoder):
         check_max_seq_length(name, max_seq_length, limit)
         self.max_seq_length = min(max_seq_length or 256, limit)
         self.identity = f"hf:{fingerprint(path)}:{pooling}:{self.max_seq_length}"
-        self._torch = torch
 
     def known_dim(self) -> int | None:
         return int(self.model.config.hidden_size) * (4 if self.pooling == "cls-last4" else 1)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
-        torch = self._torch
+        import torch
+
         outs = []
         with torch.inference_mode():
             for start in range(0, len(texts), self.batch_size):
