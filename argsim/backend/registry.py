@@ -272,18 +272,13 @@ def get_cross_encoder(name: str | Path, device: str = "cpu", precision: str = "f
         if runtime is None:
             _LOADED[key] = cast_for_inference(load_cross_encoder(str(name), device, max_length), precision)
         else:
-            from argsim.backend.runtime import exported_model
+            from argsim.backend.runtime import exported_model, logits_pipeline
 
-            _LOADED[key] = exported_model(Path(name), "logits", runtime, precision,
-                                          build=lambda: _cross_pipeline(name, max_length))
+            def pipeline() -> tuple:  # a saved CrossEncoder's export: its own forward's logits, its activation's name
+                model = load_cross_encoder(str(name), "cpu", max_length).eval()
+                return logits_pipeline(model, model.tokenizer, scores=lambda feats: model(feats)["scores"],
+                                       activation=type(model.activation_fn).__name__.lower(),
+                                       max_length=model.max_length)
+
+            _LOADED[key] = exported_model(Path(name), "logits", runtime, precision, build=pipeline)
     return _LOADED[key]
-
-
-def _cross_pipeline(name: str | Path, max_length: int | None) -> tuple:
-    """The export pipeline of a saved CrossEncoder: its own forward's logits, its activation's name."""
-    from argsim.backend.runtime import logits_pipeline
-
-    model = load_cross_encoder(str(name), "cpu", max_length).eval()
-    activation = type(model.activation_fn).__name__.lower()
-    return logits_pipeline(model, model.tokenizer, scores=lambda feats: model(feats)["scores"],
-                           activation=activation, max_length=model.max_length)
