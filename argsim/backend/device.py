@@ -42,9 +42,7 @@ def resolve_device(device: str = "auto") -> str:
 
     device = check_device_name(device)
     if device == "auto":
-        if torch.cuda.is_available():
-            return "cuda"
-        return "mps" if torch.backends.mps.is_available() else "cpu"
+        return "cuda" if torch.cuda.is_available() else "mps" if torch.backends.mps.is_available() else "cpu"
     if device.startswith("cuda"):
         if not torch.cuda.is_available():
             raise ArgsimError(f"device '{device}' requested but CUDA is not available on this machine")
