@@ -272,12 +272,10 @@ class AdapterEncoder(STModelEncoder):
 
     def __init__(self, folder: Path, name: str, device: str, batch_size: int, max_seq_length: int | None,
                  precision: str, prefix: str) -> None:
-        super().__init__()
-        self.name, self.device, self.batch_size, self.precision = name, device, batch_size, precision
-        self.model = cast_for_inference(apply_adapter(folder, device), precision)
+        model = cast_for_inference(apply_adapter(folder, device), precision)
         if max_seq_length:
-            self.model.max_seq_length = max_seq_length
-        self.identity = f"{prefix}:{self.model.max_seq_length}"
+            model.max_seq_length = max_seq_length
+        super().__init__(model, name, prefix, device, batch_size, precision)
 
 
 def load_adapter_encoder(folder: Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32",

@@ -12,7 +12,7 @@ import hashlib
 import os
 import sqlite3
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -94,8 +94,13 @@ class EmbeddingCache:
             if meta.get("identity") != self.identity or meta.get("schema") not in ("1", SCHEMA_VERSION):
                 conn.close()
                 return self._rebuild("built for another model identity")
-            if meta.get("schema") == "1":
-                _upgrade_from_1(conn)
+            if meta.get("schema") == "1":  # -> 2: add the checksum column and stamp the rows as they are
+                conn.execute("ALTER TABLE vectors ADD COLUMN c INTEGER NOT NULL DEFAULT -1")
+                rows = conn.execute("SELECT k, v FROM vectors").fetchall()
+                conn.executemany("UPDATE vectors SET c=? WHERE k=?",
+                                 [(row_checksum(bytes(k), bytes(v)), k) for k, v in rows])
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+                conn.commit()
             self.dim = int(meta["dim"]) if "dim" in meta else None
             return conn
         except sqlite3.OperationalError as exc:
@@ -108,9 +113,7 @@ class EmbeddingCache:
     def _rebuild(self, reason: str) -> sqlite3.Connection:
         self.rebuilt_reason = reason
         for suffix in ("", "-wal", "-shm"):
-            p = Path(str(self.path) + suffix)
-            if p.exists():
-                p.unlink()
+            Path(str(self.path) + suffix).unlink(missing_ok=True)
         self.dim = None
         return self._open()
 
@@ -163,12 +166,3 @@ class EmbeddingCache:
 
     def __len__(self) -> int:
         return int(self._conn.execute("SELECT COUNT(*) FROM vectors").fetchone()[0])
-
-
-def _upgrade_from_1(conn: sqlite3.Connection) -> None:
-    """Schema 1 -> 2: add the checksum column and stamp the rows as they are."""
-    conn.execute("ALTER TABLE vectors ADD COLUMN c INTEGER NOT NULL DEFAULT -1")
-    rows: Iterable = conn.execute("SELECT k, v FROM vectors").fetchall()
-    conn.executemany("UPDATE vectors SET c=? WHERE k=?", [(row_checksum(bytes(k), bytes(v)), k) for k, v in rows])
-    conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
-    conn.commit()

@@ -88,11 +88,6 @@ class ConcatEncoder(CompositeEncoder):
             self._bound[role] = bound
         return self._bound[role]
 
-    def encode(self, texts, *args, **kwargs) -> np.ndarray:
-        if self.roles is not None:
-            self.for_role(None)  # two towers and no role: refused, one line
-        return super().encode(texts, *args, **kwargs)
-
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         outs = []
         for i, part in enumerate(self.parts):
@@ -124,7 +119,6 @@ def load_concat_encoder(folder: Path, device: str = "cpu", batch_size: int = 64,
                         runtime: dict | None = None, name: str | None = None) -> ConcatEncoder:
     """The `concat` (and `thematic-concat`) loader; `runtime` (`--backend onnx|openvino`): every transformer part
     runs there; `name`: the shipped model's name, for a shipped folder."""
-
     folder = Path(folder)
     config = read_json_as(CompositeConfig, folder / "config.json",
                           what="a concatenation's config {parts: [...], normalize_parts, weights}")

@@ -42,9 +42,7 @@ def resolve_device(device: str = "auto") -> str:
 
     device = check_device_name(device)
     if device == "auto":
-        if torch.cuda.is_available():
-            return "cuda"
-        return "mps" if torch.backends.mps.is_available() else "cpu"
+        return "cuda" if torch.cuda.is_available() else "mps" if torch.backends.mps.is_available() else "cpu"
     if device.startswith("cuda"):
         if not torch.cuda.is_available():
             raise ArgsimError(f"device '{device}' requested but CUDA is not available on this machine")
@@ -82,10 +80,8 @@ def resolve_precision(precision: str, device: str) -> str:
 
 #: CPU flags of native bf16 matrix products: AVX512_BF16 and AMX (amx_bf16)
 BF16_FLAGS = ("avx512_bf16", "amx_bf16")
-#: whether `--precision auto` is bf16 on a CPU with native bf16, in inference (torch; the onnx / openvino backends
-#: stay fp32) and in training (autocast). Off: torch bf16 passed the rule of docs/backends.md ("The default, and
-#: why") on all seven tasks and the kpm recipe's dev figure held in bf16 autocast (docs/training.md), but auto stays
-#: fp32 so that a command gives the same figures and outputs on every CPU
+#: whether `--precision auto` is bf16 on a CPU with native bf16 (torch inference, training autocast). Off, though bf16
+#: passed (docs/backends.md, "The default, and why"): a command gives the same figures on every CPU
 CPU_AUTO_BF16 = False
 
 

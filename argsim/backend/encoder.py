@@ -143,10 +143,18 @@ class Encoder(ABC):
             self._cache = EmbeddingCache(self.cache_dir or default_cache_dir(), self.cache_key)
         return self._cache
 
+    def calibrate(self, texts: str | Sequence[str]) -> None:
+        """Build a runtime that calibrates on the texts first asked for (OpenVINO int8); nothing here."""
+        return None
+
     def encode(self, texts: Sequence[str], normalize: bool = False, batch_size: int | None = None,
                use_cache: bool | None = None, show_progress: bool | None = None,
                description: str | None = None) -> np.ndarray:
         """Embed `texts` (list of str) into a float32 array of shape (len(texts), dim)."""
+        if self.roles is not None:
+            self.for_role(None)  # two towers and no role: refused, one line
+        self.calibrate(texts)  # OpenVINO int8 without calibration texts: the first texts asked for
+        self._close_stale_cache()  # a model calibrated since: its digest keys the vectors
         texts, batch_size = as_texts(texts, "texts"), check_batch_size(batch_size or self.batch_size)
         use_cache = self.use_cache if use_cache is None else use_cache
         unique = list(dict.fromkeys(texts))
@@ -167,9 +175,7 @@ class Encoder(ABC):
         if not texts:  # as sentence-transformers: no rows, the model's width
             return np.zeros((0, self.dim), dtype=np.float32)
         out = np.stack([found[t] for t in texts]).astype(np.float32, copy=False)
-        if normalize:
-            out = l2_normalize(out)
-        return out
+        return l2_normalize(out) if normalize else out
 
     def known_dim(self) -> int | None:
         """The dimension of this model's vectors when the model states it without encoding (None: unknown)."""
@@ -222,8 +228,6 @@ class CompositeEncoder(Encoder):
     def runtime(self) -> str:  # the parts' runtimes (their calibration digests included); empty for torch
         return "+".join(p.runtime for p in self.parts) if any(p.runtime for p in self.parts) else ""
 
-    def encode(self, texts, *args, **kwargs) -> np.ndarray:
+    def calibrate(self, texts: str | Sequence[str]) -> None:
         for p in self.parts:
-            getattr(p, "calibrate", lambda _texts: None)(texts)
-        self._close_stale_cache()
-        return super().encode(texts, *args, **kwargs)
+            p.calibrate(texts)

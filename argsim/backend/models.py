@@ -66,11 +66,16 @@ def kept_mode(model: Any) -> Iterator[None]:
 
 
 class STModelEncoder(Encoder):
-    """A `SentenceTransformer` in `self.model` used as it is (its own pooling and normalisation); its train/eval
-    mode is left as it was after each encode. Subclasses set `model`, `name`, `identity`."""
+    """A `SentenceTransformer` `model` used as it is (its own pooling and normalisation), cached under `prefix` and
+    its max length; its train/eval mode is left as it was after each encode."""
 
-    model: Any
     prompt_name: str | None = None
+
+    def __init__(self, model: Any, name: str, prefix: str, device: str = "cpu", batch_size: int = 64,
+                 precision: str = "fp32") -> None:
+        super().__init__()
+        self.model, self.name, self.device, self.batch_size, self.precision = model, name, device, batch_size, precision
+        self.identity = f"{prefix}:{model.max_seq_length}"
 
     def for_role(self, role: str | None) -> Encoder:
         """The model's own prompt for `role` ("query"/"document" in its `prompts`, as sentence-transformers'
@@ -100,13 +105,11 @@ class SentenceTransformerEncoder(STModelEncoder):
 
     def __init__(self, path: str | Path, name: str, device: str, batch_size: int = 64,
                  max_seq_length: int | None = None, precision: str = "fp32") -> None:
-        super().__init__()
         from sentence_transformers import SentenceTransformer
 
-        self.name, self.device, self.batch_size, self.precision = name, device, batch_size, precision
-        self.model = cast_for_inference(SentenceTransformer(str(path), device=device, **HF_LOAD), precision)
-        set_st_max_seq_length(self.model, name, max_seq_length)
-        self.identity = f"st:{fingerprint(path)}:model:{self.model.max_seq_length}"
+        model = cast_for_inference(SentenceTransformer(str(path), device=device, **HF_LOAD), precision)
+        set_st_max_seq_length(model, name, max_seq_length)
+        super().__init__(model, name, f"st:{fingerprint(path)}:model", device, batch_size, precision)
 
 
 class TransformerEncoder(Encoder):
@@ -119,7 +122,6 @@ class TransformerEncoder(Encoder):
     def __init__(self, path: str | Path, name: str, device: str, pooling: str = "mean",
                  batch_size: int = 64, max_seq_length: int | None = None, precision: str = "fp32") -> None:
         super().__init__()
-        import torch
         from transformers import AutoModel, AutoTokenizer
 
         if pooling not in ("mean", "cls", "cls-last4"):
@@ -133,13 +135,13 @@ class TransformerEncoder(Encoder):
         check_max_seq_length(name, max_seq_length, limit)
         self.max_seq_length = min(max_seq_length or 256, limit)
         self.identity = f"hf:{fingerprint(path)}:{pooling}:{self.max_seq_length}"
-        self._torch = torch
 
     def known_dim(self) -> int | None:
         return int(self.model.config.hidden_size) * (4 if self.pooling == "cls-last4" else 1)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
-        torch = self._torch
+        import torch
+
         outs = []
         with torch.inference_mode():
             for start in range(0, len(texts), self.batch_size):
@@ -194,10 +196,6 @@ class ExportedEncoder(Encoder):
         """OpenVINO int8 not built yet: build it calibrated on `texts` (nothing otherwise)."""
         if self.model.needs_calibration:
             self._prepare([texts] if isinstance(texts, str) else list(texts))
-
-    def encode(self, texts, *args, **kwargs) -> np.ndarray:
-        self.calibrate(texts)  # OpenVINO int8 without calibration texts: the first texts asked for
-        return super().encode(texts, *args, **kwargs)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         return self.model.run(texts, max_length=self.max_seq_length, batch_size=self.batch_size)

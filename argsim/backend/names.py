@@ -169,9 +169,16 @@ def manifest_roles(folder: Path) -> dict[str, str] | None:
         roles = manifest.get("roles")
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
         return None
+    if roles is None and ENCODER_LOADERS.get(manifest.get("loader")) == ENCODER_LOADERS["concat"]:
+        try:  # a concatenation: its first two-tower part's roles; None if none has or the config is unreadable
+            parts = json.loads((Path(folder) / "config.json").read_text(encoding="utf-8")).get("parts") or []
+            sources = [part_source(folder, str(p)) for p in parts]
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError, TypeError, ModelError):
+            return None
+        found = (manifest_roles(Path(s) if Path(s).is_dir() else shipped_folder(s) or Path(s)) for s in sources)
+        return next((r for r in found if r), None)
     if roles is None:
-        concat = ENCODER_LOADERS.get(manifest.get("loader")) == ENCODER_LOADERS["concat"]
-        return _composite_roles(Path(folder)) if concat else None
+        return None
     if not isinstance(roles, dict) or set(roles) != set(ROLES) or not all(isinstance(t, str) for t in roles.values()):
         raise ModelError(f"{path}: 'roles' must map query and document to a tower name, not {roles!r}")
     return dict(roles)
@@ -187,20 +194,6 @@ def part_source(folder: Path, part: str) -> str:
         return part
     raise ModelError(f"{Path(folder) / 'config.json'}: part {part!r} is neither a folder under parts/ nor a "
                      f"registry or shipped model ({', '.join(known_names())})")
-
-
-def _composite_roles(folder: Path) -> dict[str, str] | None:
-    """A concatenation's roles: its first two-tower part's; None if none has or the config is unreadable."""
-    try:
-        parts = json.loads((folder / "config.json").read_text(encoding="utf-8")).get("parts") or []
-        sources = [part_source(folder, str(p)) for p in parts]
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError, TypeError, ModelError):
-        return None
-    for source in sources:
-        roles = manifest_roles(Path(source) if Path(source).is_dir() else shipped_folder(source) or Path(source))
-        if roles:
-            return roles
-    return None
 
 
 def manifest_loader_name(folder: Path) -> str:

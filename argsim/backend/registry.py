@@ -76,26 +76,19 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
     return m.TransformerEncoder(folder, label, device, pooling or "mean", batch_size, max_seq_length, precision)
 
 
-def _transformer_name(name: str) -> bool:
-    """Whether `name` is a transformer whose pooling and length the options choose (not one of argsim's own)."""
-    if name in MODELS:
-        return MODELS[name].kind == "sentence-transformers"
-    shipped = shipped_folder(name)
-    if shipped is not None:  # a LoRA adapter is a transformer; heads over a frozen base keep the base's options
-        return manifest_loader_name(shipped) == "sbert-lora"
-    path = Path(name).expanduser()
-    if path.is_file():
-        return False  # word vectors
-    if path.is_dir():
-        return not (path / ENCODER_MANIFEST).is_file()
-    return True  # a Hugging Face id
-
-
 def _check_options_apply(name: str, pooling: str | None, max_seq_length: int | None) -> None:
-    """Refuse (not ignore) --pooling / --max-seq-length for a model they cannot change (static, argsim's own)."""
-    if _transformer_name(name):
+    """Refuse (not ignore) --pooling / --max-seq-length for a model they cannot change (static, argsim's own): only
+    a transformer's pooling and length are the options' to choose."""
+    path = Path(name).expanduser()
+    if name in MODELS:
+        transformer = MODELS[name].kind == "sentence-transformers"
+    elif (shipped := shipped_folder(name)) is not None:  # a LoRA adapter; heads over a frozen base keep the base's
+        transformer = manifest_loader_name(shipped) == "sbert-lora"
+    else:  # not word vectors (a file) nor argsim's own folder: a transformer folder or a Hugging Face id
+        transformer = not path.is_file() and not (path.is_dir() and (path / ENCODER_MANIFEST).is_file())
+    if transformer:
         return
-    what = "static word vectors" if name in MODELS or Path(name).expanduser().is_file() else "an argsim model"
+    what = "static word vectors" if name in MODELS or path.is_file() else "an argsim model"
     if pooling is not None:
         raise ModelError(f"--pooling {pooling}: model '{name}' is {what} with its own pooling; --pooling applies to "
                          "transformer models")
@@ -167,32 +160,28 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
         spec = None if backend == "torch" else {"backend": backend, "quantize": quantize, "threads": threads,
                                                   "cache_root": run[0],
                                                   "calibration": list(cal) if cal is not None else None}
-        enc = _load(key, spec)
-        enc.recipe = {"name": _portable_name(name), "pooling": pooling, "max_seq_length": max_seq_length,
+        base = next((e for k, e in _LOADED.items() if k[:10] == key[:10]), None)  # loaded under other run options
+        if base is not None:
+            enc = copy.copy(base)
+            enc._cache = None
+        else:
+            try:
+                enc = _build(name, pooling, max_seq_length, dev, batch_size, prec, spec)
+            except (OSError, ValueError, KeyError, TypeError, IndexError, RecursionError) as exc:
+                # a model folder's files are input: a malformed config is one line, not a traceback
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise ModelError(f"cannot load model '{name}': {first[:200]}") from None
+            if spec is not None and enc.backend != spec["backend"]:  # said once per model, never silently ignored
+                warn(f"--backend {spec['backend']} applies to transformer encoders only: '{name}' runs as it is")
+        path = Path(name).expanduser()  # as another process in another folder finds it: a local path absolute
+        portable = name if name in MODELS or shipped_folder(name) is not None or not path.exists() else \
+            str(path.resolve())
+        enc.recipe = {"name": portable, "pooling": pooling, "max_seq_length": max_seq_length,
                       "batch_size": batch_size, "precision": prec}
         if spec is not None:
             enc.recipe |= {"backend": backend, "quantize": quantize, "calibration": spec["calibration"]}
         _LOADED[key] = enc.configure(*run)
     return _LOADED[key]
-
-
-def _load(key: tuple, spec: dict | None) -> Encoder:
-    """A new encoder for a `get_encoder` key: a copy of one loaded under other run options (key[:10]), else built."""
-    base = next((e for k, e in _LOADED.items() if k[:10] == key[:10]), None)
-    if base is not None:
-        enc = copy.copy(base)
-        enc._cache = None
-        return enc
-    name, pooling, max_seq_length, dev, prec, batch_size = key[:6]
-    try:
-        enc = _build(name, pooling, max_seq_length, dev, batch_size, prec, spec)
-    except (OSError, ValueError, KeyError, TypeError, IndexError, RecursionError) as exc:
-        # a model folder's files are input: a malformed config is one line, not a traceback
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ModelError(f"cannot load model '{name}': {first[:200]}") from None
-    if spec is not None and enc.backend != spec["backend"]:  # said once per model, never silently ignored
-        warn(f"--backend {spec['backend']} applies to transformer encoders only: '{name}' runs as it is")
-    return enc
 
 
 def runtime_spec(config: RunConfig | None = None) -> dict | None:
@@ -230,12 +219,6 @@ def member_options(runtime: dict | None) -> dict:
         return {}
     return {"backend": runtime["backend"], "quantize": runtime["quantize"], "calibration": runtime.get("calibration"),
             "config": RunConfig(cache_dir=Path(runtime["cache_root"]), threads=runtime["threads"])}
-
-
-def _portable_name(name: str) -> str:
-    """`name` as another process in another folder finds it: a registry name as it is, a local path absolute."""
-    path = Path(name).expanduser()
-    return name if name in MODELS or shipped_folder(name) is not None or not path.exists() else str(path.resolve())
 
 
 def load_sentence_transformer(name: str = DEFAULT_MODEL, device: str | None = None):
@@ -289,18 +272,13 @@ def get_cross_encoder(name: str | Path, device: str = "cpu", precision: str = "f
         if runtime is None:
             _LOADED[key] = cast_for_inference(load_cross_encoder(str(name), device, max_length), precision)
         else:
-            from argsim.backend.runtime import exported_model
+            from argsim.backend.runtime import exported_model, logits_pipeline
 
-            _LOADED[key] = exported_model(Path(name), "logits", runtime, precision,
-                                          build=lambda: _cross_pipeline(name, max_length))
+            def pipeline() -> tuple:  # a saved CrossEncoder's export: its own forward's logits, its activation's name
+                model = load_cross_encoder(str(name), "cpu", max_length).eval()
+                return logits_pipeline(model, model.tokenizer, scores=lambda feats: model(feats)["scores"],
+                                       activation=type(model.activation_fn).__name__.lower(),
+                                       max_length=model.max_length)
+
+            _LOADED[key] = exported_model(Path(name), "logits", runtime, precision, build=pipeline)
     return _LOADED[key]
-
-
-def _cross_pipeline(name: str | Path, max_length: int | None) -> tuple:
-    """The export pipeline of a saved CrossEncoder: its own forward's logits, its activation's name."""
-    from argsim.backend.runtime import logits_pipeline
-
-    model = load_cross_encoder(str(name), "cpu", max_length).eval()
-    activation = type(model.activation_fn).__name__.lower()
-    return logits_pipeline(model, model.tokenizer, scores=lambda feats: model(feats)["scores"],
-                           activation=activation, max_length=model.max_length)

@@ -70,14 +70,11 @@ class ObjectEncoder(STModelEncoder):
     left as it was after each encode."""
 
     def __init__(self, model: Any, batch_size: int = 64, config: RunConfig | None = None) -> None:
-        super().__init__()
-        config = config or RunConfig()
-        self.model, self.batch_size = model, batch_size
-        self.name = f"SentenceTransformer@{weights_digest(model)[:8]}"
-        self.identity = f"st-weights:{weights_digest(model)}:model:{model.max_seq_length}"
-        self.device = str(getattr(model, "device", "cpu"))
+        config, digest = config or RunConfig(), weights_digest(model)
         dtype = str(getattr(next(model.parameters(), None), "dtype", "torch.float32"))
-        self.precision = {"torch.float16": "fp16", "torch.bfloat16": "bf16"}.get(dtype, "fp32")
+        super().__init__(model, f"SentenceTransformer@{digest[:8]}", f"st-weights:{digest}:model",
+                         str(getattr(model, "device", "cpu")), batch_size,
+                         {"torch.float16": "fp16", "torch.bfloat16": "bf16"}.get(dtype, "fp32"))
         self.configure(config.resolved_cache_dir(), config.use_cache, config.quiet)
 
 
@@ -156,10 +153,6 @@ class PairLogits(Encoder):
     @property
     def runtime(self) -> str:  # an export's backend, quantization and calibration digest; empty for torch
         return getattr(self.scorer.model, "runtime", "") if self.backend != "torch" else ""
-
-    def encode(self, texts, *args, **kwargs) -> np.ndarray:
-        self._close_stale_cache()  # an OpenVINO int8 model calibrated since: its digest keys the scores
-        return super().encode(texts, *args, **kwargs)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         import torch
@@ -243,10 +236,8 @@ def resolve_model(model: Any, config: RunConfig | None = None, cross_encoder: bo
     """
     if isinstance(model, Encoder):
         return model
-    if isinstance(model, Path):
-        model = str(model)
-    if isinstance(model, str):
-        return get_encoder(model, batch_size=batch_size, config=config)
+    if isinstance(model, (str, Path)):
+        return get_encoder(str(model), batch_size=batch_size, config=config)
     from sentence_transformers import SentenceTransformer
 
     if isinstance(model, SentenceTransformer):

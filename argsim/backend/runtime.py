@@ -158,8 +158,7 @@ def _atomic_build(target: Path, build) -> Path:
             if not target.is_dir():
                 raise
     finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(tmp, ignore_errors=True)  # gone once renamed
     return target
 
 

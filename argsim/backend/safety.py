@@ -54,22 +54,6 @@ def _remote_code_key(obj: Any, depth: int = 0) -> str | None:
     return None
 
 
-def _check_json(path: Path) -> None:
-    try:
-        size = path.stat().st_size
-        if size > _MAX_JSON_BYTES:
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                text = fh.read()
-            hit = next((k for k in REMOTE_CODE_KEYS if f'"{k}"' in text), None)
-        else:
-            hit = _remote_code_key(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise ModelError(f"{path}: unreadable model file ({type(exc).__name__}); nothing was loaded") from None
-    if hit:
-        raise ModelError(f"{path}: asks for code from the model folder ({hit!r}); model folders are data, never "
-                         "programs: nothing was loaded or run")
-
-
 def _check_one(folder: Path) -> list[str]:
     """Check the files of `folder` itself; return the module sub-folders a `modules.json` names."""
     if not folder.is_dir():
@@ -90,9 +74,19 @@ def _check_one(folder: Path) -> list[str]:
     if pickled and not has_safetensors:
         raise ModelError(f"{pickled[0]}: weights saved as a pickle are not loaded (loading could run code); "
                          "save the model as safetensors (save_pretrained(..., safe_serialization=True))")
-    for p in files:
-        if p.suffix.lower() == ".json":
-            _check_json(p)
+    for p in [f for f in files if f.suffix.lower() == ".json"]:
+        try:
+            if p.stat().st_size > _MAX_JSON_BYTES:
+                with open(p, encoding="utf-8", errors="replace") as fh:
+                    text = fh.read()
+                hit = next((k for k in REMOTE_CODE_KEYS if f'"{k}"' in text), None)
+            else:
+                hit = _remote_code_key(json.loads(p.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+            raise ModelError(f"{p}: unreadable model file ({type(exc).__name__}); nothing was loaded") from None
+        if hit:
+            raise ModelError(f"{p}: asks for code from the model folder ({hit!r}); model folders are data, never "
+                             "programs: nothing was loaded or run")
     subfolders: list[str] = []
     if "modules.json" in names:
         modules = folder / "modules.json"

@@ -76,9 +76,7 @@ def cover_words(keyed_vectors, words: Iterable[str]) -> None:
     Example:
         >>> cover_words(load_word_vectors("models/minilm-static"), ["counterargument"])  # doctest: +SKIP
     """
-    add = getattr(keyed_vectors, "add_words", None)
-    if add is not None:
-        add(words)
+    getattr(keyed_vectors, "add_words", lambda _words: None)(words)
 
 
 def static_word_vectors(folder: str | Path) -> StaticWordVectors:

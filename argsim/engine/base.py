@@ -9,7 +9,7 @@ from argsim.progress import progress_bar
 
 
 class Engine:
-    """Maps `fn(shared, item)` over items, results in item order."""
+    """Maps `fn(shared, item)` over items, results in item order (here: in this process, in order)."""
 
     name = "engine"
 
@@ -21,7 +21,12 @@ class Engine:
     def map(self, fn: Callable[[Any, Any], Any], items: Sequence[Any], shared: Any = None,
             description: str | None = None, block: int | None = None) -> list:
         """`[fn(shared, item) for item in items]`; `description` draws a progress bar."""
-        raise NotImplementedError
+        out = []
+        with progress_bar(len(items), description or "working", enabled=description is not None) as bar:
+            for item in items:
+                out.append(fn(shared, item))
+                bar.advance()
+        return out
 
     def describe(self) -> dict:
         """What the engine is, for result rows."""
@@ -32,12 +37,3 @@ class LocalEngine(Engine):
     """Everything in this process, in order."""
 
     name = "local"
-
-    def map(self, fn: Callable[[Any, Any], Any], items: Sequence[Any], shared: Any = None,
-            description: str | None = None, block: int | None = None) -> list:
-        out = []
-        with progress_bar(len(items), description or "working", enabled=description is not None) as bar:
-            for item in items:
-                out.append(fn(shared, item))
-                bar.advance()
-        return out

@@ -122,19 +122,6 @@ def input_columns(path: Path) -> list[str]:
         return [h.strip().lstrip("\ufeff") for h in first.rstrip("\r\n").split(delim)]
 
 
-def check_input(path: Path, spec: EmbedSpec) -> None:
-    """The columns the run needs exist (plain text files have one implicit column)."""
-    if path.suffix.lower() not in TABLE_SUFFIXES and not path.is_dir():
-        check_input_file(path)
-        if spec.id_column is not None:
-            raise InputError(path, "--id-column needs a CSV/TSV/JSONL/Parquet input (plain text has no columns)")
-        return
-    found = input_columns(path)
-    for col in (spec.column, spec.id_column):
-        if col is not None and col not in found:
-            raise InputError(path, f"missing column(s) {col}; found {', '.join(found)}", column=col)
-
-
 def embed_folder(path: Path, out: Path, spec: EmbedSpec, config: RunConfig) -> tuple[dict, float]:
     """`argsim embed` into the shard folder `out` on the run's engine (`embed_local`, or `embed_ray`'s actor pool on
     a `RayEngine` of the run's --ray-address and --threads), at the run's precision, the input checked first: (the
@@ -142,7 +129,15 @@ def embed_folder(path: Path, out: Path, spec: EmbedSpec, config: RunConfig) -> t
     from argsim.measure import timed
 
     spec = replace(spec, precision=config.precision)
-    check_input(path, spec)
+    if path.suffix.lower() not in TABLE_SUFFIXES and not path.is_dir():  # plain text: one implicit column
+        check_input_file(path)
+        if spec.id_column is not None:
+            raise InputError(path, "--id-column needs a CSV/TSV/JSONL/Parquet input (plain text has no columns)")
+    else:
+        found = input_columns(path)
+        for col in (spec.column, spec.id_column):
+            if col is not None and col not in found:
+                raise InputError(path, f"missing column(s) {col}; found {', '.join(found)}", column=col)
     with timed() as t:
         manifest = embed_local(path, out, spec, config=config) if config.engine != "ray" else \
             embed_ray(path, out, spec, RayEngine(config.ray_address, config.threads, config.quiet), quiet=config.quiet)

@@ -25,18 +25,6 @@ from argsim.io import as_texts
 from argsim.vectors import l2_normalize
 
 
-def worker_spec(encoder: Encoder):
-    """The `EmbedSpec` an actor rebuilds `encoder` from (raw vectors, as the cache stores them), or None."""
-    from argsim.engine.embedding import EmbedSpec
-
-    recipe = encoder.recipe
-    if recipe is None or encoder.backend != "torch":  # actors run torch; ONNX / OpenVINO encode in this process
-        return None
-    return EmbedSpec(column="text", model=recipe["name"], pooling=recipe["pooling"],
-                     max_seq_length=recipe["max_seq_length"], batch_size=recipe["batch_size"], normalize=False,
-                     precision=recipe.get("precision", "auto"))
-
-
 def encode(engine: Engine | None, encoder: Encoder, texts: Sequence[str], normalize: bool = False) -> np.ndarray:
     """`encoder.encode(texts)` on `engine` (see the module docstring): float32 (len(texts), dim), input order."""
     texts = as_texts(texts, "texts")
@@ -45,8 +33,8 @@ def encode(engine: Engine | None, encoder: Encoder, texts: Sequence[str], normal
     unique = list(dict.fromkeys(texts))
     found = encoder.cache().get_many(unique) if encoder.use_cache else {}
     missing = [t for t in unique if t not in found]  # distinct, uncached, in first-seen order
-    spec = worker_spec(encoder) if missing else None
-    if missing and spec is None:
+    recipe = encoder.recipe
+    if missing and (recipe is None or encoder.backend != "torch"):  # actors run torch; ONNX / OpenVINO: here
         warn(f"{encoder.name}: this encoder cannot be rebuilt on engine workers; {len(missing):,} text(s) are "
              "encoded in this process")
         return encoder.encode(texts, normalize=normalize)
@@ -54,6 +42,10 @@ def encode(engine: Engine | None, encoder: Encoder, texts: Sequence[str], normal
     if missing:
         from argsim.engine import embedding
 
+        # the spec an actor rebuilds the encoder from (raw vectors, as the cache stores them)
+        spec = embedding.EmbedSpec(column="text", model=recipe["name"], pooling=recipe["pooling"],
+                                   max_seq_length=recipe["max_seq_length"], batch_size=recipe["batch_size"],
+                                   normalize=False, precision=recipe.get("precision", "auto"))
         chunk = encoder.batch_size * max(1, encoder.chunk_batches)
         ordered = sorted(missing, key=len, reverse=True)  # longest first (stable), as Encoder._compute orders them
         for keys, vectors, identity in embedding.embed_texts_ray(engine, spec, ordered, chunk, quiet=encoder.quiet):

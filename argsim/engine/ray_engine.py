@@ -42,7 +42,15 @@ def check_reachable(address: str, seconds: float = CONNECT_SECONDS) -> None:
                           f"{hint}") from None
     if "://" in address:
         return  # a Ray Client address: its server speaks another protocol
-    problem = _gcs_problem(f"{target[0]}:{target[1]}", seconds)
+    # the head node's GCS asked for its cluster id by Ray's own client, in a child process stopped after `seconds`
+    # + 7 s (Ray's client retries for longer and logs from C++ onto stderr); exit 0: it answered (or this Ray
+    # version lacks that client)
+    try:
+        done = subprocess.run([sys.executable, "-c", _GCS_PROBE, f"{target[0]}:{target[1]}", str(seconds)],
+                              capture_output=True, text=True, timeout=seconds + 7, stdin=subprocess.DEVNULL)
+        problem = done.returncode and (done.stdout.strip() or f"probe exit code {done.returncode}")
+    except subprocess.TimeoutExpired:
+        problem = f"no answer within {seconds + 7:g} s"
     if problem:
         raise ArgsimError(f"cannot reach the Ray cluster at {address}: something listens there but it is not a "
                           f"Ray head node ({problem}); {hint}")
@@ -62,20 +70,6 @@ except Exception as exc:
     print((str(exc).strip().splitlines() or [type(exc).__name__])[0][:160])
     sys.exit(3)
 """
-
-
-def _gcs_problem(address: str, seconds: float) -> str | None:
-    """Ask the head node's GCS for its cluster id with Ray's own client, in a child process that is stopped after
-    `seconds` + 7 s (Ray's client retries for longer and logs from C++ onto stderr); the failure's first line, or
-    None when it answered (or this Ray version lacks that client)."""
-    try:
-        done = subprocess.run([sys.executable, "-c", _GCS_PROBE, address, str(seconds)], capture_output=True,
-                              text=True, timeout=seconds + 7, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        return f"no answer within {seconds + 7:g} s"
-    if done.returncode == 0:
-        return None
-    return done.stdout.strip() or f"probe exit code {done.returncode}"
 
 
 def ensure_ray(address: str | None = None, num_cpus: int | None = None, quiet: bool = False):
@@ -155,9 +149,8 @@ class RayEngine(Engine):
         return [r for part in results for r in part]  # type: ignore[union-attr]
 
     def describe(self) -> dict:
-        ray = self.session()
-        return {"engine": self.name, "workers": self.workers, "ray": ray.__version__,
-                "address": self.address or os.environ.get("RAY_ADDRESS") or "local"}
+        return super().describe() | {"ray": self.session().__version__,
+                                     "address": self.address or os.environ.get("RAY_ADDRESS") or "local"}
 
 
 @contextmanager
