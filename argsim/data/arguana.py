@@ -15,11 +15,6 @@ absent `b` id, as in BEIR, and score 0 for every model.
 `split="validation"` is the same construction on training + validation for model selection, without any text that
 occurs in the test split (a validation point whose text or whose counter's text is a test text is no query, nor is
 a point without a counter).
-
-Example:
-    >>> data = load_arguana("test")                                         # doctest: +SKIP
-    >>> len(data.queries), len(data.corpus), data.qrels["test-environment-aeghhgwpe-pro02a"]  # doctest: +SKIP
-    (1406, 8676, {'test-environment-aeghhgwpe-pro02b': 1})
 """
 
 from __future__ import annotations

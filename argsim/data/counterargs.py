@@ -83,8 +83,7 @@ class Argument:
 
 def split_point_text(raw: str) -> tuple[str, str]:
     """(conclusion, premise) of a point: the first line, and the body after the (first) blank line."""
-    text = raw.strip().replace("\r\n", "\n")
-    head, _, body = text.partition("\n")
+    head, _, body = raw.strip().replace("\r\n", "\n").partition("\n")
     return head.strip(), body.strip()
 
 

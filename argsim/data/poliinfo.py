@@ -62,17 +62,13 @@ def _iso_date(raw: str) -> str:
     """'2009/9/25' -> '2009-09-25'; '' stays ''."""
     raw = (raw or "").strip()
     m = re.fullmatch(r"(\d{4})[/-](\d{1,2})[/-](\d{1,2})", raw)
-    if not m:
-        return raw
-    return f"{int(m[1]):04d}-{int(m[2]):02d}-{int(m[3]):02d}"
+    return f"{int(m[1]):04d}-{int(m[2]):02d}-{int(m[3]):02d}" if m else raw
 
 
 def heisei_date(raw: str) -> str:
     """NTCIR-14 dates are Heisei 'YY-M-D' (24-2-28 = 2012-02-28); returns ISO."""
     m = re.fullmatch(r"(\d{1,2})-(\d{1,2})-(\d{1,2})", raw.strip())
-    if not m:
-        return _iso_date(raw)
-    return f"{1988 + int(m[1]):04d}-{int(m[2]):02d}-{int(m[3]):02d}"
+    return f"{1988 + int(m[1]):04d}-{int(m[2]):02d}-{int(m[3]):02d}" if m else _iso_date(raw)
 
 
 def minutes_files(folder: Path) -> list[Path]:
@@ -190,15 +186,12 @@ def parse_length(raw: object) -> int:
     """'100字以内' -> 100; ints pass through."""
     if isinstance(raw, int):
         return raw
-    m = re.search(r"\d+", str(raw or ""))
-    return int(m.group()) if m else 0
+    return int(m.group()) if (m := re.search(r"\d+", str(raw or ""))) else 0
 
 
 def split_source(source: str | None) -> tuple[str, ...]:
     """Split a `Source` field on the literal backslash-n (and real newlines), dropping empty parts."""
-    if not source:
-        return ()
-    parts = source.replace("\n", SOURCE_SEPARATOR).split(SOURCE_SEPARATOR)
+    parts = (source or "").replace("\n", SOURCE_SEPARATOR).split(SOURCE_SEPARATOR)
     return tuple(p.strip() for p in parts if p.strip())
 
 
@@ -278,10 +271,7 @@ def map_dialog_items(folder: str | Path, split: str = "training-segmented") -> l
         parts += [(f"answer-{k + 1}", a.speaker, a.start, a.end, a.length, a.summary)
                   for k, a in enumerate(item.answers)]
         for name, speaker, start, end, length, summary in parts:
-            if start <= 0 or end < start:
-                continue
-            cover = covering_items(by_date.get(item.date, []), start, end)
-            if not cover:
+            if start <= 0 or end < start or not (cover := covering_items(by_date.get(item.date, []), start, end)):
                 continue
             exact = cover[0].start == start and cover[-1].end == end
             sentences = tuple(s for it in cover for s in it.sentences)

@@ -59,9 +59,6 @@ class Article:
     sections: list[Section]
     source: str = ""
 
-    def to_dict(self) -> dict:
-        return asdict(self)
-
     @classmethod
     def from_dict(cls, d: dict) -> Article:
         return cls(d["title"], [Section(s["heading"], s["level"], [Paragraph(p["sentences"]) for p in s["paragraphs"]])
@@ -94,9 +91,7 @@ def _resolve_link(match: re.Match) -> str:
     t = target.strip().lower()
     if t.startswith(_DROP_LINK_PREFIXES) or _INTERWIKI_RE.match(t):
         return ""
-    if label:
-        return label.rsplit("|", 1)[-1]
-    return target.lstrip(":").split("#")[0] or target
+    return label.rsplit("|", 1)[-1] if label else target.lstrip(":").split("#")[0] or target
 
 
 def _repeat_sub(pattern: re.Pattern, repl, text: str) -> str:
@@ -161,19 +156,15 @@ def count_tokens(sentence: str) -> int:
 
 def parse_article(wikitext: str, title: str, source: str = "") -> Article:
     """Parse one raw wikitext article into its lead and heading sections, markup stripped."""
-    lines = strip_markup(wikitext).splitlines()
     sections = [Section("", 0)]
     raw_paragraphs: list[tuple[int, str]] = []
-    for line in lines:
-        m = HEADING_RE.match(line.strip())
-        if m:
+    for line in strip_markup(wikitext).splitlines():
+        if m := HEADING_RE.match(line.strip()):
             sections.append(Section(clean_line(m.group(2)).strip("= "), len(m.group(1))))
-            continue
-        if _LIST_LINE_RE.match(line) or line.strip().startswith(("{", "}")):
-            continue
-        cleaned = clean_line(line)
-        if len(cleaned) > 1 and re.search(r"[A-Za-z]", cleaned):
-            raw_paragraphs.append((len(sections) - 1, cleaned))
+        elif not (_LIST_LINE_RE.match(line) or line.strip().startswith(("{", "}"))):
+            cleaned = clean_line(line)
+            if len(cleaned) > 1 and re.search(r"[A-Za-z]", cleaned):
+                raw_paragraphs.append((len(sections) - 1, cleaned))
     for (idx, _), sents in zip(raw_paragraphs, split_sentences([p for _, p in raw_paragraphs]), strict=True):
         if sents:
             sections[idx].paragraphs.append(Paragraph(sents))
@@ -217,7 +208,7 @@ def load_articles(folder: Path, use_cache: bool = True, limit: int | None = None
     if use_cache and limit is None:
         cache.parent.mkdir(parents=True, exist_ok=True)
         with atomic_path(cache) as tmp, gzip.open(tmp, "wt", encoding="utf-8") as fh:
-            json.dump([a.to_dict() for a in articles], fh)
+            json.dump([asdict(a) for a in articles], fh)
     return articles
 
 
@@ -227,8 +218,7 @@ def iter_headings(text: str) -> Iterable[int]:
     The regex also counts one commented-out "=====...{{No more links}}=====" line and one more; SOURCE.md's
     totals differ from it by 2 (17,687 vs 17,685), so those three figures are shown, not enforced."""
     for line in text.split("\n"):
-        m = _HEADING_COUNT_RE.match(line)
-        if m:
+        if m := _HEADING_COUNT_RE.match(line):
             yield len(m.group(1))
 
 
