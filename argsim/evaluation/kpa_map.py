@@ -30,6 +30,7 @@ from argsim.metrics.kpa_map import (
     DUMMY_KEPT_SCORE,
     FORMULAS,
     TOP_FRACTION,
+    Predictions,
     best_key_points,
     evaluate_map,
     f1_threshold,
@@ -37,8 +38,6 @@ from argsim.metrics.kpa_map import (
     pandas_descending_order,
 )
 from argsim.metrics.record import Evaluation
-
-Predictions = dict[str, dict[str, float]]
 
 
 @dataclass

@@ -34,9 +34,7 @@ def pack(text: str, topic: str, stance: int) -> str:
 
 def unpack(packed: str) -> tuple[str, str, int]:
     parts = packed.split(SEP, 2)
-    if len(parts) != 3:
-        return packed, "", 0
-    return parts[2], parts[1], int(parts[0])
+    return (parts[2], parts[1], int(parts[0])) if len(parts) == 3 else (packed, "", 0)
 
 
 class MTSEncoder(Encoder):
