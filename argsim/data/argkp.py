@@ -153,15 +153,13 @@ def _labels(source: str | Path, records: Iterable[tuple[int, Mapping[str, Any]]]
             raise InputError(source, f"key_point_id {kid!r} is not in the key points file", row=row,
                              column="key_point_id")
         if (aid, kid) in out:
-            raise InputError(source, f"duplicate pair ({aid}, {kid}) (first at row {first_row[(aid, kid)]})",
-                             row=row)
+            raise InputError(source, f"duplicate pair ({aid}, {kid}) (first at row {first_row[(aid, kid)]})", row=row)
         first_row[(aid, kid)], out[(aid, kid)] = row, rec["label"]
     return out
 
 
 def kpm_data(arguments: Part, key_points: Part, labels: Part | None = None, name: str | None = None,
-             argument_column: str = "argument", key_point_column: str = "key_point",
-             repeated: bool = False) -> KPMData:
+             argument_column: str = "argument", key_point_column: str = "key_point", repeated: bool = False) -> KPMData:
     """The one builder of `KPMData`, for ArgKP's files, a user's own files and the Python API's lists and
     DataFrames alike, so all refuse and warn in the same words: each id once (its topic, its stance 1 or -1), the
     labels 0 or 1 naming known ids, each pair once; one warning line for arguments without a key point of their

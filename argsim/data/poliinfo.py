@@ -296,8 +296,7 @@ def _check(folder: Path) -> list[Stat]:
         items = load_dialog_items(folder, split)
         stats.append(Stat(f"PoliInfo-2 {split} items", len(items), n_items))
         stats.append(Stat(f"PoliInfo-2 {split} answers", sum(len(i.answers) for i in items), n_answers))
-    expected_ntcir = {"training": 596, "single-test": 79, "single-testgs": 79, "multi-test": 67,
-                      "multi-testgs": 67}
+    expected_ntcir = {"training": 596, "single-test": 79, "single-testgs": 79, "multi-test": 67, "multi-testgs": 67}
     for which, n in expected_ntcir.items():
         stats.append(Stat(f"NTCIR-14 summarization {which}", len(load_ntcir14_items(folder, which)), n))
     stats.append(Stat("NTCIR-14 items with Source + gold summary", len(ntcir14_gold_items(folder))))

@@ -165,10 +165,9 @@ class ArguAnaEvaluator(TaskEvaluator):
             self.run = dense_run(ranker, self.data)
             two = ranker.for_role("query") is not ranker.for_role("document")
             how = f"exact cosine top 1000 ({'query / document sides' if two else 'one side for queries and documents'})"
-        scores, per_query = mteb_scores(self.data.qrels, self.run)
-        self.scores = scores
+        self.scores, per_query = mteb_scores(self.data.qrels, self.run)
         self.unit_values = np.array([per_query.get(q, {}).get("ndcg_cut_10", 0.0) for q in self.data.queries])
-        return Evaluation(self.task, {m: scores[m] for m in METRICS}, METRICS[0], data=self.data.split,
+        return Evaluation(self.task, {m: self.scores[m] for m in METRICS}, METRICS[0], data=self.data.split,
                           n=len(self.data.queries),
                           details={"retrieval": how, "documents": len(self.data.corpus),
                                    "relevant_missing_from_corpus": len(self.data.missing_relevant),

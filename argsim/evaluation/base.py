@@ -1,11 +1,5 @@
-"""`TaskEvaluator`: the base of argsim's task evaluators (a sentence-transformers `SentenceEvaluator`). Called as
-one (`evaluator(model)`), it returns `evaluate`'s metrics prefixed with its `name`, so a trainer picks checkpoints
-by `metric_for_best_model = f"eval_{name}_{primary}"`; the same classes score models in `argsim evaluate` and
-answer the API's `evaluate` methods.
-
-Intervals and paired tests (docs/evaluate.md): after `evaluate`, the evaluator keeps one outcome per resampling
-unit; `resample_primary(draws)` recomputes the primary metric on rows of unit indices, by default as the mean of
-`unit_values` (metrics that are not means of units, mAP and AMI/ARI, override it).
+"""`TaskEvaluator`: the base of argsim's task evaluators (a sentence-transformers `SentenceEvaluator`), whose
+per-unit outcomes give intervals and paired tests (`resample_primary`, docs/evaluate.md).
 """
 
 from __future__ import annotations
@@ -60,6 +54,8 @@ class TaskEvaluator(SentenceEvaluator):
 
     def __call__(self, model: Any, output_path: str | None = None, epoch: int = -1,
                  steps: int = -1) -> dict[str, float]:
+        """`evaluate`'s metrics prefixed with `name`: a trainer picks checkpoints by
+        `metric_for_best_model = f"eval_{name}_{primary}"`."""
         self.primary_metric = self.primary
         metrics = self.prefix_name_to_metrics(dict(self.evaluate(model).metrics), self.name)
         if hasattr(model, "model_card_data"):  # a sentence-transformers model under training: its card records them
@@ -89,5 +85,6 @@ class TaskEvaluator(SentenceEvaluator):
         return len(self._evaluated(self.unit_values))
 
     def resample_primary(self, draws: np.ndarray) -> np.ndarray:
-        """The primary metric on each row of `draws` (an (n_boot, n_units) array of unit indices)."""
+        """The primary metric on each row of `draws` (an (n_boot, n_units) array of unit indices): the mean of
+        `unit_values` (metrics that are not means of units, mAP and AMI/ARI, override it)."""
         return np.asarray(self._evaluated(self.unit_values), dtype=np.float64)[np.asarray(draws)].mean(axis=1)

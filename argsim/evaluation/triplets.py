@@ -80,8 +80,7 @@ class TripletEvaluator(TaskEvaluator):
         ``runs/minutes-triplets`` in the work folder)."""
         split = split or "test"
         if dataset == "wikipedia":
-            rows = first_test_triplets(dataset_dir("wikipedia", getattr(config, "data_dir", None)), limit,
-                                       split=split)
+            rows = first_test_triplets(dataset_dir("wikipedia", getattr(config, "data_dir", None)), limit, split=split)
         elif dataset == "minutes":
             path = Path(folder or under_workdir(MINUTES_DIR)) / f"{split}.jsonl"
             if not path.is_file():
