@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import string
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -121,20 +121,6 @@ def score_key_points(data: KPMData, encoder: Encoder, arg_template: str = "{text
     return out
 
 
-def pair_predictions(gold: KPMData, score: Callable[[list[tuple[str, str]]], Sequence[float]],
-                     argument_text: Callable[[Any], str] = lambda a: a.text) -> Predictions:
-    """`{arg_id: {kp_id: score}}` (6 decimals) of a pair scorer, `score(pairs) -> scores` (e.g.
-    `argsim.backend.resolve.PairScorer.score`), over every argument and each key point of its topic and stance; the
-    argument's side first (`argument_text(argument)`: its text, or a cross-encoder's format of it)."""
-    keys = [(a, k) for a in gold.arguments for k in gold.candidates(a)]
-    if not keys:
-        raise ArgsimError(f"{gold.name}: no argument has a key point of its topic and stance to score")
-    out: Predictions = {}
-    for (a, k), s in zip(keys, score([(argument_text(a), k.text) for a, k in keys]), strict=True):
-        out.setdefault(a.arg_id, {})[k.kp_id] = round(float(s), 6)
-    return out
-
-
 CONTEXTS = ("none", "topic", "topic-stance")
 CROSS_INFO = "argsim_kpm_cross.json"  # a key point cross-encoder folder's input format (context, sep, max_length)
 ST_CONFIG = "config_sentence_transformers.json"
@@ -169,8 +155,9 @@ def is_cross_encoder(name: str | Path) -> bool:
 
 def cross_predictions(data: KPMData, model: Any, config: Any = None, context: str | None = None,
                       sep: str | None = None) -> Predictions:
-    """`{arg_id: {kp_id: P(match)}}` of a key point cross-encoder (`pair_predictions` with the backend's one pair
-    scorer's probability, `argsim.backend.resolve.PairScorer`), each argument in the input format it was trained on.
+    """`{arg_id: {kp_id: P(match)}}` of a key point cross-encoder (the backend's one pair scorer's probability,
+    `argsim.backend.resolve.PairScorer`) over every argument and each key point of its topic and stance, the argument
+    first, in the input format it was trained on.
 
     Args:
         data: the arguments and key points.
@@ -194,9 +181,15 @@ def cross_predictions(data: KPMData, model: Any, config: Any = None, context: st
     else:
         scorer = PairScorer(model, name="CrossEncoder")
     context, sep = context or meta.get("context", "none"), sep or meta.get("sep") or scorer.model.tokenizer.sep_token
+    keys = [(a, k) for a in data.arguments for k in data.candidates(a)]
+    if not keys:
+        raise ArgsimError(f"{data.name}: no argument has a key point of its topic and stance to score")
+    pairs = [(format_argument(a.text, a.topic, a.stance, context, sep or "[SEP]"), k.text) for a, k in keys]
+    out: Predictions = {}
     show = config is not None and not config.quiet
-    return pair_predictions(data, lambda pairs: scorer.probability(pairs, show_progress=show),
-                            lambda a: format_argument(a.text, a.topic, a.stance, context, sep or "[SEP]"))
+    for (a, k), s in zip(keys, scorer.probability(pairs, show_progress=show), strict=True):
+        out.setdefault(a.arg_id, {})[k.kp_id] = round(float(s), 6)
+    return out
 
 
 @dataclass
