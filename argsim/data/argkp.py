@@ -101,9 +101,6 @@ def merge(parts: list[KPMData], name: str) -> KPMData:
     return KPMData(name, args, kps, labels, [f for p in parts for f in p.files])
 
 
-# ------------------------------------------------------------------ parsing
-
-
 #: one part of a split: a file, or records in memory as (the name errors give, [(row, {column: value}), ...])
 Part = str | Path | tuple[str, Sequence[tuple[int, Mapping[str, Any]]]]
 
@@ -239,8 +236,6 @@ def load_argkp(split: str = "dev", data_dir: str | Path | None = None, labels: b
         raise InputError(folder, f"split '{split}' not found: missing {', '.join(missing)}")
     return kpm_data(a, k, lab if labels else None, name=f"argkp-{split}")
 
-
-# ------------------------------------------------------------------ catalog
 
 _EXPECTED = {
     "train": {"topics": 24, "arguments": 5583, "pro": 2883, "con": 2700, "key points": 207, "labels": 20635,

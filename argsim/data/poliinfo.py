@@ -33,9 +33,6 @@ NTCIR14_GOLD = ("training", "single-testgs", "multi-testgs")
 SOURCE_SEPARATOR = "\\n"  # a literal backslash-n joins the Source sentences
 
 
-# ------------------------------------------------------------------ minutes
-
-
 @dataclass(frozen=True)
 class Utterance:
     """One utterance of the minutes: who said what, in which meeting, on which day."""
@@ -99,9 +96,6 @@ def load_meetings(folder: str | Path, files: list[Path] | None = None) -> list[M
     return meetings
 
 
-# ------------------------------------------------------------------ PoliInfo-2 dialog summarization
-
-
 @dataclass(frozen=True)
 class Answer:
     speaker: str  # role, e.g. 知事
@@ -161,9 +155,6 @@ def load_dialog_items(folder: str | Path, split: str = "training-segmented") -> 
     return _read_items(Path(folder) / f"{DIALOG_PREFIX}{DIALOG_SPLITS[split]}.json", _dialog_item)
 
 
-# ------------------------------------------------------------------ NTCIR-14 summarization
-
-
 @dataclass(frozen=True)
 class SummarizationItem:
     """One NTCIR-14 summarization item: a span of the minutes (its sentences) and its gold summary."""
@@ -209,9 +200,6 @@ def load_ntcir14_items(folder: str | Path, which: str = "training") -> list[Summ
 def ntcir14_gold_items(folder: str | Path) -> list[SummarizationItem]:
     """Every NTCIR-14 item that has both Source text and a gold summary (the summarization benchmark)."""
     return [it for which in NTCIR14_GOLD for it in load_ntcir14_items(folder, which) if it.sentences and it.summary]
-
-
-# ------------------------------------------------------------------ PoliInfo-2 -> NTCIR-14 source spans
 
 
 @dataclass(frozen=True)
@@ -280,9 +268,6 @@ def map_dialog_items(folder: str | Path, split: str = "training-segmented") -> l
                                   summary=summary, sentences=sentences, exact=exact,
                                   ntcir_ids=tuple(it.id for it in cover)))
     return out
-
-
-# ------------------------------------------------------------------ catalog
 
 
 def _check(folder: Path) -> list[Stat]:

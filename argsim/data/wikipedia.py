@@ -34,8 +34,6 @@ from argsim.progress import track
 ROOT = "ibm_claim_stance_articles"
 PARSER_VERSION = "3"
 
-# ------------------------------------------------------------------ data classes
-
 
 @dataclass
 class Paragraph:
@@ -64,8 +62,6 @@ class Article:
         return cls(d["title"], [Section(s["heading"], s["level"], [Paragraph(p["sentences"]) for p in s["paragraphs"]])
                                 for s in d["sections"]], d.get("source", ""))
 
-
-# ------------------------------------------------------------------ markup stripping
 
 _HEADING_COUNT_RE = re.compile(r"^(={2,6})\s*(.+?)\s*\1")
 HEADING_RE = re.compile(r"^(={2,6})\s*(.+?)\s*\1\s*(?:\.\s*)?$")
@@ -128,9 +124,6 @@ def clean_line(line: str) -> str:
     return re.sub(r"\s{2,}", " ", line).strip()
 
 
-# ------------------------------------------------------------------ sentences
-
-
 @lru_cache(maxsize=1)
 def _nlp():
     import spacy
@@ -149,9 +142,6 @@ def split_sentences(paragraphs: list[str]) -> list[list[str]]:
 def count_tokens(sentence: str) -> int:
     """Word tokens of a sentence (spaCy English tokenizer, punctuation excluded)."""
     return sum(1 for t in _nlp().tokenizer(sentence) if not (t.is_punct or t.is_space))
-
-
-# ------------------------------------------------------------------ articles
 
 
 def parse_article(wikitext: str, title: str, source: str = "") -> Article:
@@ -220,9 +210,6 @@ def iter_headings(text: str) -> Iterable[int]:
     for line in text.split("\n"):
         if m := _HEADING_COUNT_RE.match(line):
             yield len(m.group(1))
-
-
-# ------------------------------------------------------------------ catalog
 
 
 def check(folder: Path) -> list[Stat]:

@@ -62,9 +62,6 @@ def mteb_scores(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mappin
     return scores, all_scores
 
 
-# ---------------------------------------------------------------- rankers
-
-
 def top_k_run(query_ids: Sequence[str], doc_ids: Sequence[str], scores_of: Any, k: int = max(K_VALUES),
               block: int = 256) -> dict[str, dict[str, float]]:
     """The top `k` documents of every query: `scores_of(start, stop)` gives the (stop - start, n_docs) score block

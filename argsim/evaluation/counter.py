@@ -155,8 +155,6 @@ class CounterArgumentEvaluator(TaskEvaluator):
         return Evaluation(self.task, {self.primary: float(hits.mean()) if len(hits) else float("nan")}, self.primary,
                           data=self.name, n=len(hits), details={"settings": ["epa"], "k": self.k})
 
-    # ------------------------------------------------------------------ scoring
-
     def _stages(self, model: Any) -> tuple[Any, Any]:
         """(first stage, second stage or None) of a reranking model; (Encoder, None) of an embedding model."""
         if isinstance(model, (str, Path)):
