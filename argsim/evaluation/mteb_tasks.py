@@ -1,15 +1,7 @@
 """argsim's tasks as MTEB 2.x task objects (Muennighoff, Tazi, Magne & Reimers, "MTEB: Massive Text Embedding
 Benchmark", EACL 2023) that read argsim's local data, so `mteb.evaluate(model, tasks=argsim.mteb_tasks())` runs
-offline, and the writer of MTEB's result files for figures argsim measured itself.
-
-The tasks (`TASKS`, tabulated in docs/arguana.md): ArgsimArguAna (Retrieval), ArgsimSICK-R (STS),
-ArgsimArgKPReranking (Reranking) and ArgsimThematicClustering (Clustering), scored by MTEB's own code throughout;
-where its metric is not the paper's, the task's docstring says so.
-
-Example:
-    >>> import mteb, argsim                                                       # doctest: +SKIP
-    >>> from sentence_transformers import SentenceTransformer                    # doctest: +SKIP
-    >>> mteb.evaluate(SentenceTransformer(path), tasks=argsim.mteb_tasks(limit=20), cache=None)  # doctest: +SKIP
+offline, and the writer of MTEB's result files for figures argsim measured itself. The tasks (scored by MTEB's own code
+throughout): docs/arguana.md; where a task's metric is not the paper's, its docstring says so.
 """
 
 from __future__ import annotations
