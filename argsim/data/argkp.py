@@ -81,8 +81,7 @@ class KPMData:
         split lacks is an ArgsimError naming the nearest one (letter case and spacing first)."""
         keep = set(topics)
         have = sorted({a.topic for a in self.arguments} | {k.topic for k in self.key_points})
-        unknown = sorted(keep - set(have))
-        if unknown:
+        if unknown := sorted(keep - set(have)):
             raise ArgsimError(f"{self.name}: no topic {unknown[0]!r}{did_you_mean(unknown[0], have)}"
                               f"{f' (and {len(unknown) - 1} more unknown)' if len(unknown) > 1 else ''}; "
                               f"it has {len(have)} topics")
@@ -113,8 +112,7 @@ def _part(part: Part, kind: type) -> tuple[str | Path, Sequence[tuple[int, Mappi
         return Path(part), read_numbered_records(Path(part), kind)
     source, records = part
     first = records[0][1] if records else {}
-    missing = [c for c in columns(kind)[0] if records and c not in first]
-    if missing:
+    if missing := [c for c in columns(kind)[0] if records and c not in first]:
         raise InputError(source, f"missing column(s) {', '.join(missing)}; found {', '.join(map(str, first))}",
                          column=missing[0])
     return source, validate_records(kind, [(row, dict(rec)) for row, rec in records], source, csv=True)
@@ -231,8 +229,7 @@ def load_argkp(split: str = "dev", data_dir: str | Path | None = None, labels: b
         return merge([load_argkp(s, data_dir, labels) for s in parts], split)
     folder = dataset_dir("argkp", data_dir)
     a, k, lab = split_files(folder, split)
-    missing = [p.name for p in (a, k) + ((lab,) if labels else ()) if not p.is_file()]
-    if missing:
+    if missing := [p.name for p in (a, k) + ((lab,) if labels else ()) if not p.is_file()]:
         raise InputError(folder, f"split '{split}' not found: missing {', '.join(missing)}")
     return kpm_data(a, k, lab if labels else None, name=f"argkp-{split}")
 

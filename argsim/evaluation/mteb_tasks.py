@@ -169,8 +169,7 @@ def mteb_tasks(names: Sequence[str] | None = None, data_dir: str | Path | None =
     if limit is not None:
         check_count(limit, "limit")
     chosen = list(names) if names is not None else [n for n in TASKS if n != "thematic-clustering" or sentences]
-    unknown = [n for n in chosen if n not in TASKS]
-    if unknown:
+    if unknown := [n for n in chosen if n not in TASKS]:
         raise ArgsimError(f"unknown MTEB task {', '.join(unknown)}: choose from {', '.join(TASKS)}")
     if "thematic-clustering" in chosen and sentences is None:
         raise ArgsimError("thematic-clustering needs its sentence file (sentences=..., from `argsim thematic build`)")

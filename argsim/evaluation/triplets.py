@@ -64,8 +64,7 @@ class TripletEvaluator(TaskEvaluator):
         self.triplets = list(triplets)
         if not self.triplets:
             raise ArgsimError(f"{name}: no triplets to score")
-        missing = [f for f in TRIPLET_FIELDS if f not in self.triplets[0]]
-        if missing:
+        if missing := [f for f in TRIPLET_FIELDS if f not in self.triplets[0]]:
             raise ArgsimError(f"{name}: triplets need the fields anchor, positive and negative (missing "
                               f"{', '.join(missing)})")
         check_choice(ties, "ties", TIES)
