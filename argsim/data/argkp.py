@@ -244,11 +244,10 @@ _EXPECTED = {
 
 def split_stats(data: KPMData) -> dict[str, int]:
     """Counts of one split, as SOURCE.md reports them."""
-    with_pos = {a for (a, _), v in data.labels.items() if v == 1}
     return {"topics": len(data.topics), "arguments": len(data.arguments),
             "pro": sum(a.stance == 1 for a in data.arguments), "con": sum(a.stance == -1 for a in data.arguments),
             "key points": len(data.key_points), "labels": len(data.labels), "positives": data.positives(),
-            "arguments with a positive": len(with_pos),
+            "arguments with a positive": len({a for (a, _), v in data.labels.items() if v == 1}),
             "same topic+stance pairs": sum(len(data.candidates(a)) for a in data.arguments)}
 
 

@@ -122,8 +122,7 @@ def build_arguana(corpus: CounterCorpus, split: str = "test") -> ArguAnaData:
         points = [p for p in points if beir_text(p) not in banned and (c := corpus.true_counter(p)) is not None
                   and beir_id(c) in docs]
     queries = {beir_id(p): beir_text(p) for p in points}
-    qrels = {beir_id(p): {beir_id(p)[:-1] + "b": 1} for p in points}
-    return ArguAnaData(split, queries, docs, qrels)
+    return ArguAnaData(split, queries, docs, {beir_id(p): {beir_id(p)[:-1] + "b": 1} for p in points})
 
 
 def load_arguana(split: str = "test", data_dir: str | Path | None = None,

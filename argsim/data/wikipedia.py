@@ -82,8 +82,7 @@ _LIST_LINE_RE = re.compile(r"^\s*[*#:;|!]")
 
 
 def _resolve_link(match: re.Match) -> str:
-    inner = match.group(1)
-    target, _, label = inner.partition("|")
+    target, _, label = match.group(1).partition("|")
     t = target.strip().lower()
     if t.startswith(_DROP_LINK_PREFIXES) or _INTERWIKI_RE.match(t):
         return ""

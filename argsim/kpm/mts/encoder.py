@@ -115,8 +115,7 @@ class EnsembleEncoder(CompositeEncoder):
         return list(self.parts)
 
     def _combine(self, parts: list[np.ndarray]) -> np.ndarray:
-        normed = [l2_normalize(p) for p in parts]
-        return (np.concatenate(normed, axis=1) / np.sqrt(len(parts))).astype(np.float32)
+        return (np.concatenate([l2_normalize(p) for p in parts], axis=1) / np.sqrt(len(parts))).astype(np.float32)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         return self._combine([m.encode(texts, use_cache=False) for m in self.parts])
