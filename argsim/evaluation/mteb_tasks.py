@@ -203,8 +203,7 @@ def write_mteb_result(model_name: str, task: str, split: str, metrics: Mapping[s
     from mteb import TaskResult
 
     by_mteb_name = {cls.metadata.name: cls for cls in TASKS.values()}
-    cls = TASKS.get(task) or by_mteb_name.get(task)
-    if cls is None:
+    if (cls := TASKS.get(task) or by_mteb_name.get(task)) is None:
         raise ArgsimError(f"unknown MTEB task {task!r}: choose from {', '.join([*TASKS, *by_mteb_name])}")
     main = cls.metadata.main_score
     if main not in metrics:
