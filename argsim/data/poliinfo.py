@@ -272,9 +272,8 @@ def map_dialog_items(folder: str | Path, split: str = "training-segmented") -> l
 
 def _check(folder: Path) -> list[Stat]:
     meetings = load_meetings(folder)
-    n_utt = sum(len(m.utterances) for m in meetings)
     stats = [Stat("minutes files", len(minutes_files(folder)), 18), Stat("meetings", len(meetings), 477),
-             Stat("utterances", n_utt, 25892)]
+             Stat("utterances", sum(len(m.utterances) for m in meetings), 25892)]
     expected_items = {"training-segmented": (438, 555), "training-unsegmented": (325, 368), "test": (254, 279),
                       "test-gsd": (254, 279)}
     for split, (n_items, n_answers) in expected_items.items():
