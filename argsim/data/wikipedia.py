@@ -30,6 +30,7 @@ from argsim.data.catalog import DatasetInfo, Stat, register_dataset
 from argsim.errors import InputError
 from argsim.io import atomic_path, check_input_file, pipe_docs, read_records, read_text_file
 from argsim.progress import track
+from argsim.schemas import ArticleIndexRecord
 
 ROOT = "ibm_claim_stance_articles"
 PARSER_VERSION = "3"
@@ -162,8 +163,6 @@ def parse_article(wikitext: str, title: str, source: str = "") -> Article:
 
 def read_article_index(folder: Path) -> list[dict]:
     """Rows of `article_info.csv` (topic_id, raw_file, title, url)."""
-    from argsim.schemas import ArticleIndexRecord
-
     return read_records(folder / ROOT / "article_info.csv", ArticleIndexRecord)
 
 

@@ -131,9 +131,8 @@ class ArgsimThematicClustering(_Local, AbsTaskClusteringLegacy):
         self.sentences = Path(sentences)
 
     def _local_dataset(self) -> dict:
-        rows = read_records(self.sentences, LabelledSentenceRecord)
         articles: dict[str, list[dict]] = {}
-        for r in rows:
+        for r in read_records(self.sentences, LabelledSentenceRecord):
             articles.setdefault(str(r.get("article", "")), []).append(r)
         sets = list(articles.values())[: self.limit]
         label_ids = [{lab: i for i, lab in enumerate(dict.fromkeys(str(r["label"]) for r in s))} for s in sets]
