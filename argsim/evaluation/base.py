@@ -14,12 +14,8 @@ from argsim.metrics.record import Evaluation
 
 
 class TaskEvaluator(SentenceEvaluator):
-    """Base class of argsim's task evaluators.
-
-    Subclasses set `task` (the task's name in result rows and the leaderboard), `primary` (the primary metric's
-    unprefixed name), `accepts_cross_encoder`, `takes_roles`, and implement `evaluate`, which must set `unit_values` (or
-    override `resample_primary`), and `from_dataset`, which builds the evaluator on a split of the task's real
-    dataset (`split=None`: the official test split, dev where the data has no test labels).
+    """Base class of argsim's task evaluators: subclasses set the class variables below and `primary` (the primary
+    metric's unprefixed name), and implement `from_dataset` and `evaluate`.
 
     `evaluate(model)` takes anything `argsim.backend` resolves into a model: a registered name, a model folder,
     a Hugging Face id in the local cache, an argsim `Encoder`, a `SentenceTransformer`, or (where
@@ -45,12 +41,14 @@ class TaskEvaluator(SentenceEvaluator):
     @abstractmethod
     def from_dataset(cls, split: str | None = None, limit: int | None = None, config: Any = None,
                      name: str | None = None) -> TaskEvaluator:
-        """The evaluator on `split` of the task's dataset (None: its official test split), the first `limit` units,
-        with the run's `RunConfig` (device, cache, data folder); `name` prefixes the metrics (default: the split)."""
+        """The evaluator on `split` of the task's real dataset (None: its official test split, dev where the data has
+        no test labels), the first `limit` units, with the run's `RunConfig` (device, cache, data folder); `name`
+        prefixes the metrics (default: the split)."""
 
     @abstractmethod
     def evaluate(self, model: Any) -> Evaluation:
-        """Score `model` on this evaluator's data; keeps the per-unit outcomes of this call."""
+        """Score `model` on this evaluator's data; keeps the per-unit outcomes of this call (sets `unit_values`, or
+        the subclass overrides `resample_primary`)."""
 
     def __call__(self, model: Any, output_path: str | None = None, epoch: int = -1,
                  steps: int = -1) -> dict[str, float]:
