@@ -47,9 +47,9 @@ def default_model() -> str:
 TEMPLATE_FIELDS = ("text", "topic", "stance")
 
 
-def check_template(template: str, option: str = "template", fields: Sequence[str] = TEMPLATE_FIELDS) -> str:
-    """`template` if every replacement field in it is a plain `{name}` of `fields` and `{text}` is one of them,
-    else ArgsimError (one line).
+def check_template(template: str, option: str = "template") -> str:
+    """`template` if every replacement field in it is a plain `{name}` of `TEMPLATE_FIELDS` and `{text}` is one of
+    them, else ArgsimError (one line).
 
     Parsed with `string.Formatter`: attribute or index access (`{topic.__class__}`, `{text[0]}`), conversions
     (`!r`), nested fields in a format spec, unknown names and unbalanced braces are refused before anything is
@@ -58,7 +58,6 @@ def check_template(template: str, option: str = "template", fields: Sequence[str
     Args:
         template: e.g. "{topic}: {text}".
         option: how messages name it (e.g. '--kp-template').
-        fields: the names allowed.
 
     Returns:
         `template` unchanged.
@@ -71,18 +70,18 @@ def check_template(template: str, option: str = "template", fields: Sequence[str
         parts = list(string.Formatter().parse(template))
     except ValueError as exc:
         raise ArgsimError(f"{option} {template!r}: {exc}") from None
-    allowed = ", ".join("{" + f + "}" for f in fields)
+    allowed = ", ".join("{" + f + "}" for f in TEMPLATE_FIELDS)
     for _literal, name, spec, conversion in parts:
         if name is None:
             continue
-        if name not in fields or conversion is not None or (spec and ("{" in spec or "}" in spec)):
+        if name not in TEMPLATE_FIELDS or conversion is not None or (spec and ("{" in spec or "}" in spec)):
             shown = "{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
             raise ArgsimError(f"{option} {template!r}: {shown} is not a plain field; use {allowed}")
         try:
             format("x", spec)
         except ValueError as exc:
             raise ArgsimError(f"{option} {template!r}: format spec {spec!r} of {{{name}}}: {exc}") from None
-    if "text" in fields and not any(name == "text" for _literal, name, _spec, _conv in parts):
+    if not any(name == "text" for _literal, name, _spec, _conv in parts):
         raise ArgsimError(f"{option} {template!r}: no {{text}} field, so every statement of one topic and stance "
                           "would be the same text (and score alike); e.g. '{topic}: {text}'")
     return template
