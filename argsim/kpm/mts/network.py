@@ -112,8 +112,7 @@ def build_net(cfg: MTSConfig) -> MTSNet:
     """A fresh network on the backbone `cfg.model` (registry name or folder)."""
     from argsim.backend import load_transformer
 
-    tokenizer, backbone = load_transformer(cfg.model)
-    return MTSNet(tokenizer, backbone, cfg)
+    return MTSNet(*load_transformer(cfg.model), cfg)
 
 
 def load_net(folder: str | Path, device: str = "cpu", backbone: bool = True) -> MTSNet:
