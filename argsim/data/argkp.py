@@ -81,8 +81,7 @@ class KPMData:
         split lacks is an ArgsimError naming the nearest one (letter case and spacing first)."""
         keep = set(topics)
         have = sorted({a.topic for a in self.arguments} | {k.topic for k in self.key_points})
-        unknown = sorted(keep - set(have))
-        if unknown:
+        if unknown := sorted(keep - set(have)):
             raise ArgsimError(f"{self.name}: no topic {unknown[0]!r}{did_you_mean(unknown[0], have)}"
                               f"{f' (and {len(unknown) - 1} more unknown)' if len(unknown) > 1 else ''}; "
                               f"it has {len(have)} topics")
@@ -101,9 +100,6 @@ def merge(parts: list[KPMData], name: str) -> KPMData:
     return KPMData(name, args, kps, labels, [f for p in parts for f in p.files])
 
 
-# ------------------------------------------------------------------ parsing
-
-
 #: one part of a split: a file, or records in memory as (the name errors give, [(row, {column: value}), ...])
 Part = str | Path | tuple[str, Sequence[tuple[int, Mapping[str, Any]]]]
 
@@ -116,8 +112,7 @@ def _part(part: Part, kind: type) -> tuple[str | Path, Sequence[tuple[int, Mappi
         return Path(part), read_numbered_records(Path(part), kind)
     source, records = part
     first = records[0][1] if records else {}
-    missing = [c for c in columns(kind)[0] if records and c not in first]
-    if missing:
+    if missing := [c for c in columns(kind)[0] if records and c not in first]:
         raise InputError(source, f"missing column(s) {', '.join(missing)}; found {', '.join(map(str, first))}",
                          column=missing[0])
     return source, validate_records(kind, [(row, dict(rec)) for row, rec in records], source, csv=True)
@@ -153,15 +148,13 @@ def _labels(source: str | Path, records: Iterable[tuple[int, Mapping[str, Any]]]
             raise InputError(source, f"key_point_id {kid!r} is not in the key points file", row=row,
                              column="key_point_id")
         if (aid, kid) in out:
-            raise InputError(source, f"duplicate pair ({aid}, {kid}) (first at row {first_row[(aid, kid)]})",
-                             row=row)
+            raise InputError(source, f"duplicate pair ({aid}, {kid}) (first at row {first_row[(aid, kid)]})", row=row)
         first_row[(aid, kid)], out[(aid, kid)] = row, rec["label"]
     return out
 
 
 def kpm_data(arguments: Part, key_points: Part, labels: Part | None = None, name: str | None = None,
-             argument_column: str = "argument", key_point_column: str = "key_point",
-             repeated: bool = False) -> KPMData:
+             argument_column: str = "argument", key_point_column: str = "key_point", repeated: bool = False) -> KPMData:
     """The one builder of `KPMData`, for ArgKP's files, a user's own files and the Python API's lists and
     DataFrames alike, so all refuse and warn in the same words: each id once (its topic, its stance 1 or -1), the
     labels 0 or 1 naming known ids, each pair once; one warning line for arguments without a key point of their
@@ -236,13 +229,10 @@ def load_argkp(split: str = "dev", data_dir: str | Path | None = None, labels: b
         return merge([load_argkp(s, data_dir, labels) for s in parts], split)
     folder = dataset_dir("argkp", data_dir)
     a, k, lab = split_files(folder, split)
-    missing = [p.name for p in (a, k) + ((lab,) if labels else ()) if not p.is_file()]
-    if missing:
+    if missing := [p.name for p in (a, k) + ((lab,) if labels else ()) if not p.is_file()]:
         raise InputError(folder, f"split '{split}' not found: missing {', '.join(missing)}")
     return kpm_data(a, k, lab if labels else None, name=f"argkp-{split}")
 
-
-# ------------------------------------------------------------------ catalog
 
 _EXPECTED = {
     "train": {"topics": 24, "arguments": 5583, "pro": 2883, "con": 2700, "key points": 207, "labels": 20635,
@@ -254,11 +244,10 @@ _EXPECTED = {
 
 def split_stats(data: KPMData) -> dict[str, int]:
     """Counts of one split, as SOURCE.md reports them."""
-    with_pos = {a for (a, _), v in data.labels.items() if v == 1}
     return {"topics": len(data.topics), "arguments": len(data.arguments),
             "pro": sum(a.stance == 1 for a in data.arguments), "con": sum(a.stance == -1 for a in data.arguments),
             "key points": len(data.key_points), "labels": len(data.labels), "positives": data.positives(),
-            "arguments with a positive": len(with_pos),
+            "arguments with a positive": len({a for (a, _), v in data.labels.items() if v == 1}),
             "same topic+stance pairs": sum(len(data.candidates(a)) for a in data.arguments)}
 
 

@@ -15,11 +15,6 @@ absent `b` id, as in BEIR, and score 0 for every model.
 `split="validation"` is the same construction on training + validation for model selection, without any text that
 occurs in the test split (a validation point whose text or whose counter's text is a test text is no query, nor is
 a point without a counter).
-
-Example:
-    >>> data = load_arguana("test")                                         # doctest: +SKIP
-    >>> len(data.queries), len(data.corpus), data.qrels["test-environment-aeghhgwpe-pro02a"]  # doctest: +SKIP
-    (1406, 8676, {'test-environment-aeghhgwpe-pro02b': 1})
 """
 
 from __future__ import annotations
@@ -127,8 +122,7 @@ def build_arguana(corpus: CounterCorpus, split: str = "test") -> ArguAnaData:
         points = [p for p in points if beir_text(p) not in banned and (c := corpus.true_counter(p)) is not None
                   and beir_id(c) in docs]
     queries = {beir_id(p): beir_text(p) for p in points}
-    qrels = {beir_id(p): {beir_id(p)[:-1] + "b": 1} for p in points}
-    return ArguAnaData(split, queries, docs, qrels)
+    return ArguAnaData(split, queries, docs, {beir_id(p): {beir_id(p)[:-1] + "b": 1} for p in points})
 
 
 def load_arguana(split: str = "test", data_dir: str | Path | None = None,

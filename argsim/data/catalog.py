@@ -73,8 +73,7 @@ def dataset_dir(name: str, data_dir: str | Path | None = None) -> Path:
                           f": choose one of {', '.join(sorted(catalog))}")
     info = catalog[name]
     folder = data_root(data_dir) / info.folder
-    missing = [p for p in info.layout if not (folder / p).exists()]
-    if missing:
+    if missing := [p for p in info.layout if not (folder / p).exists()]:
         shown = ", ".join(missing[:4]) + (f" (+{len(missing) - 4} more)" if len(missing) > 4 else "")
         raise DataLayoutError(f"{folder}: {info.title} layout incomplete, missing {shown}; "
                               f"get it from {info.published} and lay it out as docs/usage.md's 'Datasets' says")

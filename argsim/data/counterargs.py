@@ -83,8 +83,7 @@ class Argument:
 
 def split_point_text(raw: str) -> tuple[str, str]:
     """(conclusion, premise) of a point: the first line, and the body after the (first) blank line."""
-    text = raw.strip().replace("\r\n", "\n")
-    head, _, body = text.partition("\n")
+    head, _, body = raw.strip().replace("\r\n", "\n").partition("\n")
     return head.strip(), body.strip()
 
 
@@ -151,9 +150,6 @@ def load_counterargs_folder(folder: str | Path) -> CounterCorpus:
     return CounterCorpus([read_argument(p, folder) for p in files], root=folder)
 
 
-# ---------------------------------------------------------------- candidate pools
-
-
 def _scope(setting: str, a: Argument) -> tuple:
     """The arguments a setting draws a point's candidates from: its debate (sd*), its theme (st*), the split (ep*)."""
     return {"sd": (a.theme, a.debate), "st": (a.theme,), "ep": ()}[setting[:2]]
@@ -193,8 +189,6 @@ def build_pools(corpus: CounterCorpus, split: str, setting: str) -> dict[str, li
         pools[p.id] = [c for c in base[bkey] if c.id not in excluded]
     return pools
 
-
-# ---------------------------------------------------------------- catalog entry
 
 _EXPECTED = {"training": (644, 4083, 4065), "validation": (211, 1290, 1287), "test": (214, 1406, 1401)}
 

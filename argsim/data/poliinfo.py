@@ -33,9 +33,6 @@ NTCIR14_GOLD = ("training", "single-testgs", "multi-testgs")
 SOURCE_SEPARATOR = "\\n"  # a literal backslash-n joins the Source sentences
 
 
-# ------------------------------------------------------------------ minutes
-
-
 @dataclass(frozen=True)
 class Utterance:
     """One utterance of the minutes: who said what, in which meeting, on which day."""
@@ -62,17 +59,13 @@ def _iso_date(raw: str) -> str:
     """'2009/9/25' -> '2009-09-25'; '' stays ''."""
     raw = (raw or "").strip()
     m = re.fullmatch(r"(\d{4})[/-](\d{1,2})[/-](\d{1,2})", raw)
-    if not m:
-        return raw
-    return f"{int(m[1]):04d}-{int(m[2]):02d}-{int(m[3]):02d}"
+    return f"{int(m[1]):04d}-{int(m[2]):02d}-{int(m[3]):02d}" if m else raw
 
 
 def heisei_date(raw: str) -> str:
     """NTCIR-14 dates are Heisei 'YY-M-D' (24-2-28 = 2012-02-28); returns ISO."""
     m = re.fullmatch(r"(\d{1,2})-(\d{1,2})-(\d{1,2})", raw.strip())
-    if not m:
-        return _iso_date(raw)
-    return f"{1988 + int(m[1]):04d}-{int(m[2]):02d}-{int(m[3]):02d}"
+    return f"{1988 + int(m[1]):04d}-{int(m[2]):02d}-{int(m[3]):02d}" if m else _iso_date(raw)
 
 
 def minutes_files(folder: Path) -> list[Path]:
@@ -101,9 +94,6 @@ def load_meetings(folder: str | Path, files: list[Path] | None = None) -> list[M
                                       for j, u in enumerate(m["Proceeding"]))
             meetings.append(meeting)
     return meetings
-
-
-# ------------------------------------------------------------------ PoliInfo-2 dialog summarization
 
 
 @dataclass(frozen=True)
@@ -165,9 +155,6 @@ def load_dialog_items(folder: str | Path, split: str = "training-segmented") -> 
     return _read_items(Path(folder) / f"{DIALOG_PREFIX}{DIALOG_SPLITS[split]}.json", _dialog_item)
 
 
-# ------------------------------------------------------------------ NTCIR-14 summarization
-
-
 @dataclass(frozen=True)
 class SummarizationItem:
     """One NTCIR-14 summarization item: a span of the minutes (its sentences) and its gold summary."""
@@ -190,15 +177,12 @@ def parse_length(raw: object) -> int:
     """'100字以内' -> 100; ints pass through."""
     if isinstance(raw, int):
         return raw
-    m = re.search(r"\d+", str(raw or ""))
-    return int(m.group()) if m else 0
+    return int(m.group()) if (m := re.search(r"\d+", str(raw or ""))) else 0
 
 
 def split_source(source: str | None) -> tuple[str, ...]:
     """Split a `Source` field on the literal backslash-n (and real newlines), dropping empty parts."""
-    if not source:
-        return ()
-    parts = source.replace("\n", SOURCE_SEPARATOR).split(SOURCE_SEPARATOR)
+    parts = (source or "").replace("\n", SOURCE_SEPARATOR).split(SOURCE_SEPARATOR)
     return tuple(p.strip() for p in parts if p.strip())
 
 
@@ -216,9 +200,6 @@ def load_ntcir14_items(folder: str | Path, which: str = "training") -> list[Summ
 def ntcir14_gold_items(folder: str | Path) -> list[SummarizationItem]:
     """Every NTCIR-14 item that has both Source text and a gold summary (the summarization benchmark)."""
     return [it for which in NTCIR14_GOLD for it in load_ntcir14_items(folder, which) if it.sentences and it.summary]
-
-
-# ------------------------------------------------------------------ PoliInfo-2 -> NTCIR-14 source spans
 
 
 @dataclass(frozen=True)
@@ -278,10 +259,7 @@ def map_dialog_items(folder: str | Path, split: str = "training-segmented") -> l
         parts += [(f"answer-{k + 1}", a.speaker, a.start, a.end, a.length, a.summary)
                   for k, a in enumerate(item.answers)]
         for name, speaker, start, end, length, summary in parts:
-            if start <= 0 or end < start:
-                continue
-            cover = covering_items(by_date.get(item.date, []), start, end)
-            if not cover:
+            if start <= 0 or end < start or not (cover := covering_items(by_date.get(item.date, []), start, end)):
                 continue
             exact = cover[0].start == start and cover[-1].end == end
             sentences = tuple(s for it in cover for s in it.sentences)
@@ -292,22 +270,17 @@ def map_dialog_items(folder: str | Path, split: str = "training-segmented") -> l
     return out
 
 
-# ------------------------------------------------------------------ catalog
-
-
 def _check(folder: Path) -> list[Stat]:
     meetings = load_meetings(folder)
-    n_utt = sum(len(m.utterances) for m in meetings)
     stats = [Stat("minutes files", len(minutes_files(folder)), 18), Stat("meetings", len(meetings), 477),
-             Stat("utterances", n_utt, 25892)]
+             Stat("utterances", sum(len(m.utterances) for m in meetings), 25892)]
     expected_items = {"training-segmented": (438, 555), "training-unsegmented": (325, 368), "test": (254, 279),
                       "test-gsd": (254, 279)}
     for split, (n_items, n_answers) in expected_items.items():
         items = load_dialog_items(folder, split)
         stats.append(Stat(f"PoliInfo-2 {split} items", len(items), n_items))
         stats.append(Stat(f"PoliInfo-2 {split} answers", sum(len(i.answers) for i in items), n_answers))
-    expected_ntcir = {"training": 596, "single-test": 79, "single-testgs": 79, "multi-test": 67,
-                      "multi-testgs": 67}
+    expected_ntcir = {"training": 596, "single-test": 79, "single-testgs": 79, "multi-test": 67, "multi-testgs": 67}
     for which, n in expected_ntcir.items():
         stats.append(Stat(f"NTCIR-14 summarization {which}", len(load_ntcir14_items(folder, which)), n))
     stats.append(Stat("NTCIR-14 items with Source + gold summary", len(ntcir14_gold_items(folder))))

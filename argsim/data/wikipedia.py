@@ -30,11 +30,10 @@ from argsim.data.catalog import DatasetInfo, Stat, register_dataset
 from argsim.errors import InputError
 from argsim.io import atomic_path, check_input_file, pipe_docs, read_records, read_text_file
 from argsim.progress import track
+from argsim.schemas import ArticleIndexRecord
 
 ROOT = "ibm_claim_stance_articles"
 PARSER_VERSION = "3"
-
-# ------------------------------------------------------------------ data classes
 
 
 @dataclass
@@ -59,16 +58,11 @@ class Article:
     sections: list[Section]
     source: str = ""
 
-    def to_dict(self) -> dict:
-        return asdict(self)
-
     @classmethod
     def from_dict(cls, d: dict) -> Article:
         return cls(d["title"], [Section(s["heading"], s["level"], [Paragraph(p["sentences"]) for p in s["paragraphs"]])
                                 for s in d["sections"]], d.get("source", ""))
 
-
-# ------------------------------------------------------------------ markup stripping
 
 _HEADING_COUNT_RE = re.compile(r"^(={2,6})\s*(.+?)\s*\1")
 HEADING_RE = re.compile(r"^(={2,6})\s*(.+?)\s*\1\s*(?:\.\s*)?$")
@@ -89,14 +83,11 @@ _LIST_LINE_RE = re.compile(r"^\s*[*#:;|!]")
 
 
 def _resolve_link(match: re.Match) -> str:
-    inner = match.group(1)
-    target, _, label = inner.partition("|")
+    target, _, label = match.group(1).partition("|")
     t = target.strip().lower()
     if t.startswith(_DROP_LINK_PREFIXES) or _INTERWIKI_RE.match(t):
         return ""
-    if label:
-        return label.rsplit("|", 1)[-1]
-    return target.lstrip(":").split("#")[0] or target
+    return label.rsplit("|", 1)[-1] if label else target.lstrip(":").split("#")[0] or target
 
 
 def _repeat_sub(pattern: re.Pattern, repl, text: str) -> str:
@@ -133,9 +124,6 @@ def clean_line(line: str) -> str:
     return re.sub(r"\s{2,}", " ", line).strip()
 
 
-# ------------------------------------------------------------------ sentences
-
-
 @lru_cache(maxsize=1)
 def _nlp():
     import spacy
@@ -156,24 +144,17 @@ def count_tokens(sentence: str) -> int:
     return sum(1 for t in _nlp().tokenizer(sentence) if not (t.is_punct or t.is_space))
 
 
-# ------------------------------------------------------------------ articles
-
-
 def parse_article(wikitext: str, title: str, source: str = "") -> Article:
     """Parse one raw wikitext article into its lead and heading sections, markup stripped."""
-    lines = strip_markup(wikitext).splitlines()
     sections = [Section("", 0)]
     raw_paragraphs: list[tuple[int, str]] = []
-    for line in lines:
-        m = HEADING_RE.match(line.strip())
-        if m:
+    for line in strip_markup(wikitext).splitlines():
+        if m := HEADING_RE.match(line.strip()):
             sections.append(Section(clean_line(m.group(2)).strip("= "), len(m.group(1))))
-            continue
-        if _LIST_LINE_RE.match(line) or line.strip().startswith(("{", "}")):
-            continue
-        cleaned = clean_line(line)
-        if len(cleaned) > 1 and re.search(r"[A-Za-z]", cleaned):
-            raw_paragraphs.append((len(sections) - 1, cleaned))
+        elif not (_LIST_LINE_RE.match(line) or line.strip().startswith(("{", "}"))):
+            cleaned = clean_line(line)
+            if len(cleaned) > 1 and re.search(r"[A-Za-z]", cleaned):
+                raw_paragraphs.append((len(sections) - 1, cleaned))
     for (idx, _), sents in zip(raw_paragraphs, split_sentences([p for _, p in raw_paragraphs]), strict=True):
         if sents:
             sections[idx].paragraphs.append(Paragraph(sents))
@@ -182,8 +163,6 @@ def parse_article(wikitext: str, title: str, source: str = "") -> Article:
 
 def read_article_index(folder: Path) -> list[dict]:
     """Rows of `article_info.csv` (topic_id, raw_file, title, url)."""
-    from argsim.schemas import ArticleIndexRecord
-
     return read_records(folder / ROOT / "article_info.csv", ArticleIndexRecord)
 
 
@@ -217,7 +196,7 @@ def load_articles(folder: Path, use_cache: bool = True, limit: int | None = None
     if use_cache and limit is None:
         cache.parent.mkdir(parents=True, exist_ok=True)
         with atomic_path(cache) as tmp, gzip.open(tmp, "wt", encoding="utf-8") as fh:
-            json.dump([a.to_dict() for a in articles], fh)
+            json.dump([asdict(a) for a in articles], fh)
     return articles
 
 
@@ -227,12 +206,8 @@ def iter_headings(text: str) -> Iterable[int]:
     The regex also counts one commented-out "=====...{{No more links}}=====" line and one more; SOURCE.md's
     totals differ from it by 2 (17,687 vs 17,685), so those three figures are shown, not enforced."""
     for line in text.split("\n"):
-        m = _HEADING_COUNT_RE.match(line)
-        if m:
+        if m := _HEADING_COUNT_RE.match(line):
             yield len(m.group(1))
-
-
-# ------------------------------------------------------------------ catalog
 
 
 def check(folder: Path) -> list[Stat]:

@@ -25,8 +25,7 @@ __all__ = ["Evaluation", *_EVALUATORS]
 
 
 def __getattr__(name: str) -> Any:
-    module = _EVALUATORS.get(name)
-    if module is None:
+    if (module := _EVALUATORS.get(name)) is None:
         raise AttributeError(f"module 'argsim.evaluation' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value

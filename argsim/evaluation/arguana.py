@@ -62,9 +62,6 @@ def mteb_scores(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mappin
     return scores, all_scores
 
 
-# ---------------------------------------------------------------- rankers
-
-
 def top_k_run(query_ids: Sequence[str], doc_ids: Sequence[str], scores_of: Any, k: int = max(K_VALUES),
               block: int = 256) -> dict[str, dict[str, float]]:
     """The top `k` documents of every query: `scores_of(start, stop)` gives the (stop - start, n_docs) score block
@@ -165,10 +162,9 @@ class ArguAnaEvaluator(TaskEvaluator):
             self.run = dense_run(ranker, self.data)
             two = ranker.for_role("query") is not ranker.for_role("document")
             how = f"exact cosine top 1000 ({'query / document sides' if two else 'one side for queries and documents'})"
-        scores, per_query = mteb_scores(self.data.qrels, self.run)
-        self.scores = scores
+        self.scores, per_query = mteb_scores(self.data.qrels, self.run)
         self.unit_values = np.array([per_query.get(q, {}).get("ndcg_cut_10", 0.0) for q in self.data.queries])
-        return Evaluation(self.task, {m: scores[m] for m in METRICS}, METRICS[0], data=self.data.split,
+        return Evaluation(self.task, {m: self.scores[m] for m in METRICS}, METRICS[0], data=self.data.split,
                           n=len(self.data.queries),
                           details={"retrieval": how, "documents": len(self.data.corpus),
                                    "relevant_missing_from_corpus": len(self.data.missing_relevant),

@@ -1,11 +1,5 @@
-"""`TaskEvaluator`: the base of argsim's task evaluators (a sentence-transformers `SentenceEvaluator`). Called as
-one (`evaluator(model)`), it returns `evaluate`'s metrics prefixed with its `name`, so a trainer picks checkpoints
-by `metric_for_best_model = f"eval_{name}_{primary}"`; the same classes score models in `argsim evaluate` and
-answer the API's `evaluate` methods.
-
-Intervals and paired tests (docs/evaluate.md): after `evaluate`, the evaluator keeps one outcome per resampling
-unit; `resample_primary(draws)` recomputes the primary metric on rows of unit indices, by default as the mean of
-`unit_values` (metrics that are not means of units, mAP and AMI/ARI, override it).
+"""`TaskEvaluator`: the base of argsim's task evaluators (a sentence-transformers `SentenceEvaluator`), whose
+per-unit outcomes give intervals and paired tests (`resample_primary`, docs/evaluate.md).
 """
 
 from __future__ import annotations
@@ -20,12 +14,8 @@ from argsim.metrics.record import Evaluation
 
 
 class TaskEvaluator(SentenceEvaluator):
-    """Base class of argsim's task evaluators.
-
-    Subclasses set `task` (the task's name in result rows and the leaderboard), `primary` (the primary metric's
-    unprefixed name), `accepts_cross_encoder`, `takes_roles`, and implement `evaluate`, which must set `unit_values` (or
-    override `resample_primary`), and `from_dataset`, which builds the evaluator on a split of the task's real
-    dataset (`split=None`: the official test split, dev where the data has no test labels).
+    """Base class of argsim's task evaluators: subclasses set the class variables below and `primary` (the primary
+    metric's unprefixed name), and implement `from_dataset` and `evaluate`.
 
     `evaluate(model)` takes anything `argsim.backend` resolves into a model: a registered name, a model folder,
     a Hugging Face id in the local cache, an argsim `Encoder`, a `SentenceTransformer`, or (where
@@ -51,15 +41,19 @@ class TaskEvaluator(SentenceEvaluator):
     @abstractmethod
     def from_dataset(cls, split: str | None = None, limit: int | None = None, config: Any = None,
                      name: str | None = None) -> TaskEvaluator:
-        """The evaluator on `split` of the task's dataset (None: its official test split), the first `limit` units,
-        with the run's `RunConfig` (device, cache, data folder); `name` prefixes the metrics (default: the split)."""
+        """The evaluator on `split` of the task's real dataset (None: its official test split, dev where the data has
+        no test labels), the first `limit` units, with the run's `RunConfig` (device, cache, data folder); `name`
+        prefixes the metrics (default: the split)."""
 
     @abstractmethod
     def evaluate(self, model: Any) -> Evaluation:
-        """Score `model` on this evaluator's data; keeps the per-unit outcomes of this call."""
+        """Score `model` on this evaluator's data; keeps the per-unit outcomes of this call (sets `unit_values`, or
+        the subclass overrides `resample_primary`)."""
 
     def __call__(self, model: Any, output_path: str | None = None, epoch: int = -1,
                  steps: int = -1) -> dict[str, float]:
+        """`evaluate`'s metrics prefixed with `name`: a trainer picks checkpoints by
+        `metric_for_best_model = f"eval_{name}_{primary}"`."""
         self.primary_metric = self.primary
         metrics = self.prefix_name_to_metrics(dict(self.evaluate(model).metrics), self.name)
         if hasattr(model, "model_card_data"):  # a sentence-transformers model under training: its card records them
@@ -89,5 +83,6 @@ class TaskEvaluator(SentenceEvaluator):
         return len(self._evaluated(self.unit_values))
 
     def resample_primary(self, draws: np.ndarray) -> np.ndarray:
-        """The primary metric on each row of `draws` (an (n_boot, n_units) array of unit indices)."""
+        """The primary metric on each row of `draws` (an (n_boot, n_units) array of unit indices): the mean of
+        `unit_values` (metrics that are not means of units, mAP and AMI/ARI, override it)."""
         return np.asarray(self._evaluated(self.unit_values), dtype=np.float64)[np.asarray(draws)].mean(axis=1)

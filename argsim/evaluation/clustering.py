@@ -61,8 +61,7 @@ class ClusteringEvaluator(TaskEvaluator):
         self.rows = [dict(r) for r in rows]
         if not self.rows:
             raise ArgsimError(f"{name}: no sentences to cluster")
-        missing = [f for f in ("text", "label") if f not in self.rows[0]]
-        if missing:
+        if missing := [f for f in ("text", "label") if f not in self.rows[0]]:
             raise ArgsimError(f"{name}: clustering rows need the fields text and label (missing {', '.join(missing)})")
         self.algorithm, self.linkage, self.seed = algorithm, linkage, seed
         self.config, self.batch_size = config, batch_size

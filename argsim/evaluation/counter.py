@@ -155,8 +155,6 @@ class CounterArgumentEvaluator(TaskEvaluator):
         return Evaluation(self.task, {self.primary: float(hits.mean()) if len(hits) else float("nan")}, self.primary,
                           data=self.name, n=len(hits), details={"settings": ["epa"], "k": self.k})
 
-    # ------------------------------------------------------------------ scoring
-
     def _stages(self, model: Any) -> tuple[Any, Any]:
         """(first stage, second stage or None) of a reranking model; (Encoder, None) of an embedding model."""
         if isinstance(model, (str, Path)):
@@ -175,9 +173,7 @@ class CounterArgumentEvaluator(TaskEvaluator):
         if isinstance(first, Encoder):
             return get_ranker("emb-cosine").fn(points, pools, model=first, config=self.config), None
         result = run_stages(points, pools, first, second, kmax=max(self.k, *self.ks))
-        if second is None:
-            return scores_for_k(result, 1), None
-        return scores_for_k(result, self.k), result
+        return (scores_for_k(result, 1), None) if second is None else (scores_for_k(result, self.k), result)
 
     def evaluate(self, model: Any) -> Evaluation:
         if self.pairs is not None:

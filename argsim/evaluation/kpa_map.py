@@ -6,11 +6,8 @@ kept, and the strict (undecided pairs negative) and relaxed (undecided positive)
 groups are reported; `argsim.metrics.kpa_map.evaluate_map` reimplements the organisers' script exactly (the
 `leaderboard` formula by default, the one behind every published figure).
 
-Besides the mAPs, the evaluator reports the decision threshold of the model's scores that maximises F1 on the
-labelled pairs (`threshold`, `f1_at_threshold`): a pair is predicted a match when its score >= threshold. Only
-labelled pairs count (unlabelled "undecided" pairs are left out, the reading of the labels file as the gold);
-it is the threshold a model's key point coverage should use (`argsim.kpm.threshold`), since a bi-encoder's cosine
-and a cross-encoder's probability live on different scales.
+Besides the mAPs: the F1-best decision threshold of the model's scores (`threshold`, `f1_at_threshold`; the rule:
+docs/kpm.md, `argsim.kpm.threshold`). Reading: only labelled pairs count (unlabelled "undecided" pairs are left out).
 """
 
 from __future__ import annotations
@@ -30,6 +27,7 @@ from argsim.metrics.kpa_map import (
     DUMMY_KEPT_SCORE,
     FORMULAS,
     TOP_FRACTION,
+    Predictions,
     best_key_points,
     evaluate_map,
     f1_threshold,
@@ -37,8 +35,6 @@ from argsim.metrics.kpa_map import (
     pandas_descending_order,
 )
 from argsim.metrics.record import Evaluation
-
-Predictions = dict[str, dict[str, float]]
 
 
 @dataclass

@@ -1,15 +1,7 @@
 """argsim's tasks as MTEB 2.x task objects (Muennighoff, Tazi, Magne & Reimers, "MTEB: Massive Text Embedding
 Benchmark", EACL 2023) that read argsim's local data, so `mteb.evaluate(model, tasks=argsim.mteb_tasks())` runs
-offline, and the writer of MTEB's result files for figures argsim measured itself.
-
-The tasks (`TASKS`, tabulated in docs/arguana.md): ArgsimArguAna (Retrieval), ArgsimSICK-R (STS),
-ArgsimArgKPReranking (Reranking) and ArgsimThematicClustering (Clustering), scored by MTEB's own code throughout;
-where its metric is not the paper's, the task's docstring says so.
-
-Example:
-    >>> import mteb, argsim                                                       # doctest: +SKIP
-    >>> from sentence_transformers import SentenceTransformer                    # doctest: +SKIP
-    >>> mteb.evaluate(SentenceTransformer(path), tasks=argsim.mteb_tasks(limit=20), cache=None)  # doctest: +SKIP
+offline, and the writer of MTEB's result files for figures argsim measured itself. The tasks (scored by MTEB's own code
+throughout): docs/arguana.md; where a task's metric is not the paper's, its docstring says so.
 """
 
 from __future__ import annotations
@@ -139,9 +131,8 @@ class ArgsimThematicClustering(_Local, AbsTaskClusteringLegacy):
         self.sentences = Path(sentences)
 
     def _local_dataset(self) -> dict:
-        rows = read_records(self.sentences, LabelledSentenceRecord)
         articles: dict[str, list[dict]] = {}
-        for r in rows:
+        for r in read_records(self.sentences, LabelledSentenceRecord):
             articles.setdefault(str(r.get("article", "")), []).append(r)
         sets = list(articles.values())[: self.limit]
         label_ids = [{lab: i for i, lab in enumerate(dict.fromkeys(str(r["label"]) for r in s))} for s in sets]
@@ -177,8 +168,7 @@ def mteb_tasks(names: Sequence[str] | None = None, data_dir: str | Path | None =
     if limit is not None:
         check_count(limit, "limit")
     chosen = list(names) if names is not None else [n for n in TASKS if n != "thematic-clustering" or sentences]
-    unknown = [n for n in chosen if n not in TASKS]
-    if unknown:
+    if unknown := [n for n in chosen if n not in TASKS]:
         raise ArgsimError(f"unknown MTEB task {', '.join(unknown)}: choose from {', '.join(TASKS)}")
     if "thematic-clustering" in chosen and sentences is None:
         raise ArgsimError("thematic-clustering needs its sentence file (sentences=..., from `argsim thematic build`)")
@@ -212,8 +202,7 @@ def write_mteb_result(model_name: str, task: str, split: str, metrics: Mapping[s
     from mteb import TaskResult
 
     by_mteb_name = {cls.metadata.name: cls for cls in TASKS.values()}
-    cls = TASKS.get(task) or by_mteb_name.get(task)
-    if cls is None:
+    if (cls := TASKS.get(task) or by_mteb_name.get(task)) is None:
         raise ArgsimError(f"unknown MTEB task {task!r}: choose from {', '.join([*TASKS, *by_mteb_name])}")
     main = cls.metadata.main_score
     if main not in metrics:

@@ -64,8 +64,7 @@ class TripletEvaluator(TaskEvaluator):
         self.triplets = list(triplets)
         if not self.triplets:
             raise ArgsimError(f"{name}: no triplets to score")
-        missing = [f for f in TRIPLET_FIELDS if f not in self.triplets[0]]
-        if missing:
+        if missing := [f for f in TRIPLET_FIELDS if f not in self.triplets[0]]:
             raise ArgsimError(f"{name}: triplets need the fields anchor, positive and negative (missing "
                               f"{', '.join(missing)})")
         check_choice(ties, "ties", TIES)
@@ -80,8 +79,7 @@ class TripletEvaluator(TaskEvaluator):
         ``runs/minutes-triplets`` in the work folder)."""
         split = split or "test"
         if dataset == "wikipedia":
-            rows = first_test_triplets(dataset_dir("wikipedia", getattr(config, "data_dir", None)), limit,
-                                       split=split)
+            rows = first_test_triplets(dataset_dir("wikipedia", getattr(config, "data_dir", None)), limit, split=split)
         elif dataset == "minutes":
             path = Path(folder or under_workdir(MINUTES_DIR)) / f"{split}.jsonl"
             if not path.is_file():

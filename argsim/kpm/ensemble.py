@@ -9,10 +9,8 @@ Readings: the z-score is taken over every scored (argument, key point) pair of t
 or per argument (a per-argument standardisation would erase the between-argument differences that the mAP's
 top-half cut ranks on); weights are used as given (a weighted sum), so only their ratio matters to rankings.
 A pair missing from some model is combined over the models that scored it.
-Why `zlogit`: a BCE-trained cross-encoder's probabilities are bimodal (on ArgKP dev, 3 epochs of MiniLM: median
-0.04, 90th percentile 0.96), so their z-scores separate "match" from "no match" but barely order the matches among
-themselves, which is what the strict mAP's top-half cut ranks on; the logit is the model's own linear score, on
-the same footing as a bi-encoder's cosine. Probabilities are stored to 6 decimals, so they are clipped to
+Why `zlogit` (docs/kpm.md, 'Ensembles'): a BCE cross-encoder's probabilities are bimodal (ArgKP dev, 3 epochs of
+MiniLM: median 0.04, 90th percentile 0.96). Probabilities are stored to 6 decimals, so they are clipped to
 [1e-6, 1 - 1e-6] before the logit (|logit| <= 13.8).
 """
 

@@ -115,9 +115,8 @@ def score_folds(models: Sequence[str], train: KPMData, dev: KPMData, k: int, con
     if bad := [f for f in chosen if not 1 <= f <= len(splits)]:
         raise ArgsimError(f"--fold {bad[0]}: there are {len(splits)} folds")
     golds = [splits[i - 1][1] for i in chosen]
-    per_fold = [[score_model(held, fold_model(m, i), config, arg_template, kp_template) for m in models]
-                for i, held in zip(chosen, golds, strict=True)]
-    return per_fold, golds
+    return [[score_model(held, fold_model(m, i), config, arg_template, kp_template) for m in models]
+            for i, held in zip(chosen, golds, strict=True)], golds
 
 
 def selection_specs(ranked: Sequence[Candidate], models: Sequence[str], golds: Sequence[KPMData],

@@ -63,9 +63,7 @@ def rank_keypoints(data: KPMData, models: Sequence[Any] | None = None, weights: 
     from argsim.measure import timed
 
     config = config or RunConfig()
-    models = list(models or [])
-    if not models:
-        models = [default_model()]  # the shipped key point matcher when the package carries it
+    models = list(models or []) or [default_model()]  # the shipped key point matcher when the package carries it
     check_weights(models, weights)
     check_threshold(threshold, models, combine)
     with timed() as t:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import string
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,9 +47,9 @@ def default_model() -> str:
 TEMPLATE_FIELDS = ("text", "topic", "stance")
 
 
-def check_template(template: str, option: str = "template", fields: Sequence[str] = TEMPLATE_FIELDS) -> str:
-    """`template` if every replacement field in it is a plain `{name}` of `fields` and `{text}` is one of them,
-    else ArgsimError (one line).
+def check_template(template: str, option: str = "template") -> str:
+    """`template` if every replacement field in it is a plain `{name}` of `TEMPLATE_FIELDS` and `{text}` is one of
+    them, else ArgsimError (one line).
 
     Parsed with `string.Formatter`: attribute or index access (`{topic.__class__}`, `{text[0]}`), conversions
     (`!r`), nested fields in a format spec, unknown names and unbalanced braces are refused before anything is
@@ -58,7 +58,6 @@ def check_template(template: str, option: str = "template", fields: Sequence[str
     Args:
         template: e.g. "{topic}: {text}".
         option: how messages name it (e.g. '--kp-template').
-        fields: the names allowed.
 
     Returns:
         `template` unchanged.
@@ -71,18 +70,18 @@ def check_template(template: str, option: str = "template", fields: Sequence[str
         parts = list(string.Formatter().parse(template))
     except ValueError as exc:
         raise ArgsimError(f"{option} {template!r}: {exc}") from None
-    allowed = ", ".join("{" + f + "}" for f in fields)
+    allowed = ", ".join("{" + f + "}" for f in TEMPLATE_FIELDS)
     for _literal, name, spec, conversion in parts:
         if name is None:
             continue
-        if name not in fields or conversion is not None or (spec and ("{" in spec or "}" in spec)):
+        if name not in TEMPLATE_FIELDS or conversion is not None or (spec and ("{" in spec or "}" in spec)):
             shown = "{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
             raise ArgsimError(f"{option} {template!r}: {shown} is not a plain field; use {allowed}")
         try:
             format("x", spec)
         except ValueError as exc:
             raise ArgsimError(f"{option} {template!r}: format spec {spec!r} of {{{name}}}: {exc}") from None
-    if "text" in fields and not any(name == "text" for _literal, name, _spec, _conv in parts):
+    if not any(name == "text" for _literal, name, _spec, _conv in parts):
         raise ArgsimError(f"{option} {template!r}: no {{text}} field, so every statement of one topic and stance "
                           "would be the same text (and score alike); e.g. '{topic}: {text}'")
     return template
@@ -121,20 +120,6 @@ def score_key_points(data: KPMData, encoder: Encoder, arg_template: str = "{text
     return out
 
 
-def pair_predictions(gold: KPMData, score: Callable[[list[tuple[str, str]]], Sequence[float]],
-                     argument_text: Callable[[Any], str] = lambda a: a.text) -> Predictions:
-    """`{arg_id: {kp_id: score}}` (6 decimals) of a pair scorer, `score(pairs) -> scores` (e.g.
-    `argsim.backend.resolve.PairScorer.score`), over every argument and each key point of its topic and stance; the
-    argument's side first (`argument_text(argument)`: its text, or a cross-encoder's format of it)."""
-    keys = [(a, k) for a in gold.arguments for k in gold.candidates(a)]
-    if not keys:
-        raise ArgsimError(f"{gold.name}: no argument has a key point of its topic and stance to score")
-    out: Predictions = {}
-    for (a, k), s in zip(keys, score([(argument_text(a), k.text) for a, k in keys]), strict=True):
-        out.setdefault(a.arg_id, {})[k.kp_id] = round(float(s), 6)
-    return out
-
-
 CONTEXTS = ("none", "topic", "topic-stance")
 CROSS_INFO = "argsim_kpm_cross.json"  # a key point cross-encoder folder's input format (context, sep, max_length)
 ST_CONFIG = "config_sentence_transformers.json"
@@ -169,8 +154,9 @@ def is_cross_encoder(name: str | Path) -> bool:
 
 def cross_predictions(data: KPMData, model: Any, config: Any = None, context: str | None = None,
                       sep: str | None = None) -> Predictions:
-    """`{arg_id: {kp_id: P(match)}}` of a key point cross-encoder (`pair_predictions` with the backend's one pair
-    scorer's probability, `argsim.backend.resolve.PairScorer`), each argument in the input format it was trained on.
+    """`{arg_id: {kp_id: P(match)}}` of a key point cross-encoder (the backend's one pair scorer's probability,
+    `argsim.backend.resolve.PairScorer`) over every argument and each key point of its topic and stance, the argument
+    first, in the input format it was trained on.
 
     Args:
         data: the arguments and key points.
@@ -194,9 +180,15 @@ def cross_predictions(data: KPMData, model: Any, config: Any = None, context: st
     else:
         scorer = PairScorer(model, name="CrossEncoder")
     context, sep = context or meta.get("context", "none"), sep or meta.get("sep") or scorer.model.tokenizer.sep_token
+    keys = [(a, k) for a in data.arguments for k in data.candidates(a)]
+    if not keys:
+        raise ArgsimError(f"{data.name}: no argument has a key point of its topic and stance to score")
+    pairs = [(format_argument(a.text, a.topic, a.stance, context, sep or "[SEP]"), k.text) for a, k in keys]
+    out: Predictions = {}
     show = config is not None and not config.quiet
-    return pair_predictions(data, lambda pairs: scorer.probability(pairs, show_progress=show),
-                            lambda a: format_argument(a.text, a.topic, a.stance, context, sep or "[SEP]"))
+    for (a, k), s in zip(keys, scorer.probability(pairs, show_progress=show), strict=True):
+        out.setdefault(a.arg_id, {})[k.kp_id] = round(float(s), 6)
+    return out
 
 
 @dataclass

@@ -15,21 +15,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from argsim.data.argkp import KPMData, merge
+from argsim.data.argkp import Argument, KeyPoint, KPMData, merge
 from argsim.errors import ArgsimError
-
-
-@dataclass(frozen=True)
-class Statement:
-    text: str
-    topic: str
-    stance: int
 
 
 @dataclass
 class ClusterBatch:
     key_point_id: str
-    statements: list[Statement]
+    statements: list[Argument | KeyPoint]
     labels: list[int]
 
 
@@ -37,8 +30,8 @@ class ClusterBatch:
 class PairBatch:
     """SimAKP: labelled (argument, key point) pairs."""
 
-    arguments: list[Statement]
-    key_points: list[Statement]
+    arguments: list[Argument]
+    key_points: list[KeyPoint]
     labels: list[int]
 
 
@@ -72,7 +65,7 @@ def cluster_batches(data: KPMData, max_pos: int = 30, max_neg: int = 90, max_unm
         for ids in groups.values():
             rng.shuffle(ids)
         pos, neg, unm = groups["pos"][:max_pos], groups["neg"][:max_neg], groups["unmatched"][:max_unmatched]
-        stmts = [_statement(kp)] + [_statement(data.arg_by_id[aid]) for aid in pos + neg + unm]
+        stmts = [kp, *(data.arg_by_id[aid] for aid in pos + neg + unm)]
         labels = [kp_label[kp.kp_id]] * (1 + len(pos)) + [arg_label[aid] for aid in neg] \
             + list(range(next_label, next_label + len(unm)))  # an unmatched argument is its own cluster
         next_label += len(unm)
@@ -86,14 +79,9 @@ def pair_batches(data: KPMData, batch_size: int = 32, seed: int = 0) -> list[Pai
     rng = random.Random(seed)
     pairs = list(data.labels.items())
     rng.shuffle(pairs)
-    return [PairBatch([_statement(data.arg_by_id[a]) for (a, _), _ in chunk],
-                      [_statement(data.kp_by_id[k]) for (_, k), _ in chunk], [y for _, y in chunk])
+    return [PairBatch([data.arg_by_id[a] for (a, _), _ in chunk], [data.kp_by_id[k] for (_, k), _ in chunk],
+                      [y for _, y in chunk])
             for chunk in (pairs[start:start + batch_size] for start in range(0, len(pairs), batch_size))]
-
-
-def _statement(item) -> Statement:
-    """An argument or key point as a `Statement`."""
-    return Statement(item.text, item.topic, item.stance)
 
 
 def topic_folds(train: KPMData, dev: KPMData, k: int = 7) -> list[tuple[KPMData, KPMData]]:

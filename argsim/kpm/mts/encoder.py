@@ -34,9 +34,7 @@ def pack(text: str, topic: str, stance: int) -> str:
 
 def unpack(packed: str) -> tuple[str, str, int]:
     parts = packed.split(SEP, 2)
-    if len(parts) != 3:
-        return packed, "", 0
-    return parts[2], parts[1], int(parts[0])
+    return (parts[2], parts[1], int(parts[0])) if len(parts) == 3 else (packed, "", 0)
 
 
 class MTSEncoder(Encoder):
@@ -117,8 +115,7 @@ class EnsembleEncoder(CompositeEncoder):
         return list(self.parts)
 
     def _combine(self, parts: list[np.ndarray]) -> np.ndarray:
-        normed = [l2_normalize(p) for p in parts]
-        return (np.concatenate(normed, axis=1) / np.sqrt(len(parts))).astype(np.float32)
+        return (np.concatenate([l2_normalize(p) for p in parts], axis=1) / np.sqrt(len(parts))).astype(np.float32)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         return self._combine([m.encode(texts, use_cache=False) for m in self.parts])

@@ -26,29 +26,24 @@ class MTSNet(nn.Module):
     def __init__(self, tokenizer, backbone, cfg: MTSConfig) -> None:
         super().__init__()
         self.tokenizer, self.backbone, self.cfg = tokenizer, backbone, cfg
-        hidden = backbone.config.hidden_size
-        feat = hidden * (4 if cfg.pooling == "cls-last4" else 1)
+        feat = backbone.config.hidden_size * (4 if cfg.pooling == "cls-last4" else 1)
         texts = 1 if cfg.variant == "qa" else 2
         self.stance = nn.Linear(1, cfg.stance_dim)
         self.dropout = nn.Dropout(cfg.dropout)
         self.proj = nn.Linear(cfg.stance_dim + texts * feat, cfg.out_dim)
-        if cfg.identity_init:
-            self._identity_init(feat)
+        if cfg.identity_init:  # start from the backbone's own sentence embedding: the statement block of the
+            # projection is the identity, stance and topic blocks zero (they are learned from there)
+            if cfg.out_dim != feat:
+                raise ValueError(f"identity init needs out_dim = feature size ({feat}), not {cfg.out_dim}")
+            with torch.no_grad():
+                self.proj.weight.zero_()
+                self.proj.bias.zero_()
+                self.proj.weight[:, -feat:] = torch.eye(feat)
         self._top = None
         self._frozen = None
         #: the backbone's pooled features from ONNX Runtime / OpenVINO at inference (`MTSEncoder` sets it):
         #: `(first, second, max_len) -> float32 array`; None: the torch backbone
         self.exported = None
-
-    def _identity_init(self, feat: int) -> None:
-        """Start from the backbone's own sentence embedding: the statement block of the projection is the
-        identity, stance and topic blocks zero (they are learned from there)."""
-        if self.cfg.out_dim != feat:
-            raise ValueError(f"identity init needs out_dim = feature size ({feat}), not {self.cfg.out_dim}")
-        with torch.no_grad():
-            self.proj.weight.zero_()
-            self.proj.bias.zero_()
-            self.proj.weight[:, -feat:] = torch.eye(feat)
 
     @property
     def device(self) -> torch.device:
@@ -117,8 +112,7 @@ def build_net(cfg: MTSConfig) -> MTSNet:
     """A fresh network on the backbone `cfg.model` (registry name or folder)."""
     from argsim.backend import load_transformer
 
-    tokenizer, backbone = load_transformer(cfg.model)
-    return MTSNet(tokenizer, backbone, cfg)
+    return MTSNet(*load_transformer(cfg.model), cfg)
 
 
 def load_net(folder: str | Path, device: str = "cpu", backbone: bool = True) -> MTSNet:
@@ -162,8 +156,7 @@ class ClusterLoss(nn.Module):
         self.miner = miners.MultiSimilarityMiner(epsilon=miner_epsilon, distance=cos) if mine else None
 
     def forward(self, embeddings: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-        indices = self.miner(embeddings, labels) if self.miner is not None else None
-        return self.loss(embeddings, labels, indices)
+        return self.loss(embeddings, labels, self.miner(embeddings, labels) if self.miner is not None else None)
 
 
 class PairContrastiveLoss(nn.Module):
@@ -190,5 +183,4 @@ class PairContrastiveLoss(nn.Module):
                 hard_neg = neg & (sims >= sims[pos].min() - self.epsilon)
                 hard_pos = pos & (sims <= sims[neg].max() + self.epsilon)
             pos, neg = hard_pos, hard_neg
-        indices = (idx[pos], idx[pos] + n, idx[neg], idx[neg] + n)
-        return self.loss(emb, indices_tuple=indices)
+        return self.loss(emb, indices_tuple=(idx[pos], idx[pos] + n, idx[neg], idx[neg] + n))
