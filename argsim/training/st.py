@@ -137,7 +137,7 @@ def fit_st(model, rows: dict[str, list] | list[dict], loss, run: TrainRun, *, ev
         model, loss: the model and a sentence-transformers loss over it.
         rows: the training columns (`{column: values}`, in the order the loss reads them) or records.
         run: the `TrainRun` (`trainer_arguments`).
-        evaluator: a sentence-transformers evaluator, run every `eval_every` steps (else as `select` says).
+        evaluator: a sentence-transformers evaluator, run as `select` says.
         select: keep the best evaluation's weights by this metric (`selection_arguments`; LoRA checkpoints' adapters
             read back); needs `evaluator` or `eval_rows`, else the last weights stay.
         callbacks: more TrainerCallbacks. eval_rows: records of an evaluation dataset (its loss), if any.
@@ -158,8 +158,6 @@ def fit_st(model, rows: dict[str, list] | list[dict], loss, run: TrainRun, *, ev
     selecting = select is not None and (evaluator is not None or bool(eval_rows))
     if selecting:
         extra |= selection_arguments(select, eval_every, run.budget)
-    elif evaluator is not None and eval_every:
-        extra = {"eval_strategy": "steps", "eval_steps": eval_every, **extra}
     cross, data = isinstance(model, CrossEncoder), _dataset(rows)
     args = trainer_arguments(run, len(data), CrossEncoderTrainingArguments if cross else
                              SentenceTransformerTrainingArguments, **extra)

@@ -31,12 +31,9 @@ def frozen_encoder(base_model: str, pooling: str, max_seq_length: int | None = N
 class TransformerTower(nn.Module):
     """A trainable transformer with pooling: texts -> base embeddings u (the paper's BERT(p))."""
 
-    def __init__(self, base_model: str, pooling: str = "mean-norm", max_seq_length: int = 256,
-                 tokenizer=None, model=None) -> None:
+    def __init__(self, base_model: str, pooling: str = "mean-norm", max_seq_length: int = 256) -> None:
         super().__init__()
-        if tokenizer is None or model is None:
-            tokenizer, model = load_transformer(base_model)
-        self.tokenizer, self.model = tokenizer, model
+        self.tokenizer, self.model = load_transformer(base_model)
         self.pooling, self.max_seq_length = pooling, max_seq_length
         self.top = None  # a TopLayerTrainer once `train_top_layers` was called
 
