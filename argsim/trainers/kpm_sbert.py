@@ -12,6 +12,7 @@ keeps the best strict mAP of the evaluation split (`KPAMapEvaluator`, `fit_st`'s
 from __future__ import annotations
 
 import math
+import random
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
@@ -95,8 +96,6 @@ def mnrl_rows(data: KPMData, seed: int = 13) -> dict[str, list]:
     Reading chosen for in-batch false negatives: the no-duplicates batch sampler keeps any text from appearing
     twice in a batch; an argument's other match appearing as another row's positive (240 of ArgKP train's 4,018
     matched arguments match several key points) still counts as a negative (GISTEmbedLoss would need a guide)."""
-    import random
-
     rng = random.Random(seed)
     matched: dict[str, list[str]] = {}
     labelled_neg: dict[str, list[str]] = {}
