@@ -129,9 +129,7 @@ class InterruptCallback(TrainerCallback):
         if self.received is None:
             return
         warn(f"stopped by {signal.Signals(self.received).name}: a checkpoint is under {where}; --resume continues")
-        if self.received == signal.SIGINT:
-            raise KeyboardInterrupt
-        raise SystemExit(EXIT_CODES[self.received])
+        raise KeyboardInterrupt if self.received == signal.SIGINT else SystemExit(EXIT_CODES[self.received])
 
 
 class EvalLogCallback(TrainerCallback):

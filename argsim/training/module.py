@@ -208,9 +208,8 @@ def fit_module(net: nn.Module, loss: Callable, data: ModuleData, run, *,
     groups = groups or [{"params": [p for p in net.parameters() if p.requires_grad]}]
     if evaluator is not None:
         extra = st.selection_arguments(select_metric(evaluator), eval_every, run.budget)
-    else:  # a checkpoint at every epoch end, as at every --checkpoint-every steps
-        every = run.budget.checkpoint_every
-        extra = {"save_strategy": "steps", "save_steps": every} if every else {"save_strategy": "epoch"}
+    else:  # a checkpoint every --checkpoint-every steps (`trainer_arguments`), else at every epoch end
+        extra = {} if run.budget.checkpoint_every else {"save_strategy": "epoch"}
     extra |= {"logging_steps": log_every} if log_every else {}
     args = st.trainer_arguments(replace(run, batch_size=1), data.n_batches,
                                 restore_callback_states_from_checkpoint=True, **extra)  # e.g. early stopping's count
