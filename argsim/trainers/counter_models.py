@@ -211,6 +211,5 @@ def _save_run(model: CounterModel, config: NeuralConfig, data: PairData, history
 
 
 def _data_hashes(data: PairData) -> dict:
-    texts = data.texts
-    return {"train": data_hash([(texts[p], texts[c]) for p, c in data.train_pairs]),
-            "val": data_hash([(texts[p], texts[c]) for p, c in data.val_pairs])}
+    return {split: data_hash([(data.texts[p], data.texts[c]) for p, c in pairs])
+            for split, pairs in (("train", data.train_pairs), ("val", data.val_pairs))}
