@@ -114,10 +114,10 @@ class TowerEncoder(Encoder):
     keyed by the adapter folder's fingerprint. Vectors are cached apart per runtime.
     """
 
-    def __init__(self, tower: TransformerTower, folder: Path, batch_size: int = 32, runtime: dict | None = None,
+    def __init__(self, tower: TransformerTower, folder: Path, runtime: dict | None = None,
                  lora_base: str | None = None) -> None:
         super().__init__()
-        self.tower, self.name, self.batch_size = tower, folder.name, batch_size
+        self.tower, self.name, self.batch_size = tower, folder.name, 32
         self.identity = f"counter-tower:{fingerprint(folder)}:{tower.pooling}:{tower.max_seq_length}"
         self.exported = None
         if runtime is not None:
