@@ -141,19 +141,18 @@ def _loss_of(data: PairData, base: np.ndarray | None) -> Callable:
 
 
 def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: bool = False,
-          log: Callable[[dict], None] | None = None, max_minutes: float | None = None,
-          model: CounterModel | None = None, init: str | Path | None = None, placement: Placement | None = None,
-          budget: Budget | None = None) -> list[dict]:
+          log: Callable[[dict], None] | None = None, model: CounterModel | None = None, init: str | Path | None = None,
+          placement: Placement | None = None, budget: Budget | None = None) -> list[dict]:
     """Train `config.kind` on `data` (`fit_module`) and save the best-validated model in `out_dir` (rank 0);
     returns the history (`{"epoch", "loss", "val", "hard", "seconds"}` per epoch, epoch 0 untrained).
 
     Model selection: validation accuracy@1/`config.k_val` (section 6.3; `CounterArgumentEvaluator.from_pairs`)
     of every epoch chooses the saved one (the untrained model is recorded, not a candidate); `config.patience`
-    evaluations without a better score stop the run. `budget.max_minutes` (or `max_minutes`) stops after the
-    epoch that crosses it; `budget.max_steps` mid-epoch, resumed exactly. `init`: `warm_start`'s folder.
+    evaluations without a better score stop the run. `budget.max_minutes` stops after the epoch that crosses it;
+    `budget.max_steps` mid-epoch, resumed exactly. `init`: `warm_start`'s folder.
     """
     run = begin_run(config, out_dir, placement, budget, policy={"schedule": "constant", "max_grad_norm": None},
-                    max_minutes=max_minutes, resume=resume)  # Adam at constant rates, per group
+                    resume=resume)  # Adam at constant rates, per group
     out_dir, budget = run.out, run.budget
     model = model if model is not None else CounterModel(config)
     if init is not None:
@@ -212,6 +211,5 @@ def _save_run(model: CounterModel, config: NeuralConfig, data: PairData, history
 
 
 def _data_hashes(data: PairData) -> dict:
-    texts = data.texts
-    return {"train": data_hash([(texts[p], texts[c]) for p, c in data.train_pairs]),
-            "val": data_hash([(texts[p], texts[c]) for p, c in data.val_pairs])}
+    return {split: data_hash([(data.texts[p], data.texts[c]) for p, c in pairs])
+            for split, pairs in (("train", data.train_pairs), ("val", data.val_pairs))}

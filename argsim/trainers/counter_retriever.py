@@ -16,6 +16,7 @@ split are left out (`training_rows`).
 from __future__ import annotations
 
 import random
+from collections import defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -85,8 +86,6 @@ def training_rows(corpus: CounterCorpus, split: str = "training", seed: int = 13
         >>> sorted(rows), len(rows["anchor"])  # doctest: +SKIP
         (['anchor', 'negative', 'positive'], 8)
     """
-    from collections import defaultdict
-
     rng = random.Random(seed)
     by_debate: dict[tuple[str, str], list[Argument]] = defaultdict(list)
     for a in corpus.split(split):

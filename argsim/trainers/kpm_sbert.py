@@ -12,6 +12,7 @@ keeps the best strict mAP of the evaluation split (`KPAMapEvaluator`, `fit_st`'s
 from __future__ import annotations
 
 import math
+import random
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
@@ -95,8 +96,6 @@ def mnrl_rows(data: KPMData, seed: int = 13) -> dict[str, list]:
     Reading chosen for in-batch false negatives: the no-duplicates batch sampler keeps any text from appearing
     twice in a batch; an argument's other match appearing as another row's positive (240 of ArgKP train's 4,018
     matched arguments match several key points) still counts as a negative (GISTEmbedLoss would need a guide)."""
-    import random
-
     rng = random.Random(seed)
     matched: dict[str, list[str]] = {}
     labelled_neg: dict[str, list[str]] = {}
@@ -119,9 +118,9 @@ def mnrl_rows(data: KPMData, seed: int = 13) -> dict[str, list]:
     return {"anchor": anchor, "positive": positive, "negative": negative}
 
 
-def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, run) -> tuple[dict, bool]:
+def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, run) -> tuple[object, dict]:
     """The same objective on cached lower-layer states, training the top `cfg.train_layers` layers (`fit_module`).
-    Returns (the run record, is rank 0)."""
+    Returns (the trainer, the run record)."""
     import torch
 
     from argsim.backend.partial import TopLayerTrainer
@@ -140,7 +139,7 @@ def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, run)
     data = shuffled_batches(range(len(rows["label"])), cfg.batch_size, cfg.seed, key=rows)
     trainer, record = fit_module(model, loss_of, data, run)
     model.eval()
-    return record, trainer.is_world_process_zero()
+    return trainer, record
 
 
 def _load_model(cfg: SbertConfig, device: str):
@@ -186,7 +185,7 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
     set_st_max_seq_length(model, str(cfg.model), cfg.max_seq_length)
     rows, loss, extra = _rows_and_loss(model, train, cfg)
     if cfg.train_layers > 0:
-        run, is_main = _train_top_layers(model, rows, loss, cfg, where)
+        trainer, run = _train_top_layers(model, rows, loss, cfg, where)
     else:
         evaluator = None
         if cfg.eval_every > 0:
@@ -197,8 +196,7 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
         trainer, run = fit_st(model, rows, loss, where, evaluator=evaluator, eval_every=cfg.eval_every,
                               select=f"eval_{evaluator.name}_strict_map" if evaluator is not None else None,
                               disable_tqdm=quiet, dataloader_drop_last=False, **extra)
-        is_main = trainer.is_world_process_zero()
-    return _finish(model, cfg, train, rows, run, where, is_main)
+    return _finish(model, cfg, train, rows, run, where, trainer.is_world_process_zero())
 
 
 def _rows_and_loss(model, train: KPMData, cfg: SbertConfig) -> tuple[dict, object, dict]:

@@ -135,13 +135,14 @@ def train_bilstm(triplets: list[dict], out: Path, config: ThematicTrainConfig, d
     data = shuffled_batches(triplets, config.batch_size, config.seed)
     trainer, rec = fit_module(model, loss_of, data, run, evaluator=evaluator, eval_every=config.eval_every,
                               callbacks=logger)
-    report = _report(trainer, rec, len(triplets))
-    if trainer.is_world_process_zero():
-        _save_run(run.out, model, vocab, config, dev, report, rec, (run, data_hash(triplets)), log)
-    return report
+    return _finish(trainer, rec, run, model, vocab, config, triplets, dev, log)
 
 
-def _report(trainer, rec: dict, n: int) -> TrainReport:
+def _finish(trainer, rec: dict, run, model: AttentionBiLSTM, vocab: Vocabulary, config: ThematicTrainConfig,
+            triplets: list[dict], dev: list[dict] | None, log: callable) -> TrainReport:  # type: ignore[valid-type]
+    """The run's `TrainReport`; rank 0 adds the kept model's dev accuracy on all dev triplets and saves the model
+    folder and the run's records."""
+    n = len(triplets)
     seen = round((trainer.state.epoch or 0) * n)
     report = TrainReport(triplets_seen=seen, steps=rec["steps"], seconds=rec["seconds"], train_triplets=n,
                          triplets_per_second=seen / max(rec["seconds"], 1e-9), losses=rec["losses"],
@@ -150,24 +151,21 @@ def _report(trainer, rec: dict, n: int) -> TrainReport:
         report.best_step, report.best_dev_sample_accuracy = rec["best"]["step"], rec["best"]["value"]
         report.best_epoch = next((h["epoch"] for h in trainer.state.log_history if h.get("step") == report.best_step
                                   and any(k.startswith("eval_") for k in h)), None)
-    return report
-
-
-def _save_run(out: Path, model: AttentionBiLSTM, vocab: Vocabulary, config: ThematicTrainConfig,
-              dev: list[dict] | None, report: TrainReport, rec: dict, where: tuple, log: callable) -> None:  # type: ignore[valid-type]
-    """Rank 0: the dev accuracy of the kept model on all dev triplets, the model folder and the run's records."""
+    if not trainer.is_world_process_zero():
+        return report
     model.eval()
     if dev:
         report.dev_accuracy = TripletAccuracyEvaluator(dev, vocab).evaluate(model)["accuracy"]  # on all of them
     info = {**asdict(config), "architecture": "bilstm-attention", "output_dim": 2 * config.hidden,
             "training": asdict(report)}
-    save_model(out, model.to("cpu"), vocab, info)
+    save_model(run.out, model.to("cpu"), vocab, info)
     metrics: dict = {}
     if report.dev_accuracy is not None:
         metrics["dev_triplet_accuracy_l1"] = report.dev_accuracy
     if report.best_step is not None:
         metrics |= {"best_step": report.best_step, "best_epoch": report.best_epoch,
                     "best_dev_sample_accuracy_l1": report.best_dev_sample_accuracy}
-    hashes = {"train": where[1], "dev": data_hash(dev) if dev else None}
-    save_run(where[0], "thematic-bilstm", asdict(config), hashes, rec, metrics, config.word_vectors)
+    hashes = {"train": data_hash(triplets), "dev": data_hash(dev) if dev else None}
+    save_run(run, "thematic-bilstm", asdict(config), hashes, rec, metrics, config.word_vectors)
     log(json.dumps({k: v for k, v in asdict(report).items() if k != "losses"}))
+    return report

@@ -74,15 +74,14 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, config: Thema
     trainer, rec = fit_st(model, {f: [t[f] for t in triplets] for f in TRIPLET_FIELDS}, loss, run,
                           evaluator=evaluator, eval_every=config.eval_every, select=SELECTION_METRIC,
                           disable_tqdm=quiet)
-    stats = _stats(config, run, rec, len(triplets), evaluator)
-    if trainer.is_world_process_zero():
-        _save(model, config, run, rec, stats, (triplets, dev))
-    return stats
+    return _finish(trainer, model, config, run, rec, triplets, dev, evaluator)
 
 
-def _stats(config: ThematicTrainConfig, run, rec: dict, n: int, evaluator) -> dict:
-    """The run's statistics: its settings, triplets seen, speed, stop and (with an evaluator) the kept step."""
-    place = run.placement
+def _finish(trainer, model, config: ThematicTrainConfig, run, rec: dict, triplets: list[dict],
+            dev: list[dict] | None, evaluator) -> dict:
+    """The run's statistics: its settings, triplets seen, speed, stop and (with an evaluator) the kept step; rank 0
+    adds the dev accuracy and saves the model (or its adapter), argsim_training.json and the records."""
+    n, place = len(triplets), run.placement
     seen = min(rec["steps"] * config.batch_size * run.budget.grad_accum * place.processes, n * config.epochs)
     stats = {"base": config.model, "triplets": n, "triplets_seen": seen, "epochs": config.epochs,
              "batch_size": config.batch_size, "lr": config.lr, "margin": config.margin,
@@ -94,12 +93,9 @@ def _stats(config: ThematicTrainConfig, run, rec: dict, n: int, evaluator) -> di
         best = rec["best"] or {}
         stats |= {"eval_every": config.eval_every, "dev_sample": len(evaluator.anchors),
                   "best_step": best.get("step"), "best_dev_sample_accuracy": best.get("value")}
-    return stats
-
-
-def _save(model, config: ThematicTrainConfig, run, rec: dict, stats: dict, data: tuple) -> None:
-    """Rank 0: the dev accuracy (into `stats`), the model (or its adapter), argsim_training.json and the records."""
-    (triplets, dev), metrics = data, {}
+    if not trainer.is_world_process_zero():
+        return stats
+    metrics = {}
     if dev:  # TDC accuracy with the Euclidean distance the loss uses (ties count as wrong)
         metrics["dev_triplet_accuracy"] = encoded_triplet_scores(
             model, dev, distance="euclidean", ties="wrong", convert_to_numpy=True, show_progress_bar=False).accuracy
@@ -109,3 +105,4 @@ def _save(model, config: ThematicTrainConfig, run, rec: dict, stats: dict, data:
     hashes = {"train": data_hash(triplets), "dev": data_hash(dev) if dev else None}
     save_run(run, "thematic-minilm", dict(stats), hashes, rec, metrics, config.model,
              {"argsim_training.json": stats})
+    return stats

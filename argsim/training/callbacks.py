@@ -129,9 +129,7 @@ class InterruptCallback(TrainerCallback):
         if self.received is None:
             return
         warn(f"stopped by {signal.Signals(self.received).name}: a checkpoint is under {where}; --resume continues")
-        if self.received == signal.SIGINT:
-            raise KeyboardInterrupt
-        raise SystemExit(EXIT_CODES[self.received])
+        raise KeyboardInterrupt if self.received == signal.SIGINT else SystemExit(EXIT_CODES[self.received])
 
 
 class EvalLogCallback(TrainerCallback):
@@ -238,16 +236,11 @@ def epoch_rows(log_history: list[dict]) -> list[dict]:
         ...             {"loss": 0.5, "epoch": 1.5, "step": 3}])
         [{'epoch': 1, 'step': 2, 'mean_loss': 1.5}, {'epoch': 2, 'step': 3, 'mean_loss': 0.5}]
     """
-    rows: dict[int, dict] = {}
+    rows: dict[int, list] = {}  # epoch -> [its last step, the sum of loss x steps, its steps]
     last = 0
     for h in log_history:
-        if "loss" not in h or "epoch" not in h:
-            continue
-        epoch = max(1, math.ceil(round(h["epoch"], 6)))
-        row = rows.setdefault(epoch, {"epoch": epoch, "step": 0, "total": 0.0, "steps": 0})
-        steps = max(1, h["step"] - last)
-        row["total"] += h["loss"] * steps
-        row["steps"] += steps
-        row["step"], last = h["step"], h["step"]
-    return [{"epoch": r["epoch"], "step": r["step"], "mean_loss": round(r["total"] / r["steps"], 5)}
-            for r in rows.values()]
+        if "loss" in h and "epoch" in h:
+            row = rows.setdefault(max(1, math.ceil(round(h["epoch"], 6))), [0, 0.0, 0])
+            steps, last = max(1, h["step"] - last), h["step"]
+            row[:] = [last, row[1] + h["loss"] * steps, row[2] + steps]
+    return [{"epoch": e, "step": s, "mean_loss": round(t / n, 5)} for e, (s, t, n) in rows.items()]

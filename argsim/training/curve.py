@@ -24,8 +24,7 @@ def loss_points(config: dict) -> tuple[list[float], list[float]]:
     if steps and len(steps) == len(losses):
         return [float(s) for s in steps], losses
     total = float(config.get("steps") or len(losses))
-    n = len(losses)
-    return [total * (i + 1) / n for i in range(n)], losses
+    return [total * (i + 1) / len(losses) for i in range(len(losses))], losses
 
 
 def moving_average(values: list[float], window: int) -> list[float]:

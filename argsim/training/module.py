@@ -34,19 +34,26 @@ class LossModule(nn.Module):
         return loss
 
 
-class EpochBatches(torch.utils.data.Sampler):
-    """A batch sampler: epoch `e`'s batches are `batches(e)` (lists of record indices), `n` of them every epoch.
-    transformers calls `set_epoch` at each epoch start (also in a resumed epoch, whose first batches it skips).
+@dataclass
+class ModuleData(torch.utils.data.Sampler):
+    """A custom trainer's training data and its batch sampler: `records` (anything indexable), `batches(epoch)`
+    (index lists, `n_batches` of them each epoch) and `collate` (a batch's records -> what `loss` takes; default:
+    the list of records). transformers calls `set_epoch` at each epoch start (also in a resumed epoch, whose first
+    batches it skips).
 
     Example:
-        >>> s = EpochBatches(lambda e: [[e, 0], [1]], 2)
-        >>> s.set_epoch(3)
-        >>> list(s)
-        [[3, 0], [1]]
+        >>> data = ModuleData("abc", lambda e: [[e, 0], [1]], 2)
+        >>> data.set_epoch(1)
+        >>> list(data)
+        [[1, 0], [1]]
     """
 
-    def __init__(self, batches: Callable[[int], Sequence[Sequence[int]]], n: int) -> None:
-        self.batches, self.n, self.epoch = batches, n, 0
+    records: Sequence
+    batches: Callable[[int], Sequence[Sequence[int]]]
+    n_batches: int
+    collate: Callable[[list], Any] = list
+    key: Any = None  # what identifies the data for `--resume` (default: the records)
+    epoch: int = 0
 
     def set_epoch(self, epoch: int) -> None:
         self.epoch = epoch
@@ -55,19 +62,7 @@ class EpochBatches(torch.utils.data.Sampler):
         return iter([list(b) for b in self.batches(self.epoch)])
 
     def __len__(self) -> int:
-        return self.n
-
-
-@dataclass
-class ModuleData:
-    """A custom trainer's training data: `records` (anything indexable), `batches(epoch)` (index lists, `n_batches`
-    of them each epoch) and `collate` (a batch's records -> what `loss` takes; default: the list of records)."""
-
-    records: Sequence
-    batches: Callable[[int], Sequence[Sequence[int]]]
-    n_batches: int
-    collate: Callable[[list], Any] = list
-    key: Any = None  # what identifies the data for `--resume` (default: the records)
+        return self.n_batches
 
 
 def shuffled_batches(records: Sequence, batch_size: int, seed: int, key: Any = None) -> ModuleData:
@@ -111,7 +106,7 @@ def whole_batches(make: Callable[[int], Sequence], n: int, key: Any) -> ModuleDa
 
 
 class ModuleTrainer(Trainer):
-    """transformers' `Trainer` whose model is `LossModule(net, loss)`, whose batches are `data`'s (`EpochBatches`),
+    """transformers' `Trainer` whose model is `LossModule(net, loss)`, whose batches are `data`'s (its batch sampler),
     whose AdamW takes `groups` (`{"params", "lr"}`) under `policy` and whose `evaluate` calls `evaluator(net) ->
     {metric: value}` (with a `primary_metric`; None: none)."""
 
@@ -122,8 +117,7 @@ class ModuleTrainer(Trainer):
                          eval_dataset=[0] if evaluator is not None else None, **kw)
 
     def get_train_dataloader(self) -> torch.utils.data.DataLoader:
-        sampler = EpochBatches(self.data.batches, self.data.n_batches)
-        loader = torch.utils.data.DataLoader(self.data.records, batch_sampler=sampler, collate_fn=self.data.collate,
+        loader = torch.utils.data.DataLoader(self.data.records, batch_sampler=self.data, collate_fn=self.data.collate,
                                              num_workers=0)
         return self.accelerator.prepare(loader)
 
@@ -214,9 +208,8 @@ def fit_module(net: nn.Module, loss: Callable, data: ModuleData, run, *,
     groups = groups or [{"params": [p for p in net.parameters() if p.requires_grad]}]
     if evaluator is not None:
         extra = st.selection_arguments(select_metric(evaluator), eval_every, run.budget)
-    else:  # a checkpoint at every epoch end, as at every --checkpoint-every steps
-        every = run.budget.checkpoint_every
-        extra = {"save_strategy": "steps", "save_steps": every} if every else {"save_strategy": "epoch"}
+    else:  # a checkpoint every --checkpoint-every steps (`trainer_arguments`), else at every epoch end
+        extra = {} if run.budget.checkpoint_every else {"save_strategy": "epoch"}
     extra |= {"logging_steps": log_every} if log_every else {}
     args = st.trainer_arguments(replace(run, batch_size=1), data.n_batches,
                                 restore_callback_states_from_checkpoint=True, **extra)  # e.g. early stopping's count

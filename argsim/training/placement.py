@@ -24,10 +24,6 @@ class Placement:
     processes: int = 1  # WORLD_SIZE of an accelerate launch / torchrun run
     seed: int = 13
 
-    @property
-    def cpu(self) -> bool:
-        return self.device == "cpu"
-
 
 @dataclass(frozen=True)
 class TrainRun:

@@ -37,8 +37,7 @@ class OptimPolicy:
         if self.schedule == "constant" or (self.lr_end and self.lr_end >= self.lr):  # lr_end = lr: constant
             kw["lr_scheduler_type"] = "constant_with_warmup"
         elif self.lr_end:
-            kw["lr_scheduler_type"] = "polynomial"
-            kw["lr_scheduler_kwargs"] = {"lr_end": self.lr_end, "power": 1.0}
+            kw |= {"lr_scheduler_type": "polynomial", "lr_scheduler_kwargs": {"lr_end": self.lr_end, "power": 1.0}}
         else:
             kw["lr_scheduler_type"] = "linear"
         return kw

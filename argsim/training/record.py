@@ -50,28 +50,24 @@ def run_info(run, rec: dict) -> dict:
 def save_run(run, trainer: str, options: dict, data: dict, rec: dict, metrics: dict | None = None,
              base_model: str | None = None, files: dict | None = None,
              pipeline_tag: str = "sentence-similarity") -> None:
-    """Rank 0, the model saved: `files` ({name: JSON content}) in OUT, then train_config.json and the card."""
-    for name, content in (files or {}).items():
-        write_json(Path(run.out) / name, content)
-    write_records(run.out, train_config(trainer, run, options, data, rec, metrics, base_model), pipeline_tag)
-
-
-def train_config(trainer: str, run, options: dict, data: dict, record: dict, metrics: dict | None = None,
-                 base_model: str | None = None) -> dict:
-    """train_config.json's content: the `TrainRun`, the trainer's `options`, data hashes, `record`, end `metrics`,
-    the peak resident memory (MiB) and, on CUDA, the peak allocated GPU memory (MiB)."""
+    """Rank 0, the model saved: `files` ({name: JSON content}) in OUT, then the card and train_config.json: the
+    `TrainRun`, the trainer's `options`, data hashes, `rec`, end `metrics`, the peak resident memory (MiB) and, on
+    CUDA, the peak allocated GPU memory (MiB)."""
     import torch
 
+    for name, content in (files or {}).items():
+        write_json(Path(run.out) / name, content)
     placement, peak = run.placement, {"cpu_rss_mb": peak_memory_mb()}
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         peak["cuda_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
-    return {"trainer": trainer, "command": command_line(),
-            "base_model": base_model, "seed": placement.seed, "git_commit": git_commit(),
-            "versions": {"argsim": __version__, "python": platform.python_version(), **package_versions(LIBRARIES)},
-            "device": placement.device, "precision": placement.precision, "processes": placement.processes,
-            "threads": placement.threads, "options": options, "budget": asdict(run.budget),
-            "optimizer": {"optimizer": "AdamW", **asdict(run.policy)}, "data": data, **record,
-            "peak_memory": peak, "metrics": metrics or {}}
+    write_records(run.out, {
+        "trainer": trainer, "command": command_line(), "base_model": base_model, "seed": placement.seed,
+        "git_commit": git_commit(),
+        "versions": {"argsim": __version__, "python": platform.python_version(), **package_versions(LIBRARIES)},
+        "device": placement.device, "precision": placement.precision, "processes": placement.processes,
+        "threads": placement.threads, "options": options, "budget": asdict(run.budget),
+        "optimizer": {"optimizer": "AdamW", **asdict(run.policy)}, "data": data, **rec, "peak_memory": peak,
+        "metrics": metrics or {}}, pipeline_tag)
 
 
 def _argsim_section(config: dict) -> str:

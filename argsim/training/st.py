@@ -31,16 +31,17 @@ def trainer_arguments(run: TrainRun, examples: int, args_class: type = TrainingA
     """`args_class` (TrainingArguments or a subclass) for `run` over `examples` training examples, overridden by
     `extra`; checkpoints: OUT/checkpoints; the loss logged about ten times a run (every 1 to 50 steps)."""
     placement, budget, every = run.placement, run.budget, run.budget.checkpoint_every
+    cpu = placement.device == "cpu"
     total = math.ceil(math.ceil(examples / (run.batch_size * placement.processes)) / budget.grad_accum * run.epochs)
     kw: dict = {"output_dir": str(Path(run.out) / CHECKPOINTS), "num_train_epochs": run.epochs,
                 "per_device_train_batch_size": run.batch_size, "gradient_accumulation_steps": budget.grad_accum,
-                "seed": placement.seed, "data_seed": placement.seed, "use_cpu": placement.cpu,
+                "seed": placement.seed, "data_seed": placement.seed, "use_cpu": cpu,
                 "bf16": placement.precision == "bf16", "fp16": placement.precision == "fp16",
                 "save_strategy": "steps" if every else "no", "save_steps": every or 500, "save_total_limit": 1,
                 "logging_steps": max(1, min(50, min(total, budget.max_steps or total) // 10)),
                 "report_to": "none", "disable_tqdm": True, "dataloader_num_workers": 0,
                 "ddp_find_unused_parameters": True, **run.policy.trainer_kwargs()}
-    if placement.processes > 1 and placement.cpu:
+    if placement.processes > 1 and cpu:
         kw["ddp_backend"] = "gloo"
     return args_class(**(kw | extra))
 
@@ -137,7 +138,7 @@ def fit_st(model, rows: dict[str, list] | list[dict], loss, run: TrainRun, *, ev
         model, loss: the model and a sentence-transformers loss over it.
         rows: the training columns (`{column: values}`, in the order the loss reads them) or records.
         run: the `TrainRun` (`trainer_arguments`).
-        evaluator: a sentence-transformers evaluator, run every `eval_every` steps (else as `select` says).
+        evaluator: a sentence-transformers evaluator, run as `select` says.
         select: keep the best evaluation's weights by this metric (`selection_arguments`; LoRA checkpoints' adapters
             read back); needs `evaluator` or `eval_rows`, else the last weights stay.
         callbacks: more TrainerCallbacks. eval_rows: records of an evaluation dataset (its loss), if any.
@@ -158,8 +159,6 @@ def fit_st(model, rows: dict[str, list] | list[dict], loss, run: TrainRun, *, ev
     selecting = select is not None and (evaluator is not None or bool(eval_rows))
     if selecting:
         extra |= selection_arguments(select, eval_every, run.budget)
-    elif evaluator is not None and eval_every:
-        extra = {"eval_strategy": "steps", "eval_steps": eval_every, **extra}
     cross, data = isinstance(model, CrossEncoder), _dataset(rows)
     args = trainer_arguments(run, len(data), CrossEncoderTrainingArguments if cross else
                              SentenceTransformerTrainingArguments, **extra)

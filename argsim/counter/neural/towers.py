@@ -31,12 +31,9 @@ def frozen_encoder(base_model: str, pooling: str, max_seq_length: int | None = N
 class TransformerTower(nn.Module):
     """A trainable transformer with pooling: texts -> base embeddings u (the paper's BERT(p))."""
 
-    def __init__(self, base_model: str, pooling: str = "mean-norm", max_seq_length: int = 256,
-                 tokenizer=None, model=None) -> None:
+    def __init__(self, base_model: str, pooling: str = "mean-norm", max_seq_length: int = 256) -> None:
         super().__init__()
-        if tokenizer is None or model is None:
-            tokenizer, model = load_transformer(base_model)
-        self.tokenizer, self.model = tokenizer, model
+        self.tokenizer, self.model = load_transformer(base_model)
         self.pooling, self.max_seq_length = pooling, max_seq_length
         self.top = None  # a TopLayerTrainer once `train_top_layers` was called
 
@@ -117,10 +114,10 @@ class TowerEncoder(Encoder):
     keyed by the adapter folder's fingerprint. Vectors are cached apart per runtime.
     """
 
-    def __init__(self, tower: TransformerTower, folder: Path, batch_size: int = 32, runtime: dict | None = None,
+    def __init__(self, tower: TransformerTower, folder: Path, runtime: dict | None = None,
                  lora_base: str | None = None) -> None:
         super().__init__()
-        self.tower, self.name, self.batch_size = tower, folder.name, batch_size
+        self.tower, self.name, self.batch_size = tower, folder.name, 32
         self.identity = f"counter-tower:{fingerprint(folder)}:{tower.pooling}:{tower.max_seq_length}"
         self.exported = None
         if runtime is not None:
