@@ -193,7 +193,7 @@ def runtime_spec(config: RunConfig | None = None) -> dict | None:
         >>> runtime_spec(RunConfig(backend="onnx"))["backend"]  # doctest: +SKIP
         'onnx'
     """
-    from argsim.backend.runtime import check_backend, read_calibration
+    from argsim.backend.runtime import cap_threads, check_backend, read_calibration
 
     config = config or RunConfig()
     check_backend(config.backend, config.quantize, config.device, config.precision)
@@ -202,7 +202,8 @@ def runtime_spec(config: RunConfig | None = None) -> dict | None:
     calibration = None
     if config.calibration is not None and config.backend == "openvino" and config.quantize != "none":
         calibration = read_calibration(config.calibration)
-    return {"backend": config.backend, "quantize": config.quantize, "threads": config.threads or usable_cores(),
+    threads = cap_threads(config.threads) or usable_cores()
+    return {"backend": config.backend, "quantize": config.quantize, "threads": threads,
             "cache_root": config.resolved_cache_dir(), "calibration": calibration}
 
 

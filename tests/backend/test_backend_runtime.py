@@ -167,6 +167,19 @@ def test_usable_cores_reads_the_cgroup_quota(tmp_path):
     assert usable_cores(tmp_path) == min(affinity, 2)
 
 
+def test_a_cross_encoders_runtime_caps_threads_as_the_command_line_does(capsys):
+    """The Python API's cross-encoders under onnx/openvino run on at most the usable cores, with the one warning
+    the command line gives (the CLI caps the option itself; `get_encoder` caps for bi-encoders)."""
+    from argsim.backend.registry import runtime_spec
+    from argsim.config import RunConfig
+    from argsim.measure import usable_cores
+
+    spec = runtime_spec(RunConfig(backend="onnx", threads=1_000_000))
+    assert spec["threads"] == usable_cores()
+    assert "--threads 1000000 is more than" in capsys.readouterr().err
+    assert runtime_spec(RunConfig(backend="onnx", threads=1))["threads"] == 1
+
+
 def test_calibration_choice_is_independent_of_order_and_duplicates():
     a, da = runtime.calibration_choice(["x", "y", "z", "y", " "], size=2)
     b, db = runtime.calibration_choice(["z", "y", "x"], size=2)
