@@ -140,10 +140,6 @@ class TowerEncoder(Encoder):
                                   max_length=self.tower.max_seq_length)
             self.set_runtime(self.exported.runtime)
 
-    def encode(self, texts, *args, **kwargs) -> np.ndarray:
-        self.calibrate(texts)  # OpenVINO int8 without calibration texts: the first texts asked for
-        return super().encode(texts, *args, **kwargs)
-
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         if self.exported is None:
             return self.tower.encode(texts, batch_size=self.batch_size)

@@ -83,10 +83,6 @@ class MTSEncoder(Encoder):
                 self.exported.prepare(list(t), max_length=cfg.max_seq_length)
             self.set_runtime(self.exported.runtime)
 
-    def encode(self, texts, *args, **kwargs) -> np.ndarray:
-        self.calibrate(texts)  # OpenVINO int8: the first statements
-        return super().encode(texts, *args, **kwargs)
-
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         outs = []
         with self._torch.inference_mode():
