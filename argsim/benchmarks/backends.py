@@ -80,22 +80,6 @@ class BackendBenchOptions:
         return cls(**{"n": 300, "counter_points": 20, "triplets": 200, "minutes_triplets": 200, **changes})
 
 
-def reset_peak() -> None:
-    """Reset this process's peak resident set (Linux: VmHWM := VmRSS)."""
-    with suppress(OSError):
-        Path("/proc/self/clear_refs").write_text("5")
-
-
-def peak_rss_mb() -> float | None:
-    """This process's peak resident set in MiB since `reset_peak` (Linux), else None: unlike
-    `argsim.measure.peak_memory_mb` (getrusage, never reset), it gives each variant its own peak."""
-    with suppress(OSError):
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return round(int(line.split()[1]) / 1024, 1)
-    return None
-
-
 def _seconds(enc: Any, texts: list[str]) -> float:
     start = time.perf_counter()
     enc.encode(texts, use_cache=False, show_progress=False)
@@ -161,25 +145,19 @@ def bench_inputs(options: BackendBenchOptions) -> BenchInputs:
                                                      folder=options.minutes_dir))
 
 
-def task_figures(enc: Any, inputs: BenchInputs) -> dict[str, float]:
-    """Every `TASK_METRICS` figure of `enc`."""
-    kpm, counter = inputs.kpm.evaluate(enc), inputs.counter.evaluate(enc)
-    return {"kpm_strict_mAP": kpm["strict_map"], "kpm_relaxed_mAP": kpm["relaxed_map"],
-            **{f"counter_{s}_acc1": counter[f"{s}_accuracy@1"] for s in COUNTER_SETTINGS},
-            "triplet_accuracy": inputs.triplets.evaluate(enc)["accuracy"],
-            "minutes_triplet_accuracy": inputs.minutes.evaluate(enc)["accuracy"]}
-
-
 def measure_variant(model: str, variant: tuple[str, str, str, str], options: BackendBenchOptions,
                     inputs: BenchInputs, reference: dict[str, np.ndarray], log: Callable[[str], None]) -> dict:
-    """One variant's figures: throughput at each thread count, latency, peak memory, cosine to torch fp32's vectors
-    (`reference`, filled by torch fp32 itself) and the task figures."""
+    """One variant's figures: throughput at each thread count, latency, peak memory (this process's peak resident
+    set since the variant started, Linux: unlike `argsim.measure.peak_memory_mb`, getrusage, never reset, it gives
+    each variant its own peak), cosine to torch fp32's vectors (`reference`, filled by torch fp32 itself) and every
+    `TASK_METRICS` figure."""
     import torch
 
     name, backend, quantize, precision = variant
     registry._LOADED.clear()
     gc.collect()
-    reset_peak()
+    with suppress(OSError):  # the peak resident set restarts here (VmHWM := VmRSS)
+        Path("/proc/self/clear_refs").write_text("5")
     r: dict = {"load_average_start": round(os.getloadavg()[0], 2)}
     # no embedding cache (every figure computed); the exports stay in the cache folder for the next run
     base = RunConfig(device="cpu", precision=precision, backend=backend, quantize=quantize, quiet=True,
@@ -197,7 +175,11 @@ def measure_variant(model: str, variant: tuple[str, str, str, str], options: Bac
     kp_texts = list(dict.fromkeys(str(k.text) for k in inputs.kpm.gold.key_points))
     latency_ms(enc, kp_texts[-5:])  # warm-up of the one-text path
     r["latency_ms"] = latency_ms(enc, kp_texts[:30])
-    r["peak_mb"] = peak_rss_mb()
+    r["peak_mb"] = None
+    with suppress(OSError):
+        status = Path("/proc/self/status").read_text().splitlines()
+        r["peak_mb"] = next((round(int(line.split()[1]) / 1024, 1) for line in status if line.startswith("VmHWM:")),
+                            None)
     vecs = enc.encode(list(dict.fromkeys(str(a.text) for a in inputs.kpm.gold.arguments)) + kp_texts,
                       show_progress=False)
     if name == "torch-fp32":
@@ -206,7 +188,12 @@ def measure_variant(model: str, variant: tuple[str, str, str, str], options: Bac
         ref = reference["dev"]
         cos = (ref * vecs).sum(1) / np.linalg.norm(ref, axis=1) / np.linalg.norm(vecs, axis=1)
         r["cosine_mean"], r["cosine_min"] = float(cos.mean()), float(cos.min())
-    return r | task_figures(enc, inputs) | {"load_average_end": round(os.getloadavg()[0], 2)}
+    kpm, counter = inputs.kpm.evaluate(enc), inputs.counter.evaluate(enc)
+    return r | {"kpm_strict_mAP": kpm["strict_map"], "kpm_relaxed_mAP": kpm["relaxed_map"],
+                **{f"counter_{s}_acc1": counter[f"{s}_accuracy@1"] for s in COUNTER_SETTINGS},
+                "triplet_accuracy": inputs.triplets.evaluate(enc)["accuracy"],
+                "minutes_triplet_accuracy": inputs.minutes.evaluate(enc)["accuracy"],
+                "load_average_end": round(os.getloadavg()[0], 2)}
 
 
 def variant_rows(results: dict[str, dict], options: BackendBenchOptions, inputs: BenchInputs,
