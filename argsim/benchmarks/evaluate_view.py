@@ -106,7 +106,7 @@ def _cell_html(text: str) -> str:
 def results_html(results: Sequence[Mapping[str, Any]]) -> str:
     """`argsim report --html`: the leaderboard of every `evaluate` results file's rows, then every other results
     file as a table of its rows."""
-    from argsim.report import COLUMNS, _fmt
+    from argsim.report import table_cells
 
     body = []
     for res in results:
@@ -115,9 +115,8 @@ def results_html(results: Sequence[Mapping[str, Any]]) -> str:
             page = leaderboard_html(Leaderboard.from_rows(rows))
             body.append(f"<h2>{escape(res['task'])}</h2>" + page.split("</h1>", 1)[1].rsplit("</body>", 1)[0])
             continue
-        cols = [c for c in COLUMNS if any(r.get(c) not in (None, "") for r in rows)]
-        body.append(f"<h2>{escape(res['task'])}</h2>"
-                    + html.table(cols, [[escape(_fmt(r.get(c))) for c in cols] for r in rows]))
+        cols, cells = table_cells(res)
+        body.append(f"<h2>{escape(res['task'])}</h2>" + html.table(cols, [[escape(c) for c in r] for r in cells]))
     return html.page("argsim results", "".join(body), "Every results file (bench/results/*.json).")
 
 
