@@ -1,14 +1,7 @@
-"""CPU inference backends against PyTorch fp32: speed, memory, vector agreement and every task's figure (the run
-docs/backends.md, "Measured", describes).
-
-Each variant of all-MiniLM-L6-v2 (`VARIANTS`) is timed (sentences/s at each thread count of `threads`, best of
-`repeats`; the median one-query latency; the peak resident set while it loads and runs) and compared with torch
-fp32: the cosine of the ArgKP dev vectors, and task figures on slices by the task evaluators of `argsim evaluate`
-(KPM mAP on ArgKP dev, counterargs-18 accuracy@1 on the first `counter_points` test points of four settings,
-thematic and minutes triplet accuracy, cosine, ties wrong), each also as the difference to fp32. These are quick
-checks; which variant may become the CPU default is decided on the full test sets (`argsim.benchmarks.default_gate`,
-`argsim bench default`), where this benchmark's speed-ups only order the variants that pass. Rows go to
-`<results folder>/backends.json` (merged).
+"""CPU inference backends against PyTorch fp32: speed, memory, vector agreement and every task's figure on slices,
+by the task evaluators of `argsim evaluate` (the run docs/backends.md, "Measured", describes). These are quick
+checks; which variant may become the CPU default is decided on the full test sets (`argsim.benchmarks.default_gate`).
+Rows go to `<results folder>/backends.json` (merged).
 """
 
 from __future__ import annotations

@@ -124,16 +124,6 @@ def results_html(results: Sequence[Mapping[str, Any]]) -> str:
 MTEB_TASKS = {"arguana": "arguana"}
 
 
-def write_mteb_files(board: Leaderboard, folder: Path) -> list[Path]:
-    """MTEB's result JSON of every score whose task has an MTEB task with the same main score
-    (`argsim.evaluation.mteb_tasks.write_mteb_result`: `<folder>/<model>/no_revision_available/<task>.json`)."""
-    from argsim.evaluation.mteb_tasks import write_mteb_result
-
-    return [write_mteb_result(s.model, MTEB_TASKS[s.task], "test" if s.data in (None, "test") else s.data,
-                              s.mteb_scores or s.metrics, folder, evaluation_time=s.seconds)
-            for s in board.scores if s.task in MTEB_TASKS]
-
-
 def variant_label(config: RunConfig) -> str:
     """How rows name the run's numeric variant after the model: '' for torch at the default precision, else e.g.
     ' [openvino int8]' or ' [torch bf16]'.
@@ -149,8 +139,9 @@ def variant_label(config: RunConfig) -> str:
 def write_outputs(board: Leaderboard, config: RunConfig, out: Path | None = None, record: bool = False,
                   mteb_out: Path | None = None, html: Path | None = None, command: str | None = None) -> list[str]:
     """Write what was asked: the rows to `out` (a results JSON) and, with `record`, merged into
-    `bench/results/evaluate.json`; MTEB result files under `mteb_out`; the HTML page `html`. Returns one line per
-    output written."""
+    `bench/results/evaluate.json`; MTEB result files under `mteb_out`
+    (`argsim.evaluation.mteb_tasks.write_mteb_result`: `<mteb_out>/<model>/no_revision_available/<task>.json`); the
+    HTML page `html`. Returns one line per output written."""
     lines = []
     if out is not None or record:
         rows = board.rows(env=run_environment(config), command=command, variant=variant_label(config),
@@ -159,8 +150,12 @@ def write_outputs(board: Leaderboard, config: RunConfig, out: Path | None = None
             lines.append(f"{write_results('evaluate', rows, path=out, command=command)}: {len(rows)} rows")
         if record:
             lines.append(f"{write_results('evaluate', rows, merge=True, command=command)}: {len(rows)} rows merged")
-    if mteb_out is not None:
-        written = write_mteb_files(board, mteb_out)
+    if mteb_out is not None:  # MTEB's result JSON of every score whose task has an MTEB task with the same main score
+        from argsim.evaluation.mteb_tasks import write_mteb_result
+
+        written = [write_mteb_result(s.model, MTEB_TASKS[s.task], "test" if s.data in (None, "test") else s.data,
+                                     s.mteb_scores or s.metrics, mteb_out, evaluation_time=s.seconds)
+                   for s in board.scores if s.task in MTEB_TASKS]
         lines.append(f"{mteb_out}: {len(written)} MTEB result file(s)"
                      + ("" if written else f" (MTEB tasks with argsim's figures: {', '.join(MTEB_TASKS)})"))
     if html is not None:
