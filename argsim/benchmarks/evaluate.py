@@ -303,24 +303,6 @@ class Leaderboard:
         return cls(list(dict.fromkeys(s.model for s in scores)), tasks, scores, comparisons, n_boot)
 
 
-def as_named_models(model_or_models: Any) -> dict[str, Any]:
-    """{label: model} of one model, a list of models, or a {label: model} mapping; ArgsimError on repeats."""
-    if isinstance(model_or_models, Mapping):
-        named = {str(k): v for k, v in model_or_models.items()}
-    else:
-        items = [model_or_models] if isinstance(model_or_models, str | Path) or not isinstance(
-            model_or_models, Sequence) else list(model_or_models)
-        named = {}
-        for i, m in enumerate(items):
-            label = model_label(m, i)
-            if label in named:
-                raise ArgsimError(f"model '{label}' is given twice")
-            named[label] = m
-    if not named:
-        raise ArgsimError("give at least one model")
-    return named
-
-
 def run_evaluate(model_or_models: Any, tasks: Sequence[str] | None = None, limit: int | None = None,
                  config: RunConfig | None = None, compare: Sequence[str] | None = None, n_boot: int = N_BOOT,
                  task_table: Mapping[str, Task] | None = None,
@@ -356,7 +338,18 @@ def run_evaluate(model_or_models: Any, tasks: Sequence[str] | None = None, limit
         raise ArgsimError(f"unknown task {', '.join(map(repr, unknown)) or '(none given)'}: choose from "
                           f"{', '.join(table)}")
     chosen = [table[k] for k in table if tasks is None or k in tasks]
-    named = as_named_models(model_or_models)
+    if isinstance(model_or_models, Mapping):
+        named = {str(k): v for k, v in model_or_models.items()}
+    else:
+        items = [model_or_models] if isinstance(model_or_models, str | Path) or not isinstance(
+            model_or_models, Sequence) else list(model_or_models)
+        named = {}
+        for i, m in enumerate(items):
+            if (label := model_label(m, i)) in named:
+                raise ArgsimError(f"model '{label}' is given twice")
+            named[label] = m
+    if not named:
+        raise ArgsimError("give at least one model")
     if compare is not None:
         compare = list(compare)
         if len(compare) != 2 or compare[0] == compare[1] or any(c not in named for c in compare):
