@@ -19,8 +19,8 @@ from argsim.results import run_environment, write_results
 from argsim.version import __version__, command_line
 
 
-def _f(v: float | None, digits: int = 3) -> str:
-    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{digits}f}"
+def _f(v: float | None) -> str:
+    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3f}"
 
 
 def score_cell(board: Leaderboard, model: str, task: Task) -> str:
@@ -63,8 +63,7 @@ def references_text(board: Leaderboard) -> list[str]:
             if (refs := TASKS[t.key].reference_figures() if t.key in TASKS else [])]
 
 
-def leaderboard_html(board: Leaderboard, title: str = "argsim evaluate", meta: str = "",
-                     notes: Sequence[str] = ()) -> str:
+def leaderboard_html(board: Leaderboard, meta: str = "") -> str:
     """One self-contained HTML page: the leaderboard table, then a bar chart per task (bars with their 95 %
     interval as whiskers, the papers' and MTEB's figures as labelled dashed lines)."""
     header, rows = leaderboard_cells(board)
@@ -75,7 +74,6 @@ def leaderboard_html(board: Leaderboard, title: str = "argsim evaluate", meta: s
             "draws for every model). Rows <em>A - B</em>: paired differences; <span class=\"sig\">*</span> marks "
             "a significant one (paired interval excludes 0; McNemar's p &lt; 0.05 where outcomes are 0/1).</p>",
             html.table([escape(h) for h in header], cells, classes)]
-    body += [f"<p>{escape(n)}</p>" for n in notes]
     body.append("<h2>Tasks</h2>")
     for t in board.tasks:
         task = TASKS.get(t.key, t)
@@ -87,7 +85,7 @@ def leaderboard_html(board: Leaderboard, title: str = "argsim evaluate", meta: s
                                                                           else "")
         body.append(f"<figure><h3>{escape(task.title)}</h3>{html.bar_chart(t.key, bars, refs)}"
                     f"<figcaption>{escape(caption)}</figcaption></figure>")
-    return html.page(title, "".join(body), meta)
+    return html.page("argsim evaluate", "".join(body), meta)
 
 
 def _cell_html(text: str) -> str:
