@@ -118,26 +118,6 @@ class BenchInputs:
     minutes: TripletEvaluator
 
 
-def bench_inputs(options: BackendBenchOptions) -> BenchInputs:
-    """The inputs of `options`' run; ArgsimError (one line) for an unknown variant or missing minutes triplets."""
-    from argsim.backend.runtime import calibration_choice
-    from argsim.evaluation import CounterArgumentEvaluator, KPAMapEvaluator, TripletEvaluator
-
-    variant_names(options.variants)
-    minutes_test = Path(options.minutes_dir) / "test.jsonl"
-    if not minutes_test.is_file():
-        raise ArgsimError(f"{minutes_test} is missing: run `argsim data triplets minutes --out "
-                          f"{options.minutes_dir}` first")
-    train_csv = data_root() / "argkp" / "arguments_train.csv"
-    train = [r["argument"] for r in read_records(train_csv, text_records("argument"))]
-    return BenchInputs([train_csv, minutes_test], train[:options.n], calibration_choice(train[options.n:])[0],
-                       KPAMapEvaluator.from_dataset("dev"),
-                       CounterArgumentEvaluator.from_dataset("test", options.counter_points, settings=COUNTER_SETTINGS),
-                       TripletEvaluator.from_dataset("test", options.triplets),
-                       TripletEvaluator.from_dataset("test", options.minutes_triplets, dataset="minutes",
-                                                     folder=options.minutes_dir))
-
-
 def measure_variant(model: str, variant: tuple[str, str, str, str], options: BackendBenchOptions,
                     inputs: BenchInputs, reference: dict[str, np.ndarray], log: Callable[[str], None]) -> dict:
     """One variant's figures: throughput at each thread count, latency, peak memory (this process's peak resident
@@ -246,7 +226,23 @@ def run_backends_benchmark(options: BackendBenchOptions = BackendBenchOptions(),
     Example:
         >>> run_backends_benchmark(BackendBenchOptions.quick(variants=("torch-fp32",)))  # doctest: +SKIP
     """
-    inputs = bench_inputs(options)
+    from argsim.backend.runtime import calibration_choice
+    from argsim.evaluation import CounterArgumentEvaluator, KPAMapEvaluator, TripletEvaluator
+
+    variant_names(options.variants)
+    minutes_test = Path(options.minutes_dir) / "test.jsonl"
+    if not minutes_test.is_file():
+        raise ArgsimError(f"{minutes_test} is missing: run `argsim data triplets minutes --out "
+                          f"{options.minutes_dir}` first")
+    train_csv = data_root() / "argkp" / "arguments_train.csv"
+    train = [r["argument"] for r in read_records(train_csv, text_records("argument"))]
+    inputs = BenchInputs([train_csv, minutes_test], train[:options.n], calibration_choice(train[options.n:])[0],
+                         KPAMapEvaluator.from_dataset("dev"),
+                         CounterArgumentEvaluator.from_dataset("test", options.counter_points,
+                                                               settings=COUNTER_SETTINGS),
+                         TripletEvaluator.from_dataset("test", options.triplets),
+                         TripletEvaluator.from_dataset("test", options.minutes_triplets, dataset="minutes",
+                                                       folder=options.minutes_dir))
     results: dict[str, dict] = {}
     reference: dict[str, np.ndarray] = {}
     distill_seconds = None

@@ -371,7 +371,21 @@ def run_evaluate(model_or_models: Any, tasks: Sequence[str] | None = None, limit
                           variant["precision"])
     models = {label: parsed[label][0] if parsed[label] else m for label, m in named.items()}
     kinds = {label: model_kind(m) for label, m in models.items()}
-    evaluators = _evaluators(chosen, kinds, tasks is not None, limit, config)
+    evaluators = {}  # of every chosen task some model can be scored on, each one's data read before any scoring
+    for task in chosen:
+        cls = task.evaluator_class()
+        if not any(can_score(task, k, cls) for k in kinds.values()):
+            continue
+        try:
+            evaluators[task.key] = cls.from_dataset(None, limit, config, **dict(task.options))
+        except ArgsimError as exc:
+            if tasks is not None:
+                raise
+            warn(f"{task.key} left out: {exc}")
+    if not evaluators:
+        fits = "; ".join(f"{who}: {', '.join(t.key for t in TASKS.values() if can_score(t, kind, t.evaluator_class()))}"
+                         for kind, who in LIMITED_KINDS.items())
+        raise ArgsimError(f"no chosen task can score {', '.join(kinds)} ({', '.join(t.key for t in chosen)}; {fits})")
     board = Leaderboard(list(named), [t for t in chosen if t.key in evaluators], [], n_boot=n_boot,
                         variants={label: replace(config, **p[1]) for label, p in parsed.items() if p})
     boots: dict[tuple[str, str], tuple[np.ndarray, np.ndarray | None]] = {}
@@ -397,27 +411,6 @@ def run_evaluate(model_or_models: Any, tasks: Sequence[str] | None = None, limit
             board.comparisons.append(Comparison(task.key, *compare, sa.metric, sa.value - sb.value, *test["ci95"],
                                                 test["p_bootstrap"], test["p_mcnemar"], test["significant"]))
     return board
-
-
-def _evaluators(chosen: Sequence[Task], kinds: Mapping[str, str], explicit: bool, limit: int | None,
-                config: RunConfig) -> dict[str, Any]:
-    """The evaluator of every chosen task some model can be scored on, each one's data read before any scoring."""
-    evaluators = {}
-    for task in chosen:
-        cls = task.evaluator_class()
-        if not any(can_score(task, k, cls) for k in kinds.values()):
-            continue
-        try:
-            evaluators[task.key] = cls.from_dataset(None, limit, config, **dict(task.options))
-        except ArgsimError as exc:
-            if explicit:
-                raise
-            warn(f"{task.key} left out: {exc}")
-    if not evaluators:
-        fits = "; ".join(f"{who}: {', '.join(t.key for t in TASKS.values() if can_score(t, kind, t.evaluator_class()))}"
-                         for kind, who in LIMITED_KINDS.items())
-        raise ArgsimError(f"no chosen task can score {', '.join(kinds)} ({', '.join(t.key for t in chosen)}; {fits})")
-    return evaluators
 
 
 def _score(ev: Any, task: Task, label: str, model: Any, draws: np.ndarray | None,
