@@ -81,11 +81,9 @@ def progress_bar(total: int, description: str, enabled: bool | None = True) -> I
         yield SimpleNamespace(advance=partial(progress.advance, progress.add_task(description, total=total)))
 
 
-def track(items: Iterable[T], description: str, total: int | None = None, enabled: bool = True) -> Iterator[T]:
-    """Iterate with a progress bar (none when `enabled` is false)."""
-    if total is None:
-        total = len(items) if isinstance(items, Sized) else 0
-    with progress_bar(total, description, enabled=enabled) as bar:
+def track(items: Iterable[T], description: str, enabled: bool = True) -> Iterator[T]:
+    """Iterate with a progress bar over `len(items)` (an unsized iterable: 0; none when `enabled` is false)."""
+    with progress_bar(len(items) if isinstance(items, Sized) else 0, description, enabled=enabled) as bar:
         for item in items:
             yield item
             bar.advance()

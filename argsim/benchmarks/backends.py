@@ -170,7 +170,7 @@ def measure_variant(model: str, variant: tuple[str, str, str, str], options: Bac
 
 
 def variant_rows(results: dict[str, dict], options: BackendBenchOptions, inputs: BenchInputs,
-                 distill_seconds: float | None, command: str | None, log: Callable[[str], None]) -> list:
+                 distill_seconds: float | None, log: Callable[[str], None]) -> list:
     """The rows of the variants measured so far, each with its speed-up and task deltas against torch fp32."""
     fp32, rows = results.get("torch-fp32"), []
     for name, r in results.items():
@@ -198,13 +198,12 @@ def variant_rows(results: dict[str, dict], options: BackendBenchOptions, inputs:
                                        data="argkp+counterargs18+wikipedia+minutes", n=options.n),
                             method=name, model="all-MiniLM-L6-v2" if name != "model2vec" else "minilm-static",
                             split="mixed", setting=f"batch={options.batch_size}", extra=extra, env=env,
-                            command=command, peak_mb=r.get("peak_mb"))
+                            peak_mb=r.get("peak_mb"))
     return rows
 
 
-def run_backends_benchmark(options: BackendBenchOptions = BackendBenchOptions(), command: str | None = None,
-                           log: Callable[[str], None] = lambda line: None,
-                           results_path: str | Path | None = None) -> list:
+def run_backends_benchmark(options: BackendBenchOptions = BackendBenchOptions(),
+                           log: Callable[[str], None] = lambda line: None) -> list:
     """Measure every variant of `options` and write (merge) its rows into backends.json; the rows are returned.
 
     Each variant's rows are written as soon as it is measured (kept if a later one fails). A variant's speed-up
@@ -213,9 +212,7 @@ def run_backends_benchmark(options: BackendBenchOptions = BackendBenchOptions(),
 
     Args:
         options: the run (`BackendBenchOptions`).
-        command: the command line stored in the rows (default: this process's).
         log: receives one line per measurement.
-        results_path: the results file (default: `<results folder>/backends.json`).
 
     Returns:
         The `ResultRow`s of the variants measured.
@@ -261,13 +258,12 @@ def run_backends_benchmark(options: BackendBenchOptions = BackendBenchOptions(),
                 log(f"distilled minilm -> {static} in {distill_seconds:.0f}s")
             model = str(static) if name == "model2vec" else "minilm"
             results[name] = r = measure_variant(model, variant, options, inputs, reference, log)
-            write_results("backends", variant_rows(results, options, inputs, distill_seconds, command, log),
-                          command=command, merge=True, path=results_path)
+            write_results("backends", variant_rows(results, options, inputs, distill_seconds, log), merge=True)
             log(f"{name}: " + ", ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
                                         for k, v in r.items()))
     finally:
         registry._LOADED.clear()
-    return variant_rows(results, options, inputs, distill_seconds, command, lambda line: None)
+    return variant_rows(results, options, inputs, distill_seconds, lambda line: None)
 
 
 def parse_threads(text: str) -> tuple[int, ...]:
