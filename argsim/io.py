@@ -450,10 +450,6 @@ def _parse_float(text: str) -> float:
     return value
 
 
-def _parse_constant(name: str) -> float:
-    raise _RefusedJson(f"{name} is not a JSON number")
-
-
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
@@ -553,18 +549,17 @@ def pipe_docs(nlp: Any, texts: Sequence[str], batch_size: int = 256) -> Iterator
         yield parts[0]
 
 
-def parse_json(text: str, path: str | Path | None = None, row: int | None = None, allow_nan: bool = True) -> Any:
+def parse_json(text: str, path: str | Path | None = None, row: int | None = None) -> Any:
     """`json.loads` with argsim's rules, every failure one InputError naming `path` (and `row`, else the line):
     a key repeated within one object is refused (which value is meant is unknowable), so are integers of more
-    than MAX_JSON_INT_DIGITS digits, floats that overflow (`1e400`), nesting deeper than Python's recursion limit,
-    and with `allow_nan=False` NaN / Infinity (Python's json writes them for non-finite floats, so argsim's own
-    files may hold them; readers of scores check finiteness themselves).
+    than MAX_JSON_INT_DIGITS digits, floats that overflow (`1e400`) and nesting deeper than Python's recursion
+    limit; NaN / Infinity are read (Python's json writes them for non-finite floats, so argsim's own files may hold
+    them; readers of scores check finiteness themselves).
 
     Args:
         text: the JSON text.
         path: the file, for messages.
         row: the line of a JSONL file, for messages.
-        allow_nan: accept NaN / Infinity / -Infinity.
 
     Returns:
         The parsed value.
@@ -574,8 +569,7 @@ def parse_json(text: str, path: str | Path | None = None, row: int | None = None
         {'a': [1, 2.5]}
     """
     try:
-        value = json.loads(text, object_pairs_hook=_unique_object, parse_int=_parse_int, parse_float=_parse_float,
-                           parse_constant=float if allow_nan else _parse_constant)
+        value = json.loads(text, object_pairs_hook=_unique_object, parse_int=_parse_int, parse_float=_parse_float)
         if _SURROGATE_ESCAPE.search(text):  # a \ud800-style escape: only a pair makes a character
             out = json.dumps(value, ensure_ascii=False)  # the parsed value written out holds any lone one
             if (at := _lone_surrogate(out)) is not None:
@@ -623,13 +617,13 @@ def read_json_as(schema: Any, path: str | Path, what: str | None = None) -> Any:
     return data
 
 
-def read_records(path: str | Path, kind: type, delimiter: str | None = None) -> list[dict]:
+def read_records(path: str | Path, kind: type) -> list[dict]:
     """Read CSV/TSV (header row), JSONL or JSON (a list of objects) into dicts: `read_numbered_records` without
     the row numbers (see there)."""
-    return [rec for _, rec in read_numbered_records(path, kind, delimiter)]
+    return [rec for _, rec in read_numbered_records(path, kind)]
 
 
-def read_numbered_records(path: str | Path, kind: type, delimiter: str | None = None) -> list[tuple[int, dict]]:
+def read_numbered_records(path: str | Path, kind: type) -> list[tuple[int, dict]]:
     """Read CSV/TSV (header row), JSONL or JSON (a list of objects) into (row, dict) pairs, the row being the one
     argsim's errors name, so a caller's own checks name the same row as the reader's.
 
@@ -639,9 +633,8 @@ def read_numbered_records(path: str | Path, kind: type, delimiter: str | None = 
     and column. A CSV missing one of the kind's required columns is refused at its header.
 
     Args:
-        path: the file (.csv, .tsv / .tab, .jsonl / .ndjson, .json; another suffix is read as CSV).
+        path: the file (.csv, .tsv / .tab (tab-delimited), .jsonl / .ndjson, .json; another suffix is read as CSV).
         kind: the record kind, e.g. `argsim.schemas.TripletRecord`.
-        delimiter: the CSV delimiter (default: tab for .tsv / .tab, else comma).
 
     Returns:
         (row, record) pairs, each record a dict of the kind's values (and any other columns as read).
@@ -651,11 +644,10 @@ def read_numbered_records(path: str | Path, kind: type, delimiter: str | None = 
         >>> read_numbered_records("triplets.jsonl", TripletRecord)  # doctest: +SKIP
         [(1, {'anchor': 'a', 'positive': 'b', 'negative': 'c'})]
     """
-    return [rec for chunk in record_chunks(path, kind, delimiter, rows=sys.maxsize) for rec in chunk]
+    return [rec for chunk in record_chunks(path, kind, rows=sys.maxsize) for rec in chunk]
 
 
-def record_chunks(path: str | Path, kind: type, delimiter: str | None = None,
-                  rows: int = 50_000) -> Iterator[list[tuple[int, dict]]]:
+def record_chunks(path: str | Path, kind: type, rows: int = 50_000) -> Iterator[list[tuple[int, dict]]]:
     """`read_numbered_records` in lists of at most `rows` validated (row, record) pairs, CSV/TSV and JSONL read
     line by line: memory holds one chunk, not the file (a .json list is parsed whole). Errors are
     `read_numbered_records`' (file, row, column), raised when the chunk holding the fault is reached: callers that
@@ -679,7 +671,7 @@ def record_chunks(path: str | Path, kind: type, delimiter: str | None = None,
             raise InputError(path, f"expected a JSON list of records, found {describe(data)}")
         numbered = enumerate(data, start=1)
     else:
-        numbered = _csv_records(path, delimiter or ("\t" if suffix in (".tsv", ".tab") else ","), *columns(kind))
+        numbered = _csv_records(path, "\t" if suffix in (".tsv", ".tab") else ",", *columns(kind))
     csv_cells, numbered, seen = suffix not in (".jsonl", ".ndjson", ".json"), iter(numbered), False
     while chunk := list(islice(numbered, rows)):
         yield validate_records(kind, chunk, path, csv=csv_cells)

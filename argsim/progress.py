@@ -16,6 +16,8 @@ import time
 import warnings
 from collections.abc import Iterable, Iterator, Sized
 from contextlib import closing, contextmanager
+from functools import partial
+from types import SimpleNamespace
 from typing import TypeVar
 
 from rich.console import Console
@@ -23,14 +25,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 T = TypeVar("T")
 console = Console(stderr=True)
-
-
-class _Bar:
-    def __init__(self, progress: Progress, task_id: int) -> None:
-        self._progress, self._task = progress, task_id
-
-    def advance(self, n: int = 1) -> None:
-        self._progress.advance(self._task, n)
 
 
 class _LogBar:
@@ -69,7 +63,7 @@ def _clock(seconds: float) -> str:
 
 
 @contextmanager
-def progress_bar(total: int, description: str, enabled: bool | None = True) -> Iterator[_Bar | _LogBar]:
+def progress_bar(total: int, description: str, enabled: bool | None = True) -> Iterator[SimpleNamespace | _LogBar]:
     """A progress bar over `total` units on stderr; none when `enabled` is false (pass `not quiet`), or when
     ARGSIM_QUIET=1 (what `argsim --quiet` sets for the run, so a bar deep in a library call stays off too)."""
     off = enabled is False or os.environ.get("ARGSIM_QUIET") == "1"
@@ -84,14 +78,12 @@ def progress_bar(total: int, description: str, enabled: bool | None = True) -> I
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=True)
     with progress:
-        yield _Bar(progress, progress.add_task(description, total=total))
+        yield SimpleNamespace(advance=partial(progress.advance, progress.add_task(description, total=total)))
 
 
-def track(items: Iterable[T], description: str, total: int | None = None, enabled: bool = True) -> Iterator[T]:
-    """Iterate with a progress bar (none when `enabled` is false)."""
-    if total is None:
-        total = len(items) if isinstance(items, Sized) else 0
-    with progress_bar(total, description, enabled=enabled) as bar:
+def track(items: Iterable[T], description: str, enabled: bool = True) -> Iterator[T]:
+    """Iterate with a progress bar over `len(items)` (an unsized iterable: 0; none when `enabled` is false)."""
+    with progress_bar(len(items) if isinstance(items, Sized) else 0, description, enabled=enabled) as bar:
         for item in items:
             yield item
             bar.advance()

@@ -235,15 +235,15 @@ def write_full_results(path: Path, folder: Path | None = None) -> Path:
                       + render_markdown(folder, headline=False) + "\n" + published_table())
 
 
-def update_readme(readme: Path, folder: Path | None = None, render: Any = None) -> bool:
-    """Replace the README's results block (between the markers) with `render(folder)` (default `papers_table`);
-    returns whether it changed."""
+def update_readme(readme: Path, folder: Path | None = None) -> bool:
+    """Replace the README's results block (between the markers) with `papers_table(folder)`; returns whether it
+    changed."""
     text = read_text_file(readme)
     if START not in text or END not in text:
         raise InputError(readme, f"no {START} ... {END} block: only that block is rewritten, so nothing was "
                                  "written")
     new = re.sub(re.escape(START) + r".*?" + re.escape(END),
-                 lambda _: f"{START}\n{(render or papers_table)(folder)}\n{END}", text, flags=re.S)
+                 lambda _: f"{START}\n{papers_table(folder)}\n{END}", text, flags=re.S)
     if new != text:
         write_text(readme, new)
     return new != text

@@ -89,10 +89,10 @@ def result_rows(evaluation: Evaluation | Mapping[str, float], *, method: str, mo
 
 
 def rows_from_specs(specs: Sequence[tuple[Evaluation, Mapping[str, Any]]],
-                    env: Mapping[str, Any] | None = None, command: str | None = None) -> list[ResultRow]:
+                    env: Mapping[str, Any] | None = None) -> list[ResultRow]:
     """The rows of (evaluation, labels) pairs that a method package describes (`labels`: the keyword arguments
     of `result_rows` but `env` / `command`, which are the run's)."""
-    return [row for ev, labels in specs for row in result_rows(ev, env=env, command=command, **labels)]
+    return [row for ev, labels in specs for row in result_rows(ev, env=env, **labels)]
 
 
 def evaluate_models(evaluator: Any, models: Sequence[str], env: Mapping[str, Any] | None = None,
@@ -135,8 +135,7 @@ def environment(seed: int | None = None, device: str | None = None, data_files: 
             "device": device, "precision": precision, "data": data, "models": models or {}, "conditions": conditions()}
 
 
-def run_environment(config: RunConfig, data_files: list[Path] | None = None,
-                    models: dict[str, str] | None = None) -> dict[str, Any]:
+def run_environment(config: RunConfig, data_files: list[Path] | None = None) -> dict[str, Any]:
     """The `env` of an inference command's rows: the run's seed, and the device and precision its encoders
     actually compute in (`--device` resolved; `argsim.backend.device.inference_precision` of `--precision`); bf16
     in torch on the CPU adds `bf16`: 'native' (AVX512_BF16 or AMX) or 'emulated' (bf16 numerics, converted in
@@ -145,7 +144,7 @@ def run_environment(config: RunConfig, data_files: list[Path] | None = None,
 
     device = resolve_device(config.device) if config.backend == "torch" else "cpu"
     precision = inference_precision(config.precision, device, config.backend)
-    env = environment(seed=config.seed, device=device, precision=precision, data_files=data_files, models=models)
+    env = environment(seed=config.seed, device=device, precision=precision, data_files=data_files)
     if precision == "bf16" and device == "cpu" and config.backend == "torch":
         env["bf16"] = "native" if cpu_bf16_native() else "emulated"
     if config.backend != "torch" or config.threads:

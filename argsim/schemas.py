@@ -411,19 +411,7 @@ def parse_count(value: Any, path: str | Path | None = None, row: int | None = No
 _EXPECTED = {"typed_dict_type": "an object", "dict_type": "an object", "model_type": "an object",
              "model_attributes_type": "an object",
              "list_type": "a list", "string_type": "text", "int_type": "a whole number",
-             "float_type": "a number", "finite_number": "a finite number", "missing": None}
-
-
-def _message(err: dict[str, Any]) -> str:
-    kind = err["type"]
-    if kind == "missing":
-        return "missing field"
-    if kind == "string_pattern_mismatch":  # the one pattern: a required text holds a non-space character
-        return "empty value"
-    expected = _EXPECTED.get(kind)
-    if expected is not None:
-        return f"expected {expected}, found {describe(err.get('input'))}"
-    return str(err.get("msg", kind)).replace("Value error, ", "")
+             "float_type": "a number", "finite_number": "a finite number"}
 
 
 def _data_path(data: Any, loc: tuple) -> list:
@@ -476,7 +464,13 @@ def validate(schema: Any, data: Any, path: str | Path | None, row: int | None = 
             record = True
         column = str(loc.pop(0)) if record and len(loc) == 1 else None
         field = ".".join(str(p) for p in loc) or None
-        message = _message(err)
+        message = str(err.get("msg", err["type"])).replace("Value error, ", "")
+        if err["type"] == "missing":
+            message = "missing field"
+        elif err["type"] == "string_pattern_mismatch":  # the one pattern: a required text holds a non-space character
+            message = "empty value"
+        elif err["type"] in _EXPECTED:
+            message = f"expected {_EXPECTED[err['type']]}, found {describe(err.get('input'))}"
         if field is None and column is None and row is None and what:
             message = f"not {what}: {message}"
         raise InputError(path, message, row=row, column=column, field=field) from None

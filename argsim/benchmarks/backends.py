@@ -1,14 +1,7 @@
-"""CPU inference backends against PyTorch fp32: speed, memory, vector agreement and every task's figure (the run
-docs/backends.md, "Measured", describes).
-
-Each variant of all-MiniLM-L6-v2 (`VARIANTS`) is timed (sentences/s at each thread count of `threads`, best of
-`repeats`; the median one-query latency; the peak resident set while it loads and runs) and compared with torch
-fp32: the cosine of the ArgKP dev vectors, and task figures on slices by the task evaluators of `argsim evaluate`
-(KPM mAP on ArgKP dev, counterargs-18 accuracy@1 on the first `counter_points` test points of four settings,
-thematic and minutes triplet accuracy, cosine, ties wrong), each also as the difference to fp32. These are quick
-checks; which variant may become the CPU default is decided on the full test sets (`argsim.benchmarks.default_gate`,
-`argsim bench default`), where this benchmark's speed-ups only order the variants that pass. Rows go to
-`<results folder>/backends.json` (merged).
+"""CPU inference backends against PyTorch fp32: speed, memory, vector agreement and every task's figure on slices,
+by the task evaluators of `argsim evaluate` (the run docs/backends.md, "Measured", describes). These are quick
+checks; which variant may become the CPU default is decided on the full test sets (`argsim.benchmarks.default_gate`).
+Rows go to `<results folder>/backends.json` (merged).
 """
 
 from __future__ import annotations
@@ -80,22 +73,6 @@ class BackendBenchOptions:
         return cls(**{"n": 300, "counter_points": 20, "triplets": 200, "minutes_triplets": 200, **changes})
 
 
-def reset_peak() -> None:
-    """Reset this process's peak resident set (Linux: VmHWM := VmRSS)."""
-    with suppress(OSError):
-        Path("/proc/self/clear_refs").write_text("5")
-
-
-def peak_rss_mb() -> float | None:
-    """This process's peak resident set in MiB since `reset_peak` (Linux), else None: unlike
-    `argsim.measure.peak_memory_mb` (getrusage, never reset), it gives each variant its own peak."""
-    with suppress(OSError):
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return round(int(line.split()[1]) / 1024, 1)
-    return None
-
-
 def _seconds(enc: Any, texts: list[str]) -> float:
     start = time.perf_counter()
     enc.encode(texts, use_cache=False, show_progress=False)
@@ -141,45 +118,19 @@ class BenchInputs:
     minutes: TripletEvaluator
 
 
-def bench_inputs(options: BackendBenchOptions) -> BenchInputs:
-    """The inputs of `options`' run; ArgsimError (one line) for an unknown variant or missing minutes triplets."""
-    from argsim.backend.runtime import calibration_choice
-    from argsim.evaluation import CounterArgumentEvaluator, KPAMapEvaluator, TripletEvaluator
-
-    variant_names(options.variants)
-    minutes_test = Path(options.minutes_dir) / "test.jsonl"
-    if not minutes_test.is_file():
-        raise ArgsimError(f"{minutes_test} is missing: run `argsim data triplets minutes --out "
-                          f"{options.minutes_dir}` first")
-    train_csv = data_root() / "argkp" / "arguments_train.csv"
-    train = [r["argument"] for r in read_records(train_csv, text_records("argument"))]
-    return BenchInputs([train_csv, minutes_test], train[:options.n], calibration_choice(train[options.n:])[0],
-                       KPAMapEvaluator.from_dataset("dev"),
-                       CounterArgumentEvaluator.from_dataset("test", options.counter_points, settings=COUNTER_SETTINGS),
-                       TripletEvaluator.from_dataset("test", options.triplets),
-                       TripletEvaluator.from_dataset("test", options.minutes_triplets, dataset="minutes",
-                                                     folder=options.minutes_dir))
-
-
-def task_figures(enc: Any, inputs: BenchInputs) -> dict[str, float]:
-    """Every `TASK_METRICS` figure of `enc`."""
-    kpm, counter = inputs.kpm.evaluate(enc), inputs.counter.evaluate(enc)
-    return {"kpm_strict_mAP": kpm["strict_map"], "kpm_relaxed_mAP": kpm["relaxed_map"],
-            **{f"counter_{s}_acc1": counter[f"{s}_accuracy@1"] for s in COUNTER_SETTINGS},
-            "triplet_accuracy": inputs.triplets.evaluate(enc)["accuracy"],
-            "minutes_triplet_accuracy": inputs.minutes.evaluate(enc)["accuracy"]}
-
-
 def measure_variant(model: str, variant: tuple[str, str, str, str], options: BackendBenchOptions,
                     inputs: BenchInputs, reference: dict[str, np.ndarray], log: Callable[[str], None]) -> dict:
-    """One variant's figures: throughput at each thread count, latency, peak memory, cosine to torch fp32's vectors
-    (`reference`, filled by torch fp32 itself) and the task figures."""
+    """One variant's figures: throughput at each thread count, latency, peak memory (this process's peak resident
+    set since the variant started, Linux: unlike `argsim.measure.peak_memory_mb`, getrusage, never reset, it gives
+    each variant its own peak), cosine to torch fp32's vectors (`reference`, filled by torch fp32 itself) and every
+    `TASK_METRICS` figure."""
     import torch
 
     name, backend, quantize, precision = variant
     registry._LOADED.clear()
     gc.collect()
-    reset_peak()
+    with suppress(OSError):  # the peak resident set restarts here (VmHWM := VmRSS)
+        Path("/proc/self/clear_refs").write_text("5")
     r: dict = {"load_average_start": round(os.getloadavg()[0], 2)}
     # no embedding cache (every figure computed); the exports stay in the cache folder for the next run
     base = RunConfig(device="cpu", precision=precision, backend=backend, quantize=quantize, quiet=True,
@@ -197,7 +148,11 @@ def measure_variant(model: str, variant: tuple[str, str, str, str], options: Bac
     kp_texts = list(dict.fromkeys(str(k.text) for k in inputs.kpm.gold.key_points))
     latency_ms(enc, kp_texts[-5:])  # warm-up of the one-text path
     r["latency_ms"] = latency_ms(enc, kp_texts[:30])
-    r["peak_mb"] = peak_rss_mb()
+    r["peak_mb"] = None
+    with suppress(OSError):
+        status = Path("/proc/self/status").read_text().splitlines()
+        r["peak_mb"] = next((round(int(line.split()[1]) / 1024, 1) for line in status if line.startswith("VmHWM:")),
+                            None)
     vecs = enc.encode(list(dict.fromkeys(str(a.text) for a in inputs.kpm.gold.arguments)) + kp_texts,
                       show_progress=False)
     if name == "torch-fp32":
@@ -206,11 +161,16 @@ def measure_variant(model: str, variant: tuple[str, str, str, str], options: Bac
         ref = reference["dev"]
         cos = (ref * vecs).sum(1) / np.linalg.norm(ref, axis=1) / np.linalg.norm(vecs, axis=1)
         r["cosine_mean"], r["cosine_min"] = float(cos.mean()), float(cos.min())
-    return r | task_figures(enc, inputs) | {"load_average_end": round(os.getloadavg()[0], 2)}
+    kpm, counter = inputs.kpm.evaluate(enc), inputs.counter.evaluate(enc)
+    return r | {"kpm_strict_mAP": kpm["strict_map"], "kpm_relaxed_mAP": kpm["relaxed_map"],
+                **{f"counter_{s}_acc1": counter[f"{s}_accuracy@1"] for s in COUNTER_SETTINGS},
+                "triplet_accuracy": inputs.triplets.evaluate(enc)["accuracy"],
+                "minutes_triplet_accuracy": inputs.minutes.evaluate(enc)["accuracy"],
+                "load_average_end": round(os.getloadavg()[0], 2)}
 
 
 def variant_rows(results: dict[str, dict], options: BackendBenchOptions, inputs: BenchInputs,
-                 distill_seconds: float | None, command: str | None, log: Callable[[str], None]) -> list:
+                 distill_seconds: float | None, log: Callable[[str], None]) -> list:
     """The rows of the variants measured so far, each with its speed-up and task deltas against torch fp32."""
     fp32, rows = results.get("torch-fp32"), []
     for name, r in results.items():
@@ -238,13 +198,12 @@ def variant_rows(results: dict[str, dict], options: BackendBenchOptions, inputs:
                                        data="argkp+counterargs18+wikipedia+minutes", n=options.n),
                             method=name, model="all-MiniLM-L6-v2" if name != "model2vec" else "minilm-static",
                             split="mixed", setting=f"batch={options.batch_size}", extra=extra, env=env,
-                            command=command, peak_mb=r.get("peak_mb"))
+                            peak_mb=r.get("peak_mb"))
     return rows
 
 
-def run_backends_benchmark(options: BackendBenchOptions = BackendBenchOptions(), command: str | None = None,
-                           log: Callable[[str], None] = lambda line: None,
-                           results_path: str | Path | None = None) -> list:
+def run_backends_benchmark(options: BackendBenchOptions = BackendBenchOptions(),
+                           log: Callable[[str], None] = lambda line: None) -> list:
     """Measure every variant of `options` and write (merge) its rows into backends.json; the rows are returned.
 
     Each variant's rows are written as soon as it is measured (kept if a later one fails). A variant's speed-up
@@ -253,9 +212,7 @@ def run_backends_benchmark(options: BackendBenchOptions = BackendBenchOptions(),
 
     Args:
         options: the run (`BackendBenchOptions`).
-        command: the command line stored in the rows (default: this process's).
         log: receives one line per measurement.
-        results_path: the results file (default: `<results folder>/backends.json`).
 
     Returns:
         The `ResultRow`s of the variants measured.
@@ -266,7 +223,23 @@ def run_backends_benchmark(options: BackendBenchOptions = BackendBenchOptions(),
     Example:
         >>> run_backends_benchmark(BackendBenchOptions.quick(variants=("torch-fp32",)))  # doctest: +SKIP
     """
-    inputs = bench_inputs(options)
+    from argsim.backend.runtime import calibration_choice
+    from argsim.evaluation import CounterArgumentEvaluator, KPAMapEvaluator, TripletEvaluator
+
+    variant_names(options.variants)
+    minutes_test = Path(options.minutes_dir) / "test.jsonl"
+    if not minutes_test.is_file():
+        raise ArgsimError(f"{minutes_test} is missing: run `argsim data triplets minutes --out "
+                          f"{options.minutes_dir}` first")
+    train_csv = data_root() / "argkp" / "arguments_train.csv"
+    train = [r["argument"] for r in read_records(train_csv, text_records("argument"))]
+    inputs = BenchInputs([train_csv, minutes_test], train[:options.n], calibration_choice(train[options.n:])[0],
+                         KPAMapEvaluator.from_dataset("dev"),
+                         CounterArgumentEvaluator.from_dataset("test", options.counter_points,
+                                                               settings=COUNTER_SETTINGS),
+                         TripletEvaluator.from_dataset("test", options.triplets),
+                         TripletEvaluator.from_dataset("test", options.minutes_triplets, dataset="minutes",
+                                                       folder=options.minutes_dir))
     results: dict[str, dict] = {}
     reference: dict[str, np.ndarray] = {}
     distill_seconds = None
@@ -285,13 +258,12 @@ def run_backends_benchmark(options: BackendBenchOptions = BackendBenchOptions(),
                 log(f"distilled minilm -> {static} in {distill_seconds:.0f}s")
             model = str(static) if name == "model2vec" else "minilm"
             results[name] = r = measure_variant(model, variant, options, inputs, reference, log)
-            write_results("backends", variant_rows(results, options, inputs, distill_seconds, command, log),
-                          command=command, merge=True, path=results_path)
+            write_results("backends", variant_rows(results, options, inputs, distill_seconds, log), merge=True)
             log(f"{name}: " + ", ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
                                         for k, v in r.items()))
     finally:
         registry._LOADED.clear()
-    return variant_rows(results, options, inputs, distill_seconds, command, lambda line: None)
+    return variant_rows(results, options, inputs, distill_seconds, lambda line: None)
 
 
 def parse_threads(text: str) -> tuple[int, ...]:

@@ -8,8 +8,7 @@ from __future__ import annotations
 import importlib
 import math
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -304,24 +303,6 @@ class Leaderboard:
         return cls(list(dict.fromkeys(s.model for s in scores)), tasks, scores, comparisons, n_boot)
 
 
-def as_named_models(model_or_models: Any) -> dict[str, Any]:
-    """{label: model} of one model, a list of models, or a {label: model} mapping; ArgsimError on repeats."""
-    if isinstance(model_or_models, Mapping):
-        named = {str(k): v for k, v in model_or_models.items()}
-    else:
-        items = [model_or_models] if isinstance(model_or_models, str | Path) or not isinstance(
-            model_or_models, Sequence) else list(model_or_models)
-        named = {}
-        for i, m in enumerate(items):
-            label = model_label(m, i)
-            if label in named:
-                raise ArgsimError(f"model '{label}' is given twice")
-            named[label] = m
-    if not named:
-        raise ArgsimError("give at least one model")
-    return named
-
-
 def run_evaluate(model_or_models: Any, tasks: Sequence[str] | None = None, limit: int | None = None,
                  config: RunConfig | None = None, compare: Sequence[str] | None = None, n_boot: int = N_BOOT,
                  task_table: Mapping[str, Task] | None = None,
@@ -357,12 +338,54 @@ def run_evaluate(model_or_models: Any, tasks: Sequence[str] | None = None, limit
         raise ArgsimError(f"unknown task {', '.join(map(repr, unknown)) or '(none given)'}: choose from "
                           f"{', '.join(table)}")
     chosen = [table[k] for k in table if tasks is None or k in tasks]
-    named = as_named_models(model_or_models)
-    _check_run(named, compare, limit, n_boot)
-    parsed = {label: parse_variant(m) if isinstance(m, str) else None for label, m in named.items()}
+    if isinstance(model_or_models, Mapping):
+        named = {str(k): v for k, v in model_or_models.items()}
+    else:
+        items = [model_or_models] if isinstance(model_or_models, str | Path) or not isinstance(
+            model_or_models, Sequence) else list(model_or_models)
+        named = {}
+        for i, m in enumerate(items):
+            if (label := model_label(m, i)) in named:
+                raise ArgsimError(f"model '{label}' is given twice")
+            named[label] = m
+    if not named:
+        raise ArgsimError("give at least one model")
+    if compare is not None:
+        compare = list(compare)
+        if len(compare) != 2 or compare[0] == compare[1] or any(c not in named for c in compare):
+            raise ArgsimError(f"--compare takes two different models of those evaluated ({', '.join(named)}), "
+                              f"not {' '.join(map(str, compare))}")
+    if limit is not None and limit < 1:
+        raise ArgsimError(f"--limit {limit}: give a positive number of units")
+    if n_boot < 100:
+        raise ArgsimError(f"--n-boot {n_boot}: at least 100 draws make a 95 % interval")
+    parsed: dict[str, tuple[str, dict[str, str]] | None] = {}
+    for label, m in named.items():
+        parsed[label] = parse_variant(m) if isinstance(m, str) else None
+        check_model(parsed[label][0] if parsed[label] else m)
+        if parsed[label] is not None:
+            from argsim.backend.runtime import check_backend
+
+            variant = parsed[label][1]
+            check_backend(variant["backend"], variant["quantize"], "cpu" if variant["backend"] != "torch" else "auto",
+                          variant["precision"])
     models = {label: parsed[label][0] if parsed[label] else m for label, m in named.items()}
     kinds = {label: model_kind(m) for label, m in models.items()}
-    evaluators = _evaluators(chosen, kinds, tasks is not None, limit, config)
+    evaluators = {}  # of every chosen task some model can be scored on, each one's data read before any scoring
+    for task in chosen:
+        cls = task.evaluator_class()
+        if not any(can_score(task, k, cls) for k in kinds.values()):
+            continue
+        try:
+            evaluators[task.key] = cls.from_dataset(None, limit, config, **dict(task.options))
+        except ArgsimError as exc:
+            if tasks is not None:
+                raise
+            warn(f"{task.key} left out: {exc}")
+    if not evaluators:
+        fits = "; ".join(f"{who}: {', '.join(t.key for t in TASKS.values() if can_score(t, kind, t.evaluator_class()))}"
+                         for kind, who in LIMITED_KINDS.items())
+        raise ArgsimError(f"no chosen task can score {', '.join(kinds)} ({', '.join(t.key for t in chosen)}; {fits})")
     board = Leaderboard(list(named), [t for t in chosen if t.key in evaluators], [], n_boot=n_boot,
                         variants={label: replace(config, **p[1]) for label, p in parsed.items() if p})
     boots: dict[tuple[str, str], tuple[np.ndarray, np.ndarray | None]] = {}
@@ -371,9 +394,13 @@ def run_evaluate(model_or_models: Any, tasks: Sequence[str] | None = None, limit
         draws = None
         for label, model in models.items():
             if can_score(task, kinds[label], type(ev)):
-                with _variant(ev, board.variants.get(label)):
+                saved = getattr(ev, "config", None)
+                ev.config = board.variants.get(label) or saved  # the model's own variant options, if any
+                try:
                     score, draws, boots[(label, task.key)] = _score(ev, task, label, model, draws,
                                                                     (n_boot, config.seed + t_index))
+                finally:
+                    ev.config = saved
                 board.scores.append(score)
                 log(f"{task.key}: {label} {score.metric} {score.value:.4f} [{score.low:.4f}, {score.high:.4f}] "
                     f"({score.seconds:.1f} s)")
@@ -386,51 +413,12 @@ def run_evaluate(model_or_models: Any, tasks: Sequence[str] | None = None, limit
     return board
 
 
-def _check_run(named: Mapping[str, Any], compare: Sequence[str] | None, limit: int | None, n_boot: int) -> None:
-    """`run_evaluate`'s one-line refusals, before any data is read."""
-    if compare is not None:
-        compare = list(compare)
-        if len(compare) != 2 or compare[0] == compare[1] or any(c not in named for c in compare):
-            raise ArgsimError(f"--compare takes two different models of those evaluated ({', '.join(named)}), "
-                              f"not {' '.join(map(str, compare))}")
-    if limit is not None and limit < 1:
-        raise ArgsimError(f"--limit {limit}: give a positive number of units")
-    if n_boot < 100:
-        raise ArgsimError(f"--n-boot {n_boot}: at least 100 draws make a 95 % interval")
-    for m in named.values():
-        model, variant = (parse_variant(m) or (m, None)) if isinstance(m, str) else (m, None)
-        check_model(model)
-        if variant is not None:
-            from argsim.backend.runtime import check_backend
-
-            check_backend(variant["backend"], variant["quantize"], "cpu" if variant["backend"] != "torch" else "auto",
-                          variant["precision"])
-
-
-def _evaluators(chosen: Sequence[Task], kinds: Mapping[str, str], explicit: bool, limit: int | None,
-                config: RunConfig) -> dict[str, Any]:
-    """The evaluator of every chosen task some model can be scored on, each one's data read before any scoring."""
-    evaluators = {}
-    for task in chosen:
-        cls = task.evaluator_class()
-        if not any(can_score(task, k, cls) for k in kinds.values()):
-            continue
-        try:
-            evaluators[task.key] = cls.from_dataset(None, limit, config, **dict(task.options))
-        except ArgsimError as exc:
-            if explicit:
-                raise
-            warn(f"{task.key} left out: {exc}")
-    if not evaluators:
-        fits = "; ".join(f"{who}: {', '.join(t.key for t in TASKS.values() if can_score(t, kind, t.evaluator_class()))}"
-                         for kind, who in LIMITED_KINDS.items())
-        raise ArgsimError(f"no chosen task can score {', '.join(kinds)} ({', '.join(t.key for t in chosen)}; {fits})")
-    return evaluators
-
-
 def _score(ev: Any, task: Task, label: str, model: Any, draws: np.ndarray | None,
            boot: tuple[int, int]) -> tuple[Score, np.ndarray, tuple[np.ndarray, np.ndarray | None]]:
-    """(`Score`, the draws (made on first use from `boot` = (n_boot, seed)), (resampled primary, 0/1 units))."""
+    """(`Score`, the draws (made on first use from `boot` = (n_boot, seed)), (resampled primary, 0/1 units: those
+    of an evaluator whose primary figure is their mean, so McNemar applies, else None))."""
+    from argsim.evaluation.base import TaskEvaluator
+
     with timed() as t:
         result = ev.evaluate(model)
     if draws is None:
@@ -441,8 +429,12 @@ def _score(ev: Any, task: Task, label: str, model: Any, draws: np.ndarray | None
     ref = Reference(f"MTEB: {found[0]}", found[1]) if found else None
     mteb = getattr(ev, "scores", None)  # MTEB's full score dict where the evaluator keeps one
     mteb = {k: float(v) for k, v in mteb.items() if isinstance(v, int | float)} if isinstance(mteb, Mapping) else None
+    units = None
+    if type(ev).resample_primary is TaskEvaluator.resample_primary and ev.unit_values is not None:
+        units = np.array(ev.unit_values, dtype=np.float64)
+        units = units if np.isin(units, (0.0, 1.0)).all() else None
     return (Score(label, task.key, result.primary_metric, result.primary, low, high, result.n, t["seconds"],
-                  result.data, dict(result.metrics), ref, mteb), draws, (resampled, _binary_units(ev)))
+                  result.data, dict(result.metrics), ref, mteb), draws, (resampled, units))
 
 
 #: a model written as rows name one of its variants: 'minilm [openvino int8]', 'minilm [torch bf16]'
@@ -477,24 +469,3 @@ def parse_variant(model: str) -> tuple[str, dict[str, str]] | None:
         raise ArgsimError(f"model '{model}': a variant is written [BACKEND QUANTIZE PRECISION] as result rows name "
                           f"it, e.g. '{found['model']} [openvino int8]' or '{found['model']} [torch bf16]'")
     return found["model"], options
-
-
-@contextmanager
-def _variant(ev: Any, config: RunConfig | None) -> Iterator[None]:
-    """The evaluator resolves models under `config` (a model's own variant options) inside the block."""
-    saved = getattr(ev, "config", None)
-    ev.config = config or saved
-    try:
-        yield
-    finally:
-        ev.config = saved
-
-
-def _binary_units(ev: Any) -> np.ndarray | None:
-    """The 0/1 unit outcomes of an evaluator whose primary figure is their mean (McNemar applies), else None."""
-    from argsim.evaluation.base import TaskEvaluator
-
-    if type(ev).resample_primary is not TaskEvaluator.resample_primary or ev.unit_values is None:
-        return None
-    units = np.array(ev.unit_values, dtype=np.float64)
-    return units if np.isin(units, (0.0, 1.0)).all() else None

@@ -19,8 +19,8 @@ from argsim.results import run_environment, write_results
 from argsim.version import __version__, command_line
 
 
-def _f(v: float | None, digits: int = 3) -> str:
-    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{digits}f}"
+def _f(v: float | None) -> str:
+    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3f}"
 
 
 def score_cell(board: Leaderboard, model: str, task: Task) -> str:
@@ -63,8 +63,7 @@ def references_text(board: Leaderboard) -> list[str]:
             if (refs := TASKS[t.key].reference_figures() if t.key in TASKS else [])]
 
 
-def leaderboard_html(board: Leaderboard, title: str = "argsim evaluate", meta: str = "",
-                     notes: Sequence[str] = ()) -> str:
+def leaderboard_html(board: Leaderboard, meta: str = "") -> str:
     """One self-contained HTML page: the leaderboard table, then a bar chart per task (bars with their 95 %
     interval as whiskers, the papers' and MTEB's figures as labelled dashed lines)."""
     header, rows = leaderboard_cells(board)
@@ -75,7 +74,6 @@ def leaderboard_html(board: Leaderboard, title: str = "argsim evaluate", meta: s
             "draws for every model). Rows <em>A - B</em>: paired differences; <span class=\"sig\">*</span> marks "
             "a significant one (paired interval excludes 0; McNemar's p &lt; 0.05 where outcomes are 0/1).</p>",
             html.table([escape(h) for h in header], cells, classes)]
-    body += [f"<p>{escape(n)}</p>" for n in notes]
     body.append("<h2>Tasks</h2>")
     for t in board.tasks:
         task = TASKS.get(t.key, t)
@@ -87,7 +85,7 @@ def leaderboard_html(board: Leaderboard, title: str = "argsim evaluate", meta: s
                                                                           else "")
         body.append(f"<figure><h3>{escape(task.title)}</h3>{html.bar_chart(t.key, bars, refs)}"
                     f"<figcaption>{escape(caption)}</figcaption></figure>")
-    return html.page(title, "".join(body), meta)
+    return html.page("argsim evaluate", "".join(body), meta)
 
 
 def _cell_html(text: str) -> str:
@@ -106,7 +104,7 @@ def _cell_html(text: str) -> str:
 def results_html(results: Sequence[Mapping[str, Any]]) -> str:
     """`argsim report --html`: the leaderboard of every `evaluate` results file's rows, then every other results
     file as a table of its rows."""
-    from argsim.report import COLUMNS, _fmt
+    from argsim.report import table_cells
 
     body = []
     for res in results:
@@ -115,24 +113,13 @@ def results_html(results: Sequence[Mapping[str, Any]]) -> str:
             page = leaderboard_html(Leaderboard.from_rows(rows))
             body.append(f"<h2>{escape(res['task'])}</h2>" + page.split("</h1>", 1)[1].rsplit("</body>", 1)[0])
             continue
-        cols = [c for c in COLUMNS if any(r.get(c) not in (None, "") for r in rows)]
-        body.append(f"<h2>{escape(res['task'])}</h2>"
-                    + html.table(cols, [[escape(_fmt(r.get(c))) for c in cols] for r in rows]))
+        cols, cells = table_cells(res)
+        body.append(f"<h2>{escape(res['task'])}</h2>" + html.table(cols, [[escape(c) for c in r] for r in cells]))
     return html.page("argsim results", "".join(body), "Every results file (bench/results/*.json).")
 
 
 #: `argsim evaluate`'s task -> the task of `argsim.evaluation.mteb_tasks` its figures are written as
 MTEB_TASKS = {"arguana": "arguana"}
-
-
-def write_mteb_files(board: Leaderboard, folder: Path) -> list[Path]:
-    """MTEB's result JSON of every score whose task has an MTEB task with the same main score
-    (`argsim.evaluation.mteb_tasks.write_mteb_result`: `<folder>/<model>/no_revision_available/<task>.json`)."""
-    from argsim.evaluation.mteb_tasks import write_mteb_result
-
-    return [write_mteb_result(s.model, MTEB_TASKS[s.task], "test" if s.data in (None, "test") else s.data,
-                              s.mteb_scores or s.metrics, folder, evaluation_time=s.seconds)
-            for s in board.scores if s.task in MTEB_TASKS]
 
 
 def variant_label(config: RunConfig) -> str:
@@ -150,8 +137,9 @@ def variant_label(config: RunConfig) -> str:
 def write_outputs(board: Leaderboard, config: RunConfig, out: Path | None = None, record: bool = False,
                   mteb_out: Path | None = None, html: Path | None = None, command: str | None = None) -> list[str]:
     """Write what was asked: the rows to `out` (a results JSON) and, with `record`, merged into
-    `bench/results/evaluate.json`; MTEB result files under `mteb_out`; the HTML page `html`. Returns one line per
-    output written."""
+    `bench/results/evaluate.json`; MTEB result files under `mteb_out`
+    (`argsim.evaluation.mteb_tasks.write_mteb_result`: `<mteb_out>/<model>/no_revision_available/<task>.json`); the
+    HTML page `html`. Returns one line per output written."""
     lines = []
     if out is not None or record:
         rows = board.rows(env=run_environment(config), command=command, variant=variant_label(config),
@@ -160,8 +148,12 @@ def write_outputs(board: Leaderboard, config: RunConfig, out: Path | None = None
             lines.append(f"{write_results('evaluate', rows, path=out, command=command)}: {len(rows)} rows")
         if record:
             lines.append(f"{write_results('evaluate', rows, merge=True, command=command)}: {len(rows)} rows merged")
-    if mteb_out is not None:
-        written = write_mteb_files(board, mteb_out)
+    if mteb_out is not None:  # MTEB's result JSON of every score whose task has an MTEB task with the same main score
+        from argsim.evaluation.mteb_tasks import write_mteb_result
+
+        written = [write_mteb_result(s.model, MTEB_TASKS[s.task], "test" if s.data in (None, "test") else s.data,
+                                     s.mteb_scores or s.metrics, mteb_out, evaluation_time=s.seconds)
+                   for s in board.scores if s.task in MTEB_TASKS]
         lines.append(f"{mteb_out}: {len(written)} MTEB result file(s)"
                      + ("" if written else f" (MTEB tasks with argsim's figures: {', '.join(MTEB_TASKS)})"))
     if html is not None:

@@ -38,8 +38,9 @@ def read_json_object(path: Path, problems: list[str] | None = None) -> dict | No
     return data
 
 
-def _numbers(d: dict) -> dict[str, float]:
-    return {k: v for k, value in d.items() if (v := _number(value)) is not None}
+def _numbers(d: object) -> dict[str, float]:
+    """The numbers of `d` when it is an object ({} else)."""
+    return {k: v for k, value in d.items() if (v := _number(value)) is not None} if isinstance(d, dict) else {}
 
 
 def trained_models(root: Path, depth: int = 3) -> list[TrainedModel]:
@@ -68,7 +69,7 @@ def trained_models(root: Path, depth: int = 3) -> list[TrainedModel]:
                 found[folder.resolve()] = TrainedModel(
                     folder, config.get("trainer") or str(build.get("recipe") or "?"), config.get("steps"),
                     config.get("seconds") or _number(build.get("seconds")), config.get("stopped_by"),
-                    {**_numbers(config.get("metrics") or {}), **_numbers(_dict(build.get("figures")))})
+                    {**_numbers(config.get("metrics")), **_numbers(build.get("figures"))})
     problems = list(dict.fromkeys(problems))
     if problems:
         warn(f"{len(problems)} training record(s) under {root} could not be read and are left out ({problems[0]})")
@@ -77,10 +78,6 @@ def trained_models(root: Path, depth: int = 3) -> list[TrainedModel]:
 
 def _number(value: object) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _dict(value: object) -> dict:
-    return value if isinstance(value, dict) else {}
 
 
 def redraw_curves(folders: list[Path]) -> list[Path | None]:

@@ -314,42 +314,34 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
         for file in spec.files:
             (staging / file).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(folder / file, staging / file)
-    card.update(_provenance(name, spec, record, figures, source, card))
+    # what the model is, how it was trained, and its weights' digests
+    adapters = {f: sha256_file(source / f) for f in spec.files if f.endswith(".safetensors") and "/" in f}
+    weights = sha256_file(weights_file(source, card))
+    card.update({"name": name, "task": spec.task, "description": spec.description, "data": spec.data,
+                 "data_licence": spec.licence, "command": record.get("command"), "seed": record.get("seed"),
+                 "steps": record.get("steps"), "training_seconds": record.get("seconds"),
+                 "training_device": record.get("device"), "training_precision": record.get("precision"),
+                 "training_threads": record.get("threads"), "git_commit": record.get("git_commit"), "figures": figures,
+                 "adapter_sha256" if spec.artifact == "lora" else "weights_sha256": weights,
+                 **({"adapters_sha256": adapters} if spec.artifact == "lora+heads" else {}),
+                 "published_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
     threshold = (read_json_object(folder / TRAIN_INFO) or {}).get("threshold")
     if isinstance(threshold, dict):  # a key point matcher's decision threshold (argsim.kpm.threshold)
         card["threshold"] = threshold
     write_json(staging / "card.json", card)
     card["slice"] = {"data": spec.slice_description, **spec.slice_figures(source, config)}
     write_json(staging / "card.json", card)
-    _swap_in(staging, dest / name)
-    return card
-
-
-def _provenance(name: str, spec: ShippedTask, record: dict, figures: dict, source: Path, card: dict) -> dict:
-    """The card's fields that say what the model is and how it was trained, and its weights' digests."""
-    adapters = {f: sha256_file(source / f) for f in spec.files if f.endswith(".safetensors") and "/" in f}
-    adapters = {"adapters_sha256": adapters} if spec.artifact == "lora+heads" else {}
-    return {"name": name, "task": spec.task, "description": spec.description, "data": spec.data,
-            "data_licence": spec.licence, "command": record.get("command"), "seed": record.get("seed"),
-            "steps": record.get("steps"), "training_seconds": record.get("seconds"),
-            "training_device": record.get("device"), "training_precision": record.get("precision"),
-            "training_threads": record.get("threads"), "git_commit": record.get("git_commit"), "figures": figures,
-            "adapter_sha256" if spec.artifact == "lora" else "weights_sha256": sha256_file(weights_file(source, card)),
-            **adapters,
-            "published_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-
-
-def _swap_in(staging: Path, target: Path) -> None:
-    """Replace `target` by `staging` (the former one moved aside first, removed after)."""
-    if not target.exists():
+    target = dest / name  # replaced by the staging folder, the former one moved aside first and removed after
+    if target.exists():
+        old = target.parent / f".{target.name}.replaced"
+        if old.exists():
+            shutil.rmtree(old)
+        target.rename(old)
         staging.rename(target)
-        return
-    old = target.parent / f".{target.name}.replaced"
-    if old.exists():
         shutil.rmtree(old)
-    target.rename(old)
-    staging.rename(target)
-    shutil.rmtree(old)
+    else:
+        staging.rename(target)
+    return card
 
 
 def shipped_summaries() -> list[dict]:

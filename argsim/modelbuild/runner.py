@@ -125,17 +125,6 @@ def with_budget(line: str, minutes: float) -> tuple[str, bool]:
     return shlex.join([*parts, "--max-minutes", f"{minutes:g}"]), True
 
 
-def _run(cmd: list[str], log: Path, cwd: Path, tick: Callable[[], None]) -> int:
-    with open(log, "a", encoding="utf-8") as fh:
-        fh.write(f"$ {shlex.join(cmd)}\n")
-        fh.flush()
-        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=cwd)
-        while proc.poll() is None:
-            time.sleep(1.0)
-            tick()
-        return proc.returncode
-
-
 def build(the_plan: Plan, root: Path, log: Path, global_options: Sequence[str] = (), quiet: bool = False,
           echo: Callable[[str], None] = print, max_minutes: float | None = None) -> list[dict]:
     """Run the plan's unfinished recipes in order; returns one summary per recipe (status skipped, built, stopped
@@ -202,7 +191,15 @@ def _run_steps(recipe: Recipe, status: str, root: Path, log: Path, global_option
         if is_training and deadline is not None:
             line, bounded = with_budget(line, (deadline - time.monotonic()) / 60)
         note(f"{recipe.name}: {line}")
-        rc = _run(argv(line, global_options), log, root, tick)
+        cmd = argv(line, global_options)
+        with open(log, "a", encoding="utf-8") as fh:  # the step's output appended to the log
+            fh.write(f"$ {shlex.join(cmd)}\n")
+            fh.flush()
+            proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=root)
+            while proc.poll() is None:
+                time.sleep(1.0)
+                tick()
+        rc = proc.returncode
         if rc != 0:
             note(f"{recipe.name}: failed (exit {rc}); see {log}; rerun `argsim models build` to continue")
             raise ArgsimError(f"recipe {recipe.name}: `{line}` exited {rc} (log: {log})")
