@@ -176,7 +176,7 @@ def _shipped_command(name: str) -> str | None:
     card = Path(__file__).resolve().parent / "shipped" / name / "card.json"
     try:
         return read_json(card).get("command")
-    except (OSError, ValueError, AttributeError):
+    except (ArgsimError, OSError, ValueError, AttributeError):  # no card: no command to match
         return None
 
 
