@@ -55,10 +55,8 @@ def summarize_minutes(sentences: str | Sequence[str], topic: str = "", subtopic:
     check_count(budget, "budget (characters)")
     if hasattr(sentences, "columns"):
         raise ArgsimError("a frame of items is summarised by summarize_minutes_frame (one row per item)")
-    if isinstance(sentences, str):
-        sents = utterance_sentences(sentences)
-    else:
-        sents = [x for x in as_texts(sentences, "sentences") if x.strip()]
+    sents = (utterance_sentences(sentences) if isinstance(sentences, str)
+             else [x for x in as_texts(sentences, "sentences") if x.strip()])
     if not sents:
         raise ArgsimError("no sentences to summarise")
     item = pd.DataFrame({"id": ["input"], "sentences": [sents], "topic": [topic], "subtopic": [subtopic]})
@@ -103,10 +101,7 @@ def summarize_minutes_frame(frame: pd.DataFrame, budget: int = 100, model: str |
     items = []
     for i, row in enumerate(frame.to_dict("records")):
         raw = row[text_col]
-        if isinstance(raw, str):
-            sents = utterance_sentences(raw)
-        else:
-            sents = [str(x) for x in raw if str(x).strip()]
+        sents = utterance_sentences(raw) if isinstance(raw, str) else [str(x) for x in raw if str(x).strip()]
         if not sents:
             raise ArgsimError(f"item {row.get('id', i)!r} (row {i + 1}) has no sentences")
         b = int(row[len_col]) if len_col and row[len_col] == row[len_col] else budget
