@@ -23,9 +23,8 @@ def summarize_minutes(sentences: str | Sequence[str], topic: str = "", subtopic:
                       config: RunConfig | None = None) -> list[str]:
     """Pick the sentences of an utterance that summarise it within a character budget.
 
-    EmbedRank++ as the minutes paper's Eq. 6: sentences are picked greedily by
-    k*(0.5*cos(D,Q) - 0.5*max cos(D,S)) + m*cos(D,topic) + s*cos(D,subtopic) (D a sentence, Q the utterance,
-    S the sentences already picked), key size = budget / chars_per_key (Eq. 7), while they fit the budget.
+    EmbedRank++ as the minutes paper's Eq. 6 (`argsim.minutes.mmr`; key size = budget / chars_per_key, Eq. 7),
+    picking sentences greedily while they fit the budget.
 
     Args:
         sentences: The utterance: a text (cleaned of speaker tags and stage directions and split into sentences
