@@ -12,7 +12,7 @@ from argsim.config import RunConfig
 from argsim.errors import ArgsimError, check_count
 from argsim.io import as_texts
 from argsim.minutes.summarize import MinutesItem, SummarizeOptions, run_summaries, topic_text
-from argsim.minutes.text import clean_lines, split_sentences
+from argsim.minutes.text import utterance_sentences
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -23,9 +23,8 @@ def summarize_minutes(sentences: str | Sequence[str], topic: str = "", subtopic:
                       config: RunConfig | None = None) -> list[str]:
     """Pick the sentences of an utterance that summarise it within a character budget.
 
-    EmbedRank++ as the minutes paper's Eq. 6: sentences are picked greedily by
-    k*(0.5*cos(D,Q) - 0.5*max cos(D,S)) + m*cos(D,topic) + s*cos(D,subtopic) (D a sentence, Q the utterance,
-    S the sentences already picked), key size = budget / chars_per_key (Eq. 7), while they fit the budget.
+    EmbedRank++ as the minutes paper's Eq. 6 (`argsim.minutes.mmr`; key size = budget / chars_per_key, Eq. 7),
+    picking sentences greedily while they fit the budget.
 
     Args:
         sentences: The utterance: a text (cleaned of speaker tags and stage directions and split into sentences
@@ -50,23 +49,18 @@ def summarize_minutes(sentences: str | Sequence[str], topic: str = "", subtopic:
         ...     topic="待機児童対策", subtopic="保育所の整備", budget=30)
         ['保育所の待機児童が増えています。']
     """
+    import pandas as pd
+
     check_count(budget, "budget (characters)")
-    config = config or RunConfig()
-    options = replace(options or SummarizeOptions(), seed=config.seed)
     if hasattr(sentences, "columns"):
         raise ArgsimError("a frame of items is summarised by summarize_minutes_frame (one row per item)")
-    if isinstance(sentences, str):
-        sents = [x for line in clean_lines(sentences, min_chars=1) for x in split_sentences(line)]
-    else:
-        sents = [x for x in as_texts(sentences, "sentences") if x.strip()]
+    sents = (utterance_sentences(sentences) if isinstance(sentences, str)
+             else [x for x in as_texts(sentences, "sentences") if x.strip()])
     if not sents:
         raise ArgsimError("no sentences to summarise")
-    item = MinutesItem("input", sents, topic_text(topic), subtopic, budget)
-    (record,), _ = run_summaries([item], str(model), options, config)
-    chosen = sorted(sel["index"] for sel in record["selected"])
-    if not chosen:
-        return [record["summary"]] if record["summary"] else []
-    return [sents[i] for i in chosen]
+    item = pd.DataFrame({"id": ["input"], "sentences": [sents], "topic": [topic], "subtopic": [subtopic]})
+    row = summarize_minutes_frame(item, budget, model, options, config).iloc[0]
+    return row["selected"] or ([row["summary"]] if row["summary"] else [])
 
 
 def _column(frame: pd.DataFrame, *names: str) -> str | None:
@@ -106,10 +100,7 @@ def summarize_minutes_frame(frame: pd.DataFrame, budget: int = 100, model: str |
     items = []
     for i, row in enumerate(frame.to_dict("records")):
         raw = row[text_col]
-        if isinstance(raw, str):
-            sents = [x for line in clean_lines(raw, min_chars=1) for x in split_sentences(line)]
-        else:
-            sents = [str(x) for x in raw if str(x).strip()]
+        sents = utterance_sentences(raw) if isinstance(raw, str) else [str(x) for x in raw if str(x).strip()]
         if not sents:
             raise ArgsimError(f"item {row.get('id', i)!r} (row {i + 1}) has no sentences")
         b = int(row[len_col]) if len_col and row[len_col] == row[len_col] else budget

@@ -58,7 +58,8 @@ class MiningConfig:
     seed: int = setting(SEED, "Random seed (the global --seed).", cli=False)
 
 
-def corpus_lines(meetings: Sequence[Meeting], min_chars: int = 10, boilerplate_min_count: int = 5) -> list[Line]:
+def corpus_lines(meetings: Sequence[Meeting], min_chars: int = MiningConfig.min_chars,
+                 boilerplate_min_count: int = MiningConfig.boilerplate_min_count) -> list[Line]:
     """All cleaned lines in order; the roll/agenda block (speaker 'null') and recurring procedural lines
     (boilerplate, seen >= `boilerplate_min_count` times) are dropped."""
     lines = [Line(m.id, m.date, u.speaker, text) for m in meetings for u in m.utterances
@@ -80,8 +81,8 @@ def split_meetings(meeting_sizes: dict[str, int], fractions: Sequence[float] = (
     return {m: SPLITS[int(p)] if s < 1 else SPLITS[-1] for m, s, p in zip(ids, shares, picks, strict=True)}
 
 
-def mine_triplets(lines: Sequence[Line], vectors: np.ndarray, config: MiningConfig = MiningConfig(),
-                  splits: dict[str, str] | None = None) -> tuple[list[dict], Counter]:
+def mine_triplets(lines: Sequence[Line], vectors: np.ndarray, config: MiningConfig,
+                  splits: dict[str, str]) -> tuple[list[dict], Counter]:
     """Mine (anchor, positive, negative) triplets; `vectors` are the lines' embeddings (any scale).
 
     Returns the triplets (dicts with anchor, positive, negative, split, meeting, date, speaker, cos_pos,
@@ -89,8 +90,6 @@ def mine_triplets(lines: Sequence[Line], vectors: np.ndarray, config: MiningConf
     if len(lines) != len(vectors):
         raise ValueError("one vector per line is needed")
     unit = l2_normalize(vectors)
-    if splits is None:
-        splits = split_meetings(Counter(x.meeting for x in lines), config.fractions, config.seed)
     pools = {s: np.array([i for i, x in enumerate(lines) if splits[x.meeting] == s], dtype=np.int64)
              for s in SPLITS}
     rng = np.random.default_rng(config.seed)

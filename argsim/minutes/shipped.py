@@ -196,11 +196,9 @@ def corpus(data_dir: str | Path | None = None) -> list:
     default cleaning settings)."""
     from argsim.data.catalog import dataset_dir
     from argsim.data.poliinfo import load_meetings
-    from argsim.minutes.mining import MiningConfig, corpus_lines
+    from argsim.minutes.mining import corpus_lines
 
-    config = MiningConfig()
-    return corpus_lines(load_meetings(dataset_dir("poliinfo", data_dir)), config.min_chars,
-                        config.boilerplate_min_count)
+    return corpus_lines(load_meetings(dataset_dir("poliinfo", data_dir)))
 
 
 def locate_triplets(rows: list[dict], data_dir: str | Path | None = None) -> list[list[int]]:

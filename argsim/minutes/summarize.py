@@ -17,7 +17,7 @@ from argsim.config import SEED, RunConfig
 from argsim.errors import ArgsimError, InputError, examples, warn
 from argsim.io import read_numbered_records, write_json
 from argsim.minutes.mmr import MMRWeights, _greedy, compose, key_size, select_embedrank, select_paper
-from argsim.minutes.text import clean_lines, split_sentences, strip_noise
+from argsim.minutes.text import strip_noise, utterance_sentences
 from argsim.options import check_settings, setting
 
 ITEM_SETS = ("ntcir14", "poliinfo2")
@@ -122,7 +122,7 @@ def user_items(path: Path, default_budget: int = 100) -> list[MinutesItem]:
                 if b and a != b:
                     raise InputError(path, f"item '{key}' has {col} {b!r} here but {a!r} in row {r0}; rows of "
                                            "one item must agree", row=r, column=col)
-        items[key].sentences += [s for line in clean_lines(row["text"], min_chars=1) for s in split_sentences(line)]
+        items[key].sentences += utterance_sentences(row["text"])
     if empty := [k for k, it in items.items() if not it.sentences]:
         raise InputError(path, f"item '{empty[0]}' has no text after cleaning")
     return list(items.values())

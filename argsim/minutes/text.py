@@ -56,3 +56,8 @@ def boilerplate(lines: Iterable[str], min_count: int = 5) -> set[str]:
 def split_sentences(text: str) -> list[str]:
     """Split Japanese text into sentences after 。！？ (keeping the mark)."""
     return [p.strip() for p in re.split(r"(?<=[。！？!?])", text) if p.strip()]
+
+
+def utterance_sentences(utterance: str) -> list[str]:
+    """The sentences of an utterance: its cleaned lines (any length) split after 。！？ (`split_sentences`)."""
+    return [s for line in clean_lines(utterance, min_chars=1) for s in split_sentences(line)]
