@@ -103,12 +103,8 @@ def run_ranker(method: str, points: list[Argument], pools: dict[str, list[Argume
                setting: str, split: str, options: dict | None = None, top_k: int = 10,
                label: str | None = None, engine: Engine | None = None, precision: str = "auto",
                config=None) -> RankRun:
-    """Score every pool with ranker `method` and turn the scores into ranking records (method = `label`).
-
-    Handed to the ranker, which ignores what it has no use for: `engine` (an `argsim.engine` engine; None: this
-    process) for its bulk work (exact WMDs, pruned ranking), `precision` (the run's `--precision`) and `config` (the
-    run's `RunConfig`: the runtime, `--backend` and `--quantize`) for a transformer stage.
-    """
+    """Score every pool with ranker `method` (`score_pools`: `engine` for its bulk work, `precision` and `config`
+    for a transformer stage) and turn the scores into ranking records (method = `label`)."""
     options = dict(options or {})
     label = label or default_label(method, options)
     load_start = os.getloadavg()[0]
