@@ -37,10 +37,8 @@ def user_argument(aid: str, text: str, kind: str, number: int, conclusion: str =
 
 def load_user_arguments(path: str | Path, candidates: str = "all"
                         ) -> tuple[list[Argument], dict[str, list[Argument]], dict[str, str | None]]:
-    """(query points, pools, gold counter ids) from a user's argument file.
-
-    `candidates="all"`: every other record; `"counters"`: only records of kind `counter`.
-    """
+    """(query points, pools, gold counter ids) from a user's argument file; `candidates="all"`: every other record,
+    `"counters"`: only records of kind `counter`."""
     if candidates not in ("all", "counters"):
         raise ValueError("candidates must be 'all' or 'counters'")
     numbered = read_numbered_records(path, UserArgumentRecord)

@@ -50,7 +50,6 @@ def emb_cosine_ranker(points, pools, model=None, pooling: str | None = None, con
     index = PoolIndex.build(points, pools)
     enc = (get_encoder(str(model or "minilm"), pooling=pooling, config=config) if pooling is not None
            else resolve_model(model or "minilm", config, cross_encoder=False))
-    # the points are queries and the candidates documents (`Encoder.for_role`: a two-tower model's towers)
     role = getattr(enc, "for_role", lambda _role: enc)
     u = role("document").encode([a.text for a in index.universe], normalize=True)
     q = role("query").encode([p.text for p in points], normalize=True)

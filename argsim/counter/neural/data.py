@@ -46,10 +46,8 @@ class PairData:
 
 def counterargs_data(corpus, train_split: str = "training", val_split: str = "validation",
                      limit: int | None = None, val_limit: int | None = None, seed: int = SEED) -> PairData:
-    """PairData from the counterargs-18 corpus: pairs of the splits, collections = every argument (epa).
-
-    `limit` / `val_limit` keep a random subset of the pairs, and then the collection is only those pairs' texts
-    (quick runs and tests)."""
+    """PairData from the counterargs-18 corpus: pairs of the splits, collections = every argument (epa); `limit` /
+    `val_limit` keep a random subset of the pairs, and then the collection is only those pairs' texts."""
     rng = np.random.default_rng(seed)
 
     def take(split: str, n: int | None) -> tuple[list, list]:

@@ -1,9 +1,8 @@
 """The two heads of the Bipolar-encoder (section 5.1) and the joint loss (section 5.2).
 
-The classification head is trained as a torch module (`ClassificationHead`, logits for the loss) and scored by
-one function, `cls_probability` (numpy, on a snapshot of the head's weights): training validation, Table 3,
-the pool rankers and the faiss search all call it. Numpy rather than torch so that one query's rerank costs no
-per-call torch dispatch (section 6.4's latency).
+The classification head is trained as a torch module (`ClassificationHead`) and scored everywhere by
+`cls_probability`, numpy on a snapshot of its weights, so that one query's rerank costs no torch dispatch
+(section 6.4's latency).
 """
 
 from __future__ import annotations

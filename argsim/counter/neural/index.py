@@ -1,11 +1,7 @@
 """faiss indexes over retrieval embeddings: exact inner product for small collections, inverted lists for large
 ones (the kinds: `build_index`; `ivfpqfs` scans 4-bit codes with faiss's SIMD "fast scan" kernels, Andre et al.,
-"Quicker ADC", IEEE TPAMI 2019).
-
-`auto` is at 1M candidates the fastest configuration of bench/bench_scale.py that kept recall@30 >= 0.9 against
-exact search (the measurements: docs/scale.md, Retrieval).
-`rerank_exact` re-scores any candidate list exactly; `recall_at_k` measures an index against the exact top-k of
-`exact_index`.
+"Quicker ADC", IEEE TPAMI 2019). `auto` is at 1M candidates the fastest configuration that kept recall@30 >= 0.9
+against exact search (docs/scale.md, Retrieval).
 """
 
 from __future__ import annotations
@@ -131,11 +127,9 @@ def build_index(vectors: np.ndarray, kind: str = "flat", nlist: int | None = Non
 
 def search_excluding(index, queries: np.ndarray, k: int,
                      exclude: list[set[int]] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Top-k (scores, ids) per query, never returning an id in the query's `exclude` set (e.g. itself).
-
-    Searches k + max(|exclude|) neighbours so that k remain after filtering; rows are padded with -1 / -inf
-    when the index holds fewer than k admissible candidates. A k above the index's size is its size (a k of
-    10^11 allocates no 10^11 columns)."""
+    """Top-k (scores, ids) per query, never an id in the query's `exclude` set (e.g. itself): k + max(|exclude|)
+    neighbours searched, rows padded with -1 / -inf when fewer than k are admissible; a k above the index's size
+    is its size."""
     queries = np.ascontiguousarray(queries, dtype=np.float32)
     k = max(1, min(k, index.ntotal))  # no more results than candidates: a huge k allocates nothing
     extra = max((len(e) for e in exclude), default=0) if exclude else 0

@@ -1,12 +1,8 @@
-"""`CounterModel`: Bi-encoder, Unipolar-ret, Unipolar-cls and Bipolar-encoder in one module.
-
-Which parts exist follows `NeuralConfig.kind`:
-- bi-encoder: separate point and candidate towers (or, with a frozen encoder, separate linear adapters), dot product;
-- unipolar-ret: one shared tower + the retrieval head;
-- unipolar-cls: one shared tower + the classification head;
-- bipolar / bipolar-nodiff: one shared tower + both heads (nodiff: no |u - v| in the fusion layer).
-With `train_encoder=False` the towers are the frozen backend encoder and only the heads are trained on cached
-base embeddings; with `train_encoder=True` the transformer itself is fine-tuned (the paper's setting).
+"""`CounterModel`, its parts following `NeuralConfig.kind`: bi-encoder (separate point and candidate towers, or
+linear adapters over a frozen encoder), unipolar-ret / unipolar-cls (one shared tower + the retrieval /
+classification head), bipolar / bipolar-nodiff (one shared tower + both heads; nodiff: no |u - v|). With
+`train_encoder=False` only the heads are trained, on cached base embeddings of the frozen backend encoder; with
+`train_encoder=True` the transformer itself is fine-tuned (the paper's setting).
 """
 
 from __future__ import annotations
@@ -88,10 +84,8 @@ class CounterModel(nn.Module):
                     engine: Engine | None = None, config: RunConfig | None = None,
                     progress: str | None = None) -> np.ndarray:
         """Base embeddings of texts (no gradients): a frozen encoder's and a saved fine-tuned tower's through the
-        backend (disk-cached; `config`: the run's cache folder, --no-cache, --quiet) and `argsim.engine.encode`
-        on `engine` (None: this process; a fine-tuned tower cannot be rebuilt on Ray workers and is encoded
-        here); a tower being trained encodes directly (its weights change every step), with a progress bar
-        described by `progress` when given."""
+        backend (disk-cached under `config`) and `argsim.engine.encode` on `engine` (None: this process); a tower
+        being trained encodes directly (its weights change every step), with a `progress` bar when given."""
         config = config or self.run_config
         tower = self.point_tower if side == "point" else self.cand_tower
         if tower is not None and self.folder is not None and not self.training:

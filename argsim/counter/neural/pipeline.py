@@ -50,11 +50,8 @@ def check_stage(folder: str | Path, option: str = "model") -> None:
 
 def load_stage(spec: str | Path | None, precision: str = "auto", config=None):
     """'bm25', a CounterModel folder (or a shipped counter model's name), or a cross-encoder folder -> the stage
-    object (None stays None).
-
-    A cross-encoder scores on the CPU in `precision` (`--precision`, resolved for the CPU: auto = fp32, bf16 when
-    asked), in the runtime of `config` (`--backend`, `--quantize`; None: PyTorch); CounterModel stages compute in
-    fp32, their transformer in `config`'s runtime."""
+    object (None stays None). A cross-encoder scores on the CPU in `precision` (auto = fp32), CounterModel stages
+    in fp32; their transformers run in `config`'s runtime (None: PyTorch)."""
     from argsim.counter.neural.config import is_cross_folder, marker_max_length
     from argsim.counter.neural.store import load_model
 

@@ -1,11 +1,9 @@
 """The neural rankers of `argsim rank counterargs --method NAME` (registered on import; no heavy work here).
 
-Options (from the CLI's `--model` and `--opt key=value`): `model` (trained model folder, or a shipped counter
-model's name; `bi-encoder` without one uses the shipped `counter-bi-encoder`, `bipolar` the shipped
-`counter-bipolar`), `k` (rerank depth, default 30), `retriever` / `reranker` (folders for the
-two-stage methods; `retriever=bm25` for BM25); `precision` (the run's `--precision`, passed by `run_ranker`) is
-what a cross-encoder stage computes in, and `config` (the run's options, passed by `run_ranker`) the runtime of every
-stage's transformer (`--backend`, `--quantize`).
+Options (`--model`, `--opt key=value`): `model` (trained model folder, or a shipped counter model's name;
+`bi-encoder` and `bipolar` default to the shipped ones), `k` (rerank depth, default 30), `retriever` / `reranker`
+(the two-stage methods' folders; `retriever=bm25` for BM25); `run_ranker` passes `precision` (a cross-encoder
+stage's) and `config` (every stage's transformer runtime).
 """
 
 from __future__ import annotations
@@ -33,7 +31,6 @@ def _two_stage(points, pools, first, second, k, precision: str = "auto", config=
 def bipolar_ranker(points, pools, model=None, k=30, precision="auto", config=None, **_):
     from argsim.backend.names import shipped_models
 
-    # without --model: the shipped model (`argsim models`)
     folder = model or ("counter-bipolar" if "counter-bipolar" in shipped_models() else _need(model, "--model DIR",
                                                                                             "bipolar"))
     return _two_stage(points, pools, folder, folder, k, precision=precision, config=config)

@@ -41,14 +41,9 @@ class NumpyHeads:
 
 
 class RetrieveRerank:
-    """A candidate collection embedded once (base + retrieval embeddings) behind a faiss index.
-
-    `rank(query_base, k)` returns the top-k candidate ids by the retrieval head, reranked by the classification
-    head on the cached base embeddings; ids in a query's `exclude` set (the query itself) are never returned.
-
-    `engine` (None: this process): where the candidate and query texts are embedded (`argsim.engine.encode`).
-    The search and the rerank stay in this process on every engine (docs/scale.md): a worker would first need the
-    whole index (1.5 GB at 1M x 384 flat) for a few numpy operations per query."""
+    """A candidate collection embedded once (base + retrieval embeddings) behind a faiss index: `rank` gives the
+    retrieval head's top k, reranked by the classification head on the cached base embeddings. `engine` (None:
+    this process) embeds the texts; the search and the rerank stay in this process (docs/scale.md)."""
 
     def __init__(self, model: CounterModel, texts: Sequence[str] | None = None, base: np.ndarray | None = None,
                  index_kind: str = "auto", engine: Engine | None = None, config: RunConfig | None = None) -> None:
@@ -112,11 +107,9 @@ def _read_collection(path: Path) -> tuple[list[str], list[str]]:
 
 def search_files(model: str | Path, candidates: Path, queries: Path, k: int = 10, index: str = "auto",
                  config: RunConfig | None = None) -> tuple[list[dict], dict]:
-    """Rank the queries of one file against the candidates of another through faiss (`argsim rank
-    counter-search`), a query found among the candidates never its own candidate: a trained counter model
-    (`argsim train bipolar`, counter-bi-encoder, counter-bipolar) retrieves then reranks (`RetrieveRerank`); any
-    other embedding model (the default, counter-fusion) ranks by the cosine of its query side (the points) and
-    document side (the candidates; `Encoder.for_role`), embedded in this process.
+    """Rank the queries of one file against the candidates of another through faiss (`argsim rank counter-search`),
+    a query never its own candidate: a trained counter model retrieves then reranks (`RetrieveRerank`); any other
+    embedding model (the default, counter-fusion) ranks by the cosine of its query and document sides.
 
     Args:
         model: A trained counter model folder, a shipped model's name or any embedding model. candidates, queries:

@@ -1,10 +1,8 @@
 """Table 3 of the paper (section 6.3): @1/K of every retrieve(-then-rerank) combination on one split and setting.
 
-`evaluate_table3` runs every row whose model is given on every requested setting (the zero-shot cosine and BM25
-rows always come along), compares each row's @1/K hits with the zero-shot row's accuracy@1 on the same points
-(paired, `versus_reference`), and `table3_row_specs` describes the result rows. Rows with a
-cross-encoder run on a seeded random sample of points (`cross_limit`, CPU cost); the comparison then uses the
-zero-shot row's hits of those same points.
+`evaluate_table3` runs every row whose model is given (with the zero-shot cosine and BM25 rows) on every setting
+and compares each row's @1/K hits with the zero-shot row's accuracy@1 on the same points (`versus_reference`); rows
+with a cross-encoder run on a seeded sample of points (`cross_limit`, CPU cost), compared on those points.
 """
 
 from __future__ import annotations
@@ -175,14 +173,12 @@ def run_inputs(request: Table3Request, seed: int, data: str | None = None) -> di
 def evaluate_table3(corpus, request: Table3Request, config=None,
                     on_result: Callable[[Table3Result], None] | None = None, state: str | Path | None = None,
                     data: str | None = None) -> list[Table3Result]:
-    """Evaluate the plan of `table3_plan` for `request` on `corpus`; `config`: the run's options (the runtime of
-    every stage's transformer; its seed draws the cross-encoder rows' sample); `on_result` is called after each row
-    (progress).
+    """Evaluate the plan of `table3_plan` for `request` on `corpus`; `config`: the run's options (the stages'
+    runtime; its seed draws the cross-encoder rows' sample); `on_result` is called after each row (progress).
 
-    With `state` (a JSON file), every finished (row, setting) is stored there (atomically) as it finishes, so an
-    interrupted run keeps it: the same call again evaluates only the rest (the per-point hits read back give the
-    same table and paired comparisons) and removes the file at the end; a call on other inputs (`run_inputs`:
-    options, model folders, `data`) is refused in one line while the file is there."""
+    With `state` (a JSON file), every finished (row, setting) is stored there as it finishes: the same call again
+    evaluates only the rest and removes the file at the end; a call on other inputs (`run_inputs`) is refused in
+    one line while the file is there."""
     from argsim.schemas import TableState
 
     zero_shot, seed = f"cosine:{request.base_model}", getattr(config, "seed", SEED)
