@@ -1,4 +1,5 @@
-"""Scoring counter-argument rankings: ranking records (JSONL) with accuracy@1 / MRR, and accuracy@1/K.
+"""Scoring counter-argument rankings: ranking records (JSONL) with accuracy@1 / MRR, and accuracy@1/K (section 6.3 of
+the bipolar-encoder paper: docs/counterargs-neural.md; ties go to the first stage's order).
 
 A ranking record (one JSON line per point)::
 
@@ -9,9 +10,6 @@ A ranking record (one JSON line per point)::
 `gold_better`/`gold_tied` count the candidates scoring above / equal to the gold counter, so accuracy@1 and
 MRR are exact for every pool size even though only the top k are stored. `exact_rank` is false when the
 ranker pruned (scores below its top k are upper bounds): accuracy@1 is still exact, MRR is then not reported.
-
-accuracy@1/K (section 6.3 of the bipolar-encoder paper): a point is a hit when the second stage's best of the first
-stage's top K is the true counter (`at1_over_k_hits`); ties go to the earlier candidate (the first stage's order).
 """
 
 from __future__ import annotations

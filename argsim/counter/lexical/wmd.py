@@ -13,7 +13,7 @@ The word-centroid distance and the relaxed WMD of Kusner et al. (2015) bound pai
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -75,9 +75,7 @@ class WMDEngine:
 
     def distance(self, i: int, j: int) -> float:
         """Exact WMD between texts i and j (gensim semantics, see the module docstring)."""
-        if self.empty[i] or self.empty[j]:
-            return float("inf")
-        return self.solve(i, j, self.cost_matrix(i, j))
+        return float("inf") if self.empty[i] or self.empty[j] else self.solve(i, j, self.cost_matrix(i, j))
 
     def distances(self, pairs: np.ndarray, engine=None, min_pairs: int = 2000) -> np.ndarray:
         """Exact WMD of each (i, j) row of `pairs`, on `engine` (an `argsim.engine` engine; None: this process)
@@ -195,15 +193,13 @@ class PoolView:
         return np.add.reduceat(np.append(self.bags.data * per_entry, 0.0),
                                np.minimum(self.bags.indptr[:-1], len(per_entry)))[: len(self.js)] * (self.lengths > 0)
 
-    def chunks(self, chunk_nnz: int) -> list[tuple[int, int]]:
+    def chunks(self, chunk_nnz: int) -> Iterator[tuple[int, int]]:
         """(start, stop) row ranges whose total word count stays within chunk_nnz (at least one row each)."""
-        out, start, indptr, n = [], 0, self.bags.indptr, len(self.js)
+        start, indptr, n = 0, self.bags.indptr, len(self.js)
         while start < n:
-            stop = int(np.searchsorted(indptr, indptr[start] + chunk_nnz, side="right")) - 1
-            stop = min(max(stop, start + 1), n)
-            out.append((start, stop))
+            stop = min(max(int(np.searchsorted(indptr, indptr[start] + chunk_nnz, side="right")) - 1, start + 1), n)
+            yield start, stop
             start = stop
-        return out
 
 
 def pool_blocks(pools: list[np.ndarray], slack: float = 1.25) -> list[tuple[np.ndarray, list[int]]]:

@@ -38,12 +38,10 @@ def marker_max_length(folder: str | Path) -> int:
 
 @dataclass(frozen=True)
 class Table3Request:
-    """What one Table 3 evaluation covers (`argsim.counter.neural.table3`, the options of `argsim eval
-    counter-neural`): the row models (`models`: bipolar, bipolar-nodiff, bi-encoder, unipolar-ret, unipolar-cls,
-    cross-encoder -> folder or None; a row runs when its models are given), the counterargs-18 `split` and
-    `settings`, the rerank depths `ks` of @1/K, the zero-shot cosine row's `base_model`, extra settings of the
-    Bipolar-encoder row alone (`bipolar_settings`) and the seeded point sample of the cross-encoder rows
-    (`cross_limit`; None or 0: every point).
+    """What one Table 3 evaluation covers (`argsim.counter.neural.table3`; `argsim eval counter-neural`): the row
+    models (`models`: kind -> folder or None; a row runs when its models are given), the counterargs-18 `split` and
+    `settings`, the depths `ks` of @1/K, the zero-shot row's `base_model`, settings of the Bipolar-encoder row alone
+    (`bipolar_settings`) and the cross-encoder rows' seeded point sample (`cross_limit`; None or 0: every point).
 
     Example:
         >>> Table3Request({"bipolar": "counter-bipolar"}).ks

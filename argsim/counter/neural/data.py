@@ -35,8 +35,7 @@ class PairData:
             return np.asarray([index.setdefault(t, len(index)) for t in texts], dtype=np.int64)
 
         def pairs(ps: Sequence[tuple[str, str]]) -> np.ndarray:
-            empty = np.zeros((0, 2), np.int64)
-            return np.stack([ids(p for p, _ in ps), ids(c for _, c in ps)], axis=1) if ps else empty
+            return np.stack([ids(p for p, _ in ps), ids(c for _, c in ps)], 1) if ps else np.zeros((0, 2), np.int64)
 
         tp, vp = pairs(train), pairs(val)
         tc = np.unique(np.concatenate([tp.ravel(), ids(train_extra)]))

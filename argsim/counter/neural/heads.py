@@ -16,10 +16,8 @@ from torch.nn import functional as F
 
 
 class RetrievalHead(nn.Module):
-    """linear(u) -> retrieval embedding; f_ret(p, c) = dot(u1, v1). Initialised to the identity.
-
-    Starting from the identity makes the untrained head exactly the starting model's (cosine) ranking, so
-    training can only move away from a known baseline, never start below it."""
+    """linear(u) -> retrieval embedding; f_ret(p, c) = dot(u1, v1). Initialised to the identity, so the untrained
+    head ranks exactly as the starting model's cosine: training starts from a known baseline, never below it."""
 
     def __init__(self, dim: int, out_dim: int | None = None, normalize: bool = True) -> None:
         super().__init__()
@@ -95,7 +93,6 @@ def triplet_loss(anchor: torch.Tensor, positive: torch.Tensor, negative: torch.T
 
 def classification_loss(logits_pos: torch.Tensor, logits_neg: torch.Tensor) -> torch.Tensor:
     """CE(p, c+) + CE(p, c-): the positive pair has label 1, the negative pair label 0."""
-    ones = torch.ones(len(logits_pos), dtype=torch.long, device=logits_pos.device)
-    zeros = torch.zeros(len(logits_neg), dtype=torch.long, device=logits_neg.device)
-    return F.cross_entropy(logits_pos, ones) + F.cross_entropy(logits_neg, zeros)
+    return (F.cross_entropy(logits_pos, torch.ones_like(logits_pos[:, 0], dtype=torch.long))
+            + F.cross_entropy(logits_neg, torch.zeros_like(logits_neg[:, 0], dtype=torch.long)))
 

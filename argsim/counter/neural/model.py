@@ -49,15 +49,11 @@ class CounterModel(nn.Module):
         if dim is None:  # a frozen encoder's width, from the backend
             dim = frozen_encoder(config.base_model, config.pooling, config.max_seq_length).dim
         self.dim = dim
-        self.ret_point: RetrievalHead | None = None
-        self.ret_cand: RetrievalHead | None = None
-        self.cls: ClassificationHead | None = None
-        if config.has_retrieval:
-            self.ret_point = RetrievalHead(dim, normalize=config.normalize_retrieval)
-            self.ret_cand = (RetrievalHead(dim, normalize=config.normalize_retrieval)
-                             if config.separate_towers else self.ret_point)
-        if config.has_classifier:
-            self.cls = ClassificationHead(dim, use_diff=config.use_diff)
+        normalize = config.normalize_retrieval
+        self.ret_point = RetrievalHead(dim, normalize=normalize) if config.has_retrieval else None
+        self.ret_cand = (RetrievalHead(dim, normalize=normalize) if config.has_retrieval and config.separate_towers
+                         else self.ret_point)
+        self.cls = ClassificationHead(dim, use_diff=config.use_diff) if config.has_classifier else None
 
     def train_top_layers(self) -> None:
         """With `config.train_layers` = N > 0: fine-tune only the towers' top N layers (cached lower layers)."""

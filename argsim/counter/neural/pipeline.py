@@ -1,8 +1,8 @@
 """Retrieve-then-rerank over the candidate pools of `argsim.data.counterargs.build_pools` (any setting).
 
-First stage: BM25 (`argsim.counter.lexical.baselines.bm25_scores`) or a model's retrieval head (dot product; for a
-classification-only model, the base-embedding cosine). Second stage: a model's classification head on the
-cached base embeddings, or a cross-encoder. Base embeddings of every distinct candidate are computed once.
+First stage: BM25 or a model's retrieval head (dot product; a classification-only model: the base-embedding
+cosine); second stage: a model's classification head on the base embeddings (once per distinct text) or a
+cross-encoder.
 """
 
 from __future__ import annotations

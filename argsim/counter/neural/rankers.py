@@ -33,19 +33,18 @@ def bipolar_ranker(points, pools, model=None, k=30, precision="auto", config=Non
 
     folder = model or ("counter-bipolar" if "counter-bipolar" in shipped_models() else _need(model, "--model DIR",
                                                                                             "bipolar"))
-    return _two_stage(points, pools, folder, folder, k, precision=precision, config=config)
+    return _two_stage(points, pools, folder, folder, k, precision, config)
 
 
 @register_ranker("bi-encoder", help="Bi-encoder retrieval: dot product of the point and candidate towers (--model DIR; "
                                     "default: the shipped counter-bi-encoder)")
 def bi_encoder_ranker(points, pools, model=None, precision="auto", config=None, **_):
-    return _two_stage(points, pools, model or "counter-bi-encoder", None, 1, precision=precision, config=config)
+    return _two_stage(points, pools, model or "counter-bi-encoder", None, 1, precision, config)
 
 
 @register_ranker("unipolar-ret", help="Unipolar-ret retrieval: shared tower + retrieval head (--model DIR)")
 def unipolar_ret_ranker(points, pools, model=None, precision="auto", config=None, **_):
-    return _two_stage(points, pools, _need(model, "--model DIR", "unipolar-ret"), None, 1,
-                      precision=precision, config=config)
+    return _two_stage(points, pools, _need(model, "--model DIR", "unipolar-ret"), None, 1, precision, config)
 
 
 register_ranker("unipolar", help="alias of unipolar-ret")(unipolar_ret_ranker)
@@ -53,8 +52,7 @@ register_ranker("unipolar", help="alias of unipolar-ret")(unipolar_ret_ranker)
 
 @register_ranker("cross-encoder", help="Cross-encoder reranking the BM25 top-k (--model CROSS_DIR; opt k=30)")
 def cross_encoder_ranker(points, pools, model=None, k=30, retriever="bm25", precision="auto", config=None, **_):
-    return _two_stage(points, pools, retriever, _need(model, "--model DIR", "cross-encoder"), k,
-                      precision=precision, config=config)
+    return _two_stage(points, pools, retriever, _need(model, "--model DIR", "cross-encoder"), k, precision, config)
 
 
 def _bm25_then(name: str, folder: str, reranker_name: str) -> None:
@@ -62,8 +60,8 @@ def _bm25_then(name: str, folder: str, reranker_name: str) -> None:
 
     @register_ranker(name, help=f"BM25 top-k reranked by {reranker_name} (--model {folder}; opt k=30)")
     def ranker(points, pools, model=None, k=30, reranker=None, precision="auto", config=None, **_):
-        return _two_stage(points, pools, "bm25", _need(reranker or model, f"--model {folder}", name), k,
-                          precision=precision, config=config)
+        return _two_stage(points, pools, "bm25", _need(reranker or model, f"--model {folder}", name), k, precision,
+                          config)
 
 
 def _model_then(name: str, first: str, second: str, what: str) -> None:
@@ -72,7 +70,7 @@ def _model_then(name: str, first: str, second: str, what: str) -> None:
     @register_ranker(name, help=f"{what} (opt retriever={first} reranker={second} k=30)")
     def ranker(points, pools, model=None, k=30, retriever=None, reranker=None, precision="auto", config=None, **_):
         return _two_stage(points, pools, _need(retriever or model, f"--opt retriever={first}", name),
-                          _need(reranker, f"--opt reranker={second}", name), k, precision=precision, config=config)
+                          _need(reranker, f"--opt reranker={second}", name), k, precision, config)
 
 
 _bm25_then("bm25+cross-encoder", "CROSS_DIR", "a cross-encoder")

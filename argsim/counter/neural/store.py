@@ -100,9 +100,7 @@ def resolve_folder(spec: str | Path) -> Path:
         'counter-bi-encoder'
     """
     shipped = shipped_folder(str(spec))
-    if shipped is not None and manifest_loader_name(shipped) == LOADER:
-        return shipped
-    return Path(spec)
+    return shipped if shipped is not None and manifest_loader_name(shipped) == LOADER else Path(spec)
 
 
 def heads_file(folder: Path) -> Path | None:
