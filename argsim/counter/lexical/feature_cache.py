@@ -13,6 +13,7 @@ from argsim.backend.words import word_vectors_identity
 from argsim.counter.lexical.features import FeatureConfig, FeatureSpace
 from argsim.data.counterargs import Argument
 from argsim.engine.base import Engine, LocalEngine
+from argsim.io import atomic_path
 from argsim.paths import under_workdir
 
 FEATURE_CACHE = Path("runs/counter/features")  # relative: placed in the work folder (argsim.paths) when used
@@ -57,8 +58,6 @@ def pool_features(points: list[Argument], pools: dict[str, list[Argument]], conf
     else:
         feats = space.features(n_features)
     if path is not None:
-        from argsim.io import atomic_path
-
         path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_path(path) as tmp, open(tmp, "wb") as fh:
             np.savez(fh, **{f"f{i}": feats[p.id] for i, p in enumerate(points)})

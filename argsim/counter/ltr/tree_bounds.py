@@ -11,12 +11,11 @@ Perego, Tonellotto & Venturini, SIGIR 2015) extended from a point to a box (`_Le
 the reachable leaves, numbered by decreasing value, so the largest is a word's lowest set bit.
 
 Readings and choices:
-- Parsing: XGBoost's own JSON model (`Booster.save_raw("json")`, i.e. what `argsim train ltr` saves as
-  `xgboost.json`): `left_children`, `right_children`, `split_indices`, `split_conditions` (the leaf value at a
-  leaf). `base_score` is stored on the probability scale for the logistic objectives (margin = logit(base_score)),
-  as a margin otherwise; XGBoost >= 3 writes it as '[v]'. Refused: boosters other than gbtree (dart weighs its
-  trees), several outputs (multi-class), categorical splits, and a `best_iteration` before the last tree (its
-  predictions would use fewer trees).
+- Parsing: XGBoost's own JSON model (`Booster.save_raw("json")`, what `argsim train ltr` saves as `xgboost.json`).
+  `base_score` is stored on the probability scale for the logistic objectives (margin = logit(base_score)), as a
+  margin otherwise; XGBoost >= 3 writes it as '[v]'. Refused: boosters other than gbtree (dart weighs its trees),
+  several outputs (multi-class), categorical splits, and a `best_iteration` before the last tree (its predictions
+  would use fewer trees).
 - Missing values: XGBoost sends NaN by `default_left`; the features bounded here are never NaN, so a NaN in
   lo/hi is an error rather than a silent branch.
 - Leaves are summed in float64; XGBoost sums float32, so the margin it predicts may differ from the exact sum

@@ -70,11 +70,10 @@ def build_index(vectors: np.ndarray, kind: str = "flat", nlist: int | None = Non
 
     Args:
         vectors: (n, dim) float vectors (unit length for cosine).
-        kind: `flat` (exact), `hnsw` (graph), `ivf` (inverted lists, trained here), `ivfpq` (inverted lists of
-            product-quantised codes, `pq_m` bytes a vector; dim must be a multiple of pq_m), `ivfsq8` (inverted
-            lists of 8-bit scalar codes), `ivfpqfs` (inverted lists of 4-bit fast-scan PQ codes, dim / 4
-            sub-vectors; dim must be a multiple of 8) - these two re-score their top k x `refine` exactly - or
-            `auto` (`auto_kind` chooses the kind, nlist and nprobe; `nlist` and `nprobe` are ignored).
+        kind: `flat` (exact), `hnsw` (graph), `ivf` (inverted lists, trained here), `ivfpq` (product-quantised
+            codes, `pq_m` bytes a vector; dim a multiple of pq_m), `ivfsq8` (8-bit scalar codes), `ivfpqfs` (4-bit
+            fast-scan PQ codes, dim / 4 sub-vectors; dim a multiple of 8) - these two re-score their top k x
+            `refine` exactly - or `auto` (`auto_kind` chooses the kind, nlist and nprobe, ignoring those given).
         nlist: inverted lists (default: sqrt(n) for ivf / ivfpq, 4 sqrt(n) for ivfsq8 / ivfpqfs, at most 4,096 /
             16,384).
         nprobe: lists searched per query (IVF kinds).

@@ -15,6 +15,7 @@ import torch
 from torch import nn
 
 from argsim.backend.encoder import Encoder
+from argsim.backend.registry import runtime_spec
 from argsim.config import RunConfig
 from argsim.counter.neural.config import NeuralConfig
 from argsim.counter.neural.heads import ClassificationHead, RetrievalHead, cls_probability
@@ -98,8 +99,6 @@ class CounterModel(nn.Module):
     def tower_encoder(self, side: str = "candidate", config: RunConfig | None = None) -> Encoder:
         """The backend encoder (batched, disk-cached) of a saved model's fine-tuned tower on `side`, its transformer
         in the runtime of `config` (`--backend`, `--quantize`; None: `run_config`, else PyTorch)."""
-        from argsim.backend.registry import runtime_spec
-
         tower = self.point_tower if side == "point" else self.cand_tower
         if tower is None or self.folder is None:
             raise RuntimeError("tower_encoder() needs a fine-tuned model loaded from its folder")

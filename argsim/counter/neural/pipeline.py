@@ -13,9 +13,14 @@ from pathlib import Path
 
 import numpy as np
 
+from argsim.backend.resolve import PairScorer, pair_scorer
+from argsim.backend.safety import check_model_folder, model_files
 from argsim.config import RunConfig
 from argsim.counter.core.evaluation import at1_over_k_hits, rerank_order
 from argsim.counter.core.pools import PoolIndex
+from argsim.counter.lexical.baselines import bm25_scores
+from argsim.counter.neural.config import is_cross_folder, marker_max_length
+from argsim.counter.neural.store import is_model_folder, load_model, read_config, resolve_folder
 from argsim.data.counterargs import Argument
 from argsim.errors import ModelError
 from argsim.vectors import l2_normalize
@@ -34,10 +39,6 @@ def check_stage(folder: str | Path, option: str = "model") -> None:
     """Before any work: `folder` is a trained counter model or cross-encoder folder (or a shipped counter model's
     name, e.g. `counter-bi-encoder`) that is data (the one model folder check) with a readable config; ModelError
     (one line) otherwise."""
-    from argsim.backend.safety import check_model_folder, model_files
-    from argsim.counter.neural.config import is_cross_folder
-    from argsim.counter.neural.store import is_model_folder, read_config, resolve_folder
-
     folder = resolve_folder(folder)
     if not (is_model_folder(folder) or is_cross_folder(folder)):
         raise ModelError(f"{option} {folder}: not a trained counter-argument model or cross-encoder folder (train "
@@ -52,14 +53,9 @@ def load_stage(spec: str | Path | None, precision: str = "auto", config=None):
     """'bm25', a CounterModel folder (or a shipped counter model's name), or a cross-encoder folder -> the stage
     object (None stays None). A cross-encoder scores on the CPU in `precision` (auto = fp32), CounterModel stages
     in fp32; their transformers run in `config`'s runtime (None: PyTorch)."""
-    from argsim.counter.neural.config import is_cross_folder, marker_max_length
-    from argsim.counter.neural.store import load_model
-
     if spec in (None, "none", "bm25"):
         return "bm25" if spec == "bm25" else None
     if is_cross_folder(spec):  # the backend's pair scorer, on the CPU
-        from argsim.backend.resolve import pair_scorer
-
         return pair_scorer(spec, replace(config or RunConfig(), device="cpu", precision=precision),
                            marker_max_length(spec), batch_size=32)
     model = load_model(spec)
@@ -78,9 +74,6 @@ def _bases(model, points: list[Argument], index: PoolIndex, cache: dict) -> tupl
 def run_stages(points: list[Argument], pools: dict[str, list[Argument]], first, second,
                kmax: int, show_progress: bool = False) -> StageResult:
     """First-stage scores over each whole pool; second-stage scores for the first stage's top `kmax`."""
-    from argsim.backend.resolve import PairScorer
-    from argsim.counter.lexical.baselines import bm25_scores
-
     index = PoolIndex.build(points, pools)
     cache: dict = {}
     if first == "bm25":

@@ -7,15 +7,19 @@ from pathlib import Path
 
 import numpy as np
 
+from argsim.backend import get_encoder
 from argsim.backend.names import ENCODER_MANIFEST, MODELS, manifest_loader_name, shipped_folder
 from argsim.config import RunConfig
 from argsim.counter.core.evaluation import rerank_order
 from argsim.counter.neural.heads import cls_probability
 from argsim.counter.neural.index import build_index, check_index, search_excluding
 from argsim.counter.neural.model import CounterModel
+from argsim.counter.neural.store import load_model
 from argsim.engine import Engine, engine_from_config
 from argsim.errors import ModelError
 from argsim.io import read_records, read_texts
+from argsim.measure import timed
+from argsim.schemas import CollectionRecord
 from argsim.vectors import l2_normalize
 
 
@@ -99,8 +103,6 @@ def _read_collection(path: Path) -> tuple[list[str], list[str]]:
     if path.suffix.lower() in (".txt", ".text"):
         texts = read_texts(path)
         return [str(i) for i in range(len(texts))], texts
-    from argsim.schemas import CollectionRecord
-
     recs = read_records(path, CollectionRecord)
     return [str(r.get("id", i)) for i, r in enumerate(recs)], [r["text"] for r in recs]
 
@@ -123,13 +125,9 @@ def search_files(model: str | Path, candidates: Path, queries: Path, k: int = 10
     Example:
         >>> lines, info = search_files("counter-fusion", Path("c.txt"), Path("q.txt"), k=3)  # doctest: +SKIP
     """
-    from argsim.measure import timed
-
     (cand_ids, cand_texts), (q_ids, q_texts) = _read_collection(candidates), _read_collection(queries)  # first
     config = config or RunConfig()
     if _is_counter_model(model):
-        from argsim.counter.neural.store import load_model
-
         m = load_model(model)
         with timed() as t_build:
             rr = RetrieveRerank(m, cand_texts, index_kind=index, engine=engine_from_config(config), config=config)
@@ -137,8 +135,6 @@ def search_files(model: str | Path, candidates: Path, queries: Path, k: int = 10
             ids, scores = rr.rank_texts(q_texts, k)
         kind = m.config.kind
     else:
-        from argsim.backend import get_encoder
-
         enc = get_encoder(str(model), config=config)
         check_index(index, len(cand_texts))  # before the embedding
         with timed() as t_build:

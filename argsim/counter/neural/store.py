@@ -136,10 +136,8 @@ def load_model(folder: str | Path) -> CounterModel:
     weights = heads_file(folder)
     with model_files(folder, "counter-argument model"):
         config, dim = read_config(folder)
-        tower = None
-        if config.train_encoder:  # LoRA: the base, whose adapters are loaded below; else the saved tower
-            source = config.base_model if config.lora else str(folder / "point_encoder")
-            tower = TransformerTower(source, config.pooling, config.max_seq_length)
+        source = config.base_model if config.lora else str(folder / "point_encoder")  # LoRA: the adapters' base
+        tower = TransformerTower(source, config.pooling, config.max_seq_length) if config.train_encoder else None
         model = CounterModel(config, dim=dim, tower=tower)
         if config.lora:
             model.point_tower.load_lora(folder / "point_encoder")

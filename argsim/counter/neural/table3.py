@@ -19,12 +19,14 @@ from argsim.counter.core.evaluation import RowScore
 from argsim.counter.neural.config import CROSS_MARKER, NeuralConfig, Table3Request, is_cross_folder
 from argsim.counter.neural.model import CounterModel
 from argsim.counter.neural.pipeline import check_stage, hits_over_k_pools, load_stage, run_stages
+from argsim.counter.neural.plot import learning_curves
 from argsim.counter.neural.store import read_history
 from argsim.data.counterargs import build_pools, load_counterargs
 from argsim.errors import ArgsimError, warn
 from argsim.io import read_json_as, write_json
 from argsim.metrics.paired import paired_comparison
 from argsim.published import table3
+from argsim.schemas import Budgets, CounterCrossMarker, TableState, TrainedHistory
 
 
 @dataclass
@@ -106,8 +108,6 @@ def evaluate_row(row: RowSpec, corpus, split: str, setting: str, ks: tuple[int, 
 
 def training_budget(folder: str | None) -> dict | None:
     """What a model folder cost to train: epochs run, best epoch, minutes, options (from its own records)."""
-    from argsim.schemas import CounterCrossMarker, TrainedHistory
-
     if not folder or folder == "bm25" or folder.startswith("cosine:"):
         return None
     path = Path(folder)
@@ -179,8 +179,6 @@ def evaluate_table3(corpus, request: Table3Request, config=None,
     With `state` (a JSON file), every finished (row, setting) is stored there as it finishes: the same call again
     evaluates only the rest and removes the file at the end; a call on other inputs (`run_inputs`) is refused in
     one line while the file is there."""
-    from argsim.schemas import TableState
-
     zero_shot, seed = f"cosine:{request.base_model}", getattr(config, "seed", SEED)
     split, ks = request.split, request.ks
     stages: dict = {}
@@ -267,8 +265,6 @@ def run_table3(request: Table3Request, budgets: str | Path | None = None, curves
     Example:
         >>> results, specs = run_table3(Table3Request({"bipolar": "counter-bipolar"}))  # doctest: +SKIP
     """
-    from argsim.schemas import Budgets
-
     config = config or RunConfig()
     models = {k: str(v) if v else None for k, v in request.models.items()}
     request = replace(request, models=models)
@@ -277,10 +273,7 @@ def run_table3(request: Table3Request, budgets: str | Path | None = None, curves
             check_stage(folder, f"--{name}")
     text = read_json_as(Budgets, budgets, what="a JSON object: method -> training budget text") if budgets else None
     if curves:
-        from argsim.counter.neural.plot import learning_curves
-
-        histories = {k: read_history(v) for k, v in models.items() if v}
-        learning_curves({k: h for k, h in histories.items() if h}, curves)
+        learning_curves({k: h for k, v in models.items() if v and (h := read_history(v))}, curves)
     corpus = load_counterargs(config.data_dir)
     results = evaluate_table3(corpus, request, config, state=state, data=str(config.data_dir or default_data_dir()))
     return results, table3_row_specs(results, request.split, request.ks, len(corpus.points(request.split)), text)
