@@ -90,9 +90,8 @@ def default_label(method: str, options: dict) -> str:
 def score_pools(method: str, points: list[Argument], pools: dict[str, list[Argument]], options: dict | None = None,
                 top_k: int = 10, engine: Engine | None = None, precision: str = "auto", config=None,
                 gold: dict[str, str | None] | None = None, setting: str = "user", split: str = "user") -> dict:
-    """The scores ranker `method` gives each point's pool: {point id: scores aligned with its pool, higher better}
-    (a `ScoreDict`; its `exact_rank` False when scores below the top `top_k` are bounds). The one call of a ranker,
-    for an evaluation run (`run_ranker`) and a plain retrieval (`argsim.api.counter.CounterRetriever.retrieve`)."""
+    """The scores ranker `method` gives each point's pool ({point id: scores aligned with its pool, higher better}, a
+    `ScoreDict`): the one call of a ranker, for `run_ranker` and `argsim.api.counter.CounterRetriever.retrieve`."""
     extra = {"config": config} if config is not None else {}
     return get_ranker(method).fn(points, pools, split=split, setting=setting,
                                  gold=gold if gold is not None else {p.id: None for p in points}, top_k=top_k,

@@ -22,9 +22,8 @@ FEATURE_CACHE = Path("runs/counter/features")  # relative: placed in the work fo
 def pool_features(points: list[Argument], pools: dict[str, list[Argument]], config: FeatureConfig,
                   n_features: int, cache_dir: str | Path | None = FEATURE_CACHE,
                   engine: Engine | None = None) -> dict[str, np.ndarray]:
-    """Exact features of every pool pair, cached on disk by (points, pools, config, n_features), the exact WMDs run
-    on `engine` (None: this process); a 'full' request reuses a cached 'part' block (the expensive WMDs), a 'part'
-    request a cached full one."""
+    """Exact features of every pool pair (WMDs on `engine`), cached on disk by (points, pools, config, n_features);
+    a 'full' request reuses a cached 'part' block (the expensive WMDs), a 'part' request a cached full one."""
 
     # the word vectors in the key: a named source by its name, a file or static model folder by its content
     # fingerprint (a folder rewritten under the same path gets new features)

@@ -67,9 +67,8 @@ def counterargs_data(corpus, train_split: str = "training", val_split: str = "va
 
 
 def pairs_from_file(path: Path) -> list[tuple[str, str]]:
-    """(point, counter) pairs of a training file (CSV/TSV/JSONL with columns point, counter); a pair whose counter
-    is its point (which training would drop, a text never being its own candidate) is refused with its count and
-    first row."""
+    """(point, counter) pairs of a training file (CSV/TSV/JSONL with columns point, counter); pairs whose counter is
+    their point (which training would drop) are refused with their count and first row."""
     from argsim.schemas import CounterPairRecord
 
     rows = read_numbered_records(path, CounterPairRecord)

@@ -126,9 +126,8 @@ def build_index(vectors: np.ndarray, kind: str = "flat", nlist: int | None = Non
 
 def search_excluding(index, queries: np.ndarray, k: int,
                      exclude: list[set[int]] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Top-k (scores, ids) per query, never an id in the query's `exclude` set (e.g. itself): k + max(|exclude|)
-    neighbours searched, rows padded with -1 / -inf when fewer than k are admissible; a k above the index's size
-    is its size."""
+    """Top-k (scores, ids) per query, never an id in the query's `exclude` set (e.g. itself); rows padded with -1 /
+    -inf when fewer than k are admissible, a k above the index's size being its size."""
     queries = np.ascontiguousarray(queries, dtype=np.float32)
     k = max(1, min(k, index.ntotal))  # no more results than candidates: a huge k allocates nothing
     extra = max((len(e) for e in exclude), default=0) if exclude else 0

@@ -37,8 +37,7 @@ class StageResult:
 
 def check_stage(folder: str | Path, option: str = "model") -> None:
     """Before any work: `folder` is a trained counter model or cross-encoder folder (or a shipped counter model's
-    name, e.g. `counter-bi-encoder`) that is data (the one model folder check) with a readable config; ModelError
-    (one line) otherwise."""
+    name) that is data (the one model folder check) with a readable config; ModelError (one line) otherwise."""
     folder = resolve_folder(folder)
     if not (is_model_folder(folder) or is_cross_folder(folder)):
         raise ModelError(f"{option} {folder}: not a trained counter-argument model or cross-encoder folder (train "

@@ -242,9 +242,8 @@ class RetrievalEncoder(Encoder):
 
 def load_encoder(folder: str | Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32",
                  name: str | None = None, runtime: dict | None = None) -> Encoder:
-    """The `argsim_encoder.json` loader (`name`: the shipped model's name, for a shipped folder). The model
-    computes in fp32 whatever `precision` asks (its `precision` says so, and its cache key stays the fp32 one);
-    `runtime`: the transformer's runtime (`RetrievalEncoder`)."""
+    """The `argsim_encoder.json` loader (`name`: a shipped folder's model name; `runtime`: see `RetrievalEncoder`);
+    the model computes in fp32 whatever `precision` asks (its `precision` and cache key say so)."""
     return RetrievalEncoder(Path(folder), device=device, batch_size=batch_size, name=name, runtime=runtime)
 
 

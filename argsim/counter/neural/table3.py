@@ -227,9 +227,8 @@ def evaluate_table3(corpus, request: Table3Request, config=None,
 
 def table3_row_specs(results: Sequence[Table3Result], split: str, ks: Sequence[int], all_points: int,
                      budgets: dict | None = None) -> list[tuple]:
-    """The result rows as (Evaluation, labels) pairs for `argsim.results.rows_from_specs` (rows are made above
-    the methods), one per (row, setting, K); a row evaluated on fewer than `all_points` points says so in its
-    method name."""
+    """The result rows as (Evaluation, labels) pairs for `argsim.results.rows_from_specs`, one per (row, setting, K);
+    a row evaluated on fewer than `all_points` points says so in its method name."""
     specs = []
     for r in results:
         acc, n = r.score.acc, len(r.score.ids)
