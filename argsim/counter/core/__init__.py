@@ -1,3 +1,2 @@
-"""What every counter-argument ranker shares: candidate pools (`pools`), the ranker registry (`registry`), one
-ranking run over counterargs-18 or a user's file (`run`, `userdata`), ranking records and their scores
-(`evaluation`). Imports nothing from `lexical`, `ltr` or `neural` at module level."""
+"""What every counter-argument ranker shares (pools, the ranker registry, one ranking run, ranking records and their
+scores); imports nothing from `lexical`, `ltr` or `neural` at module level."""

@@ -1,4 +1,5 @@
-"""Scoring counter-argument rankings: ranking records (JSONL) with accuracy@1 / MRR, and accuracy@1/K.
+"""Scoring counter-argument rankings: ranking records (JSONL) with accuracy@1 / MRR, and accuracy@1/K (section 6.3 of
+the bipolar-encoder paper: docs/counterargs-neural.md; ties go to the first stage's order).
 
 A ranking record (one JSON line per point)::
 
@@ -9,11 +10,6 @@ A ranking record (one JSON line per point)::
 `gold_better`/`gold_tied` count the candidates scoring above / equal to the gold counter, so accuracy@1 and
 MRR are exact for every pool size even though only the top k are stored. `exact_rank` is false when the
 ranker pruned (scores below its top k are upper bounds): accuracy@1 is still exact, MRR is then not reported.
-
-accuracy@1/K (section 6.3 of the bipolar-encoder paper; docs/counterargs-neural.md): a point is a hit when the
-second stage's best of the first stage's top K is the true counter (`rerank_order`, `at1_over_k_hits`: the one
-reordering and the one @1/K). Ties go to the earlier candidate (the first stage's order); with K = 1 or no second
-stage, the hit is the first stage's top candidate.
 """
 
 from __future__ import annotations
@@ -161,9 +157,8 @@ def rerank_order(second: np.ndarray) -> np.ndarray:
 
 
 def reranked_best(top: np.ndarray, second: np.ndarray | None, k: int) -> int:
-    """The candidate chosen at depth K: the first of `top` (first-stage order, best first) when there is no
-    second stage or K = 1, else the one of `top[:K]` with the highest second-stage score (`second` aligned with
-    `top`)."""
+    """The candidate chosen at depth K: the first of `top` (first-stage order) when there is no second stage or
+    K = 1, else the one of `top[:K]` with the highest second-stage score (`second` aligned with `top`)."""
     if second is None or k <= 1 or len(top) <= 1:
         return top[0]
     return top[rerank_order(second[:min(k, len(top))])[0]]
@@ -171,18 +166,13 @@ def reranked_best(top: np.ndarray, second: np.ndarray | None, k: int) -> int:
 
 def at1_over_k_hits(ranked: Iterable[tuple[np.ndarray, np.ndarray | None]], gold: Sequence,
                     ks: Sequence[int]) -> dict[int, np.ndarray]:
-    """Per point and K, whether `reranked_best` is the gold candidate.
-
-    `ranked` yields, per point, (candidate ids of the first stage's top list, best first; the second stage's
-    scores of those, or None); `gold` holds the true counter's id per point, in the same order. A point with an
-    empty top list is a miss.
-    """
+    """Per point and K, whether `reranked_best` is the gold candidate: `ranked` yields per point (the first stage's
+    top candidate ids, best first; their second-stage scores, or None), `gold` the true counter ids in the same
+    order. A point with an empty top list is a miss."""
     ks = tuple(ks)
-    hits: dict[int, list[bool]] = {k: [] for k in ks}
-    for (top, second), g in zip(ranked, gold, strict=True):
-        for k in ks:
-            hits[k].append(bool(len(top)) and reranked_best(top, second, k) == g)
-    return {k: np.asarray(h, dtype=bool) for k, h in hits.items()}
+    rows = [[bool(len(top)) and reranked_best(top, second, k) == g for k in ks]
+            for (top, second), g in zip(ranked, gold, strict=True)]
+    return {k: np.asarray([row[i] for row in rows], dtype=bool) for i, k in enumerate(ks)}
 
 
 @dataclass

@@ -1,21 +1,13 @@
 """The ranker registry for best-counter retrieval.
 
-A ranker is a callable ``fn(points: list[Argument], pools: dict[str, list[Argument]], **options)
--> dict[str, np.ndarray]`` returning, for every point id, one score per candidate aligned with
-``pools[point.id]`` (higher = better counter). Rankers must accept (and may ignore) unknown ``**options``;
-the CLI passes ``model`` (an encoder name / model folder, when given), ``split``/``setting`` (for
-caching), ``top_k``, ``gold`` (point id -> true counter id; only for pruning that keeps the true counter's rank
-exact, never to score) and every ``--opt key=value``. A ranker may return a dict subclass with attribute
-``exact_rank = False`` when scores below its top-k are bounds (then MRR is not reported).
-
-Register with::
-
-    @register_ranker("my-method", help="one line for --help")
-    def my_ranker(points, pools, **options): ...
-
-A family of rankers named `<prefix>:<argument>` (e.g. `feature:wmd-sum`) registers a factory with
-`register_ranker_family(prefix, factory)`; `factory(argument)` returns the ranker. `get_ranker(name)` imports the
-ranker modules (`load_rankers`), which register themselves, so no ranker module is imported at this module's top.
+A ranker is ``fn(points, pools, **options)`` returning, per point id, one score per candidate aligned with
+``pools[point.id]`` (higher = better counter). It accepts (and may ignore) unknown options: ``model``,
+``split``/``setting`` (for caching), ``top_k``, ``gold`` (point id -> true counter id; only for pruning that keeps
+the true counter's rank exact, never to score) and every ``--opt key=value``; it returns a `ScoreDict` with
+``exact_rank=False`` when scores below its top k are bounds (then MRR is not reported). Rankers register with
+``@register_ranker(name, help=...)``, a family `<prefix>:<argument>` (e.g. `feature:wmd-sum`) with
+`register_ranker_family(prefix, factory)`; `get_ranker(name)` imports the ranker modules (`load_rankers`), which
+register themselves, so no ranker module is imported at this module's top.
 """
 
 from __future__ import annotations

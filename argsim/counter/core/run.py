@@ -90,9 +90,8 @@ def default_label(method: str, options: dict) -> str:
 def score_pools(method: str, points: list[Argument], pools: dict[str, list[Argument]], options: dict | None = None,
                 top_k: int = 10, engine: Engine | None = None, precision: str = "auto", config=None,
                 gold: dict[str, str | None] | None = None, setting: str = "user", split: str = "user") -> dict:
-    """The scores ranker `method` gives each point's pool: {point id: scores aligned with its pool, higher better}
-    (a `ScoreDict`; its `exact_rank` False when scores below the top `top_k` are bounds). The one call of a ranker,
-    for an evaluation run (`run_ranker`) and a plain retrieval (`argsim.api.counter.CounterRetriever.retrieve`)."""
+    """The scores ranker `method` gives each point's pool ({point id: scores aligned with its pool, higher better}, a
+    `ScoreDict`): the one call of a ranker, for `run_ranker` and `argsim.api.counter.CounterRetriever.retrieve`."""
     extra = {"config": config} if config is not None else {}
     return get_ranker(method).fn(points, pools, split=split, setting=setting,
                                  gold=gold if gold is not None else {p.id: None for p in points}, top_k=top_k,
@@ -103,12 +102,8 @@ def run_ranker(method: str, points: list[Argument], pools: dict[str, list[Argume
                setting: str, split: str, options: dict | None = None, top_k: int = 10,
                label: str | None = None, engine: Engine | None = None, precision: str = "auto",
                config=None) -> RankRun:
-    """Score every pool with ranker `method` and turn the scores into ranking records (method = `label`).
-
-    Handed to the ranker, which ignores what it has no use for: `engine` (an `argsim.engine` engine; None: this
-    process) for its bulk work (exact WMDs, pruned ranking), `precision` (the run's `--precision`) and `config` (the
-    run's `RunConfig`: the runtime, `--backend` and `--quantize`) for a transformer stage.
-    """
+    """Score every pool with ranker `method` (`score_pools`: `engine` for its bulk work, `precision` and `config`
+    for a transformer stage) and turn the scores into ranking records (method = `label`)."""
     options = dict(options or {})
     label = label or default_label(method, options)
     load_start = os.getloadavg()[0]

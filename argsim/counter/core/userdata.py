@@ -1,10 +1,8 @@
 """A user's own arguments (JSONL/CSV/JSON) as `Argument`s and pools for `argsim rank counterargs --input`.
 
-Fields: `id` and `text` (required); optional `conclusion` (then `text` is the premise of a point; without it
-a point's first line is its conclusion when followed by a blank line); optional `kind` (`point`/`counter`):
-points are the queries, every other record (with `candidates='counters'`: every counter) a candidate
-(without `kind`, every record is a query and every other record a candidate); optional `counter` (the id of
-the point's true counter, enables accuracy@1).
+Fields: `id` and `text`; optional `conclusion` (see `user_argument`), `kind` (`point`/`counter`: points are the
+queries, every other record, or with `candidates='counters'` every counter, a candidate; without `kind` every
+record is a query) and `counter` (the id of the point's true counter, enables accuracy@1).
 """
 
 from __future__ import annotations
@@ -39,10 +37,8 @@ def user_argument(aid: str, text: str, kind: str, number: int, conclusion: str =
 
 def load_user_arguments(path: str | Path, candidates: str = "all"
                         ) -> tuple[list[Argument], dict[str, list[Argument]], dict[str, str | None]]:
-    """(query points, pools, gold counter ids) from a user's argument file.
-
-    `candidates="all"`: every other record; `"counters"`: only records of kind `counter`.
-    """
+    """(query points, pools, gold counter ids) from a user's argument file; `candidates="all"`: every other record,
+    `"counters"`: only records of kind `counter`."""
     if candidates not in ("all", "counters"):
         raise ValueError("candidates must be 'all' or 'counters'")
     numbered = read_numbered_records(path, UserArgumentRecord)

@@ -14,11 +14,8 @@ from argsim.data.counterargs import Argument
 
 def bm25_scores(points: list[Argument], pools: dict[str, list[Argument]], stats: str = "universe",
                 idf: str = "lucene", k1: float = 1.5, b: float = 0.75) -> dict[str, np.ndarray]:
-    """BM25 of each candidate for the point's full text as the query.
-
-    `stats="universe"`: document frequencies and average length from all distinct candidates of the run
-    (for counterargs-18, every argument of the split); `stats="pool"`: from each point's own pool.
-    """
+    """BM25 of each candidate for the point's full text as the query; document frequencies and average length
+    from all distinct candidates of the run (`stats="universe"`: on counterargs-18, the split) or each pool."""
     index = PoolIndex.build(points, pools)
     docs, queries = shared_term_matrices([a.text for a in index.universe], [p.text for p in points])
     if stats == "universe":
@@ -50,7 +47,6 @@ def emb_cosine_ranker(points, pools, model=None, pooling: str | None = None, con
     index = PoolIndex.build(points, pools)
     enc = (get_encoder(str(model or "minilm"), pooling=pooling, config=config) if pooling is not None
            else resolve_model(model or "minilm", config, cross_encoder=False))
-    # the points are queries and the candidates documents (`Encoder.for_role`: a two-tower model's towers)
     role = getattr(enc, "for_role", lambda _role: enc)
     u = role("document").encode([a.text for a in index.universe], normalize=True)
     q = role("query").encode([p.text for p in points], normalize=True)

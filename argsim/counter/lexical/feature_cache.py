@@ -13,6 +13,7 @@ from argsim.backend.words import word_vectors_identity
 from argsim.counter.lexical.features import FeatureConfig, FeatureSpace
 from argsim.data.counterargs import Argument
 from argsim.engine.base import Engine, LocalEngine
+from argsim.io import atomic_path
 from argsim.paths import under_workdir
 
 FEATURE_CACHE = Path("runs/counter/features")  # relative: placed in the work folder (argsim.paths) when used
@@ -21,11 +22,8 @@ FEATURE_CACHE = Path("runs/counter/features")  # relative: placed in the work fo
 def pool_features(points: list[Argument], pools: dict[str, list[Argument]], config: FeatureConfig,
                   n_features: int, cache_dir: str | Path | None = FEATURE_CACHE,
                   engine: Engine | None = None) -> dict[str, np.ndarray]:
-    """Exact features of every pool pair, cached on disk by (points, pools, config, n_features); the exact WMDs
-    run on `engine` (None: this process).
-
-    A 'full' request reuses a cached 'part' block (the expensive WMDs) and a 'part' request a cached full one.
-    """
+    """Exact features of every pool pair (WMDs on `engine`), cached on disk by (points, pools, config, n_features);
+    a 'full' request reuses a cached 'part' block (the expensive WMDs), a 'part' request a cached full one."""
 
     # the word vectors in the key: a named source by its name, a file or static model folder by its content
     # fingerprint (a folder rewritten under the same path gets new features)
@@ -59,8 +57,6 @@ def pool_features(points: list[Argument], pools: dict[str, list[Argument]], conf
     else:
         feats = space.features(n_features)
     if path is not None:
-        from argsim.io import atomic_path
-
         path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_path(path) as tmp, open(tmp, "wb") as fh:
             np.savez(fh, **{f"f{i}": feats[p.id] for i, p in enumerate(points)})

@@ -1,8 +1,5 @@
-"""The choices behind the point-candidate features (one dataclass, recorded with every model and result).
-
-Kept apart from the feature code (`argsim.counter.lexical.features`) so that reading the settings (the CLI builds
-`argsim train ltr`'s options from these fields, see `argsim.options`) imports no torch.
-"""
+"""The choices behind the point-candidate features, apart from the feature code (`argsim.counter.lexical.features`)
+so that reading them (the CLI builds `argsim train ltr`'s options from these fields) imports no torch."""
 
 from __future__ import annotations
 

@@ -123,9 +123,8 @@ class FeatureSpace:
         return {p.id: (dist[2 * i], dist[2 * i + 1]) for i, p in enumerate(self.points)}
 
     def features(self, n_features: int = N_FULL, first: int = 0, wmd: bool = True) -> dict[str, np.ndarray]:
-        """Point id -> (pool size, n_features - first) matrix of features x[first+1..n_features] in Table 1's
-        order (all metrics exact; with `wmd=False` the WMD block is 0, for a search that bounds it); `first` must
-        be a multiple of 4."""
+        """Point id -> (pool size, n_features - first) matrix of features x[first+1..n_features] (`first` a multiple
+        of 4) in Table 1's order, all exact; with `wmd=False` the WMD block is 0, for a search that bounds it."""
         metrics = METRICS[first // 4: (n_features + 3) // 4]
         blocks: dict[str, list[np.ndarray]] = {p.id: [] for p in self.points}
         for metric in metrics:

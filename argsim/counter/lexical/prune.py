@@ -2,11 +2,10 @@
 
 The search is generic over a `PoolScore`, anything that can bound its score from above over a box of the two WMD
 similarities and score a candidate exactly: `LinearScore` below (Simple-SD; logistic regression, affine after its
-scaler) and the tree ensembles' `argsim.counter.ltr.cascade.TreeScore` (XGBoost). Every feature but the WMD block
-x5..x8 is exact; candidates are visited by decreasing upper bound, tightened step by step (full premise RWMD,
-exact conclusion WMD, exact premise WMD) and dropped once below the threshold, where they keep their bound as
-score. The bounds and the modes `rank` (the true counter's rank exact), `top` (the top k exact) and `none` (every
-pair solved): docs/counterargs-ltr.md, Speed.
+scaler) and the tree ensembles' `argsim.counter.ltr.cascade.TreeScore` (XGBoost). Candidates are visited by
+decreasing upper bound, tightened step by step (full premise RWMD, exact conclusion WMD, exact premise WMD) and
+dropped, keeping their bound as score, once below the threshold. The bounds and the modes `rank` (the true
+counter's rank exact), `top` (the top k exact) and `none` (every pair solved): docs/counterargs-ltr.md, Speed.
 """
 
 from __future__ import annotations
@@ -177,12 +176,8 @@ def _rank_point(shared: tuple[WMDEngine, PoolScore, str, int], task: _Task, view
 def pruned_scores(space: FeatureSpace, model: PoolScore, data: dict[str, Any],
                   gold: dict[str, str | None] | None = None, mode: str = "rank", top_k: int = 10,
                   description: str | None = "ranking") -> tuple[dict[str, np.ndarray], PruneStats]:
-    """The exact search for any `PoolScore`: scores of every pool, solving only the WMDs that matter.
-
-    `data[point id]` is the score's per-point part. Points are grouped into (pool union, points) blocks
-    (`pool_blocks`); each block is one unit of work on the space's engine (`space.executor`), split further so
-    that every worker has several blocks.
-    """
+    """The exact search for any `PoolScore` (`data[point id]`: its per-point part): scores of every pool, solving
+    only the WMDs that matter, in (pool union, points) blocks (`pool_blocks`) on the space's engine."""
     if mode not in MODES:
         raise ValueError(f"unknown pruning mode '{mode}': choose one of {', '.join(MODES)}")
     cl_ids, pr_ids, u_ids = space.text_ids

@@ -1,9 +1,8 @@
 """Bag-of-words representations computed once per text: term-count matrices, BM25 weights, TF cosine.
 
 Tokens are `argsim.backend.models.tokenize_en` (lower-cased words and numbers, apostrophe suffixes kept), no
-stemming; `stopwords="gensim"` drops gensim's English stop-word list (337 words), as the WMD literature does,
-`stopwords="none"` keeps every token. Every text is tokenised once; pairs are scored with sparse matrix
-products over the whole pool, never pair by pair.
+stemming; `stopwords="gensim"` drops gensim's English stop-word list (337 words), as the WMD literature does.
+Every text is tokenised once; pairs are scored with sparse matrix products over the whole pool.
 """
 
 from __future__ import annotations
@@ -45,10 +44,8 @@ def shared_term_matrices(*groups: Sequence[str], stopwords: str = "none") -> lis
 
 
 def manhattan_distance(queries: sp.csr_matrix, docs: sp.csr_matrix) -> np.ndarray:
-    """L1 distances between rows of two L1-normalised non-negative matrices, all pairs: (n_q, n_d).
-
-    |a - b|_1 = |a|_1 + |b|_1 - 2 * sum_t min(a_t, b_t), computed per query on the query's own terms only.
-    """
+    """L1 distances between rows of two L1-normalised non-negative matrices, all pairs (n_q, n_d):
+    |a - b|_1 = |a|_1 + |b|_1 - 2 * sum_t min(a_t, b_t), per query on the query's own terms only."""
     qa, da = (np.asarray(m.sum(axis=1)).ravel() for m in (queries, docs))
     docs_csc = docs.tocsc()
     out = np.empty((queries.shape[0], docs.shape[0]), dtype=np.float64)
@@ -107,8 +104,7 @@ class BM25Index:
         avgdl = dl.mean() if n_docs else 1.0
         w = counts.copy()
         row_of = np.repeat(np.arange(n_docs), np.diff(counts.indptr))
-        tf = w.data
-        w.data = idf_v[w.indices] * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl[row_of] / avgdl))
+        w.data = idf_v[w.indices] * w.data * (k1 + 1) / (w.data + k1 * (1 - b + b * dl[row_of] / avgdl))
         return cls(weights=w)
 
     def scores(self, queries: sp.csr_matrix) -> np.ndarray:

@@ -7,14 +7,13 @@ by POT's network simplex (`ot.emd2`, see `emd_cost`). Special cases, as in gensi
 `inf`; two texts made of the same single word give 0. (gensim also returns `inf` when every ground cost is 0, a
 guard against the solver stalling; that only happens for identical single-word texts, which give 0 here.)
 
-Fast compared to `wmdistance` per pair (how: docs/counterargs-ltr.md, Speed); the word-centroid distance and the
-relaxed WMD of Kusner et al. (2015) bound pairs from below for the pruned rankers (`argsim.counter.lexical.prune`),
-their query-independent part made once per pool block (`PoolView`).
+The word-centroid distance and the relaxed WMD of Kusner et al. (2015) bound pairs from below for the pruned rankers
+(`argsim.counter.lexical.prune`; docs/counterargs-ltr.md, Speed), their query-independent part once per `PoolView`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -76,9 +75,7 @@ class WMDEngine:
 
     def distance(self, i: int, j: int) -> float:
         """Exact WMD between texts i and j (gensim semantics, see the module docstring)."""
-        if self.empty[i] or self.empty[j]:
-            return float("inf")
-        return self.solve(i, j, self.cost_matrix(i, j))
+        return float("inf") if self.empty[i] or self.empty[j] else self.solve(i, j, self.cost_matrix(i, j))
 
     def distances(self, pairs: np.ndarray, engine=None, min_pairs: int = 2000) -> np.ndarray:
         """Exact WMD of each (i, j) row of `pairs`, on `engine` (an `argsim.engine` engine; None: this process)
@@ -102,10 +99,8 @@ class WMDEngine:
         return self._finish(np.linalg.norm(self.centroids[js] - self.centroids[i][None, :], axis=1), i, js)
 
     def relaxed_bounds(self, i: int, js: np.ndarray, view: PoolView | None = None) -> np.ndarray:
-        """max(WCD, candidate-side RWMD) for many j: sum_w b_w * min_{v in text i} cost(w, v) <= WMD(i, j).
-
-        With `view` (a `PoolView` whose `js` contain these js), the query-independent work comes from the view.
-        """
+        """max(WCD, candidate-side RWMD) for many j: sum_w b_w * min_{v in text i} cost(w, v) <= WMD(i, j); the
+        query-independent work from `view` (a `PoolView` whose `js` contain these js) when given."""
         js = np.asarray(js, dtype=np.int64)
         if self.empty[i]:
             return np.full(len(js), np.inf)
@@ -120,12 +115,9 @@ class WMDEngine:
 
     def full_relaxed_bounds(self, i: int, js: np.ndarray, chunk_nnz: int = 40000,
                             view: PoolView | None = None) -> np.ndarray:
-        """The full RWMD, max of both relaxed halves, for many j at once (Kusner et al.: WCD <= RWMD <= WMD).
-
-        Query side: sum_v a_v min_{w in j} cost(v, w), with per-candidate minima taken by `np.minimum.reduceat`
-        over the candidates' concatenated word lists; candidate side: sum_w b_w min_{v in i} cost(v, w).
-        The costs are the same `cdist` values the exact solver uses. `view`: as in `relaxed_bounds`.
-        """
+        """The full RWMD, max of both relaxed halves, for many j at once (Kusner et al.: WCD <= RWMD <= WMD): query
+        side sum_v a_v min_{w in j} cost(v, w) (per-candidate minima by `np.minimum.reduceat`), candidate side
+        sum_w b_w min_{v in i} cost(v, w), on the exact solver's `cdist` costs. `view`: as in `relaxed_bounds`."""
         js = np.asarray(js, dtype=np.int64)
         if self.empty[i] or len(js) == 0:
             return np.full(len(js), np.inf)
@@ -143,12 +135,9 @@ class WMDEngine:
         return self._finish(np.maximum(side_q, side_c)[view.rows(js)], i, js)
 
     def upper_bounds(self, i: int, js: np.ndarray) -> np.ndarray:
-        """WMD(i, j) <= sqrt(2 - 2 <centroid_i, centroid_j>) for many j at once (inf where a text is empty).
-
-        The independent plan T = a b^T is feasible, so WMD <= sum a_v b_w |x_v - y_w|; by Jensen that is at most
-        sqrt(sum a_v b_w |x_v - y_w|^2), and for unit vectors |x - y|^2 = 2 - 2 x.y, whose weighted sum is
-        2 - 2 <sum a_v x_v, sum b_w y_w>. Used to bound the similarity from below when a weight is negative.
-        """
+        """WMD(i, j) <= sqrt(2 - 2 <centroid_i, centroid_j>) for many j at once (inf where a text is empty), by the
+        independent plan a b^T and Jensen (docs/counterargs-ltr.md, Speed): the similarity's lower bound when a
+        weight is negative."""
         js = np.asarray(js, dtype=np.int64)
         ub = np.sqrt(np.maximum(2.0 - 2.0 * (self.centroids[js] @ self.centroids[i]), 0.0))
         return np.where(self.empty[js] | self.empty[i], np.inf, ub * (1 + _SAFETY) + _SAFETY)
@@ -204,15 +193,13 @@ class PoolView:
         return np.add.reduceat(np.append(self.bags.data * per_entry, 0.0),
                                np.minimum(self.bags.indptr[:-1], len(per_entry)))[: len(self.js)] * (self.lengths > 0)
 
-    def chunks(self, chunk_nnz: int) -> list[tuple[int, int]]:
+    def chunks(self, chunk_nnz: int) -> Iterator[tuple[int, int]]:
         """(start, stop) row ranges whose total word count stays within chunk_nnz (at least one row each)."""
-        out, start, indptr, n = [], 0, self.bags.indptr, len(self.js)
+        start, indptr, n = 0, self.bags.indptr, len(self.js)
         while start < n:
-            stop = int(np.searchsorted(indptr, indptr[start] + chunk_nnz, side="right")) - 1
-            stop = min(max(stop, start + 1), n)
-            out.append((start, stop))
+            stop = min(max(int(np.searchsorted(indptr, indptr[start] + chunk_nnz, side="right")) - 1, start + 1), n)
+            yield start, stop
             start = stop
-        return out
 
 
 def pool_blocks(pools: list[np.ndarray], slack: float = 1.25) -> list[tuple[np.ndarray, list[int]]]:

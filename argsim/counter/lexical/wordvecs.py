@@ -9,6 +9,10 @@ from pathlib import Path
 from argsim.backend import load_word_vectors
 from argsim.backend.models import tokenize_en
 from argsim.config import SEED
+from argsim.data.counterargs import load_counterargs
+from argsim.extras import need
+from argsim.io import atomic_path
+from argsim.paths import workdir
 
 
 @lru_cache(maxsize=4)
@@ -22,11 +26,6 @@ def train_word2vec(out_dir: str | Path | None = None, dim: int = 50, epochs: int
                    data_dir: str | Path | None = None):
     """Skip-gram word2vec (gensim) on every point and counter of the training split; cached in word2vec's binary
     format (never a pickle) under `out_dir`, by default `<workdir>/models/counter` (see `argsim.paths`)."""
-    from argsim.data.counterargs import load_counterargs
-    from argsim.extras import need
-    from argsim.io import atomic_path
-    from argsim.paths import workdir
-
     models = need("gensim.models", "training word2vec")
     path = Path(out_dir or workdir() / "models" / "counter") / f"w2v-training-{dim}d-s{seed}.bin"
     if path.exists():

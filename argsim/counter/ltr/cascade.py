@@ -1,14 +1,12 @@
 """Exact XGBoost ranking over full pools without solving every WMD (section 3.2 / appendix B.1 models, unchanged).
 
-The XGBoost LTR score of a pair is sigmoid(m(z)), m the margin of its trees (`argsim.counter.ltr.tree_bounds`),
-z = StandardScaler(x), x the pair's features (Table 1); the similarity bounds give a box of z over which
-`margin_upper_bound` bounds m (docs/counterargs-ltr.md, Speed). The search is prune.py's with `TreeScore` as its
+The score sigmoid(m(StandardScaler(x))), m the trees' margin, is bounded over the box the similarity bounds give
+(`argsim.counter.ltr.tree_bounds`; docs/counterargs-ltr.md, Speed) by prune.py's search with `TreeScore` as its
 `PoolScore`; solved candidates get the model's own scores, the others keep their bound.
 
 Readings and choices:
-- The trees are not monotone in the WMD features (no monotone constraints: the trained models are used as they
-  are), so both similarity bounds matter: lower bounds always come from upper bounds on the WMD (centroid bound
-  for the pool, the independent transport plan per pair, as for negative linear weights).
+- The trees are not monotone in the WMD features (the trained models are used as they are), so the lower
+  similarity bounds (from the WMD upper bounds, as for negative linear weights) always matter.
 - Bounds in margin space are turned into bounds of the ranking score (XGBoost's float32 probability): the margin
   bound plus `rounding_slack` (XGBoost sums its leaves in float32), through the float64 sigmoid, times
   (1 + 1e-6) against the float32 sigmoid's rounding; the threshold comparisons are then safe.

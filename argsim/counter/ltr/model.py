@@ -66,9 +66,7 @@ class LTRModel:
 
     def decision_function(self, x: np.ndarray) -> np.ndarray:
         """Ranking score: the logit for logistic regression, the positive-class probability for XGBoost."""
-        if self.model == "logreg":
-            return self.pipeline.decision_function(self._x(x))
-        return self.predict_proba(x)[:, 1]
+        return self.pipeline.decision_function(self._x(x)) if self.model == "logreg" else self.predict_proba(x)[:, 1]
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         return self.pipeline.predict(self._x(x))

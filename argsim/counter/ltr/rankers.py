@@ -1,9 +1,8 @@
 """The LTR rankers (section 3.2, appendix B.1): `argsim rank counterargs --method logreg-part|xgboost-full|...`.
 
-Logistic regression is linear in the features after an affine scaler, so it ranks with the same exact
-bound-and-prune search as Simple-SD (`argsim.counter.lexical.prune`); XGBoost with the same search over box
-bounds of its trees (`argsim.counter.ltr.cascade`). `prune=none` scores every pair exactly (for XGBoost through
-the on-disk feature cache, `argsim.counter.lexical.feature_cache`).
+Logistic regression (linear after an affine scaler) ranks with Simple-SD's exact bound-and-prune search
+(`argsim.counter.lexical.prune`), XGBoost with the same search over box bounds of its trees (`cascade`);
+`prune=none` scores every pair exactly (XGBoost through the on-disk feature cache).
 """
 
 from __future__ import annotations

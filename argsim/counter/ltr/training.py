@@ -1,8 +1,7 @@
 """Training the pointwise LTR models (section 3.2, appendix B.1).
 
-Training pairs: every training-split point with its true counter (label 1) and up to `neg_per_point`
-candidates sampled uniformly (seeded) from the point's pool in the chosen setting (label 0);
-`neg_per_point=None` takes the whole pool. The models fitted on them: `argsim.counter.ltr.model.LTRModel`.
+Training pairs: every training-split point with its true counter (label 1) and up to `neg_per_point` candidates
+sampled uniformly (seeded) from its pool in the chosen setting (label 0; None: the whole pool).
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from argsim.config import SEED, RunConfig
 from argsim.counter.lexical.feature_cache import pool_features
 from argsim.counter.lexical.features import FeatureConfig, feature_count
 from argsim.counter.ltr.model import LTR_METHODS, LTRModel
-from argsim.data.counterargs import Argument, CounterCorpus, build_pools, load_counterargs
+from argsim.data.counterargs import CounterCorpus, build_pools, load_counterargs
 from argsim.engine.base import Engine
 from argsim.errors import ArgsimError
 from argsim.paths import under_workdir
@@ -25,37 +24,12 @@ from argsim.paths import under_workdir
 MODELS_DIR = Path("models/counter/ltr")  # relative: placed in the work folder (argsim.paths) when used
 
 
-def training_set_from(points: list[Argument], pools: dict[str, list[Argument]], gold: dict[str, str | None],
-                      n_features: int, config: FeatureConfig, neg_per_point: int | None,
-                      rng: np.random.Generator, meta: dict, engine: Engine | None = None
-                      ) -> tuple[np.ndarray, np.ndarray, dict]:
-    """Pointwise pairs (x, y, sampling) from any points/pools with known true counters: each true counter (1) and
-    its sampled pool candidates (0); points without a true counter are skipped."""
-    points = [p for p in points if gold.get(p.id) is not None]
-    if not points:
-        raise ArgsimError("no training point has a true counter")
-    sampled = {}
-    points = [p for p in points if any(c.id == gold[p.id] for c in pools[p.id])]
-    for p in points:
-        negs = [c for c in pools[p.id] if c.id != gold[p.id]]
-        if neg_per_point is not None and len(negs) > neg_per_point:
-            negs = [negs[i] for i in sorted(rng.choice(len(negs), size=neg_per_point, replace=False))]
-        sampled[p.id] = [next(c for c in pools[p.id] if c.id == gold[p.id]), *negs]  # the true counter first
-    feats = pool_features(points, sampled, config, n_features, engine=engine)
-    x = np.concatenate([feats[p.id] for p in points])
-    y = np.concatenate([np.r_[np.ones(1, dtype=int), np.zeros(len(sampled[p.id]) - 1, dtype=int)] for p in points])
-    return x, y, meta | {"neg_per_point": neg_per_point, "points": len(points), "pairs": int(len(y)),
-                         "positives": int(y.sum())}
-
-
 def train_ltr(corpus: CounterCorpus | None, setting: str, methods: tuple[str, ...] = LTR_METHODS,
               config: FeatureConfig | None = None, neg_per_point: int | None = 10, seed: int = SEED,
               out_dir: str | Path = MODELS_DIR, limit: int | None = None,
               user_data: tuple | None = None, engine: Engine | None = None) -> dict[str, Path]:
-    """Fit the requested LTR methods for one setting on shared training features; save each under out_dir.
-
-    `user_data=(points, pools, gold)` trains on a user's own arguments instead (models go to out_dir/<setting>).
-    """
+    """Fit the requested LTR methods for one setting on shared training features (points without a true counter
+    skipped); save each under out_dir; `user_data=(points, pools, gold)` trains on a user's own arguments instead."""
     config = config or FeatureConfig()
     n = max(feature_count(m.split("-")[1]) for m in methods)
     rng = np.random.default_rng(seed)
@@ -68,13 +42,26 @@ def train_ltr(corpus: CounterCorpus | None, setting: str, methods: tuple[str, ..
             points = [points[i] for i in sorted(rng.choice(len(points), size=min(limit, len(points)), replace=False))]
         gold = {p.id: corpus.true_counter(p).id for p in points}
         meta = {"split": "training", "setting": setting, "seed": seed, "limit": limit}
-    x, y, sampling = training_set_from(points, pools, gold, n, config, neg_per_point, rng, meta, engine=engine)
+    points = [p for p in points if gold.get(p.id) is not None]
+    if not points:
+        raise ArgsimError("no training point has a true counter")
+    sampled = {}
+    points = [p for p in points if any(c.id == gold[p.id] for c in pools[p.id])]
+    for p in points:
+        negs = [c for c in pools[p.id] if c.id != gold[p.id]]
+        if neg_per_point is not None and len(negs) > neg_per_point:
+            negs = [negs[i] for i in sorted(rng.choice(len(negs), size=neg_per_point, replace=False))]
+        sampled[p.id] = [next(c for c in pools[p.id] if c.id == gold[p.id]), *negs]  # the true counter first
+    feats = pool_features(points, sampled, config, n, engine=engine)
+    x = np.concatenate([feats[p.id] for p in points])
+    y = np.concatenate([np.r_[np.ones(1, dtype=int), np.zeros(len(sampled[p.id]) - 1, dtype=int)] for p in points])
+    sampling = meta | {"neg_per_point": neg_per_point, "points": len(points), "pairs": int(len(y)),
+                       "positives": int(y.sum())}
     saved = {}
     for method in methods:
         kind, feats = method.split("-")
-        model = LTRModel(kind, feats, seed=seed).fit(x, y)
         meta = {"features_config": asdict(config), "sampling": sampling, "method": method}
-        saved[method] = model.save(under_workdir(out_dir) / setting / method, meta=meta)
+        saved[method] = LTRModel(kind, feats, seed=seed).fit(x, y).save(under_workdir(out_dir) / setting / method, meta)
     return saved
 
 

@@ -1,29 +1,21 @@
 """Bounds of a tree ensemble's raw margin over a box of inputs: the first stage of the exact XGBoost cascade.
 
-An XGBoost model (gbtree, one output) scores x by its margin m(x) = base + sum_t leaf_t(x); at a split on
-feature f with cut v a row goes left iff x_f < v, compared in float32 (XGBoost's DMatrix stores float32).
-From a box lo <= x <= hi, a split is passed to the left iff lo_f < v and to the right iff hi_f >= v; a row
-whose interval straddles v reaches both children. max_t = the largest leaf of tree t reachable from the box is
-the exact maximum of that tree over the box, so base + sum_t max_t >= m(x) for every x in the box; the sum is a
-valid but not a tight bound (each tree takes its maximum at its own point of the box). This is the interval (box)
-evaluation of tree ensembles used to verify them: Kantchelian, Tygar & Joseph (ICML 2016, "Evasion and hardening
-of tree ensemble classifiers") bound an ensemble by per-tree maxima over a region before solving it exactly;
-Chen, Zhang, Si, Li, Boning & Hsieh (NeurIPS 2019, "Robustness verification of tree-based models") reach the
-leaves by their boxes; Törnblom & Nadjm-Tehrani (2019) do it by abstract interpretation over intervals. Here it
-bounds the LTR score of counterargs-18 pairs whose WMD features are only known as intervals
-(`argsim.counter.ltr.cascade`).
-
-How, for millions of rows: QuickScorer's bit vectors (Lucchese, Nardini, Orlando, Perego, Tonellotto &
-Venturini, SIGIR 2015), extended from a point to a box (`_LeafMasks`; docs/counterargs-ltr.md, Speed): the bits
-left set are the reachable leaves, numbered by decreasing value, so the largest is a word's lowest set bit.
+An XGBoost model (gbtree, one output) scores x by its margin m(x) = base + sum_t leaf_t(x), a split on feature f
+with cut v sending x left iff x_f < v (in float32). Over a box lo <= x <= hi a split passes left iff lo_f < v and
+right iff hi_f >= v, so base + sum_t (the largest leaf of t reachable from the box) >= m(x) on the box: valid, not
+tight (docs/counterargs-ltr.md, Speed). This is the interval evaluation that verifies tree ensembles: Kantchelian,
+Tygar & Joseph (ICML 2016, "Evasion and hardening of tree ensemble classifiers"); Chen, Zhang, Si, Li, Boning &
+Hsieh (NeurIPS 2019, "Robustness verification of tree-based models"); Törnblom & Nadjm-Tehrani (2019, abstract
+interpretation over intervals). For millions of rows: QuickScorer's bit vectors (Lucchese, Nardini, Orlando,
+Perego, Tonellotto & Venturini, SIGIR 2015) extended from a point to a box (`_LeafMasks`): the bits left set are
+the reachable leaves, numbered by decreasing value, so the largest is a word's lowest set bit.
 
 Readings and choices:
-- Parsing: XGBoost's own JSON model (`Booster.save_raw("json")`, i.e. what `argsim train ltr` saves as
-  `xgboost.json`): `left_children`, `right_children`, `split_indices`, `split_conditions` (the leaf value at a
-  leaf). `base_score` is stored on the probability scale for the logistic objectives (margin = logit(base_score)),
-  as a margin otherwise; XGBoost >= 3 writes it as '[v]'. Refused: boosters other than gbtree (dart weighs its
-  trees), several outputs (multi-class), categorical splits, and a `best_iteration` before the last tree (its
-  predictions would use fewer trees).
+- Parsing: XGBoost's own JSON model (`Booster.save_raw("json")`, what `argsim train ltr` saves as `xgboost.json`).
+  `base_score` is stored on the probability scale for the logistic objectives (margin = logit(base_score)), as a
+  margin otherwise; XGBoost >= 3 writes it as '[v]'. Refused: boosters other than gbtree (dart weighs its trees),
+  several outputs (multi-class), categorical splits, and a `best_iteration` before the last tree (its predictions
+  would use fewer trees).
 - Missing values: XGBoost sends NaN by `default_left`; the features bounded here are never NaN, so a NaN in
   lo/hi is an error rather than a silent branch.
 - Leaves are summed in float64; XGBoost sums float32, so the margin it predicts may differ from the exact sum
@@ -228,12 +220,9 @@ class _LeafMasks:
 
 
 def margin_upper_bound(trees: TreeEnsemble, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """base + sum over trees of the largest leaf reachable from the box [lo, hi], for each of the N rows (in chunks
-    of rows that bound the memory of one pass).
-
-    lo, hi: (N, n_features) inputs of the model (after any preprocessing), cast to float32 as XGBoost does.
-    With lo == hi it is the model's margin (up to float32 rounding, see `TreeEnsemble.rounding_slack`).
-    """
+    """base + sum over trees of the largest leaf reachable from the box [lo, hi] for each of the N rows (in chunks
+    that bound the memory of one pass); lo, hi: (N, n_features) model inputs, cast to float32 as XGBoost does.
+    With lo == hi it is the model's margin (up to float32 rounding, see `TreeEnsemble.rounding_slack`)."""
     lo = np.atleast_2d(np.asarray(lo, dtype=np.float32))
     hi = np.atleast_2d(np.asarray(hi, dtype=np.float32))
     if lo.shape != hi.shape or lo.shape[1] < trees.n_features:

@@ -5,18 +5,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args, get_type_hints
 
 from argsim.config import SEED
 from argsim.errors import ArgsimError
 from argsim.options import setting
-
-#: model kinds: which towers and heads a model has
-KINDS = ("bipolar", "bipolar-nodiff", "bi-encoder", "unipolar-ret", "unipolar-cls", "cross-encoder")
-#: base-embedding poolings: `mean-norm` is what all-MiniLM-L6-v2 / all-mpnet-base-v2 were trained with
-POOLINGS = ("mean-norm", "mean", "cls")
-SAMPLINGS = ("random", "hard", "increasing")
-
 
 #: a saved cross-encoder's marker file (its training options; `argsim train bipolar --kind cross-encoder`)
 CROSS_MARKER = "argsim_cross_encoder.json"
@@ -38,12 +31,10 @@ def marker_max_length(folder: str | Path) -> int:
 
 @dataclass(frozen=True)
 class Table3Request:
-    """What one Table 3 evaluation covers (`argsim.counter.neural.table3`, the options of `argsim eval
-    counter-neural`): the row models (`models`: bipolar, bipolar-nodiff, bi-encoder, unipolar-ret, unipolar-cls,
-    cross-encoder -> folder or None; a row runs when its models are given), the counterargs-18 `split` and
-    `settings`, the rerank depths `ks` of @1/K, the zero-shot cosine row's `base_model`, extra settings of the
-    Bipolar-encoder row alone (`bipolar_settings`) and the seeded point sample of the cross-encoder rows
-    (`cross_limit`; None or 0: every point).
+    """What one Table 3 evaluation covers (`argsim.counter.neural.table3`; `argsim eval counter-neural`): the row
+    models (`models`: kind -> folder or None; a row runs when its models are given), the counterargs-18 `split` and
+    `settings`, the depths `ks` of @1/K, the zero-shot row's `base_model`, settings of the Bipolar-encoder row alone
+    (`bipolar_settings`) and the cross-encoder rows' seeded point sample (`cross_limit`; None or 0: every point).
 
     Example:
         >>> Table3Request({"bipolar": "counter-bipolar"}).ks
@@ -109,8 +100,10 @@ class NeuralConfig:
     seed: int = setting(SEED, "Random seed.", cli=False)
 
     def __post_init__(self) -> None:
-        for name, value, choices in (("model kind", self.kind, KINDS), ("pooling", self.pooling, POOLINGS),
-                                     ("sampling", self.sampling, SAMPLINGS)):
+        hints = get_type_hints(NeuralConfig)  # the choices: the Literal of each field
+        for name, value, choices in (("model kind", self.kind, get_args(hints["kind"])),
+                                     ("pooling", self.pooling, get_args(hints["pooling"])),
+                                     ("sampling", self.sampling, get_args(hints["sampling"]))):
             if value not in choices:
                 raise ArgsimError(f"unknown {name} '{value}': choose one of {', '.join(choices)}")
         if self.kind == "bipolar-nodiff":

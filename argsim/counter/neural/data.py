@@ -35,8 +35,7 @@ class PairData:
             return np.asarray([index.setdefault(t, len(index)) for t in texts], dtype=np.int64)
 
         def pairs(ps: Sequence[tuple[str, str]]) -> np.ndarray:
-            empty = np.zeros((0, 2), np.int64)
-            return np.stack([ids(p for p, _ in ps), ids(c for _, c in ps)], axis=1) if ps else empty
+            return np.stack([ids(p for p, _ in ps), ids(c for _, c in ps)], 1) if ps else np.zeros((0, 2), np.int64)
 
         tp, vp = pairs(train), pairs(val)
         tc = np.unique(np.concatenate([tp.ravel(), ids(train_extra)]))
@@ -46,10 +45,8 @@ class PairData:
 
 def counterargs_data(corpus, train_split: str = "training", val_split: str = "validation",
                      limit: int | None = None, val_limit: int | None = None, seed: int = SEED) -> PairData:
-    """PairData from the counterargs-18 corpus: pairs of the splits, collections = every argument (epa).
-
-    `limit` / `val_limit` keep a random subset of the pairs, and then the collection is only those pairs' texts
-    (quick runs and tests)."""
+    """PairData from the counterargs-18 corpus: pairs of the splits, collections = every argument (epa); `limit` /
+    `val_limit` keep a random subset of the pairs, and then the collection is only those pairs' texts."""
     rng = np.random.default_rng(seed)
 
     def take(split: str, n: int | None) -> tuple[list, list]:
@@ -70,9 +67,8 @@ def counterargs_data(corpus, train_split: str = "training", val_split: str = "va
 
 
 def pairs_from_file(path: Path) -> list[tuple[str, str]]:
-    """(point, counter) pairs of a training file (CSV/TSV/JSONL with columns point, counter); a pair whose counter
-    is its point (which training would drop, a text never being its own candidate) is refused with its count and
-    first row."""
+    """(point, counter) pairs of a training file (CSV/TSV/JSONL with columns point, counter); pairs whose counter is
+    their point (which training would drop) are refused with their count and first row."""
     from argsim.schemas import CounterPairRecord
 
     rows = read_numbered_records(path, CounterPairRecord)

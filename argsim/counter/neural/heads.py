@@ -1,9 +1,8 @@
 """The two heads of the Bipolar-encoder (section 5.1) and the joint loss (section 5.2).
 
-The classification head is trained as a torch module (`ClassificationHead`, logits for the loss) and scored by
-one function, `cls_probability` (numpy, on a snapshot of the head's weights): training validation, Table 3,
-the pool rankers and the faiss search all call it. Numpy rather than torch so that one query's rerank costs no
-per-call torch dispatch (section 6.4's latency).
+The classification head is trained as a torch module (`ClassificationHead`) and scored everywhere by
+`cls_probability`, numpy on a snapshot of its weights, so that one query's rerank costs no torch dispatch
+(section 6.4's latency).
 """
 
 from __future__ import annotations
@@ -17,10 +16,8 @@ from torch.nn import functional as F
 
 
 class RetrievalHead(nn.Module):
-    """linear(u) -> retrieval embedding; f_ret(p, c) = dot(u1, v1). Initialised to the identity.
-
-    Starting from the identity makes the untrained head exactly the starting model's (cosine) ranking, so
-    training can only move away from a known baseline, never start below it."""
+    """linear(u) -> retrieval embedding; f_ret(p, c) = dot(u1, v1). Initialised to the identity, so the untrained
+    head ranks exactly as the starting model's cosine: training starts from a known baseline, never below it."""
 
     def __init__(self, dim: int, out_dim: int | None = None, normalize: bool = True) -> None:
         super().__init__()
@@ -96,7 +93,6 @@ def triplet_loss(anchor: torch.Tensor, positive: torch.Tensor, negative: torch.T
 
 def classification_loss(logits_pos: torch.Tensor, logits_neg: torch.Tensor) -> torch.Tensor:
     """CE(p, c+) + CE(p, c-): the positive pair has label 1, the negative pair label 0."""
-    ones = torch.ones(len(logits_pos), dtype=torch.long, device=logits_pos.device)
-    zeros = torch.zeros(len(logits_neg), dtype=torch.long, device=logits_neg.device)
-    return F.cross_entropy(logits_pos, ones) + F.cross_entropy(logits_neg, zeros)
+    return (F.cross_entropy(logits_pos, torch.ones_like(logits_pos[:, 0], dtype=torch.long))
+            + F.cross_entropy(logits_neg, torch.zeros_like(logits_neg[:, 0], dtype=torch.long)))
 

@@ -1,11 +1,7 @@
 """faiss indexes over retrieval embeddings: exact inner product for small collections, inverted lists for large
 ones (the kinds: `build_index`; `ivfpqfs` scans 4-bit codes with faiss's SIMD "fast scan" kernels, Andre et al.,
-"Quicker ADC", IEEE TPAMI 2019).
-
-`auto` is at 1M candidates the fastest configuration of bench/bench_scale.py that kept recall@30 >= 0.9 against
-exact search (the measurements: docs/scale.md, Retrieval).
-`rerank_exact` re-scores any candidate list exactly; `recall_at_k` measures an index against the exact top-k of
-`exact_index`.
+"Quicker ADC", IEEE TPAMI 2019). `auto` is at 1M candidates the fastest configuration that kept recall@30 >= 0.9
+against exact search (docs/scale.md, Retrieval).
 """
 
 from __future__ import annotations
@@ -74,11 +70,10 @@ def build_index(vectors: np.ndarray, kind: str = "flat", nlist: int | None = Non
 
     Args:
         vectors: (n, dim) float vectors (unit length for cosine).
-        kind: `flat` (exact), `hnsw` (graph), `ivf` (inverted lists, trained here), `ivfpq` (inverted lists of
-            product-quantised codes, `pq_m` bytes a vector; dim must be a multiple of pq_m), `ivfsq8` (inverted
-            lists of 8-bit scalar codes), `ivfpqfs` (inverted lists of 4-bit fast-scan PQ codes, dim / 4
-            sub-vectors; dim must be a multiple of 8) - these two re-score their top k x `refine` exactly - or
-            `auto` (`auto_kind` chooses the kind, nlist and nprobe; `nlist` and `nprobe` are ignored).
+        kind: `flat` (exact), `hnsw` (graph), `ivf` (inverted lists, trained here), `ivfpq` (product-quantised
+            codes, `pq_m` bytes a vector; dim a multiple of pq_m), `ivfsq8` (8-bit scalar codes), `ivfpqfs` (4-bit
+            fast-scan PQ codes, dim / 4 sub-vectors; dim a multiple of 8) - these two re-score their top k x
+            `refine` exactly - or `auto` (`auto_kind` chooses the kind, nlist and nprobe, ignoring those given).
         nlist: inverted lists (default: sqrt(n) for ivf / ivfpq, 4 sqrt(n) for ivfsq8 / ivfpqfs, at most 4,096 /
             16,384).
         nprobe: lists searched per query (IVF kinds).
@@ -131,11 +126,8 @@ def build_index(vectors: np.ndarray, kind: str = "flat", nlist: int | None = Non
 
 def search_excluding(index, queries: np.ndarray, k: int,
                      exclude: list[set[int]] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Top-k (scores, ids) per query, never returning an id in the query's `exclude` set (e.g. itself).
-
-    Searches k + max(|exclude|) neighbours so that k remain after filtering; rows are padded with -1 / -inf
-    when the index holds fewer than k admissible candidates. A k above the index's size is its size (a k of
-    10^11 allocates no 10^11 columns)."""
+    """Top-k (scores, ids) per query, never an id in the query's `exclude` set (e.g. itself); rows padded with -1 /
+    -inf when fewer than k are admissible, a k above the index's size being its size."""
     queries = np.ascontiguousarray(queries, dtype=np.float32)
     k = max(1, min(k, index.ntotal))  # no more results than candidates: a huge k allocates nothing
     extra = max((len(e) for e in exclude), default=0) if exclude else 0

@@ -1,12 +1,8 @@
-"""`CounterModel`: Bi-encoder, Unipolar-ret, Unipolar-cls and Bipolar-encoder in one module.
-
-Which parts exist follows `NeuralConfig.kind`:
-- bi-encoder: separate point and candidate towers (or, with a frozen encoder, separate linear adapters), dot product;
-- unipolar-ret: one shared tower + the retrieval head;
-- unipolar-cls: one shared tower + the classification head;
-- bipolar / bipolar-nodiff: one shared tower + both heads (nodiff: no |u - v| in the fusion layer).
-With `train_encoder=False` the towers are the frozen backend encoder and only the heads are trained on cached
-base embeddings; with `train_encoder=True` the transformer itself is fine-tuned (the paper's setting).
+"""`CounterModel`, its parts following `NeuralConfig.kind`: bi-encoder (separate point and candidate towers, or
+linear adapters over a frozen encoder), unipolar-ret / unipolar-cls (one shared tower + the retrieval /
+classification head), bipolar / bipolar-nodiff (one shared tower + both heads; nodiff: no |u - v|). With
+`train_encoder=False` only the heads are trained, on cached base embeddings of the frozen backend encoder; with
+`train_encoder=True` the transformer itself is fine-tuned (the paper's setting).
 """
 
 from __future__ import annotations
@@ -19,6 +15,7 @@ import torch
 from torch import nn
 
 from argsim.backend.encoder import Encoder
+from argsim.backend.registry import runtime_spec
 from argsim.config import RunConfig
 from argsim.counter.neural.config import NeuralConfig
 from argsim.counter.neural.heads import ClassificationHead, RetrievalHead, cls_probability
@@ -53,15 +50,11 @@ class CounterModel(nn.Module):
         if dim is None:  # a frozen encoder's width, from the backend
             dim = frozen_encoder(config.base_model, config.pooling, config.max_seq_length).dim
         self.dim = dim
-        self.ret_point: RetrievalHead | None = None
-        self.ret_cand: RetrievalHead | None = None
-        self.cls: ClassificationHead | None = None
-        if config.has_retrieval:
-            self.ret_point = RetrievalHead(dim, normalize=config.normalize_retrieval)
-            self.ret_cand = (RetrievalHead(dim, normalize=config.normalize_retrieval)
-                             if config.separate_towers else self.ret_point)
-        if config.has_classifier:
-            self.cls = ClassificationHead(dim, use_diff=config.use_diff)
+        normalize = config.normalize_retrieval
+        self.ret_point = RetrievalHead(dim, normalize=normalize) if config.has_retrieval else None
+        self.ret_cand = (RetrievalHead(dim, normalize=normalize) if config.has_retrieval and config.separate_towers
+                         else self.ret_point)
+        self.cls = ClassificationHead(dim, use_diff=config.use_diff) if config.has_classifier else None
 
     def train_top_layers(self) -> None:
         """With `config.train_layers` = N > 0: fine-tune only the towers' top N layers (cached lower layers)."""
@@ -88,10 +81,8 @@ class CounterModel(nn.Module):
                     engine: Engine | None = None, config: RunConfig | None = None,
                     progress: str | None = None) -> np.ndarray:
         """Base embeddings of texts (no gradients): a frozen encoder's and a saved fine-tuned tower's through the
-        backend (disk-cached; `config`: the run's cache folder, --no-cache, --quiet) and `argsim.engine.encode`
-        on `engine` (None: this process; a fine-tuned tower cannot be rebuilt on Ray workers and is encoded
-        here); a tower being trained encodes directly (its weights change every step), with a progress bar
-        described by `progress` when given."""
+        backend (disk-cached under `config`) and `argsim.engine.encode` on `engine` (None: this process); a tower
+        being trained encodes directly (its weights change every step), with a `progress` bar when given."""
         config = config or self.run_config
         tower = self.point_tower if side == "point" else self.cand_tower
         if tower is not None and self.folder is not None and not self.training:
@@ -108,8 +99,6 @@ class CounterModel(nn.Module):
     def tower_encoder(self, side: str = "candidate", config: RunConfig | None = None) -> Encoder:
         """The backend encoder (batched, disk-cached) of a saved model's fine-tuned tower on `side`, its transformer
         in the runtime of `config` (`--backend`, `--quantize`; None: `run_config`, else PyTorch)."""
-        from argsim.backend.registry import runtime_spec
-
         tower = self.point_tower if side == "point" else self.cand_tower
         if tower is None or self.folder is None:
             raise RuntimeError("tower_encoder() needs a fine-tuned model loaded from its folder")

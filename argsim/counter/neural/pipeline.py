@@ -1,8 +1,8 @@
 """Retrieve-then-rerank over the candidate pools of `argsim.data.counterargs.build_pools` (any setting).
 
-First stage: BM25 (`argsim.counter.lexical.baselines.bm25_scores`) or a model's retrieval head (dot product; for a
-classification-only model, the base-embedding cosine). Second stage: a model's classification head on the
-cached base embeddings, or a cross-encoder. Base embeddings of every distinct candidate are computed once.
+First stage: BM25 or a model's retrieval head (dot product; a classification-only model: the base-embedding
+cosine); second stage: a model's classification head on the base embeddings (once per distinct text) or a
+cross-encoder.
 """
 
 from __future__ import annotations
@@ -13,9 +13,14 @@ from pathlib import Path
 
 import numpy as np
 
+from argsim.backend.resolve import PairScorer, pair_scorer
+from argsim.backend.safety import check_model_folder, model_files
 from argsim.config import RunConfig
 from argsim.counter.core.evaluation import at1_over_k_hits, rerank_order
 from argsim.counter.core.pools import PoolIndex
+from argsim.counter.lexical.baselines import bm25_scores
+from argsim.counter.neural.config import is_cross_folder, marker_max_length
+from argsim.counter.neural.store import is_model_folder, load_model, read_config, resolve_folder
 from argsim.data.counterargs import Argument
 from argsim.errors import ModelError
 from argsim.vectors import l2_normalize
@@ -32,12 +37,7 @@ class StageResult:
 
 def check_stage(folder: str | Path, option: str = "model") -> None:
     """Before any work: `folder` is a trained counter model or cross-encoder folder (or a shipped counter model's
-    name, e.g. `counter-bi-encoder`) that is data (the one model folder check) with a readable config; ModelError
-    (one line) otherwise."""
-    from argsim.backend.safety import check_model_folder, model_files
-    from argsim.counter.neural.config import is_cross_folder
-    from argsim.counter.neural.store import is_model_folder, read_config, resolve_folder
-
+    name) that is data (the one model folder check) with a readable config; ModelError (one line) otherwise."""
     folder = resolve_folder(folder)
     if not (is_model_folder(folder) or is_cross_folder(folder)):
         raise ModelError(f"{option} {folder}: not a trained counter-argument model or cross-encoder folder (train "
@@ -50,19 +50,11 @@ def check_stage(folder: str | Path, option: str = "model") -> None:
 
 def load_stage(spec: str | Path | None, precision: str = "auto", config=None):
     """'bm25', a CounterModel folder (or a shipped counter model's name), or a cross-encoder folder -> the stage
-    object (None stays None).
-
-    A cross-encoder scores on the CPU in `precision` (`--precision`, resolved for the CPU: auto = fp32, bf16 when
-    asked), in the runtime of `config` (`--backend`, `--quantize`; None: PyTorch); CounterModel stages compute in
-    fp32, their transformer in `config`'s runtime."""
-    from argsim.counter.neural.config import is_cross_folder, marker_max_length
-    from argsim.counter.neural.store import load_model
-
+    object (None stays None). A cross-encoder scores on the CPU in `precision` (auto = fp32), CounterModel stages
+    in fp32; their transformers run in `config`'s runtime (None: PyTorch)."""
     if spec in (None, "none", "bm25"):
         return "bm25" if spec == "bm25" else None
     if is_cross_folder(spec):  # the backend's pair scorer, on the CPU
-        from argsim.backend.resolve import pair_scorer
-
         return pair_scorer(spec, replace(config or RunConfig(), device="cpu", precision=precision),
                            marker_max_length(spec), batch_size=32)
     model = load_model(spec)
@@ -81,9 +73,6 @@ def _bases(model, points: list[Argument], index: PoolIndex, cache: dict) -> tupl
 def run_stages(points: list[Argument], pools: dict[str, list[Argument]], first, second,
                kmax: int, show_progress: bool = False) -> StageResult:
     """First-stage scores over each whole pool; second-stage scores for the first stage's top `kmax`."""
-    from argsim.backend.resolve import PairScorer
-    from argsim.counter.lexical.baselines import bm25_scores
-
     index = PoolIndex.build(points, pools)
     cache: dict = {}
     if first == "bm25":

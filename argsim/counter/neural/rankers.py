@@ -1,11 +1,9 @@
 """The neural rankers of `argsim rank counterargs --method NAME` (registered on import; no heavy work here).
 
-Options (from the CLI's `--model` and `--opt key=value`): `model` (trained model folder, or a shipped counter
-model's name; `bi-encoder` without one uses the shipped `counter-bi-encoder`, `bipolar` the shipped
-`counter-bipolar`), `k` (rerank depth, default 30), `retriever` / `reranker` (folders for the
-two-stage methods; `retriever=bm25` for BM25); `precision` (the run's `--precision`, passed by `run_ranker`) is
-what a cross-encoder stage computes in, and `config` (the run's options, passed by `run_ranker`) the runtime of every
-stage's transformer (`--backend`, `--quantize`).
+Options (`--model`, `--opt key=value`): `model` (trained model folder, or a shipped counter model's name;
+`bi-encoder` and `bipolar` default to the shipped ones), `k` (rerank depth, default 30), `retriever` / `reranker`
+(the two-stage methods' folders; `retriever=bm25` for BM25); `run_ranker` passes `precision` (a cross-encoder
+stage's) and `config` (every stage's transformer runtime).
 """
 
 from __future__ import annotations
@@ -33,22 +31,20 @@ def _two_stage(points, pools, first, second, k, precision: str = "auto", config=
 def bipolar_ranker(points, pools, model=None, k=30, precision="auto", config=None, **_):
     from argsim.backend.names import shipped_models
 
-    # without --model: the shipped model (`argsim models`)
     folder = model or ("counter-bipolar" if "counter-bipolar" in shipped_models() else _need(model, "--model DIR",
                                                                                             "bipolar"))
-    return _two_stage(points, pools, folder, folder, k, precision=precision, config=config)
+    return _two_stage(points, pools, folder, folder, k, precision, config)
 
 
 @register_ranker("bi-encoder", help="Bi-encoder retrieval: dot product of the point and candidate towers (--model DIR; "
                                     "default: the shipped counter-bi-encoder)")
 def bi_encoder_ranker(points, pools, model=None, precision="auto", config=None, **_):
-    return _two_stage(points, pools, model or "counter-bi-encoder", None, 1, precision=precision, config=config)
+    return _two_stage(points, pools, model or "counter-bi-encoder", None, 1, precision, config)
 
 
 @register_ranker("unipolar-ret", help="Unipolar-ret retrieval: shared tower + retrieval head (--model DIR)")
 def unipolar_ret_ranker(points, pools, model=None, precision="auto", config=None, **_):
-    return _two_stage(points, pools, _need(model, "--model DIR", "unipolar-ret"), None, 1,
-                      precision=precision, config=config)
+    return _two_stage(points, pools, _need(model, "--model DIR", "unipolar-ret"), None, 1, precision, config)
 
 
 register_ranker("unipolar", help="alias of unipolar-ret")(unipolar_ret_ranker)
@@ -56,8 +52,7 @@ register_ranker("unipolar", help="alias of unipolar-ret")(unipolar_ret_ranker)
 
 @register_ranker("cross-encoder", help="Cross-encoder reranking the BM25 top-k (--model CROSS_DIR; opt k=30)")
 def cross_encoder_ranker(points, pools, model=None, k=30, retriever="bm25", precision="auto", config=None, **_):
-    return _two_stage(points, pools, retriever, _need(model, "--model DIR", "cross-encoder"), k,
-                      precision=precision, config=config)
+    return _two_stage(points, pools, retriever, _need(model, "--model DIR", "cross-encoder"), k, precision, config)
 
 
 def _bm25_then(name: str, folder: str, reranker_name: str) -> None:
@@ -65,8 +60,8 @@ def _bm25_then(name: str, folder: str, reranker_name: str) -> None:
 
     @register_ranker(name, help=f"BM25 top-k reranked by {reranker_name} (--model {folder}; opt k=30)")
     def ranker(points, pools, model=None, k=30, reranker=None, precision="auto", config=None, **_):
-        return _two_stage(points, pools, "bm25", _need(reranker or model, f"--model {folder}", name), k,
-                          precision=precision, config=config)
+        return _two_stage(points, pools, "bm25", _need(reranker or model, f"--model {folder}", name), k, precision,
+                          config)
 
 
 def _model_then(name: str, first: str, second: str, what: str) -> None:
@@ -75,7 +70,7 @@ def _model_then(name: str, first: str, second: str, what: str) -> None:
     @register_ranker(name, help=f"{what} (opt retriever={first} reranker={second} k=30)")
     def ranker(points, pools, model=None, k=30, retriever=None, reranker=None, precision="auto", config=None, **_):
         return _two_stage(points, pools, _need(retriever or model, f"--opt retriever={first}", name),
-                          _need(reranker, f"--opt reranker={second}", name), k, precision=precision, config=config)
+                          _need(reranker, f"--opt reranker={second}", name), k, precision, config)
 
 
 _bm25_then("bm25+cross-encoder", "CROSS_DIR", "a cross-encoder")

@@ -7,15 +7,19 @@ from pathlib import Path
 
 import numpy as np
 
+from argsim.backend import get_encoder
 from argsim.backend.names import ENCODER_MANIFEST, MODELS, manifest_loader_name, shipped_folder
 from argsim.config import RunConfig
 from argsim.counter.core.evaluation import rerank_order
 from argsim.counter.neural.heads import cls_probability
 from argsim.counter.neural.index import build_index, check_index, search_excluding
 from argsim.counter.neural.model import CounterModel
+from argsim.counter.neural.store import load_model
 from argsim.engine import Engine, engine_from_config
 from argsim.errors import ModelError
 from argsim.io import read_records, read_texts
+from argsim.measure import timed
+from argsim.schemas import CollectionRecord
 from argsim.vectors import l2_normalize
 
 
@@ -41,14 +45,9 @@ class NumpyHeads:
 
 
 class RetrieveRerank:
-    """A candidate collection embedded once (base + retrieval embeddings) behind a faiss index.
-
-    `rank(query_base, k)` returns the top-k candidate ids by the retrieval head, reranked by the classification
-    head on the cached base embeddings; ids in a query's `exclude` set (the query itself) are never returned.
-
-    `engine` (None: this process): where the candidate and query texts are embedded (`argsim.engine.encode`).
-    The search and the rerank stay in this process on every engine (docs/scale.md): a worker would first need the
-    whole index (1.5 GB at 1M x 384 flat) for a few numpy operations per query."""
+    """A candidate collection embedded once (base + retrieval embeddings) behind a faiss index: `rank` gives the
+    retrieval head's top k, reranked by the classification head on the cached base embeddings. `engine` (None:
+    this process) embeds the texts; the search and the rerank stay in this process (docs/scale.md)."""
 
     def __init__(self, model: CounterModel, texts: Sequence[str] | None = None, base: np.ndarray | None = None,
                  index_kind: str = "auto", engine: Engine | None = None, config: RunConfig | None = None) -> None:
@@ -104,19 +103,15 @@ def _read_collection(path: Path) -> tuple[list[str], list[str]]:
     if path.suffix.lower() in (".txt", ".text"):
         texts = read_texts(path)
         return [str(i) for i in range(len(texts))], texts
-    from argsim.schemas import CollectionRecord
-
     recs = read_records(path, CollectionRecord)
     return [str(r.get("id", i)) for i, r in enumerate(recs)], [r["text"] for r in recs]
 
 
 def search_files(model: str | Path, candidates: Path, queries: Path, k: int = 10, index: str = "auto",
                  config: RunConfig | None = None) -> tuple[list[dict], dict]:
-    """Rank the queries of one file against the candidates of another through faiss (`argsim rank
-    counter-search`), a query found among the candidates never its own candidate: a trained counter model
-    (`argsim train bipolar`, counter-bi-encoder, counter-bipolar) retrieves then reranks (`RetrieveRerank`); any
-    other embedding model (the default, counter-fusion) ranks by the cosine of its query side (the points) and
-    document side (the candidates; `Encoder.for_role`), embedded in this process.
+    """Rank the queries of one file against the candidates of another through faiss (`argsim rank counter-search`),
+    a query never its own candidate: a trained counter model retrieves then reranks (`RetrieveRerank`); any other
+    embedding model (the default, counter-fusion) ranks by the cosine of its query and document sides.
 
     Args:
         model: A trained counter model folder, a shipped model's name or any embedding model. candidates, queries:
@@ -130,13 +125,9 @@ def search_files(model: str | Path, candidates: Path, queries: Path, k: int = 10
     Example:
         >>> lines, info = search_files("counter-fusion", Path("c.txt"), Path("q.txt"), k=3)  # doctest: +SKIP
     """
-    from argsim.measure import timed
-
     (cand_ids, cand_texts), (q_ids, q_texts) = _read_collection(candidates), _read_collection(queries)  # first
     config = config or RunConfig()
     if _is_counter_model(model):
-        from argsim.counter.neural.store import load_model
-
         m = load_model(model)
         with timed() as t_build:
             rr = RetrieveRerank(m, cand_texts, index_kind=index, engine=engine_from_config(config), config=config)
@@ -144,8 +135,6 @@ def search_files(model: str | Path, candidates: Path, queries: Path, k: int = 10
             ids, scores = rr.rank_texts(q_texts, k)
         kind = m.config.kind
     else:
-        from argsim.backend import get_encoder
-
         enc = get_encoder(str(model), config=config)
         check_index(index, len(cand_texts))  # before the embedding
         with timed() as t_build:

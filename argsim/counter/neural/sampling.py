@@ -10,10 +10,8 @@ from argsim.counter.neural.index import exact_index
 
 
 class NegativeSampler:
-    """Draws one negative per (point, counter) pair from a collection of candidate indices.
-
-    `pairs` (n, 2) and `collection` hold indices into one table of texts; a negative is never the pair's point
-    or its counter (identical texts share an index, so an identical copy of the counter is excluded too)."""
+    """Draws one negative per (point, counter) pair from a collection of candidate indices (`pairs` (n, 2) and
+    `collection` index one table of texts): never the pair's point or its counter, nor an identical copy of it."""
 
     def __init__(self, pairs: np.ndarray, collection: np.ndarray, strategy: str = "increasing",
                  rate: float = 0.02, hard_pool: int = 1, seed: int = SEED) -> None:
@@ -36,9 +34,8 @@ class NegativeSampler:
         return neg
 
     def hard(self, rows: np.ndarray, vectors: np.ndarray) -> np.ndarray:
-        """Negatives among the `hard_pool` collection texts nearest to each positive (inner product).
-
-        `vectors` holds one row per text of the table (at least for the collection and the positives)."""
+        """Negatives among the `hard_pool` collection texts nearest to each positive (inner product of `vectors`,
+        one row per text of the table)."""
         points, counters = self.pairs[rows, 0], self.pairs[rows, 1]
         index = exact_index(vectors[self.collection])
         _, nbr = index.search(np.ascontiguousarray(vectors[counters], dtype=np.float32), self.hard_pool + 2)

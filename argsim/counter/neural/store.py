@@ -1,15 +1,9 @@
-"""Saving and loading trained models: a folder with config.json, heads.safetensors, card.json and (if fine-tuned)
-the towers, or with `--lora-rank` only the towers' LoRA adapters (`point_encoder/`, `candidate_encoder/`: peft's
-adapter_model.safetensors and adapter_config.json), applied to the installed base when loading.
-
-    config.json          the `NeuralConfig` and the base embedding width (`dim`)
-    heads.safetensors    the heads' tensors (older folders: `heads.pt`, read with `torch.load(weights_only=True)`)
-    card.json            with a frozen base from the registry: the base and its weights' SHA-256, so loading refuses
-                         another base in one line; `artifact: heads` makes the folder shippable (docs/models.md)
-    argsim_encoder.json  `get_encoder(folder)` gives the model's retrieval embeddings; a two-tower model (the
-                         Bi-encoder) names its towers per role and encodes only with a role (`Encoder.for_role`)
-
-A shipped model loads by its name wherever a folder is taken: `load_model("counter-bi-encoder")`.
+"""Saving and loading trained models (the folder: docs/counterargs-neural.md): config.json (the `NeuralConfig` and
+the base width `dim`), heads.safetensors (older folders: `heads.pt`, read with `torch.load(weights_only=True)`),
+card.json (a frozen registry base and its weights' SHA-256; `artifact: heads` makes the folder shippable),
+argsim_encoder.json (`get_encoder(folder)`: the retrieval embeddings) and the fine-tuned towers, or with
+`--lora-rank` only their LoRA adapters (`point_encoder/`, `candidate_encoder/`), applied to the installed base when
+loading. A shipped model loads by its name wherever a folder is taken: `load_model("counter-bi-encoder")`.
 """
 
 from __future__ import annotations
@@ -93,7 +87,6 @@ def save_model(model: CounterModel, folder: str | Path, info: dict | None = None
             "pooling": cfg.pooling, "max_seq_length": cfg.max_seq_length,
             "trainable_parameters": sum(t.numel() for t in _head_state(model).values()),
             "weights_sha256": sha256_file(folder / HEADS)})
-    # the loader, and with two towers their roles
     write_json(folder / "argsim_encoder.json",
                encoder_manifest(LOADER, TOWER_ROLES if model.config.separate_towers else None))
     return folder
@@ -107,9 +100,7 @@ def resolve_folder(spec: str | Path) -> Path:
         'counter-bi-encoder'
     """
     shipped = shipped_folder(str(spec))
-    if shipped is not None and manifest_loader_name(shipped) == LOADER:
-        return shipped
-    return Path(spec)
+    return shipped if shipped is not None and manifest_loader_name(shipped) == LOADER else Path(spec)
 
 
 def heads_file(folder: Path) -> Path | None:
@@ -145,10 +136,8 @@ def load_model(folder: str | Path) -> CounterModel:
     weights = heads_file(folder)
     with model_files(folder, "counter-argument model"):
         config, dim = read_config(folder)
-        tower = None
-        if config.train_encoder:  # LoRA: the base, whose adapters are loaded below; else the saved tower
-            source = config.base_model if config.lora else str(folder / "point_encoder")
-            tower = TransformerTower(source, config.pooling, config.max_seq_length)
+        source = config.base_model if config.lora else str(folder / "point_encoder")  # LoRA: the adapters' base
+        tower = TransformerTower(source, config.pooling, config.max_seq_length) if config.train_encoder else None
         model = CounterModel(config, dim=dim, tower=tower)
         if config.lora:
             model.point_tower.load_lora(folder / "point_encoder")
@@ -167,10 +156,9 @@ def load_model(folder: str | Path) -> CounterModel:
 
 
 def read_config(folder: Path) -> tuple[NeuralConfig, int]:
-    """config.json's `NeuralConfig` and base embedding width `dim` (a positive integer); with a card.json and a
-    frozen encoder (or LoRA adapters over it), the card's base must be config.json's and the installed base's
-    weights the ones the heads were trained on (`argsim.backend.adapters.check_base`): ModelError, one line,
-    otherwise. Called inside `model_files`, which turns a malformed file into one line."""
+    """config.json's `NeuralConfig` and base embedding width `dim` (a positive integer); with a card.json over a
+    frozen base (or LoRA adapters over it), the card's base must be config.json's and the installed one
+    (`argsim.backend.adapters.check_base`): ModelError, one line, otherwise. Called inside `model_files`."""
     from argsim.backend.adapters import check_base
 
     raw = json.loads((folder / "config.json").read_text(encoding="utf-8"))
@@ -201,12 +189,9 @@ def _read_heads(path: Path) -> dict[str, torch.Tensor]:
 class RetrievalEncoder(Encoder):
     """Backend encoder of a saved model: retrieval embeddings (base embeddings for cls-only) of one tower.
 
-    A one-tower model encodes every text with its candidate side. A two-tower model (the Bi-encoder; the towers
-    per role in its manifest, else `TOWER_ROLES`) loads unbound: `for_role("query")` / `for_role("document")`
-    give its point / candidate tower (cached apart), and encoding without a role is refused (`Encoder.for_role`).
-
-    `runtime` (`--backend onnx|openvino`, `--quantize int8`; the spec `get_encoder` passes): the transformer (the
-    frozen base, or the saved towers) runs there, the heads in torch; the vectors are cached apart per runtime."""
+    A one-tower model encodes every text with its candidate side; a two-tower model (the Bi-encoder) loads unbound,
+    `for_role("query")` / `for_role("document")` giving its point / candidate tower (the roles: its manifest, else
+    `TOWER_ROLES`). `runtime` (the spec `get_encoder` passes): where the transformer runs, the heads in torch."""
 
     def __init__(self, folder: Path, device: str = "cpu", batch_size: int = 64, name: str | None = None,
                  runtime: dict | None = None) -> None:
@@ -257,9 +242,8 @@ class RetrievalEncoder(Encoder):
 
 def load_encoder(folder: str | Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32",
                  name: str | None = None, runtime: dict | None = None) -> Encoder:
-    """The `argsim_encoder.json` loader (`name`: the shipped model's name, for a shipped folder). The model
-    computes in fp32 whatever `precision` asks (its `precision` says so, and its cache key stays the fp32 one);
-    `runtime`: the transformer's runtime (`RetrievalEncoder`)."""
+    """The `argsim_encoder.json` loader (`name`: a shipped folder's model name; `runtime`: see `RetrievalEncoder`);
+    the model computes in fp32 whatever `precision` asks (its `precision` and cache key say so)."""
     return RetrievalEncoder(Path(folder), device=device, batch_size=batch_size, name=name, runtime=runtime)
 
 

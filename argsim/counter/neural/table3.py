@@ -1,10 +1,8 @@
 """Table 3 of the paper (section 6.3): @1/K of every retrieve(-then-rerank) combination on one split and setting.
 
-`evaluate_table3` runs every row whose model is given on every requested setting (the zero-shot cosine and BM25
-rows always come along), compares each row's @1/K hits with the zero-shot row's accuracy@1 on the same points
-(paired, `versus_reference`), and `table3_row_specs` describes the result rows. Rows with a
-cross-encoder run on a seeded random sample of points (`cross_limit`, CPU cost); the comparison then uses the
-zero-shot row's hits of those same points.
+`evaluate_table3` runs every row whose model is given (with the zero-shot cosine and BM25 rows) on every setting
+and compares each row's @1/K hits with the zero-shot row's accuracy@1 on the same points (`versus_reference`); rows
+with a cross-encoder run on a seeded sample of points (`cross_limit`, CPU cost), compared on those points.
 """
 
 from __future__ import annotations
@@ -21,12 +19,14 @@ from argsim.counter.core.evaluation import RowScore
 from argsim.counter.neural.config import CROSS_MARKER, NeuralConfig, Table3Request, is_cross_folder
 from argsim.counter.neural.model import CounterModel
 from argsim.counter.neural.pipeline import check_stage, hits_over_k_pools, load_stage, run_stages
+from argsim.counter.neural.plot import learning_curves
 from argsim.counter.neural.store import read_history
 from argsim.data.counterargs import build_pools, load_counterargs
 from argsim.errors import ArgsimError, warn
 from argsim.io import read_json_as, write_json
 from argsim.metrics.paired import paired_comparison
 from argsim.published import table3
+from argsim.schemas import Budgets, CounterCrossMarker, TableState, TrainedHistory
 
 
 @dataclass
@@ -108,8 +108,6 @@ def evaluate_row(row: RowSpec, corpus, split: str, setting: str, ks: tuple[int, 
 
 def training_budget(folder: str | None) -> dict | None:
     """What a model folder cost to train: epochs run, best epoch, minutes, options (from its own records)."""
-    from argsim.schemas import CounterCrossMarker, TrainedHistory
-
     if not folder or folder == "bm25" or folder.startswith("cosine:"):
         return None
     path = Path(folder)
@@ -175,16 +173,12 @@ def run_inputs(request: Table3Request, seed: int, data: str | None = None) -> di
 def evaluate_table3(corpus, request: Table3Request, config=None,
                     on_result: Callable[[Table3Result], None] | None = None, state: str | Path | None = None,
                     data: str | None = None) -> list[Table3Result]:
-    """Evaluate the plan of `table3_plan` for `request` on `corpus`; `config`: the run's options (the runtime of
-    every stage's transformer; its seed draws the cross-encoder rows' sample); `on_result` is called after each row
-    (progress).
+    """Evaluate the plan of `table3_plan` for `request` on `corpus`; `config`: the run's options (the stages'
+    runtime; its seed draws the cross-encoder rows' sample); `on_result` is called after each row (progress).
 
-    With `state` (a JSON file), every finished (row, setting) is stored there (atomically) as it finishes, so an
-    interrupted run keeps it: the same call again evaluates only the rest (the per-point hits read back give the
-    same table and paired comparisons) and removes the file at the end; a call on other inputs (`run_inputs`:
-    options, model folders, `data`) is refused in one line while the file is there."""
-    from argsim.schemas import TableState
-
+    With `state` (a JSON file), every finished (row, setting) is stored there as it finishes: the same call again
+    evaluates only the rest and removes the file at the end; a call on other inputs (`run_inputs`) is refused in
+    one line while the file is there."""
     zero_shot, seed = f"cosine:{request.base_model}", getattr(config, "seed", SEED)
     split, ks = request.split, request.ks
     stages: dict = {}
@@ -233,9 +227,8 @@ def evaluate_table3(corpus, request: Table3Request, config=None,
 
 def table3_row_specs(results: Sequence[Table3Result], split: str, ks: Sequence[int], all_points: int,
                      budgets: dict | None = None) -> list[tuple]:
-    """The result rows as (Evaluation, labels) pairs for `argsim.results.rows_from_specs` (rows are made above
-    the methods), one per (row, setting, K); a row evaluated on fewer than `all_points` points says so in its
-    method name."""
+    """The result rows as (Evaluation, labels) pairs for `argsim.results.rows_from_specs`, one per (row, setting, K);
+    a row evaluated on fewer than `all_points` points says so in its method name."""
     specs = []
     for r in results:
         acc, n = r.score.acc, len(r.score.ids)
@@ -271,8 +264,6 @@ def run_table3(request: Table3Request, budgets: str | Path | None = None, curves
     Example:
         >>> results, specs = run_table3(Table3Request({"bipolar": "counter-bipolar"}))  # doctest: +SKIP
     """
-    from argsim.schemas import Budgets
-
     config = config or RunConfig()
     models = {k: str(v) if v else None for k, v in request.models.items()}
     request = replace(request, models=models)
@@ -281,10 +272,7 @@ def run_table3(request: Table3Request, budgets: str | Path | None = None, curves
             check_stage(folder, f"--{name}")
     text = read_json_as(Budgets, budgets, what="a JSON object: method -> training budget text") if budgets else None
     if curves:
-        from argsim.counter.neural.plot import learning_curves
-
-        histories = {k: read_history(v) for k, v in models.items() if v}
-        learning_curves({k: h for k, h in histories.items() if h}, curves)
+        learning_curves({k: h for k, v in models.items() if v and (h := read_history(v))}, curves)
     corpus = load_counterargs(config.data_dir)
     results = evaluate_table3(corpus, request, config, state=state, data=str(config.data_dir or default_data_dir()))
     return results, table3_row_specs(results, request.split, request.ks, len(corpus.points(request.split)), text)

@@ -1,7 +1,5 @@
-"""Validation accuracy@1/K (section 6.3) of a model being trained: its retrieval head ranks one shared collection
-of text indices, its classification head reranks the top K; the hits are `core.evaluation.at1_over_k_hits`, the
-same @1/K as Table 3's. `argsim.evaluation.CounterArgumentEvaluator.from_pairs` scores it as a task evaluator:
-the metric the counter trainer keeps its best epoch by."""
+"""Validation accuracy@1/K (section 6.3) of a model being trained, Table 3's @1/K (`core.evaluation.at1_over_k_hits`)
+over one shared collection of text indices; `argsim.evaluation.CounterArgumentEvaluator.from_pairs` scores it."""
 
 from __future__ import annotations
 
@@ -16,11 +14,9 @@ from argsim.counter.neural.model import CounterModel
 
 def at1_over_k(model: CounterModel, base: np.ndarray, queries: np.ndarray, golds: np.ndarray,
                collection: np.ndarray, ks: Sequence[int] = (10, 30, 50), chunk: int = 128) -> dict[int, np.ndarray]:
-    """@1/K hits of `model` for index-based queries against one shared collection (the epa-style setting): per K,
-    one bool per query (their mean is the accuracy).
-
-    `base` holds the base embeddings of the whole text table; a query is never its own candidate (its index is
-    masked). Models without a classification head give the same figure for every K (the retrieval's acc@1)."""
+    """@1/K hits of `model` (per K, one bool per query) for index-based queries against one shared collection (the
+    epa-style setting); `base`: the base embeddings of the whole text table. A query is never its own candidate;
+    without a classification head every K gives the retrieval's acc@1."""
     model.eval()
     queries, golds, collection = (np.asarray(a, dtype=np.int64) for a in (queries, golds, collection))
     ret_c, ret_q = model.retrieval_numpy(base[collection], "candidate"), model.retrieval_numpy(base[queries], "point")
