@@ -248,12 +248,9 @@ def write_vectors(path: str | Path, vectors: np.ndarray, ids: Sequence[str] | No
     if len(ids) != len(vectors):
         raise ValueError(f"{len(ids)} ids for {len(vectors)} vectors")
     if suffix == ".csv":
-        buf = io.StringIO()
-        writer = csv.writer(buf)
-        writer.writerow(["id", *[f"d{j}" for j in range(vectors.shape[1] if vectors.ndim == 2 else 0)]])
-        for rid, row in zip(ids, vectors, strict=True):
-            writer.writerow([rid, *(repr(float(v)) for v in row)])
-        return write_text(path, buf.getvalue())
+        header = ["id", *[f"d{j}" for j in range(vectors.shape[1] if vectors.ndim == 2 else 0)]]
+        return write_csv(path, [dict(zip(header, [rid, *(repr(float(v)) for v in row)], strict=True))
+                                for rid, row in zip(ids, vectors, strict=True)], header)
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -415,13 +412,10 @@ def read_text_file(path: str | Path) -> str:
     first bad byte and its line, as the line readers do)."""
     with _open_input(path, "rb") as fh:
         data = fh.read()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        _refuse_bad_bytes(path)
-    if "\x00" in text:
-        _refuse_bad_bytes(path)
-    return text.removeprefix("\ufeff")
+    with suppress(UnicodeDecodeError):
+        if "\x00" not in (text := data.decode("utf-8")):
+            return text.removeprefix("\ufeff")
+    _refuse_bad_bytes(path)
 
 
 class _RefusedJson(ValueError):

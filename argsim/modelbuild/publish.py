@@ -318,10 +318,9 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
     adapters = {f: sha256_file(source / f) for f in spec.files if f.endswith(".safetensors") and "/" in f}
     weights = sha256_file(weights_file(source, card))
     card.update({"name": name, "task": spec.task, "description": spec.description, "data": spec.data,
-                 "data_licence": spec.licence, "command": record.get("command"), "seed": record.get("seed"),
-                 "steps": record.get("steps"), "training_seconds": record.get("seconds"),
-                 "training_device": record.get("device"), "training_precision": record.get("precision"),
-                 "training_threads": record.get("threads"), "git_commit": record.get("git_commit"), "figures": figures,
+                 "data_licence": spec.licence, **{k: record.get(k) for k in ("command", "seed", "steps")},
+                 **{f"training_{k}": record.get(k) for k in ("seconds", "device", "precision", "threads")},
+                 "git_commit": record.get("git_commit"), "figures": figures,
                  "adapter_sha256" if spec.artifact == "lora" else "weights_sha256": weights,
                  **({"adapters_sha256": adapters} if spec.artifact == "lora+heads" else {}),
                  "published_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
