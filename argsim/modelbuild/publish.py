@@ -330,16 +330,15 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
     write_json(staging / "card.json", card)
     card["slice"] = {"data": spec.slice_description, **spec.slice_figures(source, config)}
     write_json(staging / "card.json", card)
-    target = dest / name  # replaced by the staging folder, the former one moved aside first and removed after
-    if target.exists():
-        old = target.parent / f".{target.name}.replaced"
+    target, old = dest / name, dest / f".{name}.replaced"  # the former one moved aside first and removed after
+    replacing = target.exists()
+    if replacing:
         if old.exists():
             shutil.rmtree(old)
         target.rename(old)
-        staging.rename(target)
+    staging.rename(target)
+    if replacing:
         shutil.rmtree(old)
-    else:
-        staging.rename(target)
     return card
 
 

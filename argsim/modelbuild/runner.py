@@ -1,12 +1,9 @@
-"""`argsim models build`: run recipes in sequence, resumable, with one progress bar (also into a log file).
+"""`argsim models build`: run recipes in sequence, resumable, with one progress bar (docs/training.md).
 
 State lives in the recipes' own folders: a recipe is finished when `OUT/models_build.json` says so for the same
 command line, or trained when its `train_config.json` shows a run that no budget stopped; an interrupted one (a
 checkpoint under OUT) continues with `--resume`. Steps run as child processes (`python -m argsim.cli.app ...`, the
-same global options), their output appended to the log; the bar advances by each recipe's estimated minutes; each
-recipe's figures (`Recipe.figures`) are merged into bench/results/<task>.json. `max_minutes` bounds the whole build:
-each training line gets `--max-minutes` set to what is left (or keeps its own smaller limit), and a recipe stopped
-by it is neither scored nor marked finished, so the next `argsim models build` resumes it.
+same global options), their output appended to the log; the bar advances by each recipe's estimated minutes.
 """
 
 from __future__ import annotations
@@ -37,13 +34,12 @@ def select(names: Sequence[str], recipes: Sequence[Recipe] = RECIPES) -> list[Re
     unknown = [n for n in names if n not in by_name]
     if unknown:
         raise ArgsimError(f"unknown recipe '{unknown[0]}': choose from {', '.join(by_name)}")
-    wanted = set(names or by_name)
-    todo = list(wanted)
+    wanted: set[str] = set()
+    todo = list(names or by_name)
     while todo:
-        for need in by_name[todo.pop()].needs:
-            if need not in wanted:
-                wanted.add(need)
-                todo.append(need)
+        if (name := todo.pop()) not in wanted:
+            wanted.add(name)
+            todo += by_name[name].needs
     return [r for r in recipes if r.name in wanted]
 
 
