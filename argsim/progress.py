@@ -1,9 +1,6 @@
-"""Rich progress bars; the caller says whether to show one (`enabled=not quiet`).
-
-On a terminal the bar is live. When stderr is not a terminal (a log file: `nohup ... > log`, `models build`'s
-log, a batch scheduler) a live bar would print nothing until the end, so the bar writes a plain line instead,
-"description: n/total (p%) elapsed, ~left", at most every ARGSIM_PROGRESS_SECONDS seconds (default 60), and a
-last line at the end when it wrote any: short work stays silent, hours-long work is visible in the log.
+"""Rich progress bars; the caller says whether to show one (`enabled=not quiet`). When stderr is not a terminal (a
+log file) the bar writes a plain line instead, "description: n/total (p%) elapsed, ~left", at most every
+ARGSIM_PROGRESS_SECONDS seconds (default 60), and a last one at the end when it wrote any (docs/usage.md).
 """
 
 from __future__ import annotations

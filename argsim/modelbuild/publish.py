@@ -1,14 +1,10 @@
 """`argsim models publish NAME FOLDER`: put a trained model into the package as a shipped model, behind a gate
-(docs/models.md, "Train, continue, publish").
+(docs/models.md, "Train, continue, publish"; what a shipped folder holds: "How loading works").
 
-A shipped model (`argsim/shipped/<name>/`, package data) is a small artifact over an installed base
-(`argsim.backend.adapters`): a LoRA adapter, heads over the frozen base, a delta over GiNZA's word table (a task
-with `pack` writes it from the trained folder) or the config of a composite over other shipped models. Its
-card.json names the base and the hash of the base's weights, and records the task, the data and its licence, the
-training command and time, the figures of the training run (train_config.json), and the figure on a fixed small
-slice of the evaluation split (`slice`), measured when publishing through the loader users get, so a test can
-check offline that the shipped files reproduce it. The gate: a model replaces the shipped one only when its
-recorded primary figure is at least the shipped one's; otherwise nothing is written (ArgsimError, exit 2).
+Its card.json records the base and its weights' hash, the task, the data and its licence, the training run and its
+figures, and the figure on a fixed small slice (`slice`) measured through the loader users get, so a test
+reproduces it offline. The gate: a model replaces the shipped one only when its recorded primary figure is at least
+the shipped one's; otherwise nothing is written (ArgsimError, exit 2).
 """
 
 from __future__ import annotations
