@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Evaluation(Mapping[str, float]):
     """Named metric values of one task on one data set.
 
@@ -42,6 +42,12 @@ class Evaluation(Mapping[str, float]):
 
     def __len__(self) -> int:
         return len(self.metrics)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Evaluation):
+            return NotImplemented
+        return (self.task, dict(self.metrics), self.primary_metric, self.data, self.n, dict(self.details)) == (
+            other.task, dict(other.metrics), other.primary_metric, other.data, other.n, dict(other.details))
 
     __hash__ = None  # type: ignore[assignment]  # mutable-looking mapping: not hashable
 
