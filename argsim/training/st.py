@@ -167,7 +167,17 @@ def fit_st(model, rows: dict[str, list] | list[dict], loss, run: TrainRun, *, ev
         callbacks=list(callbacks) or None, eval_dataset=_dataset(eval_rows) if eval_rows else None)
     if _lora(model):  # the trainer's own reload expects the full model's keys; a LoRA checkpoint holds the adapter
         trainer._load_from_checkpoint = adapter_checkpoint_loader(model)
-    failed = _guard_best_reload(trainer) if selecting else []
+    load, failed = trainer._load_from_checkpoint, []
+
+    def guarded(path: str, *args: object) -> None:  # sentence-transformers only logs a failed best reload
+        try:
+            load(path, *args)
+        except Exception as exc:
+            failed.append(f"{path}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+            raise
+
+    if selecting:
+        trainer._load_from_checkpoint = guarded
     record = run_trainer(trainer, run.out, run.budget, identity(rows, model))
     if failed:
         raise ModelError(f"cannot load the best checkpoint {failed[0]}")
@@ -192,17 +202,3 @@ def _lora(model) -> bool:
 def _dataset(data: dict[str, list] | list[dict]) -> datasets.Dataset:
     return datasets.Dataset.from_list(data) if isinstance(data, list) else datasets.Dataset.from_dict(data)
 
-
-def _guard_best_reload(trainer) -> list[str]:
-    """Record a failed best reload (which sentence-transformers only logs) in the list returned, for `fit_st`."""
-    load, failed = trainer._load_from_checkpoint, []
-
-    def guarded(path: str, *args: object) -> None:
-        try:
-            load(path, *args)
-        except Exception as exc:
-            failed.append(f"{path}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
-            raise
-
-    trainer._load_from_checkpoint = guarded
-    return failed
