@@ -21,24 +21,18 @@ from argsim.errors import ArgsimError
 from argsim.paths import under_workdir
 
 
-def _model_folder(method: str, setting: str | None, model: str | None) -> Path:
-    if model:
-        return Path(model)
-    if not setting or setting == "user":
-        raise ArgsimError(f"{method}: pass --model <folder of a model from `argsim train ltr`>")
-    folder = under_workdir(MODELS_DIR) / setting / method
-    if not folder.is_dir():
-        raise ArgsimError(f"{method}: no trained model at {folder}; run `argsim train ltr --setting {setting}` "
-                          "or pass --model")
-    return folder
-
-
 def _ltr_ranker(method: str):
     def rank(points, pools, model: str | None = None, setting: str | None = None, prune: str = "top",
              gold: dict | None = None, top_k: int = 10, engine: Engine | None = None, **_):
         if prune not in MODES:
             raise ArgsimError(f"{method}: unknown prune mode '{prune}': choose one of {', '.join(MODES)}")
-        ltr, meta = LTRModel.load(_model_folder(method, setting, model))
+        if not model and (not setting or setting == "user"):
+            raise ArgsimError(f"{method}: pass --model <folder of a model from `argsim train ltr`>")
+        folder = Path(model) if model else under_workdir(MODELS_DIR) / setting / method
+        if not model and not folder.is_dir():
+            raise ArgsimError(f"{method}: no trained model at {folder}; run `argsim train ltr --setting {setting}` "
+                              "or pass --model")
+        ltr, meta = LTRModel.load(folder)
         # models saved before the stop-word option kept every token
         config = FeatureConfig.from_dict({"stopwords": "none"} | (meta.get("features_config") or {}))
         if ltr.model == "xgboost" and prune == "none":

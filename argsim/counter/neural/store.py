@@ -128,6 +128,9 @@ def load_model(folder: str | Path) -> CounterModel:
         >>> load_model("counter-bi-encoder").config.kind  # doctest: +SKIP
         'bi-encoder'
     """
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
     folder = resolve_folder(folder)
     if not is_model_folder(folder):
         raise ModelError(f"{folder}: not a trained counter-argument model (needs config.json and {HEADS}; "
@@ -146,7 +149,11 @@ def load_model(folder: str | Path) -> CounterModel:
         elif config.train_encoder and config.separate_towers:
             model.cand_tower = TransformerTower(str(folder / "candidate_encoder"), config.pooling,
                                                 config.max_seq_length)
-        missing, unexpected = model.load_state_dict(_read_heads(weights), strict=False)
+        try:
+            heads = load_torch_weights(weights) if weights.name == LEGACY_HEADS else load_file(str(weights))
+        except (SafetensorError, OSError) as exc:
+            raise ModelError(f"{weights}: not a safetensors file ({str(exc).splitlines()[0][:160]})") from None
+        missing, unexpected = model.load_state_dict(heads, strict=False)
         bad = [m for m in missing if not m.startswith(("point_tower.", "cand_tower."))]
         if bad or unexpected:
             raise ModelError(f"{folder}: {weights.name} does not match config.json ({bad or unexpected})")
@@ -172,18 +179,6 @@ def read_config(folder: Path) -> tuple[NeuralConfig, int]:
                              f"'{config.base_model}'")
         check_base(folder, card)
     return config, int(raw["dim"])
-
-
-def _read_heads(path: Path) -> dict[str, torch.Tensor]:
-    if path.name == LEGACY_HEADS:
-        return load_torch_weights(path)
-    from safetensors import SafetensorError
-    from safetensors.torch import load_file
-
-    try:
-        return load_file(str(path))
-    except (SafetensorError, OSError) as exc:
-        raise ModelError(f"{path}: not a safetensors file ({str(exc).splitlines()[0][:160]})") from None
 
 
 class RetrievalEncoder(Encoder):
