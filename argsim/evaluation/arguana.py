@@ -130,8 +130,8 @@ class ArguAnaEvaluator(TaskEvaluator):
     takes_roles = True
 
     def __init__(self, data: ArguAnaData, name: str | None = None, config: Any = None) -> None:
-        super().__init__(name or data.split, METRICS[0])
-        self.data, self.config = data, config
+        super().__init__(name or data.split, METRICS[0], config)
+        self.data = data
         self.run: dict[str, dict[str, float]] | None = None
         self.scores: dict[str, Any] | None = None
 

@@ -29,9 +29,9 @@ class TaskEvaluator(SentenceEvaluator):
     #: whether the task encodes queries and documents apart, so a two-tower model (one tower per role) fits it
     takes_roles: ClassVar[bool] = False
 
-    def __init__(self, name: str, primary: str) -> None:
+    def __init__(self, name: str, primary: str, config: Any = None, batch_size: int = 64) -> None:
         super().__init__()
-        self.name, self.primary = name, primary
+        self.name, self.primary, self.config, self.batch_size = name, primary, config, batch_size
         self.primary_metric = primary
         self.greater_is_better = True
         #: one outcome per resampling unit of the last `evaluate` (None before)

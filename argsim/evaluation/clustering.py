@@ -57,14 +57,13 @@ class ClusteringEvaluator(TaskEvaluator):
 
     def __init__(self, rows: Sequence[Mapping[str, Any]], name: str = "test", algorithm: str = "kmeans",
                  linkage: str = "ward", seed: int = SEED, config: Any = None, batch_size: int = 64) -> None:
-        super().__init__(name, "AMI")
+        super().__init__(name, "AMI", config, batch_size)
         self.rows = [dict(r) for r in rows]
         if not self.rows:
             raise ArgsimError(f"{name}: no sentences to cluster")
         if missing := [f for f in ("text", "label") if f not in self.rows[0]]:
             raise ArgsimError(f"{name}: clustering rows need the fields text and label (missing {', '.join(missing)})")
         self.algorithm, self.linkage, self.seed = algorithm, linkage, seed
-        self.config, self.batch_size = config, batch_size
         self.per_article: dict[Any, dict[str, float]] = {}
         warn_one_section([r.get("article", "") for r in self.rows], [r["label"] for r in self.rows])
 

@@ -93,9 +93,8 @@ class CounterArgumentEvaluator(TaskEvaluator):
         primary_setting = primary_setting or ("epa" if "epa" in self.pools else next(iter(self.pools)))
         if primary_setting not in self.pools:
             raise ArgsimError(f"primary setting '{primary_setting}' is not among {', '.join(self.pools)}")
-        super().__init__(name, f"{primary_setting}_accuracy@1")
+        super().__init__(name, f"{primary_setting}_accuracy@1", config, batch_size)
         self.primary_setting, self.k, self.ks = primary_setting, int(k), tuple(int(x) for x in ks)
-        self.config, self.batch_size = config, batch_size
         self.ranker, self.options = ranker, dict(options or {})
         if ranker is not None:
             get_ranker(ranker)  # an unknown name fails now, in one line

@@ -118,13 +118,13 @@ class KPAMapEvaluator(TaskEvaluator):
     def __init__(self, gold: KPMData, name: str = "dev", config: Any = None, formula: str = "leaderboard",
                  arg_template: str = "{text}", kp_template: str = "{text}", batch_size: int = 64,
                  score: Any = None) -> None:
-        super().__init__(name, "strict_map")
+        super().__init__(name, "strict_map", config, batch_size)
         if not gold.has_labels:
             raise ArgsimError(f"{gold.name}: the key point evaluation needs gold labels")
         if formula not in FORMULAS:
             raise ArgsimError(f"unknown formula '{formula}': choose {' or '.join(FORMULAS)}")
-        self.gold, self.config, self.formula = gold, config, formula
-        self.arg_template, self.kp_template, self.batch_size, self.score = arg_template, kp_template, batch_size, score
+        self.gold, self.formula, self.arg_template, self.kp_template = gold, formula, arg_template, kp_template
+        self.score = score
         self.rows: ArgumentRows | None = None
         self.predictions: Predictions | None = None
 

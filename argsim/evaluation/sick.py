@@ -53,13 +53,12 @@ class SICKEvaluator(TaskEvaluator):
 
     def __init__(self, train: Sequence[Any], trial: Sequence[Any], test: Sequence[Any], name: str = "test",
                  config: Any = None, batch_size: int = 64) -> None:
-        super().__init__(name, "pearson")
+        super().__init__(name, "pearson", config, batch_size)
         self.train, self.trial, self.test = list(train), list(trial), list(test)
         for split, pairs in (("train", self.train), ("trial", self.trial), ("test", self.test)):
             if len(pairs) < 2:
                 raise ArgsimError(f"SICK {split}: at least two pairs are needed, not {len(pairs)}")
         self.gold = np.array([p.relatedness for p in self.test], dtype=np.float64)
-        self.config, self.batch_size = config, batch_size
         self.predictions: np.ndarray | None = None
 
     @classmethod

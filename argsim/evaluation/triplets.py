@@ -60,7 +60,7 @@ class TripletEvaluator(TaskEvaluator):
 
     def __init__(self, triplets: Sequence[Mapping[str, Any]], name: str = "test", distance: str = "cosine",
                  ties: str = "wrong", config: Any = None, batch_size: int = 64) -> None:
-        super().__init__(name, "accuracy")
+        super().__init__(name, "accuracy", config, batch_size)
         self.triplets = list(triplets)
         if not self.triplets:
             raise ArgsimError(f"{name}: no triplets to score")
@@ -68,7 +68,7 @@ class TripletEvaluator(TaskEvaluator):
             raise ArgsimError(f"{name}: triplets need the fields anchor, positive and negative (missing "
                               f"{', '.join(missing)})")
         check_choice(ties, "ties", TIES)
-        self.distance, self.ties, self.config, self.batch_size = distance, ties, config, batch_size
+        self.distance, self.ties = distance, ties
 
     @classmethod
     def from_dataset(cls, split: str | None = None, limit: int | None = None, config: Any = None,
