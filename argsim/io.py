@@ -706,7 +706,10 @@ def _csv_records(path: Path, delimiter: str, required: Sequence[str], known: Seq
                                            "unknown)", row=1, column=dup)
                 missing = [c for c in required if c not in header]
                 if missing:
-                    raise InputError(path, f"missing column(s) {', '.join(missing)}; found {', '.join(header)}",
+                    other = next((s for s in ",\t;|" if len(header) == 1 and s != delimiter and s in header[0]), None)
+                    hint = "" if other is None else (f" (the header is one column containing {other!r}: a .csv "
+                                                     "file is read comma-separated, a .tsv or .tab file tab-separated)")
+                    raise InputError(path, f"missing column(s) {', '.join(missing)}; found {', '.join(header)}{hint}",
                                      column=missing[0])
             elif values and any(v.strip() for v in values):
                 if len(values) != len(header):

@@ -694,3 +694,28 @@ def test_the_python_api_refuses_wrong_shapes_in_one_line(call, phrase, monkeypat
 
     kept = argsim.kpa_map({"a1": {"k1": np.float32(0.9)}, "a2": {"k1": np.int64(0)}}, _gold_frame())  # numpy scores
     assert kept == {"strict_map": 1.0, "relaxed_map": 1.0}
+
+
+@pytest.mark.parametrize(("name", "content", "held"), [
+    ("semicolons.csv", "id;text\n1;a\n", "';'"),
+    ("tabs.csv", "id\ttext\n1\ta\n", "'\\t'"),
+    ("commas.tsv", "id,text\n1,a\n", "','"),
+    ("pipes.tab", "id|text\n1|a\n", "'|'"),
+])
+def test_a_header_split_by_another_delimiter_says_so(tmp_path, name, content, held):
+    """A table whose header is one column holding another delimiter names it and how suffixes are read, beside the
+    missing columns; a header that is merely missing a column gets no such hint."""
+    import re
+
+    from argsim.io import read_records
+    from argsim.schemas import text_records
+
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(InputError, match=f"missing column\\(s\\) text, id; found .* \\(the header is one column "
+                                         f"containing {re.escape(held)}: a .csv file is read comma-separated"):
+        read_records(path, text_records("text", "id"))
+    (tmp_path / "plain.csv").write_text("id,body\n1,a\n", encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        read_records(tmp_path / "plain.csv", text_records("text", "id"))
+    assert str(err.value).endswith("missing column(s) text; found id, body")
