@@ -107,3 +107,12 @@ def test_papers_table_finds_every_figure_in_the_committed_results():
     assert "?" not in table, table
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     assert f"{START}\n{table}\n{END}" in readme, "README's table is stale: run `make report`"
+
+
+def test_a_shipped_model_without_a_card_matches_no_command():
+    """A row selected by a shipped model's training command finds none when the model has no card (no error that
+    would stop the whole report); a shipped model with a card gives its command."""
+    from argsim.report import _shipped_command
+
+    assert _shipped_command("no-such-shipped-model") is None
+    assert _shipped_command("kpm").startswith("argsim ")
