@@ -295,6 +295,20 @@ if (out.parent / f"fail-{out.name}").exists(): (out / "checkpoints").mkdir(exist
 """
 
 
+def test_models_build_selects_the_recipes_named_with_all_they_need_in_registry_order():
+    from argsim.errors import ArgsimError
+    from argsim.modelbuild.recipes import Recipe
+    from argsim.modelbuild.runner import select
+
+    recipes = [Recipe(n, "fake", n, f"models/{n}", None, 0.01, 0.01, "test", needs=needs)
+               for n, needs in (("a", ()), ("b", ("a",)), ("c", ("b",)), ("d", ()), ("e", ("c", "a")))]
+    assert [r.name for r in select(["e"], recipes)] == ["a", "b", "c", "e"]  # transitive, each once
+    assert [r.name for r in select(["d", "b"], recipes)] == ["a", "b", "d"]
+    assert [r.name for r in select([], recipes)] == ["a", "b", "c", "d", "e"]
+    with pytest.raises(ArgsimError, match="unknown recipe 'x'"):
+        select(["x"], recipes)
+
+
 def test_models_build_skips_finished_recipes_and_resumes_interrupted_ones(tmp_path, monkeypatch):
     from argsim.errors import ArgsimError
     from argsim.modelbuild.inventory import trained_models
