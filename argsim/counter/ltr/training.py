@@ -52,8 +52,8 @@ def train_ltr(corpus: CounterCorpus | None, setting: str, methods: tuple[str, ..
         if neg_per_point is not None and len(negs) > neg_per_point:
             negs = [negs[i] for i in sorted(rng.choice(len(negs), size=neg_per_point, replace=False))]
         sampled[p.id] = [next(c for c in pools[p.id] if c.id == gold[p.id]), *negs]  # the true counter first
-    feats = pool_features(points, sampled, config, n, engine=engine)
-    x = np.concatenate([feats[p.id] for p in points])
+    features = pool_features(points, sampled, config, n, engine=engine)
+    x = np.concatenate([features[p.id] for p in points])
     y = np.concatenate([np.r_[np.ones(1, dtype=int), np.zeros(len(sampled[p.id]) - 1, dtype=int)] for p in points])
     sampling = meta | {"neg_per_point": neg_per_point, "points": len(points), "pairs": int(len(y)),
                        "positives": int(y.sum())}
