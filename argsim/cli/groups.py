@@ -85,6 +85,12 @@ class ArgsimGroup(TyperGroup):
         refuse_repeated_options(self, list(args[:first]))
         return super().parse_args(ctx, args)
 
+    def get_command(self, ctx, name):
+        cmd = super().get_command(ctx, name)
+        if cmd is not None and cmd.short_help is None and cmd.help:  # the listing: the first paragraph, one flow
+            cmd.short_help = " ".join(cmd.help.split("\n\n")[0].split())
+        return cmd
+
     def resolve_command(self, ctx, args):
         name, cmd, rest = super().resolve_command(ctx, args)
         if type(cmd) is TyperCommand:

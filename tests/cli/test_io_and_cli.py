@@ -27,6 +27,17 @@ def test_help_lists_every_group():
         assert group in result.output
 
 
+def test_command_listing_flows_each_summary_as_one_paragraph():
+    """A command whose docstring's first paragraph spans lines is listed as flowing text (no break where the
+    source line ended): at 300 columns every summary fits on its row."""
+    result = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "300"}, terminal_width=300)
+    panel = result.output.split("─ Commands ─")[1]
+    rows = [line for line in panel.splitlines() if line.startswith("│ ")]
+    named = {line.split()[1] for line in rows if line[2] != " "}
+    assert {"distill", "evaluate", "embed-import"} <= named
+    assert all(line[2] != " " for line in rows), [line for line in rows if line[2] == " "]
+
+
 def test_embed_csv_jsonl_and_text_agree(tmp_path, minilm):
     texts = ["We should ban whaling.", "Whaling is a tradition."]
     (tmp_path / "a.csv").write_text("id,body\n1,We should ban whaling.\n2,Whaling is a tradition.\n")
