@@ -12,7 +12,6 @@ docs/kpm.md, `argsim.kpm.threshold`). Reading: only labelled pairs count (unlabe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -22,61 +21,8 @@ from argsim.data.argkp import KPMData, load_argkp, split_files
 from argsim.data.catalog import dataset_dir
 from argsim.errors import ArgsimError
 from argsim.evaluation.base import TaskEvaluator
-from argsim.io import topic_key
-from argsim.metrics.kpa_map import (
-    DUMMY_KEPT_SCORE,
-    FORMULAS,
-    TOP_FRACTION,
-    Predictions,
-    best_key_points,
-    evaluate_map,
-    f1_threshold,
-    group_average_precision,
-    pandas_descending_order,
-)
+from argsim.metrics.kpa_map import FORMULAS, ArgumentRows, Predictions, best_key_points, evaluate_map, f1_threshold
 from argsim.metrics.record import Evaluation
-
-
-@dataclass
-class ArgumentRows:
-    """Per gold argument (file order): its (topic, stance) group, its best key point's score and labels (a dummy
-    row for an argument without a prediction), what the official procedure ranks."""
-
-    group: np.ndarray
-    score: np.ndarray
-    strict: np.ndarray
-    relaxed: np.ndarray
-    dummy: np.ndarray
-
-    @classmethod
-    def build(cls, predictions: Predictions, gold: KPMData) -> ArgumentRows:
-        best, _ = best_key_points(predictions, set(gold.kp_by_id))
-        groups: dict[tuple[str, int], int] = {}
-        rows = []
-        for a in gold.arguments:
-            g = groups.setdefault((topic_key(a.topic), a.stance), len(groups))
-            if a.arg_id in best:
-                kp, s = best[a.arg_id]
-                label = gold.labels.get((a.arg_id, kp))
-                rows.append((g, s, 0 if label is None else label, 1 if label is None else label, False))
-            else:
-                rows.append((g, 0.0, 0, 0, True))
-        g, s, st, rl, d = zip(*rows, strict=True) if rows else ((),) * 5
-        return cls(np.array(g, dtype=np.int64), np.array(s, dtype=np.float64), np.array(st, dtype=np.int64),
-                   np.array(rl, dtype=np.int64), np.array(d, dtype=bool))
-
-    def mean_ap(self, idx: np.ndarray, relaxed: bool = False, formula: str = "leaderboard") -> float:
-        """The mAP of the arguments `idx` (a bootstrap draw: repeats are separate rows, kept in draw order), by
-        the official procedure (pandas' sort order, the top-half cut, dummy rows at 0.99 after it)."""
-        idx = np.asarray(idx, dtype=np.int64)
-        labels = self.relaxed if relaxed else self.strict
-        aps = []
-        for g in dict.fromkeys(self.group[idx].tolist()):
-            rows = idx[self.group[idx] == g]
-            kept = rows[pandas_descending_order(self.score[rows])[: int(TOP_FRACTION * len(rows))]]
-            scores = np.where(self.dummy[kept], DUMMY_KEPT_SCORE, self.score[kept])
-            aps.append(group_average_precision(labels[kept], scores, formula))
-        return float(np.mean(aps)) if aps else float("nan")
 
 
 class KPAMapEvaluator(TaskEvaluator):
@@ -150,7 +96,8 @@ class KPAMapEvaluator(TaskEvaluator):
                 self.gold, model, self.config, self.arg_template, self.kp_template)
         result = evaluate_map(preds, self.gold, formula=self.formula)
         threshold, f1 = f1_threshold(preds, self.gold.labels)
-        self.predictions, self.rows = preds, ArgumentRows.build(preds, self.gold)
+        self.predictions = preds
+        self.rows = ArgumentRows.build(best_key_points(preds, set(self.gold.kp_by_id))[0], self.gold)
         self.unit_values = np.arange(len(self.gold.arguments), dtype=np.float64)  # unit = argument (row index)
         return Evaluation(self.task, {"strict_map": result.strict, "relaxed_map": result.relaxed,
                                       "threshold": threshold, "f1_at_threshold": f1}, "strict_map",
