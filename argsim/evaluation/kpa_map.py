@@ -1,10 +1,8 @@
 """`KPAMapEvaluator`: key point matching (ArgKP-2021, KPA-2021 Track 1) scored by the official mAP.
 
-Friedman et al., "Overview of the 2021 Key Point Analysis Shared Task", ArgMining 2021, section 4: every argument
-keeps its best-scoring key point of its topic and stance, the top half of each (topic, stance) group by score is
-kept, and the strict (undecided pairs negative) and relaxed (undecided positive) mean average precision over the
-groups are reported; `argsim.metrics.kpa_map.evaluate_map` reimplements the organisers' script exactly (the
-`leaderboard` formula by default, the one behind every published figure).
+Friedman et al., "Overview of the 2021 Key Point Analysis Shared Task", ArgMining 2021, section 4: strict
+(undecided pairs negative) and relaxed (undecided positive) mAP as the organisers' script computes them
+(`argsim.metrics.kpa_map.evaluate_map`; the `leaderboard` formula by default, the one behind every published figure).
 
 Besides the mAPs: the F1-best decision threshold of the model's scores (`threshold`, `f1_at_threshold`; the rule:
 docs/kpm.md, `argsim.kpm.threshold`). Reading: only labelled pairs count (unlabelled "undecided" pairs are left out).
@@ -78,7 +76,7 @@ class KPAMapEvaluator(TaskEvaluator):
     def from_dataset(cls, split: str | None = None, limit: int | None = None, config: Any = None,
                      name: str | None = None) -> KPAMapEvaluator:
         """ArgKP `split` (None: `test` where its labels are present, else `dev`), its first `limit` arguments."""
-        data_dir = getattr(config, "data_dir", None)  # default: test where its labels are present, else dev
+        data_dir = getattr(config, "data_dir", None)
         split = split or ("test" if split_files(dataset_dir("argkp", data_dir), "test")[2].is_file() else "dev")
         gold = load_argkp(split, data_dir)
         if limit is not None:
