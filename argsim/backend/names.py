@@ -129,7 +129,7 @@ def _mpnet_dir() -> Path:
 
 #: argsim's own model-folder loaders: the name an `argsim_encoder.json` gives -> the function (trusted code)
 ENCODER_LOADERS: dict[str, str] = {
-    "kpm-mts": "argsim.kpm.mts.encoder:load_mts_encoder",
+    "kpm-mts": "argsim.kpm.mts.encoder:MTSEncoder",
     "kpm-mts-ensemble": "argsim.kpm.mts.encoder:load_ensemble",
     "thematic-bilstm": "argsim.thematic.bilstm:load_encoder",
     "concat": "argsim.backend.concat:load_concat_encoder",

@@ -193,9 +193,8 @@ def kpm_data(arguments: Part, key_points: Part, labels: Part | None = None, name
 
 def warn_unscorable(data: KPMData, source: Path | str) -> None:
     """One warning line when arguments have no key point of their (topic, stance): they are not scored, and the
-    evaluation counts them as misses; InputError (one line) when no argument has one: nothing would be scored,
-    and empty outputs would pass for a result. Names topics that match a key point topic only up to case or
-    spaces."""
+    evaluation counts them as misses; InputError (one line) when no argument has one: nothing would be scored, and empty
+    outputs would pass for a result. Names topics that match a key point topic only up to case or spaces."""
     lost = data.unscorable()
     if not lost:
         return

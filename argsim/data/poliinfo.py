@@ -137,22 +137,18 @@ def _read_items(path: Path, make: Callable[[dict], object]) -> list:
     return items
 
 
-def _dialog_item(d: dict) -> DialogItem:
-    answers = tuple(Answer(speaker=s, start=int(a or 0), end=int(b or 0), length=int(n or 0), summary=summ or "")
-                    for s, a, b, n, summ in zip(*(_as_list(d[f"Answer{k}"]) for k in (
-                        "Speaker", "StartingLine", "EndingLine", "Length", "Summary")), strict=True))
-    return DialogItem(id=d["ID"], meeting=d["Meeting"], date=d["Date"], main_topic=d["MainTopic"],
-                      sub_topic=d["SubTopic"], question_speaker=d["QuestionSpeaker"],
-                      question_start=int(d["QuestionStartingLine"] or 0),
-                      question_end=int(d["QuestionEndingLine"] or 0), question_length=int(d["QuestionLength"] or 0),
-                      question_summary=d["QuestionSummary"] or "", answers=answers)
-
-
 def load_dialog_items(folder: str | Path, split: str = "training-segmented") -> list[DialogItem]:
     """PoliInfo-2 items of one split: training-segmented, training-unsegmented, test, test-gsd."""
     if split not in DIALOG_SPLITS:
         raise InputError(None, f"unknown PoliInfo-2 split '{split}': choose one of {', '.join(DIALOG_SPLITS)}")
-    return _read_items(Path(folder) / f"{DIALOG_PREFIX}{DIALOG_SPLITS[split]}.json", _dialog_item)
+    return _read_items(Path(folder) / f"{DIALOG_PREFIX}{DIALOG_SPLITS[split]}.json", lambda d: DialogItem(
+        id=d["ID"], meeting=d["Meeting"], date=d["Date"], main_topic=d["MainTopic"], sub_topic=d["SubTopic"],
+        question_speaker=d["QuestionSpeaker"], question_start=int(d["QuestionStartingLine"] or 0),
+        question_end=int(d["QuestionEndingLine"] or 0), question_length=int(d["QuestionLength"] or 0),
+        question_summary=d["QuestionSummary"] or "",
+        answers=tuple(Answer(speaker=s, start=int(a or 0), end=int(b or 0), length=int(n or 0), summary=summ or "")
+                      for s, a, b, n, summ in zip(*(_as_list(d[f"Answer{k}"]) for k in (
+                          "Speaker", "StartingLine", "EndingLine", "Length", "Summary")), strict=True))))
 
 
 @dataclass(frozen=True)

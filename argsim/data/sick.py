@@ -88,12 +88,8 @@ def check(folder: Path) -> list[Stat]:
     full_splits = Counter(p.split for p in full)
     scores = [p.relatedness for ps in splits.values() for p in ps]
     return [
-        Stat("train pairs", len(splits["train"]), 4500),
-        Stat("trial pairs", len(splits["trial"]), 500),
-        Stat("test pairs", len(splits["test"]), 4927),
-        Stat("train neutral", labels["NEUTRAL"], 2536),
-        Stat("train entailment", labels["ENTAILMENT"], 1299),
-        Stat("train contradiction", labels["CONTRADICTION"], 665),
+        *(Stat(f"{s} pairs", len(splits[s]), n) for s, n in zip(SPLIT_FILES, (4500, 500, 4927), strict=True)),
+        *(Stat(f"train {lab.lower()}", labels[lab], n) for lab, n in zip(LABELS, (2536, 1299, 665), strict=True)),
         Stat("relatedness min", min(scores), 1.0),
         Stat("relatedness max", max(scores), 5.0),
         Stat("SICK.txt pairs", len(full), 9840),

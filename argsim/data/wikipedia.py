@@ -20,7 +20,6 @@ import json
 import os
 import re
 import statistics
-from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -90,22 +89,14 @@ def _resolve_link(match: re.Match) -> str:
     return label.rsplit("|", 1)[-1] if label else target.lstrip(":").split("#")[0] or target
 
 
-def _repeat_sub(pattern: re.Pattern, repl, text: str) -> str:
-    """Apply `pattern` until nothing matches (innermost-first removal of nested constructs)."""
-    n = 1
-    while n:
-        text, n = pattern.subn(repl, text)
-    return text
-
-
 def strip_markup(text: str) -> str:
     """Remove wiki markup from a block of wikitext, keeping line structure (headings stay as `== x ==`)."""
-    text = _COMMENT_RE.sub("", text)
-    text = _REF_RE.sub("", text)
-    text = _DROP_TAGS_RE.sub("", text)
-    text = _repeat_sub(_TEMPLATE_RE, "", text)
-    text = _repeat_sub(_TABLE_RE, "", text)
-    text = _repeat_sub(_LINK_RE, _resolve_link, text)
+    for pattern in (_COMMENT_RE, _REF_RE, _DROP_TAGS_RE):
+        text = pattern.sub("", text)
+    for pattern, repl in ((_TEMPLATE_RE, ""), (_TABLE_RE, ""), (_LINK_RE, _resolve_link)):
+        n = 1
+        while n:  # until nothing matches: nested constructs go innermost first
+            text, n = pattern.subn(repl, text)
     text = _EXTLINK_RE.sub(lambda m: m.group(1), text)
     text = _URL_RE.sub("", text)
     text = text.replace("'''", "").replace("''", "")
@@ -200,22 +191,17 @@ def load_articles(folder: Path, use_cache: bool = True, limit: int | None = None
     return articles
 
 
-def iter_headings(text: str) -> Iterable[int]:
-    """Levels of the heading lines of raw wikitext (SOURCE.md's regex, line by line).
-
-    The regex also counts one commented-out "=====...{{No more links}}=====" line and one more; SOURCE.md's
-    totals differ from it by 2 (17,687 vs 17,685), so those three figures are shown, not enforced."""
-    for line in text.split("\n"):
-        if m := _HEADING_COUNT_RE.match(line):
-            yield len(m.group(1))
-
-
 def check(folder: Path) -> list[Stat]:
-    """Statistics beside SOURCE.md: files, distinct titles, bytes, topics, heading counts."""
+    """Statistics beside SOURCE.md: files, distinct titles, bytes, topics, heading counts.
+
+    Headings are the lines SOURCE.md's regex matches; it also counts one commented-out
+    "=====...{{No more links}}=====" line and one more, so SOURCE.md's totals differ by 2 (17,687 vs 17,685) and
+    those three figures are shown, not enforced."""
     rows = read_article_index(folder)
     titles = {r["title"] for r in rows}
     files = [check_input_file(folder / ROOT / r["raw_file"]).read_bytes() for r in rows]  # a FIFO: named, not opened
-    per_file = [list(iter_headings(data.decode("utf-8"))) for data in files]
+    per_file = [[len(m.group(1)) for line in data.decode("utf-8").split("\n") if (m := _HEADING_COUNT_RE.match(line))]
+                for data in files]
     levels = [lv for lvs in per_file for lv in lvs]
     per_article = [len(v) for v in per_file]
     return [

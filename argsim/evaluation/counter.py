@@ -1,11 +1,10 @@
 """`CounterArgumentEvaluator`: best-counter retrieval on counterargs-18 (accuracy@1, MRR, accuracy@1/K).
 
-Wachsmuth, Syed and Stein, "Retrieval of the Best Counterargument without Prior Topic Knowledge", ACL 2018,
-section 5: each point's candidates are the pool of a setting (`argsim.data.counterargs`); a ranking is scored by
-accuracy@1 and MRR, exactly for every pool size, ties at their expectation (`argsim.counter.core.evaluation`).
-accuracy@1/K (Shi, Cao and Nguyen,
-"Revisiting the Role of Similarity and Dissimilarity in Best Counter Argument Retrieval", arXiv 2023, section
-6.3): the first stage's top K is reranked by a second stage, a hit when the best of those K is the true counter
+Wachsmuth, Syed and Stein, "Retrieval of the Best Counterargument without Prior Topic Knowledge", ACL 2018, section 5:
+each point's candidates are the pool of a setting (`argsim.data.counterargs`); a ranking is scored by accuracy@1 and
+MRR, exactly for every pool size, ties at their expectation (`argsim.counter.core.evaluation`). accuracy@1/K (Shi, Cao
+and Nguyen, "Revisiting the Role of Similarity and Dissimilarity in Best Counter Argument Retrieval", arXiv 2023,
+section 6.3): the first stage's top K is reranked by a second stage, a hit when the best of those K is the true counter
 (`argsim.counter.core.evaluation.at1_over_k_hits`, via `argsim.counter.neural.pipeline`).
 
 How a model ranks a pool:

@@ -1,10 +1,8 @@
 """`KPAMapEvaluator`: key point matching (ArgKP-2021, KPA-2021 Track 1) scored by the official mAP.
 
-Friedman et al., "Overview of the 2021 Key Point Analysis Shared Task", ArgMining 2021, section 4: every argument
-keeps its best-scoring key point of its topic and stance, the top half of each (topic, stance) group by score is
-kept, and the strict (undecided pairs negative) and relaxed (undecided positive) mean average precision over the
-groups are reported; `argsim.metrics.kpa_map.evaluate_map` reimplements the organisers' script exactly (the
-`leaderboard` formula by default, the one behind every published figure).
+Friedman et al., "Overview of the 2021 Key Point Analysis Shared Task", ArgMining 2021, section 4: strict
+(undecided pairs negative) and relaxed (undecided positive) mAP as the organisers' script computes them
+(`argsim.metrics.kpa_map.evaluate_map`; the `leaderboard` formula by default, the one behind every published figure).
 
 Besides the mAPs: the F1-best decision threshold of the model's scores (`threshold`, `f1_at_threshold`; the rule:
 docs/kpm.md, `argsim.kpm.threshold`). Reading: only labelled pairs count (unlabelled "undecided" pairs are left out).
@@ -12,7 +10,6 @@ docs/kpm.md, `argsim.kpm.threshold`). Reading: only labelled pairs count (unlabe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -22,61 +19,8 @@ from argsim.data.argkp import KPMData, load_argkp, split_files
 from argsim.data.catalog import dataset_dir
 from argsim.errors import ArgsimError
 from argsim.evaluation.base import TaskEvaluator
-from argsim.io import topic_key
-from argsim.metrics.kpa_map import (
-    DUMMY_KEPT_SCORE,
-    FORMULAS,
-    TOP_FRACTION,
-    Predictions,
-    best_key_points,
-    evaluate_map,
-    f1_threshold,
-    group_average_precision,
-    pandas_descending_order,
-)
+from argsim.metrics.kpa_map import FORMULAS, ArgumentRows, Predictions, best_key_points, evaluate_map, f1_threshold
 from argsim.metrics.record import Evaluation
-
-
-@dataclass
-class ArgumentRows:
-    """Per gold argument (file order): its (topic, stance) group, its best key point's score and labels (a dummy
-    row for an argument without a prediction), what the official procedure ranks."""
-
-    group: np.ndarray
-    score: np.ndarray
-    strict: np.ndarray
-    relaxed: np.ndarray
-    dummy: np.ndarray
-
-    @classmethod
-    def build(cls, predictions: Predictions, gold: KPMData) -> ArgumentRows:
-        best, _ = best_key_points(predictions, set(gold.kp_by_id))
-        groups: dict[tuple[str, int], int] = {}
-        rows = []
-        for a in gold.arguments:
-            g = groups.setdefault((topic_key(a.topic), a.stance), len(groups))
-            if a.arg_id in best:
-                kp, s = best[a.arg_id]
-                label = gold.labels.get((a.arg_id, kp))
-                rows.append((g, s, 0 if label is None else label, 1 if label is None else label, False))
-            else:
-                rows.append((g, 0.0, 0, 0, True))
-        g, s, st, rl, d = zip(*rows, strict=True) if rows else ((),) * 5
-        return cls(np.array(g, dtype=np.int64), np.array(s, dtype=np.float64), np.array(st, dtype=np.int64),
-                   np.array(rl, dtype=np.int64), np.array(d, dtype=bool))
-
-    def mean_ap(self, idx: np.ndarray, relaxed: bool = False, formula: str = "leaderboard") -> float:
-        """The mAP of the arguments `idx` (a bootstrap draw: repeats are separate rows, kept in draw order), by
-        the official procedure (pandas' sort order, the top-half cut, dummy rows at 0.99 after it)."""
-        idx = np.asarray(idx, dtype=np.int64)
-        labels = self.relaxed if relaxed else self.strict
-        aps = []
-        for g in dict.fromkeys(self.group[idx].tolist()):
-            rows = idx[self.group[idx] == g]
-            kept = rows[pandas_descending_order(self.score[rows])[: int(TOP_FRACTION * len(rows))]]
-            scores = np.where(self.dummy[kept], DUMMY_KEPT_SCORE, self.score[kept])
-            aps.append(group_average_precision(labels[kept], scores, formula))
-        return float(np.mean(aps)) if aps else float("nan")
 
 
 class KPAMapEvaluator(TaskEvaluator):
@@ -132,7 +76,7 @@ class KPAMapEvaluator(TaskEvaluator):
     def from_dataset(cls, split: str | None = None, limit: int | None = None, config: Any = None,
                      name: str | None = None) -> KPAMapEvaluator:
         """ArgKP `split` (None: `test` where its labels are present, else `dev`), its first `limit` arguments."""
-        data_dir = getattr(config, "data_dir", None)  # default: test where its labels are present, else dev
+        data_dir = getattr(config, "data_dir", None)
         split = split or ("test" if split_files(dataset_dir("argkp", data_dir), "test")[2].is_file() else "dev")
         gold = load_argkp(split, data_dir)
         if limit is not None:
@@ -150,7 +94,8 @@ class KPAMapEvaluator(TaskEvaluator):
                 self.gold, model, self.config, self.arg_template, self.kp_template)
         result = evaluate_map(preds, self.gold, formula=self.formula)
         threshold, f1 = f1_threshold(preds, self.gold.labels)
-        self.predictions, self.rows = preds, ArgumentRows.build(preds, self.gold)
+        self.predictions = preds
+        self.rows = ArgumentRows.build(best_key_points(preds, set(self.gold.kp_by_id))[0], self.gold)
         self.unit_values = np.arange(len(self.gold.arguments), dtype=np.float64)  # unit = argument (row index)
         return Evaluation(self.task, {"strict_map": result.strict, "relaxed_map": result.relaxed,
                                       "threshold": threshold, "f1_at_threshold": f1}, "strict_map",

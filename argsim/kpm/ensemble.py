@@ -1,10 +1,9 @@
 """Score key points with any model (bi-encoder, MTS, cross-encoder folder) and combine several models' scores.
 
-`combine_predictions` is the pure core: per model, `zscore` standardises the scores over all the pairs that model
-scored ((s - mean) / population std; a constant model contributes 0), then sums them with the weights;
-`zlogit` is `zscore` with each probability-valued model (a cross-encoder, `probability_parts`) first mapped back
-to its logit log(p / (1 - p)); `mean` is the weighted mean of the raw scores (equal weights: the plain mean of
-the fold ensembles).
+`combine_predictions` is the pure core: per model, `zscore` standardises the scores over all the pairs that model scored
+((s - mean) / population std; a constant model contributes 0), then sums them with the weights; `zlogit` is `zscore`
+with each probability-valued model (a cross-encoder, `probability_parts`) first mapped back to its logit
+log(p / (1 - p)); `mean` is the weighted mean of the raw scores (equal weights: the plain mean of the fold ensembles).
 Readings: the z-score is taken over every scored (argument, key point) pair of the data at hand, not per topic
 or per argument (a per-argument standardisation would erase the between-argument differences that the mAP's
 top-half cut ranks on); weights are used as given (a weighted sum), so only their ratio matters to rankings.

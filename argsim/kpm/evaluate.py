@@ -45,12 +45,12 @@ def training_inputs(data: KPMData, eval_split: str | None, config: RunConfig | N
 
 
 def evaluate_trained(folder: Path, gold: KPMData | None, info: dict, config: RunConfig | None = None) -> dict:
-    """Score the evaluation split `gold` (see `training_inputs`) with the freshly trained `folder` under both
-    formulas; the mAPs are added to the training info (`info["eval"][formula] = {split, data, strict, relaxed}`),
-    and so is the model's decision threshold, the one maximising F1 on the split's labelled pairs
-    (`info["threshold"] = {value, f1, data}`, read by `argsim.kpm.threshold`),
-    written back to `argsim_train.json` and into the model's record, and the predictions to
-    `predictions_<split>.json`. Without a split, or off the main process: `info` unchanged."""
+    """Score the evaluation split `gold` (see `training_inputs`) with the freshly trained `folder` under both formulas;
+    the mAPs are added to the training info (`info["eval"][formula] = {split, data, strict, relaxed}`), and so is the
+    model's decision threshold, the one maximising F1 on the split's labelled pairs
+    (`info["threshold"] = {value, f1, data}`, read by `argsim.kpm.threshold`), written back to `argsim_train.json` and
+    into the model's record, and the predictions to `predictions_<split>.json`. Without a split, or off the main
+    process: `info` unchanged."""
     from argsim.kpm.ensemble import score_model
     from argsim.training import is_main_process
     from argsim.training.record import add_metrics

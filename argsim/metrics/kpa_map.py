@@ -18,8 +18,7 @@ Task", ArgMining 2021):
 from __future__ import annotations
 
 import random
-from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -94,13 +93,6 @@ class MapResult:
                           data=data, n=self.arguments, details={"formula": self.formula, "dummies": self.dummies})
 
 
-@dataclass(frozen=True)
-class _Pair:
-    kp_id: str
-    score: float
-    label: int | None  # None = undecided (not in the labels file)
-
-
 def read_predictions(path: str | Path) -> dict[str, dict[str, float]]:
     """Read and validate a shared-task predictions JSON `{arg_id: {kp_id: score}}` (order preserved)."""
     from argsim.schemas import Predictions, validate
@@ -149,6 +141,48 @@ def group_average_precision(labels: np.ndarray, scores: np.ndarray, formula: str
     return ap
 
 
+@dataclass
+class ArgumentRows:
+    """Per gold argument (file order): its (topic, stance) group, its best key point's score, strict and relaxed
+    label, and whether it is a dummy row (no prediction): what the official procedure ranks."""
+
+    groups: list[tuple[str, int]]  # (topic key, stance) of each group number
+    group: np.ndarray
+    score: np.ndarray
+    strict: np.ndarray
+    relaxed: np.ndarray
+    dummy: np.ndarray
+
+    @classmethod
+    def build(cls, best: Mapping[str, tuple[str, float]], gold: Gold) -> ArgumentRows:
+        """The rows of `gold` given each argument's best key point (`best_key_points`)."""
+        keys: dict[tuple[str, int], int] = {}
+        rows = []
+        for a in gold.arguments:  # the gold file's order (pandas' left merge keeps it)
+            g = keys.setdefault((topic_key(a.topic), a.stance), len(keys))
+            kp_id, score = best.get(a.arg_id, (DUMMY_ID, 0.0))
+            label = gold.labels.get((a.arg_id, kp_id)) if a.arg_id in best else 0  # None: undecided
+            rows.append((g, score, 0 if label is None else label, 1 if label is None else label, kp_id == DUMMY_ID))
+        g, s, st, rl, d = zip(*rows, strict=True) if rows else ((),) * 5
+        return cls(list(keys), np.array(g, dtype=np.int64), np.array(s, dtype=np.float64),
+                   np.array(st, dtype=np.int64), np.array(rl, dtype=np.int64), np.array(d, dtype=bool))
+
+    def kept(self, idx: np.ndarray) -> Iterator[tuple[int, int, np.ndarray, np.ndarray]]:
+        """Per group of the rows `idx` (first-seen order; a repeated row counts again): (group, its rows, the kept
+        rows: the top half in pandas' sort order, their scores with dummy rows at 0.99 after the cut)."""
+        for g in dict.fromkeys(self.group[idx].tolist()):
+            rows = idx[self.group[idx] == g]
+            kept = rows[pandas_descending_order(self.score[rows])[: int(TOP_FRACTION * len(rows))]]
+            yield g, len(rows), kept, np.where(self.dummy[kept], DUMMY_KEPT_SCORE, self.score[kept])
+
+    def mean_ap(self, idx: np.ndarray, relaxed: bool = False, formula: str = "leaderboard") -> float:
+        """The mAP of the arguments `idx` (a bootstrap draw: repeats are separate rows, kept in draw order)."""
+        labels = self.relaxed if relaxed else self.strict
+        aps = [group_average_precision(labels[kept], scores, formula)
+               for _, _, kept, scores in self.kept(np.asarray(idx, dtype=np.int64))]
+        return float(np.mean(aps)) if aps else float("nan")
+
+
 def evaluate_map(predictions: Predictions, gold: Gold, formula: str = "leaderboard",
                  tie_break: str = "first", seed: int = 0) -> MapResult:
     """Strict and relaxed mAP of `predictions` on the labelled split `gold`, exactly as the official script."""
@@ -162,23 +196,14 @@ def evaluate_map(predictions: Predictions, gold: Gold, formula: str = "leaderboa
         raise ArgsimError(f"none of the {len(predictions)} argument ids of the predictions is an argument of "
                           f"{gold.name} (e.g. {examples(unknown)}): predictions and gold come from different data")
     best, invalid = best_key_points(predictions, set(gold.kp_by_id), tie_break, seed)
-    groups: dict[tuple[str, int], list[_Pair]] = defaultdict(list)
-    for arg in gold.arguments:  # the gold file's order (pandas' left merge keeps it); a dummy pair without a prediction
-        kp_id, score = best[arg.arg_id] if arg.arg_id in best else (DUMMY_ID, 0.0)
-        label = gold.labels.get((arg.arg_id, kp_id)) if arg.arg_id in best else 0
-        groups[(topic_key(arg.topic), arg.stance)].append(_Pair(kp_id, score, label))
+    rows = ArgumentRows.build(best, gold)
     scores: list[GroupScore] = []
-    for (topic, stance), pairs in groups.items():
-        order = pandas_descending_order(np.array([p.score for p in pairs]))
-        kept = [pairs[i] for i in order[: int(TOP_FRACTION * len(pairs))]]
-        s = np.array([DUMMY_KEPT_SCORE if p.kp_id == DUMMY_ID else p.score for p in kept], dtype=np.float64)
-        strict = np.array([0 if p.label is None else p.label for p in kept], dtype=np.int64)
-        relaxed = np.array([1 if p.label is None else p.label for p in kept], dtype=np.int64)
+    for g, n, kept, s in rows.kept(np.arange(len(rows.group))):
+        strict, relaxed = rows.strict[kept], rows.relaxed[kept]
         scores.append(GroupScore(
-            topic=topic, stance=stance, arguments=len(pairs), kept=len(kept),
-            dummies_kept=sum(p.kp_id == DUMMY_ID for p in kept), undecided_kept=sum(p.label is None for p in kept),
-            positives_strict=int(strict.sum()), positives_relaxed=int(relaxed.sum()),
-            ap_strict=group_average_precision(strict, s, formula),
+            *rows.groups[g], arguments=n, kept=len(kept), dummies_kept=int(rows.dummy[kept].sum()),
+            undecided_kept=int((strict != relaxed).sum()), positives_strict=int(strict.sum()),
+            positives_relaxed=int(relaxed.sum()), ap_strict=group_average_precision(strict, s, formula),
             ap_relaxed=group_average_precision(relaxed, s, formula)))
     return MapResult(formula=formula, strict=float(np.mean([g.ap_strict for g in scores])),
                      relaxed=float(np.mean([g.ap_relaxed for g in scores])), groups=scores,

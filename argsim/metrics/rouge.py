@@ -1,10 +1,9 @@
 """ROUGE-1 for Japanese summaries, offline.
 
-Units: `content` (lemmas of content words -- NOUN, PROPN, VERB, ADJ, NUM by GiNZA/Sudachi part of speech),
-`surface` (every Sudachi token except punctuation and symbols) or `char` (characters except whitespace,
-punctuation and symbols). Enumeration marks such as 〔1〕 are removed first. As in the official PoliInfo-2
-scoring, a summary longer than its character limit scores 0 (it does not count as a valid answer); the
-scores are macro-averaged over items.
+Units: `content` (lemmas of content words -- NOUN, PROPN, VERB, ADJ, NUM by GiNZA/Sudachi part of speech), `surface`
+(every Sudachi token except punctuation and symbols) or `char` (characters except whitespace, punctuation and symbols).
+Enumeration marks such as 〔1〕 are removed first. As in the official PoliInfo-2 scoring, a summary longer than its
+character limit scores 0 (it does not count as a valid answer); the scores are macro-averaged over items.
 
 The metric is pure: the `content` and `surface` units need a spaCy pipeline with Sudachi tokens (GiNZA), which
 the caller passes in as `nlp` (`argsim.minutes.evaluate.rouge_nlp` gets the backend's GiNZA pipeline).

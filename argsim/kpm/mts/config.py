@@ -74,9 +74,8 @@ class MTSConfig:
 
     @classmethod
     def load(cls, folder: Path) -> MTSConfig:
-        """The settings saved under `folder` (unknown keys ignored, missing ones at their defaults; the token
-        limits' older names, `statement_max_len` / `topic_max_len`, read as `max_seq_length` /
-        `topic_max_seq_length`)."""
+        """The settings saved under `folder` (unknown keys ignored, missing ones at their defaults; the token limits'
+        older names, `statement_max_len` / `topic_max_len`, read as `max_seq_length` / `topic_max_seq_length`)."""
         data = json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8"))
         for old, new in OLD_NAMES.items():
             if old in data:

@@ -38,7 +38,7 @@ def unpack(packed: str) -> tuple[str, str, int]:
 
 
 class MTSEncoder(Encoder):
-    """A trained MTS / QA / SimAKP network as a backend encoder.
+    """A trained MTS / QA / SimAKP network as a backend encoder (the `kpm-mts` loader of `argsim_encoder.json`).
 
     `runtime` (`--backend onnx|openvino`, `--quantize int8`; the spec `get_encoder` passes): the backbone with its
     pooling (the saved `backbone/` folder, `cls-last4` or the trained pooling) is exported once and computes the
@@ -72,8 +72,7 @@ class MTSEncoder(Encoder):
             self.runtime = self.exported.runtime
 
     def calibrate(self, texts: str | Sequence[str]) -> None:
-        """OpenVINO int8 not built yet: build it calibrated on the statements of `texts` (packed; nothing
-        otherwise)."""
+        """OpenVINO int8 not built yet: build it calibrated on the statements of `texts` (packed; nothing otherwise)."""
         if self.exported is not None and self.exported.needs_calibration and len(texts):
             t, tp, _ = zip(*(unpack(p) for p in ([texts] if isinstance(texts, str) else texts)), strict=True)
             cfg = self.net.cfg
@@ -122,12 +121,6 @@ class EnsembleEncoder(CompositeEncoder):
         from argsim.kpm.scoring import embed_statements
 
         return self._combine([embed_statements(m, texts, topics, stances, engine=engine) for m in self.parts])
-
-
-def load_mts_encoder(folder: str | Path, device: str = "cpu", batch_size: int = 64,
-                     precision: str = "fp32", runtime: dict | None = None) -> MTSEncoder:
-    """The `kpm-mts` loader of `argsim_encoder.json` (`runtime`: the backbone's runtime, `MTSEncoder`)."""
-    return MTSEncoder(Path(folder), device, batch_size, precision, runtime)
 
 
 def load_ensemble(folder: str | Path, device: str = "cpu", batch_size: int = 64,
