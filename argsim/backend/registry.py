@@ -28,6 +28,7 @@ from argsim.backend.names import (
     shipped_folder,
 )
 from argsim.backend.pooling import POOLINGS
+from argsim.backend.runtime import cap_threads, check_backend, exported_model, logits_pipeline, read_calibration
 from argsim.backend.safety import HF_LOAD
 from argsim.backend.static import Model2VecEncoder, is_model2vec_folder
 from argsim.backend.words import load_word_vectors, word_vectors_identity
@@ -129,8 +130,6 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
         >>> enc.encode(["We should ban fast food"]).shape  # doctest: +SKIP
         (1, 384)
     """
-    from argsim.backend.runtime import cap_threads, check_backend, read_calibration
-
     if not isinstance(name, str) or not name.strip():
         raise ModelError(f"model name {name!r} is empty: give a registry name, a model folder or a Hugging Face id")
     if pooling is not None and pooling not in POOLINGS:
@@ -140,26 +139,20 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
         check_count(max_seq_length, "max_seq_length (tokens)")
     pooling = None if pooling == "model" else pooling  # one cached instance for the model's own pooling
     config = config or RunConfig()
-    backend, quantize = backend or config.backend, quantize or config.quantize
-    check_backend(backend, quantize, device or config.device, precision or config.precision)
-    dev = resolve_device(device or config.device) if backend == "torch" else "cpu"
+    spec = runtime_spec(config, backend, quantize, device, precision, calibration)
+    backend, quantize = (spec["backend"], spec["quantize"]) if spec else ("torch", "none")
+    dev = resolve_device(device or config.device) if spec is None else "cpu"
     prec = inference_precision(precision or config.precision, dev, backend)
-    if calibration is None and config.calibration is not None and quantize != "none":
-        calibration = read_calibration(config.calibration)
-    cal = tuple(calibration) if calibration is not None and backend == "openvino" and quantize != "none" else None
-    threads = cap_threads(config.threads) or usable_cores()
-    if backend == "torch":
-        import torch  # threads: the run's count, else at most `threads` (torch counts CPUs, not a container's quota)
+    if spec is None:  # threads: the run's count, else at most the usable cores (torch counts CPUs, not a quota)
+        import torch
 
+        threads = cap_threads(config.threads) or usable_cores()
         if config.threads or torch.get_num_threads() > threads:
             torch.set_num_threads(threads)
     run = (config.resolved_cache_dir(), config.use_cache, config.quiet)
-    key = (name, pooling, max_seq_length, dev, prec, batch_size, backend, quantize, cal,
-           threads if backend != "torch" else None, *run)
+    cal = tuple(spec["calibration"]) if spec and spec["calibration"] is not None else None
+    key = (name, pooling, max_seq_length, dev, prec, batch_size, backend, quantize, cal, spec and spec["threads"], *run)
     if key not in _LOADED:
-        spec = None if backend == "torch" else {"backend": backend, "quantize": quantize, "threads": threads,
-                                                  "cache_root": run[0],
-                                                  "calibration": list(cal) if cal is not None else None}
         base = next((e for k, e in _LOADED.items() if k[:10] == key[:10]), None)  # loaded under other run options
         if base is not None:
             enc = copy.copy(base)
@@ -184,33 +177,32 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
     return _LOADED[key]
 
 
-def runtime_spec(config: RunConfig | None = None) -> dict | None:
-    """The runtime a model that scores outside `get_encoder` (a cross-encoder) runs in under the run's options: None
-    for `--backend torch`, else `{backend, quantize, threads, cache_root, calibration}` as `get_encoder` hands it to
-    the model-folder loaders (combinations that cannot run refused first, one line).
+def runtime_spec(config: RunConfig | None = None, backend: str | None = None, quantize: str | None = None,
+                 device: str | None = None, precision: str | None = None,
+                 calibration: Sequence[str] | None = None) -> dict | None:
+    """The runtime a model runs in under the run's options, each overridden where given here (`get_encoder`'s
+    arguments): None for torch, else `{backend, quantize, threads, cache_root, calibration}` as `get_encoder` hands
+    it to the model-folder loaders and a cross-encoder runs in (combinations that cannot run refused first, one line).
 
     Example:
         >>> runtime_spec(RunConfig(backend="onnx"))["backend"]  # doctest: +SKIP
         'onnx'
     """
-    from argsim.backend.runtime import cap_threads, check_backend, read_calibration
-
     config = config or RunConfig()
-    check_backend(config.backend, config.quantize, config.device, config.precision)
-    if config.backend == "torch":
+    backend, quantize = backend or config.backend, quantize or config.quantize
+    check_backend(backend, quantize, device or config.device, precision or config.precision)
+    if backend == "torch":
         return None
-    calibration = None
-    if config.calibration is not None and config.backend == "openvino" and config.quantize != "none":
+    if calibration is None and config.calibration is not None and quantize != "none":
         calibration = read_calibration(config.calibration)
-    threads = cap_threads(config.threads) or usable_cores()
-    return {"backend": config.backend, "quantize": config.quantize, "threads": threads,
-            "cache_root": config.resolved_cache_dir(), "calibration": calibration}
+    cal = list(calibration) if calibration is not None and backend == "openvino" and quantize != "none" else None
+    return {"backend": backend, "quantize": quantize, "threads": cap_threads(config.threads) or usable_cores(),
+            "cache_root": config.resolved_cache_dir(), "calibration": cal}
 
 
 def member_options(runtime: dict | None) -> dict:
     """The `get_encoder` keywords that load a composite model's members (an MTS fold ensemble, a concatenation) in
-    the runtime a loader was given (`{}` for torch): backend, quantization, calibration texts, threads, cache
-    folder.
+    the runtime a loader was given (`{}` for torch).
 
     Example:
         >>> member_options(None)
@@ -273,8 +265,6 @@ def get_cross_encoder(name: str | Path, device: str = "cpu", precision: str = "f
         if runtime is None:
             _LOADED[key] = cast_for_inference(load_cross_encoder(str(name), device, max_length), precision)
         else:
-            from argsim.backend.runtime import exported_model, logits_pipeline
-
             def pipeline() -> tuple:  # a saved CrossEncoder's export: its own forward's logits, its activation's name
                 model = load_cross_encoder(str(name), "cpu", max_length).eval()
                 return logits_pipeline(model, model.tokenizer, scores=lambda feats: model(feats)["scores"],
