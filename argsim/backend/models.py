@@ -124,8 +124,6 @@ class TransformerEncoder(Encoder):
         super().__init__()
         from transformers import AutoModel, AutoTokenizer
 
-        if pooling not in ("mean", "cls", "cls-last4"):
-            raise ValueError(f"pooling must be mean, cls or cls-last4, not {pooling}")
         self.name, self.device, self.batch_size, self.pooling = name, device, batch_size, pooling
         self.precision = precision
         self.tokenizer = AutoTokenizer.from_pretrained(str(path), **HF_LOAD)
@@ -177,15 +175,7 @@ class ExportedEncoder(Encoder):
         self.identity = f"{identity or prefix}:{self.max_seq_length}"
         self.runtime = self.model.runtime
         if runtime.get("calibration"):
-            self._prepare(runtime["calibration"])
-
-    def _prepare(self, calibration: list[str]) -> None:
-        """Build (once) and load the runtime model; OpenVINO int8 calibrates on `calibration`."""
-        self.model.prepare(calibration, max_length=self.max_seq_length)
-        if self.runtime != self.model.runtime:  # calibrated now: the digest keys the vectors
-            self.set_runtime(self.model.runtime)
-            if self.recipe is not None:
-                self.recipe["calibration"] = self.model.calibration
+            self.calibrate(runtime["calibration"])
 
     def known_dim(self) -> int:
         return int(self.meta["dim"])
@@ -193,9 +183,13 @@ class ExportedEncoder(Encoder):
     dim = property(known_dim)  # stated by the export: no probe encode
 
     def calibrate(self, texts: str | list[str]) -> None:
-        """OpenVINO int8 not built yet: build it calibrated on `texts` (nothing otherwise)."""
+        """OpenVINO int8 not built yet: build it calibrated on `texts`, whose digest then keys the vectors (nothing
+        otherwise)."""
         if self.model.needs_calibration:
-            self._prepare([texts] if isinstance(texts, str) else list(texts))
+            self.model.prepare([texts] if isinstance(texts, str) else list(texts), max_length=self.max_seq_length)
+            self.set_runtime(self.model.runtime)
+            if self.recipe is not None:
+                self.recipe["calibration"] = self.model.calibration
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         return self.model.run(texts, max_length=self.max_seq_length, batch_size=self.batch_size)
