@@ -266,18 +266,6 @@ def continue_adapter(init: str, device: str | None = None, rank: int | None = No
     return ContinuedAdapter(model, read_card(folder)["base"], have, alpha)
 
 
-class AdapterEncoder(STModelEncoder):
-    """A sentence-transformers base with a LoRA adapter merged in (see the module docstring), cached under
-    `prefix` (the adapter's `lora:` identity) and its max length."""
-
-    def __init__(self, folder: Path, name: str, device: str, batch_size: int, max_seq_length: int | None,
-                 precision: str, prefix: str) -> None:
-        model = cast_for_inference(apply_adapter(folder, device), precision)
-        if max_seq_length:
-            model.max_seq_length = max_seq_length
-        super().__init__(model, name, prefix, device, batch_size, precision)
-
-
 def load_adapter_encoder(folder: Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32",
                          max_seq_length: int | None = None, name: str | None = None,
                          runtime: dict | None = None) -> Encoder:
@@ -292,7 +280,10 @@ def load_adapter_encoder(folder: Path, device: str = "cpu", batch_size: int = 64
     name, card = name or folder.name, read_card(folder)
     prefix = f"lora:{card['base_sha256'][:16]}:{sha256_file(folder / ADAPTER_WEIGHTS)[:16]}:model"
     if runtime is None:
-        return AdapterEncoder(folder, name, device, batch_size, max_seq_length, precision, prefix)
+        model = cast_for_inference(apply_adapter(folder, device), precision)
+        if max_seq_length:
+            model.max_seq_length = max_seq_length
+        return STModelEncoder(model, name, prefix, device, batch_size, precision)
     return ExportedEncoder(model_path(check_base(folder, card)), name, None, runtime, batch_size=batch_size,
                            max_seq_length=max_seq_length, precision=precision, identity=prefix, adapter=folder,
                            build=lambda: sentence_pipeline(apply_adapter(folder, "cpu"), folder))
