@@ -113,11 +113,8 @@ class SentenceTransformerEncoder(STModelEncoder):
 
 
 class TransformerEncoder(Encoder):
-    """A plain transformers model with explicit pooling: mean, cls or cls-last4.
-
-    `cls-last4` concatenates the [CLS] vectors of the last four transformer layers (hidden_states[-4:],
-    never the embedding layer), giving 4 x hidden size dimensions, as MTS uses.
-    """
+    """A plain transformers model with explicit pooling: mean, cls or cls-last4 (the [CLS] vectors of the last four
+    transformer layers, never the embedding layer, concatenated: 4 x hidden size dimensions, as MTS uses)."""
 
     def __init__(self, path: str | Path, name: str, device: str, pooling: str = "mean",
                  batch_size: int = 64, max_seq_length: int | None = None, precision: str = "fp32") -> None:
@@ -151,12 +148,10 @@ class TransformerEncoder(Encoder):
 
 
 class ExportedEncoder(Encoder):
-    """A transformer encoder run by ONNX Runtime or OpenVINO (argsim.backend.runtime), fp32 or int8: the whole
-    embedding pipeline of the torch encoder it replaces, so its `identity` is the torch encoder's (given without the
-    max length, else that of `folder` with `pooling`), and `runtime` keys its cache apart. OpenVINO int8 without
-    calibration texts calibrates on its first `encode` call's. `runtime`: the spec `get_encoder` passes (backend,
-    quantize, threads, cache_root, calibration texts).
-    """
+    """A transformer encoder run in `runtime` (`runtime_spec`): the whole embedding pipeline of the torch encoder it
+    replaces, so its `identity` is the torch encoder's (given without the max length, else that of `folder` with
+    `pooling`), and `runtime` keys its cache apart. OpenVINO int8 without calibration texts calibrates on its first
+    `encode` call's."""
 
     def __init__(self, folder: str | Path, name: str, pooling: str | None, runtime: dict, batch_size: int = 64,
                  max_seq_length: int | None = None, precision: str = "fp32", identity: str | None = None,
