@@ -264,11 +264,8 @@ def get_cross_encoder(name: str | Path, device: str = "cpu", precision: str = "f
         if runtime is None:
             _LOADED[key] = cast_for_inference(load_cross_encoder(str(name), device, max_length), precision)
         else:
-            def pipeline() -> tuple:  # a saved CrossEncoder's export: its own forward's logits, its activation's name
-                model = load_cross_encoder(str(name), "cpu", max_length).eval()
-                return logits_pipeline(model, model.tokenizer, scores=lambda feats: model(feats)["scores"],
-                                       activation=type(model.activation_fn).__name__.lower(),
-                                       max_length=model.max_length)
+            def pipeline() -> tuple:  # a saved CrossEncoder's export: its own forward's logits
+                return logits_pipeline(load_cross_encoder(str(name), "cpu", max_length).eval())
 
             _LOADED[key] = exported_model(Path(name), "logits", runtime, precision, build=pipeline)
     return _LOADED[key]

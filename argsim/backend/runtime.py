@@ -206,20 +206,19 @@ def pooled_pipeline(model, tokenizer, pooling: str) -> tuple:
     return _pipeline(model, tokenizer, call, meta)
 
 
-def logits_pipeline(model, tokenizer, scores=None, activation: str = "identity",
-                    max_length: int | None = None) -> tuple:
-    """The export pipeline of a sequence classifier (a cross-encoder) in memory: a text pair's token ids in, its
-    logits (batch, labels) out; `scores(features)` replaces `model(**features).logits` (a CrossEncoder's own
-    forward); `activation` (one of `ACTIVATIONS`) is recorded in the meta; `max_length`: the pair's token limit
-    (None: the model's positions). Returns `(module, tokenizer, input names, meta)`."""
+def logits_pipeline(model) -> tuple:
+    """The export pipeline of a sentence-transformers CrossEncoder in memory: a text pair's token ids in, its own
+    forward's logits (batch, labels) out; its activation (one of `ACTIVATIONS`) is recorded in the meta, its max
+    length (at most its positions) is the pair's token limit. Returns `(module, tokenizer, input names, meta)`."""
+    activation = type(model.activation_fn).__name__.lower()
     if activation not in ACTIVATIONS:
         raise ModelError(f"a cross-encoder whose activation is {activation} runs with --backend torch only")
     config = getattr(model, "config", None)
     limit = int(getattr(config, "max_position_embeddings", 512) or 512)
     labels = int(getattr(model, "num_labels", None) or getattr(config, "num_labels", 1) or 1)
-    meta = {"max_seq_length": min(max_length or limit, limit), "dim": labels, "lowercase": False,
+    meta = {"max_seq_length": min(model.max_length or limit, limit), "dim": labels, "lowercase": False,
             "activation": activation}
-    return _pipeline(model, tokenizer, scores or (lambda feats: model(**feats).logits), meta)
+    return _pipeline(model, model.tokenizer, lambda feats: model(feats)["scores"], meta)
 
 
 #: the activations of a cross-encoder that may be exported (`logits_pipeline`)
@@ -227,19 +226,16 @@ ACTIVATIONS = ("identity", "sigmoid", "softmax")
 
 
 def folder_pipeline(folder: Path, pooling: str | None) -> tuple:
-    """The export pipeline of a model folder: its own sentence-transformers modules (`pooling` None), a transformers
-    model with argsim's pooling, or (`pooling` 'logits') a sequence classifier."""
+    """The export pipeline of a model folder: its own sentence-transformers modules (`pooling` None), else a
+    transformers model with argsim's pooling."""
     check_model_folder(folder)
     if pooling is None:
         from sentence_transformers import SentenceTransformer
 
         return sentence_pipeline(SentenceTransformer(str(folder), device="cpu", **HF_LOAD).eval(), folder)
-    from transformers import AutoModel, AutoModelForSequenceClassification, AutoTokenizer
+    from transformers import AutoModel, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(str(folder), **HF_LOAD)
-    if pooling == "logits":
-        model = AutoModelForSequenceClassification.from_pretrained(str(folder), use_safetensors=True, **HF_LOAD)
-        return logits_pipeline(model.eval(), tokenizer)
     model = AutoModel.from_pretrained(str(folder), use_safetensors=True, **HF_LOAD).eval()
     return pooled_pipeline(model, tokenizer, pooling)
 
