@@ -66,12 +66,11 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
                       **{k: v for k, v in extra.items() if v})
     if is_model2vec_folder(folder):  # static embeddings (`argsim distill`): no transformer, any backend
         return Model2VecEncoder(folder, label)
-    is_st = (folder / "modules.json").is_file()
+    own = (folder / "modules.json").is_file() and pooling is None  # a sentence-transformers folder's own pooling
     if runtime is not None:  # ONNX Runtime / OpenVINO (argsim.backend.runtime)
-        own = is_st and pooling in (None, "model")
         return m.ExportedEncoder(folder, label, None if own else pooling or "mean", runtime, batch_size=batch_size,
                                  max_seq_length=max_seq_length, precision=precision)
-    if is_st and pooling in (None, "model"):
+    if own:
         return m.SentenceTransformerEncoder(folder, label, device, batch_size, max_seq_length, precision)
     return m.TransformerEncoder(folder, label, device, pooling or "mean", batch_size, max_seq_length, precision)
 
@@ -89,12 +88,10 @@ def _check_options_apply(name: str, pooling: str | None, max_seq_length: int | N
     if transformer:
         return
     what = "static word vectors" if name in MODELS or path.is_file() else "an argsim model"
-    if pooling is not None:
-        raise ModelError(f"--pooling {pooling}: model '{name}' is {what} with its own pooling; --pooling applies to "
-                         "transformer models")
-    if max_seq_length is not None:
-        raise ModelError(f"--max-seq-length {max_seq_length}: model '{name}' is {what}; --max-seq-length applies "
-                         "to transformer models")
+    options = (("--pooling", pooling, " with its own pooling"), ("--max-seq-length", max_seq_length, ""))
+    for option, value, own in options:
+        if value is not None:
+            raise ModelError(f"{option} {value}: model '{name}' is {what}{own}; {option} applies to transformer models")
 
 
 #: the one process-wide model cache: encoders (`get_encoder`) and cross-encoders (`get_cross_encoder`); a key's
