@@ -112,10 +112,8 @@ def load_adapter_tensors(model, folder: Path) -> None:
 
 
 def adapter_checkpoint_loader(model):
-    """A replacement for the sentence-transformers trainer's `_load_from_checkpoint` for a LoRA-wrapped model:
-    its checkpoints (`checkpoint-N/`, written by the model's own `save_pretrained`) hold only the adapter, which
-    this puts back into the wrapped model (the optimizer, scheduler and random states the trainer restores
-    itself)."""
+    """A replacement for the sentence-transformers trainer's `_load_from_checkpoint` for a LoRA-wrapped model,
+    whose checkpoints hold only the adapter: it puts that back (the trainer restores the rest itself)."""
 
     def load(checkpoint_path: str) -> None:
         found = sorted(Path(checkpoint_path).rglob(ADAPTER_WEIGHTS))
@@ -222,11 +220,9 @@ class ContinuedAdapter(NamedTuple):
 
 
 def continue_adapter(init: str, device: str | None = None, rank: int | None = None) -> ContinuedAdapter:
-    """The adapter `init` (a shipped model's name or a folder trained with --lora-rank) over its base, kept
-    trainable, so that a trainer's run continues it (`argsim train sbert --init kpm`, `argsim train thematic
-    --init thematic`): training time adds up across runs and machines. The run's output is again an adapter
-    folder whose card names the same base (the registry name the adapter's card gives), so it loads by path and
-    can be published.
+    """The adapter `init` over its base, kept trainable, so that a trainer's run continues it (`argsim train sbert
+    --init kpm`): training time adds up across runs and machines, and the output is again an adapter over the same
+    base.
 
     Ambiguity: an adapter has its own rank; a run that asks for another rank cannot continue it. A `rank` given
     (the run's --lora-rank; None or 0: not given) must equal the adapter's, and is refused otherwise rather than
@@ -238,8 +234,8 @@ def continue_adapter(init: str, device: str | None = None, rank: int | None = No
         rank: the rank the run asked for (None or 0: take the adapter's).
 
     Returns:
-        ContinuedAdapter(model, base, rank, alpha): the SentenceTransformer with a trainable peft adapter holding
-        the adapter's tensors, and the base (registry name or folder), rank and alpha it implies.
+        ContinuedAdapter(model, base, rank, alpha): the SentenceTransformer with the adapter trainable, and what it
+        implies.
 
     Raises:
         ArgsimError: `init` is not an adapter folder, or `rank` differs from the adapter's (one line).
@@ -266,24 +262,11 @@ def continue_adapter(init: str, device: str | None = None, rank: int | None = No
     return ContinuedAdapter(model, read_card(folder)["base"], have, alpha)
 
 
-class AdapterEncoder(STModelEncoder):
-    """A sentence-transformers base with a LoRA adapter merged in (see the module docstring), cached under
-    `prefix` (the adapter's `lora:` identity) and its max length."""
-
-    def __init__(self, folder: Path, name: str, device: str, batch_size: int, max_seq_length: int | None,
-                 precision: str, prefix: str) -> None:
-        model = cast_for_inference(apply_adapter(folder, device), precision)
-        if max_seq_length:
-            model.max_seq_length = max_seq_length
-        super().__init__(model, name, prefix, device, batch_size, precision)
-
-
 def load_adapter_encoder(folder: Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32",
                          max_seq_length: int | None = None, name: str | None = None,
                          runtime: dict | None = None) -> Encoder:
-    """The encoder of an adapter folder (the `sbert-lora` loader of `argsim_encoder.json`). With `runtime` (the spec
-    `get_encoder` passes) the base with the adapter merged in is exported once, keyed by the base's and the
-    adapter's fingerprints, and runs there (`ExportedEncoder`, the torch encoder's identity).
+    """The encoder of an adapter folder (the `sbert-lora` loader); with `runtime` the base with the adapter merged
+    in is exported once and runs there (`ExportedEncoder`, the torch encoder's identity).
 
     Example:
         >>> enc = load_adapter_encoder(shipped_models()["kpm"], runtime=None)  # doctest: +SKIP
@@ -292,7 +275,10 @@ def load_adapter_encoder(folder: Path, device: str = "cpu", batch_size: int = 64
     name, card = name or folder.name, read_card(folder)
     prefix = f"lora:{card['base_sha256'][:16]}:{sha256_file(folder / ADAPTER_WEIGHTS)[:16]}:model"
     if runtime is None:
-        return AdapterEncoder(folder, name, device, batch_size, max_seq_length, precision, prefix)
+        model = cast_for_inference(apply_adapter(folder, device), precision)
+        if max_seq_length:
+            model.max_seq_length = max_seq_length
+        return STModelEncoder(model, name, prefix, device, batch_size, precision)
     return ExportedEncoder(model_path(check_base(folder, card)), name, None, runtime, batch_size=batch_size,
                            max_seq_length=max_seq_length, precision=precision, identity=prefix, adapter=folder,
                            build=lambda: sentence_pipeline(apply_adapter(folder, "cpu"), folder))

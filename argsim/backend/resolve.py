@@ -65,9 +65,8 @@ def weights_digest(model: Any) -> str:
 
 
 class ObjectEncoder(STModelEncoder):
-    """A `SentenceTransformer` object as an argsim `Encoder` (its own pooling, normalisation and query / document
-    prompts: `for_role`), cached under a digest of its weights (see the module docstring). Its train/eval mode is
-    left as it was after each encode."""
+    """A `SentenceTransformer` object as an argsim `Encoder`, cached under a digest of its weights (see the module
+    docstring)."""
 
     def __init__(self, model: Any, batch_size: int = 64, config: RunConfig | None = None) -> None:
         config, digest = config or RunConfig(), weights_digest(model)
@@ -83,14 +82,12 @@ class PairScorer:
     name or Hugging Face id loaded once per process through the backend's model cache (`pair_scorer`: the run's
     device, precision and `--backend onnx|openvino` runtime).
 
-    `score(pairs)` is the log-probability of the model's last label (a match / the best counter) computed from the
-    logits in float64 (`log_positive`): a one-label model's log-sigmoid, several labels' log-softmax. It orders
-    pairs as the probability does but never saturates: a float32 sigmoid or softmax rounds every pair whose logits
-    differ by more than about 17 to 1.0, and those pairs would tie. `probability(pairs)` is its exponential, for
-    callers whose scores are probabilities (key point matching's thresholds). The model's train/eval mode is left
-    as it was. The logits go through the embedding path and its cache (`PairLogits`; docs/usage.md) under
-    `identity` (the model's; `pair_scorer` and `resolve_model` set it); without one (a model under training)
-    nothing is cached.
+    `score(pairs)` is the log-probability of the model's last label (a match / the best counter) in float64
+    (`log_positive`): it orders pairs as the probability does but never saturates (a float32 sigmoid or softmax
+    rounds every pair whose logits differ by more than about 17 to 1.0, and those pairs would tie).
+    `probability(pairs)` is its exponential (key point matching's thresholds). The model's train/eval mode is left
+    as it was. The logits are cached as embeddings are (`PairLogits`; docs/usage.md) under `identity`; without
+    one (a model under training) nothing is cached.
 
     Example:
         >>> scorer = resolve_model(CrossEncoder(folder))  # doctest: +SKIP
@@ -140,9 +137,8 @@ def pair_text(pair: tuple[str, str]) -> str:
 
 class PairLogits(Encoder):
     """A `PairScorer`'s logits as an `Encoder` of pairs (`pair_text`), so that pairs are scored as texts are
-    embedded (`Encoder.encode`): de-duplicated, length-sorted, in chunks that the embedding cache commits as they
-    finish, under `identity` (the scorer's model, keyed apart from every encoder's by its ``pairs:`` prefix, plus
-    the precision and the runtime as `Encoder.cache_key` adds them)."""
+    embedded (`Encoder.encode`: de-duplicated, length-sorted, cached chunk by chunk), keyed apart from every
+    encoder by the ``pairs:`` prefix of its identity."""
 
     def __init__(self, scorer: PairScorer, identity: str | None) -> None:
         super().__init__()
@@ -185,8 +181,7 @@ def log_positive(logits: np.ndarray) -> np.ndarray:
 def pair_scorer(name: str | Path, config: RunConfig | None = None, max_length: int | None = None,
                 batch_size: int = 64) -> PairScorer:
     """A cross-encoder folder (or registry name, Hugging Face id) as a `PairScorer`, its model loaded once per
-    process in the model cache (`argsim.backend.registry.get_cross_encoder`) on the run's device in its precision;
-    under `--backend onnx|openvino` (`runtime_spec`) its logits are exported once and computed on the CPU.
+    process (`argsim.backend.registry.get_cross_encoder`) in the run's device, precision and runtime.
 
     Args:
         name: the model.

@@ -43,13 +43,12 @@ BACKEND_PACKAGES = {"onnx": ("onnxruntime", "onnx"), "openvino": ("openvino", "o
 MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
-def cap_threads(threads: int | None, option: str = "--threads") -> int | None:
+def cap_threads(threads: int | None) -> int | None:
     """`threads` capped at `usable_cores()`, with one warning when it was more (more threads than cores only take
     turns, and an absurd count makes thread pools crash the process); None stays None.
 
     Args:
-        threads: the thread count asked for.
-        option: how the user gave it (for the warning).
+        threads: the thread count asked for (`--threads`).
 
     Returns:
         The count used.
@@ -62,17 +61,15 @@ def cap_threads(threads: int | None, option: str = "--threads") -> int | None:
         return None
     cores = usable_cores()
     if threads > cores:
-        warn(f"{option} {threads} is more than the {cores} core(s) this process may use (CPU affinity, cgroup "
+        warn(f"--threads {threads} is more than the {cores} core(s) this process may use (CPU affinity, cgroup "
              f"quota): {cores} are used")
         return cores
     return threads
 
 
 def check_backend(backend: str, quantize: str = "none", device: str = "auto", precision: str = "auto") -> None:
-    """Refuse (BackendError, one line) a combination that cannot run, before any model is loaded.
-
-    onnx and openvino run on the CPU only (`--device cpu` or `auto`); int8 needs onnx or openvino; onnx computes
-    in fp32 (`--precision auto|fp32`), openvino in fp32 or bf16; a backend's packages must be installed.
+    """Refuse (BackendError, one line) a combination that cannot run, or a backend not installed, before any model
+    is loaded.
 
     Example:
         >>> check_backend("onnx", "int8", "cpu")
@@ -163,7 +160,7 @@ def _atomic_build(target: Path, build) -> Path:
 
 
 def _pipeline(model, tokenizer, call, meta: dict) -> tuple:
-    """(an eval-mode torch module mapping the tokenizer's `MODEL_INPUTS` to `call(features)`, tokenizer, names, meta)"""
+    """(an eval-mode module mapping the tokenizer's `MODEL_INPUTS` to `call(features)`, tokenizer, names, meta)"""
     import torch
 
     names = [n for n in MODEL_INPUTS if n in tokenizer("probe")]
@@ -209,21 +206,19 @@ def pooled_pipeline(model, tokenizer, pooling: str) -> tuple:
     return _pipeline(model, tokenizer, call, meta)
 
 
-def logits_pipeline(model, tokenizer, scores=None, activation: str = "identity",
-                    max_length: int | None = None) -> tuple:
-    """The export pipeline of a sequence classifier (a cross-encoder) in memory: token ids of a text pair in, its
-    logits (batch, labels) out; `scores(features) -> logits` replaces `model(**features).logits` (a
-    sentence-transformers CrossEncoder's own forward). `activation` (identity, sigmoid, softmax: one the pair
-    scorer's log-probability reads as it is meant) is recorded in the meta; `max_length` the pair's token limit
-    (None: the model's positions). Returns `(module, tokenizer, input names, meta)`."""
+def logits_pipeline(model) -> tuple:
+    """The export pipeline of a sentence-transformers CrossEncoder in memory: a text pair's token ids in, its own
+    forward's logits (batch, labels) out; its activation (one of `ACTIVATIONS`) is recorded in the meta, its max
+    length (at most its positions) is the pair's token limit. Returns `(module, tokenizer, input names, meta)`."""
+    activation = type(model.activation_fn).__name__.lower()
     if activation not in ACTIVATIONS:
         raise ModelError(f"a cross-encoder whose activation is {activation} runs with --backend torch only")
     config = getattr(model, "config", None)
     limit = int(getattr(config, "max_position_embeddings", 512) or 512)
     labels = int(getattr(model, "num_labels", None) or getattr(config, "num_labels", 1) or 1)
-    meta = {"max_seq_length": min(max_length or limit, limit), "dim": labels, "lowercase": False,
+    meta = {"max_seq_length": min(model.max_length or limit, limit), "dim": labels, "lowercase": False,
             "activation": activation}
-    return _pipeline(model, tokenizer, scores or (lambda feats: model(**feats).logits), meta)
+    return _pipeline(model, model.tokenizer, lambda feats: model(feats)["scores"], meta)
 
 
 #: the activations of a cross-encoder that may be exported (`logits_pipeline`)
@@ -231,19 +226,16 @@ ACTIVATIONS = ("identity", "sigmoid", "softmax")
 
 
 def folder_pipeline(folder: Path, pooling: str | None) -> tuple:
-    """The export pipeline of a model folder: its own sentence-transformers modules (`pooling` None), a transformers
-    model with argsim's pooling, or (`pooling` 'logits') a sequence classifier."""
+    """The export pipeline of a model folder: its own sentence-transformers modules (`pooling` None), else a
+    transformers model with argsim's pooling."""
     check_model_folder(folder)
     if pooling is None:
         from sentence_transformers import SentenceTransformer
 
         return sentence_pipeline(SentenceTransformer(str(folder), device="cpu", **HF_LOAD).eval(), folder)
-    from transformers import AutoModel, AutoModelForSequenceClassification, AutoTokenizer
+    from transformers import AutoModel, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(str(folder), **HF_LOAD)
-    if pooling == "logits":
-        model = AutoModelForSequenceClassification.from_pretrained(str(folder), use_safetensors=True, **HF_LOAD)
-        return logits_pipeline(model.eval(), tokenizer)
     model = AutoModel.from_pretrained(str(folder), use_safetensors=True, **HF_LOAD).eval()
     return pooled_pipeline(model, tokenizer, pooling)
 
@@ -269,11 +261,8 @@ def _export_onnx(build, pooling: str | None, out: Path) -> None:
 
 def base_export(folder: Path, pooling: str | None, cache_root: Path, adapter: Path | None = None, build=None) -> Path:
     """The fp32 ONNX export of `folder` with `pooling` (None: the folder's own modules; 'logits': a sequence
-    classifier's logits), built once under `cache_root`.
-
-    `adapter`: a LoRA adapter folder merged into the weights of `folder` (its fingerprint keys the export beside the
-    base's, so two adapters over one base never share one). `build()` gives the pipeline of a model in memory (the
-    merged one, or one whose folder needs its own loader); without it the folder loads by `folder_pipeline`.
+    classifier's logits), built once under `cache_root`. `adapter`: a LoRA adapter folder merged into the weights
+    (its fingerprint keys the export too); `build()`: the pipeline of a model in memory (default: `folder_pipeline`).
 
     Example:
         >>> base_export(model_path("minilm"), None, default_cache_dir())  # doctest: +SKIP
@@ -357,9 +346,8 @@ def _runner(path: Path, backend: str, threads: int, precision: str) -> Callable[
 
 class ExportedModel:
     """An export (`base_export`) run by ONNX Runtime or OpenVINO, fp32 or int8: texts (or text pairs) in, the
-    graph's output (pooled embeddings, or a classifier's logits) out. Tokenized as sentence-transformers does
-    (padding to the longest in the batch, `longest_first` truncation to the max length). OpenVINO int8 is built
-    when `prepare` gets its calibration inputs (the caller's first texts, or a calibration file's).
+    graph's output (pooled embeddings, or a classifier's logits) out, tokenized as sentence-transformers does.
+    OpenVINO int8 is built when `prepare` gets its calibration inputs.
 
     Args:
         base: the export folder (`base_export`).
@@ -398,7 +386,7 @@ class ExportedModel:
 
     def features(self, first: Sequence[str], second: Sequence[str] | None = None,
                  max_length: int | None = None) -> dict[str, np.ndarray]:
-        """The graph's inputs for texts (or text pairs), as sentence-transformers tokenizes them."""
+        """The graph's inputs for texts (or text pairs): padded to the longest, `longest_first` truncation."""
         case = str.lower if self.meta.get("lowercase") else str
         first = [case(t) for t in first]
         second = None if second is None else [case(t) for t in second]
@@ -429,8 +417,8 @@ class ExportedModel:
 
     def run(self, first: Sequence[str], second: Sequence[str] | None = None, max_length: int | None = None,
             batch_size: int = 64) -> np.ndarray:
-        """The graph's output for `first` (and `second`, pairs), in batches of `batch_size` in the given order
-        (callers sort by length). OpenVINO int8 not yet built calibrates on these texts."""
+        """The graph's output for `first` (and `second`, pairs) in batches, in the given order (callers sort by
+        length). OpenVINO int8 not yet built calibrates on these texts."""
         if self._runner is None:
             self.prepare(first, second, max_length)
         first = list(first)
@@ -442,15 +430,13 @@ class ExportedModel:
         return np.concatenate(outs, axis=0).astype(np.float32, copy=False)
 
     def calibrate(self, pairs: Sequence[tuple[str, str]]) -> None:
-        """A cross-encoder's OpenVINO int8 not built yet: build it calibrated on `pairs` (nothing otherwise). The
-        pair scorer calls it with all the pairs it is asked for before it reads its cache, whose key the calibration
-        digest is part of."""
+        """A cross-encoder's OpenVINO int8 not built yet: build it calibrated on `pairs` (nothing otherwise), before
+        the pair scorer reads its cache, whose key the calibration digest is part of."""
         if self.needs_calibration:
             self.prepare([a for a, _ in pairs], [b for _, b in pairs])
 
     def logits(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> np.ndarray:
-        """A cross-encoder export's logits (len(pairs), labels) as the pair scorer (`argsim.backend.resolve.PairScorer`)
-        uses them: pairs run in length-sorted batches, returned in input order."""
+        """A cross-encoder export's logits (len(pairs), labels), computed in length-sorted batches, in input order."""
         pairs = list(pairs)
         if not pairs:
             return np.zeros((0, int(self.meta["dim"])), dtype=np.float32)
@@ -463,11 +449,9 @@ class ExportedModel:
 
 def exported_model(folder: Path, pooling: str | None, spec: dict, precision: str = "fp32",
                    adapter: Path | None = None, build=None, max_length: int | None = None) -> ExportedModel:
-    """`ExportedModel` of `base_export(folder, pooling, ...)` under a run's runtime spec (`spec`: backend, quantize,
-    threads, cache_root and calibration texts, as `argsim.backend.get_encoder` makes it); loaded at once unless
-    OpenVINO int8 waits for its calibration texts (`ExportedModel.prepare`: the first texts it runs). A cross-encoder
-    (`pooling` 'logits') calibrates on pairs: each calibration line 'first text<TAB>second text'; `max_length`: the
-    token limit the calibration texts are cut to."""
+    """`ExportedModel` of `base_export(folder, pooling, ...)` under a run's runtime `spec`
+    (`argsim.backend.registry.runtime_spec`); loaded at once unless OpenVINO int8 waits for its calibration texts
+    (a cross-encoder's: lines 'first text<TAB>second text'), cut to `max_length` tokens."""
     base = base_export(Path(folder), pooling, Path(spec["cache_root"]), adapter=adapter, build=build)
     model = ExportedModel(base, spec["backend"], spec["quantize"], int(spec["threads"]), precision)
     if not model.needs_calibration:

@@ -272,7 +272,7 @@ def embed_ray(path: Path, out: Path, spec: EmbedSpec, engine, batch_rows: int = 
 
 
 def embed_texts_ray(engine, spec: EmbedSpec, texts: list[str], chunk_rows: int,
-                    workers: int | None = None, quiet: bool = True) -> Iterator[tuple[list[bytes], np.ndarray, str]]:
+                    quiet: bool = True) -> Iterator[tuple[list[bytes], np.ndarray, str]]:
     """Embed in-memory `texts` on the engine's actor pool (`actor_pool`, the same actors as `embed_ray`); yields
     (text keys, float32 vectors, model identity) per finished block of `chunk_rows` texts, in no fixed order.
 
@@ -286,8 +286,7 @@ def embed_texts_ray(engine, spec: EmbedSpec, texts: list[str], chunk_rows: int,
               for i in range(0, len(texts), chunk_rows)]
     if not blocks:
         return
-    want = min(workers or engine.workers, len(blocks))
-    ds, _ = actor_pool(ray.data.from_arrow(blocks), spec, engine, chunk_rows, want)
+    ds, _ = actor_pool(ray.data.from_arrow(blocks), spec, engine, chunk_rows, min(engine.workers, len(blocks)))
     with worker_errors(ray):
         for batch in ds.iter_batches(batch_format="pyarrow", batch_size=None, prefetch_batches=0):
             if batch.num_rows == 0:
