@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from argsim.backend.adapters import base_sha256, check_base
 from argsim.backend.encoder import Encoder, check_role
 from argsim.backend.fingerprint import fingerprint
 from argsim.backend.names import CARD, MODELS, encoder_manifest, manifest_loader_name, read_card, shipped_folder
@@ -23,7 +24,7 @@ from argsim.counter.neural.config import NeuralConfig
 from argsim.counter.neural.model import CounterModel
 from argsim.counter.neural.towers import TransformerTower, frozen_encoder
 from argsim.errors import ModelError
-from argsim.io import atomic_path, read_json_as, write_json
+from argsim.io import atomic_path, read_json_as, sha256_file, write_json
 from argsim.schemas import History
 from argsim.training.curve import OWN_HISTORY
 
@@ -50,8 +51,6 @@ def save_model(model: CounterModel, folder: str | Path, info: dict | None = None
         >>> save_model(model, "models/counter_neural/bi-encoder")  # doctest: +SKIP
     """
     from safetensors.torch import save_file
-
-    from argsim.backend.adapters import base_sha256, sha256_file
 
     folder, cfg = Path(folder), model.config
     folder.mkdir(parents=True, exist_ok=True)
@@ -161,8 +160,6 @@ def read_config(folder: Path) -> tuple[NeuralConfig, int]:
     """config.json's `NeuralConfig` and base embedding width `dim` (a positive integer); with a card.json over a
     frozen base (or LoRA adapters over it), the card's base must be config.json's and the installed one
     (`argsim.backend.adapters.check_base`): ModelError, one line, otherwise. Called inside `model_files`."""
-    from argsim.backend.adapters import check_base
-
     raw = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     if not isinstance(raw, dict) or isinstance(raw.get("dim"), bool) or int(raw["dim"]) < 1:
         raise ValueError("config.json: 'dim' must be a positive integer")
