@@ -110,9 +110,8 @@ def run_ranker(method: str, points: list[Argument], pools: dict[str, list[Argume
     with timed() as t:
         scores = score_pools(method, points, pools, options, top_k=top_k, engine=engine, precision=precision,
                              config=config, gold=gold, setting=setting, split=split)
-    records = ranking_records(points, pools, scores, gold, method=label, setting=setting, split=split, top_k=top_k)
-    for r in records:
-        r["exact_rank"] = bool(getattr(scores, "exact_rank", True))
+    records = ranking_records(points, pools, scores, gold, method=label, setting=setting, split=split, top_k=top_k,
+                              exact_rank=bool(getattr(scores, "exact_rank", True)))
     # the machine is shared: the load average beside the time says what the time means
     options = (options | ({"stats": stats} if (stats := getattr(scores, "stats", None)) else {})
                | {"load_average": [round(load_start, 2), round(os.getloadavg()[0], 2)]}
