@@ -30,8 +30,6 @@ class RankRun:
     records: list[dict]
     seconds: float
     peak_mb: float
-    n_points: int
-    n_pairs: int
     options: dict = field(default_factory=dict)
 
 
@@ -117,8 +115,7 @@ def run_ranker(method: str, points: list[Argument], pools: dict[str, list[Argume
                | {"load_average": [round(load_start, 2), round(os.getloadavg()[0], 2)]}
                | ({"engine": engine.describe()} if engine is not None else {}))
     return RankRun(method=label, setting=setting, split=split, records=records, seconds=t["seconds"],
-                   peak_mb=peak_memory_mb(), n_points=len(points), n_pairs=sum(len(v) for v in pools.values()),
-                   options=options)
+                   peak_mb=peak_memory_mb(), options=options)
 
 
 @dataclass(frozen=True)
