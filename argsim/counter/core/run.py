@@ -120,10 +120,8 @@ def run_ranker(method: str, points: list[Argument], pools: dict[str, list[Argume
 
 @dataclass(frozen=True)
 class RankRequest:
-    """What one ranking run ranks: ranker `method` with its `options` on the pools of counterargs-18 `split` in each
-    of `settings` (the first `limit` points or a seeded random `sample`), or on a user's argument file
-    (`user_file`, whose records are the `candidates`); the options of `argsim rank counterargs` (see
-    `argsim.options`).
+    """What one ranking run ranks, on counterargs-18's pools or a user's argument file: the options of `argsim rank
+    counterargs` (see `argsim.options`; each field's help says what it chooses).
 
     Example:
         >>> RankRequest("simple-sd", options={"reading": "max-min"}).name
