@@ -193,8 +193,6 @@ class CounterArgumentEvaluator(TaskEvaluator):
                     scores, staged = self._rank(first, second, points, pools)
                     records = ranking_records(points, pools, scores, gold, method="model", setting=setting,
                                               split=self.name)
-                    for r in records:
-                        r["exact_rank"] = True
                 (summary,) = summarize(records)
                 metrics[f"{setting}_accuracy@1"] = summary.accuracy_at_1
                 metrics[f"{setting}_mrr"] = summary.mrr

@@ -30,8 +30,8 @@ from argsim.metrics.record import Evaluation
 
 def ranking_records(points: list[Argument], pools: dict[str, list[Argument]], scores: dict[str, np.ndarray],
                     gold: dict[str, str | None], method: str, setting: str, split: str,
-                    top_k: int = 10) -> list[dict]:
-    """One record per point (see the module docstring)."""
+                    top_k: int = 10, exact_rank: bool = True) -> list[dict]:
+    """One record per point (see the module docstring, `exact_rank` included)."""
     records = []
     for p in points:
         ids, s, g = [c.id for c in pools[p.id]], np.asarray(scores[p.id], dtype=np.float64), gold.get(p.id)
@@ -40,7 +40,7 @@ def ranking_records(points: list[Argument], pools: dict[str, list[Argument]], sc
         order = np.argsort(-np.where(np.isnan(s), -np.inf, s), kind="stable")[:top_k]
         rec = {"point": p.id, "method": method, "setting": setting, "split": split, "pool_size": len(ids),
                "gold": g, "gold_score": None, "gold_better": None, "gold_tied": None,
-               "top": [{"id": ids[j], "score": float(s[j])} for j in order]}
+               "top": [{"id": ids[j], "score": float(s[j])} for j in order], "exact_rank": exact_rank}
         if g is not None and (r := gold_rank((ids, s), g)).pool:
             rec.update(gold_score=float(s[ids.index(g)]), gold_better=r.better, gold_tied=r.tied)
         records.append(rec)

@@ -30,8 +30,6 @@ class RankRun:
     records: list[dict]
     seconds: float
     peak_mb: float
-    n_points: int
-    n_pairs: int
     options: dict = field(default_factory=dict)
 
 
@@ -110,24 +108,20 @@ def run_ranker(method: str, points: list[Argument], pools: dict[str, list[Argume
     with timed() as t:
         scores = score_pools(method, points, pools, options, top_k=top_k, engine=engine, precision=precision,
                              config=config, gold=gold, setting=setting, split=split)
-    records = ranking_records(points, pools, scores, gold, method=label, setting=setting, split=split, top_k=top_k)
-    for r in records:
-        r["exact_rank"] = bool(getattr(scores, "exact_rank", True))
+    records = ranking_records(points, pools, scores, gold, method=label, setting=setting, split=split, top_k=top_k,
+                              exact_rank=bool(getattr(scores, "exact_rank", True)))
     # the machine is shared: the load average beside the time says what the time means
     options = (options | ({"stats": stats} if (stats := getattr(scores, "stats", None)) else {})
                | {"load_average": [round(load_start, 2), round(os.getloadavg()[0], 2)]}
                | ({"engine": engine.describe()} if engine is not None else {}))
     return RankRun(method=label, setting=setting, split=split, records=records, seconds=t["seconds"],
-                   peak_mb=peak_memory_mb(), n_points=len(points), n_pairs=sum(len(v) for v in pools.values()),
-                   options=options)
+                   peak_mb=peak_memory_mb(), options=options)
 
 
 @dataclass(frozen=True)
 class RankRequest:
-    """What one ranking run ranks: ranker `method` with its `options` on the pools of counterargs-18 `split` in each
-    of `settings` (the first `limit` points or a seeded random `sample`), or on a user's argument file
-    (`user_file`, whose records are the `candidates`); the options of `argsim rank counterargs` (see
-    `argsim.options`).
+    """What one ranking run ranks, on counterargs-18's pools or a user's argument file: the options of `argsim rank
+    counterargs` (see `argsim.options`; each field's help says what it chooses).
 
     Example:
         >>> RankRequest("simple-sd", options={"reading": "max-min"}).name

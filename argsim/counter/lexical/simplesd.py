@@ -134,13 +134,12 @@ def tune_weights(features: dict[str, np.ndarray], ids: dict[str, list[str]], gol
     return w, best, trace
 
 
-def compare_readings(points, pools, gold: dict[str, str], readings: dict[str, np.ndarray] | None = None,
-                     word_vectors: str = "glove50", engine: Engine | None = None,
+def compare_readings(points, pools, gold: dict[str, str], word_vectors: str = "glove50", engine: Engine | None = None,
                      stopwords: str = DEFAULT_STOPWORDS) -> dict[str, float]:
     """Exact accuracy@1 of each weight reading on the given pools (pruned search, one shared feature space)."""
     space = _space(points, pools, word_vectors, engine, stopwords)
     out = {}
-    for name, w in (readings or READINGS).items():
+    for name, w in READINGS.items():
         scores, _ = linear_scores(space, w, mode="top", top_k=1, description=f"Simple-SD {name}")
         out[name] = accuracy_at_1({p.id: ([c.id for c in pools[p.id]], scores[p.id]) for p in points}, gold)
     return out

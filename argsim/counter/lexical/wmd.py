@@ -1,11 +1,11 @@
 """Exact Word Mover's Distance for many text pairs: bags and vectors built once, cheap lower bounds, POT EMD.
 
-The distance is gensim's `KeyedVectors.wmdistance` (gensim 4, `norm=True`): tokens not in the vocabulary are
-dropped; each text is a normalised bag of words (count / number of known tokens); the ground cost is the
-Euclidean distance between L2-normalised word vectors; the value is the exact earth mover's distance solved
-by POT's network simplex (`ot.emd2`, see `emd_cost`). Special cases, as in gensim: a text with no known word gives
-`inf`; two texts made of the same single word give 0. (gensim also returns `inf` when every ground cost is 0, a
-guard against the solver stalling; that only happens for identical single-word texts, which give 0 here.)
+The distance is gensim's `KeyedVectors.wmdistance` (gensim 4, `norm=True`): tokens not in the vocabulary are dropped;
+each text is a normalised bag of words (count / number of known tokens); the ground cost is the Euclidean distance
+between L2-normalised word vectors; the value is the exact earth mover's distance solved by POT's network simplex
+(`ot.emd2`). Special cases, as in gensim: a text with no known word gives `inf`; two texts made of the same single word
+give 0. (gensim also returns `inf` when every ground cost is 0, a guard against the solver stalling; that only happens
+for identical single-word texts, which give 0 here.)
 
 The word-centroid distance and the relaxed WMD of Kusner et al. (2015) bound pairs from below for the pruned rankers
 (`argsim.counter.lexical.prune`; docs/counterargs-ltr.md, Speed), their query-independent part once per `PoolView`.
@@ -13,7 +13,7 @@ The word-centroid distance and the relaxed WMD of Kusner et al. (2015) bound pai
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,13 +23,6 @@ from scipy.spatial.distance import cdist
 from argsim.backend.static_words import cover_words
 from argsim.counter.lexical.stopwords import content_tokens
 from argsim.extras import need
-
-
-def emd_cost(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> float:
-    """Exact EMD cost by POT's public `ot.emd2` (the call gensim's `wmdistance` makes; a, b > 0 with equal sums);
-    why not POT's faster private `emd_c`: docs/counterargs-ltr.md, Speed."""
-    return float(need("ot", "word mover's distance").emd2(a, b, m, check_marginals=False))
-
 
 _SAFETY = 1e-6  # lower bounds are shrunk by this relative margin so float rounding can never prune wrongly
 
@@ -127,11 +120,14 @@ class WMDEngine:
         dist = cdist(q, view.used_vectors)  # (|i|, |used|)
         side_c = view.row_sums(dist.min(axis=0)[col])
         side_q = np.full(len(view.js), np.inf)
-        for start, stop in view.chunks(chunk_nnz):  # chunks of candidates bounded by their total word count
-            lo, hi = bags.indptr[start], bags.indptr[stop]
+        start, indptr, n = 0, bags.indptr, len(view.js)
+        while start < n:  # chunks of candidates whose total word count stays within chunk_nnz (at least one each)
+            stop = min(max(int(np.searchsorted(indptr, indptr[start] + chunk_nnz, side="right")) - 1, start + 1), n)
+            lo, hi = indptr[start], indptr[stop]
             nonempty = start + np.flatnonzero(lengths[start:stop] > 0)
             if len(nonempty) and hi > lo:
-                side_q[nonempty] = a @ np.minimum.reduceat(dist[:, col[lo:hi]], bags.indptr[nonempty] - lo, axis=1)
+                side_q[nonempty] = a @ np.minimum.reduceat(dist[:, col[lo:hi]], indptr[nonempty] - lo, axis=1)
+            start = stop
         return self._finish(np.maximum(side_q, side_c)[view.rows(js)], i, js)
 
     def upper_bounds(self, i: int, js: np.ndarray) -> np.ndarray:
@@ -155,11 +151,13 @@ class WMDEngine:
         return lb * (1 - _SAFETY) - _SAFETY, m
 
     def solve(self, i: int, j: int, m: np.ndarray) -> float:
-        """Exact WMD given the pair's cost matrix from `pair_bound`."""
+        """Exact WMD given the pair's cost matrix from `pair_bound`: POT's public `ot.emd2` (the call gensim's
+        `wmdistance` makes); why not POT's faster private `emd_c`: docs/counterargs-ltr.md, Speed."""
         wi, wj = self.words[i], self.words[j]
         if (len(wi) == 1 and len(wj) == 1 and wi[0] == wj[0]) or m.max() <= 0.0:
             return 0.0
-        return emd_cost(self.weights[i], self.weights[j], m)
+        ot = need("ot", "word mover's distance")
+        return float(ot.emd2(self.weights[i], self.weights[j], m, check_marginals=False))
 
     def _finish(self, lb: np.ndarray, i: int, js: np.ndarray) -> np.ndarray:
         lb = np.maximum(np.asarray(lb, dtype=np.float64) * (1 - _SAFETY) - _SAFETY, 0.0)
@@ -192,14 +190,6 @@ class PoolView:
         """sum over each candidate's words of bag weight * per_entry (per_entry aligned with bags.data)."""
         return np.add.reduceat(np.append(self.bags.data * per_entry, 0.0),
                                np.minimum(self.bags.indptr[:-1], len(per_entry)))[: len(self.js)] * (self.lengths > 0)
-
-    def chunks(self, chunk_nnz: int) -> Iterator[tuple[int, int]]:
-        """(start, stop) row ranges whose total word count stays within chunk_nnz (at least one row each)."""
-        start, indptr, n = 0, self.bags.indptr, len(self.js)
-        while start < n:
-            stop = min(max(int(np.searchsorted(indptr, indptr[start] + chunk_nnz, side="right")) - 1, start + 1), n)
-            yield start, stop
-            start = stop
 
 
 def pool_blocks(pools: list[np.ndarray], slack: float = 1.25) -> list[tuple[np.ndarray, list[int]]]:

@@ -19,14 +19,12 @@ class RetrievalHead(nn.Module):
     """linear(u) -> retrieval embedding; f_ret(p, c) = dot(u1, v1). Initialised to the identity, so the untrained
     head ranks exactly as the starting model's cosine: training starts from a known baseline, never below it."""
 
-    def __init__(self, dim: int, out_dim: int | None = None, normalize: bool = True) -> None:
+    def __init__(self, dim: int, normalize: bool = True) -> None:
         super().__init__()
-        out_dim = out_dim or dim
-        self.linear = nn.Linear(dim, out_dim)
+        self.linear = nn.Linear(dim, dim)
         self.normalize = normalize
         with torch.no_grad():
-            if out_dim == dim:
-                self.linear.weight.copy_(torch.eye(dim))
+            self.linear.weight.copy_(torch.eye(dim))
             self.linear.bias.zero_()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

@@ -23,27 +23,6 @@ from argsim.schemas import CollectionRecord
 from argsim.vectors import l2_normalize
 
 
-class NumpyHeads:
-    """The model's heads as plain numpy (no torch dispatch per query: what keeps one query under a millisecond);
-    `cls` is the classification head's snapshot for `heads.cls_probability`."""
-
-    def __init__(self, model: CounterModel) -> None:
-        def linear(head):
-            return None if head is None else (head.linear.weight.detach().numpy().T.copy(),
-                                              head.linear.bias.detach().numpy().copy())
-
-        self.ret_point, self.ret_cand = linear(model.ret_point), linear(model.ret_cand)
-        self.normalize = model.config.normalize_retrieval
-        self.cls = model.cls.params() if model.cls is not None else None
-
-    def retrieval(self, x: np.ndarray, side: str) -> np.ndarray:
-        head = self.ret_point if side == "point" else self.ret_cand
-        if head is None:
-            return x
-        y = x @ head[0] + head[1]
-        return l2_normalize(y) if self.normalize else y
-
-
 class RetrieveRerank:
     """A candidate collection embedded once (base + retrieval embeddings) behind a faiss index: `rank` gives the
     retrieval head's top k, reranked by the classification head on the cached base embeddings. `engine` (None:
@@ -61,7 +40,12 @@ class RetrieveRerank:
         self.base = np.ascontiguousarray(base, dtype=np.float32)
         self.retrieval = model.retrieval_numpy(self.base, "candidate")
         self.index = build_index(self.retrieval, index_kind)
-        self.heads = NumpyHeads(model)
+        # the query side's heads as plain numpy: no torch dispatch per query (what keeps one under a millisecond)
+        head = model.ret_point
+        self._ret_point = None if head is None else (head.linear.weight.detach().numpy().T.copy(),
+                                                     head.linear.bias.detach().numpy().copy())
+        self._normalize = model.config.normalize_retrieval
+        self._cls = model.cls.params() if model.cls is not None else None
         self._by_text = _ids_by_text(self.texts or [])
 
     def __len__(self) -> int:
@@ -71,13 +55,16 @@ class RetrieveRerank:
              rerank: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """(ids (n, k), scores (n, k)) per query: retrieval top-k, reranked by the classifier when it exists."""
         query_base = np.atleast_2d(np.asarray(query_base, dtype=np.float32))
-        q_ret = self.heads.retrieval(query_base, "point").astype(np.float32)
-        scores, ids = search_excluding(self.index, q_ret, k, exclude)
-        if not rerank or self.heads.cls is None:
+        q_ret = query_base
+        if self._ret_point is not None:
+            q_ret = query_base @ self._ret_point[0] + self._ret_point[1]
+            q_ret = l2_normalize(q_ret) if self._normalize else q_ret
+        scores, ids = search_excluding(self.index, q_ret.astype(np.float32), k, exclude)
+        if not rerank or self._cls is None:
             return ids, scores
         for q, row in enumerate(ids):  # the padding (-1) stays last
             cand = row[row >= 0]
-            p = cls_probability(self.heads.cls, query_base[q], self.base[cand])
+            p = cls_probability(self._cls, query_base[q], self.base[cand])
             order = rerank_order(p)
             ids[q, :len(cand)], scores[q, :len(cand)] = cand[order], p[order]
         return ids, scores

@@ -13,8 +13,8 @@ import json
 from pathlib import Path
 
 import numpy as np
-import torch
 
+from argsim.backend.adapters import base_sha256, check_base
 from argsim.backend.encoder import Encoder, check_role
 from argsim.backend.fingerprint import fingerprint
 from argsim.backend.names import CARD, MODELS, encoder_manifest, manifest_loader_name, read_card, shipped_folder
@@ -24,7 +24,7 @@ from argsim.counter.neural.config import NeuralConfig
 from argsim.counter.neural.model import CounterModel
 from argsim.counter.neural.towers import TransformerTower, frozen_encoder
 from argsim.errors import ModelError
-from argsim.io import atomic_path, read_json_as, write_json
+from argsim.io import atomic_path, read_json_as, sha256_file, write_json
 from argsim.schemas import History
 from argsim.training.curve import OWN_HISTORY
 
@@ -34,12 +34,6 @@ LEGACY_HEADS = "heads.pt"
 LOADER = "counter-neural"  # a name in argsim.backend.names.ENCODER_LOADERS
 #: a two-tower model's tower per role (`argsim.backend.encoder.Encoder.roles`): the point tower encodes queries
 TOWER_ROLES = {"query": "point", "document": "candidate"}
-
-
-def _head_state(model: CounterModel) -> dict[str, torch.Tensor]:
-    # cloned: a shared head (Unipolar's one retrieval head under two names) is two tensors in the file
-    return {k: v.detach().cpu().clone().contiguous() for k, v in model.state_dict().items()
-            if not k.startswith(("point_tower.", "cand_tower."))}
 
 
 def save_model(model: CounterModel, folder: str | Path, info: dict | None = None) -> Path:
@@ -58,23 +52,23 @@ def save_model(model: CounterModel, folder: str | Path, info: dict | None = None
     """
     from safetensors.torch import save_file
 
-    from argsim.backend.adapters import base_sha256, sha256_file
-
-    folder = Path(folder)
+    folder, cfg = Path(folder), model.config
     folder.mkdir(parents=True, exist_ok=True)
     for name, tower in (("point_encoder", model.point_tower), ("candidate_encoder", model.cand_tower)):
         if tower is None or (name == "candidate_encoder" and tower is model.point_tower):
             continue
-        if model.config.lora:  # only the adapter: the base is the installed one
+        if cfg.lora:  # only the adapter: the base is the installed one
             tower.save_lora(folder / name)
         else:
             tower.model.save_pretrained(folder / name)
             tower.tokenizer.save_pretrained(folder / name)
+    # cloned: a shared head (Unipolar's one retrieval head under two names) is two tensors in the file
+    heads = {k: v.detach().cpu().clone().contiguous() for k, v in model.state_dict().items()
+             if not k.startswith(("point_tower.", "cand_tower."))}
     with atomic_path(folder / HEADS) as tmp:
-        save_file(_head_state(model), str(tmp), metadata={"format": "pt"})
+        save_file(heads, str(tmp), metadata={"format": "pt"})
     (folder / LEGACY_HEADS).unlink(missing_ok=True)  # an older run's heads would not match these
-    write_json(folder / "config.json", {**model.config.as_dict(), "dim": model.dim, "info": info or {}})
-    cfg = model.config
+    write_json(folder / "config.json", {**cfg.as_dict(), "dim": model.dim, "info": info or {}})
     # a card only for heads (`artifact: heads`, or `lora+heads` with LoRA adapters of the towers) over a frozen
     # registry base: the base's weights' SHA-256 to check (a fine-tuned base's towers are in the folder)
     if (cfg.train_encoder and not cfg.lora) or cfg.base_model not in MODELS \
@@ -85,10 +79,10 @@ def save_model(model: CounterModel, folder: str | Path, info: dict | None = None
             "base": cfg.base_model, "base_sha256": base_sha256(cfg.base_model),
             "artifact": "lora+heads" if cfg.lora else "heads", "weights": HEADS, "kind": cfg.kind,
             "pooling": cfg.pooling, "max_seq_length": cfg.max_seq_length,
-            "trainable_parameters": sum(t.numel() for t in _head_state(model).values()),
+            "trainable_parameters": sum(t.numel() for t in heads.values()),
             "weights_sha256": sha256_file(folder / HEADS)})
     write_json(folder / "argsim_encoder.json",
-               encoder_manifest(LOADER, TOWER_ROLES if model.config.separate_towers else None))
+               encoder_manifest(LOADER, TOWER_ROLES if cfg.separate_towers else None))
     return folder
 
 
@@ -166,8 +160,6 @@ def read_config(folder: Path) -> tuple[NeuralConfig, int]:
     """config.json's `NeuralConfig` and base embedding width `dim` (a positive integer); with a card.json over a
     frozen base (or LoRA adapters over it), the card's base must be config.json's and the installed one
     (`argsim.backend.adapters.check_base`): ModelError, one line, otherwise. Called inside `model_files`."""
-    from argsim.backend.adapters import check_base
-
     raw = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     if not isinstance(raw, dict) or isinstance(raw.get("dim"), bool) or int(raw["dim"]) < 1:
         raise ValueError("config.json: 'dim' must be a positive integer")

@@ -193,9 +193,8 @@ def evaluate_table3(corpus, request: Table3Request, config=None,
             raise ArgsimError(f"{state}: holds the finished rows of an interrupted run on other inputs "
                               f"({', '.join(differs)}); rerun that command to finish it, or delete the file to "
                               "start over")
-        done = saved["rows"]
-    if done:
-        warn(f"{state}: {len(done)} row(s) of an interrupted run are kept; only the rest are evaluated")
+        if done := saved["rows"]:
+            warn(f"{state}: {len(done)} row(s) of an interrupted run are kept; only the rest are evaluated")
     for row, setting in table3_plan(request):
         key = f"{row.method}|{row.first}|{row.second}|{setting}"
         if key in done:
