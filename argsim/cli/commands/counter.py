@@ -15,14 +15,15 @@ from argsim.cli.groups import console, eval_app, rank_app, run_config, summary_t
 from argsim.cli.params import (
     OUT_DIR,
     OUT_FILE,
+    budget_options,
     choices,
     comma_choices,
     comma_positive_ints,
     config_options,
     model_option,
     out_file,
+    placement,
 )
-from argsim.cli.training_options import budget_options, placement
 from argsim.config import RunConfig
 from argsim.counter.core.run import RankRequest
 from argsim.counter.lexical.feature_config import FeatureConfig

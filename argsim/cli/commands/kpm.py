@@ -19,12 +19,13 @@ from argsim.cli.params import (
     SPLIT_HELP,
     ArgkpInput,
     argkp_input,
+    budget_options,
     choices,
     config_options,
     finite_float,
     model_option,
+    placement,
 )
-from argsim.cli.training_options import budget_options, placement
 from argsim.errors import ArgsimError
 from argsim.kpm.ensemble import COMBINES
 from argsim.kpm.mts.config import MTSConfig

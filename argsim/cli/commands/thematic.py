@@ -9,8 +9,7 @@ from typing import Annotated, Literal
 import typer
 
 from argsim.cli.groups import cluster_app, console, eval_app, run_config, summary_table, train_app, triplets_app
-from argsim.cli.params import OUT_DIR, OUT_FILE, choices, config_options, model_option
-from argsim.cli.training_options import budget_options, placement
+from argsim.cli.params import OUT_DIR, OUT_FILE, budget_options, choices, config_options, model_option, placement
 from argsim.thematic.config import ThematicTrainConfig
 from argsim.training.budget import Budget
 
