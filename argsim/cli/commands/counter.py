@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
+from rich.markup import escape
 
 from argsim.cli.groups import console, eval_app, rank_app, run_config, summary_table, train_app
 from argsim.cli.params import (
@@ -32,6 +33,7 @@ from argsim.counter.neural.config import NeuralConfig, Table3Request
 from argsim.counter.neural.data import PairSource
 from argsim.data.counterargs import SETTINGS
 from argsim.engine import engine_from_config
+from argsim.errors import ArgsimError
 from argsim.trainers.counter_bipolar import CrossValidation
 from argsim.trainers.counter_retriever import RetrieverConfig
 from argsim.training.budget import Budget
@@ -66,11 +68,8 @@ def rank_counterargs(
     """Rank each point's candidate pool and write the top-k counters per point as JSONL, with the rank of the
     true counter, then print accuracy@1 and MRR per setting beside the paper's Table 2. OUT is rewritten
     (atomically) after every finished setting, so an interrupted run keeps them; `--resume` continues it."""
-    from rich.markup import escape
-
     from argsim.counter.core.registry import get_ranker, load_rankers, ranker_options
     from argsim.counter.core.run import parse_options, rank_counterargs
-    from argsim.errors import ArgsimError
 
     if list_methods:
         console.print(summary_table("counter-argument rankers", ["method", "what it does"],
@@ -104,8 +103,6 @@ def eval_counterargs(
 
 def _print_summary(records: list[dict], runs: dict, config: RunConfig, task: str | None = None,
                    ties: str = "expected", model: str | None = None) -> None:
-    from rich.markup import escape
-
     from argsim.counter.core.evaluation import summarize
     from argsim.published import table2
     from argsim.results import result_rows, run_environment, write_results

@@ -26,7 +26,7 @@ from argsim.cli.params import (
     model_option,
     placement,
 )
-from argsim.errors import ArgsimError
+from argsim.errors import ArgsimError, examples, warn
 from argsim.kpm.ensemble import COMBINES
 from argsim.kpm.mts.config import MTSConfig
 from argsim.trainers.kpm_cross import CrossConfig
@@ -47,8 +47,6 @@ def _print_map(result, title: str) -> None:
                                   g.undecided_kept, g.ap_strict, g.ap_relaxed] for g in result.groups],
                                 [f"mAP ({result.formula})", "", result.arguments, "", result.dummies, "",
                                  f"[bold]{result.strict:.4f}[/]", f"[bold]{result.relaxed:.4f}[/]"]))
-    from argsim.errors import examples, warn
-
     if result.unknown_arguments:
         warn(f"{len(result.unknown_arguments)} predicted argument id(s) are no argument of the gold data and were "
              f"ignored ({examples(result.unknown_arguments)})")
@@ -125,7 +123,6 @@ def rank_keypoints(
 
     With `--engine ray` the bi-encoder / SBERT / MTS embeddings that the cache lacks are computed on Ray's actor
     pool (and cached); scoring, and cross-encoder models, run in this process (see argsim.kpm.scoring)."""
-    from argsim.errors import warn
     from argsim.kpm.ensemble import check_threshold, check_weights
     from argsim.kpm.rank import rank_keypoints as rank
     from argsim.kpm.scoring import default_model
@@ -322,7 +319,6 @@ def eval_kpm_folds(
     """Score a model or an ensemble on k topic folds of train+dev and choose ensemble weights on the mean over
     the folds (strict mAP, leaderboard formula), not on the 4 dev topics alone."""
     from argsim.data.argkp import load_argkp
-    from argsim.errors import warn
     from argsim.io import write_json
     from argsim.kpm.ensemble import check_weights, probability_models
     from argsim.kpm.folds import fold_model, in_sample_models, rank_candidates, score_folds, weight_grid

@@ -6,11 +6,13 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from argsim.benchmarks.evaluate import N_BOOT, TASKS
 from argsim.cli.groups import console, root_command, run_config, summary_table
 from argsim.cli.params import OUT_DIR, OUT_FILE, comma_choices, config_options, model_option, out_file
 from argsim.engine.embedding import EmbedSpec
+from argsim.errors import ArgsimError
 
 
 @root_command("demo")
@@ -62,8 +64,6 @@ def _is_folder(out: Path) -> bool:
 
 def _out_check(value: Path | None, ctx: typer.Context = None, param: typer.CallbackParam = None) -> Path | None:
     """A .npy/.csv/.parquet file, or a new (or empty) folder for shards: one line before any work otherwise."""
-    from argsim.errors import ArgsimError
-
     if value is None or not _is_folder(value):
         return out_file(".npy", ".csv", ".parquet")(value, ctx, param)
     from argsim.engine.embedding import check_shard_out
@@ -103,7 +103,6 @@ def embed(
                       f"{r.seconds:.2f}s")
         return
     from argsim.engine.embedding import embed_folder
-    from argsim.errors import ArgsimError
 
     if not _is_folder(out):
         raise ArgsimError(f"{out}: --engine ray writes sharded Parquet; give --out a new folder (no suffix)")
@@ -137,8 +136,6 @@ def evaluate(
 ) -> None:
     """Score models on every task they can do (bi-encoders: all; cross-encoders: the ranking tasks), zero-shot, on
     the official test splits, with 95 % bootstrap intervals and the papers' and MTEB's figures beside them."""
-    from rich.markup import escape
-
     from argsim.benchmarks.evaluate import run_evaluate
     from argsim.benchmarks.evaluate_view import leaderboard_cells, references_text, write_outputs
 

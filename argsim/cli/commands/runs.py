@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from argsim.benchmarks.backends import BackendBenchOptions
 from argsim.cli.groups import GROUPS, console, group, run_config, summary_table
@@ -54,8 +55,6 @@ def default(
     torch fp32 (evaluate.json), per task its figure, fp32's 95 % interval and the paired test; it passes when every
     figure lies inside the interval with no significant difference; the fastest that passes (backends.json) and runs
     the model as stored (torch; an exported graph stays one option away) is named. The default stays torch fp32."""
-    from rich.markup import escape
-
     from argsim.benchmarks.default_gate import decide_from_results, decision_table
     from argsim.paths import results_dir
 

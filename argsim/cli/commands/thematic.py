@@ -10,6 +10,7 @@ import typer
 
 from argsim.cli.groups import cluster_app, console, eval_app, run_config, summary_table, train_app, triplets_app
 from argsim.cli.params import OUT_DIR, OUT_FILE, budget_options, choices, config_options, model_option, placement
+from argsim.errors import ArgsimError
 from argsim.thematic.config import ThematicTrainConfig
 from argsim.training.budget import Budget
 
@@ -107,7 +108,6 @@ def cluster_sentences(
 ) -> None:
     """Cluster sentences by theme on cosine similarity, one article (group) at a time."""
     from argsim.api.thematic import cluster_sentences as cluster
-    from argsim.errors import ArgsimError
     from argsim.io import canonical_columns, read_records, write_jsonl
     from argsim.schemas import SentenceRecord
     from argsim.thematic.cluster import default_model
