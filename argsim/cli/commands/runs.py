@@ -12,7 +12,7 @@ import typer
 from rich.markup import escape
 
 from argsim.benchmarks.backends import BackendBenchOptions
-from argsim.cli.groups import GROUPS, console, group, run_config, summary_table
+from argsim.cli.groups import GROUPS, check_global_options, console, group, run_config, summary_table
 from argsim.cli.params import config_options, finite_float
 from argsim.modelbuild.publish import TASKS
 
@@ -86,8 +86,6 @@ def models(
     each reached (from its train_config.json / models_build.json)."""
     if ctx.invoked_subcommand is not None:
         return
-    from argsim.cli.global_options import check_global_options
-
     check_global_options(ctx)  # the listing is a group callback, not an ArgsimCommand: checked here
     from argsim.backend import MODELS
     from argsim.modelbuild.inventory import trained_models
