@@ -8,11 +8,17 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from argsim.backend.cache import check_cache_folder
+from argsim.backend.device import resolve_device
+from argsim.backend.static import distill as distill_static
 from argsim.benchmarks.evaluate import N_BOOT, TASKS
 from argsim.cli.groups import console, root_command, run_config, summary_table
 from argsim.cli.params import OUT_DIR, OUT_FILE, comma_choices, config_options, model_option, out_file
-from argsim.engine.embedding import EmbedSpec
+from argsim.config import default_cache_dir
+from argsim.engine.embedding import EmbedSpec, check_shard_out, embed_folder, import_shards, read_manifest
 from argsim.errors import ArgsimError
+from argsim.io import VECTOR_SUFFIXES
+from argsim.report import markdown_table, select_results, table_cells, update_readme, write_full_results
 
 
 @root_command("demo")
@@ -46,19 +52,14 @@ def distill(
     """Distill MODEL into static embeddings (model2vec: one pass over its vocabulary, PCA, SIF weights): tens of
     times faster than the transformer, at the cost in quality docs/backends.md measures. Use it anywhere with
     `--model OUT`."""
-    from argsim.backend.device import resolve_device
-    from argsim.backend.static import distill as run
-
     device = resolve_device(run_config(ctx).device)
-    r = run(model, out, pca_dims=pca_dims or None, device=device)
+    r = distill_static(model, out, pca_dims=pca_dims or None, device=device)
     console.print(f"{model} -> {r.out}: {r.vocabulary:,} tokens x {r.dim} dimensions in {r.seconds:.0f}s "
                   f"(use --model {r.out})")
 
 
 def _is_folder(out: Path) -> bool:
     """A shard folder: a path without a suffix, or an existing folder whose suffix is no vector file's."""
-    from argsim.io import VECTOR_SUFFIXES
-
     return out.suffix == "" or (out.is_dir() and out.suffix.lower() not in VECTOR_SUFFIXES)
 
 
@@ -66,8 +67,6 @@ def _out_check(value: Path | None, ctx: typer.Context = None, param: typer.Callb
     """A .npy/.csv/.parquet file, or a new (or empty) folder for shards: one line before any work otherwise."""
     if value is None or not _is_folder(value):
         return out_file(".npy", ".csv", ".parquet")(value, ctx, param)
-    from argsim.engine.embedding import check_shard_out
-
     try:
         check_shard_out(value)
     except ArgsimError as exc:
@@ -102,8 +101,6 @@ def embed(
         console.print(f"{r.texts:,} texts -> {r.out} {r.shape} with {r.model} on {r.device} ({runtime}) in "
                       f"{r.seconds:.2f}s")
         return
-    from argsim.engine.embedding import embed_folder
-
     if not _is_folder(out):
         raise ArgsimError(f"{out}: --engine ray writes sharded Parquet; give --out a new folder (no suffix)")
     manifest, seconds = embed_folder(input, out, spec, config)  # on the configured engine (local, or Ray Data actors)
@@ -170,8 +167,6 @@ def report(
                                          "rows as its leaderboard and charts, other tasks as tables).")] = None,
 ) -> None:
     """Render the committed results files (the one schema shared by every benchmark and evaluation)."""
-    from argsim.report import markdown_table, select_results, table_cells, update_readme, write_full_results
-
     results = select_results(task, required=readme is None and full is None)  # nothing to do: says why, exit 2
     for res in results:
         if markdown:
@@ -200,10 +195,6 @@ def embed_import(
 ) -> None:
     """Store the vectors of a shard folder in the embedding cache of their model, so later runs read them. The
     model the manifest names is loaded and a seeded sample of rows is embedded again and compared first."""
-    from argsim.backend.cache import check_cache_folder
-    from argsim.config import default_cache_dir
-    from argsim.engine.embedding import import_shards, read_manifest
-
     config = run_config(ctx)
     read_manifest(folder)
     cache_dir = check_cache_folder(config.cache_dir or default_cache_dir())

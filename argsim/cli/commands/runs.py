@@ -11,10 +11,13 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from argsim.benchmarks.backends import BackendBenchOptions
+from argsim.backend import MODELS
+from argsim.benchmarks.backends import BackendBenchOptions, parse_threads, run_backends_benchmark, variant_names
 from argsim.cli.groups import GROUPS, check_global_options, console, group, run_config, summary_table
 from argsim.cli.params import config_options, finite_float
-from argsim.modelbuild.publish import TASKS
+from argsim.modelbuild.inventory import redraw_curves, trained_models
+from argsim.modelbuild.publish import TASKS, publish, shipped_summaries
+from argsim.paths import results_dir, workdir
 
 DEFAULTS = BackendBenchOptions()
 HELP = {f.name: f.metadata.get("help", "") for f in fields(BackendBenchOptions)}
@@ -36,8 +39,6 @@ def backends(
     """Measure the CPU backends (torch fp32 / bf16, ONNX Runtime and OpenVINO fp32 / int8, a model2vec static
     model) with MiniLM: throughput, one-query latency, peak memory, cosine to fp32 and every task's figure, and
     its speed-up and task deltas against torch fp32 (docs/backends.md). Rows merge into backends.json."""
-    from argsim.benchmarks.backends import parse_threads, run_backends_benchmark, variant_names
-
     options = replace(options, threads=parse_threads(threads), variants=variant_names(variants))
     if quick:
         options = BackendBenchOptions.quick(**{k: v for k, v in asdict(options).items()
@@ -56,7 +57,6 @@ def default(
     figure lies inside the interval with no significant difference; the fastest that passes (backends.json) and runs
     the model as stored (torch; an exported graph stays one option away) is named. The default stays torch fp32."""
     from argsim.benchmarks.default_gate import decide_from_results, decision_table
-    from argsim.paths import results_dir
 
     decisions, winner = decide_from_results(results_dir(), fp32)
     header, *rows = decision_table(decisions)
@@ -87,11 +87,6 @@ def models(
     if ctx.invoked_subcommand is not None:
         return
     check_global_options(ctx)  # the listing is a group callback, not an ArgsimCommand: checked here
-    from argsim.backend import MODELS
-    from argsim.modelbuild.inventory import trained_models
-    from argsim.modelbuild.publish import shipped_summaries
-    from argsim.paths import workdir
-
     console.print(summary_table("argsim models", ["name", "installed", "description"], [
         [m.name, "[green]yes[/]" if m.installed else "[dim]no[/]", m.description] for m in MODELS.values()]))
     console.print(summary_table(
@@ -130,7 +125,6 @@ def models_build(
     resumable (finished recipes are skipped by their records, an interrupted one continues with --resume), then
     each is scored and bench/results/<task>.json updated."""
     from argsim.modelbuild.runner import build, plan
-    from argsim.paths import workdir
 
     run = run_config(ctx)
     root = workdir(run.workdir)
@@ -170,8 +164,6 @@ def models_publish(
     figure on the task's own metric is at least the shipped one's; writes its card (base and the hash of its
     weights, data and licence, command, figures, training time, the figure on a fixed slice of the evaluation
     split)."""
-    from argsim.modelbuild.publish import publish
-
     card = publish(name, folder, run_config(ctx))
     figs = ", ".join(f"{k} {v:.4f}" for k, v in card["figures"].items())
     slice_figs = ", ".join(f"{k} {v:.4f}" for k, v in card["slice"].items() if isinstance(v, float))
@@ -185,7 +177,5 @@ def models_curve(
     """(Re)draw FOLDER/learning_curve.png from FOLDER/train_config.json: the training loss against steps and
     any evaluation logged during training (a counter model: its validation accuracy per epoch, from
     history.json). New training runs draw it themselves."""
-    from argsim.modelbuild.inventory import redraw_curves
-
     for folder, png in zip(folders, redraw_curves(folders), strict=True):
         console.print(f"{folder}: " + (f"learning curve written to {png}" if png else "no loss was logged"))
