@@ -25,7 +25,9 @@ from argsim.cli.params import (
     out_file,
     placement,
 )
-from argsim.config import RunConfig
+from argsim.config import RunConfig, default_data_dir
+from argsim.counter.core.evaluation import read_rankings, summarize
+from argsim.counter.core.registry import get_ranker, load_rankers, ranker_options
 from argsim.counter.core.run import RankRequest
 from argsim.counter.lexical.feature_config import FeatureConfig
 from argsim.counter.ltr.model import LTR_METHODS
@@ -34,8 +36,13 @@ from argsim.counter.neural.data import PairSource
 from argsim.data.counterargs import SETTINGS
 from argsim.engine import engine_from_config
 from argsim.errors import ArgsimError
+from argsim.io import write_json, write_jsonl
+from argsim.paths import under_workdir
+from argsim.published import table2
+from argsim.results import environment, result_rows, rows_from_specs, run_environment, write_results
 from argsim.trainers.counter_bipolar import CrossValidation
 from argsim.trainers.counter_retriever import RetrieverConfig
+from argsim.training import is_main_process
 from argsim.training.budget import Budget
 
 Split = Literal["training", "validation", "test"]
@@ -68,7 +75,6 @@ def rank_counterargs(
     """Rank each point's candidate pool and write the top-k counters per point as JSONL, with the rank of the
     true counter, then print accuracy@1 and MRR per setting beside the paper's Table 2. OUT is rewritten
     (atomically) after every finished setting, so an interrupted run keeps them; `--resume` continues it."""
-    from argsim.counter.core.registry import get_ranker, load_rankers, ranker_options
     from argsim.counter.core.run import parse_options, rank_counterargs
 
     if list_methods:
@@ -96,17 +102,11 @@ def eval_counterargs(
     task: Annotated[str | None, typer.Option(help="Also merge the figures into bench/results/<task>.json.")] = None,
 ) -> None:
     """accuracy@1 and MRR per method and setting from ranking JSONL files, beside the paper's Table 2."""
-    from argsim.counter.core.evaluation import read_rankings
-
     _print_summary(read_rankings(rankings), {}, run_config(ctx), task, ties)
 
 
 def _print_summary(records: list[dict], runs: dict, config: RunConfig, task: str | None = None,
                    ties: str = "expected", model: str | None = None) -> None:
-    from argsim.counter.core.evaluation import summarize
-    from argsim.published import table2
-    from argsim.results import result_rows, run_environment, write_results
-
     env = run_environment(config)
     table_rows, rows = [], []
     for s in summarize(records, ties=ties):
@@ -187,8 +187,6 @@ def train_simple_sd(
     the validation split and, with --tune, search better weights there."""
     from argsim.counter.lexical.features import FEATURE_NAMES
     from argsim.counter.lexical.simplesd import READINGS, study_readings, study_row_specs
-    from argsim.io import write_json
-    from argsim.results import rows_from_specs, run_environment, write_results
 
     cfg = run_config(ctx)
     report = study_readings(split, list(setting), limit=limit, tune=tune, tune_setting=tune_setting,
@@ -239,7 +237,6 @@ def train_bipolar_cmd(
     import json
 
     from argsim.trainers.counter_bipolar import train_bipolar
-    from argsim.training import is_main_process
 
     run, where = run_config(ctx), placement(ctx)
     where = replace(where, seed=where.seed if seed is None else seed)
@@ -274,7 +271,6 @@ def train_counter_retriever_cmd(
     their counters and a hard negative of the same debate; the best validation-collection nDCG@10 (validation points
     over the training and validation arguments) is kept with --eval-every, and scored at the end."""
     from argsim.trainers.counter_retriever import train_counter_retriever
-    from argsim.training import is_main_process
 
     where = placement(ctx)
     stats = train_counter_retriever(replace(config, seed=where.seed), out, where, plan, quiet=run_config(ctx).quiet)
@@ -319,10 +315,7 @@ def eval_counter_neural(
     """The paper's Table 3: @1/K (accuracy@1 after reranking the first stage's top K) for every row whose model
     is given, beside the published figures; writes bench/results/<task>.json. An interrupted run keeps its
     finished rows (runs/counter-neural/<task>.partial.json): the same command continues it."""
-    from argsim.config import default_data_dir
     from argsim.counter.neural.table3 import run_table3
-    from argsim.paths import under_workdir
-    from argsim.results import environment, rows_from_specs, write_results
 
     cfg, k_list = run_config(ctx), tuple(int(k) for k in ks.split(","))
     models = {"bipolar": bipolar, "bipolar-nodiff": bipolar_nodiff, "bi-encoder": bi_encoder,
@@ -378,7 +371,6 @@ def counter_search(
     on Ray's actor pool (and cached); the faiss search and the rerank run in this process (see
     argsim.counter.neural.rerank)."""
     from argsim.counter.neural.rerank import search_files
-    from argsim.io import write_jsonl
 
     lines, info = search_files(model, candidates, queries, k, index, run_config(ctx))
     write_jsonl(out, lines)

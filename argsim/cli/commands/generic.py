@@ -10,7 +10,11 @@ import typer
 
 from argsim.cli.groups import console, data_app, eval_app, run_config, summary_table
 from argsim.cli.params import OUT_FILE, model_option
+from argsim.data.catalog import DATASETS, check_dataset, load_catalog
 from argsim.errors import ArgsimError
+from argsim.io import read_records, write_json
+from argsim.results import environment, evaluate_models, write_results
+from argsim.schemas import TripletRecord
 
 
 @data_app.command("check")
@@ -19,8 +23,6 @@ def check(ctx: typer.Context,
                                                 "(or 'all').")]) -> None:
     """Validate a dataset folder under --data-dir and print its statistics (counts per split, topics, ...)
     next to the figures documented in its SOURCE.md; exit 2 when a figure differs or a file is missing."""
-    from argsim.data.catalog import DATASETS, check_dataset, load_catalog
-
     load_catalog()
     names = sorted(DATASETS) if name == "all" else [name]
     failed = []
@@ -50,9 +52,6 @@ def eval_triplets(
 ) -> None:
     """Share of triplets whose positive is closer to the anchor than the negative, and the mean diff."""
     from argsim.evaluation import TripletEvaluator
-    from argsim.io import read_records, write_json
-    from argsim.results import environment, evaluate_models, write_results
-    from argsim.schemas import TripletRecord
 
     cfg = run_config(ctx)
     records = read_records(triplets, TripletRecord)[:limit]  # checked before anything loads

@@ -26,11 +26,16 @@ from argsim.cli.params import (
     model_option,
     placement,
 )
+from argsim.data.argkp import load_argkp
 from argsim.errors import ArgsimError, examples, warn
-from argsim.kpm.ensemble import COMBINES
+from argsim.io import write_json
+from argsim.kpm.ensemble import COMBINES, check_threshold, check_weights, probability_models
 from argsim.kpm.mts.config import MTSConfig
+from argsim.kpm.scoring import default_model
+from argsim.results import result_rows, run_environment, write_results
 from argsim.trainers.kpm_cross import CrossConfig
 from argsim.trainers.kpm_sbert import SbertConfig
+from argsim.training import is_main_process
 from argsim.training.budget import Budget
 
 Formula = Literal["leaderboard", "2021-09"]
@@ -78,7 +83,6 @@ def eval_map(
     on the top half of each group by score. Prints a per-group table.
     """
     from argsim.api.metrics import map_result
-    from argsim.io import write_json
 
     gold = source.load(run_config(ctx).data_dir, need_labels=True)
     result = map_result(predictions, gold, formula=formula, tie_break=tie_break, seed=seed)
@@ -123,10 +127,7 @@ def rank_keypoints(
 
     With `--engine ray` the bi-encoder / SBERT / MTS embeddings that the cache lacks are computed on Ray's actor
     pool (and cached); scoring, and cross-encoder models, run in this process (see argsim.kpm.scoring)."""
-    from argsim.kpm.ensemble import check_threshold, check_weights
     from argsim.kpm.rank import rank_keypoints as rank
-    from argsim.kpm.scoring import default_model
-    from argsim.results import result_rows, run_environment, write_results
 
     cfg = run_config(ctx)
     model = model or [default_model()]
@@ -160,7 +161,6 @@ def train_and_score(ctx: typer.Context, source: ArgkpInput, eval_split: str | No
     option that requires one, refused without it), `train(data, gold, run, placement)`, the trained model scored
     on the split and printed."""
     from argsim.kpm.evaluate import evaluate_trained, training_inputs
-    from argsim.training import is_main_process
 
     run = run_config(ctx)
     data = source.load(run.data_dir, need_labels=True)
@@ -235,11 +235,9 @@ def train_mts_cmd(
     transformer with cls-last4 pooling, pseudo-label clusters in key-point-centred batches, tuplet margin +
     intra-pair variance loss with multi-similarity mining; cosine at inference. Saves a folder that
     `rank keypoints --model DIR` loads."""
-    from argsim.data.argkp import load_argkp
     from argsim.kpm.evaluate import evaluate_folds, feature_size, fold_summary
     from argsim.kpm.mts.batches import topic_folds
     from argsim.trainers.mts import train_folds, train_mts
-    from argsim.training import is_main_process
 
     if folds > 1 and source.arguments is not None:
         raise ArgsimError("--folds works on the ArgKP-2021 topics (train+dev); train on your own files with --folds 1")
@@ -318,9 +316,6 @@ def eval_kpm_folds(
 ) -> None:
     """Score a model or an ensemble on k topic folds of train+dev and choose ensemble weights on the mean over
     the folds (strict mAP, leaderboard formula), not on the 4 dev topics alone."""
-    from argsim.data.argkp import load_argkp
-    from argsim.io import write_json
-    from argsim.kpm.ensemble import check_weights, probability_models
     from argsim.kpm.folds import fold_model, in_sample_models, rank_candidates, score_folds, weight_grid
 
     run = run_config(ctx)
@@ -368,7 +363,6 @@ def data_kpm_folds(
 ) -> None:
     """Lay the topic folds out as ArgKP splits, so any trainer trains a model per fold, e.g.
     `argsim --data-dir runs/kpm-folds train kpm-cross --split fold3-train --eval-split fold3-dev --out M/fold3`."""
-    from argsim.data.argkp import load_argkp
     from argsim.kpm.folds import write_fold_splits
 
     run = run_config(ctx)
