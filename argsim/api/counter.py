@@ -1,8 +1,5 @@
-"""`CounterRetriever`: best-counter retrieval (Wachsmuth et al. 2018) with any registered ranker.
-
-The rankers are those of `argsim rank counterargs --list`; `retrieve` scores the indexed candidates with the call
-that command makes (`argsim.counter.core.run.score_pools`).
-"""
+"""`CounterRetriever`: best-counter retrieval (Wachsmuth et al. 2018) with any ranker of `argsim rank counterargs
+--list`, scoring with the call that command makes (`argsim.counter.core.run.score_pools`)."""
 
 from __future__ import annotations
 
@@ -37,16 +34,12 @@ def _key(prefix: str, i: int, text: str) -> str:
 class CounterRetriever:
     """Index candidate arguments, then retrieve the best counter-arguments for queries.
 
-    The default is the fused model that ships with argsim (``ranker="emb-cosine"``, model ``"counter-fusion"``, with
-    the Bi-encoder of Shi, Cao and Nguyen, "Revisiting the Role of Similarity and Dissimilarity in Best Counter
-    Argument Retrieval", arXiv 2023); what it fuses, its figures and when another ranker is better:
-    docs/python-api.md ("Counter-argument retrieval").
-
     Args:
-        ranker: None (the default: ``"emb-cosine"`` with the shipped ``"counter-fusion"``), or a registered ranker
-            (``"bi-encoder"``, ``"emb-cosine"``, ``"bm25"``, ``"tf-cosine"``,
-            ``"simple-sd"``, ``"logreg-part"``, ..., ``"feature:<name>"``, the other neural rankers;
-            `argsim rank counterargs --list`).
+        ranker: None: the fused model that ships with argsim (``"emb-cosine"`` with ``"counter-fusion"``, with the
+            Bi-encoder of Shi, Cao and Nguyen, "Revisiting the Role of Similarity and Dissimilarity in Best Counter
+            Argument Retrieval", arXiv 2023; what it fuses and when another ranker is better: docs/python-api.md);
+            or a registered ranker (``"bi-encoder"``, ``"emb-cosine"``, ``"bm25"``, ``"tf-cosine"``,
+            ``"simple-sd"``, ``"logreg-part"``, ..., ``"feature:<name>"``; `argsim rank counterargs --list`).
         model: The encoder or model folder of rankers that need one (bi-encoder: the shipped
             ``"counter-bi-encoder"`` by default, or a folder of `argsim train bipolar --kind bi-encoder`;
             emb-cosine: minilm by default, or a model object (an argsim `Encoder`, a `SentenceTransformer`); the

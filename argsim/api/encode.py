@@ -45,18 +45,13 @@ def encoder(model: Any = "minilm", pooling: str | None = None, max_seq_length: i
     if pooling is not None or max_seq_length is not None:
         raise ModelError("pooling and max_seq_length apply to a model loaded by name or folder, not to a model "
                          "object (set them on the object)")
-    enc = resolve_model(model, config, cross_encoder=False, batch_size=batch_size)
-    return enc.for_role(role) if hasattr(enc, "for_role") else enc
+    return resolve_model(model, config, cross_encoder=False, batch_size=batch_size).for_role(role)
 
 
 def encode(texts: str | Sequence[str], model: Any = "minilm", batch_size: int = 64, normalize: bool = False,
            pooling: str | None = None, max_seq_length: int | None = None,
            config: RunConfig | None = None, role: str | None = None) -> np.ndarray:
     """Embed texts with a backend model; vectors are cached on disk, so a second call over the same texts is fast.
-
-    `role="query"` for the texts that seek (a point), `role="document"` for the texts searched (candidates), as
-    sentence-transformers' `encode_query` / `encode_document`: a one-tower model ignores it (or applies its prompt),
-    a two-tower model (the shipped `counter-bi-encoder`) needs it and without one is refused (ModelError).
 
     Args:
         texts: A list of strings (or one string).
@@ -68,7 +63,10 @@ def encode(texts: str | Sequence[str], model: Any = "minilm", batch_size: int = 
         pooling: None (the model's own), or "mean", "cls", "cls-last4" for a plain transformer.
         max_seq_length: Truncate inputs to this many tokens (None: the model's limit).
         config: The run options (device, precision, cache folder, quiet); None: the defaults.
-        role: "query", "document" or None (see above); the vectors are cached per tower.
+        role: "query" for the texts that seek (a point), "document" for the texts searched (candidates), as
+            sentence-transformers' `encode_query` / `encode_document`, or None: a one-tower model ignores it (or
+            applies its prompt), a two-tower model (the shipped `counter-bi-encoder`) needs it (ModelError without
+            one); the vectors are cached per tower.
 
     Returns:
         A float32 array of shape (len(texts), dim), rows in input order; for one string, shape (dim,).

@@ -41,13 +41,8 @@ def _records(items: Any, text_col: str, id_col: str, prefix: str, topic: str | N
 
 def match_inputs(arguments: Any, key_points: Any, topic: str | None = None, stance: int = 1,
                  name: str = "input") -> KPMData:
-    """Arguments and key points (lists of texts or DataFrames) -> the loader's `KPMData` (no labels), through the
-    builder the CLI's files go through (`argsim.data.argkp.kpm_data`: the same refusals and warnings).
-
-    Lists: every argument is matched against every key point (one topic `topic`, one stance `stance`).
-    DataFrames: columns ``argument`` / ``key_point``, optional ``arg_id`` / ``key_point_id``, ``topic`` and
-    ``stance`` (an argument is matched against the key points of its topic and stance, as in ArgKP).
-    """
+    """`KeyPointMatcher.match`'s inputs (see its Args) as the loader's `KPMData` (no labels), through the builder
+    the CLI's files go through (`argsim.data.argkp.kpm_data`: the same refusals and warnings)."""
     return kpm_data(("arguments", _records(arguments, "argument", "arg_id", "a", topic, stance)),
                     ("key points", _records(key_points, "key_point", "key_point_id", "k", topic, stance)), name=name)
 

@@ -1,7 +1,5 @@
-"""The metrics of the papers on plain data: `kpa_map` (KPA-2021 Track 1), `accuracy_at_1` (best-counter
-retrieval), `triplet_accuracy` (thematic and minutes triplets) and `rouge1` (minutes summaries): thin wrappers
-over `argsim.metrics` that add the conversions from lists, dicts and DataFrames.
-"""
+"""The metrics of the papers (`kpa_map`, `accuracy_at_1`, `triplet_accuracy`, `rouge1`) on plain data: thin wrappers
+over `argsim.metrics` that add the conversions from lists, dicts and DataFrames."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""Option checks and option groups shared by every command.
-
-An output option takes `callback=OUT_FILE` (or `OUT_DIR`, `out_file(".npy", ".csv")`): typer runs it while parsing,
-before the command body, so a bad `--out` is one line and exit code 2 with nothing computed; a default output path
-goes under the work folder (`argsim.paths`). Fixed choices are `Literal[...]` annotations; `choices(...)` checks
-repeatable ones. `option_group` adds shared options to a command: the ArgKP inputs (`argkp_input`), the training
-budget (`training_options.budget_options`), a config dataclass's fields (`config_options`, see `argsim.options`).
-"""
+"""Option checks and option groups shared by every command: output options (`OUT_FILE`, `OUT_DIR`, `out_file`),
+checked while parsing, before any work; fixed choices are `Literal[...]` annotations, `choices(...)` checks
+repeatable ones; `option_group` adds shared options (`argkp_input`, `config_options`) to a command."""
 
 from __future__ import annotations
 
@@ -208,12 +203,9 @@ def _annotated(command: Callable[..., Any], annotation: Any) -> Any:
 
 def option_group(name: str, build: Callable[..., Any],
                  **options: tuple[Any, typer.models.OptionInfo]) -> Callable[[Command], Command]:
-    """A decorator adding `options` ({parameter: (annotation, typer.Option(...))}) to a typer command after its own
-    parameters and passing `build(**their values)` to the command as the keyword argument `name`.
-
-    typer reads the command's signature, so the options are parsed, checked and listed in `--help` exactly as if
-    the command declared them; the command declares `name` (e.g. `plan: Budget`) instead.
-    """
+    """A decorator adding `options` ({parameter: (annotation, typer.Option(...))}) to a typer command's signature
+    after its own parameters (parsed and listed in `--help` as if the command declared them) and passing
+    `build(**their values)` to the command as the keyword argument `name` (e.g. `plan: Budget`)."""
 
     def decorate(command: Command) -> Command:
         signature = inspect.signature(command)
@@ -272,10 +264,8 @@ def argkp_input(split: str = "dev", split_help: str = SPLIT_HELP,
 
 
 def model_option(help: str) -> typer.models.OptionInfo:
-    """The one `--model` / `-m` option (a model name or folder), for `Annotated[str, model_option(...)] = default`;
-    `-m` means `--model` in every command that has it, and nothing else anywhere. Every name given is checked
-    while the options are parsed (`check_model_names`), so a misspelt second `-m` is refused before the first
-    model loads."""
+    """The one `--model` / `-m` option (a model name or folder; `-m` means nothing else anywhere), each name
+    checked while the options are parsed (`check_model_names`): a misspelt second `-m` is refused before any load."""
     return typer.Option("--model", "-m", help=help, callback=check_model_names)
 
 

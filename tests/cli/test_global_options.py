@@ -1,6 +1,6 @@
 """Every global option is honoured by every command or refused by it in one line: each command runs with each
 global option (given at a value other than its default) up to the point where its own body would start, and the
-declaration `argsim.cli.global_options` decides, in one place, which of them end as a usage error."""
+declaration in `argsim.cli.groups` (`UNUSED`) decides, in one place, which of them end as a usage error."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import typer
 from typer.testing import CliRunner
 
 from argsim.cli.app import app
-from argsim.cli.global_options import ENGINE_COMMANDS, UNUSED, unused_options
+from argsim.cli.groups import ENGINE_COMMANDS, UNUSED, unused_options
 
 runner = CliRunner()
 ROOT = typer.main.get_command(app)

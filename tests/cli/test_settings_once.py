@@ -63,8 +63,8 @@ def hand_written_options() -> list[tuple[str, str, str]]:
 #: (file, option) pairs whose name and default meet a field of another meaning
 UNRELATED = {
     ("argsim/cli/commands/counter.py", "resume"): "continues an interrupted ranking, not a training budget",
-    ("argsim/cli/commands/eval_triplets.py", "distance"): "the evaluation's distance, not the minutes trainer's loss",
-    ("argsim/cli/commands/distill.py", "model"): "the model distilled, not the thematic trainer's base",
+    ("argsim/cli/commands/generic.py", "distance"): "the evaluation's distance, not the minutes trainer's loss",
+    ("argsim/cli/commands/root.py", "model"): "the model distilled, not the thematic trainer's base",
     ("argsim/cli/commands/kpm.py", "combine"): "the ensemble of rank keypoints; folds.Candidate is a search result",
 }
 

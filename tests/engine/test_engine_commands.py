@@ -211,7 +211,7 @@ def test_counter_search_on_the_engine_equals_local_and_a_second_run_encodes_noth
 
 def test_the_default_engine_needs_no_ray():
     """Importing the commands that take --engine (and their libraries) does not import Ray."""
-    code = ("import sys; import argsim.cli.app, argsim.cli.commands.kpm, argsim.cli.commands.counter_neural, "
+    code = ("import sys; import argsim.cli.app, argsim.cli.commands.kpm, argsim.cli.commands.counter, "
             "argsim.kpm.scoring, argsim.kpm.ensemble, argsim.counter.neural.rerank, argsim.engine; "
             "assert 'ray' not in sys.modules, 'ray imported'")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)

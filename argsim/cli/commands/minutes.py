@@ -20,9 +20,13 @@ from argsim.cli.params import (
     refuse_given,
 )
 from argsim.cli.training_options import budget_options, placement
+from argsim.data.catalog import dataset_dir
+from argsim.io import write_json
 from argsim.minutes.mining import MiningConfig
 from argsim.minutes.summarize import SummarizeOptions
+from argsim.results import environment, result_rows, write_results
 from argsim.trainers.minutes_sbert import MinutesTrainConfig
+from argsim.training import is_main_process
 from argsim.training.budget import Budget
 
 
@@ -47,9 +51,7 @@ def triplets_minutes(
     --seed). Meetings are split 80/10/10 first. Output: JSONL with fields anchor, positive, negative (+ split,
     meeting, date, speaker, cos_pos, cos_neg), ready for `argsim eval triplets` and `argsim train minutes-sbert`.
     """
-    from argsim.data.catalog import dataset_dir
     from argsim.data.poliinfo import load_meetings
-    from argsim.io import write_json
     from argsim.minutes.mining import mine_minutes
 
     cfg = run_config(ctx)
@@ -84,7 +86,6 @@ def train_minutes_sbert(
     epoch, dev accuracy per epoch), train_config.json and a model card README.md.
     """
     from argsim.trainers.minutes_sbert import train_minutes_sbert as run
-    from argsim.training import is_main_process
 
     where = placement(ctx)
     config = replace(config, seed=where.seed)
@@ -149,9 +150,7 @@ def eval_rouge(
     """ROUGE-1 recall, precision and F of summaries against gold summaries (macro-averaged; a summary over
     its character budget scores 0, as in the official PoliInfo-2 scoring). Japanese is tokenised offline
     with GiNZA/Sudachi."""
-    from argsim.io import write_json
     from argsim.minutes.evaluate import read_summaries, rouge_nlp, score_summaries
-    from argsim.results import environment, result_rows, write_results
 
     cfg = run_config(ctx)
     data = read_summaries(summaries)

@@ -11,7 +11,13 @@ import typer
 from argsim.cli.groups import cluster_app, console, eval_app, run_config, summary_table, train_app, triplets_app
 from argsim.cli.params import OUT_DIR, OUT_FILE, choices, config_options, model_option
 from argsim.cli.training_options import budget_options, placement
+from argsim.data.catalog import dataset_dir
+from argsim.errors import ArgsimError
+from argsim.io import canonical_columns, read_records, write_jsonl
+from argsim.results import evaluate_models, run_environment, write_results
+from argsim.schemas import LabelledSentenceRecord, SentenceRecord
 from argsim.thematic.config import ThematicTrainConfig
+from argsim.training import is_main_process
 from argsim.training.budget import Budget
 
 Algorithm = Literal["kmeans", "agglomerative"]
@@ -42,7 +48,6 @@ def triplets_wikipedia(
     negative_section, split), triplets-titles-*.jsonl and the sentence clustering benchmark scb-*.jsonl
     (article, section, label, text; articles with 5-12 sections). Prints the counts per split.
     """
-    from argsim.data.catalog import dataset_dir
     from argsim.data.wikipedia import load_articles
     from argsim.thematic.build import build_datasets, read_user_articles
 
@@ -81,7 +86,6 @@ def train_thematic(
     TripletLoss margin 0.3, lr 1e-4, batch 16, with --dev the best of its dev evaluations every 250 steps.
     --arch bilstm trains the paper's BiLSTM with the paper's values (Adam 1e-3, batch 64)."""
     from argsim.trainers.thematic import train_thematic as train
-    from argsim.training import is_main_process
 
     config = config.checked(has_dev=dev is not None, budget=plan)
     where = placement(ctx, threads=config.threads or None)
@@ -108,9 +112,6 @@ def cluster_sentences(
 ) -> None:
     """Cluster sentences by theme on cosine similarity, one article (group) at a time."""
     from argsim.api.thematic import cluster_sentences as cluster
-    from argsim.errors import ArgsimError
-    from argsim.io import canonical_columns, read_records, write_jsonl
-    from argsim.schemas import SentenceRecord
     from argsim.thematic.cluster import default_model
 
     cfg = run_config(ctx)
@@ -146,10 +147,7 @@ def eval_clustering(
 ) -> None:
     """MI, AMI, RI and ARI of the clustering against the gold sections, averaged over articles."""
     from argsim.evaluation import ClusteringEvaluator
-    from argsim.io import canonical_columns, read_records
     from argsim.metrics.clustering import averaged_scores, warn_one_section
-    from argsim.results import evaluate_models, run_environment, write_results
-    from argsim.schemas import LabelledSentenceRecord
 
     cfg = run_config(ctx)
     env = run_environment(cfg, data_files=[sentences])
@@ -186,10 +184,8 @@ def eval_sick(
 ) -> None:
     """SICK relatedness: logistic regression on [|u-v|, u*v] from the training pairs (C picked on trial);
     Pearson r, Spearman rho and MSE on the test pairs."""
-    from argsim.data.catalog import dataset_dir
     from argsim.data.sick import load_sick
     from argsim.evaluation import SICKEvaluator
-    from argsim.results import evaluate_models, run_environment, write_results
 
     cfg = run_config(ctx)
     root = folder or dataset_dir("sick", cfg.data_dir)

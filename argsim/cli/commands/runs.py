@@ -1,26 +1,80 @@
-"""`argsim models` (the named offline models and the trained models under the models folder) and
-`argsim models build` (the recommended model of each task, in sequence, resumable)."""
+"""The runs of many tasks: `argsim bench backends` (the CPU backends measured against PyTorch fp32 on every task,
+docs/backends.md) and `bench default`; `argsim models` (the named offline models and the trained models under the
+models folder) and `models build` (the recommended model of each task, in sequence, resumable)."""
 
 from __future__ import annotations
 
+from dataclasses import asdict, fields, replace
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
-from argsim.cli.groups import GROUPS, console, group, run_config, summary_table
-from argsim.cli.params import finite_float
-from argsim.modelbuild.publish import TASKS
+from argsim.backend import MODELS
+from argsim.benchmarks.backends import BackendBenchOptions, parse_threads, run_backends_benchmark, variant_names
+from argsim.cli.groups import GROUPS, check_global_options, console, group, run_config, summary_table
+from argsim.cli.params import config_options, finite_float
+from argsim.modelbuild.inventory import redraw_curves, trained_models
+from argsim.modelbuild.publish import TASKS, publish, shipped_summaries
+from argsim.paths import results_dir, workdir
+
+DEFAULTS = BackendBenchOptions()
+HELP = {f.name: f.metadata.get("help", "") for f in fields(BackendBenchOptions)}
+
+
+bench_app = group("bench", "Benchmarks whose rows go to bench/results (the work folder's).")
+GROUPS.append(bench_app)
+
+
+@bench_app.command("backends")
+@config_options(BackendBenchOptions, "options", exclude=("threads", "variants"))
+def backends(
+    options: BackendBenchOptions,
+    quick: Annotated[bool, typer.Option(
+        "--quick", help="300 texts, 20 points a setting, 200 triplets of each kind.")] = False,
+    threads: Annotated[str, typer.Option(help=HELP["threads"])] = ",".join(map(str, DEFAULTS.threads)),
+    variants: Annotated[str, typer.Option(help=HELP["variants"])] = ",".join(DEFAULTS.variants),
+) -> None:
+    """Measure the CPU backends (torch fp32 / bf16, ONNX Runtime and OpenVINO fp32 / int8, a model2vec static
+    model) with MiniLM: throughput, one-query latency, peak memory, cosine to fp32 and every task's figure, and
+    its speed-up and task deltas against torch fp32 (docs/backends.md). Rows merge into backends.json."""
+    options = replace(options, threads=parse_threads(threads), variants=variant_names(variants))
+    if quick:
+        options = BackendBenchOptions.quick(**{k: v for k, v in asdict(options).items()
+                                               if k not in ("n", "counter_points", "triplets", "minutes_triplets")})
+    rows = run_backends_benchmark(options, log=console.print)
+    console.print(f"{len({r.method for r in rows})} variant(s) measured; rows in backends.json")
+
+
+@bench_app.command("default")
+def default(
+    fp32: Annotated[str, typer.Option(help="The torch fp32 model the variants are compared with, as evaluate rows "
+                                           "name it.")] = "minilm",
+) -> None:
+    """The CPU default decided from the saved rows: every variant that `argsim evaluate --compare` tested against
+    torch fp32 (evaluate.json), per task its figure, fp32's 95 % interval and the paired test; it passes when every
+    figure lies inside the interval with no significant difference; the fastest that passes (backends.json) and runs
+    the model as stored (torch; an exported graph stays one option away) is named. The default stays torch fp32."""
+    from argsim.benchmarks.default_gate import decide_from_results, decision_table
+
+    decisions, winner = decide_from_results(results_dir(), fp32)
+    header, *rows = decision_table(decisions)
+    rows = [[escape(c) for c in r] for r in rows]  # 'minilm [onnx int8]' is no markup
+    console.print(summary_table("variants against torch fp32 (fastest first)", header, rows))
+    for d in decisions:
+        if d.passes and not d.eligible:
+            console.print(f"{d.variant} passes but runs an exported graph, not the model as stored: one option away, "
+                          "not a default", markup=False, highlight=False)
+    console.print(f"default: {fp32} (torch fp32) on every CPU, so that a command gives the same figures on every "
+                  "machine; " + (f"{winner} passes and runs the model as stored: one option away" if winner else
+                                 "no faster variant that runs the model as stored passes"), markup=False,
+                  highlight=False)
+
 
 models_app = group("models", "The named offline models, the trained ones, and `models build` (the recommended model "
                    "of each task).", invoke_without_command=True, no_args_is_help=False)
 GROUPS.append(models_app)
-
-
-def _root(ctx: typer.Context) -> Path:
-    from argsim.paths import workdir
-
-    return workdir(run_config(ctx).workdir)
 
 
 @models_app.callback()
@@ -32,13 +86,7 @@ def models(
     each reached (from its train_config.json / models_build.json)."""
     if ctx.invoked_subcommand is not None:
         return
-    from argsim.cli.global_options import check_global_options
-
     check_global_options(ctx)  # the listing is a group callback, not an ArgsimCommand: checked here
-    from argsim.backend import MODELS
-    from argsim.modelbuild.inventory import trained_models
-    from argsim.modelbuild.publish import shipped_summaries
-
     console.print(summary_table("argsim models", ["name", "installed", "description"], [
         [m.name, "[green]yes[/]" if m.installed else "[dim]no[/]", m.description] for m in MODELS.values()]))
     console.print(summary_table(
@@ -48,7 +96,7 @@ def models(
           ", ".join(f"{k} {v:.4f}" for k, v in s["figures"].items()) or "-",
           (s["command"] or "-") + (f" ({s['training_seconds'] / 60:.0f} min)" if s["training_seconds"] else "")]
          for s in shipped_summaries()]))
-    root = folder if folder.is_absolute() else _root(ctx) / folder
+    root = folder if folder.is_absolute() else workdir(run_config(ctx).workdir) / folder
     found = trained_models(root)
     table = summary_table(f"trained models under {root}", ["folder", "trainer", "steps", "minutes", "stopped by",
                                                             "figures"],
@@ -79,7 +127,7 @@ def models_build(
     from argsim.modelbuild.runner import build, plan
 
     run = run_config(ctx)
-    root = _root(ctx)
+    root = workdir(run.workdir)
     the_plan = plan(names or [], root)
     console.print(summary_table("models build", ["recipe", "state", "2 CPUs (min)", "1 GPU (min, est.)", "output"],
                                 [[r.name, the_plan.states[r.name], f"{r.cpu_minutes:g}", f"{r.gpu_minutes:g}", r.out]
@@ -116,8 +164,6 @@ def models_publish(
     figure on the task's own metric is at least the shipped one's; writes its card (base and the hash of its
     weights, data and licence, command, figures, training time, the figure on a fixed slice of the evaluation
     split)."""
-    from argsim.modelbuild.publish import publish
-
     card = publish(name, folder, run_config(ctx))
     figs = ", ".join(f"{k} {v:.4f}" for k, v in card["figures"].items())
     slice_figs = ", ".join(f"{k} {v:.4f}" for k, v in card["slice"].items() if isinstance(v, float))
@@ -131,7 +177,5 @@ def models_curve(
     """(Re)draw FOLDER/learning_curve.png from FOLDER/train_config.json: the training loss against steps and
     any evaluation logged during training (a counter model: its validation accuracy per epoch, from
     history.json). New training runs draw it themselves."""
-    from argsim.modelbuild.inventory import redraw_curves
-
     for folder, png in zip(folders, redraw_curves(folders), strict=True):
         console.print(f"{folder}: " + (f"learning curve written to {png}" if png else "no loss was logged"))

@@ -1,4 +1,5 @@
-"""`argsim eval triplets`: triplet accuracy and mean diff of any backend model on a JSONL of triplets."""
+"""Commands on any task's files: `argsim data check` (every dataset) and `argsim eval triplets` (triplet accuracy
+and mean diff of any backend model on a JSONL of triplets, thematic or minutes)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,32 @@ from typing import Annotated, Literal
 
 import typer
 
-from argsim.cli.groups import console, eval_app, run_config, summary_table
+from argsim.cli.groups import console, data_app, eval_app, run_config, summary_table
 from argsim.cli.params import OUT_FILE, model_option
+from argsim.data.catalog import DATASETS, check_dataset, load_catalog
+from argsim.errors import ArgsimError
+from argsim.io import read_records, write_json
+from argsim.results import environment, evaluate_models, write_results
+from argsim.schemas import TripletRecord
+
+
+@data_app.command("check")
+def check(ctx: typer.Context,
+          name: Annotated[str, typer.Argument(help="Dataset: argkp, counterargs18, poliinfo, wikipedia, sick "
+                                                "(or 'all').")]) -> None:
+    """Validate a dataset folder under --data-dir and print its statistics (counts per split, topics, ...)
+    next to the figures documented in its SOURCE.md; exit 2 when a figure differs or a file is missing."""
+    load_catalog()
+    names = sorted(DATASETS) if name == "all" else [name]
+    failed = []
+    for n in names:
+        stats = check_dataset(n, run_config(ctx).data_dir)
+        console.print(summary_table(f"{n}: {DATASETS[n].title}", ["statistic", "value", "expected", ""], [
+            [s.name, *(v if isinstance(v, int) else "" if v is None else str(v) for v in (s.value, s.expected)),
+             {True: "[green]ok[/]", False: "[red]differs[/]", None: ""}[s.ok]] for s in stats]))
+        failed += [f"{n}: {s.name}" for s in stats if s.ok is False]
+    if failed:
+        raise ArgsimError(f"{len(failed)} statistic(s) differ from the documented figures: {'; '.join(failed)}")
 
 
 @eval_app.command("triplets")
@@ -27,9 +52,6 @@ def eval_triplets(
 ) -> None:
     """Share of triplets whose positive is closer to the anchor than the negative, and the mean diff."""
     from argsim.evaluation import TripletEvaluator
-    from argsim.io import read_records, write_json
-    from argsim.results import environment, evaluate_models, write_results
-    from argsim.schemas import TripletRecord
 
     cfg = run_config(ctx)
     records = read_records(triplets, TripletRecord)[:limit]  # checked before anything loads
