@@ -148,11 +148,10 @@ def summarize_items(items: Sequence[MinutesItem], encoder=None, options: Summari
         n = key_size(it.budget, options.chars_per_key)
         lengths = [len(s) for s in it.sentences]
         budget = it.budget if options.cap == "fit" else None
-        if options.method == "lead":
-            chosen = _lead(lengths, n, budget)
-        elif options.method == "random":
-            order = rng.permutation(len(it.sentences))
-            chosen = [(int(order[i]), 0.0) for i, _ in _lead([lengths[i] for i in order], n, budget)]
+        if options.method in ("lead", "random"):  # the earliest sentences (of a random order) that fit the budget
+            rank = np.argsort(rng.permutation(len(lengths))) if options.method == "random" else range(len(lengths))
+            chosen = [(i, 0.0) for i, _ in _greedy(len(lengths), n, lambda i, sel, rank=rank: -rank[i], lengths,
+                                                    budget)]
         else:
             chosen = _embedrank(it, vec_of, options, n, lengths, budget)
         fallback = None
@@ -173,11 +172,6 @@ def summarize_items(items: Sequence[MinutesItem], encoder=None, options: Summari
         warn(f"{len(cut)} of {len(items)} items: no whole sentence fits the budget, so the summary is the best "
              f"sentence cut at the budget ({examples(cut)}){hint}")
     return out
-
-
-def _lead(lengths: Sequence[int], n: int, budget: int | None) -> list[tuple[int, float]]:
-    """The first `n` sentences in order, skipping those that overflow `budget` (the greedy pick of the earliest)."""
-    return [(i, 0.0) for i, _ in _greedy(len(lengths), n, lambda i, sel: -i, lengths, budget)]
 
 
 def _embedrank(it: MinutesItem, vec_of: dict, options: SummarizeOptions, n: int, lengths: Sequence[int] | None = None,
