@@ -98,18 +98,16 @@ def _number(nan: bool):
     return check
 
 
-def _scalar(value: Any, info: ValidationInfo) -> Any:
-    if isinstance(value, list | dict):
-        raise ValueError(f"expected a single value, found {describe(value)}")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"expected a finite number, found {describe(value)}")
-    return value
-
-
-def _required_scalar(value: Any, info: ValidationInfo) -> Any:
-    if value is None or (isinstance(value, str) and not value.strip()):
-        raise ValueError("empty value")
-    return _scalar(value, info)
+def _scalar(required: bool):
+    def check(value: Any, info: ValidationInfo) -> Any:
+        if required and (value is None or (isinstance(value, str) and not value.strip())):
+            raise ValueError("empty value")
+        if isinstance(value, list | dict):
+            raise ValueError(f"expected a single value, found {describe(value)}")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"expected a finite number, found {describe(value)}")
+        return value
+    return check
 
 
 def _count(value: Any, info: ValidationInfo) -> int | None:
@@ -134,13 +132,13 @@ Label01 = Annotated[int, PlainValidator(_choice((0, 1), "label must be 0 or 1"))
 #: a stance: 1 (pro) or -1 (con)
 Stance = Annotated[int, PlainValidator(_choice((1, -1), "stance must be 1 (pro) or -1 (con)"))]
 #: one value (text, a number, true/false, null), never a list or an object; numbers finite
-Scalar = Annotated[Any, PlainValidator(_scalar)]
+Scalar = Annotated[Any, PlainValidator(_scalar(required=False))]
 #: a finite number (CSV: its text)
 RecordNumber = Annotated[float, PlainValidator(_number(nan=False))]
 #: a number that may be NaN (argsim's own files write NaN for an undefined figure), never infinite
 RecordNumberOrNaN = Annotated[float, PlainValidator(_number(nan=True))]
 #: a `Scalar` that is neither null nor blank
-RequiredScalar = Annotated[Any, PlainValidator(_required_scalar)]
+RequiredScalar = Annotated[Any, PlainValidator(_scalar(required=True))]
 #: a count >= 1 (JSON 3 or 3.0, CSV "3"); blank or null: left out (None)
 Count = Annotated[int | None, PlainValidator(_count)]
 
