@@ -171,8 +171,9 @@ def build_model(folder: Path):
 
 
 def load_encoder(folder: str | Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32",
-                 name: str | None = None, max_seq_length: int | None = None) -> Encoder:
-    """The loader named `minutes-delta` in `argsim_encoder.json` (`get_encoder("minutes")` for the shipped one).
+                 name: str | None = None) -> Encoder:
+    """The loader named `minutes-delta` in `argsim_encoder.json` (`get_encoder("minutes")` for the shipped one;
+    `argsim.backend.registry` refuses --max-seq-length for it before loading).
 
     Example:
         >>> enc = load_encoder(Path("argsim/shipped/minutes"), name="minutes")  # doctest: +SKIP
@@ -180,9 +181,6 @@ def load_encoder(folder: str | Path, device: str = "cpu", batch_size: int = 64, 
     from argsim.backend.adapters import sha256_file
     from argsim.minutes.sbert import SegmentedSentenceTransformerEncoder
 
-    if max_seq_length is not None:
-        raise ModelError(f"--max-seq-length {max_seq_length}: model '{name or Path(folder).name}' is an argsim "
-                         "model; --max-seq-length applies to transformer models")
     folder = Path(folder)
     model = build_model(folder)
     card = read_card(folder)
