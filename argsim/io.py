@@ -154,12 +154,10 @@ def check_output_path(path: str | Path, kind: str = "file", suffixes: Sequence[s
 def _same_file(a: str | Path, b: str | Path) -> bool:
     """Whether writing `a` would change `b`: the same real path (symlinks resolved), or one inode (hard links)."""
     try:
-        if os.path.realpath(os.path.expanduser(a)) == os.path.realpath(os.path.expanduser(b)):
-            return True
-        sa, sb = os.stat(os.path.expanduser(a)), os.stat(os.path.expanduser(b))
+        a, b = os.path.expanduser(a), os.path.expanduser(b)
+        return os.path.realpath(a) == os.path.realpath(b) or os.path.samefile(a, b)
     except (OSError, ValueError):
         return False
-    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
 
 
 def check_distinct_outputs(outputs: Sequence[tuple[str, Path]], inputs: Sequence[tuple[str, Path]]) -> None:
