@@ -40,16 +40,15 @@ def read_user_articles(path: Path, quiet: bool = False) -> list[Article]:
 
 def prepared_split(folder: Path, split: str = "test", seed: int = SEED) -> Iterator[PreparedArticle]:
     """The prepared articles of one split of the Wikipedia corpus in `folder`, in the order `build_datasets` takes
-    them (articles split with `seed`, top-level sections, the first file of each title as `load_articles` keeps),
-    parsed one at a time as they are asked for, so a caller that needs the first few parses only those.
+    them (the first file of each title, top-level sections), parsed one at a time as they are asked for.
 
     Args:
         folder: the `wikipedia` dataset folder (`argsim.data.catalog.dataset_dir("wikipedia")`).
         split: ``"train"``, ``"dev"`` or ``"test"``.
-        seed: the split seed (`argsim data triplets wikipedia`'s default: 13).
+        seed: the split seed.
 
     Returns:
-        An iterator of `PreparedArticle` (articles with too few kept sections are skipped, as `prepare` does).
+        An iterator of `PreparedArticle` (those with too few kept sections skipped, as `prepare` does).
 
     Example:
         >>> from argsim.data.catalog import dataset_dir
@@ -66,15 +65,14 @@ def prepared_split(folder: Path, split: str = "test", seed: int = SEED) -> Itera
 
 
 def first_test_triplets(folder: Path, limit: int | None, seed: int = SEED, split: str = "test") -> list[dict]:
-    """The first `limit` triplets-sen triplets of a split (test by default) of the Wikipedia corpus in `folder`,
-    exactly as `build_datasets` writes them with its defaults (articles split with `seed`, top-level sections,
-    adjacent-section negatives), parsing only the articles they come from: `sentence_triplets` draws article by
-    article from one seeded generator, so the first triplets depend on the first articles alone.
+    """The first `limit` triplets-sen triplets of a split of the Wikipedia corpus in `folder`, exactly as
+    `build_datasets` writes them with its defaults, parsing only the articles they come from (`sentence_triplets`
+    draws article by article from one seeded generator, so the first triplets depend on the first articles alone).
 
     Args:
         folder: the `wikipedia` dataset folder (`argsim.data.catalog.dataset_dir("wikipedia")`).
-        limit: how many triplets (None, or more than there are: all the split's triplets).
-        seed: the split and triplet seed (`argsim data triplets wikipedia`'s default: 13).
+        limit: how many triplets (None: all the split's triplets).
+        seed: the split and triplet seed.
         split: ``"train"``, ``"dev"`` or ``"test"``.
 
     Returns:
