@@ -1,8 +1,7 @@
 """The run configuration: read once by the command from the global options and passed down explicitly.
 
 The library reads no global settings: a function that needs the device, the seed or the cache takes it as an
-argument (or a `RunConfig`); defaults come from documented environment variables (`ARGSIM_DATA`,
-`ARGSIM_CACHE_DIR`) read when a default is needed. There is no process-wide settings object.
+argument (or a `RunConfig`); defaults come from documented environment variables read when a default is needed.
 """
 
 from __future__ import annotations

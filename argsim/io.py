@@ -507,15 +507,11 @@ def pipe_docs(nlp: Any, texts: Sequence[str], batch_size: int = 256) -> Iterator
         ['a b']
     """
     max_chars = max(1, min(int(nlp.max_length), SUDACHI_MAX_BYTES // 4))  # 4 bytes: the longest UTF-8 character
-    spans, pieces = [], []
-    for text in texts:
-        parts = text_pieces(text, max_chars)
-        spans.append(len(parts))
-        pieces.extend(parts)
-    docs = nlp.pipe(pieces, batch_size=batch_size)
-    for n in spans:
-        parts = [next(docs) for _ in range(n)]
-        if n > 1:
+    split = [text_pieces(text, max_chars) for text in texts]
+    docs = nlp.pipe([piece for pieces in split for piece in pieces], batch_size=batch_size)
+    for pieces in split:
+        parts = [next(docs) for _ in pieces]
+        if len(parts) > 1:
             from spacy.tokens import Doc
 
             with warnings.catch_warnings():  # GiNZA's per-doc user data (sub-tokens) is not merged; no one reads it

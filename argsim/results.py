@@ -1,9 +1,7 @@
 """The one results format: `bench/results/<task>.json`, rendered into README tables by `argsim report`.
 
-`result_rows` is the one function that turns an evaluation (`argsim.evaluation.Evaluation`, or a plain
-{metric: value} mapping of figures a benchmark measured) into rows; every
-row carries its own environment (versions, device, seed, data/model fingerprints, git commit) and the command
-that made it, so merging rows from several runs into one file keeps each row's provenance.
+`result_rows` is the one function that turns an evaluation into rows; every row carries its own environment and
+the command that made it, so merging rows from several runs into one file keeps each row's provenance.
 """
 
 from __future__ import annotations

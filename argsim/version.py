@@ -1,7 +1,6 @@
 """argsim's version, read from the installed package's metadata (pyproject.toml is its one source), and what else
-names the code and command behind a figure or a trained model: the checkout's git commit and the command line; no
-argsim imports, so the package face, the results rows and the training records read them without importing each
-other."""
+names the code and command behind a figure or a trained model: the git commit and the command line (no argsim
+imports: the package face, the results rows and the training records read them without importing each other)."""
 
 from __future__ import annotations
 

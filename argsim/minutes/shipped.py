@@ -1,9 +1,7 @@
 """The political Sentence-BERT as a small artifact over the installed GiNZA table: what ships as `minutes`.
 
 Training a ginza-backbone model (`argsim.minutes.sbert`) changes only the rows its texts use, so the artifact keeps
-the dense layer and the changed rows' deltas over the installed table (docs/models.md, "How loading works", gives
-the folder in full): `minutes_delta.safetensors` holds dense.weight, dense.bias, delta.index (int32) and
-delta.values (fp32, fp16 or int8 with delta.scale), and `card.json` the base's hashes (`base_files`).
+the dense layer and the changed rows' deltas over the installed table (docs/models.md, "How loading works").
 """
 
 from __future__ import annotations

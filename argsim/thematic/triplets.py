@@ -43,10 +43,8 @@ def _length_ok(sentence: str) -> bool:
 
 def kept_sections(article: Article, level: str = "top") -> list[KeptSection]:
     """The article's sections after the paper's filters (lead, Background and list sections dropped; sentences
-    of min-max tokens); sections left without any sentence are dropped too.
-
-    level 'top': a level-2 section absorbs its sub-sections (the paper's sections); 'all': every heading is a
-    section of its own."""
+    of min-max tokens), those left without any sentence dropped too. level 'top': a level-2 section absorbs its
+    sub-sections (the paper's sections); 'all': every heading is a section of its own."""
     if level not in LEVELS:
         raise ValueError(f"level must be one of {LEVELS}, not {level!r}")
     merged: list[tuple[str, list[list[str]]]] = []  # (heading, paragraphs as sentence lists) per section, lead included
