@@ -63,11 +63,8 @@ def widen_private_files(folder: str | Path, since: float | None = None) -> int:
 
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary path beside `path`; on success it is renamed onto `path`, else removed.
-
-    The result gets the mode a plain `open(path, "w")` would give: an existing file keeps its mode, a new one
-    gets 0o666 minus the umask (`mkstemp` alone would make every file 0600).
-    """
+    """Yield a temporary path beside `path`; on success it is renamed onto `path` with the mode a plain
+    `open(path, "w")` would give (`mkstemp` alone would make every file 0600), else removed."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     # the temporary name ends like the target (x.json -> .x.json.<random>.tmp.json): writers that pick a format
@@ -92,8 +89,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
 @contextmanager
 def folder_lock(folder: str | Path) -> Iterator[None]:
     """Hold an exclusive lock on `folder` (an advisory `flock` on the folder itself: no lock file is left) while a
-    read-modify-write of a file in it runs, so two argsim processes merging into one file (a results file) take
-    turns instead of one losing the other's rows. Where locking is not supported it does nothing.
+    read-modify-write of a file in it runs (two processes merging into one results file take turns).
 
     Example:
         >>> with folder_lock("."):
@@ -219,11 +215,8 @@ VECTOR_SUFFIXES = (".npy", ".csv", ".parquet")
 
 
 def write_vectors(path: str | Path, vectors: np.ndarray, ids: Sequence[str] | None = None) -> Path:
-    """Write embeddings in the format the suffix names, atomically.
-
-    .npy: the float32 matrix alone (row i = text i). .csv: a header `id,d0,d1,...`, one row per text.
-    .parquet: columns `id` (string) and `vector` (list of float32). `ids` default to the row numbers 0..n-1.
-    """
+    """Write embeddings atomically in the format the suffix names: .npy, the float32 matrix alone; .csv, a header
+    `id,d0,d1,...`, one row per text; .parquet, columns `id` and `vector`. `ids` default to the row numbers."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in VECTOR_SUFFIXES:
@@ -372,9 +365,8 @@ def split_lines(text: str) -> list[str]:
 
 
 def _binary_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(line number, text) of each line of a UTF-8 file read in binary, one line at a time, split as `split_lines`
-    splits (a leading BOM dropped); one-line errors naming the byte and the line of bytes that are not UTF-8 and of
-    a NUL character (UTF-16 text or a binary file reads as valid UTF-8 otherwise)."""
+    """(line number, text) of each line of a UTF-8 file read one at a time, split as `split_lines` splits (a leading
+    BOM dropped); one-line errors naming the byte and line of bytes that are not UTF-8 and of a NUL character."""
     offset = 0
     with _open_input(path, "rb") as fh:
         for lineno, raw in enumerate(fh, start=1):

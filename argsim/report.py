@@ -99,10 +99,8 @@ KEY_FIELDS = COLUMNS[:5]
 
 
 def headline_table(result: dict[str, Any]) -> str:
-    """A task's headline rows pivoted: one line per method/model, one column per setting/metric.
-
-    Cells read `value (paper)` where a published figure exists.
-    """
+    """A task's headline rows pivoted: one line per method/model, one column per setting/metric; cells read
+    `value (paper)` where a published figure exists."""
     spec = HEADLINES.get(result["task"])
     if spec is None:
         return markdown_table(result)
