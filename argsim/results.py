@@ -32,10 +32,8 @@ TRACKED_PACKAGES = ("torch", "sentence-transformers", "transformers", "numpy", "
 
 @dataclass
 class ResultRow:
-    """One figure: metric fractions in [0, 1]; `paper` is the published figure (same scale) or None.
-
-    `env` is the environment that produced the figure (see `environment`), `command` the command line.
-    """
+    """One figure: metric fractions in [0, 1]; `paper` is the published figure (same scale) or None; `env` the
+    environment that produced the figure (`environment`), `command` the command line."""
 
     method: str
     model: str | None
@@ -135,9 +133,8 @@ def environment(seed: int | None = None, device: str | None = None, data_files: 
 
 def run_environment(config: RunConfig, data_files: list[Path] | None = None) -> dict[str, Any]:
     """The `env` of an inference command's rows: the run's seed, and the device and precision its encoders
-    actually compute in (`--device` resolved; `argsim.backend.device.inference_precision` of `--precision`); bf16
-    in torch on the CPU adds `bf16`: 'native' (AVX512_BF16 or AMX) or 'emulated' (bf16 numerics, converted in
-    software)."""
+    actually compute in (`argsim.backend.device.inference_precision`); bf16 in torch on the CPU adds `bf16`:
+    'native' (AVX512_BF16 or AMX) or 'emulated'."""
     from argsim.backend.device import cpu_bf16_native, inference_precision, resolve_device
 
     device = resolve_device(config.device) if config.backend == "torch" else "cpu"

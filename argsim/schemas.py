@@ -487,8 +487,7 @@ def _adapter(schema: Any) -> TypeAdapter:
 
 
 # ---------------------------------------------------------------- record kinds (CSV / TSV / JSONL / JSON lists)
-# One TypedDict per kind of record file; the records come back as plain dicts with their values read (labels,
-# stances and counts as ints, ids as text). In JSON a label is a number (`"1"` in one line and `1` in the next is
+# One TypedDict per kind of record file; in JSON a label is a number (`"1"` in one line and `1` in the next is
 # refused, not read two ways).
 
 

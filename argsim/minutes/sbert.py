@@ -2,8 +2,7 @@
 
 No Japanese BERT exists offline, so two backbones are offered (docs/minutes.md tells them in full):
 - `ginza` (default): WordEmbeddings(GiNZA's table) -> Pooling(mean) -> Dense(identity) over Sudachi tokens written
-  as vector rows ("r123"), with `words` own vectors ("w:<word>"). A deviation from the paper (which fine-tunes a
-  Japanese BERT with its own sub-word vocabulary), and closer to it than shared rows.
+  as vector rows ("r123"), with `words` own vectors ("w:<word>"): a deviation from the paper (a Japanese BERT).
 - `minilm` or any sentence-transformers folder: fine-tuned as is (its uncased WordPiece strips dakuten).
 """
 

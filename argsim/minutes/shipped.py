@@ -17,8 +17,9 @@ import numpy as np
 from argsim.backend.encoder import Encoder
 from argsim.backend.names import encoder_manifest, read_card
 from argsim.errors import InputError, ModelError
-from argsim.io import atomic_path, write_json
+from argsim.io import atomic_path, sha256_file, write_json
 from argsim.metrics.triplets import TRIPLET_FIELDS
+from argsim.minutes import sbert
 
 DELTA_FILE = "minutes_delta.safetensors"
 WORDS_FILE = "words.json"
@@ -84,9 +85,7 @@ def pack(trained: Path, out: Path, precision: str = "fp16", delta_rows: int | No
     from safetensors.numpy import save_file
     from sentence_transformers import SentenceTransformer
 
-    from argsim.backend.adapters import sha256_file
     from argsim.backend.safety import HF_LOAD, check_model_folder
-    from argsim.minutes import sbert
 
     if precision not in PRECISIONS:
         raise ModelError(f"precision {precision!r}: choose one of {', '.join(PRECISIONS)}")
@@ -141,8 +140,6 @@ def build_model(folder: Path):
     import torch
     from safetensors.numpy import load_file
 
-    from argsim.minutes import sbert
-
     folder = Path(folder)
     card = read_card(folder)
     check_base(folder, card)
@@ -176,15 +173,12 @@ def load_encoder(folder: str | Path, device: str = "cpu", batch_size: int = 64, 
     Example:
         >>> enc = load_encoder(Path("argsim/shipped/minutes"), name="minutes")  # doctest: +SKIP
     """
-    from argsim.backend.adapters import sha256_file
-    from argsim.minutes.sbert import SegmentedSentenceTransformerEncoder
-
     folder = Path(folder)
     model = build_model(folder)
     card = read_card(folder)
     identity = f"minutes-delta:{card['base_sha256'][:16]}:{sha256_file(folder / DELTA_FILE)[:16]}"
-    return SegmentedSentenceTransformerEncoder(folder, device=device, batch_size=batch_size, precision=precision,
-                                               model=model, identity=identity, name=name)
+    return sbert.SegmentedSentenceTransformerEncoder(folder, device=device, batch_size=batch_size, precision=precision,
+                                                     model=model, identity=identity, name=name)
 
 
 def corpus(data_dir: str | Path | None = None) -> list:

@@ -100,10 +100,9 @@ def dataset_items(folder: Path, which: str = "ntcir14") -> list[MinutesItem]:
 
 
 def user_items(path: Path, default_budget: int = 100) -> list[MinutesItem]:
-    """A user's utterances (CSV/TSV/JSONL/JSON): columns `id`, `text`, `topic`, `subtopic`, optional `length`
-    (character budget, at least 1) and `summary` (gold). Rows with the same id form one item, in file order, and
-    must agree on topic, subtopic, length and summary (a later row may leave them blank); each text is cleaned
-    and split into sentences. Errors name the file's row as the reader does (for CSV the header is row 1)."""
+    """A user's utterances (CSV/TSV/JSONL/JSON; `argsim.schemas.UtteranceRecord`): rows with the same id form one
+    item, in file order, and must agree on topic, subtopic, length and summary (a later row may leave them blank);
+    each text is cleaned and split into sentences."""
     from argsim.schemas import UtteranceRecord
 
     rows = read_numbered_records(path, UtteranceRecord)
