@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import islice
 from pathlib import Path
 
 from argsim.config import SEED
@@ -100,15 +101,8 @@ def first_scb_rows(folder: Path, articles: int | None, split: str = "test", seed
         >>> len({r["article"] for r in first_scb_rows(dataset_dir("wikipedia"), 2)})  # doctest: +SKIP
         2
     """
-    rows: list[dict] = []
-    seen = 0
-    for article in prepared_split(folder, split, seed):
-        if articles is not None and seen >= articles:
-            break
-        if more := clustering_benchmark([article]):
-            rows += more
-            seen += 1
-    return rows
+    chunks = filter(None, (clustering_benchmark([article]) for article in prepared_split(folder, split, seed)))
+    return [row for chunk in islice(chunks, articles) for row in chunk]
 
 
 def build_datasets(articles: list[Article], out: Path, negatives: str = "adjacent", level: str = "top",
