@@ -181,8 +181,7 @@ def _shipped_command(name: str) -> str | None:
 def _select(rows: list[dict[str, Any]], fields: dict[str, Any]) -> dict[str, Any] | None:
     fields = {k: _shipped_command(v[1]) if isinstance(v, tuple) and v[:1] == ("shipped",) else v
               for k, v in fields.items()}
-    hits = [r for r in rows if all(r.get(k) == v for k, v in fields.items())]
-    return hits[-1] if hits else None
+    return next((r for r in reversed(rows) if all(r.get(k) == v for k, v in fields.items())), None)
 
 
 def papers_table(folder: Path | None = None) -> str:

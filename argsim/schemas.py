@@ -437,11 +437,9 @@ def validate(schema: Any, data: Any, path: str | Path | None, row: int | None = 
         schema: a pydantic model class or a type such as `Predictions`.
         data: the parsed JSON value (a whole file, or one record).
         path: the file, for messages.
-        row: the record's row (a JSONL line, a CSV row) when `data` is one record; for a whole file whose top
-            level is a list, the list index + 1 becomes the row.
+        row: the record's row when `data` is one record (of a whole list: the faulty item's index + 1).
         what: what the file holds, for the top-level message ('a results file').
-        csv: `data` comes from a CSV/TSV file, whose cells are all text: a record kind's labels and numbers are
-            read from their text there (in JSON they must be numbers).
+        csv: `data` comes from a CSV/TSV file: labels and numbers are read from their text (in JSON: numbers).
 
     Returns:
         The validated value (a model instance for a model, plain data otherwise).
