@@ -43,9 +43,6 @@ Number = Annotated[float, Strict(), Field(allow_inf_nan=False)]
 #: a JSON number that may be NaN (argsim's own files write NaN for an undefined figure), never infinite
 NumberOrNaN = Annotated[float, Strict(), AfterValidator(_not_infinite)]
 
-# the value types of record files (see "record kinds" below): a CSV cell is text, so labels and numbers are read
-# from text there (`validate(..., csv=True)`); in JSON they must be JSON numbers
-
 
 def _from_csv(info: ValidationInfo) -> bool:
     return bool(info.context and info.context.get("csv"))
@@ -485,8 +482,8 @@ def _adapter(schema: Any) -> TypeAdapter:
 
 
 # ---------------------------------------------------------------- record kinds (CSV / TSV / JSONL / JSON lists)
-# One TypedDict per kind of record file; in JSON a label is a number (`"1"` in one line and `1` in the next is
-# refused, not read two ways).
+# One TypedDict per kind of record file. A CSV cell is text, so labels and numbers are read from text there; in JSON
+# they must be numbers (`"1"` in one line and `1` in the next is refused, not read two ways).
 
 
 _RECORD = ConfigDict(extra="allow")
