@@ -41,10 +41,9 @@ def git_commit(repo: Path = REPO) -> str | None:
     if not (repo / ".git").exists():
         return None
     try:
-        head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+        head, dirty = (subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=10,
+                                      check=True).stdout.strip()
+                       for args in (["rev-parse", "HEAD"], ["status", "--porcelain", "--untracked-files=no"]))
     except (OSError, subprocess.SubprocessError):
         return None
     return head + ("+dirty" if dirty else "") if head else None
