@@ -15,8 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
+from argsim.backend import get_encoder
+from argsim.backend.device import cast_for_inference
 from argsim.backend.encoder import Encoder
 from argsim.backend.fingerprint import fingerprint
+from argsim.backend.safety import HF_LOAD
 from argsim.io import pipe_docs
 
 MANIFEST = {"loader": "minutes-sbert"}  # a name in argsim.backend.names.ENCODER_LOADERS
@@ -25,8 +28,6 @@ SEGMENTED_MARKER = "argsim_segmented.json"
 
 def _ginza_nlp():
     """GiNZA's pipeline, shared with the backend's `ginza` encoder (loaded once per process)."""
-    from argsim.backend import get_encoder
-
     return get_encoder("ginza").nlp
 
 
@@ -114,9 +115,6 @@ class SegmentedSentenceTransformerEncoder(Encoder):
         cache `identity` replaces loading `folder` as a sentence-transformers folder."""
         super().__init__()
         from sentence_transformers import SentenceTransformer
-
-        from argsim.backend.device import cast_for_inference
-        from argsim.backend.safety import HF_LOAD
 
         self.folder = Path(folder)
         if model is None:

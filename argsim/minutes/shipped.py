@@ -14,11 +14,12 @@ from pathlib import Path
 
 import numpy as np
 
+from argsim.backend.adapters import _sha256_cached
 from argsim.backend.encoder import Encoder
 from argsim.backend.names import encoder_manifest, read_card
 from argsim.errors import InputError, ModelError
 from argsim.io import atomic_path, sha256_file, write_json
-from argsim.metrics.triplets import TRIPLET_FIELDS
+from argsim.metrics.triplets import TRIPLET_FIELDS, encoded_triplet_scores
 from argsim.minutes import sbert
 
 DELTA_FILE = "minutes_delta.safetensors"
@@ -34,8 +35,6 @@ PRECISIONS = ("fp32", "fp16", "int8")
 def base_hashes() -> dict[str, str]:
     """SHA-256 of the installed GiNZA word table and its word-to-row map ({"vocab/vectors": ..., ...}); ModelError
     when no ja_ginza with vocab/vectors is installed."""
-    from argsim.backend.adapters import _sha256_cached
-
     spec = importlib.util.find_spec("ja_ginza")
     if spec is None or not spec.submodule_search_locations:
         raise ModelError("model 'ginza' is not installed (pip install ja-ginza)")
@@ -223,6 +222,4 @@ def slice_sha256(rows: list[dict]) -> str:
 
 def slice_accuracy(encoder: Encoder, rows: list[dict]) -> float:
     """Triplet accuracy by cosine of `encoder` on `rows`, ties counted correct (as `argsim eval triplets`)."""
-    from argsim.metrics.triplets import encoded_triplet_scores
-
     return encoded_triplet_scores(encoder, rows, use_cache=False).accuracy

@@ -11,6 +11,7 @@ from argsim.data.wikipedia import ROOT, Article, parse_article, read_article_ind
 from argsim.errors import InputError, check_choice
 from argsim.io import read_records, read_text_file, regular_files, write_json, write_jsonl
 from argsim.progress import track
+from argsim.schemas import ArticleRecord
 from argsim.thematic.triplets import (
     SPLITS,
     PreparedArticle,
@@ -32,8 +33,6 @@ def read_user_articles(path: Path, quiet: bool = False) -> list[Article]:
             raise InputError(path, "no *.txt or *.wiki wikitext files in this folder")
         return [parse_article(read_text_file(f), f.stem.replace("_", " "), str(f))
                 for f in track(files, "parsing articles", enabled=not quiet)]
-    from argsim.schemas import ArticleRecord
-
     rows = read_records(path, ArticleRecord)
     return [parse_article(r["text"], str(r["title"]), str(path))
             for r in track(rows, "parsing articles", enabled=not quiet)]
