@@ -28,8 +28,7 @@ DEVICES = ("auto", "cpu", "cuda", "mps")
 
 def default_data_dir() -> Path:
     """The dataset root when no `--data-dir` is given: `$ARGSIM_DATA`, else the per-user data folder
-    (`platformdirs.user_data_dir("argsim")/data`: ~/.local/share/argsim/data on Linux, ~/Library/Application
-    Support/argsim/data on macOS, %LOCALAPPDATA%\\argsim\\data on Windows), whether or not it exists yet.
+    (`platformdirs.user_data_dir("argsim")/data`), whether or not it exists yet.
 
     Example:
         >>> folder = default_data_dir()  # $ARGSIM_DATA when set, else e.g. ~/.local/share/argsim/data
