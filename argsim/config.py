@@ -1,8 +1,7 @@
 """The run configuration: read once by the command from the global options and passed down explicitly.
 
 The library reads no global settings: a function that needs the device, the seed or the cache takes it as an
-argument (or a `RunConfig`); defaults come from documented environment variables (`ARGSIM_DATA`,
-`ARGSIM_CACHE_DIR`) read when a default is needed. There is no process-wide settings object.
+argument (or a `RunConfig`); defaults come from documented environment variables read when a default is needed.
 """
 
 from __future__ import annotations
@@ -29,8 +28,7 @@ DEVICES = ("auto", "cpu", "cuda", "mps")
 
 def default_data_dir() -> Path:
     """The dataset root when no `--data-dir` is given: `$ARGSIM_DATA`, else the per-user data folder
-    (`platformdirs.user_data_dir("argsim")/data`: ~/.local/share/argsim/data on Linux, ~/Library/Application
-    Support/argsim/data on macOS, %LOCALAPPDATA%\\argsim\\data on Windows), whether or not it exists yet.
+    (`platformdirs.user_data_dir("argsim")/data`), whether or not it exists yet.
 
     Example:
         >>> folder = default_data_dir()  # $ARGSIM_DATA when set, else e.g. ~/.local/share/argsim/data

@@ -141,8 +141,7 @@ def check_choice(value: object, name: str, choices: Iterable[str]) -> str:
 
 def environment_problem(exc: BaseException) -> str | None:
     """One line for a fault of the machine rather than of argsim (a full disk, a read-only or forbidden folder,
-    a quota, no home folder); None for anything else. The CLI prints it and exits with code 2; atomic writes
-    leave nothing half-written.
+    a quota, no home folder); None for anything else.
 
     Example:
         >>> environment_problem(OSError(28, "No space left on device", "out.json"))

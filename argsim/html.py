@@ -45,14 +45,6 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], row_classes: Seq
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _ticks(lo: float, hi: float) -> list[float]:
-    span = hi - lo
-    step = next(s for s in (0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0) if span / s <= 8) \
-        if span > 0 else 1.0
-    first = step * int(lo / step)
-    return [round(first + i * step, 6) for i in range(int(span / step) + 2) if lo <= first + i * step <= hi + 1e-9]
-
-
 def bar_chart(key: str, bars: Sequence[tuple[str, float, float, float]],
               references: Sequence[tuple[str, float, str]] = ()) -> str:
     """A horizontal bar chart as inline SVG: one bar per (label, value, low, high) with its interval as a whisker,
@@ -76,7 +68,11 @@ def bar_chart(key: str, bars: Sequence[tuple[str, float, float, float]],
     out = [f"<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" data-task=\"{escape(key)}\" "
            f"width=\"{LEFT + PLOT_W + RIGHT}\" height=\"{height}\" role=\"img\" aria-label=\"{escape(key)}\">"]
     axis_y = TOP + plot_h
-    for t in _ticks(lo, hi):
+    span = hi - lo
+    step = next(s for s in (0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0) if span / s <= 8) \
+        if span > 0 else 1.0
+    first = step * int(lo / step)
+    for t in [round(first + i * step, 6) for i in range(int(span / step) + 2) if lo <= first + i * step <= hi + 1e-9]:
         out.append(f"<line class=\"axis\" x1=\"{x(t)}\" x2=\"{x(t)}\" y1=\"{axis_y}\" y2=\"{axis_y + 4}\"/>"
                    f"<text x=\"{x(t)}\" y=\"{axis_y + 16}\" text-anchor=\"middle\">{t:g}</text>")
     out.append(f"<line class=\"axis\" x1=\"{LEFT}\" x2=\"{LEFT + PLOT_W}\" y1=\"{axis_y}\" y2=\"{axis_y}\"/>"

@@ -41,13 +41,9 @@ def current_umask() -> int:
 
 
 def widen_private_files(folder: str | Path, since: float | None = None) -> int:
-    """Give files that a library wrote as 0600 under `folder` the mode a new file gets from the umask.
-
-    safetensors writes every weights file through a private temporary file, so a saved model (and each trainer
-    checkpoint) would be 0600 whatever the umask; argsim's own writes already respect it. Only 0600 regular files
-    are touched (a mode someone chose stays), and with `since` (a `time.time()`) only those modified since then;
-    symlinks are not followed. Returns the number of files changed.
-    """
+    """Give the 0600 regular files under `folder` (safetensors writes weights through a private temporary file)
+    the mode a new file gets from the umask; with `since` (a `time.time()`) only those modified since then;
+    symlinks are not followed. Returns the number of files changed."""
     mode = 0o666 & ~current_umask()
     if mode == 0o600:
         return 0
@@ -67,11 +63,8 @@ def widen_private_files(folder: str | Path, since: float | None = None) -> int:
 
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary path beside `path`; on success it is renamed onto `path`, else removed.
-
-    The result gets the mode a plain `open(path, "w")` would give: an existing file keeps its mode, a new one
-    gets 0o666 minus the umask (`mkstemp` alone would make every file 0600).
-    """
+    """Yield a temporary path beside `path`; on success it is renamed onto `path` with the mode a plain
+    `open(path, "w")` would give (`mkstemp` alone would make every file 0600), else removed."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     # the temporary name ends like the target (x.json -> .x.json.<random>.tmp.json): writers that pick a format
@@ -96,8 +89,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
 @contextmanager
 def folder_lock(folder: str | Path) -> Iterator[None]:
     """Hold an exclusive lock on `folder` (an advisory `flock` on the folder itself: no lock file is left) while a
-    read-modify-write of a file in it runs, so two argsim processes merging into one file (a results file) take
-    turns instead of one losing the other's rows. Where locking is not supported it does nothing.
+    read-modify-write of a file in it runs (two processes merging into one results file take turns).
 
     Example:
         >>> with folder_lock("."):
@@ -121,13 +113,9 @@ def folder_lock(folder: str | Path) -> Iterator[None]:
 
 
 def check_output_path(path: str | Path, kind: str = "file", suffixes: Sequence[str] = ()) -> Path:
-    """Fail early (InputError, one line) unless `path` can be written as a `kind` ('file' or 'folder').
-
-    Checked before any work: a file that is an existing folder or another non-regular file (a FIFO, a device
-    such as /dev/null: the atomic rename would replace it), a folder that is an existing file, a parent that is a
-    file, a suffix outside `suffixes`, or a place where nothing can be created (probed by creating
-    and removing a temporary file in the nearest existing folder, which also catches read-only mounts).
-    """
+    """Fail early (InputError, one line) unless `path` can be written as a `kind` ('file' or 'folder'): an existing
+    non-regular file (the atomic rename would replace a FIFO or /dev/null), a suffix outside `suffixes`, or a place
+    where no temporary file can be created (which also catches read-only mounts) is refused."""
     if str(path) == "-":
         raise InputError(path, "writing to standard output is not supported: give a file name")
     path = Path(path).expanduser()
@@ -162,23 +150,19 @@ def check_output_path(path: str | Path, kind: str = "file", suffixes: Sequence[s
 def _same_file(a: str | Path, b: str | Path) -> bool:
     """Whether writing `a` would change `b`: the same real path (symlinks resolved), or one inode (hard links)."""
     try:
-        if os.path.realpath(os.path.expanduser(a)) == os.path.realpath(os.path.expanduser(b)):
-            return True
-        sa, sb = os.stat(os.path.expanduser(a)), os.stat(os.path.expanduser(b))
+        a, b = os.path.expanduser(a), os.path.expanduser(b)
+        return os.path.realpath(a) == os.path.realpath(b) or os.path.samefile(a, b)
     except (OSError, ValueError):
         return False
-    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
 
 
 def check_distinct_outputs(outputs: Sequence[tuple[str, Path]], inputs: Sequence[tuple[str, Path]]) -> None:
-    """Refuse (InputError, one line) an output that is an input, or one file named by two outputs.
-
-    Run before any work: `outputs` and `inputs` are (option name, path) pairs. An output counts as an input when
-    `_same_file` says so (through symlinks and hard links); a folder output equal to an input folder too.
+    """Refuse (InputError, one line) an output that is an input (`_same_file`: through symlinks and hard links),
+    or one file named by two outputs.
 
     Args:
-        outputs: the paths the command will write.
-        inputs: the paths it will read.
+        outputs: (option name, path) of what the command will write.
+        inputs: (option name, path) of what it will read.
 
     Example:
         >>> check_distinct_outputs([("--out", Path("a.npy"))], [("TEXTS", Path("t.txt"))])
@@ -231,11 +215,8 @@ VECTOR_SUFFIXES = (".npy", ".csv", ".parquet")
 
 
 def write_vectors(path: str | Path, vectors: np.ndarray, ids: Sequence[str] | None = None) -> Path:
-    """Write embeddings in the format the suffix names, atomically.
-
-    .npy: the float32 matrix alone (row i = text i). .csv: a header `id,d0,d1,...`, one row per text.
-    .parquet: columns `id` (string) and `vector` (list of float32). `ids` default to the row numbers 0..n-1.
-    """
+    """Write embeddings atomically in the format the suffix names: .npy, the float32 matrix alone; .csv, a header
+    `id,d0,d1,...`, one row per text; .parquet, columns `id` and `vector`. `ids` default to the row numbers."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in VECTOR_SUFFIXES:
@@ -281,9 +262,8 @@ MAX_JSON_INT_DIGITS = 30
 
 
 def describe_path(path: str | Path) -> str | None:
-    """What is at `path` when it is not a regular file one can read: 'file not found', 'is a folder', 'is a FIFO
-    (named pipe)', 'is a socket', 'is a device', 'is a symlink loop', 'is a broken symlink'; None for a regular
-    file (after symlinks). Never opens the path (a FIFO would block).
+    """What is at `path` when it is not a regular file one can read (a folder, a FIFO, a broken symlink, ...);
+    None for a regular file (after symlinks). Never opens the path (a FIFO would block).
 
     Args:
         path: the path given.
@@ -330,9 +310,8 @@ def check_input_file(path: str | Path) -> Path:
 
 
 def regular_files(paths: Iterable[str | Path], folder: str | Path, what: str = "files") -> list[Path]:
-    """The regular files among `paths` (a folder's glob), in order; anything else (a FIFO, a socket, a device, a
-    folder, a broken symlink, a symlink loop) is skipped, never opened, with one warning line giving the count
-    and an example.
+    """The regular files among `paths` (a folder's glob), in order; anything else (`describe_path`) is skipped,
+    never opened, with one warning line giving the count and an example.
 
     Args:
         paths: the glob's matches.
@@ -386,9 +365,8 @@ def split_lines(text: str) -> list[str]:
 
 
 def _binary_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(line number, text) of each line of a UTF-8 file read in binary, one line at a time, split as `split_lines`
-    splits (a leading BOM dropped); one-line errors naming the byte and the line of bytes that are not UTF-8 and of
-    a NUL character (UTF-16 text or a binary file reads as valid UTF-8 otherwise)."""
+    """(line number, text) of each line of a UTF-8 file read one at a time, split as `split_lines` splits (a leading
+    BOM dropped); one-line errors naming the byte and line of bytes that are not UTF-8 and of a NUL character."""
     offset = 0
     with _open_input(path, "rb") as fh:
         for lineno, raw in enumerate(fh, start=1):
@@ -406,10 +384,8 @@ def _binary_lines(path: Path) -> Iterator[tuple[int, str]]:
 
 
 def read_text_file(path: str | Path) -> str:
-    """Read a UTF-8 file (a leading BOM dropped) exactly as stored: no newline translation, so a lone CR or any
-    other character stays inside its line (`split_lines` splits). One-line errors for a path that is not a
-    readable regular file (FIFOs are never opened) and for bytes that are not UTF-8 or a NUL character (naming the
-    first bad byte and its line, as the line readers do)."""
+    """Read a UTF-8 file (a leading BOM dropped) exactly as stored, without newline translation (`split_lines`
+    splits); one-line errors as the line readers give them (`_open_input`, `_binary_lines`)."""
     with _open_input(path, "rb") as fh:
         data = fh.read()
     with suppress(UnicodeDecodeError):
@@ -457,11 +433,9 @@ def _lone_surrogate(text: str) -> int | None:
 
 
 def as_texts(texts: Any, where: str) -> list[str]:
-    """`texts` (one string, or any iterable of strings: a list, tuple, generator, numpy array or pandas Series) as
-    a list, read once: what the Python API and `Encoder.encode` take wherever they take texts. Anything else (None,
-    a dict, a frame, bytes: iterated, they would be numbers), an item that is not a string (never turned into one:
-    None is no "None") or a text holding a lone surrogate (a JSON escape such as \\ud800 without its pair: no
-    character, and no model, cache or file can hold it) is an InputError naming `where` and the item.
+    """`texts` (one string, or any iterable of strings: a list, generator, numpy array, pandas Series) as a list,
+    read once: what the Python API and `Encoder.encode` take. Anything else (None, a dict, a frame, bytes), an item
+    that is not a string, or a text holding a lone surrogate is an InputError naming `where` and the item.
 
     Example:
         >>> as_texts("one", "texts"), as_texts(iter(["a", "\U0001f600"]), "texts")
@@ -508,10 +482,9 @@ def text_pieces(text: str, max_chars: int) -> list[str]:
 
 
 def pipe_docs(nlp: Any, texts: Sequence[str], batch_size: int = 256) -> Iterator[Any]:
-    """One spaCy `Doc` per text through `nlp.pipe`, whatever its length: a text beyond the pipeline's limits
-    (`nlp.max_length` characters; Sudachi's SUDACHI_MAX_BYTES bytes, which GiNZA's `ja_ginza` refuses with an
-    error) is cut into pieces at sentence ends (`text_pieces`), and their docs are joined (`Doc.from_docs`):
-    the same tokens and token vectors as one doc, no error for a long text.
+    """One spaCy `Doc` per text through `nlp.pipe`, whatever its length: a text beyond `nlp.max_length` characters
+    or Sudachi's SUDACHI_MAX_BYTES bytes is cut at sentence ends (`text_pieces`) and its docs joined
+    (`Doc.from_docs`).
 
     Args:
         nlp: a spaCy `Language` (GiNZA's, or a blank one with a sentencizer).
@@ -526,15 +499,11 @@ def pipe_docs(nlp: Any, texts: Sequence[str], batch_size: int = 256) -> Iterator
         ['a b']
     """
     max_chars = max(1, min(int(nlp.max_length), SUDACHI_MAX_BYTES // 4))  # 4 bytes: the longest UTF-8 character
-    spans, pieces = [], []
-    for text in texts:
-        parts = text_pieces(text, max_chars)
-        spans.append(len(parts))
-        pieces.extend(parts)
-    docs = nlp.pipe(pieces, batch_size=batch_size)
-    for n in spans:
-        parts = [next(docs) for _ in range(n)]
-        if n > 1:
+    split = [text_pieces(text, max_chars) for text in texts]
+    docs = nlp.pipe([piece for pieces in split for piece in pieces], batch_size=batch_size)
+    for pieces in split:
+        parts = [next(docs) for _ in pieces]
+        if len(parts) > 1:
             from spacy.tokens import Doc
 
             with warnings.catch_warnings():  # GiNZA's per-doc user data (sub-tokens) is not merged; no one reads it
@@ -545,10 +514,8 @@ def pipe_docs(nlp: Any, texts: Sequence[str], batch_size: int = 256) -> Iterator
 
 def parse_json(text: str, path: str | Path | None = None, row: int | None = None) -> Any:
     """`json.loads` with argsim's rules, every failure one InputError naming `path` (and `row`, else the line):
-    a key repeated within one object is refused (which value is meant is unknowable), so are integers of more
-    than MAX_JSON_INT_DIGITS digits, floats that overflow (`1e400`) and nesting deeper than Python's recursion
-    limit; NaN / Infinity are read (Python's json writes them for non-finite floats, so argsim's own files may hold
-    them; readers of scores check finiteness themselves).
+    repeated keys, integers of more than MAX_JSON_INT_DIGITS digits, overflowing floats (`1e400`) and too deep
+    nesting are refused; NaN / Infinity are read (Python's json writes them; readers of scores check them).
 
     Args:
         text: the JSON text.
@@ -588,8 +555,7 @@ def read_json(path: str | Path) -> Any:
 
 def read_json_as(schema: Any, path: str | Path, what: str | None = None) -> Any:
     """A JSON file read with `read_json`'s rules and checked against `schema` by `argsim.schemas.validate`: every
-    problem (no file, not UTF-8, malformed or truncated JSON, another shape) is one InputError naming the file
-    (and the row and field).
+    problem is one InputError naming the file (and the row and field).
 
     Args:
         schema: a pydantic model class or a type.
@@ -597,8 +563,7 @@ def read_json_as(schema: Any, path: str | Path, what: str | None = None) -> Any:
         what: what the file holds, for the top-level message.
 
     Returns:
-        The parsed JSON as it is in the file (plain dicts and lists), now known to be of the shape; the fields the
-        schema leaves out keep their absence (callers read them with their defaults).
+        The parsed JSON as it is in the file (plain dicts and lists), now known to be of the shape.
 
     Example:
         >>> read_json_as(Budgets, "budgets.json")  # doctest: +SKIP
@@ -619,12 +584,9 @@ def read_records(path: str | Path, kind: type) -> list[dict]:
 
 def read_numbered_records(path: str | Path, kind: type) -> list[tuple[int, dict]]:
     """Read CSV/TSV (header row), JSONL or JSON (a list of objects) into (row, dict) pairs, the row being the one
-    argsim's errors name, so a caller's own checks name the same row as the reader's.
-
-    Every record is checked against `kind`, a record kind of `argsim.schemas` (its columns and their types:
-    text, ids, labels, counts), by `argsim.schemas.validate_records` before anything is done with them; the first
-    record that does not fit is one InputError naming file, row (1-based data row; for CSV the header is row 1)
-    and column. A CSV missing one of the kind's required columns is refused at its header.
+    argsim's errors name (for CSV the header is row 1), each record checked against `kind` (a record kind of
+    `argsim.schemas`) by `argsim.schemas.validate_records`: the first that does not fit is one InputError naming
+    file, row and column.
 
     Args:
         path: the file (.csv, .tsv / .tab (tab-delimited), .jsonl / .ndjson, .json; another suffix is read as CSV).
@@ -642,10 +604,8 @@ def read_numbered_records(path: str | Path, kind: type) -> list[tuple[int, dict]
 
 
 def record_chunks(path: str | Path, kind: type, rows: int = 50_000) -> Iterator[list[tuple[int, dict]]]:
-    """`read_numbered_records` in lists of at most `rows` validated (row, record) pairs, CSV/TSV and JSONL read
-    line by line: memory holds one chunk, not the file (a .json list is parsed whole). Errors are
-    `read_numbered_records`' (file, row, column), raised when the chunk holding the fault is reached: callers that
-    must refuse before any work count the records first (`count_texts`), then read them again.
+    """`read_numbered_records` in lists of at most `rows` pairs, CSV/TSV and JSONL read line by line (a .json list
+    is parsed whole); an error is raised when the chunk holding it is reached.
 
     Example:
         >>> from argsim.schemas import text_records
@@ -750,21 +710,20 @@ RECORD_SUFFIXES = (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".json")
 
 
 def read_texts(path: str | Path, column: str = "text") -> list[str]:
-    """Texts from CSV/TSV/JSON/JSONL (`column`) or a plain text file (one non-empty text a line: `_text_lines`)."""
+    """Texts from CSV/TSV/JSON/JSONL (`column`) or a plain text file (one non-empty text a line)."""
     return list(_texts(path, column, whole=True, rows=sys.maxsize))  # read once (counting first: twice)
 
 
 def _texts(path: str | Path, column: str, whole: bool, rows: int = 50_000) -> Iterator[str]:
-    """The texts of a record file's `column` (validated `rows` records at a time), else `_text_lines`."""
-    if Path(path).suffix.lower() not in RECORD_SUFFIXES:
-        return _text_lines(Path(path), whole=whole)
-    from argsim.schemas import text_records
+    """The texts of a record file's `column` (validated `rows` records at a time), else of a plain text file
+    (`_binary_lines`; a blank line between texts refused); `whole`: a first read (no texts and lone CRs checked)."""
+    path = Path(path)
+    if path.suffix.lower() in RECORD_SUFFIXES:
+        from argsim.schemas import text_records
 
-    return (record[column] for chunk in record_chunks(path, text_records(column), rows=rows) for _, record in chunk)
-
-
-def _text_lines(path: Path, whole: bool = False) -> Iterator[str]:
-    """The texts of a plain text file (`_binary_lines`; a blank line between texts refused); `whole`: a first read."""
+        yield from (record[column] for chunk in record_chunks(path, text_records(column), rows=rows)
+                    for _, record in chunk)
+        return
     blank, count, lone_cr = None, 0, 0
     for lineno, line in _binary_lines(path):
         if not line.strip():
@@ -782,9 +741,8 @@ def _text_lines(path: Path, whole: bool = False) -> Iterator[str]:
 
 
 def count_texts(path: str | Path, column: str = "text") -> int:
-    """The number of texts of a file, every one checked while one chunk is held: the records of a CSV/TSV/JSONL/
-    JSON file (`column` holds the text), else the lines of a plain text file (`_text_lines`). The check before any work
-    of a file then read in chunks (`text_chunks`).
+    """The number of texts of a file (`read_texts`), every one checked while one chunk is held: the check before
+    any work of a file then read in chunks (`text_chunks`).
 
     Example:
         >>> count_texts("texts.csv", column="argument")  # doctest: +SKIP
@@ -795,8 +753,7 @@ def count_texts(path: str | Path, column: str = "text") -> int:
 
 def text_chunks(path: str | Path, total: int, column: str = "text", rows: int = 50_000) -> Iterator[list[str]]:
     """The texts of a file (checked by `count_texts`, which gave `total`) in lists of at most `rows`, the file read
-    line by line (a .json list excepted): memory holds one chunk of texts, not the file. A file that changed since
-    it was counted is refused.
+    line by line (a .json list excepted); a file that changed since it was counted is refused.
 
     Example:
         >>> [len(c) for c in text_chunks("texts.csv", 1000, "argument", rows=400)]  # doctest: +SKIP
@@ -839,9 +796,8 @@ ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff"
 
 
 def topic_key(topic: str) -> str:
-    """What makes two topics one: the text in Unicode NFC, without outer spaces or zero-width characters (a topic
-    typed in another normal form, or copied with a zero-width space, is the same topic; letter case is not
-    folded, `warn_unscorable` names such near misses).
+    """What makes two topics one: the text in Unicode NFC, without outer spaces or zero-width characters (letter
+    case is not folded: `warn_unscorable` names such near misses).
 
     Example:
         >>> topic_key("Uniforme\u0301s\u200b ") == topic_key("Uniformés")

@@ -153,8 +153,7 @@ def _describe(hint: Any) -> str:
 def check_settings(config: Any) -> None:
     """ArgsimError (one line) for a field of the config dataclass `config` whose value is not of its declared type
     (a misspelt choice gets the nearest one), is NaN, or lies outside its bounds (metadata `min` / `max`): a config
-    built in Python is refused where the command line's parser refuses the same value. Called by the configs'
-    `__post_init__`.
+    built in Python is refused where the command line's parser refuses the same value.
 
     Example:
         >>> from argsim.config import RunConfig

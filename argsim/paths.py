@@ -1,8 +1,7 @@
 """Where a run writes by default: the work folder, never the installed package.
 
-The work folder is `--workdir` (the CLI's global option), else `$ARGSIM_HOME`, else the current directory.
-Default outputs of commands (`runs/...`, `models/...`), the results files (`bench/results/<task>.json`), LTR
-models, feature caches and word2vec models all live under it; an explicit path given by the user is used as given.
+Default outputs of commands (`runs/...`, `models/...`), the results files, LTR models, feature caches and word2vec
+models all live under it (`workdir`); an explicit path given by the user is used as given.
 """
 
 from __future__ import annotations

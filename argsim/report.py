@@ -99,10 +99,8 @@ KEY_FIELDS = COLUMNS[:5]
 
 
 def headline_table(result: dict[str, Any]) -> str:
-    """A task's headline rows pivoted: one line per method/model, one column per setting/metric.
-
-    Cells read `value (paper)` where a published figure exists.
-    """
+    """A task's headline rows pivoted: one line per method/model, one column per setting/metric; cells read
+    `value (paper)` where a published figure exists."""
     spec = HEADLINES.get(result["task"])
     if spec is None:
         return markdown_table(result)
@@ -183,8 +181,7 @@ def _shipped_command(name: str) -> str | None:
 def _select(rows: list[dict[str, Any]], fields: dict[str, Any]) -> dict[str, Any] | None:
     fields = {k: _shipped_command(v[1]) if isinstance(v, tuple) and v[:1] == ("shipped",) else v
               for k, v in fields.items()}
-    hits = [r for r in rows if all(r.get(k) == v for k, v in fields.items())]
-    return hits[-1] if hits else None
+    return next((r for r in reversed(rows) if all(r.get(k) == v for k, v in fields.items())), None)
 
 
 def papers_table(folder: Path | None = None) -> str:

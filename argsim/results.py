@@ -1,9 +1,7 @@
 """The one results format: `bench/results/<task>.json`, rendered into README tables by `argsim report`.
 
-`result_rows` is the one function that turns an evaluation (`argsim.evaluation.Evaluation`, or a plain
-{metric: value} mapping of figures a benchmark measured) into rows; every
-row carries its own environment (versions, device, seed, data/model fingerprints, git commit) and the command
-that made it, so merging rows from several runs into one file keeps each row's provenance.
+`result_rows` is the one function that turns an evaluation into rows; every row carries its own environment and
+the command that made it, so merging rows from several runs into one file keeps each row's provenance.
 """
 
 from __future__ import annotations
@@ -34,10 +32,8 @@ TRACKED_PACKAGES = ("torch", "sentence-transformers", "transformers", "numpy", "
 
 @dataclass
 class ResultRow:
-    """One figure: metric fractions in [0, 1]; `paper` is the published figure (same scale) or None.
-
-    `env` is the environment that produced the figure (see `environment`), `command` the command line.
-    """
+    """One figure: metric fractions in [0, 1]; `paper` is the published figure (same scale) or None; `env` the
+    environment that produced the figure (`environment`), `command` the command line."""
 
     method: str
     model: str | None
@@ -137,9 +133,8 @@ def environment(seed: int | None = None, device: str | None = None, data_files: 
 
 def run_environment(config: RunConfig, data_files: list[Path] | None = None) -> dict[str, Any]:
     """The `env` of an inference command's rows: the run's seed, and the device and precision its encoders
-    actually compute in (`--device` resolved; `argsim.backend.device.inference_precision` of `--precision`); bf16
-    in torch on the CPU adds `bf16`: 'native' (AVX512_BF16 or AMX) or 'emulated' (bf16 numerics, converted in
-    software)."""
+    actually compute in (`argsim.backend.device.inference_precision`); bf16 in torch on the CPU adds `bf16`:
+    'native' (AVX512_BF16 or AMX) or 'emulated'."""
     from argsim.backend.device import cpu_bf16_native, inference_precision, resolve_device
 
     device = resolve_device(config.device) if config.backend == "torch" else "cpu"

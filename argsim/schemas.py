@@ -43,9 +43,6 @@ Number = Annotated[float, Strict(), Field(allow_inf_nan=False)]
 #: a JSON number that may be NaN (argsim's own files write NaN for an undefined figure), never infinite
 NumberOrNaN = Annotated[float, Strict(), AfterValidator(_not_infinite)]
 
-# the value types of record files (see "record kinds" below): a CSV cell is text, so labels and numbers are read
-# from text there (`validate(..., csv=True)`); in JSON they must be JSON numbers
-
 
 def _from_csv(info: ValidationInfo) -> bool:
     return bool(info.context and info.context.get("csv"))
@@ -98,18 +95,16 @@ def _number(nan: bool):
     return check
 
 
-def _scalar(value: Any, info: ValidationInfo) -> Any:
-    if isinstance(value, list | dict):
-        raise ValueError(f"expected a single value, found {describe(value)}")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"expected a finite number, found {describe(value)}")
-    return value
-
-
-def _required_scalar(value: Any, info: ValidationInfo) -> Any:
-    if value is None or (isinstance(value, str) and not value.strip()):
-        raise ValueError("empty value")
-    return _scalar(value, info)
+def _scalar(required: bool):
+    def check(value: Any, info: ValidationInfo) -> Any:
+        if required and (value is None or (isinstance(value, str) and not value.strip())):
+            raise ValueError("empty value")
+        if isinstance(value, list | dict):
+            raise ValueError(f"expected a single value, found {describe(value)}")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"expected a finite number, found {describe(value)}")
+        return value
+    return check
 
 
 def _count(value: Any, info: ValidationInfo) -> int | None:
@@ -134,13 +129,13 @@ Label01 = Annotated[int, PlainValidator(_choice((0, 1), "label must be 0 or 1"))
 #: a stance: 1 (pro) or -1 (con)
 Stance = Annotated[int, PlainValidator(_choice((1, -1), "stance must be 1 (pro) or -1 (con)"))]
 #: one value (text, a number, true/false, null), never a list or an object; numbers finite
-Scalar = Annotated[Any, PlainValidator(_scalar)]
+Scalar = Annotated[Any, PlainValidator(_scalar(required=False))]
 #: a finite number (CSV: its text)
 RecordNumber = Annotated[float, PlainValidator(_number(nan=False))]
 #: a number that may be NaN (argsim's own files write NaN for an undefined figure), never infinite
 RecordNumberOrNaN = Annotated[float, PlainValidator(_number(nan=True))]
 #: a `Scalar` that is neither null nor blank
-RequiredScalar = Annotated[Any, PlainValidator(_required_scalar)]
+RequiredScalar = Annotated[Any, PlainValidator(_scalar(required=True))]
 #: a count >= 1 (JSON 3 or 3.0, CSV "3"); blank or null: left out (None)
 Count = Annotated[int | None, PlainValidator(_count)]
 
@@ -439,11 +434,9 @@ def validate(schema: Any, data: Any, path: str | Path | None, row: int | None = 
         schema: a pydantic model class or a type such as `Predictions`.
         data: the parsed JSON value (a whole file, or one record).
         path: the file, for messages.
-        row: the record's row (a JSONL line, a CSV row) when `data` is one record; for a whole file whose top
-            level is a list, the list index + 1 becomes the row.
+        row: the record's row when `data` is one record (of a whole list: the faulty item's index + 1).
         what: what the file holds, for the top-level message ('a results file').
-        csv: `data` comes from a CSV/TSV file, whose cells are all text: a record kind's labels and numbers are
-            read from their text there (in JSON they must be numbers).
+        csv: `data` comes from a CSV/TSV file: labels and numbers are read from their text (in JSON: numbers).
 
     Returns:
         The validated value (a model instance for a model, plain data otherwise).
@@ -489,9 +482,8 @@ def _adapter(schema: Any) -> TypeAdapter:
 
 
 # ---------------------------------------------------------------- record kinds (CSV / TSV / JSONL / JSON lists)
-# One TypedDict per kind of record file; the records come back as plain dicts with their values read (labels,
-# stances and counts as ints, ids as text). In JSON a label is a number (`"1"` in one line and `1` in the next is
-# refused, not read two ways).
+# One TypedDict per kind of record file. A CSV cell is text, so labels and numbers are read from text there; in JSON
+# they must be numbers (`"1"` in one line and `1` in the next is refused, not read two ways).
 
 
 _RECORD = ConfigDict(extra="allow")

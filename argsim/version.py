@@ -1,7 +1,6 @@
 """argsim's version, read from the installed package's metadata (pyproject.toml is its one source), and what else
-names the code and command behind a figure or a trained model: the checkout's git commit and the command line; no
-argsim imports, so the package face, the results rows and the training records read them without importing each
-other."""
+names the code and command behind a figure or a trained model: the git commit and the command line (no argsim
+imports: the package face, the results rows and the training records read them without importing each other)."""
 
 from __future__ import annotations
 
@@ -42,10 +41,9 @@ def git_commit(repo: Path = REPO) -> str | None:
     if not (repo / ".git").exists():
         return None
     try:
-        head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+        head, dirty = (subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=10,
+                                      check=True).stdout.strip()
+                       for args in (["rev-parse", "HEAD"], ["status", "--porcelain", "--untracked-files=no"]))
     except (OSError, subprocess.SubprocessError):
         return None
     return head + ("+dirty" if dirty else "") if head else None

@@ -33,7 +33,6 @@ class SummaryFile:
 
 def read_summaries(path: Path) -> SummaryFile:
     """The items of a summaries file that have a gold summary; InputError naming the file otherwise."""
-    meta: dict[str, Any] = {}
     if path.suffix == ".json":
         data = read_json_as(Summaries, path, what="a list of items with 'summary' and 'gold' (or "
                                                   "{'summaries': [...]})")
@@ -42,7 +41,7 @@ def read_summaries(path: Path) -> SummaryFile:
             if r.get("budget") not in (None, ""):
                 r["budget"] = parse_count(r["budget"], path, n, "budget")
     else:
-        rows = read_records(path, SummaryRecord)  # budgets read as counts
+        rows, meta = read_records(path, SummaryRecord), {}  # budgets read as counts
     rows = [r for r in rows if str(r.get("gold") or "").strip()]
     if not rows:
         raise InputError(path, "no item has a gold summary")

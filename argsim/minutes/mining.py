@@ -83,10 +83,8 @@ def split_meetings(meeting_sizes: dict[str, int], fractions: Sequence[float] = (
 
 def mine_triplets(lines: Sequence[Line], vectors: np.ndarray, config: MiningConfig,
                   splits: dict[str, str]) -> tuple[list[dict], Counter]:
-    """Mine (anchor, positive, negative) triplets; `vectors` are the lines' embeddings (any scale).
-
-    Returns the triplets (dicts with anchor, positive, negative, split, meeting, date, speaker, cos_pos,
-    cos_neg) and counters of what happened (pairs considered, rejected by speaker/threshold, no negative)."""
+    """Mine (anchor, positive, negative) triplets; `vectors` are the lines' embeddings (any scale). Returns the
+    triplets (dicts with their lines' meeting, date, speaker and cosines) and counters of what happened."""
     if len(lines) != len(vectors):
         raise ValueError("one vector per line is needed")
     unit = l2_normalize(vectors)

@@ -50,10 +50,9 @@ def select_paper(sent_vecs: np.ndarray, n: int, topic_vec: np.ndarray | None = N
     q = _unit(d.mean(axis=0)) if len(d) else d.mean(axis=0)
     rel_q, pair = d @ q, d @ d.T
     topical = np.zeros(len(d))  # the topic part m * cos(D, MT) + s * cos(D, ST)
-    if topic_vec is not None and weights.m:
-        topical += weights.m * (d @ _unit(topic_vec))
-    if subtopic_vec is not None and weights.s:
-        topical += weights.s * (d @ _unit(subtopic_vec))
+    for vec, weight in ((topic_vec, weights.m), (subtopic_vec, weights.s)):
+        if vec is not None and weight:
+            topical += weight * (d @ _unit(vec))
 
     def score(i: int, sel: list[int]) -> float:  # the max term is 0 while nothing is selected
         return weights.mmr_weight * (0.5 * rel_q[i] - 0.5 * max(pair[i, sel], default=0.0)) + topical[i]

@@ -2,8 +2,7 @@
 
 No Japanese BERT exists offline, so two backbones are offered (docs/minutes.md tells them in full):
 - `ginza` (default): WordEmbeddings(GiNZA's table) -> Pooling(mean) -> Dense(identity) over Sudachi tokens written
-  as vector rows ("r123"), with `words` own vectors ("w:<word>"). A deviation from the paper (which fine-tunes a
-  Japanese BERT with its own sub-word vocabulary), and closer to it than shared rows.
+  as vector rows ("r123"), with `words` own vectors ("w:<word>"): a deviation from the paper (a Japanese BERT).
 - `minilm` or any sentence-transformers folder: fine-tuned as is (its uncased WordPiece strips dakuten).
 """
 
@@ -16,8 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
+from argsim.backend import get_encoder
+from argsim.backend.device import cast_for_inference
 from argsim.backend.encoder import Encoder
 from argsim.backend.fingerprint import fingerprint
+from argsim.backend.safety import HF_LOAD
 from argsim.io import pipe_docs
 
 MANIFEST = {"loader": "minutes-sbert"}  # a name in argsim.backend.names.ENCODER_LOADERS
@@ -26,8 +28,6 @@ SEGMENTED_MARKER = "argsim_segmented.json"
 
 def _ginza_nlp():
     """GiNZA's pipeline, shared with the backend's `ginza` encoder (loaded once per process)."""
-    from argsim.backend import get_encoder
-
     return get_encoder("ginza").nlp
 
 
@@ -115,9 +115,6 @@ class SegmentedSentenceTransformerEncoder(Encoder):
         cache `identity` replaces loading `folder` as a sentence-transformers folder."""
         super().__init__()
         from sentence_transformers import SentenceTransformer
-
-        from argsim.backend.device import cast_for_inference
-        from argsim.backend.safety import HF_LOAD
 
         self.folder = Path(folder)
         if model is None:

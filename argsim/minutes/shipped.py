@@ -1,9 +1,7 @@
 """The political Sentence-BERT as a small artifact over the installed GiNZA table: what ships as `minutes`.
 
 Training a ginza-backbone model (`argsim.minutes.sbert`) changes only the rows its texts use, so the artifact keeps
-the dense layer and the changed rows' deltas over the installed table (docs/models.md, "How loading works", gives
-the folder in full): `minutes_delta.safetensors` holds dense.weight, dense.bias, delta.index (int32) and
-delta.values (fp32, fp16 or int8 with delta.scale), and `card.json` the base's hashes (`base_files`).
+the dense layer and the changed rows' deltas over the installed table (docs/models.md, "How loading works").
 """
 
 from __future__ import annotations
@@ -16,11 +14,13 @@ from pathlib import Path
 
 import numpy as np
 
+from argsim.backend.adapters import _sha256_cached
 from argsim.backend.encoder import Encoder
 from argsim.backend.names import encoder_manifest, read_card
 from argsim.errors import InputError, ModelError
-from argsim.io import atomic_path, write_json
-from argsim.metrics.triplets import TRIPLET_FIELDS
+from argsim.io import atomic_path, sha256_file, write_json
+from argsim.metrics.triplets import TRIPLET_FIELDS, encoded_triplet_scores
+from argsim.minutes import sbert
 
 DELTA_FILE = "minutes_delta.safetensors"
 WORDS_FILE = "words.json"
@@ -35,8 +35,6 @@ PRECISIONS = ("fp32", "fp16", "int8")
 def base_hashes() -> dict[str, str]:
     """SHA-256 of the installed GiNZA word table and its word-to-row map ({"vocab/vectors": ..., ...}); ModelError
     when no ja_ginza with vocab/vectors is installed."""
-    from argsim.backend.adapters import _sha256_cached
-
     spec = importlib.util.find_spec("ja_ginza")
     if spec is None or not spec.submodule_search_locations:
         raise ModelError("model 'ginza' is not installed (pip install ja-ginza)")
@@ -86,9 +84,7 @@ def pack(trained: Path, out: Path, precision: str = "fp16", delta_rows: int | No
     from safetensors.numpy import save_file
     from sentence_transformers import SentenceTransformer
 
-    from argsim.backend.adapters import sha256_file
     from argsim.backend.safety import HF_LOAD, check_model_folder
-    from argsim.minutes import sbert
 
     if precision not in PRECISIONS:
         raise ModelError(f"precision {precision!r}: choose one of {', '.join(PRECISIONS)}")
@@ -143,8 +139,6 @@ def build_model(folder: Path):
     import torch
     from safetensors.numpy import load_file
 
-    from argsim.minutes import sbert
-
     folder = Path(folder)
     card = read_card(folder)
     check_base(folder, card)
@@ -171,24 +165,19 @@ def build_model(folder: Path):
 
 
 def load_encoder(folder: str | Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32",
-                 name: str | None = None, max_seq_length: int | None = None) -> Encoder:
-    """The loader named `minutes-delta` in `argsim_encoder.json` (`get_encoder("minutes")` for the shipped one).
+                 name: str | None = None) -> Encoder:
+    """The loader named `minutes-delta` in `argsim_encoder.json` (`get_encoder("minutes")` for the shipped one;
+    `argsim.backend.registry` refuses --max-seq-length for it before loading).
 
     Example:
         >>> enc = load_encoder(Path("argsim/shipped/minutes"), name="minutes")  # doctest: +SKIP
     """
-    from argsim.backend.adapters import sha256_file
-    from argsim.minutes.sbert import SegmentedSentenceTransformerEncoder
-
-    if max_seq_length is not None:
-        raise ModelError(f"--max-seq-length {max_seq_length}: model '{name or Path(folder).name}' is an argsim "
-                         "model; --max-seq-length applies to transformer models")
     folder = Path(folder)
     model = build_model(folder)
     card = read_card(folder)
     identity = f"minutes-delta:{card['base_sha256'][:16]}:{sha256_file(folder / DELTA_FILE)[:16]}"
-    return SegmentedSentenceTransformerEncoder(folder, device=device, batch_size=batch_size, precision=precision,
-                                               model=model, identity=identity, name=name)
+    return sbert.SegmentedSentenceTransformerEncoder(folder, device=device, batch_size=batch_size, precision=precision,
+                                                     model=model, identity=identity, name=name)
 
 
 def corpus(data_dir: str | Path | None = None) -> list:
@@ -233,6 +222,4 @@ def slice_sha256(rows: list[dict]) -> str:
 
 def slice_accuracy(encoder: Encoder, rows: list[dict]) -> float:
     """Triplet accuracy by cosine of `encoder` on `rows`, ties counted correct (as `argsim eval triplets`)."""
-    from argsim.metrics.triplets import encoded_triplet_scores
-
     return encoded_triplet_scores(encoder, rows, use_cache=False).accuracy

@@ -100,10 +100,9 @@ def dataset_items(folder: Path, which: str = "ntcir14") -> list[MinutesItem]:
 
 
 def user_items(path: Path, default_budget: int = 100) -> list[MinutesItem]:
-    """A user's utterances (CSV/TSV/JSONL/JSON): columns `id`, `text`, `topic`, `subtopic`, optional `length`
-    (character budget, at least 1) and `summary` (gold). Rows with the same id form one item, in file order, and
-    must agree on topic, subtopic, length and summary (a later row may leave them blank); each text is cleaned
-    and split into sentences. Errors name the file's row as the reader does (for CSV the header is row 1)."""
+    """A user's utterances (CSV/TSV/JSONL/JSON; `argsim.schemas.UtteranceRecord`): rows with the same id form one
+    item, in file order, and must agree on topic, subtopic, length and summary (a later row may leave them blank);
+    each text is cleaned and split into sentences."""
     from argsim.schemas import UtteranceRecord
 
     rows = read_numbered_records(path, UtteranceRecord)
@@ -130,9 +129,8 @@ def user_items(path: Path, default_budget: int = 100) -> list[MinutesItem]:
 
 def summarize_items(items: Sequence[MinutesItem], encoder=None, options: SummarizeOptions = SummarizeOptions(),
                     quiet: bool = False) -> list[dict]:
-    """Summarise every item; one record per item with the selected sentences, their scores and the summary.
-
-    `quiet`: no progress bar."""
+    """Summarise every item (`quiet`: no progress bar): one record per item with the selected sentences, their
+    scores and the summary."""
     from argsim.progress import track
 
     vec_of: dict[str, np.ndarray] = {}
@@ -143,16 +141,15 @@ def summarize_items(items: Sequence[MinutesItem], encoder=None, options: Summari
         vec_of = dict(zip(texts, vecs, strict=True))
     rng = np.random.default_rng(options.seed)
     out = []
-    cut: list[str] = []  # items whose summary is a sentence cut at the budget (no whole sentence fitted)
+    cut: list[MinutesItem] = []  # items whose summary is a sentence cut at the budget (no whole sentence fitted)
     for it in track(items, "summarising", enabled=not quiet):
         n = key_size(it.budget, options.chars_per_key)
         lengths = [len(s) for s in it.sentences]
         budget = it.budget if options.cap == "fit" else None
-        if options.method == "lead":
-            chosen = _lead(lengths, n, budget)
-        elif options.method == "random":
-            order = rng.permutation(len(it.sentences))
-            chosen = [(int(order[i]), 0.0) for i, _ in _lead([lengths[i] for i in order], n, budget)]
+        if options.method in ("lead", "random"):  # the earliest sentences (of a random order) that fit the budget
+            rank = np.argsort(rng.permutation(len(lengths))) if options.method == "random" else range(len(lengths))
+            chosen = [(i, 0.0) for i, _ in _greedy(len(lengths), n, lambda i, sel, rank=rank: -rank[i], lengths,
+                                                    budget)]
         else:
             chosen = _embedrank(it, vec_of, options, n, lengths, budget)
         fallback = None
@@ -160,24 +157,18 @@ def summarize_items(items: Sequence[MinutesItem], encoder=None, options: Summari
             fallback = 0 if options.method in ("lead", "random") else _embedrank(it, vec_of, options, 1)[0][0]
         summary = compose(it.sentences, chosen, it.budget, options.cap, fallback)
         if fallback is not None and len(it.sentences[fallback]) > it.budget:
-            cut.append(it.id)
+            cut.append(it)
         out.append({"id": it.id, "budget": it.budget, "key_size": n, "summary": summary, "gold": it.gold,
                     "selected": [{"index": i, "sentence": it.sentences[i], "score": round(sc, 6), "rank": r + 1}
                                  for r, (i, sc) in enumerate(chosen)],
                     "n_sentences": len(it.sentences), **({"meta": it.meta} if it.meta else {})})
     if cut:  # English text is one long "sentence" to the Japanese sentence splitter: its summary is cut mid-word
-        by_id = {it.id: it for it in items}
-        unsplit = [i for i in cut if not any(c in s for s in by_id[i].sentences for c in "。！？")]
+        unsplit = [it for it in cut if not any(c in s for s in it.sentences for c in "。！？")]
         hint = (f"; {len(unsplit)} of them hold no Japanese sentence end (。！？): the summarizer splits Japanese "
                 "sentences only, so such text is cut mid-word" if unsplit else "")
         warn(f"{len(cut)} of {len(items)} items: no whole sentence fits the budget, so the summary is the best "
-             f"sentence cut at the budget ({examples(cut)}){hint}")
+             f"sentence cut at the budget ({examples([it.id for it in cut])}){hint}")
     return out
-
-
-def _lead(lengths: Sequence[int], n: int, budget: int | None) -> list[tuple[int, float]]:
-    """The first `n` sentences in order, skipping those that overflow `budget` (the greedy pick of the earliest)."""
-    return [(i, 0.0) for i, _ in _greedy(len(lengths), n, lambda i, sel: -i, lengths, budget)]
 
 
 def _embedrank(it: MinutesItem, vec_of: dict, options: SummarizeOptions, n: int, lengths: Sequence[int] | None = None,

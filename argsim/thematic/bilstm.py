@@ -77,10 +77,8 @@ class Vocabulary:
 
 
 def build_vocabulary(texts: list[str], keyed_vectors, top_words: int = 100_000) -> tuple[Vocabulary, np.ndarray]:
-    """Words of `texts` known to the vectors plus the `top_words` most frequent vector words, and their matrix.
-
-    Static-model word vectors (`argsim.backend.static_words`) first compose the texts' words from sub-word tokens;
-    the `top_words` come from the model's own whole words only, whatever was composed before."""
+    """Words of `texts` known to the vectors plus the `top_words` most frequent vector words, and their matrix
+    (static-model word vectors first compose the texts' words, `cover_words`; the `top_words` are whole words)."""
     tokens = [tokenize_en(text) for text in texts]
     cover_words(keyed_vectors, (t for toks in tokens for t in toks))
     index = keyed_vectors.key_to_index

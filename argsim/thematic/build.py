@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import islice
 from pathlib import Path
 
 from argsim.config import SEED
@@ -10,6 +11,7 @@ from argsim.data.wikipedia import ROOT, Article, parse_article, read_article_ind
 from argsim.errors import InputError, check_choice
 from argsim.io import read_records, read_text_file, regular_files, write_json, write_jsonl
 from argsim.progress import track
+from argsim.schemas import ArticleRecord
 from argsim.thematic.triplets import (
     SPLITS,
     PreparedArticle,
@@ -31,8 +33,6 @@ def read_user_articles(path: Path, quiet: bool = False) -> list[Article]:
             raise InputError(path, "no *.txt or *.wiki wikitext files in this folder")
         return [parse_article(read_text_file(f), f.stem.replace("_", " "), str(f))
                 for f in track(files, "parsing articles", enabled=not quiet)]
-    from argsim.schemas import ArticleRecord
-
     rows = read_records(path, ArticleRecord)
     return [parse_article(r["text"], str(r["title"]), str(path))
             for r in track(rows, "parsing articles", enabled=not quiet)]
@@ -40,16 +40,15 @@ def read_user_articles(path: Path, quiet: bool = False) -> list[Article]:
 
 def prepared_split(folder: Path, split: str = "test", seed: int = SEED) -> Iterator[PreparedArticle]:
     """The prepared articles of one split of the Wikipedia corpus in `folder`, in the order `build_datasets` takes
-    them (articles split with `seed`, top-level sections, the first file of each title as `load_articles` keeps),
-    parsed one at a time as they are asked for, so a caller that needs the first few parses only those.
+    them (the first file of each title, top-level sections), parsed one at a time as they are asked for.
 
     Args:
         folder: the `wikipedia` dataset folder (`argsim.data.catalog.dataset_dir("wikipedia")`).
         split: ``"train"``, ``"dev"`` or ``"test"``.
-        seed: the split seed (`argsim data triplets wikipedia`'s default: 13).
+        seed: the split seed.
 
     Returns:
-        An iterator of `PreparedArticle` (articles with too few kept sections are skipped, as `prepare` does).
+        An iterator of `PreparedArticle` (those with too few kept sections skipped, as `prepare` does).
 
     Example:
         >>> from argsim.data.catalog import dataset_dir
@@ -66,15 +65,14 @@ def prepared_split(folder: Path, split: str = "test", seed: int = SEED) -> Itera
 
 
 def first_test_triplets(folder: Path, limit: int | None, seed: int = SEED, split: str = "test") -> list[dict]:
-    """The first `limit` triplets-sen triplets of a split (test by default) of the Wikipedia corpus in `folder`,
-    exactly as `build_datasets` writes them with its defaults (articles split with `seed`, top-level sections,
-    adjacent-section negatives), parsing only the articles they come from: `sentence_triplets` draws article by
-    article from one seeded generator, so the first triplets depend on the first articles alone.
+    """The first `limit` triplets-sen triplets of a split of the Wikipedia corpus in `folder`, exactly as
+    `build_datasets` writes them with its defaults, parsing only the articles they come from (`sentence_triplets`
+    draws article by article from one seeded generator, so the first triplets depend on the first articles alone).
 
     Args:
         folder: the `wikipedia` dataset folder (`argsim.data.catalog.dataset_dir("wikipedia")`).
-        limit: how many triplets (None, or more than there are: all the split's triplets).
-        seed: the split and triplet seed (`argsim data triplets wikipedia`'s default: 13).
+        limit: how many triplets (None: all the split's triplets).
+        seed: the split and triplet seed.
         split: ``"train"``, ``"dev"`` or ``"test"``.
 
     Returns:
@@ -102,15 +100,8 @@ def first_scb_rows(folder: Path, articles: int | None, split: str = "test", seed
         >>> len({r["article"] for r in first_scb_rows(dataset_dir("wikipedia"), 2)})  # doctest: +SKIP
         2
     """
-    rows: list[dict] = []
-    seen = 0
-    for article in prepared_split(folder, split, seed):
-        if articles is not None and seen >= articles:
-            break
-        if more := clustering_benchmark([article]):
-            rows += more
-            seen += 1
-    return rows
+    chunks = filter(None, (clustering_benchmark([article]) for article in prepared_split(folder, split, seed)))
+    return [row for chunk in islice(chunks, articles) for row in chunk]
 
 
 def build_datasets(articles: list[Article], out: Path, negatives: str = "adjacent", level: str = "top",

@@ -35,11 +35,8 @@ def _per_arch(name: str) -> str:
 @dataclass
 class ThematicTrainConfig:
     """Settings of the thematic triplet networks: `arch` picks the network; the BiLSTM's and MiniLM's own
-    fields are ignored by the other one. `lr`, `batch_size`, `lora_rank` and `eval_every` left at None take the
-    arch's recommended value (`ARCH_DEFAULTS`) when a trainer reads them (`resolved`). `init` (MiniLM only)
-    continues a trained LoRA adapter, e.g. the shipped `thematic` (`argsim.backend.adapters.continue_adapter`):
-    its base, rank and alpha replace `model`, `lora_rank` (left at None: the adapter's; another rank is refused)
-    and `lora_alpha`, so training time adds up across runs.
+    fields are ignored by the other one; the per-arch fields left at None are filled in by `resolved`. `init`
+    continues a trained LoRA adapter (`argsim.backend.adapters.continue_adapter`), so training time adds up.
 
     Example:
         >>> shipped = ThematicTrainConfig().resolved()
@@ -133,11 +130,9 @@ class ThematicTrainConfig:
             the resolved copy.
 
         Raises:
-            ArgsimError: an unknown arch; `--eval-every` given without dev triplets; with MiniLM, a checkpoint
-                interval that is not a multiple of the evaluation interval
-                (`argsim.training.st.check_cadence`: every evaluated step is saved, so that the best one can be
-                kept); `init` with `--arch bilstm` or with `--lora-rank 0` (an adapter is continued, not the
-                weights).
+            ArgsimError: an unknown arch; `--eval-every` without dev triplets; with MiniLM, a checkpoint interval
+                that is not a multiple of the evaluation interval (`argsim.training.st.check_cadence`); `init`
+                with `--arch bilstm` or `--lora-rank 0`.
 
         Example:
             >>> ThematicTrainConfig().checked(has_dev=False).eval_every

@@ -23,10 +23,8 @@ LEVELS = ("top", "all")
 
 @dataclass
 class KeptSection:
-    """One section that passed the filters: its heading and, per paragraph, the sentences of 5-50 tokens.
-
-    `openers[i]` is the opening sentence of paragraph i when it has 5-50 tokens, else None (the paragraph is
-    still counted, so paragraph distances are those of the article)."""
+    """One section that passed the filters: its heading and, per paragraph, the sentences of 5-50 tokens and the
+    opening sentence when it has 5-50 tokens, else None (so paragraph distances are those of the article)."""
 
     heading: str
     paragraphs: list[list[str]] = field(default_factory=list)
@@ -43,10 +41,8 @@ def _length_ok(sentence: str) -> bool:
 
 def kept_sections(article: Article, level: str = "top") -> list[KeptSection]:
     """The article's sections after the paper's filters (lead, Background and list sections dropped; sentences
-    of min-max tokens); sections left without any sentence are dropped too.
-
-    level 'top': a level-2 section absorbs its sub-sections (the paper's sections); 'all': every heading is a
-    section of its own."""
+    of min-max tokens), those left without any sentence dropped too. level 'top': a level-2 section absorbs its
+    sub-sections (the paper's sections); 'all': every heading is a section of its own."""
     if level not in LEVELS:
         raise ValueError(f"level must be one of {LEVELS}, not {level!r}")
     merged: list[tuple[str, list[list[str]]]] = []  # (heading, paragraphs as sentence lists) per section, lead included
