@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from argsim.benchmarks.evaluate import COMPARE_METHOD, METHOD, paired_test, parse_variant, percentile_interval
+from argsim.benchmarks.evaluate import METHOD, Leaderboard, paired_test, parse_variant, percentile_interval
 from argsim.errors import ArgsimError
 
 
@@ -88,18 +88,15 @@ def verdicts_from_rows(rows: Sequence[Mapping[str, Any]], variant: str, fp32: st
     `variant`'s figure, `fp32`'s with its interval, and the comparison row '`variant` vs `fp32`'; a baseline whose
     row records another precision than fp32 (`auto` on a CPU with native bf16) is no baseline: that task is not
     compared."""
-    primary = {(r["model"], r["setting"]): r for r in rows
-               if r.get("method") == METHOD and (r.get("extra") or {}).get("primary")}
+    board = Leaderboard.from_rows(rows)
+    not_fp32 = {r["setting"] for r in rows if r.get("method") == METHOD and r["model"] == fp32
+                and (r.get("extra") or {}).get("primary") and (r.get("env") or {}).get("precision", "fp32") != "fp32"}
     out = []
-    for r in rows:
-        if r.get("method") != COMPARE_METHOD or r["model"] != f"{variant} vs {fp32}":
-            continue
-        mine, base, extra = primary.get((variant, r["setting"])), primary.get((fp32, r["setting"])), r["extra"]
-        if mine is None or base is None or (base.get("env") or {}).get("precision", "fp32") != "fp32":
-            continue
-        out.append(TaskVerdict(r["setting"], base["metric"], mine["value"], base["value"], *base["extra"]["ci95"],
-                               *extra["ci95"], extra["p_bootstrap"], extra.get("p_mcnemar"),
-                               bool(extra["significant"])))
+    for c in board.comparisons:
+        mine, base = board.score(variant, c.task), board.score(fp32, c.task)
+        if (c.a, c.b) == (variant, fp32) and mine and base and c.task not in not_fp32:
+            out.append(TaskVerdict(c.task, base.metric, mine.value, base.value, base.low, base.high, c.low, c.high,
+                                   c.p_bootstrap, c.p_mcnemar, c.significant))
     return out
 
 
@@ -159,10 +156,9 @@ def decide(evaluate_rows: Sequence[Mapping[str, Any]], backends_rows: Sequence[M
         ([], None)
     """
     speed = {r["method"]: r["value"] for r in backends_rows if r.get("metric") == "speedup_vs_torch_fp32"}
-    variants = dict.fromkeys(r["model"].partition(" vs ")[0] for r in evaluate_rows
-                             if r.get("method") == COMPARE_METHOD and r["model"].endswith(f" vs {fp32}"))
-    tasks = dict.fromkeys(r["setting"] for r in evaluate_rows if r.get("method") == METHOD and r["model"] == fp32
-                          and (r.get("extra") or {}).get("primary"))
+    board = Leaderboard.from_rows(evaluate_rows)
+    variants = dict.fromkeys(c.a for c in board.comparisons if c.b == fp32)
+    tasks = dict.fromkeys(s.task for s in board.scores if s.model == fp32)
     decisions = []
     for name in variants:
         verdicts = verdicts_from_rows(evaluate_rows, name, fp32)

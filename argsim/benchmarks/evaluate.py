@@ -284,18 +284,17 @@ class Leaderboard:
         metrics: dict[tuple[str, str], dict[str, float]] = {}  # each score's dict, filled by all of its rows
         for r in rows:
             extra = r.get("extra") or {}
+            low, high = extra.get("ci95") or [math.nan, math.nan]
             if r.get("method") == METHOD:
                 found = metrics.setdefault((r["model"], r["setting"]), {})
                 found[r["metric"]] = r["value"]
             if r.get("method") == METHOD and extra.get("primary"):
-                low, high = extra.get("ci95") or [math.nan, math.nan]
                 n_boot = extra.get("n_boot", n_boot)
                 ref = Reference("published", r["paper"]) if r.get("paper") is not None else None
                 scores.append(Score(r["model"], r["setting"], r["metric"], r["value"], low, high, extra.get("units"),
                                     r.get("seconds") or 0.0, r.get("split"), found, ref))
             elif r.get("method") == COMPARE_METHOD:
                 a, _, b = r["model"].partition(" vs ")
-                low, high = extra.get("ci95") or [math.nan, math.nan]
                 comparisons.append(Comparison(r["setting"], a, b, r["metric"].removeprefix("delta_"), r["value"],
                                               low, high, extra.get("p_bootstrap", math.nan),
                                               extra.get("p_mcnemar"), bool(extra.get("significant"))))
@@ -340,25 +339,24 @@ def run_evaluate(model_or_models: Any, tasks: Sequence[str] | None = None, limit
     chosen = [table[k] for k in table if tasks is None or k in tasks]
     named = _named_models(model_or_models, compare, limit, n_boot)
     compare = None if compare is None else list(compare)
-    parsed: dict[str, tuple[str, dict[str, str]] | None] = {}
+    models, variants = {}, {}
     for label, m in named.items():
-        parsed[label] = parse_variant(m) if isinstance(m, str) else None
-        check_model(parsed[label][0] if parsed[label] else m)
-        if parsed[label] is not None:
+        parsed = parse_variant(m) if isinstance(m, str) else None
+        models[label] = parsed[0] if parsed else m
+        check_model(models[label])
+        if parsed is not None:
             from argsim.backend.runtime import check_backend
 
-            variant = parsed[label][1]
-            check_backend(variant["backend"], variant["quantize"], "cpu" if variant["backend"] != "torch" else "auto",
-                          variant["precision"])
-    models = {label: parsed[label][0] if parsed[label] else m for label, m in named.items()}
+            o = parsed[1]
+            check_backend(o["backend"], o["quantize"], "cpu" if o["backend"] != "torch" else "auto", o["precision"])
+            variants[label] = replace(config, **o)
     kinds = {label: model_kind(m) for label, m in models.items()}
     evaluators = _read_evaluators(chosen, kinds, tasks is not None, limit, config)
     if not evaluators:
         fits = "; ".join(f"{who}: {', '.join(t.key for t in TASKS.values() if can_score(t, kind, t.evaluator_class()))}"
                          for kind, who in LIMITED_KINDS.items())
         raise ArgsimError(f"no chosen task can score {', '.join(kinds)} ({', '.join(t.key for t in chosen)}; {fits})")
-    board = Leaderboard(list(named), [t for t in chosen if t.key in evaluators], [], n_boot=n_boot,
-                        variants={label: replace(config, **p[1]) for label, p in parsed.items() if p})
+    board = Leaderboard(list(named), [t for t in chosen if t.key in evaluators], [], n_boot=n_boot, variants=variants)
     boots: dict[tuple[str, str], tuple[np.ndarray, np.ndarray | None]] = {}
     for t_index, task in enumerate(board.tasks):
         ev = evaluators[task.key]
