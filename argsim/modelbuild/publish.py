@@ -25,7 +25,9 @@ from argsim.data.arguana import load_arguana
 from argsim.data.catalog import dataset_dir
 from argsim.errors import ArgsimError
 from argsim.io import read_records, sha256_file, write_json
+from argsim.kpm.evaluate import map_of_folder
 from argsim.metrics.triplets import TRIPLET_FIELDS, encoded_triplet_scores
+from argsim.minutes import shipped
 from argsim.modelbuild.inventory import read_json_object
 from argsim.paths import under_workdir
 from argsim.schemas import TripletRecord
@@ -63,8 +65,6 @@ def kpm_slice(config=None):
 
 
 def _kpm_slice_figures(folder: Path, config=None) -> dict[str, float]:
-    from argsim.kpm.evaluate import map_of_folder
-
     result = map_of_folder(folder, kpm_slice(config), config)
     return {"strict_map": result.strict, "relaxed_map": result.relaxed}
 
@@ -113,8 +113,6 @@ def _minutes_slice_figures(folder: Path, config=None) -> dict:
     """The slice (the first MINUTES_SLICE test triplets, file order, of `argsim data triplets minutes`)'s accuracy
     through the shipped loader, and where its triplets are in the minutes (line numbers of
     `argsim.minutes.shipped.corpus`, not their text) with the texts' hash, so a test rebuilds it offline."""
-    from argsim.minutes import shipped
-
     data_dir = config.data_dir if config else None
     rows = [{k: str(r.get(k, "")) for k in (*TRIPLET_FIELDS, "meeting", "negative_meeting")}
             for r in read_records(under_workdir(MINUTES_TEST), TripletRecord)[:MINUTES_SLICE]]
@@ -128,15 +126,9 @@ def _minutes_slice_figures(folder: Path, config=None) -> dict:
             "texts_sha256": shipped.slice_sha256(rebuilt), "lines": pairs}
 
 
-def _minutes_pack(trained: Path, staging: Path) -> dict:
-    from argsim.minutes.shipped import pack
-
-    return pack(trained, staging, precision=MINUTES_PRECISION, delta_rows=MINUTES_DELTA_ROWS)
-
-
-#: how the shipped minutes model stores its deltas (chosen on dev accuracy within the size limit; docs/models.md)
+#: how the shipped minutes model stores its deltas: int8, every row (chosen on dev accuracy within the size limit;
+#: docs/models.md)
 MINUTES_PRECISION = "int8"
-MINUTES_DELTA_ROWS: int | None = None
 POLIINFO_LICENCE = ("PoliInfo (NTCIR-14 QA Lab-PoliInfo / NTCIR-15 QA Lab-PoliInfo-2): Tokyo Metropolitan "
                     "Assembly minutes, distributed by NTCIR for research use under its user agreement")
 
@@ -249,7 +241,7 @@ TASKS: dict[str, ShippedTask] = {
         slice_figures=_minutes_slice_figures, artifact="delta",
         files=("minutes_delta.safetensors", "words.json", "argsim_encoder.json"),
         trained_with="train with `argsim train minutes-sbert` (ginza backbone; it ships as a delta over GiNZA's "
-                     "table)", pack=_minutes_pack),
+                     "table)", pack=partial(shipped.pack, precision=MINUTES_PRECISION)),
 }
 
 

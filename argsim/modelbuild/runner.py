@@ -19,7 +19,7 @@ from pathlib import Path
 from argsim.errors import ArgsimError
 from argsim.io import write_json
 from argsim.metrics.record import Evaluation
-from argsim.modelbuild.inventory import read_json_object
+from argsim.modelbuild.inventory import number, read_json_object
 from argsim.modelbuild.recipes import RECIPES, Recipe
 from argsim.progress import progress_bar
 from argsim.results import result_rows, write_results
@@ -47,13 +47,11 @@ def read_figure(out: Path, spec: str) -> float | None:
     """The number at `file:dotted.key` under `out` (None when the file or key is missing)."""
     file, _, key = spec.partition(":")
     value = read_json_object(out / file)
-    if value is None:
-        return None
     for part in key.split(".") if key else []:
         if not isinstance(value, dict) or part not in value:
             return None
         value = value[part]
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    return number(value)
 
 
 def figures(recipe: Recipe, root: Path) -> dict[str, float]:
