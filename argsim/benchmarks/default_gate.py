@@ -1,15 +1,13 @@
 """Which numeric variant of a model is the CPU default: the statistical rule of docs/backends.md ("The default, and
-why"), decided from `argsim evaluate` rows (`bench/results/evaluate.json`: each variant scored in one run with the
-fp32 model and compared with it, e.g. `argsim evaluate 'minilm [onnx int8]' minilm --compare 'minilm [onnx int8]'
-minilm --record`, so both are resampled on the same draws and the comparison row holds the paired test).
+why"), decided from `argsim evaluate` rows (bench/results/evaluate.json: each variant scored and `--compare`d with
+the fp32 model in one run, so both are resampled on the same draws and the comparison row holds the paired test).
 
 A variant passes a task when its figure lies inside torch fp32's 95 % bootstrap interval and the paired test of
-variant - fp32 (`argsim.benchmarks.evaluate.paired_test`) finds no significant difference; it passes when it passes
-every task. Speed only orders: of the variants that pass, the fastest one faster than fp32 (the backends benchmark)
-that runs natively becomes the default. Readings chosen: the rule is two-sided (significantly better fails too:
-the default must give fp32's figures), no fixed tolerance is added, and "runs natively" means the model as it is
-stored, in its own framework, on a number format the hardware computes (an ONNX Runtime / OpenVINO export is a
-conversion built and calibrated on first use: it can pass but stays one option away, `VariantDecision.eligible`).
+variant - fp32 (`argsim.benchmarks.evaluate.paired_test`) finds no significant difference, and passes when it passes
+every task; speed only orders: the fastest that passes, is faster than fp32 and runs natively becomes the default.
+Readings chosen: two-sided (significantly better fails too: the default must give fp32's figures), no fixed
+tolerance, and "runs natively" is the model as stored, in its own framework, on a number format the hardware
+computes (an ONNX Runtime / OpenVINO export, built and calibrated on first use, stays one option away).
 """
 
 from __future__ import annotations
@@ -190,11 +188,8 @@ def decide_from_results(folder: str | Path, fp32: str = "minilm") -> tuple[list[
     """`decide` on the results files of `folder` (evaluate.json; backends.json where it exists); ArgsimError (one
     line) when evaluate.json is missing or compares no variant with `fp32`."""
     folder = Path(folder)
-    rows = {}
-    for name in ("evaluate", "backends"):
-        path = folder / f"{name}.json"
-        rows[name] = json.loads(path.read_text(encoding="utf-8"))["rows"] if path.is_file() else []
-    decisions, default = decide(rows["evaluate"], rows["backends"], fp32)
+    decisions, default = decide(*(json.loads(path.read_text(encoding="utf-8"))["rows"] if path.is_file() else []
+                                  for path in (folder / "evaluate.json", folder / "backends.json")), fp32)
     if not decisions:
         raise ArgsimError(f"{folder / 'evaluate.json'}: no comparison of a variant with {fp32}: run e.g. `argsim "
                           f"evaluate '{fp32} [onnx int8]' {fp32} --compare '{fp32} [onnx int8]' {fp32} --record`")

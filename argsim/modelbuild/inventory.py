@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from argsim.errors import InputError, warn
-from argsim.io import read_json
-from argsim.schemas import TrainConfig, validate
+from argsim.io import read_json_as
+from argsim.schemas import TrainConfig
 
 RECORDS = ("train_config.json", "models_build.json")
 
@@ -28,14 +28,12 @@ def read_json_object(path: Path, problems: list[str] | None = None) -> dict | No
     if not path.is_file():
         return None
     try:
-        data = read_json(path)
-        validate(TrainConfig if path.name == "train_config.json" else dict[str, object], data, path,
-                 what="a JSON object")
+        return read_json_as(TrainConfig if path.name == "train_config.json" else dict[str, object], path,
+                            what="a JSON object")
     except InputError as exc:
         if problems is not None:
             problems.append(str(exc))
         return None
-    return data
 
 
 def _numbers(d: object) -> dict[str, float]:
