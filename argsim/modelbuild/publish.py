@@ -168,8 +168,12 @@ COUNTER_TASK = {"primary": "val_at1_over_30_best", "figures": ("val_at1_over_30_
                 "licence": COUNTERARGS_LICENCE}
 COUNTER_SLICE_TEXT = (f"counterargs-18 {COUNTER_SLICE['split']}, first {COUNTER_SLICE['limit']} points (id order), "
                       f"setting {COUNTER_SLICE['setting']}")
-RETRIEVER_SLICE_TEXT = (f"{COUNTER_SLICE_TEXT}: accuracy@1 and MRR (emb-cosine); ArguAna replica "
-                        f"{ARGUANA_SLICE['split']}, theme {ARGUANA_SLICE['themes'][0]}: nDCG@10")
+
+#: what the shipped open-collection retrievers share: task, gate and slice
+RETRIEVER_TASK = {"task": "counter-retriever", "primary": "validation_ndcg_at_10",
+                  "slice_description": f"{COUNTER_SLICE_TEXT}: accuracy@1 and MRR (emb-cosine); ArguAna replica "
+                                       f"{ARGUANA_SLICE['split']}, theme {ARGUANA_SLICE['themes'][0]}: nDCG@10",
+                  "slice_figures": _retriever_slice_figures}
 
 TASKS: dict[str, ShippedTask] = {
     "kpm": ShippedTask("kpm", "kpm", "key point matching bi-encoder: LoRA adapter over MiniLM, contrastive loss",
@@ -207,27 +211,21 @@ TASKS: dict[str, ShippedTask] = {
                "point_encoder/adapter_config.json"),
         trained_with="train with `argsim train bipolar --kind bipolar --train-encoder --lora-rank 16`"),
     "counter-retriever": ShippedTask(
-        "counter-retriever", "counter-retriever",
-        "open-collection counter-argument retriever: LoRA adapter over MiniLM (one tower), cached MNRL with "
-        "same-debate hard negatives",
-        primary="validation_ndcg_at_10", figures=("validation_ndcg_at_10",),
+        "counter-retriever", description="open-collection counter-argument retriever: LoRA adapter over MiniLM (one "
+        "tower), cached MNRL with same-debate hard negatives", **RETRIEVER_TASK, figures=("validation_ndcg_at_10",),
         data="counterargs-18 training pairs without any text of the validation or test split (2,796 of 4,065 "
              "point-counter pairs; validation: the ArguAna replica's validation split)",
         licence=COUNTERARGS_LICENCE.replace("the shipped heads hold", "the shipped adapter holds"),
-        slice_description=RETRIEVER_SLICE_TEXT,
-        slice_figures=_retriever_slice_figures,
         trained_with="train with `argsim train counter-retriever`"),
     "counter-fusion": ShippedTask(
-        "counter-fusion", "counter-retriever",
-        "counter-argument retrieval by the sum of two models' cosines: counter-bi-encoder (point tower for "
-        "points, candidate tower for candidates) and counter-retriever, as one two-tower embedding model (the "
-        "concatenation of their L2-normalised vectors)",
-        primary="validation_ndcg_at_10", figures=("validation_ndcg_at_10", "test_ndcg_at_10", "test_epa_accuracy_at_1"),
+        "counter-fusion", description="counter-argument retrieval by the sum of two models' cosines: "
+        "counter-bi-encoder (point tower for points, candidate tower for candidates) and counter-retriever, as one "
+        "two-tower embedding model (the concatenation of their L2-normalised vectors)", **RETRIEVER_TASK,
+        figures=("validation_ndcg_at_10", "test_ndcg_at_10", "test_epa_accuracy_at_1"),
         data="no training of its own: its parts' data (counter-bi-encoder, counter-retriever); its weights chosen "
              "on the ArguAna replica's validation split",
         licence=COUNTERARGS_LICENCE.replace("the shipped heads hold", "the shipped config holds"),
-        slice_description=RETRIEVER_SLICE_TEXT,
-        slice_figures=_retriever_slice_figures, artifact="composite", files=("config.json", "argsim_encoder.json"),
+        artifact="composite", files=("config.json", "argsim_encoder.json"),
         trained_with="write with `argsim.backend.concat.save_composite` and record its figures in train_config.json"),
     "minutes": ShippedTask(
         "minutes", "minutes", "political Sentence-BERT (Shirafuji et al.): GiNZA word vectors with own word vectors "

@@ -90,17 +90,10 @@ class Recipe:
         return line(self.train) if self.train else ""
 
     @property
-    def prepare_lines(self) -> tuple[tuple[str, str], ...]:
-        return tuple((line(command), creates) for command, creates in self.prepare)
-
-    @property
-    def score_lines(self) -> tuple[str, ...]:
-        return tuple(line(command) for command in self.score)
-
-    @property
     def lines(self) -> list[str]:
         """Every command line in the order the build runs them."""
-        return [c for c, _ in self.prepare_lines] + ([self.train_line] if self.train else []) + list(self.score_lines)
+        return ([line(c) for c, _ in self.prepare] + ([self.train_line] if self.train else [])
+                + [line(c) for c in self.score])
 
 
 KPM_SBERT = "models/kpm-sbert-contrastive"

@@ -20,7 +20,7 @@ from argsim.errors import ArgsimError
 from argsim.io import write_json
 from argsim.metrics.record import Evaluation
 from argsim.modelbuild.inventory import number, read_json_object
-from argsim.modelbuild.recipes import RECIPES, Recipe
+from argsim.modelbuild.recipes import RECIPES, Recipe, line
 from argsim.progress import progress_bar
 from argsim.results import result_rows, write_results
 
@@ -177,15 +177,15 @@ def _run_steps(recipe: Recipe, status: str, root: Path, log: Path, global_option
     """Run what the recipe still has to run: the data it lacks, its training unless trained (resumed when
     interrupted, bounded by the build's deadline), its scoring. True when the training stopped at the deadline
     with a checkpoint; ArgsimError naming the recipe and the log when a step fails."""
-    steps = [(line, False) for line, creates in recipe.prepare_lines if not (root / creates).exists()]
+    steps = [(line(command), False) for command, creates in recipe.prepare if not (root / creates).exists()]
     if recipe.train and status != "trained":
         steps.append((recipe.train_line + (" --resume" if status == "interrupted" else ""), True))
-    for line, is_training in steps + [(line, False) for line in recipe.score_lines]:
+    for text, is_training in steps + [(line(command), False) for command in recipe.score]:
         bounded = False
         if is_training and deadline is not None:
-            line, bounded = with_budget(line, (deadline - time.monotonic()) / 60)
-        note(f"{recipe.name}: {line}")
-        cmd = argv(line, global_options)
+            text, bounded = with_budget(text, (deadline - time.monotonic()) / 60)
+        note(f"{recipe.name}: {text}")
+        cmd = argv(text, global_options)
         with open(log, "a", encoding="utf-8") as fh:  # the step's output appended to the log
             fh.write(f"$ {shlex.join(cmd)}\n")
             fh.flush()
@@ -196,7 +196,7 @@ def _run_steps(recipe: Recipe, status: str, root: Path, log: Path, global_option
         rc = proc.returncode
         if rc != 0:
             note(f"{recipe.name}: failed (exit {rc}); see {log}; rerun `argsim models build` to continue")
-            raise ArgsimError(f"recipe {recipe.name}: `{line}` exited {rc} (log: {log})")
+            raise ArgsimError(f"recipe {recipe.name}: `{text}` exited {rc} (log: {log})")
         if bounded and (read_json_object(root / recipe.out / "train_config.json") or {}).get(
                 "stopped_by") == "max_minutes":
             return True
