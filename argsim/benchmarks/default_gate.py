@@ -173,14 +173,13 @@ def decision_table(decisions: Sequence[VariantDecision]) -> list[list[str]]:
     out = [["variant", "x torch fp32", "task", "metric", "figure", "delta", "fp32 95 % interval",
             "paired 95 % interval", "p (bootstrap)", "p (McNemar)", "inside", "significant", "passes"]]
     for d in decisions:
+        speed = f"{d.speedup:.2f}" if d.speedup else "-"
         for v in d.verdicts:
-            out.append([d.variant, f"{d.speedup:.2f}" if d.speedup else "-", v.task, v.metric, f"{v.value:.4f}",
-                        f"{v.delta:+.4f}", f"[{v.fp32_low:.4f}, {v.fp32_high:.4f}]",
-                        f"[{v.delta_low:+.4f}, {v.delta_high:+.4f}]", f"{v.p_bootstrap:.3f}",
-                        "-" if v.p_mcnemar is None else f"{v.p_mcnemar:.3f}", "yes" if v.inside else "no",
-                        "yes" if v.significant else "no", "pass" if v.passes else "fail"])
-        out += [[d.variant, f"{d.speedup:.2f}" if d.speedup else "-", task, *["-"] * 9, "not compared"]
-                for task in d.missing]
+            out.append([d.variant, speed, v.task, v.metric, f"{v.value:.4f}", f"{v.delta:+.4f}",
+                        f"[{v.fp32_low:.4f}, {v.fp32_high:.4f}]", f"[{v.delta_low:+.4f}, {v.delta_high:+.4f}]",
+                        f"{v.p_bootstrap:.3f}", "-" if v.p_mcnemar is None else f"{v.p_mcnemar:.3f}",
+                        "yes" if v.inside else "no", "yes" if v.significant else "no", "pass" if v.passes else "fail"])
+        out += [[d.variant, speed, task, *["-"] * 9, "not compared"] for task in d.missing]
     return out
 
 

@@ -338,7 +338,6 @@ def run_evaluate(model_or_models: Any, tasks: Sequence[str] | None = None, limit
                           f"{', '.join(table)}")
     chosen = [table[k] for k in table if tasks is None or k in tasks]
     named = _named_models(model_or_models, compare, limit, n_boot)
-    compare = None if compare is None else list(compare)
     models, variants = {}, {}
     for label, m in named.items():
         parsed = parse_variant(m) if isinstance(m, str) else None
