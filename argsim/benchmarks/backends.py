@@ -128,8 +128,7 @@ def measure_variant(model: str, name: str, options: BackendBenchOptions,
         Path("/proc/self/clear_refs").write_text("5")
     r: dict = {"load_average_start": round(os.getloadavg()[0], 2)}
     # no embedding cache (every figure computed); the exports stay in the cache folder for the next run
-    base = RunConfig(device="cpu", precision=precision, backend=backend, quantize=quantize, quiet=True,
-                     use_cache=False)
+    base = RunConfig(device="cpu", precision=precision, backend=backend, quantize=quantize, quiet=True, use_cache=False)
     cal = inputs.calibration if quantize != "none" else None
     for threads in options.threads:
         torch.set_num_threads(threads)
@@ -254,8 +253,7 @@ def run_backends_benchmark(options: BackendBenchOptions = BackendBenchOptions(),
             model = str(static) if name == "model2vec" else "minilm"
             results[name] = r = measure_variant(model, name, options, inputs, reference, log)
             write_results("backends", variant_rows(results, options, inputs, distill_seconds, log), merge=True)
-            log(f"{name}: " + ", ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
-                                        for k, v in r.items()))
+            log(f"{name}: " + ", ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}" for k, v in r.items()))
     finally:
         registry._LOADED.clear()
     return variant_rows(results, options, inputs, distill_seconds, lambda line: None)

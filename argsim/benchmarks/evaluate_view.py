@@ -92,11 +92,10 @@ def _cell_html(text: str) -> str:
     head, _, rest = text.partition(" [")
     ci, _, tail = rest.partition("]")
     sig = tail.endswith(" *")
-    tail = tail.removesuffix(" *")
-    tail_html = f" <span class=\"ref\">{escape(tail.strip())}</span>" if tail.strip() else ""
+    tail = tail.removesuffix(" *").strip()
+    tail_html = f" <span class=\"ref\">{escape(tail)}</span>" if tail else ""
     cls = ' class="sig"' if sig else ""
-    return (f"<span{cls}>{escape(head)}{'*' if sig else ''}</span> "
-            f"<span class=\"ci\">[{escape(ci)}]</span>{tail_html}")
+    return f"<span{cls}>{escape(head)}{'*' if sig else ''}</span> <span class=\"ci\">[{escape(ci)}]</span>{tail_html}"
 
 
 def results_html(results: Sequence[Mapping[str, Any]]) -> str:

@@ -55,8 +55,7 @@ def read_figure(out: Path, spec: str) -> float | None:
 
 
 def figures(recipe: Recipe, root: Path) -> dict[str, float]:
-    out = root / recipe.out
-    return {m: v for m, spec in recipe.figures.items() if (v := read_figure(out, spec)) is not None}
+    return {m: v for m, spec in recipe.figures.items() if (v := read_figure(root / recipe.out, spec)) is not None}
 
 
 def state(recipe: Recipe, root: Path) -> str:
