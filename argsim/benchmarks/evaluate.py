@@ -350,7 +350,17 @@ def run_evaluate(model_or_models: Any, tasks: Sequence[str] | None = None, limit
             check_backend(o["backend"], o["quantize"], "cpu" if o["backend"] != "torch" else "auto", o["precision"])
             variants[label] = replace(config, **o)
     kinds = {label: model_kind(m) for label, m in models.items()}
-    evaluators = _read_evaluators(chosen, kinds, tasks is not None, limit, config)
+    evaluators = {}  # every chosen task some model can be scored on, its data read before any scoring
+    for task in chosen:
+        cls = task.evaluator_class()
+        if not any(can_score(task, k, cls) for k in kinds.values()):
+            continue
+        try:
+            evaluators[task.key] = cls.from_dataset(None, limit, config, **dict(task.options))
+        except ArgsimError as exc:
+            if tasks is not None:
+                raise
+            warn(f"{task.key} left out: {exc}")
     if not evaluators:
         fits = "; ".join(f"{who}: {', '.join(t.key for t in TASKS.values() if can_score(t, kind, t.evaluator_class()))}"
                          for kind, who in LIMITED_KINDS.items())
@@ -407,24 +417,6 @@ def _named_models(model_or_models: Any, compare: Sequence[str] | None, limit: in
     if n_boot < 100:
         raise ArgsimError(f"--n-boot {n_boot}: at least 100 draws make a 95 % interval")
     return named
-
-
-def _read_evaluators(chosen: Sequence[Task], kinds: Mapping[str, str], explicit: bool, limit: int | None,
-                     config: RunConfig) -> dict[str, Any]:
-    """The evaluator of every chosen task some model can be scored on, each one's data read before any scoring (a
-    default task whose data is missing left out with a warning; an `explicit` choice's an error)."""
-    evaluators = {}
-    for task in chosen:
-        cls = task.evaluator_class()
-        if not any(can_score(task, k, cls) for k in kinds.values()):
-            continue
-        try:
-            evaluators[task.key] = cls.from_dataset(None, limit, config, **dict(task.options))
-        except ArgsimError as exc:
-            if explicit:
-                raise
-            warn(f"{task.key} left out: {exc}")
-    return evaluators
 
 
 def _score(ev: Any, task: Task, label: str, model: Any, draws: np.ndarray | None,
