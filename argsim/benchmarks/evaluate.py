@@ -142,13 +142,6 @@ def paired_test(a_boot: np.ndarray, b_boot: np.ndarray, a_units: np.ndarray | No
     return out
 
 
-def model_label(model: Any, index: int = 0) -> str:
-    """How the leaderboard names a model: a name or folder as given, an object by its `name` or class."""
-    if isinstance(model, str | Path):
-        return str(model)
-    return str(getattr(model, "name", None) or f"{type(model).__name__}#{index + 1}")
-
-
 def model_kind(model: Any) -> str:
     """'lexical' (bm25), 'cross' (a pair scorer: a CrossEncoder object, a cross-encoder folder), 'two-tower' (a
     bi-encoder whose queries and documents go through different towers: its manifest names `roles`) or 'bi'."""
@@ -401,8 +394,9 @@ def _named_models(model_or_models: Any, compare: Sequence[str] | None, limit: in
         items = [model_or_models] if isinstance(model_or_models, str | Path) or not isinstance(
             model_or_models, Sequence) else list(model_or_models)
         named = {}
-        for i, m in enumerate(items):
-            if (label := model_label(m, i)) in named:
+        for i, m in enumerate(items):  # a name or folder as given, an object by its `name` or class
+            label = str(m if isinstance(m, str | Path) else getattr(m, "name", None) or f"{type(m).__name__}#{i + 1}")
+            if label in named:
                 raise ArgsimError(f"model '{label}' is given twice")
             named[label] = m
     if not named:

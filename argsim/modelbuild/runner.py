@@ -72,15 +72,6 @@ def state(recipe: Recipe, root: Path) -> str:
     return "new"
 
 
-def argv(line: str, global_options: Sequence[str] = (), python: str = sys.executable) -> list[str]:
-    """A command line as a child process: `argsim ...` runs this argsim (`python -m argsim.cli.app`) with the
-    build's global options; anything else runs as written."""
-    parts = shlex.split(line)
-    if parts and parts[0] == "argsim":
-        return [python, "-m", "argsim.cli.app", *global_options, *parts[1:]]
-    return parts
-
-
 @dataclass
 class Plan:
     recipes: list[Recipe]
@@ -184,7 +175,9 @@ def _run_steps(recipe: Recipe, status: str, root: Path, log: Path, global_option
         if is_training and deadline is not None:
             text, bounded = with_budget(text, (deadline - time.monotonic()) / 60)
         note(f"{recipe.name}: {text}")
-        cmd = argv(text, global_options)
+        cmd = shlex.split(text)  # `argsim ...` runs this argsim with the build's global options, the rest as written
+        if cmd and cmd[0] == "argsim":
+            cmd = [sys.executable, "-m", "argsim.cli.app", *global_options, *cmd[1:]]
         with open(log, "a", encoding="utf-8") as fh:  # the step's output appended to the log
             fh.write(f"$ {shlex.join(cmd)}\n")
             fh.flush()
