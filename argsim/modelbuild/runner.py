@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from argsim.errors import ArgsimError
 from argsim.io import write_json
@@ -136,17 +137,9 @@ def build(the_plan: Plan, root: Path, log: Path, global_options: Sequence[str] =
                 note(f"{recipe.name}: not started, the build's --max-minutes is spent; rerun to continue")
                 summaries.append({"recipe": recipe.name, "status": "pending"})
                 continue
-            budget_s = recipe.cpu_minutes * 60
-            used = [0.0]
-
-            def tick(budget_s: float = budget_s, used: list = used) -> None:
-                if used[0] + 1 < budget_s:  # never run past the recipe's share of the bar
-                    used[0] += 1
-                    bar.advance(1)
-
             note(f"{recipe.name}: {status}, ~{recipe.cpu_minutes:g} min on 2 CPU cores ({recipe.description})")
             began = time.perf_counter()
-            stopped = _run_steps(recipe, status, root, log, global_options, deadline, note, tick)
+            stopped, used = _run_steps(recipe, status, root, log, global_options, deadline, note, bar)
             if stopped:
                 spent = True
                 note(f"{recipe.name}: stopped by the build's --max-minutes with a checkpoint; rerun "
@@ -154,7 +147,7 @@ def build(the_plan: Plan, root: Path, log: Path, global_options: Sequence[str] =
                 summaries.append({"recipe": recipe.name, "status": "stopped"})
                 continue
             seconds = round(time.perf_counter() - began, 1)
-            bar.advance(max(0, round(budget_s - used[0])))
+            bar.advance(max(0, round(recipe.cpu_minutes * 60 - used)))
             got = figures(recipe, root)
             finish(recipe, root, seconds, got)
             note(f"{recipe.name}: done in {seconds / 60:.1f} min" + "".join(f", {k} {v:.4f}" for k, v in got.items()))
@@ -163,10 +156,11 @@ def build(the_plan: Plan, root: Path, log: Path, global_options: Sequence[str] =
 
 
 def _run_steps(recipe: Recipe, status: str, root: Path, log: Path, global_options: Sequence[str],
-               deadline: float | None, note: Callable[[str], None], tick: Callable[[], None]) -> bool:
-    """Run what the recipe still has to run: the data it lacks, its training unless trained (resumed when
-    interrupted, bounded by the build's deadline), its scoring. True when the training stopped at the deadline
-    with a checkpoint; ArgsimError naming the recipe and the log when a step fails."""
+               deadline: float | None, note: Callable[[str], None], bar: Any) -> tuple[bool, int]:
+    """Run what the recipe still has to run: the data it lacks, its training unless trained (resumed when interrupted,
+    bounded by the build's deadline), its scoring. (Whether the training stopped at the deadline with a checkpoint,
+    the seconds `bar` advanced); ArgsimError naming the recipe and the log when a step fails."""
+    used = 0
     steps = [(line(command), False) for command, creates in recipe.prepare if not (root / creates).exists()]
     if recipe.train and status != "trained":
         steps.append((recipe.train_line + (" --resume" if status == "interrupted" else ""), True))
@@ -184,15 +178,17 @@ def _run_steps(recipe: Recipe, status: str, root: Path, log: Path, global_option
             proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=root)
             while proc.poll() is None:
                 time.sleep(1.0)
-                tick()
+                if used + 1 < recipe.cpu_minutes * 60:  # never run past the recipe's share of the bar
+                    used += 1
+                    bar.advance(1)
         rc = proc.returncode
         if rc != 0:
             note(f"{recipe.name}: failed (exit {rc}); see {log}; rerun `argsim models build` to continue")
             raise ArgsimError(f"recipe {recipe.name}: `{text}` exited {rc} (log: {log})")
         if bounded and (read_json_object(root / recipe.out / "train_config.json") or {}).get(
                 "stopped_by") == "max_minutes":
-            return True
-    return False
+            return True, used
+    return False, used
 
 
 def finish(recipe: Recipe, root: Path, seconds: float, got: dict[str, float]) -> None:
