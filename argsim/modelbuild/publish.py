@@ -39,7 +39,6 @@ from argsim.training.record import TRAIN_INFO
 class ShippedTask:
     """What a shipped model of one task records and how its slice figure is measured."""
 
-    name: str
     task: str  # bench/results/<task>.json
     description: str
     primary: str  # the train_config.json metric that gates publishing (higher is better)
@@ -176,16 +175,15 @@ RETRIEVER_TASK = {"task": "counter-retriever", "primary": "validation_ndcg_at_10
                   "slice_figures": _retriever_slice_figures}
 
 TASKS: dict[str, ShippedTask] = {
-    "kpm": ShippedTask("kpm", "kpm", "key point matching bi-encoder: LoRA adapter over MiniLM, contrastive loss",
+    "kpm": ShippedTask("kpm", "key point matching bi-encoder: LoRA adapter over MiniLM, contrastive loss",
                        primary="dev_strict_map", figures=("dev_strict_map", "dev_relaxed_map"),
                        data="ArgKP-2021 train (5,583 arguments, 207 key points, 20,635 labelled pairs)",
                        licence=ARGKP_LICENCE,
                        slice_description="ArgKP-2021 dev, first topic (both stances), leaderboard mAP",
                        slice_figures=_kpm_slice_figures,
                        trained_with="train with `argsim train sbert --lora-rank 16`"),
-    "thematic": ShippedTask("thematic", "thematic",
-                            "thematic similarity encoder: LoRA adapter over MiniLM, triplet loss on Wikipedia "
-                            "section triplets",
+    "thematic": ShippedTask("thematic", "thematic similarity encoder: LoRA adapter over MiniLM, triplet loss on "
+                            "Wikipedia section triplets",
                             primary="dev_triplet_accuracy", figures=("dev_triplet_accuracy",),
                             data="Wikipedia section triplets, triplets-sen train (66,159 triplets from 815 articles)",
                             licence=WIKIPEDIA_LICENCE,
@@ -194,16 +192,15 @@ TASKS: dict[str, ShippedTask] = {
                             slice_figures=_thematic_slice_figures,
                             trained_with="train with `argsim train thematic --arch minilm --lora-rank 16`"),
     "counter-bi-encoder": ShippedTask(
-        "counter-bi-encoder", "counterargs-neural",
+        "counterargs-neural",
         "best counter-argument retrieval Bi-encoder: two linear heads over frozen MiniLM, increasing-hard negatives",
         **COUNTER_TASK, slice_description=f"{COUNTER_SLICE_TEXT}: accuracy@1 and MRR",
         slice_figures=partial(_counter_slice_figures, "bi-encoder"), artifact="heads",
         files=("heads.safetensors", "config.json", "argsim_encoder.json"),
         trained_with="train with `argsim train bipolar --kind bi-encoder` (frozen encoder)"),
     "counter-bipolar": ShippedTask(
-        "counter-bipolar", "counterargs-neural",
-        "best counter-argument Bipolar-encoder: a LoRA adapter over MiniLM (one tower for points and candidates) "
-        "and its retrieval and classification heads, trained jointly",
+        "counterargs-neural", "best counter-argument Bipolar-encoder: a LoRA adapter over MiniLM (one tower for "
+        "points and candidates) and its retrieval and classification heads, trained jointly",
         **COUNTER_TASK, slice_description=f"{COUNTER_SLICE_TEXT}: accuracy@1 and MRR of the retrieval top 30 "
                                           "reranked by the classification head",
         slice_figures=partial(_counter_slice_figures, "bipolar"), artifact="lora+heads",
@@ -211,16 +208,16 @@ TASKS: dict[str, ShippedTask] = {
                "point_encoder/adapter_config.json"),
         trained_with="train with `argsim train bipolar --kind bipolar --train-encoder --lora-rank 16`"),
     "counter-retriever": ShippedTask(
-        "counter-retriever", description="open-collection counter-argument retriever: LoRA adapter over MiniLM (one "
-        "tower), cached MNRL with same-debate hard negatives", **RETRIEVER_TASK, figures=("validation_ndcg_at_10",),
+        description="open-collection counter-argument retriever: LoRA adapter over MiniLM (one tower), cached MNRL "
+        "with same-debate hard negatives", **RETRIEVER_TASK, figures=("validation_ndcg_at_10",),
         data="counterargs-18 training pairs without any text of the validation or test split (2,796 of 4,065 "
              "point-counter pairs; validation: the ArguAna replica's validation split)",
         licence=COUNTERARGS_LICENCE.replace("the shipped heads hold", "the shipped adapter holds"),
         trained_with="train with `argsim train counter-retriever`"),
     "counter-fusion": ShippedTask(
-        "counter-fusion", description="counter-argument retrieval by the sum of two models' cosines: "
-        "counter-bi-encoder (point tower for points, candidate tower for candidates) and counter-retriever, as one "
-        "two-tower embedding model (the concatenation of their L2-normalised vectors)", **RETRIEVER_TASK,
+        description="counter-argument retrieval by the sum of two models' cosines: counter-bi-encoder (point tower "
+        "for points, candidate tower for candidates) and counter-retriever, as one two-tower embedding model (the "
+        "concatenation of their L2-normalised vectors)", **RETRIEVER_TASK,
         figures=("validation_ndcg_at_10", "test_ndcg_at_10", "test_epa_accuracy_at_1"),
         data="no training of its own: its parts' data (counter-bi-encoder, counter-retriever); its weights chosen "
              "on the ArguAna replica's validation split",
@@ -228,8 +225,8 @@ TASKS: dict[str, ShippedTask] = {
         artifact="composite", files=("config.json", "argsim_encoder.json"),
         trained_with="write with `argsim.backend.concat.save_composite` and record its figures in train_config.json"),
     "minutes": ShippedTask(
-        "minutes", "minutes", "political Sentence-BERT (Shirafuji et al.): GiNZA word vectors with own word vectors "
-        "+ dense layer, triplet loss; a sparse delta over GiNZA's table",
+        "minutes", "political Sentence-BERT (Shirafuji et al.): GiNZA word vectors with own word vectors + dense "
+        "layer, triplet loss; a sparse delta over GiNZA's table",
         primary="eval_dev_cosine_accuracy", figures=("eval_dev_cosine_accuracy",),
         data="triplets mined from the PoliInfo Tokyo Metropolitan Assembly minutes (`argsim data triplets "
              "minutes`: 42,130 train, 5,046 dev, split by meeting)",
