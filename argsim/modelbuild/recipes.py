@@ -54,10 +54,8 @@ class Step:
 def step(command: str, config: Any = None, *args: str, **options: Any) -> Step:
     """A `Step` whose options are keyword arguments (`checkpoint_every=200` -> `--checkpoint-every 200`; a list
     value repeats the option)."""
-    pairs: list[tuple[str, Any]] = []
-    for name, value in options.items():
-        flag = "--" + name.replace("_", "-")
-        pairs += [(flag, v) for v in value] if isinstance(value, list) else [(flag, value)]
+    pairs = (("--" + name.replace("_", "-"), v) for name, value in options.items()
+             for v in (value if isinstance(value, list) else [value]))
     return Step(command, config, tuple(args), tuple(pairs))
 
 
