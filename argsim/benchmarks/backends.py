@@ -33,11 +33,11 @@ from argsim.schemas import text_records
 if TYPE_CHECKING:  # the evaluators import sentence-transformers: loaded when a run starts
     from argsim.evaluation import CounterArgumentEvaluator, KPAMapEvaluator, TripletEvaluator
 
-#: (name, backend, quantize, precision)
-VARIANTS = [("torch-fp32", "torch", "none", "fp32"), ("torch-bf16", "torch", "none", "bf16"),
-            ("onnx-fp32", "onnx", "none", "fp32"), ("onnx-int8", "onnx", "int8", "fp32"),
-            ("openvino-fp32", "openvino", "none", "fp32"), ("openvino-int8", "openvino", "int8", "fp32"),
-            ("model2vec", "torch", "none", "fp32")]
+#: name -> (backend, quantize, precision)
+VARIANTS = {"torch-fp32": ("torch", "none", "fp32"), "torch-bf16": ("torch", "none", "bf16"),
+            "onnx-fp32": ("onnx", "none", "fp32"), "onnx-int8": ("onnx", "int8", "fp32"),
+            "openvino-fp32": ("openvino", "none", "fp32"), "openvino-int8": ("openvino", "int8", "fp32"),
+            "model2vec": ("torch", "none", "fp32")}
 COUNTER_SETTINGS = ("sdoc", "sda", "epc", "epa")
 TASK_METRICS = ("kpm_strict_mAP", "kpm_relaxed_mAP", *(f"counter_{s}_acc1" for s in COUNTER_SETTINGS),
                 "triplet_accuracy", "minutes_triplet_accuracy")
@@ -63,7 +63,7 @@ class BackendBenchOptions:
     minutes_triplets: int = setting(500, "First mined minutes test triplets.", min=1)
     minutes_dir: Path = setting(Path("runs") / "minutes-triplets", "Folder of `argsim data triplets minutes --out` "
                                 "(its test.jsonl).")
-    variants: tuple[str, ...] = setting(tuple(v[0] for v in VARIANTS), "Variants to measure (comma list).")
+    variants: tuple[str, ...] = setting(tuple(VARIANTS), "Variants to measure (comma list).")
     static_model: Path = setting(Path("models") / "minilm-static", "The model2vec folder of the model2vec variant "
                                  "(distilled from minilm when missing).", cli=False)
 
@@ -77,11 +77,6 @@ def _seconds(enc: Any, texts: list[str]) -> float:
     start = time.perf_counter()
     enc.encode(texts, use_cache=False, show_progress=False)
     return time.perf_counter() - start
-
-
-def throughput(enc: Any, texts: list[str], repeats: int) -> float:
-    """Sentences per second of `enc` on `texts` (no cache), the best of `repeats` passes."""
-    return len(texts) / min(_seconds(enc, texts) for _ in range(repeats))
 
 
 def latency_ms(enc: Any, queries: list[str]) -> float:
@@ -118,29 +113,29 @@ class BenchInputs:
     minutes: TripletEvaluator
 
 
-def measure_variant(model: str, variant: tuple[str, str, str, str], options: BackendBenchOptions,
+def measure_variant(model: str, name: str, options: BackendBenchOptions,
                     inputs: BenchInputs, reference: dict[str, np.ndarray], log: Callable[[str], None]) -> dict:
     """One variant's figures: throughput at each thread count, latency, peak memory (this process's peak resident
     set since the variant started, Linux: unlike `argsim.measure.peak_memory_mb`, getrusage, never reset, it gives
     each variant its own peak), cosine to torch fp32's vectors (`reference`, filled by torch fp32 itself) and every
-    `TASK_METRICS` figure."""
+    `TASK_METRICS` figure; throughput is sentences per second (no cache), the best of `options.repeats` passes."""
     import torch
 
-    name, backend, quantize, precision = variant
+    backend, quantize, precision = VARIANTS[name]
     registry._LOADED.clear()
     gc.collect()
     with suppress(OSError):  # the peak resident set restarts here (VmHWM := VmRSS)
         Path("/proc/self/clear_refs").write_text("5")
     r: dict = {"load_average_start": round(os.getloadavg()[0], 2)}
     # no embedding cache (every figure computed); the exports stay in the cache folder for the next run
-    base = RunConfig(device="cpu", precision=precision, backend=backend, quantize=quantize, quiet=True,
-                     use_cache=False)
+    base = RunConfig(device="cpu", precision=precision, backend=backend, quantize=quantize, quiet=True, use_cache=False)
     cal = inputs.calibration if quantize != "none" else None
     for threads in options.threads:
         torch.set_num_threads(threads)
         enc = get_encoder(model, batch_size=options.batch_size, config=replace(base, threads=threads), calibration=cal)
         enc.encode(inputs.texts[:64], use_cache=False, show_progress=False)  # warm-up (and any lazy build)
-        r[f"sentences_per_s@{threads}"] = throughput(enc, inputs.texts, options.repeats)
+        r[f"sentences_per_s@{threads}"] = len(inputs.texts) / min(_seconds(enc, inputs.texts)
+                                                                   for _ in range(options.repeats))
         log(f"{name}: {r[f'sentences_per_s@{threads}']:.1f} sentences/s at {threads} thread(s)")
     torch.set_num_threads(options.quality_threads)
     enc = get_encoder(model, batch_size=options.batch_size, config=replace(base, threads=options.quality_threads),
@@ -174,7 +169,7 @@ def variant_rows(results: dict[str, dict], options: BackendBenchOptions, inputs:
     """The rows of the variants measured so far, each with its speed-up and task deltas against torch fp32."""
     fp32, rows = results.get("torch-fp32"), []
     for name, r in results.items():
-        backend, quantize, precision = next(v[1:] for v in VARIANTS if v[0] == name)
+        backend, quantize, precision = VARIANTS[name]
         env = environment(seed=SEED, device="cpu", precision=precision, data_files=inputs.files)
         env["conditions"] |= {"load_start": r["load_average_start"], "load_end": r["load_average_end"],
                               "threads_timed": list(options.threads), "threads_default": usable_cores()}
@@ -245,8 +240,7 @@ def run_backends_benchmark(options: BackendBenchOptions = BackendBenchOptions(),
     distill_seconds = None
     static = Path(options.static_model)
     try:
-        for variant in [v for v in VARIANTS if v[0] in options.variants]:
-            name = variant[0]
+        for name in [v for v in VARIANTS if v in options.variants]:
             if name == "model2vec" and not static.is_dir():
                 from argsim.backend.static import distill
 
@@ -257,10 +251,9 @@ def run_backends_benchmark(options: BackendBenchOptions = BackendBenchOptions(),
                     continue
                 log(f"distilled minilm -> {static} in {distill_seconds:.0f}s")
             model = str(static) if name == "model2vec" else "minilm"
-            results[name] = r = measure_variant(model, variant, options, inputs, reference, log)
+            results[name] = r = measure_variant(model, name, options, inputs, reference, log)
             write_results("backends", variant_rows(results, options, inputs, distill_seconds, log), merge=True)
-            log(f"{name}: " + ", ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
-                                        for k, v in r.items()))
+            log(f"{name}: " + ", ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}" for k, v in r.items()))
     finally:
         registry._LOADED.clear()
     return variant_rows(results, options, inputs, distill_seconds, lambda line: None)
@@ -285,8 +278,8 @@ def parse_threads(text: str) -> tuple[int, ...]:
 def variant_names(text: str | Sequence[str]) -> tuple[str, ...]:
     """A comma list (or sequence) of variant names, checked against `VARIANTS`."""
     names = tuple(v.strip() for v in (text.split(",") if isinstance(text, str) else text) if v.strip())
-    unknown = [v for v in names if v not in {name for name, *_ in VARIANTS}]
+    unknown = [v for v in names if v not in VARIANTS]
     if unknown or not names:
         raise ArgsimError(f"--variants: unknown variant(s) {', '.join(unknown) or '(none given)'}: choose from "
-                          f"{', '.join(v[0] for v in VARIANTS)}")
+                          f"{', '.join(VARIANTS)}")
     return names

@@ -1,15 +1,13 @@
 """Which numeric variant of a model is the CPU default: the statistical rule of docs/backends.md ("The default, and
-why"), decided from `argsim evaluate` rows (`bench/results/evaluate.json`: each variant scored in one run with the
-fp32 model and compared with it, e.g. `argsim evaluate 'minilm [onnx int8]' minilm --compare 'minilm [onnx int8]'
-minilm --record`, so both are resampled on the same draws and the comparison row holds the paired test).
+why"), decided from `argsim evaluate` rows (bench/results/evaluate.json: each variant scored and `--compare`d with
+the fp32 model in one run, so both are resampled on the same draws and the comparison row holds the paired test).
 
 A variant passes a task when its figure lies inside torch fp32's 95 % bootstrap interval and the paired test of
-variant - fp32 (`argsim.benchmarks.evaluate.paired_test`) finds no significant difference; it passes when it passes
-every task. Speed only orders: of the variants that pass, the fastest one faster than fp32 (the backends benchmark)
-that runs natively becomes the default. Readings chosen: the rule is two-sided (significantly better fails too:
-the default must give fp32's figures), no fixed tolerance is added, and "runs natively" means the model as it is
-stored, in its own framework, on a number format the hardware computes (an ONNX Runtime / OpenVINO export is a
-conversion built and calibrated on first use: it can pass but stays one option away, `VariantDecision.eligible`).
+variant - fp32 (`argsim.benchmarks.evaluate.paired_test`) finds no significant difference, and passes when it passes
+every task; speed only orders: the fastest that passes, is faster than fp32 and runs natively becomes the default.
+Readings chosen: two-sided (significantly better fails too: the default must give fp32's figures), no fixed
+tolerance, and "runs natively" is the model as stored, in its own framework, on a number format the hardware
+computes (an ONNX Runtime / OpenVINO export, built and calibrated on first use, stays one option away).
 """
 
 from __future__ import annotations
@@ -22,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from argsim.benchmarks.evaluate import COMPARE_METHOD, METHOD, paired_test, parse_variant, percentile_interval
+from argsim.benchmarks.evaluate import METHOD, Leaderboard, paired_test, parse_variant, percentile_interval
 from argsim.errors import ArgsimError
 
 
@@ -88,18 +86,15 @@ def verdicts_from_rows(rows: Sequence[Mapping[str, Any]], variant: str, fp32: st
     `variant`'s figure, `fp32`'s with its interval, and the comparison row '`variant` vs `fp32`'; a baseline whose
     row records another precision than fp32 (`auto` on a CPU with native bf16) is no baseline: that task is not
     compared."""
-    primary = {(r["model"], r["setting"]): r for r in rows
-               if r.get("method") == METHOD and (r.get("extra") or {}).get("primary")}
+    board = Leaderboard.from_rows(rows)
+    not_fp32 = {r["setting"] for r in rows if r.get("method") == METHOD and r["model"] == fp32
+                and (r.get("extra") or {}).get("primary") and (r.get("env") or {}).get("precision", "fp32") != "fp32"}
     out = []
-    for r in rows:
-        if r.get("method") != COMPARE_METHOD or r["model"] != f"{variant} vs {fp32}":
-            continue
-        mine, base, extra = primary.get((variant, r["setting"])), primary.get((fp32, r["setting"])), r["extra"]
-        if mine is None or base is None or (base.get("env") or {}).get("precision", "fp32") != "fp32":
-            continue
-        out.append(TaskVerdict(r["setting"], base["metric"], mine["value"], base["value"], *base["extra"]["ci95"],
-                               *extra["ci95"], extra["p_bootstrap"], extra.get("p_mcnemar"),
-                               bool(extra["significant"])))
+    for c in board.comparisons:
+        mine, base = board.score(variant, c.task), board.score(fp32, c.task)
+        if (c.a, c.b) == (variant, fp32) and mine and base and c.task not in not_fp32:
+            out.append(TaskVerdict(c.task, base.metric, mine.value, base.value, base.low, base.high, c.low, c.high,
+                                   c.p_bootstrap, c.p_mcnemar, c.significant))
     return out
 
 
@@ -159,10 +154,9 @@ def decide(evaluate_rows: Sequence[Mapping[str, Any]], backends_rows: Sequence[M
         ([], None)
     """
     speed = {r["method"]: r["value"] for r in backends_rows if r.get("metric") == "speedup_vs_torch_fp32"}
-    variants = dict.fromkeys(r["model"].partition(" vs ")[0] for r in evaluate_rows
-                             if r.get("method") == COMPARE_METHOD and r["model"].endswith(f" vs {fp32}"))
-    tasks = dict.fromkeys(r["setting"] for r in evaluate_rows if r.get("method") == METHOD and r["model"] == fp32
-                          and (r.get("extra") or {}).get("primary"))
+    board = Leaderboard.from_rows(evaluate_rows)
+    variants = dict.fromkeys(c.a for c in board.comparisons if c.b == fp32)
+    tasks = dict.fromkeys(s.task for s in board.scores if s.model == fp32)
     decisions = []
     for name in variants:
         verdicts = verdicts_from_rows(evaluate_rows, name, fp32)
@@ -179,14 +173,13 @@ def decision_table(decisions: Sequence[VariantDecision]) -> list[list[str]]:
     out = [["variant", "x torch fp32", "task", "metric", "figure", "delta", "fp32 95 % interval",
             "paired 95 % interval", "p (bootstrap)", "p (McNemar)", "inside", "significant", "passes"]]
     for d in decisions:
+        speed = f"{d.speedup:.2f}" if d.speedup else "-"
         for v in d.verdicts:
-            out.append([d.variant, f"{d.speedup:.2f}" if d.speedup else "-", v.task, v.metric, f"{v.value:.4f}",
-                        f"{v.delta:+.4f}", f"[{v.fp32_low:.4f}, {v.fp32_high:.4f}]",
-                        f"[{v.delta_low:+.4f}, {v.delta_high:+.4f}]", f"{v.p_bootstrap:.3f}",
-                        "-" if v.p_mcnemar is None else f"{v.p_mcnemar:.3f}", "yes" if v.inside else "no",
-                        "yes" if v.significant else "no", "pass" if v.passes else "fail"])
-        out += [[d.variant, f"{d.speedup:.2f}" if d.speedup else "-", task, *["-"] * 9, "not compared"]
-                for task in d.missing]
+            out.append([d.variant, speed, v.task, v.metric, f"{v.value:.4f}", f"{v.delta:+.4f}",
+                        f"[{v.fp32_low:.4f}, {v.fp32_high:.4f}]", f"[{v.delta_low:+.4f}, {v.delta_high:+.4f}]",
+                        f"{v.p_bootstrap:.3f}", "-" if v.p_mcnemar is None else f"{v.p_mcnemar:.3f}",
+                        "yes" if v.inside else "no", "yes" if v.significant else "no", "pass" if v.passes else "fail"])
+        out += [[d.variant, speed, task, *["-"] * 9, "not compared"] for task in d.missing]
     return out
 
 
@@ -194,11 +187,8 @@ def decide_from_results(folder: str | Path, fp32: str = "minilm") -> tuple[list[
     """`decide` on the results files of `folder` (evaluate.json; backends.json where it exists); ArgsimError (one
     line) when evaluate.json is missing or compares no variant with `fp32`."""
     folder = Path(folder)
-    rows = {}
-    for name in ("evaluate", "backends"):
-        path = folder / f"{name}.json"
-        rows[name] = json.loads(path.read_text(encoding="utf-8"))["rows"] if path.is_file() else []
-    decisions, default = decide(rows["evaluate"], rows["backends"], fp32)
+    decisions, default = decide(*(json.loads(path.read_text(encoding="utf-8"))["rows"] if path.is_file() else []
+                                  for path in (folder / "evaluate.json", folder / "backends.json")), fp32)
     if not decisions:
         raise ArgsimError(f"{folder / 'evaluate.json'}: no comparison of a variant with {fp32}: run e.g. `argsim "
                           f"evaluate '{fp32} [onnx int8]' {fp32} --compare '{fp32} [onnx int8]' {fp32} --record`")

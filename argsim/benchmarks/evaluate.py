@@ -142,13 +142,6 @@ def paired_test(a_boot: np.ndarray, b_boot: np.ndarray, a_units: np.ndarray | No
     return out
 
 
-def model_label(model: Any, index: int = 0) -> str:
-    """How the leaderboard names a model: a name or folder as given, an object by its `name` or class."""
-    if isinstance(model, str | Path):
-        return str(model)
-    return str(getattr(model, "name", None) or f"{type(model).__name__}#{index + 1}")
-
-
 def model_kind(model: Any) -> str:
     """'lexical' (bm25), 'cross' (a pair scorer: a CrossEncoder object, a cross-encoder folder), 'two-tower' (a
     bi-encoder whose queries and documents go through different towers: its manifest names `roles`) or 'bi'."""
@@ -284,18 +277,17 @@ class Leaderboard:
         metrics: dict[tuple[str, str], dict[str, float]] = {}  # each score's dict, filled by all of its rows
         for r in rows:
             extra = r.get("extra") or {}
+            low, high = extra.get("ci95") or [math.nan, math.nan]
             if r.get("method") == METHOD:
                 found = metrics.setdefault((r["model"], r["setting"]), {})
                 found[r["metric"]] = r["value"]
             if r.get("method") == METHOD and extra.get("primary"):
-                low, high = extra.get("ci95") or [math.nan, math.nan]
                 n_boot = extra.get("n_boot", n_boot)
                 ref = Reference("published", r["paper"]) if r.get("paper") is not None else None
                 scores.append(Score(r["model"], r["setting"], r["metric"], r["value"], low, high, extra.get("units"),
                                     r.get("seconds") or 0.0, r.get("split"), found, ref))
             elif r.get("method") == COMPARE_METHOD:
                 a, _, b = r["model"].partition(" vs ")
-                low, high = extra.get("ci95") or [math.nan, math.nan]
                 comparisons.append(Comparison(r["setting"], a, b, r["metric"].removeprefix("delta_"), r["value"],
                                               low, high, extra.get("p_bootstrap", math.nan),
                                               extra.get("p_mcnemar"), bool(extra.get("significant"))))
@@ -338,27 +330,56 @@ def run_evaluate(model_or_models: Any, tasks: Sequence[str] | None = None, limit
         raise ArgsimError(f"unknown task {', '.join(map(repr, unknown)) or '(none given)'}: choose from "
                           f"{', '.join(table)}")
     chosen = [table[k] for k in table if tasks is None or k in tasks]
-    named = _named_models(model_or_models, compare, limit, n_boot)
-    compare = None if compare is None else list(compare)
-    parsed: dict[str, tuple[str, dict[str, str]] | None] = {}
+    if isinstance(model_or_models, Mapping):
+        named = {str(k): v for k, v in model_or_models.items()}
+    else:
+        items = [model_or_models] if isinstance(model_or_models, str | Path) or not isinstance(
+            model_or_models, Sequence) else list(model_or_models)
+        named = {}
+        for i, m in enumerate(items):  # a name or folder as given, an object by its `name` or class
+            label = str(m if isinstance(m, str | Path) else getattr(m, "name", None) or f"{type(m).__name__}#{i + 1}")
+            if label in named:
+                raise ArgsimError(f"model '{label}' is given twice")
+            named[label] = m
+    if not named:
+        raise ArgsimError("give at least one model")
+    if compare is not None:
+        compare = list(compare)
+        if len(compare) != 2 or compare[0] == compare[1] or any(c not in named for c in compare):
+            raise ArgsimError(f"--compare takes two different models of those evaluated ({', '.join(named)}), "
+                              f"not {' '.join(map(str, compare))}")
+    if limit is not None and limit < 1:
+        raise ArgsimError(f"--limit {limit}: give a positive number of units")
+    if n_boot < 100:
+        raise ArgsimError(f"--n-boot {n_boot}: at least 100 draws make a 95 % interval")
+    models, variants = {}, {}
     for label, m in named.items():
-        parsed[label] = parse_variant(m) if isinstance(m, str) else None
-        check_model(parsed[label][0] if parsed[label] else m)
-        if parsed[label] is not None:
+        parsed = parse_variant(m) if isinstance(m, str) else None
+        models[label] = parsed[0] if parsed else m
+        check_model(models[label])
+        if parsed is not None:
             from argsim.backend.runtime import check_backend
 
-            variant = parsed[label][1]
-            check_backend(variant["backend"], variant["quantize"], "cpu" if variant["backend"] != "torch" else "auto",
-                          variant["precision"])
-    models = {label: parsed[label][0] if parsed[label] else m for label, m in named.items()}
+            o = parsed[1]
+            check_backend(o["backend"], o["quantize"], "cpu" if o["backend"] != "torch" else "auto", o["precision"])
+            variants[label] = replace(config, **o)
     kinds = {label: model_kind(m) for label, m in models.items()}
-    evaluators = _read_evaluators(chosen, kinds, tasks is not None, limit, config)
+    evaluators = {}  # every chosen task some model can be scored on, its data read before any scoring
+    for task in chosen:
+        cls = task.evaluator_class()
+        if not any(can_score(task, k, cls) for k in kinds.values()):
+            continue
+        try:
+            evaluators[task.key] = cls.from_dataset(None, limit, config, **dict(task.options))
+        except ArgsimError as exc:
+            if tasks is not None:
+                raise
+            warn(f"{task.key} left out: {exc}")
     if not evaluators:
         fits = "; ".join(f"{who}: {', '.join(t.key for t in TASKS.values() if can_score(t, kind, t.evaluator_class()))}"
                          for kind, who in LIMITED_KINDS.items())
         raise ArgsimError(f"no chosen task can score {', '.join(kinds)} ({', '.join(t.key for t in chosen)}; {fits})")
-    board = Leaderboard(list(named), [t for t in chosen if t.key in evaluators], [], n_boot=n_boot,
-                        variants={label: replace(config, **p[1]) for label, p in parsed.items() if p})
+    board = Leaderboard(list(named), [t for t in chosen if t.key in evaluators], [], n_boot=n_boot, variants=variants)
     boots: dict[tuple[str, str], tuple[np.ndarray, np.ndarray | None]] = {}
     for t_index, task in enumerate(board.tasks):
         ev = evaluators[task.key]
@@ -382,52 +403,6 @@ def run_evaluate(model_or_models: Any, tasks: Sequence[str] | None = None, limit
             board.comparisons.append(Comparison(task.key, *compare, sa.metric, sa.value - sb.value, *test["ci95"],
                                                 test["p_bootstrap"], test["p_mcnemar"], test["significant"]))
     return board
-
-
-def _named_models(model_or_models: Any, compare: Sequence[str] | None, limit: int | None,
-                  n_boot: int) -> dict[str, Any]:
-    """{label: model} of one model, a list of models, or a {label: model} mapping, the run's options checked
-    (ArgsimError on repeated models, a bad `compare`, `limit` or `n_boot`)."""
-    if isinstance(model_or_models, Mapping):
-        named = {str(k): v for k, v in model_or_models.items()}
-    else:
-        items = [model_or_models] if isinstance(model_or_models, str | Path) or not isinstance(
-            model_or_models, Sequence) else list(model_or_models)
-        named = {}
-        for i, m in enumerate(items):
-            if (label := model_label(m, i)) in named:
-                raise ArgsimError(f"model '{label}' is given twice")
-            named[label] = m
-    if not named:
-        raise ArgsimError("give at least one model")
-    if compare is not None:
-        compare = list(compare)
-        if len(compare) != 2 or compare[0] == compare[1] or any(c not in named for c in compare):
-            raise ArgsimError(f"--compare takes two different models of those evaluated ({', '.join(named)}), "
-                              f"not {' '.join(map(str, compare))}")
-    if limit is not None and limit < 1:
-        raise ArgsimError(f"--limit {limit}: give a positive number of units")
-    if n_boot < 100:
-        raise ArgsimError(f"--n-boot {n_boot}: at least 100 draws make a 95 % interval")
-    return named
-
-
-def _read_evaluators(chosen: Sequence[Task], kinds: Mapping[str, str], explicit: bool, limit: int | None,
-                     config: RunConfig) -> dict[str, Any]:
-    """The evaluator of every chosen task some model can be scored on, each one's data read before any scoring (a
-    default task whose data is missing left out with a warning; an `explicit` choice's an error)."""
-    evaluators = {}
-    for task in chosen:
-        cls = task.evaluator_class()
-        if not any(can_score(task, k, cls) for k in kinds.values()):
-            continue
-        try:
-            evaluators[task.key] = cls.from_dataset(None, limit, config, **dict(task.options))
-        except ArgsimError as exc:
-            if explicit:
-                raise
-            warn(f"{task.key} left out: {exc}")
-    return evaluators
 
 
 def _score(ev: Any, task: Task, label: str, model: Any, draws: np.ndarray | None,

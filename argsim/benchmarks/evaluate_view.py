@@ -73,16 +73,14 @@ def leaderboard_html(board: Leaderboard, meta: str = "") -> str:
             f"each figure with its 95 % bootstrap interval over the task's units ({board.n_boot:,} draws, the same "
             "draws for every model). Rows <em>A - B</em>: paired differences; <span class=\"sig\">*</span> marks "
             "a significant one (paired interval excludes 0; McNemar's p &lt; 0.05 where outcomes are 0/1).</p>",
-            html.table([escape(h) for h in header], cells, classes)]
-    body.append("<h2>Tasks</h2>")
+            html.table([escape(h) for h in header], cells, classes), "<h2>Tasks</h2>"]
     for t in board.tasks:
         task = TASKS.get(t.key, t)
         bars = [(s.model, s.value, s.low, s.high) for m in board.models if (s := board.score(m, t.key))]
         refs = [(r.label, r.value, "mteb" if r.label.startswith("MTEB") else "paper")
                 for r in (task.reference_figures() if t.key in TASKS else [])]
         source = SOURCES.get(task.published_task or task.key, "") if refs else ""
-        caption = f"{task.title}: {task.about} ({_metric(board, t)})." + (f" Reference lines: {source}." if source
-                                                                          else "")
+        caption = f"{task.title}: {task.about} ({_metric(board, t)}).{f' Reference lines: {source}.' if source else ''}"
         body.append(f"<figure><h3>{escape(task.title)}</h3>{html.bar_chart(t.key, bars, refs)}"
                     f"<figcaption>{escape(caption)}</figcaption></figure>")
     return html.page("argsim evaluate", "".join(body), meta)
@@ -94,11 +92,10 @@ def _cell_html(text: str) -> str:
     head, _, rest = text.partition(" [")
     ci, _, tail = rest.partition("]")
     sig = tail.endswith(" *")
-    tail = tail.removesuffix(" *")
-    tail_html = f" <span class=\"ref\">{escape(tail.strip())}</span>" if tail.strip() else ""
+    tail = tail.removesuffix(" *").strip()
+    tail_html = f" <span class=\"ref\">{escape(tail)}</span>" if tail else ""
     cls = ' class="sig"' if sig else ""
-    return (f"<span{cls}>{escape(head)}{'*' if sig else ''}</span> "
-            f"<span class=\"ci\">[{escape(ci)}]</span>{tail_html}")
+    return f"<span{cls}>{escape(head)}{'*' if sig else ''}</span> <span class=\"ci\">[{escape(ci)}]</span>{tail_html}"
 
 
 def results_html(results: Sequence[Mapping[str, Any]]) -> str:

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from argsim.errors import InputError, warn
-from argsim.io import read_json
-from argsim.schemas import TrainConfig, validate
+from argsim.io import read_json_as
+from argsim.schemas import TrainConfig
 
 RECORDS = ("train_config.json", "models_build.json")
 
@@ -28,19 +28,17 @@ def read_json_object(path: Path, problems: list[str] | None = None) -> dict | No
     if not path.is_file():
         return None
     try:
-        data = read_json(path)
-        validate(TrainConfig if path.name == "train_config.json" else dict[str, object], data, path,
-                 what="a JSON object")
+        return read_json_as(TrainConfig if path.name == "train_config.json" else dict[str, object], path,
+                            what="a JSON object")
     except InputError as exc:
         if problems is not None:
             problems.append(str(exc))
         return None
-    return data
 
 
 def _numbers(d: object) -> dict[str, float]:
     """The numbers of `d` when it is an object ({} else)."""
-    return {k: v for k, value in d.items() if (v := _number(value)) is not None} if isinstance(d, dict) else {}
+    return {k: v for k, value in d.items() if (v := number(value)) is not None} if isinstance(d, dict) else {}
 
 
 def trained_models(root: Path, depth: int = 3) -> list[TrainedModel]:
@@ -68,7 +66,7 @@ def trained_models(root: Path, depth: int = 3) -> list[TrainedModel]:
                     continue
                 found[folder.resolve()] = TrainedModel(
                     folder, config.get("trainer") or str(build.get("recipe") or "?"), config.get("steps"),
-                    config.get("seconds") or _number(build.get("seconds")), config.get("stopped_by"),
+                    config.get("seconds") or number(build.get("seconds")), config.get("stopped_by"),
                     {**_numbers(config.get("metrics")), **_numbers(build.get("figures"))})
     problems = list(dict.fromkeys(problems))
     if problems:
@@ -76,7 +74,7 @@ def trained_models(root: Path, depth: int = 3) -> list[TrainedModel]:
     return sorted(found.values(), key=lambda m: str(m.folder))
 
 
-def _number(value: object) -> float | None:
+def number(value: object) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 

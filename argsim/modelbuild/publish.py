@@ -25,7 +25,9 @@ from argsim.data.arguana import load_arguana
 from argsim.data.catalog import dataset_dir
 from argsim.errors import ArgsimError
 from argsim.io import read_records, sha256_file, write_json
+from argsim.kpm.evaluate import map_of_folder
 from argsim.metrics.triplets import TRIPLET_FIELDS, encoded_triplet_scores
+from argsim.minutes import shipped
 from argsim.modelbuild.inventory import read_json_object
 from argsim.paths import under_workdir
 from argsim.schemas import TripletRecord
@@ -37,7 +39,6 @@ from argsim.training.record import TRAIN_INFO
 class ShippedTask:
     """What a shipped model of one task records and how its slice figure is measured."""
 
-    name: str
     task: str  # bench/results/<task>.json
     description: str
     primary: str  # the train_config.json metric that gates publishing (higher is better)
@@ -63,8 +64,6 @@ def kpm_slice(config=None):
 
 
 def _kpm_slice_figures(folder: Path, config=None) -> dict[str, float]:
-    from argsim.kpm.evaluate import map_of_folder
-
     result = map_of_folder(folder, kpm_slice(config), config)
     return {"strict_map": result.strict, "relaxed_map": result.relaxed}
 
@@ -113,8 +112,6 @@ def _minutes_slice_figures(folder: Path, config=None) -> dict:
     """The slice (the first MINUTES_SLICE test triplets, file order, of `argsim data triplets minutes`)'s accuracy
     through the shipped loader, and where its triplets are in the minutes (line numbers of
     `argsim.minutes.shipped.corpus`, not their text) with the texts' hash, so a test rebuilds it offline."""
-    from argsim.minutes import shipped
-
     data_dir = config.data_dir if config else None
     rows = [{k: str(r.get(k, "")) for k in (*TRIPLET_FIELDS, "meeting", "negative_meeting")}
             for r in read_records(under_workdir(MINUTES_TEST), TripletRecord)[:MINUTES_SLICE]]
@@ -128,15 +125,9 @@ def _minutes_slice_figures(folder: Path, config=None) -> dict:
             "texts_sha256": shipped.slice_sha256(rebuilt), "lines": pairs}
 
 
-def _minutes_pack(trained: Path, staging: Path) -> dict:
-    from argsim.minutes.shipped import pack
-
-    return pack(trained, staging, precision=MINUTES_PRECISION, delta_rows=MINUTES_DELTA_ROWS)
-
-
-#: how the shipped minutes model stores its deltas (chosen on dev accuracy within the size limit; docs/models.md)
+#: how the shipped minutes model stores its deltas: int8, every row (chosen on dev accuracy within the size limit;
+#: docs/models.md)
 MINUTES_PRECISION = "int8"
-MINUTES_DELTA_ROWS: int | None = None
 POLIINFO_LICENCE = ("PoliInfo (NTCIR-14 QA Lab-PoliInfo / NTCIR-15 QA Lab-PoliInfo-2): Tokyo Metropolitan "
                     "Assembly minutes, distributed by NTCIR for research use under its user agreement")
 
@@ -176,20 +167,23 @@ COUNTER_TASK = {"primary": "val_at1_over_30_best", "figures": ("val_at1_over_30_
                 "licence": COUNTERARGS_LICENCE}
 COUNTER_SLICE_TEXT = (f"counterargs-18 {COUNTER_SLICE['split']}, first {COUNTER_SLICE['limit']} points (id order), "
                       f"setting {COUNTER_SLICE['setting']}")
-RETRIEVER_SLICE_TEXT = (f"{COUNTER_SLICE_TEXT}: accuracy@1 and MRR (emb-cosine); ArguAna replica "
-                        f"{ARGUANA_SLICE['split']}, theme {ARGUANA_SLICE['themes'][0]}: nDCG@10")
+
+#: what the shipped open-collection retrievers share: task, gate and slice
+RETRIEVER_TASK = {"task": "counter-retriever", "primary": "validation_ndcg_at_10",
+                  "slice_description": f"{COUNTER_SLICE_TEXT}: accuracy@1 and MRR (emb-cosine); ArguAna replica "
+                                       f"{ARGUANA_SLICE['split']}, theme {ARGUANA_SLICE['themes'][0]}: nDCG@10",
+                  "slice_figures": _retriever_slice_figures}
 
 TASKS: dict[str, ShippedTask] = {
-    "kpm": ShippedTask("kpm", "kpm", "key point matching bi-encoder: LoRA adapter over MiniLM, contrastive loss",
+    "kpm": ShippedTask("kpm", "key point matching bi-encoder: LoRA adapter over MiniLM, contrastive loss",
                        primary="dev_strict_map", figures=("dev_strict_map", "dev_relaxed_map"),
                        data="ArgKP-2021 train (5,583 arguments, 207 key points, 20,635 labelled pairs)",
                        licence=ARGKP_LICENCE,
                        slice_description="ArgKP-2021 dev, first topic (both stances), leaderboard mAP",
                        slice_figures=_kpm_slice_figures,
                        trained_with="train with `argsim train sbert --lora-rank 16`"),
-    "thematic": ShippedTask("thematic", "thematic",
-                            "thematic similarity encoder: LoRA adapter over MiniLM, triplet loss on Wikipedia "
-                            "section triplets",
+    "thematic": ShippedTask("thematic", "thematic similarity encoder: LoRA adapter over MiniLM, triplet loss on "
+                            "Wikipedia section triplets",
                             primary="dev_triplet_accuracy", figures=("dev_triplet_accuracy",),
                             data="Wikipedia section triplets, triplets-sen train (66,159 triplets from 815 articles)",
                             licence=WIKIPEDIA_LICENCE,
@@ -198,16 +192,15 @@ TASKS: dict[str, ShippedTask] = {
                             slice_figures=_thematic_slice_figures,
                             trained_with="train with `argsim train thematic --arch minilm --lora-rank 16`"),
     "counter-bi-encoder": ShippedTask(
-        "counter-bi-encoder", "counterargs-neural",
+        "counterargs-neural",
         "best counter-argument retrieval Bi-encoder: two linear heads over frozen MiniLM, increasing-hard negatives",
         **COUNTER_TASK, slice_description=f"{COUNTER_SLICE_TEXT}: accuracy@1 and MRR",
         slice_figures=partial(_counter_slice_figures, "bi-encoder"), artifact="heads",
         files=("heads.safetensors", "config.json", "argsim_encoder.json"),
         trained_with="train with `argsim train bipolar --kind bi-encoder` (frozen encoder)"),
     "counter-bipolar": ShippedTask(
-        "counter-bipolar", "counterargs-neural",
-        "best counter-argument Bipolar-encoder: a LoRA adapter over MiniLM (one tower for points and candidates) "
-        "and its retrieval and classification heads, trained jointly",
+        "counterargs-neural", "best counter-argument Bipolar-encoder: a LoRA adapter over MiniLM (one tower for "
+        "points and candidates) and its retrieval and classification heads, trained jointly",
         **COUNTER_TASK, slice_description=f"{COUNTER_SLICE_TEXT}: accuracy@1 and MRR of the retrieval top 30 "
                                           "reranked by the classification head",
         slice_figures=partial(_counter_slice_figures, "bipolar"), artifact="lora+heads",
@@ -215,31 +208,25 @@ TASKS: dict[str, ShippedTask] = {
                "point_encoder/adapter_config.json"),
         trained_with="train with `argsim train bipolar --kind bipolar --train-encoder --lora-rank 16`"),
     "counter-retriever": ShippedTask(
-        "counter-retriever", "counter-retriever",
-        "open-collection counter-argument retriever: LoRA adapter over MiniLM (one tower), cached MNRL with "
-        "same-debate hard negatives",
-        primary="validation_ndcg_at_10", figures=("validation_ndcg_at_10",),
+        description="open-collection counter-argument retriever: LoRA adapter over MiniLM (one tower), cached MNRL "
+        "with same-debate hard negatives", **RETRIEVER_TASK, figures=("validation_ndcg_at_10",),
         data="counterargs-18 training pairs without any text of the validation or test split (2,796 of 4,065 "
              "point-counter pairs; validation: the ArguAna replica's validation split)",
         licence=COUNTERARGS_LICENCE.replace("the shipped heads hold", "the shipped adapter holds"),
-        slice_description=RETRIEVER_SLICE_TEXT,
-        slice_figures=_retriever_slice_figures,
         trained_with="train with `argsim train counter-retriever`"),
     "counter-fusion": ShippedTask(
-        "counter-fusion", "counter-retriever",
-        "counter-argument retrieval by the sum of two models' cosines: counter-bi-encoder (point tower for "
-        "points, candidate tower for candidates) and counter-retriever, as one two-tower embedding model (the "
-        "concatenation of their L2-normalised vectors)",
-        primary="validation_ndcg_at_10", figures=("validation_ndcg_at_10", "test_ndcg_at_10", "test_epa_accuracy_at_1"),
+        description="counter-argument retrieval by the sum of two models' cosines: counter-bi-encoder (point tower "
+        "for points, candidate tower for candidates) and counter-retriever, as one two-tower embedding model (the "
+        "concatenation of their L2-normalised vectors)", **RETRIEVER_TASK,
+        figures=("validation_ndcg_at_10", "test_ndcg_at_10", "test_epa_accuracy_at_1"),
         data="no training of its own: its parts' data (counter-bi-encoder, counter-retriever); its weights chosen "
              "on the ArguAna replica's validation split",
         licence=COUNTERARGS_LICENCE.replace("the shipped heads hold", "the shipped config holds"),
-        slice_description=RETRIEVER_SLICE_TEXT,
-        slice_figures=_retriever_slice_figures, artifact="composite", files=("config.json", "argsim_encoder.json"),
+        artifact="composite", files=("config.json", "argsim_encoder.json"),
         trained_with="write with `argsim.backend.concat.save_composite` and record its figures in train_config.json"),
     "minutes": ShippedTask(
-        "minutes", "minutes", "political Sentence-BERT (Shirafuji et al.): GiNZA word vectors with own word vectors "
-        "+ dense layer, triplet loss; a sparse delta over GiNZA's table",
+        "minutes", "political Sentence-BERT (Shirafuji et al.): GiNZA word vectors with own word vectors + dense "
+        "layer, triplet loss; a sparse delta over GiNZA's table",
         primary="eval_dev_cosine_accuracy", figures=("eval_dev_cosine_accuracy",),
         data="triplets mined from the PoliInfo Tokyo Metropolitan Assembly minutes (`argsim data triplets "
              "minutes`: 42,130 train, 5,046 dev, split by meeting)",
@@ -249,7 +236,7 @@ TASKS: dict[str, ShippedTask] = {
         slice_figures=_minutes_slice_figures, artifact="delta",
         files=("minutes_delta.safetensors", "words.json", "argsim_encoder.json"),
         trained_with="train with `argsim train minutes-sbert` (ginza backbone; it ships as a delta over GiNZA's "
-                     "table)", pack=_minutes_pack),
+                     "table)", pack=partial(shipped.pack, precision=MINUTES_PRECISION)),
 }
 
 

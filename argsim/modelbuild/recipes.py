@@ -54,10 +54,8 @@ class Step:
 def step(command: str, config: Any = None, *args: str, **options: Any) -> Step:
     """A `Step` whose options are keyword arguments (`checkpoint_every=200` -> `--checkpoint-every 200`; a list
     value repeats the option)."""
-    pairs: list[tuple[str, Any]] = []
-    for name, value in options.items():
-        flag = "--" + name.replace("_", "-")
-        pairs += [(flag, v) for v in value] if isinstance(value, list) else [(flag, value)]
+    pairs = (("--" + name.replace("_", "-"), v) for name, value in options.items()
+             for v in (value if isinstance(value, list) else [value]))
     return Step(command, config, tuple(args), tuple(pairs))
 
 
@@ -90,17 +88,10 @@ class Recipe:
         return line(self.train) if self.train else ""
 
     @property
-    def prepare_lines(self) -> tuple[tuple[str, str], ...]:
-        return tuple((line(command), creates) for command, creates in self.prepare)
-
-    @property
-    def score_lines(self) -> tuple[str, ...]:
-        return tuple(line(command) for command in self.score)
-
-    @property
     def lines(self) -> list[str]:
         """Every command line in the order the build runs them."""
-        return [c for c, _ in self.prepare_lines] + ([self.train_line] if self.train else []) + list(self.score_lines)
+        return ([line(c) for c, _ in self.prepare] + ([self.train_line] if self.train else [])
+                + [line(c) for c in self.score])
 
 
 KPM_SBERT = "models/kpm-sbert-contrastive"
@@ -110,13 +101,9 @@ THEMATIC_DATA = "runs/thematic/data"
 MINUTES_DATA = "runs/minutes-triplets"
 
 
-def kpm_recipe(name: str, description: str, out: str, train: Step, cpu_minutes: float, gpu_minutes: float,
-               basis: str, method: str, setting: str) -> Recipe:
-    """A key point matcher trained on ArgKP train; its training run records the dev mAPs it reached."""
-    return Recipe(name, "kpm", description, out, train, cpu_minutes=cpu_minutes, gpu_minutes=gpu_minutes,
-                  basis=basis, figures={"strict_map": "train_config.json:metrics.dev_strict_map",
-                                        "relaxed_map": "train_config.json:metrics.dev_relaxed_map"},
-                  method=method, setting=setting, split="dev")
+#: where a key point matcher trained on ArgKP train records the dev mAPs it reached
+KPM_FIGURES = {"strict_map": "train_config.json:metrics.dev_strict_map",
+               "relaxed_map": "train_config.json:metrics.dev_relaxed_map"}
 
 
 def thematic_recipe(name: str, description: str, out: str, config: ThematicTrainConfig, budget: dict[str, Any],
@@ -155,25 +142,25 @@ BIPOLAR_LORA = "models/counter_neural/bipolar-lora"
 BI_ENCODER = "models/counter_neural/bi-encoder-200"
 
 RECIPES: tuple[Recipe, ...] = (
-    kpm_recipe("kpm-sbert", "key point matching: contrastive Siamese SBERT (MiniLM), 1 epoch", KPM_SBERT,
-               step("train sbert", SbertConfig(), checkpoint_every=200, out=KPM_SBERT),
-               cpu_minutes=22, gpu_minutes=1,
-               basis="measured: 1,290 steps in 21 min on 2 CPU cores (150 steps in 146 s)",
-               method="sbert-contrastive", setting="all layers, ContrastiveLoss, 1 epoch (models build)"),
-    kpm_recipe("kpm-lora", "key point matching: LoRA adapter (r=16) over MiniLM, contrastive, 301 steps (the "
-               "shipped `kpm`: `argsim models publish kpm models/kpm-lora` after it)", KPM_LORA,
-               step("train sbert", SbertConfig(lora_rank=16, lr=2e-4, lr_end=0.0, epochs=0.2326), checkpoint_every=100,
-                    out=KPM_LORA),
-               cpu_minutes=4.5, gpu_minutes=0.5,
-               basis="measured: 301 steps in 258 s on 2 idle CPU cores with 1 torch thread (the row's env "
-                     "holds the conditions)",
-               method="sbert-lora", setting="LoRA r=16 alpha 32, ContrastiveLoss, lr 2e-4 -> 0, 301 steps x 16 "
-                                            "(models build)"),
-    kpm_recipe("kpm-cross", "key point matching: MiniLM cross-encoder, BCE, 3 epochs", KPM_CROSS,
-               step("train kpm-cross", CrossConfig(), checkpoint_every=200, out=KPM_CROSS),
-               cpu_minutes=45, gpu_minutes=2,
-               basis="measured: 3,870 steps (3 epochs) in 44.8 min on 2 CPU cores",
-               method="cross-encoder", setting="MiniLM, BCE, lr 2e-5, batch 16, max length 96, 3 epochs"),
+    Recipe("kpm-sbert", "kpm", "key point matching: contrastive Siamese SBERT (MiniLM), 1 epoch", KPM_SBERT,
+           step("train sbert", SbertConfig(), checkpoint_every=200, out=KPM_SBERT),
+           cpu_minutes=22, gpu_minutes=1, figures=KPM_FIGURES, split="dev",
+           basis="measured: 1,290 steps in 21 min on 2 CPU cores (150 steps in 146 s)",
+           method="sbert-contrastive", setting="all layers, ContrastiveLoss, 1 epoch (models build)"),
+    Recipe("kpm-lora", "kpm", "key point matching: LoRA adapter (r=16) over MiniLM, contrastive, 301 steps (the "
+           "shipped `kpm`: `argsim models publish kpm models/kpm-lora` after it)", KPM_LORA,
+           step("train sbert", SbertConfig(lora_rank=16, lr=2e-4, lr_end=0.0, epochs=0.2326), checkpoint_every=100,
+                out=KPM_LORA),
+           cpu_minutes=4.5, gpu_minutes=0.5, figures=KPM_FIGURES, split="dev",
+           basis="measured: 301 steps in 258 s on 2 idle CPU cores with 1 torch thread (the row's env holds the "
+                 "conditions)",
+           method="sbert-lora", setting="LoRA r=16 alpha 32, ContrastiveLoss, lr 2e-4 -> 0, 301 steps x 16 (models "
+                                        "build)"),
+    Recipe("kpm-cross", "kpm", "key point matching: MiniLM cross-encoder, BCE, 3 epochs", KPM_CROSS,
+           step("train kpm-cross", CrossConfig(), checkpoint_every=200, out=KPM_CROSS),
+           cpu_minutes=45, gpu_minutes=2, figures=KPM_FIGURES, split="dev",
+           basis="measured: 3,870 steps (3 epochs) in 44.8 min on 2 CPU cores",
+           method="cross-encoder", setting="MiniLM, BCE, lr 2e-5, batch 16, max length 96, 3 epochs"),
     Recipe("kpm-ensemble", "kpm", "key point matching: z-score ensemble 0.7 SBERT + 0.3 cross-encoder logits",
            "runs/kpm-ensemble",
            step("rank keypoints", model=[KPM_SBERT, KPM_CROSS], weight=[0.7, 0.3], combine="zlogit",

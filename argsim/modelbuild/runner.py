@@ -15,12 +15,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from argsim.errors import ArgsimError
 from argsim.io import write_json
 from argsim.metrics.record import Evaluation
-from argsim.modelbuild.inventory import read_json_object
-from argsim.modelbuild.recipes import RECIPES, Recipe
+from argsim.modelbuild.inventory import number, read_json_object
+from argsim.modelbuild.recipes import RECIPES, Recipe, line
 from argsim.progress import progress_bar
 from argsim.results import result_rows, write_results
 
@@ -47,18 +48,15 @@ def read_figure(out: Path, spec: str) -> float | None:
     """The number at `file:dotted.key` under `out` (None when the file or key is missing)."""
     file, _, key = spec.partition(":")
     value = read_json_object(out / file)
-    if value is None:
-        return None
     for part in key.split(".") if key else []:
         if not isinstance(value, dict) or part not in value:
             return None
         value = value[part]
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    return number(value)
 
 
 def figures(recipe: Recipe, root: Path) -> dict[str, float]:
-    out = root / recipe.out
-    return {m: v for m, spec in recipe.figures.items() if (v := read_figure(out, spec)) is not None}
+    return {m: v for m, spec in recipe.figures.items() if (v := read_figure(root / recipe.out, spec)) is not None}
 
 
 def state(recipe: Recipe, root: Path) -> str:
@@ -73,15 +71,6 @@ def state(recipe: Recipe, root: Path) -> str:
     if (out / "checkpoints").is_dir() or (out / "checkpoint.pt").is_file():
         return "interrupted"
     return "new"
-
-
-def argv(line: str, global_options: Sequence[str] = (), python: str = sys.executable) -> list[str]:
-    """A command line as a child process: `argsim ...` runs this argsim (`python -m argsim.cli.app`) with the
-    build's global options; anything else runs as written."""
-    parts = shlex.split(line)
-    if parts and parts[0] == "argsim":
-        return [python, "-m", "argsim.cli.app", *global_options, *parts[1:]]
-    return parts
 
 
 @dataclass
@@ -148,17 +137,9 @@ def build(the_plan: Plan, root: Path, log: Path, global_options: Sequence[str] =
                 note(f"{recipe.name}: not started, the build's --max-minutes is spent; rerun to continue")
                 summaries.append({"recipe": recipe.name, "status": "pending"})
                 continue
-            budget_s = recipe.cpu_minutes * 60
-            used = [0.0]
-
-            def tick(budget_s: float = budget_s, used: list = used) -> None:
-                if used[0] + 1 < budget_s:  # never run past the recipe's share of the bar
-                    used[0] += 1
-                    bar.advance(1)
-
             note(f"{recipe.name}: {status}, ~{recipe.cpu_minutes:g} min on 2 CPU cores ({recipe.description})")
             began = time.perf_counter()
-            stopped = _run_steps(recipe, status, root, log, global_options, deadline, note, tick)
+            stopped, used = _run_steps(recipe, status, root, log, global_options, deadline, note, bar)
             if stopped:
                 spent = True
                 note(f"{recipe.name}: stopped by the build's --max-minutes with a checkpoint; rerun "
@@ -166,7 +147,7 @@ def build(the_plan: Plan, root: Path, log: Path, global_options: Sequence[str] =
                 summaries.append({"recipe": recipe.name, "status": "stopped"})
                 continue
             seconds = round(time.perf_counter() - began, 1)
-            bar.advance(max(0, round(budget_s - used[0])))
+            bar.advance(max(0, round(recipe.cpu_minutes * 60 - used)))
             got = figures(recipe, root)
             finish(recipe, root, seconds, got)
             note(f"{recipe.name}: done in {seconds / 60:.1f} min" + "".join(f", {k} {v:.4f}" for k, v in got.items()))
@@ -175,34 +156,39 @@ def build(the_plan: Plan, root: Path, log: Path, global_options: Sequence[str] =
 
 
 def _run_steps(recipe: Recipe, status: str, root: Path, log: Path, global_options: Sequence[str],
-               deadline: float | None, note: Callable[[str], None], tick: Callable[[], None]) -> bool:
-    """Run what the recipe still has to run: the data it lacks, its training unless trained (resumed when
-    interrupted, bounded by the build's deadline), its scoring. True when the training stopped at the deadline
-    with a checkpoint; ArgsimError naming the recipe and the log when a step fails."""
-    steps = [(line, False) for line, creates in recipe.prepare_lines if not (root / creates).exists()]
+               deadline: float | None, note: Callable[[str], None], bar: Any) -> tuple[bool, int]:
+    """Run what the recipe still has to run: the data it lacks, its training unless trained (resumed when interrupted,
+    bounded by the build's deadline), its scoring. (Whether the training stopped at the deadline with a checkpoint,
+    the seconds `bar` advanced); ArgsimError naming the recipe and the log when a step fails."""
+    used = 0
+    steps = [(line(command), False) for command, creates in recipe.prepare if not (root / creates).exists()]
     if recipe.train and status != "trained":
         steps.append((recipe.train_line + (" --resume" if status == "interrupted" else ""), True))
-    for line, is_training in steps + [(line, False) for line in recipe.score_lines]:
+    for text, is_training in steps + [(line(command), False) for command in recipe.score]:
         bounded = False
         if is_training and deadline is not None:
-            line, bounded = with_budget(line, (deadline - time.monotonic()) / 60)
-        note(f"{recipe.name}: {line}")
-        cmd = argv(line, global_options)
+            text, bounded = with_budget(text, (deadline - time.monotonic()) / 60)
+        note(f"{recipe.name}: {text}")
+        cmd = shlex.split(text)  # `argsim ...` runs this argsim with the build's global options, the rest as written
+        if cmd and cmd[0] == "argsim":
+            cmd = [sys.executable, "-m", "argsim.cli.app", *global_options, *cmd[1:]]
         with open(log, "a", encoding="utf-8") as fh:  # the step's output appended to the log
             fh.write(f"$ {shlex.join(cmd)}\n")
             fh.flush()
             proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=root)
             while proc.poll() is None:
                 time.sleep(1.0)
-                tick()
+                if used + 1 < recipe.cpu_minutes * 60:  # never run past the recipe's share of the bar
+                    used += 1
+                    bar.advance(1)
         rc = proc.returncode
         if rc != 0:
             note(f"{recipe.name}: failed (exit {rc}); see {log}; rerun `argsim models build` to continue")
-            raise ArgsimError(f"recipe {recipe.name}: `{line}` exited {rc} (log: {log})")
+            raise ArgsimError(f"recipe {recipe.name}: `{text}` exited {rc} (log: {log})")
         if bounded and (read_json_object(root / recipe.out / "train_config.json") or {}).get(
                 "stopped_by") == "max_minutes":
-            return True
-    return False
+            return True, used
+    return False, used
 
 
 def finish(recipe: Recipe, root: Path, seconds: float, got: dict[str, float]) -> None:
