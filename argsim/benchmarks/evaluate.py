@@ -330,28 +330,7 @@ def run_evaluate(model_or_models: Any, tasks: Sequence[str] | None = None, limit
         raise ArgsimError(f"unknown task {', '.join(map(repr, unknown)) or '(none given)'}: choose from "
                           f"{', '.join(table)}")
     chosen = [table[k] for k in table if tasks is None or k in tasks]
-    if isinstance(model_or_models, Mapping):
-        named = {str(k): v for k, v in model_or_models.items()}
-    else:
-        items = [model_or_models] if isinstance(model_or_models, str | Path) or not isinstance(
-            model_or_models, Sequence) else list(model_or_models)
-        named = {}
-        for i, m in enumerate(items):  # a name or folder as given, an object by its `name` or class
-            label = str(m if isinstance(m, str | Path) else getattr(m, "name", None) or f"{type(m).__name__}#{i + 1}")
-            if label in named:
-                raise ArgsimError(f"model '{label}' is given twice")
-            named[label] = m
-    if not named:
-        raise ArgsimError("give at least one model")
-    if compare is not None:
-        compare = list(compare)
-        if len(compare) != 2 or compare[0] == compare[1] or any(c not in named for c in compare):
-            raise ArgsimError(f"--compare takes two different models of those evaluated ({', '.join(named)}), "
-                              f"not {' '.join(map(str, compare))}")
-    if limit is not None and limit < 1:
-        raise ArgsimError(f"--limit {limit}: give a positive number of units")
-    if n_boot < 100:
-        raise ArgsimError(f"--n-boot {n_boot}: at least 100 draws make a 95 % interval")
+    named = _named_models(model_or_models, compare, limit, n_boot)
     models, variants = {}, {}
     for label, m in named.items():
         parsed = parse_variant(m) if isinstance(m, str) else None
@@ -364,17 +343,7 @@ def run_evaluate(model_or_models: Any, tasks: Sequence[str] | None = None, limit
             check_backend(o["backend"], o["quantize"], "cpu" if o["backend"] != "torch" else "auto", o["precision"])
             variants[label] = replace(config, **o)
     kinds = {label: model_kind(m) for label, m in models.items()}
-    evaluators = {}  # every chosen task some model can be scored on, its data read before any scoring
-    for task in chosen:
-        cls = task.evaluator_class()
-        if not any(can_score(task, k, cls) for k in kinds.values()):
-            continue
-        try:
-            evaluators[task.key] = cls.from_dataset(None, limit, config, **dict(task.options))
-        except ArgsimError as exc:
-            if tasks is not None:
-                raise
-            warn(f"{task.key} left out: {exc}")
+    evaluators = _read_evaluators(chosen, kinds, tasks is not None, limit, config)
     if not evaluators:
         fits = "; ".join(f"{who}: {', '.join(t.key for t in TASKS.values() if can_score(t, kind, t.evaluator_class()))}"
                          for kind, who in LIMITED_KINDS.items())
@@ -403,6 +372,53 @@ def run_evaluate(model_or_models: Any, tasks: Sequence[str] | None = None, limit
             board.comparisons.append(Comparison(task.key, *compare, sa.metric, sa.value - sb.value, *test["ci95"],
                                                 test["p_bootstrap"], test["p_mcnemar"], test["significant"]))
     return board
+
+
+def _named_models(model_or_models: Any, compare: Sequence[str] | None, limit: int | None,
+                  n_boot: int) -> dict[str, Any]:
+    """{label: model} of one model, a list of models, or a {label: model} mapping, the run's options checked
+    (ArgsimError on repeated models, a bad `compare`, `limit` or `n_boot`)."""
+    if isinstance(model_or_models, Mapping):
+        named = {str(k): v for k, v in model_or_models.items()}
+    else:
+        items = [model_or_models] if isinstance(model_or_models, str | Path) or not isinstance(
+            model_or_models, Sequence) else list(model_or_models)
+        named = {}
+        for i, m in enumerate(items):  # a name or folder as given, an object by its `name` or class
+            label = str(m if isinstance(m, str | Path) else getattr(m, "name", None) or f"{type(m).__name__}#{i + 1}")
+            if label in named:
+                raise ArgsimError(f"model '{label}' is given twice")
+            named[label] = m
+    if not named:
+        raise ArgsimError("give at least one model")
+    if compare is not None:
+        compare = list(compare)
+        if len(compare) != 2 or compare[0] == compare[1] or any(c not in named for c in compare):
+            raise ArgsimError(f"--compare takes two different models of those evaluated ({', '.join(named)}), "
+                              f"not {' '.join(map(str, compare))}")
+    if limit is not None and limit < 1:
+        raise ArgsimError(f"--limit {limit}: give a positive number of units")
+    if n_boot < 100:
+        raise ArgsimError(f"--n-boot {n_boot}: at least 100 draws make a 95 % interval")
+    return named
+
+
+def _read_evaluators(chosen: Sequence[Task], kinds: Mapping[str, str], explicit: bool, limit: int | None,
+                     config: RunConfig) -> dict[str, Any]:
+    """The evaluator of every chosen task some model can be scored on, each one's data read before any scoring (a
+    default task whose data is missing left out with a warning; an `explicit` choice's an error)."""
+    evaluators = {}
+    for task in chosen:
+        cls = task.evaluator_class()
+        if not any(can_score(task, k, cls) for k in kinds.values()):
+            continue
+        try:
+            evaluators[task.key] = cls.from_dataset(None, limit, config, **dict(task.options))
+        except ArgsimError as exc:
+            if explicit:
+                raise
+            warn(f"{task.key} left out: {exc}")
+    return evaluators
 
 
 def _score(ev: Any, task: Task, label: str, model: Any, draws: np.ndarray | None,
