@@ -202,7 +202,7 @@ class InProcessActorPool:
     def __init__(self, identity: str | None = None) -> None:
         self.identity, self.calls = identity, []
 
-    def __call__(self, engine, spec, texts, chunk_rows, workers=None, quiet=True):
+    def __call__(self, engine, spec, texts, chunk_rows, quiet=True):
         import numpy as np
         import pyarrow as pa
         import torch

@@ -234,8 +234,8 @@ def continue_adapter(init: str, device: str | None = None, rank: int | None = No
         rank: the rank the run asked for (None or 0: take the adapter's).
 
     Returns:
-        ContinuedAdapter(model, base, rank, alpha): the SentenceTransformer with the adapter trainable, and what it
-        implies.
+        ContinuedAdapter(model, base, rank, alpha): the SentenceTransformer with a trainable peft adapter holding
+        the adapter's tensors, and the base (registry name or folder), rank and alpha it implies.
 
     Raises:
         ArgsimError: `init` is not an adapter folder, or `rank` differs from the adapter's (one line).
