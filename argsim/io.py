@@ -113,9 +113,13 @@ def folder_lock(folder: str | Path) -> Iterator[None]:
 
 
 def check_output_path(path: str | Path, kind: str = "file", suffixes: Sequence[str] = ()) -> Path:
-    """Fail early (InputError, one line) unless `path` can be written as a `kind` ('file' or 'folder'): an existing
-    non-regular file (the atomic rename would replace a FIFO or /dev/null), a suffix outside `suffixes`, or a place
-    where no temporary file can be created (which also catches read-only mounts) is refused."""
+    """Fail early (InputError, one line) unless `path` can be written as a `kind` ('file' or 'folder').
+
+    Checked before any work: a file that is an existing folder or another non-regular file (a FIFO, a device
+    such as /dev/null: the atomic rename would replace it), a folder that is an existing file, a parent that is a
+    file, a suffix outside `suffixes`, or a place where nothing can be created (probed by creating
+    and removing a temporary file in the nearest existing folder, which also catches read-only mounts).
+    """
     if str(path) == "-":
         raise InputError(path, "writing to standard output is not supported: give a file name")
     path = Path(path).expanduser()
@@ -483,8 +487,9 @@ def text_pieces(text: str, max_chars: int) -> list[str]:
 
 def pipe_docs(nlp: Any, texts: Sequence[str], batch_size: int = 256) -> Iterator[Any]:
     """One spaCy `Doc` per text through `nlp.pipe`, whatever its length: a text beyond `nlp.max_length` characters
-    or Sudachi's SUDACHI_MAX_BYTES bytes is cut at sentence ends (`text_pieces`) and its docs joined
-    (`Doc.from_docs`).
+    or Sudachi's SUDACHI_MAX_BYTES bytes (which GiNZA's `ja_ginza` refuses with an error) is cut at sentence ends
+    (`text_pieces`) and its docs joined (`Doc.from_docs`): the same tokens and token vectors as one doc, no error
+    for a long text.
 
     Args:
         nlp: a spaCy `Language` (GiNZA's, or a blank one with a sentencizer).
@@ -563,7 +568,8 @@ def read_json_as(schema: Any, path: str | Path, what: str | None = None) -> Any:
         what: what the file holds, for the top-level message.
 
     Returns:
-        The parsed JSON as it is in the file (plain dicts and lists), now known to be of the shape.
+        The parsed JSON as it is in the file (plain dicts and lists), now known to be of the shape; the fields the
+        schema leaves out keep their absence (callers read them with their defaults).
 
     Example:
         >>> read_json_as(Budgets, "budgets.json")  # doctest: +SKIP
@@ -604,8 +610,9 @@ def read_numbered_records(path: str | Path, kind: type) -> list[tuple[int, dict]
 
 
 def record_chunks(path: str | Path, kind: type, rows: int = 50_000) -> Iterator[list[tuple[int, dict]]]:
-    """`read_numbered_records` in lists of at most `rows` pairs, CSV/TSV and JSONL read line by line (a .json list
-    is parsed whole); an error is raised when the chunk holding it is reached.
+    """`read_numbered_records` in lists of at most `rows` pairs, CSV/TSV and JSONL read line by line: memory holds
+    one chunk, not the file (a .json list is parsed whole). An error is raised when the chunk holding it is reached:
+    callers that must refuse before any work count the records first (`count_texts`), then read them again.
 
     Example:
         >>> from argsim.schemas import text_records

@@ -71,7 +71,7 @@ def first_test_triplets(folder: Path, limit: int | None, seed: int = SEED, split
 
     Args:
         folder: the `wikipedia` dataset folder (`argsim.data.catalog.dataset_dir("wikipedia")`).
-        limit: how many triplets (None: all the split's triplets).
+        limit: how many triplets (None, or more than there are: all the split's triplets).
         seed: the split and triplet seed.
         split: ``"train"``, ``"dev"`` or ``"test"``.
 

@@ -23,8 +23,10 @@ LEVELS = ("top", "all")
 
 @dataclass
 class KeptSection:
-    """One section that passed the filters: its heading and, per paragraph, the sentences of 5-50 tokens and the
-    opening sentence when it has 5-50 tokens, else None (so paragraph distances are those of the article)."""
+    """One section that passed the filters: its heading and, per paragraph, the sentences of 5-50 tokens.
+
+    `openers[i]` is the opening sentence of paragraph i when it has 5-50 tokens, else None (the paragraph is
+    still counted, so paragraph distances are those of the article)."""
 
     heading: str
     paragraphs: list[list[str]] = field(default_factory=list)

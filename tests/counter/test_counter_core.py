@@ -39,3 +39,28 @@ def test_feature_rankers_register_as_a_family() -> None:
         get_ranker("feature:nope")
     with pytest.raises(ArgsimError, match="unknown ranking method"):
         get_ranker("nope")
+
+
+def test_run_ranker_records_whether_ranks_below_the_top_k_are_exact(monkeypatch) -> None:
+    """Every ranking record carries `exact_rank`: the ranker's `ScoreDict.exact_rank` (False when the scores below
+    its top k are bounds), True for a ranker that returns a plain dict; the ranker's pruning stats go to the
+    run's options."""
+    from argsim.counter.core.registry import RANKERS, RankerInfo, ScoreDict
+    from argsim.counter.core.run import run_ranker
+    from argsim.data.counterargs import Argument
+
+    def arg(i: str, kind: str) -> Argument:
+        return Argument(i, "test", "t", "d", "pro", kind, 1, "", i, i)
+
+    points = [arg("p1", "point"), arg("p2", "point")]
+    pools = {p.id: [arg(f"{p.id}-c{j}", "counter") for j in range(3)] for p in points}
+    gold = {"p1": "p1-c0", "p2": "p2-c2"}
+    scores = {p.id: np.array([0.3, 0.2, 0.1]) for p in points}
+    for name, fn, exact in (("test-bounds", lambda *a, **k: ScoreDict(scores, exact_rank=False, stats={"pruned": 4}),
+                             False),
+                            ("test-plain", lambda *a, **k: dict(scores), True)):
+        monkeypatch.setitem(RANKERS, name, RankerInfo(name, fn, ""))
+        run = run_ranker(name, points, pools, gold, setting="sdoc", split="test", top_k=2)
+        assert [r["exact_rank"] for r in run.records] == [exact, exact], name
+        assert [r["gold_better"] for r in run.records] == [0, 2] and [len(r["top"]) for r in run.records] == [2, 2]
+        assert run.options.get("stats") == ({"pruned": 4} if not exact else None), name

@@ -167,6 +167,31 @@ def test_a_k_beyond_the_collection_and_a_quantiser_without_enough_candidates() -
 # ------------------------------------------------------------------ real model: rerank and training
 
 
+def test_reranker_query_heads_in_numpy_equal_the_torch_heads() -> None:
+    """`RetrieveRerank` runs the query side's retrieval head as plain numpy: on trained (not identity) heads its
+    retrieval scores are the torch model's dot products, normalised or not, and its rerank the classifier's."""
+    from argsim.counter.neural.rerank import RetrieveRerank
+
+    rng = np.random.default_rng(0)
+    base, queries = rng.standard_normal((20, 8)).astype(np.float32), rng.standard_normal((3, 8)).astype(np.float32)
+    for kind, normalize in (("bipolar", True), ("bi-encoder", False), ("unipolar-cls", True)):
+        torch.manual_seed(1)
+        model = CounterModel(NeuralConfig(kind=kind, normalize_retrieval=normalize), dim=8)
+        with torch.no_grad():
+            for p in model.parameters():
+                p.add_(0.3 * torch.randn_like(p))
+        rr = RetrieveRerank(model, base=base, index_kind="flat")
+        ids, scores = rr.rank(queries, k=5, rerank=False)
+        with torch.no_grad():
+            q = model.retrieval(torch.from_numpy(queries), "point").numpy()
+        want = q @ model.retrieval_numpy(base, "candidate").T
+        assert np.allclose(scores, np.take_along_axis(want, ids, axis=1), atol=1e-5), kind
+        assert (ids[:, 0] == want.argmax(axis=1)).all(), kind
+        if model.cls is not None:
+            reranked, p = rr.rank(queries, k=5)
+            assert np.allclose(p[0], model.cls_scores_numpy(queries[0], base[reranked[0]]), atol=1e-6), kind
+
+
 def test_reranker_never_returns_the_query(minilm) -> None:
     from argsim.counter.neural.rerank import RetrieveRerank
 

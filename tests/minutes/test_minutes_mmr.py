@@ -73,3 +73,23 @@ def test_summarize_items_respects_budget_and_document_order():
     lead = summarize_items([MinutesItem("y", ["あ" * 30, "い" * 40, "う" * 20], budget=100)], None,
                            SummarizeOptions(method="lead"))[0]
     assert lead["summary"] == "あ" * 30 + "い" * 40  # key size 2, both fit
+
+
+def test_random_baseline_walks_one_seeded_permutation_per_item():
+    """The random baseline takes, per item, the next permutation of the seed's generator and picks its sentences in
+    that order, skipping those that would overflow the budget (the lead baseline on a shuffled item), up to the key
+    size; the summary joins them in document order."""
+    sentences = ["あ" * 30, "い" * 40, "う" * 20, "え" * 50, "お" * 10, "か" * 25, "き" * 5]
+    items = [MinutesItem(name, sentences, budget=100) for name in ("a", "b", "c")]
+    out = summarize_items(items, None, SummarizeOptions(method="random", seed=5, chars_per_key=25), quiet=True)
+    rng = np.random.default_rng(5)
+    for rec in out:
+        expected, used = [], 0
+        for i in rng.permutation(len(sentences)):
+            if len(expected) < 4 and used + len(sentences[i]) <= 100:
+                expected.append(int(i))
+                used += len(sentences[i])
+        assert rec["key_size"] == 4
+        assert [s["index"] for s in rec["selected"]] == expected
+        assert rec["summary"] == "".join(sentences[i] for i in sorted(expected))
+    assert len({tuple(s["index"] for s in rec["selected"]) for rec in out}) > 1  # each item its own draw
