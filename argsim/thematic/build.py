@@ -101,7 +101,7 @@ def first_scb_rows(folder: Path, articles: int | None, split: str = "test", seed
         2
     """
     chunks = filter(None, (clustering_benchmark([article]) for article in prepared_split(folder, split, seed)))
-    return [row for chunk in islice(chunks, articles) for row in chunk]
+    return [row for chunk in islice(chunks, None if articles is None else max(articles, 0)) for row in chunk]
 
 
 def build_datasets(articles: list[Article], out: Path, negatives: str = "adjacent", level: str = "top",
