@@ -62,6 +62,7 @@ UNUSED: dict[str, tuple[str, ...]] = {
     "data check": (*MODEL, *CACHE, *ENGINE, "seed"),
     "data kpm-folds": (*MODEL, *CACHE, *ENGINE),
     "models curve": (*MODEL, *CACHE, *ENGINE, "seed", "data_dir"),
+    "bench default": (*MODEL, *CACHE, *ENGINE, "seed", "data_dir"),
     "models": (*MODEL, *CACHE, *ENGINE, "seed", "data_dir"),  # the listing (the group's own callback)
     # a build passes --seed, --device, --precision and --data-dir to each training and evaluation it runs
     "models build": ("threads", "backend", "quantize", "calibration", *CACHE, *ENGINE),
