@@ -77,7 +77,8 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
 
 def _check_options_apply(name: str, pooling: str | None, max_seq_length: int | None) -> None:
     """Refuse (not ignore) --pooling / --max-seq-length for a model they cannot change (static, argsim's own): only
-    a transformer's pooling and length are the options' to choose."""
+    a transformer's pooling and length are the options' to choose (a shipped LoRA adapter's length, not its
+    pooling)."""
     path = Path(name).expanduser()
     if name in MODELS:
         transformer = MODELS[name].kind == "sentence-transformers"
@@ -85,13 +86,34 @@ def _check_options_apply(name: str, pooling: str | None, max_seq_length: int | N
         transformer = manifest_loader_name(shipped) == "sbert-lora"
     else:  # not word vectors (a file) nor argsim's own folder: a transformer folder or a Hugging Face id
         transformer = not path.is_file() and not (path.is_dir() and (path / ENCODER_MANIFEST).is_file())
-    if transformer:
-        return
     what = "static word vectors" if name in MODELS or path.is_file() else "an argsim model"
-    options = (("--pooling", pooling, " with its own pooling"), ("--max-seq-length", max_seq_length, ""))
-    for option, value, own in options:
-        if value is not None:
+    options = (("--pooling", pooling, " with its own pooling", transformer and shipped_folder(name) is None),
+               ("--max-seq-length", max_seq_length, "", transformer))
+    for option, value, own, applies in options:
+        if value is not None and not applies:
             raise ModelError(f"{option} {value}: model '{name}' is {what}{own}; {option} applies to transformer models")
+
+
+def takes_pooling(name: str) -> bool:
+    """Whether a pooling can be chosen for model `name`: a transformer's (a sentence-transformers model of the
+    registry, a transformer folder, a Hugging Face id), not static word vectors nor argsim's own models (a shipped
+    adapter keeps the pooling it was trained with).
+
+    Args:
+        name: a registry name, a shipped model's name, a folder or a file.
+
+    Returns:
+        True where `get_encoder(name, pooling=...)` applies the pooling, False where it refuses it.
+
+    Example:
+        >>> takes_pooling("minilm"), takes_pooling("kpm"), takes_pooling("glove50")
+        (True, False, False)
+    """
+    try:
+        _check_options_apply(name, "mean", None)
+    except ModelError:
+        return False
+    return True
 
 
 #: the one process-wide model cache: encoders (`get_encoder`) and cross-encoders (`get_cross_encoder`); a key's

@@ -47,6 +47,8 @@ CASES = [
      "applies to transformer models"),
     ("pooling-for-static", ["embed", "t.txt", "--out", "v.npy", "--model", "glove50", "--pooling", "cls"],
      "applies to transformer models"),
+    ("pooling-for-shipped-adapter", ["embed", "t.txt", "--out", "v.npy", "--model", "kpm", "--pooling", "cls"],
+     "'kpm' is an argsim model with its own pooling"),
     ("weight-nan", ["rank", "keypoints", *KPM, "--out", "r", "--model", "minilm", "--weight", "nan"],
      "not a finite number"),
     ("weight-inf", ["rank", "keypoints", *KPM, "--out", "r", "--model", "minilm", "--model", "glove50", "--weight",

@@ -111,3 +111,21 @@ def test_all_twenty_features_of_hand_built_pairs(glove) -> None:
     # the hand-built pairs are not degenerate: the similarities differ between candidates and are non-zero
     assert len({round(v, 6) for v in got["p1"][:, 3]}) == 3 and np.all(got["p1"][:2] != 0)
     assert _manhattan("", CANDIDATES[0]) == 0.5  # an empty text is at L1 distance 1 from any other
+
+
+def test_the_bert_features_of_an_argsim_model_use_its_own_pooling() -> None:
+    """`--model kpm` (a shipped adapter): the BERT-cosine features are the cosines of kpm's own vectors; the
+    paper's cls pooling (`bert_pooling`) applies to plain transformers only, so it is neither refused nor used."""
+    from argsim.backend import get_encoder
+
+    point = _arg("p1", CONCLUSION, PREMISE)
+    cands = [_arg(f"c{i}", "", t, kind="counter") for i, t in enumerate(CANDIDATES)]
+    space = FeatureSpace([point], {"p1": cands}, FeatureConfig(bert_model="kpm"))
+    cl, pr = space.dense_metric("bert")
+    enc = get_encoder("kpm")
+    vecs = enc.encode([CONCLUSION, PREMISE, *CANDIDATES], normalize=True)
+    want_cl, want_pr = vecs[0] @ vecs[2:].T, vecs[1] @ vecs[2:].T
+    order = [a.text for a in space.index.universe]
+    got_cl = [cl[0][order.index(t)] for t in CANDIDATES]
+    got_pr = [pr[0][order.index(t)] for t in CANDIDATES]
+    assert got_cl == pytest.approx(want_cl.tolist(), abs=1e-5) and got_pr == pytest.approx(want_pr.tolist(), abs=1e-5)
