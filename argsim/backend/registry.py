@@ -76,44 +76,40 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
 
 
 def _check_options_apply(name: str, pooling: str | None, max_seq_length: int | None) -> None:
-    """Refuse (not ignore) --pooling / --max-seq-length for a model they cannot change (static, argsim's own): only
-    a transformer's pooling and length are the options' to choose (a shipped LoRA adapter's length, not its
-    pooling)."""
+    """Refuse (not ignore) --pooling / --max-seq-length for a model they cannot change (`options_apply`)."""
     path = Path(name).expanduser()
-    if name in MODELS:
-        transformer = MODELS[name].kind == "sentence-transformers"
-    elif (shipped := shipped_folder(name)) is not None:  # a LoRA adapter; heads over a frozen base keep the base's
-        transformer = manifest_loader_name(shipped) == "sbert-lora"
-    else:  # not word vectors (a file) nor argsim's own folder: a transformer folder or a Hugging Face id
-        transformer = not path.is_file() and not (path.is_dir() and (path / ENCODER_MANIFEST).is_file())
     what = "static word vectors" if name in MODELS or path.is_file() else "an argsim model"
-    options = (("--pooling", pooling, " with its own pooling", transformer and shipped_folder(name) is None),
-               ("--max-seq-length", max_seq_length, "", transformer))
-    for option, value, own, applies in options:
-        if value is not None and not applies:
+    applies = options_apply(name)
+    for option, value, own, ok in (("--pooling", pooling, " with its own pooling", applies[0]),
+                                   ("--max-seq-length", max_seq_length, "", applies[1])):
+        if value is not None and not ok:
             raise ModelError(f"{option} {value}: model '{name}' is {what}{own}; {option} applies to transformer models")
 
 
-def takes_pooling(name: str) -> bool:
-    """Whether a pooling can be chosen for model `name`: a transformer's (a sentence-transformers model of the
-    registry, a transformer folder, a Hugging Face id), not static word vectors nor argsim's own models (a shipped
-    adapter keeps the pooling it was trained with).
+def options_apply(name: str) -> tuple[bool, bool]:
+    """Whether a pooling and a token limit can be chosen for model `name`: both for a transformer (a
+    sentence-transformers model of the registry, a transformer folder, a Hugging Face id), the limit only for a
+    shipped LoRA adapter (it keeps the pooling it was trained with), neither for static word vectors or argsim's
+    other models (heads over a frozen base keep the base's).
 
     Args:
         name: a registry name, a shipped model's name, a folder or a file.
 
     Returns:
-        True where `get_encoder(name, pooling=...)` applies the pooling, False where it refuses it.
+        (pooling applies, max_seq_length applies): where False, `get_encoder` refuses the option in one line.
 
     Example:
-        >>> takes_pooling("minilm"), takes_pooling("kpm"), takes_pooling("glove50")
-        (True, False, False)
+        >>> options_apply("minilm"), options_apply("kpm"), options_apply("glove50")
+        ((True, True), (False, True), (False, False))
     """
-    try:
-        _check_options_apply(name, "mean", None)
-    except ModelError:
-        return False
-    return True
+    path = Path(name).expanduser()
+    if name in MODELS:
+        transformer = MODELS[name].kind == "sentence-transformers"
+    elif (shipped := shipped_folder(name)) is not None:
+        return False, manifest_loader_name(shipped) == "sbert-lora"
+    else:  # not word vectors (a file) nor argsim's own folder: a transformer folder or a Hugging Face id
+        transformer = not path.is_file() and not (path.is_dir() and (path / ENCODER_MANIFEST).is_file())
+    return transformer, transformer
 
 
 #: the one process-wide model cache: encoders (`get_encoder`) and cross-encoders (`get_cross_encoder`); a key's

@@ -19,7 +19,7 @@ from functools import cached_property
 import numpy as np
 
 from argsim.backend import get_encoder
-from argsim.backend.registry import takes_pooling
+from argsim.backend.registry import options_apply
 from argsim.counter.core.pools import PoolIndex
 from argsim.counter.lexical.feature_config import FeatureConfig
 from argsim.counter.lexical.textrep import BM25Index, cosine_similarity, manhattan_distance, shared_term_matrices
@@ -92,7 +92,7 @@ class FeatureSpace:
                 out = tuple(bm25.scores(q.counts) for q in (cl, pr))
         elif metric == "bert":
             model = self.config.bert_model  # the paper's BERT pooling, or an argsim model's own
-            enc = get_encoder(model, pooling=self.config.bert_pooling if takes_pooling(model) else None)
+            enc = get_encoder(model, pooling=self.config.bert_pooling if options_apply(model)[0] else None)
             u = enc.encode(universe, normalize=True)
             out = tuple(np.where(np.asarray([bool(t) for t in texts])[:, None],  # an empty part: 0
                                  enc.encode([t or " " for t in texts], normalize=True) @ u.T, 0.0).astype(np.float64)
