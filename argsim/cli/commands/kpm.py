@@ -42,6 +42,8 @@ TieBreak = Literal["first", "random"]
 
 TRAIN_SPLIT_HELP = "Training split (" + SPLIT_HELP + ")"
 TRAIN_LABELS_HELP = LABELS_HELP + " Required with --arguments."
+#: the split a key point trainer scores after training (sbert, kpm-cross)
+EvalSplit = Annotated[str | None, typer.Option(help="ArgKP split to score after training ('' to skip).")]
 
 
 def _print_map(result, title: str) -> None:
@@ -188,7 +190,7 @@ def train_sbert_cmd(
     plan: Budget,
     out: Annotated[Path, typer.Option(
         callback=OUT_DIR, help="Output folder (a sentence-transformers model).")] = Path("models/kpm-sbert"),
-    eval_split: Annotated[str | None, typer.Option(help="ArgKP split to score after training ('' to skip).")] = "dev",
+    eval_split: EvalSplit = "dev",
 ) -> None:
     """Fine-tune a Siamese SBERT on labelled argument/key point pairs; saves a sentence-transformers folder
     that `rank keypoints --model DIR` loads. The defaults are the recommended recipe (contrastive loss)."""
@@ -277,7 +279,7 @@ def train_kpm_cross(
     plan: Budget,
     out: Annotated[Path, typer.Option(
         callback=OUT_DIR, help="Output folder (a sentence-transformers CrossEncoder).")] = Path("models/kpm-cross"),
-    eval_split: Annotated[str | None, typer.Option(help="ArgKP split to score after training ('' to skip).")] = "dev",
+    eval_split: EvalSplit = "dev",
 ) -> None:
     """Fine-tune a cross-encoder key point matcher (BinaryCrossEntropyLoss on the labelled pairs); saves a
     CrossEncoder folder that `rank keypoints --model DIR` loads (alone or in an ensemble). The defaults are the
