@@ -60,7 +60,7 @@ def _metric(board: Leaderboard, task: Task) -> str:
 def references_text(board: Leaderboard) -> list[str]:
     """One line per task with published figures: `task: label value; ...`."""
     return [f"{t.title}: " + "; ".join(f"{r.label} {r.value:.3f}" for r in refs) for t in board.tasks
-            if (refs := TASKS[t.key].reference_figures() if t.key in TASKS else [])]
+            if (refs := TASKS.get(t.key, t).reference_figures())]
 
 
 def leaderboard_html(board: Leaderboard, meta: str = "") -> str:
@@ -77,8 +77,7 @@ def leaderboard_html(board: Leaderboard, meta: str = "") -> str:
     for t in board.tasks:
         task = TASKS.get(t.key, t)
         bars = [(s.model, s.value, s.low, s.high) for m in board.models if (s := board.score(m, t.key))]
-        refs = [(r.label, r.value, "mteb" if r.label.startswith("MTEB") else "paper")
-                for r in (task.reference_figures() if t.key in TASKS else [])]
+        refs = [(r.label, r.value, "mteb" if r.label.startswith("MTEB") else "paper") for r in task.reference_figures()]
         source = SOURCES.get(task.published_task or task.key, "") if refs else ""
         caption = f"{task.title}: {task.about} ({_metric(board, t)}).{f' Reference lines: {source}.' if source else ''}"
         body.append(f"<figure><h3>{escape(task.title)}</h3>{html.bar_chart(t.key, bars, refs)}"

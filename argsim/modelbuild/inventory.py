@@ -54,20 +54,18 @@ def trained_models(root: Path, depth: int = 3) -> list[TrainedModel]:
         return []
     found: dict[Path, TrainedModel] = {}
     problems: list[str] = []
-    for level in range(1, depth + 1):
-        for rec in RECORDS:
-            for path in sorted(root.glob("/".join(["*"] * level) + f"/{rec}")):
-                folder = path.parent
-                if "checkpoints" in path.parts or folder.resolve() in found:
-                    continue
-                config = read_json_object(folder / "train_config.json", problems) or {}
-                build = read_json_object(folder / "models_build.json", problems) or {}
-                if not config and not build:
-                    continue
-                found[folder.resolve()] = TrainedModel(
-                    folder, config.get("trainer") or str(build.get("recipe") or "?"), config.get("steps"),
-                    config.get("seconds") or number(build.get("seconds")), config.get("stopped_by"),
-                    {**_numbers(config.get("metrics")), **_numbers(build.get("figures"))})
+    for path in (p for level in range(1, depth + 1) for rec in RECORDS
+                 for p in sorted(root.glob("/".join(["*"] * level) + f"/{rec}"))):
+        folder = path.parent
+        if "checkpoints" in path.parts or folder.resolve() in found:
+            continue
+        config = read_json_object(folder / "train_config.json", problems) or {}
+        build = read_json_object(folder / "models_build.json", problems) or {}
+        if config or build:
+            found[folder.resolve()] = TrainedModel(
+                folder, config.get("trainer") or str(build.get("recipe") or "?"), config.get("steps"),
+                config.get("seconds") or number(build.get("seconds")), config.get("stopped_by"),
+                {**_numbers(config.get("metrics")), **_numbers(build.get("figures"))})
     problems = list(dict.fromkeys(problems))
     if problems:
         warn(f"{len(problems)} training record(s) under {root} could not be read and are left out ({problems[0]})")

@@ -281,8 +281,7 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
                           "split, e.g. --eval-split dev)")
     figures = {m: float(metrics[m]) for m in spec.figures}
     dest = Path(dest) if dest else SHIPPED_DIR
-    current = read_card(dest / name) if is_shipped_folder(dest / name) else None
-    have = ((current or {}).get("figures") or {}).get(spec.primary)
+    have = (read_card(dest / name).get("figures") or {}).get(spec.primary) if is_shipped_folder(dest / name) else None
     if isinstance(have, (int, float)) and figures[spec.primary] < have:
         raise ArgsimError(f"{folder}: {spec.primary} {figures[spec.primary]:.4f} is below the shipped '{name}' "
                           f"({have:.4f}); nothing was published")
@@ -328,12 +327,9 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
 def shipped_summaries() -> list[dict]:
     """One line per shipped model for `argsim models`: name, task, base, artifact (lora / heads / lora+heads /
     delta) and the size of all its files, figures, slice figures."""
-    rows = []
-    for name, folder in shipped_models().items():
-        card = read_card(folder)
-        rows.append({"name": name, "task": card.get("task", "?"), "base": card["base"],
-                     "artifact": artifact_of(card), "description": card.get("description", ""),
-                     "megabytes": round(sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 2**20, 2),
-                     "figures": card.get("figures") or {}, "slice": card.get("slice") or {},
-                     "command": card.get("command"), "training_seconds": card.get("training_seconds")})
-    return rows
+    return [{"name": name, "task": card.get("task", "?"), "base": card["base"], "artifact": artifact_of(card),
+             "description": card.get("description", ""),
+             "megabytes": round(sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 2**20, 2),
+             "figures": card.get("figures") or {}, "slice": card.get("slice") or {},
+             "command": card.get("command"), "training_seconds": card.get("training_seconds")}
+            for name, folder in shipped_models().items() for card in [read_card(folder)]]

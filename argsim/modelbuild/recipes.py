@@ -106,15 +106,15 @@ KPM_FIGURES = {"strict_map": "train_config.json:metrics.dev_strict_map",
                "relaxed_map": "train_config.json:metrics.dev_relaxed_map"}
 
 
-def thematic_recipe(name: str, description: str, out: str, config: ThematicTrainConfig, budget: dict[str, Any],
-                    cpu_minutes: float, gpu_minutes: float, basis: str, distance: str | None,
-                    accuracy_key: str, setting: str) -> Recipe:
+def thematic_recipe(name: str, description: str, out: str, config: ThematicTrainConfig, checkpoint_every: int,
+                    cpu_minutes: float, gpu_minutes: float, basis: str, setting: str, distance: str | None = None,
+                    accuracy_key: str = "dev_triplet_accuracy") -> Recipe:
     """A thematic encoder trained on the Wikipedia sentence triplets (built once), scored on their test split:
-    `config` the network and its settings, `budget` the budget options, `distance` the test's distance, `setting`
+    `config` the network and its settings, `distance` the test's distance (None: the eval's default), `setting`
     the result rows' setting."""
     data = THEMATIC_DATA
     train = step("train thematic", config, f"{data}/triplets-sen-train.jsonl", out=out,
-                 dev=f"{data}/triplets-sen-dev.jsonl", **budget)
+                 dev=f"{data}/triplets-sen-dev.jsonl", checkpoint_every=checkpoint_every)
     score = step("eval triplets", None, f"{data}/triplets-sen-test.jsonl", model=out,
                  **({"distance": distance} if distance else {}), task="thematic")
     prepare = step("data triplets wikipedia", out=data)
@@ -205,33 +205,27 @@ RECIPES: tuple[Recipe, ...] = (
            method="Bi-encoder", setting="frozen MiniLM, increasing-hard, best epoch on validation (models build)",
            split="validation"),
     thematic_recipe("thematic-bilstm", "thematic similarity: BiLSTM triplet network, 1 full epoch",
-                    "models/thematic-sen-full", ThematicTrainConfig(arch="bilstm"), {"checkpoint_every": 100},
+                    "models/thematic-sen-full", ThematicTrainConfig(arch="bilstm"), 100,
                     cpu_minutes=26, gpu_minutes=3,
                     basis="measured: 1,034 steps of 64 triplets in 24.5 min on 1 thread (an upper bound), 25.4 min "
                           "with the scoring",
                     distance="l1", accuracy_key="dev_triplet_accuracy_l1", setting="--epochs 1 --checkpoint-every 100"),
     thematic_recipe("thematic-minilm", "thematic similarity: MiniLM fine-tune on all training triplets",
                     "models/thematic-minilm-full",
-                    ThematicTrainConfig(lr=2e-5, lora_rank=0, threads=2),
-                    {"checkpoint_every": 500},
-                    cpu_minutes=125, gpu_minutes=5,
+                    ThematicTrainConfig(lr=2e-5, lora_rank=0, threads=2), 500, cpu_minutes=125, gpu_minutes=5,
                     basis="estimated from a measured step cost: 375 steps of 16 triplets took 707 s on 2 CPU cores "
                           "with a 1,000-triplet dev evaluation every 75 steps, so 4,135 steps ~2 h; the best of its "
                           "2,000-triplet dev evaluations every 250 steps is kept; margin 0.3 (375 steps gave test "
                           "0.7320 with 0.3 against 0.6852 with 1.0)",
-                    distance=None, accuracy_key="dev_triplet_accuracy",
                     setting="--eval-every 250 --checkpoint-every 500"),
     thematic_recipe("thematic-lora", "thematic similarity: LoRA adapter (r=16) over MiniLM, triplet loss, best of "
                     "its dev evaluations (the shipped `thematic`: `argsim models publish thematic "
                     "models/thematic-lora` after it)", "models/thematic-lora",
-                    ThematicTrainConfig(),
-                    {"checkpoint_every": 250},
-                    cpu_minutes=125, gpu_minutes=5.5,
+                    ThematicTrainConfig(), 250, cpu_minutes=125, gpu_minutes=5.5,
                     basis="measured: on one NVIDIA H200, 2,038 of the epoch's 4,135 steps of 16 triplets in 205 s "
                           "with a 2,000-triplet dev evaluation every 250 steps (the shipped adapter: that run "
                           "stopped by --max-minutes 3.4 and kept its best step, 1,500); on 2 CPU cores the full "
                           "fine-tune's steps took 1.7 s, so the epoch ~2 h",
-                    distance=None, accuracy_key="dev_triplet_accuracy",
                     setting="LoRA r=16 alpha 32, TripletLoss margin 0.3, lr 1e-4, --eval-every 250"),
     minutes_recipe("minutes-sbert", "minutes: political SBERT on all mined training triplets, 3 epochs",
                    "models/minutes-sbert-full", MinutesTrainConfig(), cpu_minutes=10, gpu_minutes=2,

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -77,14 +77,12 @@ def state(recipe: Recipe, root: Path) -> str:
 class Plan:
     recipes: list[Recipe]
     states: dict[str, str]
+    minutes: float = field(init=False)  # the estimated minutes of the recipes not finished: on 2 CPU cores
+    gpu_minutes: float = field(init=False)  # and on one GPU
 
-    @property
-    def minutes(self) -> float:
-        return sum(r.cpu_minutes for r in self.recipes if self.states[r.name] != "finished")
-
-    @property
-    def gpu_minutes(self) -> float:
-        return sum(r.gpu_minutes for r in self.recipes if self.states[r.name] != "finished")
+    def __post_init__(self) -> None:
+        todo = [r for r in self.recipes if self.states[r.name] != "finished"]
+        self.minutes, self.gpu_minutes = sum(r.cpu_minutes for r in todo), sum(r.gpu_minutes for r in todo)
 
 
 def plan(names: Sequence[str], root: Path, recipes: Sequence[Recipe] = RECIPES) -> Plan:
@@ -98,12 +96,9 @@ def with_budget(line: str, minutes: float) -> tuple[str, bool]:
     parts = shlex.split(line)
     minutes = max(0.01, round(minutes, 2))
     for i, part in enumerate(parts):
-        own = None
-        if part == "--max-minutes" and i + 1 < len(parts):
-            own, rest = parts[i + 1], parts[i + 2:]
-        elif part.startswith("--max-minutes="):
-            own, rest = part.partition("=")[2], parts[i + 1:]
-        if own is not None:
+        flag, joined, own = part.partition("=")
+        if flag == "--max-minutes" and (joined or i + 1 < len(parts)):
+            own, rest = (own, parts[i + 1:]) if joined else (parts[i + 1], parts[i + 2:])
             if float(own) <= minutes:
                 return line, False
             return shlex.join([*parts[:i], "--max-minutes", f"{minutes:g}", *rest]), True
