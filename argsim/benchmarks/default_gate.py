@@ -50,8 +50,7 @@ class TaskVerdict:
         return self.fp32_low <= self.value <= self.fp32_high
 
     @property
-    def passes(self) -> bool:
-        """Inside fp32's interval and no significant paired difference (the module's rule)."""
+    def passes(self) -> bool:  # the module's rule
         return self.inside and not self.significant
 
 
@@ -89,13 +88,10 @@ def verdicts_from_rows(rows: Sequence[Mapping[str, Any]], variant: str, fp32: st
     board = Leaderboard.from_rows(rows)
     not_fp32 = {r["setting"] for r in rows if r.get("method") == METHOD and r["model"] == fp32
                 and (r.get("extra") or {}).get("primary") and (r.get("env") or {}).get("precision", "fp32") != "fp32"}
-    out = []
-    for c in board.comparisons:
-        mine, base = board.score(variant, c.task), board.score(fp32, c.task)
-        if (c.a, c.b) == (variant, fp32) and mine and base and c.task not in not_fp32:
-            out.append(TaskVerdict(c.task, base.metric, mine.value, base.value, base.low, base.high, c.low, c.high,
-                                   c.p_bootstrap, c.p_mcnemar, c.significant))
-    return out
+    return [TaskVerdict(c.task, base.metric, mine.value, base.value, base.low, base.high, c.low, c.high,
+                        c.p_bootstrap, c.p_mcnemar, c.significant) for c in board.comparisons
+            if (c.a, c.b) == (variant, fp32) and c.task not in not_fp32
+            and (mine := board.score(variant, c.task)) and (base := board.score(fp32, c.task))]
 
 
 def bench_name(variant: str) -> str | None:

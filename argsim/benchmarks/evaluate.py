@@ -17,6 +17,7 @@ import numpy as np
 
 from argsim.backend.folders import check_model_name
 from argsim.backend.names import manifest_roles, shipped_folder
+from argsim.backend.runtime import check_backend
 from argsim.config import BACKENDS, PRECISIONS, QUANTIZATIONS, SEED, RunConfig
 from argsim.counter.neural.config import is_cross_folder
 from argsim.errors import ArgsimError, warn
@@ -279,8 +280,7 @@ class Leaderboard:
             extra = r.get("extra") or {}
             low, high = extra.get("ci95") or [math.nan, math.nan]
             if r.get("method") == METHOD:
-                found = metrics.setdefault((r["model"], r["setting"]), {})
-                found[r["metric"]] = r["value"]
+                (found := metrics.setdefault((r["model"], r["setting"]), {}))[r["metric"]] = r["value"]
             if r.get("method") == METHOD and extra.get("primary"):
                 n_boot = extra.get("n_boot", n_boot)
                 ref = Reference("published", r["paper"]) if r.get("paper") is not None else None
@@ -337,8 +337,6 @@ def run_evaluate(model_or_models: Any, tasks: Sequence[str] | None = None, limit
         models[label] = parsed[0] if parsed else m
         check_model(models[label])
         if parsed is not None:
-            from argsim.backend.runtime import check_backend
-
             o = parsed[1]
             check_backend(o["backend"], o["quantize"], "cpu" if o["backend"] != "torch" else "auto", o["precision"])
             variants[label] = replace(config, **o)
