@@ -101,8 +101,7 @@ def bench_name(variant: str) -> str | None:
         >>> bench_name("minilm [openvino int8]"), bench_name("minilm [torch bf16]")
         ('openvino-int8', 'torch-bf16')
     """
-    parsed = parse_variant(variant)
-    if parsed is None:
+    if (parsed := parse_variant(variant)) is None:
         return None
     o = parsed[1]
     return f"{o['backend']}-{o['quantize'] if o['quantize'] != 'none' else o['precision'].replace('auto', 'fp32')}"
@@ -127,8 +126,7 @@ class VariantDecision:
     def eligible(self) -> bool:
         """Runs the model as stored (torch: another precision, no export or calibration), so it may be a default
         (the module doc's reading of "natively")."""
-        parsed = parse_variant(self.variant)
-        return parsed is not None and parsed[1]["backend"] == "torch"
+        return (bench_name(self.variant) or "").startswith("torch-")
 
 
 def decide(evaluate_rows: Sequence[Mapping[str, Any]], backends_rows: Sequence[Mapping[str, Any]] = (),

@@ -26,7 +26,7 @@ from argsim.measure import timed
 from argsim.metrics.paired import paired_comparison
 from argsim.metrics.record import Evaluation
 from argsim.published import PUBLISHED, mteb_figure, published
-from argsim.results import result_rows
+from argsim.results import result_rows, run_environment
 
 METHOD, COMPARE_METHOD = "evaluate", "evaluate-compare"
 N_BOOT = 1000
@@ -110,9 +110,7 @@ def percentile_interval(resampled: np.ndarray) -> tuple[float, float]:
     """The 95 % percentile interval of resampled figures (NaN draws, e.g. a group left empty, are left out)."""
     finite = np.asarray(resampled, dtype=np.float64)
     finite = finite[np.isfinite(finite)]
-    if not len(finite):
-        return math.nan, math.nan
-    lo, hi = np.percentile(finite, [100 * ALPHA / 2, 100 * (1 - ALPHA / 2)])
+    lo, hi = np.percentile(finite, [100 * ALPHA / 2, 100 * (1 - ALPHA / 2)]) if len(finite) else (math.nan, math.nan)
     return float(lo), float(hi)
 
 
@@ -245,14 +243,13 @@ class Leaderboard:
         df.attrs["comparisons"] = pd.DataFrame([vars(c) for c in self.comparisons])
         return df
 
-    def rows(self, env: Mapping[str, Any] | None = None, command: str | None = None, variant: str = "",
-             model_envs: Mapping[str, Mapping[str, Any]] | None = None) -> list:
+    def rows(self, env: Mapping[str, Any] | None = None, command: str | None = None, variant: str = "") -> list:
         """The run as result rows (`argsim.results.result_rows`): every metric of every evaluation, the primary
         one with its interval in `extra`; each comparison as a row of method `evaluate-compare`. `variant` follows
         the name of each model not written with a variant of its own (`variant_label`), so runs on other backends
-        keep rows of their own; `model_envs` holds the `env` of those written with one (a comparison row takes its
-        first model's)."""
-        model_envs = model_envs or {}
+        keep rows of their own; those written with one take the `env` of their own options (`run_environment`; a
+        comparison row takes its first model's)."""
+        model_envs = {m: run_environment(c) for m, c in self.variants.items()}
         name = {m: m if m in self.variants else m + variant for m in self.models}
         rows = []
         for s in self.scores:

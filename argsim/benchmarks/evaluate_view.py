@@ -29,8 +29,7 @@ def score_cell(board: Leaderboard, model: str, task: Task) -> str:
     s = board.score(model, task.key)
     if s is None:
         return "n/a"
-    text = f"{_f(s.value)} [{_f(s.low)}, {_f(s.high)}]"
-    return text + (f" (MTEB {_f(s.reference.value)})" if s.reference else "")
+    return f"{_f(s.value)} [{_f(s.low)}, {_f(s.high)}]" + (f" (MTEB {_f(s.reference.value)})" if s.reference else "")
 
 
 def comparison_cell(board: Leaderboard, a: str, b: str, task: Task) -> str:
@@ -138,8 +137,7 @@ def write_outputs(board: Leaderboard, config: RunConfig, out: Path | None = None
     HTML page `html`. Returns one line per output written."""
     lines = []
     if out is not None or record:
-        rows = board.rows(env=run_environment(config), command=command, variant=variant_label(config),
-                          model_envs={m: run_environment(c) for m, c in board.variants.items()})
+        rows = board.rows(env=run_environment(config), command=command, variant=variant_label(config))
         if out is not None:
             lines.append(f"{write_results('evaluate', rows, path=out, command=command)}: {len(rows)} rows")
         if record:

@@ -176,8 +176,7 @@ def _run_steps(recipe: Recipe, status: str, root: Path, log: Path, global_option
                 if used + 1 < recipe.cpu_minutes * 60:  # never run past the recipe's share of the bar
                     used += 1
                     bar.advance(1)
-        rc = proc.returncode
-        if rc != 0:
+        if (rc := proc.returncode) != 0:
             note(f"{recipe.name}: failed (exit {rc}); see {log}; rerun `argsim models build` to continue")
             raise ArgsimError(f"recipe {recipe.name}: `{text}` exited {rc} (log: {log})")
         if bounded and (read_json_object(root / recipe.out / "train_config.json") or {}).get(
