@@ -153,9 +153,8 @@ RECIPES: tuple[Recipe, ...] = (
                 out=KPM_LORA),
            cpu_minutes=4.5, gpu_minutes=0.5, figures=KPM_FIGURES, split="dev",
            basis="measured: 301 steps in 258 s on 2 idle CPU cores with 1 torch thread (the row's env holds the "
-                 "conditions)",
-           method="sbert-lora", setting="LoRA r=16 alpha 32, ContrastiveLoss, lr 2e-4 -> 0, 301 steps x 16 (models "
-                                        "build)"),
+                 "conditions)", method="sbert-lora",
+           setting="LoRA r=16 alpha 32, ContrastiveLoss, lr 2e-4 -> 0, 301 steps x 16 (models build)"),
     Recipe("kpm-cross", "kpm", "key point matching: MiniLM cross-encoder, BCE, 3 epochs", KPM_CROSS,
            step("train kpm-cross", CrossConfig(), checkpoint_every=200, out=KPM_CROSS),
            cpu_minutes=45, gpu_minutes=2, figures=KPM_FIGURES, split="dev",
@@ -170,12 +169,10 @@ RECIPES: tuple[Recipe, ...] = (
            figures={"strict_map": "metrics.json:map.leaderboard.strict",
                     "relaxed_map": "metrics.json:map.leaderboard.relaxed"},
            method="ensemble (z-score)", setting="0.7 contrastive SBERT + 0.3 cross-encoder (its logits)",
-           split="dev",
-           needs=("kpm-sbert", "kpm-cross")),
+           split="dev", needs=("kpm-sbert", "kpm-cross")),
     Recipe("counter-bipolar", "counterargs-neural", "counter-argument: Bipolar-encoder, a LoRA adapter (r=16) over "
            "MiniLM trained with its heads (the shipped `counter-bipolar`: `argsim models publish counter-bipolar "
-           "models/counter_neural/bipolar-lora` after it)",
-           BIPOLAR_LORA,
+           "models/counter_neural/bipolar-lora` after it)", BIPOLAR_LORA,
            step("train bipolar", NeuralConfig(kind="bipolar", train_encoder=True, lora_rank=16, lora_alpha=32.0,
                                               sampling="random", lr=1e-4, cls_lr=1e-4, encoder_lr=2e-4,
                                               batch_size=32, epochs=5, patience=2),
