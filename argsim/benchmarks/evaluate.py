@@ -329,12 +329,10 @@ def run_evaluate(model_or_models: Any, tasks: Sequence[str] | None = None, limit
     chosen = [table[k] for k in table if tasks is None or k in tasks]
     named = _named_models(model_or_models, compare, limit, n_boot)
     models, variants = {}, {}
-    for label, m in named.items():
-        parsed = parse_variant(m) if isinstance(m, str) else None
-        models[label] = parsed[0] if parsed else m
+    for label, m in named.items():  # a name written as a variant: the model and its options
+        models[label], o = (isinstance(m, str) and parse_variant(m)) or (m, None)
         check_model(models[label])
-        if parsed is not None:
-            o = parsed[1]
+        if o is not None:
             check_backend(o["backend"], o["quantize"], "cpu" if o["backend"] != "torch" else "auto", o["precision"])
             variants[label] = replace(config, **o)
     kinds = {label: model_kind(m) for label, m in models.items()}

@@ -117,8 +117,7 @@ def _minutes_slice_figures(folder: Path, config=None) -> dict:
             for r in read_records(under_workdir(MINUTES_TEST), TripletRecord)[:MINUTES_SLICE]]
     pairs = shipped.locate_triplets(rows, data_dir)
     rebuilt = shipped.slice_triplets(pairs, data_dir)
-    texts = [{k: r[k] for k in TRIPLET_FIELDS} for r in rows]
-    if rebuilt != texts:
+    if rebuilt != [{k: r[k] for k in TRIPLET_FIELDS} for r in rows]:
         raise ArgsimError(f"{MINUTES_TEST}: its triplets are not the ones the PoliInfo minutes rebuild")
     encoder = shipped.load_encoder(folder).configure(None, False, True)
     return {"accuracy": shipped.slice_accuracy(encoder, rebuilt), "triplets": len(rebuilt),
