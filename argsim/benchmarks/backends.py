@@ -39,8 +39,10 @@ VARIANTS = {"torch-fp32": ("torch", "none", "fp32"), "torch-bf16": ("torch", "no
             "openvino-fp32": ("openvino", "none", "fp32"), "openvino-int8": ("openvino", "int8", "fp32"),
             "model2vec": ("torch", "none", "fp32")}
 COUNTER_SETTINGS = ("sdoc", "sda", "epc", "epa")
-TASK_METRICS = ("kpm_strict_mAP", "kpm_relaxed_mAP", *(f"counter_{s}_acc1" for s in COUNTER_SETTINGS),
-                "triplet_accuracy", "minutes_triplet_accuracy")
+#: every task figure: (the `BenchInputs` evaluator that measures it, the figure in its evaluation)
+TASK_METRICS = {"kpm_strict_mAP": ("kpm", "strict_map"), "kpm_relaxed_mAP": ("kpm", "relaxed_map"),
+                **{f"counter_{s}_acc1": ("counter", f"{s}_accuracy@1") for s in COUNTER_SETTINGS},
+                "triplet_accuracy": ("triplets", "accuracy"), "minutes_triplet_accuracy": ("minutes", "accuracy")}
 
 
 @dataclass(frozen=True)
@@ -156,12 +158,9 @@ def measure_variant(model: str, name: str, options: BackendBenchOptions,
         ref = reference["dev"]
         cos = (ref * vecs).sum(1) / np.linalg.norm(ref, axis=1) / np.linalg.norm(vecs, axis=1)
         r["cosine_mean"], r["cosine_min"] = float(cos.mean()), float(cos.min())
-    kpm, counter = inputs.kpm.evaluate(enc), inputs.counter.evaluate(enc)
-    return r | {"kpm_strict_mAP": kpm["strict_map"], "kpm_relaxed_mAP": kpm["relaxed_map"],
-                **{f"counter_{s}_acc1": counter[f"{s}_accuracy@1"] for s in COUNTER_SETTINGS},
-                "triplet_accuracy": inputs.triplets.evaluate(enc)["accuracy"],
-                "minutes_triplet_accuracy": inputs.minutes.evaluate(enc)["accuracy"],
-                "load_average_end": round(os.getloadavg()[0], 2)}
+    found = {task: getattr(inputs, task).evaluate(enc) for task in ("kpm", "counter", "triplets", "minutes")}
+    return r | {m: found[task][key] for m, (task, key) in TASK_METRICS.items()} | {
+        "load_average_end": round(os.getloadavg()[0], 2)}
 
 
 def variant_rows(results: dict[str, dict], options: BackendBenchOptions, inputs: BenchInputs,
