@@ -277,7 +277,8 @@ class Leaderboard:
             extra = r.get("extra") or {}
             low, high = extra.get("ci95") or [math.nan, math.nan]
             if r.get("method") == METHOD:
-                (found := metrics.setdefault((r["model"], r["setting"]), {}))[r["metric"]] = r["value"]
+                found = metrics.setdefault((r["model"], r["setting"]), {})
+                found[r["metric"]] = r["value"]
             if r.get("method") == METHOD and extra.get("primary"):
                 n_boot = extra.get("n_boot", n_boot)
                 ref = Reference("published", r["paper"]) if r.get("paper") is not None else None
