@@ -89,16 +89,13 @@ def nearest(name: str, choices: Iterable[str]) -> str | None:
         >>> nearest("KPM", ["kpm", "minilm"])
         'kpm'
     """
-    choices = [str(c) for c in choices]
-
     def fold(text: str) -> str:
         return "".join(text.split()).casefold().replace("_", "-")
 
-    folded = [c for c in choices if fold(c) == fold(str(name))]
-    if folded:
-        return folded[0]
-    close = difflib.get_close_matches(fold(str(name)), [fold(c) for c in choices], n=1)
-    return next((c for c in choices if fold(c) == close[0]), None) if close else None
+    folded = {fold(c): c for c in reversed([str(c) for c in choices])}  # the first choice of each folding
+    key = fold(str(name))
+    close = [key] if key in folded else difflib.get_close_matches(key, folded, n=1)
+    return folded[close[0]] if close else None
 
 
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
