@@ -49,10 +49,7 @@ class ResultRow:
     command: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        if not d["extra"]:
-            d.pop("extra")
-        return d
+        return {k: v for k, v in asdict(self).items() if k != "extra" or v}
 
 
 def result_rows(evaluation: Evaluation | Mapping[str, float], *, method: str, model: str | None = None,
@@ -188,10 +185,8 @@ def write_results(task: str, rows: list[ResultRow | dict], command: str | None =
     for r in rows:
         d = r.as_dict() if isinstance(r, ResultRow) else dict(r)
         if d.get("env") is None:
-            file_env = file_env or env or environment()
-            d["env"] = file_env
-        if not d.get("command"):
-            d["command"] = command
+            d["env"] = file_env = file_env or env or environment()
+        d["command"] = d.get("command") or command
         extra = dict(d.get("extra") or {})
         moved = {k: extra.pop(k) for k in CONDITION_KEYS if k in extra}
         if isinstance(extra.get("options"), dict) and "load_average" in extra["options"]:
