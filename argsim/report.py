@@ -71,12 +71,18 @@ def table_cells(result: dict[str, Any], conditions: bool = False) -> tuple[list[
     return cols + (["conditions"] if conditions else []), body
 
 
+def _section(result: dict[str, Any], table: str, note: str = "", shown: int | None = None) -> str:
+    """A task's markdown section: its table, then the commands that regenerate it (the first `shown` of them)."""
+    commands = [c for c in (result.get("commands") or [result.get("command")]) if c]
+    regenerate = "; ".join(f"`{c}`" for c in commands[:shown])
+    if shown is not None and len(commands) > shown:
+        regenerate += f"; and {len(commands) - shown} more (under \"Every row\")"
+    return "\n".join([f"#### {result['task']}", "", table, "", f"{note}Regenerate: {regenerate}", ""])
+
+
 def markdown_table(result: dict[str, Any], conditions: bool = False) -> str:
     """One task's rows as a markdown table (`table_cells`), with the command that regenerates it."""
-    lines = [f"#### {result['task']}", "", markdown.table(*table_cells(result, conditions))]
-    commands = result.get("commands") or [result.get("command")]
-    lines += ["", "Regenerate: " + "; ".join(f"`{c}`" for c in commands if c), ""]
-    return "\n".join(lines)
+    return _section(result, markdown.table(*table_cells(result, conditions)))
 
 
 #: the headline view of each task (docs/results.md): which metrics (and splits), and what becomes a column
@@ -118,14 +124,8 @@ def headline_table(result: dict[str, Any]) -> str:
         paper = f" ({_fmt(r['paper'])})" if r.get("paper") is not None else ""
         cells.setdefault(rk, {})[ck] = _fmt(r.get("value")) + paper
     header = list(row_fields) + [" ".join(c for c in ck if c != "None") for ck in columns]
-    lines = [f"#### {result['task']}", "",
-             markdown.table(header, [list(rk) + [row.get(ck, "") for ck in columns] for rk, row in cells.items()])]
-    commands = [c for c in (result.get("commands") or [result.get("command")]) if c]
-    shown = "; ".join(f"`{c}`" for c in commands[:3])
-    if len(commands) > 3:
-        shown += f"; and {len(commands) - 3} more (under \"Every row\")"
-    lines += ["", f"Published figures in parentheses. Regenerate: {shown}", ""]
-    return "\n".join(lines)
+    table = markdown.table(header, [list(rk) + [row.get(ck, "") for ck in columns] for rk, row in cells.items()])
+    return _section(result, table, "Published figures in parentheses. ", shown=3)
 
 
 #: the README's one table: the best model of each task beside the paper. `value` (and `also`) select a results
