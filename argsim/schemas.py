@@ -16,7 +16,6 @@ from typing import Annotated, Any, NotRequired
 
 import numpy as np
 from pydantic import (
-    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -30,18 +29,6 @@ from pydantic import (
 from typing_extensions import TypedDict
 
 from argsim.errors import InputError
-
-
-def _not_infinite(value: float) -> float:
-    if math.isinf(value):
-        raise ValueError(f"expected a number or NaN, found {describe(value)}")
-    return value
-
-
-#: a finite JSON number (int or float, never true/false or a string)
-Number = Annotated[float, Strict(), Field(allow_inf_nan=False)]
-#: a JSON number that may be NaN (argsim's own files write NaN for an undefined figure), never infinite
-NumberOrNaN = Annotated[float, Strict(), AfterValidator(_not_infinite)]
 
 
 def _from_csv(info: ValidationInfo) -> bool:
@@ -83,14 +70,14 @@ def _choice(allowed: tuple[int, ...], what: str):
     return check
 
 
-def _number(nan: bool):
+def _number(nan: bool, expected: str = "a finite number"):
     def check(value: Any, info: ValidationInfo) -> float:
         number = _as_float(value, info)
         if number is None:
             found = repr(value[:40]) if isinstance(value, str) and _from_csv(info) else describe(value)
             raise ValueError(f"expected a number, found {found}")
         if math.isinf(number) or (math.isnan(number) and not nan):
-            raise ValueError(f"expected a finite number, found {describe(number)}")
+            raise ValueError(f"expected {expected}, found {describe(number)}")
         return number
     return check
 
@@ -130,9 +117,11 @@ Label01 = Annotated[int, PlainValidator(_choice((0, 1), "label must be 0 or 1"))
 Stance = Annotated[int, PlainValidator(_choice((1, -1), "stance must be 1 (pro) or -1 (con)"))]
 #: one value (text, a number, true/false, null), never a list or an object; numbers finite
 Scalar = Annotated[Any, PlainValidator(_scalar(required=False))]
-#: a finite number (CSV: its text)
-RecordNumber = Annotated[float, PlainValidator(_number(nan=False))]
+#: a finite number, never true/false, nor text but in a CSV cell
+Number = Annotated[float, PlainValidator(_number(nan=False))]
 #: a number that may be NaN (argsim's own files write NaN for an undefined figure), never infinite
+NumberOrNaN = Annotated[float, PlainValidator(_number(nan=True, expected="a number or NaN"))]
+#: `NumberOrNaN` whose message for an infinity asks for a finite number (the ranking records' `gold_score`)
 RecordNumberOrNaN = Annotated[float, PlainValidator(_number(nan=True))]
 #: a `Scalar` that is neither null nor blank
 RequiredScalar = Annotated[Any, PlainValidator(_scalar(required=True))]
@@ -489,15 +478,14 @@ def _adapter(schema: Any) -> TypeAdapter:
 _RECORD = ConfigDict(extra="allow")
 
 
-def record_kind(name: str, required: dict[str, Any], optional: dict[str, Any] | None = None) -> type:
-    """A record kind (a TypedDict keeping unknown columns) with `required` and `optional` columns and their types:
-    for kinds whose column names the user chooses (`embed --column`, the ArgKP readers' text columns).
+def record_kind(name: str, fields: dict[str, Any]) -> type:
+    """A record kind (a TypedDict keeping unknown columns) with `fields`, the columns and their types (`NotRequired`
+    for an optional one): for kinds whose column names the user chooses (`embed --column`, the ArgKP readers').
 
     Example:
-        >>> columns(record_kind("Pair", {"a": Text}, {"b": Id}))
+        >>> columns(record_kind("Pair", {"a": Text, "b": NotRequired[Id]}))
         (['a'], ['a', 'b'])
     """
-    fields = {**required, **{k: NotRequired[v] for k, v in (optional or {}).items()}}
     kind = TypedDict(name, fields)  # type: ignore[misc]
     kind.__pydantic_config__ = _RECORD  # type: ignore[attr-defined]
     return kind
@@ -568,11 +556,11 @@ CounterPairRecord = record_kind("CounterPairRecord", {"point": RequiredText, "co
 #: One line of a counter-argument ranking file (`argsim rank counterargs`; ranges are checked by
 #: `argsim.counter.core.evaluation.check_ranking_records`).
 RankingRecord = record_kind("RankingRecord", {"point": RequiredText, "method": RequiredText, "setting": RequiredText,
-                                              "split": NotRequired[StrictStr | None], "pool_size": RecordNumber,
+                                              "split": NotRequired[StrictStr | None], "pool_size": Number,
                                               "gold": NotRequired[StrictStr | None],
                                               "gold_score": NotRequired[RecordNumberOrNaN | None],
-                                              "gold_better": NotRequired[RecordNumber | None],
-                                              "gold_tied": NotRequired[RecordNumber | None]})
+                                              "gold_better": NotRequired[Number | None],
+                                              "gold_tied": NotRequired[Number | None]})
 
 
 def columns(kind: type) -> tuple[list[str], list[str]]:
