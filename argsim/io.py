@@ -368,9 +368,10 @@ def split_lines(text: str) -> list[str]:
     return [line.removesuffix("\r") for line in lines]
 
 
-def _binary_lines(path: Path) -> Iterator[tuple[int, str]]:
+def _binary_lines(path: str | Path, keepends: bool = False) -> Iterator[tuple[int, str]]:
     """(line number, text) of each line of a UTF-8 file read one at a time, split as `split_lines` splits (a leading
-    BOM dropped); one-line errors naming the byte and line of bytes that are not UTF-8 and of a NUL character."""
+    BOM dropped; `keepends`: with its line end); one-line errors naming the byte and line of bytes that are not UTF-8
+    and of a NUL character."""
     offset = 0
     with _open_input(path, "rb") as fh:
         for lineno, raw in enumerate(fh, start=1):
@@ -384,43 +385,35 @@ def _binary_lines(path: Path) -> Iterator[tuple[int, str]]:
                                        "like UTF-16 or binary data", row=lineno)
             offset += len(raw)
             line = line.removeprefix("\ufeff") if lineno == 1 else line
-            yield lineno, line.removesuffix("\n").removesuffix("\r")
+            yield lineno, line if keepends else line.removesuffix("\n").removesuffix("\r")
 
 
 def read_text_file(path: str | Path) -> str:
     """Read a UTF-8 file (a leading BOM dropped) exactly as stored, without newline translation (`split_lines`
-    splits); one-line errors as the line readers give them (`_open_input`, `_binary_lines`)."""
-    with _open_input(path, "rb") as fh:
-        data = fh.read()
-    with suppress(UnicodeDecodeError):
-        if "\x00" not in (text := data.decode("utf-8")):
-            return text.removeprefix("\ufeff")
-    _refuse_bad_bytes(path)
+    splits); one-line errors as the line readers give them (`_binary_lines`)."""
+    return "".join(line for _, line in _binary_lines(path, keepends=True))
 
 
-class _RefusedJson(ValueError):
-    """JSON that parses but that argsim refuses (its message is the error's)."""
-
-
+# `parse_json`'s hooks: JSON that parses but that argsim refuses is an InputError, given its file and row there
 def _unique_object(pairs: list[tuple[str, Any]]) -> dict:
     out: dict = {}
     for key, value in pairs:
         if key in out:
-            raise _RefusedJson(f"duplicate key {key!r} in one JSON object (which value is meant is unknown)")
+            raise InputError(None, f"duplicate key {key!r} in one JSON object (which value is meant is unknown)")
         out[key] = value
     return out
 
 
 def _parse_int(text: str) -> int:
     if len(text.lstrip("-")) > MAX_JSON_INT_DIGITS:
-        raise _RefusedJson(f"a number of {len(text.lstrip('-'))} digits (at most {MAX_JSON_INT_DIGITS} are read)")
+        raise InputError(None, f"a number of {len(text.lstrip('-'))} digits (at most {MAX_JSON_INT_DIGITS} are read)")
     return int(text)
 
 
 def _parse_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise _RefusedJson(f"the number {text[:40]} is beyond the range of a float")
+        raise InputError(None, f"the number {text[:40]} is beyond the range of a float")
     return value
 
 
@@ -542,8 +535,8 @@ def parse_json(text: str, path: str | Path | None = None, row: int | None = None
                 raise InputError(path, f"a lone surrogate U+{ord(out[at]):04X} in a JSON string (half of an "
                                        "escaped pair, not a character); fix the escape", row=row)
         return value
-    except _RefusedJson as exc:
-        raise InputError(path, str(exc), row=row) from None
+    except InputError as exc:  # a hook's refusal, or a lone surrogate
+        raise InputError(path, exc.problem, row=row) from None
     except json.JSONDecodeError as exc:
         raise InputError(path, f"malformed JSON{' line' if row else ''}: {exc.msg}",
                          row=row if row is not None else exc.lineno) from None
@@ -846,8 +839,6 @@ def canonical_columns(rows: list[dict], path: str | Path, columns: Sequence[str]
     none); returns `rows`."""
     for column in columns:
         present = [r for r in rows if column in r]
-        if present:
-            for r, label in zip(present, canonical_labels([r[column] for r in present], str(path), column),
-                                strict=True):
-                r[column] = label
+        for r, label in zip(present, canonical_labels([r[column] for r in present], str(path), column), strict=True):
+            r[column] = label
     return rows
