@@ -634,47 +634,42 @@ def record_chunks(path: str | Path, kind: type, rows: int = 50_000) -> Iterator[
         raise InputError(path, "no records")
 
 
-def _csv_records(path: Path, delimiter: str, required: Sequence[str], known: Sequence[str]) -> Iterator[tuple[int,
-                                                                                                              dict]]:
+def _csv_records(path: Path, delimiter: str, required: Sequence[str],
+                 known: Sequence[str]) -> Iterator[tuple[int, dict]]:
     """The (row, dict) records of a CSV/TSV file with a header row (blank rows skipped), read line by line."""
     # newline="": no translation, as the csv module wants; utf-8-sig: a leading BOM dropped
     with _open_input(path, "r", encoding="utf-8-sig", newline="") as fh:
         # strict: a quote opened and never closed is an error, not the rest of the file read as one field
         reader = csv.reader(fh, delimiter=delimiter, strict=True)
         header: list[str] | None = None
-        lineno = 0
-        while True:
-            try:
-                values = next(reader)
-            except StopIteration:
-                break
-            except csv.Error as exc:
-                if header is not None and "unexpected end of data" in str(exc):
-                    raise InputError(path, "a quote opened in this row is never closed (the rest of the file would "
-                                           "be read as one field)", row=lineno + 1) from None
-                raise InputError(path, f"malformed CSV: {exc}", row=1 if header is None else reader.line_num) from None
-            except UnicodeDecodeError:
-                _refuse_bad_bytes(path)
-            lineno += 1
-            if any("\x00" in v for v in values):
-                _refuse_bad_bytes(path)
-            if header is None:
-                header = [h.strip().lstrip("\ufeff") for h in values]
-                dup = next((h for h in known if header.count(h) > 1), None)
-                if dup is not None:
-                    raise InputError(path, f"column {dup!r} appears twice in the header (which one is meant is "
-                                           "unknown)", row=1, column=dup)
-                missing = [c for c in required if c not in header]
-                if missing:
-                    other = next((s for s in ",\t;|" if len(header) == 1 and s != delimiter and s in header[0]), None)
-                    hint = "" if other is None else (f" (the header is one column containing {other!r}: a .csv "
-                                                     "file is read comma-separated, a .tsv or .tab file tab-separated)")
-                    raise InputError(path, f"missing column(s) {', '.join(missing)}; found {', '.join(header)}{hint}",
-                                     column=missing[0])
-            elif values and any(v.strip() for v in values):
-                if len(values) != len(header):
-                    raise InputError(path, f"expected {len(header)} fields, found {len(values)}", row=lineno)
-                yield lineno, dict(zip(header, values, strict=True))
+        try:
+            for lineno, values in enumerate(reader, start=1):
+                if any("\x00" in v for v in values):
+                    _refuse_bad_bytes(path)
+                if header is None:
+                    header = [h.strip().lstrip("\ufeff") for h in values]
+                    if (dup := next((h for h in known if header.count(h) > 1), None)) is not None:
+                        raise InputError(path, f"column {dup!r} appears twice in the header (which one is meant is "
+                                               "unknown)", row=1, column=dup)
+                    if missing := [c for c in required if c not in header]:
+                        other = next((s for s in ",\t;|" if len(header) == 1 and s != delimiter and s in header[0]),
+                                     None)
+                        hint = "" if other is None else (f" (the header is one column containing {other!r}: a .csv "
+                                                         "file is read comma-separated, a .tsv or .tab file "
+                                                         "tab-separated)")
+                        raise InputError(path, f"missing column(s) {', '.join(missing)}; found "
+                                               f"{', '.join(header)}{hint}", column=missing[0])
+                elif values and any(v.strip() for v in values):
+                    if len(values) != len(header):
+                        raise InputError(path, f"expected {len(header)} fields, found {len(values)}", row=lineno)
+                    yield lineno, dict(zip(header, values, strict=True))
+        except csv.Error as exc:  # the reader's: `lineno` is the last row read
+            if header is not None and "unexpected end of data" in str(exc):
+                raise InputError(path, "a quote opened in this row is never closed (the rest of the file would be "
+                                       "read as one field)", row=lineno + 1) from None
+            raise InputError(path, f"malformed CSV: {exc}", row=1 if header is None else reader.line_num) from None
+        except UnicodeDecodeError:
+            _refuse_bad_bytes(path)
         if header is None:
             raise InputError(path, "empty file (no header row)")
 
