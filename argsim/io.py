@@ -576,8 +576,7 @@ def read_json_as(schema: Any, path: str | Path, what: str | None = None) -> Any:
 
 
 def read_records(path: str | Path, kind: type) -> list[dict]:
-    """Read CSV/TSV (header row), JSONL or JSON (a list of objects) into dicts: `read_numbered_records` without
-    the row numbers (see there)."""
+    """`read_numbered_records` (CSV/TSV, JSONL or JSON records, each checked against `kind`) without the rows."""
     return [rec for _, rec in read_numbered_records(path, kind)]
 
 

@@ -72,9 +72,8 @@ def progress_bar(total: int, description: str, enabled: bool | None = True) -> I
         with closing(_LogBar(total, description, every)) as bar:
             yield bar
         return
-    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=True)
-    with progress:
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TimeRemainingColumn(), console=console, transient=True) as progress:
         yield SimpleNamespace(advance=partial(progress.advance, progress.add_task(description, total=total)))
 
 

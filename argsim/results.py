@@ -74,9 +74,8 @@ def result_rows(evaluation: Evaluation | Mapping[str, float], *, method: str, mo
     split = split if split is not None else getattr(evaluation, "data", None)
     env = dict(env) if env is not None else environment()
     command = command or command_line()
-    paper = paper or {}
     return [ResultRow(method=method, model=model, split=split, setting=setting, metric=name, value=evaluation[m],
-                      paper=paper.get(name), seconds=seconds, peak_mb=peak_mb, extra=dict(extra or {}), env=env,
+                      paper=(paper or {}).get(name), seconds=seconds, peak_mb=peak_mb, extra=dict(extra or {}), env=env,
                       command=command)
             for m, name in names.items()]
 
