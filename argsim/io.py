@@ -95,8 +95,7 @@ def folder_lock(folder: str | Path) -> Iterator[None]:
         >>> with folder_lock("."):
         ...     pass
     """
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    Path(folder).mkdir(parents=True, exist_ok=True)
     try:
         import fcntl
 
