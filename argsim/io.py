@@ -306,8 +306,7 @@ _STAT_ERRORS = {errno.ELOOP: "is a symlink loop", errno.ENAMETOOLONG: "name too 
 
 def check_input_file(path: str | Path) -> Path:
     """`path` if it is a regular file (symlinks followed), else InputError naming what it is (`describe_path`)."""
-    problem = describe_path(path)
-    if problem is not None:
+    if (problem := describe_path(path)) is not None:
         raise InputError(path, problem)
     return Path(path)
 
@@ -328,8 +327,7 @@ def regular_files(paths: Iterable[str | Path], folder: str | Path, what: str = "
         >>> regular_files(Path("articles").glob("*.txt"), "articles")  # doctest: +SKIP
     """
     checked = [(Path(p), describe_path(p)) for p in paths]
-    skipped = [(p, problem) for p, problem in checked if problem is not None]
-    if skipped:
+    if skipped := [(p, problem) for p, problem in checked if problem is not None]:
         first, problem = skipped[0]
         warn(f"{folder}: {len(skipped)} of the {what} are not regular files and are skipped "
              f"({examples([q.name for q, _ in skipped])}; {first.name} {problem})")
@@ -691,8 +689,7 @@ def warn_duplicate_ids(ids: Sequence[str], path: str | Path, column: str) -> int
         >>> warn_duplicate_ids(["a", "b"], "in.csv", "id")
         0
     """
-    repeated = [i for i, n in Counter(ids).items() if n > 1]
-    if repeated:
+    if repeated := [i for i, n in Counter(ids).items() if n > 1]:
         warn(f"{path}: {len(repeated)} value(s) of column '{column}' repeat ({examples(repeated)}); the rows are "
              "kept as given, so those ids name several vectors")
     return len(repeated)
@@ -819,8 +816,7 @@ def canonical_labels(values: Sequence[Any], where: str, column: str = "label") -
     spellings: dict[str, set] = {}
     for raw, label in zip(values, out, strict=True):
         spellings.setdefault(label, set()).add(repr(raw))
-    merged = {label: sorted(s) for label, s in spellings.items() if len(s) > 1}
-    if merged:
+    if merged := {label: sorted(s) for label, s in spellings.items() if len(s) > 1}:
         label, forms = next(iter(merged.items()))
         warn(f"{where}: column '{column}': {len(merged)} label(s) spelled several ways are each read as one label "
              f"(e.g. {', '.join(forms[:3])} as {label!r})")

@@ -61,8 +61,7 @@ def is_option(f: Field) -> bool:
 def option_decls(f: Field) -> tuple[str, ...]:
     """The field's option names: metadata `option` (a name or a tuple of names), else `--field-name`
     (`--name/--no-name` for a boolean)."""
-    name = f.metadata.get("option")
-    if name:
+    if name := f.metadata.get("option"):
         return tuple(name) if isinstance(name, tuple | list) else (name,)
     flag = "--" + f.name.replace("_", "-")
     return (f"{flag}/--no-{flag[2:]}",) if f.type in (bool, "bool") else (flag,)
@@ -165,8 +164,7 @@ def check_settings(config: Any) -> None:
     hints = _hints(type(config))
     for f in fields(config):
         value, where = getattr(config, f.name), f"{type(config).__name__} {f.name} ({option_name(f)})"
-        hint = hints.get(f.name)
-        if hint is not None and not _accepts(hint, value):
+        if (hint := hints.get(f.name)) is not None and not _accepts(hint, value):
             choices = [c for c in typing.get_args(hint) if isinstance(c, str)] if isinstance(value, str) else []
             raise ArgsimError(f"{where} {value!r}{did_you_mean(value, choices) if choices else ''}: expected "
                               f"{_describe(hint)}, found {type(value).__name__}")

@@ -49,8 +49,7 @@ def select_results(task: str | None = None, required: bool = True, folder: Path 
             raise ArgsimError(f"no results for task '{task}'{did_you_mean(task, names)}: the tasks under {where} are "
                               f"{', '.join(names)}")
         raise ArgsimError(f"no results files under {where} (the evaluation commands' --task writes them)")
-    empty = [r["task"] for r in results if not r["rows"]]
-    if empty:
+    if empty := [r["task"] for r in results if not r["rows"]]:
         warn(f"{len(empty)} results file(s) hold no rows ({examples(empty)})")
     return results
 
@@ -107,8 +106,7 @@ KEY_FIELDS = COLUMNS[:5]
 def headline_table(result: dict[str, Any]) -> str:
     """A task's headline rows pivoted: one line per method/model, one column per setting/metric; cells read
     `value (paper)` where a published figure exists."""
-    spec = HEADLINES.get(result["task"])
-    if spec is None:
+    if (spec := HEADLINES.get(result["task"])) is None:
         return markdown_table(result)
     rows = [r for r in result.get("rows", []) if r.get("metric") in spec["metrics"]
             and ("splits" not in spec or r.get("split") in spec["splits"])]

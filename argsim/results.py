@@ -67,8 +67,7 @@ def result_rows(evaluation: Evaluation | Mapping[str, float], *, method: str, mo
     `env` defaults to `environment()`, `command` to this process's command line.
     """
     names = dict(metrics) if isinstance(metrics, Mapping) else {m: m for m in (metrics or evaluation)}
-    missing = [m for m in names if m not in evaluation]
-    if missing:
+    if missing := [m for m in names if m not in evaluation]:
         task = getattr(evaluation, "task", "figures")
         raise KeyError(f"{task}: no metric {', '.join(missing)} (has {', '.join(evaluation)})")
     split = split if split is not None else getattr(evaluation, "data", None)
