@@ -153,6 +153,4 @@ def environment_problem(exc: BaseException) -> str | None:
             errno.EACCES: "permission denied", errno.EPERM: "operation not permitted",
             errno.EDQUOT: "disk quota exceeded", errno.EMFILE: "too many open files",
             errno.ENOMEM: "out of memory"}.get(exc.errno)
-    if what is None:
-        return None
-    return f"{exc.filename}: {what}" if exc.filename else what
+    return f"{exc.filename}: {what}" if what and exc.filename else what

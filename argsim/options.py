@@ -74,11 +74,9 @@ def option_name(f: Field) -> str:
 
 def field_default(f: Field) -> Any:
     """A field's default value (`MISSING` when it has none)."""
-    if f.default is not MISSING:
-        return f.default
-    if f.default_factory is not MISSING:
+    if f.default_factory is not MISSING:  # a field has a default, a factory or neither
         return f.default_factory()
-    return MISSING
+    return f.default
 
 
 def config_argv(config: Any, exclude: tuple[str, ...] = ()) -> list[str]:

@@ -28,9 +28,8 @@ class _LogBar:
     """Plain progress lines for a non-terminal stderr, at most one per `every` seconds (none when it is inf)."""
 
     def __init__(self, total: int, description: str, every: float) -> None:
-        self.total, self.description, self.every = total, description, every
-        self.done, self.start, self.wrote = 0, time.monotonic(), False
-        self.last = self.start
+        self.total, self.description, self.every, self.done, self.wrote = total, description, every, 0, False
+        self.start = self.last = time.monotonic()
 
     def advance(self, n: int = 1) -> None:
         self.done += n
