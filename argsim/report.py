@@ -27,8 +27,7 @@ def _fmt(value: Any) -> str:
 def load_all(folder: Path | None = None) -> list[dict[str, Any]]:
     """Every results file, sorted by task name, each checked against `argsim.schemas.ResultsFile` (a file of
     another shape is one InputError naming file, row and field)."""
-    folder = results_dir() if folder is None else folder
-    return [read_results_file(p) for p in sorted(folder.glob("*.json"))]
+    return [read_results_file(p) for p in sorted((folder or results_dir()).glob("*.json"))]
 
 
 def select_results(task: str | None = None, required: bool = True, folder: Path | None = None) -> list[dict[str, Any]]:

@@ -465,9 +465,6 @@ def _adapter(schema: Any) -> TypeAdapter:
 # they must be numbers (`"1"` in one line and `1` in the next is refused, not read two ways).
 
 
-_RECORD = ConfigDict(extra="allow")
-
-
 def record_kind(name: str, fields: dict[str, Any]) -> type:
     """A record kind (a TypedDict keeping unknown columns) with `fields`, the columns and their types (`NotRequired`
     for an optional one): for kinds whose column names the user chooses (`embed --column`, the ArgKP readers').
@@ -477,7 +474,7 @@ def record_kind(name: str, fields: dict[str, Any]) -> type:
         (['a'], ['a', 'b'])
     """
     kind = TypedDict(name, fields)  # type: ignore[misc]
-    kind.__pydantic_config__ = _RECORD  # type: ignore[attr-defined]
+    kind.__pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[attr-defined]
     return kind
 
 
