@@ -116,11 +116,9 @@ def library_output(quiet: bool) -> None:
     warnings.showwarning = _one_line_warning
     if quiet:
         warnings.simplefilter("ignore")
-        for var in QUIET_ENV:
-            os.environ[var] = "error" if var == "TRANSFORMERS_VERBOSITY" else "1"  # read by those libraries
-    level = logging.ERROR if quiet else logging.WARNING
+        os.environ.update({var: "error" if var == "TRANSFORMERS_VERBOSITY" else "1" for var in QUIET_ENV})
     for name in LIBRARY_LOGGERS:
-        logging.getLogger(name).setLevel(level)
+        logging.getLogger(name).setLevel(logging.ERROR if quiet else logging.WARNING)
     if quiet and "transformers" in sys.modules:  # already imported (a library caller): its own switches
         import transformers.utils.logging as hf_logging
 
