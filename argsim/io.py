@@ -501,8 +501,7 @@ def pipe_docs(nlp: Any, texts: Sequence[str], batch_size: int = 256) -> Iterator
         if len(parts) > 1:
             from spacy.tokens import Doc
 
-            with warnings.catch_warnings():  # GiNZA's per-doc user data (sub-tokens) is not merged; no one reads it
-                warnings.simplefilter("ignore")
+            with warnings.catch_warnings(action="ignore"):  # GiNZA's per-doc sub-tokens are not merged: unread
                 parts = [Doc.from_docs(parts, ensure_whitespace=False)]
         yield parts[0]
 
