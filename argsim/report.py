@@ -234,8 +234,7 @@ def update_readme(readme: Path, folder: Path | None = None) -> bool:
     changed."""
     text = read_text_file(readme)
     if START not in text or END not in text:
-        raise InputError(readme, f"no {START} ... {END} block: only that block is rewritten, so nothing was "
-                                 "written")
+        raise InputError(readme, f"no {START} ... {END} block: only that block is rewritten, so nothing was written")
     new = re.sub(re.escape(START) + r".*?" + re.escape(END),
                  lambda _: f"{START}\n{papers_table(folder)}\n{END}", text, flags=re.S)
     if new != text:

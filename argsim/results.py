@@ -72,11 +72,9 @@ def result_rows(evaluation: Evaluation | Mapping[str, float], *, method: str, mo
         raise KeyError(f"{task}: no metric {', '.join(missing)} (has {', '.join(evaluation)})")
     split = split if split is not None else getattr(evaluation, "data", None)
     env = dict(env) if env is not None else environment()
-    command = command or command_line()
     return [ResultRow(method=method, model=model, split=split, setting=setting, metric=name, value=evaluation[m],
                       paper=(paper or {}).get(name), seconds=seconds, peak_mb=peak_mb, extra=dict(extra or {}), env=env,
-                      command=command)
-            for m, name in names.items()]
+                      command=command or command_line()) for m, name in names.items()]
 
 
 def rows_from_specs(specs: Sequence[tuple[Evaluation, Mapping[str, Any]]],
