@@ -107,7 +107,7 @@ Label01 = Annotated[int, PlainValidator(_choice((0, 1), "label must be 0 or 1"))
 Stance = Annotated[int, PlainValidator(_choice((1, -1), "stance must be 1 (pro) or -1 (con)"))]
 #: one value (text, a number, true/false, null), never a list or an object; numbers finite
 Scalar = Annotated[Any, PlainValidator(_scalar(required=False))]
-#: a finite number, never true/false, nor text but in a CSV cell
+#: a finite number, never true/false (a CSV cell: the number its text reads as)
 Number = Annotated[float, PlainValidator(_number(nan=False))]
 #: a number that may be NaN (argsim's own files write NaN for an undefined figure), never infinite
 NumberOrNaN = Annotated[float, PlainValidator(_number(nan=True, expected="a number or NaN"))]
