@@ -15,8 +15,6 @@ from argsim.config import RunConfig
 from argsim.data.argkp import kpm_data
 from argsim.kpm.scoring import BestMatch, best_matches, default_model, score_key_points
 
-DEMO_FILES = ("arguments.csv", "key_points.csv", "sentences.txt")
-
 
 def demo_folder() -> Path:
     """The folder of the demo files that ship with argsim (copied to a temporary folder when the package is not
@@ -33,7 +31,7 @@ def demo_folder() -> Path:
     if isinstance(data, Path):
         return data
     folder = Path(tempfile.mkdtemp(prefix="argsim-demo-"))
-    for name in DEMO_FILES:
+    for name in ("arguments.csv", "key_points.csv", "sentences.txt"):
         with resources.as_file(data.joinpath(name)) as path:
             shutil.copyfile(path, folder / name)
     return folder

@@ -24,8 +24,7 @@ svg .ref{stroke-width:1.5;stroke-dasharray:5 3}svg .ref.paper{stroke:#e45756}svg
 svg text.reflabel{font-size:11px}
 """
 
-BAR_H, GAP, LEFT, PLOT_W, RIGHT, TOP = 22, 8, 230, 440, 70, 26
-REF_ROW = 16
+BAR_H, GAP, LEFT, PLOT_W, RIGHT, TOP, REF_ROW = 22, 8, 230, 440, 70, 26, 16
 
 
 def page(title: str, body: str, meta: str = "") -> str:

@@ -140,9 +140,6 @@ def run_environment(config: RunConfig, data_files: list[Path] | None = None) -> 
     return env
 
 
-TASK_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
-
-
 def check_task_name(task: str, option: str = "task") -> str:
     """`task` if it is a results task name (lowercase letters, digits, '-' and '_'), else ArgsimError (one line):
     the name becomes `bench/results/<task>.json`, so a path (`../../x`) would write outside the results folder.
@@ -158,7 +155,7 @@ def check_task_name(task: str, option: str = "task") -> str:
         >>> check_task_name("kpm")
         'kpm'
     """
-    if not isinstance(task, str) or not TASK_NAME.fullmatch(task) or len(task) > 100:
+    if not isinstance(task, str) or not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,99}", task):
         raise ArgsimError(f"{option} {task!r}: a task name is lowercase letters, digits, '-' and '_' (it names "
                           "bench/results/<task>.json)")
     return task
