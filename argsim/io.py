@@ -255,10 +255,9 @@ def _json_default(obj: Any) -> Any:
 
 # ---------------------------------------------------------------- validated readers
 
-#: the csv module's per-field limit (131,072 characters by default) raised once for every reader: a long text in
-#: one CSV cell is valid input. The limit stays finite (the largest C long on this platform, at most 2**31 - 1).
-CSV_FIELD_LIMIT = min(sys.maxsize, 2**31 - 1)
-csv.field_size_limit(CSV_FIELD_LIMIT)
+# the csv module's per-field limit (131,072 characters by default) raised once for every reader: a long text in
+# one CSV cell is valid input. The limit stays finite (the largest C long on this platform, at most 2**31 - 1).
+csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
 #: JSON numbers argsim reads are counts, ids and scores: an integer of more digits, or a float that overflows
 #: to infinity, is refused (a 400-digit score would fail deep inside a metric or turn into inf)
 MAX_JSON_INT_DIGITS = 30
@@ -286,7 +285,10 @@ def describe_path(path: str | Path) -> str | None:
             return "standard input is not read: give a file"
         return "is a broken symlink" if os.path.islink(path) else "file not found"
     except OSError as exc:
-        return _STAT_ERRORS.get(exc.errno, f"cannot be read ({exc.strerror})")
+        words = {errno.ELOOP: "is a symlink loop", errno.ENAMETOOLONG: "name too long",
+                 errno.EACCES: "permission denied", errno.EPERM: "permission denied",
+                 errno.ENOTDIR: "file not found (a part of the path is a file)"}
+        return words.get(exc.errno, f"cannot be read ({exc.strerror})")
     except ValueError:
         return "not a valid path"
     if stat.S_ISREG(mode):
@@ -296,12 +298,6 @@ def describe_path(path: str | Path) -> str | None:
              (stat.S_ISSOCK, "is a socket, not a regular file"), (stat.S_ISCHR, "is a device, not a regular file"),
              (stat.S_ISBLK, "is a device, not a regular file"))
     return next((what for test, what in kinds if test(mode)), "is not a regular file")
-
-
-#: `describe_path`'s words for the errors of `os.stat`
-_STAT_ERRORS = {errno.ELOOP: "is a symlink loop", errno.ENAMETOOLONG: "name too long",
-                errno.EACCES: "permission denied", errno.EPERM: "permission denied",
-                errno.ENOTDIR: "file not found (a part of the path is a file)"}
 
 
 def check_input_file(path: str | Path) -> Path:
@@ -780,10 +776,6 @@ def canonical_label(value: Any) -> str:
     return canonical_label(number) if math.isfinite(number) else text
 
 
-#: characters that are invisible and change no meaning at the ends of a label (zero-width space / joiners, BOM)
-ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff"
-
-
 def topic_key(topic: str) -> str:
     """What makes two topics one: the text in Unicode NFC, without outer spaces or zero-width characters (letter
     case is not folded: `warn_unscorable` names such near misses).
@@ -792,7 +784,8 @@ def topic_key(topic: str) -> str:
         >>> topic_key("Uniforme\u0301s\u200b ") == topic_key("Uniformés")
         True
     """
-    return unicodedata.normalize("NFC", topic).strip().strip(ZERO_WIDTH).strip()
+    # zero-width space / joiners and BOM: invisible, they change no meaning at the ends of a label
+    return unicodedata.normalize("NFC", topic).strip().strip("\u200b\u200c\u200d\u2060\ufeff").strip()
 
 
 def canonical_labels(values: Sequence[Any], where: str, column: str = "label") -> list[str]:
