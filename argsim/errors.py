@@ -70,8 +70,7 @@ def warn(message: str) -> None:
 
 def examples(ids: list, n: int = 3) -> str:
     """`a, b, c, ...`: the first `n` ids for a warning line."""
-    shown = ", ".join(str(i) for i in ids[:n])
-    return shown + (", ..." if len(ids) > n else "")
+    return ", ".join(str(i) for i in ids[:n]) + (", ..." if len(ids) > n else "")
 
 
 def nearest(name: str, choices: Iterable[str]) -> str | None:

@@ -357,8 +357,7 @@ def split_lines(text: str) -> list[str]:
         >>> split_lines("a\\x0cb\\r\\nc\\n")
         ['a\\x0cb', 'c']
     """
-    lines = text.removesuffix("\n").split("\n") if text else []
-    return [line.removesuffix("\r") for line in lines]
+    return [line.removesuffix("\r") for line in (text.removesuffix("\n").split("\n") if text else [])]
 
 
 def _binary_lines(path: str | Path, keepends: bool = False) -> Iterator[tuple[int, str]]:

@@ -203,8 +203,7 @@ def papers_table(folder: Path | None = None) -> str:
 
 
 def render_markdown(folder: Path | None = None, headline: bool = True) -> str:
-    render = headline_table if headline else markdown_table
-    return "\n".join(render(r) for r in load_all(folder))
+    return "\n".join((headline_table if headline else markdown_table)(r) for r in load_all(folder))
 
 
 def published_table() -> str:
@@ -230,8 +229,7 @@ def write_full_results(path: Path, folder: Path | None = None) -> Path:
 
 
 def update_readme(readme: Path, folder: Path | None = None) -> bool:
-    """Replace the README's results block (between the markers) with `papers_table(folder)`; returns whether it
-    changed."""
+    """Replace the README's results block (between the markers) with `papers_table(folder)`: whether it changed."""
     text = read_text_file(readme)
     if START not in text or END not in text:
         raise InputError(readme, f"no {START} ... {END} block: only that block is rewritten, so nothing was written")
