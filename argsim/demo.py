@@ -1,7 +1,6 @@
 """The built-in demo: match the example arguments to their key points with the default model, through the same
 code as `argsim rank keypoints` (loader, zero-shot scoring, best match), on the demo files that ship inside the
-package (`demo_folder`), so it works from any folder after `pip install`.
-"""
+package (`demo_folder`), so it works from any folder after `pip install`."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Rich progress bars; the caller says whether to show one (`enabled=not quiet`). When stderr is not a terminal (a
 log file) the bar writes a plain line instead, "description: n/total (p%) elapsed, ~left", at most every
-ARGSIM_PROGRESS_SECONDS seconds (default 60), and a last one at the end when it wrote any (docs/usage.md).
-"""
+ARGSIM_PROGRESS_SECONDS seconds (default 60), and a last one at the end when it wrote any (docs/usage.md)."""
 
 from __future__ import annotations
 
