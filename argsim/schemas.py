@@ -586,8 +586,7 @@ def validate_records(kind: type, numbered: Sequence[tuple[int, Any]], path: str 
     try:
         values = _adapter(list[kind]).validate_python([rec for _, rec in numbered], context={"csv": csv})
     except ValidationError as exc:
-        index = min(e["loc"][0] for e in exc.errors() if e["loc"] and isinstance(e["loc"][0], int))
-        row, rec = numbered[index]
+        row, rec = numbered[min(e["loc"][0] for e in exc.errors() if e["loc"] and isinstance(e["loc"][0], int))]
         validate(kind, rec, path, row=row, csv=csv)  # raises: the first bad record's message
         raise  # pragma: no cover - validate refuses what the list refused
     return [(row, value) for (row, _), value in zip(numbered, values, strict=True)]
