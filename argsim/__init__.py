@@ -64,8 +64,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def __getattr__(name: str) -> Any:
     """Import a public name's module on first access (PEP 562), so `import argsim` stays cheap."""
-    module = _EXPORTS.get(name)
-    if module is None:
+    if (module := _EXPORTS.get(name)) is None:
         raise AttributeError(f"module 'argsim' has no attribute {name!r}")
     value = getattr(import_module(module), name)
     globals()[name] = value

@@ -35,8 +35,7 @@ def default_data_dir() -> Path:
         >>> isinstance(folder, Path)
         True
     """
-    env = os.environ.get("ARGSIM_DATA")
-    if env:
+    if env := os.environ.get("ARGSIM_DATA"):
         return Path(env)
     # expanduser: without a home folder platformdirs returns "~/..." (a folder named "~" in the working
     # directory); Path.expanduser then raises, which the CLI names in one line

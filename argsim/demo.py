@@ -1,7 +1,6 @@
 """The built-in demo: match the example arguments to their key points with the default model, through the same
 code as `argsim rank keypoints` (loader, zero-shot scoring, best match), on the demo files that ship inside the
-package (`demo_folder`), so it works from any folder after `pip install`.
-"""
+package (`demo_folder`), so it works from any folder after `pip install`."""
 
 from __future__ import annotations
 
@@ -14,8 +13,6 @@ from argsim.backend import get_encoder
 from argsim.config import RunConfig
 from argsim.data.argkp import kpm_data
 from argsim.kpm.scoring import BestMatch, best_matches, default_model, score_key_points
-
-DEMO_FILES = ("arguments.csv", "key_points.csv", "sentences.txt")
 
 
 def demo_folder() -> Path:
@@ -33,7 +30,7 @@ def demo_folder() -> Path:
     if isinstance(data, Path):
         return data
     folder = Path(tempfile.mkdtemp(prefix="argsim-demo-"))
-    for name in DEMO_FILES:
+    for name in ("arguments.csv", "key_points.csv", "sentences.txt"):
         with resources.as_file(data.joinpath(name)) as path:
             shutil.copyfile(path, folder / name)
     return folder

@@ -70,8 +70,7 @@ def warn(message: str) -> None:
 
 def examples(ids: list, n: int = 3) -> str:
     """`a, b, c, ...`: the first `n` ids for a warning line."""
-    shown = ", ".join(str(i) for i in ids[:n])
-    return shown + (", ..." if len(ids) > n else "")
+    return ", ".join(str(i) for i in ids[:n]) + (", ..." if len(ids) > n else "")
 
 
 def nearest(name: str, choices: Iterable[str]) -> str | None:
@@ -89,16 +88,13 @@ def nearest(name: str, choices: Iterable[str]) -> str | None:
         >>> nearest("KPM", ["kpm", "minilm"])
         'kpm'
     """
-    choices = [str(c) for c in choices]
-
     def fold(text: str) -> str:
         return "".join(text.split()).casefold().replace("_", "-")
 
-    folded = [c for c in choices if fold(c) == fold(str(name))]
-    if folded:
-        return folded[0]
-    close = difflib.get_close_matches(fold(str(name)), [fold(c) for c in choices], n=1)
-    return next((c for c in choices if fold(c) == close[0]), None) if close else None
+    folded = {fold(c): c for c in reversed([str(c) for c in choices])}  # the first choice of each folding
+    key = fold(str(name))
+    close = [key] if key in folded else difflib.get_close_matches(key, folded, n=1)
+    return folded[close[0]] if close else None
 
 
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
@@ -156,6 +152,4 @@ def environment_problem(exc: BaseException) -> str | None:
             errno.EACCES: "permission denied", errno.EPERM: "operation not permitted",
             errno.EDQUOT: "disk quota exceeded", errno.EMFILE: "too many open files",
             errno.ENOMEM: "out of memory"}.get(exc.errno)
-    if what is None:
-        return None
-    return f"{exc.filename}: {what}" if exc.filename else what
+    return f"{exc.filename}: {what}" if what and exc.filename else what

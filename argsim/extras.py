@@ -1,7 +1,6 @@
 """Optional dependencies: the heavy or task-specific packages live in extras of the argsim package (`EXTRAS`; what
 each brings: docs/usage.md), and a missing one is one line naming it and the extra that brings it (`need`);
-`pip install argsim` alone runs the key point matching API. No argsim imports but the error type.
-"""
+`pip install argsim` alone runs the key point matching API. No argsim imports but the error type."""
 
 from __future__ import annotations
 

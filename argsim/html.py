@@ -24,8 +24,7 @@ svg .ref{stroke-width:1.5;stroke-dasharray:5 3}svg .ref.paper{stroke:#e45756}svg
 svg text.reflabel{font-size:11px}
 """
 
-BAR_H, GAP, LEFT, PLOT_W, RIGHT, TOP = 22, 8, 230, 440, 70, 26
-REF_ROW = 16
+BAR_H, GAP, LEFT, PLOT_W, RIGHT, TOP, REF_ROW = 22, 8, 230, 440, 70, 26, 16
 
 
 def page(title: str, body: str, meta: str = "") -> str:
@@ -56,8 +55,7 @@ def bar_chart(key: str, bars: Sequence[tuple[str, float, float, float]],
         True
     """
     values = [v for _, v, lo, hi in bars for v in (v, lo, hi) if v == v] + [v for _, v, _ in references]
-    lo = min([0.0, *values])
-    hi = max([1e-9, *values])
+    lo, hi = min([0.0, *values]), max([1e-9, *values])
     hi = hi if lo < 0 else (1.0 if hi <= 1.0 and hi > 0.5 else hi * 1.08)
     plot_h = len(bars) * (BAR_H + GAP) + GAP
 

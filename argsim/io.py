@@ -95,8 +95,7 @@ def folder_lock(folder: str | Path) -> Iterator[None]:
         >>> with folder_lock("."):
         ...     pass
     """
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    Path(folder).mkdir(parents=True, exist_ok=True)
     try:
         import fcntl
 
@@ -256,10 +255,9 @@ def _json_default(obj: Any) -> Any:
 
 # ---------------------------------------------------------------- validated readers
 
-#: the csv module's per-field limit (131,072 characters by default) raised once for every reader: a long text in
-#: one CSV cell is valid input. The limit stays finite (the largest C long on this platform, at most 2**31 - 1).
-CSV_FIELD_LIMIT = min(sys.maxsize, 2**31 - 1)
-csv.field_size_limit(CSV_FIELD_LIMIT)
+# the csv module's per-field limit (131,072 characters by default) raised once for every reader: a long text in
+# one CSV cell is valid input. The limit stays finite (the largest C long on this platform, at most 2**31 - 1).
+csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
 #: JSON numbers argsim reads are counts, ids and scores: an integer of more digits, or a float that overflows
 #: to infinity, is refused (a 400-digit score would fail deep inside a metric or turn into inf)
 MAX_JSON_INT_DIGITS = 30
@@ -287,7 +285,10 @@ def describe_path(path: str | Path) -> str | None:
             return "standard input is not read: give a file"
         return "is a broken symlink" if os.path.islink(path) else "file not found"
     except OSError as exc:
-        return _STAT_ERRORS.get(exc.errno, f"cannot be read ({exc.strerror})")
+        words = {errno.ELOOP: "is a symlink loop", errno.ENAMETOOLONG: "name too long",
+                 errno.EACCES: "permission denied", errno.EPERM: "permission denied",
+                 errno.ENOTDIR: "file not found (a part of the path is a file)"}
+        return words.get(exc.errno, f"cannot be read ({exc.strerror})")
     except ValueError:
         return "not a valid path"
     if stat.S_ISREG(mode):
@@ -299,16 +300,9 @@ def describe_path(path: str | Path) -> str | None:
     return next((what for test, what in kinds if test(mode)), "is not a regular file")
 
 
-#: `describe_path`'s words for the errors of `os.stat`
-_STAT_ERRORS = {errno.ELOOP: "is a symlink loop", errno.ENAMETOOLONG: "name too long",
-                errno.EACCES: "permission denied", errno.EPERM: "permission denied",
-                errno.ENOTDIR: "file not found (a part of the path is a file)"}
-
-
 def check_input_file(path: str | Path) -> Path:
     """`path` if it is a regular file (symlinks followed), else InputError naming what it is (`describe_path`)."""
-    problem = describe_path(path)
-    if problem is not None:
+    if (problem := describe_path(path)) is not None:
         raise InputError(path, problem)
     return Path(path)
 
@@ -329,8 +323,7 @@ def regular_files(paths: Iterable[str | Path], folder: str | Path, what: str = "
         >>> regular_files(Path("articles").glob("*.txt"), "articles")  # doctest: +SKIP
     """
     checked = [(Path(p), describe_path(p)) for p in paths]
-    skipped = [(p, problem) for p, problem in checked if problem is not None]
-    if skipped:
+    if skipped := [(p, problem) for p, problem in checked if problem is not None]:
         first, problem = skipped[0]
         warn(f"{folder}: {len(skipped)} of the {what} are not regular files and are skipped "
              f"({examples([q.name for q, _ in skipped])}; {first.name} {problem})")
@@ -364,13 +357,13 @@ def split_lines(text: str) -> list[str]:
         >>> split_lines("a\\x0cb\\r\\nc\\n")
         ['a\\x0cb', 'c']
     """
-    lines = text.removesuffix("\n").split("\n") if text else []
-    return [line.removesuffix("\r") for line in lines]
+    return [line.removesuffix("\r") for line in (text.removesuffix("\n").split("\n") if text else [])]
 
 
-def _binary_lines(path: Path) -> Iterator[tuple[int, str]]:
+def _binary_lines(path: str | Path, keepends: bool = False) -> Iterator[tuple[int, str]]:
     """(line number, text) of each line of a UTF-8 file read one at a time, split as `split_lines` splits (a leading
-    BOM dropped); one-line errors naming the byte and line of bytes that are not UTF-8 and of a NUL character."""
+    BOM dropped; `keepends`: with its line end); one-line errors naming the byte and line of bytes that are not UTF-8
+    and of a NUL character."""
     offset = 0
     with _open_input(path, "rb") as fh:
         for lineno, raw in enumerate(fh, start=1):
@@ -384,43 +377,35 @@ def _binary_lines(path: Path) -> Iterator[tuple[int, str]]:
                                        "like UTF-16 or binary data", row=lineno)
             offset += len(raw)
             line = line.removeprefix("\ufeff") if lineno == 1 else line
-            yield lineno, line.removesuffix("\n").removesuffix("\r")
+            yield lineno, line if keepends else line.removesuffix("\n").removesuffix("\r")
 
 
 def read_text_file(path: str | Path) -> str:
     """Read a UTF-8 file (a leading BOM dropped) exactly as stored, without newline translation (`split_lines`
-    splits); one-line errors as the line readers give them (`_open_input`, `_binary_lines`)."""
-    with _open_input(path, "rb") as fh:
-        data = fh.read()
-    with suppress(UnicodeDecodeError):
-        if "\x00" not in (text := data.decode("utf-8")):
-            return text.removeprefix("\ufeff")
-    _refuse_bad_bytes(path)
+    splits); one-line errors as the line readers give them (`_binary_lines`)."""
+    return "".join(line for _, line in _binary_lines(path, keepends=True))
 
 
-class _RefusedJson(ValueError):
-    """JSON that parses but that argsim refuses (its message is the error's)."""
-
-
+# `parse_json`'s hooks: JSON that parses but that argsim refuses is an InputError, given its file and row there
 def _unique_object(pairs: list[tuple[str, Any]]) -> dict:
     out: dict = {}
     for key, value in pairs:
         if key in out:
-            raise _RefusedJson(f"duplicate key {key!r} in one JSON object (which value is meant is unknown)")
+            raise InputError(None, f"duplicate key {key!r} in one JSON object (which value is meant is unknown)")
         out[key] = value
     return out
 
 
 def _parse_int(text: str) -> int:
     if len(text.lstrip("-")) > MAX_JSON_INT_DIGITS:
-        raise _RefusedJson(f"a number of {len(text.lstrip('-'))} digits (at most {MAX_JSON_INT_DIGITS} are read)")
+        raise InputError(None, f"a number of {len(text.lstrip('-'))} digits (at most {MAX_JSON_INT_DIGITS} are read)")
     return int(text)
 
 
 def _parse_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise _RefusedJson(f"the number {text[:40]} is beyond the range of a float")
+        raise InputError(None, f"the number {text[:40]} is beyond the range of a float")
     return value
 
 
@@ -511,8 +496,7 @@ def pipe_docs(nlp: Any, texts: Sequence[str], batch_size: int = 256) -> Iterator
         if len(parts) > 1:
             from spacy.tokens import Doc
 
-            with warnings.catch_warnings():  # GiNZA's per-doc user data (sub-tokens) is not merged; no one reads it
-                warnings.simplefilter("ignore")
+            with warnings.catch_warnings(action="ignore"):  # GiNZA's per-doc sub-tokens are not merged: unread
                 parts = [Doc.from_docs(parts, ensure_whitespace=False)]
         yield parts[0]
 
@@ -542,8 +526,8 @@ def parse_json(text: str, path: str | Path | None = None, row: int | None = None
                 raise InputError(path, f"a lone surrogate U+{ord(out[at]):04X} in a JSON string (half of an "
                                        "escaped pair, not a character); fix the escape", row=row)
         return value
-    except _RefusedJson as exc:
-        raise InputError(path, str(exc), row=row) from None
+    except InputError as exc:  # a hook's refusal, or a lone surrogate
+        raise InputError(path, exc.problem, row=row) from None
     except json.JSONDecodeError as exc:
         raise InputError(path, f"malformed JSON{' line' if row else ''}: {exc.msg}",
                          row=row if row is not None else exc.lineno) from None
@@ -583,8 +567,7 @@ def read_json_as(schema: Any, path: str | Path, what: str | None = None) -> Any:
 
 
 def read_records(path: str | Path, kind: type) -> list[dict]:
-    """Read CSV/TSV (header row), JSONL or JSON (a list of objects) into dicts: `read_numbered_records` without
-    the row numbers (see there)."""
+    """`read_numbered_records` (CSV/TSV, JSONL or JSON records, each checked against `kind`) without the rows."""
     return [rec for _, rec in read_numbered_records(path, kind)]
 
 
@@ -641,47 +624,42 @@ def record_chunks(path: str | Path, kind: type, rows: int = 50_000) -> Iterator[
         raise InputError(path, "no records")
 
 
-def _csv_records(path: Path, delimiter: str, required: Sequence[str], known: Sequence[str]) -> Iterator[tuple[int,
-                                                                                                              dict]]:
+def _csv_records(path: Path, delimiter: str, required: Sequence[str],
+                 known: Sequence[str]) -> Iterator[tuple[int, dict]]:
     """The (row, dict) records of a CSV/TSV file with a header row (blank rows skipped), read line by line."""
     # newline="": no translation, as the csv module wants; utf-8-sig: a leading BOM dropped
     with _open_input(path, "r", encoding="utf-8-sig", newline="") as fh:
         # strict: a quote opened and never closed is an error, not the rest of the file read as one field
         reader = csv.reader(fh, delimiter=delimiter, strict=True)
         header: list[str] | None = None
-        lineno = 0
-        while True:
-            try:
-                values = next(reader)
-            except StopIteration:
-                break
-            except csv.Error as exc:
-                if header is not None and "unexpected end of data" in str(exc):
-                    raise InputError(path, "a quote opened in this row is never closed (the rest of the file would "
-                                           "be read as one field)", row=lineno + 1) from None
-                raise InputError(path, f"malformed CSV: {exc}", row=1 if header is None else reader.line_num) from None
-            except UnicodeDecodeError:
-                _refuse_bad_bytes(path)
-            lineno += 1
-            if any("\x00" in v for v in values):
-                _refuse_bad_bytes(path)
-            if header is None:
-                header = [h.strip().lstrip("\ufeff") for h in values]
-                dup = next((h for h in known if header.count(h) > 1), None)
-                if dup is not None:
-                    raise InputError(path, f"column {dup!r} appears twice in the header (which one is meant is "
-                                           "unknown)", row=1, column=dup)
-                missing = [c for c in required if c not in header]
-                if missing:
-                    other = next((s for s in ",\t;|" if len(header) == 1 and s != delimiter and s in header[0]), None)
-                    hint = "" if other is None else (f" (the header is one column containing {other!r}: a .csv "
-                                                     "file is read comma-separated, a .tsv or .tab file tab-separated)")
-                    raise InputError(path, f"missing column(s) {', '.join(missing)}; found {', '.join(header)}{hint}",
-                                     column=missing[0])
-            elif values and any(v.strip() for v in values):
-                if len(values) != len(header):
-                    raise InputError(path, f"expected {len(header)} fields, found {len(values)}", row=lineno)
-                yield lineno, dict(zip(header, values, strict=True))
+        try:
+            for lineno, values in enumerate(reader, start=1):
+                if any("\x00" in v for v in values):
+                    _refuse_bad_bytes(path)
+                if header is None:
+                    header = [h.strip().lstrip("\ufeff") for h in values]
+                    if (dup := next((h for h in known if header.count(h) > 1), None)) is not None:
+                        raise InputError(path, f"column {dup!r} appears twice in the header (which one is meant is "
+                                               "unknown)", row=1, column=dup)
+                    if missing := [c for c in required if c not in header]:
+                        other = next((s for s in ",\t;|" if len(header) == 1 and s != delimiter and s in header[0]),
+                                     None)
+                        hint = "" if other is None else (f" (the header is one column containing {other!r}: a .csv "
+                                                         "file is read comma-separated, a .tsv or .tab file "
+                                                         "tab-separated)")
+                        raise InputError(path, f"missing column(s) {', '.join(missing)}; found "
+                                               f"{', '.join(header)}{hint}", column=missing[0])
+                elif values and any(v.strip() for v in values):
+                    if len(values) != len(header):
+                        raise InputError(path, f"expected {len(header)} fields, found {len(values)}", row=lineno)
+                    yield lineno, dict(zip(header, values, strict=True))
+        except csv.Error as exc:  # the reader's: `lineno` is the last row read
+            if header is not None and "unexpected end of data" in str(exc):
+                raise InputError(path, "a quote opened in this row is never closed (the rest of the file would be "
+                                       "read as one field)", row=lineno + 1) from None
+            raise InputError(path, f"malformed CSV: {exc}", row=1 if header is None else reader.line_num) from None
+        except UnicodeDecodeError:
+            _refuse_bad_bytes(path)
         if header is None:
             raise InputError(path, "empty file (no header row)")
 
@@ -705,8 +683,7 @@ def warn_duplicate_ids(ids: Sequence[str], path: str | Path, column: str) -> int
         >>> warn_duplicate_ids(["a", "b"], "in.csv", "id")
         0
     """
-    repeated = [i for i, n in Counter(ids).items() if n > 1]
-    if repeated:
+    if repeated := [i for i, n in Counter(ids).items() if n > 1]:
         warn(f"{path}: {len(repeated)} value(s) of column '{column}' repeat ({examples(repeated)}); the rows are "
              "kept as given, so those ids name several vectors")
     return len(repeated)
@@ -798,10 +775,6 @@ def canonical_label(value: Any) -> str:
     return canonical_label(number) if math.isfinite(number) else text
 
 
-#: characters that are invisible and change no meaning at the ends of a label (zero-width space / joiners, BOM)
-ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff"
-
-
 def topic_key(topic: str) -> str:
     """What makes two topics one: the text in Unicode NFC, without outer spaces or zero-width characters (letter
     case is not folded: `warn_unscorable` names such near misses).
@@ -810,7 +783,8 @@ def topic_key(topic: str) -> str:
         >>> topic_key("Uniforme\u0301s\u200b ") == topic_key("Uniformés")
         True
     """
-    return unicodedata.normalize("NFC", topic).strip().strip(ZERO_WIDTH).strip()
+    # zero-width space / joiners and BOM: invisible, they change no meaning at the ends of a label
+    return unicodedata.normalize("NFC", topic).strip().strip("\u200b\u200c\u200d\u2060\ufeff").strip()
 
 
 def canonical_labels(values: Sequence[Any], where: str, column: str = "label") -> list[str]:
@@ -833,8 +807,7 @@ def canonical_labels(values: Sequence[Any], where: str, column: str = "label") -
     spellings: dict[str, set] = {}
     for raw, label in zip(values, out, strict=True):
         spellings.setdefault(label, set()).add(repr(raw))
-    merged = {label: sorted(s) for label, s in spellings.items() if len(s) > 1}
-    if merged:
+    if merged := {label: sorted(s) for label, s in spellings.items() if len(s) > 1}:
         label, forms = next(iter(merged.items()))
         warn(f"{where}: column '{column}': {len(merged)} label(s) spelled several ways are each read as one label "
              f"(e.g. {', '.join(forms[:3])} as {label!r})")
@@ -846,8 +819,6 @@ def canonical_columns(rows: list[dict], path: str | Path, columns: Sequence[str]
     none); returns `rows`."""
     for column in columns:
         present = [r for r in rows if column in r]
-        if present:
-            for r, label in zip(present, canonical_labels([r[column] for r in present], str(path), column),
-                                strict=True):
-                r[column] = label
+        for r, label in zip(present, canonical_labels([r[column] for r in present], str(path), column), strict=True):
+            r[column] = label
     return rows

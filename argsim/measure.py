@@ -1,6 +1,5 @@
 """Measuring a run: wall time (`timed`), peak memory (`peak_memory_mb`), the cores it may use (`usable_cores`:
-the CPU affinity capped by the cgroup quota, the one count of cores) and the CPU it ran on (`cpu_info`); no argsim
-imports."""
+the CPU affinity capped by the cgroup quota, the one count of cores) and its CPU (`cpu_info`); no argsim imports."""
 
 from __future__ import annotations
 
@@ -16,8 +15,7 @@ from pathlib import Path
 
 
 def peak_memory_mb() -> float:
-    """Peak resident memory of this process (and waited-for children) in MiB (`ru_maxrss`: KiB on Linux, bytes on
-    macOS)."""
+    """Peak RSS of this process and waited-for children in MiB (`ru_maxrss`: KiB on Linux, bytes on macOS)."""
     peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
     return round(peak / (2**20 if sys.platform == "darwin" else 1024), 1)
 

@@ -61,8 +61,7 @@ def is_option(f: Field) -> bool:
 def option_decls(f: Field) -> tuple[str, ...]:
     """The field's option names: metadata `option` (a name or a tuple of names), else `--field-name`
     (`--name/--no-name` for a boolean)."""
-    name = f.metadata.get("option")
-    if name:
+    if name := f.metadata.get("option"):
         return tuple(name) if isinstance(name, tuple | list) else (name,)
     flag = "--" + f.name.replace("_", "-")
     return (f"{flag}/--no-{flag[2:]}",) if f.type in (bool, "bool") else (flag,)
@@ -75,11 +74,7 @@ def option_name(f: Field) -> str:
 
 def field_default(f: Field) -> Any:
     """A field's default value (`MISSING` when it has none)."""
-    if f.default is not MISSING:
-        return f.default
-    if f.default_factory is not MISSING:
-        return f.default_factory()
-    return MISSING
+    return f.default if f.default_factory is MISSING else f.default_factory()  # a default, a factory or neither
 
 
 def config_argv(config: Any, exclude: tuple[str, ...] = ()) -> list[str]:
@@ -162,11 +157,9 @@ def check_settings(config: Any) -> None:
         ...
         argsim.errors.ArgsimError: RunConfig seed (--seed) -1: must be at least 0
     """
-    hints = _hints(type(config))
     for f in fields(config):
         value, where = getattr(config, f.name), f"{type(config).__name__} {f.name} ({option_name(f)})"
-        hint = hints.get(f.name)
-        if hint is not None and not _accepts(hint, value):
+        if (hint := _hints(type(config)).get(f.name)) is not None and not _accepts(hint, value):
             choices = [c for c in typing.get_args(hint) if isinstance(c, str)] if isinstance(value, str) else []
             raise ArgsimError(f"{where} {value!r}{did_you_mean(value, choices) if choices else ''}: expected "
                               f"{_describe(hint)}, found {type(value).__name__}")

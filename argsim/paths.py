@@ -22,8 +22,7 @@ def workdir(explicit: str | Path | None = None) -> Path:
     """`explicit`, else the run's `--workdir`, else `$ARGSIM_HOME`, else the current directory."""
     if explicit:
         return Path(explicit).expanduser()
-    chosen = _WORKDIR.get()
-    if chosen is not None:
+    if (chosen := _WORKDIR.get()) is not None:
         return chosen
     env = os.environ.get("ARGSIM_HOME")
     return Path(env).expanduser() if env else Path.cwd()

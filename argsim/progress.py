@@ -1,7 +1,6 @@
 """Rich progress bars; the caller says whether to show one (`enabled=not quiet`). When stderr is not a terminal (a
 log file) the bar writes a plain line instead, "description: n/total (p%) elapsed, ~left", at most every
-ARGSIM_PROGRESS_SECONDS seconds (default 60), and a last one at the end when it wrote any (docs/usage.md).
-"""
+ARGSIM_PROGRESS_SECONDS seconds (default 60), and a last one at the end when it wrote any (docs/usage.md)."""
 
 from __future__ import annotations
 
@@ -28,9 +27,8 @@ class _LogBar:
     """Plain progress lines for a non-terminal stderr, at most one per `every` seconds (none when it is inf)."""
 
     def __init__(self, total: int, description: str, every: float) -> None:
-        self.total, self.description, self.every = total, description, every
-        self.done, self.start, self.wrote = 0, time.monotonic(), False
-        self.last = self.start
+        self.total, self.description, self.every, self.done, self.wrote = total, description, every, 0, False
+        self.start = self.last = time.monotonic()
 
     def advance(self, n: int = 1) -> None:
         self.done += n
@@ -72,9 +70,8 @@ def progress_bar(total: int, description: str, enabled: bool | None = True) -> I
         with closing(_LogBar(total, description, every)) as bar:
             yield bar
         return
-    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=True)
-    with progress:
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TimeRemainingColumn(), console=console, transient=True) as progress:
         yield SimpleNamespace(advance=partial(progress.advance, progress.add_task(description, total=total)))
 
 
@@ -118,11 +115,9 @@ def library_output(quiet: bool) -> None:
     warnings.showwarning = _one_line_warning
     if quiet:
         warnings.simplefilter("ignore")
-        for var in QUIET_ENV:
-            os.environ[var] = "error" if var == "TRANSFORMERS_VERBOSITY" else "1"  # read by those libraries
-    level = logging.ERROR if quiet else logging.WARNING
+        os.environ.update({var: "error" if var == "TRANSFORMERS_VERBOSITY" else "1" for var in QUIET_ENV})
     for name in LIBRARY_LOGGERS:
-        logging.getLogger(name).setLevel(level)
+        logging.getLogger(name).setLevel(logging.ERROR if quiet else logging.WARNING)
     if quiet and "transformers" in sys.modules:  # already imported (a library caller): its own switches
         import transformers.utils.logging as hf_logging
 

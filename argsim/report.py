@@ -27,8 +27,7 @@ def _fmt(value: Any) -> str:
 def load_all(folder: Path | None = None) -> list[dict[str, Any]]:
     """Every results file, sorted by task name, each checked against `argsim.schemas.ResultsFile` (a file of
     another shape is one InputError naming file, row and field)."""
-    folder = results_dir() if folder is None else folder
-    return [read_results_file(p) for p in sorted(folder.glob("*.json"))]
+    return [read_results_file(p) for p in sorted((folder or results_dir()).glob("*.json"))]
 
 
 def select_results(task: str | None = None, required: bool = True, folder: Path | None = None) -> list[dict[str, Any]]:
@@ -49,8 +48,7 @@ def select_results(task: str | None = None, required: bool = True, folder: Path 
             raise ArgsimError(f"no results for task '{task}'{did_you_mean(task, names)}: the tasks under {where} are "
                               f"{', '.join(names)}")
         raise ArgsimError(f"no results files under {where} (the evaluation commands' --task writes them)")
-    empty = [r["task"] for r in results if not r["rows"]]
-    if empty:
+    if empty := [r["task"] for r in results if not r["rows"]]:
         warn(f"{len(empty)} results file(s) hold no rows ({examples(empty)})")
     return results
 
@@ -71,12 +69,18 @@ def table_cells(result: dict[str, Any], conditions: bool = False) -> tuple[list[
     return cols + (["conditions"] if conditions else []), body
 
 
+def _section(result: dict[str, Any], table: str, note: str = "", shown: int | None = None) -> str:
+    """A task's markdown section: its table, then the commands that regenerate it (the first `shown` of them)."""
+    commands = [c for c in (result.get("commands") or [result.get("command")]) if c]
+    regenerate = "; ".join(f"`{c}`" for c in commands[:shown])
+    if shown is not None and len(commands) > shown:
+        regenerate += f"; and {len(commands) - shown} more (under \"Every row\")"
+    return "\n".join([f"#### {result['task']}", "", table, "", f"{note}Regenerate: {regenerate}", ""])
+
+
 def markdown_table(result: dict[str, Any], conditions: bool = False) -> str:
     """One task's rows as a markdown table (`table_cells`), with the command that regenerates it."""
-    lines = [f"#### {result['task']}", "", markdown.table(*table_cells(result, conditions))]
-    commands = result.get("commands") or [result.get("command")]
-    lines += ["", "Regenerate: " + "; ".join(f"`{c}`" for c in commands if c), ""]
-    return "\n".join(lines)
+    return _section(result, markdown.table(*table_cells(result, conditions)))
 
 
 #: the headline view of each task (docs/results.md): which metrics (and splits), and what becomes a column
@@ -101,8 +105,7 @@ KEY_FIELDS = COLUMNS[:5]
 def headline_table(result: dict[str, Any]) -> str:
     """A task's headline rows pivoted: one line per method/model, one column per setting/metric; cells read
     `value (paper)` where a published figure exists."""
-    spec = HEADLINES.get(result["task"])
-    if spec is None:
+    if (spec := HEADLINES.get(result["task"])) is None:
         return markdown_table(result)
     rows = [r for r in result.get("rows", []) if r.get("metric") in spec["metrics"]
             and ("splits" not in spec or r.get("split") in spec["splits"])]
@@ -118,14 +121,8 @@ def headline_table(result: dict[str, Any]) -> str:
         paper = f" ({_fmt(r['paper'])})" if r.get("paper") is not None else ""
         cells.setdefault(rk, {})[ck] = _fmt(r.get("value")) + paper
     header = list(row_fields) + [" ".join(c for c in ck if c != "None") for ck in columns]
-    lines = [f"#### {result['task']}", "",
-             markdown.table(header, [list(rk) + [row.get(ck, "") for ck in columns] for rk, row in cells.items()])]
-    commands = [c for c in (result.get("commands") or [result.get("command")]) if c]
-    shown = "; ".join(f"`{c}`" for c in commands[:3])
-    if len(commands) > 3:
-        shown += f"; and {len(commands) - 3} more (under \"Every row\")"
-    lines += ["", f"Published figures in parentheses. Regenerate: {shown}", ""]
-    return "\n".join(lines)
+    table = markdown.table(header, [list(rk) + [row.get(ck, "") for ck in columns] for rk, row in cells.items()])
+    return _section(result, table, "Published figures in parentheses. ", shown=3)
 
 
 #: the README's one table: the best model of each task beside the paper. `value` (and `also`) select a results
@@ -206,8 +203,7 @@ def papers_table(folder: Path | None = None) -> str:
 
 
 def render_markdown(folder: Path | None = None, headline: bool = True) -> str:
-    render = headline_table if headline else markdown_table
-    return "\n".join(render(r) for r in load_all(folder))
+    return "\n".join((headline_table if headline else markdown_table)(r) for r in load_all(folder))
 
 
 def published_table() -> str:
@@ -233,12 +229,10 @@ def write_full_results(path: Path, folder: Path | None = None) -> Path:
 
 
 def update_readme(readme: Path, folder: Path | None = None) -> bool:
-    """Replace the README's results block (between the markers) with `papers_table(folder)`; returns whether it
-    changed."""
+    """Replace the README's results block (between the markers) with `papers_table(folder)`: whether it changed."""
     text = read_text_file(readme)
     if START not in text or END not in text:
-        raise InputError(readme, f"no {START} ... {END} block: only that block is rewritten, so nothing was "
-                                 "written")
+        raise InputError(readme, f"no {START} ... {END} block: only that block is rewritten, so nothing was written")
     new = re.sub(re.escape(START) + r".*?" + re.escape(END),
                  lambda _: f"{START}\n{papers_table(folder)}\n{END}", text, flags=re.S)
     if new != text:

@@ -49,10 +49,7 @@ class ResultRow:
     command: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        if not d["extra"]:
-            d.pop("extra")
-        return d
+        return {k: v for k, v in asdict(self).items() if k != "extra" or v}
 
 
 def result_rows(evaluation: Evaluation | Mapping[str, float], *, method: str, model: str | None = None,
@@ -70,18 +67,14 @@ def result_rows(evaluation: Evaluation | Mapping[str, float], *, method: str, mo
     `env` defaults to `environment()`, `command` to this process's command line.
     """
     names = dict(metrics) if isinstance(metrics, Mapping) else {m: m for m in (metrics or evaluation)}
-    missing = [m for m in names if m not in evaluation]
-    if missing:
+    if missing := [m for m in names if m not in evaluation]:
         task = getattr(evaluation, "task", "figures")
         raise KeyError(f"{task}: no metric {', '.join(missing)} (has {', '.join(evaluation)})")
     split = split if split is not None else getattr(evaluation, "data", None)
     env = dict(env) if env is not None else environment()
-    command = command or command_line()
-    paper = paper or {}
     return [ResultRow(method=method, model=model, split=split, setting=setting, metric=name, value=evaluation[m],
-                      paper=paper.get(name), seconds=seconds, peak_mb=peak_mb, extra=dict(extra or {}), env=env,
-                      command=command)
-            for m, name in names.items()]
+                      paper=(paper or {}).get(name), seconds=seconds, peak_mb=peak_mb, extra=dict(extra or {}), env=env,
+                      command=command or command_line()) for m, name in names.items()]
 
 
 def rows_from_specs(specs: Sequence[tuple[Evaluation, Mapping[str, Any]]],
@@ -147,9 +140,6 @@ def run_environment(config: RunConfig, data_files: list[Path] | None = None) -> 
     return env
 
 
-TASK_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
-
-
 def check_task_name(task: str, option: str = "task") -> str:
     """`task` if it is a results task name (lowercase letters, digits, '-' and '_'), else ArgsimError (one line):
     the name becomes `bench/results/<task>.json`, so a path (`../../x`) would write outside the results folder.
@@ -165,7 +155,7 @@ def check_task_name(task: str, option: str = "task") -> str:
         >>> check_task_name("kpm")
         'kpm'
     """
-    if not isinstance(task, str) or not TASK_NAME.fullmatch(task) or len(task) > 100:
+    if not isinstance(task, str) or not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,99}", task):
         raise ArgsimError(f"{option} {task!r}: a task name is lowercase letters, digits, '-' and '_' (it names "
                           "bench/results/<task>.json)")
     return task
@@ -188,10 +178,8 @@ def write_results(task: str, rows: list[ResultRow | dict], command: str | None =
     for r in rows:
         d = r.as_dict() if isinstance(r, ResultRow) else dict(r)
         if d.get("env") is None:
-            file_env = file_env or env or environment()
-            d["env"] = file_env
-        if not d.get("command"):
-            d["command"] = command
+            d["env"] = file_env = file_env or env or environment()
+        d["command"] = d.get("command") or command
         extra = dict(d.get("extra") or {})
         moved = {k: extra.pop(k) for k in CONDITION_KEYS if k in extra}
         if isinstance(extra.get("options"), dict) and "load_average" in extra["options"]:

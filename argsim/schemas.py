@@ -15,33 +15,10 @@ from pathlib import Path
 from typing import Annotated, Any, NotRequired
 
 import numpy as np
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    PlainValidator,
-    Strict,
-    StrictStr,
-    TypeAdapter,
-    ValidationError,
-    ValidationInfo,
-)
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, TypeAdapter, ValidationError, ValidationInfo
 from typing_extensions import TypedDict
 
 from argsim.errors import InputError
-
-
-def _not_infinite(value: float) -> float:
-    if math.isinf(value):
-        raise ValueError(f"expected a number or NaN, found {describe(value)}")
-    return value
-
-
-#: a finite JSON number (int or float, never true/false or a string)
-Number = Annotated[float, Strict(), Field(allow_inf_nan=False)]
-#: a JSON number that may be NaN (argsim's own files write NaN for an undefined figure), never infinite
-NumberOrNaN = Annotated[float, Strict(), AfterValidator(_not_infinite)]
 
 
 def _from_csv(info: ValidationInfo) -> bool:
@@ -83,14 +60,14 @@ def _choice(allowed: tuple[int, ...], what: str):
     return check
 
 
-def _number(nan: bool):
+def _number(nan: bool, expected: str = "a finite number"):
     def check(value: Any, info: ValidationInfo) -> float:
         number = _as_float(value, info)
         if number is None:
             found = repr(value[:40]) if isinstance(value, str) and _from_csv(info) else describe(value)
             raise ValueError(f"expected a number, found {found}")
         if math.isinf(number) or (math.isnan(number) and not nan):
-            raise ValueError(f"expected a finite number, found {describe(number)}")
+            raise ValueError(f"expected {expected}, found {describe(number)}")
         return number
     return check
 
@@ -119,9 +96,9 @@ def _count(value: Any, info: ValidationInfo) -> int | None:
 
 
 #: text, as given (a number, list or object where text is expected is refused, not embedded as its `str()`)
-Text = StrictStr
+Text = Annotated[str, Field(strict=True)]
 #: text with at least one character other than a space
-RequiredText = Annotated[str, Strict(), Field(pattern=r"\S")]
+RequiredText = Annotated[str, Field(strict=True, pattern=r"\S")]
 #: an id: non-empty text, or a JSON whole number read as its text
 Id = Annotated[str, PlainValidator(_id)]
 #: a gold label of a pair: 0 or 1 (CSV: "0", "1", "1.0"; JSON: the number)
@@ -130,9 +107,11 @@ Label01 = Annotated[int, PlainValidator(_choice((0, 1), "label must be 0 or 1"))
 Stance = Annotated[int, PlainValidator(_choice((1, -1), "stance must be 1 (pro) or -1 (con)"))]
 #: one value (text, a number, true/false, null), never a list or an object; numbers finite
 Scalar = Annotated[Any, PlainValidator(_scalar(required=False))]
-#: a finite number (CSV: its text)
-RecordNumber = Annotated[float, PlainValidator(_number(nan=False))]
+#: a finite number, never true/false (a CSV cell: the number its text reads as)
+Number = Annotated[float, PlainValidator(_number(nan=False))]
 #: a number that may be NaN (argsim's own files write NaN for an undefined figure), never infinite
+NumberOrNaN = Annotated[float, PlainValidator(_number(nan=True, expected="a number or NaN"))]
+#: `NumberOrNaN` whose message for an infinity asks for a finite number (the ranking records' `gold_score`)
 RecordNumberOrNaN = Annotated[float, PlainValidator(_number(nan=True))]
 #: a `Scalar` that is neither null nor blank
 RequiredScalar = Annotated[Any, PlainValidator(_scalar(required=True))]
@@ -149,27 +128,27 @@ class _Open(BaseModel):
 class ResultRow(_Open):
     """One row of a results file (`argsim.results.ResultRow.as_dict`)."""
 
-    metric: StrictStr
+    metric: Text
     value: NumberOrNaN  # every row states its figure (NaN where it is undefined)
-    method: StrictStr | None = None
-    model: StrictStr | None = None
-    split: StrictStr | None = None
-    setting: StrictStr | None = None
+    method: Text | None = None
+    model: Text | None = None
+    split: Text | None = None
+    setting: Text | None = None
     paper: NumberOrNaN | None = None
     seconds: NumberOrNaN | None = None
     peak_mb: NumberOrNaN | None = None
     env: dict[str, Any] | None = None
     extra: dict[str, Any] | None = None
-    command: StrictStr | None = None
+    command: Text | None = None
 
 
 class ResultsFile(_Open):
     """`bench/results/<task>.json`: the task, its rows and the commands that made them."""
 
-    task: StrictStr
+    task: Text
     rows: list[ResultRow]
-    command: StrictStr | None = None
-    commands: list[StrictStr | None] | None = None
+    command: Text | None = None
+    commands: list[Text | None] | None = None
 
 
 class EvalRow(_Open):
@@ -181,10 +160,10 @@ class EvalRow(_Open):
 class TrainConfig(_Open):
     """A trained folder's `train_config.json`: what `argsim models curve` and the model listing read."""
 
-    trainer: StrictStr | None = None
+    trainer: Text | None = None
     steps: Number | None = None
     seconds: Number | None = None
-    stopped_by: StrictStr | None = None
+    stopped_by: Text | None = None
     losses: list[NumberOrNaN] | None = None
     loss_steps: list[Number] | None = None
     evals: list[EvalRow] | None = None
@@ -194,7 +173,7 @@ class TrainConfig(_Open):
 class TrainRecord(TrainConfig):
     """A training record that argsim rewrites (`argsim.training.record.add_metrics`): it names its trainer."""
 
-    trainer: StrictStr
+    trainer: Text
 
 
 class HistoryRow(_Open):
@@ -215,17 +194,17 @@ class History(_Open):
 class MinutesUtterance(_Open):
     """One utterance of a PoliInfo minutes file."""
 
-    Speaker: StrictStr | None = None
-    Utterance: StrictStr | None = None
+    Speaker: Text | None = None
+    Utterance: Text | None = None
 
 
 class MinutesMeeting(_Open):
     """One meeting of a PoliInfo minutes file (a JSON list of these)."""
 
     Proceeding: list[MinutesUtterance]
-    ProceedingTitle: StrictStr | None = None
-    Date: StrictStr | None = None
-    URL: StrictStr | None = None
+    ProceedingTitle: Text | None = None
+    Date: Text | None = None
+    URL: Text | None = None
 
 
 #: a PoliInfo minutes file
@@ -235,15 +214,15 @@ Meetings = list[MinutesMeeting]
 Predictions = dict[str, dict[str, Number]]
 
 #: `eval counter-neural --budget`: method -> the training budget, as text or a number
-Budgets = dict[str, StrictStr | Number]
+Budgets = dict[str, Text | Number]
 
 
 class SummaryItem(_Open):
     """One item of a summaries file (`argsim summarize minutes` writes them; `eval rouge` reads them); the budget
     (a count, JSON or CSV text) is checked by `parse_count`."""
 
-    summary: StrictStr | None
-    gold: StrictStr | None
+    summary: Text | None
+    gold: Text | None
     budget: Count = None
 
 
@@ -260,13 +239,13 @@ Summaries = list[SummaryItem] | SummariesObject
 class ShardManifest(_Open):
     """`_argsim_embeddings.json` of a shard folder (`argsim embed ... --out DIR`)."""
 
-    model: StrictStr
-    identity: StrictStr
-    dim: Annotated[int, Strict(), Field(ge=0)]
-    rows: Annotated[int, Strict(), Field(ge=0)]
-    column: StrictStr | None = None
-    pooling: StrictStr | None = None
-    max_seq_length: Annotated[int, Strict(), Field(ge=1)] | None = None
+    model: Text
+    identity: Text
+    dim: Annotated[int, Field(strict=True, ge=0)]
+    rows: Annotated[int, Field(strict=True, ge=0)]
+    column: Text | None = None
+    pooling: Text | None = None
+    max_seq_length: Annotated[int, Field(strict=True, ge=1)] | None = None
     normalize: bool | None = None
 
 
@@ -279,9 +258,9 @@ class SimpleSDWeights(_Open):
 class LTRMeta(_Open):
     """`ltr.json` of a trained learning-to-rank folder."""
 
-    model: StrictStr
-    features: StrictStr
-    seed: Annotated[int, Strict()] = 13
+    model: Text
+    features: Text
+    seed: Annotated[int, Field(strict=True)] = 13
     #: how the training pairs were drawn (counts of pairs and positives), as `argsim train ltr` records it
     sampling: dict[str, Any] | None = None
 
@@ -289,28 +268,28 @@ class LTRMeta(_Open):
 class KpmCrossInfo(_Open):
     """`argsim_kpm_cross.json` of a key point cross-encoder folder: how its inputs were built."""
 
-    context: StrictStr = "none"
-    max_length: Annotated[int, Strict(), Field(ge=1)] | None = None
+    context: Text = "none"
+    max_length: Annotated[int, Field(strict=True, ge=1)] | None = None
 
 
 class CounterCrossMarker(_Open):
     """`argsim_cross_encoder.json` of a counter-argument cross-encoder folder: its training options."""
 
-    max_length: Annotated[int, Strict(), Field(ge=1)] = 256
+    max_length: Annotated[int, Field(strict=True, ge=1)] = 256
     lr: Number | None = None
-    batch_size: Annotated[int, Strict(), Field(ge=1)] | None = None
-    train_pairs: Annotated[int, Strict(), Field(ge=0)] | None = None
+    batch_size: Annotated[int, Field(strict=True, ge=1)] | None = None
+    train_pairs: Annotated[int, Field(strict=True, ge=0)] | None = None
 
 
 class CounterTrainConfig(_Open):
     """The training options a counter model's `history.json` records (`config`)."""
 
-    kind: StrictStr
+    kind: Text
     train_encoder: bool
-    base_model: StrictStr
+    base_model: Text
     lr: Number
-    batch_size: Annotated[int, Strict(), Field(ge=1)]
-    sampling: StrictStr
+    batch_size: Annotated[int, Field(strict=True, ge=1)]
+    sampling: Text
 
 
 class ScoredEpoch(HistoryRow):
@@ -330,26 +309,26 @@ class TrainedHistory(_Open):
 class EnsembleManifest(_Open):
     """An MTS ensemble folder's member list: the sub-folders, each a model."""
 
-    members: Annotated[list[Annotated[str, Strict(), Field(min_length=1)]], Field(min_length=1)]
+    members: Annotated[list[Annotated[str, Field(strict=True, min_length=1)]], Field(min_length=1)]
 
 
 class ConcatConfig(_Open):
     """A thematic concatenation folder's `config.json`: the parts under `parts/`, in order."""
 
-    parts: Annotated[list[Annotated[str, Strict(), Field(min_length=1)]], Field(min_length=1)]
+    parts: Annotated[list[Annotated[str, Field(strict=True, min_length=1)]], Field(min_length=1)]
 
 
 class TransformerConfig(_Open):
     """The fields argsim reads of a transformers `config.json`."""
 
-    hidden_size: Annotated[int, Strict(), Field(ge=1)]
+    hidden_size: Annotated[int, Field(strict=True, ge=1)]
 
 
 class KeptRow(_Open):
     """One finished (row, setting) of an interrupted `eval counter-neural`: per-point hits for every K."""
 
-    ids: list[StrictStr]
-    hits: dict[str, list[Annotated[int, Strict()] | bool | Number]]
+    ids: list[Text]
+    hits: dict[str, list[Annotated[int, Field(strict=True)] | bool | Number]]
     seconds: Number
 
 
@@ -486,20 +465,16 @@ def _adapter(schema: Any) -> TypeAdapter:
 # they must be numbers (`"1"` in one line and `1` in the next is refused, not read two ways).
 
 
-_RECORD = ConfigDict(extra="allow")
-
-
-def record_kind(name: str, required: dict[str, Any], optional: dict[str, Any] | None = None) -> type:
-    """A record kind (a TypedDict keeping unknown columns) with `required` and `optional` columns and their types:
-    for kinds whose column names the user chooses (`embed --column`, the ArgKP readers' text columns).
+def record_kind(name: str, fields: dict[str, Any]) -> type:
+    """A record kind (a TypedDict keeping unknown columns) with `fields`, the columns and their types (`NotRequired`
+    for an optional one): for kinds whose column names the user chooses (`embed --column`, the ArgKP readers').
 
     Example:
-        >>> columns(record_kind("Pair", {"a": Text}, {"b": Id}))
+        >>> columns(record_kind("Pair", {"a": Text, "b": NotRequired[Id]}))
         (['a'], ['a', 'b'])
     """
-    fields = {**required, **{k: NotRequired[v] for k, v in (optional or {}).items()}}
     kind = TypedDict(name, fields)  # type: ignore[misc]
-    kind.__pydantic_config__ = _RECORD  # type: ignore[attr-defined]
+    kind.__pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[attr-defined]
     return kind
 
 
@@ -568,11 +543,11 @@ CounterPairRecord = record_kind("CounterPairRecord", {"point": RequiredText, "co
 #: One line of a counter-argument ranking file (`argsim rank counterargs`; ranges are checked by
 #: `argsim.counter.core.evaluation.check_ranking_records`).
 RankingRecord = record_kind("RankingRecord", {"point": RequiredText, "method": RequiredText, "setting": RequiredText,
-                                              "split": NotRequired[StrictStr | None], "pool_size": RecordNumber,
-                                              "gold": NotRequired[StrictStr | None],
+                                              "split": NotRequired[Text | None], "pool_size": Number,
+                                              "gold": NotRequired[Text | None],
                                               "gold_score": NotRequired[RecordNumberOrNaN | None],
-                                              "gold_better": NotRequired[RecordNumber | None],
-                                              "gold_tied": NotRequired[RecordNumber | None]})
+                                              "gold_better": NotRequired[Number | None],
+                                              "gold_tied": NotRequired[Number | None]})
 
 
 def columns(kind: type) -> tuple[list[str], list[str]]:
@@ -611,8 +586,7 @@ def validate_records(kind: type, numbered: Sequence[tuple[int, Any]], path: str 
     try:
         values = _adapter(list[kind]).validate_python([rec for _, rec in numbered], context={"csv": csv})
     except ValidationError as exc:
-        index = min(e["loc"][0] for e in exc.errors() if e["loc"] and isinstance(e["loc"][0], int))
-        row, rec = numbered[index]
+        row, rec = numbered[min(e["loc"][0] for e in exc.errors() if e["loc"] and isinstance(e["loc"][0], int))]
         validate(kind, rec, path, row=row, csv=csv)  # raises: the first bad record's message
         raise  # pragma: no cover - validate refuses what the list refused
     return [(row, value) for (row, _), value in zip(numbered, values, strict=True)]
