@@ -125,11 +125,11 @@ def headline_table(result: dict[str, Any]) -> str:
     return _section(result, table, "Published figures in parentheses. ", shown=3)
 
 
+#: a selector value that stands for the command that trained a shipped model (its card's `command`)
+KPM_SHIPPED = ("shipped", "kpm")
 #: the README's one table: the best model of each task beside the paper. `value` (and `also`) select a results
 #: row by its fields (the last match counts); `train` lists rows whose `seconds` add up to the training time, or
 #: gives it as text where no row holds it; `paper` is the published figure (`argsim.published`) it is compared with.
-#: a selector value that stands for the command that trained a shipped model (its card's `command`)
-KPM_SHIPPED = ("shipped", "kpm")
 VS_PAPERS: list[dict[str, Any]] = [
     {"task": "Key point matching", "model": "`kpm`: a LoRA adapter over MiniLM that ships with argsim",
      "data": "ArgKP-2021 dev, strict / relaxed mAP", "results": "kpm",
