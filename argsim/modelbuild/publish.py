@@ -280,7 +280,10 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
                           "split, e.g. --eval-split dev)")
     figures = {m: float(metrics[m]) for m in spec.figures}
     dest = Path(dest) if dest else SHIPPED_DIR
-    have = (read_card(dest / name).get("figures") or {}).get(spec.primary) if is_shipped_folder(dest / name) else None
+    target, old = dest / name, dest / f".{name}.replaced"  # the former one moved aside first and removed after
+    if old.is_dir() and not target.exists():  # a publish stopped between its two renames: the former one is back
+        old.rename(target)
+    have = (read_card(target).get("figures") or {}).get(spec.primary) if is_shipped_folder(target) else None
     if isinstance(have, (int, float)) and figures[spec.primary] < have:
         raise ArgsimError(f"{folder}: {spec.primary} {figures[spec.primary]:.4f} is below the shipped '{name}' "
                           f"({have:.4f}); nothing was published")
@@ -311,7 +314,6 @@ def publish(name: str, folder: Path, config=None, dest: Path | None = None) -> d
     write_json(staging / "card.json", card)
     card["slice"] = {"data": spec.slice_description, **spec.slice_figures(source, config)}
     write_json(staging / "card.json", card)
-    target, old = dest / name, dest / f".{name}.replaced"  # the former one moved aside first and removed after
     replacing = target.exists()
     if replacing:
         if old.exists():

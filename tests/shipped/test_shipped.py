@@ -107,6 +107,17 @@ def test_publish_gate_and_card(tmp_path):
         ["adapter_config.json", ADAPTER_WEIGHTS, "argsim_encoder.json", "card.json"])
 
 
+def test_publish_after_an_interrupted_publish_still_gates_against_the_former_model(tmp_path):
+    """A publish stopped between moving the shipped folder aside and renaming the new one in leaves only
+    `.NAME.replaced`: the next publish puts it back first, so the gate still compares with it."""
+    card, dest, trained = shipped_and_trained_copies("kpm", tmp_path)
+    (dest / "kpm").rename(dest / ".kpm.replaced")
+    record = {"metrics": {"dev_strict_map": card["figures"]["dev_strict_map"] - 0.01, "dev_relaxed_map": 0.9}}
+    (trained / "train_config.json").write_text(json.dumps(record))
+    with pytest.raises(ArgsimError, match="below the shipped 'kpm'"):
+        publish("kpm", trained, dest=dest)
+    assert read_card(dest / "kpm") == card and not (dest / ".kpm.replaced").exists()
+
 def test_the_shipped_adapter_is_a_standard_peft_adapter():
     """peft's own loader reads the shipped folder over the base (the file is peft's format, not argsim's), giving
     the tensors argsim's loader applies."""
