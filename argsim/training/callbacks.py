@@ -54,9 +54,7 @@ class BudgetCallback(TrainerCallback):
     """
 
     def __init__(self, budget: Budget, epoch_end: bool = False) -> None:
-        self.budget, self.epoch_end, self.stopped_by = budget, epoch_end, None
-        self.start = self.epoch_began = time.perf_counter()
-        self.epoch_seconds: list[float] = []
+        self.budget, self.epoch_end, self.stopped_by, self.epoch_seconds = budget, epoch_end, None, []
 
     def reason(self, args, state) -> str | None:
         """The budget used up, if any (rank 0's clock decides the time for every process)."""
@@ -132,38 +130,26 @@ class InterruptCallback(TrainerCallback):
         raise KeyboardInterrupt if self.received == signal.SIGINT else SystemExit(EXIT_CODES[self.received])
 
 
-class EvalLogCallback(TrainerCallback):
-    """One line per evaluation through `log` on rank 0: the step, the `metric` and whether it is the best so far.
+class LogCallback(TrainerCallback):
+    """Progress lines through `log` on rank 0: with `metric`, one per evaluation (the step, the metric and whether it
+    is the best so far); with `label`, one per logged loss (`[label] epoch E step S loss L Ns`).
 
     Example:
-        >>> cb = EvalLogCallback("eval_dev_acc", print)
+        >>> cb = LogCallback(print, metric="eval_dev_acc")
     """
 
-    def __init__(self, metric: str, log: Callable[[str], None]) -> None:
-        self.metric, self.log = metric, log
+    def __init__(self, log: Callable[[str], None], metric: str = "", label: str = "") -> None:
+        self.log, self.metric, self.label, self.start = log, metric, label, time.perf_counter()
 
     def on_evaluate(self, args, state, control, metrics=None, **kwargs):
-        value = (metrics or {}).get(self.metric)
-        if value is None or not state.is_world_process_zero:
-            return control
-        kept = state.best_metric is None or value > state.best_metric  # the best before this evaluation
-        self.log(f"step {state.global_step}: {self.metric.removeprefix('eval_')} {value:.4f}"
-                 + (" (best so far)" if kept else ""))
+        if (value := (metrics or {}).get(self.metric)) is not None and state.is_world_process_zero:
+            kept = state.best_metric is None or value > state.best_metric  # the best before this evaluation
+            self.log(f"step {state.global_step}: {self.metric.removeprefix('eval_')} {value:.4f}"
+                     + (" (best so far)" if kept else ""))
         return control
 
-
-class LossLogCallback(TrainerCallback):
-    """One line per logged loss through `log` on rank 0: `[label] epoch E step S loss L Ns`.
-
-    Example:
-        >>> cb = LossLogCallback("mts", print)
-    """
-
-    def __init__(self, label: str, log: Callable[[str], None]) -> None:
-        self.label, self.log, self.start = label, log, time.perf_counter()
-
     def on_log(self, args, state, control, logs=None, **kwargs):
-        if logs and "loss" in logs and state.is_world_process_zero:
+        if self.label and logs and "loss" in logs and state.is_world_process_zero:
             self.log(f"[{self.label}] epoch {state.epoch or 0:.2f} step {state.global_step} loss {logs['loss']:.4f} "
                      f"{time.perf_counter() - self.start:.0f}s")
         return control
