@@ -113,20 +113,6 @@ def validation_evaluator(corpus: CounterCorpus, limit: int | None = None):
     return ArguAnaEvaluator(build_arguana(corpus, "validation").head(limit), name="validation")
 
 
-def _model_and_loss(config: RetrieverConfig, device: str):
-    """The base model with its LoRA adapter (`config.lora_*`) and the cached in-batch-negatives loss over it."""
-    from sentence_transformers.sentence_transformer.losses import CachedMultipleNegativesRankingLoss
-
-    from argsim.backend import load_sentence_transformer
-    from argsim.backend.adapters import add_lora
-    from argsim.backend.models import set_st_max_seq_length
-
-    model = load_sentence_transformer(config.model, device=device)
-    set_st_max_seq_length(model, config.model, config.max_seq_length)
-    add_lora(model, config.lora_rank, config.lora_alpha)
-    return model, CachedMultipleNegativesRankingLoss(model, scale=config.scale, mini_batch_size=config.mini_batch_size)
-
-
 def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, budget=None,
                             quiet: bool = True, corpus: CounterCorpus | None = None) -> dict:
     """Train the open-collection counter retriever (the module docstring) and save its adapter to `out`.
@@ -144,13 +130,21 @@ def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, 
     Example:
         >>> stats = train_counter_retriever(RetrieverConfig(limit=64, epochs=1), Path("runs/cr"))  # doctest: +SKIP
     """
+    from sentence_transformers.sentence_transformer.losses import CachedMultipleNegativesRankingLoss
+
+    from argsim.backend import load_sentence_transformer
+    from argsim.backend.adapters import add_lora
+    from argsim.backend.models import set_st_max_seq_length
     from argsim.data.counterargs import load_counterargs
     from argsim.training.st import fit_st, save_st
 
     run_ = begin_run(config, out, placement, budget, config.eval_every, {"warmup_ratio": 0.1})
     corpus = corpus or load_counterargs()
     rows = training_rows(corpus, "training", seed=run_.placement.seed, limit=config.limit)
-    model, loss = _model_and_loss(config, run_.placement.device)
+    model = load_sentence_transformer(config.model, device=run_.placement.device)
+    set_st_max_seq_length(model, config.model, config.max_seq_length)
+    add_lora(model, config.lora_rank, config.lora_alpha)  # the cached in-batch-negatives loss over the adapter
+    loss = CachedMultipleNegativesRankingLoss(model, scale=config.scale, mini_batch_size=config.mini_batch_size)
     evaluator = validation_evaluator(corpus, config.val_limit) if config.eval_every or config.validate else None
     out, select = run_.out, SELECTION_METRIC if config.eval_every else None
     trainer, run = fit_st(model, rows, loss, run_, evaluator=evaluator if select else None, select=select,
