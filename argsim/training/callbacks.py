@@ -24,15 +24,12 @@ from argsim.training.placement import is_main_process
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
 
 
-def _agree(flag: bool, args, how: str = "max") -> bool:
-    """`flag` agreed across processes: rank 0's value (`how="rank0"`) or any process's (`how="max"`)."""
+def _agree(flag: bool, args, rank0: bool = False) -> bool:
+    """`flag` agreed across processes: rank 0's value (`rank0`: the others count as False) or any process's."""
     if args.world_size <= 1:
         return flag
-    t = torch.tensor([1.0 if flag else 0.0], device=args.device)
-    if how == "rank0":
-        dist.broadcast(t, src=0)
-    else:
-        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    t = torch.tensor([1.0 if flag and (not rank0 or args.process_index == 0) else 0.0], device=args.device)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
     return bool(t.item() > 0)
 
 
@@ -60,7 +57,7 @@ class BudgetCallback(TrainerCallback):
         """The budget used up, if any (rank 0's clock decides the time for every process)."""
         reason = self.budget.reached(state.global_step, time.perf_counter() - self.start)
         if self.budget.max_minutes is not None and args.world_size > 1:
-            late = _agree(reason == "max_minutes", args, "rank0")
+            late = _agree(reason == "max_minutes", args, rank0=True)
             reason = "max_minutes" if late else (None if reason == "max_minutes" else reason)
         return reason
 
@@ -97,8 +94,7 @@ class InterruptCallback(TrainerCallback):
     """
 
     def __init__(self) -> None:
-        self.received: int | None = None
-        self._former: dict = {}
+        self.received, self._former = None, {}  # the signal received; the handlers replaced for the run
 
     def _handle(self, signum: int, frame) -> None:
         if self.received is not None:  # a second signal: leave now
@@ -173,8 +169,7 @@ class HistoryCallback(TrainerCallback):
                  write: Callable[[list[dict]], object] | None = None, state_file: str = "",
                  extra: Callable[[], dict] = dict) -> None:
         self.row, self.log, self.write, self.state_file, self.extra = row, log, write, state_file, extra
-        self.history: list[dict] = []
-        self.losses, self.step, self.offset, self.began = [], 0, 0.0, time.perf_counter()
+        self.history, self.losses, self.step, self.offset, self.began = [], [], 0, 0.0, time.perf_counter()
 
     def restore(self, checkpoint: str | None) -> dict | None:
         """The state `checkpoint` holds (None: none), its history, pending losses and seconds continued."""
