@@ -80,9 +80,8 @@ class TransformerTower(nn.Module):
         if self.top is not None:
             vec = self.top.features(list(texts), self.max_seq_length, pooling)
         else:
-            device = next(self.model.parameters()).device
             batch = self.tokenizer(list(texts), padding=True, truncation=True, max_length=self.max_seq_length,
-                                   return_tensors="pt").to(device)
+                                   return_tensors="pt").to(self.model.device)
             vec = pool(self.model(**batch), batch["attention_mask"], pooling)
         return F.normalize(vec, dim=-1) if self.pooling == "mean-norm" else vec
 
@@ -118,12 +117,10 @@ class TowerEncoder(Encoder):
         self.exported = None
         if runtime is not None:
             pooling = "mean" if tower.pooling == "mean-norm" else tower.pooling
-            if lora_base is not None:  # the base with the (already merged) adapter of `folder`
-                self.exported = exported_model(model_path(lora_base), pooling, runtime, adapter=folder,
-                                               build=lambda: pooled_pipeline(tower.model.eval(), tower.tokenizer,
-                                                                             pooling), max_length=tower.max_seq_length)
-            else:
-                self.exported = exported_model(folder, pooling, runtime, max_length=tower.max_seq_length)
+            merged = {} if lora_base is None else {  # the base with the (already merged) adapter of `folder`
+                "adapter": folder, "build": lambda: pooled_pipeline(tower.model.eval(), tower.tokenizer, pooling)}
+            self.exported = exported_model(folder if lora_base is None else model_path(lora_base), pooling, runtime,
+                                           max_length=tower.max_seq_length, **merged)
             self.backend, self.quantize, self.runtime = runtime["backend"], runtime["quantize"], self.exported.runtime
 
     def calibrate(self, texts: str | list[str]) -> None:
