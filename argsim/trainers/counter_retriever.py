@@ -87,21 +87,16 @@ def training_rows(corpus: CounterCorpus, split: str = "training", seed: int = 13
         (['anchor', 'negative', 'positive'], 8)
     """
     rng = random.Random(seed)
-    by_debate: dict[tuple[str, str], list[Argument]] = defaultdict(list)
-    for a in corpus.split(split):
-        by_debate[(a.theme, a.debate)].append(a)
     held_out = {a.text for s in held_out_splits for a in corpus.split(s)}
-    by_debate = {k: [a for a in v if a.text not in held_out] for k, v in by_debate.items()}
+    by_debate: dict[tuple[str, str], list[Argument]] = defaultdict(list)
+    for a in (a for a in corpus.split(split) if a.text not in held_out):
+        by_debate[(a.theme, a.debate)].append(a)
     pairs = [(p, c) for p, c in corpus.pairs(split) if p.text not in held_out and c.text not in held_out]
     pairs = pairs[:limit] if limit else pairs
     counters = [a for a in corpus.counters(split) if a.text not in held_out]
-    rows: dict[str, list[str]] = {"anchor": [], "positive": [], "negative": []}
-    for point, counter in pairs:
-        neg = hard_negative(point, counter, by_debate[(point.theme, point.debate)], rng) or rng.choice(counters)
-        rows["anchor"].append(point.text)
-        rows["positive"].append(counter.text)
-        rows["negative"].append(neg.text)
-    return rows
+    negatives = [hard_negative(p, c, by_debate[(p.theme, p.debate)], rng) or rng.choice(counters) for p, c in pairs]
+    return {"anchor": [p.text for p, _ in pairs], "positive": [c.text for _, c in pairs],
+            "negative": [n.text for n in negatives]}
 
 
 def validation_evaluator(corpus: CounterCorpus, limit: int | None = None):

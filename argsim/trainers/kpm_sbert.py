@@ -106,12 +106,10 @@ def mnrl_rows(data: KPMData, seed: int = 13) -> dict[str, list]:
         if y != 1:
             continue
         arg = data.arg_by_id[aid]
-        pool = labelled_neg.get(aid) or [k.kp_id for k in data.candidates(arg) if k.kp_id not in matched[aid]]
-        if not pool:
-            continue
-        anchor.append(arg.text)
-        positive.append(data.kp_by_id[kid].text)
-        negative.append(data.kp_by_id[pool[rng.randrange(len(pool))]].text)
+        if pool := labelled_neg.get(aid) or [k.kp_id for k in data.candidates(arg) if k.kp_id not in matched[aid]]:
+            anchor.append(arg.text)
+            positive.append(data.kp_by_id[kid].text)
+            negative.append(data.kp_by_id[pool[rng.randrange(len(pool))]].text)
     if not anchor:
         raise ArgsimError(f"{data.name}: no matching pair has another key point of its topic and stance to "
                           "serve as a hard negative")

@@ -122,8 +122,7 @@ def _model_and_rows(config: MinutesTrainConfig, train: list[dict], dev: list[dic
         train_texts = sorted({r[k] for r in train for k in TRIPLET_FIELDS})
         words = sbert.frequent_words([tokens[t] for t in train_texts], config.word_min_count)
     seg = dict(zip(texts, sbert.render([tokens[t] for t in texts], frozenset(words)), strict=True))
-    train = [{k: seg[v] for k, v in r.items()} for r in train]
-    dev = [{k: seg[v] for k, v in r.items()} for r in dev]
+    train, dev = ([{k: seg[v] for k, v in r.items()} for r in rows] for rows in (train, dev))
     return sbert.build_ginza_model(config.update_embeddings, words=words), train, dev, words
 
 

@@ -32,10 +32,8 @@ from argsim.training.record import TRAIN_INFO, data_hash, run_info, save_run
 
 def _epoch_batches(train: KPMData, cfg: MTSConfig, epoch: int) -> list:
     seed = cfg.seed * 1000 + epoch
-    if cfg.variant == "simakp":
-        batches = pair_batches(train, cfg.pair_batch_size, seed)
-    else:
-        batches = cluster_batches(train, cfg.max_pos, cfg.max_neg, cfg.max_unmatched, seed)
+    batches = (pair_batches(train, cfg.pair_batch_size, seed) if cfg.variant == "simakp"
+               else cluster_batches(train, cfg.max_pos, cfg.max_neg, cfg.max_unmatched, seed))
     return batches[: cfg.max_batches] if cfg.max_batches else batches
 
 
@@ -134,14 +132,10 @@ def train_folds(train: KPMData, dev: KPMData, out: str | Path, cfg: MTSConfig, f
     out, infos, members = Path(out), [], []
     for i, (tr, _held) in enumerate(topic_folds(train, dev, folds), start=1):
         folder = out / f"fold_{i}"
-        if only and i not in only:
-            if (folder / TRAIN_INFO).is_file():
-                members.append(folder.name)
-            continue
-        info = train_mts(tr, folder, cfg, quiet, log_every, placement=placement, budget=budget)
-        info["fold"] = i
-        infos.append(info)
-        members.append(folder.name)
+        if trained := not only or i in only:
+            infos.append(train_mts(tr, folder, cfg, quiet, log_every, placement=placement, budget=budget) | {"fold": i})
+        if trained or (folder / TRAIN_INFO).is_file():  # a fold left out joins the ensemble when trained before
+            members.append(folder.name)
     if is_main_process():
         write_ensemble(out, members)
     return infos
