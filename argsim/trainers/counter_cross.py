@@ -79,7 +79,7 @@ def pointwise_examples(pairs: Sequence[tuple[str, str]], collection: Sequence[st
                        seed: int) -> dict[str, list]:
     """Each epoch (concatenated): (p, c, 1) and (p, a random other text, 0) for every pair, from one seeded draw."""
     rng = np.random.default_rng(seed)
-    s1, s2, y = [], [], []
+    s1, s2 = [], []
     for _ in range(epochs):
         for p, c in pairs:
             n = c
@@ -87,8 +87,7 @@ def pointwise_examples(pairs: Sequence[tuple[str, str]], collection: Sequence[st
                 n = collection[int(rng.integers(0, len(collection)))]
             s1 += [p, p]
             s2 += [c, n]
-            y += [1, 0]
-    return {"sentence1": s1, "sentence2": s2, "label": y}
+    return {"sentence1": s1, "sentence2": s2, "label": [1, 0] * (len(s1) // 2)}
 
 
 SELECTION_METRIC = "eval_val_choice_accuracy"  # the validation choice accuracy, as the trainer logs it

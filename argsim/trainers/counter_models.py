@@ -175,9 +175,8 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
         history.add({"epoch": 0, "loss": None, "val": evaluator(model)[evaluator.primary_metric], "hard": 0.0,
                      "seconds": 0.0})
 
-    callbacks = [history, EarlyStoppingCallback(config.patience)]
-    if budget.max_minutes is not None:  # checked at epoch ends, as the documented recipes expect
-        callbacks.append(BudgetCallback(Budget(max_minutes=budget.max_minutes), epoch_end=True))
+    callbacks = [history, EarlyStoppingCallback(config.patience),  # --max-minutes: at epoch ends, as the recipes expect
+                 BudgetCallback(Budget(max_minutes=budget.max_minutes), epoch_end=True)]
     groups = [{"params": model.head_parameters("retrieval"), "lr": config.lr},  # the trainable ones (`ModuleTrainer`)
               {"params": model.head_parameters("classification"), "lr": config.cls_lr or config.lr},
               {"params": model.tower_parameters(), "lr": config.encoder_lr}]  # none for a frozen encoder

@@ -131,9 +131,8 @@ def train_bilstm(triplets: list[dict], out: Path, config: ThematicTrainConfig, d
         return softmax_triplet_loss(l1_distance(a, p), l1_distance(a, n))
 
     logger = [LogCallback(log, metric=select_metric(evaluator))] if evaluator is not None else []
-    data = shuffled_batches(triplets, config.batch_size, config.seed)
-    trainer, rec = fit_module(model, loss_of, data, run, evaluator=evaluator, eval_every=config.eval_every,
-                              callbacks=logger)
+    trainer, rec = fit_module(model, loss_of, shuffled_batches(triplets, config.batch_size, config.seed), run,
+                              evaluator=evaluator, eval_every=config.eval_every, callbacks=logger)
     return _finish(trainer, rec, run, model, vocab, config, triplets, dev, log)
 
 
