@@ -45,7 +45,6 @@ def train_bipolar(config: NeuralConfig, data: PairData, out: str | Path, *, init
     from argsim.counter.neural.plot import learning_curves
     from argsim.training import is_main_process
 
-    out = Path(out)
     seed = placement.seed if placement is not None else config.seed
     if config.kind == "cross-encoder":
         from argsim.trainers.counter_cross import train_cross_encoder, validation_choices
@@ -65,5 +64,5 @@ def train_bipolar(config: NeuralConfig, data: PairData, out: str | Path, *, init
         history = train(replace(config, seed=seed), data, out, log=log, init=init, placement=placement, budget=budget)
         title = f"{config.kind}: validation accuracy@1/{config.k_val}"
     if is_main_process():
-        learning_curves({config.kind: history}, out / "learning_curve.png", title=title)
+        learning_curves({config.kind: history}, Path(out) / "learning_curve.png", title=title)
     return history

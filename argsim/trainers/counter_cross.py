@@ -79,7 +79,7 @@ def pointwise_examples(pairs: Sequence[tuple[str, str]], collection: Sequence[st
                        seed: int) -> dict[str, list]:
     """Each epoch (concatenated): (p, c, 1) and (p, a random other text, 0) for every pair, from one seeded draw."""
     rng = np.random.default_rng(seed)
-    s1, s2, y = [], [], []
+    s1, s2 = [], []
     for _ in range(epochs):
         for p, c in pairs:
             n = c
@@ -87,8 +87,7 @@ def pointwise_examples(pairs: Sequence[tuple[str, str]], collection: Sequence[st
                 n = collection[int(rng.integers(0, len(collection)))]
             s1 += [p, p]
             s2 += [c, n]
-            y += [1, 0]
-    return {"sentence1": s1, "sentence2": s2, "label": y}
+    return {"sentence1": s1, "sentence2": s2, "label": [1, 0] * (len(s1) // 2)}
 
 
 SELECTION_METRIC = "eval_val_choice_accuracy"  # the validation choice accuracy, as the trainer logs it
@@ -111,11 +110,9 @@ def train_cross_encoder(config: NeuralConfig, pairs: Sequence[tuple[str, str]], 
     Example:
         >>> train_cross_encoder(NeuralConfig(kind="cross-encoder"), pairs, texts, "models/ce")  # doctest: +SKIP
     """
-    run = begin_run(config, out, placement, budget, policy={"lr": config.encoder_lr, "schedule": "constant",
-                                                            "max_grad_norm": None})
-    run = replace(run, epochs=1)  # the epochs are in the examples: fresh negatives every epoch
-    placement, budget = run.placement, run.budget
-    pairs, out = list(pairs), Path(out)
+    policy = {"lr": config.encoder_lr, "schedule": "constant", "max_grad_norm": None}
+    run = replace(begin_run(config, out, placement, budget, policy=policy), epochs=1)  # epochs: in the examples
+    placement, budget, pairs = run.placement, run.budget, list(pairs)
     model = CrossEncoder(str(model_path(config.base_model)), num_labels=2, max_length=config.max_seq_length,
                          device=placement.device, **HF_LOAD)
     data = pointwise_examples(pairs, list(collection), config.epochs, placement.seed)
@@ -130,7 +127,7 @@ def train_cross_encoder(config: NeuralConfig, pairs: Sequence[tuple[str, str]], 
                 "examples": min(step * per_step, len(data["label"])), "seconds": seconds, "stopped_early": stopped}
 
     tracker = HistoryCallback(row, log=log, state_file="cross_state.json")  # each checkpoint holds its rows
-    tracker.restore(last_checkpoint(out) if budget.resume else None)
+    tracker.restore(last_checkpoint(run.out) if budget.resume else None)
     if not tracker.history:
         tracker.add({"epoch": 0, "val": evaluator(model)["val_choice_accuracy"] if evaluator else None,
                      "loss": None, "examples": 0, "seconds": 0.0})

@@ -70,17 +70,16 @@ def warm_start(model: CounterModel, folder: str | Path) -> None:
     if source.config.kind != model.config.kind or source.dim != model.dim:
         raise ModelError(f"{folder}: a {source.config.kind} model of width {source.dim} cannot initialise a "
                          f"{model.config.kind} model of width {model.dim}")
-    adapters = model.config.lora and source.config.lora
-    if adapters:
-        have, want = source.config, model.config
-        if (have.lora_rank, have.lora_alpha, have.base_model) != (want.lora_rank, want.lora_alpha, want.base_model):
-            raise ModelError(f"{folder}: its tower adapters (rank {have.lora_rank}, alpha {have.lora_alpha:g}, over "
-                             f"{have.base_model}) cannot start towers of rank {want.lora_rank}, alpha "
-                             f"{want.lora_alpha:g} over {want.base_model}: give --lora-rank {have.lora_rank} "
-                             f"--lora-alpha {have.lora_alpha:g} --model {have.base_model}")
+    have, want = source.config, model.config
+    if want.lora and have.lora and (have.lora_rank, have.lora_alpha, have.base_model) != (
+            want.lora_rank, want.lora_alpha, want.base_model):
+        raise ModelError(f"{folder}: its tower adapters (rank {have.lora_rank}, alpha {have.lora_alpha:g}, over "
+                         f"{have.base_model}) cannot start towers of rank {want.lora_rank}, alpha "
+                         f"{want.lora_alpha:g} over {want.base_model}: give --lora-rank {have.lora_rank} "
+                         f"--lora-alpha {have.lora_alpha:g} --model {have.base_model}")
     heads = {k: v for k, v in source.state_dict().items() if not k.startswith(("point_tower.", "cand_tower."))}
     model.load_state_dict(heads, strict=False)
-    if adapters:
+    if want.lora and have.lora:
         saved = Path(source.folder)
         model.point_tower.set_lora(saved / "point_encoder")
         if model.cand_tower is not model.point_tower:
@@ -89,9 +88,9 @@ def warm_start(model: CounterModel, folder: str | Path) -> None:
 
 
 class EpochNegatives:
-    """Each epoch's batches: a fresh negative per pair (hard ones from the model as the epoch begins) and a fresh
-    order, seeded by (seed, epoch); the epoch in progress (`current`) goes into every checkpoint, since a run
-    resumed mid-epoch cannot recompute its hard negatives.
+    """Each epoch's batches (and a batch's `loss`): a fresh negative per pair (hard ones from the model as the epoch
+    begins) and a fresh order, seeded by (seed, epoch); the epoch in progress (`current`) goes into every
+    checkpoint, since a run resumed mid-epoch cannot recompute its hard negatives.
 
     Example:
         >>> neg = EpochNegatives(model, data, config, base)  # doctest: +SKIP
@@ -126,18 +125,15 @@ class EpochNegatives:
         pairs = self.data.train_pairs
         return pairs[rows_, 0], pairs[rows_, 1], np.asarray(self.current["negatives"])[rows_]
 
-
-def _loss_of(data: PairData, base: np.ndarray | None) -> Callable:
-    """The batch loss over (point, positive, negative) text indices, from `base` (frozen) or the model's towers."""
-    def loss_of(net: CounterModel, rows: tuple[np.ndarray, np.ndarray, np.ndarray]) -> torch.Tensor:
-        if base is not None:
+    def loss(self, net: CounterModel, rows: tuple[np.ndarray, np.ndarray, np.ndarray]) -> torch.Tensor:
+        """The batch loss over (point, positive, negative) text indices, from `base` (frozen) or the model's towers."""
+        if self.base is not None:
             device = next(net.parameters()).device
-            u, vp, vn = (torch.from_numpy(base[i]).to(device) for i in rows)
+            u, vp, vn = (torch.from_numpy(self.base[i]).to(device) for i in rows)
         else:
-            u, vp, vn = (net.base(list(np.asarray(data.texts, dtype=object)[i]), side)
+            u, vp, vn = (net.base(list(np.asarray(self.data.texts, dtype=object)[i]), side)
                          for i, side in zip(rows, ("point", "candidate", "candidate"), strict=True))
         return batch_loss(net, u, vp, vn)
-    return loss_of
 
 
 def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: bool = False,
@@ -179,17 +175,15 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
         history.add({"epoch": 0, "loss": None, "val": evaluator(model)[evaluator.primary_metric], "hard": 0.0,
                      "seconds": 0.0})
 
-    callbacks = [history, EarlyStoppingCallback(config.patience)]
-    if budget.max_minutes is not None:  # checked at epoch ends, as the documented recipes expect
-        callbacks.append(BudgetCallback(Budget(max_minutes=budget.max_minutes), epoch_end=True))
+    callbacks = [history, EarlyStoppingCallback(config.patience),  # --max-minutes: at epoch ends, as the recipes expect
+                 BudgetCallback(Budget(max_minutes=budget.max_minutes), epoch_end=True)]
     groups = [{"params": model.head_parameters("retrieval"), "lr": config.lr},  # the trainable ones (`ModuleTrainer`)
-              {"params": model.head_parameters("classification"), "lr": config.cls_lr or config.lr}]
-    if config.train_encoder:
-        groups.append({"params": model.tower_parameters(), "lr": config.encoder_lr})
+              {"params": model.head_parameters("classification"), "lr": config.cls_lr or config.lr},
+              {"params": model.tower_parameters(), "lr": config.encoder_lr}]  # none for a frozen encoder
     pairs = list(range(len(data.train_pairs)))
     module_data = ModuleData(pairs, negatives.batches, -(-len(pairs) // config.batch_size), negatives.collate,
                              key=_data_hashes(data))
-    trainer, rec = fit_module(model, _loss_of(data, base), module_data,
+    trainer, rec = fit_module(model, negatives.loss, module_data,
                               replace(run, budget=replace(budget, max_minutes=None)), groups=groups,
                               evaluator=evaluator, callbacks=callbacks, log_every=1)
     if trainer.is_world_process_zero():

@@ -87,21 +87,16 @@ def training_rows(corpus: CounterCorpus, split: str = "training", seed: int = 13
         (['anchor', 'negative', 'positive'], 8)
     """
     rng = random.Random(seed)
-    by_debate: dict[tuple[str, str], list[Argument]] = defaultdict(list)
-    for a in corpus.split(split):
-        by_debate[(a.theme, a.debate)].append(a)
     held_out = {a.text for s in held_out_splits for a in corpus.split(s)}
-    by_debate = {k: [a for a in v if a.text not in held_out] for k, v in by_debate.items()}
+    by_debate: dict[tuple[str, str], list[Argument]] = defaultdict(list)
+    for a in (a for a in corpus.split(split) if a.text not in held_out):
+        by_debate[(a.theme, a.debate)].append(a)
     pairs = [(p, c) for p, c in corpus.pairs(split) if p.text not in held_out and c.text not in held_out]
     pairs = pairs[:limit] if limit else pairs
     counters = [a for a in corpus.counters(split) if a.text not in held_out]
-    rows: dict[str, list[str]] = {"anchor": [], "positive": [], "negative": []}
-    for point, counter in pairs:
-        neg = hard_negative(point, counter, by_debate[(point.theme, point.debate)], rng) or rng.choice(counters)
-        rows["anchor"].append(point.text)
-        rows["positive"].append(counter.text)
-        rows["negative"].append(neg.text)
-    return rows
+    negatives = [hard_negative(p, c, by_debate[(p.theme, p.debate)], rng) or rng.choice(counters) for p, c in pairs]
+    return {"anchor": [p.text for p, _ in pairs], "positive": [c.text for _, c in pairs],
+            "negative": [n.text for n in negatives]}
 
 
 def validation_evaluator(corpus: CounterCorpus, limit: int | None = None):
@@ -111,20 +106,6 @@ def validation_evaluator(corpus: CounterCorpus, limit: int | None = None):
     from argsim.evaluation.arguana import ArguAnaEvaluator
 
     return ArguAnaEvaluator(build_arguana(corpus, "validation").head(limit), name="validation")
-
-
-def _model_and_loss(config: RetrieverConfig, device: str):
-    """The base model with its LoRA adapter (`config.lora_*`) and the cached in-batch-negatives loss over it."""
-    from sentence_transformers.sentence_transformer.losses import CachedMultipleNegativesRankingLoss
-
-    from argsim.backend import load_sentence_transformer
-    from argsim.backend.adapters import add_lora
-    from argsim.backend.models import set_st_max_seq_length
-
-    model = load_sentence_transformer(config.model, device=device)
-    set_st_max_seq_length(model, config.model, config.max_seq_length)
-    add_lora(model, config.lora_rank, config.lora_alpha)
-    return model, CachedMultipleNegativesRankingLoss(model, scale=config.scale, mini_batch_size=config.mini_batch_size)
 
 
 def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, budget=None,
@@ -144,13 +125,21 @@ def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, 
     Example:
         >>> stats = train_counter_retriever(RetrieverConfig(limit=64, epochs=1), Path("runs/cr"))  # doctest: +SKIP
     """
+    from sentence_transformers.sentence_transformer.losses import CachedMultipleNegativesRankingLoss
+
+    from argsim.backend import load_sentence_transformer
+    from argsim.backend.adapters import add_lora
+    from argsim.backend.models import set_st_max_seq_length
     from argsim.data.counterargs import load_counterargs
     from argsim.training.st import fit_st, save_st
 
     run_ = begin_run(config, out, placement, budget, config.eval_every, {"warmup_ratio": 0.1})
     corpus = corpus or load_counterargs()
     rows = training_rows(corpus, "training", seed=run_.placement.seed, limit=config.limit)
-    model, loss = _model_and_loss(config, run_.placement.device)
+    model = load_sentence_transformer(config.model, device=run_.placement.device)
+    set_st_max_seq_length(model, config.model, config.max_seq_length)
+    add_lora(model, config.lora_rank, config.lora_alpha)  # the cached in-batch-negatives loss over the adapter
+    loss = CachedMultipleNegativesRankingLoss(model, scale=config.scale, mini_batch_size=config.mini_batch_size)
     evaluator = validation_evaluator(corpus, config.val_limit) if config.eval_every or config.validate else None
     out, select = run_.out, SELECTION_METRIC if config.eval_every else None
     trainer, run = fit_st(model, rows, loss, run_, evaluator=evaluator if select else None, select=select,

@@ -106,12 +106,10 @@ def mnrl_rows(data: KPMData, seed: int = 13) -> dict[str, list]:
         if y != 1:
             continue
         arg = data.arg_by_id[aid]
-        pool = labelled_neg.get(aid) or [k.kp_id for k in data.candidates(arg) if k.kp_id not in matched[aid]]
-        if not pool:
-            continue
-        anchor.append(arg.text)
-        positive.append(data.kp_by_id[kid].text)
-        negative.append(data.kp_by_id[pool[rng.randrange(len(pool))]].text)
+        if pool := labelled_neg.get(aid) or [k.kp_id for k in data.candidates(arg) if k.kp_id not in matched[aid]]:
+            anchor.append(arg.text)
+            positive.append(data.kp_by_id[kid].text)
+            negative.append(data.kp_by_id[pool[rng.randrange(len(pool))]].text)
     if not anchor:
         raise ArgsimError(f"{data.name}: no matching pair has another key point of its topic and stance to "
                           "serve as a hard negative")
@@ -126,8 +124,7 @@ def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, run)
     from argsim.backend.partial import TopLayerTrainer
     from argsim.training.module import fit_module, shuffled_batches
 
-    word = model[0]
-    top = TopLayerTrainer(word.auto_model, word.tokenizer, cfg.train_layers)
+    top = TopLayerTrainer(model[0].auto_model, model[0].tokenizer, cfg.train_layers)
     pooling = "cls" if getattr(model[1], "pooling_mode_cls_token", False) else "mean"
 
     def loss_of(_net, idx: list[int]) -> torch.Tensor:
@@ -169,8 +166,9 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
     """Fine-tune, save a sentence-transformers (or adapter) folder at `out` (rank 0), return the training info.
     `placement`: default `device` or the CPU, fp32, `cfg.seed`; `budget`: default `cfg.max_steps`; `eval_data`:
     the labelled split that `cfg.eval_every` scores."""
+    from argsim.backend.adapters import is_lora
     from argsim.backend.models import set_st_max_seq_length
-    from argsim.training.st import fit_st
+    from argsim.training.st import fit_st, save_st
 
     if cfg.loss == "mnrl" and cfg.train_layers > 0:
         raise ArgsimError("--loss mnrl trains the whole model (sentence-transformers trainer): drop --train-layers")
@@ -196,7 +194,18 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
         trainer, run = fit_st(model, rows, loss, where, evaluator=evaluator, eval_every=cfg.eval_every,
                               select=f"eval_{evaluator.name}_strict_map" if evaluator is not None else None,
                               disable_tqdm=quiet, dataloader_drop_last=False, **extra)
-    return _finish(model, cfg, train, rows, run, where, trainer.is_world_process_zero())
+    pairs = len(next(iter(rows.values())))  # the columns are the loss's (no label column for mnrl)
+    info = {"method": "sbert", "config": asdict(cfg), "train": train.name, "pairs": pairs, **run_info(where, run),
+            "seconds_per_epoch": round(run["seconds"] * math.ceil(pairs / cfg.batch_size) / max(run["steps"], 1), 1),
+            "peak_mb": peak_memory_mb(), **({"best": run["best"]} if run.get("best") else {})}
+    if trainer.is_world_process_zero():  # the model (or its adapter), the info and the run's records
+        if is_lora(model):
+            info["trainable_parameters"] = sum(p.numel() for p in model.parameters() if p.requires_grad)
+        save_st(model, where.out, cfg.model, {"data": train.name, "steps": run["steps"],
+                                              "seconds": round(run["seconds"], 1)})
+        save_run(where, "kpm-sbert", asdict(cfg), {train.name: data_hash(rows)}, run, base_model=cfg.model,
+                 files={TRAIN_INFO: info})
+    return info
 
 
 def _rows_and_loss(model, train: KPMData, cfg: SbertConfig) -> tuple[dict, object, dict]:
@@ -212,25 +221,3 @@ def _rows_and_loss(model, train: KPMData, cfg: SbertConfig) -> tuple[dict, objec
     loss = (losses.CosineSimilarityLoss(model) if cfg.loss == "cosine"
             else losses.ContrastiveLoss(model, margin=cfg.contrastive_margin))
     return pair_rows(train, cfg), loss, {}
-
-
-def _finish(model, cfg: SbertConfig, train: KPMData, rows: dict, run: dict, where, is_main: bool) -> dict:
-    """The training info; rank 0 saves the model (or its adapter), the info and the run's records."""
-    from argsim.training.st import save_st  # sentence-transformers: imported when a model is saved
-
-    pairs = len(next(iter(rows.values())))  # the columns are the loss's (no label column for mnrl)
-    info = {"method": "sbert", "config": asdict(cfg), "train": train.name, "pairs": pairs, **run_info(where, run),
-            "seconds_per_epoch": round(run["seconds"] * math.ceil(pairs / cfg.batch_size) / max(run["steps"], 1), 1),
-            "peak_mb": peak_memory_mb()}
-    if run.get("best"):
-        info["best"] = run["best"]
-    if is_main:
-        from argsim.backend.adapters import is_lora
-
-        if is_lora(model):
-            info["trainable_parameters"] = sum(p.numel() for p in model.parameters() if p.requires_grad)
-        save_st(model, where.out, cfg.model, {"data": train.name, "steps": run["steps"],
-                                              "seconds": round(run["seconds"], 1)})
-        save_run(where, "kpm-sbert", asdict(cfg), {train.name: data_hash(rows)}, run, base_model=cfg.model,
-                 files={TRAIN_INFO: info})
-    return info

@@ -73,19 +73,17 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
     from argsim.training.st import fit_st
 
     run = begin_run(config, out, placement, budget)
-    placement, budget = run.placement, run.budget
     train = _load_triplets(train_path, config.max_train, config.seed)
     dev = _load_triplets(dev_path, config.max_dev, config.seed) if dev_path else []
     if not train:
         raise ArgsimError(f"{train_path}: no training triplets")
     hashes = {"train": data_hash(train), "dev": data_hash(dev) if dev else None}
-    model, train, dev, words = _model_and_rows(config, train, dev, placement.device)
+    model, train, dev, words = _model_and_rows(config, train, dev, run.placement.device)
     loss = TripletLoss(model, distance_metric=getattr(TripletDistanceMetric, config.distance.upper()),
                        triplet_margin=config.margin)
-    evaluator = TripletEvaluator(*([r[k] for r in dev] for k in TRIPLET_FIELDS), name="dev",
-                                 similarity_fn_names=["cosine"], show_progress_bar=False,
-                                 write_csv=False) if dev else None
-    untrained = evaluator(model)[SELECTION_METRIC.removeprefix("eval_")] if evaluator and not budget.resume else None
+    evaluator = TripletEvaluator(*([r[k] for r in dev] for k in TRIPLET_FIELDS), name="dev", write_csv=False,
+                                 similarity_fn_names=["cosine"], show_progress_bar=False) if dev else None
+    untrained = None if not evaluator or run.budget.resume else evaluator(model)[SELECTION_METRIC.removeprefix("eval_")]
     trainer, rec = fit_st(model, train, loss, run, evaluator=evaluator, disable_tqdm=quiet, select=SELECTION_METRIC,
                           eval_rows=dev[:64] if dev else None, per_device_eval_batch_size=64)
     dev_scores = [{k: v for k, v in h.items() if k.startswith("eval_dev") or k in ("epoch", "step")}
@@ -96,9 +94,8 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
            "own_words": None if words is None else len(words), "epoch_seconds": rec["epoch_seconds"], "dev": dev_scores,
            **run_info(run, rec), "train_file": str(train_path), "dev_file": str(dev_path) if dev_path else None}
     if trainer.is_world_process_zero():
-        metrics = next((dict(h) for h in dev_scores if best and h["step"] == best["step"]), {})  # the kept one's
-        if untrained is not None:
-            metrics[f"{SELECTION_METRIC}_untrained"] = untrained
+        metrics = next((dict(h) for h in dev_scores if best and h["step"] == best["step"]), {}) | (  # the kept one's
+            {} if untrained is None else {f"{SELECTION_METRIC}_untrained": untrained})
         model.save(str(run.out))
         if config.backbone == "ginza":  # the segmented marker, with the model's own words
             from argsim.minutes import sbert
@@ -125,8 +122,7 @@ def _model_and_rows(config: MinutesTrainConfig, train: list[dict], dev: list[dic
         train_texts = sorted({r[k] for r in train for k in TRIPLET_FIELDS})
         words = sbert.frequent_words([tokens[t] for t in train_texts], config.word_min_count)
     seg = dict(zip(texts, sbert.render([tokens[t] for t in texts], frozenset(words)), strict=True))
-    train = [{k: seg[v] for k, v in r.items()} for r in train]
-    dev = [{k: seg[v] for k, v in r.items()} for r in dev]
+    train, dev = ([{k: seg[v] for k, v in r.items()} for r in rows] for rows in (train, dev))
     return sbert.build_ginza_model(config.update_embeddings, words=words), train, dev, words
 
 

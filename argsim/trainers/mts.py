@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 
 import torch
@@ -24,29 +25,24 @@ from argsim.kpm.mts.network import ClusterLoss, MTSNet, PairContrastiveLoss, bui
 from argsim.kpm.scoring import score_key_points
 from argsim.measure import peak_memory_mb
 from argsim.training import begin_run, is_main_process
-from argsim.training.callbacks import LossLogCallback, epoch_rows
+from argsim.training.callbacks import LogCallback, epoch_rows
 from argsim.training.module import fit_module, whole_batches
 from argsim.training.record import TRAIN_INFO, data_hash, run_info, save_run
 
 
 def _epoch_batches(train: KPMData, cfg: MTSConfig, epoch: int) -> list:
     seed = cfg.seed * 1000 + epoch
-    if cfg.variant == "simakp":
-        batches = pair_batches(train, cfg.pair_batch_size, seed)
-    else:
-        batches = cluster_batches(train, cfg.max_pos, cfg.max_neg, cfg.max_unmatched, seed)
+    batches = (pair_batches(train, cfg.pair_batch_size, seed) if cfg.variant == "simakp"
+               else cluster_batches(train, cfg.max_pos, cfg.max_neg, cfg.max_unmatched, seed))
     return batches[: cfg.max_batches] if cfg.max_batches else batches
 
 
 def _step_loss(net: MTSNet, batch, loss_fn) -> torch.Tensor:
-    if net.cfg.variant == "simakp":
-        both = batch.arguments + batch.key_points
-        emb = net([s.text for s in both], [s.topic for s in both], [s.stance for s in both])
-        n = len(batch.arguments)
-        return loss_fn(emb[:n], emb[n:], torch.tensor(batch.labels, device=emb.device))
-    st = batch.statements
+    pairs = net.cfg.variant == "simakp"  # SimAKP: (arguments, key points) pairs; else statements by cluster
+    st = batch.arguments + batch.key_points if pairs else batch.statements
     emb = net([s.text for s in st], [s.topic for s in st], [s.stance for s in st])
-    return loss_fn(emb, torch.tensor(batch.labels, device=emb.device))
+    labels = torch.tensor(batch.labels, device=emb.device)
+    return loss_fn(emb[:len(batch.arguments)], emb[len(batch.arguments):], labels) if pairs else loss_fn(emb, labels)
 
 
 class LiveMTS(MTSEncoder):
@@ -92,18 +88,16 @@ def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, quiet: bool = Fal
     loss_fn = (PairContrastiveLoss(cfg.contrastive_pos_margin, cfg.contrastive_neg_margin, cfg.miner_epsilon)
                if cfg.variant == "simakp" else
                ClusterLoss(cfg.tuplet_margin_deg, cfg.tuplet_scale, cfg.ipv_weight, cfg.miner_epsilon))
-    n_batches = len(_epoch_batches(train, cfg, 0))
-    if n_batches == 0:
+    if not (n_batches := len(_epoch_batches(train, cfg, 0))):
         raise ArgsimError(f"{train.name}: no key point with a matching argument to build batches from")
     labels = data_hash(sorted((str(a), str(k), int(v)) for (a, k), v in train.labels.items()))
     data = whole_batches(lambda epoch: _epoch_batches(train, cfg, epoch), n_batches, key=labels)
     evaluator = KPAMapEvaluator(dev, score=lambda m: score_key_points(dev, LiveMTS(m))) if dev is not None else None
-    logger = [LossLogCallback(cfg.variant, lambda line: print(line, file=sys.stderr, flush=True))] if log_every else []
+    logger = [LogCallback(partial(print, file=sys.stderr, flush=True), label=cfg.variant)] if log_every else []
     groups = [{"params": list(net.backbone.parameters()), "lr": cfg.lr},  # the trainable ones (`ModuleTrainer`)
               {"params": list(net.stance.parameters()) + list(net.proj.parameters()), "lr": cfg.head_lr}]
     trainer, rec = fit_module(net, lambda model, batch: _step_loss(model, batch, loss_fn), data, run,
-                              groups=groups, evaluator=evaluator, callbacks=logger,
-                              log_every=log_every or 1)
+                              groups=groups, evaluator=evaluator, callbacks=logger, log_every=log_every or 1)
     net.eval()
     epochs = epoch_rows(trainer.state.log_history)
     info: dict = {"method": cfg.variant, "config": asdict(cfg), "train": train.name, **run_info(run, rec),
@@ -126,9 +120,8 @@ def _dev_rows(rec: dict, name: str, info: dict) -> dict:
     best = rec.get("best") or {}
     kept = next((r for r in rows if r["step"] == best.get("step")), None)
     info |= {"dev": rows, "best_epoch": kept["epoch"] if kept else None}
-    if kept is None:
-        return {}
-    return {k: v for k, v in kept.items() if k not in ("epoch", "step")} | {"best_epoch": kept["epoch"]}
+    return {} if kept is None else {k: v for k, v in kept.items() if k not in ("epoch", "step")} | {
+        "best_epoch": kept["epoch"]}
 
 
 def train_folds(train: KPMData, dev: KPMData, out: str | Path, cfg: MTSConfig, folds: int,
@@ -139,14 +132,10 @@ def train_folds(train: KPMData, dev: KPMData, out: str | Path, cfg: MTSConfig, f
     out, infos, members = Path(out), [], []
     for i, (tr, _held) in enumerate(topic_folds(train, dev, folds), start=1):
         folder = out / f"fold_{i}"
-        if only and i not in only:
-            if (folder / TRAIN_INFO).is_file():
-                members.append(folder.name)
-            continue
-        info = train_mts(tr, folder, cfg, quiet, log_every, placement=placement, budget=budget)
-        info["fold"] = i
-        infos.append(info)
-        members.append(folder.name)
+        if trained := not only or i in only:
+            infos.append(train_mts(tr, folder, cfg, quiet, log_every, placement=placement, budget=budget) | {"fold": i})
+        if trained or (folder / TRAIN_INFO).is_file():  # a fold left out joins the ensemble when trained before
+            members.append(folder.name)
     if is_main_process():
         write_ensemble(out, members)
     return infos

@@ -32,7 +32,7 @@ from argsim.thematic.bilstm import (
 )
 from argsim.thematic.config import ThematicTrainConfig
 from argsim.training import Budget, Placement, begin_run, resolve_placement
-from argsim.training.callbacks import EvalLogCallback
+from argsim.training.callbacks import LogCallback
 from argsim.training.module import fit_module, select_metric, shuffled_batches
 from argsim.training.record import data_hash, save_run
 
@@ -63,7 +63,7 @@ class LiveBiLSTM(Encoder):
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         with torch.inference_mode():
-            return self.net(*_on(self.vocab.batch(texts), self.net.embedding.weight.device)).float().cpu().numpy()
+            return _embed(self.net, self.vocab, texts).float().cpu().numpy()
 
 
 class TripletAccuracyEvaluator(TripletEvaluator):
@@ -86,9 +86,9 @@ class TripletAccuracyEvaluator(TripletEvaluator):
         return super().evaluate(model if isinstance(model, Encoder) else LiveBiLSTM(model, self.vocab))
 
 
-def _on(batch: tuple[torch.Tensor, torch.Tensor], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
-    ids, lengths = batch
-    return ids.to(device), lengths
+def _embed(net: AttentionBiLSTM, vocab: Vocabulary, texts: list[str]) -> torch.Tensor:
+    ids, lengths = vocab.batch(texts)
+    return net(ids.to(net.embedding.weight.device), lengths)
 
 
 def train_bilstm(triplets: list[dict], out: Path, config: ThematicTrainConfig, dev: list[dict] | None = None,
@@ -127,14 +127,12 @@ def train_bilstm(triplets: list[dict], out: Path, config: ThematicTrainConfig, d
     evaluator = TripletAccuracyEvaluator(dev, vocab, sample=config.dev_sample, seed=config.seed) if dev else None
 
     def loss_of(net: AttentionBiLSTM, chunk: list[dict]) -> torch.Tensor:
-        device = net.embedding.weight.device
-        a, p, n = (net(*_on(vocab.batch([t[f] for t in chunk]), device)) for f in TRIPLET_FIELDS)
+        a, p, n = (_embed(net, vocab, [t[f] for t in chunk]) for f in TRIPLET_FIELDS)
         return softmax_triplet_loss(l1_distance(a, p), l1_distance(a, n))
 
-    logger = [EvalLogCallback(select_metric(evaluator), log)] if evaluator is not None else []
-    data = shuffled_batches(triplets, config.batch_size, config.seed)
-    trainer, rec = fit_module(model, loss_of, data, run, evaluator=evaluator, eval_every=config.eval_every,
-                              callbacks=logger)
+    logger = [LogCallback(log, metric=select_metric(evaluator))] if evaluator is not None else []
+    trainer, rec = fit_module(model, loss_of, shuffled_batches(triplets, config.batch_size, config.seed), run,
+                              evaluator=evaluator, eval_every=config.eval_every, callbacks=logger)
     return _finish(trainer, rec, run, model, vocab, config, triplets, dev, log)
 
 
@@ -159,12 +157,9 @@ def _finish(trainer, rec: dict, run, model: AttentionBiLSTM, vocab: Vocabulary, 
     info = {**asdict(config), "architecture": "bilstm-attention", "output_dim": 2 * config.hidden,
             "training": asdict(report)}
     save_model(run.out, model.to("cpu"), vocab, info)
-    metrics: dict = {}
-    if report.dev_accuracy is not None:
-        metrics["dev_triplet_accuracy_l1"] = report.dev_accuracy
-    if report.best_step is not None:
-        metrics |= {"best_step": report.best_step, "best_epoch": report.best_epoch,
-                    "best_dev_sample_accuracy_l1": report.best_dev_sample_accuracy}
+    metrics = ({} if report.dev_accuracy is None else {"dev_triplet_accuracy_l1": report.dev_accuracy}) | (
+        {} if report.best_step is None else {"best_step": report.best_step, "best_epoch": report.best_epoch,
+                                             "best_dev_sample_accuracy_l1": report.best_dev_sample_accuracy})
     hashes = {"train": data_hash(triplets), "dev": data_hash(dev) if dev else None}
     save_run(run, "thematic-bilstm", asdict(config), hashes, rec, metrics, config.word_vectors)
     log(json.dumps({k: v for k, v in asdict(report).items() if k != "losses"}))

@@ -24,15 +24,12 @@ from argsim.training.placement import is_main_process
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
 
 
-def _agree(flag: bool, args, how: str = "max") -> bool:
-    """`flag` agreed across processes: rank 0's value (`how="rank0"`) or any process's (`how="max"`)."""
+def _agree(flag: bool, args, rank0: bool = False) -> bool:
+    """`flag` agreed across processes: rank 0's value (`rank0`: the others count as False) or any process's."""
     if args.world_size <= 1:
         return flag
-    t = torch.tensor([1.0 if flag else 0.0], device=args.device)
-    if how == "rank0":
-        dist.broadcast(t, src=0)
-    else:
-        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    t = torch.tensor([1.0 if flag and (not rank0 or args.process_index == 0) else 0.0], device=args.device)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
     return bool(t.item() > 0)
 
 
@@ -54,15 +51,13 @@ class BudgetCallback(TrainerCallback):
     """
 
     def __init__(self, budget: Budget, epoch_end: bool = False) -> None:
-        self.budget, self.epoch_end, self.stopped_by = budget, epoch_end, None
-        self.start = self.epoch_began = time.perf_counter()
-        self.epoch_seconds: list[float] = []
+        self.budget, self.epoch_end, self.stopped_by, self.epoch_seconds = budget, epoch_end, None, []
 
     def reason(self, args, state) -> str | None:
         """The budget used up, if any (rank 0's clock decides the time for every process)."""
         reason = self.budget.reached(state.global_step, time.perf_counter() - self.start)
         if self.budget.max_minutes is not None and args.world_size > 1:
-            late = _agree(reason == "max_minutes", args, "rank0")
+            late = _agree(reason == "max_minutes", args, rank0=True)
             reason = "max_minutes" if late else (None if reason == "max_minutes" else reason)
         return reason
 
@@ -99,8 +94,7 @@ class InterruptCallback(TrainerCallback):
     """
 
     def __init__(self) -> None:
-        self.received: int | None = None
-        self._former: dict = {}
+        self.received, self._former = None, {}  # the signal received; the handlers replaced for the run
 
     def _handle(self, signum: int, frame) -> None:
         if self.received is not None:  # a second signal: leave now
@@ -132,38 +126,26 @@ class InterruptCallback(TrainerCallback):
         raise KeyboardInterrupt if self.received == signal.SIGINT else SystemExit(EXIT_CODES[self.received])
 
 
-class EvalLogCallback(TrainerCallback):
-    """One line per evaluation through `log` on rank 0: the step, the `metric` and whether it is the best so far.
+class LogCallback(TrainerCallback):
+    """Progress lines through `log` on rank 0: with `metric`, one per evaluation (the step, the metric and whether it
+    is the best so far); with `label`, one per logged loss (`[label] epoch E step S loss L Ns`).
 
     Example:
-        >>> cb = EvalLogCallback("eval_dev_acc", print)
+        >>> cb = LogCallback(print, metric="eval_dev_acc")
     """
 
-    def __init__(self, metric: str, log: Callable[[str], None]) -> None:
-        self.metric, self.log = metric, log
+    def __init__(self, log: Callable[[str], None], metric: str = "", label: str = "") -> None:
+        self.log, self.metric, self.label, self.start = log, metric, label, time.perf_counter()
 
     def on_evaluate(self, args, state, control, metrics=None, **kwargs):
-        value = (metrics or {}).get(self.metric)
-        if value is None or not state.is_world_process_zero:
-            return control
-        kept = state.best_metric is None or value > state.best_metric  # the best before this evaluation
-        self.log(f"step {state.global_step}: {self.metric.removeprefix('eval_')} {value:.4f}"
-                 + (" (best so far)" if kept else ""))
+        if (value := (metrics or {}).get(self.metric)) is not None and state.is_world_process_zero:
+            kept = state.best_metric is None or value > state.best_metric  # the best before this evaluation
+            self.log(f"step {state.global_step}: {self.metric.removeprefix('eval_')} {value:.4f}"
+                     + (" (best so far)" if kept else ""))
         return control
 
-
-class LossLogCallback(TrainerCallback):
-    """One line per logged loss through `log` on rank 0: `[label] epoch E step S loss L Ns`.
-
-    Example:
-        >>> cb = LossLogCallback("mts", print)
-    """
-
-    def __init__(self, label: str, log: Callable[[str], None]) -> None:
-        self.label, self.log, self.start = label, log, time.perf_counter()
-
     def on_log(self, args, state, control, logs=None, **kwargs):
-        if logs and "loss" in logs and state.is_world_process_zero:
+        if self.label and logs and "loss" in logs and state.is_world_process_zero:
             self.log(f"[{self.label}] epoch {state.epoch or 0:.2f} step {state.global_step} loss {logs['loss']:.4f} "
                      f"{time.perf_counter() - self.start:.0f}s")
         return control
@@ -187,8 +169,7 @@ class HistoryCallback(TrainerCallback):
                  write: Callable[[list[dict]], object] | None = None, state_file: str = "",
                  extra: Callable[[], dict] = dict) -> None:
         self.row, self.log, self.write, self.state_file, self.extra = row, log, write, state_file, extra
-        self.history: list[dict] = []
-        self.losses, self.step, self.offset, self.began = [], 0, 0.0, time.perf_counter()
+        self.history, self.losses, self.step, self.offset, self.began = [], [], 0, 0.0, time.perf_counter()
 
     def restore(self, checkpoint: str | None) -> dict | None:
         """The state `checkpoint` holds (None: none), its history, pending losses and seconds continued."""

@@ -39,12 +39,11 @@ def eval_series(config: dict) -> dict[str, tuple[list[float], list[float]]]:
     for row in config.get("evals") or []:
         step = row.get("step")
         for key, value in row.items():
-            if step is None or key == "step" or not isinstance(value, (int, float)) or isinstance(value, bool) \
-                    or key.endswith(("runtime", "per_second", "epoch")):
-                continue
-            xs, ys = series.setdefault(key, ([], []))
-            xs.append(float(step))
-            ys.append(float(value))
+            if step is not None and key != "step" and isinstance(value, (int, float)) and not isinstance(value, bool) \
+                    and not key.endswith(("runtime", "per_second", "epoch")):
+                xs, ys = series.setdefault(key, ([], []))
+                xs.append(float(step))
+                ys.append(float(value))
     return series
 
 
@@ -72,21 +71,19 @@ def draw_learning_curve(config: dict, path: str | Path) -> Path | None:
     ax.plot(steps, losses, color="0.7" if len(losses) > 40 else "C0", lw=0.8, label="logged loss")
     if len(losses) > 40:
         ax.plot(steps, moving_average(losses, max(5, len(losses) // 20)), color="C0", label="moving average")
-    ax.set_xlabel("optimizer step")
-    ax.set_ylabel("training loss")
+    ax.set(xlabel="optimizer step", ylabel="training loss")
     minutes, stop = (config.get("seconds") or 0) / 60, config.get("stopped_by")
     ax.set_title(f"{config.get('trainer', '?')}: {config.get('steps', '?')} steps, {minutes:.1f} min"
                  + (f", stopped by {stop}" if stop else ""), fontsize=10)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
     series = eval_series(config)
     for name, (xs, ys) in series.items():
         bx.plot(xs, ys, marker="o", label=name)
+    for axis in (ax, bx) if series else (ax,):
+        axis.grid(alpha=0.3)
+        axis.legend(fontsize=8)
     if series:
         bx.set_xlabel("optimizer step")
         bx.set_title("evaluated during training", fontsize=10)
-        bx.grid(alpha=0.3)
-        bx.legend(fontsize=8)
     else:
         metrics = {k: v for k, v in (config.get("metrics") or {}).items()
                    if isinstance(v, (int, float)) and not isinstance(v, bool)}
@@ -115,8 +112,7 @@ def trained_folder(folder: str | Path) -> Path:
         hint = f" (its folder {folder.parent})" if folder.name == "train_config.json" else ""
         raise InputError(folder, f"is a file; expected a trained model folder{hint}")
     if not folder.is_dir():
-        raise InputError(folder, (describe_path(folder) or "not a folder").replace("file not found",
-                                                                                  "folder not found"))
+        raise InputError(folder, (describe_path(folder) or "not a folder").replace("file not", "folder not"))
     if not (folder / "train_config.json").is_file():
         raise InputError(folder, "no train_config.json here (not a folder argsim trained)")
     return folder

@@ -83,36 +83,30 @@ def shuffled_batches(records: Sequence, batch_size: int, seed: int, key: Any = N
 
 
 def whole_batches(make: Callable[[int], Sequence], n: int, key: Any) -> ModuleData:
-    """`ModuleData` whose epoch `e` is the batches `make(e)` built whole (MTS's), one record `(e, i)` per batch.
+    """`ModuleData` whose epoch `e` is the `n` batches `make(e)` built whole (MTS's), built as the epoch begins.
 
     Example:
         >>> data = whole_batches(lambda e: [f"e{e}b0", f"e{e}b1"], 2, key="toy")
-        >>> [data.records[k] for k in data.batches(1)[1]], data.collate(["only"])
-        (['e1b1'], 'only')
+        >>> data.batches(1)[1], data.collate([1])
+        ([1], 'e1b1')
     """
+    built: list = []
 
-    class Epochs:
-        epoch, built = None, ()
+    def batches(epoch: int) -> list[list[int]]:
+        built[:] = make(epoch)
+        return [[i] for i in range(n)]
 
-        def __getitem__(self, k: tuple[int, int]) -> Any:
-            if k[0] != self.epoch:
-                self.epoch, self.built = k[0], make(k[0])
-            return self.built[k[1]]
-
-        def __len__(self) -> int:
-            return n
-
-    return ModuleData(Epochs(), lambda e: [[(e, i)] for i in range(n)], n, collate=lambda rows: rows[0], key=key)
+    return ModuleData(range(n), batches, n, collate=lambda rows: built[rows[0]], key=key)
 
 
 class ModuleTrainer(Trainer):
     """transformers' `Trainer` whose model is `LossModule(net, loss)`, whose batches are `data`'s (its batch sampler),
-    whose AdamW takes `groups` (`{"params", "lr"}`) under `policy` and whose `evaluate` calls `evaluator(net) ->
-    {metric: value}` (with a `primary_metric`; None: none)."""
+    whose AdamW takes `groups` (`{"params", "lr"}`; the policy's rate and weight decay from `args`) and whose
+    `evaluate` calls `evaluator(net) -> {metric: value}` (with a `primary_metric`; None: none)."""
 
-    def __init__(self, net: nn.Module, loss: Callable, data: ModuleData, groups: list[dict], policy,
+    def __init__(self, net: nn.Module, loss: Callable, data: ModuleData, groups: list[dict],
                  evaluator: Callable | None = None, **kw: Any) -> None:
-        self.net, self.data, self.groups, self.policy, self.evaluator = net, data, groups, policy, evaluator
+        self.net, self.data, self.groups, self.evaluator = net, data, groups, evaluator
         super().__init__(model=LossModule(net, loss), train_dataset=data.records,
                          eval_dataset=[0] if evaluator is not None else None, **kw)
 
@@ -124,8 +118,8 @@ class ModuleTrainer(Trainer):
     def create_optimizer(self, model: nn.Module | None = None) -> torch.optim.Optimizer:
         if self.optimizer is None:  # AdamW over the groups (a group without "lr" gets the policy's rate)
             groups = [{**g, "params": [p for p in g["params"] if p.requires_grad]} for g in self.groups]
-            self.optimizer = torch.optim.AdamW([g for g in groups if g["params"]], lr=self.policy.lr,
-                                               weight_decay=self.policy.weight_decay)
+            self.optimizer = torch.optim.AdamW([g for g in groups if g["params"]], lr=self.args.learning_rate,
+                                               weight_decay=self.args.weight_decay)
         return self.optimizer
 
     def _prepare_inputs(self, inputs: Any) -> Any:
@@ -213,7 +207,6 @@ def fit_module(net: nn.Module, loss: Callable, data: ModuleData, run, *,
     extra |= {"logging_steps": log_every} if log_every else {}
     args = st.trainer_arguments(replace(run, batch_size=1), data.n_batches,
                                 restore_callback_states_from_checkpoint=True, **extra)  # e.g. early stopping's count
-    trainer = ModuleTrainer(net, loss, data, groups, run.policy, evaluator, args=args,
-                            callbacks=list(callbacks) or None)
+    trainer = ModuleTrainer(net, loss, data, groups, evaluator, args=args, callbacks=list(callbacks) or None)
     return trainer, st.run_trainer(trainer, run.out, run.budget,
                                    st.identity(data.records if data.key is None else data.key, net))

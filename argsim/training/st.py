@@ -58,32 +58,26 @@ def identity(rows: object, model) -> dict:
     return {"data": data_hash(rows), "architecture": data_hash(shapes)}
 
 
-def check_resume(out: Path, budget: Budget, ident: dict | None) -> str | None:
-    """The checkpoint `--resume` continues (None: start afresh); one made on other data or another architecture is
-    refused in one line. Records `ident` beside the checkpoints."""
-    saved = Path(out) / CHECKPOINTS / IDENTITY
-    resume_from = last_checkpoint(out) if budget.resume else None
-    if budget.resume and resume_from is None:
-        warn(f"--resume: no checkpoint under {saved.parent}, so the training starts from the beginning")
-    if resume_from is not None and ident is not None and saved.is_file():
-        differs = [k for k, v in read_json_as(dict[str, object], saved).items() if ident.get(k) != v]
-        if differs:
-            raise ArgsimError(f"--resume: {resume_from} was trained on other {' and '.join(differs)}; "
-                              "use another --out or drop --resume")
-    if ident is not None and is_main_process():
-        write_json(saved, ident)
-    return resume_from
-
-
-def run_trainer(trainer, out: Path, budget: Budget, ident: dict | None = None) -> dict:
+def run_trainer(trainer, out: Path, budget: Budget, ident: dict) -> dict:
     """`trainer.train()` (resumed with --resume) with the budget and interrupt callbacks (a signal leaves a
     checkpoint and exits 130 / 143); returns steps, seconds (also each epoch's: `epoch_seconds`), stop reason,
-    losses, evaluations and the kept best."""
+    losses, evaluations and the kept best. `ident` (`identity`) is recorded beside the checkpoints: a checkpoint
+    made on other data or another architecture is refused in one line."""
     budget_cb, interrupt = BudgetCallback(budget), InterruptCallback()
     trainer.remove_callback(PrinterCallback)  # no log dicts on stdout: the record keeps them
     trainer.add_callback(budget_cb)
     trainer.add_callback(interrupt)
-    resume_from = check_resume(out, budget, ident)
+    saved = Path(out) / CHECKPOINTS / IDENTITY
+    resume_from = last_checkpoint(out) if budget.resume else None
+    if budget.resume and resume_from is None:
+        warn(f"--resume: no checkpoint under {saved.parent}, so the training starts from the beginning")
+    if resume_from is not None and saved.is_file():
+        differs = [k for k, v in read_json_as(dict[str, object], saved).items() if ident.get(k) != v]
+        if differs:
+            raise ArgsimError(f"--resume: {resume_from} was trained on other {' and '.join(differs)}; "
+                              "use another --out or drop --resume")
+    if is_main_process():
+        write_json(saved, ident)
     began = time.perf_counter()
     trainer.train(resume_from_checkpoint=resume_from)
     interrupt.raise_if_interrupted(str(Path(out) / CHECKPOINTS))

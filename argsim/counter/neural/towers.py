@@ -9,11 +9,17 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from argsim.backend import get_encoder, load_transformer
+from argsim.backend import get_encoder, load_transformer, model_path
+from argsim.backend.adapters import load_adapter_tensors, wrap_lora
 from argsim.backend.encoder import Encoder
 from argsim.backend.fingerprint import fingerprint
+from argsim.backend.names import ADAPTER_WEIGHTS
+from argsim.backend.partial import TopLayerTrainer
 from argsim.backend.pooling import pool
+from argsim.backend.runtime import exported_model, pooled_pipeline
 from argsim.config import RunConfig
+from argsim.errors import ModelError
+from argsim.progress import progress_bar
 from argsim.vectors import l2_normalize
 
 
@@ -39,14 +45,10 @@ class TransformerTower(nn.Module):
 
     def train_top_layers(self, n: int) -> None:
         """Fine-tune only the top `n` layers, the lower layers' outputs cached per text (`argsim.backend.partial`)."""
-        from argsim.backend.partial import TopLayerTrainer
-
         self.top = TopLayerTrainer(self.model, self.tokenizer, n)
 
     def add_lora(self, rank: int, alpha: float) -> None:
         """Wrap the transformer in a trainable LoRA adapter (`argsim.backend.adapters.wrap_lora`, the base frozen)."""
-        from argsim.backend.adapters import wrap_lora
-
         self.model = wrap_lora(self.model, rank, alpha)
 
     def load_lora(self, folder: Path) -> None:
@@ -58,10 +60,6 @@ class TransformerTower(nn.Module):
         """Set this tower's (trainable, unmerged) LoRA adapter from `folder/adapter_model.safetensors` (a run
         continues a saved model's adapters: `warm_start`). ModelError (one line) for tensors of another shape or
         that the adapter has no place for."""
-        from argsim.backend.adapters import load_adapter_tensors
-        from argsim.backend.names import ADAPTER_WEIGHTS
-        from argsim.errors import ModelError
-
         try:
             load_adapter_tensors([self], folder)  # sets the tensors of `model[0].model`: this tower's transformer
         except RuntimeError as exc:  # torch's size mismatch report spans lines
@@ -82,17 +80,14 @@ class TransformerTower(nn.Module):
         if self.top is not None:
             vec = self.top.features(list(texts), self.max_seq_length, pooling)
         else:
-            device = next(self.model.parameters()).device
             batch = self.tokenizer(list(texts), padding=True, truncation=True, max_length=self.max_seq_length,
-                                   return_tensors="pt").to(device)
+                                   return_tensors="pt").to(self.model.device)
             vec = pool(self.model(**batch), batch["attention_mask"], pooling)
         return F.normalize(vec, dim=-1) if self.pooling == "mean-norm" else vec
 
     @torch.no_grad()
     def encode(self, texts: list[str], batch_size: int = 32, progress: str | None = None) -> np.ndarray:
         """Embed texts without gradients (longest first, output in input order); `progress`: a progress bar's text."""
-        from argsim.progress import progress_bar
-
         was_training = self.training
         self.eval()
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
@@ -121,16 +116,11 @@ class TowerEncoder(Encoder):
         self.identity = f"counter-tower:{fingerprint(folder)}:{tower.pooling}:{tower.max_seq_length}"
         self.exported = None
         if runtime is not None:
-            from argsim.backend.folders import model_path
-            from argsim.backend.runtime import exported_model, pooled_pipeline
-
             pooling = "mean" if tower.pooling == "mean-norm" else tower.pooling
-            if lora_base is not None:  # the base with the (already merged) adapter of `folder`
-                self.exported = exported_model(model_path(lora_base), pooling, runtime, adapter=folder,
-                                               build=lambda: pooled_pipeline(tower.model.eval(), tower.tokenizer,
-                                                                             pooling), max_length=tower.max_seq_length)
-            else:
-                self.exported = exported_model(folder, pooling, runtime, max_length=tower.max_seq_length)
+            merged = {} if lora_base is None else {  # the base with the (already merged) adapter of `folder`
+                "adapter": folder, "build": lambda: pooled_pipeline(tower.model.eval(), tower.tokenizer, pooling)}
+            self.exported = exported_model(folder if lora_base is None else model_path(lora_base), pooling, runtime,
+                                           max_length=tower.max_seq_length, **merged)
             self.backend, self.quantize, self.runtime = runtime["backend"], runtime["quantize"], self.exported.runtime
 
     def calibrate(self, texts: str | list[str]) -> None:
