@@ -143,13 +143,15 @@ def is_cross_encoder(name: str | Path) -> bool:
         from argsim.backend.resolve import is_cross_encoder_object
 
         return is_cross_encoder_object(name)
-    path = Path(name).expanduser() / ST_CONFIG
-    if not path.is_file():
-        return False
+    return json_key(Path(name).expanduser() / ST_CONFIG, "model_type") == "CrossEncoder"
+
+
+def json_key(path: Path, key: str) -> Any:
+    """`key` of the JSON object in the file `path`; None when the file is missing, unreadable or no object."""
     try:
-        return json.loads(path.read_text(encoding="utf-8")).get("model_type") == "CrossEncoder"
+        return json.loads(path.read_text(encoding="utf-8")).get(key) if path.is_file() else None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
-        return False
+        return None
 
 
 def cross_predictions(data: KPMData, model: Any, config: Any = None, context: str | None = None,
