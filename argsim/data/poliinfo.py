@@ -274,19 +274,18 @@ def _check(folder: Path) -> list[Stat]:
                       "test-gsd": (254, 279)}
     for split, (n_items, n_answers) in expected_items.items():
         items = load_dialog_items(folder, split)
-        stats.append(Stat(f"PoliInfo-2 {split} items", len(items), n_items))
-        stats.append(Stat(f"PoliInfo-2 {split} answers", sum(len(i.answers) for i in items), n_answers))
+        stats += [Stat(f"PoliInfo-2 {split} items", len(items), n_items),
+                  Stat(f"PoliInfo-2 {split} answers", sum(len(i.answers) for i in items), n_answers)]
     expected_ntcir = {"training": 596, "single-test": 79, "single-testgs": 79, "multi-test": 67, "multi-testgs": 67}
-    for which, n in expected_ntcir.items():
-        stats.append(Stat(f"NTCIR-14 summarization {which}", len(load_ntcir14_items(folder, which)), n))
-    stats.append(Stat("NTCIR-14 items with Source + gold summary", len(ntcir14_gold_items(folder))))
+    stats += [Stat(f"NTCIR-14 summarization {which}", len(load_ntcir14_items(folder, which)), n)
+              for which, n in expected_ntcir.items()]
     mapped = map_dialog_items(folder)
     q_items = {m.item_id for m in mapped if m.part == "question"}
-    stats.append(Stat("segmented items with question text (SOURCE.md: 293)", len(q_items)))
     both = {m.item_id for m in mapped if m.part == "answer-1"} & q_items
-    stats.append(Stat("segmented items with question + answer text (SOURCE.md: 292)", len(both)))
-    stats.append(Stat("mapped parts (exact span)", sum(m.exact for m in mapped)))
-    return stats
+    return [*stats, Stat("NTCIR-14 items with Source + gold summary", len(ntcir14_gold_items(folder))),
+            Stat("segmented items with question text (SOURCE.md: 293)", len(q_items)),
+            Stat("segmented items with question + answer text (SOURCE.md: 292)", len(both)),
+            Stat("mapped parts (exact span)", sum(m.exact for m in mapped))]
 
 
 register_dataset(DatasetInfo(

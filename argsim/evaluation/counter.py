@@ -178,7 +178,6 @@ class CounterArgumentEvaluator(TaskEvaluator):
             return self._evaluate_pairs(model)
         metrics: dict[str, float] = {}
         random: dict[str, float] = {}
-        n = 0
         with kept_mode(model):
             first, second = (None, None) if self.ranker is not None else self._stages(model)
             for setting, (points, pools, gold) in self.pools.items():
@@ -194,19 +193,18 @@ class CounterArgumentEvaluator(TaskEvaluator):
                     records = ranking_records(points, pools, scores, gold, method="model", setting=setting,
                                               split=self.name)
                 (summary,) = summarize(records)
-                metrics[f"{setting}_accuracy@1"] = summary.accuracy_at_1
-                metrics[f"{setting}_mrr"] = summary.mrr
+                metrics |= {f"{setting}_accuracy@1": summary.accuracy_at_1, f"{setting}_mrr": summary.mrr}
                 random[setting] = summary.random_accuracy
                 if staged is not None:
                     hits = hits_over_k_pools(staged, pools, gold, self.ks)
                     metrics |= {f"{setting}_accuracy@1/{k}": float(h.mean()) for k, h in hits.items()}
                 self.records[setting] = records
                 if setting == self.primary_setting:
-                    n = len(records)
                     self.unit_values = np.array(
                         [GoldRank(r["gold_better"], r["gold_tied"], r["pool_size"]).accuracy_at_1()
                          if r.get("gold_better") is not None else 0.0 for r in records], dtype=np.float64)
-        return Evaluation(self.task, metrics, self.primary, data=self.name, n=n,
+        return Evaluation(self.task, metrics, self.primary, data=self.name,
+                          n=len(self.records[self.primary_setting]),
                           details={"settings": list(self.pools), "random_accuracy": random,
                                    "ranker": self.ranker, "k": self.k if second is not None else None})
 
