@@ -15,8 +15,8 @@ from pathlib import Path
 
 from argsim.data.catalog import DatasetInfo, Stat, register_dataset
 from argsim.errors import DataLayoutError, InputError
-from argsim.io import read_json, regular_files
-from argsim.schemas import Meetings, validate
+from argsim.io import read_json, read_json_as, regular_files
+from argsim.schemas import Meetings
 
 DIALOG_PREFIX = "dialog_summarization/PoliInfo2-DialogSummarization-JA-Formal-"
 DIALOG_SPLITS = {"training-segmented": "Training-Segmented", "training-unsegmented": "Training-Unsegmented",
@@ -81,9 +81,8 @@ def load_meetings(folder: str | Path, files: list[Path] | None = None) -> list[M
     folder = Path(folder)
     meetings: list[Meeting] = []
     for path in files or minutes_files(folder):
-        data = read_json(path)
-        validate(Meetings, data, path, what="a JSON list of meetings [{Date, ProceedingTitle, Proceeding: "
-                                            "[{Speaker, Utterance}]}]")
+        data = read_json_as(Meetings, path, what="a JSON list of meetings [{Date, ProceedingTitle, Proceeding: "
+                                                 "[{Speaker, Utterance}]}]")
         rel = str(path.relative_to(folder)) if path.is_relative_to(folder) else str(path)
         for i, m in enumerate(data):
             mid = f"{path.stem}#{i}"

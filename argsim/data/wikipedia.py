@@ -185,7 +185,6 @@ def load_articles(folder: Path, use_cache: bool = True, limit: int | None = None
     articles = [parse_article(read_raw_article(folder / ROOT / r["raw_file"]), r["title"], r["raw_file"])
                 for r in track(rows, "parsing Wikipedia articles", enabled=not quiet)]
     if use_cache and limit is None:
-        cache.parent.mkdir(parents=True, exist_ok=True)
         with atomic_path(cache) as tmp, gzip.open(tmp, "wt", encoding="utf-8") as fh:
             json.dump([asdict(a) for a in articles], fh)
     return articles

@@ -114,7 +114,6 @@ def pack(trained: Path, out: Path, precision: str = "fp16", delta_rows: int | No
                     "delta.scale": scale.astype(np.float32)}
     else:
         tensors["delta.values"] = values.astype(np.float32 if precision == "fp32" else np.float16)
-    out.mkdir(parents=True, exist_ok=True)
     with atomic_path(out / DELTA_FILE) as tmp:
         save_file({k: np.ascontiguousarray(v) for k, v in tensors.items()}, str(tmp))
     write_json(out / WORDS_FILE, words)

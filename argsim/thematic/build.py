@@ -56,9 +56,7 @@ def prepared_split(folder: Path, split: str = "test", seed: int = SEED) -> Itera
         'Abortion'
     """
     check_choice(split, "split", SPLITS)
-    rows: dict[str, dict] = {}
-    for row in read_article_index(folder):
-        rows.setdefault(row["title"], row)
+    rows = {row["title"]: row for row in reversed(read_article_index(folder))}  # the first row of each title
     for title in split_articles(list(rows), seed=seed)[split]:
         row = rows[title]
         yield from prepare([parse_article(read_raw_article(folder / ROOT / row["raw_file"]), title, row["raw_file"])])
