@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from argsim.data.catalog import DatasetInfo, Stat, dataset_dir, register_dataset
@@ -107,8 +107,6 @@ class CounterCorpus:
 
     arguments: list[Argument]
     root: Path | None = None
-    by_id: dict[str, Argument] = field(init=False, repr=False)
-    _counter_of: dict[tuple, Argument] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.arguments = sorted(self.arguments, key=lambda a: a.id)

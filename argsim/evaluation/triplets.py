@@ -78,16 +78,15 @@ class TripletEvaluator(TaskEvaluator):
         `folder`: for minutes, the folder `argsim data triplets minutes --out` wrote (default
         ``runs/minutes-triplets`` in the work folder)."""
         split = split or "test"
+        check_choice(dataset, "triplet dataset", DATASETS)
         if dataset == "wikipedia":
             rows = first_test_triplets(dataset_dir("wikipedia", getattr(config, "data_dir", None)), limit, split=split)
-        elif dataset == "minutes":
+        else:
             path = Path(folder or under_workdir(MINUTES_DIR)) / f"{split}.jsonl"
             if not path.is_file():
                 raise ArgsimError(f"{path} is missing: mine the minutes triplets first (`argsim data triplets "
                                   f"minutes --out {path.parent}`)")
             rows = read_records(path, TripletRecord)[:limit]
-        else:
-            raise ArgsimError(f"unknown triplet dataset '{dataset}': choose {' or '.join(DATASETS)}")
         return cls(rows, name=name or split, config=config)
 
     def evaluate(self, model: Any) -> Evaluation:
