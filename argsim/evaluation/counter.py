@@ -140,15 +140,13 @@ class CounterArgumentEvaluator(TaskEvaluator):
         return evaluator
 
     def _evaluate_pairs(self, model: Any) -> Evaluation:
-        """`from_pairs`' figure of `model` (the heads score on the CPU, the model's mode is kept)."""
+        """`from_pairs`' figure of `model` (the heads score on the CPU; `evaluate` keeps the model's mode)."""
         data, hits = self.pairs, np.zeros(0, dtype=bool)
         if len(data.val_pairs):
-            was_training = model.training
             base = self.base if self.base is not None else embed_needed(model, data, self.name)
             with heads_on_cpu(model):
                 hits = at1_over_k(model, base, data.val_pairs[:, 0], data.val_pairs[:, 1], data.val_collection,
                                   ks=(self.k,))[self.k]
-            model.train(was_training)
         self.unit_values = hits.astype(np.float64)
         return Evaluation(self.task, {self.primary: float(hits.mean()) if len(hits) else float("nan")}, self.primary,
                           data=self.name, n=len(hits), details={"settings": ["epa"], "k": self.k})
@@ -174,11 +172,11 @@ class CounterArgumentEvaluator(TaskEvaluator):
         return (scores_for_k(result, 1), None) if second is None else (scores_for_k(result, self.k), result)
 
     def evaluate(self, model: Any) -> Evaluation:
-        if self.pairs is not None:
-            return self._evaluate_pairs(model)
         metrics: dict[str, float] = {}
         random: dict[str, float] = {}
         with kept_mode(model):
+            if self.pairs is not None:
+                return self._evaluate_pairs(model)
             first, second = (None, None) if self.ranker is not None else self._stages(model)
             for setting, (points, pools, gold) in self.pools.items():
                 staged = None
