@@ -33,9 +33,8 @@ def read_user_articles(path: Path, quiet: bool = False) -> list[Article]:
             raise InputError(path, "no *.txt or *.wiki wikitext files in this folder")
         return [parse_article(read_text_file(f), f.stem.replace("_", " "), str(f))
                 for f in track(files, "parsing articles", enabled=not quiet)]
-    rows = read_records(path, ArticleRecord)
     return [parse_article(r["text"], str(r["title"]), str(path))
-            for r in track(rows, "parsing articles", enabled=not quiet)]
+            for r in track(read_records(path, ArticleRecord), "parsing articles", enabled=not quiet)]
 
 
 def prepared_split(folder: Path, split: str = "test", seed: int = SEED) -> Iterator[PreparedArticle]:
