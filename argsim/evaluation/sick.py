@@ -132,7 +132,6 @@ def fit_predict(x_train: np.ndarray, y_train: np.ndarray, x_evals: list[np.ndarr
 def sick_predictions(encode, train: list, trial: list, test: list) -> tuple[np.ndarray, float]:
     """The predicted relatedness of each `test` pair, training on `train` and picking C on `trial` (lists of
     SickPair; `encode(texts) -> array`), and the C chosen. Each C is fitted once and predicts both splits."""
-    from scipy.stats import pearsonr
 
     def feats(pairs: list) -> np.ndarray:  # |u - v| and u * v of the two sentences' vectors
         u, v = encode([p.sentence_a for p in pairs]), encode([p.sentence_b for p in pairs])
@@ -141,6 +140,6 @@ def sick_predictions(encode, train: list, trial: list, test: list) -> tuple[np.n
     xtr, xdv, xte = feats(train), feats(trial), feats(test)
     ytr, ydv = (np.array([p.relatedness for p in pairs]) for pairs in (train, trial))
     fits = {c: fit_predict(xtr, ytr, [xdv, xte], c) for c in C_GRID}
-    best_c = max(C_GRID, key=lambda c: pearsonr(fits[c][0], ydv)[0])
+    best_c = max(C_GRID, key=lambda c: _correlation(fits[c][0], ydv))
     return fits[best_c][1], best_c
 
