@@ -94,10 +94,8 @@ class KPMData:
 
 def merge(parts: list[KPMData], name: str) -> KPMData:
     """Concatenate splits (ids must stay unique across them: ArgKP's are)."""
-    args = [a for p in parts for a in p.arguments]
-    kps = [k for p in parts for k in p.key_points]
-    labels = {k: v for p in parts for k, v in p.labels.items()}
-    return KPMData(name, args, kps, labels, [f for p in parts for f in p.files])
+    return KPMData(name, [a for p in parts for a in p.arguments], [k for p in parts for k in p.key_points],
+                   {k: v for p in parts for k, v in p.labels.items()}, [f for p in parts for f in p.files])
 
 
 #: one part of a split: a file, or records in memory as (the name errors give, [(row, {column: value}), ...])

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from argsim.data.catalog import DatasetInfo, Stat, dataset_dir, register_dataset
@@ -107,8 +107,6 @@ class CounterCorpus:
 
     arguments: list[Argument]
     root: Path | None = None
-    by_id: dict[str, Argument] = field(init=False, repr=False)
-    _counter_of: dict[tuple, Argument] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.arguments = sorted(self.arguments, key=lambda a: a.id)
@@ -198,17 +196,16 @@ def _check(folder: Path) -> list[Stat]:
     stats: list[Stat] = []
     for split, (debates, points, counters) in _EXPECTED.items():
         args = corpus.split(split)
-        n_debates = sum(1 for d in (folder / ARGS_DIR / split).glob("*/*") if d.is_dir())
-        stats.append(Stat(f"{split} debates (folders)", n_debates, debates))
-        stats.append(Stat(f"{split} debates with arguments", len({(a.theme, a.debate) for a in args})))
-        stats.append(Stat(f"{split} points", sum(a.kind == "point" for a in args), points))
-        stats.append(Stat(f"{split} counters (= pairs)", sum(a.kind == "counter" for a in args), counters))
-    stats.append(Stat("themes", len({a.theme for a in corpus.arguments}), 15))
-    stats.append(Stat("argument files", len(corpus.arguments), 13532))
-    stats.append(Stat("pro points", sum(a.kind == "point" and a.stance == "pro" for a in corpus.arguments), 3491))
-    stats.append(Stat("con points", sum(a.kind == "point" and a.stance == "con" for a in corpus.arguments), 3288))
-    stats.append(Stat("distinct argument texts", len({a.text for a in corpus.arguments})))
-    return stats
+        stats += [Stat(f"{split} debates (folders)", sum(d.is_dir() for d in (folder / ARGS_DIR / split).glob("*/*")),
+                       debates),
+                  Stat(f"{split} debates with arguments", len({(a.theme, a.debate) for a in args})),
+                  Stat(f"{split} points", sum(a.kind == "point" for a in args), points),
+                  Stat(f"{split} counters (= pairs)", sum(a.kind == "counter" for a in args), counters)]
+    args = corpus.arguments
+    return [*stats, Stat("themes", len({a.theme for a in args}), 15), Stat("argument files", len(args), 13532),
+            Stat("pro points", sum(a.kind == "point" and a.stance == "pro" for a in args), 3491),
+            Stat("con points", sum(a.kind == "point" and a.stance == "con" for a in args), 3288),
+            Stat("distinct argument texts", len({a.text for a in args}))]
 
 
 register_dataset(DatasetInfo(

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from argsim.data.catalog import DatasetInfo, Stat, register_dataset
 from argsim.errors import DataLayoutError, InputError
-from argsim.io import read_json, regular_files
-from argsim.schemas import Meetings, validate
+from argsim.io import read_json, read_json_as, regular_files
+from argsim.schemas import Meetings
 
 DIALOG_PREFIX = "dialog_summarization/PoliInfo2-DialogSummarization-JA-Formal-"
 DIALOG_SPLITS = {"training-segmented": "Training-Segmented", "training-unsegmented": "Training-Unsegmented",
@@ -81,9 +81,8 @@ def load_meetings(folder: str | Path, files: list[Path] | None = None) -> list[M
     folder = Path(folder)
     meetings: list[Meeting] = []
     for path in files or minutes_files(folder):
-        data = read_json(path)
-        validate(Meetings, data, path, what="a JSON list of meetings [{Date, ProceedingTitle, Proceeding: "
-                                            "[{Speaker, Utterance}]}]")
+        data = read_json_as(Meetings, path, what="a JSON list of meetings [{Date, ProceedingTitle, Proceeding: "
+                                                 "[{Speaker, Utterance}]}]")
         rel = str(path.relative_to(folder)) if path.is_relative_to(folder) else str(path)
         for i, m in enumerate(data):
             mid = f"{path.stem}#{i}"
@@ -274,19 +273,18 @@ def _check(folder: Path) -> list[Stat]:
                       "test-gsd": (254, 279)}
     for split, (n_items, n_answers) in expected_items.items():
         items = load_dialog_items(folder, split)
-        stats.append(Stat(f"PoliInfo-2 {split} items", len(items), n_items))
-        stats.append(Stat(f"PoliInfo-2 {split} answers", sum(len(i.answers) for i in items), n_answers))
+        stats += [Stat(f"PoliInfo-2 {split} items", len(items), n_items),
+                  Stat(f"PoliInfo-2 {split} answers", sum(len(i.answers) for i in items), n_answers)]
     expected_ntcir = {"training": 596, "single-test": 79, "single-testgs": 79, "multi-test": 67, "multi-testgs": 67}
-    for which, n in expected_ntcir.items():
-        stats.append(Stat(f"NTCIR-14 summarization {which}", len(load_ntcir14_items(folder, which)), n))
-    stats.append(Stat("NTCIR-14 items with Source + gold summary", len(ntcir14_gold_items(folder))))
+    stats += [Stat(f"NTCIR-14 summarization {which}", len(load_ntcir14_items(folder, which)), n)
+              for which, n in expected_ntcir.items()]
     mapped = map_dialog_items(folder)
     q_items = {m.item_id for m in mapped if m.part == "question"}
-    stats.append(Stat("segmented items with question text (SOURCE.md: 293)", len(q_items)))
     both = {m.item_id for m in mapped if m.part == "answer-1"} & q_items
-    stats.append(Stat("segmented items with question + answer text (SOURCE.md: 292)", len(both)))
-    stats.append(Stat("mapped parts (exact span)", sum(m.exact for m in mapped)))
-    return stats
+    return [*stats, Stat("NTCIR-14 items with Source + gold summary", len(ntcir14_gold_items(folder))),
+            Stat("segmented items with question text (SOURCE.md: 293)", len(q_items)),
+            Stat("segmented items with question + answer text (SOURCE.md: 292)", len(both)),
+            Stat("mapped parts (exact span)", sum(m.exact for m in mapped))]
 
 
 register_dataset(DatasetInfo(

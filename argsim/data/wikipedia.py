@@ -181,11 +181,9 @@ def load_articles(folder: Path, use_cache: bool = True, limit: int | None = None
     first: dict[str, dict] = {}
     for row in read_article_index(folder):
         first.setdefault(row["title"], row)
-    rows = list(first.values())[:limit]
     articles = [parse_article(read_raw_article(folder / ROOT / r["raw_file"]), r["title"], r["raw_file"])
-                for r in track(rows, "parsing Wikipedia articles", enabled=not quiet)]
+                for r in track(list(first.values())[:limit], "parsing Wikipedia articles", enabled=not quiet)]
     if use_cache and limit is None:
-        cache.parent.mkdir(parents=True, exist_ok=True)
         with atomic_path(cache) as tmp, gzip.open(tmp, "wt", encoding="utf-8") as fh:
             json.dump([asdict(a) for a in articles], fh)
     return articles
@@ -198,7 +196,6 @@ def check(folder: Path) -> list[Stat]:
     "=====...{{No more links}}=====" line and one more, so SOURCE.md's totals differ by 2 (17,687 vs 17,685) and
     those three figures are shown, not enforced."""
     rows = read_article_index(folder)
-    titles = {r["title"] for r in rows}
     files = [check_input_file(folder / ROOT / r["raw_file"]).read_bytes() for r in rows]  # a FIFO: named, not opened
     per_file = [[len(m.group(1)) for line in data.decode("utf-8").split("\n") if (m := _HEADING_COUNT_RE.match(line))]
                 for data in files]
@@ -206,7 +203,7 @@ def check(folder: Path) -> list[Stat]:
     per_article = [len(v) for v in per_file]
     return [
         Stat("article files", len(rows), 1056),
-        Stat("distinct titles", len(titles), 1019),
+        Stat("distinct titles", len({r["title"] for r in rows}), 1019),
         Stat("bytes (all files)", sum(map(len, files)), 38_119_565),
         Stat("debate topics", len({r["topic_id"] for r in rows}), 55),
         Stat("headings (all files; SOURCE.md 17,685)", len(levels)),

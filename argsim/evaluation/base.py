@@ -33,7 +33,6 @@ class TaskEvaluator(SentenceEvaluator):
         super().__init__()
         self.name, self.primary, self.config, self.batch_size = name, primary, config, batch_size
         self.primary_metric = primary
-        self.greater_is_better = True
         #: one outcome per resampling unit of the last `evaluate` (None before)
         self.unit_values: np.ndarray | None = None
 

@@ -140,15 +140,13 @@ class CounterArgumentEvaluator(TaskEvaluator):
         return evaluator
 
     def _evaluate_pairs(self, model: Any) -> Evaluation:
-        """`from_pairs`' figure of `model` (the heads score on the CPU, the model's mode is kept)."""
+        """`from_pairs`' figure of `model` (the heads score on the CPU; `evaluate` keeps the model's mode)."""
         data, hits = self.pairs, np.zeros(0, dtype=bool)
         if len(data.val_pairs):
-            was_training = model.training
             base = self.base if self.base is not None else embed_needed(model, data, self.name)
             with heads_on_cpu(model):
                 hits = at1_over_k(model, base, data.val_pairs[:, 0], data.val_pairs[:, 1], data.val_collection,
                                   ks=(self.k,))[self.k]
-            model.train(was_training)
         self.unit_values = hits.astype(np.float64)
         return Evaluation(self.task, {self.primary: float(hits.mean()) if len(hits) else float("nan")}, self.primary,
                           data=self.name, n=len(hits), details={"settings": ["epa"], "k": self.k})
@@ -174,12 +172,11 @@ class CounterArgumentEvaluator(TaskEvaluator):
         return (scores_for_k(result, 1), None) if second is None else (scores_for_k(result, self.k), result)
 
     def evaluate(self, model: Any) -> Evaluation:
-        if self.pairs is not None:
-            return self._evaluate_pairs(model)
         metrics: dict[str, float] = {}
         random: dict[str, float] = {}
-        n = 0
         with kept_mode(model):
+            if self.pairs is not None:
+                return self._evaluate_pairs(model)
             first, second = (None, None) if self.ranker is not None else self._stages(model)
             for setting, (points, pools, gold) in self.pools.items():
                 staged = None
@@ -194,19 +191,18 @@ class CounterArgumentEvaluator(TaskEvaluator):
                     records = ranking_records(points, pools, scores, gold, method="model", setting=setting,
                                               split=self.name)
                 (summary,) = summarize(records)
-                metrics[f"{setting}_accuracy@1"] = summary.accuracy_at_1
-                metrics[f"{setting}_mrr"] = summary.mrr
+                metrics |= {f"{setting}_accuracy@1": summary.accuracy_at_1, f"{setting}_mrr": summary.mrr}
                 random[setting] = summary.random_accuracy
                 if staged is not None:
                     hits = hits_over_k_pools(staged, pools, gold, self.ks)
                     metrics |= {f"{setting}_accuracy@1/{k}": float(h.mean()) for k, h in hits.items()}
                 self.records[setting] = records
                 if setting == self.primary_setting:
-                    n = len(records)
                     self.unit_values = np.array(
                         [GoldRank(r["gold_better"], r["gold_tied"], r["pool_size"]).accuracy_at_1()
                          if r.get("gold_better") is not None else 0.0 for r in records], dtype=np.float64)
-        return Evaluation(self.task, metrics, self.primary, data=self.name, n=n,
+        return Evaluation(self.task, metrics, self.primary, data=self.name,
+                          n=len(self.records[self.primary_setting]),
                           details={"settings": list(self.pools), "random_accuracy": random,
                                    "ranker": self.ranker, "k": self.k if second is not None else None})
 

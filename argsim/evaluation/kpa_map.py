@@ -17,7 +17,7 @@ import numpy as np
 from argsim.backend.resolve import kept_mode
 from argsim.data.argkp import KPMData, load_argkp, split_files
 from argsim.data.catalog import dataset_dir
-from argsim.errors import ArgsimError
+from argsim.errors import ArgsimError, check_choice
 from argsim.evaluation.base import TaskEvaluator
 from argsim.metrics.kpa_map import FORMULAS, ArgumentRows, Predictions, best_key_points, evaluate_map, f1_threshold
 from argsim.metrics.record import Evaluation
@@ -65,8 +65,7 @@ class KPAMapEvaluator(TaskEvaluator):
         super().__init__(name, "strict_map", config, batch_size)
         if not gold.has_labels:
             raise ArgsimError(f"{gold.name}: the key point evaluation needs gold labels")
-        if formula not in FORMULAS:
-            raise ArgsimError(f"unknown formula '{formula}': choose {' or '.join(FORMULAS)}")
+        check_choice(formula, "formula", FORMULAS)
         self.gold, self.formula, self.arg_template, self.kp_template = gold, formula, arg_template, kp_template
         self.score = score
         self.rows: ArgumentRows | None = None

@@ -213,7 +213,6 @@ def write_mteb_result(model_name: str, task: str, split: str, metrics: Mapping[s
     result.evaluation_time = evaluation_time
     path = Path(folder) / model_name.replace("/", "__").replace(" ", "_") / "no_revision_available" / (
         f"{cls.metadata.name}.json")
-    path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(path) as tmp:
         result.to_disk(Path(tmp))
     return path

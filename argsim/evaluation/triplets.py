@@ -23,7 +23,7 @@ from argsim.errors import ArgsimError, check_choice
 from argsim.evaluation.base import TaskEvaluator
 from argsim.io import read_records
 from argsim.metrics.record import Evaluation
-from argsim.metrics.triplets import TIES, TRIPLET_FIELDS, triplet_diffs
+from argsim.metrics.triplets import TIES, TRIPLET_FIELDS, encoded_triplet_scores
 from argsim.paths import under_workdir
 from argsim.schemas import TripletRecord
 from argsim.thematic.build import first_test_triplets
@@ -78,27 +78,23 @@ class TripletEvaluator(TaskEvaluator):
         `folder`: for minutes, the folder `argsim data triplets minutes --out` wrote (default
         ``runs/minutes-triplets`` in the work folder)."""
         split = split or "test"
+        check_choice(dataset, "triplet dataset", DATASETS)
         if dataset == "wikipedia":
             rows = first_test_triplets(dataset_dir("wikipedia", getattr(config, "data_dir", None)), limit, split=split)
-        elif dataset == "minutes":
+        else:
             path = Path(folder or under_workdir(MINUTES_DIR)) / f"{split}.jsonl"
             if not path.is_file():
                 raise ArgsimError(f"{path} is missing: mine the minutes triplets first (`argsim data triplets "
                                   f"minutes --out {path.parent}`)")
             rows = read_records(path, TripletRecord)[:limit]
-        else:
-            raise ArgsimError(f"unknown triplet dataset '{dataset}': choose {' or '.join(DATASETS)}")
         return cls(rows, name=name or split, config=config)
 
     def evaluate(self, model: Any) -> Evaluation:
-        n = len(self.triplets)
-        vectors = self._encoder(model).encode([str(r[f]) for f in TRIPLET_FIELDS for r in self.triplets])
-        diffs = triplet_diffs(vectors[:n], vectors[n:2 * n], vectors[2 * n:], self.distance)  # per triplet
-        correct = diffs > 0 if self.ties == "wrong" else diffs >= 0
-        self.unit_values = correct.astype(np.float64)
-        return Evaluation(self.task, {"accuracy": float(correct.mean()), "mean_diff": float(diffs.mean())},
-                          "accuracy", data=self.name, n=len(diffs),
-                          details={"ties": int((diffs == 0).sum()), "tie_rule": self.ties, "distance": self.distance})
+        scores = encoded_triplet_scores(self._encoder(model), self.triplets, self.distance, self.ties)
+        self.unit_values = scores.correct.astype(np.float64)  # per triplet
+        return Evaluation(self.task, {"accuracy": scores.accuracy, "mean_diff": scores.mean_diff}, "accuracy",
+                          data=self.name, n=scores.n,
+                          details={"ties": scores.ties, "tie_rule": self.ties, "distance": self.distance})
 
     def get_config_dict(self) -> dict:
         return {"triplets": len(self.triplets), "distance": self.distance, "ties": self.ties}

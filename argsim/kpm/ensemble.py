@@ -133,7 +133,6 @@ def score_models(data: KPMData, models: Sequence[str], weights: Sequence[float] 
                  combine: str = "zscore", config=None, arg_template: str = "{text}",
                  kp_template: str = "{text}", engine: Engine | None = None) -> tuple[Predictions, list[Predictions]]:
     """The combined predictions of `models` on `data` and each model's own (bi-encoders embedded on `engine`)."""
-    check_weights(models, weights)
     parts = [score_model(data, m, config, arg_template, kp_template, engine) for m in models]
     if len(parts) == 1:
         return parts[0], parts

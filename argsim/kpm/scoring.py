@@ -27,7 +27,7 @@ from argsim.backend import Encoder
 from argsim.backend.names import shipped_models
 from argsim.data.argkp import KPMData
 from argsim.engine import Engine, encode
-from argsim.errors import ArgsimError
+from argsim.errors import ArgsimError, check_choice
 from argsim.io import read_json_as, topic_key
 from argsim.vectors import l2_normalize
 
@@ -127,13 +127,9 @@ ST_CONFIG = "config_sentence_transformers.json"
 
 def format_argument(text: str, topic: str, stance: int, context: str, sep: str = "[SEP]") -> str:
     """The argument side of a pair: the text alone, or preceded by the topic (and stance) and separators."""
-    if context == "none":
-        return text
-    if context == "topic":
-        return f"{topic} {sep} {text}"
-    if context == "topic-stance":
-        return f"{topic} {sep} {'pro' if stance > 0 else 'con'} {sep} {text}"
-    raise ArgsimError(f"unknown context '{context}': choose {', '.join(CONTEXTS)}")
+    check_choice(context, "context", CONTEXTS)
+    before = {"none": [], "topic": [topic], "topic-stance": [topic, "pro" if stance > 0 else "con"]}[context]
+    return f" {sep} ".join([*before, text])
 
 
 def is_cross_encoder(name: str | Path) -> bool:
@@ -143,13 +139,15 @@ def is_cross_encoder(name: str | Path) -> bool:
         from argsim.backend.resolve import is_cross_encoder_object
 
         return is_cross_encoder_object(name)
-    path = Path(name).expanduser() / ST_CONFIG
-    if not path.is_file():
-        return False
+    return json_key(Path(name).expanduser() / ST_CONFIG, "model_type") == "CrossEncoder"
+
+
+def json_key(path: Path, key: str) -> Any:
+    """`key` of the JSON object in the file `path`; None when the file is missing, unreadable or no object."""
     try:
-        return json.loads(path.read_text(encoding="utf-8")).get("model_type") == "CrossEncoder"
+        return json.loads(path.read_text(encoding="utf-8")).get(key) if path.is_file() else None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
-        return False
+        return None
 
 
 def cross_predictions(data: KPMData, model: Any, config: Any = None, context: str | None = None,

@@ -7,7 +7,6 @@ cross-encoder, else `COSINE_THRESHOLD`; an ensemble's: `ensemble_threshold`.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,16 +34,11 @@ def recorded_threshold(model: Any) -> float | None:
     if not isinstance(model, (str, Path)):
         return None
     from argsim.backend.names import shipped_folder
+    from argsim.kpm.scoring import json_key
 
     folder = shipped_folder(str(model)) or Path(model).expanduser()
     for name in RECORDS:
-        path = folder / name
-        if not path.is_file():
-            continue
-        try:
-            value = json.loads(path.read_text(encoding="utf-8")).get("threshold")
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
-            continue
+        value = json_key(folder / name, "threshold")
         if isinstance(value, dict):
             value = value.get("value")
         if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -83,9 +83,6 @@ class MapResult:
     dummies: int
     invalid_key_points: list[str] = field(default_factory=list)
     unknown_arguments: list[str] = field(default_factory=list)  # prediction ids that are no gold argument
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
     def evaluation(self, data: str | None = None) -> Evaluation:
         """The contract view: strict_mAP (primary) and relaxed_mAP over `arguments` arguments."""

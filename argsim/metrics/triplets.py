@@ -7,7 +7,7 @@ the minutes paper's rule) or diff > 0 (`ties="wrong"`); the number of exact ties
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -25,6 +25,7 @@ class TripletScores:
     mean_diff: float
     n: int
     ties: int
+    correct: np.ndarray | None = field(default=None, repr=False, compare=False)  # each triplet's outcome
 
     def evaluation(self, data: str | None = None) -> Evaluation:
         """The contract view: accuracy (primary) and mean_diff; ties as a detail."""
@@ -56,7 +57,7 @@ def triplet_scores(anchor: np.ndarray, positive: np.ndarray, negative: np.ndarra
         raise ValueError("no triplets to score")
     correct = diffs >= 0 if ties == "correct" else diffs > 0
     return TripletScores(accuracy=float(correct.mean()), mean_diff=float(diffs.mean()), n=int(diffs.size),
-                         ties=int((diffs == 0).sum()))
+                         ties=int((diffs == 0).sum()), correct=correct)
 
 
 TRIPLET_FIELDS = ("anchor", "positive", "negative")

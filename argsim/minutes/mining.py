@@ -145,7 +145,6 @@ def mine_minutes(meetings: list[Meeting], out: Path, config: MiningConfig | None
     splits = split_meetings(Counter(x.meeting for x in lines), config.fractions, config.seed)
     triplets, stats = mine_triplets(lines, vectors, config, splits)
     t_total = time.perf_counter() - start
-    out.mkdir(parents=True, exist_ok=True)
     for s in SPLITS:
         write_jsonl(out / f"{s}.jsonl", [t for t in triplets if t["split"] == s])
     counts = {"meetings": len({m.id for m in meetings}), "utterances": sum(len(m.utterances) for m in meetings),

@@ -18,8 +18,6 @@ import numpy as np
 from argsim.options import setting
 from argsim.vectors import l2_normalize
 
-CAP_MODES = ("fit", "truncate")
-
 
 @dataclass(frozen=True)
 class MMRWeights:
@@ -103,14 +101,11 @@ def _greedy(count: int, n: int, score, lengths, budget) -> list[tuple[int, float
     return chosen
 
 
-def compose(sentences: Sequence[str], chosen: Sequence[tuple[int, float]], budget: int, mode: str = "fit",
+def compose(sentences: Sequence[str], chosen: Sequence[tuple[int, float]], budget: int,
             fallback: int | None = None) -> str:
-    """Join the chosen sentences in document order within `budget` characters.
-
-    `fit`: the selection already respects the budget; if nothing fitted, the best sentence (`fallback`) is
-    cut to the budget. `truncate`: the joined text is cut at the budget."""
-    if mode not in CAP_MODES:
-        raise ValueError(f"unknown cap mode '{mode}': choose one of {', '.join(CAP_MODES)}")
+    """Join the chosen sentences in document order, cut at `budget` characters (cap `fit`: the selection already
+    respects the budget; cap `truncate`: the joined text is cut); if nothing was chosen, the best sentence
+    (`fallback`) is cut to the budget."""
     order = sorted(i for i, _ in chosen)
     if not order and fallback is not None:
         return sentences[fallback][:budget]

@@ -114,7 +114,6 @@ def pack(trained: Path, out: Path, precision: str = "fp16", delta_rows: int | No
                     "delta.scale": scale.astype(np.float32)}
     else:
         tensors["delta.values"] = values.astype(np.float32 if precision == "fp32" else np.float16)
-    out.mkdir(parents=True, exist_ok=True)
     with atomic_path(out / DELTA_FILE) as tmp:
         save_file({k: np.ascontiguousarray(v) for k, v in tensors.items()}, str(tmp))
     write_json(out / WORDS_FILE, words)
@@ -140,8 +139,7 @@ def build_model(folder: Path):
     from safetensors.numpy import load_file
 
     folder = Path(folder)
-    card = read_card(folder)
-    check_base(folder, card)
+    check_base(folder, read_card(folder))
     try:
         words = json.loads((folder / WORDS_FILE).read_text(encoding="utf-8"))
         tensors = load_file(str(folder / DELTA_FILE))
@@ -174,8 +172,7 @@ def load_encoder(folder: str | Path, device: str = "cpu", batch_size: int = 64, 
     """
     folder = Path(folder)
     model = build_model(folder)
-    card = read_card(folder)
-    identity = f"minutes-delta:{card['base_sha256'][:16]}:{sha256_file(folder / DELTA_FILE)[:16]}"
+    identity = f"minutes-delta:{read_card(folder)['base_sha256'][:16]}:{sha256_file(folder / DELTA_FILE)[:16]}"
     return sbert.SegmentedSentenceTransformerEncoder(folder, device=device, batch_size=batch_size, precision=precision,
                                                      model=model, identity=identity, name=name)
 

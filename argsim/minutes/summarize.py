@@ -155,7 +155,7 @@ def summarize_items(items: Sequence[MinutesItem], encoder=None, options: Summari
         fallback = None
         if not chosen and it.sentences:
             fallback = 0 if options.method in ("lead", "random") else _embedrank(it, vec_of, options, 1)[0][0]
-        summary = compose(it.sentences, chosen, it.budget, options.cap, fallback)
+        summary = compose(it.sentences, chosen, it.budget, fallback)
         if fallback is not None and len(it.sentences[fallback]) > it.budget:
             cut.append(it)
         out.append({"id": it.id, "budget": it.budget, "key_size": n, "summary": summary, "gold": it.gold,

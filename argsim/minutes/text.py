@@ -43,8 +43,7 @@ def split_lines(utterance: str) -> list[str]:
 
 def clean_lines(utterance: str, min_chars: int = 10) -> list[str]:
     """The cleaned lines of an utterance with at least `min_chars` characters."""
-    lines = (strip_noise(x) for x in split_lines(utterance))
-    return [x for x in lines if len(x) >= min_chars]
+    return [x for x in map(strip_noise, split_lines(utterance)) if len(x) >= min_chars]
 
 
 def boilerplate(lines: Iterable[str], min_count: int = 5) -> set[str]:

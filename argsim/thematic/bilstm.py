@@ -84,8 +84,7 @@ def build_vocabulary(texts: list[str], keyed_vectors, top_words: int = 100_000) 
     index = keyed_vectors.key_to_index
     words = list(keyed_vectors.index_to_key[:min(top_words, getattr(keyed_vectors, "vocabulary_size", top_words))])
     words = list(dict.fromkeys(words + [t for toks in tokens for t in toks if t in index]))
-    dim = keyed_vectors.vector_size
-    matrix = np.zeros((len(words) + 2, dim), dtype=np.float32)
+    matrix = np.zeros((len(words) + 2, keyed_vectors.vector_size), dtype=np.float32)
     matrix[2:] = keyed_vectors.vectors[[index[w] for w in words]]
     return Vocabulary(words), matrix
 

@@ -33,9 +33,8 @@ def read_user_articles(path: Path, quiet: bool = False) -> list[Article]:
             raise InputError(path, "no *.txt or *.wiki wikitext files in this folder")
         return [parse_article(read_text_file(f), f.stem.replace("_", " "), str(f))
                 for f in track(files, "parsing articles", enabled=not quiet)]
-    rows = read_records(path, ArticleRecord)
     return [parse_article(r["text"], str(r["title"]), str(path))
-            for r in track(rows, "parsing articles", enabled=not quiet)]
+            for r in track(read_records(path, ArticleRecord), "parsing articles", enabled=not quiet)]
 
 
 def prepared_split(folder: Path, split: str = "test", seed: int = SEED) -> Iterator[PreparedArticle]:
@@ -56,9 +55,7 @@ def prepared_split(folder: Path, split: str = "test", seed: int = SEED) -> Itera
         'Abortion'
     """
     check_choice(split, "split", SPLITS)
-    rows: dict[str, dict] = {}
-    for row in read_article_index(folder):
-        rows.setdefault(row["title"], row)
+    rows = {row["title"]: row for row in reversed(read_article_index(folder))}  # the first row of each title
     for title in split_articles(list(rows), seed=seed)[split]:
         row = rows[title]
         yield from prepare([parse_article(read_raw_article(folder / ROOT / row["raw_file"]), title, row["raw_file"])])

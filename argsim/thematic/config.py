@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from argsim.config import SEED
-from argsim.errors import ArgsimError
+from argsim.errors import ArgsimError, check_choice
 from argsim.options import setting
 
 if TYPE_CHECKING:
@@ -111,8 +111,7 @@ class ThematicTrainConfig:
             8
         """
         arch = arch or self.arch
-        if arch not in ARCH_DEFAULTS:
-            raise ArgsimError(f"--arch must be one of {', '.join(ARCHES)}, not {arch!r}")
+        check_choice(arch, "--arch", ARCHES)
         values = {k: v for k, v in ARCH_DEFAULTS[arch].items() if getattr(self, k) is None
                   and not (k == "lora_rank" and self.init)}  # --init: the adapter's rank (None until loaded)
         if not has_dev and self.eval_every is None:

@@ -38,7 +38,7 @@ def test_length_cap_skips_overflowing_sentences():
     assert [i for i, _ in chosen] == [0, 2]
     sentences = ["a" * 30, "b" * 60, "c" * 20]
     assert compose(sentences, chosen, 50) == "a" * 30 + "c" * 20  # document order
-    assert compose(sentences, [(1, 1.0), (0, 0.5)], 50, mode="truncate") == ("a" * 30 + "b" * 60)[:50]
+    assert compose(sentences, [(1, 1.0), (0, 0.5)], 50) == ("a" * 30 + "b" * 60)[:50]
     assert compose(sentences, [], 10, fallback=1) == "b" * 10
 
 

@@ -259,12 +259,12 @@ def test_cli_builds_triplets_and_clusters(tmp_path, minilm):
 
 
 def test_sick_regression_is_fitted_to_convergence():
-    """`sick_eval.fit_predict` gives the predictions of the same regression fitted to a far tighter tolerance
-    (within 1e-3), which an early stop (tol 1e-3, 300 iterations: 0.035 away here) does not."""
+    """`argsim.evaluation.sick.fit_predict` gives the predictions of the same regression fitted to a far tighter
+    tolerance (within 1e-3), which an early stop (tol 1e-3, 300 iterations: 0.035 away here) does not."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.preprocessing import StandardScaler
 
-    from argsim.thematic.sick_eval import _soft_targets, fit_predict
+    from argsim.evaluation.sick import _soft_targets, fit_predict
 
     rng = np.random.default_rng(13)
     w, x, x_eval = rng.normal(size=64), rng.normal(size=(600, 64)), rng.normal(size=(200, 64))

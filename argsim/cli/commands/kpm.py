@@ -90,7 +90,7 @@ def eval_map(
     _print_map(result, f"KPA Track 1 mAP: {predictions.name} on {gold.name}")
     if out:
         write_json(out, {"predictions": str(predictions), "gold": gold.name, "tie_break": tie_break, "seed": seed,
-                         **result.as_dict()})
+                         **asdict(result)})
         console.print(f"wrote {out}")
 
 
