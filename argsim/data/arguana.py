@@ -143,6 +143,8 @@ def load_arguana(split: str = "test", data_dir: str | Path | None = None,
         >>> sorted(data.qrels)[0]                                                  # doctest: +SKIP
         'test-sport-...-con01a'
     """
+    if split not in ARGUANA_SPLITS:  # before reading the corpus (build_arguana checks it again for its own callers)
+        raise ValueError(f"unknown ArguAna split '{split}': choose one of {', '.join(ARGUANA_SPLITS)}")
     corpus = _cached_corpus(dataset_dir("counterargs18", data_dir) / ARGS_DIR)
     if themes is not None:
         wanted = set(themes)

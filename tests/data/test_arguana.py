@@ -175,3 +175,9 @@ def test_a_bad_argument_file_is_one_line_naming_it(tmp_path):
     with pytest.raises(ArgsimError) as err:
         load_arguana("test", data_dir=tmp_path)
     assert "pro01a-point.txt" in str(err.value) and "UTF-8" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_bad_split_is_refused_before_the_corpus_is_read(tmp_path):
+    """The split is an option: refused first, even where no corpus could be read (an empty data folder)."""
+    with pytest.raises(ValueError, match="unknown ArguAna split 'dev'"):
+        load_arguana("dev", data_dir=tmp_path)
