@@ -110,7 +110,6 @@ def check_global_options(ctx) -> None:
             raise UsageError(f"{given} does not apply to `argsim {command}`: {why}; leave it out")
 
 
-
 class ArgsimCommand(TyperCommand):
     """A typer command whose parsed inputs and outputs pass the one output guard before its body runs
     (`argsim.cli.params.check_inputs_and_outputs`: no output is an input, no file is two outputs); however it ends

@@ -180,8 +180,7 @@ def comma_choices(*values: str) -> Callable[[str | None], str | None]:
 
 def _no_repeats(items: list[str]) -> None:
     """A list naming one value twice would run (and count) it twice: refused."""
-    twice = _repeated(items)
-    if twice is not None:
+    if (twice := _repeated(items)) is not None:
         raise typer.BadParameter(f"'{twice}' is given twice")
 
 
@@ -330,8 +329,7 @@ def config_options(cls: type, name: str = "config", exclude: tuple[str, ...] = (
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             values = {opt: kwargs.pop(opt) for opt in options}
             for key, target in aliases.items():
-                value = values.pop(key)
-                if value is not None:
+                if (value := values.pop(key)) is not None:
                     values[target] = value
             return command(*args, **kwargs, **{name: cls(**values)})
 

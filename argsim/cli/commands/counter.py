@@ -190,8 +190,7 @@ def train_simple_sd(
     cfg = run_config(ctx)
     report = study_readings(split, list(setting), limit=limit, tune=tune, tune_setting=tune_setting,
                             word_vectors=config.word_vectors, stopwords=config.stopwords,
-                            engine=engine_from_config(cfg),
-                            seed=cfg.seed, data_dir=cfg.data_dir)
+                            engine=engine_from_config(cfg), seed=cfg.seed, data_dir=cfg.data_dir)
     console.print(summary_table(f"Simple-SD readings, accuracy@1 on {split}", ["setting", *READINGS],
                                 [[s, *(f"{accs[n]:.3f}" for n in READINGS)] for s, accs in report["readings"].items()]))
     if "tuned" in report:
@@ -201,8 +200,7 @@ def train_simple_sd(
     write_json(out, report)
     console.print(f"written to {out}")
     if task:
-        write_results(task, rows_from_specs(study_row_specs(report), env=run_environment(cfg)),
-                      merge=True)
+        write_results(task, rows_from_specs(study_row_specs(report), env=run_environment(cfg)), merge=True)
 
 
 @train_app.command("bipolar")
