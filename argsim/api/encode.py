@@ -110,7 +110,6 @@ def _role_encode(role: str, tower: str):
         >>> (q @ d.T).round(2)
         array([[0.62, 0.1 ]], dtype=float32)
     """
-    encode_role.__module__ = __name__
     return encode_role
 
 

@@ -215,8 +215,7 @@ def rouge1(summaries: str | Sequence[str], references: str | Sequence[str], unit
     lims = [None if lim is None else check_count(lim, "limits (characters)") for lim in lims]
     if not cands:
         raise ArgsimError("no summaries to score: ROUGE-1 of nothing is undefined")
-    if all(lim is None for lim in lims):
-        lims = None
+    lims = None if all(lim is None for lim in lims) else lims
     try:
         report = rouge1_corpus(cands, refs, lims, unit=unit, nlp=rouge_nlp([unit], config=config))
     except ValueError as exc:

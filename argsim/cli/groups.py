@@ -269,5 +269,4 @@ def summary_table(title: str, columns: list[str], rows: list[list], total: list 
 
 def run_config(ctx: typer.Context | None) -> RunConfig:
     """The `RunConfig` the root command built from the global options (defaults when a command runs alone)."""
-    obj = ctx.find_object(RunConfig) if ctx is not None else None
-    return obj if obj is not None else RunConfig()
+    return (ctx.find_object(RunConfig) if ctx is not None else None) or RunConfig()

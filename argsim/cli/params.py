@@ -72,8 +72,7 @@ def output_check(kind: str = "file", suffixes: tuple[str, ...] = ()) -> OutputCh
 
 
 def _option_name(param: typer.CallbackParam) -> str:
-    opts = [o for o in getattr(param, "opts", []) if o.startswith("--")]
-    return opts[0] if opts else str(param.name).upper()
+    return next((o for o in getattr(param, "opts", []) if o.startswith("--")), str(param.name).upper())
 
 
 def _items(value: Any) -> list | tuple:

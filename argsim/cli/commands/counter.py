@@ -286,8 +286,7 @@ def eval_counter_neural(
     unipolar_ret: Annotated[Path | None, typer.Option("--unipolar-ret", help="Unipolar-ret folder.")] = None,
     unipolar_cls: Annotated[Path | None, typer.Option("--unipolar-cls", help="Unipolar-cls folder.")] = None,
     cross_encoder: Annotated[Path | None, typer.Option("--cross-encoder", help="Cross-encoder folder.")] = None,
-    split: Annotated[Literal["training", "validation", "test"], typer.Option(
-        help="training | validation | test")] = Table3Request.split,
+    split: Annotated[Split, typer.Option(help="training | validation | test")] = Table3Request.split,
     settings: Annotated[str, typer.Option(
         callback=comma_choices(*SETTINGS), help="Comma-separated settings (sdoc, sda, epc, epa, ...).")
     ] = ",".join(Table3Request.settings),
