@@ -258,12 +258,10 @@ def summary_table(title: str, columns: list[str], rows: list[list], total: list 
     """A rich table with thousands separators for ints and four decimals for floats; `total`: a last row below a
     line."""
     table = Table(*columns, title=title, caption=caption)
-    for r in [*rows, *([None, total] if total is not None else [])]:
-        if r is None:
-            table.add_section()
-            continue
+    for i, r in enumerate([*rows, *([total] if total is not None else [])]):
         table.add_row(*[f"{v:,}" if isinstance(v, int) and not isinstance(v, bool)
-                        else (f"{v:.4f}" if isinstance(v, float) else str(v)) for v in r])
+                        else (f"{v:.4f}" if isinstance(v, float) else str(v)) for v in r],
+                      end_section=total is not None and i == len(rows) - 1)
     return table
 
 

@@ -124,8 +124,7 @@ def check_inputs_and_outputs(ctx: typer.Context) -> None:
 
     for param in ctx.command.params:  # options whose meaning is the same in every command
         name, value = _option_name(param), ctx.params.get(param.name)
-        check = NAMED_CHECKS.get(str(param.name))
-        if check is not None and value is not None:
+        if value is not None and (check := NAMED_CHECKS.get(str(param.name))) is not None:
             check(name, value)
         for item in _items(value):
             if isinstance(item, float) and not math.isfinite(item):  # click's ranges let nan through

@@ -116,10 +116,9 @@ def _print_summary(records: list[dict], runs: dict, config: RunConfig, task: str
                            "" if paper is None else f"{paper:.3f}", "n/a" if s.mrr != s.mrr else f"{s.mrr:.3f}",
                            "" if run is None else f"{run.seconds:.1f}"])
         ev = s.evaluation()
-        ev = replace(ev, metrics={k: round(v, 4) for k, v in ev.items()})
-        rows += result_rows(ev, method=s.method, model=model, setting=s.setting,
-                            paper={"accuracy@1": paper}, seconds=None if run is None else run.seconds,
-                            peak_mb=None if run is None else run.peak_mb,
+        rows += result_rows(replace(ev, metrics={k: round(v, 4) for k, v in ev.items()}), method=s.method,
+                            model=model, setting=s.setting, paper={"accuracy@1": paper},
+                            seconds=None if run is None else run.seconds, peak_mb=None if run is None else run.peak_mb,
                             extra={"points": s.points} | ({"options": run.options} if run else {}), env=env)
     if not table_rows:  # a collection without gold counters: rankings, no accuracy
         console.print(f"no point has a gold counter: {len(records):,} rankings, no accuracy@1")
