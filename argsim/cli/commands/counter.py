@@ -140,8 +140,7 @@ def train_ltr_cmd(
         help=SETTING_HELP + "; one model per setting, trained on the training split's pools of that setting.")] = (
         "sdoc",),
     method: Annotated[list[str], typer.Option(
-        "--method", callback=choices(*LTR_METHODS),
-        help="Which models to fit (share one feature extraction).")] = LTR_METHODS,
+        callback=choices(*LTR_METHODS), help="Which models to fit (share one feature extraction).")] = LTR_METHODS,
     neg_per_point: Annotated[int, typer.Option(
         min=0, help="False pairs sampled per training point from its pool (0 = all).")] = 10,
     input_file: Annotated[Path | None, typer.Option("--input", "-i", help="Train on your own arguments instead "
