@@ -65,8 +65,7 @@ class CounterRetriever:
             raise ArgsimError(f"options: give a dict of the ranker's options (e.g. {{'bm25_idf': 'okapi'}}), not "
                               f"{type(options).__name__}")
         self.options = dict(options or {})
-        bad = [k for k in self.options if k not in allowed]
-        if bad:
+        if bad := [k for k in self.options if k not in allowed]:
             raise ArgsimError(f"'{bad[0]}' is not an option of {ranker}; valid keys: {', '.join(allowed) or 'none'}")
         if model is not None and not isinstance(model, (str, Path)):
             resolve_model(model, config, cross_encoder=False)  # an object argsim cannot use: one line, now

@@ -22,18 +22,13 @@ from argsim.errors import ArgsimError, did_you_mean
 from argsim.thematic.build import first_test_triplets
 from argsim.thematic.triplets import SPLITS as TRIPLET_SPLITS
 
-#: accepted names -> the canonical one
-ALIASES = {
-    "argkp": "argkp", "argkp-2021": "argkp", "kpm": "argkp",
-    "counterargs": "counterargs", "counterargs18": "counterargs", "counterargs-18": "counterargs",
-    "wikipedia": "wikipedia",
-    "wikipedia-triplets": "wikipedia-triplets", "thematic": "wikipedia-triplets",
-    "poliinfo": "poliinfo", "minutes": "poliinfo", "ntcir14": "poliinfo",
-    "sick": "sick",
-}
 #: the canonical names and their splits (None loads them all, with a `split` column)
 SPLITS = {"argkp": ARGKP_SPLITS, "counterargs": COUNTER_SPLITS, "wikipedia": (), "wikipedia-triplets": TRIPLET_SPLITS,
           "poliinfo": NTCIR14_GOLD, "sick": tuple(SPLIT_FILES)}
+#: accepted names -> the canonical one
+ALIASES = {**{name: name for name in SPLITS}, "argkp-2021": "argkp", "kpm": "argkp", "counterargs18": "counterargs",
+           "counterargs-18": "counterargs", "thematic": "wikipedia-triplets", "minutes": "poliinfo",
+           "ntcir14": "poliinfo"}
 ARGKP_COLUMNS = ["arg_id", "key_point_id", "topic", "stance", "argument", "key_point", "label"]
 
 

@@ -80,8 +80,7 @@ def encode(texts: str | Sequence[str], model: Any = "minilm", batch_size: int = 
         0.48
     """
     single, texts = isinstance(texts, str), as_texts(texts, "texts")  # refused as the CLI's readers refuse
-    enc = encoder(model, pooling, max_seq_length, batch_size, config, role)
-    vectors = enc.encode(texts, normalize=normalize)
+    vectors = encoder(model, pooling, max_seq_length, batch_size, config, role).encode(texts, normalize=normalize)
     return vectors[0] if single else vectors
 
 
@@ -111,7 +110,6 @@ def _role_encode(role: str, tower: str):
         >>> (q @ d.T).round(2)
         array([[0.62, 0.1 ]], dtype=float32)
     """
-    encode_role.__module__ = __name__
     return encode_role
 
 

@@ -120,8 +120,7 @@ class KeyPointMatcher:
         from argsim.kpm.rank import model_label
 
         labels = [model_label(m) for m in self.models]
-        model = labels[0] if len(labels) == 1 else labels
-        return f"KeyPointMatcher(model={model!r})"
+        return f"KeyPointMatcher(model={labels[0] if len(labels) == 1 else labels!r})"
 
     def _rank(self, data: KPMData) -> KeypointRanking:
         """The run of `argsim rank keypoints` on loaded data (`argsim.kpm.rank.rank_keypoints`)."""
@@ -249,8 +248,7 @@ class KeyPointMatcher:
         training_inputs(data, None, self.config)
         cfg = replace(recipe or SbertConfig(), model=self.models[0], seed=self.config.seed)
         out = Path(out) if out is not None else workdir(self.config.workdir) / "models" / "kpm-sbert"
-        where = resolve_placement(self.config.device, self.config.precision, self.config.threads,
-                                  seed=self.config.seed)
-        self.training_info_ = train_sbert(data, Path(out), cfg, quiet=self.config.quiet, placement=where)
+        where = resolve_placement(self.config.device, self.config.precision, self.config.threads, self.config.seed)
+        self.training_info_ = train_sbert(data, out, cfg, quiet=self.config.quiet, placement=where)
         self.models = [str(out)]
         return self

@@ -25,8 +25,7 @@ def _predictions(predictions: Any) -> dict[str, dict[str, float]]:
     from argsim.schemas import Predictions, validate
 
     if hasattr(predictions, "columns"):
-        missing = [c for c in ("arg_id", "key_point_id", "score") if c not in predictions.columns]
-        if missing:
+        if missing := [c for c in ("arg_id", "key_point_id", "score") if c not in predictions.columns]:
             raise InputError("predictions", f"missing column(s) {', '.join(missing)}; found "
                                             f"{', '.join(map(str, predictions.columns))}", column=missing[0])
         out: dict[str, dict[str, Any]] = {}
@@ -131,8 +130,7 @@ def accuracy_at_1(scores: Any, gold: Mapping[str, str], ties: str = "expected") 
         if not pairs:
             raise InputError("scores", f"expected (candidate, score) pairs with numeric scores, found {ranked!r}",
                              field=str(q))
-    bad = [q for q, ranked in scores.items() if any(not math.isfinite(float(s)) for _, s in ranked)]
-    if bad:
+    if bad := [q for q, ranked in scores.items() if any(not math.isfinite(float(s)) for _, s in ranked)]:
         raise ArgsimError(f"{len(bad)} quer(ies) with a score that is not a finite number, e.g. {bad[0]}")
     if missing := [q for q in scores if q not in gold]:
         warn(f"{len(missing)} of {len(scores)} queries have no gold counter (e.g. {examples(missing)}): each counts "
@@ -217,8 +215,7 @@ def rouge1(summaries: str | Sequence[str], references: str | Sequence[str], unit
     lims = [None if lim is None else check_count(lim, "limits (characters)") for lim in lims]
     if not cands:
         raise ArgsimError("no summaries to score: ROUGE-1 of nothing is undefined")
-    if all(lim is None for lim in lims):
-        lims = None
+    lims = None if all(lim is None for lim in lims) else lims
     try:
         report = rouge1_corpus(cands, refs, lims, unit=unit, nlp=rouge_nlp([unit], config=config))
     except ValueError as exc:

@@ -48,8 +48,7 @@ def cluster_sentences(sentences: Sequence[str], model: str | Path | Any = None, 
 
     config = config or RunConfig()
     texts = as_texts(sentences, "sentences")
-    if algorithm not in ALGORITHMS:
-        raise ArgsimError(f"algorithm must be one of {', '.join(ALGORITHMS)}, not {algorithm!r}")
+    check_choice(algorithm, "algorithm", ALGORITHMS)
     for name, col in (("groups", groups), ("labels", labels)):
         if col is not None and len(col) != len(texts):
             raise ArgsimError(f"{name} has {len(col)} entries for {len(texts)} sentences")

@@ -110,7 +110,6 @@ def check_global_options(ctx) -> None:
             raise UsageError(f"{given} does not apply to `argsim {command}`: {why}; leave it out")
 
 
-
 class ArgsimCommand(TyperCommand):
     """A typer command whose parsed inputs and outputs pass the one output guard before its body runs
     (`argsim.cli.params.check_inputs_and_outputs`: no output is an input, no file is two outputs); however it ends
@@ -259,16 +258,13 @@ def summary_table(title: str, columns: list[str], rows: list[list], total: list 
     """A rich table with thousands separators for ints and four decimals for floats; `total`: a last row below a
     line."""
     table = Table(*columns, title=title, caption=caption)
-    for r in [*rows, *([None, total] if total is not None else [])]:
-        if r is None:
-            table.add_section()
-            continue
+    for i, r in enumerate([*rows, *([total] if total is not None else [])]):
         table.add_row(*[f"{v:,}" if isinstance(v, int) and not isinstance(v, bool)
-                        else (f"{v:.4f}" if isinstance(v, float) else str(v)) for v in r])
+                        else (f"{v:.4f}" if isinstance(v, float) else str(v)) for v in r],
+                      end_section=total is not None and i == len(rows) - 1)
     return table
 
 
 def run_config(ctx: typer.Context | None) -> RunConfig:
     """The `RunConfig` the root command built from the global options (defaults when a command runs alone)."""
-    obj = ctx.find_object(RunConfig) if ctx is not None else None
-    return obj if obj is not None else RunConfig()
+    return (ctx.find_object(RunConfig) if ctx is not None else None) or RunConfig()

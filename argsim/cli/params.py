@@ -1,6 +1,6 @@
 """Option checks and option groups shared by every command: output options (`OUT_FILE`, `OUT_DIR`, `out_file`),
 checked while parsing, before any work; fixed choices are `Literal[...]` annotations, `choices(...)` checks
-repeatable ones; `option_group` adds shared options (`argkp_input`, `config_options`) to a command."""
+repeatable ones; `config_options` adds a dataclass's options (e.g. `argkp_input`) to a command."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 import typer
 
 from argsim.errors import ArgsimError
+from argsim.options import field_default, is_option, option_decls, setting
 
 OutputCheck = Callable[[Path | None], Path | None]
 Command = TypeVar("Command", bound=Callable[..., Any])
@@ -71,8 +72,7 @@ def output_check(kind: str = "file", suffixes: tuple[str, ...] = ()) -> OutputCh
 
 
 def _option_name(param: typer.CallbackParam) -> str:
-    opts = [o for o in getattr(param, "opts", []) if o.startswith("--")]
-    return opts[0] if opts else str(param.name).upper()
+    return next((o for o in getattr(param, "opts", []) if o.startswith("--")), str(param.name).upper())
 
 
 def _items(value: Any) -> list | tuple:
@@ -124,8 +124,7 @@ def check_inputs_and_outputs(ctx: typer.Context) -> None:
 
     for param in ctx.command.params:  # options whose meaning is the same in every command
         name, value = _option_name(param), ctx.params.get(param.name)
-        check = NAMED_CHECKS.get(str(param.name))
-        if check is not None and value is not None:
+        if value is not None and (check := NAMED_CHECKS.get(str(param.name))) is not None:
             check(name, value)
         for item in _items(value):
             if isinstance(item, float) and not math.isfinite(item):  # click's ranges let nan through
@@ -179,8 +178,7 @@ def comma_choices(*values: str) -> Callable[[str | None], str | None]:
 
 def _no_repeats(items: list[str]) -> None:
     """A list naming one value twice would run (and count) it twice: refused."""
-    twice = _repeated(items)
-    if twice is not None:
+    if (twice := _repeated(items)) is not None:
         raise typer.BadParameter(f"'{twice}' is given twice")
 
 
@@ -201,32 +199,6 @@ def _annotated(command: Callable[..., Any], annotation: Any) -> Any:
     return annotation
 
 
-def option_group(name: str, build: Callable[..., Any],
-                 **options: tuple[Any, typer.models.OptionInfo]) -> Callable[[Command], Command]:
-    """A decorator adding `options` ({parameter: (annotation, typer.Option(...))}) to a typer command's signature
-    after its own parameters (parsed and listed in `--help` as if the command declared them) and passing
-    `build(**their values)` to the command as the keyword argument `name` (e.g. `plan: Budget`)."""
-
-    def decorate(command: Command) -> Command:
-        signature = inspect.signature(command)
-        own = [p.replace(annotation=_annotated(command, p.annotation)) for p in signature.parameters.values()
-               if p.name != name]
-        added = [inspect.Parameter(opt, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation)
-                 for opt, (annotation, info) in options.items()]
-
-        @functools.wraps(command)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            values = {opt: kwargs.pop(opt) for opt in options}
-            return command(*args, **kwargs, **{name: build(**values)})
-
-        params = own + added
-        wrapper.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
-        wrapper.__annotations__ = {p.name: p.annotation for p in params} | {"return": signature.return_annotation}
-        return wrapper  # type: ignore[return-value]
-
-    return decorate
-
-
 SPLIT_HELP = ("ArgKP-2021 split under --data-dir: train, dev, train+dev, or any split laid out the same way "
               "(arguments_<split>.csv, key_points_<split>.csv, labels_<split>.csv). Ignored with --arguments.")
 LABELS_HELP = "Gold labels file with columns arg_id, key_point_id, label (1 match / 0 no match)."
@@ -236,10 +208,12 @@ LABELS_HELP = "Gold labels file with columns arg_id, key_point_id, label (1 matc
 class ArgkpInput:
     """The key point commands' input: an ArgKP `split`, or the user's own `arguments` / `key_points` / `labels`."""
 
-    split: str
-    arguments: Path | None = None
-    key_points: Path | None = None
-    labels: Path | None = None
+    split: str = setting("dev", SPLIT_HELP)
+    arguments: Path | None = setting(None, "Your own arguments file (CSV/TSV/JSONL) with columns arg_id, argument, "
+                                           "topic, stance (1 pro / -1 con). Use with --key-points.")
+    key_points: Path | None = setting(None, "Your own key points file with columns key_point_id, key_point, topic, "
+                                            "stance.")
+    labels: Path | None = setting(None, LABELS_HELP)
 
     def load(self, data_dir: Path | None, need_labels: bool = False):
         """The data (`argsim.data.argkp.load_kpm_input`: the user's files when given, else the split)."""
@@ -253,14 +227,8 @@ def argkp_input(split: str = "dev", split_help: str = SPLIT_HELP,
                 labels_help: str = LABELS_HELP) -> Callable[[Command], Command]:
     """A decorator giving a command the options --split (default `split`), --arguments, --key-points, --labels,
     passed to it as `source: ArgkpInput`."""
-    return option_group("source", ArgkpInput,
-                        split=(str, typer.Option(split, help=split_help)),
-                        arguments=(Path | None, typer.Option(None, help="Your own arguments file (CSV/TSV/JSONL) with "
-                                                             "columns arg_id, argument, topic, stance (1 pro / -1 "
-                                                             "con). Use with --key-points.")),
-                        key_points=(Path | None, typer.Option(None, help="Your own key points file with columns "
-                                                              "key_point_id, key_point, topic, stance.")),
-                        labels=(Path | None, typer.Option(None, help=labels_help)))
+    return config_options(ArgkpInput, "source", meta={"split": {"default": split, "help": split_help},
+                                                      "labels": {"help": labels_help}})
 
 
 def model_option(help: str) -> typer.models.OptionInfo:
@@ -310,8 +278,6 @@ def finite_float(minimum: float | None = None, maximum: float | None = None) -> 
 
 
 def _field_option(f: dataclasses.Field, meta: dict[str, Any], hint: Any = None) -> typer.models.OptionInfo:
-    from argsim.options import field_default, option_decls
-
     meta = {**f.metadata, **meta}
     extra = {k: meta[k] for k in ("min", "max", "envvar", "exists", "dir_okay") if k in meta}  # passed as they are
     if hint in (float, float | None) and ("min" in meta or "max" in meta):
@@ -320,24 +286,23 @@ def _field_option(f: dataclasses.Field, meta: dict[str, Any], hint: Any = None) 
         extra["callback"] = output_check(meta["output"])
     # a field's option gets -m only where its metadata names it (a command may also have a --model of its own)
     decls = option_decls(dataclasses.field(metadata=meta)) if "option" in meta else option_decls(f)
-    return typer.Option(field_default(f), *decls, help=meta.get("help", ""), **extra)
+    return typer.Option(meta.get("default", field_default(f)), *decls, help=meta.get("help", ""), **extra)
 
 
 def config_options(cls: type, name: str = "config", exclude: tuple[str, ...] = (),
                    meta: dict[str, dict[str, Any]] | None = None) -> Callable[[Command], Command]:
     """A decorator giving a command one option per field of the config dataclass `cls` (its type, default, help,
-    bounds and name from the field, see `argsim.options`) and passing `cls(**their values)` as `name`.
+    bounds and name from the field, see `argsim.options`), parsed and listed in `--help` after the command's own
+    parameters as if it declared them, and passing `cls(**their values)` as the keyword argument `name`.
 
     Fields in `exclude` or marked `cli=False` keep their dataclass default (the command may `replace` them, e.g.
     the seed from the global `--seed`); a field's `aliases` are accepted as hidden options. `meta` ({field:
     metadata}) adds to or overrides a field's metadata for this command (e.g. a help text that says what the
-    setting means here); the default stays the field's.
+    setting means here; `default`: this command's default instead of the field's).
 
     Example:
         `@config_options(SbertConfig)` above `def train_sbert_cmd(ctx, config: SbertConfig, ...)`.
     """
-    from argsim.options import is_option
-
     hints = typing.get_type_hints(cls)
     options: dict[str, tuple[Any, typer.models.OptionInfo]] = {}
     aliases: dict[str, str] = {}
@@ -351,11 +316,24 @@ def config_options(cls: type, name: str = "config", exclude: tuple[str, ...] = (
             bounds = {k: f.metadata[k] for k in ("min", "max") if k in f.metadata}
             options[key] = (hints[f.name] | None, typer.Option(None, alias, hidden=True, **bounds))
 
-    def build(**values: Any) -> Any:
-        for key, target in aliases.items():
-            value = values.pop(key)
-            if value is not None:
-                values[target] = value
-        return cls(**values)
+    def decorate(command: Command) -> Command:  # the options join the signature after the command's own
+        signature = inspect.signature(command)
+        own = [p.replace(annotation=_annotated(command, p.annotation)) for p in signature.parameters.values()
+               if p.name != name]
+        added = [inspect.Parameter(opt, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation)
+                 for opt, (annotation, info) in options.items()]
 
-    return option_group(name, build, **options)
+        @functools.wraps(command)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            values = {opt: kwargs.pop(opt) for opt in options}
+            for key, target in aliases.items():
+                if (value := values.pop(key)) is not None:
+                    values[target] = value
+            return command(*args, **kwargs, **{name: cls(**values)})
+
+        params = own + added
+        wrapper.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {p.name: p.annotation for p in params} | {"return": signature.return_annotation}
+        return wrapper  # type: ignore[return-value]
+
+    return decorate

@@ -27,8 +27,7 @@ BUDGET_OPTIONS: dict[str, dict] = {
 def budget_options(**helps: str) -> Callable[[Command], Command]:
     """A decorator adding the fields of `argsim.training.Budget` (its defaults, the help texts above) to a train
     command after its own options, passed as `plan: Budget`; `helps`: {field: help text} replacing a shared one."""
-    unknown = set(helps) - set(BUDGET_OPTIONS)
-    if unknown:
+    if unknown := set(helps) - set(BUDGET_OPTIONS):
         raise ValueError(f"no budget option {', '.join(sorted(unknown))}")
     meta = {k: {**v, **({"help": helps[k]} if k in helps else {})} for k, v in BUDGET_OPTIONS.items()}
     return config_options(Budget, "plan", meta=meta)

@@ -116,10 +116,9 @@ def _print_summary(records: list[dict], runs: dict, config: RunConfig, task: str
                            "" if paper is None else f"{paper:.3f}", "n/a" if s.mrr != s.mrr else f"{s.mrr:.3f}",
                            "" if run is None else f"{run.seconds:.1f}"])
         ev = s.evaluation()
-        ev = replace(ev, metrics={k: round(v, 4) for k, v in ev.items()})
-        rows += result_rows(ev, method=s.method, model=model, setting=s.setting,
-                            paper={"accuracy@1": paper}, seconds=None if run is None else run.seconds,
-                            peak_mb=None if run is None else run.peak_mb,
+        rows += result_rows(replace(ev, metrics={k: round(v, 4) for k, v in ev.items()}), method=s.method,
+                            model=model, setting=s.setting, paper={"accuracy@1": paper},
+                            seconds=None if run is None else run.seconds, peak_mb=None if run is None else run.peak_mb,
                             extra={"points": s.points} | ({"options": run.options} if run else {}), env=env)
     if not table_rows:  # a collection without gold counters: rankings, no accuracy
         console.print(f"no point has a gold counter: {len(records):,} rankings, no accuracy@1")
@@ -141,8 +140,7 @@ def train_ltr_cmd(
         help=SETTING_HELP + "; one model per setting, trained on the training split's pools of that setting.")] = (
         "sdoc",),
     method: Annotated[list[str], typer.Option(
-        "--method", callback=choices(*LTR_METHODS),
-        help="Which models to fit (share one feature extraction).")] = LTR_METHODS,
+        callback=choices(*LTR_METHODS), help="Which models to fit (share one feature extraction).")] = LTR_METHODS,
     neg_per_point: Annotated[int, typer.Option(
         min=0, help="False pairs sampled per training point from its pool (0 = all).")] = 10,
     input_file: Annotated[Path | None, typer.Option("--input", "-i", help="Train on your own arguments instead "
@@ -190,8 +188,7 @@ def train_simple_sd(
     cfg = run_config(ctx)
     report = study_readings(split, list(setting), limit=limit, tune=tune, tune_setting=tune_setting,
                             word_vectors=config.word_vectors, stopwords=config.stopwords,
-                            engine=engine_from_config(cfg),
-                            seed=cfg.seed, data_dir=cfg.data_dir)
+                            engine=engine_from_config(cfg), seed=cfg.seed, data_dir=cfg.data_dir)
     console.print(summary_table(f"Simple-SD readings, accuracy@1 on {split}", ["setting", *READINGS],
                                 [[s, *(f"{accs[n]:.3f}" for n in READINGS)] for s, accs in report["readings"].items()]))
     if "tuned" in report:
@@ -201,8 +198,7 @@ def train_simple_sd(
     write_json(out, report)
     console.print(f"written to {out}")
     if task:
-        write_results(task, rows_from_specs(study_row_specs(report), env=run_environment(cfg)),
-                      merge=True)
+        write_results(task, rows_from_specs(study_row_specs(report), env=run_environment(cfg)), merge=True)
 
 
 @train_app.command("bipolar")
@@ -288,8 +284,7 @@ def eval_counter_neural(
     unipolar_ret: Annotated[Path | None, typer.Option("--unipolar-ret", help="Unipolar-ret folder.")] = None,
     unipolar_cls: Annotated[Path | None, typer.Option("--unipolar-cls", help="Unipolar-cls folder.")] = None,
     cross_encoder: Annotated[Path | None, typer.Option("--cross-encoder", help="Cross-encoder folder.")] = None,
-    split: Annotated[Literal["training", "validation", "test"], typer.Option(
-        help="training | validation | test")] = Table3Request.split,
+    split: Annotated[Split, typer.Option(help="training | validation | test")] = Table3Request.split,
     settings: Annotated[str, typer.Option(
         callback=comma_choices(*SETTINGS), help="Comma-separated settings (sdoc, sda, epc, epa, ...).")
     ] = ",".join(Table3Request.settings),

@@ -31,7 +31,7 @@ from argsim.io import write_json
 from argsim.kpm.ensemble import COMBINES, check_threshold, check_weights, probability_models
 from argsim.kpm.mts.config import MTSConfig
 from argsim.kpm.scoring import default_model
-from argsim.results import result_rows, run_environment, write_results
+from argsim.results import result_rows, rows_from_specs, run_environment, write_results
 from argsim.trainers.kpm_cross import CrossConfig
 from argsim.trainers.kpm_sbert import SbertConfig
 from argsim.training import is_main_process
@@ -348,7 +348,6 @@ def eval_kpm_folds(
         console.print(f"wrote {out}/folds.json")
     if task:
         from argsim.kpm.folds import selection_specs
-        from argsim.results import rows_from_specs, run_environment, write_results
 
         write_results(task, rows_from_specs(selection_specs(ranked, model, golds, folds), env=run_environment(run)),
                       merge=True)

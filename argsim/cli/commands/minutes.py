@@ -138,10 +138,9 @@ def eval_rouge(
     ctx: typer.Context,
     summaries: Annotated[Path, typer.Argument(help="JSON from `argsim summarize minutes` (fields summary, gold, budget "
                                      "per item), or CSV/JSONL with columns summary, gold [, budget].")],
-    unit: Annotated[list[str], typer.Option(
-        "--unit", callback=choices("content", "surface", "char"), help="content (content-word lemmas), surface (all "
-                                                                       "tokens) or char; repeat for several.")] = (
-        "content", "char"),
+    unit: Annotated[list[str], typer.Option(callback=choices("content", "surface", "char"), help="content "
+                                            "(content-word lemmas), surface (all tokens) or char; repeat for "
+                                            "several.")] = ("content", "char"),
     no_limit: Annotated[bool, typer.Option("--no-limit", help="Do not zero summaries longer than their "
                                                               "budget.")] = False,
     task: Annotated[str | None, typer.Option(help="Also merge the rows into bench/results/<task>.json.")] = None,

@@ -52,8 +52,7 @@ def distill(
     """Distill MODEL into static embeddings (model2vec: one pass over its vocabulary, PCA, SIF weights): tens of
     times faster than the transformer, at the cost in quality docs/backends.md measures. Use it anywhere with
     `--model OUT`."""
-    device = resolve_device(run_config(ctx).device)
-    r = distill_static(model, out, pca_dims=pca_dims or None, device=device)
+    r = distill_static(model, out, pca_dims=pca_dims or None, device=resolve_device(run_config(ctx).device))
     console.print(f"{model} -> {r.out}: {r.vocabulary:,} tokens x {r.dim} dimensions in {r.seconds:.0f}s "
                   f"(use --model {r.out})")
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -120,16 +121,13 @@ def cluster_sentences(
     canonical_columns(rows, sentences, ("label", "article"))
     if k is None and any("label" not in r for r in rows):
         raise ArgsimError(f"{sentences}: no `label` column to take k from; pass --k")
-    labels = cluster([str(r["text"]) for r in rows], model, k, algorithm, linkage,
-                     groups=[r.get("article", "") for r in rows],
+    groups = [r.get("article", "") for r in rows]
+    labels = cluster([str(r["text"]) for r in rows], model, k, algorithm, linkage, groups=groups,
                      labels=None if k is not None else [r["label"] for r in rows], config=cfg).tolist()
     write_jsonl(out, [{**r, "cluster": c} for r, c in zip(rows, labels, strict=True)])
-    groups: dict = {}
-    for r, c in zip(rows, labels, strict=True):
-        groups.setdefault(r.get("article", ""), set()).add(c)
     console.print(summary_table(f"{algorithm} clusters ({model}) -> {out}", ["group", "sentences", "clusters"],
-                         [[g or "(all)", sum(1 for r in rows if r.get("article", "") == g), len(c)]
-                          for g, c in list(groups.items())[:15]]))
+                                [[g or "(all)", n, len({c for a, c in zip(groups, labels, strict=True) if a == g})]
+                                 for g, n in list(Counter(groups).items())[:15]]))
 
 
 @eval_app.command("clustering")
