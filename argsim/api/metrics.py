@@ -4,7 +4,7 @@ over `argsim.metrics` that add the conversions from lists, dicts and DataFrames.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,14 @@ from argsim.metrics.rouge import rouge1_corpus
 from argsim.metrics.triplets import TRIPLET_FIELDS
 
 
+def _frame_rows(frame: Any, name: str, columns: tuple[str, ...]) -> Iterator[tuple]:
+    """The rows of a frame's `columns` as tuples; a missing column is one InputError naming it and those found."""
+    if missing := [c for c in columns if c not in frame.columns]:
+        raise InputError(name, f"missing column(s) {', '.join(missing)}; found {', '.join(map(str, frame.columns))}",
+                         column=missing[0])
+    return frame[list(columns)].itertuples(index=False, name=None)
+
+
 def _predictions(predictions: Any) -> dict[str, dict[str, float]]:
     """{arg_id: {key_point_id: score}} from that dict, a JSON file of it, or a frame (arg_id, key_point_id, score)."""
     if isinstance(predictions, (str, Path)):
@@ -25,12 +33,9 @@ def _predictions(predictions: Any) -> dict[str, dict[str, float]]:
     from argsim.schemas import Predictions, validate
 
     if hasattr(predictions, "columns"):
-        if missing := [c for c in ("arg_id", "key_point_id", "score") if c not in predictions.columns]:
-            raise InputError("predictions", f"missing column(s) {', '.join(missing)}; found "
-                                            f"{', '.join(map(str, predictions.columns))}", column=missing[0])
         out: dict[str, dict[str, Any]] = {}
-        for row in predictions.itertuples(index=False):
-            out.setdefault(str(row.arg_id), {})[str(row.key_point_id)] = row.score
+        for arg, kp, score in _frame_rows(predictions, "predictions", ("arg_id", "key_point_id", "score")):
+            out.setdefault(str(arg), {})[str(kp)] = score
         predictions = out
     if isinstance(predictions, Mapping):  # ids may be numbers in memory; they are text in a file
         predictions = {str(a): {str(k): v for k, v in kps.items()} if isinstance(kps, Mapping) else kps
@@ -114,8 +119,8 @@ def accuracy_at_1(scores: Any, gold: Mapping[str, str], ties: str = "expected") 
     check_choice(ties, "ties", TIES)
     if hasattr(scores, "columns"):
         grouped: dict[str, list[tuple[str, float]]] = {}
-        for row in scores.itertuples(index=False):
-            grouped.setdefault(str(row.query), []).append((str(row.candidate), float(row.score)))
+        for query, candidate, score in _frame_rows(scores, "scores", ("query", "candidate", "score")):
+            grouped.setdefault(str(query), []).append((str(candidate), float(score)))
         scores = grouped
     if not isinstance(scores, Mapping):
         raise ArgsimError(f"scores: expected a DataFrame or {{query: [(candidate, score), ...]}}, found "

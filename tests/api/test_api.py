@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 import argsim
 from argsim.cli.app import app
-from argsim.errors import ArgsimError
+from argsim.errors import ArgsimError, InputError
 
 runner = CliRunner()
 TOPIC = "We should abandon the use of school uniform"
@@ -387,3 +387,13 @@ def test_metrics_of_nothing_or_of_non_finite_scores_are_refused():
     with pytest.raises(ArgsimError):
         argsim.rouge1([], [])
     assert argsim.accuracy_at_1({"q1": [("c1", 0.9), ("c2", 0.1)]}, {"q1": "c1"}) == 1.0
+
+
+
+def test_a_scores_frame_without_a_needed_column_is_one_line_naming_it():
+    """accuracy@1 of a frame missing a column it reads is one InputError naming it (not pandas' AttributeError)."""
+    import pandas as pd
+
+    frame = pd.DataFrame({"query": ["q"], "candidate": ["c"], "similarity": [1.0]})
+    with pytest.raises(InputError, match=r"scores.*missing column\(s\) score; found query, candidate, similarity"):
+        argsim.accuracy_at_1(frame, {"q": "c"})
