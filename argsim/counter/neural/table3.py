@@ -197,25 +197,22 @@ def evaluate_table3(corpus, request: Table3Request, config=None,
             warn(f"{state}: {len(done)} row(s) of an interrupted run are kept; only the rest are evaluated")
     for row, setting in table3_plan(request):
         key = f"{row.method}|{row.first}|{row.second}|{setting}"
-        if key in done:
-            kept = done[key]
-            score = RowScore(kept["ids"], {int(k): np.asarray(v) for k, v in kept["hits"].items()})
-            seconds = kept["seconds"]
-        else:
+        if key not in done:  # evaluated now, kept as the state file keeps it
             t0 = time.perf_counter()
             score = evaluate_row(row, corpus, split, setting, ks, seed=seed, stages=stages, config=config,
                                  limit=(request.cross_limit or None) if row.uses_cross else None)
-            seconds = time.perf_counter() - t0
+            done[key] = {"ids": list(score.ids), "hits": {str(k): v.tolist() for k, v in score.hits.items()},
+                         "seconds": time.perf_counter() - t0}
             if state is not None:
-                done[key] = {"ids": list(score.ids), "hits": {str(k): v.tolist() for k, v in score.hits.items()},
-                             "seconds": seconds}
                 write_json(state, {"inputs": inputs, "rows": done}, indent=None)
+        kept = done[key]
+        score = RowScore(kept["ids"], {int(k): np.asarray(v, dtype=bool) for k, v in kept["hits"].items()})
         if row.first == zero_shot:
             reference[setting] = score
         versus = versus_reference(score, reference[setting], ks) \
             if setting in reference and row.first != zero_shot else {}
         paper = table3(row.method) if (split, setting) == ("test", "epa") else {}
-        result = Table3Result(row, setting, score, versus, dict(paper), seconds)
+        result = Table3Result(row, setting, score, versus, dict(paper), kept["seconds"])
         out.append(result)
         if on_result:
             on_result(result)
