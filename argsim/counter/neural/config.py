@@ -19,16 +19,6 @@ def is_cross_folder(folder: str | Path) -> bool:
     return (Path(folder) / CROSS_MARKER).is_file()
 
 
-def marker_max_length(folder: str | Path) -> int:
-    """The token limit a saved cross-encoder folder was trained with (its marker file; 256 where it names none)."""
-    from argsim.backend.safety import model_files
-    from argsim.io import read_json_as
-    from argsim.schemas import CounterCrossMarker
-
-    with model_files(folder, "cross-encoder"):
-        return int(read_json_as(CounterCrossMarker, Path(folder) / CROSS_MARKER).get("max_length", 256))
-
-
 @dataclass(frozen=True)
 class Table3Request:
     """What one Table 3 evaluation covers (`argsim.counter.neural.table3`; `argsim eval counter-neural`): the row

@@ -19,10 +19,12 @@ from argsim.config import RunConfig
 from argsim.counter.core.evaluation import at1_over_k_hits, rerank_order
 from argsim.counter.core.pools import PoolIndex
 from argsim.counter.lexical.baselines import bm25_scores
-from argsim.counter.neural.config import is_cross_folder, marker_max_length
+from argsim.counter.neural.config import CROSS_MARKER, is_cross_folder
 from argsim.counter.neural.store import is_model_folder, load_model, read_config, resolve_folder
 from argsim.data.counterargs import Argument
 from argsim.errors import ModelError
+from argsim.io import read_json_as
+from argsim.schemas import CounterCrossMarker
 from argsim.vectors import l2_normalize
 
 
@@ -54,9 +56,11 @@ def load_stage(spec: str | Path | None, precision: str = "auto", config=None):
     in fp32; their transformers run in `config`'s runtime (None: PyTorch)."""
     if spec in (None, "none", "bm25"):
         return "bm25" if spec == "bm25" else None
-    if is_cross_folder(spec):  # the backend's pair scorer, on the CPU
-        return pair_scorer(spec, replace(config or RunConfig(), device="cpu", precision=precision),
-                           marker_max_length(spec), batch_size=32)
+    if is_cross_folder(spec):  # the backend's pair scorer, on the CPU, at the token limit its marker file names
+        with model_files(spec, "cross-encoder"):
+            max_length = int(read_json_as(CounterCrossMarker, Path(spec) / CROSS_MARKER).get("max_length", 256))
+        return pair_scorer(spec, replace(config or RunConfig(), device="cpu", precision=precision), max_length,
+                           batch_size=32)
     model = load_model(spec)
     model.run_config = config
     return model
