@@ -16,8 +16,7 @@ import numpy as np
 
 from argsim.config import SEED, RunConfig, default_data_dir
 from argsim.counter.core.evaluation import RowScore
-from argsim.counter.neural.config import CROSS_MARKER, NeuralConfig, Table3Request, is_cross_folder
-from argsim.counter.neural.model import CounterModel
+from argsim.counter.neural.config import CROSS_MARKER, Table3Request, is_cross_folder
 from argsim.counter.neural.pipeline import check_stage, hits_over_k_pools, load_stage, run_stages
 from argsim.counter.neural.plot import learning_curves
 from argsim.counter.neural.store import read_history
@@ -85,12 +84,7 @@ def evaluate_row(row: RowSpec, corpus, split: str, setting: str, ks: tuple[int, 
     holds K = 1, the first stage's own accuracy@1 on the same points."""
     stages = stages if stages is not None else {}
     for spec in (row.first, row.second):  # `config`: the transformers' runtime
-        if spec is None or spec in stages:
-            continue
-        if spec.startswith("cosine:"):  # an untrained Unipolar-ret (identity head): the model's cosine
-            stages[spec] = CounterModel(NeuralConfig(kind="unipolar-ret", base_model=spec.split(":", 1)[1]))
-            stages[spec].run_config = config
-        else:
+        if spec is not None and spec not in stages:
             stages[spec] = load_stage(spec, config=config)
     points = corpus.points(split)
     if limit is not None and limit < len(points):
