@@ -141,13 +141,10 @@ class Table3Result:
 def table3_plan(request: Table3Request) -> list[tuple[RowSpec, str]]:
     """(row, setting) pairs: every row on every setting, plus the Bipolar-encoder row (and its zero-shot
     reference) on the request's `bipolar_settings`."""
-    models, base_model = request.models, request.base_model
-    plan = [(r, s) for s in request.settings for r in table3_rows(models, base_model)]
-    if models.get("bipolar") and request.bipolar_settings:
-        keep = ("Bipolar-encoder", f"zero-shot cosine ({base_model})")
-        plan += [(r, s) for s in request.bipolar_settings
-                 for r in table3_rows({"bipolar": models["bipolar"]}, base_model) if r.method in keep]
-    return plan
+    rows = table3_rows(request.models, request.base_model)
+    keep = ("Bipolar-encoder", f"zero-shot cosine ({request.base_model})")
+    return [(r, s) for s in request.settings for r in rows] + [
+        (r, s) for s in request.bipolar_settings for r in rows if r.method in keep and request.models.get("bipolar")]
 
 
 def run_inputs(request: Table3Request, seed: int, data: str | None = None) -> dict:
