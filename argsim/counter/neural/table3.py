@@ -172,9 +172,7 @@ def evaluate_table3(corpus, request: Table3Request, config=None,
     one line while the file is there."""
     zero_shot, seed = f"cosine:{request.base_model}", getattr(config, "seed", SEED)
     split, ks = request.split, request.ks
-    stages: dict = {}
-    reference: dict[str, RowScore] = {}
-    out = []
+    stages, reference, out = {}, {}, []  # loaded stages (and pools), the zero-shot row's score per setting, results
     inputs = run_inputs(request, seed, data)
     state, done = Path(state) if state is not None else None, {}
     if state is not None and state.exists():  # the rows an interrupted run finished, if it ran on these inputs
