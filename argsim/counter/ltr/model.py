@@ -23,8 +23,9 @@ XGB_PARAMS = dict(max_depth=8, learning_rate=0.01, n_estimators=1000, min_child_
                   objective="binary:logistic", eval_metric="auc", gamma=0, n_jobs=1)
 LOGREG_PARAMS = dict(class_weight="balanced", C=50, max_iter=1000)
 MODEL_FORMAT = "argsim-ltr-1"  # model.json: scaler (+ logistic regression) as numbers; xgboost.json: XGBoost's own
-#: model.json's parts: their fitted attributes (scikit-learn's names less the trailing _) as JSON numbers
-FITTED = {"scaler": ("mean", "scale", "var", "n_samples_seen"), "logreg": ("coef", "intercept", "classes")}
+#: model.json's parts: their fitted attributes (scikit-learn's names less the trailing _) as JSON numbers, by dtype
+FITTED = {"scaler": {"mean": float, "scale": float, "var": float, "n_samples_seen": int},
+          "logreg": {"coef": float, "intercept": float, "classes": None}}
 
 
 def _xgb_classifier(**params):
@@ -88,8 +89,9 @@ class LTRModel:
         folder.mkdir(parents=True, exist_ok=True)
         scaler, clf = self.pipeline[0], self.pipeline[-1]
         parts = {"scaler": scaler} | ({"logreg": clf} if self.model == "logreg" else {})
-        params = {"format": MODEL_FORMAT} | {part: {k: np.asarray(getattr(obj, f"{k}_")).tolist() for k in FITTED[part]}
-                                             for part, obj in parts.items()}
+        params = {"format": MODEL_FORMAT} | {
+            part: {k: np.asarray(getattr(obj, f"{k}_"), dtype=t).tolist() for k, t in FITTED[part].items()}
+            for part, obj in parts.items()}
         if self.model == "xgboost":
             with atomic_path(folder / "xgboost.json") as tmp:  # the temporary name keeps .json: xgboost's format
                 clf.save_model(str(tmp))
@@ -128,13 +130,12 @@ class LTRModel:
             scaler = StandardScaler()
             clf = LogisticRegression(**LOGREG_PARAMS) if m.model == "logreg" else _xgb_classifier()
             for part, obj in (("scaler", scaler), ("logreg", clf))[: 2 if m.model == "logreg" else 1]:
-                for k in FITTED[part]:  # counts and class labels as they are, the rest as float64
-                    setattr(obj, f"{k}_", np.asarray(params[part][k],
-                                                     dtype=None if k in ("n_samples_seen", "classes") else np.float64))
-                obj.n_features_in_ = getattr(obj, f"{FITTED[part][0]}_").shape[-1]  # of mean / coef
+                for k, t in FITTED[part].items():
+                    setattr(obj, f"{k}_", np.asarray(params[part][k], dtype=t))
+                obj.n_features_in_ = getattr(obj, f"{list(FITTED[part])[0]}_").shape[-1]  # of mean / coef
             if m.model == "xgboost":
                 clf.load_model(str(folder / "xgboost.json"))
-        except (KeyError, TypeError, ValueError, OSError) as exc:
+        except (KeyError, TypeError, ValueError, IndexError, OSError) as exc:
             raise ArgsimError(f"{folder}: unreadable LTR model ({exc})") from None
         m.pipeline = make_pipeline(scaler, clf)
         return m, meta
