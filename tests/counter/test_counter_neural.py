@@ -20,6 +20,7 @@ from argsim.counter.neural.heads import (
 from argsim.counter.neural.index import build_index, search_excluding
 from argsim.counter.neural.model import CounterModel
 from argsim.counter.neural.sampling import NegativeSampler
+from argsim.errors import ArgsimError
 from argsim.trainers.counter_models import batch_loss
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "counter_neural"
@@ -101,7 +102,7 @@ def test_model_kinds_have_the_right_parts() -> None:
     assert parts == {"bipolar": (True, True, False), "bipolar-nodiff": (True, True, False),
                      "bi-encoder": (True, False, True), "unipolar-ret": (True, False, False),
                      "unipolar-cls": (False, True, False)}
-    with pytest.raises(Exception, match="unknown model kind"):
+    with pytest.raises(ArgsimError, match=r"kind \(--kind\) 'tri-polar'"):
         NeuralConfig(kind="tri-polar")
 
 

@@ -19,11 +19,8 @@ class PoolIndex:
 
     @classmethod
     def build(cls, points: list[Argument], pools: dict[str, list[Argument]]) -> PoolIndex:
-        seen: dict[str, Argument] = {}
-        for p in points:
-            for c in pools[p.id]:
-                seen.setdefault(c.id, c)
-        universe = [seen[k] for k in sorted(seen)]
+        first = {c.id: c for p in reversed(points) for c in reversed(pools[p.id])}  # each id's first occurrence
+        universe = [first[k] for k in sorted(first)]
         pos = {a.id: i for i, a in enumerate(universe)}
         columns = {p.id: np.fromiter((pos[c.id] for c in pools[p.id]), dtype=np.int64, count=len(pools[p.id]))
                    for p in points}

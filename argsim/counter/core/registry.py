@@ -5,8 +5,8 @@ A ranker is ``fn(points, pools, **options)`` returning, per point id, one score 
 ``split``/``setting`` (for caching), ``top_k``, ``gold`` (point id -> true counter id; only for pruning that keeps
 the true counter's rank exact, never to score) and every ``--opt key=value``; it returns a `ScoreDict` with
 ``exact_rank=False`` when scores below its top k are bounds (then MRR is not reported). Rankers register with
-``@register_ranker(name, help=...)``, a family `<prefix>:<argument>` (e.g. `feature:wmd-sum`) with
-`register_ranker_family(prefix, factory)`; `get_ranker(name)` imports the ranker modules (`load_rankers`), which
+``@register_ranker(name, help=...)``, a family `<prefix>:<argument>` (e.g. `feature:wmd-sum`) as a factory
+`RANKER_FAMILIES[prefix]` (argument -> ranker); `get_ranker(name)` imports the ranker modules (`load_rankers`), which
 register themselves, so no ranker module is imported at this module's top.
 """
 
@@ -33,7 +33,7 @@ class RankerInfo:
 
 
 RANKERS: dict[str, RankerInfo] = {}
-RANKER_FAMILIES: dict[str, Callable[[str], Ranker]] = {}
+RANKER_FAMILIES: dict[str, Callable[[str], Ranker]] = {}  # prefix -> factory of the rankers `<prefix>:<argument>`
 _BUILTIN_MODULES = ("argsim.counter.lexical.baselines", "argsim.counter.lexical.simplesd", "argsim.counter.ltr.rankers")
 _OPTIONAL_MODULES = ("argsim.counter.neural",)
 
@@ -46,11 +46,6 @@ def register_ranker(name: str, help: str = "") -> Callable[[Ranker], Ranker]:
         return fn
 
     return deco
-
-
-def register_ranker_family(prefix: str, factory: Callable[[str], Ranker]) -> None:
-    """Register `factory` for the ranker names `<prefix>:<argument>`."""
-    RANKER_FAMILIES[prefix] = factory
 
 
 class ScoreDict(dict):

@@ -90,10 +90,9 @@ def score_pools(method: str, points: list[Argument], pools: dict[str, list[Argum
                 gold: dict[str, str | None] | None = None, setting: str = "user", split: str = "user") -> dict:
     """The scores ranker `method` gives each point's pool ({point id: scores aligned with its pool, higher better}, a
     `ScoreDict`): the one call of a ranker, for `run_ranker` and `argsim.api.counter.CounterRetriever.retrieve`."""
-    extra = {"config": config} if config is not None else {}
     return get_ranker(method).fn(points, pools, split=split, setting=setting,
                                  gold=gold if gold is not None else {p.id: None for p in points}, top_k=top_k,
-                                 engine=engine, precision=precision, **extra, **dict(options or {}))
+                                 engine=engine, precision=precision, config=config, **dict(options or {}))
 
 
 def run_ranker(method: str, points: list[Argument], pools: dict[str, list[Argument]], gold: dict[str, str | None],

@@ -103,6 +103,9 @@ class FeatureSpace:
         return out
 
     def pooled_metric(self, metric: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Point id -> its pool's (cl, pr) similarities for `metric` (WMD: exact, `wmd_distances`)."""
+        if metric == "wmd":
+            return {pid: (inverse_distance(cl), inverse_distance(pr)) for pid, (cl, pr) in self.wmd_distances().items()}
         cl, pr = map(self.index.gather, self.dense_metric(metric))
         return {pid: (cl[pid], pr[pid]) for pid in cl}
 
@@ -127,15 +130,8 @@ class FeatureSpace:
     def features(self, n_features: int = N_FULL, first: int = 0, wmd: bool = True) -> dict[str, np.ndarray]:
         """Point id -> (pool size, n_features - first) matrix of features x[first+1..n_features] (`first` a multiple
         of 4) in Table 1's order, all exact; with `wmd=False` the WMD block is 0, for a search that bounds it."""
+        zero = {p.id: (np.zeros(len(self.pools[p.id])),) * 2 for p in self.points}  # the WMD block left to a search
         metrics = METRICS[first // 4: (n_features + 3) // 4]
-        blocks: dict[str, list[np.ndarray]] = {p.id: [] for p in self.points}
-        for metric in metrics:
-            if metric != "wmd":
-                pooled = self.pooled_metric(metric)
-            elif wmd:
-                pooled = {pid: tuple(map(inverse_distance, d)) for pid, d in self.wmd_distances().items()}
-            else:
-                pooled = {p.id: (np.zeros(len(self.pools[p.id])),) * 2 for p in self.points}
-            for pid, (cl, pr) in pooled.items():
-                blocks[pid].append(aggregate(cl, pr))
-        return {pid: np.concatenate(b, axis=1)[:, : n_features - first] for pid, b in blocks.items()}
+        pooled = [self.pooled_metric(m) if wmd or m != "wmd" else zero for m in metrics]
+        return {p.id: np.concatenate([aggregate(*metric[p.id]) for metric in pooled], axis=1)[:, : n_features - first]
+                for p in self.points}

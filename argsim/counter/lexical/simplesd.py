@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from argsim.config import SEED
-from argsim.counter.core.registry import ScoreDict, register_ranker, register_ranker_family
+from argsim.counter.core.registry import RANKER_FAMILIES, ScoreDict, register_ranker
 from argsim.counter.core.run import dataset_points
 from argsim.counter.lexical.feature_cache import FEATURE_CACHE, pool_features
 from argsim.counter.lexical.features import FEATURE_NAMES, N_PART, FeatureConfig, FeatureSpace
@@ -107,7 +107,7 @@ def single_feature_ranker(feature: str):
     return rank
 
 
-register_ranker_family("feature", single_feature_ranker)
+RANKER_FAMILIES["feature"] = single_feature_ranker
 
 
 def tune_weights(features: dict[str, np.ndarray], ids: dict[str, list[str]], gold: dict[str, str],

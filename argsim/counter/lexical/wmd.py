@@ -38,12 +38,8 @@ class WMDEngine:
         self.words: list[np.ndarray] = []
         self.weights: list[np.ndarray] = []
         for toks in tokens:
-            ids = [index[t] for t in toks if t in index]
-            if not ids:
-                self.words.append(np.zeros(0, dtype=np.int64))
-                self.weights.append(np.zeros(0))
-                continue
-            uniq, counts = np.unique(np.asarray(ids), return_counts=True)
+            ids = [index[t] for t in toks if t in index]  # none known: empty words and weights
+            uniq, counts = np.unique(np.asarray(ids, dtype=np.int64), return_counts=True)
             self.words.append(np.fromiter((local.setdefault(int(u), len(local)) for u in uniq), dtype=np.int64,
                                           count=len(uniq)))
             self.weights.append(counts / float(len(ids)))

@@ -23,6 +23,9 @@ XGB_PARAMS = dict(max_depth=8, learning_rate=0.01, n_estimators=1000, min_child_
                   objective="binary:logistic", eval_metric="auc", gamma=0, n_jobs=1)
 LOGREG_PARAMS = dict(class_weight="balanced", C=50, max_iter=1000)
 MODEL_FORMAT = "argsim-ltr-1"  # model.json: scaler (+ logistic regression) as numbers; xgboost.json: XGBoost's own
+#: model.json's parts: their fitted attributes (scikit-learn's names less the trailing _) as JSON numbers, by dtype
+FITTED = {"scaler": {"mean": float, "scale": float, "var": float, "n_samples_seen": int},
+          "logreg": {"coef": float, "intercept": float, "classes": None}}
 
 
 def _xgb_classifier(**params):
@@ -85,13 +88,11 @@ class LTRModel:
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         scaler, clf = self.pipeline[0], self.pipeline[-1]
-        params: dict = {"format": MODEL_FORMAT,
-                        "scaler": {"mean": scaler.mean_.tolist(), "scale": scaler.scale_.tolist(),
-                                   "var": scaler.var_.tolist(), "n_samples_seen": int(scaler.n_samples_seen_)}}
-        if self.model == "logreg":
-            params["logreg"] = {"coef": clf.coef_.tolist(), "intercept": clf.intercept_.tolist(),
-                                "classes": clf.classes_.tolist()}
-        else:
+        parts = {"scaler": scaler} | ({"logreg": clf} if self.model == "logreg" else {})
+        params = {"format": MODEL_FORMAT} | {
+            part: {k: np.asarray(getattr(obj, f"{k}_"), dtype=t).tolist() for k, t in FITTED[part].items()}
+            for part, obj in parts.items()}
+        if self.model == "xgboost":
             with atomic_path(folder / "xgboost.json") as tmp:  # the temporary name keeps .json: xgboost's format
                 clf.save_model(str(tmp))
         write_json(folder / "model.json", params)
@@ -127,20 +128,14 @@ class LTRModel:
                 raise TypeError("model.json must hold an object")
         try:
             scaler = StandardScaler()
-            scaler.mean_, scaler.scale_, scaler.var_ = (np.asarray(params["scaler"][k], dtype=np.float64)
-                                                        for k in ("mean", "scale", "var"))
-            scaler.n_samples_seen_ = params["scaler"]["n_samples_seen"]
-            scaler.n_features_in_ = len(scaler.mean_)
-            if m.model == "logreg":
-                clf = LogisticRegression(**LOGREG_PARAMS)
-                clf.coef_, clf.intercept_ = (np.asarray(params["logreg"][k], dtype=np.float64)
-                                             for k in ("coef", "intercept"))
-                clf.classes_ = np.asarray(params["logreg"]["classes"])
-                clf.n_features_in_ = clf.coef_.shape[1]
-            else:
-                clf = _xgb_classifier()
+            clf = LogisticRegression(**LOGREG_PARAMS) if m.model == "logreg" else _xgb_classifier()
+            for part, obj in (("scaler", scaler), ("logreg", clf))[: 2 if m.model == "logreg" else 1]:
+                for k, t in FITTED[part].items():
+                    setattr(obj, f"{k}_", np.asarray(params[part][k], dtype=t))
+                obj.n_features_in_ = getattr(obj, f"{list(FITTED[part])[0]}_").shape[-1]  # of mean / coef
+            if m.model == "xgboost":
                 clf.load_model(str(folder / "xgboost.json"))
-        except (KeyError, TypeError, ValueError, OSError) as exc:
+        except (KeyError, TypeError, ValueError, IndexError, OSError) as exc:
             raise ArgsimError(f"{folder}: unreadable LTR model ({exc})") from None
         m.pipeline = make_pipeline(scaler, clf)
         return m, meta

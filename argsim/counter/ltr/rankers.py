@@ -1,9 +1,6 @@
-"""The LTR rankers (section 3.2, appendix B.1): `argsim rank counterargs --method logreg-part|xgboost-full|...`.
-
-Logistic regression (linear after an affine scaler) ranks with Simple-SD's exact bound-and-prune search
-(`argsim.counter.lexical.prune`), XGBoost with the same search over box bounds of its trees (`cascade`);
-`prune=none` scores every pair exactly (XGBoost through the on-disk feature cache).
-"""
+"""The LTR rankers (section 3.2, appendix B.1): `argsim rank counterargs --method logreg-part|xgboost-full|...`,
+by the exact bound-and-prune search over linear (`argsim.counter.lexical.prune`) or tree scores (`cascade`);
+`prune=none` scores every pair exactly (XGBoost through the on-disk feature cache)."""
 
 from __future__ import annotations
 
@@ -41,7 +38,7 @@ def _ltr_ranker(method: str):
         space = FeatureSpace(points, pools, config, executor=engine or LocalEngine())
         search = {"gold": gold if prune == "rank" else None, "mode": prune, "top_k": top_k, "description": method}
         scores, stats = (linear_scores(space, ltr.linear_weights(), **search) if ltr.model == "logreg"
-                         else tree_scores(space, ltr, **search))  # the exact search over linear or tree scores
+                         else tree_scores(space, ltr, **search))
         return ScoreDict(scores, exact_rank=prune in ("rank", "none"), stats=stats.__dict__)
 
     return rank

@@ -92,26 +92,20 @@ def parse_xgboost(model: Any) -> TreeEnsemble:
     objective = learner["objective"]["name"]
     base = float(str(params["base_score"]).strip("[]"))
     base_margin = float(np.log(base) - np.log1p(-base)) if objective in ("binary:logistic", "reg:logistic") else base
-    left, right, feature, threshold, value, roots = [], [], [], [], [], []
-    offset = 0
-    for tree in trees:
-        lc = np.asarray(tree["left_children"], dtype=np.int64)
-        rc = np.asarray(tree["right_children"], dtype=np.int64)
-        if any(tree.get("split_type", [])) or tree.get("categories_nodes"):
-            raise ValueError("categorical splits are not supported")
-        leaf = lc < 0
-        cond = np.asarray(tree["split_conditions"], dtype=np.float64)
-        left.append(np.where(leaf, -1, lc + offset))
-        right.append(np.where(leaf, -1, rc + offset))
-        feature.append(np.where(leaf, 0, np.asarray(tree["split_indices"], dtype=np.int64)))
-        threshold.append(np.where(leaf, 0.0, cond))
-        value.append(np.where(leaf, cond.astype(np.float32).astype(np.float64), 0.0))
-        roots.append(offset)
-        offset += len(lc)
-    cat = np.concatenate
-    return TreeEnsemble(left=cat(left).astype(np.int32), right=cat(right).astype(np.int32),
-                        feature=cat(feature).astype(np.int32), threshold=cat(threshold).astype(np.float32),
-                        value=cat(value), roots=np.asarray(roots, dtype=np.int32), base_margin=base_margin,
+    if any(any(tree.get("split_type", [])) or tree.get("categories_nodes") for tree in trees):
+        raise ValueError("categorical splits are not supported")
+    sizes = [len(tree["left_children"]) for tree in trees]
+    roots = np.cumsum([0, *sizes[:-1]])
+    lc, rc, split = (np.concatenate([np.asarray(tree[k], dtype=np.int64) for tree in trees])
+                     for k in ("left_children", "right_children", "split_indices"))
+    cond = np.concatenate([np.asarray(tree["split_conditions"], dtype=np.float64) for tree in trees])
+    leaf, offset = lc < 0, np.repeat(roots, sizes)  # node ids made global: tree t's after tree t - 1's
+    return TreeEnsemble(left=np.where(leaf, -1, lc + offset).astype(np.int32),
+                        right=np.where(leaf, -1, rc + offset).astype(np.int32),
+                        feature=np.where(leaf, 0, split).astype(np.int32),
+                        threshold=np.where(leaf, 0.0, cond).astype(np.float32),
+                        value=np.where(leaf, cond.astype(np.float32).astype(np.float64), 0.0),
+                        roots=roots.astype(np.int32), base_margin=base_margin,
                         n_features=int(params["num_feature"]), objective=objective)
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args, get_type_hints
+from typing import Any, Literal
 
 from argsim.config import SEED
 from argsim.errors import ArgsimError
-from argsim.options import setting
+from argsim.options import check_settings, setting
 
 #: a saved cross-encoder's marker file (its training options; `argsim train bipolar --kind cross-encoder`)
 CROSS_MARKER = "argsim_cross_encoder.json"
@@ -17,16 +17,6 @@ CROSS_MARKER = "argsim_cross_encoder.json"
 
 def is_cross_folder(folder: str | Path) -> bool:
     return (Path(folder) / CROSS_MARKER).is_file()
-
-
-def marker_max_length(folder: str | Path) -> int:
-    """The token limit a saved cross-encoder folder was trained with (its marker file; 256 where it names none)."""
-    from argsim.backend.safety import model_files
-    from argsim.io import read_json_as
-    from argsim.schemas import CounterCrossMarker
-
-    with model_files(folder, "cross-encoder"):
-        return int(read_json_as(CounterCrossMarker, Path(folder) / CROSS_MARKER).get("max_length", 256))
 
 
 @dataclass(frozen=True)
@@ -100,12 +90,7 @@ class NeuralConfig:
     seed: int = setting(SEED, "Random seed.", cli=False)
 
     def __post_init__(self) -> None:
-        hints = get_type_hints(NeuralConfig)  # the choices: the Literal of each field
-        for name, value, choices in (("model kind", self.kind, get_args(hints["kind"])),
-                                     ("pooling", self.pooling, get_args(hints["pooling"])),
-                                     ("sampling", self.sampling, get_args(hints["sampling"]))):
-            if value not in choices:
-                raise ArgsimError(f"unknown {name} '{value}': choose one of {', '.join(choices)}")
+        check_settings(self)  # refused as the command line's parser refuses (types, choices, bounds)
         if self.kind == "bipolar-nodiff":
             self.use_diff = False
         if self.lora_rank and not self.train_encoder:

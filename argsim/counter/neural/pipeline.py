@@ -19,10 +19,13 @@ from argsim.config import RunConfig
 from argsim.counter.core.evaluation import at1_over_k_hits, rerank_order
 from argsim.counter.core.pools import PoolIndex
 from argsim.counter.lexical.baselines import bm25_scores
-from argsim.counter.neural.config import is_cross_folder, marker_max_length
+from argsim.counter.neural.config import CROSS_MARKER, NeuralConfig, is_cross_folder
+from argsim.counter.neural.model import CounterModel
 from argsim.counter.neural.store import is_model_folder, load_model, read_config, resolve_folder
 from argsim.data.counterargs import Argument
 from argsim.errors import ModelError
+from argsim.io import read_json_as
+from argsim.schemas import CounterCrossMarker
 from argsim.vectors import l2_normalize
 
 
@@ -49,15 +52,19 @@ def check_stage(folder: str | Path, option: str = "model") -> None:
 
 
 def load_stage(spec: str | Path | None, precision: str = "auto", config=None):
-    """'bm25', a CounterModel folder (or a shipped counter model's name), or a cross-encoder folder -> the stage
-    object (None stays None). A cross-encoder scores on the CPU in `precision` (auto = fp32), CounterModel stages
-    in fp32; their transformers run in `config`'s runtime (None: PyTorch)."""
+    """'bm25', a CounterModel folder (or a shipped counter model's name), 'cosine:<model>' (an untrained
+    Unipolar-ret, identity head: the model's cosine) or a cross-encoder folder -> the stage object (None stays
+    None). A cross-encoder scores on the CPU in `precision` (auto = fp32), CounterModel stages in fp32; their
+    transformers run in `config`'s runtime (None: PyTorch)."""
     if spec in (None, "none", "bm25"):
         return "bm25" if spec == "bm25" else None
-    if is_cross_folder(spec):  # the backend's pair scorer, on the CPU
-        return pair_scorer(spec, replace(config or RunConfig(), device="cpu", precision=precision),
-                           marker_max_length(spec), batch_size=32)
-    model = load_model(spec)
+    if is_cross_folder(spec):  # the backend's pair scorer, on the CPU, at the token limit its marker file names
+        with model_files(spec, "cross-encoder"):
+            max_length = int(read_json_as(CounterCrossMarker, Path(spec) / CROSS_MARKER).get("max_length", 256))
+        return pair_scorer(spec, replace(config or RunConfig(), device="cpu", precision=precision), max_length,
+                           batch_size=32)
+    model = (CounterModel(NeuralConfig(kind="unipolar-ret", base_model=str(spec).split(":", 1)[1]))
+             if str(spec).startswith("cosine:") else load_model(spec))
     model.run_config = config
     return model
 

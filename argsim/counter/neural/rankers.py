@@ -1,10 +1,7 @@
-"""The neural rankers of `argsim rank counterargs --method NAME` (registered on import; no heavy work here).
-
-Options (`--model`, `--opt key=value`): `model` (trained model folder, or a shipped counter model's name;
-`bi-encoder` and `bipolar` default to the shipped ones), `k` (rerank depth, default 30), `retriever` / `reranker`
-(the two-stage methods' folders; `retriever=bm25` for BM25); `run_ranker` passes `precision` (a cross-encoder
-stage's) and `config` (every stage's transformer runtime).
-"""
+"""The neural rankers of `argsim rank counterargs --method NAME` (registered on import; no heavy work here), their
+options in their help (`model`: a trained folder or a shipped counter model's name, `k`: the rerank depth,
+`retriever=bm25` for BM25); `run_ranker` passes `precision` (a cross-encoder stage's) and `config` (every stage's
+transformer runtime)."""
 
 from __future__ import annotations
 

@@ -48,9 +48,6 @@ class RetrieveRerank:
         self._cls = model.cls.params() if model.cls is not None else None
         self._by_text = _ids_by_text(self.texts or [])
 
-    def __len__(self) -> int:
-        return len(self.base)
-
     def rank(self, query_base: np.ndarray, k: int, exclude: list[set[int]] | None = None,
              rerank: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """(ids (n, k), scores (n, k)) per query: retrieval top-k, reranked by the classifier when it exists."""

@@ -178,17 +178,20 @@ class RetrievalEncoder(Encoder):
 
     A one-tower model encodes every text with its candidate side; a two-tower model (the Bi-encoder) loads unbound,
     `for_role("query")` / `for_role("document")` giving its point / candidate tower (the roles: its manifest, else
-    `TOWER_ROLES`). `runtime` (the spec `get_encoder` passes): where the transformer runs, the heads in torch."""
+    `TOWER_ROLES`). `runtime` (the spec `get_encoder` passes): where the transformer runs, the heads in torch. The
+    `argsim_encoder.json` loader (`load_encoder`; `name`: a shipped folder's model name): the model computes in fp32
+    whatever `precision` asks (its `precision` and cache key say so)."""
 
-    def __init__(self, folder: Path, device: str = "cpu", batch_size: int = 64, name: str | None = None,
-                 runtime: dict | None = None) -> None:
+    def __init__(self, folder: str | Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32",
+                 name: str | None = None, runtime: dict | None = None) -> None:
         super().__init__()
         from argsim.backend.names import manifest_roles
 
+        folder = Path(folder)
         self.model = load_model(folder)
-        self.name, self.device, self.batch_size = name or Path(folder).name, device, batch_size
+        self.name, self.device, self.batch_size = name or folder.name, device, batch_size
         self.fingerprint = fingerprint(folder)
-        self.roles = (manifest_roles(Path(folder)) or dict(TOWER_ROLES)) if self.model.config.separate_towers else None
+        self.roles = (manifest_roles(folder) or dict(TOWER_ROLES)) if self.model.config.separate_towers else None
         self.side: str | None = None if self.roles else "candidate"
         self.identity = f"counter-neural:{self.fingerprint}:{self.side or 'unbound'}-retrieval"
         if runtime is not None:
@@ -227,11 +230,7 @@ class RetrievalEncoder(Encoder):
         return self.model.retrieval_numpy(self.model.embed_texts(texts, side=self.side), self.side)
 
 
-def load_encoder(folder: str | Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32",
-                 name: str | None = None, runtime: dict | None = None) -> Encoder:
-    """The `argsim_encoder.json` loader (`name`: a shipped folder's model name; `runtime`: see `RetrievalEncoder`);
-    the model computes in fp32 whatever `precision` asks (its `precision` and cache key say so)."""
-    return RetrievalEncoder(Path(folder), device=device, batch_size=batch_size, name=name, runtime=runtime)
+load_encoder = RetrievalEncoder  # the argsim_encoder.json loader (`argsim.backend.names.ENCODER_LOADERS`)
 
 
 def read_history(folder: str | Path) -> list[dict]:

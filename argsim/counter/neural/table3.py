@@ -16,8 +16,7 @@ import numpy as np
 
 from argsim.config import SEED, RunConfig, default_data_dir
 from argsim.counter.core.evaluation import RowScore
-from argsim.counter.neural.config import CROSS_MARKER, NeuralConfig, Table3Request, is_cross_folder
-from argsim.counter.neural.model import CounterModel
+from argsim.counter.neural.config import CROSS_MARKER, Table3Request, is_cross_folder
 from argsim.counter.neural.pipeline import check_stage, hits_over_k_pools, load_stage, run_stages
 from argsim.counter.neural.plot import learning_curves
 from argsim.counter.neural.store import read_history
@@ -85,12 +84,7 @@ def evaluate_row(row: RowSpec, corpus, split: str, setting: str, ks: tuple[int, 
     holds K = 1, the first stage's own accuracy@1 on the same points."""
     stages = stages if stages is not None else {}
     for spec in (row.first, row.second):  # `config`: the transformers' runtime
-        if spec is None or spec in stages:
-            continue
-        if spec.startswith("cosine:"):  # an untrained Unipolar-ret (identity head): the model's cosine
-            stages[spec] = CounterModel(NeuralConfig(kind="unipolar-ret", base_model=spec.split(":", 1)[1]))
-            stages[spec].run_config = config
-        else:
+        if spec is not None and spec not in stages:
             stages[spec] = load_stage(spec, config=config)
     points = corpus.points(split)
     if limit is not None and limit < len(points):
@@ -147,13 +141,10 @@ class Table3Result:
 def table3_plan(request: Table3Request) -> list[tuple[RowSpec, str]]:
     """(row, setting) pairs: every row on every setting, plus the Bipolar-encoder row (and its zero-shot
     reference) on the request's `bipolar_settings`."""
-    models, base_model = request.models, request.base_model
-    plan = [(r, s) for s in request.settings for r in table3_rows(models, base_model)]
-    if models.get("bipolar") and request.bipolar_settings:
-        keep = ("Bipolar-encoder", f"zero-shot cosine ({base_model})")
-        plan += [(r, s) for s in request.bipolar_settings
-                 for r in table3_rows({"bipolar": models["bipolar"]}, base_model) if r.method in keep]
-    return plan
+    rows = table3_rows(request.models, request.base_model)
+    keep = ("Bipolar-encoder", f"zero-shot cosine ({request.base_model})")
+    return [(r, s) for s in request.settings for r in rows] + [
+        (r, s) for s in request.bipolar_settings for r in rows if r.method in keep and request.models.get("bipolar")]
 
 
 def run_inputs(request: Table3Request, seed: int, data: str | None = None) -> dict:
@@ -181,9 +172,7 @@ def evaluate_table3(corpus, request: Table3Request, config=None,
     one line while the file is there."""
     zero_shot, seed = f"cosine:{request.base_model}", getattr(config, "seed", SEED)
     split, ks = request.split, request.ks
-    stages: dict = {}
-    reference: dict[str, RowScore] = {}
-    out = []
+    stages, reference, out = {}, {}, []  # loaded stages (and pools), the zero-shot row's score per setting, results
     inputs = run_inputs(request, seed, data)
     state, done = Path(state) if state is not None else None, {}
     if state is not None and state.exists():  # the rows an interrupted run finished, if it ran on these inputs
@@ -197,25 +186,22 @@ def evaluate_table3(corpus, request: Table3Request, config=None,
             warn(f"{state}: {len(done)} row(s) of an interrupted run are kept; only the rest are evaluated")
     for row, setting in table3_plan(request):
         key = f"{row.method}|{row.first}|{row.second}|{setting}"
-        if key in done:
-            kept = done[key]
-            score = RowScore(kept["ids"], {int(k): np.asarray(v) for k, v in kept["hits"].items()})
-            seconds = kept["seconds"]
-        else:
+        if key not in done:  # evaluated now, kept as the state file keeps it
             t0 = time.perf_counter()
             score = evaluate_row(row, corpus, split, setting, ks, seed=seed, stages=stages, config=config,
                                  limit=(request.cross_limit or None) if row.uses_cross else None)
-            seconds = time.perf_counter() - t0
+            done[key] = {"ids": list(score.ids), "hits": {str(k): v.tolist() for k, v in score.hits.items()},
+                         "seconds": time.perf_counter() - t0}
             if state is not None:
-                done[key] = {"ids": list(score.ids), "hits": {str(k): v.tolist() for k, v in score.hits.items()},
-                             "seconds": seconds}
                 write_json(state, {"inputs": inputs, "rows": done}, indent=None)
+        kept = done[key]
+        score = RowScore(kept["ids"], {int(k): np.asarray(v, dtype=bool) for k, v in kept["hits"].items()})
         if row.first == zero_shot:
             reference[setting] = score
         versus = versus_reference(score, reference[setting], ks) \
             if setting in reference and row.first != zero_shot else {}
         paper = table3(row.method) if (split, setting) == ("test", "epa") else {}
-        result = Table3Result(row, setting, score, versus, dict(paper), seconds)
+        result = Table3Result(row, setting, score, versus, dict(paper), kept["seconds"])
         out.append(result)
         if on_result:
             on_result(result)
