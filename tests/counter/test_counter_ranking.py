@@ -118,6 +118,13 @@ def test_cli_simple_sd_beats_random_and_eval_reads_it(corpus, tmp_path):
     assert res.exit_code == 0 and f"{acc:.3f}" in res.output and "0.745" in res.output
 
 
+def test_an_unknown_prune_mode_is_refused_in_one_line(tmp_path):
+    """`--opt prune=...` of simple-sd is checked as the LTR rankers check it (it fell back to `top` silently)."""
+    out = tmp_path / "rank.jsonl"
+    res = CliRunner().invoke(app, ["--quiet", "rank", "counterargs", "--method", "simple-sd", "--limit", "5",
+                                   "--opt", "prune=exact", "--out", str(out)])
+    assert res.exit_code == 2 and "unknown simple-sd prune mode 'exact'" in res.output and not out.exists()
+
 def test_ltr_trains_and_ranks_better_than_random(corpus, tmp_path):
     from argsim.counter.ltr.model import LTRModel
     from argsim.counter.ltr.training import train_ltr

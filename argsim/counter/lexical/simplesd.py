@@ -21,10 +21,10 @@ from argsim.counter.core.registry import RANKER_FAMILIES, ScoreDict, register_ra
 from argsim.counter.core.run import dataset_points
 from argsim.counter.lexical.feature_cache import FEATURE_CACHE, pool_features
 from argsim.counter.lexical.features import FEATURE_NAMES, N_PART, FeatureConfig, FeatureSpace
-from argsim.counter.lexical.prune import linear_scores
+from argsim.counter.lexical.prune import MODES, linear_scores
 from argsim.counter.lexical.stopwords import DEFAULT_STOPWORDS
 from argsim.engine.base import Engine, LocalEngine
-from argsim.errors import ArgsimError
+from argsim.errors import ArgsimError, check_choice
 from argsim.metrics.ranking import accuracy_at_1
 from argsim.metrics.record import Evaluation
 
@@ -83,11 +83,11 @@ def _space(points, pools, word_vectors: str, engine: Engine | None, stopwords: s
 def simple_sd_ranker(points, pools, reading: str | None = None, weights=None, word_vectors: str = "glove50",
                      prune: str = "top", engine: Engine | None = None, gold: dict | None = None, top_k: int = 10,
                      stopwords: str = DEFAULT_STOPWORDS, **_):
+    check_choice(prune, "simple-sd prune mode", MODES)  # before any feature is computed, as the LTR rankers do
     w = resolve_weights(reading, weights)
     space = _space(points, pools, word_vectors, engine, stopwords)
-    scores, stats = linear_scores(space, w, gold=gold if prune == "rank" else None,
-                                  mode="none" if prune == "none" else ("rank" if prune == "rank" else "top"),
-                                  top_k=top_k, description="Simple-SD")
+    scores, stats = linear_scores(space, w, gold=gold if prune == "rank" else None, mode=prune, top_k=top_k,
+                                  description="Simple-SD")
     return ScoreDict(scores, exact_rank=prune in ("rank", "none"), stats=stats.__dict__)
 
 
