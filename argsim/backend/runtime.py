@@ -159,8 +159,9 @@ def _atomic_build(target: Path, build) -> Path:
     return target
 
 
-def _pipeline(model, tokenizer, call, meta: dict) -> tuple:
-    """(an eval-mode module mapping the tokenizer's `MODEL_INPUTS` to `call(features)`, tokenizer, names, meta)"""
+def _pipeline(model, tokenizer, call, limit: int, dim: int, lowercase: bool = False, **extra) -> tuple:
+    """(an eval-mode module mapping the tokenizer's `MODEL_INPUTS` to `call(features)`, tokenizer, names, meta: the
+    token `limit`, `dim`, `lowercase` and `extra`)"""
     import torch
 
     names = [n for n in MODEL_INPUTS if n in tokenizer("probe")]
@@ -173,6 +174,7 @@ def _pipeline(model, tokenizer, call, meta: dict) -> tuple:
         def forward(self, *inputs):
             return call(dict(zip(names, inputs, strict=True)))
 
+    meta = {"max_seq_length": int(limit), "dim": int(dim), "lowercase": bool(lowercase), **extra}
     return Pipeline().eval(), tokenizer, names, meta
 
 
@@ -188,22 +190,18 @@ def sentence_pipeline(st, folder: Path | str = "") -> tuple:
     if tokenizer is None:
         raise ModelError(f"{folder}: its first module {type(first).__name__} is not a transformer; "
                          "it runs with --backend torch only")
-    meta = {"max_seq_length": int(st.max_seq_length or 512), "dim": int(st.get_sentence_embedding_dimension()),
-            "lowercase": bool(getattr(first, "do_lower_case", False))}
-    return _pipeline(st, tokenizer, lambda feats: st(feats)["sentence_embedding"], meta)
+    return _pipeline(st, tokenizer, lambda feats: st(feats)["sentence_embedding"], st.max_seq_length or 512,
+                     st.get_sentence_embedding_dimension(), getattr(first, "do_lower_case", False))
 
 
 def pooled_pipeline(model, tokenizer, pooling: str) -> tuple:
     """The export pipeline of a transformers model in memory with argsim's pooling (`mean`, `cls`, `cls-last4`;
     `argsim.backend.pooling.pool`): `(module, tokenizer, input names, meta)`."""
-    hidden = int(model.config.hidden_size)
-
     def call(feats: dict) -> Any:
         return pool(model(**feats, output_hidden_states=pooling == "cls-last4"), feats["attention_mask"], pooling)
 
-    limit = int(getattr(model.config, "max_position_embeddings", 512))
-    meta = {"max_seq_length": limit, "dim": hidden * (4 if pooling == "cls-last4" else 1), "lowercase": False}
-    return _pipeline(model, tokenizer, call, meta)
+    return _pipeline(model, tokenizer, call, getattr(model.config, "max_position_embeddings", 512),
+                     model.config.hidden_size * (4 if pooling == "cls-last4" else 1))
 
 
 def logits_pipeline(model) -> tuple:
@@ -216,9 +214,8 @@ def logits_pipeline(model) -> tuple:
     config = getattr(model, "config", None)
     limit = int(getattr(config, "max_position_embeddings", 512) or 512)
     labels = int(getattr(model, "num_labels", None) or getattr(config, "num_labels", 1) or 1)
-    meta = {"max_seq_length": min(model.max_length or limit, limit), "dim": labels, "lowercase": False,
-            "activation": activation}
-    return _pipeline(model, model.tokenizer, lambda feats: model(feats)["scores"], meta)
+    return _pipeline(model, model.tokenizer, lambda feats: model(feats)["scores"],
+                     min(model.max_length or limit, limit), labels, activation=activation)
 
 
 #: the activations of a cross-encoder that may be exported (`logits_pipeline`)

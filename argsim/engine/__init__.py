@@ -7,25 +7,10 @@ same numbers; Ray only adds parallelism across the cluster's CPUs (no home-made 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
-
 from argsim.config import ENGINES
 from argsim.engine.base import Engine, LocalEngine
+from argsim.engine.encoding import encode
 from argsim.errors import ArgsimError
-
-if TYPE_CHECKING:
-    import numpy as np
-
-    from argsim.backend.encoder import Encoder
-
-
-def encode(engine: Engine | None, encoder: Encoder, texts: Sequence[str], normalize: bool = False) -> np.ndarray:
-    """`encoder.encode(texts)` on `engine` (local: the encoder itself; ray: what the cache lacks, on Ray's actor
-    pool, merged into the encoder's cache): see `argsim.engine.encoding` (imported on first use)."""
-    from argsim.engine.encoding import encode as _encode
-
-    return _encode(engine, encoder, texts, normalize=normalize)
 
 
 def get_engine(name: str = "local", address: str | None = None, num_cpus: int | None = None,
