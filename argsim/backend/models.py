@@ -89,8 +89,7 @@ class STModelEncoder(Encoder):
         return view
 
     def known_dim(self) -> int | None:
-        get = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
-        dim = get()
+        dim = (getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension)()
         return int(dim) if dim else None
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:

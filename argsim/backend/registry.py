@@ -258,7 +258,7 @@ def get_cross_encoder(name: str | Path, device: str = "cpu", precision: str = "f
         max_length: the pairs' token limit (None: the model's).
 
     Returns:
-        A CrossEncoder, or an `ExportedModel` (its `logits(pairs)`, `calibrate(pairs)` and `tokenizer`); the
+        A CrossEncoder, or an `ExportedModel` (its `logits(pairs)`, `prepare(first, second)` and `tokenizer`); the
         backend's pair scorer scores either (`argsim.backend.resolve.pair_scorer`).
 
     Example:

@@ -110,7 +110,8 @@ class PairScorer:
         pairs = [tuple(p) for p in pairs]
         if not pairs:
             return np.zeros((0, 1))
-        getattr(self.model, "calibrate", lambda _pairs: None)(pairs)  # OpenVINO int8: on the pairs asked for
+        if getattr(self.model, "needs_calibration", False):  # OpenVINO int8 not built yet: calibrated on these
+            self.model.prepare([a for a, _ in pairs], [b for _, b in pairs])  # pairs before the cache key is read
         with kept_mode(self.model):
             got = self.pairs.encode([pair_text(p) for p in pairs], show_progress=show_progress,
                                     description="cross-encoder")

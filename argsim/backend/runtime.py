@@ -426,12 +426,6 @@ class ExportedModel:
             return np.zeros((0, int(self.meta["dim"])), dtype=np.float32)
         return np.concatenate(outs, axis=0).astype(np.float32, copy=False)
 
-    def calibrate(self, pairs: Sequence[tuple[str, str]]) -> None:
-        """A cross-encoder's OpenVINO int8 not built yet: build it calibrated on `pairs` (nothing otherwise), before
-        the pair scorer reads its cache, whose key the calibration digest is part of."""
-        if self.needs_calibration:
-            self.prepare([a for a, _ in pairs], [b for _, b in pairs])
-
     def logits(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> np.ndarray:
         """A cross-encoder export's logits (len(pairs), labels), computed in length-sorted batches, in input order."""
         pairs = list(pairs)

@@ -28,9 +28,8 @@ def get_engine(name: str = "local", address: str | None = None, num_cpus: int | 
 
 def engine_from_config(config) -> Engine:
     """The engine a command's `RunConfig` asks for (`--engine`, `--ray-address`)."""
-    if config is None:
-        return LocalEngine()
-    return get_engine(config.engine, address=config.ray_address, num_cpus=config.threads, quiet=config.quiet)
+    return LocalEngine() if config is None else get_engine(config.engine, address=config.ray_address,
+                                                            num_cpus=config.threads, quiet=config.quiet)
 
 
 __all__ = ["ENGINES", "Engine", "LocalEngine", "encode", "engine_from_config", "get_engine"]
