@@ -134,9 +134,7 @@ def save_adapter(model, folder: Path, base: str, extra: dict | None = None) -> P
     from peft import get_peft_model_state_dict
     from safetensors.torch import save_file
 
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    peft_model = model[0].model
+    folder, peft_model = Path(folder), model[0].model  # atomic_path creates the folder
     tensors = {k: v.detach().cpu().contiguous() for k, v in get_peft_model_state_dict(peft_model).items()}
     with atomic_path(folder / ADAPTER_WEIGHTS) as tmp:
         save_file(tensors, str(tmp))
@@ -191,10 +189,8 @@ def apply_adapter(folder: Path, device: str | None = None, trainable: bool = Fal
     Example:
         >>> model = apply_adapter(shipped_models()["kpm"])  # doctest: +SKIP
     """
-    folder = Path(folder)
-    card = read_card(folder)
-    base = check_base(folder, card)
-    config = adapter_config(folder)
+    folder, card = Path(folder), read_card(folder)
+    base, config = check_base(folder, card), adapter_config(folder)
     model = plain_sentence_transformer(base, device=device)
     if card.get("max_seq_length"):
         model.max_seq_length = int(card["max_seq_length"])

@@ -35,11 +35,13 @@ def position_limit(config) -> int | None:
     return positions - 2 if getattr(config, "model_type", "") in OFFSET_POSITIONS else positions
 
 
-def check_max_seq_length(name: str, requested: int | None, limit: int | None) -> None:
+def check_max_seq_length(name: str, requested: int | None, limit: int | None, default: int | None = None) -> int | None:
     """ModelError (one line) for a --max-seq-length the model cannot take: beyond its positions it would fail on
-    the first long text (an index error deep in the model), so it is refused when the model loads."""
+    the first long text (an index error deep in the model), so it is refused when the model loads. Returns the
+    length used: `requested`, else `default` (at most `limit`)."""
     if requested is not None and limit is not None and requested > limit:
         raise ModelError(f"--max-seq-length {requested}: model '{name}' takes at most {limit} tokens")
+    return requested or (min(default, limit) if default and limit else default)
 
 
 def set_st_max_seq_length(model, name: str, requested: int | None) -> None:
@@ -84,8 +86,7 @@ class STModelEncoder(Encoder):
         if role is None or not (getattr(self.model, "prompts", None) or {}).get(role):
             return self
         view = copy.copy(self)
-        view.prompt_name, view._cache = role, None
-        view.identity = f"{self.identity}:prompt={role}"
+        view.prompt_name, view._cache, view.identity = role, None, f"{self.identity}:prompt={role}"
         return view
 
     def known_dim(self) -> int | None:
@@ -125,9 +126,7 @@ class TransformerEncoder(Encoder):
         self.tokenizer = AutoTokenizer.from_pretrained(str(path), **HF_LOAD)
         model = AutoModel.from_pretrained(str(path), use_safetensors=True, **HF_LOAD)
         self.model = cast_for_inference(model.to(device), precision)
-        limit = position_limit(self.model.config) or 512
-        check_max_seq_length(name, max_seq_length, limit)
-        self.max_seq_length = min(max_seq_length or 256, limit)
+        self.max_seq_length = check_max_seq_length(name, max_seq_length, position_limit(self.model.config) or 512, 256)
         self.identity = f"hf:{fingerprint(path)}:{pooling}:{self.max_seq_length}"
 
     def known_dim(self) -> int | None:
@@ -163,8 +162,7 @@ class ExportedEncoder(Encoder):
         self.model = exported_model(self.folder, pooling, spec, precision, adapter=adapter, build=build)
         self.base, self.meta, self.tokenizer = self.model.base, self.model.meta, self.model.tokenizer
         limit = self.meta["max_seq_length"]
-        check_max_seq_length(name, max_seq_length, limit)
-        self.max_seq_length = max_seq_length or (limit if pooling is None else min(256, limit))
+        self.max_seq_length = check_max_seq_length(name, max_seq_length, limit, limit if pooling is None else 256)
         prefix = f"st:{fingerprint(folder)}:model" if pooling is None else f"hf:{fingerprint(folder)}:{pooling}"
         self.identity = f"{identity or prefix}:{self.max_seq_length}"
         self.runtime = self.model.runtime

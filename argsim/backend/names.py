@@ -73,8 +73,7 @@ def weights_file(folder: Path, card: dict | None = None) -> Path:
         >>> weights_file(shipped_models()["kpm"]).name  # doctest: +SKIP
         'adapter_model.safetensors'
     """
-    card = read_card(folder) if card is None else card
-    name = card.get("weights", ADAPTER_WEIGHTS)
+    name = (read_card(folder) if card is None else card).get("weights", ADAPTER_WEIGHTS)
     if not isinstance(name, str) or not name or "/" in name or "\\" in name or name.startswith("."):
         raise ModelError(f"{Path(folder) / CARD}: 'weights' must be a file name in the folder, not {name!r}")
     return Path(folder) / name

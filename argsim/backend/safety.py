@@ -77,8 +77,7 @@ def _check_one(folder: Path) -> list[str]:
     for p in [f for f in files if f.suffix.lower() == ".json"]:
         try:
             if p.stat().st_size > _MAX_JSON_BYTES:
-                with open(p, encoding="utf-8", errors="replace") as fh:
-                    text = fh.read()
+                text = p.read_text(encoding="utf-8", errors="replace")
                 hit = next((k for k in REMOTE_CODE_KEYS if f'"{k}"' in text), None)
             else:
                 hit = _remote_code_key(json.loads(p.read_text(encoding="utf-8")))

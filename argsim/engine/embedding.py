@@ -275,10 +275,8 @@ def embed_ray(path: Path, out: Path, spec: EmbedSpec, engine, batch_rows: int = 
 def embed_texts_ray(engine, spec: EmbedSpec, texts: list[str], chunk_rows: int,
                     quiet: bool = True) -> Iterator[tuple[list[bytes], np.ndarray, str]]:
     """Embed in-memory `texts` on the engine's actor pool (`actor_pool`, the same actors as `embed_ray`); yields
-    (text keys, float32 vectors, model identity) per finished block of `chunk_rows` texts, in no fixed order.
-
-    Each block is one batch of one actor, so the actor's `Encoder.encode` sees exactly the texts of a block
-    (the caller passes them length-sorted: the same batches as the local encoder's chunks)."""
+    (text keys, float32 vectors, model identity) per finished block of `chunk_rows` texts, in no fixed order; a
+    block is one actor's batch, the texts its `Encoder.encode` sees (why: `argsim.engine.encoding`)."""
     import pyarrow as pa
 
     ray = engine.session()
