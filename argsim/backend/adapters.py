@@ -10,7 +10,6 @@ artifact's loader checks the installed base with `check_base` first (another bas
 
 from __future__ import annotations
 
-import json
 import warnings
 from functools import lru_cache
 from pathlib import Path
@@ -20,7 +19,7 @@ from argsim.backend.device import cast_for_inference
 from argsim.backend.encoder import Encoder
 from argsim.backend.folders import model_path, plain_sentence_transformer
 from argsim.backend.models import ExportedEncoder, STModelEncoder
-from argsim.backend.names import ADAPTER_WEIGHTS, CARD, MODELS, encoder_manifest, read_card
+from argsim.backend.names import ADAPTER_WEIGHTS, CARD, MODELS, encoder_manifest, read_card, read_model_json
 from argsim.backend.runtime import sentence_pipeline
 from argsim.errors import ArgsimError, ModelError
 from argsim.io import atomic_path, sha256_file, write_json
@@ -106,8 +105,7 @@ def load_adapter_tensors(model, folder: Path) -> None:
     tensors = {k if k.startswith(PEFT_PREFIX) else PEFT_PREFIX + k: v
                for k, v in load_file(str(folder / ADAPTER_WEIGHTS)).items()}
     result = set_peft_model_state_dict(model[0].model, tensors)
-    unexpected = getattr(result, "unexpected_keys", [])
-    if unexpected:
+    if unexpected := getattr(result, "unexpected_keys", []):
         raise ModelError(f"{folder / ADAPTER_WEIGHTS}: tensors the model has no place for ({unexpected[0]}, ...)")
 
 
@@ -116,8 +114,7 @@ def adapter_checkpoint_loader(model):
     whose checkpoints hold only the adapter: it puts that back (the trainer restores the rest itself)."""
 
     def load(checkpoint_path: str) -> None:
-        found = sorted(Path(checkpoint_path).rglob(ADAPTER_WEIGHTS))
-        if not found:
+        if not (found := sorted(Path(checkpoint_path).rglob(ADAPTER_WEIGHTS))):
             raise ModelError(f"{checkpoint_path}: no {ADAPTER_WEIGHTS} to resume the adapter from")
         load_adapter_tensors(model, found[0].parent)
 
@@ -138,8 +135,7 @@ def save_adapter(model, folder: Path, base: str, extra: dict | None = None) -> P
     tensors = {k: v.detach().cpu().contiguous() for k, v in get_peft_model_state_dict(peft_model).items()}
     with atomic_path(folder / ADAPTER_WEIGHTS) as tmp:
         save_file(tensors, str(tmp))
-    config = peft_model.peft_config["default"].to_dict()
-    config["base_model_name_or_path"] = base
+    config = peft_model.peft_config["default"].to_dict() | {"base_model_name_or_path": base}
     config["target_modules"] = sorted(config["target_modules"]) if isinstance(config["target_modules"], set) \
         else config["target_modules"]
     write_json(folder / ADAPTER_CONFIG, config)
@@ -176,10 +172,7 @@ def check_base(folder: Path, card: dict) -> str:
 def adapter_config(folder: Path) -> dict:
     """peft's adapter_config.json of an adapter folder (rank `r`, `lora_alpha`, `lora_dropout`, `target_modules`);
     ModelError (one line) when it cannot be read."""
-    try:
-        return json.loads((Path(folder) / ADAPTER_CONFIG).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ModelError(f"{Path(folder) / ADAPTER_CONFIG}: unreadable ({exc})") from None
+    return read_model_json(Path(folder) / ADAPTER_CONFIG, "")
 
 
 def apply_adapter(folder: Path, device: str | None = None, trainable: bool = False):

@@ -69,8 +69,7 @@ class ConcatEncoder(CompositeEncoder):
         # the thematic concatenation's key as it was; normalisation and weights change the vectors, so they key too
         self.identity = ("concat:" + "+".join(p.identity for p in parts) + (":normalized" if normalize else "")
                          + (":w=" + ",".join(f"{w:g}" for w in self.weights) if self.weights else ""))
-        ran = [p for p in parts if p.backend != "torch"]
-        if ran:  # a part's transformer runs in ONNX Runtime / OpenVINO
+        if ran := [p for p in parts if p.backend != "torch"]:  # a part's transformer runs in ONNX Runtime / OpenVINO
             self.backend, self.quantize = ran[0].backend, ran[0].quantize
         self._bound: dict[str, ConcatEncoder] = {}
 

@@ -49,10 +49,8 @@ def set_st_max_seq_length(model, name: str, requested: int | None) -> None:
     positions (None: keep the model's own)."""
     if not requested:
         return
-    first = model[0] if len(model) else None
-    auto = getattr(first, "auto_model", None)
-    check_max_seq_length(name, requested, position_limit(getattr(auto, "config", None)))
-    model.max_seq_length = requested
+    auto = getattr(model[0] if len(model) else None, "auto_model", None)
+    model.max_seq_length = check_max_seq_length(name, requested, position_limit(getattr(auto, "config", None)))
 
 
 @contextmanager
@@ -211,8 +209,7 @@ class StaticVectorEncoder(Encoder):
         out = np.zeros((len(texts), self.kv.vector_size), dtype=np.float32)
         index = self.kv.key_to_index
         for i, text in enumerate(texts):
-            ids = [index[w] for w in tokenize_en(text) if w in index]
-            if ids:
+            if ids := [index[w] for w in tokenize_en(text) if w in index]:
                 out[i] = self.kv.vectors[ids].mean(axis=0)
         return out
 

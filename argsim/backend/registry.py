@@ -225,10 +225,8 @@ def load_sentence_transformer(name: str = DEFAULT_MODEL, device: str | None = No
     """A trainable SentenceTransformer for fine-tuning code (registry name, shipped model, adapter folder or local
     folder); `device` None: auto. A shipped model or adapter folder comes back with its adapter merged into the
     base's weights (`argsim.backend.adapters.apply_adapter` keeps it trainable instead)."""
-    if name not in MODELS:
-        folder = model_path(name)
-        if is_adapter_folder(folder):
-            return apply_adapter(folder, device=resolve_device(device or "auto"))
+    if name not in MODELS and is_adapter_folder(folder := model_path(name)):
+        return apply_adapter(folder, device=resolve_device(device or "auto"))
     return plain_sentence_transformer(name, device)
 
 
@@ -265,9 +263,8 @@ def get_cross_encoder(name: str | Path, device: str = "cpu", precision: str = "f
         >>> get_cross_encoder("models/kpm-cross").tokenizer.sep_token  # doctest: +SKIP
         '[SEP]'
     """
-    kind = runtime["backend"] if runtime else "torch"
-    key = ("cross-encoder", str(name), device, precision, max_length, None, kind,
-           json.dumps(runtime, sort_keys=True, default=str))
+    key = ("cross-encoder", str(name), device, precision, max_length, None, runtime["backend"] if runtime else "torch",
+           json.dumps(runtime, sort_keys=True, default=str))  # item 6: the runtime, as an encoder's key
     if key not in _LOADED:
         if runtime is None:
             _LOADED[key] = cast_for_inference(load_cross_encoder(str(name), device, max_length), precision)

@@ -83,9 +83,8 @@ class PairScorer:
     device, precision and `--backend onnx|openvino` runtime).
 
     `score(pairs)` is the log-probability of the model's last label (a match / the best counter) in float64
-    (`log_positive`: a one-label model's log-sigmoid, several labels' log-softmax): it orders pairs as the
-    probability does but never saturates (a float32 sigmoid or softmax rounds every pair whose logits differ by more
-    than about 17 to 1.0, and those pairs would tie).
+    (`log_positive`): it orders pairs as the probability does but never saturates (a float32 sigmoid or softmax
+    rounds every pair whose logits differ by more than about 17 to 1.0, and those pairs would tie).
     `probability(pairs)` is its exponential (key point matching's thresholds). The model's train/eval mode is left
     as it was. The logits are cached as embeddings are (`PairLogits`; docs/usage.md) under `identity`; without
     one (a model under training) nothing is cached.

@@ -93,8 +93,7 @@ def check_backend(backend: str, quantize: str = "none", device: str = "auto", pr
                            f"not {precision}")
     if quantize != "none" and precision == "bf16":
         raise BackendError("--quantize int8 runs its unquantized operators in fp32: drop --precision bf16")
-    missing = [p for p in BACKEND_PACKAGES[backend] if _version(p) == "none"]
-    if missing:
+    if missing := [p for p in BACKEND_PACKAGES[backend] if _version(p) == "none"]:
         raise BackendError(f"--backend {backend} needs {', '.join(missing)}: pip install 'argsim[cpu]'")
 
 
@@ -122,8 +121,7 @@ def read_calibration(path: Path) -> list[str]:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise BackendError(f"{path}: unreadable calibration file ({exc})") from None
-    texts = [line.strip() for line in lines if line.strip()]
-    if not texts:
+    if not (texts := [line.strip() for line in lines if line.strip()]):
         raise BackendError(f"{path}: the calibration file holds no text")
     return texts
 
@@ -232,9 +230,8 @@ def folder_pipeline(folder: Path, pooling: str | None) -> tuple:
         return sentence_pipeline(SentenceTransformer(str(folder), device="cpu", **HF_LOAD).eval(), folder)
     from transformers import AutoModel, AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(str(folder), **HF_LOAD)
-    model = AutoModel.from_pretrained(str(folder), use_safetensors=True, **HF_LOAD).eval()
-    return pooled_pipeline(model, tokenizer, pooling)
+    return pooled_pipeline(AutoModel.from_pretrained(str(folder), use_safetensors=True, **HF_LOAD).eval(),
+                           AutoTokenizer.from_pretrained(str(folder), **HF_LOAD), pooling)
 
 
 def _export_onnx(build, pooling: str | None, out: Path) -> None:
@@ -399,15 +396,14 @@ class ExportedModel:
         if self._runner is not None:
             return self
         items = None
-        if self.backend == "openvino" and self.quantize != "none":
+        if self.needs_calibration:
             sep = "\x1f"
             joined = list(first) if second is None else [f"{a}{sep}{b}" for a, b in zip(first, second, strict=True)]
-            chosen, self.calibration_digest = calibration_choice(joined)
-            if not chosen:
+            self.calibration, self.calibration_digest = calibration_choice(joined)
+            if not self.calibration:
                 raise BackendError("OpenVINO int8 needs calibration texts: pass --calibration FILE")
-            pairs = [c.split(sep, 1) if second is not None else (c, None) for c in chosen]
+            pairs = [c.split(sep, 1) if second is not None else (c, None) for c in self.calibration]
             items = [self.features([a], [b] if b is not None else None, max_length) for a, b in pairs]
-            self.calibration = chosen
         path = runtime_model(self.base, self.backend, self.quantize, items, self.calibration_digest)
         self._runner = _runner(path, self.backend, self.threads, self.precision)
         return self
@@ -433,9 +429,7 @@ class ExportedModel:
             return np.zeros((0, int(self.meta["dim"])), dtype=np.float32)
         order = sorted(range(len(pairs)), key=lambda i: -(len(pairs[i][0]) + len(pairs[i][1])))
         got = self.run([pairs[i][0] for i in order], [pairs[i][1] for i in order], batch_size=batch_size)
-        out = np.empty_like(got)
-        out[np.asarray(order)] = got
-        return out
+        return got[np.argsort(order)]  # back in input order
 
 
 def exported_model(folder: Path, pooling: str | None, spec: dict, precision: str = "fp32",

@@ -10,6 +10,7 @@ from __future__ import annotations
 from argsim.config import ENGINES
 from argsim.engine.base import Engine, LocalEngine
 from argsim.engine.encoding import encode
+from argsim.engine.ray_engine import RayEngine
 from argsim.errors import ArgsimError
 
 
@@ -20,8 +21,6 @@ def get_engine(name: str = "local", address: str | None = None, num_cpus: int | 
     if name == "local":
         return LocalEngine()
     if name == "ray":
-        from argsim.engine.ray_engine import RayEngine
-
         return RayEngine(address=address, num_cpus=num_cpus, quiet=quiet)
     raise ArgsimError(f"unknown engine '{name}': choose one of {', '.join(ENGINES)}")
 

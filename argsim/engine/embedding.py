@@ -227,8 +227,7 @@ def read_dataset(path: Path, spec: EmbedSpec):
 def quiet_data(ray, quiet: bool) -> None:
     """Ray Data's progress bars and start-up lines off when `quiet`."""
     ctx = ray.data.DataContext.get_current()
-    ctx.enable_progress_bars = not quiet
-    ctx.print_on_execution_start = not quiet
+    ctx.enable_progress_bars = ctx.print_on_execution_start = not quiet
     if quiet:
         logging.getLogger("ray.data").setLevel(logging.WARNING)
 
@@ -261,8 +260,7 @@ def embed_ray(path: Path, out: Path, spec: EmbedSpec, engine, batch_rows: int = 
         with worker_errors(ray, f"{path}: "):
             ds.write_parquet(str(tmp), min_rows_per_file=min(rows_per_shard, 10_000),
                              ray_remote_args={"num_cpus": IO_CPUS})
-        files = sorted(tmp.glob("*.parquet"))
-        if not files:
+        if not (files := sorted(tmp.glob("*.parquet"))):
             raise InputError(path, "no texts")
         table = pads.dataset([str(f) for f in files], format="parquet").to_table(columns=["identity"])
         identities = set(table.column("identity").to_pylist())
@@ -324,8 +322,7 @@ def read_shards(folder: str | Path) -> tuple[list[str], list[bytes], np.ndarray,
         raise InputError(folder, f"unreadable shards ({str(exc).splitlines()[0][:160]})") from None
     col = table.column("vector")
     dim = int(manifest["dim"])
-    size = getattr(col.type, "list_size", None)
-    if size != dim:
+    if (size := getattr(col.type, "list_size", None)) != dim:
         raise InputError(folder, f"the shards hold {size}-d vectors but the manifest says {dim}")
     return table.column("id").to_pylist(), table.column("key").to_pylist(), _flat(col).reshape(-1, dim), manifest
 
@@ -384,8 +381,7 @@ def verify_shards(folder: Path, keys: list[bytes], vectors: np.ndarray, manifest
         src = read_texts(source, column=column)
     texts = dict(zip(map(text_key, src), src, strict=True))
     pick = np.random.default_rng(seed).choice(len(keys), size=min(rows, len(keys)), replace=False)
-    missing = [int(i) for i in pick if bytes(keys[i]) not in texts]
-    if missing:
+    if missing := [int(i) for i in pick if bytes(keys[i]) not in texts]:
         raise ArgsimError(f"{folder}: row {missing[0] + 1}'s text is not in the source {source}; nothing was "
                           "imported")
     fresh = encoder.encode([texts[bytes(keys[i])] for i in pick], use_cache=False, show_progress=False)
