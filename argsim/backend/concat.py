@@ -9,8 +9,7 @@ shipped model name; nothing else loads. With `normalize_parts` each part's vecto
 scaled by sqrt(w_i), so the inner product of two composite vectors is sum_i w_i cos_i (score fusion written as one
 embedding model; the composite norms are constant, so the ranking by cosine is the ranking by that sum); without it
 the raw vectors are joined, scaled alike (the thematic triplets-sen-titles = [triplets-sen ; triplets-titles]).
-When a part has two towers (`Encoder.roles`), so has the composite: `for_role(role)` concatenates every part's
-`for_role(role)` encoder (a one-tower part encodes both roles alike), and encoding without a role is refused.
+When a part has two towers (`Encoder.roles`), so has the composite (`ConcatEncoder.for_role`).
 """
 
 from __future__ import annotations
@@ -70,14 +69,13 @@ class ConcatEncoder(CompositeEncoder):
         # the thematic concatenation's key as it was; normalisation and weights change the vectors, so they key too
         self.identity = ("concat:" + "+".join(p.identity for p in parts) + (":normalized" if normalize else "")
                          + (":w=" + ",".join(f"{w:g}" for w in self.weights) if self.weights else ""))
-        ran = [p for p in parts if p.backend != "torch"]
-        if ran:  # a part's transformer runs in ONNX Runtime / OpenVINO
+        if ran := [p for p in parts if p.backend != "torch"]:  # a part's transformer runs in ONNX Runtime / OpenVINO
             self.backend, self.quantize = ran[0].backend, ran[0].quantize
         self._bound: dict[str, ConcatEncoder] = {}
 
     def for_role(self, role: str | None) -> Encoder:
-        """The concatenation of every part's `for_role(role)` encoder (itself for a one-tower composite); a
-        two-tower composite refuses None (`Encoder.for_role`)."""
+        """The concatenation of every part's `for_role(role)` encoder (a one-tower part encodes both roles alike;
+        itself for a one-tower composite); a two-tower composite refuses None (`Encoder.for_role`)."""
         if self.roles is None or role is None:
             return super().for_role(role)
         check_role(role)
@@ -105,8 +103,7 @@ def save_composite(folder: Path, parts: list[str], normalize_parts: bool = True,
     Example:
         >>> save_composite(Path("models/fused"), ["counter-bi-encoder", "counter-retriever"])  # doctest: +SKIP
     """
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = Path(folder)  # write_json creates it
     config: dict = {"parts": list(parts), "normalize_parts": normalize_parts}
     if weights is not None:
         config["weights"] = [float(w) for w in weights]

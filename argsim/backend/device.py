@@ -95,8 +95,7 @@ def cpu_bf16_native(flags: Iterable[str] | None = None) -> bool:
         (True, False)
     """
     if flags is None:
-        flags = measure.cpu_info()["flags"]
-        if not flags:
+        if not (flags := measure.cpu_info()["flags"]):
             import torch
 
             return bool(torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())

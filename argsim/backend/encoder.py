@@ -57,8 +57,7 @@ class Encoder(ABC):
     """
 
     name: str = "encoder"
-    #: model fingerprint + pooling + max length; keys the cache (with `precision` when not fp32 and `runtime`
-    #: when not torch: `cache_key`)
+    #: model fingerprint + pooling + max length; with the precision and runtime, the cache's key (`cache_key`)
     identity: str = ""
     device: str = "cpu"
     #: the precision the encoder actually computes in (fp32, fp16, bf16; see argsim.backend.device)
@@ -207,10 +206,7 @@ class Encoder(ABC):
                 if store is not None:
                     store(chunk, parts[-1])
                 bar.advance(len(chunk))
-        sorted_vecs = np.concatenate(parts, axis=0)
-        out = np.empty_like(sorted_vecs)
-        out[np.asarray(order)] = sorted_vecs
-        return out
+        return np.concatenate(parts, axis=0)[np.argsort(order)]  # back in input order
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(name={self.name!r}, device={self.device!r}, precision={self.precision!r}, "

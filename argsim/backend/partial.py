@@ -25,11 +25,9 @@ class TopLayerTrainer:
         self.backbone, self.tokenizer = backbone, tokenizer
         self.n_layers = len(layers)
         self.n_top = max(1, min(n_top, self.n_layers))
-        for p in backbone.embeddings.parameters():
-            p.requires_grad = False
+        backbone.embeddings.requires_grad_(False)
         for layer in layers[: self.n_layers - self.n_top]:
-            for p in layer.parameters():
-                p.requires_grad = False
+            layer.requires_grad_(False)
         self.cache: dict[tuple[str, int], tuple[torch.Tensor, torch.Tensor]] = {}
 
     @property
@@ -37,8 +35,7 @@ class TopLayerTrainer:
         return next(self.backbone.parameters()).device
 
     def _fill(self, texts: list[str], max_len: int) -> None:
-        missing = [t for t in dict.fromkeys(texts) if (t, max_len) not in self.cache]
-        if not missing:
+        if not (missing := [t for t in dict.fromkeys(texts) if (t, max_len) not in self.cache]):
             return
         was_training = self.backbone.training
         self.backbone.eval()

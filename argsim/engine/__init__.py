@@ -7,25 +7,11 @@ same numbers; Ray only adds parallelism across the cluster's CPUs (no home-made 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
-
 from argsim.config import ENGINES
 from argsim.engine.base import Engine, LocalEngine
+from argsim.engine.encoding import encode
+from argsim.engine.ray_engine import RayEngine
 from argsim.errors import ArgsimError
-
-if TYPE_CHECKING:
-    import numpy as np
-
-    from argsim.backend.encoder import Encoder
-
-
-def encode(engine: Engine | None, encoder: Encoder, texts: Sequence[str], normalize: bool = False) -> np.ndarray:
-    """`encoder.encode(texts)` on `engine` (local: the encoder itself; ray: what the cache lacks, on Ray's actor
-    pool, merged into the encoder's cache): see `argsim.engine.encoding` (imported on first use)."""
-    from argsim.engine.encoding import encode as _encode
-
-    return _encode(engine, encoder, texts, normalize=normalize)
 
 
 def get_engine(name: str = "local", address: str | None = None, num_cpus: int | None = None,
@@ -35,17 +21,14 @@ def get_engine(name: str = "local", address: str | None = None, num_cpus: int | 
     if name == "local":
         return LocalEngine()
     if name == "ray":
-        from argsim.engine.ray_engine import RayEngine
-
         return RayEngine(address=address, num_cpus=num_cpus, quiet=quiet)
     raise ArgsimError(f"unknown engine '{name}': choose one of {', '.join(ENGINES)}")
 
 
 def engine_from_config(config) -> Engine:
     """The engine a command's `RunConfig` asks for (`--engine`, `--ray-address`)."""
-    if config is None:
-        return LocalEngine()
-    return get_engine(config.engine, address=config.ray_address, num_cpus=config.threads, quiet=config.quiet)
+    return LocalEngine() if config is None else get_engine(config.engine, address=config.ray_address,
+                                                            num_cpus=config.threads, quiet=config.quiet)
 
 
 __all__ = ["ENGINES", "Engine", "LocalEngine", "encode", "engine_from_config", "get_engine"]

@@ -35,6 +35,7 @@ from argsim.engine.ray_engine import RayEngine, worker_errors
 from argsim.errors import ArgsimError, InputError
 from argsim.io import check_input_file, check_output_path, current_umask, parse_json, read_json_as, read_texts
 from argsim.options import check_settings, setting
+from argsim.vectors import l2_normalize
 
 if TYPE_CHECKING:
     from argsim.backend.encoder import Encoder
@@ -226,8 +227,7 @@ def read_dataset(path: Path, spec: EmbedSpec):
 def quiet_data(ray, quiet: bool) -> None:
     """Ray Data's progress bars and start-up lines off when `quiet`."""
     ctx = ray.data.DataContext.get_current()
-    ctx.enable_progress_bars = not quiet
-    ctx.print_on_execution_start = not quiet
+    ctx.enable_progress_bars = ctx.print_on_execution_start = not quiet
     if quiet:
         logging.getLogger("ray.data").setLevel(logging.WARNING)
 
@@ -260,8 +260,7 @@ def embed_ray(path: Path, out: Path, spec: EmbedSpec, engine, batch_rows: int = 
         with worker_errors(ray, f"{path}: "):
             ds.write_parquet(str(tmp), min_rows_per_file=min(rows_per_shard, 10_000),
                              ray_remote_args={"num_cpus": IO_CPUS})
-        files = sorted(tmp.glob("*.parquet"))
-        if not files:
+        if not (files := sorted(tmp.glob("*.parquet"))):
             raise InputError(path, "no texts")
         table = pads.dataset([str(f) for f in files], format="parquet").to_table(columns=["identity"])
         identities = set(table.column("identity").to_pylist())
@@ -274,10 +273,8 @@ def embed_ray(path: Path, out: Path, spec: EmbedSpec, engine, batch_rows: int = 
 def embed_texts_ray(engine, spec: EmbedSpec, texts: list[str], chunk_rows: int,
                     quiet: bool = True) -> Iterator[tuple[list[bytes], np.ndarray, str]]:
     """Embed in-memory `texts` on the engine's actor pool (`actor_pool`, the same actors as `embed_ray`); yields
-    (text keys, float32 vectors, model identity) per finished block of `chunk_rows` texts, in no fixed order.
-
-    Each block is one batch of one actor, so the actor's `Encoder.encode` sees exactly the texts of a block
-    (the caller passes them length-sorted: the same batches as the local encoder's chunks)."""
+    (text keys, float32 vectors, model identity) per finished block of `chunk_rows` texts, in no fixed order; a
+    block is one actor's batch, the texts its `Encoder.encode` sees (why: `argsim.engine.encoding`)."""
     import pyarrow as pa
 
     ray = engine.session()
@@ -325,8 +322,7 @@ def read_shards(folder: str | Path) -> tuple[list[str], list[bytes], np.ndarray,
         raise InputError(folder, f"unreadable shards ({str(exc).splitlines()[0][:160]})") from None
     col = table.column("vector")
     dim = int(manifest["dim"])
-    size = getattr(col.type, "list_size", None)
-    if size != dim:
+    if (size := getattr(col.type, "list_size", None)) != dim:
         raise InputError(folder, f"the shards hold {size}-d vectors but the manifest says {dim}")
     return table.column("id").to_pylist(), table.column("key").to_pylist(), _flat(col).reshape(-1, dim), manifest
 
@@ -385,17 +381,14 @@ def verify_shards(folder: Path, keys: list[bytes], vectors: np.ndarray, manifest
         src = read_texts(source, column=column)
     texts = dict(zip(map(text_key, src), src, strict=True))
     pick = np.random.default_rng(seed).choice(len(keys), size=min(rows, len(keys)), replace=False)
-    missing = [int(i) for i in pick if bytes(keys[i]) not in texts]
-    if missing:
+    if missing := [int(i) for i in pick if bytes(keys[i]) not in texts]:
         raise ArgsimError(f"{folder}: row {missing[0] + 1}'s text is not in the source {source}; nothing was "
                           "imported")
     fresh = encoder.encode([texts[bytes(keys[i])] for i in pick], use_cache=False, show_progress=False)
     if fresh.shape[1] != vectors.shape[1]:
         raise ArgsimError(f"{folder}: the shards hold {vectors.shape[1]}-d vectors; {manifest['model']!r} makes "
                           f"{fresh.shape[1]}-d ones; nothing was imported")
-    stored = vectors[pick]
-    norms = np.linalg.norm(stored, axis=1) * np.linalg.norm(fresh, axis=1)
-    cos = np.where(norms > 0, (stored * fresh).sum(axis=1) / np.maximum(norms, 1e-30), 0.0)
+    cos = (l2_normalize(vectors[pick]) * l2_normalize(fresh)).sum(axis=1)  # a zero vector: cosine 0
     worst = int(np.argmin(cos))
     if cos[worst] < VERIFY_MIN_COSINE:
         raise ArgsimError(f"{folder}: row {int(pick[worst]) + 1} is not {manifest['model']!r}'s vector of its text "

@@ -159,7 +159,6 @@ def worker_errors(ray, prefix: str = "") -> Iterator[None]:
     try:
         yield
     except ray.exceptions.RayTaskError as exc:
-        cause = getattr(exc, "cause", None)
-        if isinstance(cause, ArgsimError):
+        if isinstance(cause := getattr(exc, "cause", None), ArgsimError):
             raise ArgsimError(f"{prefix}{cause}") from None
         raise
