@@ -40,6 +40,16 @@ def current_umask() -> int:
     return mask
 
 
+def sibling_folder(target: str | Path) -> Path:
+    """A new empty folder beside `target` (parents created) to build it in and rename, with the mode a plain mkdir
+    gives (`mkdtemp` alone makes it 0700, so the renamed model folder would be private)."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    os.chmod(tmp, 0o777 & ~current_umask())
+    return tmp
+
+
 def widen_private_files(folder: str | Path, since: float | None = None) -> int:
     """Give the 0600 regular files under `folder` (safetensors writes weights through a private temporary file)
     the mode a new file gets from the umask; with `since` (a `time.time()`) only those modified since then;

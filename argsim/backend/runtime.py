@@ -19,7 +19,6 @@ import json
 import logging
 import os
 import shutil
-import tempfile
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -32,6 +31,7 @@ from argsim.backend.pooling import pool
 from argsim.backend.safety import HF_LOAD, check_model_folder
 from argsim.config import BACKENDS, QUANTIZATIONS
 from argsim.errors import BackendError, ModelError, warn
+from argsim.io import sibling_folder
 from argsim.measure import usable_cores
 from argsim.version import package_versions
 
@@ -143,8 +143,7 @@ def _atomic_build(target: Path, build) -> Path:
     """Build `target` (a folder) by `build(tmp)` in a sibling temporary folder, then rename; kept if it exists."""
     if target.is_dir():
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    tmp = sibling_folder(target)
     try:
         build(tmp)
         try:

@@ -19,7 +19,6 @@ import json
 import logging
 import os
 import shutil
-import tempfile
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, replace
@@ -33,7 +32,7 @@ from argsim.backend.encoder import MAX_BATCH_SIZE
 from argsim.config import RunConfig
 from argsim.engine.ray_engine import RayEngine, worker_errors
 from argsim.errors import ArgsimError, InputError
-from argsim.io import check_input_file, check_output_path, current_umask, parse_json, read_json_as, read_texts
+from argsim.io import check_input_file, check_output_path, parse_json, read_json_as, read_texts, sibling_folder
 from argsim.options import check_settings, setting
 from argsim.vectors import l2_normalize
 
@@ -433,10 +432,7 @@ def _manifest(tmp: Path, spec: EmbedSpec, identity: str, dim: int, rows: int, en
 @contextmanager
 def _staging(out: Path) -> Iterator[Path]:
     """A temporary folder beside `out`, renamed onto it when the block finishes (removed on failure)."""
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    os.chmod(tmp, 0o777 & ~current_umask())
+    out, tmp = Path(out), sibling_folder(out)
     try:
         yield tmp
     except BaseException:

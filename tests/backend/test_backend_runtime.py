@@ -203,3 +203,17 @@ def test_the_backend_is_named_in_embed_and_never_silently_ignored(tmp_path):
                               "--out", str(tmp_path / "b.npy")])
     assert res.exit_code == 0
     assert "warning: --backend onnx applies to transformer encoders only: 'glove50' runs as it is" in res.output
+
+
+def test_a_built_folder_gets_the_umask_mode_not_mkdtemps_private_one(tmp_path):
+    """Export caches and `distill --out` folders are built beside the target and renamed: the folder must not
+    stay 0700 (mkdtemp's mode), or no one else can read the model."""
+    import os
+
+    old = os.umask(0o022)
+    try:
+        built = runtime._atomic_build(tmp_path / "cache" / "model", lambda tmp: (tmp / "model.onnx").write_text("x"))
+    finally:
+        os.umask(old)
+    assert built.stat().st_mode & 0o777 == 0o755 and (built / "model.onnx").read_text() == "x"
+    assert [p.name for p in built.parent.iterdir()] == ["model"]  # nothing left beside it
