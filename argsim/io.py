@@ -574,7 +574,7 @@ def read_json_as(schema: Any, path: str | Path, what: str | None = None) -> Any:
 
 
 def read_records(path: str | Path, kind: type) -> list[dict]:
-    """`read_numbered_records` (CSV/TSV, JSONL or JSON records, each checked against `kind`) without the rows."""
+    """`read_numbered_records` (CSV/TSV, JSONL or JSON records, each checked against `kind`) without the row numbers."""
     return [rec for _, rec in read_numbered_records(path, kind)]
 
 
