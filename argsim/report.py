@@ -229,7 +229,8 @@ def write_full_results(path: Path, folder: Path | None = None) -> Path:
 
 
 def update_readme(readme: Path, folder: Path | None = None) -> bool:
-    """Replace the README's results block (between the markers) with `papers_table(folder)`: whether it changed."""
+    """Replace the README's results block (between the markers) with `papers_table(folder)`; returns whether it
+    changed."""
     text = read_text_file(readme)
     if START not in text or END not in text:
         raise InputError(readme, f"no {START} ... {END} block: only that block is rewritten, so nothing was written")

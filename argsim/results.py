@@ -155,7 +155,7 @@ def check_task_name(task: str, option: str = "task") -> str:
         >>> check_task_name("kpm")
         'kpm'
     """
-    if not isinstance(task, str) or not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,99}", task):
+    if not isinstance(task, str) or not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,99}", task):  # 100 chars at most
         raise ArgsimError(f"{option} {task!r}: a task name is lowercase letters, digits, '-' and '_' (it names "
                           "bench/results/<task>.json)")
     return task

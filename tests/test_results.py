@@ -6,9 +6,10 @@ import json
 
 import pytest
 
+from argsim.errors import ArgsimError
 from argsim.evaluation import Evaluation
 from argsim.published import published, table2, table3
-from argsim.results import ResultRow, environment, result_rows, write_results
+from argsim.results import ResultRow, check_task_name, environment, result_rows, write_results
 
 ENV_OLD = {"argsim": "0.0.9", "seed": 1, "device": "cuda", "packages": {"torch": "2.0"}}
 ENV_NEW = {"argsim": "0.1.0", "seed": 13, "device": "cpu", "packages": {"torch": "2.13.0"}}
@@ -96,3 +97,13 @@ def test_timing_conditions_move_into_env(tmp_path):
 def test_environment_records_conditions():
     cond = environment()["conditions"]
     assert cond["cores"] >= 1 and isinstance(cond["cpu_flags"], list)
+
+
+def test_a_task_name_is_lowercase_letters_digits_dash_underscore_and_at_most_100_characters():
+    """The name becomes bench/results/<task>.json: a path, a capital, an empty name or a 101st character is
+    refused (the cap was a separate length test before the pattern held it)."""
+    for good in ("kpm", "counterargs-ltr", "a_b-9", "a" * 100):
+        assert check_task_name(good) == good
+    for bad in ("", "Kpm", "-x", "../x", "a/b", "kpm\n", "a" * 101, 3):
+        with pytest.raises(ArgsimError, match="a task name is lowercase letters"):
+            check_task_name(bad)

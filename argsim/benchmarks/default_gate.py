@@ -50,7 +50,8 @@ class TaskVerdict:
         return self.fp32_low <= self.value <= self.fp32_high
 
     @property
-    def passes(self) -> bool:  # the module's rule
+    def passes(self) -> bool:
+        """Inside fp32's interval and no significant paired difference (the module's rule)."""
         return self.inside and not self.significant
 
 
@@ -126,7 +127,8 @@ class VariantDecision:
     def eligible(self) -> bool:
         """Runs the model as stored (torch: another precision, no export or calibration), so it may be a default
         (the module doc's reading of "natively")."""
-        return (bench_name(self.variant) or "").startswith("torch-")
+        parsed = parse_variant(self.variant)
+        return parsed is not None and parsed[1]["backend"] == "torch"
 
 
 def decide(evaluate_rows: Sequence[Mapping[str, Any]], backends_rows: Sequence[Mapping[str, Any]] = (),

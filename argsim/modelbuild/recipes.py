@@ -202,14 +202,15 @@ RECIPES: tuple[Recipe, ...] = (
            method="Bi-encoder", setting="frozen MiniLM, increasing-hard, best epoch on validation (models build)",
            split="validation"),
     thematic_recipe("thematic-bilstm", "thematic similarity: BiLSTM triplet network, 1 full epoch",
-                    "models/thematic-sen-full", ThematicTrainConfig(arch="bilstm"), 100,
+                    "models/thematic-sen-full", ThematicTrainConfig(arch="bilstm"), checkpoint_every=100,
                     cpu_minutes=26, gpu_minutes=3,
                     basis="measured: 1,034 steps of 64 triplets in 24.5 min on 1 thread (an upper bound), 25.4 min "
                           "with the scoring",
                     distance="l1", accuracy_key="dev_triplet_accuracy_l1", setting="--epochs 1 --checkpoint-every 100"),
     thematic_recipe("thematic-minilm", "thematic similarity: MiniLM fine-tune on all training triplets",
                     "models/thematic-minilm-full",
-                    ThematicTrainConfig(lr=2e-5, lora_rank=0, threads=2), 500, cpu_minutes=125, gpu_minutes=5,
+                    ThematicTrainConfig(lr=2e-5, lora_rank=0, threads=2), checkpoint_every=500,
+                    cpu_minutes=125, gpu_minutes=5,
                     basis="estimated from a measured step cost: 375 steps of 16 triplets took 707 s on 2 CPU cores "
                           "with a 1,000-triplet dev evaluation every 75 steps, so 4,135 steps ~2 h; the best of its "
                           "2,000-triplet dev evaluations every 250 steps is kept; margin 0.3 (375 steps gave test "
@@ -218,7 +219,7 @@ RECIPES: tuple[Recipe, ...] = (
     thematic_recipe("thematic-lora", "thematic similarity: LoRA adapter (r=16) over MiniLM, triplet loss, best of "
                     "its dev evaluations (the shipped `thematic`: `argsim models publish thematic "
                     "models/thematic-lora` after it)", "models/thematic-lora",
-                    ThematicTrainConfig(), 250, cpu_minutes=125, gpu_minutes=5.5,
+                    ThematicTrainConfig(), checkpoint_every=250, cpu_minutes=125, gpu_minutes=5.5,
                     basis="measured: on one NVIDIA H200, 2,038 of the epoch's 4,135 steps of 16 triplets in 205 s "
                           "with a 2,000-triplet dev evaluation every 250 steps (the shipped adapter: that run "
                           "stopped by --max-minutes 3.4 and kept its best step, 1,500); on 2 CPU cores the full "

@@ -118,6 +118,7 @@ def test_publish_after_an_interrupted_publish_still_gates_against_the_former_mod
         publish("kpm", trained, dest=dest)
     assert read_card(dest / "kpm") == card and not (dest / ".kpm.replaced").exists()
 
+
 def test_the_shipped_adapter_is_a_standard_peft_adapter():
     """peft's own loader reads the shipped folder over the base (the file is peft's format, not argsim's), giving
     the tensors argsim's loader applies."""
