@@ -756,3 +756,17 @@ def test_a_rerank_depth_beyond_every_real_pool_is_named_in_one_warning(data_dir,
     assert warn_deep_ks(pools, (1, largest + 1, 10**11), "sdoc pool") == [largest + 1, 10**11]
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"largest {largest}" in err[0] and "100000000000" in err[0]
+
+
+def test_limits_on_your_own_pair_files_draw_a_seeded_random_subset(tmp_path) -> None:
+    """`--limit` / `--val-limit` are a random subset (as their help says and as on counterargs-18), not the first
+    rows of the files: the same seed, the same pairs."""
+    from argsim.counter.neural.data import PairSource
+
+    for name, prefix, n in (("t.csv", "p", 8), ("v.csv", "vp", 6)):
+        (tmp_path / name).write_text("point,counter\n" + "".join(f"{prefix}{i},c{prefix}{i}\n" for i in range(n)))
+    source = PairSource(train=tmp_path / "t.csv", val=tmp_path / "v.csv", limit=3, val_limit=2)
+    loads = (source.load(seed=13), source.load(seed=13))
+    points = [[d.texts[p] for p, _ in [*d.train_pairs, *d.val_pairs]] for d in loads]
+    assert points[0] == points[1] == ["p5", "p6", "p7", "vp4", "vp5"]
+    assert source.load(seed=14).info["train_pairs"] == 3

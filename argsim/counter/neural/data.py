@@ -43,6 +43,18 @@ class PairData:
         return cls(list(index), tp, tc, vp, vc)
 
 
+def random_subset(items: list, n: int | None, rng: np.random.Generator) -> list:
+    """`n` of `items` drawn by `rng`, in their order (all of them when `n` is None or not smaller).
+
+    Example:
+        >>> random_subset(list("abcde"), 2, np.random.default_rng(13))
+        ['d', 'e']
+    """
+    if n is None or n >= len(items):
+        return items
+    return [items[i] for i in sorted(rng.choice(len(items), size=n, replace=False))]
+
+
 def counterargs_data(corpus, train_split: str = "training", val_split: str = "validation",
                      limit: int | None = None, val_limit: int | None = None, seed: int = SEED) -> PairData:
     """PairData from the counterargs-18 corpus: pairs of the splits, collections = every argument (epa); `limit` /
@@ -53,7 +65,7 @@ def counterargs_data(corpus, train_split: str = "training", val_split: str = "va
         pairs = list(corpus.pairs(split))
         args = list(corpus.points(split)) + list(corpus.counters(split))
         if n is not None and n < len(pairs):
-            pairs, args = [pairs[i] for i in sorted(rng.choice(len(pairs), size=n, replace=False))], []
+            pairs, args = random_subset(pairs, n, rng), []
         return pairs, args
 
     tr_pairs, tr_args = take(train_split, limit)
@@ -102,8 +114,9 @@ class PairSource:
             return counterargs_data(load_counterargs(data_dir), limit=self.limit, val_limit=self.val_limit, seed=seed)
         if self.val is None:
             raise ArgsimError("--train needs --val (a file of validation pairs point, counter)")
-        data = PairData.from_text_pairs(pairs_from_file(self.train)[:self.limit],
-                                        pairs_from_file(self.val)[:self.val_limit])
+        rng = np.random.default_rng(seed)  # the same seeded draw as counterargs-18's subsets
+        data = PairData.from_text_pairs(random_subset(pairs_from_file(self.train), self.limit, rng),
+                                        random_subset(pairs_from_file(self.val), self.val_limit, rng))
         data.info = {"train_file": str(self.train), "val_file": str(self.val), "train_pairs": len(data.train_pairs),
                      "val_pairs": len(data.val_pairs)}
         return data
