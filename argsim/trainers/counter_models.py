@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from operator import attrgetter
 from pathlib import Path
 
 import numpy as np
@@ -70,16 +71,16 @@ def warm_start(model: CounterModel, folder: str | Path) -> None:
     if source.config.kind != model.config.kind or source.dim != model.dim:
         raise ModelError(f"{folder}: a {source.config.kind} model of width {source.dim} cannot initialise a "
                          f"{model.config.kind} model of width {model.dim}")
-    have, want = source.config, model.config
-    if want.lora and have.lora and (have.lora_rank, have.lora_alpha, have.base_model) != (
-            want.lora_rank, want.lora_alpha, want.base_model):
+    have, want, adapter = source.config, model.config, attrgetter("lora_rank", "lora_alpha", "base_model")
+    adapters = want.lora and have.lora  # the saved tower adapters start this model's
+    if adapters and adapter(have) != adapter(want):
         raise ModelError(f"{folder}: its tower adapters (rank {have.lora_rank}, alpha {have.lora_alpha:g}, over "
                          f"{have.base_model}) cannot start towers of rank {want.lora_rank}, alpha "
                          f"{want.lora_alpha:g} over {want.base_model}: give --lora-rank {have.lora_rank} "
                          f"--lora-alpha {have.lora_alpha:g} --model {have.base_model}")
     heads = {k: v for k, v in source.state_dict().items() if not k.startswith(("point_tower.", "cand_tower."))}
     model.load_state_dict(heads, strict=False)
-    if want.lora and have.lora:
+    if adapters:
         saved = Path(source.folder)
         model.point_tower.set_lora(saved / "point_encoder")
         if model.cand_tower is not model.point_tower:

@@ -94,8 +94,9 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
            "own_words": None if words is None else len(words), "epoch_seconds": rec["epoch_seconds"], "dev": dev_scores,
            **run_info(run, rec), "train_file": str(train_path), "dev_file": str(dev_path) if dev_path else None}
     if trainer.is_world_process_zero():
-        metrics = next((dict(h) for h in dev_scores if best and h["step"] == best["step"]), {}) | (  # the kept one's
-            {} if untrained is None else {f"{SELECTION_METRIC}_untrained": untrained})
+        metrics = next((dict(h) for h in dev_scores if best and h["step"] == best["step"]), {})  # the kept one's
+        if untrained is not None:
+            metrics[f"{SELECTION_METRIC}_untrained"] = untrained
         model.save(str(run.out))
         if config.backbone == "ginza":  # the segmented marker, with the model's own words
             from argsim.minutes import sbert

@@ -120,8 +120,9 @@ def _dev_rows(rec: dict, name: str, info: dict) -> dict:
     best = rec.get("best") or {}
     kept = next((r for r in rows if r["step"] == best.get("step")), None)
     info |= {"dev": rows, "best_epoch": kept["epoch"] if kept else None}
-    return {} if kept is None else {k: v for k, v in kept.items() if k not in ("epoch", "step")} | {
-        "best_epoch": kept["epoch"]}
+    if kept is None:
+        return {}
+    return {k: v for k, v in kept.items() if k not in ("epoch", "step")} | {"best_epoch": kept["epoch"]}
 
 
 def train_folds(train: KPMData, dev: KPMData, out: str | Path, cfg: MTSConfig, folds: int,

@@ -157,9 +157,10 @@ def _finish(trainer, rec: dict, run, model: AttentionBiLSTM, vocab: Vocabulary, 
     info = {**asdict(config), "architecture": "bilstm-attention", "output_dim": 2 * config.hidden,
             "training": asdict(report)}
     save_model(run.out, model.to("cpu"), vocab, info)
-    metrics = ({} if report.dev_accuracy is None else {"dev_triplet_accuracy_l1": report.dev_accuracy}) | (
-        {} if report.best_step is None else {"best_step": report.best_step, "best_epoch": report.best_epoch,
-                                             "best_dev_sample_accuracy_l1": report.best_dev_sample_accuracy})
+    metrics = {} if report.dev_accuracy is None else {"dev_triplet_accuracy_l1": report.dev_accuracy}
+    if report.best_step is not None:
+        metrics |= {"best_step": report.best_step, "best_epoch": report.best_epoch,
+                    "best_dev_sample_accuracy_l1": report.best_dev_sample_accuracy}
     hashes = {"train": data_hash(triplets), "dev": data_hash(dev) if dev else None}
     save_run(run, "thematic-bilstm", asdict(config), hashes, rec, metrics, config.word_vectors)
     log(json.dumps({k: v for k, v in asdict(report).items() if k != "losses"}))

@@ -389,6 +389,56 @@ def test_custom_loop_device_seed_resume_and_bf16(devices_seen, tiny_vectors, tmp
     assert (tmp_path / "h" / "README.md").read_text().startswith("---\nlibrary_name: argsim")
 
 
+def test_module_trainer_serves_whole_batches_per_epoch_resumed_and_takes_the_policy_rates(tmp_path):
+    """`whole_batches`: epoch e is make(e)'s batches in order, also when a run stopped mid-epoch resumes (transformers
+    skips the epoch's first batches); ModuleTrainer's AdamW: a group's own rate, else the policy's, and the
+    policy's weight decay (MTS's 0.01, not TrainingArguments' default 0)."""
+    from types import SimpleNamespace
+
+    from torch import nn
+
+    from argsim.training import begin_run
+    from argsim.training.module import fit_module, whole_batches
+
+    seen: list[str] = []
+
+    def loss(net, batch: str) -> torch.Tensor:
+        seen.append(batch)
+        return (net(torch.ones(1, 2)) ** 2).sum()
+
+    def fit(budget: Budget):
+        torch.manual_seed(0)
+        net = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 1))
+        run = begin_run(SimpleNamespace(seed=3, lr=0.1, weight_decay=0.01, epochs=3), tmp_path, cpu(3), budget)
+        groups = [{"params": list(net[0].parameters()), "lr": 0.5}, {"params": list(net[1].parameters())}]
+        data = whole_batches(lambda e: [f"e{e}b{i}" for i in range(3)], 3, key="toy")
+        return fit_module(net, loss, data, run, groups=groups, log_every=1)
+
+    trainer, rec = fit(Budget(max_steps=4, checkpoint_every=1))
+    assert rec["steps"] == 4 and seen == ["e0b0", "e0b1", "e0b2", "e1b0"]
+    assert [(g["initial_lr"], g["weight_decay"]) for g in trainer.optimizer.param_groups] == [(0.5, 0.01), (0.1, 0.01)]
+    seen.clear()
+    trainer, rec = fit(Budget(resume=True))
+    assert rec["steps"] == 9 and seen == ["e1b1", "e1b2", "e2b0", "e2b1", "e2b2"]
+
+
+def test_log_callback_writes_an_evaluation_line_or_a_loss_line():
+    from transformers import TrainerControl, TrainerState
+
+    from argsim.training.callbacks import LogCallback
+
+    lines: list[str] = []
+    state, control = TrainerState(global_step=4, epoch=1.5), TrainerControl()
+    evals, losses = LogCallback(lines.append, metric="eval_dev_acc"), LogCallback(lines.append, label="mts")
+    for cb in (evals, losses):
+        cb.on_evaluate(None, state, control, metrics={"eval_dev_acc": 0.5, "eval_loss": 1.0})
+        cb.on_log(None, state, control, logs={"loss": 0.25})
+    state.best_metric = 0.75
+    evals.on_evaluate(None, state, control, metrics={"eval_dev_acc": 0.625})
+    assert lines == ["step 4: dev_acc 0.5000 (best so far)", "[mts] epoch 1.50 step 4 loss 0.2500 0s",
+                     "step 4: dev_acc 0.6250"]
+
+
 def test_bilstm_keeps_the_epoch_with_the_best_dev_triplet_accuracy(tiny_vectors, tmp_path):
     """With dev triplets the BiLSTM is scored after every epoch (L1 triplet accuracy, ties wrong) and OUT holds the
     best epoch's model, not the last: at lr 1e-2 the tiny run peaks after epoch 1 and ends lower. The saved folder,
