@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Sequence
 
 import typer
 from rich.console import Console
@@ -89,6 +90,31 @@ def unused_options(command: str) -> tuple[str, ...]:
     return unused
 
 
+def step_options(root, given: dict[str, object]) -> Callable[[Sequence[str]], list[str]]:
+    """For a command line's arguments (after `argsim`) under the click group `root`: the global options of `given`
+    ({parameter name: value}, None left out) that its command uses, as `--name value` (`models build` passes each
+    step only those, so that no step is refused an option it does not use).
+
+    Example:
+        >>> import typer.main
+        >>> from argsim.cli.app import app
+        >>> options_for = step_options(typer.main.get_command(app), {"seed": 7, "device": "cpu"})
+        >>> options_for(["eval", "map", "pred.json"]), options_for(["train", "sbert"])
+        (['--seed', '7'], ['--seed', '7', '--device', 'cpu'])
+    """
+    def options_for(args: Sequence[str]) -> list[str]:
+        names, at = [], root
+        for word in args:
+            if not hasattr(at, "commands") or word not in at.commands:
+                break
+            names.append(word)
+            at = at.commands[word]
+        unused = unused_options(" ".join(names))
+        return [x for name, value in given.items() if value is not None and name not in unused
+                for x in (f"--{name.replace('_', '-')}", str(value))]
+    return options_for
+
+
 def check_global_options(ctx) -> None:
     """Refuse (click's UsageError: one line, exit 2) a global option given on the command line (not at its default)
     to a command that does not use it (`UNUSED`, declared once, for every command); options set through the
@@ -96,8 +122,11 @@ def check_global_options(ctx) -> None:
     from typer._click.core import ParameterSource
     from typer._click.exceptions import UsageError
 
-    root = ctx.find_root()
-    command = " ".join(ctx.command_path.split()[1:])
+    root, names, at = ctx.find_root(), [], ctx
+    while at.parent is not None:  # the names below the program's, however it was started (`python -m` included)
+        names.append(at.info_name)
+        at = at.parent
+    command = " ".join(reversed(names))
     unused = set(unused_options(command))
     for param in root.command.params:
         if param.name in unused and root.get_parameter_source(param.name) == ParameterSource.COMMANDLINE:

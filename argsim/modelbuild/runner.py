@@ -105,11 +105,12 @@ def with_budget(line: str, minutes: float) -> tuple[str, bool]:
     return shlex.join([*parts, "--max-minutes", f"{minutes:g}"]), True
 
 
-def build(the_plan: Plan, root: Path, log: Path, global_options: Sequence[str] = (), quiet: bool = False,
-          echo: Callable[[str], None] = print, max_minutes: float | None = None) -> list[dict]:
+def build(the_plan: Plan, root: Path, log: Path, global_options: Callable[[Sequence[str]], Sequence[str]] | None = None,
+          quiet: bool = False, echo: Callable[[str], None] = print, max_minutes: float | None = None) -> list[dict]:
     """Run the plan's unfinished recipes in order; returns one summary per recipe (status skipped, built, stopped
     or pending). A failed step stops the build (ArgsimError naming the recipe and the log) after recording what
-    finished; `max_minutes` bounds the build (see the module docstring)."""
+    finished; `max_minutes` bounds the build (see the module docstring); `global_options(args)`: the global options
+    an `argsim` step with those arguments takes."""
     log.parent.mkdir(parents=True, exist_ok=True)
     summaries = []
 
@@ -150,7 +151,7 @@ def build(the_plan: Plan, root: Path, log: Path, global_options: Sequence[str] =
     return summaries
 
 
-def _run_steps(recipe: Recipe, status: str, root: Path, log: Path, global_options: Sequence[str],
+def _run_steps(recipe: Recipe, status: str, root: Path, log: Path, global_options: Callable | None,
                deadline: float | None, note: Callable[[str], None], bar: Any) -> tuple[bool, int]:
     """Run what the recipe still has to run: the data it lacks, its training unless trained (resumed when interrupted,
     bounded by the build's deadline), its scoring. (Whether the training stopped at the deadline with a checkpoint,
@@ -166,7 +167,8 @@ def _run_steps(recipe: Recipe, status: str, root: Path, log: Path, global_option
         note(f"{recipe.name}: {text}")
         cmd = shlex.split(text)  # `argsim ...` runs this argsim with the build's global options, the rest as written
         if cmd and cmd[0] == "argsim":
-            cmd = [sys.executable, "-m", "argsim.cli.app", *global_options, *cmd[1:]]
+            given = global_options(cmd[1:]) if global_options else ()
+            cmd = [sys.executable, "-m", "argsim.cli.app", *given, *cmd[1:]]
         with open(log, "a", encoding="utf-8") as fh:  # the step's output appended to the log
             fh.write(f"$ {shlex.join(cmd)}\n")
             fh.flush()

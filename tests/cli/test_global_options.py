@@ -83,3 +83,29 @@ def test_each_command_with_each_global_option(command, tmp_path, monkeypatch):
 def test_the_models_listing_refuses_what_it_does_not_use(tmp_path):
     result = runner.invoke(app, ["--workdir", str(tmp_path), "--device", "cpu", "models"])
     assert result.exit_code == 2 and "--device does not apply to `argsim models`" in result.stderr
+
+
+def test_the_check_reads_the_command_however_argsim_was_started():
+    """`python -m argsim.cli.app` (how `models build` runs its steps) names the program in three words: the command
+    is still read from the parsed commands, so an unused option is refused there too."""
+    result = runner.invoke(app, ["--device", "cpu", "report"], prog_name="python -m argsim.cli.app")
+    assert result.exit_code == 2 and "--device does not apply to `argsim report`" in result.stderr
+
+
+def test_models_build_passes_each_step_only_the_global_options_it_uses():
+    """Every `argsim` line of every recipe gets the build's --seed / --device / --precision / --data-dir only where
+    its command uses them, so no step is refused an option the build passed it."""
+    import shlex
+
+    from argsim.cli.groups import step_options
+    from argsim.modelbuild.recipes import RECIPES
+
+    options_for = step_options(ROOT, {"seed": 7, "device": "cpu", "precision": "fp32", "data_dir": "d", "x": None})
+    assert options_for(["eval", "map", "pred.json"]) == ["--seed", "7", "--data-dir", "d"]
+    assert options_for(["report"]) == [] and len(options_for(["train", "sbert", "--loss", "cosine"])) == 8
+    steps = [shlex.split(line)[1:] for recipe in RECIPES for line in recipe.lines if line.startswith("argsim")]
+    assert steps
+    for args in steps:
+        command = next(c for c in sorted(COMMANDS, key=len, reverse=True) if args[:len(c.split())] == c.split())
+        given = {options_for(args)[i][2:].replace("-", "_") for i in range(0, len(options_for(args)), 2)}
+        assert not given & set(unused_options(command)), (args, given)

@@ -13,7 +13,7 @@ from rich.markup import escape
 
 from argsim.backend import MODELS
 from argsim.benchmarks.backends import BackendBenchOptions, parse_threads, run_backends_benchmark, variant_names
-from argsim.cli.groups import GROUPS, check_global_options, console, group, run_config, summary_table
+from argsim.cli.groups import GROUPS, check_global_options, console, group, run_config, step_options, summary_table
 from argsim.cli.params import config_options, finite_float
 from argsim.modelbuild.inventory import redraw_curves, trained_models
 from argsim.modelbuild.publish import TASKS, publish, shipped_summaries
@@ -140,9 +140,8 @@ def models_build(
                   f"(~{the_plan.gpu_minutes:.0f} min on one GPU, estimated from step costs)")
     if list_only:
         return
-    options = ["--seed", str(run.seed), "--device", run.device, "--precision", run.precision]
-    if run.data_dir:
-        options += ["--data-dir", str(run.data_dir)]
+    options = step_options(ctx.find_root().command, {"seed": run.seed, "device": run.device,
+                                                     "precision": run.precision, "data_dir": run.data_dir})
     log = log if log.is_absolute() else root / log
     summaries = build(the_plan, root, log, options, quiet=run.quiet, echo=console.print, max_minutes=max_minutes)
     count = {k: sum(s["status"] == k for s in summaries) for k in ("built", "skipped", "stopped", "pending")}
