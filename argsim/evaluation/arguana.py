@@ -148,10 +148,11 @@ class ArguAnaEvaluator(TaskEvaluator):
         # anything else through `resolve_model` (an `Encoder`, or a `PairScorer` for a `CrossEncoder` object)
         folder = Path(model).expanduser() if isinstance(model, (str, Path)) else None
         cross = folder is not None and folder.is_dir() and is_cross_folder(folder)
-        if isinstance(model, str) and model == "bm25":
+        ranker = "bm25" if isinstance(model, str) and model == "bm25" else (
+            pair_scorer(folder, self.config) if cross else resolve_model(model, self.config))
+        if ranker == "bm25":
             self.run, how = bm25_run(self.data), "argsim BM25 (Lucene idf, k1 1.5, b 0.75), top 1000"
-        elif isinstance(ranker := pair_scorer(folder, self.config) if cross else resolve_model(model, self.config),
-                        PairScorer):
+        elif isinstance(ranker, PairScorer):
             self.run = cross_run(ranker, self.data)
             how = f"cross-encoder reranking the BM25 top {RERANK_DEPTH} of each query (recall@100 is BM25's)"
         else:

@@ -142,4 +142,3 @@ def sick_predictions(encode, train: list, trial: list, test: list) -> tuple[np.n
     fits = {c: fit_predict(xtr, ytr, [xdv, xte], c) for c in C_GRID}
     best_c = max(C_GRID, key=lambda c: _correlation(fits[c][0], ydv))
     return fits[best_c][1], best_c
-

@@ -25,6 +25,21 @@ def test_ltr_model_round_trips_without_pickle(tmp_path, kind):
     np.testing.assert_array_equal(loaded.decision_function(x), model.decision_function(x))
 
 
+def test_ltr_model_json_with_a_misshapen_coef_is_refused_when_loaded(tmp_path):
+    """The regression's coef is (1, n_features): a flat list is an unreadable model, one line, at load (not a model
+    that loads and scores)."""
+    import json
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(60, 8))
+    folder = LTRModel("logreg", "part").fit(x, (x[:, 0] > 0).astype(int)).save(tmp_path / "m")
+    params = json.loads((folder / "model.json").read_text())
+    params["logreg"]["coef"] = params["logreg"]["coef"][0]
+    (folder / "model.json").write_text(json.dumps(params))
+    with pytest.raises(ArgsimError, match="unreadable LTR model"):
+        LTRModel.load(folder)
+
+
 def test_ltr_folder_with_only_a_pickle_is_refused(tmp_path):
     import json
 

@@ -125,6 +125,7 @@ def test_an_unknown_prune_mode_is_refused_in_one_line(tmp_path):
                                    "--opt", "prune=exact", "--out", str(out)])
     assert res.exit_code == 2 and "unknown simple-sd prune mode 'exact'" in res.output and not out.exists()
 
+
 def test_ltr_trains_and_ranks_better_than_random(corpus, tmp_path):
     from argsim.counter.ltr.model import LTRModel
     from argsim.counter.ltr.training import train_ltr

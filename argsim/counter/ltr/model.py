@@ -129,11 +129,14 @@ class LTRModel:
         try:
             scaler = StandardScaler()
             clf = LogisticRegression(**LOGREG_PARAMS) if m.model == "logreg" else _xgb_classifier()
-            for part, obj in (("scaler", scaler), ("logreg", clf))[: 2 if m.model == "logreg" else 1]:
+            parts = {"scaler": scaler} | ({"logreg": clf} if m.model == "logreg" else {})  # as `save` writes them
+            for part, obj in parts.items():
                 for k, t in FITTED[part].items():
                     setattr(obj, f"{k}_", np.asarray(params[part][k], dtype=t))
-                obj.n_features_in_ = getattr(obj, f"{list(FITTED[part])[0]}_").shape[-1]  # of mean / coef
-            if m.model == "xgboost":
+            scaler.n_features_in_ = len(scaler.mean_)
+            if m.model == "logreg":
+                clf.n_features_in_ = clf.coef_.shape[1]
+            else:
                 clf.load_model(str(folder / "xgboost.json"))
         except (KeyError, TypeError, ValueError, IndexError, OSError) as exc:
             raise ArgsimError(f"{folder}: unreadable LTR model ({exc})") from None
