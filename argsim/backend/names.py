@@ -105,8 +105,10 @@ def shipped_models() -> dict[str, Path]:
         >>> sorted(shipped_models())  # doctest: +SKIP
         ['counter-bi-encoder', 'kpm']
     """
-    return {p.name: p for p in sorted(SHIPPED_DIR.iterdir()) if p.is_dir() and not p.name.startswith(".")
-            and is_shipped_folder(p)} if SHIPPED_DIR.is_dir() else {}
+    if not SHIPPED_DIR.is_dir():
+        return {}
+    return {p.name: p for p in sorted(SHIPPED_DIR.iterdir())
+            if p.is_dir() and not p.name.startswith(".") and is_shipped_folder(p)}
 
 
 def shipped_folder(name: str) -> Path | None:
