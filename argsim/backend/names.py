@@ -81,7 +81,8 @@ def weights_file(folder: Path, card: dict | None = None) -> Path:
 
 
 def read_model_json(path: Path, what: str) -> Any:
-    """The JSON file `path` of a model folder, parsed; ModelError '<path>: unreadable <what> (<why>)' else."""
+    """The JSON file `path` of a model folder, parsed; else ModelError '<path>: unreadable<what> (<why>)'
+    (`what` with its leading space, e.g. " model card"; "" names nothing)."""
     try:
         return json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
