@@ -120,7 +120,8 @@ class KeyPointMatcher:
         from argsim.kpm.rank import model_label
 
         labels = [model_label(m) for m in self.models]
-        return f"KeyPointMatcher(model={labels[0] if len(labels) == 1 else labels!r})"
+        model = labels[0] if len(labels) == 1 else labels
+        return f"KeyPointMatcher(model={model!r})"
 
     def _rank(self, data: KPMData) -> KeypointRanking:
         """The run of `argsim rank keypoints` on loaded data (`argsim.kpm.rank.rank_keypoints`)."""

@@ -81,7 +81,8 @@ def weights_file(folder: Path, card: dict | None = None) -> Path:
 
 
 def read_model_json(path: Path, what: str) -> Any:
-    """The JSON file `path` of a model folder, parsed; ModelError '<path>: unreadable <what> (<why>)' else."""
+    """The JSON file `path` of a model folder, parsed; else ModelError '<path>: unreadable<what> (<why>)'
+    (`what` with its leading space, e.g. " model card"; "" names nothing)."""
     try:
         return json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -105,8 +106,10 @@ def shipped_models() -> dict[str, Path]:
         >>> sorted(shipped_models())  # doctest: +SKIP
         ['counter-bi-encoder', 'kpm']
     """
-    return {p.name: p for p in sorted(SHIPPED_DIR.iterdir()) if p.is_dir() and not p.name.startswith(".")
-            and is_shipped_folder(p)} if SHIPPED_DIR.is_dir() else {}
+    if not SHIPPED_DIR.is_dir():
+        return {}
+    return {p.name: p for p in sorted(SHIPPED_DIR.iterdir())
+            if p.is_dir() and not p.name.startswith(".") and is_shipped_folder(p)}
 
 
 def shipped_folder(name: str) -> Path | None:

@@ -34,7 +34,6 @@ from argsim.engine.ray_engine import RayEngine, worker_errors
 from argsim.errors import ArgsimError, InputError
 from argsim.io import check_input_file, check_output_path, parse_json, read_json_as, read_texts, sibling_folder
 from argsim.options import check_settings, setting
-from argsim.vectors import l2_normalize
 
 if TYPE_CHECKING:
     from argsim.backend.encoder import Encoder
@@ -387,7 +386,9 @@ def verify_shards(folder: Path, keys: list[bytes], vectors: np.ndarray, manifest
     if fresh.shape[1] != vectors.shape[1]:
         raise ArgsimError(f"{folder}: the shards hold {vectors.shape[1]}-d vectors; {manifest['model']!r} makes "
                           f"{fresh.shape[1]}-d ones; nothing was imported")
-    cos = (l2_normalize(vectors[pick]) * l2_normalize(fresh)).sum(axis=1)  # a zero vector: cosine 0
+    stored = vectors[pick]
+    norms = np.linalg.norm(stored, axis=1) * np.linalg.norm(fresh, axis=1)  # NaN or 0: cosine 0 (refused)
+    cos = np.where(norms > 0, (stored * fresh).sum(axis=1) / np.maximum(norms, 1e-30), 0.0)
     worst = int(np.argmin(cos))
     if cos[worst] < VERIFY_MIN_COSINE:
         raise ArgsimError(f"{folder}: row {int(pick[worst]) + 1} is not {manifest['model']!r}'s vector of its text "

@@ -198,3 +198,29 @@ def argsim_config(tmp_path):
     from argsim.config import RunConfig
 
     return RunConfig(cache_dir=tmp_path / "cache", quiet=True)
+
+
+def test_shards_are_refused_when_the_model_now_gives_nan_vectors(tmp_path):
+    """verify_shards compares each sampled row with the vector computed now: a NaN there (an fp16 overflow) is a
+    cosine of 0, refused; it is not a NaN that no threshold test fails (which let every shard in)."""
+    from argsim.backend.cache import text_key
+    from argsim.engine.embedding import verify_shards
+    from argsim.errors import ArgsimError
+
+    class Fixed:  # the encoder the manifest names, giving `out` for any texts
+        cache_key = "fixed:1"
+
+        def __init__(self, out):
+            self.out = out
+
+        def encode(self, texts, **_):
+            return np.tile(self.out, (len(texts), 1))
+
+    source = tmp_path / "texts.txt"
+    source.write_text("one claim\nanother claim\n", encoding="utf-8")
+    keys = [text_key("one claim"), text_key("another claim")]
+    vectors = np.ones((2, 3), dtype=np.float32)
+    manifest = {"identity": "fixed:1", "model": "fixed", "column": "text"}
+    verify_shards(tmp_path, keys, vectors, manifest, Fixed(np.full(3, 2.0, np.float32)), source)  # same direction
+    with pytest.raises(ArgsimError, match=r"row \d is not 'fixed'.s vector of its text \(cosine 0.0000"):
+        verify_shards(tmp_path, keys, vectors, manifest, Fixed(np.full(3, np.nan, np.float32)), source)
