@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import shutil
 from collections.abc import Iterator
-from contextlib import closing, contextmanager
+from contextlib import closing
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -32,7 +30,7 @@ from argsim.backend.encoder import MAX_BATCH_SIZE
 from argsim.config import RunConfig
 from argsim.engine.ray_engine import RayEngine, worker_errors
 from argsim.errors import ArgsimError, InputError
-from argsim.io import check_input_file, check_output_path, parse_json, read_json_as, read_texts, sibling_folder
+from argsim.io import atomic_folder, check_input_file, check_output_path, parse_json, read_json_as, read_texts
 from argsim.options import check_settings, setting
 from argsim.vectors import l2_normalize
 
@@ -161,7 +159,7 @@ def embed_local(path: Path, out: Path, spec: EmbedSpec, config=None, rows_per_sh
     enc = get_encoder(spec.model, pooling=spec.pooling, max_seq_length=spec.max_seq_length,
                       batch_size=spec.batch_size, config=config).for_role(spec.role)
     dim = 0
-    with _staging(out) as tmp:
+    with atomic_folder(out) as tmp:
         # one shard's texts and vectors at a time: memory is bounded by rows_per_shard, not by the file's length
         for n, texts in enumerate(text_chunks(path, total, spec.column, rows_per_shard)):
             keys = [text_key(t) for t in texts]
@@ -255,7 +253,7 @@ def embed_ray(path: Path, out: Path, spec: EmbedSpec, engine, batch_rows: int = 
     if path.suffix.lower() not in TABLE_SUFFIXES and not path.is_dir():  # plain text: one text a line
         spec = replace(spec, column="text", id_column=None)
     ds, actors = actor_pool(read_dataset(path, spec), spec, engine, batch_rows, workers)
-    with _staging(out) as tmp:
+    with atomic_folder(out) as tmp:
         with worker_errors(ray, f"{path}: "):
             ds.write_parquet(str(tmp), min_rows_per_file=min(rows_per_shard, 10_000),
                              ray_remote_args={"num_cpus": IO_CPUS})
@@ -427,17 +425,3 @@ def _manifest(tmp: Path, spec: EmbedSpec, identity: str, dim: int, rows: int, en
                 "id_column": spec.id_column, "role": spec.role, **extra}
     (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
-
-
-@contextmanager
-def _staging(out: Path) -> Iterator[Path]:
-    """A temporary folder beside `out`, renamed onto it when the block finishes (removed on failure)."""
-    out, tmp = Path(out), sibling_folder(out)
-    try:
-        yield tmp
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    if out.is_dir():
-        out.rmdir()  # empty (checked before the work)
-    os.replace(tmp, out)
