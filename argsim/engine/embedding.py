@@ -88,13 +88,15 @@ def check_shard_out(out: Path) -> None:
     check_output_path(out, "folder")  # creatable: no file on the way, a folder we can write into (root included)
 
 
-def shard_table(ids: list[str], keys: list[bytes], vectors: np.ndarray):
-    """The Parquet table of one shard."""
+def shard_table(texts: list[str], ids: list[str] | None, vectors: np.ndarray):
+    """The Parquet table of one shard: the texts' keys, their `ids` (None: each key in hex) and vectors."""
     import pyarrow as pa
 
+    keys = [text_key(t) for t in texts]
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
     flat = pa.array(vectors.reshape(-1), type=pa.float32())
-    return pa.table({"id": pa.array(ids, type=pa.string()), "key": pa.array(keys, type=pa.binary(20)),
+    return pa.table({"id": pa.array([k.hex() for k in keys] if ids is None else ids, type=pa.string()),
+                     "key": pa.array(keys, type=pa.binary(20)),
                      "vector": pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1])})
 
 
@@ -162,11 +164,10 @@ def embed_local(path: Path, out: Path, spec: EmbedSpec, config=None, rows_per_sh
     with atomic_folder(out) as tmp:
         # one shard's texts and vectors at a time: memory is bounded by rows_per_shard, not by the file's length
         for n, texts in enumerate(text_chunks(path, total, spec.column, rows_per_shard)):
-            keys = [text_key(t) for t in texts]
-            part = ids[n * rows_per_shard:n * rows_per_shard + len(texts)] if ids else [k.hex() for k in keys]
+            part = None if ids is None else ids[n * rows_per_shard:n * rows_per_shard + len(texts)]
             vectors = enc.encode(texts, normalize=spec.normalize)
             dim = int(vectors.shape[1])
-            pq.write_table(shard_table(part, keys, vectors), tmp / f"part-{n:05d}.parquet")
+            pq.write_table(shard_table(texts, part, vectors), tmp / f"part-{n:05d}.parquet")
         return _manifest(tmp, spec, enc.cache_key, dim, total, "local", path)
 
 
@@ -194,11 +195,10 @@ class EmbedActor:
             raise InputError(None, f"{column.null_count} empty value(s) in column '{self.spec.column}'")
         texts = pc.cast(column, pa.string()).to_pylist()
         vectors = self.encoder.encode(texts, normalize=self.spec.normalize, use_cache=False, show_progress=False)
-        keys = [text_key(t) for t in texts]
-        ids = ([k.hex() for k in keys] if self.spec.id_column is None
+        ids = (None if self.spec.id_column is None
                else pc.cast(batch.column(self.spec.id_column), pa.string()).to_pylist())
-        table = shard_table(ids, keys, vectors)
-        return table.append_column("identity", pa.array([self.encoder.cache_key] * len(ids)).dictionary_encode())
+        table = shard_table(texts, ids, vectors)
+        return table.append_column("identity", pa.array([self.encoder.cache_key] * len(texts)).dictionary_encode())
 
 
 def read_dataset(path: Path, spec: EmbedSpec):
@@ -326,10 +326,7 @@ def read_shards(folder: str | Path) -> tuple[list[str], list[bytes], np.ndarray,
 
 def _flat(column) -> np.ndarray:
     """The values of a column of fixed-size float lists (a pyarrow ChunkedArray), flat, as float32."""
-    import pyarrow as pa
-
-    flat = pa.concat_arrays([c.flatten() for c in column.chunks]) if column.num_chunks else pa.array([], pa.float32())
-    return np.asarray(flat.to_numpy(zero_copy_only=False), dtype=np.float32)
+    return np.asarray(column.combine_chunks().flatten().to_numpy(zero_copy_only=False), dtype=np.float32)
 
 
 #: how many imported rows are encoded again and compared; the smallest cosine accepted
@@ -344,16 +341,6 @@ def verify_shards(folder: Path, keys: list[bytes], vectors: np.ndarray, manifest
     (without the cache), must agree with the stored ones (cosine >= VERIFY_MIN_COSINE).
 
     A manifest is a label anyone can edit; only vectors computed here are trusted.
-
-    Args:
-        folder: the shard folder (for messages).
-        keys: the rows' text keys (SHA-1).
-        vectors: the rows' vectors.
-        manifest: the folder's manifest.
-        encoder: the model the manifest names, loaded here.
-        source: the file the shards were made from.
-        rows: how many rows to encode again.
-        seed: the sample's seed.
 
     Example:
         >>> verify_shards(folder, keys, vectors, manifest, get_encoder("minilm"), Path("texts.txt"))  # doctest: +SKIP
