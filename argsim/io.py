@@ -10,6 +10,7 @@ import json
 import math
 import os
 import re
+import shutil
 import stat
 import sys
 import tempfile
@@ -40,14 +41,20 @@ def current_umask() -> int:
     return mask
 
 
-def sibling_folder(target: str | Path) -> Path:
-    """A new empty folder beside `target` (parents created) to build it in and rename, with the mode a plain mkdir
-    gives (`mkdtemp` alone makes it 0700, so the renamed model folder would be private)."""
+@contextmanager
+def atomic_folder(target: str | Path) -> Iterator[Path]:
+    """Yield a new empty folder beside `target` (parents created) to build it in; on success it is renamed onto
+    `target` (which may be an empty folder), else removed. It has the mode a plain mkdir gives (`mkdtemp` alone
+    makes it 0700, so the renamed model folder would be private)."""
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    os.chmod(tmp, 0o777 & ~current_umask())
-    return tmp
+    try:
+        os.chmod(tmp, 0o777 & ~current_umask())
+        yield tmp
+        os.replace(tmp, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)  # gone once renamed
 
 
 def widen_private_files(folder: str | Path, since: float | None = None) -> int:

@@ -18,7 +18,6 @@ import hashlib
 import json
 import logging
 import os
-import shutil
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -31,7 +30,7 @@ from argsim.backend.pooling import pool
 from argsim.backend.safety import HF_LOAD, check_model_folder
 from argsim.config import BACKENDS, QUANTIZATIONS
 from argsim.errors import BackendError, ModelError, warn
-from argsim.io import sibling_folder
+from argsim.io import atomic_folder
 from argsim.measure import usable_cores
 from argsim.version import package_versions
 
@@ -140,19 +139,14 @@ def _silenced() -> Iterator[None]:
 
 
 def _atomic_build(target: Path, build) -> Path:
-    """Build `target` (a folder) by `build(tmp)` in a sibling temporary folder, then rename; kept if it exists."""
-    if target.is_dir():
-        return target
-    tmp = sibling_folder(target)
-    try:
-        build(tmp)
+    """Build `target` (a folder) by `build(tmp)` in an `atomic_folder`; kept if it exists."""
+    if not target.is_dir():
         try:
-            tmp.rename(target)
+            with atomic_folder(target) as tmp:
+                build(tmp)
         except OSError:  # another process built it meanwhile
             if not target.is_dir():
                 raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)  # gone once renamed
     return target
 
 
@@ -237,8 +231,7 @@ def _export_onnx(build, pooling: str | None, out: Path) -> None:
     """Trace the pipeline `build()` gives into `out/model.onnx`, save its tokenizer and `argsim_export.json`."""
     import torch
 
-    with warnings.catch_warnings(), torch.inference_mode():
-        warnings.simplefilter("ignore")  # the exporter's and the libraries' deprecation notes
+    with warnings.catch_warnings(action="ignore"), torch.inference_mode():  # the exporter's deprecation notes
         module, tokenizer, names, meta = build()
         sample = tokenizer(["an argument to trace the graph with", "a shorter one"], padding=True,
                            return_tensors="pt")
@@ -283,8 +276,7 @@ def runtime_model(base: Path, backend: str, quantize: str, calibration: Sequence
         def build(tmp: Path) -> None:
             from onnxruntime.quantization import QuantType, quantize_dynamic
 
-            with warnings.catch_warnings(), _silenced():
-                warnings.simplefilter("ignore")
+            with warnings.catch_warnings(action="ignore"), _silenced():
                 quantize_dynamic(str(base / "model.onnx"), str(tmp / "model.onnx"), weight_type=QuantType.QInt8,
                                  per_channel=True, op_types_to_quantize=["MatMul"])
 

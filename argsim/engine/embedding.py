@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import shutil
 from collections.abc import Iterator
-from contextlib import closing, contextmanager
+from contextlib import closing
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -32,7 +30,7 @@ from argsim.backend.encoder import MAX_BATCH_SIZE
 from argsim.config import RunConfig
 from argsim.engine.ray_engine import RayEngine, worker_errors
 from argsim.errors import ArgsimError, InputError
-from argsim.io import check_input_file, check_output_path, parse_json, read_json_as, read_texts, sibling_folder
+from argsim.io import atomic_folder, check_input_file, check_output_path, parse_json, read_json_as, read_texts
 from argsim.options import check_settings, setting
 
 if TYPE_CHECKING:
@@ -89,13 +87,15 @@ def check_shard_out(out: Path) -> None:
     check_output_path(out, "folder")  # creatable: no file on the way, a folder we can write into (root included)
 
 
-def shard_table(ids: list[str], keys: list[bytes], vectors: np.ndarray):
-    """The Parquet table of one shard."""
+def shard_table(texts: list[str], ids: list[str] | None, vectors: np.ndarray):
+    """The Parquet table of one shard: the texts' keys, their `ids` (None: each key in hex) and vectors."""
     import pyarrow as pa
 
+    keys = [text_key(t) for t in texts]
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
     flat = pa.array(vectors.reshape(-1), type=pa.float32())
-    return pa.table({"id": pa.array(ids, type=pa.string()), "key": pa.array(keys, type=pa.binary(20)),
+    return pa.table({"id": pa.array([k.hex() for k in keys] if ids is None else ids, type=pa.string()),
+                     "key": pa.array(keys, type=pa.binary(20)),
                      "vector": pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1])})
 
 
@@ -160,14 +160,13 @@ def embed_local(path: Path, out: Path, spec: EmbedSpec, config=None, rows_per_sh
     enc = get_encoder(spec.model, pooling=spec.pooling, max_seq_length=spec.max_seq_length,
                       batch_size=spec.batch_size, config=config).for_role(spec.role)
     dim = 0
-    with _staging(out) as tmp:
+    with atomic_folder(out) as tmp:
         # one shard's texts and vectors at a time: memory is bounded by rows_per_shard, not by the file's length
         for n, texts in enumerate(text_chunks(path, total, spec.column, rows_per_shard)):
-            keys = [text_key(t) for t in texts]
-            part = ids[n * rows_per_shard:n * rows_per_shard + len(texts)] if ids else [k.hex() for k in keys]
+            part = None if ids is None else ids[n * rows_per_shard:n * rows_per_shard + len(texts)]
             vectors = enc.encode(texts, normalize=spec.normalize)
             dim = int(vectors.shape[1])
-            pq.write_table(shard_table(part, keys, vectors), tmp / f"part-{n:05d}.parquet")
+            pq.write_table(shard_table(texts, part, vectors), tmp / f"part-{n:05d}.parquet")
         return _manifest(tmp, spec, enc.cache_key, dim, total, "local", path)
 
 
@@ -195,11 +194,10 @@ class EmbedActor:
             raise InputError(None, f"{column.null_count} empty value(s) in column '{self.spec.column}'")
         texts = pc.cast(column, pa.string()).to_pylist()
         vectors = self.encoder.encode(texts, normalize=self.spec.normalize, use_cache=False, show_progress=False)
-        keys = [text_key(t) for t in texts]
-        ids = ([k.hex() for k in keys] if self.spec.id_column is None
+        ids = (None if self.spec.id_column is None
                else pc.cast(batch.column(self.spec.id_column), pa.string()).to_pylist())
-        table = shard_table(ids, keys, vectors)
-        return table.append_column("identity", pa.array([self.encoder.cache_key] * len(ids)).dictionary_encode())
+        table = shard_table(texts, ids, vectors)
+        return table.append_column("identity", pa.array([self.encoder.cache_key] * len(texts)).dictionary_encode())
 
 
 def read_dataset(path: Path, spec: EmbedSpec):
@@ -254,7 +252,7 @@ def embed_ray(path: Path, out: Path, spec: EmbedSpec, engine, batch_rows: int = 
     if path.suffix.lower() not in TABLE_SUFFIXES and not path.is_dir():  # plain text: one text a line
         spec = replace(spec, column="text", id_column=None)
     ds, actors = actor_pool(read_dataset(path, spec), spec, engine, batch_rows, workers)
-    with _staging(out) as tmp:
+    with atomic_folder(out) as tmp:
         with worker_errors(ray, f"{path}: "):
             ds.write_parquet(str(tmp), min_rows_per_file=min(rows_per_shard, 10_000),
                              ray_remote_args={"num_cpus": IO_CPUS})
@@ -327,10 +325,7 @@ def read_shards(folder: str | Path) -> tuple[list[str], list[bytes], np.ndarray,
 
 def _flat(column) -> np.ndarray:
     """The values of a column of fixed-size float lists (a pyarrow ChunkedArray), flat, as float32."""
-    import pyarrow as pa
-
-    flat = pa.concat_arrays([c.flatten() for c in column.chunks]) if column.num_chunks else pa.array([], pa.float32())
-    return np.asarray(flat.to_numpy(zero_copy_only=False), dtype=np.float32)
+    return np.asarray(column.combine_chunks().flatten().to_numpy(zero_copy_only=False), dtype=np.float32)
 
 
 #: how many imported rows are encoded again and compared; the smallest cosine accepted
@@ -345,16 +340,6 @@ def verify_shards(folder: Path, keys: list[bytes], vectors: np.ndarray, manifest
     (without the cache), must agree with the stored ones (cosine >= VERIFY_MIN_COSINE).
 
     A manifest is a label anyone can edit; only vectors computed here are trusted.
-
-    Args:
-        folder: the shard folder (for messages).
-        keys: the rows' text keys (SHA-1).
-        vectors: the rows' vectors.
-        manifest: the folder's manifest.
-        encoder: the model the manifest names, loaded here.
-        source: the file the shards were made from.
-        rows: how many rows to encode again.
-        seed: the sample's seed.
 
     Example:
         >>> verify_shards(folder, keys, vectors, manifest, get_encoder("minilm"), Path("texts.txt"))  # doctest: +SKIP
@@ -428,17 +413,3 @@ def _manifest(tmp: Path, spec: EmbedSpec, identity: str, dim: int, rows: int, en
                 "id_column": spec.id_column, "role": spec.role, **extra}
     (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
-
-
-@contextmanager
-def _staging(out: Path) -> Iterator[Path]:
-    """A temporary folder beside `out`, renamed onto it when the block finishes (removed on failure)."""
-    out, tmp = Path(out), sibling_folder(out)
-    try:
-        yield tmp
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    if out.is_dir():
-        out.rmdir()  # empty (checked before the work)
-    os.replace(tmp, out)
