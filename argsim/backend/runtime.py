@@ -30,7 +30,7 @@ from argsim.backend.pooling import pool
 from argsim.backend.safety import HF_LOAD, check_model_folder
 from argsim.config import BACKENDS, QUANTIZATIONS
 from argsim.errors import BackendError, ModelError, warn
-from argsim.io import atomic_folder
+from argsim.io import atomic_folder, read_text_file, split_lines
 from argsim.measure import usable_cores
 from argsim.version import package_versions
 
@@ -115,12 +115,10 @@ def calibration_choice(texts: Sequence[str], size: int = CALIBRATION_SIZE) -> tu
 
 
 def read_calibration(path: Path) -> list[str]:
-    """The texts of a calibration file: UTF-8, one text per line, blank lines skipped."""
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BackendError(f"{path}: unreadable calibration file ({exc})") from None
-    if not (texts := [line.strip() for line in lines if line.strip()]):
+    """The texts of a calibration file: UTF-8 (a BOM dropped), one text per line ending in LF or CRLF
+    (`io.split_lines`: a form feed or U+2028 inside a text does not split it), blank lines skipped; an unreadable
+    file is one line naming it and the bad byte's line (`io.read_text_file`)."""
+    if not (texts := [line.strip() for line in split_lines(read_text_file(path)) if line.strip()]):
         raise BackendError(f"{path}: the calibration file holds no text")
     return texts
 

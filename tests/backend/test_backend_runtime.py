@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from argsim.backend import runtime
-from argsim.errors import BackendError
+from argsim.errors import ArgsimError, BackendError
 
 pytest.importorskip("onnxruntime")
 pytest.importorskip("openvino")
@@ -217,3 +217,14 @@ def test_a_built_folder_gets_the_umask_mode_not_mkdtemps_private_one(tmp_path):
         os.umask(old)
     assert built.stat().st_mode & 0o777 == 0o755 and (built / "model.onnx").read_text() == "x"
     assert [p.name for p in built.parent.iterdir()] == ["model"]  # nothing left beside it
+
+
+def test_calibration_texts_split_at_line_ends_only(tmp_path):
+    """A calibration file is read as argsim reads every text file: a BOM dropped, LF / CRLF ends, a form feed or
+    U+2028 inside a text kept; bad UTF-8 is one line naming the file."""
+    path = tmp_path / "cal.txt"
+    path.write_bytes("\ufeffone\fpart\r\n\ntwo\u2028parts\n".encode())
+    assert runtime.read_calibration(path) == ["one\fpart", "two\u2028parts"]
+    path.write_bytes(b"ok\n\xff\n")
+    with pytest.raises(ArgsimError, match="cal.txt"):
+        runtime.read_calibration(path)
