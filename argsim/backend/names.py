@@ -116,6 +116,19 @@ def shipped_folder(name: str) -> Path | None:
     return shipped_models().get(name)
 
 
+def default_model(shipped: str) -> str:
+    """The default model of a task: the model `shipped` that ships with argsim when the package carries it, else
+    zero-shot MiniLM. `kpm`: `rank keypoints`, `KeyPointMatcher`, `argsim demo`; `thematic`: `cluster sentences`
+    and `argsim.cluster_sentences` (on the clustering benchmark's test articles it beats zero-shot MiniLM with
+    k-means on MI, AMI, RI and ARI: bench/results/thematic.json).
+
+    Example:
+        >>> default_model("thematic") in ("thematic", "minilm")
+        True
+    """
+    return shipped if shipped in shipped_models() else DEFAULT_MODEL
+
+
 def known_names() -> list[str]:
     """Every name `get_encoder` takes: the registry's base models and the shipped models."""
     return [*MODELS, *shipped_models()]

@@ -131,6 +131,4 @@ class SegmentedSentenceTransformerEncoder(Encoder):
         return vecs.astype(np.float32, copy=False)
 
 
-def load_encoder(folder: str | Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32") -> Encoder:
-    """Loader named in `argsim_encoder.json`."""
-    return SegmentedSentenceTransformerEncoder(folder, device=device, batch_size=batch_size, precision=precision)
+load_encoder = SegmentedSentenceTransformerEncoder  # the argsim_encoder.json loader (`ENCODER_LOADERS`)

@@ -113,10 +113,10 @@ def cluster_sentences(
 ) -> None:
     """Cluster sentences by theme on cosine similarity, one article (group) at a time."""
     from argsim.api.thematic import cluster_sentences as cluster
-    from argsim.thematic.cluster import default_model
+    from argsim.backend.names import default_model
 
     cfg = run_config(ctx)
-    model = model or default_model()
+    model = model or default_model("thematic")
     rows = read_records(sentences, SentenceRecord)
     canonical_columns(rows, sentences, ("label", "article"))
     if k is None and any("label" not in r for r in rows):
