@@ -17,7 +17,7 @@ import numpy as np
 from argsim.backend.adapters import base_sha256, check_base
 from argsim.backend.encoder import Encoder, check_role
 from argsim.backend.fingerprint import fingerprint
-from argsim.backend.names import CARD, MODELS, encoder_manifest, manifest_loader_name, read_card, shipped_folder
+from argsim.backend.names import CARD, MODELS, manifest_loader_name, read_card, shipped_folder, write_manifest
 from argsim.backend.safety import check_model_folder, load_torch_weights, model_files
 from argsim.config import RunConfig
 from argsim.counter.neural.config import NeuralConfig
@@ -81,8 +81,7 @@ def save_model(model: CounterModel, folder: str | Path, info: dict | None = None
             "pooling": cfg.pooling, "max_seq_length": cfg.max_seq_length,
             "trainable_parameters": sum(t.numel() for t in heads.values()),
             "weights_sha256": sha256_file(folder / HEADS)})
-    write_json(folder / "argsim_encoder.json",
-               encoder_manifest(LOADER, TOWER_ROLES if cfg.separate_towers else None))
+    write_manifest(folder, LOADER, TOWER_ROLES if cfg.separate_towers else None)
     return folder
 
 
