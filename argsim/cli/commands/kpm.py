@@ -20,12 +20,13 @@ from argsim.cli.params import (
     SPLIT_HELP,
     ArgkpInput,
     argkp_input,
+    budget_options,
     choices,
     config_options,
     finite_float,
     model_option,
+    placement,
 )
-from argsim.cli.training_options import budget_options, placement
 from argsim.data.argkp import load_argkp
 from argsim.errors import ArgsimError, examples, warn
 from argsim.io import write_json

@@ -26,7 +26,7 @@ from argsim.counter.neural.towers import TransformerTower, frozen_encoder
 from argsim.errors import ModelError
 from argsim.io import atomic_path, read_json_as, sha256_file, write_json
 from argsim.schemas import History
-from argsim.training.curve import OWN_HISTORY
+from argsim.training.curve import OWN_HISTORY, pyplot, save_png
 
 HEADS = "heads.safetensors"
 #: the heads file of folders written before safetensors (still read, never written)
@@ -238,3 +238,21 @@ def read_history(folder: str | Path) -> list[dict]:
     if not path.is_file():
         return []
     return read_json_as(History, path, what="a learning-curve table {history: [{epoch, val, loss}]}")["history"]
+
+
+def learning_curves(runs: dict[str, list[dict]], path: str | Path, title: str = "validation accuracy@1/K") -> Path:
+    """The learning-curve PNG (matplotlib, Agg) of `history.json` rows: validation accuracy@1/K and training loss
+    against epochs, one line per run (label -> history rows with epoch, val, loss, seconds)."""
+    fig, (ax, bx) = pyplot().subplots(1, 2, figsize=(11, 4))
+    for label, hist in runs.items():
+        ep = [h["epoch"] for h in hist]
+        ax.plot(ep, [h["val"] for h in hist], marker=".", label=label)
+        lossy = [h for h in hist if h.get("loss") is not None]
+        bx.plot([h["epoch"] for h in lossy], [h["loss"] for h in lossy], label=label)
+    ax.set(xlabel="epoch (0 = untrained)", ylabel="validation accuracy@1/K (epa)", title=title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    bx.set(xlabel="epoch", ylabel="training loss", title="training loss")
+    bx.grid(alpha=0.3)
+    fig.tight_layout()
+    return save_png(fig, path)
