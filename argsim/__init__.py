@@ -18,9 +18,9 @@ and the tests set it); the `argsim` command itself sets TOKENIZERS_PARALLELISM=f
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from argsim.extras import lazy_exports
 from argsim.version import __version__
 
 #: public name -> the module that defines it (imported on first access)
@@ -61,16 +61,5 @@ if TYPE_CHECKING:  # pragma: no cover
     from argsim.evaluation.mteb_tasks import mteb_tasks
     from argsim.minutes.summarize import SummarizeOptions
 
-
-def __getattr__(name: str) -> Any:
-    """Import a public name's module on first access (PEP 562), so `import argsim` stays cheap."""
-    if (module := _EXPORTS.get(name)) is None:
-        raise AttributeError(f"module 'argsim' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The public names (`__all__`), not the module's own imports."""
-    return list(__all__)
+# a public name's module is imported on first access, so `import argsim` stays cheap; dir(): the public names only
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -10,9 +10,10 @@ from importlib import resources
 from pathlib import Path
 
 from argsim.backend import get_encoder
+from argsim.backend.names import default_model
 from argsim.config import RunConfig
 from argsim.data.argkp import kpm_data
-from argsim.kpm.scoring import BestMatch, best_matches, default_model, score_key_points
+from argsim.kpm.scoring import BestMatch, best_matches, score_key_points
 
 
 def demo_folder() -> Path:
@@ -43,7 +44,7 @@ def match_examples(folder: Path | None = None, model: str | None = None,
     Args:
         folder: a folder with arguments.csv and key_points.csv (default: the demo files, `demo_folder()`).
         model: a backend model name or folder; None: the default of `argsim rank keypoints` and `KeyPointMatcher`
-            (`argsim.kpm.scoring.default_model`: the shipped key point matcher `kpm`).
+            (`argsim.backend.names.default_model`: the shipped key point matcher `kpm`).
         config: the run options; None: the defaults.
 
     Returns:
@@ -54,5 +55,5 @@ def match_examples(folder: Path | None = None, model: str | None = None,
 
     folder = demo_folder() if folder is None else folder
     data = kpm_data(folder / "arguments.csv", folder / "key_points.csv", name="demo")
-    model = model or default_model()
+    model = model or default_model("kpm")
     return best_matches(data, score_key_points(data, get_encoder(model, config=config)), model_threshold(model)[0])

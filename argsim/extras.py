@@ -1,11 +1,14 @@
 """Optional dependencies: the heavy or task-specific packages live in extras of the argsim package (`EXTRAS`; what
 each brings: docs/usage.md), and a missing one is one line naming it and the extra that brings it (`need`);
-`pip install argsim` alone runs the key point matching API. No argsim imports but the error type."""
+`pip install argsim` alone runs the key point matching API; and the lazy public names of a package (`lazy_exports`).
+No argsim imports but the error type."""
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from types import ModuleType
+from typing import Any
 
 from argsim.errors import ArgsimError
 
@@ -59,3 +62,16 @@ def need(module: str, what: str) -> ModuleType:
         return importlib.import_module(module)
     except ImportError:
         raise MissingDependency(missing_message(module, what)) from None
+
+
+def lazy_exports(package: str, exports: dict[str, str], namespace: dict[str, Any]) -> tuple[Callable, Callable]:
+    """A package's `__getattr__` and `__dir__` (PEP 562): a public name of `exports` (name -> the module that
+    defines it) is imported on first access and kept in `namespace`; `dir()` lists the package's `__all__`."""
+
+    def __getattr__(name: str) -> Any:
+        if (module := exports.get(name)) is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        namespace[name] = value = getattr(importlib.import_module(module), name)
+        return value
+
+    return __getattr__, lambda: list(namespace["__all__"])

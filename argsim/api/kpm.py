@@ -14,12 +14,12 @@ import numpy as np
 import pandas as pd
 
 from argsim.backend.folders import check_model_name
+from argsim.backend.names import default_model
 from argsim.backend.resolve import resolve_model
 from argsim.config import RunConfig
 from argsim.data.argkp import KPMData, kpm_data, load_argkp
 from argsim.errors import ArgsimError
 from argsim.kpm.ensemble import check_weights
-from argsim.kpm.scoring import default_model
 from argsim.paths import workdir
 
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ class KeyPointMatcher:
                  weights: Sequence[float] | None = None, combine: str = "zscore", arg_template: str = "{text}",
                  kp_template: str = "{text}", threshold: float | None = None,
                  config: RunConfig | None = None) -> None:
-        model = default_model() if model is None else model
+        model = default_model("kpm") if model is None else model
         self.config = config or RunConfig()
         # a model object is one model (a SentenceTransformer iterates over its modules): only lists are ensembles
         self.models = [str(m) if isinstance(m, Path) else m for m in (model if isinstance(model, (list, tuple))

@@ -25,7 +25,7 @@ def cluster_sentences(sentences: Sequence[str], model: str | Path | Any = None, 
         model: A backend model name or folder (e.g. a thematic encoder trained by `argsim train thematic`), or a
             model object (an argsim `Encoder`, a `SentenceTransformer`); None:
             the shipped thematic encoder ``"thematic"`` where the package carries it, else ``"minilm"``
-            (`argsim.thematic.cluster.default_model`).
+            (`argsim.backend.names.default_model`).
         n_clusters: Clusters per group; None: each group's number of distinct gold `labels`.
         algorithm: ``"kmeans"`` (10 seeded restarts) or ``"agglomerative"``.
         linkage: Agglomerative linkage: ``"ward"`` (on unit vectors), ``"average"`` or ``"complete"`` (cosine).
@@ -44,7 +44,8 @@ def cluster_sentences(sentences: Sequence[str], model: str | Path | Any = None, 
         [1, 1, 0, 0]
     """
     from argsim.api.encode import encode
-    from argsim.thematic.cluster import ALGORITHMS, LINKAGES, cluster_groups, default_model
+    from argsim.backend.names import default_model
+    from argsim.thematic.cluster import ALGORITHMS, LINKAGES, cluster_groups
 
     config = config or RunConfig()
     texts = as_texts(sentences, "sentences")
@@ -62,6 +63,6 @@ def cluster_sentences(sentences: Sequence[str], model: str | Path | Any = None, 
                              "cluster_sentences", ("label", "article"))
     if not texts:
         return np.zeros(0, dtype=int)
-    vectors = encode(texts, model=default_model() if model is None else model, config=config)
+    vectors = encode(texts, model=default_model("thematic") if model is None else model, config=config)
     return np.asarray(cluster_groups(rows, vectors, algorithm, k=n_clusters, seed=config.seed, linkage=linkage),
                       dtype=int)

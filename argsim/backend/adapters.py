@@ -19,7 +19,7 @@ from argsim.backend.device import cast_for_inference
 from argsim.backend.encoder import Encoder
 from argsim.backend.folders import model_path, plain_sentence_transformer
 from argsim.backend.models import ExportedEncoder, STModelEncoder
-from argsim.backend.names import ADAPTER_WEIGHTS, CARD, MODELS, encoder_manifest, read_card, read_model_json
+from argsim.backend.names import ADAPTER_WEIGHTS, CARD, MODELS, read_card, read_model_json, write_manifest
 from argsim.backend.runtime import sentence_pipeline
 from argsim.errors import ArgsimError, ModelError
 from argsim.io import atomic_path, sha256_file, write_json
@@ -146,7 +146,7 @@ def save_adapter(model, folder: Path, base: str, extra: dict | None = None) -> P
                  "pooling": "cls" if getattr(model[1], "pooling_mode_cls_token", False) else "mean",
                  "max_seq_length": model.max_seq_length, **(extra or {})})
     write_json(folder / CARD, card)
-    write_json(folder / "argsim_encoder.json", encoder_manifest(LOADER_NAME))
+    write_manifest(folder, LOADER_NAME)
     return folder
 
 

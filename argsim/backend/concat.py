@@ -14,7 +14,6 @@ When a part has two towers (`Encoder.roles`), so has the composite (`ConcatEncod
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Annotated
@@ -23,14 +22,12 @@ import numpy as np
 from pydantic import Field, Strict
 
 from argsim.backend.encoder import CompositeEncoder, Encoder, check_role
-from argsim.backend.names import part_source
+from argsim.backend.names import part_source, write_manifest
 from argsim.backend.registry import get_encoder, member_options
 from argsim.errors import ModelError
 from argsim.io import read_json_as, write_json
 from argsim.schemas import ConcatConfig
 from argsim.vectors import l2_normalize
-
-MANIFEST = {"loader": "concat"}  # a name of argsim.backend.names.ENCODER_LOADERS
 
 
 class CompositeConfig(ConcatConfig):
@@ -95,10 +92,10 @@ class ConcatEncoder(CompositeEncoder):
         return np.concatenate(outs, axis=1)
 
 
-def save_composite(folder: Path, parts: list[str], normalize_parts: bool = True, weights: list[float] | None = None,
-                manifest: dict | None = None) -> Path:
+def save_composite(folder: Path, parts: list[str], normalize_parts: bool = True,
+                   weights: list[float] | None = None) -> Path:
     """Write a concatenation folder over `parts` (registry / shipped names, or sub-folders already under
-    `folder/parts/`): its `config.json` and `argsim_encoder.json` (`manifest`, default `{"loader": "concat"}`).
+    `folder/parts/`): its `config.json` and `argsim_encoder.json` (`{"loader": "concat"}`).
 
     Example:
         >>> save_composite(Path("models/fused"), ["counter-bi-encoder", "counter-retriever"])  # doctest: +SKIP
@@ -108,8 +105,7 @@ def save_composite(folder: Path, parts: list[str], normalize_parts: bool = True,
     if weights is not None:
         config["weights"] = [float(w) for w in weights]
     write_json(folder / "config.json", config)
-    (folder / "argsim_encoder.json").write_text(json.dumps(manifest or MANIFEST), encoding="utf-8")
-    return folder
+    return write_manifest(folder, "concat").parent
 
 
 def load_concat_encoder(folder: Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32",

@@ -17,6 +17,7 @@ from typing import Any
 from argsim.backend.encoder import ROLES
 from argsim.config import default_cache_dir
 from argsim.errors import ModelError
+from argsim.io import write_json
 
 DEFAULT_MODEL = "minilm"
 ENCODER_MANIFEST = "argsim_encoder.json"
@@ -119,6 +120,19 @@ def shipped_folder(name: str) -> Path | None:
     return shipped_models().get(name)
 
 
+def default_model(shipped: str) -> str:
+    """The default model of a task: the model `shipped` that ships with argsim when the package carries it, else
+    zero-shot MiniLM. `kpm`: `rank keypoints`, `KeyPointMatcher`, `argsim demo`; `thematic`: `cluster sentences`
+    and `argsim.cluster_sentences` (on the clustering benchmark's test articles it beats zero-shot MiniLM with
+    k-means on MI, AMI, RI and ARI: bench/results/thematic.json).
+
+    Example:
+        >>> default_model("thematic") in ("thematic", "minilm")
+        True
+    """
+    return shipped if shipped in shipped_models() else DEFAULT_MODEL
+
+
 def known_names() -> list[str]:
     """Every name `get_encoder` takes: the registry's base models and the shipped models."""
     return [*MODELS, *shipped_models()]
@@ -158,12 +172,13 @@ LEGACY_LOADERS: dict[str, str] = {
 }
 
 
-def encoder_manifest(loader: str, roles: dict[str, str] | None = None) -> dict:
-    """The content of `argsim_encoder.json` for one of argsim's own loaders (by name); `roles`: a two-tower model's
+def write_manifest(folder: Path, loader: str, roles: dict[str, str] | None = None) -> Path:
+    """Write `folder/argsim_encoder.json` naming one of argsim's own loaders (by name); `roles`: a two-tower model's
     tower per role (`Encoder.roles`, e.g. {"query": "point", "document": "candidate"})."""
     if loader not in ENCODER_LOADERS:
         raise ValueError(f"unknown loader name {loader!r}")
-    return {"loader": loader, "roles": dict(roles)} if roles else {"loader": loader}
+    return write_json(Path(folder) / ENCODER_MANIFEST, {"loader": loader, "roles": dict(roles)} if roles
+                      else {"loader": loader})
 
 
 def manifest_roles(folder: Path) -> dict[str, str] | None:

@@ -1,6 +1,7 @@
 """Option checks and option groups shared by every command: output options (`OUT_FILE`, `OUT_DIR`, `out_file`),
 checked while parsing, before any work; fixed choices are `Literal[...]` annotations, `choices(...)` checks
-repeatable ones; `config_options` adds a dataclass's options (e.g. `argkp_input`) to a command."""
+repeatable ones; `config_options` adds a dataclass's options (e.g. `argkp_input`, the training budget of every
+`argsim train ...` command: `budget_options`) to a command; `placement`: a run's placement from the globals."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import typer
 
 from argsim.errors import ArgsimError
 from argsim.options import field_default, is_option, option_decls, setting
+from argsim.training.budget import Budget
 
 OutputCheck = Callable[[Path | None], Path | None]
 Command = TypeVar("Command", bound=Callable[..., Any])
@@ -229,6 +231,37 @@ def argkp_input(split: str = "dev", split_help: str = SPLIT_HELP,
     passed to it as `source: ArgkpInput`."""
     return config_options(ArgkpInput, "source", meta={"split": {"default": split, "help": split_help},
                                                       "labels": {"help": labels_help}})
+
+
+#: the help and bounds of Budget's fields as options
+BUDGET_OPTIONS: dict[str, dict] = {
+    "max_steps": {"min": 1, "help": "Stop after this many optimizer steps (a checkpoint is kept; the learning-rate "
+                                    "schedule still follows the epochs, so --resume continues it)."},
+    "max_minutes": {"min": 0.01, "help": "Stop after this many minutes of this run (a checkpoint is kept for "
+                                         "--resume)."},
+    "grad_accum": {"min": 1, "help": "Batches accumulated per optimizer step."},
+    "checkpoint_every": {"min": 0, "help": "Save a checkpoint every N optimizer steps under OUT/checkpoints (0: at "
+                                           "budget stops and epoch ends only)."},
+    "resume": {"option": "--resume", "help": "Continue from the checkpoint under OUT/checkpoints."},
+}
+
+
+def budget_options(**helps: str) -> Callable[[Command], Command]:
+    """A decorator adding the fields of `argsim.training.Budget` (its defaults, the help texts above) to a train
+    command after its own options, passed as `plan: Budget`; `helps`: {field: help text} replacing a shared one."""
+    if unknown := set(helps) - set(BUDGET_OPTIONS):
+        raise ValueError(f"no budget option {', '.join(sorted(unknown))}")
+    meta = {k: {**v, **({"help": helps[k]} if k in helps else {})} for k, v in BUDGET_OPTIONS.items()}
+    return config_options(Budget, "plan", meta=meta)
+
+
+def placement(ctx: typer.Context, threads: int | None = None):
+    """Resolve the device / precision / threads of the global options (exit 2 on a device the machine lacks)."""
+    from argsim.config import RunConfig
+    from argsim.training import resolve_placement
+
+    run = ctx.find_object(RunConfig) or RunConfig()  # `threads`: the command's own default when --threads is unset
+    return resolve_placement(run.device, run.precision, run.threads or threads, run.seed)
 
 
 def model_option(help: str) -> typer.models.OptionInfo:

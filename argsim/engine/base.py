@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from argsim.progress import progress_bar
+from argsim.progress import track
 
 
 class Engine:
     """Maps `fn(shared, item)` over items, results in item order (here: in this process, in order)."""
 
-    name = "engine"
+    name = "local"
 
     @property
     def workers(self) -> int:
@@ -21,19 +21,11 @@ class Engine:
     def map(self, fn: Callable[[Any, Any], Any], items: Sequence[Any], shared: Any = None,
             description: str | None = None, block: int | None = None) -> list:
         """`[fn(shared, item) for item in items]`; `description` draws a progress bar."""
-        out = []
-        with progress_bar(len(items), description or "working", enabled=description is not None) as bar:
-            for item in items:
-                out.append(fn(shared, item))
-                bar.advance()
-        return out
+        return [fn(shared, item) for item in track(items, description or "working", enabled=description is not None)]
 
     def describe(self) -> dict:
         """What the engine is, for result rows."""
         return {"engine": self.name, "workers": self.workers}
 
 
-class LocalEngine(Engine):
-    """Everything in this process, in order."""
-
-    name = "local"
+LocalEngine = Engine  # the interface's own `map`: everything in this process, in order

@@ -5,9 +5,7 @@ rows. The evaluators load on first use, so importing the record imports no model
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from argsim.extras import lazy_exports
 from argsim.metrics.record import Evaluation
 
 #: public evaluator name -> the module that defines it (imported on first access)
@@ -22,15 +20,4 @@ _EVALUATORS: dict[str, str] = {
 }
 
 __all__ = ["Evaluation", *_EVALUATORS]
-
-
-def __getattr__(name: str) -> Any:
-    if (module := _EVALUATORS.get(name)) is None:
-        raise AttributeError(f"module 'argsim.evaluation' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _EVALUATORS, globals())

@@ -10,10 +10,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from argsim.backend.names import default_model
 from argsim.config import RunConfig
 from argsim.data.argkp import KPMData
 from argsim.io import write_csv, write_json
-from argsim.kpm.scoring import BestMatch, Coverage, Predictions, best_matches, coverage, default_model
+from argsim.kpm.scoring import BestMatch, Coverage, Predictions, best_matches, coverage
 from argsim.metrics.kpa_map import FORMULAS, MapResult, evaluate_map
 
 
@@ -63,7 +64,7 @@ def rank_keypoints(data: KPMData, models: Sequence[Any] | None = None, weights: 
     from argsim.measure import timed
 
     config = config or RunConfig()
-    models = list(models or []) or [default_model()]  # the shipped key point matcher when the package carries it
+    models = list(models or []) or [default_model("kpm")]  # the shipped key point matcher when the package carries it
     check_weights(models, weights)
     check_threshold(threshold, models, combine)
     with timed() as t:

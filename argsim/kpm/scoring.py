@@ -24,7 +24,6 @@ from typing import Any
 import numpy as np
 
 from argsim.backend import Encoder
-from argsim.backend.names import shipped_models
 from argsim.data.argkp import KPMData
 from argsim.engine import Engine, encode
 from argsim.errors import ArgsimError, check_choice
@@ -32,16 +31,6 @@ from argsim.io import read_json_as, topic_key
 from argsim.vectors import l2_normalize
 
 Predictions = dict[str, dict[str, float]]
-
-
-#: the shipped key point matcher (`argsim models`): the default model of the key point commands once it ships
-SHIPPED_KPM = "kpm"
-
-
-def default_model() -> str:
-    """The default model of `rank keypoints`: the shipped key point matcher `kpm` when the package carries it,
-    else zero-shot MiniLM."""
-    return SHIPPED_KPM if SHIPPED_KPM in shipped_models() else "minilm"
 
 
 TEMPLATE_FIELDS = ("text", "topic", "stance")

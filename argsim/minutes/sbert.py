@@ -19,10 +19,10 @@ from argsim.backend import get_encoder
 from argsim.backend.device import cast_for_inference
 from argsim.backend.encoder import Encoder
 from argsim.backend.fingerprint import fingerprint
+from argsim.backend.names import write_manifest
 from argsim.backend.safety import HF_LOAD
 from argsim.io import pipe_docs
 
-MANIFEST = {"loader": "minutes-sbert"}  # a name in argsim.backend.names.ENCODER_LOADERS
 SEGMENTED_MARKER = "argsim_segmented.json"
 
 
@@ -93,8 +93,7 @@ def build_ginza_model(update_embeddings: bool = True, words: Sequence[str] = ())
 
 def mark_segmented(folder: str | Path, words: int = 0) -> None:
     """Write the argsim manifest: `get_encoder(folder)` will segment raw text before encoding."""
-    folder = Path(folder)
-    (folder / "argsim_encoder.json").write_text(json.dumps(MANIFEST), encoding="utf-8")
+    folder = write_manifest(folder, "minutes-sbert").parent
     tokens = "w:<word> for the model's own words, else r<vector row>" if words else "r<vector row>"
     (folder / SEGMENTED_MARKER).write_text(json.dumps({"segmenter": "ginza-sudachi-C", "tokens": tokens,
                                                        "own_words": words}), encoding="utf-8")
@@ -131,6 +130,4 @@ class SegmentedSentenceTransformerEncoder(Encoder):
         return vecs.astype(np.float32, copy=False)
 
 
-def load_encoder(folder: str | Path, device: str = "cpu", batch_size: int = 64, precision: str = "fp32") -> Encoder:
-    """Loader named in `argsim_encoder.json`."""
-    return SegmentedSentenceTransformerEncoder(folder, device=device, batch_size=batch_size, precision=precision)
+load_encoder = SegmentedSentenceTransformerEncoder  # the argsim_encoder.json loader (`ENCODER_LOADERS`)

@@ -16,7 +16,7 @@ import numpy as np
 
 from argsim.backend.adapters import _sha256_cached
 from argsim.backend.encoder import Encoder
-from argsim.backend.names import encoder_manifest, read_card
+from argsim.backend.names import CARD, read_card, write_manifest
 from argsim.errors import InputError, ModelError
 from argsim.io import atomic_path, sha256_file, write_json
 from argsim.metrics.triplets import TRIPLET_FIELDS, encoded_triplet_scores
@@ -24,7 +24,6 @@ from argsim.minutes import sbert
 
 DELTA_FILE = "minutes_delta.safetensors"
 WORDS_FILE = "words.json"
-CARD = "card.json"
 LOADER_NAME = "minutes-delta"
 ARTIFACT = "delta"  # the card's `artifact` (argsim.backend.adapters): a sparse delta over the base's table
 BASE = "ginza"
@@ -117,7 +116,7 @@ def pack(trained: Path, out: Path, precision: str = "fp16", delta_rows: int | No
     with atomic_path(out / DELTA_FILE) as tmp:
         save_file({k: np.ascontiguousarray(v) for k, v in tensors.items()}, str(tmp))
     write_json(out / WORDS_FILE, words)
-    write_json(out / "argsim_encoder.json", encoder_manifest(LOADER_NAME))
+    write_manifest(out, LOADER_NAME)
     hashes = base_hashes()
     card = {"base": BASE, "base_sha256": hashes["vocab/vectors"], "base_files": hashes,
             "base_version": metadata.version("ja-ginza"), "artifact": ARTIFACT, "weights": DELTA_FILE,

@@ -79,8 +79,7 @@ def number(value: object) -> float | None:
 def redraw_curves(folders: list[Path]) -> list[Path | None]:
     """`argsim models curve`: every folder checked (`trained_folder`) before any is drawn, then each one's
     learning_curve.png redrawn from its records (a counter model: its history.json); None where no loss was logged."""
-    from argsim.counter.neural.plot import learning_curves
-    from argsim.counter.neural.store import read_history
+    from argsim.counter.neural.store import learning_curves, read_history
     from argsim.training.curve import CURVE, OWN_HISTORY, read_train_config, redraw, trained_folder
 
     for folder in folders:

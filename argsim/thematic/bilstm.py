@@ -19,12 +19,12 @@ from torch import nn
 from argsim.backend.encoder import Encoder
 from argsim.backend.fingerprint import fingerprint
 from argsim.backend.models import tokenize_en
+from argsim.backend.names import write_manifest
 from argsim.backend.safety import load_torch_weights, model_files
 from argsim.backend.static_words import cover_words
 from argsim.errors import ModelError
 
 PAD, UNK = 0, 1
-MANIFEST = {"loader": "thematic-bilstm"}  # names in argsim.backend.names.ENCODER_LOADERS
 MAX_TOKENS = 80
 
 
@@ -96,8 +96,7 @@ def save_model(folder: Path, model: AttentionBiLSTM, vocab: Vocabulary, config: 
     torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()}, folder / "model.pt")
     (folder / "vocab.txt").write_text("\n".join(vocab.words) + "\n", encoding="utf-8")
     (folder / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
-    (folder / "argsim_encoder.json").write_text(json.dumps(MANIFEST), encoding="utf-8")
-    return folder
+    return write_manifest(folder, "thematic-bilstm").parent
 
 
 def load_model(folder: Path) -> tuple[AttentionBiLSTM, Vocabulary, dict]:
@@ -144,16 +143,13 @@ def load_encoder(folder: Path, device: str = "cpu", batch_size: int = 64, precis
 
 
 def save_concat(folder: Path, parts: dict[str, Path]) -> Path:
-    """A folder that concatenates the given model folders (copied into `parts/<name>`)."""
-    folder = Path(folder)
-    (folder / "parts").mkdir(parents=True, exist_ok=True)
+    """A folder that concatenates the given model folders (copied into `parts/<name>`), raw vectors joined
+    (`argsim.backend.concat.save_composite`)."""
+    from argsim.backend.concat import save_composite
+
     for name, src in parts.items():
-        dst = folder / "parts" / name
+        dst = Path(folder) / "parts" / name
         if dst.exists():
             shutil.rmtree(dst)
         shutil.copytree(src, dst, ignore=shutil.ignore_patterns("checkpoint.pt", "checkpoints"))
-    (folder / "config.json").write_text(json.dumps({"parts": list(parts)}, indent=2), encoding="utf-8")
-    from argsim.backend.concat import MANIFEST
-
-    (folder / "argsim_encoder.json").write_text(json.dumps(MANIFEST), encoding="utf-8")
-    return folder
+    return save_composite(folder, list(parts), normalize_parts=False)

@@ -15,24 +15,6 @@ from argsim.vectors import l2_normalize
 
 ALGORITHMS = ("kmeans", "agglomerative")
 LINKAGES = ("ward", "average", "complete")
-SHIPPED_THEMATIC = "thematic"
-
-
-def default_model() -> str:
-    """The default model of `argsim cluster sentences` and `argsim.cluster_sentences`: the shipped thematic encoder
-    `thematic` when the package carries it (on the clustering benchmark's test articles it beats zero-shot MiniLM
-    with k-means on MI, AMI, RI and ARI: bench/results/thematic.json), else zero-shot MiniLM.
-
-    Returns:
-        A backend model name.
-
-    Example:
-        >>> default_model() in ("thematic", "minilm")
-        True
-    """
-    from argsim.backend.names import shipped_models
-
-    return SHIPPED_THEMATIC if SHIPPED_THEMATIC in shipped_models() else "minilm"
 
 
 def cluster_vectors(vectors: np.ndarray, k: int, algorithm: str = "kmeans", seed: int = SEED,

@@ -42,7 +42,7 @@ def train_bipolar(config: NeuralConfig, data: PairData, out: str | Path, *, init
     Example:
         >>> history = train_bipolar(NeuralConfig(kind="bi-encoder", epochs=3), data, "models/bi")  # doctest: +SKIP
     """
-    from argsim.counter.neural.plot import learning_curves
+    from argsim.counter.neural.store import learning_curves
     from argsim.training import is_main_process
 
     seed = placement.seed if placement is not None else config.seed

@@ -444,15 +444,14 @@ def test_a_thematic_concatenation_runs_its_transformer_parts_in_the_backend(data
     import json
 
     from argsim.backend import get_encoder, model_path
-    from argsim.backend.concat import MANIFEST
-    from argsim.backend.names import shipped_models
+    from argsim.backend.names import shipped_models, write_manifest
 
     folder = tmp_path / "concat"
     (folder / "parts").mkdir(parents=True)
     (folder / "parts" / "base").symlink_to(model_path("minilm"), target_is_directory=True)
     (folder / "parts" / "kpm").symlink_to(shipped_models()["kpm"], target_is_directory=True)
     (folder / "config.json").write_text(json.dumps({"parts": ["base", "kpm"]}), encoding="utf-8")
-    (folder / "argsim_encoder.json").write_text(json.dumps(MANIFEST), encoding="utf-8")
+    write_manifest(folder, "concat")
     texts = _arguments(data_dir, "dev", 8)
     reference = get_encoder(str(folder), device="cpu").encode(texts, use_cache=False)
     enc = get_encoder(str(folder), backend="onnx")

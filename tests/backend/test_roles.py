@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 import argsim
 from argsim.backend import get_encoder, model_path
-from argsim.backend.names import encoder_manifest, manifest_roles
+from argsim.backend.names import manifest_roles, write_manifest
 from argsim.cli.app import app
 from argsim.errors import ModelError
 
@@ -57,8 +57,9 @@ def test_a_one_tower_model_ignores_the_role_unless_it_has_a_prompt_for_it(minilm
 
 def test_the_manifest_names_the_towers_per_role(tmp_path) -> None:
     roles = {"query": "point", "document": "candidate"}
-    assert encoder_manifest("counter-neural", roles) == {"loader": "counter-neural", "roles": roles}
-    assert encoder_manifest("counter-neural") == {"loader": "counter-neural"}
+    assert json.loads(write_manifest(tmp_path / "two", "counter-neural", roles).read_text()) == {
+        "loader": "counter-neural", "roles": roles}
+    assert json.loads(write_manifest(tmp_path / "one", "counter-neural").read_text()) == {"loader": "counter-neural"}
     (tmp_path / "argsim_encoder.json").write_text(json.dumps({"loader": "counter-neural", "roles": {"query": "x"}}))
     with pytest.raises(ModelError, match="argsim_encoder.json: 'roles' must map query and document"):
         manifest_roles(tmp_path)

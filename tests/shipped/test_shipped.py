@@ -64,18 +64,18 @@ def test_thematic_loads_by_name_and_reproduces_its_slice_figure(data_dir):
 
     assert accuracy("thematic") == pytest.approx(card["slice"]["triplet_accuracy"], abs=1e-9)
     assert accuracy("thematic") > accuracy("minilm") + 0.01  # the adapter learned the task
-    from argsim.thematic.cluster import default_model
+    from argsim.backend.names import default_model
 
-    assert default_model() == "thematic"  # the default of `cluster sentences` and argsim.cluster_sentences
+    assert default_model("thematic") == "thematic"  # the default of `cluster sentences` and argsim.cluster_sentences
 
 
 def test_models_lists_the_shipped_models_and_rank_keypoints_defaults_to_kpm():
-    from argsim.kpm.scoring import default_model
+    from argsim.backend.names import default_model
 
     res = CliRunner().invoke(app, ["models"], env={"COLUMNS": "250"})
     assert res.exit_code == 0, res.output
     assert "kpm" in res.output and "dev_strict_map" in res.output
-    assert default_model() == "kpm"
+    assert default_model("kpm") == "kpm"
 
 
 def shipped_and_trained_copies(name: str, tmp_path):

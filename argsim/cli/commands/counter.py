@@ -16,14 +16,15 @@ from argsim.cli.groups import console, eval_app, rank_app, run_config, summary_t
 from argsim.cli.params import (
     OUT_DIR,
     OUT_FILE,
+    budget_options,
     choices,
     comma_choices,
     comma_positive_ints,
     config_options,
     model_option,
     out_file,
+    placement,
 )
-from argsim.cli.training_options import budget_options, placement
 from argsim.config import RunConfig, default_data_dir
 from argsim.counter.core.evaluation import read_rankings, summarize
 from argsim.counter.core.registry import get_ranker, load_rankers, ranker_options

@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 
 import typer
 
+from argsim.backend.names import default_model
 from argsim.cli.groups import console, data_app, eval_app, rank_app, run_config, summary_table, train_app
 from argsim.cli.params import (
     LABELS_HELP,
@@ -19,18 +20,18 @@ from argsim.cli.params import (
     SPLIT_HELP,
     ArgkpInput,
     argkp_input,
+    budget_options,
     choices,
     config_options,
     finite_float,
     model_option,
+    placement,
 )
-from argsim.cli.training_options import budget_options, placement
 from argsim.data.argkp import load_argkp
 from argsim.errors import ArgsimError, examples, warn
 from argsim.io import write_json
 from argsim.kpm.ensemble import COMBINES, check_threshold, check_weights, probability_models
 from argsim.kpm.mts.config import MTSConfig
-from argsim.kpm.scoring import default_model
 from argsim.results import result_rows, rows_from_specs, run_environment, write_results
 from argsim.trainers.kpm_cross import CrossConfig
 from argsim.trainers.kpm_sbert import SbertConfig
@@ -131,7 +132,7 @@ def rank_keypoints(
     from argsim.kpm.rank import rank_keypoints as rank
 
     cfg = run_config(ctx)
-    model = model or [default_model()]
+    model = model or [default_model("kpm")]
     check_weights(model, weight)
     check_threshold(threshold, model, combine)
     data = source.load(cfg.data_dir)

@@ -13,13 +13,14 @@ from argsim.cli.groups import console, eval_app, run_config, summarize_app, summ
 from argsim.cli.params import (
     OUT_DIR,
     OUT_FILE,
+    budget_options,
     choices,
     config_options,
     from_workdir,
     model_option,
+    placement,
     refuse_given,
 )
-from argsim.cli.training_options import budget_options, placement
 from argsim.data.catalog import dataset_dir
 from argsim.io import write_json
 from argsim.minutes.mining import MiningConfig

@@ -27,10 +27,10 @@ def demo(ctx: typer.Context, model: Annotated[str | None, model_option(
     """Match eight example arguments to four key points (cosine of embeddings) and print the table."""
     import time
 
+    from argsim.backend.names import default_model
     from argsim.demo import match_examples
-    from argsim.kpm.scoring import default_model
 
-    model = model or default_model()
+    model = model or default_model("kpm")
     start = time.perf_counter()
     matches = match_examples(model=model, config=run_config(ctx))
     console.print(summary_table(f"argsim demo: key point matching with {model} ({time.perf_counter() - start:.1f}s)",

@@ -10,8 +10,7 @@ from typing import Annotated, Literal
 import typer
 
 from argsim.cli.groups import cluster_app, console, eval_app, run_config, summary_table, train_app, triplets_app
-from argsim.cli.params import OUT_DIR, OUT_FILE, choices, config_options, model_option
-from argsim.cli.training_options import budget_options, placement
+from argsim.cli.params import OUT_DIR, OUT_FILE, budget_options, choices, config_options, model_option, placement
 from argsim.data.catalog import dataset_dir
 from argsim.errors import ArgsimError
 from argsim.io import canonical_columns, read_records, write_jsonl
@@ -113,10 +112,10 @@ def cluster_sentences(
 ) -> None:
     """Cluster sentences by theme on cosine similarity, one article (group) at a time."""
     from argsim.api.thematic import cluster_sentences as cluster
-    from argsim.thematic.cluster import default_model
+    from argsim.backend.names import default_model
 
     cfg = run_config(ctx)
-    model = model or default_model()
+    model = model or default_model("thematic")
     rows = read_records(sentences, SentenceRecord)
     canonical_columns(rows, sentences, ("label", "article"))
     if k is None and any("label" not in r for r in rows):

@@ -17,7 +17,7 @@ import numpy as np
 from argsim.backend.adapters import base_sha256, check_base
 from argsim.backend.encoder import Encoder, check_role
 from argsim.backend.fingerprint import fingerprint
-from argsim.backend.names import CARD, MODELS, encoder_manifest, manifest_loader_name, read_card, shipped_folder
+from argsim.backend.names import CARD, MODELS, manifest_loader_name, read_card, shipped_folder, write_manifest
 from argsim.backend.safety import check_model_folder, load_torch_weights, model_files
 from argsim.config import RunConfig
 from argsim.counter.neural.config import NeuralConfig
@@ -26,7 +26,7 @@ from argsim.counter.neural.towers import TransformerTower, frozen_encoder
 from argsim.errors import ModelError
 from argsim.io import atomic_path, read_json_as, sha256_file, write_json
 from argsim.schemas import History
-from argsim.training.curve import OWN_HISTORY
+from argsim.training.curve import OWN_HISTORY, pyplot, save_png
 
 HEADS = "heads.safetensors"
 #: the heads file of folders written before safetensors (still read, never written)
@@ -81,8 +81,7 @@ def save_model(model: CounterModel, folder: str | Path, info: dict | None = None
             "pooling": cfg.pooling, "max_seq_length": cfg.max_seq_length,
             "trainable_parameters": sum(t.numel() for t in heads.values()),
             "weights_sha256": sha256_file(folder / HEADS)})
-    write_json(folder / "argsim_encoder.json",
-               encoder_manifest(LOADER, TOWER_ROLES if cfg.separate_towers else None))
+    write_manifest(folder, LOADER, TOWER_ROLES if cfg.separate_towers else None)
     return folder
 
 
@@ -239,3 +238,21 @@ def read_history(folder: str | Path) -> list[dict]:
     if not path.is_file():
         return []
     return read_json_as(History, path, what="a learning-curve table {history: [{epoch, val, loss}]}")["history"]
+
+
+def learning_curves(runs: dict[str, list[dict]], path: str | Path, title: str = "validation accuracy@1/K") -> Path:
+    """The learning-curve PNG (matplotlib, Agg) of `history.json` rows: validation accuracy@1/K and training loss
+    against epochs, one line per run (label -> history rows with epoch, val, loss, seconds)."""
+    fig, (ax, bx) = pyplot().subplots(1, 2, figsize=(11, 4))
+    for label, hist in runs.items():
+        ep = [h["epoch"] for h in hist]
+        ax.plot(ep, [h["val"] for h in hist], marker=".", label=label)
+        lossy = [h for h in hist if h.get("loss") is not None]
+        bx.plot([h["epoch"] for h in lossy], [h["loss"] for h in lossy], label=label)
+    ax.set(xlabel="epoch (0 = untrained)", ylabel="validation accuracy@1/K (epa)", title=title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    bx.set(xlabel="epoch", ylabel="training loss", title="training loss")
+    bx.grid(alpha=0.3)
+    fig.tight_layout()
+    return save_png(fig, path)

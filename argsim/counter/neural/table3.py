@@ -18,8 +18,7 @@ from argsim.config import SEED, RunConfig, default_data_dir
 from argsim.counter.core.evaluation import RowScore
 from argsim.counter.neural.config import CROSS_MARKER, Table3Request, is_cross_folder
 from argsim.counter.neural.pipeline import check_stage, hits_over_k_pools, load_stage, run_stages
-from argsim.counter.neural.plot import learning_curves
-from argsim.counter.neural.store import read_history
+from argsim.counter.neural.store import learning_curves, read_history
 from argsim.data.counterargs import build_pools, load_counterargs
 from argsim.errors import ArgsimError, warn
 from argsim.io import read_json_as, write_json

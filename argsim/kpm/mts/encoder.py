@@ -9,7 +9,6 @@ statement without topic (stance 0). A fold ensemble embeds member by member, eac
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,13 +17,13 @@ import numpy as np
 from argsim.backend import Encoder
 from argsim.backend.encoder import CompositeEncoder
 from argsim.backend.fingerprint import fingerprint
+from argsim.backend.names import write_manifest
 from argsim.engine import Engine, encode
 from argsim.errors import ModelError
-from argsim.io import read_json_as
+from argsim.io import read_json_as, write_json
 from argsim.vectors import l2_normalize
 
 SEP = "\x1f"
-MANIFEST = "argsim_encoder.json"
 ENSEMBLE_FILE = "ensemble.json"
 
 
@@ -149,12 +148,6 @@ def load_ensemble(folder: str | Path, device: str = "cpu", batch_size: int = 64,
     return ensemble
 
 
-def write_manifest(folder: Path, loader: str) -> None:
-    """Write `argsim_encoder.json` naming one of argsim's own loaders (see argsim.backend.registry)."""
-    (folder / MANIFEST).write_text(json.dumps({"loader": loader}), encoding="utf-8")
-
-
 def write_ensemble(folder: Path, members: list[str]) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / ENSEMBLE_FILE).write_text(json.dumps({"members": members}, indent=2), encoding="utf-8")
+    write_json(folder / ENSEMBLE_FILE, {"members": members})
     write_manifest(folder, "kpm-mts-ensemble")
