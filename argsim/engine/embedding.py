@@ -15,6 +15,7 @@ The folder appears only when the run finished (written under a temporary name, t
 
 from __future__ import annotations
 
+import csv
 import json
 import logging
 from collections.abc import Iterator
@@ -118,7 +119,7 @@ def input_columns(path: Path) -> list[str]:
             return []
         delim = "\t" if suffix in (".tsv", ".tab") else ","
         first = fh.readline().decode("utf-8", errors="replace")
-        return [h.strip().lstrip("\ufeff") for h in first.rstrip("\r\n").split(delim)]
+        return [h.strip().lstrip("\ufeff") for h in next(csv.reader([first.rstrip("\r\n")], delimiter=delim), [])]
 
 
 def embed_folder(path: Path, out: Path, spec: EmbedSpec, config: RunConfig) -> tuple[dict, float]:

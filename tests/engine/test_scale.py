@@ -22,6 +22,15 @@ def test_ray_map_keeps_order_and_shares_one_object(ray_session):
     assert get_engine("local").map(operator.sub, items, shared=5) == [5 - i for i in items]
 
 
+
+def test_a_quoted_header_cell_with_the_delimiter_is_one_column(tmp_path):
+    """The shard path reads a CSV header as CSV: a quoted name holding a comma is one column, as the readers read it."""
+    from argsim.engine.embedding import input_columns
+
+    (tmp_path / "in.csv").write_text('\ufeffid,"claim, short",text\r\n1,a,b\r\n', encoding="utf-8")
+    assert input_columns(tmp_path / "in.csv") == ["id", "claim, short", "text"]
+
+
 @pytest.fixture(scope="module")
 def fifty_sentences(data_dir, tmp_path_factory):
     """The first 50 arguments of ArgKP dev as a CSV (arg_id, argument)."""
