@@ -270,5 +270,5 @@ def get_cross_encoder(name: str | Path, device: str = "cpu", precision: str = "f
             _LOADED[key] = cast_for_inference(load_cross_encoder(str(name), device, max_length), precision)
         else:  # a saved CrossEncoder's export: its own forward's logits
             _LOADED[key] = exported_model(Path(name), "logits", runtime, precision, build=lambda: logits_pipeline(
-                load_cross_encoder(str(name), "cpu", max_length).eval()))
+                load_cross_encoder(str(name), "cpu", max_length).eval()), max_length=max_length)
     return _LOADED[key]

@@ -243,10 +243,12 @@ def _export_onnx(build, pooling: str | None, out: Path) -> None:
                                                         "format": EXPORT_FORMAT}), encoding="utf-8")
 
 
-def base_export(folder: Path, pooling: str | None, cache_root: Path, adapter: Path | None = None, build=None) -> Path:
+def base_export(folder: Path, pooling: str | None, cache_root: Path, adapter: Path | None = None, build=None,
+                max_length: int | None = None) -> Path:
     """The fp32 ONNX export of `folder` with `pooling` (None: the folder's own modules; 'logits': a sequence
     classifier's logits), built once under `cache_root`. `adapter`: a LoRA adapter folder merged into the weights
-    (its fingerprint keys the export too); `build()`: the pipeline of a model in memory (default: `folder_pipeline`).
+    (its fingerprint keys the export too); `build()`: the pipeline of a model in memory (default: `folder_pipeline`);
+    `max_length`: the token limit `build` bakes into the export's meta (it keys the export too).
 
     Example:
         >>> base_export(model_path("minilm"), None, default_cache_dir())  # doctest: +SKIP
@@ -256,6 +258,8 @@ def base_export(folder: Path, pooling: str | None, cache_root: Path, adapter: Pa
            **{p: _version(p) for p in ("torch", "transformers", "sentence-transformers", "onnx")}}
     if adapter is not None:
         key["adapter"] = fingerprint(adapter)
+    if max_length is not None:
+        key["max_length"] = int(max_length)
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
     builder = build or (lambda: folder_pipeline(Path(folder), pooling))
     return _atomic_build(Path(cache_root) / "exported" / f"{source}-{digest}",
@@ -426,7 +430,8 @@ def exported_model(folder: Path, pooling: str | None, spec: dict, precision: str
     """`ExportedModel` of `base_export(folder, pooling, ...)` under a run's runtime `spec`
     (`argsim.backend.registry.runtime_spec`); loaded at once unless OpenVINO int8 waits for its calibration texts
     (a cross-encoder's: lines 'first text<TAB>second text'), cut to `max_length` tokens."""
-    base = base_export(Path(folder), pooling, Path(spec["cache_root"]), adapter=adapter, build=build)
+    base = base_export(Path(folder), pooling, Path(spec["cache_root"]), adapter=adapter, build=build,
+                       max_length=max_length if pooling == "logits" else None)  # a cross-encoder's limit is baked in
     model = ExportedModel(base, spec["backend"], spec["quantize"], int(spec["threads"]), precision)
     if not model.needs_calibration:
         model.prepare()

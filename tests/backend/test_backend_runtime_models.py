@@ -206,6 +206,20 @@ def test_counter_cross_encoder_scores_in_the_backend(data_dir, counter_cross, ba
     _check_scores(reference, scorer.probability(pairs), quantize)
 
 
+@pytest.mark.slow
+def test_an_exported_cross_encoder_keeps_each_token_limit_asked(data_dir, kpm_cross, tmp_path):
+    """Two token limits of one cross-encoder under ONNX Runtime are two exports and two cache keys: the second limit
+    is not answered by the export built for the first (the export once baked in the first limit asked)."""
+    from argsim.backend.resolve import pair_scorer
+    from argsim.config import RunConfig
+
+    pairs, config = _pairs(data_dir, 12), RunConfig(backend="onnx", cache_dir=tmp_path, quiet=True)
+    short, full = (pair_scorer(kpm_cross, config, max_length=n) for n in (16, None))
+    reference = pair_scorer(kpm_cross, RunConfig(device="cpu", cache_dir=tmp_path), max_length=16).probability(pairs)
+    assert short.pairs.cache_key != full.pairs.cache_key
+    np.testing.assert_allclose(short.probability(pairs), reference, atol=CROSS_FP32_ATOL)
+    assert np.abs(short.probability(pairs) - full.probability(pairs)).max() > 1e-3
+
 def test_a_cross_encoder_ranks_through_the_run_options(kpm_workspace, kpm_cross, counter_cross, tmp_path,
                                                         monkeypatch):
     """`--backend` reaches the cross-encoders from the run's options: key point matching (`score_model`) and the
