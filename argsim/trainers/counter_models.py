@@ -194,15 +194,14 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
 
 def _save_run(model: CounterModel, config: NeuralConfig, data: PairData, history: list[dict], rec: dict,
               run) -> None:
-    """Rank 0: the kept (best-validated) model, history.json and the run's records."""
+    """Rank 0: the kept (best-validated) model and the run's records (history.json: `HistoryCallback`'s, per row)."""
     trained = history[1:] or history
     best_row = max(trained, key=lambda h: h["val"] if h["val"] == h["val"] else -1.0)
     save_model(model, run.out, info={"epoch": best_row["epoch"], "val": best_row["val"], "data": data.info})
     record = {**rec, "epochs_run": history[-1]["epoch"], "losses": [h["loss"] for h in history[1:]]}
     metrics = {f"val_at1_over_{config.k_val}_best": best_row["val"], "best_epoch": best_row["epoch"],
                f"val_at1_over_{config.k_val}_untrained": history[0]["val"]}
-    save_run(run, f"counter-{config.kind}", config.as_dict(), _data_hashes(data), record, metrics, config.base_model,
-             {OWN_HISTORY: {"config": config.as_dict(), "data": data.info, "history": history}})
+    save_run(run, f"counter-{config.kind}", config.as_dict(), _data_hashes(data), record, metrics, config.base_model)
 
 
 def _data_hashes(data: PairData) -> dict:

@@ -9,7 +9,7 @@ import platform
 from dataclasses import asdict
 from pathlib import Path
 
-from argsim.io import read_json_as, widen_private_files, write_json, write_text
+from argsim.io import read_json_as, sha256_file, widen_private_files, write_json, write_text
 from argsim.measure import peak_memory_mb
 from argsim.schemas import TrainRecord
 from argsim.training.curve import CURVE, OWN_HISTORY, draw_learning_curve
@@ -25,12 +25,10 @@ CARD_MARK = "<!-- argsim training -->"
 
 def data_hash(rows: object) -> str:
     """sha256 (first 16 hex digits) of a data split: JSON of its rows in order, or a file's bytes."""
-    h = hashlib.sha256()
     if isinstance(rows, (str, Path)) and Path(rows).is_file():
-        h.update(Path(rows).read_bytes())
-    else:
-        h.update(json.dumps(rows, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8"))
-    return h.hexdigest()[:16]
+        return sha256_file(rows)[:16]
+    text = json.dumps(rows, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def run_info(run, rec: dict) -> dict:
