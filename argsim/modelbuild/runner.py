@@ -105,8 +105,9 @@ def with_budget(line: str, minutes: float) -> tuple[str, bool]:
     return shlex.join([*parts, "--max-minutes", f"{minutes:g}"]), True
 
 
-def build(the_plan: Plan, root: Path, log: Path, global_options: Callable[[Sequence[str]], Sequence[str]] | None = None,
-          quiet: bool = False, echo: Callable[[str], None] = print, max_minutes: float | None = None) -> list[dict]:
+def build(the_plan: Plan, root: Path, log: Path,
+          global_options: Callable[[Sequence[str]], Sequence[str]] = lambda args: (), quiet: bool = False,
+          echo: Callable[[str], None] = print, max_minutes: float | None = None) -> list[dict]:
     """Run the plan's unfinished recipes in order; returns one summary per recipe (status skipped, built, stopped
     or pending). A failed step stops the build (ArgsimError naming the recipe and the log) after recording what
     finished; `max_minutes` bounds the build (see the module docstring); `global_options(args)`: the global options
@@ -151,7 +152,7 @@ def build(the_plan: Plan, root: Path, log: Path, global_options: Callable[[Seque
     return summaries
 
 
-def _run_steps(recipe: Recipe, status: str, root: Path, log: Path, global_options: Callable | None,
+def _run_steps(recipe: Recipe, status: str, root: Path, log: Path, global_options: Callable,
                deadline: float | None, note: Callable[[str], None], bar: Any) -> tuple[bool, int]:
     """Run what the recipe still has to run: the data it lacks, its training unless trained (resumed when interrupted,
     bounded by the build's deadline), its scoring. (Whether the training stopped at the deadline with a checkpoint,
@@ -167,8 +168,7 @@ def _run_steps(recipe: Recipe, status: str, root: Path, log: Path, global_option
         note(f"{recipe.name}: {text}")
         cmd = shlex.split(text)  # `argsim ...` runs this argsim with the build's global options, the rest as written
         if cmd and cmd[0] == "argsim":
-            given = global_options(cmd[1:]) if global_options else ()
-            cmd = [sys.executable, "-m", "argsim.cli.app", *given, *cmd[1:]]
+            cmd = [sys.executable, "-m", "argsim.cli.app", *global_options(cmd[1:]), *cmd[1:]]
         with open(log, "a", encoding="utf-8") as fh:  # the step's output appended to the log
             fh.write(f"$ {shlex.join(cmd)}\n")
             fh.flush()

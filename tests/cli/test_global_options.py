@@ -4,6 +4,8 @@ declaration in `argsim.cli.groups` (`UNUSED`) decides, in one place, which of th
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 import typer
 from typer.testing import CliRunner
@@ -92,13 +94,16 @@ def test_the_check_reads_the_command_however_argsim_was_started():
     assert result.exit_code == 2 and "--device does not apply to `argsim report`" in result.stderr
 
 
-def test_models_build_passes_each_step_only_the_global_options_it_uses():
+def test_models_build_passes_each_step_only_the_global_options_it_uses(tmp_path, monkeypatch):
     """Every `argsim` line of every recipe gets the build's --seed / --device / --precision / --data-dir only where
-    its command uses them, so no step is refused an option the build passed it."""
+    its command uses them, so no step is refused an option the build passed it; the build runs each step so."""
     import shlex
+    import subprocess
+    from types import SimpleNamespace
 
     from argsim.cli.groups import step_options
-    from argsim.modelbuild.recipes import RECIPES
+    from argsim.modelbuild.recipes import RECIPES, Recipe
+    from argsim.modelbuild.runner import build, plan
 
     options_for = step_options(ROOT, {"seed": 7, "device": "cpu", "precision": "fp32", "data_dir": "d", "x": None})
     assert options_for(["eval", "map", "pred.json"]) == ["--seed", "7", "--data-dir", "d"]
@@ -109,3 +114,9 @@ def test_models_build_passes_each_step_only_the_global_options_it_uses():
         command = next(c for c in sorted(COMMANDS, key=len, reverse=True) if args[:len(c.split())] == c.split())
         given = {options_for(args)[i][2:].replace("-", "_") for i in range(0, len(options_for(args)), 2)}
         assert not given & set(unused_options(command)), (args, given)
+    ran = []  # what the build starts for an `argsim` step: this argsim with the options that step uses
+    monkeypatch.setattr("argsim.modelbuild.runner.subprocess", SimpleNamespace(STDOUT=subprocess.STDOUT, Popen=lambda
+                        cmd, **_: ran.append(cmd) or SimpleNamespace(poll=lambda: 0, returncode=0)))
+    recipe = Recipe("r", "fake", "r", "models/r", "argsim eval map pred.json", 0.01, 0.01, "test")
+    build(plan([], tmp_path, [recipe]), tmp_path, tmp_path / "build.log", options_for, quiet=True, echo=lambda s: None)
+    assert ran == [[sys.executable, "-m", "argsim.cli.app", *options_for(["eval", "map"]), "eval", "map", "pred.json"]]

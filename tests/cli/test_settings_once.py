@@ -73,17 +73,11 @@ UNRELATED = {
 }
 
 
-def _command(where: str) -> tuple[str, str]:
-    """(file, function) of a `file:line:function` location (function "" where none is given)."""
-    file, _line, *function = where.split(":")
-    return file, function[0] if function else ""
-
-
 def repeats(options: list[tuple[str, str, str]]) -> list[str]:
     fields = dataclass_fields()
     return [f"{where} --{name.replace('_', '-')}={default} repeats {fields[(name, default)]}"
             for where, name, default in options
-            if (name, default) in fields and (*_command(where), name) not in UNRELATED]
+            if (name, default) in fields and (where.split(":")[0], where.split(":")[-1], name) not in UNRELATED]
 
 
 def test_no_option_repeats_a_dataclass_field():
