@@ -14,15 +14,14 @@ from argsim.counter.ltr.cascade import tree_scores
 from argsim.counter.ltr.model import LTR_METHODS, LTRModel
 from argsim.counter.ltr.training import MODELS_DIR
 from argsim.engine.base import Engine, LocalEngine
-from argsim.errors import ArgsimError
+from argsim.errors import ArgsimError, check_choice
 from argsim.paths import under_workdir
 
 
 def _ltr_ranker(method: str):
     def rank(points, pools, model: str | None = None, setting: str | None = None, prune: str = "top",
              gold: dict | None = None, top_k: int = 10, engine: Engine | None = None, **_):
-        if prune not in MODES:
-            raise ArgsimError(f"{method}: unknown prune mode '{prune}': choose one of {', '.join(MODES)}")
+        check_choice(prune, f"{method} prune mode", MODES)  # before the model loads, as simple-sd's
         if not model and (not setting or setting == "user"):
             raise ArgsimError(f"{method}: pass --model <folder of a model from `argsim train ltr`>")
         folder = Path(model) if model else under_workdir(MODELS_DIR) / setting / method

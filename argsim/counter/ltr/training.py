@@ -16,6 +16,7 @@ from argsim.config import SEED, RunConfig
 from argsim.counter.lexical.feature_cache import pool_features
 from argsim.counter.lexical.features import FeatureConfig, feature_count
 from argsim.counter.ltr.model import LTR_METHODS, LTRModel
+from argsim.counter.neural.data import random_subset
 from argsim.data.counterargs import CounterCorpus, build_pools, load_counterargs
 from argsim.engine.base import Engine
 from argsim.errors import ArgsimError
@@ -48,9 +49,7 @@ def train_ltr(corpus: CounterCorpus | None, setting: str, methods: tuple[str, ..
     sampled = {}
     points = [p for p in points if any(c.id == gold[p.id] for c in pools[p.id])]
     for p in points:
-        negs = [c for c in pools[p.id] if c.id != gold[p.id]]
-        if neg_per_point is not None and len(negs) > neg_per_point:
-            negs = [negs[i] for i in sorted(rng.choice(len(negs), size=neg_per_point, replace=False))]
+        negs = random_subset([c for c in pools[p.id] if c.id != gold[p.id]], neg_per_point, rng)
         sampled[p.id] = [next(c for c in pools[p.id] if c.id == gold[p.id]), *negs]  # the true counter first
     features = pool_features(points, sampled, config, n, engine=engine)
     x = np.concatenate([features[p.id] for p in points])
