@@ -19,7 +19,7 @@ from argsim.data.argkp import KPMData, load_argkp, split_files
 from argsim.data.catalog import dataset_dir
 from argsim.errors import ArgsimError, check_choice
 from argsim.evaluation.base import TaskEvaluator
-from argsim.metrics.kpa_map import FORMULAS, ArgumentRows, Predictions, evaluate_map, f1_threshold
+from argsim.metrics.kpa_map import FORMULAS, ArgumentRows, Predictions, best_key_points, evaluate_map, f1_threshold
 from argsim.metrics.record import Evaluation
 
 
@@ -94,7 +94,7 @@ class KPAMapEvaluator(TaskEvaluator):
         result = evaluate_map(preds, self.gold, formula=self.formula)
         threshold, f1 = f1_threshold(preds, self.gold.labels)
         self.predictions = preds
-        self.rows = result.rows
+        self.rows = ArgumentRows.build(best_key_points(preds, set(self.gold.kp_by_id))[0], self.gold)
         self.unit_values = np.arange(len(self.gold.arguments), dtype=np.float64)  # unit = argument (row index)
         return Evaluation(self.task, {"strict_map": result.strict, "relaxed_map": result.relaxed,
                                       "threshold": threshold, "f1_at_threshold": f1}, "strict_map",

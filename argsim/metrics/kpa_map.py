@@ -83,7 +83,6 @@ class MapResult:
     dummies: int
     invalid_key_points: list[str] = field(default_factory=list)
     unknown_arguments: list[str] = field(default_factory=list)  # prediction ids that are no gold argument
-    rows: ArgumentRows | None = field(default=None, repr=False, compare=False)  # what the mAP ranked (resampling)
 
     def evaluation(self, data: str | None = None) -> Evaluation:
         """The contract view: strict_mAP (primary) and relaxed_mAP over `arguments` arguments."""
@@ -207,7 +206,7 @@ def evaluate_map(predictions: Predictions, gold: Gold, formula: str = "leaderboa
                      relaxed=float(np.mean([g.ap_relaxed for g in scores])), groups=scores,
                      arguments=len(gold.arguments), predicted=sum(a.arg_id in best for a in gold.arguments),
                      dummies=sum(a.arg_id not in best for a in gold.arguments), invalid_key_points=invalid,
-                     unknown_arguments=unknown, rows=rows)
+                     unknown_arguments=unknown)
 
 
 def f1_threshold(predictions: Predictions, labels: Mapping[tuple[str, str], int]) -> tuple[float, float]:
