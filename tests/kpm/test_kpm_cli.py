@@ -29,6 +29,8 @@ def test_eval_map_cli_writes_json(tmp_path):
     data = json.loads(out.read_text())
     assert abs(data["strict"] - 0.5) < 1e-9 and abs(data["relaxed"] - 4 / 9) < 1e-9
     assert data["formula"] == "leaderboard" and len(data["groups"]) == 3
+    assert sorted(data) == ["arguments", "dummies", "formula", "gold", "groups", "invalid_key_points", "predicted",
+                            "predictions", "relaxed", "seed", "strict", "tie_break", "unknown_arguments"]
     res = invoke("eval", "map", str(EX / "predictions.json"), *FILES, "--labels", str(EX / "labels.csv"),
                  "--formula", "2021-09", "--out", str(out))
     assert abs(json.loads(out.read_text())["strict"] - (1 / 3 + 1 / 4) / 3) < 1e-9
