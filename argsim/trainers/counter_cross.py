@@ -20,6 +20,7 @@ from argsim.backend import model_path
 from argsim.backend.resolve import PairScorer
 from argsim.backend.safety import HF_LOAD
 from argsim.counter.neural.config import CROSS_MARKER, NeuralConfig
+from argsim.counter.neural.data import random_subset
 from argsim.training import begin_run
 from argsim.training.callbacks import HistoryCallback
 from argsim.training.curve import OWN_HISTORY
@@ -32,9 +33,7 @@ def validation_choices(val_pairs: Sequence[tuple[str, str]], collection: Sequenc
     """Fixed validation questions: for up to `points` pairs, the true counter first, then `negatives` random
     other texts of the collection (never the point or its counter)."""
     rng = np.random.default_rng(seed)
-    pairs = list(val_pairs)
-    if points < len(pairs):
-        pairs = [pairs[i] for i in sorted(rng.choice(len(pairs), size=points, replace=False))]
+    pairs = random_subset(list(val_pairs), points, rng)
     pool = list(dict.fromkeys(collection))
     questions = []
     for p, c in pairs:
