@@ -202,8 +202,7 @@ def pair_scorer(name: str | Path, config: RunConfig | None = None, max_length: i
     device = resolve_device(config.device) if runtime is None else "cpu"
     precision = inference_precision(config.precision, device, config.backend)
     model = get_cross_encoder(name, device, precision, runtime, max_length)
-    limit = getattr(model, "max_seq_length", None) or getattr(model, "meta", {}).get("max_seq_length")  # an export's
-    identity = f"cross:{fingerprint(model_path(str(name)))}:{limit}"
+    identity = f"cross:{fingerprint(model_path(str(name)))}:{model.max_seq_length}"  # an export: its baked-in limit
     return PairScorer(model, batch_size, name=Path(name).name, precision=precision, runtime=runtime,
                       identity=identity, config=config)
 

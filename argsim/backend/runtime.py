@@ -354,6 +354,7 @@ class ExportedModel:
         self.base, self.backend, self.quantize, self.threads = Path(base), backend, quantize, threads
         self.precision = precision
         self.meta = json.loads((self.base / "argsim_export.json").read_text(encoding="utf-8"))  # inputs, dim, ...
+        self.max_seq_length = self.meta["max_seq_length"]  # the limit baked in, named as a CrossEncoder's
         self.tokenizer = AutoTokenizer.from_pretrained(str(self.base), **HF_LOAD)
         self.calibration_digest = ""
         self._runner: Callable[[dict], np.ndarray] | None = None
@@ -377,7 +378,7 @@ class ExportedModel:
         case = str.lower if self.meta.get("lowercase") else str
         first = [case(t) for t in first]
         second = None if second is None else [case(t) for t in second]
-        limit = min(max_length or self.meta["max_seq_length"], self.meta["max_seq_length"])
+        limit = min(max_length or self.max_seq_length, self.max_seq_length)
         feats = self.tokenizer(first, second, padding=True, truncation="longest_first", max_length=limit,
                                return_tensors="np")
         return {n: feats[n] for n in self.meta["inputs"]}

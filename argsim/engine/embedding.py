@@ -16,7 +16,6 @@ The folder appears only when the run finished (written under a temporary name, t
 from __future__ import annotations
 
 import csv
-import json
 import logging
 from collections.abc import Iterator
 from contextlib import closing
@@ -408,9 +407,10 @@ def import_shards(folder: str | Path, cache_dir: str | Path, chunk: int = 50_000
 def _manifest(tmp: Path, spec: EmbedSpec, identity: str, dim: int, rows: int, engine: str, source: Path,
               **extra) -> dict:
     """The shard folder's manifest, written into `tmp`."""
+    from argsim.io import write_json
     manifest = {"model": spec.model, "identity": identity, "pooling": spec.pooling,
                 "max_seq_length": spec.max_seq_length, "normalize": spec.normalize, "dim": dim, "rows": rows,
                 "engine": engine, "source": str(Path(source).resolve()), "column": spec.column,
                 "id_column": spec.id_column, "role": spec.role, **extra}
-    (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+    write_json(tmp / MANIFEST, manifest)
     return manifest
