@@ -68,7 +68,7 @@ def spy_devices(seen: set[str]) -> None:
     """Record the device of every trainable parameter at every step of every trainer."""
     from transformers import TrainerCallback
 
-    import argsim.training.st as st
+    import argsim.training.trainer as st
 
     real = st.run_trainer
 

@@ -130,7 +130,7 @@ class ThematicTrainConfig:
 
         Raises:
             ArgsimError: an unknown arch; `--eval-every` without dev triplets; with MiniLM, a checkpoint interval
-                that is not a multiple of the evaluation interval (`argsim.training.st.check_cadence`); `init`
+                that is not a multiple of the evaluation interval (`argsim.training.budget.check_cadence`); `init`
                 with `--arch bilstm` or `--lora-rank 0`.
 
         Example:
@@ -138,7 +138,7 @@ class ThematicTrainConfig:
             0
         """
         from argsim.training import Budget
-        from argsim.training.st import check_cadence
+        from argsim.training.budget import check_cadence
 
         if self.eval_every and not has_dev:
             raise ArgsimError("--eval-every needs --dev (the triplets the best step is chosen on)")

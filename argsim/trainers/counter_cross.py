@@ -25,7 +25,7 @@ from argsim.training import begin_run
 from argsim.training.callbacks import HistoryCallback
 from argsim.training.curve import OWN_HISTORY
 from argsim.training.record import data_hash, save_run
-from argsim.training.st import fit_st, last_checkpoint
+from argsim.training.trainer import fit, last_checkpoint
 
 
 def validation_choices(val_pairs: Sequence[tuple[str, str]], collection: Sequence[str], points: int = 100,
@@ -100,7 +100,7 @@ def train_cross_encoder(config: NeuralConfig, pairs: Sequence[tuple[str, str]], 
     negatives every epoch; Adam at `config.encoder_lr`, constant).
 
     With `questions` (`validation_choices`) the model is validated before training (epoch 0) and `evals_per_epoch`
-    times per epoch (`ChoiceEvaluator`, a `HistoryCallback` row each); the best validated step is saved (`fit_st`'s
+    times per epoch (`ChoiceEvaluator`, a `HistoryCallback` row each); the best validated step is saved (`fit`'s
     selection; the untrained row is a baseline, not a candidate). Without `questions` the last step is saved.
 
     Returns:
@@ -130,8 +130,8 @@ def train_cross_encoder(config: NeuralConfig, pairs: Sequence[tuple[str, str]], 
     if not tracker.history:
         tracker.add({"epoch": 0, "val": evaluator(model)["val_choice_accuracy"] if evaluator else None,
                      "loss": None, "examples": 0, "seconds": 0.0})
-    trainer, rec = fit_st(model, data, CrossEntropyLoss(model), run, evaluator=evaluator, eval_every=every,
-                          select=SELECTION_METRIC, callbacks=(tracker,), disable_tqdm=quiet, logging_steps=every)
+    trainer, rec = fit(model, data, run, CrossEntropyLoss(model), evaluator=evaluator, eval_every=every,
+                       callbacks=(tracker,), disable_tqdm=quiet, logging_steps=every)
     tracker.take(trainer.state, {}, bool(rec["stopped_by"]))  # no validation there: a row where the run ended
     if trainer.is_world_process_zero():
         _save_cross(model, config, run, rec, tracker.history, per_epoch, pairs, evals_per_epoch)

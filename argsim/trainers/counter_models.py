@@ -1,4 +1,4 @@
-"""Training the Bi-/Unipolar-/Bipolar-encoders on transformers' Trainer (`argsim.training.module`): Adam, one
+"""Training the Bi-/Unipolar-/Bipolar-encoders on transformers' Trainer (`argsim.training.trainer.fit`): Adam, one
 sampled negative per pair and epoch (`EpochNegatives`), validation @1/K after every epoch choosing the saved model,
 early stopping (`train`)."""
 
@@ -26,9 +26,8 @@ from argsim.io import write_json
 from argsim.training import Budget, Placement, begin_run
 from argsim.training.callbacks import BudgetCallback, HistoryCallback
 from argsim.training.curve import OWN_HISTORY
-from argsim.training.module import ModuleData, fit_module, select_metric
 from argsim.training.record import data_hash, save_run
-from argsim.training.st import last_checkpoint
+from argsim.training.trainer import ModuleData, fit, last_checkpoint, select_metric
 
 
 def base_table(model: CounterModel, texts: list[str]) -> np.ndarray:
@@ -140,7 +139,7 @@ class EpochNegatives:
 def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: bool = False,
           log: Callable[[dict], None] | None = None, model: CounterModel | None = None, init: str | Path | None = None,
           placement: Placement | None = None, budget: Budget | None = None) -> list[dict]:
-    """Train `config.kind` on `data` (`fit_module`) and save the best-validated model in `out_dir` (rank 0);
+    """Train `config.kind` on `data` (`fit`) and save the best-validated model in `out_dir` (rank 0);
     returns the history (`{"epoch", "loss", "val", "hard", "seconds"}` per epoch, epoch 0 untrained).
 
     Model selection: validation accuracy@1/`config.k_val` (section 6.3; `CounterArgumentEvaluator.from_pairs`)
@@ -184,9 +183,8 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
     pairs = list(range(len(data.train_pairs)))
     module_data = ModuleData(pairs, negatives.batches, -(-len(pairs) // config.batch_size), negatives.collate,
                              key=_data_hashes(data))
-    trainer, rec = fit_module(model, negatives.loss, module_data,
-                              replace(run, budget=replace(budget, max_minutes=None)), groups=groups,
-                              evaluator=evaluator, callbacks=callbacks, log_every=1)
+    trainer, rec = fit(model, module_data, replace(run, budget=replace(budget, max_minutes=None)), negatives.loss,
+                       groups=groups, evaluator=evaluator, callbacks=callbacks, logging_steps=1)
     if trainer.is_world_process_zero():
         _save_run(model, config, data, history.history, rec, run)
     return history.history

@@ -9,7 +9,7 @@ Learning Batch Size under Memory Limited Setup", RepL4NLP 2021: the in-batch-neg
 training split, the hard negative drawn (seeded) from the same debate (`hard_negative`); one tower for both sides.
 
 Model selection: nDCG@10 of the ArguAna replica's validation split (`validation_evaluator`) every `eval_every`
-steps (`fit_st`'s selection). No test text is read: pairs and negatives whose text recurs in the validation or test
+steps (`fit`'s selection). No test text is read: pairs and negatives whose text recurs in the validation or test
 split are left out (`training_rows`).
 """
 
@@ -131,7 +131,7 @@ def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, 
     from argsim.backend.adapters import add_lora
     from argsim.backend.models import set_st_max_seq_length
     from argsim.data.counterargs import load_counterargs
-    from argsim.training.st import fit_st, save_st
+    from argsim.training.trainer import fit, save_st
 
     run_ = begin_run(config, out, placement, budget, config.eval_every, {"warmup_ratio": 0.1})
     corpus = corpus or load_counterargs()
@@ -141,9 +141,9 @@ def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, 
     add_lora(model, config.lora_rank, config.lora_alpha)  # the cached in-batch-negatives loss over the adapter
     loss = CachedMultipleNegativesRankingLoss(model, scale=config.scale, mini_batch_size=config.mini_batch_size)
     evaluator = validation_evaluator(corpus, config.val_limit) if config.eval_every or config.validate else None
-    out, select = run_.out, SELECTION_METRIC if config.eval_every else None
-    trainer, run = fit_st(model, rows, loss, run_, evaluator=evaluator if select else None, select=select,
-                          eval_every=config.eval_every, disable_tqdm=quiet, batch_sampler="no_duplicates")
+    out = run_.out
+    trainer, run = fit(model, rows, run_, loss, evaluator=evaluator if config.eval_every else None,
+                       eval_every=config.eval_every, disable_tqdm=quiet, batch_sampler="no_duplicates")
     best = run["best"] or {}
     model.max_seq_length = config.encode_max_seq_length
     final = evaluator(model)[SELECTION_METRIC.removeprefix("eval_")] if config.validate else None

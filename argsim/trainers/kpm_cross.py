@@ -82,7 +82,7 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
     """`train_cross`, also returning the trained CrossEncoder in memory."""
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
 
-    from argsim.training.st import fit_st
+    from argsim.training.trainer import fit
 
     if cfg.context not in CONTEXTS:
         raise ArgsimError(f"unknown context '{cfg.context}': choose {', '.join(CONTEXTS)}")
@@ -96,9 +96,8 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
 
         evaluator = KPAMapEvaluator(dev, name="dev",
                                     score=lambda m: cross_predictions(dev, m, context=cfg.context, sep=sep))
-    trainer, rec = fit_st(model, rows, BinaryCrossEntropyLoss(model), run, evaluator=evaluator,
-                          eval_every=cfg.eval_every, select=SELECTION_METRIC, disable_tqdm=quiet,
-                          dataloader_drop_last=False)
+    trainer, rec = fit(model, rows, run, BinaryCrossEntropyLoss(model), evaluator=evaluator,
+                       eval_every=cfg.eval_every, disable_tqdm=quiet, dataloader_drop_last=False)
     seconds, steps = rec["seconds"], max(rec["steps"], 1)
     steps_per_epoch = math.ceil(len(rows["label"]) / (cfg.batch_size * run.budget.grad_accum * run.placement.processes))
     info = {"method": "kpm-cross", "config": asdict(cfg), "train": train.name, "pairs": len(rows["label"]),

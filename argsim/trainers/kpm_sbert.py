@@ -5,8 +5,8 @@ report's best), ContrastiveLoss (the default: higher ArgKP dev mAP with MiniLM) 
 hard negatives (`mnrl_rows`); the rate decays linearly from `lr` to `lr_end` (the report's "(8e-6, 1e-6)"). The
 folder is a plain sentence-transformers one, or with `lora_rank` / `init` a LoRA adapter over the installed base
 (`argsim.backend.adapters`). The whole model trains with SentenceTransformerTrainer, `train_layers` on cached lower
-layers with `fit_module` (one policy: AdamW, weight decay 0 - the top-layer path used 0.01 before); `eval_every`
-keeps the best strict mAP of the evaluation split (`KPAMapEvaluator`, `fit_st`'s selection).
+layers with `fit` (one policy: AdamW, weight decay 0 - the top-layer path used 0.01 before); `eval_every`
+keeps the best strict mAP of the evaluation split (`KPAMapEvaluator`, `fit`'s selection).
 """
 
 from __future__ import annotations
@@ -117,12 +117,12 @@ def mnrl_rows(data: KPMData, seed: int = 13) -> dict[str, list]:
 
 
 def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, run) -> tuple[object, dict]:
-    """The same objective on cached lower-layer states, training the top `cfg.train_layers` layers (`fit_module`).
+    """The same objective on cached lower-layer states, training the top `cfg.train_layers` layers (`fit`).
     Returns (the trainer, the run record)."""
     import torch
 
     from argsim.backend.partial import TopLayerTrainer
-    from argsim.training.module import fit_module, shuffled_batches
+    from argsim.training.trainer import fit, shuffled_batches
 
     top = TopLayerTrainer(model[0].auto_model, model[0].tokenizer, cfg.train_layers)
     pooling = "cls" if getattr(model[1], "pooling_mode_cls_token", False) else "mean"
@@ -134,7 +134,7 @@ def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, run)
         return loss.compute_loss_from_embeddings([e1, e2], labels)
 
     data = shuffled_batches(range(len(rows["label"])), cfg.batch_size, cfg.seed, key=rows)
-    trainer, record = fit_module(model, loss_of, data, run)
+    trainer, record = fit(model, data, run, loss_of)
     model.eval()
     return trainer, record
 
@@ -168,7 +168,7 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
     the labelled split that `cfg.eval_every` scores."""
     from argsim.backend.adapters import is_lora
     from argsim.backend.models import set_st_max_seq_length
-    from argsim.training.st import fit_st, save_st
+    from argsim.training.trainer import fit, save_st
 
     if cfg.loss == "mnrl" and cfg.train_layers > 0:
         raise ArgsimError("--loss mnrl trains the whole model (sentence-transformers trainer): drop --train-layers")
@@ -191,9 +191,8 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
 
             evaluator = KPAMapEvaluator(eval_data, name=eval_data.name.removeprefix("argkp-"),
                                         config=RunConfig(use_cache=False, quiet=True))  # weights change: no cache
-        trainer, run = fit_st(model, rows, loss, where, evaluator=evaluator, eval_every=cfg.eval_every,
-                              select=f"eval_{evaluator.name}_strict_map" if evaluator is not None else None,
-                              disable_tqdm=quiet, dataloader_drop_last=False, **extra)
+        trainer, run = fit(model, rows, where, loss, evaluator=evaluator, eval_every=cfg.eval_every,
+                           disable_tqdm=quiet, dataloader_drop_last=False, **extra)
     pairs = len(next(iter(rows.values())))  # the columns are the loss's (no label column for mnrl)
     info = {"method": "sbert", "config": asdict(cfg), "train": train.name, "pairs": pairs, **run_info(where, run),
             "seconds_per_epoch": round(run["seconds"] * math.ceil(pairs / cfg.batch_size) / max(run["steps"], 1), 1),

@@ -66,11 +66,11 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
 
     Model selection: the dev triplets' accuracy by cosine (the task's metric, whatever the loss's distance;
     `TripletEvaluator`) before training (a baseline, not a candidate), at every checkpoint and where the run ends
-    chooses the saved checkpoint (`fit_st`'s selection); train_config.json's metrics are the kept one's."""
+    chooses the saved checkpoint (`fit`'s selection); train_config.json's metrics are the kept one's."""
     from sentence_transformers.sentence_transformer.evaluation import TripletEvaluator
     from sentence_transformers.sentence_transformer.losses import TripletDistanceMetric, TripletLoss
 
-    from argsim.training.st import fit_st
+    from argsim.training.trainer import fit
 
     run = begin_run(config, out, placement, budget)
     train = _load_triplets(train_path, config.max_train, config.seed)
@@ -84,8 +84,7 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
     evaluator = TripletEvaluator(*([r[k] for r in dev] for k in TRIPLET_FIELDS), name="dev", write_csv=False,
                                  similarity_fn_names=["cosine"], show_progress_bar=False) if dev else None
     untrained = None if not evaluator or run.budget.resume else evaluator(model)[SELECTION_METRIC.removeprefix("eval_")]
-    trainer, rec = fit_st(model, train, loss, run, evaluator=evaluator, disable_tqdm=quiet, select=SELECTION_METRIC,
-                          eval_rows=dev[:64] if dev else None, per_device_eval_batch_size=64)
+    trainer, rec = fit(model, train, run, loss, evaluator=evaluator, select=SELECTION_METRIC, disable_tqdm=quiet)
     dev_scores = [{k: v for k, v in h.items() if k.startswith("eval_dev") or k in ("epoch", "step")}
                   for h in trainer.state.log_history if any(k.startswith("eval_dev") for k in h)]
     best = rec["best"] or {}

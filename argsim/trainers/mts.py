@@ -1,6 +1,6 @@
 """Train MTS (or its QA / SimAKP baselines), save a folder `get_encoder` loads, optionally over topic folds.
 
-Trains on transformers' Trainer (`argsim.training.module`) with the MTS policy (AdamW, weight decay 0.01, 5%
+Trains on transformers' Trainer (`argsim.training.trainer.fit`) with the MTS policy (AdamW, weight decay 0.01, 5%
 warm-up, linear decay, clipping 1; the heads at their own rate); an epoch's key-point-centred batches (a function
 of the seed and the epoch) are served whole (`whole_batches`), pytorch-metric-learning's losses are the loss.
 """
@@ -26,8 +26,8 @@ from argsim.kpm.scoring import score_key_points
 from argsim.measure import peak_memory_mb
 from argsim.training import begin_run, is_main_process
 from argsim.training.callbacks import LogCallback, epoch_rows
-from argsim.training.module import fit_module, whole_batches
 from argsim.training.record import TRAIN_INFO, data_hash, run_info, save_run
+from argsim.training.trainer import fit, whole_batches
 
 
 def _epoch_batches(train: KPMData, cfg: MTSConfig, epoch: int) -> list:
@@ -77,7 +77,7 @@ def _net(cfg: MTSConfig, init: str | Path | None) -> MTSNet:
 
 def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, quiet: bool = False, log_every: int = 0,
               init: str | Path | None = None, placement=None, budget=None, dev: KPMData | None = None) -> dict:
-    """Train one model on `train` (`fit_module`: a checkpoint at every epoch end) and save it at `out` (rank 0);
+    """Train one model on `train` (`fit`: a checkpoint at every epoch end) and save it at `out` (rank 0);
     returns the training info (timings, peak memory, per-epoch mean losses). `log_every`: a loss line on stderr
     every N steps. With `dev`, the official strict mAP (`KPAMapEvaluator` over `LiveMTS` vectors) after every
     epoch chooses the kept epoch (`info["dev"]`: the scores, `info["best_epoch"]`: the kept one)."""
@@ -96,8 +96,8 @@ def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, quiet: bool = Fal
     logger = [LogCallback(partial(print, file=sys.stderr, flush=True), label=cfg.variant)] if log_every else []
     groups = [{"params": list(net.backbone.parameters()), "lr": cfg.lr},  # the trainable ones (`ModuleTrainer`)
               {"params": list(net.stance.parameters()) + list(net.proj.parameters()), "lr": cfg.head_lr}]
-    trainer, rec = fit_module(net, lambda model, batch: _step_loss(model, batch, loss_fn), data, run,
-                              groups=groups, evaluator=evaluator, callbacks=logger, log_every=log_every or 1)
+    trainer, rec = fit(net, data, run, lambda model, batch: _step_loss(model, batch, loss_fn), groups=groups,
+                       evaluator=evaluator, callbacks=logger, logging_steps=log_every or 1)
     net.eval()
     epochs = epoch_rows(trainer.state.log_history)
     info: dict = {"method": cfg.variant, "config": asdict(cfg), "train": train.name, **run_info(run, rec),

@@ -1,5 +1,5 @@
 """Training the thematic triplet network (BiLSTM + attention, L1 distance, the paper's softmax loss, Adam 1e-3) with
-`fit_module`; `max_triplets` subsamples the training triplets (seeded).
+`fit`; `max_triplets` subsamples the training triplets (seeded).
 
 Model selection (with dev triplets): `TripletAccuracyEvaluator` (the TDC accuracy of Ein Dor et al. (2018): L1
 distance, ties wrong) on a seeded sample of `dev_sample` dev triplets. Reading chosen: the paper trains one epoch
@@ -33,8 +33,8 @@ from argsim.thematic.bilstm import (
 from argsim.thematic.config import ThematicTrainConfig
 from argsim.training import Budget, Placement, begin_run, resolve_placement
 from argsim.training.callbacks import LogCallback
-from argsim.training.module import fit_module, select_metric, shuffled_batches
 from argsim.training.record import data_hash, save_run
+from argsim.training.trainer import fit, select_metric, shuffled_batches
 
 
 @dataclass
@@ -131,8 +131,8 @@ def train_bilstm(triplets: list[dict], out: Path, config: ThematicTrainConfig, d
         return softmax_triplet_loss(l1_distance(a, p), l1_distance(a, n))
 
     logger = [LogCallback(log, metric=select_metric(evaluator))] if evaluator is not None else []
-    trainer, rec = fit_module(model, loss_of, shuffled_batches(triplets, config.batch_size, config.seed), run,
-                              evaluator=evaluator, eval_every=config.eval_every, callbacks=logger)
+    trainer, rec = fit(model, shuffled_batches(triplets, config.batch_size, config.seed), run, loss_of,
+                       evaluator=evaluator, eval_every=config.eval_every, callbacks=logger)
     return _finish(trainer, rec, run, model, vocab, config, triplets, dev, log)
 
 

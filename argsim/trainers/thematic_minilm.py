@@ -3,7 +3,7 @@ below 2 because MiniLM's unit vectors lie within 2 of each other, so the library
 by default the shipped `thematic`'s recipe (LoRA rank 16, margin 0.3, lr 1e-4; AdamW, 10% warm-up, linear decay).
 
 Model selection (`config.eval_every` > 0, with dev triplets): `TripletEvaluator` (Euclidean, ties wrong) on a
-seeded sample of `dev_sample` chooses the saved step (`fit_st`'s selection): on triplets-sen, training past a few
+seeded sample of `dev_sample` chooses the saved step (`fit`'s selection): on triplets-sen, training past a few
 hundred steps lowered test TDC below zero-shot (docs/thematic.md). The reported dev accuracy is on all dev
 triplets (mildly optimistic); the test split stays unseen.
 """
@@ -24,7 +24,7 @@ from argsim.metrics.triplets import TRIPLET_FIELDS, encoded_triplet_scores
 from argsim.thematic.config import ThematicTrainConfig
 from argsim.training import begin_run
 from argsim.training.record import data_hash, run_info, save_run
-from argsim.training.st import fit_st, save_st
+from argsim.training.trainer import fit, save_st
 
 SELECTION_METRIC = "eval_dev_euclidean_accuracy"
 
@@ -71,9 +71,8 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, config: Thema
         add_lora(model, config.lora_rank, config.lora_alpha)
     loss = TripletLoss(model, distance_metric=TripletDistanceMetric.EUCLIDEAN, triplet_margin=config.margin)
     # --lora-rank: --resume and the best-step reload read the adapter of a checkpoint
-    trainer, rec = fit_st(model, {f: [t[f] for t in triplets] for f in TRIPLET_FIELDS}, loss, run,
-                          evaluator=evaluator, eval_every=config.eval_every, select=SELECTION_METRIC,
-                          disable_tqdm=quiet)
+    trainer, rec = fit(model, {f: [t[f] for t in triplets] for f in TRIPLET_FIELDS}, run, loss, evaluator=evaluator,
+                       eval_every=config.eval_every, select=SELECTION_METRIC, disable_tqdm=quiet)
     return _finish(trainer, model, config, run, rec, triplets, dev, evaluator)
 
 

@@ -1,4 +1,4 @@
-"""Model selection of every sentence-transformers trainer (`argsim.training.st.fit_st(select=...)`): the kept weights
+"""Model selection of every sentence-transformers trainer (`argsim.training.trainer.fit(select=...)`): the kept weights
 are those of the best evaluation, not the last step's (first of equal scores), for a full model and for a LoRA
 adapter; a --resume'd run keeps a best found before the stop; a budget's stop is scored too (per-step and per-epoch
 cadences); a run without evaluation keeps its last weights.
@@ -65,15 +65,15 @@ def model_of(tiny_bert, lora: bool):
 def fit(model, out, scores, budget, eval_every: int = 2, lora: bool = False, select: str | None = "stub_score"):
     from sentence_transformers.sentence_transformer.losses import CosineSimilarityLoss
 
-    from argsim.training.st import TrainRun, fit_st
+    from argsim.training.trainer import TrainRun
+    from argsim.training.trainer import fit as train
 
     torch.manual_seed(0)
     evaluator = stub_evaluator(scores) if scores is not None else None
     placement = resolve_placement("cpu", "fp32", threads=1, seed=13)
     policy = OptimPolicy(lr=5e-2 if lora else 1e-2, weight_decay=0.0)
-    trainer, run = fit_st(model, ROWS, CosineSimilarityLoss(model), TrainRun(out, placement, budget, policy, 2, 2),
-                          evaluator=evaluator, eval_every=eval_every, select=select,
-                          dataloader_drop_last=False)
+    trainer, run = train(model, ROWS, TrainRun(out, placement, budget, policy, 2, 2), CosineSimilarityLoss(model),
+                         evaluator=evaluator, eval_every=eval_every, select=select, dataloader_drop_last=False)
     return evaluator, trainer, run
 
 
@@ -129,7 +129,7 @@ def test_without_an_evaluation_the_last_weights_stay(tiny_bert, tmp_path):
 
 def test_selection_arguments_save_at_every_evaluation():
     from argsim.errors import ArgsimError
-    from argsim.training.st import selection_arguments
+    from argsim.training.trainer import selection_arguments
 
     kw = selection_arguments("dev_map", 4, Budget(checkpoint_every=8))
     assert kw["eval_steps"] == kw["save_steps"] == 4 and kw["metric_for_best_model"] == "eval_dev_map"

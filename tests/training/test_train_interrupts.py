@@ -30,7 +30,7 @@ PARENT = """
 import os, sys, time, traceback
 from pathlib import Path
 sys.path[:0] = {tests!r}
-import argsim.training.st as st
+import argsim.training.trainer as st
 from transformers import TrainerCallback
 
 marker = None

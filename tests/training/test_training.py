@@ -67,7 +67,7 @@ def same_weights(a: Path, b: Path) -> bool:
 @pytest.fixture
 def devices_seen(monkeypatch):
     """Record the devices of the trained parameters at every step of every trainer."""
-    import argsim.training.st as st
+    import argsim.training.trainer as st
 
     seen: set[str] = set()
     run = st.run_trainer
@@ -398,7 +398,8 @@ def test_module_trainer_serves_whole_batches_per_epoch_resumed_and_takes_the_pol
     from torch import nn
 
     from argsim.training import begin_run
-    from argsim.training.module import fit_module, whole_batches
+    from argsim.training.trainer import fit as train
+    from argsim.training.trainer import whole_batches
 
     seen: list[str] = []
 
@@ -412,7 +413,7 @@ def test_module_trainer_serves_whole_batches_per_epoch_resumed_and_takes_the_pol
         run = begin_run(SimpleNamespace(seed=3, lr=0.1, weight_decay=0.01, epochs=3), tmp_path, cpu(3), budget)
         groups = [{"params": list(net[0].parameters()), "lr": 0.5}, {"params": list(net[1].parameters())}]
         data = whole_batches(lambda e: [f"e{e}b{i}" for i in range(3)], 3, key="toy")
-        return fit_module(net, loss, data, run, groups=groups, log_every=1)
+        return train(net, data, run, loss, groups=groups, logging_steps=1)
 
     trainer, rec = fit(Budget(max_steps=4, checkpoint_every=1))
     assert rec["steps"] == 4 and seen == ["e0b0", "e0b1", "e0b2", "e1b0"]
