@@ -339,7 +339,18 @@ def fit(model, data, run: TrainRun, loss, *, evaluator: Any = None, eval_every: 
                                 args=args, callbacks=list(callbacks) or None)
         return trainer, run_trainer(trainer, run.out, run.budget,
                                     identity(data.records if data.key is None else data.key, model))
-    cross, rows = isinstance(model, CrossEncoder), _dataset(data)
+    trainer, failed = _library_trainer(model, _dataset(data), run, loss, evaluator, callbacks, extra)
+    record = run_trainer(trainer, run.out, run.budget, identity(data, model))
+    if failed:
+        raise ModelError(f"cannot load the best checkpoint {failed[0]}")
+    return trainer, record
+
+
+def _library_trainer(model, rows: datasets.Dataset, run: TrainRun, loss, evaluator: Any, callbacks: Sequence,
+                     extra: dict) -> tuple[Trainer, list[str]]:
+    """sentence-transformers' trainer of `model` (a CrossEncoder's or a SentenceTransformer's) and the list that
+    collects the best reloads that failed (the library only logs them)."""
+    cross = isinstance(model, CrossEncoder)
     args = trainer_arguments(run, len(rows), CrossEncoderTrainingArguments if cross else
                              SentenceTransformerTrainingArguments, **extra)
     trainer = (CrossEncoderTrainer if cross else SentenceTransformerTrainer)(
@@ -348,7 +359,7 @@ def fit(model, data, run: TrainRun, loss, *, evaluator: Any = None, eval_every: 
         trainer._load_from_checkpoint = adapter_checkpoint_loader(model)
     load, failed = trainer._load_from_checkpoint, []
 
-    def guarded(path: str, *args: object) -> None:  # sentence-transformers only logs a failed best reload
+    def guarded(path: str, *args: object) -> None:
         try:
             load(path, *args)
         except Exception as exc:
@@ -357,10 +368,7 @@ def fit(model, data, run: TrainRun, loss, *, evaluator: Any = None, eval_every: 
 
     if evaluator is not None:
         trainer._load_from_checkpoint = guarded
-    record = run_trainer(trainer, run.out, run.budget, identity(data, model))
-    if failed:
-        raise ModelError(f"cannot load the best checkpoint {failed[0]}")
-    return trainer, record
+    return trainer, failed
 
 
 def save_st(model, out: Path, base: str, extra: dict | None = None) -> None:
