@@ -11,9 +11,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
+import numpy as np
+
+from argsim.backend import load_sentence_transformer
+from argsim.counter.neural.data import random_subset
 from argsim.errors import ArgsimError
 from argsim.io import read_records
 from argsim.metrics.triplets import TRIPLET_FIELDS
+from argsim.minutes import sbert
 from argsim.options import setting
 from argsim.schemas import TripletRecord
 from argsim.training import begin_run
@@ -51,12 +56,7 @@ class MinutesTrainConfig:
 
 
 def _load_triplets(path: Path, limit: int | None, seed: int) -> list[dict]:
-    import numpy as np
-
-    rows = read_records(path, TripletRecord)
-    if limit is not None and len(rows) > limit:
-        idx = np.sort(np.random.default_rng(seed).choice(len(rows), size=limit, replace=False))
-        rows = [rows[i] for i in idx]
+    rows = random_subset(read_records(path, TripletRecord), limit, np.random.default_rng(seed))
     return [{k: str(r[k]) for k in TRIPLET_FIELDS} for r in rows]
 
 
@@ -98,8 +98,6 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
             metrics[f"{SELECTION_METRIC}_untrained"] = untrained
         model.save(str(run.out))
         if config.backbone == "ginza":  # the segmented marker, with the model's own words
-            from argsim.minutes import sbert
-
             sbert.mark_segmented(run.out, words=len(words))
         save_run(run, "minutes-sbert", asdict(config), hashes, rec, metrics, config.backbone, {"train_log.json": log})
     return log
@@ -110,11 +108,7 @@ def _model_and_rows(config: MinutesTrainConfig, train: list[dict], dev: list[dic
     """The model to train, the triplets it reads and its own words: for ginza, `sbert.build_ginza_model` over the
     Sudachi-segmented texts (`config.word_min_count`: the training texts' frequent words); else the backbone."""
     if config.backbone != "ginza":
-        from argsim.backend import load_sentence_transformer
-
         return load_sentence_transformer(config.backbone, device=device), train, dev, None
-    from argsim.minutes import sbert
-
     texts = sorted({r[k] for r in train + dev for k in TRIPLET_FIELDS})
     tokens = dict(zip(texts, sbert.tokenize(texts), strict=True))
     words: list[str] = []
