@@ -19,14 +19,15 @@ import random
 from collections import defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from argsim.backend import load_sentence_transformer
+from argsim.backend.adapters import add_lora
+from argsim.backend.models import set_st_max_seq_length
+from argsim.data.arguana import build_arguana
+from argsim.data.counterargs import Argument, CounterCorpus, load_counterargs
 from argsim.options import setting
 from argsim.training import begin_run
 from argsim.training.record import data_hash, save_run
-
-if TYPE_CHECKING:
-    from argsim.data.counterargs import Argument, CounterCorpus
 
 SELECTION_METRIC = "eval_validation_ndcg_at_10"
 
@@ -102,7 +103,6 @@ def training_rows(corpus: CounterCorpus, split: str = "training", seed: int = 13
 def validation_evaluator(corpus: CounterCorpus, limit: int | None = None):
     """The selection's `ArguAnaEvaluator` "validation" (`SELECTION_METRIC`) on the replica's validation split (no
     test text; `argsim.data.arguana`); `limit`: its first N queries."""
-    from argsim.data.arguana import build_arguana
     from argsim.evaluation.arguana import ArguAnaEvaluator
 
     return ArguAnaEvaluator(build_arguana(corpus, "validation").head(limit), name="validation")
@@ -127,34 +127,28 @@ def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, 
     """
     from sentence_transformers.sentence_transformer.losses import CachedMultipleNegativesRankingLoss
 
-    from argsim.backend import load_sentence_transformer
-    from argsim.backend.adapters import add_lora
-    from argsim.backend.models import set_st_max_seq_length
-    from argsim.data.counterargs import load_counterargs
     from argsim.training.trainer import fit, save_st
 
-    run_ = begin_run(config, out, placement, budget, config.eval_every, {"warmup_ratio": 0.1})
+    run = begin_run(config, out, placement, budget, config.eval_every, {"warmup_ratio": 0.1})
     corpus = corpus or load_counterargs()
-    rows = training_rows(corpus, "training", seed=run_.placement.seed, limit=config.limit)
-    model = load_sentence_transformer(config.model, device=run_.placement.device)
+    rows = training_rows(corpus, "training", seed=run.placement.seed, limit=config.limit)
+    model = load_sentence_transformer(config.model, device=run.placement.device)
     set_st_max_seq_length(model, config.model, config.max_seq_length)
     add_lora(model, config.lora_rank, config.lora_alpha)  # the cached in-batch-negatives loss over the adapter
     loss = CachedMultipleNegativesRankingLoss(model, scale=config.scale, mini_batch_size=config.mini_batch_size)
     evaluator = validation_evaluator(corpus, config.val_limit) if config.eval_every or config.validate else None
-    out = run_.out
-    trainer, run = fit(model, rows, run_, loss, evaluator=evaluator if config.eval_every else None,
+    trainer, rec = fit(model, rows, run, loss, evaluator=evaluator if config.eval_every else None,
                        eval_every=config.eval_every, disable_tqdm=quiet, batch_sampler="no_duplicates")
-    best = run["best"] or {}
+    best = rec["best"] or {}
     model.max_seq_length = config.encode_max_seq_length
     final = evaluator(model)[SELECTION_METRIC.removeprefix("eval_")] if config.validate else None
-    stats = {"base": config.model, "examples": len(rows["anchor"]), "steps": run["steps"],
-             "seconds": run["seconds"], "stopped_by": run["stopped_by"], "best_step": best.get("step"),
+    stats = {"base": config.model, "examples": len(rows["anchor"]), "steps": rec["steps"],
+             "seconds": rec["seconds"], "stopped_by": rec["stopped_by"], "best_step": best.get("step"),
              "selection_ndcg_at_10": best.get("value"), "encode_max_seq_length": config.encode_max_seq_length,
-             "validation_ndcg_at_10": final, "losses": run["losses"], "evals": run["evals"]}
+             "validation_ndcg_at_10": final}
     if trainer.is_world_process_zero():
-        save_st(model, out, config.model, {"steps": run["steps"], "seconds": round(run["seconds"], 1),
-                                           "validation_ndcg_at_10": final})
-        save_run(run_, "counter-retriever", asdict(config), {"train": data_hash(rows)}, run,
-                 {"validation_ndcg_at_10": final}, config.model,
-                 {"argsim_training.json": {k: v for k, v in stats.items() if k not in ("losses", "evals")}})
-    return stats
+        save_st(model, run.out, config.model, {"steps": rec["steps"], "seconds": round(rec["seconds"], 1),
+                                               "validation_ndcg_at_10": final})
+        save_run(run, "counter-retriever", asdict(config), {"train": data_hash(rows)}, rec,
+                 {"validation_ndcg_at_10": final}, config.model, {"argsim_training.json": stats})
+    return stats | {"losses": rec["losses"], "evals": rec["evals"]}
