@@ -142,10 +142,9 @@ def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, 
     best = rec["best"] or {}
     model.max_seq_length = config.encode_max_seq_length
     final = evaluator(model)[SELECTION_METRIC.removeprefix("eval_")] if config.validate else None
-    stats = {"base": config.model, "examples": len(rows["anchor"]), "steps": rec["steps"],
-             "seconds": rec["seconds"], "stopped_by": rec["stopped_by"], "best_step": best.get("step"),
-             "selection_ndcg_at_10": best.get("value"), "encode_max_seq_length": config.encode_max_seq_length,
-             "validation_ndcg_at_10": final}
+    stats = {"base": config.model, "examples": len(rows["anchor"]), "steps": rec["steps"], "seconds": rec["seconds"],
+             "stopped_by": rec["stopped_by"], "best_step": best.get("step"), "selection_ndcg_at_10": best.get("value"),
+             "encode_max_seq_length": config.encode_max_seq_length, "validation_ndcg_at_10": final}
     if trainer.is_world_process_zero():
         save_st(model, run.out, config.model, {"steps": rec["steps"], "seconds": round(rec["seconds"], 1),
                                                "validation_ndcg_at_10": final})

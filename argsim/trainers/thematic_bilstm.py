@@ -77,8 +77,7 @@ class TripletAccuracyEvaluator(TripletEvaluator):
     """
 
     def __init__(self, triplets: list[dict], vocab: Vocabulary, sample: int | None = None, seed: int = 13) -> None:
-        if sample and len(triplets) > sample:
-            triplets = random.Random(seed).sample(triplets, sample)
+        triplets = random.Random(seed).sample(triplets, sample) if sample and len(triplets) > sample else triplets
         super().__init__(triplets, name="dev", distance="l1", ties="wrong")
         self.vocab = vocab
 
