@@ -24,13 +24,13 @@ from argsim.training.placement import is_main_process
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
 
 
-def _agree(flag: bool, args, rank0: bool = False) -> bool:
-    """`flag` agreed across processes: rank 0's value (`rank0`: the others count as False) or any process's."""
+def _agree(value: float, args, rank0: bool = False) -> float:
+    """`value` (not negative) agreed across processes: rank 0's (`rank0`: the others count as 0) or the largest."""
     if args.world_size <= 1:
-        return flag
-    t = torch.tensor([1.0 if flag and (not rank0 or args.process_index == 0) else 0.0], device=args.device)
+        return value
+    t = torch.tensor([value if not rank0 or args.process_index == 0 else 0.0], dtype=torch.float64, device=args.device)
     dist.all_reduce(t, op=dist.ReduceOp.MAX)
-    return bool(t.item() > 0)
+    return t.item()
 
 
 def _stop_with_checkpoint(args, state, control) -> None:
@@ -55,11 +55,10 @@ class BudgetCallback(TrainerCallback):
 
     def reason(self, args, state) -> str | None:
         """The budget used up, if any (rank 0's clock decides the time for every process)."""
-        reason = self.budget.reached(state.global_step, time.perf_counter() - self.start)
-        if self.budget.max_minutes is not None and args.world_size > 1:
-            late = _agree(reason == "max_minutes", args, rank0=True)
-            reason = "max_minutes" if late else (None if reason == "max_minutes" else reason)
-        return reason
+        seconds = time.perf_counter() - self.start
+        if self.budget.max_minutes is not None:
+            seconds = _agree(seconds, args, rank0=True)
+        return self.budget.reached(state.global_step, seconds)
 
     def on_train_begin(self, args, state, control, **kwargs):
         self.start = time.perf_counter()
@@ -115,7 +114,6 @@ class InterruptCallback(TrainerCallback):
     def on_train_end(self, args, state, control, **kwargs):
         for s, former in self._former.items():
             signal.signal(s, former)
-        self._former = {}
         return control
 
     def raise_if_interrupted(self, where: str) -> None:
