@@ -85,9 +85,8 @@ def draw_learning_curve(config: dict, path: str | Path) -> Path | None:
         bx.set_xlabel("optimizer step")
         bx.set_title("evaluated during training", fontsize=10)
     else:
-        metrics = {k: v for k, v in (config.get("metrics") or {}).items()
-                   if isinstance(v, (int, float)) and not isinstance(v, bool)}
-        text = "\n".join(f"{k} = {v:.4f}" for k, v in metrics.items()) or "no metric recorded"
+        text = "\n".join(f"{k} = {v:.4f}" for k, v in (config.get("metrics") or {}).items()
+                         if isinstance(v, (int, float)) and not isinstance(v, bool)) or "no metric recorded"
         bx.axis("off")
         bx.text(0.02, 0.95, "measured at the end:\n" + text, va="top", family="monospace", fontsize=9)
     fig.tight_layout()
