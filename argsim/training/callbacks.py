@@ -3,7 +3,6 @@ a stop is agreed by all processes (rank 0's clock; a signal seen by any)."""
 
 from __future__ import annotations
 
-import json
 import math
 import signal
 import threading
@@ -17,7 +16,7 @@ import torch.distributed as dist
 from transformers import TrainerCallback
 
 from argsim.errors import warn
-from argsim.io import write_json
+from argsim.io import read_json, write_json
 from argsim.training.budget import Budget
 from argsim.training.placement import is_main_process
 
@@ -173,7 +172,7 @@ class HistoryCallback(TrainerCallback):
         """The state `checkpoint` holds (None: none), its history, pending losses and seconds continued."""
         if checkpoint is None or not (path := Path(checkpoint) / self.state_file).is_file():
             return None
-        saved = json.loads(path.read_text(encoding="utf-8"))
+        saved = read_json(path)
         self.history, self.losses, self.offset = saved["history"], saved["losses"], saved["seconds"]
         return saved
 
