@@ -1,5 +1,6 @@
 """What argsim adds to transformers' `Trainer`, one `TrainerCallback` per concern (docs/training.md). Under DDP
-a stop is agreed by all processes (rank 0's clock; a signal seen by any)."""
+a stop is agreed by all processes (rank 0's clock; a signal seen by any). The hooks set `control` in place (a
+hook returning None keeps it)."""
 
 from __future__ import annotations
 
@@ -33,8 +34,7 @@ def _agree(value: float, args, rank0: bool = False) -> float:
 
 
 def _stop_with_checkpoint(args, state, control) -> None:
-    control.should_training_stop = True
-    control.should_save = True  # --resume continues from here
+    control.should_training_stop = control.should_save = True  # --resume continues from here
     if args.eval_strategy == "steps" and state.eval_steps and state.global_step % state.eval_steps:
         control.should_evaluate = True  # the stopped weights are a candidate for the best, as the last step
 
@@ -61,24 +61,20 @@ class BudgetCallback(TrainerCallback):
 
     def on_train_begin(self, args, state, control, **kwargs):
         self.start = time.perf_counter()
-        return control
 
     def on_epoch_begin(self, args, state, control, **kwargs):
         self.epoch_began = time.perf_counter()
-        return control
 
     def on_step_end(self, args, state, control, **kwargs):
         if not self.epoch_end and (reason := self.reason(args, state)):
             self.stopped_by = reason
             _stop_with_checkpoint(args, state, control)
-        return control
 
     def on_epoch_end(self, args, state, control, **kwargs):
         self.epoch_seconds.append(round(time.perf_counter() - self.epoch_began, 2))
         if self.epoch_end and (reason := self.reason(args, state)):
             self.stopped_by = reason
             control.should_training_stop = control.should_save = True
-        return control
 
 
 class InterruptCallback(TrainerCallback):
@@ -102,18 +98,15 @@ class InterruptCallback(TrainerCallback):
     def on_train_begin(self, args, state, control, **kwargs):
         if threading.current_thread() is threading.main_thread():
             self._former = {s: signal.signal(s, self._handle) for s in EXIT_CODES}
-        return control
 
     def on_step_end(self, args, state, control, **kwargs):
         if _agree(self.received is not None, args):
             self.received = self.received or signal.SIGTERM
             _stop_with_checkpoint(args, state, control)
-        return control
 
     def on_train_end(self, args, state, control, **kwargs):
         for s, former in self._former.items():
             signal.signal(s, former)
-        return control
 
     def raise_if_interrupted(self, where: str) -> None:
         """Exit as the signal asks, after one line saying where the checkpoint is."""
@@ -139,13 +132,11 @@ class LogCallback(TrainerCallback):
             kept = state.best_metric is None or value > state.best_metric  # the best before this evaluation
             self.log(f"step {state.global_step}: {self.metric.removeprefix('eval_')} {value:.4f}"
                      + (" (best so far)" if kept else ""))
-        return control
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         if self.label and logs and "loss" in logs and state.is_world_process_zero:
             self.log(f"[{self.label}] epoch {state.epoch or 0:.2f} step {state.global_step} loss {logs['loss']:.4f} "
                      f"{time.perf_counter() - self.start:.0f}s")
-        return control
 
 
 class HistoryCallback(TrainerCallback):

@@ -55,11 +55,10 @@ def pyplot():
 
 def save_png(fig, path: str | Path) -> Path:
     """Write a figure as a PNG atomically (parents created) and close it."""
-    path = Path(path)
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=110, format="png")
     pyplot().close(fig)
-    return path
+    return Path(path)
 
 
 def draw_learning_curve(config: dict, path: str | Path) -> Path | None:
