@@ -1,9 +1,9 @@
 """What argsim adds to transformers' `Trainer`, one `TrainerCallback` per concern (docs/training.md). Under DDP
-a stop is agreed by all processes (rank 0's clock; a signal seen by any)."""
+a stop is agreed by all processes (rank 0's clock; a signal seen by any). The hooks set `control` in place (a
+hook returning None keeps it)."""
 
 from __future__ import annotations
 
-import json
 import math
 import signal
 import threading
@@ -17,25 +17,24 @@ import torch.distributed as dist
 from transformers import TrainerCallback
 
 from argsim.errors import warn
-from argsim.io import write_json
+from argsim.io import read_json, write_json
 from argsim.training.budget import Budget
 from argsim.training.placement import is_main_process
 
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
 
 
-def _agree(flag: bool, args, rank0: bool = False) -> bool:
-    """`flag` agreed across processes: rank 0's value (`rank0`: the others count as False) or any process's."""
+def _agree(value: float, args, rank0: bool = False) -> float:
+    """`value` (not negative) agreed across processes: rank 0's (`rank0`: the others count as 0) or the largest."""
     if args.world_size <= 1:
-        return flag
-    t = torch.tensor([1.0 if flag and (not rank0 or args.process_index == 0) else 0.0], device=args.device)
+        return value
+    t = torch.tensor([value if not rank0 or args.process_index == 0 else 0.0], dtype=torch.float64, device=args.device)
     dist.all_reduce(t, op=dist.ReduceOp.MAX)
-    return bool(t.item() > 0)
+    return t.item()
 
 
 def _stop_with_checkpoint(args, state, control) -> None:
-    control.should_training_stop = True
-    control.should_save = True  # --resume continues from here
+    control.should_training_stop = control.should_save = True  # --resume continues from here
     if args.eval_strategy == "steps" and state.eval_steps and state.global_step % state.eval_steps:
         control.should_evaluate = True  # the stopped weights are a candidate for the best, as the last step
 
@@ -55,32 +54,27 @@ class BudgetCallback(TrainerCallback):
 
     def reason(self, args, state) -> str | None:
         """The budget used up, if any (rank 0's clock decides the time for every process)."""
-        reason = self.budget.reached(state.global_step, time.perf_counter() - self.start)
-        if self.budget.max_minutes is not None and args.world_size > 1:
-            late = _agree(reason == "max_minutes", args, rank0=True)
-            reason = "max_minutes" if late else (None if reason == "max_minutes" else reason)
-        return reason
+        seconds = time.perf_counter() - self.start
+        if self.budget.max_minutes is not None:
+            seconds = _agree(seconds, args, rank0=True)
+        return self.budget.reached(state.global_step, seconds)
 
     def on_train_begin(self, args, state, control, **kwargs):
         self.start = time.perf_counter()
-        return control
 
     def on_epoch_begin(self, args, state, control, **kwargs):
         self.epoch_began = time.perf_counter()
-        return control
 
     def on_step_end(self, args, state, control, **kwargs):
         if not self.epoch_end and (reason := self.reason(args, state)):
             self.stopped_by = reason
             _stop_with_checkpoint(args, state, control)
-        return control
 
     def on_epoch_end(self, args, state, control, **kwargs):
         self.epoch_seconds.append(round(time.perf_counter() - self.epoch_began, 2))
         if self.epoch_end and (reason := self.reason(args, state)):
             self.stopped_by = reason
             control.should_training_stop = control.should_save = True
-        return control
 
 
 class InterruptCallback(TrainerCallback):
@@ -104,19 +98,15 @@ class InterruptCallback(TrainerCallback):
     def on_train_begin(self, args, state, control, **kwargs):
         if threading.current_thread() is threading.main_thread():
             self._former = {s: signal.signal(s, self._handle) for s in EXIT_CODES}
-        return control
 
     def on_step_end(self, args, state, control, **kwargs):
         if _agree(self.received is not None, args):
             self.received = self.received or signal.SIGTERM
             _stop_with_checkpoint(args, state, control)
-        return control
 
     def on_train_end(self, args, state, control, **kwargs):
         for s, former in self._former.items():
             signal.signal(s, former)
-        self._former = {}
-        return control
 
     def raise_if_interrupted(self, where: str) -> None:
         """Exit as the signal asks, after one line saying where the checkpoint is."""
@@ -142,13 +132,11 @@ class LogCallback(TrainerCallback):
             kept = state.best_metric is None or value > state.best_metric  # the best before this evaluation
             self.log(f"step {state.global_step}: {self.metric.removeprefix('eval_')} {value:.4f}"
                      + (" (best so far)" if kept else ""))
-        return control
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         if self.label and logs and "loss" in logs and state.is_world_process_zero:
             self.log(f"[{self.label}] epoch {state.epoch or 0:.2f} step {state.global_step} loss {logs['loss']:.4f} "
                      f"{time.perf_counter() - self.start:.0f}s")
-        return control
 
 
 class HistoryCallback(TrainerCallback):
@@ -175,7 +163,7 @@ class HistoryCallback(TrainerCallback):
         """The state `checkpoint` holds (None: none), its history, pending losses and seconds continued."""
         if checkpoint is None or not (path := Path(checkpoint) / self.state_file).is_file():
             return None
-        saved = json.loads(path.read_text(encoding="utf-8"))
+        saved = read_json(path)
         self.history, self.losses, self.offset = saved["history"], saved["losses"], saved["seconds"]
         return saved
 

@@ -55,11 +55,10 @@ def pyplot():
 
 def save_png(fig, path: str | Path) -> Path:
     """Write a figure as a PNG atomically (parents created) and close it."""
-    path = Path(path)
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=110, format="png")
     pyplot().close(fig)
-    return path
+    return Path(path)
 
 
 def draw_learning_curve(config: dict, path: str | Path) -> Path | None:
@@ -85,9 +84,8 @@ def draw_learning_curve(config: dict, path: str | Path) -> Path | None:
         bx.set_xlabel("optimizer step")
         bx.set_title("evaluated during training", fontsize=10)
     else:
-        metrics = {k: v for k, v in (config.get("metrics") or {}).items()
-                   if isinstance(v, (int, float)) and not isinstance(v, bool)}
-        text = "\n".join(f"{k} = {v:.4f}" for k, v in metrics.items()) or "no metric recorded"
+        text = "\n".join(f"{k} = {v:.4f}" for k, v in (config.get("metrics") or {}).items()
+                         if isinstance(v, (int, float)) and not isinstance(v, bool)) or "no metric recorded"
         bx.axis("off")
         bx.text(0.02, 0.95, "measured at the end:\n" + text, va="top", family="monospace", fontsize=9)
     fig.tight_layout()

@@ -33,12 +33,11 @@ class OptimPolicy:
         if self.schedule not in ("linear", "constant"):
             raise ValueError("schedule must be linear or constant")
         kw: dict = {"optim": "adamw_torch", "learning_rate": self.lr, "weight_decay": self.weight_decay,
-                    "warmup_steps": self.warmup_ratio, "max_grad_norm": self.max_grad_norm or 0.0}
+                    "warmup_steps": self.warmup_ratio, "max_grad_norm": self.max_grad_norm or 0.0,
+                    "lr_scheduler_type": "linear"}
         if self.schedule == "constant" or (self.lr_end and self.lr_end >= self.lr):  # lr_end = lr: constant
             kw["lr_scheduler_type"] = "constant_with_warmup"
         elif self.lr_end:
             kw |= {"lr_scheduler_type": "polynomial", "lr_scheduler_kwargs": {"lr_end": self.lr_end, "power": 1.0}}
-        else:
-            kw["lr_scheduler_type"] = "linear"
         return kw
 
