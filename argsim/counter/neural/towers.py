@@ -76,13 +76,12 @@ class TransformerTower(nn.Module):
         return int(self.model.config.hidden_size)
 
     def forward(self, texts: list[str]) -> torch.Tensor:
-        pooling = "mean" if self.pooling == "mean-norm" else self.pooling
-        if self.top is not None:
-            vec = self.top.features(list(texts), self.max_seq_length, pooling)
+        if self.top is not None:  # "mean-norm": mean pooling, then normalised
+            vec = self.top.features(list(texts), self.max_seq_length, self.pooling.removesuffix("-norm"))
         else:
             batch = self.tokenizer(list(texts), padding=True, truncation=True, max_length=self.max_seq_length,
                                    return_tensors="pt").to(self.model.device)
-            vec = pool(self.model(**batch), batch["attention_mask"], pooling)
+            vec = pool(self.model(**batch), batch["attention_mask"], self.pooling.removesuffix("-norm"))
         return F.normalize(vec, dim=-1) if self.pooling == "mean-norm" else vec
 
     @torch.no_grad()
@@ -116,7 +115,7 @@ class TowerEncoder(Encoder):
         self.identity = f"counter-tower:{fingerprint(folder)}:{tower.pooling}:{tower.max_seq_length}"
         self.exported = None
         if runtime is not None:
-            pooling = "mean" if tower.pooling == "mean-norm" else tower.pooling
+            pooling = tower.pooling.removesuffix("-norm")
             merged = {} if lora_base is None else {  # the base with the (already merged) adapter of `folder`
                 "adapter": folder, "build": lambda: pooled_pipeline(tower.model.eval(), tower.tokenizer, pooling)}
             self.exported = exported_model(folder if lora_base is None else model_path(lora_base), pooling, runtime,
