@@ -75,11 +75,10 @@ def warm_start(model: CounterModel, folder: str | Path) -> None:
     heads = {k: v for k, v in source.state_dict().items() if not k.startswith(("point_tower.", "cand_tower."))}
     model.load_state_dict(heads, strict=False)
     if adapters:
-        saved = Path(source.folder)
-        model.point_tower.set_lora(saved / "point_encoder")
+        point, cand = Path(source.folder) / "point_encoder", Path(source.folder) / "candidate_encoder"
+        model.point_tower.set_lora(point)
         if model.cand_tower is not model.point_tower:
-            cand = saved / "candidate_encoder"
-            model.cand_tower.set_lora(cand if cand.is_dir() else saved / "point_encoder")
+            model.cand_tower.set_lora(cand if cand.is_dir() else point)
 
 
 class EpochNegatives:

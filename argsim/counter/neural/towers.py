@@ -29,9 +29,8 @@ def frozen_encoder(base_model: str, pooling: str, max_seq_length: int | None = N
     the run's options; `calibration`: texts that calibrate OpenVINO int8, None: `config`'s file, else the first
     texts encoded)."""
     cal = calibration if config is not None and config.backend == "openvino" and config.quantize != "none" else None
-    backend_pooling = None if pooling == "mean-norm" else pooling  # None: the sentence-transformers pipeline
-    return get_encoder(base_model, pooling=backend_pooling, max_seq_length=max_seq_length, config=config,
-                       precision="fp32", calibration=cal)
+    return get_encoder(base_model, pooling=None if pooling == "mean-norm" else pooling, max_seq_length=max_seq_length,
+                       config=config, precision="fp32", calibration=cal)  # pooling None: sentence-transformers pipeline
 
 
 class TransformerTower(nn.Module):
