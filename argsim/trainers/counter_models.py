@@ -1,6 +1,5 @@
-"""Training the Bi-/Unipolar-/Bipolar-encoders on transformers' Trainer (`argsim.training.trainer.fit`): Adam, one
-sampled negative per pair and epoch (`EpochNegatives`), validation @1/K after every epoch choosing the saved model,
-early stopping (`train`)."""
+"""The Bi-/Unipolar-/Bipolar-encoders trained on transformers' Trainer (`fit`): Adam, one sampled negative per pair
+and epoch (`EpochNegatives`), validation @1/K after every epoch choosing the saved model, early stopping (`train`)."""
 
 from __future__ import annotations
 
