@@ -54,9 +54,8 @@ def train_bipolar(config: NeuralConfig, data: PairData, out: str | Path, *, init
                                        [texts[i] for i in data.val_collection], points=cross.points,
                                        negatives=cross.negatives, seed=seed)
         history = train_cross_encoder(config, [(texts[p], texts[c]) for p, c in data.train_pairs],
-                                      [texts[i] for i in data.train_collection], out, questions=questions,
-                                      evals_per_epoch=cross.evals, placement=placement, budget=budget, quiet=quiet,
-                                      log=log)
+                                      [texts[i] for i in data.train_collection], out, questions=questions, log=log,
+                                      evals_per_epoch=cross.evals, placement=placement, budget=budget, quiet=quiet)
         title = f"cross-encoder: validation accuracy@1 among 1 + {cross.negatives}"
     else:
         from argsim.trainers.counter_models import train

@@ -1,6 +1,5 @@
-"""Training the Bi-/Unipolar-/Bipolar-encoders on transformers' Trainer (`argsim.training.trainer.fit`): Adam, one
-sampled negative per pair and epoch (`EpochNegatives`), validation @1/K after every epoch choosing the saved model,
-early stopping (`train`)."""
+"""The Bi-/Unipolar-/Bipolar-encoders trained on transformers' Trainer (`fit`): Adam, one sampled negative per pair
+and epoch (`EpochNegatives`), validation @1/K after every epoch choosing the saved model, early stopping (`train`)."""
 
 from __future__ import annotations
 
@@ -28,11 +27,6 @@ from argsim.training.callbacks import BudgetCallback, HistoryCallback
 from argsim.training.curve import OWN_HISTORY
 from argsim.training.record import data_hash, save_run
 from argsim.training.trainer import ModuleData, fit, last_checkpoint, select_metric
-
-
-def base_table(model: CounterModel, texts: list[str]) -> np.ndarray:
-    """Base embeddings of every text (frozen: backend, disk-cached; trainable: the current towers)."""
-    return model.embed_texts(texts, side="candidate", progress="embedding the texts")
 
 
 def batch_loss(model: CounterModel, u: torch.Tensor, vp: torch.Tensor, vn: torch.Tensor) -> torch.Tensor:
@@ -80,11 +74,10 @@ def warm_start(model: CounterModel, folder: str | Path) -> None:
     heads = {k: v for k, v in source.state_dict().items() if not k.startswith(("point_tower.", "cand_tower."))}
     model.load_state_dict(heads, strict=False)
     if adapters:
-        saved = Path(source.folder)
-        model.point_tower.set_lora(saved / "point_encoder")
+        point, cand = Path(source.folder) / "point_encoder", Path(source.folder) / "candidate_encoder"
+        model.point_tower.set_lora(point)
         if model.cand_tower is not model.point_tower:
-            cand = saved / "candidate_encoder"
-            model.cand_tower.set_lora(cand if cand.is_dir() else saved / "point_encoder")
+            model.cand_tower.set_lora(cand if cand.is_dir() else point)
 
 
 class EpochNegatives:
@@ -110,7 +103,8 @@ class EpochNegatives:
         if self.current.get("epoch") != epoch:
             vectors = None
             if self.sampler.probability(epoch) > 0:
-                table = self.base if self.base is not None else base_table(self.model, self.data.texts)
+                table = self.base if self.base is not None else self.model.embed_texts(  # the current towers'
+                    self.data.texts, progress="embedding the texts")
                 with heads_on_cpu(self.model):
                     vectors = self.model.retrieval_numpy(table, "candidate") if cfg.has_retrieval else table
             self.sampler.rng = np.random.default_rng([cfg.seed, epoch])
@@ -121,8 +115,7 @@ class EpochNegatives:
         return [order[s:s + cfg.batch_size] for s in range(0, len(order), cfg.batch_size)]
 
     def collate(self, rows: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        rows_ = np.asarray(rows)
-        pairs = self.data.train_pairs
+        rows_, pairs = np.asarray(rows), self.data.train_pairs
         return pairs[rows_, 0], pairs[rows_, 1], np.asarray(self.current["negatives"])[rows_]
 
     def loss(self, net: CounterModel, rows: tuple[np.ndarray, np.ndarray, np.ndarray]) -> torch.Tensor:
@@ -136,9 +129,9 @@ class EpochNegatives:
         return batch_loss(net, u, vp, vn)
 
 
-def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: bool = False,
-          log: Callable[[dict], None] | None = None, model: CounterModel | None = None, init: str | Path | None = None,
-          placement: Placement | None = None, budget: Budget | None = None) -> list[dict]:
+def train(config: NeuralConfig, data: PairData, out_dir: str | Path, log: Callable[[dict], None] | None = None,
+          model: CounterModel | None = None, init: str | Path | None = None, placement: Placement | None = None,
+          budget: Budget | None = None) -> list[dict]:
     """Train `config.kind` on `data` (`fit`) and save the best-validated model in `out_dir` (rank 0);
     returns the history (`{"epoch", "loss", "val", "hard", "seconds"}` per epoch, epoch 0 untrained).
 
@@ -147,14 +140,13 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
     evaluations without a better score stop the run. `budget.max_minutes` stops after the epoch that crosses it;
     `budget.max_steps` mid-epoch, resumed exactly. `init`: `warm_start`'s folder.
     """
-    run = begin_run(config, out_dir, placement, budget, policy={"schedule": "constant", "max_grad_norm": None},
-                    resume=resume)  # Adam at constant rates, per group
+    run = begin_run(config, out_dir, placement, budget, policy={"schedule": "constant", "max_grad_norm": None})
     out_dir, budget = run.out, run.budget
     model = model if model is not None else CounterModel(config)
     if init is not None:
         warm_start(model, init)
     model.train_top_layers()
-    base = None if config.train_encoder else base_table(model, data.texts)  # once: the frozen encoder's
+    base = None if config.train_encoder else model.embed_texts(data.texts, progress="embedding the texts")  # once
     negatives = EpochNegatives(model, data, config, base)
     evaluator = CounterArgumentEvaluator.from_pairs(data, config.k_val, base=base)  # chooses the saved epoch
     metric, info = select_metric(evaluator), {"config": config.as_dict(), "data": data.info}
@@ -180,28 +172,23 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, resume: boo
     groups = [{"params": model.head_parameters("retrieval"), "lr": config.lr},  # the trainable ones (`ModuleTrainer`)
               {"params": model.head_parameters("classification"), "lr": config.cls_lr or config.lr},
               {"params": model.tower_parameters(), "lr": config.encoder_lr}]  # none for a frozen encoder
-    pairs = list(range(len(data.train_pairs)))
-    module_data = ModuleData(pairs, negatives.batches, -(-len(pairs) // config.batch_size), negatives.collate,
-                             key=_data_hashes(data))
+    hashes = {split: data_hash([(data.texts[p], data.texts[c]) for p, c in pairs])  # what --resume checks
+              for split, pairs in (("train", data.train_pairs), ("val", data.val_pairs))}
+    module_data = ModuleData(range(len(data.train_pairs)), negatives.batches,
+                             -(-len(data.train_pairs) // config.batch_size), negatives.collate, key=hashes)
     trainer, rec = fit(model, module_data, replace(run, budget=replace(budget, max_minutes=None)), negatives.loss,
                        groups=groups, evaluator=evaluator, callbacks=callbacks, logging_steps=1)
     if trainer.is_world_process_zero():
-        _save_run(model, config, data, history.history, rec, run)
+        _save_run(model, config, data.info, hashes, history.history, rec, run)
     return history.history
 
 
-def _save_run(model: CounterModel, config: NeuralConfig, data: PairData, history: list[dict], rec: dict,
-              run) -> None:
+def _save_run(model: CounterModel, config: NeuralConfig, data_info: dict, hashes: dict, history: list[dict],
+              rec: dict, run) -> None:
     """Rank 0: the kept (best-validated) model and the run's records (history.json: `HistoryCallback`'s, per row)."""
-    trained = history[1:] or history
-    best_row = max(trained, key=lambda h: h["val"] if h["val"] == h["val"] else -1.0)
-    save_model(model, run.out, info={"epoch": best_row["epoch"], "val": best_row["val"], "data": data.info})
+    best_row = max(history[1:] or history, key=lambda h: h["val"] if h["val"] == h["val"] else -1.0)
+    save_model(model, run.out, info={"epoch": best_row["epoch"], "val": best_row["val"], "data": data_info})
     record = {**rec, "epochs_run": history[-1]["epoch"], "losses": [h["loss"] for h in history[1:]]}
     metrics = {f"val_at1_over_{config.k_val}_best": best_row["val"], "best_epoch": best_row["epoch"],
                f"val_at1_over_{config.k_val}_untrained": history[0]["val"]}
-    save_run(run, f"counter-{config.kind}", config.as_dict(), _data_hashes(data), record, metrics, config.base_model)
-
-
-def _data_hashes(data: PairData) -> dict:
-    return {split: data_hash([(data.texts[p], data.texts[c]) for p, c in pairs])
-            for split, pairs in (("train", data.train_pairs), ("val", data.val_pairs))}
+    save_run(run, f"counter-{config.kind}", config.as_dict(), hashes, record, metrics, config.base_model)

@@ -218,6 +218,7 @@ def test_tiny_training_run_beats_untrained_and_resumes(counterargs_corpus, tmp_p
     from argsim.counter.neural.store import load_model, read_history
     from argsim.evaluation import CounterArgumentEvaluator
     from argsim.trainers.counter_models import train
+    from argsim.training import Budget
 
     data = counterargs_data(counterargs_corpus, limit=300, val_limit=100)
     assert data.info["train_pairs"] == 300 and data.info["val_pairs"] == 100
@@ -231,7 +232,7 @@ def test_tiny_training_run_beats_untrained_and_resumes(counterargs_corpus, tmp_p
     assert CounterArgumentEvaluator.from_pairs(data, 10, base=base).evaluate(model).primary == pytest.approx(best)
     # interrupted after 3 epochs, resumed to 6: the same history as the uninterrupted run
     train(NeuralConfig(**{**cfg.as_dict(), "epochs": 3}), data, tmp_path / "split")
-    resumed = train(cfg, data, tmp_path / "split", resume=True)
+    resumed = train(cfg, data, tmp_path / "split", budget=Budget(resume=True))
     assert [round(h["val"], 6) for h in resumed] == [round(h["val"], 6) for h in hist]
     assert read_history(tmp_path / "split")[-1]["epoch"] == 6
 

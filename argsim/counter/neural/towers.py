@@ -29,9 +29,8 @@ def frozen_encoder(base_model: str, pooling: str, max_seq_length: int | None = N
     the run's options; `calibration`: texts that calibrate OpenVINO int8, None: `config`'s file, else the first
     texts encoded)."""
     cal = calibration if config is not None and config.backend == "openvino" and config.quantize != "none" else None
-    backend_pooling = None if pooling == "mean-norm" else pooling  # None: the sentence-transformers pipeline
-    return get_encoder(base_model, pooling=backend_pooling, max_seq_length=max_seq_length, config=config,
-                       precision="fp32", calibration=cal)
+    return get_encoder(base_model, pooling=None if pooling == "mean-norm" else pooling, max_seq_length=max_seq_length,
+                       config=config, precision="fp32", calibration=cal)  # pooling None: sentence-transformers pipeline
 
 
 class TransformerTower(nn.Module):
@@ -76,13 +75,12 @@ class TransformerTower(nn.Module):
         return int(self.model.config.hidden_size)
 
     def forward(self, texts: list[str]) -> torch.Tensor:
-        pooling = "mean" if self.pooling == "mean-norm" else self.pooling
-        if self.top is not None:
-            vec = self.top.features(list(texts), self.max_seq_length, pooling)
+        if self.top is not None:  # "mean-norm": mean pooling, then normalised
+            vec = self.top.features(list(texts), self.max_seq_length, self.pooling.removesuffix("-norm"))
         else:
             batch = self.tokenizer(list(texts), padding=True, truncation=True, max_length=self.max_seq_length,
                                    return_tensors="pt").to(self.model.device)
-            vec = pool(self.model(**batch), batch["attention_mask"], pooling)
+            vec = pool(self.model(**batch), batch["attention_mask"], self.pooling.removesuffix("-norm"))
         return F.normalize(vec, dim=-1) if self.pooling == "mean-norm" else vec
 
     @torch.no_grad()
@@ -116,7 +114,7 @@ class TowerEncoder(Encoder):
         self.identity = f"counter-tower:{fingerprint(folder)}:{tower.pooling}:{tower.max_seq_length}"
         self.exported = None
         if runtime is not None:
-            pooling = "mean" if tower.pooling == "mean-norm" else tower.pooling
+            pooling = tower.pooling.removesuffix("-norm")
             merged = {} if lora_base is None else {  # the base with the (already merged) adapter of `folder`
                 "adapter": folder, "build": lambda: pooled_pipeline(tower.model.eval(), tower.tokenizer, pooling)}
             self.exported = exported_model(folder if lora_base is None else model_path(lora_base), pooling, runtime,
