@@ -167,8 +167,8 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, log: Callab
         history.add({"epoch": 0, "loss": None, "val": evaluator(model)[evaluator.primary_metric], "hard": 0.0,
                      "seconds": 0.0})
 
-    callbacks = [history, EarlyStoppingCallback(config.patience),  # --max-minutes: at epoch ends, as the recipes expect
-                 BudgetCallback(Budget(max_minutes=budget.max_minutes), epoch_end=True)]
+    epoch_budget = BudgetCallback(Budget(max_minutes=budget.max_minutes), epoch_end=True)  # --max-minutes: at
+    callbacks = [history, EarlyStoppingCallback(config.patience), epoch_budget]  # epoch ends, as the recipes expect
     groups = [{"params": model.head_parameters("retrieval"), "lr": config.lr},  # the trainable ones (`ModuleTrainer`)
               {"params": model.head_parameters("classification"), "lr": config.cls_lr or config.lr},
               {"params": model.tower_parameters(), "lr": config.encoder_lr}]  # none for a frozen encoder
@@ -178,6 +178,7 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, log: Callab
                              -(-len(data.train_pairs) // config.batch_size), negatives.collate, key=hashes)
     trainer, rec = fit(model, module_data, replace(run, budget=replace(budget, max_minutes=None)), negatives.loss,
                        groups=groups, evaluator=evaluator, callbacks=callbacks, logging_steps=1)
+    rec["stopped_by"] = rec["stopped_by"] or epoch_budget.stopped_by  # `models build` resumes a stopped run
     if trainer.is_world_process_zero():
         _save_run(model, config, data.info, hashes, history.history, rec, run)
     return history.history

@@ -652,7 +652,8 @@ def test_ddp_custom_loop_bipolar_two_processes(tmp_path):
 def test_tied_heads_are_checkpointed_once_silently_and_resume_exactly(tmp_path, capfd, caplog):
     """The Bipolar-encoder's point and candidate retrieval heads are one module: its checkpoints hold the tied
     tensors once (safetensors' `save_model`; no "Removed shared tensor" warning on any save), and a run stopped
-    mid-epoch and resumed ends with the uninterrupted run's heads and history."""
+    mid-epoch and resumed ends with the uninterrupted run's heads and history. --max-minutes stops at an epoch end
+    and the record says so."""
     from safetensors import safe_open
 
     from argsim.counter.neural.config import NeuralConfig
@@ -677,3 +678,6 @@ def test_tied_heads_are_checkpointed_once_silently_and_resume_exactly(tmp_path, 
     with safe_open(str(last / "model.safetensors"), "pt") as f:
         heads = sorted(k for k in f.keys() if ".ret_" in k)
     assert len(heads) == 2 and len({k.rsplit(".", 2)[0] for k in heads}) == 1, heads  # one of the two names
+    timed = train(config, data, tmp_path / "t", placement=cpu(), budget=Budget(max_minutes=1e-6))
+    record = json.loads((tmp_path / "t" / "train_config.json").read_text())
+    assert len(timed) == 2 and record["stopped_by"] == "max_minutes"  # after epoch 1, said so (`models build` resumes)
