@@ -10,6 +10,7 @@ from pathlib import Path
 
 from argsim.counter.neural.config import NeuralConfig
 from argsim.counter.neural.data import PairData
+from argsim.errors import ArgsimError
 from argsim.options import setting
 
 
@@ -23,6 +24,13 @@ class CrossValidation:
     negatives: int = setting(4, "Cross-encoder validation: random negatives per question.", min=0,
                              option="--cross-val-negatives")
     evals: int = setting(4, "Cross-encoder validations per epoch.", min=1, option="--cross-evals")
+
+
+def check_init(config: NeuralConfig, init: str | Path | None) -> None:
+    """Refuse `init` for the cross-encoder (it starts from `config.base_model`; `init` starts heads), one line."""
+    if init is not None and config.kind == "cross-encoder":
+        raise ArgsimError("--init starts the heads of a Bi-, Unipolar- or Bipolar-encoder; a cross-encoder starts "
+                          "from --model (a cross-encoder folder or a base model)")
 
 
 def train_bipolar(config: NeuralConfig, data: PairData, out: str | Path, *, init: str | Path | None = None,
@@ -45,7 +53,9 @@ def train_bipolar(config: NeuralConfig, data: PairData, out: str | Path, *, init
     from argsim.counter.neural.store import learning_curves
     from argsim.training import is_main_process
 
+    check_init(config, init)
     seed = placement.seed if placement is not None else config.seed
+    config = replace(config, seed=seed)  # the caller's config stays as given
     if config.kind == "cross-encoder":
         from argsim.trainers.counter_cross import train_cross_encoder, validation_choices
 
@@ -60,7 +70,7 @@ def train_bipolar(config: NeuralConfig, data: PairData, out: str | Path, *, init
     else:
         from argsim.trainers.counter_models import train
 
-        history = train(replace(config, seed=seed), data, out, log=log, init=init, placement=placement, budget=budget)
+        history = train(config, data, out, log=log, init=init, placement=placement, budget=budget)
         title = f"{config.kind}: validation accuracy@1/{config.k_val}"
     if is_main_process():
         learning_curves({config.kind: history}, Path(out) / "learning_curve.png", title=title)

@@ -217,6 +217,8 @@ CASES: list[tuple[str, list[str], str, bool]] = [
     ("bipolar-batch-zero", ["train", "bipolar", "--out", "adir", "--batch-size", "0"], "--batch-size", False),
     ("bipolar-kind", ["train", "bipolar", "--out", "adir", "--kind", "tripolar"], "--kind", False),
     ("bipolar-out-is-file", ["train", "bipolar", "--out", "old.json"], "expected a folder", False),
+    ("bipolar-cross-init", ["train", "bipolar", "--out", "newdir", "--kind", "cross-encoder", "--init", "adir"],
+     "--init starts the heads", False),
     ("counter-neural-settings", ["eval", "counter-neural", "--settings", "epa,xyz"], "'xyz'", False),
     ("counter-neural-ks", ["eval", "counter-neural", "--ks", "10,0"], "--ks", False),
     ("demo-unknown-model", ["demo", "--model", "no-such-model"], "unknown model", True),

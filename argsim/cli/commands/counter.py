@@ -232,8 +232,9 @@ def train_bipolar_cmd(
     """
     import json
 
-    from argsim.trainers.counter_bipolar import train_bipolar
+    from argsim.trainers.counter_bipolar import check_init, train_bipolar
 
+    check_init(config, init)  # before the data is read
     run, where = run_config(ctx), placement(ctx)
     where = replace(where, seed=where.seed if seed is None else seed)
     data = source.load(run.data_dir, seed=where.seed)
