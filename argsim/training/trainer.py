@@ -63,35 +63,28 @@ def last_checkpoint(out: Path) -> str | None:
     return get_last_checkpoint(str(folder)) if folder.is_dir() else None
 
 
-def identity(rows: object, model) -> dict:
-    """What a checkpoint must have been trained on to be resumed: the data's hash and the trainable shapes."""
-    shapes = [(n, list(p.shape)) for n, p in model.named_parameters() if p.requires_grad]
-    return {"data": data_hash(rows), "architecture": data_hash(shapes)}
-
-
 def run_trainer(trainer, out: Path, budget: Budget, ident: dict) -> dict:
     """`trainer.train()` (resumed with --resume) with the budget and interrupt callbacks (a signal leaves a
     checkpoint and exits 130 / 143); returns steps, seconds (also each epoch's: `epoch_seconds`), stop reason,
-    losses, evaluations and the kept best. `ident` (`identity`) is recorded beside the checkpoints: a checkpoint
-    made on other data or another architecture is refused in one line."""
+    losses, evaluations and the kept best. `ident` (the hashes of the data and of the trainable shapes) is recorded
+    beside the checkpoints: a checkpoint made on other data or another architecture is refused in one line."""
     budget_cb, interrupt = BudgetCallback(budget), InterruptCallback()
     trainer.remove_callback(PrinterCallback)  # no log dicts on stdout: the record keeps them
-    trainer.add_callback(budget_cb)
-    trainer.add_callback(interrupt)
+    for callback in (budget_cb, interrupt):
+        trainer.add_callback(callback)
     saved = Path(out) / CHECKPOINTS / IDENTITY
     resume_from = last_checkpoint(out) if budget.resume else None
     if budget.resume and resume_from is None:
         warn(f"--resume: no checkpoint under {saved.parent}, so the training starts from the beginning")
     if resume_from is not None and saved.is_file():
-        differs = [k for k, v in read_json_as(dict[str, object], saved).items() if ident.get(k) != v]
-        if differs:
+        if differs := [k for k, v in read_json_as(dict[str, object], saved).items() if ident.get(k) != v]:
             raise ArgsimError(f"--resume: {resume_from} was trained on other {' and '.join(differs)}; "
                               "use another --out or drop --resume")
     if is_main_process():
         write_json(saved, ident)
     began = time.perf_counter()
     trainer.train(resume_from_checkpoint=resume_from)
-    interrupt.raise_if_interrupted(str(Path(out) / CHECKPOINTS))
+    interrupt.raise_if_interrupted(str(saved.parent))
     state = trainer.state
     logs, folder = state.log_history, state.best_model_checkpoint  # the best `load_best_model_at_end` reloaded
     kept = trainer.args.load_best_model_at_end and folder is not None and state.best_metric is not None
@@ -197,15 +190,16 @@ def shuffled_batches(records: Sequence, batch_size: int, seed: int, key: Any = N
     return ModuleData(records, batches, -(-len(records) // batch_size), key=key)
 
 
-def whole_batches(make: Callable[[int], Sequence], n: int, key: Any) -> ModuleData:
-    """`ModuleData` whose epoch `e` is the `n` batches `make(e)` built whole (MTS's), built as the epoch begins.
+def whole_batches(make: Callable[[int], Sequence], key: Any) -> ModuleData:
+    """`ModuleData` whose epoch `e` is the batches `make(e)` (as many as `make(0)`'s) built whole as it begins (MTS's).
 
     Example:
-        >>> data = whole_batches(lambda e: [f"e{e}b0", f"e{e}b1"], 2, key="toy")
-        >>> data.batches(1)[1], data.collate([1])
-        ([1], 'e1b1')
+        >>> data = whole_batches(lambda e: [f"e{e}b0", f"e{e}b1"], key="toy")
+        >>> data.n_batches, data.batches(1)[1], data.collate([1])
+        (2, [1], 'e1b1')
     """
     built: list = []
+    n = len(make(0))
 
     def batches(epoch: int) -> list[list[int]]:
         built[:] = make(epoch)
@@ -335,22 +329,24 @@ def fit(model, data, run: TrainRun, loss, *, evaluator: Any = None, eval_every: 
     if custom:
         args = trainer_arguments(replace(run, batch_size=1), data.n_batches,
                                  restore_callback_states_from_checkpoint=True, **extra)  # e.g. early stopping's count
-        trainer = ModuleTrainer(model, loss, data, groups or [{"params": list(model.parameters())}], evaluator,
-                                args=args, callbacks=list(callbacks) or None)
-        return trainer, run_trainer(trainer, run.out, run.budget,
-                                    identity(data.records if data.key is None else data.key, model))
-    trainer, failed = _library_trainer(model, _dataset(data), run, loss, evaluator, callbacks, extra)
-    record = run_trainer(trainer, run.out, run.budget, identity(data, model))
+        trainer, failed = ModuleTrainer(model, loss, data, groups or [{"params": list(model.parameters())}], evaluator,
+                                        args=args, callbacks=list(callbacks) or None), []
+    else:
+        trainer, failed = _library_trainer(model, data, run, loss, evaluator, callbacks, extra)
+    shapes = [(n, list(p.shape)) for n, p in model.named_parameters() if p.requires_grad]
+    key = (data.records if data.key is None else data.key) if custom else data
+    record = run_trainer(trainer, run.out, run.budget, {"data": data_hash(key), "architecture": data_hash(shapes)})
     if failed:
         raise ModelError(f"cannot load the best checkpoint {failed[0]}")
     return trainer, record
 
 
-def _library_trainer(model, rows: datasets.Dataset, run: TrainRun, loss, evaluator: Any, callbacks: Sequence,
-                     extra: dict) -> tuple[Trainer, list[str]]:
+def _library_trainer(model, data: dict[str, list] | list[dict], run: TrainRun, loss, evaluator: Any,
+                     callbacks: Sequence, extra: dict) -> tuple[Trainer, list[str]]:
     """sentence-transformers' trainer of `model` (a CrossEncoder's or a SentenceTransformer's) and the list that
     collects the best reloads that failed (the library only logs them)."""
     cross = isinstance(model, CrossEncoder)
+    rows = datasets.Dataset.from_list(data) if isinstance(data, list) else datasets.Dataset.from_dict(data)
     args = trainer_arguments(run, len(rows), CrossEncoderTrainingArguments if cross else
                              SentenceTransformerTrainingArguments, **extra)
     trainer = (CrossEncoderTrainer if cross else SentenceTransformerTrainer)(
@@ -359,15 +355,14 @@ def _library_trainer(model, rows: datasets.Dataset, run: TrainRun, loss, evaluat
         trainer._load_from_checkpoint = adapter_checkpoint_loader(model)
     load, failed = trainer._load_from_checkpoint, []
 
-    def guarded(path: str, *args: object) -> None:
+    def guarded(path: str, *args: object) -> None:  # a failed resume raises before `failed` is read
         try:
             load(path, *args)
         except Exception as exc:
             failed.append(f"{path}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
             raise
 
-    if evaluator is not None:
-        trainer._load_from_checkpoint = guarded
+    trainer._load_from_checkpoint = guarded
     return trainer, failed
 
 
@@ -384,8 +379,4 @@ def _lora(model) -> bool:
         return is_lora(model)
     except (AttributeError, IndexError, KeyError, TypeError):  # a model without a transformer module first
         return False
-
-
-def _dataset(data: dict[str, list] | list[dict]) -> datasets.Dataset:
-    return datasets.Dataset.from_list(data) if isinstance(data, list) else datasets.Dataset.from_dict(data)
 
