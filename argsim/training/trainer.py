@@ -1,7 +1,6 @@
-"""The one training function of every argsim trainer, `fit`: a sentence-transformers model on the library's own
-trainer (`SentenceTransformerTrainer`, `CrossEncoderTrainer`), a custom torch network on `ModuleTrainer`; both are
-transformers' `Trainer` with the same arguments (`trainer_arguments`), callbacks, resume check and model selection
-(`selection_arguments`), run by `run_trainer` (docs/training.md)."""
+"""`fit`, the one training function of every argsim trainer: transformers' `Trainer` (the library's own for a
+sentence-transformers model, `ModuleTrainer` for a custom torch network) with the same arguments, callbacks, resume
+check and model selection for both (docs/training.md)."""
 
 from __future__ import annotations
 
@@ -249,12 +248,11 @@ class ModuleTrainer(Trainer):
                  metric_key_prefix: str = "eval") -> dict[str, float]:
         metrics: dict = {}
         if self.evaluator is not None and self.is_world_process_zero():
-            was = self.net.training
             self.net.eval()
             try:
                 metrics = self.evaluator(self.net)
             finally:
-                self.net.train(was)
+                self.net.train()  # the mode every training step sets
         metrics = broadcast_object_list([metrics])[0] if self.args.world_size > 1 else metrics
         metrics = {f"{metric_key_prefix}_{k}": float(v) for k, v in metrics.items()}
         self.log(metrics)
