@@ -194,8 +194,7 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
     if trainer.is_world_process_zero():  # the model (or its adapter), the info and the run's records
         if is_lora(model):
             info["trainable_parameters"] = sum(p.numel() for p in model.parameters() if p.requires_grad)
-        save_st(model, where.out, cfg.model, {"data": train.name, "steps": run["steps"],
-                                              "seconds": round(run["seconds"], 1)})
+        save_st(model, where.out, cfg.model, {"data": train.name, "steps": info["steps"], "seconds": info["seconds"]})
         save_run(where, "kpm-sbert", asdict(cfg), {train.name: data_hash(rows)}, run, base_model=cfg.model,
                  files={TRAIN_INFO: info})
     return info
@@ -205,12 +204,9 @@ def _rows_and_loss(model, train: KPMData, cfg: SbertConfig) -> tuple[dict, objec
     """The training columns, the loss over them and the extra trainer arguments that `cfg.loss` needs."""
     from sentence_transformers.sentence_transformer import losses
 
-    if cfg.loss == "mnrl":
-        from sentence_transformers.base.sampler import BatchSamplers
-
-        # no text twice in a batch: see mnrl_rows
+    if cfg.loss == "mnrl":  # no text twice in a batch: see mnrl_rows
         return (mnrl_rows(train, cfg.seed), losses.MultipleNegativesRankingLoss(model),
-                {"batch_sampler": BatchSamplers.NO_DUPLICATES})
+                {"batch_sampler": "no_duplicates"})
     loss = (losses.CosineSimilarityLoss(model) if cfg.loss == "cosine"
             else losses.ContrastiveLoss(model, margin=cfg.contrastive_margin))
     return pair_rows(train, cfg), loss, {}

@@ -219,8 +219,7 @@ class ModuleTrainer(Trainer):
                          eval_dataset=[0] if evaluator is not None else None, **kw)
 
     def get_train_dataloader(self) -> torch.utils.data.DataLoader:
-        loader = torch.utils.data.DataLoader(self.data.records, batch_sampler=self.data, collate_fn=self.data.collate,
-                                             num_workers=0)
+        loader = torch.utils.data.DataLoader(self.data.records, batch_sampler=self.data, collate_fn=self.data.collate)
         return self.accelerator.prepare(loader)
 
     def create_optimizer(self, model: nn.Module | None = None) -> torch.optim.Optimizer:
@@ -291,10 +290,9 @@ def fit(model, data, run: TrainRun, loss, *, evaluator: Any = None, eval_every: 
         groups: list[dict] | None = None, callbacks: Sequence = (), **extra: Any) -> tuple[Trainer, dict]:
     """Train `model` on `data` with transformers' `Trainer` and return it with `run_trainer`'s record.
 
-    A `ModuleData` trains a custom torch network on `ModuleTrainer` (`loss(net, collated batch)`, the optimizer's
-    `groups`, a checkpoint at each epoch end unless `--checkpoint-every` says otherwise); columns or records train a
-    `SentenceTransformer` (`SentenceTransformerTrainer`) or a `CrossEncoder` (`CrossEncoderTrainer`) with a
-    sentence-transformers `loss`, a LoRA model's checkpoints holding its adapter.
+    A `ModuleData` trains a custom torch network on `ModuleTrainer` (a checkpoint at each epoch end unless
+    `--checkpoint-every` says otherwise); columns or records a `SentenceTransformer` (`SentenceTransformerTrainer`) or
+    a `CrossEncoder` (`CrossEncoderTrainer`), a LoRA model's checkpoints holding its adapter.
 
     Args:
         model: the network, SentenceTransformer or CrossEncoder.
