@@ -49,10 +49,8 @@ def trainer_arguments(run: TrainRun, examples: int, args_class: type = TrainingA
                 "bf16": placement.precision == "bf16", "fp16": placement.precision == "fp16",
                 "save_strategy": "steps" if every else "no", "save_steps": every or 500, "save_total_limit": 1,
                 "logging_steps": max(1, min(50, min(total, budget.max_steps or total) // 10)),
-                "report_to": "none", "disable_tqdm": True, "dataloader_num_workers": 0,
-                "ddp_find_unused_parameters": True, **run.policy.trainer_kwargs()}
-    if placement.processes > 1 and cpu:
-        kw["ddp_backend"] = "gloo"
+                "report_to": "none", "disable_tqdm": True, "ddp_find_unused_parameters": True,
+                "ddp_backend": "gloo" if placement.processes > 1 and cpu else None, **run.policy.trainer_kwargs()}
     return args_class(**(kw | extra))
 
 
