@@ -116,13 +116,12 @@ def mnrl_rows(data: KPMData, seed: int = 13) -> dict[str, list]:
     return {"anchor": anchor, "positive": positive, "negative": negative}
 
 
-def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, run) -> tuple[object, dict]:
-    """The same objective on cached lower-layer states, training the top `cfg.train_layers` layers (`fit`).
-    Returns (the trainer, the run record)."""
+def _top_layers_loss(model, rows: dict[str, list], loss, cfg: SbertConfig):
+    """`loss` as `fit` takes it for a batch of row indices, on the top `cfg.train_layers` layers over cached
+    lower-layer states (the lower ones frozen)."""
     import torch
 
     from argsim.backend.partial import TopLayerTrainer
-    from argsim.training.trainer import fit, shuffled_batches
 
     top = TopLayerTrainer(model[0].auto_model, model[0].tokenizer, cfg.train_layers)
     pooling = "cls" if getattr(model[1], "pooling_mode_cls_token", False) else "mean"
@@ -133,10 +132,7 @@ def _train_top_layers(model, rows: dict[str, list], loss, cfg: SbertConfig, run)
         labels = torch.tensor([rows["label"][i] for i in idx], dtype=torch.float32, device=e1.device)
         return loss.compute_loss_from_embeddings([e1, e2], labels)
 
-    data = shuffled_batches(range(len(rows["label"])), cfg.batch_size, cfg.seed, key=rows)
-    trainer, record = fit(model, data, run, loss_of)
-    model.eval()
-    return trainer, record
+    return loss_of
 
 
 def _load_model(cfg: SbertConfig, device: str):
@@ -168,11 +164,12 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
     the labelled split that `cfg.eval_every` scores."""
     from argsim.backend.adapters import is_lora
     from argsim.backend.models import set_st_max_seq_length
-    from argsim.training.trainer import fit, save_st
+    from argsim.evaluation.kpa_map import KPAMapEvaluator
+    from argsim.training.trainer import fit, save_st, shuffled_batches
 
     if cfg.loss == "mnrl" and cfg.train_layers > 0:
         raise ArgsimError("--loss mnrl trains the whole model (sentence-transformers trainer): drop --train-layers")
-    if (cfg.lora_rank > 0 or bool(cfg.init)) and cfg.train_layers > 0:
+    if (cfg.lora_rank > 0 or cfg.init) and cfg.train_layers > 0:
         raise ArgsimError("--lora-rank / --init train an adapter over every layer: drop --train-layers")
     if cfg.eval_every > 0 and (cfg.train_layers > 0 or eval_data is None):
         raise ArgsimError("--eval-every needs an evaluation split (--eval-split) and the sentence-transformers "
@@ -182,15 +179,12 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
     model = _load_model(cfg, where.placement.device)
     set_st_max_seq_length(model, str(cfg.model), cfg.max_seq_length)
     rows, loss, extra = _rows_and_loss(model, train, cfg)
-    if cfg.train_layers > 0:
-        trainer, run = _train_top_layers(model, rows, loss, cfg, where)
+    if cfg.train_layers > 0:  # the same objective on a ModuleData of row indices (`fit`'s ModuleTrainer)
+        data = shuffled_batches(range(len(rows["label"])), cfg.batch_size, cfg.seed, key=rows)
+        trainer, run = fit(model, data, where, _top_layers_loss(model, rows, loss, cfg))
     else:
-        evaluator = None
-        if cfg.eval_every > 0:
-            from argsim.evaluation.kpa_map import KPAMapEvaluator
-
-            evaluator = KPAMapEvaluator(eval_data, name=eval_data.name.removeprefix("argkp-"),
-                                        config=RunConfig(use_cache=False, quiet=True))  # weights change: no cache
+        evaluator = KPAMapEvaluator(eval_data, name=eval_data.name.removeprefix("argkp-"),  # weights change: no cache
+                                    config=RunConfig(use_cache=False, quiet=True)) if cfg.eval_every else None
         trainer, run = fit(model, rows, where, loss, evaluator=evaluator, eval_every=cfg.eval_every,
                            disable_tqdm=quiet, dataloader_drop_last=False, **extra)
     pairs = len(next(iter(rows.values())))  # the columns are the loss's (no label column for mnrl)
@@ -200,8 +194,7 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
     if trainer.is_world_process_zero():  # the model (or its adapter), the info and the run's records
         if is_lora(model):
             info["trainable_parameters"] = sum(p.numel() for p in model.parameters() if p.requires_grad)
-        save_st(model, where.out, cfg.model, {"data": train.name, "steps": run["steps"],
-                                              "seconds": round(run["seconds"], 1)})
+        save_st(model, where.out, cfg.model, {"data": train.name, "steps": info["steps"], "seconds": info["seconds"]})
         save_run(where, "kpm-sbert", asdict(cfg), {train.name: data_hash(rows)}, run, base_model=cfg.model,
                  files={TRAIN_INFO: info})
     return info
@@ -211,12 +204,9 @@ def _rows_and_loss(model, train: KPMData, cfg: SbertConfig) -> tuple[dict, objec
     """The training columns, the loss over them and the extra trainer arguments that `cfg.loss` needs."""
     from sentence_transformers.sentence_transformer import losses
 
-    if cfg.loss == "mnrl":
-        from sentence_transformers.base.sampler import BatchSamplers
-
-        # no text twice in a batch: see mnrl_rows
+    if cfg.loss == "mnrl":  # no text twice in a batch: see mnrl_rows
         return (mnrl_rows(train, cfg.seed), losses.MultipleNegativesRankingLoss(model),
-                {"batch_sampler": BatchSamplers.NO_DUPLICATES})
+                {"batch_sampler": "no_duplicates"})
     loss = (losses.CosineSimilarityLoss(model) if cfg.loss == "cosine"
             else losses.ContrastiveLoss(model, margin=cfg.contrastive_margin))
     return pair_rows(train, cfg), loss, {}

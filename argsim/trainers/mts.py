@@ -88,17 +88,15 @@ def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, quiet: bool = Fal
     loss_fn = (PairContrastiveLoss(cfg.contrastive_pos_margin, cfg.contrastive_neg_margin, cfg.miner_epsilon)
                if cfg.variant == "simakp" else
                ClusterLoss(cfg.tuplet_margin_deg, cfg.tuplet_scale, cfg.ipv_weight, cfg.miner_epsilon))
-    if not (n_batches := len(_epoch_batches(train, cfg, 0))):
-        raise ArgsimError(f"{train.name}: no key point with a matching argument to build batches from")
     labels = data_hash(sorted((str(a), str(k), int(v)) for (a, k), v in train.labels.items()))
-    data = whole_batches(lambda epoch: _epoch_batches(train, cfg, epoch), n_batches, key=labels)
+    if not (data := whole_batches(partial(_epoch_batches, train, cfg), key=labels)).n_batches:
+        raise ArgsimError(f"{train.name}: no key point with a matching argument to build batches from")
     evaluator = KPAMapEvaluator(dev, score=lambda m: score_key_points(dev, LiveMTS(m))) if dev is not None else None
     logger = [LogCallback(partial(print, file=sys.stderr, flush=True), label=cfg.variant)] if log_every else []
     groups = [{"params": list(net.backbone.parameters()), "lr": cfg.lr},  # the trainable ones (`ModuleTrainer`)
               {"params": list(net.stance.parameters()) + list(net.proj.parameters()), "lr": cfg.head_lr}]
-    trainer, rec = fit(net, data, run, lambda model, batch: _step_loss(model, batch, loss_fn), groups=groups,
+    trainer, rec = fit(net, data, run, partial(_step_loss, loss_fn=loss_fn), groups=groups,
                        evaluator=evaluator, callbacks=logger, logging_steps=log_every or 1)
-    net.eval()
     epochs = epoch_rows(trainer.state.log_history)
     info: dict = {"method": cfg.variant, "config": asdict(cfg), "train": train.name, **run_info(run, rec),
                   "processes": run.placement.processes, "epochs": epochs, "init": str(init) if init else None,
@@ -117,12 +115,9 @@ def _dev_rows(rec: dict, name: str, info: dict) -> dict:
     rows = [{"epoch": i, "step": e["step"], **{k.removeprefix("eval_"): round(v, 5) for k, v in e.items()
                                                if k.startswith(f"eval_{name}_")}}
             for i, e in enumerate(rec["evals"], start=1)]
-    best = rec.get("best") or {}
-    kept = next((r for r in rows if r["step"] == best.get("step")), None)
-    info |= {"dev": rows, "best_epoch": kept["epoch"] if kept else None}
-    if kept is None:
-        return {}
-    return {k: v for k, v in kept.items() if k not in ("epoch", "step")} | {"best_epoch": kept["epoch"]}
+    kept = next((r for r in rows if r["step"] == (rec["best"] or {}).get("step")), None)
+    info |= {"dev": rows, "best_epoch": kept and kept["epoch"]}
+    return {k: v for k, v in kept.items() if k not in ("epoch", "step")} | {"best_epoch": kept["epoch"]} if kept else {}
 
 
 def train_folds(train: KPMData, dev: KPMData, out: str | Path, cfg: MTSConfig, folds: int,

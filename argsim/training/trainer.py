@@ -1,7 +1,6 @@
-"""The one training function of every argsim trainer, `fit`: a sentence-transformers model on the library's own
-trainer (`SentenceTransformerTrainer`, `CrossEncoderTrainer`), a custom torch network on `ModuleTrainer`; both are
-transformers' `Trainer` with the same arguments (`trainer_arguments`), callbacks, resume check and model selection
-(`selection_arguments`), run by `run_trainer` (docs/training.md)."""
+"""`fit`, the one training function of every argsim trainer: transformers' `Trainer` (the library's own for a
+sentence-transformers model, `ModuleTrainer` for a custom torch network) with the same arguments, callbacks, resume
+check and model selection for both (docs/training.md)."""
 
 from __future__ import annotations
 
@@ -50,10 +49,8 @@ def trainer_arguments(run: TrainRun, examples: int, args_class: type = TrainingA
                 "bf16": placement.precision == "bf16", "fp16": placement.precision == "fp16",
                 "save_strategy": "steps" if every else "no", "save_steps": every or 500, "save_total_limit": 1,
                 "logging_steps": max(1, min(50, min(total, budget.max_steps or total) // 10)),
-                "report_to": "none", "disable_tqdm": True, "dataloader_num_workers": 0,
-                "ddp_find_unused_parameters": True, **run.policy.trainer_kwargs()}
-    if placement.processes > 1 and cpu:
-        kw["ddp_backend"] = "gloo"
+                "report_to": "none", "disable_tqdm": True, "ddp_find_unused_parameters": True,
+                "ddp_backend": "gloo" if placement.processes > 1 and cpu else None, **run.policy.trainer_kwargs()}
     return args_class(**(kw | extra))
 
 
@@ -63,35 +60,28 @@ def last_checkpoint(out: Path) -> str | None:
     return get_last_checkpoint(str(folder)) if folder.is_dir() else None
 
 
-def identity(rows: object, model) -> dict:
-    """What a checkpoint must have been trained on to be resumed: the data's hash and the trainable shapes."""
-    shapes = [(n, list(p.shape)) for n, p in model.named_parameters() if p.requires_grad]
-    return {"data": data_hash(rows), "architecture": data_hash(shapes)}
-
-
 def run_trainer(trainer, out: Path, budget: Budget, ident: dict) -> dict:
     """`trainer.train()` (resumed with --resume) with the budget and interrupt callbacks (a signal leaves a
     checkpoint and exits 130 / 143); returns steps, seconds (also each epoch's: `epoch_seconds`), stop reason,
-    losses, evaluations and the kept best. `ident` (`identity`) is recorded beside the checkpoints: a checkpoint
-    made on other data or another architecture is refused in one line."""
+    losses, evaluations and the kept best. `ident` (the hashes of the data and of the trainable shapes) is recorded
+    beside the checkpoints: a checkpoint made on other data or another architecture is refused in one line."""
     budget_cb, interrupt = BudgetCallback(budget), InterruptCallback()
     trainer.remove_callback(PrinterCallback)  # no log dicts on stdout: the record keeps them
-    trainer.add_callback(budget_cb)
-    trainer.add_callback(interrupt)
+    for callback in (budget_cb, interrupt):
+        trainer.add_callback(callback)
     saved = Path(out) / CHECKPOINTS / IDENTITY
     resume_from = last_checkpoint(out) if budget.resume else None
     if budget.resume and resume_from is None:
         warn(f"--resume: no checkpoint under {saved.parent}, so the training starts from the beginning")
     if resume_from is not None and saved.is_file():
-        differs = [k for k, v in read_json_as(dict[str, object], saved).items() if ident.get(k) != v]
-        if differs:
+        if differs := [k for k, v in read_json_as(dict[str, object], saved).items() if ident.get(k) != v]:
             raise ArgsimError(f"--resume: {resume_from} was trained on other {' and '.join(differs)}; "
                               "use another --out or drop --resume")
     if is_main_process():
         write_json(saved, ident)
     began = time.perf_counter()
     trainer.train(resume_from_checkpoint=resume_from)
-    interrupt.raise_if_interrupted(str(Path(out) / CHECKPOINTS))
+    interrupt.raise_if_interrupted(str(saved.parent))
     state = trainer.state
     logs, folder = state.log_history, state.best_model_checkpoint  # the best `load_best_model_at_end` reloaded
     kept = trainer.args.load_best_model_at_end and folder is not None and state.best_metric is not None
@@ -197,15 +187,16 @@ def shuffled_batches(records: Sequence, batch_size: int, seed: int, key: Any = N
     return ModuleData(records, batches, -(-len(records) // batch_size), key=key)
 
 
-def whole_batches(make: Callable[[int], Sequence], n: int, key: Any) -> ModuleData:
-    """`ModuleData` whose epoch `e` is the `n` batches `make(e)` built whole (MTS's), built as the epoch begins.
+def whole_batches(make: Callable[[int], Sequence], key: Any) -> ModuleData:
+    """`ModuleData` whose epoch `e` is the batches `make(e)` (as many as `make(0)`'s) built whole as it begins (MTS's).
 
     Example:
-        >>> data = whole_batches(lambda e: [f"e{e}b0", f"e{e}b1"], 2, key="toy")
-        >>> data.batches(1)[1], data.collate([1])
-        ([1], 'e1b1')
+        >>> data = whole_batches(lambda e: [f"e{e}b0", f"e{e}b1"], key="toy")
+        >>> data.n_batches, data.batches(1)[1], data.collate([1])
+        (2, [1], 'e1b1')
     """
     built: list = []
+    n = len(make(0))
 
     def batches(epoch: int) -> list[list[int]]:
         built[:] = make(epoch)
@@ -226,8 +217,7 @@ class ModuleTrainer(Trainer):
                          eval_dataset=[0] if evaluator is not None else None, **kw)
 
     def get_train_dataloader(self) -> torch.utils.data.DataLoader:
-        loader = torch.utils.data.DataLoader(self.data.records, batch_sampler=self.data, collate_fn=self.data.collate,
-                                             num_workers=0)
+        loader = torch.utils.data.DataLoader(self.data.records, batch_sampler=self.data, collate_fn=self.data.collate)
         return self.accelerator.prepare(loader)
 
     def create_optimizer(self, model: nn.Module | None = None) -> torch.optim.Optimizer:
@@ -255,12 +245,11 @@ class ModuleTrainer(Trainer):
                  metric_key_prefix: str = "eval") -> dict[str, float]:
         metrics: dict = {}
         if self.evaluator is not None and self.is_world_process_zero():
-            was = self.net.training
             self.net.eval()
             try:
                 metrics = self.evaluator(self.net)
             finally:
-                self.net.train(was)
+                self.net.train()  # the mode every training step sets
         metrics = broadcast_object_list([metrics])[0] if self.args.world_size > 1 else metrics
         metrics = {f"{metric_key_prefix}_{k}": float(v) for k, v in metrics.items()}
         self.log(metrics)
@@ -299,10 +288,9 @@ def fit(model, data, run: TrainRun, loss, *, evaluator: Any = None, eval_every: 
         groups: list[dict] | None = None, callbacks: Sequence = (), **extra: Any) -> tuple[Trainer, dict]:
     """Train `model` on `data` with transformers' `Trainer` and return it with `run_trainer`'s record.
 
-    A `ModuleData` trains a custom torch network on `ModuleTrainer` (`loss(net, collated batch)`, the optimizer's
-    `groups`, a checkpoint at each epoch end unless `--checkpoint-every` says otherwise); columns or records train a
-    `SentenceTransformer` (`SentenceTransformerTrainer`) or a `CrossEncoder` (`CrossEncoderTrainer`) with a
-    sentence-transformers `loss`, a LoRA model's checkpoints holding its adapter.
+    A `ModuleData` trains a custom torch network on `ModuleTrainer` (a checkpoint at each epoch end unless
+    `--checkpoint-every` says otherwise); columns or records a `SentenceTransformer` (`SentenceTransformerTrainer`) or
+    a `CrossEncoder` (`CrossEncoderTrainer`), a LoRA model's checkpoints holding its adapter.
 
     Args:
         model: the network, SentenceTransformer or CrossEncoder.
@@ -335,22 +323,24 @@ def fit(model, data, run: TrainRun, loss, *, evaluator: Any = None, eval_every: 
     if custom:
         args = trainer_arguments(replace(run, batch_size=1), data.n_batches,
                                  restore_callback_states_from_checkpoint=True, **extra)  # e.g. early stopping's count
-        trainer = ModuleTrainer(model, loss, data, groups or [{"params": list(model.parameters())}], evaluator,
-                                args=args, callbacks=list(callbacks) or None)
-        return trainer, run_trainer(trainer, run.out, run.budget,
-                                    identity(data.records if data.key is None else data.key, model))
-    trainer, failed = _library_trainer(model, _dataset(data), run, loss, evaluator, callbacks, extra)
-    record = run_trainer(trainer, run.out, run.budget, identity(data, model))
+        trainer, failed = ModuleTrainer(model, loss, data, groups or [{"params": list(model.parameters())}], evaluator,
+                                        args=args, callbacks=list(callbacks) or None), []
+    else:
+        trainer, failed = _library_trainer(model, data, run, loss, evaluator, callbacks, extra)
+    shapes = [(n, list(p.shape)) for n, p in model.named_parameters() if p.requires_grad]
+    key = (data.records if data.key is None else data.key) if custom else data
+    record = run_trainer(trainer, run.out, run.budget, {"data": data_hash(key), "architecture": data_hash(shapes)})
     if failed:
         raise ModelError(f"cannot load the best checkpoint {failed[0]}")
     return trainer, record
 
 
-def _library_trainer(model, rows: datasets.Dataset, run: TrainRun, loss, evaluator: Any, callbacks: Sequence,
-                     extra: dict) -> tuple[Trainer, list[str]]:
+def _library_trainer(model, data: dict[str, list] | list[dict], run: TrainRun, loss, evaluator: Any,
+                     callbacks: Sequence, extra: dict) -> tuple[Trainer, list[str]]:
     """sentence-transformers' trainer of `model` (a CrossEncoder's or a SentenceTransformer's) and the list that
     collects the best reloads that failed (the library only logs them)."""
     cross = isinstance(model, CrossEncoder)
+    rows = datasets.Dataset.from_list(data) if isinstance(data, list) else datasets.Dataset.from_dict(data)
     args = trainer_arguments(run, len(rows), CrossEncoderTrainingArguments if cross else
                              SentenceTransformerTrainingArguments, **extra)
     trainer = (CrossEncoderTrainer if cross else SentenceTransformerTrainer)(
@@ -359,15 +349,14 @@ def _library_trainer(model, rows: datasets.Dataset, run: TrainRun, loss, evaluat
         trainer._load_from_checkpoint = adapter_checkpoint_loader(model)
     load, failed = trainer._load_from_checkpoint, []
 
-    def guarded(path: str, *args: object) -> None:
+    def guarded(path: str, *args: object) -> None:  # a failed resume raises before `failed` is read
         try:
             load(path, *args)
         except Exception as exc:
             failed.append(f"{path}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
             raise
 
-    if evaluator is not None:
-        trainer._load_from_checkpoint = guarded
+    trainer._load_from_checkpoint = guarded
     return trainer, failed
 
 
@@ -384,8 +373,4 @@ def _lora(model) -> bool:
         return is_lora(model)
     except (AttributeError, IndexError, KeyError, TypeError):  # a model without a transformer module first
         return False
-
-
-def _dataset(data: dict[str, list] | list[dict]) -> datasets.Dataset:
-    return datasets.Dataset.from_list(data) if isinstance(data, list) else datasets.Dataset.from_dict(data)
 

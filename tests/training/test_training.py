@@ -412,7 +412,7 @@ def test_module_trainer_serves_whole_batches_per_epoch_resumed_and_takes_the_pol
         net = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 1))
         run = begin_run(SimpleNamespace(seed=3, lr=0.1, weight_decay=0.01, epochs=3), tmp_path, cpu(3), budget)
         groups = [{"params": list(net[0].parameters()), "lr": 0.5}, {"params": list(net[1].parameters())}]
-        data = whole_batches(lambda e: [f"e{e}b{i}" for i in range(3)], 3, key="toy")
+        data = whole_batches(lambda e: [f"e{e}b{i}" for i in range(3)], key="toy")
         return train(net, data, run, loss, groups=groups, logging_steps=1)
 
     trainer, rec = fit(Budget(max_steps=4, checkpoint_every=1))
