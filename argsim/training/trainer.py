@@ -301,7 +301,8 @@ def fit(model, data, run: TrainRun, loss, *, evaluator: Any = None, eval_every: 
             epoch); the best evaluation's weights are kept (`selection_arguments`), by `select` (default:
             `select_metric(evaluator)`). None: the last weights.
         groups: a `ModuleData`'s optimizer parameter groups (default: every trainable parameter at the policy's rate).
-        callbacks: more `TrainerCallback`s. extra: more training arguments (`logging_steps`, `disable_tqdm`, ...).
+        callbacks: more `TrainerCallback`s. extra: more training arguments (`logging_steps`, `disable_tqdm`, ...;
+            `selection_arguments`' own are the selection's).
 
     Returns:
         (the trainer, `run_trainer`'s record); the model holds the kept weights.
@@ -316,8 +317,8 @@ def fit(model, data, run: TrainRun, loss, *, evaluator: Any = None, eval_every: 
         42
     """
     custom = isinstance(data, ModuleData)
-    if evaluator is not None:
-        extra = selection_arguments(select or select_metric(evaluator), eval_every, run.budget) | extra
+    if evaluator is not None:  # over `extra`: what selection needs (every evaluation saved, the best kept)
+        extra |= selection_arguments(select or select_metric(evaluator), eval_every, run.budget)
     elif custom and not run.budget.checkpoint_every:
         extra = {"save_strategy": "epoch"} | extra  # a custom network's checkpoint at every epoch end
     if custom:

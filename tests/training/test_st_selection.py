@@ -148,3 +148,35 @@ def test_per_epoch_evaluations_score_a_budget_stop_too(tiny_bert, tmp_path):
     assert [e["step"] for e in run["evals"]] == [4, 6] and run["stopped_by"] == "max_steps"  # each once
     assert run["best"] == {"step": 6, "value": 0.6} and same(trainable(model), ev.weights[6])
     assert (tmp_path / "m" / "checkpoints" / "checkpoint-6").is_dir()
+
+
+@pytest.mark.parametrize("custom", [False, True], ids=["sentence-transformers", "module"])
+def test_select_overrides_the_primary_metric_and_the_selection_overrides_extra(tiny_bert, tmp_path, monkeypatch,
+                                                                                custom):
+    """The kept step is chosen by `select` where given, else by the evaluator's primary metric; an `extra` training
+    argument cannot undo the selection's (each evaluation saved, the best and the newest kept), for either kind."""
+    from sentence_transformers.sentence_transformer.losses import CosineSimilarityLoss
+
+    import argsim.training.trainer as trainer_module
+    from argsim.training.trainer import TrainRun, shuffled_batches
+
+    monkeypatch.setattr(trainer_module, "run_trainer", lambda trainer, *args: {})  # the arguments, no training
+    placement = resolve_placement("cpu", "fp32", threads=1, seed=13)
+
+    def args(select: str | None, **extra: object):
+        run = TrainRun(tmp_path, placement, Budget(), OptimPolicy(lr=1e-2), 2, 2)
+        if custom:
+            model = torch.nn.Linear(2, 1)
+            data, loss = shuffled_batches(range(4), 2, seed=13), lambda net, batch: net(torch.ones(1, 2)).sum()
+        else:
+            model = model_of(tiny_bert, False)
+            data, loss = ROWS, CosineSimilarityLoss(model)
+        trainer, _ = trainer_module.fit(model, data, run, loss, evaluator=stub_evaluator({}), eval_every=2,
+                                        select=select, **extra)
+        return trainer.args
+
+    assert args(None).metric_for_best_model == "eval_stub_score"
+    assert args("eval_other_loss").metric_for_best_model == "eval_other_loss"
+    kept = args(None, save_steps=3, save_total_limit=1, metric_for_best_model="eval_x", logging_steps=7)
+    assert (kept.save_steps, kept.save_total_limit, kept.metric_for_best_model) == (2, 2, "eval_stub_score")
+    assert kept.logging_steps == 7 and kept.load_best_model_at_end
