@@ -68,9 +68,9 @@ def spy_devices(seen: set[str]) -> None:
     """Record the device of every trainable parameter at every step of every trainer."""
     from transformers import TrainerCallback
 
-    import argsim.training.trainer as st
+    import argsim.training.trainer as trainer_module
 
-    real = st.run_trainer
+    real = trainer_module.run_trainer
 
     class Spy(TrainerCallback):
         def on_step_end(self, args, state, control, model=None, **kw):
@@ -80,7 +80,7 @@ def spy_devices(seen: set[str]) -> None:
         trainer.add_callback(Spy())
         return real(trainer, *a, **kw)
 
-    st.run_trainer = run_trainer
+    trainer_module.run_trainer = run_trainer
 
 
 def train_rows(root: Path, assets: dict[str, Path], failures: list[str]) -> list[dict]:

@@ -32,8 +32,8 @@ def data_hash(rows: object) -> str:
 
 
 def run_info(run, rec: dict) -> dict:
-    """What every trainer's own info file repeats of its run (`rec`: `st.run_trainer`'s record): steps, seconds
-    (rounded to 0.1), the stop reason, device and precision.
+    """What every trainer's own info file repeats of its run (`rec`: `argsim.training.trainer.run_trainer`'s
+    record): steps, seconds (rounded to 0.1), the stop reason, device and precision.
 
     Example:
         >>> from types import SimpleNamespace

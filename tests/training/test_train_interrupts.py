@@ -30,7 +30,7 @@ PARENT = """
 import os, sys, time, traceback
 from pathlib import Path
 sys.path[:0] = {tests!r}
-import argsim.training.trainer as st
+import argsim.training.trainer as trainer_module
 from transformers import TrainerCallback
 
 marker = None
@@ -40,8 +40,8 @@ class Slow(TrainerCallback):
         marker.write_text(str(state.global_step))
         time.sleep(0.4)
 
-real = st.run_trainer
-st.run_trainer = lambda trainer, *a, **kw: (trainer.add_callback(Slow()), real(trainer, *a, **kw))[1]
+real = trainer_module.run_trainer
+trainer_module.run_trainer = lambda trainer, *a, **kw: (trainer.add_callback(Slow()), real(trainer, *a, **kw))[1]
 from test_train_interrupts import CASES, warm_imports
 warm_imports()
 for line in sys.stdin:

@@ -67,10 +67,10 @@ def same_weights(a: Path, b: Path) -> bool:
 @pytest.fixture
 def devices_seen(monkeypatch):
     """Record the devices of the trained parameters at every step of every trainer."""
-    import argsim.training.trainer as st
+    import argsim.training.trainer as trainer_module
 
     seen: set[str] = set()
-    run = st.run_trainer
+    run = trainer_module.run_trainer
 
     def run_trainer(trainer, out, budget, ident=None):
         from transformers import TrainerCallback
@@ -82,7 +82,7 @@ def devices_seen(monkeypatch):
         trainer.add_callback(Spy())
         return run(trainer, out, budget, ident)
 
-    monkeypatch.setattr(st, "run_trainer", run_trainer)
+    monkeypatch.setattr(trainer_module, "run_trainer", run_trainer)
     return seen
 
 
