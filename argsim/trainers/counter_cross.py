@@ -45,10 +45,12 @@ def validation_choices(val_pairs: Sequence[tuple[str, str]], collection: Sequenc
 def choice_accuracy(score: Callable[[list[tuple[str, str]]], np.ndarray],
                     questions: Sequence[Sequence[tuple[str, str]]]) -> float:
     """Share of questions whose first pair (the true counter) gets the highest score (ties count as misses)."""
-    scores, hits, at = score([pair for q in questions for pair in q]), 0, 0
+    flat = [pair for q in questions for pair in q]
+    scores, hits, at = score(flat), 0, 0
     for q in questions:
-        s, at = scores[at:at + len(q)], at + len(q)
+        s = scores[at:at + len(q)]
         hits += int(s[0] > s[1:].max()) if len(q) > 1 else 1
+        at += len(q)
     return hits / max(len(questions), 1)
 
 
@@ -75,15 +77,16 @@ class ChoiceEvaluator(BaseEvaluator):
 def pointwise_examples(pairs: Sequence[tuple[str, str]], collection: Sequence[str], epochs: int,
                        seed: int) -> dict[str, list]:
     """Each epoch (concatenated): (p, c, 1) and (p, a random other text, 0) for every pair, from one seeded draw."""
-    rng, s2 = np.random.default_rng(seed), []
+    rng = np.random.default_rng(seed)
+    s1, s2 = [], []
     for _ in range(epochs):
         for p, c in pairs:
             n = c
             while n == c or n == p:
                 n = collection[int(rng.integers(0, len(collection)))]
+            s1 += [p, p]
             s2 += [c, n]
-    return {"sentence1": [p for p, _ in pairs for _ in (1, 0)] * epochs, "sentence2": s2,
-            "label": [1, 0] * (len(s2) // 2)}
+    return {"sentence1": s1, "sentence2": s2, "label": [1, 0] * (len(s1) // 2)}
 
 
 SELECTION_METRIC = "eval_val_choice_accuracy"  # the validation choice accuracy, as the trainer logs it

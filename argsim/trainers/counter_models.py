@@ -167,8 +167,9 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, log: Callab
         history.add({"epoch": 0, "loss": None, "val": evaluator(model)[evaluator.primary_metric], "hard": 0.0,
                      "seconds": 0.0})
 
-    epoch_budget = BudgetCallback(Budget(max_minutes=budget.max_minutes), epoch_end=True)  # --max-minutes: at
-    callbacks = [history, EarlyStoppingCallback(config.patience), epoch_budget]  # epoch ends, as the recipes expect
+    # --max-minutes: at epoch ends, as the recipes expect
+    epoch_budget = BudgetCallback(Budget(max_minutes=budget.max_minutes), epoch_end=True)
+    callbacks = [history, EarlyStoppingCallback(config.patience), epoch_budget]
     groups = [{"params": model.head_parameters("retrieval"), "lr": config.lr},  # the trainable ones (`ModuleTrainer`)
               {"params": model.head_parameters("classification"), "lr": config.cls_lr or config.lr},
               {"params": model.tower_parameters(), "lr": config.encoder_lr}]  # none for a frozen encoder

@@ -115,9 +115,12 @@ def _dev_rows(rec: dict, name: str, info: dict) -> dict:
     rows = [{"epoch": i, "step": e["step"], **{k.removeprefix("eval_"): round(v, 5) for k, v in e.items()
                                                if k.startswith(f"eval_{name}_")}}
             for i, e in enumerate(rec["evals"], start=1)]
-    kept = next((r for r in rows if r["step"] == (rec["best"] or {}).get("step")), None)
-    info |= {"dev": rows, "best_epoch": kept and kept["epoch"]}
-    return {k: v for k, v in kept.items() if k not in ("epoch", "step")} | {"best_epoch": kept["epoch"]} if kept else {}
+    best = rec["best"] or {}
+    kept = next((r for r in rows if r["step"] == best.get("step")), None)
+    info |= {"dev": rows, "best_epoch": kept["epoch"] if kept else None}
+    if kept is None:
+        return {}
+    return {k: v for k, v in kept.items() if k not in ("epoch", "step")} | {"best_epoch": kept["epoch"]}
 
 
 def train_folds(train: KPMData, dev: KPMData, out: str | Path, cfg: MTSConfig, folds: int,

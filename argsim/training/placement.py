@@ -48,7 +48,8 @@ def resolve_placement(device: str = "auto", precision: str = "auto", threads: in
 
         from argsim.backend.runtime import cap_threads
 
-        torch.set_num_threads(threads := cap_threads(threads))
+        threads = cap_threads(threads)
+        torch.set_num_threads(threads)
     return Placement(device=dev, precision=prec, threads=threads, processes=launched_processes(), seed=seed)
 
 

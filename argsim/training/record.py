@@ -68,9 +68,23 @@ def save_run(run, trainer: str, options: dict, data: dict, rec: dict, metrics: d
         "metrics": metrics or {}}, pipeline_tag)
 
 
+def _argsim_section(config: dict) -> str:
+    """The card's section on the run, with a table of the metrics measured at the end."""
+    flat = {k: v for k, v in config.get("metrics", {}).items()
+            if isinstance(v, (int, float, str)) and not isinstance(v, bool)}
+    rows = "\n".join(f"| {k} | {v:.4f} |" if isinstance(v, float) else f"| {k} | {v} |" for k, v in flat.items())
+    table = f"| metric | value |\n|---|---|\n{rows}\n" if flat else "No metric was measured at the end of this run.\n"
+    return (f"\n{CARD_MARK}\n## argsim training run\n\n"
+            f"Trained with `{config['command']}` (trainer `{config['trainer']}`, seed {config['seed']}, "
+            f"device {config['device']}, precision {config['precision']}, {config['processes']} process(es), "
+            f"{config.get('steps', '?')} optimizer steps, {config.get('seconds', '?')} s"
+            + (f", stopped by {config['stopped_by']}" if config.get("stopped_by") else "") + ").\n\n"
+            "Metrics measured at the end:\n\n" + table
+            + f"\nEverything else (versions, git commit, data hashes, budgets, optimizer): `{TRAIN_CONFIG}`.\n")
+
+
 def write_records(out: str | Path, config: dict, pipeline_tag: str = "sentence-similarity") -> None:
-    """Write OUT/train_config.json and OUT/README.md (appending to sentence-transformers' own card a section on the
-    run, with a table of the metrics measured at the end)."""
+    """Write OUT/train_config.json and OUT/README.md (appending to sentence-transformers' own card)."""
     out = Path(out)
     write_json(out / TRAIN_CONFIG, config)
     card = out / CARD
@@ -80,17 +94,7 @@ def write_records(out: str | Path, config: dict, pipeline_tag: str = "sentence-s
         base = f"base_model: {config['base_model']}\n" if config.get("base_model") else ""
         text = (f"---\nlibrary_name: argsim\n{base}tags:\n- argsim\n- {config['trainer']}\n"
                 f"pipeline_tag: {pipeline_tag}\n---\n# argsim {config['trainer']} model\n")
-    flat = {k: v for k, v in config.get("metrics", {}).items()
-            if isinstance(v, (int, float, str)) and not isinstance(v, bool)}
-    rows = "\n".join(f"| {k} | {v:.4f} |" if isinstance(v, float) else f"| {k} | {v} |" for k, v in flat.items())
-    table = f"| metric | value |\n|---|---|\n{rows}\n" if flat else "No metric was measured at the end of this run.\n"
-    write_text(card, text + f"\n{CARD_MARK}\n## argsim training run\n\n"
-               f"Trained with `{config['command']}` (trainer `{config['trainer']}`, seed {config['seed']}, "
-               f"device {config['device']}, precision {config['precision']}, {config['processes']} process(es), "
-               f"{config.get('steps', '?')} optimizer steps, {config.get('seconds', '?')} s"
-               + (f", stopped by {config['stopped_by']}" if config.get("stopped_by") else "") + ").\n\n"
-               "Metrics measured at the end:\n\n" + table
-               + f"\nEverything else (versions, git commit, data hashes, budgets, optimizer): `{TRAIN_CONFIG}`.\n")
+    write_text(card, text + _argsim_section(config))
     if not (out / OWN_HISTORY).is_file():  # the counter trainers draw their validation curve from it themselves
         draw_learning_curve(config, out / CURVE)
     widen_private_files(out)  # the weights safetensors wrote as 0600, the checkpoints included
