@@ -131,7 +131,7 @@ def train_cross_encoder(config: NeuralConfig, pairs: Sequence[tuple[str, str]], 
         tracker.add({"epoch": 0, "val": evaluator(model)["val_choice_accuracy"] if evaluator else None,
                      "loss": None, "examples": 0, "seconds": 0.0})
     trainer, rec = fit(model, data, run, CrossEntropyLoss(model), evaluator=evaluator, eval_every=every,
-                       callbacks=(tracker,), disable_tqdm=quiet, logging_steps=every)
+                       select=SELECTION_METRIC, callbacks=(tracker,), disable_tqdm=quiet, logging_steps=every)
     tracker.take(trainer.state, {}, bool(rec["stopped_by"]))  # no validation there: a row where the run ended
     if trainer.is_world_process_zero():
         _save_cross(model, config, run, rec, tracker.history, per_epoch, pairs, evals_per_epoch)

@@ -138,7 +138,8 @@ def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, 
     loss = CachedMultipleNegativesRankingLoss(model, scale=config.scale, mini_batch_size=config.mini_batch_size)
     evaluator = validation_evaluator(corpus, config.val_limit) if config.eval_every or config.validate else None
     trainer, rec = fit(model, rows, run, loss, evaluator=evaluator if config.eval_every else None,
-                       eval_every=config.eval_every, disable_tqdm=quiet, batch_sampler="no_duplicates")
+                       select=SELECTION_METRIC, eval_every=config.eval_every, disable_tqdm=quiet,
+                       batch_sampler="no_duplicates")
     best = rec["best"] or {}
     model.max_seq_length = config.encode_max_seq_length
     final = evaluator(model)[SELECTION_METRIC.removeprefix("eval_")] if config.validate else None

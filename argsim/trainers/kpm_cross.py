@@ -96,7 +96,7 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
 
         evaluator = KPAMapEvaluator(dev, name="dev",
                                     score=lambda m: cross_predictions(dev, m, context=cfg.context, sep=sep))
-    trainer, rec = fit(model, rows, run, BinaryCrossEntropyLoss(model), evaluator=evaluator,
+    trainer, rec = fit(model, rows, run, BinaryCrossEntropyLoss(model), evaluator=evaluator, select=SELECTION_METRIC,
                        eval_every=cfg.eval_every, disable_tqdm=quiet, dataloader_drop_last=False)
     seconds, steps = rec["seconds"], max(rec["steps"], 1)
     steps_per_epoch = math.ceil(len(rows["label"]) / (cfg.batch_size * run.budget.grad_accum * run.placement.processes))
