@@ -745,6 +745,17 @@ def test_init_counter_bipolar_starts_from_the_shipped_adapter() -> None:
     assert "\n" not in str(err.value)
 
 
+def test_train_bipolar_refuses_init_for_the_cross_encoder_before_the_data(tmp_path) -> None:
+    """The Python API refuses `init` for the cross-encoder as the CLI does (one line, nothing written), before it
+    reads the data (here none)."""
+    from argsim.errors import ArgsimError
+    from argsim.trainers.counter_bipolar import train_bipolar
+
+    with pytest.raises(ArgsimError, match="--init starts the heads") as err:
+        train_bipolar(NeuralConfig(kind="cross-encoder"), None, tmp_path / "m", init="counter-bipolar")
+    assert "\n" not in str(err.value) and not (tmp_path / "m").exists()
+
+
 def test_a_rerank_depth_beyond_every_real_pool_is_named_in_one_warning(data_dir, capsys) -> None:
     """@1/K with K deeper than every candidate pool equals reranking the whole pool: said once, with the size."""
     from argsim.counter.neural.table3 import warn_deep_ks
