@@ -180,3 +180,18 @@ def test_select_overrides_the_primary_metric_and_the_selection_overrides_extra(t
     kept = args(None, save_steps=3, save_total_limit=1, metric_for_best_model="eval_x", logging_steps=7)
     assert (kept.save_steps, kept.save_total_limit, kept.metric_for_best_model) == (2, 2, "eval_stub_score")
     assert kept.logging_steps == 7 and kept.load_best_model_at_end
+
+
+def test_a_custom_network_without_an_evaluator_is_saved_each_epoch_unless_checkpoint_every(tmp_path, monkeypatch):
+    """A `ModuleData` run without an evaluator leaves a checkpoint at every epoch end (what an interrupted custom
+    run resumes from), or every `--checkpoint-every` steps."""
+    import argsim.training.trainer as trainer_module
+    from argsim.training.trainer import TrainRun, shuffled_batches
+
+    monkeypatch.setattr(trainer_module, "run_trainer", lambda trainer, *args: {})  # the arguments, no training
+    placement = resolve_placement("cpu", "fp32", threads=1, seed=13)
+    for budget, strategy, steps in ((Budget(), "epoch", 500), (Budget(checkpoint_every=3), "steps", 3)):
+        run = TrainRun(tmp_path, placement, budget, OptimPolicy(lr=1e-2), 2, 2)
+        trainer, _ = trainer_module.fit(torch.nn.Linear(2, 1), shuffled_batches(range(4), 2, seed=13), run,
+                                        lambda net, batch: net(torch.ones(1, 2)).sum())
+        assert (trainer.args.save_strategy, trainer.args.save_steps) == (strategy, steps)
