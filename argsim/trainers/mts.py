@@ -80,10 +80,14 @@ def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, quiet: bool = Fal
     """Train one model on `train` (`fit`: a checkpoint at every epoch end) and save it at `out` (rank 0);
     returns the training info (timings, peak memory, per-epoch mean losses). `log_every`: a loss line on stderr
     every N steps. With `dev`, the official strict mAP (`KPAMapEvaluator` over `LiveMTS` vectors) after every
-    epoch chooses the kept epoch (`info["dev"]`: the scores, `info["best_epoch"]`: the kept one)."""
+    epoch chooses the kept epoch (`info["dev"]`: the scores, `info["best_epoch"]`: the kept one; a budget's
+    `checkpoint_every` is refused with it)."""
     if cfg.variant not in VARIANTS:
         raise ArgsimError(f"unknown variant '{cfg.variant}': choose one of {', '.join(VARIANTS)}")
     run = begin_run(cfg, out, placement, budget)
+    if dev is not None and run.budget.checkpoint_every:  # the selection would score every N steps as an epoch
+        raise ArgsimError(f"--keep-best scores each epoch; --checkpoint-every {run.budget.checkpoint_every} would "
+                          "score every checkpoint instead: drop one of them")
     net = _net(cfg, init)
     loss_fn = (PairContrastiveLoss(cfg.contrastive_pos_margin, cfg.contrastive_neg_margin, cfg.miner_epsilon)
                if cfg.variant == "simakp" else

@@ -196,6 +196,21 @@ def test_mts_keeps_the_epoch_with_the_best_dev_map(fit_and_held, tiny_bert, tmp_
     assert metrics["best_epoch"] == info["best_epoch"] and metrics["dev_strict_map"] == max(strict)
 
 
+def test_keep_best_refuses_checkpoint_every_before_the_model(fit_and_held, tiny_bert, tmp_path, monkeypatch):
+    """--keep-best scores each epoch: with --checkpoint-every N the selection would score every N steps and label
+    them epochs, so the pair is refused in one line before the model loads, nothing written."""
+    import argsim.trainers.mts as mts
+    from argsim.errors import ArgsimError
+    from argsim.kpm.mts.config import MTSConfig
+    from argsim.training import Budget
+
+    monkeypatch.setattr(mts, "_net", lambda *a: pytest.fail("the model loaded"))
+    fit, held = fit_and_held
+    with pytest.raises(ArgsimError, match="--keep-best scores each epoch; --checkpoint-every 5") as err:
+        mts.train_mts(fit, tmp_path / "m", MTSConfig(model=str(tiny_bert)), dev=held, budget=Budget(checkpoint_every=5))
+    assert "\n" not in str(err.value) and not (tmp_path / "m").exists()
+
+
 def test_keep_best_needs_one_fold_and_an_evaluation_split(data_dir, tmp_path):
     from typer.testing import CliRunner
 
