@@ -23,6 +23,7 @@ from argsim.errors import ModelError
 from argsim.evaluation.counter import CounterArgumentEvaluator
 from argsim.io import write_json
 from argsim.training import Budget, Placement, begin_run
+from argsim.training.budget import check_epoch_selection
 from argsim.training.callbacks import BudgetCallback, HistoryCallback
 from argsim.training.curve import OWN_HISTORY
 from argsim.training.record import data_hash, save_run
@@ -138,9 +139,11 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, log: Callab
     Model selection: validation accuracy@1/`config.k_val` (section 6.3; `CounterArgumentEvaluator.from_pairs`)
     of every epoch chooses the saved one (the untrained model is recorded, not a candidate); `config.patience`
     evaluations without a better score stop the run. `budget.max_minutes` stops after the epoch that crosses it;
-    `budget.max_steps` mid-epoch, resumed exactly. `init`: `warm_start`'s folder.
+    `budget.max_steps` mid-epoch, resumed exactly; `budget.checkpoint_every` is refused (`check_epoch_selection`).
+    `init`: `warm_start`'s folder.
     """
     run = begin_run(config, out_dir, placement, budget, policy={"schedule": "constant", "max_grad_norm": None})
+    check_epoch_selection(run.budget, f"the {config.kind}'s validation")  # its history and patience count epochs
     out_dir, budget = run.out, run.budget
     model = model if model is not None else CounterModel(config)
     if init is not None:

@@ -25,6 +25,7 @@ from argsim.kpm.mts.network import ClusterLoss, MTSNet, PairContrastiveLoss, bui
 from argsim.kpm.scoring import score_key_points
 from argsim.measure import peak_memory_mb
 from argsim.training import begin_run, is_main_process
+from argsim.training.budget import check_epoch_selection
 from argsim.training.callbacks import LogCallback, epoch_rows
 from argsim.training.record import TRAIN_INFO, data_hash, run_info, save_run
 from argsim.training.trainer import fit, whole_batches
@@ -85,9 +86,8 @@ def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, quiet: bool = Fal
     if cfg.variant not in VARIANTS:
         raise ArgsimError(f"unknown variant '{cfg.variant}': choose one of {', '.join(VARIANTS)}")
     run = begin_run(cfg, out, placement, budget)
-    if dev is not None and run.budget.checkpoint_every:  # the selection would score every N steps as an epoch
-        raise ArgsimError(f"--keep-best scores each epoch; --checkpoint-every {run.budget.checkpoint_every} would "
-                          "score every checkpoint instead: drop one of them")
+    if dev is not None:
+        check_epoch_selection(run.budget, "--keep-best")
     net = _net(cfg, init)
     loss_fn = (PairContrastiveLoss(cfg.contrastive_pos_margin, cfg.contrastive_neg_margin, cfg.miner_epsilon)
                if cfg.variant == "simakp" else

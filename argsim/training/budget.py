@@ -35,6 +35,14 @@ class Budget:
         return None
 
 
+def check_epoch_selection(budget: Budget, what: str) -> None:
+    """Refuse before any work a `--checkpoint-every` where `what` scores each epoch to choose the kept one: the
+    selection evaluates at every checkpoint (`selection_arguments`), so it would score every N steps instead."""
+    if budget.checkpoint_every:
+        raise ArgsimError(f"{what} scores each epoch to choose the kept one; --checkpoint-every "
+                          f"{budget.checkpoint_every} would score every checkpoint instead: drop --checkpoint-every")
+
+
 def check_cadence(eval_every: int, budget: Budget) -> None:
     """Refuse before any work a `--checkpoint-every` that is not a multiple of `eval_every` (`selection_arguments`)."""
     every = budget.checkpoint_every

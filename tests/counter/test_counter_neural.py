@@ -782,3 +782,16 @@ def test_limits_on_your_own_pair_files_draw_a_seeded_random_subset(tmp_path) -> 
     points = [[d.texts[p] for p, _ in [*d.train_pairs, *d.val_pairs]] for d in loads]
     assert points[0] == points[1] == ["p5", "p6", "p7", "vp4", "vp5"]
     assert source.load(seed=14).info["train_pairs"] == 3
+
+
+def test_the_counter_models_refuse_checkpoint_every_before_the_model(tmp_path) -> None:
+    """The Bi-/Unipolar-/Bipolar-encoders choose among epochs (history rows, patience): --checkpoint-every N would
+    make the selection score every N steps (a run of 3-step epochs kept step 2 and recorded no epoch 1), so it is
+    refused in one line before the model or the data is touched, nothing written."""
+    from argsim.errors import ArgsimError
+    from argsim.trainers.counter_models import train
+    from argsim.training import Budget
+
+    with pytest.raises(ArgsimError, match="bipolar's validation scores each epoch .*--checkpoint-every 2") as err:
+        train(NeuralConfig(kind="bipolar"), None, tmp_path / "c", budget=Budget(checkpoint_every=2))
+    assert "\n" not in str(err.value) and not (tmp_path / "c").exists()
