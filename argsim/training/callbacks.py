@@ -79,8 +79,8 @@ class BudgetCallback(TrainerCallback):
 
 class InterruptCallback(TrainerCallback):
     """SIGINT / SIGTERM while training (handlers installed for the run only): finish the step, save a checkpoint,
-    stop; `raise_if_interrupted` then exits 130 (SIGINT) or 143 (SIGTERM). A second signal exits at once (the
-    checkpoint folder is renamed into place, so at worst the previous checkpoint stays the last).
+    stop; `raise_if_interrupted` then exits 130 (SIGINT) or 143 (SIGTERM). A second signal exits at once (a save it
+    cuts short has no readable trainer_state.json, its last file, so `--resume` takes the previous checkpoint).
 
     Example:
         >>> InterruptCallback().received is None

@@ -58,9 +58,18 @@ def trainer_arguments(run: TrainRun, examples: int, args_class: type = TrainingA
 
 
 def last_checkpoint(out: Path) -> str | None:
-    """The newest `checkpoint-N` folder under OUT/checkpoints, if any."""
+    """The newest `checkpoint-N` folder under OUT/checkpoints whose `trainer_state.json` (a save's last file) reads
+    (a save cut short leaves the one before it the last), else the newest, if any."""
     folder = Path(out) / CHECKPOINTS
-    return get_last_checkpoint(str(folder)) if folder.is_dir() else None
+    found = sorted((p for p in folder.glob("checkpoint-*") if p.is_dir() and p.name[11:].isdigit()),
+                   key=lambda p: int(p.name[11:]), reverse=True) if folder.is_dir() else []
+    for path in found:
+        try:
+            json.loads((path / "trainer_state.json").read_text(encoding="utf-8"))
+            return str(path)
+        except (OSError, ValueError):
+            continue
+    return str(found[0]) if found else None
 
 
 def check_checkpoint(folder: str) -> None:
@@ -98,6 +107,8 @@ def run_trainer(trainer, out: Path, budget: Budget, ident: dict) -> dict:
             (resume_from is None or int(resume_from.rsplit("-", 1)[1]) < int(finished)):
         raise ArgsimError(f"--resume: {out} holds a finished run ({finished} steps) and no checkpoint at its end: "
                           "nothing to resume; drop --resume to train it again")
+    if resume_from is not None and resume_from != (newest := get_last_checkpoint(str(saved.parent))):
+        warn(f"--resume: {newest} is incomplete (its save was cut short), so the run continues from {resume_from}")
     if budget.resume and resume_from is None:
         warn(f"--resume: no checkpoint under {saved.parent}, so the training starts from the beginning")
     if resume_from is not None:

@@ -295,3 +295,16 @@ def test_resume_of_a_finished_run_without_a_checkpoint_at_its_end_is_refused(ass
     with pytest.raises(ArgsimError, match=r"holds a finished run \(8 steps\)"):
         finetune_sentence_transformer(tiny_triplets(32), tmp_path / "m", config, placement=_cpu(),
                                       budget=Budget(resume=True))
+
+
+def test_resume_skips_a_checkpoint_whose_save_was_cut_short(assets, tmp_path, capsys):
+    from argsim.trainers.thematic_bilstm import ThematicTrainConfig, train_bilstm
+
+    out = tmp_path / "m"
+    config = ThematicTrainConfig(hidden=8, attention=4, batch_size=4, epochs=2, seed=5,
+                                 word_vectors=str(assets["bilstm"]))
+    train_bilstm(tiny_triplets(32), out, config, log=lambda *_: None, placement=_cpu(), budget=Budget(max_steps=3))
+    (cut := out / "checkpoints" / "checkpoint-5").mkdir()  # the weights written, the state not yet
+    (cut / "model.safetensors").write_bytes((out / "checkpoints" / "checkpoint-3" / "model.safetensors").read_bytes())
+    assert bilstm(out, assets["bilstm"], True) == PLANNED["bilstm"]
+    assert "checkpoint-5 is incomplete" in capsys.readouterr().err
