@@ -10,6 +10,7 @@ import random
 import time
 import zipfile
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ from transformers.trainer_utils import get_last_checkpoint
 
 from argsim.backend.adapters import adapter_checkpoint_loader, is_lora, save_adapter
 from argsim.errors import ArgsimError, ModelError, warn
-from argsim.io import read_json_as, write_json
+from argsim.io import folder_lock, read_json_as, write_json
 from argsim.training.budget import Budget, check_cadence
 from argsim.training.callbacks import BudgetCallback, InterruptCallback
 from argsim.training.placement import TrainRun, is_main_process
@@ -90,23 +91,15 @@ def check_checkpoint(folder: str) -> None:
             raise ArgsimError(f"--resume: {path} is damaged ({why}); remove {folder} or drop --resume") from None
 
 
-def run_trainer(trainer, out: Path, budget: Budget, ident: dict) -> dict:
-    """`trainer.train()` (resumed with --resume) with the budget and interrupt callbacks (a signal leaves a
-    checkpoint and exits 130 / 143); returns steps, seconds (also each epoch's: `epoch_seconds`), stop reason,
-    losses, evaluations and the kept best. `ident` (the hashes of the data and of the trainable shapes, the seed, the
-    effective batch, the learning rate) is recorded beside the checkpoints, with the steps of a finished run: a
-    checkpoint made on other data or settings, or older than the finished run, is refused in one line."""
-    budget_cb, interrupt = BudgetCallback(budget), InterruptCallback()
-    trainer.remove_callback(PrinterCallback)  # no log dicts on stdout: the record keeps them
-    for callback in (budget_cb, interrupt):
-        trainer.add_callback(callback)
-    saved = Path(out) / CHECKPOINTS / IDENTITY
-    resume_from = last_checkpoint(out) if budget.resume else None
+def _resume_point(saved: Path, budget: Budget, ident: dict) -> str | None:
+    """The checkpoint to resume (None: from the beginning), its run's record (`saved`) checked against `ident`;
+    records `ident` for this run."""
+    resume_from = last_checkpoint(saved.parent.parent) if budget.resume else None
     recorded = read_json_as(dict[str, object], saved) if budget.resume and saved.is_file() else {}
     if (finished := recorded.pop("finished", None)) is not None and \
             (resume_from is None or int(resume_from.rsplit("-", 1)[1]) < int(finished)):
-        raise ArgsimError(f"--resume: {out} holds a finished run ({finished} steps) and no checkpoint at its end: "
-                          "nothing to resume; drop --resume to train it again")
+        raise ArgsimError(f"--resume: {saved.parent.parent} holds a finished run ({finished} steps) and no "
+                          "checkpoint at its end: nothing to resume; drop --resume to train it again")
     if resume_from is not None and resume_from != (newest := get_last_checkpoint(str(saved.parent))):
         warn(f"--resume: {newest} is incomplete (its save was cut short), so the run continues from {resume_from}")
     if budget.resume and resume_from is None:
@@ -119,12 +112,30 @@ def run_trainer(trainer, out: Path, budget: Budget, ident: dict) -> dict:
         check_checkpoint(resume_from)
     if is_main_process():
         write_json(saved, ident)
-    began = time.perf_counter()
-    trainer.train(resume_from_checkpoint=resume_from)
-    interrupt.raise_if_interrupted(str(saved.parent))
-    state = trainer.state
-    if state.global_step >= state.max_steps and is_main_process():
-        write_json(saved, ident | {"finished": state.global_step})
+    return resume_from
+
+
+def run_trainer(trainer, out: Path, budget: Budget, ident: dict) -> dict:
+    """`trainer.train()` (resumed with --resume) with the budget and interrupt callbacks (a signal leaves a
+    checkpoint and exits 130 / 143); returns steps, seconds (also each epoch's: `epoch_seconds`), stop reason,
+    losses, evaluations and the kept best. `ident` (the hashes of the data and of the trainable shapes, the seed, the
+    effective batch, the learning rate) is recorded beside the checkpoints, with the steps of a finished run: a
+    checkpoint made on other data or settings, or older than the finished run, is refused in one line, and so is
+    a second run training into the same OUT at the same time."""
+    budget_cb, interrupt = BudgetCallback(budget), InterruptCallback()
+    trainer.remove_callback(PrinterCallback)  # no log dicts on stdout: the record keeps them
+    for callback in (budget_cb, interrupt):
+        trainer.add_callback(callback)
+    saved = Path(out) / CHECKPOINTS / IDENTITY
+    busy = f"{out}: another run is training into it now; wait for it to end or use another --out"
+    with folder_lock(saved.parent, busy) if is_main_process() else nullcontext():
+        resume_from = _resume_point(saved, budget, ident)
+        began = time.perf_counter()
+        trainer.train(resume_from_checkpoint=resume_from)
+        interrupt.raise_if_interrupted(str(saved.parent))
+        state = trainer.state
+        if state.global_step >= state.max_steps and is_main_process():
+            write_json(saved, ident | {"finished": state.global_step})
     logs, folder = state.log_history, state.best_model_checkpoint  # the best `load_best_model_at_end` reloaded
     kept = trainer.args.load_best_model_at_end and folder is not None and state.best_metric is not None
     return {"steps": state.global_step, "seconds": round(time.perf_counter() - began, 2),

@@ -308,3 +308,11 @@ def test_resume_skips_a_checkpoint_whose_save_was_cut_short(assets, tmp_path, ca
     (cut / "model.safetensors").write_bytes((out / "checkpoints" / "checkpoint-3" / "model.safetensors").read_bytes())
     assert bilstm(out, assets["bilstm"], True) == PLANNED["bilstm"]
     assert "checkpoint-5 is incomplete" in capsys.readouterr().err
+
+
+def test_a_second_run_into_an_out_being_trained_is_refused(assets, tmp_path):
+    from argsim.io import folder_lock
+
+    with folder_lock(tmp_path / "m" / "checkpoints"), pytest.raises(ArgsimError, match="another run is training"):
+        bilstm(tmp_path / "m", assets["bilstm"], True)
+    assert bilstm(tmp_path / "m", assets["bilstm"], True) == PLANNED["bilstm"]  # the lock freed
