@@ -91,26 +91,44 @@ def check_checkpoint(folder: str) -> None:
             raise ArgsimError(f"--resume: {path} is damaged ({why}); remove {folder} or drop --resume") from None
 
 
-def _resume_point(saved: Path, budget: Budget, ident: dict) -> str | None:
-    """The checkpoint to resume (None: from the beginning), its run's record (`saved`) checked against `ident`;
-    records `ident` for this run."""
+def check_out(run: TrainRun) -> None:
+    """`run_trainer`'s refusals that need neither the data nor the model (another run training into OUT; with
+    --resume a finished run, other settings, a damaged checkpoint), made before they are loaded (`begin_run`)."""
+    folder = Path(run.out) / CHECKPOINTS
+    if folder.is_dir() and is_main_process():
+        with folder_lock(folder, _busy(run.out)):
+            _resume_point(folder / IDENTITY, run.budget, _settings(run), early=True)
+
+
+def _settings(run: TrainRun) -> dict:
+    return {"seed": run.placement.seed, "learning rate": run.policy.lr,
+            "effective batch": run.batch_size * run.budget.grad_accum * run.placement.processes}
+
+
+def _busy(out: Path) -> str:
+    return f"{out}: another run is training into it now; wait for it to end or use another --out"
+
+
+def _resume_point(saved: Path, budget: Budget, ident: dict, early: bool = False) -> str | None:
+    """The checkpoint to resume (None: from the beginning), its run's record (`saved`) checked against `ident`'s
+    keys; records `ident` for this run (`early`: checks only, no warning, nothing written)."""
     resume_from = last_checkpoint(saved.parent.parent) if budget.resume else None
     recorded = read_json_as(dict[str, object], saved) if budget.resume and saved.is_file() else {}
     if (finished := recorded.pop("finished", None)) is not None and \
             (resume_from is None or int(resume_from.rsplit("-", 1)[1]) < int(finished)):
         raise ArgsimError(f"--resume: {saved.parent.parent} holds a finished run ({finished} steps) and no "
                           "checkpoint at its end: nothing to resume; drop --resume to train it again")
-    if resume_from is not None and resume_from != (newest := get_last_checkpoint(str(saved.parent))):
+    if not early and resume_from is not None and resume_from != (newest := get_last_checkpoint(str(saved.parent))):
         warn(f"--resume: {newest} is incomplete (its save was cut short), so the run continues from {resume_from}")
-    if budget.resume and resume_from is None:
+    if not early and budget.resume and resume_from is None:
         warn(f"--resume: no checkpoint under {saved.parent}, so the training starts from the beginning")
     if resume_from is not None:
         if differs := [f"on other {k}" if k in ("data", "architecture") else f"with {k} {v} (now {ident.get(k)})"
-                       for k, v in recorded.items() if ident.get(k) != v]:
+                       for k, v in recorded.items() if k in ident and ident[k] != v]:
             raise ArgsimError(f"--resume: {resume_from} was trained {' and '.join(differs)}; "
                               "use another --out or drop --resume")
         check_checkpoint(resume_from)
-    if is_main_process():
+    if is_main_process() and not early:
         write_json(saved, ident)
     return resume_from
 
@@ -127,8 +145,7 @@ def run_trainer(trainer, out: Path, budget: Budget, ident: dict) -> dict:
     for callback in (budget_cb, interrupt):
         trainer.add_callback(callback)
     saved = Path(out) / CHECKPOINTS / IDENTITY
-    busy = f"{out}: another run is training into it now; wait for it to end or use another --out"
-    with folder_lock(saved.parent, busy) if is_main_process() else nullcontext():
+    with folder_lock(saved.parent, _busy(out)) if is_main_process() else nullcontext():
         resume_from = _resume_point(saved, budget, ident)
         began = time.perf_counter()
         trainer.train(resume_from_checkpoint=resume_from)
@@ -382,9 +399,8 @@ def fit(model, data, run: TrainRun, loss, *, evaluator: Any = None, eval_every: 
         trainer, failed = _library_trainer(model, data, run, loss, evaluator, callbacks, extra)
     shapes = [(n, list(p.shape)) for n, p in model.named_parameters() if p.requires_grad]
     key = (data.records if data.key is None else data.key) if custom else data
-    record = run_trainer(trainer, run.out, run.budget, {
-        "data": data_hash(key), "architecture": data_hash(shapes), "seed": run.placement.seed, "learning rate":
-        run.policy.lr, "effective batch": run.batch_size * run.budget.grad_accum * run.placement.processes})
+    record = run_trainer(trainer, run.out, run.budget,
+                         {"data": data_hash(key), "architecture": data_hash(shapes)} | _settings(run))
     if failed:
         raise ModelError(f"cannot load the best checkpoint {failed[0]}")
     return trainer, record

@@ -316,3 +316,17 @@ def test_a_second_run_into_an_out_being_trained_is_refused(assets, tmp_path):
     with folder_lock(tmp_path / "m" / "checkpoints"), pytest.raises(ArgsimError, match="another run is training"):
         bilstm(tmp_path / "m", assets["bilstm"], True)
     assert bilstm(tmp_path / "m", assets["bilstm"], True) == PLANNED["bilstm"]  # the lock freed
+
+
+def test_resume_refusals_come_before_the_data_and_the_model_load(assets, tmp_path):
+    from argsim.io import folder_lock
+    from argsim.trainers.thematic_bilstm import ThematicTrainConfig, train_bilstm
+
+    out = tmp_path / "m"
+    bilstm(out, assets["bilstm"], False)
+    unread = ThematicTrainConfig(hidden=8, attention=4, batch_size=4, epochs=2, seed=5, lr=0.5,
+                                 word_vectors=str(tmp_path / "absent.txt"))  # loading it would fail
+    with pytest.raises(ArgsimError, match="with learning rate"):
+        train_bilstm([], out, unread, log=lambda *_: None, placement=_cpu(), budget=Budget(resume=True))
+    with folder_lock(out / "checkpoints"), pytest.raises(ArgsimError, match="another run is training"):
+        train_bilstm([], out, unread, log=lambda *_: None, placement=_cpu(), budget=Budget())
