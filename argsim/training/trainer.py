@@ -95,8 +95,8 @@ def check_out(run: TrainRun) -> None:
     """`run_trainer`'s refusals that need neither the data nor the model (another run training into OUT; with
     --resume a finished run, other settings, a damaged checkpoint), made before they are loaded (`begin_run`)."""
     folder = Path(run.out) / CHECKPOINTS
-    if folder.is_dir() and is_main_process():
-        with folder_lock(folder, _busy(run.out)):
+    if folder.is_dir():  # every process refuses alike; the main one probes the lock
+        with folder_lock(folder, _busy(run.out)) if is_main_process() else nullcontext():
             _resume_point(folder / IDENTITY, run.budget, _settings(run), early=True)
 
 
