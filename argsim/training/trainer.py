@@ -31,7 +31,7 @@ from argsim.backend.adapters import adapter_checkpoint_loader, is_lora, save_ada
 from argsim.errors import ArgsimError, ModelError, warn
 from argsim.io import folder_lock, read_json_as, write_json
 from argsim.training.budget import Budget, check_cadence
-from argsim.training.callbacks import BudgetCallback, InterruptCallback
+from argsim.training.callbacks import BudgetCallback, IdentityCallback, InterruptCallback
 from argsim.training.placement import TrainRun, is_main_process
 from argsim.training.record import data_hash
 
@@ -118,6 +118,8 @@ def _resume_point(saved: Path, budget: Budget, ident: dict, early: bool = False)
             (resume_from is None or int(resume_from.rsplit("-", 1)[1]) < int(finished)):
         raise ArgsimError(f"--resume: {saved.parent.parent} holds a finished run ({finished} steps) and no "
                           "checkpoint at its end: nothing to resume; drop --resume to train it again")
+    if resume_from is not None and (own := Path(resume_from) / IDENTITY).is_file():  # its own run's record
+        recorded = read_json_as(dict[str, object], own)
     if not early and resume_from is not None and resume_from != (newest := get_last_checkpoint(str(saved.parent))):
         warn(f"--resume: {newest} is incomplete (its save was cut short), so the run continues from {resume_from}")
     if not early and budget.resume and resume_from is None:
@@ -137,12 +139,12 @@ def run_trainer(trainer, out: Path, budget: Budget, ident: dict) -> dict:
     """`trainer.train()` (resumed with --resume) with the budget and interrupt callbacks (a signal leaves a
     checkpoint and exits 130 / 143); returns steps, seconds (also each epoch's: `epoch_seconds`), stop reason,
     losses, evaluations and the kept best. `ident` (the hashes of the data and of the trainable shapes, the seed, the
-    effective batch, the learning rate) is recorded beside the checkpoints, with the steps of a finished run: a
-    checkpoint made on other data or settings, or older than the finished run, is refused in one line, and so is
-    a second run training into the same OUT at the same time."""
+    effective batch, the learning rate) is recorded beside the checkpoints (and in each: one an earlier run left),
+    with the steps of a finished run: a checkpoint made on other data or settings, or older than the finished run,
+    is refused in one line, and so is a second run training into the same OUT at the same time."""
     budget_cb, interrupt = BudgetCallback(budget), InterruptCallback()
     trainer.remove_callback(PrinterCallback)  # no log dicts on stdout: the record keeps them
-    for callback in (budget_cb, interrupt):
+    for callback in (budget_cb, interrupt, IdentityCallback(IDENTITY, ident)):
         trainer.add_callback(callback)
     saved = Path(out) / CHECKPOINTS / IDENTITY
     with folder_lock(saved.parent, _busy(out)) if is_main_process() else nullcontext():

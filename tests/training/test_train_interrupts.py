@@ -330,3 +330,18 @@ def test_resume_refusals_come_before_the_data_and_the_model_load(assets, tmp_pat
         train_bilstm([], out, unread, log=lambda *_: None, placement=_cpu(), budget=Budget(resume=True))
     with folder_lock(out / "checkpoints"), pytest.raises(ArgsimError, match="another run is training"):
         train_bilstm([], out, unread, log=lambda *_: None, placement=_cpu(), budget=Budget())
+
+
+def test_resume_checks_a_checkpoint_an_earlier_run_left_against_that_run(assets, tmp_path, monkeypatch):
+    from argsim.training.trainer import ModuleTrainer
+
+    out = tmp_path / "m"
+    with monkeypatch.context() as patch:  # a stopped run on 32 triplets
+        patch.setattr("argsim.training.budget.Budget.reached", lambda self, steps, seconds: "max_steps")
+        bilstm(out, assets["bilstm"], False)
+    with monkeypatch.context() as patch:  # a new run on other triplets dies before its first checkpoint
+        patch.setattr(ModuleTrainer, "train", lambda *a, **kw: (_ for _ in ()).throw(MemoryError()))
+        with pytest.raises(MemoryError):
+            bilstm(out, assets["bilstm"], False, rows=tiny_triplets(28))
+    with pytest.raises(ArgsimError, match="checkpoint-1 was trained on other data"):
+        bilstm(out, assets["bilstm"], True, rows=tiny_triplets(28))
