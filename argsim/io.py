@@ -25,7 +25,7 @@ from typing import IO, Any, NoReturn
 
 import numpy as np
 
-from argsim.errors import InputError, examples, warn
+from argsim.errors import ArgsimError, InputError, examples, warn
 
 # ---------------------------------------------------------------- atomic writes
 
@@ -104,9 +104,10 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
 
 
 @contextmanager
-def folder_lock(folder: str | Path) -> Iterator[None]:
+def folder_lock(folder: str | Path, busy: str = "") -> Iterator[None]:
     """Hold an exclusive lock on `folder` (an advisory `flock` on the folder itself: no lock file is left) while a
-    read-modify-write of a file in it runs (two processes merging into one results file take turns).
+    read-modify-write of a file in it runs (two processes merging into one results file take turns); with `busy`, a
+    lock another process holds is not waited for but refused: ArgsimError(busy).
 
     Example:
         >>> with folder_lock("."):
@@ -121,8 +122,12 @@ def folder_lock(folder: str | Path) -> Iterator[None]:
         yield
         return
     try:
-        with suppress(OSError):  # a file system without flock
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (fcntl.LOCK_NB if busy else 0))
+        except BlockingIOError:
+            raise ArgsimError(busy) from None
+        except OSError:  # a file system without flock
+            pass
         yield
     finally:
         os.close(fd)  # releases the lock

@@ -77,10 +77,27 @@ class BudgetCallback(TrainerCallback):
             control.should_training_stop = control.should_save = True
 
 
+class IdentityCallback(TrainerCallback):
+    """Each checkpoint holds `ident` (the data, architecture and settings it was trained on) in `name`, which
+    `--resume` checks before the record beside the checkpoints (a checkpoint an earlier run left behind).
+
+    Example:
+        >>> IdentityCallback("run.json", {"data": "ab12"}).ident
+        {'data': 'ab12'}
+    """
+
+    def __init__(self, name: str, ident: dict) -> None:
+        self.name, self.ident = name, ident
+
+    def on_save(self, args, state, control, **kwargs):
+        if state.is_world_process_zero:
+            write_json(Path(args.output_dir) / f"checkpoint-{state.global_step}" / self.name, self.ident)
+
+
 class InterruptCallback(TrainerCallback):
     """SIGINT / SIGTERM while training (handlers installed for the run only): finish the step, save a checkpoint,
-    stop; `raise_if_interrupted` then exits 130 (SIGINT) or 143 (SIGTERM). A second signal exits at once (the
-    checkpoint folder is renamed into place, so at worst the previous checkpoint stays the last).
+    stop; `raise_if_interrupted` then exits 130 (SIGINT) or 143 (SIGTERM). A second signal exits at once (a save it
+    cuts short has no readable trainer_state.json, its last file, so `--resume` takes the previous checkpoint).
 
     Example:
         >>> InterruptCallback().received is None

@@ -55,7 +55,8 @@ def resolve_placement(device: str = "auto", precision: str = "auto", threads: in
 
 def begin_run(config: object, out: str | Path, placement: Placement | None = None, budget: Budget | None = None,
               eval_every: int = 0, policy: dict | None = None, **defaults: object) -> TrainRun:
-    """A trainer's `TrainRun`, every random generator seeded and the evaluation cadence checked before any work.
+    """A trainer's `TrainRun`, every random generator seeded, the evaluation cadence and OUT (`check_out`) checked
+    before any work.
 
     Args:
         config: the trainer's settings: its `seed` (then set to the placement's), `epochs`, `batch_size` and policy
@@ -79,8 +80,12 @@ def begin_run(config: object, out: str | Path, placement: Placement | None = Non
     seed_everything(placement.seed)
     budget = budget or Budget(**defaults)
     check_cadence(eval_every, budget)
-    return TrainRun(Path(out), placement, budget, OptimPolicy.from_config(config, **(policy or {})),
-                    getattr(config, "epochs", 1.0), getattr(config, "batch_size", 16))
+    run = TrainRun(Path(out), placement, budget, OptimPolicy.from_config(config, **(policy or {})),
+                   getattr(config, "epochs", 1.0), getattr(config, "batch_size", 16))
+    from argsim.training.trainer import check_out
+
+    check_out(run)  # --resume's and OUT's refusals before the data and the model load
+    return run
 
 
 def is_main_process() -> bool:

@@ -244,3 +244,104 @@ def test_resume_from_a_checkpoint_made_on_other_data_or_architecture_is_refused(
                                 word_vectors=str(assets["bilstm"]))
     with pytest.raises(ArgsimError, match="trained on other architecture"):
         train_bilstm(tiny_triplets(32), out, wider, log=lambda *_: None, placement=_cpu(), budget=Budget(resume=True))
+
+
+def test_resume_with_another_seed_learning_rate_or_batch_is_refused(assets, tmp_path):
+    from argsim.trainers.thematic_bilstm import ThematicTrainConfig, train_bilstm
+
+    out, base = tmp_path / "m", dict(hidden=8, attention=4, batch_size=4, epochs=2, seed=5,
+                                     word_vectors=str(assets["bilstm"]))
+    bilstm(out, assets["bilstm"], False)
+    for change, said in (({"seed": 6}, "with seed 5 (now 6)"), ({"lr": 0.5}, "with learning rate"),
+                         ({"batch_size": 8}, "with effective batch 4 (now 8)")):
+        config = ThematicTrainConfig(**base | change)
+        with pytest.raises(ArgsimError, match=said.replace("(", r"\(").replace(")", r"\)")):
+            train_bilstm(tiny_triplets(32), out, config, log=lambda *_: None,
+                         placement=resolve_placement("cpu", "fp32", threads=1, seed=config.seed),
+                         budget=Budget(resume=True))
+
+
+@pytest.mark.parametrize("damage", ["no state", "cut state", "no weights", "cut weights", "cut optimizer", "empty"])
+def test_resume_from_a_damaged_checkpoint_names_the_file_in_one_line(damage, assets, tmp_path):
+    import shutil
+
+    from argsim.trainers.thematic_bilstm import ThematicTrainConfig, train_bilstm
+
+    out = tmp_path / "m"
+    config = ThematicTrainConfig(hidden=8, attention=4, batch_size=4, epochs=2, seed=5,
+                                 word_vectors=str(assets["bilstm"]))
+    train_bilstm(tiny_triplets(32), out, config, log=lambda *_: None, placement=_cpu(), budget=Budget(max_steps=3))
+    folder = out / "checkpoints" / "checkpoint-3"
+    name = {"no state": "trainer_state.json", "cut state": "trainer_state.json", "no weights": "model.safetensors",
+            "cut weights": "model.safetensors", "cut optimizer": "optimizer.pt", "empty": "trainer_state.json"}[damage]
+    if damage.startswith("cut"):
+        os.truncate(folder / name, 20)
+    elif damage == "empty":
+        shutil.rmtree(folder)
+        folder.mkdir()
+    else:
+        (folder / name).unlink()
+    with pytest.raises(ArgsimError, match=f"{name} is damaged") as err:
+        bilstm(out, assets["bilstm"], True)
+    assert "\n" not in str(err.value)
+
+
+def test_resume_of_a_finished_run_without_a_checkpoint_at_its_end_is_refused(assets, tmp_path):
+    from argsim.trainers.thematic_minilm import ThematicTrainConfig, finetune_sentence_transformer
+
+    config = ThematicTrainConfig(model=str(assets["minilm"]), batch_size=4, max_seq_length=16, lora_rank=0)
+    for budget in (Budget(max_steps=2), Budget(resume=True)):  # leaves checkpoint-2 behind the finished 8 steps
+        finetune_sentence_transformer(tiny_triplets(32), tmp_path / "m", config, placement=_cpu(), budget=budget)
+    with pytest.raises(ArgsimError, match=r"holds a finished run \(8 steps\)"):
+        finetune_sentence_transformer(tiny_triplets(32), tmp_path / "m", config, placement=_cpu(),
+                                      budget=Budget(resume=True))
+
+
+def test_resume_skips_a_checkpoint_whose_save_was_cut_short(assets, tmp_path, capsys):
+    from argsim.trainers.thematic_bilstm import ThematicTrainConfig, train_bilstm
+
+    out = tmp_path / "m"
+    config = ThematicTrainConfig(hidden=8, attention=4, batch_size=4, epochs=2, seed=5,
+                                 word_vectors=str(assets["bilstm"]))
+    train_bilstm(tiny_triplets(32), out, config, log=lambda *_: None, placement=_cpu(), budget=Budget(max_steps=3))
+    (cut := out / "checkpoints" / "checkpoint-5").mkdir()  # the weights written, the state not yet
+    (cut / "model.safetensors").write_bytes((out / "checkpoints" / "checkpoint-3" / "model.safetensors").read_bytes())
+    assert bilstm(out, assets["bilstm"], True) == PLANNED["bilstm"]
+    assert "checkpoint-5 is incomplete" in capsys.readouterr().err
+
+
+def test_a_second_run_into_an_out_being_trained_is_refused(assets, tmp_path):
+    from argsim.io import folder_lock
+
+    with folder_lock(tmp_path / "m" / "checkpoints"), pytest.raises(ArgsimError, match="another run is training"):
+        bilstm(tmp_path / "m", assets["bilstm"], True)
+    assert bilstm(tmp_path / "m", assets["bilstm"], True) == PLANNED["bilstm"]  # the lock freed
+
+
+def test_resume_refusals_come_before_the_data_and_the_model_load(assets, tmp_path):
+    from argsim.io import folder_lock
+    from argsim.trainers.thematic_bilstm import ThematicTrainConfig, train_bilstm
+
+    out = tmp_path / "m"
+    bilstm(out, assets["bilstm"], False)
+    unread = ThematicTrainConfig(hidden=8, attention=4, batch_size=4, epochs=2, seed=5, lr=0.5,
+                                 word_vectors=str(tmp_path / "absent.txt"))  # loading it would fail
+    with pytest.raises(ArgsimError, match="with learning rate"):
+        train_bilstm([], out, unread, log=lambda *_: None, placement=_cpu(), budget=Budget(resume=True))
+    with folder_lock(out / "checkpoints"), pytest.raises(ArgsimError, match="another run is training"):
+        train_bilstm([], out, unread, log=lambda *_: None, placement=_cpu(), budget=Budget())
+
+
+def test_resume_checks_a_checkpoint_an_earlier_run_left_against_that_run(assets, tmp_path, monkeypatch):
+    from argsim.training.trainer import ModuleTrainer
+
+    out = tmp_path / "m"
+    with monkeypatch.context() as patch:  # a stopped run on 32 triplets
+        patch.setattr("argsim.training.budget.Budget.reached", lambda self, steps, seconds: "max_steps")
+        bilstm(out, assets["bilstm"], False)
+    with monkeypatch.context() as patch:  # a new run on other triplets dies before its first checkpoint
+        patch.setattr(ModuleTrainer, "train", lambda *a, **kw: (_ for _ in ()).throw(MemoryError()))
+        with pytest.raises(MemoryError):
+            bilstm(out, assets["bilstm"], False, rows=tiny_triplets(28))
+    with pytest.raises(ArgsimError, match="checkpoint-1 was trained on other data"):
+        bilstm(out, assets["bilstm"], True, rows=tiny_triplets(28))
