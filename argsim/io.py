@@ -105,9 +105,8 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
 
 @contextmanager
 def folder_lock(folder: str | Path, busy: str = "") -> Iterator[None]:
-    """Hold an exclusive lock on `folder` (an advisory `flock` on the folder itself: no lock file is left) while a
-    read-modify-write of a file in it runs (two processes merging into one results file take turns); with `busy`, a
-    lock another process holds is not waited for but refused: ArgsimError(busy).
+    """Hold an exclusive advisory `flock` on `folder` itself (no lock file is left), e.g. while two processes take
+    turns merging into one results file; with `busy`, a lock held elsewhere is refused (ArgsimError(busy)), not waited.
 
     Example:
         >>> with folder_lock("."):

@@ -25,7 +25,8 @@ from argsim.training import begin_run
 from argsim.training.callbacks import HistoryCallback
 from argsim.training.curve import OWN_HISTORY
 from argsim.training.record import data_hash, save_run
-from argsim.training.trainer import fit, last_checkpoint
+from argsim.training.run import last_checkpoint
+from argsim.training.trainer import fit
 
 
 def validation_choices(val_pairs: Sequence[tuple[str, str]], collection: Sequence[str], points: int = 100,

@@ -27,7 +27,8 @@ from argsim.training.budget import check_epoch_selection
 from argsim.training.callbacks import BudgetCallback, HistoryCallback
 from argsim.training.curve import OWN_HISTORY
 from argsim.training.record import data_hash, save_run
-from argsim.training.trainer import ModuleData, fit, last_checkpoint, select_metric
+from argsim.training.run import last_checkpoint
+from argsim.training.trainer import ModuleData, fit, select_metric
 
 
 def batch_loss(model: CounterModel, u: torch.Tensor, vp: torch.Tensor, vn: torch.Tensor) -> torch.Tensor:

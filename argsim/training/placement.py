@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from argsim.backend.device import launched_processes, pin_cuda_index, resolve_device, resolve_precision
-from argsim.settings import seed_everything
-from argsim.training.budget import Budget, check_cadence
+from argsim.training.budget import Budget
 from argsim.training.policy import OptimPolicy
 
 
@@ -51,41 +50,6 @@ def resolve_placement(device: str = "auto", precision: str = "auto", threads: in
         threads = cap_threads(threads)
         torch.set_num_threads(threads)
     return Placement(device=dev, precision=prec, threads=threads, processes=launched_processes(), seed=seed)
-
-
-def begin_run(config: object, out: str | Path, placement: Placement | None = None, budget: Budget | None = None,
-              eval_every: int = 0, policy: dict | None = None, **defaults: object) -> TrainRun:
-    """A trainer's `TrainRun`, every random generator seeded, the evaluation cadence and OUT (`check_out`) checked
-    before any work.
-
-    Args:
-        config: the trainer's settings: its `seed` (then set to the placement's), `epochs`, `batch_size` and policy
-            fields (`OptimPolicy.from_config`). out: the model folder.
-        placement: None: the CPU, fp32, `config.seed`. budget: None: `Budget(**defaults)`.
-        eval_every: the steps between evaluations (`check_cadence`).
-        policy: `OptimPolicy.from_config`'s fixed values (what the trainer does not let the user set).
-
-    Returns:
-        the `TrainRun`.
-
-    Example:
-        >>> from types import SimpleNamespace
-        >>> cfg = SimpleNamespace(seed=7, lr=1e-3)
-        >>> run = begin_run(cfg, "out", max_steps=3)
-        >>> run.placement.seed, cfg.seed, run.budget.max_steps, run.policy.lr
-        (7, 7, 3, 0.001)
-    """
-    placement = placement or resolve_placement("cpu", "fp32", seed=config.seed)
-    config.seed = placement.seed
-    seed_everything(placement.seed)
-    budget = budget or Budget(**defaults)
-    check_cadence(eval_every, budget)
-    run = TrainRun(Path(out), placement, budget, OptimPolicy.from_config(config, **(policy or {})),
-                   getattr(config, "epochs", 1.0), getattr(config, "batch_size", 16))
-    from argsim.training.trainer import check_out
-
-    check_out(run)  # --resume's and OUT's refusals before the data and the model load
-    return run
 
 
 def is_main_process() -> bool:

@@ -4,11 +4,9 @@ check and model selection for both (docs/training.md)."""
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import time
-import zipfile
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
@@ -18,26 +16,28 @@ from typing import Any
 import datasets
 import torch
 from accelerate.utils import broadcast_object_list
-from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_model, save_model
 from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
 from sentence_transformers.cross_encoder import CrossEncoder, CrossEncoderTrainer, CrossEncoderTrainingArguments
 from torch import nn
 from transformers import Trainer, TrainingArguments
 from transformers.trainer_callback import PrinterCallback
-from transformers.trainer_utils import get_last_checkpoint
 
 from argsim.backend.adapters import adapter_checkpoint_loader, is_lora, save_adapter
-from argsim.errors import ArgsimError, ModelError, warn
-from argsim.io import folder_lock, read_json_as, write_json
+from argsim.errors import ModelError
+from argsim.io import folder_lock, write_json
 from argsim.training.budget import Budget, check_cadence
 from argsim.training.callbacks import BudgetCallback, IdentityCallback, InterruptCallback
 from argsim.training.placement import TrainRun, is_main_process
 from argsim.training.record import data_hash
-
-CHECKPOINTS = "checkpoints"
-IDENTITY = "run.json"  # beside the checkpoints: the data and architecture they were trained on
-WEIGHTS = "model.safetensors"  # a custom network's checkpoint
+from argsim.training.run import (
+    CHECKPOINTS,
+    IDENTITY,
+    WEIGHTS,
+    busy_message,
+    resume_point,
+    run_settings,
+)
 
 
 def trainer_arguments(run: TrainRun, examples: int, args_class: type = TrainingArguments,
@@ -58,83 +58,6 @@ def trainer_arguments(run: TrainRun, examples: int, args_class: type = TrainingA
     return args_class(**(kw | extra))
 
 
-def last_checkpoint(out: Path) -> str | None:
-    """The newest `checkpoint-N` folder under OUT/checkpoints whose `trainer_state.json` (a save's last file) reads
-    (a save cut short leaves the one before it the last), else the newest, if any."""
-    folder = Path(out) / CHECKPOINTS
-    found = sorted((p for p in folder.glob("checkpoint-*") if p.is_dir() and p.name[11:].isdigit()),
-                   key=lambda p: int(p.name[11:]), reverse=True) if folder.is_dir() else []
-    for path in found:
-        try:
-            json.loads((path / "trainer_state.json").read_text(encoding="utf-8"))
-            return str(path)
-        except (OSError, ValueError):
-            continue
-    return str(found[0]) if found else None
-
-
-def check_checkpoint(folder: str) -> None:
-    """Refuse in one line a checkpoint to resume whose state or weights are missing, or whose JSON, safetensors or
-    torch files do not read whole (a save cut short), before any of it is loaded."""
-    files = sorted(p for p in Path(folder).rglob("*") if p.suffix in {".json", ".safetensors", ".pt", ".pth", ".bin"})
-    weights = [p for p in files if p.suffix == ".safetensors" or p.name.endswith("model.bin")]
-    for path in [Path(folder) / "trainer_state.json", *([] if weights else [Path(folder) / WEIGHTS]), *files]:
-        try:
-            if path.suffix == ".json":
-                json.loads(path.read_text(encoding="utf-8"))
-            elif path.suffix == ".safetensors":
-                safe_open(str(path), "pt").keys()
-            elif not zipfile.is_zipfile(path):
-                raise ValueError("not a whole torch file")
-        except (OSError, ValueError, SafetensorError) as exc:
-            why = "missing" if not path.is_file() else str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise ArgsimError(f"--resume: {path} is damaged ({why}); remove {folder} or drop --resume") from None
-
-
-def check_out(run: TrainRun) -> None:
-    """`run_trainer`'s refusals that need neither the data nor the model (another run training into OUT; with
-    --resume a finished run, other settings, a damaged checkpoint), made before they are loaded (`begin_run`)."""
-    folder = Path(run.out) / CHECKPOINTS
-    if folder.is_dir():  # every process refuses alike; the main one probes the lock
-        with folder_lock(folder, _busy(run.out)) if is_main_process() else nullcontext():
-            _resume_point(folder / IDENTITY, run.budget, _settings(run), early=True)
-
-
-def _settings(run: TrainRun) -> dict:
-    return {"seed": run.placement.seed, "learning rate": run.policy.lr,
-            "effective batch": run.batch_size * run.budget.grad_accum * run.placement.processes}
-
-
-def _busy(out: Path) -> str:
-    return f"{out}: another run is training into it now; wait for it to end or use another --out"
-
-
-def _resume_point(saved: Path, budget: Budget, ident: dict, early: bool = False) -> str | None:
-    """The checkpoint to resume (None: from the beginning), its run's record (`saved`) checked against `ident`'s
-    keys; records `ident` for this run (`early`: checks only, no warning, nothing written)."""
-    resume_from = last_checkpoint(saved.parent.parent) if budget.resume else None
-    recorded = read_json_as(dict[str, object], saved) if budget.resume and saved.is_file() else {}
-    if (finished := recorded.pop("finished", None)) is not None and \
-            (resume_from is None or int(resume_from.rsplit("-", 1)[1]) < int(finished)):
-        raise ArgsimError(f"--resume: {saved.parent.parent} holds a finished run ({finished} steps) and no "
-                          "checkpoint at its end: nothing to resume; drop --resume to train it again")
-    if resume_from is not None and (own := Path(resume_from) / IDENTITY).is_file():  # its own run's record
-        recorded = read_json_as(dict[str, object], own)
-    if not early and resume_from is not None and resume_from != (newest := get_last_checkpoint(str(saved.parent))):
-        warn(f"--resume: {newest} is incomplete (its save was cut short), so the run continues from {resume_from}")
-    if not early and budget.resume and resume_from is None:
-        warn(f"--resume: no checkpoint under {saved.parent}, so the training starts from the beginning")
-    if resume_from is not None:
-        if differs := [f"on other {k}" if k in ("data", "architecture") else f"with {k} {v} (now {ident.get(k)})"
-                       for k, v in recorded.items() if k in ident and ident[k] != v]:
-            raise ArgsimError(f"--resume: {resume_from} was trained {' and '.join(differs)}; "
-                              "use another --out or drop --resume")
-        check_checkpoint(resume_from)
-    if is_main_process() and not early:
-        write_json(saved, ident)
-    return resume_from
-
-
 def run_trainer(trainer, out: Path, budget: Budget, ident: dict) -> dict:
     """`trainer.train()` (resumed with --resume) with the budget and interrupt callbacks (a signal leaves a
     checkpoint and exits 130 / 143); returns steps, seconds (also each epoch's: `epoch_seconds`), stop reason,
@@ -147,8 +70,8 @@ def run_trainer(trainer, out: Path, budget: Budget, ident: dict) -> dict:
     for callback in (budget_cb, interrupt, IdentityCallback(IDENTITY, ident)):
         trainer.add_callback(callback)
     saved = Path(out) / CHECKPOINTS / IDENTITY
-    with folder_lock(saved.parent, _busy(out)) if is_main_process() else nullcontext():
-        resume_from = _resume_point(saved, budget, ident)
+    with folder_lock(saved.parent, busy_message(out)) if is_main_process() else nullcontext():
+        resume_from = resume_point(saved, budget, ident)
         began = time.perf_counter()
         trainer.train(resume_from_checkpoint=resume_from)
         interrupt.raise_if_interrupted(str(saved.parent))
@@ -403,7 +326,7 @@ def fit(model, data, run: TrainRun, loss, *, evaluator: Any = None, eval_every: 
     shapes = [(n, list(p.shape)) for n, p in model.named_parameters() if p.requires_grad]
     key = (data.records if data.key is None else data.key) if custom else data
     record = run_trainer(trainer, run.out, run.budget,
-                         {"data": data_hash(key), "architecture": data_hash(shapes)} | _settings(run))
+                         {"data": data_hash(key), "architecture": data_hash(shapes)} | run_settings(run))
     if failed:
         raise ModelError(f"cannot load the best checkpoint {failed[0]}")
     return trainer, record
