@@ -27,10 +27,17 @@ class CrossValidation:
 
 
 def check_init(config: NeuralConfig, init: str | Path | None) -> None:
-    """Refuse `init` for the cross-encoder (it starts from `config.base_model`; `init` starts heads), one line."""
-    if init is not None and config.kind == "cross-encoder":
+    """Refuse, one line and before any model or data is loaded, `init` for the cross-encoder (it starts from
+    `config.base_model`; `init` starts heads) and an `init` that is no trained counter model of `config.kind`."""
+    if init is None:
+        return
+    if config.kind == "cross-encoder":
         raise ArgsimError("--init starts the heads of a Bi-, Unipolar- or Bipolar-encoder; a cross-encoder starts "
                           "from --model (a cross-encoder folder or a base model)")
+    from argsim.counter.neural.store import saved_kind
+
+    if (kind := saved_kind(init)) != config.kind:
+        raise ArgsimError(f"--init {init}: a {kind} model cannot initialise a {config.kind} model (--kind {kind})")
 
 
 def train_bipolar(config: NeuralConfig, data: PairData, out: str | Path, *, init: str | Path | None = None,
