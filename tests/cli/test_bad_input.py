@@ -21,7 +21,8 @@ SENTINEL = b"already written: must survive\n"
 @pytest.fixture
 def ws(tmp_path, monkeypatch):
     """A work folder with small valid inputs of every kind, an existing file `old.json`, a folder `adir/` holding
-    `adir/old.json`, and a foreign module `evilmod` on sys.path that would drop `MARKER` when imported."""
+    `adir/old.json`, an empty folder `emptydir/`, and a foreign module `evilmod` on sys.path that would drop
+    `MARKER` when imported."""
     monkeypatch.chdir(tmp_path)
     kpm = FIXTURES / "kpm"
     for name in ("arguments.csv", "key_points.csv", "labels.csv"):
@@ -47,6 +48,7 @@ def ws(tmp_path, monkeypatch):
     (tmp_path / "notriplets.jsonl").write_text('{"anchor": "a", "positive": "b"}\n', encoding="utf-8")
     (tmp_path / "old.json").write_bytes(SENTINEL)
     (tmp_path / "adir").mkdir()
+    (tmp_path / "emptydir").mkdir()
     (tmp_path / "adir" / "old.json").write_bytes(SENTINEL)
     (tmp_path / "adir" / "predictions.json").write_bytes(SENTINEL)
     # a model folder naming a foreign loader, one holding a pickle, one whose modules.json names a foreign class
@@ -134,6 +136,8 @@ CASES: list[tuple[str, list[str], str, bool]] = [
     ("sbert-batch-zero", ["train", "sbert", *KPM_L, "--batch-size", "0", "--out", "adir"], "--batch-size", False),
     ("sbert-loss", ["train", "sbert", *KPM_L, "--loss", "triplet", "--out", "adir"], "--loss", False),
     ("sbert-out-is-file", ["train", "sbert", *KPM_L, "--out", "old.json"], "expected a folder", False),
+    ("sbert-model-not-a-model", ["train", "sbert", *KPM_L, "--model", "emptydir", "--out",
+                                 "newdir"], "not a sentence-transformers, transformers or argsim model folder", True),
     ("sbert-no-labels", ["train", "sbert", *KPM, "--out", "adir"], "labels", False),
     ("sbert-no-argkp", ["--data-dir", "adir", "train", "sbert", *KPM_L, "--out", "adir"], "--eval-split", False),
     ("mts-epochs-zero", ["train", "mts", *KPM_L, "--epochs", "0", "--out", "adir"], "--epochs", False),
@@ -175,6 +179,8 @@ CASES: list[tuple[str, list[str], str, bool]] = [
      "--batch-size", False),
     ("msbert-distance", ["train", "minutes-sbert", "--train", "triplets.jsonl", "--distance", "l1"], "--distance",
      False),
+    ("msbert-model-not-a-model", ["train", "minutes-sbert", "--train", "triplets.jsonl", "--model",
+                                  "emptydir", "--out", "newdir"], "not a sentence-transformers", True),
     ("msbert-out-is-file", ["train", "minutes-sbert", "--train", "triplets.jsonl", "--out", "old.json"],
      "expected a folder", False),
     ("summ-length-zero", ["summarize", "minutes", "--input", "utterances.csv", "--length", "0"], "--length",
