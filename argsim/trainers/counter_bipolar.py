@@ -61,6 +61,10 @@ def train_bipolar(config: NeuralConfig, data: PairData, out: str | Path, *, init
     from argsim.training import is_main_process
 
     check_init(config, init)
+    if len(data.train_collection) < 3:  # a pair's negative is another text of the training collection
+        raise ArgsimError(f"{data.info.get('train_file', 'the training pairs')}: {len(data.train_pairs)} pair(s) with "
+                          f"{len(data.train_collection)} distinct texts; a pair's negative is another of them, so at "
+                          "least 3 are needed")
     seed = placement.seed if placement is not None else config.seed
     config = replace(config, seed=seed)  # the caller's config stays as given
     if config.kind == "cross-encoder":

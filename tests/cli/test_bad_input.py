@@ -36,6 +36,8 @@ def ws(tmp_path, monkeypatch):
     shutil.copy(REPO / "examples" / "thematic" / "sentences.jsonl", tmp_path / "sentences.jsonl")
     shutil.copy(REPO / "examples" / "counter" / "arguments.jsonl", tmp_path / "counter.jsonl")
     shutil.copy(FIXTURES / "minutes" / "utterances.csv", tmp_path / "utterances.csv")
+    shutil.copy(REPO / "examples" / "counter_neural" / "val.jsonl", tmp_path / "pairs.jsonl")
+    (tmp_path / "one_pair.jsonl").write_text('{"point": "Ban cars.", "counter": "Cars carry the disabled."}\n')
     rows = (tmp_path / "utterances.csv").read_text(encoding="utf-8").splitlines()
     header = rows[0].split(",")
     (tmp_path / "badlength.csv").write_text(
@@ -225,6 +227,10 @@ CASES: list[tuple[str, list[str], str, bool]] = [
     ("bipolar-out-is-file", ["train", "bipolar", "--out", "old.json"], "expected a folder", False),
     ("bipolar-cross-init", ["train", "bipolar", "--out", "newdir", "--kind", "cross-encoder", "--init", "adir"],
      "--init starts the heads", False),
+    ("bipolar-one-pair", ["train", "bipolar", "--train", "one_pair.jsonl", "--val", "pairs.jsonl", "--out", "newdir"],
+     "one_pair.jsonl: 1 pair(s) with 2 distinct texts", False),
+    ("bipolar-cross-one-pair", ["train", "bipolar", "--train", "pairs.jsonl", "--val", "pairs.jsonl", "--limit", "1",
+                                "--kind", "cross-encoder", "--out", "newdir"], "at least 3 are needed", False),
     ("bipolar-init-not-counter", ["train", "bipolar", "--out", "newdir", "--init", "adir"],
      "not a trained counter-argument model", False),
     ("bipolar-init-other-kind", ["train", "bipolar", "--out", "newdir", "--init", "counter-bi-encoder"],
