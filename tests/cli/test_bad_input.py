@@ -146,6 +146,9 @@ CASES: list[tuple[str, list[str], str, bool]] = [
     ("mts-variant", ["train", "mts", *KPM_L, "--variant", "big", "--out", "adir"], "--variant", False),
     ("mts-pooling", ["train", "mts", *KPM_L, "--pooling", "max", "--out", "adir"], "--pooling", False),
     ("mts-folds-own-data", ["train", "mts", *KPM_L, "--folds", "3", "--out", "adir"], "--folds", False),
+    ("mts-fold-beyond-folds", ["train", "mts", "--folds", "3", "--fold", "5", "--out", "newdir"],
+     "--fold 5: --folds 3 numbers its folds 1 to 3", False),
+    ("mts-fold-one-model", ["train", "mts", *KPM_L, "--fold", "2", "--out", "newdir"], "--fold 2", False),
     ("mts-no-argkp", ["--data-dir", "adir", "train", "mts", *KPM_L, "--out", "adir"], "--eval-split", False),
     # eval triplets
     ("triplets-missing-column", ["eval", "triplets", "notriplets.jsonl"], "negative", False),
