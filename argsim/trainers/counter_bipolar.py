@@ -27,8 +27,11 @@ class CrossValidation:
 
 
 def check_init(config: NeuralConfig, init: str | Path | None) -> None:
-    """Refuse, one line and before any model or data is loaded, `init` for the cross-encoder (it starts from
-    `config.base_model`; `init` starts heads) and an `init` that is no trained counter model of `config.kind`."""
+    """Refuse, one line and before any model or data is loaded, `train_layers` over a frozen encoder, `init` for
+    the cross-encoder (it starts from `config.base_model`; `init` starts heads) and an `init` that is no trained
+    counter model of `config.kind`."""
+    if config.train_layers and not config.train_encoder:
+        raise ArgsimError("--train-layers fine-tunes the encoder's top layers: add --train-encoder")
     if init is None:
         return
     if config.kind == "cross-encoder":

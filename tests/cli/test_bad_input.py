@@ -236,6 +236,8 @@ CASES: list[tuple[str, list[str], str, bool]] = [
      "one_pair.jsonl: 1 pair(s) with 2 distinct texts", False),
     ("bipolar-cross-one-pair", ["train", "bipolar", "--train", "pairs.jsonl", "--val", "pairs.jsonl", "--limit", "1",
                                 "--kind", "cross-encoder", "--out", "newdir"], "at least 3 are needed", False),
+    ("bipolar-layers-frozen", ["train", "bipolar", "--out", "newdir", "--train-layers", "2"], "--train-encoder",
+     False),
     ("bipolar-init-not-counter", ["train", "bipolar", "--out", "newdir", "--init", "adir"],
      "not a trained counter-argument model", False),
     ("bipolar-init-other-kind", ["train", "bipolar", "--out", "newdir", "--init", "counter-bi-encoder"],
