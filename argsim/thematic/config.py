@@ -60,7 +60,7 @@ class ThematicTrainConfig:
     word_vectors: str = setting("glove50", "BiLSTM word vectors: glove50, a word2vec file, or a static model "
                                 "folder (argsim distill).")
     model: str = setting("minilm", "--arch minilm: the sentence-transformers model to fine-tune (name, folder or "
-                         "Hugging Face id).")
+                         "Hugging Face id).", model=True)
     margin: float = setting(0.3, "--arch minilm: TripletLoss margin (Euclidean, unit vectors; 0.3 beat 1.0 on the "
                             "test triplets).", min=0)
     max_seq_length: int = setting(64, "--arch minilm: token limit per sentence.", min=1)

@@ -42,7 +42,7 @@ class RetrieverConfig:
         (16, 0.0002)
     """
 
-    model: str = setting("minilm", "The sentence-transformers model the adapter adapts.")
+    model: str = setting("minilm", "The sentence-transformers model the adapter adapts.", model=True)
     lora_rank: int = setting(16, "LoRA rank r (the shipped adapters' 16).", min=1)
     lora_alpha: float = setting(32.0, "LoRA scale numerator (the update is multiplied by alpha / rank).", min=0)
     lr: float = setting(2e-4, "AdamW learning rate (10% warm-up, linear decay).", min=0)

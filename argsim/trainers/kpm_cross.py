@@ -41,7 +41,7 @@ class CrossConfig:
     """
 
     model: str = setting("minilm", "Backbone: minilm, mpnet, a transformers / sentence-transformers folder or a "
-                         "Hugging Face id (e.g. FacebookAI/roberta-base).")
+                         "Hugging Face id (e.g. FacebookAI/roberta-base).", model=True)
     context: Literal["none", "topic", "topic-stance"] = setting(
         "none", "What precedes the argument: none, topic ('topic [SEP] argument') or topic-stance "
         "('topic [SEP] pro [SEP] argument'); the key point side is the key point alone.")

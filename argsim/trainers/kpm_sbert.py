@@ -37,7 +37,7 @@ class SbertConfig:
     """
 
     model: str = setting("minilm", "Base model: minilm, mpnet, a sentence-transformers folder or a Hugging Face id "
-                         "(e.g. sentence-transformers/all-MiniLM-L6-v2).")
+                         "(e.g. sentence-transformers/all-MiniLM-L6-v2).", model=True)
     loss: Literal["cosine", "contrastive", "mnrl"] = setting(
         "contrastive", "contrastive = ContrastiveLoss on the labelled pairs (recommended); cosine = regression of "
         "the cosine towards --positive-target / --negative-target (the report's best); mnrl = "

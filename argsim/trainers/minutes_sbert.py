@@ -36,7 +36,8 @@ class MinutesTrainConfig:
     """
 
     backbone: str = setting("ginza", "ginza (GiNZA word vectors + trainable dense layer over Sudachi tokens), "
-                            "minilm, or a sentence-transformers folder.", option="--model", aliases=("--backbone",))
+                            "minilm, or a sentence-transformers folder.", option="--model", aliases=("--backbone",),
+                            model=True)
     epochs: int = setting(3, "Epochs (the paper: 3).", min=1)
     batch_size: int = setting(16, "Batch size (the paper: 16).", min=1)
     lr: float = setting(1e-3, "Adam learning rate (the paper: 2e-5).", min=0)
