@@ -146,6 +146,8 @@ CASES: list[tuple[str, list[str], str, bool]] = [
      "did you mean 'minilm'", False),
     ("msbert-unknown-backbone", ["train", "minutes-sbert", "--train", "nope.jsonl", "--backbone", "nosuch-model",
                                  "--out", "newdir"], "unknown model 'nosuch-model'", False),
+    ("retriever-data-dir", ["--data-dir", "emptydir", "train", "counter-retriever", "--out", "newdir"],
+     "layout incomplete", False),
     ("retriever-unknown-model", ["--data-dir", "emptydir", "train", "counter-retriever", "--model", "nosuch-model",
                                  "--out", "newdir"], "unknown model", False),
     ("bipolar-unknown-model", ["train", "bipolar", "--train", "nope.jsonl", "--val", "pairs.jsonl", "--model",
