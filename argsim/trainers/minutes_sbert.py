@@ -55,6 +55,11 @@ class MinutesTrainConfig:
                                   "20,000 shared rows only.", min=0)
     seed: int = setting(13, "Random seed (the global --seed).", cli=False)
 
+    def __post_init__(self) -> None:
+        if self.backbone != "ginza" and (self.word_min_count or not self.update_embeddings):
+            raise ArgsimError(f"--word-min-count / --freeze-embeddings set the ginza backbone's word vectors; "
+                              f"--model {self.backbone} has none: drop them")
+
 
 def _load_triplets(path: Path, limit: int | None, seed: int) -> list[dict]:
     rows = random_subset(read_records(path, TripletRecord), limit, np.random.default_rng(seed))

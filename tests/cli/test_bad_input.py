@@ -204,6 +204,8 @@ CASES: list[tuple[str, list[str], str, bool]] = [
                                   "emptydir", "--out", "newdir"], "not a sentence-transformers", True),
     ("msbert-dev-missing", ["train", "minutes-sbert", "--train", "triplets.jsonl", "--dev", "nope.jsonl", "--out",
                             "newdir"], "nope.jsonl: file not found", False),
+    ("msbert-words-not-ginza", ["train", "minutes-sbert", "--train", "triplets.jsonl", "--model", "minilm",
+                                "--word-min-count", "2", "--out", "newdir"], "ginza backbone's word vectors", False),
     ("msbert-out-is-file", ["train", "minutes-sbert", "--train", "triplets.jsonl", "--out", "old.json"],
      "expected a folder", False),
     ("summ-length-zero", ["summarize", "minutes", "--input", "utterances.csv", "--length", "0"], "--length",
