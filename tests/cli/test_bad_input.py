@@ -244,6 +244,8 @@ CASES: list[tuple[str, list[str], str, bool]] = [
     ("engine-unknown", ["--engine", "spark", "train", "ltr"], "--engine", False),
     ("ltr-stopwords", ["train", "ltr", "--stopwords", "nltk"], "--stopwords", False),
     ("simple-sd-out-is-dir", ["train", "simple-sd", "--out", "adir"], "is a folder", False),
+    ("simple-sd-tune-setting-alone", ["--data-dir", "emptydir", "train", "simple-sd", "--tune-setting", "epa",
+                                      "--out", "s.json"], "add --tune", False),
     ("simple-sd-split", ["train", "simple-sd", "--split", "dev"], "--split", False),
     ("bipolar-batch-zero", ["train", "bipolar", "--out", "adir", "--batch-size", "0"], "--batch-size", False),
     ("bipolar-kind", ["train", "bipolar", "--out", "adir", "--kind", "tripolar"], "--kind", False),
