@@ -140,7 +140,8 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, log: Callab
     evaluations without a better score stop the run. `budget.max_minutes` stops after the epoch that crosses it;
     `budget.max_steps` mid-epoch, resumed exactly. `init`: `warm_start`'s folder.
     """
-    run = begin_run(config, out_dir, placement, budget, policy={"schedule": "constant", "max_grad_norm": None})
+    run = begin_run(config, out_dir, placement, budget, policy={"schedule": "constant", "max_grad_norm": None},
+                    trainer=f"counter-{config.kind}")
     out_dir, budget = run.out, run.budget
     model = model if model is not None else CounterModel(config)
     if init is not None:

@@ -130,7 +130,7 @@ def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, 
 
     from argsim.training.trainer import fit, save_st
 
-    run = begin_run(config, out, placement, budget, config.eval_every, {"warmup_ratio": 0.1})
+    run = begin_run(config, out, placement, budget, config.eval_every, {"warmup_ratio": 0.1}, "counter-retriever")
     corpus = corpus or load_counterargs(data_dir)
     rows = training_rows(corpus, "training", seed=run.placement.seed, limit=config.limit)
     model = load_sentence_transformer(config.model, device=run.placement.device)

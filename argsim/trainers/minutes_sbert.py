@@ -78,7 +78,7 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
 
     from argsim.training.trainer import fit
 
-    run = begin_run(config, out, placement, budget)
+    run = begin_run(config, out, placement, budget, trainer="minutes-sbert")
     train = _load_triplets(train_path, config.max_train, config.seed)
     dev = _load_triplets(dev_path, config.max_dev, config.seed) if dev_path else []
     if not train:

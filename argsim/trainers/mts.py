@@ -83,7 +83,7 @@ def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, quiet: bool = Fal
     epoch chooses the kept epoch (`info["dev"]`: the scores, `info["best_epoch"]`: the kept one)."""
     if cfg.variant not in VARIANTS:
         raise ArgsimError(f"unknown variant '{cfg.variant}': choose one of {', '.join(VARIANTS)}")
-    run = begin_run(cfg, out, placement, budget)
+    run = begin_run(cfg, out, placement, budget, trainer=f"kpm-{cfg.variant}")
     net = _net(cfg, init)
     loss_fn = (PairContrastiveLoss(cfg.contrastive_pos_margin, cfg.contrastive_neg_margin, cfg.miner_epsilon)
                if cfg.variant == "simakp" else

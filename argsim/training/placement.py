@@ -53,7 +53,8 @@ def resolve_placement(device: str = "auto", precision: str = "auto", threads: in
 
 
 def begin_run(config: object, out: str | Path, placement: Placement | None = None, budget: Budget | None = None,
-              eval_every: int = 0, policy: dict | None = None, **defaults: object) -> TrainRun:
+              eval_every: int = 0, policy: dict | None = None, trainer: str | None = None,
+              **defaults: object) -> TrainRun:
     """A trainer's `TrainRun`, every random generator seeded and the evaluation cadence checked before any work.
 
     Args:
@@ -62,6 +63,8 @@ def begin_run(config: object, out: str | Path, placement: Placement | None = Non
         placement: None: the CPU, fp32, `config.seed`. budget: None: `Budget(**defaults)`.
         eval_every: the steps between evaluations (`check_cadence`).
         policy: `OptimPolicy.from_config`'s fixed values (what the trainer does not let the user set).
+        trainer: the trainer's name in the records (`save_run`): an `out` holding another trainer's model is
+            refused (`argsim.training.record.check_out`).
 
     Returns:
         the `TrainRun`.
@@ -78,6 +81,10 @@ def begin_run(config: object, out: str | Path, placement: Placement | None = Non
     seed_everything(placement.seed)
     budget = budget or Budget(**defaults)
     check_cadence(eval_every, budget)
+    if trainer is not None:
+        from argsim.training.record import check_out
+
+        check_out(out, trainer)
     return TrainRun(Path(out), placement, budget, OptimPolicy.from_config(config, **(policy or {})),
                     getattr(config, "epochs", 1.0), getattr(config, "batch_size", 16))
 

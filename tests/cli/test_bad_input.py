@@ -51,6 +51,8 @@ def ws(tmp_path, monkeypatch):
     (tmp_path / "old.json").write_bytes(SENTINEL)
     (tmp_path / "adir").mkdir()
     (tmp_path / "emptydir").mkdir()
+    (tmp_path / "counter_model").mkdir()  # another trainer's model folder, as `train bipolar` leaves it
+    (tmp_path / "counter_model" / "train_config.json").write_text(json.dumps({"trainer": "counter-bipolar"}))
     (tmp_path / "adir" / "old.json").write_bytes(SENTINEL)
     (tmp_path / "adir" / "predictions.json").write_bytes(SENTINEL)
     # a model folder naming a foreign loader, one holding a pickle, one whose modules.json names a foreign class
@@ -175,6 +177,8 @@ CASES: list[tuple[str, list[str], str, bool]] = [
                               "--lora-rank", "4"], "--lora-rank is a setting of the other network", False),
     ("thematic-minilm-hidden", ["train", "thematic", "triplets.jsonl", "--out", "newdir", "--hidden", "10"],
      "--hidden is a setting of the other network", False),
+    ("thematic-out-other-model", ["train", "thematic", "triplets.jsonl", "--out", "counter_model", "--arch",
+                                  "bilstm"], "holds a counter-bipolar model", False),
     ("thematic-batch-zero", ["train", "thematic", "triplets.jsonl", "--out", "adir", "--batch-size", "0"],
      "--batch-size", False),
     ("thematic-missing", ["train", "thematic", "nope.jsonl", "--out", "adir"], "file not found", False),
@@ -206,6 +210,8 @@ CASES: list[tuple[str, list[str], str, bool]] = [
                             "newdir"], "nope.jsonl: file not found", False),
     ("msbert-words-not-ginza", ["train", "minutes-sbert", "--train", "triplets.jsonl", "--model", "minilm",
                                 "--word-min-count", "2", "--out", "newdir"], "ginza backbone's word vectors", False),
+    ("msbert-out-other-model", ["train", "minutes-sbert", "--train", "triplets.jsonl", "--out", "counter_model"],
+     "--out counter_model holds a counter-bipolar model", False),
     ("msbert-out-is-file", ["train", "minutes-sbert", "--train", "triplets.jsonl", "--out", "old.json"],
      "expected a folder", False),
     ("summ-length-zero", ["summarize", "minutes", "--input", "utterances.csv", "--length", "0"], "--length",
