@@ -282,6 +282,8 @@ CASES: list[tuple[str, list[str], str, bool]] = [
                            "texts.txt", "--out", "adir"], "is a folder", False),
     ("search-foreign-loader", ["rank", "counter-search", "--model", "foreign_loader", "--candidates", "texts.txt",
                                "--queries", "texts.txt", "--out", "s.jsonl"], "not a trained", True),
+    ("build-log-is-dir", ["models", "build", "minutes-sbert", "--log", "adir"], "is a folder", False),
+    ("build-log-under-file", ["models", "build", "minutes-sbert", "--log", "old.json/b.log"], "is a file", False),
     # report
     ("report-readme-is-dir", ["report", "--readme", "adir"], "is a folder", False),
     ("report-full-under-file", ["report", "--full", "old.json/x.md"], "is a file, not a folder", False),
