@@ -374,3 +374,30 @@ def test_every_output_is_checked_and_every_number_bounded():
             if ann.split(" ")[0] in ("int", "float", "list[int]") and info.min is None and p.name != "seed":
                 unbounded.append(f"{name} --{p.name}")
     assert not unchecked and not unbounded, (unchecked, unbounded)
+
+
+def test_the_python_api_refuses_the_training_inputs_the_command_line_refuses(tmp_path):
+    """The library functions behind the rows above refuse alike, before any model or data is loaded."""
+    from types import SimpleNamespace
+
+    from argsim.counter.neural.config import NeuralConfig
+    from argsim.counter.neural.data import PairData
+    from argsim.errors import ArgsimError
+    from argsim.trainers.counter_bipolar import train_bipolar
+    from argsim.trainers.minutes_sbert import MinutesTrainConfig
+    from argsim.trainers.mts import check_folds
+    from argsim.training import begin_run
+
+    one = PairData.from_text_pairs([("Ban cars.", "Cars carry the disabled.")], [("a", "b")])
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "train_config.json").write_text(json.dumps({"trainer": "counter-bipolar"}))
+    for call, phrase in [
+            (lambda: train_bipolar(NeuralConfig(), one, tmp_path / "o"), "at least 3"),
+            (lambda: train_bipolar(NeuralConfig(), one, tmp_path / "o", init="counter-bi-encoder"), "initialise"),
+            (lambda: train_bipolar(NeuralConfig(train_layers=2), one, tmp_path / "o"), "--train-encoder"),
+            (lambda: check_folds(3, [5]), "--fold 5"),
+            (lambda: MinutesTrainConfig(backbone="minilm", word_min_count=2), "ginza"),
+            (lambda: begin_run(SimpleNamespace(seed=1), tmp_path / "m", trainer="kpm-sbert"), "holds a counter")]:
+        with pytest.raises(ArgsimError, match=phrase):
+            call()
+    assert not (tmp_path / "o").exists()
