@@ -96,7 +96,7 @@ def model_path(name: str) -> Path:
     p = Path(name).expanduser()
     if p.is_dir():
         check_model_folder(p)  # before anything reads it as a model
-        return p
+        return check_model_files(p)
     if name in MODELS:
         raise ModelError(f"model '{name}' is not a transformer: it has no folder to fine-tune")
     match = nearest(name, known_names())

@@ -317,6 +317,8 @@ def _field_option(f: dataclasses.Field, meta: dict[str, Any], hint: Any = None) 
         extra["parser"] = finite_float(meta.get("min"), meta.get("max"))
     if "output" in meta:
         extra["callback"] = output_check(meta["output"])
+    elif meta.get("model"):
+        extra["callback"] = check_model_names
     # a field's option gets -m only where its metadata names it (a command may also have a --model of its own)
     decls = option_decls(dataclasses.field(metadata=meta)) if "option" in meta else option_decls(f)
     return typer.Option(meta.get("default", field_default(f)), *decls, help=meta.get("help", ""), **extra)
@@ -347,7 +349,8 @@ def config_options(cls: type, name: str = "config", exclude: tuple[str, ...] = (
             key = f"{f.name}__alias{i}"
             aliases[key] = f.name
             bounds = {k: f.metadata[k] for k in ("min", "max") if k in f.metadata}
-            options[key] = (hints[f.name] | None, typer.Option(None, alias, hidden=True, **bounds))
+            check = {"callback": check_model_names} if f.metadata.get("model") else {}
+            options[key] = (hints[f.name] | None, typer.Option(None, alias, hidden=True, **bounds, **check))
 
     def decorate(command: Command) -> Command:  # the options join the signature after the command's own
         signature = inspect.signature(command)

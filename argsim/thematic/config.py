@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from argsim.training import Budget
 
 ARCHES = ("minilm", "bilstm")
+#: the settings only the other network reads: given with this one, they are refused (`ThematicTrainConfig.checked`)
+FOREIGN = {"minilm": ("hidden", "attention", "dropout", "word_vectors"),
+           "bilstm": ("model", "margin", "max_seq_length", "lora_rank", "lora_alpha")}
 #: each network's recommended value of the settings that differ between them (a field left at None takes it):
 #: MiniLM the shipped `thematic` adapter's run; the BiLSTM the paper's Adam 1e-3, batch 64, no LoRA, and dev scored
 #: at epoch ends only
@@ -35,8 +38,9 @@ def _per_arch(name: str) -> str:
 @dataclass
 class ThematicTrainConfig:
     """Settings of the thematic triplet networks: `arch` picks the network; the BiLSTM's and MiniLM's own
-    fields are ignored by the other one; the per-arch fields left at None are filled in by `resolved`. `init`
-    continues a trained LoRA adapter (`argsim.backend.adapters.continue_adapter`), so training time adds up.
+    fields are refused by the other one (`checked`); the per-arch fields left at None are filled in by
+    `resolved`. `init` continues a trained LoRA adapter (`argsim.backend.adapters.continue_adapter`), so training
+    time adds up.
 
     Example:
         >>> shipped = ThematicTrainConfig().resolved()
@@ -60,7 +64,7 @@ class ThematicTrainConfig:
     word_vectors: str = setting("glove50", "BiLSTM word vectors: glove50, a word2vec file, or a static model "
                                 "folder (argsim distill).")
     model: str = setting("minilm", "--arch minilm: the sentence-transformers model to fine-tune (name, folder or "
-                         "Hugging Face id).")
+                         "Hugging Face id).", model=True)
     margin: float = setting(0.3, "--arch minilm: TripletLoss margin (Euclidean, unit vectors; 0.3 beat 1.0 on the "
                             "test triplets).", min=0)
     max_seq_length: int = setting(64, "--arch minilm: token limit per sentence.", min=1)
@@ -131,7 +135,7 @@ class ThematicTrainConfig:
         Raises:
             ArgsimError: an unknown arch; `--eval-every` without dev triplets; with MiniLM, a checkpoint interval
                 that is not a multiple of the evaluation interval (`argsim.training.budget.check_cadence`); `init`
-                with `--arch bilstm` or `--lora-rank 0`.
+                with `--arch bilstm` or `--lora-rank 0`; a setting of the other network (`FOREIGN`).
 
         Example:
             >>> ThematicTrainConfig().checked(has_dev=False).eval_every
@@ -148,7 +152,10 @@ class ThematicTrainConfig:
         if self.init and self.lora_rank == 0:
             raise ArgsimError("--init continues a LoRA adapter: --lora-rank 0 (fine-tune every weight) cannot; "
                               "drop --lora-rank")
-        config = self.resolved(has_dev=has_dev)
+        config, plain = self.resolved(has_dev=has_dev), ThematicTrainConfig(arch=self.arch).resolved(has_dev=has_dev)
+        if given := [f for f in FOREIGN.get(self.arch, ()) if getattr(config, f) != getattr(plain, f)]:
+            raise ArgsimError(f"--{given[0].replace('_', '-')} is a setting of the other network: --arch "
+                              f"{self.arch} does not read it; drop it")
         if config.arch == "minilm":
             check_cadence(config.eval_every, budget or Budget())
         return config

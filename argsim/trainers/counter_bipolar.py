@@ -27,10 +27,20 @@ class CrossValidation:
 
 
 def check_init(config: NeuralConfig, init: str | Path | None) -> None:
-    """Refuse `init` for the cross-encoder (it starts from `config.base_model`; `init` starts heads), one line."""
-    if init is not None and config.kind == "cross-encoder":
+    """Refuse, one line and before any model or data is loaded, `train_layers` over a frozen encoder, `init` for
+    the cross-encoder (it starts from `config.base_model`; `init` starts heads) and an `init` that is no trained
+    counter model of `config.kind`."""
+    if config.train_layers and not config.train_encoder:
+        raise ArgsimError("--train-layers fine-tunes the encoder's top layers: add --train-encoder")
+    if init is None:
+        return
+    if config.kind == "cross-encoder":
         raise ArgsimError("--init starts the heads of a Bi-, Unipolar- or Bipolar-encoder; a cross-encoder starts "
                           "from --model (a cross-encoder folder or a base model)")
+    from argsim.counter.neural.store import saved_kind
+
+    if (kind := saved_kind(init)) != config.kind:
+        raise ArgsimError(f"--init {init}: a {kind} model cannot initialise a {config.kind} model (--kind {kind})")
 
 
 def train_bipolar(config: NeuralConfig, data: PairData, out: str | Path, *, init: str | Path | None = None,
@@ -54,6 +64,10 @@ def train_bipolar(config: NeuralConfig, data: PairData, out: str | Path, *, init
     from argsim.training import is_main_process
 
     check_init(config, init)
+    if len(data.train_collection) < 3:  # a pair's negative is another text of the training collection
+        raise ArgsimError(f"{data.info.get('train_file', 'the training pairs')}: {len(data.train_pairs)} pair(s) with "
+                          f"{len(data.train_collection)} distinct texts; a pair's negative is another of them, so at "
+                          "least 3 are needed")
     seed = placement.seed if placement is not None else config.seed
     config = replace(config, seed=seed)  # the caller's config stays as given
     if config.kind == "cross-encoder":

@@ -111,7 +111,8 @@ def train_cross_encoder(config: NeuralConfig, pairs: Sequence[tuple[str, str]], 
         >>> train_cross_encoder(NeuralConfig(kind="cross-encoder"), pairs, texts, "models/ce")  # doctest: +SKIP
     """
     policy = {"lr": config.encoder_lr, "schedule": "constant", "max_grad_norm": None}
-    run = replace(begin_run(config, out, placement, budget, policy=policy), epochs=1)  # epochs: in the examples
+    run = replace(begin_run(config, out, placement, budget, policy=policy, trainer="counter-cross-encoder"),
+                  epochs=1)  # epochs: in the examples
     placement, budget, pairs = run.placement, run.budget, list(pairs)
     model = CrossEncoder(str(model_path(config.base_model)), num_labels=2, max_length=config.max_seq_length,
                          device=placement.device, **HF_LOAD)

@@ -143,7 +143,8 @@ def train(config: NeuralConfig, data: PairData, out_dir: str | Path, log: Callab
     `budget.max_steps` mid-epoch, resumed exactly; `budget.checkpoint_every` is refused (`check_epoch_selection`).
     `init`: `warm_start`'s folder.
     """
-    run = begin_run(config, out_dir, placement, budget, policy={"schedule": "constant", "max_grad_norm": None})
+    run = begin_run(config, out_dir, placement, budget, policy={"schedule": "constant", "max_grad_norm": None},
+                    trainer=f"counter-{config.kind}")
     check_epoch_selection(run.budget, f"the {config.kind}'s validation")  # its history and patience count epochs
     out_dir, budget = run.out, run.budget
     model = model if model is not None else CounterModel(config)

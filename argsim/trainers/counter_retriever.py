@@ -42,7 +42,7 @@ class RetrieverConfig:
         (16, 0.0002)
     """
 
-    model: str = setting("minilm", "The sentence-transformers model the adapter adapts.")
+    model: str = setting("minilm", "The sentence-transformers model the adapter adapts.", model=True)
     lora_rank: int = setting(16, "LoRA rank r (the shipped adapters' 16).", min=1)
     lora_alpha: float = setting(32.0, "LoRA scale numerator (the update is multiplied by alpha / rank).", min=0)
     lr: float = setting(2e-4, "AdamW learning rate (10% warm-up, linear decay).", min=0)
@@ -109,7 +109,8 @@ def validation_evaluator(corpus: CounterCorpus, limit: int | None = None):
 
 
 def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, budget=None,
-                            quiet: bool = True, corpus: CounterCorpus | None = None) -> dict:
+                            quiet: bool = True, corpus: CounterCorpus | None = None,
+                            data_dir: str | Path | None = None) -> dict:
     """Train the open-collection counter retriever (the module docstring) and save its adapter to `out`.
 
     Args:
@@ -117,7 +118,7 @@ def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, 
         out: the model folder (checkpoints under OUT/checkpoints; `--resume` continues from them).
         placement, budget: the run's device/precision/seed and budgets (`argsim.training`); None: CPU, fp32, none.
         quiet: no progress bars.
-        corpus: counterargs-18 (None: loaded from the data folder).
+        corpus: counterargs-18 (None: loaded from `data_dir`, the data folder; None: the default one).
 
     Returns:
         the run's statistics (steps, seconds, losses, validation scores, the best step and its nDCG@10).
@@ -129,8 +130,8 @@ def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, 
 
     from argsim.training.trainer import fit, save_st
 
-    run = begin_run(config, out, placement, budget, config.eval_every, {"warmup_ratio": 0.1})
-    corpus = corpus or load_counterargs()
+    run = begin_run(config, out, placement, budget, config.eval_every, {"warmup_ratio": 0.1}, "counter-retriever")
+    corpus = corpus or load_counterargs(data_dir)
     rows = training_rows(corpus, "training", seed=run.placement.seed, limit=config.limit)
     model = load_sentence_transformer(config.model, device=run.placement.device)
     set_st_max_seq_length(model, config.model, config.max_seq_length)

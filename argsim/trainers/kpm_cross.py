@@ -41,7 +41,7 @@ class CrossConfig:
     """
 
     model: str = setting("minilm", "Backbone: minilm, mpnet, a transformers / sentence-transformers folder or a "
-                         "Hugging Face id (e.g. FacebookAI/roberta-base).")
+                         "Hugging Face id (e.g. FacebookAI/roberta-base).", model=True)
     context: Literal["none", "topic", "topic-stance"] = setting(
         "none", "What precedes the argument: none, topic ('topic [SEP] argument') or topic-stance "
         "('topic [SEP] pro [SEP] argument'); the key point side is the key point alone.")
@@ -86,7 +86,7 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
 
     if cfg.context not in CONTEXTS:
         raise ArgsimError(f"unknown context '{cfg.context}': choose {', '.join(CONTEXTS)}")
-    run = begin_run(cfg, out, placement, budget, cfg.eval_every if dev is not None else 0)
+    run = begin_run(cfg, out, placement, budget, cfg.eval_every if dev is not None else 0, trainer="kpm-cross")
     model = load_cross_encoder(cfg.model, run.placement.device, cfg.max_seq_length, num_labels=1)
     sep = model.tokenizer.sep_token or "[SEP]"
     rows = pair_rows(train, cfg.context, sep)

@@ -37,7 +37,7 @@ class SbertConfig:
     """
 
     model: str = setting("minilm", "Base model: minilm, mpnet, a sentence-transformers folder or a Hugging Face id "
-                         "(e.g. sentence-transformers/all-MiniLM-L6-v2).")
+                         "(e.g. sentence-transformers/all-MiniLM-L6-v2).", model=True)
     loss: Literal["cosine", "contrastive", "mnrl"] = setting(
         "contrastive", "contrastive = ContrastiveLoss on the labelled pairs (recommended); cosine = regression of "
         "the cosine towards --positive-target / --negative-target (the report's best); mnrl = "
@@ -175,7 +175,7 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
         raise ArgsimError("--eval-every needs an evaluation split (--eval-split) and the sentence-transformers "
                           "trainer (no --train-layers)")
     placement = placement or (resolve_placement(device, "fp32", seed=cfg.seed) if device else None)
-    where = begin_run(cfg, out, placement, budget, cfg.eval_every, max_steps=cfg.max_steps)
+    where = begin_run(cfg, out, placement, budget, cfg.eval_every, trainer="kpm-sbert", max_steps=cfg.max_steps)
     model = _load_model(cfg, where.placement.device)
     set_st_max_seq_length(model, str(cfg.model), cfg.max_seq_length)
     rows, loss, extra = _rows_and_loss(model, train, cfg)

@@ -36,7 +36,8 @@ class MinutesTrainConfig:
     """
 
     backbone: str = setting("ginza", "ginza (GiNZA word vectors + trainable dense layer over Sudachi tokens), "
-                            "minilm, or a sentence-transformers folder.", option="--model", aliases=("--backbone",))
+                            "minilm, or a sentence-transformers folder.", option="--model", aliases=("--backbone",),
+                            model=True)
     epochs: int = setting(3, "Epochs (the paper: 3).", min=1)
     batch_size: int = setting(16, "Batch size (the paper: 16).", min=1)
     lr: float = setting(1e-3, "Adam learning rate (the paper: 2e-5).", min=0)
@@ -53,6 +54,11 @@ class MinutesTrainConfig:
                                   "vector of their own (initialised from GiNZA's shared row); 0 keeps GiNZA's "
                                   "20,000 shared rows only.", min=0)
     seed: int = setting(13, "Random seed (the global --seed).", cli=False)
+
+    def __post_init__(self) -> None:
+        if self.backbone != "ginza" and (self.word_min_count or not self.update_embeddings):
+            raise ArgsimError(f"--word-min-count / --freeze-embeddings set the ginza backbone's word vectors; "
+                              f"--model {self.backbone} has none: drop them")
 
 
 def _load_triplets(path: Path, limit: int | None, seed: int) -> list[dict]:
@@ -72,7 +78,7 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
 
     from argsim.training.trainer import fit
 
-    run = begin_run(config, out, placement, budget)
+    run = begin_run(config, out, placement, budget, trainer="minutes-sbert")
     train = _load_triplets(train_path, config.max_train, config.seed)
     dev = _load_triplets(dev_path, config.max_dev, config.seed) if dev_path else []
     if not train:

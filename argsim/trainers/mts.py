@@ -85,7 +85,7 @@ def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, quiet: bool = Fal
     `checkpoint_every` is refused with it)."""
     if cfg.variant not in VARIANTS:
         raise ArgsimError(f"unknown variant '{cfg.variant}': choose one of {', '.join(VARIANTS)}")
-    run = begin_run(cfg, out, placement, budget)
+    run = begin_run(cfg, out, placement, budget, trainer=f"kpm-{cfg.variant}")
     if dev is not None:
         check_epoch_selection(run.budget, "--keep-best")
     net = _net(cfg, init)
@@ -127,11 +127,18 @@ def _dev_rows(rec: dict, name: str, info: dict) -> dict:
     return {k: v for k, v in kept.items() if k not in ("epoch", "step")} | {"best_epoch": kept["epoch"]}
 
 
+def check_folds(folds: int, only: list[int] | None) -> None:
+    """One line for a fold of `only` (`--fold`) that `folds` (`--folds`) does not have; run before any work."""
+    if bad := [i for i in only or [] if not 1 <= i <= folds]:
+        raise ArgsimError(f"--fold {bad[0]}: --folds {folds} numbers its folds 1 to {folds}")
+
+
 def train_folds(train: KPMData, dev: KPMData, out: str | Path, cfg: MTSConfig, folds: int,
                 only: list[int] | None = None, quiet: bool = False, log_every: int = 0, placement=None,
                 budget=None) -> list[dict]:
     """Topic k-fold (fold 1 = the official split): a model per fold under out/fold_<i>, and `out` the ensemble
     (`argsim_encoder.json`) averaging their cosines."""
+    check_folds(folds, only)
     out, infos, members = Path(out), [], []
     for i, (tr, _held) in enumerate(topic_folds(train, dev, folds), start=1):
         folder = out / f"fold_{i}"

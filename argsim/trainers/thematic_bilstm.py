@@ -116,7 +116,8 @@ def train_bilstm(triplets: list[dict], out: Path, config: ThematicTrainConfig, d
     placement = placement or resolve_placement("cpu", "fp32", threads=config.threads, seed=config.seed)
     budget = budget or Budget(max_minutes=config.max_minutes, checkpoint_every=config.checkpoint_every, resume=True)
     run = begin_run(config, out, placement, budget, config.eval_every if dev else 0,
-                    {"schedule": "constant", "max_grad_norm": None})  # the paper's Adam at a constant rate, no clipping
+                    {"schedule": "constant", "max_grad_norm": None},  # the paper's Adam at a constant rate, no clipping
+                    trainer="thematic-bilstm")
     if config.max_triplets and len(triplets) > config.max_triplets:
         triplets = random.Random(config.seed).sample(triplets, config.max_triplets)
     vocab, matrix = build_vocabulary([t[f] for t in triplets for f in TRIPLET_FIELDS],

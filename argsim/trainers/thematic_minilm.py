@@ -49,7 +49,8 @@ def finetune_sentence_transformer(triplets: list[dict], out: Path, config: Thema
         >>> stats = finetune_sentence_transformer(rows, Path("models/thematic-more"), more)  # doctest: +SKIP
     """
     config = (config or ThematicTrainConfig()).resolved("minilm", has_dev=bool(dev))
-    run = begin_run(config, out, placement, budget, config.eval_every if dev else 0, {"warmup_ratio": 0.1})
+    run = begin_run(config, out, placement, budget, config.eval_every if dev else 0, {"warmup_ratio": 0.1},
+                    trainer="thematic-minilm")
     if config.max_minutes and run.budget.max_minutes is None:
         run = replace(run, budget=replace(run.budget, max_minutes=config.max_minutes))
     evaluator = None

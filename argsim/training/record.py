@@ -9,6 +9,7 @@ import platform
 from dataclasses import asdict
 from pathlib import Path
 
+from argsim.errors import ArgsimError
 from argsim.io import read_json_as, sha256_file, widen_private_files, write_json, write_text
 from argsim.measure import peak_memory_mb
 from argsim.schemas import TrainRecord
@@ -21,6 +22,19 @@ CARD = "README.md"
 LIBRARIES = ("torch", "transformers", "sentence-transformers", "accelerate", "datasets", "huggingface-hub",
              "numpy", "pytorch-metric-learning")
 CARD_MARK = "<!-- argsim training -->"
+
+
+def check_trainer(out: str | Path, trainer: str) -> None:
+    """One line when OUT holds another trainer's model (the `trainer` of its train_config.json): training there would
+    overwrite that model's files."""
+    path = Path(out) / TRAIN_CONFIG
+    try:
+        other = json.loads(path.read_text(encoding="utf-8")).get("trainer") if path.is_file() else None
+    except (OSError, ValueError, AttributeError):
+        other = None
+    if other and other != trainer:
+        raise ArgsimError(f"--out {out} holds a {other} model (its {TRAIN_CONFIG}); training {trainer} there would "
+                          "overwrite its files: choose another --out")
 
 
 def data_hash(rows: object) -> str:

@@ -16,6 +16,7 @@ from argsim.settings import seed_everything
 from argsim.training.budget import Budget, check_cadence
 from argsim.training.placement import Placement, TrainRun, is_main_process, resolve_placement
 from argsim.training.policy import OptimPolicy
+from argsim.training.record import check_trainer
 
 CHECKPOINTS = "checkpoints"
 IDENTITY = "run.json"  # beside the checkpoints and in each: the data, architecture and settings they were trained on
@@ -23,7 +24,8 @@ WEIGHTS = "model.safetensors"  # a custom network's checkpoint
 
 
 def begin_run(config: object, out: str | Path, placement: Placement | None = None, budget: Budget | None = None,
-              eval_every: int = 0, policy: dict | None = None, **defaults: object) -> TrainRun:
+              eval_every: int = 0, policy: dict | None = None, trainer: str | None = None,
+              **defaults: object) -> TrainRun:
     """A trainer's `TrainRun`, every random generator seeded, the evaluation cadence and OUT (`check_out`) checked
     before any work.
 
@@ -33,6 +35,8 @@ def begin_run(config: object, out: str | Path, placement: Placement | None = Non
         placement: None: the CPU, fp32, `config.seed`. budget: None: `Budget(**defaults)`.
         eval_every: the steps between evaluations (`check_cadence`).
         policy: `OptimPolicy.from_config`'s fixed values (what the trainer does not let the user set).
+        trainer: the trainer's name in the records (`save_run`): an `out` holding another trainer's model is
+            refused (`argsim.training.record.check_trainer`).
 
     Returns:
         the `TrainRun`.
@@ -51,6 +55,8 @@ def begin_run(config: object, out: str | Path, placement: Placement | None = Non
     check_cadence(eval_every, budget)
     run = TrainRun(Path(out), placement, budget, OptimPolicy.from_config(config, **(policy or {})),
                    getattr(config, "epochs", 1.0), getattr(config, "batch_size", 16))
+    if trainer is not None:
+        check_trainer(out, trainer)
     check_out(run)  # --resume's and OUT's refusals before the data and the model load
     return run
 

@@ -21,7 +21,8 @@ SENTINEL = b"already written: must survive\n"
 @pytest.fixture
 def ws(tmp_path, monkeypatch):
     """A work folder with small valid inputs of every kind, an existing file `old.json`, a folder `adir/` holding
-    `adir/old.json`, and a foreign module `evilmod` on sys.path that would drop `MARKER` when imported."""
+    `adir/old.json`, an empty folder `emptydir/`, and a foreign module `evilmod` on sys.path that would drop
+    `MARKER` when imported."""
     monkeypatch.chdir(tmp_path)
     kpm = FIXTURES / "kpm"
     for name in ("arguments.csv", "key_points.csv", "labels.csv"):
@@ -35,6 +36,8 @@ def ws(tmp_path, monkeypatch):
     shutil.copy(REPO / "examples" / "thematic" / "sentences.jsonl", tmp_path / "sentences.jsonl")
     shutil.copy(REPO / "examples" / "counter" / "arguments.jsonl", tmp_path / "counter.jsonl")
     shutil.copy(FIXTURES / "minutes" / "utterances.csv", tmp_path / "utterances.csv")
+    shutil.copy(REPO / "examples" / "counter_neural" / "val.jsonl", tmp_path / "pairs.jsonl")
+    (tmp_path / "one_pair.jsonl").write_text('{"point": "Ban cars.", "counter": "Cars carry the disabled."}\n')
     rows = (tmp_path / "utterances.csv").read_text(encoding="utf-8").splitlines()
     header = rows[0].split(",")
     (tmp_path / "badlength.csv").write_text(
@@ -47,6 +50,9 @@ def ws(tmp_path, monkeypatch):
     (tmp_path / "notriplets.jsonl").write_text('{"anchor": "a", "positive": "b"}\n', encoding="utf-8")
     (tmp_path / "old.json").write_bytes(SENTINEL)
     (tmp_path / "adir").mkdir()
+    (tmp_path / "emptydir").mkdir()
+    (tmp_path / "counter_model").mkdir()  # another trainer's model folder, as `train bipolar` leaves it
+    (tmp_path / "counter_model" / "train_config.json").write_text(json.dumps({"trainer": "counter-bipolar"}))
     (tmp_path / "adir" / "old.json").write_bytes(SENTINEL)
     (tmp_path / "adir" / "predictions.json").write_bytes(SENTINEL)
     # a model folder naming a foreign loader, one holding a pickle, one whose modules.json names a foreign class
@@ -134,12 +140,29 @@ CASES: list[tuple[str, list[str], str, bool]] = [
     ("sbert-batch-zero", ["train", "sbert", *KPM_L, "--batch-size", "0", "--out", "adir"], "--batch-size", False),
     ("sbert-loss", ["train", "sbert", *KPM_L, "--loss", "triplet", "--out", "adir"], "--loss", False),
     ("sbert-out-is-file", ["train", "sbert", *KPM_L, "--out", "old.json"], "expected a folder", False),
+    ("sbert-model-not-a-model", ["train", "sbert", *KPM_L, "--model", "emptydir", "--out",
+                                 "newdir"], "not a sentence-transformers, transformers or argsim model folder", True),
+    # a trainer's model is checked before its data is read (here: missing)
+    ("sbert-unknown-model", ["train", "sbert", "--arguments", "nope.csv", "--key-points", "key_points.csv",
+                             "--labels", "labels.csv", "--model", "MiniLM", "--out", "newdir"],
+     "did you mean 'minilm'", False),
+    ("msbert-unknown-backbone", ["train", "minutes-sbert", "--train", "nope.jsonl", "--backbone", "nosuch-model",
+                                 "--out", "newdir"], "unknown model 'nosuch-model'", False),
+    ("retriever-data-dir", ["--data-dir", "emptydir", "train", "counter-retriever", "--out", "newdir"],
+     "layout incomplete", False),
+    ("retriever-unknown-model", ["--data-dir", "emptydir", "train", "counter-retriever", "--model", "nosuch-model",
+                                 "--out", "newdir"], "unknown model", False),
+    ("bipolar-unknown-model", ["train", "bipolar", "--train", "nope.jsonl", "--val", "pairs.jsonl", "--model",
+                               "nosuch-model", "--out", "newdir"], "unknown model", False),
     ("sbert-no-labels", ["train", "sbert", *KPM, "--out", "adir"], "labels", False),
     ("sbert-no-argkp", ["--data-dir", "adir", "train", "sbert", *KPM_L, "--out", "adir"], "--eval-split", False),
     ("mts-epochs-zero", ["train", "mts", *KPM_L, "--epochs", "0", "--out", "adir"], "--epochs", False),
     ("mts-variant", ["train", "mts", *KPM_L, "--variant", "big", "--out", "adir"], "--variant", False),
     ("mts-pooling", ["train", "mts", *KPM_L, "--pooling", "max", "--out", "adir"], "--pooling", False),
     ("mts-folds-own-data", ["train", "mts", *KPM_L, "--folds", "3", "--out", "adir"], "--folds", False),
+    ("mts-fold-beyond-folds", ["train", "mts", "--folds", "3", "--fold", "5", "--out", "newdir"],
+     "--fold 5: --folds 3 numbers its folds 1 to 3", False),
+    ("mts-fold-one-model", ["train", "mts", *KPM_L, "--fold", "2", "--out", "newdir"], "--fold 2", False),
     ("mts-no-argkp", ["--data-dir", "adir", "train", "mts", *KPM_L, "--out", "adir"], "--eval-split", False),
     # eval triplets
     ("triplets-missing-column", ["eval", "triplets", "notriplets.jsonl"], "negative", False),
@@ -150,6 +173,12 @@ CASES: list[tuple[str, list[str], str, bool]] = [
     ("thematic-out-is-file", ["train", "thematic", "triplets.jsonl", "--out", "old.json"], "expected a folder",
      False),
     ("thematic-arch", ["train", "thematic", "triplets.jsonl", "--out", "adir", "--arch", "gru"], "--arch", False),
+    ("thematic-bilstm-lora", ["train", "thematic", "triplets.jsonl", "--out", "newdir", "--arch", "bilstm",
+                              "--lora-rank", "4"], "--lora-rank is a setting of the other network", False),
+    ("thematic-minilm-hidden", ["train", "thematic", "triplets.jsonl", "--out", "newdir", "--hidden", "10"],
+     "--hidden is a setting of the other network", False),
+    ("thematic-out-other-model", ["train", "thematic", "triplets.jsonl", "--out", "counter_model", "--arch",
+                                  "bilstm"], "holds a counter-bipolar model", False),
     ("thematic-batch-zero", ["train", "thematic", "triplets.jsonl", "--out", "adir", "--batch-size", "0"],
      "--batch-size", False),
     ("thematic-missing", ["train", "thematic", "nope.jsonl", "--out", "adir"], "file not found", False),
@@ -175,6 +204,14 @@ CASES: list[tuple[str, list[str], str, bool]] = [
      "--batch-size", False),
     ("msbert-distance", ["train", "minutes-sbert", "--train", "triplets.jsonl", "--distance", "l1"], "--distance",
      False),
+    ("msbert-model-not-a-model", ["train", "minutes-sbert", "--train", "triplets.jsonl", "--model",
+                                  "emptydir", "--out", "newdir"], "not a sentence-transformers", True),
+    ("msbert-dev-missing", ["train", "minutes-sbert", "--train", "triplets.jsonl", "--dev", "nope.jsonl", "--out",
+                            "newdir"], "nope.jsonl: file not found", False),
+    ("msbert-words-not-ginza", ["train", "minutes-sbert", "--train", "triplets.jsonl", "--model", "minilm",
+                                "--word-min-count", "2", "--out", "newdir"], "ginza backbone's word vectors", False),
+    ("msbert-out-other-model", ["train", "minutes-sbert", "--train", "triplets.jsonl", "--out", "counter_model"],
+     "--out counter_model holds a counter-bipolar model", False),
     ("msbert-out-is-file", ["train", "minutes-sbert", "--train", "triplets.jsonl", "--out", "old.json"],
      "expected a folder", False),
     ("summ-length-zero", ["summarize", "minutes", "--input", "utterances.csv", "--length", "0"], "--length",
@@ -213,12 +250,24 @@ CASES: list[tuple[str, list[str], str, bool]] = [
     ("engine-unknown", ["--engine", "spark", "train", "ltr"], "--engine", False),
     ("ltr-stopwords", ["train", "ltr", "--stopwords", "nltk"], "--stopwords", False),
     ("simple-sd-out-is-dir", ["train", "simple-sd", "--out", "adir"], "is a folder", False),
+    ("simple-sd-tune-setting-alone", ["--data-dir", "emptydir", "train", "simple-sd", "--tune-setting", "epa",
+                                      "--out", "s.json"], "add --tune", False),
     ("simple-sd-split", ["train", "simple-sd", "--split", "dev"], "--split", False),
     ("bipolar-batch-zero", ["train", "bipolar", "--out", "adir", "--batch-size", "0"], "--batch-size", False),
     ("bipolar-kind", ["train", "bipolar", "--out", "adir", "--kind", "tripolar"], "--kind", False),
     ("bipolar-out-is-file", ["train", "bipolar", "--out", "old.json"], "expected a folder", False),
     ("bipolar-cross-init", ["train", "bipolar", "--out", "newdir", "--kind", "cross-encoder", "--init", "adir"],
      "--init starts the heads", False),
+    ("bipolar-one-pair", ["train", "bipolar", "--train", "one_pair.jsonl", "--val", "pairs.jsonl", "--out", "newdir"],
+     "one_pair.jsonl: 1 pair(s) with 2 distinct texts", False),
+    ("bipolar-cross-one-pair", ["train", "bipolar", "--train", "pairs.jsonl", "--val", "pairs.jsonl", "--limit", "1",
+                                "--kind", "cross-encoder", "--out", "newdir"], "at least 3 are needed", False),
+    ("bipolar-layers-frozen", ["train", "bipolar", "--out", "newdir", "--train-layers", "2"], "--train-encoder",
+     False),
+    ("bipolar-init-not-counter", ["train", "bipolar", "--out", "newdir", "--init", "adir"],
+     "not a trained counter-argument model", False),
+    ("bipolar-init-other-kind", ["train", "bipolar", "--out", "newdir", "--init", "counter-bi-encoder"],
+     "a bi-encoder model cannot initialise a bipolar model", False),
     ("counter-neural-settings", ["eval", "counter-neural", "--settings", "epa,xyz"], "'xyz'", False),
     ("counter-neural-ks", ["eval", "counter-neural", "--ks", "10,0"], "--ks", False),
     ("demo-unknown-model", ["demo", "--model", "no-such-model"], "unknown model", True),
@@ -233,6 +282,8 @@ CASES: list[tuple[str, list[str], str, bool]] = [
                            "texts.txt", "--out", "adir"], "is a folder", False),
     ("search-foreign-loader", ["rank", "counter-search", "--model", "foreign_loader", "--candidates", "texts.txt",
                                "--queries", "texts.txt", "--out", "s.jsonl"], "not a trained", True),
+    ("build-log-is-dir", ["models", "build", "minutes-sbert", "--log", "adir"], "is a folder", False),
+    ("build-log-under-file", ["models", "build", "minutes-sbert", "--log", "old.json/b.log"], "is a file", False),
     # report
     ("report-readme-is-dir", ["report", "--readme", "adir"], "is a folder", False),
     ("report-full-under-file", ["report", "--full", "old.json/x.md"], "is a file, not a folder", False),
@@ -323,3 +374,30 @@ def test_every_output_is_checked_and_every_number_bounded():
             if ann.split(" ")[0] in ("int", "float", "list[int]") and info.min is None and p.name != "seed":
                 unbounded.append(f"{name} --{p.name}")
     assert not unchecked and not unbounded, (unchecked, unbounded)
+
+
+def test_the_python_api_refuses_the_training_inputs_the_command_line_refuses(tmp_path):
+    """The library functions behind the rows above refuse alike, before any model or data is loaded."""
+    from types import SimpleNamespace
+
+    from argsim.counter.neural.config import NeuralConfig
+    from argsim.counter.neural.data import PairData
+    from argsim.errors import ArgsimError
+    from argsim.trainers.counter_bipolar import train_bipolar
+    from argsim.trainers.minutes_sbert import MinutesTrainConfig
+    from argsim.trainers.mts import check_folds
+    from argsim.training import begin_run
+
+    one = PairData.from_text_pairs([("Ban cars.", "Cars carry the disabled.")], [("a", "b")])
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "train_config.json").write_text(json.dumps({"trainer": "counter-bipolar"}))
+    for call, phrase in [
+            (lambda: train_bipolar(NeuralConfig(), one, tmp_path / "o"), "at least 3"),
+            (lambda: train_bipolar(NeuralConfig(), one, tmp_path / "o", init="counter-bi-encoder"), "initialise"),
+            (lambda: train_bipolar(NeuralConfig(train_layers=2), one, tmp_path / "o"), "--train-encoder"),
+            (lambda: check_folds(3, [5]), "--fold 5"),
+            (lambda: MinutesTrainConfig(backbone="minilm", word_min_count=2), "ginza"),
+            (lambda: begin_run(SimpleNamespace(seed=1), tmp_path / "m", trainer="kpm-sbert"), "holds a counter")]:
+        with pytest.raises(ArgsimError, match=phrase):
+            call()
+    assert not (tmp_path / "o").exists()

@@ -269,8 +269,9 @@ def train_counter_retriever_cmd(
     over the training and validation arguments) is kept with --eval-every, and scored at the end."""
     from argsim.trainers.counter_retriever import train_counter_retriever
 
-    where = placement(ctx)
-    stats = train_counter_retriever(replace(config, seed=where.seed), out, where, plan, quiet=run_config(ctx).quiet)
+    run, where = run_config(ctx), placement(ctx)
+    stats = train_counter_retriever(replace(config, seed=where.seed), out, where, plan, quiet=run.quiet,
+                                    data_dir=run.data_dir)
     if where.processes == 1 or is_main_process():
         console.print(summary_table(f"trained counter-retriever -> {out}", ["statistic", "value"],
                                     [[k, v] for k, v in stats.items() if k not in ("losses", "evals")]))

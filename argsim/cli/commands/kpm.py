@@ -239,8 +239,9 @@ def train_mts_cmd(
     `rank keypoints --model DIR` loads."""
     from argsim.kpm.evaluate import evaluate_folds, feature_size, fold_summary
     from argsim.kpm.mts.batches import topic_folds
-    from argsim.trainers.mts import train_folds, train_mts
+    from argsim.trainers.mts import check_folds, train_folds, train_mts
 
+    check_folds(folds, list(fold))
     if folds > 1 and source.arguments is not None:
         raise ArgsimError("--folds works on the ArgKP-2021 topics (train+dev); train on your own files with --folds 1")
     if keep_best and folds > 1:

@@ -13,6 +13,7 @@ from argsim.cli.groups import console, eval_app, run_config, summarize_app, summ
 from argsim.cli.params import (
     OUT_DIR,
     OUT_FILE,
+    _is_default,
     budget_options,
     choices,
     config_options,
@@ -75,8 +76,8 @@ def train_minutes_sbert(
                                         "positive, negative), e.g. from `argsim data triplets minutes`.")] = Path(
         "runs/minutes-triplets/train.jsonl"),
     dev: Annotated[Path | None, typer.Option(callback=from_workdir, help="Dev triplets scored after each epoch "
-                                             "(TripletEvaluator); skipped when the file does not exist or is "
-                                             "''.")] = Path("runs/minutes-triplets/dev.jsonl"),
+                                             "(TripletEvaluator); skipped when it is '' or when the default "
+                                             "file does not exist.")] = Path("runs/minutes-triplets/dev.jsonl"),
     out: Annotated[Path, typer.Option(
         callback=OUT_DIR, help="Output folder (sentence-transformers format).")] = Path("models/minutes-sbert"),
 ) -> None:
@@ -90,8 +91,9 @@ def train_minutes_sbert(
 
     where = placement(ctx)
     config = replace(config, seed=where.seed)
-    log = run(train, dev if dev is not None and dev.is_file() else None, out, config, placement=where, budget=plan,
-              quiet=run_config(ctx).quiet)
+    if dev is not None and (str(dev) == "." or not dev.is_file() and _is_default(ctx, "dev")):
+        dev = None  # '' given, or the default file not made: a --dev given must be read (one line if it cannot)
+    log = run(train, dev, out, config, placement=where, budget=plan, quiet=run_config(ctx).quiet)
     if not is_main_process():
         return
     rows = [["train triplets", log["train_triplets"]], ["seconds", log["seconds"]],

@@ -15,6 +15,7 @@ from argsim.backend import MODELS
 from argsim.benchmarks.backends import BackendBenchOptions, parse_threads, run_backends_benchmark, variant_names
 from argsim.cli.groups import GROUPS, check_global_options, console, group, run_config, step_options, summary_table
 from argsim.cli.params import config_options, finite_float
+from argsim.io import check_output_path
 from argsim.modelbuild.inventory import redraw_curves, trained_models
 from argsim.modelbuild.publish import TASKS, publish, shipped_summaries
 from argsim.paths import results_dir, workdir
@@ -128,6 +129,9 @@ def models_build(
 
     run = run_config(ctx)
     root = workdir(run.workdir)
+    log = log if log.is_absolute() else root / log
+    if not list_only:
+        check_output_path(log)  # a folder or a path under a file: one line before any recipe runs
     the_plan = plan(names or [], root)
     console.print(summary_table("models build", ["recipe", "state", "2 CPUs (min)", "1 GPU (min, est.)", "output"],
                                 [[r.name, the_plan.states[r.name], f"{r.cpu_minutes:g}", f"{r.gpu_minutes:g}", r.out]
@@ -142,7 +146,6 @@ def models_build(
         return
     options = step_options(ctx.find_root().command, {"seed": run.seed, "device": run.device,
                                                      "precision": run.precision, "data_dir": run.data_dir})
-    log = log if log.is_absolute() else root / log
     summaries = build(the_plan, root, log, options, quiet=run.quiet, echo=console.print, max_minutes=max_minutes)
     count = {k: sum(s["status"] == k for s in summaries) for k in ("built", "skipped", "stopped", "pending")}
     console.print(f"models build: {count['built']} built, {count['skipped']} already finished"

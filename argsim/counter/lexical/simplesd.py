@@ -154,6 +154,8 @@ def study_readings(split: str, settings: list[str], limit: int | None = None, tu
     settings, else the first) starting from its best reading, on features cached in `cache_dir` (None: no
     cache). Returns the report written as JSON: `readings` (setting -> reading -> accuracy, plus points and
     seconds) and, when tuned, `tuned` and `weights`."""
+    if tune_setting and not tune:
+        raise ArgsimError(f"--tune-setting {tune_setting} picks the setting that --tune searches on: add --tune")
     report: dict = {"split": split, "word_vectors": word_vectors, "stopwords": stopwords, "limit": limit,
                     "seed": seed, "readings": {}}
     compare = partial(compare_readings, word_vectors=word_vectors, engine=engine, stopwords=stopwords)

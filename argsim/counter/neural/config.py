@@ -56,7 +56,8 @@ class NeuralConfig:
     kind: Literal["bipolar", "bipolar-nodiff", "bi-encoder", "unipolar-ret", "unipolar-cls", "cross-encoder"] = \
         setting("bipolar", "bipolar | bipolar-nodiff | bi-encoder | unipolar-ret | unipolar-cls | cross-encoder")
     base_model: str = setting("minilm", "Starting transformer: minilm, mpnet, a folder or a Hugging Face id (e.g. "
-                              "bert-base-uncased; the paper's).", option="--model", aliases=("--base-model",))
+                              "bert-base-uncased; the paper's).", option="--model", aliases=("--base-model",),
+                              model=True)
     pooling: Literal["mean-norm", "mean", "cls"] = setting(
         "mean-norm", "mean-norm (the sentence-transformers pipeline) | mean | cls (the paper's [CLS])")
     train_encoder: bool = setting(False, "Fine-tune the transformer (the paper: 200 epochs on a V100) or train the "

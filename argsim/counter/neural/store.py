@@ -107,6 +107,20 @@ def is_model_folder(folder: str | Path) -> bool:
     return (folder / "config.json").is_file() and heads_file(folder) is not None
 
 
+def trained_folder(folder: str | Path) -> Path:
+    """The folder of `folder` (`resolve_folder`), if it holds a trained counter model; ModelError (one line) else."""
+    if not is_model_folder(folder := resolve_folder(folder)):
+        raise ModelError(f"{folder}: not a trained counter-argument model (needs config.json and {HEADS}; "
+                         "train one with `argsim train bipolar`)")
+    return folder
+
+
+def saved_kind(folder: str | Path) -> str:
+    """The kind (`NeuralConfig.kind`) of the trained counter model `folder`, read from its config.json only."""
+    with model_files(folder := trained_folder(folder), "counter-argument model"):
+        return NeuralConfig.from_dict(read_json_as(dict[str, object], folder / "config.json")).kind
+
+
 def load_model(folder: str | Path) -> CounterModel:
     """Load a folder written by `save_model` (or a shipped counter model by name); a clear ModelError when it is
     not one, or when the card's base is not the installed one.
@@ -124,10 +138,7 @@ def load_model(folder: str | Path) -> CounterModel:
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
-    folder = resolve_folder(folder)
-    if not is_model_folder(folder):
-        raise ModelError(f"{folder}: not a trained counter-argument model (needs config.json and {HEADS}; "
-                         "train one with `argsim train bipolar`)")
+    folder = trained_folder(folder)
     check_model_folder(folder)
     weights = heads_file(folder)
     with model_files(folder, "counter-argument model"):

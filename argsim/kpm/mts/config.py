@@ -28,7 +28,7 @@ class MTSConfig:
         ('cls-last4', 'qa')
     """
 
-    model: str = setting("minilm", "Backbone: minilm, mpnet or a transformers folder.")
+    model: str = setting("minilm", "Backbone: minilm, mpnet or a transformers folder.", model=True)
     variant: Literal["mts", "qa", "simakp"] = setting(
         "mts", "mts (the paper's model), qa ('topic [SEP] statement' inputs, section 5.4) or simakp (pair-wise "
         "contrastive baseline, section 5.4).")
