@@ -48,6 +48,8 @@ def begin_run(config: object, out: str | Path, placement: Placement | None = Non
         >>> run.placement.seed, cfg.seed, run.budget.max_steps, run.policy.lr
         (7, 7, 3, 0.001)
     """
+    if trainer is not None:
+        check_trainer(out, trainer)
     placement = placement or resolve_placement("cpu", "fp32", seed=config.seed)
     config.seed = placement.seed
     seed_everything(placement.seed)
@@ -55,11 +57,8 @@ def begin_run(config: object, out: str | Path, placement: Placement | None = Non
     check_cadence(eval_every, budget)
     run = TrainRun(Path(out), placement, budget, OptimPolicy.from_config(config, **(policy or {})),
                    getattr(config, "epochs", 1.0), getattr(config, "batch_size", 16))
-    if trainer is not None:
-        check_trainer(out, trainer)
     check_out(run)  # --resume's and OUT's refusals before the data and the model load
     return run
-
 
 
 def last_checkpoint(out: Path) -> str | None:
