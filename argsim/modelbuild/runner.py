@@ -2,8 +2,9 @@
 
 State lives in the recipes' own folders: a recipe is finished when `OUT/models_build.json` says so for the same
 command line, or trained when its `train_config.json` shows a run that no budget stopped; an interrupted one (a
-checkpoint under OUT) continues with `--resume`. Steps run as child processes (`python -m argsim.cli.app ...`, the
-same global options), their output appended to the log; the bar advances by each recipe's estimated minutes.
+checkpoint under OUT) continues with `--resume` (a run that finished but failed before its record, with no checkpoint
+at its end, trains again: nothing to resume). Steps run as child processes (`python -m argsim.cli.app ...`, the same
+global options), their output appended to the log; the bar advances by each recipe's estimated minutes.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from argsim.modelbuild.inventory import number, read_json_object
 from argsim.modelbuild.recipes import RECIPES, Recipe, line
 from argsim.progress import progress_bar
 from argsim.results import result_rows, write_results
+from argsim.training.run import finished_past
 
 MARKER = "models_build.json"
 BUDGET_STOPS = ("max_steps", "max_minutes")
@@ -69,7 +71,9 @@ def state(recipe: Recipe, root: Path) -> str:
     if config is not None and config.get("stopped_by") not in BUDGET_STOPS:
         return "trained"
     if (out / "checkpoints").is_dir() or (out / "checkpoint.pt").is_file():
-        return "interrupted"
+        # a run that finished without its record (it failed after training) and no checkpoint at its end: --resume
+        # would be refused (nothing to resume), so it trains again
+        return "new" if finished_past(out) is not None else "interrupted"
     return "new"
 
 

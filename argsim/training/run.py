@@ -76,6 +76,17 @@ def last_checkpoint(out: Path) -> str | None:
     return str(found[0]) if found else None
 
 
+def finished_past(out: Path) -> int | None:
+    """The steps of the finished run recorded in OUT/checkpoints/run.json when no checkpoint is at its end (`--resume`
+    has nothing to continue: `argsim models build` trains such a recipe again), else None."""
+    saved = Path(out) / CHECKPOINTS / IDENTITY
+    finished = read_json_as(dict[str, object], saved).get("finished") if saved.is_file() else None
+    newest = last_checkpoint(Path(out))
+    if finished is None or (newest is not None and int(newest.rsplit("-", 1)[1]) >= int(finished)):
+        return None
+    return int(finished)
+
+
 def check_checkpoint(folder: str) -> None:
     """Refuse in one line a checkpoint to resume whose state or weights are missing, or whose JSON, safetensors or
     torch files do not read whole (a save cut short), before any of it is loaded."""
@@ -123,10 +134,10 @@ def resume_point(saved: Path, budget: Budget, ident: dict, early: bool = False) 
 
     resume_from = last_checkpoint(saved.parent.parent) if budget.resume else None
     recorded = read_json_as(dict[str, object], saved) if budget.resume and saved.is_file() else {}
-    if (finished := recorded.pop("finished", None)) is not None and \
-            (resume_from is None or int(resume_from.rsplit("-", 1)[1]) < int(finished)):
+    if budget.resume and (finished := finished_past(saved.parent.parent)) is not None:
         raise ArgsimError(f"--resume: {saved.parent.parent} holds a finished run ({finished} steps) and no "
                           "checkpoint at its end: nothing to resume; drop --resume to train it again")
+    recorded.pop("finished", None)
     if resume_from is not None and (own := Path(resume_from) / IDENTITY).is_file():  # its own run's record
         recorded = read_json_as(dict[str, object], own)
     if not early and resume_from is not None and resume_from != (newest := get_last_checkpoint(str(saved.parent))):

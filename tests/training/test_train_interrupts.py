@@ -345,3 +345,39 @@ def test_resume_checks_a_checkpoint_an_earlier_run_left_against_that_run(assets,
             bilstm(out, assets["bilstm"], False, rows=tiny_triplets(28))
     with pytest.raises(ArgsimError, match="checkpoint-1 was trained on other data"):
         bilstm(out, assets["bilstm"], True, rows=tiny_triplets(28))
+
+
+def test_a_budget_stop_is_not_finished_and_an_older_record_still_resumes_into_more_epochs(assets, tmp_path):
+    from dataclasses import replace
+
+    from argsim.trainers.thematic_bilstm import ThematicTrainConfig, train_bilstm
+
+    out, saved = tmp_path / "m", tmp_path / "m" / "checkpoints" / "run.json"
+    config = ThematicTrainConfig(hidden=8, attention=4, batch_size=4, epochs=2, seed=5,
+                                 word_vectors=str(assets["bilstm"]))
+    train_bilstm(tiny_triplets(32), out, config, log=lambda *_: None, placement=_cpu(), budget=Budget(max_steps=3))
+    assert "finished" not in json.loads(saved.read_text())  # a --max-steps stop: --resume continues it
+    # the record of an older argsim: the data and the architecture only, none in the checkpoint
+    saved.write_text(json.dumps({k: v for k, v in json.loads(saved.read_text()).items()
+                                 if k in ("data", "architecture")}))
+    (out / "checkpoints" / "checkpoint-3" / "run.json").unlink()
+    assert bilstm(out, assets["bilstm"], True) == PLANNED["bilstm"]
+    assert json.loads(saved.read_text())["finished"] == PLANNED["bilstm"]
+    more = replace(config, epochs=3)  # --resume with a larger --epochs: on into epoch 3
+    assert train_bilstm(tiny_triplets(32), out, more, log=lambda *_: None, placement=_cpu(),
+                        budget=Budget(resume=True)).steps == PLANNED["bilstm"] * 3 // 2
+
+
+def test_models_build_trains_again_a_finished_run_it_cannot_resume(tmp_path):
+    from argsim.modelbuild.recipes import Recipe
+    from argsim.modelbuild.runner import state
+
+    recipe = Recipe("r", "fake", "r", "m", "true m", 0.01, 0.01, "test")
+    (folder := tmp_path / "m" / "checkpoints").mkdir(parents=True)
+    (folder / "run.json").write_text(json.dumps({"data": "ab", "finished": 8}))  # no train_config.json: it failed after
+    (folder / "checkpoint-2").mkdir()
+    (folder / "checkpoint-2" / "trainer_state.json").write_text("{}")
+    assert state(recipe, tmp_path) == "new"  # --resume would be refused: nothing to resume
+    (folder / "checkpoint-8").mkdir()
+    (folder / "checkpoint-8" / "trainer_state.json").write_text("{}")
+    assert state(recipe, tmp_path) == "interrupted"
