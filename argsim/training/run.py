@@ -129,27 +129,28 @@ def busy_message(out: Path) -> str:
 
 def resume_point(saved: Path, budget: Budget, ident: dict, early: bool = False) -> str | None:
     """The checkpoint to resume (None: from the beginning), its run's record (`saved`) checked against `ident`'s
-    keys; records `ident` for this run (`early`: checks only, no warning, nothing written)."""
+    keys; records `ident` for this run (`early`: checks only, no warning, nothing written; under DDP rank 0 warns and
+    writes)."""
     from transformers.trainer_utils import get_last_checkpoint
 
-    resume_from = last_checkpoint(saved.parent.parent) if budget.resume else None
-    recorded = read_json_as(dict[str, object], saved) if budget.resume and saved.is_file() else {}
-    if budget.resume and (finished := finished_past(saved.parent.parent)) is not None:
-        raise ArgsimError(f"--resume: {saved.parent.parent} holds a finished run ({finished} steps) and no "
-                          "checkpoint at its end: nothing to resume; drop --resume to train it again")
-    recorded.pop("finished", None)
-    if resume_from is not None and (own := Path(resume_from) / IDENTITY).is_file():  # its own run's record
-        recorded = read_json_as(dict[str, object], own)
-    if not early and resume_from is not None and resume_from != (newest := get_last_checkpoint(str(saved.parent))):
+    out, main = saved.parent.parent, is_main_process() and not early  # `main`: the one process that warns and writes
+    resume_from = last_checkpoint(out) if budget.resume else None
+    if budget.resume and (finished := finished_past(out)) is not None:
+        raise ArgsimError(f"--resume: {out} holds a finished run ({finished} steps) and no checkpoint at its end: "
+                          "nothing to resume; drop --resume to train it again")
+    if main and resume_from is not None and resume_from != (newest := get_last_checkpoint(str(saved.parent))):
         warn(f"--resume: {newest} is incomplete (its save was cut short), so the run continues from {resume_from}")
-    if not early and budget.resume and resume_from is None:
+    if main and budget.resume and resume_from is None:
         warn(f"--resume: no checkpoint under {saved.parent}, so the training starts from the beginning")
     if resume_from is not None:
-        if differs := [f"on other {k}" if k in ("data", "architecture") else f"with {k} {v} (now {ident.get(k)})"
-                       for k, v in recorded.items() if k in ident and ident[k] != v]:
+        # the checkpoint's own run's record, else (a checkpoint of an older argsim) the one beside the checkpoints
+        record = next((p for p in (Path(resume_from) / IDENTITY, saved) if p.is_file()), None)
+        recorded = read_json_as(dict[str, object], record) if record else {}
+        if differs := [f"on other {k}" if k in ("data", "architecture") else f"with {k} {v} (now {ident[k]})"
+                       for k, v in recorded.items() if k in ident and ident[k] != v]:  # an older record: no settings
             raise ArgsimError(f"--resume: {resume_from} was trained {' and '.join(differs)}; "
                               "use another --out or drop --resume")
         check_checkpoint(resume_from)
-    if is_main_process() and not early:
+    if main:
         write_json(saved, ident)
     return resume_from
