@@ -264,6 +264,8 @@ CASES: list[tuple[str, list[str], str, bool]] = [
                                 "--kind", "cross-encoder", "--out", "newdir"], "at least 3 are needed", False),
     ("bipolar-layers-frozen", ["train", "bipolar", "--out", "newdir", "--train-layers", "2"], "--train-encoder",
      False),
+    ("bipolar-cross-layers", ["train", "bipolar", "--out", "newdir", "--kind", "cross-encoder", "--train-encoder",
+                              "--train-layers", "2"], "a cross-encoder fine-tunes every layer", False),
     ("bipolar-init-not-counter", ["train", "bipolar", "--out", "newdir", "--init", "adir"],
      "not a trained counter-argument model", False),
     ("bipolar-init-other-kind", ["train", "bipolar", "--out", "newdir", "--init", "counter-bi-encoder"],
