@@ -11,8 +11,8 @@ differs from `--field-name`, e.g. "--max-seq-length"; a boolean's is "--on/--off
 e.g. ("--quiet", "-q")), `aliases` (older spellings still accepted, hidden from `--help`), `cli` (False: not an
 option; set from elsewhere, e.g. the seed from the global `--seed`), `envvar` (an environment variable the option
 reads), `output` ("file" / "folder": an output the command line checks before any work), `exists` / `dir_okay`
-(an input path that must exist / may be a folder), `model` (True: a model name or folder, checked as the options
-are parsed, before any data is read: `argsim.cli.params.check_model_names`).
+(an input path that must exist / may be a folder), `model` (True: a model name, checked as the options are
+parsed, before any data is read: `argsim.cli.params.check_model_names`; a folder is checked by its loader).
 """
 
 from __future__ import annotations

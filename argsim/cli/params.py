@@ -28,7 +28,7 @@ OutputCheck = Callable[[Path | None], Path | None]
 Command = TypeVar("Command", bound=Callable[..., Any])
 
 
-def _is_default(ctx: typer.Context, name: str | None) -> bool:
+def is_default(ctx: typer.Context, name: str | None) -> bool:
     """Whether the option kept its default (not given on the command line or by an environment variable)."""
     source = ctx.get_parameter_source(name)
     return source is not None and source.name in ("DEFAULT", "DEFAULT_MAP")
@@ -42,7 +42,7 @@ def refuse_given(ctx: typer.Context, names: Sequence[str], why: str) -> None:
         >>> refuse_given(ctx, ["items"], "it picks dataset items; your own --input is summarised")  # doctest: +SKIP
     """
     for name in names:
-        if ctx.get_parameter_source(name) is not None and not _is_default(ctx, name):
+        if ctx.get_parameter_source(name) is not None and not is_default(ctx, name):
             raise ArgsimError(f"--{name.replace('_', '-')} does not apply here: {why}")
 
 
@@ -59,7 +59,7 @@ def output_check(kind: str = "file", suffixes: tuple[str, ...] = ()) -> OutputCh
         if value is None:
             return None
         parsing = ctx is not None and param is not None
-        if parsing and _is_default(ctx, param.name):
+        if parsing and is_default(ctx, param.name):
             value = under_workdir(value)  # defaults (runs/..., models/...) go to --workdir / $ARGSIM_HOME
         try:
             check_output_path(value, kind, suffixes)
@@ -169,7 +169,7 @@ def from_workdir(ctx: typer.Context, param: typer.CallbackParam, value: Path | N
     folder, a path given by the user as given."""
     from argsim.paths import under_workdir
 
-    return under_workdir(value) if value is not None and _is_default(ctx, param.name) else value
+    return under_workdir(value) if value is not None and is_default(ctx, param.name) else value
 
 
 def comma_choices(*values: str) -> Callable[[str | None], str | None]:

@@ -27,9 +27,12 @@ class CrossValidation:
 
 
 def check_init(config: NeuralConfig, init: str | Path | None) -> None:
-    """Refuse, one line and before any model or data is loaded, `train_layers` over a frozen encoder, `init` for
-    the cross-encoder (it starts from `config.base_model`; `init` starts heads) and an `init` that is no trained
-    counter model of `config.kind`."""
+    """Refuse, one line and before any model or data is loaded, `train_layers` for the cross-encoder (it fine-tunes
+    every layer) or over a frozen encoder, `init` for the cross-encoder (it starts from `config.base_model`; `init`
+    starts heads) and an `init` that is no trained counter model of `config.kind`."""
+    if config.train_layers and config.kind == "cross-encoder":
+        raise ArgsimError("--train-layers picks the towers' layers of a Bi-, Unipolar- or Bipolar-encoder; a "
+                          "cross-encoder fine-tunes every layer: drop it")
     if config.train_layers and not config.train_encoder:
         raise ArgsimError("--train-layers fine-tunes the encoder's top layers: add --train-encoder")
     if init is None:

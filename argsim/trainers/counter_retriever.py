@@ -118,7 +118,8 @@ def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, 
         out: the model folder (checkpoints under OUT/checkpoints; `--resume` continues from them).
         placement, budget: the run's device/precision/seed and budgets (`argsim.training`); None: CPU, fp32, none.
         quiet: no progress bars.
-        corpus: counterargs-18 (None: loaded from `data_dir`, the data folder; None: the default one).
+        corpus: counterargs-18 (None: loaded from `data_dir`).
+        data_dir: the data folder counterargs-18 is read from when `corpus` is None (None: the default one).
 
     Returns:
         the run's statistics (steps, seconds, losses, validation scores, the best step and its nDCG@10).

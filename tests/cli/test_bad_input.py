@@ -264,6 +264,8 @@ CASES: list[tuple[str, list[str], str, bool]] = [
                                 "--kind", "cross-encoder", "--out", "newdir"], "at least 3 are needed", False),
     ("bipolar-layers-frozen", ["train", "bipolar", "--out", "newdir", "--train-layers", "2"], "--train-encoder",
      False),
+    ("bipolar-cross-layers", ["train", "bipolar", "--out", "newdir", "--kind", "cross-encoder", "--train-encoder",
+                              "--train-layers", "2"], "a cross-encoder fine-tunes every layer", False),
     ("bipolar-init-not-counter", ["train", "bipolar", "--out", "newdir", "--init", "adir"],
      "not a trained counter-argument model", False),
     ("bipolar-init-other-kind", ["train", "bipolar", "--out", "newdir", "--init", "counter-bi-encoder"],
@@ -401,3 +403,43 @@ def test_the_python_api_refuses_the_training_inputs_the_command_line_refuses(tmp
         with pytest.raises(ArgsimError, match=phrase):
             call()
     assert not (tmp_path / "o").exists()
+
+
+def test_the_training_checks_pass_what_argsim_itself_trains(tmp_path):
+    """The refusals above leave the valid uses alone: every `models build` recipe's configs, `--init` of a shipped
+    model, a rerun into OUT of the same trainer, and every kind of model folder `model_path` opened before."""
+    from dataclasses import replace
+
+    from argsim.backend.folders import model_path
+    from argsim.counter.neural.config import NeuralConfig
+    from argsim.modelbuild.recipes import RECIPES, Step
+    from argsim.thematic.config import ThematicTrainConfig
+    from argsim.trainers.counter_bipolar import check_init
+    from argsim.trainers.minutes_sbert import MinutesTrainConfig
+    from argsim.trainers.mts import check_folds
+    from argsim.training.record import check_trainer
+
+    steps = [s for r in RECIPES for s in (r.train, *(c for c, _ in r.prepare)) if isinstance(s, Step)]
+    configs = [s.config for s in steps if s.config is not None]
+    assert {type(c) for c in configs} >= {NeuralConfig, ThematicTrainConfig, MinutesTrainConfig}
+    for config in configs:
+        if isinstance(config, ThematicTrainConfig):
+            config.checked(has_dev=True)
+        elif isinstance(config, NeuralConfig):
+            check_init(config, None)
+        replace(config)  # __post_init__'s checks
+    check_init(NeuralConfig(), "counter-bipolar")
+    check_init(NeuralConfig(kind="bi-encoder"), "counter-bi-encoder")
+    ThematicTrainConfig(init="thematic").checked(has_dev=True)
+    check_folds(1, [1])
+    check_folds(7, [1, 7])
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "train_config.json").write_text(json.dumps({"trainer": "kpm-mts"}))
+    check_trainer(tmp_path / "m", "kpm-mts")  # the same trainer again: retrained in place
+    check_trainer(tmp_path / "new", "kpm-mts")
+    minilm = model_path("minilm")
+    (tmp_path / "hf").mkdir()
+    shutil.copy(minilm / "config.json", tmp_path / "hf" / "config.json")
+    shutil.copytree(REPO / "argsim" / "shipped" / "kpm", tmp_path / "adapter")
+    for folder in (minilm, tmp_path / "hf", tmp_path / "adapter", REPO / "argsim" / "shipped" / "minutes"):
+        assert model_path(str(folder)) == folder

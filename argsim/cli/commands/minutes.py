@@ -13,11 +13,11 @@ from argsim.cli.groups import console, eval_app, run_config, summarize_app, summ
 from argsim.cli.params import (
     OUT_DIR,
     OUT_FILE,
-    _is_default,
     budget_options,
     choices,
     config_options,
     from_workdir,
+    is_default,
     model_option,
     placement,
     refuse_given,
@@ -91,7 +91,7 @@ def train_minutes_sbert(
 
     where = placement(ctx)
     config = replace(config, seed=where.seed)
-    if dev is not None and (str(dev) == "." or not dev.is_file() and _is_default(ctx, "dev")):
+    if dev is not None and (str(dev) == "." or (is_default(ctx, "dev") and not dev.is_file())):
         dev = None  # '' given, or the default file not made: a --dev given must be read (one line if it cannot)
     log = run(train, dev, out, config, placement=where, budget=plan, quiet=run_config(ctx).quiet)
     if not is_main_process():
