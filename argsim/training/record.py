@@ -13,7 +13,7 @@ from argsim.errors import ArgsimError
 from argsim.io import read_json_as, sha256_file, widen_private_files, write_json, write_text
 from argsim.measure import peak_memory_mb
 from argsim.schemas import TrainRecord
-from argsim.training.curve import CURVE, OWN_HISTORY, draw_learning_curve
+from argsim.training.curve import CURVE, OWN_HISTORY, draw_learning_curve, read_train_config
 from argsim.version import __version__, command_line, git_commit, package_versions
 
 TRAIN_CONFIG = "train_config.json"
@@ -25,14 +25,9 @@ CARD_MARK = "<!-- argsim training -->"
 
 
 def check_trainer(out: str | Path, trainer: str) -> None:
-    """One line when OUT holds another trainer's model (the `trainer` of its train_config.json): training there would
-    overwrite that model's files."""
-    path = Path(out) / TRAIN_CONFIG
-    try:
-        other = json.loads(path.read_text(encoding="utf-8")).get("trainer") if path.is_file() else None
-    except (OSError, ValueError, AttributeError):
-        other = None
-    if other and other != trainer:
+    """One line when OUT holds another trainer's model (the `trainer` of its train_config.json, `read_train_config`):
+    training there would overwrite that model's files."""
+    if (Path(out) / TRAIN_CONFIG).is_file() and (other := read_train_config(out).get("trainer")) not in (None, trainer):
         raise ArgsimError(f"--out {out} holds a {other} model (its {TRAIN_CONFIG}); training {trainer} there would "
                           "overwrite its files: choose another --out")
 
