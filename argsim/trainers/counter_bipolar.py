@@ -40,9 +40,11 @@ def check_init(config: NeuralConfig, init: str | Path | None) -> None:
     if config.kind == "cross-encoder":
         raise ArgsimError("--init starts the heads of a Bi-, Unipolar- or Bipolar-encoder; a cross-encoder starts "
                           "from --model (a cross-encoder folder or a base model)")
-    from argsim.counter.neural.store import saved_kind
+    from argsim.counter.neural.store import model_files, read_config, trained_folder
 
-    if (kind := saved_kind(init)) != config.kind:
+    with model_files(folder := trained_folder(init), "counter-argument model"):  # config.json only, no weights
+        kind = read_config(folder)[0].kind
+    if kind != config.kind:
         raise ArgsimError(f"--init {init}: a {kind} model cannot initialise a {config.kind} model (--kind {kind})")
 
 

@@ -115,12 +115,6 @@ def trained_folder(folder: str | Path) -> Path:
     return folder
 
 
-def saved_kind(folder: str | Path) -> str:
-    """The kind (`NeuralConfig.kind`) of the trained counter model `folder`, read from its config.json only."""
-    with model_files(folder := trained_folder(folder), "counter-argument model"):
-        return NeuralConfig.from_dict(read_json_as(dict[str, object], folder / "config.json")).kind
-
-
 def load_model(folder: str | Path) -> CounterModel:
     """Load a folder written by `save_model` (or a shipped counter model by name); a clear ModelError when it is
     not one, or when the card's base is not the installed one.
