@@ -80,10 +80,9 @@ def finished_past(out: Path) -> int | None:
     has nothing to continue: `argsim models build` trains such a recipe again), else None."""
     saved = Path(out) / CHECKPOINTS / IDENTITY
     finished = read_json_as(dict[str, object], saved).get("finished") if saved.is_file() else None
-    newest = last_checkpoint(Path(out))
-    if finished is None or (newest is not None and int(newest.rsplit("-", 1)[1]) >= int(finished)):
-        return None
-    return int(finished)
+    newest = last_checkpoint(out)
+    behind = finished is not None and (newest is None or int(newest.rsplit("-", 1)[1]) < int(finished))
+    return int(finished) if behind else None
 
 
 def check_checkpoint(folder: str) -> None:
