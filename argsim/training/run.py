@@ -64,9 +64,8 @@ def begin_run(config: object, out: str | Path, placement: Placement | None = Non
 def last_checkpoint(out: Path) -> str | None:
     """The newest `checkpoint-N` folder under OUT/checkpoints whose `trainer_state.json` (a save's last file) reads
     (a save cut short leaves the one before it the last), else the newest, if any."""
-    folder = Path(out) / CHECKPOINTS
-    found = sorted((p for p in folder.glob("checkpoint-*") if p.is_dir() and p.name[11:].isdigit()),
-                   key=lambda p: int(p.name[11:]), reverse=True) if folder.is_dir() else []
+    found = sorted((p for p in (Path(out) / CHECKPOINTS).glob("checkpoint-*") if p.is_dir() and p.name[11:].isdigit()),
+                   key=lambda p: int(p.name[11:]), reverse=True)
     for path in found:
         try:
             json.loads((path / "trainer_state.json").read_text(encoding="utf-8"))
@@ -81,10 +80,9 @@ def finished_past(out: Path) -> int | None:
     has nothing to continue: `argsim models build` trains such a recipe again), else None."""
     saved = Path(out) / CHECKPOINTS / IDENTITY
     finished = read_json_as(dict[str, object], saved).get("finished") if saved.is_file() else None
-    newest = last_checkpoint(Path(out))
-    if finished is None or (newest is not None and int(newest.rsplit("-", 1)[1]) >= int(finished)):
-        return None
-    return int(finished)
+    newest = last_checkpoint(out)
+    behind = finished is not None and (newest is None or int(newest.rsplit("-", 1)[1]) < int(finished))
+    return int(finished) if behind else None
 
 
 def check_checkpoint(folder: str) -> None:
@@ -112,7 +110,7 @@ def check_out(run: TrainRun) -> None:
     --resume a finished run, other settings, a damaged checkpoint), made before they are loaded (`begin_run`)."""
     folder = Path(run.out) / CHECKPOINTS
     if folder.is_dir():  # every process refuses alike; the main one probes the lock
-        with folder_lock(folder, busy_message(run.out)) if is_main_process() else nullcontext():
+        with out_lock(run.out):
             resume_point(folder / IDENTITY, run.budget, run_settings(run), early=True)
 
 
@@ -122,9 +120,10 @@ def run_settings(run: TrainRun) -> dict:
             "effective batch": run.batch_size * run.budget.grad_accum * run.placement.processes}
 
 
-def busy_message(out: Path) -> str:
-    """The refusal of a second run training into OUT at the same time."""
-    return f"{out}: another run is training into it now; wait for it to end or use another --out"
+def out_lock(out: Path):
+    """OUT/checkpoints locked by the main process: a second run training into OUT at the same time is refused."""
+    busy = f"{out}: another run is training into it now; wait for it to end or use another --out"
+    return folder_lock(Path(out) / CHECKPOINTS, busy) if is_main_process() else nullcontext()
 
 
 def resume_point(saved: Path, budget: Budget, ident: dict, early: bool = False) -> str | None:

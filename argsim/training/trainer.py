@@ -8,7 +8,6 @@ import math
 import random
 import time
 from collections.abc import Callable, Sequence
-from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -25,19 +24,12 @@ from transformers.trainer_callback import PrinterCallback
 
 from argsim.backend.adapters import adapter_checkpoint_loader, is_lora, save_adapter
 from argsim.errors import ModelError
-from argsim.io import folder_lock, write_json
+from argsim.io import write_json
 from argsim.training.budget import Budget, check_cadence
 from argsim.training.callbacks import BudgetCallback, IdentityCallback, InterruptCallback
 from argsim.training.placement import TrainRun, is_main_process
 from argsim.training.record import data_hash
-from argsim.training.run import (
-    CHECKPOINTS,
-    IDENTITY,
-    WEIGHTS,
-    busy_message,
-    resume_point,
-    run_settings,
-)
+from argsim.training.run import CHECKPOINTS, IDENTITY, WEIGHTS, out_lock, resume_point, run_settings
 
 
 def trainer_arguments(run: TrainRun, examples: int, args_class: type = TrainingArguments,
@@ -70,7 +62,7 @@ def run_trainer(trainer, out: Path, budget: Budget, ident: dict) -> dict:
     for callback in (budget_cb, interrupt, IdentityCallback(IDENTITY, ident)):
         trainer.add_callback(callback)
     saved = Path(out) / CHECKPOINTS / IDENTITY
-    with folder_lock(saved.parent, busy_message(out)) if is_main_process() else nullcontext():
+    with out_lock(out):
         resume_from = resume_point(saved, budget, ident)
         began = time.perf_counter()
         trainer.train(resume_from_checkpoint=resume_from)
