@@ -150,6 +150,6 @@ def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, 
              "validation_ndcg_at_10": final}
     if trainer.is_world_process_zero():
         save_st(model, run.out, config.model, {k: stats[k] for k in ("steps", "seconds", "validation_ndcg_at_10")})
-        save_run(run, "counter-retriever", asdict(config), {"train": data_hash(rows)}, rec,
-                 {"validation_ndcg_at_10": final}, config.model, {"argsim_training.json": stats})
+        save_run(run, asdict(config), {"train": data_hash(rows)}, rec, {"validation_ndcg_at_10": final}, config.model,
+                 {"argsim_training.json": stats})
     return stats | {"losses": rec["losses"], "evals": rec["evals"]}

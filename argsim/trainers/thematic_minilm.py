@@ -102,6 +102,5 @@ def _finish(trainer, model, config: ThematicTrainConfig, run, rec: dict, triplet
         stats["dev_accuracy"] = metrics["dev_triplet_accuracy"]
     save_st(model, run.out, config.model, {k: stats[k] for k in ("steps", "seconds", "init") if k in stats})
     hashes = {"train": data_hash(triplets), "dev": data_hash(dev) if dev else None}
-    save_run(run, "thematic-minilm", dict(stats), hashes, rec, metrics, config.model,
-             {"argsim_training.json": stats})
+    save_run(run, dict(stats), hashes, rec, metrics, config.model, {"argsim_training.json": stats})
     return stats
