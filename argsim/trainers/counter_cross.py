@@ -153,6 +153,6 @@ def _save_cross(model, config: NeuralConfig, run, rec: dict, history: list[dict]
                "best_epoch": round(best["step"] / per_epoch, 3) if best else None}
     options = {"epochs": config.epochs, "lr": config.encoder_lr, "batch_size": config.batch_size,
                "max_length": config.max_seq_length, "evals_per_epoch": evals_per_epoch}
-    save_run(run, "counter-cross-encoder", options, {"train": data_hash(pairs)}, rec, metrics, config.base_model,
+    save_run(run, options, {"train": data_hash(pairs)}, rec, metrics, config.base_model,
              {CROSS_MARKER: marker, OWN_HISTORY: {"kind": "cross-encoder", "history": history}},
              pipeline_tag="text-classification")

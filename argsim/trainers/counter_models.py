@@ -198,4 +198,4 @@ def _save_run(model: CounterModel, config: NeuralConfig, data_info: dict, hashes
     record = {**rec, "epochs_run": history[-1]["epoch"], "losses": [h["loss"] for h in history[1:]]}
     metrics = {f"val_at1_over_{config.k_val}_best": best_row["val"], "best_epoch": best_row["epoch"],
                f"val_at1_over_{config.k_val}_untrained": history[0]["val"]}
-    save_run(run, f"counter-{config.kind}", config.as_dict(), hashes, record, metrics, config.base_model)
+    save_run(run, config.as_dict(), hashes, record, metrics, config.base_model)

@@ -27,7 +27,7 @@ from argsim.data.arguana import build_arguana
 from argsim.data.counterargs import Argument, CounterCorpus, load_counterargs
 from argsim.options import setting
 from argsim.training import begin_run
-from argsim.training.record import data_hash, save_run
+from argsim.training.record import data_hash, run_info, save_run
 
 SELECTION_METRIC = "eval_validation_ndcg_at_10"
 
@@ -145,12 +145,11 @@ def train_counter_retriever(config: RetrieverConfig, out: Path, placement=None, 
     best = rec["best"] or {}
     model.max_seq_length = config.encode_max_seq_length
     final = evaluator(model)[SELECTION_METRIC.removeprefix("eval_")] if config.validate else None
-    stats = {"base": config.model, "examples": len(rows["anchor"]), "steps": rec["steps"], "seconds": rec["seconds"],
-             "stopped_by": rec["stopped_by"], "best_step": best.get("step"), "selection_ndcg_at_10": best.get("value"),
-             "encode_max_seq_length": config.encode_max_seq_length, "validation_ndcg_at_10": final}
+    stats = {"base": config.model, "examples": len(rows["anchor"]), **run_info(run, rec), "best_step": best.get("step"),
+             "selection_ndcg_at_10": best.get("value"), "encode_max_seq_length": config.encode_max_seq_length,
+             "validation_ndcg_at_10": final}
     if trainer.is_world_process_zero():
-        save_st(model, run.out, config.model, {"steps": rec["steps"], "seconds": round(rec["seconds"], 1),
-                                               "validation_ndcg_at_10": final})
-        save_run(run, "counter-retriever", asdict(config), {"train": data_hash(rows)}, rec,
-                 {"validation_ndcg_at_10": final}, config.model, {"argsim_training.json": stats})
+        save_st(model, run.out, config.model, {k: stats[k] for k in ("steps", "seconds", "validation_ndcg_at_10")})
+        save_run(run, asdict(config), {"train": data_hash(rows)}, rec, {"validation_ndcg_at_10": final}, config.model,
+                 {"argsim_training.json": stats})
     return stats | {"losses": rec["losses"], "evals": rec["evals"]}

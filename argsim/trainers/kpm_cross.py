@@ -112,7 +112,7 @@ def fit_cross(train: KPMData, out: str | Path, cfg: CrossConfig, placement=None,
     if trainer.is_world_process_zero():
         info["peak_mb"] = peak_memory_mb()
         model.save(str(run.out))
-        save_run(run, "kpm-cross", asdict(cfg), {train.name: data_hash(rows)}, rec, metrics, cfg.model,
+        save_run(run, asdict(cfg), {train.name: data_hash(rows)}, rec, metrics, cfg.model,
                  {CROSS_INFO: {"context": cfg.context, "sep": sep, "max_length": cfg.max_seq_length}, TRAIN_INFO: info},
                  pipeline_tag="text-ranking")
     info.setdefault("peak_mb", 0.0)

@@ -195,8 +195,7 @@ def train_sbert(train: KPMData, out: str | Path, cfg: SbertConfig, device: str |
         if is_lora(model):
             info["trainable_parameters"] = sum(p.numel() for p in model.parameters() if p.requires_grad)
         save_st(model, where.out, cfg.model, {"data": train.name, "steps": info["steps"], "seconds": info["seconds"]})
-        save_run(where, "kpm-sbert", asdict(cfg), {train.name: data_hash(rows)}, run, base_model=cfg.model,
-                 files={TRAIN_INFO: info})
+        save_run(where, asdict(cfg), {train.name: data_hash(rows)}, run, base_model=cfg.model, files={TRAIN_INFO: info})
     return info
 
 

@@ -105,7 +105,7 @@ def train_minutes_sbert(train_path: Path, dev_path: Path | None, out: Path, conf
         model.save(str(run.out))
         if config.backbone == "ginza":  # the segmented marker, with the model's own words
             sbert.mark_segmented(run.out, words=len(words))
-        save_run(run, "minutes-sbert", asdict(config), hashes, rec, metrics, config.backbone, {"train_log.json": log})
+        save_run(run, asdict(config), hashes, rec, metrics, config.backbone, {"train_log.json": log})
     return log
 
 

@@ -109,8 +109,8 @@ def train_mts(train: KPMData, out: str | Path, cfg: MTSConfig, quiet: bool = Fal
     if trainer.is_world_process_zero():
         net.save(run.out)
         write_manifest(run.out, "kpm-mts")
-        save_run(run, f"kpm-{cfg.variant}", asdict(cfg), {train.name: labels}, rec | {"epochs": epochs}, metrics,
-                 str(cfg.model), {TRAIN_INFO: info})
+        save_run(run, asdict(cfg), {train.name: labels}, rec | {"epochs": epochs}, metrics, str(cfg.model),
+                 {TRAIN_INFO: info})
     return info
 
 

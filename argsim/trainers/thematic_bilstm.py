@@ -162,6 +162,6 @@ def _finish(trainer, rec: dict, run, model: AttentionBiLSTM, vocab: Vocabulary, 
         metrics |= {"best_step": report.best_step, "best_epoch": report.best_epoch,
                     "best_dev_sample_accuracy_l1": report.best_dev_sample_accuracy}
     hashes = {"train": data_hash(triplets), "dev": data_hash(dev) if dev else None}
-    save_run(run, "thematic-bilstm", asdict(config), hashes, rec, metrics, config.word_vectors)
+    save_run(run, asdict(config), hashes, rec, metrics, config.word_vectors)
     log(json.dumps({k: v for k, v in asdict(report).items() if k != "losses"}))
     return report

@@ -100,9 +100,7 @@ def _finish(trainer, model, config: ThematicTrainConfig, run, rec: dict, triplet
         metrics["dev_triplet_accuracy"] = encoded_triplet_scores(
             model, dev, distance="euclidean", ties="wrong", convert_to_numpy=True, show_progress_bar=False).accuracy
         stats["dev_accuracy"] = metrics["dev_triplet_accuracy"]
-    save_st(model, run.out, config.model, {"steps": rec["steps"], "seconds": round(rec["seconds"], 1),
-                                           **({"init": config.init} if config.init else {})})
+    save_st(model, run.out, config.model, {k: stats[k] for k in ("steps", "seconds", "init") if k in stats})
     hashes = {"train": data_hash(triplets), "dev": data_hash(dev) if dev else None}
-    save_run(run, "thematic-minilm", dict(stats), hashes, rec, metrics, config.model,
-             {"argsim_training.json": stats})
+    save_run(run, dict(stats), hashes, rec, metrics, config.model, {"argsim_training.json": stats})
     return stats

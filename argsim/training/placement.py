@@ -26,7 +26,8 @@ class Placement:
 
 @dataclass(frozen=True)
 class TrainRun:
-    """Where and how one training runs: OUT, placement, budget, policy, planned epochs, examples per device batch."""
+    """Where and how one training runs: OUT, placement, budget, policy, planned epochs, examples per device batch and
+    the trainer's name in the records (`begin_run`'s `trainer`)."""
 
     out: Path
     placement: Placement
@@ -34,6 +35,7 @@ class TrainRun:
     policy: OptimPolicy
     epochs: float = 1.0
     batch_size: int = 16
+    trainer: str | None = None
 
 
 def resolve_placement(device: str = "auto", precision: str = "auto", threads: int | None = None,

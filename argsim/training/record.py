@@ -54,7 +54,7 @@ def run_info(run, rec: dict) -> dict:
             "device": run.placement.device, "precision": run.placement.precision}
 
 
-def save_run(run, trainer: str, options: dict, data: dict, rec: dict, metrics: dict | None = None,
+def save_run(run, options: dict, data: dict, rec: dict, metrics: dict | None = None,
              base_model: str | None = None, files: dict | None = None,
              pipeline_tag: str = "sentence-similarity") -> None:
     """Rank 0, the model saved: `files` ({name: JSON content}) in OUT, then the card and train_config.json: the
@@ -68,7 +68,7 @@ def save_run(run, trainer: str, options: dict, data: dict, rec: dict, metrics: d
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         peak["cuda_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
     write_records(run.out, {
-        "trainer": trainer, "command": command_line(), "base_model": base_model, "seed": placement.seed,
+        "trainer": run.trainer, "command": command_line(), "base_model": base_model, "seed": placement.seed,
         "git_commit": git_commit(),
         "versions": {"argsim": __version__, "python": platform.python_version(), **package_versions(LIBRARIES)},
         "device": placement.device, "precision": placement.precision, "processes": placement.processes,

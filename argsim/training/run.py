@@ -56,7 +56,7 @@ def begin_run(config: object, out: str | Path, placement: Placement | None = Non
     budget = budget or Budget(**defaults)
     check_cadence(eval_every, budget)
     run = TrainRun(Path(out), placement, budget, OptimPolicy.from_config(config, **(policy or {})),
-                   getattr(config, "epochs", 1.0), getattr(config, "batch_size", 16))
+                   getattr(config, "epochs", 1.0), getattr(config, "batch_size", 16), trainer)
     check_out(run)  # --resume's and OUT's refusals before the data and the model load
     return run
 

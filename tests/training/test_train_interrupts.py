@@ -221,7 +221,17 @@ def _interrupt(parent, case: str, out: Path, asset: Path, sig: int) -> subproces
                                            ("mts", signal.SIGINT), ("bipolar", signal.SIGINT),
                                            ("minutes", signal.SIGINT), ("counter-cross", signal.SIGINT),
                                            ("kpm-cross", signal.SIGINT), ("bilstm", signal.SIGTERM)])
-def test_a_signal_saves_a_checkpoint_that_resume_continues(case, sig, parent, assets, tmp_path):
+def test_a_signal_saves_a_checkpoint_that_resume_continues(case, sig, parent, assets, tmp_path, monkeypatch):
+    from transformers import TrainerCallback
+
+    import argsim.training.trainer as trainer_module
+
+    class FirstStep(TrainerCallback):
+        step = None
+
+        def on_step_end(self, args, state, control, **kw):
+            self.step = self.step or state.global_step
+
     out = tmp_path / case
     done = _interrupt(parent, case, out, assets[case], sig)
     assert done.returncode == {signal.SIGINT: 130, signal.SIGTERM: 143}[sig], done.stderr
@@ -229,7 +239,11 @@ def test_a_signal_saves_a_checkpoint_that_resume_continues(case, sig, parent, as
     saved = sorted(int(p.name.split("-")[1]) for p in (out / "checkpoints").glob("checkpoint-*"))
     assert saved and 1 <= saved[-1] < PLANNED[case], saved
     assert not (out / "train_config.json").exists()  # stopped: no record of a finished run
+    first, real = FirstStep(), trainer_module.run_trainer
+    monkeypatch.setattr(trainer_module, "run_trainer",
+                        lambda trainer, *a: (trainer.add_callback(first), real(trainer, *a))[1])
     assert CASES[case](out, assets[case], True) == PLANNED[case]  # --resume: on to the planned end
+    assert first.step == saved[-1] + 1  # from the checkpoint, not from step 1
     assert (out / "train_config.json").is_file()
 
 
